@@ -1,0 +1,125 @@
+// Command hookwatch watches and steers AI coding agents through their hooks.
+//
+// Each subcommand lives in its own file and registers itself with register; main
+// only maps the returned error to an exit code. The hook subcommand is the one
+// exception to "errors exit non-zero": it must never break the agent.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one subcommand of the hookwatch binary.
+type command struct {
+	name    string
+	summary string // one line for the top-level help
+	// run executes the subcommand. args excludes the subcommand name.
+	run func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]command{}
+
+// register adds a subcommand; each subcommand file calls it from init, which
+// only inserts into a map so that the hook path pays nothing for it.
+func register(c command) { commands[c.name] = c }
+
+// errUsage marks an error caused by bad arguments: exit code 2.
+var errUsage = errors.New("usage error")
+
+// exitError carries a specific exit code without printing anything more.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitCode maps the error of a subcommand to the process exit code, printing it.
+func exitCode(err error, stderr io.Writer) int {
+	var ee exitError
+	switch {
+	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "hookwatch: %v\n", err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "hookwatch: %v\n", err)
+		return 1
+	}
+}
+
+// run dispatches to the subcommand named by args[0].
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		usage(stderr)
+		return fmt.Errorf("%w: missing subcommand", errUsage)
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return nil
+	case "-version", "--version", "version":
+		fmt.Fprintf(stdout, "hookwatch %s\n", version)
+		return nil
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		usage(stderr)
+		return fmt.Errorf("%w: unknown subcommand %q", errUsage, args[0])
+	}
+	return c.run(ctx, args[1:], stdin, stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("hookwatch watches and steers AI coding agents through their hooks.\n\nUsage:\n  hookwatch <command> [flags]\n\nCommands:\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-12s %s\n", n, commands[n].summary)
+	}
+	b.WriteString("\nRun 'hookwatch <command> --help' for a command's flags.\n")
+	io.WriteString(w, b.String())
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting, and
+// prints its usage with the given synopsis to stderr.
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: hookwatch %s\n\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args and wraps a bad flag as a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
+}
