@@ -1,4 +1,5 @@
-package hookwatch
+// Package deps pins the modules the project uses until their packages import them.
+package deps
 
 import (
 	_ "github.com/VictoriaMetrics/metrics"
