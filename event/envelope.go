@@ -1,0 +1,71 @@
+package event
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
+
+// Envelope wraps one payload on its way from the hook to the collector. It is
+// the unit of delivery, spooling and storage; its ID makes delivery
+// idempotent.
+type Envelope struct {
+	// ID is a UUIDv7 made by the hook: unique, and sortable by creation time.
+	ID string `json:"id"`
+	// Runtime is the agent runtime that fired the hook (RuntimeClaudeCode, RuntimeCodex).
+	Runtime string `json:"runtime"`
+	// Kind is "hook" for hook events and "statusline" for statusLine snapshots.
+	Kind string `json:"kind,omitempty"`
+	// ReceivedAt is when the hook read the payload.
+	ReceivedAt time.Time `json:"received_at"`
+	Host       string    `json:"host,omitempty"`
+	User       string    `json:"user,omitempty"`
+	// HookwatchVersion is the version of the hook that made the envelope.
+	HookwatchVersion string `json:"hookwatch_version,omitempty"`
+	// Subagent is what the hook read from the subagent's sidecar file, which
+	// names the tool call that spawned it; the collector may run elsewhere and
+	// cannot read it.
+	Subagent *SubagentMeta `json:"subagent,omitempty"`
+	// Decision is the policy decision the hook answered with, if any.
+	Decision json.RawMessage `json:"decision,omitempty"`
+	// Payload is the hook payload after redaction.
+	Payload json.RawMessage `json:"payload"`
+}
+
+// Kinds of envelope.
+const (
+	KindHook       = "hook"
+	KindStatusLine = "statusline"
+)
+
+// SubagentMeta is the content of
+// <transcript dir>/<session>/subagents/agent-<id>.meta.json.
+type SubagentMeta struct {
+	AgentType   string `json:"agentType"`
+	Description string `json:"description,omitempty"`
+	ToolUseID   string `json:"toolUseId"`
+	SpawnDepth  int    `json:"spawnDepth"`
+}
+
+// NewID returns a new UUIDv7 (RFC 9562) string for the given time.
+func NewID(t time.Time) string {
+	var u [16]byte
+	_, _ = rand.Read(u[6:]) // crypto/rand.Read never fails on supported platforms
+	ms := uint64(t.UnixMilli())
+	binary.BigEndian.PutUint64(u[0:8], ms<<16|uint64(binary.BigEndian.Uint16(u[6:8])))
+	u[6] = 0x70 | u[6]&0x0f // version 7
+	u[8] = 0x80 | u[8]&0x3f // variant 10
+	var s [36]byte
+	hex.Encode(s[0:8], u[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], u[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], u[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], u[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], u[10:])
+	return string(s[:])
+}

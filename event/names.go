@@ -1,0 +1,66 @@
+package event
+
+// Runtimes that send hook events.
+const (
+	RuntimeClaudeCode = "claude-code"
+	RuntimeCodex      = "codex"
+)
+
+// Claude Code hook event names (spec §1.1, 31 events as of Claude Code 2.1.240).
+const (
+	SessionStart        = "SessionStart"
+	Setup               = "Setup"
+	InstructionsLoaded  = "InstructionsLoaded"
+	UserPromptSubmit    = "UserPromptSubmit"
+	UserPromptExpansion = "UserPromptExpansion"
+	MessageDisplay      = "MessageDisplay"
+	PreToolUse          = "PreToolUse"
+	PermissionRequest   = "PermissionRequest"
+	PermissionDenied    = "PermissionDenied"
+	PostToolUse         = "PostToolUse"
+	PostToolUseFailure  = "PostToolUseFailure"
+	PostToolBatch       = "PostToolBatch"
+	Notification        = "Notification"
+	SubagentStart       = "SubagentStart"
+	SubagentStop        = "SubagentStop"
+	TaskCreated         = "TaskCreated"
+	TaskCompleted       = "TaskCompleted"
+	Stop                = "Stop"
+	StopFailure         = "StopFailure"
+	TeammateIdle        = "TeammateIdle"
+	ConfigChange        = "ConfigChange"
+	CwdChanged          = "CwdChanged"
+	DirectoryAdded      = "DirectoryAdded"
+	FileChanged         = "FileChanged"
+	WorktreeCreate      = "WorktreeCreate"
+	WorktreeRemove      = "WorktreeRemove"
+	PreCompact          = "PreCompact"
+	PostCompact         = "PostCompact"
+	SessionEnd          = "SessionEnd"
+	Elicitation         = "Elicitation"
+	ElicitationResult   = "ElicitationResult"
+
+	// Interrupt is Codex's event for a user interrupting a turn.
+	Interrupt = "Interrupt"
+
+	// StatusLine is the name hookwatch gives the statusLine payload, which
+	// carries no hook_event_name of its own.
+	StatusLine = "StatusLine"
+)
+
+// ClaudeCodeEvents lists every Claude Code hook event in the order of spec §1.1.
+var ClaudeCodeEvents = []string{
+	SessionStart, Setup, InstructionsLoaded, UserPromptSubmit, UserPromptExpansion,
+	MessageDisplay, PreToolUse, PermissionRequest, PermissionDenied, PostToolUse,
+	PostToolUseFailure, PostToolBatch, Notification, SubagentStart, SubagentStop,
+	TaskCreated, TaskCompleted, Stop, StopFailure, TeammateIdle, ConfigChange,
+	CwdChanged, DirectoryAdded, FileChanged, WorktreeCreate, WorktreeRemove,
+	PreCompact, PostCompact, SessionEnd, Elicitation, ElicitationResult,
+}
+
+// CodexEvents lists the hook events of the Codex CLI (spec §4).
+var CodexEvents = []string{
+	SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse,
+	PreCompact, PostCompact, SubagentStart, SubagentStop, Stop, StopFailure,
+	Interrupt, SessionEnd,
+}

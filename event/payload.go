@@ -1,0 +1,277 @@
+// Package event holds the typed payloads of every Claude Code and Codex hook
+// event, their lenient reader, and the envelope in which hookwatch carries a
+// payload from the hook to the collector.
+//
+// Payloads are hostile input: they contain file contents and command output,
+// and their shape changes between client versions. Decode therefore never
+// panics, never rejects a JSON object for a missing, null, unknown or
+// wrongly-typed field, and keeps every field it received so that a re-encode
+// loses nothing.
+package event
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Object is a JSON object as a map from key to the raw value received.
+type Object map[string]json.RawMessage
+
+// Payload is one decoded hook payload.
+type Payload struct {
+	// Raw holds every top-level field exactly as received. It is the source of
+	// truth for re-encoding: fields hookwatch does not model, and fields whose
+	// value had an unexpected type, survive a round trip unchanged.
+	Raw Object
+
+	// Common is the typed view of the fields every event may carry.
+	Common
+
+	// Event is the typed view of the event-specific fields: a pointer to the
+	// struct registered for the event name (*PreToolUseInput, …), or nil when
+	// the event is unknown to this version of hookwatch.
+	Event any
+}
+
+// MaxDepth is the deepest nesting of objects and arrays Decode accepts. Real
+// payloads stay far below it; a deeper one is an attack on whoever walks it
+// later (redaction, the dashboard's JSON viewer).
+const MaxDepth = 512
+
+// depth returns the maximum nesting of data, which need not be valid JSON.
+func depth(data []byte) int {
+	d, maxD, inString := 0, 0, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			d++
+			if d > maxD {
+				maxD = d
+			}
+		case '}', ']':
+			d--
+		}
+	}
+	return maxD
+}
+
+// ErrNotObject is returned by Decode when the input is not a JSON object.
+var ErrNotObject = errors.New("payload is not a JSON object")
+
+// Decode reads a hook payload. It fails only when data is not a single JSON
+// object (ErrNotObject, or the JSON syntax error); any object decodes, whatever
+// fields it has or lacks. Invalid UTF-8 inside strings is replaced by U+FFFD.
+func Decode(data []byte) (*Payload, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return nil, ErrNotObject
+	}
+	if !utf8.Valid(data) {
+		// Invalid bytes can only sit inside strings of valid JSON, so replacing
+		// them keeps the document valid and makes it safe to store and show.
+		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
+	}
+	if d := depth(data); d > MaxDepth {
+		return nil, fmt.Errorf("cannot decode payload: nested %d levels deep, more than %d", d, MaxDepth)
+	}
+	var raw Object
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("cannot decode payload: %w", err)
+	}
+	if raw == nil { // the literal null cannot start with '{', but stay safe
+		return nil, ErrNotObject
+	}
+	return FromObject(raw), nil
+}
+
+// FromObject builds the typed views of an already split payload object. The
+// map is kept, not copied.
+func FromObject(raw Object) *Payload {
+	p := &Payload{Raw: raw}
+	decodeStruct(raw, reflect.ValueOf(&p.Common).Elem())
+	name := p.HookEventName
+	if name == "" && looksLikeStatusLine(raw) {
+		name = StatusLine
+	}
+	if mk, ok := eventTypes[name]; ok {
+		v := mk()
+		decodeStruct(raw, reflect.ValueOf(v).Elem())
+		p.Event = v
+	}
+	return p
+}
+
+// Name returns the event name: hook_event_name, or StatusLine for a statusLine
+// payload, or "" when neither applies.
+func (p *Payload) Name() string {
+	if p.HookEventName != "" {
+		return p.HookEventName
+	}
+	if looksLikeStatusLine(p.Raw) {
+		return StatusLine
+	}
+	return ""
+}
+
+// IsSubagent reports whether the event fired inside a subagent. Only the
+// presence of agent_id says so: agent_type alone also appears on main threads
+// started with --agent (spec §1.6.1).
+func (p *Payload) IsSubagent() bool { return p.AgentID != "" }
+
+// MarshalJSON encodes every field the payload holds.
+func (p *Payload) MarshalJSON() ([]byte, error) { return json.Marshal(p.Raw) }
+
+// Set replaces (or adds) a top-level field and refreshes the typed views.
+func (p *Payload) Set(key string, value json.RawMessage) {
+	p.Raw[key] = value
+	q := FromObject(p.Raw)
+	p.Common, p.Event = q.Common, q.Event
+}
+
+// looksLikeStatusLine recognises the statusLine payload, which has no
+// hook_event_name (spec §2): it carries a context_window or a cost object.
+func looksLikeStatusLine(raw Object) bool {
+	if _, ok := raw["hook_event_name"]; ok {
+		return false
+	}
+	_, cw := raw["context_window"]
+	_, cost := raw["cost"]
+	return cw || cost
+}
+
+// OptString is a string that remembers whether it was present. agent_type
+// needs it: "" is the compaction agent, absent is "no type".
+type OptString struct {
+	Value string
+	Set   bool
+}
+
+// Ptr returns nil when absent, else a pointer to the value.
+func (o OptString) Ptr() *string {
+	if !o.Set {
+		return nil
+	}
+	v := o.Value
+	return &v
+}
+
+// MarshalJSON encodes an absent value as null.
+func (o OptString) MarshalJSON() ([]byte, error) {
+	if !o.Set {
+		return []byte("null"), nil
+	}
+	return json.Marshal(o.Value)
+}
+
+var (
+	optStringType = reflect.TypeFor[OptString]()
+	rawType       = reflect.TypeFor[json.RawMessage]()
+)
+
+// fieldInfo is the decoding plan for one struct field.
+type fieldInfo struct {
+	index    []int
+	name     string
+	embedded bool
+}
+
+var planCache sync.Map // reflect.Type → []fieldInfo
+
+func plan(t reflect.Type) []fieldInfo {
+	if v, ok := planCache.Load(t); ok {
+		return v.([]fieldInfo)
+	}
+	var fields []fieldInfo
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			fields = append(fields, fieldInfo{index: f.Index, embedded: true})
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
+		}
+		fields = append(fields, fieldInfo{index: f.Index, name: name})
+	}
+	planCache.Store(t, fields)
+	return fields
+}
+
+// decodeStruct fills the tagged fields of v from raw, leniently: a value of the
+// wrong type leaves the field at its zero value (the raw value stays in the
+// payload's Raw map, so nothing is lost).
+func decodeStruct(raw Object, v reflect.Value) {
+	for _, f := range plan(v.Type()) {
+		fv := v.FieldByIndex(f.index)
+		if f.embedded {
+			decodeStruct(raw, fv)
+			continue
+		}
+		if rv, ok := raw[f.name]; ok {
+			decodeValue(rv, fv)
+		}
+	}
+}
+
+func decodeValue(rv json.RawMessage, fv reflect.Value) {
+	rv = bytes.TrimSpace(rv)
+	if len(rv) == 0 || string(rv) == "null" {
+		return // null is absent
+	}
+	switch {
+	case fv.Type() == optStringType:
+		if s, ok := lenientString(rv); ok {
+			fv.Set(reflect.ValueOf(OptString{Value: s, Set: true}))
+		}
+		return
+	case fv.Type() == rawType:
+		fv.SetBytes(append([]byte(nil), rv...))
+		return
+	case fv.Kind() == reflect.String:
+		if s, ok := lenientString(rv); ok {
+			fv.SetString(s)
+		}
+		return
+	}
+	ptr := reflect.New(fv.Type())
+	if err := json.Unmarshal(rv, ptr.Interface()); err == nil {
+		fv.Set(ptr.Elem())
+	}
+}
+
+// lenientString accepts a JSON string, and also a number or boolean as its
+// literal text (a client that sends 123 for an id still gets attributed).
+// Objects and arrays are not strings.
+func lenientString(rv json.RawMessage) (string, bool) {
+	switch rv[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(rv, &s) != nil {
+			return "", false
+		}
+		return s, true
+	case '{', '[':
+		return "", false
+	default:
+		return string(rv), true
+	}
+}

@@ -1,0 +1,298 @@
+package event_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/event"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// corpus returns every payload of the real captures in testdata/payloads,
+// unwrapped from the capture wrappers, with a label naming its origin.
+func corpus(t testing.TB) (labels []string, payloads [][]byte) {
+	t.Helper()
+	files, err := filepath.Glob("../testdata/payloads/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no payload corpus: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, 1<<24)
+		for n := 1; sc.Scan(); n++ {
+			line := sc.Bytes()
+			var wrap struct {
+				Payload json.RawMessage `json:"payload"`
+			}
+			if err := json.Unmarshal(line, &wrap); err != nil {
+				t.Fatalf("%s:%d: %v", f, n, err)
+			}
+			p := line
+			if len(wrap.Payload) > 0 {
+				p = wrap.Payload
+			}
+			labels = append(labels, fmt.Sprintf("%s:%d", filepath.Base(f), n))
+			payloads = append(payloads, append([]byte(nil), p...))
+		}
+	}
+	return labels, payloads
+}
+
+func generic(t testing.TB, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("invalid JSON %q: %v", b, err)
+	}
+	return v
+}
+
+// TestCorpusRoundTrip decodes every real payload, re-encodes it and checks that
+// no field was lost or changed, and that the typed view matches a golden file.
+func TestCorpusRoundTrip(t *testing.T) {
+	labels, payloads := corpus(t)
+	var golden strings.Builder
+	for i, raw := range payloads {
+		p, err := event.Decode(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", labels[i], err)
+		}
+		out, err := json.Marshal(p)
+		if err != nil {
+			t.Fatalf("%s: re-encode: %v", labels[i], err)
+		}
+		if !reflect.DeepEqual(generic(t, raw), generic(t, out)) {
+			t.Errorf("%s: round trip changed the payload\n in: %s\nout: %s", labels[i], raw, out)
+		}
+		fmt.Fprintf(&golden, "%s\t%s\n", labels[i], summary(p))
+	}
+	checkGolden(t, "testdata/corpus.golden", golden.String())
+}
+
+// summary renders the typed view of a payload on one line.
+func summary(p *event.Payload) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "event=%s session=%s agent=%q", p.Name(), p.SessionID, p.AgentID)
+	if p.AgentType.Set {
+		fmt.Fprintf(&b, " agent_type=%q", p.AgentType.Value)
+	}
+	if p.PromptID != "" {
+		fmt.Fprintf(&b, " prompt=%s", p.PromptID)
+	}
+	if tc := p.Tool(); tc != nil {
+		fmt.Fprintf(&b, " tool=%s id=%s input=%dB", tc.ToolName, tc.ToolUseID, len(tc.ToolInput))
+	}
+	switch e := p.Event.(type) {
+	case *event.SessionStartInput:
+		fmt.Fprintf(&b, " source=%s", e.Source)
+	case *event.PostToolUseInput:
+		if e.DurationMS != nil {
+			fmt.Fprintf(&b, " duration_ms=%g", *e.DurationMS)
+		}
+		fmt.Fprintf(&b, " response=%dB", len(e.ToolResponse))
+	case *event.PostToolUseFailureInput:
+		fmt.Fprintf(&b, " error=%q", firstLine(e.Error))
+	case *event.PostToolBatchInput:
+		for _, c := range e.ToolCalls {
+			fmt.Fprintf(&b, " [%s %s]", c.ToolName, c.ToolUseID)
+		}
+	case *event.SubagentStopInput:
+		fmt.Fprintf(&b, " transcript=%s", filepath.Base(e.AgentTranscriptPath))
+	case *event.CompactInput:
+		fmt.Fprintf(&b, " trigger=%s", e.Trigger)
+	case *event.SessionEndInput:
+		fmt.Fprintf(&b, " reason=%s", e.Reason)
+	case *event.StatusLineInput:
+		fmt.Fprintf(&b, " model=%s cost=%g", e.Model.ID, e.Cost.TotalCostUSD)
+	case nil:
+		b.WriteString(" untyped")
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the decoded corpus (run go test -update and review the diff)\n got:\n%s", path, got)
+	}
+}
+
+func TestDecodeLenient(t *testing.T) {
+	f := func(in string, check func(p *event.Payload) string) {
+		t.Helper()
+		p, err := event.Decode([]byte(in))
+		if err != nil {
+			t.Fatalf("Decode(%s): %v", in, err)
+		}
+		if msg := check(p); msg != "" {
+			t.Errorf("Decode(%s): %s", in, msg)
+		}
+		out, _ := json.Marshal(p)
+		if !reflect.DeepEqual(generic(t, []byte(in)), generic(t, out)) && json.Valid([]byte(in)) {
+			t.Errorf("Decode(%s): re-encoded as %s", in, out)
+		}
+	}
+	// A number where a string belongs is read as its text.
+	f(`{"hook_event_name":"PreToolUse","session_id":123,"tool_name":"Bash"}`, func(p *event.Payload) string {
+		if p.SessionID != "123" {
+			return "session_id = " + p.SessionID
+		}
+		return ""
+	})
+	// tool_response as a string where an object is usual.
+	f(`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":"plain text"}`, func(p *event.Payload) string {
+		e, ok := p.Event.(*event.PostToolUseInput)
+		if !ok || string(e.ToolResponse) != `"plain text"` {
+			return fmt.Sprintf("tool_response = %#v", p.Event)
+		}
+		return ""
+	})
+	// An object where a string belongs leaves the typed field empty but keeps the raw value.
+	f(`{"hook_event_name":"PreToolUse","tool_name":{"x":1},"tool_use_id":"toolu_1"}`, func(p *event.Payload) string {
+		if p.Tool().ToolName != "" || p.Tool().ToolUseID != "toolu_1" {
+			return fmt.Sprintf("tool = %+v", p.Tool())
+		}
+		return ""
+	})
+	// agent_type "" (the compaction agent) is not the same as absent.
+	f(`{"hook_event_name":"SubagentStop","agent_id":"a1","agent_type":""}`, func(p *event.Payload) string {
+		if !p.AgentType.Set || p.AgentType.Value != "" || !p.IsSubagent() {
+			return fmt.Sprintf("agent_type = %+v", p.AgentType)
+		}
+		return ""
+	})
+	f(`{"hook_event_name":"SubagentStop","agent_id":"a1"}`, func(p *event.Payload) string {
+		if p.AgentType.Set {
+			return "absent agent_type reads as set"
+		}
+		return ""
+	})
+	// null is absent.
+	f(`{"hook_event_name":"PreCompact","custom_instructions":null,"agent_type":null}`, func(p *event.Payload) string {
+		if p.AgentType.Set {
+			return "null agent_type reads as set"
+		}
+		return ""
+	})
+	// Unknown events and fields are kept.
+	f(`{"hook_event_name":"FutureEvent","brand_new":{"a":[1,2]}}`, func(p *event.Payload) string {
+		if p.Event != nil || p.Name() != "FutureEvent" {
+			return fmt.Sprintf("event = %#v", p.Event)
+		}
+		return ""
+	})
+	// Missing hook_event_name.
+	f(`{"session_id":"s"}`, func(p *event.Payload) string {
+		if p.Name() != "" {
+			return "name = " + p.Name()
+		}
+		return ""
+	})
+	// statusLine has no hook_event_name.
+	f(`{"session_id":"s","model":{"id":"m"},"cost":{"total_cost_usd":0.5}}`, func(p *event.Payload) string {
+		e, ok := p.Event.(*event.StatusLineInput)
+		if !ok || e.Model.ID != "m" || p.Name() != event.StatusLine {
+			return fmt.Sprintf("event = %#v", p.Event)
+		}
+		return ""
+	})
+}
+
+func TestDecodeRejects(t *testing.T) {
+	for _, in := range []string{"", "   ", "not json", "[1,2]", `"str"`, "42", "null", `{"a":`, `{"a":1} trailing`} {
+		if _, err := event.Decode([]byte(in)); err == nil {
+			t.Errorf("Decode(%q) = nil error, want one", in)
+		}
+	}
+	deep := strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000)
+	if _, err := event.Decode([]byte(deep)); err == nil {
+		t.Errorf("Decode(10000 levels) = nil error")
+	}
+}
+
+func TestDecodeInvalidUTF8(t *testing.T) {
+	p, err := event.Decode([]byte("{\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"a\xffb\"}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := p.Event.(*event.UserPromptSubmitInput)
+	if e.Prompt != "a\uFFFDb" {
+		t.Errorf("prompt = %q", e.Prompt)
+	}
+	out, _ := json.Marshal(p)
+	if !json.Valid(out) || !bytes.Contains(out, []byte("\uFFFD")) {
+		t.Errorf("re-encoded %q", out)
+	}
+}
+
+func TestNewID(t *testing.T) {
+	seen := map[string]bool{}
+	prev := ""
+	for i := 0; i < 1000; i++ {
+		id := event.NewID(timeAt(int64(i)))
+		if len(id) != 36 || id[14] != '7' || !strings.ContainsRune("89ab", rune(id[19])) {
+			t.Fatalf("NewID = %q, not a UUIDv7", id)
+		}
+		if seen[id] {
+			t.Fatalf("duplicate id %s", id)
+		}
+		seen[id] = true
+		if id[:13] < prev {
+			t.Fatalf("ids not ordered by time: %s after %s", id, prev)
+		}
+		prev = id[:13]
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	_, payloads := corpus(f)
+	for _, p := range payloads {
+		f.Add(p)
+	}
+	f.Add([]byte(`{"hook_event_name":"PreToolUse","tool_input":"x","session_id":[1]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := event.Decode(data)
+		if err != nil {
+			return
+		}
+		out, err := json.Marshal(p)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		q, err := event.Decode(out)
+		if err != nil {
+			t.Fatalf("re-decode of %q: %v", out, err)
+		}
+		if p.Name() != q.Name() || p.SessionID != q.SessionID || p.AgentID != q.AgentID || p.AgentType != q.AgentType {
+			t.Fatalf("typed view changed after a round trip: %+v vs %+v", p.Common, q.Common)
+		}
+	})
+}

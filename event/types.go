@@ -1,0 +1,326 @@
+package event
+
+import "encoding/json"
+
+// Common holds the fields any hook event may carry (spec §1.6.1, and Codex's
+// model and turn_id from §4). Every one of them may be absent.
+type Common struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	CWD            string `json:"cwd"`
+	HookEventName  string `json:"hook_event_name"`
+	PermissionMode string `json:"permission_mode"`
+	PromptID       string `json:"prompt_id"`
+	// AgentID is set only when the event fired inside a subagent; the main
+	// agent is "".
+	AgentID string `json:"agent_id"`
+	// AgentType distinguishes "" (the compaction agent) from absent.
+	AgentType     OptString `json:"agent_type"`
+	Effort        *Effort   `json:"effort"`
+	ScratchpadDir string    `json:"scratchpad_dir"`
+	// Model is a string on SessionStart and on every Codex event; the
+	// statusLine's model object is read by StatusLineInput instead.
+	Model string `json:"model"`
+	// TurnID is Codex's turn identifier.
+	TurnID string `json:"turn_id"`
+}
+
+// Effort is the model's effort level.
+type Effort struct {
+	Level string `json:"level"`
+}
+
+// ToolCall holds the fields shared by the tool events.
+type ToolCall struct {
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
+	ToolUseID string          `json:"tool_use_id"`
+}
+
+// SessionStartInput is SessionStart (source: startup, resume, clear, compact, fork).
+type SessionStartInput struct {
+	Source       string `json:"source"`
+	SessionTitle string `json:"session_title"`
+}
+
+// SetupInput is Setup (trigger: init, maintenance).
+type SetupInput struct {
+	Trigger string `json:"trigger"`
+}
+
+// InstructionsLoadedInput is InstructionsLoaded.
+type InstructionsLoadedInput struct {
+	FilePath        string   `json:"file_path"`
+	MemoryType      string   `json:"memory_type"`
+	LoadReason      string   `json:"load_reason"`
+	Globs           []string `json:"globs"`
+	TriggerFilePath string   `json:"trigger_file_path"`
+	ParentFilePath  string   `json:"parent_file_path"`
+}
+
+// UserPromptSubmitInput is UserPromptSubmit.
+type UserPromptSubmitInput struct {
+	Prompt       string `json:"prompt"`
+	SessionTitle string `json:"session_title"`
+}
+
+// UserPromptExpansionInput is UserPromptExpansion.
+type UserPromptExpansionInput struct {
+	ExpansionType string `json:"expansion_type"`
+	CommandName   string `json:"command_name"`
+	CommandArgs   string `json:"command_args"`
+	CommandSource string `json:"command_source"`
+	Prompt        string `json:"prompt"`
+}
+
+// MessageDisplayInput is MessageDisplay.
+type MessageDisplayInput struct {
+	TurnID    string `json:"turn_id"`
+	MessageID string `json:"message_id"`
+	Index     *int   `json:"index"`
+	Final     *bool  `json:"final"`
+	Delta     string `json:"delta"`
+}
+
+// PreToolUseInput is PreToolUse.
+type PreToolUseInput struct {
+	ToolCall
+}
+
+// PermissionRequestInput is PermissionRequest. It has no tool_use_id.
+type PermissionRequestInput struct {
+	ToolCall
+	PermissionSuggestions json.RawMessage `json:"permission_suggestions"`
+}
+
+// PermissionDeniedInput is PermissionDenied.
+type PermissionDeniedInput struct {
+	ToolCall
+	Reason string `json:"reason"`
+}
+
+// PostToolUseInput is PostToolUse. ToolResponse may be any JSON value.
+type PostToolUseInput struct {
+	ToolCall
+	ToolResponse json.RawMessage `json:"tool_response"`
+	DurationMS   *float64        `json:"duration_ms"`
+}
+
+// PostToolUseFailureInput is PostToolUseFailure.
+type PostToolUseFailureInput struct {
+	ToolCall
+	Error       string   `json:"error"`
+	IsInterrupt *bool    `json:"is_interrupt"`
+	DurationMS  *float64 `json:"duration_ms"`
+}
+
+// BatchedToolCall is one entry of PostToolBatch.tool_calls; ToolResponse is
+// the serialized tool_result content the model sees (string or blocks).
+type BatchedToolCall struct {
+	ToolName     string          `json:"tool_name"`
+	ToolInput    json.RawMessage `json:"tool_input"`
+	ToolUseID    string          `json:"tool_use_id"`
+	ToolResponse json.RawMessage `json:"tool_response"`
+}
+
+// PostToolBatchInput is PostToolBatch.
+type PostToolBatchInput struct {
+	ToolCalls []BatchedToolCall `json:"tool_calls"`
+}
+
+// NotificationInput is Notification.
+type NotificationInput struct {
+	Message          string `json:"message"`
+	Title            string `json:"title"`
+	NotificationType string `json:"notification_type"`
+}
+
+// SubagentStartInput is SubagentStart (agent_id and agent_type are in Common).
+type SubagentStartInput struct{}
+
+// SubagentStopInput is SubagentStop.
+type SubagentStopInput struct {
+	StopHookActive       *bool           `json:"stop_hook_active"`
+	AgentTranscriptPath  string          `json:"agent_transcript_path"`
+	LastAssistantMessage string          `json:"last_assistant_message"`
+	BackgroundTasks      json.RawMessage `json:"background_tasks"`
+	SessionCrons         json.RawMessage `json:"session_crons"`
+}
+
+// TaskInput is TaskCreated and TaskCompleted.
+type TaskInput struct {
+	TaskID          string `json:"task_id"`
+	TaskSubject     string `json:"task_subject"`
+	TaskDescription string `json:"task_description"`
+	TeammateName    string `json:"teammate_name"`
+	TeamName        string `json:"team_name"`
+}
+
+// StopInput is Stop.
+type StopInput struct {
+	StopHookActive       *bool           `json:"stop_hook_active"`
+	LastAssistantMessage string          `json:"last_assistant_message"`
+	BackgroundTasks      json.RawMessage `json:"background_tasks"`
+	SessionCrons         json.RawMessage `json:"session_crons"`
+}
+
+// StopFailureInput is StopFailure.
+type StopFailureInput struct {
+	Error                string          `json:"error"`
+	ErrorDetails         json.RawMessage `json:"error_details"`
+	LastAssistantMessage string          `json:"last_assistant_message"`
+}
+
+// TeammateIdleInput is TeammateIdle.
+type TeammateIdleInput struct {
+	TeammateName string `json:"teammate_name"`
+	TeamName     string `json:"team_name"`
+}
+
+// ConfigChangeInput is ConfigChange.
+type ConfigChangeInput struct {
+	Source   string `json:"source"`
+	FilePath string `json:"file_path"`
+}
+
+// CwdChangedInput is CwdChanged.
+type CwdChangedInput struct {
+	OldCWD string `json:"old_cwd"`
+	NewCWD string `json:"new_cwd"`
+}
+
+// DirectoryAddedInput is DirectoryAdded.
+type DirectoryAddedInput struct {
+	Directory string `json:"directory"`
+	Source    string `json:"source"`
+}
+
+// FileChangedInput is FileChanged.
+type FileChangedInput struct {
+	FilePath string `json:"file_path"`
+	Event    string `json:"event"`
+}
+
+// WorktreeCreateInput is WorktreeCreate.
+type WorktreeCreateInput struct {
+	Name string `json:"name"`
+}
+
+// WorktreeRemoveInput is WorktreeRemove.
+type WorktreeRemoveInput struct {
+	WorktreePath string `json:"worktree_path"`
+}
+
+// CompactInput is PreCompact and PostCompact. custom_instructions is null
+// on automatic compactions.
+type CompactInput struct {
+	Trigger            string `json:"trigger"`
+	CustomInstructions string `json:"custom_instructions"`
+	CompactSummary     string `json:"compact_summary"`
+}
+
+// SessionEndInput is SessionEnd (reason is an open enum).
+type SessionEndInput struct {
+	Reason string `json:"reason"`
+}
+
+// ElicitationInput is Elicitation and ElicitationResult.
+type ElicitationInput struct {
+	MCPServerName   string          `json:"mcp_server_name"`
+	Message         string          `json:"message"`
+	Mode            string          `json:"mode"`
+	URL             string          `json:"url"`
+	ElicitationID   string          `json:"elicitation_id"`
+	RequestedSchema json.RawMessage `json:"requested_schema"`
+	Action          string          `json:"action"`
+	Content         json.RawMessage `json:"content"`
+}
+
+// InterruptInput is Codex's Interrupt (common fields only).
+type InterruptInput struct{}
+
+// StatusLineInput is the statusLine command's payload (spec §2).
+type StatusLineInput struct {
+	SessionName string `json:"session_name"`
+	Version     string `json:"version"`
+	Model       struct {
+		ID          string `json:"id"`
+		DisplayName string `json:"display_name"`
+	} `json:"model"`
+	Workspace struct {
+		CurrentDir string   `json:"current_dir"`
+		ProjectDir string   `json:"project_dir"`
+		AddedDirs  []string `json:"added_dirs"`
+	} `json:"workspace"`
+	Cost struct {
+		TotalCostUSD       float64 `json:"total_cost_usd"`
+		TotalDurationMS    float64 `json:"total_duration_ms"`
+		TotalAPIDurationMS float64 `json:"total_api_duration_ms"`
+		TotalLinesAdded    float64 `json:"total_lines_added"`
+		TotalLinesRemoved  float64 `json:"total_lines_removed"`
+	} `json:"cost"`
+	ContextWindow struct {
+		TotalInputTokens    float64  `json:"total_input_tokens"`
+		TotalOutputTokens   float64  `json:"total_output_tokens"`
+		ContextWindowSize   float64  `json:"context_window_size"`
+		UsedPercentage      *float64 `json:"used_percentage"`
+		RemainingPercentage *float64 `json:"remaining_percentage"`
+	} `json:"context_window"`
+	Exceeds200kTokens bool `json:"exceeds_200k_tokens"`
+}
+
+// eventTypes maps an event name to a constructor of its typed view.
+var eventTypes = map[string]func() any{
+	SessionStart:        func() any { return new(SessionStartInput) },
+	Setup:               func() any { return new(SetupInput) },
+	InstructionsLoaded:  func() any { return new(InstructionsLoadedInput) },
+	UserPromptSubmit:    func() any { return new(UserPromptSubmitInput) },
+	UserPromptExpansion: func() any { return new(UserPromptExpansionInput) },
+	MessageDisplay:      func() any { return new(MessageDisplayInput) },
+	PreToolUse:          func() any { return new(PreToolUseInput) },
+	PermissionRequest:   func() any { return new(PermissionRequestInput) },
+	PermissionDenied:    func() any { return new(PermissionDeniedInput) },
+	PostToolUse:         func() any { return new(PostToolUseInput) },
+	PostToolUseFailure:  func() any { return new(PostToolUseFailureInput) },
+	PostToolBatch:       func() any { return new(PostToolBatchInput) },
+	Notification:        func() any { return new(NotificationInput) },
+	SubagentStart:       func() any { return new(SubagentStartInput) },
+	SubagentStop:        func() any { return new(SubagentStopInput) },
+	TaskCreated:         func() any { return new(TaskInput) },
+	TaskCompleted:       func() any { return new(TaskInput) },
+	Stop:                func() any { return new(StopInput) },
+	StopFailure:         func() any { return new(StopFailureInput) },
+	TeammateIdle:        func() any { return new(TeammateIdleInput) },
+	ConfigChange:        func() any { return new(ConfigChangeInput) },
+	CwdChanged:          func() any { return new(CwdChangedInput) },
+	DirectoryAdded:      func() any { return new(DirectoryAddedInput) },
+	FileChanged:         func() any { return new(FileChangedInput) },
+	WorktreeCreate:      func() any { return new(WorktreeCreateInput) },
+	WorktreeRemove:      func() any { return new(WorktreeRemoveInput) },
+	PreCompact:          func() any { return new(CompactInput) },
+	PostCompact:         func() any { return new(CompactInput) },
+	SessionEnd:          func() any { return new(SessionEndInput) },
+	Elicitation:         func() any { return new(ElicitationInput) },
+	ElicitationResult:   func() any { return new(ElicitationInput) },
+	Interrupt:           func() any { return new(InterruptInput) },
+	StatusLine:          func() any { return new(StatusLineInput) },
+}
+
+// Tool returns the tool-call fields of a tool event (PreToolUse,
+// PermissionRequest, PermissionDenied, PostToolUse, PostToolUseFailure), or
+// nil for any other event.
+func (p *Payload) Tool() *ToolCall {
+	switch e := p.Event.(type) {
+	case *PreToolUseInput:
+		return &e.ToolCall
+	case *PermissionRequestInput:
+		return &e.ToolCall
+	case *PermissionDeniedInput:
+		return &e.ToolCall
+	case *PostToolUseInput:
+		return &e.ToolCall
+	case *PostToolUseFailureInput:
+		return &e.ToolCall
+	}
+	return nil
+}
