@@ -1,0 +1,155 @@
+package decision
+
+import "strings"
+
+// Actions named in audit records and notes.
+const (
+	ActionAllow         = "allow"
+	ActionDeny          = "deny"  // a permission deny (PreToolUse, PermissionRequest)
+	ActionBlock         = "block" // decision:"block" on the other events
+	ActionAsk           = "ask"
+	ActionDefer         = "defer"
+	ActionStop          = "stop"           // continue:false
+	ActionRewriteInput  = "rewrite_input"  // updatedInput
+	ActionRewriteOutput = "rewrite_output" // updatedToolOutput / updatedMCPToolOutput
+	ActionContext       = "context"        // additionalContext
+	ActionWarn          = "warn"           // systemMessage only
+)
+
+// actionRank orders actions for the audit summary: the strictest first.
+var actionRank = map[string]int{
+	ActionDeny: 9, ActionBlock: 9, ActionStop: 8, ActionDefer: 7, ActionAsk: 6, ActionAllow: 5,
+	ActionRewriteInput: 4, ActionRewriteOutput: 3, ActionContext: 2, ActionWarn: 1,
+}
+
+// VerdictAction names the action of verdict v on event: "deny" is spelt
+// "block" on the events where it renders as decision:"block".
+func VerdictAction(event string, v Verdict) string {
+	if v == Deny && !isPermissionEvent(event) {
+		return ActionBlock
+	}
+	return v.String()
+}
+
+// Note is what one rule decided for one event.
+type Note struct {
+	// RuleID is the id of the rule ("" for the engine's own warnings).
+	RuleID string `json:"rule_id"`
+	// Action is one of the Action constants.
+	Action string `json:"action"`
+	// Reason is the rule's reason, if it gave one.
+	Reason string `json:"reason,omitempty"`
+	// Enforced is false when the decision was only recorded: a rule in
+	// audit mode, a Stop block suppressed because stop_hook_active was set,
+	// or an action the event cannot carry.
+	Enforced bool `json:"enforced"`
+	// Error is set when the rule could not be evaluated (the action is then
+	// what its on_error setting chose, or empty for fail-open).
+	Error string `json:"error,omitempty"`
+}
+
+// Audit is the JSON record of a decision that the hook stores with the event
+// (envelope field "decision") and that shows on the tool call.
+type Audit struct {
+	// Action is the decision's main action: the strictest one that reached
+	// Claude Code, or, when nothing did, the strictest one only recorded.
+	Action string `json:"action"`
+	// RuleIDs are the rules that produced Action (every denying rule for a
+	// deny). Never null in JSON.
+	RuleIDs []string `json:"rule_ids"`
+	// Reason is the reason given to Claude Code, or the recorded rules'
+	// reasons when nothing was enforced.
+	Reason string `json:"reason,omitempty"`
+	// Enforced reports whether Action reached Claude Code.
+	Enforced bool `json:"enforced"`
+	// Rules is every rule's note, enforced or not.
+	Rules []Note `json:"rules,omitempty"`
+}
+
+// Audit summarises d for the event record. It returns nil for "no opinion":
+// nothing rendered and no rule recorded anything.
+func (d Decision) Audit() *Audit {
+	e := effective(d)
+	if !e.IsZero() {
+		a := &Audit{Action: mainAction(e), Enforced: true, Rules: d.Notes, RuleIDs: []string{}}
+		switch a.Action {
+		case ActionStop:
+			a.Reason = strings.Join(nonEmpty(e.StopReasons), "\n")
+		case ActionDeny, ActionBlock, ActionAsk, ActionDefer, ActionAllow:
+			a.Reason = e.Reason()
+		case ActionWarn:
+			a.Reason = strings.Join(e.SystemMessages, "\n")
+		}
+		for _, n := range d.Notes {
+			if n.Enforced && n.Action == a.Action {
+				a.RuleIDs = appendUnique(a.RuleIDs, n.RuleID)
+			}
+		}
+		if len(a.RuleIDs) == 0 {
+			for _, n := range d.Notes {
+				if n.Enforced {
+					a.RuleIDs = appendUnique(a.RuleIDs, n.RuleID)
+				}
+			}
+		}
+		return a
+	}
+	if len(d.Notes) == 0 {
+		return nil
+	}
+	best := -1
+	for _, n := range d.Notes {
+		if r := actionRank[n.Action]; r > best {
+			best = r
+		}
+	}
+	a := &Audit{Enforced: false, Rules: d.Notes, RuleIDs: []string{}}
+	var reasons []string
+	for _, n := range d.Notes {
+		if actionRank[n.Action] != best {
+			continue
+		}
+		if a.Action == "" {
+			a.Action = n.Action
+		}
+		a.RuleIDs = appendUnique(a.RuleIDs, n.RuleID)
+		if n.Reason != "" {
+			reasons = append(reasons, n.Reason)
+		} else if n.Error != "" {
+			reasons = append(reasons, n.Error)
+		}
+	}
+	a.Reason = strings.Join(reasons, "\n")
+	return a
+}
+
+// mainAction names the strictest effect of an effective decision.
+func mainAction(e Decision) string {
+	switch {
+	case e.Verdict == Deny:
+		return VerdictAction(e.Event, Deny)
+	case e.Stop:
+		return ActionStop
+	case e.Verdict != None:
+		return e.Verdict.String()
+	case e.UpdatedInput != nil:
+		return ActionRewriteInput
+	case e.UpdatedToolOutput != nil || e.UpdatedMCPToolOutput != nil:
+		return ActionRewriteOutput
+	case len(e.AdditionalContext) > 0:
+		return ActionContext
+	}
+	return ActionWarn
+}
+
+func appendUnique(ss []string, s string) []string {
+	if s == "" {
+		return ss
+	}
+	for _, x := range ss {
+		if x == s {
+			return ss
+		}
+	}
+	return append(ss, s)
+}
