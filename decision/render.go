@@ -13,11 +13,11 @@ const DefaultBlockReason = "Blocked by hookwatch policy."
 
 // output is the top-level stdout object; field order is the rendering order.
 type output struct {
-	Continue           *bool    `json:"continue,omitempty"`
-	StopReason         string   `json:"stopReason,omitempty"`
-	SystemMessage      string   `json:"systemMessage,omitempty"`
-	Decision           string   `json:"decision,omitempty"`
-	Reason             string   `json:"reason,omitempty"`
+	Continue           *bool     `json:"continue,omitempty"`
+	StopReason         string    `json:"stopReason,omitempty"`
+	SystemMessage      string    `json:"systemMessage,omitempty"`
+	Decision           string    `json:"decision,omitempty"`
+	Reason             string    `json:"reason,omitempty"`
 	HookSpecificOutput *specific `json:"hookSpecificOutput,omitempty"`
 }
 
