@@ -1,0 +1,622 @@
+package install
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// Scopes name the settings file Install edits (spec §1.3).
+const (
+	ScopeUser    = "user"    // ~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json
+	ScopeProject = "project" // <project>/.claude/settings.json, committed with the project
+	ScopeLocal   = "local"   // <project>/.claude/settings.local.json, personal and git-ignored
+)
+
+// Modes name the kind of handler Install registers.
+const (
+	// ModeCommand runs the hookwatch binary ("hookwatch hook") per event: it
+	// spools events while the collector is down.
+	ModeCommand = "command"
+	// ModeHTTP has Claude Code POST events straight to the collector where
+	// the event allows http handlers; the rest still get command handlers.
+	ModeHTTP = "http"
+)
+
+// DefaultCollectorURL is the collector base URL of --mode http when
+// Options.CollectorURL is empty (the HOOKWATCH_URL default).
+const DefaultCollectorURL = "http://127.0.0.1:7421"
+
+// HookPath is the collector's endpoint for raw Claude Code payloads; an
+// http handler whose URL ends with it is hookwatch's.
+const HookPath = "/v1/hooks/claude"
+
+// BackupSuffix is appended to the settings file's name for the copy Install
+// keeps of the file as it was before hookwatch was added.
+const BackupSuffix = ".hookwatch-backup"
+
+// Options says which settings file to edit and what to put in it.
+type Options struct {
+	// Scope is ScopeUser (the default), ScopeProject or ScopeLocal.
+	Scope string
+	// Mode is ModeCommand (the default) or ModeHTTP.
+	Mode string
+	// Binary is the absolute path of the hookwatch binary, written into
+	// command handlers and the statusLine. Install requires it in both
+	// modes (some events accept no http handler); Uninstall uses it only
+	// to recognise entries whose binary is not named hookwatch.
+	Binary string
+	// CollectorURL is the collector's base URL for ModeHTTP; default
+	// DefaultCollectorURL.
+	CollectorURL string
+	// ProjectDir is the project root for ScopeProject and ScopeLocal;
+	// default the working directory.
+	ProjectDir string
+	// Home is the user's home directory; default os.UserHomeDir().
+	Home string
+	// ConfigDir is Claude Code's configuration directory for ScopeUser;
+	// default $CLAUDE_CONFIG_DIR, then Home/.claude.
+	ConfigDir string
+	// Statusline also registers hookwatch as the statusLine command,
+	// wrapping the one already configured. Uninstall always removes
+	// hookwatch's statusLine, whatever this says.
+	Statusline bool
+	// DryRun computes the Result, diff included, without touching any file.
+	DryRun bool
+}
+
+// Result reports what Install or Uninstall did (or, with DryRun, would do).
+type Result struct {
+	// Path is the settings file.
+	Path string
+	// Changed reports whether the file's content changed.
+	Changed bool
+	// Created reports that the file did not exist and Install created it.
+	Created bool
+	// Removed reports that Uninstall deleted the file because Install had
+	// created it and nothing else was added since.
+	Removed bool
+	// Restored reports that Uninstall wrote the backup back byte for byte.
+	Restored bool
+	// Backup is the backup of the file as it was before hookwatch was
+	// added, when one exists after the call; "" otherwise.
+	Backup string
+	// Diff is a unified diff from the old content to the new; "" when
+	// nothing changed.
+	Diff string
+	// Notes are things the user should know, one sentence each.
+	Notes []string
+}
+
+// SettingsPath returns the settings file of o's scope.
+func SettingsPath(o Options) (string, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return "", err
+	}
+	return o.path()
+}
+
+func (o Options) path() (string, error) {
+	switch o.Scope {
+	case ScopeUser:
+		return filepath.Join(o.ConfigDir, "settings.json"), nil
+	case ScopeProject:
+		return filepath.Join(o.ProjectDir, ".claude", "settings.json"), nil
+	case ScopeLocal:
+		return filepath.Join(o.ProjectDir, ".claude", "settings.local.json"), nil
+	}
+	return "", fmt.Errorf("unknown scope %q: want %s, %s or %s", o.Scope, ScopeUser, ScopeProject, ScopeLocal)
+}
+
+// withDefaults fills the empty fields of o and checks the rest.
+func (o Options) withDefaults() (Options, error) {
+	if o.Scope == "" {
+		o.Scope = ScopeUser
+	}
+	if o.Mode == "" {
+		o.Mode = ModeCommand
+	}
+	if o.Mode != ModeCommand && o.Mode != ModeHTTP {
+		return o, fmt.Errorf("unknown mode %q: want %s or %s", o.Mode, ModeCommand, ModeHTTP)
+	}
+	if o.CollectorURL == "" {
+		o.CollectorURL = DefaultCollectorURL
+	}
+	switch o.Scope {
+	case ScopeUser:
+		if o.ConfigDir == "" {
+			o.ConfigDir = os.Getenv("CLAUDE_CONFIG_DIR")
+		}
+		if o.ConfigDir == "" {
+			if o.Home == "" {
+				h, err := os.UserHomeDir()
+				if err != nil {
+					return o, fmt.Errorf("cannot find the home directory: %w", err)
+				}
+				o.Home = h
+			}
+			o.ConfigDir = filepath.Join(o.Home, ".claude")
+		}
+	case ScopeProject, ScopeLocal:
+		if o.ProjectDir == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return o, fmt.Errorf("cannot find the project directory: %w", err)
+			}
+			o.ProjectDir = wd
+		}
+	}
+	_, err := o.path()
+	return o, err
+}
+
+// checkInstall checks what only Install needs.
+func (o Options) checkInstall() error {
+	if o.Binary == "" {
+		return errors.New("the path of the hookwatch binary is required")
+	}
+	if !filepath.IsAbs(o.Binary) {
+		// Exec-form handlers resolve a relative command on PATH at every
+		// event, and the statusLine runs from an arbitrary directory.
+		return fmt.Errorf("the hookwatch binary path %q is not absolute", o.Binary)
+	}
+	if o.Mode == ModeHTTP {
+		u, err := url.Parse(o.CollectorURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("the collector URL %q is not an http(s) URL", o.CollectorURL)
+		}
+	}
+	if o.Scope != ScopeUser {
+		if fi, err := os.Stat(o.ProjectDir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("the project directory %s does not exist", o.ProjectDir)
+		}
+	}
+	return nil
+}
+
+// hookURL is the http handler's URL.
+func (o Options) hookURL() string {
+	return strings.TrimRight(o.CollectorURL, "/") + HookPath
+}
+
+// group is the matcher group hookwatch registers for e: no matcher (every
+// occurrence), one handler.
+func (o Options) group(e Event) obj {
+	var h obj
+	if o.Mode == ModeHTTP && e.HTTP {
+		h = obj{{"type", "http"}, {"url", o.hookURL()}, {"timeout", e.Timeout}}
+	} else {
+		h = obj{{"type", "command"}, {"command", o.Binary}, {"args", []string{"hook"}}}
+		if e.Async {
+			h = append(h, kv{"async", true})
+		}
+		h = append(h, kv{"timeout", e.Timeout})
+	}
+	return obj{{"hooks", []any{h}}}
+}
+
+// Install adds hookwatch's hooks (and, with o.Statusline, its statusLine) to
+// the settings file of o.Scope. Running it again changes nothing; running it
+// with other options (another mode or binary) updates hookwatch's entries in
+// place. Before the first change it copies the file to
+// <file>.hookwatch-backup, unless the file already held hookwatch entries (the
+// backup then already shows the file without them).
+func Install(o Options) (Result, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	if err := o.checkInstall(); err != nil {
+		return Result{}, err
+	}
+	path, _ := o.path()
+	old, existed, err := readFile(path)
+	if err != nil {
+		return Result{Path: path}, err
+	}
+	s, err := parse(old, path)
+	if err != nil {
+		return Result{Path: path}, err
+	}
+	var notes []string
+	nw, err := s.install(o, &notes)
+	if err != nil {
+		return Result{Path: path}, fmt.Errorf("cannot install into %s: %w", path, err)
+	}
+	after := s.bytes(nw)
+	r := Result{Path: path, Notes: notes, Created: !existed}
+	backup := path + BackupSuffix
+	needBackup := existed && !s.hasHookwatch(o)
+	return commit(r, old, existed, after, false, backup, needBackup, o.DryRun)
+}
+
+// Uninstall removes what Install added to the settings file of o.Scope:
+// hookwatch's matcher groups, event arrays and the "hooks" object that
+// became empty and did not exist before, and hookwatch's statusLine (putting
+// back the command it wrapped). When the file then says exactly what the
+// backup says (whitespace aside), the backup is written back byte for byte
+// and deleted; when Install created the file and nothing else was added, the
+// file is deleted.
+func Uninstall(o Options) (Result, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	path, _ := o.path()
+	backup := path + BackupSuffix
+	r := Result{Path: path}
+	old, existed, err := readFile(path)
+	if err != nil {
+		return r, err
+	}
+	if !existed {
+		if _, err := os.Stat(backup); err == nil {
+			r.Backup = backup
+		}
+		return r, nil
+	}
+	s, err := parse(old, path)
+	if err != nil {
+		return r, err
+	}
+	orig, haveBackup, err := readFile(backup)
+	if err != nil {
+		return r, err
+	}
+	var before *settings // the backup, when it is usable
+	if haveBackup {
+		if b, err := parse(orig, backup); err == nil {
+			before = b
+		} else {
+			r.Notes = append(r.Notes, fmt.Sprintf("ignored the backup %s: %v", backup, err))
+		}
+	}
+	nw, err := s.uninstall(o, before, &r.Notes)
+	if err != nil {
+		return r, fmt.Errorf("cannot uninstall from %s: %w", path, err)
+	}
+	after := s.bytes(nw)
+	remove := false
+	switch {
+	case bytes.Equal(after, old):
+		// Nothing of hookwatch's here: leave the file and its backup alone.
+	case before != nil && ugly(nw) == ugly(before.body):
+		after, r.Restored = orig, true
+	case before == nil && ugly(nw) == "{}":
+		remove = true
+	}
+	return commit(r, old, true, after, remove, backup, false, o.DryRun)
+}
+
+// readFile reads path; a missing file is not an error.
+func readFile(path string) (b []byte, exists bool, err error) {
+	b, err = os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	return b, true, nil
+}
+
+// settings is a parsed settings file.
+type settings struct {
+	bom  []byte
+	body []byte // the JSON text without the BOM; "{}\n" for a blank file
+	st   style
+}
+
+// parse checks b (the content of the file name) and reads its style.
+func parse(b []byte, name string) (*settings, error) {
+	s := &settings{}
+	if bytes.HasPrefix(b, utf8BOM) {
+		s.bom, b = utf8BOM, b[len(utf8BOM):]
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		// A blank file is an empty object to Claude Code; what is written
+		// back is a fresh file.
+		b = []byte("{}\n")
+	}
+	if err := validate(b); err != nil {
+		return nil, fmt.Errorf("cannot parse %s: %w", name, err)
+	}
+	root := parseRoot(b)
+	if k, dup := duplicateKey(root); dup {
+		return nil, fmt.Errorf("cannot parse %s: the key %q occurs twice at the top level", name, k)
+	}
+	if h, ok := member(root, "hooks"); ok && h.value.IsObject() {
+		if k, dup := duplicateKey(h.value); dup {
+			return nil, fmt.Errorf("cannot parse %s: the key %q occurs twice under \"hooks\"", name, k)
+		}
+	}
+	s.body = b
+	s.st = detectStyle(b)
+	return s, nil
+}
+
+// bytes returns the file content for the edited body b.
+func (s *settings) bytes(b []byte) []byte {
+	return append(append([]byte(nil), s.bom...), b...)
+}
+
+// isOurHandler reports whether the handler h is one hookwatch registers.
+func isOurHandler(h gjson.Result, binary string) bool {
+	switch h.Get("type").String() {
+	case "command":
+		args := h.Get("args").Array()
+		return isHookwatchBinary(h.Get("command").String(), binary) &&
+			len(args) == 1 && args[0].Type == gjson.String && args[0].Str == "hook"
+	case "http":
+		u := h.Get("url").String()
+		if i := strings.IndexAny(u, "?#"); i >= 0 {
+			u = u[:i]
+		}
+		return strings.HasSuffix(u, HookPath)
+	}
+	return false
+}
+
+// isOurGroup reports whether the matcher group g holds hookwatch handlers
+// only. A group that mixes in a handler of the user's is the user's.
+func isOurGroup(g gjson.Result, binary string) bool {
+	hs := g.Get("hooks")
+	if !g.IsObject() || !hs.IsArray() {
+		return false
+	}
+	n := 0
+	for _, h := range hs.Array() {
+		if !isOurHandler(h, binary) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// ourGroups returns the indexes of hookwatch's groups in the event array a.
+func ourGroups(a gjson.Result, binary string) []int {
+	var out []int
+	for i, it := range items(a) {
+		if isOurGroup(it.value, binary) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// hasHookwatch reports whether the file holds any hookwatch entry.
+func (s *settings) hasHookwatch(o Options) bool {
+	root := parseRoot(s.body)
+	if h, ok := member(root, "hooks"); ok && h.value.IsObject() {
+		for _, ev := range items(h.value) {
+			if ev.value.IsArray() && len(ourGroups(ev.value, o.Binary)) > 0 {
+				return true
+			}
+		}
+	}
+	if sl, ok := member(root, "statusLine"); ok {
+		k, _ := classifyStatus(sl.value.Get("command").String(), o.Binary)
+		return k == statusPlain || k == statusWrap
+	}
+	return false
+}
+
+// hooksObject returns the "hooks" member of b's root, checking its type.
+func hooksObject(b []byte) (item, bool, error) {
+	h, ok := member(parseRoot(b), "hooks")
+	if ok && !h.value.IsObject() {
+		return h, ok, fmt.Errorf(`"hooks" is not an object`)
+	}
+	return h, ok, nil
+}
+
+// install returns the body with hookwatch's entries as o wants them.
+func (s *settings) install(o Options, notes *[]string) ([]byte, error) {
+	b := s.body
+	h, ok, err := hooksObject(b)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		var all obj
+		for _, e := range events {
+			all = append(all, kv{e.Name, []any{o.group(e)}})
+		}
+		key := "hooks"
+		b = appendItem(b, s.st, parseRoot(b), &key, all)
+	} else {
+		var present []string
+		for _, ev := range items(h.value) {
+			present = append(present, ev.key)
+		}
+		for _, name := range present {
+			if b, err = s.installEvent(b, o, name); err != nil {
+				return nil, err
+			}
+		}
+		for _, e := range events {
+			if slices.Contains(present, e.Name) {
+				continue
+			}
+			h, _, _ := hooksObject(b)
+			key := e.Name
+			b = appendItem(b, s.st, h.value, &key, []any{o.group(e)})
+		}
+	}
+	if o.Statusline {
+		return s.installStatus(b, o, notes)
+	}
+	return b, nil
+}
+
+// eventArray returns the array of the event name under "hooks" in b.
+func eventArray(b []byte, name string) (item, bool) {
+	h, ok, _ := hooksObject(b)
+	if !ok {
+		return item{}, false
+	}
+	return member(h.value, name)
+}
+
+// installEvent brings the event array name to exactly one hookwatch group
+// where the table lists the event, and to none elsewhere.
+func (s *settings) installEvent(b []byte, o Options, name string) ([]byte, error) {
+	e, want := eventByName(name)
+	ev, _ := eventArray(b, name)
+	if !ev.value.IsArray() {
+		if want {
+			return nil, fmt.Errorf(`"hooks.%s" is not an array`, name)
+		}
+		return b, nil // not ours to judge
+	}
+	ours := ourGroups(ev.value, o.Binary)
+	keep := -1
+	if want && len(ours) > 0 {
+		keep, ours = ours[0], ours[1:]
+	}
+	// Back to front, so the indexes still to remove stay valid.
+	for _, i := range slices.Backward(ours) {
+		ev, _ = eventArray(b, name)
+		b = removeItem(b, ev.value, i)
+	}
+	if !want {
+		return b, nil
+	}
+	g := o.group(e)
+	ev, _ = eventArray(b, name)
+	if keep < 0 {
+		return appendItem(b, s.st, ev.value, nil, g), nil
+	}
+	it := items(ev.value)[keep]
+	if ugly([]byte(it.value.Raw)) == ugly([]byte(s.st.render(g, "", false))) {
+		return b, nil
+	}
+	return replaceValue(b, s.st, it, g), nil
+}
+
+// installStatus points the statusLine at hookwatch, wrapping the user's own.
+func (s *settings) installStatus(b []byte, o Options, notes *[]string) ([]byte, error) {
+	root := parseRoot(b)
+	sl, ok := member(root, "statusLine")
+	if !ok {
+		key := "statusLine"
+		v := obj{{"type", "command"}, {"command", statusCommand(o.Binary, "", false)}}
+		return appendItem(b, s.st, root, &key, v), nil
+	}
+	cmd := sl.value.Get("command")
+	if !sl.value.IsObject() || cmd.Type != gjson.String || cmd.Str == "" {
+		return nil, errors.New(`cannot wrap the existing "statusLine": it has no command`)
+	}
+	var want string
+	switch kind, wrapped := classifyStatus(cmd.Str, o.Binary); kind {
+	case statusPlain:
+		want = statusCommand(o.Binary, "", false)
+	case statusWrap:
+		want = statusCommand(o.Binary, wrapped, true)
+	case statusCustom:
+		*notes = append(*notes, "the statusLine already runs hookwatch statusline with options of its own: left as it is")
+		return b, nil
+	default:
+		want = statusCommand(o.Binary, cmd.Str, true)
+		*notes = append(*notes, fmt.Sprintf("the statusLine command %q now runs inside hookwatch statusline --wrap", cmd.Str))
+	}
+	if want == cmd.Str {
+		return b, nil
+	}
+	return sjson.SetRawBytes(b, "statusLine.command", []byte(quote(want)))
+}
+
+// uninstall returns the body without hookwatch's entries. before is the
+// backup, if any: event arrays and the "hooks" object that end up empty are
+// kept when the backup has them.
+func (s *settings) uninstall(o Options, before *settings, notes *[]string) ([]byte, error) {
+	b := s.body
+	had := func(path ...string) bool {
+		if before == nil {
+			return false
+		}
+		c := parseRoot(before.body)
+		for _, p := range path {
+			it, ok := member(c, p)
+			if !ok {
+				return false
+			}
+			c = it.value
+		}
+		return true
+	}
+	h, ok, err := hooksObject(b)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		var names []string
+		for _, ev := range items(h.value) {
+			names = append(names, ev.key)
+		}
+		emptied := false
+		for _, name := range names {
+			ev, _ := eventArray(b, name)
+			if !ev.value.IsArray() {
+				continue
+			}
+			ours := ourGroups(ev.value, o.Binary)
+			if len(ours) == 0 {
+				continue
+			}
+			for _, i := range slices.Backward(ours) {
+				ev, _ = eventArray(b, name)
+				b = removeItem(b, ev.value, i)
+			}
+			ev, _ = eventArray(b, name)
+			if len(items(ev.value)) == 0 && !had("hooks", name) {
+				h, _, _ := hooksObject(b)
+				b = removeItem(b, h.value, slices.IndexFunc(items(h.value), func(it item) bool { return it.key == name }))
+				emptied = true
+			}
+		}
+		h, _, _ = hooksObject(b)
+		if emptied && len(items(h.value)) == 0 && !had("hooks") {
+			root := parseRoot(b)
+			b = removeItem(b, root, slices.IndexFunc(items(root), func(it item) bool { return it.key == "hooks" }))
+		}
+	}
+	return s.uninstallStatus(b, o, before, notes)
+}
+
+// uninstallStatus removes hookwatch's statusLine, or unwraps the user's.
+func (s *settings) uninstallStatus(b []byte, o Options, before *settings, notes *[]string) ([]byte, error) {
+	root := parseRoot(b)
+	sl, ok := member(root, "statusLine")
+	if !ok {
+		return b, nil
+	}
+	cmd := sl.value.Get("command").String()
+	switch kind, wrapped := classifyStatus(cmd, o.Binary); kind {
+	case statusPlain:
+		return removeItem(b, root, slices.IndexFunc(items(root), func(it item) bool { return it.key == "statusLine" })), nil
+	case statusWrap:
+		// Prefer the backup's bytes for the command: the same string may
+		// have been written with other escapes.
+		if before != nil {
+			if c := gjson.GetBytes(before.body, "statusLine.command"); c.Type == gjson.String && c.Str == wrapped {
+				return sjson.SetRawBytes(b, "statusLine.command", []byte(c.Raw))
+			}
+		}
+		return sjson.SetRawBytes(b, "statusLine.command", []byte(quote(wrapped)))
+	case statusCustom:
+		*notes = append(*notes, "the statusLine runs hookwatch statusline with options of its own: left as it is")
+	}
+	return b, nil
+}
