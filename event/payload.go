@@ -37,6 +37,11 @@ type Payload struct {
 	// struct registered for the event name (*PreToolUseInput, …), or nil when
 	// the event is unknown to this version of hookwatch.
 	Event any
+
+	// Mistyped names the modelled fields whose value had an unexpected type
+	// (an object where a string belongs, …). Their typed view is empty; their
+	// raw value is kept in Raw.
+	Mistyped []string
 }
 
 // MaxDepth is the deepest nesting of objects and arrays Decode accepts. Real
@@ -106,14 +111,14 @@ func Decode(data []byte) (*Payload, error) {
 // map is kept, not copied.
 func FromObject(raw Object) *Payload {
 	p := &Payload{Raw: raw}
-	decodeStruct(raw, reflect.ValueOf(&p.Common).Elem())
+	decodeStruct(raw, reflect.ValueOf(&p.Common).Elem(), &p.Mistyped)
 	name := p.HookEventName
 	if name == "" && looksLikeStatusLine(raw) {
 		name = StatusLine
 	}
 	if mk, ok := eventTypes[name]; ok {
 		v := mk()
-		decodeStruct(raw, reflect.ValueOf(v).Elem())
+		decodeStruct(raw, reflect.ValueOf(v).Elem(), &p.Mistyped)
 		p.Event = v
 	}
 	return p
@@ -143,7 +148,7 @@ func (p *Payload) MarshalJSON() ([]byte, error) { return json.Marshal(p.Raw) }
 func (p *Payload) Set(key string, value json.RawMessage) {
 	p.Raw[key] = value
 	q := FromObject(p.Raw)
-	p.Common, p.Event = q.Common, q.Event
+	p.Common, p.Event, p.Mistyped = q.Common, q.Event, q.Mistyped
 }
 
 // looksLikeStatusLine recognises the statusLine payload, which has no
@@ -219,43 +224,48 @@ func plan(t reflect.Type) []fieldInfo {
 // decodeStruct fills the tagged fields of v from raw, leniently: a value of the
 // wrong type leaves the field at its zero value (the raw value stays in the
 // payload's Raw map, so nothing is lost).
-func decodeStruct(raw Object, v reflect.Value) {
+func decodeStruct(raw Object, v reflect.Value, mistyped *[]string) {
 	for _, f := range plan(v.Type()) {
 		fv := v.FieldByIndex(f.index)
 		if f.embedded {
-			decodeStruct(raw, fv)
+			decodeStruct(raw, fv, mistyped)
 			continue
 		}
-		if rv, ok := raw[f.name]; ok {
-			decodeValue(rv, fv)
+		if rv, ok := raw[f.name]; ok && !decodeValue(rv, fv) {
+			*mistyped = append(*mistyped, f.name)
 		}
 	}
 }
 
-func decodeValue(rv json.RawMessage, fv reflect.Value) {
+// decodeValue sets fv from rv and reports whether rv had a usable type.
+func decodeValue(rv json.RawMessage, fv reflect.Value) bool {
 	rv = bytes.TrimSpace(rv)
 	if len(rv) == 0 || string(rv) == "null" {
-		return // null is absent
+		return true // null is absent
 	}
 	switch {
 	case fv.Type() == optStringType:
-		if s, ok := lenientString(rv); ok {
+		s, ok := lenientString(rv)
+		if ok {
 			fv.Set(reflect.ValueOf(OptString{Value: s, Set: true}))
 		}
-		return
+		return ok
 	case fv.Type() == rawType:
 		fv.SetBytes(append([]byte(nil), rv...))
-		return
+		return true
 	case fv.Kind() == reflect.String:
-		if s, ok := lenientString(rv); ok {
+		s, ok := lenientString(rv)
+		if ok {
 			fv.SetString(s)
 		}
-		return
+		return ok
 	}
 	ptr := reflect.New(fv.Type())
-	if err := json.Unmarshal(rv, ptr.Interface()); err == nil {
-		fv.Set(ptr.Elem())
+	if err := json.Unmarshal(rv, ptr.Interface()); err != nil {
+		return false
 	}
+	fv.Set(ptr.Elem())
+	return true
 }
 
 // lenientString accepts a JSON string, and also a number or boolean as its

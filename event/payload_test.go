@@ -177,7 +177,7 @@ func TestDecodeLenient(t *testing.T) {
 	})
 	// An object where a string belongs leaves the typed field empty but keeps the raw value.
 	f(`{"hook_event_name":"PreToolUse","tool_name":{"x":1},"tool_use_id":"toolu_1"}`, func(p *event.Payload) string {
-		if p.Tool().ToolName != "" || p.Tool().ToolUseID != "toolu_1" {
+		if p.Tool().ToolName != "" || p.Tool().ToolUseID != "toolu_1" || fmt.Sprint(p.Mistyped) != "[tool_name]" {
 			return fmt.Sprintf("tool = %+v", p.Tool())
 		}
 		return ""
