@@ -42,6 +42,10 @@ type Payload struct {
 	// (an object where a string belongs, …). Their typed view is empty; their
 	// raw value is kept in Raw.
 	Mistyped []string
+
+	// InvalidUTF8 reports that the input held invalid UTF-8, which Decode
+	// replaced with U+FFFD.
+	InvalidUTF8 bool
 }
 
 // MaxDepth is the deepest nesting of objects and arrays Decode accepts. Real
@@ -89,7 +93,8 @@ func Decode(data []byte) (*Payload, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return nil, ErrNotObject
 	}
-	if !utf8.Valid(data) {
+	invalidUTF8 := !utf8.Valid(data)
+	if invalidUTF8 {
 		// Invalid bytes can only sit inside strings of valid JSON, so replacing
 		// them keeps the document valid and makes it safe to store and show.
 		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
@@ -104,7 +109,9 @@ func Decode(data []byte) (*Payload, error) {
 	if raw == nil { // the literal null cannot start with '{', but stay safe
 		return nil, ErrNotObject
 	}
-	return FromObject(raw), nil
+	p := FromObject(raw)
+	p.InvalidUTF8 = invalidUTF8
+	return p, nil
 }
 
 // FromObject builds the typed views of an already split payload object. The
