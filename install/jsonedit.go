@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -109,7 +110,11 @@ func validate(b []byte) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return position(b, int(se.Offset), se.Error())
+		off := int(se.Offset)
+		if off >= len(b) && strings.HasPrefix(se.Error(), "unexpected end") {
+			off = len(b) + 1 // point past the last byte, not at it
+		}
+		return position(b, off, se.Error())
 	case errors.As(err, &te):
 		return position(b, int(te.Offset), te.Error())
 	case err != nil:
@@ -321,6 +326,16 @@ func replaceValue(b []byte, st style, it item, v any) []byte {
 	indent, own := lineIndent(b, it.keyStart)
 	multiLine := !st.oneLine && own
 	return splice(b, it.valStart(), it.valEnd(), st.render(v, indent, multiLine))
+}
+
+// sameJSON reports whether a and b hold the same JSON value, regardless of
+// formatting and key order.
+func sameJSON(a, b []byte) bool {
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 // ugly returns b without insignificant whitespace, for comparing documents

@@ -51,7 +51,7 @@ func validEnvName(s string) bool {
 
 func systemdUnit(binary string, names []string, env map[string]string) (string, []byte) {
 	var b strings.Builder
-	b.WriteString("# Written by hookwatch service install; hookwatch service uninstall removes it.\n")
+	b.WriteString("# Written by hookwatch service install.\n")
 	b.WriteString("[Unit]\n")
 	b.WriteString("Description=hookwatch collector: Claude Code hook events, dashboard and API\n")
 	b.WriteString("Documentation=https://github.com/hookwatch/hookwatch\n")
@@ -108,7 +108,7 @@ func launchdPlist(binary string, names []string, env map[string]string) (string,
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-<!-- Written by hookwatch service install; hookwatch service uninstall removes it. -->
+<!-- Written by hookwatch service install. -->
 <plist version="1.0">
 <dict>
 	<key>Label</key>

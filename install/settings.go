@@ -234,6 +234,9 @@ func Install(o Options) (Result, error) {
 		return Result{Path: path}, fmt.Errorf("cannot install into %s: %w", path, err)
 	}
 	after := s.bytes(nw)
+	if bytes.Equal(nw, s.body) {
+		after = old // a blank file stays as it is
+	}
 	r := Result{Path: path, Notes: notes, Created: !existed}
 	backup := path + BackupSuffix
 	needBackup := existed && !s.hasHookwatch(o)
@@ -286,6 +289,9 @@ func Uninstall(o Options) (Result, error) {
 		return r, fmt.Errorf("cannot uninstall from %s: %w", path, err)
 	}
 	after := s.bytes(nw)
+	if bytes.Equal(nw, s.body) {
+		after = old // a blank file stays as it is
+	}
 	remove := false
 	switch {
 	case bytes.Equal(after, old):
@@ -384,6 +390,22 @@ func isOurGroup(g gjson.Result, binary string) bool {
 	return n > 0
 }
 
+// hasMixedGroup reports whether a group of the event array a holds a
+// hookwatch handler next to handlers of the user's.
+func hasMixedGroup(a gjson.Result, binary string) bool {
+	for _, it := range items(a) {
+		if isOurGroup(it.value, binary) {
+			continue
+		}
+		for _, h := range it.value.Get("hooks").Array() {
+			if isOurHandler(h, binary) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ourGroups returns the indexes of hookwatch's groups in the event array a.
 func ourGroups(a gjson.Result, binary string) []int {
 	var out []int
@@ -444,6 +466,9 @@ func (s *settings) install(o Options, notes *[]string) ([]byte, error) {
 			if b, err = s.installEvent(b, o, name); err != nil {
 				return nil, err
 			}
+			if ev, _ := eventArray(b, name); ev.value.IsArray() && hasMixedGroup(ev.value, o.Binary) {
+				*notes = append(*notes, fmt.Sprintf("a matcher group of hooks.%s runs hookwatch next to other handlers: left as it is, so hookwatch may see those events twice", name))
+			}
 		}
 		for _, e := range events {
 			if slices.Contains(present, e.Name) {
@@ -491,6 +516,14 @@ func (s *settings) installEvent(b []byte, o Options, name string) ([]byte, error
 		b = removeItem(b, ev.value, i)
 	}
 	if !want {
+		// An array that held only hookwatch's groups goes with them, as
+		// Uninstall would take it.
+		if len(ours) > 0 {
+			if ev, _ = eventArray(b, name); len(items(ev.value)) == 0 {
+				h, _, _ := hooksObject(b)
+				b = removeItem(b, h.value, slices.IndexFunc(items(h.value), func(it item) bool { return it.key == name }))
+			}
+		}
 		return b, nil
 	}
 	g := o.group(e)
@@ -499,7 +532,7 @@ func (s *settings) installEvent(b []byte, o Options, name string) ([]byte, error
 		return appendItem(b, s.st, ev.value, nil, g), nil
 	}
 	it := items(ev.value)[keep]
-	if ugly([]byte(it.value.Raw)) == ugly([]byte(s.st.render(g, "", false))) {
+	if sameJSON([]byte(it.value.Raw), []byte(s.st.render(g, "", false))) {
 		return b, nil
 	}
 	return replaceValue(b, s.st, it, g), nil

@@ -80,10 +80,10 @@ func shellWords(s string) (words []string, ok bool) {
 type statusKind int
 
 const (
-	statusOther   statusKind = iota // not hookwatch's
-	statusPlain                     // '<bin> statusline', as Install writes it
-	statusWrap                      // '<bin> statusline --wrap <old>', as Install writes it
-	statusCustom                    // hookwatch statusline with flags of the user's own
+	statusOther  statusKind = iota // not hookwatch's
+	statusPlain                    // '<bin> statusline', as Install writes it
+	statusWrap                     // '<bin> statusline --wrap <old>', as Install writes it
+	statusCustom                   // hookwatch statusline with flags of the user's own
 )
 
 // classifyStatus tells whether cmd is hookwatch's statusLine command and,
