@@ -9,6 +9,12 @@
 // byte for byte what it was before.
 package install
 
+import (
+	"cmp"
+	"fmt"
+	"strings"
+)
+
 // DefaultTimeout is the timeout, in seconds, of every handler hookwatch
 // registers. The hook answers in milliseconds; the timeout only bounds the
 // damage of a wedged process or collector. Claude Code's own default is 600 s,
@@ -19,6 +25,12 @@ const DefaultTimeout = 10
 type Event struct {
 	// Name is the event name, the key under "hooks" in settings.json.
 	Name string
+	// Since is the oldest Claude Code version known to accept the event:
+	// the changelog's version where it names the event, else the oldest
+	// version seen to accept it. Older versions reject the whole plugin
+	// hooks file (and, before 2.1.101, the whole settings file) over an
+	// event name they do not know.
+	Since string
 	// Async marks pure telemetry: the handler runs in the background
 	// ("async": true) because nothing it could answer would take effect, so
 	// the agent should not wait for it.
@@ -55,36 +67,36 @@ type Event struct {
 // SessionStart and Setup accept no http handlers (spec §1.2): they get
 // command handlers in both modes.
 var events = []Event{
-	syncEvent("SessionStart", commandOnly, "a policy can add context at session start; no http handlers allowed"),
-	syncEvent("Setup", commandOnly, "a policy can add context at init/maintenance; no http handlers allowed"),
-	asyncEvent("InstructionsLoaded", withHTTP, "output is discarded"),
-	syncEvent("UserPromptSubmit", withHTTP, "can block or scrub the prompt"),
-	syncEvent("UserPromptExpansion", withHTTP, "can block a /command expansion"),
-	asyncEvent("MessageDisplay", withHTTP, "display-only rewrite nobody uses; fires per rendered batch, waiting would slow the terminal"),
-	syncEvent("PreToolUse", withHTTP, "allow/deny/ask/defer or rewrite the tool input"),
-	syncEvent("PermissionRequest", withHTTP, "can answer the permission dialog"),
-	syncEvent("PermissionDenied", withHTTP, "can ask for a retry"),
-	syncEvent("PostToolUse", withHTTP, "can block, rewrite the tool output or add context"),
-	syncEvent("PostToolUseFailure", withHTTP, "can add context to a failure"),
-	syncEvent("PostToolBatch", withHTTP, "can stop the agentic loop"),
-	asyncEvent("Notification", withHTTP, "cannot block; only terminalSequence is honoured"),
-	asyncEvent("SubagentStart", commandOnly, "the subagent's meta sidecar is written only after synchronous SubagentStart handlers return"),
-	syncEvent("SubagentStop", withHTTP, "can keep the subagent running"),
-	syncEvent("TaskCreated", withHTTP, "can roll the task back"),
-	syncEvent("TaskCompleted", withHTTP, "can refuse completion"),
-	syncEvent("Stop", withHTTP, "can keep the conversation going"),
-	asyncEvent("StopFailure", withHTTP, "output and exit code are ignored"),
-	syncEvent("TeammateIdle", withHTTP, "can keep the teammate working"),
-	syncEvent("ConfigChange", withHTTP, "can block a settings change"),
-	asyncEvent("CwdChanged", withHTTP, "cannot block; watchPaths is not a policy concern"),
-	asyncEvent("DirectoryAdded", withHTTP, "cannot block"),
-	asyncEvent("FileChanged", withHTTP, "cannot block"),
-	asyncEvent("WorktreeRemove", withHTTP, "cannot block"),
-	syncEvent("PreCompact", withHTTP, "can block compaction"),
-	asyncEvent("PostCompact", withHTTP, "cannot block"),
-	syncEvent("SessionEnd", withHTTP, "cannot block, but async handlers are killed at teardown and the event would be lost"),
-	syncEvent("Elicitation", withHTTP, "can answer or deny an MCP elicitation"),
-	syncEvent("ElicitationResult", withHTTP, "can override the user's elicitation answer"),
+	syncEvent("SessionStart", "1.0.62", commandOnly, "a policy can add context at session start; no http handlers allowed"),
+	syncEvent("Setup", "2.1.10", commandOnly, "a policy can add context at init/maintenance; no http handlers allowed"),
+	asyncEvent("InstructionsLoaded", "2.1.69", withHTTP, "output is discarded"),
+	syncEvent("UserPromptSubmit", "1.0.54", withHTTP, "can block or scrub the prompt"),
+	syncEvent("UserPromptExpansion", "2.1.197", withHTTP, "can block a /command expansion"),
+	asyncEvent("MessageDisplay", "2.1.152", withHTTP, "display-only rewrite nobody uses; fires per rendered batch, waiting would slow the terminal"),
+	syncEvent("PreToolUse", "1.0.38", withHTTP, "allow/deny/ask/defer or rewrite the tool input"),
+	syncEvent("PermissionRequest", "2.0.45", withHTTP, "can answer the permission dialog"),
+	syncEvent("PermissionDenied", "2.1.89", withHTTP, "can ask for a retry"),
+	syncEvent("PostToolUse", "1.0.38", withHTTP, "can block, rewrite the tool output or add context"),
+	syncEvent("PostToolUseFailure", "2.1.38", withHTTP, "can add context to a failure"),
+	syncEvent("PostToolBatch", "2.1.197", withHTTP, "can stop the agentic loop"),
+	asyncEvent("Notification", "1.0.38", withHTTP, "cannot block; only terminalSequence is honoured"),
+	asyncEvent("SubagentStart", "2.0.43", commandOnly, "the subagent's meta sidecar is written only after synchronous SubagentStart handlers return"),
+	syncEvent("SubagentStop", "1.0.41", withHTTP, "can keep the subagent running"),
+	syncEvent("TaskCreated", "2.1.84", withHTTP, "can roll the task back"),
+	syncEvent("TaskCompleted", "2.1.33", withHTTP, "can refuse completion"),
+	syncEvent("Stop", "1.0.38", withHTTP, "can keep the conversation going"),
+	asyncEvent("StopFailure", "2.1.78", withHTTP, "output and exit code are ignored"),
+	syncEvent("TeammateIdle", "2.1.33", withHTTP, "can keep the teammate working"),
+	syncEvent("ConfigChange", "2.1.49", withHTTP, "can block a settings change"),
+	asyncEvent("CwdChanged", "2.1.83", withHTTP, "cannot block; watchPaths is not a policy concern"),
+	asyncEvent("DirectoryAdded", "2.1.219", withHTTP, "cannot block"),
+	asyncEvent("FileChanged", "2.1.83", withHTTP, "cannot block"),
+	asyncEvent("WorktreeRemove", "2.1.50", withHTTP, "cannot block"),
+	syncEvent("PreCompact", "1.0.48", withHTTP, "can block compaction"),
+	asyncEvent("PostCompact", "2.1.76", withHTTP, "cannot block"),
+	syncEvent("SessionEnd", "1.0.85", withHTTP, "cannot block, but async handlers are killed at teardown and the event would be lost"),
+	syncEvent("Elicitation", "2.1.76", withHTTP, "can answer or deny an MCP elicitation"),
+	syncEvent("ElicitationResult", "2.1.76", withHTTP, "can override the user's elicitation answer"),
 }
 
 // withHTTP and commandOnly name the http argument of syncEvent and asyncEvent.
@@ -94,13 +106,13 @@ const (
 )
 
 // syncEvent returns a synchronous table entry.
-func syncEvent(name string, http bool, why string) Event {
-	return Event{Name: name, HTTP: http, Timeout: DefaultTimeout, Why: why}
+func syncEvent(name, since string, http bool, why string) Event {
+	return Event{Name: name, Since: since, HTTP: http, Timeout: DefaultTimeout, Why: why}
 }
 
 // asyncEvent returns a background table entry.
-func asyncEvent(name string, http bool, why string) Event {
-	return Event{Name: name, Async: true, HTTP: http, Timeout: DefaultTimeout, Why: why}
+func asyncEvent(name, since string, http bool, why string) Event {
+	return Event{Name: name, Since: since, Async: true, HTTP: http, Timeout: DefaultTimeout, Why: why}
 }
 
 // Events returns a copy of the table of events hookwatch registers for, in
@@ -111,10 +123,77 @@ func Events() []Event {
 
 // eventByName returns the table entry of name.
 func eventByName(name string) (Event, bool) {
-	for _, e := range events {
+	return lookup(events, name)
+}
+
+// lookup returns the entry of name in es.
+func lookup(es []Event, name string) (Event, bool) {
+	for _, e := range es {
 		if e.Name == name {
 			return e, true
 		}
 	}
 	return Event{}, false
+}
+
+// eventsFor returns the events Claude Code version v accepts; all of them
+// when v is nil.
+func eventsFor(v []int) []Event {
+	if v == nil {
+		return events
+	}
+	var out []Event
+	for _, e := range events {
+		since, _ := parseVersion(e.Since)
+		if compareVersions(since, v) <= 0 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// parseVersion reads the first dotted number in s ("2.1.197 (Claude
+// Code)" gives [2 1 197]).
+func parseVersion(s string) ([]int, error) {
+	i := strings.IndexAny(s, "0123456789")
+	if i < 0 {
+		return nil, fmt.Errorf("cannot parse the version %q", s)
+	}
+	var v []int
+	n, digits := 0, false
+	for _, c := range s[i:] {
+		switch {
+		case c >= '0' && c <= '9':
+			if n > 1e8 {
+				return nil, fmt.Errorf("cannot parse the version %q", s)
+			}
+			n, digits = n*10+int(c-'0'), true
+			continue
+		case c == '.' && digits:
+			v, n, digits = append(v, n), 0, false
+			continue
+		}
+		break
+	}
+	if digits {
+		v = append(v, n)
+	}
+	return v, nil
+}
+
+// compareVersions compares a and b part by part; missing parts count as 0.
+func compareVersions(a, b []int) int {
+	for i := range max(len(a), len(b)) {
+		var x, y int
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			return cmp.Compare(x, y)
+		}
+	}
+	return 0
 }

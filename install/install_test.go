@@ -624,3 +624,71 @@ func FuzzInstall(f *testing.F) {
 		}
 	})
 }
+
+func TestInstallClaudeVersion(t *testing.T) {
+	names := func(b []byte) []string {
+		var doc struct{ Hooks map[string]json.RawMessage }
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for k := range doc.Hooks {
+			out = append(out, k)
+		}
+		slices.Sort(out)
+		return out
+	}
+	o, _, _ := setup(t, "none")
+	mustInstall(t, o)
+	if n := len(names(content(t, o))); n != len(events) {
+		t.Fatalf("without a version: %d events", n)
+	}
+	// Going back to an older client takes the newer events out again.
+	o.ClaudeVersion = "2.1.197 (Claude Code)"
+	r := mustInstall(t, o)
+	if got := names(content(t, o)); len(got) != len(events)-1 || slices.Contains(got, "DirectoryAdded") {
+		t.Errorf("2.1.197: %v", got)
+	}
+	if !strings.Contains(r.Diff, `-    "DirectoryAdded": [`) {
+		t.Errorf("the diff does not show DirectoryAdded going:\n%s", r.Diff)
+	}
+	o.ClaudeVersion = "1.0.62"
+	mustInstall(t, o)
+	if got := names(content(t, o)); !slices.Equal(got, []string{"Notification", "PostToolUse", "PreCompact", "PreToolUse", "SessionStart", "Stop", "SubagentStop", "UserPromptSubmit"}) {
+		t.Errorf("1.0.62: %v", got)
+	}
+	mustUninstall(t, o)
+	if content(t, o) != nil {
+		t.Errorf("file left after Uninstall")
+	}
+	if _, err := Install(Options{ConfigDir: o.ConfigDir, Binary: testBinary, ClaudeVersion: "latest"}); err == nil {
+		t.Errorf("a version without digits was accepted")
+	}
+}
+
+func TestParseVersion(t *testing.T) {
+	f := func(in string, want []int) {
+		t.Helper()
+		got, err := parseVersion(in)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("parseVersion(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	f("2.1.197", []int{2, 1, 197})
+	f("2.1.197 (Claude Code)", []int{2, 1, 197})
+	f("v2.1", []int{2, 1})
+	f("2.1.", []int{2, 1})
+	f("10", []int{10})
+	g := func(a, b string, want int) {
+		t.Helper()
+		va, _ := parseVersion(a)
+		vb, _ := parseVersion(b)
+		if got := compareVersions(va, vb); got != want {
+			t.Errorf("compareVersions(%s, %s) = %d; want %d", a, b, got, want)
+		}
+	}
+	g("2.1.197", "2.1.219", -1)
+	g("2.1.219", "2.1.197", 1)
+	g("2.1", "2.1.0", 0)
+	g("2.10.0", "2.9.9", 1)
+}

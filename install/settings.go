@@ -66,12 +66,18 @@ type Options struct {
 	// ConfigDir is Claude Code's configuration directory for ScopeUser;
 	// default $CLAUDE_CONFIG_DIR, then Home/.claude.
 	ConfigDir string
+	// ClaudeVersion, when set (the output of "claude --version" will
+	// do), leaves out the events that version does not know yet (see
+	// Event.Since) and removes hookwatch's groups for them.
+	ClaudeVersion string
 	// Statusline also registers hookwatch as the statusLine command,
 	// wrapping the one already configured. Uninstall always removes
 	// hookwatch's statusLine, whatever this says.
 	Statusline bool
 	// DryRun computes the Result, diff included, without touching any file.
 	DryRun bool
+
+	version []int // ClaudeVersion, parsed
 }
 
 // Result reports what Install or Uninstall did (or, with DryRun, would do).
@@ -128,6 +134,13 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Mode != ModeCommand && o.Mode != ModeHTTP {
 		return o, fmt.Errorf("unknown mode %q: want %s or %s", o.Mode, ModeCommand, ModeHTTP)
+	}
+	if o.ClaudeVersion != "" {
+		v, err := parseVersion(o.ClaudeVersion)
+		if err != nil {
+			return o, fmt.Errorf("cannot use the Claude Code version: %w", err)
+		}
+		o.version = v
 	}
 	if o.CollectorURL == "" {
 		o.CollectorURL = DefaultCollectorURL
@@ -452,7 +465,7 @@ func (s *settings) install(o Options, notes *[]string) ([]byte, error) {
 	}
 	if !ok {
 		var all obj
-		for _, e := range events {
+		for _, e := range eventsFor(o.version) {
 			all = append(all, kv{e.Name, []any{o.group(e)}})
 		}
 		key := "hooks"
@@ -470,7 +483,7 @@ func (s *settings) install(o Options, notes *[]string) ([]byte, error) {
 				*notes = append(*notes, fmt.Sprintf("a matcher group of hooks.%s runs hookwatch next to other handlers: left as it is, so hookwatch may see those events twice", name))
 			}
 		}
-		for _, e := range events {
+		for _, e := range eventsFor(o.version) {
 			if slices.Contains(present, e.Name) {
 				continue
 			}
@@ -497,7 +510,7 @@ func eventArray(b []byte, name string) (item, bool) {
 // installEvent brings the event array name to exactly one hookwatch group
 // where the table lists the event, and to none elsewhere.
 func (s *settings) installEvent(b []byte, o Options, name string) ([]byte, error) {
-	e, want := eventByName(name)
+	e, want := lookup(eventsFor(o.version), name)
 	ev, _ := eventArray(b, name)
 	if !ev.value.IsArray() {
 		if want {
