@@ -1,0 +1,296 @@
+package spool
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// DefaultBatch is the batch size Drain uses when max is not positive.
+const DefaultBatch = 500
+
+// Drain delivers pending records: first the segments left by earlier drains
+// that failed or died (oldest first), then the active segment, which it
+// claims so that new appends go to a fresh one. It calls deliver with batches
+// of at most max records (DefaultBatch if max <= 0), in segment order; deliver
+// owns the slices it receives and may keep them.
+//
+// A segment is deleted only after deliver accepted all its records. When
+// deliver returns an error, or ctx ends, Drain stops and returns it (wrapped)
+// with the number of records delivered so far; the segment stays, and a later
+// Drain delivers it again from its start, including the records already
+// delivered (at-least-once: the receiver dedups). deliver should therefore
+// fail only on transient errors: a batch it can never deliver would block the
+// spool until the cap is reached, so it should keep or report such records
+// itself and return nil.
+//
+// Drain is one pass: records appended after it claimed the active segment
+// are left for the next call. Any number of Drains may run at once, in any
+// processes; they never deliver the same segment concurrently.
+func (s *Spool) Drain(ctx context.Context, max int, deliver func(records [][]byte) error) (delivered int, err error) {
+	if max <= 0 {
+		max = DefaultBatch
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	left, err := s.segments()
+	if err != nil {
+		return 0, err
+	}
+	for _, name := range left {
+		if err := ctx.Err(); err != nil {
+			return delivered, err
+		}
+		n, err := s.drainSegment(ctx, name, false, max, deliver)
+		delivered += n
+		if err != nil {
+			return delivered, err
+		}
+	}
+	name, err := s.claimCurrent()
+	if err != nil || name == "" {
+		return delivered, err
+	}
+	n, err := s.drainSegment(ctx, name, true, max, deliver)
+	return delivered + n, err
+}
+
+// segments lists the claimed segments, oldest first: their names start with
+// the claim time.
+func (s *Spool) segments() ([]string, error) {
+	d, err := os.Open(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open spool directory: %w", err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, fmt.Errorf("cannot list spool directory: %w", err)
+	}
+	names = slices.DeleteFunc(names, func(n string) bool { return !isSegment(n) })
+	slices.Sort(names)
+	return names, nil
+}
+
+// claimCurrent renames the active segment to a new draining-* name and
+// returns that name, or "" if there was nothing to claim. The rename is the
+// claim: of two drainers, one gets ENOENT.
+func (s *Spool) claimCurrent() (string, error) {
+	var st syscall.Stat_t
+	if err := stat(s.current, &st); err != nil {
+		if errors.Is(err, syscall.ENOENT) {
+			return "", nil
+		}
+		return "", fmt.Errorf("cannot stat %s: %w", s.current, err)
+	}
+	if st.Size == 0 {
+		// Nothing written yet (a writer may be about to): claiming it would
+		// only make writers retry and leave an empty segment to delete.
+		return "", nil
+	}
+	name := fmt.Sprintf("%s%020d-%d-%08x%s", segmentPrefix, time.Now().UnixNano(), os.Getpid(), rand.Uint32(), segmentSuffix)
+	if err := os.Rename(s.current, filepath.Join(s.dir, name)); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", nil // another drainer claimed it first
+		}
+		return "", fmt.Errorf("cannot claim %s: %w", s.current, err)
+	}
+	if err := s.updateBacklog(); err != nil {
+		return name, err
+	}
+	return name, nil
+}
+
+// drainSegment delivers the segment name and deletes it. With wait, it waits
+// (until ctx ends) for the writers still appending to a segment it has just
+// claimed; without, it skips a segment that is locked, since another drainer
+// (or a last writer, with a drainer that will follow) owns it.
+func (s *Spool) drainSegment(ctx context.Context, name string, wait bool, max int, deliver func([][]byte) error) (int, error) {
+	path := filepath.Join(s.dir, name)
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, nil // delivered and deleted by another drainer
+		}
+		return 0, fmt.Errorf("cannot open %s: %w", path, err)
+	}
+	defer f.Close() // also drops the lock
+	fd := int(f.Fd())
+	locked, err := lockExclusive(ctx, fd, wait)
+	if err != nil {
+		return 0, fmt.Errorf("cannot lock %s: %w", path, err)
+	}
+	if !locked {
+		return 0, nil
+	}
+	var st syscall.Stat_t
+	if err := fstat(fd, &st); err != nil {
+		return 0, fmt.Errorf("cannot stat %s: %w", path, err)
+	}
+	if st.Nlink == 0 {
+		return 0, nil // another drainer delivered it while we waited for the lock
+	}
+
+	delivered := 0
+	batch := make([][]byte, 0, min(max, 64))
+	flush := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := deliver(batch); err != nil {
+			return fmt.Errorf("cannot deliver %d records of %s: %w", len(batch), name, err)
+		}
+		delivered += len(batch)
+		batch = make([][]byte, 0, cap(batch))
+		return nil
+	}
+	corrupt, err := readSegment(f, func(rec []byte) error {
+		batch = append(batch, slices.Clone(rec))
+		if len(batch) < max {
+			return nil
+		}
+		return flush()
+	})
+	if err == nil && len(batch) > 0 {
+		err = flush()
+	}
+	if err != nil {
+		return delivered, err
+	}
+	// Count before deleting: a crash in between counts these lines twice
+	// rather than never.
+	if err := s.addCount(corruptName, corrupt); err != nil {
+		return delivered, err
+	}
+	if err := os.Remove(path); err != nil {
+		return delivered, fmt.Errorf("cannot remove delivered segment: %w", err)
+	}
+	return delivered, s.updateBacklog()
+}
+
+// lockExclusive takes an exclusive flock on fd. Without wait it tries once;
+// with wait it polls until ctx ends rather than blocking in flock(2), so that
+// a writer stopped while holding its shared lock cannot hang a drain. Writers
+// hold their lock for one write, so the first retries almost always win.
+func lockExclusive(ctx context.Context, fd int, wait bool) (bool, error) {
+	delay := 50 * time.Microsecond
+	for {
+		err := flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return false, err
+		}
+		if !wait {
+			return false, nil
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			// The segment stays claimed and unlocked: the next Drain
+			// picks it up as a leftover.
+			return false, ctx.Err()
+		case <-t.C:
+		}
+		delay = min(2*delay, 10*time.Millisecond)
+	}
+}
+
+// updateBacklog publishes the total size of the claimed segments for Append's
+// cap check, as the target of the backlog symlink: a writer reads it with one
+// readlink(2), and replacing it with rename(2) is atomic. The drain lock
+// serialises updates, and every claim and delete is followed by one, so the
+// last update always reflects the latest change.
+func (s *Spool) updateBacklog() error {
+	lock, err := os.OpenFile(filepath.Join(s.dir, drainLockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("cannot open drain lock: %w", err)
+	}
+	defer lock.Close()
+	// Held only for a directory listing, by drainers only: blocking is fine.
+	if err := flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("cannot lock drain lock: %w", err)
+	}
+	names, err := s.segments()
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, name := range names {
+		var st syscall.Stat_t
+		if err := stat(filepath.Join(s.dir, name), &st); err == nil {
+			total += st.Size
+		}
+	}
+	tmp := s.backlog + ".tmp"
+	_ = os.Remove(tmp) // left by a drainer that died here
+	if err := os.Symlink(strconv.FormatInt(total, 10), tmp); err != nil {
+		return fmt.Errorf("cannot write spool backlog: %w", err)
+	}
+	if err := os.Rename(tmp, s.backlog); err != nil {
+		return fmt.Errorf("cannot write spool backlog: %w", err)
+	}
+	return nil
+}
+
+// readSegment calls fn with every record of a segment, in order, and returns
+// how many lines it skipped as corrupt: a last line without its '\n' (a torn
+// write), a line that is not valid JSON, a line longer than MaxRecordBytes.
+// Empty lines separate appends and are skipped silently. rec is only valid
+// during the call. An error from fn stops the read and is returned as is.
+// readSegment copes with any bytes.
+func readSegment(r io.Reader, fn func(rec []byte) error) (corrupt int64, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte  // a line longer than the buffer, being assembled
+	tooLong := false // the current line exceeded MaxRecordBytes: skip to its end
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			if !tooLong && len(long)+len(chunk) > MaxRecordBytes {
+				tooLong, long = true, nil
+			}
+			if !tooLong {
+				long = append(long, chunk...)
+			}
+			continue
+		case err == io.EOF:
+			if tooLong || len(long)+len(chunk) > 0 {
+				corrupt++ // torn: its '\n' never made it to disk
+			}
+			return corrupt, nil
+		case err != nil:
+			return corrupt, fmt.Errorf("cannot read segment: %w", err)
+		}
+		line := chunk[:len(chunk)-1]
+		if long != nil {
+			line = append(long, line...)
+			long = long[:0]
+		}
+		switch {
+		case tooLong || len(line) > MaxRecordBytes:
+			tooLong = false
+			corrupt++
+		case len(line) == 0:
+		case !json.Valid(line):
+			corrupt++
+		default:
+			if err := fn(line); err != nil {
+				return corrupt, err
+			}
+		}
+	}
+}
