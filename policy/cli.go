@@ -1,0 +1,354 @@
+package policy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hookwatch/hookwatch/decision"
+)
+
+// Check validates and compiles the given policy files as they would be in
+// force together (duplicate ids across files are reported), writing one line
+// per file and one per problem ("file:line: rule "id": message") to w. It
+// returns an error when any file has a problem.
+func Check(w io.Writer, files ...string) error {
+	if len(files) == 0 {
+		return errors.New("cannot check policy: no files given")
+	}
+	set, _ := Load(files...)
+	problems := append(set.Problems, set.compileAll()...)
+	perFile := map[string]int{}
+	for _, p := range problems {
+		perFile[p.File]++
+	}
+	for _, f := range set.Files {
+		switch {
+		case !f.Found:
+			// Reported as a problem below.
+		case perFile[f.Path] == 0:
+			fmt.Fprintf(w, "%s: ok, %d rule%s\n", f.Path, f.Rules, plural(f.Rules))
+		default:
+			fmt.Fprintf(w, "%s: %d problem%s\n", f.Path, perFile[f.Path], plural(perFile[f.Path]))
+		}
+	}
+	for _, p := range problems {
+		fmt.Fprintln(w, p.Error())
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("policy check failed: %d problem%s", len(problems), plural(len(problems)))
+	}
+	return nil
+}
+
+// compileAll compiles every rule (Evaluate compiles lazily, per event) and
+// returns the problems found.
+func (s *Set) compileAll() []Problem {
+	var out []Problem
+	for _, r := range s.Rules {
+		if r.invalid != nil {
+			continue // already reported when loading
+		}
+		if c := r.compiled(); c.err != nil {
+			var p Problem
+			if errors.As(c.err, &p) {
+				out = append(out, p)
+			} else {
+				out = append(out, Problem{File: r.File, Line: r.Line, RuleID: r.ID, Msg: c.err.Error()})
+			}
+		}
+	}
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// TestResult is one line of a dry run (Test with JSON output).
+type TestResult struct {
+	Line      int    `json:"line"`
+	Event     string `json:"event,omitempty"`
+	ToolName  string `json:"tool_name,omitempty"`
+	AgentID   string `json:"agent_id,omitempty"`
+	AgentType string `json:"agent_type,omitempty"`
+	// Decision is the audit record (nil: no opinion).
+	Decision *decision.Audit `json:"decision"`
+	// Stdout and ExitCode are what the hook would answer.
+	Stdout   string `json:"stdout"`
+	ExitCode int    `json:"exit_code"`
+	// Error is set for a line that is not a hook payload.
+	Error string `json:"error,omitempty"`
+}
+
+// Test dry-runs policyFile over recorded events: one JSON object per line,
+// either a raw hook payload or an object wrapping it under "payload" (the
+// corpus files and envelope exports). Quotas count in memory, from zero, with
+// the time taken from the wrapper's "received_at" when present. It writes a
+// table of what each rule would decide and the merged answer per event, or,
+// with jsonOut, one TestResult per line (JSON Lines). It returns an error if
+// the policy has problems (after the dry run of its valid rules) or reading
+// events fails.
+func Test(w io.Writer, policyFile string, events io.Reader, jsonOut bool) error {
+	set, _ := Load(policyFile)
+	problems := append(set.Problems, set.compileAll()...)
+	var clock time.Time
+	st := MemoryState()
+	st.Clock = func() time.Time {
+		if clock.IsZero() {
+			return time.Now()
+		}
+		return clock
+	}
+
+	var tw *tabwriter.Writer
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if !jsonOut {
+		for _, p := range problems {
+			fmt.Fprintf(w, "problem: %s\n", p.Error())
+		}
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "LINE\tEVENT\tTOOL\tAGENT\tRULE\tACTION\tENFORCED\tREASON")
+	}
+	var total, decided, denied int
+	br := bufio.NewReaderSize(events, 64<<10)
+	for lineNo := 1; ; lineNo++ {
+		line, err := readLine(br)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("cannot read events: %w", err)
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			payload, at, perr := payloadOf(line)
+			res := TestResult{Line: lineNo}
+			if perr != nil {
+				res.Error = perr.Error()
+			} else {
+				total++
+				clock = at
+				d := set.Evaluate(context.Background(), payload, st)
+				res.Event = asString(payload["hook_event_name"])
+				res.ToolName = asString(payload["tool_name"])
+				res.AgentID = asString(payload["agent_id"])
+				res.AgentType = asString(payload["agent_type"])
+				res.Decision = d.Audit()
+				out, code := decision.Render(d)
+				res.Stdout, res.ExitCode = string(out), code
+				if res.Decision != nil {
+					decided++
+					if res.Decision.Enforced && (res.Decision.Action == decision.ActionDeny || res.Decision.Action == decision.ActionBlock) {
+						denied++
+					}
+				}
+			}
+			if jsonOut {
+				if err := enc.Encode(res); err != nil {
+					return fmt.Errorf("cannot write result: %w", err)
+				}
+			} else {
+				writeRows(tw, res)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	if tw != nil {
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("cannot write table: %w", err)
+		}
+		fmt.Fprintf(w, "%d event%s, %d with a decision, %d denied or blocked\n", total, plural(total), decided, denied)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("policy %s has %d problem%s (invalid rules were left out of the dry run)", policyFile, len(problems), plural(len(problems)))
+	}
+	return nil
+}
+
+// readLine reads one line of any length (payloads carry whole files).
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		line = append(line, chunk...)
+		if err != nil || !isPrefix {
+			return line, err
+		}
+	}
+}
+
+// payloadOf extracts the hook payload from a line: the object itself when it
+// has hook_event_name, else its "payload" object. at is the wrapper's
+// received_at time, if any.
+func payloadOf(line []byte) (map[string]any, time.Time, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(line, &obj); err != nil {
+		return nil, time.Time{}, fmt.Errorf("not a JSON object: %v", err)
+	}
+	if _, ok := obj["hook_event_name"].(string); ok {
+		return obj, time.Time{}, nil
+	}
+	p, ok := obj["payload"].(map[string]any)
+	if !ok {
+		return nil, time.Time{}, errors.New(`not a hook payload: no "hook_event_name" and no "payload" object`)
+	}
+	if _, ok := p["hook_event_name"].(string); !ok {
+		return nil, time.Time{}, errors.New(`the "payload" object has no "hook_event_name"`)
+	}
+	var at time.Time
+	if s, ok := obj["received_at"].(string); ok {
+		at, _ = time.Parse(time.RFC3339Nano, s)
+	}
+	return p, at, nil
+}
+
+func writeRows(tw *tabwriter.Writer, res TestResult) {
+	agent := "main"
+	if res.AgentID != "" {
+		agent = res.AgentType
+		if agent == "" {
+			agent = res.AgentID
+		}
+	}
+	if res.Error != "" {
+		fmt.Fprintf(tw, "%d\t-\t-\t-\t-\t-\t-\t%s\n", res.Line, oneLine(res.Error))
+		return
+	}
+	tool := dash(res.ToolName)
+	if res.Decision == nil {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t-\tno opinion\t-\t\n", res.Line, res.Event, tool, agent)
+		return
+	}
+	for _, n := range res.Decision.Rules {
+		reason := n.Reason
+		if n.Error != "" {
+			reason = "error: " + n.Error
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Line, res.Event, tool, agent, dash(n.RuleID), n.Action, yesNo(n.Enforced), oneLine(reason))
+	}
+	fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t=> %s\t%s\t%s\t%s\n", res.Line, res.Event, tool, agent,
+		dash(strings.Join(res.Decision.RuleIDs, ",")), res.Decision.Action, yesNo(res.Decision.Enforced), oneLine(res.Decision.Reason))
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// oneLine flattens and shortens text for a table cell.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 100 {
+		s = string(r[:99]) + "…"
+	}
+	return s
+}
+
+// Explain writes which policy files apply to dir (with home as
+// HOOKWATCH_HOME and dir also taken as the project dir), which rules are in
+// force in evaluation order, and which parts are invalid and left out.
+func Explain(w io.Writer, home, dir string) error {
+	set := Discover(home, dir, dir)
+	problems := append(set.Problems, set.compileAll()...)
+	fmt.Fprintf(w, "Policy in force for %s\n\n", dir)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCOPE\tFILE\tSTATUS")
+	for _, f := range set.Files {
+		status := "not found"
+		if f.Found {
+			status = fmt.Sprintf("%d rule%s", f.Rules, plural(f.Rules))
+			if f.Problems > 0 {
+				status += fmt.Sprintf(", %d problem%s", f.Problems, plural(f.Problems))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Scope, f.Path, status)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("cannot write files table: %w", err)
+	}
+	if len(set.Rules) == 0 {
+		fmt.Fprintln(w, "\nNo rules in force.")
+	} else {
+		fmt.Fprintln(w, "\nRules (all matching rules are evaluated; deny > defer > ask > allow; managed rules cannot be redefined):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SCOPE\tID\tEVENTS\tMATCHER\tAGENT\tACTION\tMODE\tON_ERROR\tDESCRIPTION")
+		for _, r := range set.Rules {
+			agent := dash(r.Agent)
+			if r.AgentType != "" {
+				agent += " type=" + r.AgentType
+			}
+			mode, onErr := "enforce", "open"
+			if r.AuditOnly {
+				mode = "audit"
+			}
+			if r.OnErrorClosed {
+				onErr = "closed"
+			}
+			if r.invalid != nil {
+				mode = "INVALID: denies"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scope, r.ID, describeEvents(r.Events), dash(r.Matcher),
+				agent, describeAction(r), mode, onErr, oneLine(r.Description))
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("cannot write rules table: %w", err)
+		}
+	}
+	if len(problems) > 0 {
+		fmt.Fprintln(w, "\nProblems (these parts are NOT in force; they fail open):")
+		for _, p := range problems {
+			fmt.Fprintf(w, "  %s\n", p.Error())
+		}
+	}
+	return nil
+}
+
+// describeAction summarises a rule's action and effects.
+func describeAction(r *Rule) string {
+	var parts []string
+	if r.Action != "" {
+		parts = append(parts, r.Action)
+	}
+	if r.Quota != nil {
+		q := fmt.Sprintf("quota %d", r.Quota.Limit)
+		if len(r.Quota.Per) > 0 {
+			q += "/" + strings.Join(r.Quota.Per, "+")
+		}
+		if r.Quota.Window > 0 {
+			q += "/" + r.Quota.Window.String()
+		}
+		parts = append(parts, q)
+	}
+	if len(r.UpdateInput) > 0 {
+		parts = append(parts, "update_input")
+	}
+	for _, t := range r.Transforms {
+		parts = append(parts, t.Kind)
+	}
+	if r.Context != "" {
+		parts = append(parts, "context")
+	}
+	if r.SystemMessage != "" {
+		parts = append(parts, "system_message")
+	}
+	return strings.Join(parts, "+")
+}

@@ -1,0 +1,106 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/expr-lang/expr/file"
+
+	"github.com/hookwatch/hookwatch/matcher"
+)
+
+// compiled returns the rule's compiled form, compiling it on first use.
+func (r *Rule) compiled() *compiled {
+	r.once.Do(func() { r.c = r.compile() })
+	return r.c
+}
+
+// compile builds the matchers and programs of a rule. An error is reported
+// as a Problem with the line of the offending key. Matchers are compiled even
+// when the rule is invalid, so that a fail-closed rule still selects only
+// what it names when it can.
+func (r *Rule) compile() *compiled {
+	c := &compiled{}
+	fail := func(line int, format string, args ...any) {
+		if c.err == nil {
+			c.err = Problem{File: r.File, Line: line, RuleID: r.ID, Msg: fmt.Sprintf(format, args...), Events: r.Events}
+		}
+	}
+	var err error
+	if c.matcher, err = matcher.Compile(r.Matcher); err != nil {
+		fail(r.line("matcher"), "%v", err)
+		c.matcher = matcher.Matcher{} // fail-closed selection: everything
+	}
+	for _, e := range r.Events {
+		if matcher.UsesNarrowSet(e) {
+			if c.narrow, err = matcher.Compile(r.Matcher, matcher.Narrow()); err != nil {
+				fail(r.line("matcher"), "%v", err)
+				c.narrow = matcher.Matcher{}
+			}
+			break
+		}
+	}
+	if c.agentType, err = matcher.Compile(r.AgentType); err != nil {
+		fail(r.line("agent_type"), "agent_type: %v", err)
+		c.agentType = matcher.Matcher{}
+	}
+	if r.invalid != nil {
+		if c.err == nil {
+			c.err = r.invalid
+		}
+		return c
+	}
+	if r.When != "" {
+		c.when, err = exprs.compile(r.When, true)
+		if err != nil {
+			fail(r.line("when")+exprLine(err), "cannot compile when: %s", exprMessage(err))
+		}
+	}
+	for _, u := range r.UpdateInput {
+		prog, err := exprs.compile(u.Expr, false)
+		if err != nil {
+			fail(u.Line+exprLine(err), "cannot compile update_input.%s: %s", u.Field, exprMessage(err))
+			continue
+		}
+		c.updates = append(c.updates, prog)
+	}
+	for _, t := range r.Transforms {
+		if t.Kind != "redact" {
+			c.redactors = append(c.redactors, nil)
+			continue
+		}
+		rd, err := NewRedactor(t.Redact)
+		if err != nil {
+			fail(r.line("transform"), "%v", err)
+		}
+		c.redactors = append(c.redactors, rd)
+	}
+	return c
+}
+
+// line returns the line of a rule key, or the rule's own line.
+func (r *Rule) line(key string) int {
+	if l, ok := r.keyLines[key]; ok {
+		return l
+	}
+	return r.Line
+}
+
+// exprLine is the 0-based line within a multi-line expression.
+func exprLine(err error) int {
+	var fe *file.Error
+	if errors.As(err, &fe) && fe.Line > 1 {
+		return fe.Line - 1
+	}
+	return 0
+}
+
+// exprMessage is expr's message without its source excerpt (the excerpt is
+// multi-line and the caller reports the line itself).
+func exprMessage(err error) string {
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		return fmt.Sprintf("%s (column %d)", fe.Message, fe.Column+1)
+	}
+	return err.Error()
+}

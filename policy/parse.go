@@ -1,0 +1,499 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/hookwatch/hookwatch/decision"
+)
+
+// maxFileSize bounds a policy file: policies are small, and a runaway file
+// must not cost the hook its time budget.
+const maxFileSize = 1 << 20
+
+// Duration is a time.Duration written as Go durations ("90s", "1h30m") or
+// whole days ("7d").
+type Duration time.Duration
+
+// String formats d like time.Duration.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+func parseDuration(s string) (Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days <= 0 || days > 3650 {
+			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+		return Duration(time.Duration(days) * 24 * time.Hour), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("invalid duration %q: want e.g. 90s, 10m, 1h or 7d", s)
+	}
+	return Duration(d), nil
+}
+
+// parsedFile is the result of reading one policy file.
+type parsedFile struct {
+	rules    []*Rule
+	problems []Problem
+}
+
+// readFile parses the policy file at src.Path. A missing file is reported
+// through os.ErrNotExist; every other failure becomes a Problem.
+func readFile(src Source) (parsedFile, error) {
+	f, err := os.Open(src.Path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return parsedFile{}, err
+		}
+		return parsedFile{problems: []Problem{{File: src.Path, Msg: fmt.Sprintf("cannot open policy file: %v", err)}}}, nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return parsedFile{problems: []Problem{{File: src.Path, Msg: fmt.Sprintf("cannot read policy file: %v", err)}}}, nil
+	}
+	if len(data) > maxFileSize {
+		return parsedFile{problems: []Problem{{File: src.Path, Msg: fmt.Sprintf("policy file is larger than %d bytes", maxFileSize)}}}, nil
+	}
+	return parse(src, data), nil
+}
+
+// yamlErrorLine extracts "line N" from a yaml.v3 error message.
+func yamlErrorLine(msg string) (int, string) {
+	const prefix = "yaml: line "
+	if rest, ok := strings.CutPrefix(msg, prefix); ok {
+		if i := strings.IndexByte(rest, ':'); i > 0 {
+			if n, err := strconv.Atoi(rest[:i]); err == nil {
+				return n, strings.TrimSpace(rest[i+1:])
+			}
+		}
+	}
+	return 0, strings.TrimPrefix(msg, "yaml: ")
+}
+
+// parse reads a policy document. It never fails as a whole unless the YAML
+// itself is broken: each invalid rule becomes a Problem and the others load.
+func parse(src Source, data []byte) (pf parsedFile) {
+	defer func() {
+		// yaml.v3 is not known to panic, but a policy file is input the hook
+		// does not control: a panic here must not take the hook down.
+		if r := recover(); r != nil {
+			pf = parsedFile{problems: []Problem{{File: src.Path, Msg: fmt.Sprintf("cannot parse policy file: %v", r)}}}
+		}
+	}()
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		line, msg := yamlErrorLine(err.Error())
+		return parsedFile{problems: []Problem{{File: src.Path, Line: line, Msg: "invalid YAML: " + msg}}}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return parsedFile{} // empty file: no rules
+	}
+	root := resolve(doc.Content[0])
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return parsedFile{}
+	}
+	p := &parser{src: src}
+	if root.Kind != yaml.MappingNode {
+		p.fileProblem(root, "a policy file is a mapping with a \"rules\" list")
+		return parsedFile{problems: p.problems}
+	}
+	var rulesNode *yaml.Node
+	fileClosed := false
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], resolve(root.Content[i+1])
+		switch k.Value {
+		case "version":
+			if v.Value != "1" {
+				p.fileProblem(v, fmt.Sprintf("unsupported version %q (want 1)", v.Value))
+				return parsedFile{problems: p.problems}
+			}
+		case "on_error":
+			switch v.Value {
+			case "open":
+			case "closed":
+				fileClosed = true
+			default:
+				p.fileProblem(v, fmt.Sprintf("on_error must be open or closed, not %q", v.Value))
+			}
+		case "rules":
+			rulesNode = v
+		default:
+			p.fileProblem(k, fmt.Sprintf("unknown key %q (want version, on_error, rules)", k.Value))
+		}
+	}
+	if rulesNode == nil {
+		return parsedFile{problems: p.problems}
+	}
+	if rulesNode.Kind == yaml.ScalarNode && rulesNode.Tag == "!!null" {
+		return parsedFile{problems: p.problems}
+	}
+	if rulesNode.Kind != yaml.SequenceNode {
+		p.fileProblem(rulesNode, "rules must be a list")
+		return parsedFile{problems: p.problems}
+	}
+	var rules []*Rule
+	for i, n := range rulesNode.Content {
+		if r := p.rule(i, resolve(n), fileClosed); r != nil {
+			rules = append(rules, r)
+		}
+	}
+	return parsedFile{rules: rules, problems: p.problems}
+}
+
+// valueLine is the line where a scalar's text starts: block scalars (| and >)
+// start on the line after their indicator.
+func valueLine(v *yaml.Node) int {
+	if v.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return v.Line + 1
+	}
+	return v.Line
+}
+
+// resolve follows YAML aliases.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && n.Alias != nil && i < 16; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+type parser struct {
+	src      Source
+	problems []Problem
+}
+
+func (p *parser) fileProblem(n *yaml.Node, msg string) {
+	p.problems = append(p.problems, Problem{File: p.src.Path, Line: n.Line, Msg: msg})
+}
+
+// ruleErr is a problem found in one rule, with the line it is at.
+type ruleErr struct {
+	line int
+	msg  string
+}
+
+var idChars = func(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_.:/-", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// rule reads one rule. It returns nil (and records a Problem) for an invalid
+// rule, except a managed fail-closed one, which is returned with invalid set
+// so that Evaluate can deny what it selects.
+func (p *parser) rule(idx int, n *yaml.Node, fileClosed bool) *Rule {
+	r := &Rule{Scope: p.src.Scope, File: p.src.Path, Line: n.Line, OnErrorClosed: fileClosed, keyLines: map[string]int{}}
+	var errs []ruleErr
+	bad := func(at *yaml.Node, format string, args ...any) {
+		errs = append(errs, ruleErr{at.Line, fmt.Sprintf(format, args...)})
+	}
+	if n.Kind != yaml.MappingNode {
+		p.problems = append(p.problems, Problem{File: p.src.Path, Line: n.Line, RuleID: fmt.Sprintf("#%d", idx+1), Msg: "a rule is a mapping"})
+		return nil
+	}
+	var quotaNode, transformNode, updateNode *yaml.Node
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], resolve(n.Content[i+1])
+		key := k.Value
+		if key == "tool" {
+			key = "matcher"
+		}
+		if key == "event" {
+			key = "events"
+		}
+		if seen[key] {
+			bad(k, "%q given twice", k.Value)
+			continue
+		}
+		seen[key] = true
+		r.keyLines[key] = valueLine(v)
+		str := func() string {
+			if v.Kind != yaml.ScalarNode {
+				bad(v, "%s must be a string", k.Value)
+				return ""
+			}
+			return v.Value
+		}
+		switch key {
+		case "id":
+			r.ID = str()
+		case "description":
+			r.Description = str()
+		case "events":
+			switch v.Kind {
+			case yaml.ScalarNode:
+				r.Events = []string{v.Value}
+			case yaml.SequenceNode:
+				for _, e := range v.Content {
+					e = resolve(e)
+					if e.Kind != yaml.ScalarNode {
+						bad(e, "events must be a list of event names")
+						continue
+					}
+					r.Events = append(r.Events, e.Value)
+				}
+			default:
+				bad(v, "events must be an event name or a list of them")
+			}
+			for _, e := range r.Events {
+				if !knownEvent(e) {
+					bad(v, "unknown event %q", e)
+				} else if decision.Effects(e) == 0 {
+					bad(v, "event %q ignores every hook answer: a rule there can do nothing", e)
+				}
+			}
+		case "matcher":
+			r.Matcher = str()
+		case "agent":
+			r.Agent = str()
+			switch r.Agent {
+			case "main", "subagent":
+			case "any", "":
+				r.Agent = ""
+			default:
+				bad(v, "agent must be main, subagent or any, not %q", r.Agent)
+			}
+		case "agent_type":
+			r.AgentType = str()
+		case "when":
+			r.When = str()
+		case "action":
+			r.Action = str()
+		case "reason":
+			r.Reason = str()
+		case "alternative":
+			r.Alternative = str()
+		case "context":
+			r.Context = str()
+		case "system_message":
+			r.SystemMessage = str()
+		case "interrupt":
+			if err := v.Decode(&r.Interrupt); err != nil {
+				bad(v, "interrupt must be true or false")
+			}
+		case "on_error":
+			switch str() {
+			case "open":
+				r.OnErrorClosed = false
+			case "closed":
+				r.OnErrorClosed = true
+			default:
+				bad(v, "on_error must be open or closed, not %q", v.Value)
+			}
+		case "mode":
+			switch str() {
+			case "enforce":
+			case "audit":
+				r.AuditOnly = true
+			default:
+				bad(v, "mode must be enforce or audit, not %q", v.Value)
+			}
+		case "quota":
+			quotaNode = v
+		case "transform", "transforms":
+			transformNode = v
+		case "update_input":
+			updateNode = v
+		default:
+			bad(k, "unknown key %q", k.Value)
+		}
+	}
+	if !seen["id"] {
+		bad(n, "missing id")
+	} else if !idChars(r.ID) {
+		bad(n, "id %q must be 1-128 characters of letters, digits and _ . : / -", r.ID)
+	}
+	if len(r.Events) == 0 && !seen["events"] {
+		r.Events = []string{"PreToolUse"}
+	}
+	if quotaNode != nil {
+		q, err := parseQuota(quotaNode)
+		if err != nil {
+			errs = append(errs, *err)
+		}
+		r.Quota = q
+	}
+	if transformNode != nil {
+		ts, terrs := parseTransforms(transformNode)
+		errs = append(errs, terrs...)
+		r.Transforms = ts
+	}
+	if updateNode != nil {
+		if updateNode.Kind != yaml.MappingNode {
+			bad(updateNode, "update_input must map tool_input fields to expressions")
+		}
+		for i := 0; updateNode.Kind == yaml.MappingNode && i+1 < len(updateNode.Content); i += 2 {
+			k, v := updateNode.Content[i], resolve(updateNode.Content[i+1])
+			if v.Kind != yaml.ScalarNode {
+				bad(v, "update_input.%s must be an expression (a string)", k.Value)
+				continue
+			}
+			r.UpdateInput = append(r.UpdateInput, FieldUpdate{Field: k.Value, Expr: v.Value, Line: valueLine(v)})
+		}
+	}
+	for _, e := range r.validate(n) {
+		errs = append(errs, e)
+	}
+	if len(errs) == 0 {
+		return r
+	}
+	id := r.ID
+	if id == "" {
+		id = fmt.Sprintf("#%d", idx+1)
+	}
+	for _, e := range errs {
+		p.problems = append(p.problems, Problem{File: p.src.Path, Line: e.line, RuleID: id, Msg: e.msg, Events: r.Events})
+	}
+	if r.Scope == ScopeManaged && r.OnErrorClosed && r.ID != "" {
+		r.invalid = errors.New(errs[0].msg)
+		return r
+	}
+	return nil
+}
+
+func parseQuota(n *yaml.Node) (*Quota, *ruleErr) {
+	if n.Kind != yaml.MappingNode {
+		return nil, &ruleErr{n.Line, "quota must be a mapping with limit, per and window"}
+	}
+	q := &Quota{Limit: -1}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], resolve(n.Content[i+1])
+		switch k.Value {
+		case "limit":
+			if err := v.Decode(&q.Limit); err != nil || q.Limit < 0 {
+				return nil, &ruleErr{v.Line, "quota.limit must be a whole number ≥ 0"}
+			}
+		case "per":
+			var per []string
+			if v.Kind == yaml.ScalarNode {
+				per = []string{v.Value}
+			} else if err := v.Decode(&per); err != nil {
+				return nil, &ruleErr{v.Line, "quota.per must be a list of session, tool, agent_type, agent"}
+			}
+			for _, d := range per {
+				switch d {
+				case "session", "tool", "agent_type", "agent":
+				default:
+					return nil, &ruleErr{v.Line, fmt.Sprintf("quota.per: unknown dimension %q (want session, tool, agent_type, agent)", d)}
+				}
+			}
+			q.Per = per
+		case "window":
+			d, err := parseDuration(v.Value)
+			if err != nil {
+				return nil, &ruleErr{v.Line, "quota.window: " + err.Error()}
+			}
+			q.Window = d
+		default:
+			return nil, &ruleErr{k.Line, fmt.Sprintf("quota: unknown key %q (want limit, per, window)", k.Value)}
+		}
+	}
+	if q.Limit < 0 {
+		return nil, &ruleErr{n.Line, "quota.limit is required"}
+	}
+	return q, nil
+}
+
+// validate checks a rule's action and effects against what its events
+// honour (decision.Effects), so that a rule never silently does nothing.
+func (r *Rule) validate(at *yaml.Node) []ruleErr {
+	var errs []ruleErr
+	bad := func(format string, args ...any) { errs = append(errs, ruleErr{at.Line, fmt.Sprintf(format, args...)}) }
+	switch r.Action {
+	case "":
+	case "stop":
+		r.Stop = true
+	default:
+		v, err := decision.ParseVerdict(r.Action)
+		if err != nil {
+			bad("action must be allow, deny, ask, defer, block or stop, not %q", r.Action)
+			return errs
+		}
+		r.Verdict = v
+	}
+	if r.Action == "" && r.Context == "" && r.SystemMessage == "" && len(r.UpdateInput) == 0 && len(r.Transforms) == 0 {
+		bad("a rule needs an action, context, system_message, update_input or transform")
+	}
+	if r.Action == "" && (r.Reason != "" || r.Alternative != "") {
+		bad("reason and alternative need an action")
+	}
+	need := func(e decision.Effect, what string) {
+		for _, ev := range r.Events {
+			if !decision.Supports(ev, e) {
+				bad("%s is not honoured on %s", what, ev)
+			}
+		}
+	}
+	if r.Verdict != decision.None {
+		need(decision.VerdictEffect(r.Verdict), "action "+r.Action)
+	}
+	if r.Stop {
+		need(decision.EffectStop, "action stop")
+	}
+	if r.Context != "" {
+		need(decision.EffectContext, "context")
+	}
+	if r.SystemMessage != "" {
+		need(decision.EffectSystemMessage, "system_message")
+	}
+	if len(r.UpdateInput) > 0 {
+		need(decision.EffectUpdateInput, "update_input")
+		// Claude Code applies updatedInput only together with allow or ask
+		// (PermissionRequest: allow); anything else would silently drop it.
+		ok := r.Verdict == decision.Allow || r.Verdict == decision.Ask
+		for _, ev := range r.Events {
+			if ev == "PermissionRequest" && r.Verdict != decision.Allow {
+				ok = false
+			}
+		}
+		if !ok {
+			bad("update_input needs action allow or ask (PermissionRequest: allow)")
+		}
+	}
+	if len(r.Transforms) > 0 {
+		need(decision.EffectUpdateOutput, "transform")
+	}
+	if r.Interrupt {
+		for _, ev := range r.Events {
+			if ev != "PermissionRequest" {
+				bad("interrupt is only honoured on PermissionRequest")
+			}
+		}
+		if r.Verdict != decision.Deny {
+			bad("interrupt needs action deny")
+		}
+	}
+	return errs
+}
+
+// knownEvent reports whether name is a Claude Code hook event.
+func knownEvent(name string) bool {
+	switch name {
+	case "SessionStart", "Setup", "InstructionsLoaded", "UserPromptSubmit", "UserPromptExpansion",
+		"MessageDisplay", "PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUse",
+		"PostToolUseFailure", "PostToolBatch", "Notification", "SubagentStart", "SubagentStop",
+		"TaskCreated", "TaskCompleted", "Stop", "StopFailure", "TeammateIdle", "ConfigChange",
+		"CwdChanged", "DirectoryAdded", "FileChanged", "WorktreeCreate", "WorktreeRemove",
+		"PreCompact", "PostCompact", "SessionEnd", "Elicitation", "ElicitationResult":
+		return true
+	}
+	return false
+}
