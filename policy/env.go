@@ -16,6 +16,7 @@ import (
 	"github.com/expr-lang/expr/conf"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/optimizer"
+	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -43,25 +44,26 @@ var (
 	}
 )
 
-// sampleEnv is the type environment conditions are compiled against. It is
+// envTypes is the type environment conditions are compiled against:
+// documented string fields are strings, flags booleans, the rest any. It is
 // built on first use, never at init.
-var sampleEnv = sync.OnceValue(func() map[string]any {
-	env := make(map[string]any, len(stringFields)+len(boolFields)+len(numberFields)+len(anyFields)+3)
+var envTypes = sync.OnceValue(func() types.Map {
+	env := make(types.Map, len(stringFields)+len(boolFields)+len(numberFields)+len(anyFields)+3)
 	for _, f := range stringFields {
-		env[f] = ""
+		env[f] = types.String
 	}
 	for _, f := range boolFields {
-		env[f] = false
+		env[f] = types.Bool
 	}
 	for _, f := range numberFields {
-		env[f] = float64(0)
+		env[f] = types.Float64
 	}
 	for _, f := range anyFields {
-		env[f] = nil
+		env[f] = types.Any
 	}
-	env["tool_input"] = map[string]any{}
-	env["payload"] = map[string]any{}
-	env["is_subagent"] = false
+	env["tool_input"] = types.TypeOf(map[string]any{})
+	env["payload"] = types.TypeOf(map[string]any{})
+	env["is_subagent"] = types.Bool
 	return env
 })
 
@@ -176,7 +178,7 @@ func (x *exprCompiler) compile(src string, asBool bool) (*vm.Program, error) {
 // exprOptions are the compile options of every policy expression.
 func exprOptions(extra ...expr.Option) []expr.Option {
 	opts := []expr.Option{
-		expr.Env(sampleEnv()),
+		expr.Env(envTypes()),
 		expr.Function("glob", func(params ...any) (any, error) {
 			return globMatch(params[0].(string), params[1].(string)), nil
 		}, new(func(pattern, name string) bool)),

@@ -227,7 +227,12 @@ func isTimeKey(key string) bool {
 	start := 0
 	prevLower := false
 	check := func(end int) bool {
-		return end > start && timeWords[strings.ToLower(key[start:end])]
+		if end <= start {
+			return false
+		}
+		w := strings.ToLower(key[start:end])
+		// Plurals name lists of times: "timestamps", "dates".
+		return timeWords[w] || (len(w) > 3 && w[len(w)-1] == 's' && timeWords[w[:len(w)-1]])
 	}
 	for i, r := range key {
 		switch {
