@@ -219,6 +219,9 @@ func (p *parser) rule(idx int, n *yaml.Node, fileClosed bool) *Rule {
 		if key == "event" {
 			key = "events"
 		}
+		if key == "transforms" {
+			key = "transform"
+		}
 		if seen[key] {
 			bad(k, "%q given twice", k.Value)
 			continue
@@ -308,7 +311,7 @@ func (p *parser) rule(idx int, n *yaml.Node, fileClosed bool) *Rule {
 			}
 		case "quota":
 			quotaNode = v
-		case "transform", "transforms":
+		case "transform":
 			transformNode = v
 		case "update_input":
 			updateNode = v
@@ -349,7 +352,8 @@ func (p *parser) rule(idx int, n *yaml.Node, fileClosed bool) *Rule {
 			r.UpdateInput = append(r.UpdateInput, FieldUpdate{Field: k.Value, Expr: v.Value, Line: valueLine(v)})
 		}
 	}
-	for _, e := range r.validate(n) {
+	hasEffect := seen["action"] || seen["context"] || seen["system_message"] || seen["update_input"] || seen["transform"]
+	for _, e := range r.validate(n, hasEffect) {
 		errs = append(errs, e)
 	}
 	if len(errs) == 0 {
@@ -414,7 +418,9 @@ func parseQuota(n *yaml.Node) (*Quota, *ruleErr) {
 
 // validate checks a rule's action and effects against what its events
 // honour (decision.Effects), so that a rule never silently does nothing.
-func (r *Rule) validate(at *yaml.Node) []ruleErr {
+// hasEffect tells whether the rule names an effect at all (even an invalid
+// one, already reported).
+func (r *Rule) validate(at *yaml.Node, hasEffect bool) []ruleErr {
 	var errs []ruleErr
 	bad := func(format string, args ...any) { errs = append(errs, ruleErr{at.Line, fmt.Sprintf(format, args...)}) }
 	switch r.Action {
@@ -429,7 +435,7 @@ func (r *Rule) validate(at *yaml.Node) []ruleErr {
 		}
 		r.Verdict = v
 	}
-	if r.Action == "" && r.Context == "" && r.SystemMessage == "" && len(r.UpdateInput) == 0 && len(r.Transforms) == 0 {
+	if !hasEffect {
 		bad("a rule needs an action, context, system_message, update_input or transform")
 	}
 	if r.Action == "" && (r.Reason != "" || r.Alternative != "") {
@@ -437,7 +443,7 @@ func (r *Rule) validate(at *yaml.Node) []ruleErr {
 	}
 	need := func(e decision.Effect, what string) {
 		for _, ev := range r.Events {
-			if !decision.Supports(ev, e) {
+			if knownEvent(ev) && !decision.Supports(ev, e) { // unknown events are reported already
 				bad("%s is not honoured on %s", what, ev)
 			}
 		}
