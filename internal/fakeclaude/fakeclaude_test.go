@@ -355,21 +355,33 @@ func TestSideCompactAndOther(t *testing.T) {
 	if a := post(t, url, "/v1/messages", "not json"); a.stop != "end_turn" || len(a.content) != 1 {
 		t.Fatalf("garbage answered %+v", a)
 	}
-	resp, err = http.Get(url + "/api/hello")
-	if err != nil {
-		t.Fatal(err)
+	get := func(path, want string) {
+		t.Helper()
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != want {
+			t.Fatalf("GET %s answered %d %q, want %q", path, resp.StatusCode, b, want)
+		}
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || string(b) != "{}" {
-		t.Fatalf("GET answered %d %q", resp.StatusCode, b)
+	get("/api/hello", "{}")
+	get("/docs/page", Page)
+
+	// WebSearch's nested request offers only the server-side search tool.
+	search := conversation(nil, user("Perform a web search for the query: go"))
+	search["tools"] = []any{map[string]any{"type": "web_search_20250305", "name": "web_search", "max_uses": 8}}
+	if a := post(t, url, "/v1/messages", search); a.stop != "end_turn" || a.content[0].Text != SideText {
+		t.Fatalf("web search answered %+v", a)
 	}
 
 	var kinds []string
 	for _, r := range srv.Requests() {
 		kinds = append(kinds, string(r.Kind))
 	}
-	if got, want := strings.Join(kinds, " "), "side compact count_tokens turn other other"; got != want {
+	if got, want := strings.Join(kinds, " "), "side compact count_tokens turn other other other side"; got != want {
 		t.Fatalf("kinds %q, want %q", got, want)
 	}
 }

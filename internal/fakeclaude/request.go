@@ -14,7 +14,8 @@ const (
 	KindTurn Kind = "turn"
 	// KindUnscripted offers tools but matches no conversation of the script.
 	KindUnscripted Kind = "unscripted"
-	// KindSide offers no tools: title generation and similar side calls.
+	// KindSide offers no tools the client runs: title generation, the
+	// nested request behind WebSearch, and similar side calls.
 	KindSide Kind = "side"
 	// KindCompact asks for a summary of the conversation (compaction).
 	KindCompact Kind = "compact"
@@ -39,6 +40,9 @@ type Request struct {
 	System string
 	// Tools lists the names of the tools offered, in request order.
 	Tools []string
+	// ServerTools counts the offered tools that the API runs itself (a
+	// "type" such as "web_search_20250305"), which the client never runs.
+	ServerTools int
 	// Messages is the conversation as sent.
 	Messages []Message
 	// SessionID is the client's session id from metadata.user_id, if any.
@@ -270,9 +274,13 @@ func (r *Request) parseBody(body []byte) bool {
 	for _, raw := range top.Tools {
 		var t struct {
 			Name string `json:"name"`
+			Type string `json:"type"`
 		}
 		if json.Unmarshal(raw, &t) == nil && t.Name != "" {
 			r.Tools = append(r.Tools, t.Name)
+			if t.Type != "" && t.Type != "custom" {
+				r.ServerTools++
+			}
 		}
 	}
 	for _, raw := range top.Messages {

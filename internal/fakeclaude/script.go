@@ -59,9 +59,11 @@ func Reply(blocks ...Block) Turn {
 // turn calls a tool still ends.
 //
 // The first user message of a subagent's conversation holds the prompt of
-// the spawning Agent tool call; that of a resumed session is still the
-// original one; after a compaction it holds the summary, which contains
-// [CompactedKey].
+// the spawning Agent tool call; that of a resumed or forked session is
+// still the original one, so its turns continue the same list. After a
+// compaction it holds the summary, which contains [CompactedKey]; the
+// client (2.1.197) keeps the last assistant message and adds a synthetic
+// one, so the numbering of that conversation does not restart at 0.
 type Script map[string][]Turn
 
 // match returns the longest key of s contained in text.

@@ -108,9 +108,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		r.Kind = KindCountTokens
 	case !parsed:
 		r.Kind = KindOther
-	case len(r.Tools) == 0:
+	case len(r.Tools) == r.ServerTools:
 		// Checked before compaction: a side call never continues a
-		// conversation, whatever its text says.
+		// conversation, whatever its text says. A request offering only
+		// server tools (WebSearch's) is one too.
 		r.Kind = KindSide
 	case r.isCompaction():
 		r.Kind = KindCompact
@@ -133,7 +134,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		if isMessages {
 			break // answered as a message below
 		}
-		writeJSON(w, map[string]any{})
+		if strings.HasPrefix(hr.URL.Path, "/v1/") || strings.HasPrefix(hr.URL.Path, "/api/") {
+			writeJSON(w, map[string]any{})
+			return
+		}
+		// Anything else is a web page, e.g. for the WebFetch tool.
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, Page)
 		return
 	case KindCountTokens:
 		writeJSON(w, map[string]any{"input_tokens": len(body)/4 + 1})
@@ -174,6 +181,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		writeMessage(w, model, content)
 	}
 }
+
+// Page is the HTML page the server answers to a GET outside the API paths
+// (/v1/, /api/), so that a WebFetch of the server's URL stays on loopback.
+const Page = "<!doctype html><html><head><title>fakeclaude</title></head>" +
+	"<body><h1>fakeclaude</h1><p>A page served by the scripted model.</p></body></html>\n"
 
 // compactSummary is the answer to a compaction request, in the shape the
 // client's compaction prompt asks for.
