@@ -1,0 +1,267 @@
+package e2e
+
+import (
+	"path/filepath"
+	"regexp"
+
+	"github.com/hookwatch/hookwatch/internal/fakeclaude"
+)
+
+// Scenario is a scripted model behaviour and the prompt that starts it.
+// Every prompt and subagent prompt carries a marker like "[e2e:name]" that
+// no other conversation contains, so scenarios never match each other.
+type Scenario struct {
+	// Name names the scenario.
+	Name string
+	// Prompt starts the main conversation.
+	Prompt string
+	// Script is the model's behaviour.
+	Script fakeclaude.Script
+}
+
+type input = map[string]any
+
+// agentTool returns the name of the subagent tool the request offers:
+// "Agent", or "Task" in older clients.
+func agentTool(r *fakeclaude.Request) string {
+	if !r.Offers("Agent") && r.Offers("Task") {
+		return "Task"
+	}
+	return "Agent"
+}
+
+// spawn returns a tool call of the subagent tool.
+func spawn(r *fakeclaude.Request, agentType, description, prompt string) fakeclaude.Block {
+	return fakeclaude.ToolUse(agentTool(r), input{
+		"description": description, "prompt": prompt, "subagent_type": agentType,
+	})
+}
+
+// ToolKinds calls every kind of tool the client offers in -p mode: Bash,
+// Read, Write, Edit, and TaskCreate/TaskUpdate, WebFetch and WebSearch when
+// offered (decided from the request's tools). WebFetch asks for webURL;
+// give it the fake model's URL to keep it on loopback. project is the
+// absolute project directory.
+//
+// Turn 0: Bash, Read main.go, Write notes.md, TaskCreate, WebFetch,
+// WebSearch, in parallel. Turn 1: Edit main.go, TaskUpdate of the created
+// task to completed. Turn 2: the final text.
+func ToolKinds(project, webURL string) Scenario {
+	mainGo := filepath.Join(project, "main.go")
+	return Scenario{
+		Name:   "ToolKinds",
+		Prompt: "[e2e:tool-kinds] exercise every kind of tool",
+		Script: fakeclaude.Script{"[e2e:tool-kinds]": {
+			func(r *fakeclaude.Request) []fakeclaude.Block {
+				blocks := []fakeclaude.Block{
+					fakeclaude.Text("Let me look around."),
+					fakeclaude.ToolUse("Bash", input{"command": "ls", "description": "List the project"}),
+					fakeclaude.ToolUse("Read", input{"file_path": mainGo}),
+					fakeclaude.ToolUse("Write", input{"file_path": filepath.Join(project, "notes.md"), "content": "# notes\n"}),
+				}
+				if r.Offers("TaskCreate") {
+					blocks = append(blocks, fakeclaude.ToolUse("TaskCreate", input{
+						"subject": "Tidy main.go", "description": "Make main.go tidy", "activeForm": "Tidying main.go",
+					}))
+				}
+				if r.Offers("WebFetch") {
+					blocks = append(blocks, fakeclaude.ToolUse("WebFetch", input{
+						"url": webURL + "/e2e/page", "prompt": "Summarise the page",
+					}))
+				}
+				if r.Offers("WebSearch") {
+					blocks = append(blocks, fakeclaude.ToolUse("WebSearch", input{"query": "go vet tutorial"}))
+				}
+				return blocks
+			},
+			func(r *fakeclaude.Request) []fakeclaude.Block {
+				blocks := []fakeclaude.Block{fakeclaude.ToolUse("Edit", input{
+					"file_path": mainGo, "old_string": "greeting()", "new_string": "greeting() + \"!\"",
+				})}
+				if id := createdTask(r); id != "" && r.Offers("TaskUpdate") {
+					blocks = append(blocks, fakeclaude.ToolUse("TaskUpdate", input{"taskId": id, "status": "completed"}))
+				}
+				return blocks
+			},
+			fakeclaude.Reply(fakeclaude.Text("Every tool ran.")),
+		}},
+	}
+}
+
+// taskIDPattern finds the id in TaskCreate's result ("Task #1 created …").
+var taskIDPattern = regexp.MustCompile(`#(\w+)`)
+
+// createdTask returns the id of the task TaskCreate created in the
+// conversation, or "".
+func createdTask(r *fakeclaude.Request) string {
+	for _, u := range r.ToolUses() {
+		if u.Name != "TaskCreate" {
+			continue
+		}
+		res, ok := r.ToolResult(u.ID)
+		if !ok || res.IsError {
+			return ""
+		}
+		if m := taskIDPattern.FindStringSubmatch(res.ResultText()); m != nil {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+// FailingBashCommand is the command FailingBash runs: it exits with 3.
+const FailingBashCommand = "echo failing >&2; exit 3"
+
+// FailingBash runs a Bash command that exits with status 3, which gives a
+// PostToolUseFailure instead of a PostToolUse.
+func FailingBash() Scenario {
+	return Scenario{
+		Name:   "FailingBash",
+		Prompt: "[e2e:failing-bash] run the failing command",
+		Script: fakeclaude.Script{"[e2e:failing-bash]": {
+			fakeclaude.Reply(fakeclaude.ToolUse("Bash", input{"command": FailingBashCommand, "description": "Fail on purpose"})),
+			fakeclaude.Reply(fakeclaude.Text("The command failed as expected.")),
+		}},
+	}
+}
+
+// RejectedCall calls Glob, which the client does not offer in -p mode: the
+// call fails validation before any PreToolUse and shows up only in
+// PostToolBatch, with a <tool_use_error> response.
+func RejectedCall() Scenario {
+	return Scenario{
+		Name:   "RejectedCall",
+		Prompt: "[e2e:rejected-call] find the Go files",
+		Script: fakeclaude.Script{"[e2e:rejected-call]": {
+			fakeclaude.Reply(fakeclaude.ToolUse("Glob", input{"pattern": "**/*.go"})),
+			fakeclaude.Reply(fakeclaude.Text("Glob is not available.")),
+		}},
+	}
+}
+
+// ParallelSubagents spawns three subagents in one turn, two of them
+// general-purpose and one Explore; each calls Bash and Read in parallel,
+// then answers.
+func ParallelSubagents(project string) Scenario {
+	mainGo := filepath.Join(project, "main.go")
+	sub := func(name string) []fakeclaude.Turn {
+		return []fakeclaude.Turn{
+			fakeclaude.Reply(
+				fakeclaude.ToolUse("Bash", input{"command": "echo " + name, "description": "Say " + name}),
+				fakeclaude.ToolUse("Read", input{"file_path": mainGo}),
+			),
+			fakeclaude.Reply(fakeclaude.Text("subagent " + name + " finished")),
+		}
+	}
+	return Scenario{
+		Name:   "ParallelSubagents",
+		Prompt: "[e2e:parallel] split the review in three",
+		Script: fakeclaude.Script{
+			"[e2e:parallel]": {
+				func(r *fakeclaude.Request) []fakeclaude.Block {
+					return []fakeclaude.Block{
+						fakeclaude.Text("Three agents at once."),
+						spawn(r, "general-purpose", "review part A", "[e2e:parallel-a] review part A"),
+						spawn(r, "general-purpose", "review part B", "[e2e:parallel-b] review part B"),
+						spawn(r, "Explore", "explore part C", "[e2e:parallel-c] explore part C"),
+					}
+				},
+				fakeclaude.Reply(fakeclaude.Text("All three reviews are in.")),
+			},
+			"[e2e:parallel-a]": sub("alpha"),
+			"[e2e:parallel-b]": sub("beta"),
+			"[e2e:parallel-c]": sub("gamma"),
+		},
+	}
+}
+
+// NestedDepth is how many subagents deep NestedSubagents goes.
+const NestedDepth = 3
+
+// NestedSubagents spawns a general-purpose subagent that spawns another
+// that spawns a third, which runs Bash. A level whose request offers no
+// subagent tool answers "cannot nest" instead, so a test sees why the chain
+// stopped.
+func NestedSubagents() Scenario {
+	script := fakeclaude.Script{}
+	key := func(level int) string { return "[e2e:nested-" + string(rune('0'+level)) + "]" }
+	for level := 0; level < NestedDepth; level++ {
+		next := key(level + 1)
+		script[key(level)] = []fakeclaude.Turn{
+			func(r *fakeclaude.Request) []fakeclaude.Block {
+				if !r.Offers("Agent") && !r.Offers("Task") {
+					return []fakeclaude.Block{fakeclaude.Text("cannot nest: no subagent tool offered")}
+				}
+				return []fakeclaude.Block{spawn(r, "general-purpose", "go one level deeper", next+" go one level deeper")}
+			},
+			fakeclaude.Reply(fakeclaude.Text("level " + key(level) + " done")),
+		}
+	}
+	script[key(NestedDepth)] = []fakeclaude.Turn{
+		fakeclaude.Reply(fakeclaude.ToolUse("Bash", input{"command": "echo deepest", "description": "Report from the bottom"})),
+		fakeclaude.Reply(fakeclaude.Text("deepest level done")),
+	}
+	return Scenario{Name: "NestedSubagents", Prompt: key(0) + " delegate all the way down", Script: script}
+}
+
+// Lifecycle is a session that runs a tool and then lives on: resumed,
+// forked, compacted and continued (see Env.PlayLifecycle). The follow-up
+// runs reuse the first conversation, whose first user message stays the
+// original prompt, so their turns continue the same script: turn 2 answers
+// the resume, turn 3 the fork. After the compaction the conversation is
+// keyed by fakeclaude.CompactedKey; the client keeps the last assistant
+// message and adds a synthetic one ("No response requested."), so its
+// numbering does not restart at 0 and every turn answers the same.
+func Lifecycle() Scenario {
+	afterCompaction := fakeclaude.Reply(fakeclaude.Text(ContinuedText))
+	return Scenario{
+		Name:   "Lifecycle",
+		Prompt: "[e2e:lifecycle] check the build",
+		Script: fakeclaude.Script{
+			"[e2e:lifecycle]": {
+				fakeclaude.Reply(fakeclaude.ToolUse("Bash", input{"command": "echo built", "description": "Build"})),
+				fakeclaude.Reply(fakeclaude.Text(StartedText)),
+				fakeclaude.Reply(fakeclaude.Text(ResumedText)),
+				fakeclaude.Reply(fakeclaude.Text(ForkedText)),
+			},
+			fakeclaude.CompactedKey: {afterCompaction, afterCompaction, afterCompaction, afterCompaction, afterCompaction},
+		},
+	}
+}
+
+// The final answers of the runs of Lifecycle.
+const (
+	StartedText   = "The build is fine."
+	ResumedText   = "Resumed: still fine."
+	ForkedText    = "Forked: trying another way."
+	ContinuedText = "Continued after the compaction."
+)
+
+// LifecycleRuns are the results of Env.PlayLifecycle.
+type LifecycleRuns struct {
+	// Start created the session; Resume, Compact and Continue ran in it.
+	Start, Resume, Fork, Compact, Continue Result
+}
+
+// The prompts of the follow-up runs of PlayLifecycle.
+const (
+	ResumePrompt       = "[e2e:resume] anything new?"
+	ForkPrompt         = "[e2e:fork] try another way"
+	CompactInstruction = "keep only the build result"
+	ContinuePrompt     = "[e2e:continue] and now?"
+)
+
+// PlayLifecycle plays sc (normally Lifecycle()) and then runs, in this
+// order: a resume of the session, a fork of it, a compaction of it, and a
+// continue of the project's most recent session (which is it again).
+func (e *Env) PlayLifecycle(sc Scenario) LifecycleRuns {
+	e.tb.Helper()
+	var runs LifecycleRuns
+	runs.Start = e.Play(sc)
+	id := runs.Start.SessionID
+	runs.Resume = e.Resume(id, ResumePrompt)
+	runs.Fork = e.Fork(id, ForkPrompt)
+	runs.Compact = e.Compact(id, CompactInstruction)
+	runs.Continue = e.Continue(ContinuePrompt)
+	return runs
+}
