@@ -184,6 +184,9 @@ func (o Options) checkInstall() error {
 		return fmt.Errorf("the hookwatch binary path %q is not absolute", o.Binary)
 	}
 	if o.Mode == ModeHTTP {
+		if o.version != nil && compareVersions(o.version, httpSince) < 0 {
+			return fmt.Errorf("http handlers need Claude Code 2.1.63 or later, not %s", o.ClaudeVersion)
+		}
 		u, err := url.Parse(o.CollectorURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("the collector URL %q is not an http(s) URL", o.CollectorURL)
@@ -197,6 +200,13 @@ func (o Options) checkInstall() error {
 	return nil
 }
 
+// execFormSince is the first Claude Code version that runs a command
+// handler with "args" without a shell (spec §1.9).
+var execFormSince = []int{2, 1, 139}
+
+// httpSince is the first Claude Code version with http handlers.
+var httpSince = []int{2, 1, 63}
+
 // hookURL is the http handler's URL.
 func (o Options) hookURL() string {
 	return strings.TrimRight(o.CollectorURL, "/") + HookPath
@@ -208,8 +218,14 @@ func (o Options) group(e Event) obj {
 	var h obj
 	if o.Mode == ModeHTTP && e.HTTP {
 		h = obj{{"type", "http"}, {"url", o.hookURL()}, {"timeout", e.Timeout}}
+	} else if o.version != nil && compareVersions(o.version, execFormSince) < 0 {
+		// Older clients ignore "args" and would run the bare binary through
+		// sh: a usage error, exit 2, which blocks every tool call.
+		h = obj{{"type", "command"}, {"command", shellQuote(o.Binary) + " hook"}}
 	} else {
 		h = obj{{"type", "command"}, {"command", o.Binary}, {"args", []string{"hook"}}}
+	}
+	if h[0].v == "command" {
 		if e.Async {
 			h = append(h, kv{"async", true})
 		}
@@ -251,8 +267,14 @@ func Install(o Options) (Result, error) {
 		after = old // a blank file stays as it is
 	}
 	r := Result{Path: path, Notes: notes, Created: !existed}
+	if o.Scope == ScopeProject {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s is shared with everyone on the project, but the path %s is this machine's: consider the local scope", path, o.Binary))
+	}
 	backup := path + BackupSuffix
 	needBackup := existed && !s.hasHookwatch(o)
+	if _, err := os.Stat(backup); err == nil && !existed {
+		r.Notes = append(r.Notes, fmt.Sprintf("the backup %s is older than the file Install creates now; it was left as it is", backup))
+	}
 	return commit(r, old, existed, after, false, backup, needBackup, o.DryRun)
 }
 
@@ -373,9 +395,13 @@ func (s *settings) bytes(b []byte) []byte {
 func isOurHandler(h gjson.Result, binary string) bool {
 	switch h.Get("type").String() {
 	case "command":
-		args := h.Get("args").Array()
-		return isHookwatchBinary(h.Get("command").String(), binary) &&
-			len(args) == 1 && args[0].Type == gjson.String && args[0].Str == "hook"
+		cmd, args := h.Get("command").String(), h.Get("args")
+		if !args.Exists() { // shell form, for clients before exec form
+			w, ok := shellWords(cmd)
+			return ok && len(w) == 2 && w[1] == "hook" && isHookwatchBinary(w[0], binary)
+		}
+		a := args.Array()
+		return isHookwatchBinary(cmd, binary) && len(a) == 1 && a[0].Type == gjson.String && a[0].Str == "hook"
 	case "http":
 		u := h.Get("url").String()
 		if i := strings.IndexAny(u, "?#"); i >= 0 {
