@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -39,6 +40,12 @@ func Check(w io.Writer, files ...string) error {
 			fmt.Fprintf(w, "%s: %d problem%s\n", f.Path, perFile[f.Path], plural(perFile[f.Path]))
 		}
 	}
+	sort.SliceStable(problems, func(i, j int) bool {
+		if problems[i].File != problems[j].File {
+			return problems[i].File < problems[j].File
+		}
+		return problems[i].Line < problems[j].Line
+	})
 	for _, p := range problems {
 		fmt.Fprintln(w, p.Error())
 	}
@@ -229,12 +236,18 @@ func writeRows(tw *tabwriter.Writer, res TestResult) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t-\tno opinion\t-\t\n", res.Line, res.Event, tool, agent)
 		return
 	}
-	for _, n := range res.Decision.Rules {
+	a := res.Decision
+	for _, n := range a.Rules {
 		reason := n.Reason
 		if n.Error != "" {
 			reason = "error: " + n.Error
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Line, res.Event, tool, agent, dash(n.RuleID), n.Action, yesNo(n.Enforced), oneLine(reason))
+	}
+	// The merged row, unless it only repeats the one rule's row.
+	if len(a.Rules) == 1 && len(a.RuleIDs) == 1 && a.Rules[0].RuleID == a.RuleIDs[0] &&
+		a.Rules[0].Action == a.Action && a.Rules[0].Enforced == a.Enforced && a.Rules[0].Reason == a.Reason {
+		return
 	}
 	fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t=> %s\t%s\t%s\t%s\n", res.Line, res.Event, tool, agent,
 		dash(strings.Join(res.Decision.RuleIDs, ",")), res.Decision.Action, yesNo(res.Decision.Enforced), oneLine(res.Decision.Reason))

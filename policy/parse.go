@@ -422,7 +422,14 @@ func parseQuota(n *yaml.Node) (*Quota, *ruleErr) {
 // one, already reported).
 func (r *Rule) validate(at *yaml.Node, hasEffect bool) []ruleErr {
 	var errs []ruleErr
-	bad := func(format string, args ...any) { errs = append(errs, ruleErr{at.Line, fmt.Sprintf(format, args...)}) }
+	// bad reports at the line of the key the problem is about.
+	bad := func(key, format string, args ...any) {
+		line := at.Line
+		if l, ok := r.keyLines[key]; ok {
+			line = l
+		}
+		errs = append(errs, ruleErr{line, fmt.Sprintf(format, args...)})
+	}
 	switch r.Action {
 	case "":
 	case "stop":
@@ -430,38 +437,38 @@ func (r *Rule) validate(at *yaml.Node, hasEffect bool) []ruleErr {
 	default:
 		v, err := decision.ParseVerdict(r.Action)
 		if err != nil {
-			bad("action must be allow, deny, ask, defer, block or stop, not %q", r.Action)
+			bad("action", "action must be allow, deny, ask, defer, block or stop, not %q", r.Action)
 			return errs
 		}
 		r.Verdict = v
 	}
 	if !hasEffect {
-		bad("a rule needs an action, context, system_message, update_input or transform")
+		bad("", "a rule needs an action, context, system_message, update_input or transform")
 	}
 	if r.Action == "" && (r.Reason != "" || r.Alternative != "") {
-		bad("reason and alternative need an action")
+		bad("reason", "reason and alternative need an action")
 	}
-	need := func(e decision.Effect, what string) {
+	need := func(key string, e decision.Effect, what string) {
 		for _, ev := range r.Events {
 			if knownEvent(ev) && !decision.Supports(ev, e) { // unknown events are reported already
-				bad("%s is not honoured on %s", what, ev)
+				bad(key, "%s is not honoured on %s", what, ev)
 			}
 		}
 	}
 	if r.Verdict != decision.None {
-		need(decision.VerdictEffect(r.Verdict), "action "+r.Action)
+		need("action", decision.VerdictEffect(r.Verdict), "action "+r.Action)
 	}
 	if r.Stop {
-		need(decision.EffectStop, "action stop")
+		need("action", decision.EffectStop, "action stop")
 	}
 	if r.Context != "" {
-		need(decision.EffectContext, "context")
+		need("context", decision.EffectContext, "context")
 	}
 	if r.SystemMessage != "" {
-		need(decision.EffectSystemMessage, "system_message")
+		need("system_message", decision.EffectSystemMessage, "system_message")
 	}
 	if len(r.UpdateInput) > 0 {
-		need(decision.EffectUpdateInput, "update_input")
+		need("update_input", decision.EffectUpdateInput, "update_input")
 		// Claude Code applies updatedInput only together with allow or ask
 		// (PermissionRequest: allow); anything else would silently drop it.
 		ok := r.Verdict == decision.Allow || r.Verdict == decision.Ask
@@ -471,20 +478,20 @@ func (r *Rule) validate(at *yaml.Node, hasEffect bool) []ruleErr {
 			}
 		}
 		if !ok {
-			bad("update_input needs action allow or ask (PermissionRequest: allow)")
+			bad("update_input", "update_input needs action allow or ask (PermissionRequest: allow)")
 		}
 	}
 	if len(r.Transforms) > 0 {
-		need(decision.EffectUpdateOutput, "transform")
+		need("transform", decision.EffectUpdateOutput, "transform")
 	}
 	if r.Interrupt {
 		for _, ev := range r.Events {
 			if ev != "PermissionRequest" {
-				bad("interrupt is only honoured on PermissionRequest")
+				bad("interrupt", "interrupt is only honoured on PermissionRequest")
 			}
 		}
 		if r.Verdict != decision.Deny {
-			bad("interrupt needs action deny")
+			bad("interrupt", "interrupt needs action deny")
 		}
 	}
 	return errs

@@ -1,0 +1,117 @@
+package policy
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Check(&buf, "testdata/basic.yaml", "testdata/bench50.yaml"); err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	if buf.String() != "testdata/basic.yaml: ok, 11 rules\ntestdata/bench50.yaml: ok, 50 rules\n" {
+		t.Fatalf("output:\n%s", buf.String())
+	}
+	buf.Reset()
+	err := Check(&buf, "testdata/check/bad.yaml", "testdata/nope.yaml")
+	if err == nil || err.Error() != "policy check failed: 5 problems" {
+		t.Fatalf("err %v", err)
+	}
+	golden(t, "check/bad.golden", buf.String())
+	if Check(&buf) == nil {
+		t.Fatal("no files must be an error")
+	}
+}
+
+// TestDryRun runs the real corpus through `policy test`: raw payload lines
+// and lines wrapping the payload under "payload".
+func TestDryRun(t *testing.T) {
+	var events bytes.Buffer
+	for _, name := range []string{"claude-code-2.1.197.jsonl", "public-captures.jsonl"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		events.Write(b)
+	}
+	events.WriteString("not json\n{\"no\":\"payload\"}\n\n")
+	all := events.Bytes()
+
+	var table bytes.Buffer
+	if err := Test(&table, "testdata/basic.yaml", bytes.NewReader(all), false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "dryrun/table.golden", table.String())
+
+	var js bytes.Buffer
+	if err := Test(&js, "testdata/basic.yaml", bytes.NewReader(all), true); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "dryrun/results.jsonl", js.String())
+
+	var bad bytes.Buffer
+	err := Test(&bad, "testdata/check/bad.yaml", bytes.NewReader(all), false)
+	if err == nil || !strings.Contains(err.Error(), "has 4 problems") {
+		t.Fatalf("invalid policy must fail the dry run: %v", err)
+	}
+	if !strings.Contains(bad.String(), `problem: testdata/check/bad.yaml:9: rule "typo"`) {
+		t.Fatalf("problems not shown:\n%s", bad.String())
+	}
+}
+
+func TestExplain(t *testing.T) {
+	root := t.TempDir()
+	old := managedPath
+	managedPath = filepath.Join(root, "etc", "policy.yaml")
+	defer func() { managedPath = old }()
+	writeFile(t, filepath.Dir(managedPath), "policy.yaml", `rules:
+  - id: org-no-secrets
+    description: Never read secrets
+    tool: Read
+    when: 'glob("**/.env", tool_input.file_path)'
+    action: deny
+    on_error: closed
+`)
+	home := filepath.Join(root, "home")
+	writeFile(t, home, "policy.yaml", `rules:
+  - id: bash-quota
+    description: Keep Bash use in check
+    tool: Bash
+    quota: {limit: 200, per: [session], window: 1h}
+    action: ask
+  - id: utc
+    events: PostToolUse
+    tool: mcp__.*
+    transform: [timestamps, redact]
+`)
+	proj := filepath.Join(root, "proj")
+	writeFile(t, proj, ".hookwatch/policy.yaml", `rules:
+  - id: org-no-secrets
+    tool: Read
+    action: allow
+  - id: explore-readonly
+    agent_type: Explore
+    tool: Write|Edit
+    action: deny
+    mode: audit
+  - id: broken
+    when: 'nope('
+    action: deny
+`)
+	var buf bytes.Buffer
+	if err := Explain(&buf, home, proj); err != nil {
+		t.Fatal(err)
+	}
+	// The temporary root's length varies, and with it the column widths:
+	// compare with runs of spaces collapsed.
+	out := strings.ReplaceAll(buf.String(), root, "$ROOT")
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		lines[i] = strings.Join(strings.Fields(l), " ")
+	}
+	golden(t, "explain.golden", strings.Join(lines, "\n"))
+}
