@@ -16,10 +16,29 @@ const (
 	ActionWarn          = "warn"           // systemMessage only
 )
 
-// actionRank orders actions for the audit summary: the strictest first.
-var actionRank = map[string]int{
-	ActionDeny: 9, ActionBlock: 9, ActionStop: 8, ActionDefer: 7, ActionAsk: 6, ActionAllow: 5,
-	ActionRewriteInput: 4, ActionRewriteOutput: 3, ActionContext: 2, ActionWarn: 1,
+// actionRank orders actions for the audit summary: the strictest highest.
+func actionRank(action string) int {
+	switch action {
+	case ActionDeny, ActionBlock:
+		return 9
+	case ActionStop:
+		return 8
+	case ActionDefer:
+		return 7
+	case ActionAsk:
+		return 6
+	case ActionAllow:
+		return 5
+	case ActionRewriteInput:
+		return 4
+	case ActionRewriteOutput:
+		return 3
+	case ActionContext:
+		return 2
+	case ActionWarn:
+		return 1
+	}
+	return 0
 }
 
 // VerdictAction names the action of verdict v on event: "deny" is spelt
@@ -99,14 +118,14 @@ func (d Decision) Audit() *Audit {
 	}
 	best := -1
 	for _, n := range d.Notes {
-		if r := actionRank[n.Action]; r > best {
+		if r := actionRank(n.Action); r > best {
 			best = r
 		}
 	}
 	a := &Audit{Enforced: false, Rules: d.Notes, RuleIDs: []string{}}
 	var reasons []string
 	for _, n := range d.Notes {
-		if actionRank[n.Action] != best {
+		if actionRank(n.Action) != best {
 			continue
 		}
 		if a.Action == "" {

@@ -33,6 +33,9 @@ func (s *Set) Evaluate(ctx context.Context, event map[string]any, st *State) (d 
 	if s == nil || name == "" {
 		return decision.Decision{}
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	ev := &evaluation{set: s, ctx: ctx, name: name, payload: event, st: st}
 	defer func() {
 		if r := recover(); r != nil {
@@ -152,7 +155,7 @@ func (r *Rule) failsClosedWhenInvalid() bool {
 
 // selects applies the rule's event matcher and agent filters.
 func (ev *evaluation) selects(r *Rule, c *compiled) bool {
-	if field, ok := matcherField[ev.name]; ok {
+	if field, ok := matcherFieldOf(ev.name); ok {
 		v := asString(ev.payload[field])
 		if ev.name == "FileChanged" {
 			v = filepath.Base(v)
@@ -179,17 +182,35 @@ func (ev *evaluation) selects(r *Rule, c *compiled) bool {
 	return c.agentType.Match(asString(ev.payload["agent_type"]))
 }
 
-// matcherField is the payload field each event's matcher is tested against
-// (spec §1.1); events not listed have no matcher, and ignore it.
-var matcherField = map[string]string{
-	"PreToolUse": "tool_name", "PermissionRequest": "tool_name", "PermissionDenied": "tool_name",
-	"PostToolUse": "tool_name", "PostToolUseFailure": "tool_name",
-	"SessionStart": "source", "Setup": "trigger", "InstructionsLoaded": "load_reason",
-	"UserPromptExpansion": "command_name", "Notification": "notification_type",
-	"SubagentStart": "agent_type", "SubagentStop": "agent_type", "StopFailure": "error",
-	"ConfigChange": "source", "DirectoryAdded": "source", "FileChanged": "file_path",
-	"PreCompact": "trigger", "PostCompact": "trigger", "SessionEnd": "reason",
-	"Elicitation": "mcp_server_name", "ElicitationResult": "mcp_server_name",
+// matcherFieldOf names the payload field each event's matcher is tested
+// against (spec §1.1); events without one ignore the matcher. A switch, not
+// a map: package-level maps cost every hook process init time.
+func matcherFieldOf(event string) (string, bool) {
+	switch event {
+	case "PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUse", "PostToolUseFailure":
+		return "tool_name", true
+	case "SessionStart", "ConfigChange", "DirectoryAdded":
+		return "source", true
+	case "Setup", "PreCompact", "PostCompact":
+		return "trigger", true
+	case "InstructionsLoaded":
+		return "load_reason", true
+	case "UserPromptExpansion":
+		return "command_name", true
+	case "Notification":
+		return "notification_type", true
+	case "SubagentStart", "SubagentStop":
+		return "agent_type", true
+	case "StopFailure":
+		return "error", true
+	case "FileChanged":
+		return "file_path", true
+	case "SessionEnd":
+		return "reason", true
+	case "Elicitation", "ElicitationResult":
+		return "mcp_server_name", true
+	}
+	return "", false
 }
 
 func (ev *evaluation) cond(prog *vm.Program) (bool, error) {

@@ -211,14 +211,16 @@ func isDigits(s string) bool {
 	return true
 }
 
-// timeWords are the words that make a key time-like when they appear in it
-// as a word (snake_case, camelCase, kebab-case, dotted).
-var timeWords = map[string]bool{
-	"time": true, "timestamp": true, "ts": true, "date": true, "datetime": true, "at": true,
-	"created": true, "updated": true, "modified": true, "deleted": true, "expires": true,
-	"expiry": true, "expiration": true, "deadline": true, "since": true, "until": true,
-	"epoch": true, "mtime": true, "ctime": true, "atime": true, "when": true, "seen": true,
-	"started": true, "ended": true, "finished": true, "issued": true, "iat": true, "exp": true, "nbf": true,
+// isTimeWord reports whether w (lower case) makes a key time-like when it
+// appears in it as a word (snake_case, camelCase, kebab-case, dotted).
+func isTimeWord(w string) bool {
+	switch w {
+	case "time", "timestamp", "ts", "date", "datetime", "at", "created", "updated", "modified",
+		"deleted", "expires", "expiry", "expiration", "deadline", "since", "until", "epoch", "mtime",
+		"ctime", "atime", "when", "seen", "started", "ended", "finished", "issued", "iat", "exp", "nbf":
+		return true
+	}
+	return false
 }
 
 // isTimeKey reports whether key names a time: one of its words is a time
@@ -232,7 +234,7 @@ func isTimeKey(key string) bool {
 		}
 		w := strings.ToLower(key[start:end])
 		// Plurals name lists of times: "timestamps", "dates".
-		return timeWords[w] || (len(w) > 3 && w[len(w)-1] == 's' && timeWords[w[:len(w)-1]])
+		return isTimeWord(w) || (len(w) > 3 && w[len(w)-1] == 's' && isTimeWord(w[:len(w)-1]))
 	}
 	for i, r := range key {
 		switch {
