@@ -1,0 +1,352 @@
+// Package attribution derives, from stored hook events, which agent did
+// what: the sessions with their lineage (resume, fork, clear, continue,
+// compaction), the tree of agents in each session (main agent, subagents,
+// nested subagents, the compaction agent), and every tool call with the agent
+// that made it, the call that spawned that agent, its timing, status and
+// policy decision.
+//
+// It is pure logic: Build is a function of a set of envelopes. The result is
+// the same whatever the order of the input and whatever duplicates it holds:
+// envelopes are deduplicated by id and sorted by (received_at, id) before
+// anything is derived, and nothing depends on arrival order.
+//
+// Lineage needs the events of neighbouring sessions (a fork shows up as the
+// old session's SessionStart followed by the new session's events), so give
+// Build every session of the same project over the period of interest, not
+// only the session being shown.
+package attribution
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Lineage kinds: how a session continues another one (Session.Lineage).
+const (
+	// LineageFork: started with --resume X --fork-session (or /branch). The
+	// 2.1.197 client reports SessionStart(resume) under X, then every event
+	// under the new id.
+	LineageFork = "fork"
+	// LineageClear: /clear ended the parent (SessionEnd reason "clear") and
+	// started this session (SessionStart source "clear").
+	LineageClear = "clear"
+	// LineageCompact: a SessionStart(compact) under a new id right after the
+	// parent's PreCompact. Clients seen so far keep the id on compaction;
+	// this only covers one that would not.
+	LineageCompact = "compact"
+)
+
+// Agent roles (Agent.Role).
+const (
+	RoleMain       = "main"
+	RoleSubagent   = "subagent"
+	RoleCompaction = "compaction" // agent_type "" (the internal compact agent)
+)
+
+// How a subagent's parent was found (Agent.ResolvedBy), most precise first.
+const (
+	// ResolvedBySidecar: the envelope's Subagent meta (the client's
+	// agent-<id>.meta.json) names the spawning tool_use_id.
+	ResolvedBySidecar = "sidecar"
+	// ResolvedByToolResponse: the spawning call's PostToolUse tool_response
+	// names the agent (agentId; Codex: agent_id).
+	ResolvedByToolResponse = "tool_response"
+	// ResolvedBySubagentType: the oldest unclaimed delegation call of the
+	// session, made before the agent appeared, whose subagent_type equals
+	// the agent's type.
+	ResolvedBySubagentType = "subagent_type"
+	// ResolvedByNone: nothing named the spawning call; the parent is taken
+	// to be the main agent.
+	ResolvedByNone = "none"
+)
+
+// Tool call statuses (ToolCall.Status).
+const (
+	StatusPending     = "pending"     // PreToolUse seen, no outcome yet
+	StatusOK          = "ok"          // PostToolUse (or a non-error PostToolBatch result)
+	StatusError       = "error"       // PostToolUseFailure, or a <tool_use_error> result
+	StatusInterrupted = "interrupted" // PostToolUseFailure is_interrupt, or Codex Interrupt
+	StatusDenied      = "denied"      // PermissionDenied, or an enforced policy deny
+	StatusRejected    = "rejected"    // only in PostToolBatch as <tool_use_error>, no PreToolUse
+)
+
+// Result is everything derived from a set of envelopes.
+type Result struct {
+	// Sessions are ordered by started_at, then session_id.
+	Sessions []*Session `json:"sessions"`
+	// Aliases maps a throwaway session id (seen only on InstructionsLoaded
+	// and the like before a continue's SessionStart switched ids) to the
+	// session its events were folded into.
+	Aliases map[string]string `json:"aliases,omitempty"`
+	// Skipped counts envelopes that could not be attributed: payload not a
+	// JSON object, or no session_id.
+	Skipped int `json:"skipped"`
+}
+
+// Session is one agent session (one session_id), with its agents and tool
+// calls.
+type Session struct {
+	SessionID string `json:"session_id"`
+	Runtime   string `json:"runtime,omitempty"`
+	// CWD is the first working directory the main agent reported.
+	CWD string `json:"cwd,omitempty"`
+	// Project is the directory name Claude Code keeps the transcript under
+	// (~/.claude/projects/<project>/): taken from transcript_path when it
+	// has that layout, else Slug(cwd).
+	Project string `json:"project,omitempty"`
+	// Title is the first prompt of the main agent, whitespace collapsed and
+	// cut to about 100 characters (else the client's session_title).
+	Title string `json:"title,omitempty"`
+	// Model is the last model the session reported (SessionStart, Codex
+	// events, statusLine).
+	Model string `json:"model,omitempty"`
+	// PermissionMode is the last permission_mode of the main agent.
+	PermissionMode string `json:"permission_mode,omitempty"`
+	// TranscriptPath is the main transcript (first one reported by the main
+	// agent).
+	TranscriptPath string `json:"transcript_path,omitempty"`
+	// ClientVersion is the client version from a statusLine payload.
+	ClientVersion string `json:"client_version,omitempty"`
+
+	StartedAt   time.Time `json:"started_at"`
+	LastEventAt time.Time `json:"last_event_at"`
+	// EndedAt is set when the session's latest run ended with SessionEnd.
+	EndedAt   *time.Time `json:"ended_at"`
+	EndReason string     `json:"end_reason,omitempty"`
+
+	// ParentSessionID is the session this one continues ("" for none or
+	// unknown); Lineage says how (LineageFork, LineageClear,
+	// LineageCompact; "" for a root session).
+	ParentSessionID string `json:"parent_session_id"`
+	Lineage         string `json:"lineage"`
+	// ChildSessionIDs are the sessions whose parent is this one, in order.
+	ChildSessionIDs []string `json:"child_session_ids,omitempty"`
+	// AliasSessionIDs are throwaway ids whose events were folded in here.
+	AliasSessionIDs []string `json:"alias_session_ids,omitempty"`
+	// Phantom marks a session id seen only on pre-start events
+	// (InstructionsLoaded, Setup, ConfigChange) that no SessionStart
+	// followed: most likely a continue's throwaway id whose continued
+	// session is not in the input.
+	Phantom bool `json:"phantom,omitempty"`
+
+	// Runs are the client processes that ran this session: one per
+	// SessionStart other than compact (startup, resume, clear, fork), plus
+	// one for events that came without a SessionStart of their own.
+	Runs []Run `json:"runs"`
+	// Compactions are PreCompact … PostCompact spans.
+	Compactions []Compaction `json:"compactions,omitempty"`
+	Counts      Counts       `json:"counts"`
+
+	// Agents lists the main agent first, then subagents by started_at and
+	// agent_id. ToolCalls are ordered by started_at, then tool_use_id. Both
+	// are left out of Summary.
+	Agents    []*Agent    `json:"agents,omitempty"`
+	ToolCalls []*ToolCall `json:"tool_calls,omitempty"`
+}
+
+// Summary returns a copy of s without its agents and tool calls, for
+// session listings.
+func (s *Session) Summary() *Session {
+	c := *s
+	c.Agents, c.ToolCalls = nil, nil
+	return &c
+}
+
+// Run is one client process's stretch of a session.
+type Run struct {
+	// Source is SessionStart's source (startup, resume, clear, fork); for a
+	// run without a SessionStart of its own it is the session's lineage
+	// kind, or "".
+	Source    string     `json:"source"`
+	StartedAt time.Time  `json:"started_at"`
+	EndedAt   *time.Time `json:"ended_at"`
+	EndReason string     `json:"end_reason,omitempty"`
+	// ForkedTo is the session that took over this run's events (a fork:
+	// the SessionStart came under this id, everything after under the new).
+	ForkedTo string `json:"forked_to,omitempty"`
+	// AliasSessionID is the throwaway id whose pre-start events (a continue,
+	// -c) were folded into this run.
+	AliasSessionID string `json:"alias_session_id,omitempty"`
+}
+
+// Compaction is one compaction of the context.
+type Compaction struct {
+	Trigger   string     `json:"trigger,omitempty"`
+	StartedAt time.Time  `json:"started_at"`
+	EndedAt   *time.Time `json:"ended_at"`
+	// AgentID is the compaction agent's id (its SubagentStop, agent_type "").
+	AgentID string `json:"agent_id,omitempty"`
+}
+
+// Counts are a session's totals.
+type Counts struct {
+	Events    int `json:"events"`
+	Prompts   int `json:"prompts"`
+	Agents    int `json:"agents"` // including the main agent
+	Subagents int `json:"subagents"`
+	ToolCalls int `json:"tool_calls"`
+	// Failures are calls with status error or interrupted.
+	Failures int `json:"failures"`
+	// Denials are calls with status denied.
+	Denials            int `json:"denials"`
+	Rejected           int `json:"rejected"`
+	PermissionRequests int `json:"permission_requests"`
+	Compactions        int `json:"compactions"`
+}
+
+// Agent is the main agent or one subagent of a session.
+type Agent struct {
+	// AgentID is "" for the main agent.
+	AgentID string `json:"agent_id"`
+	// AgentType is kept exactly: "" is the compaction agent, null means no
+	// event gave a type.
+	AgentType *string `json:"agent_type"`
+	// ParentAgentID is null for the main agent, "" when the main agent
+	// spawned this one.
+	ParentAgentID *string `json:"parent_agent_id"`
+	// SpawnToolUseID is the Agent/Task call that spawned this agent ("" for
+	// the main agent, the compaction agent, or when unknown).
+	SpawnToolUseID string `json:"spawn_tool_use_id"`
+	// Depth is 0 for the main agent, parent's depth + 1 otherwise.
+	Depth     int        `json:"depth"`
+	StartedAt time.Time  `json:"started_at"`
+	StoppedAt *time.Time `json:"stopped_at"`
+
+	Role       string `json:"role"`
+	ResolvedBy string `json:"resolved_by,omitempty"`
+	// Description is the spawning call's description (or the sidecar's).
+	Description string `json:"description,omitempty"`
+	// TranscriptPath is the agent's own transcript: SubagentStop's
+	// agent_transcript_path, else the path the client uses for it.
+	TranscriptPath string `json:"transcript_path,omitempty"`
+	// LastMessage is the last assistant message (SubagentStop; Stop for the
+	// main agent).
+	LastMessage string `json:"last_message,omitempty"`
+	// VirtualSessionID is "sub--<agent_id>" for subagents, for viewers that
+	// show each subagent as a child session.
+	VirtualSessionID string `json:"virtual_session_id,omitempty"`
+	Events           int    `json:"events"`
+	ToolCount        int    `json:"tool_count"`
+	Failures         int    `json:"failures"`
+}
+
+// ToolCall is one tool call, keyed by tool_use_id within its session.
+type ToolCall struct {
+	// ToolUseID is the client's id; for clients that send none it is
+	// "nouse:<envelope id of the first event>" and SyntheticID is set.
+	ToolUseID   string          `json:"tool_use_id"`
+	SyntheticID bool            `json:"synthetic_id,omitempty"`
+	SessionID   string          `json:"session_id"`
+	AgentID     string          `json:"agent_id"`
+	AgentType   *string         `json:"agent_type"`
+	ToolName    string          `json:"tool_name"`
+	Family      string          `json:"family"`
+	Status      string          `json:"status"`
+	StartedAt   time.Time       `json:"started_at"`
+	EndedAt     *time.Time      `json:"ended_at"`
+	DurationMS  *int64          `json:"duration_ms"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	PromptID    string          `json:"prompt_id,omitempty"`
+	// ParentToolUseID is the call that spawned this call's agent ("" for
+	// the main agent).
+	ParentToolUseID string `json:"parent_tool_use_id"`
+	// Depth is the depth of the calling agent.
+	Depth int `json:"depth"`
+	// SpawnedAgentID is, on a delegation call, the subagent it spawned.
+	SpawnedAgentID string `json:"spawned_agent_id,omitempty"`
+	// Decision is the policy decision (decision.Audit JSON) that counted
+	// most: an enforced deny, else the PreToolUse one, else the first.
+	Decision json.RawMessage `json:"decision"`
+	// Decisions are every decision recorded on the call's events.
+	Decisions         []DecisionRecord   `json:"decisions,omitempty"`
+	PermissionRequest *PermissionRequest `json:"permission_request,omitempty"`
+	PermissionDenied  *PermissionDenied  `json:"permission_denied,omitempty"`
+}
+
+// DecisionRecord is a policy decision the hook answered one event of a call
+// with.
+type DecisionRecord struct {
+	Event    string          `json:"event"`
+	At       time.Time       `json:"at"`
+	Decision json.RawMessage `json:"decision"`
+}
+
+// PermissionRequest is the permission dialog a call raised. The event has no
+// tool_use_id: it is matched to the latest open call of the same agent with
+// the same tool and input (MatchedBy "input"), else the same tool ("tool").
+type PermissionRequest struct {
+	At        time.Time       `json:"at"`
+	MatchedBy string          `json:"matched_by"`
+	Decision  json.RawMessage `json:"decision,omitempty"`
+}
+
+// PermissionDenied is the client's refusal of a call (auto mode classifier).
+type PermissionDenied struct {
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason,omitempty"`
+}
+
+// Session returns the session with the given id, following Aliases, or nil.
+func (r *Result) Session(id string) *Session {
+	if to, ok := r.Aliases[id]; ok {
+		id = to
+	}
+	for _, s := range r.Sessions {
+		if s.SessionID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// Link is one edge of the lineage between sessions.
+type Link struct {
+	SessionID       string `json:"session_id"`
+	ParentSessionID string `json:"parent_session_id"`
+	Lineage         string `json:"lineage"`
+}
+
+// Lineage returns the edges of the lineage tree that holds session id: from
+// its root down, breadth first, children in order. A session without
+// lineage yields no edges.
+func (r *Result) Lineage(id string) []Link {
+	s := r.Session(id)
+	if s == nil {
+		return nil
+	}
+	byID := make(map[string]*Session, len(r.Sessions))
+	for _, x := range r.Sessions {
+		byID[x.SessionID] = x
+	}
+	// Walk up; parents always start before their children, so this ends,
+	// but bound it anyway against a corrupt Result.
+	root := s
+	for range len(r.Sessions) {
+		p := byID[root.ParentSessionID]
+		if p == nil {
+			break
+		}
+		root = p
+	}
+	var links []Link
+	if root.Lineage != "" { // a fork whose parent is unknown
+		links = append(links, Link{root.SessionID, root.ParentSessionID, root.Lineage})
+	}
+	queue := []*Session{root}
+	seen := map[string]bool{root.SessionID: true}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, c := range cur.ChildSessionIDs {
+			cs := byID[c]
+			if cs == nil || seen[c] {
+				continue
+			}
+			seen[c] = true
+			links = append(links, Link{cs.SessionID, cs.ParentSessionID, cs.Lineage})
+			queue = append(queue, cs)
+		}
+	}
+	return links
+}

@@ -1,0 +1,829 @@
+package attribution
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/event"
+)
+
+// Build derives sessions, agents, tool calls and lineage from envs. The
+// result depends only on the set of envelopes: not on their order, and not
+// on duplicates (same id). Build never fails; envelopes it cannot attribute
+// are counted in Result.Skipped.
+func Build(envs []event.Envelope) *Result {
+	recs, skipped := decodeAll(canonicalOrder(envs))
+	lin := linkSessions(recs)
+
+	bySession := map[string][]*record{}
+	var order []string
+	for _, r := range recs {
+		if _, ok := bySession[r.session]; !ok {
+			order = append(order, r.session)
+		}
+		bySession[r.session] = append(bySession[r.session], r)
+	}
+	res := &Result{Skipped: skipped, Sessions: make([]*Session, 0, len(order))}
+	for _, id := range order {
+		res.Sessions = append(res.Sessions, buildSession(id, bySession[id], lin))
+	}
+	slices.SortFunc(res.Sessions, func(a, b *Session) int {
+		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.SessionID, b.SessionID)
+	})
+	byID := make(map[string]*Session, len(res.Sessions))
+	for _, s := range res.Sessions {
+		byID[s.SessionID] = s
+	}
+	for _, s := range res.Sessions { // in start order, so children are too
+		if p := byID[s.ParentSessionID]; p != nil {
+			p.ChildSessionIDs = append(p.ChildSessionIDs, s.SessionID)
+		}
+	}
+	if len(lin.alias) > 0 {
+		res.Aliases = lin.alias
+	}
+	return res
+}
+
+// Builder accumulates envelopes, for a caller that receives them over time.
+// Result is Build of everything added so far; it is cached until the next
+// Add. A Builder is not safe for concurrent use.
+type Builder struct {
+	byID  map[string]event.Envelope
+	anon  []event.Envelope
+	cache *Result
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder() *Builder { return &Builder{byID: map[string]event.Envelope{}} }
+
+// Add adds envelopes. An envelope whose id was already added replaces the
+// earlier one only if it sorts before it, as in Build.
+func (b *Builder) Add(envs ...event.Envelope) {
+	for _, e := range envs {
+		if e.ID == "" {
+			b.anon = append(b.anon, e)
+			b.cache = nil
+			continue
+		}
+		if cur, ok := b.byID[e.ID]; ok && compareEnvelopes(&e, &cur) >= 0 {
+			continue
+		}
+		b.byID[e.ID] = e
+		b.cache = nil
+	}
+}
+
+// Len returns the number of distinct envelopes added.
+func (b *Builder) Len() int { return len(b.byID) + len(b.anon) }
+
+// Result returns Build of the envelopes added so far.
+func (b *Builder) Result() *Result {
+	if b.cache == nil {
+		envs := make([]event.Envelope, 0, b.Len())
+		for _, e := range b.byID {
+			envs = append(envs, e)
+		}
+		b.cache = Build(append(envs, b.anon...))
+	}
+	return b.cache
+}
+
+// agentState is an agent while its session is being derived.
+type agentState struct {
+	a            *Agent
+	first        *record
+	typ          event.OptString
+	typFromStart bool
+	sidecar      *event.SubagentMeta
+	start, stop  *record
+	ownPath      string // a transcript_path the agent's own events carry (Codex)
+	parentSet    bool
+	spawn        *callState
+}
+
+// callState is a tool call while its session is being derived.
+type callState struct {
+	c        *ToolCall
+	agent    *agentState
+	first    *record
+	pre      *record
+	post     *record
+	postResp json.RawMessage
+	durMS    *float64
+	failure  *record
+	isIntr   bool
+	failErr  string
+	denied   *record // PermissionDenied
+	deny     *record // event carrying an enforced policy deny
+	denyWhy  string
+	denyRaw  json.RawMessage
+	batch    *record
+	batchRes json.RawMessage
+	intr     *record // Codex Interrupt of the call's turn
+	permReq  *record
+	turnID   string
+	canon    *string
+}
+
+// done reports whether the call has an outcome.
+func (c *callState) done() bool {
+	return c.post != nil || c.failure != nil || c.denied != nil || c.deny != nil || c.intr != nil || c.batch != nil
+}
+
+func (c *callState) canonInput() string {
+	if c.canon == nil {
+		s := canonicalJSON(c.c.Input)
+		c.canon = &s
+	}
+	return *c.canon
+}
+
+// sessionBuilder derives one session from its records, in canonical order.
+type sessionBuilder struct {
+	s        *Session
+	lin      *lineage
+	agents   map[string]*agentState
+	agentSeq []*agentState
+	calls    map[string]*callState
+	callSeq  []*callState
+	idless   []*callState // calls without tool_use_id, awaiting an outcome
+	altTitle string
+	mainMsg  string
+}
+
+func buildSession(id string, recs []*record, lin *lineage) *Session {
+	b := &sessionBuilder{
+		s: &Session{
+			SessionID: id, StartedAt: recs[0].at, ParentSessionID: lin.parent[id], Lineage: lin.kind[id],
+			Phantom: lin.phantom[id], Runs: []Run{},
+		},
+		lin: lin, agents: map[string]*agentState{}, calls: map[string]*callState{},
+	}
+	for alias, to := range lin.alias {
+		if to == id {
+			b.s.AliasSessionIDs = append(b.s.AliasSessionIDs, alias)
+		}
+	}
+	slices.Sort(b.s.AliasSessionIDs)
+	b.agent("", recs[0])
+	for _, r := range recs {
+		b.add(r)
+	}
+	b.finish()
+	return b.s
+}
+
+func (b *sessionBuilder) agent(id string, r *record) *agentState {
+	if a, ok := b.agents[id]; ok {
+		return a
+	}
+	a := &agentState{a: &Agent{AgentID: id, StartedAt: r.at}, first: r}
+	b.agents[id] = a
+	b.agentSeq = append(b.agentSeq, a)
+	return a
+}
+
+func (b *sessionBuilder) add(r *record) {
+	s, p := b.s, r.p
+	s.Counts.Events++
+	s.LastEventAt = r.at
+	if s.Runtime == "" {
+		s.Runtime = r.env.Runtime
+	}
+	ag := b.agent(p.AgentID, r)
+	ag.a.Events++
+	main := p.AgentID == ""
+	if !main && ag.sidecar == nil && r.env.Subagent != nil && r.env.Subagent.ToolUseID != "" {
+		m := *r.env.Subagent
+		ag.sidecar = &m
+	}
+	if p.AgentType.Set && !ag.typ.Set {
+		ag.typ = p.AgentType
+	}
+	if main {
+		if s.CWD == "" {
+			s.CWD = p.CWD
+		}
+		if s.TranscriptPath == "" {
+			s.TranscriptPath = p.TranscriptPath
+		}
+		if p.PermissionMode != "" {
+			s.PermissionMode = p.PermissionMode
+		}
+		if p.Model != "" {
+			s.Model = p.Model
+		}
+	} else if ag.ownPath == "" && r.name != event.SubagentStop {
+		ag.ownPath = p.TranscriptPath
+	}
+	b.run(r)
+
+	switch e := p.Event.(type) {
+	case *event.SessionStartInput:
+		if b.altTitle == "" {
+			b.altTitle = e.SessionTitle
+		}
+	case *event.UserPromptSubmitInput:
+		if main {
+			s.Counts.Prompts++
+			if s.Title == "" {
+				s.Title = title(e.Prompt)
+			}
+			if b.altTitle == "" {
+				b.altTitle = e.SessionTitle
+			}
+		}
+	case *event.StatusLineInput:
+		if e.Model.ID != "" {
+			s.Model = e.Model.ID
+		}
+		if e.Version != "" {
+			s.ClientVersion = e.Version
+		}
+	case *event.StopInput:
+		if main && e.LastAssistantMessage != "" {
+			b.mainMsg = e.LastAssistantMessage
+		}
+	case *event.SubagentStartInput:
+		if ag.start == nil {
+			ag.start = r
+			if p.AgentType.Set && !ag.typFromStart {
+				ag.typ, ag.typFromStart = p.AgentType, true
+			}
+		}
+	case *event.SubagentStopInput:
+		ag.stop = r
+		if e.AgentTranscriptPath != "" {
+			ag.a.TranscriptPath = e.AgentTranscriptPath
+		}
+		if e.LastAssistantMessage != "" {
+			ag.a.LastMessage = e.LastAssistantMessage
+		}
+		if p.AgentType.Set && p.AgentType.Value == "" {
+			if n := len(s.Compactions); n > 0 && s.Compactions[n-1].EndedAt == nil && s.Compactions[n-1].AgentID == "" {
+				s.Compactions[n-1].AgentID = p.AgentID
+			}
+		}
+	case *event.CompactInput:
+		switch r.name {
+		case event.PreCompact:
+			s.Compactions = append(s.Compactions, Compaction{Trigger: e.Trigger, StartedAt: r.at})
+		case event.PostCompact:
+			n := len(s.Compactions)
+			if n == 0 || s.Compactions[n-1].EndedAt != nil {
+				s.Compactions = append(s.Compactions, Compaction{Trigger: e.Trigger, StartedAt: r.at})
+				n++
+			}
+			at := r.at
+			s.Compactions[n-1].EndedAt = &at
+			if s.Compactions[n-1].Trigger == "" {
+				s.Compactions[n-1].Trigger = e.Trigger
+			}
+		}
+	case *event.PreToolUseInput:
+		c := b.call(r, &e.ToolCall, true)
+		if c.pre == nil {
+			c.pre = r
+			c.agent, c.first = ag, r
+			c.c.ToolName, c.c.Input, c.turnID = e.ToolName, rawCopy(e.ToolInput), p.TurnID
+			c.canon = nil
+		}
+		b.decide(c, r)
+	case *event.PostToolUseInput:
+		c := b.call(r, &e.ToolCall, false)
+		if c.post == nil {
+			c.post, c.postResp, c.durMS = r, e.ToolResponse, e.DurationMS
+		}
+		b.decide(c, r)
+	case *event.PostToolUseFailureInput:
+		c := b.call(r, &e.ToolCall, false)
+		if c.failure == nil {
+			c.failure, c.durMS, c.failErr = r, e.DurationMS, e.Error
+			c.isIntr = e.IsInterrupt != nil && *e.IsInterrupt
+		}
+		b.decide(c, r)
+	case *event.PermissionDeniedInput:
+		c := b.call(r, &e.ToolCall, false)
+		if c.denied == nil {
+			c.denied = r
+			c.c.PermissionDenied = &PermissionDenied{At: r.at, Reason: e.Reason}
+		}
+		b.decide(c, r)
+	case *event.PermissionRequestInput:
+		s.Counts.PermissionRequests++
+		if c, by := b.matchPermission(p.AgentID, &e.ToolCall); c != nil {
+			c.permReq = r
+			c.c.PermissionRequest = &PermissionRequest{At: r.at, MatchedBy: by, Decision: validRaw(r.env.Decision)}
+			b.decide(c, r)
+		}
+	case *event.PostToolBatchInput:
+		for i := range e.ToolCalls {
+			bc := &e.ToolCalls[i]
+			if bc.ToolUseID == "" {
+				continue // nothing to pair it with
+			}
+			c := b.call(r, &event.ToolCall{ToolName: bc.ToolName, ToolInput: bc.ToolInput, ToolUseID: bc.ToolUseID}, false)
+			if c.batch == nil {
+				c.batch, c.batchRes = r, bc.ToolResponse
+			}
+		}
+	case *event.InterruptInput:
+		// Codex: the turn stopped; its running tools never report back.
+		for _, c := range b.callSeq {
+			if c.pre != nil && !c.done() && c.agent == ag && (p.TurnID == "" || c.turnID == p.TurnID) {
+				c.intr = r
+			}
+		}
+	}
+}
+
+// run keeps the session's runs: a SessionStart other than compact starts
+// one, SessionEnd ends it, and an event after an ended run (or before any)
+// starts one without a SessionStart. Folded throwaway events and statusLine
+// refreshes do not start runs.
+func (b *sessionBuilder) run(r *record) {
+	s := b.s
+	n := len(s.Runs)
+	switch {
+	case r.name == event.SessionStart:
+		src := startSource(r)
+		if src == "compact" {
+			return
+		}
+		s.Runs = append(s.Runs, Run{Source: src, StartedAt: r.at, ForkedTo: b.lin.forkedTo[r], AliasSessionID: b.lin.aliasAt[r]})
+		return
+	case r.alias || r.name == event.StatusLine:
+		return
+	case n == 0 || s.Runs[n-1].EndedAt != nil:
+		src := ""
+		if n == 0 {
+			src = s.Lineage
+		}
+		s.Runs = append(s.Runs, Run{Source: src, StartedAt: r.at})
+		n++
+	}
+	if e, ok := r.p.Event.(*event.SessionEndInput); ok && s.Runs[n-1].EndedAt == nil {
+		at := r.at
+		s.Runs[n-1].EndedAt, s.Runs[n-1].EndReason = &at, e.Reason
+	}
+}
+
+// call returns the call an event is about, creating it. Events without a
+// tool_use_id (clients before 2.0.43) pair with the oldest open id-less call
+// of the same agent, tool and input; a PreToolUse always starts a new one.
+func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callState {
+	id, synthetic := tc.ToolUseID, false
+	if id == "" {
+		if !pre {
+			canon := canonicalJSON(tc.ToolInput)
+			for i, c := range b.idless {
+				if c.agent.a.AgentID == r.p.AgentID && c.c.ToolName == tc.ToolName && c.canonInput() == canon {
+					b.idless = slices.Delete(b.idless, i, i+1)
+					return c
+				}
+			}
+		}
+		synthetic = true
+		id = "nouse:" + r.env.ID
+		if r.env.ID == "" {
+			id = "nouse:#" + strconv.Itoa(r.seq)
+		}
+	}
+	if c, ok := b.calls[id]; ok {
+		return c
+	}
+	ag := b.agent(r.p.AgentID, r)
+	c := &callState{
+		c: &ToolCall{
+			ToolUseID: id, SyntheticID: synthetic, SessionID: b.s.SessionID, ToolName: tc.ToolName,
+			StartedAt: r.at, Input: rawCopy(tc.ToolInput), PromptID: r.p.PromptID,
+		},
+		agent: ag, first: r, turnID: r.p.TurnID,
+	}
+	b.calls[id] = c
+	b.callSeq = append(b.callSeq, c)
+	if synthetic && pre {
+		b.idless = append(b.idless, c)
+	}
+	return c
+}
+
+// decide records the policy decision an event of the call carried.
+func (b *sessionBuilder) decide(c *callState, r *record) {
+	d := validRaw(r.env.Decision)
+	if d == nil {
+		return
+	}
+	c.c.Decisions = append(c.c.Decisions, DecisionRecord{Event: r.name, At: r.at, Decision: d})
+	if c.deny != nil || (r.name != event.PreToolUse && r.name != event.PermissionRequest) {
+		return
+	}
+	var a decision.Audit
+	if json.Unmarshal(d, &a) == nil && a.Enforced && a.Action == decision.ActionDeny {
+		c.deny, c.denyWhy, c.denyRaw = r, a.Reason, d
+	}
+}
+
+// matchPermission finds the call a PermissionRequest (which has no
+// tool_use_id) is about: the latest open call of the same agent with the
+// same tool and input, else with the same tool.
+func (b *sessionBuilder) matchPermission(agentID string, tc *event.ToolCall) (*callState, string) {
+	canon := canonicalJSON(tc.ToolInput)
+	var byTool *callState
+	for i := len(b.callSeq) - 1; i >= 0; i-- {
+		c := b.callSeq[i]
+		if c.pre == nil || c.done() || c.permReq != nil || c.agent.a.AgentID != agentID || c.c.ToolName != tc.ToolName {
+			continue
+		}
+		if c.canonInput() == canon {
+			return c, "input"
+		}
+		if byTool == nil {
+			byTool = c
+		}
+	}
+	if byTool != nil {
+		return byTool, "tool"
+	}
+	return nil, ""
+}
+
+func (b *sessionBuilder) finish() {
+	s := b.s
+	if s.Title == "" {
+		s.Title = title(b.altTitle)
+	}
+	s.Project = projectOf(s.TranscriptPath, s.CWD)
+	if o := b.lin.forkFrom[s.SessionID]; o != nil && s.Model == "" {
+		s.Model = o.p.Model // the fork's run began with that SessionStart
+	}
+	for i := len(s.Runs) - 1; i >= 0; i-- {
+		if s.Runs[i].ForkedTo != "" {
+			continue // the run went on under the forked session
+		}
+		if s.Runs[i].EndedAt != nil {
+			s.EndedAt, s.EndReason = s.Runs[i].EndedAt, s.Runs[i].EndReason
+		}
+		break
+	}
+	s.Counts.Compactions = len(s.Compactions)
+	for _, c := range b.callSeq {
+		b.finishCall(c)
+	}
+	b.resolveParents()
+	b.finishAgents()
+
+	s.Agents = make([]*Agent, 0, len(b.agentSeq))
+	for _, a := range b.agentSeq {
+		s.Agents = append(s.Agents, a.a)
+	}
+	slices.SortFunc(s.Agents[1:], func(x, y *Agent) int {
+		if c := x.StartedAt.Compare(y.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(x.AgentID, y.AgentID)
+	})
+	s.Counts.Agents, s.Counts.Subagents = len(s.Agents), len(s.Agents)-1
+
+	s.ToolCalls = make([]*ToolCall, 0, len(b.callSeq))
+	for _, c := range b.callSeq {
+		tc := c.c
+		tc.AgentID = c.agent.a.AgentID
+		tc.AgentType = c.agent.a.AgentType
+		tc.ParentToolUseID = c.agent.a.SpawnToolUseID
+		tc.Depth = c.agent.a.Depth
+		c.agent.a.ToolCount++
+		s.Counts.ToolCalls++
+		switch tc.Status {
+		case StatusError, StatusInterrupted:
+			c.agent.a.Failures++
+			s.Counts.Failures++
+		case StatusDenied:
+			s.Counts.Denials++
+		case StatusRejected:
+			s.Counts.Rejected++
+		}
+		s.ToolCalls = append(s.ToolCalls, tc)
+	}
+	slices.SortFunc(s.ToolCalls, func(x, y *ToolCall) int {
+		if c := x.StartedAt.Compare(y.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ToolUseID, y.ToolUseID)
+	})
+}
+
+// finishCall sets a call's status, end, duration, error and decision from
+// the evidence gathered. Evidence outranks arrival: a denial beats a
+// failure, which beats a result, which beats the PostToolBatch summary.
+func (b *sessionBuilder) finishCall(c *callState) {
+	tc := c.c
+	tc.Family = Family(tc.ToolName)
+	if c.pre != nil {
+		tc.StartedAt, tc.PromptID = c.pre.at, cmp.Or(c.pre.p.PromptID, tc.PromptID)
+	}
+	var end *record
+	switch {
+	case c.denied != nil:
+		tc.Status, end, tc.Error = StatusDenied, c.denied, tc.PermissionDenied.Reason
+	case c.deny != nil:
+		tc.Status, end, tc.Error = StatusDenied, c.deny, c.denyWhy
+	case c.failure != nil:
+		tc.Status, end, tc.Error = StatusError, c.failure, c.failErr
+		if c.isIntr {
+			tc.Status = StatusInterrupted
+		}
+	case c.post != nil:
+		tc.Status, end = StatusOK, c.post
+	case c.intr != nil:
+		tc.Status, end = StatusInterrupted, c.intr
+	case c.batch != nil:
+		end = c.batch
+		msg, isErr := toolUseError(c.batchRes)
+		switch {
+		case isErr && c.pre == nil:
+			tc.Status, tc.Error = StatusRejected, msg
+		case isErr:
+			tc.Status, tc.Error = StatusError, msg
+		default:
+			tc.Status = StatusOK
+		}
+	default:
+		tc.Status = StatusPending
+	}
+	if end != nil {
+		at := end.at
+		tc.EndedAt = &at
+	}
+	switch {
+	case c.durMS != nil && !math.IsNaN(*c.durMS) && *c.durMS >= 0 && *c.durMS < math.MaxInt64/2:
+		ms := int64(math.Round(*c.durMS))
+		tc.DurationMS = &ms
+	case c.pre != nil && tc.EndedAt != nil:
+		ms := tc.EndedAt.Sub(c.pre.at).Milliseconds()
+		tc.DurationMS = &ms
+	}
+	switch {
+	case c.denyRaw != nil:
+		tc.Decision = c.denyRaw
+	case len(tc.Decisions) > 0:
+		tc.Decision = tc.Decisions[0].Decision
+		for _, d := range tc.Decisions {
+			if d.Event == event.PreToolUse {
+				tc.Decision = d.Decision
+				break
+			}
+		}
+	}
+}
+
+// resolveParents finds the spawning call and parent agent of every
+// subagent: (a) the sidecar's toolUseId, then (b) a delegation call whose
+// PostToolUse response names the agent, then (c) the oldest unclaimed
+// delegation call made before the agent appeared whose subagent_type is the
+// agent's type. A call spawns at most one agent. Without any, the parent is
+// the main agent.
+func (b *sessionBuilder) resolveParents() {
+	subs := make([]*agentState, 0, len(b.agentSeq))
+	for _, a := range b.agentSeq {
+		if a.a.AgentID != "" {
+			subs = append(subs, a)
+		}
+	}
+	claimed := map[*callState]bool{}
+	claim := func(a *agentState, c *callState, by string) {
+		a.spawn, a.parentSet, a.a.ResolvedBy = c, true, by
+		claimed[c] = true
+		c.c.SpawnedAgentID = a.a.AgentID
+	}
+
+	// (a) the sidecar.
+	for _, a := range subs {
+		if a.sidecar == nil {
+			continue
+		}
+		if c := b.calls[a.sidecar.ToolUseID]; c != nil && !claimed[c] && c.agent != a {
+			claim(a, c, ResolvedBySidecar)
+			continue
+		}
+		// The spawning call's own events are missing: its id is still known.
+		a.parentSet, a.a.ResolvedBy = true, ResolvedBySidecar
+		a.a.SpawnToolUseID = a.sidecar.ToolUseID
+	}
+
+	// (b) the response of the spawning call, earliest response first.
+	named := map[string]*callState{}
+	for _, c := range b.callSeq {
+		if !spawnsAgent(c.c.ToolName) || c.post == nil {
+			continue
+		}
+		id := spawnedAgentID(c.postResp)
+		if id == "" {
+			continue
+		}
+		if cur := named[id]; cur == nil || c.post.seq < cur.post.seq {
+			named[id] = c
+		}
+	}
+	for _, a := range subs {
+		if a.parentSet {
+			continue
+		}
+		if c := named[a.a.AgentID]; c != nil && !claimed[c] && c.agent != a {
+			claim(a, c, ResolvedByToolResponse)
+		}
+	}
+
+	// (c) the subagent type, oldest call first.
+	var spawners []*callState
+	for _, c := range b.callSeq {
+		if c.pre != nil && spawnsAgent(c.c.ToolName) {
+			spawners = append(spawners, c)
+		}
+	}
+	slices.SortFunc(spawners, func(x, y *callState) int { return cmp.Compare(x.pre.seq, y.pre.seq) })
+	for _, a := range subs {
+		if a.parentSet || !a.typ.Set || a.typ.Value == "" {
+			continue
+		}
+		for _, c := range spawners {
+			if c.pre.seq >= a.first.seq {
+				break
+			}
+			if !claimed[c] && c.agent != a && requestedType(c) == a.typ.Value {
+				claim(a, c, ResolvedBySubagentType)
+				break
+			}
+		}
+	}
+	for _, a := range subs {
+		if !a.parentSet {
+			a.a.ResolvedBy = ResolvedByNone
+		}
+	}
+}
+
+// requestedType is the agent type a delegation call asked for: its
+// subagent_type (Codex: agent_type); the client's default when absent.
+func requestedType(c *callState) string {
+	var in struct {
+		SubagentType *string `json:"subagent_type"`
+		AgentType    *string `json:"agent_type"`
+	}
+	_ = json.Unmarshal(c.c.Input, &in)
+	switch {
+	case in.SubagentType != nil:
+		return *in.SubagentType
+	case in.AgentType != nil:
+		return *in.AgentType
+	case strings.HasSuffix(c.c.ToolName, "spawn_agent"):
+		return "default"
+	}
+	return "general-purpose"
+}
+
+// finishAgents fills in parents, depths, roles, times and paths.
+func (b *sessionBuilder) finishAgents() {
+	s := b.s
+	for _, a := range b.agentSeq {
+		ag := a.a
+		ag.AgentType = a.typ.Ptr()
+		if ag.AgentType == nil && a.sidecar != nil {
+			t := a.sidecar.AgentType
+			ag.AgentType = &t
+		}
+		if ag.AgentID == "" {
+			ag.Role = RoleMain
+			ag.StartedAt, ag.StoppedAt = s.StartedAt, s.EndedAt
+			ag.LastMessage = b.mainMsg
+			ag.TranscriptPath = s.TranscriptPath
+			ag.ResolvedBy = ""
+			continue
+		}
+		ag.Role = RoleSubagent
+		if ag.AgentType != nil && *ag.AgentType == "" {
+			ag.Role = RoleCompaction
+		}
+		ag.VirtualSessionID = "sub--" + ag.AgentID
+		parent := ""
+		if a.spawn != nil {
+			parent = a.spawn.agent.a.AgentID
+			ag.SpawnToolUseID = a.spawn.c.ToolUseID
+			var in struct {
+				Description string `json:"description"`
+			}
+			_ = json.Unmarshal(a.spawn.c.Input, &in)
+			ag.Description = in.Description
+		}
+		if a.sidecar != nil && a.sidecar.Description != "" {
+			ag.Description = a.sidecar.Description
+		}
+		ag.ParentAgentID = &parent
+		if a.start != nil {
+			ag.StartedAt = a.start.at
+		} else if ag.Role == RoleCompaction {
+			for _, c := range s.Compactions {
+				if c.AgentID == ag.AgentID {
+					ag.StartedAt = c.StartedAt
+				}
+			}
+		}
+		if a.stop != nil {
+			at := a.stop.at
+			ag.StoppedAt = &at
+		}
+		if ag.TranscriptPath == "" {
+			ag.TranscriptPath = b.agentTranscript(a)
+		}
+	}
+	// Depths, breaking any cycle (hostile input) by re-parenting the agent
+	// that closes it to the main agent.
+	const (
+		unvisited = iota
+		visiting
+		visited
+	)
+	state := map[*agentState]int{}
+	var depth func(a *agentState) int
+	depth = func(a *agentState) int {
+		if a.a.AgentID == "" {
+			return 0
+		}
+		switch state[a] {
+		case visited:
+			return a.a.Depth
+		case visiting:
+			return -1
+		}
+		state[a] = visiting
+		p := b.agents[*a.a.ParentAgentID]
+		d := 1
+		if p == a {
+			root := ""
+			a.a.ParentAgentID = &root
+		} else if p != nil {
+			if pd := depth(p); pd >= 0 {
+				d = pd + 1
+			} else {
+				root := ""
+				a.a.ParentAgentID = &root
+			}
+		}
+		a.a.Depth = d
+		state[a] = visited
+		return d
+	}
+	for _, a := range b.agentSeq {
+		depth(a)
+	}
+}
+
+// agentTranscript is where a subagent's transcript lives when no
+// SubagentStop named it: the path its own events carry when it differs
+// from the session's (Codex), else the client's layout next to a Claude
+// Code transcript, <dir>/<session>/subagents/agent-<id>.jsonl.
+func (b *sessionBuilder) agentTranscript(a *agentState) string {
+	s := b.s
+	if a.ownPath != "" && a.ownPath != s.TranscriptPath {
+		return a.ownPath
+	}
+	dir, base := splitPath(s.TranscriptPath)
+	if base != s.SessionID+".jsonl" || projectOf(s.TranscriptPath, "") == "" {
+		return ""
+	}
+	sep := "/"
+	if strings.Contains(s.TranscriptPath, `\`) && !strings.Contains(s.TranscriptPath, "/") {
+		sep = `\`
+	}
+	return strings.Join([]string{dir, s.SessionID, "subagents", "agent-" + a.a.AgentID + ".jsonl"}, sep)
+}
+
+// rawCopy returns a copy of a JSON value, nil for an empty one.
+func rawCopy(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil
+	}
+	return append(json.RawMessage(nil), raw...)
+}
+
+// validRaw returns a copy of raw if it is a JSON value, else nil: an
+// envelope's decision is not validated on the way in, and invalid JSON
+// would make the result unmarshalable.
+func validRaw(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" || !json.Valid(raw) {
+		return nil
+	}
+	return append(json.RawMessage(nil), raw...)
+}

@@ -1,0 +1,246 @@
+package attribution
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxSlug is the length beyond which Claude Code cuts a project slug and
+// appends a hash of the path.
+const maxSlug = 200
+
+// Slug returns the name Claude Code gives the project directory of cwd under
+// ~/.claude/projects/: every character outside [A-Za-z0-9] becomes "-"
+// (one per UTF-16 code unit, as the client's JavaScript replace does, so a
+// character outside the BMP becomes "--"). Beyond 200 characters the client
+// appends "-" and a Bun.hash of the path that cannot be reproduced here;
+// Slug then returns the 200-character prefix, which is how long paths are
+// matched.
+func Slug(cwd string) string {
+	var b strings.Builder
+	b.Grow(len(cwd))
+	for _, r := range cwd {
+		switch {
+		case r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'):
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			b.WriteString("--")
+		default:
+			b.WriteByte('-')
+		}
+		if b.Len() >= maxSlug {
+			break
+		}
+	}
+	s := b.String()
+	if len(s) > maxSlug {
+		s = s[:maxSlug]
+	}
+	return s
+}
+
+// splitPath returns the directory and the last element of a slash or
+// backslash separated path.
+func splitPath(p string) (dir, base string) {
+	i := strings.LastIndexAny(p, `/\`)
+	if i < 0 {
+		return "", p
+	}
+	return p[:i], p[i+1:]
+}
+
+// projectOf returns the project directory name: the client's own, read from
+// a transcript path of the form …/projects/<project>/<session>.jsonl, else
+// Slug(cwd). The path wins because it is exact (the client resolves
+// symlinks and may override the name).
+func projectOf(transcriptPath, cwd string) string {
+	if transcriptPath != "" {
+		dir, _ := splitPath(transcriptPath)
+		parent, project := splitPath(dir)
+		if _, p := splitPath(parent); p == "projects" && project != "" {
+			return project
+		}
+	}
+	if cwd == "" {
+		return ""
+	}
+	return Slug(cwd)
+}
+
+// maxTitle is the length a title is cut to, in characters.
+const maxTitle = 100
+
+// title makes a one-line title of a prompt: whitespace runs become one
+// space, and a long prompt is cut at a word boundary near maxTitle
+// characters and marked with "…".
+func title(prompt string) string {
+	s := strings.Join(strings.FieldsFunc(prompt, unicode.IsSpace), " ")
+	if utf8.RuneCountInString(s) <= maxTitle {
+		return s
+	}
+	cut, n := 0, 0
+	for i := range s {
+		if n == maxTitle {
+			cut = i
+			break
+		}
+		n++
+	}
+	head := s[:cut]
+	if sp := strings.LastIndexByte(head, ' '); sp >= len(head)*3/5 {
+		head = head[:sp]
+	}
+	return strings.TrimRightFunc(head, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) + "…"
+}
+
+// agentIDKeys are the keys under which a delegation tool's response names
+// the spawned agent: Claude Code's Agent/Task (agentId) and Codex's
+// spawn_agent (agent_id).
+var agentIDKeys = []string{"agentId", "agent_id"}
+
+// spawnedAgentID reads the id of the agent a delegation call spawned from
+// its PostToolUse tool_response: an object with agentId (Claude Code) or
+// agent_id (Codex); a string holding such an object (Codex sends JSON text);
+// or hookwatch's privacy preview {"hookwatch_capture":"preview",…,"head":…},
+// whose head (and tail) text is scanned for the key.
+func spawnedAgentID(resp json.RawMessage) string {
+	resp = bytes.TrimSpace(resp)
+	if len(resp) == 0 {
+		return ""
+	}
+	switch resp[0] {
+	case '{':
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(resp, &obj) != nil {
+			return ""
+		}
+		for _, k := range agentIDKeys {
+			if id := jsonString(obj[k]); id != "" {
+				return id
+			}
+		}
+		if jsonString(obj["hookwatch_capture"]) != "" {
+			for _, k := range []string{"head", "tail"} {
+				if id := scanAgentID(jsonString(obj[k])); id != "" {
+					return id
+				}
+			}
+		}
+	case '"':
+		s := jsonString(resp)
+		if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") {
+			if id := spawnedAgentID(json.RawMessage(t)); id != "" {
+				return id
+			}
+		}
+		return scanAgentID(s)
+	}
+	return ""
+}
+
+// jsonString returns raw as a string if it is a JSON string, else "".
+func jsonString(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// maxAgentID bounds an id read by scanAgentID; real ones are 7 to 36
+// characters.
+const maxAgentID = 128
+
+// scanAgentID finds `agentId` or `agent_id` in text (a truncated JSON
+// document, or "agentId: a1b2…" prose) and returns the id that follows it:
+// quotes, backslashes, blanks, ':' and '=' are skipped, then the longest run
+// of [A-Za-z0-9_-] is taken.
+func scanAgentID(text string) string {
+	for _, key := range agentIDKeys {
+		rest := text
+		for {
+			i := strings.Index(rest, key)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(key):]
+			j := 0
+			sep := false
+			for j < len(rest) && strings.IndexByte("\"'\\ \t:=", rest[j]) >= 0 {
+				if rest[j] == ':' || rest[j] == '=' {
+					sep = true
+				}
+				j++
+			}
+			k := j
+			for k < len(rest) && k-j < maxAgentID && isIDByte(rest[k]) {
+				k++
+			}
+			if sep && k > j {
+				return rest[j:k]
+			}
+		}
+	}
+	return ""
+}
+
+func isIDByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// canonicalJSON re-encodes a JSON value with sorted keys and no spacing, so
+// that inputs equal as values compare equal as strings. Invalid JSON is
+// returned as is.
+func canonicalJSON(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
+}
+
+// toolUseError reports whether a PostToolBatch tool_response (a string, or
+// an array of content blocks) is the client's <tool_use_error>, and returns
+// its text without the tags.
+func toolUseError(resp json.RawMessage) (string, bool) {
+	resp = bytes.TrimSpace(resp)
+	var text string
+	switch {
+	case len(resp) == 0:
+		return "", false
+	case resp[0] == '"':
+		text = jsonString(resp)
+	case resp[0] == '[':
+		var blocks []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(resp, &blocks) != nil || len(blocks) == 0 {
+			return "", false
+		}
+		text = blocks[0].Text
+	default:
+		return "", false
+	}
+	const open, closing = "<tool_use_error>", "</tool_use_error>"
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, open) {
+		return "", false
+	}
+	t = strings.TrimPrefix(t, open)
+	if i := strings.LastIndex(t, closing); i >= 0 {
+		t = t[:i]
+	}
+	return strings.TrimSpace(t), true
+}
