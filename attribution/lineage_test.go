@@ -1,0 +1,136 @@
+package attribution
+
+import (
+	"slices"
+	"testing"
+)
+
+// sess moves an event to session id.
+func (e ev) sess(id string) ev { return e.with("session_id", id) }
+
+func TestLineage(t *testing.T) {
+	// f builds evs and checks "session:parent:kind" for each session, in
+	// start order, and the aliases.
+	f := func(name string, evs []ev, want []string, aliases map[string]string) {
+		t.Helper()
+		r := Build(stream(t, evs...))
+		var got []string
+		for _, s := range r.Sessions {
+			got = append(got, s.SessionID+":"+s.ParentSessionID+":"+s.Lineage)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: sessions %q, want %q", name, got, want)
+		}
+		if len(r.Aliases) != len(aliases) {
+			t.Fatalf("%s: aliases %v, want %v", name, r.Aliases, aliases)
+		}
+		for k, v := range aliases {
+			if r.Aliases[k] != v {
+				t.Fatalf("%s: aliases %v, want %v", name, r.Aliases, aliases)
+			}
+		}
+	}
+	il := ev{"hook_event_name": "InstructionsLoaded", "file_path": "/w/p/CLAUDE.md", "memory_type": "Project", "load_reason": "session_start"}
+	stop := ev{"hook_event_name": "Stop"}
+
+	f("resume keeps the id", []ev{
+		sessionStart("startup").sess("X"), prompt("a").sess("X"), sessionEnd("other").sess("X"),
+		sessionStart("resume").sess("X"), prompt("b").sess("X"), sessionEnd("other").sess("X"),
+	}, []string{"X::"}, nil)
+
+	f("fork: SessionStart under the old id, the rest under the new", []ev{
+		sessionStart("startup").sess("X"), prompt("a").sess("X"), sessionEnd("other").sess("X"),
+		sessionStart("resume").sess("X"),
+		il.sess("Y"), prompt("b").sess("Y"), stop.sess("Y"), sessionEnd("other").sess("Y"),
+	}, []string{"X::", "Y:X:fork"}, nil)
+
+	f("two forks of one session claim one orphan each", []ev{
+		sessionStart("startup").sess("X"), sessionEnd("other").sess("X"),
+		sessionStart("resume").sess("X"), prompt("b").sess("Y1"), sessionEnd("other").sess("Y1"),
+		sessionStart("resume").sess("X"), prompt("c").sess("Y2"), sessionEnd("other").sess("Y2"),
+	}, []string{"X::", "Y1:X:fork", "Y2:X:fork"}, nil)
+
+	f("a session of another project is not a fork", []ev{
+		sessionStart("startup").sess("X"), sessionEnd("other").sess("X"),
+		sessionStart("resume").sess("X"),
+		prompt("b").sess("Z").with("cwd", "/w/other", "transcript_path", "/h/.claude/projects/-w-other/Z.jsonl"),
+	}, []string{"X::", "Z::"}, nil)
+
+	f("a session of another host is not a fork", []ev{
+		sessionStart("startup").sess("X"), sessionEnd("other").sess("X"),
+		sessionStart("resume").sess("X"),
+		prompt("b").sess("Z").with("_host", "laptop-2"),
+	}, []string{"X::", "Z::"}, nil)
+
+	f("a resume followed by its own events is no orphan", []ev{
+		sessionStart("startup").sess("X"), sessionEnd("other").sess("X"),
+		sessionStart("resume").sess("X"), il.sess("X"), prompt("b").sess("X"),
+		prompt("c").sess("Z"),
+	}, []string{"X::", "Z::"}, nil)
+
+	f("fork reported with source fork under the new id", []ev{
+		sessionStart("startup").sess("X"), sessionEnd("other").sess("X"),
+		sessionStart("resume").sess("X"),
+		sessionStart("fork").sess("Y"), prompt("b").sess("Y"),
+		sessionStart("fork").sess("W"), // nothing to link it to
+	}, []string{"X::", "Y:X:fork", "W::fork"}, nil)
+
+	f("clear", []ev{
+		sessionStart("startup").sess("X"), prompt("a").sess("X"), sessionEnd("clear").sess("X"),
+		sessionStart("clear").sess("Y"), prompt("b").sess("Y"),
+		sessionStart("clear").sess("Z"), // its SessionEnd was already claimed
+	}, []string{"X::", "Y:X:clear", "Z::"}, nil)
+
+	f("compaction under a new id", []ev{
+		sessionStart("startup").sess("X"), ev{"hook_event_name": "PreCompact", "trigger": "auto"}.sess("X"),
+		sessionStart("compact").sess("Y"),
+	}, []string{"X::", "Y:X:compact"}, nil)
+
+	f("continue: the throwaway id is folded in", []ev{
+		sessionStart("startup").sess("X"), prompt("a").sess("X"), sessionEnd("other").sess("X"),
+		il.sess("T"),
+		sessionStart("resume").sess("X"), prompt("b").sess("X"), sessionEnd("other").sess("X"),
+	}, []string{"X::"}, map[string]string{"T": "X"})
+
+	f("a pre-start-only id with nothing after it is kept", []ev{
+		il.sess("T"),
+	}, []string{"T::"}, nil)
+}
+
+func TestContinueAndForkDetails(t *testing.T) {
+	il := ev{"hook_event_name": "InstructionsLoaded", "file_path": "/w/p/CLAUDE.md"}
+	r := Build(stream(t,
+		sessionStart("startup").sess("X").with("model", "m1"), prompt("a").sess("X"), sessionEnd("other").sess("X"),
+		sessionStart("resume").sess("X").with("model", "m2"),
+		prompt("b").sess("Y"), sessionEnd("other").sess("Y"),
+		il.sess("T"),
+		sessionStart("resume").sess("X"), prompt("c").sess("X"),
+		il.sess("P"),
+	))
+	x, y := r.Session("X"), r.Session("Y")
+	if r.Session("T") != x {
+		t.Fatal("the throwaway id does not lead to its session")
+	}
+	if !slices.Equal(x.AliasSessionIDs, []string{"T"}) || !slices.Equal(x.ChildSessionIDs, []string{"Y"}) {
+		t.Fatalf("aliases %v children %v", x.AliasSessionIDs, x.ChildSessionIDs)
+	}
+	if len(x.Runs) != 3 || x.Runs[1].ForkedTo != "Y" || x.Runs[2].AliasSessionID != "T" || x.Runs[2].EndedAt != nil {
+		t.Fatalf("runs %+v", x.Runs)
+	}
+	if x.EndedAt != nil || x.Counts.Events != 7 {
+		t.Fatalf("X ended %v with %d events; its last run is still going", x.EndedAt, x.Counts.Events)
+	}
+	if y.Model != "m2" || y.Title != "b" || len(y.Runs) != 1 || y.Runs[0].Source != LineageFork || y.EndedAt == nil {
+		t.Fatalf("Y %+v", y.Summary())
+	}
+	if p := r.Session("P"); p == nil || !p.Phantom {
+		t.Fatalf("phantom %+v", p)
+	}
+	links := r.Lineage("Y")
+	if len(links) != 1 || links[0] != (Link{"Y", "X", LineageFork}) {
+		t.Fatalf("lineage %+v", links)
+	}
+	if r.Lineage("nope") != nil || len(r.Lineage("P")) != 0 {
+		t.Fatal("lineage of an unknown or unlinked session")
+	}
+}
