@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/hookwatch/hookwatch/install"
+)
+
+func init() {
+	register(command{
+		name:    "service",
+		summary: "install, remove or print the user service that keeps the collector running",
+		run:     runService,
+	})
+}
+
+// serviceEnv are the variables the service inherits from the shell that
+// installs it, when set there: the collector should see what the user
+// configured for it.
+var serviceEnv = []string{"HOOKWATCH_ADDR", "HOOKWATCH_DB", "HOOKWATCH_HOME", "HOOKWATCH_TOKEN"}
+
+const serviceSynopsis = "service install|uninstall|print [--os linux|darwin]"
+
+// runService is `hookwatch service`. It writes or removes the unit file and
+// prints the systemctl or launchctl commands to run: starting a long-lived
+// process is the user's call, so it never runs them itself.
+func runService(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("service", serviceSynopsis, stderr)
+	goos := fs.String("os", runtime.GOOS, "service manager to write for: linux (systemd user unit) or darwin (launchd agent)")
+	if len(args) == 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: missing action: install, uninstall or print", errUsage)
+	}
+	action := args[0]
+	if action == "-h" || action == "-help" || action == "--help" {
+		fs.Usage()
+		return nil
+	}
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	self, _, err := binaries()
+	if err != nil {
+		return err
+	}
+	env := map[string]string{}
+	for _, k := range serviceEnv {
+		if v := os.Getenv(k); v != "" {
+			env[k] = v
+		}
+	}
+	rel, content := install.ServiceUnit(*goos, self, env)
+	if rel == "" {
+		return fmt.Errorf("no service manager support for %s: run 'hookwatch serve' from your own init system", *goos)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return fmt.Errorf("cannot find the home directory: %w", err)
+	}
+	path := filepath.Join(home, filepath.FromSlash(rel))
+	switch action {
+	case "print":
+		_, err := stdout.Write(content)
+		return err
+	case "install":
+		return serviceInstall(stdout, *goos, path, content, env)
+	case "uninstall":
+		return serviceUninstall(stdout, *goos, home, path)
+	}
+	fs.Usage()
+	return fmt.Errorf("%w: unknown action %q: want install, uninstall or print", errUsage, action)
+}
+
+func serviceInstall(w io.Writer, goos, path string, content []byte, env map[string]string) error {
+	old, err := os.ReadFile(path)
+	existed := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	var b strings.Builder
+	if existed && bytes.Equal(old, content) {
+		fmt.Fprintf(&b, "%s is already up to date.\n", path)
+	} else {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("cannot create %s: %w", filepath.Dir(path), err)
+		}
+		// 0600: the unit may carry HOOKWATCH_TOKEN.
+		if err := os.WriteFile(path, content, 0o600); err != nil {
+			return fmt.Errorf("cannot write %s: %w", path, err)
+		}
+		if err := os.Chmod(path, 0o600); err != nil {
+			return fmt.Errorf("cannot write %s: %w", path, err)
+		}
+		verb := "Wrote"
+		if existed {
+			verb = "Updated"
+		}
+		fmt.Fprintf(&b, "%s %s.\n", verb, path)
+	}
+	if len(env) > 0 {
+		var names []string
+		for _, k := range serviceEnv {
+			if _, ok := env[k]; ok {
+				names = append(names, k)
+			}
+		}
+		fmt.Fprintf(&b, "It passes %s from this shell to the collector.\n", strings.Join(names, ", "))
+	}
+	b.WriteString("\nTo start the collector now and at every login, run:\n\n")
+	switch goos {
+	case "linux":
+		if existed {
+			b.WriteString("  systemctl --user daemon-reload && systemctl --user enable hookwatch && systemctl --user restart hookwatch\n")
+		} else {
+			b.WriteString("  systemctl --user daemon-reload && systemctl --user enable --now hookwatch\n")
+		}
+		b.WriteString("\nTo keep it running while you are logged out: loginctl enable-linger \"$USER\"\n")
+		b.WriteString("Its log: journalctl --user -u hookwatch\n")
+	case "darwin":
+		if existed {
+			fmt.Fprintf(&b, "  launchctl unload %s; launchctl load -w %s\n", shellQuote(path), shellQuote(path))
+		} else {
+			fmt.Fprintf(&b, "  launchctl load -w %s\n", shellQuote(path))
+		}
+	}
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+func serviceUninstall(w io.Writer, goos, home, path string) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(w, "%s does not exist: nothing to remove.\n", path)
+		return nil
+	}
+	if goos == "linux" {
+		// Removing the unit of an enabled service leaves a dangling link
+		// that systemctl can no longer disable by name.
+		wants := filepath.Join(home, ".config", "systemd", "user", "default.target.wants", "hookwatch.service")
+		if _, err := os.Lstat(wants); err == nil {
+			return fmt.Errorf("the service is enabled: run 'systemctl --user disable --now hookwatch' first, then 'hookwatch service uninstall' again")
+		}
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("cannot remove %s: %w", path, err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Removed %s.\n\nIf the collector still runs, stop it with:\n\n", path)
+	switch goos {
+	case "linux":
+		b.WriteString("  systemctl --user stop hookwatch; systemctl --user daemon-reload\n")
+	case "darwin":
+		fmt.Fprintf(&b, "  launchctl remove %s\n", install.ServiceLabel)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it, so that printed
+// commands can be pasted as they are.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,539 @@
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/spool"
+)
+
+// lookPath finds a program on PATH; a variable so that the launcher
+// resolution reads like the launcher.
+var lookPath = exec.LookPath
+
+// checkPlugin reports whether a hookwatch plugin is enabled and which binary
+// its launcher would run.
+func (e *env) checkPlugin() Check {
+	c := Check{Name: "plugin"}
+	roots := findPluginRoots(filepath.Join(e.configDir, "plugins"))
+	if len(e.plugins) == 0 {
+		c.Status = Info
+		c.Message = "the hookwatch plugin is not enabled"
+		if len(roots) > 0 {
+			c.Message = "the hookwatch plugin is installed (" + roots[0] + ") but not enabled"
+		}
+		return c
+	}
+	bin := e.pluginBinary(roots)
+	if bin == "" {
+		c.Status = Fail
+		c.Message = fmt.Sprintf("%s is enabled but its launcher finds no hookwatch binary: its hooks do nothing", strings.Join(e.plugins, ", "))
+		c.Fix = "go install github.com/hookwatch/hookwatch/cmd/hookwatch@latest"
+		return c
+	}
+	c.Status = OK
+	c.Message = fmt.Sprintf("%s is enabled; its hooks run %s", strings.Join(e.plugins, ", "), bin)
+	return c
+}
+
+// pluginBinary resolves install.PluginLauncher: the plugin's bin/hookwatch,
+// hookwatch on PATH, then $GOBIN or ~/go/bin.
+func (e *env) pluginBinary(roots []string) string {
+	var cands []string
+	for _, r := range roots {
+		cands = append(cands, filepath.Join(r, "bin", BinaryName))
+	}
+	if p, err := lookPath(BinaryName); err == nil {
+		cands = append(cands, p)
+	}
+	gobin := e.Getenv("GOBIN")
+	if gobin == "" {
+		gobin = filepath.Join(e.userHome, "go", "bin")
+	}
+	cands = append(cands, filepath.Join(gobin, BinaryName))
+	for _, p := range cands {
+		if _, err := resolveBinary(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// findPluginRoots returns the directories under dir holding a
+// .claude-plugin/plugin.json named hookwatch. The walk is bounded: plugin
+// caches can hold whole repositories.
+func findPluginRoots(dir string) []string {
+	var roots []string
+	seen := 0
+	base := strings.Count(filepath.Clean(dir), string(filepath.Separator))
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if seen++; seen > 20000 {
+			return filepath.SkipAll
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		switch d.Name() {
+		case "node_modules", ".git":
+			return filepath.SkipDir
+		}
+		if strings.Count(p, string(filepath.Separator))-base > 6 {
+			return filepath.SkipDir
+		}
+		b, err := os.ReadFile(filepath.Join(p, ".claude-plugin", "plugin.json"))
+		if err != nil {
+			return nil
+		}
+		var m struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(b, &m) == nil && m.Name == BinaryName {
+			roots = append(roots, p)
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return roots
+}
+
+// checkSpool reports the spool's backlog and counters.
+func (e *env) checkSpool() Check {
+	c := Check{Name: "spool", Status: OK}
+	dir := filepath.Join(e.home, "spool")
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		c.Message = dir + " is empty"
+		return c
+	}
+	sp, err := spool.Open(dir, spool.Options{})
+	var st spool.Stats
+	if err == nil {
+		st, err = sp.Stats()
+	}
+	if err != nil {
+		c.Status, c.Message = Fail, fmt.Sprintf("cannot read the spool: %v", err)
+		c.Fix = "ls -la " + shellQuote(dir)
+		return c
+	}
+	c.Message = fmt.Sprintf("%s: %s pending, %d dropped, %d corrupt", dir, bytesString(st.PendingBytes), st.Dropped, st.Corrupt)
+	if st.PendingBytes > 0 {
+		c.Status = Warn
+		if e.collector {
+			c.Details = append(c.Details, "the next hook event delivers the backlog")
+		} else {
+			c.Details = append(c.Details, "the backlog is delivered once the collector is up")
+		}
+	}
+	if st.Dropped > 0 {
+		c.Status = Warn
+		c.Details = append(c.Details, fmt.Sprintf("%d event%s could not be spooled (the spool was full or unwritable) and are lost; HOOKWATCH_SPOOL_MAX raises the cap", st.Dropped, plural(int(st.Dropped))))
+	}
+	if st.Corrupt > 0 {
+		c.Status = Warn
+		c.Details = append(c.Details, fmt.Sprintf("%d line%s of the spool could not be read (torn writes) and were skipped", st.Corrupt, plural(int(st.Corrupt))))
+	}
+	return c
+}
+
+func bytesString(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// checkHookLog shows the hook's failures of the last day.
+func (e *env) checkHookLog() Check {
+	c := Check{Name: "hook log", Status: OK}
+	path := filepath.Join(e.home, "hook.log")
+	lines := recentLogLines(path, e.Now().Add(-24*time.Hour))
+	if len(lines) == 0 {
+		c.Message = "no hook errors in the last 24 hours"
+		return c
+	}
+	c.Status = Warn
+	c.Message = fmt.Sprintf("%d hook error%s in the last 24 hours in %s; the latest:", len(lines), plural(len(lines)), path)
+	c.Details = lines[max(0, len(lines)-3):]
+	return c
+}
+
+// checkDatabase checks that the collector could write its SQLite database.
+func (e *env) checkDatabase() Check {
+	c := Check{Name: "database", Status: OK}
+	dsn := e.Getenv("HOOKWATCH_DB")
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		c.Status, c.Message = Info, "PostgreSQL: not checked here; hookwatch serve reports connection errors"
+		return c
+	}
+	path := dsn
+	if path == "" {
+		path = filepath.Join(e.home, "hookwatch.db")
+	}
+	path = strings.TrimPrefix(path, "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	dir := filepath.Dir(path)
+	fixDir := "export HOOKWATCH_DB=<a writable path>.db"
+	if fi, err := os.Stat(path); err == nil {
+		if fi.IsDir() {
+			c.Status, c.Message, c.Fix = Fail, path+" is a directory, not a database", fixDir
+			return c
+		}
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			c.Status, c.Message = Fail, fmt.Sprintf("cannot open %s for writing: %v", path, err)
+			c.Fix = "chmod u+w " + shellQuote(path)
+			return c
+		}
+		f.Close()
+	}
+	// The nearest existing directory decides: serve creates the rest.
+	probe := dir
+	for {
+		if _, err := os.Stat(probe); err == nil || filepath.Dir(probe) == probe {
+			break
+		}
+		probe = filepath.Dir(probe)
+	}
+	f, err := os.CreateTemp(probe, ".hookwatch-doctor-*")
+	if err != nil {
+		c.Status, c.Message = Fail, fmt.Sprintf("cannot write in %s: %v", probe, unwrapPath(err))
+		c.Fix = fixDir
+		return c
+	}
+	f.Close()
+	os.Remove(f.Name())
+	c.Message = path + " is writable"
+	if probe != dir {
+		c.Message = path + " can be created"
+	}
+	return c
+}
+
+// unwrapPath drops the *PathError wrapper, whose path the message has already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// checkPolicy validates the policy files that exist.
+func (e *env) checkPolicy() Check {
+	c := Check{Name: "policy", Status: OK}
+	var files []string
+	for _, f := range e.PolicyFiles {
+		if _, err := os.Stat(f); err == nil {
+			files = append(files, f)
+		}
+	}
+	switch {
+	case len(files) == 0:
+		c.Status, c.Message = Info, "no policy files"
+		return c
+	case e.CheckPolicy == nil:
+		c.Status, c.Message = Info, "policy files not checked: "+strings.Join(files, ", ")
+		return c
+	}
+	var out bytes.Buffer
+	err := e.CheckPolicy(&out, files...)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if err == nil {
+		c.Message = strings.Join(lines, "; ")
+		return c
+	}
+	c.Status = Fail
+	c.Message = err.Error() + ": hookwatch skips the broken rules"
+	c.Details = lines
+	bad := files[0]
+	for _, f := range files {
+		if strings.Contains(out.String(), f+":") && !strings.Contains(out.String(), f+": ok") {
+			bad = f
+			break
+		}
+	}
+	c.Fix = "$EDITOR " + shellQuote(bad)
+	return c
+}
+
+// hookCommand is the registered hook the round trip runs.
+type hookCommand struct {
+	bin   string
+	args  []string
+	shell string // a shell-form command line, run with sh -c
+	scope string // where it is registered; "" for none
+}
+
+// roundTripCommand picks the hook to run: one of this hookwatch's
+// registered handlers, else any registered command handler, else the
+// plugin's, else the binary install would register.
+func (e *env) roundTripCommand() hookCommand {
+	var first *hookCommand
+	for _, s := range e.settings {
+		for _, h := range s.Handlers {
+			if h.Type != "command" {
+				continue
+			}
+			hc := hookCommand{bin: h.Binary, args: h.Args, scope: s.Scope}
+			if h.Shell {
+				hc = hookCommand{shell: h.Command, bin: h.Binary, scope: s.Scope}
+			}
+			if e.ours(h.Binary) {
+				return hc
+			}
+			if first == nil {
+				first = &hc
+			}
+		}
+	}
+	if first != nil {
+		return *first
+	}
+	if len(e.plugins) > 0 {
+		if b := e.pluginBinary(findPluginRoots(filepath.Join(e.configDir, "plugins"))); b != "" {
+			return hookCommand{bin: b, args: []string{"hook"}, scope: "plugin"}
+		}
+	}
+	return hookCommand{bin: e.HookBinary, args: []string{"hook"}}
+}
+
+// checkRoundTrip runs the registered hook with a synthetic Notification and
+// looks for it in the collector.
+func (e *env) checkRoundTrip(ctx context.Context) Check {
+	c := Check{Name: "round trip"}
+	hc := e.roundTripCommand()
+	reinstall := "hookwatch install" + scopeFlag(hc.scope)
+	if hc.scope == "plugin" || hc.scope == "" {
+		reinstall = "hookwatch install"
+	}
+	if hc.bin == "" {
+		c.Status, c.Message = Info, "no hook to run"
+		return c
+	}
+	session := "doctor-" + event.NewID(e.Now())
+	payload, _ := json.Marshal(map[string]string{
+		"session_id":        session,
+		"transcript_path":   "",
+		"cwd":               e.WorkDir,
+		"hook_event_name":   "Notification",
+		"message":           "hookwatch doctor: round trip",
+		"notification_type": "hookwatch_doctor",
+	})
+	rctx, cancel := context.WithTimeout(ctx, e.Timeout+5*time.Second)
+	defer cancel()
+	var cmd *exec.Cmd
+	if hc.shell != "" {
+		cmd = exec.CommandContext(rctx, "sh", "-c", hc.shell)
+	} else {
+		cmd = exec.CommandContext(rctx, hc.bin, hc.args...)
+	}
+	cmd.Env = e.Environ
+	cmd.Dir = e.WorkDir
+	cmd.Stdin = bytes.NewReader(payload)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		c.Status = Fail
+		c.Message = fmt.Sprintf("%s exited with status %d after %v: the agent sees a failing hook", hc.bin, ee.ExitCode(), took.Round(time.Millisecond))
+		if ee.ExitCode() == 2 {
+			c.Message = fmt.Sprintf("%s exited with status 2 after %v: that blocks the agent's tool calls", hc.bin, took.Round(time.Millisecond))
+		}
+		if s := strings.TrimSpace(stderr.String()); s != "" {
+			c.Details = append(c.Details, "stderr: "+firstLine(s))
+		}
+		c.Fix = reinstall
+		return c
+	case err != nil:
+		c.Status = Fail
+		c.Message = fmt.Sprintf("cannot run %s: %v", hc.bin, unwrapPath(err))
+		c.Fix = reinstall
+		return c
+	}
+	c.Status = OK
+	c.Message = fmt.Sprintf("%s took %v", hc.bin, took.Round(100*time.Microsecond))
+	if s := strings.TrimSpace(stdout.String()); s != "" {
+		c.Status = Warn
+		c.Details = append(c.Details, "a policy answered the Notification: "+firstLine(s))
+	}
+	if !e.collector {
+		c.Message += "; the collector is down, so the event went to the spool"
+		return c
+	}
+	if e.storedSession(ctx, session) {
+		c.Message += "; the collector stored session " + session
+		return c
+	}
+	c.Status = Fail
+	c.Message += "; but the collector did not store session " + session
+	c.Details = append(c.Details, e.logLinesFor(session)...)
+	c.Fix = "export HOOKWATCH_URL=" + e.url + "   # in the environment Claude Code runs hooks with"
+	return c
+}
+
+// storedSession polls the collector for the session for up to the timeout:
+// it may store asynchronously.
+func (e *env) storedSession(ctx context.Context, id string) bool {
+	deadline := time.Now().Add(e.Timeout)
+	for {
+		resp, _, err := e.get(ctx, "/v1/sessions/"+url.PathEscape(id))
+		if err == nil && resp.StatusCode == http.StatusOK {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// logLinesFor returns hook.log lines about session.
+func (e *env) logLinesFor(session string) []string {
+	var out []string
+	for _, l := range recentLogLines(filepath.Join(e.home, "hook.log"), e.Now().Add(-time.Hour)) {
+		if strings.Contains(l, strconv.Quote(session)) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// Versions of Claude Code that change what a registration needs.
+var (
+	execFormSince = []int{2, 1, 139} // "args" in command handlers
+	httpSince     = []int{2, 1, 63}  // "type": "http" handlers
+)
+
+// checkClaude reports the Claude Code version and whether the registered
+// handlers suit it.
+func (e *env) checkClaude(ctx context.Context) Check {
+	c := Check{Name: "claude", Status: Info}
+	v := ClaudeVersion(ctx, e.Timeout)
+	if v == "" {
+		c.Message = "claude is not on PATH (or did not tell its version)"
+		return c
+	}
+	c.Status, c.Message = OK, "Claude Code "+v
+	ver := parseVersion(v)
+	for _, s := range e.settings {
+		for _, h := range s.Handlers {
+			switch {
+			case h.Type == "command" && !h.Shell && less(ver, execFormSince):
+				c.Status = Fail
+				c.Details = appendNew(c.Details, fmt.Sprintf("the %s settings use exec-form handlers (\"args\"), which Claude Code runs only from 2.1.139 on", s.Scope))
+				c.Fix = "hookwatch install" + scopeFlag(s.Scope)
+			case h.Type == "http" && less(ver, httpSince):
+				c.Status = Fail
+				c.Details = appendNew(c.Details, fmt.Sprintf("the %s settings use http handlers, which Claude Code runs only from 2.1.63 on", s.Scope))
+				c.Fix = "hookwatch install --mode command" + scopeFlag(s.Scope)
+			}
+		}
+	}
+	if len(e.plugins) > 0 && less(ver, parseVersion(install.PluginMinClaudeVersion)) {
+		c.Status = Fail
+		c.Details = append(c.Details, "the hookwatch plugin needs Claude Code "+install.PluginMinClaudeVersion+" or later")
+		c.Fix = "claude update"
+	}
+	return c
+}
+
+// ClaudeVersion runs "claude --version" and returns its first line, or ""
+// when claude is not on PATH, fails or takes longer than timeout.
+func ClaudeVersion(ctx context.Context, timeout time.Duration) string {
+	p, err := lookPath("claude")
+	if err != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p, "--version")
+	cmd.WaitDelay = 100 * time.Millisecond // a child keeping the pipe open must not hang us
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	s := strings.TrimSpace(firstLine(string(out)))
+	if !strings.ContainsAny(s, "0123456789") {
+		return ""
+	}
+	return s
+}
+
+// parseVersion reads the first dotted number of s ("2.1.197 (Claude
+// Code)" → [2 1 197]).
+func parseVersion(s string) []int {
+	i := strings.IndexAny(s, "0123456789")
+	if i < 0 {
+		return nil
+	}
+	var v []int
+	for _, part := range strings.Split(s[i:], ".") {
+		j := 0
+		for j < len(part) && part[j] >= '0' && part[j] <= '9' {
+			j++
+		}
+		if j == 0 {
+			break
+		}
+		n, err := strconv.Atoi(part[:j])
+		if err != nil {
+			break
+		}
+		v = append(v, n)
+		if j < len(part) {
+			break
+		}
+	}
+	return v
+}
+
+// less reports whether version a is older than b; an unknown version is
+// not.
+func less(a, b []int) bool {
+	if len(a) == 0 {
+		return false
+	}
+	for i := range max(len(a), len(b)) {
+		var x, y int
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}

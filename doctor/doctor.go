@@ -1,0 +1,612 @@
+// Package doctor checks a hookwatch setup end to end and explains what is
+// wrong: which Claude Code settings files register hookwatch and whether the
+// binaries they name exist, duplicate registrations (events arriving twice),
+// the collector, the spool backlog, recent hook failures, the database
+// directory, policy files, a live hook round trip and the Claude Code version.
+//
+// Every check yields a Check; a failed one carries the command that fixes it.
+// Checks only read, except the round trip, which sends one synthetic
+// Notification event (session "doctor-<uuid>") through the registered hook.
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/install"
+)
+
+// Status is the verdict of one check.
+type Status string
+
+// Verdicts, from good to bad. Only Fail makes a setup broken.
+const (
+	OK   Status = "ok"   // checked and fine
+	Info Status = "info" // nothing to judge: a file that does not exist, a check that does not apply
+	Warn Status = "warn" // works, but worth knowing
+	Fail Status = "fail" // broken: hookwatch does not record, or breaks the agent
+)
+
+// Check is the outcome of one check.
+type Check struct {
+	// Name says what was checked ("collector", "settings (user)" …).
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	// Message is one sentence of what was found.
+	Message string `json:"message"`
+	// Details are further lines (log lines, policy problems …).
+	Details []string `json:"details,omitempty"`
+	// Fix is the command that fixes a problem, when there is one.
+	Fix string `json:"fix,omitempty"`
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	Checks []Check `json:"checks"`
+	// Problems counts the failed checks, Warnings the warnings.
+	Problems int `json:"problems"`
+	Warnings int `json:"warnings"`
+}
+
+// OK reports whether no check failed.
+func (r *Report) OK() bool { return r.Problems == 0 }
+
+func (r *Report) add(c Check) {
+	switch c.Status {
+	case Fail:
+		r.Problems++
+	case Warn:
+		r.Warnings++
+	}
+	r.Checks = append(r.Checks, c)
+}
+
+// Options configures Run. Zero fields take the defaults documented on them.
+type Options struct {
+	// Getenv reads the environment (HOME, CLAUDE_CONFIG_DIR, HOOKWATCH_*);
+	// default os.Getenv.
+	Getenv func(string) string
+	// Environ is the environment of the hook round trip; default os.Environ().
+	Environ []string
+	// WorkDir is the project directory whose project and local settings and
+	// .hookwatch/policy.yaml are checked; default the working directory.
+	WorkDir string
+	// Self is the running hookwatch binary, resolved through symlinks.
+	Self string
+	// HookBinary is the binary install registers: Self's lean
+	// hookwatch-hook sibling when there is one, else Self.
+	HookBinary string
+	// Version is the running hookwatch's version.
+	Version string
+	// RoundTrip runs the registered hook once with a synthetic event.
+	RoundTrip bool
+	// PolicyFiles are the policy files to check when they exist; default
+	// $HOOKWATCH_HOME/policy.yaml, <WorkDir>/.hookwatch/policy.yaml and
+	// /etc/hookwatch/policy.yaml.
+	PolicyFiles []string
+	// CheckPolicy validates policy files, writing one line per problem to
+	// w; nil skips the policy check. policy.Check fits.
+	CheckPolicy func(w io.Writer, files ...string) error
+	// Timeout bounds each network request and command; default 3 s.
+	Timeout time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// env is the resolved environment of a run.
+type env struct {
+	Options
+	home       string // HOOKWATCH_HOME
+	userHome   string
+	configDir  string
+	url        string
+	token      string
+	settings   []*Settings
+	plugins    []string // enabled hookwatch plugins, from all settings files
+	collector  bool     // the collector answered /healthz
+	claudeVers string
+}
+
+// Run runs every check and returns the report. It never fails: a check that
+// cannot run says so in its Check.
+func Run(ctx context.Context, o Options) *Report {
+	e := &env{Options: o}
+	if e.Getenv == nil {
+		e.Getenv = os.Getenv
+	}
+	if e.Environ == nil {
+		e.Environ = os.Environ()
+	}
+	if e.WorkDir == "" {
+		e.WorkDir, _ = os.Getwd()
+	}
+	if e.Timeout <= 0 {
+		e.Timeout = 3 * time.Second
+	}
+	if e.Now == nil {
+		e.Now = time.Now
+	}
+	e.home = hook.Home(e.Getenv)
+	e.userHome = e.Getenv("HOME")
+	if e.userHome == "" {
+		e.userHome, _ = os.UserHomeDir()
+	}
+	e.configDir = e.Getenv("CLAUDE_CONFIG_DIR")
+	if e.configDir == "" {
+		e.configDir = filepath.Join(e.userHome, ".claude")
+	}
+	e.url = strings.TrimRight(e.Getenv("HOOKWATCH_URL"), "/")
+	if e.url == "" {
+		e.url = hook.DefaultURL
+	}
+	e.token = e.Getenv("HOOKWATCH_TOKEN")
+	if e.PolicyFiles == nil {
+		e.PolicyFiles = []string{
+			filepath.Join(e.home, "policy.yaml"),
+			filepath.Join(e.WorkDir, ".hookwatch", "policy.yaml"),
+			"/etc/hookwatch/policy.yaml",
+		}
+	}
+
+	r := &Report{}
+	r.add(e.checkBinary())
+	for _, c := range e.checkSettings() {
+		r.add(c)
+	}
+	r.add(e.checkPlugin())
+	r.add(e.checkRegistration())
+	r.add(e.checkCollector(ctx))
+	r.add(e.checkSpool())
+	r.add(e.checkHookLog())
+	r.add(e.checkDatabase())
+	r.add(e.checkPolicy())
+	if e.RoundTrip {
+		r.add(e.checkRoundTrip(ctx))
+	}
+	r.add(e.checkClaude(ctx))
+	return r
+}
+
+// WriteText writes r for a person: one line per check, its details and fix
+// indented below it, and a summary.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	label := map[Status]string{OK: "ok", Info: "--", Warn: "WARN", Fail: "FAIL"}
+	width := 0
+	for _, c := range r.Checks {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range r.Checks {
+		fmt.Fprintf(&b, "%-4s  %-*s  %s\n", label[c.Status], width, c.Name, c.Message)
+		pad := strings.Repeat(" ", 6+width+2)
+		for _, d := range c.Details {
+			fmt.Fprintf(&b, "%s%s\n", pad, d)
+		}
+		if c.Fix != "" {
+			fmt.Fprintf(&b, "%sfix: %s\n", pad, c.Fix)
+		}
+	}
+	switch {
+	case r.Problems == 0 && r.Warnings == 0:
+		b.WriteString("\nNo problems found.\n")
+	default:
+		fmt.Fprintf(&b, "\n%d problem%s, %d warning%s.\n", r.Problems, plural(r.Problems), r.Warnings, plural(r.Warnings))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteJSON writes r as one indented JSON object.
+func (r *Report) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(struct {
+		OK bool `json:"ok"`
+		*Report
+	}{r.OK(), r}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("cannot encode the report: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// checkBinary names the running binary and the one the hooks should run.
+func (e *env) checkBinary() Check {
+	c := Check{Name: "hookwatch", Status: OK}
+	switch {
+	case e.Self == "":
+		c.Message = fmt.Sprintf("version %s", e.Version)
+	case e.HookBinary != "" && e.HookBinary != e.Self:
+		c.Message = fmt.Sprintf("version %s at %s; hooks should run %s", e.Version, e.Self, e.HookBinary)
+	default:
+		c.Message = fmt.Sprintf("version %s at %s; no %s beside it, so hooks run hookwatch itself (slower to start)", e.Version, e.Self, HookBinaryName)
+	}
+	return c
+}
+
+// scopeFlag is the install flag that selects scope.
+func scopeFlag(scope string) string {
+	if scope == install.ScopeUser {
+		return ""
+	}
+	return " --scope " + scope
+}
+
+// ours reports whether bin is the running hookwatch or its lean sibling.
+func (e *env) ours(bin string) bool {
+	return bin != "" && (bin == e.Self || bin == e.HookBinary ||
+		(e.Self != "" && bin == filepath.Join(filepath.Dir(e.Self), HookBinaryName)))
+}
+
+// checkSettings reads the three settings files and checks what each
+// registers.
+func (e *env) checkSettings() []Check {
+	var out []Check
+	for _, scope := range []string{install.ScopeUser, install.ScopeProject, install.ScopeLocal} {
+		name := "settings (" + scope + ")"
+		path, err := install.SettingsPath(install.Options{Scope: scope, Home: e.userHome, ConfigDir: e.configDir, ProjectDir: e.WorkDir})
+		if err != nil {
+			out = append(out, Check{Name: name, Status: Fail, Message: err.Error()})
+			continue
+		}
+		s, err := ReadSettings(scope, path)
+		if err != nil {
+			out = append(out, Check{Name: name, Status: Fail,
+				Message: fmt.Sprintf("%v: Claude Code cannot read this file's hooks either", err),
+				Fix:     "$EDITOR " + shellQuote(path)})
+			continue
+		}
+		e.settings = append(e.settings, s)
+		e.plugins = appendNew(e.plugins, s.Plugins...)
+		out = append(out, e.checkOneSettings(s))
+	}
+	return out
+}
+
+func (e *env) checkOneSettings(s *Settings) Check {
+	c := Check{Name: "settings (" + s.Scope + ")", Status: OK}
+	reinstall := "hookwatch install" + scopeFlag(s.Scope)
+	switch {
+	case !s.Exists:
+		c.Status, c.Message = Info, s.Path+" does not exist"
+		return c
+	case len(s.Handlers) == 0 && s.Statusline == "":
+		c.Status, c.Message = Info, s.Path+" does not register hookwatch"
+		return c
+	}
+	events := map[string]bool{}
+	for _, h := range s.Handlers {
+		events[h.Event] = true
+	}
+	var what []string
+	for _, b := range s.Binaries() {
+		what = append(what, b)
+	}
+	for _, h := range s.Handlers {
+		if h.Type == "http" {
+			what = appendNew(what, h.URL)
+		}
+		if h.Launcher {
+			what = appendNew(what, "the plugin launcher")
+		}
+	}
+	c.Message = fmt.Sprintf("%s registers %s for %d event%s", s.Path, strings.Join(what, " and "), len(events), plural(len(events)))
+	if s.Statusline != "" {
+		c.Message += " and the statusLine"
+	}
+	fail := func(msg, fix string) {
+		c.Status = Fail
+		c.Details = append(c.Details, msg)
+		if c.Fix == "" {
+			c.Fix = fix
+		}
+	}
+	for _, b := range s.Binaries() {
+		path, err := resolveBinary(b)
+		switch {
+		case err != nil:
+			fail(fmt.Sprintf("%s: %v; every hook event fails", b, err), reinstall)
+		case !e.ours(path) && !e.ours(b):
+			if c.Status == OK {
+				c.Status = Warn
+			}
+			c.Details = append(c.Details, fmt.Sprintf("%s is not this hookwatch (%s)", b, e.Self))
+			if c.Fix == "" {
+				c.Fix = reinstall
+			}
+		}
+	}
+	if s.Statusline != "" {
+		if w, ok := shellWords(s.Statusline); ok {
+			if _, err := resolveBinary(w[0]); err != nil {
+				fail(fmt.Sprintf("the statusLine runs %s: %v", w[0], err), reinstall+" --statusline")
+			}
+		}
+	}
+	if d := s.Duplicates(); len(d) > 0 {
+		fail(fmt.Sprintf("hookwatch is registered more than once for %s: those events arrive twice", strings.Join(d, ", ")),
+			"hookwatch uninstall"+scopeFlag(s.Scope)+" && "+reinstall)
+	}
+	return c
+}
+
+// resolveBinary checks that the program name exists and is executable: an
+// absolute path as is, a bare name on PATH.
+func resolveBinary(name string) (string, error) {
+	if !strings.ContainsAny(name, `/\`) {
+		p, err := lookPath(name)
+		if err != nil {
+			return "", fmt.Errorf("not found on PATH")
+		}
+		return p, nil
+	}
+	fi, err := os.Stat(name)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("does not exist")
+	case fi.IsDir():
+		return "", fmt.Errorf("is a directory")
+	case fi.Mode().Perm()&0o111 == 0:
+		return "", fmt.Errorf("is not executable")
+	}
+	return name, nil
+}
+
+func appendNew(list []string, items ...string) []string {
+	for _, it := range items {
+		found := false
+		for _, x := range list {
+			if x == it {
+				found = true
+				break
+			}
+		}
+		if !found {
+			list = append(list, it)
+		}
+	}
+	return list
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it, so that a fix
+// can be pasted as it is.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// checkRegistration looks at all sources together: nothing registered, or
+// several sources that would each run the hook for the same event.
+func (e *env) checkRegistration() Check {
+	c := Check{Name: "registration", Status: OK}
+	var scopes []string
+	ids := map[string]map[string][]string{} // event → identity → scopes
+	for _, s := range e.settings {
+		if len(s.Handlers) == 0 {
+			continue
+		}
+		scopes = append(scopes, s.Scope)
+		for _, h := range s.Handlers {
+			if ids[h.Event] == nil {
+				ids[h.Event] = map[string][]string{}
+			}
+			ids[h.Event][h.Identity()] = appendNew(ids[h.Event][h.Identity()], s.Scope)
+		}
+	}
+	plugin := len(e.plugins) > 0
+	switch {
+	case len(scopes) == 0 && !plugin:
+		c.Status = Fail
+		c.Message = "no settings file registers hookwatch and its plugin is not enabled: Claude Code does not run it"
+		c.Fix = "hookwatch install"
+		return c
+	case plugin && len(scopes) > 0:
+		c.Status = Fail
+		c.Message = fmt.Sprintf("both the plugin (%s) and the %s settings register hookwatch: every event arrives twice",
+			strings.Join(e.plugins, ", "), strings.Join(scopes, " and "))
+		c.Fix = uninstallAll(scopes)
+		return c
+	case plugin:
+		c.Message = "hookwatch runs through its plugin (" + strings.Join(e.plugins, ", ") + ")"
+		return c
+	}
+	// Claude Code runs a handler defined identically in several settings
+	// files once; handlers that differ run once each.
+	twice, same := map[string]bool{}, false
+	for _, byID := range ids {
+		if len(byID) > 1 {
+			for _, sc := range byID {
+				for _, s := range sc {
+					twice[s] = true
+				}
+			}
+		}
+		for _, sc := range byID {
+			if len(sc) > 1 {
+				same = true
+			}
+		}
+	}
+	switch {
+	case len(twice) > 0:
+		c.Status = Fail
+		c.Message = fmt.Sprintf("the %s settings register different hookwatch handlers: every event arrives once per handler", strings.Join(scopes, " and "))
+		var extra []string
+		for _, s := range scopes[1:] {
+			if twice[s] {
+				extra = append(extra, s)
+			}
+		}
+		if len(extra) == 0 {
+			extra = scopes[1:]
+		}
+		c.Fix = uninstallAll(extra)
+	case same:
+		c.Status = Warn
+		c.Message = fmt.Sprintf("the %s settings register the same hookwatch handler; Claude Code runs it once, but uninstalling one scope leaves the other", strings.Join(scopes, " and "))
+	default:
+		c.Message = "hookwatch is registered in the " + strings.Join(scopes, " and ") + " settings"
+	}
+	return c
+}
+
+func uninstallAll(scopes []string) string {
+	var cmds []string
+	for _, s := range scopes {
+		cmds = append(cmds, "hookwatch uninstall"+scopeFlag(s))
+	}
+	return strings.Join(cmds, " && ")
+}
+
+// get performs a GET against the collector with the token and the timeout.
+func (e *env) get(ctx context.Context, path string) (*http.Response, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url+path, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp, body, err
+}
+
+// checkCollector asks the collector for /healthz.
+func (e *env) checkCollector(ctx context.Context) Check {
+	c := Check{Name: "collector"}
+	if msg := hookCanPost(e.url); msg != "" {
+		c.Status, c.Message = Fail, msg
+		c.Fix = "export HOOKWATCH_URL=" + hook.DefaultURL
+		return c
+	}
+	resp, body, err := e.get(ctx, "/healthz")
+	switch {
+	case err != nil:
+		c.Status = Fail
+		c.Message = fmt.Sprintf("%s is not reachable (%v): events wait in the spool", e.url, shortErr(err))
+		c.Fix = "hookwatch serve   # or keep it running: hookwatch service install"
+		return c
+	case resp.StatusCode != http.StatusOK:
+		c.Status = Fail
+		c.Message = fmt.Sprintf("%s/healthz answered HTTP %d", e.url, resp.StatusCode)
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			c.Fix = "export HOOKWATCH_TOKEN=<the collector's token>"
+		}
+		return c
+	}
+	e.collector = true
+	c.Status = OK
+	c.Message = e.url + " is up"
+	var h struct {
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(body, &h) == nil && h.Version != "" {
+		c.Message += ", version " + h.Version
+		if e.Version != "" && h.Version != e.Version {
+			c.Status = Warn
+			c.Message += fmt.Sprintf(" (this hookwatch is %s)", e.Version)
+		}
+	}
+	return c
+}
+
+// hookCanPost says why the hook cannot post to url ("" when it can): it
+// speaks plain HTTP to an IP address or localhost only.
+func hookCanPost(raw string) string {
+	i := strings.Index(raw, "://")
+	if i < 0 || raw[:i] != "http" {
+		return fmt.Sprintf("HOOKWATCH_URL=%s: the hook posts only to http:// URLs with an IP address or localhost, so every event is spooled and never delivered", raw)
+	}
+	host := raw[i+3:]
+	if j := strings.IndexAny(host, "/?#"); j >= 0 {
+		host = host[:j]
+	}
+	if j := strings.LastIndex(host, "@"); j >= 0 {
+		host = host[j+1:]
+	}
+	if strings.HasPrefix(host, "[") {
+		return "" // an IPv6 literal
+	}
+	if j := strings.LastIndex(host, ":"); j >= 0 {
+		host = host[:j]
+	}
+	if host == "localhost" || isIPv4(host) {
+		return ""
+	}
+	return fmt.Sprintf("HOOKWATCH_URL=%s: the hook posts only to an IP address or localhost, not a host name, so every event is spooled and never delivered", raw)
+}
+
+func isIPv4(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) != 4 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || len(p) > 3 || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// shortErr drops the "Get \"url\": " prefix net/http puts on its errors.
+func shortErr(err error) string {
+	s := err.Error()
+	if i := strings.LastIndex(s, ": "); i >= 0 && strings.HasPrefix(s, "Get ") {
+		return s[i+2:]
+	}
+	return s
+}
+
+// recentLogLines returns the lines of hook.log (tail only) written since
+// since, oldest first.
+func recentLogLines(path string, since time.Time) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	const tail = 64 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
+		_, _ = f.Seek(fi.Size()-tail, io.SeekStart)
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, tail))
+	var out []string
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		s := string(bytes.TrimSpace(line))
+		ts, _, ok := strings.Cut(s, " ")
+		if !ok {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil || t.Before(since) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
