@@ -274,7 +274,8 @@ type DecisionRecord struct {
 
 // PermissionRequest is the permission dialog a call raised. The event has no
 // tool_use_id: it is matched to the latest open call of the same agent with
-// the same tool and input (MatchedBy "input"), else the same tool ("tool").
+// the same tool and the same input, or an input the request's extends with
+// more fields (MatchedBy "input"), else the same tool ("tool").
 type PermissionRequest struct {
 	At        time.Time       `json:"at"`
 	MatchedBy string          `json:"matched_by"`

@@ -436,10 +436,13 @@ func (b *sessionBuilder) decide(c *callState, r *record) {
 
 // matchPermission finds the call a PermissionRequest (which has no
 // tool_use_id) is about: the latest open call of the same agent with the
-// same tool and input, else with the same tool.
+// same tool and input, else one whose input the request's extends (Codex
+// adds a description), else the latest with the same tool.
 func (b *sessionBuilder) matchPermission(agentID string, tc *event.ToolCall) (*callState, string) {
 	canon := canonicalJSON(tc.ToolInput)
-	var byTool *callState
+	var reqFields map[string]json.RawMessage
+	_ = json.Unmarshal(tc.ToolInput, &reqFields)
+	var extended, byTool *callState
 	for i := len(b.callSeq) - 1; i >= 0; i-- {
 		c := b.callSeq[i]
 		if c.pre == nil || c.done() || c.permReq != nil || c.agent.a.AgentID != agentID || c.c.ToolName != tc.ToolName {
@@ -448,14 +451,36 @@ func (b *sessionBuilder) matchPermission(agentID string, tc *event.ToolCall) (*c
 		if c.canonInput() == canon {
 			return c, "input"
 		}
+		if extended == nil && reqFields != nil && extends(reqFields, c.c.Input) {
+			extended = c
+		}
 		if byTool == nil {
 			byTool = c
 		}
 	}
-	if byTool != nil {
+	switch {
+	case extended != nil:
+		return extended, "input"
+	case byTool != nil:
 		return byTool, "tool"
 	}
 	return nil, ""
+}
+
+// extends reports whether the object fields holds every field of the JSON
+// object input, with equal values.
+func extends(fields map[string]json.RawMessage, input json.RawMessage) bool {
+	var in map[string]json.RawMessage
+	if json.Unmarshal(input, &in) != nil || len(in) == 0 {
+		return false
+	}
+	for k, v := range in {
+		w, ok := fields[k]
+		if !ok || canonicalJSON(v) != canonicalJSON(w) {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *sessionBuilder) finish() {

@@ -1,7 +1,10 @@
 package attribution
 
 import (
+	"math/rand/v2"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/event"
 )
@@ -9,4 +12,159 @@ import (
 func TestClaudeCode2197Golden(t *testing.T) {
 	res := Build(loadCorpus(t, "claude-code-2.1.197.jsonl", event.RuntimeClaudeCode))
 	golden(t, "claude-code-2.1.197.golden.json", mustJSON(t, res))
+}
+
+// corpora are the real payload captures, each wrapped in envelopes in file
+// order.
+func corpora(t testing.TB) map[string][]event.Envelope {
+	return map[string][]event.Envelope{
+		"claude-code-2.1.197": loadCorpus(t, "claude-code-2.1.197.jsonl", event.RuntimeClaudeCode),
+		"public-captures":     loadCorpus(t, "public-captures.jsonl", event.RuntimeClaudeCode),
+		"codex-0.169":         loadCorpus(t, "codex-0.169.jsonl", event.RuntimeCodex),
+	}
+}
+
+func TestPublicCaptures(t *testing.T) {
+	envs := loadCorpus(t, "public-captures.jsonl", event.RuntimeClaudeCode)
+	r := Build(envs)
+	mustJSON(t, r)
+	events := r.Skipped
+	for _, s := range r.Sessions {
+		events += s.Counts.Events
+	}
+	if events != len(envs) {
+		t.Fatalf("%d envelopes accounted for, want %d", events, len(envs))
+	}
+	// Task (the older name of Agent) is delegation; subagents seen only at
+	// their start or stop still get an agent of their type.
+	tasks, builder := 0, false
+	for _, s := range r.Sessions {
+		for _, c := range s.ToolCalls {
+			if c.ToolName == "Task" {
+				tasks++
+				if c.Family != FamilyDelegation {
+					t.Fatalf("Task is %s", c.Family)
+				}
+			}
+		}
+		for _, a := range s.Agents {
+			if a.AgentID == "a02f136ff80fff7b9" && deref(a.AgentType) == "builder" && a.Depth == 1 && a.StoppedAt != nil {
+				builder = true
+			}
+		}
+	}
+	if tasks != 3 || !builder || len(r.Sessions) != 17 {
+		t.Fatalf("%d Task calls, builder agent %v, %d sessions", tasks, builder, len(r.Sessions))
+	}
+}
+
+func TestCodex(t *testing.T) {
+	r := Build(loadCorpus(t, "codex-0.169.jsonl", event.RuntimeCodex))
+	mustJSON(t, r)
+	var sub *Agent
+	for _, s := range r.Sessions {
+		if s.Runtime != event.RuntimeCodex {
+			t.Fatalf("session %s runtime %q", s.SessionID, s.Runtime)
+		}
+		for _, a := range s.Agents {
+			if a.AgentID != "" {
+				sub = a
+			}
+		}
+	}
+	// spawn_agent's response is JSON text naming agent_id.
+	if sub == nil || sub.ResolvedBy != ResolvedByToolResponse || sub.SpawnToolUseID != "call_000003" || deref(sub.AgentType) != "default" {
+		t.Fatalf("codex subagent %+v", sub)
+	}
+	if sub.TranscriptPath == "" || sub.LastMessage == "" {
+		t.Fatalf("codex subagent transcript %q message %q", sub.TranscriptPath, sub.LastMessage)
+	}
+	// The run interrupted while `sleep 30` ran.
+	var interrupted int
+	for _, s := range r.Sessions {
+		interrupted += countStatus(s, StatusInterrupted)
+	}
+	if interrupted != 1 {
+		t.Fatalf("%d interrupted calls, want 1", interrupted)
+	}
+}
+
+func countStatus(s *Session, status string) int {
+	n := 0
+	for _, c := range s.ToolCalls {
+		if c.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// shuffled returns envs in a random order with some envelopes repeated, and
+// some repeated with their received_at in another time zone (the same
+// instant).
+func shuffled(rng *rand.Rand, envs []event.Envelope) []event.Envelope {
+	out := append([]event.Envelope(nil), envs...)
+	for range rng.IntN(len(envs)/2 + 1) {
+		d := envs[rng.IntN(len(envs))]
+		if rng.IntN(2) == 0 {
+			d.ReceivedAt = d.ReceivedAt.In(time.FixedZone("X", 3600))
+		}
+		out = append(out, d)
+	}
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+func TestOrderIndependence(t *testing.T) {
+	all := []event.Envelope(nil)
+	sets := corpora(t)
+	for _, name := range []string{"claude-code-2.1.197", "public-captures", "codex-0.169"} {
+		all = append(all, sets[name]...)
+	}
+	// The corpora reuse envelope ids; give the merged set its own.
+	for i := range all {
+		all[i].ID = envID(i)
+	}
+	sets["all"] = all
+	for name, envs := range sets {
+		t.Run(name, func(t *testing.T) {
+			want := Build(envs)
+			rng := rand.New(rand.NewPCG(1, uint64(len(envs))))
+			for i := range 50 {
+				got := Build(shuffled(rng, envs))
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("order %d: result differs:\n%s\nwant:\n%s", i, mustJSON(t, got), mustJSON(t, want))
+				}
+			}
+			b := NewBuilder()
+			for _, e := range shuffled(rng, envs) {
+				b.Add(e)
+			}
+			if !reflect.DeepEqual(b.Result(), want) || b.Len() != len(envs) {
+				t.Fatalf("Builder differs from Build (%d envelopes)", b.Len())
+			}
+		})
+	}
+}
+
+// TestConflictingDuplicates: envelopes that share an id but not their
+// content are resolved the same way whatever the order.
+func TestConflictingDuplicates(t *testing.T) {
+	envs := loadCorpus(t, "claude-code-2.1.197.jsonl", event.RuntimeClaudeCode)
+	rng := rand.New(rand.NewPCG(7, 7))
+	var variants []event.Envelope
+	for range 20 {
+		d := envs[rng.IntN(len(envs))]
+		src := envs[rng.IntN(len(envs))]
+		d.Payload = src.Payload // same id, other content
+		d.ReceivedAt = d.ReceivedAt.Add(time.Duration(rng.IntN(3)-1) * time.Second)
+		variants = append(variants, d)
+	}
+	input := append(append([]event.Envelope(nil), envs...), variants...)
+	want := Build(input)
+	for i := range 50 {
+		if got := Build(shuffled(rng, input)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("order %d: result differs", i)
+		}
+	}
 }

@@ -117,6 +117,9 @@ func TestPermissionRequestMatching(t *testing.T) {
 		// Keys in another order: still the same input.
 		ev{"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": map[string]any{"command": "make a"}},
 		ev{"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": bash("make c (rewritten)")},
+		pre("Bash", "t4", b),
+		// Codex adds a description to the input.
+		ev{"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": map[string]any{"command": "make b", "description": "why"}},
 		post("Bash", "t1", a, "x"),
 		ev{"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": a}, // t1 is done: nothing open
 		ev{"hook_event_name": "PermissionRequest", "tool_name": "Read", "tool_input": a},
@@ -134,7 +137,8 @@ func TestPermissionRequestMatching(t *testing.T) {
 	f("t1", "input")
 	f("t2", "tool")
 	f("t3", "")
-	if s.Counts.PermissionRequests != 4 {
+	f("t4", "input")
+	if s.Counts.PermissionRequests != 5 {
 		t.Fatalf("%d permission requests", s.Counts.PermissionRequests)
 	}
 }
