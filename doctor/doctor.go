@@ -232,7 +232,7 @@ func (e *env) checkBinary() Check {
 	case e.Self == "":
 		c.Message = fmt.Sprintf("version %s", e.Version)
 	case e.HookBinary != "" && e.HookBinary != e.Self:
-		c.Message = fmt.Sprintf("version %s at %s; hooks should run %s", e.Version, e.Self, e.HookBinary)
+		c.Message = fmt.Sprintf("version %s at %s, with %s beside it for the hooks", e.Version, e.Self, filepath.Base(e.HookBinary))
 	default:
 		c.Message = fmt.Sprintf("version %s at %s; no %s beside it, so hooks run hookwatch itself (slower to start)", e.Version, e.Self, HookBinaryName)
 	}

@@ -47,11 +47,15 @@ const (
 func runStatusline(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("statusline", "statusline [--wrap 'CMD'] < statusline.json", stderr)
 	wrap := fs.String("wrap", "", "run this statusLine command (with sh -c, on the same input) and print its output above hookwatch's line")
-	if err := parseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		fs.SetOutput(io.Discard) // a bad flag in settings must not print errors into the status bar
+	// A bad flag in the settings must not print errors into the status bar:
+	// flag errors stay quiet, and only --help prints.
+	usage := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	if err := parseFlags(fs, args); errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stderr)
+		usage()
+		return err
 	}
 	data, _ := io.ReadAll(io.LimitReader(stdin, statuslineMaxInput))
 	valid := gjson.ValidBytes(data) && gjson.ParseBytes(data).IsObject()

@@ -1,0 +1,477 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/doctor"
+)
+
+// TestMain lets the test binary stand in for the hookwatch binaries: the
+// scripts testEnv writes run it with HOOKWATCH_TEST_MAIN=1, so a hook that
+// doctor runs is the real hook code.
+func TestMain(m *testing.M) {
+	if os.Getenv("HOOKWATCH_TEST_MAIN") == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// testEnv is a user's machine in a temporary directory: HOME, HOOKWATCH_HOME,
+// CLAUDE_CONFIG_DIR, a project directory as the working directory, and the
+// hookwatch and hookwatch-hook binaries in bin.
+type testEnv struct {
+	root, home, hwHome, config, project, bin string
+	self, lean                               string // the two binaries
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	root := t.TempDir()
+	e := &testEnv{
+		root:    root,
+		home:    filepath.Join(root, "home"),
+		hwHome:  filepath.Join(root, "home", ".hookwatch"),
+		config:  filepath.Join(root, "claude-config"),
+		project: filepath.Join(root, "project"),
+		bin:     filepath.Join(root, "opt", "hookwatch bin"), // a space, as in "Application Support"
+	}
+	e.self = filepath.Join(e.bin, "hookwatch")
+	e.lean = filepath.Join(e.bin, "hookwatch-hook")
+	for _, d := range []string{e.home, e.config, e.project, e.bin, filepath.Join(root, "path")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testBin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.writeScript(t, e.self, "#!/bin/sh\nHOOKWATCH_TEST_MAIN=1 exec '"+testBin+"' \"$@\"\n")
+	e.writeScript(t, e.lean, "#!/bin/sh\nHOOKWATCH_TEST_MAIN=1 exec '"+testBin+"' hook \"$@\"\n")
+	t.Setenv("HOME", e.home)
+	t.Setenv("HOOKWATCH_HOME", e.hwHome)
+	t.Setenv("CLAUDE_CONFIG_DIR", e.config)
+	t.Setenv("PATH", filepath.Join(root, "path")+":/usr/bin:/bin")
+	t.Setenv("HOOKWATCH_URL", closedURL(t))
+	for _, k := range []string{"HOOKWATCH_DB", "HOOKWATCH_TOKEN", "HOOKWATCH_ADDR", "GOBIN", "HOOKWATCH_HOOK_BUDGET"} {
+		t.Setenv(k, "")
+	}
+	t.Chdir(e.project)
+	old := executable
+	executable = func() (string, error) { return e.self, nil }
+	t.Cleanup(func() { executable = old })
+	return e
+}
+
+func (e *testEnv) writeScript(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fakeClaude puts a claude on PATH that prints version.
+func (e *testEnv) fakeClaude(t *testing.T, version string) {
+	e.writeScript(t, filepath.Join(e.root, "path", "claude"), "#!/bin/sh\necho '"+version+" (Claude Code)'\n")
+}
+
+func (e *testEnv) userSettings() string { return filepath.Join(e.config, "settings.json") }
+
+// closedURL is the URL of a loopback port nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + l.Addr().String()
+	l.Close()
+	return u
+}
+
+// hw runs the hookwatch CLI in-process and returns stdout, stderr and the
+// error.
+func hw(t *testing.T, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+// mustHW runs the CLI and fails the test on an error.
+func mustHW(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, err := hw(t, "", args...)
+	if err != nil {
+		t.Fatalf("hookwatch %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
+	}
+	return out
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// fakeCollector stands in for `hookwatch serve` (there is no collector
+// package yet): it stores the envelopes POSTed to /v1/events and answers
+// /healthz, /v1/sessions/{id} and /v1/sessions/{id}/agents.
+type fakeCollector struct {
+	*httptest.Server
+	mu        sync.Mutex
+	envelopes []map[string]json.RawMessage
+	agents    string // body of /v1/sessions/{id}/agents
+}
+
+func newFakeCollector(t *testing.T) *fakeCollector {
+	t.Helper()
+	c := &fakeCollector{agents: `{"agents":[]}`}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ok","version":"` + version + `"}`))
+	})
+	mux.HandleFunc("POST /v1/events", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Envelopes []map[string]json.RawMessage `json:"envelopes"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		c.mu.Lock()
+		c.envelopes = append(c.envelopes, body.Envelopes...)
+		c.mu.Unlock()
+		w.Write([]byte(`{}`))
+	})
+	mux.HandleFunc("GET /v1/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if len(c.session(r.PathValue("id"))) == 0 {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(`{"id":"` + r.PathValue("id") + `"}`))
+	})
+	mux.HandleFunc("GET /v1/sessions/{id}/agents", func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		w.Write([]byte(c.agents))
+	})
+	c.Server = httptest.NewServer(mux)
+	t.Cleanup(c.Close)
+	t.Setenv("HOOKWATCH_URL", c.URL)
+	return c
+}
+
+// session returns the envelopes whose payload has the session id.
+func (c *fakeCollector) session(id string) []map[string]json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []map[string]json.RawMessage
+	for _, e := range c.envelopes {
+		var p struct {
+			SessionID string `json:"session_id"`
+		}
+		if json.Unmarshal(e["payload"], &p) == nil && p.SessionID == id {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// registered reads a settings file the way doctor does.
+func registered(t *testing.T, scope, path string) *doctor.Settings {
+	t.Helper()
+	s, err := doctor.ReadSettings(scope, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestInstallRegistersLeanBinary(t *testing.T) {
+	e := newTestEnv(t)
+	out := mustHW(t, "install")
+	if !strings.Contains(out, "Created "+e.userSettings()) || !strings.Contains(out, "hookwatch doctor") {
+		t.Fatalf("install output:\n%s", out)
+	}
+	s := registered(t, "user", e.userSettings())
+	if got := s.Binaries(); len(got) != 1 || got[0] != e.lean {
+		t.Fatalf("registered binaries %q, want only %s", got, e.lean)
+	}
+	for _, h := range s.Handlers {
+		if h.Shell || len(h.Args) != 1 || h.Args[0] != "hook" {
+			t.Fatalf("handler %+v: want exec form with args [hook]", h)
+		}
+	}
+	if len(s.Handlers) < 20 || s.Statusline != "" || len(s.Duplicates()) > 0 {
+		t.Fatalf("%d handlers, statusline %q, duplicates %v", len(s.Handlers), s.Statusline, s.Duplicates())
+	}
+	before := readFile(t, e.userSettings())
+	if out := mustHW(t, "install"); !strings.Contains(out, "already installed") {
+		t.Fatalf("reinstall output:\n%s", out)
+	}
+	if after := readFile(t, e.userSettings()); !bytes.Equal(before, after) {
+		t.Fatalf("reinstall changed the file")
+	}
+	if out := mustHW(t, "uninstall"); !strings.Contains(out, "Removed") {
+		t.Fatalf("uninstall output:\n%s", out)
+	}
+	if exists(e.userSettings()) {
+		t.Fatalf("uninstall left the file install created")
+	}
+}
+
+func TestInstallWithoutLeanBinary(t *testing.T) {
+	e := newTestEnv(t)
+	os.Remove(e.lean)
+	mustHW(t, "install")
+	s := registered(t, "user", e.userSettings())
+	if got := s.Binaries(); len(got) != 1 || got[0] != e.self {
+		t.Fatalf("registered binaries %q, want %s", got, e.self)
+	}
+	if h := s.Handlers[0]; len(h.Args) != 1 || h.Args[0] != "hook" {
+		t.Fatalf("handler %+v: want args [hook]", h)
+	}
+}
+
+func TestInstallFollowsSymlinkToBinary(t *testing.T) {
+	e := newTestEnv(t)
+	link := filepath.Join(e.root, "path", "hookwatch")
+	if err := os.Symlink(e.self, link); err != nil {
+		t.Fatal(err)
+	}
+	executable = func() (string, error) { return link, nil }
+	mustHW(t, "install")
+	if got := registered(t, "user", e.userSettings()).Binaries(); len(got) != 1 || got[0] != e.lean {
+		t.Fatalf("registered %q, want the sibling of the link's target %s", got, e.lean)
+	}
+}
+
+const userSettings = `{
+    "model": "opus",
+  "permissions": {"allow": ["Bash(go test:*)"]},
+  "hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard.sh"}]}]
+  },
+  "statusLine": {"type": "command", "command": "~/bin/status.sh"}
+}
+`
+
+func TestUninstallRestoresBytes(t *testing.T) {
+	f := func(scope, path string, args ...string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(userSettings), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := mustHW(t, append([]string{"install"}, args...)...)
+		backup := path + ".hookwatch-backup"
+		if !strings.Contains(out, "Updated "+path) || !strings.Contains(out, "Backup: "+backup) {
+			t.Fatalf("install %v output:\n%s", args, out)
+		}
+		if b := readFile(t, backup); string(b) != userSettings {
+			t.Fatalf("backup differs from the original:\n%s", b)
+		}
+		if s := registered(t, scope, path); len(s.Handlers) == 0 {
+			t.Fatalf("install %v registered nothing in %s", args, path)
+		}
+		var scopeArgs []string // uninstall takes the scope flags only
+		for _, a := range args {
+			if a != "--statusline" {
+				scopeArgs = append(scopeArgs, a)
+			}
+		}
+		out = mustHW(t, append([]string{"uninstall"}, scopeArgs...)...)
+		if !strings.Contains(out, "byte for byte") {
+			t.Fatalf("uninstall %v output:\n%s", args, out)
+		}
+		if b := readFile(t, path); string(b) != userSettings {
+			t.Fatalf("uninstall %v left:\n%s", args, b)
+		}
+		if exists(backup) {
+			t.Fatalf("uninstall %v left the backup", args)
+		}
+	}
+	e := newTestEnv(t)
+	f("user", e.userSettings())
+	f("user", e.userSettings(), "--statusline")
+	f("project", filepath.Join(e.project, ".claude", "settings.json"), "--scope", "project")
+	other := filepath.Join(e.root, "other")
+	f("local", filepath.Join(other, ".claude", "settings.local.json"), "--scope", "local", "--project", other)
+}
+
+func TestInstallDryRun(t *testing.T) {
+	e := newTestEnv(t)
+	if err := os.WriteFile(e.userSettings(), []byte(userSettings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := mustHW(t, "install", "--dry-run")
+	if !strings.Contains(out, "Dry run") || !strings.Contains(out, "+++ "+e.userSettings()) || !strings.Contains(out, e.lean) {
+		t.Fatalf("dry-run output:\n%s", out)
+	}
+	if b := readFile(t, e.userSettings()); string(b) != userSettings {
+		t.Fatalf("dry run changed the file:\n%s", b)
+	}
+	if exists(e.userSettings() + ".hookwatch-backup") {
+		t.Fatalf("dry run wrote a backup")
+	}
+	mustHW(t, "install")
+	installed := readFile(t, e.userSettings())
+	out = mustHW(t, "uninstall", "--dry-run")
+	if !strings.Contains(out, "Dry run") || !strings.Contains(out, "\n-") {
+		t.Fatalf("uninstall dry-run output:\n%s", out)
+	}
+	if b := readFile(t, e.userSettings()); !bytes.Equal(b, installed) {
+		t.Fatalf("uninstall dry run changed the file")
+	}
+}
+
+func TestInstallStatuslineThenLean(t *testing.T) {
+	e := newTestEnv(t)
+	if err := os.WriteFile(e.userSettings(), []byte(userSettings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := mustHW(t, "install", "--statusline")
+	if !strings.Contains(out, "Note: the statusLine needs hookwatch itself") {
+		t.Fatalf("install --statusline output:\n%s", out)
+	}
+	s := registered(t, "user", e.userSettings())
+	if got := s.Binaries(); len(got) != 1 || got[0] != e.self {
+		t.Fatalf("with --statusline the hooks run %q, want %s", got, e.self)
+	}
+	wantStatus := "'" + e.self + "' statusline --wrap '~/bin/status.sh'"
+	if s.Statusline != wantStatus {
+		t.Fatalf("statusLine %q, want %q", s.Statusline, wantStatus)
+	}
+	// As the note says: a plain install moves the hooks to the lean binary
+	// and keeps the statusLine.
+	mustHW(t, "install")
+	s = registered(t, "user", e.userSettings())
+	if got := s.Binaries(); len(got) != 1 || got[0] != e.lean || s.Statusline != wantStatus {
+		t.Fatalf("after install: binaries %q, statusLine %q", got, s.Statusline)
+	}
+	// Back to --statusline: the lean entries are replaced, not doubled.
+	out = mustHW(t, "install", "--statusline")
+	s = registered(t, "user", e.userSettings())
+	if got := s.Binaries(); len(got) != 1 || got[0] != e.self || len(s.Duplicates()) > 0 || s.Statusline != wantStatus {
+		t.Fatalf("after install --statusline: binaries %q, duplicates %v, statusLine %q\n%s", got, s.Duplicates(), s.Statusline, out)
+	}
+	mustHW(t, "uninstall")
+	if b := readFile(t, e.userSettings()); string(b) != userSettings {
+		t.Fatalf("uninstall left:\n%s", b)
+	}
+}
+
+func TestUninstallRemovesOtherLeanBinaries(t *testing.T) {
+	e := newTestEnv(t)
+	if err := os.WriteFile(e.userSettings(), []byte(userSettings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustHW(t, "install")
+	// hookwatch moved: the settings still name the old hookwatch-hook.
+	moved := filepath.Join(e.root, "new")
+	if err := os.Rename(e.bin, moved); err != nil {
+		t.Fatal(err)
+	}
+	executable = func() (string, error) { return filepath.Join(moved, "hookwatch"), nil }
+	mustHW(t, "install")
+	s := registered(t, "user", e.userSettings())
+	if got := s.Binaries(); len(got) != 1 || got[0] != filepath.Join(moved, "hookwatch-hook") || len(s.Duplicates()) > 0 {
+		t.Fatalf("after moving: binaries %q, duplicates %v", got, s.Duplicates())
+	}
+	if err := os.Rename(moved, e.bin); err != nil {
+		t.Fatal(err)
+	}
+	executable = func() (string, error) { return e.self, nil }
+	mustHW(t, "uninstall")
+	if b := readFile(t, e.userSettings()); string(b) != userSettings {
+		t.Fatalf("uninstall left:\n%s", b)
+	}
+}
+
+func TestInstallOldClaudeGetsShellForm(t *testing.T) {
+	e := newTestEnv(t)
+	e.fakeClaude(t, "2.1.100")
+	mustHW(t, "install")
+	s := registered(t, "user", e.userSettings())
+	if len(s.Handlers) == 0 || !s.Handlers[0].Shell || s.Handlers[0].Binary != e.lean {
+		t.Fatalf("handlers %+v: want shell form for Claude Code 2.1.100", s.Handlers[:min(1, len(s.Handlers))])
+	}
+	for _, h := range s.Handlers {
+		if h.Event == "DirectoryAdded" {
+			t.Fatalf("registered DirectoryAdded, which 2.1.100 does not know")
+		}
+	}
+}
+
+func TestInstallHTTPMode(t *testing.T) {
+	e := newTestEnv(t)
+	mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:9999")
+	s := registered(t, "user", e.userSettings())
+	http, command := 0, 0
+	for _, h := range s.Handlers {
+		switch h.Type {
+		case "http":
+			http++
+			if h.URL != "http://127.0.0.1:9999/v1/hooks/claude" {
+				t.Fatalf("http handler URL %q", h.URL)
+			}
+		case "command":
+			command++
+		}
+	}
+	if http == 0 || command == 0 {
+		t.Fatalf("%d http and %d command handlers: want both", http, command)
+	}
+}
+
+func TestInstallUsageErrors(t *testing.T) {
+	f := func(args ...string) {
+		t.Helper()
+		_, _, err := hw(t, "", args...)
+		if !errors.Is(err, errUsage) {
+			t.Fatalf("hookwatch %v: error %v, want a usage error", args, err)
+		}
+	}
+	newTestEnv(t)
+	f("install", "--scope", "global")
+	f("install", "extra")
+	f("install", "--bogus")
+	f("uninstall", "--scope", "nowhere")
+	f("uninstall", "extra")
+	f("install", "--mode", "smoke")
+}
+
+func TestInstallProjectScopeNote(t *testing.T) {
+	e := newTestEnv(t)
+	out := mustHW(t, "install", "--scope", "project")
+	path := filepath.Join(e.project, ".claude", "settings.json")
+	if !strings.Contains(out, "Created "+path) || !strings.Contains(out, "consider the local scope") {
+		t.Fatalf("install --scope project output:\n%s", out)
+	}
+	if exists(e.userSettings()) {
+		t.Fatalf("the project scope wrote the user settings")
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/install"
+)
+
+func TestServicePrint(t *testing.T) {
+	e := newTestEnv(t)
+	f := func(goos string) {
+		t.Helper()
+		_, want := install.ServiceUnit(goos, e.self, map[string]string{"HOOKWATCH_HOME": e.hwHome})
+		if got := mustHW(t, "service", "print", "--os", goos); got != string(want) {
+			t.Fatalf("service print --os %s:\n%s\nwant:\n%s", goos, got, want)
+		}
+	}
+	f("linux")
+	f("darwin")
+	if _, _, err := hw(t, "", "service", "print", "--os", "plan9"); err == nil || !strings.Contains(err.Error(), "hookwatch serve") {
+		t.Fatalf("service print --os plan9: %v", err)
+	}
+}
+
+func TestServiceInstallUninstallSystemd(t *testing.T) {
+	e := newTestEnv(t)
+	t.Setenv("HOOKWATCH_DB", filepath.Join(e.root, "data", "hw.db"))
+	t.Setenv("HOOKWATCH_TOKEN", "s3cret")
+	unit := filepath.Join(e.home, ".config", "systemd", "user", "hookwatch.service")
+	out := mustHW(t, "service", "install", "--os", "linux")
+	if !strings.Contains(out, "Wrote "+unit) || !strings.Contains(out, "systemctl --user daemon-reload && systemctl --user enable --now hookwatch") ||
+		!strings.Contains(out, "HOOKWATCH_DB, HOOKWATCH_HOME, HOOKWATCH_TOKEN") {
+		t.Fatalf("service install output:\n%s", out)
+	}
+	b := readFile(t, unit)
+	if !strings.Contains(string(b), `ExecStart="`+e.self+`" serve`) || !strings.Contains(string(b), `Environment="HOOKWATCH_TOKEN=s3cret"`) {
+		t.Fatalf("unit file:\n%s", b)
+	}
+	if fi, _ := os.Stat(unit); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("unit mode %v: it holds the token, want 0600", fi.Mode().Perm())
+	}
+	if out := mustHW(t, "service", "install", "--os", "linux"); !strings.Contains(out, "already up to date") {
+		t.Fatalf("second service install:\n%s", out)
+	}
+	// Enabled: uninstall refuses and names the command to run first.
+	wants := filepath.Join(filepath.Dir(unit), "default.target.wants", "hookwatch.service")
+	os.MkdirAll(filepath.Dir(wants), 0o755)
+	if err := os.Symlink(unit, wants); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := hw(t, "", "service", "uninstall", "--os", "linux"); err == nil || !strings.Contains(err.Error(), "systemctl --user disable --now hookwatch") {
+		t.Fatalf("service uninstall of an enabled unit: %v", err)
+	}
+	if !exists(unit) {
+		t.Fatalf("refused uninstall removed the unit")
+	}
+	os.Remove(wants)
+	out = mustHW(t, "service", "uninstall", "--os", "linux")
+	if exists(unit) || !strings.Contains(out, "systemctl --user stop hookwatch") {
+		t.Fatalf("service uninstall (unit still there: %v):\n%s", exists(unit), out)
+	}
+	if out := mustHW(t, "service", "uninstall", "--os", "linux"); !strings.Contains(out, "nothing to remove") {
+		t.Fatalf("second service uninstall:\n%s", out)
+	}
+}
+
+func TestServiceInstallLaunchd(t *testing.T) {
+	e := newTestEnv(t)
+	plist := filepath.Join(e.home, "Library", "LaunchAgents", install.ServiceLabel+".plist")
+	out := mustHW(t, "service", "install", "--os", "darwin")
+	if !strings.Contains(out, "launchctl load -w "+plist) || !strings.Contains(string(readFile(t, plist)), "<string>"+e.self+"</string>") {
+		t.Fatalf("service install --os darwin:\n%s", out)
+	}
+	out = mustHW(t, "service", "uninstall", "--os", "darwin")
+	if exists(plist) || !strings.Contains(out, "launchctl remove "+install.ServiceLabel) {
+		t.Fatalf("service uninstall --os darwin:\n%s", out)
+	}
+}
+
+func TestServiceUsage(t *testing.T) {
+	newTestEnv(t)
+	f := func(args ...string) {
+		t.Helper()
+		if _, _, err := hw(t, "", append([]string{"service"}, args...)...); !errors.Is(err, errUsage) {
+			t.Fatalf("service %v: %v, want a usage error", args, err)
+		}
+	}
+	f()
+	f("start")
+	f("install", "extra")
+	f("print", "--bogus")
+}
