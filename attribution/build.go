@@ -16,9 +16,20 @@ import (
 // Build derives sessions, agents, tool calls and lineage from envs. The
 // result depends only on the set of envelopes: not on their order, and not
 // on duplicates (same id). Build never fails; envelopes it cannot attribute
-// are counted in Result.Skipped.
+// are counted in Result.Skipped. envs is not modified, and the result shares
+// no memory with it.
 func Build(envs []event.Envelope) *Result {
-	recs, skipped := decodeAll(canonicalOrder(envs))
+	items := make([]*item, len(envs))
+	backing := make([]item, len(envs))
+	for i := range envs {
+		backing[i].env = &envs[i]
+		items[i] = &backing[i]
+	}
+	return derive(items)
+}
+
+func derive(items []*item) *Result {
+	recs, skipped := decodeAll(canonicalOrder(items))
 	lin := linkSessions(recs)
 
 	bySession := map[string][]*record{}
@@ -54,46 +65,51 @@ func Build(envs []event.Envelope) *Result {
 	return res
 }
 
-// Builder accumulates envelopes, for a caller that receives them over time.
-// Result is Build of everything added so far; it is cached until the next
-// Add. A Builder is not safe for concurrent use.
+// Builder accumulates envelopes, for a caller that receives them over time
+// (the collector's live view). Result equals Build of everything added so
+// far; each payload is decoded once, on the first Result after it was
+// added, so a Result costs only the derivation. A Builder is not safe for
+// concurrent use.
 type Builder struct {
-	byID  map[string]event.Envelope
-	anon  []event.Envelope
+	byID  map[string]*item
+	anon  []*item
 	cache *Result
 }
 
 // NewBuilder returns an empty Builder.
-func NewBuilder() *Builder { return &Builder{byID: map[string]event.Envelope{}} }
+func NewBuilder() *Builder { return &Builder{byID: map[string]*item{}} }
 
-// Add adds envelopes. An envelope whose id was already added replaces the
-// earlier one only if it sorts before it, as in Build.
+// Add adds envelopes (copies of them). An envelope whose id was already
+// added replaces the earlier one only if it sorts before it, as in Build.
 func (b *Builder) Add(envs ...event.Envelope) {
 	for _, e := range envs {
+		it := &item{env: &e}
 		if e.ID == "" {
-			b.anon = append(b.anon, e)
+			b.anon = append(b.anon, it)
 			b.cache = nil
 			continue
 		}
-		if cur, ok := b.byID[e.ID]; ok && compareEnvelopes(&e, &cur) >= 0 {
+		if cur, ok := b.byID[e.ID]; ok && compareEnvelopes(it.env, cur.env) >= 0 {
 			continue
 		}
-		b.byID[e.ID] = e
+		b.byID[e.ID] = it
 		b.cache = nil
 	}
 }
 
-// Len returns the number of distinct envelopes added.
+// Len returns the number of envelopes held: distinct ids, plus every
+// envelope without an id.
 func (b *Builder) Len() int { return len(b.byID) + len(b.anon) }
 
-// Result returns Build of the envelopes added so far.
+// Result returns Build of the envelopes added so far. The Result is shared
+// between calls until the next Add: treat it as read-only.
 func (b *Builder) Result() *Result {
 	if b.cache == nil {
-		envs := make([]event.Envelope, 0, b.Len())
-		for _, e := range b.byID {
-			envs = append(envs, e)
+		items := make([]*item, 0, b.Len())
+		for _, it := range b.byID {
+			items = append(items, it)
 		}
-		b.cache = Build(append(envs, b.anon...))
+		b.cache = derive(append(items, b.anon...))
 	}
 	return b.cache
 }

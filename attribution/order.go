@@ -76,41 +76,60 @@ func compareMeta(a, b *event.SubagentMeta) int {
 	return cmp.Compare(a.SpawnDepth, b.SpawnDepth)
 }
 
-// canonicalOrder deduplicates envs by id (keeping, among same-id envelopes,
-// the least by compareEnvelopes; envelopes without an id are deduplicated
-// only when wholly identical) and sorts them by received_at, then id. The
-// input is not modified.
-func canonicalOrder(envs []event.Envelope) []*event.Envelope {
-	byID := make(map[string]*event.Envelope, len(envs))
-	out := make([]*event.Envelope, 0, len(envs))
-	for i := range envs {
-		e := &envs[i]
-		if e.ID == "" {
-			out = append(out, e)
-			continue
-		}
-		if cur, ok := byID[e.ID]; !ok || compareEnvelopes(e, cur) < 0 {
-			byID[e.ID] = e
-		}
-	}
-	for _, e := range byID {
-		out = append(out, e)
-	}
-	slices.SortFunc(out, compareEnvelopes)
-	return slices.CompactFunc(out, func(a, b *event.Envelope) bool { return compareEnvelopes(a, b) == 0 })
+// item is an envelope with its payload decoded once (a Builder keeps items
+// across Results).
+type item struct {
+	env     *event.Envelope
+	p       *event.Payload
+	decoded bool
 }
 
-// decodeAll decodes the payloads of the ordered envelopes. It returns the
+func (it *item) payload() *event.Payload {
+	if !it.decoded {
+		it.decoded = true
+		if p, err := event.Decode(it.env.Payload); err == nil {
+			it.p = p
+		}
+	}
+	return it.p
+}
+
+// canonicalOrder deduplicates items by envelope id (keeping, among same-id
+// envelopes, the least by compareEnvelopes; envelopes without an id are
+// deduplicated only when wholly identical) and sorts them by received_at,
+// then id. The input slice is not modified.
+func canonicalOrder(items []*item) []*item {
+	byID := make(map[string]*item, len(items))
+	out := make([]*item, 0, len(items))
+	for _, it := range items {
+		if it.env.ID == "" {
+			out = append(out, it)
+			continue
+		}
+		if cur, ok := byID[it.env.ID]; !ok || compareEnvelopes(it.env, cur.env) < 0 {
+			byID[it.env.ID] = it
+		}
+	}
+	for _, it := range byID {
+		out = append(out, it)
+	}
+	cmpItems := func(a, b *item) int { return compareEnvelopes(a.env, b.env) }
+	slices.SortFunc(out, cmpItems)
+	return slices.CompactFunc(out, func(a, b *item) bool { return cmpItems(a, b) == 0 })
+}
+
+// decodeAll decodes the payloads of the ordered items. It returns the
 // records of attributable envelopes and how many were not.
-func decodeAll(envs []*event.Envelope) ([]*record, int) {
-	recs := make([]*record, 0, len(envs))
+func decodeAll(items []*item) ([]*record, int) {
+	recs := make([]*record, 0, len(items))
 	skipped := 0
-	for _, e := range envs {
-		p, err := event.Decode(e.Payload)
-		if err != nil || p.SessionID == "" {
+	for _, it := range items {
+		p := it.payload()
+		if p == nil || p.SessionID == "" {
 			skipped++
 			continue
 		}
+		e := it.env
 		r := &record{env: e, p: p, name: p.Name(), at: e.ReceivedAt.UTC(), seq: len(recs), session: p.SessionID}
 		r.group = e.Host + "\x00" + e.User + "\x00" + projectOf(p.TranscriptPath, p.CWD)
 		recs = append(recs, r)

@@ -1,0 +1,121 @@
+package attribution
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/event"
+)
+
+// syntheticSession returns a session of n events in which the main agent
+// spawns subagents five at a time (the fifth of each batch spawned by the
+// fourth, so the tree is two levels deep), each making tool calls; the
+// events of a batch's subagents interleave round-robin. Half the subagents
+// carry the sidecar; the others are resolved from the Agent response.
+func syntheticSession(tb testing.TB, n, subagents int) []event.Envelope {
+	evs := []ev{sessionStart("startup"), prompt("build it")}
+	type sub struct {
+		id, typ, spawn string
+		parent         *sub
+	}
+	subs := make([]*sub, subagents)
+	for i := range subs {
+		subs[i] = &sub{id: fmt.Sprintf("a%016x", i+1), typ: []string{"Explore", "general-purpose", "Plan"}[i%3], spawn: fmt.Sprintf("toolu_spawn%03d", i)}
+		if i%5 == 4 {
+			subs[i].parent = subs[i-1]
+		}
+	}
+	byParent := func(s *sub, e ev) ev {
+		if s.parent != nil {
+			return e.in(s.parent.id, s.parent.typ)
+		}
+		return e
+	}
+	calls := (n - len(evs) - subagents*4) / 3 / subagents
+	for b := 0; b < subagents; b += 5 {
+		batch := subs[b:min(b+5, subagents)]
+		bodies := make([][]ev, len(batch))
+		for j, s := range batch {
+			evs = append(evs, byParent(s, spawn(s.spawn, s.typ)), subStart(s.id, s.typ))
+			in := func(e ev) ev {
+				e = e.in(s.id, s.typ)
+				if (b+j)%2 == 0 {
+					e = e.with("_sidecar", &event.SubagentMeta{AgentType: s.typ, ToolUseID: s.spawn, SpawnDepth: 1})
+				}
+				return e
+			}
+			for c := range calls {
+				id := fmt.Sprintf("toolu_%03d_%05d", b+j, c)
+				input := map[string]any{"command": fmt.Sprintf("go test ./pkg%d/... -run Test%d", c%17, c)}
+				bodies[j] = append(bodies[j],
+					in(pre("Bash", id, input)),
+					in(post("Bash", id, input, map[string]any{"stdout": "ok  \tpkg\t0.01s\n", "stderr": "", "interrupted": false}).with("duration_ms", 120)),
+					in(ev{"hook_event_name": "PostToolBatch", "tool_calls": []any{map[string]any{"tool_name": "Bash", "tool_use_id": id, "tool_input": input, "tool_response": "ok"}}}),
+				)
+			}
+		}
+		for k := 0; k < 3*calls; k++ {
+			for j := range batch {
+				evs = append(evs, bodies[j][k])
+			}
+		}
+		for _, s := range batch {
+			resp := spawned(s.spawn, s.typ, map[string]any{"status": "completed", "agentId": s.id, "content": []any{map[string]any{"type": "text", "text": "done"}}})
+			evs = append(evs, subStop(s.id, s.typ), byParent(s, resp))
+		}
+	}
+	for len(evs) < n {
+		evs = append(evs, ev{"hook_event_name": "Notification", "message": "waiting"})
+	}
+	return stream(tb, evs[:n]...)
+}
+
+func BenchmarkBuild(b *testing.B) {
+	envs := syntheticSession(b, 20000, 50)
+	r := Build(envs)
+	s := only(b, r)
+	if s.Counts.Subagents != 50 || s.Counts.Events != 20000 {
+		b.Fatalf("synthetic session: %d subagents, %d events", s.Counts.Subagents, s.Counts.Events)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		Build(envs)
+	}
+}
+
+// BenchmarkBuilderResult measures the live view: one more event, then a new
+// Result, on a Builder holding the 20,000-event session.
+func BenchmarkBuilderResult(b *testing.B) {
+	envs := syntheticSession(b, 20001, 50)
+	bl := NewBuilder()
+	bl.Add(envs[:20000]...)
+	bl.Result()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		e := envs[20000]
+		e.ID = fmt.Sprintf("new-%d", i)
+		bl.Add(e)
+		bl.Result()
+	}
+}
+
+func TestSyntheticSession(t *testing.T) {
+	s := only(t, Build(syntheticSession(t, 2000, 10)))
+	if s.Counts.Subagents != 10 {
+		t.Fatalf("%d subagents", s.Counts.Subagents)
+	}
+	for _, a := range s.Agents[1:] {
+		want := 1
+		if a.ParentAgentID != nil && *a.ParentAgentID != "" {
+			want = 2
+		}
+		if a.SpawnToolUseID == "" || a.Depth != want || a.ResolvedBy == ResolvedByNone {
+			t.Fatalf("agent %+v", a)
+		}
+	}
+	if s.Agents[5].ParentAgentID == nil || *s.Agents[5].ParentAgentID != s.Agents[4].AgentID {
+		t.Fatalf("agent 5's parent %q, want agent 4 %s", deref(s.Agents[5].ParentAgentID), s.Agents[4].AgentID)
+	}
+}

@@ -1,0 +1,97 @@
+package attribution
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestSlug(t *testing.T) {
+	f := func(cwd, want string) {
+		t.Helper()
+		if got := Slug(cwd); got != want {
+			t.Fatalf("Slug(%q) = %q, want %q", cwd, got, want)
+		}
+	}
+	f("/Users/me/proj", "-Users-me-proj")
+	f("/home/u/.cfg_x", "-home-u--cfg-x")
+	f("/home/dev/src/demo", "-home-dev-src-demo")
+	f(`D:\work\app`, "D--work-app")
+	f("/tmp/café", "-tmp-caf-") // one UTF-16 unit
+	f("/tmp/a😀b", "-tmp-a--b")  // a surrogate pair: two units
+	f("", "")
+	long := "/" + strings.Repeat("a", 300)
+	if got := Slug(long); len(got) != 200 || got != "-"+strings.Repeat("a", 199) {
+		t.Fatalf("long slug %q", got)
+	}
+}
+
+func TestProjectOf(t *testing.T) {
+	f := func(transcript, cwd, want string) {
+		t.Helper()
+		if got := projectOf(transcript, cwd); got != want {
+			t.Fatalf("projectOf(%q, %q) = %q, want %q", transcript, cwd, got, want)
+		}
+	}
+	// The client's own name wins over the slug of cwd (after a cd, or with
+	// a symlinked checkout).
+	f("/h/.claude/projects/-real-path/s1.jsonl", "/link/path", "-real-path")
+	f(`C:\Users\me\.claude\projects\C--w\s1.jsonl`, `C:\w`, "C--w")
+	f("/h/.codex/sessions/2026/11/21/rollout-x.jsonl", "/w/p", "-w-p")
+	f("", "/w/p", "-w-p")
+	f("s1.jsonl", "", "")
+}
+
+func TestTitle(t *testing.T) {
+	f := func(prompt, want string) {
+		t.Helper()
+		if got := title(prompt); got != want {
+			t.Fatalf("title(%q) = %q, want %q", prompt, got, want)
+		}
+	}
+	f("tidy the project", "tidy the project")
+	f("  fix\n\tthe   build \n", "fix the build")
+	f("", "")
+	words := strings.Repeat("word ", 40)
+	f(words, strings.TrimSpace(strings.Repeat("word ", 20))+"…")
+	long := strings.Repeat("x", 150)
+	f(long, strings.Repeat("x", 100)+"…")
+	f(strings.Repeat("é", 120), strings.Repeat("é", 100)+"…")
+}
+
+func TestSpawnedAgentID(t *testing.T) {
+	f := func(resp, want string) {
+		t.Helper()
+		if got := spawnedAgentID(json.RawMessage(resp)); got != want {
+			t.Fatalf("spawnedAgentID(%s) = %q, want %q", resp, got, want)
+		}
+	}
+	f(`{"status":"completed","agentId":"a0b378cebfb773646","content":[]}`, "a0b378cebfb773646")
+	f(`{"isAsync":true,"status":"async_launched","agentId":"a7f7074a6963e4174"}`, "a7f7074a6963e4174")
+	f(`"{\"agent_id\":\"01a1fec1-e859-7292-8494-bb0d2081b260\",\"nickname\":\"Godel\"}"`, "01a1fec1-e859-7292-8494-bb0d2081b260")
+	f(`{"hookwatch_capture":"preview","bytes":90000,"head":"{\"status\":\"completed\",\"agentId\":\"a1\",\"content\":[{\"te"}`, "a1")
+	f(`{"hookwatch_capture":"preview","head":"{\"prompt\":\"mention agentId here\"","tail":"\"agentId\": \"a2\"}"}`, "a2")
+	f(`"Async agent launched successfully.\nagentId: a3 (use it to check progress)"`, "a3")
+	f(`{"status":"completed","content":[{"type":"text","text":"agentId: not-this"}]}`, "") // only the key, not the text
+	f(`{"agentId":42}`, "")
+	f(`"no id here"`, "")
+	f(`[1,2]`, "")
+	f(``, "")
+	f(`{`, "")
+}
+
+func TestToolUseError(t *testing.T) {
+	f := func(resp, want string, ok bool) {
+		t.Helper()
+		got, isErr := toolUseError(json.RawMessage(resp))
+		if got != want || isErr != ok {
+			t.Fatalf("toolUseError(%s) = %q, %v", resp, got, isErr)
+		}
+	}
+	f(`"<tool_use_error>Error: No such tool available: Glob</tool_use_error>"`, "Error: No such tool available: Glob", true)
+	f(`[{"type":"text","text":"<tool_use_error>bad input</tool_use_error>"}]`, "bad input", true)
+	f(`"1\tpackage main"`, "", false)
+	f(`{"stdout":""}`, "", false)
+	f(`[]`, "", false)
+	f(``, "", false)
+}
