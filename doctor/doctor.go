@@ -339,8 +339,8 @@ func (e *env) checkOneSettings(s *Settings) Check {
 		}
 	}
 	if d := s.Duplicates(); len(d) > 0 {
-		fail(fmt.Sprintf("hookwatch is registered more than once for %s: those events arrive twice", strings.Join(d, ", ")),
-			"hookwatch uninstall"+scopeFlag(s.Scope)+" && "+reinstall)
+		// Install keeps one hookwatch group per event and removes the rest.
+		fail(fmt.Sprintf("hookwatch is registered more than once for %s: those events arrive twice", strings.Join(d, ", ")), reinstall)
 	}
 	return c
 }

@@ -115,14 +115,20 @@ func ReadSettings(scope, path string) (*Settings, error) {
 	if len(strings.TrimSpace(string(b))) == 0 {
 		return s, nil // Claude Code reads a blank file as {}
 	}
-	var root struct {
-		Hooks          map[string]json.RawMessage `json:"hooks"`
-		StatusLine     json.RawMessage            `json:"statusLine"`
-		EnabledPlugins map[string]json.RawMessage `json:"enabledPlugins"`
-	}
-	if err := json.Unmarshal(b, &root); err != nil {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
 		return s, fmt.Errorf("cannot parse %s: %w", path, err)
 	}
+	// Members of an unexpected type read as absent: judging them is
+	// Claude Code's business, and install's when it edits the file.
+	var root struct {
+		Hooks          map[string]json.RawMessage
+		StatusLine     json.RawMessage
+		EnabledPlugins map[string]json.RawMessage
+	}
+	_ = json.Unmarshal(top["hooks"], &root.Hooks)
+	_ = json.Unmarshal(top["enabledPlugins"], &root.EnabledPlugins)
+	root.StatusLine = top["statusLine"]
 	// A map loses the file's order; report events in a stable one.
 	events := make([]string, 0, len(root.Hooks))
 	for name := range root.Hooks {

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/doctor"
+)
+
+// runDoctorJSON runs `hookwatch doctor --json` and returns the report and the
+// error (nil or exitError{1}).
+func runDoctorJSON(t *testing.T, args ...string) (*doctor.Report, error) {
+	t.Helper()
+	out, errOut, err := hw(t, "", append([]string{"doctor", "--json"}, args...)...)
+	var r struct {
+		OK bool `json:"ok"`
+		doctor.Report
+	}
+	if jerr := json.Unmarshal([]byte(out), &r); jerr != nil {
+		t.Fatalf("doctor --json printed no JSON (%v):\n%s\nstderr:\n%s", jerr, out, errOut)
+	}
+	if r.OK != (r.Problems == 0) {
+		t.Fatalf("ok %v with %d problems", r.OK, r.Problems)
+	}
+	return &r.Report, err
+}
+
+// check returns the named check of r.
+func check(t *testing.T, r *doctor.Report, name string) doctor.Check {
+	t.Helper()
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no check %q in %+v", name, r.Checks)
+	return doctor.Check{}
+}
+
+// wantCheck fails unless the named check has the status, and its message,
+// details or fix contain each of the strings.
+func wantCheck(t *testing.T, r *doctor.Report, name string, status doctor.Status, contains ...string) {
+	t.Helper()
+	c := check(t, r, name)
+	all := c.Message + "\n" + strings.Join(c.Details, "\n") + "\nfix: " + c.Fix
+	if c.Status != status {
+		t.Fatalf("check %q is %s, want %s:\n%s", name, c.Status, status, all)
+	}
+	for _, s := range contains {
+		if !strings.Contains(all, s) {
+			t.Fatalf("check %q lacks %q:\n%s", name, s, all)
+		}
+	}
+}
+
+func wantExit1(t *testing.T, err error) {
+	t.Helper()
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 1 {
+		t.Fatalf("doctor returned %v, want exit status 1", err)
+	}
+}
+
+const validPolicy = `version: 1
+rules:
+  - id: no-rm-rf
+    tool: Bash
+    when: 'tool_input.command matches "rm\\s+-rf"'
+    action: deny
+    reason: no recursive deletes
+`
+
+const invalidPolicy = `version: 1
+rules:
+  - id: typo
+    tool: Bash
+    action: dney
+`
+
+func TestDoctorHealthy(t *testing.T) {
+	e := newTestEnv(t)
+	c := newFakeCollector(t)
+	mustHW(t, "install")
+	os.MkdirAll(e.hwHome, 0o700)
+	if err := os.WriteFile(filepath.Join(e.hwHome, "policy.yaml"), []byte(validPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.fakeClaude(t, "2.1.268")
+
+	out, _, err := hw(t, "", "doctor")
+	if err != nil || !strings.Contains(out, "No problems found.") {
+		t.Fatalf("doctor: %v\n%s", err, out)
+	}
+	r, err := runDoctorJSON(t)
+	if err != nil || r.Problems != 0 {
+		t.Fatalf("doctor --json: %v, %d problems: %+v", err, r.Problems, r.Checks)
+	}
+	wantCheck(t, r, "settings (user)", doctor.OK, e.userSettings(), e.lean)
+	wantCheck(t, r, "settings (project)", doctor.Info, "does not exist")
+	wantCheck(t, r, "registration", doctor.OK, "user")
+	wantCheck(t, r, "collector", doctor.OK, c.URL, "version "+version)
+	wantCheck(t, r, "policy", doctor.OK, "ok, 1 rule")
+	wantCheck(t, r, "database", doctor.OK)
+	wantCheck(t, r, "round trip", doctor.OK, e.lean, "stored session doctor-")
+	wantCheck(t, r, "claude", doctor.OK, "2.1.268")
+	// The round trip went through the real hook to the collector.
+	rt := check(t, r, "round trip").Message
+	id := rt[strings.Index(rt, "doctor-"):]
+	if envs := c.session(id); len(envs) == 0 {
+		t.Fatalf("collector has no envelope of %s", id)
+	}
+}
+
+func TestDoctorBroken(t *testing.T) {
+	e := newTestEnv(t) // HOOKWATCH_URL is a closed port: the collector is down
+	mustHW(t, "install")
+	os.Remove(e.lean)
+	os.MkdirAll(e.hwHome, 0o700)
+	bad := filepath.Join(e.project, ".hookwatch", "policy.yaml")
+	os.MkdirAll(filepath.Dir(bad), 0o755)
+	if err := os.WriteFile(bad, []byte(invalidPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := hw(t, "", "doctor")
+	wantExit1(t, err)
+	for _, s := range []string{"FAIL  settings (user)", "fix: hookwatch install", "FAIL  collector", "fix: hookwatch serve", "FAIL  policy", "problems"} {
+		if !strings.Contains(out, s) {
+			t.Fatalf("doctor output lacks %q:\n%s", s, out)
+		}
+	}
+	r, err := runDoctorJSON(t)
+	wantExit1(t, err)
+	wantCheck(t, r, "settings (user)", doctor.Fail, e.lean+": does not exist", "hookwatch install")
+	wantCheck(t, r, "collector", doctor.Fail, "not reachable", "hookwatch serve")
+	wantCheck(t, r, "policy", doctor.Fail, `rule "typo"`, "$EDITOR "+bad)
+	wantCheck(t, r, "round trip", doctor.Fail, "cannot run "+e.lean, "hookwatch install")
+	if r.Problems != 4 {
+		t.Fatalf("%d problems, want 4: %+v", r.Problems, r.Checks)
+	}
+
+	// The fixes it names work: reinstall, and the round trip now spools.
+	mustHW(t, "install")
+	r, err = runDoctorJSON(t)
+	wantExit1(t, err) // the collector and the policy are still broken
+	wantCheck(t, r, "settings (user)", doctor.OK, e.self)
+	wantCheck(t, r, "round trip", doctor.OK, "went to the spool")
+	r, _ = runDoctorJSON(t)
+	wantCheck(t, r, "spool", doctor.Warn, "pending", "once the collector is up")
+	wantCheck(t, r, "hook log", doctor.Warn, "spooled")
+}
+
+func TestDoctorNotRegistered(t *testing.T) {
+	newTestEnv(t)
+	newFakeCollector(t)
+	r, err := runDoctorJSON(t, "--no-round-trip")
+	wantExit1(t, err)
+	wantCheck(t, r, "registration", doctor.Fail, "does not run it", "fix: hookwatch install")
+	for _, c := range r.Checks {
+		if c.Name == "round trip" {
+			t.Fatalf("--no-round-trip ran the round trip")
+		}
+	}
+}
+
+func TestDoctorDuplicates(t *testing.T) {
+	e := newTestEnv(t)
+	newFakeCollector(t)
+	// The plugin and a settings install: every event twice.
+	mustHW(t, "install")
+	project := filepath.Join(e.project, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(project), 0o755)
+	if err := os.WriteFile(project, []byte(`{"enabledPlugins": {"hookwatch@hookwatch": true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := runDoctorJSON(t, "--no-round-trip")
+	wantExit1(t, err)
+	wantCheck(t, r, "registration", doctor.Fail, "hookwatch@hookwatch", "arrives twice", "hookwatch uninstall")
+	// The plugin's launcher finds no hookwatch: not in the plugin, not on
+	// PATH, not in ~/go/bin.
+	wantCheck(t, r, "plugin", doctor.Fail, "finds no hookwatch", "go install")
+	gobin := filepath.Join(e.home, "go", "bin")
+	os.MkdirAll(gobin, 0o755)
+	e.writeScript(t, filepath.Join(gobin, "hookwatch"), "#!/bin/sh\nexit 0\n")
+	r, _ = runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "plugin", doctor.OK, filepath.Join(gobin, "hookwatch"))
+
+	// Two scopes with different binaries: twice again.
+	os.Remove(project)
+	os.Remove(e.lean)
+	mustHW(t, "install", "--scope", "local")
+	r, err = runDoctorJSON(t, "--no-round-trip")
+	wantExit1(t, err)
+	wantCheck(t, r, "registration", doctor.Fail, "different hookwatch handlers", "hookwatch uninstall --scope local")
+	// The same handler in two scopes runs once: only a warning.
+	mustHW(t, "install")
+	r, _ = runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "registration", doctor.Warn, "runs it once")
+
+	// Two hookwatch groups for one event in one file.
+	mustHW(t, "uninstall", "--scope", "local")
+	b := readFile(t, e.userSettings())
+	dup := strings.Replace(string(b), `"Stop": [`, `"Stop": [{"hooks": [{"type": "command", "command": "/usr/local/bin/hookwatch", "args": ["hook"]}]}, `, 1)
+	if dup == string(b) {
+		t.Fatalf("no Stop event in %s", b)
+	}
+	os.WriteFile(e.userSettings(), []byte(dup), 0o644)
+	r, err = runDoctorJSON(t, "--no-round-trip")
+	wantExit1(t, err)
+	wantCheck(t, r, "settings (user)", doctor.Fail, "more than once for Stop", "fix: hookwatch install")
+	mustHW(t, "install")
+	r, err = runDoctorJSON(t, "--no-round-trip")
+	if err != nil {
+		t.Fatalf("after the fix: %v: %+v", err, r.Checks)
+	}
+	wantCheck(t, r, "settings (user)", doctor.OK, e.self)
+}
+
+func TestDoctorEnvironmentProblems(t *testing.T) {
+	e := newTestEnv(t)
+	mustHW(t, "install")
+	// A host name the hook cannot post to.
+	t.Setenv("HOOKWATCH_URL", "https://hookwatch.example.com")
+	// A database under a regular file.
+	blocker := filepath.Join(e.root, "file")
+	os.WriteFile(blocker, nil, 0o644)
+	t.Setenv("HOOKWATCH_DB", filepath.Join(blocker, "sub", "hw.db"))
+	// An old Claude Code that does not run exec-form handlers: the ones
+	// installed before it was on PATH.
+	e.fakeClaude(t, "2.1.100")
+	os.WriteFile(e.userSettings(), []byte("{not json"), 0o644)
+	r, err := runDoctorJSON(t, "--no-round-trip")
+	wantExit1(t, err)
+	wantCheck(t, r, "collector", doctor.Fail, "http://", "export HOOKWATCH_URL=http://127.0.0.1:7421")
+	wantCheck(t, r, "database", doctor.Fail, "cannot write", "HOOKWATCH_DB")
+	wantCheck(t, r, "settings (user)", doctor.Fail, "cannot parse", "$EDITOR")
+
+	os.Remove(e.userSettings())
+	e.fakeClaude(t, "2.1.268")
+	mustHW(t, "install")
+	e.fakeClaude(t, "2.1.100")
+	r, _ = runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "claude", doctor.Fail, "2.1.139", "fix: hookwatch install")
+	mustHW(t, "install") // with 2.1.100 on PATH: shell form
+	r, _ = runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "claude", doctor.OK, "2.1.100")
+}
+
+func TestDoctorUsage(t *testing.T) {
+	newTestEnv(t)
+	if _, _, err := hw(t, "", "doctor", "extra"); !errors.Is(err, errUsage) {
+		t.Fatalf("doctor extra: %v, want a usage error", err)
+	}
+}

@@ -1,0 +1,171 @@
+package doctor
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/install"
+)
+
+func TestReadSettings(t *testing.T) {
+	dir := t.TempDir()
+	f := func(content string, want ...string) {
+		t.Helper()
+		path := filepath.Join(dir, "settings.json")
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := ReadSettings("user", path)
+		if err != nil {
+			t.Fatalf("ReadSettings(%s): %v", content, err)
+		}
+		var got []string
+		for _, h := range s.Handlers {
+			got = append(got, h.Event+" "+h.Identity())
+		}
+		if s.Statusline != "" {
+			got = append(got, "statusLine "+s.Statusline)
+		}
+		for _, p := range s.Plugins {
+			got = append(got, "plugin "+p)
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("ReadSettings(%s):\n%s\nwant:\n%s", content, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	f(``)
+	f(`{}`)
+	f("\ufeff{\"hooks\": {}}")
+	f(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/hookwatch", "args": ["hook"]}]}]}}`,
+		"Stop exec /opt/hookwatch\x00hook")
+	f(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "'/my dir/hookwatch-hook' hook"}]}]}}`,
+		"Stop sh '/my dir/hookwatch-hook' hook")
+	f(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/hookwatch-hook", "args": []}]}]}}`,
+		"Stop exec /opt/hookwatch-hook")
+	f(`{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+		{"type": "command", "command": "~/guard.sh"},
+		{"type": "command", "command": "/opt/hookwatch", "args": ["serve"]},
+		{"type": "command", "command": "hookwatch statusline"},
+		{"type": "http", "url": "http://127.0.0.1:7421/v1/hooks/claude?x=1"},
+		{"type": "http", "url": "http://example.com/hook"},
+		{"type": "prompt", "prompt": "hookwatch hook"},
+		"not an object", 42
+	]}]}}`, "PreToolUse http http://127.0.0.1:7421/v1/hooks/claude?x=1")
+	f(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": `+jsonString(install.PluginLauncher)+`}]}]}}`,
+		"Stop sh "+install.PluginLauncher)
+	f(`{"hooks": {"Stop": "oops", "Notification": [{"hooks": "oops"}], "B": [{"hooks": [{"type": "command", "command": "hookwatch hook"}]}]}}`,
+		"B sh hookwatch hook")
+	f(`{"statusLine": {"type": "command", "command": "'/x/hookwatch' statusline --wrap 'cat'"}, "enabledPlugins": {"hookwatch@hookwatch": true, "hookwatch@old": false, "other@x": true}}`,
+		"statusLine '/x/hookwatch' statusline --wrap 'cat'", "plugin hookwatch@hookwatch")
+	f(`{"statusLine": {"type": "command", "command": "~/status.sh"}, "enabledPlugins": []}`)
+
+	path := filepath.Join(dir, "bad.json")
+	os.WriteFile(path, []byte(`{"hooks": `), 0o644)
+	if _, err := ReadSettings("user", path); err == nil || !strings.Contains(err.Error(), "cannot parse "+path) {
+		t.Fatalf("ReadSettings of a broken file: %v", err)
+	}
+	s, err := ReadSettings("user", filepath.Join(dir, "missing.json"))
+	if err != nil || s.Exists {
+		t.Fatalf("ReadSettings of a missing file: %+v, %v", s, err)
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func FuzzReadSettings(f *testing.F) {
+	f.Add([]byte(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "'/x/hookwatch' hook \"a\\\"b\""}]}]}}`))
+	f.Add([]byte(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/x/hookwatch-hook", "args": [1]}]}]}, "statusLine": {"command": "'"}}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(dir, "settings.json")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := ReadSettings("user", path)
+		if err != nil {
+			return
+		}
+		for _, h := range s.Handlers {
+			if h.Type == "command" && !h.Launcher && !isHookwatchName(h.Binary) {
+				t.Fatalf("handler %+v does not run hookwatch", h)
+			}
+		}
+		_ = s.Duplicates()
+	})
+}
+
+func TestHookCanPost(t *testing.T) {
+	f := func(url string, ok bool) {
+		t.Helper()
+		if got := hookCanPost(url) == ""; got != ok {
+			t.Fatalf("hookCanPost(%q) = %q, want ok=%v", url, hookCanPost(url), ok)
+		}
+	}
+	f("http://127.0.0.1:7421", true)
+	f("http://localhost:7421/base", true)
+	f("http://[::1]:7421", true)
+	f("http://user:pw@10.0.0.1", true)
+	f("https://127.0.0.1:7421", false)
+	f("http://hookwatch.internal:7421", false)
+	f("127.0.0.1:7421", false)
+	f("", false)
+}
+
+func TestVersions(t *testing.T) {
+	f := func(a, b string, want bool) {
+		t.Helper()
+		if got := less(parseVersion(a), parseVersion(b)); got != want {
+			t.Fatalf("less(%q, %q) = %v, want %v", a, b, got, want)
+		}
+	}
+	f("2.1.100 (Claude Code)", "2.1.139", true)
+	f("2.1.139", "2.1.139", false)
+	f("2.1.140", "2.1.139", false)
+	f("v2.1", "2.1.1", true)
+	f("10.0.0", "2.1.139", false)
+	f("unknown", "2.1.139", false)
+	f("2.1.x", "2.1.139", true)
+}
+
+func TestRunWithoutAnything(t *testing.T) {
+	root := t.TempDir()
+	env := map[string]string{
+		"HOME":           filepath.Join(root, "home"),
+		"HOOKWATCH_HOME": filepath.Join(root, "hw"),
+		"HOOKWATCH_URL":  "http://127.0.0.1:1",
+	}
+	r := Run(context.Background(), Options{
+		Getenv:  func(k string) string { return env[k] },
+		WorkDir: root,
+		Self:    filepath.Join(root, "hookwatch"),
+		Version: "test",
+		Timeout: time.Second,
+	})
+	var fails []string
+	for _, c := range r.Checks {
+		if c.Status == Fail {
+			fails = append(fails, c.Name)
+			if c.Fix == "" {
+				t.Fatalf("failed check %q names no fix: %+v", c.Name, c)
+			}
+		}
+	}
+	if strings.Join(fails, ",") != "registration,collector" || r.OK() {
+		t.Fatalf("failed checks %q, want registration and collector", fails)
+	}
+	if _, err := os.Stat(filepath.Join(root, "hw")); err == nil {
+		t.Fatalf("doctor created HOOKWATCH_HOME: checks must only read")
+	}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil || !strings.Contains(b.String(), "2 problems, 0 warnings.") {
+		t.Fatalf("WriteText: %v\n%s", err, b.String())
+	}
+}
