@@ -83,7 +83,7 @@ rules:
 
 func TestDoctorHealthy(t *testing.T) {
 	e := newTestEnv(t)
-	c := newFakeCollector(t)
+	c := newTestCollector(t)
 	mustHW(t, "install")
 	os.MkdirAll(e.hwHome, 0o700)
 	if err := os.WriteFile(filepath.Join(e.hwHome, "policy.yaml"), []byte(validPolicy), 0o644); err != nil {
@@ -110,8 +110,8 @@ func TestDoctorHealthy(t *testing.T) {
 	// The round trip went through the real hook to the collector.
 	rt := check(t, r, "round trip").Message
 	id := rt[strings.Index(rt, "doctor-"):]
-	if envs := c.session(id); len(envs) == 0 {
-		t.Fatalf("collector has no envelope of %s", id)
+	if evs := c.session(t, id); len(evs) != 1 || evs[0].Event != "Notification" {
+		t.Fatalf("collector stored %+v for %s, want one Notification", evs, id)
 	}
 }
 
@@ -155,7 +155,7 @@ func TestDoctorBroken(t *testing.T) {
 
 func TestDoctorNotRegistered(t *testing.T) {
 	newTestEnv(t)
-	newFakeCollector(t)
+	newTestCollector(t)
 	r, err := runDoctorJSON(t, "--no-round-trip")
 	wantExit1(t, err)
 	wantCheck(t, r, "registration", doctor.Fail, "does not run it", "fix: hookwatch install")
@@ -168,7 +168,7 @@ func TestDoctorNotRegistered(t *testing.T) {
 
 func TestDoctorDuplicates(t *testing.T) {
 	e := newTestEnv(t)
-	newFakeCollector(t)
+	newTestCollector(t)
 	// The plugin and a settings install: every event twice.
 	mustHW(t, "install")
 	project := filepath.Join(e.project, ".claude", "settings.json")

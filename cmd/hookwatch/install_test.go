@@ -8,13 +8,17 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
 // TestMain lets the test binary stand in for the hookwatch binaries: the
@@ -133,69 +137,67 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// fakeCollector stands in for `hookwatch serve` (there is no collector
-// package yet): it stores the envelopes POSTed to /v1/events and answers
-// /healthz, /v1/sessions/{id} and /v1/sessions/{id}/agents.
-type fakeCollector struct {
+// testCollector is the real collector (package collector on a SQLite store)
+// behind an httptest server. It does not serve GET
+// /v1/sessions/{id}/agents yet, so the test server answers that route
+// itself with the agents body.
+type testCollector struct {
 	*httptest.Server
-	mu        sync.Mutex
-	envelopes []map[string]json.RawMessage
-	agents    string // body of /v1/sessions/{id}/agents
+	mu     sync.Mutex
+	agents string
 }
 
-func newFakeCollector(t *testing.T) *fakeCollector {
+func newTestCollector(t *testing.T) *testCollector {
 	t.Helper()
-	c := &fakeCollector{agents: `{"agents":[]}`}
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "collector.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := collector.New(collector.Config{Store: db, Version: version})
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	c := &testCollector{agents: `{"agents":[]}`}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"status":"ok","version":"` + version + `"}`))
-	})
-	mux.HandleFunc("POST /v1/events", func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Envelopes []map[string]json.RawMessage `json:"envelopes"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		c.mu.Lock()
-		c.envelopes = append(c.envelopes, body.Envelopes...)
-		c.mu.Unlock()
-		w.Write([]byte(`{}`))
-	})
-	mux.HandleFunc("GET /v1/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
-		if len(c.session(r.PathValue("id"))) == 0 {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write([]byte(`{"id":"` + r.PathValue("id") + `"}`))
-	})
 	mux.HandleFunc("GET /v1/sessions/{id}/agents", func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		w.Write([]byte(c.agents))
 	})
+	mux.Handle("/", srv.Handler())
 	c.Server = httptest.NewServer(mux)
-	t.Cleanup(c.Close)
+	t.Cleanup(func() {
+		c.Close()
+		if err := srv.Shutdown(context.Background()); err != nil {
+			t.Errorf("collector shutdown: %v", err)
+		}
+	})
 	t.Setenv("HOOKWATCH_URL", c.URL)
 	return c
 }
 
-// session returns the envelopes whose payload has the session id.
-func (c *fakeCollector) session(id string) []map[string]json.RawMessage {
+// setAgents sets the body of GET /v1/sessions/{id}/agents.
+func (c *testCollector) setAgents(body string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []map[string]json.RawMessage
-	for _, e := range c.envelopes {
-		var p struct {
-			SessionID string `json:"session_id"`
-		}
-		if json.Unmarshal(e["payload"], &p) == nil && p.SessionID == id {
-			out = append(out, e)
-		}
+	c.agents = body
+	c.mu.Unlock()
+}
+
+// session returns the stored events of the session, asking the collector's
+// query API.
+func (c *testCollector) session(t *testing.T, id string) []store.Event {
+	t.Helper()
+	resp, err := http.Get(c.URL + "/v1/sessions/" + url.PathEscape(id) + "/events")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	defer resp.Body.Close()
+	var body collector.EventsResponse
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("GET /v1/sessions/%s/events: HTTP %d: %v", id, resp.StatusCode, err)
+	}
+	return body.Events
 }
 
 // registered reads a settings file the way doctor does.

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,12 +29,12 @@ const statuslineSession = "b99e7a1f-b52d-42f8-b3db-7858547ccca7"
 
 func TestStatuslineRecordsAndPrints(t *testing.T) {
 	newTestEnv(t)
-	c := newFakeCollector(t)
-	c.agents = `{"agents":[
+	c := newTestCollector(t)
+	c.setAgents(`{"agents":[
 		{"agent_id":"","agent_type":null,"started_at":"2026-09-01T10:00:00Z","stopped_at":null},
 		{"agent_id":"a1","agent_type":"Explore","started_at":"2026-09-01T10:00:01Z","stopped_at":null},
 		{"agent_id":"a2","agent_type":"Plan","started_at":"2026-09-01T10:00:02Z"},
-		{"agent_id":"a3","agent_type":"Explore","started_at":"2026-09-01T10:00:03Z","stopped_at":"2026-09-01T10:00:09Z"}]}`
+		{"agent_id":"a3","agent_type":"Explore","started_at":"2026-09-01T10:00:03Z","stopped_at":"2026-09-01T10:00:09Z"}]}`)
 	out, errOut, err := hw(t, statuslinePayload(t), "statusline")
 	if err != nil || errOut != "" {
 		t.Fatalf("statusline: %v, stderr %q", err, errOut)
@@ -45,14 +45,12 @@ func TestStatuslineRecordsAndPrints(t *testing.T) {
 	if out != want && out != "ctx 5% · $0.18 · Opus 5\n" {
 		t.Fatalf("statusline printed %q, want %q", out, want)
 	}
-	envs := c.session(statuslineSession)
-	if len(envs) != 1 {
-		t.Fatalf("collector got %d envelopes of the session, want 1", len(envs))
+	evs := c.session(t, statuslineSession)
+	if len(evs) != 1 {
+		t.Fatalf("collector stored %d events of the session, want 1", len(evs))
 	}
-	var kind string
-	json.Unmarshal(envs[0]["kind"], &kind)
-	if kind != "statusline" || !gjson.GetBytes(envs[0]["payload"], "context_window.used_percentage").Exists() {
-		t.Fatalf("envelope kind %q, payload %s", kind, envs[0]["payload"])
+	if ev := evs[0]; ev.Kind != "statusline" || ev.Event != "StatusLine" || !gjson.GetBytes(ev.Envelope, "payload.context_window.used_percentage").Exists() {
+		t.Fatalf("stored event kind %q, event %q, envelope %s", ev.Kind, ev.Event, ev.Envelope)
 	}
 }
 
@@ -90,8 +88,7 @@ func TestStatuslineWrap(t *testing.T) {
 }
 
 func TestStatuslineBadPayload(t *testing.T) {
-	newTestEnv(t)
-	c := newFakeCollector(t)
+	e := newTestEnv(t)
 	f := func(stdin string, args ...string) {
 		t.Helper()
 		out, errOut, err := hw(t, stdin, append([]string{"statusline"}, args...)...)
@@ -106,12 +103,23 @@ func TestStatuslineBadPayload(t *testing.T) {
 	f(`{"cost": "free", "model": 5, "context_window": {"used_percentage": "x"}}`)
 	f(`{"cost": {"total_cost_usd": -1}}`)
 	f(`{"context_window": null}`, "--unknown-flag")
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, e := range c.envelopes {
-		if !json.Valid(e["payload"]) || !gjson.GetBytes(e["payload"], "cost").Exists() && !gjson.GetBytes(e["payload"], "context_window").Exists() {
-			t.Fatalf("recorded an envelope for a payload that is not a statusLine: %s", e["payload"])
+	// With the collector down, whatever was recorded is in the spool: only
+	// payloads that look like a statusLine.
+	sp, err := spool.Open(filepath.Join(e.hwHome, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := sp.Drain(context.Background(), 100, func(recs [][]byte) error {
+		for _, r := range recs {
+			p := gjson.GetBytes(r, "payload")
+			if gjson.GetBytes(r, "kind").String() != "statusline" || !p.Get("cost").Exists() && !p.Get("context_window").Exists() {
+				t.Errorf("spooled an envelope for a payload that is not a statusLine: %s", r)
+			}
 		}
+		return nil
+	})
+	if err != nil || n != 3 {
+		t.Fatalf("drained %d envelopes (%v), want the 3 statusLine-shaped payloads", n, err)
 	}
 }
 
