@@ -96,11 +96,14 @@ func TestParentResolution(t *testing.T) {
 		pre("Task", "t3", map[string]any{"prompt": "p", "subagent_type": "Explore"}),
 		subStart("aE2", "Explore"),
 		subStart("aX", "Plan"),
+		pre("Task", "t4", map[string]any{"prompt": "p", "subagent_type": "Plan"}), // after aX appeared
+		subStart("aY", "Plan"),
 	}, map[string]want{
 		"aE":  {"", "t1", ResolvedBySubagentType, 1},
 		"aG":  {"", "t2", ResolvedBySubagentType, 1},
 		"aE2": {"", "t3", ResolvedBySubagentType, 1},
 		"aX":  {"", "", ResolvedByNone, 1},
+		"aY":  {"", "t4", ResolvedBySubagentType, 1},
 	})
 
 	// Nested three deep, each level resolved differently; a subagent's

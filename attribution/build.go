@@ -116,15 +116,14 @@ func (b *Builder) Result() *Result {
 
 // agentState is an agent while its session is being derived.
 type agentState struct {
-	a            *Agent
-	first        *record
-	typ          event.OptString
-	typFromStart bool
-	sidecar      *event.SubagentMeta
-	start, stop  *record
-	ownPath      string // a transcript_path the agent's own events carry (Codex)
-	parentSet    bool
-	spawn        *callState
+	a           *Agent
+	first       *record
+	typ         event.OptString // from the first event that carries agent_type
+	sidecar     *event.SubagentMeta
+	start, stop *record
+	ownPath     string // a transcript_path the agent's own events carry (Codex)
+	parentSet   bool
+	spawn       *callState
 }
 
 // callState is a tool call while its session is being derived.
@@ -273,9 +272,6 @@ func (b *sessionBuilder) add(r *record) {
 	case *event.SubagentStartInput:
 		if ag.start == nil {
 			ag.start = r
-			if p.AgentType.Set && !ag.typFromStart {
-				ag.typ, ag.typFromStart = p.AgentType, true
-			}
 		}
 	case *event.SubagentStopInput:
 		ag.stop = r

@@ -1,6 +1,7 @@
 package attribution
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -167,4 +168,59 @@ func TestConflictingDuplicates(t *testing.T) {
 			t.Fatalf("order %d: result differs", i)
 		}
 	}
+}
+
+// TestCorpusResolutionFallbacks replays the 2.1.197 corpus as the hook
+// would store it under each resolution rule alone, and checks that every
+// rule finds the same spawning calls: (a) with the sidecar on every event
+// after SubagentStart (the client writes it late), (b) with the Agent
+// response replaced by a privacy preview, (c) with no Agent response at all.
+func TestCorpusResolutionFallbacks(t *testing.T) {
+	spawnOf := map[string]string{"a43b7af849cd70f20": "toolu_00000013", "a0b378cebfb773646": "toolu_00000014"}
+	edit := func(transform func(p map[string]any, e *event.Envelope) bool) []event.Envelope {
+		var out []event.Envelope
+		for _, e := range loadCorpus(t, "claude-code-2.1.197.jsonl", event.RuntimeClaudeCode) {
+			var p map[string]any
+			if err := json.Unmarshal(e.Payload, &p); err != nil {
+				t.Fatal(err)
+			}
+			if !transform(p, &e) {
+				continue
+			}
+			b, err := json.Marshal(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Payload = b
+			out = append(out, e)
+		}
+		return out
+	}
+	f := func(name string, envs []event.Envelope, by string) {
+		t.Helper()
+		s := Build(envs).Session("0e2e0b5d-7136-4322-8086-c38ed16b10ad")
+		for id, spawn := range spawnOf {
+			a := agentOf(t, s, id)
+			if a.SpawnToolUseID != spawn || deref(a.ParentAgentID) != "" || a.Depth != 1 || a.ResolvedBy != by {
+				t.Fatalf("%s: agent %s spawned by %q (%s), want %q (%s)", name, id, a.SpawnToolUseID, a.ResolvedBy, spawn, by)
+			}
+		}
+	}
+	f("sidecar", edit(func(p map[string]any, e *event.Envelope) bool {
+		id, _ := p["agent_id"].(string)
+		if spawn, ok := spawnOf[id]; ok && p["hook_event_name"] != "SubagentStart" {
+			e.Subagent = &event.SubagentMeta{AgentType: p["agent_type"].(string), ToolUseID: spawn, SpawnDepth: 1}
+		}
+		return true
+	}), ResolvedBySidecar)
+	f("preview", edit(func(p map[string]any, e *event.Envelope) bool {
+		if p["hook_event_name"] == "PostToolUse" && p["tool_name"] == "Agent" {
+			full, _ := json.Marshal(p["tool_response"])
+			p["tool_response"] = map[string]any{"hookwatch_capture": "preview", "bytes": len(full), "head": string(full[:100])}
+		}
+		return true
+	}), ResolvedByToolResponse)
+	f("types only", edit(func(p map[string]any, e *event.Envelope) bool {
+		return p["hook_event_name"] != "PostToolUse" || p["tool_name"] != "Agent"
+	}), ResolvedBySubagentType)
 }

@@ -92,6 +92,19 @@ func TestLineage(t *testing.T) {
 		sessionStart("resume").sess("X"), prompt("b").sess("X"), sessionEnd("other").sess("X"),
 	}, []string{"X::"}, map[string]string{"T": "X"})
 
+	f("fork whose InstructionsLoaded still came under the old id", []ev{
+		sessionStart("startup").sess("X"), sessionEnd("other").sess("X"),
+		sessionStart("resume").sess("X"), il.sess("X"),
+		prompt("b").sess("Y"), sessionEnd("other").sess("Y"),
+	}, []string{"X::", "Y:X:fork"}, nil)
+
+	f("continue right after a resume that died: the adjacent SessionStart wins", []ev{
+		sessionStart("startup").sess("X"), sessionEnd("other").sess("X"),
+		sessionStart("resume").sess("X"), // orphan: the process died
+		il.sess("T"),
+		sessionStart("resume").sess("X"), prompt("b").sess("X"),
+	}, []string{"X::"}, map[string]string{"T": "X"})
+
 	f("a pre-start-only id with nothing after it is kept", []ev{
 		il.sess("T"),
 	}, []string{"T::"}, nil)

@@ -199,3 +199,21 @@ func TestFamily(t *testing.T) {
 	f("", FamilyOther)
 	f("read", FamilyOther) // names are case-sensitive, as in matchers
 }
+
+// TestSameInstant: events received in the same instant are ordered by
+// envelope id, not by content.
+func TestSameInstant(t *testing.T) {
+	envs := stream(t,
+		pre("Bash", "t1", bash("ls")),
+		ev{"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": bash("ls")},
+	)
+	for i := range envs {
+		envs[i].ReceivedAt = t0
+	}
+	// By content the PermissionRequest would sort first ("Pe" < "Pr") and
+	// find no open call.
+	c := callOf(t, only(t, Build(envs)), "t1")
+	if c.PermissionRequest == nil || c.PermissionRequest.MatchedBy != "input" {
+		t.Fatalf("permission request %+v", c.PermissionRequest)
+	}
+}
