@@ -381,7 +381,11 @@ func (e *env) checkRoundTrip(ctx context.Context) Check {
 		c.Status = Warn
 		c.Details = append(c.Details, "a policy answered the Notification: "+firstLine(s))
 	}
-	if !e.collector {
+	switch {
+	case e.tokenRefused:
+		c.Message += "; the collector refuses the token, so the event went to the spool"
+		return c
+	case !e.collector:
 		c.Message += "; the collector is down, so the event went to the spool"
 		return c
 	}

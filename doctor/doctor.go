@@ -105,15 +105,16 @@ type Options struct {
 // env is the resolved environment of a run.
 type env struct {
 	Options
-	home       string // HOOKWATCH_HOME
-	userHome   string
-	configDir  string
-	url        string
-	token      string
-	settings   []*Settings
-	plugins    []string // enabled hookwatch plugins, from all settings files
-	collector  bool     // the collector answered /healthz
-	claudeVers string
+	home         string // HOOKWATCH_HOME
+	userHome     string
+	configDir    string
+	url          string
+	token        string
+	settings     []*Settings
+	plugins      []string // enabled hookwatch plugins, from all settings files
+	collector    bool     // the collector answered /healthz and takes the token
+	tokenRefused bool     // the collector is up but refuses the token
+	claudeVers   string
 }
 
 // Run runs every check and returns the report. It never fails: a check that
@@ -510,21 +511,32 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		c.Message = fmt.Sprintf("%s is not reachable (%v): events wait in the spool", e.url, shortErr(err))
 		c.Fix = "hookwatch serve   # or keep it running: hookwatch service install"
 		return c
-	case resp.StatusCode != http.StatusOK:
+	}
+	var h struct {
+		Version string `json:"version"`
+		DB      string `json:"db"`
+	}
+	_ = json.Unmarshal(body, &h)
+	if resp.StatusCode != http.StatusOK {
 		c.Status = Fail
 		c.Message = fmt.Sprintf("%s/healthz answered HTTP %d", e.url, resp.StatusCode)
-		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-			c.Fix = "export HOOKWATCH_TOKEN=<the collector's token>"
+		if h.DB != "" && h.DB != "ok" {
+			c.Message += ": database: " + h.DB
 		}
 		return c
 	}
 	e.collector = true
+	// /healthz is open; the rest needs the token the hook sends.
+	if resp, _, err := e.get(ctx, "/v1/sessions?limit=1"); err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		c.Status = Fail
+		c.Message = fmt.Sprintf("%s is up but refuses HOOKWATCH_TOKEN (HTTP %d): the hook's events are refused and stay in the spool", e.url, resp.StatusCode)
+		c.Fix = "export HOOKWATCH_TOKEN=<the token hookwatch serve runs with>   # in the environment of Claude Code too"
+		e.collector, e.tokenRefused = false, true
+		return c
+	}
 	c.Status = OK
 	c.Message = e.url + " is up"
-	var h struct {
-		Version string `json:"version"`
-	}
-	if json.Unmarshal(body, &h) == nil && h.Version != "" {
+	if h.Version != "" {
 		c.Message += ", version " + h.Version
 		if e.Version != "" && h.Version != e.Version {
 			c.Status = Warn

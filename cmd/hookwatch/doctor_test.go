@@ -249,6 +249,27 @@ func TestDoctorEnvironmentProblems(t *testing.T) {
 	wantCheck(t, r, "claude", doctor.OK, "2.1.100")
 }
 
+func TestDoctorToken(t *testing.T) {
+	newTestEnv(t)
+	newTestCollectorToken(t, "right")
+	mustHW(t, "install")
+	t.Setenv("HOOKWATCH_TOKEN", "wrong")
+	r, err := runDoctorJSON(t)
+	wantExit1(t, err)
+	wantCheck(t, r, "collector", doctor.Fail, "refuses HOOKWATCH_TOKEN", "export HOOKWATCH_TOKEN=")
+	wantCheck(t, r, "round trip", doctor.OK, "refuses the token")
+	t.Setenv("HOOKWATCH_TOKEN", "right")
+	r, err = runDoctorJSON(t)
+	if err != nil {
+		t.Fatalf("doctor with the right token: %v: %+v", err, r.Checks)
+	}
+	wantCheck(t, r, "round trip", doctor.OK, "stored session doctor-")
+	// The event refused earlier sat in the spool; this run's hook delivered it.
+	wantCheck(t, r, "spool", doctor.Warn, "pending")
+	r, _ = runDoctorJSON(t)
+	wantCheck(t, r, "spool", doctor.OK, "0 bytes pending")
+}
+
 func TestDoctorUsage(t *testing.T) {
 	newTestEnv(t)
 	if _, _, err := hw(t, "", "doctor", "extra"); !errors.Is(err, errUsage) {

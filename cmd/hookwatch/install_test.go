@@ -149,11 +149,17 @@ type testCollector struct {
 
 func newTestCollector(t *testing.T) *testCollector {
 	t.Helper()
+	return newTestCollectorToken(t, "")
+}
+
+// newTestCollectorToken starts a collector that requires token ("" for none).
+func newTestCollectorToken(t *testing.T, token string) *testCollector {
+	t.Helper()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "collector.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := collector.New(collector.Config{Store: db, Version: version})
+	srv, err := collector.New(collector.Config{Store: db, Version: version, Token: token})
 	if err != nil {
 		db.Close()
 		t.Fatal(err)
