@@ -1,19 +1,3 @@
-// Package attribution derives, from stored hook events, which agent did
-// what: the sessions with their lineage (resume, fork, clear, continue,
-// compaction), the tree of agents in each session (main agent, subagents,
-// nested subagents, the compaction agent), and every tool call with the agent
-// that made it, the call that spawned that agent, its timing, status and
-// policy decision.
-//
-// It is pure logic: Build is a function of a set of envelopes. The result is
-// the same whatever the order of the input and whatever duplicates it holds:
-// envelopes are deduplicated by id and sorted by (received_at, id) before
-// anything is derived, and nothing depends on arrival order.
-//
-// Lineage needs the events of neighbouring sessions (a fork shows up as the
-// old session's SessionStart followed by the new session's events), so give
-// Build every session of the same project over the period of interest, not
-// only the session being shown.
 package attribution
 
 import (

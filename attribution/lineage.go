@@ -6,50 +6,7 @@ import (
 	"github.com/hookwatch/hookwatch/event"
 )
 
-// Lineage between sessions, from hook events alone.
-//
-// Records are compared only within a group: the same envelope host and user
-// and the same project (see projectOf), so that sessions of other machines,
-// users or repositories never link. "Before" and "after" are the canonical
-// order (received_at, then envelope id).
-//
-// A session whose earliest event is not a SessionStart started in some
-// other session's process:
-//
-//   - Continue (-c). If every event of the session is a pre-start event
-//     (InstructionsLoaded, Setup, ConfigChange) and the next event of the
-//     group after its last one is a SessionStart of another session, it is
-//     the throwaway id the client used before switching to the continued
-//     session: its events are folded into that session (Result.Aliases, the
-//     run's alias_session_id) and no session is made for it.
-//   - Fork (--resume X --fork-session). The 2.1.197 client sends
-//     SessionStart(source resume) under X, then every later event of the run
-//     under the new id Y; Y has no SessionStart of its own, and X gets no
-//     other event from that run. A SessionStart(resume|fork) of X is an
-//     orphan when no event of X other than pre-start events follows it
-//     before X's next SessionStart. Y is the fork of the latest unclaimed
-//     orphan of its group that precedes Y's earliest event (each orphan
-//     claims one session). Y's transcript_path names Y's own file in X's
-//     project directory, so the two share a group.
-//   - Otherwise, a pre-start-only session is folded into the first
-//     SessionStart of another session that follows it in the group, and if
-//     there is none it is kept and marked Phantom. Any other session without
-//     a SessionStart stays a root (its first events were not captured).
-//
-// A session whose earliest event is a SessionStart links by its source:
-//
-//   - clear: to the latest unclaimed SessionEnd(reason clear) of another
-//     session of the group before it.
-//   - fork (clients from 2.1.214 report forks with their own source): to the
-//     latest unclaimed orphan SessionStart of the group before it, if any;
-//     else the lineage is fork with an unknown parent.
-//   - compact under a new id: to the latest unclaimed PreCompact of another
-//     session of the group before it that no SessionStart(compact) of its
-//     own session followed.
-//   - startup and resume keep or start an id: no lineage.
-//
-// A parent's evidence always precedes the child's earliest event, so the
-// lineage has no cycles.
+// lineage is what linkSessions derives; the rules are in the package doc.
 type lineage struct {
 	alias    map[string]string  // throwaway id → continued session
 	aliasAt  map[*record]string // SessionStart a throwaway was folded into → throwaway id

@@ -1,0 +1,106 @@
+// Package attribution derives, from stored hook events, which agent did
+// what: the sessions with their lineage (resume, fork, clear, continue,
+// compaction), the tree of agents in each session (main agent, subagents at
+// any depth, the compaction agent), and every tool call with the agent that
+// made it, the call that spawned that agent, its timing, status and policy
+// decision.
+//
+// It is pure logic. Build is a function of a set of envelopes; Builder
+// accumulates envelopes over time and decodes each payload once. The result
+// is the same whatever the order of the input and whatever duplicates it
+// holds: envelopes are deduplicated by id and sorted by (received_at, id)
+// before anything is derived, and nothing depends on arrival order.
+//
+// Lineage needs the events of neighbouring sessions (a fork shows up as the
+// old session's SessionStart followed by the new session's events), so
+// give Build every session of the same project over the period of interest,
+// not only the session being shown.
+//
+// # Agents
+//
+// An event belongs to the subagent named by its agent_id, or to the main
+// agent ("") when it has none; session_id is the parent session's even
+// inside subagents. The spawning call of a subagent is found, most precise
+// first, by:
+//
+//  1. the envelope's Subagent meta (the client's agent-<id>.meta.json,
+//     which the hook reads on every event of the subagent: the client writes
+//     it only after synchronous SubagentStart hooks return). Its toolUseId is
+//     the spawning PreToolUse(Agent), whose agent_id is the parent;
+//  2. a PostToolUse of a delegation call (Agent, Task, Codex spawn_agent)
+//     whose tool_response names the agent: agentId (Codex: agent_id) of the
+//     object, of JSON text, or, when the hook kept only a privacy preview
+//     {"hookwatch_capture":"preview",…,"head":…}, found by scanning the
+//     preview's head and tail text for the key — the hook should keep
+//     agentId out of the preview's truncation;
+//  3. the oldest delegation call of the session, made before the agent's
+//     first event and not claimed by another agent, whose subagent_type
+//     equals the agent's type (a call without subagent_type asks for
+//     general-purpose; Codex's spawn_agent for default). The compaction
+//     agent (type "") and agents without a type never match.
+//
+// A call spawns at most one agent. With none of these, the parent is taken
+// to be the main agent and Agent.ResolvedBy is "none". Depth is the parent's
+// plus one; a cycle (only hostile input can make one) is cut by re-parenting
+// to the main agent.
+//
+// # Tool calls
+//
+// A call is keyed by tool_use_id within its session. Its status comes from
+// the evidence, strongest first: PermissionDenied, or an enforced policy
+// deny (decision.Audit with action deny in the envelope's decision field)
+// on its PreToolUse or PermissionRequest, makes it denied;
+// PostToolUseFailure makes it error (interrupted with is_interrupt);
+// PostToolUse ok; a Codex Interrupt of its turn interrupted; a PostToolBatch
+// entry alone is rejected when it is a <tool_use_error> with no PreToolUse
+// (the client refused the call before any hook), error when it is one after
+// a PreToolUse, else ok; with nothing else, pending. duration_ms is the
+// payload's own when present, else end minus the PreToolUse time. A
+// PermissionRequest, which has no tool_use_id, belongs to the latest open
+// call of the same agent and tool whose input it equals or extends (Codex
+// adds a description), else to the latest open call of that tool.
+//
+// # Lineage
+//
+// Sessions link only within a group: the same envelope host and user and
+// the same project (the transcript's directory name, else Slug(cwd)), so
+// that sessions of other machines, users or repositories never link.
+// "Before" and "after" are the canonical order.
+//
+// A session whose earliest event is not a SessionStart started in another
+// session's process:
+//
+//   - Continue (-c). If all its events are pre-start events
+//     (InstructionsLoaded, Setup, ConfigChange) and the next event of the
+//     group after its last one is a SessionStart of another session, it is
+//     the throwaway id the client used before switching to the continued
+//     session. Its events are folded into that session (Result.Aliases,
+//     Run.AliasSessionID) and no session is made for it.
+//   - Fork (--resume X --fork-session). The 2.1.197 client sends
+//     SessionStart(resume) under X, then every later event of the run under
+//     the new id Y; Y has no SessionStart of its own and X gets nothing else
+//     from that run. A SessionStart(resume or fork) of X is an orphan when no
+//     event of X other than pre-start events follows it before X's next
+//     SessionStart. Y is the fork of the latest unclaimed orphan of its group
+//     before Y's earliest event; each orphan claims one session. Y's
+//     transcript_path names Y's own file in X's project directory, so both
+//     share a group.
+//   - Otherwise a pre-start-only session is folded into the first later
+//     SessionStart of another session of the group, or kept and marked
+//     Phantom when there is none. Any other session stays a root: its first
+//     events were not captured.
+//
+// A session whose earliest event is a SessionStart links by its source:
+// clear to the latest unclaimed SessionEnd(reason clear) of another session
+// of the group before it; fork (the source clients from 2.1.214 report) to
+// the latest unclaimed orphan, else to an unknown parent; compact under a
+// new id to the latest unclaimed PreCompact of another session that its own
+// session did not follow with SessionStart(compact). startup and resume
+// start or keep an id and link nothing: a resume is a new Run of the same
+// session.
+//
+// A parent's evidence always precedes the child's earliest event, so
+// lineage has no cycles. The rules can mislink only when, in one group, a
+// session whose SessionStart was not captured begins after a resume that
+// died before sending any event.
+package attribution
