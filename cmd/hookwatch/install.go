@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -63,10 +64,7 @@ type scopeFlags struct {
 	dryRun         bool
 }
 
-func (f *scopeFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	BoolVar(*bool, string, bool, string)
-}) {
+func (f *scopeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.scope, "scope", install.ScopeUser, "settings file to edit: user (~/.claude/settings.json or $CLAUDE_CONFIG_DIR), project (.claude/settings.json) or local (.claude/settings.local.json)")
 	fs.StringVar(&f.project, "project", "", "project directory for the project and local scopes (default: the working directory)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the change as a diff and write nothing")
