@@ -45,13 +45,11 @@ func linkSessions(recs []*record) *lineage {
 	}
 	bySession := map[string][]*record{}
 	var order []string // sessions by earliest record
-	groups := map[string][]*record{}
 	for _, r := range recs {
 		if _, ok := bySession[r.session]; !ok {
 			order = append(order, r.session)
 		}
 		bySession[r.session] = append(bySession[r.session], r)
-		groups[r.group] = append(groups[r.group], r)
 	}
 
 	orphan := map[*record]bool{}
@@ -89,36 +87,51 @@ func linkSessions(recs []*record) *lineage {
 		}
 	}
 
+	// Per group, the records lineage can point at, in canonical order.
+	type index struct{ all, orphans, clearEnds, preCompacts, starts []*record }
+	idx := map[string]*index{}
+	for _, r := range recs {
+		x := idx[r.group]
+		if x == nil {
+			x = &index{}
+			idx[r.group] = x
+		}
+		x.all = append(x.all, r)
+		switch {
+		case orphan[r]:
+			x.orphans = append(x.orphans, r)
+		case r.name == event.SessionEnd:
+			if e, ok := r.p.Event.(*event.SessionEndInput); ok && e.Reason == "clear" {
+				x.clearEnds = append(x.clearEnds, r)
+			}
+		case r.name == event.PreCompact && !compactStartAfter[r]:
+			x.preCompacts = append(x.preCompacts, r)
+		}
+		if r.name == event.SessionStart {
+			x.starts = append(x.starts, r)
+		}
+	}
 	used := map[*record]bool{}
-	// before returns the records of group g that precede seq, latest first.
-	before := func(g string, seq int, yield func(*record) bool) {
-		rs := groups[g]
-		i := sort.Search(len(rs), func(i int) bool { return rs[i].seq >= seq })
+	// latest returns the latest unclaimed record of rs (ordered) before
+	// first that is not of session first.session.
+	latest := func(rs []*record, first *record) *record {
+		i := sort.Search(len(rs), func(i int) bool { return rs[i].seq >= first.seq })
 		for i--; i >= 0; i-- {
-			if !yield(rs[i]) {
-				return
+			if r := rs[i]; r.session != first.session && !used[r] {
+				return r
 			}
 		}
+		return nil
 	}
-	// after returns the records of group g that follow seq, earliest first.
-	after := func(g string, seq int, yield func(*record) bool) {
-		rs := groups[g]
-		for i := sort.Search(len(rs), func(i int) bool { return rs[i].seq > seq }); i < len(rs); i++ {
-			if !yield(rs[i]) {
-				return
+	// next returns the first record of rs (ordered) after last that is not
+	// of session last.session.
+	next := func(rs []*record, last *record) *record {
+		for i := sort.Search(len(rs), func(i int) bool { return rs[i].seq > last.seq }); i < len(rs); i++ {
+			if rs[i].session != last.session {
+				return rs[i]
 			}
 		}
-	}
-	latestOrphan := func(first *record, id string) *record {
-		var found *record
-		before(first.group, first.seq, func(r *record) bool {
-			if r.session != id && orphan[r] && !used[r] {
-				found = r
-				return false
-			}
-			return true
-		})
-		return found
+		return nil
 	}
 	fold := func(id string, into *record) {
 		l.alias[id] = into.session
@@ -126,44 +139,33 @@ func linkSessions(recs []*record) *lineage {
 			l.aliasAt[into] = id
 		}
 	}
+	fork := func(id string, o *record) {
+		used[o] = true
+		l.parent[id], l.kind[id] = o.session, LineageFork
+		l.forkedTo[o], l.forkFrom[id] = id, o
+	}
 
 	for _, id := range order {
 		rs := bySession[id]
 		first, last := rs[0], rs[len(rs)-1]
+		x := idx[first.group]
 		if first.name == event.SessionStart {
-			var ev *record
 			switch startSource(first) {
 			case "clear":
-				before(first.group, first.seq, func(r *record) bool {
-					if e, ok := r.p.Event.(*event.SessionEndInput); ok && e.Reason == "clear" && r.session != id && !used[r] {
-						ev = r
-						return false
-					}
-					return true
-				})
-				if ev != nil {
+				if ev := latest(x.clearEnds, first); ev != nil {
+					used[ev] = true
 					l.parent[id], l.kind[id] = ev.session, LineageClear
 				}
 			case "fork":
 				l.kind[id] = LineageFork
-				if ev = latestOrphan(first, id); ev != nil {
-					l.parent[id] = ev.session
-					l.forkedTo[ev], l.forkFrom[id] = id, ev
+				if o := latest(x.orphans, first); o != nil {
+					fork(id, o)
 				}
 			case "compact":
-				before(first.group, first.seq, func(r *record) bool {
-					if r.name == event.PreCompact && r.session != id && !used[r] && !compactStartAfter[r] {
-						ev = r
-						return false
-					}
-					return true
-				})
-				if ev != nil {
+				if ev := latest(x.preCompacts, first); ev != nil {
+					used[ev] = true
 					l.parent[id], l.kind[id] = ev.session, LineageCompact
 				}
-			}
-			if ev != nil {
-				used[ev] = true
 			}
 			continue
 		}
@@ -175,36 +177,19 @@ func linkSessions(recs []*record) *lineage {
 				break
 			}
 		}
+		lx := idx[last.group]
 		if preOnly {
-			var next *record
-			after(last.group, last.seq, func(r *record) bool {
-				if r.session == id {
-					return true
-				}
-				next = r
-				return false
-			})
-			if next != nil && next.name == event.SessionStart {
-				fold(id, next)
+			if n := next(lx.all, last); n != nil && n.name == event.SessionStart {
+				fold(id, n)
 				continue
 			}
 		}
-		if o := latestOrphan(first, id); o != nil {
-			used[o] = true
-			l.parent[id], l.kind[id] = o.session, LineageFork
-			l.forkedTo[o], l.forkFrom[id] = id, o
+		if o := latest(x.orphans, first); o != nil {
+			fork(id, o)
 			continue
 		}
 		if preOnly {
-			var start *record
-			after(last.group, last.seq, func(r *record) bool {
-				if r.session != id && r.name == event.SessionStart {
-					start = r
-					return false
-				}
-				return true
-			})
-			if start != nil {
+			if start := next(lx.starts, last); start != nil {
 				fold(id, start)
 			} else {
 				l.phantom[id] = true
