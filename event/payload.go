@@ -244,7 +244,7 @@ func decodeStruct(raw Object, v reflect.Value, mistyped *[]string) {
 	}
 }
 
-// decodeValue sets fv from rv and reports whether rv had a usable type.
+// decodeValue sets fv from rv and reports whether rv had the expected type.
 func decodeValue(rv json.RawMessage, fv reflect.Value) bool {
 	rv = bytes.TrimSpace(rv)
 	if len(rv) == 0 || string(rv) == "null" {
@@ -256,7 +256,7 @@ func decodeValue(rv json.RawMessage, fv reflect.Value) bool {
 		if ok {
 			fv.Set(reflect.ValueOf(OptString{Value: s, Set: true}))
 		}
-		return ok
+		return ok && rv[0] == '"'
 	case fv.Type() == rawType:
 		fv.SetBytes(append([]byte(nil), rv...))
 		return true
@@ -265,7 +265,7 @@ func decodeValue(rv json.RawMessage, fv reflect.Value) bool {
 		if ok {
 			fv.SetString(s)
 		}
-		return ok
+		return ok && rv[0] == '"' // a number read as text is still worth reporting
 	}
 	ptr := reflect.New(fv.Type())
 	if err := json.Unmarshal(rv, ptr.Interface()); err != nil {

@@ -162,8 +162,8 @@ func TestDecodeLenient(t *testing.T) {
 	}
 	// A number where a string belongs is read as its text.
 	f(`{"hook_event_name":"PreToolUse","session_id":123,"tool_name":"Bash"}`, func(p *event.Payload) string {
-		if p.SessionID != "123" {
-			return "session_id = " + p.SessionID
+		if p.SessionID != "123" || fmt.Sprint(p.Mistyped) != "[session_id]" {
+			return fmt.Sprintf("session_id = %q, mistyped %v", p.SessionID, p.Mistyped)
 		}
 		return ""
 	})

@@ -1,0 +1,368 @@
+// Package hook is what runs for every agent hook event: it reads the payload
+// from stdin, wraps it in an envelope, delivers it to the collector and, when
+// the collector cannot take it, spools it for later delivery.
+//
+// The hook rule: Run never breaks the agent. Bad input, a dead or hung
+// collector, a full disk, a panic: the exit code is 0 and nothing is written
+// to stdout (unless a policy decided something), the run ends within its
+// budget, and the failure is logged as one line to $HOOKWATCH_HOME/hook.log.
+package hook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/privacy"
+	"github.com/hookwatch/hookwatch/spool"
+)
+
+// Defaults of the hook's configuration.
+const (
+	DefaultURL    = "http://127.0.0.1:7421"
+	DefaultBudget = time.Second
+	// MaxPayloadBytes bounds what the hook reads from stdin; the rest is
+	// drained and discarded so the client never blocks on a full pipe.
+	MaxPayloadBytes = 256 << 20
+	// drainMax is how many spooled envelopes one hook run delivers at most,
+	// so a large backlog never makes one agent event slow.
+	drainMax = 500
+	// largePayloadBytes is the size from which a payload is worth a log line:
+	// real ones are a few KiB; tool output is what makes them huge.
+	largePayloadBytes = 16 << 20
+)
+
+// Config is the hook's configuration, read from the environment.
+type Config struct {
+	Home     string        // HOOKWATCH_HOME: hook.log and spool/ live here
+	URL      string        // HOOKWATCH_URL: collector base URL
+	Token    string        // HOOKWATCH_TOKEN: bearer token for the collector
+	Budget   time.Duration // HOOKWATCH_HOOK_BUDGET: wall time the hook may take
+	SpoolMax int64         // HOOKWATCH_SPOOL_MAX: bytes the spool may hold
+	Runtime  string        // forced runtime; "" detects it from the payload
+	// ProjectDir is CLAUDE_PROJECT_DIR, where project policies are found
+	// when cwd has moved away from the project.
+	ProjectDir string
+	Privacy    privacy.Options
+	Version    string
+
+	// Now returns the current time; tests may replace it.
+	Now func() time.Time
+}
+
+// ConfigFromEnv reads the configuration from getenv. Bad values fall back to
+// defaults and are reported as warnings, because the hook must run anyway.
+func ConfigFromEnv(getenv func(string) string) (Config, []string) {
+	var warn []string
+	c := Config{
+		Home:       Home(getenv),
+		URL:        getenv("HOOKWATCH_URL"),
+		Token:      getenv("HOOKWATCH_TOKEN"),
+		ProjectDir: getenv("CLAUDE_PROJECT_DIR"),
+		Budget:     DefaultBudget,
+		Now:        time.Now,
+	}
+	if c.URL == "" {
+		c.URL = DefaultURL
+	}
+	if s := getenv("HOOKWATCH_HOOK_BUDGET"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			warn = append(warn, fmt.Sprintf("ignoring HOOKWATCH_HOOK_BUDGET=%q: want a positive duration like 800ms", s))
+		} else {
+			c.Budget = d
+		}
+	}
+	if s := getenv("HOOKWATCH_SPOOL_MAX"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			warn = append(warn, fmt.Sprintf("ignoring HOOKWATCH_SPOOL_MAX=%q: want a number of bytes", s))
+		} else {
+			c.SpoolMax = n
+		}
+	}
+	p, err := privacy.OptionsFromEnv(getenv)
+	if err != nil {
+		warn = append(warn, err.Error())
+	}
+	c.Privacy = p
+	return c, warn
+}
+
+// Home returns hookwatch's data directory: $HOOKWATCH_HOME, else
+// ~/.hookwatch, else a per-user directory under the temp dir.
+func Home(getenv func(string) string) string {
+	if h := getenv("HOOKWATCH_HOME"); h != "" {
+		return h
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".hookwatch")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".hookwatch")
+	}
+	return filepath.Join(os.TempDir(), "hookwatch-"+strconv.Itoa(os.Getuid()))
+}
+
+// Result is what one hook run decided, for the caller to turn into the
+// process's exit status and output.
+type Result struct {
+	ExitCode int
+	Stdout   []byte
+	// Delivered reports whether the envelope reached the collector now;
+	// Spooled whether it went to the spool instead.
+	Delivered, Spooled bool
+	// Err is the failure that was logged, if any.
+	Err error
+}
+
+// Run handles one hook invocation. It recovers from panics and never returns
+// a non-zero exit code on its own failure.
+func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
+	start := cfg.now()
+	deadline := start.Add(cfg.budget())
+	var name, session string
+	var oddities []string // the payload was read, but something about it is off
+	defer func() {
+		if r := recover(); r != nil {
+			res = Result{Err: fmt.Errorf("panic: %v\n%s", r, debug.Stack())}
+		}
+		if len(oddities) > 0 {
+			res.Err = errors.Join(res.Err, fmt.Errorf("odd payload: %s", strings.Join(oddities, "; ")))
+		}
+		if res.Err != nil {
+			cfg.log(start, name, session, res.Err)
+		}
+	}()
+
+	data, err := readPayload(stdin)
+	if err != nil {
+		return Result{Err: err}
+	}
+	p, err := event.Decode(data)
+	if err != nil {
+		return Result{Err: fmt.Errorf("cannot read hook payload (%d bytes): %w", len(data), err)}
+	}
+	name, session = p.Name(), p.SessionID
+	switch {
+	case name == "":
+		oddities = append(oddities, "no hook_event_name")
+	case p.Event == nil:
+		oddities = append(oddities, "unknown event "+strconv.Quote(name))
+	}
+	if p.InvalidUTF8 {
+		oddities = append(oddities, "invalid UTF-8 replaced with U+FFFD")
+	}
+	if len(data) > largePayloadBytes {
+		oddities = append(oddities, fmt.Sprintf("large payload of %d bytes", len(data)))
+	}
+	if len(p.Mistyped) > 0 {
+		oddities = append(oddities, "fields of unexpected type: "+strings.Join(p.Mistyped, ", "))
+	}
+
+	env := event.Envelope{
+		ID:               event.NewID(start),
+		Runtime:          cfg.runtimeOf(p),
+		Kind:             event.KindHook,
+		ReceivedAt:       start.UTC(),
+		Host:             hostname(),
+		User:             username(),
+		HookwatchVersion: cfg.Version,
+		Subagent:         readSubagentMeta(p),
+	}
+	if name == event.StatusLine {
+		env.Kind = event.KindStatusLine
+	}
+	stdout, code, audit := cfg.decide(ctx, p, data)
+	env.Decision = audit
+	privacy.Apply(p.Raw, cfg.Privacy)
+	if env.Payload, err = json.Marshal(p.Raw); err != nil {
+		return Result{Err: fmt.Errorf("cannot encode payload: %w", err)}
+	}
+	rec, err := json.Marshal(env)
+	if err != nil {
+		return Result{Err: fmt.Errorf("cannot encode envelope: %w", err)}
+	}
+	res = cfg.deliver(ctx, rec, deadline)
+	res.Stdout, res.ExitCode = stdout, code
+	return res
+}
+
+// deliver posts one envelope, spooling it when the collector cannot take it,
+// and opportunistically drains the spool after a successful post.
+func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time) Result {
+	sp, spErr := spool.Open(filepath.Join(cfg.Home, "spool"), spool.Options{MaxBytes: cfg.SpoolMax})
+	ep, err := parseEndpoint(cfg.URL)
+	if err == nil {
+		// Keep a slice of the budget for spooling if the post fails.
+		err = postBatch(ep, cfg.Token, [][]byte{rec}, deadline.Add(-cfg.budget()/10))
+	}
+	if err == nil {
+		if spErr == nil {
+			cfg.drain(ctx, sp, ep, deadline)
+		}
+		return Result{Delivered: true}
+	}
+	if permanent(err) {
+		return Result{Err: cfg.reject([][]byte{rec}, err)}
+	}
+	if spErr != nil {
+		return Result{Err: fmt.Errorf("%v; and cannot open spool, event lost: %w", err, spErr)}
+	}
+	if serr := sp.Append(rec); serr != nil {
+		return Result{Err: fmt.Errorf("%v; and cannot spool, event lost: %w", err, serr)}
+	}
+	return Result{Spooled: true, Err: fmt.Errorf("spooled: %w", err)}
+}
+
+// drain delivers spooled envelopes while budget is left. Its failures are not
+// the current event's: they leave the spool as it was for the next run.
+func (cfg Config) drain(ctx context.Context, sp *spool.Spool, ep endpoint, deadline time.Time) {
+	st, err := sp.Stats()
+	if err != nil || st.PendingBytes == 0 {
+		return
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	_, _ = sp.Drain(ctx, drainMax, func(recs [][]byte) error {
+		err := postBatch(ep, cfg.Token, recs, deadline)
+		if !permanent(err) {
+			return err
+		}
+		// One bad envelope must not wedge the spool: find it by sending one
+		// at a time, set rejected ones aside, keep the rest spooled on a
+		// transient failure.
+		for _, r := range recs {
+			if err := postBatch(ep, cfg.Token, [][]byte{r}, deadline); permanent(err) {
+				cfg.log(cfg.now(), "", "", cfg.reject([][]byte{r}, err))
+			} else if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// permanent reports whether the collector refused a batch for what it is, so
+// that sending it again can never succeed.
+func permanent(err error) bool {
+	var se statusError
+	return errors.As(err, &se) && (se.code == 400 || se.code == 413 || se.code == 422)
+}
+
+// reject keeps envelopes the collector refused in rejected.jsonl, for a human
+// to inspect: nothing is dropped silently.
+func (cfg Config) reject(recs [][]byte, cause error) error {
+	path := filepath.Join(cfg.Home, "rejected.jsonl")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("%v; and cannot keep the rejected event: %w", cause, err)
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	for _, r := range recs {
+		b.Write(r)
+		b.WriteByte('\n')
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("%v; and cannot keep the rejected event: %w", cause, err)
+	}
+	return fmt.Errorf("collector refused the event, kept in %s: %w", path, cause)
+}
+
+// postBatch sends envelopes to POST /v1/events.
+func postBatch(ep endpoint, token string, recs [][]byte, deadline time.Time) error {
+	body := BatchBody(recs)
+	code, err := post(ep, "/v1/events", token, body, deadline)
+	if err != nil {
+		return err
+	}
+	if code < 200 || code > 299 {
+		return statusError{code}
+	}
+	return nil
+}
+
+// BatchBody frames encoded envelopes as the body of POST /v1/events.
+func BatchBody(recs [][]byte) []byte {
+	n := 16
+	for _, r := range recs {
+		n += len(r) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"envelopes":[`...)
+	for i, r := range recs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r...)
+	}
+	return append(b, "]}"...)
+}
+
+// readPayload reads stdin up to MaxPayloadBytes and discards the rest.
+func readPayload(r io.Reader) ([]byte, error) {
+	if r == nil {
+		return nil, errors.New("no stdin")
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxPayloadBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read stdin: %w", err)
+	}
+	if len(data) > MaxPayloadBytes {
+		n, _ := io.Copy(io.Discard, r)
+		return nil, fmt.Errorf("payload of %d bytes is larger than the %d the hook reads", int64(len(data))+n, MaxPayloadBytes)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("empty stdin: no hook payload")
+	}
+	return data, nil
+}
+
+// runtimeOf names the runtime that sent p: the configured one, else Codex
+// when the transcript is a Codex rollout, else Claude Code.
+func (cfg Config) runtimeOf(p *event.Payload) string {
+	if cfg.Runtime != "" {
+		return cfg.Runtime
+	}
+	if strings.Contains(p.TranscriptPath, "/.codex/") || strings.Contains(filepath.Base(p.TranscriptPath), "rollout-") {
+		return event.RuntimeCodex
+	}
+	return event.RuntimeClaudeCode
+}
+
+func (cfg Config) now() time.Time {
+	if cfg.Now != nil {
+		return cfg.Now()
+	}
+	return time.Now()
+}
+
+func (cfg Config) budget() time.Duration {
+	if cfg.Budget > 0 {
+		return cfg.Budget
+	}
+	return DefaultBudget
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+func username() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return strconv.Itoa(os.Getuid())
+}

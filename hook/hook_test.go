@@ -1,0 +1,342 @@
+package hook_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hook"
+)
+
+// preToolUse is a real PreToolUse payload from Claude Code 2.1.197.
+func preToolUse(t testing.TB) []byte {
+	t.Helper()
+	return corpusLine(t, `"hook_event_name":"PreToolUse"`)
+}
+
+func corpusLine(t testing.TB, contains string) []byte {
+	t.Helper()
+	f, err := os.Open("../testdata/payloads/claude-code-2.1.197.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		if bytes.Contains(sc.Bytes(), []byte(contains)) {
+			return append([]byte(nil), sc.Bytes()...)
+		}
+	}
+	t.Fatalf("no corpus line contains %s", contains)
+	return nil
+}
+
+// collector records the envelopes POSTed to /v1/events and answers with
+// status (200 unless set).
+type collector struct {
+	mu        sync.Mutex
+	envelopes []event.Envelope
+	status    int
+	srv       *httptest.Server
+}
+
+func newCollector(t *testing.T) *collector {
+	c := &collector{status: 200}
+	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/events" {
+			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		var body struct{ Envelopes []event.Envelope }
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.status == 200 {
+			c.envelopes = append(c.envelopes, body.Envelopes...)
+		}
+		w.WriteHeader(c.status)
+	}))
+	t.Cleanup(c.srv.Close)
+	return c
+}
+
+func (c *collector) got() []event.Envelope {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]event.Envelope(nil), c.envelopes...)
+}
+
+func config(t *testing.T, url string) hook.Config {
+	getenv := func(k string) string {
+		switch k {
+		case "HOOKWATCH_HOME":
+			return t.TempDir()
+		case "HOOKWATCH_URL":
+			return url
+		}
+		return ""
+	}
+	cfg, warn := hook.ConfigFromEnv(getenv)
+	if len(warn) > 0 {
+		t.Fatal(warn)
+	}
+	cfg.Budget = 2 * time.Second
+	cfg.Version = "test"
+	return cfg
+}
+
+// deadURL returns a loopback URL on which nothing listens.
+func deadURL(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr
+}
+
+func logLines(t *testing.T, home string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(home, "hook.log"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+func TestRunDelivers(t *testing.T) {
+	c := newCollector(t)
+	cfg := config(t, c.srv.URL)
+	res := hook.Run(context.Background(), cfg, bytes.NewReader(preToolUse(t)))
+	if !res.Delivered || res.Spooled || res.Err != nil || res.ExitCode != 0 || len(res.Stdout) != 0 {
+		t.Fatalf("Run = %+v", res)
+	}
+	got := c.got()
+	if len(got) != 1 {
+		t.Fatalf("collector got %d envelopes", len(got))
+	}
+	env := got[0]
+	if len(env.ID) != 36 || env.Runtime != event.RuntimeClaudeCode || env.Kind != event.KindHook || env.HookwatchVersion != "test" || env.ReceivedAt.IsZero() {
+		t.Errorf("envelope = %+v", env)
+	}
+	p, err := event.Decode(env.Payload)
+	if err != nil || p.Name() != event.PreToolUse || p.Tool().ToolUseID == "" {
+		t.Errorf("payload = %s (%v)", env.Payload, err)
+	}
+	if lines := logLines(t, cfg.Home); lines != nil {
+		t.Errorf("a delivered event logged %q", lines)
+	}
+}
+
+func TestRunSpoolsThenDrains(t *testing.T) {
+	cfg := config(t, deadURL(t))
+	for i := 0; i < 3; i++ {
+		res := hook.Run(context.Background(), cfg, bytes.NewReader(preToolUse(t)))
+		if !res.Spooled || res.Delivered || res.ExitCode != 0 {
+			t.Fatalf("Run with collector down = %+v", res)
+		}
+	}
+	if n := len(logLines(t, cfg.Home)); n != 3 {
+		t.Errorf("hook.log has %d lines, want one per spooled event", n)
+	}
+	// The collector comes back: the next event is delivered and drains the spool.
+	c := newCollector(t)
+	cfg.URL = c.srv.URL
+	res := hook.Run(context.Background(), cfg, bytes.NewReader(preToolUse(t)))
+	if !res.Delivered {
+		t.Fatalf("Run = %+v", res)
+	}
+	got := c.got()
+	ids := map[string]bool{}
+	for _, e := range got {
+		ids[e.ID] = true
+	}
+	if len(got) != 4 || len(ids) != 4 {
+		t.Errorf("collector got %d envelopes (%d distinct), want 4", len(got), len(ids))
+	}
+}
+
+func TestRunCollectorErrors(t *testing.T) {
+	f := func(status int, wantSpooled, wantRejected bool) {
+		t.Helper()
+		c := newCollector(t)
+		c.status = status
+		cfg := config(t, c.srv.URL)
+		res := hook.Run(context.Background(), cfg, bytes.NewReader(preToolUse(t)))
+		if res.Spooled != wantSpooled || res.Delivered || res.ExitCode != 0 || res.Err == nil {
+			t.Errorf("HTTP %d: Run = %+v", status, res)
+		}
+		_, err := os.Stat(filepath.Join(cfg.Home, "rejected.jsonl"))
+		if (err == nil) != wantRejected {
+			t.Errorf("HTTP %d: rejected.jsonl exists = %v, want %v", status, err == nil, wantRejected)
+		}
+	}
+	f(500, true, false)
+	f(503, true, false)
+	f(401, true, false) // a wrong token is fixed by the user; keep the events
+	f(400, false, true)
+	f(413, false, true)
+}
+
+// TestRunHungCollector: a collector that accepts connections and never
+// answers costs the hook its budget, not the agent's patience.
+func TestRunHungCollector(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close() // hold it open, never answer
+		}
+	}()
+	cfg := config(t, "http://"+l.Addr().String())
+	cfg.Budget = 300 * time.Millisecond
+	start := time.Now()
+	res := hook.Run(context.Background(), cfg, bytes.NewReader(preToolUse(t)))
+	took := time.Since(start)
+	if !res.Spooled {
+		t.Errorf("Run = %+v, want spooled", res)
+	}
+	// Generous bound: this asserts the budget is enforced, not speed.
+	if took > 3*time.Second {
+		t.Errorf("Run took %v with a 300ms budget", took)
+	}
+}
+
+func TestRunSubagentMeta(t *testing.T) {
+	dir := t.TempDir()
+	transcript := filepath.Join(dir, "sess-1.jsonl")
+	metaDir := filepath.Join(dir, "sess-1", "subagents")
+	if err := os.MkdirAll(metaDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	meta := `{"agentType":"worker","description":"d","toolUseId":"toolu_9","spawnDepth":2}`
+	if err := os.WriteFile(filepath.Join(metaDir, "agent-abc.meta.json"), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCollector(t)
+	cfg := config(t, c.srv.URL)
+	payload := `{"session_id":"sess-1","transcript_path":"` + transcript + `","hook_event_name":"PreToolUse","agent_id":"abc","agent_type":"worker","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_10"}`
+	if res := hook.Run(context.Background(), cfg, strings.NewReader(payload)); !res.Delivered {
+		t.Fatalf("Run = %+v", res)
+	}
+	m := c.got()[0].Subagent
+	if m == nil || m.ToolUseID != "toolu_9" || m.SpawnDepth != 2 || m.AgentType != "worker" {
+		t.Errorf("subagent meta = %+v", m)
+	}
+	// A hostile agent_id must not walk out of the transcript directory.
+	payload = strings.Replace(payload, `"agent_id":"abc"`, `"agent_id":"../../etc"`, 1)
+	if res := hook.Run(context.Background(), cfg, strings.NewReader(payload)); !res.Delivered || c.got()[1].Subagent != nil {
+		t.Errorf("Run with a path in agent_id = %+v, meta %+v", res, c.got()[1].Subagent)
+	}
+}
+
+// buildHook builds cmd/hookwatch-hook, the binary agents run.
+func buildHook(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hookwatch-hook")
+	cmd := exec.Command("go", "build", "-o", bin, "../cmd/hookwatch-hook")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestHostileInput runs the real hook binary on every input of the hostile
+// corpus, with the collector down and up: exit 0, nothing on stdout, exactly
+// one line in hook.log, within the budget.
+func TestHostileInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the hook binary")
+	}
+	bin := buildHook(t)
+	inputs := map[string][]byte{}
+	files, _ := filepath.Glob("testdata/hostile/*.json")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[filepath.Base(f)] = b
+	}
+	inputs["nested-10000"] = []byte(strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000))
+	inputs["nested-10000-in-tool-input"] = []byte(`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + "}")
+	big := bytes.Repeat([]byte("x"), 64<<20)
+	inputs["tool-output-64MiB"] = append(append([]byte(`{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_1","tool_input":{"command":"cat big"},"tool_response":{"stdout":"`), big...), `","stderr":""}}`...)
+	if len(inputs) < 10 {
+		t.Fatalf("hostile corpus has %d inputs", len(inputs))
+	}
+	c := newCollector(t)
+	for _, url := range []string{deadURL(t), c.srv.URL} {
+		for name, in := range inputs {
+			home := t.TempDir()
+			cmd := exec.Command(bin)
+			cmd.Env = append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_URL="+url, "HOOKWATCH_HOOK_BUDGET=1s")
+			cmd.Stdin = bytes.NewReader(in)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			start := time.Now()
+			err := cmd.Run()
+			took := time.Since(start)
+			if err != nil {
+				t.Errorf("%s → %s: %v (stderr %q)", name, url, err, stderr.String())
+			}
+			if stdout.Len() != 0 || stderr.Len() != 0 {
+				t.Errorf("%s → %s: stdout %q stderr %q, want both empty", name, url, stdout.String(), stderr.String())
+			}
+			lines := logLines(t, home)
+			if len(lines) != 1 {
+				t.Errorf("%s → %s: hook.log has %d lines, want 1: %q", name, url, len(lines), lines)
+			}
+			if took > 10*time.Second {
+				t.Errorf("%s → %s: took %v", name, url, took)
+			}
+		}
+	}
+}
+
+func TestMainHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := hook.Main(context.Background(), []string{"--help"}, strings.NewReader(""), &stdout, &stderr, func(string) string { return "" }, "v")
+	if code != 0 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "HOOKWATCH_URL") {
+		t.Errorf("--help: code %d stdout %q stderr %q", code, stdout.String(), stderr.String())
+	}
+}
+
+func TestMainBadFlagStillRecords(t *testing.T) {
+	c := newCollector(t)
+	home := t.TempDir()
+	env := map[string]string{"HOOKWATCH_HOME": home, "HOOKWATCH_URL": c.srv.URL}
+	var stdout, stderr bytes.Buffer
+	code := hook.Main(context.Background(), []string{"--bogus"}, bytes.NewReader(preToolUse(t)), &stdout, &stderr, func(k string) string { return env[k] }, "v")
+	if code != 0 || stdout.Len() != 0 || stderr.Len() != 0 || len(c.got()) != 1 {
+		t.Errorf("bad flag: code %d stdout %q stderr %q delivered %d", code, stdout.String(), stderr.String(), len(c.got()))
+	}
+}

@@ -1,0 +1,58 @@
+package hook
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// Main is the whole hook command: flags, configuration, Run, and the output
+// contract. It returns the process exit code, which is 0 unless a policy
+// decided otherwise. The only thing it ever writes to stderr is --help.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, version string) int {
+	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	runtime := fs.String("runtime", "", "agent runtime that runs this hook: claude-code or codex (default: detected from the payload)")
+	cfg, warnings := ConfigFromEnv(getenv)
+	cfg.Version = version
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fs.SetOutput(stderr)
+			fmt.Fprint(stderr, helpText)
+			fs.PrintDefaults()
+			return 0
+		}
+		// A bad flag in the agent's settings must not break the agent.
+		warnings = append(warnings, fmt.Sprintf("ignoring bad hook arguments %q: %v", args, err))
+	}
+	cfg.Runtime = *runtime
+	res := Run(ctx, cfg, stdin)
+	for _, w := range warnings {
+		cfg.log(cfg.now(), "", "", fmt.Errorf("configuration: %s", w))
+	}
+	if len(res.Stdout) > 0 {
+		_, _ = stdout.Write(res.Stdout)
+	}
+	return res.ExitCode
+}
+
+const helpText = `Usage: hookwatch hook [--runtime claude-code|codex] < payload.json
+
+Reads one agent hook payload (Claude Code or Codex) from stdin, records it
+with the collector at $HOOKWATCH_URL (default http://127.0.0.1:7421) and
+exits 0 with nothing on stdout. When the collector is down or slow, the
+event is spooled under $HOOKWATCH_HOME/spool and delivered later. Failures
+are logged to $HOOKWATCH_HOME/hook.log; they never break the agent.
+
+Environment:
+  HOOKWATCH_HOME         data directory (default ~/.hookwatch)
+  HOOKWATCH_URL          collector base URL, http:// with an IP or localhost
+  HOOKWATCH_TOKEN        bearer token for the collector
+  HOOKWATCH_HOOK_BUDGET  wall time the hook may take (default 1s)
+  HOOKWATCH_SPOOL_MAX    bytes the spool may hold (default 256 MiB)
+  HOOKWATCH_CAPTURE      tool output kept: none, preview (default) or full
+  HOOKWATCH_REDACT       0 to store secrets unredacted (default: redact)
+
+Flags:
+`

@@ -1,0 +1,79 @@
+// Package bench holds hookwatch's benchmarks: programs that print figures
+// (medians and ratios, side by side in one run), not timed tests.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"slices"
+	"time"
+)
+
+// Command is one program timed by RunInterleaved.
+type Command struct {
+	Name string
+	Argv []string
+	Env  []string // added to the environment
+}
+
+// Timing is the wall times of one command's runs.
+type Timing struct {
+	Name    string
+	Samples []time.Duration
+}
+
+// Median returns the median sample.
+func (t Timing) Median() time.Duration { return quantile(t.Samples, 0.5) }
+
+// P95 returns the 95th percentile sample.
+func (t Timing) P95() time.Duration { return quantile(t.Samples, 0.95) }
+
+func quantile(s []time.Duration, q float64) time.Duration {
+	if len(s) == 0 {
+		return 0
+	}
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c[int(q*float64(len(c)-1)+0.5)]
+}
+
+// RunInterleaved runs every command runs times, round-robin, feeding stdin to
+// each run, so that machine noise hits all of them alike. A run that fails is
+// an error: a benchmark of a broken program measures nothing.
+func RunInterleaved(ctx context.Context, cmds []Command, stdin []byte, runs, warmup int) ([]Timing, error) {
+	out := make([]Timing, len(cmds))
+	for i, c := range cmds {
+		out[i].Name = c.Name
+	}
+	for r := -warmup; r < runs; r++ {
+		for i, c := range cmds {
+			d, err := runOnce(ctx, c, stdin)
+			if err != nil {
+				return nil, err
+			}
+			if r >= 0 {
+				out[i].Samples = append(out[i].Samples, d)
+			}
+		}
+	}
+	return out, nil
+}
+
+func runOnce(ctx context.Context, c Command, stdin []byte) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	if len(c.Env) > 0 {
+		cmd.Env = append(cmd.Environ(), c.Env...)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("cannot run %s: %w: %s", c.Name, err, stderr.Bytes())
+	}
+	return d, nil
+}

@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+)
+
+//go:embed testdata/pretooluse.json
+var preToolUsePayload []byte
+
+// floorSource is the floor the hook is measured against: a Go program that
+// reads stdin and exits. Nothing can be faster than the process start.
+const floorSource = `package main
+
+import (
+	"io"
+	"os"
+)
+
+func main() { io.Copy(io.Discard, os.Stdin) }
+`
+
+// nodeHookSource is what a peer's Node.js hook does at the least: read
+// stdin, wrap it, POST it to the collector and wait for the answer.
+const nodeHookSource = `const http = require('http');
+let chunks = [];
+process.stdin.on('data', c => chunks.push(c));
+process.stdin.on('end', () => {
+  const payload = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  const id = require('crypto').randomUUID();
+  const body = JSON.stringify({envelopes: [{id, runtime: 'claude-code', kind: 'hook', received_at: new Date().toISOString(), payload}]});
+  const req = http.request(process.env.HOOKWATCH_URL + '/v1/events', {method: 'POST', headers: {'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body)}}, res => { res.resume(); res.on('end', () => process.exit(0)); });
+  req.on('error', () => process.exit(0));
+  req.end(body);
+});
+`
+
+// HookOptions configures the hook latency benchmark.
+type HookOptions struct {
+	Repo   string // repository root, to build the binaries from
+	Runs   int    // runs per command (default 200)
+	Warmup int
+}
+
+// Hook measures the wall time of the hook binary on a real PreToolUse
+// payload against the floor program, with a live collector (hookwatch serve
+// on a temporary SQLite database) and with the collector down (spooling),
+// and against an equivalent Node.js hook when node is installed. All
+// commands run interleaved in one run, so noise hits them alike.
+func Hook(ctx context.Context, w io.Writer, o HookOptions) error {
+	if o.Runs <= 0 {
+		o.Runs = 200
+	}
+	if o.Warmup <= 0 {
+		o.Warmup = 10
+	}
+	tmp, err := os.MkdirTemp("", "hookwatch-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	floor := filepath.Join(tmp, "floor")
+	if err := os.WriteFile(floor+".go", []byte(floorSource), 0o644); err != nil {
+		return err
+	}
+	if err := goBuild(ctx, o.Repo, floor, floor+".go"); err != nil {
+		return err
+	}
+	hookBin, serveBin := filepath.Join(tmp, "hookwatch-hook"), filepath.Join(tmp, "hookwatch")
+	if err := goBuild(ctx, o.Repo, hookBin, "./cmd/hookwatch-hook"); err != nil {
+		return err
+	}
+	if err := goBuild(ctx, o.Repo, serveBin, "./cmd/hookwatch"); err != nil {
+		return err
+	}
+	url, stop, err := startCollector(ctx, serveBin, tmp)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	down, err := deadURL()
+	if err != nil {
+		return err
+	}
+	home := filepath.Join(tmp, "home")
+	cmds := []Command{
+		{Name: "floor (Go, reads stdin)", Argv: []string{floor}},
+		{Name: "hookwatch-hook, collector up", Argv: []string{hookBin}, Env: []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url}},
+		{Name: "hookwatch-hook, collector down", Argv: []string{hookBin}, Env: []string{"HOOKWATCH_HOME=" + home + "-down", "HOOKWATCH_URL=" + down}},
+		{Name: "hookwatch hook (full binary), up", Argv: []string{serveBin, "hook"}, Env: []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url}},
+	}
+	if node, err := exec.LookPath("node"); err == nil {
+		script := filepath.Join(tmp, "hook.js")
+		if err := os.WriteFile(script, []byte(nodeHookSource), 0o644); err != nil {
+			return err
+		}
+		cmds = append(cmds, Command{Name: "Node.js hook, collector up", Argv: []string{node, script}, Env: []string{"HOOKWATCH_URL=" + url}})
+	}
+	fmt.Fprintf(w, "hook latency: %d runs each, interleaved, PreToolUse payload of %d bytes\n", o.Runs, len(preToolUsePayload))
+	ts, err := RunInterleaved(ctx, cmds, preToolUsePayload, o.Runs, o.Warmup)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "command\tmedian\tp95\tmedian / floor\t")
+	for _, t := range ts {
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%.2f×\t\n", t.Name, t.Median().Round(time.Microsecond), t.P95().Round(time.Microsecond), float64(t.Median())/float64(ts[0].Median()))
+	}
+	if len(ts) == 5 {
+		fmt.Fprintf(tw, "Node.js hook / hookwatch-hook\t\t\t%.1f×\t\n", float64(ts[4].Median())/float64(ts[1].Median()))
+	}
+	return tw.Flush()
+}
+
+// goBuild builds a static binary, as the release and install do.
+func goBuild(ctx context.Context, dir, out, pkg string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, pkg)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("cannot build %s: %w\n%s", pkg, err, b)
+	}
+	return nil
+}
+
+// startCollector runs `hookwatch serve` on a free loopback port with its
+// own home and waits until it answers /healthz.
+func startCollector(ctx context.Context, bin, tmp string) (url string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	home := filepath.Join(tmp, "serve-home")
+	cmd := exec.CommandContext(ctx, bin, "serve", "--addr", addr)
+	cmd.Env = append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_TOKEN=")
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("cannot start collector: %w", err)
+	}
+	stop = func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}
+	url = "http://" + addr
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return url, stop, nil
+			}
+		}
+	}
+	stop()
+	return "", nil, errors.New("collector did not answer /healthz within 15s")
+}
+
+// deadURL returns a loopback URL on which nothing listens.
+func deadURL() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return "http://" + l.Addr().String(), nil
+}
