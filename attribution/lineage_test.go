@@ -147,3 +147,46 @@ func TestContinueAndForkDetails(t *testing.T) {
 		t.Fatal("lineage of an unknown or unlinked session")
 	}
 }
+
+func TestSessionFields(t *testing.T) {
+	envs := stream(t,
+		sessionStart("startup").with("session_title", "Tidy up", "model", "claude-opus-4-8"),
+		ev{"hook_event_name": "Notification", "message": "m"}.with("permission_mode", "default"),
+		prompt("").with("permission_mode", "plan"),
+		prompt("second").in("a1", "worker"), // a subagent's prompt (Codex) is not the title
+		stopEv("all done"),
+		sessionEnd("other"),
+		// A statusLine refresh after the end starts no run.
+		ev{"version": "2.1.197", "model": map[string]any{"id": "claude-sonnet-5", "display_name": "Sonnet"},
+			"cost": map[string]any{"total_cost_usd": 0.1}},
+	)
+	bad := env(100, "not json")
+	noSession := env(101, `{"hook_event_name":"Stop"}`)
+	r := Build(append(envs, bad, noSession))
+	s := only(t, r)
+	if r.Skipped != 2 {
+		t.Fatalf("skipped %d, want 2", r.Skipped)
+	}
+	if s.Title != "Tidy up" || s.Model != "claude-sonnet-5" || s.ClientVersion != "2.1.197" || s.PermissionMode != "plan" {
+		t.Fatalf("title %q model %q version %q mode %q", s.Title, s.Model, s.ClientVersion, s.PermissionMode)
+	}
+	if s.Project != "-w-p" || s.CWD != "/w/p" || s.TranscriptPath != "/h/.claude/projects/-w-p/s1.jsonl" || s.Runtime != "claude-code" {
+		t.Fatalf("project %q cwd %q transcript %q runtime %q", s.Project, s.CWD, s.TranscriptPath, s.Runtime)
+	}
+	if len(s.Runs) != 1 || s.EndedAt == nil || !s.EndedAt.Equal(at(5)) || s.EndReason != "other" || !s.LastEventAt.Equal(at(6)) {
+		t.Fatalf("runs %+v ended %v (%s), last event %v", s.Runs, s.EndedAt, s.EndReason, s.LastEventAt)
+	}
+	if s.Counts.Events != 7 || s.Counts.Prompts != 1 {
+		t.Fatalf("counts %+v", s.Counts)
+	}
+	if m := s.Agents[0]; m.LastMessage != "all done" || m.StoppedAt != s.EndedAt {
+		t.Fatalf("main agent %+v", m)
+	}
+	if sum := s.Summary(); sum.Agents != nil || sum.ToolCalls != nil || s.Agents == nil {
+		t.Fatal("Summary must drop agents and tool calls from the copy only")
+	}
+}
+
+func stopEv(msg string) ev {
+	return ev{"hook_event_name": "Stop", "last_assistant_message": msg}
+}
