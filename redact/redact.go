@@ -1,0 +1,67 @@
+// Package redact replaces secrets in text and JSON before hookwatch writes
+// anything to disk or sends it over the network.
+//
+// It runs inside "hookwatch hook", a process Claude Code starts for every hook
+// event, so it is written for that hot path: standard library only, nothing
+// computed at package init (no package-level regexp: a hand-written scanner
+// with a static byte-class table instead), and no allocation when nothing
+// matches, which is the common case.
+//
+// A secret is replaced by "[REDACTED:<kind>]". The kinds are:
+//
+//	anthropic_key          sk-ant-…
+//	openai_key             sk-… / sk-proj-… of realistic length and mixed case
+//	github_token           ghp_ gho_ ghu_ ghs_ ghr_ github_pat_
+//	gitlab_token           glpat- gldt- glrt- glptt-
+//	slack_token            xoxb- xoxp- xoxa- xoxr- xoxs- xoxe- xapp-, hooks.slack.com webhook paths
+//	discord_webhook        discord.com/api/webhooks/… paths
+//	aws_access_key_id      AKIA / ASIA / ABIA / ACCA + 16 upper-case letters or digits
+//	aws_secret_access_key  the value of aws_secret_access_key / AWS_SECRET_ACCESS_KEY / SecretAccessKey
+//	google_api_key         AIza + 35
+//	stripe_key             sk_live_ sk_test_ rk_live_ rk_test_ whsec_
+//	npm_token              npm_ + 36
+//	huggingface_token      hf_ + 30 or more
+//	sendgrid_key           SG.<22>.<43>
+//	pypi_token             pypi-AgE…
+//	digitalocean_token     dop_v1_ doo_v1_ dor_v1_ + 64 hex
+//	docker_token           dckr_pat_
+//	jwt                    eyJ….eyJ….signature
+//	authorization          the credential of an Authorization header (the scheme is kept)
+//	cookie                 the value of a Cookie / Set-Cookie header
+//	private_key            a whole -----BEGIN … PRIVATE KEY----- block, also when cut before
+//	                       its END line or when only its END half is present
+//	url_password           the password in scheme://user:password@host (user and host are kept)
+//	password               the value assigned to a name ending in PASSWORD, PASSWD, PASSPHRASE
+//	                       or PASS (DB_PASSWORD=…, --password …, password: …, "password": "…"),
+//	                       SQL PASSWORD '…' / IDENTIFIED BY '…', curl -u user:password
+//	secret                 the value assigned to a name ending in SECRET, TOKEN, API_KEY,
+//	                       SECRET_KEY, PRIVATE_KEY, SIGNATURE and a few more
+//
+// Assignments keep their name and replace only the value, and are skipped when
+// the value is empty, a variable reference ($TOKEN, ${API_KEY}, {{ .x }}), a
+// placeholder (<token>, %s, ***) or, in code, an expression (getToken(),
+// cfg.Password, token = token, password: string).
+package redact
+
+// String returns s with every secret replaced by "[REDACTED:<kind>]" and the
+// number of replacements. When nothing matched it returns s itself, without
+// allocating. It never panics, and it is idempotent: String(String(s)) changes
+// nothing.
+func String(s string) (out string, n int) {
+	out, n = scan(s)
+	if n == 0 {
+		return s, 0
+	}
+	// A replacement can, rarely, bring together text that a further pass would
+	// redact (or unmask a pattern a longer match had hidden): iterate to a
+	// fixed point so that redacting the output again changes nothing. Only
+	// text that had a secret pays for the extra passes.
+	for pass := 0; pass < 4; pass++ {
+		again, m := scan(out)
+		if m == 0 {
+			break
+		}
+		out, n = again, n+m
+	}
+	return out, n
+}

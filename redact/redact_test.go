@@ -1,0 +1,346 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// Fake secrets are assembled at run time so that the repository holds no
+// string that a secret scanner would flag.
+var (
+	alnum36   = strings.Repeat("a1B2c3D4e5F6", 3)                   // 36
+	mixed48   = strings.Repeat("Ab3dEf6hIj9L", 4)                   // 48
+	anthropic = "sk-ant-api03-" + strings.Repeat("Xy7_Qw2-Er5t", 8) // 96 after the prefix
+	openai    = "sk-" + mixed48
+	openaiPrj = "sk-proj-" + strings.Repeat("Tq9_Zx1-Mn4b", 12)
+	ghp       = "ghp_" + alnum36
+	ghs       = "ghs_" + alnum36
+	ghPAT     = "github_pat_11ABCDEFG0" + strings.Repeat("x9Y8z7W6v5", 6)
+	glpat     = "glpat-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn"
+	xoxb      = "xoxb-123456789012-1234567890123-" + "AbCdEfGhIjKlMnOpQrStUvWx"
+	akia      = "AKIA" + "IOSFODNN7EXAMPLE"
+	asia      = "ASIA" + "Y34FZKBOKMUTVV7A"
+	awsSecret = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+	aiza      = "AIza" + "SyA-1234567890abcdefghijklmnopqrstu" // 35 after the prefix
+	skLive    = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+	rkLive    = "rk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+	skTest    = "sk_test_" + "4eC39HqLyjWDarjtT1zdp7dc"
+	npm       = "npm_" + alnum36
+	hf        = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh"
+	sendgrid  = "SG." + "abcdefghijklmnopqrstuv" + "." + strings.Repeat("Ab1_", 11)
+	jwt       = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9" + "." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0" + "." + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+	pemBody   = "MIIEowIBAAKCAQEA7bq" + strings.Repeat("x2Zq", 16) + "\n" + strings.Repeat("Qm9vb2", 10) + "==\n"
+	pemRSA    = "-----BEGIN RSA " + "PRIVATE KEY-----\n" + pemBody + "-----END RSA " + "PRIVATE KEY-----"
+)
+
+func r(kind string) string { return "[REDACTED:" + kind + "]" }
+
+func TestString(t *testing.T) {
+	f := func(in, want string) {
+		t.Helper()
+		got, n := String(in)
+		if got != want {
+			t.Errorf("String(%q)\n got %q\nwant %q", in, got, want)
+		}
+		if wantN := strings.Count(want, "[REDACTED:") - strings.Count(in, "[REDACTED:"); n != wantN {
+			t.Errorf("String(%q): n = %d, want %d", in, n, wantN)
+		}
+		if again, m := String(got); again != got || m != 0 {
+			t.Errorf("String is not idempotent on %q: %q (n=%d)", got, again, m)
+		}
+	}
+
+	// anthropic_key
+	f("ANTHROPIC_API_KEY="+anthropic, "ANTHROPIC_API_KEY="+r("anthropic_key"))
+	f("use "+anthropic+" for now", "use "+r("anthropic_key")+" for now")
+	f("sk-ant-short", "sk-ant-short")
+
+	// openai_key
+	f("export OPENAI_API_KEY="+openai, "export OPENAI_API_KEY="+r("openai_key"))
+	f(`client = OpenAI(api_key="`+openaiPrj+`")`, `client = OpenAI(api_key="`+r("openai_key")+`")`)
+	f("pip install scikit-learn sk-learn", "pip install scikit-learn sk-learn")
+	f("task-"+mixed48, "task-"+mixed48) // sk- inside a word
+	f(".sk-this-is-a-very-long-kebab-case-class-name-for-css {}", ".sk-this-is-a-very-long-kebab-case-class-name-for-css {}")
+
+	// github_token
+	f("git clone https://"+ghp+"@github.com/o/r.git", "git clone https://"+r("github_token")+"@github.com/o/r.git")
+	f("git remote set-url origin https://x-access-token:"+ghs+"@github.com/o/r", "git remote set-url origin https://x-access-token:"+r("github_token")+"@github.com/o/r")
+	f("GH_TOKEN="+ghPAT+" gh pr list", "GH_TOKEN="+r("github_token")+" gh pr list")
+	f("the ghp_ prefix marks a personal token", "the ghp_ prefix marks a personal token")
+	f("ghp_tooShort123", "ghp_tooShort123")
+
+	// gitlab_token
+	f("curl --header \"PRIVATE-TOKEN: "+glpat+"\" https://gitlab.example.com/api/v4/projects",
+		"curl --header \"PRIVATE-TOKEN: "+r("gitlab_token")+"\" https://gitlab.example.com/api/v4/projects")
+	f("glpat-short", "glpat-short")
+
+	// slack_token
+	f("SLACK_BOT="+xoxb, "SLACK_BOT="+r("slack_token"))
+	f(`curl -X POST -d '{"text":"hi"}' https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX`,
+		`curl -X POST -d '{"text":"hi"}' https://hooks.slack.com/services/`+r("slack_token"))
+	f("see https://hooks.slack.com/ for webhooks; xoxb- tokens are bots", "see https://hooks.slack.com/ for webhooks; xoxb- tokens are bots")
+
+	// aws_access_key_id and aws_secret_access_key
+	f("AWS_ACCESS_KEY_ID="+akia+" aws s3 ls", "AWS_ACCESS_KEY_ID="+r("aws_access_key_id")+" aws s3 ls")
+	f(`{"AccessKeyId": "`+asia+`"}`, `{"AccessKeyId": "`+r("aws_access_key_id")+`"}`)
+	f("aws_secret_access_key = "+awsSecret+"\n", "aws_secret_access_key = "+r("aws_secret_access_key")+"\n")
+	f("export AWS_SECRET_ACCESS_KEY="+awsSecret, "export AWS_SECRET_ACCESS_KEY="+r("aws_secret_access_key"))
+	f(`"SecretAccessKey": "`+awsSecret+`",`, `"SecretAccessKey": "`+r("aws_secret_access_key")+`",`)
+	f("x"+akia, "x"+akia) // inside a word
+	f(akia+"X", akia+"X") // 17 characters
+	f("AKIA is the prefix", "AKIA is the prefix")
+
+	// google_api_key
+	f("https://maps.googleapis.com/maps/api/geocode/json?address=x&key="+aiza, "https://maps.googleapis.com/maps/api/geocode/json?address=x&key="+r("google_api_key"))
+	f("AIzaShort", "AIzaShort")
+
+	// stripe_key
+	f("stripe.api_key = '"+skLive+"'", "stripe.api_key = '"+r("stripe_key")+"'")
+	f("curl https://api.stripe.com/v1/charges -u "+skTest+":", "curl https://api.stripe.com/v1/charges -u "+r("stripe_key")+":")
+	f("key "+rkLive, "key "+r("stripe_key"))
+	f("sk_live_short", "sk_live_short")
+
+	// other vendors
+	f("//registry.npmjs.org/:_authToken="+npm, "//registry.npmjs.org/:_authToken="+r("npm_token"))
+	f("huggingface-cli login --token "+hf, "huggingface-cli login --token "+r("huggingface_token"))
+	f("SENDGRID="+sendgrid, "SENDGRID="+r("sendgrid_key"))
+
+	// jwt
+	f("curl -b session="+jwt+" x", "curl -b session="+r("jwt")+" x")
+	f("a header eyJhbGciOiJIUzI1NiJ9 alone", "a header eyJhbGciOiJIUzI1NiJ9 alone")
+
+	// authorization
+	f(`curl -H "Authorization: Bearer abc.def-123" https://api.example.com`, `curl -H "Authorization: Bearer `+r("authorization")+`" https://api.example.com`)
+	f(`curl -H 'Authorization: Basic dXNlcjpwYXNz' -H 'Accept: */*' x`, `curl -H 'Authorization: Basic `+r("authorization")+`' -H 'Accept: */*' x`)
+	f(`curl -H 'authorization: Digest username="u", response="6629fae4"' x`, `curl -H 'authorization: Digest `+r("authorization")+`' x`)
+	f(`fetch(url, {headers: {"Authorization": "Token s3cr3t"}})`, `fetch(url, {headers: {"Authorization": "Token `+r("authorization")+`"}})`)
+	f("GET / HTTP/1.1\r\nAuthorization: Bearer abc123\r\nHost: x\r\n", "GET / HTTP/1.1\r\nAuthorization: Bearer "+r("authorization")+"\r\nHost: x\r\n")
+	f("Proxy-Authorization: Basic Zm9vOmJhcg==", "Proxy-Authorization: Basic "+r("authorization"))
+	f(`req.Header.Set("Authorization", "Bearer abc123")`, `req.Header.Set("Authorization", "Bearer `+r("authorization")+`")`)
+	f(`{\"Authorization\":\"Bearer abc123\"}`, `{\"Authorization\":\"Bearer `+r("authorization")+`\"}`)
+	f(`curl -H "Authorization: Bearer $TOKEN" x`, `curl -H "Authorization: Bearer $TOKEN" x`)
+	f(`curl -H "Authorization: Bearer ${GITHUB_TOKEN}" x`, `curl -H "Authorization: Bearer ${GITHUB_TOKEN}" x`)
+	f(`curl -H "Authorization: token $(gh auth token)" x`, `curl -H "Authorization: token $(gh auth token)" x`)
+	f("Send the Authorization header with every request.", "Send the Authorization header with every request.")
+	f(`authorization = request.headers["Authorization"]`, `authorization = request.headers["Authorization"]`)
+	f(`headers = {"Authorization": f"Bearer {token}"}`, `headers = {"Authorization": f"Bearer {token}"}`)
+	f("Authorization: Bearer\n", "Authorization: Bearer\n")
+	f("  authorization: authHeader,", "  authorization: authHeader,")
+
+	// cookie
+	f(`curl -H 'Cookie: session=abc123; theme=dark' x`, `curl -H 'Cookie: `+r("cookie")+`' x`)
+	f("Set-Cookie: id=a3fWa; Expires=Thu, 21 Oct 2021 07:28:00 GMT\r\n", "Set-Cookie: "+r("cookie")+"\r\n")
+
+	// private_key
+	f("cat > id_rsa <<EOF\n"+pemRSA+"\nEOF", "cat > id_rsa <<EOF\n"+r("private_key")+"\nEOF")
+	f(`{"key":"`+strings.ReplaceAll(pemRSA, "\n", `\n`)+`"}`, `{"key":"`+r("private_key")+`"}`)
+	f("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ", r("private_key"))      // cut before END
+	f("AAAAB3NzaC1yc2EAAAADAQABAAABAQC7\nQm9vb2Qm9vb2\n-----END RSA PRIVATE KEY-----\n", r("private_key")+"\n") // only the tail
+	f("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----")
+	f("-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----", "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----")
+	f("grep -l -- '-----END RSA PRIVATE KEY-----' *.pem", "grep -l -- '-----END RSA PRIVATE KEY-----' *.pem")
+
+	// url_password
+	f("psql postgres://app:s3cr3t@db.internal:5432/app", "psql postgres://app:"+r("url_password")+"@db.internal:5432/app")
+	f("REDIS_URL=redis://:p%40ss@cache:6379/0", "REDIS_URL=redis://:"+r("url_password")+"@cache:6379/0")
+	f("mongodb+srv://admin:hunter2@cluster0.example.net/?retryWrites=true", "mongodb+srv://admin:"+r("url_password")+"@cluster0.example.net/?retryWrites=true")
+	f("curl http://localhost:8080/healthz", "curl http://localhost:8080/healthz")
+	f("ssh://git@github.com:22/o/r", "ssh://git@github.com:22/o/r")
+	f("postgres://app:@db/app", "postgres://app:@db/app")
+	f("postgres://app:$PGPASSWORD@db/app", "postgres://app:$PGPASSWORD@db/app")
+	f("https://example.com/@user:foo", "https://example.com/@user:foo")
+	f("git@github.com:org/repo.git", "git@github.com:org/repo.git")
+
+	// password and secret assignments
+	f("export DB_PASSWORD=hunter2", "export DB_PASSWORD="+r("password"))
+	f("PGPASSWORD=hunter2 psql -h db -U app", "PGPASSWORD="+r("password")+" psql -h db -U app")
+	f("mysql --password=hunter2 -u root", "mysql --password="+r("password")+" -u root")
+	f("mysql --password hunter2 -u root", "mysql --password "+r("password")+" -u root")
+	f("db:\n  password: hunter2\n", "db:\n  password: "+r("password")+"\n")
+	f("DB_PASS=x9y8z7", "DB_PASS="+r("password"))
+	f(`password = "correct horse battery staple"`, `password = "`+r("password")+`"`)
+	f(`cfg := Config{Password: "hunter2", User: "app"}`, `cfg := Config{Password: "`+r("password")+`", User: "app"}`)
+	f(`{"user":"app","password":"hunter2"}`, `{"user":"app","password":"`+r("password")+`"}`)
+	f(`echo {\"password\":\"hunter2\"} > creds.json`, `echo {\"password\":\"`+r("password")+`\"} > creds.json`)
+	f(`psql -c "ALTER USER app WITH PASSWORD 'hunter2'"`, `psql -c "ALTER USER app WITH PASSWORD '`+r("password")+`'"`)
+	f(`CREATE USER 'app'@'%' IDENTIFIED BY 'hunter2';`, `CREATE USER 'app'@'%' IDENTIFIED BY '`+r("password")+`';`)
+	f("curl -u admin:hunter2 https://x", "curl -u admin:"+r("password")+" https://x")
+	f("curl --user 'admin:hunter2' https://x", "curl --user 'admin:"+r("password")+"' https://x")
+	f("CLIENT_SECRET=abc123def ./run", "CLIENT_SECRET="+r("secret")+" ./run")
+	f("docker build --build-arg NPM_TOKEN=abc123 .", "docker build --build-arg NPM_TOKEN="+r("secret")+" .")
+	f(`curl -H "X-Api-Key: abc123" x`, `curl -H "X-Api-Key: `+r("secret")+`" x`)
+	f("GET /callback?code=1&access_token=abc123&state=x", "GET /callback?code=1&access_token="+r("secret")+"&state=x")
+	f(`'api_key' => 'abc123',`, `'api_key' => '`+r("secret")+`',`)
+	f(`os.environ.setdefault("API_KEY", "abc123")`, `os.environ.setdefault("API_KEY", "`+r("secret")+`")`)
+	f(`SECRET_KEY = 'django-insecure-abc123'`, `SECRET_KEY = '`+r("secret")+`'`)
+	f(`apiKey: "abc123",`, `apiKey: "`+r("secret")+`",`)
+	f("ngrok config add-authtoken 2abc_DEF", "ngrok config add-authtoken 2abc_DEF") // no separator: not an assignment
+	f("https://bucket.s3.amazonaws.com/k?X-Amz-Credential=x&X-Amz-Security-Token=abc123&X-Amz-Signature=0f1e2d3c",
+		"https://bucket.s3.amazonaws.com/k?X-Amz-Credential=x&X-Amz-Security-Token="+r("secret")+"&X-Amz-Signature="+r("secret"))
+	f("POSTGRES_PASSWORD: example1", "POSTGRES_PASSWORD: "+r("password"))
+	f("POSTGRES_PASSWORD: example\n", "POSTGRES_PASSWORD: "+r("password")+"\n")
+
+	// Not secrets: English, empty values, references, code.
+	f("the token is valid; refresh the token and retry", "the token is valid; refresh the token and retry")
+	f("Enter your password when asked.", "Enter your password when asked.")
+	f(`password=""`, `password=""`)
+	f("PASSWORD=", "PASSWORD=")
+	f("PASSWORD= next", "PASSWORD= next")
+	f("echo $TOKEN", "echo $TOKEN")
+	f("TOKEN=${API_KEY} ./run", "TOKEN=${API_KEY} ./run")
+	f("API_KEY=$API_KEY make", "API_KEY=$API_KEY make")
+	f(`TOKEN="$(gh auth token)"`, `TOKEN="$(gh auth token)"`)
+	f("password: ${DB_PASSWORD}", "password: ${DB_PASSWORD}")
+	f("password: {{ .Values.db.password }}", "password: {{ .Values.db.password }}")
+	f(`password: "{{ vault_db_password }}"`, `password: "{{ vault_db_password }}"`)
+	f("password = None", "password = None")
+	f("def login(user, password=None):", "def login(user, password=None):")
+	f("token = getToken()", "token = getToken()")
+	f("password = cfg.Password", "password = cfg.Password")
+	f(`token := r.Header.Get("X-Token")`, `token := r.Header.Get("X-Token")`)
+	f("self.token = token", "self.token = token")
+	f("client(token=token, timeout=3)", "client(token=token, timeout=3)")
+	f("  password: string;", "  password: string;")
+	f("password=get_password()", "password=get_password()")
+	f(`password = config["password"]`, `password = config["password"]`)
+	f(`if [ "$PASSWORD" = "" ]; then`, `if [ "$PASSWORD" = "" ]; then`)
+	f(`if token == "abc" {`, `if token == "abc" {`)
+	f("if token != nil {", "if token != nil {")
+	f("max_tokens=100 bypass=true compass=north", "max_tokens=100 bypass=true compass=north")
+	f("tokenizer = load()", "tokenizer = load()")
+	f("psql --no-password mydb", "psql --no-password mydb")
+	f("password = %s", "password = %s")
+	f("password: <your-password>", "password: <your-password>")
+	f("password: ********", "password: ********")
+	f("sql = 'SELECT * FROM users WHERE password = ?'", "sql = 'SELECT * FROM users WHERE password = ?'")
+	f("docker run -u 1000:1000 alpine", "docker run -u 1000:1000 alpine")
+	f("git push -u origin main", "git push -u origin main")
+	f(`words = ["token", "password"]`, `words = ["token", "password"]`)
+	f("Token: the unit a model reads.", "Token: the unit a model reads.")
+	f("error acquiring upload token: creating token file", "error acquiring upload token: creating token file")
+	f("--- PASS: TestApply (0.00s)\nPASS\nok  \tpkg\t0.01s", "--- PASS: TestApply (0.00s)\nPASS\nok  \tpkg\t0.01s")
+	f("TCPOPT_SIGNATURE = 0x1a\nSYS_MEMFD_SECRET = 447\nILLEGAL Token = iota", "TCPOPT_SIGNATURE = 0x1a\nSYS_MEMFD_SECRET = 447\nILLEGAL Token = iota")
+	f("session.secret = psk", "session.secret = psk")
+	f("this._password=s._password,l=1", "this._password=s._password,l=1")
+	f("\t\tSignature: algorithmIdentifier,", "\t\tSignature: algorithmIdentifier,")
+	f("// update result signature: if needed", "// update result signature: if needed")
+	f(`com.Token = "// indirect"`, `com.Token = "// indirect"`)
+	f(`lastToken = "-" + x`, `lastToken = "-" + x`)
+	f(`println("failed to revert to previous token:", err)`, `println("failed to revert to previous token:", err)`)
+	f(`case "Authorization", "WWW-Authenticate", "Cookie":`, `case "Authorization", "WWW-Authenticate", "Cookie":`)
+	f("", "")
+}
+
+func TestStringNoAlloc(t *testing.T) {
+	in := strings.Repeat("go test ./... -run TestFoo -count=1 | tee out.log; password: ${X}\n", 20)
+	allocs := testing.AllocsPerRun(100, func() {
+		if out, n := String(in); n != 0 || out != in {
+			t.Fatalf("String changed a secret-free text: %q", out)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("String allocates %v times on secret-free text, want 0", allocs)
+	}
+}
+
+func TestNameKind(t *testing.T) {
+	f := func(name, want string) {
+		t.Helper()
+		if got := nameKind(name); got != want {
+			t.Errorf("nameKind(%q) = %q, want %q", name, got, want)
+		}
+	}
+	f("DB_PASSWORD", "password")
+	f("dbPassword", "password")
+	f("db-passwd", "password")
+	f("gpg.passphrase", "password")
+	f("DB_PASS", "password")
+	f("dbPass", "password")
+	f("--pass", "password")
+	f("bypass", "")
+	f("compass", "")
+	f("client_secret", "secret")
+	f("GITHUB_TOKEN", "secret")
+	f("x-api-key", "secret")
+	f("apiKey", "secret")
+	f("DJANGO_SECRET_KEY", "secret")
+	f("AWS_SECRET_ACCESS_KEY", "aws_secret_access_key")
+	f("SecretAccessKey", "aws_secret_access_key")
+	f("X-Amz-Signature", "signature")
+	f("PASS", "")
+	f("Proxy-Authorization", "authorization")
+	f("Set-Cookie", "cookie")
+	f("max_tokens", "")
+	f("tokenizer", "")
+	f("primary_key", "")
+	f("password_hint", "")
+	f("", "")
+}
+
+func TestClassTable(t *testing.T) {
+	in := func(c byte, set string) bool { return strings.IndexByte(set, c) >= 0 }
+	const (
+		upper = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		lower = "abcdefghijklmnopqrstuvwxyz"
+		digit = "0123456789"
+		alnum = upper + lower + digit
+	)
+	for i := 0; i < 256; i++ {
+		c := byte(i)
+		var want uint16
+		for _, d := range []struct {
+			bit uint16
+			set string
+		}{
+			{cWord, alnum + "_"},
+			{cTok, alnum + "_-"},
+			{cAlnum, alnum},
+			{cB64, alnum + "+/="},
+			{cUpNum, upper + digit},
+			{cHex, digit + "abcdef"},
+			{cName, alnum + "_.-"},
+			{cTrig, "=:-,"},
+			{cTrigB, "srwgxAenhSpPiId"},
+		} {
+			if c != 0 && in(c, d.set) {
+				want |= d.bit
+			}
+		}
+		if class[c] != want {
+			t.Errorf("class[%q] = %09b, want %09b", c, class[c], want)
+		}
+	}
+	// Every prefix the detectors know must start with a cTrigB byte followed
+	// by a byte in second, or it is never tried.
+	for _, p := range []string{"sk-", "sk_", "rk_", "whsec_", "ghp_", "gho_", "github_pat_", "glpat-", "gldt-",
+		"glrt-", "glptt-", "xoxb-", "xapp-", "AKIA", "ASIA", "ABIA", "ACCA", "AIza", "eyJ", "npm_", "hf_",
+		"hooks.", "SG.", "pypi-", "dop_", "doo_", "dor_", "dckr_", "discord", "password ", "PASSWORD ",
+		"Password ", "identified by ", "IDENTIFIED BY ", "Identified by "} {
+		if class[p[0]]&cTrigB == 0 || second[p[0]]>>(p[1]-64)&1 == 0 {
+			t.Errorf("prefix %q is never tried", p)
+		}
+	}
+}
+
+func FuzzString(f *testing.F) {
+	for _, s := range []string{
+		"export DB_PASSWORD=hunter2", `curl -H "Authorization: Bearer abc" x`, "postgres://u:p@h/db",
+		pemRSA, pemRSA[:60], pemRSA[40:], jwt, ghp, akia, openai, "password: [REDACTED:password]",
+		`{\"password\":\"x\"}`, "a=b:c,d-e", "--password --token x", "-u a:b", "sk-ant-" + mixed48,
+		"https://hooks.slack.com/services/" + alnum36, "PASSWORD '", "Authorization: Bearer [REDACTED:authorization]x",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out, n := String(in)
+		if n == 0 && out != in {
+			t.Fatalf("n = 0 but the text changed: %q -> %q", in, out)
+		}
+		if n > 0 && out == in {
+			t.Fatalf("n = %d but the text did not change: %q", n, in)
+		}
+		if again, m := String(out); again != out || m != 0 {
+			t.Fatalf("not idempotent:\n in  %q\n out %q\n again %q", in, out, again)
+		}
+	})
+}

@@ -1,0 +1,1191 @@
+package redact
+
+import (
+	"math/bits"
+	"strings"
+)
+
+// Character classes of the class table (class.go).
+const (
+	cWord  = 1 << iota // [A-Za-z0-9_]: a byte that makes the next one not start a word
+	cTok               // [A-Za-z0-9_-]: body of most API tokens
+	cAlnum             // [A-Za-z0-9]
+	cB64               // [A-Za-z0-9+/=]: base64, PEM bodies
+	cUpNum             // [A-Z0-9]: AWS key ids
+	cHex               // [0-9a-f]
+	cName              // [A-Za-z0-9_.-]: the name in an assignment
+	cTrig              // = : - , may start a secret wherever they stand
+	cTrigB             // first letters of token prefixes: only at a word start
+)
+
+// markerPrefix starts every replacement; a value that already starts with it is
+// left alone, which is what makes redaction idempotent.
+const markerPrefix = "[REDACTED:"
+
+// maxSpan bounds how far a detector looks ahead or back (PEM END lines, quoted
+// values), so that hostile input cannot make a scan quadratic.
+const maxSpan = 64 << 10
+
+// scanner accumulates the redacted copy of s. out stays nil until the first
+// replacement, so a secret-free text costs no allocation.
+type scanner struct {
+	s    string
+	out  []byte
+	last int // s[last:] has not been copied to out yet
+	n    int
+	m    memo
+}
+
+// memo remembers the forward scans of one pass, so that a hostile text made
+// of overlapping candidates ("sk-sk-sk-…", a quote never closed after many
+// "token=\"") costs linear time: a scan that starts inside a stretch already
+// scanned ends where that one ended, which is exact, so results do not
+// depend on it.
+type memo struct {
+	runs  [9]span // by class bit: no byte of s[from:to] stops the run, s[to] does
+	quote [5]span // closeQuote, by quote (see quoteIndex)
+	line  [6]span // lineEnd, by quote, and 5 for none
+	value span    // unquoted values
+	end   span    // to is the index of the next "-----END " at or after from, or -1
+}
+
+type span struct {
+	from, to int
+	ok       bool
+}
+
+func (c *span) covers(i int) bool { return c.ok && c.from <= i && i <= c.to }
+
+// run is the memoized run(s, i, set); m may be nil.
+func (m *memo) run(s string, i int, set uint16) int {
+	if m == nil {
+		return run(s, i, set)
+	}
+	c := &m.runs[bits.TrailingZeros16(set)]
+	if !c.covers(i) {
+		*c = span{i, run(s, i, set), true}
+	}
+	return c.to
+}
+
+// nextEnd returns the index of the next "-----END " at or after from, or -1.
+func (m *memo) nextEnd(s string, from int) int {
+	c := &m.end
+	if !c.ok || from < c.from || (c.to >= 0 && c.to < from) {
+		e := strings.Index(s[from:], "-----END ")
+		if e >= 0 {
+			e += from
+		}
+		*c = span{from, e, true}
+	}
+	return c.to
+}
+
+// scan is one pass of String.
+func scan(s string) (string, int) {
+	sc := scanner{s: s}
+	// inWord is cWord of the previous byte moved onto the cTrigB bit, so that
+	// a letter trigger inside a word is masked without a branch: a third of
+	// the bytes of source code are trigger letters, and a branch on each
+	// would be mispredicted all the time.
+	const shift = 8 // cTrigB == cWord << 8
+	var inWord uint16
+	for i := 0; i < len(s); i++ {
+		cl := class[s[i]]
+		hit := cl & (cTrig | cTrigB) &^ inWord
+		inWord = (cl & cWord) << shift
+		if hit == 0 {
+			continue
+		}
+		// Cheap looks at the neighbours rule out most of the rest before
+		// the detectors run.
+		if hit&cTrigB != 0 {
+			if i+1 >= len(s) || s[i+1] < 64 || s[i+1] >= 128 || second[s[i]]>>(s[i+1]-64)&1 == 0 {
+				continue
+			}
+		} else if !worthSep(s, i) {
+			continue
+		}
+		if end := sc.at(i); end > i {
+			// The replacement ends in ']': the byte at end starts a word.
+			i, inWord = end-1, 0
+		}
+	}
+	if sc.n == 0 {
+		return s, 0
+	}
+	sc.out = append(sc.out, s[sc.last:]...)
+	return string(sc.out), sc.n
+}
+
+// second holds, for each cTrigB letter, the bytes that can follow it in a
+// prefix the detectors know: bit b-64 stands for byte b (they are all
+// letters). TestClassTable checks it against the prefixes.
+var second = [256]uint64{
+	's': 1 << ('k' - 64),
+	'r': 1 << ('k' - 64),
+	'w': 1 << ('h' - 64),
+	'g': 1<<('h'-64) | 1<<('i'-64) | 1<<('l'-64),
+	'x': 1<<('o'-64) | 1<<('a'-64),
+	'A': 1<<('K'-64) | 1<<('S'-64) | 1<<('B'-64) | 1<<('C'-64) | 1<<('I'-64),
+	'e': 1 << ('y' - 64),
+	'n': 1 << ('p' - 64),
+	'h': 1<<('f'-64) | 1<<('o'-64),
+	'S': 1 << ('G' - 64),
+	'p': 1<<('y'-64) | 1<<('a'-64) | 1<<('A'-64),
+	'P': 1<<('a'-64) | 1<<('A'-64),
+	'i': 1<<('d'-64) | 1<<('D'-64),
+	'I': 1<<('d'-64) | 1<<('D'-64),
+	'd': 1<<('o'-64) | 1<<('c'-64) | 1<<('i'-64),
+}
+
+// worthSep is the cheap look for the separators = : , and -: whether a
+// name that may end in a secret-bearing word stands before it, or what
+// follows can start a flag, a PEM line or a URL.
+func worthSep(s string, i int) bool {
+	if i+1 >= len(s) {
+		return false // every detector needs a value after the separator
+	}
+	c, n := s[i], s[i+1]
+	switch c {
+	case '-':
+		return n == '-' || n == 'u'
+	case ',':
+		return i > 0 && isQuote(s[i-1])
+	case ':':
+		if n == '/' {
+			return true
+		}
+	}
+	p := i - 1
+	if c == '=' && p >= 0 && s[p] == ':' {
+		p--
+	}
+	for k := 0; p >= 0 && k < 64 && (s[p] == ' ' || s[p] == '\t'); k++ {
+		p--
+	}
+	if p >= 0 && isQuote(s[p]) {
+		p--
+		if p >= 0 && s[p] == '\\' {
+			p--
+		}
+	}
+	return p >= 0 && keywordEnd(s[p])
+}
+
+// emit replaces s[start:end] with the marker of kind and returns end.
+func (sc *scanner) emit(start, end int, kind string) int {
+	if sc.out == nil {
+		sc.out = make([]byte, 0, len(sc.s)+32)
+	}
+	sc.out = append(sc.out, sc.s[sc.last:start]...)
+	sc.out = append(sc.out, markerPrefix...)
+	sc.out = append(sc.out, kind...)
+	sc.out = append(sc.out, ']')
+	sc.last = end
+	sc.n++
+	return end
+}
+
+// at runs the detectors that can start at the trigger byte s[i]. It returns the
+// end of the replaced span, or 0 when nothing was replaced.
+func (sc *scanner) at(i int) int {
+	s := sc.s
+	switch s[i] {
+	case '=', ',':
+		return sc.assign(i)
+	case ':':
+		if hasAt(s, i+1, "//") {
+			return sc.url(i)
+		}
+		return sc.assign(i)
+	case '-':
+		return sc.dash(i)
+	case 'p', 'P':
+		if hasFoldAt(s, i, "password ") {
+			return sc.sqlLiteral(i+9, "password")
+		}
+	case 'i', 'I':
+		if hasFoldAt(s, i, "identified by ") {
+			return sc.sqlLiteral(i+14, "password")
+		}
+	}
+	if start, end, kind := matchToken(&sc.m, s, i); end > start {
+		return sc.emit(start, end, kind)
+	}
+	return 0
+}
+
+// matchToken recognises a token by its prefix at s[i], which the caller knows to
+// start a word. It returns the span to replace (start > i for webhook URLs,
+// whose host stays readable) or end == 0.
+func matchToken(m *memo, s string, i int) (start, end int, kind string) {
+	switch s[i] {
+	case 's':
+		if hasAt(s, i, "sk-ant-") {
+			return prefixed(m, s, i, 7, cTok, 20, "anthropic_key")
+		}
+		if hasAt(s, i, "sk-") {
+			// Plain "sk-" also starts CSS classes and kebab-case names:
+			// require the length and the mixed case of a random key
+			// (bounded, so that checking it stays cheap on "sk-sk-sk-…").
+			if e := m.run(s, i+3, cTok); e-(i+3) >= 32 && e-(i+3) <= 256 && mixedCase(s[i+3:e]) {
+				return i, e, "openai_key"
+			}
+			return 0, 0, ""
+		}
+		if hasAt(s, i, "sk_live_") || hasAt(s, i, "sk_test_") {
+			return prefixed(m, s, i, 8, cAlnum, 16, "stripe_key")
+		}
+	case 'r':
+		if hasAt(s, i, "rk_live_") || hasAt(s, i, "rk_test_") {
+			return prefixed(m, s, i, 8, cAlnum, 16, "stripe_key")
+		}
+	case 'w':
+		if hasAt(s, i, "whsec_") {
+			return prefixed(m, s, i, 6, cB64, 24, "stripe_key")
+		}
+	case 'g':
+		if len(s)-i > 4 && s[i+1] == 'h' && s[i+3] == '_' && strings.IndexByte("pousr", s[i+2]) >= 0 {
+			return prefixed(m, s, i, 4, cAlnum, 30, "github_token")
+		}
+		if hasAt(s, i, "github_pat_") {
+			return prefixed(m, s, i, 11, cWord, 40, "github_token")
+		}
+		for _, p := range [...]string{"glpat-", "gldt-", "glrt-", "glptt-"} {
+			if hasAt(s, i, p) {
+				return prefixed(m, s, i, len(p), cTok, 20, "gitlab_token")
+			}
+		}
+	case 'x':
+		if len(s)-i > 5 && hasAt(s, i, "xox") && s[i+4] == '-' && strings.IndexByte("baprse", s[i+3]) >= 0 {
+			return prefixed(m, s, i, 5, cTok, 10, "slack_token")
+		}
+		if hasAt(s, i, "xapp-") {
+			return prefixed(m, s, i, 5, cTok, 10, "slack_token")
+		}
+	case 'A':
+		if hasAt(s, i, "AKIA") || hasAt(s, i, "ASIA") || hasAt(s, i, "ABIA") || hasAt(s, i, "ACCA") {
+			if e := m.run(s, i+4, cUpNum); e-(i+4) == 16 && (e == len(s) || class[s[e]]&cAlnum == 0) {
+				return i, e, "aws_access_key_id"
+			}
+			return 0, 0, ""
+		}
+		if hasAt(s, i, "AIza") {
+			return prefixed(m, s, i, 4, cTok, 35, "google_api_key")
+		}
+	case 'e':
+		return matchJWT(m, s, i)
+	case 'n':
+		if hasAt(s, i, "npm_") {
+			return prefixed(m, s, i, 4, cAlnum, 36, "npm_token")
+		}
+	case 'h':
+		if hasAt(s, i, "hf_") {
+			return prefixed(m, s, i, 3, cAlnum, 30, "huggingface_token")
+		}
+		if hasAt(s, i, "hooks.slack.com/") {
+			for _, p := range [...]string{"services/", "workflows/", "triggers/"} {
+				if hasAt(s, i+16, p) {
+					return webhookPath(s, i+16+len(p), "slack_token")
+				}
+			}
+		}
+	case 'S':
+		if hasAt(s, i, "SG.") {
+			if e1 := m.run(s, i+3, cTok); e1-(i+3) >= 16 && e1 < len(s) && s[e1] == '.' {
+				if e2 := m.run(s, e1+1, cTok); e2-(e1+1) >= 32 {
+					return i, e2, "sendgrid_key"
+				}
+			}
+		}
+	case 'p':
+		if hasAt(s, i, "pypi-AgE") {
+			return prefixed(m, s, i, 5, cTok, 50, "pypi_token")
+		}
+	case 'd':
+		if hasAt(s, i, "dop_v1_") || hasAt(s, i, "doo_v1_") || hasAt(s, i, "dor_v1_") {
+			return prefixed(m, s, i, 7, cHex, 64, "digitalocean_token")
+		}
+		if hasAt(s, i, "dckr_pat_") {
+			return prefixed(m, s, i, 9, cTok, 20, "docker_token")
+		}
+		for _, p := range [...]string{"discord.com/api/webhooks/", "discordapp.com/api/webhooks/"} {
+			if hasAt(s, i, p) {
+				return webhookPath(s, i+len(p), "discord_webhook")
+			}
+		}
+	}
+	return 0, 0, ""
+}
+
+// prefixed matches a token made of a prefix of length plen followed by at
+// least min bytes of class set.
+func prefixed(m *memo, s string, i, plen int, set uint16, min int, kind string) (int, int, string) {
+	if e := m.run(s, i+plen, set); e-(i+plen) >= min {
+		return i, e, kind
+	}
+	return 0, 0, ""
+}
+
+// webhookPath matches the secret path of a webhook URL starting at i.
+func webhookPath(s string, i int, kind string) (int, int, string) {
+	e := i
+	for e < len(s) && e-i < 256 && (class[s[e]]&cTok != 0 || s[e] == '/') {
+		e++ // webhook paths are about 60 bytes: the bound keeps "hooks.slack.com/services/" repeated linear
+	}
+	if e-i < 10 {
+		return 0, 0, ""
+	}
+	return i, e, kind
+}
+
+// matchJWT matches header.payload.signature where header and payload are
+// base64url JSON objects (both start with "eyJ", the encoding of `{"`).
+func matchJWT(m *memo, s string, i int) (int, int, string) {
+	if !hasAt(s, i, "eyJ") {
+		return 0, 0, ""
+	}
+	e1 := m.run(s, i, cTok)
+	if e1-i < 10 || e1 >= len(s) || s[e1] != '.' || !hasAt(s, e1+1, "eyJ") {
+		return 0, 0, ""
+	}
+	e2 := m.run(s, e1+1, cTok)
+	if e2-(e1+1) < 10 || e2 >= len(s) || s[e2] != '.' {
+		return 0, 0, ""
+	}
+	return i, m.run(s, e2+1, cTok), "jwt"
+}
+
+// startsSecret reports whether a token or a PEM block starts at s[i]: an
+// assignment whose value is one leaves it to the main loop, which names it
+// better ("github_token" rather than "secret") and knows where a PEM block ends.
+func startsSecret(m *memo, s string, i int) bool {
+	if i >= len(s) {
+		return false
+	}
+	if hasAt(s, i, "-----BEGIN ") {
+		return true
+	}
+	if class[s[i]]&cTrigB == 0 {
+		return false
+	}
+	_, end, _ := matchToken(m, s, i)
+	return end > 0
+}
+
+// url redacts the password of scheme://user:password@host; s[i] is the ':'
+// before "//". The user and the host stay readable.
+func (sc *scanner) url(i int) int {
+	s := sc.s
+	as := i + 3
+	ae := as
+	for ae < len(s) && ae-as < 2048 && !authorityStop(s[ae]) {
+		ae++
+	}
+	at := strings.LastIndexByte(s[as:ae], '@')
+	if at < 0 || hasAt(s, as, markerPrefix) {
+		return 0 // no user info, or a token in the user part, redacted already
+	}
+	colon := strings.IndexByte(s[as:as+at], ':')
+	if colon < 0 {
+		return 0
+	}
+	ps, pe := as+colon+1, as+at
+	if ps == pe || skipCredential(s[ps:pe]) {
+		return 0
+	}
+	kind := "url_password"
+	if start, end, k := matchToken(&sc.m, s, ps); start == ps && end == pe {
+		kind = k // https://x-access-token:ghs_…@github.com
+	}
+	return sc.emit(ps, pe, kind)
+}
+
+func authorityStop(c byte) bool {
+	switch c {
+	case '/', '?', '#', ' ', '\t', '\r', '\n', '"', '\'', '`', '\\', '<', '>', '(', ')', '[', ']', '{', '}', ',', ';', '|':
+		return true
+	}
+	return false
+}
+
+// dash handles what starts with '-': PEM blocks, --name value flags and
+// curl's -u/--user user:password.
+func (sc *scanner) dash(i int) int {
+	s := sc.s
+	if hasAt(s, i, "-----BEGIN ") {
+		return sc.pemBegin(i)
+	}
+	if hasAt(s, i, "-----END ") {
+		return sc.pemEnd(i)
+	}
+	// A flag follows a blank or a quote.
+	if i > 0 && !isBlank(s[i-1]) && !isQuote(s[i-1]) {
+		return 0
+	}
+	if hasAt(s, i, "-u ") {
+		return sc.userPassword(skipBlank(s, i+3))
+	}
+	if !hasAt(s, i, "--") {
+		return 0
+	}
+	ns := i + 2
+	ne := run(s, ns, cTok)
+	if ne == ns || ne >= len(s) || !isBlank(s[ne]) {
+		return 0 // --name=value is assign's
+	}
+	name := s[ns:ne]
+	k := skipBlank(s, ne)
+	if name == "user" || name == "proxy-user" {
+		return sc.userPassword(k)
+	}
+	if strings.HasPrefix(name, "no-") || k >= len(s) || s[k] == '-' {
+		return 0
+	}
+	kind := nameKind(name)
+	if kind == "" || kind == "authorization" || kind == "cookie" || kind == "signature" {
+		return 0
+	}
+	return sc.value(k, ' ', kind, false, false, false, "")
+}
+
+// userPassword redacts the password of curl's user:password at s[k].
+func (sc *scanner) userPassword(k int) int {
+	s := sc.s
+	if q := quoteAt(s, k); q != "" {
+		k += len(q)
+	}
+	if hasAt(s, k, markerPrefix) {
+		return 0 // -u sk_test_…: the token was the user, redacted already
+	}
+	u := k
+	for u < len(s) && !isBlank(s[u]) && !isQuote(s[u]) && s[u] != ':' && s[u] != '@' && s[u] != '\\' && s[u] != '/' {
+		u++
+	}
+	if u == k || u >= len(s) || s[u] != ':' {
+		return 0
+	}
+	ps := u + 1
+	pe := ps
+	for pe < len(s) && !isBlank(s[pe]) && !isQuote(s[pe]) && s[pe] != '\\' {
+		pe++
+	}
+	if pe == ps || skipCredential(s[ps:pe]) || allDigits(s[ps:pe]) {
+		return 0 // docker -u 1000:1000
+	}
+	return sc.emit(ps, pe, "password")
+}
+
+// pemBegin redacts a PEM private key block from its BEGIN line through its
+// END line, or, when the text was cut before END, through what still looks
+// like the key's body.
+func (sc *scanner) pemBegin(i int) int {
+	s := sc.s
+	ls := i + len("-----BEGIN ")
+	le := indexWithin(s, ls, "-----", 80)
+	if le < 0 || !strings.Contains(s[ls:le], "PRIVATE KEY") {
+		return 0
+	}
+	body := le + 5
+	if e := sc.m.nextEnd(s, body); e >= 0 && e-body <= maxSpan {
+		if f := indexWithin(s, e+9, "-----", 80); f >= 0 {
+			return sc.emit(i, f+5, "private_key")
+		}
+	}
+	end := body
+	for end < len(s) && end-body < maxSpan && (class[s[end]]&cB64 != 0 || strings.IndexByte("\r\n\t \\:,-", s[end]) >= 0) {
+		end++
+	}
+	return sc.emit(i, end, "private_key")
+}
+
+// pemEnd redacts the tail of a private key whose BEGIN line is not in the text
+// (a preview's tail window, a cut log): the END line and the base64 before it.
+func (sc *scanner) pemEnd(i int) int {
+	s := sc.s
+	ls := i + len("-----END ")
+	le := indexWithin(s, ls, "-----", 80)
+	if le < 0 || !strings.Contains(s[ls:le], "PRIVATE KEY") {
+		return 0
+	}
+	b := i
+	for b > sc.last && i-b < maxSpan && (class[s[b-1]]&cB64 != 0 || s[b-1] == '\n' || s[b-1] == '\r' || s[b-1] == '\\') {
+		b--
+	}
+	if i-b < 16 {
+		return 0 // a lone END line carries no key material
+	}
+	return sc.emit(b, le+5, "private_key")
+}
+
+// sqlLiteral redacts the quoted literal at s[k] in PASSWORD '…' and
+// IDENTIFIED BY '…'.
+func (sc *scanner) sqlLiteral(k int, kind string) int {
+	s := sc.s
+	k = skipBlank(s, k)
+	if k >= len(s) || s[k] != '\'' {
+		return 0
+	}
+	cs := k + 1
+	ce := sc.closeQuote(cs, "'")
+	if ce == cs || skipValue(s[cs:ce]) {
+		return 0
+	}
+	return sc.emit(cs, ce, kind)
+}
+
+// assign handles name=value, name: value, name => value, name := "value" and
+// "name", "value" where the name ends in a secret-bearing word; s[i] is the
+// separator.
+func (sc *scanner) assign(i int) int {
+	s := sc.s
+	sep := s[i]
+	j := i + 1
+	spaced := sep == ':'
+	quotedOnly := false // only a quoted literal is a value (Go :=, function arguments)
+	e := i
+	switch sep {
+	case '=':
+		if j < len(s) {
+			switch s[j] {
+			case '=', '~':
+				return 0 // comparison, regexp match
+			case '>':
+				j++ // PHP/Perl/Ruby key => value
+				spaced = true
+			}
+		}
+		if i > 0 {
+			switch s[i-1] {
+			case '=', '!', '<', '>':
+				return 0
+			case ':':
+				quotedOnly, e = true, i-1
+			}
+		}
+	case ':':
+		if (j < len(s) && (s[j] == ':' || s[j] == '=')) || (i > 0 && s[i-1] == ':') {
+			return 0 // C++/Rust paths, := (handled at '=')
+		}
+	case ',':
+		// ("API_KEY", "value") as in os.environ.setdefault, Header.Set
+		if i == 0 || !isQuote(s[i-1]) {
+			return 0
+		}
+		quotedOnly = true
+	}
+	if sep == '=' && e == i && (i == 0 || !isBlank(s[i-1])) && j < len(s) && isBlank(s[j]) {
+		return 0 // shell: PASSWORD= cmd assigns the empty string
+	}
+	// The name, backwards from the separator.
+	for e > 0 && isBlank(s[e-1]) && s[e-1] != '\n' && s[e-1] != '\r' {
+		e--
+		spaced = true
+	}
+	nameQuoted := false
+	if e > 0 && isQuote(s[e-1]) {
+		nameQuoted = true
+		e--
+		if e > 0 && s[e-1] == '\\' {
+			e--
+		}
+	}
+	if e == 0 || !keywordEnd(s[e-1]) {
+		return 0 // the fast exit for almost every '=' and ':' in code
+	}
+	b := e
+	for b > 0 && e-b < 128 && class[s[b-1]]&cName != 0 {
+		b--
+	}
+	if sep == ',' && !nameQuoted {
+		return 0
+	}
+	if b > 0 && (s[b-1] == '$' || (s[b-1] == '{' && b > 1 && s[b-2] == '$')) {
+		return 0 // "$TOKEN" = …, ${TOKEN:-default}
+	}
+	kind := nameKind(s[b:e])
+	if kind == "" {
+		return 0
+	}
+	k := j
+	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+		k++
+		if sep != ',' {
+			spaced = true
+		}
+	}
+	if sep == '=' && spaced && (kind == "authorization" || kind == "cookie") {
+		quotedOnly = true // authorization = request.headers[…] is code
+	}
+	if kind == "signature" {
+		// X-Amz-Signature=… in a presigned URL grants access; elsewhere
+		// "signature" is mostly prose or code (function signatures).
+		if sep != '=' || spaced {
+			return 0
+		}
+		kind = "secret"
+	}
+	open := ""
+	if b > 0 && !nameQuoted {
+		// -H 'Authorization: Bearer …': the value ends at the quote that
+		// opened the header argument. Header names may carry a prefix
+		// (Proxy-Authorization), which cName already took in.
+		open = quoteBefore(s, b)
+	}
+	return sc.value(k, sep, kind, spaced, nameQuoted, quotedOnly, open)
+}
+
+// value redacts the value of an assignment that starts at s[k]. spaced means
+// the assignment looked like code (spaces around the separator, YAML's
+// colon), where an unquoted value is more often an expression than a secret.
+func (sc *scanner) value(k int, sep byte, kind string, spaced, nameQuoted, quotedOnly bool, open string) int {
+	s := sc.s
+	if k >= len(s) || hasAt(s, k, markerPrefix) {
+		return 0
+	}
+	q := quoteAt(s, k)
+	if q == "" && k+1 < len(s) && isQuote(s[k+1]) && strings.IndexByte("bBrRuU", s[k]) >= 0 {
+		k++ // Python b"…", r"…"
+		q = quoteAt(s, k)
+	}
+	if q != "" {
+		cs := k + len(q)
+		if startsSecret(&sc.m, s, cs) {
+			return 0
+		}
+		if cs < len(s) && skipLead(s[cs]) {
+			return 0 // decided by the first byte: no need to find the end
+		}
+		ce := sc.closeQuote(cs, q)
+		if quotedOnly && (nullish(s[cs:ce]) || identWithKeyword(s[cs:ce])) {
+			return 0 // ["token", "password"] is a list of words
+		}
+		if sep == ',' && strings.IndexAny(s[cs:ce], "0123456789") < 0 {
+			// "Authorization", "WWW-Authenticate" is a list of header
+			// names; a literal secret passed as an argument has digits.
+			return 0
+		}
+		return sc.literal(cs, ce, kind, q)
+	}
+	if quotedOnly || nameQuoted || skipLead(s[k]) || startsSecret(&sc.m, s, k) {
+		return 0 // "key": 42 in JSON-ish text is not a string; a token is named by the main loop
+	}
+	header := kind == "authorization" || kind == "cookie"
+	if header && open != "" {
+		// -H 'Authorization: Digest a="b", c="d"': up to the closing quote.
+		return sc.literal(k, sc.lineEnd(k, open), kind, open)
+	}
+	start := k
+	if kind == "authorization" {
+		// Authorization: Bearer abc (an HTTP dump, YAML): keep the scheme.
+		if w := sc.m.run(s, k, cTok); w > k && w < len(s) && s[w] == ' ' {
+			if k2 := skipBlank(s, w); k2 < len(s) && !valueStop(s[k2]) {
+				start = k2
+			}
+		}
+	}
+	c := &sc.m.value
+	if !c.covers(start) {
+		ve := start
+		for ve < len(s) && !valueStop(s[ve]) {
+			ve++
+		}
+		*c = span{start, ve, true}
+	}
+	ve := c.to
+	v := s[start:ve]
+	if kind == "cookie" && strings.IndexByte(v, '=') > 0 {
+		// Cookie: a=b; c=d runs to the end of the line.
+		ve = sc.lineEnd(start, "")
+		v = s[start:ve]
+	}
+	if v == "" || skipValue(v) || nullish(v) || identWithKeyword(v) || !hasAlnum(v) {
+		return 0
+	}
+	if kind == "authorization" && start == k && isScheme(v) {
+		return 0 // a lone "Bearer"
+	}
+	if ve < len(s) && (s[ve] == '(' || s[ve] == '[' || (spaced && (s[ve] == '<' || s[ve] == '>'))) {
+		return 0 // a call, an index, a grammar (token = 1*<any CHAR>): code
+	}
+	if spaced && (dottedIdent(v) || strings.IndexByte(v, '[') >= 0) {
+		return 0 // cfg.Password, os.environ, config["password"]
+	}
+	if spaced && numeric(v) {
+		return 0 // TCPOPT_SIGNATURE = 0x1a, SYS_MEMFD_SECRET = 447
+	}
+	if sep == '=' && spaced && letters(v) {
+		return 0 // state.secret = psk: a variable; a password has a digit more often than not
+	}
+	if sep == ':' {
+		n := skipBlank(s, ve)
+		if stopword(v) || (letters(v) && n > ve && n < len(s) && isLetter(s[n])) {
+			return 0 // prose: "Token: the unit a model reads.", "token: creating file"
+		}
+		if letters(v) && n < len(s) && strings.IndexByte(",;)}", s[n]) >= 0 {
+			return 0 // Signature: algorithmIdentifier, in a struct literal
+		}
+	}
+	return sc.emit(start, ve, kind)
+}
+
+// literal redacts s[cs:ce], a quoted (or header) value. q is the quote that
+// closes it, if any: a credential that stops short of it (Digest, AWS4
+// signatures) extends to it.
+func (sc *scanner) literal(cs, ce int, kind, q string) int {
+	s := sc.s
+	v := s[cs:ce]
+	if strings.TrimSpace(v) == "" || skipValue(v) || !hasAlnum(v) {
+		return 0
+	}
+	if kind == "secret" && strings.IndexByte(v, ' ') >= 0 {
+		return 0 // Token: "// indirect": tokens and keys have no spaces, passphrases may
+	}
+	if kind == "authorization" {
+		// Keep the scheme: "Bearer [REDACTED:authorization]".
+		w := sc.m.run(s, cs, cTok)
+		if w < ce && s[w] == ' ' {
+			k := w
+			for k < ce && s[k] == ' ' {
+				k++
+			}
+			if k == ce {
+				return 0
+			}
+			if skipValue(s[k:ce]) {
+				return 0
+			}
+			cs = k
+		} else if w == ce && isScheme(v) {
+			return 0 // a lone "Bearer"
+		}
+		if q == "" && identWithKeyword(s[cs:ce]) {
+			return 0 // authorization: authHeader
+		}
+	}
+	return sc.emit(cs, ce, kind)
+}
+
+// lineEnd returns where an unquoted header value starting at k ends: at the
+// quote q that opened the header argument, or at the end of the line (a real
+// one or a JSON-escaped "\n").
+func (sc *scanner) lineEnd(k int, q string) int {
+	s := sc.s
+	c := &sc.m.line[quoteIndex(q)]
+	if !c.covers(k) {
+		e := k
+		for e < len(s) {
+			b := s[e]
+			if b == '\n' || b == '\r' || (q == "" && (b == '\\' || isQuote(b))) || (q != "" && hasAt(s, e, q)) {
+				break
+			}
+			e++
+		}
+		*c = span{k, e, true}
+	}
+	e := c.to
+	// Trailing blanks are not part of the value.
+	for e > k && isBlank(s[e-1]) {
+		e--
+	}
+	return e
+}
+
+// closeQuote returns the index of the quote q closing a literal whose content
+// starts at cs, or the end of the line (or text) when it is not closed there.
+func (sc *scanner) closeQuote(cs int, q string) int {
+	s := sc.s
+	c := &sc.m.quote[quoteIndex(q)]
+	// A scan from inside a stretch already scanned ends at the same place,
+	// unless it starts right after a backslash, where escapes pair up
+	// differently.
+	if c.covers(cs) && (cs == c.from || s[cs-1] != '\\') {
+		return c.to
+	}
+	e := cs
+	for ; e < len(s); e++ {
+		b := s[e]
+		if b == '\n' || b == '\r' || hasAt(s, e, q) {
+			break
+		}
+		if b == '\\' && q[0] != '\\' && q != "'" {
+			e++ // an escaped character inside "…"
+		} else if b == '\\' && q[0] == '\\' && e+1 < len(s) && s[e+1] != q[1] {
+			e++ // an escape pair inside \"…\" (JSON-encoded text)
+		}
+	}
+	if e > len(s) {
+		e = len(s) // a trailing lone backslash
+	}
+	*c = span{cs, e, true}
+	return e
+}
+
+// quoteIndex numbers the quotes quoteAt returns, "" last.
+func quoteIndex(q string) int {
+	switch q {
+	case `"`:
+		return 0
+	case "'":
+		return 1
+	case "`":
+		return 2
+	case `\"`:
+		return 3
+	case `\'`:
+		return 4
+	}
+	return 5
+}
+
+// nameKind returns the kind of secret that a name (of a variable, flag, key,
+// header) holds, or "". It compares the name's last letters and digits,
+// upper-cased and without separators, so that DB_PASSWORD, dbPassword,
+// db-password and db.password are all the same.
+func nameKind(name string) string {
+	// rev holds the last significant bytes of name, reversed and upper-cased.
+	var rev [16]byte
+	var pos [16]int
+	n := 0
+	k := len(name) - 1
+	for ; k >= 0 && n < len(rev); k-- {
+		c := name[k]
+		switch {
+		case c >= 'a' && c <= 'z':
+			c -= 'a' - 'A'
+		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '_' || c == '-' || c == '.':
+			continue
+		default:
+			k = -1 // a name is made of cName bytes; stop at anything else
+			continue
+		}
+		rev[n], pos[n] = c, k
+		n++
+	}
+	r := rev[:n]
+	switch {
+	case revHas(r, "YEKSSECCATERCES"):
+		return "aws_secret_access_key"
+	case revHas(r, "DROWSSAP"), revHas(r, "DWSSAP"), revHas(r, "ESARHPSSAP"):
+		return "password"
+	case revHas(r, "SSAP"):
+		// PASS only as the last word of a longer name: DB_PASS, dbPass,
+		// --pass; not bypass or compass, nor a bare PASS (go test's
+		// "--- PASS: TestX").
+		p := pos[3]
+		if p > 0 && (strings.IndexByte("_-.", name[p-1]) >= 0 || (isLower(name[p-1]) && !isLower(name[p]))) {
+			return "password"
+		}
+	case revHas(r, "NOITAZIROHTUA"):
+		return "authorization"
+	case revHas(r, "EIKOOC"):
+		return "cookie"
+	case revHas(r, "ERUTANGIS"):
+		return "signature"
+	case revHas(r, "TERCES"), revHas(r, "NEKOT"), revHas(r, "YEKIPA"),
+		revHas(r, "YEKTERCES"), revHas(r, "YEKETAVIRP"), revHas(r, "YEKTNUOCCA"),
+		revHas(r, "YEKSSECCADERAHS"), revHas(r, "YEKNOITPYRCNE"), revHas(r, "YEKGNINGIS"),
+		revHas(r, "YEKRETSAM"):
+		return "secret"
+	}
+	return ""
+}
+
+func revHas(r []byte, p string) bool {
+	if len(r) < len(p) {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if r[i] != p[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// keywordEnd reports whether c can end a secret-bearing name (PASSWORD,
+// PASS, PASSPHRASE, SECRET, TOKEN, API_KEY, SIGNATURE, AUTHORIZATION, COOKIE).
+func keywordEnd(c byte) bool {
+	switch c | 0x20 {
+	case 'd', 's', 'e', 't', 'n', 'y':
+		return true
+	}
+	return false
+}
+
+// skipValue reports whether a value is a reference or a placeholder rather
+// than a secret: $VAR, ${VAR}, $(cmd), {{ tmpl }}, %s, <your-token>, ***,
+// an already redacted value.
+func skipValue(v string) bool {
+	return v == "" || skipLead(v[0]) || strings.Trim(v, "*.x") == ""
+}
+
+// skipLead reports whether a value starting with c is a reference, a
+// placeholder or code rather than a secret.
+func skipLead(c byte) bool {
+	switch c {
+	case '$', '%', '{', '<', '[', '(', '@', '!', '*', '&', '|', '>', '~', '?', ':', '#', '`', '\\',
+		',', ')', ';', ']', '}', '+':
+		return true
+	}
+	return false
+}
+
+// skipCredential is skipValue for the password of a URL or of user:password,
+// which may well start with a percent-escape.
+func skipCredential(v string) bool {
+	switch v[0] {
+	case '$', '{', '<', '[':
+		return true
+	}
+	return v == "%s" || strings.Trim(v, "*") == ""
+}
+
+// nullish reports whether an unquoted value is a literal or a type name of
+// some language rather than a secret.
+func nullish(v string) bool {
+	if len(v) > 9 {
+		return false
+	}
+	var b [9]byte
+	for i := 0; i < len(v); i++ {
+		b[i] = v[i] | 0x20
+	}
+	switch string(b[:len(v)]) {
+	case "null", "nil", "none", "true", "false", "undefined", "string", "str", "number", "int",
+		"bool", "boolean", "bytes", "any", "object", "required", "optional", "secret", "yes", "no", "iota":
+		return true
+	}
+	return false
+}
+
+// identWithKeyword reports whether v is an identifier (or a.b selector)
+// that names a secret rather than being one: token=token,
+// password=get_password, this._password=s._password.
+func identWithKeyword(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if class[v[i]]&cWord == 0 && v[i] != '.' {
+			return false
+		}
+	}
+	for _, w := range [...]string{"pass", "secret", "token", "key", "auth", "cookie", "cred", "sig"} {
+		if containsFold(v, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// dottedIdent reports whether v is a.b(.c…) made of identifiers.
+func dottedIdent(v string) bool {
+	dots := 0
+	start := true
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '.':
+			if start {
+				return false
+			}
+			dots++
+			start = true
+		case class[c]&cWord != 0:
+			if start && c >= '0' && c <= '9' {
+				return false
+			}
+			start = false
+		default:
+			return false
+		}
+	}
+	return dots > 0 && !start
+}
+
+// stopword reports whether v is a common English word that starts a sentence
+// after "Password:" or "Token:" in prose rather than being the secret.
+func stopword(v string) bool {
+	if len(v) > 6 {
+		return false
+	}
+	var b [6]byte
+	for i := 0; i < len(v); i++ {
+		b[i] = v[i] | 0x20
+	}
+	switch string(b[:len(v)]) {
+	case "a", "an", "the", "is", "are", "was", "be", "to", "of", "and", "or", "in", "on", "for", "if",
+		"it", "its", "this", "that", "must", "should", "will", "can", "not", "see", "use", "set", "you",
+		"your", "we", "our", "my", "no", "yes", "none", "n/a", "tbd", "todo", "empty", "same":
+		return true
+	}
+	return false
+}
+
+// isScheme reports whether w is an HTTP authentication scheme name.
+func isScheme(w string) bool {
+	switch strings.ToLower(w) {
+	case "bearer", "basic", "token", "digest", "negotiate", "ntlm", "bot", "apikey", "key":
+		return true
+	}
+	return false
+}
+
+// valueStop reports whether c ends an unquoted value.
+func valueStop(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', '"', '\'', '`', '\\', ';', '&', '|', '<', '>', '(', ')', ',', '}', ']':
+		return true
+	}
+	return false
+}
+
+// quoteAt returns the quote that starts at s[k] ("\"", "'", "`", or a
+// JSON-escaped \" or \') or "".
+func quoteAt(s string, k int) string {
+	if k >= len(s) {
+		return ""
+	}
+	if isQuote(s[k]) {
+		return s[k : k+1]
+	}
+	if s[k] == '\\' && k+1 < len(s) && (s[k+1] == '"' || s[k+1] == '\'') {
+		return s[k : k+2]
+	}
+	return ""
+}
+
+// quoteBefore returns the quote that ends just before s[b], or "".
+func quoteBefore(s string, b int) string {
+	if b == 0 || (s[b-1] != '"' && s[b-1] != '\'') {
+		return ""
+	}
+	if b > 1 && s[b-2] == '\\' {
+		return s[b-2 : b]
+	}
+	return s[b-1 : b]
+}
+
+func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+
+func skipBlank(s string, k int) int {
+	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+		k++
+	}
+	return k
+}
+
+// run returns the end of the run of bytes of class set starting at s[i].
+func run(s string, i int, set uint16) int {
+	for i < len(s) && class[s[i]]&set != 0 {
+		i++
+	}
+	return i
+}
+
+func hasAt(s string, i int, p string) bool {
+	return i >= 0 && len(s)-i >= len(p) && s[i:i+len(p)] == p
+}
+
+// hasFoldAt is hasAt ignoring the case of ASCII letters; p is lower-case.
+func hasFoldAt(s string, i int, p string) bool {
+	if i < 0 || len(s)-i < len(p) {
+		return false
+	}
+	for k := 0; k < len(p); k++ {
+		c := s[i+k]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != p[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFold reports whether s contains the lower-case ASCII word w,
+// ignoring case.
+func containsFold(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if hasFoldAt(s, i, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// indexWithin returns the index of p in s[from:from+limit], or -1.
+func indexWithin(s string, from int, p string, limit int) int {
+	if from > len(s) {
+		return -1
+	}
+	end := len(s)
+	if end-from > limit {
+		end = from + limit
+	}
+	if k := strings.Index(s[from:end], p); k >= 0 {
+		return from + k
+	}
+	return -1
+}
+
+func hasAlnum(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if class[v[i]]&cAlnum != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// letters reports whether v is made of ASCII letters and '_' only.
+func letters(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !isLetter(c) && c != '_' {
+			return false
+		}
+	}
+	return v != ""
+}
+
+func isLetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
+
+// numeric reports whether v is a number literal of some language: 447,
+// 0x1a, 0o755, 1_000, 3.5.
+func numeric(v string) bool {
+	if len(v) > 1 && v[0] == '-' {
+		v = v[1:]
+	}
+	if v == "" || v[0] < '0' || v[0] > '9' {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if class[v[i]]&cHex == 0 && strings.IndexByte("xXoObB_.ABCDEF", v[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func mixedCase(v string) bool {
+	var up, low, dig bool
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		up = up || ('A' <= c && c <= 'Z')
+		low = low || ('a' <= c && c <= 'z')
+		dig = dig || ('0' <= c && c <= '9')
+	}
+	return up && low && dig
+}
+
+func allDigits(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return v != ""
+}
