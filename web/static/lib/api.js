@@ -1,0 +1,162 @@
+// Client of the collector's /v1 API and its event stream.
+
+const TOKEN_KEY = 'hookwatch.token';
+
+/** HTTPError carries the status of a failed API call. */
+export class HTTPError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+export function getToken() {
+  try { return sessionStorage.getItem(TOKEN_KEY) || ''; } catch { return ''; }
+}
+
+export function setToken(t) {
+  try { t ? sessionStorage.setItem(TOKEN_KEY, t) : sessionStorage.removeItem(TOKEN_KEY); } catch { /* private mode */ }
+}
+
+function headers(extra) {
+  const h = { Accept: 'application/json', ...extra };
+  const t = getToken();
+  if (t) h.Authorization = 'Bearer ' + t;
+  return h;
+}
+
+// Listeners told when the API answers 401, so the shell can ask for a token.
+const authListeners = new Set();
+export function onAuthRequired(fn) { authListeners.add(fn); return () => authListeners.delete(fn); }
+
+/** getJSON fetches an API path and decodes its JSON body. */
+export async function getJSON(path, { signal } = {}) {
+  const res = await fetch(path, { headers: headers(), signal, credentials: 'same-origin' });
+  if (!res.ok) {
+    if (res.status === 401) authListeners.forEach((fn) => fn());
+    let msg = res.statusText;
+    try { const body = await res.json(); if (body && typeof body.error === 'string') msg = body.error; } catch { /* not JSON */ }
+    throw new HTTPError(res.status, `${path}: ${res.status} ${msg}`);
+  }
+  return res.json();
+}
+
+/** withQuery appends the non-empty params to path. */
+export function withQuery(path, params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params || {})) {
+    if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  }
+  const s = q.toString();
+  return s ? `${path}${path.includes('?') ? '&' : '?'}${s}` : path;
+}
+
+/**
+ * pages yields every page of a cursor-paged listing: key is the array field
+ * of the body ("sessions", "events", …). It asks for the next page as soon
+ * as it has read a page, so the server works while the caller processes.
+ * It stops at an empty next cursor, and also when a server repeats a
+ * cursor, so a paging bug cannot loop.
+ */
+export async function* pages(path, key, params = {}, { signal } = {}) {
+  const seen = new Set();
+  const get = (cursor) => getJSON(withQuery(path, { ...params, cursor }), { signal });
+  let pending = get('');
+  while (pending) {
+    const body = await pending;
+    const items = Array.isArray(body?.[key]) ? body[key] : [];
+    const next = typeof body?.next === 'string' ? body.next : (typeof body?.next_cursor === 'string' ? body.next_cursor : '');
+    pending = null;
+    if (next && !seen.has(next) && items.length) {
+      seen.add(next);
+      pending = get(next);
+      pending.catch(() => {}); // reported when awaited
+    }
+    yield items;
+  }
+}
+
+/** sessionPath returns the API path of a session's sub-resource. */
+export function sessionPath(id, sub = '') {
+  return `/v1/sessions/${encodeURIComponent(id)}${sub ? '/' + sub : ''}`;
+}
+
+/**
+ * stream follows /v1/stream from lastEventId on and calls onEvent with each
+ * decoded event. It is an EventSource written over fetch, for two reasons:
+ * an EventSource cannot send the Authorization header, and it cannot send
+ * Last-Event-ID on its first connection, which is what makes a freshly
+ * loaded page miss nothing between its snapshot and its subscription. It
+ * reconnects with backoff, resuming from the last id it saw.
+ * onState receives 'connecting' | 'live' | 'retrying'. It returns close().
+ */
+export function stream({ lastEventId, onEvent, onState = () => {} }) {
+  let last = lastEventId != null ? String(lastEventId) : '';
+  let closed = false;
+  let ctrl = null;
+  let delay = 250;
+  let timer = 0;
+
+  const dispatch = (data) => {
+    if (!data) return;
+    let ev;
+    try { ev = JSON.parse(data); } catch { return; }
+    try { onEvent(ev); } catch (e) { console.error('hookwatch: stream handler failed', e); }
+  };
+
+  async function connect() {
+    if (closed) return;
+    onState('connecting');
+    ctrl = new AbortController();
+    try {
+      const h = headers({ Accept: 'text/event-stream' });
+      if (last) h['Last-Event-ID'] = last;
+      const res = await fetch('/v1/stream', { headers: h, signal: ctrl.signal, cache: 'no-store' });
+      if (res.status === 401) authListeners.forEach((fn) => fn());
+      if (!res.ok || !res.body) throw new HTTPError(res.status, 'stream: ' + res.status);
+      onState('live');
+      delay = 250;
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = '';
+      let data = [];
+      let id = null;
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let nl;
+        while ((nl = buf.search(/\r\n|\r|\n/)) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + (buf[nl] === '\r' && buf[nl + 1] === '\n' ? 2 : 1));
+          if (line === '') {
+            if (id !== null) last = id;
+            if (data.length) dispatch(data.join('\n'));
+            data = [];
+            id = null;
+            continue;
+          }
+          if (line[0] === ':') continue;
+          const colon = line.indexOf(':');
+          const field = colon < 0 ? line : line.slice(0, colon);
+          let val = colon < 0 ? '' : line.slice(colon + 1);
+          if (val[0] === ' ') val = val.slice(1);
+          if (field === 'data') data.push(val);
+          else if (field === 'id' && !val.includes('\0')) id = val;
+          else if (field === 'retry' && /^\d+$/.test(val)) delay = Math.min(+val, 30000);
+        }
+      }
+    } catch (e) {
+      if (closed) return;
+    }
+    if (closed) return;
+    onState('retrying');
+    timer = setTimeout(connect, delay);
+    delay = Math.min(delay * 2, 5000);
+  }
+  connect();
+  return () => {
+    closed = true;
+    clearTimeout(timer);
+    if (ctrl) ctrl.abort();
+  };
+}

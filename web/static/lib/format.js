@@ -1,0 +1,176 @@
+// Formatting of times, durations and numbers, and the colours of tool
+// families. Pure functions: no DOM.
+
+/** ms parses an API timestamp to epoch milliseconds (NaN when absent). */
+export function ms(t) {
+  if (t == null || t === '') return NaN;
+  if (typeof t === 'number') return t;
+  return Date.parse(t);
+}
+
+/** fmtDur renders a duration in milliseconds compactly: 420 ms, 3.2 s, 1m 05s, 2h 03m. */
+export function fmtDur(d) {
+  if (!Number.isFinite(d) || d < 0) return '–';
+  if (d < 1) return '<1 ms';
+  if (d < 1000) return Math.round(d) + ' ms';
+  if (d < 10000) return (d / 1000).toFixed(1) + ' s';
+  if (d < 60000) return Math.round(d / 1000) + ' s';
+  const s = Math.round(d / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
+  const m = Math.round(s / 60);
+  if (m < 24 * 60) return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
+  const h = Math.round(m / 60);
+  return `${Math.floor(h / 24)}d ${h % 24}h`;
+}
+
+const pad = (n, w = 2) => String(n).padStart(w, '0');
+
+/** fmtClock renders a time of day, with milliseconds when precise is set. */
+export function fmtClock(t, precise = false) {
+  if (!Number.isFinite(t)) return '–';
+  const d = new Date(t);
+  const s = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  return precise ? `${s}.${pad(d.getMilliseconds(), 3)}` : s;
+}
+
+/** fmtDate renders a date and time: today's times alone, other days with the date. */
+export function fmtDate(t, now = Date.now()) {
+  if (!Number.isFinite(t)) return '–';
+  const d = new Date(t);
+  const today = new Date(now);
+  const sameDay = d.toDateString() === today.toDateString();
+  const hm = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  if (sameDay) return hm;
+  if (d.getFullYear() === today.getFullYear()) {
+    return `${d.toLocaleString('en', { month: 'short' })} ${d.getDate()} ${hm}`;
+  }
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${hm}`;
+}
+
+/** fmtISO renders a full timestamp for inspection. */
+export function fmtISO(t) {
+  if (!Number.isFinite(t)) return '–';
+  return new Date(t).toISOString();
+}
+
+/** fmtAgo renders how long ago t was: now, 12s ago, 5m ago, 3h ago, 2d ago. */
+export function fmtAgo(t, now = Date.now()) {
+  if (!Number.isFinite(t)) return '–';
+  const s = Math.max(0, Math.round((now - t) / 1000));
+  if (s < 5) return 'now';
+  if (s < 60) return s + 's ago';
+  if (s < 3600) return Math.floor(s / 60) + 'm ago';
+  if (s < 86400) return Math.floor(s / 3600) + 'h ago';
+  return Math.floor(s / 86400) + 'd ago';
+}
+
+/** fmtNum renders a count with thousands separators; absent counts as a dash. */
+export function fmtNum(n) {
+  if (n == null || !Number.isFinite(+n)) return '–';
+  return Math.round(+n).toLocaleString('en');
+}
+
+/** fmtPct renders a ratio 0..1 as a percentage. */
+export function fmtPct(r) {
+  if (!Number.isFinite(r)) return '–';
+  if (r === 0) return '0%';
+  if (r < 0.001) return '<0.1%';
+  return (r * 100).toFixed(r < 0.1 ? 1 : 0) + '%';
+}
+
+/** quantile returns the q-quantile (0..1) of sorted numbers, by nearest rank. */
+export function quantile(sorted, q) {
+  if (!sorted.length) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i];
+}
+
+/** shortID abbreviates an id for display. */
+export function shortID(id, n = 8) {
+  if (!id) return '';
+  const s = String(id);
+  return s.length > n + 1 ? s.slice(0, n) + '…' : s;
+}
+
+/** truncate shortens text to n characters with an ellipsis. */
+export function truncate(s, n) {
+  s = s == null ? '' : String(s);
+  return s.length > n ? s.slice(0, n - 1) + '…' : s;
+}
+
+/** projectOf returns the project name of a session: its project field or the last element of its cwd. */
+export function projectOf(s) {
+  if (s.project) return String(s.project);
+  const cwd = String(s.cwd || '');
+  const parts = cwd.split(/[\\/]/).filter(Boolean);
+  return parts.length ? parts[parts.length - 1] : '';
+}
+
+// Tool families, as the collector's classifier names them. Colours are
+// chosen to stay distinguishable for the common colour-vision deficiencies
+// (Tableau 10 order) and are repeated in style.css for the legend.
+export const FAMILIES = {
+  read_file: { label: 'read', color: '#4e79a7' },
+  search: { label: 'search', color: '#76b7b2' },
+  modify_file: { label: 'modify', color: '#f28e2b' },
+  run_test: { label: 'test', color: '#59a14f' },
+  run_build: { label: 'build', color: '#8cd17d' },
+  execute: { label: 'shell', color: '#b6992d' },
+  web_fetch: { label: 'web', color: '#b07aa1' },
+  delegation: { label: 'subagent', color: '#9d7660' },
+  mcp_call: { label: 'mcp', color: '#d37295' },
+  planning: { label: 'plan', color: '#a0a0a0' },
+  other: { label: 'other', color: '#79706e' },
+};
+
+const extraColors = ['#499894', '#86bcb6', '#e15759', '#ff9d9a', '#79706e', '#bab0ac', '#d4a6c8', '#fabfd2'];
+
+/** familyColor returns the colour of a family, stable for families this file does not know. */
+export function familyColor(f) {
+  if (FAMILIES[f]) return FAMILIES[f].color;
+  let h = 0;
+  for (const c of String(f)) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  return extraColors[h % extraColors.length];
+}
+
+const TEST_RE = /\b(go test|gotestsum|pytest|py\.test|jest|vitest|mocha|cargo (test|nextest)|npm (run )?test|yarn test|pnpm test|make test|rspec|phpunit|ctest|mvn test|gradle test|tox)\b/;
+const BUILD_RE = /\b(go (build|vet|install)|cargo (build|check|clippy)|npm run build|yarn build|pnpm build|tsc\b|make\b|cmake|mvn (package|compile)|gradle build|docker build|bazel build)/;
+
+/**
+ * familyOf guesses the family of a tool call from its name and input, for
+ * collectors that do not classify calls yet. The collector's family, when it
+ * sends one, always wins.
+ */
+export function familyOf(tool, input) {
+  const t = String(tool || '');
+  if (t.startsWith('mcp__')) return 'mcp_call';
+  switch (t) {
+    case 'Read': case 'NotebookRead': case 'LS':
+      return 'read_file';
+    case 'Glob': case 'Grep': case 'ToolSearch':
+      return 'search';
+    case 'Edit': case 'Write': case 'MultiEdit': case 'NotebookEdit':
+      return 'modify_file';
+    case 'WebFetch': case 'WebSearch':
+      return 'web_fetch';
+    case 'Agent': case 'Task':
+      return 'delegation';
+    case 'TodoWrite': case 'TaskCreate': case 'TaskUpdate': case 'TaskList': case 'TaskGet': case 'ExitPlanMode': case 'EnterPlanMode':
+      return 'planning';
+    case 'Bash': case 'BashOutput': case 'KillShell': case 'PowerShell': case 'shell': case 'exec_command': {
+      const cmd = input && typeof input.command === 'string' ? input.command : '';
+      if (TEST_RE.test(cmd)) return 'run_test';
+      if (BUILD_RE.test(cmd)) return 'run_build';
+      return 'execute';
+    }
+  }
+  return 'other';
+}
+
+/** STATUS_COLORS mark failures and denials on the timeline and in lists. */
+export const STATUS_COLORS = {
+  error: '#d62728',
+  denied: '#7b1fa2',
+  interrupted: '#ef6c00',
+  running: '#1f77b4',
+};

@@ -1,0 +1,34 @@
+// The context-window and cost curve, drawn by uPlot (loaded on demand).
+import uPlot from '../vendor/uPlot.esm.js';
+
+/** contextChart draws the statusLine snapshots into el and returns the plot. */
+export function contextChart(el, snaps) {
+  const pts = snaps.filter((s) => Number.isFinite(s.t)).sort((a, b) => a.t - b.t);
+  const xs = pts.map((s) => s.t / 1000);
+  const pct = pts.map((s) => (Number.isFinite(s.pct) ? s.pct : null));
+  const cost = pts.map((s) => (Number.isFinite(s.cost) ? s.cost : null));
+  const width = Math.max(320, el.clientWidth || 800);
+  const opts = {
+    width,
+    height: 240,
+    legend: { live: true },
+    cursor: { drag: { x: true, y: false } },
+    scales: { x: { time: true }, pct: { range: [0, 100] }, usd: { range: (u, lo, hi) => [0, Math.max(0.01, hi * 1.1)] } },
+    series: [
+      {},
+      { label: 'context used %', scale: 'pct', stroke: '#2563eb', width: 2, fill: 'rgba(37,99,235,0.08)', value: (u, v) => (v == null ? '–' : v.toFixed(1) + '%') },
+      { label: 'cost USD', scale: 'usd', stroke: '#ea580c', width: 2, value: (u, v) => (v == null ? '–' : '$' + v.toFixed(3)) },
+    ],
+    axes: [
+      {},
+      { scale: 'pct', values: (u, vals) => vals.map((v) => v + '%'), size: 50 },
+      { scale: 'usd', side: 1, values: (u, vals) => vals.map((v) => '$' + v.toFixed(2)), grid: { show: false }, size: 60 },
+    ],
+  };
+  const plot = new uPlot(opts, [xs, pct, cost], el);
+  const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(320, el.clientWidth), height: 240 }));
+  ro.observe(el);
+  const destroy = plot.destroy.bind(plot);
+  plot.destroy = () => { ro.disconnect(); destroy(); };
+  return plot;
+}

@@ -1,0 +1,137 @@
+// The inspector: details of the selected tool call, event or agent.
+import { html } from '../lib/html.js';
+import { MAIN, payloadOf, decisionOf, durationOf, eventSummary } from '../lib/model.js';
+import { fmtDur, fmtISO, shortID, familyColor } from '../lib/format.js';
+import { JSONView } from './json.js';
+import { agentLabel } from './timeline.js';
+
+function Field({ k, children }) {
+  return html`<div class="kv"><span class="k">${k}</span><span class="v">${children}</span></div>`;
+}
+
+function AgentLink({ model, id, onSelect }) {
+  const a = model.agents.get(id);
+  const label = a ? agentLabel(a) : 'agent';
+  return html`<button type="button" class="link" onClick=${() => onSelect({ kind: 'agent', id })}>${label}${id ? ' ' + shortID(id, 10) : ''}</button>`;
+}
+
+function CallLink({ model, id, onSelect }) {
+  const c = model.calls.get(id);
+  return html`<button type="button" class="link" onClick=${() => onSelect({ kind: 'call', id })}>${c ? c.tool + ' ' : ''}${shortID(id, 14)}</button>`;
+}
+
+function Raw({ model, seq, title }) {
+  const ev = model.bySeq.get(seq);
+  if (!ev) return null;
+  return html`<details class="raw"><summary>${title} <span class="muted">· seq ${seq}</span></summary><${JSONView} value=${ev.envelope} label=${title} /></details>`;
+}
+
+function Decision({ d }) {
+  if (!d) return null;
+  const rules = Array.isArray(d.rule_ids) ? d.rule_ids.filter((x) => typeof x === 'string') : [];
+  return html`<section class="isec">
+    <h4>Policy decision</h4>
+    <${Field} k="action"><span class=${'pill pill-' + (d.action === 'deny' || d.action === 'block' ? 'denied' : 'ok')}>${String(d.action ?? '')}</span>${d.enforced === false ? ' (recorded only)' : ''}<//>
+    ${rules.length > 0 && html`<${Field} k="rules">${rules.join(', ')}<//>`}
+    ${typeof d.reason === 'string' && d.reason && html`<${Field} k="reason"><span class="pre">${d.reason}</span><//>`}
+  </section>`;
+}
+
+function CallDetails({ model, c, onSelect }) {
+  const dur = durationOf(c);
+  return html`
+    <header class="ihead">
+      <span class="fam" style=${{ background: familyColor(c.family) }}></span>
+      <h3>${c.tool || 'tool call'}</h3>
+      <span class=${'pill pill-' + c.status}>${c.status}</span>
+    </header>
+    <section class="isec">
+      <${Field} k="agent"><${AgentLink} model=${model} id=${c.agent} onSelect=${onSelect} /><//>
+      <${Field} k="tool_use_id"><code>${c.id}</code><//>
+      <${Field} k="family">${c.family}<//>
+      <${Field} k="started">${fmtISO(c.start)}<//>
+      <${Field} k="ended">${Number.isFinite(c.end) ? fmtISO(c.end) : c.status === 'running' ? 'running' : '–'}<//>
+      <${Field} k="duration">${fmtDur(dur)}<//>
+      ${c.promptId && html`<${Field} k="prompt_id"><code>${c.promptId}</code><//>`}
+      ${c.parentCall && html`<${Field} k="parent call"><${CallLink} model=${model} id=${c.parentCall} onSelect=${onSelect} /><//>`}
+      ${c.spawned && html`<${Field} k="spawned"><${AgentLink} model=${model} id=${c.spawned} onSelect=${onSelect} /><//>`}
+    </section>
+    <${Decision} d=${c.decision} />
+    ${c.error && html`<section class="isec"><h4>Error</h4><${JSONView} text=${c.error} label="error" /></section>`}
+    <section class="isec"><h4>Input <span class="muted">(as stored: redacted)</span></h4>
+      ${c.input !== undefined ? html`<${JSONView} value=${c.input} label="input" />` : html`<p class="muted">No input recorded.</p>`}
+    </section>
+    <section class="isec"><h4>Output preview</h4>
+      ${c.hasOutput ? html`<${JSONView} value=${c.output} label="output" />` : html`<p class="muted">Not captured (see HOOKWATCH_CAPTURE).</p>`}
+    </section>
+    <section class="isec"><h4>Raw events</h4>
+      ${c.pre ? html`<${Raw} model=${model} seq=${c.pre} title="PreToolUse" />` : null}
+      ${c.post ? html`<${Raw} model=${model} seq=${c.post} title=${model.bySeq.get(c.post)?.event || 'PostToolUse'} />` : null}
+      ${c.batch ? html`<${Raw} model=${model} seq=${c.batch} title="PostToolBatch" />` : null}
+      ${!c.pre && !c.post && !c.batch && html`<p class="muted">Known from the collector's attribution only.</p>`}
+    </section>`;
+}
+
+function EventDetails({ model, ev, onSelect }) {
+  const p = payloadOf(ev);
+  const d = decisionOf(ev);
+  const summary = eventSummary(ev, model);
+  return html`
+    <header class="ihead"><h3>${ev.event || ev.kind || 'event'}</h3></header>
+    <section class="isec">
+      <${Field} k="agent"><${AgentLink} model=${model} id=${ev.agent_id || MAIN} onSelect=${onSelect} /><//>
+      <${Field} k="time">${String(ev.time ?? '')}<//>
+      <${Field} k="seq">${ev.seq}<//>
+      <${Field} k="id"><code>${String(ev.id ?? '')}</code><//>
+      ${ev.tool_use_id && html`<${Field} k="tool call"><${CallLink} model=${model} id=${ev.tool_use_id} onSelect=${onSelect} /><//>`}
+      ${ev.prompt_id && html`<${Field} k="prompt_id"><code>${ev.prompt_id}</code><//>`}
+    </section>
+    ${summary && html`<section class="isec"><h4>Summary</h4><p class="pre">${summary}</p></section>`}
+    <${Decision} d=${d} />
+    <section class="isec"><h4>Payload</h4><${JSONView} value=${p} label="payload" /></section>
+    <details class="raw"><summary>Envelope</summary><${JSONView} value=${ev.envelope} label="envelope" /></details>`;
+}
+
+function AgentDetails({ model, a, onSelect, onFilter }) {
+  const dur = Number.isFinite(a.start) && Number.isFinite(a.stop) ? a.stop - a.start : NaN;
+  const byTool = new Map();
+  for (const c of a.calls) byTool.set(c.tool, (byTool.get(c.tool) || 0) + 1);
+  const tools = [...byTool.entries()].sort((x, y) => y[1] - x[1]);
+  return html`
+    <header class="ihead"><h3>${agentLabel(a)}</h3>${a.id && html`<code class="muted">${a.id}</code>`}</header>
+    <section class="isec">
+      <${Field} k="type">${a.id === MAIN ? 'main agent' : a.type == null ? 'unknown' : a.type === '' ? '"" (compaction agent)' : a.type}<//>
+      ${a.id !== MAIN && html`<${Field} k="parent"><${AgentLink} model=${model} id=${a.parentId ?? MAIN} onSelect=${onSelect} /><//>`}
+      ${a.spawn && html`<${Field} k="spawned by"><${CallLink} model=${model} id=${a.spawn} onSelect=${onSelect} /><//>`}
+      ${a.description && html`<${Field} k="description">${a.description}<//>`}
+      <${Field} k="started">${fmtISO(a.start)}<//>
+      <${Field} k="stopped">${fmtISO(a.stop)}<//>
+      <${Field} k="duration">${fmtDur(dur)}<//>
+      <${Field} k="tool calls">${a.calls.length} (${a.failures} failed, ${a.denials} denied)<//>
+      <${Field} k="events">${a.events}<//>
+    </section>
+    <section class="isec"><h4>Tools</h4>
+      <table class="mini"><tbody>${tools.map(([t, n]) => html`<tr><td>${t}</td><td class="num">${n}</td></tr>`)}</tbody></table>
+    </section>
+    <button type="button" onClick=${() => onFilter({ agent: a.id })}>Show only this agent</button>`;
+}
+
+/** Inspector shows the selection; onSelect moves it, onClose clears it. */
+export function Inspector({ model, selected, onSelect, onClose, onFilter }) {
+  let body = html`<p class="muted">Not found.</p>`;
+  if (selected.kind === 'call') {
+    const c = model.calls.get(selected.id);
+    if (c) body = html`<${CallDetails} model=${model} c=${c} onSelect=${onSelect} />`;
+  } else if (selected.kind === 'event') {
+    const ev = model.bySeq.get(selected.seq);
+    if (ev) body = html`<${EventDetails} model=${model} ev=${ev} onSelect=${onSelect} />`;
+  } else if (selected.kind === 'agent') {
+    const a = model.agents.get(selected.id);
+    if (a) body = html`<${AgentDetails} model=${model} a=${a} onSelect=${onSelect} onFilter=${onFilter} />`;
+  }
+  return html`
+    <aside class="inspector" data-testid="inspector" aria-label="Details">
+      <button type="button" class="close" aria-label="Close details" onClick=${onClose}>×</button>
+      ${body}
+    </aside>`;
+}

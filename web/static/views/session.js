@@ -1,0 +1,356 @@
+// One session: header, filters, and the timeline, turns, events and
+// numbers tabs, with the inspector beside them. Loaded from the API in
+// pages and kept live from the event stream.
+import { html, useState, useEffect, useRef, useMemo } from '../lib/html.js';
+import { getJSON, pages, sessionPath, HTTPError } from '../lib/api.js';
+import { subscribe, startLive } from '../lib/live.js';
+import { SessionModel, MAIN, emptyFilters, eventMatches, eventSummary, durationOf } from '../lib/model.js';
+import { VList } from '../lib/vlist.js';
+import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, projectOf, shortID, truncate } from '../lib/format.js';
+import { Timeline, agentLabel } from './timeline.js';
+import { Inspector } from './inspector.js';
+import { statusOf, lineageOf } from './sessions.js';
+
+const TABS = [['timeline', 'Timeline'], ['turns', 'Turns'], ['events', 'Events'], ['numbers', 'Numbers']];
+
+function filtersFrom(params) {
+  const f = emptyFilters();
+  if (params.has('agent')) f.agent = params.get('agent') === 'main' ? MAIN : params.get('agent');
+  f.tool = params.get('tool') || '';
+  f.event = params.get('event') || '';
+  f.status = params.get('status') || '';
+  return f;
+}
+
+/** useSession loads a session into a model and keeps it live. */
+function useSession(id) {
+  const model = useRef(null);
+  if (!model.current || model.current.id !== id) model.current = new SessionModel(id);
+  const [state, setState] = useState({ summary: null, error: '', notFound: false, loading: true, loaded: 0, attribution: { agents: null, calls: null } });
+  const [version, setVersion] = useState(0);
+  const raf = useRef(0);
+
+  useEffect(() => {
+    const m = model.current;
+    let alive = true;
+    const ctrl = new AbortController();
+    const bump = () => {
+      if (raf.current) return;
+      raf.current = requestAnimationFrame(() => { raf.current = 0; if (alive) setVersion(m.version); });
+    };
+    // Subscribe before loading: whatever is stored while the pages load
+    // arrives here, and the model drops what it already has by seq.
+    let buffer = [];
+    let refreshTimer = 0;
+    const unsub = subscribe((ev) => {
+      if (!ev || ev.session_id !== id) return;
+      if (buffer) { buffer.push(ev); return; }
+      if (m.add(ev)) {
+        bump();
+        if (!refreshTimer) refreshTimer = setTimeout(refreshSummary, 1000);
+      }
+    });
+    const refreshSummary = async () => {
+      refreshTimer = 0;
+      try {
+        const s = await getJSON(sessionPath(id), { signal: ctrl.signal });
+        if (alive) setState((st) => ({ ...st, summary: s }));
+      } catch { /* keep the old one */ }
+    };
+    (async () => {
+      let summary;
+      try {
+        summary = await getJSON(sessionPath(id), { signal: ctrl.signal });
+      } catch (e) {
+        if (!alive) return;
+        if (e instanceof HTTPError && e.status === 404) setState((st) => ({ ...st, notFound: true, loading: false }));
+        else setState((st) => ({ ...st, error: String(e.message || e), loading: false }));
+        startLive();
+        buffer = null;
+        return;
+      }
+      if (!alive) return;
+      setState((st) => ({ ...st, summary }));
+      startLive();
+      // Attribution, when the collector has it; a 404 means derive from events.
+      const attribution = { agents: null, calls: null };
+      const agentsP = getJSON(sessionPath(id, 'agents'), { signal: ctrl.signal })
+        .then((b) => { attribution.agents = true; m.mergeAgents(b?.agents); bump(); })
+        .catch((e) => { attribution.agents = false; if (!(e instanceof HTTPError)) console.warn(e); });
+      const callsP = (async () => {
+        try {
+          for await (const page of pages(sessionPath(id, 'tool-calls'), 'tool_calls', { limit: 1000 }, { signal: ctrl.signal })) {
+            if (!alive) return;
+            m.mergeCalls(page);
+            attribution.calls = true;
+            bump();
+          }
+        } catch (e) { attribution.calls = false; if (!(e instanceof HTTPError)) console.warn(e); }
+      })();
+      try {
+        let loaded = 0, shown = 0;
+        for await (const page of pages(sessionPath(id, 'events'), 'events', { limit: 1000 }, { signal: ctrl.signal })) {
+          if (!alive) return;
+          for (const ev of page) m.add(ev);
+          loaded += page.length;
+          if (loaded === page.length) performance.mark('hw:first-page');
+          // Draw the first page at once, then at most a few times a second:
+          // re-rendering after every page of a large session would cost
+          // more than loading it.
+          const now = performance.now();
+          if (loaded === page.length || now - shown > 400) {
+            shown = now;
+            setState((st) => ({ ...st, loaded }));
+            bump();
+          }
+        }
+      } catch (e) {
+        if (alive) setState((st) => ({ ...st, error: String(e.message || e) }));
+      }
+      await Promise.all([agentsP, callsP]);
+      if (!alive) return;
+      const pending = buffer;
+      buffer = null;
+      for (const ev of pending) m.add(ev);
+      performance.mark('hw:loaded');
+      setState((st) => ({ ...st, loading: false, attribution }));
+      bump();
+    })();
+    return () => {
+      alive = false;
+      ctrl.abort();
+      unsub();
+      clearTimeout(refreshTimer);
+      cancelAnimationFrame(raf.current);
+    };
+  }, [id]);
+  return { model: model.current, version, ...state };
+}
+
+function Header({ s, model, version, id }) {
+  const status = s ? statusOf(s) : '';
+  const first = s ? ms(s.first_event_at) : model.t0;
+  const last = s ? ms(s.ended_at || s.last_event_at) : model.t1;
+  const [failures, denials] = useMemo(() => {
+    let f = 0, d = 0;
+    for (const c of model.calls.values()) {
+      if (c.status === 'error' || c.status === 'interrupted') f++;
+      else if (c.status === 'denied') d++;
+    }
+    return [f, d];
+  }, [version]);
+  const lin = s ? lineageOf(s) : [];
+  return html`
+    <div class="shdr">
+      <div class="h1row">
+        ${status && html`<span class=${'pill pill-' + status}>${status}</span>`}
+        <h2 title=${s?.title || ''}>${s?.title ? truncate(s.title, 160) : html`<span class="muted">untitled session</span>`}</h2>
+      </div>
+      <div class="facts">
+        <span title=${s?.cwd || ''}><b>${(s && projectOf(s)) || '–'}</b></span>
+        <span>${s?.runtime || '–'}</span>
+        ${s?.model && html`<span>${s.model}</span>`}
+        <span title=${s?.first_event_at || ''}>started ${fmtDate(first)}</span>
+        <span>${fmtDur(last - first)}</span>
+        <span><b>${fmtNum(model.agents.size)}</b> agents</span>
+        <span><b>${fmtNum(model.calls.size)}</b> tool calls</span>
+        <span class=${failures ? 'bad' : ''}><b>${fmtNum(failures)}</b> failed</span>
+        <span class=${denials ? 'deny' : ''}><b>${fmtNum(denials)}</b> denied</span>
+        <span><b>${fmtNum(model.events.length)}</b> events</span>
+        ${lin.map((l) => html`<span class=${'tag tag-' + l.kind}>${l.kind}${l.from && html` from <a href=${'#/s/' + encodeURIComponent(l.from)}>${shortID(l.from)}</a>`}</span>`)}
+        <span class="muted mono" title="session id">${id}</span>
+      </div>
+    </div>`;
+}
+
+function Filters({ model, version, filters, setFilters }) {
+  const order = model.layout().order;
+  const tools = useMemo(() => model.toolNames(), [version]);
+  const events = useMemo(() => model.eventNames(), [version]);
+  const set = (k) => (e) => {
+    const v = e.currentTarget.value;
+    setFilters({ ...filters, [k]: k === 'agent' ? (v === '*' ? null : v === 'main' ? MAIN : v) : v });
+  };
+  const agentValue = filters.agent == null ? '*' : filters.agent === MAIN ? 'main' : filters.agent;
+  const any = filters.agent != null || filters.tool || filters.event || filters.status;
+  return html`
+    <div class="filters" role="group" aria-label="Filters">
+      <select aria-label="Agent" value=${agentValue} onChange=${set('agent')}>
+        <option value="*">all agents</option>
+        ${order.map((a) => html`<option value=${a.id === MAIN ? 'main' : a.id}>${'\u00a0'.repeat(a.depth * 2)}${agentLabel(a)}${a.id ? ' · ' + shortID(a.id, 7) : ''}</option>`)}
+      </select>
+      <select aria-label="Tool" value=${filters.tool} onChange=${set('tool')}>
+        <option value="">all tools</option>
+        ${tools.map((t) => html`<option value=${t}>${t}</option>`)}
+      </select>
+      <select aria-label="Event" value=${filters.event} onChange=${set('event')}>
+        <option value="">all events</option>
+        ${events.map((t) => html`<option value=${t}>${t}</option>`)}
+      </select>
+      <select aria-label="Status" value=${filters.status} onChange=${set('status')}>
+        <option value="">any status</option>
+        ${['ok', 'error', 'denied', 'interrupted', 'running'].map((t) => html`<option value=${t}>${t}</option>`)}
+      </select>
+      ${any && html`<button type="button" onClick=${() => setFilters(emptyFilters())}>clear filters</button>`}
+    </div>`;
+}
+
+function EventRow({ ev, model, selected, onSelect }) {
+  const st = model.eventStatus(ev);
+  const a = model.agents.get(ev.agent_id || MAIN);
+  return html`
+    <div class=${'erow' + (selected ? ' sel' : '')} role="listitem" data-seq=${ev.seq} onClick=${() => onSelect({ kind: 'event', seq: ev.seq })}>
+      <span class="mono muted">${fmtClock(ms(ev.time), true)}</span>
+      <span class="ag">${a ? agentLabel(a) : 'agent'}${ev.agent_id ? html` <span class="muted">${shortID(ev.agent_id, 6)}</span>` : ''}</span>
+      <span class="en">${ev.event || ev.kind}</span>
+      <span class="tn">${ev.tool_name || ''}</span>
+      <span class="sm">${truncate(eventSummary(ev, model).replace(/\s+/g, ' '), 220)}</span>
+      <span>${st && st !== 'ok' && html`<span class=${'pill pill-' + st}>${st}</span>`}</span>
+    </div>`;
+}
+
+function EventsTab({ model, version, filters, selected, onSelect }) {
+  const list = useMemo(() => model.events.filter((ev) => eventMatches(ev, filters, model)), [version, filters]);
+  const selIdx = selected && selected.kind === 'event' ? list.findIndex((e) => e.seq === selected.seq) : -1;
+  return html`
+    <div class="events-tab">
+      <div class="ehead"><span>time</span><span>agent</span><span>event</span><span>tool</span><span>summary</span><span>status</span></div>
+      <${VList} class="elist" label="Events" items=${list} rowHeight=${28} scrollTo=${selIdx}
+        row=${(ev) => html`<${EventRow} key=${ev.seq} ev=${ev} model=${model} selected=${selIdx >= 0 && list[selIdx] === ev} onSelect=${onSelect} />`} />
+    </div>`;
+}
+
+function TurnsTab({ model, version, filters, selected, onSelect }) {
+  const [open, setOpen] = useState(null);
+  const turns = useMemo(() => [...model.turns.values()].sort((a, b) => a.start - b.start), [version]);
+  return html`
+    <div class="turns" data-testid="turns">
+      ${turns.map((t, i) => {
+        const calls = [...t.calls].map((id) => model.calls.get(id)).filter(Boolean);
+        const failures = calls.filter((c) => c.status === 'error' || c.status === 'interrupted').length;
+        const denials = calls.filter((c) => c.status === 'denied').length;
+        const isOpen = open === t.id;
+        const evs = isOpen ? t.seqs.map((s) => model.bySeq.get(s)).filter((ev) => ev && eventMatches(ev, filters, model)) : [];
+        return html`
+          <div class=${'turn' + (isOpen ? ' open' : '')} key=${t.id} data-prompt=${t.id}>
+            <button type="button" class="thead" aria-expanded=${isOpen} onClick=${() => setOpen(isOpen ? null : t.id)}>
+              <span class="tn">${t.id ? '#' + (i + 1) : '–'}</span>
+              <span class="tp">${t.prompt ? truncate(t.prompt.replace(/\s+/g, ' '), 200) : html`<span class="muted">${t.id ? 'prompt ' + shortID(t.id, 10) : 'events without a prompt'}</span>`}</span>
+              <span class="num">${fmtClock(t.start)}</span>
+              <span class="num">${fmtDur(t.end - t.start)}</span>
+              <span class="num">${t.agents.size} agents</span>
+              <span class="num">${calls.length} calls</span>
+              <span class=${'num ' + (failures ? 'bad' : '')}>${failures} failed</span>
+              <span class=${'num ' + (denials ? 'deny' : '')}>${denials} denied</span>
+            </button>
+            ${isOpen && html`<div class="tbody" style=${{ height: Math.min(420, evs.length * 28 + 4) + 'px' }}>
+              <${VList} items=${evs} rowHeight=${28} label="Turn events"
+                row=${(ev) => html`<${EventRow} key=${ev.seq} ev=${ev} model=${model} selected=${selected && selected.kind === 'event' && selected.seq === ev.seq} onSelect=${onSelect} />`} />
+            </div>`}
+          </div>`;
+      })}
+    </div>`;
+}
+
+function StatTable({ title, rows, label }) {
+  return html`
+    <table class="stats" aria-label=${title}>
+      <thead><tr><th>${title}</th><th class="num">calls</th><th class="num">failed</th><th class="num">failure rate</th><th class="num">denied</th><th class="num">p50</th><th class="num">p95</th></tr></thead>
+      <tbody>${rows.map((r) => html`<tr>
+        <td>${label(r.key)}</td><td class="num">${fmtNum(r.count)}</td><td class=${'num ' + (r.failures ? 'bad' : '')}>${fmtNum(r.failures)}</td>
+        <td class="num">${fmtPct(r.rate)}</td><td class=${'num ' + (r.denials ? 'deny' : '')}>${fmtNum(r.denials)}</td>
+        <td class="num">${fmtDur(r.p50)}</td><td class="num">${fmtDur(r.p95)}</td></tr>`)}
+      </tbody>
+    </table>`;
+}
+
+function Curve({ model, version }) {
+  const ref = useRef(null);
+  const [err, setErr] = useState('');
+  const n = model.snaps.length;
+  useEffect(() => {
+    if (!n || !ref.current) return;
+    let plot = null, gone = false;
+    // uPlot is loaded only when a session has statusLine snapshots and the
+    // user opens this tab: the first render does not pay for it.
+    import('./chart.js').then(({ contextChart }) => {
+      if (gone || !ref.current) return;
+      plot = contextChart(ref.current, model.snaps);
+    }).catch((e) => setErr(String(e.message || e)));
+    return () => { gone = true; if (plot) plot.destroy(); };
+  }, [version, n]);
+  if (!n) return html`<p class="muted">No statusLine snapshots in this session: configure hookwatch as the statusLine command to record the context window and cost.</p>`;
+  return html`<div class="curve" ref=${ref} data-testid="curve"></div>${err && html`<p class="error">${err}</p>`}`;
+}
+
+function NumbersTab({ model, version }) {
+  const st = useMemo(() => model.stats(), [version]);
+  const agentName = (id) => {
+    const a = model.agents.get(id);
+    return a ? `${agentLabel(a)}${id ? ' · ' + shortID(id, 7) : ''}` : id;
+  };
+  return html`
+    <div class="numbers">
+      <section><h3>Context window and cost</h3><${Curve} model=${model} version=${version} /></section>
+      <section class="two">
+        <div><h3>Per tool</h3><${StatTable} title="tool" rows=${st.tools} label=${(k) => k} /></div>
+        <div><h3>Per agent</h3><${StatTable} title="agent" rows=${st.agents} label=${agentName} /></div>
+      </section>
+    </div>`;
+}
+
+/** SessionView shows session id; params are the fragment's query (tab and filters). */
+export function SessionView({ id, params }) {
+  const s = useSession(id);
+  const [tab, setTab] = useState(TABS.some(([k]) => k === params.get('tab')) ? params.get('tab') : 'timeline');
+  const [filters, setFilters] = useState(() => filtersFrom(params));
+  const [selected, setSelected] = useState(null);
+
+  useEffect(() => {
+    const p = new URLSearchParams();
+    if (tab !== 'timeline') p.set('tab', tab);
+    if (filters.agent != null) p.set('agent', filters.agent === MAIN ? 'main' : filters.agent);
+    if (filters.tool) p.set('tool', filters.tool);
+    if (filters.event) p.set('event', filters.event);
+    if (filters.status) p.set('status', filters.status);
+    const h = '#/s/' + encodeURIComponent(id) + (p.toString() ? '?' + p : '');
+    if (location.hash !== h) history.replaceState(null, '', h);
+  }, [tab, filters, id]);
+
+  useEffect(() => {
+    const onKey = (e) => { if (e.key === 'Escape') setSelected(null); };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, []);
+
+  // Test and benchmark hooks, set while rendering so the timeline's next
+  // frame sees them.
+  window.__hw = window.__hw || {};
+  window.__hw.model = s.model;
+  window.__hw.loading = s.loading;
+  useEffect(() => { document.body.dataset.loading = s.loading ? '1' : '0'; });
+
+  if (s.notFound) return html`<section class="notfound"><h2>No such session</h2><p class="muted mono">${id}</p><p><a href="#/">Back to the sessions</a></p></section>`;
+  const m = s.model;
+  const merge = (f) => { setFilters({ ...filters, ...f }); setTab('timeline'); };
+  return html`
+    <section class="session">
+      <${Header} s=${s.summary} model=${m} version=${s.version} id=${id} />
+      ${s.error && html`<p class="error">${s.error}</p>`}
+      <div class="tabs" role="tablist">
+        ${TABS.map(([k, l]) => html`<button type="button" role="tab" aria-selected=${tab === k} class=${tab === k ? 'on' : ''} onClick=${() => setTab(k)}>${l}</button>`)}
+        <span class="spacer"></span>
+        <${Filters} model=${m} version=${s.version} filters=${filters} setFilters=${setFilters} />
+        ${s.loading && html`<span class="loading">loading… ${fmtNum(s.loaded)} events</span>`}
+      </div>
+      <div class=${'sbodyx' + (selected ? ' with-insp' : '')}>
+        <div class="pane">
+          ${tab === 'timeline' && html`<${Timeline} model=${m} version=${s.version} filters=${filters} selected=${selected} onSelect=${setSelected} />`}
+          ${tab === 'turns' && html`<${TurnsTab} model=${m} version=${s.version} filters=${filters} selected=${selected} onSelect=${setSelected} />`}
+          ${tab === 'events' && html`<${EventsTab} model=${m} version=${s.version} filters=${filters} selected=${selected} onSelect=${setSelected} />`}
+          ${tab === 'numbers' && html`<${NumbersTab} model=${m} version=${s.version} />`}
+        </div>
+        ${selected && html`<${Inspector} model=${m} selected=${selected} onSelect=${setSelected} onClose=${() => setSelected(null)} onFilter=${merge} />`}
+      </div>
+    </section>`;
+}

@@ -1,0 +1,243 @@
+// The session list: every session the collector knows, newest activity
+// first, kept live from the event stream, searchable and filterable.
+import { html, useState, useEffect, useMemo, useRef } from '../lib/html.js';
+import { pages, getJSON, sessionPath } from '../lib/api.js';
+import { subscribe, startLive } from '../lib/live.js';
+import { VList } from '../lib/vlist.js';
+import { ms, fmtDur, fmtDate, fmtAgo, fmtNum, projectOf, shortID, truncate } from '../lib/format.js';
+
+/** statusOf returns running, ended or failed (or the collector's own status). */
+export function statusOf(s) {
+  if (typeof s.status === 'string' && s.status) return s.status;
+  return s.ended_at ? 'ended' : 'running';
+}
+
+/**
+ * lineageOf lists how a session relates to earlier ones, from whatever the
+ * collector sends: a lineage array or object, parent_session_id, and the
+ * source of its latest SessionStart.
+ */
+export function lineageOf(s) {
+  const out = [];
+  const kindOf = (k) => ({ resume: 'resumed', resumed: 'resumed', fork: 'forked', forked: 'forked', compact: 'compacted', compacted: 'compacted', clear: 'cleared', continue: 'continued' }[k] || k);
+  const add = (kind, from) => {
+    kind = kindOf(typeof kind === 'string' ? kind : '');
+    from = typeof from === 'string' ? from : '';
+    if (!kind && !from) return;
+    if (!out.some((l) => l.kind === kind && l.from === from)) out.push({ kind: kind || 'from', from });
+  };
+  const lin = s.lineage;
+  const items = Array.isArray(lin) ? lin : lin && typeof lin === 'object' ? [lin] : [];
+  for (const l of items) {
+    if (!l || typeof l !== 'object') continue;
+    add(l.kind || l.relation || l.type || l.source, l.parent_session_id || l.session_id || l.from);
+  }
+  if (typeof lin === 'string') add(lin, s.parent_session_id);
+  if (typeof s.parent_session_id === 'string' && s.parent_session_id && !out.some((l) => l.from === s.parent_session_id)) {
+    add(s.source && s.source !== 'startup' ? s.source : 'from', s.parent_session_id);
+  }
+  if (!out.length && typeof s.source === 'string' && s.source && s.source !== 'startup') add(s.source, '');
+  return out;
+}
+
+const href = (id) => '#/s/' + encodeURIComponent(id);
+
+// The list outlives the view: going back from a session shows it at once,
+// and it stays live while the user looks at a session.
+const store = {
+  byID: new Map(),
+  list: [],
+  loading: false,
+  done: false,
+  error: '',
+  pending: new Set(),
+  flushTimer: 0,
+  listeners: new Set(),
+  started: false,
+};
+
+function changed() {
+  store.list = [...store.byID.values()].sort((a, b) => (b._last - a._last) || (a.id < b.id ? 1 : -1));
+  store.listeners.forEach((fn) => fn());
+}
+
+function put(s) {
+  if (!s || typeof s.id !== 'string') return;
+  s._last = ms(s.last_event_at);
+  s._first = ms(s.first_event_at);
+  s._project = projectOf(s);
+  s._status = statusOf(s);
+  s._search = [s.id, s.title, s._project, s.cwd, s.model, s.user, s.host, s.runtime].filter((x) => typeof x === 'string').join('\n').toLowerCase();
+  store.byID.set(s.id, s);
+}
+
+async function flush() {
+  store.flushTimer = 0;
+  const ids = [...store.pending];
+  store.pending.clear();
+  if (ids.length > 40) {
+    // A burst: one page of the most recent sessions is cheaper than many lookups.
+    try {
+      const body = await getJSON('/v1/sessions?limit=200');
+      (body.sessions || []).forEach(put);
+    } catch { /* next event retries */ }
+  } else {
+    await Promise.all(ids.map(async (id) => {
+      try { put(await getJSON(sessionPath(id))); } catch { /* not stored yet, or gone */ }
+    }));
+  }
+  changed();
+}
+
+function onEvent(ev) {
+  if (!ev || typeof ev.session_id !== 'string' || !ev.session_id) return;
+  store.pending.add(ev.session_id);
+  if (!store.flushTimer) store.flushTimer = setTimeout(flush, 200);
+}
+
+async function load() {
+  if (store.started) return;
+  store.started = true;
+  store.loading = true;
+  subscribe(onEvent);
+  try {
+    let first = true;
+    for await (const page of pages('/v1/sessions', 'sessions', { limit: 1000 })) {
+      page.forEach(put);
+      if (first) {
+        first = false;
+        const top = page.reduce((m, s) => Math.max(m, typeof s.last_seq === 'number' ? s.last_seq : 0), 0);
+        startLive(top);
+      }
+      changed();
+    }
+    if (first) startLive(0);
+  } catch (e) {
+    store.error = String(e.message || e);
+    store.started = false;
+    startLive();
+  }
+  store.loading = false;
+  store.done = true;
+  changed();
+}
+
+function useSessions() {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const fn = () => setTick((t) => t + 1);
+    store.listeners.add(fn);
+    load();
+    return () => store.listeners.delete(fn);
+  }, []);
+  return store;
+}
+
+const RANGES = [['', 'any time'], ['1h', 'last hour'], ['24h', 'last 24 h'], ['7d', 'last 7 days'], ['30d', 'last 30 days']];
+const RANGE_MS = { '1h': 3600e3, '24h': 86400e3, '7d': 7 * 86400e3, '30d': 30 * 86400e3 };
+
+function Lineage({ s }) {
+  const l = lineageOf(s);
+  if (!l.length) return null;
+  return html`<span class="lineage">${l.map((x) => html`
+    <span class=${'tag tag-' + x.kind} title=${x.from ? `${x.kind} from ${x.from}` : x.kind}>${x.kind}${x.from && html` <a href=${href(x.from)} onClick=${(e) => e.stopPropagation()}>${shortID(x.from)}</a>`}</span>`)}</span>`;
+}
+
+function Row({ s, now }) {
+  const end = s.ended_at ? ms(s.ended_at) : s._last;
+  const dur = end - s._first;
+  const count = (v, cls) => html`<span class=${'num ' + (v > 0 ? cls : '')}>${fmtNum(v)}</span>`;
+  return html`
+    <a class=${'srow st-' + s._status} role="listitem" href=${href(s.id)} data-session=${s.id}>
+      <span><span class=${'pill pill-' + s._status}>${s._status}</span></span>
+      <span class="title">
+        <span class="t1">${s.title ? truncate(s.title, 140) : html`<span class="muted">untitled</span>`}</span>
+        <span class="t2">${shortID(s.id, 8)}${s.model ? ' · ' + s.model : ''}${s.user ? ' · ' + s.user : ''}</span>
+      </span>
+      <span class="proj" title=${s.cwd || ''}>${s._project || '–'}</span>
+      <span class="rt">${s.runtime || '–'}</span>
+      <span class="when" title=${s.first_event_at || ''}>${fmtDate(s._first, now)}<span class="t2">${fmtAgo(s._last, now)}</span></span>
+      <span class="num">${fmtDur(dur)}</span>
+      <span class="num">${fmtNum(s.event_count)}</span>
+      <span class="num">${fmtNum(s.agents)}</span>
+      <span class="num">${fmtNum(s.tool_calls)}</span>
+      ${count(s.failures, 'bad')}
+      ${count(s.denials, 'deny')}
+      <span class="lin"><${Lineage} s=${s} /></span>
+    </a>`;
+}
+
+/** SessionList is the list view; params are the fragment's query. */
+export function SessionList({ params }) {
+  const st = useSessions();
+  const [q, setQ] = useState(params.get('q') || '');
+  const [project, setProject] = useState(params.get('project') || '');
+  const [status, setStatus] = useState(params.get('status') || '');
+  const [range, setRange] = useState(params.get('range') || '');
+  const [now, setNow] = useState(Date.now());
+  const searchRef = useRef(null);
+
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 15000);
+    return () => clearInterval(t);
+  }, []);
+  useEffect(() => {
+    // Keep the filters in the URL so a view can be shared and survives reload.
+    const p = new URLSearchParams();
+    if (q) p.set('q', q);
+    if (project) p.set('project', project);
+    if (status) p.set('status', status);
+    if (range) p.set('range', range);
+    const h = '#/' + (p.toString() ? '?' + p : '');
+    if (location.hash !== h && !(location.hash === '' && h === '#/')) history.replaceState(null, '', h);
+  }, [q, project, status, range]);
+
+  const projects = useMemo(() => [...new Set(st.list.map((s) => s._project).filter(Boolean))].sort(), [st.list]);
+  const shown = useMemo(() => {
+    const needle = q.trim().toLowerCase();
+    const since = RANGE_MS[range] ? Date.now() - RANGE_MS[range] : -Infinity;
+    return st.list.filter((s) => (!needle || s._search.includes(needle))
+      && (!project || s._project === project)
+      && (!status || s._status === status)
+      && (s._last >= since));
+  }, [st.list, q, project, status, range]);
+
+  const counts = useMemo(() => {
+    const c = { running: 0, ended: 0, failed: 0 };
+    for (const s of st.list) c[s._status] = (c[s._status] || 0) + 1;
+    return c;
+  }, [st.list]);
+
+  return html`
+    <section class="sessions">
+      <div class="toolbar">
+        <input ref=${searchRef} class="search" type="search" placeholder="Search title, id, project, model…" aria-label="Search sessions"
+          value=${q} onInput=${(e) => setQ(e.currentTarget.value)} />
+        <select aria-label="Project" value=${project} onChange=${(e) => setProject(e.currentTarget.value)}>
+          <option value="">all projects</option>
+          ${projects.map((p) => html`<option value=${p}>${p}</option>`)}
+        </select>
+        <select aria-label="Status" value=${status} onChange=${(e) => setStatus(e.currentTarget.value)}>
+          <option value="">any status</option>
+          <option value="running">running (${fmtNum(counts.running)})</option>
+          <option value="ended">ended (${fmtNum(counts.ended)})</option>
+          <option value="failed">failed (${fmtNum(counts.failed)})</option>
+        </select>
+        <select aria-label="Time range" value=${range} onChange=${(e) => setRange(e.currentTarget.value)}>
+          ${RANGES.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
+        </select>
+        <span class="spacer"></span>
+        <span class="count" data-testid="session-count">${fmtNum(shown.length)}${shown.length !== st.list.length ? ` of ${fmtNum(st.list.length)}` : ''} sessions${st.loading ? ' · loading…' : ''}</span>
+      </div>
+      ${st.error && html`<p class="error">Cannot load sessions: ${st.error}</p>`}
+      <div class="shead" role="presentation">
+        <span>status</span><span>session</span><span>project</span><span>runtime</span><span>started</span>
+        <span class="num">duration</span><span class="num">events</span><span class="num">agents</span><span class="num">tool calls</span><span class="num">failures</span><span class="num">denials</span><span>lineage</span>
+      </div>
+      <div class="sbody">
+        ${st.done && !st.list.length
+          ? html`<div class="empty"><p>No sessions yet.</p><p class="muted">Install the hook (<code>hookwatch install</code>) and start Claude Code; sessions appear here as they run.</p></div>`
+          : html`<${VList} class="slist" label="Sessions" items=${shown} rowHeight=${44} row=${(s) => html`<${Row} key=${s.id} s=${s} now=${now} />`} />`}
+      </div>
+    </section>`;
+}

@@ -1,0 +1,575 @@
+// The timeline: the agent tree on the left, one lane per agent on a canvas
+// on the right. A canvas, not SVG or DOM, because a session of 20,000
+// events has ~10,000 bars: drawing only what is in view takes a few
+// milliseconds per frame, where as many DOM nodes would take seconds to lay
+// out. Text drawn on a canvas is pixels, so payload text cannot inject
+// anything here either.
+import { html, useEffect, useRef, useState, useLayoutEffect, useMemo } from '../lib/html.js';
+import { MAIN, callMatches, markerMatches, endOf, durationOf } from '../lib/model.js';
+import { familyColor, fmtDur, fmtClock, shortID, truncate, STATUS_COLORS } from '../lib/format.js';
+
+const ROW_H = 12;
+const ROW_GAP = 2;
+const LANE_PAD = 11;
+const MIN_LANE = 38;
+const AXIS_H = 26;
+
+/** laneHeight returns the height of an agent's lane in CSS pixels. */
+export function laneHeight(a) {
+  return Math.max(MIN_LANE, LANE_PAD * 2 + a.rows * ROW_H + (a.rows - 1) * ROW_GAP);
+}
+
+/** agentLabel names an agent for people: main, its type, or the compaction agent. */
+export function agentLabel(a) {
+  if (a.id === MAIN) return 'main';
+  if (a.type === '') return 'compaction';
+  return a.type || 'subagent';
+}
+
+const STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 10e3, 15e3, 30e3, 60e3, 120e3, 300e3, 600e3, 900e3, 1800e3, 3600e3, 7200e3, 10800e3, 21600e3, 43200e3, 86400e3];
+
+function niceStep(msPerPx, minPx) {
+  for (const s of STEPS) if (s / msPerPx >= minPx) return s;
+  return STEPS[STEPS.length - 1];
+}
+
+function cssVar(name, fallback) {
+  const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  return v || fallback;
+}
+
+function readTheme() {
+  return {
+    bg: cssVar('--panel', '#fff'),
+    alt: cssVar('--lane-alt', '#f7f8fa'),
+    alive: cssVar('--lane-alive', '#e9eef5'),
+    grid: cssVar('--grid', '#e5e7eb'),
+    text: cssVar('--text', '#111827'),
+    muted: cssVar('--muted', '#6b7280'),
+    sel: cssVar('--sel', '#111827'),
+    prompt: '#2563eb',
+    compact: '#9333ea',
+  };
+}
+
+// Lanes with their vertical offsets, for drawing and hit testing.
+function laneGeometry(order, filters) {
+  const lanes = [];
+  let y = 0;
+  for (const a of order) {
+    if (filters.agent != null && a.id !== filters.agent) continue;
+    const h = laneHeight(a);
+    lanes.push({ a, y, h });
+    y += h;
+  }
+  return { lanes, height: y };
+}
+
+function laneAt(lanes, y) {
+  let lo = 0, hi = lanes.length - 1;
+  while (lo <= hi) {
+    const m = (lo + hi) >> 1;
+    const l = lanes[m];
+    if (y < l.y) hi = m - 1;
+    else if (y >= l.y + l.h) lo = m + 1;
+    else return l;
+  }
+  return null;
+}
+
+// firstFrom returns the index of the first call of a (sorted by start)
+// that may reach into the view starting at t0.
+function firstFrom(calls, t0) {
+  let lo = 0, hi = calls.length;
+  while (lo < hi) {
+    const m = (lo + hi) >> 1;
+    if (calls[m].start < t0) lo = m + 1; else hi = m;
+  }
+  return lo;
+}
+
+const MARKER_GLYPH = { prompt: 'prompt', stop: 'stop', compact: 'compaction', start: 'session start', end: 'session end', notify: 'notification', ask: 'permission asked', stopfail: 'stop failure' };
+
+/**
+ * Timeline renders the agent tree and the lanes. selected is
+ * {kind:'call', id} | {kind:'event', seq} | {kind:'agent', id} | null.
+ */
+export function Timeline({ model, version, filters, selected, onSelect }) {
+  const scrollRef = useRef(null);
+  const canvasRef = useRef(null);
+  const axisRef = useRef(null);
+  const holderRef = useRef(null);
+  const tipRef = useRef(null);
+  const view = useRef({ t0: 0, t1: 1, fit: true });
+  const geo = useRef({ lanes: [], height: 0 });
+  const props = useRef({});
+  const [hover, setHover] = useState(null);
+  const [, force] = useState(0);
+  const frame = useRef(0);
+
+  const lay = model.layout();
+  const g = laneGeometry(lay.order, filters);
+  geo.current = g;
+  props.current = { model, filters, selected, onSelect };
+
+  const fitView = () => {
+    const [s, e] = model.span();
+    const pad = Math.max((e - s) * 0.01, 5);
+    view.current = { t0: s - pad, t1: e + pad, fit: true };
+  };
+  if (view.current.fit) fitView();
+
+  const draw = () => {
+    frame.current = 0;
+    const canvas = canvasRef.current, axis = axisRef.current, scroll = scrollRef.current, holder = holderRef.current;
+    if (!canvas || !scroll || !holder) return;
+    const { model: m, filters: f, selected: sel } = props.current;
+    if (view.current.fit) fitView();
+    const dpr = window.devicePixelRatio || 1;
+    const W = holder.clientWidth;
+    const H = scroll.clientHeight;
+    if (canvas.width !== Math.round(W * dpr) || canvas.height !== Math.round(H * dpr)) {
+      canvas.width = Math.round(W * dpr);
+      canvas.height = Math.round(H * dpr);
+      canvas.style.width = W + 'px';
+      canvas.style.height = H + 'px';
+    }
+    const th = readTheme();
+    const { t0, t1 } = view.current;
+    const scale = W / (t1 - t0);
+    const X = (t) => (t - t0) * scale;
+    const top = scroll.scrollTop;
+    const ctx = canvas.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    ctx.fillStyle = th.bg;
+    ctx.fillRect(0, 0, W, H);
+    const step = niceStep(1 / scale, 90);
+
+    // Lane backgrounds, agent lifetimes.
+    const { lanes } = geo.current;
+    const visible = lanes.filter((l) => l.y + l.h >= top && l.y <= top + H);
+    for (const l of visible) {
+      const y = l.y - top;
+      const i = lanes.indexOf(l);
+      if (i % 2) { ctx.fillStyle = th.alt; ctx.fillRect(0, y, W, l.h); }
+      const a = l.a;
+      if (Number.isFinite(a.start)) {
+        const s = Math.max(0, X(a.start));
+        const e = Math.min(W, X(Number.isFinite(a.stop) ? a.stop : m.t1));
+        if (e > s) {
+          ctx.fillStyle = th.alive;
+          ctx.fillRect(s, y + 3, Math.max(1, e - s), l.h - 6);
+        }
+      }
+      ctx.fillStyle = th.grid;
+      ctx.fillRect(0, y + l.h - 1, W, 1);
+    }
+    // Time grid.
+    ctx.fillStyle = th.grid;
+    for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) ctx.fillRect(Math.round(X(t)), 0, 1, H);
+
+    // Spawn connectors: from the call that spawned a subagent to its lane.
+    const yOf = new Map(lanes.map((l) => [l.a.id, l]));
+    ctx.strokeStyle = 'rgba(120,120,140,0.55)';
+    ctx.lineWidth = 1;
+    ctx.setLineDash([3, 3]);
+    for (const l of lanes) {
+      const a = l.a;
+      if (!a.spawn) continue;
+      const c = m.calls.get(a.spawn);
+      const pl = c && yOf.get(c.agent);
+      if (!pl) continue;
+      const x = Math.round(X(Number.isFinite(a.start) ? a.start : c.start)) + 0.5;
+      if (x < 0 || x > W) continue;
+      const y1 = pl.y - top + LANE_PAD + (c.row || 0) * (ROW_H + ROW_GAP) + ROW_H;
+      const y2 = l.y - top + l.h / 2;
+      if (Math.max(y1, y2) < 0 || Math.min(y1, y2) > H) continue;
+      ctx.beginPath();
+      ctx.moveTo(x, y1);
+      ctx.lineTo(x, y2);
+      ctx.stroke();
+    }
+    ctx.setLineDash([]);
+
+    // Calls.
+    ctx.font = '11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+    ctx.textBaseline = 'middle';
+    let selRect = null;
+    const selID = sel && sel.kind === 'call' ? sel.id : null;
+    for (const l of visible) {
+      const a = l.a;
+      const calls = a.calls;
+      const y0 = l.y - top + Math.max(LANE_PAD, (l.h - (a.rows * ROW_H + (a.rows - 1) * ROW_GAP)) / 2);
+      let lastX = -1, lastRowY = -1;
+      for (let i = firstFrom(calls, t0 - a.maxDur - 1); i < calls.length; i++) {
+        const c = calls[i];
+        if (c.start > t1) break;
+        if (!callMatches(c, f)) continue;
+        const e = endOf(c, m.t1);
+        if (e < t0) continue;
+        const x = X(c.start);
+        const w = Math.max(2, X(e) - x);
+        const y = y0 + c.row * (ROW_H + ROW_GAP);
+        // Thousands of sub-pixel calls in one spot draw as one.
+        if (w <= 2 && Math.abs(x - lastX) < 0.5 && y === lastRowY && c.status === 'ok' && c.id !== selID) continue;
+        lastX = x; lastRowY = y;
+        if (c.status === 'denied') {
+          ctx.strokeStyle = STATUS_COLORS.denied;
+          ctx.lineWidth = 2;
+          const cx = x + 1, cy = y + ROW_H / 2;
+          ctx.beginPath();
+          ctx.moveTo(cx - 4, cy - 4); ctx.lineTo(cx + 4, cy + 4);
+          ctx.moveTo(cx + 4, cy - 4); ctx.lineTo(cx - 4, cy + 4);
+          ctx.stroke();
+        } else {
+          ctx.fillStyle = familyColor(c.family);
+          ctx.fillRect(x, y, w, ROW_H);
+          if (c.status === 'error' || c.status === 'interrupted') {
+            ctx.fillStyle = STATUS_COLORS[c.status];
+            ctx.fillRect(x, y + ROW_H - 3, w, 3);
+            ctx.fillRect(x, y, Math.min(w, 3), ROW_H);
+          } else if (c.status === 'running') {
+            ctx.fillStyle = 'rgba(255,255,255,0.45)';
+            for (let sx = x; sx < x + w; sx += 6) ctx.fillRect(sx, y, 2, ROW_H);
+          }
+          if (w > 34) {
+            const chars = Math.floor((w - 6) / 6.3);
+            ctx.fillStyle = '#fff';
+            ctx.fillText(truncate(c.tool, Math.max(2, chars)), x + 4, y + ROW_H / 2 + 0.5);
+          }
+        }
+        if (c.id === selID) selRect = [x, y, w, ROW_H];
+      }
+      // Markers.
+    }
+    const ms = m.markers;
+    let lo = 0, hi = ms.length;
+    while (lo < hi) { const k = (lo + hi) >> 1; if (ms[k].t < t0) lo = k + 1; else hi = k; }
+    for (let i = lo; i < ms.length && ms[i].t <= t1; i++) {
+      const mk = ms[i];
+      if (!markerMatches(mk, f)) continue;
+      const l = yOf.get(mk.agent);
+      if (!l) continue;
+      const y = l.y - top;
+      if (y + l.h < 0 || y > H) continue;
+      const x = Math.round(X(mk.t)) + 0.5;
+      drawMarker(ctx, mk.kind, x, y, l.h, th, H, top);
+      if (sel && sel.kind === 'event' && sel.seq === mk.seq) selRect = [x - 5, y + 1, 10, l.h - 2];
+    }
+    if (selRect) {
+      ctx.strokeStyle = th.sel;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(selRect[0] - 1.5, selRect[1] - 1.5, selRect[2] + 3, selRect[3] + 3);
+    }
+
+    // Axis.
+    if (axis) {
+      if (axis.width !== Math.round(W * dpr)) {
+        axis.width = Math.round(W * dpr);
+        axis.height = Math.round(AXIS_H * dpr);
+        axis.style.width = W + 'px';
+        axis.style.height = AXIS_H + 'px';
+      }
+      const ax = axis.getContext('2d');
+      ax.setTransform(dpr, 0, 0, dpr, 0, 0);
+      ax.clearRect(0, 0, W, AXIS_H);
+      ax.fillStyle = th.bg;
+      ax.fillRect(0, 0, W, AXIS_H);
+      ax.fillStyle = th.grid;
+      ax.fillRect(0, AXIS_H - 1, W, 1);
+      ax.font = '11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+      ax.textBaseline = 'middle';
+      for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
+        const x = Math.round(X(t));
+        ax.fillStyle = th.grid;
+        ax.fillRect(x, AXIS_H - 7, 1, 6);
+        ax.fillStyle = th.muted;
+        ax.fillText(fmtClock(t, step < 1000), x + 3, AXIS_H / 2 - 2);
+      }
+    }
+    // Render milestones, read by the browser tests and the benchmark.
+    const hw = (window.__hw = window.__hw || {});
+    hw.drawn = (hw.drawn || 0) + 1;
+    if (!hw.firstRender && m.calls.size) {
+      hw.firstRender = performance.now();
+      performance.mark('hw:first-render');
+    }
+    if (!hw.fullRender && hw.loading === false && hw.model === m) {
+      hw.fullRender = performance.now();
+      performance.mark('hw:full-render');
+    }
+  };
+
+  const request = () => {
+    if (!frame.current) frame.current = requestAnimationFrame(draw);
+  };
+
+  // Redraw on every render (model version, filters, selection) and resize.
+  useLayoutEffect(() => { request(); });
+  useEffect(() => {
+    const ro = new ResizeObserver(request);
+    if (holderRef.current) ro.observe(holderRef.current);
+    if (scrollRef.current) ro.observe(scrollRef.current);
+    return () => { ro.disconnect(); cancelAnimationFrame(frame.current); frame.current = 0; };
+  }, []);
+
+  const zoom = (factor, atX) => {
+    const holder = holderRef.current;
+    if (!holder) return;
+    const W = holder.clientWidth;
+    const { t0, t1 } = view.current;
+    const at = t0 + (t1 - t0) * (atX == null ? 0.5 : atX / W);
+    const span = Math.max(2, (t1 - t0) * factor);
+    const [s, e] = model.span();
+    const maxSpan = (e - s) * 1.5 + 1000;
+    const ns = Math.min(span, maxSpan);
+    const r = (at - t0) / (t1 - t0);
+    view.current = { t0: at - ns * r, t1: at - ns * r + ns, fit: false };
+    request();
+    force((x) => x + 1);
+  };
+  const pan = (dxPx) => {
+    const holder = holderRef.current;
+    if (!holder) return;
+    const { t0, t1 } = view.current;
+    const dt = (dxPx / holder.clientWidth) * (t1 - t0);
+    view.current = { t0: t0 + dt, t1: t1 + dt, fit: false };
+    request();
+  };
+
+  // Test and benchmark hook: where a call's bar is drawn, in page pixels.
+  useEffect(() => {
+    window.__hw = window.__hw || {};
+    window.__hw.timeline = {
+      rectOf(id) {
+        const c = model.calls.get(id);
+        const canvas = canvasRef.current, scroll = scrollRef.current;
+        if (!c || !canvas || !scroll) return null;
+        const l = geo.current.lanes.find((x) => x.a.id === c.agent);
+        if (!l) return null;
+        const a = l.a;
+        const W = canvas.clientWidth;
+        const { t0, t1 } = view.current;
+        const scale = W / (t1 - t0);
+        const y0 = l.y + Math.max(LANE_PAD, (l.h - (a.rows * ROW_H + (a.rows - 1) * ROW_GAP)) / 2) + (c.row || 0) * (ROW_H + ROW_GAP);
+        if (l.y < scroll.scrollTop || l.y + l.h > scroll.scrollTop + scroll.clientHeight) scroll.scrollTop = l.y;
+        const box = canvas.getBoundingClientRect();
+        const x = (c.start - t0) * scale;
+        const w = Math.max(2, (endOf(c, model.t1) - c.start) * scale);
+        return { x: box.left + x, y: box.top + y0 - scroll.scrollTop, w, h: ROW_H };
+      },
+      lanes: () => geo.current.lanes.map((l) => ({ agent: l.a.id, type: l.a.type, y: l.y, h: l.h, calls: l.a.calls.filter((c) => callMatches(c, props.current.filters)).length })),
+      view: () => ({ ...view.current }),
+      zoom, pan,
+    };
+  });
+
+  const hit = (clientX, clientY) => {
+    const canvas = canvasRef.current, scroll = scrollRef.current;
+    if (!canvas || !scroll) return null;
+    const box = canvas.getBoundingClientRect();
+    const px = clientX - box.left, py = clientY - box.top + scroll.scrollTop;
+    const l = laneAt(geo.current.lanes, py);
+    if (!l) return null;
+    const { t0, t1 } = view.current;
+    const scale = box.width / (t1 - t0);
+    const { model: m, filters: f } = props.current;
+    const a = l.a;
+    // Markers first: they are small and drawn on top.
+    let best = null, bestD = 6;
+    for (const mk of m.markers) {
+      if (mk.agent !== a.id || !markerMatches(mk, f)) continue;
+      const d = Math.abs((mk.t - t0) * scale - px);
+      if (d < bestD && py - l.y < 12) { best = { kind: 'event', seq: mk.seq, marker: mk }; bestD = d; }
+    }
+    if (best) return best;
+    const y0 = l.y + Math.max(LANE_PAD, (l.h - (a.rows * ROW_H + (a.rows - 1) * ROW_GAP)) / 2);
+    const row = Math.floor((py - y0) / (ROW_H + ROW_GAP));
+    const t = t0 + px / scale;
+    const slack = 4 / scale;
+    let bestC = null, bestDist = Infinity;
+    for (let i = firstFrom(a.calls, t - a.maxDur - slack - 1); i < a.calls.length; i++) {
+      const c = a.calls[i];
+      if (c.start > t + slack) break;
+      if (!callMatches(c, f)) continue;
+      if (row >= 0 && row < a.rows && c.row !== row) continue;
+      const e = Math.max(endOf(c, m.t1), c.start + 2 / scale);
+      if (t < c.start - slack || t > e + slack) continue;
+      const dist = t < c.start ? c.start - t : t > e ? t - e : 0;
+      if (dist < bestDist || (dist === bestDist && bestC && e - c.start < endOf(bestC, m.t1) - bestC.start)) { bestC = c; bestDist = dist; }
+    }
+    if (bestC) return { kind: 'call', id: bestC.id, call: bestC };
+    return null;
+  };
+
+  const drag = useRef(null);
+  const onPointerDown = (e) => {
+    if (e.button !== 0) return;
+    drag.current = { x: e.clientX, moved: false };
+    e.currentTarget.setPointerCapture(e.pointerId);
+  };
+  const onPointerMove = (e) => {
+    if (drag.current) {
+      const dx = e.clientX - drag.current.x;
+      if (Math.abs(dx) > 3 || drag.current.moved) {
+        drag.current.moved = true;
+        drag.current.x = e.clientX;
+        pan(-dx);
+        setHover(null);
+      }
+      return;
+    }
+    const h = hit(e.clientX, e.clientY);
+    const box = holderRef.current.getBoundingClientRect();
+    setHover(h ? { ...h, x: e.clientX - box.left, y: e.clientY - box.top } : null);
+  };
+  const onPointerUp = (e) => {
+    const d = drag.current;
+    drag.current = null;
+    if (d && !d.moved) {
+      const h = hit(e.clientX, e.clientY);
+      props.current.onSelect(h ? (h.kind === 'call' ? { kind: 'call', id: h.id } : { kind: 'event', seq: h.seq }) : null);
+    }
+  };
+  const onWheel = (e) => {
+    const box = holderRef.current.getBoundingClientRect();
+    if (e.ctrlKey || e.metaKey || e.altKey) {
+      e.preventDefault();
+      zoom(Math.exp(e.deltaY * 0.002), e.clientX - box.left);
+    } else if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
+      e.preventDefault();
+      pan(e.shiftKey ? e.deltaY : e.deltaX);
+    }
+  };
+  // The wheel listener must not be passive to take over ctrl+wheel.
+  useEffect(() => {
+    const el = holderRef.current;
+    if (!el) return;
+    el.addEventListener('wheel', onWheel, { passive: false });
+    return () => el.removeEventListener('wheel', onWheel);
+  }, []);
+  const onKey = (e) => {
+    const k = e.key.toLowerCase();
+    if (k === 'w' || k === '+' || k === '=') zoom(0.7);
+    else if (k === 's' || k === '-') zoom(1 / 0.7);
+    else if (k === 'a' || k === 'arrowleft') pan(-80);
+    else if (k === 'd' || k === 'arrowright') pan(80);
+    else if (k === '0' || k === 'f') { view.current.fit = true; request(); force((x) => x + 1); }
+    else return;
+    e.preventDefault();
+  };
+
+  const sel = selected;
+  return html`
+    <div class="timeline" data-testid="timeline">
+      <div class="tl-tools">
+        <button type="button" title="Zoom in (W, ctrl+wheel)" aria-label="Zoom in" onClick=${() => zoom(0.5)}>+</button>
+        <button type="button" title="Zoom out (S)" aria-label="Zoom out" onClick=${() => zoom(2)}>−</button>
+        <button type="button" title="Fit the whole session (F)" aria-label="Fit" class=${view.current.fit ? 'on' : ''} onClick=${() => { view.current.fit = true; request(); force((x) => x + 1); }}>fit</button>
+        <span class="hint">drag to pan · ctrl+wheel to zoom · click a bar to inspect</span>
+        <span class="spacer"></span>
+        <${Legend} model=${model} version=${version} />
+      </div>
+      <div class="tl-head">
+        <div class="tl-corner">agent <span class="muted">· calls · time</span></div>
+        <div class="tl-axis"><canvas ref=${axisRef} aria-hidden="true"></canvas></div>
+      </div>
+      <div class="tl-scroll" ref=${scrollRef} onScroll=${request}>
+        <div class="tl-inner" style=${{ height: g.height + 'px' }}>
+          <div class="tl-tree" role="tree" aria-label="Agents">
+            ${g.lanes.map((l) => html`<${AgentRow} key=${l.a.id} lane=${l} model=${model} selected=${sel && sel.kind === 'agent' && sel.id === l.a.id} onSelect=${onSelect} />`)}
+          </div>
+          <div class="tl-canvas" ref=${holderRef} tabIndex="0" onKeyDown=${onKey}
+            onPointerDown=${onPointerDown} onPointerMove=${onPointerMove} onPointerUp=${onPointerUp} onPointerLeave=${() => setHover(null)}>
+            <canvas ref=${canvasRef} role="img" aria-label="Tool calls per agent over time"></canvas>
+            ${hover && html`<${Tip} ref=${tipRef} hover=${hover} model=${model} />`}
+          </div>
+        </div>
+      </div>
+    </div>`;
+}
+
+function drawMarker(ctx, kind, x, y, h, th) {
+  switch (kind) {
+    case 'prompt':
+      ctx.fillStyle = th.prompt;
+      ctx.fillRect(x - 0.5, y + 2, 1, h - 4);
+      ctx.beginPath(); ctx.moveTo(x - 5, y + 1); ctx.lineTo(x + 5, y + 1); ctx.lineTo(x, y + 8); ctx.fill();
+      break;
+    case 'compact':
+      ctx.fillStyle = th.compact;
+      ctx.fillRect(x - 0.5, y, 1, h);
+      ctx.beginPath(); ctx.moveTo(x, y + 1); ctx.lineTo(x + 5, y + 6); ctx.lineTo(x, y + 11); ctx.lineTo(x - 5, y + 6); ctx.fill();
+      break;
+    case 'stop':
+      ctx.fillStyle = th.muted;
+      ctx.fillRect(x - 3.5, y + 2, 7, 7);
+      break;
+    case 'stopfail':
+      ctx.fillStyle = STATUS_COLORS.error;
+      ctx.fillRect(x - 3.5, y + 2, 7, 7);
+      break;
+    case 'start': case 'end':
+      ctx.fillStyle = kind === 'start' ? '#16a34a' : th.muted;
+      ctx.fillRect(x - 1, y + 1, 2, h - 2);
+      break;
+    case 'ask':
+      ctx.fillStyle = STATUS_COLORS.interrupted;
+      ctx.beginPath(); ctx.arc(x, y + 5, 3.5, 0, Math.PI * 2); ctx.fill();
+      break;
+    default:
+      ctx.fillStyle = '#ca8a04';
+      ctx.beginPath(); ctx.arc(x, y + 5, 3, 0, Math.PI * 2); ctx.fill();
+  }
+}
+
+function AgentRow({ lane, model, selected, onSelect }) {
+  const a = lane.a;
+  const dur = Number.isFinite(a.start) && Number.isFinite(a.stop) ? a.stop - a.start : NaN;
+  const spawn = a.spawn ? model.calls.get(a.spawn) : null;
+  const desc = a.description || (spawn && spawn.input && typeof spawn.input.description === 'string' ? spawn.input.description : '');
+  return html`
+    <div class=${'agent' + (selected ? ' sel' : '')} role="treeitem" aria-level=${a.depth + 1} data-agent=${a.id} data-type=${a.type ?? ''} data-calls=${a.calls.length}
+      style=${{ height: lane.h + 'px', paddingLeft: 8 + a.depth * 16 + 'px' }}
+      onClick=${() => onSelect({ kind: 'agent', id: a.id })} title=${a.id ? `agent ${a.id}` : 'main agent'}>
+      ${a.depth > 0 && html`<span class="branch" aria-hidden="true" style=${{ left: a.depth * 16 - 6 + 'px' }}></span>`}
+      <div class="a1">
+        <span class=${'atype' + (a.id === MAIN ? ' main' : '')}>${agentLabel(a)}</span>
+        ${a.id && html`<span class="aid">${shortID(a.id, 7)}</span>`}
+        <span class="spacer"></span>
+        ${a.failures > 0 && html`<span class="badge bad" title="failed calls">${a.failures}</span>`}
+        ${a.denials > 0 && html`<span class="badge deny" title="denied calls">${a.denials}</span>`}
+      </div>
+      <div class="a2">
+        ${a.calls.length} calls · ${fmtDur(dur)}${spawn ? html` · <span title=${'spawned by ' + spawn.id}>via ${truncate(desc || spawn.tool, 28)}</span>` : ''}
+      </div>
+    </div>`;
+}
+
+function Tip({ hover, model }) {
+  let body;
+  if (hover.kind === 'call') {
+    const c = hover.call;
+    body = html`<b>${c.tool}</b> <span class=${'pill pill-' + c.status}>${c.status}</span>
+      <div>${fmtDur(durationOf(c))} · ${fmtClock(c.start, true)}</div>
+      <div class="muted">${c.family}${c.agent ? ' · ' + shortID(c.agent, 7) : ' · main'}</div>`;
+  } else {
+    const mk = hover.marker;
+    body = html`<b>${MARKER_GLYPH[mk.kind] || mk.kind}</b> <span class="muted">${mk.event}</span>
+      <div>${fmtClock(mk.t, true)}</div>${mk.label && html`<div class="muted">${truncate(mk.label, 120)}</div>`}`;
+  }
+  const left = hover.x + 14;
+  return html`<div class="tip" style=${{ left: left + 'px', top: hover.y + 12 + 'px' }}>${body}</div>`;
+}
+
+function Legend({ model, version }) {
+  const fams = useMemo(() => [...new Set([...model.calls.values()].map((c) => c.family))].filter(Boolean).sort(), [version]);
+  return html`<span class="legend">
+    ${fams.map((f) => html`<span class="lg"><i style=${{ background: familyColor(f) }}></i>${f}</span>`)}
+    <span class="lg"><i class="lg-err"></i>failed</span>
+    <span class="lg"><i class="lg-deny">✕</i>denied</span>
+    <span class="lg"><i class="lg-prompt"></i>prompt</span>
+    <span class="lg"><i class="lg-compact"></i>compaction</span>
+  </span>`;
+}
