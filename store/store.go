@@ -1,0 +1,283 @@
+// Package store holds the domain types hookwatch keeps about hook events and
+// sessions, and the Store interface every storage backend implements.
+//
+// Backends live in subpackages named after their dependency (store/sqlite,
+// later store/postgres) and all pass the conformance suite in
+// store/storetest, which is where the contract below is pinned down.
+//
+// The envelope of every event is kept whole, so whatever is derived from it
+// later (agent trees, tool calls, lineage) can be rebuilt from stored events;
+// the indexed columns here are only what the query API filters on.
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrNotFound is returned when the requested object does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrInvalidCursor is returned by the paging methods when a cursor was not
+// made by this package (edited, truncated, or from another listing).
+var ErrInvalidCursor = errors.New("invalid cursor")
+
+// Paging limits shared by every backend.
+const (
+	// DefaultLimit is the page size when a filter's Limit is 0.
+	DefaultLimit = 100
+	// MaxLimit is the largest page a backend returns; larger limits are
+	// clamped to it.
+	MaxLimit = 1000
+)
+
+// Event is one stored hook event: the envelope as delivered plus the fields
+// the query API filters on, derived from its payload by FromEnvelope.
+type Event struct {
+	// Seq is assigned by the store when the event is first inserted. It
+	// increases in ingest order (not in event time) and never repeats, which
+	// makes it the cursor of the event stream.
+	Seq int64 `json:"seq"`
+	// ID is the envelope id (a UUIDv7 made by the hook); a store keeps at
+	// most one event per ID.
+	ID        string `json:"id"`
+	SessionID string `json:"session_id"`
+	// Runtime is the agent runtime (event.RuntimeClaudeCode, event.RuntimeCodex).
+	Runtime string `json:"runtime"`
+	// Kind is the envelope kind: event.KindHook or event.KindStatusLine.
+	Kind string `json:"kind"`
+	// Event is the hook event name (event.PreToolUse, …, event.StatusLine),
+	// "" when the payload names none.
+	Event string `json:"event"`
+	// AgentID is the subagent that fired the event; "" is the main agent.
+	AgentID string `json:"agent_id"`
+	// AgentType is nil when the payload had no agent_type; a pointer to ""
+	// is the compaction agent, which is a different thing.
+	AgentType *string `json:"agent_type"`
+	ToolName  string  `json:"tool_name,omitempty"`
+	ToolUseID string  `json:"tool_use_id,omitempty"`
+	PromptID  string  `json:"prompt_id,omitempty"`
+	// Time is when the hook read the payload (the envelope's received_at).
+	Time time.Time `json:"time"`
+	// Envelope is the whole envelope as JSON: an object with the fields of
+	// event.Envelope, the payload included.
+	Envelope json.RawMessage `json:"envelope"`
+
+	// Facts is what the event tells about its session. FromEnvelope fills
+	// it and Insert folds it into the session summary; backends do not
+	// store it per event, so events read back have it zero.
+	Facts SessionFacts `json:"-"`
+}
+
+// SessionFacts is what one event says about its session; empty strings say
+// nothing.
+type SessionFacts struct {
+	CWD            string
+	TranscriptPath string
+	Model          string
+	PermissionMode string
+	// Title is the session title Claude Code sends on SessionStart and
+	// UserPromptSubmit.
+	Title string
+	// Source is the SessionStart source: startup, resume, clear, compact, fork.
+	Source string
+	// EndReason is the SessionEnd reason (an open enum, possibly empty).
+	EndReason string
+	Host      string
+	User      string
+}
+
+// Session is the summary a store keeps for each session id, updated by every
+// inserted event of that session.
+type Session struct {
+	ID string `json:"id"`
+	// Runtime is the runtime of the session's first stored event.
+	Runtime string `json:"runtime"`
+	// CWD, TranscriptPath, Model, PermissionMode and Title are the latest
+	// non-empty values the session's events carried. "Latest" is by event
+	// time, decided per insert batch: a batch whose newest event is older
+	// than the session's last event only fills values still empty.
+	CWD            string `json:"cwd"`
+	TranscriptPath string `json:"transcript_path"`
+	Model          string `json:"model"`
+	PermissionMode string `json:"permission_mode"`
+	Title          string `json:"title"`
+	// Source is the source of the latest SessionStart (startup, resume, …).
+	Source string `json:"source"`
+	// Host and User are where the session's first stored event came from.
+	Host string `json:"host"`
+	User string `json:"user"`
+	// FirstEventAt and LastEventAt are the earliest and latest event times.
+	FirstEventAt time.Time `json:"first_event_at"`
+	LastEventAt  time.Time `json:"last_event_at"`
+	// EndedAt is the time of the latest SessionEnd, or nil while the session
+	// runs: a SessionStart later than that SessionEnd (a resume) reopens it.
+	EndedAt *time.Time `json:"ended_at"`
+	// EndReason is the reason of that SessionEnd ("" while running).
+	EndReason string `json:"end_reason"`
+	// EventCount is the number of distinct events stored for the session.
+	EventCount int64 `json:"event_count"`
+	// LastSeq is the Seq of the session's latest inserted event.
+	LastSeq int64 `json:"last_seq"`
+}
+
+// SessionFilter selects a page of sessions, most recently active first
+// (LastEventAt descending, then ID descending).
+type SessionFilter struct {
+	// Runtime, when not empty, keeps only sessions of that runtime.
+	Runtime string
+	// Cursor is SessionPage.Next of the previous page; "" starts at the top.
+	Cursor string
+	// Limit is the page size: 0 means DefaultLimit, more than MaxLimit
+	// means MaxLimit.
+	Limit int
+}
+
+// SessionPage is one page of sessions.
+type SessionPage struct {
+	Sessions []Session
+	// Next is the cursor of the following page, "" when this page is the last.
+	Next string
+}
+
+// EventFilter selects a page of events in Seq order.
+type EventFilter struct {
+	// SessionID, when not empty, keeps only that session's events; "" means
+	// every session (what the live stream replays).
+	SessionID string
+	// AgentID, when not nil, keeps only the events of that agent; a pointer
+	// to "" selects the main agent.
+	AgentID *string
+	// Event, when not empty, keeps only events with that name.
+	Event string
+	// Tool, when not empty, keeps only events with that tool_name.
+	Tool string
+	// Cursor is EventPage.Next of the previous page, or EventCursor(seq) to
+	// start after a known Seq; "" starts at the first event.
+	Cursor string
+	// Limit is the page size: 0 means DefaultLimit, more than MaxLimit
+	// means MaxLimit.
+	Limit int
+}
+
+// EventPage is one page of events.
+type EventPage struct {
+	Events []Event
+	// Next is the cursor of the following page, "" when no more events
+	// matched at the time of the query. A caller following a live store
+	// keeps the cursor of the last event it saw instead (EventCursor).
+	Next string
+}
+
+// Store keeps events and the session summaries derived from them.
+// Implementations are safe for concurrent use.
+//
+// The interface grows with the product (agents, tool calls and lineage come
+// with attribution); the conformance suite in store/storetest grows with it.
+type Store interface {
+	// Insert stores the events whose ID is not stored yet, in one
+	// transaction, in slice order, and updates their sessions' summaries.
+	// An ID already stored, or repeated within events, is skipped (the
+	// first occurrence wins). It sets Seq on every event it stored and
+	// leaves Seq 0 on the skipped ones, and returns how many it stored.
+	// When it returns an error nothing was stored.
+	Insert(ctx context.Context, events []Event) (inserted int, err error)
+
+	// Sessions returns a page of sessions, most recently active first.
+	Sessions(ctx context.Context, f SessionFilter) (SessionPage, error)
+
+	// Session returns one session, or ErrNotFound.
+	Session(ctx context.Context, id string) (Session, error)
+
+	// Events returns a page of events in increasing Seq order.
+	Events(ctx context.Context, f EventFilter) (EventPage, error)
+
+	// LastSeq returns the largest Seq stored, 0 when the store is empty.
+	LastSeq(ctx context.Context) (int64, error)
+
+	// Close releases the store. Calls after Close fail.
+	Close() error
+}
+
+// ClampLimit returns the page size a filter's limit stands for.
+func ClampLimit(limit int) int {
+	switch {
+	case limit <= 0:
+		return DefaultLimit
+	case limit > MaxLimit:
+		return MaxLimit
+	}
+	return limit
+}
+
+// Cursors are opaque to API clients but shared by every backend, so that a
+// client can move between a collector's backends and the live stream can
+// turn a Seq into a cursor. They are base64 (URL alphabet) of a short text
+// form with a one-letter kind, so a cursor of one listing is rejected by
+// another.
+
+// EventCursor returns the cursor that continues an event listing after seq.
+func EventCursor(seq int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("e" + strconv.FormatInt(seq, 10)))
+}
+
+// ParseEventCursor returns the seq an event cursor continues after; "" is 0.
+func ParseEventCursor(c string) (int64, error) {
+	if c == "" {
+		return 0, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) < 2 || b[0] != 'e' {
+		return 0, ErrInvalidCursor
+	}
+	seq, err := strconv.ParseInt(string(b[1:]), 10, 64)
+	if err != nil || seq < 0 {
+		return 0, ErrInvalidCursor
+	}
+	return seq, nil
+}
+
+// SessionCursor returns the cursor that continues a session listing after
+// the session with the given last event time and id.
+func SessionCursor(lastEventAt time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString(
+		[]byte("s" + strconv.FormatInt(lastEventAt.UnixNano(), 10) + ":" + id))
+}
+
+// ParseSessionCursor returns the position a session cursor continues after.
+// ok is false for "" (start at the top).
+func ParseSessionCursor(c string) (lastEventAt time.Time, id string, ok bool, err error) {
+	if c == "" {
+		return time.Time{}, "", false, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) < 3 || b[0] != 's' {
+		return time.Time{}, "", false, ErrInvalidCursor
+	}
+	ts, id, found := strings.Cut(string(b[1:]), ":")
+	if !found {
+		return time.Time{}, "", false, ErrInvalidCursor
+	}
+	ns, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return time.Time{}, "", false, ErrInvalidCursor
+	}
+	return time.Unix(0, ns).UTC(), id, true, nil
+}
+
+// ValidationError reports why an envelope cannot be stored.
+type ValidationError struct {
+	// Field is the envelope field at fault ("id", "payload", …).
+	Field string
+	Err   error
+}
+
+func (e *ValidationError) Error() string { return fmt.Sprintf("%s: %v", e.Field, e.Err) }
+
+func (e *ValidationError) Unwrap() error { return e.Err }

@@ -1,0 +1,163 @@
+package store_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store"
+)
+
+var t0 = time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
+
+func env(id, payload string) event.Envelope {
+	return event.Envelope{ID: id, Runtime: event.RuntimeClaudeCode, ReceivedAt: t0, Payload: json.RawMessage(payload)}
+}
+
+func TestFromEnvelopeRejects(t *testing.T) {
+	f := func(e event.Envelope, field string) {
+		t.Helper()
+		_, err := store.FromEnvelope(e)
+		var ve *store.ValidationError
+		if !errors.As(err, &ve) || ve.Field != field {
+			t.Errorf("FromEnvelope(id %q, payload %q) = %v, want a ValidationError on %s", e.ID, e.Payload, err, field)
+		}
+	}
+	ok := `{"session_id":"s"}`
+	f(env("", ok), "id")
+	f(env(strings.Repeat("a", store.MaxIDLen+1), ok), "id")
+	f(env("id with space", ok), "id")
+	f(env("id\x00", ok), "id")
+	f(env("é", ok), "id")
+	f(env("x", ""), "payload")
+	f(env("x", "  "), "payload")
+	f(env("x", "null"), "payload")
+	f(env("x", "[1]"), "payload")
+	f(env("x", `"str"`), "payload")
+	f(env("x", "{"), "payload")
+	f(env("x", strings.Repeat("[", event.MaxDepth+1)), "payload")
+	e := env("x", ok)
+	e.ReceivedAt = time.Time{}
+	f(e, "received_at")
+	e = env("x", ok)
+	e.Decision = json.RawMessage("{bad")
+	f(e, "decision")
+}
+
+func TestFromEnvelopeDerives(t *testing.T) {
+	e := env(event.NewID(t0), `{"session_id":"s1","hook_event_name":"PreToolUse","agent_id":"a1","agent_type":"","tool_name":"Bash",
+		"tool_use_id":"toolu_1","prompt_id":"p1","cwd":"/w","permission_mode":"plan","tool_input":{"command":"echo <b>&"}}`)
+	e.Kind = ""
+	e.Host, e.User = "h", "u"
+	got, err := store.FromEnvelope(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != e.ID || got.SessionID != "s1" || got.Event != "PreToolUse" || got.AgentID != "a1" ||
+		got.AgentType == nil || *got.AgentType != "" || got.ToolName != "Bash" || got.ToolUseID != "toolu_1" ||
+		got.PromptID != "p1" || got.Kind != event.KindHook || got.Runtime != event.RuntimeClaudeCode || !got.Time.Equal(t0) || got.Seq != 0 {
+		t.Errorf("derived %+v", got)
+	}
+	if got.Facts != (store.SessionFacts{CWD: "/w", PermissionMode: "plan", Host: "h", User: "u"}) {
+		t.Errorf("facts %+v", got.Facts)
+	}
+	// The stored envelope is the envelope, unescaped for people and jq.
+	if !strings.Contains(string(got.Envelope), `"command":"echo <b>&"`) {
+		t.Errorf("envelope %s", got.Envelope)
+	}
+	var back event.Envelope
+	if err := json.Unmarshal(got.Envelope, &back); err != nil || back.ID != e.ID || !back.ReceivedAt.Equal(t0) {
+		t.Errorf("envelope does not decode back: %v %+v", err, back)
+	}
+
+	// Invalid UTF-8 is replaced so that the stored JSON is valid.
+	bad := env("y", "{\"session_id\":\"s\xff\",\"x\":\"\xfe\"}")
+	got, err = store.FromEnvelope(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(got.Envelope) || got.SessionID != "s\uFFFD" {
+		t.Errorf("invalid UTF-8: %q, session %q", got.Envelope, got.SessionID)
+	}
+}
+
+func TestCursors(t *testing.T) {
+	f := func(seq int64) {
+		t.Helper()
+		got, err := store.ParseEventCursor(store.EventCursor(seq))
+		if err != nil || got != seq {
+			t.Errorf("event cursor %d round-trips to %d, %v", seq, got, err)
+		}
+	}
+	f(0)
+	f(1)
+	f(1 << 62)
+	if seq, err := store.ParseEventCursor(""); seq != 0 || err != nil {
+		t.Errorf("empty cursor: %d %v", seq, err)
+	}
+	at := t0.Add(123 * time.Nanosecond)
+	ts, id, ok, err := store.ParseSessionCursor(store.SessionCursor(at, "a:b:c"))
+	if err != nil || !ok || !ts.Equal(at) || id != "a:b:c" {
+		t.Errorf("session cursor round trip: %v %q %v %v", ts, id, ok, err)
+	}
+	bad := func(c string) {
+		t.Helper()
+		if _, err := store.ParseEventCursor(c); !errors.Is(err, store.ErrInvalidCursor) {
+			t.Errorf("ParseEventCursor(%q) = %v", c, err)
+		}
+		if _, _, _, err := store.ParseSessionCursor(c); !errors.Is(err, store.ErrInvalidCursor) {
+			t.Errorf("ParseSessionCursor(%q) = %v", c, err)
+		}
+	}
+	bad("%%%")
+	bad("e")
+	bad("ZS0x") // "e-1"
+	bad("cw")   // "s"
+}
+
+func TestClampLimit(t *testing.T) {
+	f := func(in, want int) {
+		t.Helper()
+		if got := store.ClampLimit(in); got != want {
+			t.Errorf("ClampLimit(%d) = %d, want %d", in, got, want)
+		}
+	}
+	f(-1, store.DefaultLimit)
+	f(0, store.DefaultLimit)
+	f(1, 1)
+	f(store.MaxLimit, store.MaxLimit)
+	f(store.MaxLimit+1, store.MaxLimit)
+}
+
+func TestSummarize(t *testing.T) {
+	mk := func(seq int64, sid, name string, ms int, facts store.SessionFacts) store.Event {
+		return store.Event{Seq: seq, SessionID: sid, Event: name, Runtime: "claude-code", Time: t0.Add(time.Duration(ms) * time.Millisecond), Facts: facts}
+	}
+	events := []store.Event{
+		mk(1, "a", event.SessionStart, 10, store.SessionFacts{Source: "startup", CWD: "/1", Host: "h1"}),
+		mk(0, "a", event.Stop, 99, store.SessionFacts{CWD: "/skipped"}), // a duplicate: not stored
+		mk(2, "b", event.Stop, 5, store.SessionFacts{}),
+		mk(3, "a", event.PreToolUse, 30, store.SessionFacts{CWD: "/3", Host: "h2"}),
+		mk(4, "a", event.PreToolUse, 20, store.SessionFacts{CWD: "/2", Model: "m"}),
+		mk(5, "a", event.SessionEnd, 25, store.SessionFacts{EndReason: "clear"}),
+		mk(6, "", event.Notification, 1, store.SessionFacts{}),
+	}
+	got := store.Summarize(events)
+	if len(got) != 2 || got[0].ID != "a" || got[1].ID != "b" {
+		t.Fatalf("deltas %+v", got)
+	}
+	a := got[0]
+	if a.Count != 4 || a.LastSeq != 5 || !a.FirstEventAt.Equal(t0.Add(10*time.Millisecond)) || !a.LastEventAt.Equal(t0.Add(30*time.Millisecond)) {
+		t.Errorf("bounds %+v", a)
+	}
+	if a.CWD != "/3" || a.Model != "m" || a.Host != "h1" || a.Source != "startup" || a.EndReason != "clear" ||
+		!a.StartedAt.Equal(t0.Add(10*time.Millisecond)) || !a.EndedAt.Equal(t0.Add(25*time.Millisecond)) {
+		t.Errorf("facts %+v", a)
+	}
+	if got[1].Count != 1 || !got[1].StartedAt.IsZero() || !got[1].EndedAt.IsZero() {
+		t.Errorf("b %+v", got[1])
+	}
+}
