@@ -1,0 +1,209 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// chunkRows is the number of rows per multi-row INSERT. 12 parameters per row
+// keeps a full chunk (2,400 parameters) far below SQLite's limit of 32,766,
+// and measured on this machine larger statements are no faster.
+const chunkRows = 200
+
+const eventColumns = 12 // bound parameters per event row
+
+// insertStmts are the writer's prepared statements, made on first use.
+type insertStmts struct {
+	chunk   *sql.Stmt // chunkRows rows
+	session *sql.Stmt
+}
+
+func (s *insertStmts) close() {
+	for _, st := range []*sql.Stmt{s.chunk, s.session} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	*s = insertStmts{}
+}
+
+func insertSQL(rows int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO events (id, session_id, runtime, kind, event, agent_id, agent_type, tool_name, tool_use_id, prompt_id, time, envelope) VALUES `)
+	for i := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?)")
+	}
+	// DO NOTHING skips an id stored earlier or earlier in this statement;
+	// RETURNING tells which rows were stored and their seq.
+	b.WriteString(` ON CONFLICT (id) DO NOTHING RETURNING seq, id`)
+	return b.String()
+}
+
+// upsertSessionSQL merges a store.SessionDelta into the session's summary
+// following the rules documented on SessionDelta. In an upsert every
+// "sessions." column reads the row as it was before the update.
+const upsertSessionSQL = `
+INSERT INTO sessions (id, runtime, host_name, user_name, cwd, transcript_path, model, permission_mode, title,
+	source, first_event_at, last_event_at, started_at, ended_at, end_reason, event_count, last_seq)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+ON CONFLICT (id) DO UPDATE SET
+	runtime   = CASE WHEN sessions.runtime   = '' THEN excluded.runtime   ELSE sessions.runtime   END,
+	host_name = CASE WHEN sessions.host_name = '' THEN excluded.host_name ELSE sessions.host_name END,
+	user_name = CASE WHEN sessions.user_name = '' THEN excluded.user_name ELSE sessions.user_name END,
+	cwd = CASE WHEN excluded.cwd <> '' AND (sessions.cwd = '' OR excluded.last_event_at >= sessions.last_event_at)
+		THEN excluded.cwd ELSE sessions.cwd END,
+	transcript_path = CASE WHEN excluded.transcript_path <> '' AND (sessions.transcript_path = '' OR excluded.last_event_at >= sessions.last_event_at)
+		THEN excluded.transcript_path ELSE sessions.transcript_path END,
+	model = CASE WHEN excluded.model <> '' AND (sessions.model = '' OR excluded.last_event_at >= sessions.last_event_at)
+		THEN excluded.model ELSE sessions.model END,
+	permission_mode = CASE WHEN excluded.permission_mode <> '' AND (sessions.permission_mode = '' OR excluded.last_event_at >= sessions.last_event_at)
+		THEN excluded.permission_mode ELSE sessions.permission_mode END,
+	title = CASE WHEN excluded.title <> '' AND (sessions.title = '' OR excluded.last_event_at >= sessions.last_event_at)
+		THEN excluded.title ELSE sessions.title END,
+	source = CASE WHEN excluded.started_at IS NOT NULL AND (sessions.started_at IS NULL OR excluded.started_at >= sessions.started_at)
+		THEN excluded.source ELSE sessions.source END,
+	started_at = CASE WHEN excluded.started_at IS NOT NULL AND (sessions.started_at IS NULL OR excluded.started_at >= sessions.started_at)
+		THEN excluded.started_at ELSE sessions.started_at END,
+	end_reason = CASE WHEN excluded.ended_at IS NOT NULL AND (sessions.ended_at IS NULL OR excluded.ended_at >= sessions.ended_at)
+		THEN excluded.end_reason ELSE sessions.end_reason END,
+	ended_at = CASE WHEN excluded.ended_at IS NOT NULL AND (sessions.ended_at IS NULL OR excluded.ended_at >= sessions.ended_at)
+		THEN excluded.ended_at ELSE sessions.ended_at END,
+	first_event_at = min(sessions.first_event_at, excluded.first_event_at),
+	last_event_at  = max(sessions.last_event_at, excluded.last_event_at),
+	event_count    = sessions.event_count + excluded.event_count,
+	last_seq       = max(sessions.last_seq, excluded.last_seq)`
+
+// Insert implements store.Store. Everything happens in one IMMEDIATE
+// transaction on the writer connection: the events in chunks of multi-row
+// INSERTs, then one upsert per session touched.
+func (db *DB) Insert(ctx context.Context, events []store.Event) (int, error) {
+	for i := range events {
+		events[i].Seq = 0
+	}
+	if len(events) == 0 {
+		return 0, nil
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return 0, ErrClosed
+	}
+	n, err := db.insert(ctx, events)
+	if err != nil {
+		for i := range events {
+			events[i].Seq = 0
+		}
+		return 0, fmt.Errorf("cannot insert %d events: %w", len(events), err)
+	}
+	return n, nil
+}
+
+func (db *DB) insert(ctx context.Context, events []store.Event) (int, error) {
+	// Repeats within the batch are dropped here, so that the statement only
+	// meets ids stored by earlier batches; the first occurrence wins.
+	pos := make(map[string]int, len(events))
+	todo := make([]int, 0, len(events))
+	for i := range events {
+		if _, dup := pos[events[i].ID]; !dup {
+			pos[events[i].ID] = i
+			todo = append(todo, i)
+		}
+	}
+
+	if err := db.prepare(ctx); err != nil {
+		return 0, err
+	}
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("cannot begin: %w", err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+
+	args := make([]any, 0, chunkRows*eventColumns)
+	inserted := 0
+	for start := 0; start < len(todo); start += chunkRows {
+		part := todo[start:min(start+chunkRows, len(todo))]
+		args = args[:0]
+		for _, i := range part {
+			e := &events[i]
+			var agentType any // NULL when absent
+			if e.AgentType != nil {
+				agentType = *e.AgentType
+			}
+			args = append(args, e.ID, e.SessionID, e.Runtime, e.Kind, e.Event, e.AgentID, agentType,
+				e.ToolName, e.ToolUseID, e.PromptID, e.Time.UnixNano(), string(e.Envelope))
+		}
+		var rows *sql.Rows
+		if len(part) == chunkRows {
+			rows, err = tx.StmtContext(ctx, db.stmts.chunk).QueryContext(ctx, args...)
+		} else {
+			rows, err = tx.QueryContext(ctx, insertSQL(len(part)), args...)
+		}
+		if err != nil {
+			return 0, err
+		}
+		for rows.Next() {
+			var seq int64
+			var id string
+			if err := rows.Scan(&seq, &id); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			events[pos[id]].Seq = seq
+			inserted++
+		}
+		if err := rows.Close(); err != nil {
+			return 0, err
+		}
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+	}
+
+	if inserted > 0 {
+		upsert := tx.StmtContext(ctx, db.stmts.session)
+		for _, d := range store.Summarize(events) {
+			if _, err := upsert.ExecContext(ctx, d.ID, d.Runtime, d.Host, d.User, d.CWD, d.TranscriptPath,
+				d.Model, d.PermissionMode, d.Title, d.Source, d.FirstEventAt.UnixNano(), d.LastEventAt.UnixNano(),
+				nullTime(d.StartedAt), nullTime(d.EndedAt), d.EndReason, d.Count, d.LastSeq); err != nil {
+				return 0, fmt.Errorf("cannot update session %q: %w", d.ID, err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("cannot commit: %w", err)
+	}
+	return inserted, nil
+}
+
+func (db *DB) prepare(ctx context.Context) error {
+	if db.stmts.chunk != nil {
+		return nil
+	}
+	chunk, err := db.writer.PrepareContext(ctx, insertSQL(chunkRows))
+	if err != nil {
+		return fmt.Errorf("cannot prepare the insert: %w", err)
+	}
+	session, err := db.writer.PrepareContext(ctx, upsertSessionSQL)
+	if err != nil {
+		chunk.Close()
+		return fmt.Errorf("cannot prepare the session upsert: %w", err)
+	}
+	db.stmts = insertStmts{chunk: chunk, session: session}
+	return nil
+}
+
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixNano()
+}

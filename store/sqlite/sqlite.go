@@ -1,0 +1,160 @@
+// Package sqlite is the SQLite implementation of store.Store, on the pure-Go
+// modernc.org/sqlite driver (no cgo, so hookwatch stays one static binary).
+//
+// The database runs in WAL mode with exactly one writer connection, whose
+// transactions take the write lock up front (BEGIN IMMEDIATE) so they never
+// fail half-way on a lock upgrade, and a separate pool of read-only
+// connections that WAL lets read while the writer writes. Inserts are batched
+// into one transaction with multi-row prepared INSERTs.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/hookwatch/hookwatch/store"
+)
+
+var _ store.Store = (*DB)(nil)
+
+// ErrClosed is returned by every method of a closed DB.
+var ErrClosed = errors.New("sqlite store is closed")
+
+// DB is a SQLite store.Store. It is safe for concurrent use.
+type DB struct {
+	path   string
+	writer *sql.DB // exactly one connection
+	reader *sql.DB // read-only connections
+
+	// mu serializes writers (the single connection would anyway, but the
+	// prepared statements and the closed flag are shared state) and guards
+	// Close against in-flight inserts.
+	mu     sync.Mutex
+	closed bool
+	stmts  insertStmts
+}
+
+// Open opens (creating it if needed) the SQLite database at path and brings
+// its schema up to date.
+func Open(path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("sqlite.Open: empty path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.Open: cannot resolve %q: %w", path, err)
+	}
+	db := &DB{path: abs}
+
+	// busy_timeout covers the moments another process (a backup, the
+	// sqlite3 shell) holds a lock; synchronous=NORMAL is durable against a
+	// crash of the process in WAL mode and costs no fsync per commit.
+	common := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=temp_store(memory)"
+	db.writer, err = sql.Open("sqlite", dsn(abs, common+
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-32768)&_txlock=immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.Open: %w", err)
+	}
+	db.writer.SetMaxOpenConns(1)
+	db.writer.SetMaxIdleConns(1)
+	db.writer.SetConnMaxLifetime(0)
+	db.writer.SetConnMaxIdleTime(0)
+
+	// The writer connection creates the file and switches it to WAL before
+	// any reader opens it.
+	if err := db.migrate(context.Background()); err != nil {
+		db.writer.Close()
+		return nil, fmt.Errorf("sqlite.Open: %w", err)
+	}
+
+	db.reader, err = sql.Open("sqlite", dsn(abs, common+"&_pragma=cache_size(-16384)&_query_only=1"))
+	if err != nil {
+		db.writer.Close()
+		return nil, fmt.Errorf("sqlite.Open: %w", err)
+	}
+	n := max(4, runtime.NumCPU())
+	db.reader.SetMaxOpenConns(n)
+	db.reader.SetMaxIdleConns(n)
+	if err := db.reader.Ping(); err != nil {
+		db.writer.Close()
+		db.reader.Close()
+		return nil, fmt.Errorf("sqlite.Open: cannot open read connection: %w", err)
+	}
+	return db, nil
+}
+
+// dsn builds a file: URI for path, escaped so that any file name works,
+// with the driver parameters in query.
+func dsn(path, query string) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path)}
+	return u.String() + "?" + query
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close closes the database. It waits for an insert in progress; later calls
+// of any method return ErrClosed. Closing twice is harmless.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	db.stmts.close()
+	// Closing the writer last lets SQLite checkpoint the WAL into the main
+	// file and remove it when it is the last connection.
+	errR := db.reader.Close()
+	errW := db.writer.Close()
+	if err := errors.Join(errR, errW); err != nil {
+		return fmt.Errorf("cannot close %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// readerFor returns the read pool, or ErrClosed.
+func (db *DB) readerFor() (*sql.DB, error) {
+	db.mu.Lock()
+	closed := db.closed
+	db.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	return db.reader, nil
+}
+
+// TB is the part of testing.TB that MustOpenDB needs. It is declared here so
+// that the hookwatch binary does not link the testing package.
+type TB interface {
+	Helper()
+	TempDir() string
+	Cleanup(func())
+	Fatalf(format string, args ...any)
+}
+
+// MustOpenDB opens a new database in a temporary directory of the test and
+// closes it when the test ends. It fails the test when it cannot.
+func MustOpenDB(tb TB) *DB {
+	tb.Helper()
+	db, err := Open(filepath.Join(tb.TempDir(), "hookwatch.db"))
+	if err != nil {
+		tb.Fatalf("MustOpenDB: %v", err)
+	}
+	tb.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// isClosedErr reports whether err comes from using a closed *sql.DB.
+func isClosedErr(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "sql: database is closed")
+}

@@ -1,0 +1,99 @@
+package sqlite_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return sqlite.MustOpenDB(t) })
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub dir", "hook?watch#1.db")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := storetest.CorpusEvents(t)
+	if _, err := db.Insert(context.Background(), events); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the database is not at the path given: %v", err)
+	}
+	db, err = sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	seq, err := db.LastSeq(context.Background())
+	if err != nil || seq != events[len(events)-1].Seq {
+		t.Fatalf("LastSeq after reopen = %d, %v", seq, err)
+	}
+	// A replay after a restart is still recognised.
+	if n, err := db.Insert(context.Background(), events); err != nil || n != 0 {
+		t.Fatalf("replay after reopen stored %d, %v", n, err)
+	}
+	v, err := db.SchemaVersion(context.Background())
+	if err != nil || v < 1 {
+		t.Fatalf("SchemaVersion = %d, %v", v, err)
+	}
+}
+
+func TestRefusesNewerSchema(t *testing.T) {
+	db := sqlite.MustOpenDB(t)
+	path := db.Path()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Pretend a newer hookwatch migrated the file.
+	raw, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.ExecForTest(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'future.sql', 'now')`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	_, err = sqlite.Open(path)
+	if err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("Open of a newer schema: %v", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	f := func(path string) {
+		t.Helper()
+		if db, err := sqlite.Open(path); err == nil {
+			db.Close()
+			t.Errorf("Open(%q) succeeded", path)
+		}
+	}
+	f("")
+	f(filepath.Join(t.TempDir(), "missing-dir", "x.db"))
+	f(t.TempDir()) // a directory
+}
+
+func TestWALMode(t *testing.T) {
+	db := sqlite.MustOpenDB(t)
+	if _, err := db.Insert(context.Background(), storetest.CorpusEvents(t)[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(db.Path() + "-wal"); err != nil {
+		t.Fatalf("no WAL file next to the database: %v", err)
+	}
+}
