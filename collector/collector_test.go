@@ -1,0 +1,535 @@
+package collector_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+)
+
+func TestHealthz(t *testing.T) {
+	s := newServer(t, collector.Config{Version: "1.2.3", Token: "secret"})
+	// /healthz is open even when a token is set: probes carry none.
+	s.tok = ""
+	code, body := s.do(t, http.MethodGet, "/healthz", nil)
+	if code != http.StatusOK || string(body) != `{"status":"ok","version":"1.2.3","db":"ok"}`+"\n" {
+		t.Fatalf("healthz: %d %s", code, body)
+	}
+	if err := s.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, body = s.do(t, http.MethodGet, "/healthz", nil)
+	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), `"status":"degraded"`) {
+		t.Fatalf("healthz with a closed store: %d %s", code, body)
+	}
+}
+
+func TestIngestAndQuery(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	envs := corpusEnvelopes(t)
+	s.post(t, envs[:100], 100, 0)
+	// The spool re-sends, in any order, with new envelopes mixed in.
+	replay := slices.Clone(envs[:120])
+	slices.Reverse(replay)
+	s.post(t, replay, 20, 100)
+	s.post(t, envs[120:], len(envs)-120, 0)
+	s.post(t, []event.Envelope{}, 0, 0)
+
+	// Sessions, most recently active first, paged.
+	var sessions []store.Session
+	cursor := ""
+	for {
+		var page collector.SessionsResponse
+		s.getJSON(t, "/v1/sessions?limit=2&cursor="+url.QueryEscape(cursor), &page)
+		sessions = append(sessions, page.Sessions...)
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	want := map[string]int{}
+	for _, e := range envs {
+		p, _ := event.Decode(e.Payload)
+		if p.SessionID != "" {
+			want[p.SessionID]++
+		}
+	}
+	if len(sessions) != len(want) {
+		t.Fatalf("%d sessions, want %d", len(sessions), len(want))
+	}
+	for _, sess := range sessions {
+		if sess.EventCount != int64(want[sess.ID]) {
+			t.Errorf("session %s: %d events, want %d", sess.ID, sess.EventCount, want[sess.ID])
+		}
+	}
+	var codex collector.SessionsResponse
+	s.getJSON(t, "/v1/sessions?runtime=codex", &codex)
+	for _, sess := range codex.Sessions {
+		if sess.Runtime != event.RuntimeCodex {
+			t.Errorf("runtime filter let %s through", sess.Runtime)
+		}
+	}
+	if len(codex.Sessions) == 0 {
+		t.Error("no codex session")
+	}
+
+	const sid = "0e2e0b5d-7136-4322-8086-c38ed16b10ad"
+	var sess store.Session
+	s.getJSON(t, "/v1/sessions/"+sid, &sess)
+	if sess.ID != sid || sess.EventCount != int64(want[sid]) || sess.CWD != "/home/dev/src/demo" {
+		t.Fatalf("session: %+v", sess)
+	}
+
+	// Events of the session with each filter, checked against the payloads.
+	count := func(match func(p *event.Payload) bool) int {
+		n := 0
+		for _, e := range envs {
+			p, _ := event.Decode(e.Payload)
+			if p.SessionID == sid && match(p) {
+				n++
+			}
+		}
+		return n
+	}
+	f := func(query string, want int) {
+		t.Helper()
+		var got []store.Event
+		cursor := ""
+		for {
+			var page collector.EventsResponse
+			s.getJSON(t, "/v1/sessions/"+sid+"/events?limit=7&"+query+"&cursor="+url.QueryEscape(cursor), &page)
+			got = append(got, page.Events...)
+			if page.NextCursor == "" {
+				break
+			}
+			cursor = page.NextCursor
+		}
+		if len(got) != want {
+			t.Errorf("events?%s: %d events, want %d", query, len(got), want)
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].Seq <= got[i-1].Seq {
+				t.Errorf("events?%s: not in seq order", query)
+			}
+		}
+		for _, e := range got {
+			if e.SessionID != sid || !json.Valid(e.Envelope) {
+				t.Errorf("events?%s: bad event %+v", query, e)
+			}
+		}
+	}
+	f("", want[sid])
+	f("agent_id=", count(func(p *event.Payload) bool { return p.AgentID == "" }))
+	var sub string
+	for _, e := range envs {
+		if p, _ := event.Decode(e.Payload); p.SessionID == sid && p.AgentID != "" {
+			sub = p.AgentID
+			break
+		}
+	}
+	if sub == "" {
+		t.Fatal("the corpus session has no subagent event")
+	}
+	f("agent_id="+sub, count(func(p *event.Payload) bool { return p.AgentID == sub }))
+	f("event=PreToolUse", count(func(p *event.Payload) bool { return p.Name() == "PreToolUse" }))
+	f("tool=Bash", count(func(p *event.Payload) bool { return p.Tool() != nil && p.Tool().ToolName == "Bash" }))
+	f("event=PostToolUse&tool=Bash&agent_id=", count(func(p *event.Payload) bool {
+		return p.Name() == "PostToolUse" && p.Tool().ToolName == "Bash" && p.AgentID == ""
+	}))
+	f("event=NoSuchEvent", 0)
+
+	// The stored envelope is the one sent.
+	var page collector.EventsResponse
+	s.getJSON(t, "/v1/sessions/"+sid+"/events?limit=1", &page)
+	var env event.Envelope
+	if err := json.Unmarshal(page.Events[0].Envelope, &env); err != nil || env.ID != page.Events[0].ID || env.Host != "devbox" {
+		t.Fatalf("envelope read back: %v %+v", err, env)
+	}
+}
+
+func TestQueryErrors(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	s.post(t, []event.Envelope{synth(0, "session_id", "s1", "hook_event_name", "Stop")}, 1, 0)
+	f := func(path string, wantCode int, wantMsg string) {
+		t.Helper()
+		code, body := s.do(t, http.MethodGet, path, nil)
+		if code != wantCode || !strings.Contains(string(body), wantMsg) {
+			t.Errorf("GET %s: %d %s, want %d %q", path, code, body, wantCode, wantMsg)
+		}
+	}
+	f("/v1/sessions/nope", 404, `"error":"session not found"`)
+	f("/v1/sessions/nope/events", 404, "session not found")
+	f("/v1/sessions/s1/events?event=Nothing", 200, `{"events":[],"next_cursor":""}`)
+	f("/v1/sessions?cursor=garbage", 400, "invalid cursor")
+	f("/v1/sessions/s1/events?cursor=garbage", 400, "invalid cursor")
+	f("/v1/sessions/s1/events?cursor="+store.SessionCursor(time.Time{}, "s1"), 400, "invalid cursor")
+	f("/v1/sessions?limit=abc", 400, "limit must be a positive integer")
+	f("/v1/sessions?limit=0", 400, "limit")
+	f("/v1/sessions/s1/events?limit=-3", 400, "limit")
+	f("/v1/sessions?limit=100000", 200, `"sessions":[{`)
+	f("/v1/nothing", 404, "")
+	code, _ := s.do(t, http.MethodDelete, "/v1/sessions", nil)
+	if code != http.StatusMethodNotAllowed {
+		t.Errorf("DELETE /v1/sessions: %d", code)
+	}
+	code, _ = s.do(t, http.MethodGet, "/v1/events", nil)
+	if code != http.StatusMethodNotAllowed {
+		t.Errorf("GET /v1/events: %d", code)
+	}
+}
+
+func TestMalformedBatches(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	good := string(batch(t, []event.Envelope{synth(0, "session_id", "s1", "hook_event_name", "Stop")}))
+	goodEnv := good[len(`{"envelopes":[`) : len(good)-2]
+	f := func(body string, wantCode int, wantMsg string, hdr ...string) {
+		t.Helper()
+		code, resp := s.do(t, http.MethodPost, "/v1/events", []byte(body), hdr...)
+		if code != wantCode || !strings.Contains(string(resp), wantMsg) {
+			t.Errorf("POST %.80q: %d %s, want %d %q", body, code, resp, wantCode, wantMsg)
+		}
+		if code >= 500 {
+			t.Errorf("POST %.80q: a 5xx for bad input", body)
+		}
+		if code != 200 && !json.Valid(resp) {
+			t.Errorf("POST %.80q: error body is not JSON: %s", body, resp)
+		}
+	}
+	f("", 400, "empty body")
+	f("   \n", 400, "empty body")
+	f("{", 400, "malformed JSON")
+	f(`{"envelopes":[`, 400, "malformed JSON")
+	f(`{"envelopes":[]} trailing`, 400, "malformed JSON")
+	f("\xff\xfe", 400, "malformed JSON")
+	f("[]", 400, "not a JSON object")
+	f("null", 400, "not a JSON object")
+	f(`"x"`, 400, "not a JSON object")
+	f(`{}`, 400, `missing \"envelopes\"`)
+	f(`{"envelopes":null}`, 400, `missing \"envelopes\"`)
+	f(`{"envelopes":{}}`, 400, "not an array")
+	f(`{"envelopes":"x"}`, 400, "not an array")
+	f(`{"envelopes":[1]}`, 400, `"error":"envelope 0: not a JSON object","index":0`)
+	f(`{"envelopes":[null]}`, 400, `"index":0`)
+	f(`{"envelopes":[`+goodEnv+`,[]]}`, 400, `"error":"envelope 1: not a JSON object","index":1`)
+	f(`{"envelopes":[`+goodEnv+`,{"id":7}]}`, 400, `envelope 1: id: want a string, got a JSON number`)
+	f(`{"envelopes":[{"id":"x","received_at":"yesterday","payload":{}}]}`, 400, "envelope 0: received_at")
+	f(`{"envelopes":[{"id":"","payload":{}}]}`, 400, "envelope 0: id: missing")
+	f(`{"envelopes":[{"payload":{}}]}`, 400, "envelope 0: id: missing")
+	f(`{"envelopes":[{"id":"a b","payload":{}}]}`, 400, "envelope 0: id: contains")
+	f(`{"envelopes":[{"id":"`+strings.Repeat("a", 200)+`","payload":{}}]}`, 400, "longer than")
+	f(`{"envelopes":[{"id":"x"}]}`, 400, "envelope 0: payload: missing")
+	f(`{"envelopes":[{"id":"x","payload":null}]}`, 400, "envelope 0: payload")
+	f(`{"envelopes":[{"id":"x","payload":[1,2]}]}`, 400, "envelope 0: payload: payload is not a JSON object")
+	f(`{"envelopes":[{"id":"x","payload":"{}"}]}`, 400, "envelope 0: payload")
+	f(`{"envelopes":[{"id":"x","payload":`+strings.Repeat("[", 600)+strings.Repeat("]", 600)+`}]}`, 400, "envelope 0: payload")
+	f(`{"envelopes":[{"id":"x","payload":{"a":`+strings.Repeat(`{"a":`, 600)+"1"+strings.Repeat("}", 601)+`}]}`, 400, "nested")
+	f(`{"envelopes":[{"id":"x","runtime":["a"],"payload":{}}]}`, 400, "envelope 0: runtime: want a string, got a JSON array")
+	f(`{"envelopes":[{"id":"x","subagent":"no","payload":{}}]}`, 400, "envelope 0: subagent")
+	f(good, 415, "Content-Type must be application/json", "Content-Type", "text/plain")
+	f(good, 415, "Content-Type must be application/json", "Content-Type", "")
+	f(good, 415, "Content-Type must be application/json", "Content-Type", "application/x-www-form-urlencoded")
+	f(good, 415, "unsupported Content-Encoding", "Content-Encoding", "br")
+	f(good, 400, "invalid gzip body", "Content-Encoding", "gzip")
+	gz := gzipped(t, []byte(good))
+	f(string(gz[:len(gz)/2]), 400, "invalid or truncated body", "Content-Encoding", "gzip")
+
+	// Nothing of any rejected batch was stored, not even its good envelopes.
+	if seq, err := s.db.LastSeq(context.Background()); err != nil || seq != 0 {
+		t.Fatalf("rejected batches stored events: last seq %d, %v", seq, err)
+	}
+	// Unknown fields are kept; a missing received_at is the server's time.
+	f(`{"envelopes":[{"id":"ok-1","payload":{"session_id":"s9","new_field":[1]},"future":true}],"meta":{}}`, 200, `{"accepted":1,"duplicates":0}`)
+	f(good, 200, `{"accepted":1,"duplicates":0}`, "Content-Type", "application/json; charset=utf-8")
+	var page collector.EventsResponse
+	s.getJSON(t, "/v1/sessions/s9/events", &page)
+	if len(page.Events) != 1 || page.Events[0].Time.IsZero() || !strings.Contains(string(page.Events[0].Envelope), `"new_field":[1]`) {
+		t.Fatalf("lenient envelope stored as %+v", page.Events)
+	}
+}
+
+func gzipped(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestGzip(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	envs := corpusEnvelopes(t)[:50]
+	code, body := s.do(t, http.MethodPost, "/v1/events", gzipped(t, batch(t, envs)), "Content-Encoding", "gzip")
+	if code != 200 || string(body) != `{"accepted":50,"duplicates":0}`+"\n" {
+		t.Fatalf("gzip batch: %d %s", code, body)
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	s := newServer(t, collector.Config{MaxBodyBytes: 4096})
+	small := batch(t, []event.Envelope{synth(0, "session_id", "s1")})
+	big := batch(t, []event.Envelope{synth(0, "session_id", "s1", "prompt", strings.Repeat("x", 5000))})
+	f := func(body []byte, wantCode int, hdr ...string) {
+		t.Helper()
+		code, resp := s.do(t, http.MethodPost, "/v1/events", body, hdr...)
+		if code != wantCode {
+			t.Errorf("POST of %d bytes: %d %s, want %d", len(body), code, resp, wantCode)
+		}
+	}
+	f(small, 200)
+	f(big, 413)
+	// A small gzip body that inflates beyond the limit is refused too.
+	f(gzipped(t, big), 413, "Content-Encoding", "gzip")
+	bomb := gzipped(t, []byte(`{"envelopes":[`+strings.Repeat(" ", 2<<20)+`]}`))
+	if len(bomb) > 4096 {
+		t.Fatalf("the bomb is %d bytes compressed", len(bomb))
+	}
+	f(bomb, 413, "Content-Encoding", "gzip")
+}
+
+func TestAuth(t *testing.T) {
+	s := newServer(t, collector.Config{Token: "s3cret-token"})
+	s.tok = ""
+	f := func(method, path, auth string, want int) {
+		t.Helper()
+		var body []byte
+		if method == http.MethodPost {
+			body = batch(t, []event.Envelope{synth(0, "session_id", "s1")})
+		}
+		code, resp := s.do(t, method, path, body, "Authorization", auth)
+		if code != want {
+			t.Errorf("%s %s with %q: %d %s, want %d", method, path, auth, code, resp, want)
+		}
+		if code == 401 && !strings.Contains(string(resp), "bearer token") {
+			t.Errorf("401 body: %s", resp)
+		}
+	}
+	for _, path := range []string{"/v1/sessions", "/v1/sessions/s1", "/v1/sessions/s1/events", "/metrics"} {
+		f("GET", path, "", 401)
+		f("GET", path, "Bearer wrong", 401)
+		f("GET", path, "Bearer s3cret-toke", 401)
+		f("GET", path, "Bearer s3cret-token-and-more", 401)
+		f("GET", path, "Basic s3cret-token", 401)
+		f("GET", path, "s3cret-token", 401)
+	}
+	f("POST", "/v1/events", "", 401)
+	f("POST", "/v1/events", "Bearer s3cret-token", 200)
+	f("GET", "/v1/sessions", "Bearer s3cret-token", 200)
+	f("GET", "/v1/sessions", "bearer s3cret-token", 200)
+	f("GET", "/v1/sessions/s1", "Bearer s3cret-token", 200)
+	f("GET", "/metrics", "Bearer s3cret-token", 200)
+	f("GET", "/healthz", "", 200)
+	code, _ := s.do(t, http.MethodGet, "/v1/stream", nil)
+	if code != 401 {
+		t.Errorf("stream without token: %d", code)
+	}
+	s.tok = "s3cret-token"
+	s.openStream(t, "")
+
+	// Without a token every endpoint is open.
+	open := newServer(t, collector.Config{})
+	if code, body := open.do(t, http.MethodGet, "/v1/sessions", nil); code != 200 {
+		t.Fatalf("no-token server: %d %s", code, body)
+	}
+}
+
+func TestStream(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	s.post(t, []event.Envelope{synth(0, "session_id", "old", "hook_event_name", "Stop")}, 1, 0)
+
+	// Without Last-Event-ID a client sees only what is stored after it came.
+	live := s.openStream(t, "")
+	env := synth(1, "session_id", "s1", "hook_event_name", "PreToolUse", "tool_name", "Bash")
+	s.post(t, []event.Envelope{env}, 1, 0)
+	ev := live.nextEvent()
+	var got store.Event
+	if err := json.Unmarshal([]byte(ev.Data), &got); err != nil {
+		t.Fatalf("stream data %q: %v", ev.Data, err)
+	}
+	if got.ID != env.ID || got.ToolName != "Bash" || ev.ID != strconv.FormatInt(got.Seq, 10) || got.Seq != 2 {
+		t.Fatalf("stream delivered id %s %+v", ev.ID, got)
+	}
+
+	// A client that was away resumes with Last-Event-ID and misses nothing.
+	var missed []event.Envelope
+	for i := range 5 {
+		missed = append(missed, synth(10+i, "session_id", "s1", "hook_event_name", "Notification"))
+	}
+	s.post(t, missed[:3], 3, 0)
+	s.post(t, missed[3:], 2, 0)
+	resumed := s.openStream(t, "", "Last-Event-ID", ev.ID)
+	for i, want := range missed {
+		ev := resumed.nextEvent()
+		if err := json.Unmarshal([]byte(ev.Data), &got); err != nil || got.ID != want.ID {
+			t.Fatalf("replayed event %d: %v %+v, want %s", i, err, got, want.ID)
+		}
+	}
+	// The first client got the same events live, in order, once.
+	for i, want := range missed {
+		ev := live.nextEvent()
+		if err := json.Unmarshal([]byte(ev.Data), &got); err != nil || got.ID != want.ID {
+			t.Fatalf("live event %d: %+v, want %s", i, got, want.ID)
+		}
+	}
+	// From 0 the whole store is replayed; session_id filters.
+	all := s.openStream(t, "?session_id=old", "Last-Event-ID", "0")
+	if ev := all.nextEvent(); !strings.Contains(ev.Data, `"session_id":"old"`) || ev.ID != "1" {
+		t.Fatalf("replay from 0: %+v", ev)
+	}
+	s.post(t, []event.Envelope{synth(50, "session_id", "s1"), synth(51, "session_id", "old", "hook_event_name", "SessionEnd")}, 2, 0)
+	if ev := all.nextEvent(); !strings.Contains(ev.Data, `"event":"SessionEnd"`) {
+		t.Fatalf("filtered stream: %+v", ev)
+	}
+
+	code, body := s.do(t, http.MethodGet, "/v1/stream", nil, "Last-Event-ID", "abc")
+	if code != 400 {
+		t.Fatalf("bad Last-Event-ID: %d %s", code, body)
+	}
+}
+
+func TestStreamHeartbeat(t *testing.T) {
+	s := newServer(t, collector.Config{Heartbeat: 20 * time.Millisecond})
+	r := s.openStream(t, "")
+	if ev := r.next(); ev.Comment != "ping" {
+		t.Fatalf("want a heartbeat, got %+v", ev)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	envs := corpusEnvelopes(t)[:30]
+	s.post(t, envs, 30, 0)
+	s.post(t, envs[:10], 0, 10)
+	s.openStream(t, "")
+	s.do(t, http.MethodGet, "/v1/sessions", nil)
+	code, body := s.do(t, http.MethodGet, "/metrics", nil)
+	if code != 200 {
+		t.Fatalf("metrics: %d", code)
+	}
+	text := string(body)
+	f := func(re string) {
+		t.Helper()
+		if !regexp.MustCompile(`(?m)` + re).MatchString(text) {
+			t.Errorf("metrics lack %s", re)
+		}
+	}
+	f(`^hookwatch_events_ingested_total 30$`)
+	f(`^hookwatch_events_duplicate_total 10$`)
+	f(`^hookwatch_sse_clients 1$`)
+	f(`^hookwatch_ingest_batch_envelopes_count 2$`)
+	f(`^hookwatch_commit_events_count 2$`)
+	f(`^hookwatch_http_requests_total\{route="POST /v1/events",code="200"\} 2$`)
+	f(`^hookwatch_http_request_duration_seconds_bucket\{route="GET /v1/sessions",vmrange=`)
+	f(`^process_resident_memory_bytes `)
+}
+
+// gateStore holds the first Insert until released, so that requests queue
+// behind it, and records the size of every Insert.
+type gateStore struct {
+	store.Store
+	calls   atomic.Int32
+	entered chan struct{} // buffered
+	release chan struct{}
+	sizes   chan int
+}
+
+func (g *gateStore) Insert(ctx context.Context, events []store.Event) (int, error) {
+	if g.calls.Add(1) == 1 {
+		g.entered <- struct{}{}
+		<-g.release
+	}
+	g.sizes <- len(events)
+	return g.Store.Insert(ctx, events)
+}
+
+func TestGroupCommit(t *testing.T) {
+	g := &gateStore{
+		Store:   sqlite.MustOpenDB(t),
+		entered: make(chan struct{}, 1),
+		release: make(chan struct{}),
+		sizes:   make(chan int, 100),
+	}
+	srv, err := collector.New(collector.Config{Store: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	ctx := context.Background()
+	results := make(chan error, 10)
+	ingest := func(n, offset int) {
+		var envs []event.Envelope
+		for i := range n {
+			envs = append(envs, synth(offset+i, "session_id", "s1"))
+		}
+		res, err := srv.Ingest(ctx, envs)
+		if err == nil && res.Accepted != n {
+			err = fmt.Errorf("accepted %d of %d", res.Accepted, n)
+		}
+		results <- err
+	}
+	go ingest(1, 0)
+	<-g.entered // the writer is now inside the first commit
+	for i := range 5 {
+		go ingest(10, 100*(i+1))
+	}
+	for srv.QueuedForTest() < 5 {
+		time.Sleep(time.Millisecond)
+	}
+	close(g.release)
+	for range 6 {
+		if err := <-results; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, b := <-g.sizes, <-g.sizes; a != 1 || b != 50 {
+		t.Fatalf("commits of %d then %d events, want 1 then 50 (five requests in one commit)", a, b)
+	}
+}
+
+func TestIngestAPI(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	ctx := context.Background()
+	envs := corpusEnvelopes(t)[:10]
+	res, err := s.Ingest(ctx, envs)
+	if err != nil || res != (collector.IngestResult{Accepted: 10}) {
+		t.Fatalf("Ingest: %+v %v", res, err)
+	}
+	res, err = s.Ingest(ctx, append(envs[:2:2], envs[0]))
+	if err != nil || res != (collector.IngestResult{Duplicates: 3}) {
+		t.Fatalf("Ingest of duplicates: %+v %v", res, err)
+	}
+	bad := slices.Clone(envs)
+	bad[4].Payload = json.RawMessage(`[]`)
+	_, err = s.Ingest(ctx, bad)
+	var be *collector.BatchError
+	if !errors.As(err, &be) || be.Index != 4 {
+		t.Fatalf("Ingest of a bad batch: %v", err)
+	}
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Ingest(ctx, corpusEnvelopes(t)[10:11]); !errors.Is(err, collector.ErrClosed) {
+		t.Fatalf("Ingest after Shutdown: %v", err)
+	}
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("second Shutdown: %v", err)
+	}
+}

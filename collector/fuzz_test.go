@@ -1,0 +1,59 @@
+package collector
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// FuzzDecodeBatch feeds arbitrary bodies to the batch decoder and the
+// validation behind it: they must never panic, a BatchError must name an
+// envelope of the batch, and what passes must be storable.
+func FuzzDecodeBatch(f *testing.F) {
+	f.Add([]byte(`{"envelopes":[]}`))
+	f.Add([]byte(`{"envelopes":[{"id":"0196f0a0-0000-7000-8000-000000000001","runtime":"claude-code","kind":"hook","received_at":"2026-11-21T15:00:00Z","payload":{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","agent_type":""}}]}`))
+	f.Add([]byte(`{"envelopes":[{"id":"x","payload":{"a":"\xff"}},{"id":7}]}`))
+	f.Add([]byte(`{"envelopes":[{"id":"x","received_at":"nope","payload":{}}]}`))
+	f.Add([]byte(`{"envelopes":[{"id":"x","subagent":{"agentType":"Explore","spawnDepth":"deep"},"decision":{"x":1},"payload":{"cost":{}}}]}`))
+	f.Add([]byte(`[{"envelopes":1}]`))
+	f.Add([]byte(`{"envelopes":[null,[],"",1.5e999]}`))
+	if b, err := os.ReadFile("../testdata/payloads/claude-code-2.1.197.jsonl"); err == nil && len(b) > 600 {
+		f.Add([]byte(`{"envelopes":[{"id":"a","payload":` + string(b[:bytesToNewline(b)]) + `}]}`))
+	}
+	now := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		envs, err := DecodeBatch(body)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an error without a message")
+			}
+			return
+		}
+		events, err := toEvents(envs, now)
+		if err != nil {
+			var be *BatchError
+			if !errors.As(err, &be) || be.Index < 0 || be.Index >= len(envs) {
+				t.Fatalf("validation error %v does not name an envelope of %d", err, len(envs))
+			}
+			return
+		}
+		for _, e := range events {
+			if !json.Valid(e.Envelope) || store.ValidateID(e.ID) != nil || e.Time.IsZero() {
+				t.Fatalf("accepted an unstorable event %+v", e)
+			}
+		}
+	})
+}
+
+func bytesToNewline(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return len(b)
+}

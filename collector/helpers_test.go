@@ -1,0 +1,209 @@
+package collector_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/store/storetest"
+)
+
+// testServer is a collector on a real SQLite file behind httptest.
+type testServer struct {
+	*collector.Server
+	db   *sqlite.DB
+	http *httptest.Server
+	tok  string
+}
+
+func newServer(t *testing.T, cfg collector.Config) *testServer {
+	t.Helper()
+	db := sqlite.MustOpenDB(t)
+	cfg.Store = db
+	if cfg.Version == "" {
+		cfg.Version = "test"
+	}
+	srv, err := collector.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		srv.Shutdown(context.Background())
+	})
+	return &testServer{Server: srv, db: db, http: hs, tok: cfg.Token}
+}
+
+// do sends a request and returns the status and body.
+func (s *testServer) do(t *testing.T, method, path string, body []byte, hdr ...string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.http.URL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if s.tok != "" {
+		req.Header.Set("Authorization", "Bearer "+s.tok)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+		} else {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, b
+}
+
+// getJSON GETs path, wants 200 and decodes the body into v.
+func (s *testServer) getJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	code, body := s.do(t, http.MethodGet, path, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, code, body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatalf("GET %s: %v in %s", path, err, body)
+	}
+}
+
+// post sends envelopes and wants 200 with the given counts.
+func (s *testServer) post(t *testing.T, envs []event.Envelope, accepted, duplicates int) {
+	t.Helper()
+	code, body := s.do(t, http.MethodPost, "/v1/events", batch(t, envs))
+	if code != http.StatusOK {
+		t.Fatalf("POST /v1/events: %d %s", code, body)
+	}
+	var res collector.IngestResult
+	if err := json.Unmarshal(body, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Accepted != accepted || res.Duplicates != duplicates {
+		t.Fatalf("POST /v1/events: %+v, want accepted %d duplicates %d", res, accepted, duplicates)
+	}
+}
+
+func batch(t testing.TB, envs []event.Envelope) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"envelopes": envs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// corpusEnvelopes wraps every real payload in an envelope, 1 ms apart.
+func corpusEnvelopes(t testing.TB) []event.Envelope {
+	var out []event.Envelope
+	for i, p := range storetest.Corpus(t) {
+		out = append(out, storetest.Envelope(p.Runtime, storetest.At(i), p.JSON))
+	}
+	return out
+}
+
+func synth(ms int, kv ...any) event.Envelope {
+	return storetest.Envelope(event.RuntimeClaudeCode, storetest.At(ms), storetest.P(kv...))
+}
+
+// sseReader reads a text/event-stream.
+type sseReader struct {
+	t    *testing.T
+	body io.ReadCloser
+	buf  []byte
+}
+
+// sseEvent is one dispatched event, or a comment when Comment is set.
+type sseEvent struct {
+	ID, Data, Comment string
+}
+
+// open connects to /v1/stream; the stream closes when the test ends.
+func (s *testServer) openStream(t *testing.T, query string, hdr ...string) *sseReader {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.http.URL+"/v1/stream"+query, nil)
+	if s.tok != "" {
+		req.Header.Set("Authorization", "Bearer "+s.tok)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(res.Body)
+		t.Fatalf("GET /v1/stream: %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), b)
+	}
+	r := &sseReader{t: t, body: res.Body}
+	if ev := r.next(); ev.Comment != "connected" {
+		t.Fatalf("stream did not start with the connected comment: %+v", ev)
+	}
+	return r
+}
+
+// next returns the next event or comment block.
+func (r *sseReader) next() sseEvent {
+	r.t.Helper()
+	for {
+		if i := bytes.Index(r.buf, []byte("\n\n")); i >= 0 {
+			block := string(r.buf[:i])
+			r.buf = r.buf[i+2:]
+			var ev sseEvent
+			var data []string
+			for _, line := range strings.Split(block, "\n") {
+				switch {
+				case strings.HasPrefix(line, ":"):
+					ev.Comment = strings.TrimSpace(line[1:])
+				case strings.HasPrefix(line, "id: "):
+					ev.ID = line[4:]
+				case strings.HasPrefix(line, "data: "):
+					data = append(data, line[6:])
+				}
+			}
+			ev.Data = strings.Join(data, "\n")
+			return ev
+		}
+		chunk := make([]byte, 64<<10)
+		n, err := r.body.Read(chunk)
+		r.buf = append(r.buf, chunk[:n]...)
+		if err != nil && n == 0 {
+			r.t.Fatalf("stream ended: %v (pending %q)", err, r.buf)
+		}
+	}
+}
+
+// nextEvent skips comments and returns the next event.
+func (r *sseReader) nextEvent() sseEvent {
+	r.t.Helper()
+	for {
+		if ev := r.next(); ev.Comment == "" {
+			return ev
+		}
+	}
+}

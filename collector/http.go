@@ -1,0 +1,78 @@
+package collector
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// errorBody is the JSON body of every error response.
+type errorBody struct {
+	Error string `json:"error"`
+	// Index is the envelope at fault in a rejected batch.
+	Index *int `json:"index,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		code = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":"cannot encode the response"}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	w.Write(buf.Bytes())
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, errorBody{Error: msg})
+}
+
+// authenticate requires the bearer token when one is configured.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	if s.cfg.Token == "" {
+		return next
+	}
+	// Comparing digests keeps the comparison constant-time whatever the
+	// length of the presented token.
+	want := sha256.Sum256([]byte(s.cfg.Token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		scheme, token, ok := strings.Cut(auth, " ")
+		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
+		if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="hookwatch"`)
+			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// healthBody is the reply of GET /healthz.
+type healthBody struct {
+	Status  string `json:"status"` // "ok" or "degraded"
+	Version string `json:"version"`
+	DB      string `json:"db"` // "ok" or the error
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	body := healthBody{Status: "ok", Version: s.cfg.Version, DB: "ok"}
+	if _, err := s.store.LastSeq(ctx); err != nil {
+		body.Status, body.DB = "degraded", err.Error()
+		writeJSON(w, http.StatusServiceUnavailable, body)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}

@@ -1,0 +1,107 @@
+package collector
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+)
+
+// metrics are the server's own metrics. They live in a Set of their own, not
+// in the package-global one, so that several servers (tests, benchmarks) in
+// one process do not share counters.
+type serverMetrics struct {
+	set            *metrics.Set
+	ingested       *metrics.Counter
+	duplicates     *metrics.Counter
+	rejected       *metrics.Counter
+	requestBatch   *metrics.Histogram
+	commitEvents   *metrics.Histogram
+	commitDuration *metrics.Histogram
+	commitErrors   *metrics.Counter
+	sseClients     *metrics.Gauge
+}
+
+func newMetrics() *serverMetrics {
+	s := metrics.NewSet()
+	return &serverMetrics{
+		set:            s,
+		ingested:       s.NewCounter(`hookwatch_events_ingested_total`),
+		duplicates:     s.NewCounter(`hookwatch_events_duplicate_total`),
+		rejected:       s.NewCounter(`hookwatch_batches_rejected_total`),
+		requestBatch:   s.NewHistogram(`hookwatch_ingest_batch_envelopes`),
+		commitEvents:   s.NewHistogram(`hookwatch_commit_events`),
+		commitDuration: s.NewHistogram(`hookwatch_commit_duration_seconds`),
+		commitErrors:   s.NewCounter(`hookwatch_commit_errors_total`),
+		sseClients:     s.NewGauge(`hookwatch_sse_clients`, nil),
+	}
+}
+
+// route returns the pattern that served r, a bounded label value (the raw
+// path would make one series per session id).
+func route(r *http.Request) string {
+	if r.Pattern == "" {
+		return "unmatched"
+	}
+	return r.Pattern
+}
+
+// statusWriter records the status code of a response. It forwards Unwrap
+// so that http.ResponseController still reaches the connection (flushes for
+// SSE, deadlines).
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// instrument wraps the mux: it counts and times requests per route and
+// status, and turns a panic in a handler into a 500 instead of a dropped
+// connection.
+func (s *Server) instrument(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", p)
+				if sw.code == 0 {
+					writeError(sw, http.StatusInternalServerError, "internal error")
+				}
+			}
+			code := sw.code
+			if code == 0 {
+				code = http.StatusOK
+			}
+			rt := route(r)
+			s.metrics.set.GetOrCreateCounter(fmt.Sprintf(`hookwatch_http_requests_total{route=%q,code="%d"}`, rt, code)).Inc()
+			s.metrics.set.GetOrCreateHistogram(fmt.Sprintf(`hookwatch_http_request_duration_seconds{route=%q}`, rt)).UpdateDuration(start)
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	s.metrics.set.WritePrometheus(w)
+	metrics.WriteProcessMetrics(w)
+}

@@ -1,0 +1,122 @@
+package collector
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// SessionsResponse is the body of GET /v1/sessions.
+type SessionsResponse struct {
+	Sessions []store.Session `json:"sessions"`
+	// NextCursor continues the listing; "" on the last page.
+	NextCursor string `json:"next_cursor"`
+}
+
+// EventsResponse is the body of GET /v1/sessions/{id}/events.
+type EventsResponse struct {
+	Events     []store.Event `json:"events"`
+	NextCursor string        `json:"next_cursor"`
+}
+
+// parseLimit reads the limit parameter: absent is the store's default, too
+// large is clamped by the store, anything not a positive integer is an error.
+func parseLimit(q url.Values) (int, error) {
+	v := q.Get("limit")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("limit must be a positive integer, got %q", v)
+	}
+	return n, nil
+}
+
+// storeError answers a failed store call: a bad cursor is the client's
+// fault, a missing object a 404, anything else the server's.
+func (s *Server) storeError(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, store.ErrInvalidCursor):
+		writeError(w, http.StatusBadRequest, "invalid cursor: pass back next_cursor unchanged")
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "session not found")
+	case r.Context().Err() != nil:
+		// The client is gone; nothing to answer.
+	default:
+		s.log.Error("store query failed", "path", r.URL.Path, "err", err)
+		writeError(w, http.StatusInternalServerError, "cannot query the store")
+	}
+}
+
+func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, err := parseLimit(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	page, err := s.store.Sessions(r.Context(), store.SessionFilter{
+		Runtime: q.Get("runtime"),
+		Cursor:  q.Get("cursor"),
+		Limit:   limit,
+	})
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	if page.Sessions == nil {
+		page.Sessions = []store.Session{}
+	}
+	writeJSON(w, http.StatusOK, SessionsResponse{Sessions: page.Sessions, NextCursor: page.Next})
+}
+
+func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
+	sess, err := s.store.Session(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sess)
+}
+
+func (s *Server) handleSessionEvents(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, err := parseLimit(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	f := store.EventFilter{
+		SessionID: r.PathValue("id"),
+		Event:     q.Get("event"),
+		Tool:      q.Get("tool"),
+		Cursor:    q.Get("cursor"),
+		Limit:     limit,
+	}
+	// agent_id= (present, empty) is the main agent; absent is every agent.
+	if q.Has("agent_id") {
+		a := q.Get("agent_id")
+		f.AgentID = &a
+	}
+	page, err := s.store.Events(r.Context(), f)
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	if len(page.Events) == 0 && f.Cursor == "" {
+		// An empty first page: tell an unknown session from a quiet filter.
+		if _, err := s.store.Session(r.Context(), f.SessionID); err != nil {
+			s.storeError(w, r, err)
+			return
+		}
+	}
+	if page.Events == nil {
+		page.Events = []store.Event{}
+	}
+	writeJSON(w, http.StatusOK, EventsResponse{Events: page.Events, NextCursor: page.Next})
+}

@@ -1,0 +1,189 @@
+// Package collector is hookwatch's HTTP server: it ingests envelopes from
+// hooks (POST /v1/events), answers the query API, streams new events to the
+// dashboard (Server-Sent Events) and exports its metrics.
+//
+// Every write goes through one writer goroutine that groups the batches of
+// requests arriving together into one store transaction (group commit): on a
+// single SQLite writer that is what turns many small hook requests into few
+// commits, and it gives every request a simple promise — its reply is sent
+// only after its events are committed.
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxBodyBytes    = 32 << 20
+	DefaultMaxCommitEvents = 20_000
+	DefaultHeartbeat       = 15 * time.Second
+)
+
+// ErrClosed is returned by Ingest once Shutdown has begun.
+var ErrClosed = errors.New("collector is shut down")
+
+// Config configures a Server.
+type Config struct {
+	// Store receives the events; the Server closes it on Shutdown.
+	Store store.Store
+	// Version is reported by /healthz.
+	Version string
+	// Token, when not empty, is required as "Authorization: Bearer <token>"
+	// on every endpoint except /healthz.
+	Token string
+	// Logger receives request and commit errors; nil discards them.
+	Logger *slog.Logger
+	// MaxBodyBytes caps a request body, after gzip decompression
+	// (default DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// MaxCommitEvents caps the events one group commit gathers from
+	// several requests; a single larger request still commits alone, whole
+	// (default DefaultMaxCommitEvents).
+	MaxCommitEvents int
+	// Heartbeat is the interval of SSE comment lines that keep idle
+	// streams open through proxies (default DefaultHeartbeat).
+	Heartbeat time.Duration
+}
+
+// Server is the collector. Create it with New; serve it with Serve or mount
+// Handler in your own http.Server; stop it with Shutdown.
+type Server struct {
+	cfg     Config
+	store   store.Store
+	log     *slog.Logger
+	mux     *http.ServeMux
+	handler http.Handler
+	metrics *serverMetrics
+	hub     *hub
+	writer  *writer
+
+	// done is closed when Shutdown begins; long-lived handlers (SSE) end.
+	done chan struct{}
+
+	mu       sync.Mutex
+	httpSrv  *http.Server
+	shutOnce sync.Once
+	shutErr  error
+}
+
+// New returns a Server on cfg.Store and starts its writer goroutine.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("collector.New: no store")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxCommitEvents <= 0 {
+		cfg.MaxCommitEvents = DefaultMaxCommitEvents
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		cfg:     cfg,
+		store:   cfg.Store,
+		log:     log,
+		mux:     http.NewServeMux(),
+		metrics: newMetrics(),
+		hub:     newHub(),
+		done:    make(chan struct{}),
+	}
+	s.writer = newWriter(s.store, cfg.MaxCommitEvents, s.metrics, s.hub, log)
+	s.routes()
+	s.handler = s.instrument(s.mux)
+	return s, nil
+}
+
+// routes registers the built-in endpoints. Endpoints added later (the
+// policy engine's POST /v1/hooks/claude) use Handle, and Ingest for storage.
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	s.Handle("POST /v1/events", http.HandlerFunc(s.handleEvents))
+	s.Handle("GET /v1/sessions", http.HandlerFunc(s.handleSessions))
+	s.Handle("GET /v1/sessions/{id}", http.HandlerFunc(s.handleSession))
+	s.Handle("GET /v1/sessions/{id}/events", http.HandlerFunc(s.handleSessionEvents))
+	s.Handle("GET /v1/stream", http.HandlerFunc(s.handleStream))
+	s.Handle("GET /metrics", http.HandlerFunc(s.handleMetrics))
+}
+
+// Handle registers an additional endpoint (a net/http pattern such as
+// "POST /v1/hooks/claude") behind the same authentication, metrics and
+// panic recovery as the built-in ones. Call it before serving.
+func (s *Server) Handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, s.authenticate(h))
+}
+
+// Handler returns the HTTP handler of every endpoint.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve accepts connections on l until Shutdown. It returns nil after a
+// Shutdown, like a clean exit.
+func (s *Server) Serve(l net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		// No ReadTimeout/WriteTimeout: a 32 MiB batch on a slow link and a
+		// day-long SSE stream are both legitimate. Idle keep-alive
+		// connections are reaped instead.
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.mu.Lock()
+	select {
+	case <-s.done:
+		s.mu.Unlock()
+		return ErrClosed
+	default:
+	}
+	s.httpSrv = srv
+	s.mu.Unlock()
+	err := srv.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops the server gracefully: it stops accepting connections, ends
+// the SSE streams, waits for in-flight requests — each of which waits for
+// its commit — commits whatever the writer still holds, and closes the
+// store. When ctx ends first it closes the remaining connections, still
+// commits what was queued, and returns ctx's error. Later calls return the
+// first call's result.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutOnce.Do(func() {
+		s.mu.Lock()
+		close(s.done)
+		srv := s.httpSrv
+		s.mu.Unlock()
+
+		var errs []error
+		if srv != nil {
+			if err := srv.Shutdown(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("cannot finish in-flight requests: %w", err))
+				srv.Close()
+			}
+		}
+		s.writer.stop()
+		if err := s.store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("cannot close the store: %w", err))
+		}
+		s.shutErr = errors.Join(errs...)
+	})
+	return s.shutErr
+}

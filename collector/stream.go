@@ -1,0 +1,162 @@
+package collector
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// hub wakes the SSE streams after each commit. It carries no events: every
+// stream reads what is new from the store, from its own position. That one
+// path serves live delivery, Last-Event-ID resumption and slow clients alike
+// (a slow client simply reads a bigger page next time), and a stream can
+// neither miss nor repeat an event.
+type hub struct {
+	mu sync.Mutex
+	ch chan struct{} // closed and replaced by notify
+}
+
+func newHub() *hub { return &hub{ch: make(chan struct{})} }
+
+// wait returns a channel closed by the next notify. Take it before reading
+// the store, so that a commit between the read and the wait is not missed.
+func (h *hub) wait() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ch
+}
+
+func (h *hub) notify() {
+	h.mu.Lock()
+	close(h.ch)
+	h.ch = make(chan struct{})
+	h.mu.Unlock()
+}
+
+// streamPage is the most events one store read sends before flushing.
+const streamPage = 500
+
+// handleStream is GET /v1/stream: Server-Sent Events, one per stored event,
+// with id: set to its seq and data: its JSON (as in the events listing).
+// Without Last-Event-ID the stream starts with the events stored after the
+// request; with it, it first replays every event after that seq. The
+// optional session_id parameter keeps one session's events.
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
+	var cursor int64
+	if v := strings.TrimSpace(r.Header.Get("Last-Event-ID")); v != "" {
+		seq, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || seq < 0 {
+			writeError(w, http.StatusBadRequest, "Last-Event-ID must be the seq of an event")
+			return
+		}
+		cursor = seq
+	} else {
+		seq, err := s.store.LastSeq(r.Context())
+		if err != nil {
+			s.storeError(w, r, err)
+			return
+		}
+		cursor = seq
+	}
+	filter := store.EventFilter{SessionID: r.URL.Query().Get("session_id"), Limit: streamPage}
+
+	s.metrics.sseClients.Inc()
+	defer s.metrics.sseClients.Dec()
+
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // tell nginx not to buffer the stream
+	w.WriteHeader(http.StatusOK)
+	// retry: asks EventSource clients to reconnect after 2 s.
+	if _, err := w.Write([]byte("retry: 2000\n: connected\n\n")); err != nil {
+		return
+	}
+	if rc.Flush() != nil {
+		return
+	}
+
+	heartbeat := time.NewTicker(s.cfg.Heartbeat)
+	defer heartbeat.Stop()
+	var buf bytes.Buffer
+	for {
+		wake := s.hub.wait()
+		// Drain everything stored after cursor, a page at a time.
+		for {
+			filter.Cursor = store.EventCursor(cursor)
+			page, err := s.store.Events(r.Context(), filter)
+			if err != nil {
+				if r.Context().Err() == nil {
+					s.log.Warn("stream cannot read events", "err", err)
+				}
+				return
+			}
+			if len(page.Events) == 0 {
+				break
+			}
+			buf.Reset()
+			for i := range page.Events {
+				writeSSE(&buf, &page.Events[i])
+			}
+			// A client that stops reading must not pin the handler forever.
+			rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			if _, err := w.Write(buf.Bytes()); err != nil {
+				return
+			}
+			if rc.Flush() != nil {
+				return
+			}
+			cursor = page.Events[len(page.Events)-1].Seq
+			if page.Next == "" {
+				break
+			}
+		}
+		select {
+		case <-wake:
+		case <-heartbeat.C:
+			rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			if _, err := w.Write([]byte(": ping\n\n")); err != nil {
+				return
+			}
+			if rc.Flush() != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			return
+		}
+	}
+}
+
+// writeSSE appends one event in the text/event-stream format. The JSON of an
+// event holds no raw newline (encoding/json escapes them in strings and the
+// envelope is stored compact), but a data: line must not contain one
+// whatever happens, so any is split into continuation lines.
+func writeSSE(buf *bytes.Buffer, e *store.Event) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	buf.WriteString("id: ")
+	buf.WriteString(strconv.FormatInt(e.Seq, 10))
+	buf.WriteString("\ndata: ")
+	for {
+		i := bytes.IndexAny(b, "\r\n")
+		if i < 0 {
+			break
+		}
+		buf.Write(b[:i])
+		buf.WriteString("\ndata: ")
+		b = b[i+1:]
+	}
+	buf.Write(b)
+	buf.WriteString("\n\n")
+}

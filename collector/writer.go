@@ -1,0 +1,225 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// IngestResult is what happened to a batch of envelopes.
+type IngestResult struct {
+	// Accepted is the number of envelopes stored by this batch.
+	Accepted int `json:"accepted"`
+	// Duplicates is the number of envelopes whose id was already stored
+	// (or repeated within the batch): delivered before, not stored again.
+	Duplicates int `json:"duplicates"`
+}
+
+// Ingest validates envelopes and stores them through the server's writer,
+// exactly like POST /v1/events: the batch is all or nothing, and Ingest
+// returns once it is committed. An envelope without received_at gets the
+// current time. A bad envelope fails the whole batch with a *BatchError.
+//
+// It is how code in the same process (the local spool drainer, the policy
+// engine's hook endpoint) stores events without HTTP. When ctx ends while
+// waiting for the commit the events may still be stored; ingesting them
+// again is safe, as ingest is idempotent by envelope id.
+func (s *Server) Ingest(ctx context.Context, envs []event.Envelope) (IngestResult, error) {
+	events, err := toEvents(envs, time.Now())
+	if err != nil {
+		return IngestResult{}, err
+	}
+	return s.writer.submit(ctx, events)
+}
+
+// toEvents validates and converts a batch; now fills a missing received_at.
+func toEvents(envs []event.Envelope, now time.Time) ([]store.Event, error) {
+	events := make([]store.Event, len(envs))
+	for i := range envs {
+		env := envs[i]
+		if env.ReceivedAt.IsZero() {
+			env.ReceivedAt = now
+		}
+		e, err := store.FromEnvelope(env)
+		if err != nil {
+			return nil, &BatchError{Index: i, Err: err}
+		}
+		events[i] = e
+	}
+	return events, nil
+}
+
+// BatchError reports the envelope that made a batch invalid.
+type BatchError struct {
+	// Index is the position of the envelope in the batch.
+	Index int
+	Err   error
+}
+
+func (e *BatchError) Error() string { return fmt.Sprintf("envelope %d: %v", e.Index, e.Err) }
+
+func (e *BatchError) Unwrap() error { return e.Err }
+
+// commitReq is one batch waiting for the writer.
+type commitReq struct {
+	events []store.Event
+	done   chan commitRes // buffered: the writer never blocks on a gone waiter
+}
+
+type commitRes struct {
+	IngestResult
+	err error
+}
+
+// writer owns every write to the store. Requests queue on a channel; the
+// goroutine takes whatever has queued while the previous commit ran (up to
+// maxEvents) and commits it in one Insert, so concurrent requests share the
+// cost of a transaction without any request waiting on a timer.
+type writer struct {
+	store     store.Store
+	maxEvents int
+	metrics   *serverMetrics
+	hub       *hub
+	log       *slog.Logger
+
+	queue chan *commitReq
+	// mu guards closing queue: submitters hold it shared while sending,
+	// stop holds it exclusively to close.
+	mu     sync.RWMutex
+	closed bool
+	exited chan struct{}
+}
+
+func newWriter(st store.Store, maxEvents int, m *serverMetrics, h *hub, log *slog.Logger) *writer {
+	w := &writer{
+		store:     st,
+		maxEvents: maxEvents,
+		metrics:   m,
+		hub:       h,
+		log:       log,
+		queue:     make(chan *commitReq, 256),
+		exited:    make(chan struct{}),
+	}
+	go w.run()
+	return w
+}
+
+// submit queues events and waits for their commit.
+func (w *writer) submit(ctx context.Context, events []store.Event) (IngestResult, error) {
+	if len(events) == 0 {
+		return IngestResult{}, nil
+	}
+	req := &commitReq{events: events, done: make(chan commitRes, 1)}
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return IngestResult{}, ErrClosed
+	}
+	select {
+	case w.queue <- req:
+	case <-ctx.Done():
+		w.mu.RUnlock()
+		return IngestResult{}, ctx.Err()
+	}
+	w.mu.RUnlock()
+	select {
+	case res := <-req.done:
+		return res.IngestResult, res.err
+	case <-ctx.Done():
+		return IngestResult{}, ctx.Err()
+	}
+}
+
+// stop refuses new batches, commits the queued ones and waits for the
+// goroutine to exit.
+func (w *writer) stop() {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.queue)
+	}
+	w.mu.Unlock()
+	<-w.exited
+}
+
+func (w *writer) run() {
+	defer close(w.exited)
+	var batch []*commitReq
+	var events []store.Event
+	for first := range w.queue {
+		batch = append(batch[:0], first)
+		n := len(first.events)
+	gather:
+		for n < w.maxEvents {
+			select {
+			case req, ok := <-w.queue:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, req)
+				n += len(req.events)
+			default:
+				break gather
+			}
+		}
+		events = w.commit(batch, events[:0])
+		clear(batch) // let the requests' memory go
+		if cap(events) > 4*w.maxEvents {
+			events = nil
+		}
+	}
+}
+
+// commit stores the events of batch in one Insert and answers each request.
+// events is a reusable buffer, returned for the next round.
+func (w *writer) commit(batch []*commitReq, buf []store.Event) []store.Event {
+	// A lone request commits its own slice; several are copied into buf.
+	events := buf
+	if len(batch) == 1 {
+		events = batch[0].events
+	} else {
+		for _, req := range batch {
+			events = append(events, req.events...)
+		}
+	}
+	start := time.Now()
+	// A commit is not canceled by any one client going away: other
+	// requests share it, and a half-done commit helps nobody.
+	inserted, err := w.store.Insert(context.Background(), events)
+	w.metrics.commitDuration.UpdateDuration(start)
+	w.metrics.commitEvents.Update(float64(len(events)))
+	if err != nil {
+		w.log.Error("cannot commit events", "events", len(events), "requests", len(batch), "err", err)
+		w.metrics.commitErrors.Inc()
+		for _, req := range batch {
+			req.done <- commitRes{err: err}
+		}
+		return buf[:0]
+	}
+	off := 0
+	for _, req := range batch {
+		var res commitRes
+		for _, e := range events[off : off+len(req.events)] {
+			if e.Seq != 0 {
+				res.Accepted++
+			}
+		}
+		res.Duplicates = len(req.events) - res.Accepted
+		off += len(req.events)
+		req.done <- res
+	}
+	w.metrics.ingested.Add(inserted)
+	w.metrics.duplicates.Add(len(events) - inserted)
+	if inserted > 0 {
+		w.hub.notify()
+	}
+	if len(batch) == 1 {
+		return buf[:0]
+	}
+	return events[:0]
+}
