@@ -168,6 +168,10 @@ func (w *walker) value(start, end int, esc bool, kind string) {
 		}
 		return
 	}
+	if cap(w.buf) < len(content) {
+		// Decoding never lengthens a string: size the scratch once.
+		w.buf = make([]byte, 0, len(content))
+	}
 	w.buf = decodeString(w.buf[:0], content)
 	r, n := redactValue(bytesString(w.buf), kind)
 	if n > 0 {

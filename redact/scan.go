@@ -3,6 +3,7 @@ package redact
 import (
 	"math/bits"
 	"strings"
+	"unsafe"
 )
 
 // Character classes of the class table (class.go).
@@ -115,7 +116,8 @@ func scan(s string) (string, int) {
 		return s, 0
 	}
 	sc.out = append(sc.out, s[sc.last:]...)
-	return string(sc.out), sc.n
+	// out is never written again: hand it over as the string without a copy.
+	return unsafe.String(unsafe.SliceData(sc.out), len(sc.out)), sc.n
 }
 
 // second holds, for each cTrigB letter, the bytes that can follow it in a
