@@ -1,33 +1,55 @@
-// Package privacy applies hookwatch's edge rules to a hook payload before it
-// leaves the hook (for the spool or the network) and again in the collector:
-// keep what the agent did (tool inputs, prompts — with secrets redacted), not
-// what it read (tool output is cut to a preview unless the user opts in).
+// Package privacy applies hookwatch's edge rules to one decoded hook payload
+// before it leaves the hook (to the spool or the network), and again in the
+// collector, which may be stricter: keep what the agent did (prompts, tool
+// inputs: redacted), not what it read (tool output is dropped or previewed
+// unless the user opts in to full capture).
 //
-// Apply is idempotent, so the collector can run it on envelopes the hook
-// already treated.
+// It runs inside "hookwatch hook" on every event, so, like package redact, it
+// does no work at init and its cost does not grow with the size of a tool's
+// output in the default preview mode.
 package privacy
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/hookwatch/hookwatch/redact"
 )
 
-// Capture says how much tool output is kept.
+// Capture says how much of a tool's output (tool_response) is kept.
 type Capture string
 
-// Capture modes.
+// The capture modes.
 const (
-	CaptureNone    Capture = "none"    // size only
-	CapturePreview Capture = "preview" // size, head and tail (the default)
-	CaptureFull    Capture = "full"    // everything, redacted
+	// CaptureNone keeps only the byte length of the output.
+	CaptureNone Capture = "none"
+	// CapturePreview keeps the length and the first and last bytes of the
+	// output's JSON text, redacted. It is the default.
+	CapturePreview Capture = "preview"
+	// CaptureFull keeps the whole output (redacted when Options.Redact).
+	CaptureFull Capture = "full"
 )
 
-// ParseCapture reads a capture mode; "" is the default, preview.
+// Environment variables read by OptionsFromEnv.
+const (
+	EnvCapture = "HOOKWATCH_CAPTURE" // none | preview | full
+	EnvRedact  = "HOOKWATCH_REDACT"  // 0/false/off/no disables redaction
+)
+
+// DefaultPreviewBytes is the default Options.PreviewBytes: 512 bytes of head
+// and 256 bytes of tail.
+const DefaultPreviewBytes = 768
+
+// captureKey marks a tool_response that Apply already replaced.
+const captureKey = "hookwatch_capture"
+
+// ParseCapture parses a capture mode, ignoring case and surrounding blanks.
+// The empty string means CapturePreview.
 func ParseCapture(s string) (Capture, error) {
 	switch c := Capture(strings.ToLower(strings.TrimSpace(s))); c {
 	case "":
@@ -35,189 +57,419 @@ func ParseCapture(s string) (Capture, error) {
 	case CaptureNone, CapturePreview, CaptureFull:
 		return c, nil
 	}
-	return CapturePreview, fmt.Errorf("invalid capture mode %q: want none, preview or full", s)
+	return "", fmt.Errorf("cannot parse capture mode %q: want none, preview or full", s)
 }
 
-// Options are the edge rules in force.
+// Options are the privacy settings of a hook or a collector.
+//
+// The zero value is not the default: it redacts nothing (Redact is false);
+// use DefaultOptions or OptionsFromEnv.
 type Options struct {
+	// Capture is how much of tool output to keep; "" means CapturePreview
+	// and an unknown value means CaptureNone (the safe reading).
 	Capture Capture
-	// HeadBytes and TailBytes size a preview (defaults 512 and 256).
-	HeadBytes, TailBytes int
-	// Redact replaces secrets in prompts and tool inputs (default true).
+	// PreviewBytes is the budget of a preview: two thirds for the head, one
+	// third for the tail. Zero or less means DefaultPreviewBytes.
+	PreviewBytes int
+	// Redact replaces secrets in everything kept (see package redact).
 	Redact bool
 }
 
-// DefaultOptions are the rules when nothing is configured.
+// DefaultOptions returns the defaults: preview capture of
+// DefaultPreviewBytes, redaction on.
 func DefaultOptions() Options {
-	return Options{Capture: CapturePreview, HeadBytes: 512, TailBytes: 256, Redact: true}
+	return Options{Capture: CapturePreview, PreviewBytes: DefaultPreviewBytes, Redact: true}
 }
 
-// OptionsFromEnv reads HOOKWATCH_CAPTURE (none, preview, full) and
-// HOOKWATCH_REDACT (0, false or off disables redaction). On a bad value it
-// returns the defaults for that setting and an error saying why.
+// OptionsFromEnv reads HOOKWATCH_CAPTURE (none, preview or full; default
+// preview) and HOOKWATCH_REDACT (0, false, off or no disable redaction;
+// default on) through getenv, typically os.Getenv.
+//
+// On a malformed value it returns an error naming the variable and the
+// allowed values together with Options that are still safe to use: an
+// unknown capture mode reads as none, an unknown redaction switch as on, as
+// a misspelt setting must not leak more than the user asked for.
 func OptionsFromEnv(getenv func(string) string) (Options, error) {
 	o := DefaultOptions()
-	var err error
-	o.Capture, err = ParseCapture(getenv("HOOKWATCH_CAPTURE"))
+	var errs []error
+	c, err := ParseCapture(getenv(EnvCapture))
 	if err != nil {
-		err = fmt.Errorf("HOOKWATCH_CAPTURE: %w", err)
+		c = CaptureNone
+		errs = append(errs, fmt.Errorf("%s: %w", EnvCapture, err))
 	}
-	switch strings.ToLower(strings.TrimSpace(getenv("HOOKWATCH_REDACT"))) {
+	o.Capture = c
+	switch v := getenv(EnvRedact); strings.ToLower(strings.TrimSpace(v)) {
+	case "", "1", "true", "on", "yes":
 	case "0", "false", "off", "no":
 		o.Redact = false
+	default:
+		errs = append(errs, fmt.Errorf("%s: cannot parse %q: want 1, true, on (the default) or 0, false, off", EnvRedact, v))
 	}
-	return o, err
+	return o, errors.Join(errs...)
 }
 
-// redactedFields are the top-level fields whose strings are what the agent
-// or the user wrote, and so where secrets appear.
-var redactedFields = [...]string{
-	"prompt", "tool_input", "command_args", "last_assistant_message", "error",
-	"error_details", "compact_summary", "custom_instructions", "message",
-	"delta", "reason", "task_description", "task_subject", "content",
+// split returns the head and tail budgets of a preview.
+func (o Options) split() (head, tail int) {
+	n := o.PreviewBytes
+	if n <= 0 {
+		n = DefaultPreviewBytes
+	}
+	head = (n*2 + 2) / 3
+	return head, n - head
 }
 
-// Apply enforces o on the payload object p in place and reports whether it
-// changed anything. Values of an unexpected type are left as they are; it
-// never fails.
+// capture returns the effective capture mode.
+func (o Options) capture() Capture {
+	switch o.Capture {
+	case "":
+		return CapturePreview
+	case CaptureNone, CapturePreview, CaptureFull:
+		return o.Capture
+	}
+	return CaptureNone
+}
+
+// Apply applies o to the top-level members of the hook payload p, in place,
+// and reports whether it changed anything:
+//
+//   - tool_response (PostToolUse and others) and tool_calls[].tool_response
+//     (PostToolBatch) are captured as o.Capture says: kept whole (redacted
+//     when o.Redact), replaced by {"hookwatch_capture":"preview","bytes":N,
+//     "head":"…","tail":"…"} where N is the byte length of the original JSON
+//     text and head and tail are its first and last bytes cut on UTF-8
+//     boundaries (tail omitted when the text fits in the head), or replaced
+//     by {"hookwatch_capture":"none","bytes":N}. A value that is already such
+//     an object is left alone, except that a preview is reduced to none when
+//     o asks for none and redacted when o.Redact.
+//   - when o.Redact, every other member is redacted with redact.JSON
+//     (prompt, tool_input, tool_calls[].tool_input, command_args,
+//     last_assistant_message, error, compact_summary, custom_instructions,
+//     message, delta, reason, background_tasks, session_crons, content, …)
+//     except those that carry ids, paths, names and enums, which stay
+//     byte for byte (session_id, transcript_path, cwd, tool_use_id, …).
+//
+// Apply is idempotent, never fails and never panics: a value of an unexpected
+// type or invalid JSON is left as is, or only redacted.
 func Apply(p map[string]json.RawMessage, o Options) (changed bool) {
-	o = o.withDefaults()
-	if v, ok := p["tool_response"]; ok {
-		if nv, c := o.output(v); c {
-			p["tool_response"], changed = nv, true
+	for k, v := range p {
+		var nv json.RawMessage
+		var ch bool
+		switch {
+		case k == "tool_response":
+			nv, ch = captureValue(v, o)
+		case k == "tool_calls":
+			nv, ch = toolCalls(v, o)
+		case keep(k) || !o.Redact:
+			continue
+		default:
+			nv, ch = redactRaw(v)
 		}
-	}
-	if v, ok := p["tool_calls"]; ok {
-		if nv, c := o.batch(v); c {
-			p["tool_calls"], changed = nv, true
-		}
-	}
-	if !o.Redact {
-		return changed
-	}
-	for _, k := range redactedFields {
-		if v, ok := p[k]; ok {
-			if nv, n := redact.JSON(v); n > 0 {
-				p[k], changed = nv, true
-			}
+		if ch {
+			p[k] = nv
+			changed = true
 		}
 	}
 	return changed
 }
 
-func (o Options) withDefaults() Options {
-	d := DefaultOptions()
-	if o.Capture == "" {
-		o.Capture = d.Capture
+// keep reports whether a member carries an id, a path, a name, an enum, a
+// number or a flag: it is stored byte for byte, as attribution and queries
+// rely on it and none of them holds a secret.
+func keep(k string) bool {
+	switch k {
+	case "session_id", "transcript_path", "cwd", "hook_event_name", "permission_mode", "prompt_id",
+		"agent_id", "agent_type", "agent_transcript_path", "tool_name", "tool_use_id", "turn_id", "model",
+		"source", "trigger", "file_path", "old_cwd", "new_cwd", "directory", "worktree_path", "scratchpad_dir",
+		"effort", "duration_ms", "stop_hook_active", "is_interrupt", "notification_type", "load_reason",
+		"memory_type", "globs", "trigger_file_path", "parent_file_path", "mcp_server_name", "elicitation_id",
+		"mode", "action", "message_id", "index", "final", "expansion_type", "command_name", "command_source",
+		"task_id", "teammate_name", "team_name", "event", "name":
+		return true
 	}
-	if o.HeadBytes <= 0 {
-		o.HeadBytes = d.HeadBytes
-	}
-	if o.TailBytes < 0 {
-		o.TailBytes = 0
-	}
-	return o
+	return false
 }
 
-// captured is the replacement of a tool output that was not kept whole.
-type captured struct {
-	Capture Capture `json:"hookwatch_capture"`
-	Bytes   int     `json:"bytes"`
-	Head    string  `json:"head,omitempty"`
-	Tail    string  `json:"tail,omitempty"`
+// redactRaw redacts one JSON value.
+func redactRaw(v json.RawMessage) (json.RawMessage, bool) {
+	out, n := redact.JSON(v)
+	return out, n > 0
 }
 
-// output applies the capture mode to one tool output value.
-func (o Options) output(v json.RawMessage) (json.RawMessage, bool) {
-	if isCaptured(v) {
-		return v, false
+// captureValue applies the capture mode to one tool_response.
+func captureValue(raw json.RawMessage, o Options) (json.RawMessage, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return raw, false // nothing was read
 	}
-	switch o.Capture {
+	if c, ok := parseCaptured(t, o); ok {
+		switch {
+		case c.mode == "preview" && o.capture() == CaptureNone:
+			return noneObject(c.bytes), true
+		case c.mode == "preview" && o.Redact:
+			return redactRaw(raw)
+		}
+		return raw, false
+	}
+	switch o.capture() {
 	case CaptureFull:
-		if !o.Redact {
-			return v, false
+		if o.Redact {
+			return redactRaw(raw)
 		}
-		nv, n := redact.JSON(v)
-		return nv, n > 0
-	case CaptureNone:
-		b, _ := json.Marshal(captured{Capture: CaptureNone, Bytes: len(v)})
-		return b, true
+		return raw, false
+	case CapturePreview:
+		return previewObject(raw, o), true
 	}
-	text := string(bytes.TrimSpace(v))
-	c := captured{Capture: CapturePreview, Bytes: len(v)}
-	if len(text) <= o.HeadBytes+o.TailBytes {
-		c.Head = text
-	} else {
-		c.Head = cutEnd(text, o.HeadBytes)
-		c.Tail = cutStart(text, o.TailBytes)
-	}
-	if o.Redact {
-		c.Head, _ = redact.String(c.Head)
-		c.Tail, _ = redact.String(c.Tail)
-	}
-	b, _ := json.Marshal(c)
-	return b, true
+	return noneObject(strconv.Itoa(len(raw))), true
 }
 
-// batch applies the capture mode and redaction to PostToolBatch.tool_calls.
-func (o Options) batch(v json.RawMessage) (json.RawMessage, bool) {
-	var calls []map[string]json.RawMessage
-	if json.Unmarshal(v, &calls) != nil {
-		return v, false
-	}
-	changed := false
-	for _, c := range calls {
-		if r, ok := c["tool_response"]; ok {
-			if nr, ch := o.output(r); ch {
-				c["tool_response"], changed = nr, true
-			}
-		}
-		if in, ok := c["tool_input"]; ok && o.Redact {
-			if nin, n := redact.JSON(in); n > 0 {
-				c["tool_input"], changed = nin, true
-			}
-		}
-	}
-	if !changed {
-		return v, false
-	}
-	b, err := json.Marshal(calls)
-	if err != nil {
-		return v, false
-	}
-	return b, true
+// captured is an already captured tool_response.
+type captured struct {
+	mode  string // "none" or "preview"
+	bytes string // the original length, as its JSON number
 }
 
-// isCaptured recognises an output already replaced by Apply.
-func isCaptured(v json.RawMessage) bool {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 || v[0] != '{' || !bytes.Contains(v, []byte(`"hookwatch_capture"`)) {
-		return false
+// maxCaptured bounds what parseCaptured decodes: a capture object is small,
+// and a 64 MiB tool output must not be decoded to find out it is not one.
+const maxCaptured = 1 << 20
+
+// parseCaptured recognises a value Apply already captured. It is strict
+// about the shape, as a tool's output is hostile input: an output that
+// merely mentions hookwatch_capture, or a forged preview with a head longer
+// than o allows, is captured like any other.
+func parseCaptured(t []byte, o Options) (captured, bool) {
+	if len(t) > maxCaptured || t[0] != '{' || !bytes.Contains(t, []byte(`"`+captureKey+`"`)) {
+		return captured{}, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(t, &m) != nil {
+		return captured{}, false
 	}
 	var c captured
-	return json.Unmarshal(v, &c) == nil && c.Capture != ""
+	if json.Unmarshal(m[captureKey], &c.mode) != nil {
+		return captured{}, false
+	}
+	var n json.Number
+	if json.Unmarshal(m["bytes"], &n) != nil {
+		return captured{}, false
+	}
+	if _, err := strconv.ParseUint(string(n), 10, 63); err != nil {
+		return captured{}, false
+	}
+	c.bytes = string(n)
+	switch c.mode {
+	case "none":
+		return c, len(m) == 2
+	case "preview":
+		hb, tb := o.split()
+		var head, tail string
+		if json.Unmarshal(m["head"], &head) != nil || len(head) > hb+markerSlack {
+			return captured{}, false
+		}
+		_, hasTail := m["tail"]
+		if hasTail && (json.Unmarshal(m["tail"], &tail) != nil || len(tail) > tb+markerSlack) {
+			return captured{}, false
+		}
+		want := 3
+		if hasTail {
+			want = 4
+		}
+		return c, len(m) == want
+	}
+	return captured{}, false
 }
 
-// cutEnd returns the first n bytes of s, cut on a rune boundary.
-func cutEnd(s string, n int) string {
+// markerSlack is how much a head or tail may exceed its budget: a cut never
+// splits a "[REDACTED:kind]" marker but extends to its end.
+const markerSlack = 64
+
+func noneObject(n string) json.RawMessage {
+	return json.RawMessage(`{"` + captureKey + `":"none","bytes":` + n + `}`)
+}
+
+// window is how much text around a cut is redacted along with the preview,
+// so that a secret straddling the cut is recognised whole (a PEM RSA 4096
+// private key is about 3.2 KiB) and not left half visible.
+const window = 4 << 10
+
+// previewObject builds the preview capture of raw. Its cost depends on the
+// preview budget, not on len(raw).
+func previewObject(raw json.RawMessage, o Options) json.RawMessage {
+	hb, tb := o.split()
+	red := func(s string) string {
+		if o.Redact {
+			s, _ = redact.String(s)
+		}
+		return s
+	}
+	var head, tail string
+	if len(raw) <= hb+tb+2*window {
+		r := red(string(raw))
+		head = cutHead(r, hb)
+		if len(head) < len(r) {
+			tail = cutTail(r, tb, len(head))
+		}
+	} else {
+		head = cutHead(red(string(raw[:hb+window])), hb)
+		tail = cutTail(red(string(raw[len(raw)-tb-window:])), tb, 0)
+	}
+	b := make([]byte, 0, len(head)+len(tail)+96)
+	b = append(b, `{"`+captureKey+`":"preview","bytes":`...)
+	b = strconv.AppendInt(b, int64(len(raw)), 10)
+	b = append(b, `,"head":`...)
+	b = appendString(b, head)
+	if tail != "" {
+		b = append(b, `,"tail":`...)
+		b = appendString(b, tail)
+	}
+	return append(b, '}')
+}
+
+const marker = "[REDACTED:"
+
+// cutHead returns the first n bytes of s, cut back to a UTF-8 boundary, or
+// extended to the end of a redaction marker it would split.
+func cutHead(s string, n int) string {
 	if n >= len(s) {
 		return s
 	}
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
+	if i := strings.LastIndex(s[:min(len(s), n+len(marker)-1)], marker); i >= 0 && i < n {
+		if j := strings.IndexByte(s[i:], ']'); j >= 0 && i+j >= n {
+			n = i + j + 1
+		}
+	}
 	return s[:n]
 }
 
-// cutStart returns the last n bytes of s, cut on a rune boundary.
-func cutStart(s string, n int) string {
-	if n >= len(s) {
-		return s
+// cutTail returns the last n bytes of s that start at or after from, cut
+// forward to a UTF-8 boundary, or moved back to the start of a redaction
+// marker it would split.
+func cutTail(s string, n, from int) string {
+	start := max(len(s)-n, from)
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
 	}
-	i := len(s) - n
-	for i < len(s) && !utf8.RuneStart(s[i]) {
-		i++
+	if i := strings.LastIndex(s[:min(len(s), start+len(marker)-1)], marker); i >= from && i < start {
+		if j := strings.IndexByte(s[i:], ']'); j >= 0 && i+j >= start {
+			start = i
+		}
 	}
-	return s[i:]
+	return s[start:]
 }
 
+// appendString appends s as a JSON string. Invalid UTF-8 (a cut log, binary
+// output) becomes U+FFFD so that stores that insist on valid UTF-8 (jsonb)
+// accept it; '<', '>' and '&' stay as they are.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+// toolCalls applies Apply's rules to each element of PostToolBatch's
+// tool_calls: tool_response is captured, tool_input and any other member
+// redacted, ids and names kept. Key order and the other members' bytes are
+// kept.
+func toolCalls(raw json.RawMessage, o Options) (json.RawMessage, bool) {
+	elems, ok := splitArray(raw)
+	if !ok {
+		if o.Redact {
+			return redactRaw(raw)
+		}
+		return raw, false
+	}
+	changed := false
+	for i, e := range elems {
+		var ne []byte
+		var ch bool
+		if e[0] == '{' {
+			ne, ch = toolCall(e, o)
+		} else if o.Redact {
+			ne, ch = redactRaw(e)
+		}
+		if ch {
+			elems[i], changed = ne, true
+		}
+	}
+	if !changed {
+		return raw, false
+	}
+	out := []byte{'['}
+	for i, e := range elems {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, e...)
+	}
+	return append(out, ']'), true
+}
+
+// toolCall applies the rules to one element of tool_calls.
+func toolCall(obj []byte, o Options) ([]byte, bool) {
+	members, ok := splitObject(obj)
+	if !ok {
+		if o.Redact {
+			return redactRaw(obj)
+		}
+		return obj, false
+	}
+	changed := false
+	for i, m := range members {
+		var nv []byte
+		var ch bool
+		switch {
+		case m.name == "tool_response":
+			nv, ch = captureValue(m.value, o)
+		case keep(m.name) || !o.Redact:
+			continue
+		default:
+			nv, ch = redactRaw(m.value)
+		}
+		if ch {
+			members[i].value, changed = nv, true
+		}
+	}
+	if !changed {
+		return obj, false
+	}
+	out := []byte{'{'}
+	for i, m := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m.key...)
+		out = append(out, ':')
+		out = append(out, m.value...)
+	}
+	return append(out, '}'), true
+}
