@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -52,6 +53,11 @@ func Open(path string) (*DB, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.Open: cannot resolve %q: %w", path, err)
+	}
+	// The database holds prompts and commands: create it readable by its
+	// owner only. SQLite gives the -wal and -shm files the same mode.
+	if f, err := os.OpenFile(abs, os.O_RDONLY|os.O_CREATE, 0o600); err == nil {
+		f.Close()
 	}
 	db := &DB{path: abs}
 

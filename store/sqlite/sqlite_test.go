@@ -88,12 +88,18 @@ func TestOpenErrors(t *testing.T) {
 	f(t.TempDir()) // a directory
 }
 
-func TestWALMode(t *testing.T) {
+func TestWALModeAndPermissions(t *testing.T) {
 	db := sqlite.MustOpenDB(t)
 	if _, err := db.Insert(context.Background(), storetest.CorpusEvents(t)[:1]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(db.Path() + "-wal"); err != nil {
-		t.Fatalf("no WAL file next to the database: %v", err)
+	for _, p := range []string{db.Path(), db.Path() + "-wal"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatalf("no %s: %v", p, err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is readable by others: %v", p, fi.Mode())
+		}
 	}
 }
