@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+)
+
+func init() {
+	register(command{
+		name:    "serve",
+		summary: "run the collector: ingest events, serve the API, the stream and the metrics",
+		run:     runServe,
+	})
+}
+
+// serveShutdownTimeout bounds how long serve waits for in-flight requests
+// after SIGTERM; whatever was accepted is committed either way.
+const serveShutdownTimeout = 10 * time.Second
+
+// runServe is `hookwatch serve`. It returns nil after a clean shutdown on
+// SIGINT/SIGTERM (ctx canceled).
+func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH] [--insecure-no-token]", stderr)
+	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
+	dbFlag := fs.String("db", "", "SQLite database path (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without HOOKWATCH_TOKEN")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	// The token comes from the environment only: a flag would show it to
+	// every user of the machine in ps.
+	token := os.Getenv("HOOKWATCH_TOKEN")
+	if token == "" && !*insecure && !serveIsLoopback(*addr) {
+		return fmt.Errorf("refusing to listen on %s without authentication: anyone who can reach it could read every prompt and command; set HOOKWATCH_TOKEN, listen on 127.0.0.1, or pass --insecure-no-token", *addr)
+	}
+
+	dbPath := *dbFlag
+	if dbPath == "" {
+		dbPath = os.Getenv("HOOKWATCH_DB")
+	}
+	if strings.HasPrefix(dbPath, "postgres://") || strings.HasPrefix(dbPath, "postgresql://") {
+		return errors.New("cannot open the database: PostgreSQL is not supported yet; use a SQLite file path for --db / HOOKWATCH_DB")
+	}
+	if dbPath == "" {
+		home, err := serveHome()
+		if err != nil {
+			return err
+		}
+		dbPath = filepath.Join(home, "hookwatch.db")
+	} else if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
+		return fmt.Errorf("cannot create the database directory: %w", err)
+	}
+
+	db, err := sqlite.Open(dbPath)
+	if err != nil {
+		return fmt.Errorf("cannot open the database: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv, err := collector.New(collector.Config{Store: db, Version: version, Token: token, Logger: log})
+	if err != nil {
+		db.Close()
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		srv.Shutdown(context.Background())
+		return fmt.Errorf("cannot listen on %s: %w", *addr, err)
+	}
+	fmt.Fprintf(stdout, "hookwatch serve: listening on http://%s (database %s)\n", ln.Addr(), db.Path())
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		srv.Shutdown(context.Background())
+		return fmt.Errorf("cannot serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), serveShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("unclean shutdown: %w", err)
+	}
+	<-served
+	return nil
+}
+
+func serveEnvOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// serveHome returns $HOOKWATCH_HOME (default ~/.hookwatch), created 0700:
+// it holds prompts and commands.
+func serveHome() (string, error) {
+	home := os.Getenv("HOOKWATCH_HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot find the home directory; set HOOKWATCH_HOME or --db: %w", err)
+		}
+		home = filepath.Join(h, ".hookwatch")
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return "", fmt.Errorf("cannot create %s: %w", home, err)
+	}
+	return home, nil
+}
+
+// serveIsLoopback reports whether addr listens only on the loopback
+// interface. An empty host listens on every interface; a host name other
+// than localhost is not trusted to resolve to loopback.
+func serveIsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+)
+
+// serveOutput is a stdout the test can read while serve writes it.
+type serveOutput struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	line chan string
+}
+
+func (o *serveOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf.Write(p)
+	if i := bytes.IndexByte(o.buf.Bytes(), '\n'); i >= 0 {
+		select {
+		case o.line <- o.buf.String()[:i]:
+		default:
+		}
+	}
+	return len(p), nil
+}
+
+func TestServeRunsAndShutsDown(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_DB", "")
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &serveOutput{line: make(chan string, 1)}
+	var stderr bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, nil, out, &stderr) }()
+
+	var line string
+	select {
+	case line = <-out.line:
+	case err := <-done:
+		t.Fatalf("serve exited: %v %s", err, stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve printed no address")
+	}
+	const prefix = "hookwatch serve: listening on "
+	if !strings.HasPrefix(line, prefix) {
+		t.Fatalf("first line %q", line)
+	}
+	url, _, _ := strings.Cut(strings.TrimPrefix(line, prefix), " ")
+	dbPath := filepath.Join(dir, "home", "hookwatch.db")
+	if !strings.Contains(line, dbPath) {
+		t.Errorf("the line does not name the default database %s: %q", dbPath, line)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "home")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("HOOKWATCH_HOME not created 0700: %v %v", fi.Mode(), err)
+	}
+
+	res, err := http.Get(url + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(b), `"version":"`+version+`"`) {
+		t.Fatalf("healthz: %d %s", res.StatusCode, b)
+	}
+	env := event.Envelope{ID: event.NewID(time.Now()), Runtime: event.RuntimeClaudeCode, ReceivedAt: time.Now(),
+		Payload: json.RawMessage(`{"session_id":"s1","hook_event_name":"Stop"}`)}
+	body, _ := json.Marshal(map[string]any{"envelopes": []event.Envelope{env}})
+	res, err = http.Post(url+"/v1/events", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("POST: %d", res.StatusCode)
+	}
+
+	cancel() // what SIGTERM does
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve after SIGTERM: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	db, err := sqlite.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Session(context.Background(), "s1"); err != nil {
+		t.Fatalf("the event is not in the database: %v", err)
+	}
+}
+
+func TestServeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", dir)
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	f := func(want string, args ...string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), append([]string{"serve"}, args...), nil, &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("serve %v: %v, want an error with %q", args, err, want)
+		}
+		if stdout.Len() > 0 {
+			t.Errorf("serve %v printed %q", args, stdout.String())
+		}
+	}
+	f("refusing to listen on 0.0.0.0:0 without authentication", "--addr", "0.0.0.0:0")
+	f("refusing to listen on :7421", "--addr", ":7421")
+	f("--insecure-no-token", "--addr", "[::]:0")
+	f("PostgreSQL is not supported yet", "--db", "postgres://u@localhost/hw")
+	f("unexpected argument", "extra")
+	f("flag provided but not defined", "--nope")
+	t.Setenv("HOOKWATCH_DB", "postgresql://localhost/hw")
+	f("PostgreSQL is not supported yet", "--addr", "127.0.0.1:0")
+}
+
+func TestServeIsLoopback(t *testing.T) {
+	f := func(addr string, want bool) {
+		t.Helper()
+		if got := serveIsLoopback(addr); got != want {
+			t.Errorf("serveIsLoopback(%q) = %v, want %v", addr, got, want)
+		}
+	}
+	f("127.0.0.1:7421", true)
+	f("127.1.2.3:80", true)
+	f("localhost:7421", true)
+	f("LOCALHOST:1", true)
+	f("[::1]:7421", true)
+	f(":7421", false)
+	f("0.0.0.0:7421", false)
+	f("[::]:7421", false)
+	f("192.168.1.10:7421", false)
+	f("example.com:7421", false)
+	f("127.0.0.1", false) // not an address with a port
+}
