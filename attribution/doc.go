@@ -29,10 +29,12 @@
 //     the spawning PreToolUse(Agent), whose agent_id is the parent;
 //  2. a PostToolUse of a delegation call (Agent, Task, Codex spawn_agent)
 //     whose tool_response names the agent: agentId (Codex: agent_id) of the
-//     object, of JSON text, or, when the hook kept only a privacy preview
-//     {"hookwatch_capture":"preview",…,"head":…}, found by scanning the
-//     preview's head and tail text for the key — the hook should keep
-//     agentId out of the preview's truncation;
+//     object, of JSON text, or of a privacy preview
+//     {"hookwatch_capture":"preview",…}: its agentId member if the hook kept
+//     one, else found by scanning the preview's head and tail text (an id
+//     cut by the head's end is refused). The Agent response puts the whole
+//     prompt before agentId, so a preview of a long prompt loses it: the
+//     hook should copy agentId into the preview object;
 //  3. the oldest delegation call of the session, made before the agent's
 //     first event and not claimed by another agent, whose subagent_type
 //     equals the agent's type (a call without subagent_type asks for

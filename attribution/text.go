@@ -104,8 +104,9 @@ var agentIDKeys = []string{"agentId", "agent_id"}
 // spawnedAgentID reads the id of the agent a delegation call spawned from
 // its PostToolUse tool_response: an object with agentId (Claude Code) or
 // agent_id (Codex); a string holding such an object (Codex sends JSON text);
-// or hookwatch's privacy preview {"hookwatch_capture":"preview",…,"head":…},
-// whose head (and tail) text is scanned for the key.
+// or hookwatch's privacy preview {"hookwatch_capture":"preview",…}, read
+// from an agentId member when the preview kept one, else by scanning its
+// head and tail text for the key.
 func spawnedAgentID(resp json.RawMessage) string {
 	resp = bytes.TrimSpace(resp)
 	if len(resp) == 0 {
@@ -123,11 +124,12 @@ func spawnedAgentID(resp json.RawMessage) string {
 			}
 		}
 		if jsonString(obj["hookwatch_capture"]) != "" {
-			for _, k := range []string{"head", "tail"} {
-				if id := scanAgentID(jsonString(obj[k])); id != "" {
-					return id
-				}
+			// head is the start of the JSON text, tail its end: either may
+			// be cut inside the id.
+			if id := scanAgentID(jsonString(obj["head"]), true); id != "" {
+				return id
 			}
+			return scanAgentID(jsonString(obj["tail"]), false)
 		}
 	case '"':
 		s := jsonString(resp)
@@ -136,7 +138,7 @@ func spawnedAgentID(resp json.RawMessage) string {
 				return id
 			}
 		}
-		return scanAgentID(s)
+		return scanAgentID(s, false)
 	}
 	return ""
 }
@@ -161,8 +163,9 @@ const maxAgentID = 128
 // scanAgentID finds `agentId` or `agent_id` in text (a truncated JSON
 // document, or "agentId: a1b2…" prose) and returns the id that follows it:
 // quotes, backslashes, blanks, ':' and '=' are skipped, then the longest run
-// of [A-Za-z0-9_-] is taken.
-func scanAgentID(text string) string {
+// of [A-Za-z0-9_-] is taken. When cut is set the text was truncated at its
+// end, and an id that runs into the end may be incomplete: it is refused.
+func scanAgentID(text string, cut bool) string {
 	for _, key := range agentIDKeys {
 		rest := text
 		for {
@@ -183,7 +186,7 @@ func scanAgentID(text string) string {
 			for k < len(rest) && k-j < maxAgentID && isIDByte(rest[k]) {
 				k++
 			}
-			if sep && k > j {
+			if sep && k > j && (!cut || k < len(rest)) {
 				return rest[j:k]
 			}
 		}

@@ -71,6 +71,12 @@ func TestSpawnedAgentID(t *testing.T) {
 	f(`"{\"agent_id\":\"01a1fec1-e859-7292-8494-bb0d2081b260\",\"nickname\":\"Godel\"}"`, "01a1fec1-e859-7292-8494-bb0d2081b260")
 	f(`{"hookwatch_capture":"preview","bytes":90000,"head":"{\"status\":\"completed\",\"agentId\":\"a1\",\"content\":[{\"te"}`, "a1")
 	f(`{"hookwatch_capture":"preview","head":"{\"prompt\":\"mention agentId here\"","tail":"\"agentId\": \"a2\"}"}`, "a2")
+	// The head may end inside the id: a prefix would name another agent.
+	f(`{"hookwatch_capture":"preview","bytes":721,"head":"{\"status\":\"completed\",\"agentId\":\"a43b7af8","tail":"0}}"}`, "")
+	// A preview that kept agentId as a member is read first.
+	f(`{"hookwatch_capture":"preview","bytes":9000,"agentId":"a5","head":"{\"status\":\"completed\",\"prompt\":\"long"}`, "a5")
+	// A Codex response is JSON text: its preview head is that text encoded.
+	f(`{"hookwatch_capture":"preview","bytes":80,"head":"\"{\\\"agent_id\\\":\\\"01a1fec1-e859\\\",\\\"nick"}`, "01a1fec1-e859")
 	f(`"Async agent launched successfully.\nagentId: a3 (use it to check progress)"`, "a3")
 	f(`{"status":"completed","content":[{"type":"text","text":"agentId: not-this"}]}`, "") // only the key, not the text
 	f(`{"agentId":42}`, "")
