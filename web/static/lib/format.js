@@ -106,24 +106,24 @@ export function projectOf(s) {
   return parts.length ? parts[parts.length - 1] : '';
 }
 
-// Tool families, as the collector's classifier names them. Colours are
-// chosen to stay distinguishable for the common colour-vision deficiencies
-// (Tableau 10 order) and are repeated in style.css for the legend.
+// Tool families, as the collector's attribution names them. Colours follow
+// Tableau 10, chosen to stay apart for the common colour-vision
+// deficiencies; the legend is drawn from this table.
 export const FAMILIES = {
-  read_file: { label: 'read', color: '#4e79a7' },
-  search: { label: 'search', color: '#76b7b2' },
-  modify_file: { label: 'modify', color: '#f28e2b' },
-  run_test: { label: 'test', color: '#59a14f' },
-  run_build: { label: 'build', color: '#8cd17d' },
-  execute: { label: 'shell', color: '#b6992d' },
-  web_fetch: { label: 'web', color: '#b07aa1' },
-  delegation: { label: 'subagent', color: '#9d7660' },
-  mcp_call: { label: 'mcp', color: '#d37295' },
-  planning: { label: 'plan', color: '#a0a0a0' },
-  other: { label: 'other', color: '#79706e' },
+  read_file: { color: '#4e79a7' },
+  search: { color: '#76b7b2' },
+  modify_file: { color: '#f28e2b' },
+  run_command: { color: '#59a14f' },
+  run_test: { color: '#8cd17d' },
+  run_build: { color: '#b6992d' },
+  web_fetch: { color: '#b07aa1' },
+  delegation: { color: '#9d7660' },
+  mcp_call: { color: '#d37295' },
+  task: { color: '#a0a0a0' },
+  other: { color: '#79706e' },
 };
 
-const extraColors = ['#499894', '#86bcb6', '#e15759', '#ff9d9a', '#79706e', '#bab0ac', '#d4a6c8', '#fabfd2'];
+const extraColors = ['#499894', '#86bcb6', '#ff9d9a', '#bab0ac', '#d4a6c8', '#fabfd2', '#f1ce63', '#a0cbe8'];
 
 /** familyColor returns the colour of a family, stable for families this file does not know. */
 export function familyColor(f) {
@@ -133,44 +133,36 @@ export function familyColor(f) {
   return extraColors[h % extraColors.length];
 }
 
-const TEST_RE = /\b(go test|gotestsum|pytest|py\.test|jest|vitest|mocha|cargo (test|nextest)|npm (run )?test|yarn test|pnpm test|make test|rspec|phpunit|ctest|mvn test|gradle test|tox)\b/;
-const BUILD_RE = /\b(go (build|vet|install)|cargo (build|check|clippy)|npm run build|yarn build|pnpm build|tsc\b|make\b|cmake|mvn (package|compile)|gradle build|docker build|bazel build)/;
+// The collector's table (attribution.Family), for collectors that do not
+// classify calls yet; the collector's family, when it sends one, wins.
+const FAMILY_OF = {};
+const fam = (f, names) => names.split(' ').forEach((n) => { FAMILY_OF[n] = f; });
+fam('read_file', 'Read NotebookRead LS View read_file view_image');
+fam('modify_file', 'Write Edit MultiEdit NotebookEdit apply_patch');
+fam('run_command', 'Bash PowerShell BashOutput KillShell KillBash Monitor shell local_shell exec_command write_stdin unified_exec');
+fam('search', 'Glob Grep ToolSearch LSP');
+fam('web_fetch', 'WebFetch WebSearch web_search');
+fam('delegation', 'Agent Task spawn_agent SendMessage');
+fam('task', 'TaskCreate TaskUpdate TaskGet TaskList TaskOutput TaskStop TodoWrite TodoRead update_plan');
+fam('mcp_call', 'ListMcpResourcesTool ReadMcpResourceTool');
 
-/**
- * familyOf guesses the family of a tool call from its name and input, for
- * collectors that do not classify calls yet. The collector's family, when it
- * sends one, always wins.
- */
-export function familyOf(tool, input) {
+/** familyOf classifies a tool by name, as the collector does. */
+export function familyOf(tool) {
   const t = String(tool || '');
+  if (Object.hasOwn(FAMILY_OF, t)) return FAMILY_OF[t];
   if (t.startsWith('mcp__')) return 'mcp_call';
-  switch (t) {
-    case 'Read': case 'NotebookRead': case 'LS':
-      return 'read_file';
-    case 'Glob': case 'Grep': case 'ToolSearch':
-      return 'search';
-    case 'Edit': case 'Write': case 'MultiEdit': case 'NotebookEdit':
-      return 'modify_file';
-    case 'WebFetch': case 'WebSearch':
-      return 'web_fetch';
-    case 'Agent': case 'Task':
-      return 'delegation';
-    case 'TodoWrite': case 'TaskCreate': case 'TaskUpdate': case 'TaskList': case 'TaskGet': case 'ExitPlanMode': case 'EnterPlanMode':
-      return 'planning';
-    case 'Bash': case 'BashOutput': case 'KillShell': case 'PowerShell': case 'shell': case 'exec_command': {
-      const cmd = input && typeof input.command === 'string' ? input.command : '';
-      if (TEST_RE.test(cmd)) return 'run_test';
-      if (BUILD_RE.test(cmd)) return 'run_build';
-      return 'execute';
-    }
-  }
+  if (/(spawn|wait|close|resume)_agent$/.test(t)) return 'delegation';
   return 'other';
 }
 
 /** STATUS_COLORS mark failures and denials on the timeline and in lists. */
 export const STATUS_COLORS = {
   error: '#d62728',
+  rejected: '#d62728',
   denied: '#7b1fa2',
   interrupted: '#ef6c00',
-  running: '#1f77b4',
+  pending: '#1f77b4',
 };
+
+/** isFailure reports whether a call status counts as a failure. */
+export const isFailure = (status) => status === 'error' || status === 'interrupted' || status === 'rejected';

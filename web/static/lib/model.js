@@ -7,7 +7,7 @@
 // event update the view at once, without a refetch. Events are hostile: any
 // field may be missing or of the wrong type, and nothing here may throw.
 
-import { ms, familyOf, quantile } from './format.js';
+import { ms, familyOf, quantile, isFailure } from './format.js';
 
 /** MAIN is the id of the main agent. */
 export const MAIN = '';
@@ -93,7 +93,6 @@ export function snapshotOf(ev) {
   return { t: ms(ev.time), tokens, size, pct, cost: num(cost.total_cost_usd) };
 }
 
-/** callEventStatus maps an event to the status used by the status filter. */
 function newAgent(id) {
   return {
     id, type: id === MAIN ? 'main' : null, parent: id === MAIN ? null : undefined, spawn: '', depth: id === MAIN ? 0 : 1,
@@ -103,7 +102,7 @@ function newAgent(id) {
 
 function newCall(id) {
   return {
-    id, agent: MAIN, tool: '', family: '', serverFamily: '', status: 'running', start: NaN, end: NaN, dur: NaN,
+    id, agent: MAIN, tool: '', family: '', serverFamily: '', status: 'pending', start: NaN, end: NaN, dur: NaN,
     input: undefined, output: undefined, hasOutput: false, error: '', decision: null, pre: 0, post: 0, batch: 0,
     parentCall: '', promptId: '', spawned: '', server: false,
   };
@@ -248,7 +247,7 @@ export class SessionModel {
           c.status = p.is_interrupt === true ? 'interrupted' : 'error';
           c.error = str(p.error) || (p.error !== undefined ? JSON.stringify(p.error) : '');
         } else {
-          if (c.status === 'running') c.status = 'ok';
+          if (c.status === 'pending') c.status = 'ok';
           if (p.tool_response !== undefined) {
             c.output = p.tool_response;
             c.hasOutput = true;
@@ -294,9 +293,10 @@ export class SessionModel {
           c.promptId = promptID;
           const resp = b.tool_response;
           if (typeof resp === 'string' && resp.includes('<tool_use_error>')) {
-            c.status = 'error';
+            // Rejected by the client before it ran (no PreToolUse).
+            c.status = 'rejected';
             c.error = resp;
-          } else if (c.status === 'running') {
+          } else if (c.status === 'pending') {
             c.status = 'ok';
           }
           if (resp !== undefined) { c.output = resp; c.hasOutput = true; }
@@ -323,13 +323,12 @@ export class SessionModel {
     }
     if (!c.tool) c.tool = typeof ev.tool_name === 'string' && ev.tool_name ? ev.tool_name : str(p.tool_name);
     if (!c.promptId) c.promptId = promptID;
-    this._family(c, p.tool_input);
+    this._family(c);
     return c;
   }
 
-  _family(c, input) {
-    if (c.serverFamily) c.family = c.serverFamily;
-    else c.family = familyOf(c.tool, input !== undefined ? input : c.input);
+  _family(c) {
+    c.family = c.serverFamily || familyOf(c.tool);
   }
 
   /** _link records that call spawned agent ag. */
@@ -381,7 +380,7 @@ export class SessionModel {
       if (typeof a.agent_id !== 'string') continue;
       const ag = this.agent(a.agent_id);
       ag.server = true;
-      if (typeof a.agent_type === 'string') ag.type = a.agent_id === MAIN && !a.agent_type ? 'main' : a.agent_type;
+      if (typeof a.agent_type === 'string' && a.agent_id !== MAIN) ag.type = a.agent_type;
       if (a.agent_id !== MAIN && typeof a.parent_agent_id === 'string') ag.parent = a.parent_agent_id;
       if (typeof a.spawn_tool_use_id === 'string' && a.spawn_tool_use_id) {
         ag.spawn = a.spawn_tool_use_id;
@@ -414,18 +413,19 @@ export class SessionModel {
       c.agent = agentID;
       c.server = true;
       if (typeof r.tool_name === 'string' && r.tool_name) c.tool = r.tool_name;
-      if (typeof r.status === 'string' && r.status) c.status = r.status === 'failed' ? 'error' : r.status;
+      if (typeof r.status === 'string' && r.status) c.status = r.status;
       const s = ms(r.started_at), e = ms(r.ended_at), d = num(r.duration_ms);
       if (Number.isFinite(s)) c.start = s;
       if (Number.isFinite(e)) c.end = e;
       if (Number.isFinite(d)) c.dur = d;
       if (!Number.isFinite(c.start) && Number.isFinite(c.end)) c.start = Number.isFinite(d) ? c.end - d : c.end;
-      if (r.decision && typeof r.decision === 'object') c.decision = r.decision;
+      if (r.decision && typeof r.decision === 'object' && !Array.isArray(r.decision)) c.decision = r.decision;
       else if (typeof r.decision === 'string' && r.decision) c.decision = { action: r.decision };
       if (typeof r.error === 'string' && r.error) c.error = r.error;
       if (typeof r.parent_tool_use_id === 'string') c.parentCall = r.parent_tool_use_id;
       if (typeof r.prompt_id === 'string' && r.prompt_id) c.promptId = r.prompt_id;
-      if (r.tool_input !== undefined && c.input === undefined) c.input = r.tool_input;
+      if (c.input === undefined) c.input = r.input !== undefined ? r.input : r.tool_input;
+      if (typeof r.spawned_agent_id === 'string' && r.spawned_agent_id) c.spawned = r.spawned_agent_id;
       if (typeof r.family === 'string' && r.family) c.serverFamily = r.family;
       this._family(c);
       if (Number.isFinite(c.start) && c.start < this.t0) this.t0 = c.start;
@@ -509,7 +509,7 @@ export class SessionModel {
         rowEnd[row] = Math.max(rowEnd[row] ?? -Infinity, e);
         c.row = row;
         maxDur = Math.max(maxDur, e - s);
-        if (c.status === 'error' || c.status === 'interrupted') a.failures++;
+        if (isFailure(c.status)) a.failures++;
         if (c.status === 'denied') a.denials++;
       }
       a.rows = Math.max(1, rowEnd.length);
@@ -530,10 +530,11 @@ export class SessionModel {
         let g = m.get(k);
         if (!g) { g = group(); m.set(k, g); }
         g.count++;
-        if (c.status === 'error' || c.status === 'interrupted') g.failures++;
+        if (isFailure(c.status)) g.failures++;
         if (c.status === 'denied') g.denials++;
         const d = durationOf(c);
-        if (Number.isFinite(d) && c.status !== 'denied' && c.status !== 'running') g.durs.push(d);
+        if (Number.isFinite(d) && c.pre && c.post) g.durs.push(d);
+        else if (Number.isFinite(d) && c.server && c.status !== 'denied' && c.status !== 'pending' && c.status !== 'rejected') g.durs.push(d);
       }
     }
     const finish = (m) => [...m.entries()].map(([key, g]) => {
@@ -565,7 +566,7 @@ export class SessionModel {
 /** endOf returns a call's end, or until (the session's last event) while it runs. */
 export function endOf(c, until) {
   if (Number.isFinite(c.end)) return Math.max(c.end, c.start);
-  if (c.status === 'running') return Math.max(until, c.start);
+  if (c.status === 'pending') return Math.max(until, c.start);
   return c.start;
 }
 

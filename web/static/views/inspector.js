@@ -37,20 +37,21 @@ function Decision({ d }) {
   </section>`;
 }
 
-function CallDetails({ model, c, onSelect }) {
+function CallDetails({ model, c, onSelect, onFocus }) {
   const dur = durationOf(c);
   return html`
     <header class="ihead">
       <span class="fam" style=${{ background: familyColor(c.family) }}></span>
       <h3>${c.tool || 'tool call'}</h3>
       <span class=${'pill pill-' + c.status}>${c.status}</span>
+      ${onFocus && html`<button type="button" class="zoomto" onClick=${() => onFocus(c.id)}>show on timeline</button>`}
     </header>
     <section class="isec">
       <${Field} k="agent"><${AgentLink} model=${model} id=${c.agent} onSelect=${onSelect} /><//>
       <${Field} k="tool_use_id"><code>${c.id}</code><//>
       <${Field} k="family">${c.family}<//>
       <${Field} k="started">${fmtISO(c.start)}<//>
-      <${Field} k="ended">${Number.isFinite(c.end) ? fmtISO(c.end) : c.status === 'running' ? 'running' : '–'}<//>
+      <${Field} k="ended">${Number.isFinite(c.end) ? fmtISO(c.end) : c.status === 'pending' ? 'running' : '–'}<//>
       <${Field} k="duration">${fmtDur(dur)}<//>
       ${c.promptId && html`<${Field} k="prompt_id"><code>${c.promptId}</code><//>`}
       ${c.parentCall && html`<${Field} k="parent call"><${CallLink} model=${model} id=${c.parentCall} onSelect=${onSelect} /><//>`}
@@ -117,11 +118,11 @@ function AgentDetails({ model, a, onSelect, onFilter }) {
 }
 
 /** Inspector shows the selection; onSelect moves it, onClose clears it. */
-export function Inspector({ model, selected, onSelect, onClose, onFilter }) {
+export function Inspector({ model, selected, onSelect, onClose, onFilter, onFocus }) {
   let body = html`<p class="muted">Not found.</p>`;
   if (selected.kind === 'call') {
     const c = model.calls.get(selected.id);
-    if (c) body = html`<${CallDetails} model=${model} c=${c} onSelect=${onSelect} />`;
+    if (c) body = html`<${CallDetails} model=${model} c=${c} onSelect=${onSelect} onFocus=${onFocus} />`;
   } else if (selected.kind === 'event') {
     const ev = model.bySeq.get(selected.seq);
     if (ev) body = html`<${EventDetails} model=${model} ev=${ev} onSelect=${onSelect} />`;

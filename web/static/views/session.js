@@ -4,9 +4,9 @@
 import { html, useState, useEffect, useRef, useMemo } from '../lib/html.js';
 import { getJSON, pages, sessionPath, HTTPError } from '../lib/api.js';
 import { subscribe, startLive } from '../lib/live.js';
-import { SessionModel, MAIN, emptyFilters, eventMatches, eventSummary, durationOf } from '../lib/model.js';
+import { SessionModel, MAIN, emptyFilters, eventMatches, eventSummary } from '../lib/model.js';
 import { VList } from '../lib/vlist.js';
-import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, projectOf, shortID, truncate } from '../lib/format.js';
+import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, projectOf, shortID, truncate, isFailure } from '../lib/format.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
 import { statusOf, lineageOf } from './sessions.js';
@@ -134,7 +134,7 @@ function Header({ s, model, version, id }) {
   const [failures, denials] = useMemo(() => {
     let f = 0, d = 0;
     for (const c of model.calls.values()) {
-      if (c.status === 'error' || c.status === 'interrupted') f++;
+      if (isFailure(c.status)) f++;
       else if (c.status === 'denied') d++;
     }
     return [f, d];
@@ -189,7 +189,7 @@ function Filters({ model, version, filters, setFilters }) {
       </select>
       <select aria-label="Status" value=${filters.status} onChange=${set('status')}>
         <option value="">any status</option>
-        ${['ok', 'error', 'denied', 'interrupted', 'running'].map((t) => html`<option value=${t}>${t}</option>`)}
+        ${['ok', 'error', 'rejected', 'interrupted', 'denied', 'pending'].map((t) => html`<option value=${t}>${t}</option>`)}
       </select>
       ${any && html`<button type="button" onClick=${() => setFilters(emptyFilters())}>clear filters</button>`}
     </div>`;
@@ -227,7 +227,7 @@ function TurnsTab({ model, version, filters, selected, onSelect }) {
     <div class="turns" data-testid="turns">
       ${turns.map((t, i) => {
         const calls = [...t.calls].map((id) => model.calls.get(id)).filter(Boolean);
-        const failures = calls.filter((c) => c.status === 'error' || c.status === 'interrupted').length;
+        const failures = calls.filter((c) => isFailure(c.status)).length;
         const denials = calls.filter((c) => c.status === 'denied').length;
         const isOpen = open === t.id;
         const evs = isOpen ? t.seqs.map((s) => model.bySeq.get(s)).filter((ev) => ev && eventMatches(ev, filters, model)) : [];
@@ -305,6 +305,7 @@ export function SessionView({ id, params }) {
   const [tab, setTab] = useState(TABS.some(([k]) => k === params.get('tab')) ? params.get('tab') : 'timeline');
   const [filters, setFilters] = useState(() => filtersFrom(params));
   const [selected, setSelected] = useState(null);
+  const [focusOn, setFocusOn] = useState(null);
 
   useEffect(() => {
     const p = new URLSearchParams();
@@ -345,12 +346,12 @@ export function SessionView({ id, params }) {
       </div>
       <div class=${'sbodyx' + (selected ? ' with-insp' : '')}>
         <div class="pane">
-          ${tab === 'timeline' && html`<${Timeline} model=${m} version=${s.version} filters=${filters} selected=${selected} onSelect=${setSelected} />`}
+          ${tab === 'timeline' && html`<${Timeline} model=${m} version=${s.version} filters=${filters} selected=${selected} onSelect=${setSelected} focusOn=${focusOn} />`}
           ${tab === 'turns' && html`<${TurnsTab} model=${m} version=${s.version} filters=${filters} selected=${selected} onSelect=${setSelected} />`}
           ${tab === 'events' && html`<${EventsTab} model=${m} version=${s.version} filters=${filters} selected=${selected} onSelect=${setSelected} />`}
           ${tab === 'numbers' && html`<${NumbersTab} model=${m} version=${s.version} />`}
         </div>
-        ${selected && html`<${Inspector} model=${m} selected=${selected} onSelect=${setSelected} onClose=${() => setSelected(null)} onFilter=${merge} />`}
+        ${selected && html`<${Inspector} model=${m} selected=${selected} onSelect=${setSelected} onClose=${() => setSelected(null)} onFilter=${merge} onFocus=${(id) => { setTab('timeline'); setSelected({ kind: 'call', id }); setFocusOn({ id }); }} />`}
       </div>
     </section>`;
 }

@@ -36,11 +36,24 @@ export function lineageOf(s) {
   if (typeof s.parent_session_id === 'string' && s.parent_session_id && !out.some((l) => l.from === s.parent_session_id)) {
     add(s.source && s.source !== 'startup' ? s.source : 'from', s.parent_session_id);
   }
-  if (!out.length && typeof s.source === 'string' && s.source && s.source !== 'startup') add(s.source, '');
+  if (Array.isArray(s.runs)) {
+    const resumes = s.runs.filter((r) => r && (r.source === 'resume' || r.source === 'continue')).length;
+    if (resumes) out.push({ kind: 'resumed', from: '', n: resumes });
+    const compactions = Array.isArray(s.compactions) ? s.compactions.length : 0;
+    if (compactions) out.push({ kind: 'compacted', from: '', n: compactions });
+  } else if (!out.length && typeof s.source === 'string' && s.source && s.source !== 'startup') {
+    add(s.source, '');
+  }
   return out;
 }
 
 const href = (id) => '#/s/' + encodeURIComponent(id);
+
+/** countOf reads a session count, flat or under counts. */
+export function countOf(s, k) {
+  const c = s.counts && typeof s.counts === 'object' ? s.counts[k] : undefined;
+  return typeof c === 'number' ? c : typeof s[k] === 'number' ? s[k] : undefined;
+}
 
 // The list outlives the view: going back from a session shows it at once,
 // and it stays live while the user looks at a session.
@@ -140,7 +153,7 @@ function Lineage({ s }) {
   const l = lineageOf(s);
   if (!l.length) return null;
   return html`<span class="lineage">${l.map((x) => html`
-    <span class=${'tag tag-' + x.kind} title=${x.from ? `${x.kind} from ${x.from}` : x.kind}>${x.kind}${x.from && html` <a href=${href(x.from)} onClick=${(e) => e.stopPropagation()}>${shortID(x.from)}</a>`}</span>`)}</span>`;
+    <span class=${'tag tag-' + x.kind} title=${x.from ? `${x.kind} from ${x.from}` : x.kind}>${x.kind}${x.n > 1 ? ' ×' + x.n : ''}${x.from && html` <a href=${href(x.from)}>${shortID(x.from)}</a>`}</span>`)}</span>`;
 }
 
 function Row({ s, now }) {
@@ -148,23 +161,23 @@ function Row({ s, now }) {
   const dur = end - s._first;
   const count = (v, cls) => html`<span class=${'num ' + (v > 0 ? cls : '')}>${fmtNum(v)}</span>`;
   return html`
-    <a class=${'srow st-' + s._status} role="listitem" href=${href(s.id)} data-session=${s.id}>
+    <div class=${'srow st-' + s._status} role="listitem" data-session=${s.id} onClick=${(e) => { if (!e.target.closest('a')) location.hash = href(s.id); }}>
       <span><span class=${'pill pill-' + s._status}>${s._status}</span></span>
       <span class="title">
-        <span class="t1">${s.title ? truncate(s.title, 140) : html`<span class="muted">untitled</span>`}</span>
+        <a class="t1" href=${href(s.id)}>${s.title ? truncate(s.title, 140) : html`<span class="muted">untitled</span>`}</a>
         <span class="t2">${shortID(s.id, 8)}${s.model ? ' · ' + s.model : ''}${s.user ? ' · ' + s.user : ''}</span>
       </span>
       <span class="proj" title=${s.cwd || ''}>${s._project || '–'}</span>
       <span class="rt">${s.runtime || '–'}</span>
       <span class="when" title=${s.first_event_at || ''}>${fmtDate(s._first, now)}<span class="t2">${fmtAgo(s._last, now)}</span></span>
       <span class="num">${fmtDur(dur)}</span>
-      <span class="num">${fmtNum(s.event_count)}</span>
-      <span class="num">${fmtNum(s.agents)}</span>
-      <span class="num">${fmtNum(s.tool_calls)}</span>
-      ${count(s.failures, 'bad')}
-      ${count(s.denials, 'deny')}
+      <span class="num">${fmtNum(s.event_count ?? countOf(s, 'events'))}</span>
+      <span class="num">${fmtNum(countOf(s, 'agents'))}</span>
+      <span class="num">${fmtNum(countOf(s, 'tool_calls'))}</span>
+      ${count(countOf(s, 'failures'), 'bad')}
+      ${count(countOf(s, 'denials'), 'deny')}
       <span class="lin"><${Lineage} s=${s} /></span>
-    </a>`;
+    </div>`;
 }
 
 /** SessionList is the list view; params are the fragment's query. */

@@ -6,7 +6,7 @@
 // anything here either.
 import { html, useEffect, useRef, useState, useLayoutEffect, useMemo } from '../lib/html.js';
 import { MAIN, callMatches, markerMatches, endOf, durationOf } from '../lib/model.js';
-import { familyColor, fmtDur, fmtClock, shortID, truncate, STATUS_COLORS } from '../lib/format.js';
+import { familyColor, fmtDur, fmtClock, shortID, truncate, STATUS_COLORS, isFailure } from '../lib/format.js';
 
 const ROW_H = 12;
 const ROW_GAP = 2;
@@ -94,7 +94,7 @@ const MARKER_GLYPH = { prompt: 'prompt', stop: 'stop', compact: 'compaction', st
  * Timeline renders the agent tree and the lanes. selected is
  * {kind:'call', id} | {kind:'event', seq} | {kind:'agent', id} | null.
  */
-export function Timeline({ model, version, filters, selected, onSelect }) {
+export function Timeline({ model, version, filters, selected, onSelect, focusOn }) {
   const scrollRef = useRef(null);
   const canvasRef = useRef(null);
   const axisRef = useRef(null);
@@ -225,11 +225,15 @@ export function Timeline({ model, version, filters, selected, onSelect }) {
         } else {
           ctx.fillStyle = familyColor(c.family);
           ctx.fillRect(x, y, w, ROW_H);
-          if (c.status === 'error' || c.status === 'interrupted') {
+          if (isFailure(c.status)) {
             ctx.fillStyle = STATUS_COLORS[c.status];
             ctx.fillRect(x, y + ROW_H - 3, w, 3);
             ctx.fillRect(x, y, Math.min(w, 3), ROW_H);
-          } else if (c.status === 'running') {
+            if (c.status === 'rejected') {
+              // Rejected before running: a zero-length call, drawn as a red tick with a cap.
+              ctx.fillRect(x - 2, y, Math.min(w, 3) + 4, 2);
+            }
+          } else if (c.status === 'pending') {
             ctx.fillStyle = 'rgba(255,255,255,0.45)';
             for (let sx = x; sx < x + w; sx += 6) ctx.fillRect(sx, y, 2, ROW_H);
           }
@@ -338,6 +342,24 @@ export function Timeline({ model, version, filters, selected, onSelect }) {
     request();
   };
 
+  // focus zooms to a call with some context around it and scrolls its lane into view.
+  const focus = (id) => {
+    const c = model.calls.get(id);
+    if (!c || !Number.isFinite(c.start)) return false;
+    const e = endOf(c, model.t1);
+    const pad = Math.max((e - c.start) * 4, 1500);
+    view.current = { t0: c.start - pad, t1: e + pad, fit: false };
+    const l = geo.current.lanes.find((x) => x.a.id === c.agent);
+    const scroll = scrollRef.current;
+    if (l && scroll && (l.y < scroll.scrollTop || l.y + l.h > scroll.scrollTop + scroll.clientHeight)) scroll.scrollTop = Math.max(0, l.y - 40);
+    request();
+    force((x) => x + 1);
+    return true;
+  };
+  useEffect(() => {
+    if (focusOn) focus(focusOn.id);
+  }, [focusOn]);
+
   // Test and benchmark hook: where a call's bar is drawn, in page pixels.
   useEffect(() => {
     window.__hw = window.__hw || {};
@@ -361,7 +383,7 @@ export function Timeline({ model, version, filters, selected, onSelect }) {
       },
       lanes: () => geo.current.lanes.map((l) => ({ agent: l.a.id, type: l.a.type, y: l.y, h: l.h, calls: l.a.calls.filter((c) => callMatches(c, props.current.filters)).length })),
       view: () => ({ ...view.current }),
-      zoom, pan,
+      zoom, pan, focus,
     };
   });
 

@@ -1,0 +1,178 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/web"
+	"github.com/hookwatch/hookwatch/web/internal/demo"
+)
+
+// The browser tests need Node, the npm packages of web/e2e (npm ci --prefix
+// web/e2e) and Debian's chromium. A developer without them gets a skip; CI
+// (CI set) gets a failure, so a missing install step cannot pass unnoticed.
+func browserTools(t testing.TB) (node string) {
+	t.Helper()
+	missing := func(what string) {
+		t.Helper()
+		msg := "browser tests need " + what + " (see web/e2e/README.md)"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node")
+	}
+	if _, err := os.Stat("e2e/node_modules/playwright-core/package.json"); err != nil {
+		missing("playwright-core: run npm ci --prefix web/e2e")
+	}
+	chromium := os.Getenv("HOOKWATCH_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		missing("chromium: apt-get install -y chromium")
+	}
+	return node
+}
+
+// serve starts a real collector on a temporary SQLite database with the
+// dashboard mounted the way `hookwatch serve` mounts it, and ingests envs.
+func serve(t testing.TB, envs []event.Envelope) string {
+	t.Helper()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hookwatch.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := collector.New(collector.Config{Store: db, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", web.Handler())
+	mux.Handle("/v1/", srv.Handler())
+	mux.Handle("/healthz", srv.Handler())
+	hs := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		// Shutdown ends the open event streams; only then can the test
+		// server's Close, which waits for them, return.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		hs.Close()
+	})
+	for chunk := range slices.Chunk(envs, 2000) {
+		if _, err := srv.Ingest(context.Background(), chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return hs.URL
+}
+
+// realSession is the session of the Claude Code 2.1.197 capture with two
+// parallel subagents, a failed Bash call, rejected tools, resumes and a
+// compaction.
+const realSession = "0e2e0b5d-7136-4322-8086-c38ed16b10ad"
+
+const parallelSession = "5ca1ab1e-0000-4000-8000-00000000a11e"
+
+func fixtures(t testing.TB, now time.Time) []event.Envelope {
+	t.Helper()
+	f, err := os.Open("../testdata/payloads/claude-code-2.1.197.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	real, err := demo.Payloads(f, now.Add(-20*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs := demo.Sessions(40, now.Add(-2*time.Hour), 7)
+	envs = append(envs, real...)
+	envs = append(envs, demo.XSS(now.Add(-5*time.Minute))...)
+	envs = append(envs, demo.Big(demo.BigSpec{SessionID: parallelSession, Start: now.Add(-12 * time.Minute), Events: 420, Agents: 6, Wave: 3, Seed: 3})...)
+	return envs
+}
+
+func runNode(t testing.TB, node string, env []string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(node, args...)
+	cmd.Dir = "e2e"
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// TestBrowser runs e2e/dashboard.test.mjs in headless Chromium against a
+// collector filled with the real client's payloads, a session of XSS
+// attempts and a session with parallel subagents. With
+// HOOKWATCH_SCREENSHOTS=<dir> it also saves the README's screenshots there.
+func TestBrowser(t *testing.T) {
+	node := browserTools(t)
+	url := serve(t, fixtures(t, time.Now().UTC()))
+	xss, _ := json.Marshal(demo.XSSStrings)
+	shots := os.Getenv("HOOKWATCH_SCREENSHOTS")
+	if shots != "" {
+		abs, err := filepath.Abs(shots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shots = abs
+	}
+	out := runNode(t, node, []string{
+		"HOOKWATCH_URL=" + url,
+		"HW_REAL=" + realSession,
+		"HW_XSS=" + demo.XSSSessionID,
+		"HW_PARALLEL=" + parallelSession,
+		"HW_XSS_STRINGS=" + string(xss),
+		"HOOKWATCH_SCREENSHOTS=" + shots,
+	}, "--test", "--test-reporter=spec", "--test-concurrency=1", "dashboard.test.mjs")
+	t.Logf("%s", out)
+}
+
+// BenchmarkFirstRender measures, in headless Chromium, the time from
+// navigation to the first drawn timeline and to the fully loaded timeline
+// of a session of 20,000 events and 50 subagents, and reports the size of
+// the embedded assets as served gzipped.
+func BenchmarkFirstRender(b *testing.B) {
+	node := browserTools(b)
+	const sid = "b16b16b1-0000-4000-8000-000000020000"
+	url := serve(b, demo.Big(demo.BigSpec{SessionID: sid, Start: time.Now().UTC().Add(-3 * time.Hour), Events: 20000, Agents: 50}))
+	files, raw, gz := web.Assets()
+	var first, full, events float64
+	b.ResetTimer()
+	for b.Loop() {
+		out := runNode(b, node, []string{"HOOKWATCH_URL=" + url, "HW_SESSION=" + sid, "HW_RUNS=1"}, "bench.mjs")
+		var r struct{ First, Full, Events float64 }
+		if err := json.Unmarshal(out[strings.LastIndexByte(strings.TrimSpace(string(out)), '\n')+1:], &r); err != nil {
+			b.Fatalf("cannot read the benchmark's result: %v\n%s", err, out)
+		}
+		first += r.First
+		full += r.Full
+		events = r.Events
+	}
+	n := float64(b.N)
+	b.ReportMetric(first/n, "ms-first-render")
+	b.ReportMetric(full/n, "ms-full-render")
+	b.ReportMetric(events, "events")
+	b.ReportMetric(float64(gz), "asset-bytes-gz")
+	b.ReportMetric(0, "ns/op")
+	b.Logf("%d embedded files, %d bytes, %d gzipped", files, raw, gz)
+}

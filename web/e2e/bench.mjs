@@ -1,0 +1,42 @@
+// Benchmark: time from navigation to the first drawn timeline and to the
+// fully loaded one, for one session, in headless Chromium.
+//   HOOKWATCH_URL=http://127.0.0.1:7421 HW_SESSION=<id> HW_RUNS=5 node bench.mjs
+// Prints one line per run and, last, the medians as JSON
+// {"first": ms, "full": ms, "events": n}. go test ./web -bench FirstRender
+// starts a collector with a 20,000-event session and runs this.
+import { launch } from './browser.mjs';
+
+const BASE = process.env.HOOKWATCH_URL;
+const SESSION = process.env.HW_SESSION;
+const RUNS = +(process.env.HW_RUNS || 5);
+if (!BASE || !SESSION) throw new Error('set HOOKWATCH_URL and HW_SESSION');
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor((s.length - 1) / 2)];
+};
+
+const browser = await launch();
+const firsts = [], fulls = [];
+let events = 0;
+try {
+  // One warm-up load so that the runs measure the dashboard, not the
+  // browser's first start.
+  const warm = await browser.ctx.newPage();
+  await warm.goto(BASE + '/');
+  await warm.close();
+  for (let i = 0; i < RUNS; i++) {
+    const page = await browser.ctx.newPage();
+    await page.goto(BASE + '/#/s/' + encodeURIComponent(SESSION));
+    await page.waitForFunction(() => window.__hw && window.__hw.fullRender, null, { timeout: 120000 });
+    const r = await page.evaluate(() => ({ first: window.__hw.firstRender, full: window.__hw.fullRender, events: window.__hw.model.events.length }));
+    console.log(`run ${i + 1}: first render ${r.first.toFixed(0)} ms, full render ${r.full.toFixed(0)} ms, ${r.events} events`);
+    firsts.push(r.first);
+    fulls.push(r.full);
+    events = r.events;
+    await page.close();
+  }
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify({ first: Math.round(median(firsts)), full: Math.round(median(fulls)), events }));
