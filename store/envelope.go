@@ -37,10 +37,11 @@ func ValidateID(id string) error {
 }
 
 // FromEnvelope validates an envelope and derives the stored event from it:
-// the indexed fields come from its payload (read with event.Decode), Envelope
-// is its JSON encoding. It fails with a *ValidationError when the id is
-// missing or malformed (see ValidateID), received_at is missing, or the
-// payload is not a JSON object. Seq is left 0 for the store to assign.
+// the indexed fields come from its payload, read with the semantics of
+// event.Decode; Envelope is its JSON encoding. It fails with a
+// *ValidationError when the id is missing or malformed (see ValidateID),
+// received_at is missing, or the payload is not a JSON object. Seq is left 0
+// for the store to assign.
 func FromEnvelope(env event.Envelope) (Event, error) {
 	if err := ValidateID(env.ID); err != nil {
 		return Event{}, &ValidationError{Field: "id", Err: err}
@@ -51,7 +52,7 @@ func FromEnvelope(env event.Envelope) (Event, error) {
 	if len(bytes.TrimSpace(env.Payload)) == 0 {
 		return Event{}, &ValidationError{Field: "payload", Err: errors.New("missing")}
 	}
-	p, err := event.Decode(env.Payload)
+	d, payload, err := derive(env.Payload)
 	if err != nil {
 		return Event{}, &ValidationError{Field: "payload", Err: err}
 	}
@@ -64,65 +65,112 @@ func FromEnvelope(env event.Envelope) (Event, error) {
 	}
 	e := Event{
 		ID:        env.ID,
-		SessionID: p.SessionID,
+		SessionID: d.sessionID,
 		Runtime:   env.Runtime,
 		Kind:      kind,
-		Event:     p.Name(),
-		AgentID:   p.AgentID,
-		AgentType: p.AgentType.Ptr(),
-		PromptID:  p.PromptID,
+		Event:     d.name,
+		AgentID:   d.agentID,
+		AgentType: d.agentType.Ptr(),
+		ToolName:  d.toolName,
+		ToolUseID: d.toolUseID,
+		PromptID:  d.promptID,
 		Time:      env.ReceivedAt,
 		Facts: SessionFacts{
-			CWD:            p.CWD,
-			TranscriptPath: p.TranscriptPath,
-			Model:          p.Model,
-			PermissionMode: p.PermissionMode,
+			CWD:            d.cwd,
+			TranscriptPath: d.transcriptPath,
+			Model:          d.model,
+			PermissionMode: d.permMod,
+			Title:          d.title,
+			Source:         d.source,
+			EndReason:      d.endReason,
 			Host:           env.Host,
 			User:           env.User,
 		},
 	}
-	if t := p.Tool(); t != nil {
-		e.ToolName, e.ToolUseID = t.ToolName, t.ToolUseID
-	}
-	switch v := p.Event.(type) {
-	case *event.SessionStartInput:
-		e.Facts.Source, e.Facts.Title = v.Source, v.SessionTitle
-	case *event.UserPromptSubmitInput:
-		e.Facts.Title = v.SessionTitle
-	case *event.SessionEndInput:
-		e.Facts.EndReason = v.Reason
-	case *event.StatusLineInput:
-		if e.Facts.Model == "" {
-			e.Facts.Model = v.Model.ID
-		}
-		if e.Facts.CWD == "" {
-			e.Facts.CWD = v.Workspace.CurrentDir
-		}
-		if e.Facts.Title == "" {
-			e.Facts.Title = v.SessionName
-		}
-	}
-	e.Envelope, err = marshalEnvelope(env)
+	e.Envelope, err = marshalEnvelope(env, payload)
 	if err != nil {
 		return Event{}, &ValidationError{Field: "envelope", Err: err}
 	}
 	return e, nil
 }
 
-// marshalEnvelope encodes env for storage: compact, without the HTML escaping
-// encoding/json does by default (the JSON is read by jq and people, not
-// embedded in HTML), and valid UTF-8 even when the payload held invalid
-// bytes, which can only sit inside strings and become U+FFFD.
-func marshalEnvelope(env event.Envelope) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(env); err != nil {
-		return nil, err
+// marshalEnvelope encodes env for storage, with payload (already checked to
+// be a JSON object) in place of env.Payload. It writes what json.Marshal
+// would write, field for field (TestMarshalEnvelope holds it to that), but
+// copies the payload as it is instead of re-scanning it, and does not
+// HTML-escape: the JSON is read by jq and people, not embedded in HTML. The
+// result is valid UTF-8 even when the envelope's strings were not.
+func marshalEnvelope(env event.Envelope, payload []byte) (json.RawMessage, error) {
+	b := make([]byte, 0, len(payload)+len(env.Decision)+256)
+	b = append(b, `{"id":`...)
+	b = appendString(b, env.ID)
+	b = append(b, `,"runtime":`...)
+	b = appendString(b, env.Runtime)
+	if env.Kind != "" {
+		b = append(b, `,"kind":`...)
+		b = appendString(b, env.Kind)
 	}
-	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	t, err := env.ReceivedAt.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("received_at: %w", err)
+	}
+	b = append(b, `,"received_at":`...)
+	b = append(b, t...)
+	for _, f := range []struct{ name, v string }{
+		{"host", env.Host}, {"user", env.User}, {"hookwatch_version", env.HookwatchVersion},
+	} {
+		if f.v != "" {
+			b = append(b, `,"`...)
+			b = append(b, f.name...)
+			b = append(b, `":`...)
+			b = appendString(b, f.v)
+		}
+	}
+	if env.Subagent != nil {
+		sub, err := jsonNoEscape(env.Subagent)
+		if err != nil {
+			return nil, fmt.Errorf("subagent: %w", err)
+		}
+		b = append(b, `,"subagent":`...)
+		b = append(b, sub...)
+	}
+	if len(env.Decision) > 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, env.Decision); err != nil {
+			return nil, fmt.Errorf("decision: %w", err)
+		}
+		b = append(b, `,"decision":`...)
+		b = append(b, buf.Bytes()...)
+	}
+	b = append(b, `,"payload":`...)
+	b = append(b, payload...)
+	b = append(b, '}')
 	if !utf8.Valid(b) {
 		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
 	}
 	return b, nil
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			q, _ := jsonNoEscape(s) // rare: let encoding/json escape it
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// jsonNoEscape is json.Marshal without HTML escaping.
+func jsonNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

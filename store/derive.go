@@ -1,0 +1,313 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/hookwatch/hookwatch/event"
+)
+
+// derived is what FromEnvelope takes from a payload.
+type derived struct {
+	sessionID, name, agentID, promptID  string
+	agentType                           event.OptString
+	toolName, toolUseID                 string
+	cwd, transcriptPath, model, permMod string
+	source, title, endReason            string
+}
+
+// derive reads the fields FromEnvelope needs from a payload, with exactly the
+// semantics of event.Decode (which deriveSlow uses, and FuzzDerive checks
+// this against): the same inputs fail, and every field gets the value the
+// typed view would give it.
+//
+// It exists for speed. The collector derives every envelope it ingests, and
+// event.Decode builds a map of every field and a typed view of every modelled
+// one; at tens of thousands of envelopes a second on two cores that was a
+// third of the collector's CPU. derive makes one pass over the top level of
+// the payload and converts only the dozen fields it needs. The statusLine
+// payload, whose fields are nested, goes through event.Decode.
+//
+// It returns the payload as it must be stored: trimmed, with invalid UTF-8
+// replaced as event.Decode does.
+func derive(data []byte) (derived, []byte, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return derived{}, nil, event.ErrNotObject
+	}
+	if !utf8.Valid(data) {
+		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
+	}
+	if !json.Valid(data) {
+		// Let encoding/json say what is wrong.
+		var v map[string]json.RawMessage
+		err := json.Unmarshal(data, &v)
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
+		return derived{}, nil, fmt.Errorf("cannot decode payload: %w", err)
+	}
+	var (
+		d                                                  derived
+		hasName, hasContextWindow, hasCost, statusLineName bool
+	)
+	depth := scanObject(data, func(key []byte, val []byte) {
+		str := func() string { return lenientString(val) }
+		switch string(key) {
+		case "session_id":
+			d.sessionID = str()
+		case "hook_event_name":
+			hasName = true
+			d.name = str()
+		case "agent_id":
+			d.agentID = str()
+		case "agent_type":
+			d.agentType = lenientOpt(val)
+		case "prompt_id":
+			d.promptID = str()
+		case "tool_name":
+			d.toolName = str()
+		case "tool_use_id":
+			d.toolUseID = str()
+		case "cwd":
+			d.cwd = str()
+		case "transcript_path":
+			d.transcriptPath = str()
+		case "model":
+			d.model = str()
+		case "permission_mode":
+			d.permMod = str()
+		case "source":
+			d.source = str()
+		case "session_title":
+			d.title = str()
+		case "reason":
+			d.endReason = str()
+		case "context_window":
+			hasContextWindow = true
+		case "cost":
+			hasCost = true
+		}
+	})
+	if depth > event.MaxDepth {
+		return derived{}, nil, fmt.Errorf("cannot decode payload: nested %d levels deep, more than %d", depth, event.MaxDepth)
+	}
+	name := d.name
+	if name == "" && !hasName && (hasContextWindow || hasCost) {
+		name = event.StatusLine
+	}
+	statusLineName = name == event.StatusLine
+	if statusLineName {
+		// Nested fields: take the reference path.
+		return deriveSlow(data)
+	}
+	d.name = name
+	// The event-specific fields belong to the typed view of the event only.
+	if !toolEvents()[name] {
+		d.toolName, d.toolUseID = "", ""
+	}
+	switch name {
+	case event.SessionStart:
+		d.endReason = ""
+	case event.UserPromptSubmit:
+		d.source, d.endReason = "", ""
+	case event.SessionEnd:
+		d.source, d.title = "", ""
+	default:
+		d.source, d.title, d.endReason = "", "", ""
+	}
+	return d, data, nil
+}
+
+// deriveSlow is derive through event.Decode: the reference semantics.
+func deriveSlow(data []byte) (derived, []byte, error) {
+	data = bytes.TrimSpace(data)
+	p, err := event.Decode(data)
+	if err != nil {
+		return derived{}, nil, err
+	}
+	if p.InvalidUTF8 {
+		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
+	}
+	d := derived{
+		sessionID:      p.SessionID,
+		name:           p.Name(),
+		agentID:        p.AgentID,
+		agentType:      p.AgentType,
+		promptID:       p.PromptID,
+		cwd:            p.CWD,
+		transcriptPath: p.TranscriptPath,
+		model:          p.Model,
+		permMod:        p.PermissionMode,
+	}
+	if t := p.Tool(); t != nil {
+		d.toolName, d.toolUseID = t.ToolName, t.ToolUseID
+	}
+	switch v := p.Event.(type) {
+	case *event.SessionStartInput:
+		d.source, d.title = v.Source, v.SessionTitle
+	case *event.UserPromptSubmitInput:
+		d.title = v.SessionTitle
+	case *event.SessionEndInput:
+		d.endReason = v.Reason
+	case *event.StatusLineInput:
+		if d.model == "" {
+			d.model = v.Model.ID
+		}
+		if d.cwd == "" {
+			d.cwd = v.Workspace.CurrentDir
+		}
+		if d.title == "" {
+			d.title = v.SessionName
+		}
+	}
+	return d, data, nil
+}
+
+// toolEvents is the set of event names whose typed view has tool fields,
+// asked of the event package rather than copied from it, so that a tool event
+// it learns about is derived here too.
+var toolEvents = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, names := range [][]string{event.ClaudeCodeEvents, event.CodexEvents} {
+		for _, name := range names {
+			p, err := event.Decode([]byte(`{"hook_event_name":"` + name + `"}`))
+			if err == nil && p.Tool() != nil {
+				m[name] = true
+			}
+		}
+	}
+	return m
+})
+
+// lenientString reads a field the way event.Decode reads a string field: a
+// JSON string, or the literal text of a number or boolean; null, an object
+// or an array give "".
+func lenientString(v []byte) string {
+	if len(v) == 0 {
+		return ""
+	}
+	switch v[0] {
+	case '"':
+		if bytes.IndexByte(v, '\\') < 0 && len(v) >= 2 {
+			return string(v[1 : len(v)-1])
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return ""
+		}
+		return s
+	case '{', '[':
+		return ""
+	}
+	if string(v) == "null" {
+		return ""
+	}
+	return string(v)
+}
+
+// lenientOpt is lenientString that remembers presence, as event.OptString.
+func lenientOpt(v []byte) event.OptString {
+	if len(v) == 0 || v[0] == '{' || v[0] == '[' || string(v) == "null" {
+		return event.OptString{}
+	}
+	return event.OptString{Value: lenientString(v), Set: true}
+}
+
+// scanObject calls fn with the key (unescaped) and the raw value of every
+// member of the JSON object data, in order, and returns the nesting depth of
+// data as event.Decode counts it. data must be valid JSON (json.Valid): the
+// scanner does not check syntax, only stays within bounds.
+func scanObject(data []byte, fn func(key, val []byte)) (depth int) {
+	depth = 1
+	i := skipSpace(data, 1)
+	for i < len(data) && data[i] == '"' {
+		ke := endOfString(data, i)
+		key := data[min(i+1, ke):max(i+1, ke-1)]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var s string
+			if json.Unmarshal(data[i:ke], &s) == nil {
+				key = []byte(s)
+			}
+		}
+		i = skipSpace(data, ke)
+		if i < len(data) && data[i] == ':' {
+			i = skipSpace(data, i+1)
+		}
+		ve, d := endOfValue(data, i)
+		depth = max(depth, 1+d)
+		fn(key, data[i:ve])
+		i = skipSpace(data, ve)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return depth
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// endOfString returns the index after the string starting at data[i] == '"'.
+func endOfString(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(data)
+}
+
+// endOfValue returns the index after the value starting at data[i], and its
+// nesting depth (0 for a scalar).
+func endOfValue(data []byte, i int) (end, depth int) {
+	if i >= len(data) {
+		return len(data), 0
+	}
+	switch data[i] {
+	case '"':
+		return endOfString(data, i), 0
+	case '{', '[':
+		d := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = endOfString(data, j) - 1
+			case '{', '[':
+				d++
+				depth = max(depth, d)
+			case '}', ']':
+				d--
+				if d == 0 {
+					return j + 1, depth
+				}
+			}
+		}
+		return len(data), depth
+	}
+	j := i
+	for j < len(data) {
+		switch data[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j, 0
+		}
+		j++
+	}
+	return j, 0
+}
