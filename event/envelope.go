@@ -1,8 +1,8 @@
 package event
 
 import (
-	"crypto/rand"
 	"encoding/binary"
+	"math/rand/v2"
 	"encoding/hex"
 	"encoding/json"
 	"time"
@@ -50,9 +50,14 @@ type SubagentMeta struct {
 }
 
 // NewID returns a new UUIDv7 (RFC 9562) string for the given time.
+//
+// The 74 random bits come from math/rand/v2's runtime-seeded ChaCha8
+// generator, not crypto/rand: an id needs uniqueness, not secrecy, and
+// crypto/rand would link the FIPS module whose init every hook run pays.
 func NewID(t time.Time) string {
 	var u [16]byte
-	_, _ = rand.Read(u[6:]) // crypto/rand.Read never fails on supported platforms
+	binary.LittleEndian.PutUint64(u[6:14], rand.Uint64())
+	binary.LittleEndian.PutUint16(u[14:16], uint16(rand.Uint32()))
 	ms := uint64(t.UnixMilli())
 	binary.BigEndian.PutUint64(u[0:8], ms<<16|uint64(binary.BigEndian.Uint16(u[6:8])))
 	u[6] = 0x70 | u[6]&0x0f // version 7

@@ -1,10 +1,10 @@
 package policy
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 )
@@ -48,10 +48,8 @@ func readFileCached(src Source, dir string) (parsedFile, error) {
 	if len(data) > maxFileSize {
 		return readFile(src)
 	}
-	sum := sha256.Sum256(data)
-	hash := hex.EncodeToString(sum[:])
-	key := sha256.Sum256([]byte(src.Scope.String() + "\x00" + src.Path))
-	cachePath := filepath.Join(dir, "policy-"+hex.EncodeToString(key[:12])+".json")
+	hash := digest(data)
+	cachePath := filepath.Join(dir, "policy-"+digest([]byte(src.Scope.String() + "\x00" + src.Path))[:24]+".json")
 	if b, err := os.ReadFile(cachePath); err == nil {
 		var e cacheEntry
 		if json.Unmarshal(b, &e) == nil && e.Version == cacheVersion && e.Hash == hash {
@@ -107,4 +105,14 @@ func writeCache(dir, path, hash string, pf parsedFile) {
 	if os.Rename(tmp.Name(), path) != nil {
 		os.Remove(tmp.Name())
 	}
+}
+
+// digest names file contents and cache paths. FNV-128a, not SHA-256: the
+// cache only has to notice that a file changed, and crypto/sha256 would link
+// the FIPS module whose init every hook process pays. The managed file, the
+// one a user must not tamper with, is never cached.
+func digest(b []byte) string {
+	h := fnv.New128a()
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
 }
