@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/policy"
+)
+
+func init() {
+	register(command{
+		name:    "policy",
+		summary: "check, dry-run and explain the policy rules the hook enforces",
+		run:     runPolicy,
+	})
+}
+
+const policyUsage = `Usage: hookwatch policy <subcommand> [flags]
+
+Subcommands:
+  check [FILE…]
+      validate and compile policy files (default: the files in force here);
+      problems print as file:line: rule "id": message and exit 1
+  test FILE --events EVENTS.jsonl [--json]
+      dry-run a policy over recorded hook events
+  explain [DIR]
+      list the policy files and rules in force for DIR (default: here)
+
+Run 'hookwatch policy <subcommand> --help' for its flags. See docs/policy.md for the language.
+`
+
+// runPolicy is `hookwatch policy`: it dispatches to check, test and explain.
+func runPolicy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		io.WriteString(stderr, policyUsage)
+		return fmt.Errorf("%w: missing policy subcommand", errUsage)
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		io.WriteString(stdout, policyUsage)
+		return nil
+	case "check":
+		return runPolicyCheck(args[1:], stdout, stderr)
+	case "test":
+		return runPolicyTest(args[1:], stdin, stdout, stderr)
+	case "explain":
+		return runPolicyExplain(args[1:], stdout, stderr)
+	}
+	io.WriteString(stderr, policyUsage)
+	return fmt.Errorf("%w: unknown policy subcommand %q (want check, test or explain)", errUsage, args[0])
+}
+
+// runPolicyCheck is `hookwatch policy check [FILE…]`. Without files it
+// checks the files in force for the working directory, as the hook would
+// find them (managed, user, project). Problems are printed one per line as
+// file:line: rule "id": message, and make the exit status 1.
+func runPolicyCheck(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("policy check", "policy check [FILE…]\n\nValidates and compiles policy files as they would be in force together\n(a rule id defined twice is a problem). Without FILE, checks the files in\nforce for the working directory: managed, $HOOKWATCH_HOME/policy.yaml and\nthe project's .hookwatch/policy.yaml. Exit status 1 when a file has a problem.", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("cannot get the working directory: %w", err)
+		}
+		var looked []string
+		for _, src := range policy.Locate(hook.Home(os.Getenv), cwd, projectDir(cwd)) {
+			looked = append(looked, src.Path)
+			if fi, err := os.Stat(src.Path); err == nil && !fi.IsDir() {
+				files = append(files, src.Path)
+			}
+		}
+		if len(files) == 0 {
+			fmt.Fprintf(stdout, "no policy files in force for %s (looked for %s)\n", cwd, strings.Join(looked, ", "))
+			return nil
+		}
+	}
+	return policy.Check(stdout, files...) // an error exits 1
+}
+
+// projectDir is CLAUDE_PROJECT_DIR when cwd is inside it (the hook stops its
+// search for a project policy there), else cwd.
+func projectDir(cwd string) string {
+	if p := os.Getenv("CLAUDE_PROJECT_DIR"); p != "" && filepath.IsAbs(p) {
+		if rel, err := filepath.Rel(p, cwd); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return p
+		}
+	}
+	return cwd
+}
+
+// runPolicyTest is `hookwatch policy test FILE --events EVENTS.jsonl`.
+func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("policy test", "policy test FILE --events EVENTS.jsonl [--json]\n\nDry-runs the policy FILE over recorded hook events (one JSON object per\nline: a raw payload, or an envelope with the payload under \"payload\", as\nthe corpus files and exports hold) and prints what each rule would decide.\nQuotas count in memory from zero. Exit status 1 when the policy has problems.", stderr)
+	events := fs.String("events", "", "JSON Lines file of hook events to replay (- for stdin)")
+	asJSON := fs.Bool("json", false, "print one JSON result per event (JSON Lines) instead of a table")
+	// The policy file may come before or after the flags.
+	var files []string
+	rest := args
+	for {
+		if err := parseFlags(fs, rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	switch {
+	case len(files) == 0:
+		fs.Usage()
+		return fmt.Errorf("%w: policy test needs a policy FILE", errUsage)
+	case len(files) > 1:
+		return fmt.Errorf("%w: policy test takes one policy file, got %q", errUsage, files)
+	case *events == "":
+		fs.Usage()
+		return fmt.Errorf("%w: policy test needs --events EVENTS.jsonl", errUsage)
+	}
+	if _, err := os.Stat(files[0]); err != nil {
+		return fmt.Errorf("cannot read policy file: %w", err)
+	}
+	var in io.Reader = stdin
+	if *events != "-" {
+		f, err := os.Open(*events)
+		if err != nil {
+			return fmt.Errorf("cannot open events: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	return policy.Test(stdout, files[0], in, *asJSON) // an error exits 1
+}
+
+// runPolicyExplain is `hookwatch policy explain [DIR]`.
+func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("policy explain", "policy explain [DIR]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return fmt.Errorf("%w: policy explain takes one directory, got %q", errUsage, fs.Args())
+	}
+	dir := fs.Arg(0)
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("cannot resolve %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return fmt.Errorf("cannot explain policy: %w", err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("%w: %s is not a directory", errUsage, dir)
+	}
+	return policy.Explain(stdout, hook.Home(os.Getenv), abs)
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// userPolicy is a valid user policy: two rules.
+const userPolicy = `rules:
+  - id: no-rm-rf
+    tool: Bash
+    when: 'tool_input.command matches "rm\\s+-[a-zA-Z]*(rf|fr)"'
+    action: deny
+    reason: Recursive force deletes are not allowed here.
+  - id: bash-quota
+    tool: Bash
+    quota: {limit: 1, per: [session]}
+    action: deny
+    reason: one Bash per session
+`
+
+// brokenPolicy has a condition that does not compile (line 4), a rule that
+// redefines a user rule's id (line 6), and a valid rule.
+const brokenPolicy = `rules:
+  - id: typo
+    tool: Bash
+    when: 'tool_input.command startsWith 42'
+    action: deny
+  - id: no-rm-rf
+    tool: Bash
+    action: allow
+  - id: fine
+    events: [UserPromptSubmit]
+    context: be brief
+`
+
+// policyEvents are three payloads of one session and a line that is not one.
+const policyEvents = `{"session_id":"s1","cwd":"/p","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}
+{"session_id":"s1","cwd":"/p","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf build"}}
+{"received_at":"2026-09-01T10:00:00Z","payload":{"session_id":"s1","cwd":"/p","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo hi"}}}
+not json
+`
+
+func writePolicy(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func exitCodeOf(err error) int { return exitCode(err, &strings.Builder{}) }
+
+func TestPolicyCheck(t *testing.T) {
+	e := newTestEnv(t)
+
+	// Nothing in force: not an error.
+	out, _, err := hw(t, "", "policy", "check")
+	if err != nil || !strings.Contains(out, "no policy files in force for "+e.project) {
+		t.Fatalf("check without policies: %v, %q", err, out)
+	}
+
+	user := writePolicy(t, filepath.Join(e.hwHome, "policy.yaml"), userPolicy)
+	out = mustHW(t, "policy", "check")
+	if want := user + ": ok, 2 rules\n"; out != want {
+		t.Fatalf("check of the user policy printed %q, want %q", out, want)
+	}
+
+	// A project file with problems: each is reported with file, line and
+	// rule id, and the exit status is 1.
+	project := writePolicy(t, filepath.Join(e.project, ".hookwatch", "policy.yaml"), brokenPolicy)
+	out, _, err = hw(t, "", "policy", "check")
+	if code := exitCodeOf(err); code != 1 {
+		t.Fatalf("check with a broken project policy: exit %d (%v), want 1\n%s", code, err, out)
+	}
+	for _, want := range []string{
+		user + ": ok, 2 rules\n",
+		project + ": 2 problems\n",
+		project + `:4: rule "typo": cannot compile when:`,
+		project + `:6: rule "no-rm-rf": id already defined by the user policy at ` + user + ":2",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("check output lacks %q:\n%s", want, out)
+		}
+	}
+
+	// Explicit files are checked together, whatever is in force here.
+	out = mustHW(t, "policy", "check", user)
+	if out != user+": ok, 2 rules\n" {
+		t.Fatalf("check FILE printed %q", out)
+	}
+	out, _, err = hw(t, "", "policy", "check", filepath.Join(e.root, "missing.yaml"))
+	if exitCodeOf(err) != 1 || !strings.Contains(out, "missing.yaml: no such policy file") {
+		t.Fatalf("check of a missing file: %v\n%s", err, out)
+	}
+}
+
+func TestPolicyTest(t *testing.T) {
+	e := newTestEnv(t)
+	pol := writePolicy(t, filepath.Join(e.root, "policy.yaml"), userPolicy)
+	events := writePolicy(t, filepath.Join(e.root, "events.jsonl"), policyEvents)
+
+	// The table: the quota lets the first Bash through, the second is
+	// denied by both rules, the third by the quota.
+	out := mustHW(t, "policy", "test", pol, "--events", events)
+	for _, want := range []string{
+		"LINE  EVENT",
+		"no opinion",
+		"Recursive force deletes are not allowed here.",
+		"=> no-rm-rf,bash-quota",
+		"not a JSON object",
+		"3 events, 2 with a decision, 2 denied or blocked\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("policy test table lacks %q:\n%s", want, out)
+		}
+	}
+
+	// JSON Lines, with the flags before the file and events from stdin.
+	out, _, err := hw(t, policyEvents, "policy", "test", "--json", "--events", "-", pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		Line     int    `json:"line"`
+		Stdout   string `json:"stdout"`
+		Error    string `json:"error"`
+		Decision *struct {
+			Action  string   `json:"action"`
+			RuleIDs []string `json:"rule_ids"`
+		} `json:"decision"`
+	}
+	var got []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var r result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("not JSON: %q", sc.Text())
+		}
+		s := "none"
+		switch {
+		case r.Error != "":
+			s = "error"
+		case r.Decision != nil:
+			s = r.Decision.Action + ":" + strings.Join(r.Decision.RuleIDs, ",")
+			if !strings.Contains(r.Stdout, `"permissionDecision":"deny"`) {
+				t.Fatalf("line %d: stdout %q", r.Line, r.Stdout)
+			}
+		}
+		got = append(got, s)
+	}
+	if want := "none deny:no-rm-rf,bash-quota deny:bash-quota error"; strings.Join(got, " ") != want {
+		t.Fatalf("policy test --json: %s, want %s\n%s", strings.Join(got, " "), want, out)
+	}
+
+	// A policy with problems is dry-run without its invalid rules, and the
+	// exit status is 1.
+	broken := writePolicy(t, filepath.Join(e.root, "broken.yaml"), brokenPolicy)
+	out, _, err = hw(t, "", "policy", "test", broken, "--events", events)
+	if exitCodeOf(err) != 1 || !strings.Contains(out, `problem: `+broken+`:4: rule "typo"`) {
+		t.Fatalf("test of a broken policy: %v\n%s", err, out)
+	}
+
+	f := func(wantErr string, args ...string) {
+		t.Helper()
+		_, _, err := hw(t, "", append([]string{"policy", "test"}, args...)...)
+		if exitCodeOf(err) != 2 || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("policy test %q: %v, want a usage error with %q", args, err, wantErr)
+		}
+	}
+	f("needs a policy FILE", "--events", events)
+	f("needs --events", pol)
+	f("takes one policy file", pol, pol, "--events", events)
+	f("flag provided but not defined", pol, "--bogus")
+	_, _, err = hw(t, "", "policy", "test", filepath.Join(e.root, "nope.yaml"), "--events", events)
+	if exitCodeOf(err) != 1 {
+		t.Fatalf("test of a missing policy: %v", err)
+	}
+}
+
+func TestPolicyExplain(t *testing.T) {
+	e := newTestEnv(t)
+	user := writePolicy(t, filepath.Join(e.hwHome, "policy.yaml"), userPolicy)
+	project := writePolicy(t, filepath.Join(e.project, ".hookwatch", "policy.yaml"), brokenPolicy)
+	sub := filepath.Join(e.project, "pkg", "deep")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Join(strings.Fields(mustHW(t, "policy", "explain")), " ") // columns vary in width
+	for _, want := range []string{
+		"user " + user + " 2 rules",
+		"project " + project + " 2 rules, 1 problem",
+		"user no-rm-rf PreToolUse Bash - deny enforce open",
+		"user bash-quota PreToolUse Bash - deny+quota 1/session enforce open",
+		"project fine UserPromptSubmit - - context enforce open",
+		"Problems (these parts are NOT in force; they fail open):",
+		project + `:4: rule "typo": cannot compile when`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("policy explain lacks %q:\n%s", want, out)
+		}
+	}
+	// DIR is where Claude Code would start, so it is also the project
+	// directory: as for the hook, the search for a project policy stops
+	// there and a parent's policy is not in force.
+	out = strings.Join(strings.Fields(mustHW(t, "policy", "explain", sub)), " ")
+	if want := "project " + filepath.Join(sub, ".hookwatch", "policy.yaml") + " not found"; !strings.Contains(out, want) || strings.Contains(out, "project fine") {
+		t.Fatalf("policy explain %s lacks %q or shows the parent's rules:\n%s", sub, want, out)
+	}
+	_, _, err := hw(t, "", "policy", "explain", filepath.Join(e.root, "nowhere"))
+	if exitCodeOf(err) != 1 {
+		t.Fatalf("explain of a missing directory: %v", err)
+	}
+	_, _, err = hw(t, "", "policy", "explain", user)
+	if exitCodeOf(err) != 2 {
+		t.Fatalf("explain of a file: %v", err)
+	}
+}
+
+func TestPolicyHelpAndUsage(t *testing.T) {
+	newTestEnv(t)
+	f := func(wantCode int, wantOut string, args ...string) {
+		t.Helper()
+		out, errOut, err := hw(t, "", args...)
+		all := out + errOut
+		if err != nil {
+			all += err.Error()
+		}
+		if code := exitCodeOf(err); code != wantCode || !strings.Contains(all, wantOut) {
+			t.Fatalf("hookwatch %s: exit %d (%v), want %d with %q\nstdout:\n%s\nstderr:\n%s",
+				strings.Join(args, " "), code, err, wantCode, wantOut, out, errOut)
+		}
+		if wantCode == 0 && strings.HasSuffix(args[len(args)-1], "help") && !errors.Is(err, flag.ErrHelp) && err != nil {
+			t.Fatalf("--help returned %v", err)
+		}
+	}
+	f(0, "Usage: hookwatch policy <subcommand>", "policy", "--help")
+	f(0, "Usage: hookwatch policy check [FILE…]", "policy", "check", "--help")
+	f(0, "Usage: hookwatch policy test FILE --events EVENTS.jsonl [--json]", "policy", "test", "--help")
+	f(0, "Usage: hookwatch policy explain [DIR]", "policy", "explain", "-h")
+	f(2, "missing policy subcommand", "policy")
+	f(2, "unknown policy subcommand", "policy", "lint")
+	f(0, "policy", "--help") // the top-level help lists it
+}
