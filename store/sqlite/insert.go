@@ -181,6 +181,7 @@ func (db *DB) insert(ctx context.Context, events []store.Event) (int, error) {
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("cannot commit: %w", err)
 	}
+	db.committed()
 	return inserted, nil
 }
 
