@@ -47,10 +47,10 @@ type DB struct {
 	// The checkpointer copies the WAL into the database file on a
 	// connection of its own, so that the writer's commits do not pay for
 	// it (see checkpointLoop).
-	ckpt      *sql.DB
-	commits   chan struct{} // a commit happened; buffered 1
-	stopCkpt  chan struct{}
-	ckptDone  chan struct{}
+	ckpt     *sql.DB
+	commits  chan struct{} // a commit happened; buffered 1
+	stopCkpt chan struct{}
+	ckptDone chan struct{}
 }
 
 // Open opens (creating it if needed) the SQLite database at path and brings
