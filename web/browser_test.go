@@ -122,28 +122,54 @@ func runNode(t testing.TB, node string, env []string, args ...string) []byte {
 
 // TestBrowser runs e2e/dashboard.test.mjs in headless Chromium against a
 // collector filled with the real client's payloads, a session of XSS
-// attempts and a session with parallel subagents. With
-// HOOKWATCH_SCREENSHOTS=<dir> it also saves the README's screenshots there.
+// attempts and a session with parallel subagents.
 func TestBrowser(t *testing.T) {
 	node := browserTools(t)
 	url := serve(t, fixtures(t, time.Now().UTC()))
 	xss, _ := json.Marshal(demo.XSSStrings)
-	shots := os.Getenv("HOOKWATCH_SCREENSHOTS")
-	if shots != "" {
-		abs, err := filepath.Abs(shots)
-		if err != nil {
-			t.Fatal(err)
-		}
-		shots = abs
-	}
 	out := runNode(t, node, []string{
 		"HOOKWATCH_URL=" + url,
 		"HW_REAL=" + realSession,
 		"HW_XSS=" + demo.XSSSessionID,
 		"HW_PARALLEL=" + parallelSession,
 		"HW_XSS_STRINGS=" + string(xss),
-		"HOOKWATCH_SCREENSHOTS=" + shots,
 	}, "--test", "--test-reporter=spec", "--test-concurrency=1", "dashboard.test.mjs")
+	t.Logf("%s", out)
+}
+
+// TestScreenshots saves the README's screenshots into the directory named
+// by HOOKWATCH_SCREENSHOTS (docs/dashboard-sessions.png and
+// docs/dashboard-session.png); without it, it skips.
+//
+//	HOOKWATCH_SCREENSHOTS=$PWD/docs go test ./web -run Screenshots
+func TestScreenshots(t *testing.T) {
+	dir := os.Getenv("HOOKWATCH_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("set HOOKWATCH_SCREENSHOTS to a directory to save the screenshots")
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := browserTools(t)
+	now := time.Now().UTC()
+	f, err := os.Open("../testdata/payloads/claude-code-2.1.197.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	real, err := demo.Payloads(f, now.Add(-3*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs := demo.Sessions(400, now.Add(-50*time.Minute), 11)
+	envs = append(envs, real...)
+	envs = append(envs, demo.Big(demo.BigSpec{SessionID: "c0ffee00-0000-4000-8000-00000000b16b", Start: now.Add(-95 * time.Minute), Events: 3000, Agents: 12,
+		Project: "billing-worker", Title: "Move invoice retries to the queue", Ended: true, Seed: 5})...)
+	const shown = "5ca1ab1e-0000-4000-8000-0000000005ee"
+	envs = append(envs, demo.Big(demo.BigSpec{SessionID: shown, Start: now.Add(-12 * time.Minute), Events: 900, Agents: 11, Wave: 4, Seed: 4})...)
+	url := serve(t, envs)
+	out := runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_PARALLEL=" + shown, "HOOKWATCH_SCREENSHOTS=" + dir}, "screenshots.mjs")
 	t.Logf("%s", out)
 }
 

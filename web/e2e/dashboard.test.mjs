@@ -6,14 +6,12 @@
 // that the page shows the same agents, calls and counts.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { launch } from './browser.mjs';
 
 const BASE = process.env.HOOKWATCH_URL;
 const REAL = process.env.HW_REAL;
 const XSS = process.env.HW_XSS;
 const PARALLEL = process.env.HW_PARALLEL;
-const SHOTS = process.env.HOOKWATCH_SCREENSHOTS || '';
 const XSS_STRINGS = JSON.parse(process.env.HW_XSS_STRINGS || '[]');
 if (!BASE || !REAL || !XSS || !PARALLEL) throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS and HW_PARALLEL (go test ./web does)');
 
@@ -134,11 +132,6 @@ test('the session list shows every session the API has, and its filters work', a
   await page.getByLabel('Time range', { exact: true }).selectOption('1h');
   await count.filter({ hasText: new RegExp(`^${hour.toLocaleString('en')}( of |\\s)`) }).waitFor();
   await page.getByLabel('Time range', { exact: true }).selectOption('');
-  if (SHOTS) {
-    await page.getByLabel('Project', { exact: true }).selectOption('');
-    await count.filter({ hasText: /^[\d,]+ sessions$/ }).waitFor();
-    await page.screenshot({ path: join(SHOTS, 'dashboard-sessions.png') });
-  }
   clean(seen);
   await page.close();
 });
@@ -368,20 +361,6 @@ test('a session with parallel subagents: timeline, inspector and the context cur
   await page.getByRole('tab', { name: 'Numbers' }).click();
   await page.getByTestId('curve').locator('canvas').first().waitFor();
   await page.getByRole('tab', { name: 'Timeline' }).click();
-  if (SHOTS) {
-    // A failed test run, selected, with the inspector open.
-    const id = await page.evaluate(() => {
-      const calls = [...window.__hw.model.calls.values()];
-      const c = calls.find((c) => c.status === 'error' && c.tool === 'Bash' && c.agent && /test/.test(c.input?.command || ''));
-      return c ? c.id : calls[0].id;
-    });
-    const rect = await page.evaluate((id) => window.__hw.timeline.rectOf(id), id);
-    await page.mouse.click(rect.x + Math.max(1, rect.w / 2), rect.y + rect.h / 2);
-    await page.getByTestId('inspector').waitFor();
-    await page.mouse.move(1, 1);
-    await page.waitForTimeout(100);
-    await page.screenshot({ path: join(SHOTS, 'dashboard-session.png') });
-  }
   clean(seen);
   await page.close();
 });

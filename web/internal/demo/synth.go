@@ -24,6 +24,10 @@ type BigSpec struct {
 	Agents, Wave int
 	// Project is the working directory's base name ("" means "payments-api").
 	Project string
+	// Title is the session title ("" means "Idempotent refunds").
+	Title string
+	// Ended adds a SessionEnd after the last prompt.
+	Ended bool
 	// Seed makes a different but equally deterministic session.
 	Seed uint64
 }
@@ -50,6 +54,9 @@ func Big(spec BigSpec) []event.Envelope {
 	}
 	if spec.Project == "" {
 		spec.Project = "payments-api"
+	}
+	if spec.Title == "" {
+		spec.Title = "Idempotent refunds"
 	}
 	r := rand.New(rand.NewPCG(spec.Seed, 0x5eed))
 	cwd := "/home/dev/src/" + spec.Project
@@ -134,7 +141,7 @@ func Big(spec BigSpec) []event.Envelope {
 	for ti, prompt := range turns {
 		pid := fmt.Sprintf("prompt-%04d", ti+1)
 		t = t.Add(2 * time.Second)
-		add(t, map[string]any{"hook_event_name": event.UserPromptSubmit, "prompt": prompt, "prompt_id": pid, "session_title": "Idempotent refunds"}, nil)
+		add(t, map[string]any{"hook_event_name": event.UserPromptSubmit, "prompt": prompt, "prompt_id": pid, "session_title": spec.Title}, nil)
 		t = calls(t, 2*mainCalls/len(turns), "", "", pid, mainAgent)
 		// This turn's share of the subagents, in waves.
 		share := (spec.Agents - spawned) / (len(turns) - ti)
@@ -187,9 +194,12 @@ func Big(spec BigSpec) []event.Envelope {
 		add(t, map[string]any{"hook_event_name": event.Stop, "prompt_id": pid, "stop_hook_active": false, "last_assistant_message": "Done with: " + prompt}, nil)
 		stat.tick(t, 4000, 1, r)
 	}
+	if spec.Ended {
+		add(t.Add(3*time.Second), map[string]any{"hook_event_name": event.SessionEnd, "reason": "prompt_input_exit"}, nil)
+	}
 	// statusLine snapshots: every few seconds of the session.
 	for _, s := range stat.snaps {
-		p := s.payload(spec.SessionID, cwd)
+		p := s.payload(spec.SessionID, cwd, spec.Title)
 		evs = append(evs, stamped{t: s.t, order: len(evs), payload: p, kind: event.KindStatusLine})
 	}
 	slices.SortStableFunc(evs, func(a, b stamped) int {
@@ -315,10 +325,10 @@ func (s *statusLine) tick(t time.Time, tokens, steps int, r *rand.Rand) {
 
 func (s *statusLine) compact() { s.tokens = 18000 }
 
-func (s snap) payload(sessionID, cwd string) map[string]any {
+func (s snap) payload(sessionID, cwd, title string) map[string]any {
 	return map[string]any{
 		"session_id":      sessionID,
-		"session_name":    "Idempotent refunds",
+		"session_name":    title,
 		"transcript_path": "/home/dev/.claude/projects/x/" + sessionID + ".jsonl",
 		"cwd":             cwd,
 		"model":           map[string]any{"id": "claude-opus-5", "display_name": "Opus 5"},

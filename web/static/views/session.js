@@ -58,25 +58,16 @@ function useSession(id) {
       } catch { /* keep the old one */ }
     };
     (async () => {
-      let summary;
-      try {
-        summary = await getJSON(sessionPath(id), { signal: ctrl.signal });
-      } catch (e) {
-        if (!alive) return;
-        if (e instanceof HTTPError && e.status === 404) setState((st) => ({ ...st, notFound: true, loading: false }));
-        else setState((st) => ({ ...st, error: String(e.message || e), loading: false }));
-        startLive();
-        buffer = null;
-        return;
-      }
-      if (!alive) return;
-      setState((st) => ({ ...st, summary }));
+      // Everything at once: the summary, the attribution, the first page of
+      // events and the stream's starting point are independent requests.
+      const summaryP = getJSON(sessionPath(id), { signal: ctrl.signal });
+      summaryP.catch(() => {});
       startLive();
       // Attribution, when the collector has it; a 404 means derive from events.
       const attribution = { agents: null, calls: null };
       const agentsP = getJSON(sessionPath(id, 'agents'), { signal: ctrl.signal })
         .then((b) => { attribution.agents = true; m.mergeAgents(b?.agents); bump(); })
-        .catch((e) => { attribution.agents = false; if (!(e instanceof HTTPError)) console.warn(e); });
+        .catch((e) => { attribution.agents = false; if (!(e instanceof HTTPError) && alive) console.warn(e); });
       const callsP = (async () => {
         try {
           for await (const page of pages(sessionPath(id, 'tool-calls'), 'tool_calls', { limit: 1000 }, { signal: ctrl.signal })) {
@@ -85,8 +76,14 @@ function useSession(id) {
             attribution.calls = true;
             bump();
           }
-        } catch (e) { attribution.calls = false; if (!(e instanceof HTTPError)) console.warn(e); }
+        } catch (e) { attribution.calls = false; if (!(e instanceof HTTPError) && alive) console.warn(e); }
       })();
+      summaryP.then((summary) => { if (alive) setState((st) => ({ ...st, summary })); }, (e) => {
+        if (!alive) return;
+        if (e instanceof HTTPError && e.status === 404) setState((st) => ({ ...st, notFound: true, loading: false }));
+        else setState((st) => ({ ...st, error: String(e.message || e), loading: false }));
+        ctrl.abort();
+      });
       try {
         let loaded = 0, shown = 0;
         for await (const page of pages(sessionPath(id, 'events'), 'events', { limit: 1000 }, { signal: ctrl.signal })) {
@@ -105,7 +102,8 @@ function useSession(id) {
           }
         }
       } catch (e) {
-        if (alive) setState((st) => ({ ...st, error: String(e.message || e) }));
+        if (alive && !ctrl.signal.aborted) setState((st) => ({ ...st, error: String(e.message || e) }));
+        if (ctrl.signal.aborted) return;
       }
       await Promise.all([agentsP, callsP]);
       if (!alive) return;

@@ -156,7 +156,7 @@ function Lineage({ s }) {
     <span class=${'tag tag-' + x.kind} title=${x.from ? `${x.kind} from ${x.from}` : x.kind}>${x.kind}${x.n > 1 ? ' ×' + x.n : ''}${x.from && html` <a href=${href(x.from)}>${shortID(x.from)}</a>`}</span>`)}</span>`;
 }
 
-function Row({ s, now }) {
+function Row({ s, now, counts }) {
   const end = s.ended_at ? ms(s.ended_at) : s._last;
   const dur = end - s._first;
   const count = (v, cls) => html`<span class=${'num ' + (v > 0 ? cls : '')}>${fmtNum(v)}</span>`;
@@ -172,10 +172,11 @@ function Row({ s, now }) {
       <span class="when" title=${s.first_event_at || ''}>${fmtDate(s._first, now)}<span class="t2">${fmtAgo(s._last, now)}</span></span>
       <span class="num">${fmtDur(dur)}</span>
       <span class="num">${fmtNum(s.event_count ?? countOf(s, 'events'))}</span>
-      <span class="num">${fmtNum(countOf(s, 'agents'))}</span>
-      <span class="num">${fmtNum(countOf(s, 'tool_calls'))}</span>
-      ${count(countOf(s, 'failures'), 'bad')}
-      ${count(countOf(s, 'denials'), 'deny')}
+      ${counts && html`
+        <span class="num">${fmtNum(countOf(s, 'agents'))}</span>
+        <span class="num">${fmtNum(countOf(s, 'tool_calls'))}</span>
+        ${count(countOf(s, 'failures'), 'bad')}
+        ${count(countOf(s, 'denials'), 'deny')}`}
       <span class="lin"><${Lineage} s=${s} /></span>
     </div>`;
 }
@@ -215,7 +216,10 @@ export function SessionList({ params }) {
       && (s._last >= since));
   }, [st.list, q, project, status, range]);
 
-  const counts = useMemo(() => {
+  // Collectors without attribution send no per-session counts: leave the
+  // columns out rather than fill them with dashes.
+  const counts = useMemo(() => st.list.some((s) => countOf(s, 'tool_calls') !== undefined), [st.list]);
+  const byStatus = useMemo(() => {
     const c = { running: 0, ended: 0, failed: 0 };
     for (const s of st.list) c[s._status] = (c[s._status] || 0) + 1;
     return c;
@@ -232,9 +236,9 @@ export function SessionList({ params }) {
         </select>
         <select aria-label="Status" value=${status} onChange=${(e) => setStatus(e.currentTarget.value)}>
           <option value="">any status</option>
-          <option value="running">running (${fmtNum(counts.running)})</option>
-          <option value="ended">ended (${fmtNum(counts.ended)})</option>
-          <option value="failed">failed (${fmtNum(counts.failed)})</option>
+          <option value="running">running (${fmtNum(byStatus.running)})</option>
+          <option value="ended">ended (${fmtNum(byStatus.ended)})</option>
+          <option value="failed">failed (${fmtNum(byStatus.failed)})</option>
         </select>
         <select aria-label="Time range" value=${range} onChange=${(e) => setRange(e.currentTarget.value)}>
           ${RANGES.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
@@ -243,14 +247,16 @@ export function SessionList({ params }) {
         <span class="count" data-testid="session-count">${fmtNum(shown.length)}${shown.length !== st.list.length ? ` of ${fmtNum(st.list.length)}` : ''} sessions${st.loading ? ' · loading…' : ''}</span>
       </div>
       ${st.error && html`<p class="error">Cannot load sessions: ${st.error}</p>`}
-      <div class="shead" role="presentation">
+      <div class=${'shead' + (counts ? '' : ' nocounts')} role="presentation">
         <span>status</span><span>session</span><span>project</span><span>runtime</span><span>started</span>
-        <span class="num">duration</span><span class="num">events</span><span class="num">agents</span><span class="num">tool calls</span><span class="num">failures</span><span class="num">denials</span><span>lineage</span>
+        <span class="num">duration</span><span class="num">events</span>
+        ${counts && html`<span class="num">agents</span><span class="num">calls</span><span class="num">failed</span><span class="num">denied</span>`}
+        <span>lineage</span>
       </div>
       <div class="sbody">
         ${st.done && !st.list.length
           ? html`<div class="empty"><p>No sessions yet.</p><p class="muted">Install the hook (<code>hookwatch install</code>) and start Claude Code; sessions appear here as they run.</p></div>`
-          : html`<${VList} class="slist" label="Sessions" items=${shown} rowHeight=${44} row=${(s) => html`<${Row} key=${s.id} s=${s} now=${now} />`} />`}
+          : html`<${VList} label="Sessions" items=${shown} rowHeight=${44} class=${'slist' + (counts ? '' : ' nocounts')} row=${(s) => html`<${Row} key=${s.id} s=${s} now=${now} counts=${counts} />`} />`}
       </div>
     </section>`;
 }

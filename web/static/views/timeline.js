@@ -489,7 +489,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         <button type="button" title="Zoom in (W, ctrl+wheel)" aria-label="Zoom in" onClick=${() => zoom(0.5)}>+</button>
         <button type="button" title="Zoom out (S)" aria-label="Zoom out" onClick=${() => zoom(2)}>−</button>
         <button type="button" title="Fit the whole session (F)" aria-label="Fit" class=${view.current.fit ? 'on' : ''} onClick=${() => { view.current.fit = true; request(); force((x) => x + 1); }}>fit</button>
-        <span class="hint">drag to pan · ctrl+wheel to zoom · click a bar to inspect</span>
+        <span class="hint">drag: pan · ctrl+wheel: zoom</span>
         <span class="spacer"></span>
         <${Legend} model=${model} version=${version} />
       </div>

@@ -1,0 +1,179 @@
+package demo
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store"
+)
+
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// valid checks that every envelope is one the collector stores, with a
+// unique id and times that never go backwards.
+func valid(t *testing.T, envs []event.Envelope) []store.Event {
+	t.Helper()
+	ids := map[string]bool{}
+	var out []store.Event
+	var last time.Time
+	for i, e := range envs {
+		if ids[e.ID] {
+			t.Fatalf("envelope %d: duplicate id %s", i, e.ID)
+		}
+		ids[e.ID] = true
+		if e.ReceivedAt.Before(last) {
+			t.Fatalf("envelope %d goes back in time: %v < %v", i, e.ReceivedAt, last)
+		}
+		last = e.ReceivedAt
+		ev, err := store.FromEnvelope(e)
+		if err != nil {
+			t.Fatalf("envelope %d: %v", i, err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+func TestPayloads(t *testing.T) {
+	f, err := os.Open("../../../testdata/payloads/claude-code-2.1.197.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	envs, err := Payloads(f, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := valid(t, envs)
+	if len(evs) != 57 {
+		t.Fatalf("%d events, want the 57 lines of the capture", len(evs))
+	}
+	// A tool call lasts at least its duration_ms.
+	pre := map[string]time.Time{}
+	for _, e := range evs {
+		switch e.Event {
+		case event.PreToolUse:
+			pre[e.ToolUseID] = e.Time
+		case event.PostToolUse, event.PostToolUseFailure:
+			var p struct {
+				DurationMS int64 `json:"duration_ms"`
+			}
+			json.Unmarshal(mustPayload(t, e), &p)
+			if s, ok := pre[e.ToolUseID]; ok && e.Time.Sub(s) < time.Duration(p.DurationMS)*time.Millisecond {
+				t.Errorf("%s lasts %v, less than its duration_ms %d", e.ToolUseID, e.Time.Sub(s), p.DurationMS)
+			}
+		}
+	}
+
+	f2 := func(in string, wantErr bool) {
+		t.Helper()
+		_, err := Payloads(strings.NewReader(in), t0)
+		if (err != nil) != wantErr {
+			t.Errorf("Payloads(%q) error = %v, want error %v", in, err, wantErr)
+		}
+	}
+	f2("", false)
+	f2("\n\n", false)
+	f2(`{"hook_event_name":"Stop","session_id":"s"}`, false)
+	f2("not json", true)
+}
+
+func mustPayload(t *testing.T, e store.Event) json.RawMessage {
+	t.Helper()
+	var env event.Envelope
+	if err := json.Unmarshal(e.Envelope, &env); err != nil {
+		t.Fatal(err)
+	}
+	return env.Payload
+}
+
+// strings appends every key and string value in v.
+func collect(v any, out *strings.Builder) {
+	switch v := v.(type) {
+	case string:
+		out.WriteString(v + "\n")
+	case []any:
+		for _, x := range v {
+			collect(x, out)
+		}
+	case map[string]any:
+		for k, x := range v {
+			out.WriteString(k + "\n")
+			collect(x, out)
+		}
+	}
+}
+
+func TestXSS(t *testing.T) {
+	evs := valid(t, XSS(t0))
+	var all strings.Builder
+	for _, e := range evs {
+		if e.SessionID != XSSSessionID {
+			t.Fatalf("event of session %q", e.SessionID)
+		}
+		var v any
+		if err := json.Unmarshal(e.Envelope, &v); err != nil {
+			t.Fatal(err)
+		}
+		collect(v, &all)
+	}
+	for _, x := range XSSStrings {
+		if !strings.Contains(all.String(), x) {
+			t.Errorf("no event carries %q", x)
+		}
+	}
+}
+
+func TestBig(t *testing.T) {
+	f := func(spec BigSpec) {
+		t.Helper()
+		evs := valid(t, Big(spec))
+		hooks, agents, status := 0, map[string]bool{}, 0
+		for _, e := range evs {
+			if e.Kind == event.KindStatusLine {
+				status++
+				continue
+			}
+			hooks++
+			if e.AgentID != "" {
+				agents[e.AgentID] = true
+			}
+		}
+		// The compaction agent comes on top of the spawned ones.
+		if len(agents) != spec.Agents+1 {
+			t.Errorf("%d subagents, want %d and the compaction agent", len(agents), spec.Agents)
+		}
+		if d := float64(hooks-spec.Events) / float64(spec.Events); d < -0.05 || d > 0.06 {
+			t.Errorf("%d hook events, want about %d", hooks, spec.Events)
+		}
+		if status == 0 {
+			t.Error("no statusLine snapshots")
+		}
+	}
+	f(BigSpec{SessionID: "s1", Start: t0, Events: 20000, Agents: 50})
+	f(BigSpec{SessionID: "s2", Start: t0, Events: 500, Agents: 6, Wave: 3, Seed: 2})
+}
+
+func TestSessions(t *testing.T) {
+	evs := valid(t, Sessions(300, t0, 1))
+	ids := map[string]bool{}
+	sources := map[string]int{}
+	for _, e := range evs {
+		ids[e.SessionID] = true
+		if e.Event == event.SessionStart {
+			sources[e.Facts.Source]++
+		}
+	}
+	if len(ids) != 300 {
+		t.Errorf("%d sessions, want 300", len(ids))
+	}
+	for _, s := range []string{"startup", "resume", "fork"} {
+		if sources[s] == 0 {
+			t.Errorf("no session started by %s", s)
+		}
+	}
+}
