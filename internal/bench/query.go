@@ -90,6 +90,9 @@ func Query(ctx context.Context, w io.Writer, o QueryOptions) (QueryResult, error
 	}
 
 	var res QueryResult
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return res, err
+	}
 	db, err := sqlite.Open(path)
 	if err != nil {
 		return res, err

@@ -20,9 +20,11 @@ CREATE TABLE events (
 
 -- Idempotent ingest: one row per envelope id.
 CREATE UNIQUE INDEX events_id ON events (id);
--- A session's timeline, and its per-agent lanes, in seq order.
-CREATE INDEX events_session ON events (session_id, seq);
-CREATE INDEX events_session_agent ON events (session_id, agent_id, seq);
+-- A session's timeline in seq order. The filter columns ride along so that
+-- an agent, event or tool filter is decided inside the index, and only the
+-- rows that match are read; one wider index costs ingest far less than one
+-- index per filter.
+CREATE INDEX events_session ON events (session_id, seq, agent_id, event, tool_name);
 
 -- One summary row per session, maintained by every insert.
 CREATE TABLE sessions (
