@@ -120,6 +120,19 @@ func runNode(t testing.TB, node string, env []string, args ...string) []byte {
 	return out
 }
 
+// TestModel runs the unit tests of the dashboard's session model and
+// formatting (e2e/model.test.mjs), which need Node but no browser.
+func TestModel(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("the dashboard's unit tests need node")
+		}
+		t.Skip("the dashboard's unit tests need node")
+	}
+	t.Logf("%s", runNode(t, node, nil, "--test", "--test-reporter=spec", "model.test.mjs"))
+}
+
 // TestBrowser runs e2e/dashboard.test.mjs in headless Chromium against a
 // collector filled with the real client's payloads, a session of XSS
 // attempts and a session with parallel subagents.
@@ -201,4 +214,31 @@ func BenchmarkFirstRender(b *testing.B) {
 	b.ReportMetric(float64(gz), "asset-bytes-gz")
 	b.ReportMetric(0, "ns/op")
 	b.Logf("%d embedded files, %d bytes, %d gzipped", files, raw, gz)
+}
+
+// BenchmarkSessionList measures, in headless Chromium, the time to the
+// first rows and to the whole list of 10,000 sessions, and how long a
+// search over them takes to show.
+func BenchmarkSessionList(b *testing.B) {
+	node := browserTools(b)
+	url := serve(b, demo.Sessions(10000, time.Now().UTC(), 9))
+	var first, full, search, sessions float64
+	b.ResetTimer()
+	for b.Loop() {
+		out := runNode(b, node, []string{"HOOKWATCH_URL=" + url, "HW_RUNS=1"}, "bench.mjs")
+		var r struct{ First, Full, Search, Sessions float64 }
+		if err := json.Unmarshal(out[strings.LastIndexByte(strings.TrimSpace(string(out)), '\n')+1:], &r); err != nil {
+			b.Fatalf("cannot read the benchmark's result: %v\n%s", err, out)
+		}
+		first += r.First
+		full += r.Full
+		search += r.Search
+		sessions = r.Sessions
+	}
+	n := float64(b.N)
+	b.ReportMetric(first/n, "ms-first-rows")
+	b.ReportMetric(full/n, "ms-all-rows")
+	b.ReportMetric(search/n, "ms-search")
+	b.ReportMetric(sessions, "sessions")
+	b.ReportMetric(0, "ns/op")
 }

@@ -1,15 +1,19 @@
-// Benchmark: time from navigation to the first drawn timeline and to the
-// fully loaded one, for one session, in headless Chromium.
+// Benchmark, in headless Chromium:
+//   HW_SESSION=<id>: time from navigation to the first drawn timeline and
+//   to the fully loaded one, for one session;
+//   without HW_SESSION: time to the first rows of the session list and to
+//   the whole list, and how long a search over it takes to show.
 //   HOOKWATCH_URL=http://127.0.0.1:7421 HW_SESSION=<id> HW_RUNS=5 node bench.mjs
 // Prints one line per run and, last, the medians as JSON
-// {"first": ms, "full": ms, "events": n}. go test ./web -bench FirstRender
-// starts a collector with a 20,000-event session and runs this.
+// ({"first": ms, "full": ms, "events": n} or {"first", "full", "search", "sessions"}).
+// go test ./web -bench . starts a collector with a 20,000-event session or
+// 10,000 sessions and runs this.
 import { launch } from './browser.mjs';
 
 const BASE = process.env.HOOKWATCH_URL;
 const SESSION = process.env.HW_SESSION;
 const RUNS = +(process.env.HW_RUNS || 5);
-if (!BASE || !SESSION) throw new Error('set HOOKWATCH_URL and HW_SESSION');
+if (!BASE) throw new Error('set HOOKWATCH_URL');
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -17,7 +21,7 @@ const median = (xs) => {
 };
 
 const browser = await launch();
-const firsts = [], fulls = [];
+const firsts = [], fulls = [], searches = [];
 let events = 0;
 try {
   // One warm-up load so that the runs measure the dashboard, not the
@@ -27,16 +31,34 @@ try {
   await warm.close();
   for (let i = 0; i < RUNS; i++) {
     const page = await browser.ctx.newPage();
-    await page.goto(BASE + '/#/s/' + encodeURIComponent(SESSION));
-    await page.waitForFunction(() => window.__hw && window.__hw.fullRender, null, { timeout: 120000 });
-    const r = await page.evaluate(() => ({ first: window.__hw.firstRender, full: window.__hw.fullRender, events: window.__hw.model.events.length }));
-    console.log(`run ${i + 1}: first render ${r.first.toFixed(0)} ms, full render ${r.full.toFixed(0)} ms, ${r.events} events`);
-    firsts.push(r.first);
-    fulls.push(r.full);
-    events = r.events;
+    if (SESSION) {
+      await page.goto(BASE + '/#/s/' + encodeURIComponent(SESSION));
+      await page.waitForFunction(() => window.__hw && window.__hw.fullRender, null, { timeout: 120000 });
+      const r = await page.evaluate(() => ({ first: window.__hw.firstRender, full: window.__hw.fullRender, events: window.__hw.model.events.length }));
+      console.log(`run ${i + 1}: first render ${r.first.toFixed(0)} ms, full render ${r.full.toFixed(0)} ms, ${r.events} events`);
+      firsts.push(r.first);
+      fulls.push(r.full);
+      events = r.events;
+    } else {
+      await page.goto(BASE + '/#/');
+      await page.waitForFunction(() => window.__hw && window.__hw.list && window.__hw.list.loaded, null, { timeout: 120000 });
+      const r = await page.evaluate(() => ({ first: window.__hw.list.first, full: window.__hw.list.loaded, n: document.querySelector('[aria-label=Sessions]').dataset.count }));
+      // A search over every session, from the keystroke to the filtered rows.
+      const t0 = Date.now();
+      await page.getByLabel('Search sessions').fill('refund');
+      await page.getByTestId('session-count').filter({ hasText: / of / }).waitFor();
+      const search = Date.now() - t0;
+      console.log(`run ${i + 1}: first rows ${r.first.toFixed(0)} ms, all ${r.n} sessions ${r.full.toFixed(0)} ms, search ${search} ms`);
+      firsts.push(r.first);
+      fulls.push(r.full);
+      searches.push(search);
+      events = +r.n;
+    }
     await page.close();
   }
 } finally {
   await browser.close();
 }
-console.log(JSON.stringify({ first: Math.round(median(firsts)), full: Math.round(median(fulls)), events }));
+console.log(JSON.stringify(SESSION
+  ? { first: Math.round(median(firsts)), full: Math.round(median(fulls)), events }
+  : { first: Math.round(median(firsts)), full: Math.round(median(fulls)), search: median(searches), sessions: events }));

@@ -36,6 +36,8 @@ function isDeny(decision) {
 
 /** toolSummary returns the one line that best says what a tool call did. */
 export function toolSummary(input) {
+  if (typeof input === 'string') return input;
+  if (!input || typeof input !== 'object') return '';
   const i = obj(input);
   for (const k of ['command', 'file_path', 'notebook_path', 'path', 'pattern', 'url', 'query', 'description', 'prompt', 'subject', 'cmd']) {
     if (typeof i[k] === 'string' && i[k]) return i[k];

@@ -119,6 +119,7 @@ async function load() {
       page.forEach(put);
       if (first) {
         first = false;
+        mark('first');
         const top = page.reduce((m, s) => Math.max(m, typeof s.last_seq === 'number' ? s.last_seq : 0), 0);
         startLive(top);
       }
@@ -133,6 +134,18 @@ async function load() {
   store.loading = false;
   store.done = true;
   changed();
+  mark('loaded');
+}
+
+// mark records list milestones for the benchmark: when the first page and
+// the whole list were rendered.
+function mark(name) {
+  requestAnimationFrame(() => {
+    const hw = (window.__hw = window.__hw || {});
+    hw.list = hw.list || {};
+    hw.list[name] = performance.now();
+    performance.mark('hw:list-' + name);
+  });
 }
 
 function useSessions() {
