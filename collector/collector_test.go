@@ -533,3 +533,21 @@ func TestIngestAPI(t *testing.T) {
 		t.Fatalf("second Shutdown: %v", err)
 	}
 }
+
+func TestOddSessionIDs(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	// ("." and ".." cannot be: they are cleaned out of any URL path.)
+	for _, id := range []string{"a/b", "100% sure", "ü?x=1#frag", "-"} {
+		s.post(t, []event.Envelope{synth(0, "session_id", id, "hook_event_name", "Stop")}, 1, 0)
+		var sess store.Session
+		s.getJSON(t, "/v1/sessions/"+url.PathEscape(id), &sess)
+		if sess.ID != id {
+			t.Errorf("session %q read back as %q", id, sess.ID)
+		}
+		var page collector.EventsResponse
+		s.getJSON(t, "/v1/sessions/"+url.PathEscape(id)+"/events", &page)
+		if len(page.Events) != 1 || page.Events[0].SessionID != id {
+			t.Errorf("events of session %q: %+v", id, page.Events)
+		}
+	}
+}
