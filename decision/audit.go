@@ -100,7 +100,8 @@ func (d Decision) Audit() *Audit {
 			a.Reason = strings.Join(e.SystemMessages, "\n")
 		}
 		for _, n := range d.Notes {
-			if n.Enforced && n.Action == a.Action {
+			// A stop on a permission event denies the call too (see effective).
+			if n.Enforced && (n.Action == a.Action || (a.Action == ActionDeny && e.Stop && n.Action == ActionStop)) {
 				a.RuleIDs = appendUnique(a.RuleIDs, n.RuleID)
 			}
 		}

@@ -109,7 +109,10 @@ type Decision struct {
 	SystemMessages []string
 
 	// Stop asks Claude Code to stop entirely after the hook (continue:false),
-	// beating every event decision. StopReasons are shown to the user.
+	// beating every event decision. StopReasons are shown to the user. On
+	// PreToolUse and PermissionRequest a stop also denies the call, with
+	// StopReasons as the deny reason unless a deny gave its own: Claude Code
+	// would otherwise run the call before stopping.
 	Stop        bool
 	StopReasons []string
 

@@ -65,6 +65,10 @@ func TestRenderGolden(t *testing.T) {
 	f("rewrite_without_verdict", Decision{Event: "PreToolUse", UpdatedInput: input})
 	f("warn", Decision{Event: "PreToolUse", SystemMessages: []string{"hookwatch: policy.yaml is invalid"}})
 	f("stop", Decision{Event: "PreToolUse", Stop: true, StopReasons: []string{"quota exhausted"}, Verdict: Deny, Reasons: []string{"quota"}})
+	// A stop alone also denies the call (Claude Code runs it otherwise) and
+	// drops the rewrite of an allow.
+	f("stop_alone", Decision{Event: "PreToolUse", Stop: true, StopReasons: []string{"kill switch"}, Verdict: Allow, UpdatedInput: input})
+	f("stop_no_reason", Decision{Event: "PreToolUse", Stop: true})
 
 	// PermissionRequest: decision.behavior.
 	f("allow", Decision{Event: "PermissionRequest", Verdict: Allow, Reasons: []string{"not rendered"},
@@ -73,6 +77,7 @@ func TestRenderGolden(t *testing.T) {
 	f("deny", Decision{Event: "PermissionRequest", Verdict: Deny, Reasons: []string{"not in business hours"}, Interrupt: true})
 	f("ask", Decision{Event: "PermissionRequest", Verdict: Ask, Reasons: []string{"ask has no form here"}})
 	f("context", Decision{Event: "PermissionRequest", AdditionalContext: []string{"not honoured"}})
+	f("stop", Decision{Event: "PermissionRequest", Stop: true, StopReasons: []string{"kill switch"}, Verdict: Allow})
 
 	// PostToolUse: block, additionalContext, updatedToolOutput / updatedMCPToolOutput.
 	f("block", Decision{Event: "PostToolUse", Verdict: Deny, Reasons: []string{"output contains a secret"}})
@@ -227,6 +232,9 @@ func TestAudit(t *testing.T) {
 	// Rewrites and context.
 	f(Decision{Event: "PostToolUse", UpdatedToolOutput: "x", AdditionalContext: []string{"c"}, Notes: []Note{{RuleID: "ts", Action: "rewrite_output", Enforced: true}, {RuleID: "c", Action: "context", Enforced: true}}},
 		`{"action":"rewrite_output","rule_ids":["ts"],"enforced":true,"rules":[{"rule_id":"ts","action":"rewrite_output","enforced":true},{"rule_id":"c","action":"context","enforced":true}]}`)
+	// A stop on PreToolUse denies the call: the call is denied, by the stop rule.
+	f(Decision{Event: "PreToolUse", Stop: true, StopReasons: []string{"kill"}, Notes: []Note{{RuleID: "k", Action: "stop", Reason: "kill", Enforced: true}, {RuleID: "c", Action: "context", Enforced: true}}},
+		`{"action":"deny","rule_ids":["k"],"reason":"kill","enforced":true,"rules":[{"rule_id":"k","action":"stop","reason":"kill","enforced":true},{"rule_id":"c","action":"context","enforced":true}]}`)
 	// Engine warning without any rule: rule_ids is [] not null.
 	f(Decision{Event: "UserPromptSubmit", SystemMessages: []string{"policy invalid"}},
 		`{"action":"warn","rule_ids":[],"reason":"policy invalid","enforced":true}`)

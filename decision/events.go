@@ -116,6 +116,18 @@ func effective(d Decision) Decision {
 		e.Verdict = d.Verdict
 		e.Reasons = d.Reasons
 	}
+	if d.Stop && isPermissionEvent(d.Event) && e.Verdict != Deny {
+		// continue:false alone does not stop the call it answers: Claude
+		// Code 2.1.197 runs the tool and stops only afterwards (seen by
+		// internal/e2e). A stop must mean that nothing more happens, so on
+		// the permission events it also denies the call, with the stop's
+		// reason (and drops any rewrite, which only goes with allow or ask).
+		e.Verdict = Deny
+		e.Reasons = nonEmpty(d.StopReasons)
+		if len(e.Reasons) == 0 {
+			e.Reasons = []string{DefaultStopReason}
+		}
+	}
 	if caps&EffectUpdateInput != 0 && d.UpdatedInput != nil && (e.Verdict == Allow || (e.Verdict == Ask && d.Event == "PreToolUse")) {
 		e.UpdatedInput = d.UpdatedInput
 	}

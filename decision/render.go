@@ -11,6 +11,10 @@ import (
 // becomes the agent's next instruction).
 const DefaultBlockReason = "Blocked by hookwatch policy."
 
+// DefaultStopReason is the deny reason rendered for a stop without a reason
+// on PreToolUse and PermissionRequest, where a stop also denies the call.
+const DefaultStopReason = "Stopped by hookwatch policy."
+
 // output is the top-level stdout object; field order is the rendering order.
 type output struct {
 	Continue           *bool     `json:"continue,omitempty"`

@@ -13,7 +13,7 @@ import (
 // (yaml.v3 needs ~25 µs per rule; decoding the same rules from JSON is ~8×
 // faster). Discover therefore keeps the parse of each user and project file
 // in HOOKWATCH_HOME/cache, keyed by the file's path and checked against the
-// SHA-256 of its content, so an edit is picked up at once. The managed file is
+// FNV-128a hash of its content, so an edit is picked up at once. The managed file is
 // never cached: the cache is writable by the user, and a doctored entry must
 // not be able to change the organisation's rules.
 

@@ -50,7 +50,7 @@ func (s *Set) Evaluate(ctx context.Context, event map[string]any, st *State) (d 
 		d.SystemMessages = append([]string{w}, d.SystemMessages...)
 	}
 	ev.finishQuota(d.Verdict != decision.Deny && d.Verdict != decision.Defer && !d.Stop)
-	return d
+	return ev.carryStops(d)
 }
 
 // evaluation is the state of one Evaluate call.

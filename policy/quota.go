@@ -39,6 +39,8 @@ type State struct {
 	mu   sync.Mutex
 	data *stateData
 	lock *os.File
+	// stops are the carried stops of a memory State (see stop.go).
+	stops map[string]carriedStop
 }
 
 // stateData is the quota.json document.
