@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -219,9 +218,4 @@ func MustOpenDB(tb TB) *DB {
 	}
 	tb.Cleanup(func() { _ = db.Close() })
 	return db
-}
-
-// isClosedErr reports whether err comes from using a closed *sql.DB.
-func isClosedErr(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "sql: database is closed")
 }
