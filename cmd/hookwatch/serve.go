@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
@@ -27,6 +29,10 @@ func init() {
 // serveShutdownTimeout bounds how long serve waits for in-flight requests
 // after SIGTERM; whatever was accepted is committed either way.
 const serveShutdownTimeout = 10 * time.Second
+
+// spoolDrainInterval is how often serve looks for spooled events; a look at
+// an empty spool costs a few stat calls.
+const spoolDrainInterval = time.Second
 
 // runServe is `hookwatch serve`. It returns nil after a clean shutdown on
 // SIGINT/SIGTERM (ctx canceled).
@@ -48,6 +54,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("refusing to listen on %s without authentication: anyone who can reach it could read every prompt and command; set HOOKWATCH_TOKEN, listen on 127.0.0.1, or pass --insecure-no-token", *addr)
 	}
 
+	home, err := serveHome()
+	if err != nil {
+		return err
+	}
 	dbPath := *dbFlag
 	if dbPath == "" {
 		dbPath = os.Getenv("HOOKWATCH_DB")
@@ -56,10 +66,6 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return errors.New("cannot open the database: PostgreSQL is not supported yet; use a SQLite file path for --db / HOOKWATCH_DB")
 	}
 	if dbPath == "" {
-		home, err := serveHome()
-		if err != nil {
-			return err
-		}
 		dbPath = filepath.Join(home, "hookwatch.db")
 	} else if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
 		return fmt.Errorf("cannot create the database directory: %w", err)
@@ -84,12 +90,25 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	// Deliver what hooks on this machine spooled while no collector ran.
+	drainCtx, stopDrain := context.WithCancel(ctx)
+	drained := make(chan struct{})
+	if sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{}); err != nil {
+		log.Warn("cannot open the local spool; spooled events wait for the next hook", "err", err)
+		close(drained)
+	} else {
+		go func() { defer close(drained); srv.DrainSpool(drainCtx, sp, spoolDrainInterval) }()
+	}
 	select {
 	case err := <-served:
+		stopDrain()
+		<-drained
 		srv.Shutdown(context.Background())
 		return fmt.Errorf("cannot serve: %w", err)
 	case <-ctx.Done():
 	}
+	stopDrain()
+	<-drained
 	sctx, cancel := context.WithTimeout(context.Background(), serveShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -106,17 +125,10 @@ func serveEnvOr(key, def string) string {
 	return def
 }
 
-// serveHome returns $HOOKWATCH_HOME (default ~/.hookwatch), created 0700:
-// it holds prompts and commands.
+// serveHome returns hookwatch's data directory, the same one the hook uses
+// (hook.Home), created 0700: it holds prompts and commands.
 func serveHome() (string, error) {
-	home := os.Getenv("HOOKWATCH_HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("cannot find the home directory; set HOOKWATCH_HOME or --db: %w", err)
-		}
-		home = filepath.Join(h, ".hookwatch")
-	}
+	home := hook.Home(os.Getenv)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return "", fmt.Errorf("cannot create %s: %w", home, err)
 	}

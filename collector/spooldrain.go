@@ -1,0 +1,101 @@
+package collector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/spool"
+)
+
+// DrainSpool delivers the envelopes hooks spooled on this machine while the
+// collector was down or busy: once now, then every interval, until ctx ends.
+// Hooks drain the spool too, after each successful post; whoever gets there
+// first delivers, and the store's idempotency by envelope id makes any
+// overlap harmless.
+//
+// An envelope the collector refuses for what it is goes to rejected.jsonl
+// next to the spool directory, so that one bad record never wedges the
+// spool and nothing is dropped silently.
+func (s *Server) DrainSpool(ctx context.Context, sp *spool.Spool, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := s.drainOnce(ctx, sp); err != nil && ctx.Err() == nil {
+			s.log.Warn("cannot drain the spool", "dir", sp.Dir(), "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Server) drainOnce(ctx context.Context, sp *spool.Spool) error {
+	st, err := sp.Stats()
+	if err != nil {
+		return err
+	}
+	if st.PendingBytes == 0 {
+		return nil
+	}
+	n, err := sp.Drain(ctx, spool.DefaultBatch, func(recs [][]byte) error {
+		envs := make([]event.Envelope, 0, len(recs))
+		var bad [][]byte
+		for _, r := range recs {
+			var env event.Envelope
+			if json.Unmarshal(r, &env) != nil {
+				bad = append(bad, r)
+				continue
+			}
+			envs = append(envs, env)
+		}
+		_, err := s.Ingest(ctx, envs)
+		var be *BatchError
+		if errors.As(err, &be) {
+			// Find the refused envelopes one by one; store the rest.
+			for i, env := range envs {
+				if _, err := s.Ingest(ctx, []event.Envelope{env}); errors.As(err, &be) {
+					bad = append(bad, recs[i])
+				} else if err != nil {
+					return err
+				}
+			}
+			err = nil
+		}
+		if err != nil {
+			return err
+		}
+		if len(bad) > 0 {
+			return setAside(filepath.Join(filepath.Dir(sp.Dir()), "rejected.jsonl"), bad)
+		}
+		return nil
+	})
+	if n > 0 {
+		s.log.Info("delivered spooled events", "events", n)
+	}
+	return err
+}
+
+// setAside appends refused records to path.
+func setAside(path string, recs [][]byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("cannot keep refused spool records: %w", err)
+	}
+	defer f.Close()
+	var b []byte
+	for _, r := range recs {
+		b = append(append(b, r...), '\n')
+	}
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("cannot keep refused spool records: %w", err)
+	}
+	return nil
+}
