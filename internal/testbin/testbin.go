@@ -129,4 +129,3 @@ func (c *Collector) Stop(tb testing.TB) {
 
 // Log returns what the collector printed.
 func (c *Collector) Log() string { return c.log.String() }
-
