@@ -70,11 +70,8 @@ func Hook(ctx context.Context, w io.Writer, o HookOptions) error {
 	}
 	defer os.RemoveAll(tmp)
 
-	floor := filepath.Join(tmp, "floor")
-	if err := os.WriteFile(floor+".go", []byte(floorSource), 0o644); err != nil {
-		return err
-	}
-	if err := goBuild(ctx, o.Repo, floor, floor+".go"); err != nil {
+	floor, err := buildFloor(ctx, o.Repo, tmp)
+	if err != nil {
 		return err
 	}
 	hookBin, serveBin := filepath.Join(tmp, "hookwatch-hook"), filepath.Join(tmp, "hookwatch")
@@ -122,6 +119,18 @@ func Hook(ctx context.Context, w io.Writer, o HookOptions) error {
 		fmt.Fprintf(tw, "Node.js hook / hookwatch-hook\t\t\t%.1f×\t\n", float64(ts[4].Median())/float64(ts[1].Median()))
 	}
 	return tw.Flush()
+}
+
+// buildFloor builds the floor program into dir and returns its path.
+func buildFloor(ctx context.Context, repo, dir string) (string, error) {
+	floor := filepath.Join(dir, "floor")
+	if err := os.WriteFile(floor+".go", []byte(floorSource), 0o644); err != nil {
+		return "", err
+	}
+	if err := goBuild(ctx, repo, floor, floor+".go"); err != nil {
+		return "", err
+	}
+	return floor, nil
 }
 
 // goBuild builds a static binary, as the release and install do.
