@@ -20,6 +20,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
@@ -55,6 +56,9 @@ type Config struct {
 	ProjectDir string
 	Privacy    privacy.Options
 	Version    string
+	// Autostart lets a hook that finds no collector on its loopback URL
+	// start one in the background (HOOKWATCH_AUTOSTART=0 turns it off).
+	Autostart bool
 
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
@@ -69,6 +73,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 		URL:        getenv("HOOKWATCH_URL"),
 		Token:      getenv("HOOKWATCH_TOKEN"),
 		ProjectDir: getenv("CLAUDE_PROJECT_DIR"),
+		Autostart:  !isOff(getenv("HOOKWATCH_AUTOSTART")),
 		Budget:     DefaultBudget,
 		Now:        time.Now,
 	}
@@ -97,6 +102,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 	}
 	c.Privacy = p
 	return c, warn
+}
+
+// isOff reads a boolean setting that is on unless set to 0, false, off or no.
+func isOff(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "0", "false", "off", "no":
+		return true
+	}
+	return false
 }
 
 // Home returns hookwatch's data directory: $HOOKWATCH_HOME, else
@@ -215,6 +229,11 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time) R
 	}
 	if permanent(err) {
 		return Result{Err: cfg.reject([][]byte{rec}, err)}
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		if aerr := cfg.autostart(ep); aerr == nil {
+			err = fmt.Errorf("%w; started a collector in the background", err)
+		}
 	}
 	if spErr != nil {
 		return Result{Err: fmt.Errorf("%v; and cannot open spool, event lost: %w", err, spErr)}

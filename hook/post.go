@@ -80,11 +80,14 @@ func post(ep endpoint, path, token string, body []byte, deadline time.Time) (int
 	if ep.addr.Addr().Is6() {
 		family = syscall.AF_INET6
 	}
-	fd, err := syscall.Socket(family, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fd, err := syscall.Socket(family, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		return 0, fmt.Errorf("cannot open socket: %w", err)
 	}
 	defer syscall.Close(fd)
+	// Not SOCK_CLOEXEC, which macOS lacks; the hook starts no process
+	// while the socket is open, so setting it now leaves no window.
+	syscall.CloseOnExec(fd)
 	if err := setTimeouts(fd, time.Until(deadline)); err != nil {
 		return 0, err
 	}

@@ -51,7 +51,8 @@ func TestNoLossAcrossRestarts(t *testing.T) {
 				}
 				payload := fmt.Sprintf(`{"session_id":"noloss-%02d","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo %d"},"tool_use_id":"toolu_%06d"}`, w, n, n)
 				cmd := exec.Command(hookBin)
-				cmd.Env = []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + c.URL(), "HOOKWATCH_HOOK_BUDGET=2s"}
+				// No autostart: the test stops and starts the collector itself.
+				cmd.Env = []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + c.URL(), "HOOKWATCH_HOOK_BUDGET=2s", "HOOKWATCH_AUTOSTART=0"}
 				cmd.Stdin = bytes.NewReader([]byte(payload))
 				var out bytes.Buffer
 				cmd.Stdout = &out
@@ -156,3 +157,5 @@ func storedIDs(t *testing.T, base string, sessions int) map[string]bool {
 	}
 	return ids
 }
+
+func jsonDecode(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }

@@ -1,0 +1,108 @@
+package hook
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// autostartGap is how long after one hook started a collector no other
+// hook starts another: the first needs that long at most to listen.
+const autostartGap = 10 * time.Second
+
+// autostart starts `hookwatch serve` in the background for a hook that found
+// no collector listening on its loopback URL, so that a user who installed
+// the hooks sees the dashboard without running anything else. It is
+// best-effort and returns why it did nothing, if it did nothing.
+//
+// One at most: the parallel hooks of a burst of subagents all find the
+// collector down at once. Each takes a non-blocking lock; the one that gets
+// it looks at the time of the last start (the lock file's mtime) and starts
+// a collector only if none was started within autostartGap.
+//
+// Only the real binaries start one: `hookwatch hook` starts itself, and
+// `hookwatch-hook` starts the `hookwatch` beside it. Anything else (a test
+// binary) never spawns a server.
+func (cfg Config) autostart(ep endpoint) error {
+	if !cfg.Autostart {
+		return errors.New("autostart is off (HOOKWATCH_AUTOSTART=0)")
+	}
+	if !ep.addr.Addr().IsLoopback() {
+		return errors.New("the collector URL is not on this machine")
+	}
+	bin, err := serveBinary()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
+		return err
+	}
+	lockPath := filepath.Join(cfg.Home, "autostart.lock")
+	fd, err := syscall.Open(lockPath, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return errors.New("another hook is starting the collector")
+	}
+	fi, err := os.Stat(lockPath)
+	if err != nil {
+		return err
+	}
+	if fi.Size() > 0 && cfg.now().Sub(fi.ModTime()) < autostartGap {
+		return errors.New("a collector was started moments ago")
+	}
+	// Stamp the start before it happens: a failed start must not be retried
+	// by every hook of the burst either.
+	if _, err := syscall.Pwrite(fd, []byte("started\n"), 0); err != nil {
+		return err
+	}
+	now := cfg.now()
+	_ = os.Chtimes(lockPath, now, now)
+
+	logf, err := os.OpenFile(filepath.Join(cfg.Home, "serve.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	env := append(os.Environ(), "HOOKWATCH_HOME="+cfg.Home)
+	p, err := os.StartProcess(bin, []string{bin, "serve", "--addr", ep.addr.String()}, &os.ProcAttr{
+		Env:   env,
+		Files: []*os.File{devnull, logf, logf},
+		// A session of its own: the collector outlives the hook and the
+		// agent, and the agent's Ctrl-C does not reach it.
+		Sys: &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		return err
+	}
+	return p.Release()
+}
+
+// serveBinary returns the hookwatch binary that can run `serve`.
+func serveBinary() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	switch name := filepath.Base(exe); {
+	case name == "hookwatch":
+		return exe, nil
+	case strings.HasPrefix(name, "hookwatch-hook"):
+		sib := filepath.Join(filepath.Dir(exe), "hookwatch")
+		if _, err := os.Stat(sib); err != nil {
+			return "", errors.New("no hookwatch binary beside hookwatch-hook to start a collector with")
+		}
+		return sib, nil
+	}
+	return "", errors.New("not running as hookwatch or hookwatch-hook")
+}
