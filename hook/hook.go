@@ -192,7 +192,7 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 		Host:             hostname(),
 		User:             username(),
 		HookwatchVersion: cfg.Version,
-		Subagent:         readSubagentMeta(p),
+		Subagent:         ReadSubagentMeta(p),
 	}
 	if name == event.StatusLine {
 		env.Kind = event.KindStatusLine
@@ -232,6 +232,16 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time) R
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		if aerr := cfg.autostart(ep); aerr == nil {
+			// Wait, within the budget, for the new collector to listen: the
+			// events after this one may come from http hooks, which cannot
+			// spool, so the collector should be up when this hook returns.
+			for err != nil && errors.Is(err, syscall.ECONNREFUSED) && time.Until(deadline) > cfg.budget()/5 {
+				time.Sleep(20 * time.Millisecond)
+				err = postBatch(ep, cfg.Token, [][]byte{rec}, deadline.Add(-cfg.budget()/10))
+			}
+			if err == nil {
+				return Result{Delivered: true, Err: errors.New("started a collector in the background")}
+			}
 			err = fmt.Errorf("%w; started a collector in the background", err)
 		}
 	}

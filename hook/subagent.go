@@ -12,13 +12,13 @@ import (
 // maxMetaBytes bounds the sidecar read; real ones are ~200 bytes.
 const maxMetaBytes = 64 << 10
 
-// readSubagentMeta reads the sidecar Claude Code writes next to a subagent's
+// ReadSubagentMeta reads the sidecar Claude Code writes next to a subagent's
 // transcript, <dir(transcript_path)>/<session_id>/subagents/agent-<id>.meta.json,
 // which names the Agent tool call that spawned the subagent. The client
 // writes it only after synchronous SubagentStart hooks return, so it is read
 // on every event of a subagent, not only at its start. It returns nil when
 // the event is not a subagent's or the file is absent or unreadable.
-func readSubagentMeta(p *event.Payload) *event.SubagentMeta {
+func ReadSubagentMeta(p *event.Payload) *event.SubagentMeta {
 	if p.AgentID == "" || p.TranscriptPath == "" || p.SessionID == "" || !safeName(p.AgentID) || !safeName(p.SessionID) {
 		return nil
 	}
