@@ -52,6 +52,14 @@ func splitPath(p string) (dir, base string) {
 	return p[:i], p[i+1:]
 }
 
+// Project returns the project a payload's transcript_path and cwd belong
+// to, exactly as Build groups events for lineage (Session.Project): the
+// directory name of a transcript path …/projects/<project>/<file>, else
+// Slug(cwd), else "". A caller that keeps derived state per group of
+// sessions (the collector) uses it to find the sessions Build must see
+// together.
+func Project(transcriptPath, cwd string) string { return projectOf(transcriptPath, cwd) }
+
 // projectOf returns the project directory name: the client's own, read from
 // a transcript path of the form …/projects/<project>/<session>.jsonl, else
 // Slug(cwd). The path wins because it is exact (the client resolves
