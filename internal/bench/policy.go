@@ -85,8 +85,9 @@ func Policy(ctx context.Context, w io.Writer, o PolicyOptions) error {
 		return fmt.Errorf("the benchmark policy has %d rules, want 50", len(set.Rules))
 	}
 	env := func(home string) []string {
-		// A fixed cwd keeps the project policy lookup identical for both.
-		return []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + down, "CLAUDE_PROJECT_DIR=" + tmp}
+		// A fixed project dir keeps the project policy lookup identical for
+		// both; no collector is started, so both only spool.
+		return []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + down, "CLAUDE_PROJECT_DIR=" + tmp, "HOOKWATCH_AUTOSTART=0"}
 	}
 	if err := checkDenies(ctx, hookBin, env(withPolicy)); err != nil {
 		return err

@@ -65,7 +65,9 @@ func newPolicyEnv(t *testing.T, bins policyBins, userPolicy string) *policyEnv {
 	t.Helper()
 	hwHome := t.TempDir()
 	p := &policyEnv{t: t, hwHome: hwHome}
-	p.Env = New(t, Hook{Command: bins.hook}, "HOOKWATCH_HOME="+hwHome, "HOOKWATCH_URL="+deadURL(t))
+	// No collector, and none started by the hook: every envelope stays in
+	// the spool for the test to read.
+	p.Env = New(t, Hook{Command: bins.hook}, "HOOKWATCH_HOME="+hwHome, "HOOKWATCH_URL="+deadURL(t), "HOOKWATCH_AUTOSTART=0")
 	if userPolicy != "" {
 		writeFile(t, filepath.Join(hwHome, "policy.yaml"), userPolicy)
 	}
