@@ -7,10 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,11 +26,7 @@ func TestAutostartOneCollector(t *testing.T) {
 	testbin.Build(t, "./cmd/hookwatch") // the hook starts the hookwatch beside it
 	home := t.TempDir()
 	addr := testbin.FreeAddr(t)
-	t.Cleanup(func() {
-		for _, pid := range collectorPIDs(addr) {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
-		}
-	})
+	testbin.StopCollectorsAt(t, addr)
 
 	const n = 32
 	cmds := make([]*exec.Cmd, n)
@@ -72,7 +66,7 @@ func TestAutostartOneCollector(t *testing.T) {
 	if got != n {
 		t.Fatalf("collector stored %d events, want %d; serve.log:\n%s", got, n, readFile(filepath.Join(home, "serve.log")))
 	}
-	if pids := collectorPIDs(addr); len(pids) != 1 {
+	if pids := testbin.CollectorPIDs(addr); len(pids) != 1 {
 		t.Errorf("%d collectors running for %s, want exactly 1", len(pids), addr)
 	}
 	if log := readFile(filepath.Join(home, "serve.log")); strings.Count(log, "listening on") != 1 {
@@ -97,24 +91,6 @@ func countEvents(t *testing.T, base, session string) int {
 		t.Fatal(err)
 	}
 	return s.EventCount
-}
-
-// collectorPIDs finds the `hookwatch serve --addr addr` processes.
-func collectorPIDs(addr string) []int {
-	files, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	var pids []int
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		if len(args) >= 4 && filepath.Base(args[0]) == "hookwatch" && args[1] == "serve" && args[3] == addr {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 func readFile(path string) string {

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -129,3 +131,31 @@ func (c *Collector) Stop(tb testing.TB) {
 
 // Log returns what the collector printed.
 func (c *Collector) Log() string { return c.log.String() }
+
+// CollectorPIDs finds the running `hookwatch serve --addr addr` processes,
+// such as the one a hook started in the background.
+func CollectorPIDs(addr string) []int {
+	files, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var pids []int
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) >= 4 && filepath.Base(args[0]) == "hookwatch" && args[1] == "serve" && args[3] == addr {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// StopCollectorsAt ends the test by stopping every collector on addr.
+func StopCollectorsAt(tb testing.TB, addr string) {
+	tb.Cleanup(func() {
+		for _, pid := range CollectorPIDs(addr) {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
+	})
+}
