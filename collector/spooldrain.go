@@ -13,8 +13,11 @@ import (
 	"github.com/hookwatch/hookwatch/spool"
 )
 
-// DrainSpool delivers the envelopes hooks spooled on this machine while the
-// collector was down or busy: once now, then every interval, until ctx ends.
+// DrainSpool delivers the envelopes hooks spooled on this machine: at once,
+// then whenever the spool is written to (where the platform says so) and at
+// least every interval, until ctx ends. Hooks write to the spool when the
+// collector is down, and also — the fast path — whenever a collector is
+// attached to the spool (spool.Attach): then the spool is the hand-off.
 // Hooks drain the spool too, after each successful post; whoever gets there
 // first delivers, and the store's idempotency by envelope id makes any
 // overlap harmless.
@@ -25,6 +28,7 @@ import (
 func (s *Server) DrainSpool(ctx context.Context, sp *spool.Spool, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	wake, _ := sp.Notify(ctx) // nil where unsupported: the ticker alone then
 	for {
 		if err := s.drainOnce(ctx, sp); err != nil && ctx.Err() == nil {
 			s.log.Warn("cannot drain the spool", "dir", sp.Dir(), "err", err)
@@ -33,6 +37,7 @@ func (s *Server) DrainSpool(ctx context.Context, sp *spool.Spool, interval time.
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-wake:
 		}
 	}
 }

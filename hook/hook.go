@@ -215,8 +215,19 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 // deliver posts one envelope, spooling it when the collector cannot take it,
 // and opportunistically drains the spool after a successful post.
 func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time) Result {
-	sp, spErr := spool.Open(filepath.Join(cfg.Home, "spool"), spool.Options{MaxBytes: cfg.SpoolMax})
+	spoolDir := filepath.Join(cfg.Home, "spool")
+	sp, spErr := spool.Open(spoolDir, spool.Options{MaxBytes: cfg.SpoolMax})
 	ep, err := parseEndpoint(cfg.URL)
+	if err == nil && spErr == nil && spool.AttachedTo(spoolDir, ep.addr.String()) {
+		// The fast path: the collector at our URL drains this spool as it
+		// is written, so appending to it is delivery — durable at once, and
+		// no round trip through the collector's commit for the agent to
+		// wait on.
+		if err := sp.Append(rec); err == nil {
+			return Result{Delivered: true}
+		}
+		// A full or failing spool: try the collector directly.
+	}
 	if err == nil {
 		// Keep a slice of the budget for spooling if the post fails.
 		err = postBatch(ep, cfg.Token, [][]byte{rec}, deadline.Add(-cfg.budget()/10))

@@ -93,10 +93,21 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	// Deliver what hooks on this machine spooled while no collector ran.
 	drainCtx, stopDrain := context.WithCancel(ctx)
 	drained := make(chan struct{})
+	release := func() {}
+	// Detach first on the way out: hooks then post (or spool for the next
+	// start) instead of handing events to a drainer that is stopping.
+	defer func() { release() }()
 	if sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{}); err != nil {
 		log.Warn("cannot open the local spool; spooled events wait for the next hook", "err", err)
 		close(drained)
 	} else {
+		// Attached, the collector is where hooks on this machine hand their
+		// events over through the spool instead of a request each.
+		if r, err := sp.Attach(ln.Addr().String()); err != nil {
+			log.Warn("not attached to the local spool; hooks will post each event", "err", err)
+		} else {
+			release = r
+		}
 		go func() { defer close(drained); srv.DrainSpool(drainCtx, sp, spoolDrainInterval) }()
 	}
 	select {
@@ -107,6 +118,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("cannot serve: %w", err)
 	case <-ctx.Done():
 	}
+	release()
+	release = func() {}
 	stopDrain()
 	<-drained
 	sctx, cancel := context.WithTimeout(context.Background(), serveShutdownTimeout)

@@ -1,0 +1,67 @@
+package spool
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"syscall"
+)
+
+// consumerFile is the file a consumer holds locked, exclusively, for as
+// long as it drains the spool continuously; it contains the consumer's
+// address (the collector's listen address).
+const consumerFile = "consumer.lock"
+
+// ErrAttached is returned by Attach when another consumer is attached.
+var ErrAttached = errors.New("another consumer is attached to the spool")
+
+// Attach declares the caller the spool's consumer, reachable at addr, until
+// release is called or the process ends (the kernel drops the lock with the
+// process, so a crashed consumer never looks attached). While attached, the
+// consumer must drain what is appended promptly: writers that find it
+// attached append instead of contacting it (see AttachedTo).
+func (s *Spool) Attach(addr string) (release func(), err error) {
+	path := filepath.Join(s.dir, consumerFile)
+	fd, err := openFile(path, syscall.O_RDWR|syscall.O_CREAT, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open %s: %w", path, err)
+	}
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		closeFD(fd)
+		if err == syscall.EWOULDBLOCK {
+			return nil, ErrAttached
+		}
+		return nil, fmt.Errorf("cannot lock %s: %w", path, err)
+	}
+	if err := syscall.Ftruncate(fd, 0); err != nil {
+		closeFD(fd)
+		return nil, fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	if _, err := syscall.Pwrite(fd, []byte(addr+"\n"), 0); err != nil {
+		closeFD(fd)
+		return nil, fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return func() { _ = syscall.Ftruncate(fd, 0); closeFD(fd) }, nil
+}
+
+// AttachedTo reports whether a consumer reachable at addr is attached to
+// the spool in dir. It costs an open, a lock attempt and a read, so a hook
+// can ask it on every event.
+func AttachedTo(dir, addr string) bool {
+	fd, err := openFile(filepath.Join(dir, consumerFile), syscall.O_RDONLY, 0)
+	if err != nil {
+		return false
+	}
+	defer closeFD(fd)
+	if err := syscall.Flock(fd, syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+		_ = syscall.Flock(fd, syscall.LOCK_UN)
+		return false // nobody holds it: no consumer
+	}
+	var buf [256]byte
+	n, err := syscall.Pread(fd, buf[:], 0)
+	if err != nil || n <= 0 {
+		return false
+	}
+	return string(bytes.TrimSpace(buf[:n])) == addr
+}

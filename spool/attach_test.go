@@ -1,0 +1,59 @@
+package spool_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/spool"
+)
+
+func TestAttach(t *testing.T) {
+	dir := t.TempDir()
+	sp, err := spool.Open(dir, spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spool.AttachedTo(dir, "127.0.0.1:7421") {
+		t.Fatal("attached before anyone attached")
+	}
+	release, err := sp.Attach("127.0.0.1:7421")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !spool.AttachedTo(dir, "127.0.0.1:7421") {
+		t.Error("not attached after Attach")
+	}
+	if spool.AttachedTo(dir, "127.0.0.1:9999") {
+		t.Error("attached to another address")
+	}
+	if _, err := sp.Attach("127.0.0.1:7422"); !errors.Is(err, spool.ErrAttached) {
+		t.Errorf("second Attach = %v, want ErrAttached", err)
+	}
+	release()
+	if spool.AttachedTo(dir, "127.0.0.1:7421") {
+		t.Error("still attached after release")
+	}
+}
+
+func TestNotify(t *testing.T) {
+	sp, err := spool.Open(t.TempDir(), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, ok := sp.Notify(ctx)
+	if !ok {
+		t.Skip("no notification on this platform")
+	}
+	if err := sp.Append([]byte(`{"id":"1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification after an append")
+	}
+}
