@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -81,6 +82,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		db.Close()
 		return err
 	}
+	priv, err := privacy.OptionsFromEnv(os.Getenv)
+	if err != nil {
+		log.Warn("bad privacy setting; using the strictest capture", "err", err)
+	}
+	srv.Handle("POST /v1/hooks/claude", srv.HandleClaudeHook(collector.ClaudeHookConfig{Home: home, Privacy: priv, Version: version}))
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		srv.Shutdown(context.Background())

@@ -1,0 +1,129 @@
+package e2e_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/internal/e2e"
+	"github.com/hookwatch/hookwatch/internal/testbin"
+)
+
+// TestInstallRealClient is the user's path: `hookwatch install` into a
+// settings file they already have, a real Claude Code session whose events
+// reach a collector that the first hook starts by itself, then
+// `hookwatch uninstall`, which gives back the original file byte for byte.
+// In http mode the events go straight to the collector's
+// /v1/hooks/claude; SessionStart, which allows no http hook, still runs the
+// hook binary and so still starts the collector.
+func TestInstallRealClient(t *testing.T) {
+	hookwatch := testbin.Build(t, "./cmd/hookwatch")
+	testbin.Build(t, "./cmd/hookwatch-hook") // install registers the lean hook beside hookwatch
+	for _, mode := range []string{"command", "http"} {
+		t.Run(mode, func(t *testing.T) {
+			home, addr := t.TempDir(), testbin.FreeAddr(t)
+			testbin.StopCollectorsAt(t, addr)
+			url := "http://" + addr
+			e := e2e.New(t, e2e.Hook{Command: "/bin/true"}, "HOOKWATCH_HOME="+home, "HOOKWATCH_URL="+url)
+			original := []byte("{\n  \"model\": \"sonnet\",\n  \"permissions\": {\n    \"allow\": [\"Bash(ls)\"]\n  }\n}\n")
+			if err := os.WriteFile(e.Settings, original, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			hw := func(args ...string) string {
+				t.Helper()
+				cmd := exec.Command(hookwatch, args...)
+				cmd.Env = append(e.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_URL="+url)
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("hookwatch %s: %v\n%s", strings.Join(args, " "), err, out)
+				}
+				return string(out)
+			}
+			hw("install", "--scope", "user", "--mode", mode, "--url", url)
+			installed, _ := os.ReadFile(e.Settings)
+			if !bytes.Contains(installed, []byte("hookwatch-hook")) || !bytes.Contains(installed, []byte(`"model": "sonnet"`)) {
+				t.Fatalf("settings after install:\n%s", installed)
+			}
+			if mode == "http" && !bytes.Contains(installed, []byte("/v1/hooks/claude")) {
+				t.Fatalf("http install registers no http hook:\n%s", installed)
+			}
+
+			res := e.Play(e2e.FailingBash())
+			want := []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUseFailure", "Stop", "SessionEnd"}
+			var got map[string]int
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+				if got = eventNames(t, url, res.SessionID); hasAll(got, want) {
+					break
+				}
+			}
+			if !hasAll(got, want) {
+				t.Fatalf("collector has events %v for session %s, want at least %v; hook.log:\n%s\nserve.log:\n%s", got, res.SessionID, want, readLog(home), readServeLog(home))
+			}
+			for name, n := range got {
+				if n > 1 && (name == "SessionStart" || name == "UserPromptSubmit" || name == "SessionEnd") {
+					t.Errorf("%s stored %d times, want once", name, n)
+				}
+			}
+
+			hw("uninstall", "--scope", "user")
+			after, _ := os.ReadFile(e.Settings)
+			if !bytes.Equal(after, original) {
+				t.Errorf("uninstall left\n%s\nwant the original\n%s", after, original)
+			}
+		})
+	}
+}
+
+// eventNames counts the stored events of a session by event name.
+func eventNames(t *testing.T, base, session string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	cursor := ""
+	for {
+		resp, err := http.Get(base + "/v1/sessions/" + session + "/events?limit=1000&cursor=" + cursor)
+		if err != nil {
+			return out
+		}
+		var page struct {
+			Events []struct {
+				Event string `json:"event"`
+			} `json:"events"`
+			NextCursor string `json:"next_cursor"`
+		}
+		ok := resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&page) == nil
+		resp.Body.Close()
+		if !ok {
+			return out
+		}
+		for _, e := range page.Events {
+			out[e.Event]++
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			return out
+		}
+	}
+}
+
+func hasAll(got map[string]int, want []string) bool {
+	for _, w := range want {
+		if got[w] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func readLog(home string) string {
+	b, _ := os.ReadFile(home + "/hook.log")
+	return string(b)
+}
+
+func readServeLog(home string) string {
+	b, _ := os.ReadFile(home + "/serve.log")
+	return string(b)
+}
