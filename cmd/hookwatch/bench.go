@@ -13,7 +13,7 @@ import (
 func init() {
 	register(command{
 		name:    "bench",
-		summary: "measure hook latency, ingest rate and query latency on this machine",
+		summary: "measure hook latency (with and without policies), ingest rate and query latency",
 		run:     runBench,
 	})
 }
@@ -21,7 +21,7 @@ func init() {
 // runBench is `hookwatch bench [hook|ingest|query|all]`. It prints figures:
 // medians and ratios measured side by side in one run, never pass/fail.
 func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("bench", "bench [flags] [hook|ingest|query|all]", stderr)
+	fs := newFlagSet("bench", "bench [flags] [hook|policy|ingest|query|all]", stderr)
 	repo := fs.String("repo", ".", "repository root to build the hook and floor binaries from (hook benchmark)")
 	runs := fs.Int("runs", 200, "runs of each command (hook benchmark)")
 	events := fs.Int("events", 0, "events to ingest (ingest) or to hold in the database (query); 0 = the benchmark's default")
@@ -43,6 +43,9 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		"hook": func() error {
 			return bench.Hook(ctx, stdout, bench.HookOptions{Repo: *repo, Runs: *runs})
 		},
+		"policy": func() error {
+			return bench.Policy(ctx, stdout, bench.PolicyOptions{Repo: *repo, Runs: *runs})
+		},
 		"ingest": func() error {
 			_, err := bench.Ingest(ctx, stdout, bench.IngestOptions{Events: *events})
 			return err
@@ -52,10 +55,10 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			return err
 		},
 	}
-	order := []string{"hook", "ingest", "query"}
+	order := []string{"hook", "policy", "ingest", "query"}
 	if which != "all" {
 		if _, ok := run[which]; !ok {
-			return fmt.Errorf("%w: unknown benchmark %q (want hook, ingest, query or all)", errUsage, which)
+			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query or all)", errUsage, which)
 		}
 		order = []string{which}
 	}
