@@ -52,7 +52,7 @@ func TestIngestAndQuery(t *testing.T) {
 	s.post(t, []event.Envelope{}, 0, 0)
 
 	// Sessions, most recently active first, paged.
-	var sessions []store.Session
+	var sessions []collector.SessionView
 	cursor := ""
 	for {
 		var page collector.SessionsResponse

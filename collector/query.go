@@ -12,7 +12,7 @@ import (
 
 // SessionsResponse is the body of GET /v1/sessions.
 type SessionsResponse struct {
-	Sessions []store.Session `json:"sessions"`
+	Sessions []SessionView `json:"sessions"`
 	// NextCursor continues the listing; "" on the last page.
 	NextCursor string `json:"next_cursor"`
 }
@@ -69,19 +69,12 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, r, err)
 		return
 	}
-	if page.Sessions == nil {
-		page.Sessions = []store.Session{}
-	}
-	writeJSON(w, http.StatusOK, SessionsResponse{Sessions: page.Sessions, NextCursor: page.Next})
-}
-
-func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
-	sess, err := s.store.Session(r.Context(), r.PathValue("id"))
+	views, err := s.sessionViews(r.Context(), page.Sessions)
 	if err != nil {
 		s.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, sess)
+	writeJSON(w, http.StatusOK, SessionsResponse{Sessions: views, NextCursor: page.Next})
 }
 
 func (s *Server) handleSessionEvents(w http.ResponseWriter, r *http.Request) {
@@ -91,8 +84,14 @@ func (s *Server) handleSessionEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	sid, agent, err := s.virtualEvents(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
 	f := store.EventFilter{
-		SessionID: r.PathValue("id"),
+		SessionID: sid,
+		AgentID:   agent,
 		Event:     q.Get("event"),
 		Tool:      q.Get("tool"),
 		Cursor:    q.Get("cursor"),
@@ -101,6 +100,9 @@ func (s *Server) handleSessionEvents(w http.ResponseWriter, r *http.Request) {
 	// agent_id= (present, empty) is the main agent; absent is every agent.
 	if q.Has("agent_id") {
 		a := q.Get("agent_id")
+		if f.AgentID != nil && *f.AgentID != a {
+			a = "\x00" // a virtual session's events are its agent's only
+		}
 		f.AgentID = &a
 	}
 	page, err := s.store.Events(r.Context(), f)

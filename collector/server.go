@@ -66,6 +66,7 @@ type Server struct {
 	metrics *serverMetrics
 	hub     *hub
 	writer  *writer
+	deriver *deriver
 
 	// done is closed when Shutdown begins; long-lived handlers (SSE) end.
 	done chan struct{}
@@ -103,7 +104,8 @@ func New(cfg Config) (*Server, error) {
 		hub:     newHub(),
 		done:    make(chan struct{}),
 	}
-	s.writer = newWriter(s.store, cfg.MaxCommitEvents, s.metrics, s.hub, log)
+	s.deriver = newDeriver(s.store, log, s.metrics.set)
+	s.writer = newWriter(derivingStore{s.store, s.deriver}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
 	s.routes()
 	s.handler = s.instrument(s.mux)
 	return s, nil
@@ -115,8 +117,10 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.Handle("POST /v1/events", http.HandlerFunc(s.handleEvents))
 	s.Handle("GET /v1/sessions", http.HandlerFunc(s.handleSessions))
-	s.Handle("GET /v1/sessions/{id}", http.HandlerFunc(s.handleSession))
+	s.Handle("GET /v1/sessions/{id}", http.HandlerFunc(s.handleSessionView))
 	s.Handle("GET /v1/sessions/{id}/events", http.HandlerFunc(s.handleSessionEvents))
+	s.Handle("GET /v1/sessions/{id}/agents", http.HandlerFunc(s.handleAgents))
+	s.Handle("GET /v1/sessions/{id}/tool-calls", http.HandlerFunc(s.handleToolCalls))
 	s.Handle("GET /v1/stream", http.HandlerFunc(s.handleStream))
 	s.Handle("GET /metrics", http.HandlerFunc(s.handleMetrics))
 }
@@ -180,6 +184,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			}
 		}
 		s.writer.stop()
+		s.deriver.stop()
 		if err := s.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("cannot close the store: %w", err))
 		}

@@ -1,0 +1,466 @@
+package collector_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/store/storetest"
+)
+
+// The 2.1.197 capture: one session with two subagents, a failing Bash and
+// rejected calls, then resumed, forked, compacted and continued.
+const (
+	corpusMain      = "0e2e0b5d-7136-4322-8086-c38ed16b10ad"
+	corpusFork      = "2af3b205-0ad6-4144-83bd-a05f3815b70a"
+	corpusThrowaway = "08917e0d-8e81-4ba9-b524-2c426dcc0aa6"
+	corpusExplore   = "a43b7af849cd70f20"
+	corpusCompactor = "a5ff9c41ec0e40b8a"
+)
+
+// claudeCorpus is the 2.1.197 capture in envelopes, 250 ms apart.
+func claudeCorpus(t testing.TB) []event.Envelope {
+	t.Helper()
+	var out []event.Envelope
+	for _, p := range storetest.Corpus(t) {
+		if strings.HasPrefix(p.Label, "claude-code-2.1.197.jsonl:") {
+			out = append(out, storetest.Envelope(p.Runtime, storetest.At(250*len(out)), p.JSON))
+		}
+	}
+	if len(out) < 50 {
+		t.Fatalf("the 2.1.197 corpus has %d payloads", len(out))
+	}
+	return out
+}
+
+// settle waits until every session's derived state reflects all its
+// events (derived_seq == last_seq), and returns the session list.
+func (s *testServer) settle(t *testing.T) []collector.SessionView {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var page collector.SessionsResponse
+		code, body := s.do(t, http.MethodGet, "/v1/sessions?limit=1000", nil)
+		if code != http.StatusOK {
+			t.Fatalf("GET /v1/sessions: %d %s", code, body)
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			t.Fatal(err)
+		}
+		fresh := true
+		for _, v := range page.Sessions {
+			if v.DerivedSeq != v.LastSeq {
+				fresh = false
+			}
+		}
+		if fresh {
+			return page.Sessions
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sessions not derived after 30 s: %s", body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// jsonOf is the canonical JSON of v (decoded and encoded again, so that
+// raw documents compare by value).
+func jsonOf(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x any
+	if err := json.Unmarshal(b, &x); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.MarshalIndent(x, "", " ")
+	return string(b)
+}
+
+func TestDerivedAPI(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	envs := claudeCorpus(t)
+	s.post(t, envs, len(envs), 0)
+	want := attribution.Build(envs)
+
+	// Read after write: the POST returned, so the session is pending and
+	// the read waits for its derivation.
+	var agents collector.AgentsResponse
+	s.getJSON(t, "/v1/sessions/"+corpusMain+"/agents", &agents)
+	var main collector.SessionView
+	s.getJSON(t, "/v1/sessions/"+corpusMain, &main)
+	if agents.DerivedSeq != main.LastSeq || main.DerivedSeq != main.LastSeq || main.LastSeq == 0 {
+		t.Fatalf("read after write: agents derived at %d, session at %d, last_seq %d", agents.DerivedSeq, main.DerivedSeq, main.LastSeq)
+	}
+
+	// Every session's agents and tool calls are what attribution derives
+	// from everything stored.
+	views := s.settle(t)
+	if len(views) != 3 {
+		t.Fatalf("%d sessions listed, want 3", len(views))
+	}
+	for _, v := range views {
+		if v.ID == corpusThrowaway {
+			continue
+		}
+		ws := want.Session(v.ID)
+		var agents collector.AgentsResponse
+		s.getJSON(t, "/v1/sessions/"+v.ID+"/agents", &agents)
+		if got, w := jsonOf(t, agents.Agents), jsonOf(t, ws.Agents); got != w {
+			t.Errorf("agents of %s:\n%s\nwant:\n%s", v.ID, got, w)
+		}
+		var calls collector.ToolCallsResponse
+		s.getJSON(t, "/v1/sessions/"+v.ID+"/tool-calls", &calls)
+		if got, w := jsonOf(t, calls.ToolCalls), jsonOf(t, ws.ToolCalls); got != w {
+			t.Errorf("tool calls of %s:\n%s\nwant:\n%s", v.ID, got, w)
+		}
+		if calls.NextCursor != "" || calls.DerivedSeq != v.LastSeq {
+			t.Errorf("tool calls of %s: next %q, derived at %d of %d", v.ID, calls.NextCursor, calls.DerivedSeq, v.LastSeq)
+		}
+		if v.Counts != ws.Counts || v.Title != ws.Title || v.Project != ws.Project {
+			t.Errorf("session %s: counts %+v title %q project %q, want %+v %q %q", v.ID, v.Counts, v.Title, v.Project, ws.Counts, ws.Title, ws.Project)
+		}
+	}
+
+	// Lineage and status, in the list and in the detail.
+	byID := map[string]collector.SessionView{}
+	for _, v := range views {
+		byID[v.ID] = v
+	}
+	f := func(id, parent, lineage, status, aliasOf string, children ...string) {
+		t.Helper()
+		var detail collector.SessionView
+		s.getJSON(t, "/v1/sessions/"+id, &detail)
+		for _, v := range []collector.SessionView{byID[id], detail} {
+			if v.ParentSessionID != parent || v.Lineage != lineage || v.Status != status || v.AliasOf != aliasOf ||
+				!slices.Equal(v.ChildSessionIDs, children) {
+				t.Errorf("session %s: parent %q lineage %q status %q alias_of %q children %v; want %q %q %q %q %v",
+					id, v.ParentSessionID, v.Lineage, v.Status, v.AliasOf, v.ChildSessionIDs, parent, lineage, status, aliasOf, children)
+			}
+		}
+	}
+	f(corpusMain, "", "", collector.StatusEnded, "", corpusFork)
+	f(corpusFork, corpusMain, attribution.LineageFork, collector.StatusEnded, "")
+	f(corpusThrowaway, "", "", collector.StatusEnded, corpusMain)
+	if m := byID[corpusMain]; !slices.Equal(m.AliasSessionIDs, []string{corpusThrowaway}) || len(m.Runs) != 5 ||
+		m.Runs[2].ForkedTo != corpusFork || len(m.Compactions) != 1 || m.Compactions[0].AgentID != corpusCompactor {
+		t.Errorf("main session runs %+v compactions %+v aliases %v", m.Runs, m.Compactions, m.AliasSessionIDs)
+	}
+	// A throwaway id answers for the session it was folded into.
+	var thrown collector.AgentsResponse
+	s.getJSON(t, "/v1/sessions/"+corpusThrowaway+"/agents", &thrown)
+	if len(thrown.Agents) != len(want.Session(corpusMain).Agents) {
+		t.Errorf("the throwaway id has %d agents, want its session's", len(thrown.Agents))
+	}
+
+	// The compaction agent keeps its empty type.
+	var compactor map[string]any
+	for _, raw := range agents.Agents {
+		var a map[string]any
+		json.Unmarshal(raw, &a)
+		if a["agent_id"] == corpusCompactor {
+			compactor = a
+		}
+	}
+	if compactor == nil || compactor["agent_type"] != "" || compactor["role"] != attribution.RoleCompaction {
+		t.Errorf("compaction agent %v", compactor)
+	}
+}
+
+func TestVirtualSession(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	envs := claudeCorpus(t)
+	s.post(t, envs, len(envs), 0)
+	id := collector.VirtualPrefix + corpusExplore
+	var v collector.SessionView
+	s.getJSON(t, "/v1/sessions/"+id, &v)
+	if v.ID != id || v.ParentSessionID != corpusMain || v.Lineage != "subagent" || v.AgentID == nil ||
+		*v.AgentID != corpusExplore || v.Agent == nil || v.Status != collector.StatusEnded || v.Counts.ToolCalls != 2 || v.Counts.Rejected != 1 || v.Title == "" {
+		t.Fatalf("virtual session %s: %s", id, jsonOf(t, v))
+	}
+	var events collector.EventsResponse
+	s.getJSON(t, "/v1/sessions/"+id+"/events", &events)
+	if len(events.Events) != v.Agent.Events || len(events.Events) == 0 {
+		t.Fatalf("%d events of the virtual session, want %d", len(events.Events), v.Agent.Events)
+	}
+	for _, e := range events.Events {
+		if e.SessionID != corpusMain || e.AgentID != corpusExplore {
+			t.Fatalf("event of another agent: %+v", e)
+		}
+	}
+	// Its own agent only, whatever agent_id asks for.
+	s.getJSON(t, "/v1/sessions/"+id+"/events?agent_id=", &events)
+	if len(events.Events) != 0 {
+		t.Fatalf("agent_id= on a virtual session gave %d events", len(events.Events))
+	}
+	var calls collector.ToolCallsResponse
+	s.getJSON(t, "/v1/sessions/"+id+"/tool-calls", &calls)
+	if len(calls.ToolCalls) != 2 {
+		t.Fatalf("tool calls of the virtual session: %s", jsonOf(t, calls.ToolCalls))
+	}
+	for _, raw := range calls.ToolCalls {
+		var call map[string]any
+		if json.Unmarshal(raw, &call) != nil || call["agent_id"] != corpusExplore ||
+			call["parent_tool_use_id"] != "toolu_00000013" || call["depth"] != 1.0 {
+			t.Fatalf("tool call of the virtual session: %s", raw)
+		}
+	}
+	var agents collector.AgentsResponse
+	s.getJSON(t, "/v1/sessions/"+id+"/agents", &agents)
+	if len(agents.Agents) != 1 || !bytes.Contains(agents.Agents[0], []byte(corpusExplore)) {
+		t.Fatalf("agents of the virtual session: %s", jsonOf(t, agents.Agents))
+	}
+
+	f := func(path string, code int) {
+		t.Helper()
+		if got, body := s.do(t, http.MethodGet, path, nil); got != code {
+			t.Errorf("GET %s: %d %s, want %d", path, got, body, code)
+		}
+	}
+	for _, sub := range []string{"", "/events", "/agents", "/tool-calls"} {
+		f("/v1/sessions/"+collector.VirtualPrefix+"nope"+sub, http.StatusNotFound)
+		f("/v1/sessions/"+collector.VirtualPrefix+sub, http.StatusNotFound)
+		f("/v1/sessions/nope"+sub, http.StatusNotFound)
+	}
+	// A real session whose id looks virtual is itself.
+	s.post(t, []event.Envelope{synth(0, "session_id", "sub--x", "hook_event_name", "Stop")}, 1, 0)
+	var real collector.SessionView
+	s.getJSON(t, "/v1/sessions/sub--x", &real)
+	if real.ID != "sub--x" || real.AgentID != nil || real.EventCount != 1 {
+		t.Fatalf("a session named sub--x: %s", jsonOf(t, real))
+	}
+}
+
+func TestToolCallFilters(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	envs := claudeCorpus(t)
+	s.post(t, envs, len(envs), 0)
+	ws := attribution.Build(envs).Session(corpusMain)
+	path := "/v1/sessions/" + corpusMain + "/tool-calls"
+	get := func(query string) []map[string]any {
+		t.Helper()
+		var all []map[string]any
+		cursor := ""
+		for range 100 {
+			var page collector.ToolCallsResponse
+			s.getJSON(t, path+"?"+query+"&cursor="+url.QueryEscape(cursor), &page)
+			for _, raw := range page.ToolCalls {
+				var c map[string]any
+				json.Unmarshal(raw, &c)
+				all = append(all, c)
+			}
+			if page.NextCursor == "" {
+				return all
+			}
+			cursor = page.NextCursor
+		}
+		t.Fatal("paging never ended")
+		return nil
+	}
+	f := func(query string, keep func(c *attribution.ToolCall) bool) {
+		t.Helper()
+		var want []string
+		for _, c := range ws.ToolCalls {
+			if keep(c) {
+				want = append(want, c.ToolUseID)
+			}
+		}
+		var got []string
+		for _, c := range get(query) {
+			got = append(got, c["tool_use_id"].(string))
+		}
+		if !slices.Equal(got, want) || len(want) == 0 {
+			t.Errorf("?%s: %v, want %v", query, got, want)
+		}
+	}
+	all := func(*attribution.ToolCall) bool { return true }
+	f("", all)
+	f("limit=1", all)
+	f("limit=5", all)
+	f("status=rejected", func(c *attribution.ToolCall) bool { return c.Status == attribution.StatusRejected })
+	f("status=error&limit=1", func(c *attribution.ToolCall) bool { return c.Status == attribution.StatusError })
+	f("tool=Read", func(c *attribution.ToolCall) bool { return c.ToolName == "Read" })
+	f("agent_id=", func(c *attribution.ToolCall) bool { return c.AgentID == "" })
+	f("agent_id="+corpusExplore, func(c *attribution.ToolCall) bool { return c.AgentID == corpusExplore })
+	f("agent_id=&tool=Agent&limit=1", func(c *attribution.ToolCall) bool { return c.AgentID == "" && c.ToolName == "Agent" })
+	if got := get("tool=Nothing"); len(got) != 0 {
+		t.Errorf("tool=Nothing: %v", got)
+	}
+
+	g := func(query string, code int, msg string) {
+		t.Helper()
+		got, body := s.do(t, http.MethodGet, path+"?"+query, nil)
+		if got != code || !strings.Contains(string(body), msg) {
+			t.Errorf("?%s: %d %s, want %d %q", query, got, body, code, msg)
+		}
+	}
+	g("cursor=garbage", 400, "invalid cursor")
+	g("cursor="+store.EventCursor(3), 400, "invalid cursor")
+	g("limit=0", 400, "limit")
+}
+
+func TestSessionStatus(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	status := func(id string) string {
+		t.Helper()
+		var v collector.SessionView
+		s.getJSON(t, "/v1/sessions/"+id, &v)
+		if v.DerivedSeq != v.LastSeq {
+			t.Fatalf("session %s derived at %d of %d", id, v.DerivedSeq, v.LastSeq)
+		}
+		return v.Status
+	}
+	f := func(id string, want string, kv ...[]any) {
+		t.Helper()
+		var envs []event.Envelope
+		for i, p := range kv {
+			envs = append(envs, synth(i, append([]any{"session_id", id, "cwd", "/src/" + id}, p...)...))
+		}
+		s.post(t, envs, len(envs), 0)
+		if got := status(id); got != want {
+			t.Errorf("session %s: status %q, want %q", id, got, want)
+		}
+	}
+	start := []any{"hook_event_name", "SessionStart", "source", "startup"}
+	prompt := []any{"hook_event_name", "UserPromptSubmit", "prompt", "go"}
+	f("running", collector.StatusRunning, start, prompt)
+	f("ended", collector.StatusEnded, start, prompt, []any{"hook_event_name", "Stop"}, []any{"hook_event_name", "SessionEnd", "reason", "other"})
+	f("failed", collector.StatusFailed, start, prompt, []any{"hook_event_name", "StopFailure", "error", "rate_limit"}, []any{"hook_event_name", "SessionEnd", "reason", "other"})
+	// A subagent's failure is not the session's.
+	f("sub", collector.StatusRunning, start, prompt, []any{"hook_event_name", "StopFailure", "agent_id", "a1", "agent_type", "Explore"})
+	// A prompt after the failure: running again.
+	var more []event.Envelope
+	for i, p := range [][]any{start, prompt} {
+		more = append(more, synth(5000+i, append([]any{"session_id", "failed", "cwd", "/src/failed"}, p...)...))
+	}
+	s.post(t, more, 2, 0)
+	if got := status("failed"); got != collector.StatusRunning {
+		t.Errorf("resumed failed session: %q", got)
+	}
+}
+
+// TestDeriveStaleOnStart: events stored while no collector derived them
+// (a crash, an upgrade) are derived when one starts, and a read right after
+// the start waits for them.
+func TestDeriveStaleOnStart(t *testing.T) {
+	db := sqlite.MustOpenDB(t)
+	envs := claudeCorpus(t)
+	events := make([]store.Event, len(envs))
+	for i, e := range envs {
+		events[i] = storetest.MustEvent(t, e)
+	}
+	if _, err := db.Insert(context.Background(), events); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := collector.New(collector.Config{Store: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	s := &testServer{Server: srv, db: db, http: httptest.NewServer(srv.Handler())}
+	t.Cleanup(s.http.Close)
+	var v collector.SessionView
+	s.getJSON(t, "/v1/sessions/"+corpusFork, &v)
+	if v.DerivedSeq != v.LastSeq || v.ParentSessionID != corpusMain || v.Lineage != attribution.LineageFork {
+		t.Fatalf("fork after a start: %s", jsonOf(t, v))
+	}
+	s.settle(t)
+}
+
+// derivedView is what must not depend on arrival order: every derived
+// field of every session, its agents and its tool calls.
+func derivedView(t *testing.T, s *testServer) string {
+	t.Helper()
+	views := s.settle(t)
+	slices.SortFunc(views, func(a, b collector.SessionView) int { return strings.Compare(a.ID, b.ID) })
+	var b strings.Builder
+	for _, v := range views {
+		var agents collector.AgentsResponse
+		s.getJSON(t, "/v1/sessions/"+v.ID+"/agents", &agents)
+		var calls collector.ToolCallsResponse
+		s.getJSON(t, "/v1/sessions/"+v.ID+"/tool-calls", &calls)
+		fmt.Fprintf(&b, "%s\n", jsonOf(t, map[string]any{
+			"id": v.ID, "title": v.Title, "project": v.Project, "status": v.Status,
+			"parent_session_id": v.ParentSessionID, "lineage": v.Lineage, "child_session_ids": v.ChildSessionIDs,
+			"alias_session_ids": v.AliasSessionIDs, "alias_of": v.AliasOf, "phantom": v.Phantom, "runs": v.Runs,
+			"compactions": v.Compactions, "counts": v.Counts, "agents": agents.Agents, "tool_calls": calls.ToolCalls,
+		}))
+	}
+	return b.String()
+}
+
+// TestDerivedOrderIndependence posts the 2.1.197 capture in 50 random
+// orders, in random batches, with duplicates (some with received_at in
+// another zone: the same instant), each into a fresh collector, and wants
+// the same derived state from the API every time.
+func TestDerivedOrderIndependence(t *testing.T) {
+	envs := claudeCorpus(t)
+	ref := newServer(t, collector.Config{})
+	ref.post(t, envs, len(envs), 0)
+	want := derivedView(t, ref)
+	if !strings.Contains(want, `"lineage": "fork"`) || !strings.Contains(want, corpusCompactor) {
+		t.Fatalf("the reference lacks the fork or the compaction agent:\n%s", want)
+	}
+
+	// t.Run from several goroutines: the collectors mostly wait for their
+	// debounce, so more of them at once than -parallel allows is faster.
+	orders := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range orders {
+				t.Run(fmt.Sprint(i), func(t *testing.T) { checkOrder(t, i, envs, want) })
+			}
+		}()
+	}
+	for i := range 50 {
+		orders <- i
+	}
+	close(orders)
+	wg.Wait()
+}
+
+// checkOrder posts envs in the random order i, in random batches with
+// duplicates, into a fresh collector and wants the derived state want.
+func checkOrder(t *testing.T, i int, envs []event.Envelope, want string) {
+	rng := rand.New(rand.NewPCG(uint64(i), 2197))
+	input := slices.Clone(envs)
+	for range rng.IntN(len(envs)) + 1 {
+		d := envs[rng.IntN(len(envs))]
+		if rng.IntN(2) == 0 {
+			d.ReceivedAt = d.ReceivedAt.In(time.FixedZone("X", 3600))
+		}
+		input = append(input, d)
+	}
+	rng.Shuffle(len(input), func(a, b int) { input[a], input[b] = input[b], input[a] })
+	s := newServer(t, collector.Config{})
+	for len(input) > 0 {
+		n := min(len(input), 1+rng.IntN(12))
+		if code, body := s.do(t, http.MethodPost, "/v1/events", batch(t, input[:n])); code != http.StatusOK {
+			t.Fatalf("POST: %d %s", code, body)
+		}
+		input = input[n:]
+	}
+	if got := derivedView(t, s); got != want {
+		t.Fatalf("derived state differs:\n%s\nwant:\n%s", got, want)
+	}
+}
