@@ -222,9 +222,9 @@ func canonicalJSON(raw json.RawMessage) string {
 	return string(b)
 }
 
-// toolUseError reports whether a PostToolBatch tool_response (a string, or
-// an array of content blocks) is the client's <tool_use_error>, and returns
-// its text without the tags.
+// toolUseError reports whether a PostToolBatch tool_response (a string, an
+// array of content blocks, or hookwatch's privacy preview of a string) is
+// the client's <tool_use_error>, and returns its text without the tags.
 func toolUseError(resp json.RawMessage) (string, bool) {
 	resp = bytes.TrimSpace(resp)
 	var text string
@@ -233,6 +233,18 @@ func toolUseError(resp json.RawMessage) (string, bool) {
 		return "", false
 	case resp[0] == '"':
 		text = jsonString(resp)
+	case resp[0] == '{':
+		// The hook keeps tool output as a preview by default: its head is
+		// the start of the JSON text, here a string literal that may be
+		// cut anywhere, even inside an escape.
+		var obj struct {
+			Capture string `json:"hookwatch_capture"`
+			Head    string `json:"head"`
+		}
+		if json.Unmarshal(resp, &obj) != nil || obj.Capture != "preview" || !strings.HasPrefix(obj.Head, `"`) {
+			return "", false
+		}
+		text = cutJSONString(obj.Head)
 	case resp[0] == '[':
 		var blocks []struct {
 			Text string `json:"text"`
@@ -254,4 +266,21 @@ func toolUseError(resp json.RawMessage) (string, bool) {
 		t = t[:i]
 	}
 	return strings.TrimSpace(t), true
+}
+
+// cutJSONString decodes the start of a JSON string literal (quote
+// included) that may be cut anywhere: what decodes of it, without the part
+// of an escape sequence the cut left.
+func cutJSONString(lit string) string {
+	for drop := 0; drop <= 6 && drop < len(lit); drop++ {
+		s := lit[:len(lit)-drop]
+		if !strings.HasSuffix(s, `"`) || len(s) == 1 || strings.HasSuffix(s, `\"`) {
+			s += `"`
+		}
+		var out string
+		if json.Unmarshal([]byte(s), &out) == nil {
+			return out
+		}
+	}
+	return ""
 }

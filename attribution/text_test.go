@@ -96,6 +96,17 @@ func TestToolUseError(t *testing.T) {
 	}
 	f(`"<tool_use_error>Error: No such tool available: Glob</tool_use_error>"`, "Error: No such tool available: Glob", true)
 	f(`[{"type":"text","text":"<tool_use_error>bad input</tool_use_error>"}]`, "bad input", true)
+	// hookwatch's privacy preview of the text, whole or cut (even inside
+	// an escape).
+	f(`{"hookwatch_capture":"preview","bytes":71,"head":"\"<tool_use_error>Error: No such tool available: Glob</tool_use_error>\""}`,
+		"Error: No such tool available: Glob", true)
+	f(`{"hookwatch_capture":"preview","bytes":9000,"head":"\"<tool_use_error>Error: \\\"Glob\\\" is not","tail":"x\""}`,
+		`Error: "Glob" is not`, true)
+	f(`{"hookwatch_capture":"preview","bytes":9000,"head":"\"<tool_use_error>Error: \\u00e","tail":"x\""}`, "Error:", true)
+	f(`{"hookwatch_capture":"preview","bytes":9000,"head":"\"<tool_use_error>Error: \\","tail":"x\""}`, "Error:", true)
+	f(`{"hookwatch_capture":"preview","bytes":20,"head":"\"1\\tpackage main\""}`, "", false)
+	f(`{"hookwatch_capture":"none","bytes":71}`, "", false)
+	f(`{"hookwatch_capture":"preview","bytes":20,"head":"{\"<tool_use_error>\":1}"}`, "", false)
 	f(`"1\tpackage main"`, "", false)
 	f(`{"stdout":""}`, "", false)
 	f(`[]`, "", false)
