@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"errors"
+	"github.com/hookwatch/hookwatch/policy/policyfile"
 	"path"
 	"path/filepath"
 	"reflect"
@@ -236,16 +237,4 @@ func globSegments(pat, name []string, depth int) bool {
 // under reports whether p is dir or inside it, after cleaning both (so
 // "/proj/../etc/passwd" is not under "/proj"). A relative p is never under
 // an absolute dir: join it with cwd first.
-func under(p, dir string) bool {
-	if p == "" || dir == "" {
-		return false
-	}
-	p, dir = filepath.Clean(p), filepath.Clean(dir)
-	if filepath.IsAbs(p) != filepath.IsAbs(dir) {
-		return false
-	}
-	if p == dir || dir == string(filepath.Separator) {
-		return true
-	}
-	return strings.HasPrefix(p, dir+string(filepath.Separator))
-}
+func under(p, dir string) bool { return policyfile.Under(p, dir) }

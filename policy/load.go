@@ -3,7 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"os"
+	"github.com/hookwatch/hookwatch/policy/policyfile"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -119,59 +119,10 @@ func Discover(home, cwd, projectDir string) *Set {
 }
 
 // Locate returns the policy files that apply to a directory, whether or not
-// they exist: managed, user (when home is set) and project.
-//
-// The project file is <dir>/.hookwatch/policy.yaml for the nearest dir from
-// cwd upwards; when cwd is inside projectDir (CLAUDE_PROJECT_DIR) the search
-// stops there, so a parent of the project never contributes rules. When
-// nothing is found it is projectDir's (or cwd's) path, reported as not found.
-// The user and managed files are never taken as a project file.
+// they exist: managed, user (when home is set) and project; see
+// policyfile.Locate.
 func Locate(home, cwd, projectDir string) []Source {
-	srcs := []Source{{Path: managedPath, Scope: ScopeManaged}}
-	userPath := ""
-	if home != "" {
-		userPath = filepath.Join(home, "policy.yaml")
-		srcs = append(srcs, Source{Path: userPath, Scope: ScopeUser})
-	}
-	if p := findProject(cwd, projectDir, userPath); p != "" {
-		srcs = append(srcs, Source{Path: p, Scope: ScopeProject})
-	}
-	return srcs
-}
-
-func findProject(cwd, projectDir, userPath string) string {
-	skip := func(p string) bool { return p == filepath.Clean(userPath) || p == filepath.Clean(managedPath) }
-	candidate := func(dir string) string { return filepath.Join(dir, ".hookwatch", "policy.yaml") }
-	if cwd != "" && filepath.IsAbs(cwd) {
-		dir := filepath.Clean(cwd)
-		stop := ""
-		if projectDir != "" && under(dir, projectDir) {
-			stop = filepath.Clean(projectDir)
-		}
-		for i := 0; i < 256; i++ {
-			if p := candidate(dir); !skip(p) {
-				if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-					return p
-				}
-			}
-			parent := filepath.Dir(dir)
-			if dir == stop || parent == dir {
-				break
-			}
-			dir = parent
-		}
-	}
-	base := projectDir
-	if base == "" {
-		base = cwd
-	}
-	if base == "" || !filepath.IsAbs(base) {
-		return ""
-	}
-	if p := candidate(filepath.Clean(base)); !skip(p) {
-		return p
-	}
-	return ""
+	return policyfile.Locate(managedPath, home, cwd, projectDir)
 }
 
 // describeEvents formats a rule's event list for tables.

@@ -39,43 +39,28 @@ import (
 
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/matcher"
+	"github.com/hookwatch/hookwatch/policy/policyfile"
 )
 
 // ManagedPath is where the managed (organisation) policy lives.
-const ManagedPath = "/etc/hookwatch/policy.yaml"
+const ManagedPath = policyfile.ManagedPath
 
 // managedPath is ManagedPath, replaceable by tests only: an environment
 // variable would let anyone bypass the organisation's policy.
 var managedPath = ManagedPath
 
 // Scope is where a rule comes from. Lower values take precedence.
-type Scope uint8
+type Scope = policyfile.Scope
 
 // The scopes, strongest first.
 const (
-	ScopeManaged Scope = iota
-	ScopeUser
-	ScopeProject
+	ScopeManaged = policyfile.ScopeManaged
+	ScopeUser    = policyfile.ScopeUser
+	ScopeProject = policyfile.ScopeProject
 )
 
-// String returns "managed", "user" or "project".
-func (s Scope) String() string {
-	switch s {
-	case ScopeManaged:
-		return "managed"
-	case ScopeUser:
-		return "user"
-	case ScopeProject:
-		return "project"
-	}
-	return fmt.Sprintf("Scope(%d)", uint8(s))
-}
-
 // Source is one policy file and the scope it is loaded with.
-type Source struct {
-	Path  string
-	Scope Scope
-}
+type Source = policyfile.Source
 
 // Rule is one policy rule as written in a file. Fields are read-only after
 // loading; the compiled form is built on first use and cached, so a Rule is

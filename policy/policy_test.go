@@ -204,7 +204,7 @@ func TestScopes(t *testing.T) {
     context: saw the managed rewrite
 `)
 	// Given in the wrong order on purpose: scopes order them.
-	set := LoadSources(Source{project, ScopeProject}, Source{user, ScopeUser}, Source{managed, ScopeManaged})
+	set := LoadSources(Source{Path: project, Scope: ScopeProject}, Source{Path: user, Scope: ScopeUser}, Source{Path: managed, Scope: ScopeManaged})
 	var ids []string
 	for _, r := range set.Rules {
 		ids = append(ids, r.Scope.String()+":"+r.ID)
@@ -250,7 +250,7 @@ func TestOnError(t *testing.T) {
     action: deny
     on_error: closed
 `
-	set := LoadSources(Source{writeFile(t, dir, "p.yaml", rules), ScopeUser})
+	set := LoadSources(Source{Path: writeFile(t, dir, "p.yaml", rules), Scope: ScopeUser})
 	d := eval(set, pick(t, "PreToolUse", "Bash", "main"))
 	if d.Verdict != decision.Deny || len(d.Reasons) != 1 || !strings.Contains(d.Reasons[0], `rule "closed" could not be evaluated and fails closed`) {
 		t.Fatalf("closed: %v %q", d.Verdict, d.Reasons)
@@ -271,7 +271,7 @@ func TestInvalidFailsOpen(t *testing.T) {
 	dir := t.TempDir()
 	broken := writeFile(t, dir, "user.yaml", "rules: [\n  - id: x\n")
 	good := writeFile(t, dir, "project.yaml", "rules:\n  - {id: read-ctx, tool: Read, context: hi}\n  - {id: bad, tool: Bash, when: 'nope(', action: deny}\n")
-	set := LoadSources(Source{broken, ScopeUser}, Source{good, ScopeProject})
+	set := LoadSources(Source{Path: broken, Scope: ScopeUser}, Source{Path: good, Scope: ScopeProject})
 
 	d := eval(set, pick(t, "PreToolUse", "Read", "main"))
 	if !reflect.DeepEqual(d.AdditionalContext, []string{"hi"}) {
@@ -310,7 +310,7 @@ rules:
     when: 'nope('
     action: deny
 `)
-	set = LoadSources(Source{managed, ScopeManaged})
+	set = LoadSources(Source{Path: managed, Scope: ScopeManaged})
 	for tool, want := range map[string]decision.Verdict{"Bash": decision.Deny, "Write": decision.Deny, "Read": decision.None, "Edit": decision.None} {
 		d := eval(set, pick(t, "PreToolUse", tool, "main"))
 		if d.Verdict != want {
