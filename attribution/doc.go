@@ -77,7 +77,11 @@
 //     group after its last one is a SessionStart of another session, it is
 //     the throwaway id the client used before switching to the continued
 //     session. Its events are folded into that session (Result.Aliases,
-//     Run.AliasSessionID) and no session is made for it.
+//     Run.AliasSessionID) and no session is made for it. The same holds
+//     when the event of the group right before its first one is such a
+//     SessionStart that is not an orphan (see Fork): the client's hooks run
+//     side by side, and the throwaway's InstructionsLoaded may be read just
+//     after the continued session's SessionStart.
 //   - Fork (--resume X --fork-session). The 2.1.197 client sends
 //     SessionStart(resume) under X, then every later event of the run under
 //     the new id Y; Y has no SessionStart of its own and X gets nothing else

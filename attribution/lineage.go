@@ -133,6 +133,15 @@ func linkSessions(recs []*record) *lineage {
 		}
 		return nil
 	}
+	// prev returns the record of rs (ordered) right before first, if it is
+	// not of session first.session.
+	prev := func(rs []*record, first *record) *record {
+		i := sort.Search(len(rs), func(i int) bool { return rs[i].seq >= first.seq })
+		if i > 0 && rs[i-1].session != first.session {
+			return rs[i-1]
+		}
+		return nil
+	}
 	fold := func(id string, into *record) {
 		l.alias[id] = into.session
 		if _, ok := l.aliasAt[into]; !ok {
@@ -181,6 +190,14 @@ func linkSessions(recs []*record) *lineage {
 		if preOnly {
 			if n := next(lx.all, last); n != nil && n.name == event.SessionStart {
 				fold(id, n)
+				continue
+			}
+			// The hooks of one client start run side by side, so the
+			// throwaway's InstructionsLoaded can be read just after the
+			// continued session's SessionStart. An orphan SessionStart is
+			// left to the fork rule: its session got nothing else.
+			if p := prev(x.all, first); p != nil && p.name == event.SessionStart && !orphan[p] && startSource(p) != "compact" {
+				fold(id, p)
 				continue
 			}
 		}

@@ -105,6 +105,16 @@ func TestLineage(t *testing.T) {
 		sessionStart("resume").sess("X"), prompt("b").sess("X"),
 	}, []string{"X::"}, map[string]string{"T": "X"})
 
+	f("continue: the throwaway's InstructionsLoaded read after the SessionStart", []ev{
+		sessionStart("startup").sess("X"), prompt("a").sess("X"), sessionEnd("other").sess("X"),
+		sessionStart("resume").sess("X"), il.sess("T"), prompt("b").sess("X"), sessionEnd("other").sess("X"),
+	}, []string{"X::"}, map[string]string{"T": "X"})
+
+	f("a fork that died after its InstructionsLoaded is still a fork", []ev{
+		sessionStart("startup").sess("X"), prompt("a").sess("X"), sessionEnd("other").sess("X"),
+		sessionStart("resume").sess("X"), il.sess("Y"),
+	}, []string{"X::", "Y:X:fork"}, nil)
+
 	f("a pre-start-only id with nothing after it is kept", []ev{
 		il.sess("T"),
 	}, []string{"T::"}, nil)
