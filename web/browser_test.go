@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/web"
 	"github.com/hookwatch/hookwatch/web/internal/demo"
@@ -52,7 +54,10 @@ func browserTools(t testing.TB) (node string) {
 
 // serve starts a real collector on a temporary SQLite database with the
 // dashboard mounted the way `hookwatch serve` mounts it, and ingests envs.
-func serve(t testing.TB, envs []event.Envelope) string {
+// With attributed set it also answers /v1/sessions/{id}/agents and
+// /tool-calls from the attribution package, the way the collector will
+// once it serves them (until then the dashboard derives both from events).
+func serve(t testing.TB, envs []event.Envelope, attributed bool) string {
 	t.Helper()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hookwatch.db"))
 	if err != nil {
@@ -66,6 +71,16 @@ func serve(t testing.TB, envs []event.Envelope) string {
 	mux.Handle("/", web.Handler())
 	mux.Handle("/v1/", srv.Handler())
 	mux.Handle("/healthz", srv.Handler())
+	if attributed {
+		mux.HandleFunc("GET /v1/sessions/{id}/agents", func(w http.ResponseWriter, r *http.Request) {
+			s := attribute(t, db, r.PathValue("id"))
+			writeJSON(w, map[string]any{"agents": s.Agents})
+		})
+		mux.HandleFunc("GET /v1/sessions/{id}/tool-calls", func(w http.ResponseWriter, r *http.Request) {
+			s := attribute(t, db, r.PathValue("id"))
+			writeJSON(w, map[string]any{"tool_calls": s.ToolCalls, "next_cursor": ""})
+		})
+	}
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		// Shutdown ends the open event streams; only then can the test
@@ -81,6 +96,39 @@ func serve(t testing.TB, envs []event.Envelope) string {
 		}
 	}
 	return hs.URL
+}
+
+// attribute builds one session's attribution from the store.
+func attribute(t testing.TB, db *sqlite.DB, id string) *attribution.Session {
+	var envs []event.Envelope
+	f := store.EventFilter{SessionID: id, Limit: store.MaxLimit}
+	for {
+		page, err := db.Events(context.Background(), f)
+		if err != nil {
+			t.Error(err)
+			return &attribution.Session{}
+		}
+		for _, e := range page.Events {
+			var env event.Envelope
+			if err := json.Unmarshal(e.Envelope, &env); err != nil {
+				t.Error(err)
+			}
+			envs = append(envs, env)
+		}
+		if page.Next == "" {
+			break
+		}
+		f.Cursor = page.Next
+	}
+	if s := attribution.Build(envs).Session(id); s != nil {
+		return s
+	}
+	return &attribution.Session{}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
 }
 
 // realSession is the session of the Claude Code 2.1.197 capture with two
@@ -136,18 +184,28 @@ func TestModel(t *testing.T) {
 // TestBrowser runs e2e/dashboard.test.mjs in headless Chromium against a
 // collector filled with the real client's payloads, a session of XSS
 // attempts and a session with parallel subagents.
+//
+// It runs twice: against the collector as it is, where the dashboard
+// derives agents and calls from events, and with the attribution endpoints
+// (the tests that compare the page with them).
 func TestBrowser(t *testing.T) {
 	node := browserTools(t)
-	url := serve(t, fixtures(t, time.Now().UTC()))
 	xss, _ := json.Marshal(demo.XSSStrings)
-	out := runNode(t, node, []string{
-		"HOOKWATCH_URL=" + url,
-		"HW_REAL=" + realSession,
-		"HW_XSS=" + demo.XSSSessionID,
-		"HW_PARALLEL=" + parallelSession,
-		"HW_XSS_STRINGS=" + string(xss),
-	}, "--test", "--test-reporter=spec", "--test-concurrency=1", "dashboard.test.mjs")
-	t.Logf("%s", out)
+	run := func(t *testing.T, attributed bool, args ...string) {
+		url := serve(t, fixtures(t, time.Now().UTC()), attributed)
+		out := runNode(t, node, []string{
+			"HOOKWATCH_URL=" + url,
+			"HW_REAL=" + realSession,
+			"HW_XSS=" + demo.XSSSessionID,
+			"HW_PARALLEL=" + parallelSession,
+			"HW_XSS_STRINGS=" + string(xss),
+		}, append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, append(args, "dashboard.test.mjs")...)...)
+		t.Logf("%s", out)
+	}
+	t.Run("derived", func(t *testing.T) { run(t, false) })
+	t.Run("attributed", func(t *testing.T) {
+		run(t, true, "--test-name-pattern=^(the agent tree|clicking a tool call|filters narrow|hostile payloads)")
+	})
 }
 
 // TestScreenshots saves the README's screenshots into the directory named
@@ -181,7 +239,7 @@ func TestScreenshots(t *testing.T) {
 		Project: "billing-worker", Title: "Move invoice retries to the queue", Ended: true, Seed: 5})...)
 	const shown = "5ca1ab1e-0000-4000-8000-0000000005ee"
 	envs = append(envs, demo.Big(demo.BigSpec{SessionID: shown, Start: now.Add(-12 * time.Minute), Events: 900, Agents: 11, Wave: 4, Seed: 4})...)
-	url := serve(t, envs)
+	url := serve(t, envs, true)
 	out := runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_PARALLEL=" + shown, "HOOKWATCH_SCREENSHOTS=" + dir}, "screenshots.mjs")
 	t.Logf("%s", out)
 }
@@ -193,7 +251,7 @@ func TestScreenshots(t *testing.T) {
 func BenchmarkFirstRender(b *testing.B) {
 	node := browserTools(b)
 	const sid = "b16b16b1-0000-4000-8000-000000020000"
-	url := serve(b, demo.Big(demo.BigSpec{SessionID: sid, Start: time.Now().UTC().Add(-3 * time.Hour), Events: 20000, Agents: 50}))
+	url := serve(b, demo.Big(demo.BigSpec{SessionID: sid, Start: time.Now().UTC().Add(-3 * time.Hour), Events: 20000, Agents: 50}), false)
 	files, raw, gz := web.Assets()
 	var first, full, events float64
 	b.ResetTimer()
@@ -221,7 +279,7 @@ func BenchmarkFirstRender(b *testing.B) {
 // search over them takes to show.
 func BenchmarkSessionList(b *testing.B) {
 	node := browserTools(b)
-	url := serve(b, demo.Sessions(10000, time.Now().UTC(), 9))
+	url := serve(b, demo.Sessions(10000, time.Now().UTC(), 9), false)
 	var first, full, search, sessions float64
 	b.ResetTimer()
 	for b.Loop() {

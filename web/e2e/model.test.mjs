@@ -79,6 +79,20 @@ test('the collector\'s attribution wins over what events say', () => {
   assert.equal(order.length, m.agents.size);
 });
 
+test('attribution merged before the events keeps every call in its agent', () => {
+  // The collector answers /agents and /tool-calls before the event pages
+  // arrive; an agent names its spawning call before that call is seen.
+  const evs = capture();
+  const a = new SessionModel(SID);
+  for (const ev of evs) a.add(ev);
+  const b = new SessionModel(SID);
+  b.mergeAgents([...a.agents.values()].map((x) => ({ agent_id: x.id, agent_type: x.type, parent_agent_id: x.id ? '' : null, spawn_tool_use_id: x.spawn })));
+  b.mergeCalls([...a.calls.values()].map((c) => ({ tool_use_id: c.id, agent_id: c.agent, tool_name: c.tool, status: c.status })));
+  for (const ev of evs) b.add(ev);
+  const calls = (m) => m.layout().order.map((x) => [x.id, x.calls.map((c) => c.id).sort()]);
+  assert.deepEqual(calls(b), calls(a));
+});
+
 test('hostile and malformed events never throw', () => {
   const m = new SessionModel('s');
   const junk = [null, 1, 'x', [], {}, { seq: 'x' }, { seq: 1 }, { seq: 2, session_id: 's', envelope: null },
@@ -158,6 +172,7 @@ test('formatting', () => {
   f(familyOf('toString'), 'other');
   f(familyOf('__proto__'), 'other');
   f(projectOf({ cwd: '/home/dev/src/demo/' }), 'demo');
+  f(projectOf({ project: '-home-dev-src-pay-api', cwd: '/home/dev/src/pay-api' }), 'pay-api');
   f(projectOf({ project: 'p', cwd: '/x' }), 'p');
   f(projectOf({}), '');
   f(truncate('abcdef', 4), 'abc…');

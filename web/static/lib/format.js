@@ -98,12 +98,28 @@ export function truncate(s, n) {
   return s.length > n ? s.slice(0, n - 1) + '…' : s;
 }
 
-/** projectOf returns the project name of a session: its project field or the last element of its cwd. */
+/**
+ * projectKey returns what sessions are grouped by: the collector's project
+ * (the client's project directory, named by the cwd's slug), else the cwd.
+ */
+export function projectKey(s) {
+  if (typeof s.project === 'string' && s.project) return s.project;
+  return typeof s.cwd === 'string' ? s.cwd : '';
+}
+
+const slug = (cwd) => cwd.replace(/[^A-Za-z0-9]/g, '-');
+
+/**
+ * projectOf returns the project's name for people: the last element of the
+ * cwd when the project is the cwd's slug (as Claude Code names its project
+ * directories), else the project as the collector sent it.
+ */
 export function projectOf(s) {
-  if (s.project) return String(s.project);
-  const cwd = String(s.cwd || '');
-  const parts = cwd.split(/[\\/]/).filter(Boolean);
-  return parts.length ? parts[parts.length - 1] : '';
+  const cwd = typeof s.cwd === 'string' ? s.cwd : '';
+  const base = cwd.split(/[\\/]/).filter(Boolean).pop() || '';
+  const p = typeof s.project === 'string' ? s.project : '';
+  if (!p || p === cwd || (cwd && slug(cwd) === p)) return base || p;
+  return p;
 }
 
 // Tool families, as the collector's attribution names them. Colours follow

@@ -106,7 +106,7 @@ function newCall(id) {
   return {
     id, agent: MAIN, tool: '', family: '', serverFamily: '', status: 'pending', start: NaN, end: NaN, dur: NaN,
     input: undefined, output: undefined, hasOutput: false, error: '', decision: null, pre: 0, post: 0, batch: 0,
-    parentCall: '', promptId: '', spawned: '', server: false,
+    parentCall: '', promptId: '', spawned: '', server: false, owner: null,
   };
 }
 
@@ -145,6 +145,23 @@ export class SessionModel {
       this.calls.set(id, c);
     }
     return c;
+  }
+
+  /**
+   * _assign makes agentID the agent of call c, moving it between the
+   * agents' lists. A call can exist before anything says whose it is (a
+   * subagent names its spawning call first): owner tracks which list, if
+   * any, holds it.
+   */
+  _assign(c, agentID) {
+    c.agent = agentID;
+    if (c.owner === agentID) return;
+    if (c.owner !== null) {
+      const old = this.agents.get(c.owner);
+      if (old) old.calls = old.calls.filter((x) => x !== c);
+    }
+    this.agent(agentID).calls.push(c);
+    c.owner = agentID;
   }
 
   /** add folds one stored event into the model; it returns false for an event already seen. */
@@ -287,8 +304,8 @@ export class SessionModel {
           if (known && (c.pre || c.post)) continue;
           // A call the client rejected before running it (an unknown or
           // disabled tool) has no Pre/Post events: only the batch tells.
-          c.agent = agentID;
-          c.tool = str(b.tool_name);
+          if (!c.server || c.owner === null) this._assign(c, agentID);
+          if (!c.tool) c.tool = str(b.tool_name);
           c.input = b.tool_input;
           c.start = t;
           c.end = t;
@@ -302,7 +319,6 @@ export class SessionModel {
             c.status = 'ok';
           }
           if (resp !== undefined) { c.output = resp; c.hasOutput = true; }
-          if (!known) ag.calls.push(c);
           this._family(c);
         }
         break;
@@ -313,16 +329,9 @@ export class SessionModel {
   _toolEvent(ev, p, agentID, t, promptID) {
     const id = typeof ev.tool_use_id === 'string' && ev.tool_use_id ? ev.tool_use_id : str(p.tool_use_id);
     if (!id) return null;
-    const known = this.calls.has(id);
     const c = this.call(id);
-    if (!known || (!c.server && !c.pre && !c.post)) {
-      if (known && c.agent !== agentID) {
-        const old = this.agent(c.agent);
-        old.calls = old.calls.filter((x) => x !== c);
-      }
-      if (!known || c.agent !== agentID) this.agent(agentID).calls.push(c);
-      c.agent = agentID;
-    }
+    // The collector's attribution, once merged, decides whose call it is.
+    if (!c.server || c.owner === null) this._assign(c, agentID);
     if (!c.tool) c.tool = typeof ev.tool_name === 'string' && ev.tool_name ? ev.tool_name : str(p.tool_name);
     if (!c.promptId) c.promptId = promptID;
     this._family(c);
@@ -402,17 +411,8 @@ export class SessionModel {
     for (const raw of list) {
       const r = obj(raw);
       if (typeof r.tool_use_id !== 'string' || !r.tool_use_id) continue;
-      const known = this.calls.has(r.tool_use_id);
       const c = this.call(r.tool_use_id);
-      const agentID = typeof r.agent_id === 'string' ? r.agent_id : c.agent;
-      if (!known || c.agent !== agentID) {
-        if (known) {
-          const old = this.agent(c.agent);
-          old.calls = old.calls.filter((x) => x !== c);
-        }
-        this.agent(agentID).calls.push(c);
-      }
-      c.agent = agentID;
+      this._assign(c, typeof r.agent_id === 'string' ? r.agent_id : c.agent);
       c.server = true;
       if (typeof r.tool_name === 'string' && r.tool_name) c.tool = r.tool_name;
       if (typeof r.status === 'string' && r.status) c.status = r.status;

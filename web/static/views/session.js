@@ -9,7 +9,7 @@ import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, projectOf, shortID, truncate, isFailure } from '../lib/format.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
-import { statusOf, lineageOf } from './sessions.js';
+import { statusOf, lineageOf, lineageVerb } from './sessions.js';
 
 const TABS = [['timeline', 'Timeline'], ['turns', 'Turns'], ['events', 'Events'], ['numbers', 'Numbers']];
 
@@ -155,7 +155,7 @@ function Header({ s, model, version, id }) {
         <span class=${failures ? 'bad' : ''}><b>${fmtNum(failures)}</b> failed</span>
         <span class=${denials ? 'deny' : ''}><b>${fmtNum(denials)}</b> denied</span>
         <span><b>${fmtNum(model.events.length)}</b> events</span>
-        ${lin.map((l) => html`<span class=${'tag tag-' + l.kind}>${l.kind}${l.from && html` from <a href=${'#/s/' + encodeURIComponent(l.from)}>${shortID(l.from)}</a>`}</span>`)}
+        ${lin.map((l) => html`<span class=${'tag tag-' + l.kind.split(' ')[0]}>${l.from ? lineageVerb(l) : l.kind}${l.n > 1 ? ' ×' + l.n : ''}${l.from && html` <a href=${'#/s/' + encodeURIComponent(l.from)}>${shortID(l.from)}</a>`}</span>`)}
         <span class="muted mono" title="session id">${id}</span>
       </div>
     </div>`;
@@ -163,8 +163,11 @@ function Header({ s, model, version, id }) {
 
 function Filters({ model, version, filters, setFilters }) {
   const order = model.layout().order;
-  const tools = useMemo(() => model.toolNames(), [version]);
-  const events = useMemo(() => model.eventNames(), [version]);
+  // A filter from the URL may name what has not loaded yet: keep it an
+  // option, or the select would show another value than the one applied.
+  const withCurrent = (list, v) => (v && !list.includes(v) ? [...list, v].sort() : list);
+  const tools = useMemo(() => withCurrent(model.toolNames(), filters.tool), [version, filters.tool]);
+  const events = useMemo(() => withCurrent(model.eventNames(), filters.event), [version, filters.event]);
   const set = (k) => (e) => {
     const v = e.currentTarget.value;
     setFilters({ ...filters, [k]: k === 'agent' ? (v === '*' ? null : v === 'main' ? MAIN : v) : v });
@@ -176,6 +179,7 @@ function Filters({ model, version, filters, setFilters }) {
       <select aria-label="Agent" value=${agentValue} onChange=${set('agent')}>
         <option value="*">all agents</option>
         ${order.map((a) => html`<option value=${a.id === MAIN ? 'main' : a.id}>${'\u00a0'.repeat(a.depth * 2)}${agentLabel(a)}${a.id ? ' · ' + shortID(a.id, 7) : ''}</option>`)}
+        ${filters.agent != null && !model.agents.has(filters.agent) && html`<option value=${filters.agent}>${shortID(filters.agent, 12)}</option>`}
       </select>
       <select aria-label="Tool" value=${filters.tool} onChange=${set('tool')}>
         <option value="">all tools</option>

@@ -4,7 +4,7 @@ import { html, useState, useEffect, useMemo, useRef } from '../lib/html.js';
 import { pages, getJSON, sessionPath } from '../lib/api.js';
 import { subscribe, startLive } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
-import { ms, fmtDur, fmtDate, fmtAgo, fmtNum, projectOf, shortID, truncate } from '../lib/format.js';
+import { ms, fmtDur, fmtDate, fmtAgo, fmtNum, projectOf, projectKey, shortID, truncate } from '../lib/format.js';
 
 /** statusOf returns running, ended or failed (or the collector's own status). */
 export function statusOf(s) {
@@ -19,7 +19,7 @@ export function statusOf(s) {
  */
 export function lineageOf(s) {
   const out = [];
-  const kindOf = (k) => ({ resume: 'resumed', resumed: 'resumed', fork: 'forked', forked: 'forked', compact: 'compacted', compacted: 'compacted', clear: 'cleared', continue: 'continued' }[k] || k);
+  const kindOf = (k) => ({ resume: 'resumed', resumed: 'resumed', fork: 'forked', forked: 'forked', compact: 'compacted', compacted: 'compacted', clear: 'cleared', continue: 'continued', alias: 'continued in' }[k] || k);
   const add = (kind, from) => {
     kind = kindOf(typeof kind === 'string' ? kind : '');
     from = typeof from === 'string' ? from : '';
@@ -36,6 +36,8 @@ export function lineageOf(s) {
   if (typeof s.parent_session_id === 'string' && s.parent_session_id && !out.some((l) => l.from === s.parent_session_id)) {
     add(s.source && s.source !== 'startup' ? s.source : 'from', s.parent_session_id);
   }
+  if (typeof s.alias_of === 'string' && s.alias_of) add('alias', s.alias_of);
+  if (s.phantom === true) out.push({ kind: 'phantom', from: '' });
   if (Array.isArray(s.runs)) {
     const resumes = s.runs.filter((r) => r && (r.source === 'resume' || r.source === 'continue')).length;
     if (resumes) out.push({ kind: 'resumed', from: '', n: resumes });
@@ -48,6 +50,17 @@ export function lineageOf(s) {
 }
 
 const href = (id) => '#/s/' + encodeURIComponent(id);
+
+/** lineageVerb says how a session relates to the one a lineage entry names. */
+export function lineageVerb(l) {
+  return l.kind === 'continued in' || l.kind === 'from' ? l.kind : l.kind + ' from';
+}
+
+/** failedOf counts a session's failed calls: errors, interruptions and calls the client rejected. */
+export function failedOf(s) {
+  const f = countOf(s, 'failures'), r = countOf(s, 'rejected');
+  return f === undefined && r === undefined ? undefined : (f || 0) + (r || 0);
+}
 
 /** countOf reads a session count, flat or under counts. */
 export function countOf(s, k) {
@@ -79,6 +92,7 @@ function put(s) {
   s._last = ms(s.last_event_at);
   s._first = ms(s.first_event_at);
   s._project = projectOf(s);
+  s._projectKey = projectKey(s);
   s._status = statusOf(s);
   s._search = [s.id, s.title, s._project, s.cwd, s.model, s.user, s.host, s.runtime].filter((x) => typeof x === 'string').join('\n').toLowerCase();
   store.byID.set(s.id, s);
@@ -166,7 +180,7 @@ function Lineage({ s }) {
   const l = lineageOf(s);
   if (!l.length) return null;
   return html`<span class="lineage">${l.map((x) => html`
-    <span class=${'tag tag-' + x.kind} title=${x.from ? `${x.kind} from ${x.from}` : x.kind}>${x.kind}${x.n > 1 ? ' ×' + x.n : ''}${x.from && html` <a href=${href(x.from)}>${shortID(x.from)}</a>`}</span>`)}</span>`;
+    <span class=${'tag tag-' + x.kind.split(' ')[0]} title=${x.from ? `${lineageVerb(x)} ${x.from}` : x.kind}>${x.from ? lineageVerb(x) : x.kind}${x.n > 1 ? ' ×' + x.n : ''}${x.from && html` <a href=${href(x.from)}>${shortID(x.from)}</a>`}</span>`)}</span>`;
 }
 
 function Row({ s, now, counts }) {
@@ -188,7 +202,7 @@ function Row({ s, now, counts }) {
       ${counts && html`
         <span class="num">${fmtNum(countOf(s, 'agents'))}</span>
         <span class="num">${fmtNum(countOf(s, 'tool_calls'))}</span>
-        ${count(countOf(s, 'failures'), 'bad')}
+        ${count(failedOf(s), 'bad')}
         ${count(countOf(s, 'denials'), 'deny')}`}
       <span class="lin"><${Lineage} s=${s} /></span>
     </div>`;
@@ -219,12 +233,19 @@ export function SessionList({ params }) {
     if (location.hash !== h && !(location.hash === '' && h === '#/')) history.replaceState(null, '', h);
   }, [q, project, status, range]);
 
-  const projects = useMemo(() => [...new Set(st.list.map((s) => s._project).filter(Boolean))].sort(), [st.list]);
+  // Projects by key, labelled for people; a label two projects share shows the key.
+  const projects = useMemo(() => {
+    const byKey = new Map();
+    for (const s of st.list) if (s._projectKey && !byKey.has(s._projectKey)) byKey.set(s._projectKey, s._project || s._projectKey);
+    const labels = new Map();
+    for (const l of byKey.values()) labels.set(l, (labels.get(l) || 0) + 1);
+    return [...byKey.entries()].map(([k, l]) => [k, labels.get(l) > 1 ? k : l]).sort((a, b) => a[1].localeCompare(b[1]));
+  }, [st.list]);
   const shown = useMemo(() => {
     const needle = q.trim().toLowerCase();
     const since = RANGE_MS[range] ? Date.now() - RANGE_MS[range] : -Infinity;
     return st.list.filter((s) => (!needle || s._search.includes(needle))
-      && (!project || s._project === project)
+      && (!project || s._projectKey === project)
       && (!status || s._status === status)
       && (s._last >= since));
   }, [st.list, q, project, status, range]);
@@ -245,7 +266,7 @@ export function SessionList({ params }) {
           value=${q} onInput=${(e) => setQ(e.currentTarget.value)} />
         <select aria-label="Project" value=${project} onChange=${(e) => setProject(e.currentTarget.value)}>
           <option value="">all projects</option>
-          ${projects.map((p) => html`<option value=${p}>${p}</option>`)}
+          ${projects.map(([k, l]) => html`<option value=${k}>${l}</option>`)}
         </select>
         <select aria-label="Status" value=${status} onChange=${(e) => setStatus(e.currentTarget.value)}>
           <option value="">any status</option>
@@ -257,7 +278,7 @@ export function SessionList({ params }) {
           ${RANGES.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
         </select>
         <span class="spacer"></span>
-        <span class="count" data-testid="session-count">${fmtNum(shown.length)}${shown.length !== st.list.length ? ` of ${fmtNum(st.list.length)}` : ''} sessions${st.loading ? ' · loading…' : ''}</span>
+        <span class="count" data-testid="session-count">${fmtNum(shown.length)}${shown.length !== st.list.length ? ` of ${fmtNum(st.list.length)}` : ''} sessions${st.done ? '' : ' · loading…'}</span>
       </div>
       ${st.error && html`<p class="error">Cannot load sessions: ${st.error}</p>`}
       <div class=${'shead' + (counts ? '' : ' nocounts')} role="presentation">
