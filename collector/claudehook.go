@@ -6,17 +6,22 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/policy"
 	"github.com/hookwatch/hookwatch/privacy"
 )
 
-// ClaudeHookConfig configures HandleClaudeHook.
+// ClaudeHookConfig configures HandleClaudeHook and HandleDecide.
 type ClaudeHookConfig struct {
 	// Home holds the user policy and the quota state, as for the hook.
 	Home string
+	// Policies answers the events; nil builds one for Home. Share one
+	// between the handlers: it keeps the rules compiled.
+	Policies *policy.Evaluator
 	// Privacy are the edge rules applied before storage.
 	Privacy privacy.Options
 	// Version is recorded in the envelopes.
@@ -33,6 +38,9 @@ type ClaudeHookConfig struct {
 // error, and a storage failure is logged without changing the answer: the
 // decision matters more to the agent than the record.
 func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
+	if cfg.Policies == nil {
+		cfg.Policies = policy.NewEvaluator(cfg.Home)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 		if err != nil {
@@ -50,7 +58,7 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 			return
 		}
 		now := time.Now()
-		answer, _, audit := hook.Decide(r.Context(), cfg.Home, "", p, data)
+		answer, _, audit := cfg.Policies.Answer(r.Context(), p.CWD, "", data)
 		privacy.Apply(p.Raw, cfg.Privacy)
 		env := event.Envelope{
 			ID:               event.NewID(now),
@@ -76,4 +84,44 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 func hostname() string {
 	h, _ := os.Hostname()
 	return h
+}
+
+// HandleDecide returns the handler of POST /v1/decide: the lean hook binary,
+// which does not link the policy engine, asks the collector attached to its
+// home's spool for the answer to an event, then hands the event over
+// through the spool itself. Nothing is stored here. The body is
+// {"project_dir", "payload"}; the answer is {"stdout", "exit_code",
+// "decision"}, sent with a Content-Length, as the hook reads it.
+func (s *Server) HandleDecide(cfg ClaudeHookConfig) http.Handler {
+	if cfg.Policies == nil {
+		cfg.Policies = policy.NewEvaluator(cfg.Home)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ProjectDir string          `json:"project_dir"`
+			Payload    json.RawMessage `json:"payload"`
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		if err == nil {
+			err = json.Unmarshal(body, &req)
+		}
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "the body must be {\"project_dir\", \"payload\"}: "+err.Error())
+			return
+		}
+		p, err := event.Decode(req.Payload)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "payload: "+err.Error())
+			return
+		}
+		stdout, code, audit := cfg.Policies.Answer(r.Context(), p.CWD, req.ProjectDir, req.Payload)
+		out, err := json.Marshal(hook.DecideResponse{Stdout: string(stdout), ExitCode: code, Decision: audit})
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "cannot encode the decision")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		_, _ = w.Write(out)
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -88,21 +87,11 @@ func (cfg Config) autostart(ep endpoint) error {
 	return p.Release()
 }
 
-// serveBinary returns the hookwatch binary that can run `serve`.
+// serveBinary returns the hookwatch binary that can run `serve`: this one
+// if it is hookwatch, else the hookwatch beside this hookwatch-hook.
 func serveBinary() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	switch name := filepath.Base(exe); {
-	case name == "hookwatch":
+	if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "hookwatch" {
 		return exe, nil
-	case strings.HasPrefix(name, "hookwatch-hook"):
-		sib := filepath.Join(filepath.Dir(exe), "hookwatch")
-		if _, err := os.Stat(sib); err != nil {
-			return "", errors.New("no hookwatch binary beside hookwatch-hook to start a collector with")
-		}
-		return sib, nil
 	}
-	return "", errors.New("not running as hookwatch or hookwatch-hook")
+	return fullBinary()
 }

@@ -56,6 +56,9 @@ type Config struct {
 	ProjectDir string
 	Privacy    privacy.Options
 	Version    string
+	// Decide evaluates policies in process; nil in the lean hook binary,
+	// which asks the attached collector or the full binary instead.
+	Decide DecideFunc
 	// Autostart lets a hook that finds no collector on its loopback URL
 	// start one in the background (HOOKWATCH_AUTOSTART=0 turns it off).
 	Autostart bool
@@ -194,11 +197,19 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 		HookwatchVersion: cfg.Version,
 		Subagent:         ReadSubagentMeta(p),
 	}
+	var verdict policyVerdict
 	if name == event.StatusLine {
-		env.Kind = event.KindStatusLine
+		env.Kind = event.KindStatusLine // a snapshot, not an event to answer
+	} else {
+		v, handled, derr := cfg.decide(ctx, p, data, deadline)
+		if handled != nil {
+			return *handled // the full binary answered and recorded the event
+		}
+		if derr != nil {
+			oddities = append(oddities, derr.Error())
+		}
+		verdict, env.Decision = v, v.audit
 	}
-	stdout, code, audit := cfg.decide(ctx, p, data)
-	env.Decision = audit
 	privacy.Apply(p.Raw, cfg.Privacy)
 	if env.Payload, err = json.Marshal(p.Raw); err != nil {
 		return Result{Err: fmt.Errorf("cannot encode payload: %w", err)}
@@ -208,7 +219,7 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 		return Result{Err: fmt.Errorf("cannot encode envelope: %w", err)}
 	}
 	res = cfg.deliver(ctx, rec, deadline)
-	res.Stdout, res.ExitCode = stdout, code
+	res.Stdout, res.ExitCode = verdict.stdout, verdict.code
 	return res
 }
 

@@ -324,7 +324,7 @@ func TestHostileInput(t *testing.T) {
 
 func TestMainHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := hook.Main(context.Background(), []string{"--help"}, strings.NewReader(""), &stdout, &stderr, func(string) string { return "" }, "v")
+	code := hook.Main(context.Background(), []string{"--help"}, strings.NewReader(""), &stdout, &stderr, func(string) string { return "" }, "v", nil)
 	if code != 0 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "HOOKWATCH_URL") {
 		t.Errorf("--help: code %d stdout %q stderr %q", code, stdout.String(), stderr.String())
 	}
@@ -335,7 +335,7 @@ func TestMainBadFlagStillRecords(t *testing.T) {
 	home := t.TempDir()
 	env := map[string]string{"HOOKWATCH_HOME": home, "HOOKWATCH_URL": c.srv.URL}
 	var stdout, stderr bytes.Buffer
-	code := hook.Main(context.Background(), []string{"--bogus"}, bytes.NewReader(preToolUse(t)), &stdout, &stderr, func(k string) string { return env[k] }, "v")
+	code := hook.Main(context.Background(), []string{"--bogus"}, bytes.NewReader(preToolUse(t)), &stdout, &stderr, func(k string) string { return env[k] }, "v", nil)
 	if code != 0 || stdout.Len() != 0 || stderr.Len() != 0 || len(c.got()) != 1 {
 		t.Errorf("bad flag: code %d stdout %q stderr %q delivered %d", code, stdout.String(), stderr.String(), len(c.got()))
 	}

@@ -10,12 +10,16 @@ import (
 // Main is the whole hook command: flags, configuration, Run, and the output
 // contract. It returns the process exit code, which is 0 unless a policy
 // decided otherwise. The only thing it ever writes to stderr is --help.
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, version string) int {
+//
+// decide evaluates policies in process: the full binary passes
+// policy.Answer; the lean hook binary passes nil (see Config.Decide).
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, version string, decide DecideFunc) int {
 	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	runtime := fs.String("runtime", "", "agent runtime that runs this hook: claude-code or codex (default: detected from the payload)")
 	cfg, warnings := ConfigFromEnv(getenv)
 	cfg.Version = version
+	cfg.Decide = decide
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(stderr)

@@ -1,40 +1,143 @@
 package hook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"time"
 
-	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/event"
-	"github.com/hookwatch/hookwatch/policy"
+	"github.com/hookwatch/hookwatch/policy/policyfile"
+	"github.com/hookwatch/hookwatch/spool"
 )
 
-// decide evaluates the policies in force for p; see Decide.
-func (cfg Config) decide(ctx context.Context, p *event.Payload, data []byte) (stdout []byte, code int, audit json.RawMessage) {
-	return Decide(ctx, cfg.Home, cfg.ProjectDir, p, data)
+// DecideFunc evaluates the policies in force for one hook payload in
+// process: policy.Answer has this signature. It returns what to answer on
+// stdout, the exit code, and the audit record for the envelope.
+type DecideFunc func(ctx context.Context, home, cwd, projectDir string, data []byte) (stdout []byte, code int, audit json.RawMessage)
+
+// errNoDecision marks a run whose policies could not be evaluated: the hook
+// then stays observe-only, which is fail-open, and says so in hook.log.
+var errNoDecision = errors.New("policies are in force but could not be evaluated; the event passed unanswered")
+
+// policyVerdict is what the policies answered for one event.
+type policyVerdict struct {
+	stdout []byte
+	code   int
+	audit  json.RawMessage
 }
 
-// Decide evaluates the policies in force for the payload p (data is its
-// JSON) and returns what to answer on stdout, the exit code, and the audit
-// record for the envelope (nil when no rule had an opinion). home holds the
-// user policy and the quota state; projectDir is CLAUDE_PROJECT_DIR, if
-// known. It sees the payload as the agent sent it, before redaction,
-// because a rule about a secret must see the secret. Both the hook and the
-// collector's http hook endpoint answer through it.
-func Decide(ctx context.Context, home, projectDir string, p *event.Payload, data []byte) (stdout []byte, code int, audit json.RawMessage) {
-	set := policy.Discover(home, p.CWD, projectDir)
-	if len(set.Rules) == 0 && len(set.Problems) == 0 {
-		return nil, 0, nil
+// decide answers the event with the policies in force. Most events meet
+// none — a few stat calls say so. When some apply, the full engine answers:
+// in process when this binary links it (cfg.Decide), else the collector
+// attached to this home's spool, which keeps the rules compiled, else a
+// `hookwatch hook` process started for this one event (which then also
+// delivers it: handled reports that).
+func (cfg Config) decide(ctx context.Context, p *event.Payload, data []byte, deadline time.Time) (v policyVerdict, handled *Result, err error) {
+	if !policyfile.Any(policyfile.Locate(policyfile.ManagedPath, cfg.Home, p.CWD, cfg.ProjectDir)) {
+		return v, nil, nil
 	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, 0, nil // Decode accepted it, so this cannot happen; stay observe-only
+	if cfg.Decide != nil {
+		v.stdout, v.code, v.audit = cfg.Decide(ctx, cfg.Home, p.CWD, cfg.ProjectDir, data)
+		return v, nil, nil
 	}
-	d := set.Evaluate(ctx, m, policy.OpenState(filepath.Join(home, "state")))
-	stdout, code = decision.Render(d)
-	if a := d.Audit(); a != nil {
-		audit, _ = json.Marshal(a)
+	if v, err := cfg.decideRemote(p, data, deadline); err == nil {
+		return v, nil, nil
 	}
-	return stdout, code, audit
+	res, err := cfg.decideInFullBinary(ctx, data, deadline)
+	if err != nil {
+		return v, nil, fmt.Errorf("%w: %v", errNoDecision, err)
+	}
+	return v, &res, nil
+}
+
+// decideRequest is the body of POST /v1/decide.
+type decideRequest struct {
+	ProjectDir string          `json:"project_dir,omitempty"`
+	Payload    json.RawMessage `json:"payload"`
+}
+
+// DecideResponse is the answer of POST /v1/decide.
+type DecideResponse struct {
+	Stdout   string          `json:"stdout"`
+	ExitCode int             `json:"exit_code"`
+	Decision json.RawMessage `json:"decision,omitempty"`
+}
+
+// decideRemote asks the collector attached to this home's spool: it reads
+// the same policy files and keeps the same quota state, with the rules
+// already compiled. Any other collector could see other files, so it is
+// never asked.
+func (cfg Config) decideRemote(p *event.Payload, data []byte, deadline time.Time) (policyVerdict, error) {
+	ep, err := parseEndpoint(cfg.URL)
+	if err != nil {
+		return policyVerdict{}, err
+	}
+	if !spool.AttachedTo(filepath.Join(cfg.Home, "spool"), ep.addr.String()) {
+		return policyVerdict{}, errors.New("no collector attached to this home")
+	}
+	body, err := json.Marshal(decideRequest{ProjectDir: cfg.ProjectDir, Payload: bytes.TrimSpace(data)})
+	if err != nil {
+		return policyVerdict{}, err
+	}
+	code, resp, err := postRead(ep, "/v1/decide", cfg.Token, body, deadline.Add(-cfg.budget()/10))
+	if err != nil {
+		return policyVerdict{}, err
+	}
+	if code != 200 {
+		return policyVerdict{}, statusError{code}
+	}
+	var r DecideResponse
+	if err := json.Unmarshal(resp, &r); err != nil {
+		return policyVerdict{}, fmt.Errorf("cannot read the collector's decision: %w", err)
+	}
+	return policyVerdict{stdout: []byte(r.Stdout), code: r.ExitCode, audit: r.Decision}, nil
+}
+
+// decideInFullBinary runs `hookwatch hook` (the binary beside this one,
+// which links the policy engine) on the payload and takes its answer. That
+// process also records the event, so this one must not.
+func (cfg Config) decideInFullBinary(ctx context.Context, data []byte, deadline time.Time) (Result, error) {
+	bin, err := fullBinary()
+	if err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "hook")
+	cmd.Env = append(os.Environ(), "HOOKWATCH_HOME="+cfg.Home, "HOOKWATCH_URL="+cfg.URL)
+	cmd.Stdin = bytes.NewReader(data)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return Result{}, err
+	}
+	if code := cmd.ProcessState.ExitCode(); code >= 0 {
+		return Result{Stdout: stdout.Bytes(), ExitCode: code, Delivered: true}, nil
+	}
+	return Result{}, fmt.Errorf("%s hook did not finish within the budget: %v", bin, err)
+}
+
+// fullBinary returns the hookwatch binary beside this hookwatch-hook.
+func fullBinary() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(filepath.Base(exe), "hookwatch-hook") {
+		return "", errors.New("not running as hookwatch-hook")
+	}
+	bin := filepath.Join(filepath.Dir(exe), "hookwatch")
+	if _, err := os.Stat(bin); err != nil {
+		return "", errors.New("no hookwatch binary beside hookwatch-hook")
+	}
+	return bin, nil
 }

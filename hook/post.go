@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -76,20 +77,31 @@ func (e statusError) Error() string { return fmt.Sprintf("collector answered HTT
 // code. Every step is bounded by deadline: connect and write by SO_SNDTIMEO,
 // the reply by SO_RCVTIMEO, so a hung collector costs at most the budget.
 func post(ep endpoint, path, token string, body []byte, deadline time.Time) (int, error) {
+	code, _, err := roundTrip(ep, path, token, body, deadline, false)
+	return code, err
+}
+
+// postRead is post that also returns the reply's body, which the server
+// must send with a Content-Length (a chunked reply is an error).
+func postRead(ep endpoint, path, token string, body []byte, deadline time.Time) (int, []byte, error) {
+	return roundTrip(ep, path, token, body, deadline, true)
+}
+
+func roundTrip(ep endpoint, path, token string, body []byte, deadline time.Time, wantBody bool) (int, []byte, error) {
 	family := syscall.AF_INET
 	if ep.addr.Addr().Is6() {
 		family = syscall.AF_INET6
 	}
 	fd, err := syscall.Socket(family, syscall.SOCK_STREAM, 0)
 	if err != nil {
-		return 0, fmt.Errorf("cannot open socket: %w", err)
+		return 0, nil, fmt.Errorf("cannot open socket: %w", err)
 	}
 	defer syscall.Close(fd)
 	// Not SOCK_CLOEXEC, which macOS lacks; the hook starts no process
 	// while the socket is open, so setting it now leaves no window.
 	syscall.CloseOnExec(fd)
 	if err := setTimeouts(fd, time.Until(deadline)); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	var sa syscall.Sockaddr
 	if family == syscall.AF_INET {
@@ -98,7 +110,7 @@ func post(ep endpoint, path, token string, body []byte, deadline time.Time) (int
 		sa = &syscall.SockaddrInet6{Port: int(ep.addr.Port()), Addr: ep.addr.Addr().As16()}
 	}
 	if err := retryEINTR(func() error { return syscall.Connect(fd, sa) }); err != nil {
-		return 0, fmt.Errorf("cannot connect to collector %s: %w", ep.addr, err)
+		return 0, nil, fmt.Errorf("cannot connect to collector %s: %w", ep.addr, err)
 	}
 	var req bytes.Buffer
 	req.Grow(256 + len(body))
@@ -115,13 +127,20 @@ func post(ep endpoint, path, token string, body []byte, deadline time.Time) (int
 	req.WriteString("\r\n\r\n")
 	req.Write(body)
 	if err := writeAll(fd, req.Bytes()); err != nil {
-		return 0, fmt.Errorf("cannot send to collector: %w", err)
+		return 0, nil, fmt.Errorf("cannot send to collector: %w", err)
 	}
-	code, err := readStatus(fd)
+	if !wantBody {
+		code, err := readStatus(fd)
+		if err != nil {
+			return 0, nil, fmt.Errorf("cannot read collector reply: %w", err)
+		}
+		return code, nil, nil
+	}
+	code, reply, err := readReply(fd)
 	if err != nil {
-		return 0, fmt.Errorf("cannot read collector reply: %w", err)
+		return 0, nil, fmt.Errorf("cannot read collector reply: %w", err)
 	}
-	return code, nil
+	return code, reply, nil
 }
 
 func setTimeouts(fd int, d time.Duration) error {
@@ -196,4 +215,58 @@ func parseStatusLine(line []byte) (int, error) {
 		return 0, fmt.Errorf("bad status code in %q", line)
 	}
 	return code, nil
+}
+
+// maxReplyBytes bounds a reply the hook reads whole (a policy decision).
+const maxReplyBytes = 4 << 20
+
+// readReply reads a whole HTTP/1.1 reply sent with Connection: close and
+// returns its status code and body.
+func readReply(fd int) (int, []byte, error) {
+	var buf []byte
+	chunk := make([]byte, 16<<10)
+	for {
+		n, err := syscall.Read(fd, chunk)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		if n == 0 {
+			break
+		}
+		buf = append(buf, chunk[:n]...)
+		if len(buf) > maxReplyBytes {
+			return 0, nil, errors.New("reply too large")
+		}
+	}
+	head, body, ok := bytes.Cut(buf, []byte("\r\n\r\n"))
+	if !ok {
+		return 0, nil, errors.New("reply has no end of headers")
+	}
+	line, headers, _ := bytes.Cut(head, []byte("\r\n"))
+	code, err := parseStatusLine(line)
+	if err != nil {
+		return 0, nil, err
+	}
+	length := -1
+	for _, h := range bytes.Split(headers, []byte("\r\n")) {
+		k, v, _ := bytes.Cut(h, []byte(":"))
+		switch strings.ToLower(string(bytes.TrimSpace(k))) {
+		case "content-length":
+			if length, err = strconv.Atoi(string(bytes.TrimSpace(v))); err != nil {
+				return 0, nil, errors.New("bad Content-Length")
+			}
+		case "transfer-encoding":
+			return 0, nil, errors.New("chunked reply not supported")
+		}
+	}
+	if length >= 0 {
+		if len(body) < length {
+			return 0, nil, errors.New("reply shorter than its Content-Length")
+		}
+		body = body[:length]
+	}
+	return code, body, nil
 }

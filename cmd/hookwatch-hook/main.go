@@ -16,5 +16,6 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
-	os.Exit(hook.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, version))
+	// No in-process policy engine: see hook.Config.Decide.
+	os.Exit(hook.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, version, nil))
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/policy"
 )
 
 func init() {
@@ -20,7 +21,7 @@ func init() {
 // the error it returns is nil or an exitError chosen by a policy, and stdout
 // holds nothing but a policy's answer.
 func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	code := hook.Main(ctx, args, stdin, stdout, stderr, os.Getenv, version)
+	code := hook.Main(ctx, args, stdin, stdout, stderr, os.Getenv, version, policy.Answer)
 	if code != 0 {
 		return exitError{code}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/policy"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -86,7 +87,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		log.Warn("bad privacy setting; using the strictest capture", "err", err)
 	}
-	srv.Handle("POST /v1/hooks/claude", srv.HandleClaudeHook(collector.ClaudeHookConfig{Home: home, Privacy: priv, Version: version}))
+	hooks := collector.ClaudeHookConfig{Home: home, Privacy: priv, Version: version, Policies: policy.NewEvaluator(home)}
+	srv.Handle("POST /v1/hooks/claude", srv.HandleClaudeHook(hooks))
+	srv.Handle("POST /v1/decide", srv.HandleDecide(hooks))
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		srv.Shutdown(context.Background())

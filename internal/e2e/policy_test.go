@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hookwatch/hookwatch/internal/testbin"
 	"net"
 	"os"
 	"os/exec"
@@ -37,17 +38,15 @@ type policyBins struct {
 func buildPolicyBins(t *testing.T) policyBins {
 	t.Helper()
 	ClaudeBin(t) // skip (or fail in CI) before building anything
-	dir := t.TempDir()
-	b := policyBins{hook: filepath.Join(dir, "hookwatch-hook"), mcpclock: filepath.Join(dir, "mcpclock")}
-	build := func(out, pkg string) {
-		cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("cannot build %s: %v\n%s", pkg, err, msg)
-		}
+	// hookwatch-hook does not link the policy engine: with no collector
+	// attached it asks the hookwatch binary beside it, built here too.
+	testbin.Build(t, "./cmd/hookwatch")
+	b := policyBins{hook: testbin.Build(t, "./cmd/hookwatch-hook"), mcpclock: filepath.Join(t.TempDir(), "mcpclock")}
+	cmd := exec.Command("go", "build", "-trimpath", "-o", b.mcpclock, "./testdata/mcpclock")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cannot build mcpclock: %v\n%s", err, msg)
 	}
-	build(b.hook, "github.com/hookwatch/hookwatch/cmd/hookwatch-hook")
-	build(b.mcpclock, "./testdata/mcpclock")
 	return b
 }
 

@@ -1,0 +1,84 @@
+package integration
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/internal/testbin"
+)
+
+const denyRmRf = `rules:
+  - id: no-rm-rf
+    tool: Bash
+    when: 'tool_input.command contains "rm -rf"'
+    action: deny
+    reason: recursive deletes are not allowed
+`
+
+// TestLeanHookPolicies: hookwatch-hook links no policy engine, yet answers
+// exactly like the full binary — through the collector attached to its
+// home when one runs, through the hookwatch binary beside it when none
+// does — and the stored event carries the decision either way.
+func TestLeanHookPolicies(t *testing.T) {
+	hookBin := testbin.Build(t, "./cmd/hookwatch-hook")
+	serveBin := testbin.Build(t, "./cmd/hookwatch")
+	payload := `{"session_id":"policy-lean","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf build"},"tool_use_id":"toolu_1"}`
+	const want = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"recursive deletes are not allowed"}}`
+
+	run := func(t *testing.T, home, url string) string {
+		t.Helper()
+		cmd := exec.Command(hookBin)
+		cmd.Env = []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url, "HOOKWATCH_AUTOSTART=0"}
+		cmd.Stdin = strings.NewReader(payload)
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("hook: %v", err)
+		}
+		return strings.TrimSpace(out.String())
+	}
+
+	for _, attached := range []bool{true, false} {
+		name := map[bool]string{true: "attached collector", false: "full binary"}[attached]
+		t.Run(name, func(t *testing.T) {
+			home := t.TempDir()
+			if err := os.WriteFile(filepath.Join(home, "policy.yaml"), []byte(denyRmRf), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			addr := testbin.FreeAddr(t)
+			var c *testbin.Collector
+			if attached {
+				c = testbin.StartCollector(t, serveBin, home, addr)
+			}
+			if got := run(t, home, "http://"+addr); !strings.Contains(got, `"permissionDecision":"deny"`) || !strings.Contains(got, "recursive deletes are not allowed") {
+				t.Fatalf("hook answered %q, want %s", got, want)
+			}
+			if !attached {
+				c = testbin.StartCollector(t, serveBin, home, addr) // drains what was spooled
+			}
+			var env string
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if env = sessionEvents(t, c.URL(), "policy-lean"); strings.Contains(env, "no-rm-rf") {
+					break
+				}
+			}
+			if !strings.Contains(env, `"no-rm-rf"`) || !strings.Contains(env, `"action":"deny"`) {
+				t.Errorf("stored event lacks the decision: %s", env)
+			}
+		})
+	}
+}
+
+func sessionEvents(t *testing.T, base, session string) string {
+	t.Helper()
+	resp, err := httpGet(base + "/v1/sessions/" + session + "/events")
+	if err != nil {
+		return ""
+	}
+	return resp
+}

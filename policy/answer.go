@@ -1,0 +1,106 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookwatch/hookwatch/decision"
+)
+
+// Answer evaluates the policies in force for one hook payload (data, its
+// JSON; cwd, the payload's cwd; projectDir, CLAUDE_PROJECT_DIR if known) and
+// returns what to answer on stdout, the exit code, and the audit record for
+// the envelope (nil when no rule had an opinion). home holds the user
+// policy, the parse cache and the quota state. It loads the files afresh,
+// as a one-shot hook process must; a long-lived process uses an Evaluator.
+// It sees the payload as the agent sent it, before redaction, because a
+// rule about a secret must see the secret.
+func Answer(ctx context.Context, home, cwd, projectDir string, data []byte) (stdout []byte, code int, audit json.RawMessage) {
+	return answer(ctx, Discover(home, cwd, projectDir), OpenState(stateDir(home)), data)
+}
+
+func stateDir(home string) string { return filepath.Join(home, "state") }
+
+func answer(ctx context.Context, set *Set, st *State, data []byte) (stdout []byte, code int, audit json.RawMessage) {
+	if len(set.Rules) == 0 && len(set.Problems) == 0 {
+		return nil, 0, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil || m == nil {
+		return nil, 0, nil // not an object: nothing to decide, stay observe-only
+	}
+	d := set.Evaluate(ctx, m, st)
+	stdout, code = decision.Render(d)
+	if a := d.Audit(); a != nil {
+		audit, _ = json.Marshal(a)
+	}
+	return stdout, code, audit
+}
+
+// Evaluator answers hook events for a long-lived process (the collector),
+// keeping each combination of policy files loaded and its rules compiled
+// for as long as the files are unchanged on disk. It is safe for
+// concurrent use.
+type Evaluator struct {
+	home  string
+	state *State
+
+	mu   sync.Mutex
+	sets map[string]*Set // by the located files' identity and modification
+}
+
+// NewEvaluator returns an Evaluator whose user policy, parse cache and
+// quota state live in home, as for the hook.
+func NewEvaluator(home string) *Evaluator {
+	return &Evaluator{home: home, state: OpenState(stateDir(home)), sets: map[string]*Set{}}
+}
+
+// maxCachedSets bounds the Evaluator's cache: one set per project directory
+// in use, so a handful in practice.
+const maxCachedSets = 64
+
+// Answer is Answer with the files' parse and compilation kept warm.
+func (e *Evaluator) Answer(ctx context.Context, cwd, projectDir string, data []byte) (stdout []byte, code int, audit json.RawMessage) {
+	srcs := Locate(e.home, cwd, projectDir)
+	var key strings.Builder
+	for _, s := range srcs {
+		fmt.Fprintf(&key, "%d:%s", s.Scope, s.Path)
+		if fi, err := os.Stat(s.Path); err == nil {
+			fmt.Fprintf(&key, "@%d/%d", fi.ModTime().UnixNano(), fi.Size())
+		}
+		key.WriteByte('|')
+	}
+	// A file changed within the clock's resolution of its last load could
+	// keep its mtime and size; loading recent files afresh costs little.
+	k := key.String()
+	e.mu.Lock()
+	set, ok := e.sets[k]
+	e.mu.Unlock()
+	if !ok {
+		set = loadSources(filepath.Join(e.home, "cache"), srcs)
+		if !recentlyModified(srcs, 2*time.Second) {
+			e.mu.Lock()
+			if len(e.sets) >= maxCachedSets {
+				clear(e.sets)
+			}
+			e.sets[k] = set
+			e.mu.Unlock()
+		}
+	}
+	return answer(ctx, set, e.state, data)
+}
+
+func recentlyModified(srcs []Source, d time.Duration) bool {
+	for _, s := range srcs {
+		if fi, err := os.Stat(s.Path); err == nil && time.Since(fi.ModTime()) < d {
+			return true
+		}
+	}
+	return false
+}
