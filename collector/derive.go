@@ -57,7 +57,7 @@ import (
 // share of the machine rebuilding takes however fast events arrive.
 //
 // Reads: GET /v1/sessions/{id} and its /agents and /tool-calls wait up to
-// DeriveWait while a rebuild of that session (or of a session its group
+// Config.DeriveWait while a rebuild of that session (or of a session its group
 // shares) is pending, then answer what is derived. Every answer carries
 // derived_seq, the session's last_seq the derived fields reflect: they are
 // current when it equals last_seq. The session list never waits: it shows
@@ -66,8 +66,8 @@ const (
 	// deriveDelay is how long the deriver lets a burst of commits gather
 	// before it rebuilds.
 	deriveDelay = 150 * time.Millisecond
-	// DeriveWait bounds how long a read waits for a pending rebuild.
-	DeriveWait = 2 * time.Second
+	// DefaultDeriveWait is the default of Config.DeriveWait.
+	DefaultDeriveWait = 2 * time.Second
 	// deriveWindow is how far around a dirty session's events the sessions
 	// of its group are taken into a rebuild.
 	deriveWindow = time.Hour
@@ -105,9 +105,13 @@ type derivedSummary struct {
 // pendingSession is a session with committed events not yet derived.
 type pendingSession struct {
 	gen uint64 // the mark that last touched it
-	// hint is the group key its events named, for readers deciding whether
-	// to wait; the rebuild takes the key from the stored session.
+	// hint is the group key its events named: readers decide with it
+	// whether to wait, and rounds pick what to rebuild by it; the rebuild
+	// itself takes the key from the stored session.
 	hint string
+	// hinted reports whether hint names a project (events without a
+	// transcript path or cwd name none).
+	hinted bool
 	// from and to bound the times of the events committed since its last
 	// rebuild (the span, after a restart).
 	from, to time.Time
@@ -116,8 +120,9 @@ type pendingSession struct {
 // deriver owns the derived state. mark is called after commits; one
 // goroutine (run) rebuilds.
 type deriver struct {
-	st  store.Store
-	log *slog.Logger
+	st      store.Store
+	log     *slog.Logger
+	maxWait time.Duration
 
 	mu      sync.Mutex
 	gen     uint64
@@ -139,10 +144,11 @@ type deriver struct {
 	rebuildEvents *metrics.Counter
 }
 
-func newDeriver(st store.Store, log *slog.Logger, set *metrics.Set) *deriver {
+func newDeriver(st store.Store, log *slog.Logger, set *metrics.Set, maxWait time.Duration) *deriver {
 	d := &deriver{
 		st:            st,
 		log:           log,
+		maxWait:       maxWait,
 		pending:       map[string]*pendingSession{},
 		hints:         map[string]int{},
 		changed:       make(chan struct{}),
@@ -195,16 +201,16 @@ func (d *deriver) mark(events []store.Event) {
 			d.gen++
 			marked = true
 		}
+		f := e.Facts
 		p := d.pending[e.SessionID]
 		if p == nil {
 			p = &pendingSession{from: e.Time, to: e.Time}
 			d.pending[e.SessionID] = p
+			d.setHint(p, groupKey(f.Host, f.User, f.TranscriptPath, f.CWD))
 		}
-		if p.hint == "" {
-			if f := e.Facts; f.TranscriptPath != "" || f.CWD != "" {
-				p.hint = groupKey(f.Host, f.User, f.TranscriptPath, f.CWD)
-				d.hints[p.hint]++
-			}
+		if !p.hinted && (f.TranscriptPath != "" || f.CWD != "") {
+			d.setHint(p, groupKey(f.Host, f.User, f.TranscriptPath, f.CWD))
+			p.hinted = true
 		}
 		p.gen = d.gen
 		if e.Time.Before(p.from) {
@@ -217,6 +223,22 @@ func (d *deriver) mark(events []store.Event) {
 	d.mu.Unlock()
 	if marked {
 		d.poke()
+	}
+}
+
+// setHint sets the hint of a pending session; d.mu is held.
+func (d *deriver) setHint(p *pendingSession, key string) {
+	if p.hint != "" { // a group key is never "": it holds separators
+		d.unhint(p)
+	}
+	p.hint = key
+	d.hints[key]++
+}
+
+// unhint forgets the hint of a pending session; d.mu is held.
+func (d *deriver) unhint(p *pendingSession) {
+	if d.hints[p.hint]--; d.hints[p.hint] <= 0 {
+		delete(d.hints, p.hint)
 	}
 }
 
@@ -238,11 +260,7 @@ func (d *deriver) done(ids []string, gen uint64) {
 		if p == nil || p.gen > gen {
 			continue
 		}
-		if p.hint != "" {
-			if d.hints[p.hint]--; d.hints[p.hint] <= 0 {
-				delete(d.hints, p.hint)
-			}
-		}
+		d.unhint(p)
 		delete(d.pending, id)
 	}
 	if len(d.pending) != n {
@@ -265,7 +283,7 @@ func (d *deriver) isPending(id, key string) (bool, <-chan struct{}) {
 }
 
 // wait blocks while session id, or a session of group key, has a pending
-// rebuild (with both empty: while any session has), at most DeriveWait and
+// rebuild (with both empty: while any session has), at most d.maxWait and
 // until ctx ends. It reports whether it waited, that is whether a caller
 // should read again.
 func (d *deriver) wait(ctx context.Context, id, key string) bool {
@@ -276,7 +294,7 @@ func (d *deriver) wait(ctx context.Context, id, key string) bool {
 			return timeout != nil
 		}
 		if timeout == nil {
-			t := time.NewTimer(DeriveWait)
+			t := time.NewTimer(d.maxWait)
 			defer t.Stop()
 			timeout = t.C
 		}
@@ -339,9 +357,8 @@ func (d *deriver) markStale(ctx context.Context) {
 			if _, ok := d.pending[s.ID]; ok {
 				continue
 			}
-			p := &pendingSession{gen: d.gen, from: s.FirstEventAt, to: s.LastEventAt}
-			p.hint = groupKey(s.Host, s.User, s.TranscriptPath, s.CWD)
-			d.hints[p.hint]++
+			p := &pendingSession{gen: d.gen, from: s.FirstEventAt, to: s.LastEventAt, hinted: true}
+			d.setHint(p, groupKey(s.Host, s.User, s.TranscriptPath, s.CWD))
 			d.pending[s.ID] = p
 		}
 		d.mu.Unlock()
@@ -350,92 +367,116 @@ func (d *deriver) markStale(ctx context.Context) {
 	}
 }
 
-// round rebuilds every group with pending sessions whose turn has come.
-// It returns how long until the next rebuild is due, if one is.
+// round rebuilds the groups with pending sessions whose turn has come, at
+// most deriveMaxDirty of each group's sessions (earliest first). It returns
+// how long until the next rebuild is due, if one is.
 func (d *deriver) round(ctx context.Context) (time.Duration, bool) {
+	type cand struct {
+		id   string
+		from time.Time
+	}
 	d.mu.Lock()
 	gen := d.gen
-	ids := make([]string, 0, len(d.pending))
+	byHint := map[string][]cand{}
 	spans := make(map[string][2]time.Time, len(d.pending))
 	for id, p := range d.pending {
-		ids = append(ids, id)
+		byHint[p.hint] = append(byHint[p.hint], cand{id, p.from})
 		spans[id] = [2]time.Time{p.from, p.to}
 	}
 	d.mu.Unlock()
-	if len(ids) == 0 {
-		return 0, false
-	}
-	slices.Sort(ids)
 
-	groups := map[string][]store.Session{}
-	for _, id := range ids {
-		s, err := d.st.Session(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			d.done([]string{id}, gen) // nothing to derive
-			continue
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				d.log.Error("cannot read a session to derive", "session", id, "err", err)
-				d.rebuildErrors.Inc()
-			}
-			return time.Second, ctx.Err() == nil
-		}
-		key := groupKey(s.Host, s.User, s.TranscriptPath, s.CWD)
-		groups[key] = append(groups[key], s)
-	}
-
-	now := time.Now()
 	var soonest time.Duration
 	var again bool
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
+	due := func(wait time.Duration) {
+		if !again || wait < soonest {
+			soonest, again = max(wait, 0), true
+		}
 	}
-	slices.Sort(keys)
-	for _, key := range keys {
+	now := time.Now()
+	hints := make([]string, 0, len(byHint))
+	for h := range byHint {
+		hints = append(hints, h)
+	}
+	slices.Sort(hints)
+	for _, hint := range hints {
 		if ctx.Err() != nil {
 			return 0, false
 		}
-		if at, ok := d.next[key]; ok && now.Before(at) {
-			if wait := at.Sub(now); !again || wait < soonest {
-				soonest, again = wait, true
-			}
+		if at, ok := d.next[hint]; ok && now.Before(at) {
+			due(at.Sub(now))
 			continue
 		}
-		dirty := groups[key]
-		slices.SortFunc(dirty, func(a, b store.Session) int {
-			return cmp.Or(a.FirstEventAt.Compare(b.FirstEventAt), cmp.Compare(a.ID, b.ID))
-		})
-		if len(dirty) > deriveMaxDirty {
-			dirty = dirty[:deriveMaxDirty]
-			soonest, again = 0, true
+		cands := byHint[hint]
+		slices.SortFunc(cands, func(a, b cand) int { return cmp.Or(a.from.Compare(b.from), cmp.Compare(a.id, b.id)) })
+		if len(cands) > deriveMaxDirty {
+			cands = cands[:deriveMaxDirty]
+			due(0)
 		}
-		start := time.Now()
-		written, err := d.rebuild(ctx, key, dirty, spans, gen)
-		took := time.Since(start)
-		d.next[key] = time.Now().Add(max(deriveDelay, 4*took))
-		if err != nil {
-			if ctx.Err() != nil {
-				return 0, false
+		// The stored sessions say which group each really belongs to.
+		groups := map[string][]store.Session{}
+		for _, c := range cands {
+			s, err := d.st.Session(ctx, c.id)
+			if errors.Is(err, store.ErrNotFound) {
+				d.done([]string{c.id}, gen) // nothing to derive
+				continue
 			}
-			d.log.Error("cannot derive sessions", "sessions", len(dirty), "err", err)
-			d.rebuildErrors.Inc()
-			d.next[key] = time.Now().Add(max(time.Second, 4*took))
-			if wait := time.Until(d.next[key]); !again || wait < soonest {
-				soonest, again = wait, true
+			if err != nil {
+				if ctx.Err() != nil {
+					return 0, false
+				}
+				d.log.Error("cannot read a session to derive", "session", c.id, "err", err)
+				d.rebuildErrors.Inc()
+				d.next[hint] = time.Now().Add(time.Second)
+				due(time.Second)
+				break
 			}
-			continue
+			key := groupKey(s.Host, s.User, s.TranscriptPath, s.CWD)
+			groups[key] = append(groups[key], s)
 		}
-		d.rebuilds.Inc()
-		d.rebuildTime.Update(took.Seconds())
-		d.done(written, gen)
+		keys := make([]string, 0, len(groups))
+		for k := range groups {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, key := range keys {
+			dirty := groups[key]
+			start := time.Now()
+			written, err := d.rebuild(ctx, key, dirty, spans, gen)
+			took := time.Since(start)
+			// At most a fifth of the time goes to rebuilding one group.
+			next := time.Now().Add(max(deriveDelay, 4*took))
+			if err != nil {
+				if ctx.Err() != nil {
+					return 0, false
+				}
+				d.log.Error("cannot derive sessions", "sessions", len(dirty), "err", err)
+				d.rebuildErrors.Inc()
+				next = time.Now().Add(max(time.Second, 4*took))
+			} else {
+				d.rebuilds.Inc()
+				d.rebuildTime.Update(took.Seconds())
+				d.done(written, gen)
+			}
+			for _, k := range []string{hint, key} {
+				if next.After(d.next[k]) {
+					d.next[k] = next
+				}
+			}
+		}
 	}
 	// Forget throttles that have passed, so the map stays small.
 	for k, at := range d.next {
 		if now.After(at.Add(time.Minute)) {
 			delete(d.next, k)
 		}
+	}
+	// Whatever is still pending (marked during the round, throttled, or
+	// left for the next chunk) is due when its throttle ends.
+	d.mu.Lock()
+	left := len(d.pending)
+	d.mu.Unlock()
+	if left > 0 {
+		due(deriveDelay)
 	}
 	return soonest, again
 }

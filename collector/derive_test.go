@@ -33,6 +33,11 @@ const (
 	corpusCompactor = "a5ff9c41ec0e40b8a"
 )
 
+// patient is a collector configuration whose reads wait for pending
+// rebuilds as long as a slow test machine may need: the tests that read
+// right after a write check the waiting, not the bound.
+var patient = collector.Config{DeriveWait: time.Minute}
+
 // claudeCorpus is the 2.1.197 capture in envelopes, 250 ms apart.
 func claudeCorpus(t testing.TB) []event.Envelope {
 	t.Helper()
@@ -95,7 +100,7 @@ func jsonOf(t testing.TB, v any) string {
 }
 
 func TestDerivedAPI(t *testing.T) {
-	s := newServer(t, collector.Config{})
+	s := newServer(t, patient)
 	envs := claudeCorpus(t)
 	s.post(t, envs, len(envs), 0)
 	want := attribution.Build(envs)
@@ -185,7 +190,7 @@ func TestDerivedAPI(t *testing.T) {
 }
 
 func TestVirtualSession(t *testing.T) {
-	s := newServer(t, collector.Config{})
+	s := newServer(t, patient)
 	envs := claudeCorpus(t)
 	s.post(t, envs, len(envs), 0)
 	id := collector.VirtualPrefix + corpusExplore
@@ -249,7 +254,7 @@ func TestVirtualSession(t *testing.T) {
 }
 
 func TestToolCallFilters(t *testing.T) {
-	s := newServer(t, collector.Config{})
+	s := newServer(t, patient)
 	envs := claudeCorpus(t)
 	s.post(t, envs, len(envs), 0)
 	ws := attribution.Build(envs).Session(corpusMain)
@@ -317,7 +322,7 @@ func TestToolCallFilters(t *testing.T) {
 }
 
 func TestSessionStatus(t *testing.T) {
-	s := newServer(t, collector.Config{})
+	s := newServer(t, patient)
 	status := func(id string) string {
 		t.Helper()
 		var v collector.SessionView
@@ -369,7 +374,9 @@ func TestDeriveStaleOnStart(t *testing.T) {
 	if _, err := db.Insert(context.Background(), events); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := collector.New(collector.Config{Store: db})
+	cfg := patient
+	cfg.Store = db
+	srv, err := collector.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,5 +469,33 @@ func checkOrder(t *testing.T, i int, envs []event.Envelope, want string) {
 	}
 	if got := derivedView(t, s); got != want {
 		t.Fatalf("derived state differs:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestReadBound: a read that finds a rebuild pending past its bound answers
+// the state derived so far, and says which events it reflects.
+func TestReadBound(t *testing.T) {
+	s := newServer(t, collector.Config{DeriveWait: time.Nanosecond})
+	envs := claudeCorpus(t)
+	s.post(t, envs[:20], 20, 0)
+	views := s.settle(t)
+	if len(views) != 1 || views[0].Counts.Events != 20 {
+		t.Fatalf("after 20 events: %+v", views)
+	}
+	s.post(t, envs[20:], len(envs)-20, 0)
+	var v collector.SessionView
+	s.getJSON(t, "/v1/sessions/"+corpusMain, &v)
+	// Either what was derived before (most likely: the rebuild waits for
+	// its debounce) or everything, never a mix.
+	switch {
+	case v.DerivedSeq == v.LastSeq:
+	case v.DerivedSeq == views[0].LastSeq && v.Counts.Events == 20:
+	default:
+		t.Fatalf("derived at %d with %d events; last_seq %d, earlier %d", v.DerivedSeq, v.Counts.Events, v.LastSeq, views[0].LastSeq)
+	}
+	for _, v := range s.settle(t) {
+		if v.ID == corpusMain && v.Counts.Events != 53 {
+			t.Fatalf("settled with %d events", v.Counts.Events)
+		}
 	}
 }

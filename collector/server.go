@@ -53,6 +53,9 @@ type Config struct {
 	// Heartbeat is the interval of SSE comment lines that keep idle
 	// streams open through proxies (default DefaultHeartbeat).
 	Heartbeat time.Duration
+	// DeriveWait bounds how long a read of a session's derived state waits
+	// for a pending rebuild of it (default DefaultDeriveWait).
+	DeriveWait time.Duration
 }
 
 // Server is the collector. Create it with New; serve it with Serve or mount
@@ -91,6 +94,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
 	}
+	if cfg.DeriveWait <= 0 {
+		cfg.DeriveWait = DefaultDeriveWait
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -104,7 +110,7 @@ func New(cfg Config) (*Server, error) {
 		hub:     newHub(),
 		done:    make(chan struct{}),
 	}
-	s.deriver = newDeriver(s.store, log, s.metrics.set)
+	s.deriver = newDeriver(s.store, log, s.metrics.set, cfg.DeriveWait)
 	s.writer = newWriter(derivingStore{s.store, s.deriver}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
 	s.routes()
 	s.handler = s.instrument(s.mux)
