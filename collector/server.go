@@ -7,6 +7,10 @@
 // single SQLite writer that is what turns many small hook requests into few
 // commits, and it gives every request a simple promise — its reply is sent
 // only after its events are committed.
+//
+// What attribution derives from the events (agents, tool calls, lineage,
+// status) is kept in the store beside them and rebuilt in the background
+// after each commit; derive.go says how, and what a read sees meanwhile.
 package collector
 
 import (
