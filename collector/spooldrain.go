@@ -25,6 +25,10 @@ import (
 // An envelope the collector refuses for what it is goes to rejected.jsonl
 // next to the spool directory, so that one bad record never wedges the
 // spool and nothing is dropped silently.
+// spoolCoalesce is how long the drainer waits after a spool write before it
+// drains, so that a burst of hooks shares one drain.
+const spoolCoalesce = 5 * time.Millisecond
+
 func (s *Server) DrainSpool(ctx context.Context, sp *spool.Spool, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -38,6 +42,13 @@ func (s *Server) DrainSpool(ctx context.Context, sp *spool.Spool, interval time.
 			return
 		case <-t.C:
 		case <-wake:
+			// Let the appends of a burst (parallel subagents) gather: one
+			// claim and one commit for all of them.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(spoolCoalesce):
+			}
 		}
 	}
 }

@@ -39,9 +39,16 @@ func quantile(s []time.Duration, q float64) time.Duration {
 	return c[int(q*float64(len(c)-1)+0.5)]
 }
 
+// Settle is the pause after each timed run. An agent's hooks are spaced by
+// the tool calls and model turns between them; back to back, each run would
+// also pay for the collector still storing the previous run's event on the
+// same two cores, which measures throughput, not the latency an agent sees.
+const Settle = 10 * time.Millisecond
+
 // RunInterleaved runs every command runs times, round-robin, feeding stdin to
-// each run, so that machine noise hits all of them alike. A run that fails is
-// an error: a benchmark of a broken program measures nothing.
+// each run and pausing Settle after it, so that machine noise hits all of
+// them alike. A run that fails is an error: a benchmark of a broken program
+// measures nothing.
 func RunInterleaved(ctx context.Context, cmds []Command, stdin []byte, runs, warmup int) ([]Timing, error) {
 	out := make([]Timing, len(cmds))
 	for i, c := range cmds {
@@ -56,6 +63,7 @@ func RunInterleaved(ctx context.Context, cmds []Command, stdin []byte, runs, war
 			if r >= 0 {
 				out[i].Samples = append(out[i].Samples, d)
 			}
+			time.Sleep(Settle)
 		}
 	}
 	return out, nil

@@ -81,7 +81,7 @@ func Hook(ctx context.Context, w io.Writer, o HookOptions) error {
 	if err := goBuild(ctx, o.Repo, serveBin, "./cmd/hookwatch"); err != nil {
 		return err
 	}
-	url, stop, err := startCollector(ctx, serveBin, tmp)
+	url, serveHome, stop, err := startCollector(ctx, serveBin, tmp)
 	if err != nil {
 		return err
 	}
@@ -91,19 +91,24 @@ func Hook(ctx context.Context, w io.Writer, o HookOptions) error {
 	if err != nil {
 		return err
 	}
+	// A hook sharing the collector's home finds it attached to its spool
+	// and hands the event over there (the default on one machine); a hook
+	// with another home posts each event and waits for the commit, as with
+	// a collector on another machine.
 	home := filepath.Join(tmp, "home")
 	cmds := []Command{
 		{Name: "floor (Go, reads stdin)", Argv: []string{floor}},
-		{Name: "hookwatch-hook, collector up", Argv: []string{hookBin}, Env: []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url}},
-		{Name: "hookwatch-hook, collector down", Argv: []string{hookBin}, Env: []string{"HOOKWATCH_HOME=" + home + "-down", "HOOKWATCH_URL=" + down}},
-		{Name: "hookwatch hook (full binary), up", Argv: []string{serveBin, "hook"}, Env: []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url}},
+		{Name: "hookwatch-hook, local collector", Argv: []string{hookBin}, Env: []string{"HOOKWATCH_HOME=" + serveHome, "HOOKWATCH_URL=" + url}},
+		{Name: "hookwatch-hook, posting", Argv: []string{hookBin}, Env: []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url}},
+		{Name: "hookwatch-hook, collector down", Argv: []string{hookBin}, Env: []string{"HOOKWATCH_HOME=" + home + "-down", "HOOKWATCH_URL=" + down, "HOOKWATCH_AUTOSTART=0"}},
+		{Name: "hookwatch hook (full binary), local", Argv: []string{serveBin, "hook"}, Env: []string{"HOOKWATCH_HOME=" + serveHome, "HOOKWATCH_URL=" + url}},
 	}
 	if node, err := exec.LookPath("node"); err == nil {
 		script := filepath.Join(tmp, "hook.js")
 		if err := os.WriteFile(script, []byte(nodeHookSource), 0o644); err != nil {
 			return err
 		}
-		cmds = append(cmds, Command{Name: "Node.js hook, collector up", Argv: []string{node, script}, Env: []string{"HOOKWATCH_URL=" + url}})
+		cmds = append(cmds, Command{Name: "Node.js hook, posting", Argv: []string{node, script}, Env: []string{"HOOKWATCH_URL=" + url}})
 	}
 	fmt.Fprintf(w, "hook latency: %d runs each, interleaved, PreToolUse payload of %d bytes\n", o.Runs, len(preToolUsePayload))
 	ts, err := RunInterleaved(ctx, cmds, preToolUsePayload, o.Runs, o.Warmup)
@@ -115,8 +120,8 @@ func Hook(ctx context.Context, w io.Writer, o HookOptions) error {
 	for _, t := range ts {
 		fmt.Fprintf(tw, "%s\t%v\t%v\t%.2f×\t\n", t.Name, t.Median().Round(time.Microsecond), t.P95().Round(time.Microsecond), float64(t.Median())/float64(ts[0].Median()))
 	}
-	if len(ts) == 5 {
-		fmt.Fprintf(tw, "Node.js hook / hookwatch-hook\t\t\t%.1f×\t\n", float64(ts[4].Median())/float64(ts[1].Median()))
+	if len(ts) == 6 {
+		fmt.Fprintf(tw, "Node.js hook / hookwatch-hook, both posting\t\t\t%.1f×\t\n", float64(ts[5].Median())/float64(ts[2].Median()))
 	}
 	return tw.Flush()
 }
@@ -145,20 +150,20 @@ func goBuild(ctx context.Context, dir, out, pkg string) error {
 }
 
 // startCollector runs `hookwatch serve` on a free loopback port with its
-// own home and waits until it answers /healthz.
-func startCollector(ctx context.Context, bin, tmp string) (url string, stop func(), err error) {
+// own home, which it returns, and waits until it answers /healthz.
+func startCollector(ctx context.Context, bin, tmp string) (url, home string, stop func(), err error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	addr := l.Addr().String()
 	l.Close()
-	home := filepath.Join(tmp, "serve-home")
+	home = filepath.Join(tmp, "serve-home")
 	cmd := exec.CommandContext(ctx, bin, "serve", "--addr", addr)
 	cmd.Env = append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_TOKEN=")
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("cannot start collector: %w", err)
+		return "", "", nil, fmt.Errorf("cannot start collector: %w", err)
 	}
 	stop = func() {
 		_ = cmd.Process.Signal(os.Interrupt)
@@ -170,12 +175,12 @@ func startCollector(ctx context.Context, bin, tmp string) (url string, stop func
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return url, stop, nil
+				return url, home, stop, nil
 			}
 		}
 	}
 	stop()
-	return "", nil, errors.New("collector did not answer /healthz within 15s")
+	return "", "", nil, errors.New("collector did not answer /healthz within 15s")
 }
 
 // deadURL returns a loopback URL on which nothing listens.
