@@ -210,17 +210,32 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 		}
 		verdict, env.Decision = v, v.audit
 	}
-	privacy.Apply(p.Raw, cfg.Privacy)
-	if env.Payload, err = json.Marshal(p.Raw); err != nil {
+	if env.Payload, err = payloadJSON(p, data, privacy.Apply(p.Raw, cfg.Privacy)); err != nil {
 		return Result{Err: fmt.Errorf("cannot encode payload: %w", err)}
 	}
-	rec, err := json.Marshal(env)
-	if err != nil {
-		return Result{Err: fmt.Errorf("cannot encode envelope: %w", err)}
-	}
+	rec := env.AppendJSON(make([]byte, 0, len(env.Payload)+512))
 	res = cfg.deliver(ctx, rec, deadline)
 	res.Stdout, res.ExitCode = verdict.stdout, verdict.code
 	return res
+}
+
+// payloadJSON returns the payload to record: the bytes the agent sent when
+// nothing was redacted or cut (most events) — valid, since Decode parsed
+// them, and compacted onto one line for the spool — else the re-encoded
+// object.
+func payloadJSON(p *event.Payload, data []byte, changed bool) (json.RawMessage, error) {
+	if changed || p.InvalidUTF8 {
+		return json.Marshal(p.Raw)
+	}
+	data = bytes.TrimSpace(data)
+	if bytes.IndexByte(data, '\n') < 0 && bytes.IndexByte(data, '\r') < 0 {
+		return data, nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, data); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // deliver posts one envelope, spooling it when the collector cannot take it,

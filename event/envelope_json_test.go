@@ -1,0 +1,44 @@
+package event_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+)
+
+// TestAppendJSON: the hand-written encoding is byte for byte what
+// encoding/json writes, for ordinary and hostile field values.
+func TestAppendJSON(t *testing.T) {
+	f := func(e event.Envelope) {
+		t.Helper()
+		want, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := e.AppendJSON(nil)
+		if !bytes.Equal(got, want) {
+			t.Errorf("AppendJSON\n got %s\nwant %s", got, want)
+		}
+	}
+	at := time.Date(2026, 11, 21, 16, 0, 0, 123456789, time.UTC)
+	f(event.Envelope{ID: "0190a0b0-0000-7000-8000-000000000001", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Payload: json.RawMessage(`{"a":1}`)})
+	f(event.Envelope{ID: "x", Runtime: "codex", ReceivedAt: at.Truncate(time.Second), Host: "h\"o\\st\n\t<&>\x01", User: "ü\u2028\u2029", HookwatchVersion: "v\xff1", Payload: json.RawMessage(`{"b":[1,2]}`)})
+	f(event.Envelope{ID: "y", ReceivedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Subagent: &event.SubagentMeta{AgentType: "w", ToolUseID: "toolu_1", SpawnDepth: 2}, Decision: json.RawMessage(`{"action":"deny"}`), Payload: json.RawMessage(`{}`)})
+}
+
+func FuzzAppendJSON(f *testing.F) {
+	f.Add("id", "host", "user \xff", "v")
+	f.Fuzz(func(t *testing.T, id, host, user, version string) {
+		e := event.Envelope{ID: id, Runtime: "claude-code", Host: host, User: user, HookwatchVersion: version, ReceivedAt: time.Unix(1780000000, 5).UTC(), Payload: json.RawMessage(`{}`)}
+		want, err := json.Marshal(e)
+		if err != nil {
+			t.Skip()
+		}
+		if got := e.AppendJSON(nil); !bytes.Equal(got, want) {
+			t.Fatalf("AppendJSON\n got %s\nwant %s", got, want)
+		}
+	})
+}
