@@ -2,9 +2,9 @@ package event
 
 import (
 	"encoding/binary"
-	"math/rand/v2"
 	"encoding/hex"
 	"encoding/json"
+	"math/rand/v2"
 	"time"
 )
 
