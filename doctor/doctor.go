@@ -333,7 +333,7 @@ func (e *env) checkOneSettings(s *Settings) Check {
 		}
 	}
 	if s.Statusline != "" {
-		if w, ok := shellWords(s.Statusline); ok {
+		if w, ok := install.ShellWords(s.Statusline); ok {
 			if _, err := resolveBinary(w[0]); err != nil {
 				fail(fmt.Sprintf("the statusLine runs %s: %v", w[0], err), reinstall+" --statusline")
 			}

@@ -154,7 +154,7 @@ func ReadSettings(scope, path string) (*Settings, error) {
 		Command string `json:"command"`
 	}
 	if json.Unmarshal(root.StatusLine, &sl) == nil {
-		if w, ok := shellWords(sl.Command); ok && len(w) >= 2 && w[1] == "statusline" && isHookwatchName(w[0]) {
+		if w, ok := install.ShellWords(sl.Command); ok && len(w) >= 2 && w[1] == "statusline" && isHookwatchName(w[0]) {
 			s.Statusline = sl.Command
 		}
 	}
@@ -201,7 +201,7 @@ func parseHandler(event string, raw json.RawMessage) (Handler, bool) {
 		if _, hasArgs := probe["args"]; hasArgs {
 			out.Binary, out.Args = h.Command, h.Args
 		} else {
-			w, ok := shellWords(h.Command)
+			w, ok := install.ShellWords(h.Command)
 			if !ok || len(w) == 0 {
 				return Handler{}, false
 			}
@@ -241,59 +241,4 @@ func trimBOM(b []byte) []byte {
 		return b[3:]
 	}
 	return b
-}
-
-// shellWords splits a command line as sh would for quoting: blanks separate
-// words; single quotes, double quotes and backslashes quote. Nothing is
-// expanded. ok is false for an unterminated quote.
-func shellWords(s string) (words []string, ok bool) {
-	var w strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			if inWord {
-				words = append(words, w.String())
-				w.Reset()
-				inWord = false
-			}
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, false
-			}
-			w.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		case c == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
-					i++
-				}
-				w.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, false
-			}
-			inWord = true
-		case c == '\\':
-			if i+1 >= len(s) {
-				return nil, false
-			}
-			i++
-			if s[i] != '\n' {
-				w.WriteByte(s[i])
-			}
-			inWord = true
-		default:
-			w.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, w.String())
-	}
-	return words, true
 }

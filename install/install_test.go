@@ -571,11 +571,11 @@ func FuzzShellQuote(f *testing.F) {
 	f.Add("ccstatusline --x 'y'")
 	f.Add(`"\'$`)
 	f.Fuzz(func(t *testing.T, s string) {
-		w, ok := shellWords(shellQuote(s))
+		w, ok := ShellWords(shellQuote(s))
 		if !ok || len(w) != 1 || w[0] != s {
-			t.Errorf("shellWords(shellQuote(%q)) = %q, %v", s, w, ok)
+			t.Errorf("ShellWords(shellQuote(%q)) = %q, %v", s, w, ok)
 		}
-		shellWords(s) // must not panic
+		ShellWords(s) // must not panic
 	})
 }
 

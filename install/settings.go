@@ -397,7 +397,7 @@ func isOurHandler(h gjson.Result, binary string) bool {
 	case "command":
 		cmd, args := h.Get("command").String(), h.Get("args")
 		if !args.Exists() { // shell form, for clients before exec form
-			w, ok := shellWords(cmd)
+			w, ok := ShellWords(cmd)
 			return ok && len(w) == 2 && w[1] == "hook" && isHookwatchBinary(w[0], binary)
 		}
 		a := args.Array()

@@ -21,10 +21,10 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// shellWords splits a command line the way sh would for quoting purposes:
+// ShellWords splits a command line the way sh would for quoting purposes:
 // blanks separate words; single quotes, double quotes and backslashes quote.
 // It does not expand anything. ok is false for an unterminated quote.
-func shellWords(s string) (words []string, ok bool) {
+func ShellWords(s string) (words []string, ok bool) {
 	var w strings.Builder
 	inWord := false
 	for i := 0; i < len(s); i++ {
@@ -89,7 +89,7 @@ const (
 // classifyStatus tells whether cmd is hookwatch's statusLine command and,
 // for a wrapper, returns the wrapped command.
 func classifyStatus(cmd, binary string) (kind statusKind, wrapped string) {
-	w, ok := shellWords(cmd)
+	w, ok := ShellWords(cmd)
 	if !ok || len(w) < 2 || w[1] != "statusline" || !isHookwatchBinary(w[0], binary) {
 		return statusOther, ""
 	}
