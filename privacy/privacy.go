@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -316,10 +317,10 @@ func previewObject(raw json.RawMessage, o Options) json.RawMessage {
 	b = append(b, `{"`+captureKey+`":"preview","bytes":`...)
 	b = strconv.AppendInt(b, int64(len(raw)), 10)
 	b = append(b, `,"head":`...)
-	b = appendString(b, head)
+	b = jsonstr.AppendQuoted(b, head)
 	if tail != "" {
 		b = append(b, `,"tail":`...)
-		b = appendString(b, tail)
+		b = jsonstr.AppendQuoted(b, tail)
 	}
 	return append(b, '}')
 }
@@ -357,43 +358,6 @@ func cutTail(s string, n, from int) string {
 		}
 	}
 	return s[start:]
-}
-
-// appendString appends s as a JSON string. Invalid UTF-8 (a cut log, binary
-// output) becomes U+FFFD so that stores that insist on valid UTF-8 (jsonb)
-// accept it; '<', '>' and '&' stay as they are.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }
 
 // toolCalls applies Apply's rules to each element of PostToolBatch's

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -187,7 +188,7 @@ func (w *walker) replace(start, end int, r string, escape bool) {
 	}
 	w.out = append(w.out, w.raw[w.last:start]...)
 	if escape {
-		w.out = appendEscaped(w.out, r)
+		w.out = jsonstr.AppendEscaped(w.out, r)
 	} else {
 		w.out = append(w.out, r...)
 	}
@@ -339,7 +340,7 @@ func digits(b []byte, i int) int {
 // decodeString appends the decoded content of a valid JSON string (without
 // its quotes) to dst. Like encoding/json, an invalid surrogate becomes U+FFFD;
 // other bytes, even invalid UTF-8, are kept as they are so that decoding what
-// appendEscaped wrote gives back the same text.
+// jsonstr.AppendEscaped wrote gives back the same text.
 func decodeString(dst, s []byte) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -396,27 +397,4 @@ func hex4(s []byte) int {
 		v = v<<4 | int(c)
 	}
 	return v
-}
-
-// appendEscaped appends s as the content of a JSON string.
-func appendEscaped(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return dst
 }

@@ -1,0 +1,58 @@
+// Package jsonstr writes Go strings as JSON strings without reflection, for
+// the code that builds JSON by hand on hot paths (the hook's envelope, the
+// redactor and the privacy previews).
+package jsonstr
+
+import "unicode/utf8"
+
+// AppendQuoted appends s to dst as a quoted JSON string.
+func AppendQuoted(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = AppendEscaped(dst, s)
+	return append(dst, '"')
+}
+
+// AppendEscaped appends s to dst as the content of a JSON string: quotes,
+// backslashes and control characters escaped (\b, \f, \n, \r, \t in their
+// short forms, as encoding/json writes them), invalid UTF-8 (a cut log,
+// binary output) replaced by U+FFFD so that stores that insist on valid
+// UTF-8 accept it. '<', '>' and '&' stay as they are: nothing here is
+// embedded in HTML.
+func AppendEscaped(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				if c < 0x20 {
+					dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+				} else {
+					dst = append(dst, c)
+				}
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, `\ufffd`...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return dst
+}
