@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 
@@ -24,11 +23,8 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	noTrip := fs.Bool("no-round-trip", false, "do not send a synthetic event through the registered hook")
 	project := fs.String("project", "", "project directory whose settings and policy are checked (default: the working directory)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	self, hookBin, err := binaries()
 	if err != nil {

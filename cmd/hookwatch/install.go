@@ -77,11 +77,8 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	mode := fs.String("mode", install.ModeCommand, "command: Claude Code runs the hook binary per event (events are spooled while the collector is down); http: Claude Code posts events to the collector where it can")
 	statusline := fs.Bool("statusline", false, "also make hookwatch Claude Code's statusLine (wrapping the one already set)")
 	url := fs.String("url", "", "collector base URL for --mode http (default $HOOKWATCH_URL, else "+install.DefaultCollectorURL+")")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	self, hookBin, err := binaries()
 	if err != nil {
@@ -159,11 +156,8 @@ func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	fs := newFlagSet("uninstall", "uninstall [--scope user|project|local] [--dry-run] [--project DIR]", stderr)
 	var sf scopeFlags
 	sf.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	_, hookBin, err := binaries()
 	if err != nil {

@@ -43,11 +43,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
 	dbFlag := fs.String("db", "", "SQLite database path (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without HOOKWATCH_TOKEN")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	// The token comes from the environment only: a flag would show it to
 	// every user of the machine in ps.
