@@ -142,6 +142,14 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 	s.mux.Handle(pattern, s.authenticate(h))
 }
 
+// HandleAssets registers static files that carry no data — the
+// dashboard's page, scripts and styles — without authentication, so that a
+// browser can load the page that then asks for the token. Every /v1 data
+// endpoint stays behind Handle's authentication.
+func (s *Server) HandleAssets(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+}
+
 // Handler returns the HTTP handler of every endpoint.
 func (s *Server) Handler() http.Handler { return s.handler }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/web"
 )
 
 func init() {
@@ -87,6 +88,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	hooks := collector.ClaudeHookConfig{Home: home, Privacy: priv, Version: version, Policies: policy.NewEvaluator(home)}
 	srv.Handle("POST /v1/hooks/claude", srv.HandleClaudeHook(hooks))
 	srv.Handle("POST /v1/decide", srv.HandleDecide(hooks))
+	srv.HandleAssets("GET /", web.Handler())
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		srv.Shutdown(context.Background())

@@ -79,6 +79,30 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 	if res.StatusCode != 200 || !strings.Contains(string(b), `"version":"`+version+`"`) {
 		t.Fatalf("healthz: %d %s", res.StatusCode, b)
 	}
+	// Every route serve mounts answers: the dashboard, the http hooks, the
+	// policy answers.
+	for _, c := range []struct {
+		method, path, body string
+		want               int
+		contains           string
+	}{
+		{"GET", "/", "", 200, "<!doctype html>"},
+		{"POST", "/v1/hooks/claude", `{"session_id":"s0","hook_event_name":"Notification","message":"hi"}`, 200, ""},
+		{"POST", "/v1/decide", `{"payload":{"session_id":"s0","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}}`, 200, `"exit_code":0`},
+	} {
+		req, _ := http.NewRequest(c.method, url+c.path, strings.NewReader(c.body))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != c.want || !strings.Contains(string(b), c.contains) {
+			t.Errorf("%s %s: %d %.200s", c.method, c.path, res.StatusCode, b)
+		}
+	}
+
 	env := event.Envelope{ID: event.NewID(time.Now()), Runtime: event.RuntimeClaudeCode, ReceivedAt: time.Now(),
 		Payload: json.RawMessage(`{"session_id":"s1","hook_event_name":"Stop"}`)}
 	body, _ := json.Marshal(map[string]any{"envelopes": []event.Envelope{env}})
