@@ -13,10 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
-	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/web"
 	"github.com/hookwatch/hookwatch/web/internal/demo"
@@ -54,10 +52,10 @@ func browserTools(t testing.TB) (node string) {
 
 // serve starts a real collector on a temporary SQLite database with the
 // dashboard mounted the way `hookwatch serve` mounts it, and ingests envs.
-// With attributed set it also answers /v1/sessions/{id}/agents and
-// /tool-calls from the attribution package, the way the collector will
-// once it serves them (until then the dashboard derives both from events).
-func serve(t testing.TB, envs []event.Envelope, attributed bool) string {
+// With eventsOnly set it answers /v1/sessions/{id}/agents and /tool-calls
+// with 404, as a collector without attribution does: the dashboard then
+// derives agents and calls from the events itself.
+func serve(t testing.TB, envs []event.Envelope, eventsOnly bool) string {
 	t.Helper()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hookwatch.db"))
 	if err != nil {
@@ -71,15 +69,9 @@ func serve(t testing.TB, envs []event.Envelope, attributed bool) string {
 	mux.Handle("/", web.Handler())
 	mux.Handle("/v1/", srv.Handler())
 	mux.Handle("/healthz", srv.Handler())
-	if attributed {
-		mux.HandleFunc("GET /v1/sessions/{id}/agents", func(w http.ResponseWriter, r *http.Request) {
-			s := attribute(t, db, r.PathValue("id"))
-			writeJSON(w, map[string]any{"agents": s.Agents})
-		})
-		mux.HandleFunc("GET /v1/sessions/{id}/tool-calls", func(w http.ResponseWriter, r *http.Request) {
-			s := attribute(t, db, r.PathValue("id"))
-			writeJSON(w, map[string]any{"tool_calls": s.ToolCalls, "next_cursor": ""})
-		})
+	if eventsOnly {
+		mux.HandleFunc("GET /v1/sessions/{id}/agents", http.NotFound)
+		mux.HandleFunc("GET /v1/sessions/{id}/tool-calls", http.NotFound)
 	}
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
@@ -96,39 +88,6 @@ func serve(t testing.TB, envs []event.Envelope, attributed bool) string {
 		}
 	}
 	return hs.URL
-}
-
-// attribute builds one session's attribution from the store.
-func attribute(t testing.TB, db *sqlite.DB, id string) *attribution.Session {
-	var envs []event.Envelope
-	f := store.EventFilter{SessionID: id, Limit: store.MaxLimit}
-	for {
-		page, err := db.Events(context.Background(), f)
-		if err != nil {
-			t.Error(err)
-			return &attribution.Session{}
-		}
-		for _, e := range page.Events {
-			var env event.Envelope
-			if err := json.Unmarshal(e.Envelope, &env); err != nil {
-				t.Error(err)
-			}
-			envs = append(envs, env)
-		}
-		if page.Next == "" {
-			break
-		}
-		f.Cursor = page.Next
-	}
-	if s := attribution.Build(envs).Session(id); s != nil {
-		return s
-	}
-	return &attribution.Session{}
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
 }
 
 // realSession is the session of the Claude Code 2.1.197 capture with two
@@ -185,14 +144,14 @@ func TestModel(t *testing.T) {
 // collector filled with the real client's payloads, a session of XSS
 // attempts and a session with parallel subagents.
 //
-// It runs twice: against the collector as it is, where the dashboard
-// derives agents and calls from events, and with the attribution endpoints
-// (the tests that compare the page with them).
+// It runs twice: against the collector as it is, and with its attribution
+// endpoints answering 404, as older collectors do, for the tests that
+// compare the page with what the API says.
 func TestBrowser(t *testing.T) {
 	node := browserTools(t)
 	xss, _ := json.Marshal(demo.XSSStrings)
-	run := func(t *testing.T, attributed bool, args ...string) {
-		url := serve(t, fixtures(t, time.Now().UTC()), attributed)
+	run := func(t *testing.T, eventsOnly bool, args ...string) {
+		url := serve(t, fixtures(t, time.Now().UTC()), eventsOnly)
 		out := runNode(t, node, []string{
 			"HOOKWATCH_URL=" + url,
 			"HW_REAL=" + realSession,
@@ -202,9 +161,9 @@ func TestBrowser(t *testing.T) {
 		}, append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, append(args, "dashboard.test.mjs")...)...)
 		t.Logf("%s", out)
 	}
-	t.Run("derived", func(t *testing.T) { run(t, false) })
-	t.Run("attributed", func(t *testing.T) {
-		run(t, true, "--test-name-pattern=^(the agent tree|clicking a tool call|filters narrow|hostile payloads)")
+	t.Run("collector", func(t *testing.T) { run(t, false) })
+	t.Run("events-only", func(t *testing.T) {
+		run(t, true, "--test-name-pattern=^(the agent tree|clicking a tool call|filters narrow)")
 	})
 }
 
@@ -239,35 +198,38 @@ func TestScreenshots(t *testing.T) {
 		Project: "billing-worker", Title: "Move invoice retries to the queue", Ended: true, Seed: 5})...)
 	const shown = "5ca1ab1e-0000-4000-8000-0000000005ee"
 	envs = append(envs, demo.Big(demo.BigSpec{SessionID: shown, Start: now.Add(-12 * time.Minute), Events: 900, Agents: 11, Wave: 4, Seed: 4})...)
-	url := serve(t, envs, true)
+	url := serve(t, envs, false)
 	out := runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_PARALLEL=" + shown, "HOOKWATCH_SCREENSHOTS=" + dir}, "screenshots.mjs")
 	t.Logf("%s", out)
 }
 
 // BenchmarkFirstRender measures, in headless Chromium, the time from
-// navigation to the first drawn timeline and to the fully loaded timeline
-// of a session of 20,000 events and 50 subagents, and reports the size of
-// the embedded assets as served gzipped.
+// navigation to the first drawn timeline, to the timeline with all its
+// events, and to the timeline refined by the collector's attribution, for a
+// session of 20,000 events and 50 subagents, and reports the size of the
+// embedded assets as served gzipped.
 func BenchmarkFirstRender(b *testing.B) {
 	node := browserTools(b)
 	const sid = "b16b16b1-0000-4000-8000-000000020000"
 	url := serve(b, demo.Big(demo.BigSpec{SessionID: sid, Start: time.Now().UTC().Add(-3 * time.Hour), Events: 20000, Agents: 50}), false)
 	files, raw, gz := web.Assets()
-	var first, full, events float64
+	var first, full, attributed, events float64
 	b.ResetTimer()
 	for b.Loop() {
 		out := runNode(b, node, []string{"HOOKWATCH_URL=" + url, "HW_SESSION=" + sid, "HW_RUNS=1"}, "bench.mjs")
-		var r struct{ First, Full, Events float64 }
+		var r struct{ First, Full, Attributed, Events float64 }
 		if err := json.Unmarshal(out[strings.LastIndexByte(strings.TrimSpace(string(out)), '\n')+1:], &r); err != nil {
 			b.Fatalf("cannot read the benchmark's result: %v\n%s", err, out)
 		}
 		first += r.First
 		full += r.Full
+		attributed += r.Attributed
 		events = r.Events
 	}
 	n := float64(b.N)
 	b.ReportMetric(first/n, "ms-first-render")
 	b.ReportMetric(full/n, "ms-full-render")
+	b.ReportMetric(attributed/n, "ms-attributed-render")
 	b.ReportMetric(events, "events")
 	b.ReportMetric(float64(gz), "asset-bytes-gz")
 	b.ReportMetric(0, "ns/op")

@@ -64,7 +64,7 @@ async function open(path) {
 async function loaded(page) {
   // Loaded, and drawn when the timeline is the tab shown.
   await page.waitForFunction(() => window.__hw && window.__hw.loading === false
-    && (window.__hw.fullRender || !document.querySelector('[data-testid=timeline]')), null, { timeout: 30000 });
+    && (window.__hw.attributedRender || !document.querySelector('[data-testid=timeline]')), null, { timeout: 30000 });
 }
 
 /** expected derives what the API says about a session's agents and calls. */
@@ -237,6 +237,7 @@ test('filters narrow the timeline and the event list, and survive a reload', asy
   await page.getByLabel('Event', { exact: true }).selectOption('UserPromptSubmit');
   const prompts = (await all(`/v1/sessions/${REAL}/events?event=UserPromptSubmit`, 'events')).length;
   await page.waitForFunction((n) => +document.querySelector('[aria-label=Events][data-count]').dataset.count === n, prompts);
+  await page.waitForURL(/event=UserPromptSubmit/);
   await page.reload();
   await loaded(page);
   assert.equal(await page.getByLabel('Event', { exact: true }).inputValue(), 'UserPromptSubmit');

@@ -1,7 +1,7 @@
 // One session: header, filters, and the timeline, turns, events and
 // numbers tabs, with the inspector beside them. Loaded from the API in
 // pages and kept live from the event stream.
-import { html, useState, useEffect, useRef, useMemo } from '../lib/html.js';
+import { html, useState, useEffect, useRef, useMemo, Select } from '../lib/html.js';
 import { getJSON, pages, sessionPath, HTTPError } from '../lib/api.js';
 import { subscribe, startLive } from '../lib/live.js';
 import { SessionModel, MAIN, emptyFilters, eventMatches, eventSummary } from '../lib/model.js';
@@ -26,7 +26,7 @@ function filtersFrom(params) {
 function useSession(id) {
   const model = useRef(null);
   if (!model.current || model.current.id !== id) model.current = new SessionModel(id);
-  const [state, setState] = useState({ summary: null, error: '', notFound: false, loading: true, loaded: 0, attribution: { agents: null, calls: null } });
+  const [state, setState] = useState({ summary: null, error: '', notFound: false, loading: true, attributing: true, loaded: 0, attribution: { agents: null, calls: null } });
   const [version, setVersion] = useState(0);
   const raf = useRef(0);
 
@@ -68,7 +68,13 @@ function useSession(id) {
       const agentsP = getJSON(sessionPath(id, 'agents'), { signal: ctrl.signal })
         .then((b) => { attribution.agents = true; m.mergeAgents(b?.agents); bump(); })
         .catch((e) => { attribution.agents = false; if (!(e instanceof HTTPError) && alive) console.warn(e); });
+      // The tool calls come after the events: the events alone draw the
+      // whole timeline, and on a busy collector the two listings would
+      // only slow each other down.
+      let eventsDone;
+      const eventsP = new Promise((resolve) => { eventsDone = resolve; });
       const callsP = (async () => {
+        await eventsP;
         try {
           for await (const page of pages(sessionPath(id, 'tool-calls'), 'tool_calls', { limit: 1000 }, { signal: ctrl.signal })) {
             if (!alive) return;
@@ -80,8 +86,8 @@ function useSession(id) {
       })();
       summaryP.then((summary) => { if (alive) setState((st) => ({ ...st, summary })); }, (e) => {
         if (!alive) return;
-        if (e instanceof HTTPError && e.status === 404) setState((st) => ({ ...st, notFound: true, loading: false }));
-        else setState((st) => ({ ...st, error: String(e.message || e), loading: false }));
+        if (e instanceof HTTPError && e.status === 404) setState((st) => ({ ...st, notFound: true, loading: false, attributing: false }));
+        else setState((st) => ({ ...st, error: String(e.message || e), loading: false, attributing: false }));
         ctrl.abort();
       });
       try {
@@ -105,13 +111,20 @@ function useSession(id) {
         if (alive && !ctrl.signal.aborted) setState((st) => ({ ...st, error: String(e.message || e) }));
         if (ctrl.signal.aborted) return;
       }
-      await Promise.all([agentsP, callsP]);
+      eventsDone();
       if (!alive) return;
       const pending = buffer;
       buffer = null;
       for (const ev of pending) m.add(ev);
       performance.mark('hw:loaded');
-      setState((st) => ({ ...st, loading: false, attribution }));
+      // The events alone draw the whole timeline; the collector's
+      // attribution, which may take longer to page through, refines it.
+      setState((st) => ({ ...st, loading: false }));
+      bump();
+      await Promise.all([agentsP, callsP]);
+      if (!alive) return;
+      performance.mark('hw:attributed');
+      setState((st) => ({ ...st, attributing: false, attribution }));
       bump();
     })();
     return () => {
@@ -168,31 +181,20 @@ function Filters({ model, version, filters, setFilters }) {
   const withCurrent = (list, v) => (v && !list.includes(v) ? [...list, v].sort() : list);
   const tools = useMemo(() => withCurrent(model.toolNames(), filters.tool), [version, filters.tool]);
   const events = useMemo(() => withCurrent(model.eventNames(), filters.event), [version, filters.event]);
-  const set = (k) => (e) => {
-    const v = e.currentTarget.value;
+  const set = (k) => (v) => {
     setFilters({ ...filters, [k]: k === 'agent' ? (v === '*' ? null : v === 'main' ? MAIN : v) : v });
   };
   const agentValue = filters.agent == null ? '*' : filters.agent === MAIN ? 'main' : filters.agent;
   const any = filters.agent != null || filters.tool || filters.event || filters.status;
+  const agentOptions = [['*', 'all agents'], ...order.map((a) => [a.id === MAIN ? 'main' : a.id, '\u00a0'.repeat(a.depth * 2) + agentLabel(a) + (a.id ? ' · ' + shortID(a.id, 7) : '')])];
+  if (filters.agent != null && filters.agent !== MAIN && !model.agents.has(filters.agent)) agentOptions.push([filters.agent, shortID(filters.agent, 12)]);
   return html`
     <div class="filters" role="group" aria-label="Filters">
-      <select aria-label="Agent" value=${agentValue} onChange=${set('agent')}>
-        <option value="*">all agents</option>
-        ${order.map((a) => html`<option value=${a.id === MAIN ? 'main' : a.id}>${'\u00a0'.repeat(a.depth * 2)}${agentLabel(a)}${a.id ? ' · ' + shortID(a.id, 7) : ''}</option>`)}
-        ${filters.agent != null && !model.agents.has(filters.agent) && html`<option value=${filters.agent}>${shortID(filters.agent, 12)}</option>`}
-      </select>
-      <select aria-label="Tool" value=${filters.tool} onChange=${set('tool')}>
-        <option value="">all tools</option>
-        ${tools.map((t) => html`<option value=${t}>${t}</option>`)}
-      </select>
-      <select aria-label="Event" value=${filters.event} onChange=${set('event')}>
-        <option value="">all events</option>
-        ${events.map((t) => html`<option value=${t}>${t}</option>`)}
-      </select>
-      <select aria-label="Status" value=${filters.status} onChange=${set('status')}>
-        <option value="">any status</option>
-        ${['ok', 'error', 'rejected', 'interrupted', 'denied', 'pending'].map((t) => html`<option value=${t}>${t}</option>`)}
-      </select>
+      <${Select} label="Agent" value=${agentValue} onChange=${set('agent')} options=${agentOptions} />
+      <${Select} label="Tool" value=${filters.tool} onChange=${set('tool')} options=${[['', 'all tools'], ...tools.map((t) => [t, t])]} />
+      <${Select} label="Event" value=${filters.event} onChange=${set('event')} options=${[['', 'all events'], ...events.map((t) => [t, t])]} />
+      <${Select} label="Status" value=${filters.status} onChange=${set('status')}
+        options=${[['', 'any status'], ...['ok', 'error', 'rejected', 'interrupted', 'denied', 'pending'].map((t) => [t, t])]} />
       ${any && html`<button type="button" onClick=${() => setFilters(emptyFilters())}>clear filters</button>`}
     </div>`;
 }
@@ -330,8 +332,9 @@ export function SessionView({ id, params }) {
   // frame sees them.
   window.__hw = window.__hw || {};
   window.__hw.model = s.model;
-  window.__hw.loading = s.loading;
-  useEffect(() => { document.body.dataset.loading = s.loading ? '1' : '0'; });
+  window.__hw.eventsLoading = s.loading;
+  window.__hw.loading = s.loading || s.attributing;
+  useEffect(() => { document.body.dataset.loading = s.loading || s.attributing ? '1' : '0'; });
 
   if (s.notFound) return html`<section class="notfound"><h2>No such session</h2><p class="muted mono">${id}</p><p><a href="#/">Back to the sessions</a></p></section>`;
   const m = s.model;
@@ -344,7 +347,7 @@ export function SessionView({ id, params }) {
         ${TABS.map(([k, l]) => html`<button type="button" role="tab" aria-selected=${tab === k} class=${tab === k ? 'on' : ''} onClick=${() => setTab(k)}>${l}</button>`)}
         <span class="spacer"></span>
         <${Filters} model=${m} version=${s.version} filters=${filters} setFilters=${setFilters} />
-        ${s.loading && html`<span class="loading">loading… ${fmtNum(s.loaded)} events</span>`}
+        ${s.loading ? html`<span class="loading">loading… ${fmtNum(s.loaded)} events</span>` : s.attributing && html`<span class="loading">attributing…</span>`}
       </div>
       <div class=${'sbodyx' + (selected ? ' with-insp' : '')}>
         <div class="pane">

@@ -1,6 +1,6 @@
 // The session list: every session the collector knows, newest activity
 // first, kept live from the event stream, searchable and filterable.
-import { html, useState, useEffect, useMemo, useRef } from '../lib/html.js';
+import { html, useState, useEffect, useMemo, useRef, Select } from '../lib/html.js';
 import { pages, getJSON, sessionPath } from '../lib/api.js';
 import { subscribe, startLive } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
@@ -264,19 +264,10 @@ export function SessionList({ params }) {
       <div class="toolbar">
         <input ref=${searchRef} class="search" type="search" placeholder="Search title, id, project, model…" aria-label="Search sessions"
           value=${q} onInput=${(e) => setQ(e.currentTarget.value)} />
-        <select aria-label="Project" value=${project} onChange=${(e) => setProject(e.currentTarget.value)}>
-          <option value="">all projects</option>
-          ${projects.map(([k, l]) => html`<option value=${k}>${l}</option>`)}
-        </select>
-        <select aria-label="Status" value=${status} onChange=${(e) => setStatus(e.currentTarget.value)}>
-          <option value="">any status</option>
-          <option value="running">running (${fmtNum(byStatus.running)})</option>
-          <option value="ended">ended (${fmtNum(byStatus.ended)})</option>
-          <option value="failed">failed (${fmtNum(byStatus.failed)})</option>
-        </select>
-        <select aria-label="Time range" value=${range} onChange=${(e) => setRange(e.currentTarget.value)}>
-          ${RANGES.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
-        </select>
+        <${Select} label="Project" value=${project} onChange=${setProject} options=${[['', 'all projects'], ...projects]} />
+        <${Select} label="Status" value=${status} onChange=${setStatus} options=${[['', 'any status'],
+          ['running', `running (${fmtNum(byStatus.running)})`], ['ended', `ended (${fmtNum(byStatus.ended)})`], ['failed', `failed (${fmtNum(byStatus.failed)})`]]} />
+        <${Select} label="Time range" value=${range} onChange=${setRange} options=${RANGES} />
         <span class="spacer"></span>
         <span class="count" data-testid="session-count">${fmtNum(shown.length)}${shown.length !== st.list.length ? ` of ${fmtNum(st.list.length)}` : ''} sessions${st.done ? '' : ' · loading…'}</span>
       </div>

@@ -299,9 +299,13 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
       hw.firstRender = performance.now();
       performance.mark('hw:first-render');
     }
-    if (!hw.fullRender && hw.loading === false && hw.model === m) {
+    if (!hw.fullRender && hw.eventsLoading === false && hw.model === m) {
       hw.fullRender = performance.now();
       performance.mark('hw:full-render');
+    }
+    if (!hw.attributedRender && hw.loading === false && hw.model === m) {
+      hw.attributedRender = performance.now();
+      performance.mark('hw:attributed-render');
     }
   };
 
