@@ -81,7 +81,8 @@ func Hook(ctx context.Context, w io.Writer, o HookOptions) error {
 	if err := goBuild(ctx, o.Repo, serveBin, "./cmd/hookwatch"); err != nil {
 		return err
 	}
-	url, serveHome, stop, err := startCollector(ctx, serveBin, tmp)
+	serveHome := filepath.Join(tmp, "serve-home")
+	url, stop, err := startCollector(ctx, serveBin, serveHome)
 	if err != nil {
 		return err
 	}
@@ -149,21 +150,20 @@ func goBuild(ctx context.Context, dir, out, pkg string) error {
 	return nil
 }
 
-// startCollector runs `hookwatch serve` on a free loopback port with its
-// own home, which it returns, and waits until it answers /healthz.
-func startCollector(ctx context.Context, bin, tmp string) (url, home string, stop func(), err error) {
+// startCollector runs `hookwatch serve` with HOOKWATCH_HOME=home on a free
+// loopback port and waits until it answers /healthz.
+func startCollector(ctx context.Context, bin, home string) (url string, stop func(), err error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", "", nil, err
+		return "", nil, err
 	}
 	addr := l.Addr().String()
 	l.Close()
-	home = filepath.Join(tmp, "serve-home")
 	cmd := exec.CommandContext(ctx, bin, "serve", "--addr", addr)
 	cmd.Env = append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_TOKEN=")
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
-		return "", "", nil, fmt.Errorf("cannot start collector: %w", err)
+		return "", nil, fmt.Errorf("cannot start collector: %w", err)
 	}
 	stop = func() {
 		_ = cmd.Process.Signal(os.Interrupt)
@@ -175,12 +175,12 @@ func startCollector(ctx context.Context, bin, tmp string) (url, home string, sto
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return url, home, stop, nil
+				return url, stop, nil
 			}
 		}
 	}
 	stop()
-	return "", "", nil, errors.New("collector did not answer /healthz within 15s")
+	return "", nil, errors.New("collector did not answer /healthz within 15s")
 }
 
 // deadURL returns a loopback URL on which nothing listens.

@@ -61,8 +61,11 @@ func Policy(ctx context.Context, w io.Writer, o PolicyOptions) error {
 	if err != nil {
 		return err
 	}
-	hookBin := filepath.Join(tmp, "hookwatch-hook")
+	hookBin, fullBin := filepath.Join(tmp, "hookwatch-hook"), filepath.Join(tmp, "hookwatch")
 	if err := goBuild(ctx, o.Repo, hookBin, "./cmd/hookwatch-hook"); err != nil {
+		return err
+	}
+	if err := goBuild(ctx, o.Repo, fullBin, "./cmd/hookwatch"); err != nil {
 		return err
 	}
 	down, err := deadURL()
@@ -81,23 +84,52 @@ func Policy(ctx context.Context, w io.Writer, o PolicyOptions) error {
 	if err != nil {
 		return fmt.Errorf("the benchmark policy is invalid: %w", err)
 	}
+	// Check compiles every rule, as the hook compiles only those an event
+	// selects: a rule that fails to compile would make the hook answer
+	// with a warning instead of evaluating it, and the figures a lie.
+	if err := policy.Check(io.Discard, policyFile); err != nil {
+		return fmt.Errorf("the benchmark policy does not compile: %w", err)
+	}
 	if len(set.Rules) != 50 {
 		return fmt.Errorf("the benchmark policy has %d rules, want 50", len(set.Rules))
 	}
-	env := func(home string) []string {
-		// A fixed project dir keeps the project policy lookup identical for
-		// both; no collector is started, so both only spool.
-		return []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + down, "CLAUDE_PROJECT_DIR=" + tmp, "HOOKWATCH_AUTOSTART=0"}
-	}
-	if err := checkDenies(ctx, hookBin, env(withPolicy)); err != nil {
+	// Each home has its collector, as on a developer's machine: the hook
+	// hands events over through the spool, and with policies in force the
+	// collector answers with its rules compiled. The last row has no
+	// collector: the hook then runs the full binary for the answer.
+	urlNone, stopNone, err := startCollector(ctx, fullBin, noPolicy)
+	if err != nil {
 		return err
+	}
+	defer stopNone()
+	urlPolicy, stopPolicy, err := startCollector(ctx, fullBin, withPolicy)
+	if err != nil {
+		return err
+	}
+	defer stopPolicy()
+	env := func(home, url string) []string {
+		// A fixed project dir keeps the project policy lookup identical.
+		return []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url, "CLAUDE_PROJECT_DIR=" + tmp, "HOOKWATCH_AUTOSTART=0"}
+	}
+	downHome := withPolicy + "-down"
+	if err := os.MkdirAll(downHome, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(downHome, "policy.yaml"), []byte(policy50), 0o600); err != nil {
+		return err
+	}
+	for _, e := range [][]string{env(withPolicy, urlPolicy), env(downHome, down)} {
+		if err := checkDenies(ctx, hookBin, e); err != nil {
+			return err
+		}
 	}
 	cmds := []Command{
 		{Name: "floor (Go, reads stdin)", Argv: []string{floor}},
-		{Name: "hookwatch-hook, no policy", Argv: []string{hookBin}, Env: env(noPolicy)},
-		{Name: "hookwatch-hook, 50 rules", Argv: []string{hookBin}, Env: env(withPolicy)},
+		{Name: "hookwatch-hook, no policy", Argv: []string{hookBin}, Env: env(noPolicy, urlNone)},
+		{Name: "hookwatch-hook, 50 rules", Argv: []string{hookBin}, Env: env(withPolicy, urlPolicy)},
+		{Name: "hookwatch-hook, 50 rules, no collector", Argv: []string{hookBin}, Env: env(downHome, down)},
 	}
-	fmt.Fprintf(w, "policy cost: PreToolUse(Bash) of %d bytes, %d rules in force (%d answer PreToolUse, 15 select Bash), collector down (spooled), %d runs each, interleaved, %d round%s\n",
+	fmt.Fprintf(w, "policy cost: PreToolUse(Bash) of %d bytes, %d rules in force (%d answer PreToolUse, 15 select Bash), local collector, %d runs each, interleaved, %d round%s\n",
 		len(preToolUsePayload), len(set.Rules), selecting(set), o.Runs, o.Rounds, map[bool]string{true: "s"}[o.Rounds > 1])
 	medians := make([][]time.Duration, len(cmds))
 	for round := 1; round <= o.Rounds; round++ {
@@ -251,7 +283,7 @@ rules:
     reason: New dependencies need a human.
   - id: no-bypass-in-prod
     tool: "*"
-    when: 'permission_mode == "bypassPermissions" && startsWith(cwd, "/srv/prod")'
+    when: 'permission_mode == "bypassPermissions" && cwd startsWith "/srv/prod"'
     action: stop
     reason: bypassPermissions is not allowed on production hosts.
 
