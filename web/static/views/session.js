@@ -227,6 +227,8 @@ function EventsTab({ model, version, filters, selected, onSelect }) {
 function TurnsTab({ model, version, filters, selected, onSelect }) {
   const [open, setOpen] = useState(null);
   const turns = useMemo(() => [...model.turns.values()].sort((a, b) => a.start - b.start), [version]);
+  let n = 0;
+  const number = turns.map((t) => (t.id ? ++n : 0));
   return html`
     <div class="turns" data-testid="turns">
       ${turns.map((t, i) => {
@@ -238,7 +240,7 @@ function TurnsTab({ model, version, filters, selected, onSelect }) {
         return html`
           <div class=${'turn' + (isOpen ? ' open' : '')} key=${t.id} data-prompt=${t.id}>
             <button type="button" class="thead" aria-expanded=${isOpen} onClick=${() => setOpen(isOpen ? null : t.id)}>
-              <span class="tn">${t.id ? '#' + (i + 1) : '–'}</span>
+              <span class="tn">${t.id ? '#' + number[i] : '–'}</span>
               <span class="tp">${t.prompt ? truncate(t.prompt.replace(/\s+/g, ' '), 200) : html`<span class="muted">${t.id ? 'prompt ' + shortID(t.id, 10) : 'events without a prompt'}</span>`}</span>
               <span class="num">${fmtClock(t.start)}</span>
               <span class="num">${fmtDur(t.end - t.start)}</span>
@@ -321,6 +323,16 @@ export function SessionView({ id, params }) {
     const h = '#/s/' + encodeURIComponent(id) + (p.toString() ? '?' + p : '');
     if (location.hash !== h) history.replaceState(null, '', h);
   }, [tab, filters, id]);
+
+  // The URL changed under the view (back, forward, an edited address):
+  // follow it. The view's own updates use replaceState and come back equal.
+  const query = params.toString();
+  useEffect(() => {
+    const t = params.get('tab');
+    setTab(TABS.some(([k]) => k === t) ? t : 'timeline');
+    const f = filtersFrom(params);
+    setFilters((old) => (JSON.stringify(old) === JSON.stringify(f) ? old : f));
+  }, [query]);
 
   useEffect(() => {
     const onKey = (e) => { if (e.key === 'Escape') setSelected(null); };

@@ -186,7 +186,7 @@ function Lineage({ s }) {
 function Row({ s, now, counts }) {
   const end = s.ended_at ? ms(s.ended_at) : s._last;
   const dur = end - s._first;
-  const count = (v, cls) => html`<span class=${'num ' + (v > 0 ? cls : '')}>${fmtNum(v)}</span>`;
+  const count = (v, cls) => html`<span class=${'num ' + (v > 0 ? cls : v === 0 ? 'zero' : '')}>${fmtNum(v)}</span>`;
   return html`
     <div class=${'srow st-' + s._status} role="listitem" data-session=${s.id} onClick=${(e) => { if (!e.target.closest('a')) location.hash = href(s.id); }}>
       <span><span class=${'pill pill-' + s._status}>${s._status}</span></span>
