@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -496,6 +497,21 @@ func (e *env) get(ctx context.Context, path string) (*http.Response, []byte, err
 	return resp, body, err
 }
 
+// autostarts reports whether a hook that finds no collector at e.url starts
+// one: on by default, for a loopback URL, with HOOKWATCH_AUTOSTART not off.
+func (e *env) autostarts() bool {
+	switch strings.ToLower(strings.TrimSpace(e.Getenv("HOOKWATCH_AUTOSTART"))) {
+	case "0", "false", "off", "no":
+		return false
+	}
+	u, err := url.Parse(e.url)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"
+}
+
 // checkCollector asks the collector for /healthz.
 func (e *env) checkCollector(ctx context.Context) Check {
 	c := Check{Name: "collector"}
@@ -506,6 +522,12 @@ func (e *env) checkCollector(ctx context.Context) Check {
 	}
 	resp, body, err := e.get(ctx, "/healthz")
 	switch {
+	case err != nil && e.autostarts():
+		// Not a problem: the next hook starts it (hook.Config.Autostart).
+		c.Status = Warn
+		c.Message = fmt.Sprintf("%s is not running (%v); the next hook event starts it in the background", e.url, shortErr(err))
+		c.Fix = "hookwatch serve   # to start it now, or keep it running: hookwatch service install"
+		return c
 	case err != nil:
 		c.Status = Fail
 		c.Message = fmt.Sprintf("%s is not reachable (%v): events wait in the spool", e.url, shortErr(err))

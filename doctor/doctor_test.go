@@ -141,6 +141,9 @@ func TestRunWithoutAnything(t *testing.T) {
 		"HOME":           filepath.Join(root, "home"),
 		"HOOKWATCH_HOME": filepath.Join(root, "hw"),
 		"HOOKWATCH_URL":  "http://127.0.0.1:1",
+		// Without autostart a down collector is a problem; with it (the
+		// default) only a warning: see TestCollectorDownAutostarts.
+		"HOOKWATCH_AUTOSTART": "0",
 	}
 	r := Run(context.Background(), Options{
 		Getenv:  func(k string) string { return env[k] },
@@ -168,4 +171,21 @@ func TestRunWithoutAnything(t *testing.T) {
 	if err := r.WriteText(&b); err != nil || !strings.Contains(b.String(), "2 problems, 0 warnings.") {
 		t.Fatalf("WriteText: %v\n%s", err, b.String())
 	}
+}
+
+func TestCollectorDownAutostarts(t *testing.T) {
+	root := t.TempDir()
+	f := func(url, autostart string, want Status) {
+		t.Helper()
+		env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": filepath.Join(root, "hw"), "HOOKWATCH_URL": url, "HOOKWATCH_AUTOSTART": autostart}
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"), Version: "test", Timeout: time.Second})
+		for _, c := range r.Checks {
+			if c.Name == "collector" && c.Status != want {
+				t.Errorf("collector down at %s, HOOKWATCH_AUTOSTART=%q: %s (%s), want %s", url, autostart, c.Status, c.Message, want)
+			}
+		}
+	}
+	f("http://127.0.0.1:1", "", Warn)
+	f("http://localhost:1", "1", Warn)
+	f("http://127.0.0.1:1", "0", Fail)
 }

@@ -116,7 +116,8 @@ func TestDoctorHealthy(t *testing.T) {
 }
 
 func TestDoctorBroken(t *testing.T) {
-	e := newTestEnv(t) // HOOKWATCH_URL is a closed port: the collector is down
+	e := newTestEnv(t)                   // HOOKWATCH_URL is a closed port: the collector is down
+	t.Setenv("HOOKWATCH_AUTOSTART", "0") // and nothing will start it: a problem
 	mustHW(t, "install")
 	os.Remove(e.lean)
 	os.MkdirAll(e.hwHome, 0o700)

@@ -147,7 +147,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			how = "POST " + strings.TrimRight(orDefault(collector, install.DefaultCollectorURL), "/") + install.HookPath + " (where Claude Code allows it), else " + how
 		}
 		fmt.Fprintf(stdout, "Hooks run: %s\n", how)
-		fmt.Fprintf(stdout, "Next: start the collector with 'hookwatch serve' (or keep it running: 'hookwatch service install'), then check with 'hookwatch doctor'.\n")
+		fmt.Fprintf(stdout, "Next: open Claude Code. The first hook starts the collector in the background; the dashboard is at %s.\nCheck the setup any time with 'hookwatch doctor'; keep the collector running across reboots with 'hookwatch service install'.\n", orDefault(collector, install.DefaultCollectorURL))
 	}
 	return nil
 }
