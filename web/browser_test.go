@@ -52,16 +52,17 @@ func browserTools(t testing.TB) (node string) {
 
 // serve starts a real collector on a temporary SQLite database with the
 // dashboard mounted the way `hookwatch serve` mounts it, and ingests envs.
-// With eventsOnly set it answers /v1/sessions/{id}/agents and /tool-calls
+// The dashboard's files need no token, as with `hookwatch serve`; the API
+// needs token when it is not empty. With eventsOnly set it answers /v1/sessions/{id}/agents and /tool-calls
 // with 404, as a collector without attribution does: the dashboard then
 // derives agents and calls from the events itself.
-func serve(t testing.TB, envs []event.Envelope, eventsOnly bool) string {
+func serve(t testing.TB, envs []event.Envelope, eventsOnly bool, token string) string {
 	t.Helper()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hookwatch.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := collector.New(collector.Config{Store: db, Version: "test"})
+	srv, err := collector.New(collector.Config{Store: db, Version: "test", Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,16 +145,17 @@ func TestModel(t *testing.T) {
 // collector filled with the real client's payloads, a session of XSS
 // attempts and a session with parallel subagents.
 //
-// It runs twice: against the collector as it is, and with its attribution
-// endpoints answering 404, as older collectors do, for the tests that
-// compare the page with what the API says.
+// It runs against the collector as it is; with its attribution endpoints
+// answering 404, as older collectors do, for the tests that compare the
+// page with what the API says; and with a token, which the page asks for.
 func TestBrowser(t *testing.T) {
 	node := browserTools(t)
 	xss, _ := json.Marshal(demo.XSSStrings)
-	run := func(t *testing.T, eventsOnly bool, args ...string) {
-		url := serve(t, fixtures(t, time.Now().UTC()), eventsOnly)
+	run := func(t *testing.T, eventsOnly bool, token string, args ...string) {
+		url := serve(t, fixtures(t, time.Now().UTC()), eventsOnly, token)
 		out := runNode(t, node, []string{
 			"HOOKWATCH_URL=" + url,
+			"HW_TOKEN=" + token,
 			"HW_REAL=" + realSession,
 			"HW_XSS=" + demo.XSSSessionID,
 			"HW_PARALLEL=" + parallelSession,
@@ -161,10 +163,11 @@ func TestBrowser(t *testing.T) {
 		}, append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, append(args, "dashboard.test.mjs")...)...)
 		t.Logf("%s", out)
 	}
-	t.Run("collector", func(t *testing.T) { run(t, false) })
+	t.Run("collector", func(t *testing.T) { run(t, false, "") })
 	t.Run("events-only", func(t *testing.T) {
-		run(t, true, "--test-name-pattern=^(the agent tree|clicking a tool call|filters narrow)")
+		run(t, true, "", "--test-name-pattern=^(the agent tree|clicking a tool call|filters narrow)")
 	})
+	t.Run("token", func(t *testing.T) { run(t, false, "s3cret-token", "--test-name-pattern=^with a token") })
 }
 
 // TestScreenshots saves the README's screenshots into the directory named
@@ -198,7 +201,7 @@ func TestScreenshots(t *testing.T) {
 		Project: "billing-worker", Title: "Move invoice retries to the queue", Ended: true, Seed: 5})...)
 	const shown = "5ca1ab1e-0000-4000-8000-0000000005ee"
 	envs = append(envs, demo.Big(demo.BigSpec{SessionID: shown, Start: now.Add(-12 * time.Minute), Events: 900, Agents: 11, Wave: 4, Seed: 4})...)
-	url := serve(t, envs, false)
+	url := serve(t, envs, false, "")
 	out := runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_PARALLEL=" + shown, "HOOKWATCH_SCREENSHOTS=" + dir}, "screenshots.mjs")
 	t.Logf("%s", out)
 }
@@ -211,7 +214,7 @@ func TestScreenshots(t *testing.T) {
 func BenchmarkFirstRender(b *testing.B) {
 	node := browserTools(b)
 	const sid = "b16b16b1-0000-4000-8000-000000020000"
-	url := serve(b, demo.Big(demo.BigSpec{SessionID: sid, Start: time.Now().UTC().Add(-3 * time.Hour), Events: 20000, Agents: 50}), false)
+	url := serve(b, demo.Big(demo.BigSpec{SessionID: sid, Start: time.Now().UTC().Add(-3 * time.Hour), Events: 20000, Agents: 50}), false, "")
 	files, raw, gz := web.Assets()
 	var first, full, attributed, events float64
 	b.ResetTimer()
@@ -241,7 +244,7 @@ func BenchmarkFirstRender(b *testing.B) {
 // search over them takes to show.
 func BenchmarkSessionList(b *testing.B) {
 	node := browserTools(b)
-	url := serve(b, demo.Sessions(10000, time.Now().UTC(), 9), false)
+	url := serve(b, demo.Sessions(10000, time.Now().UTC(), 9), false, "")
 	var first, full, search, sessions float64
 	b.ResetTimer()
 	for b.Loop() {

@@ -13,6 +13,8 @@ const REAL = process.env.HW_REAL;
 const XSS = process.env.HW_XSS;
 const PARALLEL = process.env.HW_PARALLEL;
 const XSS_STRINGS = JSON.parse(process.env.HW_XSS_STRINGS || '[]');
+const TOKEN = process.env.HW_TOKEN || '';
+const auth = TOKEN ? { Authorization: 'Bearer ' + TOKEN } : {};
 if (!BASE || !REAL || !XSS || !PARALLEL) throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS and HW_PARALLEL (go test ./web does)');
 
 let browser;
@@ -20,7 +22,7 @@ before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
 async function api(path) {
-  const res = await fetch(BASE + path);
+  const res = await fetch(BASE + path, { headers: auth });
   if (!res.ok) return { status: res.status, body: null };
   return { status: res.status, body: await res.json() };
 }
@@ -38,7 +40,7 @@ async function all(path, key) {
 }
 
 async function post(envelopes) {
-  const res = await fetch(BASE + '/v1/events', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ envelopes }) });
+  const res = await fetch(BASE + '/v1/events', { method: 'POST', headers: { 'Content-Type': 'application/json', ...auth }, body: JSON.stringify({ envelopes }) });
   assert.equal(res.status, 200, 'POST /v1/events: ' + (await res.text()));
 }
 
@@ -54,8 +56,9 @@ async function open(path) {
   page.on('dialog', (d) => { seen.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
   page.on('console', (m) => {
     // The attribution endpoints may 404 on a collector without them: the
-    // dashboard falls back to deriving agents and calls from events.
-    if (m.type() === 'error' && !/404 \(Not Found\)/.test(m.text())) seen.console.push(m.text());
+    // dashboard falls back to deriving agents and calls from events. Before
+    // a token is given, the API answers 401.
+    if (m.type() === 'error' && !/(404 \(Not Found\)|401 \(Unauthorized\))/.test(m.text())) seen.console.push(m.text());
   });
   await page.goto(BASE + path);
   return { page, seen };
@@ -365,6 +368,27 @@ test('a session with parallel subagents: timeline, inspector and the context cur
   await page.getByRole('tab', { name: 'Numbers' }).click();
   await page.getByTestId('curve').locator('canvas').first().waitFor();
   await page.getByRole('tab', { name: 'Timeline' }).click();
+  clean(seen);
+  await page.close();
+});
+
+test('with a token, the dashboard asks for it, then loads and follows the stream', { skip: !TOKEN && 'the collector has no token' }, async () => {
+  const sessions = await all('/v1/sessions', 'sessions');
+  const { page, seen } = await open('/#/');
+  const form = page.locator('form.token');
+  await form.waitFor();
+  await form.locator('input').fill('not the token');
+  await form.locator('button').click();
+  await form.waitFor(); // asked again
+  await form.locator('input').fill(TOKEN);
+  await form.locator('button').click();
+  const count = page.getByTestId('session-count');
+  await count.filter({ hasText: new RegExp(`^${sessions.length} sessions$`) }).waitFor();
+  await page.waitForFunction(() => document.querySelector('.live')?.dataset.state === 'live');
+  const sid = '22222222-3333-4444-8555-' + String(Date.now()).slice(-12).padStart(12, '0');
+  await post([{ id: 'token-' + sid, runtime: 'claude-code', kind: 'hook', received_at: new Date().toISOString(),
+    payload: { session_id: sid, cwd: '/home/dev/src/live', hook_event_name: 'SessionStart', source: 'startup' } }]);
+  await page.locator(`[data-session="${sid}"]`).waitFor({ timeout: 10000 });
   clean(seen);
   await page.close();
 });

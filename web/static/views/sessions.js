@@ -126,6 +126,7 @@ async function load() {
   if (store.started) return;
   store.started = true;
   store.loading = true;
+  store.error = '';
   subscribe(onEvent);
   try {
     let first = true;
@@ -141,6 +142,7 @@ async function load() {
     }
     if (first) startLive(0);
   } catch (e) {
+    // Tried again on the next mount (after a token is given, say).
     store.error = String(e.message || e);
     store.started = false;
     startLive();
@@ -279,7 +281,7 @@ export function SessionList({ params }) {
         <span>lineage</span>
       </div>
       <div class="sbody">
-        ${st.done && !st.list.length
+        ${st.done && !st.error && !st.list.length
           ? html`<div class="empty"><p>No sessions yet.</p><p class="muted">Install the hook (<code>hookwatch install</code>) and start Claude Code; sessions appear here as they run.</p></div>`
           : html`<${VList} label="Sessions" items=${shown} rowHeight=${44} class=${'slist' + (counts ? '' : ' nocounts')} row=${(s) => html`<${Row} key=${s.id} s=${s} now=${now} counts=${counts} />`} />`}
       </div>
