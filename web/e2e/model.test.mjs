@@ -57,6 +57,7 @@ test('events are applied once, in any order, and other sessions are ignored', ()
   for (const ev of evs) a.add(ev);
   for (const ev of [...evs].reverse()) b.add(ev);
   for (const ev of evs) assert.equal(a.add(ev), false);
+  b.settle();
   assert.deepEqual(b.events.map((e) => e.seq), a.events.map((e) => e.seq).filter((s) => evs[s - 1].session_id === SID));
   assert.equal(a.events.length, evs.filter((e) => e.session_id === SID).length);
   assert.deepEqual([...b.calls.keys()].sort(), [...a.calls.keys()].sort());

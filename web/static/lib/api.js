@@ -41,11 +41,14 @@ export async function getJSON(path, { signal } = {}) {
   return res.json();
 }
 
-/** withQuery appends the non-empty params to path. */
+/**
+ * withQuery appends the non-empty params to path. agent_id is kept even
+ * when empty: agent_id= selects the main agent, its absence every agent.
+ */
 export function withQuery(path, params) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params || {})) {
-    if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+    if (v !== undefined && v !== null && (v !== '' || k === 'agent_id')) q.set(k, String(v));
   }
   const s = q.toString();
   return s ? `${path}${path.includes('?') ? '&' : '?'}${s}` : path;
@@ -160,3 +163,4 @@ export function stream({ lastEventId, onEvent, onState = () => {} }) {
     if (ctrl) ctrl.abort();
   };
 }
+

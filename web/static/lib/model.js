@@ -126,6 +126,15 @@ export class SessionModel {
     this.lastSeq = 0;
     this._layout = null;
     this._stats = null;
+    this._unsorted = false;
+  }
+
+  /** settle restores seq order after events were added out of order; call it before reading events. */
+  settle() {
+    if (!this._unsorted) return;
+    this.events.sort((a, b) => a.seq - b.seq);
+    for (const t of this.turns.values()) t.seqs.sort((a, b) => a - b);
+    this._unsorted = false;
   }
 
   agent(id) {
@@ -171,13 +180,10 @@ export class SessionModel {
     if (!Number.isFinite(seq) || this.bySeq.has(seq)) return false;
     if (ev.session_id !== undefined && ev.session_id !== this.id) return false;
     this.bySeq.set(seq, ev);
-    if (seq > this.lastSeq || this.events.length === 0) {
-      this.events.push(ev);
-    } else {
-      let lo = 0, hi = this.events.length;
-      while (lo < hi) { const m = (lo + hi) >> 1; if (this.events[m].seq < seq) lo = m + 1; else hi = m; }
-      this.events.splice(lo, 0, ev);
-    }
+    // Pages loaded in parallel arrive out of order: append, and sort once
+    // in settle() rather than splice each event into place.
+    if (seq < this.lastSeq) this._unsorted = true;
+    this.events.push(ev);
     this.lastSeq = Math.max(this.lastSeq, seq);
     try {
       this._apply(ev);
@@ -451,6 +457,7 @@ export class SessionModel {
    * sub-rows so parallel calls of one agent do not hide each other.
    */
   layout() {
+    this.settle();
     if (this._layout && this._layout.version === this.version) return this._layout;
     const agents = [...this.agents.values()];
     const children = new Map(agents.map((a) => [a.id, []]));

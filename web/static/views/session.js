@@ -36,7 +36,7 @@ function useSession(id) {
     const ctrl = new AbortController();
     const bump = () => {
       if (raf.current) return;
-      raf.current = requestAnimationFrame(() => { raf.current = 0; if (alive) setVersion(m.version); });
+      raf.current = requestAnimationFrame(() => { raf.current = 0; if (alive) { m.settle(); setVersion(m.version); } });
     };
     // Subscribe before loading: whatever is stored while the pages load
     // arrives here, and the model drops what it already has by seq.
@@ -65,7 +65,8 @@ function useSession(id) {
       startLive();
       // Attribution, when the collector has it; a 404 means derive from events.
       const attribution = { agents: null, calls: null };
-      const agentsP = getJSON(sessionPath(id, 'agents'), { signal: ctrl.signal })
+      const agentsBodyP = getJSON(sessionPath(id, 'agents'), { signal: ctrl.signal });
+      const agentsP = agentsBodyP
         .then((b) => { attribution.agents = true; m.mergeAgents(b?.agents); bump(); })
         .catch((e) => { attribution.agents = false; if (!(e instanceof HTTPError) && alive) console.warn(e); });
       // The tool calls come after the events: the events alone draw the
@@ -90,23 +91,33 @@ function useSession(id) {
         else setState((st) => ({ ...st, error: String(e.message || e), loading: false, attributing: false }));
         ctrl.abort();
       });
-      try {
-        let loaded = 0, shown = 0;
-        for await (const page of pages(sessionPath(id, 'events'), 'events', { limit: 1000 }, { signal: ctrl.signal })) {
-          if (!alive) return;
-          for (const ev of page) m.add(ev);
-          loaded += page.length;
-          if (loaded === page.length) performance.mark('hw:first-page');
-          // Draw the first page at once, then at most a few times a second:
-          // re-rendering after every page of a large session would cost
-          // more than loading it.
-          const now = performance.now();
-          if (loaded === page.length || now - shown > 400) {
-            shown = now;
-            setState((st) => ({ ...st, loaded }));
-            bump();
-          }
+      let loaded = 0, shown = 0;
+      const onPage = (page) => {
+        for (const ev of page) m.add(ev);
+        loaded += page.length;
+        if (loaded === page.length) performance.mark('hw:first-page');
+        // Draw the first page at once, then at most a few times a second:
+        // re-rendering after every page of a large session would cost
+        // more than loading it.
+        const now = performance.now();
+        if (loaded === page.length || now - shown > 400) {
+          shown = now;
+          setState((st) => ({ ...st, loaded }));
+          bump();
         }
+      };
+      const list = async (params) => {
+        for await (const page of pages(sessionPath(id, 'events'), 'events', { limit: 1000, ...params }, { signal: ctrl.signal })) {
+          if (!alive) return;
+          onPage(page);
+        }
+      };
+      try {
+        // One listing, page after page by its cursor. Listing each agent's
+        // events in parallel (agent_id= is the main agent) was measured
+        // too: no faster on two cores, and it needs a completeness check.
+        await list({});
+        m.settle();
       } catch (e) {
         if (alive && !ctrl.signal.aborted) setState((st) => ({ ...st, error: String(e.message || e) }));
         if (ctrl.signal.aborted) return;
