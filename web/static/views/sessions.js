@@ -190,7 +190,7 @@ function Row({ s, now, counts }) {
   const dur = end - s._first;
   const count = (v, cls) => html`<span class=${'num ' + (v > 0 ? cls : v === 0 ? 'zero' : '')}>${fmtNum(v)}</span>`;
   return html`
-    <div class=${'srow st-' + s._status} role="listitem" data-session=${s.id} onClick=${(e) => { if (!e.target.closest('a')) location.hash = href(s.id); }}>
+    <div class=${'srow st-' + s._status} role="listitem" data-session=${s.id} onClick=${(e) => { if (!e.target.closest('a') && !getSelection().toString()) location.hash = href(s.id); }}>
       <span><span class=${'pill pill-' + s._status}>${s._status}</span></span>
       <span class="title">
         <a class="t1" href=${href(s.id)}>${s.title ? truncate(s.title, 140) : html`<span class="muted">untitled</span>`}</a>

@@ -558,6 +558,7 @@ function AgentRow({ lane, model, selected, onSelect }) {
   return html`
     <div class=${'agent' + (selected ? ' sel' : '')} role="treeitem" aria-level=${a.depth + 1} data-agent=${a.id} data-type=${a.type ?? ''} data-calls=${a.calls.length}
       style=${{ height: lane.h + 'px', paddingLeft: 8 + a.depth * 16 + 'px' }}
+      tabIndex="0" onKeyDown=${(e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); onSelect({ kind: 'agent', id: a.id }); } }}
       onClick=${() => onSelect({ kind: 'agent', id: a.id })} title=${a.id ? `agent ${a.id}` : 'main agent'}>
       ${a.depth > 0 && html`<span class="branch" aria-hidden="true" style=${{ left: a.depth * 16 - 6 + 'px' }}></span>`}
       <div class="a1">
