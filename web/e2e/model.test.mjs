@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { SessionModel, MAIN, callMatches, emptyFilters, eventMatches, toolSummary, eventSummary } from '../static/lib/model.js';
 import { fmtDur, fmtPct, quantile, familyOf, projectOf, truncate } from '../static/lib/format.js';
+import { sseParser, withQuery } from '../static/lib/api.js';
 
 const SID = '0e2e0b5d-7136-4322-8086-c38ed16b10ad';
 
@@ -180,4 +181,31 @@ test('formatting', () => {
   f(toolSummary({ command: 'ls' }), 'ls');
   f(toolSummary({ file_path: '/a' }), '/a');
   f(toolSummary(null), '');
+});
+
+test('the event-stream parser, whatever the chunking', () => {
+  const text = 'retry: 2000\r\n: connected\r\n\r\nid: 7\r\ndata: {"a":1}\r\n\r\nid: 8\ndata:first\ndata: second\n\n: ping\n\nid: 9\n\nid: bad\0id\ndata: x\n\n';
+  const want = [['{"a":1}', '7'], ['first\nsecond', '8'], ['', '9'], ['x', '9']];
+  // Every split point, including inside each CRLF.
+  for (let cut = 0; cut <= text.length; cut++) {
+    const got = [];
+    let retry = 0;
+    const push = sseParser({ onEvent: (d, id) => got.push([d, id]), onRetry: (ms) => { retry = ms; } });
+    push(text.slice(0, cut));
+    push(text.slice(cut));
+    assert.deepEqual(got, want, 'split at ' + cut);
+    assert.equal(retry, 2000);
+  }
+  // One character at a time.
+  const got = [];
+  const push = sseParser({ onEvent: (d, id) => got.push([d, id]) });
+  for (const c of text) push(c);
+  assert.deepEqual(got, want);
+});
+
+test('query strings', () => {
+  assert.equal(withQuery('/v1/x', { limit: 10, cursor: '', tool: 'a b' }), '/v1/x?limit=10&tool=a+b');
+  assert.equal(withQuery('/v1/x', { agent_id: '' }), '/v1/x?agent_id=');
+  assert.equal(withQuery('/v1/x?a=1', { b: 2 }), '/v1/x?a=1&b=2');
+  assert.equal(withQuery('/v1/x', {}), '/v1/x');
 });

@@ -120,33 +120,14 @@ export function stream({ lastEventId, onEvent, onState = () => {} }) {
       onState('live');
       delay = 250;
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buf = '';
-      let data = [];
-      let id = null;
+      const parse = sseParser({
+        onEvent: (data, id) => { if (id !== null) last = id; dispatch(data); },
+        onRetry: (ms) => { delay = Math.min(ms, 30000); },
+      });
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        buf += value;
-        let nl;
-        while ((nl = buf.search(/\r\n|\r|\n/)) >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + (buf[nl] === '\r' && buf[nl + 1] === '\n' ? 2 : 1));
-          if (line === '') {
-            if (id !== null) last = id;
-            if (data.length) dispatch(data.join('\n'));
-            data = [];
-            id = null;
-            continue;
-          }
-          if (line[0] === ':') continue;
-          const colon = line.indexOf(':');
-          const field = colon < 0 ? line : line.slice(0, colon);
-          let val = colon < 0 ? '' : line.slice(colon + 1);
-          if (val[0] === ' ') val = val.slice(1);
-          if (field === 'data') data.push(val);
-          else if (field === 'id' && !val.includes('\0')) id = val;
-          else if (field === 'retry' && /^\d+$/.test(val)) delay = Math.min(+val, 30000);
-        }
+        parse(value);
       }
     } catch (e) {
       if (closed) return;
@@ -164,3 +145,54 @@ export function stream({ lastEventId, onEvent, onState = () => {} }) {
   };
 }
 
+
+/**
+ * sseParser returns a function that takes the text of a text/event-stream
+ * chunk by chunk (split anywhere, even inside a CRLF) and calls
+ * onEvent(data, id) for each event with data or an id, id being the last
+ * id: field seen (or null), and onRetry(ms) for retry: fields. It follows the
+ * WHATWG rules that matter here: comments, multi-line data, a space after
+ * the colon, ids without NUL.
+ */
+export function sseParser({ onEvent, onRetry = () => {} }) {
+  let buf = '';
+  let data = [];
+  let id = null;
+  let lastID = null;
+  const line = (l) => {
+    if (l === '') {
+      if (id !== null) lastID = id;
+      if (data.length || id !== null) onEvent(data.join('\n'), lastID);
+      data = [];
+      id = null;
+      return;
+    }
+    if (l[0] === ':') return;
+    const colon = l.indexOf(':');
+    const field = colon < 0 ? l : l.slice(0, colon);
+    let val = colon < 0 ? '' : l.slice(colon + 1);
+    if (val[0] === ' ') val = val.slice(1);
+    if (field === 'data') data.push(val);
+    else if (field === 'id' && !val.includes('\0')) id = val;
+    else if (field === 'retry' && /^\d+$/.test(val)) onRetry(+val);
+  };
+  return (chunk) => {
+    buf += chunk;
+    // Scan with a cursor and cut the buffer once per chunk: a replay of
+    // thousands of events arrives in large chunks.
+    let pos = 0;
+    for (;;) {
+      let nl = -1;
+      for (let i = pos; i < buf.length; i++) {
+        const c = buf.charCodeAt(i);
+        if (c === 10 || c === 13) { nl = i; break; }
+      }
+      if (nl < 0) break;
+      // A CR at the end of the chunk may be the first half of a CRLF.
+      if (buf.charCodeAt(nl) === 13 && nl === buf.length - 1) break;
+      line(buf.slice(pos, nl));
+      pos = nl + (buf.charCodeAt(nl) === 13 && buf.charCodeAt(nl + 1) === 10 ? 2 : 1);
+    }
+    buf = buf.slice(pos);
+  };
+}
