@@ -219,7 +219,7 @@ function EventRow({ ev, model, selected, onSelect }) {
       <span class="ag">${a ? agentLabel(a) : 'agent'}${ev.agent_id ? html` <span class="muted">${shortID(ev.agent_id, 6)}</span>` : ''}</span>
       <span class="en">${ev.event || ev.kind}</span>
       <span class="tn">${ev.tool_name || ''}</span>
-      <span class="sm">${truncate(eventSummary(ev, model).replace(/\s+/g, ' '), 220)}</span>
+      <span class="sm">${truncate(eventSummary(ev, model).slice(0, 1000).replace(/\s+/g, ' '), 220)}</span>
       <span>${st && st !== 'ok' && html`<span class=${'pill pill-' + st}>${st}</span>`}</span>
     </div>`;
 }
@@ -252,7 +252,7 @@ function TurnsTab({ model, version, filters, selected, onSelect }) {
           <div class=${'turn' + (isOpen ? ' open' : '')} key=${t.id} data-prompt=${t.id}>
             <button type="button" class="thead" aria-expanded=${isOpen} onClick=${() => setOpen(isOpen ? null : t.id)}>
               <span class="tn">${t.id ? '#' + number[i] : '–'}</span>
-              <span class="tp">${t.prompt ? truncate(t.prompt.replace(/\s+/g, ' '), 200) : html`<span class="muted">${t.id ? 'prompt ' + shortID(t.id, 10) : 'events without a prompt'}</span>`}</span>
+              <span class="tp">${t.prompt ? truncate(t.prompt.slice(0, 1000).replace(/\s+/g, ' '), 200) : html`<span class="muted">${t.id ? 'prompt ' + shortID(t.id, 10) : 'events without a prompt'}</span>`}</span>
               <span class="num">${fmtClock(t.start)}</span>
               <span class="num">${fmtDur(t.end - t.start)}</span>
               <span class="num">${t.agents.size} agents</span>

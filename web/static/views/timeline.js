@@ -99,7 +99,6 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
   const canvasRef = useRef(null);
   const axisRef = useRef(null);
   const holderRef = useRef(null);
-  const tipRef = useRef(null);
   const view = useRef({ t0: 0, t1: 1, fit: true });
   const geo = useRef({ lanes: [], height: 0 });
   const props = useRef({});
@@ -509,7 +508,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
           <div class="tl-canvas" ref=${holderRef} tabIndex="0" onKeyDown=${onKey}
             onPointerDown=${onPointerDown} onPointerMove=${onPointerMove} onPointerUp=${onPointerUp} onPointerLeave=${() => setHover(null)}>
             <canvas ref=${canvasRef} role="img" aria-label="Tool calls per agent over time"></canvas>
-            ${hover && html`<${Tip} ref=${tipRef} hover=${hover} model=${model} />`}
+            ${hover && html`<${Tip} hover=${hover} model=${model} />`}
           </div>
         </div>
       </div>
