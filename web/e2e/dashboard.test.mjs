@@ -209,6 +209,40 @@ test('clicking a tool call on the timeline opens its details', async () => {
   await page.close();
 });
 
+test('the timeline zooms and pans', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(PARALLEL));
+  await loaded(page);
+  const view = () => page.evaluate(() => window.__hw.timeline.view());
+  const fit = await view();
+  assert.equal(fit.fit, true);
+  const canvas = page.locator('.tl-canvas');
+  await canvas.focus();
+  await page.keyboard.press('w');
+  await page.keyboard.press('w');
+  const zoomed = await view();
+  assert.ok(zoomed.t1 - zoomed.t0 < (fit.t1 - fit.t0) * 0.6, 'zoomed in');
+  // Drag to the left: later times come into view.
+  const box = await canvas.boundingBox();
+  await page.mouse.move(box.x + 600, box.y + 100);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 400, box.y + 100, { steps: 5 });
+  await page.mouse.up();
+  const panned = await view();
+  assert.ok(panned.t0 > zoomed.t0, 'panned');
+  assert.ok(Math.abs((panned.t1 - panned.t0) - (zoomed.t1 - zoomed.t0)) < 1, 'panning keeps the zoom');
+  // ctrl+wheel zooms out around the pointer.
+  await page.mouse.move(box.x + 300, box.y + 100);
+  await page.keyboard.down('Control');
+  await page.mouse.wheel(0, 400);
+  await page.keyboard.up('Control');
+  const out = await view();
+  assert.ok(out.t1 - out.t0 > panned.t1 - panned.t0, 'zoomed out');
+  await page.getByRole('button', { name: 'Fit' }).click();
+  assert.equal((await view()).fit, true);
+  clean(seen);
+  await page.close();
+});
+
 test('filters narrow the timeline and the event list, and survive a reload', async () => {
   const want = await expected(REAL);
   const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL));
