@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -246,12 +247,74 @@ func decodeValue(rv json.RawMessage, fv reflect.Value) bool {
 		}
 		return ok && rv[0] == '"' // a number read as text is still worth reporting
 	}
+	if ok, handled := decodeScalarPtr(rv, fv); handled {
+		return ok
+	}
 	ptr := reflect.New(fv.Type())
 	if err := json.Unmarshal(rv, ptr.Interface()); err != nil {
 		return false
 	}
 	fv.Set(ptr.Elem())
 	return true
+}
+
+var (
+	boolPtrType    = reflect.TypeFor[*bool]()
+	float64PtrType = reflect.TypeFor[*float64]()
+	intPtrType     = reflect.TypeFor[*int]()
+	effortPtrType  = reflect.TypeFor[*Effort]()
+)
+
+// decodeScalarPtr reads the optional scalars most events carry, and effort,
+// without encoding/json: its first use of a type builds a decoder by
+// reflection, which a one-event hook process would pay for each of them.
+// handled is false for types it leaves to encoding/json.
+func decodeScalarPtr(rv json.RawMessage, fv reflect.Value) (ok, handled bool) {
+	switch fv.Type() {
+	case boolPtrType:
+		var b bool
+		switch string(rv) {
+		case "true":
+			b = true
+		case "false":
+		default:
+			return false, true
+		}
+		fv.Set(reflect.ValueOf(&b))
+	case float64PtrType:
+		f, err := strconv.ParseFloat(string(rv), 64)
+		if err != nil {
+			return false, true
+		}
+		fv.Set(reflect.ValueOf(&f))
+	case intPtrType:
+		n, err := strconv.Atoi(string(rv))
+		if err != nil {
+			return false, true
+		}
+		fv.Set(reflect.ValueOf(&n))
+	case effortPtrType:
+		if rv[0] != '{' {
+			return false, true
+		}
+		e, bad := &Effort{}, false
+		ScanObject(rv, func(key, val []byte) {
+			switch {
+			case string(key) != "level", string(val) == "null":
+			case val[0] == '"':
+				e.Level, _ = lenientString(val)
+			default:
+				bad = true // as encoding/json: a non-string level fails
+			}
+		})
+		if bad {
+			return false, true
+		}
+		fv.Set(reflect.ValueOf(e))
+	default:
+		return false, false
+	}
+	return true, true
 }
 
 // lenientString accepts a JSON string, and also a number or boolean as its

@@ -296,3 +296,45 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestScalarsAsEncodingJSON: the hand-read scalars and effort accept and
+// refuse exactly what encoding/json does, with the same values, so the
+// typed view does not depend on which reader ran.
+func TestScalarsAsEncodingJSON(t *testing.T) {
+	vals := []string{`true`, `false`, `1`, `-2.5`, `1e3`, `1e400`, `"x"`, `"12"`, `[]`, `{}`, `{"level":"high"}`, `{"level":3}`, `{"level":null}`, `{"other":1,"level":"max"}`, `99999999999999999999`}
+	for _, v := range vals {
+		in := `{"hook_event_name":"PostToolUseFailure","is_interrupt":` + v + `,"duration_ms":` + v + `,"effort":` + v + `}`
+		p, err := event.Decode([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := p.Event.(*event.PostToolUseFailureInput)
+		mistyped := fmt.Sprint(p.Mistyped)
+		f := func(key string, got any, dst any) {
+			t.Helper()
+			err := json.Unmarshal([]byte(v), dst)
+			reported := strings.Contains(mistyped, key)
+			switch {
+			case err != nil && !reported:
+				t.Errorf("%s: encoding/json refuses it for %s (%v), Decode reads %v", v, key, err, got)
+			case err == nil && reported:
+				t.Errorf("%s: encoding/json reads it for %s, Decode reports it mistyped", v, key)
+			case err == nil && fmt.Sprint(got) != fmt.Sprint(reflect.ValueOf(dst).Elem().Interface()):
+				t.Errorf("%s: %s = %v, encoding/json %v", v, key, got, reflect.ValueOf(dst).Elem().Interface())
+			}
+		}
+		var b bool
+		var fl float64
+		var ef event.Effort
+		f("is_interrupt", deref(e.IsInterrupt), &b)
+		f("duration_ms", deref(e.DurationMS), &fl)
+		f("effort", deref(p.Effort), &ef)
+	}
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
