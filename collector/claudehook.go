@@ -90,8 +90,8 @@ func hostname() string {
 // which does not link the policy engine, asks the collector attached to its
 // home's spool for the answer to an event, then hands the event over
 // through the spool itself. Nothing is stored here. The body is
-// {"project_dir", "payload"}; the answer is {"stdout", "exit_code",
-// "decision"}, sent with a Content-Length, as the hook reads it.
+// {"project_dir", "payload"}; the answer is hook.DecisionReply's encoding,
+// sent with a Content-Length, as the hook reads it.
 func (s *Server) HandleDecide(cfg ClaudeHookConfig) http.Handler {
 	if cfg.Policies == nil {
 		cfg.Policies = policy.NewEvaluator(cfg.Home)
@@ -115,12 +115,8 @@ func (s *Server) HandleDecide(cfg ClaudeHookConfig) http.Handler {
 			return
 		}
 		stdout, code, audit := cfg.Policies.Answer(r.Context(), p.CWD, req.ProjectDir, req.Payload)
-		out, err := json.Marshal(hook.DecideResponse{Stdout: string(stdout), ExitCode: code, Decision: audit})
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, "cannot encode the decision")
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
+		out := hook.DecisionReply(code, audit, stdout)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 		_, _ = w.Write(out)
 	})

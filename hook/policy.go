@@ -9,10 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"github.com/hookwatch/hookwatch/policy/policyfile"
 	"github.com/hookwatch/hookwatch/spool"
 )
@@ -57,17 +59,37 @@ func (cfg Config) decide(ctx context.Context, p *event.Payload, data []byte, dea
 	return v, &res, nil
 }
 
-// decideRequest is the body of POST /v1/decide.
-type decideRequest struct {
-	ProjectDir string          `json:"project_dir,omitempty"`
-	Payload    json.RawMessage `json:"payload"`
+// DecisionReply encodes the answer of POST /v1/decide: the exit code on the
+// first line, the audit record (compact JSON, or nothing) on the second, and
+// the bytes for stdout after it. A hook process reads it without
+// encoding/json, whose first use of a type costs more than the rest.
+func DecisionReply(code int, audit json.RawMessage, stdout []byte) []byte {
+	b := strconv.AppendInt(nil, int64(code), 10)
+	b = append(b, '\n')
+	b = append(b, bytes.ReplaceAll(audit, []byte("\n"), nil)...) // compact already; never two lines
+	b = append(b, '\n')
+	return append(b, stdout...)
 }
 
-// DecideResponse is the answer of POST /v1/decide.
-type DecideResponse struct {
-	Stdout   string          `json:"stdout"`
-	ExitCode int             `json:"exit_code"`
-	Decision json.RawMessage `json:"decision,omitempty"`
+// parseDecisionReply reads what DecisionReply wrote.
+func parseDecisionReply(b []byte) (policyVerdict, error) {
+	line, rest, ok := bytes.Cut(b, []byte("\n"))
+	code, err := strconv.Atoi(string(line))
+	if !ok || err != nil {
+		return policyVerdict{}, errors.New("malformed decision from the collector")
+	}
+	audit, stdout, ok := bytes.Cut(rest, []byte("\n"))
+	if !ok || (len(audit) > 0 && !json.Valid(audit)) {
+		return policyVerdict{}, errors.New("malformed decision from the collector")
+	}
+	v := policyVerdict{code: code, stdout: stdout}
+	if len(audit) > 0 {
+		v.audit = audit
+	}
+	if len(stdout) == 0 {
+		v.stdout = nil
+	}
+	return v, nil
 }
 
 // decideRemote asks the collector attached to this home's spool: it reads
@@ -82,10 +104,9 @@ func (cfg Config) decideRemote(p *event.Payload, data []byte, deadline time.Time
 	if !spool.AttachedTo(filepath.Join(cfg.Home, "spool"), ep.addr.String()) {
 		return policyVerdict{}, errors.New("no collector attached to this home")
 	}
-	body, err := json.Marshal(decideRequest{ProjectDir: cfg.ProjectDir, Payload: bytes.TrimSpace(data)})
-	if err != nil {
-		return policyVerdict{}, err
-	}
+	// {"project_dir": …, "payload": …}, built by hand for the same reason.
+	body := append([]byte(`{"project_dir":`), jsonstr.AppendQuoted(nil, cfg.ProjectDir)...)
+	body = append(append(append(body, `,"payload":`...), bytes.TrimSpace(data)...), '}')
 	code, resp, err := postRead(ep, "/v1/decide", cfg.Token, body, deadline.Add(-cfg.budget()/10))
 	if err != nil {
 		return policyVerdict{}, err
@@ -93,11 +114,7 @@ func (cfg Config) decideRemote(p *event.Payload, data []byte, deadline time.Time
 	if code != 200 {
 		return policyVerdict{}, statusError{code}
 	}
-	var r DecideResponse
-	if err := json.Unmarshal(resp, &r); err != nil {
-		return policyVerdict{}, fmt.Errorf("cannot read the collector's decision: %w", err)
-	}
-	return policyVerdict{stdout: []byte(r.Stdout), code: r.ExitCode, audit: r.Decision}, nil
+	return parseDecisionReply(resp)
 }
 
 // decideInFullBinary runs `hookwatch hook` (the binary beside this one,

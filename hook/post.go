@@ -220,8 +220,10 @@ func parseStatusLine(line []byte) (int, error) {
 // maxReplyBytes bounds a reply the hook reads whole (a policy decision).
 const maxReplyBytes = 4 << 20
 
-// readReply reads a whole HTTP/1.1 reply sent with Connection: close and
-// returns its status code and body.
+// readReply reads a whole HTTP/1.1 reply and returns its status code and
+// body, which must come with a Content-Length. It returns as soon as the
+// body is complete rather than waiting for the server to close the
+// connection, which a server may do some time after its last write.
 func readReply(fd int) (int, []byte, error) {
 	var buf []byte
 	chunk := make([]byte, 16<<10)
@@ -234,39 +236,46 @@ func readReply(fd int) (int, []byte, error) {
 			return 0, nil, err
 		}
 		if n == 0 {
-			break
+			return 0, nil, errors.New("connection closed before the whole reply")
 		}
 		buf = append(buf, chunk[:n]...)
 		if len(buf) > maxReplyBytes {
 			return 0, nil, errors.New("reply too large")
 		}
+		head, body, ok := bytes.Cut(buf, []byte("\r\n\r\n"))
+		if !ok {
+			continue
+		}
+		code, length, err := parseHead(head)
+		if err != nil {
+			return 0, nil, err
+		}
+		if len(body) >= length {
+			return code, body[:length], nil
+		}
 	}
-	head, body, ok := bytes.Cut(buf, []byte("\r\n\r\n"))
-	if !ok {
-		return 0, nil, errors.New("reply has no end of headers")
-	}
+}
+
+// parseHead reads the status code and the Content-Length of a reply's head.
+func parseHead(head []byte) (code, length int, err error) {
 	line, headers, _ := bytes.Cut(head, []byte("\r\n"))
-	code, err := parseStatusLine(line)
-	if err != nil {
-		return 0, nil, err
+	if code, err = parseStatusLine(line); err != nil {
+		return 0, 0, err
 	}
-	length := -1
+	length = -1
 	for _, h := range bytes.Split(headers, []byte("\r\n")) {
 		k, v, _ := bytes.Cut(h, []byte(":"))
 		switch strings.ToLower(string(bytes.TrimSpace(k))) {
 		case "content-length":
-			if length, err = strconv.Atoi(string(bytes.TrimSpace(v))); err != nil {
-				return 0, nil, errors.New("bad Content-Length")
+			if length, err = strconv.Atoi(string(bytes.TrimSpace(v))); err != nil || length < 0 {
+				return 0, 0, errors.New("bad Content-Length")
 			}
 		case "transfer-encoding":
-			return 0, nil, errors.New("chunked reply not supported")
+			return 0, 0, errors.New("chunked reply not supported")
 		}
 	}
-	if length >= 0 {
-		if len(body) < length {
-			return 0, nil, errors.New("reply shorter than its Content-Length")
-		}
-		body = body[:length]
+	if length < 0 {
+		return 0, 0, errors.New("reply without a Content-Length")
 	}
-	return code, body, nil
+	return code, length, nil
 }

@@ -88,7 +88,7 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 	}{
 		{"GET", "/", "", 200, "<!doctype html>"},
 		{"POST", "/v1/hooks/claude", `{"session_id":"s0","hook_event_name":"Notification","message":"hi"}`, 200, ""},
-		{"POST", "/v1/decide", `{"payload":{"session_id":"s0","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}}`, 200, `"exit_code":0`},
+		{"POST", "/v1/decide", `{"payload":{"session_id":"s0","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}}`, 200, "0\n\n"},
 	} {
 		req, _ := http.NewRequest(c.method, url+c.path, strings.NewReader(c.body))
 		req.Header.Set("Content-Type", "application/json")
