@@ -1,7 +1,6 @@
 package event_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hookwatch/hookwatch/event"
+	corpuspkg "github.com/hookwatch/hookwatch/internal/corpus"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -21,32 +21,9 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // unwrapped from the capture wrappers, with a label naming its origin.
 func corpus(t testing.TB) (labels []string, payloads [][]byte) {
 	t.Helper()
-	files, err := filepath.Glob("../testdata/payloads/*.jsonl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no payload corpus: %v", err)
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, 1<<24)
-		for n := 1; sc.Scan(); n++ {
-			line := sc.Bytes()
-			var wrap struct {
-				Payload json.RawMessage `json:"payload"`
-			}
-			if err := json.Unmarshal(line, &wrap); err != nil {
-				t.Fatalf("%s:%d: %v", f, n, err)
-			}
-			p := line
-			if len(wrap.Payload) > 0 {
-				p = wrap.Payload
-			}
-			labels = append(labels, fmt.Sprintf("%s:%d", filepath.Base(f), n))
-			payloads = append(payloads, append([]byte(nil), p...))
-		}
+	for _, p := range corpuspkg.Load(t) {
+		labels = append(labels, p.Label)
+		payloads = append(payloads, p.JSON)
 	}
 	return labels, payloads
 }

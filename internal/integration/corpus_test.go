@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/hookwatch/hookwatch/internal/corpus"
 	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/privacy"
 )
@@ -33,49 +33,26 @@ func TestCorpusThroughHook(t *testing.T) {
 		runtime string
 	}
 	want := map[string][]sent{} // by session
-	files, _ := filepath.Glob("../../testdata/payloads/*.jsonl")
-	if len(files) != 3 {
-		t.Fatalf("want the 3 corpora, found %v", files)
-	}
 	n := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
+	for _, cp := range corpus.Load(t) {
+		raw := cp.JSON
+		cmd := exec.Command(hookBin)
+		cmd.Env = []string{"HOOKWATCH_HOME=" + hookHome, "HOOKWATCH_URL=" + c.URL(), "HOOKWATCH_AUTOSTART=0"}
+		cmd.Stdin = bytes.NewReader(raw)
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Run(); err != nil || out.Len() > 0 {
+			t.Fatalf("hook on %s: %v, stdout %q", cp.Label, err, out.String())
+		}
+		var p map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &p); err != nil {
 			t.Fatal(err)
 		}
-		runtime := "claude-code"
-		if filepath.Base(f) == "codex-0.169.jsonl" {
-			runtime = "codex"
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
-			var wrap struct{ Payload json.RawMessage }
-			if err := json.Unmarshal(sc.Bytes(), &wrap); err != nil {
-				t.Fatal(err)
-			}
-			raw := []byte(sc.Text())
-			if len(wrap.Payload) > 0 {
-				raw = wrap.Payload
-			}
-			cmd := exec.Command(hookBin)
-			cmd.Env = []string{"HOOKWATCH_HOME=" + hookHome, "HOOKWATCH_URL=" + c.URL(), "HOOKWATCH_AUTOSTART=0"}
-			cmd.Stdin = bytes.NewReader(raw)
-			var out bytes.Buffer
-			cmd.Stdout = &out
-			if err := cmd.Run(); err != nil || out.Len() > 0 {
-				t.Fatalf("hook on %.100s: %v, stdout %q", raw, err, out.String())
-			}
-			var p map[string]json.RawMessage
-			if err := json.Unmarshal(raw, &p); err != nil {
-				t.Fatal(err)
-			}
-			var sid string
-			_ = json.Unmarshal(p["session_id"], &sid)
-			privacy.Apply(p, privacy.DefaultOptions())
-			want[sid] = append(want[sid], sent{p, runtime})
-			n++
-		}
+		var sid string
+		_ = json.Unmarshal(p["session_id"], &sid)
+		privacy.Apply(p, privacy.DefaultOptions())
+		want[sid] = append(want[sid], sent{p, cp.Runtime})
+		n++
 	}
 	if n < 150 {
 		t.Fatalf("only %d payloads in the corpora", n)
