@@ -64,23 +64,12 @@ func Hook(ctx context.Context, w io.Writer, o HookOptions) error {
 	if o.Warmup <= 0 {
 		o.Warmup = 10
 	}
-	tmp, err := os.MkdirTemp("", "hookwatch-bench-")
+	b, err := buildAll(ctx, o.Repo)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-
-	floor, err := buildFloor(ctx, o.Repo, tmp)
-	if err != nil {
-		return err
-	}
-	hookBin, serveBin := filepath.Join(tmp, "hookwatch-hook"), filepath.Join(tmp, "hookwatch")
-	if err := goBuild(ctx, o.Repo, hookBin, "./cmd/hookwatch-hook"); err != nil {
-		return err
-	}
-	if err := goBuild(ctx, o.Repo, serveBin, "./cmd/hookwatch"); err != nil {
-		return err
-	}
+	defer os.RemoveAll(b.tmp)
+	tmp, floor, hookBin, serveBin := b.tmp, b.floor, b.hook, b.full
 	serveHome := filepath.Join(tmp, "serve-home")
 	url, stop, err := startCollector(ctx, serveBin, serveHome)
 	if err != nil {
@@ -125,6 +114,34 @@ func Hook(ctx context.Context, w io.Writer, o HookOptions) error {
 		fmt.Fprintf(tw, "Node.js hook / hookwatch-hook, both posting\t\t\t%.1f×\t\n", float64(ts[5].Median())/float64(ts[2].Median()))
 	}
 	return tw.Flush()
+}
+
+// binaries are the programs a latency benchmark compares, built into tmp.
+type binaries struct {
+	tmp, floor, hook, full string
+}
+
+// buildAll builds the floor program, hookwatch-hook and hookwatch (side by
+// side, as installed) into a new temporary directory; the caller removes
+// b.tmp.
+func buildAll(ctx context.Context, repo string) (b binaries, err error) {
+	if b.tmp, err = os.MkdirTemp("", "hookwatch-bench-"); err != nil {
+		return b, err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(b.tmp)
+		}
+	}()
+	if b.floor, err = buildFloor(ctx, repo, b.tmp); err != nil {
+		return b, err
+	}
+	b.hook, b.full = filepath.Join(b.tmp, "hookwatch-hook"), filepath.Join(b.tmp, "hookwatch")
+	if err = goBuild(ctx, repo, b.hook, "./cmd/hookwatch-hook"); err != nil {
+		return b, err
+	}
+	err = goBuild(ctx, repo, b.full, "./cmd/hookwatch")
+	return b, err
 }
 
 // buildFloor builds the floor program into dir and returns its path.

@@ -51,23 +51,12 @@ func Policy(ctx context.Context, w io.Writer, o PolicyOptions) error {
 	if o.Rounds <= 0 {
 		o.Rounds = 1
 	}
-	tmp, err := os.MkdirTemp("", "hookwatch-bench-policy-")
+	b, err := buildAll(ctx, o.Repo)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-
-	floor, err := buildFloor(ctx, o.Repo, tmp)
-	if err != nil {
-		return err
-	}
-	hookBin, fullBin := filepath.Join(tmp, "hookwatch-hook"), filepath.Join(tmp, "hookwatch")
-	if err := goBuild(ctx, o.Repo, hookBin, "./cmd/hookwatch-hook"); err != nil {
-		return err
-	}
-	if err := goBuild(ctx, o.Repo, fullBin, "./cmd/hookwatch"); err != nil {
-		return err
-	}
+	defer os.RemoveAll(b.tmp)
+	tmp, floor, hookBin, fullBin := b.tmp, b.floor, b.hook, b.full
 	down, err := deadURL()
 	if err != nil {
 		return err
