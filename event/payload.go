@@ -98,12 +98,17 @@ func Decode(data []byte) (*Payload, error) {
 // map is kept, not copied.
 func FromObject(raw Object) *Payload {
 	p := &Payload{Raw: raw}
-	decodeStruct(raw, reflect.ValueOf(&p.Common).Elem(), &p.Mistyped)
+	fields := commonFields(&p.Common)
+	decodeFields(raw, fields[:], &p.Mistyped)
 	name := p.HookEventName
 	if name == "" && looksLikeStatusLine(raw) {
 		name = StatusLine
 	}
-	if mk, ok := eventTypes[name]; ok {
+	if name == PreToolUse {
+		e := new(PreToolUseInput)
+		decodePreToolUse(raw, e, &p.Mistyped)
+		p.Event = e
+	} else if mk, ok := eventTypes[name]; ok {
 		v := mk()
 		decodeStruct(raw, reflect.ValueOf(v).Elem(), &p.Mistyped)
 		p.Event = v
@@ -265,6 +270,25 @@ var (
 	effortPtrType  = reflect.TypeFor[*Effort]()
 )
 
+// decodeEffort reads an effort object as encoding/json would: a level that
+// is not a string (or null) fails it.
+func decodeEffort(rv json.RawMessage) (*Effort, bool) {
+	if rv[0] != '{' {
+		return nil, false
+	}
+	e, bad := &Effort{}, false
+	ScanObject(rv, func(key, val []byte) {
+		switch {
+		case string(key) != "level", string(val) == "null":
+		case val[0] == '"':
+			e.Level, _ = lenientString(val)
+		default:
+			bad = true
+		}
+	})
+	return e, !bad
+}
+
 // decodeScalarPtr reads the optional scalars most events carry, and effort,
 // without encoding/json: its first use of a type builds a decoder by
 // reflection, which a one-event hook process would pay for each of them.
@@ -294,20 +318,8 @@ func decodeScalarPtr(rv json.RawMessage, fv reflect.Value) (ok, handled bool) {
 		}
 		fv.Set(reflect.ValueOf(&n))
 	case effortPtrType:
-		if rv[0] != '{' {
-			return false, true
-		}
-		e, bad := &Effort{}, false
-		ScanObject(rv, func(key, val []byte) {
-			switch {
-			case string(key) != "level", string(val) == "null":
-			case val[0] == '"':
-				e.Level, _ = lenientString(val)
-			default:
-				bad = true // as encoding/json: a non-string level fails
-			}
-		})
-		if bad {
+		e, ok := decodeEffort(rv)
+		if !ok {
 			return false, true
 		}
 		fv.Set(reflect.ValueOf(e))
