@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/hookwatch/hookwatch/internal/testbin"
 	"io"
 	"net"
 	"net/http"
@@ -59,28 +60,11 @@ type collectorProc struct {
 	out  *syncBuffer
 }
 
-// buildBins builds cmd/hookwatch and cmd/hookwatch-hook, static, into dir.
-func buildBins(t *testing.T, dir string) (hookwatch, hook string) {
-	t.Helper()
-	hookwatch, hook = filepath.Join(dir, "hookwatch"), filepath.Join(dir, "hookwatch-hook")
-	for out, pkg := range map[string]string{
-		hookwatch: "github.com/hookwatch/hookwatch/cmd/hookwatch",
-		hook:      "github.com/hookwatch/hookwatch/cmd/hookwatch-hook",
-	} {
-		cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("cannot build %s: %v\n%s", pkg, err, msg)
-		}
-	}
-	return hookwatch, hook
-}
-
 // startCollector starts `hookwatch serve` on a free loopback port with a
 // fresh HOOKWATCH_HOME and stops it (SIGTERM) when t ends.
 func startCollector(t *testing.T) *collectorProc {
 	t.Helper()
-	bin, hook := buildBins(t, t.TempDir())
+	bin, hook := testbin.Build(t, "./cmd/hookwatch"), testbin.Build(t, "./cmd/hookwatch-hook")
 	home := t.TempDir()
 	out := &syncBuffer{}
 	for attempt := 0; ; attempt++ {

@@ -1,16 +1,13 @@
-package e2e_test
+package e2e
 
 import (
 	"bytes"
-	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hookwatch/hookwatch/internal/e2e"
 	"github.com/hookwatch/hookwatch/internal/testbin"
 )
 
@@ -29,7 +26,7 @@ func TestInstallRealClient(t *testing.T) {
 			home, addr := t.TempDir(), testbin.FreeAddr(t)
 			testbin.StopCollectorsAt(t, addr)
 			url := "http://" + addr
-			e := e2e.New(t, e2e.Hook{Command: "/bin/true"}, "HOOKWATCH_HOME="+home, "HOOKWATCH_URL="+url)
+			e := New(t, Hook{Command: "/bin/true"}, "HOOKWATCH_HOME="+home, "HOOKWATCH_URL="+url)
 			original := []byte("{\n  \"model\": \"sonnet\",\n  \"permissions\": {\n    \"allow\": [\"Bash(ls)\"]\n  }\n}\n")
 			if err := os.WriteFile(e.Settings, original, 0o600); err != nil {
 				t.Fatal(err)
@@ -53,7 +50,7 @@ func TestInstallRealClient(t *testing.T) {
 				t.Fatalf("http install registers no http hook:\n%s", installed)
 			}
 
-			res := e.Play(e2e.FailingBash())
+			res := e.Play(FailingBash())
 			want := []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUseFailure", "Stop", "SessionEnd"}
 			var got map[string]int
 			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
@@ -83,30 +80,10 @@ func TestInstallRealClient(t *testing.T) {
 func eventNames(t *testing.T, base, session string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	cursor := ""
-	for {
-		resp, err := http.Get(base + "/v1/sessions/" + session + "/events?limit=1000&cursor=" + cursor)
-		if err != nil {
-			return out
-		}
-		var page struct {
-			Events []struct {
-				Event string `json:"event"`
-			} `json:"events"`
-			NextCursor string `json:"next_cursor"`
-		}
-		ok := resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&page) == nil
-		resp.Body.Close()
-		if !ok {
-			return out
-		}
-		for _, e := range page.Events {
-			out[e.Event]++
-		}
-		if cursor = page.NextCursor; cursor == "" {
-			return out
-		}
+	for _, ev := range (&collectorProc{url: base}).events(t, session) {
+		out[ev.Event]++
 	}
+	return out
 }
 
 func hasAll(got map[string]int, want []string) bool {
