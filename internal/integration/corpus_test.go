@@ -3,9 +3,6 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,43 +60,7 @@ func TestCorpusThroughHook(t *testing.T) {
 
 	stored := 0
 	for sid, sents := range want {
-		var got []struct {
-			ID       string `json:"id"`
-			Runtime  string `json:"runtime"`
-			Envelope struct {
-				Payload map[string]json.RawMessage `json:"payload"`
-			} `json:"envelope"`
-		}
-		cursor := ""
-		for {
-			resp, err := http.Get(fmt.Sprintf("%s/v1/sessions/%s/events?limit=1000&cursor=%s", c.URL(), url.PathEscape(sid), cursor))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var page struct {
-				Events     json.RawMessage `json:"events"`
-				NextCursor string          `json:"next_cursor"`
-			}
-			err = json.NewDecoder(resp.Body).Decode(&page)
-			resp.Body.Close()
-			if err != nil || resp.StatusCode != 200 {
-				t.Fatalf("session %q: HTTP %d, %v", sid, resp.StatusCode, err)
-			}
-			var evs []struct {
-				ID       string `json:"id"`
-				Runtime  string `json:"runtime"`
-				Envelope struct {
-					Payload map[string]json.RawMessage `json:"payload"`
-				} `json:"envelope"`
-			}
-			if err := json.Unmarshal(page.Events, &evs); err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, evs...)
-			if cursor = page.NextCursor; cursor == "" {
-				break
-			}
-		}
+		got := sessionEvents(t, c.URL(), sid)
 		if len(got) != len(sents) {
 			t.Errorf("session %q: %d events stored, %d sent", sid, len(got), len(sents))
 			continue

@@ -115,58 +115,20 @@ func TestNoLossAcrossRestarts(t *testing.T) {
 	t.Logf("5,000 events stored exactly once across two collector restarts; %d went through the spool", spooled)
 }
 
-// storedIDs pages through every session's events and returns the distinct
-// tool_use_ids stored, failing on any duplicate.
+// storedIDs returns the distinct tool_use_ids stored in the sessions,
+// failing on any duplicate.
 func storedIDs(t *testing.T, base string, sessions int) map[string]bool {
 	t.Helper()
 	ids := map[string]bool{}
 	for s := 0; s < sessions; s++ {
-		cursor := ""
-		for {
-			var page struct {
-				Events []struct {
-					ID        string `json:"id"`
-					ToolUseID string `json:"tool_use_id"`
-				} `json:"events"`
-				NextCursor string `json:"next_cursor"`
+		for _, e := range sessionEvents(t, base, fmt.Sprintf("noloss-%02d", s)) {
+			if ids[e.ToolUseID] {
+				t.Fatalf("event %s stored twice", e.ToolUseID)
 			}
-			url := fmt.Sprintf("%s/v1/sessions/noloss-%02d/events?limit=1000&cursor=%s", base, s, cursor)
-			resp, err := http.Get(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.StatusCode == http.StatusNotFound {
-				resp.Body.Close()
-				break
-			}
-			err = json.NewDecoder(resp.Body).Decode(&page)
-			resp.Body.Close()
-			if err != nil {
-				t.Fatalf("GET %s: %v", url, err)
-			}
-			for _, e := range page.Events {
-				if ids[e.ToolUseID] {
-					t.Fatalf("event %s stored twice", e.ToolUseID)
-				}
-				ids[e.ToolUseID] = true
-			}
-			if cursor = page.NextCursor; cursor == "" {
-				break
-			}
+			ids[e.ToolUseID] = true
 		}
 	}
 	return ids
 }
 
 func jsonDecode(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }
-
-func httpGet(url string) (string, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var b bytes.Buffer
-	_, err = b.ReadFrom(resp.Body)
-	return b.String(), err
-}
