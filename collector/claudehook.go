@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
@@ -15,7 +14,7 @@ import (
 	"github.com/hookwatch/hookwatch/privacy"
 )
 
-// ClaudeHookConfig configures HandleClaudeHook and HandleDecide.
+// ClaudeHookConfig configures HandleClaudeHook.
 type ClaudeHookConfig struct {
 	// Home holds the user policy and the quota state, as for the hook.
 	Home string
@@ -84,40 +83,4 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 func hostname() string {
 	h, _ := os.Hostname()
 	return h
-}
-
-// HandleDecide returns the handler of POST /v1/decide: the lean hook binary,
-// which does not link the policy engine, asks the collector attached to its
-// home's spool for the answer to an event, then hands the event over
-// through the spool itself. Nothing is stored here. The body is
-// {"project_dir", "payload"}; the answer is hook.DecisionReply's encoding,
-// sent with a Content-Length, as the hook reads it.
-func (s *Server) HandleDecide(cfg ClaudeHookConfig) http.Handler {
-	if cfg.Policies == nil {
-		cfg.Policies = policy.NewEvaluator(cfg.Home)
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			ProjectDir string          `json:"project_dir"`
-			Payload    json.RawMessage `json:"payload"`
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-		if err == nil {
-			err = json.Unmarshal(body, &req)
-		}
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "the body must be {\"project_dir\", \"payload\"}: "+err.Error())
-			return
-		}
-		p, err := event.Decode(req.Payload)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "payload: "+err.Error())
-			return
-		}
-		stdout, code, audit := cfg.Policies.Answer(r.Context(), p.CWD, req.ProjectDir, req.Payload)
-		out := hook.DecisionReply(code, audit, stdout)
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-		_, _ = w.Write(out)
-	})
 }

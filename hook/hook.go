@@ -214,7 +214,7 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 		return Result{Err: fmt.Errorf("cannot encode payload: %w", err)}
 	}
 	rec := env.AppendJSON(make([]byte, 0, len(env.Payload)+512))
-	res = cfg.deliver(ctx, rec, deadline)
+	res = cfg.deliver(ctx, rec, deadline, verdict.collector)
 	res.Stdout, res.ExitCode = verdict.stdout, verdict.code
 	return res
 }
@@ -239,12 +239,14 @@ func payloadJSON(p *event.Payload, data []byte, changed bool) (json.RawMessage, 
 }
 
 // deliver posts one envelope, spooling it when the collector cannot take it,
-// and opportunistically drains the spool after a successful post.
-func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time) Result {
+// and opportunistically drains the spool after a successful post. attached
+// is the address of the collector attached to this home's spool when the
+// run has learnt it already (it answered the policies), else "".
+func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, attached string) Result {
 	spoolDir := filepath.Join(cfg.Home, "spool")
 	sp, spErr := spool.Open(spoolDir, spool.Options{MaxBytes: cfg.SpoolMax})
 	ep, err := parseEndpoint(cfg.URL)
-	if err == nil && spErr == nil && spool.AttachedTo(spoolDir, ep.addr.String()) {
+	if err == nil && spErr == nil && (attached == ep.addr.String() || spool.AttachedTo(spoolDir, ep.addr.String())) {
 		// The fast path: the collector at our URL drains this spool as it
 		// is written, so appending to it is delivery — durable at once, and
 		// no round trip through the collector's commit for the agent to

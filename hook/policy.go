@@ -9,14 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
-	"github.com/hookwatch/hookwatch/internal/jsonstr"
+	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/policy/policyfile"
-	"github.com/hookwatch/hookwatch/spool"
 )
 
 // DecideFunc evaluates the policies in force for one hook payload in
@@ -33,88 +31,59 @@ type policyVerdict struct {
 	stdout []byte
 	code   int
 	audit  json.RawMessage
+	// collector is the HTTP address of the collector that answered, when
+	// one attached to this home did: the event can then be handed over
+	// through the spool without asking who is attached.
+	collector string
 }
 
 // decide answers the event with the policies in force. Most events meet
 // none — a few stat calls say so. When some apply, the full engine answers:
 // in process when this binary links it (cfg.Decide), else the collector
-// attached to this home's spool, which keeps the rules compiled, else a
+// attached to this home, which keeps the rules compiled, else a
 // `hookwatch hook` process started for this one event (which then also
 // delivers it: handled reports that).
 func (cfg Config) decide(ctx context.Context, p *event.Payload, data []byte, deadline time.Time) (v policyVerdict, handled *Result, err error) {
-	if !policyfile.Any(policyfile.Locate(policyfile.ManagedPath, cfg.Home, p.CWD, cfg.ProjectDir)) {
+	srcs := policyfile.Locate(policyfile.ManagedPath, cfg.Home, p.CWD, cfg.ProjectDir)
+	if !policyfile.Any(srcs) {
 		return v, nil, nil
 	}
 	if cfg.Decide != nil {
 		v.stdout, v.code, v.audit = cfg.Decide(ctx, cfg.Home, p.CWD, cfg.ProjectDir, data)
 		return v, nil, nil
 	}
-	if v, err := cfg.decideRemote(p, data, deadline); err == nil {
+	v, lerr := cfg.decideLocal(srcs, data, deadline)
+	if lerr == nil {
 		return v, nil, nil
 	}
 	res, err := cfg.decideInFullBinary(ctx, data, deadline)
 	if err != nil {
-		return v, nil, fmt.Errorf("%w: %v", errNoDecision, err)
+		return v, nil, fmt.Errorf("%w: %v", errNoDecision, errors.Join(lerr, err))
+	}
+	if !errors.Is(lerr, hooksock.ErrNoCollector) {
+		// A collector is there but failed to answer: worth a line, as the
+		// answer cost a process.
+		res.Err = fmt.Errorf("the local collector did not answer (%v); hookwatch hook did", lerr)
 	}
 	return v, &res, nil
 }
 
-// DecisionReply encodes the answer of POST /v1/decide: the exit code on the
-// first line, the audit record (compact JSON, or nothing) on the second, and
-// the bytes for stdout after it. A hook process reads it without
-// encoding/json, whose first use of a type costs more than the rest.
-func DecisionReply(code int, audit json.RawMessage, stdout []byte) []byte {
-	b := strconv.AppendInt(nil, int64(code), 10)
-	b = append(b, '\n')
-	b = append(b, bytes.ReplaceAll(audit, []byte("\n"), nil)...) // compact already; never two lines
-	b = append(b, '\n')
-	return append(b, stdout...)
-}
-
-// parseDecisionReply reads what DecisionReply wrote.
-func parseDecisionReply(b []byte) (policyVerdict, error) {
-	line, rest, ok := bytes.Cut(b, []byte("\n"))
-	code, err := strconv.Atoi(string(line))
-	if !ok || err != nil {
-		return policyVerdict{}, errors.New("malformed decision from the collector")
+// decideLocal asks the collector attached to this home, on its socket
+// (hooksock): it reads the same policy files and keeps the same quota
+// state, with the rules already compiled. No other collector is asked: it
+// could see other files.
+func (cfg Config) decideLocal(srcs []policyfile.Source, data []byte, deadline time.Time) (policyVerdict, error) {
+	req := hooksock.Request{Payload: bytes.TrimSpace(data)}
+	for _, s := range srcs {
+		if s.Scope == policyfile.ScopeProject {
+			req.ProjectPolicy = s.Path
+		}
 	}
-	audit, stdout, ok := bytes.Cut(rest, []byte("\n"))
-	if !ok || (len(audit) > 0 && !json.Valid(audit)) {
-		return policyVerdict{}, errors.New("malformed decision from the collector")
-	}
-	v := policyVerdict{code: code, stdout: stdout}
-	if len(audit) > 0 {
-		v.audit = audit
-	}
-	if len(stdout) == 0 {
-		v.stdout = nil
-	}
-	return v, nil
-}
-
-// decideRemote asks the collector attached to this home's spool: it reads
-// the same policy files and keeps the same quota state, with the rules
-// already compiled. Any other collector could see other files, so it is
-// never asked.
-func (cfg Config) decideRemote(p *event.Payload, data []byte, deadline time.Time) (policyVerdict, error) {
-	ep, err := parseEndpoint(cfg.URL)
+	r, err := hooksock.Ask(hooksock.Path(cfg.Home), req, deadline.Add(-cfg.budget()/10))
 	if err != nil {
 		return policyVerdict{}, err
 	}
-	if !spool.AttachedTo(filepath.Join(cfg.Home, "spool"), ep.addr.String()) {
-		return policyVerdict{}, errors.New("no collector attached to this home")
-	}
-	// {"project_dir": …, "payload": …}, built by hand for the same reason.
-	body := append([]byte(`{"project_dir":`), jsonstr.AppendQuoted(nil, cfg.ProjectDir)...)
-	body = append(append(append(body, `,"payload":`...), bytes.TrimSpace(data)...), '}')
-	code, resp, err := postRead(ep, "/v1/decide", cfg.Token, body, deadline.Add(-cfg.budget()/10))
-	if err != nil {
-		return policyVerdict{}, err
-	}
-	if code != 200 {
-		return policyVerdict{}, statusError{code}
-	}
-	return parseDecisionReply(resp)
+	return policyVerdict{stdout: r.Stdout, code: r.Code, audit: r.Audit, collector: r.Addr}, nil
 }
 
 // decideInFullBinary runs `hookwatch hook` (the binary beside this one,

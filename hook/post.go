@@ -7,9 +7,10 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/sockio"
 )
 
 // Why raw sockets: the hook runs once per agent event and every tool call
@@ -77,31 +78,20 @@ func (e statusError) Error() string { return fmt.Sprintf("collector answered HTT
 // code. Every step is bounded by deadline: connect and write by SO_SNDTIMEO,
 // the reply by SO_RCVTIMEO, so a hung collector costs at most the budget.
 func post(ep endpoint, path, token string, body []byte, deadline time.Time) (int, error) {
-	code, _, err := roundTrip(ep, path, token, body, deadline, false)
-	return code, err
-}
-
-// postRead is post that also returns the reply's body, which the server
-// must send with a Content-Length (a chunked reply is an error).
-func postRead(ep endpoint, path, token string, body []byte, deadline time.Time) (int, []byte, error) {
-	return roundTrip(ep, path, token, body, deadline, true)
-}
-
-func roundTrip(ep endpoint, path, token string, body []byte, deadline time.Time, wantBody bool) (int, []byte, error) {
 	family := syscall.AF_INET
 	if ep.addr.Addr().Is6() {
 		family = syscall.AF_INET6
 	}
 	fd, err := syscall.Socket(family, syscall.SOCK_STREAM, 0)
 	if err != nil {
-		return 0, nil, fmt.Errorf("cannot open socket: %w", err)
+		return 0, fmt.Errorf("cannot open socket: %w", err)
 	}
 	defer syscall.Close(fd)
 	// Not SOCK_CLOEXEC, which macOS lacks; the hook starts no process
 	// while the socket is open, so setting it now leaves no window.
 	syscall.CloseOnExec(fd)
-	if err := setTimeouts(fd, time.Until(deadline)); err != nil {
-		return 0, nil, err
+	if err := sockio.SetTimeouts(fd, time.Until(deadline)); err != nil {
+		return 0, err
 	}
 	var sa syscall.Sockaddr
 	if family == syscall.AF_INET {
@@ -109,8 +99,8 @@ func roundTrip(ep endpoint, path, token string, body []byte, deadline time.Time,
 	} else {
 		sa = &syscall.SockaddrInet6{Port: int(ep.addr.Port()), Addr: ep.addr.Addr().As16()}
 	}
-	if err := retryEINTR(func() error { return syscall.Connect(fd, sa) }); err != nil {
-		return 0, nil, fmt.Errorf("cannot connect to collector %s: %w", ep.addr, err)
+	if err := sockio.RetryEINTR(func() error { return syscall.Connect(fd, sa) }); err != nil {
+		return 0, fmt.Errorf("cannot connect to collector %s: %w", ep.addr, err)
 	}
 	var req bytes.Buffer
 	req.Grow(256 + len(body))
@@ -126,57 +116,14 @@ func roundTrip(ep endpoint, path, token string, body []byte, deadline time.Time,
 	}
 	req.WriteString("\r\n\r\n")
 	req.Write(body)
-	if err := writeAll(fd, req.Bytes()); err != nil {
-		return 0, nil, fmt.Errorf("cannot send to collector: %w", err)
+	if err := sockio.WriteAll(fd, req.Bytes()); err != nil {
+		return 0, fmt.Errorf("cannot send to collector: %w", err)
 	}
-	if !wantBody {
-		code, err := readStatus(fd)
-		if err != nil {
-			return 0, nil, fmt.Errorf("cannot read collector reply: %w", err)
-		}
-		return code, nil, nil
-	}
-	code, reply, err := readReply(fd)
+	code, err := readStatus(fd)
 	if err != nil {
-		return 0, nil, fmt.Errorf("cannot read collector reply: %w", err)
+		return 0, fmt.Errorf("cannot read collector reply: %w", err)
 	}
-	return code, reply, nil
-}
-
-func setTimeouts(fd int, d time.Duration) error {
-	if d < time.Millisecond {
-		return errors.New("no time left in the hook budget")
-	}
-	tv := syscall.NsecToTimeval(d.Nanoseconds())
-	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv); err != nil {
-		return fmt.Errorf("cannot set send timeout: %w", err)
-	}
-	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
-		return fmt.Errorf("cannot set receive timeout: %w", err)
-	}
-	return nil
-}
-
-func retryEINTR(f func() error) error {
-	for {
-		if err := f(); err != syscall.EINTR {
-			return err
-		}
-	}
-}
-
-func writeAll(fd int, b []byte) error {
-	for len(b) > 0 {
-		n, err := syscall.Write(fd, b)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		b = b[n:]
-	}
-	return nil
+	return code, nil
 }
 
 // readStatus reads until the end of the status line and returns its code.
@@ -215,67 +162,4 @@ func parseStatusLine(line []byte) (int, error) {
 		return 0, fmt.Errorf("bad status code in %q", line)
 	}
 	return code, nil
-}
-
-// maxReplyBytes bounds a reply the hook reads whole (a policy decision).
-const maxReplyBytes = 4 << 20
-
-// readReply reads a whole HTTP/1.1 reply and returns its status code and
-// body, which must come with a Content-Length. It returns as soon as the
-// body is complete rather than waiting for the server to close the
-// connection, which a server may do some time after its last write.
-func readReply(fd int) (int, []byte, error) {
-	var buf []byte
-	chunk := make([]byte, 16<<10)
-	for {
-		n, err := syscall.Read(fd, chunk)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return 0, nil, err
-		}
-		if n == 0 {
-			return 0, nil, errors.New("connection closed before the whole reply")
-		}
-		buf = append(buf, chunk[:n]...)
-		if len(buf) > maxReplyBytes {
-			return 0, nil, errors.New("reply too large")
-		}
-		head, body, ok := bytes.Cut(buf, []byte("\r\n\r\n"))
-		if !ok {
-			continue
-		}
-		code, length, err := parseHead(head)
-		if err != nil {
-			return 0, nil, err
-		}
-		if len(body) >= length {
-			return code, body[:length], nil
-		}
-	}
-}
-
-// parseHead reads the status code and the Content-Length of a reply's head.
-func parseHead(head []byte) (code, length int, err error) {
-	line, headers, _ := bytes.Cut(head, []byte("\r\n"))
-	if code, err = parseStatusLine(line); err != nil {
-		return 0, 0, err
-	}
-	length = -1
-	for _, h := range bytes.Split(headers, []byte("\r\n")) {
-		k, v, _ := bytes.Cut(h, []byte(":"))
-		switch strings.ToLower(string(bytes.TrimSpace(k))) {
-		case "content-length":
-			if length, err = strconv.Atoi(string(bytes.TrimSpace(v))); err != nil || length < 0 {
-				return 0, 0, errors.New("bad Content-Length")
-			}
-		case "transfer-encoding":
-			return 0, 0, errors.New("chunked reply not supported")
-		}
-	}
-	if length < 0 {
-		return 0, 0, errors.New("reply without a Content-Length")
-	}
-	return code, length, nil
 }

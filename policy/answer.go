@@ -67,7 +67,29 @@ const maxCachedSets = 64
 
 // Answer is Answer with the files' parse and compilation kept warm.
 func (e *Evaluator) Answer(ctx context.Context, cwd, projectDir string, data []byte) (stdout []byte, code int, audit json.RawMessage) {
-	srcs := Locate(e.home, cwd, projectDir)
+	return e.answerSources(ctx, Locate(e.home, cwd, projectDir), data)
+}
+
+// AnswerProject is Answer for a caller that has located the project policy
+// file already (a hook, with policyfile.Locate): project is its path,
+// whether or not it exists, or "" for none. The managed and user files are
+// the Evaluator's. A path that cannot be a project policy file
+// (<dir>/.hookwatch/policy.yaml, absolute and clean) is ignored, so a
+// confused caller cannot have any file read as rules.
+func (e *Evaluator) AnswerProject(ctx context.Context, project string, data []byte) (stdout []byte, code int, audit json.RawMessage) {
+	srcs := []Source{{Path: managedPath, Scope: ScopeManaged}, {Path: filepath.Join(e.home, "policy.yaml"), Scope: ScopeUser}}
+	if isProjectPolicyPath(project) && project != srcs[0].Path && project != srcs[1].Path {
+		srcs = append(srcs, Source{Path: project, Scope: ScopeProject})
+	}
+	return e.answerSources(ctx, srcs, data)
+}
+
+func isProjectPolicyPath(p string) bool {
+	return filepath.IsAbs(p) && filepath.Clean(p) == p &&
+		filepath.Base(p) == "policy.yaml" && filepath.Base(filepath.Dir(p)) == ".hookwatch"
+}
+
+func (e *Evaluator) answerSources(ctx context.Context, srcs []Source, data []byte) (stdout []byte, code int, audit json.RawMessage) {
 	var key strings.Builder
 	for _, s := range srcs {
 		fmt.Fprintf(&key, "%d:%s", s.Scope, s.Path)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/policy"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/spool"
@@ -87,7 +88,6 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	hooks := collector.ClaudeHookConfig{Home: home, Privacy: priv, Version: version, Policies: policy.NewEvaluator(home)}
 	srv.Handle("POST /v1/hooks/claude", srv.HandleClaudeHook(hooks))
-	srv.Handle("POST /v1/decide", srv.HandleDecide(hooks))
 	srv.HandleAssets("GET /", web.Handler())
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -115,6 +115,15 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			log.Warn("not attached to the local spool; hooks will post each event", "err", err)
 		} else {
 			release = r
+			// Attached, it also answers this home's hooks when policies
+			// are in force. The socket goes before the spool is released,
+			// so a successor never has its socket removed.
+			if sock, err := hooksock.Listen(hooksock.Path(home)); err != nil {
+				log.Warn("hooks will answer policies without the collector, one process per event", "err", err)
+			} else {
+				sock.Serve(collector.AnswerHooks(hooks.Policies, ln.Addr().String()), func(err error) { log.Warn(err.Error()) })
+				release = func() { sock.Close(); r() }
+			}
 		}
 		go func() { defer close(drained); srv.DrainSpool(drainCtx, sp, spoolDrainInterval) }()
 	}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
@@ -79,8 +82,7 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 	if res.StatusCode != 200 || !strings.Contains(string(b), `"version":"`+version+`"`) {
 		t.Fatalf("healthz: %d %s", res.StatusCode, b)
 	}
-	// Every route serve mounts answers: the dashboard, the http hooks, the
-	// policy answers.
+	// Every route serve mounts answers: the dashboard, the http hooks.
 	for _, c := range []struct {
 		method, path, body string
 		want               int
@@ -88,7 +90,6 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 	}{
 		{"GET", "/", "", 200, "<!doctype html>"},
 		{"POST", "/v1/hooks/claude", `{"session_id":"s0","hook_event_name":"Notification","message":"hi"}`, 200, ""},
-		{"POST", "/v1/decide", `{"payload":{"session_id":"s0","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}}`, 200, "0\n\n"},
 	} {
 		req, _ := http.NewRequest(c.method, url+c.path, strings.NewReader(c.body))
 		req.Header.Set("Content-Type", "application/json")
@@ -101,6 +102,14 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 		if res.StatusCode != c.want || !strings.Contains(string(b), c.contains) {
 			t.Errorf("%s %s: %d %.200s", c.method, c.path, res.StatusCode, b)
 		}
+	}
+
+	// Attached to the home's spool, it answers the home's hooks on its
+	// socket, naming the address hooks deliver to.
+	sock := hooksock.Path(filepath.Join(dir, "home"))
+	reply, err := hooksock.Ask(sock, hooksock.Request{Payload: []byte(`{"session_id":"s0","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`)}, time.Now().Add(5*time.Second))
+	if err != nil || reply.Addr != strings.TrimPrefix(url, "http://") || reply.Code != 0 || reply.Stdout != nil {
+		t.Errorf("hook socket answered %+v, %v; want no opinion from %s", reply, err, url)
 	}
 
 	env := event.Envelope{ID: event.NewID(time.Now()), Runtime: event.RuntimeClaudeCode, ReceivedAt: time.Now(),
@@ -123,6 +132,9 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not stop")
+	}
+	if _, err := os.Lstat(sock); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the hook socket outlived serve: %v", err)
 	}
 	db, err := sqlite.Open(dbPath)
 	if err != nil {

@@ -22,7 +22,7 @@ const denyRmRf = `rules:
 
 // TestLeanHookPolicies: hookwatch-hook links no policy engine, yet answers
 // exactly like the full binary — through the collector attached to its
-// home when one runs, through the hookwatch binary beside it when none
+// home when one runs (on the home's socket), through the hookwatch binary beside it when none
 // does — and the stored event carries the decision either way.
 func TestLeanHookPolicies(t *testing.T) {
 	hookBin := testbin.Build(t, "./cmd/hookwatch-hook")
@@ -30,9 +30,15 @@ func TestLeanHookPolicies(t *testing.T) {
 	payload := `{"session_id":"policy-lean","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf build"},"tool_use_id":"toolu_1"}`
 	const want = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"recursive deletes are not allowed"}}`
 
-	run := func(t *testing.T, home, url string) string {
+	// Alone in its directory, the hook has no full binary to fall back
+	// on: an answer can only come from the collector.
+	lone := filepath.Join(t.TempDir(), "hookwatch-hook")
+	if b, err := os.ReadFile(hookBin); err != nil || os.WriteFile(lone, b, 0o755) != nil {
+		t.Fatalf("cannot copy the hook: %v", err)
+	}
+	run := func(t *testing.T, bin, home, url string) string {
 		t.Helper()
-		cmd := exec.Command(hookBin)
+		cmd := exec.Command(bin)
 		cmd.Env = []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url, "HOOKWATCH_AUTOSTART=0"}
 		cmd.Stdin = strings.NewReader(payload)
 		var out bytes.Buffer
@@ -52,10 +58,12 @@ func TestLeanHookPolicies(t *testing.T) {
 			}
 			addr := testbin.FreeAddr(t)
 			var c *testbin.Collector
+			bin := hookBin
 			if attached {
 				c = testbin.StartCollector(t, serveBin, home, addr)
+				bin = lone
 			}
-			if got := run(t, home, "http://"+addr); !strings.Contains(got, `"permissionDecision":"deny"`) || !strings.Contains(got, "recursive deletes are not allowed") {
+			if got := run(t, bin, home, "http://"+addr); !strings.Contains(got, `"permissionDecision":"deny"`) || !strings.Contains(got, "recursive deletes are not allowed") {
 				t.Fatalf("hook answered %q, want %s", got, want)
 			}
 			if !attached {

@@ -1,0 +1,76 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEvaluatorAnswerProject: a caller that located the project policy
+// itself gets the answer Answer gives for the same cwd, the Evaluator
+// notices edits, and a path that cannot be a project policy is never read
+// as one.
+func TestEvaluatorAnswerProject(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	write := func(path, rules string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("rules:\n"+rules), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Older than the Evaluator's "just edited" window, so it is cached.
+		old := time.Now().Add(-time.Minute)
+		if err := os.Chtimes(path, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	projectPolicy := filepath.Join(proj, ".hookwatch", "policy.yaml")
+	write(projectPolicy, `  - {id: no-curl, tool: Bash, when: 'tool_input.command contains "curl"', action: deny, reason: no network}
+`)
+	write(filepath.Join(home, "policy.yaml"), `  - {id: no-rm, tool: Bash, when: 'tool_input.command contains "rm -rf"', action: deny, reason: no deletes}
+`)
+	elsewhere := filepath.Join(proj, "rules.yaml") // rules, but not where a project keeps them
+	write(elsewhere, `  - {id: deny-all, tool: Bash, action: deny, reason: everything}
+`)
+	payload := func(cmd string) []byte {
+		b, _ := json.Marshal(map[string]any{"session_id": "s", "hook_event_name": "PreToolUse", "cwd": proj,
+			"tool_name": "Bash", "tool_input": map[string]any{"command": cmd}, "tool_use_id": "t"})
+		return b
+	}
+	e := NewEvaluator(home)
+	ctx := context.Background()
+	for _, c := range []struct {
+		project, cmd, want string
+	}{
+		{projectPolicy, "curl example.com", "no network"},
+		{projectPolicy, "rm -rf /", "no deletes"},
+		{projectPolicy, "ls", ""},
+		{"", "curl example.com", ""},   // no project: the user file only
+		{"", "rm -rf /", "no deletes"}, //
+		{elsewhere, "ls", ""},          // not a project policy path: ignored
+		{"relative/.hookwatch/policy.yaml", "curl example.com", ""},
+		{proj + "/x/../.hookwatch/policy.yaml", "curl example.com", ""}, // not clean
+	} {
+		out, code, _ := e.AnswerProject(ctx, c.project, payload(c.cmd))
+		if code != 0 || (c.want == "") != (len(out) == 0) || !strings.Contains(string(out), c.want) {
+			t.Errorf("AnswerProject(%q, %q) = %s, %d; want %q", c.project, c.cmd, out, code, c.want)
+		}
+		if c.project == projectPolicy {
+			if ref, _, _ := e.Answer(ctx, proj, "", payload(c.cmd)); string(ref) != string(out) {
+				t.Errorf("Answer for cwd %s = %s, AnswerProject = %s", proj, ref, out)
+			}
+		}
+	}
+	// An edit is seen at once, though the old rules were compiled.
+	write(projectPolicy, `  - {id: no-ls, tool: Bash, when: 'tool_input.command == "ls"', action: deny, reason: no listing}
+`)
+	if out, _, _ := e.AnswerProject(ctx, projectPolicy, payload("ls")); !strings.Contains(string(out), "no listing") {
+		t.Errorf("after the edit: %s", out)
+	}
+}
