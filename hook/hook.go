@@ -197,11 +197,20 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 		HookwatchVersion: cfg.Version,
 		Subagent:         ReadSubagentMeta(p),
 	}
-	var verdict policyVerdict
+	var q *question
 	if name == event.StatusLine {
 		env.Kind = event.KindStatusLine // a snapshot, not an event to answer
 	} else {
-		v, handled, derr := cfg.decide(ctx, p, data, deadline)
+		q = cfg.ask(p, data, deadline)
+		defer q.close()
+	}
+	// While the policies are evaluated elsewhere: the record's payload.
+	if env.Payload, err = payloadJSON(p, data, privacy.Apply(p.Raw, cfg.Privacy)); err != nil {
+		return Result{Err: fmt.Errorf("cannot encode payload: %w", err)}
+	}
+	var verdict policyVerdict
+	if q != nil {
+		v, handled, derr := q.answer(ctx)
 		if handled != nil {
 			return *handled // the full binary answered and recorded the event
 		}
@@ -209,9 +218,6 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 			oddities = append(oddities, derr.Error())
 		}
 		verdict, env.Decision = v, v.audit
-	}
-	if env.Payload, err = payloadJSON(p, data, privacy.Apply(p.Raw, cfg.Privacy)); err != nil {
-		return Result{Err: fmt.Errorf("cannot encode payload: %w", err)}
 	}
 	rec := env.AppendJSON(make([]byte, 0, len(env.Payload)+512))
 	res = cfg.deliver(ctx, rec, deadline, verdict.collector)

@@ -37,26 +37,61 @@ type policyVerdict struct {
 	collector string
 }
 
-// decide answers the event with the policies in force. Most events meet
-// none — a few stat calls say so. When some apply, the full engine answers:
-// in process when this binary links it (cfg.Decide), else the collector
-// attached to this home, which keeps the rules compiled, else a
-// `hookwatch hook` process started for this one event (which then also
-// delivers it: handled reports that).
-func (cfg Config) decide(ctx context.Context, p *event.Payload, data []byte, deadline time.Time) (v policyVerdict, handled *Result, err error) {
+// question is the policies' answer to one event, on its way. Most events
+// meet no policy file — a few stat calls say so — and need no answer. When
+// some apply, the full engine answers: in process when this binary links it
+// (cfg.Decide), else the collector attached to this home, which keeps the
+// rules compiled, else a `hookwatch hook` process started for this one
+// event (which then also delivers it).
+//
+// The collector is asked at once (ask) and its answer read later (answer),
+// so that the hook builds the event's record while the collector
+// evaluates: the agent waits for the longer of the two, not their sum.
+type question struct {
+	cfg      Config
+	p        *event.Payload
+	data     []byte
+	deadline time.Time
+	inForce  bool
+	call     *hooksock.Call // the question to the collector; nil when cfg.Decide answers
+}
+
+// ask starts answering the event: it finds the policy files in force and,
+// when the collector is to answer, sends the question.
+func (cfg Config) ask(p *event.Payload, data []byte, deadline time.Time) *question {
+	q := &question{cfg: cfg, p: p, data: data, deadline: deadline}
 	srcs := policyfile.Locate(policyfile.ManagedPath, cfg.Home, p.CWD, cfg.ProjectDir)
-	if !policyfile.Any(srcs) {
+	if q.inForce = policyfile.Any(srcs); !q.inForce || cfg.Decide != nil {
+		return q
+	}
+	// The collector attached to this home, on its socket: it reads the
+	// same policy files and keeps the same quota state. No other collector
+	// is asked: it could see other files.
+	req := hooksock.Request{Payload: bytes.TrimSpace(data)}
+	for _, s := range srcs {
+		if s.Scope == policyfile.ScopeProject {
+			req.ProjectPolicy = s.Path
+		}
+	}
+	q.call = hooksock.Send(hooksock.Path(cfg.Home), req, deadline.Add(-cfg.budget()/10))
+	return q
+}
+
+// answer waits for the answer. handled is set when the full binary had to
+// answer: it then also recorded the event, so this process must not.
+func (q *question) answer(ctx context.Context) (v policyVerdict, handled *Result, err error) {
+	switch {
+	case !q.inForce:
+		return v, nil, nil
+	case q.call == nil:
+		v.stdout, v.code, v.audit = q.cfg.Decide(ctx, q.cfg.Home, q.p.CWD, q.cfg.ProjectDir, q.data)
 		return v, nil, nil
 	}
-	if cfg.Decide != nil {
-		v.stdout, v.code, v.audit = cfg.Decide(ctx, cfg.Home, p.CWD, cfg.ProjectDir, data)
-		return v, nil, nil
-	}
-	v, lerr := cfg.decideLocal(srcs, data, deadline)
+	r, lerr := q.call.Wait()
 	if lerr == nil {
-		return v, nil, nil
+		return policyVerdict{stdout: r.Stdout, code: r.Code, audit: r.Audit, collector: r.Addr}, nil, nil
 	}
-	res, err := cfg.decideInFullBinary(ctx, data, deadline)
+	res, err := q.cfg.decideInFullBinary(ctx, q.data, q.deadline)
 	if err != nil {
 		return v, nil, fmt.Errorf("%w: %v", errNoDecision, errors.Join(lerr, err))
 	}
@@ -68,22 +103,11 @@ func (cfg Config) decide(ctx context.Context, p *event.Payload, data []byte, dea
 	return v, &res, nil
 }
 
-// decideLocal asks the collector attached to this home, on its socket
-// (hooksock): it reads the same policy files and keeps the same quota
-// state, with the rules already compiled. No other collector is asked: it
-// could see other files.
-func (cfg Config) decideLocal(srcs []policyfile.Source, data []byte, deadline time.Time) (policyVerdict, error) {
-	req := hooksock.Request{Payload: bytes.TrimSpace(data)}
-	for _, s := range srcs {
-		if s.Scope == policyfile.ScopeProject {
-			req.ProjectPolicy = s.Path
-		}
+// close abandons a question whose answer is no longer wanted.
+func (q *question) close() {
+	if q != nil && q.call != nil {
+		q.call.Close()
 	}
-	r, err := hooksock.Ask(hooksock.Path(cfg.Home), req, deadline.Add(-cfg.budget()/10))
-	if err != nil {
-		return policyVerdict{}, err
-	}
-	return policyVerdict{stdout: r.Stdout, code: r.Code, audit: r.Audit, collector: r.Addr}, nil
 }
 
 // decideInFullBinary runs `hookwatch hook` (the binary beside this one,
