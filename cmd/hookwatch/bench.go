@@ -23,7 +23,8 @@ func init() {
 func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", "bench [flags] [hook|policy|ingest|query|all]", stderr)
 	repo := fs.String("repo", ".", "repository root to build the hook and floor binaries from (hook benchmark)")
-	runs := fs.Int("runs", 200, "runs of each command (hook benchmark)")
+	runs := fs.Int("runs", 200, "runs of each command per round (hook and policy benchmarks)")
+	rounds := fs.Int("rounds", 1, "rounds of runs; verdicts use the median of the rounds' medians (hook and policy benchmarks)")
 	events := fs.Int("events", 0, "events to ingest (ingest) or to hold in the database (query); 0 = the benchmark's default")
 	db := fs.String("db", "", "database file for the query benchmark, reused when it already holds enough events")
 	if err := parseFlags(fs, args); err != nil {
@@ -41,10 +42,10 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	run := map[string]func() error{
 		"hook": func() error {
-			return bench.Hook(ctx, stdout, bench.HookOptions{Repo: *repo, Runs: *runs})
+			return bench.Hook(ctx, stdout, bench.HookOptions{Repo: *repo, Runs: *runs, Rounds: *rounds})
 		},
 		"policy": func() error {
-			return bench.Policy(ctx, stdout, bench.PolicyOptions{Repo: *repo, Runs: *runs})
+			return bench.Policy(ctx, stdout, bench.PolicyOptions{Repo: *repo, Runs: *runs, Rounds: *rounds})
 		},
 		"ingest": func() error {
 			_, err := bench.Ingest(ctx, stdout, bench.IngestOptions{Events: *events})

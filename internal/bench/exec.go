@@ -6,8 +6,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os/exec"
 	"slices"
+	"text/tabwriter"
 	"time"
 )
 
@@ -84,4 +86,46 @@ func runOnce(ctx context.Context, c Command, stdin []byte) (time.Duration, error
 		return 0, fmt.Errorf("cannot run %s: %w: %s", c.Name, err, stderr.Bytes())
 	}
 	return d, nil
+}
+
+// RunRounds repeats RunInterleaved rounds times, printing each round's
+// table to w — median, p95 and median over the first command's (the floor)
+// — with the rows extra adds, and returns each command's median of the
+// rounds' medians: a burst of load on the machine moves it less than any
+// one round.
+func RunRounds(ctx context.Context, w io.Writer, cmds []Command, stdin []byte, runs, warmup, rounds int, extra func(tw io.Writer, ts []Timing)) ([]time.Duration, error) {
+	medians := make([][]time.Duration, len(cmds))
+	for round := 1; round <= max(rounds, 1); round++ {
+		ts, err := RunInterleaved(ctx, cmds, stdin, runs, warmup)
+		if err != nil {
+			return nil, err
+		}
+		if rounds > 1 {
+			fmt.Fprintf(w, "round %d:\n", round)
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "command\tmedian\tp95\tmedian / floor\t")
+		for i, t := range ts {
+			medians[i] = append(medians[i], t.Median())
+			fmt.Fprintf(tw, "%s\t%v\t%v\t%.2f×\t\n", t.Name, t.Median().Round(time.Microsecond), t.P95().Round(time.Microsecond), ratio(t.Median(), ts[0].Median()))
+		}
+		if extra != nil {
+			extra(tw, ts)
+		}
+		if err := tw.Flush(); err != nil {
+			return nil, err
+		}
+	}
+	m := make([]time.Duration, len(cmds))
+	for i := range cmds {
+		m[i] = quantile(medians[i], 0.5)
+	}
+	return m, nil
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }

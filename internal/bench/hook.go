@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"text/tabwriter"
 	"time"
 )
 
@@ -48,9 +47,22 @@ process.stdin.on('end', () => {
 // HookOptions configures the hook latency benchmark.
 type HookOptions struct {
 	Repo   string // repository root, to build the binaries from
-	Runs   int    // runs per command (default 200)
-	Warmup int
+	Runs   int    // runs per command and round (default 200)
+	Warmup int    // unmeasured runs per command before each round (default 10)
+	// Rounds repeats the interleaved measurement (default 1); with more
+	// than one, the verdicts use the median of the rounds' medians.
+	Rounds int
 }
+
+// The hook's goals, as multiples of the floor program's median: with the
+// local collector up, and with no collector (the event spooled); and the
+// least a Node.js hook doing the same work should take, as a multiple of
+// hookwatch-hook posting.
+const (
+	HookGoalUp   = 1.3
+	HookGoalDown = 1.5
+	NodeGoal     = 30
+)
 
 // Hook measures the wall time of the hook binary on a real PreToolUse
 // payload against the floor program, with a live collector (hookwatch serve
@@ -100,20 +112,33 @@ func Hook(ctx context.Context, w io.Writer, o HookOptions) error {
 		}
 		cmds = append(cmds, Command{Name: "Node.js hook, posting", Argv: []string{node, script}, Env: []string{"HOOKWATCH_URL=" + url}})
 	}
-	fmt.Fprintf(w, "hook latency: %d runs each, interleaved, PreToolUse payload of %d bytes\n", o.Runs, len(preToolUsePayload))
-	ts, err := RunInterleaved(ctx, cmds, preToolUsePayload, o.Runs, o.Warmup)
+	fmt.Fprintf(w, "hook latency: PreToolUse payload of %d bytes, %d runs each, interleaved, %d round%s\n",
+		len(preToolUsePayload), o.Runs, max(o.Rounds, 1), map[bool]string{true: "s"}[o.Rounds > 1])
+	m, err := RunRounds(ctx, w, cmds, preToolUsePayload, o.Runs, o.Warmup, o.Rounds, func(tw io.Writer, ts []Timing) {
+		if len(ts) == 6 {
+			fmt.Fprintf(tw, "Node.js hook / hookwatch-hook, both posting\t\t\t%.1f×\t\n", ratio(ts[5].Median(), ts[2].Median()))
+		}
+	})
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "command\tmedian\tp95\tmedian / floor\t")
-	for _, t := range ts {
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%.2f×\t\n", t.Name, t.Median().Round(time.Microsecond), t.P95().Round(time.Microsecond), float64(t.Median())/float64(ts[0].Median()))
+	if o.Rounds > 1 {
+		fmt.Fprintf(w, "median of %d rounds:", o.Rounds)
+		for i, c := range cmds[1:] {
+			fmt.Fprintf(w, " %s %.2f×;", c.Name, ratio(m[i+1], m[0]))
+		}
+		fmt.Fprintln(w)
 	}
-	if len(ts) == 6 {
-		fmt.Fprintf(tw, "Node.js hook / hookwatch-hook, both posting\t\t\t%.1f×\t\n", float64(ts[5].Median())/float64(ts[2].Median()))
+	verdict := func(ok bool) string { return map[bool]string{true: "met", false: "MISSED"}[ok] }
+	upRatio, downRatio := ratio(m[1], m[0]), ratio(m[3], m[0])
+	fmt.Fprintf(w, "goal: local collector ≤ %.1f× the floor: %s (%.2f×); collector down ≤ %.1f×: %s (%.2f×)",
+		HookGoalUp, verdict(upRatio <= HookGoalUp), upRatio, HookGoalDown, verdict(downRatio <= HookGoalDown), downRatio)
+	if len(m) == 6 {
+		node := ratio(m[5], m[2])
+		fmt.Fprintf(w, "; Node.js ≥ %d× hookwatch-hook posting: %s (%.1f×)", NodeGoal, verdict(node >= NodeGoal), node)
 	}
-	return tw.Flush()
+	fmt.Fprintln(w)
+	return nil
 }
 
 // binaries are the programs a latency benchmark compares, built into tmp.

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/hookwatch/hookwatch/policy"
@@ -120,29 +119,11 @@ func Policy(ctx context.Context, w io.Writer, o PolicyOptions) error {
 	}
 	fmt.Fprintf(w, "policy cost: PreToolUse(Bash) of %d bytes, %d rules in force (%d answer PreToolUse, 15 select Bash), local collector, %d runs each, interleaved, %d round%s\n",
 		len(preToolUsePayload), len(set.Rules), selecting(set), o.Runs, o.Rounds, map[bool]string{true: "s"}[o.Rounds > 1])
-	medians := make([][]time.Duration, len(cmds))
-	for round := 1; round <= o.Rounds; round++ {
-		ts, err := RunInterleaved(ctx, cmds, preToolUsePayload, o.Runs, o.Warmup)
-		if err != nil {
-			return err
-		}
-		if o.Rounds > 1 {
-			fmt.Fprintf(w, "round %d:\n", round)
-		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "command\tmedian\tp95\tmedian / floor\t")
-		for i, t := range ts {
-			medians[i] = append(medians[i], t.Median())
-			fmt.Fprintf(tw, "%s\t%v\t%v\t%.2f×\t\n", t.Name, t.Median().Round(time.Microsecond), t.P95().Round(time.Microsecond), ratio(t.Median(), ts[0].Median()))
-		}
+	m, err := RunRounds(ctx, w, cmds, preToolUsePayload, o.Runs, o.Warmup, o.Rounds, func(tw io.Writer, ts []Timing) {
 		fmt.Fprintf(tw, "50 rules − no policy\t%v\t\t\t\n", (ts[2].Median() - ts[1].Median()).Round(time.Microsecond))
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	m := make([]time.Duration, len(cmds))
-	for i := range cmds {
-		m[i] = quantile(medians[i], 0.5)
+	})
+	if err != nil {
+		return err
 	}
 	verdict := "met"
 	if ratio(m[2], m[0]) > PolicyGoal {
@@ -155,13 +136,6 @@ func Policy(ctx context.Context, w io.Writer, o PolicyOptions) error {
 	}
 	fmt.Fprintf(w, "goal: 50 rules ≤ %.1f× the floor: %s (%.2f×)\n", PolicyGoal, verdict, ratio(m[2], m[0]))
 	return nil
-}
-
-func ratio(a, b time.Duration) float64 {
-	if b <= 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
 }
 
 // selecting counts the rules whose event list names PreToolUse.
