@@ -29,7 +29,7 @@ func (cfg Config) autostart(ep endpoint) error {
 	if !cfg.Autostart {
 		return errors.New("autostart is off (HOOKWATCH_AUTOSTART=0)")
 	}
-	if !ep.addr.Addr().IsLoopback() {
+	if !ep.addr.IsLoopback() {
 		return errors.New("the collector URL is not on this machine")
 	}
 	bin, err := serveBinary()

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net/netip"
-	"net/url"
 	"strconv"
 	"syscall"
 	"time"
@@ -22,53 +20,6 @@ import (
 // collector. Any other URL (https, a DNS name) is refused by parseEndpoint:
 // the envelope is spooled and the reason logged, so nothing is lost.
 
-// endpoint is a parsed collector URL the hook can reach directly.
-type endpoint struct {
-	addr     netip.AddrPort
-	hostHdr  string
-	basePath string
-}
-
-// errUnsupportedURL marks a collector URL the hook cannot POST to itself.
-var errUnsupportedURL = errors.New("collector URL must be http:// with an IP address or localhost")
-
-func parseEndpoint(raw string) (endpoint, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return endpoint{}, fmt.Errorf("cannot parse collector URL %q: %w", raw, err)
-	}
-	if u.Scheme != "http" {
-		return endpoint{}, fmt.Errorf("%w: %q", errUnsupportedURL, raw)
-	}
-	host := u.Hostname()
-	port := uint16(80)
-	if p := u.Port(); p != "" {
-		n, err := strconv.ParseUint(p, 10, 16)
-		if err != nil {
-			return endpoint{}, fmt.Errorf("cannot parse port of collector URL %q: %w", raw, err)
-		}
-		port = uint16(n)
-	}
-	var ip netip.Addr
-	if host == "localhost" {
-		ip = netip.AddrFrom4([4]byte{127, 0, 0, 1})
-	} else if ip, err = netip.ParseAddr(host); err != nil {
-		return endpoint{}, fmt.Errorf("%w: %q", errUnsupportedURL, raw)
-	}
-	return endpoint{
-		addr:     netip.AddrPortFrom(ip.Unmap(), port),
-		hostHdr:  u.Host,
-		basePath: trimSlash(u.EscapedPath()),
-	}, nil
-}
-
-func trimSlash(s string) string {
-	for len(s) > 0 && s[len(s)-1] == '/' {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
 // statusError is a non-2xx answer of the collector.
 type statusError struct{ code int }
 
@@ -79,7 +30,7 @@ func (e statusError) Error() string { return fmt.Sprintf("collector answered HTT
 // the reply by SO_RCVTIMEO, so a hung collector costs at most the budget.
 func post(ep endpoint, path, token string, body []byte, deadline time.Time) (int, error) {
 	family := syscall.AF_INET
-	if ep.addr.Addr().Is6() {
+	if !ep.addr.is4 {
 		family = syscall.AF_INET6
 	}
 	fd, err := syscall.Socket(family, syscall.SOCK_STREAM, 0)
@@ -95,9 +46,9 @@ func post(ep endpoint, path, token string, body []byte, deadline time.Time) (int
 	}
 	var sa syscall.Sockaddr
 	if family == syscall.AF_INET {
-		sa = &syscall.SockaddrInet4{Port: int(ep.addr.Port()), Addr: ep.addr.Addr().As4()}
+		sa = &syscall.SockaddrInet4{Port: int(ep.addr.port), Addr: [4]byte(ep.addr.ip[12:])}
 	} else {
-		sa = &syscall.SockaddrInet6{Port: int(ep.addr.Port()), Addr: ep.addr.Addr().As16()}
+		sa = &syscall.SockaddrInet6{Port: int(ep.addr.port), Addr: ep.addr.ip}
 	}
 	if err := sockio.RetryEINTR(func() error { return syscall.Connect(fd, sa) }); err != nil {
 		return 0, fmt.Errorf("cannot connect to collector %s: %w", ep.addr, err)
