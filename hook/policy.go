@@ -60,8 +60,8 @@ type question struct {
 // when the collector is to answer, sends the question.
 func (cfg Config) ask(p *event.Payload, data []byte, deadline time.Time) *question {
 	q := &question{cfg: cfg, p: p, data: data, deadline: deadline}
-	srcs := policyfile.Locate(policyfile.ManagedPath, cfg.Home, p.CWD, cfg.ProjectDir)
-	if q.inForce = policyfile.Any(srcs); !q.inForce || cfg.Decide != nil {
+	srcs, inForce := policyfile.InForce(policyfile.ManagedPath, cfg.Home, p.CWD, cfg.ProjectDir)
+	if q.inForce = inForce; !inForce || cfg.Decide != nil {
 		return q
 	}
 	// The collector attached to this home, on its socket: it reads the

@@ -54,31 +54,69 @@ type Source struct {
 // nothing is found it is projectDir's (or cwd's) path, reported as not found.
 // The user and managed files are never taken as a project file.
 func Locate(managed, home, cwd, projectDir string) []Source {
-	srcs := []Source{{Path: managed, Scope: ScopeManaged}}
-	userPath := ""
-	if home != "" {
-		userPath = filepath.Join(home, "policy.yaml")
-		srcs = append(srcs, Source{Path: userPath, Scope: ScopeUser})
-	}
-	if p := findProject(managed, cwd, projectDir, userPath); p != "" {
-		srcs = append(srcs, Source{Path: p, Scope: ScopeProject})
-	}
+	srcs, _ := locate(managed, home, cwd, projectDir)
 	return srcs
+}
+
+// InForce is Locate that also reports whether any of the files exists —
+// whether a policy may apply at all — with one stat per candidate: the
+// question every hook event asks.
+func InForce(managed, home, cwd, projectDir string) (srcs []Source, any bool) {
+	srcs, projectFound := locate(managed, home, cwd, projectDir)
+	if projectFound {
+		return srcs, true
+	}
+	for _, s := range srcs {
+		if s.Scope != ScopeProject && exists(s.Path) {
+			return srcs, true
+		}
+	}
+	return srcs, false
 }
 
 // Any reports whether any of srcs exists.
 func Any(srcs []Source) bool {
 	for _, s := range srcs {
-		if _, err := os.Stat(s.Path); err == nil {
+		if exists(s.Path) {
 			return true
 		}
 	}
 	return false
 }
 
-func findProject(managed, cwd, projectDir, userPath string) string {
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// locate is Locate, also reporting whether the project file it returns was
+// found to exist.
+func locate(managed, home, cwd, projectDir string) (srcs []Source, projectFound bool) {
+	srcs = []Source{{Path: managed, Scope: ScopeManaged}}
+	userPath := ""
+	if home != "" {
+		userPath = filepath.Join(home, "policy.yaml")
+		srcs = append(srcs, Source{Path: userPath, Scope: ScopeUser})
+	}
+	if p, found := findProject(managed, cwd, projectDir, userPath); p != "" {
+		srcs = append(srcs, Source{Path: p, Scope: ScopeProject})
+		projectFound = found
+	}
+	return srcs, projectFound
+}
+
+// findProject returns the project file's path and whether it exists. When
+// the search from cwd stops at projectDir, the fallback path is the one
+// just found missing, so it is not looked at again.
+func findProject(managed, cwd, projectDir, userPath string) (path string, found bool) {
 	skip := func(p string) bool { return p == filepath.Clean(userPath) || p == filepath.Clean(managed) }
 	candidate := func(dir string) string { return filepath.Join(dir, ".hookwatch", "policy.yaml") }
+	base := projectDir
+	if base == "" {
+		base = cwd
+	}
+	base = filepath.Clean(base)
+	searchedBase := false // its candidate was found missing (or a directory)
 	if cwd != "" && filepath.IsAbs(cwd) {
 		dir := filepath.Clean(cwd)
 		stop := ""
@@ -88,8 +126,9 @@ func findProject(managed, cwd, projectDir, userPath string) string {
 		for i := 0; i < 256; i++ {
 			if p := candidate(dir); !skip(p) {
 				if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-					return p
+					return p, true
 				}
+				searchedBase = searchedBase || dir == base
 			}
 			parent := filepath.Dir(dir)
 			if dir == stop || parent == dir {
@@ -98,17 +137,13 @@ func findProject(managed, cwd, projectDir, userPath string) string {
 			dir = parent
 		}
 	}
-	base := projectDir
-	if base == "" {
-		base = cwd
+	if base == "." || !filepath.IsAbs(base) {
+		return "", false
 	}
-	if base == "" || !filepath.IsAbs(base) {
-		return ""
+	if p := candidate(base); !skip(p) {
+		return p, !searchedBase && exists(p)
 	}
-	if p := candidate(filepath.Clean(base)); !skip(p) {
-		return p
-	}
-	return ""
+	return "", false
 }
 
 // Under reports whether path p is dir or inside it, lexically (so
