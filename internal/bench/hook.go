@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,16 @@ import (
 
 //go:embed testdata/pretooluse.json
 var preToolUsePayload []byte
+
+// projectDirEnv is what Claude Code sets for every hook: the session's
+// project directory, which is the payload's cwd (a PreToolUse in the
+// project's root, as most are). Policy files are looked for from cwd up to
+// it; without it the search would climb to the root, as no real hook does.
+func projectDirEnv() string {
+	var p struct{ CWD string }
+	_ = json.Unmarshal(preToolUsePayload, &p)
+	return "CLAUDE_PROJECT_DIR=" + p.CWD
+}
 
 // floorSource is the floor the hook is measured against: a Go program that
 // reads stdin and exits. Nothing can be faster than the process start.
@@ -100,10 +111,10 @@ func Hook(ctx context.Context, w io.Writer, o HookOptions) error {
 	home := filepath.Join(tmp, "home")
 	cmds := []Command{
 		{Name: "floor (Go, reads stdin)", Argv: []string{floor}},
-		{Name: "hookwatch-hook, local collector", Argv: []string{hookBin}, Env: []string{"HOOKWATCH_HOME=" + serveHome, "HOOKWATCH_URL=" + url}},
-		{Name: "hookwatch-hook, posting", Argv: []string{hookBin}, Env: []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url}},
-		{Name: "hookwatch-hook, collector down", Argv: []string{hookBin}, Env: []string{"HOOKWATCH_HOME=" + home + "-down", "HOOKWATCH_URL=" + down, "HOOKWATCH_AUTOSTART=0"}},
-		{Name: "hookwatch hook (full binary), local", Argv: []string{serveBin, "hook"}, Env: []string{"HOOKWATCH_HOME=" + serveHome, "HOOKWATCH_URL=" + url}},
+		{Name: "hookwatch-hook, local collector", Argv: []string{hookBin}, Env: []string{"HOOKWATCH_HOME=" + serveHome, "HOOKWATCH_URL=" + url, projectDirEnv()}},
+		{Name: "hookwatch-hook, posting", Argv: []string{hookBin}, Env: []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url, projectDirEnv()}},
+		{Name: "hookwatch-hook, collector down", Argv: []string{hookBin}, Env: []string{"HOOKWATCH_HOME=" + home + "-down", "HOOKWATCH_URL=" + down, "HOOKWATCH_AUTOSTART=0", projectDirEnv()}},
+		{Name: "hookwatch hook (full binary), local", Argv: []string{serveBin, "hook"}, Env: []string{"HOOKWATCH_HOME=" + serveHome, "HOOKWATCH_URL=" + url, projectDirEnv()}},
 	}
 	if node, err := exec.LookPath("node"); err == nil {
 		script := filepath.Join(tmp, "hook.js")

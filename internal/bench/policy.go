@@ -96,8 +96,7 @@ func Policy(ctx context.Context, w io.Writer, o PolicyOptions) error {
 	}
 	defer stopPolicy()
 	env := func(home, url string) []string {
-		// A fixed project dir keeps the project policy lookup identical.
-		return []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url, "CLAUDE_PROJECT_DIR=" + tmp, "HOOKWATCH_AUTOSTART=0"}
+		return []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url, projectDirEnv(), "HOOKWATCH_AUTOSTART=0"}
 	}
 	downHome := withPolicy + "-down"
 	if err := os.MkdirAll(downHome, 0o700); err != nil {
