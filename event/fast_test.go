@@ -14,8 +14,8 @@ func reflectiveDecode(raw Object) (Common, any, []string) {
 	var mistyped []string
 	decodeStruct(raw, reflect.ValueOf(&c).Elem(), &mistyped)
 	var ev any
-	if mk, ok := eventTypes[c.HookEventName]; ok && c.HookEventName == PreToolUse {
-		ev = mk()
+	if c.HookEventName == PreToolUse {
+		ev = newEvent(c.HookEventName)
 		decodeStruct(raw, reflect.ValueOf(ev).Elem(), &mistyped)
 	}
 	return c, ev, mistyped

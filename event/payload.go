@@ -108,8 +108,7 @@ func FromObject(raw Object) *Payload {
 		e := new(PreToolUseInput)
 		decodePreToolUse(raw, e, &p.Mistyped)
 		p.Event = e
-	} else if mk, ok := eventTypes[name]; ok {
-		v := mk()
+	} else if v := newEvent(name); v != nil {
 		decodeStruct(raw, reflect.ValueOf(v).Elem(), &p.Mistyped)
 		p.Event = v
 	}

@@ -269,41 +269,73 @@ type StatusLineInput struct {
 	Exceeds200kTokens bool `json:"exceeds_200k_tokens"`
 }
 
-// eventTypes maps an event name to a constructor of its typed view.
-var eventTypes = map[string]func() any{
-	SessionStart:        func() any { return new(SessionStartInput) },
-	Setup:               func() any { return new(SetupInput) },
-	InstructionsLoaded:  func() any { return new(InstructionsLoadedInput) },
-	UserPromptSubmit:    func() any { return new(UserPromptSubmitInput) },
-	UserPromptExpansion: func() any { return new(UserPromptExpansionInput) },
-	MessageDisplay:      func() any { return new(MessageDisplayInput) },
-	PreToolUse:          func() any { return new(PreToolUseInput) },
-	PermissionRequest:   func() any { return new(PermissionRequestInput) },
-	PermissionDenied:    func() any { return new(PermissionDeniedInput) },
-	PostToolUse:         func() any { return new(PostToolUseInput) },
-	PostToolUseFailure:  func() any { return new(PostToolUseFailureInput) },
-	PostToolBatch:       func() any { return new(PostToolBatchInput) },
-	Notification:        func() any { return new(NotificationInput) },
-	SubagentStart:       func() any { return new(SubagentStartInput) },
-	SubagentStop:        func() any { return new(SubagentStopInput) },
-	TaskCreated:         func() any { return new(TaskInput) },
-	TaskCompleted:       func() any { return new(TaskInput) },
-	Stop:                func() any { return new(StopInput) },
-	StopFailure:         func() any { return new(StopFailureInput) },
-	TeammateIdle:        func() any { return new(TeammateIdleInput) },
-	ConfigChange:        func() any { return new(ConfigChangeInput) },
-	CwdChanged:          func() any { return new(CwdChangedInput) },
-	DirectoryAdded:      func() any { return new(DirectoryAddedInput) },
-	FileChanged:         func() any { return new(FileChangedInput) },
-	WorktreeCreate:      func() any { return new(WorktreeCreateInput) },
-	WorktreeRemove:      func() any { return new(WorktreeRemoveInput) },
-	PreCompact:          func() any { return new(CompactInput) },
-	PostCompact:         func() any { return new(CompactInput) },
-	SessionEnd:          func() any { return new(SessionEndInput) },
-	Elicitation:         func() any { return new(ElicitationInput) },
-	ElicitationResult:   func() any { return new(ElicitationInput) },
-	Interrupt:           func() any { return new(InterruptInput) },
-	StatusLine:          func() any { return new(StatusLineInput) },
+// newEvent returns a new typed view for an event name, or nil for a name
+// it does not know. A switch, not a map: a map would be built in every hook
+// process's init, which measured ~10 µs.
+func newEvent(name string) any {
+	switch name {
+	case SessionStart:
+		return new(SessionStartInput)
+	case Setup:
+		return new(SetupInput)
+	case InstructionsLoaded:
+		return new(InstructionsLoadedInput)
+	case UserPromptSubmit:
+		return new(UserPromptSubmitInput)
+	case UserPromptExpansion:
+		return new(UserPromptExpansionInput)
+	case MessageDisplay:
+		return new(MessageDisplayInput)
+	case PreToolUse:
+		return new(PreToolUseInput)
+	case PermissionRequest:
+		return new(PermissionRequestInput)
+	case PermissionDenied:
+		return new(PermissionDeniedInput)
+	case PostToolUse:
+		return new(PostToolUseInput)
+	case PostToolUseFailure:
+		return new(PostToolUseFailureInput)
+	case PostToolBatch:
+		return new(PostToolBatchInput)
+	case Notification:
+		return new(NotificationInput)
+	case SubagentStart:
+		return new(SubagentStartInput)
+	case SubagentStop:
+		return new(SubagentStopInput)
+	case TaskCreated, TaskCompleted:
+		return new(TaskInput)
+	case Stop:
+		return new(StopInput)
+	case StopFailure:
+		return new(StopFailureInput)
+	case TeammateIdle:
+		return new(TeammateIdleInput)
+	case ConfigChange:
+		return new(ConfigChangeInput)
+	case CwdChanged:
+		return new(CwdChangedInput)
+	case DirectoryAdded:
+		return new(DirectoryAddedInput)
+	case FileChanged:
+		return new(FileChangedInput)
+	case WorktreeCreate:
+		return new(WorktreeCreateInput)
+	case WorktreeRemove:
+		return new(WorktreeRemoveInput)
+	case PreCompact, PostCompact:
+		return new(CompactInput)
+	case SessionEnd:
+		return new(SessionEndInput)
+	case Elicitation, ElicitationResult:
+		return new(ElicitationInput)
+	case Interrupt:
+		return new(InterruptInput)
+	case StatusLine:
+		return new(StatusLineInput)
+	}
+	return nil
 }
 
 // Tool returns the tool-call fields of a tool event (PreToolUse,
