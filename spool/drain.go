@@ -106,6 +106,12 @@ func (s *Spool) claimCurrent() (string, error) {
 		}
 		return "", fmt.Errorf("cannot claim %s: %w", s.current, err)
 	}
+	// The next writer then opens a file instead of creating one: creating
+	// cost a hook ~0.15 ms on ext4, every event when a collector drains
+	// each one. A writer that got there first created it already.
+	if fd, err := openFile(s.current, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL, 0o600); err == nil {
+		closeFD(fd)
+	}
 	if err := s.updateBacklog(); err != nil {
 		return name, err
 	}

@@ -372,8 +372,9 @@ type Stats struct {
 	// PendingBytes is the size of all segments not yet delivered, framing
 	// included; the cap applies to it.
 	PendingBytes int64 `json:"pending_bytes"`
-	// Segments is the number of segment files: the active one and those
-	// claimed by drains (in progress, failed or interrupted).
+	// Segments is the number of segment files holding records: the active
+	// one unless it is empty, and those claimed by drains (in progress,
+	// failed or interrupted).
 	Segments int `json:"segments"`
 	// Dropped counts the records Append refused since the spool was created.
 	// When the disk itself is full the count may fail too; Append's error
@@ -421,6 +422,9 @@ func (s *Spool) Stats() (Stats, error) {
 		if counter != nil {
 			*counter = info.Size()
 			continue
+		}
+		if info.Size() == 0 && name == currentName {
+			continue // made ready for the next writer: nothing pending
 		}
 		st.Segments++
 		st.PendingBytes += info.Size()

@@ -676,3 +676,30 @@ func TestWriterRetriesOnClaimedSegment(t *testing.T) {
 		t.Fatalf("delivered %q, want %q", got, want)
 	}
 }
+
+// TestDrainReadiesTheNextSegment: a drain that claims the active segment
+// leaves an empty one in its place, which the next Append writes to rather
+// than creating a file on the writer's time.
+func TestDrainReadiesTheNextSegment(t *testing.T) {
+	s := mustOpen(t, Options{})
+	if err := s.Append([]byte(`{"id":"a"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Drain(context.Background(), 0, func([][]byte) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(s.current)
+	if err != nil || before.Size() != 0 {
+		t.Fatalf("after the drain, %s: %v, %v; want an empty file", s.current, before, err)
+	}
+	if st := mustStats(t, s); st.Segments != 0 || st.PendingBytes != 0 {
+		t.Errorf("Stats counts the empty active segment: %+v", st)
+	}
+	if err := s.Append([]byte(`{"id":"b"}`)); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(s.current)
+	if err != nil || !os.SameFile(before, after) || after.Size() == 0 {
+		t.Errorf("Append did not write to the readied segment: %v", err)
+	}
+}
