@@ -15,7 +15,11 @@ func (s *Spool) Notify(ctx context.Context) (ch <-chan struct{}, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	if _, err := syscall.InotifyAddWatch(fd, s.dir, syscall.IN_MODIFY|syscall.IN_CREATE|syscall.IN_CLOSE_WRITE); err != nil {
+	// Every Append ends by closing what it wrote, so IN_CLOSE_WRITE alone
+	// marks each one; watching its write and create too woke the collector
+	// up to three times per event, each wake-up paid inside the writer's
+	// system call.
+	if _, err := syscall.InotifyAddWatch(fd, s.dir, syscall.IN_CLOSE_WRITE); err != nil {
 		syscall.Close(fd)
 		return nil, false
 	}
