@@ -90,7 +90,7 @@ func FuzzParseReply(f *testing.F) {
 
 // serve starts a Server on a socket in a fresh directory and returns its
 // path and what it logged.
-func serve(t *testing.T, handle Handler) (string, *Server, func() []string) {
+func serve(t testing.TB, handle Handler) (string, *Server, func() []string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "hooksock") // short: socket paths are bounded
 	if err != nil {
@@ -255,5 +255,22 @@ func TestTooLongAPath(t *testing.T) {
 	}
 	if _, err := Ask(path, Request{}, time.Now().Add(time.Second)); !errors.Is(err, ErrNoCollector) {
 		t.Errorf("Ask: %v, want ErrNoCollector", err)
+	}
+}
+
+// BenchmarkAsk is one question and answer over the socket, the handler
+// answering at once: the transport's share of a policy answer (warm; a hook
+// process pays it cold, and the wake-up of an idle collector on top).
+func BenchmarkAsk(b *testing.B) {
+	path, _, _ := serve(b, echo)
+	payload, err := os.ReadFile("../internal/bench/testdata/pretooluse.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := Request{ProjectPolicy: "/src/demo/.hookwatch/policy.yaml", Payload: payload}
+	for b.Loop() {
+		if _, err := Ask(path, req, time.Now().Add(5*time.Second)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
