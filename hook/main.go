@@ -14,6 +14,7 @@ import (
 // decide evaluates policies in process: the full binary passes
 // policy.Answer; the lean hook binary passes nil (see Config.Decide).
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, version string, decide DecideFunc) int {
+	growStack()
 	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	runtime := fs.String("runtime", "", "agent runtime that runs this hook: claude-code or codex (default: detected from the payload)")
