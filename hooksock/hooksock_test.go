@@ -274,3 +274,18 @@ func BenchmarkAsk(b *testing.B) {
 		}
 	}
 }
+
+// TestSocketIsPrivate: whatever the umask, the socket only ever exists under
+// its name with mode 0600, and leaves no temporary name behind.
+func TestSocketIsPrivate(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	path, _, _ := serve(t, echo)
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket %s: %v, %v; want mode 0600", path, fi.Mode(), err)
+	}
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil || len(entries) != 1 || entries[0].Name() != FileName {
+		t.Errorf("the socket's directory holds %v, %v; want only %s", entries, err, FileName)
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -61,19 +63,35 @@ func Listen(path string) (*Server, error) {
 		syscall.Close(fd)
 		return nil, fmt.Errorf("cannot %s %s: %w", what, path, err)
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fail("replace", err)
+	// Bound under a temporary name and restricted before it takes the
+	// real one, so that no one else can connect in between, whatever the
+	// umask; the rename also replaces a socket left by a collector that died.
+	// Its name is no longer than FileName, so it fits wherever the socket does.
+	tmp := filepath.Join(filepath.Dir(path), ".hs"+strconv.FormatInt(int64(os.Getpid()), 36))
+	if len(tmp) > maxPathLen {
+		tmp = path // a custom name shorter still: bind in place
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fail("replace", err)
+		}
+	} else {
+		_ = os.Remove(tmp) // left by an earlier process with our pid
 	}
-	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: tmp}); err != nil {
 		return fail("bind", err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		os.Remove(path)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		os.Remove(tmp)
 		return fail("restrict", err)
 	}
 	if err := syscall.Listen(fd, syscall.SOMAXCONN); err != nil {
-		os.Remove(path)
+		os.Remove(tmp)
 		return fail("listen on", err)
+	}
+	if tmp != path {
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return fail("create", err)
+		}
 	}
 	return &Server{path: path, fd: fd}, nil
 }
