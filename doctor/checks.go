@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/spool"
 )
@@ -261,6 +262,7 @@ func (e *env) checkPolicy() Check {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if err == nil {
 		c.Message = strings.Join(lines, "; ")
+		e.policyAnswerer(&c)
 		return c
 	}
 	c.Status = Fail
@@ -275,6 +277,22 @@ func (e *env) checkPolicy() Check {
 	}
 	c.Fix = "$EDITOR " + shellQuote(bad)
 	return c
+}
+
+// policyAnswerer says who answers the lean hook's policy questions: the
+// collector attached to this home, on its socket, or — none answering — a
+// `hookwatch hook` process started for every event a policy covers. The
+// question it asks has no payload, so no rule sees it and no quota counts.
+func (e *env) policyAnswerer(c *Check) {
+	sock := hooksock.Path(e.home)
+	r, err := hooksock.Ask(sock, hooksock.Request{}, time.Now().Add(e.Timeout))
+	if err == nil {
+		c.Details = append(c.Details, fmt.Sprintf("answered by the collector at %s on %s, with the rules kept compiled", r.Addr, sock))
+		return
+	}
+	c.Status = Warn
+	c.Details = append(c.Details, fmt.Sprintf("no collector answers on %s (%v): each event a policy covers starts `hookwatch hook` for its answer, several milliseconds instead of under one", sock, err))
+	c.Fix = "hookwatch serve   # or keep it running: hookwatch service install"
 }
 
 // hookCommand is the registered hook the round trip runs.

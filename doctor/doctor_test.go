@@ -3,12 +3,15 @@ package doctor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/install"
 )
 
@@ -188,4 +191,54 @@ func TestCollectorDownAutostarts(t *testing.T) {
 	f("http://127.0.0.1:1", "", Warn)
 	f("http://localhost:1", "1", Warn)
 	f("http://127.0.0.1:1", "0", Fail)
+}
+
+// TestPolicyAnswerer: with policy files in force, doctor says whether the
+// collector answers the hook's policy questions, and warns when each answer
+// would start a process.
+func TestPolicyAnswerer(t *testing.T) {
+	root, err := os.MkdirTemp("", "doctor") // short: the socket path is bounded
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	hw := filepath.Join(root, "hw")
+	if err := os.MkdirAll(hw, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hw, "policy.yaml"), []byte("rules: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": hw, "HOOKWATCH_URL": "http://127.0.0.1:1", "HOOKWATCH_AUTOSTART": "0"}
+	policyCheck := func() Check {
+		t.Helper()
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"), Version: "test", Timeout: time.Second,
+			CheckPolicy: func(w io.Writer, files ...string) error { fmt.Fprintf(w, "%s: ok\n", files[0]); return nil }})
+		for _, c := range r.Checks {
+			if c.Name == "policy" {
+				return c
+			}
+		}
+		t.Fatal("no policy check")
+		return Check{}
+	}
+	if c := policyCheck(); c.Status != Warn || !strings.Contains(strings.Join(c.Details, "\n"), "no collector answers") || c.Fix == "" {
+		t.Errorf("no collector: %+v", c)
+	}
+	s, err := hooksock.Listen(hooksock.Path(hw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan hooksock.Request, 10)
+	s.Serve(func(r hooksock.Request) hooksock.Reply { asked <- r; return hooksock.Reply{Addr: "127.0.0.1:7421"} }, func(err error) { t.Error(err) })
+	defer s.Close()
+	if c := policyCheck(); c.Status != OK || !strings.Contains(strings.Join(c.Details, "\n"), "answered by the collector at 127.0.0.1:7421") {
+		t.Errorf("collector answering: %+v", c)
+	}
+	if len(asked) != 1 {
+		t.Fatalf("doctor asked %d questions, want one", len(asked))
+	}
+	if r := <-asked; len(r.Payload) != 0 {
+		t.Errorf("doctor asked %+v; want a question without a payload", r)
+	}
 }

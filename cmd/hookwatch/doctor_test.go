@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/hooksock"
+	"github.com/hookwatch/hookwatch/policy"
 )
 
 // runDoctorJSON runs `hookwatch doctor --json` and returns the report and the
@@ -89,6 +92,15 @@ func TestDoctorHealthy(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.hwHome, "policy.yaml"), []byte(validPolicy), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The home's policy answers, as a collector serves them. Its address
+	// is left out: this collector does not drain the home's spool, so the
+	// hook must post to it.
+	sock, err := hooksock.Listen(hooksock.Path(e.hwHome))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock.Serve(collector.AnswerHooks(policy.NewEvaluator(e.hwHome), ""), func(err error) { t.Error(err) })
+	t.Cleanup(func() { sock.Close() })
 	e.fakeClaude(t, "2.1.268")
 
 	out, _, err := hw(t, "", "doctor")
@@ -103,7 +115,7 @@ func TestDoctorHealthy(t *testing.T) {
 	wantCheck(t, r, "settings (project)", doctor.Info, "does not exist")
 	wantCheck(t, r, "registration", doctor.OK, "user")
 	wantCheck(t, r, "collector", doctor.OK, c.URL, "version "+version)
-	wantCheck(t, r, "policy", doctor.OK, "ok, 1 rule")
+	wantCheck(t, r, "policy", doctor.OK, "ok, 1 rule", "answered by the collector")
 	wantCheck(t, r, "database", doctor.OK)
 	wantCheck(t, r, "round trip", doctor.OK, e.lean, "stored session doctor-")
 	wantCheck(t, r, "claude", doctor.OK, "2.1.268")
