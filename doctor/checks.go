@@ -450,12 +450,6 @@ func firstLine(s string) string {
 	return s
 }
 
-// Versions of Claude Code that change what a registration needs.
-var (
-	execFormSince = []int{2, 1, 139} // "args" in command handlers
-	httpSince     = []int{2, 1, 63}  // "type": "http" handlers
-)
-
 // checkClaude reports the Claude Code version and whether the registered
 // handlers suit it.
 func (e *env) checkClaude(ctx context.Context) Check {
@@ -466,22 +460,22 @@ func (e *env) checkClaude(ctx context.Context) Check {
 		return c
 	}
 	c.Status, c.Message = OK, "Claude Code "+v
-	ver := parseVersion(v)
+	ver, _ := install.ParseVersion(v) // unknown: nothing is reported missing
 	for _, s := range e.settings {
 		for _, h := range s.Handlers {
 			switch {
-			case h.Type == "command" && !h.Shell && less(ver, execFormSince):
+			case h.Type == "command" && !h.Shell && ver.Before(install.ExecFormSince):
 				c.Status = Fail
-				c.Details = appendNew(c.Details, fmt.Sprintf("the %s settings use exec-form handlers (\"args\"), which Claude Code runs only from 2.1.139 on", s.Scope))
+				c.Details = appendNew(c.Details, fmt.Sprintf("the %s settings use exec-form handlers (\"args\"), which Claude Code runs only from %s on", s.Scope, install.ExecFormSince))
 				c.Fix = "hookwatch install" + scopeFlag(s.Scope)
-			case h.Type == "http" && less(ver, httpSince):
+			case h.Type == "http" && ver.Before(install.HTTPSince):
 				c.Status = Fail
-				c.Details = appendNew(c.Details, fmt.Sprintf("the %s settings use http handlers, which Claude Code runs only from 2.1.63 on", s.Scope))
+				c.Details = appendNew(c.Details, fmt.Sprintf("the %s settings use http handlers, which Claude Code runs only from %s on", s.Scope, install.HTTPSince))
 				c.Fix = "hookwatch install --mode command" + scopeFlag(s.Scope)
 			}
 		}
 	}
-	if len(e.plugins) > 0 && less(ver, parseVersion(install.PluginMinClaudeVersion)) {
+	if need, _ := install.ParseVersion(install.PluginMinClaudeVersion); len(e.plugins) > 0 && ver.Before(need) {
 		c.Status = Fail
 		c.Details = append(c.Details, "the hookwatch plugin needs Claude Code "+install.PluginMinClaudeVersion+" or later")
 		c.Fix = "claude update"
@@ -509,53 +503,4 @@ func ClaudeVersion(ctx context.Context, timeout time.Duration) string {
 		return ""
 	}
 	return s
-}
-
-// parseVersion reads the first dotted number of s ("2.1.197 (Claude
-// Code)" → [2 1 197]).
-func parseVersion(s string) []int {
-	i := strings.IndexAny(s, "0123456789")
-	if i < 0 {
-		return nil
-	}
-	var v []int
-	for _, part := range strings.Split(s[i:], ".") {
-		j := 0
-		for j < len(part) && part[j] >= '0' && part[j] <= '9' {
-			j++
-		}
-		if j == 0 {
-			break
-		}
-		n, err := strconv.Atoi(part[:j])
-		if err != nil {
-			break
-		}
-		v = append(v, n)
-		if j < len(part) {
-			break
-		}
-	}
-	return v
-}
-
-// less reports whether version a is older than b; an unknown version is
-// not.
-func less(a, b []int) bool {
-	if len(a) == 0 {
-		return false
-	}
-	for i := range max(len(a), len(b)) {
-		var x, y int
-		if i < len(a) {
-			x = a[i]
-		}
-		if i < len(b) {
-			y = b[i]
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
 }

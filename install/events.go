@@ -9,12 +9,6 @@
 // byte for byte what it was before.
 package install
 
-import (
-	"cmp"
-	"fmt"
-	"strings"
-)
-
 // DefaultTimeout is the timeout, in seconds, of every handler hookwatch
 // registers. The hook answers in milliseconds; the timeout only bounds the
 // damage of a wedged process or collector. Claude Code's own default is 600 s,
@@ -138,62 +132,16 @@ func lookup(es []Event, name string) (Event, bool) {
 
 // eventsFor returns the events Claude Code version v accepts; all of them
 // when v is nil.
-func eventsFor(v []int) []Event {
+func eventsFor(v Version) []Event {
 	if v == nil {
 		return events
 	}
 	var out []Event
 	for _, e := range events {
-		since, _ := parseVersion(e.Since)
-		if compareVersions(since, v) <= 0 {
+		since, _ := ParseVersion(e.Since)
+		if since.Compare(v) <= 0 {
 			out = append(out, e)
 		}
 	}
 	return out
-}
-
-// parseVersion reads the first dotted number in s ("2.1.197 (Claude
-// Code)" gives [2 1 197]).
-func parseVersion(s string) ([]int, error) {
-	i := strings.IndexAny(s, "0123456789")
-	if i < 0 {
-		return nil, fmt.Errorf("cannot parse the version %q", s)
-	}
-	var v []int
-	n, digits := 0, false
-	for _, c := range s[i:] {
-		switch {
-		case c >= '0' && c <= '9':
-			if n > 1e8 {
-				return nil, fmt.Errorf("cannot parse the version %q", s)
-			}
-			n, digits = n*10+int(c-'0'), true
-			continue
-		case c == '.' && digits:
-			v, n, digits = append(v, n), 0, false
-			continue
-		}
-		break
-	}
-	if digits {
-		v = append(v, n)
-	}
-	return v, nil
-}
-
-// compareVersions compares a and b part by part; missing parts count as 0.
-func compareVersions(a, b []int) int {
-	for i := range max(len(a), len(b)) {
-		var x, y int
-		if i < len(a) {
-			x = a[i]
-		}
-		if i < len(b) {
-			y = b[i]
-		}
-		if x != y {
-			return cmp.Compare(x, y)
-		}
-	}
-	return 0
 }

@@ -678,28 +678,49 @@ func TestInstallClaudeVersion(t *testing.T) {
 }
 
 func TestParseVersion(t *testing.T) {
-	f := func(in string, want []int) {
+	f := func(in string, want Version) {
 		t.Helper()
-		got, err := parseVersion(in)
+		got, err := ParseVersion(in)
 		if err != nil || !slices.Equal(got, want) {
-			t.Errorf("parseVersion(%q) = %v, %v; want %v", in, got, err, want)
+			t.Errorf("ParseVersion(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	f("2.1.197", []int{2, 1, 197})
-	f("2.1.197 (Claude Code)", []int{2, 1, 197})
-	f("v2.1", []int{2, 1})
-	f("2.1.", []int{2, 1})
-	f("10", []int{10})
+	f("2.1.197", Version{2, 1, 197})
+	f("2.1.197 (Claude Code)", Version{2, 1, 197})
+	f("v2.1", Version{2, 1})
+	f("2.1.", Version{2, 1})
+	f("10", Version{10})
 	g := func(a, b string, want int) {
 		t.Helper()
-		va, _ := parseVersion(a)
-		vb, _ := parseVersion(b)
-		if got := compareVersions(va, vb); got != want {
-			t.Errorf("compareVersions(%s, %s) = %d; want %d", a, b, got, want)
+		va, _ := ParseVersion(a)
+		vb, _ := ParseVersion(b)
+		if got := va.Compare(vb); got != want {
+			t.Errorf("Compare(%s, %s) = %d; want %d", a, b, got, want)
 		}
 	}
 	g("2.1.197", "2.1.219", -1)
 	g("2.1.219", "2.1.197", 1)
 	g("2.1", "2.1.0", 0)
 	g("2.10.0", "2.9.9", 1)
+}
+
+func TestVersionBefore(t *testing.T) {
+	f := func(a, b string, want bool) {
+		t.Helper()
+		va, _ := ParseVersion(a)
+		vb, _ := ParseVersion(b)
+		if got := va.Before(vb); got != want {
+			t.Fatalf("%q before %q = %v, want %v", a, b, got, want)
+		}
+	}
+	f("2.1.100 (Claude Code)", "2.1.139", true)
+	f("2.1.139", "2.1.139", false)
+	f("2.1.140", "2.1.139", false)
+	f("v2.1", "2.1.1", true)
+	f("10.0.0", "2.1.139", false)
+	f("unknown", "2.1.139", false)
+	f("2.1.x", "2.1.139", true)
+	if s := ExecFormSince.String(); s != "2.1.139" {
+		t.Errorf("ExecFormSince = %s", s)
+	}
 }

@@ -33,7 +33,7 @@ const PluginMinClaudeVersion = "2.1.197"
 // sync/async split and timeouts, each running PluginLauncher. A test keeps
 // the checked-in file equal to it.
 func PluginHooks() []byte {
-	v, _ := parseVersion(PluginMinClaudeVersion)
+	v, _ := ParseVersion(PluginMinClaudeVersion)
 	var hooks obj
 	for _, e := range eventsFor(v) {
 		h := obj{{"type", "command"}, {"command", PluginLauncher}}

@@ -77,7 +77,7 @@ type Options struct {
 	// DryRun computes the Result, diff included, without touching any file.
 	DryRun bool
 
-	version []int // ClaudeVersion, parsed
+	version Version // ClaudeVersion, parsed
 }
 
 // Result reports what Install or Uninstall did (or, with DryRun, would do).
@@ -136,7 +136,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("unknown mode %q: want %s or %s", o.Mode, ModeCommand, ModeHTTP)
 	}
 	if o.ClaudeVersion != "" {
-		v, err := parseVersion(o.ClaudeVersion)
+		v, err := ParseVersion(o.ClaudeVersion)
 		if err != nil {
 			return o, fmt.Errorf("cannot use the Claude Code version: %w", err)
 		}
@@ -184,8 +184,8 @@ func (o Options) checkInstall() error {
 		return fmt.Errorf("the hookwatch binary path %q is not absolute", o.Binary)
 	}
 	if o.Mode == ModeHTTP {
-		if o.version != nil && compareVersions(o.version, httpSince) < 0 {
-			return fmt.Errorf("http handlers need Claude Code 2.1.63 or later, not %s", o.ClaudeVersion)
+		if o.version != nil && o.version.Compare(HTTPSince) < 0 {
+			return fmt.Errorf("http handlers need Claude Code %s or later, not %s", HTTPSince, o.ClaudeVersion)
 		}
 		u, err := url.Parse(o.CollectorURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -200,13 +200,6 @@ func (o Options) checkInstall() error {
 	return nil
 }
 
-// execFormSince is the first Claude Code version that runs a command
-// handler with "args" without a shell (spec §1.9).
-var execFormSince = []int{2, 1, 139}
-
-// httpSince is the first Claude Code version with http handlers.
-var httpSince = []int{2, 1, 63}
-
 // hookURL is the http handler's URL.
 func (o Options) hookURL() string {
 	return strings.TrimRight(o.CollectorURL, "/") + HookPath
@@ -218,7 +211,7 @@ func (o Options) group(e Event) obj {
 	var h obj
 	if o.Mode == ModeHTTP && e.HTTP {
 		h = obj{{"type", "http"}, {"url", o.hookURL()}, {"timeout", e.Timeout}}
-	} else if o.version != nil && compareVersions(o.version, execFormSince) < 0 {
+	} else if o.version != nil && o.version.Compare(ExecFormSince) < 0 {
 		// Older clients ignore "args" and would run the bare binary through
 		// sh: a usage error, exit 2, which blocks every tool call.
 		h = obj{{"type", "command"}, {"command", shellQuote(o.Binary) + " hook"}}
