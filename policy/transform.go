@@ -629,6 +629,23 @@ func validSSN(m string) bool {
 	return area != "000" && area != "666" && area[0] != '9' && group != "00" && serial != "0000"
 }
 
+// transformOptions returns the key and (resolved) value pairs of a
+// transform's options: none when they are absent or null, ok false —
+// reported with bad — when they are not a mapping.
+func transformOptions(opts *yaml.Node, kind string, bad func(*yaml.Node, string, ...any)) (pairs [][2]*yaml.Node, ok bool) {
+	if opts == nil || (opts.Kind == yaml.ScalarNode && opts.Tag == "!!null") {
+		return nil, true
+	}
+	if opts.Kind != yaml.MappingNode {
+		bad(opts, "%s options must be a mapping", kind)
+		return nil, false
+	}
+	for i := 0; i+1 < len(opts.Content); i += 2 {
+		pairs = append(pairs, [2]*yaml.Node{opts.Content[i], resolve(opts.Content[i+1])})
+	}
+	return pairs, true
+}
+
 // parseTransforms reads a rule's transform list:
 //
 //	transform: [timestamps, redact]
@@ -665,67 +682,63 @@ func parseTransforms(n *yaml.Node) ([]Transform, []ruleErr) {
 		t := Transform{Kind: kind}
 		switch kind {
 		case "timestamps":
-			if opts != nil && !(opts.Kind == yaml.ScalarNode && opts.Tag == "!!null") {
-				if opts.Kind != yaml.MappingNode {
-					bad(opts, "timestamps options must be a mapping")
-					continue
-				}
-				for i := 0; i+1 < len(opts.Content); i += 2 {
-					k, v := opts.Content[i], resolve(opts.Content[i+1])
-					switch k.Value {
-					case "epoch":
-						switch v.Value {
-						case "keys":
-							t.Timestamps.Epoch = EpochKeys
-						case "all":
-							t.Timestamps.Epoch = EpochAll
-						case "none":
-							t.Timestamps.Epoch = EpochNone
-						default:
-							bad(v, "timestamps.epoch must be keys, all or none")
-						}
+			options, ok := transformOptions(opts, kind, bad)
+			if !ok {
+				continue
+			}
+			for _, kv := range options {
+				k, v := kv[0], kv[1]
+				switch k.Value {
+				case "epoch":
+					switch v.Value {
 					case "keys":
-						if err := v.Decode(&t.Timestamps.Keys); err != nil {
-							bad(v, "timestamps.keys must be a list of key names")
-						}
-					case "text":
-						var b bool
-						if err := v.Decode(&b); err != nil {
-							bad(v, "timestamps.text must be true or false")
-						}
-						t.Timestamps.NoText = !b
+						t.Timestamps.Epoch = EpochKeys
+					case "all":
+						t.Timestamps.Epoch = EpochAll
+					case "none":
+						t.Timestamps.Epoch = EpochNone
 					default:
-						bad(k, "timestamps: unknown option %q (want epoch, keys, text)", k.Value)
+						bad(v, "timestamps.epoch must be keys, all or none")
 					}
+				case "keys":
+					if err := v.Decode(&t.Timestamps.Keys); err != nil {
+						bad(v, "timestamps.keys must be a list of key names")
+					}
+				case "text":
+					var b bool
+					if err := v.Decode(&b); err != nil {
+						bad(v, "timestamps.text must be true or false")
+					}
+					t.Timestamps.NoText = !b
+				default:
+					bad(k, "timestamps: unknown option %q (want epoch, keys, text)", k.Value)
 				}
 			}
 		case "redact":
-			if opts != nil && !(opts.Kind == yaml.ScalarNode && opts.Tag == "!!null") {
-				if opts.Kind != yaml.MappingNode {
-					bad(opts, "redact options must be a mapping")
-					continue
-				}
-				for i := 0; i+1 < len(opts.Content); i += 2 {
-					k, v := opts.Content[i], resolve(opts.Content[i+1])
-					switch k.Value {
-					case "kinds":
-						t.Redact.Kinds = []string{}
-						if err := v.Decode(&t.Redact.Kinds); err != nil {
-							bad(v, "redact.kinds must be a list of email, card, ssn")
-						}
-					case "patterns":
-						if v.Kind != yaml.MappingNode {
-							bad(v, "redact.patterns must map names to regular expressions")
-							continue
-						}
-						for j := 0; j+1 < len(v.Content); j += 2 {
-							t.Redact.Patterns = append(t.Redact.Patterns, NamedPattern{Name: v.Content[j].Value, Regexp: resolve(v.Content[j+1]).Value})
-						}
-					case "replacement":
-						t.Redact.Replacement = v.Value
-					default:
-						bad(k, "redact: unknown option %q (want kinds, patterns, replacement)", k.Value)
+			options, ok := transformOptions(opts, kind, bad)
+			if !ok {
+				continue
+			}
+			for _, kv := range options {
+				k, v := kv[0], kv[1]
+				switch k.Value {
+				case "kinds":
+					t.Redact.Kinds = []string{}
+					if err := v.Decode(&t.Redact.Kinds); err != nil {
+						bad(v, "redact.kinds must be a list of email, card, ssn")
 					}
+				case "patterns":
+					if v.Kind != yaml.MappingNode {
+						bad(v, "redact.patterns must map names to regular expressions")
+						continue
+					}
+					for j := 0; j+1 < len(v.Content); j += 2 {
+						t.Redact.Patterns = append(t.Redact.Patterns, NamedPattern{Name: v.Content[j].Value, Regexp: resolve(v.Content[j+1]).Value})
+					}
+				case "replacement":
+					t.Redact.Replacement = v.Value
+				default:
+					bad(k, "redact: unknown option %q (want kinds, patterns, replacement)", k.Value)
 				}
 			}
 			// Validate kinds now; custom patterns compile with the rule.
