@@ -44,6 +44,16 @@ func TestParseProblems(t *testing.T) {
 	f("rules: [\n", 0, `:1: invalid YAML`)
 	f("- a\n- b\n", 0, `:1: a policy file is a mapping`)
 	f("version: 2\nrules: []\n", 0, `:1: unsupported version "2"`)
+	f(`rules:
+  - id: t1
+    events: PostToolUse
+    transform: [{timestamps: 3}]
+  - id: t2
+    events: PostToolUse
+    transform: [{redact: [email]}]
+`, 0,
+		`:4: rule "t1": timestamps options must be a mapping`,
+		`:7: rule "t2": redact options must be a mapping`)
 	f("rulez: []\n", 0, `:1: unknown key "rulez"`)
 	f("rules: {a: 1}\n", 0, `:1: rules must be a list`)
 	f(`rules:
