@@ -74,16 +74,6 @@ func InForce(managed, home, cwd, projectDir string) (srcs []Source, any bool) {
 	return srcs, false
 }
 
-// Any reports whether any of srcs exists.
-func Any(srcs []Source) bool {
-	for _, s := range srcs {
-		if exists(s.Path) {
-			return true
-		}
-	}
-	return false
-}
-
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
