@@ -4,15 +4,15 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/serveproc"
 )
 
 //go:embed testdata/pretooluse.json
@@ -94,7 +94,7 @@ func Hook(ctx context.Context, w io.Writer, o HookOptions) error {
 	defer os.RemoveAll(b.tmp)
 	tmp, floor, hookBin, serveBin := b.tmp, b.floor, b.hook, b.full
 	serveHome := filepath.Join(tmp, "serve-home")
-	url, stop, err := startCollector(ctx, serveBin, serveHome)
+	url, stop, err := startCollector(serveBin, serveHome)
 	if err != nil {
 		return err
 	}
@@ -207,35 +207,15 @@ func goBuild(ctx context.Context, dir, out, pkg string) error {
 
 // startCollector runs `hookwatch serve` with HOOKWATCH_HOME=home on a free
 // loopback port and waits until it answers /healthz.
-func startCollector(ctx context.Context, bin, home string) (url string, stop func(), err error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func startCollector(bin, home string) (url string, stop func(), err error) {
+	p, err := serveproc.Start(serveproc.Options{
+		Bin: bin, Stderr: os.Stderr, Healthy: 15 * time.Second,
+		Env: append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_TOKEN="),
+	})
 	if err != nil {
 		return "", nil, err
 	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.CommandContext(ctx, bin, "serve", "--addr", addr)
-	cmd.Env = append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_TOKEN=")
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("cannot start collector: %w", err)
-	}
-	stop = func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	}
-	url = "http://" + addr
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		resp, err := http.Get(url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return url, stop, nil
-			}
-		}
-	}
-	stop()
-	return "", nil, errors.New("collector did not answer /healthz within 15s")
+	return p.URL(), func() { _ = p.Stop(time.Minute) }, nil
 }
 
 // deadURL returns a loopback URL on which nothing listens.

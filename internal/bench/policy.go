@@ -85,12 +85,12 @@ func Policy(ctx context.Context, w io.Writer, o PolicyOptions) error {
 	// hands events over through the spool, and with policies in force the
 	// collector answers with its rules compiled. The last row has no
 	// collector: the hook then runs the full binary for the answer.
-	urlNone, stopNone, err := startCollector(ctx, fullBin, noPolicy)
+	urlNone, stopNone, err := startCollector(fullBin, noPolicy)
 	if err != nil {
 		return err
 	}
 	defer stopNone()
-	urlPolicy, stopPolicy, err := startCollector(ctx, fullBin, withPolicy)
+	urlPolicy, stopPolicy, err := startCollector(fullBin, withPolicy)
 	if err != nil {
 		return err
 	}

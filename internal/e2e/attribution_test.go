@@ -4,23 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/hookwatch/hookwatch/internal/testbin"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hookwatch/hookwatch/internal/fakeclaude"
+	"github.com/hookwatch/hookwatch/internal/serveproc"
+	"github.com/hookwatch/hookwatch/internal/testbin"
 )
 
 // The attribution tests run the real client with the real hook binary
@@ -67,69 +65,26 @@ func startCollector(t *testing.T) *collectorProc {
 	bin, hook := testbin.Build(t, "./cmd/hookwatch"), testbin.Build(t, "./cmd/hookwatch-hook")
 	home := t.TempDir()
 	out := &syncBuffer{}
-	for attempt := 0; ; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		cmd := exec.Command(bin, "serve", "--addr", addr)
+	p, err := serveproc.Start(serveproc.Options{
+		Bin: bin, Stdout: out, Stderr: out,
 		// A clean environment: nothing of the caller's HOOKWATCH_* applies.
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "HOOKWATCH_HOME=" + home}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("cannot start hookwatch serve: %v", err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		c := &collectorProc{url: "http://" + addr, home: home, hook: hook, out: out}
-		if err := c.waitHealthy(exited); err != nil {
-			cmd.Process.Kill()
-			if attempt < 2 && strings.Contains(out.String(), "address already in use") {
-				continue // the port was taken between Close and the start
-			}
-			t.Fatalf("hookwatch serve did not become healthy: %v\n%s", err, out)
-		}
-		t.Cleanup(func() {
-			cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case err := <-exited:
-				if err != nil {
-					t.Errorf("hookwatch serve exited with %v\n%s", err, out)
-				}
-			case <-time.After(20 * time.Second):
-				cmd.Process.Kill()
-				t.Errorf("hookwatch serve did not stop on SIGTERM\n%s", out)
-			}
-			if t.Failed() {
-				t.Logf("hookwatch serve output:\n%s", out)
-				if log, err := os.ReadFile(filepath.Join(home, "hook.log")); err == nil {
-					t.Logf("hook.log:\n%s", log)
-				}
-			}
-		})
-		return c
+		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "HOOKWATCH_HOME=" + home},
+	})
+	if err != nil {
+		t.Fatalf("hookwatch serve did not become healthy: %v\n%s", err, out)
 	}
-}
-
-func (c *collectorProc) waitHealthy(exited <-chan error) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("exited: %v", err)
-		default:
+	t.Cleanup(func() {
+		if err := p.Stop(20 * time.Second); err != nil {
+			t.Errorf("%v\n%s", err, out)
 		}
-		if res, err := http.Get(c.url + "/healthz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return nil
+		if t.Failed() {
+			t.Logf("hookwatch serve output:\n%s", out)
+			if log, err := os.ReadFile(filepath.Join(home, "hook.log")); err == nil {
+				t.Logf("hook.log:\n%s", log)
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("no healthy answer on %s within 30 s", c.url)
+	})
+	return &collectorProc{url: p.URL(), home: home, hook: hook, out: out}
 }
 
 // get GETs an API path and decodes the JSON body into v; it returns the

@@ -6,7 +6,6 @@ package testbin
 import (
 	"bytes"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/serveproc"
 )
 
 var (
@@ -72,7 +73,7 @@ func FreeAddr(tb testing.TB) string {
 // Collector is a running `hookwatch serve` process.
 type Collector struct {
 	Bin, Home, Addr string
-	cmd             *exec.Cmd
+	proc            *serveproc.Proc
 	log             bytes.Buffer
 }
 
@@ -86,7 +87,7 @@ func StartCollector(tb testing.TB, bin, home, addr string) *Collector {
 	c := &Collector{Bin: bin, Home: home, Addr: addr}
 	c.Start(tb)
 	tb.Cleanup(func() {
-		if c.cmd != nil {
+		if c.proc != nil {
 			c.Stop(tb)
 		}
 	})
@@ -96,34 +97,24 @@ func StartCollector(tb testing.TB, bin, home, addr string) *Collector {
 // Start (re)starts the process.
 func (c *Collector) Start(tb testing.TB) {
 	tb.Helper()
-	c.cmd = exec.Command(c.Bin, "serve", "--addr", c.Addr)
-	c.cmd.Env = append(os.Environ(), "HOOKWATCH_HOME="+c.Home, "HOOKWATCH_TOKEN=", "HOOKWATCH_DB=")
-	c.cmd.Stdout, c.cmd.Stderr = &c.log, &c.log
-	if err := c.cmd.Start(); err != nil {
-		tb.Fatalf("cannot start the collector: %v", err)
+	p, err := serveproc.Start(serveproc.Options{
+		Bin: c.Bin, Addr: c.Addr, Stdout: &c.log, Stderr: &c.log,
+		Env: append(os.Environ(), "HOOKWATCH_HOME="+c.Home, "HOOKWATCH_TOKEN=", "HOOKWATCH_DB="),
+	})
+	if err != nil {
+		tb.Fatalf("%v:\n%s", err, c.log.String())
 	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		resp, err := http.Get(c.URL() + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-	}
-	c.Stop(tb)
-	tb.Fatalf("collector did not answer /healthz within 30s:\n%s", c.log.String())
+	c.proc = p
 }
 
 // Stop sends SIGTERM and waits for a clean exit.
 func (c *Collector) Stop(tb testing.TB) {
 	tb.Helper()
-	if c.cmd == nil {
+	if c.proc == nil {
 		return
 	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	err := c.cmd.Wait()
-	c.cmd = nil
+	err := c.proc.Stop(time.Minute)
+	c.proc = nil
 	if err != nil {
 		tb.Errorf("collector did not exit cleanly: %v\n%s", err, c.log.String())
 	}
