@@ -2,6 +2,7 @@ package attribution
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -43,6 +44,34 @@ const (
 	// to be the main agent.
 	ResolvedByNone = "none"
 )
+
+// Session statuses (Session.Status).
+const (
+	SessionRunning = "running"
+	SessionEnded   = "ended"
+	// SessionFailed: the main agent's latest turn ended with StopFailure
+	// (an API error, a rate limit) and no prompt came after it.
+	SessionFailed = "failed"
+)
+
+// VirtualPrefix starts the id of a virtual session: VirtualPrefix +
+// agent_id addresses one subagent like a session (Agent.VirtualSessionID).
+const VirtualPrefix = "sub--"
+
+// virtualID is the virtual session id of an agent; "" for the main agent.
+func virtualID(agentID string) string {
+	if agentID == "" {
+		return ""
+	}
+	return VirtualPrefix + agentID
+}
+
+// VirtualAgentID returns the agent a virtual session id addresses, and
+// whether id is one.
+func VirtualAgentID(id string) (string, bool) {
+	a, ok := strings.CutPrefix(id, VirtualPrefix)
+	return a, ok && a != ""
+}
 
 // Tool call statuses (ToolCall.Status).
 const (
@@ -97,6 +126,8 @@ type Session struct {
 	// EndedAt is set when the session's latest run ended with SessionEnd.
 	EndedAt   *time.Time `json:"ended_at"`
 	EndReason string     `json:"end_reason,omitempty"`
+	// Status is SessionRunning, SessionEnded or SessionFailed.
+	Status string `json:"status"`
 
 	// ParentSessionID is the session this one continues ("" for none or
 	// unknown); Lineage says how (LineageFork, LineageClear,
@@ -210,8 +241,13 @@ type Agent struct {
 	// show each subagent as a child session.
 	VirtualSessionID string `json:"virtual_session_id,omitempty"`
 	Events           int    `json:"events"`
-	ToolCount        int    `json:"tool_count"`
-	Failures         int    `json:"failures"`
+	// ToolCount counts the agent's own calls (not its subagents'); of
+	// them, Failures have status error or interrupted, Denials denied and
+	// Rejected rejected. SubtreeCounts adds them up over a subtree.
+	ToolCount int `json:"tool_count"`
+	Failures  int `json:"failures"`
+	Denials   int `json:"denials"`
+	Rejected  int `json:"rejected"`
 }
 
 // ToolCall is one tool call, keyed by tool_use_id within its session.

@@ -3,6 +3,7 @@ package attribution
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/event"
 )
@@ -84,20 +85,25 @@ func BenchmarkBuild(b *testing.B) {
 	}
 }
 
-// BenchmarkBuilderResult measures the live view: one more event, then a new
-// Result, on a Builder holding the 20,000-event session.
-func BenchmarkBuilderResult(b *testing.B) {
+// BenchmarkGroupApply measures the live model: one more event applied to a
+// Group holding the 20,000-event session, and its changes taken.
+func BenchmarkGroupApply(b *testing.B) {
 	envs := syntheticSession(b, 20001, 50)
-	bl := NewBuilder()
-	bl.Add(envs[:20000]...)
-	bl.Result()
+	g := NewGroup()
+	g.Apply(envs[:20000]...)
+	g.Changes()
+	last := envs[20000]
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		e := envs[20000]
-		e.ID = fmt.Sprintf("new-%d", i)
-		bl.Add(e)
-		bl.Result()
+		e := last
+		e.ID = fmt.Sprintf("new-%09d", i)
+		e.ReceivedAt = last.ReceivedAt.Add(time.Duration(i) * time.Microsecond)
+		g.Apply(e)
+		g.Changes()
+	}
+	if g.Rebuilds() != 0 {
+		b.Fatalf("%d rebuilds", g.Rebuilds())
 	}
 }
 

@@ -18,100 +18,12 @@ import (
 // on duplicates (same id). Build never fails; envelopes it cannot attribute
 // are counted in Result.Skipped. envs is not modified, and the result shares
 // no memory with it.
+//
+// Build is the reference a Group kept incrementally must equal.
 func Build(envs []event.Envelope) *Result {
-	items := make([]*item, len(envs))
-	backing := make([]item, len(envs))
-	for i := range envs {
-		backing[i].env = &envs[i]
-		items[i] = &backing[i]
-	}
-	return derive(items)
-}
-
-func derive(items []*item) *Result {
-	recs, skipped := decodeAll(canonicalOrder(items))
-	lin := linkSessions(recs)
-
-	bySession := map[string][]*record{}
-	var order []string
-	for _, r := range recs {
-		if _, ok := bySession[r.session]; !ok {
-			order = append(order, r.session)
-		}
-		bySession[r.session] = append(bySession[r.session], r)
-	}
-	res := &Result{Skipped: skipped, Sessions: make([]*Session, 0, len(order))}
-	for _, id := range order {
-		res.Sessions = append(res.Sessions, buildSession(id, bySession[id], lin))
-	}
-	slices.SortFunc(res.Sessions, func(a, b *Session) int {
-		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.SessionID, b.SessionID)
-	})
-	byID := make(map[string]*Session, len(res.Sessions))
-	for _, s := range res.Sessions {
-		byID[s.SessionID] = s
-	}
-	for _, s := range res.Sessions { // in start order, so children are too
-		if p := byID[s.ParentSessionID]; p != nil {
-			p.ChildSessionIDs = append(p.ChildSessionIDs, s.SessionID)
-		}
-	}
-	if len(lin.alias) > 0 {
-		res.Aliases = lin.alias
-	}
-	return res
-}
-
-// Builder accumulates envelopes, for a caller that receives them over time
-// (the collector's live view). Result equals Build of everything added so
-// far; each payload is decoded once, on the first Result after it was
-// added, so a Result costs only the derivation. A Builder is not safe for
-// concurrent use.
-type Builder struct {
-	byID  map[string]*item
-	anon  []*item
-	cache *Result
-}
-
-// NewBuilder returns an empty Builder.
-func NewBuilder() *Builder { return &Builder{byID: map[string]*item{}} }
-
-// Add adds envelopes (copies of them). An envelope whose id was already
-// added replaces the earlier one only if it sorts before it, as in Build.
-func (b *Builder) Add(envs ...event.Envelope) {
-	for _, e := range envs {
-		it := &item{env: &e}
-		if e.ID == "" {
-			b.anon = append(b.anon, it)
-			b.cache = nil
-			continue
-		}
-		if cur, ok := b.byID[e.ID]; ok && compareEnvelopes(it.env, cur.env) >= 0 {
-			continue
-		}
-		b.byID[e.ID] = it
-		b.cache = nil
-	}
-}
-
-// Len returns the number of envelopes held: distinct ids, plus every
-// envelope without an id.
-func (b *Builder) Len() int { return len(b.byID) + len(b.anon) }
-
-// Result returns Build of the envelopes added so far. The Result is shared
-// between calls until the next Add: treat it as read-only.
-func (b *Builder) Result() *Result {
-	if b.cache == nil {
-		items := make([]*item, 0, b.Len())
-		for _, it := range b.byID {
-			items = append(items, it)
-		}
-		b.cache = derive(append(items, b.anon...))
-	}
-	return b.cache
+	g := NewGroup()
+	g.Apply(envs...)
+	return g.Result()
 }
 
 // agentState is an agent while its session is being derived.
@@ -122,8 +34,16 @@ type agentState struct {
 	sidecar     *event.SubagentMeta
 	start, stop *record
 	ownPath     string // a transcript_path the agent's own events carry (Codex)
+	stopPath    string // SubagentStop's agent_transcript_path
 	parentSet   bool
 	spawn       *callState
+	// calls are the agent's calls, to settle again when its place in the
+	// tree changes.
+	calls []*callState
+	// shown is the agent as last reported by changes; nil before.
+	shown *Agent
+	// Counts of the agent's calls by outcome, kept as calls settle.
+	toolCount, failures, denials, rejected int
 }
 
 // callState is a tool call while its session is being derived.
@@ -148,6 +68,10 @@ type callState struct {
 	permReq  *record
 	turnID   string
 	canon    *string
+	spawner  bool   // in sessionBuilder.spawners
+	counted  string // the status the call is counted under ("" before)
+	dirty    bool   // in sessionBuilder.dirty
+	reported bool   // in sessionBuilder.changed
 }
 
 // done reports whether the call has an outcome.
@@ -163,7 +87,12 @@ func (c *callState) canonInput() string {
 	return *c.canon
 }
 
-// sessionBuilder derives one session from its records, in canonical order.
+// sessionBuilder derives one session from its records, applied in
+// canonical order. It is kept between applications: add takes each new
+// record, settle brings what the records changed up to date and reports it.
+// Everything settle computes is a function of the records added so far, so
+// adding records in one go or in any number of steps ends in the same
+// session.
 type sessionBuilder struct {
 	s        *Session
 	lin      *lineage
@@ -172,14 +101,21 @@ type sessionBuilder struct {
 	calls    map[string]*callState
 	callSeq  []*callState
 	idless   []*callState // calls without tool_use_id, awaiting an outcome
-	altTitle string
-	mainMsg  string
+	spawners []*callState // calls of tools that spawn agents, in creation order
+	dirty    []*callState // calls changed since the last settle
+	changed  []*callState // calls settled since the last changes
+
+	promptTitle string // the first main-agent prompt's title
+	altTitle    string // the client's session_title
+	mainMsg     string
+	model       string
+	turnFailure bool // the main agent's latest turn ended with StopFailure
 }
 
-func buildSession(id string, recs []*record, lin *lineage) *Session {
+func newSessionBuilder(id string, first *record, lin *lineage) *sessionBuilder {
 	b := &sessionBuilder{
 		s: &Session{
-			SessionID: id, StartedAt: recs[0].at, ParentSessionID: lin.parent[id], Lineage: lin.kind[id],
+			SessionID: id, StartedAt: first.at, ParentSessionID: lin.parent[id], Lineage: lin.kind[id],
 			Phantom: lin.phantom[id], Runs: []Run{},
 		},
 		lin: lin, agents: map[string]*agentState{}, calls: map[string]*callState{},
@@ -190,19 +126,27 @@ func buildSession(id string, recs []*record, lin *lineage) *Session {
 		}
 	}
 	slices.Sort(b.s.AliasSessionIDs)
-	b.agent("", recs[0])
-	for _, r := range recs {
-		b.add(r)
+	b.agent("", first)
+	return b
+}
+
+// touch marks a call as changed since the last settle.
+func (b *sessionBuilder) touch(c *callState) {
+	if !c.dirty {
+		c.dirty = true
+		b.dirty = append(b.dirty, c)
 	}
-	b.finish()
-	return b.s
+	if !c.spawner && spawnsAgent(c.c.ToolName) {
+		c.spawner = true
+		b.spawners = append(b.spawners, c)
+	}
 }
 
 func (b *sessionBuilder) agent(id string, r *record) *agentState {
 	if a, ok := b.agents[id]; ok {
 		return a
 	}
-	a := &agentState{a: &Agent{AgentID: id, StartedAt: r.at}, first: r}
+	a := &agentState{a: &Agent{AgentID: id, StartedAt: r.at, VirtualSessionID: virtualID(id)}, first: r}
 	b.agents[id] = a
 	b.agentSeq = append(b.agentSeq, a)
 	return a
@@ -236,12 +180,15 @@ func (b *sessionBuilder) add(r *record) {
 			s.PermissionMode = p.PermissionMode
 		}
 		if p.Model != "" {
-			s.Model = p.Model
+			b.model = p.Model
 		}
 	} else if ag.ownPath == "" && r.name != event.SubagentStop {
 		ag.ownPath = p.TranscriptPath
 	}
 	b.run(r)
+	if main && (r.name == event.UserPromptSubmit || r.name == event.Stop || r.name == event.StopFailure) {
+		b.turnFailure = r.name == event.StopFailure
+	}
 
 	switch e := p.Event.(type) {
 	case *event.SessionStartInput:
@@ -251,8 +198,8 @@ func (b *sessionBuilder) add(r *record) {
 	case *event.UserPromptSubmitInput:
 		if main {
 			s.Counts.Prompts++
-			if s.Title == "" {
-				s.Title = title(e.Prompt)
+			if b.promptTitle == "" {
+				b.promptTitle = title(e.Prompt)
 			}
 			if b.altTitle == "" {
 				b.altTitle = e.SessionTitle
@@ -260,7 +207,7 @@ func (b *sessionBuilder) add(r *record) {
 		}
 	case *event.StatusLineInput:
 		if e.Model.ID != "" {
-			s.Model = e.Model.ID
+			b.model = e.Model.ID
 		}
 		if e.Version != "" {
 			s.ClientVersion = e.Version
@@ -269,6 +216,7 @@ func (b *sessionBuilder) add(r *record) {
 		if main && e.LastAssistantMessage != "" {
 			b.mainMsg = e.LastAssistantMessage
 		}
+
 	case *event.SubagentStartInput:
 		if ag.start == nil {
 			ag.start = r
@@ -276,7 +224,7 @@ func (b *sessionBuilder) add(r *record) {
 	case *event.SubagentStopInput:
 		ag.stop = r
 		if e.AgentTranscriptPath != "" {
-			ag.a.TranscriptPath = e.AgentTranscriptPath
+			ag.stopPath = e.AgentTranscriptPath
 		}
 		if e.LastAssistantMessage != "" {
 			ag.a.LastMessage = e.LastAssistantMessage
@@ -311,12 +259,14 @@ func (b *sessionBuilder) add(r *record) {
 			c.canon = nil
 		}
 		b.decide(c, r)
+		b.touch(c)
 	case *event.PostToolUseInput:
 		c := b.call(r, &e.ToolCall, false)
 		if c.post == nil {
 			c.post, c.postResp, c.durMS = r, e.ToolResponse, e.DurationMS
 		}
 		b.decide(c, r)
+		b.touch(c)
 	case *event.PostToolUseFailureInput:
 		c := b.call(r, &e.ToolCall, false)
 		if c.failure == nil {
@@ -324,6 +274,7 @@ func (b *sessionBuilder) add(r *record) {
 			c.isIntr = e.IsInterrupt != nil && *e.IsInterrupt
 		}
 		b.decide(c, r)
+		b.touch(c)
 	case *event.PermissionDeniedInput:
 		c := b.call(r, &e.ToolCall, false)
 		if c.denied == nil {
@@ -331,12 +282,14 @@ func (b *sessionBuilder) add(r *record) {
 			c.c.PermissionDenied = &PermissionDenied{At: r.at, Reason: e.Reason}
 		}
 		b.decide(c, r)
+		b.touch(c)
 	case *event.PermissionRequestInput:
 		s.Counts.PermissionRequests++
 		if c, by := b.matchPermission(p.AgentID, &e.ToolCall); c != nil {
 			c.permReq = r
 			c.c.PermissionRequest = &PermissionRequest{At: r.at, MatchedBy: by, Decision: validRaw(r.env.Decision)}
 			b.decide(c, r)
+			b.touch(c)
 		}
 	case *event.PostToolBatchInput:
 		for i := range e.ToolCalls {
@@ -348,12 +301,14 @@ func (b *sessionBuilder) add(r *record) {
 			if c.batch == nil {
 				c.batch, c.batchRes = r, bc.ToolResponse
 			}
+			b.touch(c)
 		}
 	case *event.InterruptInput:
 		// Codex: the turn stopped; its running tools never report back.
 		for _, c := range b.callSeq {
 			if c.pre != nil && !c.done() && c.agent == ag && (p.TurnID == "" || c.turnID == p.TurnID) {
 				c.intr = r
+				b.touch(c)
 			}
 		}
 	}
@@ -424,6 +379,7 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 	}
 	b.calls[id] = c
 	b.callSeq = append(b.callSeq, c)
+	ag.calls = append(ag.calls, c)
 	if synthetic && pre {
 		b.idless = append(b.idless, c)
 	}
@@ -495,15 +451,20 @@ func extends(fields map[string]json.RawMessage, input json.RawMessage) bool {
 	return true
 }
 
-func (b *sessionBuilder) finish() {
+// settle brings the session up to date with the records added since the
+// last settle: the session's own fields, every agent (parents are resolved
+// again: a later record can name a spawning call), and the calls those
+// records touched or whose agent moved in the tree. Its work is in the
+// number of agents and touched calls, not in the size of the session.
+func (b *sessionBuilder) settle() {
 	s := b.s
-	if s.Title == "" {
-		s.Title = title(b.altTitle)
-	}
+	s.Title = cmp.Or(b.promptTitle, title(b.altTitle))
 	s.Project = projectOf(s.TranscriptPath, s.CWD)
+	s.Model = b.model
 	if o := b.lin.forkFrom[s.SessionID]; o != nil && s.Model == "" {
 		s.Model = o.p.Model // the fork's run began with that SessionStart
 	}
+	s.EndedAt, s.EndReason = nil, ""
 	for i := len(s.Runs) - 1; i >= 0; i-- {
 		if s.Runs[i].ForkedTo != "" {
 			continue // the run went on under the forked session
@@ -514,50 +475,110 @@ func (b *sessionBuilder) finish() {
 		break
 	}
 	s.Counts.Compactions = len(s.Compactions)
-	for _, c := range b.callSeq {
-		b.finishCall(c)
+	s.Status = SessionRunning
+	switch {
+	case b.turnFailure:
+		s.Status = SessionFailed
+	case s.EndedAt != nil:
+		s.Status = SessionEnded
 	}
+
 	b.resolveParents()
 	b.finishAgents()
-
-	s.Agents = make([]*Agent, 0, len(b.agentSeq))
 	for _, a := range b.agentSeq {
-		s.Agents = append(s.Agents, a.a)
-	}
-	slices.SortFunc(s.Agents[1:], func(x, y *Agent) int {
-		if c := x.StartedAt.Compare(y.StartedAt); c != 0 {
-			return c
+		if a.shown != nil && !samePlace(a.shown, a.a) {
+			for _, c := range a.calls {
+				b.touch(c)
+			}
 		}
-		return strings.Compare(x.AgentID, y.AgentID)
-	})
-	s.Counts.Agents, s.Counts.Subagents = len(s.Agents), len(s.Agents)-1
-
-	s.ToolCalls = make([]*ToolCall, 0, len(b.callSeq))
-	for _, c := range b.callSeq {
+	}
+	for _, c := range b.dirty {
+		c.dirty = false
+		if !c.reported {
+			c.reported = true
+			b.changed = append(b.changed, c)
+		}
+		b.uncount(c)
+		b.finishCall(c)
 		tc := c.c
 		tc.AgentID = c.agent.a.AgentID
 		tc.AgentType = c.agent.a.AgentType
 		tc.ParentToolUseID = c.agent.a.SpawnToolUseID
 		tc.Depth = c.agent.a.Depth
-		c.agent.a.ToolCount++
-		s.Counts.ToolCalls++
-		switch tc.Status {
-		case StatusError, StatusInterrupted:
-			c.agent.a.Failures++
-			s.Counts.Failures++
-		case StatusDenied:
-			s.Counts.Denials++
-		case StatusRejected:
-			s.Counts.Rejected++
-		}
-		s.ToolCalls = append(s.ToolCalls, tc)
+		b.count(c)
 	}
-	slices.SortFunc(s.ToolCalls, func(x, y *ToolCall) int {
-		if c := x.StartedAt.Compare(y.StartedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(x.ToolUseID, y.ToolUseID)
-	})
+	b.dirty = b.dirty[:0]
+	for _, a := range b.agentSeq {
+		a.a.ToolCount, a.a.Failures, a.a.Denials, a.a.Rejected = a.toolCount, a.failures, a.denials, a.rejected
+	}
+	s.Counts.Agents, s.Counts.Subagents = len(b.agentSeq), len(b.agentSeq)-1
+}
+
+// count adds a settled call to its agent's and its session's counts;
+// uncount takes back what count added before the call changed.
+func (b *sessionBuilder) count(c *callState) { b.tally(c, c.c.Status, 1); c.counted = c.c.Status }
+
+func (b *sessionBuilder) uncount(c *callState) {
+	if c.counted != "" {
+		b.tally(c, c.counted, -1)
+		c.counted = ""
+	}
+}
+
+func (b *sessionBuilder) tally(c *callState, status string, n int) {
+	a, k := c.agent, &b.s.Counts
+	a.toolCount += n
+	k.ToolCalls += n
+	switch status {
+	case StatusError, StatusInterrupted:
+		a.failures += n
+		k.Failures += n
+	case StatusDenied:
+		a.denials += n
+		k.Denials += n
+	case StatusRejected:
+		a.rejected += n
+		k.Rejected += n
+	}
+}
+
+// snapshot fills in the session's ordered agents and tool calls, for a
+// Result.
+func (b *sessionBuilder) snapshot() {
+	s := b.s
+	s.Agents = make([]*Agent, 0, len(b.agentSeq))
+	for _, a := range b.agentSeq {
+		s.Agents = append(s.Agents, a.a)
+	}
+	slices.SortFunc(s.Agents[1:], compareAgents)
+	s.ToolCalls = make([]*ToolCall, 0, len(b.callSeq))
+	for _, c := range b.callSeq {
+		s.ToolCalls = append(s.ToolCalls, c.c)
+	}
+	slices.SortFunc(s.ToolCalls, compareCalls)
+}
+
+// samePlace reports whether two versions of an agent sit at the same place
+// in the tree, as its calls show it: type, spawning call and depth.
+func samePlace(x, y *Agent) bool {
+	return x.SpawnToolUseID == y.SpawnToolUseID && x.Depth == y.Depth &&
+		(x.AgentType == nil) == (y.AgentType == nil) && (x.AgentType == nil || *x.AgentType == *y.AgentType)
+}
+
+// compareAgents orders subagents by start, then id.
+func compareAgents(x, y *Agent) int {
+	if c := x.StartedAt.Compare(y.StartedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(x.AgentID, y.AgentID)
+}
+
+// compareCalls orders calls by start, then tool_use_id.
+func compareCalls(x, y *ToolCall) int {
+	if c := x.StartedAt.Compare(y.StartedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(x.ToolUseID, y.ToolUseID)
 }
 
 // finishCall sets a call's status, end, duration, error and decision from
@@ -566,6 +587,7 @@ func (b *sessionBuilder) finish() {
 func (b *sessionBuilder) finishCall(c *callState) {
 	tc := c.c
 	tc.Family = Family(tc.ToolName)
+	tc.Status, tc.EndedAt, tc.DurationMS, tc.Error, tc.Decision = "", nil, nil, "", nil
 	if c.pre != nil {
 		tc.StartedAt, tc.PromptID = c.pre.at, cmp.Or(c.pre.p.PromptID, tc.PromptID)
 	}
@@ -634,9 +656,24 @@ func (b *sessionBuilder) resolveParents() {
 	subs := make([]*agentState, 0, len(b.agentSeq))
 	for _, a := range b.agentSeq {
 		if a.a.AgentID != "" {
+			a.spawn, a.parentSet, a.a.ResolvedBy, a.a.SpawnToolUseID = nil, false, "", ""
 			subs = append(subs, a)
 		}
 	}
+	if len(subs) == 0 {
+		return
+	}
+	was := make([]string, len(b.spawners))
+	for i, c := range b.spawners {
+		was[i], c.c.SpawnedAgentID = c.c.SpawnedAgentID, ""
+	}
+	defer func() {
+		for i, c := range b.spawners {
+			if c.c.SpawnedAgentID != was[i] {
+				b.touch(c)
+			}
+		}
+	}()
 	claimed := map[*callState]bool{}
 	claim := func(a *agentState, c *callState, by string) {
 		a.spawn, a.parentSet, a.a.ResolvedBy = c, true, by
@@ -660,8 +697,8 @@ func (b *sessionBuilder) resolveParents() {
 
 	// (b) the response of the spawning call, earliest response first.
 	named := map[string]*callState{}
-	for _, c := range b.callSeq {
-		if !spawnsAgent(c.c.ToolName) || c.post == nil {
+	for _, c := range b.spawners {
+		if c.post == nil {
 			continue
 		}
 		id := spawnedAgentID(c.postResp)
@@ -683,8 +720,8 @@ func (b *sessionBuilder) resolveParents() {
 
 	// (c) the subagent type, oldest call first.
 	var spawners []*callState
-	for _, c := range b.callSeq {
-		if c.pre != nil && spawnsAgent(c.c.ToolName) {
+	for _, c := range b.spawners {
+		if c.pre != nil {
 			spawners = append(spawners, c)
 		}
 	}
@@ -751,7 +788,7 @@ func (b *sessionBuilder) finishAgents() {
 		if ag.AgentType != nil && *ag.AgentType == "" {
 			ag.Role = RoleCompaction
 		}
-		ag.VirtualSessionID = "sub--" + ag.AgentID
+		ag.Description = ""
 		parent := ""
 		if a.spawn != nil {
 			parent = a.spawn.agent.a.AgentID
@@ -766,6 +803,7 @@ func (b *sessionBuilder) finishAgents() {
 			ag.Description = a.sidecar.Description
 		}
 		ag.ParentAgentID = &parent
+		ag.StartedAt = a.first.at
 		if a.start != nil {
 			ag.StartedAt = a.start.at
 		} else if ag.Role == RoleCompaction {
@@ -775,13 +813,12 @@ func (b *sessionBuilder) finishAgents() {
 				}
 			}
 		}
+		ag.StoppedAt = nil
 		if a.stop != nil {
 			at := a.stop.at
 			ag.StoppedAt = &at
 		}
-		if ag.TranscriptPath == "" {
-			ag.TranscriptPath = b.agentTranscript(a)
-		}
+		ag.TranscriptPath = cmp.Or(a.stopPath, b.agentTranscript(a))
 	}
 	// Depths, breaking any cycle (hostile input) by re-parenting the agent
 	// that closes it to the main agent.

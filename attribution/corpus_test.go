@@ -137,12 +137,12 @@ func TestOrderIndependence(t *testing.T) {
 					t.Fatalf("order %d: result differs:\n%s\nwant:\n%s", i, mustJSON(t, got), mustJSON(t, want))
 				}
 			}
-			b := NewBuilder()
+			g := NewGroup()
 			for _, e := range shuffled(rng, envs) {
-				b.Add(e)
+				g.Apply(e)
 			}
-			if !reflect.DeepEqual(b.Result(), want) || b.Len() != len(envs) {
-				t.Fatalf("Builder differs from Build (%d envelopes)", b.Len())
+			if !reflect.DeepEqual(g.Result(), want) || g.Len() != len(envs) {
+				t.Fatalf("Group differs from Build (%d envelopes)", g.Len())
 			}
 		})
 	}

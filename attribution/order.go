@@ -82,6 +82,7 @@ type item struct {
 	env     *event.Envelope
 	p       *event.Payload
 	decoded bool
+	applied bool // a Group derived from it
 }
 
 func (it *item) payload() *event.Payload {
@@ -124,15 +125,33 @@ func decodeAll(items []*item) ([]*record, int) {
 	recs := make([]*record, 0, len(items))
 	skipped := 0
 	for _, it := range items {
-		p := it.payload()
-		if p == nil || p.SessionID == "" {
+		r := newRecord(it, len(recs))
+		if r == nil {
 			skipped++
 			continue
 		}
-		e := it.env
-		r := &record{env: e, p: p, name: p.Name(), at: e.ReceivedAt.UTC(), seq: len(recs), session: p.SessionID}
-		r.group = e.Host + "\x00" + e.User + "\x00" + projectOf(p.TranscriptPath, p.CWD)
 		recs = append(recs, r)
 	}
 	return recs, skipped
+}
+
+// newRecord decodes an item into the record at position seq, or returns nil
+// when it cannot be attributed: its payload is not a JSON object, or names
+// no session.
+func newRecord(it *item, seq int) *record {
+	p := it.payload()
+	if p == nil || p.SessionID == "" {
+		return nil
+	}
+	e := it.env
+	return &record{
+		env: e, p: p, name: p.Name(), at: e.ReceivedAt.UTC(), seq: seq, session: p.SessionID,
+		group: GroupKey(e.Host, e.User, p.TranscriptPath, p.CWD),
+	}
+}
+
+// GroupKey names the sessions lineage can link: those of the same host,
+// user and project (Project of the transcript path, else of the cwd).
+func GroupKey(host, user, transcriptPath, cwd string) string {
+	return host + "\x00" + user + "\x00" + projectOf(transcriptPath, cwd)
 }

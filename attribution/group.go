@@ -1,0 +1,439 @@
+package attribution
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hookwatch/hookwatch/event"
+)
+
+// Group keeps the model of one lineage group (the sessions that lineage can
+// link: GroupKey) up to date as envelopes arrive, for a caller that receives
+// them over time: the collector applies each commit to the group it touches
+// and stores what changed.
+//
+// Apply takes new envelopes in any order, with any duplicates. An envelope
+// that sorts after everything applied so far is applied to the kept state
+// of its session: its call and agent are updated, the session's fields and
+// counts adjusted, and nothing else is read again, so a long session costs
+// the same per event as a short one. The group is rebuilt from all its
+// envelopes only when an envelope sorts before one already applied, when one
+// replaces an applied envelope of the same id, or when it changes the
+// lineage (a session start, end or compaction, a continue's throwaway id, a
+// fork). Result always equals Build of every envelope applied; the property
+// tests hold that for every order, split into batches and duplication of
+// the real captures.
+//
+// A Group is not safe for concurrent use.
+type Group struct {
+	byID map[string]*item
+	anon map[string]*item // envelopes without an id, by content
+	all  []*item          // every distinct envelope applied
+	last *event.Envelope  // the greatest envelope applied
+
+	recs     []*record // attributable records, in canonical order
+	skipped  int
+	lin      *lineage
+	sessions map[string]*sessionBuilder
+	order    []string // sessions by first record
+	raw      map[string]*rawSession
+	preOnly  map[*rawSession]bool
+
+	touched  map[string]bool // sessions changed since Changes
+	reset    bool            // rebuilt since Changes
+	rebuilds int
+	bytes    int
+}
+
+// rawSession is what lineage reads of one session id (before throwaway ids
+// are folded), kept to tell whether a new record can change the lineage.
+type rawSession struct {
+	id          string
+	first, last *record
+	// preOnly: every record so far is a pre-start event.
+	preOnly bool
+	// orphanCandidate: the latest SessionStart is a resume or fork and no
+	// record other than pre-start events followed it yet.
+	orphanCandidate bool
+	// nextSeen: a record of another session of last's group came after
+	// last.
+	nextSeen bool
+}
+
+// NewGroup returns an empty Group.
+func NewGroup() *Group {
+	g := &Group{byID: map[string]*item{}, anon: map[string]*item{}, touched: map[string]bool{}}
+	g.clear()
+	return g
+}
+
+func (g *Group) clear() {
+	g.recs, g.skipped, g.lin = nil, 0, &lineage{}
+	g.sessions, g.order = map[string]*sessionBuilder{}, nil
+	g.raw, g.preOnly = map[string]*rawSession{}, map[*rawSession]bool{}
+}
+
+// Len returns the number of distinct envelopes applied.
+func (g *Group) Len() int { return len(g.all) }
+
+// Bytes returns the size of the payloads held, for a caller that bounds
+// the memory its groups keep.
+func (g *Group) Bytes() int { return g.bytes }
+
+// Rebuilds returns how many times the group was rebuilt from all its
+// envelopes after its first Apply.
+func (g *Group) Rebuilds() int { return g.rebuilds }
+
+// Apply applies envelopes (copies of them) to the group. An envelope whose
+// id was already applied replaces the earlier one only if it sorts before
+// it, as in Build; envelopes without an id are dropped only when wholly
+// identical to one applied.
+func (g *Group) Apply(envs ...event.Envelope) {
+	fresh := make([]*item, 0, len(envs))
+	rebuild := false
+	for i := range envs {
+		e := envs[i]
+		it := &item{env: &e}
+		if e.ID == "" {
+			k := contentKey(&e)
+			if _, ok := g.anon[k]; ok {
+				continue
+			}
+			g.anon[k] = it
+		} else if cur, ok := g.byID[e.ID]; ok {
+			if compareEnvelopes(it.env, cur.env) >= 0 {
+				continue
+			}
+			// Same id, other content that sorts first: it replaces cur.
+			g.byID[e.ID] = it
+			g.all[slices.Index(g.all, cur)] = it
+			g.bytes += len(e.Payload) - len(cur.env.Payload)
+			if cur.applied {
+				rebuild = true
+			} else {
+				fresh[slices.Index(fresh, cur)] = it
+			}
+			continue
+		} else {
+			g.byID[e.ID] = it
+		}
+		g.all = append(g.all, it)
+		g.bytes += len(e.Payload)
+		fresh = append(fresh, it)
+	}
+	if len(fresh) == 0 && !rebuild {
+		return
+	}
+	slices.SortFunc(fresh, func(a, b *item) int { return compareEnvelopes(a.env, b.env) })
+	if rebuild || g.last == nil || compareEnvelopes(fresh[0].env, g.last) < 0 {
+		g.rebuild()
+		return
+	}
+	for _, it := range fresh {
+		if !g.append(it) {
+			g.rebuild()
+			return
+		}
+	}
+	for id := range g.touched {
+		if b := g.sessions[id]; b != nil {
+			b.settle()
+		}
+	}
+}
+
+// append applies one envelope that sorts after every applied one. It
+// reports false when the envelope changed the lineage: the group must be
+// rebuilt.
+func (g *Group) append(it *item) bool {
+	it.applied = true
+	g.last = it.env
+	r := newRecord(it, len(g.recs))
+	if r == nil {
+		g.skipped++
+		return true
+	}
+	relink := g.changesLineage(r)
+	g.recs = append(g.recs, r)
+	g.note(r)
+	if relink {
+		lin := g.link()
+		if !lin.equal(g.lin) {
+			return false
+		}
+		g.lin = lin
+		for _, b := range g.sessions {
+			b.lin = lin
+		}
+	} else if to, ok := g.lin.alias[r.session]; ok {
+		r.session, r.alias = to, true
+	}
+	b := g.sessions[r.session]
+	if b == nil {
+		b = newSessionBuilder(r.session, r, g.lin)
+		g.sessions[r.session] = b
+		g.order = append(g.order, r.session)
+	}
+	b.add(r)
+	g.touched[r.session] = true
+	return true
+}
+
+// changesLineage reports whether appending r can change what linkSessions
+// derives; see the rules in the package doc. Only records that can start,
+// end, fork, fold or compact a session, or that end a session's state of
+// being pre-start only or an orphan candidate, or that are the first of
+// another session after a pre-start-only one, can.
+func (g *Group) changesLineage(r *record) bool {
+	switch {
+	case preStart(r.name), r.name == event.SessionStart, r.name == event.SessionEnd, r.name == event.PreCompact:
+		return true
+	}
+	rs := g.raw[r.p.SessionID]
+	if rs == nil || rs.preOnly || rs.orphanCandidate || rs.last.group != r.group {
+		return true
+	}
+	for t := range g.preOnly {
+		if !t.nextSeen && t.last.group == r.group {
+			return true
+		}
+	}
+	return false
+}
+
+// note updates the raw sessions with r, the newest record.
+func (g *Group) note(r *record) {
+	id := r.p.SessionID
+	rs := g.raw[id]
+	if rs == nil {
+		rs = &rawSession{id: id, first: r, preOnly: true}
+		g.raw[id] = rs
+		g.preOnly[rs] = true
+	}
+	for t := range g.preOnly {
+		if t != rs && t.last.group == r.group {
+			t.nextSeen = true
+		}
+	}
+	rs.last, rs.nextSeen = r, false
+	switch {
+	case r.name == event.SessionStart:
+		src := startSource(r)
+		rs.orphanCandidate = src == "resume" || src == "fork"
+	case !preStart(r.name):
+		rs.orphanCandidate = false
+	}
+	if rs.preOnly && !preStart(r.name) {
+		rs.preOnly = false
+		delete(g.preOnly, rs)
+	}
+}
+
+// link derives the lineage of every record afresh.
+func (g *Group) link() *lineage {
+	for _, r := range g.recs {
+		r.session, r.alias = r.p.SessionID, false
+	}
+	return linkSessions(g.recs)
+}
+
+// rebuild derives the group again from every envelope applied.
+func (g *Group) rebuild() {
+	if g.last != nil {
+		g.rebuilds++
+	}
+	g.clear()
+	g.reset = true
+	g.last = nil
+	for _, it := range g.all {
+		it.applied = true
+		if g.last == nil || compareEnvelopes(it.env, g.last) > 0 {
+			g.last = it.env
+		}
+	}
+	g.recs, g.skipped = decodeAll(canonicalOrder(g.all))
+	for _, r := range g.recs {
+		g.note(r)
+	}
+	g.lin = linkSessions(g.recs)
+	for _, r := range g.recs {
+		b := g.sessions[r.session]
+		if b == nil {
+			b = newSessionBuilder(r.session, r, g.lin)
+			g.sessions[r.session] = b
+			g.order = append(g.order, r.session)
+		}
+		b.add(r)
+	}
+	for _, id := range g.order {
+		g.sessions[id].settle()
+		g.touched[id] = true
+	}
+	// Children in order of start, as Result lists sessions.
+	for _, s := range g.sorted() {
+		if p := g.sessions[s.ParentSessionID]; p != nil {
+			p.s.ChildSessionIDs = append(p.s.ChildSessionIDs, s.SessionID)
+		}
+	}
+}
+
+// sorted returns the sessions by start, then id.
+func (g *Group) sorted() []*Session {
+	out := make([]*Session, 0, len(g.order))
+	for _, id := range g.order {
+		out = append(out, g.sessions[id].s)
+	}
+	slices.SortFunc(out, func(a, b *Session) int {
+		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.SessionID, b.SessionID)
+	})
+	return out
+}
+
+// Result returns the whole model: Build of every envelope applied. It shares
+// memory with the group: treat it as read-only, and as invalid after the
+// next Apply.
+func (g *Group) Result() *Result {
+	res := &Result{Skipped: g.skipped, Sessions: g.sorted()}
+	for _, id := range g.order {
+		g.sessions[id].snapshot()
+	}
+	if len(g.lin.alias) > 0 {
+		res.Aliases = g.lin.alias
+	}
+	return res
+}
+
+// Changes is what changed in a group since the previous call of
+// Group.Changes.
+type Changes struct {
+	// Reset is set when the group was rebuilt: Sessions then holds every
+	// session of the group with all of its agents and calls, and a session
+	// known before that is in neither Sessions nor Aliases is gone.
+	Reset bool
+	// Sessions are the sessions that changed, by first record, each with
+	// its agents and calls that changed.
+	Sessions []SessionChanges
+	// Aliases maps every throwaway session id of the group to the session
+	// its events were folded into (all of them, on every call).
+	Aliases map[string]string
+}
+
+// SessionChanges is one session's part of Changes. The values are copies:
+// later Applies do not change them.
+type SessionChanges struct {
+	// Session is the session's summary (without agents and calls).
+	Session *Session
+	// Agents and ToolCalls are the session's agents and calls that
+	// changed, in the order of Session.Agents and Session.ToolCalls.
+	Agents    []*Agent
+	ToolCalls []*ToolCall
+}
+
+// Changes returns what changed since the previous call, and forgets it.
+func (g *Group) Changes() Changes {
+	out := Changes{Reset: g.reset, Aliases: map[string]string{}}
+	for k, v := range g.lin.alias {
+		out.Aliases[k] = v
+	}
+	for _, id := range g.order {
+		if !g.touched[id] {
+			continue
+		}
+		out.Sessions = append(out.Sessions, g.sessions[id].changes(g.reset))
+	}
+	clear(g.touched)
+	g.reset = false
+	return out
+}
+
+// changes returns the session's changes since the last call (all of it
+// with all set) and forgets them.
+func (b *sessionBuilder) changes(all bool) SessionChanges {
+	s := *b.s
+	s.Agents, s.ToolCalls = nil, nil
+	s.Runs = slices.Clone(s.Runs)
+	s.Compactions = slices.Clone(s.Compactions)
+	s.ChildSessionIDs = slices.Clone(s.ChildSessionIDs)
+	s.AliasSessionIDs = slices.Clone(s.AliasSessionIDs)
+	out := SessionChanges{Session: &s}
+	for _, a := range b.agentSeq {
+		if all || a.shown == nil || !sameAgent(a.shown, a.a) {
+			c := *a.a
+			a.shown = &c
+			out.Agents = append(out.Agents, &c)
+		}
+	}
+	slices.SortFunc(out.Agents, func(x, y *Agent) int {
+		switch {
+		case x.AgentID == "":
+			return -1
+		case y.AgentID == "":
+			return 1
+		}
+		return compareAgents(x, y)
+	})
+	calls := b.changed
+	if all {
+		calls = b.callSeq
+	}
+	for _, c := range calls {
+		c.reported = false
+		tc := *c.c
+		out.ToolCalls = append(out.ToolCalls, &tc)
+	}
+	b.changed = b.changed[:0]
+	slices.SortFunc(out.ToolCalls, compareCalls)
+	return out
+}
+
+// sameAgent reports whether two versions of an agent are equal.
+func sameAgent(x, y *Agent) bool {
+	eqs := func(a, b *string) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+	return x.AgentID == y.AgentID && eqs(x.AgentType, y.AgentType) && eqs(x.ParentAgentID, y.ParentAgentID) &&
+		x.SpawnToolUseID == y.SpawnToolUseID && x.Depth == y.Depth && x.StartedAt.Equal(y.StartedAt) &&
+		(x.StoppedAt == nil) == (y.StoppedAt == nil) && (x.StoppedAt == nil || x.StoppedAt.Equal(*y.StoppedAt)) &&
+		x.Role == y.Role && x.ResolvedBy == y.ResolvedBy && x.Description == y.Description &&
+		x.TranscriptPath == y.TranscriptPath && x.LastMessage == y.LastMessage &&
+		x.VirtualSessionID == y.VirtualSessionID && x.Events == y.Events && x.ToolCount == y.ToolCount &&
+		x.Failures == y.Failures && x.Denials == y.Denials && x.Rejected == y.Rejected
+}
+
+// equal reports whether two lineages link the same records the same way.
+func (l *lineage) equal(m *lineage) bool {
+	return mapsEqual(l.alias, m.alias) && mapsEqual(l.aliasAt, m.aliasAt) && mapsEqual(l.parent, m.parent) &&
+		mapsEqual(l.kind, m.kind) && mapsEqual(l.forkedTo, m.forkedTo) && mapsEqual(l.forkFrom, m.forkFrom) &&
+		mapsEqual(l.phantom, m.phantom)
+}
+
+func mapsEqual[K, V comparable](a, b map[K]V) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// contentKey identifies an envelope without an id by everything
+// compareEnvelopes compares.
+func contentKey(e *event.Envelope) string {
+	var b strings.Builder
+	b.WriteString(strconv.FormatInt(e.ReceivedAt.UnixNano(), 10))
+	for _, s := range []string{string(e.Payload), string(e.Decision), e.Runtime, e.Kind, e.Host, e.User, e.HookwatchVersion} {
+		b.WriteByte(0)
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	if m := e.Subagent; m != nil {
+		b.WriteString("\x00meta:" + strconv.Quote(m.ToolUseID) + strconv.Quote(m.AgentType) + strconv.Quote(m.Description) + strconv.Itoa(m.SpawnDepth))
+	}
+	return b.String()
+}

@@ -1,0 +1,221 @@
+package attribution
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/event"
+)
+
+// mirror is what a store holds after applying every Changes of a Group in
+// turn, as the collector stores them: one summary per session, agents and
+// calls upserted by id.
+type mirror struct {
+	sessions map[string]*Session
+	agents   map[string]map[string]*Agent
+	calls    map[string]map[string]*ToolCall
+	aliases  map[string]string
+}
+
+func newMirror() *mirror {
+	m := &mirror{}
+	m.clear()
+	return m
+}
+
+func (m *mirror) clear() {
+	m.sessions, m.agents, m.calls = map[string]*Session{}, map[string]map[string]*Agent{}, map[string]map[string]*ToolCall{}
+}
+
+func (m *mirror) apply(ch Changes) {
+	if ch.Reset {
+		m.clear()
+	}
+	m.aliases = ch.Aliases
+	for _, sc := range ch.Sessions {
+		id := sc.Session.SessionID
+		m.sessions[id] = sc.Session
+		if m.agents[id] == nil {
+			m.agents[id], m.calls[id] = map[string]*Agent{}, map[string]*ToolCall{}
+		}
+		for _, a := range sc.Agents {
+			m.agents[id][a.AgentID] = a
+		}
+		for _, c := range sc.ToolCalls {
+			m.calls[id][c.ToolUseID] = c
+		}
+	}
+}
+
+// result rebuilds a Result from the mirror, ordered as Build orders it.
+func (m *mirror) result(skipped int) *Result {
+	res := &Result{Skipped: skipped}
+	for id, s := range m.sessions {
+		c := *s
+		for _, a := range m.agents[id] {
+			c.Agents = append(c.Agents, a)
+		}
+		slices.SortFunc(c.Agents, func(x, y *Agent) int {
+			switch {
+			case x.AgentID == "":
+				return -1
+			case y.AgentID == "":
+				return 1
+			}
+			return compareAgents(x, y)
+		})
+		for _, tc := range m.calls[id] {
+			c.ToolCalls = append(c.ToolCalls, tc)
+		}
+		slices.SortFunc(c.ToolCalls, compareCalls)
+		if c.ToolCalls == nil {
+			c.ToolCalls = []*ToolCall{}
+		}
+		res.Sessions = append(res.Sessions, &c)
+	}
+	slices.SortFunc(res.Sessions, func(a, b *Session) int {
+		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.SessionID, b.SessionID)
+	})
+	if len(m.aliases) > 0 {
+		res.Aliases = m.aliases
+	}
+	return res
+}
+
+// batches splits envs into consecutive batches of random sizes (1 to max).
+func batches(rng *rand.Rand, envs []event.Envelope, max int) [][]event.Envelope {
+	var out [][]event.Envelope
+	for len(envs) > 0 {
+		n := min(1+rng.IntN(max), len(envs))
+		out = append(out, envs[:n])
+		envs = envs[n:]
+	}
+	return out
+}
+
+// nearlyOrdered returns envs in canonical order with a few neighbours
+// swapped and a few envelopes repeated, as concurrent hooks deliver them.
+func nearlyOrdered(rng *rand.Rand, envs []event.Envelope) []event.Envelope {
+	out := append([]event.Envelope(nil), envs...)
+	for range len(out) / 20 {
+		i := rng.IntN(len(out))
+		j := min(i+1+rng.IntN(3), len(out)-1)
+		out[i], out[j] = out[j], out[i]
+	}
+	for range len(out) / 20 {
+		i := rng.IntN(len(out))
+		out = slices.Insert(out, min(i+rng.IntN(5), len(out)), out[i])
+	}
+	return out
+}
+
+// checkGroup applies envs to a Group in the given batches, taking Changes
+// after each, and checks that both the Group's Result and the store the
+// changes build are byte for byte Build of envs.
+func checkGroup(t *testing.T, name string, envs []event.Envelope, parts [][]event.Envelope) *Group {
+	t.Helper()
+	want := mustJSON(t, Build(envs))
+	g, m := NewGroup(), newMirror()
+	for _, p := range parts {
+		g.Apply(p...)
+		m.apply(g.Changes())
+	}
+	if got := mustJSON(t, g.Result()); !bytes.Equal(got, want) {
+		t.Fatalf("%s: Group result differs from Build:\n%s", name, firstDiff(got, want))
+	}
+	if got := mustJSON(t, m.result(g.skipped)); !bytes.Equal(got, want) {
+		t.Fatalf("%s: the model built from Changes differs from Build:\n%s", name, firstDiff(got, want))
+	}
+	return g
+}
+
+// firstDiff shows the first line where got and want differ, with context.
+func firstDiff(got, want []byte) string {
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			lo := max(0, i-8)
+			return fmt.Sprintf("line %d:\n got: %s\nwant: %s\ncontext (want):\n%s", i+1, g[i], w[i], strings.Join(w[lo:min(len(w), i+4)], "\n"))
+		}
+	}
+	return fmt.Sprintf("lengths differ: %d lines vs %d", len(g), len(w))
+}
+
+// TestGroupEqualsBuild is the property the collector relies on: however
+// the envelopes of the real captures and of random sessions are ordered,
+// split into batches and repeated, the Group and the rows its Changes
+// write equal Build of them.
+func TestGroupEqualsBuild(t *testing.T) {
+	sets := corpora(t)
+	sets["claude-code-2.1.332"] = loadCorpus(t, "claude-code-2.1.332.jsonl", event.RuntimeClaudeCode)
+	var all []event.Envelope
+	for _, name := range []string{"claude-code-2.1.197", "claude-code-2.1.332", "public-captures", "codex-0.169"} {
+		all = append(all, sets[name]...)
+	}
+	for i := range all {
+		all[i].ID = envID(i)
+	}
+	sets["all"] = all
+	sets["synthetic"] = syntheticSession(t, 800, 12)
+	for name, envs := range sets {
+		t.Run(name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, uint64(len(envs))))
+			// In order, one at a time: the live case.
+			g := checkGroup(t, "in order", envs, batches(rng, envs, 1))
+			t.Logf("in order, one at a time: %d rebuilds for %d envelopes", g.Rebuilds(), len(envs))
+			for i := range 20 {
+				checkGroup(t, fmt.Sprintf("in order, batches %d", i), envs, batches(rng, envs, 1+rng.IntN(40)))
+				near := nearlyOrdered(rng, envs)
+				checkGroup(t, fmt.Sprintf("nearly ordered %d", i), envs, batches(rng, near, 1+rng.IntN(10)))
+				sh := shuffled(rng, envs)
+				checkGroup(t, fmt.Sprintf("shuffled %d", i), envs, batches(rng, sh, 1+rng.IntN(len(sh))))
+			}
+		})
+	}
+}
+
+// TestGroupAppendsWithoutRebuild: a live session streamed in order is
+// rebuilt only for the events that touch lineage, not per event.
+func TestGroupAppendsWithoutRebuild(t *testing.T) {
+	envs := syntheticSession(t, 5000, 20)
+	g := NewGroup()
+	g.Apply(envs[:1]...)
+	g.Changes()
+	for _, e := range envs[1:] {
+		g.Apply(e)
+		ch := g.Changes()
+		if ch.Reset {
+			t.Fatalf("rebuilt at %s", e.ID)
+		}
+		if len(ch.Sessions) != 1 || len(ch.Sessions[0].ToolCalls) > 2 || len(ch.Sessions[0].Agents) > 3 {
+			t.Fatalf("one event changed %d sessions, %d calls, %d agents", len(ch.Sessions), len(ch.Sessions[0].ToolCalls), len(ch.Sessions[0].Agents))
+		}
+	}
+	if g.Rebuilds() != 0 {
+		t.Fatalf("%d rebuilds", g.Rebuilds())
+	}
+}
+
+// TestGroupLateEnvelope: an envelope that sorts before what was applied
+// rebuilds the group, and the changes say so.
+func TestGroupLateEnvelope(t *testing.T) {
+	envs := stream(t, sessionStart("startup"), prompt("hi"), pre("Bash", "t1", bash("ls")), post("Bash", "t1", bash("ls"), "ok"))
+	g := NewGroup()
+	g.Apply(envs[0], envs[1], envs[3])
+	g.Changes()
+	g.Apply(envs[2])
+	ch := g.Changes()
+	if !ch.Reset || g.Rebuilds() != 1 {
+		t.Fatalf("reset %v, %d rebuilds", ch.Reset, g.Rebuilds())
+	}
+	if c := ch.Sessions[0].ToolCalls[0]; c.Status != StatusOK || c.DurationMS == nil || *c.DurationMS != 250 {
+		t.Fatalf("call after the late PreToolUse: %+v", c)
+	}
+}
