@@ -4,9 +4,9 @@
 //		storetest.Run(t, func(t *testing.T) store.Store { return MustOpenDB(t) })
 //	}
 //
-// The suite pins down the contract documented on store.Store with real
-// payloads from the repository's corpus and synthetic ones for the corner
-// cases.
+// It is two suites, one per half of the contract: RunEventLog pins down
+// store.EventLog and RunModelStore store.ModelStore, with real payloads from
+// the repository's corpus and synthetic ones for the corner cases.
 package storetest
 
 import (
@@ -25,13 +25,33 @@ import (
 	"github.com/hookwatch/hookwatch/store"
 )
 
-// Run runs the conformance suite. open must return a new, empty store and
+// EventLog is what RunEventLog tests: the event log of a backend.
+type EventLog interface {
+	store.EventLog
+	// Close releases the store; calls after Close fail, and closing twice
+	// is harmless.
+	Close() error
+}
+
+// Run runs both conformance suites, and the cases of the derived state kept
+// as documents (store.Derived). open must return a new, empty store and
 // arrange for it to be closed when the test ends (t.Cleanup); closing it
 // twice must be harmless.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	RunEventLog(t, func(t *testing.T) EventLog { return open(t) })
+	RunModelStore(t, func(t *testing.T) ModelStore { return open(t) })
+	for _, tt := range derivedTests {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
+	}
+}
+
+// RunEventLog runs the conformance suite of store.EventLog. open must return
+// a new, empty store and arrange for it to be closed when the test ends
+// (t.Cleanup).
+func RunEventLog(t *testing.T, open func(t *testing.T) EventLog) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, s store.Store)
+		fn   func(t *testing.T, s EventLog)
 	}{
 		{"InsertCorpus", testInsertCorpus},
 		{"InsertEmpty", testInsertEmpty},
@@ -55,7 +75,6 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LastSeq", testLastSeq},
 		{"Close", testClose},
 	}
-	tests = append(tests, derivedTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
 	}
@@ -82,7 +101,7 @@ func ev(tb testing.TB, ms int, kv ...any) store.Event {
 	return MustEvent(tb, Envelope(event.RuntimeClaudeCode, At(ms), P(kv...)))
 }
 
-func insert(tb testing.TB, s store.Store, events []store.Event) int {
+func insert(tb testing.TB, s store.EventLog, events []store.Event) int {
 	tb.Helper()
 	n, err := s.Insert(ctx, events)
 	if err != nil {
@@ -92,7 +111,7 @@ func insert(tb testing.TB, s store.Store, events []store.Event) int {
 }
 
 // all reads every event matching f, following cursors with a small page.
-func all(tb testing.TB, s store.Store, f store.EventFilter) []store.Event {
+func all(tb testing.TB, s store.EventLog, f store.EventFilter) []store.Event {
 	tb.Helper()
 	if f.Limit == 0 {
 		f.Limit = 7
@@ -153,7 +172,7 @@ func checkSame(tb testing.TB, got, want store.Event) {
 	}
 }
 
-func testInsertCorpus(t *testing.T, s store.Store) {
+func testInsertCorpus(t *testing.T, s EventLog) {
 	events := CorpusEvents(t)
 	if n := insert(t, s, events); n != len(events) {
 		t.Fatalf("Insert stored %d of %d events", n, len(events))
@@ -189,7 +208,7 @@ func testInsertCorpus(t *testing.T, s store.Store) {
 	}
 }
 
-func testInsertEmpty(t *testing.T, s store.Store) {
+func testInsertEmpty(t *testing.T, s EventLog) {
 	if n := insert(t, s, nil); n != 0 {
 		t.Fatalf("Insert(nil) = %d", n)
 	}
@@ -201,7 +220,7 @@ func testInsertEmpty(t *testing.T, s store.Store) {
 	}
 }
 
-func testIdempotent(t *testing.T, s store.Store) {
+func testIdempotent(t *testing.T, s EventLog) {
 	events := CorpusEvents(t)[:20]
 	insert(t, s, events)
 	last, err := s.LastSeq(ctx)
@@ -251,7 +270,7 @@ func testIdempotent(t *testing.T, s store.Store) {
 	}
 }
 
-func testIdempotentWithinBatch(t *testing.T, s store.Store) {
+func testIdempotentWithinBatch(t *testing.T, s EventLog) {
 	a := ev(t, 1, "session_id", "s1", "hook_event_name", "UserPromptSubmit", "prompt", "first")
 	b := ev(t, 2, "session_id", "s1", "hook_event_name", "Stop")
 	c := ev(t, 3, "session_id", "s1", "hook_event_name", "SessionEnd", "reason", "other")
@@ -283,7 +302,7 @@ func testIdempotentWithinBatch(t *testing.T, s store.Store) {
 	}
 }
 
-func testLargeBatch(t *testing.T, s store.Store) {
+func testLargeBatch(t *testing.T, s EventLog) {
 	corpus := Corpus(t)
 	var events []store.Event
 	for i := range 2500 {
@@ -299,7 +318,7 @@ func testLargeBatch(t *testing.T, s store.Store) {
 	}
 }
 
-func testConcurrentInsert(t *testing.T, s store.Store) {
+func testConcurrentInsert(t *testing.T, s EventLog) {
 	var events []store.Event
 	for i := range 400 {
 		events = append(events, ev(t, i, "session_id", fmt.Sprintf("s%d", i%3), "hook_event_name", "Notification"))
@@ -346,7 +365,7 @@ func testConcurrentInsert(t *testing.T, s store.Store) {
 	}
 }
 
-func testEventPaging(t *testing.T, s store.Store) {
+func testEventPaging(t *testing.T, s EventLog) {
 	var events []store.Event
 	for i := range 200 {
 		events = append(events, ev(t, i, "session_id", "s1", "hook_event_name", "Notification"))
@@ -401,7 +420,7 @@ func testEventPaging(t *testing.T, s store.Store) {
 	}
 }
 
-func testEventLimits(t *testing.T, s store.Store) {
+func testEventLimits(t *testing.T, s EventLog) {
 	var events []store.Event
 	for i := range store.MaxLimit + 10 {
 		events = append(events, ev(t, i, "session_id", "s1", "hook_event_name", "Notification"))
@@ -424,7 +443,7 @@ func testEventLimits(t *testing.T, s store.Store) {
 	f(store.MaxLimit*10, store.MaxLimit)
 }
 
-func testInvalidCursor(t *testing.T, s store.Store) {
+func testInvalidCursor(t *testing.T, s EventLog) {
 	insert(t, s, []store.Event{ev(t, 1, "session_id", "s1", "hook_event_name", "Stop")})
 	f := func(cursor string) {
 		t.Helper()
@@ -446,7 +465,7 @@ func testInvalidCursor(t *testing.T, s store.Store) {
 	}
 }
 
-func testEventFilters(t *testing.T, s store.Store) {
+func testEventFilters(t *testing.T, s EventLog) {
 	const sid = "s-filters"
 	events := []store.Event{
 		ev(t, 0, "session_id", sid, "hook_event_name", "SessionStart", "source", "startup"),
@@ -503,7 +522,7 @@ func indexes(events []store.Event, got []string) []int {
 	return out
 }
 
-func testAgentType(t *testing.T, s store.Store) {
+func testAgentType(t *testing.T, s EventLog) {
 	events := []store.Event{
 		ev(t, 0, "session_id", "s1", "hook_event_name", "Stop"),
 		ev(t, 1, "session_id", "s1", "hook_event_name", "SubagentStop", "agent_id", "a1", "agent_type", ""),
@@ -528,7 +547,7 @@ func testAgentType(t *testing.T, s store.Store) {
 	}
 }
 
-func testNoSessionID(t *testing.T, s store.Store) {
+func testNoSessionID(t *testing.T, s EventLog) {
 	e := ev(t, 0, "hook_event_name", "Notification", "message", "no session")
 	insert(t, s, []store.Event{e})
 	got := all(t, s, store.EventFilter{})
@@ -544,7 +563,7 @@ func testNoSessionID(t *testing.T, s store.Store) {
 	}
 }
 
-func testHostileContent(t *testing.T, s store.Store) {
+func testHostileContent(t *testing.T, s EventLog) {
 	big := strings.Repeat("x", 1<<20)
 	nested := strings.Repeat(`{"a":`, 100) + "1" + strings.Repeat("}", 100)
 	payloads := [][]byte{
@@ -579,7 +598,7 @@ func testHostileContent(t *testing.T, s store.Store) {
 
 // testSessionsCorpus checks the summaries of the corpus sessions against
 // ones computed here, independently of any backend.
-func testSessionsCorpus(t *testing.T, s store.Store) {
+func testSessionsCorpus(t *testing.T, s EventLog) {
 	events := CorpusEvents(t)
 	insert(t, s, events)
 	type agg struct {
@@ -683,7 +702,7 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
-func session(tb testing.TB, s store.Store, id string) store.Session {
+func session(tb testing.TB, s store.EventLog, id string) store.Session {
 	tb.Helper()
 	sess, err := s.Session(ctx, id)
 	if err != nil {
@@ -705,7 +724,7 @@ func checkEnded(tb testing.TB, sess store.Session, at time.Time, reason string) 
 	}
 }
 
-func testSessionEnd(t *testing.T, s store.Store) {
+func testSessionEnd(t *testing.T, s EventLog) {
 	insert(t, s, []store.Event{ev(t, 0, "session_id", "s1", "hook_event_name", "SessionStart", "source", "startup")})
 	checkEnded(t, session(t, s, "s1"), time.Time{}, "")
 	if got := session(t, s, "s1").Source; got != "startup" {
@@ -735,7 +754,7 @@ func testSessionEnd(t *testing.T, s store.Store) {
 	checkEnded(t, session(t, s, "s2"), At(5), "")
 }
 
-func testSessionEndOutOfOrder(t *testing.T, s store.Store) {
+func testSessionEndOutOfOrder(t *testing.T, s EventLog) {
 	// The spool delivers late: the end arrives before the events it follows.
 	insert(t, s, []store.Event{ev(t, 100, "session_id", "s1", "hook_event_name", "SessionEnd", "reason", "other")})
 	insert(t, s, []store.Event{
@@ -756,7 +775,7 @@ func testSessionEndOutOfOrder(t *testing.T, s store.Store) {
 	}
 }
 
-func testSessionLatestFacts(t *testing.T, s store.Store) {
+func testSessionLatestFacts(t *testing.T, s EventLog) {
 	insert(t, s, []store.Event{
 		ev(t, 10, "session_id", "s1", "hook_event_name", "SessionStart", "cwd", "/a", "model", "claude-opus"),
 		ev(t, 11, "session_id", "s1", "hook_event_name", "UserPromptSubmit", "cwd", "/a", "permission_mode", "default", "session_title", "Fix the bug"),
@@ -808,7 +827,7 @@ func testSessionLatestFacts(t *testing.T, s store.Store) {
 	}
 }
 
-func testSessionsPaging(t *testing.T, s store.Store) {
+func testSessionsPaging(t *testing.T, s EventLog) {
 	var events []store.Event
 	for i := range 25 {
 		runtime := event.RuntimeClaudeCode
@@ -875,7 +894,7 @@ func testSessionsPaging(t *testing.T, s store.Store) {
 	}
 }
 
-func testSessionNotFound(t *testing.T, s store.Store) {
+func testSessionNotFound(t *testing.T, s EventLog) {
 	if _, err := s.Session(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Session(nope): %v, want ErrNotFound", err)
 	}
@@ -884,7 +903,7 @@ func testSessionNotFound(t *testing.T, s store.Store) {
 	}
 }
 
-func testLastSeq(t *testing.T, s store.Store) {
+func testLastSeq(t *testing.T, s EventLog) {
 	seq, err := s.LastSeq(ctx)
 	if err != nil || seq != 0 {
 		t.Fatalf("LastSeq of an empty store = %d, %v", seq, err)
@@ -897,7 +916,7 @@ func testLastSeq(t *testing.T, s store.Store) {
 	}
 }
 
-func testClose(t *testing.T, s store.Store) {
+func testClose(t *testing.T, s EventLog) {
 	insert(t, s, CorpusEvents(t)[:3])
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
