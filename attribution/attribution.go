@@ -19,6 +19,9 @@ const (
 	// parent's PreCompact. Clients seen so far keep the id on compaction;
 	// this only covers one that would not.
 	LineageCompact = "compact"
+	// LineageSubagent: a virtual session (VirtualSession), one subagent
+	// shown as a child session of its own.
+	LineageSubagent = "subagent"
 )
 
 // Agent roles (Agent.Role).
@@ -226,6 +229,8 @@ type Agent struct {
 	Depth     int        `json:"depth"`
 	StartedAt time.Time  `json:"started_at"`
 	StoppedAt *time.Time `json:"stopped_at"`
+	// LastEventAt is the time of the agent's latest event.
+	LastEventAt time.Time `json:"last_event_at"`
 
 	Role       string `json:"role"`
 	ResolvedBy string `json:"resolved_by,omitempty"`

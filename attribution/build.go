@@ -161,6 +161,7 @@ func (b *sessionBuilder) add(r *record) {
 	}
 	ag := b.agent(p.AgentID, r)
 	ag.a.Events++
+	ag.a.LastEventAt = lastOf(ag.a.LastEventAt, r.at)
 	main := p.AgentID == ""
 	if !main && ag.sidecar == nil && r.env.Subagent != nil && r.env.Subagent.ToolUseID != "" {
 		m := *r.env.Subagent

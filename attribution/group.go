@@ -307,6 +307,17 @@ func (g *Group) Result() *Result {
 	return res
 }
 
+// Session returns the session with the given id (not a throwaway id), as
+// of the last Apply, without its agents and calls, or nil. It shares
+// memory with the group: treat it as read-only, and as invalid after the
+// next Apply.
+func (g *Group) Session(id string) *Session {
+	if b := g.sessions[id]; b != nil {
+		return b.s
+	}
+	return nil
+}
+
 // Changes is what changed in a group since the previous call of
 // Group.Changes.
 type Changes struct {
@@ -395,6 +406,7 @@ func sameAgent(x, y *Agent) bool {
 	eqs := func(a, b *string) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 	return x.AgentID == y.AgentID && eqs(x.AgentType, y.AgentType) && eqs(x.ParentAgentID, y.ParentAgentID) &&
 		x.SpawnToolUseID == y.SpawnToolUseID && x.Depth == y.Depth && x.StartedAt.Equal(y.StartedAt) &&
+		x.LastEventAt.Equal(y.LastEventAt) &&
 		(x.StoppedAt == nil) == (y.StoppedAt == nil) && (x.StoppedAt == nil || x.StoppedAt.Equal(*y.StoppedAt)) &&
 		x.Role == y.Role && x.ResolvedBy == y.ResolvedBy && x.Description == y.Description &&
 		x.TranscriptPath == y.TranscriptPath && x.LastMessage == y.LastMessage &&

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +33,9 @@ func newServer(t *testing.T, cfg collector.Config) *testServer {
 	cfg.Store = db
 	if cfg.Version == "" {
 		cfg.Version = "test"
+	}
+	if cfg.Logger == nil && os.Getenv("HOOKWATCH_TEST_LOG") != "" {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	srv, err := collector.New(cfg)
 	if err != nil {

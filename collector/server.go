@@ -8,9 +8,10 @@
 // commits, and it gives every request a simple promise — its reply is sent
 // only after its events are committed.
 //
-// What attribution derives from the events (agents, tool calls, lineage,
-// status) is kept in the store beside them and rebuilt in the background
-// after each commit; derive.go says how, and what a read sees meanwhile.
+// The session model (agents, tool calls, lineage, status, counts), which
+// package attribution computes, is kept in the store as rows and brought up
+// to date after each commit, event by event; model.go says how, and what a
+// read sees meanwhile.
 package collector
 
 import (
@@ -57,8 +58,8 @@ type Config struct {
 	// Heartbeat is the interval of SSE comment lines that keep idle
 	// streams open through proxies (default DefaultHeartbeat).
 	Heartbeat time.Duration
-	// DeriveWait bounds how long a read of a session's derived state waits
-	// for a pending rebuild of it (default DefaultDeriveWait).
+	// DeriveWait bounds how long a read of a session's model waits for
+	// committed events of it not applied yet (default DefaultDeriveWait).
 	DeriveWait time.Duration
 }
 
@@ -73,7 +74,7 @@ type Server struct {
 	metrics *serverMetrics
 	hub     *hub
 	writer  *writer
-	deriver *deriver
+	modeler *modeler
 
 	// done is closed when Shutdown begins; long-lived handlers (SSE) end.
 	done chan struct{}
@@ -114,8 +115,8 @@ func New(cfg Config) (*Server, error) {
 		hub:     newHub(),
 		done:    make(chan struct{}),
 	}
-	s.deriver = newDeriver(s.store, log, s.metrics.set, cfg.DeriveWait)
-	s.writer = newWriter(derivingStore{s.store, s.deriver}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
+	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait)
+	s.writer = newWriter(modelingStore{s.store, s.modeler}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
 	s.routes()
 	s.handler = s.instrument(s.mux)
 	return s, nil
@@ -202,7 +203,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			}
 		}
 		s.writer.stop()
-		s.deriver.stop()
+		s.modeler.stop()
 		if err := s.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("cannot close the store: %w", err))
 		}

@@ -1,10 +1,14 @@
 package collector
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookwatch/hookwatch/event"
 )
 
 func TestMergeWindows(t *testing.T) {
@@ -31,22 +35,37 @@ func TestMergeWindows(t *testing.T) {
 
 func TestGroupCache(t *testing.T) {
 	c := newGroupCache(100)
-	g := func(bytes int) *group { x := newGroup(); x.bytes = bytes; return x }
+	// g is a group holding n bytes of payload.
+	g := func(n int) *groupState {
+		x := newGroupState("k")
+		pad := strings.Repeat("x", n-len(`{"session_id":"s","p":""}`))
+		x.g.Apply(event.Envelope{ID: fmt.Sprint("e", n), ReceivedAt: time.Unix(1, 0), Payload: json.RawMessage(`{"session_id":"s","p":"` + pad + `"}`)})
+		if x.g.Bytes() != n {
+			t.Fatalf("group of %d bytes, want %d", x.g.Bytes(), n)
+		}
+		return x
+	}
+	size := func(x *groupState) int {
+		if x == nil {
+			return 0
+		}
+		return x.g.Bytes()
+	}
 	c.put("a", g(40))
 	c.put("b", g(40))
-	if x := c.take("a"); x.bytes != 40 {
+	if x := c.take("a"); size(x) != 40 {
 		t.Fatal("a was not kept")
 	}
 	c.put("a", g(40)) // now the most recently used
 	c.put("c", g(40)) // evicts b, the least recently used
-	if x := c.take("b"); x.bytes != 0 {
+	if x := c.take("b"); x != nil {
 		t.Fatal("b was not evicted")
 	}
-	if x := c.take("a"); x.bytes != 40 {
+	if x := c.take("a"); size(x) != 40 {
 		t.Fatal("a was evicted")
 	}
 	c.put("big", g(101)) // larger than the budget: not kept
-	if x := c.take("big"); x.bytes != 0 || c.used != 40 {
+	if x := c.take("big"); x != nil || c.used != 40 {
 		t.Fatalf("an oversized group was kept (used %d)", c.used)
 	}
 	for i := range 10 {

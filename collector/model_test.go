@@ -161,9 +161,9 @@ func TestDerivedAPI(t *testing.T) {
 			}
 		}
 	}
-	f(corpusMain, "", "", collector.StatusEnded, "", corpusFork)
-	f(corpusFork, corpusMain, attribution.LineageFork, collector.StatusEnded, "")
-	f(corpusThrowaway, "", "", collector.StatusEnded, corpusMain)
+	f(corpusMain, "", "", attribution.SessionEnded, "", corpusFork)
+	f(corpusFork, corpusMain, attribution.LineageFork, attribution.SessionEnded, "")
+	f(corpusThrowaway, "", "", attribution.SessionEnded, corpusMain)
 	if m := byID[corpusMain]; !slices.Equal(m.AliasSessionIDs, []string{corpusThrowaway}) || len(m.Runs) != 5 ||
 		m.Runs[2].ForkedTo != corpusFork || len(m.Compactions) != 1 || m.Compactions[0].AgentID != corpusCompactor {
 		t.Errorf("main session runs %+v compactions %+v aliases %v", m.Runs, m.Compactions, m.AliasSessionIDs)
@@ -193,11 +193,11 @@ func TestVirtualSession(t *testing.T) {
 	s := newServer(t, patient)
 	envs := claudeCorpus(t)
 	s.post(t, envs, len(envs), 0)
-	id := collector.VirtualPrefix + corpusExplore
+	id := attribution.VirtualPrefix + corpusExplore
 	var v collector.SessionView
 	s.getJSON(t, "/v1/sessions/"+id, &v)
 	if v.ID != id || v.ParentSessionID != corpusMain || v.Lineage != "subagent" || v.AgentID == nil ||
-		*v.AgentID != corpusExplore || v.Agent == nil || v.Status != collector.StatusEnded || v.Counts.ToolCalls != 2 || v.Counts.Rejected != 1 || v.Title == "" {
+		*v.AgentID != corpusExplore || v.Agent == nil || v.Status != attribution.SessionEnded || v.Counts.ToolCalls != 2 || v.Counts.Rejected != 1 || v.Title == "" {
 		t.Fatalf("virtual session %s: %s", id, jsonOf(t, v))
 	}
 	var events collector.EventsResponse
@@ -240,8 +240,8 @@ func TestVirtualSession(t *testing.T) {
 		}
 	}
 	for _, sub := range []string{"", "/events", "/agents", "/tool-calls"} {
-		f("/v1/sessions/"+collector.VirtualPrefix+"nope"+sub, http.StatusNotFound)
-		f("/v1/sessions/"+collector.VirtualPrefix+sub, http.StatusNotFound)
+		f("/v1/sessions/"+attribution.VirtualPrefix+"nope"+sub, http.StatusNotFound)
+		f("/v1/sessions/"+attribution.VirtualPrefix+sub, http.StatusNotFound)
 		f("/v1/sessions/nope"+sub, http.StatusNotFound)
 	}
 	// A real session whose id looks virtual is itself.
@@ -345,18 +345,18 @@ func TestSessionStatus(t *testing.T) {
 	}
 	start := []any{"hook_event_name", "SessionStart", "source", "startup"}
 	prompt := []any{"hook_event_name", "UserPromptSubmit", "prompt", "go"}
-	f("running", collector.StatusRunning, start, prompt)
-	f("ended", collector.StatusEnded, start, prompt, []any{"hook_event_name", "Stop"}, []any{"hook_event_name", "SessionEnd", "reason", "other"})
-	f("failed", collector.StatusFailed, start, prompt, []any{"hook_event_name", "StopFailure", "error", "rate_limit"}, []any{"hook_event_name", "SessionEnd", "reason", "other"})
+	f("running", attribution.SessionRunning, start, prompt)
+	f("ended", attribution.SessionEnded, start, prompt, []any{"hook_event_name", "Stop"}, []any{"hook_event_name", "SessionEnd", "reason", "other"})
+	f("failed", attribution.SessionFailed, start, prompt, []any{"hook_event_name", "StopFailure", "error", "rate_limit"}, []any{"hook_event_name", "SessionEnd", "reason", "other"})
 	// A subagent's failure is not the session's.
-	f("sub", collector.StatusRunning, start, prompt, []any{"hook_event_name", "StopFailure", "agent_id", "a1", "agent_type", "Explore"})
+	f("sub", attribution.SessionRunning, start, prompt, []any{"hook_event_name", "StopFailure", "agent_id", "a1", "agent_type", "Explore"})
 	// A prompt after the failure: running again.
 	var more []event.Envelope
 	for i, p := range [][]any{start, prompt} {
 		more = append(more, synth(5000+i, append([]any{"session_id", "failed", "cwd", "/src/failed"}, p...)...))
 	}
 	s.post(t, more, 2, 0)
-	if got := status("failed"); got != collector.StatusRunning {
+	if got := status("failed"); got != attribution.SessionRunning {
 		t.Errorf("resumed failed session: %q", got)
 	}
 }

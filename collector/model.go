@@ -1,0 +1,807 @@
+package collector
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// The session model (agents, tool calls, lineage, status, counts) is
+// computed by package attribution and kept by the store as rows
+// (store.ModelStore); the collector only schedules it and serves it.
+//
+// After each commit the writer hands the committed events to the modeler.
+// One goroutine applies them to the attribution.Group of their lineage group
+// (host, user and project: attribution.GroupKey), kept in memory between
+// commits, and stores what the Group reports as changed — the summaries of
+// the sessions touched, the agents and calls that moved — in one PutModel
+// per round. An event is applied without reading anything back from the
+// store; a Group rebuilds itself only for an event that arrives after a
+// later one of its group was applied, or that changes the lineage. To keep
+// the first case rare, events are held back modelHold after they were
+// committed, so that the hooks of parallel tool calls, which commit in
+// whatever order they finish, are applied in the order they were read.
+//
+// A group not in memory (after a start, or evicted to stay within
+// modelCacheBytes) is loaded from the store: the sessions of its key active
+// within modelWindow of the events at hand, and the sessions their stored
+// model links them to (parent, children, throwaway ids), at most
+// modelMaxSessions, each with all of its events. Lineage evidence sits right
+// before the child's first event (the client fires the parent's
+// SessionEnd(clear), PreCompact or orphaned SessionStart(resume) and then
+// the child's first event within the same process start), so the hour also
+// covers a fork whose first event waits for the user's prompt.
+//
+// Reads: GET /v1/sessions/{id} and its /agents and /tool-calls wait up to
+// Config.DeriveWait while events of that session (or of its group) are
+// committed but not applied, then answer what is stored. Every answer
+// carries derived_seq, the session's last_seq the model reflects: it is
+// current when it equals last_seq.
+const (
+	// modelHold is how long committed events wait before they are applied,
+	// so that events committed out of order are applied in order.
+	modelHold = 40 * time.Millisecond
+	// DefaultDeriveWait is the default of Config.DeriveWait.
+	DefaultDeriveWait = 2 * time.Second
+	// modelWindow is how far around the events at hand the sessions of a
+	// group are loaded with it.
+	modelWindow = time.Hour
+	// modelMaxSessions caps the sessions a group is loaded with.
+	modelMaxSessions = 64
+	// modelCacheBytes bounds the payload bytes the groups kept in memory
+	// hold; the least recently used group goes first.
+	modelCacheBytes = 512 << 20
+	// staleBatch is the page size of the stale sessions read at start.
+	staleBatch = 500
+	// maxKnownSessions bounds the session → group key memo.
+	maxKnownSessions = 100_000
+)
+
+// pendingEvent is a committed event waiting to be applied.
+type pendingEvent struct {
+	ev      store.Event
+	arrived time.Time
+}
+
+// modeler keeps the session model up to date. mark is called after
+// commits; one goroutine (run) applies.
+type modeler struct {
+	st      store.Store
+	log     *slog.Logger
+	hub     *hub
+	maxWait time.Duration
+
+	mu       sync.Mutex
+	queue    []pendingEvent
+	loads    []string       // sessions to load whole (stale at start)
+	pending  map[string]int // session → events committed, not applied
+	pendKeys map[string]int // group key → the same, by group
+	changed  chan struct{}  // closed and replaced when pending shrinks
+	wake     chan struct{}  // buffered 1
+	version  int64          // UpdatedSeq of the latest PutModel
+
+	// Owned by the run goroutine.
+	held   []pendingEvent
+	groups *groupCache
+	keys   map[string]string // session → group key
+
+	cancel context.CancelFunc
+	exited chan struct{}
+
+	applied    *metrics.Counter
+	rebuilds   *metrics.Counter
+	loadsDone  *metrics.Counter
+	errors     *metrics.Counter
+	roundTime  *metrics.Histogram
+	lag        *metrics.Histogram
+	lastGroups int
+}
+
+func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration) *modeler {
+	m := &modeler{
+		st: st, log: log, hub: h, maxWait: maxWait,
+		pending:   map[string]int{},
+		pendKeys:  map[string]int{},
+		changed:   make(chan struct{}),
+		wake:      make(chan struct{}, 1),
+		groups:    newGroupCache(modelCacheBytes),
+		keys:      map[string]string{},
+		exited:    make(chan struct{}),
+		version:   time.Now().UnixMicro(),
+		applied:   set.NewCounter(`hookwatch_model_events_applied_total`),
+		rebuilds:  set.NewCounter(`hookwatch_model_rebuilds_total`),
+		loadsDone: set.NewCounter(`hookwatch_model_group_loads_total`),
+		errors:    set.NewCounter(`hookwatch_model_errors_total`),
+		roundTime: set.NewHistogram(`hookwatch_model_round_duration_seconds`),
+		lag:       set.NewHistogram(`hookwatch_model_lag_seconds`),
+	}
+	set.NewGauge(`hookwatch_model_pending_events`, func() float64 {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		n := 0
+		for _, c := range m.pending {
+			n += c
+		}
+		return float64(n)
+	})
+	// Before New returns, so that a read right after a start waits for
+	// what is stale rather than answering it.
+	m.markStale(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	go m.run(ctx)
+	return m
+}
+
+// stop ends the goroutine, abandoning what is not applied: it is stale in
+// the store and applied on the next start.
+func (m *modeler) stop() {
+	m.cancel()
+	<-m.exited
+}
+
+// keyOf is the group key an event names, "" when it names no project.
+func keyOf(e *store.Event) string {
+	f := e.Facts
+	if f.TranscriptPath == "" && f.CWD == "" {
+		return ""
+	}
+	return attribution.GroupKey(f.Host, f.User, f.TranscriptPath, f.CWD)
+}
+
+// mark records that events were committed (those with a Seq) and wakes the
+// goroutine.
+func (m *modeler) mark(events []store.Event) {
+	now := time.Now()
+	m.mu.Lock()
+	n := 0
+	for i := range events {
+		e := events[i]
+		if e.Seq == 0 || e.SessionID == "" {
+			continue
+		}
+		m.queue = append(m.queue, pendingEvent{ev: e, arrived: now})
+		m.pending[e.SessionID]++
+		if k := keyOf(&e); k != "" {
+			m.pendKeys[k]++
+		}
+		n++
+	}
+	m.mu.Unlock()
+	if n > 0 {
+		m.poke()
+	}
+}
+
+func (m *modeler) poke() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// settled removes applied events and loaded sessions from what readers wait
+// for, and wakes them.
+func (m *modeler) settled(evs []pendingEvent, loaded []string, version int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range evs {
+		if m.pending[p.ev.SessionID]--; m.pending[p.ev.SessionID] <= 0 {
+			delete(m.pending, p.ev.SessionID)
+		}
+		if k := keyOf(&p.ev); k != "" {
+			if m.pendKeys[k]--; m.pendKeys[k] <= 0 {
+				delete(m.pendKeys, k)
+			}
+		}
+	}
+	for _, id := range loaded {
+		if m.pending[id]--; m.pending[id] <= 0 {
+			delete(m.pending, id)
+		}
+	}
+	if version > m.version {
+		m.version = version
+	}
+	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
+// currentVersion is the UpdatedSeq of the model's latest change.
+func (m *modeler) currentVersion() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.version
+}
+
+// isPending reports whether session id, or a session of group key, has
+// events not applied (with both empty: whether any session has), and
+// returns the channel closed when that may have changed.
+func (m *modeler) isPending(id, key string) (bool, <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if id == "" && key == "" {
+		return len(m.pending) > 0, m.changed
+	}
+	return m.pending[id] > 0 || key != "" && m.pendKeys[key] > 0, m.changed
+}
+
+// wait blocks while session id, or a session of group key, has events not
+// applied (with both empty: while any session has), at most m.maxWait and
+// until ctx ends. It reports whether it waited, that is whether a caller
+// should read again.
+func (m *modeler) wait(ctx context.Context, id, key string) bool {
+	var timeout <-chan time.Time
+	for {
+		pending, changed := m.isPending(id, key)
+		if !pending {
+			return timeout != nil
+		}
+		if timeout == nil {
+			t := time.NewTimer(m.maxWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			return true
+		case <-ctx.Done():
+			return true
+		case <-m.exited:
+			return true
+		}
+	}
+}
+
+// markStale queues every session whose model is missing or older than its
+// events: what was committed while no modeler ran (a crash, an upgrade).
+func (m *modeler) markStale(ctx context.Context) {
+	after := ""
+	for {
+		page, err := m.st.StaleModels(ctx, after, staleBatch)
+		if err != nil {
+			if ctx.Err() == nil {
+				m.log.Error("cannot list the sessions to model", "err", err)
+			}
+			return
+		}
+		if len(page) == 0 {
+			return
+		}
+		m.mu.Lock()
+		for _, s := range page {
+			m.loads = append(m.loads, s.ID)
+			m.pending[s.ID]++
+		}
+		m.mu.Unlock()
+		m.poke()
+		after = page[len(page)-1].ID
+	}
+}
+
+func (m *modeler) run(ctx context.Context) {
+	defer close(m.exited)
+	var due <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.wake:
+		case <-due:
+		}
+		due = nil
+		if wait, again := m.round(ctx); again {
+			due = time.After(wait)
+		}
+	}
+}
+
+// round applies the held events whose time has come and loads the stale
+// sessions. It returns how long until the next held event is due.
+func (m *modeler) round(ctx context.Context) (time.Duration, bool) {
+	m.mu.Lock()
+	m.held = append(m.held, m.queue...)
+	m.queue = nil
+	loads := m.loads
+	m.loads = nil
+	m.mu.Unlock()
+
+	now := time.Now()
+	// Ready: everything up to the newest event held long enough, in the
+	// order the events were read, so that an event committed late but read
+	// early goes with it.
+	slices.SortFunc(m.held, func(a, b pendingEvent) int {
+		return cmp.Or(a.ev.Time.Compare(b.ev.Time), cmp.Compare(a.ev.ID, b.ev.ID))
+	})
+	cut := -1
+	for i, p := range m.held {
+		if now.Sub(p.arrived) >= modelHold {
+			cut = i
+		}
+	}
+	ready := slices.Clone(m.held[:cut+1])
+	m.held = slices.Delete(m.held, 0, cut+1)
+	var wait time.Duration
+	again := false
+	if len(m.held) > 0 {
+		oldest := m.held[0].arrived
+		for _, p := range m.held {
+			oldest = minTime(oldest, p.arrived)
+		}
+		wait, again = max(modelHold-now.Sub(oldest), time.Millisecond), true
+	}
+	if len(ready) == 0 && len(loads) == 0 {
+		return wait, again
+	}
+	// A session's model reflects its events up to the first one still
+	// held: derived_seq must not claim one that is not applied.
+	heldMin := map[string]int64{}
+	for _, p := range m.held {
+		if cur, ok := heldMin[p.ev.SessionID]; !ok || p.ev.Seq < cur {
+			heldMin[p.ev.SessionID] = p.ev.Seq
+		}
+	}
+	start := time.Now()
+	version, err := m.apply(ctx, ready, loads, heldMin)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, false
+		}
+		m.log.Error("cannot update the session model", "events", len(ready), "err", err)
+		m.errors.Inc()
+		// What was not stored is stale and is loaded again: forget the
+		// groups, whose state may be ahead of the store.
+		m.groups = newGroupCache(modelCacheBytes)
+		for _, p := range ready {
+			loads = append(loads, p.ev.SessionID)
+		}
+		m.mu.Lock()
+		m.loads = append(m.loads, dedupe(loads)...)
+		for _, id := range dedupe(loads) {
+			m.pending[id]++
+		}
+		m.mu.Unlock()
+		m.settled(ready, loads, 0)
+		return max(wait, time.Second), true
+	}
+	m.roundTime.UpdateDuration(start)
+	m.applied.Add(len(ready))
+	end := time.Now()
+	for _, p := range ready {
+		m.lag.Update(end.Sub(p.arrived).Seconds())
+	}
+	m.settled(ready, loads, version)
+	m.hub.notify()
+	return wait, again
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func dedupe(ids []string) []string {
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// groupState is a lineage group kept in memory between rounds: its model,
+// and what the store says of the events each session id applied.
+type groupState struct {
+	key   string
+	g     *attribution.Group
+	seq   map[string]int64 // session id → largest event seq applied
+	first map[string]time.Time
+	last  map[string]time.Time
+}
+
+func newGroupState(key string) *groupState {
+	return &groupState{key: key, g: attribution.NewGroup(), seq: map[string]int64{}, first: map[string]time.Time{}, last: map[string]time.Time{}}
+}
+
+// note records what the store says of an applied event.
+func (gs *groupState) note(e *store.Event) {
+	id := e.SessionID
+	gs.seq[id] = max(gs.seq[id], e.Seq)
+	if f, ok := gs.first[id]; !ok || e.Time.Before(f) {
+		gs.first[id] = e.Time
+	}
+	if l, ok := gs.last[id]; !ok || e.Time.After(l) {
+		gs.last[id] = e.Time
+	}
+}
+
+// apply applies ready events and loads sessions, and stores the changes in
+// one PutModel. It returns the UpdatedSeq it stored them with.
+func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []string, heldMin map[string]int64) (int64, error) {
+	type work struct {
+		gs      *groupState
+		evs     []*store.Event
+		touched map[string]bool // session ids with events this round
+	}
+	byKey := map[string]*work{}
+	var order []string
+	get := func(key string) *work {
+		w := byKey[key]
+		if w == nil {
+			w = &work{touched: map[string]bool{}}
+			byKey[key] = w
+			order = append(order, key)
+		}
+		return w
+	}
+	for i := range ready {
+		e := &ready[i].ev
+		key, err := m.sessionKey(ctx, e)
+		if err != nil {
+			return 0, err
+		}
+		w := get(key)
+		w.evs = append(w.evs, e)
+		w.touched[e.SessionID] = true
+	}
+	for _, id := range dedupe(loads) {
+		s, err := m.st.Session(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		key := attribution.GroupKey(s.Host, s.User, s.TranscriptPath, s.CWD)
+		m.remember(id, key)
+		get(key).touched[id] = true
+		// Its events are read with its group's, afresh.
+		m.groups.take(key)
+	}
+
+	m.mu.Lock()
+	m.version = max(m.version+1, time.Now().UnixMicro())
+	version := m.version
+	m.mu.Unlock()
+
+	var batch store.ModelBatch
+	for _, key := range order {
+		w := byKey[key]
+		gs := m.groups.take(key)
+		if gs == nil {
+			var err error
+			if gs, err = m.load(ctx, key, w.touched, w.evs); err != nil {
+				return 0, err
+			}
+		}
+		envs := make([]event.Envelope, 0, len(w.evs))
+		for _, e := range w.evs {
+			var env event.Envelope
+			if err := json.Unmarshal(e.Envelope, &env); err != nil {
+				// Stored envelopes are valid JSON; a broken one is
+				// skipped, not allowed to stop every later update.
+				m.log.Warn("cannot decode a stored envelope", "seq", e.Seq, "err", err)
+				continue
+			}
+			envs = append(envs, env)
+			gs.note(e)
+		}
+		before := gs.g.Rebuilds()
+		gs.g.Apply(envs...)
+		m.rebuilds.Add(gs.g.Rebuilds() - before)
+		if err := m.changes(gs, w.touched, version, heldMin, &batch); err != nil {
+			return 0, err
+		}
+		m.groups.put(key, gs)
+	}
+	if batch.Empty() {
+		return version, nil
+	}
+	return version, m.st.PutModel(ctx, batch)
+}
+
+// changes adds to b what changed in gs since its last changes: the session
+// models of the sessions touched and of those the model changed, their
+// agents and calls.
+func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64, heldMin map[string]int64, b *store.ModelBatch) error {
+	ch := gs.g.Changes()
+	models := map[string]*store.SessionModel{}
+	model := func(id string) *store.SessionModel {
+		sm := models[id]
+		if sm == nil {
+			sm = &store.SessionModel{
+				SessionID: id, GroupKey: gs.key, Seq: gs.seq[id], UpdatedSeq: version,
+				FirstEventAt: gs.first[id], LastEventAt: gs.last[id], AliasOf: ch.Aliases[id],
+			}
+			if h, ok := heldMin[id]; ok && h <= sm.Seq {
+				sm.Seq = h - 1
+			}
+			models[id] = sm
+		}
+		return sm
+	}
+	if ch.Reset {
+		for id := range gs.seq {
+			b.Reset = append(b.Reset, id)
+			model(id)
+		}
+	}
+	for id := range touched {
+		model(id)
+	}
+	for _, sc := range ch.Sessions {
+		id := sc.Session.SessionID
+		sm := model(id)
+		var err error
+		if sm.Summary, err = json.Marshal(sc.Session); err != nil {
+			return err
+		}
+		for _, a := range sc.Agents {
+			doc, err := json.Marshal(a)
+			if err != nil {
+				return err
+			}
+			b.Agents = append(b.Agents, store.AgentRow{
+				SessionID: id, AgentID: a.AgentID, ParentAgentID: a.ParentAgentID, Depth: a.Depth,
+				StartedAt: a.StartedAt, UpdatedSeq: version, Doc: doc,
+			})
+		}
+		for _, c := range sc.ToolCalls {
+			doc, err := json.Marshal(c)
+			if err != nil {
+				return err
+			}
+			b.ToolCalls = append(b.ToolCalls, store.ToolCallRow{
+				SessionID: id, ToolUseID: c.ToolUseID, AgentID: c.AgentID, ToolName: c.ToolName,
+				Status: c.Status, StartedAt: c.StartedAt, UpdatedSeq: version, Doc: doc,
+			})
+		}
+	}
+	ids := make([]string, 0, len(models))
+	for id := range models {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		sm := models[id]
+		if sm.Summary == nil && sm.AliasOf == "" {
+			// Touched without a change to its model: keep the stored
+			// summary, advance what it reflects.
+			sm.Summary = gs.summary(id)
+		}
+		b.Sessions = append(b.Sessions, *sm)
+	}
+	slices.Sort(b.Reset)
+	return nil
+}
+
+// summary returns the current summary of session id as JSON, nil when the
+// group has none (no event of it could be attributed).
+func (gs *groupState) summary(id string) json.RawMessage {
+	s := gs.g.Session(id)
+	if s == nil {
+		return nil
+	}
+	c := s.Summary()
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// sessionKey returns the group key of an event's session: the key of the
+// first of its events that named a project, else the stored session's.
+func (m *modeler) sessionKey(ctx context.Context, e *store.Event) (string, error) {
+	if k, ok := m.keys[e.SessionID]; ok {
+		return k, nil
+	}
+	if k := keyOf(e); k != "" {
+		m.remember(e.SessionID, k)
+		return k, nil
+	}
+	s, err := m.st.Session(ctx, e.SessionID)
+	if err != nil {
+		return "", err
+	}
+	k := attribution.GroupKey(s.Host, s.User, s.TranscriptPath, s.CWD)
+	m.remember(e.SessionID, k)
+	return k, nil
+}
+
+func (m *modeler) remember(id, key string) {
+	if len(m.keys) >= maxKnownSessions {
+		clear(m.keys) // a miss costs one read of the session
+	}
+	m.keys[id] = key
+}
+
+// load reads a group not in memory from the store: the sessions touched,
+// the sessions their stored models link them to, and the sessions of the
+// group active within modelWindow of the events at hand.
+func (m *modeler) load(ctx context.Context, key string, touched map[string]bool, evs []*store.Event) (*groupState, error) {
+	m.loadsDone.Inc()
+	members := make([]string, 0, modelMaxSessions)
+	in := map[string]bool{}
+	add := func(id string) {
+		if id != "" && !in[id] && len(members) < max(modelMaxSessions, len(touched)) {
+			in[id] = true
+			members = append(members, id)
+		}
+	}
+	ids := make([]string, 0, len(touched))
+	for id := range touched {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		add(id)
+	}
+	prev, err := m.st.SessionModels(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var linked []string
+	var spans [][2]time.Time
+	for _, id := range ids {
+		p, ok := prev[id]
+		if !ok {
+			continue
+		}
+		linked = append(linked, p.AliasOf)
+		var s attribution.Session
+		if len(p.Summary) > 0 && json.Unmarshal(p.Summary, &s) == nil {
+			linked = append(linked, s.ParentSessionID)
+			linked = append(linked, s.ChildSessionIDs...)
+			linked = append(linked, s.AliasSessionIDs...)
+		}
+		if !p.FirstEventAt.IsZero() {
+			spans = append(spans, [2]time.Time{p.FirstEventAt, p.FirstEventAt}, [2]time.Time{p.LastEventAt, p.LastEventAt})
+		}
+	}
+	if len(linked) > 0 {
+		ls, err := m.st.SessionModels(ctx, linked)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range linked {
+			if l, ok := ls[id]; ok && l.GroupKey == key {
+				add(id)
+			}
+		}
+	}
+	for _, e := range evs {
+		spans = append(spans, [2]time.Time{e.Time, e.Time})
+	}
+	for _, id := range ids {
+		if s, err := m.st.Session(ctx, id); err == nil {
+			spans = append(spans, [2]time.Time{s.FirstEventAt, s.FirstEventAt}, [2]time.Time{s.LastEventAt, s.LastEventAt})
+		}
+	}
+	for i, w := range spans {
+		spans[i] = [2]time.Time{w[0].Add(-modelWindow), w[1].Add(modelWindow)}
+	}
+	for _, w := range mergeWindows(spans) {
+		near, err := m.st.GroupSessions(ctx, key, w[0], w[1], modelMaxSessions)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range near {
+			add(n.SessionID)
+		}
+	}
+
+	gs := newGroupState(key)
+	var envs []event.Envelope
+	for _, id := range members {
+		f := store.EventFilter{SessionID: id, Limit: store.MaxLimit}
+		for {
+			page, err := m.st.Events(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			for i := range page.Events {
+				e := &page.Events[i]
+				var env event.Envelope
+				if err := json.Unmarshal(e.Envelope, &env); err != nil {
+					m.log.Warn("cannot decode a stored envelope", "seq", e.Seq, "err", err)
+				} else {
+					envs = append(envs, env)
+				}
+				gs.note(e)
+			}
+			if page.Next == "" || len(page.Events) == 0 {
+				break
+			}
+			f.Cursor = page.Next
+		}
+		m.remember(id, key)
+	}
+	gs.g.Apply(envs...)
+	return gs, nil
+}
+
+// mergeWindows sorts time windows and merges those that overlap.
+func mergeWindows(ws [][2]time.Time) [][2]time.Time {
+	slices.SortFunc(ws, func(a, b [2]time.Time) int { return a[0].Compare(b[0]) })
+	var out [][2]time.Time
+	for _, w := range ws {
+		if n := len(out); n > 0 && !w[0].After(out[n-1][1]) {
+			if w[1].After(out[n-1][1]) {
+				out[n-1][1] = w[1]
+			}
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// groupCache keeps the groups' state between rounds, least recently used
+// first out, within a budget of payload bytes.
+type groupCache struct {
+	budget int
+	used   int
+	groups map[string]*groupState
+	order  []string // least recently used first
+}
+
+func newGroupCache(budget int) *groupCache {
+	return &groupCache{budget: budget, groups: map[string]*groupState{}}
+}
+
+// take removes and returns the state of key, or nil.
+func (c *groupCache) take(key string) *groupState {
+	g, ok := c.groups[key]
+	if !ok {
+		return nil
+	}
+	delete(c.groups, key)
+	c.order = slices.DeleteFunc(c.order, func(k string) bool { return k == key })
+	c.used -= g.g.Bytes()
+	return g
+}
+
+// put keeps the state of key as the most recently used, evicting others
+// to stay within budget. A group larger than the budget is not kept.
+func (c *groupCache) put(key string, g *groupState) {
+	if g.g.Bytes() > c.budget {
+		return
+	}
+	for c.used+g.g.Bytes() > c.budget && len(c.order) > 0 {
+		old := c.order[0]
+		c.order = c.order[1:]
+		c.used -= c.groups[old].g.Bytes()
+		delete(c.groups, old)
+	}
+	c.groups[key] = g
+	c.order = append(c.order, key)
+	c.used += g.g.Bytes()
+}
+
+// modelingStore is the store as the writer sees it: every Insert that
+// stores events hands them to the modeler before the writer answers the
+// requests, so a client that reads after its POST returned finds them
+// pending (and waits for them) rather than stale.
+type modelingStore struct {
+	store.Store
+	m *modeler
+}
+
+func (s modelingStore) Insert(ctx context.Context, events []store.Event) (int, error) {
+	n, err := s.Store.Insert(ctx, events)
+	if n > 0 {
+		s.m.mark(events)
+	}
+	return n, err
+}

@@ -1,0 +1,408 @@
+package collector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// SessionView is a session as GET /v1/sessions and GET /v1/sessions/{id}
+// show it: the store's summary of its events, and the session model
+// (package attribution) computed from them. The model's fields are zero
+// until the session's events are first applied; DerivedSeq says which
+// events they reflect.
+type SessionView struct {
+	store.Session
+	// Title is the first prompt of the main agent (else the client's
+	// session title).
+	Title string `json:"title"`
+	// Project is the client's project directory name (attribution.Project).
+	Project string `json:"project"`
+	// Status is attribution.SessionRunning, SessionEnded or SessionFailed.
+	Status string `json:"status"`
+	// ParentSessionID is the session this one continues and Lineage how:
+	// attribution.LineageFork, LineageClear, LineageCompact,
+	// LineageSubagent for a virtual session, "" for a root. A resume or a
+	// continue (-c) keeps the session id: it shows as a run, not as
+	// lineage.
+	ParentSessionID string   `json:"parent_session_id"`
+	Lineage         string   `json:"lineage"`
+	ChildSessionIDs []string `json:"child_session_ids"`
+	// AliasSessionIDs are the throwaway ids of continues folded into this
+	// session; AliasOf, on such a throwaway id, names the session.
+	AliasSessionIDs []string                 `json:"alias_session_ids"`
+	AliasOf         string                   `json:"alias_of,omitempty"`
+	Phantom         bool                     `json:"phantom,omitempty"`
+	Runs            []attribution.Run        `json:"runs"`
+	Compactions     []attribution.Compaction `json:"compactions"`
+	Counts          attribution.Counts       `json:"counts"`
+	// DerivedSeq is the last_seq of the session the model was computed
+	// at: it is current when it equals last_seq.
+	DerivedSeq int64 `json:"derived_seq"`
+	// AgentID and Agent are set on a virtual session (sub--<agent_id>).
+	AgentID *string            `json:"agent_id,omitempty"`
+	Agent   *attribution.Agent `json:"agent,omitempty"`
+}
+
+// AgentsResponse is the body of GET /v1/sessions/{id}/agents: the main
+// agent (agent_id "") first, then the subagents by start. For a virtual
+// session, the subagent and those it spawned, at any depth.
+type AgentsResponse struct {
+	Agents []json.RawMessage `json:"agents"`
+	// NextCursor continues the listing; "" on the last page.
+	NextCursor string `json:"next_cursor"`
+	DerivedSeq int64  `json:"derived_seq"`
+}
+
+// ToolCallsResponse is the body of GET /v1/sessions/{id}/tool-calls: the
+// calls by start, then tool_use_id.
+type ToolCallsResponse struct {
+	ToolCalls  []json.RawMessage `json:"tool_calls"`
+	NextCursor string            `json:"next_cursor"`
+	DerivedSeq int64             `json:"derived_seq"`
+}
+
+// decodeSummary decodes a stored session summary; nil for none.
+func decodeSummary(raw json.RawMessage) *attribution.Session {
+	if len(raw) == 0 {
+		return nil
+	}
+	var s attribution.Session
+	if json.Unmarshal(raw, &s) != nil {
+		return nil
+	}
+	return &s
+}
+
+// view builds a SessionView from a stored session and its model (zero when
+// none); target is the model of the session an alias was folded into, when
+// sess is one.
+func view(sess store.Session, sm, target store.SessionModel) SessionView {
+	v := SessionView{Session: sess, Title: sess.Title, Status: attribution.SessionRunning, DerivedSeq: sm.Seq}
+	if sess.EndedAt != nil {
+		v.Status = attribution.SessionEnded
+	}
+	v.AliasOf = sm.AliasOf
+	sum := sm.Summary
+	if sm.AliasOf != "" {
+		sum = target.Summary
+	}
+	if s := decodeSummary(sum); s != nil {
+		if s.Status != "" {
+			v.Status = s.Status
+		}
+		v.Project = s.Project
+		if sm.AliasOf == "" {
+			if s.Title != "" {
+				v.Title = s.Title
+			}
+			v.ParentSessionID, v.Lineage = s.ParentSessionID, s.Lineage
+			v.ChildSessionIDs, v.AliasSessionIDs, v.Phantom = s.ChildSessionIDs, s.AliasSessionIDs, s.Phantom
+			v.Runs, v.Compactions, v.Counts = s.Runs, s.Compactions, s.Counts
+		}
+	}
+	if v.Project == "" {
+		v.Project = attribution.Project(sess.TranscriptPath, sess.CWD)
+	}
+	if v.ChildSessionIDs == nil {
+		v.ChildSessionIDs = []string{}
+	}
+	if v.AliasSessionIDs == nil {
+		v.AliasSessionIDs = []string{}
+	}
+	if v.Runs == nil {
+		v.Runs = []attribution.Run{}
+	}
+	if v.Compactions == nil {
+		v.Compactions = []attribution.Compaction{}
+	}
+	return v
+}
+
+// sessionViews adds the model to a page of sessions, without waiting for
+// events not applied yet.
+func (s *Server) sessionViews(ctx context.Context, sessions []store.Session) ([]SessionView, error) {
+	ids := make([]string, len(sessions))
+	for i, sess := range sessions {
+		ids[i] = sess.ID
+	}
+	ms, err := s.store.SessionModels(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var targets []string
+	for _, m := range ms {
+		if _, ok := ms[m.AliasOf]; m.AliasOf != "" && !ok {
+			targets = append(targets, m.AliasOf)
+		}
+	}
+	if len(targets) > 0 {
+		more, err := s.store.SessionModels(ctx, targets)
+		if err != nil {
+			return nil, err
+		}
+		for id, m := range more {
+			ms[id] = m
+		}
+	}
+	out := make([]SessionView, len(sessions))
+	for i, sess := range sessions {
+		m := ms[sess.ID]
+		out[i] = view(sess, m, ms[m.AliasOf])
+	}
+	return out, nil
+}
+
+// modelFor returns a session's model, first waiting (bounded) for events of
+// it not applied yet. A session not modelled yet has a zero model.
+func (s *Server) modelFor(ctx context.Context, id string) (store.SessionModel, error) {
+	get := func() (store.SessionModel, error) {
+		ms, err := s.store.SessionModels(ctx, []string{id})
+		if err != nil {
+			return store.SessionModel{}, err
+		}
+		if m, ok := ms[id]; ok {
+			return m, nil
+		}
+		return store.SessionModel{SessionID: id}, nil
+	}
+	m, err := get()
+	if err != nil {
+		return m, err
+	}
+	if s.modeler.wait(ctx, id, m.GroupKey) {
+		return get()
+	}
+	return m, nil
+}
+
+// resolved is what a session id in a path stands for.
+type resolved struct {
+	sess store.Session
+	// own is the session's model; data is the model to show: its own, or
+	// for a throwaway id folded into a session, that session's.
+	own, data store.SessionModel
+	// agent is set for a virtual session: the subagent, in sess (its
+	// parent session); agents are then all of sess's agents.
+	agent  *attribution.Agent
+	agents []*attribution.Agent
+}
+
+// resolve finds the session a path names, waiting (bounded) for events not
+// applied yet: a stored session id, a throwaway id folded into a session,
+// or a virtual session sub--<agent_id>. It returns store.ErrNotFound for
+// none.
+func (s *Server) resolve(ctx context.Context, id string) (resolved, error) {
+	sess, err := s.store.Session(ctx, id)
+	if err == nil {
+		m, err := s.modelFor(ctx, id)
+		if err != nil {
+			return resolved{}, err
+		}
+		r := resolved{sess: sess, own: m, data: m}
+		if m.AliasOf != "" {
+			t, err := s.modelFor(ctx, m.AliasOf)
+			if err != nil {
+				return resolved{}, err
+			}
+			r.data = t
+		}
+		return r, nil
+	}
+	agentID, virtual := attribution.VirtualAgentID(id)
+	if !errors.Is(err, store.ErrNotFound) || !virtual {
+		return resolved{}, err
+	}
+	parent, err := s.store.SubagentSession(ctx, agentID)
+	if errors.Is(err, store.ErrNotFound) && s.modeler.wait(ctx, "", "") {
+		// Its session may have been waiting for its first update.
+		parent, err = s.store.SubagentSession(ctx, agentID)
+	}
+	if err != nil {
+		return resolved{}, err
+	}
+	if sess, err = s.store.Session(ctx, parent); err != nil {
+		return resolved{}, err
+	}
+	m, err := s.modelFor(ctx, parent)
+	if err != nil {
+		return resolved{}, err
+	}
+	agents, err := s.allAgents(ctx, parent)
+	if err != nil {
+		return resolved{}, err
+	}
+	for _, a := range agents {
+		if a.AgentID == agentID {
+			return resolved{sess: sess, own: m, data: m, agent: a, agents: agents}, nil
+		}
+	}
+	// Modelled again since the lookup, without the agent.
+	return resolved{}, fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
+}
+
+// allAgents reads every agent of a session, in the listing's order.
+func (s *Server) allAgents(ctx context.Context, sessionID string) ([]*attribution.Agent, error) {
+	var out []*attribution.Agent
+	f := store.AgentFilter{SessionID: sessionID, Limit: store.MaxLimit}
+	for {
+		page, err := s.store.Agents(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range page.Agents {
+			var a attribution.Agent
+			if err := json.Unmarshal(row.Doc, &a); err != nil {
+				return nil, fmt.Errorf("cannot decode agent %q of session %q: %w", row.AgentID, sessionID, err)
+			}
+			out = append(out, &a)
+		}
+		if page.Next == "" {
+			return out, nil
+		}
+		f.Cursor = page.Next
+	}
+}
+
+// virtualView is the view of a subagent as a session of its own.
+func virtualView(r resolved) SessionView {
+	parent := decodeSummary(r.own.Summary)
+	if parent == nil {
+		parent = &attribution.Session{SessionID: r.sess.ID}
+	}
+	vs := attribution.VirtualSession(parent, r.agents, r.agent)
+	v := SessionView{
+		Session: r.sess, Title: vs.Title, Project: vs.Project, Status: vs.Status,
+		ParentSessionID: vs.ParentSessionID, Lineage: vs.Lineage,
+		ChildSessionIDs: []string{}, AliasSessionIDs: []string{}, Runs: []attribution.Run{},
+		Compactions: []attribution.Compaction{}, Counts: vs.Counts, DerivedSeq: r.own.Seq, Agent: r.agent,
+	}
+	v.ID = vs.SessionID
+	v.AgentID = &r.agent.AgentID
+	v.FirstEventAt, v.LastEventAt, v.EndedAt, v.EndReason, v.EventCount = vs.StartedAt, vs.LastEventAt, vs.EndedAt, "", int64(vs.Counts.Events)
+	return v
+}
+
+func (s *Server) handleSessionView(w http.ResponseWriter, r *http.Request) {
+	res, err := s.resolve(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	if res.agent != nil {
+		writeJSON(w, http.StatusOK, virtualView(res))
+		return
+	}
+	writeJSON(w, http.StatusOK, view(res.sess, res.own, res.data))
+}
+
+func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, err := parseLimit(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if limit == 0 {
+		limit = store.MaxLimit
+	}
+	res, err := s.resolve(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	f := store.AgentFilter{SessionID: res.data.SessionID, Cursor: q.Get("cursor"), Limit: limit}
+	if f.SessionID == "" {
+		f.SessionID = res.sess.ID
+	}
+	if res.agent != nil {
+		f.AgentIDs = []string{}
+		for _, a := range attribution.Subtree(res.agents, res.agent.AgentID) {
+			f.AgentIDs = append(f.AgentIDs, a.AgentID)
+		}
+	}
+	page, err := s.store.Agents(r.Context(), f)
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	body := AgentsResponse{Agents: make([]json.RawMessage, 0, len(page.Agents)), NextCursor: page.Next, DerivedSeq: res.own.Seq}
+	for _, a := range page.Agents {
+		body.Agents = append(body.Agents, a.Doc)
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// handleToolCalls is GET /v1/sessions/{id}/tool-calls: a page of the calls
+// by start, filtered by agent_id, tool, status and since (RFC 3339: calls
+// started at or after it) in the database. A virtual session lists its
+// subagent's own calls.
+func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, err := parseLimit(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if limit == 0 {
+		limit = store.MaxLimit
+	}
+	f := store.ToolCallFilter{Tool: q.Get("tool"), Status: q.Get("status"), Cursor: q.Get("cursor"), Limit: limit}
+	if v := q.Get("since"); v != "" {
+		if f.Since, err = time.Parse(time.RFC3339Nano, v); err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("since must be an RFC 3339 time, got %q", v))
+			return
+		}
+	}
+	res, err := s.resolve(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	f.SessionID = res.data.SessionID
+	if f.SessionID == "" {
+		f.SessionID = res.sess.ID
+	}
+	switch {
+	case res.agent != nil && q.Has("agent_id") && q.Get("agent_id") != res.agent.AgentID:
+		f.AgentIDs = []string{}
+	case res.agent != nil:
+		f.AgentIDs = []string{res.agent.AgentID}
+	case q.Has("agent_id"):
+		f.AgentIDs = []string{q.Get("agent_id")}
+	}
+	page, err := s.store.ToolCalls(r.Context(), f)
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	body := ToolCallsResponse{ToolCalls: make([]json.RawMessage, 0, len(page.ToolCalls)), NextCursor: page.Next, DerivedSeq: res.own.Seq}
+	for _, c := range page.ToolCalls {
+		body.ToolCalls = append(body.ToolCalls, c.Doc)
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// virtualEvents resolves the path of GET /v1/sessions/{id}/events: a
+// virtual session lists its parent's events of that agent. It returns the
+// filter's session and agent, and store.ErrNotFound when neither a session
+// nor a subagent has the id.
+func (s *Server) virtualEvents(ctx context.Context, id string) (sessionID string, agentID *string, err error) {
+	if _, ok := attribution.VirtualAgentID(id); !ok {
+		return id, nil, nil
+	}
+	if _, err := s.store.Session(ctx, id); err == nil {
+		return id, nil, nil // a real session with such an id
+	}
+	res, err := s.resolve(ctx, id)
+	if err != nil {
+		return "", nil, err
+	}
+	return res.sess.ID, &res.agent.AgentID, nil
+}
