@@ -460,6 +460,11 @@ func (e *env) checkRegistration() Check {
 			extra = scopes[1:]
 		}
 		c.Fix = uninstallAll(extra)
+		if len(extra) == 0 {
+			// One file registers the different handlers: install keeps one
+			// hookwatch group per event and removes the rest.
+			c.Fix = "hookwatch install" + scopeFlag(scopes[0])
+		}
 	case same:
 		c.Status = Warn
 		c.Message = fmt.Sprintf("the %s settings register the same hookwatch handler; Claude Code runs it once, but uninstalling one scope leaves the other", strings.Join(scopes, " and "))

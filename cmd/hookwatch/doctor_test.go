@@ -29,6 +29,11 @@ func runDoctorJSON(t *testing.T, args ...string) (*doctor.Report, error) {
 	if r.OK != (r.Problems == 0) {
 		t.Fatalf("ok %v with %d problems", r.OK, r.Problems)
 	}
+	for _, c := range r.Checks {
+		if c.Status == doctor.Fail && c.Fix == "" {
+			t.Errorf("check %q failed without a fix: %+v", c.Name, c)
+		}
+	}
 	return &r.Report, err
 }
 
@@ -224,6 +229,7 @@ func TestDoctorDuplicates(t *testing.T) {
 	r, err = runDoctorJSON(t, "--no-round-trip")
 	wantExit1(t, err)
 	wantCheck(t, r, "settings (user)", doctor.Fail, "more than once for Stop", "fix: hookwatch install")
+	wantCheck(t, r, "registration", doctor.Fail, "the user settings register different hookwatch handlers", "fix: hookwatch install")
 	mustHW(t, "install")
 	r, err = runDoctorJSON(t, "--no-round-trip")
 	if err != nil {
