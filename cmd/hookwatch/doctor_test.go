@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/policy"
 )
@@ -122,14 +123,22 @@ func TestDoctorHealthy(t *testing.T) {
 	wantCheck(t, r, "collector", doctor.OK, c.URL, "version "+version)
 	wantCheck(t, r, "policy", doctor.OK, "ok, 1 rule", "answered by the collector")
 	wantCheck(t, r, "database", doctor.OK)
-	wantCheck(t, r, "round trip", doctor.OK, e.lean, "stored session doctor-")
+	wantCheck(t, r, "round trip", doctor.OK, e.lean, "stored session "+event.ProbeSessionPrefix)
 	wantCheck(t, r, "claude", doctor.OK, "2.1.268")
-	// The round trip went through the real hook to the collector.
+	// The round trip went through the real hook to the collector, into a
+	// probe session that the session list leaves out.
 	rt := check(t, r, "round trip").Message
-	id := rt[strings.Index(rt, "doctor-"):]
+	id := rt[strings.Index(rt, event.ProbeSessionPrefix):]
 	if evs := c.session(t, id); len(evs) != 1 || evs[0].Event != "Notification" {
 		t.Fatalf("collector stored %+v for %s, want one Notification", evs, id)
 	}
+	code, body := c.get(t, "/v1/sessions")
+	if code != 200 || strings.Contains(body, event.ProbeSessionPrefix) || !strings.Contains(body, `"sessions"`) {
+		t.Fatalf("GET /v1/sessions after doctor: %d %s", code, body)
+	}
+	// Nothing to warn about afterwards: doctor left no trace in the hook log.
+	r, _ = runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "hook log", doctor.OK, "no hook errors")
 }
 
 func TestDoctorBroken(t *testing.T) {
@@ -160,15 +169,17 @@ func TestDoctorBroken(t *testing.T) {
 		t.Fatalf("%d problems, want 4: %+v", r.Problems, r.Checks)
 	}
 
-	// The fixes it names work: reinstall, and the round trip now spools.
+	// The fixes it names work: reinstall, and the round trip now spools —
+	// in a scratch home: doctor leaves no event in the spool, no line in
+	// hook.log and starts no collector.
 	mustHW(t, "install")
 	r, err = runDoctorJSON(t)
 	wantExit1(t, err) // the collector and the policy are still broken
 	wantCheck(t, r, "settings (user)", doctor.OK, e.self)
-	wantCheck(t, r, "round trip", doctor.OK, "went to the spool")
+	wantCheck(t, r, "round trip", doctor.OK, "spooled the event (in a scratch home)")
 	r, _ = runDoctorJSON(t)
-	wantCheck(t, r, "spool", doctor.Warn, "pending", "once the collector is up")
-	wantCheck(t, r, "hook log", doctor.Warn, "spooled")
+	wantCheck(t, r, "spool", doctor.OK, "is empty")
+	wantCheck(t, r, "hook log", doctor.OK, "no hook errors")
 }
 
 func TestDoctorNotRegistered(t *testing.T) {
@@ -282,11 +293,9 @@ func TestDoctorToken(t *testing.T) {
 	if err != nil {
 		t.Fatalf("doctor with the right token: %v: %+v", err, r.Checks)
 	}
-	wantCheck(t, r, "round trip", doctor.OK, "stored session doctor-")
-	// The event refused earlier sat in the spool; this run's hook delivered it.
-	wantCheck(t, r, "spool", doctor.Warn, "pending")
-	r, _ = runDoctorJSON(t)
-	wantCheck(t, r, "spool", doctor.OK, "0 bytes pending")
+	wantCheck(t, r, "round trip", doctor.OK, "stored session "+event.ProbeSessionPrefix)
+	// The event refused earlier went to a scratch home: nothing is pending.
+	wantCheck(t, r, "spool", doctor.OK, "is empty")
 }
 
 func TestDoctorUsage(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
 )
 
@@ -190,7 +191,19 @@ func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 	}
 	printResult(stdout, total, "uninstall", sf.dryRun)
+	if c, ok := runningCollector(hook.Home(os.Getenv)); ok && !sf.dryRun {
+		// The hooks are gone, the collector is not: say so rather than
+		// leave a server listening that the user believes uninstalled.
+		fmt.Fprintf(stdout, "A collector is still running at http://%s%s; stop it with: hookwatch stop\n", c.Addr, pidNote(c.PID))
+	}
 	return nil
+}
+
+func pidNote(pid int) string {
+	if pid <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (pid %d)", pid)
 }
 
 // otherHookBinaries returns the hookwatch-hook binaries the settings file

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -188,6 +189,21 @@ func (c *testCollector) setAgents(body string) {
 	c.mu.Lock()
 	c.agents = body
 	c.mu.Unlock()
+}
+
+// get returns the status and body of a GET of path on the collector.
+func (c *testCollector) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(c.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
 }
 
 // session returns the stored events of the session, asking the collector's
