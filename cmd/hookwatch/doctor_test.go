@@ -13,6 +13,7 @@ import (
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/policy"
+	"github.com/hookwatch/hookwatch/spool"
 )
 
 // runDoctorJSON runs `hookwatch doctor --json` and returns the report and the
@@ -303,4 +304,32 @@ func TestDoctorUsage(t *testing.T) {
 	if _, _, err := hw(t, "", "doctor", "extra"); !errors.Is(err, errUsage) {
 		t.Fatalf("doctor extra: %v, want a usage error", err)
 	}
+}
+
+// TestDoctorLosses: lost events make doctor say degraded until the user
+// acknowledges them; new losses make it degraded again.
+func TestDoctorLosses(t *testing.T) {
+	e := newTestEnv(t)
+	newTestCollector(t)
+	mustHW(t, "install")
+	sp, err := spool.Open(filepath.Join(e.hwHome, "spool"), spool.Options{MaxBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		sp.Append([]byte(`{"id":"x"}`)) // over the cap: dropped
+	}
+	r, _ := runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "spool", doctor.Warn, "3 dropped", "degraded, 3 lost events not acknowledged", "HOOKWATCH_SPOOL_MAX", "fix: hookwatch doctor --ack-losses")
+
+	out := mustHW(t, "doctor", "--ack-losses", "--no-round-trip")
+	if !strings.Contains(out, "acknowledged 3 lost event(s): 3 dropped, 0 corrupt") {
+		t.Fatalf("doctor --ack-losses:\n%s", out)
+	}
+	r, _ = runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "spool", doctor.OK, "3 dropped, 0 corrupt (acknowledged)")
+
+	sp.Append([]byte(`{"id":"y"}`))
+	r, _ = runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "spool", doctor.Warn, "4 dropped", "degraded, 1 lost event not acknowledged")
 }
