@@ -36,7 +36,8 @@ watch the session being recorded. No Anthropic account or Claude Code needed.
 The events go through the collector's ingest endpoint (POST /v1/events) exactly
 as the hook sends them. When no collector answers, demo starts one in the
 background, as the first hook of a real session would (stop it with
-'hookwatch stop'); with --no-start it says how to start one instead. Each run
+'hookwatch stop'); with --no-start or HOOKWATCH_AUTOSTART=0 it says how to
+start one instead. Each run
 makes a new session in the project "` + demo.StoryProject + `".
 
 Flags:`
@@ -54,8 +55,8 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	base, token := collectorURL()
 	if !healthy(ctx, base, 2*time.Second) {
-		if *noStart {
-			return fmt.Errorf("no collector answers at %s: start one with 'hookwatch serve' (or run demo without --no-start)", base)
+		if cfg, _ := hook.ConfigFromEnv(os.Getenv); *noStart || !cfg.Autostart {
+			return fmt.Errorf("no collector answers at %s: start one with 'hookwatch serve' (or run demo without --no-start, with HOOKWATCH_AUTOSTART on)", base)
 		}
 		home := hook.Home(os.Getenv)
 		if err := startCollector(ctx, home, base); err != nil {
