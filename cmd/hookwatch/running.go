@@ -19,11 +19,8 @@ import (
 // collectorURL is the collector the hook sends to, and the token it sends:
 // HOOKWATCH_URL and HOOKWATCH_TOKEN, as the hook reads them.
 func collectorURL() (base, token string) {
-	base = strings.TrimRight(os.Getenv("HOOKWATCH_URL"), "/")
-	if base == "" {
-		base = hook.DefaultURL
-	}
-	return base, os.Getenv("HOOKWATCH_TOKEN")
+	cfg, _ := hook.ConfigFromEnv(os.Getenv)
+	return strings.TrimRight(cfg.URL, "/"), cfg.Token
 }
 
 // runningCollector returns the collector attached to the spool of home, as
