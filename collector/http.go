@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/hookwatch/hookwatch/spool"
 )
 
 // errorBody is the JSON body of every error response.
@@ -63,12 +65,38 @@ type healthBody struct {
 	Status  string `json:"status"` // "ok" or "degraded"
 	Version string `json:"version"`
 	DB      string `json:"db"` // "ok" or the error
+	// Spool is the local spool's state, when the collector drains one.
+	Spool *spoolHealth `json:"spool,omitempty"`
 }
 
+// spoolHealth is what /healthz says about the local spool.
+type spoolHealth struct {
+	spool.Stats
+	// Unacknowledged counts the events lost (dropped or corrupt) that the
+	// user has not acknowledged (hookwatch doctor --ack-losses); while it
+	// is not 0 the status is degraded.
+	Unacknowledged int64 `json:"unacknowledged"`
+	// Error is why the spool could not be read, if it could not.
+	Error string `json:"error,omitempty"`
+}
+
+// handleHealth is GET /healthz: 503 when the database does not answer;
+// 200 otherwise, with status "degraded" while events were lost that the
+// user has not acknowledged — the collector works, but the record has gaps.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	body := healthBody{Status: "ok", Version: s.cfg.Version, DB: "ok"}
+	if sp := s.metrics.spool.Load(); sp != nil {
+		st, err := sp.Stats()
+		body.Spool = &spoolHealth{Stats: st, Unacknowledged: st.Unacknowledged()}
+		if err != nil {
+			body.Spool.Error = err.Error()
+		}
+		if body.Spool.Unacknowledged > 0 {
+			body.Status = "degraded"
+		}
+	}
 	if _, err := s.store.LastSeq(ctx); err != nil {
 		body.Status, body.DB = "degraded", err.Error()
 		writeJSON(w, http.StatusServiceUnavailable, body)

@@ -3,9 +3,12 @@ package collector
 import (
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/hookwatch/hookwatch/spool"
 )
 
 // metrics are the server's own metrics. They live in a Set of their own, not
@@ -21,6 +24,9 @@ type serverMetrics struct {
 	commitDuration *metrics.Histogram
 	commitErrors   *metrics.Counter
 	sseClients     *metrics.Gauge
+	// spool is the local spool the server drains (DrainSpool), nil until
+	// it drains one; its counters are read at each scrape.
+	spool atomic.Pointer[spool.Spool]
 }
 
 func newMetrics() *serverMetrics {
@@ -103,5 +109,15 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	s.metrics.set.WritePrometheus(w)
+	if sp := s.metrics.spool.Load(); sp != nil {
+		// Read from the spool's files at each scrape: hooks in other
+		// processes count its drops, and the counts survive restarts.
+		if st, err := sp.Stats(); err == nil {
+			metrics.WriteCounterUint64(w, "hookwatch_spool_dropped_total", uint64(st.Dropped))
+			metrics.WriteCounterUint64(w, "hookwatch_spool_corrupt_total", uint64(st.Corrupt))
+			metrics.WriteGaugeUint64(w, "hookwatch_spool_losses_unacknowledged", uint64(st.Unacknowledged()))
+			metrics.WriteGaugeUint64(w, "hookwatch_spool_pending_bytes", uint64(st.PendingBytes))
+		}
+	}
 	metrics.WriteProcessMetrics(w)
 }

@@ -30,6 +30,7 @@ import (
 const spoolCoalesce = 5 * time.Millisecond
 
 func (s *Server) DrainSpool(ctx context.Context, sp *spool.Spool, interval time.Duration) {
+	s.metrics.spool.Store(sp) // its losses go to /metrics and /healthz
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	wake, _ := sp.Notify(ctx) // nil where unsupported: the ticker alone then

@@ -80,3 +80,82 @@ func TestDrainSpool(t *testing.T) {
 		t.Errorf("rejected.jsonl = %q (%v)", rej, err)
 	}
 }
+
+// TestSpoolLossesReported: the spool's drops and corrupt lines are on
+// /metrics, and /healthz is degraded while some are not acknowledged.
+func TestSpoolLossesReported(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	health := func() (int, map[string]any) {
+		t.Helper()
+		code, body := s.do(t, "GET", "/healthz", nil)
+		var h map[string]any
+		if err := json.Unmarshal(body, &h); err != nil {
+			t.Fatalf("healthz: %s", body)
+		}
+		return code, h
+	}
+	metric := func(name string) string {
+		t.Helper()
+		_, body := s.do(t, "GET", "/metrics", nil)
+		for _, line := range strings.Split(string(body), "\n") {
+			if v, ok := strings.CutPrefix(line, name+" "); ok {
+				return v
+			}
+		}
+		return "absent"
+	}
+	if code, h := health(); code != 200 || h["status"] != "ok" || h["spool"] != nil {
+		t.Fatalf("healthz without a spool: %d %v", code, h)
+	}
+	if v := metric("hookwatch_spool_dropped_total"); v != "absent" {
+		t.Fatalf("a collector without a spool reports hookwatch_spool_dropped_total %s", v)
+	}
+
+	sp, err := spool.Open(filepath.Join(t.TempDir(), "spool"), spool.Options{MaxBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.DrainSpool(ctx, sp, 20*time.Millisecond) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(5 * time.Second)
+	for metric("hookwatch_spool_dropped_total") == "absent" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code, h := health(); code != 200 || h["status"] != "ok" {
+		t.Fatalf("healthz with a spool and no loss: %d %v", code, h)
+	}
+
+	for range 3 {
+		sp.Append([]byte(`{"id":"x"}`)) // over the cap: dropped
+	}
+	if err := os.WriteFile(filepath.Join(sp.Dir(), "corrupt"), []byte("..."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, h := health()
+	if code != 200 || h["status"] != "degraded" {
+		t.Fatalf("healthz after losses: %d %v", code, h)
+	}
+	if sh, _ := h["spool"].(map[string]any); sh["dropped"] != 3.0 || sh["corrupt"] != 3.0 || sh["unacknowledged"] != 6.0 {
+		t.Fatalf("healthz spool = %v", h["spool"])
+	}
+	for name, want := range map[string]string{"hookwatch_spool_dropped_total": "3", "hookwatch_spool_corrupt_total": "3", "hookwatch_spool_losses_unacknowledged": "6"} {
+		if got := metric(name); got != want {
+			t.Errorf("%s = %s, want %s", name, got, want)
+		}
+	}
+
+	if _, err := sp.Acknowledge(); err != nil {
+		t.Fatal(err)
+	}
+	if code, h := health(); code != 200 || h["status"] != "ok" {
+		t.Fatalf("healthz after the losses were acknowledged: %d %v", code, h)
+	}
+	if got := metric("hookwatch_spool_dropped_total"); got != "3" {
+		t.Errorf("hookwatch_spool_dropped_total after acknowledging = %s, want 3: counters keep counting", got)
+	}
+	if got := metric("hookwatch_spool_losses_unacknowledged"); got != "0" {
+		t.Errorf("hookwatch_spool_losses_unacknowledged after acknowledging = %s", got)
+	}
+}

@@ -12,11 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/spool"
@@ -141,15 +143,33 @@ func (e *env) checkSpool() Check {
 			c.Details = append(c.Details, "the backlog is delivered once the collector is up")
 		}
 	}
-	if st.Dropped > 0 {
+	if lost := st.Unacknowledged(); lost > 0 {
+		// Only the losses since the last acknowledgement: a loss the user
+		// has seen must not keep the setup degraded for ever.
 		c.Status = Warn
-		c.Details = append(c.Details, fmt.Sprintf("%d event%s could not be spooled (the spool was full or unwritable) and are lost; HOOKWATCH_SPOOL_MAX raises the cap", st.Dropped, plural(int(st.Dropped))))
-	}
-	if st.Corrupt > 0 {
-		c.Status = Warn
-		c.Details = append(c.Details, fmt.Sprintf("%d line%s of the spool could not be read (torn writes) and were skipped", st.Corrupt, plural(int(st.Corrupt))))
+		c.Message += fmt.Sprintf(": degraded, %d lost event%s not acknowledged", lost, plural(int(lost)))
+		if st.Dropped > 0 {
+			c.Details = append(c.Details, fmt.Sprintf("dropped: events that could not be spooled (the spool was full or unwritable) are lost; HOOKWATCH_SPOOL_MAX raises the cap (%s)", bytesString(e.spoolMax())))
+		}
+		if st.Corrupt > 0 {
+			c.Details = append(c.Details, "corrupt: lines of the spool that could not be read (torn writes) were skipped")
+		}
+		c.Fix = ackLossesFix + "   # once you have taken note"
+	} else if st.Dropped+st.Corrupt > 0 {
+		c.Message += " (acknowledged)"
 	}
 	return c
+}
+
+// ackLossesFix acknowledges the losses counted so far.
+const ackLossesFix = "hookwatch doctor --ack-losses"
+
+// spoolMax is the spool's cap as the hook reads it.
+func (e *env) spoolMax() int64 {
+	if cfg, _ := hook.ConfigFromEnv(e.Getenv); cfg.SpoolMax > 0 {
+		return cfg.SpoolMax
+	}
+	return spool.DefaultMaxBytes
 }
 
 func bytesString(n int64) string {
@@ -166,7 +186,14 @@ func bytesString(n int64) string {
 func (e *env) checkHookLog() Check {
 	c := Check{Name: "hook log", Status: OK}
 	path := filepath.Join(e.home, "hook.log")
-	lines := recentLogLines(path, e.Now().Add(-24*time.Hour))
+	var lines []string
+	for _, l := range recentLogLines(path, e.Now().Add(-24*time.Hour)) {
+		// Older hooks logged a successful autostart as an error: it is how
+		// a collector normally comes up.
+		if !strings.HasSuffix(l, ` error="started a collector in the background"`) {
+			lines = append(lines, l)
+		}
+	}
 	if len(lines) == 0 {
 		c.Message = "no hook errors in the last 24 hours"
 		return c
@@ -349,7 +376,7 @@ func (e *env) checkRoundTrip(ctx context.Context) Check {
 		c.Status, c.Message = Info, "no hook to run"
 		return c
 	}
-	session := "doctor-" + event.NewID(e.Now())
+	session := event.ProbeSessionPrefix + event.NewID(e.Now())
 	payload, _ := json.Marshal(map[string]string{
 		"session_id":        session,
 		"transcript_path":   "",
@@ -366,7 +393,22 @@ func (e *env) checkRoundTrip(ctx context.Context) Check {
 	} else {
 		cmd = exec.CommandContext(rctx, hc.bin, hc.args...)
 	}
-	cmd.Env = e.Environ
+	// The check starts nothing: a hook that finds no collector would start
+	// one (doctor --start does, when asked).
+	cmd.Env = append(slices.Clip(e.Environ), "HOOKWATCH_AUTOSTART=0")
+	if !e.collector {
+		// Nothing would take the event: it would stay in the spool, and
+		// its failure to be delivered in hook.log. A scratch home keeps
+		// both; the hook's behaviour is the same.
+		scratch, err := os.MkdirTemp("", "hookwatch-doctor-")
+		if err != nil {
+			c.Status, c.Message = Fail, fmt.Sprintf("cannot make a scratch home: %v", err)
+			c.Fix = "export TMPDIR=<a writable directory>"
+			return c
+		}
+		defer os.RemoveAll(scratch)
+		cmd.Env = append(cmd.Env, "HOOKWATCH_HOME="+scratch)
+	}
 	cmd.Dir = e.WorkDir
 	cmd.Stdin = bytes.NewReader(payload)
 	var stdout, stderr bytes.Buffer
@@ -401,10 +443,10 @@ func (e *env) checkRoundTrip(ctx context.Context) Check {
 	}
 	switch {
 	case e.tokenRefused:
-		c.Message += "; the collector refuses the token, so the event went to the spool"
+		c.Message += "; the collector refuses the token, so the hook spooled the event (in a scratch home)"
 		return c
 	case !e.collector:
-		c.Message += "; the collector is down, so the event went to the spool"
+		c.Message += "; the collector is down, so the hook spooled the event (in a scratch home)"
 		return c
 	}
 	if e.storedSession(ctx, session) {

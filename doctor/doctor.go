@@ -5,8 +5,12 @@
 // directory, policy files, a live hook round trip and the Claude Code version.
 //
 // Every check yields a Check; a failed one carries the command that fixes it.
-// Checks only read, except the round trip, which sends one synthetic
-// Notification event (session "doctor-<uuid>") through the registered hook.
+// Checks change nothing. The round trip sends one synthetic Notification
+// through the registered hook with the hook's autostart off; its session id
+// starts with event.ProbeSessionPrefix, so the collector stores it (the check
+// looks for it) but leaves it out of the session list. With no collector to
+// take it, the hook runs in a scratch HOOKWATCH_HOME, so that neither the
+// spool nor hook.log keeps a trace of it.
 package doctor
 
 import (
@@ -460,6 +464,11 @@ func (e *env) checkRegistration() Check {
 			extra = scopes[1:]
 		}
 		c.Fix = uninstallAll(extra)
+		if len(extra) == 0 {
+			// One file registers the different handlers: install keeps one
+			// hookwatch group per event and removes the rest.
+			c.Fix = "hookwatch install" + scopeFlag(scopes[0])
+		}
 	case same:
 		c.Status = Warn
 		c.Message = fmt.Sprintf("the %s settings register the same hookwatch handler; Claude Code runs it once, but uninstalling one scope leaves the other", strings.Join(scopes, " and "))
@@ -535,8 +544,12 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		return c
 	}
 	var h struct {
+		Status  string `json:"status"`
 		Version string `json:"version"`
 		DB      string `json:"db"`
+		Spool   *struct {
+			Unacknowledged int64 `json:"unacknowledged"`
+		} `json:"spool"`
 	}
 	_ = json.Unmarshal(body, &h)
 	if resp.StatusCode != http.StatusOK {
@@ -563,6 +576,15 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		if e.Version != "" && h.Version != e.Version {
 			c.Status = Warn
 			c.Message += fmt.Sprintf(" (this hookwatch is %s)", e.Version)
+		}
+	}
+	if h.Status == "degraded" {
+		c.Status = Warn
+		c.Message += ", degraded"
+		if h.Spool != nil && h.Spool.Unacknowledged > 0 {
+			n := h.Spool.Unacknowledged
+			c.Message += fmt.Sprintf(": %d event%s lost that nobody acknowledged (see spool)", n, plural(int(n)))
+			c.Fix = ackLossesFix
 		}
 	}
 	return c

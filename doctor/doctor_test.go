@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,4 +227,29 @@ func TestPolicyAnswerer(t *testing.T) {
 	if r := <-asked; len(r.Payload) != 0 {
 		t.Errorf("doctor asked %+v; want a question without a payload", r)
 	}
+}
+
+// TestCollectorDegraded: a collector that reports unacknowledged losses is a
+// warning with the command that acknowledges them.
+func TestCollectorDegraded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			io.WriteString(w, `{"status":"degraded","version":"test","db":"ok","spool":{"dropped":2,"corrupt":0,"unacknowledged":2}}`)
+			return
+		}
+		io.WriteString(w, `{"sessions":[]}`)
+	}))
+	defer srv.Close()
+	root := t.TempDir()
+	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": filepath.Join(root, "hw"), "HOOKWATCH_URL": srv.URL}
+	r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Version: "test", Timeout: time.Second})
+	for _, c := range r.Checks {
+		if c.Name == "collector" {
+			if c.Status != Warn || !strings.Contains(c.Message, "degraded: 2 events lost that nobody acknowledged") || c.Fix != "hookwatch doctor --ack-losses" {
+				t.Fatalf("collector check = %+v", c)
+			}
+			return
+		}
+	}
+	t.Fatal("no collector check")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -74,3 +75,13 @@ func NewID(t time.Time) string {
 	hex.Encode(s[24:], u[10:])
 	return string(s[:])
 }
+
+// ProbeSessionPrefix starts the session id of the events hookwatch sends
+// itself to check a setup end to end (hookwatch doctor's round trip). Such a
+// session is stored like any other, so that the check can find it, but is
+// left out of the session list. No agent makes such an id: Claude Code's
+// and Codex's session ids are UUIDs.
+const ProbeSessionPrefix = "hookwatch-probe-"
+
+// IsProbe reports whether sessionID names a probe session.
+func IsProbe(sessionID string) bool { return strings.HasPrefix(sessionID, ProbeSessionPrefix) }

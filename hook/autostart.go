@@ -62,8 +62,18 @@ func (cfg Config) autostart(ep endpoint) error {
 	}
 	now := cfg.now()
 	_ = os.Chtimes(lockPath, now, now)
+	return StartServe(bin, cfg.Home, ep.addr.String())
+}
 
-	logf, err := os.OpenFile(filepath.Join(cfg.Home, "serve.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+// StartServe starts `bin serve --addr addr` in the background for the data
+// directory home, its output appended to home/serve.log, and returns without
+// waiting for it to listen. The collector runs in a session of its own: it
+// outlives its starter, and the starter's Ctrl-C does not reach it.
+func StartServe(bin, home, addr string) error {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(home, "serve.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
@@ -73,13 +83,11 @@ func (cfg Config) autostart(ep endpoint) error {
 		return err
 	}
 	defer devnull.Close()
-	env := append(os.Environ(), "HOOKWATCH_HOME="+cfg.Home)
-	p, err := os.StartProcess(bin, []string{bin, "serve", "--addr", ep.addr.String()}, &os.ProcAttr{
+	env := append(os.Environ(), "HOOKWATCH_HOME="+home)
+	p, err := os.StartProcess(bin, []string{bin, "serve", "--addr", addr}, &os.ProcAttr{
 		Env:   env,
 		Files: []*os.File{devnull, logf, logf},
-		// A session of its own: the collector outlives the hook and the
-		// agent, and the agent's Ctrl-C does not reach it.
-		Sys: &syscall.SysProcAttr{Setsid: true},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
 		return err

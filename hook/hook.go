@@ -257,10 +257,12 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, a
 		// is written, so appending to it is delivery — durable at once, and
 		// no round trip through the collector's commit for the agent to
 		// wait on.
-		if err := sp.Append(rec); err == nil {
+		if err := sp.Offer(rec); err == nil {
 			return Result{Delivered: true}
 		}
-		// A full or failing spool: try the collector directly.
+		// A full or failing spool: try the collector directly. Offer did
+		// not count the record as dropped: it is lost only if that fails
+		// too and the Append below refuses it as well.
 	}
 	if err == nil {
 		// Keep a slice of the budget for spooling if the post fails.
@@ -285,7 +287,9 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, a
 				err = postBatch(ep, cfg.Token, [][]byte{rec}, deadline.Add(-cfg.budget()/10))
 			}
 			if err == nil {
-				return Result{Delivered: true, Err: errors.New("started a collector in the background")}
+				// Not an error: how a collector normally comes up. Its
+				// start is in serve.log.
+				return Result{Delivered: true}
 			}
 			err = fmt.Errorf("%w; started a collector in the background", err)
 		}

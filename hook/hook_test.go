@@ -18,6 +18,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/spool"
 )
 
 // preToolUse is a real PreToolUse payload from Claude Code 2.1.197.
@@ -338,5 +339,44 @@ func TestMainBadFlagStillRecords(t *testing.T) {
 	code := hook.Main(context.Background(), []string{"--bogus"}, bytes.NewReader(preToolUse(t)), &stdout, &stderr, func(k string) string { return env[k] }, "v", nil)
 	if code != 0 || stdout.Len() != 0 || stderr.Len() != 0 || len(c.got()) != 1 {
 		t.Errorf("bad flag: code %d stdout %q stderr %q delivered %d", code, stdout.String(), stderr.String(), len(c.got()))
+	}
+}
+
+// TestRunFullSpoolAttached: with a collector attached to the spool, a full
+// spool makes the hook post instead; every event is delivered one way or
+// the other, and none is counted as dropped.
+func TestRunFullSpoolAttached(t *testing.T) {
+	c := newCollector(t)
+	cfg := config(t, c.srv.URL)
+	rec := preToolUse(t)
+	cfg.SpoolMax = int64(3 * (len(rec) + 600)) // room for a few envelopes
+	sp, err := spool.Open(filepath.Join(cfg.Home, "spool"), spool.Options{MaxBytes: cfg.SpoolMax})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := sp.Attach(strings.TrimPrefix(c.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	for range 20 {
+		if res := hook.Run(context.Background(), cfg, bytes.NewReader(rec)); !res.Delivered || res.Err != nil {
+			t.Fatalf("Run = %+v", res)
+		}
+	}
+	spooled := 0
+	if _, err := sp.Drain(context.Background(), 0, func(recs [][]byte) error { spooled += len(recs); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	// (A hook that posted also drains the spool to the collector.)
+	if posted := len(c.got()); posted == 0 || spooled+posted != 20 {
+		t.Fatalf("%d spooled and %d posted, want 20 in all, some posted", spooled, posted)
+	}
+	st, err := sp.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Dropped != 0 || st.Unacknowledged() != 0 {
+		t.Fatalf("Stats = %+v: delivered events counted as lost", st)
 	}
 }

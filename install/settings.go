@@ -74,6 +74,10 @@ type Options struct {
 	// wrapping the one already configured. Uninstall always removes
 	// hookwatch's statusLine, whatever this says.
 	Statusline bool
+	// StatuslineBinary is the binary the statusLine runs; default Binary.
+	// The hooks may run the lean hookwatch-hook, which has no statusline
+	// subcommand, while the statusLine needs hookwatch itself.
+	StatuslineBinary string
 	// DryRun computes the Result, diff included, without touching any file.
 	DryRun bool
 
@@ -182,6 +186,9 @@ func (o Options) checkInstall() error {
 		// Exec-form handlers resolve a relative command on PATH at every
 		// event, and the statusLine runs from an arbitrary directory.
 		return fmt.Errorf("the hookwatch binary path %q is not absolute", o.Binary)
+	}
+	if o.StatuslineBinary != "" && !filepath.IsAbs(o.StatuslineBinary) {
+		return fmt.Errorf("the hookwatch binary path %q is not absolute", o.StatuslineBinary)
 	}
 	if o.Mode == ModeHTTP {
 		if o.version != nil && o.version.Compare(HTTPSince) < 0 {
@@ -572,6 +579,9 @@ func (s *settings) installEvent(b []byte, o Options, name string) ([]byte, error
 
 // installStatus points the statusLine at hookwatch, wrapping the user's own.
 func (s *settings) installStatus(b []byte, o Options, notes *[]string) ([]byte, error) {
+	if o.StatuslineBinary != "" {
+		o.Binary = o.StatuslineBinary
+	}
 	root := parseRoot(b)
 	sl, ok := member(root, "statusLine")
 	if !ok {

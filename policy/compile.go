@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/expr-lang/expr/file"
 
@@ -53,7 +54,7 @@ func (r *Rule) compile() *compiled {
 	if r.When != "" {
 		c.when, err = exprs.compile(r.When, true)
 		if err != nil {
-			fail(r.line("when")+exprLine(err), "cannot compile when: %s", exprMessage(err))
+			fail(r.line("when")+exprLine(err), "cannot compile when: %s", conditionMessage(err))
 		}
 	}
 	for _, u := range r.UpdateInput {
@@ -93,6 +94,22 @@ func exprLine(err error) int {
 		return fe.Line - 1
 	}
 	return 0
+}
+
+// conditionMessage is exprMessage for a condition, saying what to do when
+// its type is not boolean.
+func conditionMessage(err error) string {
+	msg := exprMessage(err)
+	if got, ok := strings.CutPrefix(msg, "expected bool, but got "); ok {
+		if i := strings.Index(got, " (column"); i >= 0 {
+			got = got[:i]
+		}
+		if got == "interface {}" || got == "unknown" {
+			got = "a value of any type"
+		}
+		return fmt.Sprintf("a condition must be a boolean, and this gives %s: compare it (== true, != \"\", matches \"…\")", got)
+	}
+	return msg
 }
 
 // exprMessage is expr's message without its source excerpt (the excerpt is

@@ -155,10 +155,15 @@ func (x *exprCompiler) compile(src string, asBool bool) (*vm.Program, error) {
 		x.cfg = c
 	}
 	c := x.cfg
-	// Per-call settings, exactly as expr.AsBool / the default set them.
+	// Per-call settings. A condition must be a boolean by its type, not
+	// only at run time: expr.AsBool lets an expression of unknown type
+	// through (tool_input.command), which then fails every evaluation —
+	// and denies every call of a fail-closed rule. So unlike expr.AsBool,
+	// an unknown type is refused too: `tool_input.force == true` says what
+	// `tool_input.force` left open.
 	c.Expect, c.ExpectAny = reflect.Invalid, false
 	if asBool {
-		c.Expect, c.ExpectAny = reflect.Bool, true
+		c.Expect = reflect.Bool
 	}
 	tree, err := checker.ParseCheck(src, c)
 	if err != nil {

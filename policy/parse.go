@@ -67,17 +67,44 @@ func readFile(src Source) (parsedFile, error) {
 	return parse(src, data), nil
 }
 
-// yamlErrorLine extracts "line N" from a yaml.v3 error message.
-func yamlErrorLine(msg string) (int, string) {
-	const prefix = "yaml: line "
-	if rest, ok := strings.CutPrefix(msg, prefix); ok {
-		if i := strings.IndexByte(rest, ':'); i > 0 {
-			if n, err := strconv.Atoi(rest[:i]); err == nil {
-				return n, strings.TrimSpace(rest[i+1:])
+// yamlError describes a YAML syntax error: the line it is on and yaml.v3's
+// message without its own "line N:", which is often wrong: for errors of
+// the parser (not the scanner) yaml.v3 names the line, counted from 0, where
+// the enclosing structure started, so a bad indent deep in a file points at
+// line 1. The broken line is instead found by bisection as the first line
+// whose addition makes the document unparseable. It costs a few parses, on
+// a broken file only.
+func yamlError(data []byte, err error) (int, string) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if i := strings.Index(rest, ": "); i > 0 {
+			if _, err := strconv.Atoi(rest[:i]); err == nil {
+				msg = rest[i+2:]
 			}
 		}
 	}
-	return 0, strings.TrimPrefix(msg, "yaml: ")
+	var ends []int // ends[i] is the length of the first i+1 lines
+	for i, b := range data {
+		if b == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
+		ends = append(ends, len(data))
+	}
+	var node yaml.Node
+	fails := func(lines int) bool { return yaml.Unmarshal(data[:ends[lines-1]], &node) != nil }
+	// Invariant: the first lo lines parse, the first hi lines do not.
+	lo, hi := 0, len(ends)
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, msg
 }
 
 // parse reads a policy document. It never fails as a whole unless the YAML
@@ -92,7 +119,7 @@ func parse(src Source, data []byte) (pf parsedFile) {
 	}()
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		line, msg := yamlErrorLine(err.Error())
+		line, msg := yamlError(data, err)
 		return parsedFile{problems: []Problem{{File: src.Path, Line: line, Msg: "invalid YAML: " + msg}}}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {

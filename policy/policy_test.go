@@ -42,6 +42,17 @@ func TestParseProblems(t *testing.T) {
 	f("rules: []\n", 0)
 	f("rules:\n  - id: a\n    action: deny\n", 1)
 	f("rules: [\n", 0, `:1: invalid YAML`)
+	// The broken line, not where its enclosing structure started.
+	f("rules:\n  - id: a\n    events: PreToolUse\n   action: deny\n", 0, `:4: invalid YAML: did not find expected '-' indicator`)
+	f("rules:\n  - id: a\n    action: deny\n\n  - id: b\n  action: deny\n", 0, `:6: invalid YAML`)
+	f("rules:\n  - id: a\n    events: [PreToolUse\n    action: deny\n", 0, `:3: invalid YAML: did not find expected ',' or ']'`)
+	f("rules:\n  - id: a\n    reason: *x\n", 0, `:3: invalid YAML: unknown anchor`)
+	// A condition must be a boolean by its type: a field of unknown type
+	// would fail every evaluation.
+	f("rules:\n  - id: a\n    action: deny\n    when: tool_input.command\n", 1, `:4: rule "a": cannot compile when: a condition must be a boolean, and this gives a value of any type`)
+	f("rules:\n  - id: a\n    action: deny\n    when: len(tool_name)\n", 1, `:4: rule "a": cannot compile when: a condition must be a boolean, and this gives int`)
+	f("rules:\n  - id: a\n    action: deny\n    when: tool_input.force == true\n", 1)
+	f("rules:\n  - id: a\n    action: deny\n    when: tool_input.command matches \"rm\"\n", 1)
 	f("- a\n- b\n", 0, `:1: a policy file is a mapping`)
 	f("version: 2\nrules: []\n", 0, `:1: unsupported version "2"`)
 	f(`rules:

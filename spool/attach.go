@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 )
 
 // consumerFile is the file a consumer holds locked, exclusively, for as
-// long as it drains the spool continuously; it contains the consumer's
-// address (the collector's listen address).
+// long as it drains the spool continuously; its first line is the
+// consumer's address (the collector's listen address), its second the
+// consumer's process id.
 const consumerFile = "consumer.lock"
 
 // ErrAttached is returned by Attach when another consumer is attached.
@@ -38,7 +41,7 @@ func (s *Spool) Attach(addr string) (release func(), err error) {
 		closeFD(fd)
 		return nil, fmt.Errorf("cannot write %s: %w", path, err)
 	}
-	if _, err := syscall.Pwrite(fd, []byte(addr+"\n"), 0); err != nil {
+	if _, err := syscall.Pwrite(fd, []byte(addr+"\n"+strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
 		closeFD(fd)
 		return nil, fmt.Errorf("cannot write %s: %w", path, err)
 	}
@@ -49,19 +52,41 @@ func (s *Spool) Attach(addr string) (release func(), err error) {
 // the spool in dir. It costs an open, a lock attempt and a read, so a hook
 // can ask it on every event.
 func AttachedTo(dir, addr string) bool {
+	c, ok := consumer(dir)
+	return ok && c.Addr == addr
+}
+
+// ConsumerInfo names the consumer attached to a spool.
+type ConsumerInfo struct {
+	// Addr is the address the consumer (a collector) listens on.
+	Addr string
+	// PID is its process id; 0 when the consumer did not write it.
+	PID int
+}
+
+// Consumer returns the consumer attached to the spool in dir, if one is:
+// the process that holds the lock, as it described itself.
+func Consumer(dir string) (ConsumerInfo, bool) { return consumer(dir) }
+
+func consumer(dir string) (ConsumerInfo, bool) {
+	var c ConsumerInfo
 	fd, err := openFile(filepath.Join(dir, consumerFile), syscall.O_RDONLY, 0)
 	if err != nil {
-		return false
+		return c, false
 	}
 	defer closeFD(fd)
 	if err := syscall.Flock(fd, syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
 		_ = syscall.Flock(fd, syscall.LOCK_UN)
-		return false // nobody holds it: no consumer
+		return c, false // nobody holds it: no consumer
 	}
 	var buf [256]byte
 	n, err := syscall.Pread(fd, buf[:], 0)
 	if err != nil || n <= 0 {
-		return false
+		return c, false
 	}
-	return string(bytes.TrimSpace(buf[:n])) == addr
+	addr, rest, _ := bytes.Cut(buf[:n], []byte{'\n'})
+	c.Addr = string(bytes.TrimSpace(addr))
+	pid, _, _ := bytes.Cut(rest, []byte{'\n'})
+	c.PID, _ = strconv.Atoi(string(bytes.TrimSpace(pid)))
+	return c, c.Addr != ""
 }

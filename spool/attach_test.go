@@ -3,6 +3,7 @@ package spool_test
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -25,6 +26,9 @@ func TestAttach(t *testing.T) {
 	if !spool.AttachedTo(dir, "127.0.0.1:7421") {
 		t.Error("not attached after Attach")
 	}
+	if c, ok := spool.Consumer(dir); !ok || c != (spool.ConsumerInfo{Addr: "127.0.0.1:7421", PID: os.Getpid()}) {
+		t.Errorf("Consumer = %+v, %v; want this process at 127.0.0.1:7421", c, ok)
+	}
 	if spool.AttachedTo(dir, "127.0.0.1:9999") {
 		t.Error("attached to another address")
 	}
@@ -34,6 +38,9 @@ func TestAttach(t *testing.T) {
 	release()
 	if spool.AttachedTo(dir, "127.0.0.1:7421") {
 		t.Error("still attached after release")
+	}
+	if c, ok := spool.Consumer(dir); ok {
+		t.Errorf("Consumer after release = %+v", c)
 	}
 }
 

@@ -30,6 +30,7 @@
 //	backlog                           symlink whose target is the byte size of all draining-* segments
 //	drain.lock                        serialises backlog updates among drainers
 //	dropped, corrupt                  counters: the file size is the count
+//	acknowledged                      symlink whose target is how many of those losses the user has seen (Acknowledge)
 //
 // # Protocol
 //
@@ -83,6 +84,7 @@ const (
 	drainLockName = "drain.lock"
 	droppedName   = "dropped"
 	corruptName   = "corrupt"
+	ackedName     = "acknowledged"
 )
 
 // DefaultMaxBytes is the cap on pending bytes when Options.MaxBytes is 0.
@@ -165,20 +167,35 @@ func (s *Spool) Dir() string { return s.dir }
 // least it can: one open, one non-blocking lock, an fstat, a stat and a
 // readlink to validate and apply the cap, one write, one close; no fsync
 // unless Options.Sync.
-func (s *Spool) Append(records ...[]byte) error {
+func (s *Spool) Append(records ...[]byte) error { return s.append(records, true) }
+
+// Offer is Append for a caller that has another way to deliver the records
+// when the spool refuses them (a hook whose collector is attached to the
+// spool can still post to it): what Offer does not write is not counted in
+// Stats.Dropped, since it is not lost yet. The caller that then fails to
+// deliver them must Append them, or count them itself.
+func (s *Spool) Offer(records ...[]byte) error { return s.append(records, false) }
+
+func (s *Spool) append(records [][]byte, count bool) error {
 	if len(records) == 0 {
 		return nil
 	}
+	drop := func(n int, err error) error {
+		if !count {
+			return err
+		}
+		return s.drop(n, err)
+	}
 	for i, r := range records {
 		if err := checkRecord(r); err != nil {
-			return s.drop(len(records), fmt.Errorf("cannot append record %d of %d: %w", i+1, len(records), err))
+			return drop(len(records), fmt.Errorf("cannot append record %d of %d: %w", i+1, len(records), err))
 		}
 	}
 	buf := frame(records)
 
 	fd, st, err := s.openCurrent()
 	if err != nil {
-		return s.drop(len(records), err)
+		return drop(len(records), err)
 	}
 	if s.maxBytes >= 0 {
 		pending := st.Size
@@ -189,7 +206,7 @@ func (s *Spool) Append(records ...[]byte) error {
 		}
 		if pending+int64(len(buf)) > s.maxBytes {
 			closeFD(fd)
-			return s.drop(len(records), fmt.Errorf("cannot append %d records (%d bytes) to a spool holding %d of %d bytes: %w",
+			return drop(len(records), fmt.Errorf("cannot append %d records (%d bytes) to a spool holding %d of %d bytes: %w",
 				len(records), len(buf), pending, s.maxBytes, ErrFull))
 		}
 	}
@@ -204,7 +221,7 @@ func (s *Spool) Append(records ...[]byte) error {
 	if n < len(buf) {
 		// Records whose '\n' made it to disk are complete and will be
 		// delivered; the rest are torn or missing.
-		return s.drop(unwritten(buf, n), fmt.Errorf("cannot append to %s (wrote %d of %d bytes): %w", s.current, n, len(buf), err))
+		return drop(unwritten(buf, n), fmt.Errorf("cannot append to %s (wrote %d of %d bytes): %w", s.current, n, len(buf), err))
 	}
 	if err != nil {
 		return err
@@ -314,9 +331,12 @@ var testHookOpened func()
 
 // backlogBytes returns the size of the claimed segments as last published by
 // a drainer, 0 if unknown. It costs one readlink(2).
-func (s *Spool) backlogBytes() int64 {
+func (s *Spool) backlogBytes() int64 { return readCount(s.backlog) }
+
+// readCount returns the number a symlink at path points to, 0 if unknown.
+func readCount(path string) int64 {
 	var buf [32]byte
-	n, err := readlink(s.backlog, buf[:])
+	n, err := readlink(path, buf[:])
 	if err != nil || n <= 0 {
 		return 0
 	}
@@ -383,6 +403,38 @@ type Stats struct {
 	// Corrupt counts the lines drains skipped since the spool was created:
 	// torn writes and bytes that were not JSON.
 	Corrupt int64 `json:"corrupt"`
+	// Acknowledged is how many of the losses (Dropped + Corrupt) the user
+	// has acknowledged (see Acknowledge).
+	Acknowledged int64 `json:"acknowledged"`
+}
+
+// Unacknowledged returns the losses (records dropped or corrupt) the user has
+// not acknowledged yet: while there are any, hookwatch is degraded.
+func (st Stats) Unacknowledged() int64 {
+	return max(0, st.Dropped+st.Corrupt-st.Acknowledged)
+}
+
+// Acknowledge records that the user has seen every loss counted so far, so
+// that Stats.Unacknowledged is 0 until the next one; the counters themselves
+// keep counting. It returns the stats it acknowledged.
+func (s *Spool) Acknowledge() (Stats, error) {
+	st, err := s.Stats()
+	if err != nil {
+		return st, err
+	}
+	// A symlink is replaced atomically by a rename, and read with one
+	// readlink(2), like the backlog.
+	tmp := filepath.Join(s.dir, fmt.Sprintf(".%s-%d", ackedName, os.Getpid()))
+	_ = os.Remove(tmp)
+	if err := os.Symlink(strconv.FormatInt(st.Dropped+st.Corrupt, 10), tmp); err != nil {
+		return st, fmt.Errorf("cannot acknowledge the spool's losses: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(s.dir, ackedName)); err != nil {
+		_ = os.Remove(tmp)
+		return st, fmt.Errorf("cannot acknowledge the spool's losses: %w", err)
+	}
+	st.Acknowledged = st.Dropped + st.Corrupt
+	return st, nil
 }
 
 // Stats returns the spool's sizes and counters. It reads no segment (one
@@ -409,6 +461,9 @@ func (s *Spool) Stats() (Stats, error) {
 			counter = &st.Dropped
 		case name == corruptName:
 			counter = &st.Corrupt
+		case name == ackedName:
+			st.Acknowledged = readCount(filepath.Join(s.dir, name))
+			continue
 		default:
 			continue
 		}

@@ -366,6 +366,71 @@ func TestCap(t *testing.T) {
 	}
 }
 
+// TestOffer: a record the spool refuses to a caller that can still deliver
+// it another way is not lost, so it is not counted; Append's refusals are.
+func TestOffer(t *testing.T) {
+	one := int64(len(frame(recs("0"))))
+	s := mustOpen(t, Options{MaxBytes: 2 * one})
+	if err := s.Offer(rec("0")); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, rec("1"))
+	for range 20 {
+		if err := s.Offer(rec("x")); !errors.Is(err, ErrFull) {
+			t.Fatalf("Offer over the cap = %v, want ErrFull", err)
+		}
+	}
+	if err := s.Offer([]byte("a\nb")); !errors.Is(err, ErrInvalidRecord) {
+		t.Fatalf("Offer of an invalid record = %v", err)
+	}
+	if got, want := mustStats(t, s), (Stats{PendingBytes: 2 * one, Segments: 1}); got != want {
+		t.Fatalf("after refused offers: Stats = %+v, want %+v", got, want)
+	}
+	if err := s.Append(rec("2")); !errors.Is(err, ErrFull) {
+		t.Fatalf("Append over the cap = %v, want ErrFull", err)
+	}
+	if got := mustStats(t, s).Dropped; got != 1 {
+		t.Fatalf("Dropped = %d after one refused Append, want 1", got)
+	}
+}
+
+// TestAcknowledge: losses stay counted, and once acknowledged they are no
+// longer unacknowledged until the next one.
+func TestAcknowledge(t *testing.T) {
+	s := mustOpen(t, Options{MaxBytes: 1})
+	if got := mustStats(t, s).Unacknowledged(); got != 0 {
+		t.Fatalf("Unacknowledged of a new spool = %d", got)
+	}
+	for range 3 {
+		s.Append(rec("x"))
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir(), corruptName), []byte(".."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := mustStats(t, s)
+	if st.Dropped != 3 || st.Corrupt != 2 || st.Unacknowledged() != 5 {
+		t.Fatalf("Stats = %+v, unacknowledged %d; want 3 dropped, 2 corrupt, 5 unacknowledged", st, st.Unacknowledged())
+	}
+	if st, err := s.Acknowledge(); err != nil || st.Acknowledged != 5 {
+		t.Fatalf("Acknowledge = %+v, %v", st, err)
+	}
+	// Seen by another Spool (another process), twice (idempotent).
+	s2, err := Open(s.Dir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		st = mustStats(t, s2)
+		if st.Dropped != 3 || st.Corrupt != 2 || st.Acknowledged != 5 || st.Unacknowledged() != 0 {
+			t.Fatalf("after Acknowledge: Stats = %+v, unacknowledged %d", st, st.Unacknowledged())
+		}
+	}
+	s.Append(rec("y"))
+	if got := mustStats(t, s).Unacknowledged(); got != 1 {
+		t.Fatalf("Unacknowledged after a new drop = %d, want 1", got)
+	}
+}
+
 func TestUnlimited(t *testing.T) {
 	s := mustOpen(t, Options{MaxBytes: -1})
 	big := []byte(`{"pad":"` + strings.Repeat("x", 1<<20) + `"}`)

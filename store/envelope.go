@@ -30,7 +30,7 @@ func ValidateID(id string) error {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
 			c == '-', c == '_', c == '.', c == ':':
 		default:
-			return fmt.Errorf("contains byte %q at offset %d; only letters, digits and -_.: are allowed", c, i)
+			return fmt.Errorf("contains %s at offset %d; only letters, digits and -_.: are allowed", quoteAt(id, i), i)
 		}
 	}
 	return nil
@@ -173,4 +173,15 @@ func jsonNoEscape(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// quoteAt quotes the character that starts at s[i] for an error message: a
+// valid UTF-8 character as itself ('é'), anything else as its byte (0xff) —
+// %q of a byte would show 0xc3, the first byte of 'é', as 'Ã'.
+func quoteAt(s string, i int) string {
+	r, n := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && n <= 1 {
+		return fmt.Sprintf("byte 0x%02x", s[i])
+	}
+	return fmt.Sprintf("%q", r)
 }

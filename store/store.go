@@ -132,6 +132,9 @@ type Session struct {
 type SessionFilter struct {
 	// Runtime, when not empty, keeps only sessions of that runtime.
 	Runtime string
+	// Probes includes the sessions of hookwatch's own checks
+	// (event.IsProbe), which the list leaves out by default.
+	Probes bool
 	// Cursor is SessionPage.Next of the previous page; "" starts at the top.
 	Cursor string
 	// Limit is the page size: 0 means DefaultLimit, more than MaxLimit

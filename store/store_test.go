@@ -161,3 +161,24 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("b %+v", got[1])
 	}
 }
+
+func TestValidateIDMessage(t *testing.T) {
+	f := func(id, want string) {
+		t.Helper()
+		err := store.ValidateID(id)
+		got := "<nil>"
+		if err != nil {
+			got = err.Error()
+		}
+		if got != want {
+			t.Errorf("ValidateID(%q) = %s, want %s", id, got, want)
+		}
+	}
+	f("0194f1a2-7b3c-7d4e-8f50-123456789abc", "<nil>")
+	f("", "missing")
+	// A non-ASCII character is quoted whole, not as its first byte ('Ã').
+	f("idé", `contains 'é' at offset 2; only letters, digits and -_.: are allowed`)
+	f("a b", `contains ' ' at offset 1; only letters, digits and -_.: are allowed`)
+	f("a\xffb", `contains byte 0xff at offset 1; only letters, digits and -_.: are allowed`)
+	f("a\nb", `contains '\n' at offset 1; only letters, digits and -_.: are allowed`)
+}

@@ -2,11 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/policy"
+	"github.com/hookwatch/hookwatch/spool"
 )
 
 func init() {
@@ -19,16 +26,33 @@ func init() {
 
 // runDoctor is `hookwatch doctor`: exit status 1 when a check failed.
 func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("doctor", "doctor [--json] [--no-round-trip] [--project DIR]", stderr)
+	fs := newFlagSet("doctor", "doctor [--json] [--no-round-trip] [--project DIR] [--start] [--ack-losses]\n\n"+
+		"Checks the installation and changes nothing, unless --start or --ack-losses asks it to.\n"+
+		"The round trip sends one synthetic event through the registered hook; it is stored\n"+
+		"in a probe session that the session list leaves out, and starts no collector.", stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	noTrip := fs.Bool("no-round-trip", false, "do not send a synthetic event through the registered hook")
 	project := fs.String("project", "", "project directory whose settings and policy are checked (default: the working directory)")
+	start := fs.Bool("start", false, "start the collector first when none answers at HOOKWATCH_URL, as a hook would")
+	ack := fs.Bool("ack-losses", false, "acknowledge the events lost so far (spool drops and corrupt lines), so that health is no longer degraded by them")
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
 	self, hookBin, err := binaries()
 	if err != nil {
 		return err
+	}
+	home := hook.Home(os.Getenv)
+	if *ack {
+		if err := ackLosses(home, stdout); err != nil {
+			return err
+		}
+	}
+	if base, _ := collectorURL(); *start && !healthy(ctx, base, time.Second) {
+		if err := startCollector(ctx, home, base); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "started a collector at %s (log: %s)\n\n", base, filepath.Join(home, "serve.log"))
 	}
 	r := doctor.Run(ctx, doctor.Options{
 		Getenv:      os.Getenv,
@@ -50,5 +74,24 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if !r.OK() {
 		return exitError{1}
 	}
+	return nil
+}
+
+// ackLosses acknowledges the losses the spool of home has counted.
+func ackLosses(home string, stdout io.Writer) error {
+	dir := filepath.Join(home, "spool")
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintln(stdout, "no events were lost: there is no spool yet")
+		return nil
+	}
+	sp, err := spool.Open(dir, spool.Options{})
+	if err != nil {
+		return err
+	}
+	st, err := sp.Acknowledge()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "acknowledged %d lost event(s): %d dropped, %d corrupt; only new losses make hookwatch degraded again\n\n", st.Dropped+st.Corrupt, st.Dropped, st.Corrupt)
 	return nil
 }

@@ -10,8 +10,10 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/policy"
+	"github.com/hookwatch/hookwatch/spool"
 )
 
 // runDoctorJSON runs `hookwatch doctor --json` and returns the report and the
@@ -28,6 +30,11 @@ func runDoctorJSON(t *testing.T, args ...string) (*doctor.Report, error) {
 	}
 	if r.OK != (r.Problems == 0) {
 		t.Fatalf("ok %v with %d problems", r.OK, r.Problems)
+	}
+	for _, c := range r.Checks {
+		if c.Status == doctor.Fail && c.Fix == "" {
+			t.Errorf("check %q failed without a fix: %+v", c.Name, c)
+		}
 	}
 	return &r.Report, err
 }
@@ -117,14 +124,22 @@ func TestDoctorHealthy(t *testing.T) {
 	wantCheck(t, r, "collector", doctor.OK, c.URL, "version "+version)
 	wantCheck(t, r, "policy", doctor.OK, "ok, 1 rule", "answered by the collector")
 	wantCheck(t, r, "database", doctor.OK)
-	wantCheck(t, r, "round trip", doctor.OK, e.lean, "stored session doctor-")
+	wantCheck(t, r, "round trip", doctor.OK, e.lean, "stored session "+event.ProbeSessionPrefix)
 	wantCheck(t, r, "claude", doctor.OK, "2.1.268")
-	// The round trip went through the real hook to the collector.
+	// The round trip went through the real hook to the collector, into a
+	// probe session that the session list leaves out.
 	rt := check(t, r, "round trip").Message
-	id := rt[strings.Index(rt, "doctor-"):]
+	id := rt[strings.Index(rt, event.ProbeSessionPrefix):]
 	if evs := c.session(t, id); len(evs) != 1 || evs[0].Event != "Notification" {
 		t.Fatalf("collector stored %+v for %s, want one Notification", evs, id)
 	}
+	code, body := c.get(t, "/v1/sessions")
+	if code != 200 || strings.Contains(body, event.ProbeSessionPrefix) || !strings.Contains(body, `"sessions"`) {
+		t.Fatalf("GET /v1/sessions after doctor: %d %s", code, body)
+	}
+	// Nothing to warn about afterwards: doctor left no trace in the hook log.
+	r, _ = runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "hook log", doctor.OK, "no hook errors")
 }
 
 func TestDoctorBroken(t *testing.T) {
@@ -155,15 +170,17 @@ func TestDoctorBroken(t *testing.T) {
 		t.Fatalf("%d problems, want 4: %+v", r.Problems, r.Checks)
 	}
 
-	// The fixes it names work: reinstall, and the round trip now spools.
+	// The fixes it names work: reinstall, and the round trip now spools —
+	// in a scratch home: doctor leaves no event in the spool, no line in
+	// hook.log and starts no collector.
 	mustHW(t, "install")
 	r, err = runDoctorJSON(t)
 	wantExit1(t, err) // the collector and the policy are still broken
 	wantCheck(t, r, "settings (user)", doctor.OK, e.self)
-	wantCheck(t, r, "round trip", doctor.OK, "went to the spool")
+	wantCheck(t, r, "round trip", doctor.OK, "spooled the event (in a scratch home)")
 	r, _ = runDoctorJSON(t)
-	wantCheck(t, r, "spool", doctor.Warn, "pending", "once the collector is up")
-	wantCheck(t, r, "hook log", doctor.Warn, "spooled")
+	wantCheck(t, r, "spool", doctor.OK, "is empty")
+	wantCheck(t, r, "hook log", doctor.OK, "no hook errors")
 }
 
 func TestDoctorNotRegistered(t *testing.T) {
@@ -224,6 +241,7 @@ func TestDoctorDuplicates(t *testing.T) {
 	r, err = runDoctorJSON(t, "--no-round-trip")
 	wantExit1(t, err)
 	wantCheck(t, r, "settings (user)", doctor.Fail, "more than once for Stop", "fix: hookwatch install")
+	wantCheck(t, r, "registration", doctor.Fail, "the user settings register different hookwatch handlers", "fix: hookwatch install")
 	mustHW(t, "install")
 	r, err = runDoctorJSON(t, "--no-round-trip")
 	if err != nil {
@@ -276,11 +294,9 @@ func TestDoctorToken(t *testing.T) {
 	if err != nil {
 		t.Fatalf("doctor with the right token: %v: %+v", err, r.Checks)
 	}
-	wantCheck(t, r, "round trip", doctor.OK, "stored session doctor-")
-	// The event refused earlier sat in the spool; this run's hook delivered it.
-	wantCheck(t, r, "spool", doctor.Warn, "pending")
-	r, _ = runDoctorJSON(t)
-	wantCheck(t, r, "spool", doctor.OK, "0 bytes pending")
+	wantCheck(t, r, "round trip", doctor.OK, "stored session "+event.ProbeSessionPrefix)
+	// The event refused earlier went to a scratch home: nothing is pending.
+	wantCheck(t, r, "spool", doctor.OK, "is empty")
 }
 
 func TestDoctorUsage(t *testing.T) {
@@ -288,4 +304,32 @@ func TestDoctorUsage(t *testing.T) {
 	if _, _, err := hw(t, "", "doctor", "extra"); !errors.Is(err, errUsage) {
 		t.Fatalf("doctor extra: %v, want a usage error", err)
 	}
+}
+
+// TestDoctorLosses: lost events make doctor say degraded until the user
+// acknowledges them; new losses make it degraded again.
+func TestDoctorLosses(t *testing.T) {
+	e := newTestEnv(t)
+	newTestCollector(t)
+	mustHW(t, "install")
+	sp, err := spool.Open(filepath.Join(e.hwHome, "spool"), spool.Options{MaxBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		sp.Append([]byte(`{"id":"x"}`)) // over the cap: dropped
+	}
+	r, _ := runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "spool", doctor.Warn, "3 dropped", "degraded, 3 lost events not acknowledged", "HOOKWATCH_SPOOL_MAX", "fix: hookwatch doctor --ack-losses")
+
+	out := mustHW(t, "doctor", "--ack-losses", "--no-round-trip")
+	if !strings.Contains(out, "acknowledged 3 lost event(s): 3 dropped, 0 corrupt") {
+		t.Fatalf("doctor --ack-losses:\n%s", out)
+	}
+	r, _ = runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "spool", doctor.OK, "3 dropped, 0 corrupt (acknowledged)")
+
+	sp.Append([]byte(`{"id":"y"}`))
+	r, _ = runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "spool", doctor.Warn, "4 dropped", "degraded, 1 lost event not acknowledged")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
 )
 
@@ -74,7 +75,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs := newFlagSet("install", "install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL]", stderr)
 	var sf scopeFlags
 	sf.register(fs)
-	mode := fs.String("mode", install.ModeCommand, "command: Claude Code runs the hook binary per event (events are spooled while the collector is down); http: Claude Code posts events to the collector where it can")
+	mode := fs.String("mode", "", "command: Claude Code runs the hook binary per event (events are spooled while the collector is down); http: Claude Code posts events to the collector where it can (default: the mode already installed in this scope, else command)")
 	statusline := fs.Bool("statusline", false, "also make hookwatch Claude Code's statusLine (wrapping the one already set)")
 	url := fs.String("url", "", "collector base URL for --mode http (default $HOOKWATCH_URL, else "+install.DefaultCollectorURL+")")
 	if err := parseFlagsNoArgs(fs, args); err != nil {
@@ -85,33 +86,40 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	var notes []string
+	// The hooks run the lean binary; the statusLine needs hookwatch itself.
 	bin := hookBin
-	if *statusline && hookBin != self {
-		// install.Options has one Binary for the hooks and the statusLine,
-		// and only hookwatch has the statusline subcommand.
-		bin = self
-		notes = append(notes, fmt.Sprintf("the statusLine needs hookwatch itself, and the settings name one binary for it and the hooks, so the hooks run %s too; run 'hookwatch install%s' afterwards to move the hooks to the faster %s and keep the statusLine", self, scopeArg(sf.scope), hookBin))
-	}
 	collector := *url
 	if collector == "" {
 		collector = os.Getenv("HOOKWATCH_URL")
 	}
-	if *url != "" && *mode != install.ModeHTTP {
-		notes = append(notes, "--url only applies to --mode http: the command hook reads HOOKWATCH_URL from the environment Claude Code gives it")
-	}
 	o := install.Options{
-		Scope:         sf.scope,
-		Mode:          *mode,
-		Binary:        bin,
-		CollectorURL:  collector,
-		ProjectDir:    sf.project,
-		ClaudeVersion: claudeVersion(ctx),
-		Statusline:    *statusline,
-		DryRun:        sf.dryRun,
+		Scope:            sf.scope,
+		Mode:             *mode,
+		Binary:           bin,
+		CollectorURL:     collector,
+		ProjectDir:       sf.project,
+		ClaudeVersion:    claudeVersion(ctx),
+		Statusline:       *statusline,
+		StatuslineBinary: self,
+		DryRun:           sf.dryRun,
 	}
 	path, err := install.SettingsPath(o)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if o.Mode == "" {
+		// A re-install keeps the mode (and the URL http hooks post to).
+		m, u, err := install.Installed(o)
+		if err != nil {
+			return err
+		}
+		o.Mode = orDefault(m, install.ModeCommand)
+		if m == install.ModeHTTP && *url == "" && u != "" {
+			o.CollectorURL = u
+		}
+	}
+	if *url != "" && o.Mode != install.ModeHTTP {
+		notes = append(notes, "--url only applies to --mode http: the command hook reads HOOKWATCH_URL from the environment Claude Code gives it")
 	}
 	// install recognises its own entries by the binary's name (hookwatch)
 	// or by o.Binary; entries of a hookwatch-hook elsewhere would stay and
@@ -143,8 +151,8 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	printResult(stdout, r, "install", sf.dryRun)
 	if !sf.dryRun && r.Changed {
 		how := bin + " hook"
-		if *mode == install.ModeHTTP {
-			how = "POST " + strings.TrimRight(orDefault(collector, install.DefaultCollectorURL), "/") + install.HookPath + " (where Claude Code allows it), else " + how
+		if o.Mode == install.ModeHTTP {
+			how = "POST " + strings.TrimRight(orDefault(o.CollectorURL, install.DefaultCollectorURL), "/") + install.HookPath + " (where Claude Code allows it), else " + how
 		}
 		fmt.Fprintf(stdout, "Hooks run: %s\n", how)
 		fmt.Fprintf(stdout, "Next: open Claude Code. The first hook starts the collector in the background; the dashboard is at %s.\nCheck the setup any time with 'hookwatch doctor'; keep the collector running across reboots with 'hookwatch service install'.\n", orDefault(collector, install.DefaultCollectorURL))
@@ -190,7 +198,19 @@ func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 	}
 	printResult(stdout, total, "uninstall", sf.dryRun)
+	if c, ok := runningCollector(hook.Home(os.Getenv)); ok && !sf.dryRun {
+		// The hooks are gone, the collector is not: say so rather than
+		// leave a server listening that the user believes uninstalled.
+		fmt.Fprintf(stdout, "A collector is still running at http://%s%s; stop it with: hookwatch stop\n", c.Addr, pidNote(c.PID))
+	}
 	return nil
+}
+
+func pidNote(pid int) string {
+	if pid <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (pid %d)", pid)
 }
 
 // otherHookBinaries returns the hookwatch-hook binaries the settings file
@@ -263,13 +283,6 @@ func diffStat(diff string) string {
 		}
 	}
 	return fmt.Sprintf("+%d -%d lines", add, del)
-}
-
-func scopeArg(scope string) string {
-	if scope == "" || scope == install.ScopeUser {
-		return ""
-	}
-	return " --scope " + scope
 }
 
 func orDefault(s, def string) string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -190,6 +191,21 @@ func (c *testCollector) setAgents(body string) {
 	c.mu.Unlock()
 }
 
+// get returns the status and body of a GET of path on the collector.
+func (c *testCollector) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(c.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
 // session returns the stored events of the session, asking the collector's
 // query API.
 func (c *testCollector) session(t *testing.T, id string) []store.Event {
@@ -356,39 +372,95 @@ func TestInstallDryRun(t *testing.T) {
 	}
 }
 
-func TestInstallStatuslineThenLean(t *testing.T) {
+// TestInstallModesAndStatusline: every combination of mode and status line
+// can be had, survives installing twice and a plain re-install (the fix
+// doctor names), and uninstalls back to the user's file.
+func TestInstallModesAndStatusline(t *testing.T) {
+	f := func(mode string, statusline bool) {
+		t.Helper()
+		e := newTestEnv(t)
+		if err := os.WriteFile(e.userSettings(), []byte(userSettings), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"install", "--mode", mode}
+		if statusline {
+			args = append(args, "--statusline")
+		}
+		check := func(when string) {
+			t.Helper()
+			s := registered(t, "user", e.userSettings())
+			http := 0
+			for _, h := range s.Handlers {
+				if h.Type == "http" {
+					http++
+				}
+			}
+			// The hooks run the lean binary, whatever the status line.
+			if got := s.Binaries(); len(got) != 1 || got[0] != e.lean {
+				t.Fatalf("--mode %s, statusline %v, %s: the hooks run %q, want %s", mode, statusline, when, got, e.lean)
+			}
+			if (http > 0) != (mode == "http") || len(s.Duplicates()) > 0 {
+				t.Fatalf("--mode %s, statusline %v, %s: %d http handlers, duplicates %v", mode, statusline, when, http, s.Duplicates())
+			}
+			// The status line runs hookwatch itself, wrapping the user's.
+			want := ""
+			if statusline {
+				want = "'" + e.self + "' statusline --wrap '~/bin/status.sh'"
+			}
+			if s.Statusline != want {
+				t.Fatalf("--mode %s, statusline %v, %s: statusLine %q, want %q", mode, statusline, when, s.Statusline, want)
+			}
+		}
+		out := mustHW(t, args...)
+		if strings.Contains(out, "Note: the statusLine needs") {
+			t.Fatalf("install %v still moves the hooks:\n%s", args, out)
+		}
+		check("installed once")
+		installed := readFile(t, e.userSettings())
+		mustHW(t, args...)
+		check("installed twice")
+		mustHW(t, "install")
+		check("then installed without flags")
+		if b := readFile(t, e.userSettings()); !bytes.Equal(b, installed) {
+			t.Fatalf("--mode %s, statusline %v: a plain re-install changed the file:\n%s", mode, statusline, b)
+		}
+		mustHW(t, "uninstall")
+		if b := readFile(t, e.userSettings()); string(b) != userSettings {
+			t.Fatalf("--mode %s, statusline %v: uninstall left:\n%s", mode, statusline, b)
+		}
+	}
+	f("command", false)
+	f("command", true)
+	f("http", false)
+	f("http", true)
+}
+
+// TestInstallModeSwitch: an explicit --mode switches, and the next plain
+// install keeps the new mode.
+func TestInstallModeSwitch(t *testing.T) {
 	e := newTestEnv(t)
-	if err := os.WriteFile(e.userSettings(), []byte(userSettings), 0o644); err != nil {
-		t.Fatal(err)
+	mode := func() string {
+		t.Helper()
+		for _, h := range registered(t, "user", e.userSettings()).Handlers {
+			if h.Type == "http" {
+				return "http"
+			}
+		}
+		return "command"
 	}
-	out := mustHW(t, "install", "--statusline")
-	if !strings.Contains(out, "Note: the statusLine needs hookwatch itself") {
-		t.Fatalf("install --statusline output:\n%s", out)
-	}
-	s := registered(t, "user", e.userSettings())
-	if got := s.Binaries(); len(got) != 1 || got[0] != e.self {
-		t.Fatalf("with --statusline the hooks run %q, want %s", got, e.self)
-	}
-	wantStatus := "'" + e.self + "' statusline --wrap '~/bin/status.sh'"
-	if s.Statusline != wantStatus {
-		t.Fatalf("statusLine %q, want %q", s.Statusline, wantStatus)
-	}
-	// As the note says: a plain install moves the hooks to the lean binary
-	// and keeps the statusLine.
 	mustHW(t, "install")
-	s = registered(t, "user", e.userSettings())
-	if got := s.Binaries(); len(got) != 1 || got[0] != e.lean || s.Statusline != wantStatus {
-		t.Fatalf("after install: binaries %q, statusLine %q", got, s.Statusline)
+	mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:9999")
+	mustHW(t, "install")
+	if got := mode(); got != "http" {
+		t.Fatalf("after --mode http and a plain install: %s", got)
 	}
-	// Back to --statusline: the lean entries are replaced, not doubled.
-	out = mustHW(t, "install", "--statusline")
-	s = registered(t, "user", e.userSettings())
-	if got := s.Binaries(); len(got) != 1 || got[0] != e.self || len(s.Duplicates()) > 0 || s.Statusline != wantStatus {
-		t.Fatalf("after install --statusline: binaries %q, duplicates %v, statusLine %q\n%s", got, s.Duplicates(), s.Statusline, out)
+	if b := readFile(t, e.userSettings()); !strings.Contains(string(b), "http://127.0.0.1:9999/v1/hooks/claude") {
+		t.Fatalf("a plain install lost the --url of the http hooks:\n%s", b)
 	}
-	mustHW(t, "uninstall")
-	if b := readFile(t, e.userSettings()); string(b) != userSettings {
-		t.Fatalf("uninstall left:\n%s", b)
+	mustHW(t, "install", "--mode", "command")
+	mustHW(t, "install")
+	if got := mode(); got != "command" {
+		t.Fatalf("after --mode command and a plain install: %s", got)
 	}
 }
 

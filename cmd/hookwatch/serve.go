@@ -45,6 +45,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
 	dbFlag := fs.String("db", "", "SQLite database path (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without HOOKWATCH_TOKEN")
+	flagUsage := fs.Usage
+	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -94,7 +96,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		srv.Shutdown(context.Background())
 		return fmt.Errorf("cannot listen on %s: %w", *addr, err)
 	}
-	fmt.Fprintf(stdout, "hookwatch serve: listening on http://%s (database %s)\n", ln.Addr(), db.Path())
+	fmt.Fprintf(stdout, "hookwatch serve: listening on http://%s (database %s)\n", listenAddr(*addr, ln), db.Path())
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -146,6 +148,31 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	<-served
 	return nil
+}
+
+// serveEnvHelp ends `serve --help`: what the environment sets that no flag does.
+const serveEnvHelp = `
+Environment:
+  HOOKWATCH_TOKEN    bearer token every endpoint but /healthz requires; mandatory to listen
+                     beyond loopback (read from the environment only: a flag would show it in ps)
+  HOOKWATCH_HOME     data directory: database, spool, logs (default ~/.hookwatch)
+  HOOKWATCH_ADDR     listen address (default 127.0.0.1:7421)
+  HOOKWATCH_DB       SQLite path (default $HOOKWATCH_HOME/hookwatch.db)
+  HOOKWATCH_CAPTURE  tool output kept by http hooks: none, preview, full (default preview)
+
+Stop it with Ctrl-C, or 'hookwatch stop' when it runs in the background.
+`
+
+// listenAddr is the address to tell the user: the host they asked for (the
+// listener reports 0.0.0.0 as [::] on a dual-stack system) with the port the
+// listener got (they may have asked for port 0).
+func listenAddr(asked string, ln net.Listener) string {
+	host, _, err := net.SplitHostPort(asked)
+	tcp, ok := ln.Addr().(*net.TCPAddr)
+	if err != nil || !ok || host == "" {
+		return ln.Addr().String()
+	}
+	return net.JoinHostPort(host, fmt.Sprint(tcp.Port))
 }
 
 func serveEnvOr(key, def string) string {

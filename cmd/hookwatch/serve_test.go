@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -189,4 +192,37 @@ func TestServeIsLoopback(t *testing.T) {
 	f("192.168.1.10:7421", false)
 	f("example.com:7421", false)
 	f("127.0.0.1", false) // not an address with a port
+}
+
+func TestServeListenAddr(t *testing.T) {
+	f := func(asked, want string) {
+		t.Helper()
+		ln, err := net.Listen("tcp", asked)
+		if err != nil {
+			t.Skipf("cannot listen on %s here: %v", asked, err)
+		}
+		defer ln.Close()
+		port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+		if got := listenAddr(asked, ln); got != strings.ReplaceAll(want, "PORT", port) {
+			t.Errorf("listenAddr(%q) = %q, want %q", asked, got, want)
+		}
+	}
+	// The host asked for, not the [::] a dual-stack listener reports.
+	f("0.0.0.0:0", "0.0.0.0:PORT")
+	f("127.0.0.1:0", "127.0.0.1:PORT")
+	f("localhost:0", "localhost:PORT")
+	f(":0", "[::]:PORT")
+}
+
+func TestServeHelpNamesTheToken(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"serve", "--help"}, nil, &stdout, &stderr)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("serve --help: %v", err)
+	}
+	for _, want := range []string{"HOOKWATCH_TOKEN", "HOOKWATCH_HOME", "--addr", "hookwatch stop"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("serve --help does not mention %s:\n%s", want, stderr.String())
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -70,6 +71,11 @@ func (db *DB) Sessions(ctx context.Context, f store.SessionFilter) (store.Sessio
 		where = append(where, "runtime = ?")
 		args = append(args, f.Runtime)
 	}
+	if !f.Probes {
+		// A range, not LIKE: '_' would be a wildcard and LIKE ignores case.
+		where = append(where, "NOT (id >= ? AND id < ?)")
+		args = append(args, event.ProbeSessionPrefix, probeSessionEnd)
+	}
 	if ok {
 		where = append(where, "(last_event_at, id) < (?, ?)")
 		args = append(args, after.UnixNano(), afterID)
@@ -103,6 +109,10 @@ func (db *DB) Sessions(ctx context.Context, f store.SessionFilter) (store.Sessio
 	}
 	return page, nil
 }
+
+// probeSessionEnd is the least string greater than every id that starts
+// with event.ProbeSessionPrefix.
+var probeSessionEnd = event.ProbeSessionPrefix[:len(event.ProbeSessionPrefix)-1] + string(event.ProbeSessionPrefix[len(event.ProbeSessionPrefix)-1]+1)
 
 // Events implements store.Store.
 func (db *DB) Events(ctx context.Context, f store.EventFilter) (store.EventPage, error) {

@@ -71,6 +71,7 @@ func RunEventLog(t *testing.T, open func(t *testing.T) EventLog) {
 		{"SessionEndOutOfOrder", testSessionEndOutOfOrder},
 		{"SessionLatestFacts", testSessionLatestFacts},
 		{"SessionsPaging", testSessionsPaging},
+		{"SessionsWithoutProbes", testSessionsWithoutProbes},
 		{"SessionNotFound", testSessionNotFound},
 		{"LastSeq", testLastSeq},
 		{"Close", testClose},
@@ -891,6 +892,40 @@ func testSessionsPaging(t *testing.T, s EventLog) {
 	}
 	if len(p.Sessions) != 1 || p.Sessions[0].ID != "s03" {
 		t.Errorf("most recently active session: %+v", p.Sessions)
+	}
+}
+
+// testSessionsWithoutProbes: the list leaves out hookwatch's own probe
+// sessions unless asked, and only those; a probe session is still found by
+// its id.
+func testSessionsWithoutProbes(t *testing.T, s EventLog) {
+	ids := []string{event.ProbeSessionPrefix + "0194f1a2", "s1", "hookwatch-probe", "hookwatch-probe.", "Hookwatch-probe-x", "hookwatch-probe-", "s2"}
+	var events []store.Event
+	for i, id := range ids {
+		events = append(events, ev(t, i*10, "session_id", id, "hook_event_name", "Notification"))
+	}
+	insert(t, s, events)
+	list := func(f store.SessionFilter) []string {
+		t.Helper()
+		p, err := s.Sessions(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, sess := range p.Sessions {
+			got = append(got, sess.ID)
+		}
+		slices.Sort(got)
+		return got
+	}
+	if got, want := list(store.SessionFilter{}), []string{"Hookwatch-probe-x", "hookwatch-probe", "hookwatch-probe.", "s1", "s2"}; !slices.Equal(got, want) {
+		t.Errorf("sessions %q, want %q", got, want)
+	}
+	if got := list(store.SessionFilter{Probes: true}); len(got) != len(ids) {
+		t.Errorf("sessions with probes %q, want all %d", got, len(ids))
+	}
+	if _, err := s.Session(ctx, ids[0]); err != nil {
+		t.Errorf("Session(%s): %v", ids[0], err)
 	}
 }
 

@@ -118,6 +118,8 @@ async function flush() {
 
 function onEvent(ev) {
   if (!ev || typeof ev.session_id !== 'string' || !ev.session_id) return;
+  // hookwatch's own checks (doctor's round trip): stored, not listed.
+  if (ev.session_id.startsWith('hookwatch-probe-')) return;
   store.pending.add(ev.session_id);
   if (!store.flushTimer) store.flushTimer = setTimeout(flush, 200);
 }

@@ -1,10 +1,12 @@
-// Package demo makes envelopes for the dashboard's browser tests, its
-// screenshots and its benchmark: real Claude Code payloads given times, a
-// session whose every displayed string is an XSS attempt, and large
-// synthetic sessions with many parallel subagents.
+// Package demo makes envelopes: the session `hookwatch demo` plays (Story),
+// and for the dashboard's browser tests, its screenshots and its benchmark
+// real Claude Code payloads given times, a session whose every displayed
+// string is an XSS attempt, and large synthetic sessions with many parallel
+// subagents.
 //
-// Everything here is deterministic for a given start time, so screenshots
-// and benchmark figures can be compared between runs.
+// Everything here is deterministic for a given start time (Story's
+// envelope ids aside), so screenshots and benchmark figures can be compared
+// between runs.
 package demo
 
 import (

@@ -39,7 +39,7 @@ func valid(t *testing.T, envs []event.Envelope) []store.Event {
 }
 
 func TestPayloads(t *testing.T) {
-	f, err := os.Open("../../../testdata/payloads/claude-code-2.1.197.jsonl")
+	f, err := os.Open("../../testdata/payloads/claude-code-2.1.197.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,5 +175,37 @@ func TestSessions(t *testing.T) {
 		if sources[s] == 0 {
 			t.Errorf("no session started by %s", s)
 		}
+	}
+}
+
+func TestStory(t *testing.T) {
+	const id = "01a212b9-c116-7aa7-b427-30e37ff12468"
+	envs := Story(id, t0, 1)
+	evs := valid(t, envs)
+	if d := envs[len(envs)-1].ReceivedAt.Sub(t0); d < 10*time.Second || d > 40*time.Second {
+		t.Errorf("the story lasts %v at speed 1, want about 20 s", d)
+	}
+	count := map[string]int{}
+	for i, e := range evs {
+		if e.SessionID != id {
+			t.Fatalf("event %d in session %q", i, e.SessionID)
+		}
+		if len(envs[i].ID) != 36 || envs[i].ID[14] != '7' {
+			t.Fatalf("envelope %d: id %q is not a UUIDv7, as the hook makes", i, envs[i].ID)
+		}
+		count[e.Event]++
+		if e.Event == event.SubagentStart && envs[i].Subagent == nil {
+			t.Errorf("SubagentStart %d without the sidecar metadata the hook sends", i)
+		}
+	}
+	for name, want := range map[string]int{event.SubagentStart: 5, event.PostToolUseFailure: 1, event.PreCompact: 1, event.SessionEnd: 1} {
+		if count[name] != want {
+			t.Errorf("%d %s events, want %d", count[name], name, want)
+		}
+	}
+	// Faster, the same events in less time.
+	fast := Story(id, t0, 10)
+	if len(fast) != len(envs) || fast[len(fast)-1].ReceivedAt.Sub(t0) != envs[len(envs)-1].ReceivedAt.Sub(t0)/10 {
+		t.Errorf("at speed 10: %d events over %v; at 1: %d over %v", len(fast), fast[len(fast)-1].ReceivedAt.Sub(t0), len(envs), envs[len(envs)-1].ReceivedAt.Sub(t0))
 	}
 }

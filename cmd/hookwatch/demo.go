@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/internal/demo"
+)
+
+func init() {
+	register(command{
+		name:    "demo",
+		summary: "play a multi-agent Claude Code session into the collector, to see hookwatch work",
+		run:     runDemo,
+	})
+}
+
+const demoSynopsis = `demo [--speed N] [--no-start]
+
+Plays a realistic Claude Code session into the collector at HOOKWATCH_URL, live,
+in about 20 seconds: a main agent runs three subagents in parallel, one of which
+starts a chain three deep; a test run fails and passes again; a policy denies a
+force push; the context is compacted. Open the dashboard link it prints and
+watch the session being recorded. No Anthropic account or Claude Code needed.
+
+The events go through the collector's ingest endpoint (POST /v1/events) exactly
+as the hook sends them. When no collector answers, demo starts one in the
+background, as the first hook of a real session would (stop it with
+'hookwatch stop'); with --no-start or HOOKWATCH_AUTOSTART=0 it says how to
+start one instead. Each run
+makes a new session in the project "` + demo.StoryProject + `".
+
+Flags:`
+
+// runDemo is `hookwatch demo`.
+func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("demo", demoSynopsis, stderr)
+	speed := fs.Float64("speed", 1, "play faster (2 = twice as fast) or slower (0.5)")
+	noStart := fs.Bool("no-start", false, "do not start a collector when none answers")
+	if err := parseFlagsNoArgs(fs, args); err != nil {
+		return err
+	}
+	if *speed <= 0 || *speed > 1000 {
+		return fmt.Errorf("%w: --speed must be above 0 and at most 1000", errUsage)
+	}
+	base, token := collectorURL()
+	if !healthy(ctx, base, 2*time.Second) {
+		if cfg, _ := hook.ConfigFromEnv(os.Getenv); *noStart || !cfg.Autostart {
+			return fmt.Errorf("no collector answers at %s: start one with 'hookwatch serve' (or run demo without --no-start, with HOOKWATCH_AUTOSTART on)", base)
+		}
+		home := hook.Home(os.Getenv)
+		if err := startCollector(ctx, home, base); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "No collector answered at %s: started one in the background (stop it with: hookwatch stop).\n", base)
+	}
+
+	id := event.NewID(time.Now()) // a UUID, as Claude Code's session ids are
+	envs := demo.Story(id, time.Now().Add(500*time.Millisecond), *speed)
+	fmt.Fprintf(stdout, "Playing a demo session into %s. Watch it live:\n\n    %s/#/s/%s\n\n", base, base, url.PathEscape(id))
+	p := &demoPlayer{base: base, token: token, out: stdout}
+	for i := 0; i < len(envs); {
+		if err := sleepUntil(ctx, envs[i].ReceivedAt); err != nil {
+			return err
+		}
+		// Everything due by now goes in one batch, as a burst of parallel
+		// hooks would arrive.
+		j := i + 1
+		for j < len(envs) && !envs[j].ReceivedAt.After(time.Now()) {
+			j++
+		}
+		if err := p.post(ctx, envs[i:j]); err != nil {
+			return err
+		}
+		for _, e := range envs[i:j] {
+			p.narrate(e)
+		}
+		i = j
+	}
+	fmt.Fprintf(stdout, "\nDone: %d events in session %s.\nThe dashboard: %s/#/s/%s — hookwatch install, then claude, records your own sessions the same way.\n",
+		len(envs), id, base, url.PathEscape(id))
+	return nil
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// demoPlayer sends the demo's envelopes and tells what happens.
+type demoPlayer struct {
+	base, token string
+	out         io.Writer
+	client      http.Client
+}
+
+// post sends one batch to POST /v1/events, as the hook does.
+func (p *demoPlayer) post(ctx context.Context, envs []event.Envelope) error {
+	body, err := json.Marshal(struct {
+		Envelopes []event.Envelope `json:"envelopes"`
+	}{envs})
+	if err != nil {
+		return fmt.Errorf("cannot encode the demo's events: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.base+"/v1/events", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if p.token != "" {
+		req.Header.Set("Authorization", "Bearer "+p.token)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot send the demo's events to %s: %w", p.base, err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized:
+		return fmt.Errorf("the collector at %s refuses HOOKWATCH_TOKEN (HTTP 401): set the token it runs with", p.base)
+	case resp.StatusCode/100 != 2:
+		return fmt.Errorf("the collector at %s refused the demo's events: HTTP %d: %s", p.base, resp.StatusCode, bytes.TrimSpace(msg))
+	}
+	return nil
+}
+
+// narrate prints a line for the moments worth watching.
+func (p *demoPlayer) narrate(e event.Envelope) {
+	var pl struct {
+		Event     string          `json:"hook_event_name"`
+		AgentType *string         `json:"agent_type"`
+		Tool      string          `json:"tool_name"`
+		Input     json.RawMessage `json:"tool_input"`
+		Prompt    string          `json:"prompt"`
+		Source    string          `json:"source"`
+	}
+	if e.Kind != event.KindHook || json.Unmarshal(e.Payload, &pl) != nil {
+		return
+	}
+	who := "main agent"
+	if pl.AgentType != nil {
+		who = *pl.AgentType + " agent"
+		if *pl.AgentType == "" {
+			who = "compaction agent"
+		}
+	}
+	var in struct {
+		Command, Description string
+	}
+	_ = json.Unmarshal(pl.Input, &in)
+	line := ""
+	switch {
+	case pl.Event == event.UserPromptSubmit:
+		line = "prompt: " + pl.Prompt
+	case pl.Event == event.SubagentStart:
+		line = who + " starts" + p.depth(e)
+	case pl.Event == event.SubagentStop && pl.AgentType != nil && *pl.AgentType != "":
+		line = who + " is done"
+	case pl.Event == event.PreToolUse && len(e.Decision) > 0:
+		line = fmt.Sprintf("%s: %s DENIED by a policy", who, in.Command)
+	case pl.Event == event.PostToolUseFailure:
+		what := in.Command
+		if what == "" {
+			what = pl.Tool
+		}
+		line = fmt.Sprintf("%s: %s FAILED", who, what)
+	case pl.Event == event.PostToolUse && pl.Tool == "Bash" && strings.HasPrefix(in.Command, "go test"):
+		line = fmt.Sprintf("%s: %s passes", who, in.Command)
+	case pl.Event == event.PreCompact:
+		line = "the context is compacted"
+	case pl.Event == event.Stop:
+		line = "main agent: finished"
+	case pl.Event == event.SessionEnd:
+		line = "the session ends"
+	}
+	if line != "" {
+		fmt.Fprintf(p.out, "  %s  %s\n", e.ReceivedAt.Local().Format("15:04:05"), line)
+	}
+}
+
+// depth says how deep a subagent runs, from the sidecar the hook read.
+func (p *demoPlayer) depth(e event.Envelope) string {
+	if e.Subagent == nil || e.Subagent.SpawnDepth < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (depth %d)", e.Subagent.SpawnDepth)
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serveInProcess runs `hookwatch serve` in this process on a free port and
+// returns its URL; it stops when the test ends.
+func serveInProcess(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &serveOutput{line: make(chan string, 1)}
+	var stderr strings.Builder
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, nil, out, &stderr) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case line := <-out.line:
+		url, _, _ := strings.Cut(strings.TrimPrefix(line, "hookwatch serve: listening on "), " ")
+		return url
+	case err := <-done:
+		t.Fatalf("serve exited: %v %s", err, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve printed no address")
+	}
+	return ""
+}
+
+// getJSON decodes the answer of GET base+path into v.
+func getJSON(t *testing.T, base, path string, v any) {
+	t.Helper()
+	resp, err := http.Get(base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: HTTP %d", path, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+}
+
+// TestDemo plays the demo into a real collector and finds, through its API,
+// what the demo promises: a tree of agents three deep with parallel
+// subagents, a failed call, a denied call and a compaction.
+func TestDemo(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	for _, k := range []string{"HOOKWATCH_DB", "HOOKWATCH_TOKEN", "HOOKWATCH_ADDR"} {
+		t.Setenv(k, "")
+	}
+	base := serveInProcess(t)
+	t.Setenv("HOOKWATCH_URL", base)
+
+	start := time.Now()
+	out := mustHW(t, "demo", "--speed", "20")
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("demo --speed 20 took %v", took)
+	}
+	i := strings.Index(out, base+"/#/s/")
+	if i < 0 || strings.Contains(out, "started one") {
+		t.Fatalf("demo output names no dashboard link, or started a collector although one ran:\n%s", out)
+	}
+	id, _, _ := strings.Cut(out[i+len(base+"/#/s/"):], "\n")
+	for _, want := range []string{"FAILED", "DENIED", "compacted", "(depth 3)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output does not tell %q:\n%s", want, out)
+		}
+	}
+
+	var agents struct {
+		Agents []struct {
+			AgentID       string  `json:"agent_id"`
+			AgentType     *string `json:"agent_type"`
+			ParentAgentID *string `json:"parent_agent_id"`
+			Depth         int     `json:"depth"`
+		} `json:"agents"`
+	}
+	getJSON(t, base, "/v1/sessions/"+id+"/agents", &agents)
+	parent := map[string]string{}
+	maxDepth, underMain := 0, 0
+	for _, a := range agents.Agents {
+		if a.ParentAgentID != nil {
+			parent[a.AgentID] = *a.ParentAgentID
+		}
+		maxDepth = max(maxDepth, a.Depth)
+		if a.AgentID != "" && a.ParentAgentID != nil && *a.ParentAgentID == "" && a.AgentType != nil && *a.AgentType != "" {
+			underMain++
+		}
+	}
+	if maxDepth != 3 || underMain < 3 {
+		t.Fatalf("agents: deepest at %d, %d subagents under the main agent; want depth 3 and at least 3 in parallel: %+v", maxDepth, underMain, agents.Agents)
+	}
+	for _, a := range agents.Agents {
+		if a.Depth == 3 {
+			// The chain: depth 3 → 2 → 1 → main.
+			chain, cur := 0, a.AgentID
+			for cur != "" && chain < 5 {
+				cur = parent[cur]
+				chain++
+			}
+			if chain != 3 || cur != "" {
+				t.Errorf("agent %s at depth 3 has a chain of %d parents to %q", a.AgentID, chain, cur)
+			}
+		}
+	}
+
+	var calls struct {
+		ToolCalls []struct {
+			ToolName string          `json:"tool_name"`
+			Status   string          `json:"status"`
+			Decision json.RawMessage `json:"decision"`
+		} `json:"tool_calls"`
+	}
+	getJSON(t, base, "/v1/sessions/"+id+"/tool-calls", &calls)
+	status := map[string]int{}
+	for _, c := range calls.ToolCalls {
+		status[c.Status]++
+	}
+	if status["error"] != 1 || status["denied"] != 1 || status["ok"] < 20 {
+		t.Fatalf("tool call statuses %v, want 1 error, 1 denied and the rest ok", status)
+	}
+
+	var ses struct {
+		Status      string `json:"status"`
+		Compactions []any  `json:"compactions"`
+		Counts      struct {
+			Subagents, Failures, Denials, Compactions int
+		} `json:"counts"`
+	}
+	getJSON(t, base, "/v1/sessions/"+id, &ses)
+	if ses.Status != "ended" || len(ses.Compactions) != 1 || ses.Counts.Compactions != 1 || ses.Counts.Failures != 1 || ses.Counts.Denials != 1 {
+		t.Fatalf("session %s: %+v", id, ses)
+	}
+	var list struct {
+		Sessions []struct{ ID string } `json:"sessions"`
+	}
+	getJSON(t, base, "/v1/sessions", &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].ID != id {
+		t.Fatalf("session list %+v, want the demo's session", list.Sessions)
+	}
+}
+
+// TestDemoNoStart: with no collector and --no-start, demo says how to start
+// one and starts nothing.
+func TestDemoNoStart(t *testing.T) {
+	newTestEnv(t) // HOOKWATCH_URL is a closed port
+	_, _, err := hw(t, "", "demo", "--no-start")
+	if err == nil || !strings.Contains(err.Error(), "start one with 'hookwatch serve'") {
+		t.Fatalf("demo --no-start without a collector: %v", err)
+	}
+	if _, _, err := hw(t, "", "demo", "--speed", "0"); err == nil {
+		t.Fatal("demo --speed 0 accepted")
+	}
+}

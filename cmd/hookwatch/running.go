@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/spool"
+)
+
+// collectorURL is the collector the hook sends to, and the token it sends:
+// HOOKWATCH_URL and HOOKWATCH_TOKEN, as the hook reads them.
+func collectorURL() (base, token string) {
+	cfg, _ := hook.ConfigFromEnv(os.Getenv)
+	return strings.TrimRight(cfg.URL, "/"), cfg.Token
+}
+
+// runningCollector returns the collector attached to the spool of home, as
+// its lock names it.
+func runningCollector(home string) (spool.ConsumerInfo, bool) {
+	return spool.Consumer(filepath.Join(home, "spool"))
+}
+
+// healthy reports whether a collector answers /healthz at base within
+// timeout.
+func healthy(ctx context.Context, base string, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// startCollector starts `hookwatch serve` in the background for home,
+// listening at base's address, the way a hook's autostart does, and waits
+// until it answers. It refuses a base that is not on this machine.
+func startCollector(ctx context.Context, home, base string) error {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme != "http" || u.Port() == "" {
+		return fmt.Errorf("cannot start a collector for HOOKWATCH_URL=%s: want http://<loopback address>:<port>", base)
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("cannot start a collector for HOOKWATCH_URL=%s: it is not on this machine", base)
+	}
+	self, _, err := binaries()
+	if err != nil {
+		return err
+	}
+	if err := hook.StartServe(self, home, u.Host); err != nil {
+		return fmt.Errorf("cannot start hookwatch serve: %w", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !healthy(ctx, base, time.Second) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("started hookwatch serve, but it does not answer at %s: see %s", base, filepath.Join(home, "serve.log"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}
+
+// errNotRunning is returned by stopCollector when no collector holds the
+// spool lock of the home.
+var errNotRunning = errors.New("no collector is running")

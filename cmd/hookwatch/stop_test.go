@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/internal/testbin"
+)
+
+// newRealEnv is newTestEnv whose hookwatch and hookwatch-hook are the real
+// binaries, so that a hook's autostart would really start a collector.
+func newRealEnv(t *testing.T) *testEnv {
+	t.Helper()
+	built := map[string]string{}
+	for _, pkg := range []string{"./cmd/hookwatch", "./cmd/hookwatch-hook"} {
+		built[pkg] = testbin.Build(t, pkg) // before newTestEnv narrows PATH
+	}
+	e := newTestEnv(t)
+	for bin, pkg := range map[string]string{e.self: "./cmd/hookwatch", e.lean: "./cmd/hookwatch-hook"} {
+		b, err := os.ReadFile(built[pkg])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// TestStartAndStop: doctor starts no collector unless --start asks, uninstall
+// says that one still runs, and stop stops the one this home runs.
+func TestStartAndStop(t *testing.T) {
+	e := newRealEnv(t)
+	base, _ := collectorURL()
+	ctx := context.Background()
+
+	out := mustHW(t, "stop")
+	if !strings.Contains(out, "no collector is running for "+e.hwHome) {
+		t.Fatalf("stop with none running: %q", out)
+	}
+
+	// A plain doctor, round trip included, changes nothing: the hook it
+	// runs would start a collector, and does not.
+	mustHW(t, "install")
+	hw(t, "", "doctor")
+	time.Sleep(300 * time.Millisecond) // an autostarted collector would be up by now
+	if healthy(ctx, base, time.Second) {
+		t.Fatal("doctor started a collector")
+	}
+	if _, ok := runningCollector(e.hwHome); ok {
+		t.Fatal("doctor left a collector attached to the spool")
+	}
+	if exists(filepath.Join(e.hwHome, "spool", "current.jsonl")) {
+		b, _ := os.ReadFile(filepath.Join(e.hwHome, "spool", "current.jsonl"))
+		if len(strings.TrimSpace(string(b))) > 0 {
+			t.Fatalf("doctor left an event in the spool: %s", b)
+		}
+	}
+
+	out = mustHW(t, "doctor", "--start", "--no-round-trip")
+	if !strings.Contains(out, "started a collector at "+base) {
+		t.Fatalf("doctor --start: %s", out)
+	}
+	c, ok := runningCollector(e.hwHome)
+	if !ok || c.PID <= 0 || "http://"+c.Addr != base {
+		t.Fatalf("after doctor --start: collector %+v, %v; want one at %s", c, ok, base)
+	}
+	out = mustHW(t, "uninstall")
+	if want := fmt.Sprintf("A collector is still running at %s (pid %d); stop it with: hookwatch stop", base, c.PID); !strings.Contains(out, want) {
+		t.Fatalf("uninstall does not say %q:\n%s", want, out)
+	}
+
+	out = mustHW(t, "stop")
+	if want := fmt.Sprintf("stopped the collector at %s (pid %d)", base, c.PID); !strings.Contains(out, want) {
+		t.Fatalf("stop: %q, want %q", out, want)
+	}
+	if healthy(ctx, base, time.Second) {
+		t.Fatal("the collector still answers after stop")
+	}
+	if _, ok := runningCollector(e.hwHome); ok {
+		t.Fatal("the collector still holds the spool lock after stop")
+	}
+	if !exited(c.PID) {
+		t.Fatalf("process %d still runs after stop", c.PID)
+	}
+	if out := mustHW(t, "uninstall"); strings.Contains(out, "still running") {
+		t.Fatalf("uninstall after stop: %s", out)
+	}
+}
