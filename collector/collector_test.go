@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/store"
@@ -364,7 +365,7 @@ func TestStream(t *testing.T) {
 	if err := json.Unmarshal([]byte(ev.Data), &got); err != nil {
 		t.Fatalf("stream data %q: %v", ev.Data, err)
 	}
-	if got.ID != env.ID || got.ToolName != "Bash" || ev.ID != strconv.FormatInt(got.Seq, 10) || got.Seq != 2 {
+	if got.ID != env.ID || got.ToolName != "Bash" || !strings.HasPrefix(ev.ID, strconv.FormatInt(got.Seq, 10)+":") || got.Seq != 2 {
 		t.Fatalf("stream delivered id %s %+v", ev.ID, got)
 	}
 
@@ -391,7 +392,7 @@ func TestStream(t *testing.T) {
 	}
 	// From 0 the whole store is replayed; session_id filters.
 	all := s.openStream(t, "?session_id=old", "Last-Event-ID", "0")
-	if ev := all.nextEvent(); !strings.Contains(ev.Data, `"session_id":"old"`) || ev.ID != "1" {
+	if ev := all.nextEvent(); !strings.Contains(ev.Data, `"session_id":"old"`) || !strings.HasPrefix(ev.ID, "1:") {
 		t.Fatalf("replay from 0: %+v", ev)
 	}
 	s.post(t, []event.Envelope{synth(50, "session_id", "s1"), synth(51, "session_id", "old", "hook_event_name", "SessionEnd")}, 2, 0)
@@ -402,6 +403,56 @@ func TestStream(t *testing.T) {
 	code, body := s.do(t, http.MethodGet, "/v1/stream", nil, "Last-Event-ID", "abc")
 	if code != 400 {
 		t.Fatalf("bad Last-Event-ID: %d %s", code, body)
+	}
+}
+
+// TestStreamModel: a session's stream carries the model as it changes (the
+// call started, then ended; the agent; the session's counts), and a client
+// resuming from a model message's id gets what changed after it, once.
+func TestStreamModel(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	live := s.openStream(t, "?session_id=s1")
+	call := func(ms int, name string) event.Envelope {
+		return synth(ms, "session_id", "s1", "hook_event_name", name, "tool_name", "Bash", "tool_use_id", "t1", "tool_input", map[string]any{"command": "ls"})
+	}
+	s.post(t, []event.Envelope{synth(0, "session_id", "s1", "hook_event_name", "UserPromptSubmit", "prompt", "list"), call(1, "PreToolUse")}, 2, 0)
+	status := func(m collector.ModelMessage) string {
+		t.Helper()
+		if len(m.ToolCalls) != 1 {
+			t.Fatalf("model message with %d calls: %+v", len(m.ToolCalls), m)
+		}
+		var c attribution.ToolCall
+		if err := json.Unmarshal(m.ToolCalls[0], &c); err != nil || c.ToolUseID != "t1" {
+			t.Fatalf("call %s: %v", m.ToolCalls[0], err)
+		}
+		return c.Status
+	}
+	ev, m := live.nextModel()
+	if status(m) != attribution.StatusPending || len(m.Agents) != 1 || m.Session == nil || m.Session.Counts.Prompts != 1 || m.Session.Title != "list" {
+		t.Fatalf("first model message: %s", ev.Data)
+	}
+	s.post(t, []event.Envelope{call(2, "PostToolUse")}, 1, 0)
+	ev2, m := live.nextModel()
+	if status(m) != attribution.StatusOK || m.Session.Counts.ToolCalls != 1 {
+		t.Fatalf("second model message: %s", ev2.Data)
+	}
+	// Resumed after the first message: the call's end comes again, not
+	// its start; the events after the first message's come too.
+	resumed := s.openStream(t, "?session_id=s1", "Last-Event-ID", ev.ID)
+	if e := resumed.nextEvent(); !strings.Contains(e.Data, `"event":"PostToolUse"`) {
+		t.Fatalf("resumed stream's first event: %+v", e)
+	}
+	if _, m := resumed.nextModel(); status(m) != attribution.StatusOK {
+		t.Fatalf("resumed model: %+v", m)
+	}
+	// Without a session filter only sessions are sent.
+	all := s.openStream(t, "")
+	s.post(t, []event.Envelope{synth(3, "session_id", "s1", "hook_event_name", "Stop")}, 1, 0)
+	if _, m := all.nextModel(); m.SessionID != "s1" || m.Session == nil || len(m.ToolCalls) != 0 || len(m.Agents) != 0 {
+		t.Fatalf("unfiltered model message: %+v", m)
+	}
+	if code, _ := s.do(t, http.MethodGet, "/v1/stream", nil, "Last-Event-ID", "3:x"); code != 400 {
+		t.Fatalf("bad model position: %d", code)
 	}
 }
 

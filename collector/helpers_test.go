@@ -141,7 +141,9 @@ type sseReader struct {
 
 // sseEvent is one dispatched event, or a comment when Comment is set.
 type sseEvent struct {
-	ID, Data, Comment string
+	// Type is the event: line ("" for a stored event, "model" for a
+	// model message).
+	Type, ID, Data, Comment string
 }
 
 // open connects to /v1/stream; the stream closes when the test ends.
@@ -185,6 +187,8 @@ func (r *sseReader) next() sseEvent {
 				switch {
 				case strings.HasPrefix(line, ":"):
 					ev.Comment = strings.TrimSpace(line[1:])
+				case strings.HasPrefix(line, "event: "):
+					ev.Type = line[7:]
 				case strings.HasPrefix(line, "id: "):
 					ev.ID = line[4:]
 				case strings.HasPrefix(line, "data: "):
@@ -203,12 +207,27 @@ func (r *sseReader) next() sseEvent {
 	}
 }
 
-// nextEvent skips comments and returns the next event.
+// nextEvent skips comments and model messages and returns the next
+// stored event.
 func (r *sseReader) nextEvent() sseEvent {
 	r.t.Helper()
 	for {
-		if ev := r.next(); ev.Comment == "" {
+		if ev := r.next(); ev.Comment == "" && ev.Type == "" {
 			return ev
+		}
+	}
+}
+
+// nextModel skips comments and events and returns the next model message.
+func (r *sseReader) nextModel() (sseEvent, collector.ModelMessage) {
+	r.t.Helper()
+	for {
+		if ev := r.next(); ev.Type == "model" {
+			var m collector.ModelMessage
+			if err := json.Unmarshal([]byte(ev.Data), &m); err != nil {
+				r.t.Fatalf("model message %q: %v", ev.Data, err)
+			}
+			return ev, m
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -43,27 +42,33 @@ func (h *hub) notify() {
 const streamPage = 500
 
 // handleStream is GET /v1/stream: Server-Sent Events, one per stored event,
-// with id: set to its seq and data: its JSON (as in the events listing).
-// Without Last-Event-ID the stream starts with the events stored after the
-// request; with it, it first replays every event after that seq. The
-// optional session_id parameter keeps one session's events.
+// with data: its JSON (as in the events listing), and the model messages of
+// stream_model.go; every id: is "<event seq>:<model seq>". Without
+// Last-Event-ID the stream starts with what is stored after the request;
+// with it, it first replays every event after that seq (and, given as
+// "E:M", every model change after M). The optional session_id parameter
+// keeps one session's events and model.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
-	var cursor int64
+	var pos streamPos
+	resumeModel := false
 	if v := strings.TrimSpace(r.Header.Get("Last-Event-ID")); v != "" {
-		seq, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || seq < 0 {
-			writeError(w, http.StatusBadRequest, "Last-Event-ID must be the seq of an event")
+		var err error
+		if pos, resumeModel, err = parseStreamPos(v); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		cursor = seq
 	} else {
 		seq, err := s.store.LastSeq(r.Context())
 		if err != nil {
 			s.storeError(w, r, err)
 			return
 		}
-		cursor = seq
+		pos.event = seq
 	}
+	if !resumeModel {
+		pos.model = s.modeler.currentVersion()
+	}
+	cursor := pos.event
 	filter := store.EventFilter{SessionID: r.URL.Query().Get("session_id"), Limit: streamPage}
 
 	s.metrics.sseClients.Inc()
@@ -103,7 +108,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			}
 			buf.Reset()
 			for i := range page.Events {
-				writeSSE(&buf, &page.Events[i])
+				writeSSE(&buf, &page.Events[i], pos.model)
 			}
 			// A client that stops reading must not pin the handler forever.
 			rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
@@ -117,6 +122,20 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			if page.Next == "" {
 				break
 			}
+		}
+		pos.event = cursor
+		err := s.streamModel(r.Context(), filter.SessionID, &pos, func(b []byte) error {
+			rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			return rc.Flush()
+		})
+		if err != nil {
+			if r.Context().Err() == nil {
+				s.log.Warn("stream cannot send model changes", "err", err)
+			}
+			return
 		}
 		select {
 		case <-wake:
@@ -140,13 +159,13 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 // event holds no raw newline (encoding/json escapes them in strings and the
 // envelope is stored compact), but a data: line must not contain one
 // whatever happens, so any is split into continuation lines.
-func writeSSE(buf *bytes.Buffer, e *store.Event) {
+func writeSSE(buf *bytes.Buffer, e *store.Event, modelSeq int64) {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return
 	}
 	buf.WriteString("id: ")
-	buf.WriteString(strconv.FormatInt(e.Seq, 10))
+	buf.WriteString(streamPos{event: e.Seq, model: modelSeq}.String())
 	buf.WriteString("\ndata: ")
 	for {
 		i := bytes.IndexAny(b, "\r\n")
