@@ -178,32 +178,13 @@ type EventPage struct {
 	Next string
 }
 
-// Store keeps events and the session summaries derived from them.
+// Store is what a storage backend implements: the event log, the session
+// model, and, until the collector writes the model as rows, the derived
+// state as documents (PutDerived and the methods after it).
 // Implementations are safe for concurrent use.
-//
-// Besides the events it keeps the state derived from them (Derived), which
-// the collector rebuilds in the background. The interface grows with the
-// product; the conformance suite in store/storetest grows with it.
 type Store interface {
-	// Insert stores the events whose ID is not stored yet, in one
-	// transaction, in slice order, and updates their sessions' summaries.
-	// An ID already stored, or repeated within events, is skipped (the
-	// first occurrence wins). It sets Seq on every event it stored and
-	// leaves Seq 0 on the skipped ones, and returns how many it stored.
-	// When it returns an error nothing was stored.
-	Insert(ctx context.Context, events []Event) (inserted int, err error)
-
-	// Sessions returns a page of sessions, most recently active first.
-	Sessions(ctx context.Context, f SessionFilter) (SessionPage, error)
-
-	// Session returns one session, or ErrNotFound.
-	Session(ctx context.Context, id string) (Session, error)
-
-	// Events returns a page of events in increasing Seq order.
-	Events(ctx context.Context, f EventFilter) (EventPage, error)
-
-	// LastSeq returns the largest Seq stored, 0 when the store is empty.
-	LastSeq(ctx context.Context) (int64, error)
+	EventLog
+	ModelStore
 
 	// PutDerived stores the derived state of each session of ds in one
 	// transaction, replacing what was stored for it (AgentIDs included).

@@ -42,6 +42,7 @@ type DB struct {
 	mu     sync.Mutex
 	closed bool
 	stmts  insertStmts
+	model  modelStmts
 
 	// The checkpointer copies the WAL into the database file on a
 	// connection of its own, so that the writer's commits do not pay for
@@ -177,6 +178,7 @@ func (db *DB) Close() error {
 	close(db.stopCkpt)
 	<-db.ckptDone
 	db.stmts.close()
+	db.model.close()
 	// Closing the writer last lets SQLite checkpoint the WAL into the main
 	// file and remove it when it is the last connection.
 	errC := db.ckpt.Close()

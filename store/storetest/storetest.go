@@ -4,9 +4,9 @@
 //		storetest.Run(t, func(t *testing.T) store.Store { return MustOpenDB(t) })
 //	}
 //
-// The suite pins down the contract documented on store.Store with real
-// payloads from the repository's corpus and synthetic ones for the corner
-// cases.
+// It is two suites, one per half of the contract: RunEventLog pins down
+// store.EventLog and RunModelStore store.ModelStore, with real payloads from
+// the repository's corpus and synthetic ones for the corner cases.
 package storetest
 
 import (
@@ -25,13 +25,33 @@ import (
 	"github.com/hookwatch/hookwatch/store"
 )
 
-// Run runs the conformance suite. open must return a new, empty store and
+// EventLog is what RunEventLog tests: the event log of a backend.
+type EventLog interface {
+	store.EventLog
+	// Close releases the store; calls after Close fail, and closing twice
+	// is harmless.
+	Close() error
+}
+
+// Run runs both conformance suites, and the cases of the derived state kept
+// as documents (store.Derived). open must return a new, empty store and
 // arrange for it to be closed when the test ends (t.Cleanup); closing it
 // twice must be harmless.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	RunEventLog(t, func(t *testing.T) EventLog { return open(t) })
+	RunModelStore(t, func(t *testing.T) ModelStore { return open(t) })
+	for _, tt := range derivedTests {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
+	}
+}
+
+// RunEventLog runs the conformance suite of store.EventLog. open must return
+// a new, empty store and arrange for it to be closed when the test ends
+// (t.Cleanup).
+func RunEventLog(t *testing.T, open func(t *testing.T) EventLog) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, s store.Store)
+		fn   func(t *testing.T, s EventLog)
 	}{
 		{"InsertCorpus", testInsertCorpus},
 		{"InsertEmpty", testInsertEmpty},
@@ -56,7 +76,6 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LastSeq", testLastSeq},
 		{"Close", testClose},
 	}
-	tests = append(tests, derivedTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
 	}
@@ -83,7 +102,7 @@ func ev(tb testing.TB, ms int, kv ...any) store.Event {
 	return MustEvent(tb, Envelope(event.RuntimeClaudeCode, At(ms), P(kv...)))
 }
 
-func insert(tb testing.TB, s store.Store, events []store.Event) int {
+func insert(tb testing.TB, s store.EventLog, events []store.Event) int {
 	tb.Helper()
 	n, err := s.Insert(ctx, events)
 	if err != nil {
@@ -93,7 +112,7 @@ func insert(tb testing.TB, s store.Store, events []store.Event) int {
 }
 
 // all reads every event matching f, following cursors with a small page.
-func all(tb testing.TB, s store.Store, f store.EventFilter) []store.Event {
+func all(tb testing.TB, s store.EventLog, f store.EventFilter) []store.Event {
 	tb.Helper()
 	if f.Limit == 0 {
 		f.Limit = 7
@@ -154,7 +173,7 @@ func checkSame(tb testing.TB, got, want store.Event) {
 	}
 }
 
-func testInsertCorpus(t *testing.T, s store.Store) {
+func testInsertCorpus(t *testing.T, s EventLog) {
 	events := CorpusEvents(t)
 	if n := insert(t, s, events); n != len(events) {
 		t.Fatalf("Insert stored %d of %d events", n, len(events))
@@ -190,7 +209,7 @@ func testInsertCorpus(t *testing.T, s store.Store) {
 	}
 }
 
-func testInsertEmpty(t *testing.T, s store.Store) {
+func testInsertEmpty(t *testing.T, s EventLog) {
 	if n := insert(t, s, nil); n != 0 {
 		t.Fatalf("Insert(nil) = %d", n)
 	}
@@ -202,7 +221,7 @@ func testInsertEmpty(t *testing.T, s store.Store) {
 	}
 }
 
-func testIdempotent(t *testing.T, s store.Store) {
+func testIdempotent(t *testing.T, s EventLog) {
 	events := CorpusEvents(t)[:20]
 	insert(t, s, events)
 	last, err := s.LastSeq(ctx)
@@ -252,7 +271,7 @@ func testIdempotent(t *testing.T, s store.Store) {
 	}
 }
 
-func testIdempotentWithinBatch(t *testing.T, s store.Store) {
+func testIdempotentWithinBatch(t *testing.T, s EventLog) {
 	a := ev(t, 1, "session_id", "s1", "hook_event_name", "UserPromptSubmit", "prompt", "first")
 	b := ev(t, 2, "session_id", "s1", "hook_event_name", "Stop")
 	c := ev(t, 3, "session_id", "s1", "hook_event_name", "SessionEnd", "reason", "other")
@@ -284,7 +303,7 @@ func testIdempotentWithinBatch(t *testing.T, s store.Store) {
 	}
 }
 
-func testLargeBatch(t *testing.T, s store.Store) {
+func testLargeBatch(t *testing.T, s EventLog) {
 	corpus := Corpus(t)
 	var events []store.Event
 	for i := range 2500 {
@@ -300,7 +319,7 @@ func testLargeBatch(t *testing.T, s store.Store) {
 	}
 }
 
-func testConcurrentInsert(t *testing.T, s store.Store) {
+func testConcurrentInsert(t *testing.T, s EventLog) {
 	var events []store.Event
 	for i := range 400 {
 		events = append(events, ev(t, i, "session_id", fmt.Sprintf("s%d", i%3), "hook_event_name", "Notification"))
@@ -347,7 +366,7 @@ func testConcurrentInsert(t *testing.T, s store.Store) {
 	}
 }
 
-func testEventPaging(t *testing.T, s store.Store) {
+func testEventPaging(t *testing.T, s EventLog) {
 	var events []store.Event
 	for i := range 200 {
 		events = append(events, ev(t, i, "session_id", "s1", "hook_event_name", "Notification"))
@@ -402,7 +421,7 @@ func testEventPaging(t *testing.T, s store.Store) {
 	}
 }
 
-func testEventLimits(t *testing.T, s store.Store) {
+func testEventLimits(t *testing.T, s EventLog) {
 	var events []store.Event
 	for i := range store.MaxLimit + 10 {
 		events = append(events, ev(t, i, "session_id", "s1", "hook_event_name", "Notification"))
@@ -425,7 +444,7 @@ func testEventLimits(t *testing.T, s store.Store) {
 	f(store.MaxLimit*10, store.MaxLimit)
 }
 
-func testInvalidCursor(t *testing.T, s store.Store) {
+func testInvalidCursor(t *testing.T, s EventLog) {
 	insert(t, s, []store.Event{ev(t, 1, "session_id", "s1", "hook_event_name", "Stop")})
 	f := func(cursor string) {
 		t.Helper()
@@ -447,7 +466,7 @@ func testInvalidCursor(t *testing.T, s store.Store) {
 	}
 }
 
-func testEventFilters(t *testing.T, s store.Store) {
+func testEventFilters(t *testing.T, s EventLog) {
 	const sid = "s-filters"
 	events := []store.Event{
 		ev(t, 0, "session_id", sid, "hook_event_name", "SessionStart", "source", "startup"),
@@ -504,7 +523,7 @@ func indexes(events []store.Event, got []string) []int {
 	return out
 }
 
-func testAgentType(t *testing.T, s store.Store) {
+func testAgentType(t *testing.T, s EventLog) {
 	events := []store.Event{
 		ev(t, 0, "session_id", "s1", "hook_event_name", "Stop"),
 		ev(t, 1, "session_id", "s1", "hook_event_name", "SubagentStop", "agent_id", "a1", "agent_type", ""),
@@ -529,7 +548,7 @@ func testAgentType(t *testing.T, s store.Store) {
 	}
 }
 
-func testNoSessionID(t *testing.T, s store.Store) {
+func testNoSessionID(t *testing.T, s EventLog) {
 	e := ev(t, 0, "hook_event_name", "Notification", "message", "no session")
 	insert(t, s, []store.Event{e})
 	got := all(t, s, store.EventFilter{})
@@ -545,7 +564,7 @@ func testNoSessionID(t *testing.T, s store.Store) {
 	}
 }
 
-func testHostileContent(t *testing.T, s store.Store) {
+func testHostileContent(t *testing.T, s EventLog) {
 	big := strings.Repeat("x", 1<<20)
 	nested := strings.Repeat(`{"a":`, 100) + "1" + strings.Repeat("}", 100)
 	payloads := [][]byte{
@@ -580,7 +599,7 @@ func testHostileContent(t *testing.T, s store.Store) {
 
 // testSessionsCorpus checks the summaries of the corpus sessions against
 // ones computed here, independently of any backend.
-func testSessionsCorpus(t *testing.T, s store.Store) {
+func testSessionsCorpus(t *testing.T, s EventLog) {
 	events := CorpusEvents(t)
 	insert(t, s, events)
 	type agg struct {
@@ -684,7 +703,7 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
-func session(tb testing.TB, s store.Store, id string) store.Session {
+func session(tb testing.TB, s store.EventLog, id string) store.Session {
 	tb.Helper()
 	sess, err := s.Session(ctx, id)
 	if err != nil {
@@ -706,7 +725,7 @@ func checkEnded(tb testing.TB, sess store.Session, at time.Time, reason string) 
 	}
 }
 
-func testSessionEnd(t *testing.T, s store.Store) {
+func testSessionEnd(t *testing.T, s EventLog) {
 	insert(t, s, []store.Event{ev(t, 0, "session_id", "s1", "hook_event_name", "SessionStart", "source", "startup")})
 	checkEnded(t, session(t, s, "s1"), time.Time{}, "")
 	if got := session(t, s, "s1").Source; got != "startup" {
@@ -736,7 +755,7 @@ func testSessionEnd(t *testing.T, s store.Store) {
 	checkEnded(t, session(t, s, "s2"), At(5), "")
 }
 
-func testSessionEndOutOfOrder(t *testing.T, s store.Store) {
+func testSessionEndOutOfOrder(t *testing.T, s EventLog) {
 	// The spool delivers late: the end arrives before the events it follows.
 	insert(t, s, []store.Event{ev(t, 100, "session_id", "s1", "hook_event_name", "SessionEnd", "reason", "other")})
 	insert(t, s, []store.Event{
@@ -757,7 +776,7 @@ func testSessionEndOutOfOrder(t *testing.T, s store.Store) {
 	}
 }
 
-func testSessionLatestFacts(t *testing.T, s store.Store) {
+func testSessionLatestFacts(t *testing.T, s EventLog) {
 	insert(t, s, []store.Event{
 		ev(t, 10, "session_id", "s1", "hook_event_name", "SessionStart", "cwd", "/a", "model", "claude-opus"),
 		ev(t, 11, "session_id", "s1", "hook_event_name", "UserPromptSubmit", "cwd", "/a", "permission_mode", "default", "session_title", "Fix the bug"),
@@ -809,7 +828,7 @@ func testSessionLatestFacts(t *testing.T, s store.Store) {
 	}
 }
 
-func testSessionsPaging(t *testing.T, s store.Store) {
+func testSessionsPaging(t *testing.T, s EventLog) {
 	var events []store.Event
 	for i := range 25 {
 		runtime := event.RuntimeClaudeCode
@@ -879,7 +898,7 @@ func testSessionsPaging(t *testing.T, s store.Store) {
 // testSessionsWithoutProbes: the list leaves out hookwatch's own probe
 // sessions unless asked, and only those; a probe session is still found by
 // its id.
-func testSessionsWithoutProbes(t *testing.T, s store.Store) {
+func testSessionsWithoutProbes(t *testing.T, s EventLog) {
 	ids := []string{event.ProbeSessionPrefix + "0194f1a2", "s1", "hookwatch-probe", "hookwatch-probe.", "Hookwatch-probe-x", "hookwatch-probe-", "s2"}
 	var events []store.Event
 	for i, id := range ids {
@@ -910,7 +929,7 @@ func testSessionsWithoutProbes(t *testing.T, s store.Store) {
 	}
 }
 
-func testSessionNotFound(t *testing.T, s store.Store) {
+func testSessionNotFound(t *testing.T, s EventLog) {
 	if _, err := s.Session(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Session(nope): %v, want ErrNotFound", err)
 	}
@@ -919,7 +938,7 @@ func testSessionNotFound(t *testing.T, s store.Store) {
 	}
 }
 
-func testLastSeq(t *testing.T, s store.Store) {
+func testLastSeq(t *testing.T, s EventLog) {
 	seq, err := s.LastSeq(ctx)
 	if err != nil || seq != 0 {
 		t.Fatalf("LastSeq of an empty store = %d, %v", seq, err)
@@ -932,7 +951,7 @@ func testLastSeq(t *testing.T, s store.Store) {
 	}
 }
 
-func testClose(t *testing.T, s store.Store) {
+func testClose(t *testing.T, s EventLog) {
 	insert(t, s, CorpusEvents(t)[:3])
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)

@@ -1,0 +1,547 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// The session model's rows (store.ModelStore) live in model_sessions,
+// model_agents and model_tool_calls; see migrations/0003_model.sql.
+
+const (
+	upsertModelSessionSQL = `INSERT INTO model_sessions
+		(session_id, group_key, seq, updated_seq, first_event_at, last_event_at, alias_of, summary)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session_id) DO UPDATE SET group_key = excluded.group_key, seq = excluded.seq,
+			updated_seq = excluded.updated_seq, first_event_at = excluded.first_event_at,
+			last_event_at = excluded.last_event_at, alias_of = excluded.alias_of, summary = excluded.summary`
+	upsertAgentSQL = `INSERT INTO model_agents
+		(session_id, agent_id, parent_agent_id, depth, started_at, updated_seq, doc)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session_id, agent_id) DO UPDATE SET parent_agent_id = excluded.parent_agent_id,
+			depth = excluded.depth, started_at = excluded.started_at, updated_seq = excluded.updated_seq,
+			doc = excluded.doc`
+	upsertToolCallSQL = `INSERT INTO model_tool_calls
+		(session_id, tool_use_id, agent_id, tool_name, status, started_at, updated_seq, doc)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session_id, tool_use_id) DO UPDATE SET agent_id = excluded.agent_id,
+			tool_name = excluded.tool_name, status = excluded.status, started_at = excluded.started_at,
+			updated_seq = excluded.updated_seq, doc = excluded.doc`
+	resetAgentsSQL    = `DELETE FROM model_agents WHERE session_id = ?`
+	resetToolCallsSQL = `DELETE FROM model_tool_calls WHERE session_id = ?`
+)
+
+// modelStmts are the writer's prepared statements of PutModel, made on
+// first use: a batch of a few rows, the usual case, then pays no parsing.
+type modelStmts struct {
+	session, agent, call, resetAgents, resetCalls *sql.Stmt
+}
+
+func (s *modelStmts) close() {
+	for _, st := range []*sql.Stmt{s.session, s.agent, s.call, s.resetAgents, s.resetCalls} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	*s = modelStmts{}
+}
+
+func (db *DB) prepareModel(ctx context.Context) error {
+	if db.model.session != nil {
+		return nil
+	}
+	var s modelStmts
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&s.session, upsertModelSessionSQL},
+		{&s.agent, upsertAgentSQL},
+		{&s.call, upsertToolCallSQL},
+		{&s.resetAgents, resetAgentsSQL},
+		{&s.resetCalls, resetToolCallsSQL},
+	} {
+		st, err := db.writer.PrepareContext(ctx, p.sql)
+		if err != nil {
+			s.close()
+			return fmt.Errorf("cannot prepare %q: %w", p.sql, err)
+		}
+		*p.dst = st
+	}
+	db.model = s
+	return nil
+}
+
+// PutModel implements store.ModelStore, in one transaction on the writer
+// connection.
+func (db *DB) PutModel(ctx context.Context, b store.ModelBatch) error {
+	if b.Empty() {
+		return nil
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return ErrClosed
+	}
+	if err := db.putModel(ctx, b); err != nil {
+		return fmt.Errorf("cannot store the model (%d sessions, %d agents, %d tool calls): %w",
+			len(b.Sessions), len(b.Agents), len(b.ToolCalls), err)
+	}
+	db.committed()
+	return nil
+}
+
+func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
+	if err := db.prepareModel(ctx); err != nil {
+		return err
+	}
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("cannot begin: %w", err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+	st := func(s *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, s) }
+
+	resetAgents, resetCalls := st(db.model.resetAgents), st(db.model.resetCalls)
+	for _, id := range b.Reset {
+		if _, err := resetAgents.ExecContext(ctx, id); err != nil {
+			return fmt.Errorf("cannot reset session %q: %w", id, err)
+		}
+		if _, err := resetCalls.ExecContext(ctx, id); err != nil {
+			return fmt.Errorf("cannot reset session %q: %w", id, err)
+		}
+	}
+	put := st(db.model.session)
+	for _, m := range b.Sessions {
+		if _, err := put.ExecContext(ctx, m.SessionID, m.GroupKey, m.Seq, m.UpdatedSeq,
+			nanos(m.FirstEventAt), nanos(m.LastEventAt), m.AliasOf, nullJSON(m.Summary)); err != nil {
+			return fmt.Errorf("session %q: %w", m.SessionID, err)
+		}
+	}
+	put = st(db.model.agent)
+	for _, a := range b.Agents {
+		var parent any // NULL for the main agent
+		if a.ParentAgentID != nil {
+			parent = *a.ParentAgentID
+		}
+		if _, err := put.ExecContext(ctx, a.SessionID, a.AgentID, parent, a.Depth,
+			nanos(a.StartedAt), a.UpdatedSeq, nullJSON(a.Doc)); err != nil {
+			return fmt.Errorf("session %q, agent %q: %w", a.SessionID, a.AgentID, err)
+		}
+	}
+	put = st(db.model.call)
+	for _, c := range b.ToolCalls {
+		if _, err := put.ExecContext(ctx, c.SessionID, c.ToolUseID, c.AgentID, c.ToolName, c.Status,
+			nanos(c.StartedAt), c.UpdatedSeq, nullJSON(c.Doc)); err != nil {
+			return fmt.Errorf("session %q, tool call %q: %w", c.SessionID, c.ToolUseID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("cannot commit: %w", err)
+	}
+	return nil
+}
+
+// nanos stores a time as Unix nanoseconds; the zero time is 0.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// timeOf reads back what nanos stored.
+func timeOf(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return fromNanos(ns)
+}
+
+const modelSessionColumns = `session_id, group_key, seq, updated_seq, first_event_at, last_event_at, alias_of, summary`
+
+func scanModelSession(sc interface{ Scan(...any) error }) (store.SessionModel, error) {
+	var m store.SessionModel
+	var first, last int64
+	var summary sql.NullString
+	if err := sc.Scan(&m.SessionID, &m.GroupKey, &m.Seq, &m.UpdatedSeq, &first, &last, &m.AliasOf, &summary); err != nil {
+		return m, err
+	}
+	m.FirstEventAt, m.LastEventAt, m.Summary = timeOf(first), timeOf(last), rawJSON(summary)
+	return m, nil
+}
+
+// SessionModels implements store.ModelStore.
+func (db *DB) SessionModels(ctx context.Context, ids []string) (map[string]store.SessionModel, error) {
+	r, err := db.readerFor()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]store.SessionModel, len(ids))
+	for start := 0; start < len(ids); start += summaryChunk {
+		part := ids[start:min(start+summaryChunk, len(ids))]
+		q := `SELECT ` + modelSessionColumns + ` FROM model_sessions WHERE session_id IN (?` +
+			strings.Repeat(",?", len(part)-1) + `)`
+		err := queryRows(ctx, r, q, anys(part), func(rows *sql.Rows) error {
+			m, err := scanModelSession(rows)
+			out[m.SessionID] = m
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("cannot read session models: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// ChangedSessionModels implements store.ModelStore.
+func (db *DB) ChangedSessionModels(ctx context.Context, f store.SessionModelFilter) (store.SessionModelPage, error) {
+	r, err := db.readerFor()
+	if err != nil {
+		return store.SessionModelPage{}, err
+	}
+	c, ok, err := store.ParseModelCursor(store.ModelsByChange, f.Cursor)
+	if err != nil {
+		return store.SessionModelPage{}, err
+	}
+	limit := store.ClampLimit(f.Limit)
+	var w where
+	w.add("updated_seq > ?", max(f.UpdatedAfter, 0))
+	if ok {
+		w.add("(updated_seq, session_id) > (?, ?)", c.Key, c.SessionID)
+	}
+	var page store.SessionModelPage
+	err = queryRows(ctx, r, `SELECT `+modelSessionColumns+` FROM model_sessions`+w.String()+
+		` ORDER BY updated_seq, session_id LIMIT ?`, append(w.args, limit+1), func(rows *sql.Rows) error {
+		m, err := scanModelSession(rows)
+		page.Sessions = append(page.Sessions, m)
+		return err
+	})
+	if err != nil {
+		return store.SessionModelPage{}, fmt.Errorf("cannot list changed session models: %w", err)
+	}
+	if len(page.Sessions) > limit {
+		page.Sessions = page.Sessions[:limit]
+		last := page.Sessions[limit-1]
+		page.Next = store.ModelCursor{Key: last.UpdatedSeq, SessionID: last.SessionID}.Encode(store.ModelsByChange)
+	}
+	return page, nil
+}
+
+// GroupSessions implements store.ModelStore.
+func (db *DB) GroupSessions(ctx context.Context, key string, from, to time.Time, limit int) ([]store.SessionModel, error) {
+	r, err := db.readerFor()
+	if err != nil {
+		return nil, err
+	}
+	var out []store.SessionModel
+	err = queryRows(ctx, r, `SELECT session_id, seq, updated_seq, first_event_at, last_event_at, alias_of FROM model_sessions
+		WHERE group_key = ? AND last_event_at >= ? AND first_event_at <= ?
+		ORDER BY last_event_at DESC, session_id DESC LIMIT ?`,
+		[]any{key, nanos(from), nanos(to), store.ClampLimit(limit)}, func(rows *sql.Rows) error {
+			m := store.SessionModel{GroupKey: key}
+			var first, last int64
+			err := rows.Scan(&m.SessionID, &m.Seq, &m.UpdatedSeq, &first, &last, &m.AliasOf)
+			m.FirstEventAt, m.LastEventAt = timeOf(first), timeOf(last)
+			out = append(out, m)
+			return err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the sessions of a group: %w", err)
+	}
+	return out, nil
+}
+
+// StaleModels implements store.ModelStore.
+func (db *DB) StaleModels(ctx context.Context, after string, limit int) ([]store.Session, error) {
+	r, err := db.readerFor()
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Session
+	err = queryRows(ctx, r, `SELECT `+sessionColumns+` FROM sessions
+		WHERE id > ? AND NOT EXISTS (SELECT 1 FROM model_sessions m WHERE m.session_id = sessions.id AND m.seq >= sessions.last_seq)
+		ORDER BY id LIMIT ?`, []any{after, store.ClampLimit(limit)}, func(rows *sql.Rows) error {
+		s, err := scanSession(rows)
+		out = append(out, s)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list sessions with a stale model: %w", err)
+	}
+	return out, nil
+}
+
+// SubagentSession implements store.ModelStore.
+func (db *DB) SubagentSession(ctx context.Context, agentID string) (string, error) {
+	r, err := db.readerFor()
+	if err != nil {
+		return "", err
+	}
+	if agentID == "" {
+		return "", fmt.Errorf("the main agent has no session of its own: %w", store.ErrNotFound)
+	}
+	var id string
+	err = r.QueryRowContext(ctx, `SELECT session_id FROM model_agents WHERE agent_id = ? ORDER BY session_id LIMIT 1`, agentID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("cannot find the session of agent %q: %w", agentID, err)
+	}
+	return id, nil
+}
+
+// Agents implements store.ModelStore.
+func (db *DB) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage, error) {
+	r, err := db.readerFor()
+	if err != nil {
+		return store.AgentPage{}, err
+	}
+	kind, err := cursorKind(f.Order, store.AgentsByStart, store.AgentsByChange)
+	if err != nil {
+		return store.AgentPage{}, err
+	}
+	c, ok, err := store.ParseModelCursor(kind, f.Cursor)
+	if err != nil {
+		return store.AgentPage{}, err
+	}
+	if ok && f.SessionID != "" && c.SessionID != f.SessionID {
+		return store.AgentPage{}, store.ErrInvalidCursor
+	}
+	if err := checkIDs(f.AgentIDs); err != nil {
+		return store.AgentPage{}, err
+	}
+	if f.AgentIDs != nil && len(f.AgentIDs) == 0 {
+		return store.AgentPage{}, nil
+	}
+	limit := store.ClampLimit(f.Limit)
+	var w where
+	if f.SessionID != "" {
+		w.add("session_id = ?", f.SessionID)
+	}
+	if f.AgentIDs != nil {
+		w.in("agent_id", f.AgentIDs)
+	}
+	if f.UpdatedAfter > 0 {
+		w.add("updated_seq > ?", f.UpdatedAfter)
+	}
+	// The main agent sorts first: agent_id <> '' is 0 for it, 1 for the
+	// others (the expression of the index model_agents_start).
+	var order string
+	switch {
+	case f.Order == store.ByChange:
+		order = "updated_seq, session_id, agent_id"
+		if ok {
+			w.add("(updated_seq, session_id, agent_id) > (?, ?, ?)", c.Key, c.SessionID, c.ID)
+		}
+	case f.SessionID != "":
+		order = "agent_id <> '', started_at, agent_id"
+		if ok {
+			w.add("(agent_id <> '', started_at, agent_id) > (?, ?, ?)", notMain(c), c.Key, c.ID)
+		}
+	default:
+		order = "session_id, agent_id <> '', started_at, agent_id"
+		if ok {
+			w.add("(session_id, agent_id <> '', started_at, agent_id) > (?, ?, ?, ?)", c.SessionID, notMain(c), c.Key, c.ID)
+		}
+	}
+	var page store.AgentPage
+	err = queryRows(ctx, r, `SELECT session_id, agent_id, parent_agent_id, depth, started_at, updated_seq, doc
+		FROM model_agents`+w.String()+` ORDER BY `+order+` LIMIT ?`, append(w.args, limit+1), func(rows *sql.Rows) error {
+		var a store.AgentRow
+		var parent, doc sql.NullString
+		var started int64
+		err := rows.Scan(&a.SessionID, &a.AgentID, &parent, &a.Depth, &started, &a.UpdatedSeq, &doc)
+		if parent.Valid {
+			a.ParentAgentID = &parent.String
+		}
+		a.StartedAt, a.Doc = timeOf(started), rawJSON(doc)
+		page.Agents = append(page.Agents, a)
+		return err
+	})
+	if err != nil {
+		return store.AgentPage{}, fmt.Errorf("cannot list agents: %w", err)
+	}
+	if len(page.Agents) > limit {
+		page.Agents = page.Agents[:limit]
+		last := page.Agents[limit-1]
+		c := store.ModelCursor{Key: nanos(last.StartedAt), Main: last.AgentID == "", SessionID: last.SessionID, ID: last.AgentID}
+		if f.Order == store.ByChange {
+			c = store.ModelCursor{Key: last.UpdatedSeq, SessionID: last.SessionID, ID: last.AgentID}
+		}
+		page.Next = c.Encode(kind)
+	}
+	return page, nil
+}
+
+// ToolCalls implements store.ModelStore.
+func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.ToolCallPage, error) {
+	r, err := db.readerFor()
+	if err != nil {
+		return store.ToolCallPage{}, err
+	}
+	kind, err := cursorKind(f.Order, store.CallsByStart, store.CallsByChange)
+	if err != nil {
+		return store.ToolCallPage{}, err
+	}
+	c, ok, err := store.ParseModelCursor(kind, f.Cursor)
+	if err != nil {
+		return store.ToolCallPage{}, err
+	}
+	if ok && f.SessionID != "" && c.SessionID != f.SessionID {
+		return store.ToolCallPage{}, store.ErrInvalidCursor
+	}
+	if err := checkIDs(f.AgentIDs); err != nil {
+		return store.ToolCallPage{}, err
+	}
+	if f.AgentIDs != nil && len(f.AgentIDs) == 0 {
+		return store.ToolCallPage{}, nil
+	}
+	limit := store.ClampLimit(f.Limit)
+	var w where
+	if f.SessionID != "" {
+		w.add("session_id = ?", f.SessionID)
+	}
+	if f.AgentIDs != nil {
+		w.in("agent_id", f.AgentIDs)
+	}
+	if f.Tool != "" {
+		w.add("tool_name = ?", f.Tool)
+	}
+	if f.Status != "" {
+		w.add("status = ?", f.Status)
+	}
+	if !f.Since.IsZero() {
+		w.add("started_at >= ?", nanos(f.Since))
+	}
+	if f.UpdatedAfter > 0 {
+		w.add("updated_seq > ?", f.UpdatedAfter)
+	}
+	// Within one session the cursor leaves session_id out, so that the
+	// index on (session_id, started_at, …) seeks straight to it.
+	var order string
+	switch {
+	case f.Order == store.ByChange:
+		order = "updated_seq, session_id, tool_use_id"
+		if ok {
+			w.add("(updated_seq, session_id, tool_use_id) > (?, ?, ?)", c.Key, c.SessionID, c.ID)
+		}
+	case f.SessionID != "":
+		order = "started_at, tool_use_id"
+		if ok {
+			w.add("(started_at, tool_use_id) > (?, ?)", c.Key, c.ID)
+		}
+	default:
+		order = "session_id, started_at, tool_use_id"
+		if ok {
+			w.add("(session_id, started_at, tool_use_id) > (?, ?, ?)", c.SessionID, c.Key, c.ID)
+		}
+	}
+	var page store.ToolCallPage
+	page.ToolCalls = make([]store.ToolCallRow, 0, min(limit+1, 64))
+	err = queryRows(ctx, r, `SELECT session_id, tool_use_id, agent_id, tool_name, status, started_at, updated_seq, doc
+		FROM model_tool_calls`+w.String()+` ORDER BY `+order+` LIMIT ?`, append(w.args, limit+1), func(rows *sql.Rows) error {
+		var t store.ToolCallRow
+		var doc sql.NullString
+		var started int64
+		err := rows.Scan(&t.SessionID, &t.ToolUseID, &t.AgentID, &t.ToolName, &t.Status, &started, &t.UpdatedSeq, &doc)
+		t.StartedAt, t.Doc = timeOf(started), rawJSON(doc)
+		page.ToolCalls = append(page.ToolCalls, t)
+		return err
+	})
+	if err != nil {
+		return store.ToolCallPage{}, fmt.Errorf("cannot list tool calls: %w", err)
+	}
+	if len(page.ToolCalls) > limit {
+		page.ToolCalls = page.ToolCalls[:limit]
+		last := page.ToolCalls[limit-1]
+		c := store.ModelCursor{Key: nanos(last.StartedAt), SessionID: last.SessionID, ID: last.ToolUseID}
+		if f.Order == store.ByChange {
+			c.Key = last.UpdatedSeq
+		}
+		page.Next = c.Encode(kind)
+	}
+	return page, nil
+}
+
+// notMain is the first sort key of model_agents_start at a cursor: 0 at
+// the main agent, 1 at a subagent.
+func notMain(c store.ModelCursor) int {
+	if c.Main {
+		return 0
+	}
+	return 1
+}
+
+// checkIDs refuses a filter with more ids than a query binds.
+func checkIDs(ids []string) error {
+	if len(ids) > store.MaxFilterIDs {
+		return fmt.Errorf("%d agent ids in a filter, more than %d", len(ids), store.MaxFilterIDs)
+	}
+	return nil
+}
+
+// cursorKind returns the cursor kind of a listing in order o.
+func cursorKind(o store.ModelOrder, byStart, byChange byte) (byte, error) {
+	switch o {
+	case store.ByStart:
+		return byStart, nil
+	case store.ByChange:
+		return byChange, nil
+	}
+	return 0, fmt.Errorf("unknown order %d", o)
+}
+
+// where builds the WHERE clause of a listing.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func (w *where) add(cond string, args ...any) {
+	w.conds = append(w.conds, cond)
+	w.args = append(w.args, args...)
+}
+
+// in adds "column IN (…)" with one bound parameter per value, so that any
+// string matches exactly; values holds at most store.MaxFilterIDs.
+func (w *where) in(column string, values []string) {
+	w.add(column+" IN (?"+strings.Repeat(",?", len(values)-1)+")", anys(values)...)
+}
+
+func (w *where) String() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(w.conds, " AND ")
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// queryRows runs q and calls scan for each row.
+func queryRows(ctx context.Context, r *sql.DB, q string, args []any, scan func(*sql.Rows) error) error {
+	rows, err := r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
