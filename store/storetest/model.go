@@ -304,6 +304,45 @@ func testModelUpsertReplaces(t *testing.T, s ModelStore) {
 	if got := allCalls(t, s, store.ToolCallFilter{AgentIDs: []string{"a1"}}); len(got) != 0 {
 		t.Errorf("the replaced agent still matches: %v", callKeys(got))
 	}
+
+	// A key given twice in a batch is the last row given, whatever
+	// changed between them.
+	a, b, c := call2, call2, call2
+	a.Status, b.AgentID, b.Status, c.AgentID, c.Status, c.UpdatedSeq = "x", "a7", "y", "a8", "z", 12
+	putModel(t, s, store.ModelBatch{ToolCalls: []store.ToolCallRow{a, b, a, c}})
+	if got := allCalls(t, s, store.ToolCallFilter{SessionID: "s1"}); len(got) != 1 {
+		t.Errorf("a key given four times: %v", callKeys(got))
+	} else {
+		checkCall(t, got[0], c)
+	}
+
+	// Many rows at once, of which some change only their status and some
+	// more, read back as given.
+	var many []store.ToolCallRow
+	for i := range 250 {
+		many = append(many, store.ToolCallRow{SessionID: "s2", ToolUseID: fmt.Sprintf("t%03d", i), AgentID: "a1", ToolName: "Bash",
+			Status: "running", StartedAt: At(i), UpdatedSeq: int64(i), Doc: hostileDoc("running")})
+	}
+	putModel(t, s, store.ModelBatch{ToolCalls: many})
+	for i := range many {
+		many[i].Status, many[i].UpdatedSeq, many[i].Doc = "ok", int64(1000+i), hostileDoc("ok")
+		switch i % 4 {
+		case 1:
+			many[i].AgentID = "a2"
+		case 2:
+			many[i].ToolName = "Read"
+		case 3:
+			many[i].StartedAt = At(-i)
+		}
+	}
+	putModel(t, s, store.ModelBatch{ToolCalls: many})
+	back := allCalls(t, s, store.ToolCallFilter{SessionID: "s2", Order: store.ByChange, Limit: store.MaxLimit})
+	if len(back) != len(many) {
+		t.Fatalf("%d calls read back, want %d", len(back), len(many))
+	}
+	for i := range back {
+		checkCall(t, back[i], many[i])
+	}
 }
 
 func testModelReset(t *testing.T, s ModelStore) {
