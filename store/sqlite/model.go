@@ -434,57 +434,35 @@ func (db *DB) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage,
 	if err != nil {
 		return store.AgentPage{}, err
 	}
-	kind, err := cursorKind(f.Order, store.AgentsByStart, store.AgentsByChange)
-	if err != nil {
+	q, err := startListing(rowFilter{f.SessionID, f.AgentIDs, f.UpdatedAfter, f.Order, f.Cursor, f.Limit},
+		store.AgentsByStart, store.AgentsByChange)
+	if err != nil || q.none {
 		return store.AgentPage{}, err
 	}
-	c, ok, err := store.ParseModelCursor(kind, f.Cursor)
-	if err != nil {
-		return store.AgentPage{}, err
-	}
-	if ok && f.SessionID != "" && c.SessionID != f.SessionID {
-		return store.AgentPage{}, store.ErrInvalidCursor
-	}
-	if err := checkIDs(f.AgentIDs); err != nil {
-		return store.AgentPage{}, err
-	}
-	if f.AgentIDs != nil && len(f.AgentIDs) == 0 {
-		return store.AgentPage{}, nil
-	}
-	limit := store.ClampLimit(f.Limit)
-	var w where
-	if f.SessionID != "" {
-		w.add("session_id = ?", f.SessionID)
-	}
-	if f.AgentIDs != nil {
-		w.in("agent_id", f.AgentIDs)
-	}
-	if f.UpdatedAfter > 0 {
-		w.add("updated_seq > ?", f.UpdatedAfter)
-	}
+	c, w := q.cursor, &q.where
 	// The main agent sorts first: agent_id <> '' is 0 for it, 1 for the
 	// others (the expression of the index model_agents_start).
 	var order string
 	switch {
 	case f.Order == store.ByChange:
 		order = "updated_seq, session_id, agent_id"
-		if ok {
+		if q.resume {
 			w.add("(updated_seq, session_id, agent_id) > (?, ?, ?)", c.Key, c.SessionID, c.ID)
 		}
 	case f.SessionID != "":
 		order = "agent_id <> '', started_at, agent_id"
-		if ok {
+		if q.resume {
 			w.add("(agent_id <> '', started_at, agent_id) > (?, ?, ?)", notMain(c), c.Key, c.ID)
 		}
 	default:
 		order = "session_id, agent_id <> '', started_at, agent_id"
-		if ok {
+		if q.resume {
 			w.add("(session_id, agent_id <> '', started_at, agent_id) > (?, ?, ?, ?)", c.SessionID, notMain(c), c.Key, c.ID)
 		}
 	}
 	var page store.AgentPage
 	err = queryRows(ctx, r, `SELECT session_id, agent_id, parent_agent_id, depth, started_at, updated_seq, doc
-		FROM model_agents`+w.String()+` ORDER BY `+order+` LIMIT ?`, append(w.args, limit+1), func(rows *sql.Rows) error {
+		FROM model_agents`+w.String()+` ORDER BY `+order+` LIMIT ?`, append(w.args, q.limit+1), func(rows *sql.Rows) error {
 		var a store.AgentRow
 		var parent, doc sql.NullString
 		var started int64
@@ -499,14 +477,14 @@ func (db *DB) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage,
 	if err != nil {
 		return store.AgentPage{}, fmt.Errorf("cannot list agents: %w", err)
 	}
-	if len(page.Agents) > limit {
-		page.Agents = page.Agents[:limit]
-		last := page.Agents[limit-1]
+	if len(page.Agents) > q.limit {
+		page.Agents = page.Agents[:q.limit]
+		last := page.Agents[q.limit-1]
 		c := store.ModelCursor{Key: nanos(last.StartedAt), Main: last.AgentID == "", SessionID: last.SessionID, ID: last.AgentID}
 		if f.Order == store.ByChange {
 			c = store.ModelCursor{Key: last.UpdatedSeq, SessionID: last.SessionID, ID: last.AgentID}
 		}
-		page.Next = c.Encode(kind)
+		page.Next = c.Encode(q.kind)
 	}
 	return page, nil
 }
@@ -517,31 +495,12 @@ func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Tool
 	if err != nil {
 		return store.ToolCallPage{}, err
 	}
-	kind, err := cursorKind(f.Order, store.CallsByStart, store.CallsByChange)
-	if err != nil {
+	q, err := startListing(rowFilter{f.SessionID, f.AgentIDs, f.UpdatedAfter, f.Order, f.Cursor, f.Limit},
+		store.CallsByStart, store.CallsByChange)
+	if err != nil || q.none {
 		return store.ToolCallPage{}, err
 	}
-	c, ok, err := store.ParseModelCursor(kind, f.Cursor)
-	if err != nil {
-		return store.ToolCallPage{}, err
-	}
-	if ok && f.SessionID != "" && c.SessionID != f.SessionID {
-		return store.ToolCallPage{}, store.ErrInvalidCursor
-	}
-	if err := checkIDs(f.AgentIDs); err != nil {
-		return store.ToolCallPage{}, err
-	}
-	if f.AgentIDs != nil && len(f.AgentIDs) == 0 {
-		return store.ToolCallPage{}, nil
-	}
-	limit := store.ClampLimit(f.Limit)
-	var w where
-	if f.SessionID != "" {
-		w.add("session_id = ?", f.SessionID)
-	}
-	if f.AgentIDs != nil {
-		w.in("agent_id", f.AgentIDs)
-	}
+	c, w := q.cursor, &q.where
 	if f.Tool != "" {
 		w.add("tool_name = ?", f.Tool)
 	}
@@ -551,33 +510,30 @@ func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Tool
 	if !f.Since.IsZero() {
 		w.add("started_at >= ?", nanos(f.Since))
 	}
-	if f.UpdatedAfter > 0 {
-		w.add("updated_seq > ?", f.UpdatedAfter)
-	}
 	// Within one session the cursor leaves session_id out, so that the
 	// index on (session_id, started_at, …) seeks straight to it.
 	var order string
 	switch {
 	case f.Order == store.ByChange:
 		order = "updated_seq, session_id, tool_use_id"
-		if ok {
+		if q.resume {
 			w.add("(updated_seq, session_id, tool_use_id) > (?, ?, ?)", c.Key, c.SessionID, c.ID)
 		}
 	case f.SessionID != "":
 		order = "started_at, tool_use_id"
-		if ok {
+		if q.resume {
 			w.add("(started_at, tool_use_id) > (?, ?)", c.Key, c.ID)
 		}
 	default:
 		order = "session_id, started_at, tool_use_id"
-		if ok {
+		if q.resume {
 			w.add("(session_id, started_at, tool_use_id) > (?, ?, ?)", c.SessionID, c.Key, c.ID)
 		}
 	}
 	var page store.ToolCallPage
-	page.ToolCalls = make([]store.ToolCallRow, 0, min(limit+1, 64))
+	page.ToolCalls = make([]store.ToolCallRow, 0, min(q.limit+1, 64))
 	err = queryRows(ctx, r, `SELECT session_id, tool_use_id, agent_id, tool_name, status, started_at, updated_seq, doc
-		FROM model_tool_calls`+w.String()+` ORDER BY `+order+` LIMIT ?`, append(w.args, limit+1), func(rows *sql.Rows) error {
+		FROM model_tool_calls`+w.String()+` ORDER BY `+order+` LIMIT ?`, append(w.args, q.limit+1), func(rows *sql.Rows) error {
 		var t store.ToolCallRow
 		var doc sql.NullString
 		var started int64
@@ -589,16 +545,69 @@ func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Tool
 	if err != nil {
 		return store.ToolCallPage{}, fmt.Errorf("cannot list tool calls: %w", err)
 	}
-	if len(page.ToolCalls) > limit {
-		page.ToolCalls = page.ToolCalls[:limit]
-		last := page.ToolCalls[limit-1]
+	if len(page.ToolCalls) > q.limit {
+		page.ToolCalls = page.ToolCalls[:q.limit]
+		last := page.ToolCalls[q.limit-1]
 		c := store.ModelCursor{Key: nanos(last.StartedAt), SessionID: last.SessionID, ID: last.ToolUseID}
 		if f.Order == store.ByChange {
 			c.Key = last.UpdatedSeq
 		}
-		page.Next = c.Encode(kind)
+		page.Next = c.Encode(q.kind)
 	}
 	return page, nil
+}
+
+// rowFilter is what the filters of agents and tool calls share.
+type rowFilter struct {
+	session      string
+	agentIDs     []string
+	updatedAfter int64
+	order        store.ModelOrder
+	cursor       string
+	limit        int
+}
+
+// rowListing is a listing of agents or tool calls under way: the position
+// to resume after and the conditions of a rowFilter.
+type rowListing struct {
+	kind   byte
+	cursor store.ModelCursor
+	resume bool // cursor is set
+	limit  int
+	where  where
+	// none is set when the filter matches no row.
+	none bool
+}
+
+// startListing checks f and turns it into conditions; byStart and byChange
+// are the cursor kinds of the listing.
+func startListing(f rowFilter, byStart, byChange byte) (rowListing, error) {
+	var q rowListing
+	var err error
+	if q.kind, err = cursorKind(f.order, byStart, byChange); err != nil {
+		return q, err
+	}
+	if q.cursor, q.resume, err = store.ParseModelCursor(q.kind, f.cursor); err != nil {
+		return q, err
+	}
+	if q.resume && f.session != "" && q.cursor.SessionID != f.session {
+		return q, store.ErrInvalidCursor
+	}
+	if len(f.agentIDs) > store.MaxFilterIDs {
+		return q, fmt.Errorf("%d agent ids in a filter, more than %d", len(f.agentIDs), store.MaxFilterIDs)
+	}
+	q.none = f.agentIDs != nil && len(f.agentIDs) == 0
+	q.limit = store.ClampLimit(f.limit)
+	if f.session != "" {
+		q.where.add("session_id = ?", f.session)
+	}
+	if f.agentIDs != nil && !q.none {
+		q.where.in("agent_id", f.agentIDs)
+	}
+	if f.updatedAfter > 0 {
+		q.where.add("updated_seq > ?", f.updatedAfter)
+	}
+	return q, nil
 }
 
 // notMain is the first sort key of model_agents_start at a cursor: 0 at
@@ -608,14 +617,6 @@ func notMain(c store.ModelCursor) int {
 		return 0
 	}
 	return 1
-}
-
-// checkIDs refuses a filter with more ids than a query binds.
-func checkIDs(ids []string) error {
-	if len(ids) > store.MaxFilterIDs {
-		return fmt.Errorf("%d agent ids in a filter, more than %d", len(ids), store.MaxFilterIDs)
-	}
-	return nil
 }
 
 // cursorKind returns the cursor kind of a listing in order o.
