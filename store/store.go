@@ -1,13 +1,15 @@
 // Package store holds the domain types hookwatch keeps about hook events and
-// sessions, and the Store interface every storage backend implements.
+// sessions, and the interfaces every storage backend implements: the event
+// log (EventLog) and the session model computed from it (ModelStore).
 //
 // Backends live in subpackages named after their dependency (store/sqlite,
-// later store/postgres) and all pass the conformance suite in
-// store/storetest, which is where the contract below is pinned down.
+// later store/postgres) and all pass the conformance suites in
+// store/storetest, one per interface, which is where the contract below is
+// pinned down.
 //
-// The envelope of every event is kept whole, so whatever is derived from it
-// later (agent trees, tool calls, lineage) can be rebuilt from stored events;
-// the indexed columns here are only what the query API filters on.
+// The envelope of every event is kept whole, so the model (agent trees, tool
+// calls, lineage) can be rebuilt from stored events; the indexed columns here
+// are only what the query API filters on.
 package store
 
 import (

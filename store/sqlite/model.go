@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,39 +15,104 @@ import (
 // The session model's rows (store.ModelStore) live in model_sessions,
 // model_agents and model_tool_calls; see migrations/0003_model.sql.
 
+// modelChunkRows is the number of agent or tool call rows per multi-row
+// upsert: one statement per chunk instead of one per row.
+const modelChunkRows = 100
+
+const upsertModelSessionSQL = `INSERT INTO model_sessions
+	(session_id, group_key, seq, updated_seq, first_event_at, last_event_at, alias_of, summary)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (session_id) DO UPDATE SET group_key = excluded.group_key, seq = excluded.seq,
+		updated_seq = excluded.updated_seq, first_event_at = excluded.first_event_at,
+		last_event_at = excluded.last_event_at, alias_of = excluded.alias_of, summary = excluded.summary`
+
+// A row of the model mostly changes in a few columns (a call ends: its
+// status, document and updated_seq), and SQLite rewrites the entry of every
+// index that has a column the UPDATE sets, whether its value changed or not.
+// So rows are written in two steps: an upsert that inserts new rows and
+// updates only those columns of a stored row whose other columns are
+// unchanged (RETURNING the rows it wrote), then a full replace of the rows it
+// left alone. On a call that ends this writes 3 of the table's 7 b-trees.
+
+// rowTable describes how PutModel writes the rows of one table.
+type rowTable struct {
+	table   string
+	columns []string // the first two are the key
+	// changing are the columns the first step updates; the others must
+	// be unchanged for it to update a row (compared with IS: they may be
+	// NULL).
+	changing []string
+}
+
+var (
+	agentTable = rowTable{
+		table:    "model_agents",
+		columns:  []string{"session_id", "agent_id", "parent_agent_id", "depth", "started_at", "updated_seq", "doc"},
+		changing: []string{"updated_seq", "doc"},
+	}
+	toolCallTable = rowTable{
+		table:    "model_tool_calls",
+		columns:  []string{"session_id", "tool_use_id", "agent_id", "tool_name", "status", "started_at", "updated_seq", "doc"},
+		changing: []string{"status", "updated_seq", "doc"},
+	}
+)
+
+// upsertSQL is the first step for rows rows: it returns the key of each row
+// it inserted or updated.
+func (t rowTable) upsertSQL(rows int) string {
+	var set, same []string
+	for _, c := range t.columns[2:] {
+		if slices.Contains(t.changing, c) {
+			set = append(set, c+" = excluded."+c)
+		} else {
+			same = append(same, c+" IS excluded."+c)
+		}
+	}
+	return t.insertSQL(rows) + " DO UPDATE SET " + strings.Join(set, ", ") +
+		" WHERE " + strings.Join(same, " AND ") + " RETURNING " + t.columns[0] + ", " + t.columns[1]
+}
+
+// replaceSQL is the second step, for one row.
+func (t rowTable) replaceSQL() string {
+	var set []string
+	for _, c := range t.columns[2:] {
+		set = append(set, c+" = excluded."+c)
+	}
+	return t.insertSQL(1) + " DO UPDATE SET " + strings.Join(set, ", ")
+}
+
+func (t rowTable) insertSQL(rows int) string {
+	row := "(?" + strings.Repeat(",?", len(t.columns)-1) + ")"
+	return "INSERT INTO " + t.table + " (" + strings.Join(t.columns, ", ") + ") VALUES " +
+		row + strings.Repeat(","+row, rows-1) + " ON CONFLICT (" + t.columns[0] + ", " + t.columns[1] + ")"
+}
+
 const (
-	upsertModelSessionSQL = `INSERT INTO model_sessions
-		(session_id, group_key, seq, updated_seq, first_event_at, last_event_at, alias_of, summary)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (session_id) DO UPDATE SET group_key = excluded.group_key, seq = excluded.seq,
-			updated_seq = excluded.updated_seq, first_event_at = excluded.first_event_at,
-			last_event_at = excluded.last_event_at, alias_of = excluded.alias_of, summary = excluded.summary`
-	upsertAgentSQL = `INSERT INTO model_agents
-		(session_id, agent_id, parent_agent_id, depth, started_at, updated_seq, doc)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (session_id, agent_id) DO UPDATE SET parent_agent_id = excluded.parent_agent_id,
-			depth = excluded.depth, started_at = excluded.started_at, updated_seq = excluded.updated_seq,
-			doc = excluded.doc`
-	upsertToolCallSQL = `INSERT INTO model_tool_calls
-		(session_id, tool_use_id, agent_id, tool_name, status, started_at, updated_seq, doc)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (session_id, tool_use_id) DO UPDATE SET agent_id = excluded.agent_id,
-			tool_name = excluded.tool_name, status = excluded.status, started_at = excluded.started_at,
-			updated_seq = excluded.updated_seq, doc = excluded.doc`
 	resetAgentsSQL    = `DELETE FROM model_agents WHERE session_id = ?`
 	resetToolCallsSQL = `DELETE FROM model_tool_calls WHERE session_id = ?`
 )
 
+// rowStmts are the prepared statements of one rowTable.
+type rowStmts struct {
+	chunk, one, replace *sql.Stmt // upsertSQL(modelChunkRows), upsertSQL(1), replaceSQL()
+}
+
 // modelStmts are the writer's prepared statements of PutModel, made on
-// first use: a batch of a few rows, the usual case, then pays no parsing.
+// first use: a batch pays no parsing.
 type modelStmts struct {
-	session, agent, call, resetAgents, resetCalls *sql.Stmt
+	session, resetAgents, resetCalls *sql.Stmt
+	agents, calls                    rowStmts
+}
+
+func (s *modelStmts) all() []**sql.Stmt {
+	return []**sql.Stmt{&s.session, &s.resetAgents, &s.resetCalls,
+		&s.agents.chunk, &s.agents.one, &s.agents.replace, &s.calls.chunk, &s.calls.one, &s.calls.replace}
 }
 
 func (s *modelStmts) close() {
-	for _, st := range []*sql.Stmt{s.session, s.agent, s.call, s.resetAgents, s.resetCalls} {
-		if st != nil {
-			st.Close()
+	for _, st := range s.all() {
+		if *st != nil {
+			(*st).Close()
 		}
 	}
 	*s = modelStmts{}
@@ -57,22 +123,16 @@ func (db *DB) prepareModel(ctx context.Context) error {
 		return nil
 	}
 	var s modelStmts
-	for _, p := range []struct {
-		dst **sql.Stmt
-		sql string
-	}{
-		{&s.session, upsertModelSessionSQL},
-		{&s.agent, upsertAgentSQL},
-		{&s.call, upsertToolCallSQL},
-		{&s.resetAgents, resetAgentsSQL},
-		{&s.resetCalls, resetToolCallsSQL},
-	} {
-		st, err := db.writer.PrepareContext(ctx, p.sql)
+	queries := []string{upsertModelSessionSQL, resetAgentsSQL, resetToolCallsSQL,
+		agentTable.upsertSQL(modelChunkRows), agentTable.upsertSQL(1), agentTable.replaceSQL(),
+		toolCallTable.upsertSQL(modelChunkRows), toolCallTable.upsertSQL(1), toolCallTable.replaceSQL()}
+	for i, dst := range s.all() {
+		st, err := db.writer.PrepareContext(ctx, queries[i])
 		if err != nil {
 			s.close()
-			return fmt.Errorf("cannot prepare %q: %w", p.sql, err)
+			return fmt.Errorf("cannot prepare %q: %w", queries[i], err)
 		}
-		*p.dst = st
+		*dst = st
 	}
 	db.model = s
 	return nil
@@ -124,26 +184,96 @@ func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
 			return fmt.Errorf("session %q: %w", m.SessionID, err)
 		}
 	}
-	put = st(db.model.agent)
-	for _, a := range b.Agents {
-		var parent any // NULL for the main agent
-		if a.ParentAgentID != nil {
-			parent = *a.ParentAgentID
-		}
-		if _, err := put.ExecContext(ctx, a.SessionID, a.AgentID, parent, a.Depth,
-			nanos(a.StartedAt), a.UpdatedSeq, nullJSON(a.Doc)); err != nil {
-			return fmt.Errorf("session %q, agent %q: %w", a.SessionID, a.AgentID, err)
-		}
+	bound := func(r rowStmts) rowStmts { return rowStmts{st(r.chunk), st(r.one), st(r.replace)} }
+	err = putRows(ctx, bound(db.model.agents), b.Agents,
+		func(a store.AgentRow) rowKey { return rowKey{a.SessionID, a.AgentID} },
+		func(args []any, a store.AgentRow) []any {
+			var parent any // NULL for the main agent
+			if a.ParentAgentID != nil {
+				parent = *a.ParentAgentID
+			}
+			return append(args, a.SessionID, a.AgentID, parent, a.Depth, nanos(a.StartedAt), a.UpdatedSeq, nullJSON(a.Doc))
+		})
+	if err != nil {
+		return fmt.Errorf("cannot store agents: %w", err)
 	}
-	put = st(db.model.call)
-	for _, c := range b.ToolCalls {
-		if _, err := put.ExecContext(ctx, c.SessionID, c.ToolUseID, c.AgentID, c.ToolName, c.Status,
-			nanos(c.StartedAt), c.UpdatedSeq, nullJSON(c.Doc)); err != nil {
-			return fmt.Errorf("session %q, tool call %q: %w", c.SessionID, c.ToolUseID, err)
-		}
+	err = putRows(ctx, bound(db.model.calls), b.ToolCalls,
+		func(c store.ToolCallRow) rowKey { return rowKey{c.SessionID, c.ToolUseID} },
+		func(args []any, c store.ToolCallRow) []any {
+			return append(args, c.SessionID, c.ToolUseID, c.AgentID, c.ToolName, c.Status, nanos(c.StartedAt), c.UpdatedSeq, nullJSON(c.Doc))
+		})
+	if err != nil {
+		return fmt.Errorf("cannot store tool calls: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("cannot commit: %w", err)
+	}
+	return nil
+}
+
+// rowKey is the key of an agent or tool call row: the session and the
+// agent or tool use id.
+type rowKey struct{ session, id string }
+
+// putRows writes rows in the two steps described at rowTable: chunks of
+// modelChunkRows rows, then the rest one by one, then the replace of the
+// rows the first step left alone. A key given twice is written once, with
+// its last row, so that no statement meets a key twice.
+func putRows[R any](ctx context.Context, st rowStmts, rows []R, key func(R) rowKey, bind func([]any, R) []any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	last := make(map[rowKey]int, len(rows))
+	for i, r := range rows {
+		last[key(r)] = i
+	}
+	if len(last) < len(rows) {
+		unique := make([]R, 0, len(last))
+		for i, r := range rows {
+			if last[key(r)] == i {
+				unique = append(unique, r)
+			}
+		}
+		rows = unique
+	}
+	written := make(map[rowKey]bool, len(rows))
+	var args []any
+	for todo := rows; len(todo) > 0; {
+		stmt, n := st.chunk, modelChunkRows
+		if len(todo) < modelChunkRows {
+			stmt, n = st.one, 1
+		}
+		args = args[:0]
+		for _, r := range todo[:n] {
+			args = bind(args, r)
+		}
+		err := func() error {
+			res, err := stmt.QueryContext(ctx, args...)
+			if err != nil {
+				return err
+			}
+			defer res.Close()
+			for res.Next() {
+				var k rowKey
+				if err := res.Scan(&k.session, &k.id); err != nil {
+					return err
+				}
+				written[k] = true
+			}
+			return res.Err()
+		}()
+		if err != nil {
+			return err
+		}
+		todo = todo[n:]
+	}
+	for _, r := range rows {
+		if written[key(r)] {
+			continue
+		}
+		if _, err := st.replace.ExecContext(ctx, bind(args[:0], r)...); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -304,57 +434,35 @@ func (db *DB) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage,
 	if err != nil {
 		return store.AgentPage{}, err
 	}
-	kind, err := cursorKind(f.Order, store.AgentsByStart, store.AgentsByChange)
-	if err != nil {
+	q, err := startListing(rowFilter{f.SessionID, f.AgentIDs, f.UpdatedAfter, f.Order, f.Cursor, f.Limit},
+		store.AgentsByStart, store.AgentsByChange)
+	if err != nil || q.none {
 		return store.AgentPage{}, err
 	}
-	c, ok, err := store.ParseModelCursor(kind, f.Cursor)
-	if err != nil {
-		return store.AgentPage{}, err
-	}
-	if ok && f.SessionID != "" && c.SessionID != f.SessionID {
-		return store.AgentPage{}, store.ErrInvalidCursor
-	}
-	if err := checkIDs(f.AgentIDs); err != nil {
-		return store.AgentPage{}, err
-	}
-	if f.AgentIDs != nil && len(f.AgentIDs) == 0 {
-		return store.AgentPage{}, nil
-	}
-	limit := store.ClampLimit(f.Limit)
-	var w where
-	if f.SessionID != "" {
-		w.add("session_id = ?", f.SessionID)
-	}
-	if f.AgentIDs != nil {
-		w.in("agent_id", f.AgentIDs)
-	}
-	if f.UpdatedAfter > 0 {
-		w.add("updated_seq > ?", f.UpdatedAfter)
-	}
+	c, w := q.cursor, &q.where
 	// The main agent sorts first: agent_id <> '' is 0 for it, 1 for the
 	// others (the expression of the index model_agents_start).
 	var order string
 	switch {
 	case f.Order == store.ByChange:
 		order = "updated_seq, session_id, agent_id"
-		if ok {
+		if q.resume {
 			w.add("(updated_seq, session_id, agent_id) > (?, ?, ?)", c.Key, c.SessionID, c.ID)
 		}
 	case f.SessionID != "":
 		order = "agent_id <> '', started_at, agent_id"
-		if ok {
+		if q.resume {
 			w.add("(agent_id <> '', started_at, agent_id) > (?, ?, ?)", notMain(c), c.Key, c.ID)
 		}
 	default:
 		order = "session_id, agent_id <> '', started_at, agent_id"
-		if ok {
+		if q.resume {
 			w.add("(session_id, agent_id <> '', started_at, agent_id) > (?, ?, ?, ?)", c.SessionID, notMain(c), c.Key, c.ID)
 		}
 	}
 	var page store.AgentPage
 	err = queryRows(ctx, r, `SELECT session_id, agent_id, parent_agent_id, depth, started_at, updated_seq, doc
-		FROM model_agents`+w.String()+` ORDER BY `+order+` LIMIT ?`, append(w.args, limit+1), func(rows *sql.Rows) error {
+		FROM model_agents`+w.String()+` ORDER BY `+order+` LIMIT ?`, append(w.args, q.limit+1), func(rows *sql.Rows) error {
 		var a store.AgentRow
 		var parent, doc sql.NullString
 		var started int64
@@ -369,14 +477,14 @@ func (db *DB) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage,
 	if err != nil {
 		return store.AgentPage{}, fmt.Errorf("cannot list agents: %w", err)
 	}
-	if len(page.Agents) > limit {
-		page.Agents = page.Agents[:limit]
-		last := page.Agents[limit-1]
+	if len(page.Agents) > q.limit {
+		page.Agents = page.Agents[:q.limit]
+		last := page.Agents[q.limit-1]
 		c := store.ModelCursor{Key: nanos(last.StartedAt), Main: last.AgentID == "", SessionID: last.SessionID, ID: last.AgentID}
 		if f.Order == store.ByChange {
 			c = store.ModelCursor{Key: last.UpdatedSeq, SessionID: last.SessionID, ID: last.AgentID}
 		}
-		page.Next = c.Encode(kind)
+		page.Next = c.Encode(q.kind)
 	}
 	return page, nil
 }
@@ -387,31 +495,12 @@ func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Tool
 	if err != nil {
 		return store.ToolCallPage{}, err
 	}
-	kind, err := cursorKind(f.Order, store.CallsByStart, store.CallsByChange)
-	if err != nil {
+	q, err := startListing(rowFilter{f.SessionID, f.AgentIDs, f.UpdatedAfter, f.Order, f.Cursor, f.Limit},
+		store.CallsByStart, store.CallsByChange)
+	if err != nil || q.none {
 		return store.ToolCallPage{}, err
 	}
-	c, ok, err := store.ParseModelCursor(kind, f.Cursor)
-	if err != nil {
-		return store.ToolCallPage{}, err
-	}
-	if ok && f.SessionID != "" && c.SessionID != f.SessionID {
-		return store.ToolCallPage{}, store.ErrInvalidCursor
-	}
-	if err := checkIDs(f.AgentIDs); err != nil {
-		return store.ToolCallPage{}, err
-	}
-	if f.AgentIDs != nil && len(f.AgentIDs) == 0 {
-		return store.ToolCallPage{}, nil
-	}
-	limit := store.ClampLimit(f.Limit)
-	var w where
-	if f.SessionID != "" {
-		w.add("session_id = ?", f.SessionID)
-	}
-	if f.AgentIDs != nil {
-		w.in("agent_id", f.AgentIDs)
-	}
+	c, w := q.cursor, &q.where
 	if f.Tool != "" {
 		w.add("tool_name = ?", f.Tool)
 	}
@@ -421,33 +510,30 @@ func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Tool
 	if !f.Since.IsZero() {
 		w.add("started_at >= ?", nanos(f.Since))
 	}
-	if f.UpdatedAfter > 0 {
-		w.add("updated_seq > ?", f.UpdatedAfter)
-	}
 	// Within one session the cursor leaves session_id out, so that the
 	// index on (session_id, started_at, …) seeks straight to it.
 	var order string
 	switch {
 	case f.Order == store.ByChange:
 		order = "updated_seq, session_id, tool_use_id"
-		if ok {
+		if q.resume {
 			w.add("(updated_seq, session_id, tool_use_id) > (?, ?, ?)", c.Key, c.SessionID, c.ID)
 		}
 	case f.SessionID != "":
 		order = "started_at, tool_use_id"
-		if ok {
+		if q.resume {
 			w.add("(started_at, tool_use_id) > (?, ?)", c.Key, c.ID)
 		}
 	default:
 		order = "session_id, started_at, tool_use_id"
-		if ok {
+		if q.resume {
 			w.add("(session_id, started_at, tool_use_id) > (?, ?, ?)", c.SessionID, c.Key, c.ID)
 		}
 	}
 	var page store.ToolCallPage
-	page.ToolCalls = make([]store.ToolCallRow, 0, min(limit+1, 64))
+	page.ToolCalls = make([]store.ToolCallRow, 0, min(q.limit+1, 64))
 	err = queryRows(ctx, r, `SELECT session_id, tool_use_id, agent_id, tool_name, status, started_at, updated_seq, doc
-		FROM model_tool_calls`+w.String()+` ORDER BY `+order+` LIMIT ?`, append(w.args, limit+1), func(rows *sql.Rows) error {
+		FROM model_tool_calls`+w.String()+` ORDER BY `+order+` LIMIT ?`, append(w.args, q.limit+1), func(rows *sql.Rows) error {
 		var t store.ToolCallRow
 		var doc sql.NullString
 		var started int64
@@ -459,16 +545,69 @@ func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Tool
 	if err != nil {
 		return store.ToolCallPage{}, fmt.Errorf("cannot list tool calls: %w", err)
 	}
-	if len(page.ToolCalls) > limit {
-		page.ToolCalls = page.ToolCalls[:limit]
-		last := page.ToolCalls[limit-1]
+	if len(page.ToolCalls) > q.limit {
+		page.ToolCalls = page.ToolCalls[:q.limit]
+		last := page.ToolCalls[q.limit-1]
 		c := store.ModelCursor{Key: nanos(last.StartedAt), SessionID: last.SessionID, ID: last.ToolUseID}
 		if f.Order == store.ByChange {
 			c.Key = last.UpdatedSeq
 		}
-		page.Next = c.Encode(kind)
+		page.Next = c.Encode(q.kind)
 	}
 	return page, nil
+}
+
+// rowFilter is what the filters of agents and tool calls share.
+type rowFilter struct {
+	session      string
+	agentIDs     []string
+	updatedAfter int64
+	order        store.ModelOrder
+	cursor       string
+	limit        int
+}
+
+// rowListing is a listing of agents or tool calls under way: the position
+// to resume after and the conditions of a rowFilter.
+type rowListing struct {
+	kind   byte
+	cursor store.ModelCursor
+	resume bool // cursor is set
+	limit  int
+	where  where
+	// none is set when the filter matches no row.
+	none bool
+}
+
+// startListing checks f and turns it into conditions; byStart and byChange
+// are the cursor kinds of the listing.
+func startListing(f rowFilter, byStart, byChange byte) (rowListing, error) {
+	var q rowListing
+	var err error
+	if q.kind, err = cursorKind(f.order, byStart, byChange); err != nil {
+		return q, err
+	}
+	if q.cursor, q.resume, err = store.ParseModelCursor(q.kind, f.cursor); err != nil {
+		return q, err
+	}
+	if q.resume && f.session != "" && q.cursor.SessionID != f.session {
+		return q, store.ErrInvalidCursor
+	}
+	if len(f.agentIDs) > store.MaxFilterIDs {
+		return q, fmt.Errorf("%d agent ids in a filter, more than %d", len(f.agentIDs), store.MaxFilterIDs)
+	}
+	q.none = f.agentIDs != nil && len(f.agentIDs) == 0
+	q.limit = store.ClampLimit(f.limit)
+	if f.session != "" {
+		q.where.add("session_id = ?", f.session)
+	}
+	if f.agentIDs != nil && !q.none {
+		q.where.in("agent_id", f.agentIDs)
+	}
+	if f.updatedAfter > 0 {
+		q.where.add("updated_seq > ?", f.updatedAfter)
+	}
+	return q, nil
 }
 
 // notMain is the first sort key of model_agents_start at a cursor: 0 at
@@ -478,14 +617,6 @@ func notMain(c store.ModelCursor) int {
 		return 0
 	}
 	return 1
-}
-
-// checkIDs refuses a filter with more ids than a query binds.
-func checkIDs(ids []string) error {
-	if len(ids) > store.MaxFilterIDs {
-		return fmt.Errorf("%d agent ids in a filter, more than %d", len(ids), store.MaxFilterIDs)
-	}
-	return nil
 }
 
 // cursorKind returns the cursor kind of a listing in order o.

@@ -152,55 +152,50 @@ func checkSessionModel(tb testing.TB, got, want store.SessionModel) {
 	}
 }
 
-// allCalls reads every call matching f, following cursors, and fails on a
-// page larger than the limit or a cursor that never ends.
-func allCalls(tb testing.TB, s store.ModelStore, f store.ToolCallFilter) []store.ToolCallRow {
+// allRows reads every row of a listing from cursor on, following cursors,
+// and fails on a page larger than limit or a cursor that does not move.
+func allRows[R any](tb testing.TB, name string, cursor string, limit int, page func(cursor string) ([]R, string, error)) []R {
 	tb.Helper()
-	var out []store.ToolCallRow
+	var out []R
 	for range 100000 {
-		p, err := s.ToolCalls(ctx, f)
+		rows, next, err := page(cursor)
 		if err != nil {
-			tb.Fatalf("ToolCalls(%+v): %v", f, err)
+			tb.Fatalf("%s: %v", name, err)
 		}
-		if len(p.ToolCalls) > store.ClampLimit(f.Limit) {
-			tb.Fatalf("ToolCalls returned %d rows for limit %d", len(p.ToolCalls), f.Limit)
+		if len(rows) > store.ClampLimit(limit) {
+			tb.Fatalf("%s returned %d rows for limit %d", name, len(rows), limit)
 		}
-		out = append(out, p.ToolCalls...)
-		if p.Next == "" {
+		out = append(out, rows...)
+		if next == "" {
 			return out
 		}
-		if p.Next == f.Cursor {
-			tb.Fatalf("ToolCalls(%+v) returned the cursor it was given", f)
+		if next == cursor {
+			tb.Fatalf("%s returned the cursor it was given", name)
 		}
-		f.Cursor = p.Next
+		cursor = next
 	}
-	tb.Fatal("ToolCalls never returned an empty cursor")
+	tb.Fatalf("%s never returned an empty cursor", name)
 	return nil
 }
 
-// allAgents is allCalls for agents.
+// allCalls reads every call matching f.
+func allCalls(tb testing.TB, s store.ModelStore, f store.ToolCallFilter) []store.ToolCallRow {
+	tb.Helper()
+	return allRows(tb, fmt.Sprintf("ToolCalls(%+v)", f), f.Cursor, f.Limit, func(cursor string) ([]store.ToolCallRow, string, error) {
+		f.Cursor = cursor
+		p, err := s.ToolCalls(ctx, f)
+		return p.ToolCalls, p.Next, err
+	})
+}
+
+// allAgents reads every agent matching f.
 func allAgents(tb testing.TB, s store.ModelStore, f store.AgentFilter) []store.AgentRow {
 	tb.Helper()
-	var out []store.AgentRow
-	for range 100000 {
+	return allRows(tb, fmt.Sprintf("Agents(%+v)", f), f.Cursor, f.Limit, func(cursor string) ([]store.AgentRow, string, error) {
+		f.Cursor = cursor
 		p, err := s.Agents(ctx, f)
-		if err != nil {
-			tb.Fatalf("Agents(%+v): %v", f, err)
-		}
-		if len(p.Agents) > store.ClampLimit(f.Limit) {
-			tb.Fatalf("Agents returned %d rows for limit %d", len(p.Agents), f.Limit)
-		}
-		out = append(out, p.Agents...)
-		if p.Next == "" {
-			return out
-		}
-		if p.Next == f.Cursor {
-			tb.Fatalf("Agents(%+v) returned the cursor it was given", f)
-		}
-		f.Cursor = p.Next
-	}
-	tb.Fatal("Agents never returned an empty cursor")
-	return nil
+		return p.Agents, p.Next, err
+	})
 }
 
 func callKeys(rows []store.ToolCallRow) []string {
@@ -304,6 +299,45 @@ func testModelUpsertReplaces(t *testing.T, s ModelStore) {
 	if got := allCalls(t, s, store.ToolCallFilter{AgentIDs: []string{"a1"}}); len(got) != 0 {
 		t.Errorf("the replaced agent still matches: %v", callKeys(got))
 	}
+
+	// A key given twice in a batch is the last row given, whatever
+	// changed between them.
+	a, b, c := call2, call2, call2
+	a.Status, b.AgentID, b.Status, c.AgentID, c.Status, c.UpdatedSeq = "x", "a7", "y", "a8", "z", 12
+	putModel(t, s, store.ModelBatch{ToolCalls: []store.ToolCallRow{a, b, a, c}})
+	if got := allCalls(t, s, store.ToolCallFilter{SessionID: "s1"}); len(got) != 1 {
+		t.Errorf("a key given four times: %v", callKeys(got))
+	} else {
+		checkCall(t, got[0], c)
+	}
+
+	// Many rows at once, of which some change only their status and some
+	// more, read back as given.
+	var many []store.ToolCallRow
+	for i := range 250 {
+		many = append(many, store.ToolCallRow{SessionID: "s2", ToolUseID: fmt.Sprintf("t%03d", i), AgentID: "a1", ToolName: "Bash",
+			Status: "running", StartedAt: At(i), UpdatedSeq: int64(i), Doc: hostileDoc("running")})
+	}
+	putModel(t, s, store.ModelBatch{ToolCalls: many})
+	for i := range many {
+		many[i].Status, many[i].UpdatedSeq, many[i].Doc = "ok", int64(1000+i), hostileDoc("ok")
+		switch i % 4 {
+		case 1:
+			many[i].AgentID = "a2"
+		case 2:
+			many[i].ToolName = "Read"
+		case 3:
+			many[i].StartedAt = At(-i)
+		}
+	}
+	putModel(t, s, store.ModelBatch{ToolCalls: many})
+	back := allCalls(t, s, store.ToolCallFilter{SessionID: "s2", Order: store.ByChange, Limit: store.MaxLimit})
+	if len(back) != len(many) {
+		t.Fatalf("%d calls read back, want %d", len(back), len(many))
+	}
+	for i := range back {
+		checkCall(t, back[i], many[i])
+	}
 }
 
 func testModelReset(t *testing.T, s ModelStore) {
@@ -377,6 +411,18 @@ func testToolCallFilters(t *testing.T, s ModelStore) {
 
 // The reference the paging tests compare with.
 
+// expected returns the rows keep keeps, sorted by order.
+func expected[R any](rows []R, keep func(R) bool, order func(a, b R) int) []R {
+	var out []R
+	for _, r := range rows {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, order)
+	return out
+}
+
 func matchCall(c store.ToolCallRow, f store.ToolCallFilter) bool {
 	return (f.SessionID == "" || c.SessionID == f.SessionID) &&
 		(f.AgentIDs == nil || slices.Contains(f.AgentIDs, c.AgentID)) &&
@@ -411,13 +457,7 @@ func testToolCallPagingAllFilters(t *testing.T, s ModelStore) {
 								for _, limit := range []int{0, 4} {
 									f := store.ToolCallFilter{SessionID: session, AgentIDs: agents, Tool: tool, Status: status,
 										Since: since, UpdatedAfter: after, Order: order, Limit: limit}
-									var want []store.ToolCallRow
-									for _, c := range b.ToolCalls {
-										if matchCall(c, f) {
-											want = append(want, c)
-										}
-									}
-									slices.SortFunc(want, compareCalls(order))
+									want := expected(b.ToolCalls, func(c store.ToolCallRow) bool { return matchCall(c, f) }, compareCalls(order))
 									if got := callKeys(allCalls(t, s, f)); !slices.Equal(got, callKeys(want)) {
 										t.Fatalf("ToolCalls(%+v)\n got %v\nwant %v", f, got, callKeys(want))
 									}
@@ -483,13 +523,7 @@ func testAgentPagingAllFilters(t *testing.T, s ModelStore) {
 				for _, order := range []store.ModelOrder{store.ByStart, store.ByChange} {
 					for _, limit := range []int{0, 1, 3} {
 						f := store.AgentFilter{SessionID: session, AgentIDs: agents, UpdatedAfter: after, Order: order, Limit: limit}
-						var want []store.AgentRow
-						for _, a := range b.Agents {
-							if matchAgent(a, f) {
-								want = append(want, a)
-							}
-						}
-						slices.SortFunc(want, compareAgents(order))
+						want := expected(b.Agents, func(a store.AgentRow) bool { return matchAgent(a, f) }, compareAgents(order))
 						if got := agentKeys(allAgents(t, s, f)); !slices.Equal(got, agentKeys(want)) {
 							t.Fatalf("Agents(%+v)\n got %v\nwant %v", f, got, agentKeys(want))
 						}
@@ -724,24 +758,16 @@ func testChangedSessionModels(t *testing.T, s ModelStore) {
 		t.Helper()
 		filter := store.SessionModelFilter{UpdatedAfter: after, Limit: limit}
 		var got []string
-		for range 100 {
-			p, err := s.ChangedSessionModels(ctx, filter)
-			if err != nil {
-				t.Fatal(err)
+		for _, m := range allRows(t, fmt.Sprintf("ChangedSessionModels(%+v)", filter), "", limit,
+			func(cursor string) ([]store.SessionModel, string, error) {
+				filter.Cursor = cursor
+				p, err := s.ChangedSessionModels(ctx, filter)
+				return p.Sessions, p.Next, err
+			}) {
+			got = append(got, m.SessionID)
+			if len(m.Summary) == 0 {
+				t.Errorf("session model %s without its summary", m.SessionID)
 			}
-			if len(p.Sessions) > store.ClampLimit(limit) {
-				t.Fatalf("%d session models for limit %d", len(p.Sessions), limit)
-			}
-			for _, m := range p.Sessions {
-				got = append(got, m.SessionID)
-				if len(m.Summary) == 0 {
-					t.Errorf("session model %s without its summary", m.SessionID)
-				}
-			}
-			if p.Next == "" {
-				break
-			}
-			filter.Cursor = p.Next
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("ChangedSessionModels(after %d, limit %d) = %v, want %v", after, limit, got, want)

@@ -48,11 +48,15 @@ CREATE TABLE model_tool_calls (
 	PRIMARY KEY (session_id, tool_use_id)
 );
 
--- A session's calls in start order. The filter columns ride along so that a
--- combination of filters is decided inside the index; the narrower indexes
--- below serve a filter that keeps few of a large session's calls.
-CREATE INDEX model_tool_calls_start ON model_tool_calls (session_id, started_at, tool_use_id, agent_id, tool_name, status);
+-- A session's calls in start order. The agent and tool columns ride along so
+-- that a combination of filters is decided inside the index; the narrower
+-- indexes below serve a filter that keeps few of a large session's calls.
+-- status stays out: it changes when a call ends, and every index holding a
+-- column the writer updates is rewritten (see store/sqlite/model.go).
+CREATE INDEX model_tool_calls_start ON model_tool_calls (session_id, started_at, tool_use_id, agent_id, tool_name);
 CREATE INDEX model_tool_calls_agent ON model_tool_calls (session_id, agent_id, started_at, tool_use_id);
 CREATE INDEX model_tool_calls_tool ON model_tool_calls (session_id, tool_name, started_at, tool_use_id);
 CREATE INDEX model_tool_calls_status ON model_tool_calls (session_id, status, started_at, tool_use_id);
+-- Calls changed after a seq: of every session, and of one session.
 CREATE INDEX model_tool_calls_changed ON model_tool_calls (updated_seq, session_id, tool_use_id);
+CREATE INDEX model_tool_calls_session_changed ON model_tool_calls (session_id, updated_seq, tool_use_id);
