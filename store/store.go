@@ -13,7 +13,6 @@
 package store
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -180,46 +179,11 @@ type EventPage struct {
 	Next string
 }
 
-// Store is what a storage backend implements: the event log, the session
-// model, and, until the collector writes the model as rows, the derived
-// state as documents (PutDerived and the methods after it).
-// Implementations are safe for concurrent use.
+// Store is what a storage backend implements: the event log and the
+// session model. Implementations are safe for concurrent use.
 type Store interface {
 	EventLog
 	ModelStore
-
-	// PutDerived stores the derived state of each session of ds in one
-	// transaction, replacing what was stored for it (AgentIDs included).
-	// A session need not exist: derived state is kept apart from the
-	// events, and a later PutDerived corrects it.
-	PutDerived(ctx context.Context, ds []Derived) error
-
-	// Derived returns the derived state of a session, or ErrNotFound when
-	// none was stored.
-	Derived(ctx context.Context, sessionID string) (Derived, error)
-
-	// DerivedSummaries returns the derived state of each of ids that has
-	// one, keyed by session id, without Agents, ToolCalls and AgentIDs
-	// (what a session listing shows).
-	DerivedSummaries(ctx context.Context, ids []string) (map[string]Derived, error)
-
-	// DerivedGroup returns the derived sessions of group key whose span
-	// [FirstEventAt, LastEventAt] meets [from, to], most recently active
-	// first (LastEventAt descending, then SessionID descending), at most
-	// limit of them (ClampLimit applies), with neither JSON document nor
-	// AgentIDs.
-	DerivedGroup(ctx context.Context, key string, from, to time.Time, limit int) ([]Derived, error)
-
-	// AgentSession returns the session whose derived state lists agentID
-	// among its AgentIDs (the least session id if several do), or
-	// ErrNotFound.
-	AgentSession(ctx context.Context, agentID string) (string, error)
-
-	// StaleSessions returns up to limit sessions (ClampLimit applies) whose
-	// derived state is missing or older than their events (Derived.Seq <
-	// Session.LastSeq), in id order after the id after ("" starts at the
-	// first).
-	StaleSessions(ctx context.Context, after string, limit int) ([]Session, error)
 
 	// Close releases the store. Calls after Close fail.
 	Close() error

@@ -676,3 +676,22 @@ func queryRows(ctx context.Context, r *sql.DB, q string, args []any, scan func(*
 	}
 	return rows.Err()
 }
+
+// nullJSON stores an empty document as NULL.
+func nullJSON(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+// rawJSON reads back what nullJSON stored.
+func rawJSON(s sql.NullString) []byte {
+	if !s.Valid || s.String == "" {
+		return nil
+	}
+	return []byte(s.String)
+}
+
+// summaryChunk is the most ids one SessionModels query binds.
+const summaryChunk = 500

@@ -33,16 +33,12 @@ type EventLog interface {
 	Close() error
 }
 
-// Run runs both conformance suites, and the cases of the derived state kept
-// as documents (store.Derived). open must return a new, empty store and
-// arrange for it to be closed when the test ends (t.Cleanup); closing it
+// Run runs both conformance suites. open must return a new, empty store
+// and arrange for it to be closed when the test ends (t.Cleanup); closing it
 // twice must be harmless.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	RunEventLog(t, func(t *testing.T) EventLog { return open(t) })
 	RunModelStore(t, func(t *testing.T) ModelStore { return open(t) })
-	for _, tt := range derivedTests {
-		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
-	}
 }
 
 // RunEventLog runs the conformance suite of store.EventLog. open must return
