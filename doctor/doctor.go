@@ -26,8 +26,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/hook"
-	"github.com/hookwatch/hookwatch/install"
 )
 
 // Status is the verdict of one check.
@@ -146,10 +146,7 @@ func Run(ctx context.Context, o Options) *Report {
 	if e.userHome == "" {
 		e.userHome, _ = os.UserHomeDir()
 	}
-	e.configDir = e.Getenv("CLAUDE_CONFIG_DIR")
-	if e.configDir == "" {
-		e.configDir = filepath.Join(e.userHome, ".claude")
-	}
+	e.configDir, _ = claudecode.UserConfigDir(e.Getenv, e.userHome)
 	e.url = strings.TrimRight(e.Getenv("HOOKWATCH_URL"), "/")
 	if e.url == "" {
 		e.url = hook.DefaultURL
@@ -240,14 +237,14 @@ func (e *env) checkBinary() Check {
 	case e.HookBinary != "" && e.HookBinary != e.Self:
 		c.Message = fmt.Sprintf("version %s at %s, with %s beside it for the hooks", e.Version, e.Self, filepath.Base(e.HookBinary))
 	default:
-		c.Message = fmt.Sprintf("version %s at %s; no %s beside it, so hooks run hookwatch itself (slower to start)", e.Version, e.Self, HookBinaryName)
+		c.Message = fmt.Sprintf("version %s at %s; no %s beside it, so hooks run hookwatch itself (slower to start)", e.Version, e.Self, claudecode.HookBinaryName)
 	}
 	return c
 }
 
 // scopeFlag is the install flag that selects scope.
 func scopeFlag(scope string) string {
-	if scope == install.ScopeUser {
+	if scope == claudecode.ScopeUser {
 		return ""
 	}
 	return " --scope " + scope
@@ -256,16 +253,16 @@ func scopeFlag(scope string) string {
 // ours reports whether bin is the running hookwatch or its lean sibling.
 func (e *env) ours(bin string) bool {
 	return bin != "" && (bin == e.Self || bin == e.HookBinary ||
-		(e.Self != "" && bin == filepath.Join(filepath.Dir(e.Self), HookBinaryName)))
+		(e.Self != "" && bin == filepath.Join(filepath.Dir(e.Self), claudecode.HookBinaryName)))
 }
 
 // checkSettings reads the three settings files and checks what each
 // registers.
 func (e *env) checkSettings() []Check {
 	var out []Check
-	for _, scope := range []string{install.ScopeUser, install.ScopeProject, install.ScopeLocal} {
+	for _, scope := range []string{claudecode.ScopeUser, claudecode.ScopeProject, claudecode.ScopeLocal} {
 		name := "settings (" + scope + ")"
-		path, err := install.SettingsPath(install.Options{Scope: scope, Home: e.userHome, ConfigDir: e.configDir, ProjectDir: e.WorkDir})
+		path, err := claudecode.SettingsPath(scope, e.configDir, e.WorkDir)
 		if err != nil {
 			out = append(out, Check{Name: name, Status: Fail, Message: err.Error()})
 			continue
@@ -274,7 +271,7 @@ func (e *env) checkSettings() []Check {
 		if err != nil {
 			out = append(out, Check{Name: name, Status: Fail,
 				Message: fmt.Sprintf("%v: Claude Code cannot read this file's hooks either", err),
-				Fix:     "$EDITOR " + shellQuote(path)})
+				Fix:     "$EDITOR " + claudecode.ShellQuote(path)})
 			continue
 		}
 		e.settings = append(e.settings, s)
@@ -338,7 +335,7 @@ func (e *env) checkOneSettings(s *Settings) Check {
 		}
 	}
 	if s.Statusline != "" {
-		if w, ok := install.ShellWords(s.Statusline); ok {
+		if w, ok := claudecode.ShellWords(s.Statusline); ok {
 			if _, err := resolveBinary(w[0]); err != nil {
 				fail(fmt.Sprintf("the statusLine runs %s: %v", w[0], err), reinstall+" --statusline")
 			}
@@ -387,15 +384,6 @@ func appendNew(list []string, items ...string) []string {
 		}
 	}
 	return list
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it, so that a fix
-// can be pasted as it is.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkRegistration looks at all sources together: nothing registered, or

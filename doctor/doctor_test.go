@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/hooksock"
-	"github.com/hookwatch/hookwatch/install"
 )
 
 func TestReadSettings(t *testing.T) {
@@ -61,8 +61,8 @@ func TestReadSettings(t *testing.T) {
 		{"type": "prompt", "prompt": "hookwatch hook"},
 		"not an object", 42
 	]}]}}`, "PreToolUse http http://127.0.0.1:7421/v1/hooks/claude?x=1")
-	f(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": `+jsonString(install.PluginLauncher)+`}]}]}}`,
-		"Stop sh "+install.PluginLauncher)
+	f(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": `+jsonString(claudecode.PluginLauncher)+`}]}]}}`,
+		"Stop sh "+claudecode.PluginLauncher)
 	f(`{"hooks": {"Stop": "oops", "Notification": [{"hooks": "oops"}], "B": [{"hooks": [{"type": "command", "command": "hookwatch hook"}]}]}}`,
 		"B sh hookwatch hook")
 	f(`{"statusLine": {"type": "command", "command": "'/x/hookwatch' statusline --wrap 'cat'"}, "enabledPlugins": {"hookwatch@hookwatch": true, "hookwatch@old": false, "other@x": true}}`,
@@ -99,7 +99,7 @@ func FuzzReadSettings(f *testing.F) {
 			return
 		}
 		for _, h := range s.Handlers {
-			if h.Type == "command" && !h.Launcher && !isHookwatchName(h.Binary) {
+			if n := claudecode.BaseName(h.Binary); h.Type == "command" && !h.Launcher && n != claudecode.BinaryName && n != claudecode.HookBinaryName {
 				t.Fatalf("handler %+v does not run hookwatch", h)
 			}
 		}
