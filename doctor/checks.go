@@ -369,10 +369,7 @@ func (e *env) roundTripCommand() hookCommand {
 func (e *env) checkRoundTrip(ctx context.Context) Check {
 	c := Check{Name: "round trip"}
 	hc := e.roundTripCommand()
-	reinstall := "hookwatch install" + scopeFlag(hc.scope)
-	if hc.scope == "plugin" || hc.scope == "" {
-		reinstall = "hookwatch install"
-	}
+	reinstall := e.fix("install", hc.scope)
 	if hc.bin == "" {
 		c.Status, c.Message = Info, "no hook to run"
 		return c
@@ -510,11 +507,11 @@ func (e *env) checkClaude(ctx context.Context) Check {
 			case h.Type == "command" && !h.Shell && ver.Before(install.ExecFormSince):
 				c.Status = Fail
 				c.Details = appendNew(c.Details, fmt.Sprintf("the %s settings use exec-form handlers (\"args\"), which Claude Code runs only from %s on", s.Scope, install.ExecFormSince))
-				c.Fix = "hookwatch install" + scopeFlag(s.Scope)
+				c.Fix = e.fix("install", s.Scope)
 			case h.Type == "http" && ver.Before(install.HTTPSince):
 				c.Status = Fail
 				c.Details = appendNew(c.Details, fmt.Sprintf("the %s settings use http handlers, which Claude Code runs only from %s on", s.Scope, install.HTTPSince))
-				c.Fix = "hookwatch install --mode command" + scopeFlag(s.Scope)
+				c.Fix = e.fix("install", s.Scope, "--mode", "command")
 			}
 		}
 	}

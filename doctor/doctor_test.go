@@ -253,3 +253,48 @@ func TestCollectorDegraded(t *testing.T) {
 	}
 	t.Fatal("no collector check")
 }
+
+// TestManagedSettings: hookwatch registered in the managed settings and
+// again in the user's is registered twice; the fix removes the user's, since
+// hookwatch does not edit the administrator's file, and a managed file that
+// is broken is fixed with an editor.
+func TestManagedSettings(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	managed := filepath.Join(root, "etc", "managed-settings.json")
+	env := map[string]string{"HOME": home, "HOOKWATCH_HOME": filepath.Join(root, "hw"), "HOOKWATCH_URL": "http://127.0.0.1:1"}
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func() map[string]Check {
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root,
+			Self: filepath.Join(root, "hookwatch"), Version: "test", Timeout: time.Second, ManagedSettings: managed})
+		out := map[string]Check{}
+		for _, c := range r.Checks {
+			out[c.Name] = c
+		}
+		return out
+	}
+	if _, ok := run()["settings (managed)"]; ok {
+		t.Fatal("a missing managed file is reported")
+	}
+	write(managed, `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/hookwatch", "args": ["hook"]}]}]}}`)
+	write(filepath.Join(home, ".claude", "settings.json"), `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/usr/bin/hookwatch", "args": ["hook"]}]}]}}`)
+	checks := run()
+	if c := checks["settings (managed)"]; !strings.Contains(c.Message, managed+" registers /opt/hookwatch") {
+		t.Errorf("managed settings check: %+v", c)
+	}
+	if c := checks["registration"]; c.Status != Fail || c.Fix != "hookwatch uninstall" {
+		t.Errorf("registration check: %+v; want a failure fixed by uninstalling the user's", c)
+	}
+	write(managed, `{"hooks": `)
+	if c := run()["settings (managed)"]; c.Status != Fail || c.Fix != "sudo $EDITOR "+managed {
+		t.Errorf("broken managed file: %+v", c)
+	}
+}
