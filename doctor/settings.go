@@ -44,7 +44,7 @@ func (h Handler) Identity() string {
 
 // Settings is what one Claude Code settings file says about hookwatch.
 type Settings struct {
-	// Scope is claudecode.ScopeUser, ScopeProject or ScopeLocal.
+	// Scope is claudecode.ScopeManaged, ScopeUser, ScopeProject or ScopeLocal.
 	Scope string `json:"scope"`
 	// Path is the settings file.
 	Path string `json:"path"`
