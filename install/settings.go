@@ -44,7 +44,8 @@ type Options struct {
 	// Binary is the absolute path of the hookwatch binary, written into
 	// command handlers and the statusLine. Install requires it in both
 	// modes (some events accept no http handler); Uninstall uses it only
-	// to recognise entries whose binary is not named hookwatch.
+	// to recognise entries whose binary is not named hookwatch or
+	// hookwatch-hook (claudecode.Handler.Kind).
 	Binary string
 	// CollectorURL is the collector's base URL for ModeHTTP; default
 	// DefaultCollectorURL.
