@@ -176,18 +176,21 @@ func SubagentTranscriptPath(transcriptPath, sessionID, agentID string) string {
 
 // SubagentMetaPath returns the sidecar file Claude Code writes next to a
 // subagent's transcript, <dir>/<sessionID>/subagents/agent-<agentID>.meta.json,
-// which names the Agent tool call that spawned the subagent. ok is false
-// for a transcriptPath without a directory and for ids that could walk out
-// of the transcript's directory: the payload they come from is hostile
-// input.
+// which names the Agent tool call that spawned the subagent. The hook reads
+// it on the machine the client runs on, so transcriptPath is a path of this
+// machine. ok is false for a transcriptPath without a directory and for ids
+// that could walk out of the transcript's directory: the payload they come
+// from is hostile input.
 func SubagentMetaPath(transcriptPath, sessionID, agentID string) (path string, ok bool) {
-	if !strings.ContainsAny(transcriptPath, `/\`) || !safeName(sessionID) || !safeName(agentID) {
+	dir := filepath.Dir(transcriptPath)
+	if dir == "." || !safeName(sessionID) || !safeName(agentID) {
 		return "", false
 	}
-	return subagentFile(transcriptPath, sessionID, agentID, ".meta.json"), true
+	return filepath.Join(dir, sessionID, "subagents", "agent-"+agentID+".meta.json"), true
 }
 
-// subagentFile is <dir(transcriptPath)>/<sessionID>/subagents/agent-<agentID><ext>.
+// subagentFile is <dir(transcriptPath)>/<sessionID>/subagents/agent-<agentID><ext>,
+// in transcriptPath's separators.
 func subagentFile(transcriptPath, sessionID, agentID, ext string) string {
 	dir, _ := splitPath(transcriptPath)
 	sep := "/"

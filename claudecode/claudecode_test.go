@@ -104,7 +104,12 @@ func TestSubagentPaths(t *testing.T) {
 		}
 	}
 	f("/h/.claude/projects/-w/s1.jsonl", "s1", "a1", "/h/.claude/projects/-w/s1/subagents/agent-a1.jsonl", "/h/.claude/projects/-w/s1/subagents/agent-a1.meta.json")
-	f(`C:\u\.claude\projects\C--w\s1.jsonl`, "s1", "a1", `C:\u\.claude\projects\C--w\s1\subagents\agent-a1.jsonl`, `C:\u\.claude\projects\C--w\s1\subagents\agent-a1.meta.json`)
+	// A Windows client's transcript, read here: the model names the
+	// subagent's transcript in the client's separators; the sidecar is read
+	// only by a hook on the client's machine.
+	if runtime.GOOS != "windows" {
+		f(`C:\u\.claude\projects\C--w\s1.jsonl`, "s1", "a1", `C:\u\.claude\projects\C--w\s1\subagents\agent-a1.jsonl`, "")
+	}
 	// Not the client's layout: no guess at a transcript, but the sidecar is
 	// looked for beside whatever transcript the client named.
 	f("/tmp/t/s1.jsonl", "s1", "a1", "", "/tmp/t/s1/subagents/agent-a1.meta.json")
