@@ -108,7 +108,7 @@ type Session struct {
 	CWD string `json:"cwd,omitempty"`
 	// Project is the directory name Claude Code keeps the transcript under
 	// (~/.claude/projects/<project>/): taken from transcript_path when it
-	// has that layout, else Slug(cwd).
+	// has that layout, else claudecode.Slug(cwd).
 	Project string `json:"project,omitempty"`
 	// Title is the first prompt of the main agent, whitespace collapsed and
 	// cut to about 100 characters (else the client's session_title).

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/event"
 )
@@ -872,15 +873,7 @@ func (b *sessionBuilder) agentTranscript(a *agentState) string {
 	if a.ownPath != "" && a.ownPath != s.TranscriptPath {
 		return a.ownPath
 	}
-	dir, base := splitPath(s.TranscriptPath)
-	if base != s.SessionID+".jsonl" || projectOf(s.TranscriptPath, "") == "" {
-		return ""
-	}
-	sep := "/"
-	if strings.Contains(s.TranscriptPath, `\`) && !strings.Contains(s.TranscriptPath, "/") {
-		sep = `\`
-	}
-	return strings.Join([]string{dir, s.SessionID, "subagents", "agent-" + a.a.AgentID + ".jsonl"}, sep)
+	return claudecode.SubagentTranscriptPath(s.TranscriptPath, s.SessionID, a.a.AgentID)
 }
 
 // rawCopy returns a copy of a JSON value, nil for an empty one.

@@ -65,7 +65,7 @@
 // # Lineage
 //
 // Sessions link only within a group: the same envelope host and user and
-// the same project (the transcript's directory name, else Slug(cwd)), so
+// the same project (the transcript's directory name, else claudecode.Slug(cwd)), so
 // that sessions of other machines, users or repositories never link.
 // "Before" and "after" are the canonical order.
 //

@@ -6,77 +6,19 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hookwatch/hookwatch/claudecode"
 )
 
-// maxSlug is the length beyond which Claude Code cuts a project slug and
-// appends a hash of the path.
-const maxSlug = 200
-
-// Slug returns the name Claude Code gives the project directory of cwd under
-// ~/.claude/projects/: every character outside [A-Za-z0-9] becomes "-"
-// (one per UTF-16 code unit, as the client's JavaScript replace does, so a
-// character outside the BMP becomes "--"). Beyond 200 characters the client
-// appends "-" and a Bun.hash of the path that cannot be reproduced here;
-// Slug then returns the 200-character prefix, which is how long paths are
-// matched.
-func Slug(cwd string) string {
-	var b strings.Builder
-	b.Grow(len(cwd))
-	for _, r := range cwd {
-		switch {
-		case r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'):
-			b.WriteRune(r)
-		case r > 0xFFFF:
-			b.WriteString("--")
-		default:
-			b.WriteByte('-')
-		}
-		if b.Len() >= maxSlug {
-			break
-		}
-	}
-	s := b.String()
-	if len(s) > maxSlug {
-		s = s[:maxSlug]
-	}
-	return s
-}
-
-// splitPath returns the directory and the last element of a slash or
-// backslash separated path.
-func splitPath(p string) (dir, base string) {
-	i := strings.LastIndexAny(p, `/\`)
-	if i < 0 {
-		return "", p
-	}
-	return p[:i], p[i+1:]
-}
-
 // Project returns the project a payload's transcript_path and cwd belong
-// to, exactly as Build groups events for lineage (Session.Project): the
-// directory name of a transcript path …/projects/<project>/<file>, else
-// Slug(cwd), else "". A caller that keeps derived state per group of
+// to, exactly as Build groups events for lineage (Session.Project); see
+// claudecode.Project. A caller that keeps derived state per group of
 // sessions (the collector) uses it to find the sessions Build must see
 // together.
-func Project(transcriptPath, cwd string) string { return projectOf(transcriptPath, cwd) }
+func Project(transcriptPath, cwd string) string { return claudecode.Project(transcriptPath, cwd) }
 
-// projectOf returns the project directory name: the client's own, read from
-// a transcript path of the form …/projects/<project>/<session>.jsonl, else
-// Slug(cwd). The path wins because it is exact (the client resolves
-// symlinks and may override the name).
-func projectOf(transcriptPath, cwd string) string {
-	if transcriptPath != "" {
-		dir, _ := splitPath(transcriptPath)
-		parent, project := splitPath(dir)
-		if _, p := splitPath(parent); p == "projects" && project != "" {
-			return project
-		}
-	}
-	if cwd == "" {
-		return ""
-	}
-	return Slug(cwd)
-}
+// projectOf is claudecode.Project.
+func projectOf(transcriptPath, cwd string) string { return claudecode.Project(transcriptPath, cwd) }
 
 // maxTitle is the length a title is cut to, in characters.
 const maxTitle = 100

@@ -6,42 +6,6 @@ import (
 	"testing"
 )
 
-func TestSlug(t *testing.T) {
-	f := func(cwd, want string) {
-		t.Helper()
-		if got := Slug(cwd); got != want {
-			t.Fatalf("Slug(%q) = %q, want %q", cwd, got, want)
-		}
-	}
-	f("/Users/me/proj", "-Users-me-proj")
-	f("/home/u/.cfg_x", "-home-u--cfg-x")
-	f("/home/dev/src/demo", "-home-dev-src-demo")
-	f(`D:\work\app`, "D--work-app")
-	f("/tmp/café", "-tmp-caf-") // one UTF-16 unit
-	f("/tmp/a😀b", "-tmp-a--b")  // a surrogate pair: two units
-	f("", "")
-	long := "/" + strings.Repeat("a", 300)
-	if got := Slug(long); len(got) != 200 || got != "-"+strings.Repeat("a", 199) {
-		t.Fatalf("long slug %q", got)
-	}
-}
-
-func TestProjectOf(t *testing.T) {
-	f := func(transcript, cwd, want string) {
-		t.Helper()
-		if got := projectOf(transcript, cwd); got != want {
-			t.Fatalf("projectOf(%q, %q) = %q, want %q", transcript, cwd, got, want)
-		}
-	}
-	// The client's own name wins over the slug of cwd (after a cd, or with
-	// a symlinked checkout).
-	f("/h/.claude/projects/-real-path/s1.jsonl", "/link/path", "-real-path")
-	f(`C:\Users\me\.claude\projects\C--w\s1.jsonl`, `C:\w`, "C--w")
-	f("/h/.codex/sessions/2026/11/21/rollout-x.jsonl", "/w/p", "-w-p")
-	f("", "/w/p", "-w-p")
-	f("s1.jsonl", "", "")
-}
-
 func TestTitle(t *testing.T) {
 	f := func(prompt, want string) {
 		t.Helper()

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/hooksock"
@@ -53,21 +54,21 @@ func (e *env) checkPlugin() Check {
 	return c
 }
 
-// pluginBinary resolves install.PluginLauncher: the plugin's bin/hookwatch,
+// pluginBinary resolves claudecode.PluginLauncher: the plugin's bin/hookwatch,
 // hookwatch on PATH, then $GOBIN or ~/go/bin.
 func (e *env) pluginBinary(roots []string) string {
 	var cands []string
 	for _, r := range roots {
-		cands = append(cands, filepath.Join(r, "bin", BinaryName))
+		cands = append(cands, filepath.Join(r, "bin", claudecode.BinaryName))
 	}
-	if p, err := lookPath(BinaryName); err == nil {
+	if p, err := lookPath(claudecode.BinaryName); err == nil {
 		cands = append(cands, p)
 	}
 	gobin := e.Getenv("GOBIN")
 	if gobin == "" {
 		gobin = filepath.Join(e.userHome, "go", "bin")
 	}
-	cands = append(cands, filepath.Join(gobin, BinaryName))
+	cands = append(cands, filepath.Join(gobin, claudecode.BinaryName))
 	for _, p := range cands {
 		if _, err := resolveBinary(p); err == nil {
 			return p
@@ -107,7 +108,7 @@ func findPluginRoots(dir string) []string {
 		var m struct {
 			Name string `json:"name"`
 		}
-		if json.Unmarshal(b, &m) == nil && m.Name == BinaryName {
+		if json.Unmarshal(b, &m) == nil && m.Name == claudecode.BinaryName {
 			roots = append(roots, p)
 			return filepath.SkipDir
 		}
@@ -131,7 +132,7 @@ func (e *env) checkSpool() Check {
 	}
 	if err != nil {
 		c.Status, c.Message = Fail, fmt.Sprintf("cannot read the spool: %v", err)
-		c.Fix = "ls -la " + shellQuote(dir)
+		c.Fix = "ls -la " + claudecode.ShellQuote(dir)
 		return c
 	}
 	c.Message = fmt.Sprintf("%s: %s pending, %d dropped, %d corrupt", dir, bytesString(st.PendingBytes), st.Dropped, st.Corrupt)
@@ -230,7 +231,7 @@ func (e *env) checkDatabase() Check {
 		f, err := os.OpenFile(path, os.O_RDWR, 0)
 		if err != nil {
 			c.Status, c.Message = Fail, fmt.Sprintf("cannot open %s for writing: %v", path, err)
-			c.Fix = "chmod u+w " + shellQuote(path)
+			c.Fix = "chmod u+w " + claudecode.ShellQuote(path)
 			return c
 		}
 		f.Close()
@@ -302,7 +303,7 @@ func (e *env) checkPolicy() Check {
 			break
 		}
 	}
-	c.Fix = "$EDITOR " + shellQuote(bad)
+	c.Fix = "$EDITOR " + claudecode.ShellQuote(bad)
 	return c
 }
 
@@ -368,10 +369,7 @@ func (e *env) roundTripCommand() hookCommand {
 func (e *env) checkRoundTrip(ctx context.Context) Check {
 	c := Check{Name: "round trip"}
 	hc := e.roundTripCommand()
-	reinstall := "hookwatch install" + scopeFlag(hc.scope)
-	if hc.scope == "plugin" || hc.scope == "" {
-		reinstall = "hookwatch install"
-	}
+	reinstall := e.fix("install", hc.scope)
 	if hc.bin == "" {
 		c.Status, c.Message = Info, "no hook to run"
 		return c
@@ -509,11 +507,11 @@ func (e *env) checkClaude(ctx context.Context) Check {
 			case h.Type == "command" && !h.Shell && ver.Before(install.ExecFormSince):
 				c.Status = Fail
 				c.Details = appendNew(c.Details, fmt.Sprintf("the %s settings use exec-form handlers (\"args\"), which Claude Code runs only from %s on", s.Scope, install.ExecFormSince))
-				c.Fix = "hookwatch install" + scopeFlag(s.Scope)
+				c.Fix = e.fix("install", s.Scope)
 			case h.Type == "http" && ver.Before(install.HTTPSince):
 				c.Status = Fail
 				c.Details = appendNew(c.Details, fmt.Sprintf("the %s settings use http handlers, which Claude Code runs only from %s on", s.Scope, install.HTTPSince))
-				c.Fix = "hookwatch install --mode command" + scopeFlag(s.Scope)
+				c.Fix = e.fix("install", s.Scope, "--mode", "command")
 			}
 		}
 	}

@@ -26,8 +26,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/hook"
-	"github.com/hookwatch/hookwatch/install"
 )
 
 // Status is the verdict of one check.
@@ -94,6 +94,9 @@ type Options struct {
 	Version string
 	// RoundTrip runs the registered hook once with a synthetic event.
 	RoundTrip bool
+	// ManagedSettings is the organisation's managed settings file; default
+	// claudecode.ManagedSettingsPath().
+	ManagedSettings string
 	// PolicyFiles are the policy files to check when they exist; default
 	// $HOOKWATCH_HOME/policy.yaml, <WorkDir>/.hookwatch/policy.yaml and
 	// /etc/hookwatch/policy.yaml.
@@ -141,15 +144,15 @@ func Run(ctx context.Context, o Options) *Report {
 	if e.Now == nil {
 		e.Now = time.Now
 	}
+	if e.ManagedSettings == "" {
+		e.ManagedSettings = claudecode.ManagedSettingsPath()
+	}
 	e.home = hook.Home(e.Getenv)
 	e.userHome = e.Getenv("HOME")
 	if e.userHome == "" {
 		e.userHome, _ = os.UserHomeDir()
 	}
-	e.configDir = e.Getenv("CLAUDE_CONFIG_DIR")
-	if e.configDir == "" {
-		e.configDir = filepath.Join(e.userHome, ".claude")
-	}
+	e.configDir, _ = claudecode.UserConfigDir(e.Getenv, e.userHome)
 	e.url = strings.TrimRight(e.Getenv("HOOKWATCH_URL"), "/")
 	if e.url == "" {
 		e.url = hook.DefaultURL
@@ -240,32 +243,50 @@ func (e *env) checkBinary() Check {
 	case e.HookBinary != "" && e.HookBinary != e.Self:
 		c.Message = fmt.Sprintf("version %s at %s, with %s beside it for the hooks", e.Version, e.Self, filepath.Base(e.HookBinary))
 	default:
-		c.Message = fmt.Sprintf("version %s at %s; no %s beside it, so hooks run hookwatch itself (slower to start)", e.Version, e.Self, HookBinaryName)
+		c.Message = fmt.Sprintf("version %s at %s; no %s beside it, so hooks run hookwatch itself (slower to start)", e.Version, e.Self, claudecode.HookBinaryName)
 	}
 	return c
 }
 
-// scopeFlag is the install flag that selects scope.
-func scopeFlag(scope string) string {
-	if scope == install.ScopeUser {
-		return ""
+// fix returns the command that runs `hookwatch <verb>` on the settings file
+// of scope, with flags after the scope's. The managed settings are the
+// administrator's, which hookwatch does not edit: the fix is an editor on
+// the file.
+func (e *env) fix(verb, scope string, flags ...string) string {
+	if scope == claudecode.ScopeManaged {
+		return e.editFix(scope, e.ManagedSettings)
 	}
-	return " --scope " + scope
+	s := "hookwatch " + verb
+	if scope != claudecode.ScopeUser && scope != "" && scope != "plugin" {
+		s += " --scope " + scope
+	}
+	for _, f := range flags {
+		s += " " + f
+	}
+	return s
 }
 
 // ours reports whether bin is the running hookwatch or its lean sibling.
 func (e *env) ours(bin string) bool {
 	return bin != "" && (bin == e.Self || bin == e.HookBinary ||
-		(e.Self != "" && bin == filepath.Join(filepath.Dir(e.Self), HookBinaryName)))
+		(e.Self != "" && bin == filepath.Join(filepath.Dir(e.Self), claudecode.HookBinaryName)))
 }
 
-// checkSettings reads the three settings files and checks what each
-// registers.
+// checkSettings reads the settings files and checks what each registers:
+// the managed one when it exists (first, as it is the one to keep when
+// another scope registers hookwatch again), then the user's, the
+// project's and the local one.
 func (e *env) checkSettings() []Check {
 	var out []Check
-	for _, scope := range []string{install.ScopeUser, install.ScopeProject, install.ScopeLocal} {
+	for _, scope := range []string{claudecode.ScopeManaged, claudecode.ScopeUser, claudecode.ScopeProject, claudecode.ScopeLocal} {
 		name := "settings (" + scope + ")"
-		path, err := install.SettingsPath(install.Options{Scope: scope, Home: e.userHome, ConfigDir: e.configDir, ProjectDir: e.WorkDir})
+		path, err := claudecode.SettingsPath(scope, e.configDir, e.WorkDir)
+		if scope == claudecode.ScopeManaged {
+			path = e.ManagedSettings
+			if _, err := os.Stat(path); err != nil {
+				continue // most machines have none: not worth a line
+			}
+		}
 		if err != nil {
 			out = append(out, Check{Name: name, Status: Fail, Message: err.Error()})
 			continue
@@ -274,7 +295,7 @@ func (e *env) checkSettings() []Check {
 		if err != nil {
 			out = append(out, Check{Name: name, Status: Fail,
 				Message: fmt.Sprintf("%v: Claude Code cannot read this file's hooks either", err),
-				Fix:     "$EDITOR " + shellQuote(path)})
+				Fix:     e.editFix(scope, path)})
 			continue
 		}
 		e.settings = append(e.settings, s)
@@ -286,7 +307,7 @@ func (e *env) checkSettings() []Check {
 
 func (e *env) checkOneSettings(s *Settings) Check {
 	c := Check{Name: "settings (" + s.Scope + ")", Status: OK}
-	reinstall := "hookwatch install" + scopeFlag(s.Scope)
+	reinstall := e.fix("install", s.Scope)
 	switch {
 	case !s.Exists:
 		c.Status, c.Message = Info, s.Path+" does not exist"
@@ -338,9 +359,9 @@ func (e *env) checkOneSettings(s *Settings) Check {
 		}
 	}
 	if s.Statusline != "" {
-		if w, ok := install.ShellWords(s.Statusline); ok {
+		if w, ok := claudecode.ShellWords(s.Statusline); ok {
 			if _, err := resolveBinary(w[0]); err != nil {
-				fail(fmt.Sprintf("the statusLine runs %s: %v", w[0], err), reinstall+" --statusline")
+				fail(fmt.Sprintf("the statusLine runs %s: %v", w[0], err), e.fix("install", s.Scope, "--statusline"))
 			}
 		}
 	}
@@ -389,15 +410,6 @@ func appendNew(list []string, items ...string) []string {
 	return list
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it, so that a fix
-// can be pasted as it is.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // checkRegistration looks at all sources together: nothing registered, or
 // several sources that would each run the hook for the same event.
 func (e *env) checkRegistration() Check {
@@ -427,7 +439,7 @@ func (e *env) checkRegistration() Check {
 		c.Status = Fail
 		c.Message = fmt.Sprintf("both the plugin (%s) and the %s settings register hookwatch: every event arrives twice",
 			strings.Join(e.plugins, ", "), strings.Join(scopes, " and "))
-		c.Fix = uninstallAll(scopes)
+		c.Fix = e.uninstallAll(scopes)
 		return c
 	case plugin:
 		c.Message = "hookwatch runs through its plugin (" + strings.Join(e.plugins, ", ") + ")"
@@ -463,11 +475,11 @@ func (e *env) checkRegistration() Check {
 		if len(extra) == 0 {
 			extra = scopes[1:]
 		}
-		c.Fix = uninstallAll(extra)
+		c.Fix = e.uninstallAll(extra)
 		if len(extra) == 0 {
 			// One file registers the different handlers: install keeps one
 			// hookwatch group per event and removes the rest.
-			c.Fix = "hookwatch install" + scopeFlag(scopes[0])
+			c.Fix = e.fix("install", scopes[0])
 		}
 	case same:
 		c.Status = Warn
@@ -478,10 +490,20 @@ func (e *env) checkRegistration() Check {
 	return c
 }
 
-func uninstallAll(scopes []string) string {
+// editFix is the command that opens the settings file path of scope in an
+// editor; the managed one belongs to root.
+func (e *env) editFix(scope, path string) string {
+	fix := "$EDITOR " + claudecode.ShellQuote(path)
+	if scope == claudecode.ScopeManaged {
+		return "sudo " + fix
+	}
+	return fix
+}
+
+func (e *env) uninstallAll(scopes []string) string {
 	var cmds []string
 	for _, s := range scopes {
-		cmds = append(cmds, "hookwatch uninstall"+scopeFlag(s))
+		cmds = append(cmds, e.fix("uninstall", s))
 	}
 	return strings.Join(cmds, " && ")
 }

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/hooksock"
-	"github.com/hookwatch/hookwatch/install"
 )
 
 func TestReadSettings(t *testing.T) {
@@ -61,8 +61,8 @@ func TestReadSettings(t *testing.T) {
 		{"type": "prompt", "prompt": "hookwatch hook"},
 		"not an object", 42
 	]}]}}`, "PreToolUse http http://127.0.0.1:7421/v1/hooks/claude?x=1")
-	f(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": `+jsonString(install.PluginLauncher)+`}]}]}}`,
-		"Stop sh "+install.PluginLauncher)
+	f(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": `+jsonString(claudecode.PluginLauncher)+`}]}]}}`,
+		"Stop sh "+claudecode.PluginLauncher)
 	f(`{"hooks": {"Stop": "oops", "Notification": [{"hooks": "oops"}], "B": [{"hooks": [{"type": "command", "command": "hookwatch hook"}]}]}}`,
 		"B sh hookwatch hook")
 	f(`{"statusLine": {"type": "command", "command": "'/x/hookwatch' statusline --wrap 'cat'"}, "enabledPlugins": {"hookwatch@hookwatch": true, "hookwatch@old": false, "other@x": true}}`,
@@ -99,7 +99,7 @@ func FuzzReadSettings(f *testing.F) {
 			return
 		}
 		for _, h := range s.Handlers {
-			if h.Type == "command" && !h.Launcher && !isHookwatchName(h.Binary) {
+			if n := claudecode.BaseName(h.Binary); h.Type == "command" && !h.Launcher && n != claudecode.BinaryName && n != claudecode.HookBinaryName {
 				t.Fatalf("handler %+v does not run hookwatch", h)
 			}
 		}
@@ -252,4 +252,49 @@ func TestCollectorDegraded(t *testing.T) {
 		}
 	}
 	t.Fatal("no collector check")
+}
+
+// TestManagedSettings: hookwatch registered in the managed settings and
+// again in the user's is registered twice; the fix removes the user's, since
+// hookwatch does not edit the administrator's file, and a managed file that
+// is broken is fixed with an editor.
+func TestManagedSettings(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	managed := filepath.Join(root, "etc", "managed-settings.json")
+	env := map[string]string{"HOME": home, "HOOKWATCH_HOME": filepath.Join(root, "hw"), "HOOKWATCH_URL": "http://127.0.0.1:1"}
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func() map[string]Check {
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root,
+			Self: filepath.Join(root, "hookwatch"), Version: "test", Timeout: time.Second, ManagedSettings: managed})
+		out := map[string]Check{}
+		for _, c := range r.Checks {
+			out[c.Name] = c
+		}
+		return out
+	}
+	if _, ok := run()["settings (managed)"]; ok {
+		t.Fatal("a missing managed file is reported")
+	}
+	write(managed, `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/hookwatch", "args": ["hook"]}]}]}}`)
+	write(filepath.Join(home, ".claude", "settings.json"), `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/usr/bin/hookwatch", "args": ["hook"]}]}]}}`)
+	checks := run()
+	if c := checks["settings (managed)"]; !strings.Contains(c.Message, managed+" registers /opt/hookwatch") {
+		t.Errorf("managed settings check: %+v", c)
+	}
+	if c := checks["registration"]; c.Status != Fail || c.Fix != "hookwatch uninstall" {
+		t.Errorf("registration check: %+v; want a failure fixed by uninstalling the user's", c)
+	}
+	write(managed, `{"hooks": `)
+	if c := run()["settings (managed)"]; c.Status != Fail || c.Fix != "sudo $EDITOR "+managed {
+		t.Errorf("broken managed file: %+v", c)
+	}
 }

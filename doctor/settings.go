@@ -1,24 +1,11 @@
 package doctor
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/hookwatch/hookwatch/install"
-)
-
-// Names of hookwatch's binaries. The lean hook binary exists because the hook
-// starts once per agent event, and a binary without the server's
-// dependencies starts faster.
-const (
-	BinaryName     = "hookwatch"
-	HookBinaryName = "hookwatch-hook"
+	"github.com/hookwatch/hookwatch/claudecode"
 )
 
 // Handler is one hook handler of a settings file that runs hookwatch.
@@ -38,8 +25,8 @@ type Handler struct {
 	Command string `json:"command,omitempty"`
 	// URL is an http handler's URL.
 	URL string `json:"url,omitempty"`
-	// Launcher reports the plugin's launcher one-liner (install.PluginLauncher)
-	// pasted into a settings file.
+	// Launcher reports the plugin's launcher one-liner
+	// (claudecode.PluginLauncher) pasted into a settings file.
 	Launcher bool `json:"launcher,omitempty"`
 }
 
@@ -57,7 +44,7 @@ func (h Handler) Identity() string {
 
 // Settings is what one Claude Code settings file says about hookwatch.
 type Settings struct {
-	// Scope is install.ScopeUser, ScopeProject or ScopeLocal.
+	// Scope is claudecode.ScopeManaged, ScopeUser, ScopeProject or ScopeLocal.
 	Scope string `json:"scope"`
 	// Path is the settings file.
 	Path string `json:"path"`
@@ -98,147 +85,39 @@ func (s *Settings) Duplicates() []string {
 	return out
 }
 
-// ReadSettings reads the settings file path and finds hookwatch in it. A
-// missing file is not an error (Exists is false); a file that is not a JSON
-// object is.
+// ReadSettings reads the settings file path (claudecode.ReadSettings) and
+// finds hookwatch in it: the handlers that run hookwatch's hook, whether
+// install wrote them or not, by the rule install recognises its own with
+// (claudecode.Handler.Kind). A missing file is not an error (Exists is
+// false); a file that is not a JSON object is.
 func ReadSettings(scope, path string) (*Settings, error) {
-	s := &Settings{Scope: scope, Path: path}
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return s, nil
-	case err != nil:
-		return s, fmt.Errorf("cannot read %s: %w", path, err)
+	cs, err := claudecode.ReadSettings(path)
+	s := &Settings{Scope: scope, Path: path, Exists: cs.Exists}
+	if err != nil {
+		return s, err
 	}
-	s.Exists = true
-	b = trimBOM(b)
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return s, nil // Claude Code reads a blank file as {}
-	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(b, &top); err != nil {
-		return s, fmt.Errorf("cannot parse %s: %w", path, err)
-	}
-	// Members of an unexpected type read as absent: judging them is
-	// Claude Code's business, and install's when it edits the file.
-	var root struct {
-		Hooks          map[string]json.RawMessage
-		StatusLine     json.RawMessage
-		EnabledPlugins map[string]json.RawMessage
-	}
-	_ = json.Unmarshal(top["hooks"], &root.Hooks)
-	_ = json.Unmarshal(top["enabledPlugins"], &root.EnabledPlugins)
-	root.StatusLine = top["statusLine"]
-	// A map loses the file's order; report events in a stable one.
-	events := make([]string, 0, len(root.Hooks))
-	for name := range root.Hooks {
-		events = append(events, name)
-	}
-	sort.Strings(events)
-	for _, name := range events {
-		var groups []struct {
-			Hooks []json.RawMessage `json:"hooks"`
+	for _, h := range cs.Hooks {
+		k := h.Kind("")
+		if k == claudecode.NotHookwatch {
+			continue
 		}
-		if json.Unmarshal(root.Hooks[name], &groups) != nil {
-			continue // not ours to judge: install reports it when it edits the file
-		}
-		for _, g := range groups {
-			for _, raw := range g.Hooks {
-				if h, ok := parseHandler(name, raw); ok {
-					s.Handlers = append(s.Handlers, h)
-				}
-			}
-		}
-	}
-	var sl struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(root.StatusLine, &sl) == nil {
-		if w, ok := install.ShellWords(sl.Command); ok && len(w) >= 2 && w[1] == "statusline" && isHookwatchName(w[0]) {
-			s.Statusline = sl.Command
-		}
-	}
-	for k, v := range root.EnabledPlugins {
-		var on bool
-		if strings.HasPrefix(k, "hookwatch@") && json.Unmarshal(v, &on) == nil && on {
-			s.Plugins = append(s.Plugins, k)
-		}
-	}
-	sort.Strings(s.Plugins)
-	return s, nil
-}
-
-// parseHandler returns the handler raw when it runs hookwatch.
-func parseHandler(event string, raw json.RawMessage) (Handler, bool) {
-	var h struct {
-		Type    string   `json:"type"`
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
-		URL     string   `json:"url"`
-	}
-	var probe map[string]json.RawMessage
-	if json.Unmarshal(raw, &probe) != nil {
-		return Handler{}, false
-	}
-	_ = json.Unmarshal(raw, &h) // fields of another type stay empty
-	out := Handler{Event: event, Type: h.Type, Command: h.Command}
-	switch h.Type {
-	case "http":
-		u := h.URL
-		if i := strings.IndexAny(u, "?#"); i >= 0 {
-			u = u[:i]
-		}
-		if !strings.HasSuffix(u, install.HookPath) {
-			return Handler{}, false
-		}
-		out.URL = h.URL
-		return out, true
-	case "command":
-		if h.Command == install.PluginLauncher {
+		out := Handler{Event: h.Event, Type: h.Type, Command: h.Command, URL: h.URL}
+		switch {
+		case k == claudecode.Launcher:
 			out.Launcher, out.Shell = true, true
-			return out, true
+		case h.Type == "command":
+			out.Binary, out.Args, _ = h.Program()
+			out.Shell = !h.Exec
 		}
-		if _, hasArgs := probe["args"]; hasArgs {
-			out.Binary, out.Args = h.Command, h.Args
-		} else {
-			w, ok := install.ShellWords(h.Command)
-			if !ok || len(w) == 0 {
-				return Handler{}, false
-			}
-			out.Binary, out.Args, out.Shell = w[0], w[1:], true
+		s.Handlers = append(s.Handlers, out)
+	}
+	if k, _ := claudecode.ClassifyStatusLine(cs.StatusLine, ""); k != claudecode.StatusOther {
+		s.Statusline = cs.StatusLine
+	}
+	for _, p := range cs.EnabledPlugins {
+		if strings.HasPrefix(p, "hookwatch@") {
+			s.Plugins = append(s.Plugins, p)
 		}
-		return out, isHookwatchHook(out.Binary, out.Args)
 	}
-	return Handler{}, false
-}
-
-// isHookwatchHook reports whether binary args runs the hook: "hookwatch hook
-// …", or the lean binary with any arguments (it is nothing but the hook).
-func isHookwatchHook(binary string, args []string) bool {
-	switch baseName(binary) {
-	case BinaryName:
-		return len(args) > 0 && args[0] == "hook"
-	case HookBinaryName:
-		return true
-	}
-	return false
-}
-
-// isHookwatchName reports whether path names one of hookwatch's binaries.
-func isHookwatchName(path string) bool {
-	b := baseName(path)
-	return b == BinaryName || b == HookBinaryName
-}
-
-// baseName is the file name of path without a Windows .exe suffix.
-func baseName(path string) string {
-	b := path[strings.LastIndexAny(path, `/\`)+1:]
-	return strings.TrimSuffix(strings.TrimSuffix(b, ".exe"), ".EXE")
-}
-
-func trimBOM(b []byte) []byte {
-	if len(b) >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf {
-		return b[3:]
-	}
-	return b
+	return s, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/policy/policyfile"
@@ -142,12 +143,12 @@ func fullBinary() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !strings.HasPrefix(filepath.Base(exe), "hookwatch-hook") {
-		return "", errors.New("not running as hookwatch-hook")
+	if !strings.HasPrefix(filepath.Base(exe), claudecode.HookBinaryName) {
+		return "", errors.New("not running as " + claudecode.HookBinaryName)
 	}
-	bin := filepath.Join(filepath.Dir(exe), "hookwatch")
+	bin := filepath.Join(filepath.Dir(exe), claudecode.BinaryName)
 	if _, err := os.Stat(bin); err != nil {
-		return "", errors.New("no hookwatch binary beside hookwatch-hook")
+		return "", errors.New("no " + claudecode.BinaryName + " binary beside " + claudecode.HookBinaryName)
 	}
 	return bin, nil
 }

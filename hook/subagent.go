@@ -3,9 +3,8 @@ package hook
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
-	"strings"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 )
 
@@ -13,16 +12,16 @@ import (
 const maxMetaBytes = 64 << 10
 
 // ReadSubagentMeta reads the sidecar Claude Code writes next to a subagent's
-// transcript, <dir(transcript_path)>/<session_id>/subagents/agent-<id>.meta.json,
-// which names the Agent tool call that spawned the subagent. The client
-// writes it only after synchronous SubagentStart hooks return, so it is read
-// on every event of a subagent, not only at its start. It returns nil when
-// the event is not a subagent's or the file is absent or unreadable.
+// transcript (claudecode.SubagentMetaPath), which names the Agent tool call
+// that spawned the subagent. The client writes it only after synchronous
+// SubagentStart hooks return, so it is read on every event of a subagent,
+// not only at its start. It returns nil when the event is not a subagent's
+// or the file is absent or unreadable.
 func ReadSubagentMeta(p *event.Payload) *event.SubagentMeta {
-	if p.AgentID == "" || p.TranscriptPath == "" || p.SessionID == "" || !safeName(p.AgentID) || !safeName(p.SessionID) {
+	path, ok := claudecode.SubagentMetaPath(p.TranscriptPath, p.SessionID, p.AgentID)
+	if !ok {
 		return nil
 	}
-	path := filepath.Join(filepath.Dir(p.TranscriptPath), p.SessionID, "subagents", "agent-"+p.AgentID+".meta.json")
 	f, err := os.Open(path)
 	if err != nil {
 		return nil
@@ -35,10 +34,4 @@ func ReadSubagentMeta(p *event.Payload) *event.SubagentMeta {
 		return nil
 	}
 	return &m
-}
-
-// safeName rejects ids that could walk out of the transcript directory: the
-// payload is hostile input.
-func safeName(s string) bool {
-	return s != "." && s != ".." && !strings.ContainsAny(s, "/\\\x00")
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/hookwatch/hookwatch/claudecode"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ and ../hooks/hooks.json")
@@ -338,13 +340,13 @@ func TestSettingsPath(t *testing.T) {
 		}
 	}
 	f(Options{Home: "/home/u"}, "/home/u/.claude/settings.json")
-	f(Options{Scope: ScopeUser, Home: "/home/u", ConfigDir: "/cfg"}, "/cfg/settings.json")
-	f(Options{Scope: ScopeProject, ProjectDir: "/src/p"}, "/src/p/.claude/settings.json")
-	f(Options{Scope: ScopeLocal, ProjectDir: "/src/p"}, "/src/p/.claude/settings.local.json")
+	f(Options{Scope: claudecode.ScopeUser, Home: "/home/u", ConfigDir: "/cfg"}, "/cfg/settings.json")
+	f(Options{Scope: claudecode.ScopeProject, ProjectDir: "/src/p"}, "/src/p/.claude/settings.json")
+	f(Options{Scope: claudecode.ScopeLocal, ProjectDir: "/src/p"}, "/src/p/.claude/settings.local.json")
 	t.Setenv("CLAUDE_CONFIG_DIR", "/env/claude")
 	f(Options{Home: "/home/u"}, "/env/claude/settings.json")
 	f(Options{Home: "/home/u", ConfigDir: "/cfg"}, "/cfg/settings.json")
-	f(Options{Scope: ScopeProject, ProjectDir: "/src/p"}, "/src/p/.claude/settings.json")
+	f(Options{Scope: claudecode.ScopeProject, ProjectDir: "/src/p"}, "/src/p/.claude/settings.json")
 
 	if _, err := SettingsPath(Options{Scope: "global"}); err == nil || !strings.Contains(err.Error(), `unknown scope "global"`) {
 		t.Errorf("unknown scope: err = %v", err)
@@ -369,7 +371,7 @@ func TestInstallHonoursClaudeConfigDir(t *testing.T) {
 
 func TestInstallProjectScopes(t *testing.T) {
 	proj := t.TempDir()
-	for _, scope := range []string{ScopeProject, ScopeLocal} {
+	for _, scope := range []string{claudecode.ScopeProject, claudecode.ScopeLocal} {
 		o := Options{Scope: scope, ProjectDir: proj, Binary: testBinary}
 		r := mustInstall(t, o)
 		if !strings.HasPrefix(r.Path, filepath.Join(proj, ".claude")+string(filepath.Separator)) || !r.Created {
@@ -380,7 +382,7 @@ func TestInstallProjectScopes(t *testing.T) {
 			t.Errorf("%s: file left after Uninstall", scope)
 		}
 	}
-	_, err := Install(Options{Scope: ScopeProject, ProjectDir: filepath.Join(proj, "missing"), Binary: testBinary})
+	_, err := Install(Options{Scope: claudecode.ScopeProject, ProjectDir: filepath.Join(proj, "missing"), Binary: testBinary})
 	if err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing project dir: err = %v", err)
 	}
@@ -518,65 +520,6 @@ func TestHTTPHandlers(t *testing.T) {
 			t.Errorf("%s: async on a %v handler", e.Name, h["type"])
 		}
 	}
-}
-
-func TestStatuslineRoundTrip(t *testing.T) {
-	f := func(old string) {
-		t.Helper()
-		cmd := statusCommand("/opt/my tools/hookwatch", old, true)
-		kind, got := classifyStatus(cmd, "")
-		if kind != statusWrap || got != old {
-			t.Errorf("classifyStatus(%q) = %v, %q; want the wrapped %q", cmd, kind, got, old)
-		}
-	}
-	f("ccstatusline")
-	f("input=$(cat); echo \"$(echo \"$input\" | jq -r '.model.display_name')\"")
-	f(`printf '%s\n' "it's"`)
-	f("a\\b\tc\nd")
-	f("")
-
-	g := func(cmd string, want statusKind) {
-		t.Helper()
-		if kind, _ := classifyStatus(cmd, "/x/hw"); kind != want {
-			t.Errorf("classifyStatus(%q) = %v; want %v", cmd, kind, want)
-		}
-	}
-	g("hookwatch statusline", statusPlain)
-	g("'/opt/hookwatch' statusline", statusPlain)
-	g(`"C:\\Tools\\hookwatch.exe" statusline`, statusPlain)
-	g("/x/hw statusline", statusPlain)
-	g("hookwatch statusline --wrap 'x'", statusWrap)
-	g("hookwatch statusline --color=never", statusCustom)
-	g("hookwatch hook", statusOther)
-	g("ccstatusline", statusOther)
-	g("hookwatch 'statusline", statusOther)
-	g("", statusOther)
-}
-
-func TestShellQuote(t *testing.T) {
-	f := func(in, want string) {
-		t.Helper()
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %q; want %q", in, got, want)
-		}
-	}
-	f("/usr/local/bin/hookwatch", "/usr/local/bin/hookwatch")
-	f("/home/me/My Tools/hookwatch", "'/home/me/My Tools/hookwatch'")
-	f("it's", `'it'\''s'`)
-	f("", "''")
-	f("$HOME", "'$HOME'")
-}
-
-func FuzzShellQuote(f *testing.F) {
-	f.Add("ccstatusline --x 'y'")
-	f.Add(`"\'$`)
-	f.Fuzz(func(t *testing.T, s string) {
-		w, ok := ShellWords(shellQuote(s))
-		if !ok || len(w) != 1 || w[0] != s {
-			t.Errorf("ShellWords(shellQuote(%q)) = %q, %v", s, w, ok)
-		}
-		ShellWords(s) // must not panic
-	})
 }
 
 // FuzzInstall feeds arbitrary settings files through install and

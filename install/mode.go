@@ -1,8 +1,6 @@
 package install
 
-import (
-	"strings"
-)
+import "github.com/hookwatch/hookwatch/claudecode"
 
 // Installed reports how the settings file of o's scope runs hookwatch's
 // hooks now: ModeHTTP with the collector URL they post to when a hookwatch
@@ -34,15 +32,12 @@ func Installed(o Options) (mode, collectorURL string, err error) {
 			continue
 		}
 		for _, i := range ourGroups(ev.value, o.Binary) {
-			for _, hd := range items(ev.value)[i].value.Get("hooks").Array() {
-				switch hd.Get("type").String() {
-				case "http":
-					u := hd.Get("url").String()
-					if j := strings.IndexAny(u, "?#"); j >= 0 {
-						u = u[:j]
-					}
-					return ModeHTTP, strings.TrimSuffix(u, HookPath), nil
-				case "command":
+			for _, raw := range items(ev.value)[i].value.Get("hooks").Array() {
+				hd, _ := claudecode.ParseHandler([]byte(raw.Raw))
+				if u, ok := hd.CollectorURL(); ok {
+					return ModeHTTP, u, nil
+				}
+				if hd.Type == "command" {
 					mode = ModeCommand
 				}
 			}

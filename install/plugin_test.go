@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hookwatch/hookwatch/claudecode"
 )
 
 // specEvents is the catalogue of claude-code-hooks.md §1.1 (v2.1.240).
@@ -117,7 +119,7 @@ func TestPluginHooksJSON(t *testing.T) {
 		}
 		h := gs[0].Hooks[0]
 		delete(doc.Hooks, e.Name)
-		if h.Type != "command" || h.Command != PluginLauncher || h.Args != nil || h.Async != e.Async || h.Timeout != e.Timeout {
+		if h.Type != "command" || h.Command != claudecode.PluginLauncher || h.Args != nil || h.Async != e.Async || h.Timeout != e.Timeout {
 			t.Errorf("%s: %+v; want the launcher, async=%v, timeout %d", e.Name, h, e.Async, e.Timeout)
 		}
 	}
@@ -133,7 +135,7 @@ func TestPluginLauncher(t *testing.T) {
 		t.Skip("no sh")
 	}
 	run := func(env []string, stdin string) (string, int) {
-		cmd := exec.Command(sh, "-c", PluginLauncher)
+		cmd := exec.Command(sh, "-c", claudecode.PluginLauncher)
 		cmd.Env = env
 		cmd.Stdin = strings.NewReader(stdin)
 		out, err := cmd.Output()

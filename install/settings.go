@@ -11,15 +11,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
-)
-
-// Scopes name the settings file Install edits (spec §1.3).
-const (
-	ScopeUser    = "user"    // ~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json
-	ScopeProject = "project" // <project>/.claude/settings.json, committed with the project
-	ScopeLocal   = "local"   // <project>/.claude/settings.local.json, personal and git-ignored
 )
 
 // Modes name the kind of handler Install registers.
@@ -36,24 +30,22 @@ const (
 // Options.CollectorURL is empty (the HOOKWATCH_URL default).
 const DefaultCollectorURL = "http://127.0.0.1:7421"
 
-// HookPath is the collector's endpoint for raw Claude Code payloads; an
-// http handler whose URL ends with it is hookwatch's.
-const HookPath = "/v1/hooks/claude"
-
 // BackupSuffix is appended to the settings file's name for the copy Install
 // keeps of the file as it was before hookwatch was added.
 const BackupSuffix = ".hookwatch-backup"
 
 // Options says which settings file to edit and what to put in it.
 type Options struct {
-	// Scope is ScopeUser (the default), ScopeProject or ScopeLocal.
+	// Scope is claudecode.ScopeUser (the default), ScopeProject or
+	// ScopeLocal; the managed settings are the administrator's.
 	Scope string
 	// Mode is ModeCommand (the default) or ModeHTTP.
 	Mode string
 	// Binary is the absolute path of the hookwatch binary, written into
 	// command handlers and the statusLine. Install requires it in both
 	// modes (some events accept no http handler); Uninstall uses it only
-	// to recognise entries whose binary is not named hookwatch.
+	// to recognise entries whose binary is not named hookwatch or
+	// hookwatch-hook (claudecode.Handler.Kind).
 	Binary string
 	// CollectorURL is the collector's base URL for ModeHTTP; default
 	// DefaultCollectorURL.
@@ -117,21 +109,16 @@ func SettingsPath(o Options) (string, error) {
 }
 
 func (o Options) path() (string, error) {
-	switch o.Scope {
-	case ScopeUser:
-		return filepath.Join(o.ConfigDir, "settings.json"), nil
-	case ScopeProject:
-		return filepath.Join(o.ProjectDir, ".claude", "settings.json"), nil
-	case ScopeLocal:
-		return filepath.Join(o.ProjectDir, ".claude", "settings.local.json"), nil
+	if o.Scope == claudecode.ScopeManaged {
+		return "", fmt.Errorf("the %s settings are the administrator's: hookwatch does not edit them", o.Scope)
 	}
-	return "", fmt.Errorf("unknown scope %q: want %s, %s or %s", o.Scope, ScopeUser, ScopeProject, ScopeLocal)
+	return claudecode.SettingsPath(o.Scope, o.ConfigDir, o.ProjectDir)
 }
 
 // withDefaults fills the empty fields of o and checks the rest.
 func (o Options) withDefaults() (Options, error) {
 	if o.Scope == "" {
-		o.Scope = ScopeUser
+		o.Scope = claudecode.ScopeUser
 	}
 	if o.Mode == "" {
 		o.Mode = ModeCommand
@@ -150,21 +137,15 @@ func (o Options) withDefaults() (Options, error) {
 		o.CollectorURL = DefaultCollectorURL
 	}
 	switch o.Scope {
-	case ScopeUser:
+	case claudecode.ScopeUser:
 		if o.ConfigDir == "" {
-			o.ConfigDir = os.Getenv("CLAUDE_CONFIG_DIR")
-		}
-		if o.ConfigDir == "" {
-			if o.Home == "" {
-				h, err := os.UserHomeDir()
-				if err != nil {
-					return o, fmt.Errorf("cannot find the home directory: %w", err)
-				}
-				o.Home = h
+			d, err := claudecode.UserConfigDir(os.Getenv, o.Home)
+			if err != nil {
+				return o, err
 			}
-			o.ConfigDir = filepath.Join(o.Home, ".claude")
+			o.ConfigDir = d
 		}
-	case ScopeProject, ScopeLocal:
+	case claudecode.ScopeProject, claudecode.ScopeLocal:
 		if o.ProjectDir == "" {
 			wd, err := os.Getwd()
 			if err != nil {
@@ -199,7 +180,7 @@ func (o Options) checkInstall() error {
 			return fmt.Errorf("the collector URL %q is not an http(s) URL", o.CollectorURL)
 		}
 	}
-	if o.Scope != ScopeUser {
+	if o.Scope != claudecode.ScopeUser {
 		if fi, err := os.Stat(o.ProjectDir); err != nil || !fi.IsDir() {
 			return fmt.Errorf("the project directory %s does not exist", o.ProjectDir)
 		}
@@ -209,7 +190,7 @@ func (o Options) checkInstall() error {
 
 // hookURL is the http handler's URL.
 func (o Options) hookURL() string {
-	return strings.TrimRight(o.CollectorURL, "/") + HookPath
+	return strings.TrimRight(o.CollectorURL, "/") + claudecode.HookPath
 }
 
 // group is the matcher group hookwatch registers for e: no matcher (every
@@ -221,7 +202,7 @@ func (o Options) group(e Event) obj {
 	} else if o.version != nil && o.version.Compare(ExecFormSince) < 0 {
 		// Older clients ignore "args" and would run the bare binary through
 		// sh: a usage error, exit 2, which blocks every tool call.
-		h = obj{{"type", "command"}, {"command", shellQuote(o.Binary) + " hook"}}
+		h = obj{{"type", "command"}, {"command", claudecode.ShellHookCommand(o.Binary)}}
 	} else {
 		h = obj{{"type", "command"}, {"command", o.Binary}, {"args", []string{"hook"}}}
 	}
@@ -267,7 +248,7 @@ func Install(o Options) (Result, error) {
 		after = old // a blank file stays as it is
 	}
 	r := Result{Path: path, Notes: notes, Created: !existed}
-	if o.Scope == ScopeProject {
+	if o.Scope == claudecode.ScopeProject {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s is shared with everyone on the project, but the path %s is this machine's: consider the local scope", path, o.Binary))
 	}
 	backup := path + BackupSuffix
@@ -391,25 +372,11 @@ func (s *settings) bytes(b []byte) []byte {
 	return append(append([]byte(nil), s.bom...), b...)
 }
 
-// isOurHandler reports whether the handler h is one hookwatch registers.
+// isOurHandler reports whether the handler h is one hookwatch registers
+// (claudecode.Installed): doctor reads handlers by the same rule.
 func isOurHandler(h gjson.Result, binary string) bool {
-	switch h.Get("type").String() {
-	case "command":
-		cmd, args := h.Get("command").String(), h.Get("args")
-		if !args.Exists() { // shell form, for clients before exec form
-			w, ok := ShellWords(cmd)
-			return ok && len(w) == 2 && w[1] == "hook" && isHookwatchBinary(w[0], binary)
-		}
-		a := args.Array()
-		return isHookwatchBinary(cmd, binary) && len(a) == 1 && a[0].Type == gjson.String && a[0].Str == "hook"
-	case "http":
-		u := h.Get("url").String()
-		if i := strings.IndexAny(u, "?#"); i >= 0 {
-			u = u[:i]
-		}
-		return strings.HasSuffix(u, HookPath)
-	}
-	return false
+	hd, ok := claudecode.ParseHandler([]byte(h.Raw))
+	return ok && hd.Kind(binary) == claudecode.Installed
 }
 
 // isOurGroup reports whether the matcher group g holds hookwatch handlers
@@ -467,8 +434,8 @@ func (s *settings) hasHookwatch(o Options) bool {
 		}
 	}
 	if sl, ok := member(root, "statusLine"); ok {
-		k, _ := classifyStatus(sl.value.Get("command").String(), o.Binary)
-		return k == statusPlain || k == statusWrap
+		k, _ := claudecode.ClassifyStatusLine(sl.value.Get("command").String(), o.Binary)
+		return k == claudecode.StatusPlain || k == claudecode.StatusWrap
 	}
 	return false
 }
@@ -577,7 +544,11 @@ func (s *settings) installEvent(b []byte, o Options, name string) ([]byte, error
 	return replaceValue(b, s.st, it, g), nil
 }
 
-// installStatus points the statusLine at hookwatch, wrapping the user's own.
+// installStatus points the statusLine at hookwatch, wrapping the user's own:
+//
+//	'<bin>' statusline --wrap '<their command>'
+//
+// and Uninstall puts their command back.
 func (s *settings) installStatus(b []byte, o Options, notes *[]string) ([]byte, error) {
 	if o.StatuslineBinary != "" {
 		o.Binary = o.StatuslineBinary
@@ -586,7 +557,7 @@ func (s *settings) installStatus(b []byte, o Options, notes *[]string) ([]byte, 
 	sl, ok := member(root, "statusLine")
 	if !ok {
 		key := "statusLine"
-		v := obj{{"type", "command"}, {"command", statusCommand(o.Binary, "", false)}}
+		v := obj{{"type", "command"}, {"command", claudecode.StatusLineCommand(o.Binary, "", false)}}
 		return appendItem(b, s.st, root, &key, v), nil
 	}
 	cmd := sl.value.Get("command")
@@ -594,16 +565,16 @@ func (s *settings) installStatus(b []byte, o Options, notes *[]string) ([]byte, 
 		return nil, errors.New(`cannot wrap the existing "statusLine": it has no command`)
 	}
 	var want string
-	switch kind, wrapped := classifyStatus(cmd.Str, o.Binary); kind {
-	case statusPlain:
-		want = statusCommand(o.Binary, "", false)
-	case statusWrap:
-		want = statusCommand(o.Binary, wrapped, true)
-	case statusCustom:
+	switch kind, wrapped := claudecode.ClassifyStatusLine(cmd.Str, o.Binary); kind {
+	case claudecode.StatusPlain:
+		want = claudecode.StatusLineCommand(o.Binary, "", false)
+	case claudecode.StatusWrap:
+		want = claudecode.StatusLineCommand(o.Binary, wrapped, true)
+	case claudecode.StatusCustom:
 		*notes = append(*notes, "the statusLine already runs hookwatch statusline with options of its own: left as it is")
 		return b, nil
 	default:
-		want = statusCommand(o.Binary, cmd.Str, true)
+		want = claudecode.StatusLineCommand(o.Binary, cmd.Str, true)
 		*notes = append(*notes, fmt.Sprintf("the statusLine command %q now runs inside hookwatch statusline --wrap", cmd.Str))
 	}
 	if want == cmd.Str {
@@ -678,10 +649,10 @@ func (s *settings) uninstallStatus(b []byte, o Options, before *settings, notes 
 		return b, nil
 	}
 	cmd := sl.value.Get("command").String()
-	switch kind, wrapped := classifyStatus(cmd, o.Binary); kind {
-	case statusPlain:
+	switch kind, wrapped := claudecode.ClassifyStatusLine(cmd, o.Binary); kind {
+	case claudecode.StatusPlain:
 		return removeItem(b, root, slices.IndexFunc(items(root), func(it item) bool { return it.key == "statusLine" })), nil
-	case statusWrap:
+	case claudecode.StatusWrap:
 		// Prefer the backup's bytes for the command: the same string may
 		// have been written with other escapes.
 		if before != nil {
@@ -690,7 +661,7 @@ func (s *settings) uninstallStatus(b []byte, o Options, before *settings, notes 
 			}
 		}
 		return sjson.SetRawBytes(b, "statusLine.command", []byte(quote(wrapped)))
-	case statusCustom:
+	case claudecode.StatusCustom:
 		*notes = append(*notes, "the statusLine runs hookwatch statusline with options of its own: left as it is")
 	}
 	return b, nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/doctor"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
@@ -47,7 +48,7 @@ func binaries() (self, hookBin string, err error) {
 	if exe, err = filepath.Abs(exe); err != nil {
 		return "", "", fmt.Errorf("cannot find the hookwatch binary: %w", err)
 	}
-	sib := filepath.Join(filepath.Dir(exe), doctor.HookBinaryName+filepath.Ext(exe))
+	sib := filepath.Join(filepath.Dir(exe), claudecode.HookBinaryName+filepath.Ext(exe))
 	if fi, err := os.Stat(sib); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
 		return exe, sib, nil
 	}
@@ -66,7 +67,7 @@ type scopeFlags struct {
 }
 
 func (f *scopeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.scope, "scope", install.ScopeUser, "settings file to edit: user (~/.claude/settings.json or $CLAUDE_CONFIG_DIR), project (.claude/settings.json) or local (.claude/settings.local.json)")
+	fs.StringVar(&f.scope, "scope", claudecode.ScopeUser, "settings file to edit: user (~/.claude/settings.json or $CLAUDE_CONFIG_DIR), project (.claude/settings.json) or local (.claude/settings.local.json)")
 	fs.StringVar(&f.project, "project", "", "project directory for the project and local scopes (default: the working directory)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the change as a diff and write nothing")
 }
@@ -121,28 +122,6 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *url != "" && o.Mode != install.ModeHTTP {
 		notes = append(notes, "--url only applies to --mode http: the command hook reads HOOKWATCH_URL from the environment Claude Code gives it")
 	}
-	// install recognises its own entries by the binary's name (hookwatch)
-	// or by o.Binary; entries of a hookwatch-hook elsewhere would stay and
-	// run next to the new ones, so they go first.
-	stale, err := otherHookBinaries(sf.scope, path, bin)
-	if err != nil {
-		return err
-	}
-	for _, s := range stale {
-		if sf.dryRun {
-			notes = append(notes, fmt.Sprintf("the hooks that run %s are removed first (not shown in the diff)", s))
-			continue
-		}
-		u := o
-		u.Binary = s
-		r, err := install.Uninstall(u)
-		if err != nil {
-			return fmt.Errorf("cannot remove the hooks that run %s: %w", s, err)
-		}
-		if r.Changed {
-			fmt.Fprintf(stdout, "Removed the hooks that ran %s from %s\n", s, path)
-		}
-	}
 	r, err := install.Install(o)
 	if err != nil {
 		return fmt.Errorf("cannot install into %s: %w", path, err)
@@ -152,7 +131,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if !sf.dryRun && r.Changed {
 		how := bin + " hook"
 		if o.Mode == install.ModeHTTP {
-			how = "POST " + strings.TrimRight(orDefault(o.CollectorURL, install.DefaultCollectorURL), "/") + install.HookPath + " (where Claude Code allows it), else " + how
+			how = "POST " + strings.TrimRight(orDefault(o.CollectorURL, install.DefaultCollectorURL), "/") + claudecode.HookPath + " (where Claude Code allows it), else " + how
 		}
 		fmt.Fprintf(stdout, "Hooks run: %s\n", how)
 		fmt.Fprintf(stdout, "Next: open Claude Code. The first hook starts the collector in the background; the dashboard is at %s.\nCheck the setup any time with 'hookwatch doctor'; keep the collector running across reboots with 'hookwatch service install'.\n", orDefault(collector, install.DefaultCollectorURL))
@@ -176,28 +155,11 @@ func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	// Uninstall recognises binaries named hookwatch and o.Binary; every
-	// other hookwatch-hook the file names needs a pass of its own.
-	others, err := otherHookBinaries(sf.scope, path, hookBin)
+	r, err := install.Uninstall(o)
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot uninstall from %s: %w", path, err)
 	}
-	var total install.Result
-	for i, b := range append([]string{hookBin}, others...) {
-		o.Binary = b
-		r, err := install.Uninstall(o)
-		if err != nil {
-			return fmt.Errorf("cannot uninstall from %s: %w", path, err)
-		}
-		if i == 0 || r.Changed {
-			total = mergeResults(total, r)
-		}
-		if sf.dryRun && len(others) > 0 {
-			total.Notes = append(total.Notes, "the hooks that run "+strings.Join(others, ", ")+" are removed by further passes (not shown in the diff)")
-			break
-		}
-	}
-	printResult(stdout, total, "uninstall", sf.dryRun)
+	printResult(stdout, r, "uninstall", sf.dryRun)
 	if c, ok := runningCollector(hook.Home(os.Getenv)); ok && !sf.dryRun {
 		// The hooks are gone, the collector is not: say so rather than
 		// leave a server listening that the user believes uninstalled.
@@ -211,34 +173,6 @@ func pidNote(pid int) string {
 		return ""
 	}
 	return fmt.Sprintf(" (pid %d)", pid)
-}
-
-// otherHookBinaries returns the hookwatch-hook binaries the settings file
-// registers other than bin: install would not recognise their entries.
-func otherHookBinaries(scope, path, bin string) ([]string, error) {
-	s, err := doctor.ReadSettings(scope, path)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, b := range s.Binaries() {
-		if b != bin && filepath.Base(b) == doctor.HookBinaryName+filepath.Ext(b) {
-			out = append(out, b)
-		}
-	}
-	return out, nil
-}
-
-// mergeResults folds the result of a later pass into the earlier one.
-func mergeResults(a, b install.Result) install.Result {
-	if a.Path == "" {
-		return b
-	}
-	a.Changed = a.Changed || b.Changed
-	a.Removed, a.Restored, a.Backup = b.Removed, a.Restored || b.Restored, b.Backup
-	a.Diff += b.Diff
-	a.Notes = append(a.Notes, b.Notes...)
-	return a
 }
 
 // printResult tells what Install or Uninstall did: the file, whether it

@@ -10,14 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/hook"
-	"github.com/hookwatch/hookwatch/hooksock"
-	"github.com/hookwatch/hookwatch/policy"
 	"github.com/hookwatch/hookwatch/privacy"
-	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/web"
 )
@@ -29,14 +25,6 @@ func init() {
 		run:     runServe,
 	})
 }
-
-// serveShutdownTimeout bounds how long serve waits for in-flight requests
-// after SIGTERM; whatever was accepted is committed either way.
-const serveShutdownTimeout = 10 * time.Second
-
-// spoolDrainInterval is how often serve looks for spooled events; a look at
-// an empty spool costs a few stat calls.
-const spoolDrainInterval = time.Second
 
 // runServe is `hookwatch serve`. It returns nil after a clean shutdown on
 // SIGINT/SIGTERM (ctx canceled).
@@ -79,75 +67,20 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("cannot open the database: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, err := collector.New(collector.Config{Store: db, Version: version, Token: token, Logger: log})
-	if err != nil {
-		db.Close()
-		return err
-	}
 	priv, err := privacy.OptionsFromEnv(os.Getenv)
 	if err != nil {
 		log.Warn("bad privacy setting; using the strictest capture", "err", err)
 	}
-	hooks := collector.ClaudeHookConfig{Home: home, Privacy: priv, Version: version, Policies: policy.NewEvaluator(home)}
-	srv.Handle("POST /v1/hooks/claude", srv.HandleClaudeHook(hooks))
-	srv.HandleAssets("GET /", web.Handler())
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		srv.Shutdown(context.Background())
-		return fmt.Errorf("cannot listen on %s: %w", *addr, err)
+	o := collector.Options{
+		Config:  collector.Config{Store: db, Version: version, Token: token, Logger: log},
+		Addr:    *addr,
+		Home:    home,
+		Privacy: priv,
+		Assets:  web.Handler(),
 	}
-	fmt.Fprintf(stdout, "hookwatch serve: listening on http://%s (database %s)\n", listenAddr(*addr, ln), db.Path())
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	// Deliver what hooks on this machine spooled while no collector ran.
-	drainCtx, stopDrain := context.WithCancel(ctx)
-	drained := make(chan struct{})
-	release := func() {}
-	// Detach first on the way out: hooks then post (or spool for the next
-	// start) instead of handing events to a drainer that is stopping.
-	defer func() { release() }()
-	if sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{}); err != nil {
-		log.Warn("cannot open the local spool; spooled events wait for the next hook", "err", err)
-		close(drained)
-	} else {
-		// Attached, the collector is where hooks on this machine hand their
-		// events over through the spool instead of a request each.
-		if r, err := sp.Attach(ln.Addr().String()); err != nil {
-			log.Warn("not attached to the local spool; hooks will post each event", "err", err)
-		} else {
-			release = r
-			// Attached, it also answers this home's hooks when policies
-			// are in force. The socket goes before the spool is released,
-			// so a successor never has its socket removed.
-			if sock, err := hooksock.Listen(hooksock.Path(home)); err != nil {
-				log.Warn("hooks will answer policies without the collector, one process per event", "err", err)
-			} else {
-				sock.Serve(collector.AnswerHooks(hooks.Policies, ln.Addr().String()), func(err error) { log.Warn(err.Error()) })
-				release = func() { sock.Close(); r() }
-			}
-		}
-		go func() { defer close(drained); srv.DrainSpool(drainCtx, sp, spoolDrainInterval) }()
-	}
-	select {
-	case err := <-served:
-		stopDrain()
-		<-drained
-		srv.Shutdown(context.Background())
-		return fmt.Errorf("cannot serve: %w", err)
-	case <-ctx.Done():
-	}
-	release()
-	release = func() {}
-	stopDrain()
-	<-drained
-	sctx, cancel := context.WithTimeout(context.Background(), serveShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("unclean shutdown: %w", err)
-	}
-	<-served
-	return nil
+	return collector.Run(ctx, o, func(c *collector.Collector) {
+		fmt.Fprintf(stdout, "hookwatch serve: listening on http://%s (database %s)\n", listenAddr(*addr, c.Addr()), db.Path())
+	})
 }
 
 // serveEnvHelp ends `serve --help`: what the environment sets that no flag does.
@@ -166,11 +99,11 @@ Stop it with Ctrl-C, or 'hookwatch stop' when it runs in the background.
 // listenAddr is the address to tell the user: the host they asked for (the
 // listener reports 0.0.0.0 as [::] on a dual-stack system) with the port the
 // listener got (they may have asked for port 0).
-func listenAddr(asked string, ln net.Listener) string {
+func listenAddr(asked string, addr net.Addr) string {
 	host, _, err := net.SplitHostPort(asked)
-	tcp, ok := ln.Addr().(*net.TCPAddr)
+	tcp, ok := addr.(*net.TCPAddr)
 	if err != nil || !ok || host == "" {
-		return ln.Addr().String()
+		return addr.String()
 	}
 	return net.JoinHostPort(host, fmt.Sprint(tcp.Port))
 }

@@ -203,7 +203,7 @@ func TestServeListenAddr(t *testing.T) {
 		}
 		defer ln.Close()
 		port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
-		if got := listenAddr(asked, ln); got != strings.ReplaceAll(want, "PORT", port) {
+		if got := listenAddr(asked, ln.Addr()); got != strings.ReplaceAll(want, "PORT", port) {
 			t.Errorf("listenAddr(%q) = %q, want %q", asked, got, want)
 		}
 	}

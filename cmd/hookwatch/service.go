@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/install"
 )
 
@@ -130,9 +131,9 @@ func serviceInstall(w io.Writer, goos, path string, content []byte, env map[stri
 		b.WriteString("Its log: journalctl --user -u hookwatch\n")
 	case "darwin":
 		if existed {
-			fmt.Fprintf(&b, "  launchctl unload %s; launchctl load -w %s\n", shellQuote(path), shellQuote(path))
+			fmt.Fprintf(&b, "  launchctl unload %s; launchctl load -w %s\n", claudecode.ShellQuote(path), claudecode.ShellQuote(path))
 		} else {
-			fmt.Fprintf(&b, "  launchctl load -w %s\n", shellQuote(path))
+			fmt.Fprintf(&b, "  launchctl load -w %s\n", claudecode.ShellQuote(path))
 		}
 	}
 	_, err = io.WriteString(w, b.String())
@@ -165,13 +166,4 @@ func serviceUninstall(w io.Writer, goos, home, path string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it, so that printed
-// commands can be pasted as they are.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/spool"
 )
@@ -24,8 +25,8 @@ func init() {
 }
 
 // stopWait bounds how long stop waits for the collector to exit: serve
-// itself gives in-flight requests serveShutdownTimeout.
-const stopWait = serveShutdownTimeout + 5*time.Second
+// itself gives in-flight requests collector.DefaultShutdownTimeout.
+const stopWait = collector.DefaultShutdownTimeout + 5*time.Second
 
 // runStop is `hookwatch stop`.
 func runStop(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
 )
 
@@ -174,7 +175,7 @@ func buildAll(ctx context.Context, repo string) (b binaries, err error) {
 	if b.floor, err = buildFloor(ctx, repo, b.tmp); err != nil {
 		return b, err
 	}
-	b.hook, b.full = filepath.Join(b.tmp, "hookwatch-hook"), filepath.Join(b.tmp, "hookwatch")
+	b.hook, b.full = filepath.Join(b.tmp, claudecode.HookBinaryName), filepath.Join(b.tmp, claudecode.BinaryName)
 	if err = goBuild(ctx, repo, b.hook, "./cmd/hookwatch-hook"); err != nil {
 		return b, err
 	}

@@ -24,7 +24,7 @@ import (
 // samplePayloads is one Claude Code session of the repository's corpus
 // (testdata/payloads/claude-code-2.1.197.jsonl: prompts, tool calls, two
 // subagents, compaction) and the start of a Codex one, a payload per line.
-// It is built into the binary so that "hookwatch bench" needs no checkout.
+// It is compiled in so that the ingest benchmark reads no file at run time.
 const samplePayloads = `{"session_id":"0e2e0b5d-7136-4322-8086-c38ed16b10ad","transcript_path":"/home/dev/.claude/projects/-home-dev-src-demo/0e2e0b5d-7136-4322-8086-c38ed16b10ad.jsonl","cwd":"/home/dev/src/demo","hook_event_name":"SessionStart","source":"startup"}
 {"session_id":"0e2e0b5d-7136-4322-8086-c38ed16b10ad","transcript_path":"/home/dev/.claude/projects/-home-dev-src-demo/0e2e0b5d-7136-4322-8086-c38ed16b10ad.jsonl","cwd":"/home/dev/src/demo","hook_event_name":"InstructionsLoaded","file_path":"/home/dev/src/demo/CLAUDE.md","memory_type":"Project","load_reason":"session_start"}
 {"session_id":"0e2e0b5d-7136-4322-8086-c38ed16b10ad","transcript_path":"/home/dev/.claude/projects/-home-dev-src-demo/0e2e0b5d-7136-4322-8086-c38ed16b10ad.jsonl","cwd":"/home/dev/src/demo","prompt_id":"4e22d70a-9461-4c2b-b2e7-bfcde2ff451a","permission_mode":"bypassPermissions","hook_event_name":"UserPromptSubmit","prompt":"tidy the project"}

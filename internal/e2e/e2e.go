@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/internal/fakeclaude"
 )
 
@@ -168,7 +169,7 @@ func New(tb testing.TB, hook Hook, vars ...string) *Env {
 		Model:   fakeclaude.New(nil),
 		Vars:    vars,
 	}
-	e.Settings = filepath.Join(e.Home, ".claude", "settings.json")
+	e.Settings, _ = claudecode.SettingsPath(claudecode.ScopeUser, e.configDir(), e.Project)
 	e.ModelURL = e.Model.Start(tb)
 	web := httptest.NewTLSServer(e.Model)
 	tb.Cleanup(web.Close)
@@ -392,27 +393,19 @@ func (e *Env) Play(sc Scenario) Result {
 	return e.Run(sc.Prompt)
 }
 
-// TranscriptDir returns the directory of the project's session transcripts:
-// $HOME/.claude/projects/<project path with every non-alphanumeric
-// character replaced by '-'>.
-func (e *Env) TranscriptDir() string {
-	slug := []byte(e.Project)
-	for i, c := range slug {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			slug[i] = '-'
-		}
-	}
-	return filepath.Join(e.Home, ".claude", "projects", string(slug))
-}
+// configDir is the client's configuration directory in e's home.
+func (e *Env) configDir() string { return filepath.Join(e.Home, ".claude") }
 
-// Transcript returns the path of session id's transcript.
+// Transcript returns the path of session id's transcript, where
+// claudecode.TranscriptPath says the client keeps it.
 func (e *Env) Transcript(id string) string {
-	return filepath.Join(e.TranscriptDir(), id+".jsonl")
+	return claudecode.TranscriptPath(e.configDir(), e.Project, id)
 }
 
 // SubagentMeta returns the path of the .meta.json sidecar the client
 // writes for subagent agentID of session id; it names the spawning
 // tool_use id.
 func (e *Env) SubagentMeta(id, agentID string) string {
-	return filepath.Join(e.TranscriptDir(), id, "subagents", "agent-"+agentID+".meta.json")
+	p, _ := claudecode.SubagentMetaPath(e.Transcript(id), id, agentID)
+	return p
 }

@@ -1,0 +1,241 @@
+package collector_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hooksock"
+	"github.com/hookwatch/hookwatch/spool"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/store/storetest"
+)
+
+// lockedBuffer is a log sink the collector's goroutines may share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func openStore(t *testing.T) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hookwatch.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// waitEvents waits until the session has n events in db.
+func waitEvents(t *testing.T, db store.Store, session string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		page, err := db.Events(context.Background(), store.EventFilter{SessionID: session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Events) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s has %d events, want %d", session, len(page.Events), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestStartStop runs a collector in process as hookwatch serve does: it
+// serves the API and the assets, attaches to the home's spool and takes the
+// events hooks hand over there, answers http hooks and the hook socket, and
+// Stop undoes it all in the reverse order, the store last.
+func TestStartStop(t *testing.T) {
+	home := t.TempDir()
+	spoolDir := filepath.Join(home, "spool")
+	db := openStore(t)
+	var logs lockedBuffer
+	c, err := collector.Start(collector.Options{
+		Config: collector.Config{Store: db, Version: "test", Logger: slog.New(slog.NewTextHandler(&logs, nil))},
+		Addr:   "127.0.0.1:0",
+		Home:   home,
+		Assets: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "dashboard") }),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			c.Stop(context.Background())
+		}
+	}()
+
+	get := func(path string) string {
+		t.Helper()
+		res, err := http.Get(c.URL() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, res.StatusCode, b)
+		}
+		return string(b)
+	}
+	if got := get("/healthz"); !strings.Contains(got, "test") {
+		t.Errorf("/healthz = %s", got)
+	}
+	if got := get("/"); got != "dashboard" {
+		t.Errorf("GET / = %q", got)
+	}
+	if !spool.AttachedTo(spoolDir, c.Addr().String()) {
+		t.Fatal("not attached to the home's spool")
+	}
+	if _, err := os.Stat(hooksock.Path(home)); err != nil {
+		t.Fatalf("no hook socket: %v", err)
+	}
+
+	// A hook on this machine hands its event over through the spool.
+	sp, err := spool.Open(spoolDir, spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(synth(1, "session_id", "run-1", "hook_event_name", "Stop"))
+	if err := sp.Append(b); err != nil {
+		t.Fatal(err)
+	}
+	waitEvents(t, db, "run-1", 1)
+
+	// An http hook is answered and stored.
+	res, err := http.Post(c.URL()+"/v1/hooks/claude", "application/json",
+		strings.NewReader(`{"session_id":"run-2","cwd":"/tmp","hook_event_name":"Notification","message":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("POST /v1/hooks/claude: %d", res.StatusCode)
+	}
+	waitEvents(t, db, "run-2", 1)
+
+	// A second collector on the same home serves, but the spool and the
+	// hook socket stay the first one's.
+	second, err := collector.Start(collector.Options{
+		Config: collector.Config{Store: openStore(t), Logger: slog.New(slog.NewTextHandler(&logs, nil))},
+		Addr:   "127.0.0.1:0",
+		Home:   home,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Stop(context.Background()); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+	if !strings.Contains(logs.String(), "not attached to the local spool") {
+		t.Errorf("the second collector did not say it is not attached:\n%s", logs.String())
+	}
+	if !spool.AttachedTo(spoolDir, c.Addr().String()) {
+		t.Fatal("the second collector's stop detached the first")
+	}
+	if _, err := os.Stat(hooksock.Path(home)); err != nil {
+		t.Fatalf("the second collector's stop removed the first's hook socket: %v", err)
+	}
+
+	stopped = true
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatalf("second call of Stop: %v", err)
+	}
+	if spool.AttachedTo(spoolDir, c.Addr().String()) {
+		t.Error("still attached after Stop")
+	}
+	if _, err := os.Stat(hooksock.Path(home)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("hook socket after Stop: %v", err)
+	}
+	if _, err := http.Get(c.URL() + "/healthz"); err == nil {
+		t.Error("still listening after Stop")
+	}
+	if _, err := db.Events(context.Background(), store.EventFilter{SessionID: "run-1"}); err == nil {
+		t.Error("the store is still open after Stop")
+	}
+}
+
+// TestStartFails: a collector that cannot listen closes the store it was
+// given, and one without a home refuses to start.
+func TestStartFails(t *testing.T) {
+	busy := newServer(t, collector.Config{})
+	addr := strings.TrimPrefix(busy.http.URL, "http://")
+	db := openStore(t)
+	_, err := collector.Start(collector.Options{Config: collector.Config{Store: db}, Addr: addr, Home: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "cannot listen on "+addr) {
+		t.Fatalf("Start on a busy address: %v", err)
+	}
+	if _, err := db.Events(context.Background(), store.EventFilter{SessionID: "x"}); err == nil {
+		t.Error("the store is still open after a failed Start")
+	}
+	if _, err := collector.Start(collector.Options{Config: collector.Config{Store: openStore(t)}, Addr: "127.0.0.1:0"}); err == nil {
+		t.Error("Start without a home succeeded")
+	}
+}
+
+// TestRun: Run calls ready once the collector listens, and returns nil
+// when its context ends.
+func TestRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	db := openStore(t)
+	env := storetest.Envelope(event.RuntimeClaudeCode, storetest.At(0), []byte(`{"session_id":"run-3","hook_event_name":"Stop"}`))
+	done := make(chan error, 1)
+	go func() {
+		done <- collector.Run(ctx, collector.Options{Config: collector.Config{Store: db}, Addr: "127.0.0.1:0", Home: t.TempDir()}, func(c *collector.Collector) {
+			b := batch(t, []event.Envelope{env})
+			res, err := http.Post(c.URL()+"/v1/events", "application/json", bytes.NewReader(b))
+			if err == nil {
+				res.Body.Close()
+			}
+			cancel()
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	// What was accepted before the stop is in the store, closed now.
+	db2, err := sqlite.Open(db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	waitEvents(t, db2, "run-3", 1)
+}

@@ -1,0 +1,111 @@
+// Command bench runs hookwatch's benchmarks and prints their figures:
+// medians and ratios measured side by side in one run, never pass/fail.
+//
+//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|all]
+//
+// It lives here rather than in the hookwatch binary because the hook and
+// policy benchmarks build the binaries they measure (and the floor program)
+// from the repository with the Go toolchain: the shipped binary must not need
+// one for any of its subcommands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/hookwatch/hookwatch/internal/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// errUsage marks an error caused by bad arguments: exit code 2.
+var errUsage = errors.New("usage error")
+
+// run is `bench [flags] [hook|policy|ingest|query|all]`.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|all]\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	repo := fs.String("repo", ".", "repository root to build the hook and floor binaries from (hook and policy benchmarks)")
+	runs := fs.Int("runs", 200, "runs of each command per round (hook and policy benchmarks)")
+	rounds := fs.Int("rounds", 1, "rounds of runs; verdicts use the median of the rounds' medians (hook and policy benchmarks)")
+	events := fs.Int("events", 0, "events to ingest (ingest) or to hold in the database (query); 0 = the benchmark's default")
+	db := fs.String("db", "", "database file for the query benchmark, reused when it already holds enough events")
+	parse := func(args []string) error {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		return nil
+	}
+	if err := parse(args); err != nil {
+		return err
+	}
+	which := "all"
+	if fs.NArg() > 0 { // the benchmark's name may come before its flags
+		which = fs.Arg(0)
+		if err := parse(fs.Args()[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return fmt.Errorf("%w: one benchmark at a time, got %q", errUsage, append([]string{which}, fs.Args()...))
+		}
+	}
+	benchmarks := map[string]func() error{
+		"hook": func() error {
+			return bench.Hook(ctx, stdout, bench.HookOptions{Repo: *repo, Runs: *runs, Rounds: *rounds})
+		},
+		"policy": func() error {
+			return bench.Policy(ctx, stdout, bench.PolicyOptions{Repo: *repo, Runs: *runs, Rounds: *rounds})
+		},
+		"ingest": func() error {
+			_, err := bench.Ingest(ctx, stdout, bench.IngestOptions{Events: *events})
+			return err
+		},
+		"query": func() error {
+			_, err := bench.Query(ctx, stdout, bench.QueryOptions{Path: *db, Events: *events})
+			return err
+		},
+	}
+	order := []string{"hook", "policy", "ingest", "query"}
+	if which != "all" {
+		if _, ok := benchmarks[which]; !ok {
+			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query or all)", errUsage, which)
+		}
+		order = []string{which}
+	}
+	host, _ := os.Hostname()
+	fmt.Fprintf(stdout, "hookwatch benchmarks on %d CPUs (host %s, %s)\n\n", runtime.NumCPU(), host, runtime.Version())
+	for _, name := range order {
+		if err := benchmarks[name](); err != nil {
+			return fmt.Errorf("cannot run the %s benchmark: %w", name, err)
+		}
+		fmt.Fprintln(stdout)
+	}
+	return nil
+}
