@@ -190,8 +190,13 @@ func (g *Group) changesLineage(r *record) bool {
 	case preStart(r.name), r.name == event.SessionStart, r.name == event.SessionEnd, r.name == event.PreCompact:
 		return true
 	}
+	// A session's last record's group matters to lineage only while the
+	// session is pre-start only (the group its next record is looked for
+	// in), so a session's records may move between groups (a statusLine
+	// names its project by cwd, a hook by transcript path) without a
+	// relink.
 	rs := g.raw[r.p.SessionID]
-	if rs == nil || rs.preOnly || rs.orphanCandidate || rs.last.group != r.group {
+	if rs == nil || rs.preOnly || rs.orphanCandidate {
 		return true
 	}
 	for t := range g.preOnly {

@@ -52,6 +52,10 @@ const (
 	// modelHold is how long committed events wait before they are applied,
 	// so that events committed out of order are applied in order.
 	modelHold = 40 * time.Millisecond
+	// modelCadence is the least time between two rounds: under load a
+	// round takes more events, writes a call that started and ended in it
+	// once, and an agent's row once however many events it had.
+	modelCadence = 100 * time.Millisecond
 	// DefaultDeriveWait is the default of Config.DeriveWait.
 	DefaultDeriveWait = 2 * time.Second
 	// modelWindow is how far around the events at hand the sessions of a
@@ -104,6 +108,7 @@ type modeler struct {
 	loadsDone  *metrics.Counter
 	errors     *metrics.Counter
 	roundTime  *metrics.Histogram
+	rows       *metrics.Counter
 	lag        *metrics.Histogram
 	lastGroups int
 }
@@ -124,6 +129,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		loadsDone: set.NewCounter(`hookwatch_model_group_loads_total`),
 		errors:    set.NewCounter(`hookwatch_model_errors_total`),
 		roundTime: set.NewHistogram(`hookwatch_model_round_duration_seconds`),
+		rows:      set.NewCounter(`hookwatch_model_rows_written_total`),
 		lag:       set.NewHistogram(`hookwatch_model_lag_seconds`),
 	}
 	set.NewGauge(`hookwatch_model_pending_events`, func() float64 {
@@ -294,6 +300,7 @@ func (m *modeler) markStale(ctx context.Context) {
 func (m *modeler) run(ctx context.Context) {
 	defer close(m.exited)
 	var due <-chan time.Time
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -301,7 +308,12 @@ func (m *modeler) run(ctx context.Context) {
 		case <-m.wake:
 		case <-due:
 		}
+		if early := modelCadence - time.Since(last); early > 0 {
+			due = time.After(early)
+			continue
+		}
 		due = nil
+		last = time.Now()
 		if wait, again := m.round(ctx); again {
 			due = time.After(wait)
 		}
@@ -486,6 +498,11 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		}
 		envs := make([]event.Envelope, 0, len(w.evs))
 		for _, e := range w.evs {
+			if e.Decoded != nil {
+				envs = append(envs, *e.Decoded)
+				gs.note(e)
+				continue
+			}
 			var env event.Envelope
 			if err := json.Unmarshal(e.Envelope, &env); err != nil {
 				// Stored envelopes are valid JSON; a broken one is
@@ -507,6 +524,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 	if batch.Empty() {
 		return version, nil
 	}
+	m.rows.Add(len(batch.Sessions) + len(batch.Agents) + len(batch.ToolCalls))
 	return version, m.st.PutModel(ctx, batch)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/corpus"
 )
 
 // checkDerive fails unless derive agrees with the event.Decode reference on
@@ -157,4 +159,44 @@ func TestMarshalEnvelope(t *testing.T) {
 	if err != nil || !json.Valid(b) {
 		t.Fatalf("%q %v", b, err)
 	}
+}
+
+// TestDecodedAs holds Event.Decoded to what decoding Event.Envelope gives,
+// on the real corpus and on envelopes with every optional field, and wants
+// nil where only decoding can tell (invalid UTF-8).
+func TestDecodedAs(t *testing.T) {
+	f := func(env event.Envelope, wantNil bool) {
+		t.Helper()
+		e, err := FromEnvelope(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wantNil {
+			if e.Decoded != nil {
+				t.Fatalf("Decoded set for %q", e.Envelope)
+			}
+			return
+		}
+		var want event.Envelope
+		if err := json.Unmarshal(e.Envelope, &want); err != nil {
+			t.Fatal(err)
+		}
+		got := *e.Decoded
+		if !got.ReceivedAt.Equal(want.ReceivedAt) || got.ReceivedAt.String() != got.ReceivedAt.Round(0).String() {
+			t.Fatalf("received_at %v, want %v without a monotonic reading", got.ReceivedAt, want.ReceivedAt)
+		}
+		got.ReceivedAt, want.ReceivedAt = time.Time{}, time.Time{}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("Decoded\n got %+v\nwant %+v", got, want)
+		}
+	}
+	at := time.Now()
+	for i, p := range corpus.Load(t) {
+		f(event.Envelope{ID: fmt.Sprint("e", i), Runtime: p.Runtime, ReceivedAt: at, Payload: p.JSON}, false)
+	}
+	f(event.Envelope{ID: "x", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Host: "h\"<&>\u2028", User: "ü\x01",
+		HookwatchVersion: "1", Subagent: &event.SubagentMeta{AgentType: "Explore", Description: "<b>", ToolUseID: "t", SpawnDepth: 2},
+		Decision: json.RawMessage(` { "permissionDecision" : "deny" } `), Payload: json.RawMessage("  {\"a\":[1,2,{\"b\":\"<c>\"}]}\n")}, false)
+	f(event.Envelope{ID: "x", ReceivedAt: at, Host: "bad\xff", Payload: json.RawMessage(`{}`)}, true)
+	f(event.Envelope{ID: "x", ReceivedAt: at, Subagent: &event.SubagentMeta{Description: "\xfe"}, Payload: json.RawMessage(`{}`)}, true)
 }

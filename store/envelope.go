@@ -91,7 +91,36 @@ func FromEnvelope(env event.Envelope) (Event, error) {
 	if err != nil {
 		return Event{}, &ValidationError{Field: "envelope", Err: err}
 	}
+	e.Decoded = decodedAs(env, payload)
 	return e, nil
+}
+
+// decodedAs returns what decoding the stored form of env (payload being its
+// stored payload) gives, or nil when that takes decoding it: a string that
+// is not valid UTF-8 is stored with replacement characters.
+func decodedAs(env event.Envelope, payload []byte) *event.Envelope {
+	for _, s := range []string{env.ID, env.Runtime, env.Kind, env.Host, env.User, env.HookwatchVersion} {
+		if !utf8.ValidString(s) {
+			return nil
+		}
+	}
+	if m := env.Subagent; m != nil {
+		if !utf8.ValidString(m.ToolUseID) || !utf8.ValidString(m.AgentType) || !utf8.ValidString(m.Description) {
+			return nil
+		}
+		c := *m
+		env.Subagent = &c
+	}
+	if len(env.Decision) > 0 {
+		var buf bytes.Buffer
+		if json.Compact(&buf, env.Decision) != nil || !utf8.Valid(buf.Bytes()) {
+			return nil
+		}
+		env.Decision = buf.Bytes()
+	}
+	env.Payload = payload
+	env.ReceivedAt = env.ReceivedAt.Round(0) // no monotonic reading, as decoded
+	return &env
 }
 
 // marshalEnvelope encodes env for storage, with payload (already checked to

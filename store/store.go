@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hookwatch/hookwatch/event"
 	"strconv"
 	"strings"
 	"time"
@@ -74,6 +75,10 @@ type Event struct {
 	// it and Insert folds it into the session summary; backends do not
 	// store it per event, so events read back have it zero.
 	Facts SessionFacts `json:"-"`
+	// Decoded is Envelope decoded, as FromEnvelope made it, for a reader
+	// in the same process that would otherwise decode Envelope again; nil
+	// on events read back, and when FromEnvelope could not tell.
+	Decoded *event.Envelope `json:"-"`
 }
 
 // SessionFacts is what one event says about its session; empty strings say

@@ -1,7 +1,7 @@
 // Command bench runs hookwatch's benchmarks and prints their figures:
 // medians and ratios measured side by side in one run, never pass/fail.
 //
-//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|all]
+//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|all]
 //
 // It lives here rather than in the hookwatch binary because the hook and
 // policy benchmarks build the binaries they measure (and the floor program)
@@ -18,6 +18,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/hookwatch/hookwatch/internal/bench"
@@ -41,18 +43,20 @@ func main() {
 // errUsage marks an error caused by bad arguments: exit code 2.
 var errUsage = errors.New("usage error")
 
-// run is `bench [flags] [hook|policy|ingest|query|all]`.
+// run is `bench [flags] [hook|policy|ingest|query|model|all]`.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|all]\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|all]\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	repo := fs.String("repo", ".", "repository root to build the hook and floor binaries from (hook and policy benchmarks)")
 	runs := fs.Int("runs", 200, "runs of each command per round (hook and policy benchmarks)")
 	rounds := fs.Int("rounds", 1, "rounds of runs; verdicts use the median of the rounds' medians (hook and policy benchmarks)")
-	events := fs.Int("events", 0, "events to ingest (ingest) or to hold in the database (query); 0 = the benchmark's default")
+	events := fs.Int("events", 0, "events to ingest (ingest), to hold in the database (query) or of each session (model); 0 = the benchmark's default")
+	sessions := fs.String("sessions", "1,3", "concurrent sessions of each run (model benchmark), comma-separated")
+	rate := fs.Int("rate", 5000, "events per second sent in all (model benchmark)")
 	db := fs.String("db", "", "database file for the query benchmark, reused when it already holds enough events")
 	parse := func(args []string) error {
 		if err := fs.Parse(args); err != nil {
@@ -87,15 +91,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			_, err := bench.Ingest(ctx, stdout, bench.IngestOptions{Events: *events})
 			return err
 		},
+		"model": func() error {
+			o := bench.ModelOptions{Repo: *repo, Events: *events}
+			for _, f := range strings.Split(*sessions, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil || n <= 0 {
+					return fmt.Errorf("%w: -sessions takes counts such as 1,3, got %q", errUsage, *sessions)
+				}
+				o.Sessions = append(o.Sessions, n)
+			}
+			o.Rate = *rate
+			_, err := bench.Model(ctx, stdout, o)
+			return err
+		},
 		"query": func() error {
 			_, err := bench.Query(ctx, stdout, bench.QueryOptions{Path: *db, Events: *events})
 			return err
 		},
 	}
-	order := []string{"hook", "policy", "ingest", "query"}
+	order := []string{"hook", "policy", "ingest", "query", "model"}
 	if which != "all" {
 		if _, ok := benchmarks[which]; !ok {
-			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query or all)", errUsage, which)
+			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query, model or all)", errUsage, which)
 		}
 		order = []string{which}
 	}

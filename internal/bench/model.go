@@ -1,0 +1,370 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/demo"
+	"github.com/hookwatch/hookwatch/internal/serveproc"
+)
+
+// ModelOptions configure the session model benchmark.
+type ModelOptions struct {
+	// Repo is the repository root the collector is built from.
+	Repo string
+	// Sessions are the numbers of concurrent sessions to run, one run each
+	// (default 1 and 3).
+	Sessions []int
+	// Events is the number of events of each session (default 100,000).
+	Events int
+	// Rate is the total events per second sent (default 5,000).
+	Rate int
+	// Slice is the number of events per CPU figure (default 10,000).
+	Slice int
+}
+
+// ModelRun is what one run of the model benchmark measured.
+type ModelRun struct {
+	Sessions, Events int
+	// SliceMicros is the collector's CPU per event, in µs, for each slice
+	// of Slice events sent (all sessions together).
+	SliceMicros []float64
+	// LagP50 and LagP99 are the time from commit to the model stored.
+	LagP50, LagP99 time.Duration
+	// Rebuilds and Loads count the groups rebuilt and read from the store.
+	Rebuilds, Loads float64
+	// FirstPage is the median time of GET …/tool-calls (the first page) on
+	// the first session once modelled.
+	FirstPage time.Duration
+	// Calls is how many calls that session has.
+	Calls int
+}
+
+// Model streams synthetic sessions (demo.Big: real payload shapes, 50
+// subagents in parallel waves, parallel calls, failures, denials, a
+// compaction) into a real `hookwatch serve` at a steady rate, and measures
+// the collector's CPU per event for each slice of events (from
+// /proc/<pid>/stat), the lag from commit to model (the collector's
+// hookwatch_model_lag_seconds histogram) and the first page of a session's
+// tool calls once everything is modelled.
+func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error) {
+	if len(o.Sessions) == 0 {
+		o.Sessions = []int{1, 3}
+	}
+	if o.Events <= 0 {
+		o.Events = 100_000
+	}
+	if o.Rate <= 0 {
+		o.Rate = 5000
+	}
+	if o.Slice <= 0 {
+		o.Slice = 10_000
+	}
+	tmp, err := os.MkdirTemp("", "hookwatch-bench-model-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, claudecode.BinaryName)
+	if err := goBuild(ctx, o.Repo, bin, "./cmd/hookwatch"); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(w, "model: sessions of %d events (50 subagents), %d events/s in all, CPU per event of the collector per slice of %d events\n",
+		o.Events, o.Rate, o.Slice)
+	var runs []ModelRun
+	for _, n := range o.Sessions {
+		r, err := modelRun(ctx, bin, filepath.Join(tmp, fmt.Sprint("run-", n)), n, o)
+		if err != nil {
+			return runs, err
+		}
+		runs = append(runs, r)
+		var b strings.Builder
+		for _, us := range r.SliceMicros {
+			fmt.Fprintf(&b, " %.0f", us)
+		}
+		first, last := r.SliceMicros[0], r.SliceMicros[len(r.SliceMicros)-1]
+		fmt.Fprintf(w, "  %d session(s), %d events: µs/event per slice:%s\n", n, r.Events, b.String())
+		fmt.Fprintf(w, "    median %.0f µs/event, last/first slice %.2f; lag p50 %v, p99 %v; %v rebuilds, %v group loads; tool-calls first page (of %d calls) median %v\n",
+			median(r.SliceMicros), last/first, r.LagP50.Round(time.Millisecond), r.LagP99.Round(time.Millisecond),
+			r.Rebuilds, r.Loads, r.Calls, r.FirstPage.Round(10*time.Microsecond))
+	}
+	return runs, nil
+}
+
+func median(v []float64) float64 {
+	c := slices.Clone(v)
+	slices.Sort(c)
+	if len(c) == 0 {
+		return 0
+	}
+	return c[len(c)/2]
+}
+
+func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOptions) (ModelRun, error) {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return ModelRun{}, err
+	}
+	p, err := serveproc.Start(serveproc.Options{
+		Bin: bin, Healthy: 30 * time.Second,
+		Env: append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_TOKEN=", "HOOKWATCH_DB="),
+	})
+	if err != nil {
+		return ModelRun{}, err
+	}
+	defer p.Stop(time.Minute)
+
+	// The sessions, each in its own project, timed from now on so that
+	// the collector sees live traffic.
+	start := time.Now()
+	streams := make([][]event.Envelope, sessions)
+	for i := range streams {
+		envs := demo.Big(demo.BigSpec{
+			SessionID: fmt.Sprintf("bench-%d-%d", sessions, i), Start: start, Events: o.Events, Agents: 50,
+			Project: fmt.Sprint("bench-project-", i), Seed: uint64(i + 1),
+		})
+		streams[i] = envs
+	}
+	total := 0
+	for _, s := range streams {
+		total += len(s)
+	}
+
+	client := &http.Client{Timeout: time.Minute}
+	post := func(envs []event.Envelope) error {
+		body, err := json.Marshal(map[string]any{"envelopes": envs})
+		if err != nil {
+			return err
+		}
+		res, err := client.Post(p.URL()+"/v1/events", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(res.Body)
+			return fmt.Errorf("POST /v1/events: %d %s", res.StatusCode, b)
+		}
+		return nil
+	}
+
+	// Every tick each session sends its share: received_at is the time it
+	// is sent, as a hook stamps it.
+	const tick = 10 * time.Millisecond
+	perTick := max(1, o.Rate*int(tick/time.Millisecond)/1000/sessions)
+	cpu0, err := procCPU(p.Pid())
+	if err != nil {
+		return ModelRun{}, err
+	}
+	var (
+		mu       sync.Mutex
+		sent     int
+		perSlice []float64
+		lastAt   = cpu0
+	)
+	var wg sync.WaitGroup
+	errs := make(chan error, sessions)
+	for _, envs := range streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(tick)
+			defer t.Stop()
+			for i := 0; i < len(envs); i += perTick {
+				select {
+				case <-ctx.Done():
+					errs <- ctx.Err()
+					return
+				case <-t.C:
+				}
+				batch := slices.Clone(envs[i:min(i+perTick, len(envs))])
+				now := time.Now().UTC()
+				for j := range batch {
+					batch[j].ReceivedAt = now.Add(time.Duration(j) * time.Microsecond)
+				}
+				if err := post(batch); err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				before := sent / o.Slice
+				sent += len(batch)
+				if sent/o.Slice > before {
+					if c, err := procCPU(p.Pid()); err == nil {
+						perSlice = append(perSlice, (c-lastAt).Seconds()*1e6/float64(o.Slice))
+						lastAt = c
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return ModelRun{}, err
+	}
+	if len(perSlice) == 0 {
+		return ModelRun{}, errors.New("no slice completed: send more events")
+	}
+
+	// Let the model catch up, then read the lag and the first page.
+	run := ModelRun{Sessions: sessions, Events: total, SliceMicros: perSlice}
+	first := streams[0][0]
+	var sid struct {
+		SessionID string `json:"session_id"`
+	}
+	_ = json.Unmarshal(first.Payload, &sid)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var v collector.SessionView
+		if err := getJSON(client, p.URL()+"/v1/sessions/"+sid.SessionID, &v); err != nil {
+			return run, err
+		}
+		if v.DerivedSeq == v.LastSeq {
+			run.Calls = v.Counts.ToolCalls
+			break
+		}
+		if time.Now().After(deadline) {
+			return run, fmt.Errorf("the model of %s did not catch up: derived_seq %d, last_seq %d", sid.SessionID, v.DerivedSeq, v.LastSeq)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var pages []time.Duration
+	for range 21 {
+		t0 := time.Now()
+		var body collector.ToolCallsResponse
+		if err := getJSON(client, p.URL()+"/v1/sessions/"+sid.SessionID+"/tool-calls?limit=100", &body); err != nil {
+			return run, err
+		}
+		pages = append(pages, time.Since(t0))
+	}
+	run.FirstPage = quantile(pages, 0.5)
+	m, err := scrape(client, p.URL()+"/metrics")
+	if err != nil {
+		return run, err
+	}
+	run.LagP50 = time.Duration(histQuantile(m, "hookwatch_model_lag_seconds", 0.5) * float64(time.Second))
+	run.LagP99 = time.Duration(histQuantile(m, "hookwatch_model_lag_seconds", 0.99) * float64(time.Second))
+	run.Rebuilds = m["hookwatch_model_rebuilds_total"]
+	run.Loads = m["hookwatch_model_group_loads_total"]
+	return run, nil
+}
+
+func getJSON(c *http.Client, url string, v any) error {
+	res, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(res.Body)
+		return fmt.Errorf("GET %s: %d %s", url, res.StatusCode, b)
+	}
+	return json.NewDecoder(res.Body).Decode(v)
+}
+
+// procCPU returns the user plus system CPU time of a process so far.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name may hold spaces: fields start after its ')'.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("bad /proc/%d/stat", pid)
+	}
+	const hz = 100 // USER_HZ on Linux
+	return time.Duration(ut+st) * time.Second / hz, nil
+}
+
+// scrape reads a Prometheus text page into sample name (with labels) →
+// value.
+func scrape(c *http.Client, url string) (map[string]float64, error) {
+	res, err := c.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+// histQuantile estimates quantile q of a VictoriaMetrics histogram from its
+// vmrange buckets (upper bound of the bucket that holds it).
+func histQuantile(m map[string]float64, name string, q float64) float64 {
+	type bucket struct{ lo, hi, n float64 }
+	var bs []bucket
+	total := 0.0
+	prefix := name + `_bucket{vmrange="`
+	for k, v := range m {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		lo, hi, ok := strings.Cut(strings.TrimSuffix(k[len(prefix):], `"}`), "...")
+		if !ok {
+			continue
+		}
+		l, err1 := strconv.ParseFloat(lo, 64)
+		h, err2 := strconv.ParseFloat(hi, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		bs = append(bs, bucket{l, h, v})
+		total += v
+	}
+	slices.SortFunc(bs, func(a, b bucket) int {
+		if a.lo < b.lo {
+			return -1
+		}
+		if a.lo > b.lo {
+			return 1
+		}
+		return 0
+	})
+	want, acc := q*total, 0.0
+	for _, b := range bs {
+		acc += b.n
+		if acc >= want {
+			return b.hi
+		}
+	}
+	return math.NaN()
+}
