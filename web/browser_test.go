@@ -15,9 +15,9 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/web"
-	"github.com/hookwatch/hookwatch/internal/demo"
 )
 
 // The browser tests need Node, the npm packages of web/e2e (npm ci --prefix
