@@ -3,6 +3,8 @@ package attribution
 import (
 	"slices"
 	"testing"
+
+	"github.com/hookwatch/hookwatch/event"
 )
 
 // sess moves an event to session id.
@@ -199,4 +201,32 @@ func TestSessionFields(t *testing.T) {
 
 func stopEv(msg string) ev {
 	return ev{"hook_event_name": "Stop", "last_assistant_message": msg}
+}
+
+// TestSessionStatus: a session is ended by the SessionEnd of its latest run
+// and runs again when resumed; a turn that ended in StopFailure fails it
+// until the next prompt. It depends on the events, not on their arrival.
+func TestSessionStatus(t *testing.T) {
+	f := func(name string, evs []ev, status, reason string) {
+		t.Helper()
+		envs := stream(t, evs...)
+		for _, order := range [][]event.Envelope{envs, reversed(envs)} {
+			s := only(t, Build(order))
+			if s.Status != status || s.EndReason != reason || (s.EndedAt != nil) != (status == SessionEnded) {
+				t.Errorf("%s: status %q, end %v %q; want %q %q", name, s.Status, s.EndedAt, s.EndReason, status, reason)
+			}
+		}
+	}
+	f("running", []ev{sessionStart("startup"), prompt("a")}, SessionRunning, "")
+	f("ended", []ev{sessionStart("startup"), prompt("a"), sessionEnd("logout")}, SessionEnded, "logout")
+	f("resumed", []ev{sessionStart("startup"), sessionEnd("other"), sessionStart("resume"), prompt("b")}, SessionRunning, "")
+	f("ended again", []ev{sessionStart("startup"), sessionEnd("other"), sessionStart("resume"), sessionEnd("prompt_input_exit")}, SessionEnded, "prompt_input_exit")
+	f("failed", []ev{sessionStart("startup"), prompt("a"), {"hook_event_name": "StopFailure", "error": "rate_limit"}}, SessionFailed, "")
+	f("prompt after a failure", []ev{sessionStart("startup"), prompt("a"), {"hook_event_name": "StopFailure"}, prompt("b")}, SessionRunning, "")
+}
+
+func reversed(envs []event.Envelope) []event.Envelope {
+	out := slices.Clone(envs)
+	slices.Reverse(out)
+	return out
 }

@@ -22,6 +22,16 @@ type SessionView struct {
 	// Title is the first prompt of the main agent (else the client's
 	// session title).
 	Title string `json:"title"`
+	// Model and PermissionMode are the latest the session reported;
+	// Source is the start source of its latest run (startup, resume,
+	// clear, fork).
+	Model          string `json:"model"`
+	PermissionMode string `json:"permission_mode"`
+	Source         string `json:"source"`
+	// EndedAt and EndReason are set when the session's latest run ended
+	// with SessionEnd.
+	EndedAt   *time.Time `json:"ended_at"`
+	EndReason string     `json:"end_reason"`
 	// Project is the client's project directory name (attribution.Project).
 	Project string `json:"project"`
 	// Status is attribution.SessionRunning, SessionEnded or SessionFailed.
@@ -84,10 +94,7 @@ func decodeSummary(raw json.RawMessage) *attribution.Session {
 // none); target is the model of the session an alias was folded into, when
 // sess is one.
 func view(sess store.Session, sm, target store.SessionModel) SessionView {
-	v := SessionView{Session: sess, Title: sess.Title, Status: attribution.SessionRunning, DerivedSeq: sm.Seq}
-	if sess.EndedAt != nil {
-		v.Status = attribution.SessionEnded
-	}
+	v := SessionView{Session: sess, Status: attribution.SessionRunning, DerivedSeq: sm.Seq}
 	v.AliasOf = sm.AliasOf
 	sum := sm.Summary
 	if sm.AliasOf != "" {
@@ -98,10 +105,12 @@ func view(sess store.Session, sm, target store.SessionModel) SessionView {
 			v.Status = s.Status
 		}
 		v.Project = s.Project
+		v.Model, v.PermissionMode, v.EndedAt, v.EndReason = s.Model, s.PermissionMode, s.EndedAt, s.EndReason
+		if n := len(s.Runs); n > 0 {
+			v.Source = s.Runs[n-1].Source
+		}
 		if sm.AliasOf == "" {
-			if s.Title != "" {
-				v.Title = s.Title
-			}
+			v.Title = s.Title
 			v.ParentSessionID, v.Lineage = s.ParentSessionID, s.Lineage
 			v.ChildSessionIDs, v.AliasSessionIDs, v.Phantom = s.ChildSessionIDs, s.AliasSessionIDs, s.Phantom
 			v.Runs, v.Compactions, v.Counts = s.Runs, s.Compactions, s.Counts
@@ -285,7 +294,8 @@ func virtualView(r resolved) SessionView {
 	}
 	v.ID = vs.SessionID
 	v.AgentID = &r.agent.AgentID
-	v.FirstEventAt, v.LastEventAt, v.EndedAt, v.EndReason, v.EventCount = vs.StartedAt, vs.LastEventAt, vs.EndedAt, "", int64(vs.Counts.Events)
+	v.FirstEventAt, v.LastEventAt, v.EndedAt, v.EventCount = vs.StartedAt, vs.LastEventAt, vs.EndedAt, int64(vs.Counts.Events)
+	v.Model = vs.Model
 	return v
 }
 

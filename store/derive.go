@@ -16,8 +16,7 @@ type derived struct {
 	sessionID, name, agentID, promptID  string
 	agentType                           event.OptString
 	toolName, toolUseID                 string
-	cwd, transcriptPath, model, permMod string
-	source, title, endReason            string
+	cwd, transcriptPath                 string
 }
 
 // derive reads the fields FromEnvelope needs from a payload, with exactly the
@@ -77,16 +76,6 @@ func derive(data []byte) (derived, []byte, error) {
 			d.cwd = str()
 		case "transcript_path":
 			d.transcriptPath = str()
-		case "model":
-			d.model = str()
-		case "permission_mode":
-			d.permMod = str()
-		case "source":
-			d.source = str()
-		case "session_title":
-			d.title = str()
-		case "reason":
-			d.endReason = str()
 		case "context_window":
 			hasContextWindow = true
 		case "cost":
@@ -110,16 +99,6 @@ func derive(data []byte) (derived, []byte, error) {
 	if !toolEvents()[name] {
 		d.toolName, d.toolUseID = "", ""
 	}
-	switch name {
-	case event.SessionStart:
-		d.endReason = ""
-	case event.UserPromptSubmit:
-		d.source, d.endReason = "", ""
-	case event.SessionEnd:
-		d.source, d.title = "", ""
-	default:
-		d.source, d.title, d.endReason = "", "", ""
-	}
 	return d, data, nil
 }
 
@@ -141,29 +120,12 @@ func deriveSlow(data []byte) (derived, []byte, error) {
 		promptID:       p.PromptID,
 		cwd:            p.CWD,
 		transcriptPath: p.TranscriptPath,
-		model:          p.Model,
-		permMod:        p.PermissionMode,
 	}
 	if t := p.Tool(); t != nil {
 		d.toolName, d.toolUseID = t.ToolName, t.ToolUseID
 	}
-	switch v := p.Event.(type) {
-	case *event.SessionStartInput:
-		d.source, d.title = v.Source, v.SessionTitle
-	case *event.UserPromptSubmitInput:
-		d.title = v.SessionTitle
-	case *event.SessionEndInput:
-		d.endReason = v.Reason
-	case *event.StatusLineInput:
-		if d.model == "" {
-			d.model = v.Model.ID
-		}
-		if d.cwd == "" {
-			d.cwd = v.Workspace.CurrentDir
-		}
-		if d.title == "" {
-			d.title = v.SessionName
-		}
+	if v, ok := p.Event.(*event.StatusLineInput); ok && d.cwd == "" {
+		d.cwd = v.Workspace.CurrentDir
 	}
 	return d, data, nil
 }

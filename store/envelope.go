@@ -78,11 +78,6 @@ func FromEnvelope(env event.Envelope) (Event, error) {
 		Facts: SessionFacts{
 			CWD:            d.cwd,
 			TranscriptPath: d.transcriptPath,
-			Model:          d.model,
-			PermissionMode: d.permMod,
-			Title:          d.title,
-			Source:         d.source,
-			EndReason:      d.endReason,
 			Host:           env.Host,
 			User:           env.User,
 		},

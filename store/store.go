@@ -86,47 +86,32 @@ type Event struct {
 type SessionFacts struct {
 	CWD            string
 	TranscriptPath string
-	Model          string
-	PermissionMode string
-	// Title is the session title Claude Code sends on SessionStart and
-	// UserPromptSubmit.
-	Title string
-	// Source is the SessionStart source: startup, resume, clear, compact, fork.
-	Source string
-	// EndReason is the SessionEnd reason (an open enum, possibly empty).
-	EndReason string
-	Host      string
-	User      string
+	Host           string
+	User           string
 }
 
-// Session is the summary a store keeps for each session id, updated by every
-// inserted event of that session.
+// Session is what the event log keeps for each session id, updated by every
+// inserted event of that session: where its events come from and how many
+// there are. What the session is — its title, model, status, end — is the
+// session model's (package attribution), computed in one place whatever the
+// order the events arrived in.
 type Session struct {
 	ID string `json:"id"`
 	// Runtime is the runtime of the session's first stored event.
 	Runtime string `json:"runtime"`
-	// CWD, TranscriptPath, Model, PermissionMode and Title are the latest
-	// non-empty values the session's events carried. "Latest" is by event
-	// time, decided per insert batch: a batch whose newest event is older
-	// than the session's last event only fills values still empty.
+	// CWD and TranscriptPath are the latest non-empty values the session's
+	// events carried, which name its project (the group lineage links in)
+	// before its model exists. "Latest" is by event time, decided per
+	// insert batch: a batch whose newest event is older than the session's
+	// last event only fills values still empty.
 	CWD            string `json:"cwd"`
 	TranscriptPath string `json:"transcript_path"`
-	Model          string `json:"model"`
-	PermissionMode string `json:"permission_mode"`
-	Title          string `json:"title"`
-	// Source is the source of the latest SessionStart (startup, resume, …).
-	Source string `json:"source"`
 	// Host and User are where the session's first stored event came from.
 	Host string `json:"host"`
 	User string `json:"user"`
 	// FirstEventAt and LastEventAt are the earliest and latest event times.
 	FirstEventAt time.Time `json:"first_event_at"`
 	LastEventAt  time.Time `json:"last_event_at"`
-	// EndedAt is the time of the latest SessionEnd, or nil while the session
-	// runs: a SessionStart later than that SessionEnd (a resume) reopens it.
-	EndedAt *time.Time `json:"ended_at"`
-	// EndReason is the reason of that SessionEnd ("" while running).
-	EndReason string `json:"end_reason"`
 	// EventCount is the number of distinct events stored for the session.
 	EventCount int64 `json:"event_count"`
 	// LastSeq is the Seq of the session's latest inserted event.

@@ -2,8 +2,6 @@ package store
 
 import (
 	"time"
-
-	"github.com/hookwatch/hookwatch/event"
 )
 
 // SessionDelta is what one insert batch adds to one session's summary. Every
@@ -18,20 +16,11 @@ type SessionDelta struct {
 	// FirstEventAt and LastEventAt bound the batch's event times; the merge
 	// takes the minimum and maximum.
 	FirstEventAt, LastEventAt time.Time
-	// CWD, TranscriptPath, Model, PermissionMode and Title are the latest
-	// non-empty values by event time within the batch. The merge takes a
-	// value when the stored one is empty, or when LastEventAt is not older
-	// than the stored last event time.
-	CWD, TranscriptPath, Model, PermissionMode, Title string
-	// StartedAt is the time of the latest SessionStart in the batch (zero if
-	// none) and Source its source; the merge keeps the later start.
-	StartedAt time.Time
-	Source    string
-	// EndedAt is the time of the latest SessionEnd in the batch (zero if none)
-	// and EndReason its reason; the merge keeps the later end. A session is
-	// ended when its latest end is not older than its latest start.
-	EndedAt   time.Time
-	EndReason string
+	// CWD and TranscriptPath are the latest non-empty values by event time
+	// within the batch. The merge takes a value when the stored one is
+	// empty, or when LastEventAt is not older than the stored last event
+	// time.
+	CWD, TranscriptPath string
 	// Count is the number of events the batch stored; the merge adds it.
 	Count int64
 	// LastSeq is the largest Seq of the batch; the merge takes the maximum.
@@ -87,19 +76,6 @@ func Summarize(events []Event) []SessionDelta {
 		fill(&d.User, e.Facts.User)
 		set(&d.CWD, e.Facts.CWD)
 		set(&d.TranscriptPath, e.Facts.TranscriptPath)
-		set(&d.Model, e.Facts.Model)
-		set(&d.PermissionMode, e.Facts.PermissionMode)
-		set(&d.Title, e.Facts.Title)
-		switch e.Event {
-		case event.SessionStart:
-			if !e.Time.Before(d.StartedAt) {
-				d.StartedAt, d.Source = e.Time, e.Facts.Source
-			}
-		case event.SessionEnd:
-			if !e.Time.Before(d.EndedAt) {
-				d.EndedAt, d.EndReason = e.Time, e.Facts.EndReason
-			}
-		}
 	}
 	return out
 }

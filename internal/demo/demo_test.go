@@ -165,7 +165,13 @@ func TestSessions(t *testing.T) {
 	for _, e := range evs {
 		ids[e.SessionID] = true
 		if e.Event == event.SessionStart {
-			sources[e.Facts.Source]++
+			var p struct {
+				Source string `json:"source"`
+			}
+			if err := json.Unmarshal(e.Decoded.Payload, &p); err != nil {
+				t.Fatal(err)
+			}
+			sources[p.Source]++
 		}
 	}
 	if len(ids) != 300 {

@@ -51,9 +51,9 @@ func insertSQL(rows int) string {
 // following the rules documented on SessionDelta. In an upsert every
 // "sessions." column reads the row as it was before the update.
 const upsertSessionSQL = `
-INSERT INTO sessions (id, runtime, host_name, user_name, cwd, transcript_path, model, permission_mode, title,
-	source, first_event_at, last_event_at, started_at, ended_at, end_reason, event_count, last_seq)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+INSERT INTO sessions (id, runtime, host_name, user_name, cwd, transcript_path, first_event_at, last_event_at,
+	event_count, last_seq)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
 ON CONFLICT (id) DO UPDATE SET
 	runtime   = CASE WHEN sessions.runtime   = '' THEN excluded.runtime   ELSE sessions.runtime   END,
 	host_name = CASE WHEN sessions.host_name = '' THEN excluded.host_name ELSE sessions.host_name END,
@@ -62,20 +62,6 @@ ON CONFLICT (id) DO UPDATE SET
 		THEN excluded.cwd ELSE sessions.cwd END,
 	transcript_path = CASE WHEN excluded.transcript_path <> '' AND (sessions.transcript_path = '' OR excluded.last_event_at >= sessions.last_event_at)
 		THEN excluded.transcript_path ELSE sessions.transcript_path END,
-	model = CASE WHEN excluded.model <> '' AND (sessions.model = '' OR excluded.last_event_at >= sessions.last_event_at)
-		THEN excluded.model ELSE sessions.model END,
-	permission_mode = CASE WHEN excluded.permission_mode <> '' AND (sessions.permission_mode = '' OR excluded.last_event_at >= sessions.last_event_at)
-		THEN excluded.permission_mode ELSE sessions.permission_mode END,
-	title = CASE WHEN excluded.title <> '' AND (sessions.title = '' OR excluded.last_event_at >= sessions.last_event_at)
-		THEN excluded.title ELSE sessions.title END,
-	source = CASE WHEN excluded.started_at IS NOT NULL AND (sessions.started_at IS NULL OR excluded.started_at >= sessions.started_at)
-		THEN excluded.source ELSE sessions.source END,
-	started_at = CASE WHEN excluded.started_at IS NOT NULL AND (sessions.started_at IS NULL OR excluded.started_at >= sessions.started_at)
-		THEN excluded.started_at ELSE sessions.started_at END,
-	end_reason = CASE WHEN excluded.ended_at IS NOT NULL AND (sessions.ended_at IS NULL OR excluded.ended_at >= sessions.ended_at)
-		THEN excluded.end_reason ELSE sessions.end_reason END,
-	ended_at = CASE WHEN excluded.ended_at IS NOT NULL AND (sessions.ended_at IS NULL OR excluded.ended_at >= sessions.ended_at)
-		THEN excluded.ended_at ELSE sessions.ended_at END,
 	first_event_at = min(sessions.first_event_at, excluded.first_event_at),
 	last_event_at  = max(sessions.last_event_at, excluded.last_event_at),
 	event_count    = sessions.event_count + excluded.event_count,
@@ -172,8 +158,7 @@ func (db *DB) insert(ctx context.Context, events []store.Event) (int, error) {
 		upsert := tx.StmtContext(ctx, db.stmts.session)
 		for _, d := range store.Summarize(events) {
 			if _, err := upsert.ExecContext(ctx, d.ID, d.Runtime, d.Host, d.User, d.CWD, d.TranscriptPath,
-				d.Model, d.PermissionMode, d.Title, d.Source, d.FirstEventAt.UnixNano(), d.LastEventAt.UnixNano(),
-				nullTime(d.StartedAt), nullTime(d.EndedAt), d.EndReason, d.Count, d.LastSeq); err != nil {
+				d.FirstEventAt.UnixNano(), d.LastEventAt.UnixNano(), d.Count, d.LastSeq); err != nil {
 				return 0, fmt.Errorf("cannot update session %q: %w", d.ID, err)
 			}
 		}

@@ -12,27 +12,17 @@ import (
 	"github.com/hookwatch/hookwatch/store"
 )
 
-const sessionColumns = `id, runtime, host_name, user_name, cwd, transcript_path, model, permission_mode, title,
-	source, first_event_at, last_event_at, started_at, ended_at, end_reason, event_count, last_seq`
+const sessionColumns = `id, runtime, host_name, user_name, cwd, transcript_path, first_event_at, last_event_at,
+	event_count, last_seq`
 
 func scanSession(sc interface{ Scan(...any) error }) (store.Session, error) {
 	var s store.Session
 	var first, last int64
-	var started, ended sql.NullInt64
-	err := sc.Scan(&s.ID, &s.Runtime, &s.Host, &s.User, &s.CWD, &s.TranscriptPath, &s.Model, &s.PermissionMode,
-		&s.Title, &s.Source, &first, &last, &started, &ended, &s.EndReason, &s.EventCount, &s.LastSeq)
+	err := sc.Scan(&s.ID, &s.Runtime, &s.Host, &s.User, &s.CWD, &s.TranscriptPath, &first, &last, &s.EventCount, &s.LastSeq)
 	if err != nil {
 		return s, err
 	}
 	s.FirstEventAt, s.LastEventAt = fromNanos(first), fromNanos(last)
-	// A SessionStart later than the latest SessionEnd (a resume) reopens
-	// the session.
-	if ended.Valid && (!started.Valid || ended.Int64 >= started.Int64) {
-		t := fromNanos(ended.Int64)
-		s.EndedAt = &t
-	} else {
-		s.EndReason = ""
-	}
 	return s, nil
 }
 
