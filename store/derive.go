@@ -13,10 +13,10 @@ import (
 
 // derived is what FromEnvelope takes from a payload.
 type derived struct {
-	sessionID, name, agentID, promptID  string
-	agentType                           event.OptString
-	toolName, toolUseID                 string
-	cwd, transcriptPath                 string
+	sessionID, name, agentID, promptID string
+	agentType                          event.OptString
+	toolName, toolUseID                string
+	cwd, transcriptPath                string
 }
 
 // derive reads the fields FromEnvelope needs from a payload, with exactly the
