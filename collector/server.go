@@ -30,6 +30,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultMaxBodyBytes    = 32 << 20
+	DefaultMaxInflight     = 2 * DefaultMaxBodyBytes
 	DefaultMaxCommitEvents = 20_000
 	DefaultHeartbeat       = 15 * time.Second
 )
@@ -51,6 +52,11 @@ type Config struct {
 	// MaxBodyBytes caps a request body, after gzip decompression
 	// (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// MaxInflightBytes caps the request-body bytes read or held by all
+	// requests at once; a request beyond it is answered 503 with
+	// Retry-After (default DefaultMaxInflight; never less than
+	// MaxBodyBytes). See body.go.
+	MaxInflightBytes int64
 	// MaxCommitEvents caps the events one group commit gathers from
 	// several requests; a single larger request still commits alone, whole
 	// (default DefaultMaxCommitEvents).
@@ -75,6 +81,8 @@ type Server struct {
 	hub     *hub
 	writer  *writer
 	modeler *modeler
+	// inflight counts the request-body bytes held across requests.
+	inflight *inflight
 
 	// done is closed when Shutdown begins; long-lived handlers (SSE) end.
 	done chan struct{}
@@ -93,6 +101,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if cfg.MaxInflightBytes <= 0 {
+		cfg.MaxInflightBytes = DefaultMaxInflight
+	}
+	// A body the collector accepts must fit in the budget alone.
+	cfg.MaxInflightBytes = max(cfg.MaxInflightBytes, cfg.MaxBodyBytes)
 	if cfg.MaxCommitEvents <= 0 {
 		cfg.MaxCommitEvents = DefaultMaxCommitEvents
 	}
@@ -115,6 +128,7 @@ func New(cfg Config) (*Server, error) {
 		hub:     newHub(),
 		done:    make(chan struct{}),
 	}
+	s.inflight = &inflight{max: cfg.MaxInflightBytes}
 	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait)
 	s.writer = newWriter(modelingStore{s.store, s.modeler}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
 	s.routes()
