@@ -25,6 +25,7 @@ type serverMetrics struct {
 	commitErrors   *metrics.Counter
 	sseClients     *metrics.Gauge
 	bodiesRefused  *metrics.Counter
+	streamsStalled *metrics.Counter
 	// spool is the local spool the server drains (DrainSpool), nil until
 	// it drains one; its counters are read at each scrape.
 	spool atomic.Pointer[spool.Spool]
@@ -43,6 +44,7 @@ func newMetrics() *serverMetrics {
 		commitErrors:   s.NewCounter(`hookwatch_commit_errors_total`),
 		sseClients:     s.NewGauge(`hookwatch_sse_clients`, nil),
 		bodiesRefused:  s.NewCounter(`hookwatch_requests_busy_total`),
+		streamsStalled: s.NewCounter(`hookwatch_sse_stalled_total`),
 	}
 }
 

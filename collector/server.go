@@ -64,6 +64,9 @@ type Config struct {
 	// Heartbeat is the interval of SSE comment lines that keep idle
 	// streams open through proxies (default DefaultHeartbeat).
 	Heartbeat time.Duration
+	// StreamStall is how long a stream waits for its client to take a
+	// write before disconnecting it (default DefaultStreamStall).
+	StreamStall time.Duration
 	// DeriveWait bounds how long a read of a session's model waits for
 	// committed events of it not applied yet (default DefaultDeriveWait).
 	DeriveWait time.Duration
@@ -83,6 +86,8 @@ type Server struct {
 	modeler *modeler
 	// inflight counts the request-body bytes held across requests.
 	inflight *inflight
+	// streamReads bounds the streams holding a page of events at once.
+	streamReads streamReads
 
 	// done is closed when Shutdown begins; long-lived handlers (SSE) end.
 	done chan struct{}
@@ -112,6 +117,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
 	}
+	if cfg.StreamStall <= 0 {
+		cfg.StreamStall = DefaultStreamStall
+	}
 	if cfg.DeriveWait <= 0 {
 		cfg.DeriveWait = DefaultDeriveWait
 	}
@@ -129,6 +137,7 @@ func New(cfg Config) (*Server, error) {
 		done:    make(chan struct{}),
 	}
 	s.inflight = &inflight{max: cfg.MaxInflightBytes}
+	s.streamReads = newStreamReads()
 	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait)
 	s.writer = newWriter(modelingStore{s.store, s.modeler}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
 	s.routes()
