@@ -19,7 +19,7 @@ import (
 // envelopes are validated by Ingest.
 func DecodeBatch(r io.Reader) ([]event.Envelope, error) {
 	rr := &recordingReader{r: r}
-	envs, err := decodeBatch(json.NewDecoder(rr))
+	envs, err := decodeBatch(json.NewDecoder(&spaceCapReader{r: rr}))
 	if rr.err != nil {
 		return nil, fmt.Errorf("cannot read the body: %w", rr.err)
 	}
@@ -137,4 +137,55 @@ func (r *recordingReader) Read(p []byte) (int, error) {
 		r.err = err
 	}
 	return n, err
+}
+
+// maxSpaceRun is the longest run of whitespace between JSON tokens that
+// spaceCapReader passes on.
+const maxSpaceRun = 64
+
+// spaceCapReader shortens runs of whitespace between JSON tokens to
+// maxSpaceRun bytes. json.Decoder rescans the whole of a run each time it
+// reads more of it, which makes megabytes of whitespace (a body of
+// '{"envelopes":[' and spaces) cost minutes of CPU. Whitespace between
+// tokens means nothing, and a shortened run still separates them; runs in
+// real batches (indentation) are shorter and pass whole, so the offsets in
+// error messages stay exact for them.
+type spaceCapReader struct {
+	r        io.Reader
+	inString bool // inside a JSON string, where spaces are content
+	escaped  bool // the previous byte in the string was a backslash
+	run      int  // length of the current run of whitespace
+}
+
+func (s *spaceCapReader) Read(p []byte) (int, error) {
+	for {
+		n, err := s.r.Read(p)
+		out := 0
+		for _, c := range p[:n] {
+			switch {
+			case s.inString:
+				switch {
+				case s.escaped:
+					s.escaped = false
+				case c == '\\':
+					s.escaped = true
+				case c == '"':
+					s.inString = false
+				}
+			case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+				s.run++
+				if s.run > maxSpaceRun {
+					continue
+				}
+			default:
+				s.run = 0
+				s.inString = c == '"'
+			}
+			p[out] = c
+			out++
+		}
+		if out > 0 || err != nil || n == 0 {
+			return out, err
+		}
+	}
 }

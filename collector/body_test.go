@@ -3,6 +3,7 @@ package collector_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -129,4 +130,33 @@ func TestInflightBudget(t *testing.T) {
 // chunked encodes b as one chunk and the last chunk.
 func chunked(b []byte) []byte {
 	return fmt.Appendf(nil, "%x\r\n%s\r\n0\r\n\r\n", len(b), b)
+}
+
+// TestDecodeBatchWhitespace: long runs of whitespace between tokens are
+// shortened before decoding (json.Decoder rescans a run each time it reads
+// more of it), and nothing inside a string changes.
+func TestDecodeBatchWhitespace(t *testing.T) {
+	f := func(body string, wantPrompt string) {
+		t.Helper()
+		envs, err := collector.DecodeBatch(strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("%.80q: %v", body, err)
+		}
+		var p struct{ Prompt string }
+		if len(envs) != 1 || json.Unmarshal(envs[0].Payload, &p) != nil || p.Prompt != wantPrompt {
+			t.Fatalf("%.80q: decoded %d envelopes, prompt %q, want %q", body, len(envs), p.Prompt, wantPrompt)
+		}
+	}
+	spaces := strings.Repeat(" \t\r\n", 1<<20)
+	inString := strings.Repeat(" ", 1000)
+	f(`{"envelopes":[{"id":"a","payload":{"prompt":"`+inString+`"}}]}`, inString)
+	f(spaces+`{`+spaces+`"envelopes"`+spaces+`:`+spaces+`[`+spaces+`{"id":"a","payload":{"prompt":"x"}}`+spaces+`]`+spaces+`}`+spaces, "x")
+	f(`{"envelopes":[{"id":"a","payload":{"prompt":"q\"`+inString+`\\"}}]}`, `q"`+inString+`\`)
+	f(`{"envelopes":[{"id":"a","payload":{"prompt":"\\\"`+inString+`"}}]}`, `\"`+inString)
+
+	// A run of whitespace still separates tokens.
+	_, err := collector.DecodeBatch(strings.NewReader(`{"envelopes":[{"id":"a","payload":{"n":1` + spaces + `2}}]}`))
+	if err == nil || !strings.Contains(err.Error(), "malformed JSON") {
+		t.Fatalf("1<spaces>2 decoded: %v", err)
+	}
 }
