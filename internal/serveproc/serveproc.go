@@ -34,6 +34,9 @@ type Proc struct {
 	exited chan error
 }
 
+// Pid is the collector's process id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
 // URL is the collector's base URL.
 func (p *Proc) URL() string { return "http://" + p.Addr }
 
