@@ -44,6 +44,8 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 			return
 		}
 		defer body.Close()
+		// One payload, read whole: the policies take its bytes as sent.
+		// The in-flight budget counts it all the same.
 		data, _ := body.readAll(r.ContentLength)
 		if s.readFailed(w, body) {
 			return
