@@ -24,7 +24,7 @@ import (
 //   - at most streamReaders streams hold a page read from the store at
 //     once, since a page of large envelopes is large (a read takes
 //     milliseconds; with 50 streams woken by four 5 MB events, two readers
-//     peaked at 217 MiB and one at 164 MiB: `go run ./internal/cmd/bench abuse`).
+//     peaked ~40 MiB higher than one: `go run ./internal/cmd/bench abuse`).
 const (
 	streamInlineMax  = 64 << 10
 	streamQueueBytes = 256 << 10
