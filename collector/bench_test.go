@@ -23,7 +23,7 @@ func BenchmarkDecodeBatch(b *testing.B) {
 	body := batch(b, envs[:500])
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		if _, err := collector.DecodeBatch(body); err != nil {
+		if _, err := collector.DecodeBatch(bytes.NewReader(body)); err != nil {
 			b.Fatal(err)
 		}
 	}

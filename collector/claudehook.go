@@ -2,8 +2,6 @@ package collector
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"os"
 	"time"
@@ -41,14 +39,15 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 		cfg.Policies = policy.NewEvaluator(cfg.Home)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				writeError(w, http.StatusRequestEntityTooLarge, "payload larger than the collector accepts")
-				return
-			}
-			writeError(w, http.StatusBadRequest, "cannot read the payload: "+err.Error())
+		body := s.openBody(w, r)
+		if body == nil {
+			return
+		}
+		defer body.Close()
+		// One payload, read whole: the policies take its bytes as sent.
+		// The in-flight budget counts it all the same.
+		data, _ := body.readAll(r.ContentLength)
+		if s.readFailed(w, body) {
 			return
 		}
 		p, err := event.Decode(data)

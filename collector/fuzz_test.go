@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -26,7 +27,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	}
 	now := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		envs, err := DecodeBatch(body)
+		envs, err := DecodeBatch(bytes.NewReader(body))
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("an error without a message")

@@ -24,6 +24,8 @@ type serverMetrics struct {
 	commitDuration *metrics.Histogram
 	commitErrors   *metrics.Counter
 	sseClients     *metrics.Gauge
+	bodiesRefused  *metrics.Counter
+	streamsStalled *metrics.Counter
 	// spool is the local spool the server drains (DrainSpool), nil until
 	// it drains one; its counters are read at each scrape.
 	spool atomic.Pointer[spool.Spool]
@@ -41,6 +43,8 @@ func newMetrics() *serverMetrics {
 		commitDuration: s.NewHistogram(`hookwatch_commit_duration_seconds`),
 		commitErrors:   s.NewCounter(`hookwatch_commit_errors_total`),
 		sseClients:     s.NewGauge(`hookwatch_sse_clients`, nil),
+		bodiesRefused:  s.NewCounter(`hookwatch_requests_busy_total`),
+		streamsStalled: s.NewCounter(`hookwatch_sse_stalled_total`),
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultMaxBodyBytes    = 32 << 20
+	DefaultMaxInflight     = 2 * DefaultMaxBodyBytes
 	DefaultMaxCommitEvents = 20_000
 	DefaultHeartbeat       = 15 * time.Second
 )
@@ -51,6 +52,11 @@ type Config struct {
 	// MaxBodyBytes caps a request body, after gzip decompression
 	// (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// MaxInflightBytes caps the request-body bytes read or held by all
+	// requests at once; a request beyond it is answered 503 with
+	// Retry-After (default DefaultMaxInflight; never less than
+	// MaxBodyBytes). See body.go.
+	MaxInflightBytes int64
 	// MaxCommitEvents caps the events one group commit gathers from
 	// several requests; a single larger request still commits alone, whole
 	// (default DefaultMaxCommitEvents).
@@ -58,6 +64,9 @@ type Config struct {
 	// Heartbeat is the interval of SSE comment lines that keep idle
 	// streams open through proxies (default DefaultHeartbeat).
 	Heartbeat time.Duration
+	// StreamStall is how long a stream waits for its client to take a
+	// write before disconnecting it (default DefaultStreamStall).
+	StreamStall time.Duration
 	// DeriveWait bounds how long a read of a session's model waits for
 	// committed events of it not applied yet (default DefaultDeriveWait).
 	DeriveWait time.Duration
@@ -75,6 +84,10 @@ type Server struct {
 	hub     *hub
 	writer  *writer
 	modeler *modeler
+	// inflight counts the request-body bytes held across requests.
+	inflight *inflight
+	// streamReads bounds the streams holding a page of events at once.
+	streamReads streamReads
 
 	// done is closed when Shutdown begins; long-lived handlers (SSE) end.
 	done chan struct{}
@@ -93,11 +106,19 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if cfg.MaxInflightBytes <= 0 {
+		cfg.MaxInflightBytes = DefaultMaxInflight
+	}
+	// A body the collector accepts must fit in the budget alone.
+	cfg.MaxInflightBytes = max(cfg.MaxInflightBytes, cfg.MaxBodyBytes)
 	if cfg.MaxCommitEvents <= 0 {
 		cfg.MaxCommitEvents = DefaultMaxCommitEvents
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.StreamStall <= 0 {
+		cfg.StreamStall = DefaultStreamStall
 	}
 	if cfg.DeriveWait <= 0 {
 		cfg.DeriveWait = DefaultDeriveWait
@@ -115,6 +136,8 @@ func New(cfg Config) (*Server, error) {
 		hub:     newHub(),
 		done:    make(chan struct{}),
 	}
+	s.inflight = &inflight{max: cfg.MaxInflightBytes}
+	s.streamReads = newStreamReads()
 	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait)
 	s.writer = newWriter(modelingStore{s.store, s.modeler}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
 	s.routes()

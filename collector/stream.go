@@ -2,7 +2,6 @@ package collector
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
@@ -48,6 +47,13 @@ const streamPage = 500
 // with it, it first replays every event after that seq (and, given as
 // "E:M", every model change after M). The optional session_id parameter
 // keeps one session's events and model.
+//
+// An event whose envelope is larger than 64 KiB is sent without its
+// payload: its envelope lacks "payload", and "payload_omitted" holds
+// {"envelope_bytes": N, "url": "/v1/sessions/{id}/events?limit=1&cursor=…"},
+// the listing that returns the whole event. A client that does not take
+// what it is sent within StreamStall (30 s) is disconnected; it resumes
+// with Last-Event-ID and loses nothing. See streambound.go.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	var pos streamPos
 	resumeModel := false
@@ -93,39 +99,54 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	var buf bytes.Buffer
 	for {
 		wake := s.hub.wait()
-		// Drain everything stored after cursor, a page at a time.
+		// Drain everything stored after cursor, at most streamQueueBytes
+		// at a time (see streambound.go).
 		for {
 			filter.Cursor = store.EventCursor(cursor)
+			if !s.streamReads.acquire(r.Context(), s.done) {
+				return
+			}
 			page, err := s.store.Events(r.Context(), filter)
 			if err != nil {
+				s.streamReads.release()
 				if r.Context().Err() == nil {
 					s.log.Warn("stream cannot read events", "err", err)
 				}
 				return
 			}
-			if len(page.Events) == 0 {
-				break
-			}
+			more := page.Next != ""
 			buf.Reset()
 			for i := range page.Events {
 				writeSSE(&buf, &page.Events[i], pos.model)
+				cursor = page.Events[i].Seq
+				if buf.Len() >= streamQueueBytes {
+					more = more || i < len(page.Events)-1
+					break
+				}
 			}
-			// A client that stops reading must not pin the handler forever.
-			rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			page = store.EventPage{} // not held while the client is slow
+			s.streamReads.release()
+			if buf.Len() == 0 {
+				break
+			}
+			// A client that stops reading is disconnected; it resumes
+			// with Last-Event-ID.
+			rc.SetWriteDeadline(time.Now().Add(s.cfg.StreamStall))
 			if _, err := w.Write(buf.Bytes()); err != nil {
+				s.streamWriteFailed(err)
 				return
 			}
-			if rc.Flush() != nil {
+			if err := rc.Flush(); err != nil {
+				s.streamWriteFailed(err)
 				return
 			}
-			cursor = page.Events[len(page.Events)-1].Seq
-			if page.Next == "" {
+			if !more {
 				break
 			}
 		}
 		pos.event = cursor
 		err := s.streamModel(r.Context(), filter.SessionID, &pos, func(b []byte) error {
-			rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			rc.SetWriteDeadline(time.Now().Add(s.cfg.StreamStall))
 			if _, err := w.Write(b); err != nil {
 				return err
 			}
@@ -140,7 +161,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-wake:
 		case <-heartbeat.C:
-			rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			rc.SetWriteDeadline(time.Now().Add(s.cfg.StreamStall))
 			if _, err := w.Write([]byte(": ping\n\n")); err != nil {
 				return
 			}
@@ -160,7 +181,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 // envelope is stored compact), but a data: line must not contain one
 // whatever happens, so any is split into continuation lines.
 func writeSSE(buf *bytes.Buffer, e *store.Event, modelSeq int64) {
-	b, err := json.Marshal(e)
+	b, err := streamJSON(e)
 	if err != nil {
 		return
 	}

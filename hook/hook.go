@@ -32,15 +32,12 @@ import (
 const (
 	DefaultURL    = "http://127.0.0.1:7421"
 	DefaultBudget = time.Second
-	// MaxPayloadBytes bounds what the hook reads from stdin; the rest is
-	// drained and discarded so the client never blocks on a full pipe.
-	MaxPayloadBytes = 256 << 20
 	// drainMax is how many spooled envelopes one hook run delivers at most,
 	// so a large backlog never makes one agent event slow.
 	drainMax = 500
 	// largePayloadBytes is the size from which a payload is worth a log line:
 	// real ones are a few KiB; tool output is what makes them huge.
-	largePayloadBytes = 16 << 20
+	largePayloadBytes = 1 << 20
 )
 
 // Config is the hook's configuration, read from the environment.
@@ -162,7 +159,7 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 		}
 	}()
 
-	data, err := readPayload(stdin)
+	data, err := readPayload(stdin, deadline)
 	if err != nil {
 		return Result{Err: err}
 	}
@@ -386,25 +383,6 @@ func BatchBody(recs [][]byte) []byte {
 		b = append(b, r...)
 	}
 	return append(b, "]}"...)
-}
-
-// readPayload reads stdin up to MaxPayloadBytes and discards the rest.
-func readPayload(r io.Reader) ([]byte, error) {
-	if r == nil {
-		return nil, errors.New("no stdin")
-	}
-	data, err := io.ReadAll(io.LimitReader(r, MaxPayloadBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read stdin: %w", err)
-	}
-	if len(data) > MaxPayloadBytes {
-		n, _ := io.Copy(io.Discard, r)
-		return nil, fmt.Errorf("payload of %d bytes is larger than the %d the hook reads", int64(len(data))+n, MaxPayloadBytes)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errors.New("empty stdin: no hook payload")
-	}
-	return data, nil
 }
 
 // runtimeOf names the runtime that sent p: the configured one, else Codex

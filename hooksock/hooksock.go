@@ -56,9 +56,9 @@ func Path(home string) string { return filepath.Join(home, FileName) }
 // hook and a future protocol from this one.
 const magic = "hookwatch-decide 1\n"
 
-// MaxRequestBytes bounds a request: the hook reads at most 256 MiB of
+// MaxRequestBytes bounds a request: the hook reads at most 8 MiB of
 // payload (hook.MaxPayloadBytes), plus the header lines.
-const MaxRequestBytes = 256<<20 + 64<<10
+const MaxRequestBytes = 8<<20 + 64<<10
 
 // maxReplyBytes bounds a reply the hook reads.
 const maxReplyBytes = 4 << 20

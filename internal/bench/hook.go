@@ -185,14 +185,20 @@ func buildAll(ctx context.Context, repo string) (b binaries, err error) {
 
 // buildFloor builds the floor program into dir and returns its path.
 func buildFloor(ctx context.Context, repo, dir string) (string, error) {
-	floor := filepath.Join(dir, "floor")
-	if err := os.WriteFile(floor+".go", []byte(floorSource), 0o644); err != nil {
+	return buildSource(ctx, repo, dir, "floor", floorSource)
+}
+
+// buildSource builds a one-file Go program into dir/name and returns its
+// path.
+func buildSource(ctx context.Context, repo, dir, name, source string) (string, error) {
+	bin := filepath.Join(dir, name)
+	if err := os.WriteFile(bin+".go", []byte(source), 0o644); err != nil {
 		return "", err
 	}
-	if err := goBuild(ctx, repo, floor, floor+".go"); err != nil {
+	if err := goBuild(ctx, repo, bin, bin+".go"); err != nil {
 		return "", err
 	}
-	return floor, nil
+	return bin, nil
 }
 
 // goBuild builds a static binary, as the release and install do.

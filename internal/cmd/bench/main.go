@@ -1,10 +1,10 @@
 // Command bench runs hookwatch's benchmarks and prints their figures:
 // medians and ratios measured side by side in one run, never pass/fail.
 //
-//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|all]
+//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|abuse|all]
 //
-// It lives here rather than in the hookwatch binary because the hook and
-// policy benchmarks build the binaries they measure (and the floor program)
+// It lives here rather than in the hookwatch binary because the hook,
+// policy, abuse and model benchmarks build the binaries they measure (and the floor program)
 // from the repository with the Go toolchain: the shipped binary must not need
 // one for any of its subcommands.
 package main
@@ -43,15 +43,15 @@ func main() {
 // errUsage marks an error caused by bad arguments: exit code 2.
 var errUsage = errors.New("usage error")
 
-// run is `bench [flags] [hook|policy|ingest|query|model|all]`.
+// run is `bench [flags] [hook|policy|ingest|query|model|abuse|all]`.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|all]\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|abuse|all]\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	repo := fs.String("repo", ".", "repository root to build the hook and floor binaries from (hook and policy benchmarks)")
+	repo := fs.String("repo", ".", "repository root to build the binaries from (hook, policy and abuse benchmarks)")
 	runs := fs.Int("runs", 200, "runs of each command per round (hook and policy benchmarks)")
 	rounds := fs.Int("rounds", 1, "rounds of runs; verdicts use the median of the rounds' medians (hook and policy benchmarks)")
 	events := fs.Int("events", 0, "events to ingest (ingest), to hold in the database (query) or of each session (model); 0 = the benchmark's default")
@@ -108,11 +108,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			_, err := bench.Query(ctx, stdout, bench.QueryOptions{Path: *db, Events: *events})
 			return err
 		},
+		"abuse": func() error {
+			return bench.Abuse(ctx, stdout, bench.AbuseOptions{Repo: *repo})
+		},
 	}
-	order := []string{"hook", "policy", "ingest", "query", "model"}
+	order := []string{"hook", "policy", "ingest", "query", "model", "abuse"}
 	if which != "all" {
 		if _, ok := benchmarks[which]; !ok {
-			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query, model or all)", errUsage, which)
+			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query, model, abuse or all)", errUsage, which)
 		}
 		order = []string{which}
 	}

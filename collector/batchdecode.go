@@ -1,0 +1,191 @@
+package collector
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+)
+
+// DecodeBatch reads the body of POST /v1/events, {"envelopes":[…]}, where
+// each element is an event.Envelope, one envelope at a time: the body is
+// never held whole beside the envelopes decoded from it. Unknown top-level
+// keys are ignored. An element that is not an envelope fails with a
+// *BatchError naming it; an error of r is returned as it is (wrapped); any
+// other error describes what is wrong with the body. It only parses:
+// envelopes are validated by Ingest.
+func DecodeBatch(r io.Reader) ([]event.Envelope, error) {
+	rr := &recordingReader{r: r}
+	envs, err := decodeBatch(json.NewDecoder(&spaceCapReader{r: rr}))
+	if rr.err != nil {
+		return nil, fmt.Errorf("cannot read the body: %w", rr.err)
+	}
+	return envs, err
+}
+
+func decodeBatch(dec *json.Decoder) ([]event.Envelope, error) {
+	malformed := func(err error) error {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("malformed JSON: unexpected end of the body at byte %d", dec.InputOffset())
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return fmt.Errorf("malformed JSON at byte %d: %v", dec.InputOffset(), se)
+		}
+		return fmt.Errorf("malformed JSON: %v", err)
+	}
+	tok, err := dec.Token()
+	if err == io.EOF {
+		return nil, errors.New(`empty body: want {"envelopes":[…]}`)
+	}
+	if err != nil {
+		return nil, malformed(err)
+	}
+	if tok != json.Delim('{') {
+		return nil, errors.New(`body is not a JSON object: want {"envelopes":[…]}`)
+	}
+	var envs []event.Envelope
+	found := false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, malformed(err)
+		}
+		if key != "envelopes" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, malformed(err)
+			}
+			continue
+		}
+		// As with json.Unmarshal, the last "envelopes" counts.
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, malformed(err)
+		}
+		if tok == nil {
+			found, envs = false, nil
+			continue
+		}
+		if tok != json.Delim('[') {
+			return nil, errors.New(`"envelopes" is not an array`)
+		}
+		found, envs = true, envs[:0]
+		for i := 0; dec.More(); i++ {
+			// A pointer tells null from an object; a JSON value of another
+			// type is a type error without a field.
+			var env *event.Envelope
+			err := dec.Decode(&env)
+			var te *json.UnmarshalTypeError
+			switch {
+			case err == nil && env == nil, errors.As(err, &te) && te.Field == "":
+				return nil, &BatchError{Index: i, Err: errors.New("not a JSON object")}
+			case errors.As(err, &te), errors.As(err, new(*time.ParseError)):
+				return nil, &BatchError{Index: i, Err: describeJSONError(err)}
+			case err != nil:
+				return nil, malformed(err)
+			}
+			envs = append(envs, *env)
+		}
+		if _, err := dec.Token(); err != nil { // ]
+			return nil, malformed(err)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // }
+		return nil, malformed(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("malformed JSON at byte %d: data after the batch", dec.InputOffset())
+	}
+	if !found {
+		return nil, errors.New(`missing "envelopes": want {"envelopes":[…]}`)
+	}
+	if envs == nil {
+		envs = []event.Envelope{}
+	}
+	return envs, nil
+}
+
+// describeJSONError rewrites encoding/json's type errors in terms of the
+// envelope's fields.
+func describeJSONError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("%s: want a %s, got a JSON %s", te.Field, te.Type, te.Value)
+	}
+	var pe *time.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("received_at: not an RFC 3339 time: %q", pe.Value)
+	}
+	return err
+}
+
+// recordingReader keeps the first error of r other than io.EOF: the JSON
+// decoder reports it as a syntax error or an unexpected end, which would
+// turn "too large" or "busy" into "malformed".
+type recordingReader struct {
+	r   io.Reader
+	err error
+}
+
+func (r *recordingReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
+
+// maxSpaceRun is the longest run of whitespace between JSON tokens that
+// spaceCapReader passes on.
+const maxSpaceRun = 64
+
+// spaceCapReader shortens runs of whitespace between JSON tokens to
+// maxSpaceRun bytes. json.Decoder rescans the whole of a run each time it
+// reads more of it, which makes megabytes of whitespace (a body of
+// '{"envelopes":[' and spaces) cost minutes of CPU. Whitespace between
+// tokens means nothing, and a shortened run still separates them; runs in
+// real batches (indentation) are shorter and pass whole, so the offsets in
+// error messages stay exact for them.
+type spaceCapReader struct {
+	r        io.Reader
+	inString bool // inside a JSON string, where spaces are content
+	escaped  bool // the previous byte in the string was a backslash
+	run      int  // length of the current run of whitespace
+}
+
+func (s *spaceCapReader) Read(p []byte) (int, error) {
+	for {
+		n, err := s.r.Read(p)
+		out := 0
+		for _, c := range p[:n] {
+			switch {
+			case s.inString:
+				switch {
+				case s.escaped:
+					s.escaped = false
+				case c == '\\':
+					s.escaped = true
+				case c == '"':
+					s.inString = false
+				}
+			case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+				s.run++
+				if s.run > maxSpaceRun {
+					continue
+				}
+			default:
+				s.run = 0
+				s.inString = c == '"'
+			}
+			p[out] = c
+			out++
+		}
+		if out > 0 || err != nil || n == 0 {
+			return out, err
+		}
+	}
+}
