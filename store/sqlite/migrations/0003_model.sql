@@ -34,7 +34,9 @@ CREATE TABLE model_agents (
 CREATE INDEX model_agents_start ON model_agents (session_id, agent_id <> '', started_at, agent_id);
 -- Which session a subagent belongs to (the virtual session sub--<agent_id>).
 CREATE INDEX model_agents_agent ON model_agents (agent_id, session_id);
-CREATE INDEX model_agents_changed ON model_agents (updated_seq, session_id, agent_id);
+-- Agents changed after a seq are read per session (a session's stream),
+-- through model_agents_start: a session has few agents. Every index costs
+-- each write, and updated_seq changes on every write.
 
 CREATE TABLE model_tool_calls (
 	session_id  TEXT    NOT NULL,
@@ -57,6 +59,8 @@ CREATE INDEX model_tool_calls_start ON model_tool_calls (session_id, started_at,
 CREATE INDEX model_tool_calls_agent ON model_tool_calls (session_id, agent_id, started_at, tool_use_id);
 CREATE INDEX model_tool_calls_tool ON model_tool_calls (session_id, tool_name, started_at, tool_use_id);
 CREATE INDEX model_tool_calls_status ON model_tool_calls (session_id, status, started_at, tool_use_id);
--- Calls changed after a seq: of every session, and of one session.
-CREATE INDEX model_tool_calls_changed ON model_tool_calls (updated_seq, session_id, tool_use_id);
+-- Calls changed after a seq, of one session (a session's stream). Of
+-- every session at once (no SessionID) they are found by a scan: the live
+-- stream of the session list reads sessions, not calls, and an index here
+-- would cost every write.
 CREATE INDEX model_tool_calls_session_changed ON model_tool_calls (session_id, updated_seq, tool_use_id);
