@@ -36,8 +36,11 @@ type agentState struct {
 	start, stop *record
 	ownPath     string // a transcript_path the agent's own events carry (Codex)
 	stopPath    string // SubagentStop's agent_transcript_path
-	parentSet   bool
-	spawn       *callState
+	// guessed is agentTranscript's guess, made from the session's
+	// transcript path guessedFrom.
+	guessed, guessedFrom string
+	parentSet            bool
+	spawn                *callState
 	// calls are the agent's calls, to settle again when its place in the
 	// tree changes.
 	calls []*callState
@@ -73,6 +76,10 @@ type callState struct {
 	counted  string // the status the call is counted under ("" before)
 	dirty    bool   // in sessionBuilder.dirty
 	reported bool   // in sessionBuilder.changed
+	// Read once: the agent a delegation call's response names, and what
+	// its input asks for (reset when the input changes).
+	spawned *string
+	asked   *delegation
 }
 
 // done reports whether the call has an outcome.
@@ -258,7 +265,7 @@ func (b *sessionBuilder) add(r *record) {
 			c.pre = r
 			c.agent, c.first = ag, r
 			c.c.ToolName, c.c.Input, c.turnID = e.ToolName, rawCopy(e.ToolInput), p.TurnID
-			c.canon = nil
+			c.canon, c.asked = nil, nil
 		}
 		b.decide(c, r)
 		b.touch(c)
@@ -703,7 +710,11 @@ func (b *sessionBuilder) resolveParents() {
 		if c.post == nil {
 			continue
 		}
-		id := spawnedAgentID(c.postResp)
+		if c.spawned == nil {
+			id := spawnedAgentID(c.postResp)
+			c.spawned = &id
+		}
+		id := *c.spawned
 		if id == "" {
 			continue
 		}
@@ -736,7 +747,7 @@ func (b *sessionBuilder) resolveParents() {
 			if c.pre.seq >= a.first.seq {
 				break
 			}
-			if !claimed[c] && c.agent != a && requestedType(c) == a.typ.Value {
+			if !claimed[c] && c.agent != a && c.requested().Type == a.typ.Value {
 				claim(a, c, ResolvedBySubagentType)
 				break
 			}
@@ -749,23 +760,37 @@ func (b *sessionBuilder) resolveParents() {
 	}
 }
 
-// requestedType is the agent type a delegation call asked for: its
-// subagent_type (Codex: agent_type); the client's default when absent.
-func requestedType(c *callState) string {
+// delegation is what a delegation call's input asks for.
+type delegation struct {
+	// Type is the agent type asked for: subagent_type (Codex:
+	// agent_type); the client's default when absent.
+	Type        string
+	Description string
+}
+
+// requested reads what a delegation call asks for, once per input: a
+// settle resolves every agent's parent again, and inputs do not change.
+func (c *callState) requested() *delegation {
+	if c.asked != nil {
+		return c.asked
+	}
 	var in struct {
 		SubagentType *string `json:"subagent_type"`
 		AgentType    *string `json:"agent_type"`
+		Description  string  `json:"description"`
 	}
 	_ = json.Unmarshal(c.c.Input, &in)
+	d := &delegation{Type: "general-purpose", Description: in.Description}
 	switch {
 	case in.SubagentType != nil:
-		return *in.SubagentType
+		d.Type = *in.SubagentType
 	case in.AgentType != nil:
-		return *in.AgentType
+		d.Type = *in.AgentType
 	case strings.HasSuffix(c.c.ToolName, "spawn_agent"):
-		return "default"
+		d.Type = "default"
 	}
-	return "general-purpose"
+	c.asked = d
+	return d
 }
 
 // finishAgents fills in parents, depths, roles, times and paths.
@@ -795,11 +820,7 @@ func (b *sessionBuilder) finishAgents() {
 		if a.spawn != nil {
 			parent = a.spawn.agent.a.AgentID
 			ag.SpawnToolUseID = a.spawn.c.ToolUseID
-			var in struct {
-				Description string `json:"description"`
-			}
-			_ = json.Unmarshal(a.spawn.c.Input, &in)
-			ag.Description = in.Description
+			ag.Description = a.spawn.requested().Description
 		}
 		if a.sidecar != nil && a.sidecar.Description != "" {
 			ag.Description = a.sidecar.Description
@@ -868,12 +889,18 @@ func (b *sessionBuilder) finishAgents() {
 // SubagentStop named it: the path its own events carry when it differs
 // from the session's (Codex), else the client's layout next to a Claude
 // Code transcript, <dir>/<session>/subagents/agent-<id>.jsonl.
+// The guess is kept with the session path it was made from: every settle
+// asks again for every agent.
 func (b *sessionBuilder) agentTranscript(a *agentState) string {
 	s := b.s
 	if a.ownPath != "" && a.ownPath != s.TranscriptPath {
 		return a.ownPath
 	}
-	return claudecode.SubagentTranscriptPath(s.TranscriptPath, s.SessionID, a.a.AgentID)
+	if a.guessedFrom != s.TranscriptPath || a.guessed == "" {
+		a.guessedFrom = s.TranscriptPath
+		a.guessed = claudecode.SubagentTranscriptPath(s.TranscriptPath, s.SessionID, a.a.AgentID)
+	}
+	return a.guessed
 }
 
 // rawCopy returns a copy of a JSON value, nil for an empty one.
