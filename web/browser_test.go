@@ -53,10 +53,8 @@ func browserTools(t testing.TB) (node string) {
 // serve starts a real collector on a temporary SQLite database with the
 // dashboard mounted the way `hookwatch serve` mounts it, and ingests envs.
 // The dashboard's files need no token, as with `hookwatch serve`; the API
-// needs token when it is not empty. With eventsOnly set it answers /v1/sessions/{id}/agents and /tool-calls
-// with 404, as a collector without attribution does: the dashboard then
-// derives agents and calls from the events itself.
-func serve(t testing.TB, envs []event.Envelope, eventsOnly bool, token string) string {
+// needs token when it is not empty.
+func serve(t testing.TB, envs []event.Envelope, token string) string {
 	t.Helper()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hookwatch.db"))
 	if err != nil {
@@ -70,10 +68,6 @@ func serve(t testing.TB, envs []event.Envelope, eventsOnly bool, token string) s
 	mux.Handle("/", web.Handler())
 	mux.Handle("/v1/", srv.Handler())
 	mux.Handle("/healthz", srv.Handler())
-	if eventsOnly {
-		mux.HandleFunc("GET /v1/sessions/{id}/agents", http.NotFound)
-		mux.HandleFunc("GET /v1/sessions/{id}/tool-calls", http.NotFound)
-	}
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		// Shutdown ends the open event streams; only then can the test
@@ -128,8 +122,10 @@ func runNode(t testing.TB, node string, env []string, args ...string) []byte {
 	return out
 }
 
-// TestModel runs the unit tests of the dashboard's session model and
-// formatting (e2e/model.test.mjs), which need Node but no browser.
+// TestModel runs the unit tests of the dashboard's session model, output
+// decoding and formatting (e2e/model.test.mjs), which need Node but no
+// browser, against a collector holding the real client's capture: the
+// model is fed with what the collector answers.
 func TestModel(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -138,21 +134,21 @@ func TestModel(t *testing.T) {
 		}
 		t.Skip("the dashboard's unit tests need node")
 	}
-	t.Logf("%s", runNode(t, node, nil, "--test", "--test-reporter=spec", "model.test.mjs"))
+	url := serve(t, fixtures(t, time.Now().UTC()), "")
+	t.Logf("%s", runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_REAL=" + realSession}, "--test", "--test-reporter=spec", "model.test.mjs"))
 }
 
 // TestBrowser runs e2e/dashboard.test.mjs in headless Chromium against a
 // collector filled with the real client's payloads, a session of XSS
 // attempts and a session with parallel subagents.
 //
-// It runs against the collector as it is; with its attribution endpoints
-// answering 404, as older collectors do, for the tests that compare the
-// page with what the API says; and with a token, which the page asks for.
+// It runs against the collector as it is, and with a token, which the page
+// asks for.
 func TestBrowser(t *testing.T) {
 	node := browserTools(t)
 	xss, _ := json.Marshal(demo.XSSStrings)
-	run := func(t *testing.T, eventsOnly bool, token string, args ...string) {
-		url := serve(t, fixtures(t, time.Now().UTC()), eventsOnly, token)
+	run := func(t *testing.T, token string, args ...string) {
+		url := serve(t, fixtures(t, time.Now().UTC()), token)
 		out := runNode(t, node, []string{
 			"HOOKWATCH_URL=" + url,
 			"HW_TOKEN=" + token,
@@ -163,11 +159,8 @@ func TestBrowser(t *testing.T) {
 		}, append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, append(args, "dashboard.test.mjs")...)...)
 		t.Logf("%s", out)
 	}
-	t.Run("collector", func(t *testing.T) { run(t, false, "") })
-	t.Run("events-only", func(t *testing.T) {
-		run(t, true, "", "--test-name-pattern=^(the agent tree|clicking a tool call|filters narrow)")
-	})
-	t.Run("token", func(t *testing.T) { run(t, false, "s3cret-token", "--test-name-pattern=^with a token") })
+	t.Run("collector", func(t *testing.T) { run(t, "") })
+	t.Run("token", func(t *testing.T) { run(t, "s3cret-token", "--test-name-pattern=^with a token") })
 }
 
 // TestScreenshots saves the README's screenshots into the directory named
@@ -201,38 +194,38 @@ func TestScreenshots(t *testing.T) {
 		Project: "billing-worker", Title: "Move invoice retries to the queue", Ended: true, Seed: 5})...)
 	const shown = "5ca1ab1e-0000-4000-8000-0000000005ee"
 	envs = append(envs, demo.Big(demo.BigSpec{SessionID: shown, Start: now.Add(-12 * time.Minute), Events: 900, Agents: 11, Wave: 4, Seed: 4})...)
-	url := serve(t, envs, false, "")
+	url := serve(t, envs, "")
 	out := runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_PARALLEL=" + shown, "HOOKWATCH_SCREENSHOTS=" + dir}, "screenshots.mjs")
 	t.Logf("%s", out)
 }
 
 // BenchmarkFirstRender measures, in headless Chromium, the time from
-// navigation to the first drawn timeline, to the timeline with all its
-// events, and to the timeline refined by the collector's attribution, for a
-// session of 20,000 events and 50 subagents, and reports the size of the
-// embedded assets as served gzipped.
+// navigation to the first drawn timeline, to the timeline with the whole
+// model (every agent and tool call the collector has), and to the page with
+// every event loaded too, for a session of 20,000 events and 50 subagents,
+// and reports the size of the embedded assets as served gzipped.
 func BenchmarkFirstRender(b *testing.B) {
 	node := browserTools(b)
 	const sid = "b16b16b1-0000-4000-8000-000000020000"
-	url := serve(b, demo.Big(demo.BigSpec{SessionID: sid, Start: time.Now().UTC().Add(-3 * time.Hour), Events: 20000, Agents: 50}), false, "")
+	url := serve(b, demo.Big(demo.BigSpec{SessionID: sid, Start: time.Now().UTC().Add(-3 * time.Hour), Events: 20000, Agents: 50}), "")
 	files, raw, gz := web.Assets()
-	var first, full, attributed, events float64
+	var first, model, loaded, events float64
 	b.ResetTimer()
 	for b.Loop() {
 		out := runNode(b, node, []string{"HOOKWATCH_URL=" + url, "HW_SESSION=" + sid, "HW_RUNS=1"}, "bench.mjs")
-		var r struct{ First, Full, Attributed, Events float64 }
+		var r struct{ First, Model, Loaded, Events float64 }
 		if err := json.Unmarshal(out[strings.LastIndexByte(strings.TrimSpace(string(out)), '\n')+1:], &r); err != nil {
 			b.Fatalf("cannot read the benchmark's result: %v\n%s", err, out)
 		}
 		first += r.First
-		full += r.Full
-		attributed += r.Attributed
+		model += r.Model
+		loaded += r.Loaded
 		events = r.Events
 	}
 	n := float64(b.N)
 	b.ReportMetric(first/n, "ms-first-render")
-	b.ReportMetric(full/n, "ms-full-render")
-	b.ReportMetric(attributed/n, "ms-attributed-render")
+	b.ReportMetric(model/n, "ms-model-render")
+	b.ReportMetric(loaded/n, "ms-events-loaded")
 	b.ReportMetric(events, "events")
 	b.ReportMetric(float64(gz), "asset-bytes-gz")
 	b.ReportMetric(0, "ns/op")
@@ -244,7 +237,7 @@ func BenchmarkFirstRender(b *testing.B) {
 // search over them takes to show.
 func BenchmarkSessionList(b *testing.B) {
 	node := browserTools(b)
-	url := serve(b, demo.Sessions(10000, time.Now().UTC(), 9), false, "")
+	url := serve(b, demo.Sessions(10000, time.Now().UTC(), 9), "")
 	var first, full, search, sessions float64
 	b.ResetTimer()
 	for b.Loop() {

@@ -1,12 +1,12 @@
 // Benchmark, in headless Chromium:
 //   HW_SESSION=<id>: time from navigation to the first drawn timeline, to
-//   the timeline with every event drawn, and to the timeline refined by the
-//   collector's attribution (agents, tool calls), for one session;
+//   the timeline with the whole model drawn (every agent and tool call of
+//   the collector), and to every event loaded, for one session;
 //   without HW_SESSION: time to the first rows of the session list and to
 //   the whole list, and how long a search over it takes to show.
 //   HOOKWATCH_URL=http://127.0.0.1:7421 HW_SESSION=<id> HW_RUNS=5 node bench.mjs
 // Prints one line per run and, last, the medians as JSON
-// ({"first", "full", "attributed" (ms), "events"} or {"first", "full", "search" (ms), "sessions"}).
+// ({"first", "model", "loaded" (ms), "events"} or {"first", "full", "search" (ms), "sessions"}).
 // go test ./web -bench . starts a collector with a 20,000-event session or
 // 10,000 sessions and runs this.
 import { launch } from './browser.mjs';
@@ -22,7 +22,7 @@ const median = (xs) => {
 };
 
 const browser = await launch();
-const firsts = [], fulls = [], attributed = [], searches = [];
+const firsts = [], fulls = [], models = [], searches = [];
 let events = 0;
 try {
   // One warm-up load so that the runs measure the dashboard, not the
@@ -34,12 +34,12 @@ try {
     const page = await browser.ctx.newPage();
     if (SESSION) {
       await page.goto(BASE + '/#/s/' + encodeURIComponent(SESSION));
-      await page.waitForFunction(() => window.__hw && window.__hw.attributedRender, null, { timeout: 120000 });
-      const r = await page.evaluate(() => ({ first: window.__hw.firstRender, full: window.__hw.fullRender, attributed: window.__hw.attributedRender, events: window.__hw.model.events.length }));
-      console.log(`run ${i + 1}: first render ${r.first.toFixed(0)} ms, all events drawn ${r.full.toFixed(0)} ms, with the collector's attribution ${r.attributed.toFixed(0)} ms, ${r.events} events`);
+      await page.waitForFunction(() => window.__hw && window.__hw.loadedRender, null, { timeout: 120000 });
+      const r = await page.evaluate(() => ({ first: window.__hw.firstRender, model: window.__hw.modelRender, loaded: window.__hw.loadedRender, events: window.__hw.model.events.length, calls: window.__hw.model.calls.size, agents: window.__hw.model.agents.size }));
+      console.log(`run ${i + 1}: first render ${r.first.toFixed(0)} ms, whole model drawn (${r.agents} agents, ${r.calls} calls) ${r.model.toFixed(0)} ms, all ${r.events} events loaded ${r.loaded.toFixed(0)} ms`);
       firsts.push(r.first);
-      fulls.push(r.full);
-      attributed.push(r.attributed);
+      models.push(r.model);
+      fulls.push(r.loaded);
       events = r.events;
     } else {
       await page.goto(BASE + '/#/');
@@ -62,5 +62,5 @@ try {
   await browser.close();
 }
 console.log(JSON.stringify(SESSION
-  ? { first: Math.round(median(firsts)), full: Math.round(median(fulls)), attributed: Math.round(median(attributed)), events }
+  ? { first: Math.round(median(firsts)), model: Math.round(median(models)), loaded: Math.round(median(fulls)), events }
   : { first: Math.round(median(firsts)), full: Math.round(median(fulls)), search: median(searches), sessions: events }));

@@ -55,45 +55,33 @@ async function open(path) {
   page.on('pageerror', (e) => seen.errors.push(e.message));
   page.on('dialog', (d) => { seen.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
   page.on('console', (m) => {
-    // The attribution endpoints may 404 on a collector without them: the
-    // dashboard falls back to deriving agents and calls from events. Before
-    // a token is given, the API answers 401.
-    if (m.type() === 'error' && !/(404 \(Not Found\)|401 \(Unauthorized\))/.test(m.text())) seen.console.push(m.text());
+    // Before a token is given, the API answers 401.
+    if (m.type() === 'error' && !/401 \(Unauthorized\)/.test(m.text())) seen.console.push(m.text());
   });
   await page.goto(BASE + path);
   return { page, seen };
 }
 
 async function loaded(page) {
-  // Loaded, and drawn when the timeline is the tab shown.
+  // The model and the events loaded, and drawn when the timeline is the tab shown.
   await page.waitForFunction(() => window.__hw && window.__hw.loading === false
-    && (window.__hw.attributedRender || !document.querySelector('[data-testid=timeline]')), null, { timeout: 30000 });
+    && (window.__hw.loadedRender || !document.querySelector('[data-testid=timeline]')), null, { timeout: 30000 });
 }
 
-/** expected derives what the API says about a session's agents and calls. */
+/** expected reads what the API says about a session: its events, agents and calls. */
 async function expected(id) {
-  const events = await all(`/v1/sessions/${encodeURIComponent(id)}/events`, 'events');
-  const agentsAPI = await api(`/v1/sessions/${encodeURIComponent(id)}/agents`);
-  const callsAPI = await api(`/v1/sessions/${encodeURIComponent(id)}/tool-calls`);
+  const p = `/v1/sessions/${encodeURIComponent(id)}`;
+  const events = await all(p + '/events', 'events');
+  const toolCalls = await all(p + '/tool-calls', 'tool_calls');
+  const { body } = await api(p + '/agents');
   const calls = new Map(); // agent id -> Set of tool_use_id
-  const agents = new Set(['']);
-  const add = (agent, tid) => {
-    if (!calls.has(agent)) calls.set(agent, new Set());
-    if (tid) calls.get(agent).add(tid);
-  };
-  if (callsAPI.status === 200) {
-    for (const c of callsAPI.body.tool_calls) add(c.agent_id, c.tool_use_id);
-  } else {
-    for (const e of events) {
-      const p = e.envelope.payload;
-      if (e.tool_use_id) add(e.agent_id || '', e.tool_use_id);
-      if (e.event === 'PostToolBatch') for (const c of p.tool_calls || []) add(e.agent_id || '', c.tool_use_id);
-    }
+  const agents = new Set(body.agents.map((a) => a.agent_id));
+  for (const a of agents) calls.set(a, new Set());
+  for (const c of toolCalls) {
+    if (!calls.has(c.agent_id)) calls.set(c.agent_id, new Set());
+    calls.get(c.agent_id).add(c.tool_use_id);
   }
-  if (agentsAPI.status === 200) for (const a of agentsAPI.body.agents) agents.add(a.agent_id);
-  else for (const e of events) agents.add(e.agent_id || '');
-  for (const a of agents) add(a, '');
-  return { events, agents, calls, attributed: agentsAPI.status === 200 && callsAPI.status === 200 };
+  return { events, agents, calls, toolCalls, agentList: body.agents, session: (await api(p)).body };
 }
 
 function clean(seen) {
@@ -162,8 +150,18 @@ test('the agent tree and the lanes show the agents and calls the API has', async
   const spans = await page.evaluate(() => [...window.__hw.model.agents.values()].filter((a) => a.type === 'Explore' || a.type === 'general-purpose').map((a) => [a.start, a.stop]));
   assert.equal(spans.length, 2);
   assert.ok(spans[0][0] < spans[1][1] && spans[1][0] < spans[0][1], 'the two subagents overlap');
-  const total = [...want.calls.values()].reduce((n, s) => n + s.size, 0);
-  assert.match(await page.locator('.facts').innerText(), new RegExp(`\\b${total} tool calls`));
+  // The header shows the collector's counts.
+  const facts = await page.locator('.facts').innerText();
+  const c = want.session.counts;
+  assert.match(facts, new RegExp(`\\b${c.tool_calls} tool calls\\b`));
+  assert.match(facts, new RegExp(`\\b${c.agents} agents\\b`));
+  assert.match(facts, new RegExp(`\\b${c.failures + c.rejected} failed\\b`));
+  assert.equal(c.tool_calls, want.toolCalls.length);
+  // Counts read as English: "1 call", never "1 calls".
+  const text = await page.locator('.session').innerText();
+  assert.doesNotMatch(text, /\b1 (calls|agents|events|tool calls)\b/);
+  const one = await page.locator('[role=treeitem]').filter({ hasText: /\b1 call\b/ }).count();
+  assert.equal(one, want.agentList.filter((a) => a.tool_count === 1).length, 'agents with one call say "1 call"');
 
   // The per-turn view groups by prompt_id.
   await page.getByRole('tab', { name: 'Turns' }).click();
@@ -250,12 +248,12 @@ test('filters narrow the timeline and the event list, and survive a reload', asy
   const lanes = () => page.evaluate(() => window.__hw.timeline.lanes());
   const sum = (ls) => ls.reduce((n, l) => n + l.calls, 0);
 
-  const reads = new Set(want.events.filter((e) => e.tool_name === 'Read').map((e) => e.tool_use_id)).size;
+  const reads = want.toolCalls.filter((c) => c.tool_name === 'Read').length;
   await page.getByLabel('Tool', { exact: true }).selectOption('Read');
   assert.equal(sum(await lanes()), reads, 'Read calls');
 
   await page.getByLabel('Tool', { exact: true }).selectOption('');
-  const explore = [...want.agents].find((a) => want.events.some((e) => e.agent_id === a && e.agent_type === 'Explore'));
+  const explore = want.agentList.find((a) => a.agent_type === 'Explore').agent_id;
   await page.getByLabel('Agent', { exact: true }).selectOption(explore);
   const only = await lanes();
   assert.deepEqual(only.map((l) => l.agent), [explore]);
@@ -263,7 +261,7 @@ test('filters narrow the timeline and the event list, and survive a reload', asy
 
   await page.getByLabel('Agent', { exact: true }).selectOption('*');
   await page.getByLabel('Status', { exact: true }).selectOption('error');
-  assert.equal(sum(await lanes()), want.events.filter((e) => e.event === 'PostToolUseFailure' && !e.envelope.payload.is_interrupt).length, 'failed calls');
+  assert.equal(sum(await lanes()), want.toolCalls.filter((c) => c.status === 'error').length, 'failed calls');
   await page.getByLabel('Status', { exact: true }).selectOption('rejected');
   assert.ok(sum(await lanes()) >= 1, 'calls the client rejected');
   await page.getByLabel('Status', { exact: true }).selectOption('');

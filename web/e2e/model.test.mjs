@@ -1,143 +1,169 @@
-// Unit tests of the dashboard's pure modules (the session model and the
-// formatting), in Node without a browser. Run by go test ./web (TestModel).
+// Unit tests of the dashboard's pure modules (the session model, the
+// output decoding, the stream parser and the formatting), in Node without a
+// browser. Run by go test ./web (TestModel), which starts a real collector
+// with the Claude Code 2.1.197 capture and passes its URL: the model is fed
+// with what that collector answers, never with hand-made attribution.
+//   HOOKWATCH_URL=… HW_REAL=… node --test model.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { SessionModel, MAIN, callMatches, emptyFilters, eventMatches, toolSummary, eventSummary } from '../static/lib/model.js';
-import { fmtDur, fmtPct, quantile, familyOf, projectOf, truncate } from '../static/lib/format.js';
-import { sseParser, withQuery } from '../static/lib/api.js';
+import { SessionModel, MAIN, callMatches, emptyFilters, eventMatches, toolSummary, eventSummary, outputOf } from '../static/lib/model.js';
+import { readable, outputView } from '../static/lib/output.js';
+import { fmtDur, fmtPct, quantile, projectOf, truncate, plural } from '../static/lib/format.js';
+import { sseParser, withQuery, seqOf } from '../static/lib/api.js';
 
-const SID = '0e2e0b5d-7136-4322-8086-c38ed16b10ad';
+const BASE = process.env.HOOKWATCH_URL;
+const REAL = process.env.HW_REAL;
+const needAPI = !(BASE && REAL) && 'needs the collector of go test ./web (HOOKWATCH_URL, HW_REAL)';
 
-/** events turns the JSONL capture into stored events, one second apart. */
-function capture() {
-  const lines = readFileSync(new URL('../../testdata/payloads/claude-code-2.1.197.jsonl', import.meta.url), 'utf8').split('\n').filter(Boolean);
-  return lines.map((l, i) => {
-    const p = JSON.parse(l);
-    return {
-      seq: i + 1, id: 'e' + i, session_id: p.session_id, event: p.hook_event_name, agent_id: p.agent_id || '',
-      agent_type: 'agent_type' in p ? p.agent_type : null, tool_name: p.tool_name, tool_use_id: p.tool_use_id, prompt_id: p.prompt_id,
-      time: new Date(Date.UTC(2026, 0, 1, 12, 0, i)).toISOString(), kind: 'hook', envelope: { payload: p },
-    };
-  });
+async function get(path) {
+  const res = await fetch(BASE + path);
+  assert.equal(res.status, 200, path);
+  return res.json();
 }
 
-test('the model derives agents, calls and statuses from the real capture', () => {
-  const m = new SessionModel(SID);
-  for (const ev of capture()) m.add(ev);
+/** load returns what the dashboard loads of a session: its view, agents, calls (every page) and events. */
+async function load(id) {
+  const p = `/v1/sessions/${encodeURIComponent(id)}`;
+  const all = async (path, key) => {
+    const out = [];
+    let cursor = '';
+    for (;;) {
+      const body = await get(`${path}?limit=5${cursor ? '&cursor=' + encodeURIComponent(cursor) : ''}`);
+      out.push(body);
+      cursor = body.next_cursor || '';
+      if (!cursor) return out;
+    }
+  };
+  return { session: await get(p), agents: await get(p + '/agents'), calls: await all(p + '/tool-calls', 'tool_calls'), events: (await all(p + '/events', 'events')).flatMap((b) => b.events) };
+}
+
+function build(api) {
+  const m = new SessionModel(REAL);
+  m.setSession(api.session);
+  m.upsertAgents(api.agents.agents, api.agents.derived_seq);
+  for (const page of api.calls) m.upsertCalls(page.tool_calls, page.derived_seq);
+  for (const ev of api.events) m.addEvent(ev);
+  return m;
+}
+
+test('the model shows the collector\'s agents and calls of the real capture', { skip: needAPI }, async () => {
+  const api = await load(REAL);
+  const m = build(api);
+  const calls = api.calls.flatMap((b) => b.tool_calls);
+  assert.ok(api.calls.length > 1, 'the calls came in several pages');
   const order = m.layout().order;
-  assert.deepEqual(order.map((a) => [a.id, a.type, a.depth]), [
-    ['', 'main', 0],
-    ['a43b7af849cd70f20', 'Explore', 1],
-    ['a0b378cebfb773646', 'general-purpose', 1],
-    ['a5ff9c41ec0e40b8a', '', 1], // the compaction agent keeps its empty type
-  ]);
-  // Each subagent is linked to the Agent call that spawned it (from the call's response).
-  assert.equal(m.agents.get('a43b7af849cd70f20').spawn, 'toolu_00000013');
-  assert.equal(m.agents.get('a0b378cebfb773646').spawn, 'toolu_00000014');
-  const status = (id) => m.calls.get(id).status;
-  assert.equal(status('toolu_00000009'), 'error'); // PostToolUseFailure
-  assert.equal(status('toolu_00000002'), 'rejected'); // <tool_use_error> in PostToolBatch only
-  assert.equal(status('toolu_00000005'), 'ok');
-  assert.equal(m.calls.get('toolu_00000009').dur, 38);
-  assert.equal(m.calls.get('toolu_00000016').agent, 'a43b7af849cd70f20');
-  assert.equal(m.calls.size, 12);
-  // Markers: prompts, stops, compaction.
+  // The tree is the collector's: each agent under its parent_agent_id, main first.
+  assert.deepEqual(order.map((a) => a.id), ['', ...api.agents.agents.filter((a) => a.agent_id).sort((x, y) => Date.parse(x.started_at) - Date.parse(y.started_at) || (x.agent_id < y.agent_id ? -1 : 1)).map((a) => a.agent_id)]);
+  for (const a of order) {
+    const want = api.agents.agents.find((x) => x.agent_id === a.id);
+    assert.equal(a.level, want.depth, `depth of "${a.id}"`);
+    assert.equal(a.type, a.id ? want.agent_type : 'main');
+    assert.equal(a.toolCount, want.tool_count);
+    assert.deepEqual(a.calls.map((c) => c.id).sort(), calls.filter((c) => c.agent_id === a.id).map((c) => c.tool_use_id).sort(), `calls of "${a.id}"`);
+  }
+  assert.ok(order.some((a) => a.id && a.type === ''), 'the compaction agent keeps its empty type');
+  // Statuses, families and durations are the collector's, as given.
+  for (const c of calls) {
+    const got = m.calls.get(c.tool_use_id);
+    assert.deepEqual([got.status, got.family, got.tool, Number.isFinite(got.dur) ? got.dur : null], [c.status, c.family, c.tool_name, c.duration_ms], c.tool_use_id);
+  }
+  // Markers and the raw events of a call come from the events.
   const kinds = new Set(m.markers.map((k) => k.kind));
   for (const k of ['prompt', 'stop', 'compact', 'start', 'end']) assert.ok(kinds.has(k), k);
-  // Turns by prompt_id.
-  assert.equal(m.turns.get('4e22d70a-9461-4c2b-b2e7-bfcde2ff451a').prompt, 'tidy the project');
-  // Stats.
+  assert.deepEqual(m.eventsOf('toolu_00000009').map((e) => e.event), ['PreToolUse', 'PostToolUseFailure', 'PostToolBatch']);
+  // Output: from the PostToolUse, or from the call's entry in a PostToolBatch.
+  const rejected = calls.find((c) => c.status === 'rejected');
+  assert.match(outputOf(m, rejected.tool_use_id).value, /<tool_use_error>/);
+  const ok = calls.find((c) => c.status === 'ok' && c.tool_name === 'Bash');
+  if (ok) assert.equal(outputOf(m, ok.tool_use_id).found, true);
+  // Turns by prompt_id, with the collector's calls.
+  const tidy = m.turns().find((t) => t.prompt === 'tidy the project');
+  assert.ok(tidy && tidy.calls.length > 0);
+  assert.equal(tidy.calls.length, calls.filter((c) => c.prompt_id === tidy.id).length);
+  // Stats count the collector's calls by its statuses.
   const bash = m.stats().tools.find((r) => r.key === 'Bash');
-  assert.deepEqual([bash.count, bash.failures, bash.rate], [2, 1, 0.5]);
+  const bashCalls = calls.filter((c) => c.tool_name === 'Bash');
+  assert.deepEqual([bash.count, bash.failures], [bashCalls.length, bashCalls.filter((c) => c.status === 'error' || c.status === 'interrupted' || c.status === 'rejected').length]);
 });
 
-test('events are applied once, in any order, and other sessions are ignored', () => {
-  const evs = capture();
-  const a = new SessionModel(SID), b = new SessionModel(SID);
-  for (const ev of evs) a.add(ev);
-  for (const ev of [...evs].reverse()) b.add(ev);
-  for (const ev of evs) assert.equal(a.add(ev), false);
+test('events are kept once, in seq order whatever the arrival order', { skip: needAPI }, async () => {
+  const { events } = await load(REAL);
+  const a = new SessionModel(REAL), b = new SessionModel(REAL);
+  for (const ev of events) a.addEvent(ev);
+  for (const ev of [...events].reverse()) b.addEvent(ev);
+  for (const ev of events) assert.equal(a.addEvent(ev), false);
+  assert.equal(b.addEvent({ ...events[0], seq: 1e9, session_id: 'another' }), false);
   b.settle();
-  assert.deepEqual(b.events.map((e) => e.seq), a.events.map((e) => e.seq).filter((s) => evs[s - 1].session_id === SID));
-  assert.equal(a.events.length, evs.filter((e) => e.session_id === SID).length);
-  assert.deepEqual([...b.calls.keys()].sort(), [...a.calls.keys()].sort());
-  for (const [id, c] of a.calls) assert.equal(b.calls.get(id).status, c.status, id);
+  assert.deepEqual(b.events.map((e) => e.seq), a.events.map((e) => e.seq));
+  assert.deepEqual(b.events.map((e) => e.seq), [...events.map((e) => e.seq)].sort((x, y) => x - y));
 });
 
-test('the collector\'s attribution wins over what events say', () => {
-  const m = new SessionModel(SID);
-  for (const ev of capture()) m.add(ev);
-  m.mergeAgents([{ agent_id: 'a43b7af849cd70f20', agent_type: 'Explore', parent_agent_id: 'a0b378cebfb773646', spawn_tool_use_id: 'toolu_00000014', depth: 2, description: 'scan' }]);
-  m.mergeCalls([{ tool_use_id: 'toolu_00000005', agent_id: '', tool_name: 'Read', status: 'denied', family: 'custom_family', started_at: '2026-01-01T12:00:00Z', ended_at: null, duration_ms: null, decision: { action: 'deny', reason: 'no' } }]);
-  const ex = m.layout().order.find((a) => a.id === 'a43b7af849cd70f20');
-  assert.equal(ex.parentId, 'a0b378cebfb773646');
-  assert.equal(ex.depth, 2);
-  const c = m.calls.get('toolu_00000005');
-  assert.deepEqual([c.status, c.family, c.decision.action], ['denied', 'custom_family', 'deny']);
-  // A parent cycle cannot hang the tree.
-  m.mergeAgents([{ agent_id: 'a0b378cebfb773646', parent_agent_id: 'a43b7af849cd70f20' }]);
-  const order = m.layout().order;
-  assert.equal(order.length, m.agents.size);
-});
-
-test('attribution merged before the events keeps every call in its agent', () => {
-  // The collector answers /agents and /tool-calls before the event pages
-  // arrive; an agent names its spawning call before that call is seen.
-  const evs = capture();
-  const a = new SessionModel(SID);
-  for (const ev of evs) a.add(ev);
-  const b = new SessionModel(SID);
-  b.mergeAgents([...a.agents.values()].map((x) => ({ agent_id: x.id, agent_type: x.type, parent_agent_id: x.id ? '' : null, spawn_tool_use_id: x.spawn })));
-  b.mergeCalls([...a.calls.values()].map((c) => ({ tool_use_id: c.id, agent_id: c.agent, tool_name: c.tool, status: c.status })));
-  for (const ev of evs) b.add(ev);
-  const calls = (m) => m.layout().order.map((x) => [x.id, x.calls.map((c) => c.id).sort()]);
-  assert.deepEqual(calls(b), calls(a));
-});
-
-test('hostile and malformed events never throw', () => {
+test('model messages upsert agents and calls, and a snapshot older than a change cannot undo it', () => {
   const m = new SessionModel('s');
-  const junk = [null, 1, 'x', [], {}, { seq: 'x' }, { seq: 1 }, { seq: 2, session_id: 's', envelope: null },
-    { seq: 3, session_id: 's', event: 'PreToolUse', envelope: { payload: { tool_use_id: 5, tool_input: 'str' } } },
-    { seq: 4, session_id: 's', event: 'PostToolBatch', envelope: { payload: { tool_calls: [null, 1, { tool_use_id: {} }, { tool_use_id: 'b', tool_response: 7 }] } } },
-    { seq: 5, session_id: 's', event: 'PostToolUse', tool_use_id: 't', time: 'not a time', envelope: { payload: { tool_response: { agentId: 5 } } } },
-    { seq: 6, session_id: 's', event: 'SubagentStart', agent_id: 'x', agent_type: { a: 1 }, envelope: { payload: {}, subagent: { toolUseId: 't' } } },
-    { seq: 7, session_id: 's', kind: 'statusline', envelope: { payload: { context_window: 'x', cost: [1] } } },
-    { seq: 8, session_id: 's', event: '__proto__', agent_id: '__proto__', prompt_id: 'constructor', envelope: { payload: { hook_event_name: 'toString' } } },
-  ];
-  for (const ev of junk) m.add(ev);
-  m.mergeAgents([null, { agent_id: 5 }, { agent_id: 'x', parent_agent_id: 'x' }]);
-  m.mergeCalls([null, {}, { tool_use_id: 't', status: 5, started_at: 'nope' }]);
-  m.layout();
+  m.upsertAgents([{ agent_id: '', agent_type: null, parent_agent_id: null, depth: 0, started_at: '2026-01-01T12:00:00Z' }], 10);
+  m.upsertCalls([{ tool_use_id: 't1', agent_id: '', tool_name: 'Bash', family: 'run_command', status: 'pending', started_at: '2026-01-01T12:00:01Z' }], 10);
+  // A call of an agent the page has not heard of yet: it waits in a placeholder.
+  assert.ok(m.applyModel({ session_id: 's', tool_calls: [{ tool_use_id: 't2', agent_id: 'a1', tool_name: 'Read', family: 'read_file', status: 'ok', started_at: '2026-01-01T12:00:02Z', duration_ms: 4 }] }, 12));
+  assert.equal(m.agents.get('a1').placeholder, true);
+  m.applyModel({ session_id: 's', session: { id: 's', status: 'running', counts: { tool_calls: 2 } },
+    agents: [{ agent_id: 'a1', agent_type: 'Explore', parent_agent_id: '', spawn_tool_use_id: 't1', depth: 1, started_at: '2026-01-01T12:00:02Z', tool_count: 1, failures: 0 }],
+    tool_calls: [{ tool_use_id: 't1', agent_id: '', tool_name: 'Bash', family: 'run_command', status: 'error', started_at: '2026-01-01T12:00:01Z', ended_at: '2026-01-01T12:00:03Z', duration_ms: 2000, error: 'exit 1' }] }, 13);
+  assert.equal(m.session.counts.tool_calls, 2);
+  const a1 = m.agents.get('a1');
+  assert.equal(a1.placeholder, undefined);
+  assert.deepEqual(a1.calls.map((c) => c.id), ['t2'], 'the placeholder\'s calls move to the agent');
+  assert.deepEqual([m.calls.get('t1').status, m.calls.get('t1').dur, m.calls.get('t1').error], ['error', 2000, 'exit 1']);
+  // A snapshot page read before seq 13 arrives late: it does not undo the change.
+  m.upsertCalls([{ tool_use_id: 't1', agent_id: '', tool_name: 'Bash', status: 'pending', started_at: '2026-01-01T12:00:01Z' }], 11);
+  assert.equal(m.calls.get('t1').status, 'error');
+  // A call the collector moves to another agent leaves the first one's lane.
+  m.applyModel({ tool_calls: [{ tool_use_id: 't2', agent_id: '', tool_name: 'Read', status: 'ok', started_at: '2026-01-01T12:00:02Z' }] }, 14);
+  assert.deepEqual(m.agents.get('a1').calls, []);
+  assert.deepEqual(m.layout().order.find((a) => a.id === '').calls.map((c) => c.id), ['t1', 't2']);
+  assert.equal(m.layout().order.find((a) => a.id === 'a1').level, 1);
+  // Another session's message is not applied.
+  assert.equal(m.applyModel({ session_id: 'other', tool_calls: [{ tool_use_id: 'x', status: 'ok' }] }, 15), false);
+  assert.equal(m.calls.has('x'), false);
+});
+
+test('parallel calls of one agent get their own rows', () => {
+  const m = new SessionModel('s');
+  const at = (s) => new Date(Date.UTC(2026, 0, 1, 12, 0, s)).toISOString();
+  m.upsertCalls([
+    { tool_use_id: 'a', agent_id: '', status: 'ok', started_at: at(0), ended_at: at(10) },
+    { tool_use_id: 'b', agent_id: '', status: 'ok', started_at: at(1), ended_at: at(2) },
+    { tool_use_id: 'c', agent_id: '', status: 'ok', started_at: at(3), ended_at: at(4) },
+    { tool_use_id: 'd', agent_id: '', status: 'ok', started_at: at(11), ended_at: at(12) },
+  ]);
+  const main = m.layout().order[0];
+  assert.deepEqual(main.calls.map((c) => [c.id, c.row]), [['a', 0], ['b', 1], ['c', 1], ['d', 0]]);
+  assert.equal(main.rows, 2);
+});
+
+test('hostile and malformed answers never throw, and a parent cycle cannot hang the tree', () => {
+  const m = new SessionModel('s');
+  const junk = [null, 1, 'x', [], {}, { agent_id: 5 }, { agent_id: 'x', parent_agent_id: 'x', depth: 'deep', started_at: {} },
+    { agent_id: 'p', parent_agent_id: 'q' }, { agent_id: 'q', parent_agent_id: 'p' }, { agent_id: '__proto__', agent_type: { a: 1 } }];
+  m.upsertAgents(junk, 1);
+  m.upsertAgents('not a list');
+  m.upsertCalls([null, {}, { tool_use_id: '' }, { tool_use_id: 't', status: 5, started_at: 'nope', agent_id: 7, decision: 'deny' },
+    { tool_use_id: 'constructor', agent_id: 'toString', duration_ms: '5', input: '<script>' }], 1);
+  m.applyModel(null);
+  m.applyModel({ session: 'x', agents: {}, tool_calls: 5 });
+  for (const ev of [null, 1, { seq: 'x' }, { seq: 1 }, { seq: 2, session_id: 's', envelope: null },
+    { seq: 3, session_id: 's', event: 'PostToolBatch', envelope: { payload: { tool_calls: [null, 1, { tool_use_id: {} }, { tool_use_id: 'b', tool_response: 7 }] } } },
+    { seq: 4, session_id: 's', kind: 'statusline', envelope: { payload: { context_window: 'x', cost: [1] } } },
+    { seq: 5, session_id: 's', event: '__proto__', agent_id: '__proto__', tool_use_id: 'constructor', prompt_id: 'constructor', envelope: { payload: { hook_event_name: 'toString' } } }]) m.addEvent(ev);
+  const order = m.layout().order;
+  assert.equal(order.length, m.agents.size, 'every agent drawn once');
+  assert.equal(m.calls.get('t').decision.action, 'deny');
   m.stats();
+  m.turns();
+  outputOf(m, 'b');
   for (const ev of m.events) {
-    eventSummary(ev, m);
+    eventSummary(ev);
     eventMatches(ev, { agent: 'x', tool: 'y', event: 'z', status: 'ok' }, m);
   }
-  assert.ok(m.events.length >= 6);
-});
-
-test('random events never throw', () => {
-  // A small deterministic fuzzer over the shapes events take.
-  let s = 42;
-  const rnd = (n) => { s = (s * 1103515245 + 12345) & 0x7fffffff; return s % n; };
-  const pick = (xs) => xs[rnd(xs.length)];
-  const values = [null, undefined, 0, -1, 1e308, NaN, '', 'x', '<script>', [], {}, [1, 'a'], { a: { b: {} } }, true];
-  const names = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch', 'PermissionDenied', 'SubagentStart', 'SubagentStop', 'UserPromptSubmit', 'Stop', 'SessionStart', 'PreCompact', 'StatusLine', 'Notification', 'X'];
-  const m = new SessionModel('s');
-  for (let i = 1; i < 3000; i++) {
-    const payload = {};
-    for (const k of ['tool_use_id', 'tool_name', 'tool_input', 'tool_response', 'tool_calls', 'duration_ms', 'is_interrupt', 'error', 'prompt', 'source', 'agent_id', 'agent_type', 'context_window', 'cost']) {
-      if (rnd(3) === 0) payload[k] = rnd(2) ? pick(values) : pick(['t1', 't2', 'a1', 'Agent', 'Bash']);
-    }
-    if (rnd(4) === 0) payload.tool_calls = [{ tool_use_id: pick(['t1', 't3', 5]), tool_response: pick(values) }];
-    m.add({ seq: rnd(4000), session_id: 's', event: pick(names), agent_id: pick(['', 'a1', 'a2', 5]), agent_type: pick([null, '', 'Explore']),
-      tool_use_id: pick([undefined, 't1', 't2', 't3']), time: pick([new Date(1e12 + i * 1000).toISOString(), 'x', null]), kind: pick(['hook', 'statusline']),
-      envelope: { payload, decision: pick([null, { action: 'deny' }, 'x']) } });
-    if (i % 500 === 0) { m.layout(); m.stats(); }
-  }
-  m.layout();
-  assert.ok(m.calls.size > 0);
 });
 
 test('filters', () => {
@@ -151,6 +177,29 @@ test('filters', () => {
   f({ status: 'error' }, false);
   f({ event: 'PreToolUse' }, true);
   f({ event: 'UserPromptSubmit' }, false);
+});
+
+test('tool output is shown decoded: strings, and previews cut at both ends', () => {
+  const out = { stdout: 'line 1\nline "2"\ttab', stderr: '', interrupted: false, sizes: [1, 2] };
+  const text = JSON.stringify(out);
+  const f = (got, want) => assert.equal(got, want);
+  f(readable(text), 'stdout:\n  line 1\n  line "2"\ttab\nstderr:\ninterrupted: false\nsizes:\n  1\n  2');
+  // The whole output fitted in the preview.
+  f(outputView({ hookwatch_capture: 'preview', bytes: text.length, head: text }).text, readable(text));
+  // A string output is the string.
+  f(outputView({ hookwatch_capture: 'preview', bytes: 9, head: '"a\\nb\\u00e9"' }).text, 'a\nbé');
+  f(outputView('plain\ntext').text, 'plain\ntext');
+  // Cut in the middle, and inside an escape: nothing escaped is left.
+  const big = JSON.stringify({ stdout: 'AKIA line\n'.repeat(100) + 'end of output', code: 0 });
+  const v = outputView({ hookwatch_capture: 'preview', bytes: big.length, head: big.slice(0, 41), tail: big.slice(-30) });
+  assert.doesNotMatch(v.text, /\\n|\\"/, v.text);
+  assert.match(v.text, /^stdout:\n {2}AKIA line\n {2}AKIA line\n/);
+  assert.match(v.text, /bytes not kept …\n[\s\S]*end of output\ncode: 0$/);
+  assert.equal(v.note, `Preview: the first and last bytes of ${big.length.toLocaleString('en')} bytes.`);
+  f(outputView({ hookwatch_capture: 'none', bytes: 12 }).note, 'Output not captured (12 bytes; see HOOKWATCH_CAPTURE).');
+  assert.deepEqual(outputView({ a: 1 }), { json: { a: 1 } });
+  // Hostile text never throws.
+  for (const s of ['', '"', '\\', '{{{{', ']]]', '"\\u12', '{"a":', 'null', '\u0000']) { readable(s); readable(s, true); }
 });
 
 test('formatting', () => {
@@ -167,12 +216,10 @@ test('formatting', () => {
   f(quantile([1, 2, 3, 4], 0.5), 2);
   f(quantile([1, 2, 3, 4], 0.95), 4);
   f(Number.isNaN(quantile([], 0.5)), true);
-  f(familyOf('Read'), 'read_file');
-  f(familyOf('Bash'), 'run_command');
-  f(familyOf('mcp__github__get_issue'), 'mcp_call');
-  f(familyOf('TodoWrite'), 'task');
-  f(familyOf('toString'), 'other');
-  f(familyOf('__proto__'), 'other');
+  f(plural(1, 'call'), '1 call');
+  f(plural(0, 'call'), '0 calls');
+  f(plural(1024, 'event'), '1,024 events');
+  f(plural(2, 'agent'), '2 agents');
   f(projectOf({ cwd: '/home/dev/src/demo/' }), 'demo');
   f(projectOf({ project: '-home-dev-src-pay-api', cwd: '/home/dev/src/pay-api' }), 'pay-api');
   f(projectOf({ project: 'p', cwd: '/x' }), 'p');
@@ -184,13 +231,13 @@ test('formatting', () => {
 });
 
 test('the event-stream parser, whatever the chunking', () => {
-  const text = 'retry: 2000\r\n: connected\r\n\r\nid: 7\r\ndata: {"a":1}\r\n\r\nid: 8\ndata:first\ndata: second\n\n: ping\n\nid: 9\n\nid: bad\0id\ndata: x\n\n';
-  const want = [['{"a":1}', '7'], ['first\nsecond', '8'], ['', '9'], ['x', '9']];
+  const text = 'retry: 2000\r\n: connected\r\n\r\nid: 7:3\r\ndata: {"a":1}\r\n\r\nevent: model\nid: 7:4\ndata: {"m":1}\n\nid: 8\ndata:first\ndata: second\n\n: ping\n\nid: 9\n\nid: bad\0id\ndata: x\n\n';
+  const want = [['{"a":1}', '7:3', ''], ['{"m":1}', '7:4', 'model'], ['first\nsecond', '8', ''], ['', '9', ''], ['x', '9', '']];
   // Every split point, including inside each CRLF.
   for (let cut = 0; cut <= text.length; cut++) {
     const got = [];
     let retry = 0;
-    const push = sseParser({ onEvent: (d, id) => got.push([d, id]), onRetry: (ms) => { retry = ms; } });
+    const push = sseParser({ onEvent: (d, id, type) => got.push([d, id, type]), onRetry: (ms) => { retry = ms; } });
     push(text.slice(0, cut));
     push(text.slice(cut));
     assert.deepEqual(got, want, 'split at ' + cut);
@@ -198,9 +245,11 @@ test('the event-stream parser, whatever the chunking', () => {
   }
   // One character at a time.
   const got = [];
-  const push = sseParser({ onEvent: (d, id) => got.push([d, id]) });
+  const push = sseParser({ onEvent: (d, id, type) => got.push([d, id, type]) });
   for (const c of text) push(c);
   assert.deepEqual(got, want);
+  // Stream ids: the event seq, with or without the model seq.
+  assert.deepEqual(['7:4', '8', '', null, 'x', '-1'].map(seqOf), [7, 8, 0, 0, 0, 0]);
 });
 
 test('query strings', () => {

@@ -20,7 +20,7 @@ try {
   await page.screenshot({ path: join(OUT, 'dashboard-sessions.png') });
 
   await page.goto(BASE + '/#/s/' + encodeURIComponent(PARALLEL));
-  await page.waitForFunction(() => window.__hw && window.__hw.loading === false && window.__hw.attributedRender);
+  await page.waitForFunction(() => window.__hw && window.__hw.loading === false && window.__hw.loadedRender);
   const id = await page.evaluate(() => {
     const calls = [...window.__hw.model.calls.values()];
     const c = calls.find((c) => c.status === 'error' && c.tool === 'Bash' && c.agent && /go test/.test(c.input?.command || ''));

@@ -55,13 +55,13 @@ export function withQuery(path, params) {
 }
 
 /**
- * pages yields every page of a cursor-paged listing: key is the array field
- * of the body ("sessions", "events", …). It asks for the next page as soon
- * as it has read a page, so the server works while the caller processes.
- * It stops at an empty next cursor, and also when a server repeats a
- * cursor, so a paging bug cannot loop.
+ * bodies yields every page of a cursor-paged listing, as the decoded bodies;
+ * key is the array field of the body ("sessions", "events", …). It asks for
+ * the next page as soon as it has read a page, so the server works while
+ * the caller processes. It stops at an empty next cursor, and also when a
+ * server repeats a cursor, so a paging bug cannot loop.
  */
-export async function* pages(path, key, params = {}, { signal } = {}) {
+export async function* bodies(path, key, params = {}, { signal } = {}) {
   const seen = new Set();
   const get = (cursor) => getJSON(withQuery(path, { ...params, cursor }), { signal });
   let pending = get('');
@@ -75,8 +75,13 @@ export async function* pages(path, key, params = {}, { signal } = {}) {
       pending = get(next);
       pending.catch(() => {}); // reported when awaited
     }
-    yield items;
+    yield { items, body };
   }
+}
+
+/** pages yields the items of every page of a listing, as bodies reads them. */
+export async function* pages(path, key, params = {}, opts = {}) {
+  for await (const { items } of bodies(path, key, params, opts)) yield items;
 }
 
 /** sessionPath returns the API path of a session's sub-resource. */
@@ -85,26 +90,32 @@ export function sessionPath(id, sub = '') {
 }
 
 /**
- * stream follows /v1/stream from lastEventId on and calls onEvent with each
- * decoded event. It is an EventSource written over fetch, for two reasons:
- * an EventSource cannot send the Authorization header, and it cannot send
- * Last-Event-ID on its first connection, which is what makes a freshly
- * loaded page miss nothing between its snapshot and its subscription. It
- * reconnects with backoff, resuming from the last id it saw.
- * onState receives 'connecting' | 'live' | 'retrying'. It returns close().
+ * stream follows an event stream (path, by default /v1/stream) from
+ * lastEventId on and calls onEvent with each decoded event and onModel with
+ * each model message (event: model) and the event seq it is as of. It is an
+ * EventSource written over fetch, for two reasons: an EventSource cannot
+ * send the Authorization header, and it cannot send Last-Event-ID on its
+ * first connection, which is what makes a freshly loaded page miss nothing
+ * between its snapshot and its subscription. It reconnects with backoff,
+ * resuming from the last id it saw (sent back as it came: "<seq>" or
+ * "<seq>:<model seq>"). onState receives 'connecting' | 'live' | 'retrying'.
+ * It returns close().
  */
-export function stream({ lastEventId, onEvent, onState = () => {} }) {
+export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, onModel = () => {}, onState = () => {} }) {
   let last = lastEventId != null ? String(lastEventId) : '';
   let closed = false;
   let ctrl = null;
   let delay = 250;
   let timer = 0;
 
-  const dispatch = (data) => {
+  const dispatch = (data, id, type) => {
     if (!data) return;
-    let ev;
-    try { ev = JSON.parse(data); } catch { return; }
-    try { onEvent(ev); } catch (e) { console.error('hookwatch: stream handler failed', e); }
+    let msg;
+    try { msg = JSON.parse(data); } catch { return; }
+    try {
+      if (type === 'model') onModel(msg, seqOf(id));
+      else if (type === '' || type === 'message') onEvent(msg);
+    } catch (e) { console.error('hookwatch: stream handler failed', e); }
   };
 
   async function connect() {
@@ -114,14 +125,14 @@ export function stream({ lastEventId, onEvent, onState = () => {} }) {
     try {
       const h = headers({ Accept: 'text/event-stream' });
       if (last) h['Last-Event-ID'] = last;
-      const res = await fetch('/v1/stream', { headers: h, signal: ctrl.signal, cache: 'no-store' });
+      const res = await fetch(path, { headers: h, signal: ctrl.signal, cache: 'no-store' });
       if (res.status === 401) authListeners.forEach((fn) => fn());
       if (!res.ok || !res.body) throw new HTTPError(res.status, 'stream: ' + res.status);
       onState('live');
       delay = 250;
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       const parse = sseParser({
-        onEvent: (data, id) => { if (id !== null) last = id; dispatch(data); },
+        onEvent: (data, id, type) => { if (id !== null) last = id; dispatch(data, id, type); },
         onRetry: (ms) => { delay = Math.min(ms, 30000); },
       });
       for (;;) {
@@ -145,26 +156,34 @@ export function stream({ lastEventId, onEvent, onState = () => {} }) {
   };
 }
 
+/** seqOf reads the event seq of a stream id, "<seq>" or "<seq>:<model seq>" (0 when none). */
+export function seqOf(id) {
+  const n = parseInt(String(id ?? ''), 10);
+  return Number.isFinite(n) && n >= 0 ? n : 0;
+}
 
 /**
  * sseParser returns a function that takes the text of a text/event-stream
  * chunk by chunk (split anywhere, even inside a CRLF) and calls
- * onEvent(data, id) for each event with data or an id, id being the last
- * id: field seen (or null), and onRetry(ms) for retry: fields. It follows the
- * WHATWG rules that matter here: comments, multi-line data, a space after
- * the colon, ids without NUL.
+ * onEvent(data, id, type) for each event with data or an id, id being the
+ * last id: field seen (or null) and type its event: field ('' when none),
+ * and onRetry(ms) for retry: fields. It follows the WHATWG rules that
+ * matter here: comments, multi-line data, a space after the colon, ids
+ * without NUL, the event type reset after each event.
  */
 export function sseParser({ onEvent, onRetry = () => {} }) {
   let buf = '';
   let data = [];
   let id = null;
+  let type = '';
   let lastID = null;
   const line = (l) => {
     if (l === '') {
       if (id !== null) lastID = id;
-      if (data.length || id !== null) onEvent(data.join('\n'), lastID);
+      if (data.length || id !== null) onEvent(data.join('\n'), lastID, type);
       data = [];
       id = null;
+      type = '';
       return;
     }
     if (l[0] === ':') return;
@@ -173,6 +192,7 @@ export function sseParser({ onEvent, onRetry = () => {} }) {
     let val = colon < 0 ? '' : l.slice(colon + 1);
     if (val[0] === ' ') val = val.slice(1);
     if (field === 'data') data.push(val);
+    else if (field === 'event') type = val;
     else if (field === 'id' && !val.includes('\0')) id = val;
     else if (field === 'retry' && /^\d+$/.test(val)) onRetry(+val);
   };

@@ -70,6 +70,11 @@ export function fmtNum(n) {
   return Math.round(+n).toLocaleString('en');
 }
 
+/** plural renders a count with its noun: 1 call, 2 calls, 1,024 events. */
+export function plural(n, one, many = one + 's') {
+  return `${fmtNum(n)} ${n === 1 ? one : many}`;
+}
+
 /** fmtPct renders a ratio 0..1 as a percentage. */
 export function fmtPct(r) {
   if (!Number.isFinite(r)) return '–';
@@ -147,28 +152,6 @@ export function familyColor(f) {
   let h = 0;
   for (const c of String(f)) h = (h * 31 + c.charCodeAt(0)) >>> 0;
   return extraColors[h % extraColors.length];
-}
-
-// The collector's table (attribution.Family), for collectors that do not
-// classify calls yet; the collector's family, when it sends one, wins.
-const FAMILY_OF = {};
-const fam = (f, names) => names.split(' ').forEach((n) => { FAMILY_OF[n] = f; });
-fam('read_file', 'Read NotebookRead LS View read_file view_image');
-fam('modify_file', 'Write Edit MultiEdit NotebookEdit apply_patch');
-fam('run_command', 'Bash PowerShell BashOutput KillShell KillBash Monitor shell local_shell exec_command write_stdin unified_exec');
-fam('search', 'Glob Grep ToolSearch LSP');
-fam('web_fetch', 'WebFetch WebSearch web_search');
-fam('delegation', 'Agent Task spawn_agent SendMessage');
-fam('task', 'TaskCreate TaskUpdate TaskGet TaskList TaskOutput TaskStop TodoWrite TodoRead update_plan');
-fam('mcp_call', 'ListMcpResourcesTool ReadMcpResourceTool');
-
-/** familyOf classifies a tool by name, as the collector does. */
-export function familyOf(tool) {
-  const t = String(tool || '');
-  if (Object.hasOwn(FAMILY_OF, t)) return FAMILY_OF[t];
-  if (t.startsWith('mcp__')) return 'mcp_call';
-  if (/(spawn|wait|close|resume)_agent$/.test(t)) return 'delegation';
-  return 'other';
 }
 
 /** STATUS_COLORS mark failures and denials on the timeline and in lists. */

@@ -11,11 +11,21 @@ let starting = null;
 
 function setState(s) {
   state = s;
-  stateListeners.forEach((fn) => fn(s));
+  stateListeners.forEach((fn) => fn(liveState()));
 }
 
-/** liveState returns the stream's state: idle, connecting, live or retrying. */
-export function liveState() { return state; }
+// The state of the stream of the session in view, when one is: what the
+// page shows is then that stream's.
+let shown = null;
+
+/** liveState returns the state of the stream the page shows: idle, connecting, live or retrying. */
+export function liveState() { return shown ?? state; }
+
+/** showStreamState makes the page show the state of another stream (a session's), or again the shared one's (null). */
+export function showStreamState(s) {
+  shown = s;
+  stateListeners.forEach((fn) => fn(liveState()));
+}
 
 /** onLiveState calls fn on every change of the stream's state. */
 export function onLiveState(fn) {

@@ -1,13 +1,15 @@
-// The session model: agents, tool calls, markers, turns and statusLine
-// snapshots of one session, built from its stored events and enriched with
-// the collector's attribution (/agents, /tool-calls) when it has it.
+// The session as the dashboard shows it: the collector's session model
+// (the session view, its agents and tool calls) arranged for display, and
+// the session's stored events for the event list, the markers on the
+// timeline and the context curve.
 //
-// Deriving everything from events is what keeps the dashboard working
-// against a collector without attribution endpoints, and what lets a live
-// event update the view at once, without a refetch. Events are hostile: any
+// Nothing here derives the model: agents, tool calls, statuses, families,
+// durations and counts are the collector's (GET /v1/sessions/{id},
+// /agents, /tool-calls, and the model messages of the live stream). This
+// file only indexes and lays them out. Everything it reads is hostile: any
 // field may be missing or of the wrong type, and nothing here may throw.
 
-import { ms, familyOf, quantile, isFailure } from './format.js';
+import { ms, quantile, isFailure } from './format.js';
 
 /** MAIN is the id of the main agent. */
 export const MAIN = '';
@@ -18,6 +20,7 @@ export const isToolEvent = (name) => TOOL_EVENTS.has(name);
 const obj = (v) => (v && typeof v === 'object' && !Array.isArray(v) ? v : {});
 const str = (v) => (typeof v === 'string' ? v : '');
 const num = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : NaN);
+const count = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /** payloadOf returns the payload object of a stored event. */
 export function payloadOf(ev) {
@@ -28,10 +31,6 @@ export function payloadOf(ev) {
 export function decisionOf(ev) {
   const d = obj(ev?.envelope).decision;
   return d && typeof d === 'object' ? d : null;
-}
-
-function isDeny(decision) {
-  return decision != null && decision.action === 'deny' && decision.enforced !== false;
 }
 
 /** toolSummary returns the one line that best says what a tool call did. */
@@ -50,7 +49,7 @@ export function toolSummary(input) {
 }
 
 /** eventSummary returns the line shown for an event in lists. */
-export function eventSummary(ev, model) {
+export function eventSummary(ev) {
   const p = payloadOf(ev);
   switch (ev.event) {
     case 'UserPromptSubmit': return str(p.prompt);
@@ -60,7 +59,7 @@ export function eventSummary(ev, model) {
       const calls = Array.isArray(p.tool_calls) ? p.tool_calls : [];
       return calls.map((c) => str(obj(c).tool_name)).join(', ');
     }
-    case 'SubagentStart': return typeOf(ev);
+    case 'SubagentStart': return typeof ev.agent_type === 'string' ? ev.agent_type : str(p.agent_type);
     case 'SubagentStop': case 'Stop': return str(p.last_assistant_message);
     case 'StopFailure': return str(p.error) || str(p.error_details);
     case 'Notification': return str(p.message);
@@ -77,9 +76,9 @@ export function eventSummary(ev, model) {
   return '';
 }
 
-function typeOf(ev) {
-  if (typeof ev.agent_type === 'string') return ev.agent_type;
-  return str(payloadOf(ev).agent_type);
+/** eventName is the name an event is listed and filtered by. */
+export function eventName(ev) {
+  return typeof ev.event === 'string' && ev.event ? ev.event : ev.kind === 'statusline' ? 'StatusLine' : '';
 }
 
 /** snapshotOf reads a statusLine event's context window and cost, or null. */
@@ -95,31 +94,94 @@ export function snapshotOf(ev) {
   return { t: ms(ev.time), tokens, size, pct, cost: num(cost.total_cost_usd) };
 }
 
-function newAgent(id) {
+// markerOf returns the timeline marker an event draws, or null.
+function markerOf(ev, t, agent) {
+  const p = payloadOf(ev);
+  const mk = (kind, label) => ({ t, kind, agent, seq: ev.seq, label: label || '', event: ev.event });
+  switch (ev.event) {
+    case 'SessionStart': return mk(p.source === 'compact' ? 'compact' : 'start', str(p.source));
+    case 'SessionEnd': return mk('end', str(p.reason));
+    case 'UserPromptSubmit': return mk('prompt', str(p.prompt));
+    case 'Stop': case 'SubagentStop': return mk('stop', '');
+    case 'StopFailure': return mk('stopfail', str(p.error));
+    case 'PreCompact': case 'PostCompact': return mk('compact', str(p.trigger));
+    case 'Notification': return mk('notify', str(p.message));
+    case 'PermissionRequest': return mk('ask', str(p.tool_name));
+  }
+  return null;
+}
+
+/**
+ * agentFrom turns an agent of the API into what the views read, keeping
+ * the calls list of the agent it replaces.
+ */
+function agentFrom(r, old) {
+  const id = r.agent_id;
+  const type = r.agent_type === null || typeof r.agent_type === 'string' ? r.agent_type : null;
   return {
-    id, type: id === MAIN ? 'main' : null, parent: id === MAIN ? null : undefined, spawn: '', depth: id === MAIN ? 0 : 1,
-    start: NaN, stop: NaN, calls: [], failures: 0, denials: 0, events: 0, description: '', server: false,
+    id,
+    // null: no event gave a type; '' is the compaction agent.
+    type: id === MAIN ? 'main' : type,
+    role: str(r.role),
+    parent: id === MAIN ? null : typeof r.parent_agent_id === 'string' ? r.parent_agent_id : MAIN,
+    spawn: str(r.spawn_tool_use_id),
+    depth: Number.isInteger(r.depth) ? r.depth : id === MAIN ? 0 : 1,
+    start: ms(r.started_at),
+    stop: ms(r.stopped_at),
+    description: str(r.description),
+    events: count(r.events),
+    toolCount: count(r.tool_count),
+    failures: count(r.failures),
+    denials: count(r.denials),
+    rejected: count(r.rejected),
+    lastMessage: str(r.last_message),
+    calls: old ? old.calls : [],
+    raw: r,
+    asOf: -1,
   };
 }
 
-function newCall(id) {
+/** callFrom turns a tool call of the API into what the views read. */
+function callFrom(r) {
+  const start = ms(r.started_at);
+  let decision = null;
+  if (r.decision && typeof r.decision === 'object' && !Array.isArray(r.decision)) decision = r.decision;
+  else if (typeof r.decision === 'string' && r.decision) decision = { action: r.decision };
   return {
-    id, agent: MAIN, tool: '', family: '', serverFamily: '', status: 'pending', start: NaN, end: NaN, dur: NaN,
-    input: undefined, output: undefined, hasOutput: false, error: '', decision: null, pre: 0, post: 0, batch: 0,
-    parentCall: '', promptId: '', spawned: '', server: false, owner: null,
+    id: r.tool_use_id,
+    agent: typeof r.agent_id === 'string' ? r.agent_id : MAIN,
+    tool: str(r.tool_name),
+    family: str(r.family) || 'other',
+    status: str(r.status) || 'pending',
+    start,
+    end: ms(r.ended_at),
+    dur: num(r.duration_ms),
+    input: r.input,
+    error: str(r.error),
+    decision,
+    promptId: str(r.prompt_id),
+    parentCall: str(r.parent_tool_use_id),
+    spawned: str(r.spawned_agent_id),
+    raw: r,
+    row: 0,
+    asOf: -1,
   };
 }
 
 export class SessionModel {
   constructor(id) {
     this.id = id;
+    /** session is the collector's view of the session (GET /v1/sessions/{id}), or null. */
+    this.session = null;
+    this.agents = new Map();
+    this.calls = new Map();
+    // The stored events, by seq, and the timeline's markers and the
+    // statusLine snapshots they carry.
     this.events = [];
     this.bySeq = new Map();
-    this.agents = new Map([[MAIN, newAgent(MAIN)]]);
-    this.calls = new Map();
+    this.byCall = new Map(); // tool_use_id -> seqs of its events, for the inspector
     this.markers = [];
     this.snaps = [];
-    this.turns = new Map();
     this.t0 = Infinity;
     this.t1 = -Infinity;
     this.version = 0;
@@ -129,317 +191,138 @@ export class SessionModel {
     this._unsorted = false;
   }
 
-  /** settle restores seq order after events were added out of order; call it before reading events. */
-  settle() {
-    if (!this._unsorted) return;
-    this.events.sort((a, b) => a.seq - b.seq);
-    for (const t of this.turns.values()) t.seqs.sort((a, b) => a - b);
-    this._unsorted = false;
+  _time(t) {
+    if (!Number.isFinite(t)) return;
+    if (t < this.t0) this.t0 = t;
+    if (t > this.t1) this.t1 = t;
   }
 
-  agent(id) {
-    id = typeof id === 'string' ? id : MAIN;
+  /** setSession applies the collector's session view. */
+  setSession(s) {
+    if (!s || typeof s !== 'object' || Array.isArray(s)) return;
+    this.session = s;
+    this._time(ms(s.first_event_at));
+    this._time(ms(s.last_event_at));
+    this.version++;
+  }
+
+  /**
+   * upsertAgents applies agents of the API, replacing those with the same
+   * agent_id. asOf is the event seq the list reflects (derived_seq, or the
+   * seq of a model message): an agent already known as of a later seq is
+   * kept, so a snapshot read before a live change cannot undo it.
+   */
+  upsertAgents(list, asOf = 0) {
+    if (!Array.isArray(list)) return;
+    for (const raw of list) {
+      const r = obj(raw);
+      if (typeof r.agent_id !== 'string') continue;
+      const old = this.agents.get(r.agent_id);
+      if (old && old.asOf > asOf) continue;
+      const a = agentFrom(r, old);
+      a.asOf = asOf;
+      this.agents.set(a.id, a);
+      this._time(a.start);
+      this._time(a.stop);
+    }
+    this.version++;
+  }
+
+  /** upsertCalls applies tool calls of the API, as upsertAgents does agents. */
+  upsertCalls(list, asOf = 0) {
+    if (!Array.isArray(list)) return;
+    for (const raw of list) {
+      const r = obj(raw);
+      if (typeof r.tool_use_id !== 'string' || !r.tool_use_id) continue;
+      const old = this.calls.get(r.tool_use_id);
+      if (old && old.asOf > asOf) continue;
+      const c = callFrom(r);
+      c.asOf = asOf;
+      if (old) {
+        const owner = this.agents.get(old.agent);
+        if (owner) owner.calls = owner.calls.filter((x) => x !== old);
+      }
+      this.calls.set(c.id, c);
+      this._agentOf(c.agent).calls.push(c);
+      this._time(c.start);
+      this._time(c.end);
+    }
+    this.version++;
+  }
+
+  // _agentOf returns the agent a call names, a placeholder until the
+  // collector's agent arrives (a live call can come before its agent).
+  _agentOf(id) {
     let a = this.agents.get(id);
     if (!a) {
-      a = newAgent(id);
+      a = agentFrom({ agent_id: id }, null);
+      a.placeholder = true;
       this.agents.set(id, a);
     }
     return a;
   }
 
-  call(id) {
-    let c = this.calls.get(id);
-    if (!c) {
-      c = newCall(id);
-      this.calls.set(id, c);
-    }
-    return c;
-  }
-
   /**
-   * _assign makes agentID the agent of call c, moving it between the
-   * agents' lists. A call can exist before anything says whose it is (a
-   * subagent names its spawning call first): owner tracks which list, if
-   * any, holds it.
+   * applyModel applies a model message of the live stream:
+   * {session, agents, tool_calls}, each part optional, as of event seq.
    */
-  _assign(c, agentID) {
-    c.agent = agentID;
-    if (c.owner === agentID) return;
-    if (c.owner !== null) {
-      const old = this.agents.get(c.owner);
-      if (old) old.calls = old.calls.filter((x) => x !== c);
-    }
-    this.agent(agentID).calls.push(c);
-    c.owner = agentID;
+  applyModel(msg, seq = 0) {
+    const m = obj(msg);
+    if (m.session_id !== undefined && m.session_id !== this.id) return false;
+    if (m.session && typeof m.session === 'object') this.setSession(m.session);
+    this.upsertAgents(m.agents, seq);
+    this.upsertCalls(m.tool_calls, seq);
+    return true;
   }
 
-  /** add folds one stored event into the model; it returns false for an event already seen. */
-  add(ev) {
+  /** settle restores seq order after events were added out of order; call it before reading events. */
+  settle() {
+    if (!this._unsorted) return;
+    this.events.sort((a, b) => a.seq - b.seq);
+    this._unsorted = false;
+  }
+
+  /** addEvent adds one stored event; it returns false for an event already seen or of another session. */
+  addEvent(ev) {
     if (!ev || typeof ev !== 'object') return false;
     const seq = typeof ev.seq === 'number' ? ev.seq : NaN;
     if (!Number.isFinite(seq) || this.bySeq.has(seq)) return false;
     if (ev.session_id !== undefined && ev.session_id !== this.id) return false;
     this.bySeq.set(seq, ev);
-    // Pages loaded in parallel arrive out of order: append, and sort once
-    // in settle() rather than splice each event into place.
+    // Pages and the stream interleave: append, and sort once in settle().
     if (seq < this.lastSeq) this._unsorted = true;
     this.events.push(ev);
     this.lastSeq = Math.max(this.lastSeq, seq);
     try {
-      this._apply(ev);
+      const t = ms(ev.time);
+      this._time(t);
+      const agent = typeof ev.agent_id === 'string' ? ev.agent_id : MAIN;
+      const snap = snapshotOf(ev);
+      if (snap) this.snaps.push(snap);
+      const mk = markerOf(ev, t, agent);
+      if (mk) this.markers.push(mk);
+      const call = typeof ev.tool_use_id === 'string' ? ev.tool_use_id : '';
+      if (call) this._index(call, seq);
+      if (ev.event === 'PostToolBatch') {
+        const list = payloadOf(ev).tool_calls;
+        if (Array.isArray(list)) for (const b of list) if (str(obj(b).tool_use_id)) this._index(obj(b).tool_use_id, seq);
+      }
     } catch (e) {
-      console.error('hookwatch: cannot apply event', seq, e);
+      console.error('hookwatch: cannot show event', seq, e);
     }
     this.version++;
     return true;
   }
 
-  _apply(ev) {
-    const t = ms(ev.time);
-    if (Number.isFinite(t)) {
-      if (t < this.t0) this.t0 = t;
-      if (t > this.t1) this.t1 = t;
-    }
-    const p = payloadOf(ev);
-    const name = typeof ev.event === 'string' ? ev.event : str(p.hook_event_name);
-    const agentID = typeof ev.agent_id === 'string' ? ev.agent_id : str(p.agent_id);
-    const ag = this.agent(agentID);
-    ag.events++;
-    if (agentID !== MAIN) {
-      const ty = typeOf(ev);
-      if (ag.type == null && (typeof ev.agent_type === 'string' || typeof p.agent_type === 'string')) ag.type = ty;
-      if (!(ag.start <= t)) ag.start = t;
-      const meta = obj(obj(ev.envelope).subagent);
-      if (typeof meta.toolUseId === 'string' && meta.toolUseId && !ag.spawn) this._link(ag, meta.toolUseId);
-    } else if (!(ag.start <= t)) {
-      ag.start = t;
-    }
-    if (!(ag.stop >= t)) ag.stop = t;
-
-    const promptID = typeof ev.prompt_id === 'string' && ev.prompt_id ? ev.prompt_id : str(p.prompt_id);
-    this._turn(promptID, ev, t, name, p, agentID);
-
-    const snap = snapshotOf(ev);
-    if (snap) {
-      this.snaps.push(snap);
-      return;
-    }
-    const marker = (kind, label) => this.markers.push({ t, kind, agent: agentID, seq: ev.seq, label: label || '', event: name });
-    switch (name) {
-      case 'SessionStart':
-        marker(p.source === 'compact' ? 'compact' : 'start', str(p.source));
-        break;
-      case 'SessionEnd': marker('end', str(p.reason)); break;
-      case 'UserPromptSubmit': marker('prompt', str(p.prompt)); break;
-      case 'Stop': marker('stop', ''); break;
-      case 'StopFailure': marker('stopfail', str(p.error)); break;
-      case 'SubagentStart':
-        ag.start = t;
-        this._guessSpawn(ag, t);
-        break;
-      case 'SubagentStop':
-        ag.stop = t;
-        marker('stop', '');
-        break;
-      case 'PreCompact': case 'PostCompact': marker('compact', str(p.trigger)); break;
-      case 'Notification': marker('notify', str(p.message)); break;
-      case 'PreToolUse': {
-        const c = this._toolEvent(ev, p, agentID, t, promptID);
-        if (!c) break;
-        if (!(c.start <= t)) c.start = t;
-        c.pre = ev.seq;
-        if (c.input === undefined) c.input = p.tool_input;
-        const d = decisionOf(ev);
-        if (d) {
-          c.decision = d;
-          if (isDeny(d)) {
-            c.status = 'denied';
-            c.end = c.start;
-          }
-        }
-        break;
-      }
-      case 'PostToolUse': case 'PostToolUseFailure': {
-        const c = this._toolEvent(ev, p, agentID, t, promptID);
-        if (!c) break;
-        c.post = ev.seq;
-        c.end = t;
-        const d = num(p.duration_ms);
-        if (!Number.isFinite(c.start)) c.start = Number.isFinite(d) ? t - d : t;
-        if (Number.isFinite(d)) c.dur = d;
-        if (c.input === undefined) c.input = p.tool_input;
-        if (name === 'PostToolUseFailure') {
-          c.status = p.is_interrupt === true ? 'interrupted' : 'error';
-          c.error = str(p.error) || (p.error !== undefined ? JSON.stringify(p.error) : '');
-        } else {
-          if (c.status === 'pending') c.status = 'ok';
-          if (p.tool_response !== undefined) {
-            c.output = p.tool_response;
-            c.hasOutput = true;
-          }
-          const spawned = obj(p.tool_response).agentId;
-          if (typeof spawned === 'string' && spawned) {
-            c.spawned = spawned;
-            this._link(this.agent(spawned), c.id);
-          }
-        }
-        break;
-      }
-      case 'PermissionDenied': {
-        const c = this._toolEvent(ev, p, agentID, t, promptID);
-        if (!c) break;
-        c.status = 'denied';
-        if (!Number.isFinite(c.start)) c.start = t;
-        c.end = t;
-        c.error = str(p.reason);
-        break;
-      }
-      case 'PermissionRequest': {
-        marker('ask', str(p.tool_name));
-        break;
-      }
-      case 'PostToolBatch': {
-        const list = Array.isArray(p.tool_calls) ? p.tool_calls : [];
-        for (const raw of list) {
-          const b = obj(raw);
-          const id = str(b.tool_use_id);
-          if (!id) continue;
-          const known = this.calls.has(id);
-          const c = this.call(id);
-          c.batch = ev.seq;
-          if (known && (c.pre || c.post)) continue;
-          // A call the client rejected before running it (an unknown or
-          // disabled tool) has no Pre/Post events: only the batch tells.
-          if (!c.server || c.owner === null) this._assign(c, agentID);
-          if (!c.tool) c.tool = str(b.tool_name);
-          c.input = b.tool_input;
-          c.start = t;
-          c.end = t;
-          c.promptId = promptID;
-          const resp = b.tool_response;
-          if (typeof resp === 'string' && resp.includes('<tool_use_error>')) {
-            // Rejected by the client before it ran (no PreToolUse).
-            c.status = 'rejected';
-            c.error = resp;
-          } else if (c.status === 'pending') {
-            c.status = 'ok';
-          }
-          if (resp !== undefined) { c.output = resp; c.hasOutput = true; }
-          this._family(c);
-        }
-        break;
-      }
-    }
+  _index(call, seq) {
+    const list = this.byCall.get(call);
+    if (!list) this.byCall.set(call, [seq]);
+    else if (!list.includes(seq)) list.push(seq);
   }
 
-  _toolEvent(ev, p, agentID, t, promptID) {
-    const id = typeof ev.tool_use_id === 'string' && ev.tool_use_id ? ev.tool_use_id : str(p.tool_use_id);
-    if (!id) return null;
-    const c = this.call(id);
-    // The collector's attribution, once merged, decides whose call it is.
-    if (!c.server || c.owner === null) this._assign(c, agentID);
-    if (!c.tool) c.tool = typeof ev.tool_name === 'string' && ev.tool_name ? ev.tool_name : str(p.tool_name);
-    if (!c.promptId) c.promptId = promptID;
-    this._family(c);
-    return c;
-  }
-
-  _family(c) {
-    c.family = c.serverFamily || familyOf(c.tool);
-  }
-
-  /** _link records that call spawned agent ag. */
-  _link(ag, callID) {
-    if (!callID || ag.id === MAIN) return;
-    ag.spawn = callID;
-    const c = this.call(callID);
-    c.spawned = ag.id;
-    if (!ag.server) ag.parent = undefined; // decided by the spawning call's agent at layout
-  }
-
-  /**
-   * _guessSpawn links a subagent that just started to the earliest
-   * unfinished call of the subagent tool (Agent, or Task in older clients)
-   * asking for its type, until the call's PostToolUse names the agent.
-   */
-  _guessSpawn(ag, t) {
-    if (ag.spawn) return;
-    let best = null;
-    for (const c of this.calls.values()) {
-      if (c.spawned || (c.tool !== 'Agent' && c.tool !== 'Task') || c.post || !(c.start <= t)) continue;
-      const want = str(obj(c.input).subagent_type);
-      if (want && ag.type != null && want !== ag.type) continue;
-      if (!best || c.start < best.start) best = c;
-    }
-    if (best) this._link(ag, best.id);
-  }
-
-  _turn(promptID, ev, t, name, p, agentID) {
-    let turn = this.turns.get(promptID);
-    if (!turn) {
-      turn = { id: promptID, prompt: '', start: t, end: t, seqs: [], agents: new Set(), calls: new Set(), failures: 0, denials: 0 };
-      this.turns.set(promptID, turn);
-    }
-    turn.seqs.push(ev.seq);
-    turn.agents.add(agentID);
-    if (t < turn.start || !Number.isFinite(turn.start)) turn.start = t;
-    if (t > turn.end || !Number.isFinite(turn.end)) turn.end = t;
-    if (name === 'UserPromptSubmit' && !turn.prompt) turn.prompt = str(p.prompt);
-    const id = typeof ev.tool_use_id === 'string' && ev.tool_use_id ? ev.tool_use_id : '';
-    if (id) turn.calls.add(id);
-  }
-
-  /** mergeAgents applies the collector's /agents answer. */
-  mergeAgents(list) {
-    if (!Array.isArray(list)) return;
-    for (const raw of list) {
-      const a = obj(raw);
-      if (typeof a.agent_id !== 'string') continue;
-      const ag = this.agent(a.agent_id);
-      ag.server = true;
-      if (typeof a.agent_type === 'string' && a.agent_id !== MAIN) ag.type = a.agent_type;
-      if (a.agent_id !== MAIN && typeof a.parent_agent_id === 'string') ag.parent = a.parent_agent_id;
-      if (typeof a.spawn_tool_use_id === 'string' && a.spawn_tool_use_id) {
-        ag.spawn = a.spawn_tool_use_id;
-        this.call(a.spawn_tool_use_id).spawned = ag.id;
-      }
-      if (typeof a.description === 'string') ag.description = a.description;
-      const s = ms(a.started_at), e = ms(a.stopped_at);
-      if (Number.isFinite(s)) ag.start = s;
-      if (Number.isFinite(e)) ag.stop = e;
-    }
-    this.version++;
-  }
-
-  /** mergeCalls applies the collector's /tool-calls answer. */
-  mergeCalls(list) {
-    if (!Array.isArray(list)) return;
-    for (const raw of list) {
-      const r = obj(raw);
-      if (typeof r.tool_use_id !== 'string' || !r.tool_use_id) continue;
-      const c = this.call(r.tool_use_id);
-      this._assign(c, typeof r.agent_id === 'string' ? r.agent_id : c.agent);
-      c.server = true;
-      if (typeof r.tool_name === 'string' && r.tool_name) c.tool = r.tool_name;
-      if (typeof r.status === 'string' && r.status) c.status = r.status;
-      const s = ms(r.started_at), e = ms(r.ended_at), d = num(r.duration_ms);
-      if (Number.isFinite(s)) c.start = s;
-      if (Number.isFinite(e)) c.end = e;
-      if (Number.isFinite(d)) c.dur = d;
-      if (!Number.isFinite(c.start) && Number.isFinite(c.end)) c.start = Number.isFinite(d) ? c.end - d : c.end;
-      if (r.decision && typeof r.decision === 'object' && !Array.isArray(r.decision)) c.decision = r.decision;
-      else if (typeof r.decision === 'string' && r.decision) c.decision = { action: r.decision };
-      if (typeof r.error === 'string' && r.error) c.error = r.error;
-      if (typeof r.parent_tool_use_id === 'string') c.parentCall = r.parent_tool_use_id;
-      if (typeof r.prompt_id === 'string' && r.prompt_id) c.promptId = r.prompt_id;
-      if (c.input === undefined) c.input = r.input !== undefined ? r.input : r.tool_input;
-      if (typeof r.spawned_agent_id === 'string' && r.spawned_agent_id) c.spawned = r.spawned_agent_id;
-      if (typeof r.family === 'string' && r.family) c.serverFamily = r.family;
-      this._family(c);
-      if (Number.isFinite(c.start) && c.start < this.t0) this.t0 = c.start;
-      if (Number.isFinite(c.end) && c.end > this.t1) this.t1 = c.end;
-    }
-    this.version++;
+  /** eventsOf returns the loaded events of a call, by seq. */
+  eventsOf(callID) {
+    return (this.byCall.get(callID) || []).map((s) => this.bySeq.get(s)).filter(Boolean).sort((a, b) => a.seq - b.seq);
   }
 
   /** span returns the session's [start, end] in ms; an empty model spans the last minute. */
@@ -454,25 +337,23 @@ export class SessionModel {
   /**
    * layout returns the agent tree in display order (depth-first, children by
    * start), each agent with its calls sorted by start and packed into
-   * sub-rows so parallel calls of one agent do not hide each other.
+   * sub-rows so parallel calls of one agent do not hide each other. The
+   * tree is the collector's (parent_agent_id); depth is the position in
+   * what is drawn.
    */
   layout() {
     this.settle();
     if (this._layout && this._layout.version === this.version) return this._layout;
+    if (!this.agents.has(MAIN)) this._agentOf(MAIN);
     const agents = [...this.agents.values()];
     const children = new Map(agents.map((a) => [a.id, []]));
-    const parentOf = (a) => {
-      if (a.id === MAIN) return null;
-      if (typeof a.parent === 'string' && this.agents.has(a.parent) && a.parent !== a.id) return a.parent;
-      if (a.spawn && this.calls.has(a.spawn)) {
-        const p = this.calls.get(a.spawn).agent;
-        if (p !== a.id && this.agents.has(p)) return p;
-      }
-      return MAIN;
-    };
     const parent = new Map();
-    for (const a of agents) parent.set(a.id, parentOf(a));
-    // Break cycles: an agent whose ancestry returns to itself hangs off main.
+    for (const a of agents) {
+      if (a.id === MAIN) parent.set(a.id, null);
+      else parent.set(a.id, a.parent !== a.id && this.agents.has(a.parent) ? a.parent : MAIN);
+    }
+    // A parent cycle (a corrupt answer) must not hang or hide the tree:
+    // an agent whose ancestry returns to itself hangs off main.
     for (const a of agents) {
       let p = parent.get(a.id), steps = 0;
       while (p != null && p !== MAIN && steps++ < agents.length) {
@@ -486,27 +367,23 @@ export class SessionModel {
     }
     for (const list of children.values()) list.sort((x, y) => (x.start - y.start) || (x.id < y.id ? -1 : 1));
     const order = [];
+    const seen = new Set();
     const visit = (a, depth) => {
-      a.depth = depth;
+      if (seen.has(a.id)) return;
+      seen.add(a.id);
+      a.level = depth;
       a.parentId = parent.get(a.id);
       a.children = children.get(a.id);
       order.push(a);
       for (const c of a.children) visit(c, depth + 1);
     };
     visit(this.agents.get(MAIN), 0);
-    // Agents unreachable from main cannot exist after the cycle breaking,
-    // but stay safe: show them at the end.
-    if (order.length < agents.length) {
-      const seen = new Set(order.map((a) => a.id));
-      for (const a of agents) if (!seen.has(a.id)) visit(a, 1);
-    }
+    for (const a of agents) if (!seen.has(a.id)) visit(a, 1);
     const MAX_ROWS = 4;
     for (const a of order) {
       a.calls.sort((x, y) => (x.start - y.start) || (x.id < y.id ? -1 : 1));
       const rowEnd = [];
       let maxDur = 0;
-      a.failures = 0;
-      a.denials = 0;
       for (const c of a.calls) {
         const s = c.start, e = endOf(c, this.t1);
         let row = rowEnd.findIndex((end) => end <= s);
@@ -518,8 +395,6 @@ export class SessionModel {
         rowEnd[row] = Math.max(rowEnd[row] ?? -Infinity, e);
         c.row = row;
         maxDur = Math.max(maxDur, e - s);
-        if (isFailure(c.status)) a.failures++;
-        if (c.status === 'denied') a.denials++;
       }
       a.rows = Math.max(1, rowEnd.length);
       a.maxDur = maxDur;
@@ -529,7 +404,7 @@ export class SessionModel {
     return this._layout;
   }
 
-  /** stats returns per-agent and per-tool counts, failure rates and duration quantiles. */
+  /** stats returns per-agent and per-tool call counts, failure rates and duration quantiles of the collector's calls. */
   stats() {
     if (this._stats && this._stats.version === this.version) return this._stats;
     const group = () => ({ count: 0, failures: 0, denials: 0, durs: [] });
@@ -541,9 +416,8 @@ export class SessionModel {
         g.count++;
         if (isFailure(c.status)) g.failures++;
         if (c.status === 'denied') g.denials++;
-        const d = durationOf(c);
-        if (Number.isFinite(d) && c.pre && c.post) g.durs.push(d);
-        else if (Number.isFinite(d) && c.server && c.status !== 'denied' && c.status !== 'pending' && c.status !== 'rejected') g.durs.push(d);
+        // The client's own duration: a call that never ran has none.
+        if (Number.isFinite(c.dur)) g.durs.push(c.dur);
       }
     }
     const finish = (m) => [...m.entries()].map(([key, g]) => {
@@ -554,6 +428,42 @@ export class SessionModel {
     return this._stats;
   }
 
+  /**
+   * turns groups the loaded events and the collector's calls by prompt_id,
+   * in time order: the per-turn view.
+   */
+  turns() {
+    this.settle();
+    const turns = new Map();
+    const turn = (id) => {
+      let t = turns.get(id);
+      if (!t) {
+        t = { id, prompt: '', start: Infinity, end: -Infinity, seqs: [], agents: new Set(), calls: [] };
+        turns.set(id, t);
+      }
+      return t;
+    };
+    const span = (t, at) => {
+      if (at < t.start) t.start = at;
+      if (at > t.end) t.end = at;
+    };
+    for (const ev of this.events) {
+      const id = typeof ev.prompt_id === 'string' ? ev.prompt_id : str(payloadOf(ev).prompt_id);
+      const t = turn(id);
+      t.seqs.push(ev.seq);
+      t.agents.add(typeof ev.agent_id === 'string' ? ev.agent_id : MAIN);
+      span(t, ms(ev.time));
+      if (ev.event === 'UserPromptSubmit' && !t.prompt) t.prompt = str(payloadOf(ev).prompt);
+    }
+    for (const c of this.calls.values()) {
+      const t = turn(c.promptId);
+      t.calls.push(c);
+      t.agents.add(c.agent);
+      span(t, c.start);
+    }
+    return [...turns.values()].sort((a, b) => a.start - b.start);
+  }
+
   /** toolNames returns the distinct tool names, sorted. */
   toolNames() {
     return [...new Set([...this.calls.values()].map((c) => c.tool).filter(Boolean))].sort();
@@ -561,10 +471,10 @@ export class SessionModel {
 
   /** eventNames returns the distinct event names, sorted. */
   eventNames() {
-    return [...new Set(this.events.map((e) => e.event || (e.kind === 'statusline' ? 'StatusLine' : '')).filter(Boolean))].sort();
+    return [...new Set(this.events.map(eventName).filter(Boolean))].sort();
   }
 
-  /** eventStatus is the status of the call an event belongs to, '' for other events. */
+  /** eventStatus is the collector's status of the call an event belongs to, '' for other events. */
   eventStatus(ev) {
     const id = ev.tool_use_id;
     if (typeof id === 'string' && id) return this.calls.get(id)?.status || '';
@@ -572,14 +482,14 @@ export class SessionModel {
   }
 }
 
-/** endOf returns a call's end, or until (the session's last event) while it runs. */
+/** endOf returns a call's end, or until (the session's last activity) while it runs. */
 export function endOf(c, until) {
   if (Number.isFinite(c.end)) return Math.max(c.end, c.start);
   if (c.status === 'pending') return Math.max(until, c.start);
   return c.start;
 }
 
-/** durationOf returns a call's duration in ms: the client's own duration_ms when it sent one. */
+/** durationOf returns a call's duration in ms: the collector's duration_ms, else its span. */
 export function durationOf(c) {
   if (Number.isFinite(c.dur)) return c.dur;
   if (Number.isFinite(c.end) && Number.isFinite(c.start)) return c.end - c.start;
@@ -616,7 +526,25 @@ export function markerMatches(m, f) {
 export function eventMatches(ev, f, model) {
   if (f.agent != null && (ev.agent_id || '') !== f.agent) return false;
   if (f.tool && ev.tool_name !== f.tool) return false;
-  if (f.event && (ev.event || (ev.kind === 'statusline' ? 'StatusLine' : '')) !== f.event) return false;
+  if (f.event && eventName(ev) !== f.event) return false;
   if (f.status && model.eventStatus(ev) !== f.status) return false;
   return true;
+}
+
+/**
+ * outputOf returns what a call's events recorded of its output: the
+ * tool_response of its PostToolUse, or of its entry in a PostToolBatch,
+ * and whether there was one.
+ */
+export function outputOf(model, callID) {
+  let batch;
+  for (const ev of model.eventsOf(callID)) {
+    const p = payloadOf(ev);
+    if (ev.event === 'PostToolUse' && p.tool_response !== undefined) return { found: true, value: p.tool_response };
+    if (ev.event === 'PostToolBatch' && Array.isArray(p.tool_calls)) {
+      const b = p.tool_calls.find((x) => obj(x).tool_use_id === callID);
+      if (b && obj(b).tool_response !== undefined) batch = obj(b).tool_response;
+    }
+  }
+  return batch !== undefined ? { found: true, value: batch } : { found: false, value: undefined };
 }

@@ -1,7 +1,8 @@
 // The inspector: details of the selected tool call, event or agent.
 import { html } from '../lib/html.js';
-import { MAIN, payloadOf, decisionOf, durationOf, eventSummary } from '../lib/model.js';
-import { fmtDur, fmtISO, shortID, familyColor } from '../lib/format.js';
+import { MAIN, payloadOf, decisionOf, durationOf, eventSummary, eventName, outputOf } from '../lib/model.js';
+import { outputView } from '../lib/output.js';
+import { fmtDur, fmtISO, fmtNum, plural, shortID, familyColor } from '../lib/format.js';
 import { JSONView } from './json.js';
 import { agentLabel } from './timeline.js';
 
@@ -20,10 +21,22 @@ function CallLink({ model, id, onSelect }) {
   return html`<button type="button" class="link" onClick=${() => onSelect({ kind: 'call', id })}>${c ? c.tool + ' ' : ''}${shortID(id, 14)}</button>`;
 }
 
-function Raw({ model, seq, title }) {
-  const ev = model.bySeq.get(seq);
-  if (!ev) return null;
-  return html`<details class="raw"><summary>${title} <span class="muted">· seq ${seq}</span></summary><${JSONView} value=${ev.envelope} label=${title} /></details>`;
+function Raw({ ev, title }) {
+  return html`<details class="raw"><summary>${title} <span class="muted">· seq ${ev.seq}</span></summary><${JSONView} value=${ev.envelope} label=${title} /></details>`;
+}
+
+/** Output shows a call's output as the tool printed it: strings and hookwatch's previews decoded. */
+function Output({ model, c, eventsLoading }) {
+  const out = outputOf(model, c.id);
+  if (!out.found) {
+    if (eventsLoading) return html`<p class="muted">Loading the call's events…</p>`;
+    return html`<p class="muted">Not captured (see HOOKWATCH_CAPTURE).</p>`;
+  }
+  const v = outputView(out.value);
+  if (v.json !== undefined) return html`<${JSONView} value=${v.json} label="output" />`;
+  return html`
+    ${v.note && html`<p class="muted">${v.note}</p>`}
+    ${v.text && html`<${JSONView} text=${v.text} label="output" />`}`;
 }
 
 function Decision({ d }) {
@@ -37,8 +50,10 @@ function Decision({ d }) {
   </section>`;
 }
 
-function CallDetails({ model, c, onSelect, onFocus }) {
+function CallDetails({ model, c, onSelect, onFocus, eventsLoading }) {
   const dur = durationOf(c);
+  const events = model.eventsOf(c.id);
+  const denied = c.raw && typeof c.raw.permission_denied === 'object' && c.raw.permission_denied ? c.raw.permission_denied : null;
   return html`
     <header class="ihead">
       <span class="fam" style=${{ background: familyColor(c.family) }}></span>
@@ -56,29 +71,26 @@ function CallDetails({ model, c, onSelect, onFocus }) {
       ${c.promptId && html`<${Field} k="prompt_id"><code>${c.promptId}</code><//>`}
       ${c.parentCall && html`<${Field} k="parent call"><${CallLink} model=${model} id=${c.parentCall} onSelect=${onSelect} /><//>`}
       ${c.spawned && html`<${Field} k="spawned"><${AgentLink} model=${model} id=${c.spawned} onSelect=${onSelect} /><//>`}
+      ${denied && typeof denied.reason === 'string' && denied.reason && html`<${Field} k="denied by the client"><span class="pre">${denied.reason}</span><//>`}
     </section>
     <${Decision} d=${c.decision} />
     ${c.error && html`<section class="isec"><h4>Error</h4><${JSONView} text=${c.error} label="error" /></section>`}
     <section class="isec"><h4>Input <span class="muted">(as stored: redacted)</span></h4>
       ${c.input !== undefined ? html`<${JSONView} value=${c.input} label="input" />` : html`<p class="muted">No input recorded.</p>`}
     </section>
-    <section class="isec"><h4>Output preview</h4>
-      ${c.hasOutput ? html`<${JSONView} value=${c.output} label="output" />` : html`<p class="muted">Not captured (see HOOKWATCH_CAPTURE).</p>`}
-    </section>
+    <section class="isec"><h4>Output</h4><${Output} model=${model} c=${c} eventsLoading=${eventsLoading} /></section>
     <section class="isec"><h4>Raw events</h4>
-      ${c.pre ? html`<${Raw} model=${model} seq=${c.pre} title="PreToolUse" />` : null}
-      ${c.post ? html`<${Raw} model=${model} seq=${c.post} title=${model.bySeq.get(c.post)?.event || 'PostToolUse'} />` : null}
-      ${c.batch ? html`<${Raw} model=${model} seq=${c.batch} title="PostToolBatch" />` : null}
-      ${!c.pre && !c.post && !c.batch && html`<p class="muted">Known from the collector's attribution only.</p>`}
+      ${events.map((ev) => html`<${Raw} key=${ev.seq} ev=${ev} title=${eventName(ev) || 'event'} />`)}
+      ${!events.length && html`<p class="muted">${eventsLoading ? 'Loading…' : 'None stored with this tool_use_id.'}</p>`}
     </section>`;
 }
 
 function EventDetails({ model, ev, onSelect }) {
   const p = payloadOf(ev);
   const d = decisionOf(ev);
-  const summary = eventSummary(ev, model);
+  const summary = eventSummary(ev);
   return html`
-    <header class="ihead"><h3>${ev.event || ev.kind || 'event'}</h3></header>
+    <header class="ihead"><h3>${eventName(ev) || ev.kind || 'event'}</h3></header>
     <section class="isec">
       <${Field} k="agent"><${AgentLink} model=${model} id=${ev.agent_id || MAIN} onSelect=${onSelect} /><//>
       <${Field} k="time">${String(ev.time ?? '')}<//>
@@ -98,6 +110,7 @@ function AgentDetails({ model, a, onSelect, onFilter }) {
   const byTool = new Map();
   for (const c of a.calls) byTool.set(c.tool, (byTool.get(c.tool) || 0) + 1);
   const tools = [...byTool.entries()].sort((x, y) => y[1] - x[1]);
+  const counts = [a.failures !== undefined && `${fmtNum(a.failures)} failed`, a.rejected !== undefined && `${fmtNum(a.rejected)} rejected`, a.denials !== undefined && `${fmtNum(a.denials)} denied`].filter(Boolean);
   return html`
     <header class="ihead"><h3>${agentLabel(a)}</h3>${a.id && html`<code class="muted">${a.id}</code>`}</header>
     <section class="isec">
@@ -106,10 +119,11 @@ function AgentDetails({ model, a, onSelect, onFilter }) {
       ${a.spawn && html`<${Field} k="spawned by"><${CallLink} model=${model} id=${a.spawn} onSelect=${onSelect} /><//>`}
       ${a.description && html`<${Field} k="description">${a.description}<//>`}
       <${Field} k="started">${fmtISO(a.start)}<//>
-      <${Field} k="stopped">${fmtISO(a.stop)}<//>
+      <${Field} k="stopped">${Number.isFinite(a.stop) ? fmtISO(a.stop) : 'running'}<//>
       <${Field} k="duration">${fmtDur(dur)}<//>
-      <${Field} k="tool calls">${a.calls.length} (${a.failures} failed, ${a.denials} denied)<//>
-      <${Field} k="events">${a.events}<//>
+      <${Field} k="tool calls">${plural(a.toolCount ?? a.calls.length, 'call')}${counts.length ? ` (${counts.join(', ')})` : ''}<//>
+      <${Field} k="events">${fmtNum(a.events)}<//>
+      ${a.lastMessage && html`<${Field} k="last message"><span class="pre">${a.lastMessage}</span><//>`}
     </section>
     <section class="isec"><h4>Tools</h4>
       <table class="mini"><tbody>${tools.map(([t, n]) => html`<tr><td>${t}</td><td class="num">${n}</td></tr>`)}</tbody></table>
@@ -118,11 +132,11 @@ function AgentDetails({ model, a, onSelect, onFilter }) {
 }
 
 /** Inspector shows the selection; onSelect moves it, onClose clears it. */
-export function Inspector({ model, selected, onSelect, onClose, onFilter, onFocus }) {
-  let body = html`<p class="muted">Not found.</p>`;
+export function Inspector({ model, loading, eventsLoading, selected, onSelect, onClose, onFilter, onFocus }) {
+  let body = html`<p class="muted">${loading || (selected.kind === 'event' && eventsLoading) ? 'Loading…' : 'Not found.'}</p>`;
   if (selected.kind === 'call') {
     const c = model.calls.get(selected.id);
-    if (c) body = html`<${CallDetails} model=${model} c=${c} onSelect=${onSelect} onFocus=${onFocus} />`;
+    if (c) body = html`<${CallDetails} model=${model} c=${c} onSelect=${onSelect} onFocus=${onFocus} eventsLoading=${eventsLoading} />`;
   } else if (selected.kind === 'event') {
     const ev = model.bySeq.get(selected.seq);
     if (ev) body = html`<${EventDetails} model=${model} ev=${ev} onSelect=${onSelect} />`;

@@ -2,14 +2,14 @@
 // numbers tabs, with the inspector beside them. Loaded from the API in
 // pages and kept live from the event stream.
 import { html, useState, useEffect, useRef, useMemo, Select } from '../lib/html.js';
-import { getJSON, pages, sessionPath, HTTPError } from '../lib/api.js';
-import { subscribe, startLive } from '../lib/live.js';
-import { SessionModel, MAIN, emptyFilters, eventMatches, eventSummary } from '../lib/model.js';
+import { getJSON, pages, bodies, sessionPath, stream, withQuery, HTTPError } from '../lib/api.js';
+import { SessionModel, MAIN, emptyFilters, eventMatches, eventSummary, eventName } from '../lib/model.js';
 import { VList } from '../lib/vlist.js';
-import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, projectOf, shortID, truncate, isFailure } from '../lib/format.js';
+import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, isFailure } from '../lib/format.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
-import { statusOf, lineageOf, lineageVerb } from './sessions.js';
+import { showStreamState } from '../lib/live.js';
+import { statusOf, lineageOf, lineageVerb, failedOf, countOf } from './sessions.js';
 
 const TABS = [['timeline', 'Timeline'], ['turns', 'Turns'], ['events', 'Events'], ['numbers', 'Numbers']];
 
@@ -22,11 +22,15 @@ function filtersFrom(params) {
   return f;
 }
 
-/** useSession loads a session into a model and keeps it live. */
+/**
+ * useSession loads a session's model and events and keeps them live from
+ * the session's stream: its model messages update the agents, calls and
+ * header, its events the event list and the markers.
+ */
 function useSession(id) {
   const model = useRef(null);
   if (!model.current || model.current.id !== id) model.current = new SessionModel(id);
-  const [state, setState] = useState({ summary: null, error: '', notFound: false, loading: true, attributing: true, loaded: 0, attribution: { agents: null, calls: null } });
+  const [state, setState] = useState({ error: '', notFound: false, loading: true, eventsLoading: true, loaded: 0, live: 'connecting' });
   const [version, setVersion] = useState(0);
   const raf = useRef(0);
 
@@ -34,134 +38,154 @@ function useSession(id) {
     const m = model.current;
     let alive = true;
     const ctrl = new AbortController();
+    const signal = ctrl.signal;
     const bump = () => {
       if (raf.current) return;
       raf.current = requestAnimationFrame(() => { raf.current = 0; if (alive) { m.settle(); setVersion(m.version); } });
     };
-    // Subscribe before loading: whatever is stored while the pages load
-    // arrives here, and the model drops what it already has by seq.
-    let buffer = [];
-    let refreshTimer = 0;
-    const unsub = subscribe((ev) => {
-      if (!ev || ev.session_id !== id) return;
-      if (buffer) { buffer.push(ev); return; }
-      if (m.add(ev)) {
-        bump();
-        if (!refreshTimer) refreshTimer = setTimeout(refreshSummary, 1000);
-      }
-    });
-    const refreshSummary = async () => {
-      refreshTimer = 0;
-      try {
-        const s = await getJSON(sessionPath(id), { signal: ctrl.signal });
-        if (alive) setState((st) => ({ ...st, summary: s }));
-      } catch { /* keep the old one */ }
+    const fail = (e) => {
+      if (!alive || signal.aborted) return;
+      if (e instanceof HTTPError && e.status === 404) setState((st) => ({ ...st, notFound: true, loading: false, eventsLoading: false }));
+      else setState((st) => ({ ...st, error: String(e.message || e), loading: false, eventsLoading: false }));
     };
-    (async () => {
-      // Everything at once: the summary, the attribution, the first page of
-      // events and the stream's starting point are independent requests.
-      const summaryP = getJSON(sessionPath(id), { signal: ctrl.signal });
-      summaryP.catch(() => {});
-      startLive();
-      // Attribution, when the collector has it; a 404 means derive from events.
-      const attribution = { agents: null, calls: null };
-      const agentsBodyP = getJSON(sessionPath(id, 'agents'), { signal: ctrl.signal });
-      const agentsP = agentsBodyP
-        .then((b) => { attribution.agents = true; m.mergeAgents(b?.agents); bump(); })
-        .catch((e) => { attribution.agents = false; if (!(e instanceof HTTPError) && alive) console.warn(e); });
-      // The tool calls come after the events: the events alone draw the
-      // whole timeline, and on a busy collector the two listings would
-      // only slow each other down.
-      let eventsDone;
-      const eventsP = new Promise((resolve) => { eventsDone = resolve; });
-      const callsP = (async () => {
-        await eventsP;
-        try {
-          for await (const page of pages(sessionPath(id, 'tool-calls'), 'tool_calls', { limit: 1000 }, { signal: ctrl.signal })) {
-            if (!alive) return;
-            m.mergeCalls(page);
-            attribution.calls = true;
-            bump();
-          }
-        } catch (e) { attribution.calls = false; if (!(e instanceof HTTPError) && alive) console.warn(e); }
-      })();
-      summaryP.then((summary) => { if (alive) setState((st) => ({ ...st, summary })); }, (e) => {
+
+    // The model as the collector has it now: the session view, its agents
+    // and every page of its tool calls, each as of the event seq it reflects.
+    const loadModel = async () => {
+      const sessionP = getJSON(sessionPath(id), { signal });
+      const agentsP = getJSON(sessionPath(id, 'agents'), { signal });
+      agentsP.catch(() => {});
+      m.setSession(await sessionP);
+      const agents = await agentsP;
+      m.upsertAgents(agents?.agents, seqOr(agents?.derived_seq));
+      bump();
+      let first = true;
+      for await (const { items, body } of bodies(sessionPath(id, 'tool-calls'), 'tool_calls', { limit: 1000 }, { signal })) {
         if (!alive) return;
-        if (e instanceof HTTPError && e.status === 404) setState((st) => ({ ...st, notFound: true, loading: false, attributing: false }));
-        else setState((st) => ({ ...st, error: String(e.message || e), loading: false, attributing: false }));
-        ctrl.abort();
-      });
-      let loaded = 0, shown = 0;
-      const onPage = (page) => {
-        for (const ev of page) m.add(ev);
-        loaded += page.length;
-        if (loaded === page.length) performance.mark('hw:first-page');
-        // Draw the first page at once, then at most a few times a second:
-        // re-rendering after every page of a large session would cost
-        // more than loading it.
-        const now = performance.now();
-        if (loaded === page.length || now - shown > 400) {
-          shown = now;
-          setState((st) => ({ ...st, loaded }));
-          bump();
-        }
-      };
-      const list = async (params) => {
-        for await (const page of pages(sessionPath(id, 'events'), 'events', { limit: 1000, ...params }, { signal: ctrl.signal })) {
-          if (!alive) return;
-          onPage(page);
-        }
-      };
-      try {
-        // One listing, page after page by its cursor. Listing each agent's
-        // events in parallel (agent_id= is the main agent) was measured
-        // too: no faster on two cores, and it needs a completeness check.
-        await list({});
-        m.settle();
-      } catch (e) {
-        if (alive && !ctrl.signal.aborted) setState((st) => ({ ...st, error: String(e.message || e) }));
-        if (ctrl.signal.aborted) return;
+        m.upsertCalls(items, seqOr(body?.derived_seq));
+        if (first) performance.mark('hw:first-calls');
+        first = false;
+        bump();
       }
-      eventsDone();
+    };
+
+    // Until the collector sends model messages on the stream, a new event
+    // of the session reloads the model (at most every few load times, so a
+    // busy session cannot keep the collector paging).
+    let modelMessages = false, reloading = false, reloadTimer = 0, lastReload = 0, reloadCost = 0;
+    const reload = () => {
+      if (modelMessages || reloadTimer || !alive) return;
+      const wait = Math.max(150, reloadCost * 4 - (performance.now() - lastReload));
+      reloadTimer = setTimeout(async () => {
+        reloadTimer = 0;
+        if (reloading || modelMessages) return;
+        reloading = true;
+        const t0 = performance.now();
+        try { await loadModel(); } catch (e) { if (!signal.aborted) console.warn('hookwatch: cannot reload the model', e); }
+        reloading = false;
+        lastReload = performance.now();
+        reloadCost = lastReload - t0;
+      }, wait);
+    };
+
+    // Subscribe before loading: whatever changes while the snapshot loads
+    // arrives on the stream, which holds it until the snapshot is in.
+    let buffer = [];
+    const onEvent = (ev) => {
+      if (buffer) { buffer.push(() => m.addEvent(ev)); return; }
+      if (m.addEvent(ev)) {
+        bump();
+        if (ev.tool_use_id || ev.event !== 'StatusLine') reload();
+      }
+    };
+    const onModel = (msg, seq) => {
+      modelMessages = true;
+      if (buffer) { buffer.push(() => m.applyModel(msg, seq)); return; }
+      if (m.applyModel(msg, seq)) {
+        performance.mark('hw:live-model');
+        bump();
+      }
+    };
+    let connected;
+    const connectedP = new Promise((resolve) => { connected = resolve; });
+    const close = stream({
+      path: withQuery('/v1/stream', { session_id: id }),
+      onEvent, onModel,
+      onState: (live) => {
+        if (live === 'live') connected();
+        if (alive) setState((st) => (st.live === live ? st : { ...st, live }));
+      },
+    });
+
+    (async () => {
+      // The stream starts at the newest stored event when it connects: load
+      // the snapshot only after that, or what is stored in between would be
+      // in neither. A stream that cannot connect must not hold the page.
+      await Promise.race([connectedP, new Promise((r) => setTimeout(r, 1500))]);
       if (!alive) return;
-      const pending = buffer;
-      buffer = null;
-      for (const ev of pending) m.add(ev);
-      performance.mark('hw:loaded');
-      // The events alone draw the whole timeline; the collector's
-      // attribution, which may take longer to page through, refines it.
+      try {
+        await loadModel();
+      } catch (e) {
+        fail(e);
+        ctrl.abort();
+        return;
+      }
+      if (!alive) return;
+      performance.mark('hw:model');
       setState((st) => ({ ...st, loading: false }));
       bump();
-      await Promise.all([agentsP, callsP]);
+      // The events come after the model: the model alone draws the
+      // timeline; the events add its markers, the event list and the curve.
+      let loaded = 0, shown = 0;
+      try {
+        for await (const page of pages(sessionPath(id, 'events'), 'events', { limit: 1000 }, { signal })) {
+          if (!alive) return;
+          for (const ev of page) m.addEvent(ev);
+          loaded += page.length;
+          // Draw at most a few times a second: re-rendering after every
+          // page of a large session would cost more than loading it.
+          const now = performance.now();
+          if (now - shown > 400) {
+            shown = now;
+            setState((st) => ({ ...st, loaded }));
+            bump();
+          }
+        }
+      } catch (e) {
+        fail(e);
+      }
       if (!alive) return;
-      performance.mark('hw:attributed');
-      setState((st) => ({ ...st, attributing: false, attribution }));
+      const held = buffer;
+      buffer = null;
+      for (const apply of held) apply();
+      performance.mark('hw:events');
+      setState((st) => ({ ...st, loaded, eventsLoading: false }));
       bump();
     })();
     return () => {
       alive = false;
       ctrl.abort();
-      unsub();
-      clearTimeout(refreshTimer);
+      close();
+      clearTimeout(reloadTimer);
       cancelAnimationFrame(raf.current);
     };
   }, [id]);
   return { model: model.current, version, ...state };
 }
 
-function Header({ s, model, version, id }) {
+// seqOr reads a derived_seq, 0 when absent.
+const seqOr = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+function Header({ model, version, id }) {
+  const s = model.session;
   const status = s ? statusOf(s) : '';
   const first = s ? ms(s.first_event_at) : model.t0;
   const last = s ? ms(s.ended_at || s.last_event_at) : model.t1;
-  const [failures, denials] = useMemo(() => {
-    let f = 0, d = 0;
-    for (const c of model.calls.values()) {
-      if (isFailure(c.status)) f++;
-      else if (c.status === 'denied') d++;
-    }
-    return [f, d];
-  }, [version]);
+  const failed = s ? failedOf(s) : undefined;
+  const denials = s ? countOf(s, 'denials') : undefined;
+  const events = s ? (typeof s.event_count === 'number' ? s.event_count : countOf(s, 'events')) : undefined;
   const lin = s ? lineageOf(s) : [];
+  const n = (v, one, many) => html`<b>${fmtNum(v)}</b> ${v === 1 ? one : many || one + 's'}`;
   return html`
     <div class="shdr">
       <div class="h1row">
@@ -174,11 +198,11 @@ function Header({ s, model, version, id }) {
         ${s?.model && html`<span>${s.model}</span>`}
         <span title=${s?.first_event_at || ''}>started ${fmtDate(first)}</span>
         <span>${fmtDur(last - first)}</span>
-        <span><b>${fmtNum(model.agents.size)}</b> agents</span>
-        <span><b>${fmtNum(model.calls.size)}</b> tool calls</span>
-        <span class=${failures ? 'bad' : ''}><b>${fmtNum(failures)}</b> failed</span>
+        <span>${n(s && countOf(s, 'agents'), 'agent')}</span>
+        <span>${n(s && countOf(s, 'tool_calls'), 'tool call')}</span>
+        <span class=${failed ? 'bad' : ''}><b>${fmtNum(failed)}</b> failed</span>
         <span class=${denials ? 'deny' : ''}><b>${fmtNum(denials)}</b> denied</span>
-        <span><b>${fmtNum(model.events.length)}</b> events</span>
+        <span>${n(events, 'event')}</span>
         ${lin.map((l) => html`<span class=${'tag tag-' + l.kind.split(' ')[0]}>${l.from ? lineageVerb(l) : l.kind}${l.n > 1 ? ' ×' + l.n : ''}${l.from && html` <a href=${'#/s/' + encodeURIComponent(l.from)}>${shortID(l.from)}</a>`}</span>`)}
         <span class="muted mono" title="session id">${id}</span>
       </div>
@@ -197,7 +221,7 @@ function Filters({ model, version, filters, setFilters }) {
   };
   const agentValue = filters.agent == null ? '*' : filters.agent === MAIN ? 'main' : filters.agent;
   const any = filters.agent != null || filters.tool || filters.event || filters.status;
-  const agentOptions = [['*', 'all agents'], ...order.map((a) => [a.id === MAIN ? 'main' : a.id, '\u00a0'.repeat(a.depth * 2) + agentLabel(a) + (a.id ? ' · ' + shortID(a.id, 7) : '')])];
+  const agentOptions = [['*', 'all agents'], ...order.map((a) => [a.id === MAIN ? 'main' : a.id, '\u00a0'.repeat(a.level * 2) + agentLabel(a) + (a.id ? ' · ' + shortID(a.id, 7) : '')])];
   if (filters.agent != null && filters.agent !== MAIN && !model.agents.has(filters.agent)) agentOptions.push([filters.agent, shortID(filters.agent, 12)]);
   return html`
     <div class="filters" role="group" aria-label="Filters">
@@ -217,9 +241,9 @@ function EventRow({ ev, model, selected, onSelect }) {
     <div class=${'erow' + (selected ? ' sel' : '')} role="listitem" data-seq=${ev.seq} onClick=${() => onSelect({ kind: 'event', seq: ev.seq })}>
       <span class="mono muted">${fmtClock(ms(ev.time), true)}</span>
       <span class="ag">${a ? agentLabel(a) : 'agent'}${ev.agent_id ? html` <span class="muted">${shortID(ev.agent_id, 6)}</span>` : ''}</span>
-      <span class="en">${ev.event || ev.kind}</span>
+      <span class="en">${eventName(ev) || ev.kind}</span>
       <span class="tn">${ev.tool_name || ''}</span>
-      <span class="sm">${truncate(eventSummary(ev, model).slice(0, 1000).replace(/\s+/g, ' '), 220)}</span>
+      <span class="sm">${truncate(eventSummary(ev).slice(0, 1000).replace(/\s+/g, ' '), 220)}</span>
       <span>${st && st !== 'ok' && html`<span class=${'pill pill-' + st}>${st}</span>`}</span>
     </div>`;
 }
@@ -237,15 +261,14 @@ function EventsTab({ model, version, filters, selected, onSelect }) {
 
 function TurnsTab({ model, version, filters, selected, onSelect }) {
   const [open, setOpen] = useState(null);
-  const turns = useMemo(() => [...model.turns.values()].sort((a, b) => a.start - b.start), [version]);
+  const turns = useMemo(() => model.turns(), [version]);
   let n = 0;
   const number = turns.map((t) => (t.id ? ++n : 0));
   return html`
     <div class="turns" data-testid="turns">
       ${turns.map((t, i) => {
-        const calls = [...t.calls].map((id) => model.calls.get(id)).filter(Boolean);
-        const failures = calls.filter((c) => isFailure(c.status)).length;
-        const denials = calls.filter((c) => c.status === 'denied').length;
+        const failures = t.calls.filter((c) => isFailure(c.status)).length;
+        const denials = t.calls.filter((c) => c.status === 'denied').length;
         const isOpen = open === t.id;
         const evs = isOpen ? t.seqs.map((s) => model.bySeq.get(s)).filter((ev) => ev && eventMatches(ev, filters, model)) : [];
         return html`
@@ -255,8 +278,8 @@ function TurnsTab({ model, version, filters, selected, onSelect }) {
               <span class="tp">${t.prompt ? truncate(t.prompt.slice(0, 1000).replace(/\s+/g, ' '), 200) : html`<span class="muted">${t.id ? 'prompt ' + shortID(t.id, 10) : 'events without a prompt'}</span>`}</span>
               <span class="num">${fmtClock(t.start)}</span>
               <span class="num">${fmtDur(t.end - t.start)}</span>
-              <span class="num">${t.agents.size} agents</span>
-              <span class="num">${calls.length} calls</span>
+              <span class="num">${plural(t.agents.size, 'agent')}</span>
+              <span class="num">${plural(t.calls.length, 'call')}</span>
               <span class=${'num ' + (failures ? 'bad' : '')}>${failures} failed</span>
               <span class=${'num ' + (denials ? 'deny' : '')}>${denials} denied</span>
             </button>
@@ -316,13 +339,20 @@ function NumbersTab({ model, version }) {
     </div>`;
 }
 
-/** SessionView shows session id; params are the fragment's query (tab and filters). */
+// selectionFrom reads the selected call of a deep link (call=<tool_use_id>).
+function selectionFrom(params) {
+  const id = params.get('call');
+  return id ? { kind: 'call', id } : null;
+}
+
+/** SessionView shows session id; params are the fragment's query (tab, filters and the selected call). */
 export function SessionView({ id, params }) {
   const s = useSession(id);
   const [tab, setTab] = useState(TABS.some(([k]) => k === params.get('tab')) ? params.get('tab') : 'timeline');
   const [filters, setFilters] = useState(() => filtersFrom(params));
-  const [selected, setSelected] = useState(null);
+  const [selected, setSelected] = useState(() => selectionFrom(params));
   const [focusOn, setFocusOn] = useState(null);
+  const linked = useRef(params.get('call') || '');
 
   useEffect(() => {
     const p = new URLSearchParams();
@@ -331,9 +361,10 @@ export function SessionView({ id, params }) {
     if (filters.tool) p.set('tool', filters.tool);
     if (filters.event) p.set('event', filters.event);
     if (filters.status) p.set('status', filters.status);
+    if (selected && selected.kind === 'call') p.set('call', selected.id);
     const h = '#/s/' + encodeURIComponent(id) + (p.toString() ? '?' + p : '');
     if (location.hash !== h) history.replaceState(null, '', h);
-  }, [tab, filters, id]);
+  }, [tab, filters, selected, id]);
 
   // The URL changed under the view (back, forward, an edited address):
   // follow it. The view's own updates use replaceState and come back equal.
@@ -343,7 +374,19 @@ export function SessionView({ id, params }) {
     setTab(TABS.some(([k]) => k === t) ? t : 'timeline');
     const f = filtersFrom(params);
     setFilters((old) => (JSON.stringify(old) === JSON.stringify(f) ? old : f));
+    const call = params.get('call') || '';
+    setSelected((old) => (call ? (old && old.kind === 'call' && old.id === call ? old : { kind: 'call', id: call }) : old && old.kind === 'call' ? null : old));
+    if (call) linked.current = call;
   }, [query]);
+
+  // A linked call is shown on the timeline as soon as the model has it.
+  useEffect(() => {
+    const call = linked.current;
+    if (call && s.model.calls.has(call)) {
+      linked.current = '';
+      setFocusOn({ id: call });
+    }
+  }, [s.version, query]);
 
   useEffect(() => {
     const onKey = (e) => { if (e.key === 'Escape') setSelected(null); };
@@ -351,26 +394,29 @@ export function SessionView({ id, params }) {
     return () => removeEventListener('keydown', onKey);
   }, []);
 
+  useEffect(() => { showStreamState(s.live); }, [s.live]);
+  useEffect(() => () => showStreamState(null), []);
+
   // Test and benchmark hooks, set while rendering so the timeline's next
   // frame sees them.
   window.__hw = window.__hw || {};
   window.__hw.model = s.model;
-  window.__hw.eventsLoading = s.loading;
-  window.__hw.loading = s.loading || s.attributing;
-  useEffect(() => { document.body.dataset.loading = s.loading || s.attributing ? '1' : '0'; });
+  window.__hw.modelLoading = s.loading;
+  window.__hw.loading = s.loading || s.eventsLoading;
+  useEffect(() => { document.body.dataset.loading = s.loading || s.eventsLoading ? '1' : '0'; });
 
   if (s.notFound) return html`<section class="notfound"><h2>No such session</h2><p class="muted mono">${id}</p><p><a href="#/">Back to the sessions</a></p></section>`;
   const m = s.model;
   const merge = (f) => { setFilters({ ...filters, ...f }); setTab('timeline'); };
   return html`
     <section class="session">
-      <${Header} s=${s.summary} model=${m} version=${s.version} id=${id} />
+      <${Header} model=${m} version=${s.version} id=${id} />
       ${s.error && html`<p class="error">${s.error}</p>`}
       <div class="tabs" role="tablist">
         ${TABS.map(([k, l]) => html`<button type="button" role="tab" aria-selected=${tab === k} class=${tab === k ? 'on' : ''} onClick=${() => setTab(k)}>${l}</button>`)}
         <span class="spacer"></span>
         <${Filters} model=${m} version=${s.version} filters=${filters} setFilters=${setFilters} />
-        ${s.loading ? html`<span class="loading">loading… ${fmtNum(s.loaded)} events</span>` : s.attributing && html`<span class="loading">attributing…</span>`}
+        ${s.loading ? html`<span class="loading">loading…</span>` : s.eventsLoading && html`<span class="loading">loading… ${plural(s.loaded, 'event')}</span>`}
       </div>
       <div class=${'sbodyx' + (selected ? ' with-insp' : '')}>
         <div class="pane">
@@ -379,7 +425,7 @@ export function SessionView({ id, params }) {
           ${tab === 'events' && html`<${EventsTab} model=${m} version=${s.version} filters=${filters} selected=${selected} onSelect=${setSelected} />`}
           ${tab === 'numbers' && html`<${NumbersTab} model=${m} version=${s.version} />`}
         </div>
-        ${selected && html`<${Inspector} model=${m} selected=${selected} onSelect=${setSelected} onClose=${() => setSelected(null)} onFilter=${merge} onFocus=${(id) => { setTab('timeline'); setSelected({ kind: 'call', id }); setFocusOn({ id }); }} />`}
+        ${selected && html`<${Inspector} model=${m} version=${s.version} loading=${s.loading} eventsLoading=${s.eventsLoading} selected=${selected} onSelect=${setSelected} onClose=${() => setSelected(null)} onFilter=${merge} onFocus=${(id) => { setTab('timeline'); setSelected({ kind: 'call', id }); setFocusOn({ id }); }} />`}
       </div>
     </section>`;
 }

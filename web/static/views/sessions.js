@@ -4,7 +4,7 @@ import { html, useState, useEffect, useMemo, useRef, Select } from '../lib/html.
 import { pages, getJSON, sessionPath } from '../lib/api.js';
 import { subscribe, startLive } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
-import { ms, fmtDur, fmtDate, fmtAgo, fmtNum, projectOf, projectKey, shortID, truncate } from '../lib/format.js';
+import { ms, fmtDur, fmtDate, fmtAgo, fmtNum, plural, projectOf, projectKey, shortID, truncate } from '../lib/format.js';
 
 /** statusOf returns running, ended or failed (or the collector's own status). */
 export function statusOf(s) {
@@ -187,7 +187,7 @@ function Lineage({ s }) {
     <span class=${'tag tag-' + x.kind.split(' ')[0]} title=${x.from ? `${lineageVerb(x)} ${x.from}` : x.kind}>${x.from ? lineageVerb(x) : x.kind}${x.n > 1 ? ' ×' + x.n : ''}${x.from && html` <a href=${href(x.from)}>${shortID(x.from)}</a>`}</span>`)}</span>`;
 }
 
-function Row({ s, now, counts }) {
+function Row({ s, now }) {
   const end = s.ended_at ? ms(s.ended_at) : s._last;
   const dur = end - s._first;
   const count = (v, cls) => html`<span class=${'num ' + (v > 0 ? cls : v === 0 ? 'zero' : '')}>${fmtNum(v)}</span>`;
@@ -203,11 +203,10 @@ function Row({ s, now, counts }) {
       <span class="when" title=${s.first_event_at || ''}>${fmtDate(s._first, now)}<span class="t2">${fmtAgo(s._last, now)}</span></span>
       <span class="num">${fmtDur(dur)}</span>
       <span class="num">${fmtNum(s.event_count ?? countOf(s, 'events'))}</span>
-      ${counts && html`
-        <span class="num">${fmtNum(countOf(s, 'agents'))}</span>
-        <span class="num">${fmtNum(countOf(s, 'tool_calls'))}</span>
-        ${count(failedOf(s), 'bad')}
-        ${count(countOf(s, 'denials'), 'deny')}`}
+      <span class="num">${fmtNum(countOf(s, 'agents'))}</span>
+      <span class="num">${fmtNum(countOf(s, 'tool_calls'))}</span>
+      ${count(failedOf(s), 'bad')}
+      ${count(countOf(s, 'denials'), 'deny')}
       <span class="lin"><${Lineage} s=${s} /></span>
     </div>`;
 }
@@ -254,9 +253,6 @@ export function SessionList({ params }) {
       && (s._last >= since));
   }, [st.list, q, project, status, range]);
 
-  // Collectors without attribution send no per-session counts: leave the
-  // columns out rather than fill them with dashes.
-  const counts = useMemo(() => st.list.some((s) => countOf(s, 'tool_calls') !== undefined), [st.list]);
   const byStatus = useMemo(() => {
     const c = { running: 0, ended: 0, failed: 0 };
     for (const s of st.list) c[s._status] = (c[s._status] || 0) + 1;
@@ -273,19 +269,19 @@ export function SessionList({ params }) {
           ['running', `running (${fmtNum(byStatus.running)})`], ['ended', `ended (${fmtNum(byStatus.ended)})`], ['failed', `failed (${fmtNum(byStatus.failed)})`]]} />
         <${Select} label="Time range" value=${range} onChange=${setRange} options=${RANGES} />
         <span class="spacer"></span>
-        <span class="count" data-testid="session-count">${fmtNum(shown.length)}${shown.length !== st.list.length ? ` of ${fmtNum(st.list.length)}` : ''} sessions${st.done ? '' : ' · loading…'}</span>
+        <span class="count" data-testid="session-count">${shown.length !== st.list.length ? `${fmtNum(shown.length)} of ${plural(st.list.length, 'session')}` : plural(shown.length, 'session')}${st.done ? '' : ' · loading…'}</span>
       </div>
       ${st.error && html`<p class="error">Cannot load sessions: ${st.error}</p>`}
-      <div class=${'shead' + (counts ? '' : ' nocounts')} role="presentation">
+      <div class="shead" role="presentation">
         <span>status</span><span>session</span><span>project</span><span>runtime</span><span>started</span>
         <span class="num">duration</span><span class="num">events</span>
-        ${counts && html`<span class="num">agents</span><span class="num">calls</span><span class="num">failed</span><span class="num">denied</span>`}
+        <span class="num">agents</span><span class="num">calls</span><span class="num">failed</span><span class="num">denied</span>
         <span>lineage</span>
       </div>
       <div class="sbody">
         ${st.done && !st.error && !st.list.length
           ? html`<div class="empty"><p>No sessions yet.</p><p class="muted">Install the hook (<code>hookwatch install</code>) and start Claude Code; sessions appear here as they run.</p></div>`
-          : html`<${VList} label="Sessions" items=${shown} rowHeight=${44} class=${'slist' + (counts ? '' : ' nocounts')} row=${(s) => html`<${Row} key=${s.id} s=${s} now=${now} counts=${counts} />`} />`}
+          : html`<${VList} label="Sessions" items=${shown} rowHeight=${44} class="slist" row=${(s) => html`<${Row} key=${s.id} s=${s} now=${now} />`} />`}
       </div>
     </section>`;
 }

@@ -6,7 +6,7 @@
 // anything here either.
 import { html, useEffect, useRef, useState, useLayoutEffect, useMemo } from '../lib/html.js';
 import { MAIN, callMatches, markerMatches, endOf, durationOf } from '../lib/model.js';
-import { familyColor, fmtDur, fmtClock, shortID, truncate, STATUS_COLORS, isFailure } from '../lib/format.js';
+import { familyColor, fmtDur, fmtClock, plural, shortID, truncate, STATUS_COLORS, isFailure } from '../lib/format.js';
 
 const ROW_H = 12;
 const ROW_GAP = 2;
@@ -298,13 +298,13 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
       hw.firstRender = performance.now();
       performance.mark('hw:first-render');
     }
-    if (!hw.fullRender && hw.eventsLoading === false && hw.model === m) {
-      hw.fullRender = performance.now();
-      performance.mark('hw:full-render');
+    if (!hw.modelRender && hw.modelLoading === false && hw.model === m) {
+      hw.modelRender = performance.now();
+      performance.mark('hw:model-render');
     }
-    if (!hw.attributedRender && hw.loading === false && hw.model === m) {
-      hw.attributedRender = performance.now();
-      performance.mark('hw:attributed-render');
+    if (!hw.loadedRender && hw.loading === false && hw.model === m) {
+      hw.loadedRender = performance.now();
+      performance.mark('hw:loaded-render');
     }
   };
 
@@ -554,21 +554,24 @@ function AgentRow({ lane, model, selected, onSelect }) {
   const dur = Number.isFinite(a.start) && Number.isFinite(a.stop) ? a.stop - a.start : NaN;
   const spawn = a.spawn ? model.calls.get(a.spawn) : null;
   const desc = a.description || (spawn && spawn.input && typeof spawn.input.description === 'string' ? spawn.input.description : '');
+  // The collector's counts: failures (errors, interruptions) and, when it
+  // counts them per agent, calls the client rejected.
+  const failed = (a.failures ?? 0) + (a.rejected ?? 0);
   return html`
-    <div class=${'agent' + (selected ? ' sel' : '')} role="treeitem" aria-level=${a.depth + 1} data-agent=${a.id} data-type=${a.type ?? ''} data-calls=${a.calls.length}
-      style=${{ height: lane.h + 'px', paddingLeft: 8 + a.depth * 16 + 'px' }}
+    <div class=${'agent' + (selected ? ' sel' : '')} role="treeitem" aria-level=${a.level + 1} data-agent=${a.id} data-type=${a.type ?? ''} data-calls=${a.calls.length}
+      style=${{ height: lane.h + 'px', paddingLeft: 8 + a.level * 16 + 'px' }}
       tabIndex="0" onKeyDown=${(e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); onSelect({ kind: 'agent', id: a.id }); } }}
       onClick=${() => onSelect({ kind: 'agent', id: a.id })} title=${a.id ? `agent ${a.id}` : 'main agent'}>
-      ${a.depth > 0 && html`<span class="branch" aria-hidden="true" style=${{ left: a.depth * 16 - 6 + 'px' }}></span>`}
+      ${a.level > 0 && html`<span class="branch" aria-hidden="true" style=${{ left: a.level * 16 - 6 + 'px' }}></span>`}
       <div class="a1">
         <span class=${'atype' + (a.id === MAIN ? ' main' : '')}>${agentLabel(a)}</span>
         ${a.id && html`<span class="aid">${shortID(a.id, 7)}</span>`}
         <span class="spacer"></span>
-        ${a.failures > 0 && html`<span class="badge bad" title="failed calls">${a.failures}</span>`}
+        ${failed > 0 && html`<span class="badge bad" title="failed calls">${failed}</span>`}
         ${a.denials > 0 && html`<span class="badge deny" title="denied calls">${a.denials}</span>`}
       </div>
       <div class="a2">
-        ${a.calls.length} calls · ${fmtDur(dur)}${spawn ? html` · <span title=${'spawned by ' + spawn.id}>via ${truncate(desc || spawn.tool, 28)}</span>` : ''}
+        ${plural(a.toolCount ?? a.calls.length, 'call')} · ${fmtDur(dur)}${spawn ? html` · <span title=${'spawned by ' + spawn.id}>via ${truncate(desc || spawn.tool, 28)}</span>` : ''}
       </div>
     </div>`;
 }
