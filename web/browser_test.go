@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/demo"
+	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/web"
 )
@@ -107,6 +109,51 @@ func fixtures(t testing.TB, now time.Time) []event.Envelope {
 	envs = append(envs, real...)
 	envs = append(envs, demo.XSS(now.Add(-5*time.Minute))...)
 	envs = append(envs, demo.Big(demo.BigSpec{SessionID: parallelSession, Start: now.Add(-12 * time.Minute), Events: 420, Agents: 6, Wave: 3, Seed: 3})...)
+	envs = append(envs, previewed(t, now.Add(-30*time.Minute))...)
+	return envs
+}
+
+// previewSession has one Bash call whose long output the privacy rules kept
+// as a preview, as the hook does by default.
+const previewSession = "9e7e0000-0000-4000-8000-0000000e1ee1"
+
+// previewed returns the events of previewSession, its payloads passed
+// through privacy.Apply with the default options.
+func previewed(t testing.TB, at time.Time) []event.Envelope {
+	t.Helper()
+	base := map[string]any{
+		"session_id": previewSession, "cwd": "/home/dev/src/demo", "transcript_path": "/home/dev/.claude/projects/-home-dev-src-demo/" + previewSession + ".jsonl",
+		"tool_name": "Bash", "tool_use_id": "toolu_preview", "tool_input": map[string]any{"command": "go test ./..."},
+	}
+	stdout := strings.Repeat("ok  \tgithub.com/dev/demo/pkg\t0.012s\n", 60) + "--- FAIL: TestQuote \"quoted\"\nFAIL\tgithub.com/dev/demo/quote\t0.004s\n"
+	payloads := []map[string]any{
+		{"hook_event_name": "SessionStart", "source": "startup", "session_id": previewSession, "cwd": base["cwd"]},
+		{"hook_event_name": "PreToolUse"},
+		{"hook_event_name": "PostToolUse", "duration_ms": 1200, "tool_response": map[string]any{"stdout": stdout, "stderr": "", "interrupted": false}},
+	}
+	var envs []event.Envelope
+	for i, p := range payloads {
+		if p["hook_event_name"] != "SessionStart" {
+			for k, v := range base {
+				p[k] = v
+			}
+		}
+		raw := map[string]json.RawMessage{}
+		for k, v := range p {
+			b, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw[k] = b
+		}
+		privacy.Apply(raw, privacy.DefaultOptions())
+		b, err := json.Marshal(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		when := at.Add(time.Duration(i) * 1500 * time.Millisecond)
+		envs = append(envs, event.Envelope{ID: fmt.Sprintf("preview-%d", i), Runtime: event.RuntimeClaudeCode, Kind: event.KindHook, ReceivedAt: when, Payload: b})
+	}
 	return envs
 }
 
@@ -140,10 +187,12 @@ func TestModel(t *testing.T) {
 
 // TestBrowser runs e2e/dashboard.test.mjs in headless Chromium against a
 // collector filled with the real client's payloads, a session of XSS
-// attempts and a session with parallel subagents.
+// attempts, a session with parallel subagents and one whose tool output
+// was kept as a preview.
 //
 // It runs against the collector as it is, and with a token, which the page
-// asks for.
+// asks for. HW_NODE_ARGS is passed on to node in the first case, to run
+// some of the tests: HW_NODE_ARGS=--test-name-pattern=^tool.output.
 func TestBrowser(t *testing.T) {
 	node := browserTools(t)
 	xss, _ := json.Marshal(demo.XSSStrings)
@@ -155,11 +204,12 @@ func TestBrowser(t *testing.T) {
 			"HW_REAL=" + realSession,
 			"HW_XSS=" + demo.XSSSessionID,
 			"HW_PARALLEL=" + parallelSession,
+			"HW_PREVIEW=" + previewSession,
 			"HW_XSS_STRINGS=" + string(xss),
 		}, append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, append(args, "dashboard.test.mjs")...)...)
 		t.Logf("%s", out)
 	}
-	t.Run("collector", func(t *testing.T) { run(t, "") })
+	t.Run("collector", func(t *testing.T) { run(t, "", strings.Fields(os.Getenv("HW_NODE_ARGS"))...) })
 	t.Run("token", func(t *testing.T) { run(t, "s3cret-token", "--test-name-pattern=^with a token") })
 }
 

@@ -1,6 +1,8 @@
 // Browser tests of the dashboard in real headless Chromium, against a real
 // collector that browser_test.go starts and fills. Run by `go test ./web`;
-// by hand: HOOKWATCH_URL=… HW_REAL=… HW_XSS=… HW_PARALLEL=… node --test dashboard.test.mjs
+// by hand: HOOKWATCH_URL=… HW_REAL=… HW_XSS=… HW_PARALLEL=… HW_PREVIEW=… node --test dashboard.test.mjs
+// (go test ./web -run Browser/collector passes HW_NODE_ARGS on to node, e.g.
+// HW_NODE_ARGS=--test-name-pattern=^tool.output).
 //
 // What the API says is the reference: the tests read it over HTTP and check
 // that the page shows the same agents, calls and counts.
@@ -12,10 +14,11 @@ const BASE = process.env.HOOKWATCH_URL;
 const REAL = process.env.HW_REAL;
 const XSS = process.env.HW_XSS;
 const PARALLEL = process.env.HW_PARALLEL;
+const PREVIEW = process.env.HW_PREVIEW;
 const XSS_STRINGS = JSON.parse(process.env.HW_XSS_STRINGS || '[]');
 const TOKEN = process.env.HW_TOKEN || '';
 const auth = TOKEN ? { Authorization: 'Bearer ' + TOKEN } : {};
-if (!BASE || !REAL || !XSS || !PARALLEL) throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS and HW_PARALLEL (go test ./web does)');
+if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW) throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL and HW_PREVIEW (go test ./web does)');
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -322,6 +325,102 @@ test('a new event arriving over the stream shows without a reload', async () => 
   await count.filter({ hasText: new RegExp(`^${(n + 1).toLocaleString('en')} sessions$`) }).waitFor();
   assert.match(await page.locator(`[data-session="${sid}"]`).innerText(), /Arrived live/);
   assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no reload');
+  clean(seen);
+  await page.close();
+});
+
+test('a selected call is in the URL, and the URL selects it', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL) + '?call=toolu_00000009');
+  await loaded(page);
+  const insp = page.getByTestId('inspector');
+  await insp.waitFor();
+  assert.match(await insp.innerText(), /go vet \.\/\.\.\./, 'the linked call is selected');
+  // Shown on the timeline: zoomed to it.
+  const rect = await page.evaluate(() => window.__hw.timeline.rectOf('toolu_00000009'));
+  assert.ok(rect && rect.w > 4, 'zoomed to the linked call: ' + JSON.stringify(rect));
+  // Selecting another call changes the link; closing the details drops it.
+  await page.evaluate(() => window.__hw.timeline.focus('toolu_00000005'));
+  await page.waitForTimeout(100);
+  const other = await page.evaluate(() => window.__hw.timeline.rectOf('toolu_00000005'));
+  await page.mouse.click(other.x + other.w / 2, other.y + other.h / 2);
+  await page.waitForURL(/[?&]call=toolu_00000005(&|$)/);
+  await page.keyboard.press('Escape');
+  await insp.waitFor({ state: 'detached' });
+  await page.waitForFunction(() => !location.hash.includes('call='));
+  // Back to a linked call by editing the address.
+  await page.evaluate((id) => { location.hash = '#/s/' + id + '?call=toolu_00000009'; }, REAL);
+  await insp.waitFor();
+  assert.match(await insp.innerText(), /Exit code 3/);
+  clean(seen);
+  await page.close();
+});
+
+test('tool output kept as a preview is shown decoded', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(PREVIEW) + '?call=toolu_preview');
+  await loaded(page);
+  const insp = page.getByTestId('inspector');
+  await insp.waitFor();
+  const events = await all(`/v1/sessions/${PREVIEW}/events`, 'events');
+  const stored = events.find((e) => e.event === 'PostToolUse').envelope.payload.tool_response;
+  assert.equal(stored.hookwatch_capture, 'preview', 'the privacy rules kept a preview');
+  const out = insp.locator('section', { has: page.locator('h4', { hasText: /^Output/ }) });
+  const text = await out.innerText();
+  assert.match(text, /ok {2}\tgithub\.com\/dev\/demo\/pkg\t0\.012s\n {2}ok/, 'lines as the tool printed them:\n' + text);
+  assert.match(text, /--- FAIL: TestQuote "quoted"\n\s*FAIL\tgithub\.com/, 'the tail, decoded');
+  assert.match(text, /bytes not kept/);
+  assert.doesNotMatch(text, /\\n|\\"|\\t/, 'no escapes left');
+  clean(seen);
+  await page.close();
+});
+
+test('model messages on the stream update the page', async () => {
+  const want = await expected(REAL);
+  const main = want.agentList.find((a) => a.agent_id === '');
+  const first = want.toolCalls[0];
+  const id = 'toolu_model_message';
+  const msg = {
+    session_id: REAL,
+    model_seq: 5,
+    session: { ...want.session, counts: { ...want.session.counts, tool_calls: want.session.counts.tool_calls + 1 } },
+    agents: [{ ...main, tool_count: main.tool_count + 1 }],
+    tool_calls: [
+      { ...first, status: 'denied', decision: { action: 'deny', reason: 'changed live' } },
+      { tool_use_id: id, agent_id: '', agent_type: null, tool_name: 'ModelProbe', family: 'other', status: 'ok', started_at: first.started_at, ended_at: first.started_at, duration_ms: 3, parent_tool_use_id: '', depth: 0, decision: null },
+    ],
+  };
+  // The session's stream, as a collector that sends model messages writes it.
+  const page = await browser.ctx.newPage();
+  await page.route(/\/v1\/stream\?session_id=/, (route) => route.fulfill({
+    status: 200,
+    headers: { 'Content-Type': 'text/event-stream' },
+    body: `retry: 60000\n: connected\n\nevent: model\nid: 999999:5\ndata: ${JSON.stringify(msg)}\n\n`,
+  }));
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(BASE + '/#/s/' + encodeURIComponent(REAL));
+  await loaded(page);
+  await page.waitForFunction((id) => window.__hw.model.calls.has(id), id);
+  assert.equal(await page.evaluate((id) => window.__hw.model.calls.get(id).status, id), 'ok');
+  assert.equal(await page.evaluate((id) => window.__hw.model.calls.get(id).status, first.tool_use_id), 'denied', 'an existing call is replaced');
+  await page.waitForFunction((n) => +document.querySelector('[role=treeitem][data-agent=""]').dataset.calls === n, want.calls.get('').size + 1);
+  assert.match(await page.locator('.facts').innerText(), new RegExp(`\\b${want.session.counts.tool_calls + 1} tool calls`));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the session list has the same columns empty and full', async () => {
+  const { page, seen } = await open('/#/');
+  await page.getByTestId('session-count').filter({ hasText: /^[\d,]+ sessions$/ }).waitFor();
+  const full = await page.$$eval('.shead > span', (els) => els.map((e) => e.textContent));
+  const rowCells = await page.locator('.srow').first().locator(':scope > span').count();
+  assert.equal(rowCells, full.length, 'a row has a cell per column');
+  const empty = await browser.ctx.newPage();
+  await empty.route(/\/v1\/sessions\?/, (route) => route.fulfill({ status: 200, contentType: 'application/json', body: '{"sessions":[],"next_cursor":""}' }));
+  await empty.goto(BASE + '/#/');
+  await empty.locator('.empty').waitFor();
+  assert.deepEqual(await empty.$$eval('.shead > span', (els) => els.map((e) => e.textContent)), full);
+  assert.equal(await empty.getByTestId('session-count').innerText(), '0 sessions');
+  await empty.close();
   clean(seen);
   await page.close();
 });

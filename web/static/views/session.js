@@ -1,7 +1,7 @@
 // One session: header, filters, and the timeline, turns, events and
 // numbers tabs, with the inspector beside them. Loaded from the API in
 // pages and kept live from the event stream.
-import { html, useState, useEffect, useRef, useMemo, Select } from '../lib/html.js';
+import { html, useState, useEffect, useLayoutEffect, useRef, useMemo, Select } from '../lib/html.js';
 import { getJSON, pages, bodies, sessionPath, stream, withQuery, HTTPError } from '../lib/api.js';
 import { SessionModel, MAIN, emptyFilters, eventMatches, eventSummary, eventName } from '../lib/model.js';
 import { VList } from '../lib/vlist.js';
@@ -34,7 +34,9 @@ function useSession(id) {
   const [version, setVersion] = useState(0);
   const raf = useRef(0);
 
-  useEffect(() => {
+  // A layout effect: it runs right after the first render rather than
+  // after the first paint, so the requests start a frame earlier.
+  useLayoutEffect(() => {
     const m = model.current;
     let alive = true;
     const ctrl = new AbortController();
@@ -49,13 +51,30 @@ function useSession(id) {
       else setState((st) => ({ ...st, error: String(e.message || e), loading: false, eventsLoading: false }));
     };
 
+    // The session's stream, opened once the session view says which event
+    // seq its model reflects: the stream replays what was stored after it,
+    // so nothing falls between the snapshot and the stream. Events are kept
+    // once by seq, and a change older than what the page has is ignored
+    // (upserts are as of an event seq), so the overlap is harmless.
+    let close = () => {};
+    const follow = (from) => {
+      close = stream({
+        path: withQuery('/v1/stream', { session_id: id }),
+        lastEventId: from,
+        onEvent, onModel,
+        onState: (live) => { if (alive) setState((st) => (st.live === live ? st : { ...st, live })); },
+      });
+    };
+
     // The model as the collector has it now: the session view, its agents
     // and every page of its tool calls, each as of the event seq it reflects.
-    const loadModel = async () => {
+    const loadModel = async (onSession) => {
       const sessionP = getJSON(sessionPath(id), { signal });
       const agentsP = getJSON(sessionPath(id, 'agents'), { signal });
       agentsP.catch(() => {});
-      m.setSession(await sessionP);
+      const session = await sessionP;
+      m.setSession(session);
+      if (onSession) onSession(session);
       const agents = await agentsP;
       m.upsertAgents(agents?.agents, seqOr(agents?.derived_seq));
       bump();
@@ -72,9 +91,10 @@ function useSession(id) {
     // Until the collector sends model messages on the stream, a new event
     // of the session reloads the model (at most every few load times, so a
     // busy session cannot keep the collector paging).
-    let modelMessages = false, reloading = false, reloadTimer = 0, lastReload = 0, reloadCost = 0;
+    let ready = false, stale = false, modelMessages = false, reloading = false, reloadTimer = 0, lastReload = 0, reloadCost = 0;
     const reload = () => {
       if (modelMessages || reloadTimer || !alive) return;
+      if (!ready) { stale = true; return; }
       const wait = Math.max(150, reloadCost * 4 - (performance.now() - lastReload));
       reloadTimer = setTimeout(async () => {
         reloadTimer = 0;
@@ -87,12 +107,7 @@ function useSession(id) {
         reloadCost = lastReload - t0;
       }, wait);
     };
-
-    // Subscribe before loading: whatever changes while the snapshot loads
-    // arrives on the stream, which holds it until the snapshot is in.
-    let buffer = [];
     const onEvent = (ev) => {
-      if (buffer) { buffer.push(() => m.addEvent(ev)); return; }
       if (m.addEvent(ev)) {
         bump();
         if (ev.tool_use_id || ev.event !== 'StatusLine') reload();
@@ -100,37 +115,26 @@ function useSession(id) {
     };
     const onModel = (msg, seq) => {
       modelMessages = true;
-      if (buffer) { buffer.push(() => m.applyModel(msg, seq)); return; }
       if (m.applyModel(msg, seq)) {
         performance.mark('hw:live-model');
         bump();
       }
     };
-    let connected;
-    const connectedP = new Promise((resolve) => { connected = resolve; });
-    const close = stream({
-      path: withQuery('/v1/stream', { session_id: id }),
-      onEvent, onModel,
-      onState: (live) => {
-        if (live === 'live') connected();
-        if (alive) setState((st) => (st.live === live ? st : { ...st, live }));
-      },
-    });
 
     (async () => {
-      // The stream starts at the newest stored event when it connects: load
-      // the snapshot only after that, or what is stored in between would be
-      // in neither. A stream that cannot connect must not hold the page.
-      await Promise.race([connectedP, new Promise((r) => setTimeout(r, 1500))]);
-      if (!alive) return;
       try {
-        await loadModel();
+        await loadModel((s) => {
+          const derived = seqOr(s?.derived_seq), last = seqOr(s?.last_seq);
+          follow(derived > 0 ? Math.min(derived, last || derived) : last);
+        });
       } catch (e) {
         fail(e);
         ctrl.abort();
         return;
       }
       if (!alive) return;
+      ready = true;
+      if (stale) reload();
       performance.mark('hw:model');
       setState((st) => ({ ...st, loading: false }));
       bump();
@@ -155,9 +159,6 @@ function useSession(id) {
         fail(e);
       }
       if (!alive) return;
-      const held = buffer;
-      buffer = null;
-      for (const apply of held) apply();
       performance.mark('hw:events');
       setState((st) => ({ ...st, loaded, eventsLoading: false }));
       bump();
@@ -367,8 +368,9 @@ export function SessionView({ id, params }) {
   }, [tab, filters, selected, id]);
 
   // The URL changed under the view (back, forward, an edited address):
-  // follow it. The view's own updates use replaceState and come back equal.
-  const query = params.toString();
+  // follow it. The view's own updates use replaceState, which the router
+  // does not see: params is a new object only after a hashchange, even one
+  // back to the address the view was opened with.
   useEffect(() => {
     const t = params.get('tab');
     setTab(TABS.some(([k]) => k === t) ? t : 'timeline');
@@ -377,7 +379,7 @@ export function SessionView({ id, params }) {
     const call = params.get('call') || '';
     setSelected((old) => (call ? (old && old.kind === 'call' && old.id === call ? old : { kind: 'call', id: call }) : old && old.kind === 'call' ? null : old));
     if (call) linked.current = call;
-  }, [query]);
+  }, [params]);
 
   // A linked call is shown on the timeline as soon as the model has it.
   useEffect(() => {
@@ -386,7 +388,7 @@ export function SessionView({ id, params }) {
       linked.current = '';
       setFocusOn({ id: call });
     }
-  }, [s.version, query]);
+  }, [s.version, params]);
 
   useEffect(() => {
     const onKey = (e) => { if (e.key === 'Escape') setSelected(null); };
