@@ -329,11 +329,17 @@ test('a new event arriving over the stream shows without a reload', async () => 
   await page.close();
 });
 
-test('a selected call is in the URL, and the URL selects it', async () => {
-  const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL) + '?call=toolu_00000009');
+/** openLinked opens a session by a link that selects one of its calls; it returns the inspector too. */
+async function openLinked(session, call) {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(session) + '?call=' + encodeURIComponent(call));
   await loaded(page);
   const insp = page.getByTestId('inspector');
   await insp.waitFor();
+  return { page, seen, insp };
+}
+
+test('a selected call is in the URL, and the URL selects it', async () => {
+  const { page, seen, insp } = await openLinked(REAL, 'toolu_00000009');
   assert.match(await insp.innerText(), /go vet \.\/\.\.\./, 'the linked call is selected');
   // Shown on the timeline: zoomed to it.
   const rect = await page.evaluate(() => window.__hw.timeline.rectOf('toolu_00000009'));
@@ -356,10 +362,7 @@ test('a selected call is in the URL, and the URL selects it', async () => {
 });
 
 test('tool output kept as a preview is shown decoded', async () => {
-  const { page, seen } = await open('/#/s/' + encodeURIComponent(PREVIEW) + '?call=toolu_preview');
-  await loaded(page);
-  const insp = page.getByTestId('inspector');
-  await insp.waitFor();
+  const { page, seen, insp } = await openLinked(PREVIEW, 'toolu_preview');
   const events = await all(`/v1/sessions/${PREVIEW}/events`, 'events');
   const stored = events.find((e) => e.event === 'PostToolUse').envelope.payload.tool_response;
   assert.equal(stored.hookwatch_capture, 'preview', 'the privacy rules kept a preview');

@@ -489,6 +489,11 @@ export function endOf(c, until) {
   return c.start;
 }
 
+/** agentEnd returns when an agent stopped, or until (the session's last activity) while it runs. */
+export function agentEnd(a, until) {
+  return Number.isFinite(a.stop) ? a.stop : until;
+}
+
 /** durationOf returns a call's duration in ms: the collector's duration_ms, else its span. */
 export function durationOf(c) {
   if (Number.isFinite(c.dur)) return c.dur;

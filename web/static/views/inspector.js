@@ -1,6 +1,6 @@
 // The inspector: details of the selected tool call, event or agent.
 import { html } from '../lib/html.js';
-import { MAIN, payloadOf, decisionOf, durationOf, eventSummary, eventName, outputOf } from '../lib/model.js';
+import { MAIN, payloadOf, decisionOf, durationOf, agentEnd, eventSummary, eventName, outputOf } from '../lib/model.js';
 import { outputView } from '../lib/output.js';
 import { fmtDur, fmtISO, fmtNum, plural, shortID, familyColor } from '../lib/format.js';
 import { JSONView } from './json.js';
@@ -30,6 +30,8 @@ function Output({ model, c, eventsLoading }) {
   const out = outputOf(model, c.id);
   if (!out.found) {
     if (eventsLoading) return html`<p class="muted">Loading the call's events…</p>`;
+    if (c.status === 'pending') return html`<p class="muted">None yet: the call is running.</p>`;
+    if (c.status !== 'ok') return html`<p class="muted">None: the call did not complete (${c.status}).</p>`;
     return html`<p class="muted">Not captured (see HOOKWATCH_CAPTURE).</p>`;
   }
   const v = outputView(out.value);
@@ -106,7 +108,7 @@ function EventDetails({ model, ev, onSelect }) {
 }
 
 function AgentDetails({ model, a, onSelect, onFilter }) {
-  const dur = Number.isFinite(a.start) && Number.isFinite(a.stop) ? a.stop - a.start : NaN;
+  const dur = agentEnd(a, model.t1) - a.start;
   const byTool = new Map();
   for (const c of a.calls) byTool.set(c.tool, (byTool.get(c.tool) || 0) + 1);
   const tools = [...byTool.entries()].sort((x, y) => y[1] - x[1]);

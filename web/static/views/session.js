@@ -69,22 +69,26 @@ function useSession(id) {
     // The model as the collector has it now: the session view, its agents
     // and every page of its tool calls, each as of the event seq it reflects.
     const loadModel = async (onSession) => {
+      // All three at once; the calls are applied after the agents they name.
       const sessionP = getJSON(sessionPath(id), { signal });
       const agentsP = getJSON(sessionPath(id, 'agents'), { signal });
+      const calls = bodies(sessionPath(id, 'tool-calls'), 'tool_calls', { limit: 1000 }, { signal });
+      let page = calls.next();
       agentsP.catch(() => {});
+      page.catch(() => {});
       const session = await sessionP;
       m.setSession(session);
       if (onSession) onSession(session);
       const agents = await agentsP;
       m.upsertAgents(agents?.agents, seqOr(agents?.derived_seq));
       bump();
-      let first = true;
-      for await (const { items, body } of bodies(sessionPath(id, 'tool-calls'), 'tool_calls', { limit: 1000 }, { signal })) {
-        if (!alive) return;
-        m.upsertCalls(items, seqOr(body?.derived_seq));
+      for (let first = true; ; first = false) {
+        const { value, done } = await page;
+        if (done || !alive) return;
+        m.upsertCalls(value.items, seqOr(value.body?.derived_seq));
         if (first) performance.mark('hw:first-calls');
-        first = false;
         bump();
+        page = calls.next();
       }
     };
 
@@ -110,7 +114,7 @@ function useSession(id) {
     const onEvent = (ev) => {
       if (m.addEvent(ev)) {
         bump();
-        if (ev.tool_use_id || ev.event !== 'StatusLine') reload();
+        if (eventName(ev) !== 'StatusLine') reload(); // a statusLine snapshot changes no part of the model
       }
     };
     const onModel = (msg, seq) => {

@@ -5,7 +5,7 @@
 // out. Text drawn on a canvas is pixels, so payload text cannot inject
 // anything here either.
 import { html, useEffect, useRef, useState, useLayoutEffect, useMemo } from '../lib/html.js';
-import { MAIN, callMatches, markerMatches, endOf, durationOf } from '../lib/model.js';
+import { MAIN, callMatches, markerMatches, endOf, agentEnd, durationOf } from '../lib/model.js';
 import { familyColor, fmtDur, fmtClock, plural, shortID, truncate, STATUS_COLORS, isFailure } from '../lib/format.js';
 
 const ROW_H = 12;
@@ -155,7 +155,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
       const a = l.a;
       if (Number.isFinite(a.start)) {
         const s = Math.max(0, X(a.start));
-        const e = Math.min(W, X(Number.isFinite(a.stop) ? a.stop : m.t1));
+        const e = Math.min(W, X(agentEnd(a, m.t1)));
         if (e > s) {
           ctx.fillStyle = th.alive;
           ctx.fillRect(s, y + 3, Math.max(1, e - s), l.h - 6);
@@ -551,7 +551,7 @@ function drawMarker(ctx, kind, x, y, h, th) {
 
 function AgentRow({ lane, model, selected, onSelect }) {
   const a = lane.a;
-  const dur = Number.isFinite(a.start) && Number.isFinite(a.stop) ? a.stop - a.start : NaN;
+  const dur = agentEnd(a, model.t1) - a.start;
   const spawn = a.spawn ? model.calls.get(a.spawn) : null;
   const desc = a.description || (spawn && spawn.input && typeof spawn.input.description === 'string' ? spawn.input.description : '');
   // The collector's counts: failures (errors, interruptions) and, when it
