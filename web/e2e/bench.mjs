@@ -14,7 +14,34 @@ import { launch } from './browser.mjs';
 const BASE = process.env.HOOKWATCH_URL;
 const SESSION = process.env.HW_SESSION;
 const RUNS = +(process.env.HW_RUNS || 5);
+// HW_REPLAY=1 (with HW_SESSION) answers the session's API requests from a
+// recording made before the runs: the figures are then the dashboard's own
+// cost, without the collector's time to answer.
+const REPLAY = SESSION && process.env.HW_REPLAY === '1';
 if (!BASE) throw new Error('set HOOKWATCH_URL');
+
+/** record fetches every page of the session's model and events, by the path the dashboard asks for. */
+async function record(id) {
+  const out = new Map();
+  const p = `/v1/sessions/${encodeURIComponent(id)}`;
+  const get = async (path) => {
+    const res = await fetch(BASE + path);
+    const body = await res.text();
+    out.set(path, body);
+    return JSON.parse(body);
+  };
+  await get(p);
+  await get(p + '/agents');
+  for (const [sub, limit] of [['tool-calls', 1000], ['events', 1000]]) {
+    let cursor = '';
+    do {
+      const body = await get(`${p}/${sub}?limit=${limit}${cursor ? '&cursor=' + encodeURIComponent(cursor) : ''}`);
+      cursor = body.next_cursor || '';
+    } while (cursor);
+  }
+  return out;
+}
+const recording = REPLAY ? await record(SESSION) : null;
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -32,6 +59,13 @@ try {
   await warm.close();
   for (let i = 0; i < RUNS; i++) {
     const page = await browser.ctx.newPage();
+    if (recording) {
+      await page.route(/\/v1\/sessions\//, (route) => {
+        const u = new URL(route.request().url());
+        const body = recording.get(u.pathname + u.search);
+        return body === undefined ? route.continue() : route.fulfill({ status: 200, contentType: 'application/json', body });
+      });
+    }
     if (SESSION) {
       await page.goto(BASE + '/#/s/' + encodeURIComponent(SESSION));
       await page.waitForFunction(() => window.__hw && window.__hw.loadedRender, null, { timeout: 120000 });

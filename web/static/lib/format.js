@@ -64,10 +64,14 @@ export function fmtAgo(t, now = Date.now()) {
   return Math.floor(s / 86400) + 'd ago';
 }
 
+// One formatter for every count: toLocaleString builds a new one per call,
+// which costs more than the rest of drawing a lane.
+const numberFormat = new Intl.NumberFormat('en', { maximumFractionDigits: 0 });
+
 /** fmtNum renders a count with thousands separators; absent counts as a dash. */
 export function fmtNum(n) {
   if (n == null || !Number.isFinite(+n)) return '–';
-  return Math.round(+n).toLocaleString('en');
+  return numberFormat.format(Math.round(+n));
 }
 
 /** plural renders a count with its noun: 1 call, 2 calls, 1,024 events. */

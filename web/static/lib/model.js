@@ -180,6 +180,7 @@ export class SessionModel {
     this.events = [];
     this.bySeq = new Map();
     this.byCall = new Map(); // tool_use_id -> seqs of its events, for the inspector
+    this.names = new Set(); // event names seen, for the event filter
     this.markers = [];
     this.snaps = [];
     this.t0 = Infinity;
@@ -296,6 +297,7 @@ export class SessionModel {
     try {
       const t = ms(ev.time);
       this._time(t);
+      this.names.add(eventName(ev));
       const agent = typeof ev.agent_id === 'string' ? ev.agent_id : MAIN;
       const snap = snapshotOf(ev);
       if (snap) this.snaps.push(snap);
@@ -471,7 +473,7 @@ export class SessionModel {
 
   /** eventNames returns the distinct event names, sorted. */
   eventNames() {
-    return [...new Set(this.events.map(eventName).filter(Boolean))].sort();
+    return [...this.names].filter(Boolean).sort();
   }
 
   /** eventStatus is the collector's status of the call an event belongs to, '' for other events. */

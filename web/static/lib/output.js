@@ -4,6 +4,7 @@
 // text. Shown as it is stored, that is JSON inside a JSON string: every
 // newline a \\n and every quote a \". These functions decode it back into
 // the text the tool printed.
+import { plural } from './format.js';
 
 /**
  * readable renders JSON text, possibly cut at either end, as indented
@@ -128,7 +129,7 @@ export function outputView(v) {
   if (typeof v === 'string') return { text: v, note: '' };
   if (!isPreview(v)) return { json: v };
   const bytes = typeof v.bytes === 'number' ? v.bytes : NaN;
-  const size = Number.isFinite(bytes) ? Math.round(bytes).toLocaleString('en') + ' bytes' : 'unknown size';
+  const size = Number.isFinite(bytes) ? plural(bytes, 'byte') : 'unknown size';
   if (v.hookwatch_capture !== 'preview') return { text: '', note: `Output not captured (${size}; see HOOKWATCH_CAPTURE).` };
   const head = typeof v.head === 'string' ? v.head : '';
   const tail = typeof v.tail === 'string' ? v.tail : '';
@@ -141,6 +142,6 @@ export function outputView(v) {
     return { text: readable(head), note: `Preview of ${size}.` };
   }
   const kept = new TextEncoder().encode(head + tail).length;
-  const gap = Number.isFinite(bytes) ? Math.max(0, bytes - kept).toLocaleString('en') + ' bytes' : 'the middle';
+  const gap = Number.isFinite(bytes) ? plural(Math.max(0, bytes - kept), 'byte') : 'the middle';
   return { text: readable(head) + `\n… ${gap} not kept …\n` + readable(tail, startsInString(tail)), note: `Preview: the first and last bytes of ${size}.` };
 }
