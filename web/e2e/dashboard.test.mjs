@@ -381,9 +381,11 @@ test('model messages on the stream update the page', async () => {
   const main = want.agentList.find((a) => a.agent_id === '');
   const first = want.toolCalls[0];
   const id = 'toolu_model_message';
+  // As of an event after every stored one: newer than the page's snapshot.
+  const seq = want.session.last_seq + 1000;
   const msg = {
     session_id: REAL,
-    model_seq: 5,
+    model_seq: seq,
     session: { ...want.session, counts: { ...want.session.counts, tool_calls: want.session.counts.tool_calls + 1 } },
     agents: [{ ...main, tool_count: main.tool_count + 1 }],
     tool_calls: [
@@ -396,7 +398,7 @@ test('model messages on the stream update the page', async () => {
   await page.route(/\/v1\/stream\?session_id=/, (route) => route.fulfill({
     status: 200,
     headers: { 'Content-Type': 'text/event-stream' },
-    body: `retry: 60000\n: connected\n\nevent: model\nid: 999999:5\ndata: ${JSON.stringify(msg)}\n\n`,
+    body: `retry: 60000\n: connected\n\nevent: model\nid: ${seq}:${seq}\ndata: ${JSON.stringify(msg)}\n\n`,
   }));
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -418,7 +420,9 @@ test('the session list has the same columns empty and full', async () => {
   const rowCells = await page.locator('.srow').first().locator(':scope > span').count();
   assert.equal(rowCells, full.length, 'a row has a cell per column');
   const empty = await browser.ctx.newPage();
+  // An empty collector: no sessions, and nothing on the stream.
   await empty.route(/\/v1\/sessions\?/, (route) => route.fulfill({ status: 200, contentType: 'application/json', body: '{"sessions":[],"next_cursor":""}' }));
+  await empty.route(/\/v1\/stream/, (route) => route.fulfill({ status: 200, headers: { 'Content-Type': 'text/event-stream' }, body: 'retry: 60000\n: connected\n\n' }));
   await empty.goto(BASE + '/#/');
   await empty.locator('.empty').waitFor();
   assert.deepEqual(await empty.$$eval('.shead > span', (els) => els.map((e) => e.textContent)), full);

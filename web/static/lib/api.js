@@ -90,16 +90,16 @@ export function sessionPath(id, sub = '') {
 }
 
 /**
- * stream follows an event stream (path, by default /v1/stream) from
- * lastEventId on and calls onEvent with each decoded event and onModel with
- * each model message (event: model) and the event seq it is as of. It is an
- * EventSource written over fetch, for two reasons: an EventSource cannot
- * send the Authorization header, and it cannot send Last-Event-ID on its
- * first connection, which is what makes a freshly loaded page miss nothing
- * between its snapshot and its subscription. It reconnects with backoff,
- * resuming from the last id it saw (sent back as it came: "<seq>" or
- * "<seq>:<model seq>"). onState receives 'connecting' | 'live' | 'retrying'.
- * It returns close().
+ * stream follows an event stream (path, by default /v1/stream; from
+ * lastEventId on, or from what is stored when it connects) and calls
+ * onEvent with each decoded event and onModel with each model message
+ * (event: model). It is an EventSource written over fetch, because an
+ * EventSource cannot send the Authorization header. It reconnects with
+ * backoff, resuming from the last id it saw, sent back as it came ("<seq>",
+ * or "<event seq>:<model seq>" from a collector with model messages).
+ * onState receives 'connecting' | 'live' | 'retrying': live once the
+ * collector answered, which is when its starting point is fixed. It
+ * returns close().
  */
 export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, onModel = () => {}, onState = () => {} }) {
   let last = lastEventId != null ? String(lastEventId) : '';
@@ -108,12 +108,12 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
   let delay = 250;
   let timer = 0;
 
-  const dispatch = (data, id, type) => {
+  const dispatch = (data, type) => {
     if (!data) return;
     let msg;
     try { msg = JSON.parse(data); } catch { return; }
     try {
-      if (type === 'model') onModel(msg, seqOf(id));
+      if (type === 'model') onModel(msg);
       else if (type === '' || type === 'message') onEvent(msg);
     } catch (e) { console.error('hookwatch: stream handler failed', e); }
   };
@@ -132,7 +132,7 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
       delay = 250;
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       const parse = sseParser({
-        onEvent: (data, id, type) => { if (id !== null) last = id; dispatch(data, id, type); },
+        onEvent: (data, id, type) => { if (id !== null) last = id; dispatch(data, type); },
         onRetry: (ms) => { delay = Math.min(ms, 30000); },
       });
       for (;;) {
@@ -154,12 +154,6 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
     clearTimeout(timer);
     if (ctrl) ctrl.abort();
   };
-}
-
-/** seqOf reads the event seq of a stream id, "<seq>" or "<seq>:<model seq>" (0 when none). */
-export function seqOf(id) {
-  const n = parseInt(String(id ?? ''), 10);
-  return Number.isFinite(n) && n >= 0 ? n : 0;
 }
 
 /**

@@ -1,12 +1,11 @@
 // The one connection to /v1/stream that the whole page shares, and the
 // subscribers it fans events out to.
-import { stream, getJSON } from './api.js';
+import { stream } from './api.js';
 
 const subscribers = new Set();
 const stateListeners = new Set();
 let close = null;
 let state = 'idle';
-let position = null;
 let starting = null;
 
 function setState(s) {
@@ -43,36 +42,35 @@ export function subscribe(fn) {
   return () => subscribers.delete(fn);
 }
 
+const modelSubscribers = new Set();
+
+/** subscribeModel calls fn with every model message the stream delivers (a session's view that changed). */
+export function subscribeModel(fn) {
+  modelSubscribers.add(fn);
+  return () => modelSubscribers.delete(fn);
+}
+
 /**
- * startLive opens the stream once, resuming after seq: any seq not larger
- * than the newest stored when the caller took its snapshot is safe. Without
- * a seq it asks the API for the most recently active session's last_seq.
+ * startLive opens the stream once. It starts at what is stored when it
+ * connects, events and model changes alike: a caller that waits for the
+ * promise (resolved once connected, or after a while if it cannot connect)
+ * before reading its snapshot misses nothing in between.
  */
-export function startLive(seq) {
-  if (close || starting) return starting || Promise.resolve();
-  starting = (async () => {
-    if (seq == null) {
-      try {
-        const body = await getJSON('/v1/sessions?limit=1');
-        const s = Array.isArray(body?.sessions) ? body.sessions[0] : null;
-        seq = s && typeof s.last_seq === 'number' ? s.last_seq : 0;
-      } catch {
-        seq = 0;
-      }
-    }
-    position = seq;
-    close = stream({
-      lastEventId: seq,
-      onState: setState,
-      onEvent: (ev) => {
-        if (typeof ev?.seq === 'number') position = Math.max(position, ev.seq);
-        subscribers.forEach((fn) => fn(ev));
-      },
-    });
-    starting = null;
-  })();
+export function startLive() {
+  if (starting) return starting;
+  let connected;
+  const live = new Promise((resolve) => { connected = resolve; });
+  close = stream({
+    onState: (s) => {
+      setState(s);
+      if (s === 'live') connected();
+    },
+    onEvent: (ev) => subscribers.forEach((fn) => fn(ev)),
+    onModel: (msg) => modelSubscribers.forEach((fn) => fn(msg)),
+  });
+  starting = Promise.race([live, new Promise((resolve) => setTimeout(resolve, CONNECT_WAIT))]);
   return starting;
 }
 
-/** livePosition returns the largest seq the stream delivered (or started after). */
-export function livePosition() { return position; }
+/** CONNECT_WAIT is how long a page waits for a stream to connect before loading anyway. */
+export const CONNECT_WAIT = 1500;

@@ -173,6 +173,7 @@ export class SessionModel {
     this.id = id;
     /** session is the collector's view of the session (GET /v1/sessions/{id}), or null. */
     this.session = null;
+    this.sessionAsOf = -1;
     this.agents = new Map();
     this.calls = new Map();
     // The stored events, by seq, and the timeline's markers and the
@@ -198,10 +199,12 @@ export class SessionModel {
     if (t > this.t1) this.t1 = t;
   }
 
-  /** setSession applies the collector's session view. */
-  setSession(s) {
+  /** setSession applies the collector's session view, as of asOf like upsertAgents. */
+  setSession(s, asOf = 0) {
     if (!s || typeof s !== 'object' || Array.isArray(s)) return;
+    if (this.session && this.sessionAsOf > asOf) return;
     this.session = s;
+    this.sessionAsOf = asOf;
     this._time(ms(s.first_event_at));
     this._time(ms(s.last_event_at));
     this.version++;
@@ -209,9 +212,9 @@ export class SessionModel {
 
   /**
    * upsertAgents applies agents of the API, replacing those with the same
-   * agent_id. asOf is the event seq the list reflects (derived_seq, or the
-   * seq of a model message): an agent already known as of a later seq is
-   * kept, so a snapshot read before a live change cannot undo it.
+   * agent_id. asOf is the event seq the list reflects (a listing's
+   * derived_seq): an agent already known as of a later seq is kept, so a
+   * listing read before a live change cannot undo it.
    */
   upsertAgents(list, asOf = 0) {
     if (!Array.isArray(list)) return;
@@ -264,15 +267,17 @@ export class SessionModel {
   }
 
   /**
-   * applyModel applies a model message of the live stream:
-   * {session, agents, tool_calls}, each part optional, as of event seq.
+   * applyModel applies a model message of the live stream: {session,
+   * agents, tool_calls}, each part optional. Its rows are as the collector
+   * read them when it sent the message, after any listing the page read
+   * before (asOf Infinity); a later change comes as another message.
    */
-  applyModel(msg, seq = 0) {
+  applyModel(msg, asOf = Infinity) {
     const m = obj(msg);
     if (m.session_id !== undefined && m.session_id !== this.id) return false;
-    if (m.session && typeof m.session === 'object') this.setSession(m.session);
-    this.upsertAgents(m.agents, seq);
-    this.upsertCalls(m.tool_calls, seq);
+    if (m.session && typeof m.session === 'object') this.setSession(m.session, asOf);
+    this.upsertAgents(m.agents, asOf);
+    this.upsertCalls(m.tool_calls, asOf);
     return true;
   }
 

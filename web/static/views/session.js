@@ -8,7 +8,7 @@ import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, isFailure } from '../lib/format.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
-import { showStreamState } from '../lib/live.js';
+import { showStreamState, CONNECT_WAIT } from '../lib/live.js';
 import { statusOf, lineageOf, lineageVerb, failedOf, countOf } from './sessions.js';
 
 const TABS = [['timeline', 'Timeline'], ['turns', 'Turns'], ['events', 'Events'], ['numbers', 'Numbers']];
@@ -51,24 +51,9 @@ function useSession(id) {
       else setState((st) => ({ ...st, error: String(e.message || e), loading: false, eventsLoading: false }));
     };
 
-    // The session's stream, opened once the session view says which event
-    // seq its model reflects: the stream replays what was stored after it,
-    // so nothing falls between the snapshot and the stream. Events are kept
-    // once by seq, and a change older than what the page has is ignored
-    // (upserts are as of an event seq), so the overlap is harmless.
-    let close = () => {};
-    const follow = (from) => {
-      close = stream({
-        path: withQuery('/v1/stream', { session_id: id }),
-        lastEventId: from,
-        onEvent, onModel,
-        onState: (live) => { if (alive) setState((st) => (st.live === live ? st : { ...st, live })); },
-      });
-    };
-
     // The model as the collector has it now: the session view, its agents
     // and every page of its tool calls, each as of the event seq it reflects.
-    const loadModel = async (onSession) => {
+    const loadModel = async () => {
       // All three at once; the calls are applied after the agents they name.
       const sessionP = getJSON(sessionPath(id), { signal });
       const agentsP = getJSON(sessionPath(id, 'agents'), { signal });
@@ -77,8 +62,7 @@ function useSession(id) {
       agentsP.catch(() => {});
       page.catch(() => {});
       const session = await sessionP;
-      m.setSession(session);
-      if (onSession) onSession(session);
+      m.setSession(session, seqOr(session?.derived_seq));
       const agents = await agentsP;
       m.upsertAgents(agents?.agents, seqOr(agents?.derived_seq));
       bump();
@@ -117,20 +101,36 @@ function useSession(id) {
         if (eventName(ev) !== 'StatusLine') reload(); // a statusLine snapshot changes no part of the model
       }
     };
-    const onModel = (msg, seq) => {
+    const onModel = (msg) => {
       modelMessages = true;
-      if (m.applyModel(msg, seq)) {
+      if (m.applyModel(msg)) {
         performance.mark('hw:live-model');
         bump();
       }
     };
 
+    // The session's stream first: it starts at what is stored when it
+    // connects (events and model changes), and the snapshot read after that
+    // misses nothing. Events are kept once by seq, and a listing older than
+    // a change the stream brought cannot undo it (upserts are as of a seq),
+    // so the overlap is harmless. A stream that cannot connect does not
+    // hold the page for long.
+    let connected;
+    const live = new Promise((resolve) => { connected = resolve; });
+    const close = stream({
+      path: withQuery('/v1/stream', { session_id: id }),
+      onEvent, onModel,
+      onState: (s) => {
+        if (s === 'live') connected();
+        if (alive) setState((st) => (st.live === s ? st : { ...st, live: s }));
+      },
+    });
+
     (async () => {
+      await Promise.race([live, new Promise((resolve) => setTimeout(resolve, CONNECT_WAIT))]);
+      if (!alive) return;
       try {
-        await loadModel((s) => {
-          const derived = seqOr(s?.derived_seq), last = seqOr(s?.last_seq);
-          follow(derived > 0 ? Math.min(derived, last || derived) : last);
-        });
+        await loadModel();
       } catch (e) {
         fail(e);
         ctrl.abort();

@@ -2,7 +2,7 @@
 // first, kept live from the event stream, searchable and filterable.
 import { html, useState, useEffect, useMemo, useRef, Select } from '../lib/html.js';
 import { pages, getJSON, sessionPath } from '../lib/api.js';
-import { subscribe, startLive } from '../lib/live.js';
+import { subscribe, subscribeModel, startLive } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtAgo, fmtNum, plural, projectOf, projectKey, shortID, truncate } from '../lib/format.js';
 
@@ -78,6 +78,8 @@ const store = {
   error: '',
   pending: new Set(),
   flushTimer: 0,
+  changeTimer: 0,
+  modelMessages: false,
   listeners: new Set(),
   started: false,
 };
@@ -116,10 +118,24 @@ async function flush() {
   changed();
 }
 
+// isProbe tells hookwatch's own checks (doctor's round trip): stored, not listed.
+const isProbe = (id) => id.startsWith('hookwatch-probe-');
+
+// A model message carries the session's view as the collector has it now:
+// the row is updated from it, without a request.
+function onModel(msg) {
+  if (!msg || typeof msg !== 'object' || !msg.session || typeof msg.session.id !== 'string') return;
+  if (isProbe(msg.session.id)) return;
+  store.modelMessages = true;
+  put(msg.session);
+  if (!store.changeTimer) store.changeTimer = requestAnimationFrame(() => { store.changeTimer = 0; changed(); });
+}
+
 function onEvent(ev) {
+  // Model messages bring every change; events are then only news of it.
+  if (store.modelMessages) return;
   if (!ev || typeof ev.session_id !== 'string' || !ev.session_id) return;
-  // hookwatch's own checks (doctor's round trip): stored, not listed.
-  if (ev.session_id.startsWith('hookwatch-probe-')) return;
+  if (isProbe(ev.session_id)) return;
   store.pending.add(ev.session_id);
   if (!store.flushTimer) store.flushTimer = setTimeout(flush, 200);
 }
@@ -130,6 +146,10 @@ async function load() {
   store.loading = true;
   store.error = '';
   subscribe(onEvent);
+  subscribeModel(onModel);
+  // The stream first: it starts at what is stored when it connects, and
+  // the list read after that misses nothing.
+  await startLive();
   try {
     let first = true;
     for await (const page of pages('/v1/sessions', 'sessions', { limit: 1000 })) {
@@ -137,17 +157,13 @@ async function load() {
       if (first) {
         first = false;
         mark('first');
-        const top = page.reduce((m, s) => Math.max(m, typeof s.last_seq === 'number' ? s.last_seq : 0), 0);
-        startLive(top);
       }
       changed();
     }
-    if (first) startLive(0);
   } catch (e) {
     // Tried again on the next mount (after a token is given, say).
     store.error = String(e.message || e);
     store.started = false;
-    startLive();
   }
   store.loading = false;
   store.done = true;
