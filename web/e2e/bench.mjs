@@ -31,8 +31,7 @@ async function record(id) {
     return JSON.parse(body);
   };
   await get(p);
-  await get(p + '/agents');
-  for (const [sub, limit] of [['tool-calls', 1000], ['events', 1000]]) {
+  for (const [sub, limit] of [['agents', 1000], ['tool-calls', 1000], ['events', 1000]]) {
     let cursor = '';
     do {
       const body = await get(`${p}/${sub}?limit=${limit}${cursor ? '&cursor=' + encodeURIComponent(cursor) : ''}`);

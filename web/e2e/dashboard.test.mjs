@@ -76,15 +76,15 @@ async function expected(id) {
   const p = `/v1/sessions/${encodeURIComponent(id)}`;
   const events = await all(p + '/events', 'events');
   const toolCalls = await all(p + '/tool-calls', 'tool_calls');
-  const { body } = await api(p + '/agents');
+  const agentList = await all(p + '/agents', 'agents');
   const calls = new Map(); // agent id -> Set of tool_use_id
-  const agents = new Set(body.agents.map((a) => a.agent_id));
+  const agents = new Set(agentList.map((a) => a.agent_id));
   for (const a of agents) calls.set(a, new Set());
   for (const c of toolCalls) {
     if (!calls.has(c.agent_id)) calls.set(c.agent_id, new Set());
     calls.get(c.agent_id).add(c.tool_use_id);
   }
-  return { events, agents, calls, toolCalls, agentList: body.agents, session: (await api(p)).body };
+  return { events, agents, calls, toolCalls, agentList, session: (await api(p)).body };
 }
 
 function clean(seen) {
@@ -308,6 +308,10 @@ test('a new event arriving over the stream shows without a reload', async () => 
   if (latency > 1000) console.log('# WARNING: the live event took longer than one second');
   await post([env(2, { ...base, hook_event_name: 'PostToolUse', tool_response: { stdout: 'live' }, duration_ms: 5 })]);
   await page.waitForFunction((id) => window.__hw.model.calls.get(id)?.status === 'ok', id);
+  // An event too large to come whole on the stream is read from the API.
+  const big = id + '_big';
+  await post([env(3, { ...base, hook_event_name: 'PreToolUse', tool_use_id: big, tool_name: 'Write', tool_input: { file_path: '/tmp/big.txt', content: 'line of a large file\n'.repeat(5000) } })]);
+  await page.waitForFunction((big) => window.__hw.model.eventsOf(big).some((e) => e.envelope?.payload?.tool_input?.content?.length === 105000), big, { timeout: 10000 });
   assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no reload');
 
   // The session list picks up a new session live too.

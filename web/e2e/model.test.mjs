@@ -34,7 +34,8 @@ async function load(id) {
       if (!cursor) return out;
     }
   };
-  return { session: await get(p), agents: await get(p + '/agents'), calls: await all(p + '/tool-calls', 'tool_calls'), events: (await all(p + '/events', 'events')).flatMap((b) => b.events) };
+  const agents = await all(p + '/agents', 'agents');
+  return { session: await get(p), agents: { agents: agents.flatMap((b) => b.agents), derived_seq: agents[0].derived_seq }, calls: await all(p + '/tool-calls', 'tool_calls'), events: (await all(p + '/events', 'events')).flatMap((b) => b.events) };
 }
 
 function build(api) {

@@ -54,26 +54,28 @@ function useSession(id) {
     // The model as the collector has it now: the session view, its agents
     // and every page of its tool calls, each as of the event seq it reflects.
     const loadModel = async () => {
-      // All three at once; the calls are applied after the agents they name.
+      // All at once: the session view, the agents and the calls, each
+      // listing page after page by its cursor.
       const sessionP = getJSON(sessionPath(id), { signal });
-      const agentsP = getJSON(sessionPath(id, 'agents'), { signal });
-      const calls = bodies(sessionPath(id, 'tool-calls'), 'tool_calls', { limit: 1000 }, { signal });
-      let page = calls.next();
+      const agentsP = (async () => {
+        for await (const { items, body } of bodies(sessionPath(id, 'agents'), 'agents', { limit: 1000 }, { signal })) {
+          if (!alive) return;
+          m.upsertAgents(items, seqOr(body?.derived_seq));
+          bump();
+        }
+      })();
       agentsP.catch(() => {});
-      page.catch(() => {});
       const session = await sessionP;
       m.setSession(session, seqOr(session?.derived_seq));
-      const agents = await agentsP;
-      m.upsertAgents(agents?.agents, seqOr(agents?.derived_seq));
-      bump();
-      for (let first = true; ; first = false) {
-        const { value, done } = await page;
-        if (done || !alive) return;
-        m.upsertCalls(value.items, seqOr(value.body?.derived_seq));
+      let first = true;
+      for await (const { items, body } of bodies(sessionPath(id, 'tool-calls'), 'tool_calls', { limit: 1000 }, { signal })) {
+        if (!alive) return;
+        m.upsertCalls(items, seqOr(body?.derived_seq));
         if (first) performance.mark('hw:first-calls');
+        first = false;
         bump();
-        page = calls.next();
       }
+      await agentsP;
     };
 
     // Until the collector sends model messages on the stream, a new event
@@ -96,6 +98,15 @@ function useSession(id) {
       }, wait);
     };
     const onEvent = (ev) => {
+      // A large event comes without its payload, with where to read it whole.
+      const ref = ev && typeof ev === 'object' ? ev.payload_omitted : null;
+      if (ref && typeof ref.url === 'string' && ref.url.startsWith('/v1/sessions/')) {
+        getJSON(ref.url, { signal }).then((body) => {
+          const whole = Array.isArray(body?.events) ? body.events.find((e) => e && e.seq === ev.seq) : null;
+          onEvent(whole || { ...ev, payload_omitted: undefined });
+        }, () => onEvent({ ...ev, payload_omitted: undefined }));
+        return;
+      }
       if (m.addEvent(ev)) {
         bump();
         if (eventName(ev) !== 'StatusLine') reload(); // a statusLine snapshot changes no part of the model
