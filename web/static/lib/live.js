@@ -1,8 +1,7 @@
-// The one connection to /v1/stream that the whole page shares, and the
-// subscribers it fans events out to.
+// The one connection to /v1/stream that the session list shares, the
+// subscribers it fans model messages out to, and the state the page shows.
 import { stream } from './api.js';
 
-const subscribers = new Set();
 const stateListeners = new Set();
 let close = null;
 let state = 'idle';
@@ -32,16 +31,6 @@ export function onLiveState(fn) {
   return () => stateListeners.delete(fn);
 }
 
-/**
- * subscribe calls fn with every event the stream delivers from now on.
- * Views subscribe before they load their snapshot and drop what the
- * snapshot already had (by seq), so nothing stored in between is missed.
- */
-export function subscribe(fn) {
-  subscribers.add(fn);
-  return () => subscribers.delete(fn);
-}
-
 const modelSubscribers = new Set();
 
 /** subscribeModel calls fn with every model message the stream delivers (a session's view that changed). */
@@ -65,7 +54,6 @@ export function startLive() {
       setState(s);
       if (s === 'live') connected();
     },
-    onEvent: (ev) => subscribers.forEach((fn) => fn(ev)),
     onModel: (msg) => modelSubscribers.forEach((fn) => fn(msg)),
   });
   starting = Promise.race([live, new Promise((resolve) => setTimeout(resolve, CONNECT_WAIT))]);

@@ -78,25 +78,6 @@ function useSession(id) {
       await agentsP;
     };
 
-    // Until the collector sends model messages on the stream, a new event
-    // of the session reloads the model (at most every few load times, so a
-    // busy session cannot keep the collector paging).
-    let ready = false, stale = false, modelMessages = false, reloading = false, reloadTimer = 0, lastReload = 0, reloadCost = 0;
-    const reload = () => {
-      if (modelMessages || reloadTimer || !alive) return;
-      if (!ready) { stale = true; return; }
-      const wait = Math.max(150, reloadCost * 4 - (performance.now() - lastReload));
-      reloadTimer = setTimeout(async () => {
-        reloadTimer = 0;
-        if (reloading || modelMessages) return;
-        reloading = true;
-        const t0 = performance.now();
-        try { await loadModel(); } catch (e) { if (!signal.aborted) console.warn('hookwatch: cannot reload the model', e); }
-        reloading = false;
-        lastReload = performance.now();
-        reloadCost = lastReload - t0;
-      }, wait);
-    };
     const onEvent = (ev) => {
       // A large event comes without its payload, with where to read it whole.
       const ref = ev && typeof ev === 'object' ? ev.payload_omitted : null;
@@ -107,13 +88,9 @@ function useSession(id) {
         }, () => onEvent({ ...ev, payload_omitted: undefined }));
         return;
       }
-      if (m.addEvent(ev)) {
-        bump();
-        if (eventName(ev) !== 'StatusLine') reload(); // a statusLine snapshot changes no part of the model
-      }
+      if (m.addEvent(ev)) bump();
     };
     const onModel = (msg) => {
-      modelMessages = true;
       if (m.applyModel(msg)) {
         performance.mark('hw:live-model');
         bump();
@@ -148,8 +125,6 @@ function useSession(id) {
         return;
       }
       if (!alive) return;
-      ready = true;
-      if (stale) reload();
       performance.mark('hw:model');
       setState((st) => ({ ...st, loading: false }));
       bump();
@@ -182,7 +157,6 @@ function useSession(id) {
       alive = false;
       ctrl.abort();
       close();
-      clearTimeout(reloadTimer);
       cancelAnimationFrame(raf.current);
     };
   }, [id]);

@@ -1,8 +1,8 @@
 // The session list: every session the collector knows, newest activity
 // first, kept live from the event stream, searchable and filterable.
 import { html, useState, useEffect, useMemo, useRef, Select } from '../lib/html.js';
-import { pages, getJSON, sessionPath } from '../lib/api.js';
-import { subscribe, subscribeModel, startLive } from '../lib/live.js';
+import { pages } from '../lib/api.js';
+import { subscribeModel, startLive } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtAgo, fmtNum, plural, projectOf, projectKey, shortID, truncate } from '../lib/format.js';
 
@@ -76,10 +76,7 @@ const store = {
   loading: false,
   done: false,
   error: '',
-  pending: new Set(),
-  flushTimer: 0,
   changeTimer: 0,
-  modelMessages: false,
   listeners: new Set(),
   started: false,
 };
@@ -100,24 +97,6 @@ function put(s) {
   store.byID.set(s.id, s);
 }
 
-async function flush() {
-  store.flushTimer = 0;
-  const ids = [...store.pending];
-  store.pending.clear();
-  if (ids.length > 40) {
-    // A burst: one page of the most recent sessions is cheaper than many lookups.
-    try {
-      const body = await getJSON('/v1/sessions?limit=200');
-      (body.sessions || []).forEach(put);
-    } catch { /* next event retries */ }
-  } else {
-    await Promise.all(ids.map(async (id) => {
-      try { put(await getJSON(sessionPath(id))); } catch { /* not stored yet, or gone */ }
-    }));
-  }
-  changed();
-}
-
 // isProbe tells hookwatch's own checks (doctor's round trip): stored, not listed.
 const isProbe = (id) => id.startsWith('hookwatch-probe-');
 
@@ -126,18 +105,8 @@ const isProbe = (id) => id.startsWith('hookwatch-probe-');
 function onModel(msg) {
   if (!msg || typeof msg !== 'object' || !msg.session || typeof msg.session.id !== 'string') return;
   if (isProbe(msg.session.id)) return;
-  store.modelMessages = true;
   put(msg.session);
   if (!store.changeTimer) store.changeTimer = requestAnimationFrame(() => { store.changeTimer = 0; changed(); });
-}
-
-function onEvent(ev) {
-  // Model messages bring every change; events are then only news of it.
-  if (store.modelMessages) return;
-  if (!ev || typeof ev.session_id !== 'string' || !ev.session_id) return;
-  if (isProbe(ev.session_id)) return;
-  store.pending.add(ev.session_id);
-  if (!store.flushTimer) store.flushTimer = setTimeout(flush, 200);
 }
 
 async function load() {
@@ -145,7 +114,6 @@ async function load() {
   store.started = true;
   store.loading = true;
   store.error = '';
-  subscribe(onEvent);
   subscribeModel(onModel);
   // The stream first: it starts at what is stored when it connects, and
   // the list read after that misses nothing.
