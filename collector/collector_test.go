@@ -602,3 +602,27 @@ func TestOddSessionIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestModelSeqResumes: a page that reads a session's view first and then
+// follows its stream from the view's position gets exactly what changed
+// after the read.
+func TestModelSeqResumes(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	call := func(ms int, name string) event.Envelope {
+		return synth(ms, "session_id", "s1", "hook_event_name", name, "tool_name", "Bash", "tool_use_id", "t1", "tool_input", map[string]any{"command": "ls"})
+	}
+	s.post(t, []event.Envelope{synth(0, "session_id", "s1", "hook_event_name", "UserPromptSubmit", "prompt", "go"), call(1, "PreToolUse")}, 2, 0)
+	var v collector.SessionView
+	s.getJSON(t, "/v1/sessions/s1", &v)
+	var calls collector.ToolCallsResponse
+	s.getJSON(t, "/v1/sessions/s1/tool-calls", &calls)
+	if v.ModelSeq == 0 || calls.ModelSeq != v.ModelSeq || len(calls.ToolCalls) != 1 {
+		t.Fatalf("model_seq %d, calls' %d, %d calls", v.ModelSeq, calls.ModelSeq, len(calls.ToolCalls))
+	}
+	st := s.openStream(t, "?session_id=s1", "Last-Event-ID", fmt.Sprintf("%d:%d", v.LastSeq, v.ModelSeq))
+	s.post(t, []event.Envelope{call(2, "PostToolUse")}, 1, 0)
+	_, m := st.nextModel()
+	if len(m.ToolCalls) != 1 || !strings.Contains(string(m.ToolCalls[0]), `"status":"ok"`) || m.ModelSeq <= v.ModelSeq {
+		t.Fatalf("first message after the read: %+v", m)
+	}
+}

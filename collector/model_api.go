@@ -55,6 +55,10 @@ type SessionView struct {
 	// DerivedSeq is the last_seq of the session the model was computed
 	// at: it is current when it equals last_seq.
 	DerivedSeq int64 `json:"derived_seq"`
+	// ModelSeq is the model position of this view: a stream of the session
+	// resumed with Last-Event-ID "<last_seq>:<model_seq>" sends exactly
+	// the changes after it.
+	ModelSeq int64 `json:"model_seq"`
 	// AgentID and Agent are set on a virtual session (sub--<agent_id>).
 	AgentID *string            `json:"agent_id,omitempty"`
 	Agent   *attribution.Agent `json:"agent,omitempty"`
@@ -68,6 +72,7 @@ type AgentsResponse struct {
 	// NextCursor continues the listing; "" on the last page.
 	NextCursor string `json:"next_cursor"`
 	DerivedSeq int64  `json:"derived_seq"`
+	ModelSeq   int64  `json:"model_seq"` // as SessionView.ModelSeq
 }
 
 // ToolCallsResponse is the body of GET /v1/sessions/{id}/tool-calls: the
@@ -76,6 +81,7 @@ type ToolCallsResponse struct {
 	ToolCalls  []json.RawMessage `json:"tool_calls"`
 	NextCursor string            `json:"next_cursor"`
 	DerivedSeq int64             `json:"derived_seq"`
+	ModelSeq   int64             `json:"model_seq"` // as SessionView.ModelSeq
 }
 
 // decodeSummary decodes a stored session summary; nil for none.
@@ -94,7 +100,7 @@ func decodeSummary(raw json.RawMessage) *attribution.Session {
 // none); target is the model of the session an alias was folded into, when
 // sess is one.
 func view(sess store.Session, sm, target store.SessionModel) SessionView {
-	v := SessionView{Session: sess, Status: attribution.SessionRunning, DerivedSeq: sm.Seq}
+	v := SessionView{Session: sess, Status: attribution.SessionRunning, DerivedSeq: sm.Seq, ModelSeq: max(sm.UpdatedSeq, target.UpdatedSeq)}
 	v.AliasOf = sm.AliasOf
 	sum := sm.Summary
 	if sm.AliasOf != "" {
@@ -290,7 +296,7 @@ func virtualView(r resolved) SessionView {
 		Session: r.sess, Title: vs.Title, Project: vs.Project, Status: vs.Status,
 		ParentSessionID: vs.ParentSessionID, Lineage: vs.Lineage,
 		ChildSessionIDs: []string{}, AliasSessionIDs: []string{}, Runs: []attribution.Run{},
-		Compactions: []attribution.Compaction{}, Counts: vs.Counts, DerivedSeq: r.own.Seq, Agent: r.agent,
+		Compactions: []attribution.Compaction{}, Counts: vs.Counts, DerivedSeq: r.own.Seq, ModelSeq: r.own.UpdatedSeq, Agent: r.agent,
 	}
 	v.ID = vs.SessionID
 	v.AgentID = &r.agent.AgentID
@@ -342,7 +348,7 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, r, err)
 		return
 	}
-	body := AgentsResponse{Agents: make([]json.RawMessage, 0, len(page.Agents)), NextCursor: page.Next, DerivedSeq: res.own.Seq}
+	body := AgentsResponse{Agents: make([]json.RawMessage, 0, len(page.Agents)), NextCursor: page.Next, DerivedSeq: res.own.Seq, ModelSeq: res.data.UpdatedSeq}
 	for _, a := range page.Agents {
 		body.Agents = append(body.Agents, a.Doc)
 	}
@@ -392,7 +398,7 @@ func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, r, err)
 		return
 	}
-	body := ToolCallsResponse{ToolCalls: make([]json.RawMessage, 0, len(page.ToolCalls)), NextCursor: page.Next, DerivedSeq: res.own.Seq}
+	body := ToolCallsResponse{ToolCalls: make([]json.RawMessage, 0, len(page.ToolCalls)), NextCursor: page.Next, DerivedSeq: res.own.Seq, ModelSeq: res.data.UpdatedSeq}
 	for _, c := range page.ToolCalls {
 		body.ToolCalls = append(body.ToolCalls, c.Doc)
 	}

@@ -26,9 +26,9 @@ type SessionModel struct {
 	// from. The model is stale while Seq is below the session's LastSeq
 	// (StaleModels).
 	Seq int64
-	// UpdatedSeq is the event Seq the writer names as the cause of the
-	// latest change to this row; a stream resumes on it (SessionModels
-	// with UpdatedAfter). The store only compares it.
+	// UpdatedSeq is the model position of the latest change to this row,
+	// increasing with every write of the model; a stream resumes on it
+	// (ChangedSessionModels with UpdatedAfter). The store only compares it.
 	UpdatedSeq int64
 	// FirstEventAt and LastEventAt bound the session's events as the model
 	// saw them. GroupSessions selects on them.
@@ -52,8 +52,8 @@ type AgentRow struct {
 	// Depth is 0 for the main agent, 1 for its subagents, and so on.
 	Depth     int
 	StartedAt time.Time
-	// UpdatedSeq is the event Seq the writer names as the cause of the
-	// row's latest change (see SessionModel.UpdatedSeq).
+	// UpdatedSeq is the model position of the row's latest change (see
+	// SessionModel.UpdatedSeq).
 	UpdatedSeq int64
 	// Doc is the agent as a JSON object, nil when empty.
 	Doc json.RawMessage
@@ -68,8 +68,8 @@ type ToolCallRow struct {
 	ToolName  string
 	Status    string
 	StartedAt time.Time
-	// UpdatedSeq is the event Seq the writer names as the cause of the
-	// row's latest change (see SessionModel.UpdatedSeq).
+	// UpdatedSeq is the model position of the row's latest change (see
+	// SessionModel.UpdatedSeq).
 	UpdatedSeq int64
 	// Doc is the call as a JSON object, nil when empty.
 	Doc json.RawMessage

@@ -1,9 +1,9 @@
 -- The session model as rows, written by the package that computes it and
 -- paged here: one row per session, per agent and per tool call. The doc
 -- columns are JSON documents the store never reads; the columns beside them
--- are what the listings filter and order on. updated_seq is the event seq
--- the writer names as the cause of a row's latest change: the live stream
--- resumes on it. Times are Unix nanoseconds.
+-- are what the listings filter and order on. updated_seq is the model
+-- position of a row's latest change, increasing with every write of the
+-- model: the live stream resumes on it. Times are Unix nanoseconds.
 CREATE TABLE model_sessions (
 	session_id     TEXT    PRIMARY KEY,
 	group_key      TEXT    NOT NULL,
