@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 )
 
 // Object is a JSON object as a map from key to the raw value received.
@@ -73,10 +75,12 @@ func Decode(data []byte) (*Payload, error) {
 		// them keeps the document valid and makes it safe to store and show.
 		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
 	}
-	// json.Valid plus one scan of the top level costs a fraction of
+	// One validating scan of the top level costs a fraction of
 	// json.Unmarshal into a map, whose reflection a one-event hook process
 	// pays in full.
-	if !json.Valid(data) {
+	raw := Object{}
+	d, ok := jsonscan.Members(data, func(key, val []byte) { raw[string(jsonscan.Name(key))] = val })
+	if !ok {
 		var v Object
 		err := json.Unmarshal(data, &v) // let encoding/json say what is wrong
 		if err == nil {
@@ -84,8 +88,6 @@ func Decode(data []byte) (*Payload, error) {
 		}
 		return nil, fmt.Errorf("cannot decode payload: %w", err)
 	}
-	raw := Object{}
-	d := ScanObject(data, func(key, val []byte) { raw[string(key)] = val })
 	if d > MaxDepth {
 		return nil, fmt.Errorf("cannot decode payload: nested %d levels deep, more than %d", d, MaxDepth)
 	}
