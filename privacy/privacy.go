@@ -14,11 +14,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
+	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"github.com/hookwatch/hookwatch/redact"
 )
 
@@ -365,8 +366,8 @@ func cutTail(s string, n, from int) string {
 // redacted, ids and names kept. Key order and the other members' bytes are
 // kept.
 func toolCalls(raw json.RawMessage, o Options) (json.RawMessage, bool) {
-	elems, ok := splitArray(raw)
-	if !ok {
+	var elems [][]byte
+	if _, ok := jsonscan.Elements(raw, func(e []byte) { elems = append(elems, e) }); !ok {
 		if o.Redact {
 			return redactRaw(raw)
 		}
@@ -398,9 +399,20 @@ func toolCalls(raw json.RawMessage, o Options) (json.RawMessage, bool) {
 	return append(out, ']'), true
 }
 
-// toolCall applies the rules to one element of tool_calls.
+// member is one member of a JSON object.
+type member struct {
+	key   []byte // the key as written, quotes included
+	name  string // the key decoded
+	value []byte
+}
+
+// toolCall applies the rules to one element of tool_calls. The members keep
+// their order and the bytes of their keys.
 func toolCall(obj []byte, o Options) ([]byte, bool) {
-	members, ok := splitObject(obj)
+	var members []member
+	_, ok := jsonscan.Members(obj, func(key, val []byte) {
+		members = append(members, member{key: key, name: string(jsonscan.Name(key)), value: val})
+	})
 	if !ok {
 		if o.Redact {
 			return redactRaw(obj)
