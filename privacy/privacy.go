@@ -138,8 +138,9 @@ func (o Options) capture() Capture {
 //     (PostToolBatch) are captured as o.Capture says: kept whole (redacted
 //     when o.Redact), replaced by {"hookwatch_capture":"preview","bytes":N,
 //     "head":"…","tail":"…"} where N is the byte length of the original JSON
-//     text and head and tail are its first and last bytes cut on UTF-8
-//     boundaries (tail omitted when the text fits in the head), or replaced
+//     text and head and tail are the first and last bytes of that text, its
+//     strings redacted (redact.JSONRange), cut on UTF-8 boundaries (tail
+//     omitted when the text fits in the head), or replaced
 //     by {"hookwatch_capture":"none","bytes":N}. A value that is already such
 //     an object is left alone, except that a preview is reduced to none when
 //     o asks for none and redacted when o.Redact.
@@ -149,11 +150,19 @@ func (o Options) capture() Capture {
 //     message, delta, reason, background_tasks, session_crons, content, …)
 //     except those that carry ids, paths, names and enums, which stay
 //     byte for byte (session_id, transcript_path, cwd, tool_use_id, …).
+//     The key of a member is redacted too: a secret used as a key is
+//     replaced by its marker.
 //
 // Apply is idempotent, never fails and never panics: a value of an unexpected
 // type or invalid JSON is left as is, or only redacted.
 func Apply(p map[string]json.RawMessage, o Options) (changed bool) {
+	var renamed []string // keys that hold a secret themselves
 	for k, v := range p {
+		if o.Redact && !keep(k) {
+			if _, n := redact.String(k); n > 0 {
+				renamed = append(renamed, k)
+			}
+		}
 		var nv json.RawMessage
 		var ch bool
 		switch {
@@ -170,6 +179,12 @@ func Apply(p map[string]json.RawMessage, o Options) (changed bool) {
 			p[k] = nv
 			changed = true
 		}
+	}
+	for _, k := range renamed {
+		rk, _ := redact.String(k)
+		p[rk] = p[k]
+		delete(p, k)
+		changed = true
 	}
 	return changed
 }
@@ -297,22 +312,26 @@ const window = 4 << 10
 // preview budget, not on len(raw).
 func previewObject(raw json.RawMessage, o Options) json.RawMessage {
 	hb, tb := o.split()
-	red := func(s string) string {
+	// The text is redacted on its decoded strings, as it was sent, before
+	// it is cut: in the JSON text a secret on the second line of a
+	// command's output follows the "n" of "\n" and no word boundary.
+	red := func(from, to int) string {
 		if o.Redact {
-			s, _ = redact.String(s)
+			r, _ := redact.JSONRange(raw, from, to)
+			return string(r)
 		}
-		return s
+		return string(raw[from:to])
 	}
 	var head, tail string
 	if len(raw) <= hb+tb+2*window {
-		r := red(string(raw))
+		r := red(0, len(raw))
 		head = cutHead(r, hb)
 		if len(head) < len(r) {
 			tail = cutTail(r, tb, len(head))
 		}
 	} else {
-		head = cutHead(red(string(raw[:hb+window])), hb)
-		tail = cutTail(red(string(raw[len(raw)-tb-window:])), tb, 0)
+		head = cutHead(red(0, hb+window), hb)
+		tail = cutTail(red(len(raw)-tb-window, len(raw)), tb, 0)
 	}
 	b := make([]byte, 0, len(head)+len(tail)+96)
 	b = append(b, `{"`+captureKey+`":"preview","bytes":`...)
@@ -323,7 +342,20 @@ func previewObject(raw json.RawMessage, o Options) json.RawMessage {
 		b = append(b, `,"tail":`...)
 		b = jsonstr.AppendQuoted(b, tail)
 	}
-	return append(b, '}')
+	b = append(b, '}')
+	if o.Redact {
+		// A cut can make a secret of what was none (a key pattern too
+		// long to match, cut to the right length): redact the preview as
+		// a later pass would, so that a second Apply changes nothing.
+		for pass := 0; pass < 4; pass++ {
+			r, n := redact.JSON(b)
+			if n == 0 {
+				break
+			}
+			b = r
+		}
+	}
+	return b
 }
 
 const marker = "[REDACTED:"
@@ -429,6 +461,9 @@ func toolCall(obj []byte, o Options) ([]byte, bool) {
 		case keep(m.name) || !o.Redact:
 			continue
 		default:
+			if rk, n := redact.String(m.name); n > 0 {
+				members[i].key, changed = jsonstr.AppendQuoted(nil, rk), true
+			}
 			nv, ch = redactRaw(m.value)
 		}
 		if ch {

@@ -124,11 +124,11 @@ func redactText(v string, nest int) (string, int) {
 	return String(v)
 }
 
-// looksLikeJSON reports whether text starts, after blanks, with '{' or '['
-// and holds a string.
+// looksLikeJSON reports whether text starts, after blanks, with '{', '['
+// or '"' (the preview of a string) and holds a string.
 func looksLikeJSON(v string) bool {
 	t := strings.TrimLeft(v, " \t\r\n")
-	return t != "" && (t[0] == '{' || t[0] == '[') && strings.IndexByte(t, '"') >= 0
+	return t != "" && (t[0] == '{' || t[0] == '[' || t[0] == '"') && strings.IndexByte(t, '"') >= 0
 }
 
 // redactValue redacts a decoded string value whose key names kind ("" for
