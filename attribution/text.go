@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 )
 
 // Project returns the project a payload's transcript_path and cwd belong
@@ -64,22 +65,37 @@ func spawnedAgentID(resp json.RawMessage) string {
 	}
 	switch resp[0] {
 	case '{':
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(resp, &obj) != nil {
+		var ids [2]string // by agentIDKeys
+		var capture, head, tail json.RawMessage
+		_, ok := jsonscan.Members(resp, func(key, val []byte) {
+			switch string(jsonscan.Name(key)) {
+			case agentIDKeys[0]:
+				ids[0] = jsonString(val)
+			case agentIDKeys[1]:
+				ids[1] = jsonString(val)
+			case "hookwatch_capture":
+				capture = val
+			case "head":
+				head = val
+			case "tail":
+				tail = val
+			}
+		})
+		if !ok {
 			return ""
 		}
-		for _, k := range agentIDKeys {
-			if id := jsonString(obj[k]); id != "" {
+		for _, id := range ids {
+			if id != "" {
 				return id
 			}
 		}
-		if jsonString(obj["hookwatch_capture"]) != "" {
+		if jsonString(capture) != "" {
 			// head is the start of the JSON text, tail its end: either may
 			// be cut inside the id.
-			if id := scanAgentID(jsonString(obj["head"]), true); id != "" {
+			if id := scanAgentID(jsonString(head), true); id != "" {
 				return id
 			}
-			return scanAgentID(jsonString(obj["tail"]), false)
+			return scanAgentID(jsonString(tail), false)
 		}
 	case '"':
 		s := jsonString(resp)
@@ -99,10 +115,7 @@ func jsonString(raw json.RawMessage) string {
 	if len(raw) == 0 || raw[0] != '"' {
 		return ""
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return ""
-	}
+	s, _ := jsonscan.Unquote(raw)
 	return s
 }
 
@@ -179,22 +192,49 @@ func toolUseError(resp json.RawMessage) (string, bool) {
 		// The hook keeps tool output as a preview by default: its head is
 		// the start of the JSON text, here a string literal that may be
 		// cut anywhere, even inside an escape.
-		var obj struct {
-			Capture string `json:"hookwatch_capture"`
-			Head    string `json:"head"`
-		}
-		if json.Unmarshal(resp, &obj) != nil || obj.Capture != "preview" || !strings.HasPrefix(obj.Head, `"`) {
+		var capture, head json.RawMessage
+		_, ok := jsonscan.Members(resp, func(key, val []byte) {
+			switch string(jsonscan.Name(key)) {
+			case "hookwatch_capture":
+				capture = val
+			case "head":
+				head = val
+			}
+		})
+		h := jsonString(head)
+		if !ok || !isStringOrNull(capture) || !isStringOrNull(head) || jsonString(capture) != "preview" || !strings.HasPrefix(h, `"`) {
 			return "", false
 		}
-		text = cutJSONString(obj.Head)
+		text = jsonscan.DecodeCut([]byte(h))
 	case resp[0] == '[':
-		var blocks []struct {
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(resp, &blocks) != nil || len(blocks) == 0 {
+		// An array of content blocks, each an object (or null) whose text
+		// is a string (or null); the first block's text is the message.
+		first := true
+		valid := true
+		_, ok := jsonscan.Elements(resp, func(e []byte) {
+			if string(e) == "null" {
+				first = false
+				return
+			}
+			if e[0] != '{' {
+				valid = false
+				return
+			}
+			jsonscan.Members(e, func(key, val []byte) {
+				if string(jsonscan.Name(key)) != "text" {
+					return
+				}
+				if !isStringOrNull(val) {
+					valid = false
+				} else if first {
+					text = jsonString(val)
+				}
+			})
+			first = false
+		})
+		if !ok || !valid || first {
 			return "", false
 		}
-		text = blocks[0].Text
 	default:
 		return "", false
 	}
@@ -210,19 +250,8 @@ func toolUseError(resp json.RawMessage) (string, bool) {
 	return strings.TrimSpace(t), true
 }
 
-// cutJSONString decodes the start of a JSON string literal (quote
-// included) that may be cut anywhere: what decodes of it, without the part
-// of an escape sequence the cut left.
-func cutJSONString(lit string) string {
-	for drop := 0; drop <= 6 && drop < len(lit); drop++ {
-		s := lit[:len(lit)-drop]
-		if !strings.HasSuffix(s, `"`) || len(s) == 1 || strings.HasSuffix(s, `\"`) {
-			s += `"`
-		}
-		var out string
-		if json.Unmarshal([]byte(s), &out) == nil {
-			return out
-		}
-	}
-	return ""
+// isStringOrNull reports whether a member's raw value (nil when absent) is
+// a JSON string, null or absent.
+func isStringOrNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || raw[0] == '"' || string(raw) == "null"
 }

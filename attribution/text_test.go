@@ -1,9 +1,13 @@
 package attribution
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/hookwatch/hookwatch/internal/corpus"
+	"github.com/hookwatch/hookwatch/privacy"
 )
 
 func TestTitle(t *testing.T) {
@@ -75,4 +79,173 @@ func TestToolUseError(t *testing.T) {
 	f(`{"stdout":""}`, "", false)
 	f(`[]`, "", false)
 	f(``, "", false)
+}
+
+// TestTextReadersMatchEncodingJSON holds spawnedAgentID and toolUseError to
+// the readings encoding/json gives (the code they replaced, kept below as
+// the reference) on every tool output of the payload corpus, on its privacy
+// previews at several budgets, and on every cut of those previews' heads.
+func TestTextReadersMatchEncodingJSON(t *testing.T) {
+	var resps []json.RawMessage
+	for _, p := range corpus.Load(t) {
+		var m struct {
+			Resp  json.RawMessage `json:"tool_response"`
+			Calls []struct {
+				Resp json.RawMessage `json:"tool_response"`
+			} `json:"tool_calls"`
+		}
+		if json.Unmarshal(p.JSON, &m) != nil {
+			t.Fatalf("%s: not an object", p.Label)
+		}
+		if m.Resp != nil {
+			resps = append(resps, m.Resp)
+		}
+		for _, c := range m.Calls {
+			resps = append(resps, c.Resp)
+		}
+	}
+	if len(resps) < 30 {
+		t.Fatalf("only %d tool outputs in the corpus", len(resps))
+	}
+	var all []json.RawMessage
+	for _, r := range resps {
+		all = append(all, r)
+		for _, budget := range []int{24, 60, 200, 768} {
+			p := map[string]json.RawMessage{"tool_response": r}
+			privacy.Apply(p, privacy.Options{Capture: privacy.CapturePreview, PreviewBytes: budget, Redact: true})
+			all = append(all, p["tool_response"])
+			var prev map[string]any
+			if json.Unmarshal(p["tool_response"], &prev) == nil {
+				if head, ok := prev["head"].(string); ok {
+					for n := 0; n <= len(head); n++ {
+						prev["head"] = head[:n]
+						b, _ := json.Marshal(prev)
+						all = append(all, b)
+					}
+				}
+			}
+		}
+	}
+	ids, errs := 0, 0
+	for _, r := range all {
+		got, want := spawnedAgentID(r), refSpawnedAgentID(r)
+		if got != want {
+			t.Errorf("spawnedAgentID(%s) = %q, encoding/json read %q", r, got, want)
+		}
+		if got != "" {
+			ids++
+		}
+		msg, isErr := toolUseError(r)
+		wantMsg, wantErr := refToolUseError(r)
+		if msg != wantMsg || isErr != wantErr {
+			t.Errorf("toolUseError(%s) = %q, %v; encoding/json read %q, %v", r, msg, isErr, wantMsg, wantErr)
+		}
+		if isErr {
+			errs++
+		}
+	}
+	if ids < 20 || errs < 20 {
+		t.Fatalf("the corpus exercised %d agent ids and %d tool errors of %d outputs", ids, errs, len(all))
+	}
+	t.Logf("%d outputs: %d agent ids, %d tool errors", len(all), ids, errs)
+}
+
+// refSpawnedAgentID is spawnedAgentID as written with encoding/json.
+func refSpawnedAgentID(resp json.RawMessage) string {
+	resp = bytes.TrimSpace(resp)
+	if len(resp) == 0 {
+		return ""
+	}
+	switch resp[0] {
+	case '{':
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(resp, &obj) != nil {
+			return ""
+		}
+		for _, k := range agentIDKeys {
+			if id := refString(obj[k]); id != "" {
+				return id
+			}
+		}
+		if refString(obj["hookwatch_capture"]) != "" {
+			if id := scanAgentID(refString(obj["head"]), true); id != "" {
+				return id
+			}
+			return scanAgentID(refString(obj["tail"]), false)
+		}
+	case '"':
+		s := refString(resp)
+		if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") {
+			if id := refSpawnedAgentID(json.RawMessage(t)); id != "" {
+				return id
+			}
+		}
+		return scanAgentID(s, false)
+	}
+	return ""
+}
+
+func refString(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// refToolUseError is toolUseError as written with encoding/json.
+func refToolUseError(resp json.RawMessage) (string, bool) {
+	resp = bytes.TrimSpace(resp)
+	var text string
+	switch {
+	case len(resp) == 0:
+		return "", false
+	case resp[0] == '"':
+		text = refString(resp)
+	case resp[0] == '{':
+		var obj struct {
+			Capture string `json:"hookwatch_capture"`
+			Head    string `json:"head"`
+		}
+		if json.Unmarshal(resp, &obj) != nil || obj.Capture != "preview" || !strings.HasPrefix(obj.Head, `"`) {
+			return "", false
+		}
+		text = refCutString(obj.Head)
+	case resp[0] == '[':
+		var blocks []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(resp, &blocks) != nil || len(blocks) == 0 {
+			return "", false
+		}
+		text = blocks[0].Text
+	default:
+		return "", false
+	}
+	const open, closing = "<tool_use_error>", "</tool_use_error>"
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, open) {
+		return "", false
+	}
+	t = strings.TrimPrefix(t, open)
+	if i := strings.LastIndex(t, closing); i >= 0 {
+		t = t[:i]
+	}
+	return strings.TrimSpace(t), true
+}
+
+// refCutString decodes a cut string literal by dropping bytes from its end
+// until encoding/json accepts it.
+func refCutString(lit string) string {
+	for drop := 0; drop <= 6 && drop < len(lit); drop++ {
+		s := lit[:len(lit)-drop]
+		if !strings.HasSuffix(s, `"`) || len(s) == 1 || strings.HasSuffix(s, `\"`) {
+			s += `"`
+		}
+		var out string
+		if json.Unmarshal([]byte(s), &out) == nil {
+			return out
+		}
+	}
+	return ""
 }
