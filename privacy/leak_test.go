@@ -242,7 +242,7 @@ func leaks(out []byte, secret string) bool {
 			}
 			it := jsonscan.NewStrings(text)
 			for s, ok := it.Next(); ok; s, ok = it.Next() {
-				if s.Escaped {
+				if bytes.IndexByte(text[s.Start:s.End], '\\') >= 0 {
 					next = append(next, jsonscan.AppendDecoded(nil, text[s.Start:s.End]))
 				}
 			}

@@ -46,7 +46,9 @@ func JSONRange(raw []byte, from, to int) (out []byte, n int) {
 func redactRange(raw []byte, from, to, nest int) (out []byte, n int) {
 	var buf, kbuf []byte // scratch for decoding escaped strings and keys
 	last := from         // raw[last:to] has not been copied to out yet
-	it := jsonscan.NewStrings(raw)
+	// Nothing after to matters: a string that runs past it reads as cut,
+	// and its end is not searched for through the rest of a large text.
+	it := jsonscan.NewStrings(raw[:to])
 	for {
 		s, ok := it.Next()
 		if !ok || s.Start > to {
@@ -63,9 +65,14 @@ func redactRange(raw []byte, from, to, nest int) (out []byte, n int) {
 			continue
 		}
 		content := raw[cs:ce]
-		esc := s.Escaped && bytes.IndexByte(content, '\\') >= 0
+		esc := bytes.IndexByte(content, '\\') >= 0
 		text := bytesString(content)
 		if esc {
+			if cap(buf) < len(content) {
+				// Decoding shortens a string but for invalid UTF-8 (one
+				// byte becomes U+FFFD's three): size the scratch once.
+				buf = make([]byte, 0, len(content))
+			}
 			buf = jsonscan.AppendDecoded(buf[:0], content)
 			text = bytesString(buf)
 		}

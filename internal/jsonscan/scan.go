@@ -20,6 +20,8 @@
 // unicode/utf8 and utf16, as the hook links it.
 package jsonscan
 
+import "encoding/binary"
+
 // MaxDepth is encoding/json's nesting limit: Scanner agrees with json.Valid
 // on what is valid.
 const MaxDepth = 10000
@@ -344,15 +346,15 @@ func skipBlank(b []byte, i int) int {
 // stringEnd validates the string starting with the quote at b[i] and
 // returns the index after its closing quote and whether it holds escapes.
 func stringEnd(b []byte, i int) (end int, esc, ok bool) {
-	for j := i + 1; j < len(b); j++ {
-		c := b[j]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
+	for j := i + 1; ; j++ {
+		j = plainEnd(b, j)
+		if j >= len(b) {
+			return 0, false, false
 		}
-		switch {
-		case c == '"':
+		switch b[j] {
+		case '"':
 			return j + 1, esc, true
-		case c == '\\':
+		case '\\':
 			esc = true
 			j++
 			if j >= len(b) {
@@ -372,7 +374,32 @@ func stringEnd(b []byte, i int) (end int, esc, ok bool) {
 			return 0, false, false
 		}
 	}
-	return 0, false, false
+}
+
+// plainEnd returns the index of the first byte at or after j that a string
+// cannot hold as it is: a quote, a backslash or a control character. It
+// tests eight bytes at a time, as tool output is mostly long strings.
+func plainEnd(b []byte, j int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for j < len(b) {
+		if j+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[j:])
+			q := x ^ (ones * '"')
+			bs := x ^ (ones * '\\')
+			// A byte below 0x20, or equal to '"' or '\\' (a zero byte in q
+			// or bs), sets its high bit in one of these; none is set
+			// for a word of plain bytes.
+			if ((x-ones*0x20)&^x|(q-ones)&^q|(bs-ones)&^bs)&highs == 0 {
+				j += 8
+				continue
+			}
+		}
+		if c := b[j]; c < 0x20 || c == '"' || c == '\\' {
+			return j
+		}
+		j++
+	}
+	return j
 }
 
 func literal(b []byte, i int, lit string) (int, bool) {

@@ -9,8 +9,6 @@ type Str struct {
 	// Closed reports that the closing quote is in the text; when false the
 	// text ends inside the string, and End is the end of the text.
 	Closed bool
-	// Escaped reports that the content holds a backslash.
-	Escaped bool
 	// Key reports an object key: ':' follows the string.
 	Key bool
 	// KeyStart and KeyEnd bound the content of the key whose value this
@@ -25,7 +23,8 @@ type Str struct {
 //
 // Strings is linear in the length of the text and skips from quote to quote
 // (bytes.IndexByte), so walking a 64 MiB tool output costs a few
-// milliseconds.
+// milliseconds. It does not look for escapes: a caller that decodes a
+// string checks the part it reads (a string may be longer than that part).
 type Strings struct {
 	text       []byte
 	pos        int
@@ -58,7 +57,6 @@ func (it *Strings) Next() (Str, bool) {
 	if e, ok := closingQuote(b, q+1); ok {
 		s.End, s.Closed = e, true
 	}
-	s.Escaped = bytes.IndexByte(b[s.Start:s.End], '\\') >= 0
 	it.pos = s.End + 1
 	if s.Closed {
 		if j := skipBlank(b, s.End+1); j < len(b) && b[j] == ':' {
