@@ -5,8 +5,9 @@
 // unless the user opts in to full capture).
 //
 // It runs inside "hookwatch hook" on every event, so, like package redact, it
-// does no work at init and its cost does not grow with the size of a tool's
-// output in the default preview mode.
+// does no work at init, and in the default preview mode it redacts only the
+// text around the cuts, whatever the size of a tool's output (finding where
+// the tail starts is one bytes.IndexByte pass over the output's strings).
 package privacy
 
 import (
@@ -308,8 +309,8 @@ func noneObject(n string) json.RawMessage {
 // private key is about 3.2 KiB) and not left half visible.
 const window = 4 << 10
 
-// previewObject builds the preview capture of raw. Its cost depends on the
-// preview budget, not on len(raw).
+// previewObject builds the preview capture of raw. Its redaction depends on
+// the preview budget, not on len(raw).
 func previewObject(raw json.RawMessage, o Options) json.RawMessage {
 	hb, tb := o.split()
 	// The text is redacted on its decoded strings, as it was sent, before
