@@ -65,37 +65,22 @@ func spawnedAgentID(resp json.RawMessage) string {
 	}
 	switch resp[0] {
 	case '{':
-		var ids [2]string // by agentIDKeys
-		var capture, head, tail json.RawMessage
-		_, ok := jsonscan.Members(resp, func(key, val []byte) {
-			switch string(jsonscan.Name(key)) {
-			case agentIDKeys[0]:
-				ids[0] = jsonString(val)
-			case agentIDKeys[1]:
-				ids[1] = jsonString(val)
-			case "hookwatch_capture":
-				capture = val
-			case "head":
-				head = val
-			case "tail":
-				tail = val
-			}
-		})
+		f, ok := agentFieldsOf(resp)
 		if !ok {
 			return ""
 		}
-		for _, id := range ids {
+		for _, id := range f.ids {
 			if id != "" {
 				return id
 			}
 		}
-		if jsonString(capture) != "" {
+		if f.capture != "" {
 			// head is the start of the JSON text, tail its end: either may
 			// be cut inside the id.
-			if id := scanAgentID(jsonString(head), true); id != "" {
+			if id := scanAgentID(f.head, true); id != "" {
 				return id
 			}
-			return scanAgentID(jsonString(tail), false)
+			return scanAgentID(f.tail, false)
 		}
 	case '"':
 		s := jsonString(resp)
@@ -107,6 +92,34 @@ func spawnedAgentID(resp json.RawMessage) string {
 		return scanAgentID(s, false)
 	}
 	return ""
+}
+
+// agentFields are the members of a delegation call's response that name
+// the spawned agent, each "" unless it is a string.
+type agentFields struct {
+	ids                 [2]string // by agentIDKeys
+	capture, head, tail string    // of a privacy preview
+}
+
+// agentFieldsOf reads the agentFields of a JSON object, and false when
+// resp is not one.
+func agentFieldsOf(resp json.RawMessage) (agentFields, bool) {
+	var f agentFields
+	_, ok := jsonscan.Members(resp, func(key, val []byte) {
+		switch string(jsonscan.Name(key)) {
+		case agentIDKeys[0]:
+			f.ids[0] = jsonString(val)
+		case agentIDKeys[1]:
+			f.ids[1] = jsonString(val)
+		case "hookwatch_capture":
+			f.capture = jsonString(val)
+		case "head":
+			f.head = jsonString(val)
+		case "tail":
+			f.tail = jsonString(val)
+		}
+	})
+	return f, ok
 }
 
 // jsonString returns raw as a string if it is a JSON string, else "".
@@ -181,6 +194,17 @@ func canonicalJSON(raw json.RawMessage) string {
 // array of content blocks, or hookwatch's privacy preview of a string) is
 // the client's <tool_use_error>, and returns its text without the tags.
 func toolUseError(resp json.RawMessage) (string, bool) {
+	text, ok := responseText(resp)
+	if !ok {
+		return "", false
+	}
+	return toolUseErrorText(text)
+}
+
+// responseText returns the text of a PostToolBatch tool_response: the
+// string, the first content block's text, or the decoded head of a
+// preview of a string.
+func responseText(resp json.RawMessage) (string, bool) {
 	resp = bytes.TrimSpace(resp)
 	var text string
 	switch {
@@ -238,6 +262,11 @@ func toolUseError(resp json.RawMessage) (string, bool) {
 	default:
 		return "", false
 	}
+	return text, true
+}
+
+// toolUseErrorText returns the message of a <tool_use_error> text.
+func toolUseErrorText(text string) (string, bool) {
 	const open, closing = "<tool_use_error>", "</tool_use_error>"
 	t := strings.TrimSpace(text)
 	if !strings.HasPrefix(t, open) {

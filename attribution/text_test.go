@@ -81,7 +81,7 @@ func TestToolUseError(t *testing.T) {
 	f(``, "", false)
 }
 
-// TestTextReadersMatchEncodingJSON holds spawnedAgentID and toolUseError to
+// TestTextReadersMatchEncodingJSON holds the readers of tool output to
 // the readings encoding/json gives (the code they replaced, kept below as
 // the reference) on every tool output of the payload corpus, on its privacy
 // previews at several budgets, and on every cut of those previews' heads.
@@ -128,19 +128,23 @@ func TestTextReadersMatchEncodingJSON(t *testing.T) {
 	}
 	ids, errs := 0, 0
 	for _, r := range all {
-		got, want := spawnedAgentID(r), refSpawnedAgentID(r)
-		if got != want {
-			t.Errorf("spawnedAgentID(%s) = %q, encoding/json read %q", r, got, want)
+		if got, want := jsonString(r), refString(bytes.TrimSpace(r)); got != want {
+			t.Errorf("jsonString(%s) = %q, encoding/json read %q", r, got, want)
 		}
-		if got != "" {
+		f, ok := agentFieldsOf(r)
+		wantF, wantOK := refAgentFields(r)
+		if f != wantF || ok != wantOK {
+			t.Errorf("agentFieldsOf(%s) = %+v, %v; encoding/json read %+v, %v", r, f, ok, wantF, wantOK)
+		}
+		if spawnedAgentID(r) != "" {
 			ids++
 		}
-		msg, isErr := toolUseError(r)
-		wantMsg, wantErr := refToolUseError(r)
-		if msg != wantMsg || isErr != wantErr {
-			t.Errorf("toolUseError(%s) = %q, %v; encoding/json read %q, %v", r, msg, isErr, wantMsg, wantErr)
+		text, ok := responseText(r)
+		wantText, wantOK := refResponseText(r)
+		if text != wantText || ok != wantOK {
+			t.Errorf("responseText(%s) = %q, %v; encoding/json read %q, %v", r, text, ok, wantText, wantOK)
 		}
-		if isErr {
+		if _, isErr := toolUseError(r); isErr {
 			errs++
 		}
 	}
@@ -150,39 +154,18 @@ func TestTextReadersMatchEncodingJSON(t *testing.T) {
 	t.Logf("%d outputs: %d agent ids, %d tool errors", len(all), ids, errs)
 }
 
-// refSpawnedAgentID is spawnedAgentID as written with encoding/json.
-func refSpawnedAgentID(resp json.RawMessage) string {
-	resp = bytes.TrimSpace(resp)
-	if len(resp) == 0 {
-		return ""
+// refAgentFields is agentFieldsOf as written with encoding/json.
+func refAgentFields(resp json.RawMessage) (agentFields, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(resp, &obj) != nil {
+		return agentFields{}, false
 	}
-	switch resp[0] {
-	case '{':
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(resp, &obj) != nil {
-			return ""
-		}
-		for _, k := range agentIDKeys {
-			if id := refString(obj[k]); id != "" {
-				return id
-			}
-		}
-		if refString(obj["hookwatch_capture"]) != "" {
-			if id := scanAgentID(refString(obj["head"]), true); id != "" {
-				return id
-			}
-			return scanAgentID(refString(obj["tail"]), false)
-		}
-	case '"':
-		s := refString(resp)
-		if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") {
-			if id := refSpawnedAgentID(json.RawMessage(t)); id != "" {
-				return id
-			}
-		}
-		return scanAgentID(s, false)
-	}
-	return ""
+	return agentFields{
+		ids:     [2]string{refString(obj[agentIDKeys[0]]), refString(obj[agentIDKeys[1]])},
+		capture: refString(obj["hookwatch_capture"]),
+		head:    refString(obj["head"]),
+		tail:    refString(obj["tail"]),
+	}, true
 }
 
 func refString(raw json.RawMessage) string {
@@ -193,8 +176,8 @@ func refString(raw json.RawMessage) string {
 	return s
 }
 
-// refToolUseError is toolUseError as written with encoding/json.
-func refToolUseError(resp json.RawMessage) (string, bool) {
+// refResponseText is responseText as written with encoding/json.
+func refResponseText(resp json.RawMessage) (string, bool) {
 	resp = bytes.TrimSpace(resp)
 	var text string
 	switch {
@@ -222,16 +205,7 @@ func refToolUseError(resp json.RawMessage) (string, bool) {
 	default:
 		return "", false
 	}
-	const open, closing = "<tool_use_error>", "</tool_use_error>"
-	t := strings.TrimSpace(text)
-	if !strings.HasPrefix(t, open) {
-		return "", false
-	}
-	t = strings.TrimPrefix(t, open)
-	if i := strings.LastIndex(t, closing); i >= 0 {
-		t = t[:i]
-	}
-	return strings.TrimSpace(t), true
+	return text, true
 }
 
 // refCutString decodes a cut string literal by dropping bytes from its end
