@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,29 @@ func BenchmarkStringHostile(b *testing.B) {
 				String(in)
 			}
 		})
+	}
+}
+
+// TestJSONHostile redacts JSON built to make the walker rescan: strings
+// that hold JSON text that holds JSON text, keys that name secrets, cut
+// escapes. Each is read in linear time and redacted idempotently.
+func TestJSONHostile(t *testing.T) {
+	const n = 1 << 20
+	nested := `{"a":"x"}`
+	for len(nested) < n {
+		q, _ := json.Marshal(nested + " " + nested)
+		nested = `[` + string(q) + `]`
+	}
+	for name, in := range map[string]string{
+		"nested JSON text": nested,
+		"secret keys":      `{` + strings.Repeat(`"password":"hunter22",`, n/22) + `"x":1}`,
+		"key runs":         strings.Repeat(`"token":`, n/8),
+		"cut escapes":      strings.Repeat(`"\u00`, n/5),
+		"open strings":     strings.Repeat(`["{\"`, n/5),
+	} {
+		out, _ := JSON([]byte(in))
+		if again, m := JSON(out); m != 0 || string(again) != string(out) {
+			t.Errorf("%s: not idempotent", name)
+		}
 	}
 }

@@ -322,3 +322,33 @@ func refDepth(t *testing.T, data []byte) int {
 		}
 	}
 }
+
+// TestHostile reads inputs built to make a naive reader recurse, backtrack
+// or rescan: each must be read in one linear pass (a quadratic reader takes
+// minutes on these and the test times out).
+func TestHostile(t *testing.T) {
+	const n = 4 << 20
+	for name, in := range map[string]string{
+		"deep arrays":       strings.Repeat("[", n),
+		"deep objects":      strings.Repeat(`{"a":`, n/5),
+		"backslash run":     `"` + strings.Repeat(`\\`, n/2) + `"`,
+		"escaped quotes":    `"` + strings.Repeat(`\"`, n/2),
+		"quotes":            strings.Repeat(`"`, n),
+		"keys":              strings.Repeat(`"a":`, n/4),
+		"unicode escapes":   `"` + strings.Repeat(`\ud800`, n/6) + `"`,
+		"cut escapes":       strings.Repeat(`"\u00`, n/5),
+		"control bytes":     `"` + strings.Repeat("\x01", n),
+		"plain long string": `"` + strings.Repeat("abcdefgh", n/8) + `"`,
+	} {
+		data := []byte(in)
+		jsonscan.Valid(data)
+		jsonscan.Members(data, func(k, v []byte) {})
+		it := jsonscan.NewStrings(data)
+		for s, ok := it.Next(); ok; s, ok = it.Next() {
+			jsonscan.AppendDecoded(nil, data[s.Start:s.End])
+			jsonscan.CleanStart(data[s.Start:s.End], (s.End-s.Start)/2)
+		}
+		jsonscan.DecodeCut(data)
+		t.Logf("%s: %d bytes read", name, len(data))
+	}
+}
