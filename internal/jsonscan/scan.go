@@ -16,8 +16,9 @@
 //
 // Neither panics, neither recurses (hostile nesting cannot overflow the
 // stack), and both are linear in the length of their input. The package
-// does no work at init and links nothing but the standard library's
-// unicode/utf8 and utf16, as the hook links it.
+// does no work at init and links only standard packages the hook links
+// already (bytes, encoding/binary, unicode/utf8 and utf16), as the hook
+// reads every payload with it.
 package jsonscan
 
 import "encoding/binary"
