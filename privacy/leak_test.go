@@ -304,7 +304,7 @@ func TestNoSecretStoredCorpus(t *testing.T) {
 				s := all[n%len(all)]
 				n++
 				q, _ := json.Marshal("\n" + s.text + "\n")
-				nv := slices(val[:str.End], q[1:len(q)-1], val[str.End:])
+				nv := concat(val[:str.End], q[1:len(q)-1], val[str.End:])
 				top[member] = nv
 				payload, _ := json.Marshal(top)
 				top[member] = val
@@ -322,7 +322,7 @@ func TestNoSecretStoredCorpus(t *testing.T) {
 	}
 }
 
-func slices(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+func concat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 // FuzzNoSecretStored embeds a secret at a random place of a random payload
 // and checks that it is never stored in clear.
@@ -367,7 +367,7 @@ func FuzzNoSecretStored(f *testing.F) {
 		} else {
 			str := strs[int(at)%len(strs)]
 			cut := str.Start + jsonscan.CleanStart(value[str.Start:str.End], int(at/16)%(str.End-str.Start+1))
-			value = slices(value[:cut], []byte(lit[1:len(lit)-1]), value[cut:])
+			value = concat(value[:cut], []byte(lit[1:len(lit)-1]), value[cut:])
 		}
 		member := members[int(how/32)%len(members)]
 		if member == "tool_calls" {

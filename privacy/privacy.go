@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -181,8 +182,18 @@ func Apply(p map[string]json.RawMessage, o Options) (changed bool) {
 			changed = true
 		}
 	}
+	slices.Sort(renamed) // the same payload gives the same keys
 	for _, k := range renamed {
 		rk, _ := redact.String(k)
+		// Two secrets can redact to the same key: number the later ones
+		// rather than lose a member.
+		for i := 2; ; i++ {
+			if _, taken := p[rk]; !taken {
+				break
+			}
+			rk, _ = redact.String(k)
+			rk += "#" + strconv.Itoa(i)
+		}
 		p[rk] = p[k]
 		delete(p, k)
 		changed = true
