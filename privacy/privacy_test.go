@@ -158,6 +158,10 @@ func TestApply(t *testing.T) {
 	f(`{"tool_calls":[{"tool_name":"Bash","tool_input":{"command":"TOKEN=abc123 make"},"tool_use_id":"t1","tool_response":"ok"},{"tool_use_id":"t2","tool_name":"Read"}, 5]}`, d,
 		`{"tool_calls":[{"tool_name":"Bash","tool_input":{"command":"TOKEN=[REDACTED:secret] make"},"tool_use_id":"t1","tool_response":{"hookwatch_capture":"preview","bytes":4,"head":"\"ok\""}},{"tool_use_id":"t2","tool_name":"Read"},5]}`)
 	f(`{"tool_calls":[]}`, d, `{"tool_calls":[]}`)
+	// A preview an older hook built from the JSON text, where the secret
+	// follows the escape "\n", is redacted on its decoded text.
+	f(`{"tool_response":{"hookwatch_capture":"preview","bytes":5000,"head":"\"HOME=/root\\n`+akia+`\\n"}}`, d,
+		`{"tool_response":{"hookwatch_capture":"preview","bytes":5000,"head":"\"HOME=/root\\n[REDACTED:aws_access_key_id]\\n"}}`)
 	// Keys that are secrets are redacted; two that redact alike are both kept.
 	f(`{"`+ghp+`":1,"x":{"`+akia+`":"v"}}`, d, `{"[REDACTED:github_token]":1,"x":{"[REDACTED:aws_access_key_id]":"v"}}`)
 	f(`{"`+ghp+`":1,"`+ghp[:len(ghp)-1]+`X":2}`, d, `{"[REDACTED:github_token]":1,"[REDACTED:github_token]#2":2}`)
