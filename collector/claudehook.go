@@ -1,15 +1,13 @@
 package collector
 
 import (
-	"encoding/json"
+	"context"
+	"errors"
 	"net/http"
-	"os"
-	"time"
 
 	"github.com/hookwatch/hookwatch/event"
-	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/policy"
-	"github.com/hookwatch/hookwatch/privacy"
 )
 
 // ClaudeHookConfig configures HandleClaudeHook.
@@ -19,24 +17,37 @@ type ClaudeHookConfig struct {
 	// Policies answers the events; nil builds one for Home. Share one
 	// between the handlers: it keeps the rules compiled.
 	Policies *policy.Evaluator
-	// Privacy are the edge rules applied before storage.
-	Privacy privacy.Options
-	// Version is recorded in the envelopes.
-	Version string
 }
 
 // HandleClaudeHook returns the handler of POST /v1/hooks/claude: Claude
 // Code's "type": "http" hooks post the raw payload there instead of running
-// a process per event. It does what the hook does — answer with the
-// policies' decision, read the subagent sidecar, apply the privacy rules,
-// store the event — and its response body is the hook's JSON answer (empty:
-// no opinion). Claude Code cannot block on a status code, so a payload that
-// is not a JSON object gets a 400 that the client treats as a non-blocking
-// error, and a storage failure is logged without changing the answer: the
-// decision matters more to the agent than the record.
+// a process per event. The payload goes through the same ingest pipeline as
+// in the hook — the policies' decision, the subagent sidecar, the privacy
+// rules (Config.Privacy), an envelope stamped with this machine's host and
+// user as the hook stamps it — and is stored; the response body is the
+// hook's JSON answer (empty: no opinion). Claude Code cannot block on a
+// status code, so a payload that is not a JSON object gets a 400 that the
+// client treats as a non-blocking error, and a storage failure is logged
+// without changing the answer: the decision matters more to the agent than
+// the record.
+//
+// The http hook runs in the collector, so its envelopes name the
+// collector's host and user: http hooks are for a collector on the agent's
+// machine, whose command hooks (SessionStart allows no http handler) stamp
+// the same.
 func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 	if cfg.Policies == nil {
 		cfg.Policies = policy.NewEvaluator(cfg.Home)
+	}
+	pl := s.pipeline
+	pl.Origin.Runtime = event.RuntimeClaudeCode
+	pl.Decide = func(ctx context.Context, p *event.Payload, data []byte) func() (ingest.Verdict, error) {
+		stdout, code, audit := cfg.Policies.Answer(ctx, p.CWD, "", data)
+		return func() (ingest.Verdict, error) { return ingest.Verdict{Stdout: stdout, Code: code, Audit: audit}, nil }
+	}
+	pl.Deliver = func(ctx context.Context, env *event.Envelope) error {
+		_, err := s.commit(ctx, []event.Envelope{*env}) // admitted by the pipeline already
+		return err
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body := s.openBody(w, r)
@@ -50,36 +61,16 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 		if s.readFailed(w, body) {
 			return
 		}
-		p, err := event.Decode(data)
-		if err != nil {
+		out, err := pl.Run(r.Context(), data)
+		if errors.Is(err, ingest.ErrPayload) {
 			writeError(w, http.StatusBadRequest, "the body must be one Claude Code hook payload (a JSON object): "+err.Error())
 			return
 		}
-		now := time.Now()
-		answer, _, audit := cfg.Policies.Answer(r.Context(), p.CWD, "", data)
-		privacy.Apply(p.Raw, cfg.Privacy)
-		env := event.Envelope{
-			ID:               event.NewID(now),
-			Runtime:          event.RuntimeClaudeCode,
-			Kind:             event.KindHook,
-			ReceivedAt:       now.UTC(),
-			Host:             hostname(),
-			HookwatchVersion: cfg.Version,
-			Subagent:         hook.ReadSubagentMeta(p),
-			Decision:         audit,
-		}
-		if env.Payload, err = json.Marshal(p.Raw); err == nil {
-			if _, err = s.Ingest(r.Context(), []event.Envelope{env}); err != nil {
-				s.log.Error("cannot store an http hook event", "event", p.Name(), "session", p.SessionID, "err", err)
-			}
+		if err != nil {
+			s.log.Error("cannot store an http hook event", "event", out.Payload.Name(), "session", out.Payload.SessionID, "err", err)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(answer)
+		_, _ = w.Write(out.Verdict.Stdout)
 	})
-}
-
-func hostname() string {
-	h, _ := os.Hostname()
-	return h
 }

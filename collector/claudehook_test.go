@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/hookwatch/hookwatch/collector"
-	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -29,7 +28,7 @@ func TestClaudeHook(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "policy.yaml"), []byte(pol), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s.Handle("POST /v1/hooks/claude", s.HandleClaudeHook(collector.ClaudeHookConfig{Home: home, Privacy: privacy.DefaultOptions(), Version: "test"}))
+	s.Handle("POST /v1/hooks/claude", s.HandleClaudeHook(collector.ClaudeHookConfig{Home: home}))
 
 	f := func(payload string, wantCode int, wantAnswer string) {
 		t.Helper()

@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // handleEvents is POST /v1/events.
@@ -31,14 +30,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.metrics.requestBatch.Update(float64(len(envs)))
-	evs, err := toEvents(envs, time.Now())
-	if err != nil {
+	res, err := s.Ingest(r.Context(), envs)
+	var be *BatchError
+	switch {
+	case errors.As(err, &be):
 		s.metrics.rejected.Inc()
 		s.rejectBatch(w, err)
-		return
-	}
-	res, err := s.writer.submit(r.Context(), evs)
-	switch {
 	case err == nil:
 		writeJSON(w, http.StatusOK, res)
 	case errors.Is(err, ErrClosed):

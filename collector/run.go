@@ -12,7 +12,6 @@ import (
 
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/policy"
-	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/spool"
 )
 
@@ -42,8 +41,6 @@ type Options struct {
 	// the spool the collector attaches to and drains, the hook socket, and
 	// the user policy and quota state of the hooks it answers.
 	Home string
-	// Privacy are the edge rules applied to http hooks before storage.
-	Privacy privacy.Options
 	// Assets, when set, is served at "GET /" without authentication (the
 	// dashboard's static files).
 	Assets http.Handler
@@ -97,7 +94,7 @@ func Start(o Options) (*Collector, error) {
 		}
 		return nil, err
 	}
-	hooks := ClaudeHookConfig{Home: o.Home, Privacy: o.Privacy, Version: o.Version, Policies: policy.NewEvaluator(o.Home)}
+	hooks := ClaudeHookConfig{Home: o.Home, Policies: policy.NewEvaluator(o.Home)}
 	srv.Handle("POST /v1/hooks/claude", srv.HandleClaudeHook(hooks))
 	if o.Assets != nil {
 		srv.HandleAssets("GET /", o.Assets)

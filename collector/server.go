@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -70,6 +72,9 @@ type Config struct {
 	// DeriveWait bounds how long a read of a session's model waits for
 	// committed events of it not applied yet (default DefaultDeriveWait).
 	DeriveWait time.Duration
+	// Privacy are the rules applied to every envelope stored, whichever
+	// way it came; the zero value means privacy.DefaultOptions.
+	Privacy privacy.Options
 }
 
 // Server is the collector. Create it with New; serve it with Serve or mount
@@ -88,6 +93,8 @@ type Server struct {
 	inflight *inflight
 	// streamReads bounds the streams holding a page of events at once.
 	streamReads streamReads
+	// pipeline makes the envelopes of http hooks and admits every other.
+	pipeline ingest.Pipeline
 
 	// done is closed when Shutdown begins; long-lived handlers (SSE) end.
 	done chan struct{}
@@ -123,18 +130,22 @@ func New(cfg Config) (*Server, error) {
 	if cfg.DeriveWait <= 0 {
 		cfg.DeriveWait = DefaultDeriveWait
 	}
+	if cfg.Privacy == (privacy.Options{}) {
+		cfg.Privacy = privacy.DefaultOptions()
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		cfg:     cfg,
-		store:   cfg.Store,
-		log:     log,
-		mux:     http.NewServeMux(),
-		metrics: newMetrics(),
-		hub:     newHub(),
-		done:    make(chan struct{}),
+		cfg:      cfg,
+		store:    cfg.Store,
+		log:      log,
+		mux:      http.NewServeMux(),
+		metrics:  newMetrics(),
+		hub:      newHub(),
+		done:     make(chan struct{}),
+		pipeline: ingest.Pipeline{Origin: ingest.LocalOrigin(cfg.Version), Privacy: cfg.Privacy},
 	}
 	s.inflight = &inflight{max: cfg.MaxInflightBytes}
 	s.streamReads = newStreamReads()

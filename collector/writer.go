@@ -20,16 +20,26 @@ type IngestResult struct {
 	Duplicates int `json:"duplicates"`
 }
 
-// Ingest validates envelopes and stores them through the server's writer,
-// exactly like POST /v1/events: the batch is all or nothing, and Ingest
-// returns once it is committed. An envelope without received_at gets the
-// current time. A bad envelope fails the whole batch with a *BatchError.
+// Ingest validates envelopes, applies the privacy rules (Config.Privacy) to
+// their payloads and stores them through the server's writer, exactly like
+// POST /v1/events: the batch is all or nothing, and Ingest returns once it
+// is committed. An envelope without received_at gets the current time. A
+// bad envelope fails the whole batch with a *BatchError. envs are modified
+// in place.
 //
-// It is how code in the same process (the local spool drainer, the policy
-// engine's hook endpoint) stores events without HTTP. When ctx ends while
-// waiting for the commit the events may still be stored; ingesting them
-// again is safe, as ingest is idempotent by envelope id.
+// It is how code in the same process (the local spool drainer) stores
+// events without HTTP. When ctx ends while waiting for the commit the
+// events may still be stored; ingesting them again is safe, as ingest is
+// idempotent by envelope id.
 func (s *Server) Ingest(ctx context.Context, envs []event.Envelope) (IngestResult, error) {
+	for i := range envs {
+		s.pipeline.Admit(&envs[i])
+	}
+	return s.commit(ctx, envs)
+}
+
+// commit validates and stores envelopes that have been admitted.
+func (s *Server) commit(ctx context.Context, envs []event.Envelope) (IngestResult, error) {
 	events, err := toEvents(envs, time.Now())
 	if err != nil {
 		return IngestResult{}, err

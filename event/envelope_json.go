@@ -1,17 +1,21 @@
 package event
 
 import (
-	"encoding/json"
-	"github.com/hookwatch/hookwatch/internal/jsonstr"
+	"strconv"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/jsonstr"
 )
 
 // AppendJSON appends the envelope's JSON encoding to b: the document
-// json.Marshal produces (without its HTML escaping), without reflection. The hook encodes one envelope
-// per process, where encoding/json's first use of a type (building its
-// encoder by reflection) costs more than the rest of the hook's work.
-// e.Payload, e.Decision must be valid JSON (as json.Marshal requires);
-// they are copied as they are.
+// json.Marshal produces (without its HTML escaping), without reflection. It
+// is the one encoding of an envelope: the hook sends and spools it, and the
+// store keeps it (store.FromEnvelope). The hook encodes one envelope per
+// process, where encoding/json's first use of a type (building its encoder
+// by reflection) costs more than the rest of the hook's work. Strings with
+// invalid UTF-8 are written with U+FFFD in its place. e.Payload and
+// e.Decision must be valid JSON (as json.Marshal requires); they are copied
+// as they are.
 func (e *Envelope) AppendJSON(b []byte) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonstr.AppendQuoted(b, e.ID)
@@ -36,12 +40,18 @@ func (e *Envelope) AppendJSON(b []byte) []byte {
 		b = append(b, `,"hookwatch_version":`...)
 		b = jsonstr.AppendQuoted(b, e.HookwatchVersion)
 	}
-	if e.Subagent != nil {
-		// Rare (subagent events only) and small: reflection is fine here.
-		if m, err := json.Marshal(e.Subagent); err == nil {
-			b = append(b, `,"subagent":`...)
-			b = append(b, m...)
+	if m := e.Subagent; m != nil {
+		b = append(b, `,"subagent":{"agentType":`...)
+		b = jsonstr.AppendQuoted(b, m.AgentType)
+		if m.Description != "" {
+			b = append(b, `,"description":`...)
+			b = jsonstr.AppendQuoted(b, m.Description)
 		}
+		b = append(b, `,"toolUseId":`...)
+		b = jsonstr.AppendQuoted(b, m.ToolUseID)
+		b = append(b, `,"spawnDepth":`...)
+		b = strconv.AppendInt(b, int64(m.SpawnDepth), 10)
+		b = append(b, '}')
 	}
 	if len(e.Decision) > 0 {
 		b = append(b, `,"decision":`...)

@@ -11,7 +11,6 @@ package hook
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/spool"
 )
@@ -35,9 +35,6 @@ const (
 	// drainMax is how many spooled envelopes one hook run delivers at most,
 	// so a large backlog never makes one agent event slow.
 	drainMax = 500
-	// largePayloadBytes is the size from which a payload is worth a log line:
-	// real ones are a few KiB; tool output is what makes them huge.
-	largePayloadBytes = 1 << 20
 )
 
 // Config is the hook's configuration, read from the environment.
@@ -140,17 +137,22 @@ type Result struct {
 	Err error
 }
 
-// Run handles one hook invocation. It recovers from panics and never returns
-// a non-zero exit code on its own failure.
+// Run handles one hook invocation: it reads the payload from stdin and runs
+// it through the ingest pipeline, with the policies answered as
+// Config.Decide, the attached collector or the full binary can, and the
+// envelope delivered to the collector or the spool. It recovers from panics
+// and never returns a non-zero exit code on its own failure.
 func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 	start := cfg.now()
 	deadline := start.Add(cfg.budget())
 	var name, session string
 	var oddities []string // the payload was read, but something about it is off
+	var q *question
 	defer func() {
 		if r := recover(); r != nil {
 			res = Result{Err: fmt.Errorf("panic: %v\n%s", r, debug.Stack())}
 		}
+		q.close()
 		if len(oddities) > 0 {
 			res.Err = errors.Join(res.Err, fmt.Errorf("odd payload: %s", strings.Join(oddities, "; ")))
 		}
@@ -163,82 +165,49 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 	if err != nil {
 		return Result{Err: err}
 	}
-	p, err := event.Decode(data)
+	var attached string // the collector that answered the policies, if one did
+	pl := ingest.Pipeline{
+		Origin:  cfg.origin(),
+		Privacy: cfg.Privacy,
+		Now:     func() time.Time { return start },
+		Decide: func(ctx context.Context, p *event.Payload, data []byte) func() (ingest.Verdict, error) {
+			q = cfg.ask(p, data, deadline)
+			return func() (ingest.Verdict, error) {
+				v, collector, err := q.answer(ctx)
+				attached = collector
+				return v, err
+			}
+		},
+		Deliver: func(ctx context.Context, env *event.Envelope) error {
+			rec := env.AppendJSON(make([]byte, 0, len(env.Payload)+512))
+			res = cfg.deliver(ctx, rec, deadline, attached)
+			return nil // res says what became of it
+		},
+	}
+	out, err := pl.Run(ctx, data)
+	if p := out.Payload; p != nil {
+		name, session = p.Name(), p.SessionID
+	}
+	oddities = out.Oddities
 	if err != nil {
-		return Result{Err: fmt.Errorf("cannot read hook payload (%d bytes): %w", len(data), err)}
+		return Result{Err: err}
 	}
-	name, session = p.Name(), p.SessionID
 	switch {
-	case name == "":
-		oddities = append(oddities, "no hook_event_name")
-	case p.Event == nil:
-		oddities = append(oddities, "unknown event "+strconv.Quote(name))
+	case out.Verdict.Recorded:
+		// The full binary answered, and recorded the event.
+		res = Result{Delivered: true, Err: out.DecideErr}
+	case out.DecideErr != nil:
+		oddities = append(oddities, out.DecideErr.Error())
 	}
-	if p.InvalidUTF8 {
-		oddities = append(oddities, "invalid UTF-8 replaced with U+FFFD")
-	}
-	if len(data) > largePayloadBytes {
-		oddities = append(oddities, fmt.Sprintf("large payload of %d bytes", len(data)))
-	}
-	if len(p.Mistyped) > 0 {
-		oddities = append(oddities, "fields of unexpected type: "+strings.Join(p.Mistyped, ", "))
-	}
-
-	env := event.Envelope{
-		ID:               event.NewID(start),
-		Runtime:          cfg.runtimeOf(p),
-		Kind:             event.KindHook,
-		ReceivedAt:       start.UTC(),
-		Host:             hostname(),
-		User:             username(),
-		HookwatchVersion: cfg.Version,
-		Subagent:         ReadSubagentMeta(p),
-	}
-	var q *question
-	if name == event.StatusLine {
-		env.Kind = event.KindStatusLine // a snapshot, not an event to answer
-	} else {
-		q = cfg.ask(p, data, deadline)
-		defer q.close()
-	}
-	// While the policies are evaluated elsewhere: the record's payload.
-	if env.Payload, err = payloadJSON(p, data, privacy.Apply(p.Raw, cfg.Privacy)); err != nil {
-		return Result{Err: fmt.Errorf("cannot encode payload: %w", err)}
-	}
-	var verdict policyVerdict
-	if q != nil {
-		v, handled, derr := q.answer(ctx)
-		if handled != nil {
-			return *handled // the full binary answered and recorded the event
-		}
-		if derr != nil {
-			oddities = append(oddities, derr.Error())
-		}
-		verdict, env.Decision = v, v.audit
-	}
-	rec := env.AppendJSON(make([]byte, 0, len(env.Payload)+512))
-	res = cfg.deliver(ctx, rec, deadline, verdict.collector)
-	res.Stdout, res.ExitCode = verdict.stdout, verdict.code
+	res.Stdout, res.ExitCode = out.Verdict.Stdout, out.Verdict.Code
 	return res
 }
 
-// payloadJSON returns the payload to record: the bytes the agent sent when
-// nothing was redacted or cut (most events) — valid, since Decode parsed
-// them, and compacted onto one line for the spool — else the re-encoded
-// object.
-func payloadJSON(p *event.Payload, data []byte, changed bool) (json.RawMessage, error) {
-	if changed || p.InvalidUTF8 {
-		return json.Marshal(p.Raw)
-	}
-	data = bytes.TrimSpace(data)
-	if bytes.IndexByte(data, '\n') < 0 && bytes.IndexByte(data, '\r') < 0 {
-		return data, nil
-	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, data); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+// origin is what the hook stamps on its envelopes.
+func (cfg Config) origin() ingest.Origin {
+	o := ingest.LocalOrigin(cfg.Version)
+	o.Runtime = cfg.Runtime
+	return o
 }
 
 // deliver posts one envelope, spooling it when the collector cannot take it,
@@ -385,18 +354,6 @@ func BatchBody(recs [][]byte) []byte {
 	return append(b, "]}"...)
 }
 
-// runtimeOf names the runtime that sent p: the configured one, else Codex
-// when the transcript is a Codex rollout, else Claude Code.
-func (cfg Config) runtimeOf(p *event.Payload) string {
-	if cfg.Runtime != "" {
-		return cfg.Runtime
-	}
-	if strings.Contains(p.TranscriptPath, "/.codex/") || strings.Contains(filepath.Base(p.TranscriptPath), "rollout-") {
-		return event.RuntimeCodex
-	}
-	return event.RuntimeClaudeCode
-}
-
 func (cfg Config) now() time.Time {
 	if cfg.Now != nil {
 		return cfg.Now()
@@ -409,16 +366,4 @@ func (cfg Config) budget() time.Duration {
 		return cfg.Budget
 	}
 	return DefaultBudget
-}
-
-func hostname() string {
-	h, _ := os.Hostname()
-	return h
-}
-
-func username() string {
-	if u := os.Getenv("USER"); u != "" {
-		return u
-	}
-	return strconv.Itoa(os.Getuid())
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hooksock"
+	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/policy/policyfile"
 )
 
@@ -26,17 +27,6 @@ type DecideFunc func(ctx context.Context, home, cwd, projectDir string, data []b
 // errNoDecision marks a run whose policies could not be evaluated: the hook
 // then stays observe-only, which is fail-open, and says so in hook.log.
 var errNoDecision = errors.New("policies are in force but could not be evaluated; the event passed unanswered")
-
-// policyVerdict is what the policies answered for one event.
-type policyVerdict struct {
-	stdout []byte
-	code   int
-	audit  json.RawMessage
-	// collector is the HTTP address of the collector that answered, when
-	// one attached to this home did: the event can then be handed over
-	// through the spool without asking who is attached.
-	collector string
-}
 
 // question is the policies' answer to one event, on its way. Most events
 // meet no policy file — a few stat calls say so — and need no answer. When
@@ -78,30 +68,33 @@ func (cfg Config) ask(p *event.Payload, data []byte, deadline time.Time) *questi
 	return q
 }
 
-// answer waits for the answer. handled is set when the full binary had to
-// answer: it then also recorded the event, so this process must not.
-func (q *question) answer(ctx context.Context) (v policyVerdict, handled *Result, err error) {
+// answer waits for the answer. It also returns the HTTP address of the
+// collector that answered, when one attached to this home did: the event
+// can then be handed over through the spool without asking who is
+// attached. When the full binary had to answer, it also recorded the
+// event (Verdict.Recorded), so this process must not.
+func (q *question) answer(ctx context.Context) (v ingest.Verdict, collector string, err error) {
 	switch {
 	case !q.inForce:
-		return v, nil, nil
+		return v, "", nil
 	case q.call == nil:
-		v.stdout, v.code, v.audit = q.cfg.Decide(ctx, q.cfg.Home, q.p.CWD, q.cfg.ProjectDir, q.data)
-		return v, nil, nil
+		v.Stdout, v.Code, v.Audit = q.cfg.Decide(ctx, q.cfg.Home, q.p.CWD, q.cfg.ProjectDir, q.data)
+		return v, "", nil
 	}
 	r, lerr := q.call.Wait()
 	if lerr == nil {
-		return policyVerdict{stdout: r.Stdout, code: r.Code, audit: r.Audit, collector: r.Addr}, nil, nil
+		return ingest.Verdict{Stdout: r.Stdout, Code: r.Code, Audit: r.Audit}, r.Addr, nil
 	}
-	res, err := q.cfg.decideInFullBinary(ctx, q.data, q.deadline)
+	v, err = q.cfg.decideInFullBinary(ctx, q.data, q.deadline)
 	if err != nil {
-		return v, nil, fmt.Errorf("%w: %v", errNoDecision, errors.Join(lerr, err))
+		return v, "", fmt.Errorf("%w: %v", errNoDecision, errors.Join(lerr, err))
 	}
 	if !errors.Is(lerr, hooksock.ErrNoCollector) {
 		// A collector is there but failed to answer: worth a line, as the
 		// answer cost a process.
-		res.Err = fmt.Errorf("the local collector did not answer (%v); hookwatch hook did", lerr)
+		return v, "", fmt.Errorf("the local collector did not answer (%v); hookwatch hook did", lerr)
 	}
-	return v, &res, nil
+	return v, "", nil
 }
 
 // close abandons a question whose answer is no longer wanted.
@@ -113,11 +106,11 @@ func (q *question) close() {
 
 // decideInFullBinary runs `hookwatch hook` (the binary beside this one,
 // which links the policy engine) on the payload and takes its answer. That
-// process also records the event, so this one must not.
-func (cfg Config) decideInFullBinary(ctx context.Context, data []byte, deadline time.Time) (Result, error) {
+// process also records the event, so this one must not (Verdict.Recorded).
+func (cfg Config) decideInFullBinary(ctx context.Context, data []byte, deadline time.Time) (ingest.Verdict, error) {
 	bin, err := fullBinary()
 	if err != nil {
-		return Result{}, err
+		return ingest.Verdict{}, err
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
@@ -129,12 +122,12 @@ func (cfg Config) decideInFullBinary(ctx context.Context, data []byte, deadline 
 	err = cmd.Run()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
-		return Result{}, err
+		return ingest.Verdict{}, err
 	}
 	if code := cmd.ProcessState.ExitCode(); code >= 0 {
-		return Result{Stdout: stdout.Bytes(), ExitCode: code, Delivered: true}, nil
+		return ingest.Verdict{Stdout: stdout.Bytes(), Code: code, Recorded: true}, nil
 	}
-	return Result{}, fmt.Errorf("%s hook did not finish within the budget: %v", bin, err)
+	return ingest.Verdict{}, fmt.Errorf("%s hook did not finish within the budget: %v", bin, err)
 }
 
 // fullBinary returns the hookwatch binary beside this hookwatch-hook.

@@ -119,84 +119,28 @@ func decodedAs(env event.Envelope, payload []byte) *event.Envelope {
 }
 
 // marshalEnvelope encodes env for storage, with payload (already checked to
-// be a JSON object) in place of env.Payload. It writes what json.Marshal
-// would write, field for field (TestMarshalEnvelope holds it to that), but
-// copies the payload as it is instead of re-scanning it, and does not
-// HTML-escape: the JSON is read by jq and people, not embedded in HTML. The
-// result is valid UTF-8 even when the envelope's strings were not.
+// be a JSON object) in place of env.Payload, in the one encoding of an
+// envelope (event.Envelope.AppendJSON: what json.Marshal would write, field
+// for field, as TestMarshalEnvelope holds it to, without HTML escaping).
+// It refuses a time json.Marshal refuses and compacts the decision onto one
+// line; the result is valid UTF-8 even when the envelope's strings were not.
 func marshalEnvelope(env event.Envelope, payload []byte) (json.RawMessage, error) {
-	b := make([]byte, 0, len(payload)+len(env.Decision)+256)
-	b = append(b, `{"id":`...)
-	b = appendString(b, env.ID)
-	b = append(b, `,"runtime":`...)
-	b = appendString(b, env.Runtime)
-	if env.Kind != "" {
-		b = append(b, `,"kind":`...)
-		b = appendString(b, env.Kind)
-	}
-	t, err := env.ReceivedAt.MarshalJSON()
-	if err != nil {
-		return nil, fmt.Errorf("received_at: %w", err)
-	}
-	b = append(b, `,"received_at":`...)
-	b = append(b, t...)
-	for _, f := range []struct{ name, v string }{
-		{"host", env.Host}, {"user", env.User}, {"hookwatch_version", env.HookwatchVersion},
-	} {
-		if f.v != "" {
-			b = append(b, `,"`...)
-			b = append(b, f.name...)
-			b = append(b, `":`...)
-			b = appendString(b, f.v)
-		}
-	}
-	if env.Subagent != nil {
-		sub, err := jsonNoEscape(env.Subagent)
-		if err != nil {
-			return nil, fmt.Errorf("subagent: %w", err)
-		}
-		b = append(b, `,"subagent":`...)
-		b = append(b, sub...)
+	if y := env.ReceivedAt.Year(); y < 0 || y > 9999 {
+		return nil, fmt.Errorf("received_at: year %d outside of [0,9999]", y)
 	}
 	if len(env.Decision) > 0 {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, env.Decision); err != nil {
 			return nil, fmt.Errorf("decision: %w", err)
 		}
-		b = append(b, `,"decision":`...)
-		b = append(b, buf.Bytes()...)
+		env.Decision = buf.Bytes()
 	}
-	b = append(b, `,"payload":`...)
-	b = append(b, payload...)
-	b = append(b, '}')
+	env.Payload = payload
+	b := env.AppendJSON(make([]byte, 0, len(payload)+len(env.Decision)+256))
 	if !utf8.Valid(b) {
 		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
 	}
 	return b, nil
-}
-
-// appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			q, _ := jsonNoEscape(s) // rare: let encoding/json escape it
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// jsonNoEscape is json.Marshal without HTML escaping.
-func jsonNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // quoteAt quotes the character that starts at s[i] for an error message: a

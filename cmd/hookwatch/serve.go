@@ -72,11 +72,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		log.Warn("bad privacy setting; using the strictest capture", "err", err)
 	}
 	o := collector.Options{
-		Config:  collector.Config{Store: db, Version: version, Token: token, Logger: log},
-		Addr:    *addr,
-		Home:    home,
-		Privacy: priv,
-		Assets:  web.Handler(),
+		Config: collector.Config{Store: db, Version: version, Token: token, Logger: log, Privacy: priv},
+		Addr:   *addr,
+		Home:   home,
+		Assets: web.Handler(),
 	}
 	return collector.Run(ctx, o, func(c *collector.Collector) {
 		fmt.Fprintf(stdout, "hookwatch serve: listening on http://%s (database %s)\n", listenAddr(*addr, c.Addr()), db.Path())
@@ -91,7 +90,8 @@ Environment:
   HOOKWATCH_HOME     data directory: database, spool, logs (default ~/.hookwatch)
   HOOKWATCH_ADDR     listen address (default 127.0.0.1:7421)
   HOOKWATCH_DB       SQLite path (default $HOOKWATCH_HOME/hookwatch.db)
-  HOOKWATCH_CAPTURE  tool output kept by http hooks: none, preview, full (default preview)
+  HOOKWATCH_CAPTURE  tool output kept of every event stored: none, preview, full (default preview)
+  HOOKWATCH_REDACT   0 to store secrets unredacted (default: redact on every path)
 
 Stop it with Ctrl-C, or 'hookwatch stop' when it runs in the background.
 `

@@ -286,11 +286,18 @@ func (c *collectorProc) newEnv(t *testing.T) *attrEnv {
 	a := &attrEnv{t: t, c: c, rec: rec}
 	a.Env = New(t, Hook{Command: c.hook},
 		"HOOKWATCH_URL="+c.url, "HOOKWATCH_HOME="+c.home, "HOOKWATCH_AUTOSTART=0", "HOOKWATCH_E2E_RECORD="+rec)
-	// Register the recorder beside hookwatch-hook in every group: the
-	// client runs both for every event.
+	addRecorder(t, a.Settings)
+	return a
+}
+
+// addRecorder registers the recorder beside the first handler of every
+// hook group in the settings file: the client runs both for every event,
+// with the first handler's timeout and async setting.
+func addRecorder(t *testing.T, settingsPath string) {
+	t.Helper()
 	recorderHook := recorder(t)
 	var settings map[string]any
-	b, err := os.ReadFile(a.Settings)
+	b, err := os.ReadFile(settingsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,17 +309,19 @@ func (c *collectorProc) newEnv(t *testing.T) *attrEnv {
 		hooks := g["hooks"].([]any)
 		h := map[string]any{}
 		for k, v := range hooks[0].(map[string]any) {
-			h[k] = v
+			switch k {
+			case "timeout", "async":
+				h[k] = v
+			}
 		}
-		h["command"], h["args"] = recorderHook.Command, recorderHook.Args
+		h["type"], h["command"], h["args"] = "command", recorderHook.Command, recorderHook.Args
 		g["hooks"] = append(hooks, h)
 	}
 	b, err = json.MarshalIndent(settings, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, a.Settings, string(b))
-	return a
+	writeFile(t, settingsPath, string(b))
 }
 
 // recorded returns the payloads the recorder saw, in arrival order.

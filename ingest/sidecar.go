@@ -1,4 +1,4 @@
-package hook
+package ingest
 
 import (
 	"encoding/json"

@@ -1,0 +1,249 @@
+// Package ingest turns one hook payload into the envelope hookwatch stores,
+// the same way whichever way the payload came: read by the hook process
+// (cmd/hookwatch-hook, `hookwatch hook`), posted by a "type": "http" hook to
+// the collector (POST /v1/hooks/claude), or already wrapped by a hook and
+// posted or spooled as an envelope (POST /v1/events, the spool drain).
+//
+// A Pipeline does, in this order: decode the payload leniently (package
+// event), start the policies' answer (Decide, injected: the hook asks the
+// collector or the full binary, the collector evaluates in process), read
+// the subagent's sidecar (which Agent call spawned it), apply the privacy
+// rules (package privacy), wrap the result in an envelope stamped with the
+// pipeline's Origin (host, user, hookwatch version, runtime) and the
+// policies' audit record, and hand it to Deliver (injected: the spool or an
+// HTTP post in the hook, the collector's writer in the collector).
+//
+// Because every envelope is made here, an envelope carries the same fields
+// whichever path it took, and what the session model derives from them —
+// lineage above all, which groups sessions by host, user and project — does
+// not depend on the path.
+//
+// The lean hook binary links this package: it must stay free of heavy
+// dependencies and of work at init (see cmd/hookwatch-hook/depaware.txt).
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/privacy"
+)
+
+// Origin is where a pipeline's envelopes come from; it is stamped on each.
+type Origin struct {
+	// Host and User name the machine and the account the agent runs on.
+	// Lineage links only sessions of the same host, user and project, so
+	// every path must fill them alike: see LocalOrigin.
+	Host, User string
+	// Version is the hookwatch version that made the envelope.
+	Version string
+	// Runtime forces the agent runtime (event.RuntimeClaudeCode,
+	// event.RuntimeCodex); "" detects it from each payload.
+	Runtime string
+}
+
+// LocalOrigin returns the origin of payloads read on this machine by this
+// process: the host name, the user ($USER, else the numeric uid) and
+// version. The hook and the collector's http hooks, which run on the agent's
+// machine as its user, both stamp it.
+func LocalOrigin(version string) Origin {
+	host, _ := os.Hostname()
+	user := os.Getenv("USER")
+	if user == "" {
+		user = strconv.Itoa(os.Getuid())
+	}
+	return Origin{Host: host, User: user, Version: version}
+}
+
+// runtimeOf names the runtime that sent p: the forced one, else Codex when
+// the transcript is a Codex rollout, else Claude Code.
+func (o Origin) runtimeOf(p *event.Payload) string {
+	if o.Runtime != "" {
+		return o.Runtime
+	}
+	if strings.Contains(p.TranscriptPath, "/.codex/") || strings.Contains(filepath.Base(p.TranscriptPath), "rollout-") {
+		return event.RuntimeCodex
+	}
+	return event.RuntimeClaudeCode
+}
+
+// Verdict is what the policies answered for one event.
+type Verdict struct {
+	// Stdout and Code are the hook's answer: what to print and the exit
+	// code (an http hook answers with Stdout as its response body).
+	Stdout []byte
+	Code   int
+	// Audit is the decision's audit record, kept in the envelope.
+	Audit json.RawMessage
+	// Recorded reports that whoever answered also recorded the event (the
+	// full binary, run for this one event): the pipeline then delivers
+	// nothing, or the event would be stored twice.
+	Recorded bool
+}
+
+// Decide starts the policies' answer to one event and returns the function
+// that waits for it. The pipeline builds the envelope in between, so an
+// answer computed elsewhere (the collector, on the hook's socket) costs the
+// agent the longer of the two, not their sum. An error from wait means the
+// event passes unanswered (observe-only, fail-open); it is reported in
+// Outcome.DecideErr. Decide is not called for statusLine snapshots, which
+// answer nothing.
+type Decide func(ctx context.Context, p *event.Payload, data []byte) (wait func() (Verdict, error))
+
+// Deliver hands a finished envelope on. The envelope is the pipeline's
+// until Deliver returns.
+type Deliver func(ctx context.Context, env *event.Envelope) error
+
+// Pipeline turns hook payloads into envelopes and delivers them. The zero
+// Privacy redacts nothing: use privacy.DefaultOptions or
+// privacy.OptionsFromEnv.
+type Pipeline struct {
+	Origin  Origin
+	Privacy privacy.Options
+	// Decide answers the policies; nil observes only.
+	Decide Decide
+	// Deliver takes each envelope; nil drops it (for tests of the envelope).
+	Deliver Deliver
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Outcome is what Run did with one payload.
+type Outcome struct {
+	// Payload is the decoded payload, after the privacy rules.
+	Payload *event.Payload
+	// Envelope is what was handed to Deliver; nil when Verdict.Recorded.
+	Envelope *event.Envelope
+	// Verdict is the policies' answer (zero when none applied).
+	Verdict Verdict
+	// DecideErr is why the policies could not answer, if they could not.
+	DecideErr error
+	// Oddities say what is off about a payload that was read anyway.
+	Oddities []string
+}
+
+// ErrPayload marks a payload Run cannot read: not one JSON object.
+var ErrPayload = errors.New("not a hook payload")
+
+// largePayloadBytes is the size from which a payload is worth an oddity:
+// real ones are a few KiB; tool output is what makes them huge.
+const largePayloadBytes = 1 << 20
+
+// Run turns data, one hook payload as the agent sent it, into an envelope
+// and delivers it. It fails with an error wrapping ErrPayload when data is
+// not a JSON object, and with Deliver's error; the policies' answer is in
+// the Outcome either way, since it matters more to the agent than the
+// record. Run never modifies data.
+func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
+	now := time.Now
+	if pl.Now != nil {
+		now = pl.Now
+	}
+	start := now()
+	p, err := event.Decode(data)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("cannot read hook payload (%d bytes): %w: %w", len(data), ErrPayload, err)
+	}
+	out := Outcome{Payload: p, Oddities: oddities(p, len(data))}
+	env := &event.Envelope{
+		ID:               event.NewID(start),
+		Runtime:          pl.Origin.runtimeOf(p),
+		Kind:             event.KindHook,
+		ReceivedAt:       start.UTC(),
+		Host:             pl.Origin.Host,
+		User:             pl.Origin.User,
+		HookwatchVersion: pl.Origin.Version,
+		Subagent:         ReadSubagentMeta(p),
+	}
+	var wait func() (Verdict, error)
+	if p.Name() == event.StatusLine {
+		env.Kind = event.KindStatusLine // a snapshot, not an event to answer
+	} else if pl.Decide != nil {
+		wait = pl.Decide(ctx, p, data)
+	}
+	// While the policies are evaluated elsewhere: the record's payload.
+	if env.Payload, err = payloadJSON(p, data, privacy.Apply(p.Raw, pl.Privacy)); err != nil {
+		return out, fmt.Errorf("cannot encode payload: %w", err)
+	}
+	if wait != nil {
+		out.Verdict, out.DecideErr = wait()
+		if out.Verdict.Recorded {
+			return out, nil
+		}
+		env.Decision = out.Verdict.Audit
+	}
+	out.Envelope = env
+	if pl.Deliver != nil {
+		if err := pl.Deliver(ctx, env); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// Admit applies the pipeline's privacy rules to the payload of an envelope
+// wrapped elsewhere — by a hook's pipeline (which may run other rules), an
+// older hook, a script, an import — so that what is stored obeys the rules
+// of whoever stores it, whatever the path. The rules are idempotent: on a
+// payload they already shaped Admit changes no byte. A payload that is not
+// a JSON object is left as it is, for the store to refuse.
+func (pl *Pipeline) Admit(env *event.Envelope) {
+	p, err := event.Decode(env.Payload)
+	if err != nil {
+		return
+	}
+	if b, err := payloadJSON(p, env.Payload, privacy.Apply(p.Raw, pl.Privacy)); err == nil {
+		env.Payload = b
+	}
+}
+
+// oddities says what is off about a payload that decoded: each is worth a
+// line in the hook's log, none is a reason to drop the event.
+func oddities(p *event.Payload, size int) []string {
+	var odd []string
+	switch name := p.Name(); {
+	case name == "":
+		odd = append(odd, "no hook_event_name")
+	case p.Event == nil:
+		odd = append(odd, "unknown event "+strconv.Quote(name))
+	}
+	if p.InvalidUTF8 {
+		odd = append(odd, "invalid UTF-8 replaced with U+FFFD")
+	}
+	if size > largePayloadBytes {
+		odd = append(odd, fmt.Sprintf("large payload of %d bytes", size))
+	}
+	if len(p.Mistyped) > 0 {
+		odd = append(odd, "fields of unexpected type: "+strings.Join(p.Mistyped, ", "))
+	}
+	return odd
+}
+
+// payloadJSON returns the payload to record: the bytes the agent sent when
+// nothing was redacted or cut (most events) — valid, since Decode parsed
+// them, and compacted onto one line for the spool — else the re-encoded
+// object. Either way one encoding, so that applying the rules again to
+// what it returns gives the same bytes.
+func payloadJSON(p *event.Payload, data []byte, changed bool) (json.RawMessage, error) {
+	if changed || p.InvalidUTF8 {
+		return json.Marshal(p.Raw)
+	}
+	data = bytes.TrimSpace(data)
+	if bytes.IndexByte(data, '\n') < 0 && bytes.IndexByte(data, '\r') < 0 {
+		return data, nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, data); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

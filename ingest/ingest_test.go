@@ -1,0 +1,250 @@
+package ingest_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/privacy"
+)
+
+// Secrets of formats the redactor knows, built at run time so that the
+// source holds none.
+var (
+	ghp   = "ghp_" + strings.Repeat("aB3dE6gH9j", 3) + "kLmNoP"
+	akia  = "AKIA" + "IOSFODNN7EXAMPLE"
+	slack = "xoxb-123456789012-1234567890123-" + "AbCdEfGhIjKlMnOpQrStUvWx"
+)
+
+// corpus returns every real payload in testdata/payloads, and each again
+// with secrets in its prompt, tool input and tool output.
+func corpus(t testing.TB) [][]byte {
+	t.Helper()
+	files, err := filepath.Glob("../testdata/payloads/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no payload corpus: %v", err)
+	}
+	var out [][]byte
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			line := append([]byte(nil), sc.Bytes()...)
+			out = append(out, line)
+			var m map[string]any
+			if json.Unmarshal(line, &m) != nil {
+				continue
+			}
+			m["prompt"] = "deploy with " + ghp
+			m["tool_input"] = map[string]any{"command": "aws s3 ls # key " + akia}
+			m["tool_response"] = map[string]any{"stdout": "ok\n\tSLACK=" + slack}
+			b, _ := json.Marshal(m)
+			out = append(out, b)
+		}
+		f.Close()
+	}
+	return out
+}
+
+// TestRunStampsTheEnvelope: whatever the payload, the envelope carries the
+// pipeline's origin, the time, the sidecar and the decision.
+func TestRunStampsTheEnvelope(t *testing.T) {
+	dir := t.TempDir()
+	transcript := filepath.Join(dir, "s-1.jsonl")
+	meta := filepath.Join(dir, "s-1", "subagents", "agent-a1.meta.json")
+	if err := os.MkdirAll(filepath.Dir(meta), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(meta, []byte(`{"agentType":"Explore","description":"look","toolUseId":"toolu_spawn","spawnDepth":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 25, 12, 0, 0, 5, time.FixedZone("CET", 3600))
+	var delivered []*event.Envelope
+	decided := 0
+	pl := ingest.Pipeline{
+		Origin:  ingest.Origin{Host: "box", User: "dev", Version: "1.2.3"},
+		Privacy: privacy.DefaultOptions(),
+		Now:     func() time.Time { return at },
+		Decide: func(ctx context.Context, p *event.Payload, data []byte) func() (ingest.Verdict, error) {
+			decided++
+			return func() (ingest.Verdict, error) {
+				return ingest.Verdict{Stdout: []byte(`{"x":1}`), Code: 0, Audit: json.RawMessage(`{"action":"deny"}`)}, nil
+			}
+		},
+		Deliver: func(ctx context.Context, env *event.Envelope) error {
+			delivered = append(delivered, env)
+			return nil
+		},
+	}
+	f := func(payload string, wantKind, wantRuntime string, wantDecided bool, wantSubagent bool) {
+		t.Helper()
+		delivered, decided = nil, 0
+		out, err := pl.Run(context.Background(), []byte(payload))
+		if err != nil {
+			t.Fatalf("Run(%s): %v", payload, err)
+		}
+		if len(delivered) != 1 || delivered[0] != out.Envelope {
+			t.Fatalf("Run(%s) delivered %v, want its envelope once", payload, delivered)
+		}
+		env := out.Envelope
+		if env.Host != "box" || env.User != "dev" || env.HookwatchVersion != "1.2.3" || !env.ReceivedAt.Equal(at) ||
+			env.ReceivedAt.Location() != time.UTC || env.Kind != wantKind || env.Runtime != wantRuntime || len(env.ID) != 36 {
+			t.Errorf("Run(%s) envelope %+v", payload, env)
+		}
+		if got := decided == 1; got != wantDecided || (string(env.Decision) == `{"action":"deny"}`) != wantDecided {
+			t.Errorf("Run(%s): decided %d times, decision %s", payload, decided, env.Decision)
+		}
+		if got := env.Subagent != nil; got != wantSubagent {
+			t.Errorf("Run(%s): subagent %+v", payload, env.Subagent)
+		} else if got && (env.Subagent.ToolUseID != "toolu_spawn" || env.Subagent.AgentType != "Explore" || env.Subagent.SpawnDepth != 1) {
+			t.Errorf("Run(%s): subagent %+v", payload, *env.Subagent)
+		}
+		if !json.Valid(env.AppendJSON(nil)) {
+			t.Errorf("Run(%s): envelope encodes to invalid JSON", payload)
+		}
+	}
+	tp := `"transcript_path":` + string(mustJSON(t, transcript))
+	f(`{"session_id":"s-1",`+tp+`,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`,
+		event.KindHook, event.RuntimeClaudeCode, true, false)
+	f(`{"session_id":"s-1",`+tp+`,"agent_id":"a1","agent_type":"Explore","hook_event_name":"PreToolUse","tool_name":"Bash"}`,
+		event.KindHook, event.RuntimeClaudeCode, true, true)
+	// A subagent id that would walk out of the transcript directory.
+	f(`{"session_id":"s-1",`+tp+`,"agent_id":"../a1","hook_event_name":"PreToolUse"}`,
+		event.KindHook, event.RuntimeClaudeCode, true, false)
+	f(`{"session_id":"s-1","transcript_path":"/home/dev/.codex/sessions/rollout-1.jsonl","hook_event_name":"Stop"}`,
+		event.KindHook, event.RuntimeCodex, true, false)
+	// A statusLine snapshot answers nothing.
+	f(`{"session_id":"s-1","model":{"id":"m"},"workspace":{"current_dir":"/x"},"cost":{"total_cost_usd":1}}`,
+		event.KindStatusLine, event.RuntimeClaudeCode, false, false)
+
+	pl.Origin.Runtime = event.RuntimeCodex
+	f(`{"session_id":"s-1","hook_event_name":"Stop"}`, event.KindHook, event.RuntimeCodex, true, false)
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestRunRecorded: an answer that also recorded the event (the full binary)
+// is returned, and nothing is delivered.
+func TestRunRecorded(t *testing.T) {
+	pl := ingest.Pipeline{
+		Decide: func(ctx context.Context, p *event.Payload, data []byte) func() (ingest.Verdict, error) {
+			return func() (ingest.Verdict, error) {
+				return ingest.Verdict{Stdout: []byte("answer"), Code: 2, Recorded: true}, errors.New("slow")
+			}
+		},
+		Deliver: func(ctx context.Context, env *event.Envelope) error {
+			t.Fatal("delivered an event the full binary recorded")
+			return nil
+		},
+	}
+	out, err := pl.Run(context.Background(), []byte(`{"session_id":"s","hook_event_name":"PreToolUse"}`))
+	if err != nil || out.Envelope != nil || string(out.Verdict.Stdout) != "answer" || out.Verdict.Code != 2 || out.DecideErr == nil {
+		t.Fatalf("Run = %+v, %v", out, err)
+	}
+}
+
+// TestRunErrors: what is not a payload is refused as such; a delivery
+// failure is returned with the policies' answer.
+func TestRunErrors(t *testing.T) {
+	fail := errors.New("disk full")
+	pl := ingest.Pipeline{Deliver: func(ctx context.Context, env *event.Envelope) error { return fail }}
+	for _, bad := range []string{"", "not json", "[1]", `{"a":`} {
+		if _, err := pl.Run(context.Background(), []byte(bad)); !errors.Is(err, ingest.ErrPayload) {
+			t.Errorf("Run(%q) = %v, want ErrPayload", bad, err)
+		}
+	}
+	out, err := pl.Run(context.Background(), []byte(`{"hook_event_name":"Nope","session_id":7}`))
+	if !errors.Is(err, fail) || out.Envelope == nil {
+		t.Errorf("Run = %+v, %v; want the delivery's error", out, err)
+	}
+	if got := strings.Join(out.Oddities, "; "); !strings.Contains(got, `unknown event "Nope"`) || !strings.Contains(got, "session_id") {
+		t.Errorf("oddities %q", got)
+	}
+}
+
+// TestAdmitIsIdempotent: for every real payload (and each with secrets in
+// it), the collector admitting what a hook's pipeline made changes no byte,
+// and admitting the raw payload wrapped by someone else stores the bytes
+// the hook would have sent: the path does not change what is stored.
+func TestAdmitIsIdempotent(t *testing.T) {
+	for _, o := range []privacy.Options{privacy.DefaultOptions(), {Capture: privacy.CaptureNone, Redact: true},
+		{Capture: privacy.CaptureFull, Redact: true}, {Capture: privacy.CapturePreview, PreviewBytes: 40, Redact: true}} {
+		pl := ingest.Pipeline{Privacy: o}
+		for _, data := range corpus(t) {
+			out, err := pl.Run(context.Background(), data)
+			if err != nil {
+				t.Fatalf("Run(%s): %v", data, err)
+			}
+			made := append(json.RawMessage(nil), out.Envelope.Payload...)
+			again := event.Envelope{Payload: append(json.RawMessage(nil), made...)}
+			pl.Admit(&again)
+			if !bytes.Equal(again.Payload, made) {
+				t.Fatalf("%+v: admitting the hook's payload changed it\n got %s\nwant %s", o, again.Payload, made)
+			}
+			raw := event.Envelope{Payload: append(json.RawMessage(nil), data...)}
+			pl.Admit(&raw)
+			if !bytes.Equal(raw.Payload, made) {
+				t.Fatalf("%+v: admitted raw payload differs from the hook's\n got %s\nwant %s", o, raw.Payload, made)
+			}
+			if o.Redact {
+				for _, s := range []string{ghp, akia, slack} {
+					if bytes.Contains(made, []byte(s)) {
+						t.Fatalf("%+v: secret %s kept in %s", o, s, made)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAdmitLeavesWhatIsNotAPayload: the store, not Admit, refuses it.
+func TestAdmitLeavesWhatIsNotAPayload(t *testing.T) {
+	pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+	for _, p := range []string{"", "[1]", `"s"`, `{"a":`} {
+		env := event.Envelope{Payload: json.RawMessage(p)}
+		pl.Admit(&env)
+		if string(env.Payload) != p {
+			t.Errorf("Admit(%q) = %q", p, env.Payload)
+		}
+	}
+}
+
+// BenchmarkAdmit is the collector's cost per envelope of applying the
+// privacy rules again, on the real payloads (as the batch endpoint sees
+// them from a hook: already redacted).
+func BenchmarkAdmit(b *testing.B) {
+	pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+	var made []json.RawMessage
+	for _, data := range corpus(b) {
+		out, err := pl.Run(context.Background(), data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		made = append(made, out.Envelope.Payload)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		env := event.Envelope{Payload: made[i%len(made)]}
+		pl.Admit(&env)
+	}
+}
