@@ -55,6 +55,13 @@ const (
 	// SessionFailed: the main agent's latest turn ended with StopFailure
 	// (an API error, a rate limit) and no prompt came after it.
 	SessionFailed = "failed"
+	// SessionBackground: the main agent's latest turn ended with a Stop
+	// whose background_tasks list running subagents, and one of them has
+	// not stopped yet: the session waits on background work, it is
+	// neither idle nor ended. A prompt, StopFailure or a new run of the
+	// main agent ends the wait; a <task-notification> prompt does too,
+	// until the main agent's next Stop says what still runs.
+	SessionBackground = "background"
 )
 
 // VirtualPrefix starts the id of a virtual session: VirtualPrefix +
@@ -129,8 +136,14 @@ type Session struct {
 	// EndedAt is set when the session's latest run ended with SessionEnd.
 	EndedAt   *time.Time `json:"ended_at"`
 	EndReason string     `json:"end_reason,omitempty"`
-	// Status is SessionRunning, SessionEnded or SessionFailed.
+	// Status is SessionRunning, SessionEnded, SessionFailed or
+	// SessionBackground.
 	Status string `json:"status"`
+	// Effort is the latest effort level the main agent reported.
+	Effort string `json:"effort,omitempty"`
+	// Resume is what the latest run that reported them (a resume or a fork
+	// on clients from 2.1.332) began with: its Run.Resume.
+	Resume *ResumeStats `json:"resume,omitempty"`
 
 	// ParentSessionID is the session this one continues ("" for none or
 	// unknown); Lineage says how (LineageFork, LineageClear,
@@ -185,6 +198,24 @@ type Run struct {
 	// AliasSessionID is the throwaway id whose pre-start events (a continue,
 	// -c) were folded into this run.
 	AliasSessionID string `json:"alias_session_id,omitempty"`
+	// Resume holds the figures the run's SessionStart reported, if any.
+	Resume *ResumeStats `json:"resume,omitempty"`
+}
+
+// ResumeStats are the figures a SessionStart of a resume or a fork reports
+// (clients from 2.1.332): a point of the context curve without a status
+// line, and what resuming costs when the prompt cache has expired. A figure
+// the event lacks is null.
+type ResumeStats struct {
+	At time.Time `json:"at"`
+	// ContextTokens is the size of the context the run resumed with.
+	ContextTokens *int64 `json:"context_tokens"`
+	// SecondsSinceLastResponse is how long the session had been idle.
+	SecondsSinceLastResponse *float64 `json:"seconds_since_last_response"`
+	// PromptCacheLikelyExpired: the client expects the context to be
+	// written to the prompt cache again, at EstimatedCacheWriteUSD.
+	PromptCacheLikelyExpired *bool    `json:"prompt_cache_likely_expired"`
+	EstimatedCacheWriteUSD   *float64 `json:"estimated_cache_write_usd"`
 }
 
 // Compaction is one compaction of the context.
@@ -192,17 +223,25 @@ type Compaction struct {
 	Trigger   string     `json:"trigger,omitempty"`
 	StartedAt time.Time  `json:"started_at"`
 	EndedAt   *time.Time `json:"ended_at"`
-	// AgentID is the compaction agent's id (its SubagentStop, agent_type "").
-	AgentID string `json:"agent_id,omitempty"`
+	// AgentIDs are the compaction agents' ids (a SubagentStop with
+	// agent_type "" while the compaction ran), in order: clients from
+	// 2.1.332 run two in one compaction. AgentID is the first of them,
+	// kept for readers of the single id.
+	AgentID  string   `json:"agent_id,omitempty"`
+	AgentIDs []string `json:"agent_ids,omitempty"`
 }
 
 // Counts are a session's totals.
 type Counts struct {
-	Events    int `json:"events"`
-	Prompts   int `json:"prompts"`
-	Agents    int `json:"agents"` // including the main agent
-	Subagents int `json:"subagents"`
-	ToolCalls int `json:"tool_calls"`
+	Events int `json:"events"`
+	// Prompts counts the user's prompts to the main agent, not the
+	// <task-notification> prompts the client submits itself, counted in
+	// TaskNotifications.
+	Prompts           int `json:"prompts"`
+	TaskNotifications int `json:"task_notifications"`
+	Agents            int `json:"agents"` // including the main agent
+	Subagents         int `json:"subagents"`
+	ToolCalls         int `json:"tool_calls"`
 	// Failures are calls with status error or interrupted.
 	Failures int `json:"failures"`
 	// Denials are calls with status denied.
@@ -245,7 +284,17 @@ type Agent struct {
 	// VirtualSessionID is "sub--<agent_id>" for subagents, for viewers that
 	// show each subagent as a child session.
 	VirtualSessionID string `json:"virtual_session_id,omitempty"`
-	Events           int    `json:"events"`
+	// Background marks a subagent that ran on after its spawning call
+	// returned (the call's response said async_launched, a
+	// background_tasks list or a task notification named it): the
+	// call's end is not the agent's.
+	Background bool `json:"background,omitempty"`
+	// NotifiedAt and NotificationStatus are the latest
+	// <task-notification> the client sent about the agent (its status:
+	// completed, failed, …); nil and "" before any.
+	NotifiedAt         *time.Time `json:"notified_at,omitempty"`
+	NotificationStatus string     `json:"notification_status,omitempty"`
+	Events             int        `json:"events"`
 	// ToolCount counts the agent's own calls (not its subagents'); of
 	// them, Failures have status error or interrupted, Denials denied and
 	// Rejected rejected. SubtreeCounts adds them up over a subtree.
@@ -280,6 +329,10 @@ type ToolCall struct {
 	Depth int `json:"depth"`
 	// SpawnedAgentID is, on a delegation call, the subagent it spawned.
 	SpawnedAgentID string `json:"spawned_agent_id,omitempty"`
+	// NotifiedAt and NotificationStatus are, on a call that launched a
+	// background subagent, the latest <task-notification> naming the call.
+	NotifiedAt         *time.Time `json:"notified_at,omitempty"`
+	NotificationStatus string     `json:"notification_status,omitempty"`
 	// Decision is the policy decision (decision.Audit JSON) that counted
 	// most: an enforced deny, else the PreToolUse one, else the first.
 	Decision json.RawMessage `json:"decision"`

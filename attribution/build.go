@@ -80,6 +80,7 @@ type callState struct {
 	// its input asks for (reset when the input changes).
 	spawned *string
 	asked   *delegation
+	async   *bool // read once: the response says async_launched
 }
 
 // done reports whether the call has an outcome.
@@ -117,7 +118,18 @@ type sessionBuilder struct {
 	altTitle    string // the client's session_title
 	mainMsg     string
 	model       string
+	effort      string
 	turnFailure bool // the main agent's latest turn ended with StopFailure
+	// waitingOn are the subagents the main agent's latest Stop listed as
+	// running in background_tasks; nil once a prompt, StopFailure or a
+	// new run followed it.
+	waitingOn []string
+	// background are the agents a background_tasks list or a task
+	// notification named.
+	background map[string]bool
+	// agentNotes and callNotes are the latest task notification about an
+	// agent (task-id) and about a call (tool-use-id).
+	agentNotes, callNotes map[string]notice
 }
 
 func newSessionBuilder(id string, first *record, lin *lineage) *sessionBuilder {
@@ -127,6 +139,7 @@ func newSessionBuilder(id string, first *record, lin *lineage) *sessionBuilder {
 			Phantom: lin.phantom[id], Runs: []Run{},
 		},
 		lin: lin, agents: map[string]*agentState{}, calls: map[string]*callState{},
+		background: map[string]bool{}, agentNotes: map[string]notice{}, callNotes: map[string]notice{},
 	}
 	for alias, to := range lin.alias {
 		if to == id {
@@ -191,12 +204,16 @@ func (b *sessionBuilder) add(r *record) {
 		if p.Model != "" {
 			b.model = p.Model
 		}
+		if p.Effort != nil && p.Effort.Level != "" {
+			b.effort = p.Effort.Level
+		}
 	} else if ag.ownPath == "" && r.name != event.SubagentStop {
 		ag.ownPath = p.TranscriptPath
 	}
 	b.run(r)
 	if main && (r.name == event.UserPromptSubmit || r.name == event.Stop || r.name == event.StopFailure) {
 		b.turnFailure = r.name == event.StopFailure
+		b.waitingOn = nil
 	}
 
 	switch e := p.Event.(type) {
@@ -204,8 +221,16 @@ func (b *sessionBuilder) add(r *record) {
 		if b.altTitle == "" {
 			b.altTitle = e.SessionTitle
 		}
+		if e.Source != "compact" {
+			b.waitingOn = nil
+		}
 	case *event.UserPromptSubmitInput:
-		if main {
+		if n, ok := parseTaskNotification(e.Prompt); ok {
+			b.notify(r, n)
+			if main {
+				s.Counts.TaskNotifications++
+			}
+		} else if main {
 			s.Counts.Prompts++
 			if b.promptTitle == "" {
 				b.promptTitle = title(e.Prompt)
@@ -225,6 +250,13 @@ func (b *sessionBuilder) add(r *record) {
 		if main && e.LastAssistantMessage != "" {
 			b.mainMsg = e.LastAssistantMessage
 		}
+		running := runningSubagents(e.BackgroundTasks)
+		for _, id := range running {
+			b.background[id] = true
+		}
+		if main {
+			b.waitingOn = running
+		}
 
 	case *event.SubagentStartInput:
 		if ag.start == nil {
@@ -238,9 +270,19 @@ func (b *sessionBuilder) add(r *record) {
 		if e.LastAssistantMessage != "" {
 			ag.a.LastMessage = e.LastAssistantMessage
 		}
+		for _, id := range runningSubagents(e.BackgroundTasks) {
+			b.background[id] = true
+		}
 		if p.AgentType.Set && p.AgentType.Value == "" {
-			if n := len(s.Compactions); n > 0 && s.Compactions[n-1].EndedAt == nil && s.Compactions[n-1].AgentID == "" {
-				s.Compactions[n-1].AgentID = p.AgentID
+			// Every compaction agent that stops while the compaction runs is
+			// its own: 2.1.332 runs two.
+			if n := len(s.Compactions); n > 0 && s.Compactions[n-1].EndedAt == nil {
+				c := &s.Compactions[n-1]
+				if !slices.Contains(c.AgentIDs, p.AgentID) {
+					// A new array: Changes holds copies of the old one.
+					c.AgentIDs = append(slices.Clip(c.AgentIDs), p.AgentID)
+				}
+				c.AgentID = c.AgentIDs[0]
 			}
 		}
 	case *event.CompactInput:
@@ -336,7 +378,8 @@ func (b *sessionBuilder) run(r *record) {
 		if src == "compact" {
 			return
 		}
-		s.Runs = append(s.Runs, Run{Source: src, StartedAt: r.at, ForkedTo: b.lin.forkedTo[r], AliasSessionID: b.lin.aliasAt[r]})
+		s.Runs = append(s.Runs, Run{Source: src, StartedAt: r.at, ForkedTo: b.lin.forkedTo[r], AliasSessionID: b.lin.aliasAt[r],
+			Resume: resumeStats(r)})
 		return
 	case r.alias || r.name == event.StatusLine:
 		return
@@ -484,12 +527,19 @@ func (b *sessionBuilder) settle() {
 		break
 	}
 	s.Counts.Compactions = len(s.Compactions)
+	s.Effort = b.effort
+	s.Resume = nil
+	for i := len(s.Runs) - 1; i >= 0 && s.Resume == nil; i-- {
+		s.Resume = s.Runs[i].Resume
+	}
 	s.Status = SessionRunning
 	switch {
 	case b.turnFailure:
 		s.Status = SessionFailed
 	case s.EndedAt != nil:
 		s.Status = SessionEnded
+	case b.waiting():
+		s.Status = SessionBackground
 	}
 
 	b.resolveParents()
@@ -632,6 +682,11 @@ func (b *sessionBuilder) finishCall(c *callState) {
 	if end != nil {
 		at := end.at
 		tc.EndedAt = &at
+	}
+	tc.NotifiedAt, tc.NotificationStatus = nil, ""
+	if n, ok := b.callNotes[tc.ToolUseID]; ok && !tc.SyntheticID {
+		at := n.at
+		tc.NotifiedAt, tc.NotificationStatus = &at, n.status
 	}
 	switch {
 	case c.durMS != nil && !math.IsNaN(*c.durMS) && *c.durMS >= 0 && *c.durMS < math.MaxInt64/2:
@@ -812,6 +867,12 @@ func (b *sessionBuilder) finishAgents() {
 			continue
 		}
 		ag.Role = RoleSubagent
+		ag.Background = b.background[ag.AgentID] || a.spawn != nil && a.spawn.launchedAsync()
+		ag.NotifiedAt, ag.NotificationStatus = nil, ""
+		if n, ok := b.agentNotes[ag.AgentID]; ok {
+			at := n.at
+			ag.NotifiedAt, ag.NotificationStatus = &at, n.status
+		}
 		if ag.AgentType != nil && *ag.AgentType == "" {
 			ag.Role = RoleCompaction
 		}
@@ -831,7 +892,7 @@ func (b *sessionBuilder) finishAgents() {
 			ag.StartedAt = a.start.at
 		} else if ag.Role == RoleCompaction {
 			for _, c := range s.Compactions {
-				if c.AgentID == ag.AgentID {
+				if slices.Contains(c.AgentIDs, ag.AgentID) {
 					ag.StartedAt = c.StartedAt
 				}
 			}
@@ -921,4 +982,67 @@ func validRaw(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return append(json.RawMessage(nil), raw...)
+}
+
+// notify records a <task-notification> prompt: the latest one about an
+// agent and about a call is kept, and the agent counts as a background
+// one.
+func (b *sessionBuilder) notify(r *record, n taskNotification) {
+	note := notice{at: r.at, status: n.Status}
+	b.agentNotes[n.TaskID] = note
+	b.background[n.TaskID] = true
+	if n.ToolUseID != "" {
+		b.callNotes[n.ToolUseID] = note
+		if c := b.calls[n.ToolUseID]; c != nil {
+			b.touch(c)
+		}
+	}
+}
+
+// waiting reports whether the main agent's latest Stop left subagents
+// running that have not stopped since.
+func (b *sessionBuilder) waiting() bool {
+	for _, id := range b.waitingOn {
+		if a := b.agents[id]; a == nil || a.stop == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// launchedAsync reports whether the call returned while the agent it
+// spawned runs on, reading its response once.
+func (c *callState) launchedAsync() bool {
+	if c.post == nil {
+		return false
+	}
+	if c.async == nil {
+		v := launchedAsync(c.postResp)
+		c.async = &v
+	}
+	return *c.async
+}
+
+// resumeStats reads the figures a SessionStart reports about the context
+// it resumes, nil when it has none.
+func resumeStats(r *record) *ResumeStats {
+	e, ok := r.p.Event.(*event.SessionStartInput)
+	if !ok || e.ContextTokens == nil && e.SecondsSinceLastResponse == nil && e.PromptCacheLikelyExpired == nil && e.EstimatedCacheWriteUSD == nil {
+		return nil
+	}
+	st := &ResumeStats{At: r.at, PromptCacheLikelyExpired: e.PromptCacheLikelyExpired}
+	finite := func(f *float64) *float64 {
+		if f == nil || math.IsNaN(*f) || math.IsInf(*f, 0) || *f < 0 {
+			return nil
+		}
+		v := *f
+		return &v
+	}
+	st.SecondsSinceLastResponse = finite(e.SecondsSinceLastResponse)
+	st.EstimatedCacheWriteUSD = finite(e.EstimatedCacheWriteUSD)
+	if t := finite(e.ContextTokens); t != nil && *t < math.MaxInt64/2 {
+		n := int64(math.Round(*t))
+		st.ContextTokens = &n
+	}
+	return st
 }

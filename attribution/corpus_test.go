@@ -15,11 +15,17 @@ func TestClaudeCode2197Golden(t *testing.T) {
 	golden(t, "claude-code-2.1.197.golden.json", mustJSON(t, res))
 }
 
+func TestClaudeCode2332Golden(t *testing.T) {
+	res := Build(loadCorpus(t, "claude-code-2.1.332.jsonl", event.RuntimeClaudeCode))
+	golden(t, "claude-code-2.1.332.golden.json", mustJSON(t, res))
+}
+
 // corpora are the real payload captures, each wrapped in envelopes in file
 // order.
 func corpora(t testing.TB) map[string][]event.Envelope {
 	return map[string][]event.Envelope{
 		"claude-code-2.1.197": loadCorpus(t, "claude-code-2.1.197.jsonl", event.RuntimeClaudeCode),
+		"claude-code-2.1.332": loadCorpus(t, "claude-code-2.1.332.jsonl", event.RuntimeClaudeCode),
 		"public-captures":     loadCorpus(t, "public-captures.jsonl", event.RuntimeClaudeCode),
 		"codex-0.169":         loadCorpus(t, "codex-0.169.jsonl", event.RuntimeCodex),
 	}

@@ -62,6 +62,20 @@
 // call of the same agent and tool whose input it equals or extends (Codex
 // adds a description), else to the latest open call of that tool.
 //
+// # Background subagents
+//
+// Clients from 2.1.332 run Agent calls made in parallel in the
+// background: the call returns at once (its response says
+// async_launched) and the subagent runs on, so the call ends before its
+// agent. Such an agent is marked Background (also when a background_tasks
+// list or a task notification names it). The main agent's Stop lists the
+// subagents still running in background_tasks: until they stop, the
+// session's status is SessionBackground, not running. When one ends, the
+// client submits a prompt of its own, a <task-notification> naming the
+// agent and its spawning call: it is no prompt of the user (no title, not
+// in Counts.Prompts but in Counts.TaskNotifications), and it marks the
+// agent and the call (NotifiedAt, NotificationStatus).
+//
 // # Lineage
 //
 // Sessions link only within a group: the same envelope host and user and

@@ -416,7 +416,9 @@ func sameAgent(x, y *Agent) bool {
 		x.Role == y.Role && x.ResolvedBy == y.ResolvedBy && x.Description == y.Description &&
 		x.TranscriptPath == y.TranscriptPath && x.LastMessage == y.LastMessage &&
 		x.VirtualSessionID == y.VirtualSessionID && x.Events == y.Events && x.ToolCount == y.ToolCount &&
-		x.Failures == y.Failures && x.Denials == y.Denials && x.Rejected == y.Rejected
+		x.Failures == y.Failures && x.Denials == y.Denials && x.Rejected == y.Rejected &&
+		x.Background == y.Background && x.NotificationStatus == y.NotificationStatus &&
+		(x.NotifiedAt == nil) == (y.NotifiedAt == nil) && (x.NotifiedAt == nil || x.NotifiedAt.Equal(*y.NotifiedAt))
 }
 
 // equal reports whether two lineages link the same records the same way.

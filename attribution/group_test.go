@@ -154,7 +154,6 @@ func firstDiff(got, want []byte) string {
 // write equal Build of them.
 func TestGroupEqualsBuild(t *testing.T) {
 	sets := corpora(t)
-	sets["claude-code-2.1.332"] = loadCorpus(t, "claude-code-2.1.332.jsonl", event.RuntimeClaudeCode)
 	var all []event.Envelope
 	for _, name := range []string{"claude-code-2.1.197", "claude-code-2.1.332", "public-captures", "codex-0.169"} {
 		all = append(all, sets[name]...)

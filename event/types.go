@@ -41,6 +41,14 @@ type ToolCall struct {
 type SessionStartInput struct {
 	Source       string `json:"source"`
 	SessionTitle string `json:"session_title"`
+	// On resume and fork (clients from 2.1.332): how long ago the client
+	// last had a response, the context it resumes with, whether the
+	// prompt cache has probably expired, and the client's estimate of
+	// what writing that context to the cache again costs.
+	SecondsSinceLastResponse *float64 `json:"seconds_since_last_response"`
+	ContextTokens            *float64 `json:"context_tokens"`
+	PromptCacheLikelyExpired *bool    `json:"prompt_cache_likely_expired"`
+	EstimatedCacheWriteUSD   *float64 `json:"estimated_cache_write_usd"`
 }
 
 // SetupInput is Setup (trigger: init, maintenance).
