@@ -34,8 +34,13 @@ type SessionView struct {
 	EndReason string     `json:"end_reason"`
 	// Project is the client's project directory name (attribution.Project).
 	Project string `json:"project"`
-	// Status is attribution.SessionRunning, SessionEnded or SessionFailed.
+	// Status is attribution.SessionRunning, SessionEnded, SessionFailed or
+	// SessionBackground (waiting on background subagents).
 	Status string `json:"status"`
+	// Effort is the main agent's latest effort level; Resume the figures
+	// the latest resume or fork reported (attribution.Session.Resume).
+	Effort string                   `json:"effort,omitempty"`
+	Resume *attribution.ResumeStats `json:"resume,omitempty"`
 	// ParentSessionID is the session this one continues and Lineage how:
 	// attribution.LineageFork, LineageClear, LineageCompact,
 	// LineageSubagent for a virtual session, "" for a root. A resume or a
@@ -112,6 +117,7 @@ func view(sess store.Session, sm, target store.SessionModel) SessionView {
 		}
 		v.Project = s.Project
 		v.Model, v.PermissionMode, v.EndedAt, v.EndReason = s.Model, s.PermissionMode, s.EndedAt, s.EndReason
+		v.Effort, v.Resume = s.Effort, s.Resume
 		if n := len(s.Runs); n > 0 {
 			v.Source = s.Runs[n-1].Source
 		}
