@@ -75,6 +75,18 @@ func summary(p *event.Payload) string {
 	switch e := p.Event.(type) {
 	case *event.SessionStartInput:
 		fmt.Fprintf(&b, " source=%s", e.Source)
+		if e.ContextTokens != nil {
+			fmt.Fprintf(&b, " context_tokens=%g", *e.ContextTokens)
+		}
+		if e.SecondsSinceLastResponse != nil {
+			fmt.Fprintf(&b, " idle_s=%g", *e.SecondsSinceLastResponse)
+		}
+		if e.PromptCacheLikelyExpired != nil {
+			fmt.Fprintf(&b, " cache_expired=%v", *e.PromptCacheLikelyExpired)
+		}
+		if e.EstimatedCacheWriteUSD != nil {
+			fmt.Fprintf(&b, " cache_write_usd=%g", *e.EstimatedCacheWriteUSD)
+		}
 	case *event.PostToolUseInput:
 		if e.DurationMS != nil {
 			fmt.Fprintf(&b, " duration_ms=%g", *e.DurationMS)

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -99,6 +100,31 @@ const realSession = "0e2e0b5d-7136-4322-8086-c38ed16b10ad"
 
 const parallelSession = "5ca1ab1e-0000-4000-8000-00000000a11e"
 
+// backgroundSession is the first run of the Claude Code 2.1.332 capture
+// under its own id, cut before its survey subagent stops: the main agent
+// stopped while that background subagent still runs.
+const backgroundSession = "bac6670d-0000-4000-8000-0000000b6b6b"
+
+// backgroundCut is the number of payloads of the 2.1.332 capture
+// backgroundSession holds: up to the survey agent's own Agent call's end.
+const backgroundCut = 34
+
+// background returns the events of backgroundSession.
+func background(t testing.TB, at time.Time) []event.Envelope {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/payloads/claude-code-2.1.332.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitN(b, []byte("\n"), backgroundCut+1)[:backgroundCut]
+	cut := bytes.ReplaceAll(bytes.Join(lines, []byte("\n")), []byte("74975720-1a50-4d17-9463-df6fabfdeb7c"), []byte(backgroundSession))
+	envs, err := demo.Payloads(bytes.NewReader(cut), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return envs
+}
+
 func fixtures(t testing.TB, now time.Time) []event.Envelope {
 	t.Helper()
 	f, err := os.Open("../testdata/payloads/claude-code-2.1.197.jsonl")
@@ -115,6 +141,7 @@ func fixtures(t testing.TB, now time.Time) []event.Envelope {
 	envs = append(envs, demo.XSS(now.Add(-5*time.Minute))...)
 	envs = append(envs, demo.Big(demo.BigSpec{SessionID: parallelSession, Start: now.Add(-12 * time.Minute), Events: 420, Agents: 6, Wave: 3, Seed: 3})...)
 	envs = append(envs, previewed(t, now.Add(-30*time.Minute))...)
+	envs = append(envs, background(t, now.Add(-3*time.Minute))...)
 	return envs
 }
 
@@ -210,6 +237,7 @@ func TestBrowser(t *testing.T) {
 			"HW_XSS=" + demo.XSSSessionID,
 			"HW_PARALLEL=" + parallelSession,
 			"HW_PREVIEW=" + previewSession,
+			"HW_BACKGROUND=" + backgroundSession,
 			"HW_XSS_STRINGS=" + string(xss),
 		}, append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, append(args, "dashboard.test.mjs")...)...)
 		t.Logf("%s", out)

@@ -15,10 +15,11 @@ const REAL = process.env.HW_REAL;
 const XSS = process.env.HW_XSS;
 const PARALLEL = process.env.HW_PARALLEL;
 const PREVIEW = process.env.HW_PREVIEW;
+const BACKGROUND = process.env.HW_BACKGROUND;
 const XSS_STRINGS = JSON.parse(process.env.HW_XSS_STRINGS || '[]');
 const TOKEN = process.env.HW_TOKEN || '';
 const auth = TOKEN ? { Authorization: 'Bearer ' + TOKEN } : {};
-if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW) throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL and HW_PREVIEW (go test ./web does)');
+if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND) throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW and HW_BACKGROUND (go test ./web does)');
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -510,6 +511,47 @@ test('a session with parallel subagents: timeline, inspector and the context cur
   await page.getByRole('tab', { name: 'Numbers' }).click();
   await page.getByTestId('curve').locator('canvas').first().waitFor();
   await page.getByRole('tab', { name: 'Timeline' }).click();
+  clean(seen);
+  await page.close();
+});
+
+test('a session waiting on a background subagent: its status, and the lane beyond its call', async () => {
+  const want = await expected(BACKGROUND);
+  // What the collector's model says (2.1.332: the main agent stopped, the
+  // survey subagent it launched in the background still runs).
+  assert.equal(want.session.status, 'background');
+  assert.equal(want.session.counts.prompts, 1, 'the task notification is no prompt of the user');
+  assert.equal(want.session.counts.task_notifications, 1);
+  assert.equal(want.session.title, 'capture: first run');
+  const bg = want.agentList.filter((a) => a.background);
+  assert.deepEqual(bg.map((a) => a.description).sort(), ['inspect', 'survey']);
+  assert.deepEqual(bg.filter((a) => !a.stopped_at).map((a) => a.description), ['survey'], 'survey still runs');
+  assert.equal(bg.find((a) => a.description === 'inspect').notification_status, 'completed');
+
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(BACKGROUND));
+  await loaded(page);
+  assert.equal(await page.getByTestId('session-status').innerText(), 'background work running');
+  const lanes = await page.evaluate(() => window.__hw.timeline.lanes());
+  for (const a of bg) {
+    const call = want.toolCalls.find((c) => c.tool_use_id === a.spawn_tool_use_id);
+    assert.equal(call.status, 'ok', 'the spawning call returned');
+    const l = lanes.find((x) => x.agent === a.agent_id);
+    assert.ok(l.background, `lane of ${a.description} has a background stretch`);
+    assert.equal(l.background[0], Date.parse(call.ended_at), 'it starts where the call ended');
+    assert.ok(l.end > Date.parse(call.ended_at) && l.background[1] === l.end, `the lane of ${a.description} goes on beyond its call`);
+    const row = page.locator(`[role=treeitem][data-agent="${a.agent_id}"]`);
+    assert.equal(await row.getAttribute('data-background'), 'true');
+    assert.match(await row.innerText(), a.stopped_at ? /background/ : /background · running/);
+  }
+  // The nested subagent ran synchronously: no background stretch.
+  const nested = want.agentList.find((a) => a.description === 'deeper');
+  assert.equal(lanes.find((x) => x.agent === nested.agent_id).background, null);
+
+  // The list shows the status, and filters by it.
+  await page.goto(BASE + '/#/?status=background');
+  const row = page.locator(`[data-session="${BACKGROUND}"]`);
+  await row.waitFor();
+  assert.match(await row.innerText(), /background/);
   clean(seen);
   await page.close();
 });

@@ -101,7 +101,9 @@ function markerOf(ev, t, agent) {
   switch (ev.event) {
     case 'SessionStart': return mk(p.source === 'compact' ? 'compact' : 'start', str(p.source));
     case 'SessionEnd': return mk('end', str(p.reason));
-    case 'UserPromptSubmit': return mk('prompt', str(p.prompt));
+    // The client's own <task-notification> prompt (2.1.332) is no prompt
+    // of the user; the model marks the subagent it names (notified_at).
+    case 'UserPromptSubmit': return str(p.prompt).trimStart().startsWith('<task-notification>') ? null : mk('prompt', str(p.prompt));
     case 'Stop': case 'SubagentStop': return mk('stop', '');
     case 'StopFailure': return mk('stopfail', str(p.error));
     case 'PreCompact': case 'PostCompact': return mk('compact', str(p.trigger));
@@ -129,6 +131,11 @@ function agentFrom(r, old) {
     start: ms(r.started_at),
     stop: ms(r.stopped_at),
     description: str(r.description),
+    // A subagent that ran on after its spawning call returned (2.1.332
+    // background agents), and the client's latest task notification of it.
+    background: r.background === true,
+    notifiedAt: ms(r.notified_at),
+    notificationStatus: str(r.notification_status),
     events: count(r.events),
     toolCount: count(r.tool_count),
     failures: count(r.failures),
@@ -494,6 +501,22 @@ export function endOf(c, until) {
   if (Number.isFinite(c.end)) return Math.max(c.end, c.start);
   if (c.status === 'pending') return Math.max(until, c.start);
   return c.start;
+}
+
+/**
+ * contextPoints returns the points of the context curve: the statusLine
+ * snapshots, and the context a resume or fork began with (the session
+ * model's runs), which needs no status line.
+ */
+export function contextPoints(model) {
+  const pts = [...model.snaps];
+  const runs = model.session && Array.isArray(model.session.runs) ? model.session.runs : [];
+  for (const r of runs) {
+    const rs = obj(obj(r).resume);
+    const tokens = num(rs.context_tokens);
+    if (Number.isFinite(tokens)) pts.push({ t: ms(rs.at), tokens, size: NaN, pct: NaN, cost: NaN, resume: true });
+  }
+  return pts.filter((p) => Number.isFinite(p.t)).sort((a, b) => a.t - b.t);
 }
 
 /** agentEnd returns when an agent stopped, or until (the session's last activity) while it runs. */

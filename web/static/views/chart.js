@@ -1,23 +1,29 @@
 // The context-window and cost curve, drawn by uPlot (loaded on demand).
 import uPlot from '../vendor/uPlot.esm.js';
 
-/** contextChart draws the statusLine snapshots into el and returns the plot. */
+/**
+ * contextChart draws the context points (model.js contextPoints: statusLine
+ * snapshots and the context resumes began with) into el and returns the
+ * plot.
+ */
 export function contextChart(el, snaps) {
   const pts = snaps.filter((s) => Number.isFinite(s.t)).sort((a, b) => a.t - b.t);
   const xs = pts.map((s) => s.t / 1000);
   const pct = pts.map((s) => (Number.isFinite(s.pct) ? s.pct : null));
   const cost = pts.map((s) => (Number.isFinite(s.cost) ? s.cost : null));
+  const tokens = pts.map((s) => (Number.isFinite(s.tokens) ? s.tokens : null));
   const width = Math.max(320, el.clientWidth || 800);
   const opts = {
     width,
     height: 240,
     legend: { live: true },
     cursor: { drag: { x: true, y: false } },
-    scales: { x: { time: true }, pct: { range: [0, 100] }, usd: { range: (u, lo, hi) => [0, Math.max(0.01, hi * 1.1)] } },
+    scales: { x: { time: true }, pct: { range: [0, 100] }, usd: { range: (u, lo, hi) => [0, Math.max(0.01, hi * 1.1)] }, tok: { range: (u, lo, hi) => [0, Math.max(1, hi * 1.1)] } },
     series: [
       {},
       { label: 'context used %', scale: 'pct', stroke: '#2563eb', width: 2, fill: 'rgba(37,99,235,0.08)', value: (u, v) => (v == null ? '–' : v.toFixed(1) + '%') },
       { label: 'cost USD', scale: 'usd', stroke: '#ea580c', width: 2, value: (u, v) => (v == null ? '–' : '$' + v.toFixed(3)) },
+      { label: 'context tokens', scale: 'tok', stroke: '#7c3aed', width: 1, spanGaps: true, points: { show: true, size: 6 }, value: (u, v) => (v == null ? '–' : Math.round(v).toLocaleString()) },
     ],
     axes: [
       {},
@@ -25,7 +31,7 @@ export function contextChart(el, snaps) {
       { scale: 'usd', side: 1, values: (u, vals) => vals.map((v) => '$' + v.toFixed(2)), grid: { show: false }, size: 60 },
     ],
   };
-  const plot = new uPlot(opts, [xs, pct, cost], el);
+  const plot = new uPlot(opts, [xs, pct, cost, tokens], el);
   const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(320, el.clientWidth), height: 240 }));
   ro.observe(el);
   const destroy = plot.destroy.bind(plot);

@@ -3,13 +3,13 @@
 // pages and kept live from the event stream.
 import { html, useState, useEffect, useLayoutEffect, useRef, useMemo, Select } from '../lib/html.js';
 import { getJSON, pages, bodies, sessionPath, stream, withQuery, HTTPError } from '../lib/api.js';
-import { SessionModel, MAIN, emptyFilters, eventMatches, eventSummary, eventName } from '../lib/model.js';
+import { SessionModel, MAIN, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
 import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, isFailure } from '../lib/format.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
 import { showStreamState, CONNECT_WAIT } from '../lib/live.js';
-import { statusOf, lineageOf, lineageVerb, failedOf, countOf } from './sessions.js';
+import { statusOf, statusLabel, lineageOf, lineageVerb, failedOf, countOf } from './sessions.js';
 
 const TABS = [['timeline', 'Timeline'], ['turns', 'Turns'], ['events', 'Events'], ['numbers', 'Numbers']];
 
@@ -163,6 +163,24 @@ function useSession(id) {
   return { model: model.current, version, ...state };
 }
 
+/**
+ * ResumeFact shows what the latest resume or fork of the session began
+ * with (clients from 2.1.332): its context, and what writing it to the
+ * prompt cache again cost when the cache had likely expired.
+ */
+function ResumeFact({ r }) {
+  if (!r || typeof r !== 'object') return null;
+  const tokens = typeof r.context_tokens === 'number' ? r.context_tokens : NaN;
+  const usd = typeof r.estimated_cache_write_usd === 'number' ? r.estimated_cache_write_usd : NaN;
+  const idle = typeof r.seconds_since_last_response === 'number' ? r.seconds_since_last_response * 1000 : NaN;
+  const ctx = Number.isFinite(tokens) ? html`<b>${fmtNum(tokens)}</b> tokens` : 'its context';
+  const title = Number.isFinite(idle) ? `idle ${fmtDur(idle)} before the resume` : '';
+  if (r.prompt_cache_likely_expired === true) {
+    return html`<span class="warn" data-testid="resume-cost" title=${title}>resumed ${ctx} with an expired cache${Number.isFinite(usd) ? html`: ~<b>$${usd < 0.01 ? usd.toFixed(4) : usd.toFixed(2)}</b> to write it again` : ''}</span>`;
+  }
+  return html`<span data-testid="resume-cost" title=${title}>resumed ${ctx}, cache warm</span>`;
+}
+
 // seqOr reads a derived_seq, 0 when absent.
 const seqOr = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
@@ -179,7 +197,7 @@ function Header({ model, version, id }) {
   return html`
     <div class="shdr">
       <div class="h1row">
-        ${status && html`<span class=${'pill pill-' + status}>${status}</span>`}
+        ${status && html`<span class=${'pill pill-' + status} data-testid="session-status">${statusLabel(status)}</span>`}
         <h2 title=${s?.title || ''}>${s?.title ? truncate(s.title, 160) : html`<span class="muted">untitled session</span>`}</h2>
       </div>
       <div class="facts">
@@ -193,6 +211,7 @@ function Header({ model, version, id }) {
         <span class=${failed ? 'bad' : ''}><b>${fmtNum(failed)}</b> failed</span>
         <span class=${denials ? 'deny' : ''}><b>${fmtNum(denials)}</b> denied</span>
         <span>${n(events, 'event')}</span>
+        ${s && html`<${ResumeFact} r=${s.resume} />`}
         ${lin.map((l) => html`<span class=${'tag tag-' + l.kind.split(' ')[0]}>${l.from ? lineageVerb(l) : l.kind}${l.n > 1 ? ' ×' + l.n : ''}${l.from && html` <a href=${'#/s/' + encodeURIComponent(l.from)}>${shortID(l.from)}</a>`}</span>`)}
         <span class="muted mono" title="session id">${id}</span>
       </div>
@@ -297,7 +316,8 @@ function StatTable({ title, rows, label }) {
 function Curve({ model, version }) {
   const ref = useRef(null);
   const [err, setErr] = useState('');
-  const n = model.snaps.length;
+  const pts = useMemo(() => contextPoints(model), [version]);
+  const n = pts.length;
   useEffect(() => {
     if (!n || !ref.current) return;
     let plot = null, gone = false;
@@ -305,11 +325,11 @@ function Curve({ model, version }) {
     // user opens this tab: the first render does not pay for it.
     import('./chart.js').then(({ contextChart }) => {
       if (gone || !ref.current) return;
-      plot = contextChart(ref.current, model.snaps);
+      plot = contextChart(ref.current, pts);
     }).catch((e) => setErr(String(e.message || e)));
     return () => { gone = true; if (plot) plot.destroy(); };
   }, [version, n]);
-  if (!n) return html`<p class="muted">No statusLine snapshots in this session: configure hookwatch as the statusLine command to record the context window and cost.</p>`;
+  if (!n) return html`<p class="muted">No statusLine snapshots and no resume in this session: configure hookwatch as the statusLine command to record the context window and cost.</p>`;
   return html`<div class="curve" ref=${ref} data-testid="curve"></div>${err && html`<p class="error">${err}</p>`}`;
 }
 

@@ -13,6 +13,14 @@ export function statusOf(s) {
 }
 
 /**
+ * statusLabel is how a status reads: "background" is a session whose main
+ * agent stopped while subagents it launched in the background still run.
+ */
+export function statusLabel(status) {
+  return status === 'background' ? 'background work running' : status;
+}
+
+/**
  * lineageOf lists how a session relates to earlier ones, from whatever the
  * collector sends: a lineage array or object, parent_session_id, and the
  * source of its latest SessionStart.
@@ -177,7 +185,7 @@ function Row({ s, now }) {
   const count = (v, cls) => html`<span class=${'num ' + (v > 0 ? cls : v === 0 ? 'zero' : '')}>${fmtNum(v)}</span>`;
   return html`
     <div class=${'srow st-' + s._status} role="listitem" data-session=${s.id} onClick=${(e) => { if (!e.target.closest('a') && !getSelection().toString()) location.hash = href(s.id); }}>
-      <span><span class=${'pill pill-' + s._status}>${s._status}</span></span>
+      <span><span class=${'pill pill-' + s._status} title=${statusLabel(s._status)}>${s._status === 'background' ? 'background' : s._status}</span></span>
       <span class="title">
         <a class="t1" href=${href(s.id)}>${s.title ? truncate(s.title, 140) : html`<span class="muted">untitled</span>`}</a>
         <span class="t2">${shortID(s.id, 8)}${s.model ? ' · ' + s.model : ''}${s.user ? ' · ' + s.user : ''}</span>
@@ -238,7 +246,7 @@ export function SessionList({ params }) {
   }, [st.list, q, project, status, range]);
 
   const byStatus = useMemo(() => {
-    const c = { running: 0, ended: 0, failed: 0 };
+    const c = { running: 0, background: 0, ended: 0, failed: 0 };
     for (const s of st.list) c[s._status] = (c[s._status] || 0) + 1;
     return c;
   }, [st.list]);
@@ -250,7 +258,7 @@ export function SessionList({ params }) {
           value=${q} onInput=${(e) => setQ(e.currentTarget.value)} />
         <${Select} label="Project" value=${project} onChange=${setProject} options=${[['', 'all projects'], ...projects]} />
         <${Select} label="Status" value=${status} onChange=${setStatus} options=${[['', 'any status'],
-          ['running', `running (${fmtNum(byStatus.running)})`], ['ended', `ended (${fmtNum(byStatus.ended)})`], ['failed', `failed (${fmtNum(byStatus.failed)})`]]} />
+          ['running', `running (${fmtNum(byStatus.running)})`], ['background', `background work running (${fmtNum(byStatus.background)})`], ['ended', `ended (${fmtNum(byStatus.ended)})`], ['failed', `failed (${fmtNum(byStatus.failed)})`]]} />
         <${Select} label="Time range" value=${range} onChange=${setRange} options=${RANGES} />
         <span class="spacer"></span>
         <span class="count" data-testid="session-count">${shown.length !== st.list.length ? `${fmtNum(shown.length)} of ${plural(st.list.length, 'session')}` : plural(shown.length, 'session')}${st.done ? '' : ' · loading…'}</span>

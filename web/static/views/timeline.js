@@ -49,6 +49,8 @@ function readTheme() {
     sel: cssVar('--sel', '#111827'),
     prompt: '#2563eb',
     compact: '#9333ea',
+    background: 'rgba(124,58,237,0.22)',
+    notified: '#7c3aed',
   };
 }
 
@@ -159,6 +161,32 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         if (e > s) {
           ctx.fillStyle = th.alive;
           ctx.fillRect(s, y + 3, Math.max(1, e - s), l.h - 6);
+        }
+        // A background subagent runs on after its spawning call returned:
+        // that stretch of its lane is hatched, and the client's task
+        // notification of its end is a tick.
+        const bg = backgroundSpan(a, m);
+        if (bg) {
+          const bs = Math.max(0, X(bg[0])), be = Math.min(W, X(bg[1]));
+          if (be > bs) {
+            ctx.save();
+            ctx.beginPath();
+            ctx.rect(bs, y + 3, be - bs, l.h - 6);
+            ctx.clip();
+            ctx.strokeStyle = th.background;
+            ctx.lineWidth = 3;
+            for (let sx = bs - l.h; sx < be; sx += 8) {
+              ctx.beginPath(); ctx.moveTo(sx, y + l.h); ctx.lineTo(sx + l.h, y); ctx.stroke();
+            }
+            ctx.restore();
+          }
+        }
+        if (Number.isFinite(a.notifiedAt)) {
+          const nx = Math.round(X(a.notifiedAt)) + 0.5;
+          if (nx >= 0 && nx <= W) {
+            ctx.fillStyle = th.notified;
+            ctx.beginPath(); ctx.moveTo(nx, y + l.h - 11); ctx.lineTo(nx + 4, y + l.h - 6); ctx.lineTo(nx, y + l.h - 1); ctx.lineTo(nx - 4, y + l.h - 6); ctx.fill();
+          }
         }
       }
       ctx.fillStyle = th.grid;
@@ -384,7 +412,8 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         const w = Math.max(2, (endOf(c, model.t1) - c.start) * scale);
         return { x: box.left + x, y: box.top + y0 - scroll.scrollTop, w, h: ROW_H };
       },
-      lanes: () => geo.current.lanes.map((l) => ({ agent: l.a.id, type: l.a.type, y: l.y, h: l.h, calls: l.a.calls.filter((c) => callMatches(c, props.current.filters)).length })),
+      lanes: () => geo.current.lanes.map((l) => ({ agent: l.a.id, type: l.a.type, y: l.y, h: l.h, calls: l.a.calls.filter((c) => callMatches(c, props.current.filters)).length,
+        start: l.a.start, end: agentEnd(l.a, model.t1), background: backgroundSpan(l.a, model) })),
       view: () => ({ ...view.current }),
       zoom, pan, focus,
     };
@@ -549,6 +578,19 @@ function drawMarker(ctx, kind, x, y, h, th) {
   }
 }
 
+/**
+ * backgroundSpan returns [from, to] for a background subagent that ran on
+ * after its spawning call returned: from the call's end to the agent's
+ * (its stop, or the session's last activity while it runs); else null.
+ */
+export function backgroundSpan(a, model) {
+  if (!a.background || !a.spawn) return null;
+  const c = model.calls.get(a.spawn);
+  if (!c || !Number.isFinite(c.end)) return null;
+  const to = agentEnd(a, model.t1);
+  return to > c.end ? [c.end, to] : null;
+}
+
 function AgentRow({ lane, model, selected, onSelect }) {
   const a = lane.a;
   const dur = agentEnd(a, model.t1) - a.start;
@@ -558,7 +600,7 @@ function AgentRow({ lane, model, selected, onSelect }) {
   // counts them per agent, calls the client rejected.
   const failed = (a.failures ?? 0) + (a.rejected ?? 0);
   return html`
-    <div class=${'agent' + (selected ? ' sel' : '')} role="treeitem" aria-level=${a.level + 1} data-agent=${a.id} data-type=${a.type ?? ''} data-calls=${a.calls.length}
+    <div class=${'agent' + (selected ? ' sel' : '')} role="treeitem" aria-level=${a.level + 1} data-agent=${a.id} data-type=${a.type ?? ''} data-calls=${a.calls.length} data-background=${a.background ? 'true' : 'false'}
       style=${{ height: lane.h + 'px', paddingLeft: 8 + a.level * 16 + 'px' }}
       tabIndex="0" onKeyDown=${(e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); onSelect({ kind: 'agent', id: a.id }); } }}
       onClick=${() => onSelect({ kind: 'agent', id: a.id })} title=${a.id ? `agent ${a.id}` : 'main agent'}>
@@ -568,6 +610,7 @@ function AgentRow({ lane, model, selected, onSelect }) {
         ${a.id && html`<span class="aid">${shortID(a.id, 7)}</span>`}
         <span class="spacer"></span>
         ${failed > 0 && html`<span class="badge bad" title="failed calls">${failed}</span>`}
+        ${a.background && html`<span class="badge bg" title=${'ran on in the background after its call returned' + (a.notificationStatus ? '; the client notified: ' + a.notificationStatus : '')}>${Number.isFinite(a.stop) ? 'background' : 'background · running'}</span>`}
         ${a.denials > 0 && html`<span class="badge deny" title="denied calls">${a.denials}</span>`}
       </div>
       <div class="a2">
@@ -600,5 +643,6 @@ function Legend({ model, version }) {
     <span class="lg"><i class="lg-deny">✕</i>denied</span>
     <span class="lg"><i class="lg-prompt"></i>prompt</span>
     <span class="lg"><i class="lg-compact"></i>compaction</span>
+    <span class="lg"><i class="lg-bg"></i>background</span>
   </span>`;
 }
