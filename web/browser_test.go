@@ -105,11 +105,17 @@ const parallelSession = "5ca1ab1e-0000-4000-8000-00000000a11e"
 // stopped while that background subagent still runs.
 const backgroundSession = "bac6670d-0000-4000-8000-0000000b6b6b"
 
+// resumedSession is the session of the whole 2.1.332 capture: resumed
+// three times, the last time with an expired prompt cache, and never with
+// a status line.
+const resumedSession = "74975720-1a50-4d17-9463-df6fabfdeb7c"
+
 // backgroundCut is the number of payloads of the 2.1.332 capture
 // backgroundSession holds: up to the survey agent's own Agent call's end.
 const backgroundCut = 34
 
-// background returns the events of backgroundSession.
+// background returns the events of backgroundSession, and of the whole
+// capture (resumedSession and its fork).
 func background(t testing.TB, at time.Time) []event.Envelope {
 	t.Helper()
 	b, err := os.ReadFile("../testdata/payloads/claude-code-2.1.332.jsonl")
@@ -117,12 +123,16 @@ func background(t testing.TB, at time.Time) []event.Envelope {
 		t.Fatal(err)
 	}
 	lines := bytes.SplitN(b, []byte("\n"), backgroundCut+1)[:backgroundCut]
-	cut := bytes.ReplaceAll(bytes.Join(lines, []byte("\n")), []byte("74975720-1a50-4d17-9463-df6fabfdeb7c"), []byte(backgroundSession))
+	cut := bytes.ReplaceAll(bytes.Join(lines, []byte("\n")), []byte(resumedSession), []byte(backgroundSession))
 	envs, err := demo.Payloads(bytes.NewReader(cut), at)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return envs
+	whole, err := demo.Payloads(bytes.NewReader(b), at.Add(-30*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(envs, whole...)
 }
 
 func fixtures(t testing.TB, now time.Time) []event.Envelope {
@@ -214,7 +224,7 @@ func TestModel(t *testing.T) {
 		t.Skip("the dashboard's unit tests need node")
 	}
 	url := serve(t, fixtures(t, time.Now().UTC()), "")
-	t.Logf("%s", runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_REAL=" + realSession}, "--test", "--test-reporter=spec", "model.test.mjs"))
+	t.Logf("%s", runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_REAL=" + realSession, "HW_RESUMED=" + resumedSession}, "--test", "--test-reporter=spec", "model.test.mjs"))
 }
 
 // TestBrowser runs e2e/dashboard.test.mjs in headless Chromium against a
@@ -238,6 +248,7 @@ func TestBrowser(t *testing.T) {
 			"HW_PARALLEL=" + parallelSession,
 			"HW_PREVIEW=" + previewSession,
 			"HW_BACKGROUND=" + backgroundSession,
+			"HW_RESUMED=" + resumedSession,
 			"HW_XSS_STRINGS=" + string(xss),
 		}, append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, append(args, "dashboard.test.mjs")...)...)
 		t.Logf("%s", out)

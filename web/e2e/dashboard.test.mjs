@@ -16,10 +16,11 @@ const XSS = process.env.HW_XSS;
 const PARALLEL = process.env.HW_PARALLEL;
 const PREVIEW = process.env.HW_PREVIEW;
 const BACKGROUND = process.env.HW_BACKGROUND;
+const RESUMED = process.env.HW_RESUMED;
 const XSS_STRINGS = JSON.parse(process.env.HW_XSS_STRINGS || '[]');
 const TOKEN = process.env.HW_TOKEN || '';
 const auth = TOKEN ? { Authorization: 'Bearer ' + TOKEN } : {};
-if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND) throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW and HW_BACKGROUND (go test ./web does)');
+if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND || !RESUMED) throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW, HW_BACKGROUND and HW_RESUMED (go test ./web does)');
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -552,6 +553,23 @@ test('a session waiting on a background subagent: its status, and the lane beyon
   const row = page.locator(`[data-session="${BACKGROUND}"]`);
   await row.waitFor();
   assert.match(await row.innerText(), /background/);
+  clean(seen);
+  await page.close();
+});
+
+test('a resumed session: the cost of an expired cache, and a context curve without a status line', async () => {
+  const want = await expected(RESUMED);
+  const r = want.session.resume;
+  assert.equal(r.prompt_cache_likely_expired, true);
+  assert.equal(want.events.filter((e) => e.kind === 'statusline').length, 0, 'no status line in this session');
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(RESUMED));
+  await loaded(page);
+  const fact = await page.getByTestId('resume-cost').innerText();
+  assert.match(fact, new RegExp(`resumed ${r.context_tokens.toLocaleString('en')} tokens with an expired cache: ~\\$${r.estimated_cache_write_usd}`));
+  assert.equal(await page.getByTestId('session-status').innerText(), 'ended');
+  await page.getByRole('tab', { name: 'Numbers' }).click();
+  await page.getByTestId('curve').locator('canvas').first().waitFor();
+  assert.equal(Number(await page.getByTestId('curve').getAttribute('data-points')), want.session.runs.filter((x) => x.resume).length, 'one point per resume');
   clean(seen);
   await page.close();
 });

@@ -6,13 +6,14 @@
 //   HOOKWATCH_URL=… HW_REAL=… node --test model.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SessionModel, MAIN, callMatches, emptyFilters, eventMatches, toolSummary, eventSummary, outputOf } from '../static/lib/model.js';
+import { SessionModel, MAIN, callMatches, emptyFilters, eventMatches, toolSummary, eventSummary, outputOf, contextPoints } from '../static/lib/model.js';
 import { readable, outputView } from '../static/lib/output.js';
 import { fmtDur, fmtPct, quantile, projectOf, truncate, plural } from '../static/lib/format.js';
 import { sseParser, withQuery } from '../static/lib/api.js';
 
 const BASE = process.env.HOOKWATCH_URL;
 const REAL = process.env.HW_REAL;
+const RESUMED = process.env.HW_RESUMED;
 const needAPI = !(BASE && REAL) && 'needs the collector of go test ./web (HOOKWATCH_URL, HW_REAL)';
 
 async function get(path) {
@@ -38,8 +39,8 @@ async function load(id) {
   return { session: await get(p), agents: { agents: agents.flatMap((b) => b.agents), derived_seq: agents[0].derived_seq }, calls: await all(p + '/tool-calls', 'tool_calls'), events: (await all(p + '/events', 'events')).flatMap((b) => b.events) };
 }
 
-function build(api) {
-  const m = new SessionModel(REAL);
+function build(api, id = REAL) {
+  const m = new SessionModel(id);
   m.setSession(api.session);
   m.upsertAgents(api.agents.agents, api.agents.derived_seq);
   for (const page of api.calls) m.upsertCalls(page.tool_calls, page.derived_seq);
@@ -85,6 +86,27 @@ test('the model shows the collector\'s agents and calls of the real capture', { 
   const bash = m.stats().tools.find((r) => r.key === 'Bash');
   const bashCalls = calls.filter((c) => c.tool_name === 'Bash');
   assert.deepEqual([bash.count, bash.failures], [bashCalls.length, bashCalls.filter((c) => c.status === 'error' || c.status === 'interrupted' || c.status === 'rejected').length]);
+});
+
+test('2.1.332: background subagents, task notifications and the context a resume began with', { skip: !(BASE && RESUMED) && 'needs HW_RESUMED' }, async () => {
+  const api = await load(RESUMED);
+  const m = build(api, RESUMED);
+  // The context curve's points: one per resume, in time order, as the
+  // collector's model gives them, with no status line in the session.
+  assert.equal(m.snaps.length, 0);
+  const runs = api.session.runs.filter((r) => r.resume);
+  assert.deepEqual(contextPoints(m).map((p) => [p.t, p.tokens]), runs.map((r) => [Date.parse(r.resume.at), r.resume.context_tokens]));
+  // Background agents keep the collector's marks.
+  const bg = api.agents.agents.filter((a) => a.background);
+  assert.equal(bg.length, 4);
+  for (const a of bg) {
+    const got = m.agents.get(a.agent_id);
+    assert.deepEqual([got.background, got.notifiedAt, got.notificationStatus], [true, Date.parse(a.notified_at), a.notification_status]);
+  }
+  // The client's task notifications draw no prompt marker: only the user's prompts do.
+  const prompts = m.markers.filter((k) => k.kind === 'prompt');
+  assert.equal(prompts.length, api.session.counts.prompts);
+  assert.ok(prompts.every((k) => !k.label.includes('<task-notification>')));
 });
 
 test('events are kept once, in seq order whatever the arrival order', { skip: needAPI }, async () => {

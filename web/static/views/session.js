@@ -176,7 +176,7 @@ function ResumeFact({ r }) {
   const ctx = Number.isFinite(tokens) ? html`<b>${fmtNum(tokens)}</b> tokens` : 'its context';
   const title = Number.isFinite(idle) ? `idle ${fmtDur(idle)} before the resume` : '';
   if (r.prompt_cache_likely_expired === true) {
-    return html`<span class="warn" data-testid="resume-cost" title=${title}>resumed ${ctx} with an expired cache${Number.isFinite(usd) ? html`: ~<b>$${usd < 0.01 ? usd.toFixed(4) : usd.toFixed(2)}</b> to write it again` : ''}</span>`;
+    return html`<span class="warn" data-testid="resume-cost" title=${title}>resumed ${ctx} with an expired cache${Number.isFinite(usd) ? html`: ~<b>$${usd >= 1 ? usd.toFixed(2) : String(Number(usd.toPrecision(2)))}</b> to write it again` : ''}</span>`;
   }
   return html`<span data-testid="resume-cost" title=${title}>resumed ${ctx}, cache warm</span>`;
 }
@@ -330,7 +330,7 @@ function Curve({ model, version }) {
     return () => { gone = true; if (plot) plot.destroy(); };
   }, [version, n]);
   if (!n) return html`<p class="muted">No statusLine snapshots and no resume in this session: configure hookwatch as the statusLine command to record the context window and cost.</p>`;
-  return html`<div class="curve" ref=${ref} data-testid="curve"></div>${err && html`<p class="error">${err}</p>`}`;
+  return html`<div class="curve" ref=${ref} data-testid="curve" data-points=${n}></div>${err && html`<p class="error">${err}</p>`}`;
 }
 
 function NumbersTab({ model, version }) {
