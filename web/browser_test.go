@@ -258,8 +258,9 @@ func TestBrowser(t *testing.T) {
 }
 
 // TestScreenshots saves the README's screenshots into the directory named
-// by HOOKWATCH_SCREENSHOTS (docs/dashboard-sessions.png and
-// docs/dashboard-session.png); without it, it skips.
+// by HOOKWATCH_SCREENSHOTS (docs/dashboard-sessions.png,
+// docs/dashboard-session.png and docs/dashboard-background.png); without
+// it, it skips.
 //
 //	HOOKWATCH_SCREENSHOTS=$PWD/docs go test ./web -run Screenshots
 func TestScreenshots(t *testing.T) {
@@ -288,8 +289,9 @@ func TestScreenshots(t *testing.T) {
 		Project: "billing-worker", Title: "Move invoice retries to the queue", Ended: true, Seed: 5})...)
 	const shown = "5ca1ab1e-0000-4000-8000-0000000005ee"
 	envs = append(envs, demo.Big(demo.BigSpec{SessionID: shown, Start: now.Add(-12 * time.Minute), Events: 900, Agents: 11, Wave: 4, Seed: 4})...)
+	envs = append(envs, background(t, now.Add(-time.Minute))...)
 	url := serve(t, envs, "")
-	out := runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_PARALLEL=" + shown, "HOOKWATCH_SCREENSHOTS=" + dir}, "screenshots.mjs")
+	out := runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_PARALLEL=" + shown, "HW_BACKGROUND=" + backgroundSession, "HOOKWATCH_SCREENSHOTS=" + dir}, "screenshots.mjs")
 	t.Logf("%s", out)
 }
 

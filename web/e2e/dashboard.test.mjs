@@ -542,7 +542,7 @@ test('a session waiting on a background subagent: its status, and the lane beyon
     assert.ok(l.end > Date.parse(call.ended_at) && l.background[1] === l.end, `the lane of ${a.description} goes on beyond its call`);
     const row = page.locator(`[role=treeitem][data-agent="${a.agent_id}"]`);
     assert.equal(await row.getAttribute('data-background'), 'true');
-    assert.match(await row.innerText(), a.stopped_at ? /background/ : /background · running/);
+    assert.match(await row.innerText(), a.stopped_at ? /\bbackground\b/ : /\bbg running\b/);
   }
   // The nested subagent ran synchronously: no background stretch.
   const nested = want.agentList.find((a) => a.description === 'deeper');

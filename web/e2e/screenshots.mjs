@@ -1,6 +1,7 @@
-// Screenshots of the dashboard for the README: the session list, and a
-// session with parallel subagents with a failed test run selected.
-//   HOOKWATCH_URL=… HW_PARALLEL=<id> HOOKWATCH_SCREENSHOTS=<dir> node screenshots.mjs
+// Screenshots of the dashboard for the README: the session list, a
+// session with parallel subagents with a failed test run selected, and
+// (with HW_BACKGROUND) a session waiting on a background subagent.
+//   HOOKWATCH_URL=… HW_PARALLEL=<id> [HW_BACKGROUND=<id>] HOOKWATCH_SCREENSHOTS=<dir> node screenshots.mjs
 // TestScreenshots in browser_test.go runs it against a collector it fills.
 import { join } from 'node:path';
 import { launch } from './browser.mjs';
@@ -8,6 +9,7 @@ import { launch } from './browser.mjs';
 const BASE = process.env.HOOKWATCH_URL;
 const PARALLEL = process.env.HW_PARALLEL;
 const OUT = process.env.HOOKWATCH_SCREENSHOTS;
+const BACKGROUND = process.env.HW_BACKGROUND;
 if (!BASE || !PARALLEL || !OUT) throw new Error('set HOOKWATCH_URL, HW_PARALLEL and HOOKWATCH_SCREENSHOTS');
 
 const browser = await launch({ width: 1440, height: 860 });
@@ -33,6 +35,15 @@ try {
   await page.waitForTimeout(200);
   await page.screenshot({ path: join(OUT, 'dashboard-session.png') });
   console.log('saved', join(OUT, 'dashboard-sessions.png'), join(OUT, 'dashboard-session.png'));
+
+  if (BACKGROUND) {
+    await page.goto(BASE + '/#/s/' + encodeURIComponent(BACKGROUND));
+    await page.waitForFunction(() => window.__hw && window.__hw.loading === false && window.__hw.loadedRender);
+    await page.mouse.move(1, 300);
+    await page.waitForTimeout(200);
+    await page.screenshot({ path: join(OUT, 'dashboard-background.png') });
+    console.log('saved', join(OUT, 'dashboard-background.png'));
+  }
 } finally {
   await browser.close();
 }

@@ -610,7 +610,7 @@ function AgentRow({ lane, model, selected, onSelect }) {
         ${a.id && html`<span class="aid">${shortID(a.id, 7)}</span>`}
         <span class="spacer"></span>
         ${failed > 0 && html`<span class="badge bad" title="failed calls">${failed}</span>`}
-        ${a.background && html`<span class="badge bg" title=${'ran on in the background after its call returned' + (a.notificationStatus ? '; the client notified: ' + a.notificationStatus : '')}>${Number.isFinite(a.stop) ? 'background' : 'background · running'}</span>`}
+        ${a.background && html`<span class="badge bg" title=${'ran on in the background after its call returned' + (a.notificationStatus ? '; the client notified: ' + a.notificationStatus : '')}>${Number.isFinite(a.stop) ? 'background' : 'bg running'}</span>`}
         ${a.denials > 0 && html`<span class="badge deny" title="denied calls">${a.denials}</span>`}
       </div>
       <div class="a2">
