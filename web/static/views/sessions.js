@@ -6,7 +6,7 @@ import { subscribeModel, startLive } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtAgo, fmtNum, plural, projectOf, projectKey, shortID, truncate } from '../lib/format.js';
 
-/** statusOf returns running, ended or failed (or the collector's own status). */
+/** statusOf returns the collector's status (running, background, ended, failed), else running or ended. */
 export function statusOf(s) {
   if (typeof s.status === 'string' && s.status) return s.status;
   return s.ended_at ? 'ended' : 'running';
