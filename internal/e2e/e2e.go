@@ -148,6 +148,8 @@ type Env struct {
 	Vars []string
 	// Timeout bounds each run; zero means DefaultTimeout.
 	Timeout time.Duration
+	// closers stop the model's servers.
+	closers []func()
 }
 
 // New prepares an Env whose settings register hook for every event of
@@ -160,8 +162,22 @@ func New(tb testing.TB, hook Hook, vars ...string) *Env {
 	if err != nil {
 		tb.Fatalf("cannot resolve the temporary directory: %s", err)
 	}
+	e, err := Setup(bin, root, SettingsJSON(hook), vars...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(e.Close)
+	e.tb = tb
+	return e
+}
+
+// Setup prepares an Env for the client bin below root, which must exist
+// and have no symlinks in its path, with settings as its user settings
+// (e.g. SettingsJSON of a hook). vars are added to Env.Vars. It is New for
+// programs that are not tests: the caller calls Close when done, and uses
+// RunContext (Run and the methods built on it need a test).
+func Setup(bin, root string, settings []byte, vars ...string) (*Env, error) {
 	e := &Env{
-		tb:      tb,
 		Bin:     bin,
 		Home:    filepath.Join(root, "home"),
 		Project: filepath.Join(root, "demo"),
@@ -170,20 +186,37 @@ func New(tb testing.TB, hook Hook, vars ...string) *Env {
 		Vars:    vars,
 	}
 	e.Settings, _ = claudecode.SettingsPath(claudecode.ScopeUser, e.configDir(), e.Project)
-	e.ModelURL = e.Model.Start(tb)
+	model := httptest.NewServer(e.Model)
 	web := httptest.NewTLSServer(e.Model)
-	tb.Cleanup(web.Close)
-	e.WebURL = web.URL
+	e.closers = append(e.closers, model.Close, web.Close)
+	e.ModelURL, e.WebURL = model.URL, web.URL
 	e.caFile = filepath.Join(root, "web-ca.pem")
-	writeFile(tb, e.caFile, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: web.Certificate().Raw})))
-	if err := os.MkdirAll(e.Tmp, 0o700); err != nil {
-		tb.Fatalf("cannot create %s: %s", e.Tmp, err)
+	files := map[string]string{
+		e.caFile:   string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: web.Certificate().Raw})),
+		e.Settings: string(settings),
 	}
 	for path, content := range projectFiles {
-		writeFile(tb, filepath.Join(e.Project, path), content)
+		files[filepath.Join(e.Project, path)] = content
 	}
-	writeFile(tb, e.Settings, string(SettingsJSON(hook)))
-	return e
+	err := os.MkdirAll(e.Tmp, 0o700)
+	for path, content := range files {
+		if err == nil {
+			err = createFile(path, content)
+		}
+	}
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Close stops the servers of the scripted model.
+func (e *Env) Close() {
+	for _, c := range e.closers {
+		c()
+	}
+	e.closers = nil
 }
 
 // projectFiles is the project the client works in.
@@ -194,14 +227,23 @@ var projectFiles = map[string]string{
 	"CLAUDE.md": "# demo\n\nA tiny Go program. Keep functions small and run `go vet` after edits.\n",
 }
 
+// writeFile writes content to path, creating its directory, or fails tb.
 func writeFile(tb testing.TB, path, content string) {
 	tb.Helper()
+	if err := createFile(path, content); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// createFile writes content to path, creating its directory.
+func createFile(path, content string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		tb.Fatalf("cannot create %s: %s", filepath.Dir(path), err)
+		return fmt.Errorf("cannot create %s: %w", filepath.Dir(path), err)
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		tb.Fatalf("cannot write %s: %s", path, err)
+		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
+	return nil
 }
 
 // SettingsJSON returns a settings document registering hook, in exec form,

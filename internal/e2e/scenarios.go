@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"path/filepath"
 	"regexp"
 
@@ -264,4 +265,69 @@ func (e *Env) PlayLifecycle(sc Scenario) LifecycleRuns {
 	runs.Compact = e.Compact(id, CompactInstruction)
 	runs.Continue = e.Continue(ContinuePrompt)
 	return runs
+}
+
+// Session is what ToolSession plays: how many tool calls, in how many
+// parallel batches, its final answer.
+const (
+	// SessionToolCalls is the number of tool calls of ToolSession,
+	// counting the two Agent calls that spawn its subagents.
+	SessionToolCalls = 3*6 + 2 + 2*2*5
+	// SessionText is ToolSession's final answer.
+	SessionText = "The session is over."
+)
+
+// ToolSession is a working session of SessionToolCalls tool calls: the
+// main agent runs three turns of six parallel calls (two Bash, two Read,
+// two Write), then spawns two general-purpose subagents at once, each of
+// which runs two turns of five parallel calls (Bash, Read, Write), then
+// answers SessionText. Every run of it is a new session with the same
+// calls, so runs can be compared.
+func ToolSession(project string) Scenario {
+	mainGo, greetGo := filepath.Join(project, "main.go"), filepath.Join(project, "greet.go")
+	batch := func(who string, turn, bash, read, write int) []fakeclaude.Block {
+		var blocks []fakeclaude.Block
+		for i := range bash {
+			blocks = append(blocks, fakeclaude.ToolUse("Bash", input{
+				"command": fmt.Sprintf("echo %s-%d-%d", who, turn, i), "description": "Report progress",
+			}))
+		}
+		for i := range read {
+			blocks = append(blocks, fakeclaude.ToolUse("Read", input{"file_path": []string{mainGo, greetGo}[i%2]}))
+		}
+		for i := range write {
+			blocks = append(blocks, fakeclaude.ToolUse("Write", input{
+				"file_path": filepath.Join(project, "notes", fmt.Sprintf("%s-%d-%d.md", who, turn, i)),
+				"content":   fmt.Sprintf("# %s, turn %d\n", who, turn),
+			}))
+		}
+		return blocks
+	}
+	sub := func(who string) []fakeclaude.Turn {
+		return []fakeclaude.Turn{
+			fakeclaude.Reply(batch(who, 0, 2, 2, 1)...),
+			fakeclaude.Reply(batch(who, 1, 2, 1, 2)...),
+			fakeclaude.Reply(fakeclaude.Text(who + " is done")),
+		}
+	}
+	return Scenario{
+		Name:   "ToolSession",
+		Prompt: "[e2e:session] work through the project",
+		Script: fakeclaude.Script{
+			"[e2e:session]": {
+				fakeclaude.Reply(batch("main", 0, 2, 2, 2)...),
+				fakeclaude.Reply(batch("main", 1, 2, 2, 2)...),
+				fakeclaude.Reply(batch("main", 2, 2, 2, 2)...),
+				func(r *fakeclaude.Request) []fakeclaude.Block {
+					return []fakeclaude.Block{
+						spawn(r, "general-purpose", "first half", "[e2e:session-a] review the first half"),
+						spawn(r, "general-purpose", "second half", "[e2e:session-b] review the second half"),
+					}
+				},
+				fakeclaude.Reply(fakeclaude.Text(SessionText)),
+			},
+			"[e2e:session-a]": sub("a"),
+			"[e2e:session-b]": sub("b"),
+		},
+	}
 }

@@ -3,6 +3,7 @@ package fakeclaude
 import (
 	"encoding/json"
 	"strings"
+	"time"
 )
 
 // Kind classifies a recorded request by how the fake answered it.
@@ -56,6 +57,11 @@ type Request struct {
 	Turn int
 	// Reply is what the fake answered, with generated tool_use ids filled in.
 	Reply []Block
+	// Received is when the request arrived, Answered when its answer was
+	// written (zero for a request answered without a message): the time
+	// between one turn's Answered and the next turn's Received is the
+	// client's, running the tools and their hooks.
+	Received, Answered time.Time
 }
 
 // Message is one message of a conversation. A message whose content is a

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // maxBody bounds the request bodies the fake reads; the client's requests
@@ -87,8 +88,9 @@ func (s *Server) Start(tb testing.TB) string {
 // the answer, and it answers anything it does not understand with a
 // well-formed response, so the client never hangs on the fake.
 func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
+	received := time.Now()
 	body, _ := io.ReadAll(io.LimitReader(hr.Body, maxBody))
-	r := &Request{Method: hr.Method, Path: hr.URL.Path, Body: body}
+	r := &Request{Method: hr.Method, Path: hr.URL.Path, Body: body, Received: received}
 	isMessages := hr.Method == http.MethodPost && strings.Contains(hr.URL.Path, "/messages")
 	parsed := isMessages && r.parseBody(body)
 	if !parsed {
@@ -180,6 +182,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	} else {
 		writeMessage(w, model, content)
 	}
+	s.mu.Lock()
+	r.Answered = time.Now()
+	s.mu.Unlock()
 }
 
 // Page is the HTML page the server answers to a GET outside the API paths

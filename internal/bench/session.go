@@ -1,0 +1,403 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/internal/e2e"
+	"github.com/hookwatch/hookwatch/internal/fakeclaude"
+	"github.com/hookwatch/hookwatch/internal/serveproc"
+)
+
+// SessionOptions configures the session benchmark.
+type SessionOptions struct {
+	Repo string // repository root, to build the binaries from
+	// Claude is the Claude Code binary; "" means $HOOKWATCH_CLAUDE_BIN,
+	// else where scripts/install-claude.sh puts it under Repo.
+	Claude string
+	// Rounds is how many times each variant plays the session (default 5),
+	// after one unmeasured warm-up round.
+	Rounds int
+}
+
+// A sessionVariant is one way of hooking the client.
+type sessionVariant struct {
+	name string
+	env  *e2e.Env
+	// stored says whether the variant's events reach the collector, whose
+	// counts are then checked after every run.
+	stored bool
+	times  []time.Duration
+	// tools are the times the client spent between the model's answers
+	// and its next requests, running tools and hooks (see toolTime).
+	tools []time.Duration
+	// counts are the stored events per name of each run.
+	counts []map[string]int
+}
+
+// noHooks is the settings of the variant without hooks: only what every
+// variant shares.
+const noHooks = `{"skipWebFetchPreflight": true}` + "\n"
+
+// Session plays e2e.ToolSession — e2e.SessionToolCalls tool calls, some in
+// two parallel subagents — with the real Claude Code client and the
+// scripted model four ways: without hooks, with /bin/true registered
+// exactly where `hookwatch install` registers the hook, and with hookwatch
+// installed by `hookwatch install` in command and in http mode, all sending
+// to one `hookwatch serve`. The variants run interleaved, in a rotating
+// order, round after round; after each hookwatch run the collector must
+// hold every event of the session, and the next run waits until it has
+// modelled them, so that one run's work does not land on the next.
+func Session(ctx context.Context, w io.Writer, o SessionOptions) error {
+	if o.Rounds <= 0 {
+		o.Rounds = 5
+	}
+	claude, err := claudeBin(o)
+	if err != nil {
+		return err
+	}
+	b, err := buildAll(ctx, o.Repo)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(b.tmp)
+	// No symlinks in the project's path: the client names the transcript
+	// directory after it.
+	tmp, err := filepath.EvalSymlinks(b.tmp)
+	if err != nil {
+		return err
+	}
+	home := filepath.Join(tmp, "serve-home")
+	serveLog, err := os.Create(filepath.Join(tmp, "serve.log"))
+	if err != nil {
+		return err
+	}
+	defer serveLog.Close()
+	p, err := serveproc.Start(serveproc.Options{
+		Bin: b.full, Stderr: serveLog, Healthy: 15 * time.Second,
+		Env: append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_TOKEN="),
+	})
+	if err != nil {
+		return err
+	}
+	defer p.Stop(time.Minute)
+	url := p.URL()
+
+	// The hooks share the collector's home, as on a developer's machine:
+	// command hooks hand their events over through its spool.
+	vars := []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url, "HOOKWATCH_TOKEN="}
+	variants := []*sessionVariant{
+		{name: "no hooks"}, {name: "/bin/true"}, {name: "floor (reads stdin)"},
+		{name: "hookwatch, command", stored: true}, {name: "hookwatch, http", stored: true},
+	}
+	for i, v := range variants {
+		root := filepath.Join(tmp, fmt.Sprint("client-", i))
+		if err := os.MkdirAll(root, 0o700); err != nil {
+			return err
+		}
+		if v.env, err = e2e.Setup(claude, root, []byte(noHooks), vars...); err != nil {
+			return err
+		}
+		defer v.env.Close()
+		v.env.Model.SetScript(e2e.ToolSession(v.env.Project).Script)
+	}
+	for i, mode := range []string{"command", "command", "command", "http"} {
+		if err := installHooks(ctx, b.full, variants[i+1].env, mode, url); err != nil {
+			return err
+		}
+	}
+	if err := registerInstead(variants[1].env.Settings, "/bin/true"); err != nil {
+		return err
+	}
+	if err := registerInstead(variants[2].env.Settings, b.floor); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(w, "session: the real client (%s) plays %d tool calls (%d in two parallel subagents), %d rounds, variants interleaved\n",
+		filepath.Base(claude), e2e.SessionToolCalls, 2*2*5, o.Rounds)
+	client := &http.Client{Timeout: 10 * time.Second}
+	for round := 0; round <= o.Rounds; round++ {
+		for k := range variants {
+			v := variants[(round+k)%len(variants)]
+			d, tools, counts, err := playSession(ctx, client, url, v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", v.name, err)
+			}
+			if round == 0 {
+				continue // warm-up: caches, the collector's first session
+			}
+			v.times, v.tools = append(v.times, d), append(v.tools, tools)
+			if v.stored {
+				v.counts = append(v.counts, counts)
+			}
+		}
+		if round > 0 {
+			fmt.Fprintf(w, "  round %d (session / tools):", round)
+			for _, v := range variants {
+				fmt.Fprintf(w, " %s %v / %v;", v.name, v.times[round-1].Round(time.Millisecond), v.tools[round-1].Round(time.Millisecond))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+
+	// The tool calls whose hooks toolTime covers: all but the two that
+	// spawn the subagents.
+	const calls = e2e.SessionToolCalls - 2
+	none, truth := variants[0], variants[1]
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "variant	session	added	tools	added	per call	/ /bin/true's	round by round	")
+	for _, v := range variants {
+		session, tools := median(seconds(v.times)), median(seconds(v.tools))
+		added := tools - median(seconds(none.tools))
+		// Each ratio taken within a round, where both ran under the same
+		// load, then their median: it moves less with a burst of load
+		// than the ratio of medians.
+		var rs []float64
+		for i := range v.tools {
+			rs = append(rs, (v.tools[i]-none.tools[i]).Seconds()/(truth.tools[i]-none.tools[i]).Seconds())
+		}
+		fmt.Fprintf(tw, "%s	%.0f ms	%+.0f ms	%.0f ms	%+.0f ms	%+.2f ms	%.2f×	%s	\n", v.name,
+			1000*session, 1000*(session-median(seconds(none.times))), 1000*tools, 1000*added, 1000*added/calls,
+			median(rs), formatRatios(rs))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "(medians; tools: the client's time between the model's answer and its next request, over the %d calls not spawning a subagent)\n", calls)
+	return checkCounts(w, variants[3:])
+}
+
+// claudeBin finds the client as e2e.ClaudeBin does, for a program.
+func claudeBin(o SessionOptions) (string, error) {
+	path := o.Claude
+	if path == "" {
+		path = os.Getenv(e2e.BinEnv)
+	}
+	if path == "" {
+		path = filepath.Join(o.Repo, e2e.DefaultBinPath)
+	}
+	if st, err := os.Stat(path); err != nil || st.IsDir() {
+		return "", fmt.Errorf("no Claude Code binary at %s: run scripts/install-claude.sh or set %s", path, e2e.BinEnv)
+	}
+	return filepath.Abs(path)
+}
+
+// installHooks runs `hookwatch install --scope user --mode mode` into env's
+// settings, as a user would.
+func installHooks(ctx context.Context, bin string, env *e2e.Env, mode, url string) error {
+	cmd := exec.CommandContext(ctx, bin, "install", "--scope", "user", "--mode", mode, "--url", url)
+	cmd.Env = env.Environ()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("cannot install the hooks (%s mode): %w\n%s", mode, err, out)
+	}
+	return nil
+}
+
+// registerInstead replaces the command of every command handler of the
+// settings file with bin: the same events, the same async flags, the same
+// exec form as the installed hook, for a process that does (next to)
+// nothing.
+func registerInstead(settings, bin string) error {
+	b, err := os.ReadFile(settings)
+	if err != nil {
+		return err
+	}
+	var doc struct {
+		Hooks map[string][]struct {
+			Hooks []map[string]any `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return fmt.Errorf("cannot read %s: %w", settings, err)
+	}
+	n := 0
+	for _, groups := range doc.Hooks {
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				if h["type"] == "command" {
+					h["command"], n = bin, n+1
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("%s registers no command hook", settings)
+	}
+	out, err := json.MarshalIndent(map[string]any{"hooks": doc.Hooks, "skipWebFetchPreflight": true}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(settings, out, 0o600)
+}
+
+// playSession plays the session once with v and returns its wall time and,
+// for a variant whose events are stored, the stored events by name once the
+// collector has modelled all of them.
+func playSession(ctx context.Context, client *http.Client, base string, v *sessionVariant) (elapsed, tools time.Duration, counts map[string]int, err error) {
+	// A fresh project state: the Write calls create their files, as in
+	// the first run (Write refuses to overwrite a file not read first).
+	if err := os.RemoveAll(filepath.Join(v.env.Project, "notes")); err != nil {
+		return 0, 0, nil, err
+	}
+	v.env.Model.Reset()
+	res, err := v.env.RunContext(ctx, e2e.ToolSession(v.env.Project).Prompt)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if res.IsError || res.Text != e2e.SessionText {
+		return 0, 0, nil, fmt.Errorf("the session ended with %s", res.JSON)
+	}
+	tools = toolTime(v.env.Model.Requests())
+	if !v.stored {
+		time.Sleep(time.Second) // the pause a stored run takes to check
+		return res.Elapsed, tools, nil, nil
+	}
+	counts, err = storedEvents(ctx, client, base, res.SessionID)
+	return res.Elapsed, tools, counts, err
+}
+
+// toolTime sums, over every scripted conversation, the time from the
+// model's answer calling tools to the client's next request: the client
+// running the tools and their hooks (PreToolUse, PostToolUse,
+// PostToolBatch), without the client's start, its model calls or its
+// exit. A turn that spawned subagents is left out: the wait for it holds
+// the subagents' whole conversations, whose turns are counted themselves.
+func toolTime(reqs []fakeclaude.Request) time.Duration {
+	type key struct {
+		conv string
+		turn int
+	}
+	turns := map[key]fakeclaude.Request{}
+	for _, r := range reqs {
+		if r.Kind != fakeclaude.KindTurn {
+			continue
+		}
+		k := key{r.Conversation, r.Turn}
+		if _, seen := turns[k]; !seen { // a retry answers the same turn again
+			turns[k] = r
+		}
+	}
+	var sum time.Duration
+	for k, next := range turns {
+		prev, ok := turns[key{k.conv, k.turn - 1}]
+		if !ok || prev.Answered.IsZero() || spawns(prev.Reply) {
+			continue
+		}
+		sum += next.Received.Sub(prev.Answered)
+	}
+	return sum
+}
+
+// spawns reports whether a reply calls the subagent tool.
+func spawns(reply []fakeclaude.Block) bool {
+	return slices.ContainsFunc(reply, func(b fakeclaude.Block) bool { return b.Tool == "Agent" || b.Tool == "Task" })
+}
+
+// storedEvents waits until the collector holds the session's last event
+// (SessionEnd) and has modelled everything it holds, then counts its events
+// by name through the API.
+func storedEvents(ctx context.Context, client *http.Client, base, id string) (map[string]int, error) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var v collector.SessionView
+		err := getJSON(client, base+"/v1/sessions/"+url.PathEscape(id), &v)
+		if err == nil && v.DerivedSeq >= v.LastSeq {
+			counts, err := countEvents(client, base, id)
+			if err != nil {
+				return nil, err
+			}
+			if counts["SessionEnd"] > 0 {
+				return counts, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("session %s: not all events stored and modelled within a minute (last error: %v)", id, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// countEvents pages through the session's events and counts them by name.
+func countEvents(client *http.Client, base, id string) (map[string]int, error) {
+	counts := map[string]int{}
+	cursor := ""
+	for range 1000 {
+		var page collector.EventsResponse
+		err := getJSON(client, base+"/v1/sessions/"+url.PathEscape(id)+"/events?limit=1000&cursor="+url.QueryEscape(cursor), &page)
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range page.Events {
+			counts[ev.Event]++
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			return counts, nil
+		}
+	}
+	return nil, errors.New("event paging never ended")
+}
+
+// checkCounts prints the events stored per run and fails unless every run
+// of every stored variant stored the same events, with a PreToolUse and a
+// PostToolUse for each tool call.
+func checkCounts(w io.Writer, variants []*sessionVariant) error {
+	want := variants[0].counts[0]
+	total := 0
+	for _, n := range want {
+		total += n
+	}
+	names := slices.Sorted(maps.Keys(want))
+	var b strings.Builder
+	for _, name := range names {
+		fmt.Fprintf(&b, " %s %d", name, want[name])
+	}
+	fmt.Fprintf(w, "events stored per session: %d (%s)\n", total, strings.TrimSpace(b.String()))
+	for _, name := range []string{"PreToolUse", "PostToolUse"} {
+		if want[name] != e2e.SessionToolCalls {
+			return fmt.Errorf("%d %s events stored, want one per tool call (%d)", want[name], name, e2e.SessionToolCalls)
+		}
+	}
+	for _, v := range variants {
+		for i, got := range v.counts {
+			if !maps.Equal(got, want) {
+				return fmt.Errorf("%s, round %d: stored %v, want %v (as the first round of %s)", v.name, i+1, got, want, variants[0].name)
+			}
+		}
+	}
+	fmt.Fprintf(w, "every run of %d stored every event\n", len(variants)*len(variants[0].counts))
+	return nil
+}
+
+func seconds(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = d.Seconds()
+	}
+	return out
+}
+
+func formatRatios(rs []float64) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = fmt.Sprintf("%.2f×", r)
+	}
+	return strings.Join(s, " ")
+}
