@@ -41,12 +41,31 @@ type sessionVariant struct {
 	// stored says whether the variant's events reach the collector, whose
 	// counts are then checked after every run.
 	stored bool
-	times  []time.Duration
-	// tools are the times the client spent between the model's answers
-	// and its next requests, running tools and hooks (see toolTime).
-	tools []time.Duration
-	// counts are the stored events per name of each run.
-	counts []map[string]int
+	runs   []sessionRun
+}
+
+// sessionRun is what one play of the session cost.
+type sessionRun struct {
+	// elapsed is the client's wall time, start to exit.
+	elapsed time.Duration
+	// tools is the time the client spent between the model's answers and
+	// its next requests, running tools and hooks (see toolTime).
+	tools time.Duration
+	// cpu is the CPU time of the client, of the processes it waited for
+	// (hooks, tools) and of the collector while it stored the session;
+	// collector is the collector's part.
+	cpu, collector time.Duration
+	// counts are the stored events by name, for a stored variant.
+	counts map[string]int
+}
+
+// median returns the median of one measure of v's runs, in seconds.
+func (v *sessionVariant) median(of func(sessionRun) time.Duration) float64 {
+	s := make([]float64, len(v.runs))
+	for i, r := range v.runs {
+		s[i] = of(r).Seconds()
+	}
+	return median(s)
 }
 
 // noHooks is the settings of the variant without hooks: only what every
@@ -133,22 +152,19 @@ func Session(ctx context.Context, w io.Writer, o SessionOptions) error {
 	for round := 0; round <= o.Rounds; round++ {
 		for k := range variants {
 			v := variants[(round+k)%len(variants)]
-			d, tools, counts, err := playSession(ctx, client, url, v)
+			r, err := playSession(ctx, client, p, v)
 			if err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}
-			if round == 0 {
-				continue // warm-up: caches, the collector's first session
-			}
-			v.times, v.tools = append(v.times, d), append(v.tools, tools)
-			if v.stored {
-				v.counts = append(v.counts, counts)
+			if round > 0 { // round 0 warms up: caches, the collector's first session
+				v.runs = append(v.runs, r)
 			}
 		}
 		if round > 0 {
-			fmt.Fprintf(w, "  round %d (session / tools):", round)
+			fmt.Fprintf(w, "  round %d (session / tools / CPU):", round)
 			for _, v := range variants {
-				fmt.Fprintf(w, " %s %v / %v;", v.name, v.times[round-1].Round(time.Millisecond), v.tools[round-1].Round(time.Millisecond))
+				r := v.runs[round-1]
+				fmt.Fprintf(w, " %s %v / %v / %v;", v.name, r.elapsed.Round(time.Millisecond), r.tools.Round(time.Millisecond), r.cpu.Round(time.Millisecond))
 			}
 			fmt.Fprintln(w)
 		}
@@ -158,26 +174,24 @@ func Session(ctx context.Context, w io.Writer, o SessionOptions) error {
 	// spawn the subagents.
 	const calls = e2e.SessionToolCalls - 2
 	none, truth := variants[0], variants[1]
+	elapsed := func(r sessionRun) time.Duration { return r.elapsed }
+	tools := func(r sessionRun) time.Duration { return r.tools }
+	cpu := func(r sessionRun) time.Duration { return r.cpu }
+	collectorCPU := func(r sessionRun) time.Duration { return r.collector }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "variant	session	added	tools	added	per call	/ /bin/true's	round by round	")
+	fmt.Fprintln(tw, "variant\tsession\ttools\tadded per call\t/ /bin/true's\tCPU\tcollector's\tadded per call\t/ /bin/true's\t")
 	for _, v := range variants {
-		session, tools := median(seconds(v.times)), median(seconds(v.tools))
-		added := tools - median(seconds(none.tools))
-		// Each ratio taken within a round, where both ran under the same
-		// load, then their median: it moves less with a burst of load
-		// than the ratio of medians.
-		var rs []float64
-		for i := range v.tools {
-			rs = append(rs, (v.tools[i]-none.tools[i]).Seconds()/(truth.tools[i]-none.tools[i]).Seconds())
-		}
-		fmt.Fprintf(tw, "%s	%.0f ms	%+.0f ms	%.0f ms	%+.0f ms	%+.2f ms	%.2f×	%s	\n", v.name,
-			1000*session, 1000*(session-median(seconds(none.times))), 1000*tools, 1000*added, 1000*added/calls,
-			median(rs), formatRatios(rs))
+		addedTools := v.median(tools) - none.median(tools)
+		addedCPU := v.median(cpu) - none.median(cpu)
+		fmt.Fprintf(tw, "%s\t%.0f ms\t%.0f ms\t%+.2f ms\t%.2f×\t%.0f ms\t%.0f ms\t%+.2f ms\t%.2f×\t\n", v.name,
+			1000*v.median(elapsed), 1000*v.median(tools), 1000*addedTools/calls, addedTools/(truth.median(tools)-none.median(tools)),
+			1000*v.median(cpu), 1000*v.median(collectorCPU), 1000*addedCPU/e2e.SessionToolCalls, addedCPU/(truth.median(cpu)-none.median(cpu)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "(medians; tools: the client's time between the model's answer and its next request, over the %d calls not spawning a subagent)\n", calls)
+	fmt.Fprintf(w, "(medians of %d rounds; tools: the client's wall time between the model's answer and its next request, per call over the %d calls not spawning a subagent; CPU: the client's, its children's and the collector's over the whole session, per call over all %d)\n",
+		o.Rounds, calls, e2e.SessionToolCalls)
 	return checkCounts(w, variants[3:])
 }
 
@@ -244,30 +258,39 @@ func registerInstead(settings, bin string) error {
 	return os.WriteFile(settings, out, 0o600)
 }
 
-// playSession plays the session once with v and returns its wall time and,
-// for a variant whose events are stored, the stored events by name once the
-// collector has modelled all of them.
-func playSession(ctx context.Context, client *http.Client, base string, v *sessionVariant) (elapsed, tools time.Duration, counts map[string]int, err error) {
+// playSession plays the session once with v and measures it. For a variant
+// whose events are stored, it returns once the collector holds and has
+// modelled all of them, so that the collector's CPU covers storing them.
+func playSession(ctx context.Context, client *http.Client, collector *serveproc.Proc, v *sessionVariant) (sessionRun, error) {
 	// A fresh project state: the Write calls create their files, as in
 	// the first run (Write refuses to overwrite a file not read first).
 	if err := os.RemoveAll(filepath.Join(v.env.Project, "notes")); err != nil {
-		return 0, 0, nil, err
+		return sessionRun{}, err
 	}
 	v.env.Model.Reset()
+	before, err := procCPU(collector.Pid())
+	if err != nil {
+		return sessionRun{}, err
+	}
 	res, err := v.env.RunContext(ctx, e2e.ToolSession(v.env.Project).Prompt)
 	if err != nil {
-		return 0, 0, nil, err
+		return sessionRun{}, err
 	}
 	if res.IsError || res.Text != e2e.SessionText {
-		return 0, 0, nil, fmt.Errorf("the session ended with %s", res.JSON)
+		return sessionRun{}, fmt.Errorf("the session ended with %s", res.JSON)
 	}
-	tools = toolTime(v.env.Model.Requests())
-	if !v.stored {
-		time.Sleep(time.Second) // the pause a stored run takes to check
-		return res.Elapsed, tools, nil, nil
+	r := sessionRun{elapsed: res.Elapsed, tools: toolTime(v.env.Model.Requests())}
+	if v.stored {
+		if r.counts, err = storedEvents(ctx, client, collector.URL(), res.SessionID); err != nil {
+			return r, err
+		}
+	} else {
+		time.Sleep(time.Second) // about the pause a stored run takes to check
 	}
-	counts, err = storedEvents(ctx, client, base, res.SessionID)
-	return res.Elapsed, tools, counts, err
+	after, err := procCPU(collector.Pid())
+	r.collector = after - before
+	r.cpu = res.CPU + r.collector
+	return r, err
 }
 
 // toolTime sums, over every scripted conversation, the time from the
@@ -359,7 +382,7 @@ func countEvents(client *http.Client, base, id string) (map[string]int, error) {
 // of every stored variant stored the same events, with a PreToolUse and a
 // PostToolUse for each tool call.
 func checkCounts(w io.Writer, variants []*sessionVariant) error {
-	want := variants[0].counts[0]
+	want := variants[0].runs[0].counts
 	total := 0
 	for _, n := range want {
 		total += n
@@ -376,28 +399,13 @@ func checkCounts(w io.Writer, variants []*sessionVariant) error {
 		}
 	}
 	for _, v := range variants {
-		for i, got := range v.counts {
-			if !maps.Equal(got, want) {
+		for i, r := range v.runs {
+			if got := r.counts; !maps.Equal(got, want) {
 				return fmt.Errorf("%s, round %d: stored %v, want %v (as the first round of %s)", v.name, i+1, got, want, variants[0].name)
 			}
 		}
 	}
-	fmt.Fprintf(w, "every run of %d stored every event\n", len(variants)*len(variants[0].counts))
+	fmt.Fprintf(w, "every run of %d stored every event\n", len(variants)*len(variants[0].runs))
 	return nil
 }
 
-func seconds(ds []time.Duration) []float64 {
-	out := make([]float64, len(ds))
-	for i, d := range ds {
-		out[i] = d.Seconds()
-	}
-	return out
-}
-
-func formatRatios(rs []float64) string {
-	s := make([]string, len(rs))
-	for i, r := range rs {
-		s[i] = fmt.Sprintf("%.2f×", r)
-	}
-	return strings.Join(s, " ")
-}

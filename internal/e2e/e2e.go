@@ -297,6 +297,9 @@ type Result struct {
 	Stdout, Stderr string
 	// Elapsed is the wall time of the run.
 	Elapsed time.Duration
+	// CPU is the user and system time of the client and of the processes
+	// it waited for: its hooks, its tools.
+	CPU time.Duration
 }
 
 // Environ returns the environment of the client: built from scratch, so
@@ -345,6 +348,9 @@ func (e *Env) RunContext(ctx context.Context, prompt string, flags ...string) (R
 	start := time.Now()
 	runErr := cmd.Run()
 	res := Result{Stdout: stdout.String(), Stderr: stderr.String(), Elapsed: time.Since(start)}
+	if st := cmd.ProcessState; st != nil {
+		res.CPU = st.UserTime() + st.SystemTime()
+	}
 	fail := func(err error) (Result, error) {
 		return res, fmt.Errorf("cannot run claude %s: %w\nstdout:\n%s\nstderr:\n%s",
 			strings.Join(quoteArgs(args), " "), err, res.Stdout, res.Stderr)
