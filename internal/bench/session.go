@@ -408,4 +408,3 @@ func checkCounts(w io.Writer, variants []*sessionVariant) error {
 	fmt.Fprintf(w, "every run of %d stored every event\n", len(variants)*len(variants[0].runs))
 	return nil
 }
-
