@@ -74,13 +74,20 @@ const noHooks = `{"skipWebFetchPreflight": true}` + "\n"
 
 // Session plays e2e.ToolSession — e2e.SessionToolCalls tool calls, some in
 // two parallel subagents — with the real Claude Code client and the
-// scripted model four ways: without hooks, with /bin/true registered
-// exactly where `hookwatch install` registers the hook, and with hookwatch
-// installed by `hookwatch install` in command and in http mode, all sending
-// to one `hookwatch serve`. The variants run interleaved, in a rotating
-// order, round after round; after each hookwatch run the collector must
-// hold every event of the session, and the next run waits until it has
-// modelled them, so that one run's work does not land on the next.
+// scripted model five ways: without hooks; with /bin/true, then the floor
+// program (a Go program that reads stdin), registered exactly where
+// `hookwatch install` registers the hook; and with hookwatch installed by
+// `hookwatch install` in command and in http mode, all sending to one
+// `hookwatch serve`. It prints, per variant, the medians of the session's
+// wall time, of the client's time running tools and hooks (toolTime) and of
+// the CPU time of the client, its children and the collector, and what each
+// adds per tool call over no hooks, as a multiple of what /bin/true adds.
+//
+// The variants run interleaved, in a rotating order, round after round.
+// After each hookwatch run the collector must hold every event of the
+// session, and the next run waits until it has modelled them, so that one
+// run's work does not land on the next; every run of both modes must store
+// the same events, a PreToolUse and a PostToolUse per call.
 func Session(ctx context.Context, w io.Writer, o SessionOptions) error {
 	if o.Rounds <= 0 {
 		o.Rounds = 5
