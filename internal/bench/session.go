@@ -153,8 +153,8 @@ func Session(ctx context.Context, w io.Writer, o SessionOptions) error {
 		return err
 	}
 
-	fmt.Fprintf(w, "session: the real client (%s) plays %d tool calls (%d in two parallel subagents), %d rounds, variants interleaved\n",
-		filepath.Base(claude), e2e.SessionToolCalls, 2*2*5, o.Rounds)
+	fmt.Fprintf(w, "session: the real client (%s) plays %d tool calls, in parallel batches and two parallel subagents, %d rounds, variants interleaved\n",
+		filepath.Base(claude), e2e.SessionToolCalls, o.Rounds)
 	client := &http.Client{Timeout: 10 * time.Second}
 	for round := 0; round <= o.Rounds; round++ {
 		for k := range variants {
