@@ -52,9 +52,10 @@ const (
 	// modelHold is how long committed events wait before they are applied,
 	// so that events committed out of order are applied in order.
 	modelHold = 40 * time.Millisecond
-	// modelCadence is the least time between two rounds: under load a
-	// round takes more events, writes a call that started and ended in it
-	// once, and an agent's row once however many events it had.
+	// modelCadence is the least time between two rounds (more under a
+	// burst, see run): under load a round takes more events, writes a call
+	// that started and ended in it once, and an agent's row once however
+	// many events it had.
 	modelCadence = 100 * time.Millisecond
 	// DefaultDeriveWait is the default of Config.DeriveWait.
 	DefaultDeriveWait = 2 * time.Second
@@ -301,6 +302,7 @@ func (m *modeler) run(ctx context.Context) {
 	defer close(m.exited)
 	var due <-chan time.Time
 	var last time.Time
+	gap := modelCadence
 	for {
 		select {
 		case <-ctx.Done():
@@ -308,13 +310,19 @@ func (m *modeler) run(ctx context.Context) {
 		case <-m.wake:
 		case <-due:
 		}
-		if early := modelCadence - time.Since(last); early > 0 {
+		if early := gap - time.Since(last); early > 0 {
 			due = time.After(early)
 			continue
 		}
 		due = nil
 		last = time.Now()
-		if wait, again := m.round(ctx); again {
+		wait, again := m.round(ctx)
+		// Under a burst a round takes longer: the next waits three times
+		// as long, so that modelling takes at most a quarter of the time
+		// and the rounds grow, writing each call and agent once for more
+		// events, rather than competing with ingest event by event.
+		gap = max(modelCadence, 3*time.Since(last))
+		if again {
 			due = time.After(wait)
 		}
 	}
