@@ -13,9 +13,8 @@ import (
 
 // Project returns the project a payload's transcript_path and cwd belong
 // to, exactly as Build groups events for lineage (Session.Project); see
-// claudecode.Project. A caller that keeps derived state per group of
-// sessions (the collector) uses it to find the sessions Build must see
-// together.
+// claudecode.Project. GroupKey adds the host and user: the sessions a
+// Group keeps together.
 func Project(transcriptPath, cwd string) string { return claudecode.Project(transcriptPath, cwd) }
 
 // projectOf is claudecode.Project.
