@@ -624,8 +624,17 @@ func samePlace(x, y *Agent) bool {
 		(x.AgentType == nil) == (y.AgentType == nil) && (x.AgentType == nil || *x.AgentType == *y.AgentType)
 }
 
-// compareAgents orders subagents by start, then id.
+// compareAgents orders agents as Session.Agents lists them: the main agent
+// first, then by start, then id.
 func compareAgents(x, y *Agent) int {
+	switch {
+	case x.AgentID == y.AgentID:
+		return 0
+	case x.AgentID == "":
+		return -1
+	case y.AgentID == "":
+		return 1
+	}
 	if c := x.StartedAt.Compare(y.StartedAt); c != 0 {
 		return c
 	}

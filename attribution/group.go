@@ -169,6 +169,13 @@ func (g *Group) append(it *item) bool {
 	} else if to, ok := g.lin.alias[r.session]; ok {
 		r.session, r.alias = to, true
 	}
+	g.add(r)
+	g.touched[r.session] = true
+	return true
+}
+
+// add adds a record to its session, which it starts when r is the first.
+func (g *Group) add(r *record) {
 	b := g.sessions[r.session]
 	if b == nil {
 		b = newSessionBuilder(r.session, r, g.lin)
@@ -176,8 +183,6 @@ func (g *Group) append(it *item) bool {
 		g.order = append(g.order, r.session)
 	}
 	b.add(r)
-	g.touched[r.session] = true
-	return true
 }
 
 // changesLineage reports whether appending r can change what linkSessions
@@ -263,13 +268,7 @@ func (g *Group) rebuild() {
 	}
 	g.lin = linkSessions(g.recs)
 	for _, r := range g.recs {
-		b := g.sessions[r.session]
-		if b == nil {
-			b = newSessionBuilder(r.session, r, g.lin)
-			g.sessions[r.session] = b
-			g.order = append(g.order, r.session)
-		}
-		b.add(r)
+		g.add(r)
 	}
 	for _, id := range g.order {
 		g.sessions[id].settle()
@@ -383,15 +382,7 @@ func (b *sessionBuilder) changes(all bool) SessionChanges {
 			out.Agents = append(out.Agents, &c)
 		}
 	}
-	slices.SortFunc(out.Agents, func(x, y *Agent) int {
-		switch {
-		case x.AgentID == "":
-			return -1
-		case y.AgentID == "":
-			return 1
-		}
-		return compareAgents(x, y)
-	})
+	slices.SortFunc(out.Agents, compareAgents)
 	calls := b.changed
 	if all {
 		calls = b.callSeq

@@ -59,15 +59,7 @@ func (m *mirror) result(skipped int) *Result {
 		for _, a := range m.agents[id] {
 			c.Agents = append(c.Agents, a)
 		}
-		slices.SortFunc(c.Agents, func(x, y *Agent) int {
-			switch {
-			case x.AgentID == "":
-				return -1
-			case y.AgentID == "":
-				return 1
-			}
-			return compareAgents(x, y)
-		})
+		slices.SortFunc(c.Agents, compareAgents)
 		for _, tc := range m.calls[id] {
 			c.ToolCalls = append(c.ToolCalls, tc)
 		}
