@@ -89,12 +89,20 @@ func (g *Group) Rebuilds() int { return g.rebuilds }
 // id was already applied replaces the earlier one only if it sorts before
 // it, as in Build; envelopes without an id are dropped only when wholly
 // identical to one applied.
-func (g *Group) Apply(envs ...event.Envelope) {
+func (g *Group) Apply(envs ...event.Envelope) { g.ApplyDecoded(envs, nil) }
+
+// ApplyDecoded is Apply for envelopes some of whose payloads were decoded
+// already: payloads[i], when not nil, must be event.Decode of
+// envs[i].Payload, and is used instead of decoding it again.
+func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 	fresh := make([]*item, 0, len(envs))
 	rebuild := false
 	for i := range envs {
 		e := envs[i]
 		it := &item{env: &e}
+		if i < len(payloads) && payloads[i] != nil {
+			it.p, it.decoded = payloads[i], true
+		}
 		if e.ID == "" {
 			k := contentKey(&e)
 			if _, ok := g.anon[k]; ok {

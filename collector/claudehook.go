@@ -46,7 +46,7 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 		return func() (ingest.Verdict, error) { return ingest.Verdict{Stdout: stdout, Code: code, Audit: audit}, nil }
 	}
 	pl.Deliver = func(ctx context.Context, env *event.Envelope) error {
-		_, err := s.commit(ctx, []event.Envelope{*env}) // admitted by the pipeline already
+		_, err := s.commit(ctx, []event.Envelope{*env}, nil) // admitted by the pipeline already
 		return err
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -505,9 +505,11 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 			}
 		}
 		envs := make([]event.Envelope, 0, len(w.evs))
+		payloads := make([]*event.Payload, 0, len(w.evs))
 		for _, e := range w.evs {
 			if e.Decoded != nil {
 				envs = append(envs, *e.Decoded)
+				payloads = append(payloads, e.Payload)
 				gs.note(e)
 				continue
 			}
@@ -519,10 +521,11 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 				continue
 			}
 			envs = append(envs, env)
+			payloads = append(payloads, nil)
 			gs.note(e)
 		}
 		before := gs.g.Rebuilds()
-		gs.g.Apply(envs...)
+		gs.g.ApplyDecoded(envs, payloads)
 		m.rebuilds.Add(gs.g.Rebuilds() - before)
 		if err := m.changes(gs, w.touched, version, heldMin, &batch); err != nil {
 			return 0, err

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -32,17 +33,26 @@ type IngestResult struct {
 // events may still be stored; ingesting them again is safe, as ingest is
 // idempotent by envelope id.
 func (s *Server) Ingest(ctx context.Context, envs []event.Envelope) (IngestResult, error) {
+	decoded := make([]*event.Payload, len(envs))
 	for i := range envs {
-		s.pipeline.Admit(&envs[i])
+		decoded[i] = s.pipeline.Admit(&envs[i])
 	}
-	return s.commit(ctx, envs)
+	return s.commit(ctx, envs, decoded)
 }
 
-// commit validates and stores envelopes that have been admitted.
-func (s *Server) commit(ctx context.Context, envs []event.Envelope) (IngestResult, error) {
+// commit validates and stores envelopes that have been admitted; decoded,
+// when not nil, holds the payloads admission decoded (nil where it did not
+// keep the bytes it decoded), which the model then need not decode again.
+func (s *Server) commit(ctx context.Context, envs []event.Envelope, decoded []*event.Payload) (IngestResult, error) {
 	events, err := toEvents(envs, time.Now())
 	if err != nil {
 		return IngestResult{}, err
+	}
+	for i := range events {
+		if decoded != nil && decoded[i] != nil && events[i].Decoded != nil &&
+			bytes.Equal(events[i].Decoded.Payload, envs[i].Payload) {
+			events[i].Payload = decoded[i]
+		}
 	}
 	return s.writer.submit(ctx, events)
 }

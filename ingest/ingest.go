@@ -196,14 +196,26 @@ func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
 // of whoever stores it, whatever the path. The rules are idempotent: on a
 // payload they already shaped Admit changes no byte. A payload that is not
 // a JSON object is left as it is, for the store to refuse.
-func (pl *Pipeline) Admit(env *event.Envelope) {
+//
+// When it changed no byte of a valid payload it returns the payload it
+// decoded, which is event.Decode of env.Payload as it now is, so that a
+// later reader in the same process need not decode it again; else nil.
+func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
 	p, err := event.Decode(env.Payload)
 	if err != nil {
-		return
+		return nil
 	}
-	if b, err := payloadJSON(p, env.Payload, privacy.Apply(p.Raw, pl.Privacy)); err == nil {
-		env.Payload = b
+	changed := privacy.Apply(p.Raw, pl.Privacy)
+	b, err := payloadJSON(p, env.Payload, changed)
+	if err != nil {
+		return nil
 	}
+	same := !changed && !p.InvalidUTF8 && len(b) == len(env.Payload)
+	env.Payload = b
+	if !same {
+		return nil
+	}
+	return p
 }
 
 // oddities says what is off about a payload that decoded: each is worth a

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -197,12 +198,23 @@ func TestAdmitIsIdempotent(t *testing.T) {
 			}
 			made := append(json.RawMessage(nil), out.Envelope.Payload...)
 			again := event.Envelope{Payload: append(json.RawMessage(nil), made...)}
-			pl.Admit(&again)
+			decoded := pl.Admit(&again)
 			if !bytes.Equal(again.Payload, made) {
 				t.Fatalf("%+v: admitting the hook's payload changed it\n got %s\nwant %s", o, again.Payload, made)
 			}
+			// What it did not change it hands on decoded, as Decode reads it.
+			if decoded == nil {
+				t.Fatalf("%+v: no decoded payload for an unchanged %s", o, made)
+			}
+			if want, err := event.Decode(again.Payload); err != nil || !reflect.DeepEqual(decoded, want) {
+				t.Fatalf("%+v: decoded payload differs from Decode of %s: %v", o, again.Payload, err)
+			}
 			raw := event.Envelope{Payload: append(json.RawMessage(nil), data...)}
-			pl.Admit(&raw)
+			if d := pl.Admit(&raw); d != nil {
+				if want, _ := event.Decode(raw.Payload); !reflect.DeepEqual(d, want) {
+					t.Fatalf("%+v: decoded raw payload differs from Decode of %s", o, raw.Payload)
+				}
+			}
 			if !bytes.Equal(raw.Payload, made) {
 				t.Fatalf("%+v: admitted raw payload differs from the hook's\n got %s\nwant %s", o, raw.Payload, made)
 			}

@@ -79,6 +79,9 @@ type Event struct {
 	// in the same process that would otherwise decode Envelope again; nil
 	// on events read back, and when FromEnvelope could not tell.
 	Decoded *event.Envelope `json:"-"`
+	// Payload, when not nil, is event.Decode of Decoded.Payload, as the
+	// collector's admission decoded it; nil on events read back.
+	Payload *event.Payload `json:"-"`
 }
 
 // SessionFacts is what one event says about its session; empty strings say
