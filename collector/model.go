@@ -104,14 +104,13 @@ type modeler struct {
 	cancel context.CancelFunc
 	exited chan struct{}
 
-	applied    *metrics.Counter
-	rebuilds   *metrics.Counter
-	loadsDone  *metrics.Counter
-	errors     *metrics.Counter
-	roundTime  *metrics.Histogram
-	rows       *metrics.Counter
-	lag        *metrics.Histogram
-	lastGroups int
+	applied   *metrics.Counter
+	rebuilds  *metrics.Counter
+	loadsDone *metrics.Counter
+	errors    *metrics.Counter
+	roundTime *metrics.Histogram
+	rows      *metrics.Counter
+	lag       *metrics.Histogram
 }
 
 func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration) *modeler {
