@@ -41,6 +41,7 @@ type Group struct {
 	preOnly  map[*rawSession]bool
 
 	touched  map[string]bool // sessions changed since Changes
+	redone   map[string]bool // sessions derived again since Changes
 	reset    bool            // rebuilt since Changes
 	rebuilds int
 	bytes    int
@@ -63,7 +64,7 @@ type rawSession struct {
 
 // NewGroup returns an empty Group.
 func NewGroup() *Group {
-	g := &Group{byID: map[string]*item{}, anon: map[string]*item{}, touched: map[string]bool{}}
+	g := &Group{byID: map[string]*item{}, anon: map[string]*item{}, touched: map[string]bool{}, redone: map[string]bool{}}
 	g.clear()
 	return g
 }
@@ -134,12 +135,18 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 		return
 	}
 	slices.SortFunc(fresh, func(a, b *item) int { return compareEnvelopes(a.env, b.env) })
-	if rebuild || g.last == nil || compareEnvelopes(fresh[0].env, g.last) < 0 {
+	if rebuild || g.last == nil {
 		g.rebuild()
 		return
 	}
 	for _, it := range fresh {
-		if !g.append(it) {
+		ok := false
+		if compareEnvelopes(it.env, g.last) < 0 {
+			ok = g.insertLate(it)
+		} else {
+			ok = g.append(it)
+		}
+		if !ok {
 			g.rebuild()
 			return
 		}
@@ -191,6 +198,68 @@ func (g *Group) add(r *record) {
 		g.order = append(g.order, r.session)
 	}
 	b.add(r)
+}
+
+// insertLate applies one envelope that sorts before an applied one: its
+// session alone is derived again from its records, when the envelope cannot
+// change the lineage. It reports false when it might: the group must be
+// rebuilt. The rules are changesLineage's, more cautious: besides them, a
+// late record must not come before its session's first, and no session of
+// its group may be pre-start only, nor may its own session be a fork's
+// parent when the record lands before its latest record.
+func (g *Group) insertLate(it *item) bool {
+	it.applied = true
+	r := newRecord(it, 0)
+	if r == nil {
+		g.skipped++
+		return true
+	}
+	rs := g.raw[r.p.SessionID]
+	if g.changesLineage(r) || compareEnvelopes(r.env, rs.first.env) < 0 {
+		return false
+	}
+	for t := range g.preOnly {
+		if t.last.group == r.group {
+			return false
+		}
+	}
+	beforeLast := compareEnvelopes(r.env, rs.last.env) < 0
+	if beforeLast {
+		for o := range g.lin.forkedTo {
+			if o.p.SessionID == rs.id {
+				return false
+			}
+		}
+	}
+	i, _ := slices.BinarySearchFunc(g.recs, r, func(a, b *record) int { return compareEnvelopes(a.env, b.env) })
+	g.recs = slices.Insert(g.recs, i, r)
+	for j := i; j < len(g.recs); j++ {
+		g.recs[j].seq = j
+	}
+	if !beforeLast {
+		rs.last = r
+	}
+	if to, ok := g.lin.alias[r.session]; ok {
+		r.session, r.alias = to, true
+	}
+	// The session's records, in order, into a new builder; what the old one
+	// was told by the group (its children) carries over.
+	old := g.sessions[r.session]
+	var b *sessionBuilder
+	for _, x := range g.recs {
+		if x.session != r.session {
+			continue
+		}
+		if b == nil {
+			b = newSessionBuilder(r.session, x, g.lin)
+			b.s.ChildSessionIDs = old.s.ChildSessionIDs
+		}
+		b.add(x)
+	}
+	g.sessions[r.session] = b
+	g.touched[r.session] = true
+	g.redone[r.session] = true
+	return true
 }
 
 // changesLineage reports whether appending r can change what linkSessions
@@ -348,6 +417,10 @@ type Changes struct {
 // SessionChanges is one session's part of Changes. The values are copies:
 // later Applies do not change them.
 type SessionChanges struct {
+	// Reset is set when the session alone was derived again (an envelope
+	// of it arrived late): Agents and ToolCalls then hold all of its
+	// agents and calls, and one known before that is in neither is gone.
+	Reset bool
 	// Session is the session's summary (without agents and calls).
 	Session *Session
 	// Agents and ToolCalls are the session's agents and calls that
@@ -366,9 +439,12 @@ func (g *Group) Changes() Changes {
 		if !g.touched[id] {
 			continue
 		}
-		out.Sessions = append(out.Sessions, g.sessions[id].changes(g.reset))
+		sc := g.sessions[id].changes(g.reset || g.redone[id])
+		sc.Reset = !g.reset && g.redone[id]
+		out.Sessions = append(out.Sessions, sc)
 	}
 	clear(g.touched)
+	clear(g.redone)
 	g.reset = false
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/event"
 )
@@ -39,7 +40,7 @@ func (m *mirror) apply(ch Changes) {
 	for _, sc := range ch.Sessions {
 		id := sc.Session.SessionID
 		m.sessions[id] = sc.Session
-		if m.agents[id] == nil {
+		if m.agents[id] == nil || sc.Reset {
 			m.agents[id], m.calls[id] = map[string]*Agent{}, map[string]*ToolCall{}
 		}
 		for _, a := range sc.Agents {
@@ -195,18 +196,26 @@ func TestGroupAppendsWithoutRebuild(t *testing.T) {
 }
 
 // TestGroupLateEnvelope: an envelope that sorts before what was applied
-// rebuilds the group, and the changes say so.
+// derives its session again, not the group, and the changes say so; one
+// that can change the lineage (a SessionStart) rebuilds the group.
 func TestGroupLateEnvelope(t *testing.T) {
-	envs := stream(t, sessionStart("startup"), prompt("hi"), pre("Bash", "t1", bash("ls")), post("Bash", "t1", bash("ls"), "ok"))
+	envs := stream(t, sessionStart("startup"), prompt("hi"), pre("Bash", "t1", bash("ls")), post("Bash", "t1", bash("ls"), "ok"),
+		prompt("again").sess("s2"))
 	g := NewGroup()
-	g.Apply(envs[0], envs[1], envs[3])
+	g.Apply(envs[0], envs[1], envs[3], envs[4])
 	g.Changes()
 	g.Apply(envs[2])
 	ch := g.Changes()
-	if !ch.Reset || g.Rebuilds() != 1 {
-		t.Fatalf("reset %v, %d rebuilds", ch.Reset, g.Rebuilds())
+	if ch.Reset || g.Rebuilds() != 0 || len(ch.Sessions) != 1 || !ch.Sessions[0].Reset {
+		t.Fatalf("group reset %v, %d rebuilds, %d sessions changed", ch.Reset, g.Rebuilds(), len(ch.Sessions))
 	}
 	if c := ch.Sessions[0].ToolCalls[0]; c.Status != StatusOK || c.DurationMS == nil || *c.DurationMS != 250 {
 		t.Fatalf("call after the late PreToolUse: %+v", c)
+	}
+	late := stream(t, sessionStart("resume"))[0]
+	late.ID, late.ReceivedAt = envID(99), envs[1].ReceivedAt.Add(time.Millisecond)
+	g.Apply(late)
+	if ch := g.Changes(); !ch.Reset || g.Rebuilds() != 1 {
+		t.Fatalf("a late SessionStart: group reset %v, %d rebuilds", ch.Reset, g.Rebuilds())
 	}
 }

@@ -569,6 +569,9 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 	}
 	for _, sc := range ch.Sessions {
 		id := sc.Session.SessionID
+		if sc.Reset {
+			b.Reset = append(b.Reset, id)
+		}
 		sm := model(id)
 		var err error
 		if sm.Summary, err = json.Marshal(sc.Session); err != nil {
