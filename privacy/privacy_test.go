@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/hookwatch/hookwatch/internal/secrettest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -18,12 +20,12 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // Fake secrets are assembled at run time so that the repository holds no
 // string that a secret scanner would flag.
 var (
-	ghp       = "ghp_" + strings.Repeat("a1B2c3D4e5F6", 3)
-	akia      = "AKIA" + "IOSFODNN7EXAMPLE"
-	awsSecret = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
-	openai    = "sk-" + strings.Repeat("Ab3dEf6hIj9L", 4)
-	anthropic = "sk-ant-api03-" + strings.Repeat("Xy7_Qw2-Er5t", 8)
-	jwt       = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9" + "." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0" + "." + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+	ghp       = secrettest.GitHub
+	akia      = secrettest.AWSAccessKey
+	awsSecret = secrettest.AWSSecret
+	openai    = secrettest.OpenAI
+	anthropic = secrettest.Anthropic
+	jwt       = secrettest.JWT
 	pem       = "-----BEGIN RSA " + "PRIVATE KEY-----\n" + strings.Repeat("MIIEowIBAAKCAQEA7bqx2Zq\n", 40) + "-----END RSA " + "PRIVATE KEY-----\n"
 )
 

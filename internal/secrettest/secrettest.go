@@ -1,0 +1,225 @@
+// Package secrettest holds the fake secrets and the places a hook payload
+// carries text, for the tests that prove no secret is stored in clear: the
+// privacy rules' unit tests and the end-to-end test of every ingest path.
+//
+// The secrets are assembled at run time so that the repository holds no
+// string a secret scanner would flag.
+package secrettest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
+)
+
+// Secrets of the kinds most often seen, also used alone by tests.
+var (
+	GitHub       = "ghp_" + strings.Repeat("a1B2c3D4e5F6", 3)
+	AWSAccessKey = "AKIA" + "IOSFODNN7EXAMPLE"
+	AWSSecret    = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+	OpenAI       = "sk-" + strings.Repeat("Ab3dEf6hIj9L", 4)
+	Anthropic    = "sk-ant-api03-" + strings.Repeat("Xy7_Qw2-Er5t", 8)
+	JWT          = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9" + "." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0" + "." + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+)
+
+// Sample is one secret of a kind the redactor knows: Text is what an agent
+// would see (the secret with the context its kind needs, such as the name
+// of a variable), Secret the part that must never be stored.
+type Sample struct {
+	Kind, Text, Secret string
+}
+
+// Samples returns a secret of every kind, assembled at run time so that the
+// repository holds no string a secret scanner would flag.
+func Samples() []Sample {
+	alnum36 := strings.Repeat("a1B2c3D4e5F6", 3)
+	pemBody := "MIIEowIBAAKCAQEA7bq" + strings.Repeat("x2Zq", 16) + "\n" + strings.Repeat("Qm9vb2", 10) + "==\n"
+	pemKey := "-----BEGIN RSA " + "PRIVATE KEY-----\n" + pemBody + "-----END RSA " + "PRIVATE KEY-----"
+	s := func(kind, secret string) Sample { return Sample{kind, secret, secret} }
+	return []Sample{
+		s("anthropic_key", Anthropic),
+		s("openai_key", OpenAI),
+		s("openai_key", "sk-proj-"+strings.Repeat("Tq9_Zx1-Mn4b", 12)),
+		s("github_token", GitHub),
+		s("github_token", "github_pat_11ABCDEFG0"+strings.Repeat("x9Y8z7W6v5", 6)),
+		s("gitlab_token", "glpat-"+"Ab1Cd2Ef3Gh4Ij5Kl6Mn"),
+		s("slack_token", "xoxb-123456789012-1234567890123-"+"AbCdEfGhIjKlMnOpQrStUvWx"),
+		{"slack_token", "https://hooks.slack.com/services/T0A1B2C3D/B0A1B2C3D/" + alnum36[:24], "T0A1B2C3D/B0A1B2C3D/" + alnum36[:24]},
+		{"discord_webhook", "https://discord.com/api/webhooks/123456789012345678/" + strings.Repeat("Ab3_dEf-6h", 7), strings.Repeat("Ab3_dEf-6h", 7)},
+		s("aws_access_key_id", AWSAccessKey),
+		s("aws_access_key_id", "ASIA"+"Y34FZKBOKMUTVV7A"),
+		{"aws_secret_access_key", "AWS_SECRET_ACCESS_KEY=" + AWSSecret, AWSSecret},
+		s("google_api_key", "AIza"+"SyA-1234567890abcdefghijklmnopqrstu"),
+		s("stripe_key", "sk_live_"+"4eC39HqLyjWDarjtT1zdp7dc"),
+		s("stripe_key", "rk_test_"+"4eC39HqLyjWDarjtT1zdp7dc"),
+		s("stripe_key", "whsec_"+alnum36[:32]),
+		s("npm_token", "npm_"+alnum36),
+		s("huggingface_token", "hf_"+"AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh"),
+		s("sendgrid_key", "SG."+"abcdefghijklmnopqrstuv"+"."+strings.Repeat("Ab1_", 11)),
+		s("pypi_token", "pypi-AgEIcHlwaS5vcmc"+strings.Repeat("Zx9Yw8", 10)),
+		s("digitalocean_token", "dop_v1_"+strings.Repeat("0a1b2c3d", 8)),
+		s("docker_token", "dckr_pat_"+"Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr"),
+		s("jwt", JWT),
+		{"authorization", "Authorization: Bearer zq8Xv2Lm9Pw4Rt6Y", "zq8Xv2Lm9Pw4Rt6Y"},
+		{"cookie", "Cookie: session=Qm3Xr8Zt2Wv7Ly4N", "Qm3Xr8Zt2Wv7Ly4N"},
+		{"private_key", pemKey, pemBody[:40]},
+		{"url_password", "postgres://app:Pw7Xq2Zr9Lm4@db.example.com:5432/app", "Pw7Xq2Zr9Lm4"},
+		{"password", "DB_PASSWORD=Hv8Rq3Xz7Wm2", "Hv8Rq3Xz7Wm2"},
+		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
+	}
+}
+
+// Placement puts a secret's text somewhere a payload carries text.
+type Placement struct {
+	Name string
+	// Payload returns the payload with the text placed; lit writes the
+	// text as a JSON string literal, each placement choosing how.
+	Payload func(lit func(string) string, text string) string
+}
+
+// IDs are the members every placement's payload starts with: one session.
+const IDs = `"session_id":"0e2e0b5d-7136-4322-8086-c38ed16b10ad","transcript_path":"/home/dev/.claude/projects/-home-dev-src-demo/0e2e0b5d.jsonl","cwd":"/home/dev/src/demo"`
+
+// Placements returns every place a payload carries text: prompts,
+// commands, nested input, keys, written files, errors, stdout and stderr
+// at the start, after a newline or a tab and around the preview's cut, MCP
+// content, the tool_response of each tool, Codex outputs, batches.
+func Placements() []Placement {
+	post := func(tool, input, response string) string {
+		return `{` + IDs + `,"hook_event_name":"PostToolUse","tool_name":"` + tool + `","tool_input":` + input +
+			`,"tool_response":` + response + `,"tool_use_id":"toolu_01"}`
+	}
+	big := strings.Repeat("build output line ✓\n", 400) // 8 KiB: previews take the long path
+	return []Placement{
+		{"prompt", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"UserPromptSubmit","prompt":` + lit(x) + `}`
+		}},
+		{"prompt after a newline", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"UserPromptSubmit","prompt":` + lit("use this:\n"+x) + `}`
+		}},
+		{"command", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":` + lit("echo ok\n"+x) + `},"tool_use_id":"t"}`
+		}},
+		{"nested in input", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"PreToolUse","tool_name":"mcp__api__call","tool_input":{"request":{"env":[{"value":` + lit(x) + `}]}},"tool_use_id":"t"}`
+		}},
+		{"key of input", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"PreToolUse","tool_name":"mcp__api__call","tool_input":{"headers":{` + lit(x) + `:"v"}},"tool_use_id":"t"}`
+		}},
+		{"key of the payload", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"Notification",` + lit(x) + `:1}`
+		}},
+		{"written file", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/w/.env","content":` + lit("# env\n"+x+"\n") + `},"tool_use_id":"t"}`
+		}},
+		{"error", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":"make"},"tool_use_id":"t","error":` + lit("Exit code 1\n"+x) + `}`
+		}},
+		{"stdout start", func(lit func(string) string, x string) string {
+			return post("Bash", `{"command":"env"}`, `{"stdout":`+lit(x)+`,"stderr":"","interrupted":false}`)
+		}},
+		{"stdout second line", func(lit func(string) string, x string) string {
+			return post("Bash", `{"command":"env"}`, `{"stdout":`+lit("HOME=/root\n"+x+"\n")+`,"stderr":"","interrupted":false}`)
+		}},
+		{"stderr after a tab", func(lit func(string) string, x string) string {
+			return post("Bash", `{"command":"env"}`, `{"stdout":"","stderr":`+lit("warning:\t"+x)+`,"interrupted":false}`)
+		}},
+		{"stdout, long, near the head cut", func(lit func(string) string, x string) string {
+			return post("Bash", `{"command":"env"}`, `{"stdout":`+lit(big[:480]+x+"\n"+big)+`}`)
+		}},
+		{"stdout, long, at the end", func(lit func(string) string, x string) string {
+			return post("Bash", `{"command":"env"}`, `{"stdout":`+lit(big+big+x)+`,"stderr":""}`)
+		}},
+		{"MCP content array", func(lit func(string) string, x string) string {
+			return post("mcp__vault__read", `{"path":"kv/app"}`, `[{"type":"text","text":`+lit("found:\n"+x)+`}]`)
+		}},
+		{"MCP content object", func(lit func(string) string, x string) string {
+			return post("mcp__vault__read", `{"path":"kv/app"}`, `{"content":[{"type":"text","text":`+lit("found:\n"+x)+`}],"isError":false}`)
+		}},
+		{"Read", func(lit func(string) string, x string) string {
+			return post("Read", `{"file_path":"/w/.env"}`, `{"type":"text","file":{"filePath":"/w/.env","content":`+lit("A=1\n"+x+"\n")+`,"numLines":2}}`)
+		}},
+		{"Edit", func(lit func(string) string, x string) string {
+			return post("Edit", `{"file_path":"/w/a","old_string":"a","new_string":`+lit(x)+`}`,
+				`{"filePath":"/w/a","oldString":"a","newString":`+lit(x)+`,"originalFile":`+lit("a\n"+x)+`,"structuredPatch":[{"lines":[`+lit("+"+x)+`]}]}`)
+		}},
+		{"Grep", func(lit func(string) string, x string) string {
+			return post("Grep", `{"pattern":"KEY"}`, `{"mode":"content","numFiles":1,"filenames":[],"content":`+lit("a.env:3:"+x)+`}`)
+		}},
+		{"WebFetch", func(lit func(string) string, x string) string {
+			return post("WebFetch", `{"url":"https://x"}`, `{"bytes":9,"code":200,"result":`+lit("page\n"+x)+`,"url":"https://x"}`)
+		}},
+		{"Agent", func(lit func(string) string, x string) string {
+			return post("Agent", `{"prompt":"find keys"}`, `{"status":"completed","agentId":"a1","content":[{"type":"text","text":`+lit("Found:\n"+x)+`}]}`)
+		}},
+		{"Codex output string", func(lit func(string) string, x string) string {
+			return post("Bash", `{"command":"env"}`, lit("Exit code: 0\nOutput:\n"+x+"\n"))
+		}},
+		{"Codex JSON text in a string", func(lit func(string) string, x string) string {
+			inner, _ := json.Marshal(map[string]string{"output": "ok\n" + x})
+			return post("spawn_agent", `{"message":"go"}`, lit(string(inner)))
+		}},
+		{"tool_calls", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"PostToolBatch","tool_calls":[{"tool_name":"Bash","tool_input":{"command":` + lit("echo\n"+x) +
+				`},"tool_use_id":"t1","tool_response":` + lit("out\n"+x) + `},{"tool_name":"mcp__v__r","tool_input":{` + lit(x) + `:1},"tool_use_id":"t2","tool_response":[{"type":"text","text":` + lit("\t"+x) + `}]}]}`
+		}},
+		{"statusLine and others", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"Stop","last_assistant_message":` + lit("Done.\n"+x) + `,"background_tasks":[{"command":` + lit(x) + `}]}`
+		}},
+	}
+}
+
+// Literals are the ways a JSON string can be written: as encoding/json
+// writes it, with every '/' escaped, and with every letter and digit of the
+// secret as a \u escape.
+var Literals = []struct {
+	Name string
+	Lit  func(string) string
+}{
+	{"plain", func(s string) string { b, _ := json.Marshal(s); return string(b) }},
+	{"escaped slashes", func(s string) string {
+		b, _ := json.Marshal(s)
+		return strings.ReplaceAll(string(b), "/", `\/`)
+	}},
+	{"unicode escapes", func(s string) string {
+		var b strings.Builder
+		b.WriteByte('"')
+		for _, r := range s {
+			switch {
+			case r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'):
+				fmt.Fprintf(&b, `\u%04X`, r)
+			default:
+				q, _ := json.Marshal(string(r))
+				b.Write(q[1 : len(q)-1])
+			}
+		}
+		b.WriteByte('"')
+		return b.String()
+	}},
+}
+
+// Leaks reports whether secret can be read in out: in its bytes, or in the
+// text of any of its strings decoded once, twice or three times (a preview
+// holds JSON text in a string, a Codex output JSON text in that).
+func Leaks(out []byte, secret string) bool {
+	texts := [][]byte{out}
+	for level := 0; level < 4 && len(texts) > 0; level++ {
+		var next [][]byte
+		for _, text := range texts {
+			if bytes.Contains(text, []byte(secret)) {
+				return true
+			}
+			it := jsonscan.NewStrings(text)
+			for s, ok := it.Next(); ok; s, ok = it.Next() {
+				if bytes.IndexByte(text[s.Start:s.End], '\\') >= 0 {
+					next = append(next, jsonscan.AppendDecoded(nil, text[s.Start:s.End]))
+				}
+			}
+		}
+		texts = next
+	}
+	return false
+}
