@@ -74,4 +74,7 @@ var class = [256]uint16{
 	'x': cWord | cTok | cAlnum | cB64 | cName | cTrigB,
 	'y': cWord | cTok | cAlnum | cB64 | cName,
 	'z': cWord | cTok | cAlnum | cB64 | cName,
+
+	// A JSON escape, which ends a word.
+	'\\': cTrig,
 }

@@ -229,6 +229,14 @@ func TestString(t *testing.T) {
 	f(`println("failed to revert to previous token:", err)`, `println("failed to revert to previous token:", err)`)
 	f(`case "Authorization", "WWW-Authenticate", "Cookie":`, `case "Authorization", "WWW-Authenticate", "Cookie":`)
 	f("", "")
+
+	// JSON text read as text (a preview's tail cut from a Codex output
+	// that is JSON in a string): an escaped blank ends a word.
+	f(`ok\n`+ghp+`\n`, `ok\n`+r("github_token")+`\n`)
+	f(`err:\t`+akia+`","x":1}`, `err:\t`+r("aws_access_key_id")+`","x":1}`)
+	f(`\r\n`+xoxb, `\r\n`+r("slack_token"))
+	f(`\\nfoo`, `\\nfoo`)
+	f(`path C:\new\tmp`, `path C:\new\tmp`)
 }
 
 func TestStringNoAlloc(t *testing.T) {
@@ -299,7 +307,7 @@ func TestClassTable(t *testing.T) {
 			{cUpNum, upper + digit},
 			{cHex, digit + "abcdef"},
 			{cName, alnum + "_.-"},
-			{cTrig, "=:-,"},
+			{cTrig, "=:-,\\"},
 			{cTrigB, "srwgxAenhSpPiId"},
 		} {
 			if c != 0 && in(c, d.set) {

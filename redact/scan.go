@@ -15,7 +15,7 @@ const (
 	cUpNum             // [A-Z0-9]: AWS key ids
 	cHex               // [0-9a-f]
 	cName              // [A-Za-z0-9_.-]: the name in an assignment
-	cTrig              // = : - , may start a secret wherever they stand
+	cTrig              // = : - , may start a secret wherever they stand; \ an escape that ends a word
 	cTrigB             // first letters of token prefixes: only at a word start
 )
 
@@ -104,6 +104,14 @@ func scan(s string) (string, int) {
 			if i+1 >= len(s) || s[i+1] < 64 || s[i+1] >= 128 || second[s[i]]>>(s[i+1]-64)&1 == 0 {
 				continue
 			}
+		} else if s[i] == '\\' {
+			// JSON text read as text — a piece of a Codex output cut from
+			// the middle of its string — writes a line break as `\n`: the
+			// escape's letter ends a word, it does not start one.
+			if i+1 < len(s) && escapeLetter(s[i+1]) {
+				i, inWord = i+1, 0
+			}
+			continue
 		} else if !worthSep(s, i) {
 			continue
 		}
@@ -119,6 +127,10 @@ func scan(s string) (string, int) {
 	// out is never written again: hand it over as the string without a copy.
 	return unsafe.String(unsafe.SliceData(sc.out), len(sc.out)), sc.n
 }
+
+// escapeLetter reports whether c, after a backslash, makes a JSON escape
+// of a blank or control character.
+func escapeLetter(c byte) bool { return c == 'n' || c == 't' || c == 'r' || c == 'b' || c == 'f' }
 
 // second holds, for each cTrigB letter, the bytes that can follow it in a
 // prefix the detectors know: bit b-64 stands for byte b (they are all

@@ -162,6 +162,12 @@ func Placements() []Placement {
 			inner, _ := json.Marshal(map[string]string{"output": "ok\n" + x})
 			return post("spawn_agent", `{"message":"go"}`, lit(string(inner)))
 		}},
+		{"Codex JSON text in a string, long, at the end", func(lit func(string) string, x string) string {
+			// The preview's tail is cut from the middle of the JSON text,
+			// where a line break still reads \n.
+			inner, _ := json.Marshal(map[string]string{"output": big + big + "ok\n" + x})
+			return post("exec_command", `{"cmd":"env"}`, lit(string(inner)))
+		}},
 		{"tool_calls", func(lit func(string) string, x string) string {
 			return `{` + IDs + `,"hook_event_name":"PostToolBatch","tool_calls":[{"tool_name":"Bash","tool_input":{"command":` + lit("echo\n"+x) +
 				`},"tool_use_id":"t1","tool_response":` + lit("out\n"+x) + `},{"tool_name":"mcp__v__r","tool_input":{` + lit(x) + `:1},"tool_use_id":"t2","tool_response":[{"type":"text","text":` + lit("\t"+x) + `}]}]}`
