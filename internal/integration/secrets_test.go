@@ -45,9 +45,6 @@ const secretSession = "0e2e0b5d-7136-4322-8086-c38ed16b10ad"
 // collector with HOOKWATCH_REDACT=0 and requires the same scan to find the
 // secrets posted to its batch endpoint.
 func TestNoSecretOnDisk(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the hook and collector processes on thousands of payloads")
-	}
 	// The collector inherits this environment: no ambient setting may turn
 	// the privacy rules off.
 	t.Setenv("HOOKWATCH_REDACT", "")
