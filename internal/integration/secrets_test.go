@@ -61,10 +61,7 @@ func TestNoSecretOnDisk(t *testing.T) {
 		}
 		noSecretUnder(t, home)
 		c := testbin.StartCollector(t, serveBin, home, addr)
-		waitStored(t, c.URL(), len(joined))
-		noSecretUnder(t, home)
-		c.Stop(t)
-		noSecretUnder(t, home)
+		storedWithoutSecrets(t, c, len(joined), home)
 	})
 
 	t.Run("hook, collector up", func(t *testing.T) {
@@ -78,11 +75,7 @@ func TestNoSecretOnDisk(t *testing.T) {
 			}
 			return other
 		}, joined)
-		waitStored(t, c.URL(), len(joined))
-		noSecretUnder(t, home)
-		noSecretUnder(t, other)
-		c.Stop(t)
-		noSecretUnder(t, home)
+		storedWithoutSecrets(t, c, len(joined), home, other)
 	})
 
 	t.Run("http hooks", func(t *testing.T) {
@@ -98,20 +91,14 @@ func TestNoSecretOnDisk(t *testing.T) {
 				t.Fatalf("POST /v1/hooks/claude: HTTP %d for %s", resp.StatusCode, p)
 			}
 		}
-		waitStored(t, c.URL(), len(joined))
-		noSecretUnder(t, home)
-		c.Stop(t)
-		noSecretUnder(t, home)
+		storedWithoutSecrets(t, c, len(joined), home)
 	})
 
 	t.Run("batch endpoint", func(t *testing.T) {
 		home := t.TempDir()
 		c := testbin.StartCollector(t, serveBin, home, testbin.FreeAddr(t))
 		postEnvelopes(t, c.URL(), append(alone, joined...))
-		waitStored(t, c.URL(), len(alone)+len(joined))
-		noSecretUnder(t, home)
-		c.Stop(t)
-		noSecretUnder(t, home)
+		storedWithoutSecrets(t, c, len(alone)+len(joined), home)
 	})
 
 	t.Run("redaction off is caught", func(t *testing.T) {
@@ -230,6 +217,21 @@ func waitStored(t *testing.T, base string, want int) {
 	}
 	if got != want {
 		t.Fatalf("%d events stored, want %d", got, want)
+	}
+}
+
+// storedWithoutSecrets waits until the collector c holds want events,
+// then looks for the secrets under homes while it runs (the WAL and SHM
+// files are there) and again once it has stopped.
+func storedWithoutSecrets(t *testing.T, c *testbin.Collector, want int, homes ...string) {
+	t.Helper()
+	waitStored(t, c.URL(), want)
+	for _, h := range homes {
+		noSecretUnder(t, h)
+	}
+	c.Stop(t)
+	for _, h := range homes {
+		noSecretUnder(t, h)
 	}
 }
 
