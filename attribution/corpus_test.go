@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,8 +17,91 @@ func TestClaudeCode2197Golden(t *testing.T) {
 }
 
 func TestClaudeCode2332Golden(t *testing.T) {
-	res := Build(loadCorpus(t, "claude-code-2.1.332.jsonl", event.RuntimeClaudeCode))
+	res := Build(load2332(t))
 	golden(t, "claude-code-2.1.332.golden.json", mustJSON(t, res))
+}
+
+// The 2.1.332 capture's sessions: X, resumed and then forked into Y.
+const (
+	capture2332X = "74975720-1a50-4d17-9463-df6fabfdeb7c"
+	capture2332Y = "03760423-27f3-4a00-8d63-b14ec37ed695"
+)
+
+// load2332 returns the 2.1.332 capture in envelopes as the hook makes them:
+// the fork's SessionStart names the parent its transcript was copied from
+// (the capture kept payloads, not transcripts; ingest's tests read real
+// transcript files).
+func load2332(t testing.TB) []event.Envelope {
+	envs := loadCorpus(t, "claude-code-2.1.332.jsonl", event.RuntimeClaudeCode)
+	n := 0
+	for i := range envs {
+		p, err := event.Decode(envs[i].Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := p.Event.(*event.SessionStartInput); ok && e.Source == "fork" {
+			if p.SessionID != capture2332Y {
+				t.Fatalf("fork SessionStart of %s, want %s", p.SessionID, capture2332Y)
+			}
+			envs[i].ForkOf = capture2332X
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d fork SessionStarts in the 2.1.332 capture, want 1", n)
+	}
+	return envs
+}
+
+// TestFork2332: a fork on 2.1.332 sends SessionStart(fork) under the new id
+// only; the parent the hook read from its transcript links it.
+func TestFork2332(t *testing.T) {
+	f := func(envs []event.Envelope, wantParent string) {
+		t.Helper()
+		res := Build(envs)
+		var y, x *Session
+		for _, s := range res.Sessions {
+			switch s.SessionID {
+			case capture2332Y:
+				y = s
+			case capture2332X:
+				x = s
+			}
+		}
+		if x == nil || y == nil {
+			t.Fatalf("sessions %v: missing X or Y", res.Sessions)
+		}
+		if y.Lineage != LineageFork || y.ParentSessionID != wantParent {
+			t.Errorf("fork: lineage %q parent %q, want %q %q", y.Lineage, y.ParentSessionID, LineageFork, wantParent)
+		}
+		if got, want := slices.Contains(x.ChildSessionIDs, capture2332Y), wantParent == capture2332X; got != want {
+			t.Errorf("X's children %v: has Y %v, want %v", x.ChildSessionIDs, got, want)
+		}
+	}
+	envs := load2332(t)
+	f(envs, capture2332X)
+	f(reversed(envs), capture2332X)
+	// Without the hook's finding, no event names the parent.
+	plain := loadCorpus(t, "claude-code-2.1.332.jsonl", event.RuntimeClaudeCode)
+	f(plain, "")
+	// What an envelope claims cannot make a cycle or link across groups:
+	// the parent must have begun before the fork, in its project.
+	set := func(forkOf string) []event.Envelope {
+		envs := load2332(t)
+		for i := range envs {
+			if envs[i].ForkOf != "" {
+				envs[i].ForkOf = forkOf
+			}
+		}
+		return envs
+	}
+	f(set(capture2332Y), "")
+	later := set("later")
+	later = append(later, event.Envelope{ID: envID(len(later)), Runtime: event.RuntimeClaudeCode, Kind: event.KindHook, ReceivedAt: at(len(later)),
+		Payload: json.RawMessage(`{"session_id":"later","transcript_path":"/home/dev/.claude/projects/-home-dev-src-demo/later.jsonl","hook_event_name":"SessionStart","source":"startup"}`)})
+	f(later, "")
+	// A parent whose events were not captured is named all the same.
+	f(set("uncaptured"), "uncaptured")
 }
 
 // corpora are the real payload captures, each wrapped in envelopes in file
@@ -25,7 +109,7 @@ func TestClaudeCode2332Golden(t *testing.T) {
 func corpora(t testing.TB) map[string][]event.Envelope {
 	return map[string][]event.Envelope{
 		"claude-code-2.1.197": loadCorpus(t, "claude-code-2.1.197.jsonl", event.RuntimeClaudeCode),
-		"claude-code-2.1.332": loadCorpus(t, "claude-code-2.1.332.jsonl", event.RuntimeClaudeCode),
+		"claude-code-2.1.332": load2332(t),
 		"public-captures":     loadCorpus(t, "public-captures.jsonl", event.RuntimeClaudeCode),
 		"codex-0.169":         loadCorpus(t, "codex-0.169.jsonl", event.RuntimeCodex),
 	}

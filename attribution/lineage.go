@@ -34,6 +34,23 @@ func startSource(r *record) string {
 	return ""
 }
 
+// forkOf returns the parent the hook proved for a SessionStart(fork) from
+// the fork's transcript (event.Envelope.ForkOf), or "" when there is none or
+// it cannot be: a parent with records must be in start's group and have
+// begun before it, so that lineage keeps no cycles whatever the envelopes
+// claim. A parent without records is named all the same: its events were
+// not captured, but the transcript proves it.
+func forkOf(start *record, bySession map[string][]*record) string {
+	parent := start.env.ForkOf
+	if parent == "" || parent == start.session {
+		return ""
+	}
+	if rs := bySession[parent]; len(rs) > 0 && (rs[0].group != start.group || rs[0].seq > start.seq) {
+		return ""
+	}
+	return parent
+}
+
 // linkSessions derives the lineage of the sessions in recs (in canonical
 // order) and folds throwaway ids into their sessions by setting
 // record.session and record.alias.
@@ -167,7 +184,9 @@ func linkSessions(recs []*record) *lineage {
 				}
 			case "fork":
 				l.kind[id] = LineageFork
-				if o := latest(x.orphans, first); o != nil {
+				if parent := forkOf(first, bySession); parent != "" {
+					l.parent[id] = parent
+				} else if o := latest(x.orphans, first); o != nil {
 					fork(id, o)
 				}
 			case "compact":

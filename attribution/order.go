@@ -47,6 +47,7 @@ func compareEnvelopes(a, b *event.Envelope) int {
 		strings.Compare(a.Host, b.Host),
 		strings.Compare(a.User, b.User),
 		strings.Compare(a.HookwatchVersion, b.HookwatchVersion),
+		strings.Compare(a.ForkOf, b.ForkOf),
 	} {
 		if c != 0 {
 			return c

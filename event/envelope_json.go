@@ -53,6 +53,10 @@ func (e *Envelope) AppendJSON(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(m.SpawnDepth), 10)
 		b = append(b, '}')
 	}
+	if e.ForkOf != "" {
+		b = append(b, `,"fork_of":`...)
+		b = jsonstr.AppendQuoted(b, e.ForkOf)
+	}
 	if len(e.Decision) > 0 {
 		b = append(b, `,"decision":`...)
 		b = append(b, e.Decision...)

@@ -118,7 +118,7 @@ func FuzzDerive(f *testing.F) {
 // TestMarshalEnvelope holds marshalEnvelope to json.Marshal, and fails when
 // event.Envelope gains a field it does not write.
 func TestMarshalEnvelope(t *testing.T) {
-	known := []string{"ID", "Runtime", "Kind", "ReceivedAt", "Host", "User", "HookwatchVersion", "Subagent", "Decision", "Payload"}
+	known := []string{"ID", "Runtime", "Kind", "ReceivedAt", "Host", "User", "HookwatchVersion", "Subagent", "ForkOf", "Decision", "Payload"}
 	var fields []string
 	rt := reflect.TypeFor[event.Envelope]()
 	for i := range rt.NumField() {
@@ -149,7 +149,7 @@ func TestMarshalEnvelope(t *testing.T) {
 	at := time.Date(2026, 11, 21, 15, 0, 0, 123_000_000, time.FixedZone("CET", 3600))
 	f(event.Envelope{ID: "x", ReceivedAt: at, Payload: json.RawMessage(`{}`)})
 	f(event.Envelope{ID: "x", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Host: "h\"<&>\u2028", User: "ü\x01",
-		HookwatchVersion: "1", Subagent: &event.SubagentMeta{AgentType: "Explore", Description: "<b>", ToolUseID: "t", SpawnDepth: 2},
+		HookwatchVersion: "1", Subagent: &event.SubagentMeta{AgentType: "Explore", Description: "<b>", ToolUseID: "t", SpawnDepth: 2}, ForkOf: "p<&>",
 		Decision: json.RawMessage(` { "permissionDecision" : "deny" } `), Payload: json.RawMessage(`{"a":[1,2,{"b":"<c>"}]}`)})
 	if _, err := marshalEnvelope(event.Envelope{ID: "x", ReceivedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, []byte(`{}`)); err == nil {
 		t.Fatal("a year beyond 9999 was encoded")
@@ -195,8 +195,9 @@ func TestDecodedAs(t *testing.T) {
 		f(event.Envelope{ID: fmt.Sprint("e", i), Runtime: p.Runtime, ReceivedAt: at, Payload: p.JSON}, false)
 	}
 	f(event.Envelope{ID: "x", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Host: "h\"<&>\u2028", User: "ü\x01",
-		HookwatchVersion: "1", Subagent: &event.SubagentMeta{AgentType: "Explore", Description: "<b>", ToolUseID: "t", SpawnDepth: 2},
+		HookwatchVersion: "1", Subagent: &event.SubagentMeta{AgentType: "Explore", Description: "<b>", ToolUseID: "t", SpawnDepth: 2}, ForkOf: "p<&>",
 		Decision: json.RawMessage(` { "permissionDecision" : "deny" } `), Payload: json.RawMessage("  {\"a\":[1,2,{\"b\":\"<c>\"}]}\n")}, false)
 	f(event.Envelope{ID: "x", ReceivedAt: at, Host: "bad\xff", Payload: json.RawMessage(`{}`)}, true)
 	f(event.Envelope{ID: "x", ReceivedAt: at, Subagent: &event.SubagentMeta{Description: "\xfe"}, Payload: json.RawMessage(`{}`)}, true)
+	f(event.Envelope{ID: "x", ReceivedAt: at, ForkOf: "\xfe", Payload: json.RawMessage(`{}`)}, true)
 }

@@ -94,7 +94,7 @@ func FromEnvelope(env event.Envelope) (Event, error) {
 // stored payload) gives, or nil when that takes decoding it: a string that
 // is not valid UTF-8 is stored with replacement characters.
 func decodedAs(env event.Envelope, payload []byte) *event.Envelope {
-	for _, s := range []string{env.ID, env.Runtime, env.Kind, env.Host, env.User, env.HookwatchVersion} {
+	for _, s := range []string{env.ID, env.Runtime, env.Kind, env.Host, env.User, env.HookwatchVersion, env.ForkOf} {
 		if !utf8.ValidString(s) {
 			return nil
 		}
