@@ -7,7 +7,8 @@
 // A Pipeline does, in this order: decode the payload leniently (package
 // event), start the policies' answer (Decide, injected: the hook asks the
 // collector or the full binary, the collector evaluates in process), read
-// the subagent's sidecar (which Agent call spawned it), apply the privacy
+// the subagent's sidecar (which Agent call spawned it) or, on a fork's
+// SessionStart, the parent its transcript was copied from, apply the privacy
 // rules (package privacy), wrap the result in an envelope stamped with the
 // pipeline's Origin (host, user, hookwatch version, runtime) and the
 // policies' audit record, and hand it to Deliver (injected: the spool or an
@@ -163,6 +164,7 @@ func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
 		User:             pl.Origin.User,
 		HookwatchVersion: pl.Origin.Version,
 		Subagent:         ReadSubagentMeta(p),
+		ForkOf:           forkOf(p),
 	}
 	var wait func() (Verdict, error)
 	if p.Name() == event.StatusLine {

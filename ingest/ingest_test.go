@@ -260,3 +260,60 @@ func BenchmarkAdmit(b *testing.B) {
 		pl.Admit(&env)
 	}
 }
+
+// TestRunForkParent: on a SessionStart(fork) of 2.1.332, which names only
+// the new session, the pipeline finds the parent from the transcripts laid
+// out as the client writes them: the fork's file starts with copies of the
+// parent's messages (same uuid, sessionId rewritten).
+func TestRunForkParent(t *testing.T) {
+	const x, y, other = "74975720-1a50-4d17-9463-df6fabfdeb7c", "03760423-27f3-4a00-8d63-b14ec37ed695", "11111111-2222-4333-8444-555555555555"
+	project := filepath.Join(t.TempDir(), ".claude", "projects", "-home-dev-src-demo")
+	if err := os.MkdirAll(project, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	msg := func(session, uuid, parent, text string) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return `{"parentUuid":` + p + `,"isSidechain":false,"userType":"external","cwd":"/home/dev/src/demo","sessionId":"` + session +
+			`","version":"2.1.332","type":"user","message":{"role":"user","content":"` + text + `"},"uuid":"` + uuid + `","timestamp":"2026-11-24T10:00:00.000Z"}` + "\n"
+	}
+	write := func(id string, lines ...string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(project, id+".jsonl"), []byte(strings.Join(lines, "")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const u1, u2 = "9f0c4c1e-7a57-4d2a-9a3e-0c5b8e1d2f31", "0b6f1f62-33a4-4a0e-8f5e-6f7b8a9c0d12"
+	write(x, `{"type":"summary","summary":"demo","leafUuid":"`+u2+`"}`+"\n", msg(x, u1, "", "hello"), msg(x, u2, u1, "more"))
+	write(other, msg(other, "aaaaaaaa-0000-4000-8000-000000000000", "", "unrelated"))
+	pl := ingest.Pipeline{}
+	f := func(payload, want string) {
+		t.Helper()
+		out, err := pl.Run(context.Background(), []byte(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Envelope.ForkOf; got != want {
+			t.Errorf("ForkOf of %s = %q, want %q", payload, got, want)
+		}
+	}
+	start := func(id, source string) string {
+		return `{"session_id":"` + id + `","transcript_path":"` + filepath.Join(project, id+".jsonl") + `","cwd":"/home/dev/src/demo","hook_event_name":"SessionStart","source":"` + source + `"}`
+	}
+	// Not flushed yet: nothing to prove the parent from.
+	f(start(y, "fork"), "")
+	write(y, `{"type":"file-history-snapshot","messageId":"m"}`+"\n", msg(y, u1, "", "hello"), msg(y, u2, u1, "more"))
+	f(start(y, "fork"), x)
+	// Only a fork's SessionStart reads transcripts.
+	f(start(y, "resume"), "")
+	f(strings.Replace(start(y, "fork"), "SessionStart", "UserPromptSubmit", 1), "")
+	// A transcript_path that is not the session's own file proves nothing.
+	f(strings.Replace(start(y, "fork"), y+".jsonl", x+".jsonl", 1), "")
+	// Hostile heads: a uuid that is not one, a line cut by the bound.
+	write(y, msg(y, `\" or 1`, "", "x"))
+	f(start(y, "fork"), "")
+	write(y, `{"uuid":"`+u1+`","pad":"`+strings.Repeat("a", 70<<10)+`"}`+"\n")
+	f(start(y, "fork"), "")
+}

@@ -35,3 +35,13 @@ func ReadSubagentMeta(p *event.Payload) *event.SubagentMeta {
 	}
 	return &m
 }
+
+// forkOf returns, on a SessionStart with source "fork" only (other events
+// pay nothing for it), the session the fork's transcript was copied from:
+// see claudecode.ForkParent.
+func forkOf(p *event.Payload) string {
+	if e, ok := p.Event.(*event.SessionStartInput); !ok || e.Source != "fork" {
+		return ""
+	}
+	return claudecode.ForkParent(p.TranscriptPath, p.SessionID)
+}
