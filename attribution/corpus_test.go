@@ -28,9 +28,9 @@ const (
 )
 
 // load2332 returns the 2.1.332 capture in envelopes as the hook makes them:
-// the fork's SessionStart names the parent its transcript was copied from
-// (the capture kept payloads, not transcripts; ingest's tests read real
-// transcript files).
+// the fork's SessionEnd names the parent its transcript was copied from
+// (its SessionStart cannot: the transcript is not written yet; the capture
+// kept payloads, not transcripts; ingest's tests read transcript files).
 func load2332(t testing.TB) []event.Envelope {
 	envs := loadCorpus(t, "claude-code-2.1.332.jsonl", event.RuntimeClaudeCode)
 	n := 0
@@ -39,16 +39,13 @@ func load2332(t testing.TB) []event.Envelope {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e, ok := p.Event.(*event.SessionStartInput); ok && e.Source == "fork" {
-			if p.SessionID != capture2332Y {
-				t.Fatalf("fork SessionStart of %s, want %s", p.SessionID, capture2332Y)
-			}
+		if p.SessionID == capture2332Y && p.Name() == event.SessionEnd {
 			envs[i].ForkOf = capture2332X
 			n++
 		}
 	}
 	if n != 1 {
-		t.Fatalf("%d fork SessionStarts in the 2.1.332 capture, want 1", n)
+		t.Fatalf("%d SessionEnds of the fork in the 2.1.332 capture, want 1", n)
 	}
 	return envs
 }
@@ -73,6 +70,9 @@ func TestFork2332(t *testing.T) {
 		}
 		if y.Lineage != LineageFork || y.ParentSessionID != wantParent {
 			t.Errorf("fork: lineage %q parent %q, want %q %q", y.Lineage, y.ParentSessionID, LineageFork, wantParent)
+		}
+		if x.ParentSessionID != "" {
+			t.Errorf("X has parent %q", x.ParentSessionID)
 		}
 		if got, want := slices.Contains(x.ChildSessionIDs, capture2332Y), wantParent == capture2332X; got != want {
 			t.Errorf("X's children %v: has Y %v, want %v", x.ChildSessionIDs, got, want)
@@ -102,6 +102,22 @@ func TestFork2332(t *testing.T) {
 	f(later, "")
 	// A parent whose events were not captured is named all the same.
 	f(set("uncaptured"), "uncaptured")
+	// Another event naming a parent is not the hook's finding.
+	moved := loadCorpus(t, "claude-code-2.1.332.jsonl", event.RuntimeClaudeCode)
+	for i := range moved {
+		if p, _ := event.Decode(moved[i].Payload); p.SessionID == capture2332Y && p.Name() == event.Stop {
+			moved[i].ForkOf = capture2332X
+		}
+	}
+	f(moved, "")
+	// A session that is not a fork keeps no parent, whatever it claims.
+	claims := load2332(t)
+	for i := range claims {
+		if p, _ := event.Decode(claims[i].Payload); p.SessionID == capture2332X && p.Name() == event.SessionEnd {
+			claims[i].ForkOf = capture2332Y
+		}
+	}
+	f(claims, capture2332X)
 }
 
 // corpora are the real payload captures, each wrapped in envelopes in file

@@ -113,10 +113,12 @@
 // A session whose earliest event is a SessionStart links by its source:
 // clear to the latest unclaimed SessionEnd(reason clear) of another session
 // of the group before it; fork (the source clients from 2.1.214 report) to
-// the parent the hook proved from the fork's transcript
-// (event.Envelope.ForkOf: clients from 2.1.332 send SessionStart(fork)
-// under the new id only, and no event names the parent), provided that
-// parent, if it has events, is of the same group and began before the fork;
+// the parent the hook proved from the fork's transcript, the ForkOf of its
+// earliest SessionStart or SessionEnd that has one (clients from 2.1.332
+// send SessionStart(fork) under the new id only, no event names the parent,
+// and the transcript is written only after the first answer), provided
+// that parent, if it has events, is of the same group and began before the
+// fork;
 // else to the latest unclaimed orphan, else to an unknown parent; compact under a
 // new id to the latest unclaimed PreCompact of another session that its own
 // session did not follow with SessionStart(compact). startup and resume

@@ -34,18 +34,31 @@ func startSource(r *record) string {
 	return ""
 }
 
-// forkOf returns the parent the hook proved for a SessionStart(fork) from
-// the fork's transcript (event.Envelope.ForkOf), or "" when there is none or
-// it cannot be: a parent with records must be in start's group and have
-// begun before it, so that lineage keeps no cycles whatever the envelopes
-// claim. A parent without records is named all the same: its events were
-// not captured, but the transcript proves it.
-func forkOf(start *record, bySession map[string][]*record) string {
-	parent := start.env.ForkOf
+// forkOf returns the parent the hook proved from the transcript of the
+// fork whose records are rs (its SessionStart(fork) first): the ForkOf of
+// the earliest SessionStart or SessionEnd of them that names one
+// (event.Envelope.ForkOf), or "" when
+// none does or it cannot be: a parent with records must be in the fork's
+// group and have begun before it, so that lineage keeps no cycles whatever
+// the envelopes claim. A parent without records is named all the same:
+// its events were not captured, but the transcript proves it.
+func forkOf(rs []*record, bySession map[string][]*record) string {
+	start := rs[0]
+	var parent string
+	for _, r := range rs {
+		// The hook reads it on these two only; any record of them relinks
+		// a Group, so that a late finding is not missed.
+		if r.name != event.SessionStart && r.name != event.SessionEnd {
+			continue
+		}
+		if parent = r.env.ForkOf; parent != "" {
+			break
+		}
+	}
 	if parent == "" || parent == start.session {
 		return ""
 	}
-	if rs := bySession[parent]; len(rs) > 0 && (rs[0].group != start.group || rs[0].seq > start.seq) {
+	if ps := bySession[parent]; len(ps) > 0 && (ps[0].group != start.group || ps[0].seq > start.seq) {
 		return ""
 	}
 	return parent
@@ -184,7 +197,7 @@ func linkSessions(recs []*record) *lineage {
 				}
 			case "fork":
 				l.kind[id] = LineageFork
-				if parent := forkOf(first, bySession); parent != "" {
+				if parent := forkOf(rs, bySession); parent != "" {
 					l.parent[id] = parent
 				} else if o := latest(x.orphans, first); o != nil {
 					fork(id, o)

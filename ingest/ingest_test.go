@@ -302,13 +302,24 @@ func TestRunForkParent(t *testing.T) {
 	start := func(id, source string) string {
 		return `{"session_id":"` + id + `","transcript_path":"` + filepath.Join(project, id+".jsonl") + `","cwd":"/home/dev/src/demo","hook_event_name":"SessionStart","source":"` + source + `"}`
 	}
-	// Not flushed yet: nothing to prove the parent from.
+	end := func(id string) string {
+		return strings.Replace(start(id, "x"), `"SessionStart"`, `"SessionEnd","reason":"other"`, 1)
+	}
+	// 2.1.332 writes the fork's transcript only after its first answer:
+	// at SessionStart there is nothing to prove the parent from.
 	f(start(y, "fork"), "")
-	write(y, `{"type":"file-history-snapshot","messageId":"m"}`+"\n", msg(y, u1, "", "hello"), msg(y, u2, u1, "more"))
+	// Then, as the client writes it: its own lines, then the copies.
+	write(y, `{"type":"mode","mode":"normal","sessionId":"`+y+`"}`+"\n",
+		`{"type":"queue-operation","operation":"enqueue","timestamp":"2026-11-25T14:18:03.790Z","sessionId":"`+y+`","content":"again"}`+"\n",
+		msg(y, u1, "", "hello"), msg(y, u2, u1, "more"))
+	f(end(y), x)
 	f(start(y, "fork"), x)
-	// Only a fork's SessionStart reads transcripts.
+	// Only a fork's SessionStart and SessionEnd read transcripts.
 	f(start(y, "resume"), "")
 	f(strings.Replace(start(y, "fork"), "SessionStart", "UserPromptSubmit", 1), "")
+	f(strings.Replace(end(y), "SessionEnd", "Stop", 1), "")
+	// The parent's own end names its fork: lineage ignores it there.
+	f(end(x), y)
 	// A transcript_path that is not the session's own file proves nothing.
 	f(strings.Replace(start(y, "fork"), y+".jsonl", x+".jsonl", 1), "")
 	// Hostile heads: a uuid that is not one, a line cut by the bound.

@@ -36,11 +36,22 @@ func ReadSubagentMeta(p *event.Payload) *event.SubagentMeta {
 	return &m
 }
 
-// forkOf returns, on a SessionStart with source "fork" only (other events
-// pay nothing for it), the session the fork's transcript was copied from:
-// see claudecode.ForkParent.
+// forkOf returns, on a SessionStart with source "fork" and on SessionEnd
+// only (other events pay nothing for it), the session the transcript was
+// copied from if it is a fork's: see claudecode.ForkParent. 2.1.332 writes
+// nothing to a fork's transcript before its first prompt has been
+// answered, so its SessionStart finds no copied message: SessionEnd, once
+// per run and off the agent's working path, is where the proof is read.
+// On a session that is not a fork it may name a later fork of it; lineage
+// ignores it there (see package attribution).
 func forkOf(p *event.Payload) string {
-	if e, ok := p.Event.(*event.SessionStartInput); !ok || e.Source != "fork" {
+	switch e := p.Event.(type) {
+	case *event.SessionStartInput:
+		if e.Source != "fork" {
+			return ""
+		}
+	case *event.SessionEndInput:
+	default:
 		return ""
 	}
 	return claudecode.ForkParent(p.TranscriptPath, p.SessionID)

@@ -163,10 +163,13 @@ func (z *normalizer) value(v any) any {
 }
 
 // volatile reports whether a member differs between two runs of the same
-// scenario: times, durations, sequence numbers, cursors.
+// scenario: times, durations, sequence numbers, cursors, and the context
+// size and idle time the client reports (2.1.332 and later; the size follows
+// the length of the run's temporary paths).
 func volatile(key string) bool {
 	return strings.HasSuffix(key, "_at") || strings.HasSuffix(key, "seq") || strings.HasSuffix(key, "_ms") ||
-		key == "time" || key == "next_cursor" || key == "elapsed"
+		key == "time" || key == "at" || key == "next_cursor" || key == "elapsed" || key == "context_tokens" ||
+		key == "seconds_since_last_response"
 }
 
 func (z *normalizer) str(s string) string {
