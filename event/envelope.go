@@ -29,10 +29,12 @@ type Envelope struct {
 	// names the tool call that spawned it; the collector may run elsewhere and
 	// cannot read it.
 	Subagent *SubagentMeta `json:"subagent,omitempty"`
-	// ForkOf is, on a SessionStart with source "fork", the session the
-	// hook found the fork's transcript copied from (clients from 2.1.332
-	// name no parent in any event); "" when not found. Like Subagent, it is
-	// read from the agent's files, which the collector may not see.
+	// ForkOf is, on a SessionStart with source "fork" or a SessionEnd, the
+	// session the hook found the transcript copied from (clients from
+	// 2.1.332 name a fork's parent in no event); "" when not found. Like
+	// Subagent, it is read from the agent's files, which the collector may
+	// not see. Lineage reads it only for sessions that began with
+	// SessionStart(fork).
 	ForkOf string `json:"fork_of,omitempty"`
 	// Decision is the policy decision the hook answered with, if any.
 	Decision json.RawMessage `json:"decision,omitempty"`
