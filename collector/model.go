@@ -383,15 +383,18 @@ func (m *modeler) round(ctx context.Context) (time.Duration, bool) {
 		// What was not stored is stale and is loaded again: forget the
 		// groups, whose state may be ahead of the store.
 		m.groups = newGroupCache(modelCacheBytes)
+		retry := slices.Clone(loads)
 		for _, p := range ready {
-			loads = append(loads, p.ev.SessionID)
+			retry = append(retry, p.ev.SessionID)
 		}
+		retry = dedupe(retry)
 		m.mu.Lock()
-		m.loads = append(m.loads, dedupe(loads)...)
-		for _, id := range dedupe(loads) {
+		m.loads = append(m.loads, retry...)
+		for _, id := range retry {
 			m.pending[id]++
 		}
 		m.mu.Unlock()
+		// What this round took is settled; readers now wait for the retry.
 		m.settled(ready, loads, 0)
 		return max(wait, time.Second), true
 	}
@@ -413,6 +416,7 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
+// dedupe sorts ids in place and returns them without repeats.
 func dedupe(ids []string) []string {
 	slices.Sort(ids)
 	return slices.Compact(ids)
@@ -473,7 +477,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		w.evs = append(w.evs, e)
 		w.touched[e.SessionID] = true
 	}
-	for _, id := range dedupe(loads) {
+	for _, id := range dedupe(slices.Clone(loads)) {
 		s, err := m.st.Session(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
@@ -506,21 +510,10 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		envs := make([]event.Envelope, 0, len(w.evs))
 		payloads := make([]*event.Payload, 0, len(w.evs))
 		for _, e := range w.evs {
-			if e.Decoded != nil {
-				envs = append(envs, *e.Decoded)
+			if env, ok := m.envelope(e); ok {
+				envs = append(envs, env)
 				payloads = append(payloads, e.Payload)
-				gs.note(e)
-				continue
 			}
-			var env event.Envelope
-			if err := json.Unmarshal(e.Envelope, &env); err != nil {
-				// Stored envelopes are valid JSON; a broken one is
-				// skipped, not allowed to stop every later update.
-				m.log.Warn("cannot decode a stored envelope", "seq", e.Seq, "err", err)
-				continue
-			}
-			envs = append(envs, env)
-			payloads = append(payloads, nil)
 			gs.note(e)
 		}
 		before := gs.g.Rebuilds()
@@ -614,6 +607,22 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 	}
 	slices.Sort(b.Reset)
 	return nil
+}
+
+// envelope returns the envelope of a stored event: as FromEnvelope decoded
+// it, when the event was just committed, else decoded from its JSON. A
+// broken one (stored envelopes are valid JSON) is logged and skipped, not
+// allowed to stop every later update; its seq still counts as applied.
+func (m *modeler) envelope(e *store.Event) (event.Envelope, bool) {
+	if e.Decoded != nil {
+		return *e.Decoded, true
+	}
+	var env event.Envelope
+	if err := json.Unmarshal(e.Envelope, &env); err != nil {
+		m.log.Warn("cannot decode a stored envelope", "seq", e.Seq, "err", err)
+		return env, false
+	}
+	return env, true
 }
 
 // summary returns the current summary of session id as JSON, nil when the
@@ -743,10 +752,7 @@ func (m *modeler) load(ctx context.Context, key string, touched map[string]bool,
 			}
 			for i := range page.Events {
 				e := &page.Events[i]
-				var env event.Envelope
-				if err := json.Unmarshal(e.Envelope, &env); err != nil {
-					m.log.Warn("cannot decode a stored envelope", "seq", e.Seq, "err", err)
-				} else {
+				if env, ok := m.envelope(e); ok {
 					envs = append(envs, env)
 				}
 				gs.note(e)
