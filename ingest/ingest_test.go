@@ -1,7 +1,6 @@
 package ingest_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/internal/corpus"
 	"github.com/hookwatch/hookwatch/privacy"
 )
 
@@ -26,36 +26,22 @@ var (
 	slack = "xoxb-123456789012-1234567890123-" + "AbCdEfGhIjKlMnOpQrStUvWx"
 )
 
-// corpus returns every real payload in testdata/payloads, and each again
-// with secrets in its prompt, tool input and tool output.
-func corpus(t testing.TB) [][]byte {
+// payloads returns every real payload of the repository's corpus, and each
+// again with secrets in its prompt, tool input and tool output.
+func payloads(t testing.TB) [][]byte {
 	t.Helper()
-	files, err := filepath.Glob("../testdata/payloads/*.jsonl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no payload corpus: %v", err)
-	}
 	var out [][]byte
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
+	for _, p := range corpus.Load(t) {
+		out = append(out, p.JSON)
+		var m map[string]any
+		if json.Unmarshal(p.JSON, &m) != nil {
+			continue
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
-			line := append([]byte(nil), sc.Bytes()...)
-			out = append(out, line)
-			var m map[string]any
-			if json.Unmarshal(line, &m) != nil {
-				continue
-			}
-			m["prompt"] = "deploy with " + ghp
-			m["tool_input"] = map[string]any{"command": "aws s3 ls # key " + akia}
-			m["tool_response"] = map[string]any{"stdout": "ok\n\tSLACK=" + slack}
-			b, _ := json.Marshal(m)
-			out = append(out, b)
-		}
-		f.Close()
+		m["prompt"] = "deploy with " + ghp
+		m["tool_input"] = map[string]any{"command": "aws s3 ls # key " + akia}
+		m["tool_response"] = map[string]any{"stdout": "ok\n\tSLACK=" + slack}
+		b, _ := json.Marshal(m)
+		out = append(out, b)
 	}
 	return out
 }
@@ -191,7 +177,7 @@ func TestAdmitIsIdempotent(t *testing.T) {
 	for _, o := range []privacy.Options{privacy.DefaultOptions(), {Capture: privacy.CaptureNone, Redact: true},
 		{Capture: privacy.CaptureFull, Redact: true}, {Capture: privacy.CapturePreview, PreviewBytes: 40, Redact: true}} {
 		pl := ingest.Pipeline{Privacy: o}
-		for _, data := range corpus(t) {
+		for _, data := range payloads(t) {
 			out, err := pl.Run(context.Background(), data)
 			if err != nil {
 				t.Fatalf("Run(%s): %v", data, err)
@@ -247,7 +233,7 @@ func TestAdmitLeavesWhatIsNotAPayload(t *testing.T) {
 func BenchmarkAdmit(b *testing.B) {
 	pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
 	var made []json.RawMessage
-	for _, data := range corpus(b) {
+	for _, data := range payloads(b) {
 		out, err := pl.Run(context.Background(), data)
 		if err != nil {
 			b.Fatal(err)
