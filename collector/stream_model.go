@@ -152,14 +152,20 @@ func (s *Server) streamModel(ctx context.Context, sessionID string, pos *streamP
 		if err := emit(msg); err != nil {
 			return err
 		}
-		msg = &ModelMessage{SessionID: m.SessionID, ModelSeq: m.UpdatedSeq, Agents: []json.RawMessage{}, ToolCalls: []json.RawMessage{}}
+		msg = emptyModelMessage(m)
 	}
+}
+
+// emptyModelMessage is a session's model message without its view, agents
+// or calls: the continuation of a change too big for one message.
+func emptyModelMessage(m store.SessionModel) *ModelMessage {
+	return &ModelMessage{SessionID: m.SessionID, ModelSeq: m.UpdatedSeq, Agents: []json.RawMessage{}, ToolCalls: []json.RawMessage{}}
 }
 
 // modelMessage starts the model message of a session: its view, without
 // agents and calls.
 func (s *Server) modelMessage(ctx context.Context, m store.SessionModel) (*ModelMessage, error) {
-	msg := &ModelMessage{SessionID: m.SessionID, ModelSeq: m.UpdatedSeq, Agents: []json.RawMessage{}, ToolCalls: []json.RawMessage{}}
+	msg := emptyModelMessage(m)
 	if m.AliasOf != "" {
 		return msg, nil
 	}
