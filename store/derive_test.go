@@ -115,6 +115,16 @@ func FuzzDerive(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { checkDerive(t, data) })
 }
 
+// marshalEnvelope is what FromEnvelope stores for env with payload in place
+// of its payload (already checked to be a JSON object).
+func marshalEnvelope(env event.Envelope, payload []byte) (json.RawMessage, error) {
+	stored, err := storedForm(env, payload)
+	if err != nil {
+		return nil, fmt.Errorf("decision: %w", err)
+	}
+	return encodeStored(stored)
+}
+
 // TestMarshalEnvelope holds marshalEnvelope to json.Marshal, and fails when
 // event.Envelope gains a field it does not write.
 func TestMarshalEnvelope(t *testing.T) {

@@ -56,7 +56,8 @@ func FromEnvelope(env event.Envelope) (Event, error) {
 	if err != nil {
 		return Event{}, &ValidationError{Field: "payload", Err: err}
 	}
-	if len(env.Decision) > 0 && !json.Valid(env.Decision) {
+	stored, err := storedForm(env, payload)
+	if err != nil {
 		return Event{}, &ValidationError{Field: "decision", Err: errors.New("not valid JSON")}
 	}
 	kind := env.Kind
@@ -82,18 +83,32 @@ func FromEnvelope(env event.Envelope) (Event, error) {
 			User:           env.User,
 		},
 	}
-	e.Envelope, err = marshalEnvelope(env, payload)
+	e.Envelope, err = encodeStored(stored)
 	if err != nil {
 		return Event{}, &ValidationError{Field: "envelope", Err: err}
 	}
-	e.Decoded = decodedAs(env, payload)
+	e.Decoded = decodedAs(stored)
 	return e, nil
 }
 
-// decodedAs returns what decoding the stored form of env (payload being its
-// stored payload) gives, or nil when that takes decoding it: a string that
+// storedForm returns env as it is stored: payload (derive's) in place of
+// env.Payload, and the decision compacted, which fails when it is not JSON.
+func storedForm(env event.Envelope, payload []byte) (event.Envelope, error) {
+	if len(env.Decision) > 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, env.Decision); err != nil {
+			return env, err
+		}
+		env.Decision = buf.Bytes()
+	}
+	env.Payload = payload
+	return env, nil
+}
+
+// decodedAs returns what decoding the encoding of env, in its stored form
+// (storedForm), gives, or nil when that takes decoding it: a string that
 // is not valid UTF-8 is stored with replacement characters.
-func decodedAs(env event.Envelope, payload []byte) *event.Envelope {
+func decodedAs(env event.Envelope) *event.Envelope {
 	for _, s := range []string{env.ID, env.Runtime, env.Kind, env.Host, env.User, env.HookwatchVersion, env.ForkOf} {
 		if !utf8.ValidString(s) {
 			return nil
@@ -106,37 +121,23 @@ func decodedAs(env event.Envelope, payload []byte) *event.Envelope {
 		c := *m
 		env.Subagent = &c
 	}
-	if len(env.Decision) > 0 {
-		var buf bytes.Buffer
-		if json.Compact(&buf, env.Decision) != nil || !utf8.Valid(buf.Bytes()) {
-			return nil
-		}
-		env.Decision = buf.Bytes()
+	if !utf8.Valid(env.Decision) {
+		return nil
 	}
-	env.Payload = payload
 	env.ReceivedAt = env.ReceivedAt.Round(0) // no monotonic reading, as decoded
 	return &env
 }
 
-// marshalEnvelope encodes env for storage, with payload (already checked to
-// be a JSON object) in place of env.Payload, in the one encoding of an
-// envelope (event.Envelope.AppendJSON: what json.Marshal would write, field
-// for field, as TestMarshalEnvelope holds it to, without HTML escaping).
-// It refuses a time json.Marshal refuses and compacts the decision onto one
-// line; the result is valid UTF-8 even when the envelope's strings were not.
-func marshalEnvelope(env event.Envelope, payload []byte) (json.RawMessage, error) {
+// encodeStored encodes an envelope in its stored form (storedForm), in the
+// one encoding of an envelope (event.Envelope.AppendJSON: what json.Marshal
+// would write, field for field, as TestMarshalEnvelope holds it to, without
+// HTML escaping). It refuses a time json.Marshal refuses; the result is
+// valid UTF-8 even when the envelope's strings were not.
+func encodeStored(env event.Envelope) (json.RawMessage, error) {
 	if y := env.ReceivedAt.Year(); y < 0 || y > 9999 {
 		return nil, fmt.Errorf("received_at: year %d outside of [0,9999]", y)
 	}
-	if len(env.Decision) > 0 {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, env.Decision); err != nil {
-			return nil, fmt.Errorf("decision: %w", err)
-		}
-		env.Decision = buf.Bytes()
-	}
-	env.Payload = payload
-	b := env.AppendJSON(make([]byte, 0, len(payload)+len(env.Decision)+256))
+	b := env.AppendJSON(make([]byte, 0, len(env.Payload)+len(env.Decision)+256))
 	if !utf8.Valid(b) {
 		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
 	}
