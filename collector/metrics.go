@@ -121,7 +121,11 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 			metrics.WriteCounterUint64(w, "hookwatch_spool_corrupt_total", uint64(st.Corrupt))
 			metrics.WriteGaugeUint64(w, "hookwatch_spool_losses_unacknowledged", uint64(st.Unacknowledged()))
 			metrics.WriteGaugeUint64(w, "hookwatch_spool_pending_bytes", uint64(st.PendingBytes))
+			metrics.WriteGaugeUint64(w, "hookwatch_spool_pending_segments", uint64(st.Segments))
 		}
+	}
+	if pa := s.modeler.perAgent; pa != nil {
+		pa.write(w, time.Now())
 	}
 	metrics.WriteProcessMetrics(w)
 }

@@ -111,9 +111,11 @@ type modeler struct {
 	roundTime *metrics.Histogram
 	rows      *metrics.Counter
 	lag       *metrics.Histogram
+	// perAgent are the metrics per agent; nil when they are not kept.
+	perAgent *agentMetrics
 }
 
-func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration) *modeler {
+func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool) *modeler {
 	m := &modeler{
 		st: st, log: log, hub: h, maxWait: maxWait,
 		pending:   map[string]int{},
@@ -131,6 +133,9 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		roundTime: set.NewHistogram(`hookwatch_model_round_duration_seconds`),
 		rows:      set.NewCounter(`hookwatch_model_rows_written_total`),
 		lag:       set.NewHistogram(`hookwatch_model_lag_seconds`),
+	}
+	if perAgent {
+		m.perAgent = newAgentMetrics(set)
 	}
 	set.NewGauge(`hookwatch_model_pending_events`, func() float64 {
 		m.mu.Lock()
@@ -430,6 +435,9 @@ type groupState struct {
 	seq   map[string]int64 // session id → largest event seq applied
 	first map[string]time.Time
 	last  map[string]time.Time
+	// counted is what the metrics per agent counted of the group; nil
+	// when they are not kept.
+	counted *counted
 }
 
 func newGroupState(key string) *groupState {
@@ -492,6 +500,9 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		m.groups.take(key)
 	}
 
+	if m.perAgent != nil {
+		m.perAgent.discard() // what a failed round noted
+	}
 	m.mu.Lock()
 	m.version = max(m.version+1, time.Now().UnixMicro())
 	version := m.version
@@ -524,11 +535,16 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		}
 		m.groups.put(key, gs)
 	}
-	if batch.Empty() {
-		return version, nil
+	if !batch.Empty() {
+		m.rows.Add(len(batch.Sessions) + len(batch.Agents) + len(batch.ToolCalls))
+		if err := m.st.PutModel(ctx, batch); err != nil {
+			return 0, err
+		}
 	}
-	m.rows.Add(len(batch.Sessions) + len(batch.Agents) + len(batch.ToolCalls))
-	return version, m.st.PutModel(ctx, batch)
+	if m.perAgent != nil {
+		m.perAgent.flush()
+	}
+	return version, nil
 }
 
 // changes adds to b what changed in gs since its last changes: the session
@@ -579,6 +595,9 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 				SessionID: id, AgentID: a.AgentID, ParentAgentID: a.ParentAgentID, Depth: a.Depth,
 				StartedAt: a.StartedAt, UpdatedSeq: version, Doc: doc,
 			})
+		}
+		if m.perAgent != nil {
+			m.perAgent.observe(gs.counted, &sc)
 		}
 		for _, c := range sc.ToolCalls {
 			doc, err := json.Marshal(c)
@@ -742,6 +761,12 @@ func (m *modeler) load(ctx context.Context, key string, touched map[string]bool,
 	}
 
 	gs := newGroupState(key)
+	if m.perAgent != nil {
+		gs.counted = newCounted()
+		if err := m.baseline(ctx, gs.counted, members); err != nil {
+			return nil, err
+		}
+	}
 	var envs []event.Envelope
 	for _, id := range members {
 		f := store.EventFilter{SessionID: id, Limit: store.MaxLimit}

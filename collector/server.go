@@ -75,6 +75,11 @@ type Config struct {
 	// Privacy are the rules applied to every envelope stored, whichever
 	// way it came; the zero value means privacy.DefaultOptions.
 	Privacy privacy.Options
+	// NoAgentMetrics leaves out the metrics per agent (tool calls, their
+	// durations, prompts, subagents, denials, active sessions and agents:
+	// docs/metrics.md), which cost a little on every model round; for
+	// measuring that cost.
+	NoAgentMetrics bool
 }
 
 // Server is the collector. Create it with New; serve it with Serve or mount
@@ -149,7 +154,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.inflight = &inflight{max: cfg.MaxInflightBytes}
 	s.streamReads = newStreamReads()
-	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait)
+	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics)
 	s.writer = newWriter(modelingStore{s.store, s.modeler}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
 	s.routes()
 	s.handler = s.instrument(s.mux)

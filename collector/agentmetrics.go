@@ -1,0 +1,479 @@
+package collector
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// The metrics per agent (docs/metrics.md) are counted from what the
+// session model reports as changed (attribution.Changes), never from
+// events: a call is counted once, when the model first stores it with a
+// final status; an agent once, when the model first stores it; a prompt
+// once, when the session's prompt count first goes past it.
+//
+// "First stores" is exact across rebuilds and restarts because it is
+// judged against what is stored. Each group in memory remembers what was
+// counted of it (counted); a group loaded from the store starts from its
+// stored rows, which a previous round or a previous process counted when
+// it wrote them. What a round counts is added only once the round's rows
+// are stored, so a failed round, whose groups are loaded again, counts
+// nothing twice.
+const (
+	// maxAgentTypeLabels and maxToolLabels bound the label values the
+	// metrics take, first come first kept; later ones are "other".
+	// maxMCPToolLabels bounds the MCP tools (mcp__server__tool) among the
+	// tools, so that a server with many tools does not take every place.
+	// maxRuleLabels bounds the policy rule ids.
+	maxAgentTypeLabels = 32
+	maxToolLabels      = 64
+	maxMCPToolLabels   = 16
+	maxRuleLabels      = 64
+	// maxLabelBytes cuts a label value.
+	maxLabelBytes = 64
+	// activeWindow is how recent the latest event of a session or agent
+	// still running must be for it to count as active.
+	activeWindow = 10 * time.Minute
+	// maxLive bounds the sessions and agents watched for the active gauges.
+	maxLive = 100_000
+)
+
+// Label values of agent_type that are not a subagent's type, and of
+// rule_id for a denial no hookwatch rule made.
+const (
+	labelMain       = attribution.RoleMain
+	labelCompaction = attribution.RoleCompaction
+	labelUnknown    = "unknown"
+	labelOther      = "other"
+	labelClient     = "client"
+)
+
+// durationBuckets are the upper bounds (seconds) of the tool call
+// duration histogram: from a quick Read to a long build.
+var durationBuckets = [...]float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+
+// rowKey names a call or an agent of a session.
+type rowKey struct{ session, id string }
+
+// counted is what the metrics counted of one group's model.
+type counted struct {
+	calls   map[rowKey]struct{} // final calls
+	agents  map[rowKey]struct{} // subagents
+	prompts map[string]int      // session → prompts
+}
+
+func newCounted() *counted {
+	return &counted{calls: map[rowKey]struct{}{}, agents: map[rowKey]struct{}{}, prompts: map[string]int{}}
+}
+
+// callCount is one call to count: the labels before they are bounded.
+type callCount struct {
+	agentType, tool, status string
+	durationMS              *int64
+	rules                   []string // on a denial
+}
+
+// liveSession and liveAgent are what the active gauges need of a session
+// or an agent that has not ended.
+type liveSession struct {
+	running bool
+	last    time.Time
+}
+
+type liveAgent struct {
+	agentType string // bounded by flush
+	stopped   bool
+	last      time.Time
+}
+
+// agentMetrics are the metrics per agent. observe and flush are called by
+// the modeler's goroutine only; writeActive by scrapes.
+type agentMetrics struct {
+	set *metrics.Set
+
+	// Owned by the modeler's goroutine.
+	agentTypes, tools, mcpTools, rules labelSet
+	calls                              map[[3]string]*metrics.Counter
+	started                            map[string]*metrics.Counter
+	denials                            map[string]*metrics.Counter
+	prompts                            *metrics.Counter
+	// The round's counts, added by flush once its rows are stored.
+	roundCalls    []callCount
+	roundStarted  []string
+	roundPrompts  int
+	roundSessions map[string]liveSession
+	roundAgents   map[rowKey]liveAgent
+
+	mu        sync.Mutex
+	durations map[[2]string]*leHistogram // by agent type and tool
+	sessions  map[string]liveSession
+	agents    map[rowKey]liveAgent
+}
+
+// leHistogram is a histogram with fixed buckets (durationBuckets), written
+// as Prometheus' le buckets so that histogram_quantile reads it (the
+// metrics package's own histograms write vmrange buckets).
+type leHistogram struct {
+	counts [len(durationBuckets) + 1]uint64 // not cumulative; the last is +Inf
+	sum    float64
+}
+
+func (h *leHistogram) update(v float64) {
+	i, _ := slices.BinarySearch(durationBuckets[:], v)
+	h.counts[i]++
+	h.sum += v
+}
+
+// write writes h as the series of name with labels (`k="v",…`).
+func (h *leHistogram) write(w io.Writer, name, labels string) {
+	var n uint64
+	for i, c := range h.counts {
+		n += c
+		le := "+Inf"
+		if i < len(durationBuckets) {
+			le = strconv.FormatFloat(durationBuckets[i], 'g', -1, 64)
+		}
+		metrics.WriteCounterUint64(w, fmt.Sprintf(`%s_bucket{%s,le=%q}`, name, labels, le), n)
+	}
+	metrics.WriteCounterFloat64(w, fmt.Sprintf(`%s_sum{%s}`, name, labels), h.sum)
+	metrics.WriteCounterUint64(w, fmt.Sprintf(`%s_count{%s}`, name, labels), n)
+}
+
+func newAgentMetrics(set *metrics.Set) *agentMetrics {
+	return &agentMetrics{
+		set:           set,
+		agentTypes:    newLabelSet(maxAgentTypeLabels),
+		tools:         newLabelSet(maxToolLabels),
+		mcpTools:      newLabelSet(maxMCPToolLabels),
+		rules:         newLabelSet(maxRuleLabels),
+		calls:         map[[3]string]*metrics.Counter{},
+		durations:     map[[2]string]*leHistogram{},
+		started:       map[string]*metrics.Counter{},
+		denials:       map[string]*metrics.Counter{},
+		prompts:       set.NewCounter(`hookwatch_prompts_total`),
+		roundSessions: map[string]liveSession{},
+		roundAgents:   map[rowKey]liveAgent{},
+		sessions:      map[string]liveSession{},
+		agents:        map[rowKey]liveAgent{},
+	}
+}
+
+// agentTypeOf is the agent_type label of an agent or a call's agent,
+// unbounded.
+func agentTypeOf(agentID string, agentType *string) string {
+	switch {
+	case agentID == "":
+		return labelMain
+	case agentType == nil:
+		return labelUnknown
+	case *agentType == "":
+		return labelCompaction
+	}
+	return *agentType
+}
+
+// observe notes what one session's changes count, against what c says was
+// counted already, and updates c. The counts wait in the round until
+// flush.
+func (am *agentMetrics) observe(c *counted, sc *attribution.SessionChanges) {
+	s := sc.Session
+	id := s.SessionID
+	for _, tc := range sc.ToolCalls {
+		if tc.Status == attribution.StatusPending {
+			continue
+		}
+		k := rowKey{id, tc.ToolUseID}
+		if _, ok := c.calls[k]; ok {
+			continue
+		}
+		c.calls[k] = struct{}{}
+		cc := callCount{agentType: agentTypeOf(tc.AgentID, tc.AgentType), tool: tc.ToolName, status: tc.Status, durationMS: tc.DurationMS}
+		if tc.Status == attribution.StatusDenied {
+			cc.rules = denyingRules(tc.Decision)
+		}
+		am.roundCalls = append(am.roundCalls, cc)
+	}
+	for _, a := range sc.Agents {
+		if a.AgentID == "" {
+			continue
+		}
+		k := rowKey{id, a.AgentID}
+		if _, ok := c.agents[k]; !ok {
+			c.agents[k] = struct{}{}
+			am.roundStarted = append(am.roundStarted, agentTypeOf(a.AgentID, a.AgentType))
+		}
+		am.roundAgents[k] = liveAgent{agentType: agentTypeOf(a.AgentID, a.AgentType), stopped: a.StoppedAt != nil, last: a.LastEventAt}
+	}
+	if n := s.Counts.Prompts; n > c.prompts[id] {
+		am.roundPrompts += n - c.prompts[id]
+		c.prompts[id] = n
+	}
+	running := s.Status == attribution.SessionRunning || s.Status == attribution.SessionBackground
+	am.roundSessions[id] = liveSession{running: running, last: s.LastEventAt}
+}
+
+// denyingRules returns the rule ids of a denial's decision (decision.Audit),
+// or labelClient when no hookwatch rule denied the call (the client did).
+func denyingRules(raw json.RawMessage) []string {
+	var a decision.Audit
+	if len(raw) > 0 && json.Unmarshal(raw, &a) == nil && a.Action == decision.ActionDeny && len(a.RuleIDs) > 0 {
+		return a.RuleIDs
+	}
+	return []string{labelClient}
+}
+
+// discard forgets the round's counts: its rows were not stored.
+func (am *agentMetrics) discard() {
+	am.roundCalls, am.roundStarted, am.roundPrompts = am.roundCalls[:0], am.roundStarted[:0], 0
+	clear(am.roundSessions)
+	clear(am.roundAgents)
+}
+
+// flush adds the round's counts to the metrics: its rows are stored.
+func (am *agentMetrics) flush() {
+	for _, cc := range am.roundCalls {
+		at, tool := am.agentTypes.bound(cc.agentType), am.tool(cc.tool)
+		k := [3]string{at, tool, cc.status}
+		ctr := am.calls[k]
+		if ctr == nil {
+			ctr = am.set.GetOrCreateCounter(fmt.Sprintf(`hookwatch_tool_calls_total{agent_type=%q,tool=%q,status=%q}`, at, tool, cc.status))
+			am.calls[k] = ctr
+		}
+		ctr.Inc()
+		if cc.durationMS != nil {
+			am.mu.Lock()
+			dk := [2]string{at, tool}
+			h := am.durations[dk]
+			if h == nil {
+				h = &leHistogram{}
+				am.durations[dk] = h
+			}
+			h.update(float64(*cc.durationMS) / 1000)
+			am.mu.Unlock()
+		}
+		for _, r := range cc.rules {
+			r = am.rules.bound(r)
+			ctr := am.denials[r]
+			if ctr == nil {
+				ctr = am.set.GetOrCreateCounter(fmt.Sprintf(`hookwatch_denials_total{rule_id=%q}`, r))
+				am.denials[r] = ctr
+			}
+			ctr.Inc()
+		}
+	}
+	for _, t := range am.roundStarted {
+		t = am.agentTypes.bound(t)
+		ctr := am.started[t]
+		if ctr == nil {
+			ctr = am.set.GetOrCreateCounter(fmt.Sprintf(`hookwatch_subagents_started_total{agent_type=%q}`, t))
+			am.started[t] = ctr
+		}
+		ctr.Inc()
+	}
+	am.prompts.Add(am.roundPrompts)
+	if len(am.roundSessions) > 0 || len(am.roundAgents) > 0 {
+		am.mu.Lock()
+		for id, ls := range am.roundSessions {
+			if !ls.running {
+				delete(am.sessions, id)
+			} else if _, ok := am.sessions[id]; ok || len(am.sessions) < maxLive {
+				am.sessions[id] = ls
+			}
+		}
+		for k, la := range am.roundAgents {
+			la.agentType = am.agentTypes.bound(la.agentType)
+			if la.stopped {
+				delete(am.agents, k)
+			} else if _, ok := am.agents[k]; ok || len(am.agents) < maxLive {
+				am.agents[k] = la
+			}
+		}
+		am.mu.Unlock()
+	}
+	am.discard()
+}
+
+// tool bounds a tool name: MCP tools have places of their own.
+func (am *agentMetrics) tool(name string) string {
+	if strings.HasPrefix(name, "mcp__") && !am.tools.has(labelValue(name)) {
+		if am.mcpTools.bound(name) == labelOther {
+			return labelOther
+		}
+	}
+	return am.tools.bound(name)
+}
+
+// write writes the duration histograms and the active gauges.
+func (am *agentMetrics) write(w io.Writer, now time.Time) {
+	am.mu.Lock()
+	keys := slices.Collect(maps.Keys(am.durations))
+	slices.SortFunc(keys, func(a, b [2]string) int { return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1])) })
+	for _, k := range keys {
+		am.durations[k].write(w, "hookwatch_tool_call_duration_seconds", fmt.Sprintf(`agent_type=%q,tool=%q`, k[0], k[1]))
+	}
+	am.mu.Unlock()
+	am.writeActive(w, now)
+}
+
+// writeActive writes the active gauges: sessions still running or waiting
+// on background work, and agents not stopped, each with an event within
+// activeWindow of now; the main agent of each active session counts as an
+// agent of type main. It forgets what is no longer active.
+func (am *agentMetrics) writeActive(w io.Writer, now time.Time) {
+	cutoff := now.Add(-activeWindow)
+	am.mu.Lock()
+	sessions := 0
+	for id, ls := range am.sessions {
+		if ls.last.Before(cutoff) {
+			delete(am.sessions, id)
+			continue
+		}
+		sessions++
+	}
+	byType := map[string]uint64{}
+	for k, la := range am.agents {
+		if _, ok := am.sessions[k.session]; !ok || la.last.Before(cutoff) {
+			delete(am.agents, k)
+			continue
+		}
+		byType[la.agentType]++
+	}
+	am.mu.Unlock()
+	metrics.WriteGaugeUint64(w, "hookwatch_active_sessions", uint64(sessions))
+	if sessions > 0 {
+		byType[labelMain] += uint64(sessions)
+	}
+	types := make([]string, 0, len(byType))
+	for t := range byType {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	for _, t := range types {
+		metrics.WriteGaugeUint64(w, fmt.Sprintf(`hookwatch_active_agents{agent_type=%q}`, t), byType[t])
+	}
+}
+
+// labelSet keeps the first max label values seen; others are labelOther.
+type labelSet struct {
+	max  int
+	seen map[string]struct{}
+}
+
+func newLabelSet(max int) labelSet { return labelSet{max: max, seen: map[string]struct{}{}} }
+
+func (s labelSet) has(v string) bool { _, ok := s.seen[v]; return ok }
+
+// bound returns v as a label value: cleaned, and labelOther when max other
+// values were kept first. The built-in agent types are always kept.
+func (s labelSet) bound(v string) string {
+	v = labelValue(v)
+	switch v {
+	case labelMain, labelCompaction, labelUnknown, labelOther, labelClient:
+		return v
+	}
+	if _, ok := s.seen[v]; ok {
+		return v
+	}
+	if len(s.seen) >= s.max {
+		return labelOther
+	}
+	s.seen[v] = struct{}{}
+	return v
+}
+
+// labelValue cleans a label value taken from a payload: at most
+// maxLabelBytes of letters, digits and _ - . : @ /, anything else as _, so
+// that it needs no escaping in any exposition format; "" is labelUnknown.
+func labelValue(v string) string {
+	if v == "" {
+		return labelUnknown
+	}
+	ok := len(v) <= maxLabelBytes
+	for i := 0; ok && i < len(v); i++ {
+		ok = labelByte(v[i])
+	}
+	if ok {
+		return v
+	}
+	b := make([]byte, 0, min(len(v), maxLabelBytes))
+	for i := 0; i < len(v) && len(b) < maxLabelBytes; i++ {
+		c := v[i]
+		if !labelByte(c) {
+			c = '_'
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+func labelByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '_' || c == '-' || c == '.' || c == ':' || c == '@' || c == '/'
+}
+
+// baseline fills c with what the store holds of sessions ids: a call
+// stored final, an agent stored, a session's prompts were counted when
+// they were written.
+func (m *modeler) baseline(ctx context.Context, c *counted, ids []string) error {
+	models, err := m.st.SessionModels(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for id, sm := range models {
+		var s struct {
+			Counts attribution.Counts `json:"counts"`
+		}
+		if len(sm.Summary) > 0 && json.Unmarshal(sm.Summary, &s) == nil {
+			c.prompts[id] = s.Counts.Prompts
+		}
+	}
+	for _, id := range ids {
+		f := store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}
+		for {
+			page, err := m.st.ToolCalls(ctx, f)
+			if err != nil {
+				return err
+			}
+			for _, r := range page.ToolCalls {
+				if r.Status != attribution.StatusPending {
+					c.calls[rowKey{id, r.ToolUseID}] = struct{}{}
+				}
+			}
+			if page.Next == "" || len(page.ToolCalls) == 0 {
+				break
+			}
+			f.Cursor = page.Next
+		}
+		af := store.AgentFilter{SessionID: id, Limit: store.MaxLimit}
+		for {
+			page, err := m.st.Agents(ctx, af)
+			if err != nil {
+				return err
+			}
+			for _, r := range page.Agents {
+				if r.AgentID != "" {
+					c.agents[rowKey{id, r.AgentID}] = struct{}{}
+				}
+			}
+			if page.Next == "" || len(page.Agents) == 0 {
+				break
+			}
+			af.Cursor = page.Next
+		}
+	}
+	return nil
+}

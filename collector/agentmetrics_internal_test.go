@@ -1,0 +1,73 @@
+package collector
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/VictoriaMetrics/metrics"
+)
+
+func TestLabelValue(t *testing.T) {
+	f := func(in, want string) {
+		t.Helper()
+		if got := labelValue(in); got != want {
+			t.Errorf("labelValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+	f("Bash", "Bash")
+	f("mcp__github__create_issue", "mcp__github__create_issue")
+	f("my-plugin:code-reviewer", "my-plugin:code-reviewer")
+	f("", "unknown")
+	f(`a"b\c`+"\n", "a_b_c_")
+	f("é", "__")
+	f(strings.Repeat("x", 100), strings.Repeat("x", maxLabelBytes))
+	f(strings.Repeat("\"", 100), strings.Repeat("_", maxLabelBytes))
+}
+
+func TestLabelBounds(t *testing.T) {
+	am := newAgentMetrics(metrics.NewSet())
+	f := func(got, want string) {
+		t.Helper()
+		if got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+	for i := range maxAgentTypeLabels {
+		f(am.agentTypes.bound(fmt.Sprint("type-", i)), fmt.Sprint("type-", i))
+	}
+	f(am.agentTypes.bound("one-too-many"), labelOther)
+	f(am.agentTypes.bound("type-3"), "type-3") // kept ones stay
+	f(am.agentTypes.bound(labelMain), labelMain)
+	f(am.agentTypes.bound(labelCompaction), labelCompaction)
+
+	for i := range maxMCPToolLabels {
+		f(am.tool(fmt.Sprint("mcp__s__t", i)), fmt.Sprint("mcp__s__t", i))
+	}
+	f(am.tool("mcp__s__more"), labelOther)
+	f(am.tool("mcp__s__t0"), "mcp__s__t0")
+	f(am.tool("Bash"), "Bash") // MCP tools leave room for the others
+	for i := range maxToolLabels - maxMCPToolLabels - 1 {
+		f(am.tool(fmt.Sprint("Tool", i)), fmt.Sprint("Tool", i))
+	}
+	f(am.tool("Read"), labelOther)
+	f(am.tool("Bash"), "Bash")
+}
+
+func TestLeHistogram(t *testing.T) {
+	var h leHistogram
+	for _, v := range []float64{0.001, 0.01, 0.3, 7, 1e6} {
+		h.update(v)
+	}
+	var b strings.Builder
+	h.write(&b, "d", `k="v"`)
+	for _, want := range []string{
+		`d_bucket{k="v",le="0.01"} 2`, `d_bucket{k="v",le="0.25"} 2`, `d_bucket{k="v",le="0.5"} 3`,
+		`d_bucket{k="v",le="10"} 4`, `d_bucket{k="v",le="600"} 4`, `d_bucket{k="v",le="+Inf"} 5`,
+		`d_sum{k="v"} 1.000007311e+06`, `d_count{k="v"} 5`,
+	} {
+		if !strings.Contains(b.String(), want+"\n") {
+			t.Errorf("no %s in\n%s", want, b.String())
+		}
+	}
+}
