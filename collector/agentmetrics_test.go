@@ -285,19 +285,39 @@ func TestAgentMetricsStaleOnStart(t *testing.T) {
 	}
 }
 
+// live is an event of a session in progress, "live-1", i seconds after
+// start.
+func live(start time.Time, i int, kv ...any) event.Envelope {
+	kv = append(kv, "session_id", "live-1", "transcript_path", "/home/dev/.claude/projects/-w-live/live-1.jsonl", "cwd", "/w/live")
+	return storetest.Envelope(event.RuntimeClaudeCode, start.Add(time.Duration(i)*time.Second), storetest.P(kv...))
+}
+
+// liveSession is a session started a minute ago: a prompt, an Explore
+// subagent still running, and a Bash call the policy rule no-rm denied.
+func liveSession() []event.Envelope {
+	start := time.Now().Add(-time.Minute)
+	denied := live(start, 4, "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", "toolu_live_1",
+		"tool_input", map[string]any{"command": "rm -rf /"})
+	denied.Decision = json.RawMessage(`{"action":"deny","rule_ids":["no-rm"],"reason":"no rm","enforced":true}`)
+	return []event.Envelope{
+		live(start, 1, "hook_event_name", "SessionStart", "source", "startup"),
+		live(start, 2, "hook_event_name", "UserPromptSubmit", "prompt", "clean up"),
+		live(start, 3, "hook_event_name", "SubagentStart", "agent_id", "a1", "agent_type", "Explore"),
+		denied,
+	}
+}
+
 // TestActiveMetrics: a session with a subagent running is active, with
 // its main agent and the subagent; a stopped subagent and an ended session
 // are not.
 func TestActiveMetrics(t *testing.T) {
 	s := newServer(t, patient)
-	now := time.Now().Add(-time.Minute)
+	start := time.Now().Add(-time.Minute)
 	n := 0
 	send := func(kv ...any) {
 		t.Helper()
 		n++
-		kv = append(kv, "session_id", "live-1", "transcript_path", "/home/dev/.claude/projects/-w-live/live-1.jsonl", "cwd", "/w/live")
-		env := storetest.Envelope(event.RuntimeClaudeCode, now.Add(time.Duration(n)*time.Second), storetest.P(kv...))
-		s.post(t, []event.Envelope{env}, 1, 0)
+		s.post(t, []event.Envelope{live(start, n, kv...)}, 1, 0)
 		s.settle(t)
 	}
 	check := func(sessions, main, explore float64) {
@@ -319,6 +339,21 @@ func TestActiveMetrics(t *testing.T) {
 	check(0, 0, 0)
 	if m := s.scrape(t); m["hookwatch_prompts_total"] != 1 || m[`hookwatch_subagents_started_total{agent_type="Explore"}`] != 1 {
 		t.Errorf("prompts %v, Explore agents started %v", m["hookwatch_prompts_total"], m[`hookwatch_subagents_started_total{agent_type="Explore"}`])
+	}
+}
+
+// TestDenialMetrics: a call a policy rule denied counts under its rule.
+func TestDenialMetrics(t *testing.T) {
+	s := newServer(t, patient)
+	envs := liveSession()
+	s.post(t, envs, len(envs), 0)
+	s.settle(t)
+	m := s.scrape(t)
+	if m[`hookwatch_denials_total{rule_id="no-rm"}`] != 1 || m[`hookwatch_tool_calls_total{agent_type="main",tool="Bash",status="denied"}`] != 1 {
+		t.Errorf("denials %v", fromMetrics(t, m))
+	}
+	if m["hookwatch_active_sessions"] != 1 || m[`hookwatch_active_agents{agent_type="Explore"}`] != 1 {
+		t.Errorf("active sessions %v, Explore agents %v", m["hookwatch_active_sessions"], m[`hookwatch_active_agents{agent_type="Explore"}`])
 	}
 }
 
