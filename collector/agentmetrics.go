@@ -245,6 +245,8 @@ func (am *agentMetrics) discard() {
 
 // flush adds the round's counts to the metrics: its rows are stored.
 func (am *agentMetrics) flush() {
+	am.mu.Lock() // for the durations
+	defer am.mu.Unlock()
 	for _, cc := range am.roundCalls {
 		at, tool := am.agentTypes.bound(cc.agentType), am.tool(cc.tool)
 		k := [3]string{at, tool, cc.status}
@@ -255,7 +257,6 @@ func (am *agentMetrics) flush() {
 		}
 		ctr.Inc()
 		if cc.durationMS != nil {
-			am.mu.Lock()
 			dk := [2]string{at, tool}
 			h := am.durations[dk]
 			if h == nil {
@@ -263,7 +264,6 @@ func (am *agentMetrics) flush() {
 				am.durations[dk] = h
 			}
 			h.update(float64(*cc.durationMS) / 1000)
-			am.mu.Unlock()
 		}
 		for _, r := range cc.rules {
 			r = am.rules.bound(r)
@@ -285,24 +285,20 @@ func (am *agentMetrics) flush() {
 		ctr.Inc()
 	}
 	am.prompts.Add(am.roundPrompts)
-	if len(am.roundSessions) > 0 || len(am.roundAgents) > 0 {
-		am.mu.Lock()
-		for id, ls := range am.roundSessions {
-			if !ls.running {
-				delete(am.sessions, id)
-			} else if _, ok := am.sessions[id]; ok || len(am.sessions) < maxLive {
-				am.sessions[id] = ls
-			}
+	for id, ls := range am.roundSessions {
+		if !ls.running {
+			delete(am.sessions, id)
+		} else if _, ok := am.sessions[id]; ok || len(am.sessions) < maxLive {
+			am.sessions[id] = ls
 		}
-		for k, la := range am.roundAgents {
-			la.agentType = am.agentTypes.bound(la.agentType)
-			if la.stopped {
-				delete(am.agents, k)
-			} else if _, ok := am.agents[k]; ok || len(am.agents) < maxLive {
-				am.agents[k] = la
-			}
+	}
+	for k, la := range am.roundAgents {
+		la.agentType = am.agentTypes.bound(la.agentType)
+		if la.stopped {
+			delete(am.agents, k)
+		} else if _, ok := am.agents[k]; ok || len(am.agents) < maxLive {
+			am.agents[k] = la
 		}
-		am.mu.Unlock()
 	}
 	am.discard()
 }

@@ -18,7 +18,11 @@ import (
 	"github.com/hookwatch/hookwatch/spool"
 )
 
-func TestMain(m *testing.M) { promtest.Main(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	promtest.Stop()
+	os.Exit(code)
+}
 
 // TestPrometheus: a real Prometheus scrapes a collector fed the real
 // captures, half through a spool as local hooks deliver and half posted,

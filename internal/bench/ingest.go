@@ -93,6 +93,14 @@ type IngestOptions struct {
 	// SamplePayloads). Their session_id is rewritten so that each client
 	// plays its own sessions.
 	Payloads [][]byte
+	// WaitModel waits, after the last reply, until the session model has
+	// applied every event, and reports what its rounds took.
+	WaitModel bool
+	// NoAgentMetrics turns the metrics per agent off
+	// (collector.Config.NoAgentMetrics).
+	NoAgentMetrics bool
+	// Quiet prints nothing.
+	Quiet bool
 }
 
 // IngestResult is what Ingest measured.
@@ -108,6 +116,12 @@ type IngestResult struct {
 	RequestMedian, RequestP95 time.Duration
 	// DBBytes is the size of the database files afterwards.
 	DBBytes int64
+	// With WaitModel: Modelled runs from the first request sent to the
+	// last event applied to the model; ModelRounds and ModelRoundTime are
+	// the model's rounds and the time they took in all.
+	Modelled       time.Duration
+	ModelRounds    int
+	ModelRoundTime time.Duration
 }
 
 // Ingest measures events per second through POST /v1/events: a collector on
@@ -145,7 +159,7 @@ func Ingest(ctx context.Context, w io.Writer, o IngestOptions) (IngestResult, er
 	if err != nil {
 		return IngestResult{}, err
 	}
-	srv, err := collector.New(collector.Config{Store: db, Version: "bench"})
+	srv, err := collector.New(collector.Config{Store: db, Version: "bench", NoAgentMetrics: o.NoAgentMetrics})
 	if err != nil {
 		db.Close()
 		return IngestResult{}, err
@@ -232,10 +246,18 @@ func Ingest(ctx context.Context, w io.Writer, o IngestOptions) (IngestResult, er
 	if err := ctx.Err(); err != nil {
 		return IngestResult{}, err
 	}
+	var model IngestResult
+	if o.WaitModel {
+		var err error
+		if model, err = waitModel(ctx, client, "http://"+ln.Addr().String()+"/metrics", o.Events, start); err != nil {
+			return IngestResult{}, err
+		}
+	}
 	if err := srv.Shutdown(ctx); err != nil {
 		return IngestResult{}, err
 	}
 	res := IngestResult{
+		Modelled: model.Modelled, ModelRounds: model.ModelRounds, ModelRoundTime: model.ModelRoundTime,
 		Events:        o.Events,
 		Requests:      requests,
 		Duration:      elapsed,
@@ -245,11 +267,40 @@ func Ingest(ctx context.Context, w io.Writer, o IngestOptions) (IngestResult, er
 		RequestP95:    quantile(latencies, 0.95),
 		DBBytes:       fileSizes(dbPath, dbPath+"-wal", dbPath+"-shm"),
 	}
+	if o.Quiet {
+		return res, nil
+	}
 	fmt.Fprintf(w, "ingest: %d events in %d requests of %d from %d clients in %v: %.0f events/s (%.1f MB/s of JSON); request median %v, p95 %v; database %.1f MB\n",
 		res.Events, res.Requests, o.BatchSize, o.Clients, res.Duration.Round(time.Millisecond), res.EventsPerSec,
 		float64(res.BodyBytes)/elapsed.Seconds()/1e6, res.RequestMedian.Round(time.Microsecond), res.RequestP95.Round(time.Microsecond),
 		float64(res.DBBytes)/1e6)
 	return res, nil
+}
+
+// waitModel polls the collector's metrics until its model applied events
+// events, and returns the model figures of an IngestResult.
+func waitModel(ctx context.Context, c *http.Client, url string, events int, start time.Time) (IngestResult, error) {
+	for {
+		m, err := scrape(c, url)
+		if err != nil {
+			return IngestResult{}, err
+		}
+		if int(m["hookwatch_model_events_applied_total"]) >= events && m["hookwatch_model_pending_events"] == 0 {
+			return IngestResult{
+				Modelled:       time.Since(start),
+				ModelRounds:    int(m["hookwatch_model_round_duration_seconds_count"]),
+				ModelRoundTime: time.Duration(m["hookwatch_model_round_duration_seconds_sum"] * float64(time.Second)),
+			}, nil
+		}
+		if time.Since(start) > 10*time.Minute {
+			return IngestResult{}, fmt.Errorf("the model applied %v of %d events after 10 minutes", m["hookwatch_model_events_applied_total"], events)
+		}
+		select {
+		case <-ctx.Done():
+			return IngestResult{}, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func fileSizes(paths ...string) int64 {

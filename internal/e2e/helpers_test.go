@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hookwatch/hookwatch/internal/fakeclaude"
+	"github.com/hookwatch/hookwatch/internal/promtest"
 )
 
 // recorderDir holds the recorder binary, built once per test binary.
@@ -25,6 +26,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	promtest.Stop()
 	if recorderDir != "" {
 		os.RemoveAll(recorderDir)
 	}

@@ -45,14 +45,12 @@ var (
 	mu         sync.Mutex // guards targets files
 )
 
-// Main runs the tests of a package that uses Get and stops the Prometheus
-// they shared: call it from TestMain.
-func Main(m *testing.M) {
-	code := m.Run()
+// Stop ends the Prometheus the test binary's tests shared, if any: call it
+// from TestMain after m.Run.
+func Stop() {
 	if shared != nil {
 		shared.stop()
 	}
-	os.Exit(code)
 }
 
 // Get returns the test binary's Prometheus, starting it on first use. It

@@ -1,7 +1,7 @@
 // Command bench runs hookwatch's benchmarks and prints their figures:
 // medians and ratios measured side by side in one run, never pass/fail.
 //
-//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|abuse|session|all]
+//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|abuse|session|all]
 //
 // It lives here rather than in the hookwatch binary because the hook,
 // policy, abuse, model and session benchmarks build the binaries they measure (and the floor program)
@@ -43,18 +43,18 @@ func main() {
 // errUsage marks an error caused by bad arguments: exit code 2.
 var errUsage = errors.New("usage error")
 
-// run is `bench [flags] [hook|policy|ingest|query|model|abuse|session|all]`.
+// run is `bench [flags] [hook|policy|ingest|query|model|metrics|abuse|session|all]`.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|abuse|session|all]\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|abuse|session|all]\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	repo := fs.String("repo", ".", "repository root to build the binaries from (hook, policy and abuse benchmarks)")
 	runs := fs.Int("runs", 200, "runs of each command per round (hook and policy benchmarks)")
-	rounds := fs.Int("rounds", 1, "rounds of runs; verdicts use the median of the rounds' medians (hook and policy benchmarks; session: default 5)")
-	events := fs.Int("events", 0, "events to ingest (ingest), to hold in the database (query) or of each session (model); 0 = the benchmark's default")
+	rounds := fs.Int("rounds", 1, "rounds of runs; verdicts use the median of the rounds' medians (hook and policy benchmarks; session: default 5; metrics: runs each way, default 3)")
+	events := fs.Int("events", 0, "events to ingest (ingest, metrics), to hold in the database (query) or of each session (model); 0 = the benchmark's default")
 	sessions := fs.String("sessions", "1,3", "concurrent sessions of each run (model benchmark), comma-separated")
 	rate := fs.Int("rate", 5000, "events per second sent in all (model benchmark)")
 	claude := fs.String("claude", "", "the Claude Code binary (session benchmark); default $HOOKWATCH_CLAUDE_BIN, else what scripts/install-claude.sh installs")
@@ -114,6 +114,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		"abuse": func() error {
 			return bench.Abuse(ctx, stdout, bench.AbuseOptions{Repo: *repo})
 		},
+		"metrics": func() error {
+			r := *rounds
+			if !roundsSet {
+				r = 0 // the benchmark's default
+			}
+			return bench.AgentMetrics(ctx, stdout, bench.AgentMetricsOptions{Events: *events, Rounds: r})
+		},
 		"session": func() error {
 			r := *rounds
 			if !roundsSet {
@@ -122,10 +129,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return bench.Session(ctx, stdout, bench.SessionOptions{Repo: *repo, Claude: *claude, Rounds: r})
 		},
 	}
-	order := []string{"hook", "policy", "ingest", "query", "model", "abuse", "session"}
+	order := []string{"hook", "policy", "ingest", "query", "model", "metrics", "abuse", "session"}
 	if which != "all" {
 		if _, ok := benchmarks[which]; !ok {
-			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query, model, abuse, session or all)", errUsage, which)
+			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query, model, metrics, abuse, session or all)", errUsage, which)
 		}
 		order = []string{which}
 	}
