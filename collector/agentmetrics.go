@@ -249,13 +249,7 @@ func (am *agentMetrics) flush() {
 	defer am.mu.Unlock()
 	for _, cc := range am.roundCalls {
 		at, tool := am.agentTypes.bound(cc.agentType), am.tool(cc.tool)
-		k := [3]string{at, tool, cc.status}
-		ctr := am.calls[k]
-		if ctr == nil {
-			ctr = am.set.GetOrCreateCounter(fmt.Sprintf(`hookwatch_tool_calls_total{agent_type=%q,tool=%q,status=%q}`, at, tool, cc.status))
-			am.calls[k] = ctr
-		}
-		ctr.Inc()
+		counter(am.set, am.calls, [3]string{at, tool, cc.status}, `hookwatch_tool_calls_total{agent_type=%q,tool=%q,status=%q}`, at, tool, cc.status).Inc()
 		if cc.durationMS != nil {
 			dk := [2]string{at, tool}
 			h := am.durations[dk]
@@ -267,22 +261,12 @@ func (am *agentMetrics) flush() {
 		}
 		for _, r := range cc.rules {
 			r = am.rules.bound(r)
-			ctr := am.denials[r]
-			if ctr == nil {
-				ctr = am.set.GetOrCreateCounter(fmt.Sprintf(`hookwatch_denials_total{rule_id=%q}`, r))
-				am.denials[r] = ctr
-			}
-			ctr.Inc()
+			counter(am.set, am.denials, r, `hookwatch_denials_total{rule_id=%q}`, r).Inc()
 		}
 	}
 	for _, t := range am.roundStarted {
 		t = am.agentTypes.bound(t)
-		ctr := am.started[t]
-		if ctr == nil {
-			ctr = am.set.GetOrCreateCounter(fmt.Sprintf(`hookwatch_subagents_started_total{agent_type=%q}`, t))
-			am.started[t] = ctr
-		}
-		ctr.Inc()
+		counter(am.set, am.started, t, `hookwatch_subagents_started_total{agent_type=%q}`, t).Inc()
 	}
 	am.prompts.Add(am.roundPrompts)
 	for id, ls := range am.roundSessions {
@@ -301,6 +285,22 @@ func (am *agentMetrics) flush() {
 		}
 	}
 	am.discard()
+}
+
+// counter returns m[k], the counter of label values labels, or creates it
+// in set, named by format with them: the map spares formatting the name on
+// every increment.
+func counter[K comparable](set *metrics.Set, m map[K]*metrics.Counter, k K, format string, labels ...string) *metrics.Counter {
+	c := m[k]
+	if c == nil {
+		args := make([]any, len(labels))
+		for i, v := range labels {
+			args[i] = v
+		}
+		c = set.GetOrCreateCounter(fmt.Sprintf(format, args...))
+		m[k] = c
+	}
+	return c
 }
 
 // tool bounds a tool name: MCP tools have places of their own.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"syscall"
+	"time"
 )
 
 // AgentMetricsOptions configure AgentMetrics. Zero values take the
@@ -28,14 +30,22 @@ func AgentMetrics(ctx context.Context, w io.Writer, o AgentMetricsOptions) error
 	if o.Rounds <= 0 {
 		o.Rounds = 3
 	}
-	type figures struct{ rate, modelled, roundUS []float64 }
+	type figures struct{ rate, modelled, roundUS, cpuUS []float64 }
 	var on, off figures
 	for r := range o.Rounds {
 		// Alternate which goes first, so that neither always runs on a
 		// warmer machine.
 		for i := range 2 {
 			noMetrics := (r+i)%2 == 1
+			cpu0, err := processCPU()
+			if err != nil {
+				return err
+			}
 			res, err := Ingest(ctx, w, IngestOptions{Events: o.Events, WaitModel: true, NoAgentMetrics: noMetrics, Quiet: true})
+			if err != nil {
+				return err
+			}
+			cpu1, err := processCPU()
 			if err != nil {
 				return err
 			}
@@ -46,6 +56,7 @@ func AgentMetrics(ctx context.Context, w io.Writer, o AgentMetricsOptions) error
 			f.rate = append(f.rate, res.EventsPerSec)
 			f.modelled = append(f.modelled, res.Modelled.Seconds())
 			f.roundUS = append(f.roundUS, float64(res.ModelRoundTime.Microseconds())/float64(res.Events))
+			f.cpuUS = append(f.cpuUS, float64((cpu1-cpu0).Microseconds())/float64(res.Events))
 		}
 	}
 	fmt.Fprintf(w, "agent metrics: %d events per run, %d runs each way, medians (metrics on | off | on/off)\n", o.Events, o.Rounds)
@@ -55,9 +66,19 @@ func AgentMetrics(ctx context.Context, w io.Writer, o AgentMetricsOptions) error
 	}
 	row("ingest rate", "events/s", on.rate, off.rate)
 	row("first request to modelled", "s", on.modelled, off.modelled)
-	row("model rounds", "µs/event", on.roundUS, off.roundUS)
-	fmt.Fprintf(w, "  runs (on): rate %v\n  runs (off): rate %v\n", rounded(on.rate), rounded(off.rate))
+	row("model rounds (wall)", "µs/event", on.roundUS, off.roundUS)
+	row("CPU, collector and clients", "µs/event", on.cpuUS, off.cpuUS)
+	fmt.Fprintf(w, "  runs (on): rate %v, CPU %v\n  runs (off): rate %v, CPU %v\n", rounded(on.rate), rounded(on.cpuUS), rounded(off.rate), rounded(off.cpuUS))
 	return nil
+}
+
+// processCPU returns the user and system CPU time this process used so far.
+func processCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("cannot read the CPU time: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
 func rounded(v []float64) []float64 {
