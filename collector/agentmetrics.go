@@ -100,8 +100,8 @@ type liveAgent struct {
 	last      time.Time
 }
 
-// agentMetrics are the metrics per agent. observe and flush are called by
-// the modeler's goroutine only; writeActive by scrapes.
+// agentMetrics are the metrics per agent. observe, flush and discard are
+// called by the modeler's goroutine only; write by scrapes.
 type agentMetrics struct {
 	set *metrics.Set
 
@@ -250,7 +250,7 @@ func (am *agentMetrics) flush() {
 	for _, cc := range am.roundCalls {
 		at, tool := am.agentTypes.bound(cc.agentType), am.tool(cc.tool)
 		counter(am.set, am.calls, [3]string{at, tool, cc.status}, `hookwatch_tool_calls_total{agent_type=%q,tool=%q,status=%q}`, at, tool, cc.status).Inc()
-		if cc.durationMS != nil {
+		if cc.durationMS != nil && *cc.durationMS >= 0 { // hook times from skewed clocks
 			dk := [2]string{at, tool}
 			h := am.durations[dk]
 			if h == nil {
