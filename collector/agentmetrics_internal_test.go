@@ -6,6 +6,10 @@ import (
 	"testing"
 
 	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
 func TestLabelValue(t *testing.T) {
@@ -70,4 +74,28 @@ func TestLeHistogram(t *testing.T) {
 			t.Errorf("no %s in\n%s", want, b.String())
 		}
 	}
+}
+
+// BenchmarkAgentMetrics measures what the metrics per agent add to a model
+// round: observing every session of the real captures as changed, as a
+// rebuild reports them, then counting them. It reports the cost per call.
+func BenchmarkAgentMetrics(b *testing.B) {
+	var envs []event.Envelope
+	for i, p := range storetest.Corpus(b) {
+		envs = append(envs, storetest.Envelope(p.Runtime, storetest.At(i), p.JSON))
+	}
+	res := attribution.Build(envs)
+	calls := 0
+	for _, s := range res.Sessions {
+		calls += len(s.ToolCalls)
+	}
+	am := newAgentMetrics(metrics.NewSet())
+	for b.Loop() {
+		c := newCounted()
+		for _, s := range res.Sessions {
+			am.observe(c, &attribution.SessionChanges{Session: s, Agents: s.Agents, ToolCalls: s.ToolCalls})
+		}
+		am.flush()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*calls), "ns/call")
 }
