@@ -1,0 +1,185 @@
+// Package codex holds what hookwatch knows of the OpenAI Codex CLI's side:
+// where its home and hooks files are, the events its hooks file registers,
+// and how Codex itself reports and trusts the hooks it found (its
+// app-server's hooks/list), which is what makes a hook run at all: Codex
+// skips an untrusted hook silently.
+package codex
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// HomeEnv names the variable that moves Codex's home (default ~/.codex).
+const HomeEnv = "CODEX_HOME"
+
+// Home returns Codex's home directory: $CODEX_HOME, else ~/.codex.
+func Home(getenv func(string) string) (string, error) {
+	if h := getenv(HomeEnv); h != "" {
+		return h, nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("cannot find the home directory: %w", err)
+		}
+	}
+	return filepath.Join(home, ".codex"), nil
+}
+
+// Hooks files and the config file, relative to Codex's home (user scope)
+// or to a project (project scope: <project>/.codex/hooks.json).
+const (
+	HooksFileName  = "hooks.json"
+	ConfigFileName = "config.toml"
+	ProjectDirName = ".codex"
+)
+
+// HookEvents are the hook events Codex 0.169 fires, in the order of its
+// documentation. StopFailure, PostToolUseFailure and Notification do not
+// exist in it.
+var HookEvents = []string{
+	"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
+	"PreCompact", "PostCompact", "SubagentStart", "SubagentStop", "Stop", "Interrupt", "SessionEnd",
+}
+
+// Matched reports whether Codex matches an event's hooks against a tool
+// name, so that a hooks file gives its groups a "matcher".
+func Matched(event string) bool {
+	switch event {
+	case "PreToolUse", "PermissionRequest", "PostToolUse":
+		return true
+	}
+	return false
+}
+
+// Hook is one hook handler as Codex's app-server reports it (hooks/list).
+type Hook struct {
+	// Key names the handler in config.toml's [hooks.state."<key>"]:
+	// <source path>:<event in snake case>:<group index>:<handler index>.
+	Key       string `json:"key"`
+	EventName string `json:"eventName"`
+	Command   string `json:"command"`
+	// SourcePath is the hooks file the handler is in; Source says whose it
+	// is (user, project, …).
+	SourcePath string `json:"sourcePath"`
+	Source     string `json:"source"`
+	// CurrentHash is the hash trust is recorded with (not a plain hash of
+	// the handler: only Codex computes it).
+	CurrentHash string `json:"currentHash"`
+	// TrustStatus is "trusted" or "untrusted" (Codex skips it).
+	TrustStatus string `json:"trustStatus"`
+	IsManaged   bool   `json:"isManaged"`
+}
+
+// Trusted reports whether Codex runs the hook.
+func (h Hook) Trusted() bool { return h.TrustStatus == "trusted" || h.IsManaged }
+
+// listTimeout bounds one hooks/list round trip: the app-server answers in
+// well under a second.
+const listTimeout = 20 * time.Second
+
+// ListHooks asks the Codex binary bin (its app-server, over stdio
+// JSON-RPC) which hook handlers apply in cwd and whether each is trusted.
+// env is the environment Codex runs with (CODEX_HOME, HOME).
+func ListHooks(ctx context.Context, bin, cwd string, env []string) ([]Hook, error) {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "app-server")
+	cmd.Dir, cmd.Env = cwd, env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("cannot start codex app-server: %w", err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("cannot start codex app-server: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start codex app-server: %w", err)
+	}
+	defer func() {
+		in.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	for _, m := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"hookwatch","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"initialized"}`,
+	} {
+		if _, err := io.WriteString(in, m+"\n"); err != nil {
+			return nil, fmt.Errorf("cannot talk to codex app-server: %w", err)
+		}
+	}
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": map[string]any{"cwds": []string{cwd}}})
+	if _, err := in.Write(append(req, '\n')); err != nil {
+		return nil, fmt.Errorf("cannot talk to codex app-server: %w", err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var m struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil || *m.ID != 2 {
+			continue
+		}
+		if len(m.Error) > 0 {
+			return nil, fmt.Errorf("codex app-server hooks/list: %s", m.Error)
+		}
+		var r struct {
+			Data []struct {
+				Hooks []Hook `json:"hooks"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(m.Result, &r); err != nil {
+			return nil, fmt.Errorf("cannot read codex app-server hooks/list: %w", err)
+		}
+		var hooks []Hook
+		for _, d := range r.Data {
+			hooks = append(hooks, d.Hooks...)
+		}
+		return hooks, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("codex app-server did not answer hooks/list: %w", err)
+	}
+	return nil, errors.New("codex app-server exited without answering hooks/list")
+}
+
+// TrustBlock returns the config.toml tables that record h as trusted, as
+// Codex's own /hooks review writes them.
+func TrustBlock(h Hook) string {
+	return fmt.Sprintf("\n[hooks.state.%s]\ntrusted_hash = %s\n", tomlString(h.Key), tomlString(h.CurrentHash))
+}
+
+// tomlString quotes s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

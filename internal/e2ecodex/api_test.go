@@ -1,0 +1,272 @@
+package e2ecodex
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/internal/fakeopenai"
+	"github.com/hookwatch/hookwatch/internal/testbin"
+)
+
+// collector is `hookwatch serve` for one test, and the hook command that
+// delivers to it.
+type collector struct {
+	*testbin.Collector
+	hook string // the command Codex runs per event
+	vars []string
+}
+
+// startCollector runs `hookwatch serve` with a fresh HOOKWATCH_HOME; vars
+// are what Codex (and so each hook) needs to deliver to it.
+func startCollector(t *testing.T) *collector {
+	t.Helper()
+	CodexBin(t) // skip before building anything
+	bin, hook := testbin.Build(t, "./cmd/hookwatch"), testbin.Build(t, "./cmd/hookwatch-hook")
+	home := t.TempDir()
+	c := testbin.StartCollector(t, bin, home, testbin.FreeAddr(t))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("hookwatch serve output:\n%s", c.Log())
+		}
+	})
+	return &collector{Collector: c, hook: claudecode.ShellHookCommand(hook),
+		vars: []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + c.URL()}}
+}
+
+// newEnv returns a Codex installation whose hooks deliver to c.
+func (c *collector) newEnv(t *testing.T, slug string, script fakeopenai.Script) *Env {
+	t.Helper()
+	e := New(t, slug, script, c.vars...)
+	e.RegisterHook(c.hook)
+	return e
+}
+
+func (c *collector) get(t *testing.T, path string, v any) int {
+	t.Helper()
+	res, err := http.Get(c.URL() + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	if res.StatusCode == http.StatusOK && v != nil {
+		if err := json.Unmarshal(body, v); err != nil {
+			t.Fatalf("GET %s: %v in %s", path, err, body)
+		}
+	}
+	return res.StatusCode
+}
+
+type (
+	apiSession struct {
+		ID              string         `json:"id"`
+		Runtime         string         `json:"runtime"`
+		Status          string         `json:"status"`
+		Model           string         `json:"model"`
+		ParentSessionID string         `json:"parent_session_id"`
+		Lineage         string         `json:"lineage"`
+		Counts          map[string]int `json:"counts"`
+		EventCount      int64          `json:"event_count"`
+		Runs            []struct {
+			Source string `json:"source"`
+		} `json:"runs"`
+		Compactions []struct {
+			Trigger string `json:"trigger"`
+		} `json:"compactions"`
+	}
+	apiAgent struct {
+		AgentID        string  `json:"agent_id"`
+		AgentType      *string `json:"agent_type"`
+		ParentAgentID  *string `json:"parent_agent_id"`
+		SpawnToolUseID string  `json:"spawn_tool_use_id"`
+		Depth          int     `json:"depth"`
+		Role           string  `json:"role"`
+		ResolvedBy     string  `json:"resolved_by"`
+		ToolCount      int     `json:"tool_count"`
+	}
+	apiCall struct {
+		ToolUseID         string          `json:"tool_use_id"`
+		AgentID           string          `json:"agent_id"`
+		ToolName          string          `json:"tool_name"`
+		Status            string          `json:"status"`
+		StartedAt         time.Time       `json:"started_at"`
+		EndedAt           *time.Time      `json:"ended_at"`
+		DurationMS        *int64          `json:"duration_ms"`
+		Error             string          `json:"error"`
+		ExitCode          *int            `json:"exit_code"`
+		Files             []apiFile       `json:"files"`
+		ParentToolUseID   string          `json:"parent_tool_use_id"`
+		Depth             int             `json:"depth"`
+		SpawnedAgentID    string          `json:"spawned_agent_id"`
+		Input             json.RawMessage `json:"input"`
+		PermissionRequest *struct {
+			MatchedBy string `json:"matched_by"`
+		} `json:"permission_request"`
+	}
+	apiFile struct {
+		Op   string `json:"op"`
+		Path string `json:"path"`
+	}
+	apiEvent struct {
+		Seq       int64  `json:"seq"`
+		SessionID string `json:"session_id"`
+		Event     string `json:"event"`
+		AgentID   string `json:"agent_id"`
+		Envelope  struct {
+			ID      string          `json:"id"`
+			Runtime string          `json:"runtime"`
+			Payload json.RawMessage `json:"payload"`
+		} `json:"envelope"`
+	}
+)
+
+func (c apiCall) String() string {
+	d := "null"
+	if c.DurationMS != nil {
+		d = fmt.Sprint(*c.DurationMS)
+	}
+	x := "null"
+	if c.ExitCode != nil {
+		x = fmt.Sprint(*c.ExitCode)
+	}
+	return fmt.Sprintf("call %s %s agent %q status %s exit %s duration %s error %q", c.ToolUseID, c.ToolName, c.AgentID, c.Status, x, d, c.Error)
+}
+
+func (c *collector) sessions(t *testing.T) []apiSession {
+	t.Helper()
+	var body struct {
+		Sessions []apiSession `json:"sessions"`
+	}
+	if code := c.get(t, "/v1/sessions?limit=100", &body); code != http.StatusOK {
+		t.Fatalf("sessions: %d", code)
+	}
+	return body.Sessions
+}
+
+func (c *collector) session(t *testing.T, id string) apiSession {
+	t.Helper()
+	var s apiSession
+	if code := c.get(t, "/v1/sessions/"+url.PathEscape(id), &s); code != http.StatusOK {
+		t.Fatalf("session %s: %d", id, code)
+	}
+	return s
+}
+
+func (c *collector) agents(t *testing.T, id string) []apiAgent {
+	t.Helper()
+	var body struct {
+		Agents []apiAgent `json:"agents"`
+	}
+	if code := c.get(t, "/v1/sessions/"+url.PathEscape(id)+"/agents", &body); code != http.StatusOK {
+		t.Fatalf("agents of %s: %d", id, code)
+	}
+	return body.Agents
+}
+
+func (c *collector) toolCalls(t *testing.T, id string) []apiCall {
+	t.Helper()
+	var body struct {
+		ToolCalls []apiCall `json:"tool_calls"`
+	}
+	if code := c.get(t, "/v1/sessions/"+url.PathEscape(id)+"/tool-calls?limit=1000", &body); code != http.StatusOK {
+		t.Fatalf("tool calls of %s: %d", id, code)
+	}
+	return body.ToolCalls
+}
+
+func (c *collector) events(t *testing.T, id string) []apiEvent {
+	t.Helper()
+	var body struct {
+		Events     []apiEvent `json:"events"`
+		NextCursor string     `json:"next_cursor"`
+	}
+	if code := c.get(t, "/v1/sessions/"+url.PathEscape(id)+"/events?limit=1000", &body); code != http.StatusOK {
+		t.Fatalf("events of %s: %d", id, code)
+	}
+	if body.NextCursor != "" {
+		t.Fatalf("more than 1000 events in %s", id)
+	}
+	return body.Events
+}
+
+// waitEvents waits until session id has n stored events, and returns them.
+func (c *collector) waitEvents(t *testing.T, id string, n int) []apiEvent {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var evs []apiEvent
+		if c.get(t, "/v1/sessions/"+url.PathEscape(id), nil) == http.StatusOK {
+			evs = c.events(t, id)
+		}
+		if len(evs) >= n || time.Now().After(deadline) {
+			return evs
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// firedRE matches the line `codex exec` prints on stderr when a hook
+// finished: what Codex really ran, independent of hookwatch.
+var firedRE = regexp.MustCompile(`(?m)^hook: (\w+) (?:Completed|Blocked)`)
+
+// fired counts the hooks Codex reports having run, by event.
+func fired(stderr string) map[string]int {
+	m := map[string]int{}
+	for _, sm := range firedRE.FindAllStringSubmatch(stderr, -1) {
+		m[sm[1]]++
+	}
+	return m
+}
+
+func countEvents(evs []apiEvent) map[string]int {
+	m := map[string]int{}
+	for _, e := range evs {
+		m[e.Event]++
+	}
+	return m
+}
+
+// sameCounts fails unless the counts are equal.
+func sameCounts(t *testing.T, what string, got, want map[string]int) {
+	t.Helper()
+	keys := map[string]bool{}
+	for k := range got {
+		keys[k] = true
+	}
+	for k := range want {
+		keys[k] = true
+	}
+	var diff []string
+	for k := range keys {
+		if got[k] != want[k] {
+			diff = append(diff, fmt.Sprintf("%s: %d, want %d", k, got[k], want[k]))
+		}
+	}
+	sort.Strings(diff)
+	if len(diff) > 0 {
+		t.Errorf("%s: %s", what, strings.Join(diff, "; "))
+	}
+}
+
+// sessionOf is the id of the session a rollout file holds (its name ends
+// with the thread id).
+func sessionOf(rollout string) string {
+	b := strings.TrimSuffix(filepath.Base(rollout), ".jsonl")
+	if len(b) < 36 {
+		return ""
+	}
+	return b[len(b)-36:]
+}
