@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/hookwatch/hookwatch/event"
 )
 
 // Lineage kinds: how a session continues another one (Session.Lineage).
@@ -321,6 +323,14 @@ type ToolCall struct {
 	DurationMS  *int64          `json:"duration_ms"`
 	Input       json.RawMessage `json:"input,omitempty"`
 	Error       string          `json:"error,omitempty"`
+	// ExitCode is the exit code of a command, where the hook could read
+	// it (Codex: from the rollout, event.Envelope.ExitCode); a command
+	// that exits non-zero has status error.
+	ExitCode *int `json:"exit_code,omitempty"`
+	// Files are the files a patch touches (Codex's apply_patch), read
+	// from the patch's headers, which is all of it that is stored unless
+	// the capture is full.
+	Files []event.PatchFile `json:"files,omitempty"`
 	PromptID    string          `json:"prompt_id,omitempty"`
 	// ParentToolUseID is the call that spawned this call's agent ("" for
 	// the main agent).

@@ -655,7 +655,8 @@ func compareCalls(x, y *ToolCall) int {
 func (b *sessionBuilder) finishCall(c *callState) {
 	tc := c.c
 	tc.Family = Family(tc.ToolName)
-	tc.Status, tc.EndedAt, tc.DurationMS, tc.Error, tc.Decision = "", nil, nil, "", nil
+	tc.Status, tc.EndedAt, tc.DurationMS, tc.Error, tc.Decision, tc.ExitCode = "", nil, nil, "", nil, nil
+	tc.Files = patchFiles(tc)
 	if c.pre != nil {
 		tc.StartedAt, tc.PromptID = c.pre.at, cmp.Or(c.pre.p.PromptID, tc.PromptID)
 	}
@@ -672,6 +673,13 @@ func (b *sessionBuilder) finishCall(c *callState) {
 		}
 	case c.post != nil:
 		tc.Status, end = StatusOK, c.post
+		if x := c.post.env.ExitCode; x != nil {
+			code := *x
+			tc.ExitCode = &code
+			if code != 0 {
+				tc.Status, tc.Error = StatusError, "exit code "+strconv.Itoa(code)
+			}
+		}
 	case c.intr != nil:
 		tc.Status, end = StatusInterrupted, c.intr
 	case c.batch != nil:
@@ -1054,4 +1062,19 @@ func resumeStats(r *record) *ResumeStats {
 		st.ContextTokens = &n
 	}
 	return st
+}
+
+// patchFiles returns the files an apply_patch call touches, from its
+// input {"command": "<patch or its headers>"}; nil for other calls.
+func patchFiles(tc *ToolCall) []event.PatchFile {
+	if tc.ToolName != event.ApplyPatch || len(tc.Input) == 0 {
+		return nil
+	}
+	var in struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(tc.Input, &in) != nil {
+		return nil
+	}
+	return event.PatchFiles(in.Command)
 }

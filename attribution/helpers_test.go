@@ -95,6 +95,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 // ev is a synthetic hook payload. Keys starting with "_" are envelope
 // settings: "_sidecar" (*event.SubagentMeta), "_decision" (JSON text),
+// "_exit_code" (int),
 // "_host".
 type ev map[string]any
 
@@ -124,6 +125,9 @@ func stream(t testing.TB, evs ...ev) []event.Envelope {
 		}
 		if d, ok := p["_decision"].(string); ok {
 			out.Decision = json.RawMessage(d)
+		}
+		if x, ok := p["_exit_code"].(int); ok {
+			out.ExitCode = &x
 		}
 		if h, ok := p["_host"].(string); ok {
 			out.Host = h

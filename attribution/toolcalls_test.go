@@ -2,7 +2,10 @@ package attribution
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
+
+	"github.com/hookwatch/hookwatch/event"
 )
 
 func TestToolCallStatus(t *testing.T) {
@@ -82,10 +85,40 @@ func TestToolCallStatus(t *testing.T) {
 		pre("Bash", "c1", bash("sleep 30")).with("turn_id", "u1"),
 		ev{"hook_event_name": "Interrupt", "turn_id": "u1"},
 	}, "c1", StatusInterrupted, "", 250)
+	f("codex command exiting 0 (the rollout's exit code)", []ev{
+		pre("Bash", "c1", bash("true")),
+		post("Bash", "c1", bash("true"), "").with("_exit_code", 0),
+	}, "c1", StatusOK, "", 250)
+	f("codex command exiting 3 is an error though PostToolUse says nothing of it", []ev{
+		pre("Bash", "c1", bash("exit 3")),
+		post("Bash", "c1", bash("exit 3"), "bad\n").with("_exit_code", 3),
+	}, "c1", StatusError, "exit code 3", 250)
 	f("codex interrupt leaves other turns alone", []ev{
 		pre("Bash", "c1", bash("sleep 30")).with("turn_id", "u0"),
 		ev{"hook_event_name": "Interrupt", "turn_id": "u1"},
 	}, "c1", StatusPending, "", -1)
+}
+
+// TestPatchFiles: an apply_patch call lists the files it touches, from the
+// whole patch or from the headers the privacy rules keep of it.
+func TestPatchFiles(t *testing.T) {
+	whole := map[string]any{"command": "*** Begin Patch\n*** Add File: notes.md\n+# Notes\n*** Update File: a.go\n@@\n-x\n+y\n*** End Patch\n"}
+	headers := map[string]any{"command": "*** Begin Patch\n*** Add File: notes.md\n*** Update File: a.go\n*** End Patch\n", "hookwatch_capture": "patch", "bytes": 70}
+	s := only(t, Build(stream(t,
+		pre("apply_patch", "c1", whole),
+		post("apply_patch", "c1", whole, "Exit code: 0"),
+		pre("apply_patch", "c2", headers),
+		pre("Bash", "c3", bash("*** Add File: x")),
+	)))
+	want := []event.PatchFile{{Op: event.PatchAdd, Path: "notes.md"}, {Op: event.PatchUpdate, Path: "a.go"}}
+	for _, id := range []string{"c1", "c2"} {
+		if c := callOf(t, s, id); !slices.Equal(c.Files, want) || c.ExitCode != nil {
+			t.Errorf("%s: files %+v exit %v", id, c.Files, c.ExitCode)
+		}
+	}
+	if c := callOf(t, s, "c3"); c.Files != nil {
+		t.Errorf("Bash files %+v", c.Files)
+	}
 }
 
 func TestToolCallDecision(t *testing.T) {

@@ -36,6 +36,12 @@ type Envelope struct {
 	// not see. Lineage reads it only for sessions that began with
 	// SessionStart(fork).
 	ForkOf string `json:"fork_of,omitempty"`
+	// ExitCode is, on a Codex PostToolUse, the exit code of the command as
+	// Codex's rollout recorded it (codex.ExitCode): the payload carries
+	// only the command's output, so a failing command would look like a
+	// success. nil when unknown. Like Subagent, it is read from the
+	// agent's files, which the collector may not see.
+	ExitCode *int `json:"exit_code,omitempty"`
 	// Decision is the policy decision the hook answered with, if any.
 	Decision json.RawMessage `json:"decision,omitempty"`
 	// Payload is the hook payload after redaction.

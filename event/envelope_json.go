@@ -57,6 +57,10 @@ func (e *Envelope) AppendJSON(b []byte) []byte {
 		b = append(b, `,"fork_of":`...)
 		b = jsonstr.AppendQuoted(b, e.ForkOf)
 	}
+	if e.ExitCode != nil {
+		b = append(b, `,"exit_code":`...)
+		b = strconv.AppendInt(b, int64(*e.ExitCode), 10)
+	}
 	if len(e.Decision) > 0 {
 		b = append(b, `,"decision":`...)
 		b = append(b, e.Decision...)

@@ -26,6 +26,9 @@ func TestAppendJSON(t *testing.T) {
 	f(event.Envelope{ID: "0190a0b0-0000-7000-8000-000000000001", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Payload: json.RawMessage(`{"a":1}`)})
 	f(event.Envelope{ID: "x", Runtime: "codex", ReceivedAt: at.Truncate(time.Second), Host: "h\"o\\st\n\t<&>\x01", User: "ü\u2028\u2029", HookwatchVersion: "v\xff1", Payload: json.RawMessage(`{"b":[1,2]}`)})
 	f(event.Envelope{ID: "y", ReceivedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Subagent: &event.SubagentMeta{AgentType: "w", ToolUseID: "toolu_1", SpawnDepth: 2}, ForkOf: "x\u2028", Decision: json.RawMessage(`{"action":"deny"}`), Payload: json.RawMessage(`{}`)})
+	for _, code := range []int{0, 3, -1, 255} {
+		f(event.Envelope{ID: "z", Runtime: "codex", Kind: "hook", ReceivedAt: at, ExitCode: &code, Payload: json.RawMessage(`{}`)})
+	}
 }
 
 func FuzzAppendJSON(f *testing.F) {

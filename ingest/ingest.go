@@ -166,6 +166,9 @@ func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
 		Subagent:         ReadSubagentMeta(p),
 		ForkOf:           forkOf(p),
 	}
+	if env.Runtime == event.RuntimeCodex {
+		env.ExitCode = exitCode(p)
+	}
 	var wait func() (Verdict, error)
 	if p.Name() == event.StatusLine {
 		env.Kind = event.KindStatusLine // a snapshot, not an event to answer

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/event"
 )
 
@@ -55,4 +56,19 @@ func forkOf(p *event.Payload) string {
 		return ""
 	}
 	return claudecode.ForkParent(p.TranscriptPath, p.SessionID)
+}
+
+// exitCode returns, on a Codex PostToolUse of a command (Bash: Codex's
+// exec_command) only, the command's exit code from the rollout
+// (codex.ExitCode): Codex writes the command's record before it runs the
+// hook, and the payload carries only the output.
+func exitCode(p *event.Payload) *int {
+	e, ok := p.Event.(*event.PostToolUseInput)
+	if !ok || e.ToolName != "Bash" {
+		return nil
+	}
+	if code, ok := codex.ExitCode(p.TranscriptPath, e.ToolUseID); ok {
+		return &code
+	}
+	return nil
 }

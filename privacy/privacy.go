@@ -20,6 +20,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/jsonscan"
 	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"github.com/hookwatch/hookwatch/redact"
@@ -146,6 +147,12 @@ func (o Options) capture() Capture {
 //     by {"hookwatch_capture":"none","bytes":N}. A value that is already such
 //     an object is left alone, except that a preview is reduced to none when
 //     o asks for none and redacted when o.Redact.
+//   - the tool_input of Codex's apply_patch, {"command": "<patch>"}, is
+//     reduced to the patch's header lines (the files it touches, see
+//     event.PatchHeaders) and marked {…,"hookwatch_capture":"patch",
+//     "bytes":N}, N the length of the patch, unless o.Capture is full: a
+//     diff is what the agent wrote into files, as much content as a tool's
+//     output. Policies saw the whole patch before this.
 //   - when o.Redact, every other member is redacted with redact.JSON
 //     (prompt, tool_input, tool_calls[].tool_input, command_args,
 //     last_assistant_message, error, compact_summary, custom_instructions,
@@ -170,6 +177,8 @@ func Apply(p map[string]json.RawMessage, o Options) (changed bool) {
 		switch {
 		case k == "tool_response":
 			nv, ch = captureValue(v, o)
+		case k == "tool_input" && o.capture() != CaptureFull && isPatchTool(p["tool_name"]):
+			nv, ch = patchInput(v, o)
 		case k == "tool_calls":
 			nv, ch = toolCalls(v, o)
 		case keep(k) || !o.Redact:
@@ -495,4 +504,38 @@ func toolCall(obj []byte, o Options) ([]byte, bool) {
 		out = append(out, m.value...)
 	}
 	return append(out, '}'), true
+}
+
+// isPatchTool reports whether the tool_name member names Codex's apply_patch.
+func isPatchTool(name json.RawMessage) bool {
+	return string(name) == `"`+event.ApplyPatch+`"`
+}
+
+// patchInput reduces an apply_patch tool_input to the patch's headers. An
+// input already reduced, or of another shape, is only redacted.
+func patchInput(raw json.RawMessage, o Options) (json.RawMessage, bool) {
+	var in map[string]json.RawMessage
+	var patch string
+	if json.Unmarshal(raw, &in) != nil || json.Unmarshal(in["command"], &patch) != nil {
+		if o.Redact {
+			return redactRaw(raw)
+		}
+		return raw, false
+	}
+	headers := event.PatchHeaders(patch)
+	if headers == patch && string(in[captureKey]) == `"patch"` && len(in) == 3 {
+		// Reduced already (a hook's pipeline, then the collector's).
+		if o.Redact {
+			return redactRaw(raw)
+		}
+		return raw, false
+	}
+	if o.Redact {
+		headers, _ = redact.String(headers)
+	}
+	b := []byte(`{"command":`)
+	b = jsonstr.AppendQuoted(b, headers)
+	b = append(b, `,"`+captureKey+`":"patch","bytes":`...)
+	b = strconv.AppendInt(b, int64(len(patch)), 10)
+	return append(b, '}'), true
 }

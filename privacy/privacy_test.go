@@ -156,6 +156,19 @@ func TestApply(t *testing.T) {
 	f(`{"tool_response":{"hookwatch_capture":"none","bytes":1,"data":"x"}}`, Options{Capture: CaptureNone},
 		`{"tool_response":{"hookwatch_capture":"none","bytes":49}}`)
 
+	// Codex's apply_patch keeps the files it touches, not the diff, unless
+	// the capture is full.
+	patch := `{"tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n*** Add File: notes.md\n+TOKEN=abc123\n*** End Patch\n"}}`
+	reduced := `{"tool_input":{"command":"*** Begin Patch\n*** Add File: notes.md\n*** End Patch\n","hookwatch_capture":"patch","bytes":67},"tool_name":"apply_patch"}`
+	f(patch, d, reduced)
+	f(reduced, d, reduced)
+	f(patch, Options{Capture: CaptureNone}, reduced)
+	f(patch, Options{Capture: CaptureFull, Redact: true}, `{"tool_input":{"command":"*** Begin Patch\n*** Add File: notes.md\n+TOKEN=[REDACTED:secret]\n*** End Patch\n"},"tool_name":"apply_patch"}`)
+	// A marker the agent wrote does not keep a body.
+	f(`{"tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n+x\n","hookwatch_capture":"patch","bytes":1}}`, d,
+		`{"tool_input":{"command":"*** Begin Patch\n","hookwatch_capture":"patch","bytes":19},"tool_name":"apply_patch"}`)
+	f(`{"tool_name":"Bash","tool_input":{"command":"*** Begin Patch\n+x\n"}}`, d, `{"tool_input":{"command":"*** Begin Patch\n+x\n"},"tool_name":"Bash"}`)
+
 	// PostToolBatch: each call's output captured, input redacted, order and ids kept.
 	f(`{"tool_calls":[{"tool_name":"Bash","tool_input":{"command":"TOKEN=abc123 make"},"tool_use_id":"t1","tool_response":"ok"},{"tool_use_id":"t2","tool_name":"Read"}, 5]}`, d,
 		`{"tool_calls":[{"tool_name":"Bash","tool_input":{"command":"TOKEN=[REDACTED:secret] make"},"tool_use_id":"t1","tool_response":{"hookwatch_capture":"preview","bytes":4,"head":"\"ok\""}},{"tool_use_id":"t2","tool_name":"Read"},5]}`)

@@ -222,9 +222,10 @@ func (c *collector) waitEvents(t *testing.T, id string, n int) []apiEvent {
 // finished: what Codex really ran, independent of hookwatch.
 var firedRE = regexp.MustCompile(`(?m)^hook: (\w+) (?:Completed|Blocked)`)
 
-// fired counts the hooks Codex reports having run, by event.
+// fired counts the hooks `codex exec` reports having run, by event. It
+// prints nothing for SessionEnd, which runs once as exec ends.
 func fired(stderr string) map[string]int {
-	m := map[string]int{}
+	m := map[string]int{"SessionEnd": 1}
 	for _, sm := range firedRE.FindAllStringSubmatch(stderr, -1) {
 		m[sm[1]]++
 	}

@@ -1,0 +1,83 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Rollout files: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl,
+// one JSON record a line: {"timestamp","ordinal","type","payload"}.
+const (
+	rolloutPrefix = "rollout-"
+	rolloutExt    = ".jsonl"
+)
+
+// IsRollout reports whether path names a rollout file.
+func IsRollout(path string) bool {
+	b := filepath.Base(path)
+	return strings.HasPrefix(b, rolloutPrefix) && strings.HasSuffix(b, rolloutExt)
+}
+
+// maxTail bounds how much of a rollout ExitCode reads: the record it looks
+// for was written just before the hook ran, so it is near the end, and a
+// command's record holds at most Codex's cut of its output.
+const maxTail = 1 << 20
+
+// ExitCode returns the exit code the rollout at path records for the
+// command of tool call callID (exec_command's item_completed record, whose
+// item.id is the call id), which Codex's PostToolUse does not carry. It
+// reads at most the file's last MiB, once; ok is false when the file is not
+// a rollout or holds no such record there.
+func ExitCode(path, callID string) (code int, ok bool) {
+	if callID == "" || !IsRollout(path) {
+		return 0, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, false
+	}
+	off := max(st.Size()-maxTail, 0)
+	buf := make([]byte, st.Size()-off)
+	n, err := f.ReadAt(buf, off)
+	if err != nil && err != io.EOF {
+		return 0, false
+	}
+	buf = buf[:n]
+	id, _ := json.Marshal(callID)
+	needle := append([]byte(`"id":`), id...)
+	// The latest record first; a line cut by the read's start is skipped
+	// by the decoder.
+	for len(buf) > 0 {
+		i := bytes.LastIndexByte(buf[:len(buf)-1], '\n')
+		line := buf[i+1:]
+		buf = buf[:max(i, 0)]
+		if !bytes.Contains(line, needle) || !bytes.Contains(line, []byte(`"exit_code"`)) {
+			continue
+		}
+		var r struct {
+			Payload struct {
+				Type string `json:"type"`
+				Item struct {
+					ID       string `json:"id"`
+					ExitCode *int   `json:"exit_code"`
+				} `json:"item"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(line, &r) == nil && r.Payload.Type == "item_completed" && r.Payload.Item.ID == callID && r.Payload.Item.ExitCode != nil {
+			return *r.Payload.Item.ExitCode, true
+		}
+		if i < 0 {
+			break
+		}
+	}
+	return 0, false
+}
