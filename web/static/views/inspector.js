@@ -56,6 +56,9 @@ function CallDetails({ model, c, onSelect, onFocus, eventsLoading }) {
   const dur = durationOf(c);
   const events = model.eventsOf(c.id);
   const denied = c.raw && typeof c.raw.permission_denied === 'object' && c.raw.permission_denied ? c.raw.permission_denied : null;
+  // Codex: the exit code read from its rollout, and the files a patch touches.
+  const exit = c.raw && Number.isInteger(c.raw.exit_code) ? c.raw.exit_code : null;
+  const files = c.raw && Array.isArray(c.raw.files) ? c.raw.files.filter((f) => f && typeof f.path === 'string') : [];
   return html`
     <header class="ihead">
       <span class="fam" style=${{ background: familyColor(c.family) }}></span>
@@ -73,6 +76,8 @@ function CallDetails({ model, c, onSelect, onFocus, eventsLoading }) {
       ${c.promptId && html`<${Field} k="prompt_id"><code>${c.promptId}</code><//>`}
       ${c.parentCall && html`<${Field} k="parent call"><${CallLink} model=${model} id=${c.parentCall} onSelect=${onSelect} /><//>`}
       ${c.spawned && html`<${Field} k="spawned"><${AgentLink} model=${model} id=${c.spawned} onSelect=${onSelect} /><//>`}
+      ${exit !== null && html`<${Field} k="exit code">${exit}<//>`}
+      ${files.length > 0 && html`<${Field} k="files">${files.map((f) => `${String(f.op ?? '')} ${f.path}${typeof f.move_to === 'string' ? ' → ' + f.move_to : ''}`).join(', ')}<//>`}
       ${denied && typeof denied.reason === 'string' && denied.reason && html`<${Field} k="denied by the client"><span class="pre">${denied.reason}</span><//>`}
     </section>
     <${Decision} d=${c.decision} />
