@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -218,18 +217,18 @@ func (c *collector) waitEvents(t *testing.T, id string, n int) []apiEvent {
 	}
 }
 
-// firedRE matches the line `codex exec` prints on stderr when a hook
-// finished: what Codex really ran, independent of hookwatch.
-var firedRE = regexp.MustCompile(`(?m)^hook: (\w+) (?:Completed|Blocked)`)
-
-// fired counts the hooks `codex exec` reports having run, by event. It
-// prints nothing for SessionEnd, which runs once as exec ends.
-func fired(stderr string) map[string]int {
-	m := map[string]int{"SessionEnd": 1}
-	for _, sm := range firedRE.FindAllStringSubmatch(stderr, -1) {
-		m[sm[1]]++
+// fired counts, by event, the payloads of session id Codex handed the
+// recorder hook.
+func fired(e *Env, id string) (map[string]int, int) {
+	m, n := map[string]int{}, 0
+	for _, p := range e.Recorded() {
+		if p["session_id"] == id {
+			name, _ := p["hook_event_name"].(string)
+			m[name]++
+			n++
+		}
 	}
-	return m
+	return m, n
 }
 
 func countEvents(evs []apiEvent) map[string]int {

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -215,22 +216,59 @@ func (e *Env) Rollouts() []string {
 const HookTimeout = 30
 
 // RegisterHook writes $CODEX_HOME/hooks.json running command for every
-// Codex hook event, then trusts those hooks as Codex's /hooks review does.
+// Codex hook event, and the recorder beside it (see Recorded), then trusts
+// those hooks as Codex's /hooks review does.
 func (e *Env) RegisterHook(command string) {
 	e.tb.Helper()
 	hooks := map[string]any{}
 	for _, name := range codex.HookEvents {
-		g := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command, "timeout": HookTimeout}}}
-		if codex.Matched(name) {
-			g["matcher"] = "*"
-		}
-		hooks[name] = []any{g}
+		hooks[name] = []any{group(name, command), group(name, e.recorder())}
 	}
 	b, _ := json.MarshalIndent(map[string]any{"hooks": hooks}, "", "  ")
 	if err := os.WriteFile(filepath.Join(e.CodexHome, codex.HooksFileName), b, 0o644); err != nil {
 		e.tb.Fatal(err)
 	}
 	e.Trust()
+}
+
+// group is a matcher group of hooks.json running command.
+func group(event, command string) map[string]any {
+	g := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command, "timeout": HookTimeout}}}
+	if codex.Matched(event) {
+		g["matcher"] = "*"
+	}
+	return g
+}
+
+// recorder is a hook command that keeps each payload Codex hands it in a
+// file of its own under Dir/recorded: what Codex really sent, independent
+// of hookwatch (hooks run in parallel, so no shared file).
+func (e *Env) recorder() string {
+	dir := filepath.Join(e.Dir, "recorded")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		e.tb.Fatal(err)
+	}
+	return `cat > "` + dir + `/$(date +%s%N)-$$.json"`
+}
+
+// Recorded returns every payload the recorder hook was handed, decoded.
+func (e *Env) Recorded() []map[string]any {
+	e.tb.Helper()
+	files, _ := filepath.Glob(filepath.Join(e.Dir, "recorded", "*.json"))
+	sort.Strings(files)
+	var out []map[string]any
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			e.tb.Fatal(err)
+		}
+		var p map[string]any
+		if err := json.Unmarshal(b, &p); err != nil {
+			e.tb.Fatalf("recorded %s: %v: %q", f, err, b)
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // Trust appends to config.toml the trust of every hook Codex lists as

@@ -40,14 +40,7 @@ func TestExec(t *testing.T) {
 	}
 	id := sessionOf(rollouts[0])
 
-	want := fired(first.Stderr)
-	for k, n := range fired(second.Stderr) {
-		want[k] += n
-	}
-	total := 0
-	for _, n := range want {
-		total += n
-	}
+	want, total := fired(e, id)
 	if want["PreToolUse"] != 4 || want["PostToolUse"] != 4 || want["SessionStart"] != 2 {
 		t.Fatalf("codex ran hooks %v\n%s", want, first.Stderr)
 	}

@@ -406,14 +406,7 @@ func (s *Server) stream(w http.ResponseWriter, r *Request, turn Turn) {
 					name, args = "shell_command", map[string]any{"command": args["cmd"]}
 				}
 			}
-			a := map[string]any{}
-			for k, v := range args {
-				if v == Agent {
-					v = lastAgentID(r)
-				}
-				a[k] = v
-			}
-			ab, _ := json.Marshal(a)
+			ab, _ := json.Marshal(withAgent(args, r))
 			cid := s.id("call")
 			added = map[string]any{"type": "function_call", "id": iid, "call_id": cid, "name": name, "arguments": "", "status": "in_progress"}
 			if n := ns[name]; n != "" {
@@ -450,6 +443,30 @@ func (s *Server) stream(w http.ResponseWriter, r *Request, turn Turn) {
 	usage := map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0},
 		"output_tokens": 10, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 110}
 	send("response.completed", map[string]any{"response": map[string]any{"id": rid, "object": "response", "status": "completed", "model": model, "output": output, "usage": usage}})
+}
+
+// withAgent returns v with every Agent string in it, at any depth,
+// replaced by the latest spawned agent's id.
+func withAgent(v any, r *Request) any {
+	switch x := v.(type) {
+	case string:
+		if x == Agent {
+			return lastAgentID(r)
+		}
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = withAgent(e, r)
+		}
+		return m
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = withAgent(e, r)
+		}
+		return a
+	}
+	return v
 }
 
 func clone(m map[string]any) map[string]any {
