@@ -304,3 +304,20 @@ func (e *Env) Trust() {
 		}
 	}
 }
+
+// WaitRecorded waits (bounded) until the recorder has a payload for which
+// ok holds, and returns it.
+func (e *Env) WaitRecorded(what string, ok func(p map[string]any) bool) map[string]any {
+	e.tb.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		for _, p := range e.Recorded() {
+			if ok(p) {
+				return p
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.tb.Fatalf("codex handed its hooks no %s", what)
+	return nil
+}
