@@ -9,6 +9,8 @@
 // byte for byte what it was before.
 package install
 
+import "github.com/hookwatch/hookwatch/codex"
+
 // DefaultTimeout is the timeout, in seconds, of every handler hookwatch
 // registers. The hook answers in milliseconds; the timeout only bounds the
 // damage of a wedged process or collector. Claude Code's own default is 600 s,
@@ -145,3 +147,19 @@ func eventsFor(v Version) []Event {
 	}
 	return out
 }
+
+// codexEvents are the Codex events hookwatch registers for: every one
+// Codex 0.169 fires (codex.HookEvents). Codex clamps the timeout of
+// SessionEnd and Interrupt to 3 s, with a warning on every run unless the
+// file asks for no more.
+var codexEvents = func() []Event {
+	var out []Event
+	for _, name := range codex.HookEvents {
+		e := Event{Name: name, Timeout: DefaultTimeout, Why: "Codex"}
+		if name == "SessionEnd" || name == "Interrupt" {
+			e.Timeout = 3
+		}
+		out = append(out, e)
+	}
+	return out
+}()

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/codex"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -72,6 +74,12 @@ type Options struct {
 	StatuslineBinary string
 	// DryRun computes the Result, diff included, without touching any file.
 	DryRun bool
+	// Runtime is the agent whose hooks file is edited: Claude Code ("" or
+	// event.RuntimeClaudeCode) or Codex (event.RuntimeCodex: its hooks.json
+	// of the user scope, in ConfigDir, default codex.Home, or of the
+	// project scope, <ProjectDir>/.codex/hooks.json; Mode, the statusLine
+	// and ClaudeVersion do not apply).
+	Runtime string
 
 	version Version // ClaudeVersion, parsed
 }
@@ -109,10 +117,30 @@ func SettingsPath(o Options) (string, error) {
 }
 
 func (o Options) path() (string, error) {
+	if o.codex() {
+		switch o.Scope {
+		case claudecode.ScopeUser:
+			return filepath.Join(o.ConfigDir, codex.HooksFileName), nil
+		case claudecode.ScopeProject:
+			return filepath.Join(o.ProjectDir, codex.ProjectDirName, codex.HooksFileName), nil
+		}
+		return "", fmt.Errorf("unknown Codex scope %q: want %s or %s", o.Scope, claudecode.ScopeUser, claudecode.ScopeProject)
+	}
 	if o.Scope == claudecode.ScopeManaged {
 		return "", fmt.Errorf("the %s settings are the administrator's: hookwatch does not edit them", o.Scope)
 	}
 	return claudecode.SettingsPath(o.Scope, o.ConfigDir, o.ProjectDir)
+}
+
+// codex reports whether o edits Codex's hooks file.
+func (o Options) codex() bool { return o.Runtime == event.RuntimeCodex }
+
+// events are the events o registers for.
+func (o Options) events() []Event {
+	if o.codex() {
+		return codexEvents
+	}
+	return eventsFor(o.version)
 }
 
 // withDefaults fills the empty fields of o and checks the rest.
@@ -138,6 +166,13 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	switch o.Scope {
 	case claudecode.ScopeUser:
+		if o.ConfigDir == "" && o.codex() {
+			d, err := codex.Home(os.Getenv)
+			if err != nil {
+				return o, err
+			}
+			o.ConfigDir = d
+		}
 		if o.ConfigDir == "" {
 			d, err := claudecode.UserConfigDir(os.Getenv, o.Home)
 			if err != nil {
@@ -171,6 +206,9 @@ func (o Options) checkInstall() error {
 	if o.StatuslineBinary != "" && !filepath.IsAbs(o.StatuslineBinary) {
 		return fmt.Errorf("the hookwatch binary path %q is not absolute", o.StatuslineBinary)
 	}
+	if o.codex() && (o.Mode == ModeHTTP || o.Statusline) {
+		return errors.New("Codex runs command hooks only, and has no statusLine")
+	}
 	if o.Mode == ModeHTTP {
 		if o.version != nil && o.version.Compare(HTTPSince) < 0 {
 			return fmt.Errorf("http handlers need Claude Code %s or later, not %s", HTTPSince, o.ClaudeVersion)
@@ -196,6 +234,15 @@ func (o Options) hookURL() string {
 // group is the matcher group hookwatch registers for e: no matcher (every
 // occurrence), one handler.
 func (o Options) group(e Event) obj {
+	if o.codex() {
+		// Codex runs the command through a shell, and matches the tool
+		// events' groups against the tool name.
+		h := obj{{"type", "command"}, {"command", claudecode.ShellHookCommand(o.Binary)}, {"timeout", e.Timeout}}
+		if codex.Matched(e.Name) {
+			return obj{{"matcher", "*"}, {"hooks", []any{h}}}
+		}
+		return obj{{"hooks", []any{h}}}
+	}
 	var h obj
 	if o.Mode == ModeHTTP && e.HTTP {
 		h = obj{{"type", "http"}, {"url", o.hookURL()}, {"timeout", e.Timeout}}
@@ -248,7 +295,7 @@ func Install(o Options) (Result, error) {
 		after = old // a blank file stays as it is
 	}
 	r := Result{Path: path, Notes: notes, Created: !existed}
-	if o.Scope == claudecode.ScopeProject {
+	if o.Scope == claudecode.ScopeProject && !o.codex() {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s is shared with everyone on the project, but the path %s is this machine's: consider the local scope", path, o.Binary))
 	}
 	backup := path + BackupSuffix
@@ -458,7 +505,7 @@ func (s *settings) install(o Options, notes *[]string) ([]byte, error) {
 	}
 	if !ok {
 		var all obj
-		for _, e := range eventsFor(o.version) {
+		for _, e := range o.events() {
 			all = append(all, kv{e.Name, []any{o.group(e)}})
 		}
 		key := "hooks"
@@ -476,7 +523,7 @@ func (s *settings) install(o Options, notes *[]string) ([]byte, error) {
 				*notes = append(*notes, fmt.Sprintf("a matcher group of hooks.%s runs hookwatch next to other handlers: left as it is, so hookwatch may see those events twice", name))
 			}
 		}
-		for _, e := range eventsFor(o.version) {
+		for _, e := range o.events() {
 			if slices.Contains(present, e.Name) {
 				continue
 			}
@@ -503,7 +550,7 @@ func eventArray(b []byte, name string) (item, bool) {
 // installEvent brings the event array name to exactly one hookwatch group
 // where the table lists the event, and to none elsewhere.
 func (s *settings) installEvent(b []byte, o Options, name string) ([]byte, error) {
-	e, want := lookup(eventsFor(o.version), name)
+	e, want := lookup(o.events(), name)
 	ev, _ := eventArray(b, name)
 	if !ev.value.IsArray() {
 		if want {

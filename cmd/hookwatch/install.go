@@ -73,14 +73,19 @@ func (f *scopeFlags) register(fs *flag.FlagSet) {
 }
 
 func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("install", "install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL]", stderr)
+	fs := newFlagSet("install", "install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL]\n       hookwatch install --codex [--scope user|project] [--codex-bin PATH] [--dry-run] [--project DIR]", stderr)
 	var sf scopeFlags
 	sf.register(fs)
 	mode := fs.String("mode", "", "command: Claude Code runs the hook binary per event (events are spooled while the collector is down); http: Claude Code posts events to the collector where it can (default: the mode already installed in this scope, else command)")
 	statusline := fs.Bool("statusline", false, "also make hookwatch Claude Code's statusLine (wrapping the one already set)")
 	url := fs.String("url", "", "collector base URL for --mode http (default $HOOKWATCH_URL, else "+install.DefaultCollectorURL+")")
+	var cf codexFlags
+	cf.register(fs)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
+	}
+	if cf.codex {
+		return installCodex(ctx, sf, cf, stdout)
 	}
 	self, hookBin, err := binaries()
 	if err != nil {
@@ -140,11 +145,16 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 }
 
 func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("uninstall", "uninstall [--scope user|project|local] [--dry-run] [--project DIR]", stderr)
+	fs := newFlagSet("uninstall", "uninstall [--codex] [--scope user|project|local] [--dry-run] [--project DIR]", stderr)
 	var sf scopeFlags
 	sf.register(fs)
+	var cf codexFlags
+	cf.register(fs)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
+	}
+	if cf.codex {
+		return uninstallCodex(sf, stdout)
 	}
 	_, hookBin, err := binaries()
 	if err != nil {

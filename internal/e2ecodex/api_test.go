@@ -46,7 +46,7 @@ func startCollector(t *testing.T) *collector {
 func (c *collector) newEnv(t *testing.T, slug string, script fakeopenai.Script) *Env {
 	t.Helper()
 	e := New(t, slug, script, c.vars...)
-	e.RegisterHook(c.hook)
+	e.RegisterHooks(c.hook)
 	return e
 }
 

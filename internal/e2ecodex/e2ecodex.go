@@ -215,14 +215,19 @@ func (e *Env) Rollouts() []string {
 // clamps SessionEnd's and Interrupt's to 3 s).
 const HookTimeout = 30
 
-// RegisterHook writes $CODEX_HOME/hooks.json running command for every
-// Codex hook event, and the recorder beside it (see Recorded), then trusts
-// those hooks as Codex's /hooks review does.
-func (e *Env) RegisterHook(command string) {
+// RegisterHooks writes $CODEX_HOME/hooks.json running each command, in a
+// group of its own, for every Codex hook event, and the recorder after
+// them (see Recorded), then trusts those hooks as Codex's /hooks review
+// does.
+func (e *Env) RegisterHooks(commands ...string) {
 	e.tb.Helper()
 	hooks := map[string]any{}
 	for _, name := range codex.HookEvents {
-		hooks[name] = []any{group(name, command), group(name, e.recorder())}
+		var groups []any
+		for _, c := range append(commands, e.recorder()) {
+			groups = append(groups, group(name, c))
+		}
+		hooks[name] = groups
 	}
 	b, _ := json.MarshalIndent(map[string]any{"hooks": hooks}, "", "  ")
 	if err := os.WriteFile(filepath.Join(e.CodexHome, codex.HooksFileName), b, 0o644); err != nil {

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+
+	"github.com/hookwatch/hookwatch/codex"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/install"
+)
+
+// codexFlags are the flags install and uninstall add for Codex.
+type codexFlags struct {
+	codex bool
+	bin   string
+}
+
+func (f *codexFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.codex, "codex", false, "edit Codex's hooks file instead of Claude Code's settings: $CODEX_HOME/hooks.json (user scope) or .codex/hooks.json (project scope), and trust the hooks in $CODEX_HOME/config.toml")
+	fs.StringVar(&f.bin, "codex-bin", "", "the Codex binary that reports the hooks' trust hashes (default: codex on PATH)")
+}
+
+// codexOptions are the install options of the Codex hooks file of sf.
+func codexOptions(sf scopeFlags) (install.Options, error) {
+	_, hookBin, err := binaries()
+	if err != nil {
+		return install.Options{}, err
+	}
+	o := install.Options{Runtime: event.RuntimeCodex, Scope: sf.scope, Binary: hookBin, ProjectDir: sf.project, DryRun: sf.dryRun}
+	if _, err := install.SettingsPath(o); err != nil {
+		return o, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return o, nil
+}
+
+// trustStep is what the user must do when hookwatch cannot trust the hooks
+// itself.
+const trustStep = "open Codex and trust hookwatch's hooks with /hooks (an untrusted hook is skipped silently by codex exec), or run `hookwatch install --codex --codex-bin PATH` again with Codex's binary"
+
+// installCodex writes the hooks file, then asks Codex for the hooks' trust
+// hashes and records them, as Codex's own /hooks review does.
+func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.Writer) error {
+	o, err := codexOptions(sf)
+	if err != nil {
+		return err
+	}
+	path, _ := install.SettingsPath(o)
+	r, err := install.Install(o)
+	if err != nil {
+		return fmt.Errorf("cannot install into %s: %w", path, err)
+	}
+	printResult(stdout, r, "install", sf.dryRun)
+	config, err := install.CodexConfigPath(o)
+	if err != nil {
+		return err
+	}
+	if sf.dryRun {
+		fmt.Fprintf(stdout, "Then hookwatch's hooks would be trusted in %s with the hashes Codex reports for them.\n", config)
+		return nil
+	}
+	bin := cf.bin
+	if bin == "" {
+		bin, _ = exec.LookPath("codex")
+	}
+	if bin == "" {
+		fmt.Fprintf(stdout, "Codex is not on PATH, so the hooks are not trusted yet: %s.\n", trustStep)
+		return nil
+	}
+	cwd := sf.project
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	hooks, err := codex.ListHooks(ctx, bin, cwd, os.Environ())
+	if err != nil {
+		fmt.Fprintf(stdout, "Cannot ask Codex which hooks it trusts (%v): %s.\n", err, trustStep)
+		return nil
+	}
+	keys, err := install.CodexKeys(o)
+	if err != nil {
+		return err
+	}
+	if len(listed(hooks, keys)) == 0 {
+		fmt.Fprintf(stdout, "Codex does not list the hooks of %s: a project's hooks apply only once the project is trusted (codex exec --trust, or [projects.%q] trust_level = \"trusted\" in %s); then run this again.\n", path, cwd, config)
+		return nil
+	}
+	tr, err := install.TrustCodex(o, hooks)
+	if err != nil {
+		return fmt.Errorf("cannot trust the hooks in %s: %w", config, err)
+	}
+	for _, n := range tr.Notes {
+		fmt.Fprintf(stdout, "Note: %s\n", n)
+	}
+	if tr.Changed {
+		fmt.Fprintf(stdout, "Trusted hookwatch's hooks in %s (%s), as Codex's /hooks review would.\n", config, diffStat(tr.Diff))
+	}
+	// Ask again: what counts is what Codex says.
+	if hooks, err = codex.ListHooks(ctx, bin, cwd, os.Environ()); err == nil {
+		untrusted := 0
+		for _, h := range listed(hooks, keys) {
+			if !h.Trusted() {
+				untrusted++
+			}
+		}
+		if untrusted > 0 {
+			fmt.Fprintf(stdout, "Codex still reports %d of hookwatch's hooks untrusted: %s.\n", untrusted, trustStep)
+			return nil
+		}
+	}
+	fmt.Fprintf(stdout, "Codex runs the hooks: %s hook\n", o.Binary)
+	return nil
+}
+
+// listed returns the hooks whose key is one of keys.
+func listed(hooks []codex.Hook, keys []string) []codex.Hook {
+	var out []codex.Hook
+	for _, h := range hooks {
+		for _, k := range keys {
+			if h.Key == k {
+				out = append(out, h)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// uninstallCodex takes the hooks' trust out of config.toml, then the hooks
+// out of the hooks file.
+func uninstallCodex(sf scopeFlags, stdout io.Writer) error {
+	o, err := codexOptions(sf)
+	if err != nil {
+		return err
+	}
+	tr, err := install.UntrustCodex(o)
+	if err != nil {
+		return fmt.Errorf("cannot remove the hooks' trust from %s: %w", tr.Path, err)
+	}
+	path, _ := install.SettingsPath(o)
+	r, err := install.Uninstall(o)
+	if err != nil {
+		return fmt.Errorf("cannot uninstall from %s: %w", path, err)
+	}
+	printResult(stdout, r, "uninstall", sf.dryRun)
+	if tr.Changed {
+		verb := "Removed"
+		if sf.dryRun {
+			verb = "Would remove"
+		}
+		fmt.Fprintf(stdout, "%s the hooks' trust from %s (%s).\n", verb, tr.Path, diffStat(tr.Diff))
+		if sf.dryRun {
+			fmt.Fprintf(stdout, "\n%s\n", tr.Diff)
+		}
+	}
+	return nil
+}

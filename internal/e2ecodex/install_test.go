@@ -1,0 +1,79 @@
+package e2ecodex
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	fo "github.com/hookwatch/hookwatch/internal/fakeopenai"
+	"github.com/hookwatch/hookwatch/internal/testbin"
+)
+
+// TestInstall: `hookwatch install --codex` in a CODEX_HOME that has hooks
+// of the user's (the recorder) makes Codex run hookwatch's hooks with no
+// other step, trust included; `uninstall --codex` gives hooks.json and
+// config.toml back byte for byte.
+func TestInstall(t *testing.T) {
+	c := startCollector(t)
+	e := New(t, ModelClassic, fo.Script{"Say hello": {{fo.Exec("echo hello")}, {fo.Text("Said it.")}}}, c.vars...)
+	e.RegisterHooks() // the user's own hooks, trusted by the user
+	hooksFile, config := filepath.Join(e.CodexHome, "hooks.json"), filepath.Join(e.CodexHome, "config.toml")
+	before := [2][]byte{read(t, hooksFile), read(t, config)}
+
+	hw := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(testbin.Build(t, "./cmd/hookwatch"), args...)
+		cmd.Dir, cmd.Env = e.Project, e.Environ()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("hookwatch %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		t.Logf("hookwatch %s:\n%s", strings.Join(args, " "), out)
+		return string(out)
+	}
+	out := hw("install", "--codex", "--dry-run")
+	if !strings.Contains(out, "Dry run") || string(read(t, hooksFile)) != string(before[0]) || string(read(t, config)) != string(before[1]) {
+		t.Fatalf("the dry run changed something:\n%s", out)
+	}
+	out = hw("install", "--codex", "--codex-bin", e.Bin)
+	if !strings.Contains(out, "Trusted hookwatch's hooks") || !strings.Contains(out, "Codex runs the hooks") {
+		t.Fatalf("install:\n%s", out)
+	}
+	if out := hw("install", "--codex", "--codex-bin", e.Bin); !strings.Contains(out, "already installed") || strings.Contains(out, "Trusted") {
+		t.Errorf("a second install changed something:\n%s", out)
+	}
+
+	run := e.Exec("Say hello")
+	if run.Err != nil {
+		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
+	}
+	id := sessionOf(e.Rollouts()[0])
+	want, total := fired(e, id)
+	if want["PreToolUse"] != 1 {
+		t.Fatalf("codex ran hooks %v", want)
+	}
+	evs := c.waitEvents(t, id, total)
+	sameCounts(t, "stored events", countEvents(evs), want)
+	if calls := c.toolCalls(t, id); len(calls) != 1 || calls[0].Status != "ok" || calls[0].ExitCode == nil {
+		t.Errorf("tool calls %v", calls)
+	}
+
+	hw("uninstall", "--codex")
+	if got := read(t, hooksFile); string(got) != string(before[0]) {
+		t.Errorf("hooks.json after uninstall:\n%s\nwant\n%s", got, before[0])
+	}
+	if got := read(t, config); string(got) != string(before[1]) {
+		t.Errorf("config.toml after uninstall:\n%s\nwant\n%s", got, before[1])
+	}
+}
+
+func read(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
