@@ -2,7 +2,8 @@
 // wrong: which Claude Code settings files register hookwatch and whether the
 // binaries they name exist, duplicate registrations (events arriving twice),
 // the collector, the spool backlog, recent hook failures, the database
-// directory, policy files, a live hook round trip and the Claude Code version.
+// directory, policy files, a live hook round trip and the Claude Code version;
+// and Codex's hooks files: present, pointing at this hookwatch, trusted.
 //
 // Every check yields a Check; a failed one carries the command that fixes it.
 // Checks change nothing. The round trip sends one synthetic Notification
@@ -113,16 +114,18 @@ type Options struct {
 // env is the resolved environment of a run.
 type env struct {
 	Options
-	home         string // HOOKWATCH_HOME
-	userHome     string
-	configDir    string
-	url          string
-	token        string
-	settings     []*Settings
-	plugins      []string // enabled hookwatch plugins, from all settings files
-	collector    bool     // the collector answered /healthz and takes the token
-	tokenRefused bool     // the collector is up but refuses the token
-	claudeVers   string
+	home string // HOOKWATCH_HOME
+	// codexInstalled: a Codex hooks file registers hookwatch.
+	codexInstalled bool
+	userHome       string
+	configDir      string
+	url            string
+	token          string
+	settings       []*Settings
+	plugins        []string // enabled hookwatch plugins, from all settings files
+	collector      bool     // the collector answered /healthz and takes the token
+	tokenRefused   bool     // the collector is up but refuses the token
+	claudeVers     string
 }
 
 // Run runs every check and returns the report. It never fails: a check that
@@ -172,6 +175,9 @@ func Run(ctx context.Context, o Options) *Report {
 		r.add(c)
 	}
 	r.add(e.checkPlugin())
+	for _, c := range e.checkCodex(ctx) {
+		r.add(c)
+	}
 	r.add(e.checkRegistration())
 	r.add(e.checkCollector(ctx))
 	r.add(e.checkSpool())
@@ -430,6 +436,11 @@ func (e *env) checkRegistration() Check {
 	}
 	plugin := len(e.plugins) > 0
 	switch {
+	case len(scopes) == 0 && !plugin && e.codexInstalled:
+		c.Status = Info
+		c.Message = "no settings file registers hookwatch and its plugin is not enabled: only Codex runs it"
+		c.Fix = "hookwatch install"
+		return c
 	case len(scopes) == 0 && !plugin:
 		c.Status = Fail
 		c.Message = "no settings file registers hookwatch and its plugin is not enabled: Claude Code does not run it"

@@ -14,7 +14,10 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/codex"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hooksock"
+	"github.com/hookwatch/hookwatch/install"
 )
 
 func TestReadSettings(t *testing.T) {
@@ -296,5 +299,64 @@ func TestManagedSettings(t *testing.T) {
 	write(managed, `{"hooks": `)
 	if c := run()["settings (managed)"]; c.Status != Fail || c.Fix != "sudo $EDITOR "+managed {
 		t.Errorf("broken managed file: %+v", c)
+	}
+}
+
+// TestCodex: hookwatch's hooks in Codex's hooks file are found, and
+// without the trust Codex needs (checked here from config.toml, with no
+// Codex on PATH) the check fails: codex exec would skip them silently.
+func TestCodex(t *testing.T) {
+	root := t.TempDir()
+	codexHome := filepath.Join(root, "codexhome")
+	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": filepath.Join(root, "hw"),
+		"HOOKWATCH_URL": "http://127.0.0.1:1", "HOOKWATCH_AUTOSTART": "0", "CODEX_HOME": codexHome}
+	self := filepath.Join(root, "hookwatch")
+	o := install.Options{Runtime: event.RuntimeCodex, ConfigDir: codexHome, Binary: self}
+	if _, err := install.Install(o); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	check := func() Check {
+		t.Helper()
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: self, HookBinary: self, Version: "test", Timeout: time.Second})
+		var user *Check
+		for i, c := range r.Checks {
+			switch c.Name {
+			case "codex hooks (user)":
+				user = &r.Checks[i]
+			case "codex hooks (project)":
+				if c.Status != Info {
+					t.Errorf("project: %+v", c)
+				}
+			case "registration":
+				if c.Status != Info {
+					t.Errorf("registration with Codex only: %+v", c)
+				}
+			}
+		}
+		if user == nil {
+			t.Fatal("no check of Codex's user hooks file")
+		}
+		return *user
+	}
+	if c := check(); c.Status != Fail || c.Fix != "hookwatch install --codex" || !strings.Contains(strings.Join(c.Details, " "), "untrusted") &&
+		!strings.Contains(strings.Join(c.Details, " "), "no trust") {
+		t.Errorf("untrusted: %+v", c)
+	}
+	keys, err := install.CodexKeys(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hooks []codex.Hook
+	for _, k := range keys {
+		hooks = append(hooks, codex.Hook{Key: k, CurrentHash: "sha256:x", TrustStatus: "untrusted"})
+	}
+	if _, err := install.TrustCodex(o, hooks); err != nil {
+		t.Fatal(err)
+	}
+	if c := check(); c.Status != OK || !strings.Contains(c.Message, "for 12 of Codex's 12 events") {
+		t.Errorf("trusted: %+v", c)
 	}
 }

@@ -45,6 +45,14 @@ func TestInstall(t *testing.T) {
 		t.Errorf("a second install changed something:\n%s", out)
 	}
 
+	// doctor asks Codex itself whether the hooks are trusted.
+	doctor := exec.Command(testbin.Build(t, "./cmd/hookwatch"), "doctor")
+	doctor.Dir, doctor.Env = e.Project, append(e.Environ(), "PATH="+filepath.Dir(e.Bin)+":/usr/local/bin:/usr/bin:/bin")
+	dout, _ := doctor.CombinedOutput()
+	if !strings.Contains(string(dout), "all 12 trusted") {
+		t.Errorf("hookwatch doctor:\n%s", dout)
+	}
+
 	run := e.Exec("Say hello")
 	if run.Err != nil {
 		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)

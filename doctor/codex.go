@@ -1,0 +1,129 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/codex"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/install"
+)
+
+// checkCodex checks Codex's hooks files (the user's and the project's):
+// that hookwatch's hooks are there for every Codex event, run this
+// hookwatch, and are trusted. Codex skips an untrusted hook without a word
+// in `codex exec`, so an installation that looks right can record nothing.
+func (e *env) checkCodex(ctx context.Context) []Check {
+	home, err := codex.Home(e.Getenv)
+	if err != nil {
+		return []Check{{Name: "codex", Status: Info, Message: err.Error()}}
+	}
+	bin, _ := lookPath("codex")
+	var out []Check
+	for _, scope := range []string{claudecode.ScopeUser, claudecode.ScopeProject} {
+		o := install.Options{Runtime: event.RuntimeCodex, Scope: scope, ConfigDir: home, ProjectDir: e.WorkDir, Binary: e.HookBinary}
+		path, err := install.SettingsPath(o)
+		if err != nil {
+			continue
+		}
+		out = append(out, e.checkCodexFile(ctx, o, scope, path, bin))
+	}
+	return out
+}
+
+func (e *env) checkCodexFile(ctx context.Context, o install.Options, scope, path, bin string) Check {
+	c := Check{Name: "codex hooks (" + scope + ")", Status: OK}
+	reinstall := "hookwatch install --codex"
+	if scope != claudecode.ScopeUser {
+		reinstall += " --scope " + scope
+	}
+	s, err := ReadSettings(scope, path)
+	switch {
+	case err != nil:
+		c.Status, c.Message, c.Fix = Fail, fmt.Sprintf("%v: Codex cannot read this file's hooks either", err), e.editFix(scope, path)
+		return c
+	case !s.Exists:
+		c.Status, c.Message = Info, path+" does not exist"
+		return c
+	case len(s.Handlers) == 0:
+		c.Status, c.Message = Info, path+" does not register hookwatch"
+		return c
+	}
+	e.codexInstalled = true
+	fail := func(st Status, msg string) {
+		if st == Fail || c.Status == OK {
+			c.Status = st
+		}
+		c.Details = append(c.Details, msg)
+		c.Fix = reinstall
+	}
+	var missing []string
+	for _, name := range codex.HookEvents {
+		if !slices.ContainsFunc(s.Handlers, func(h Handler) bool { return h.Event == name }) {
+			missing = append(missing, name)
+		}
+	}
+	c.Message = fmt.Sprintf("%s registers %s for %d of Codex's %d events", path, strings.Join(s.Binaries(), " and "), len(codex.HookEvents)-len(missing), len(codex.HookEvents))
+	if len(missing) > 0 {
+		fail(Warn, "no hookwatch hook for "+strings.Join(missing, ", "))
+	}
+	for _, b := range s.Binaries() {
+		p, err := resolveBinary(b)
+		switch {
+		case err != nil:
+			fail(Fail, fmt.Sprintf("%s: %v; every hook event fails", b, err))
+		case !e.ours(p) && !e.ours(b):
+			fail(Warn, fmt.Sprintf("%s is not this hookwatch (%s)", b, e.Self))
+		}
+	}
+	keys, err := install.CodexKeys(o)
+	if err != nil || len(keys) == 0 {
+		return c
+	}
+	if bin == "" {
+		// Without Codex the hashes cannot be checked; the tables can.
+		config, _ := install.CodexConfigPath(o)
+		b, _ := os.ReadFile(config)
+		n := 0
+		for _, k := range keys {
+			if strings.Contains(string(b), "[hooks.state."+fmt.Sprintf("%q", k)+"]") {
+				n++
+			}
+		}
+		if n < len(s.Handlers) {
+			fail(Fail, fmt.Sprintf("%s records no trust for some of hookwatch's hooks: codex exec skips an untrusted hook silently", config))
+		} else {
+			c.Details = append(c.Details, "codex is not on PATH: trust recorded in "+config+", its hashes not checked")
+		}
+		return c
+	}
+	hooks, err := codex.ListHooks(ctx, bin, e.WorkDir, e.Environ)
+	if err != nil {
+		fail(Warn, fmt.Sprintf("cannot ask Codex which hooks it trusts: %v", err))
+		return c
+	}
+	listed, untrusted := 0, 0
+	for _, h := range hooks {
+		if slices.Contains(keys, h.Key) {
+			listed++
+			if !h.Trusted() {
+				untrusted++
+			}
+		}
+	}
+	switch {
+	case listed == 0 && scope == claudecode.ScopeProject:
+		fail(Fail, "Codex ignores this file: the project is not trusted (codex exec --trust, or trust_level = \"trusted\" for it in config.toml)")
+	case listed == 0:
+		fail(Fail, "Codex does not list hookwatch's hooks of this file")
+	case untrusted > 0:
+		fail(Fail, fmt.Sprintf("Codex reports %d of hookwatch's %d hooks untrusted: codex exec skips an untrusted hook silently", untrusted, listed))
+	default:
+		c.Message += fmt.Sprintf(", all %d trusted", listed)
+	}
+	return c
+}
