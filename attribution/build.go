@@ -69,6 +69,9 @@ type callState struct {
 	batch    *record
 	batchRes json.RawMessage
 	intr     *record // Codex Interrupt of the call's turn
+	// rolloutExit is the exit code a Codex rollout recorded for the
+	// call's command, for when the hook's PostToolUse has none.
+	rolloutExit *int
 	permReq  *record
 	turnID   string
 	canon    *string
@@ -174,6 +177,10 @@ func (b *sessionBuilder) agent(id string, r *record) *agentState {
 }
 
 func (b *sessionBuilder) add(r *record) {
+	if r.env.Kind == event.KindRollout {
+		b.addRollout(r)
+		return
+	}
 	s, p := b.s, r.p
 	s.Counts.Events++
 	s.LastEventAt = r.at
@@ -303,7 +310,7 @@ func (b *sessionBuilder) add(r *record) {
 		}
 	case *event.PreToolUseInput:
 		c := b.call(r, &e.ToolCall, true)
-		if c.pre == nil {
+		if c.pre == nil || c.pre.env.Kind == event.KindRollout {
 			c.pre = r
 			c.agent, c.first = ag, r
 			c.c.ToolName, c.c.Input, c.turnID = e.ToolName, rawCopy(e.ToolInput), p.TurnID
@@ -313,7 +320,7 @@ func (b *sessionBuilder) add(r *record) {
 		b.touch(c)
 	case *event.PostToolUseInput:
 		c := b.call(r, &e.ToolCall, false)
-		if c.post == nil {
+		if c.post == nil || c.post.env.Kind == event.KindRollout {
 			c.post, c.postResp, c.durMS = r, e.ToolResponse, e.DurationMS
 		}
 		b.decide(c, r)
@@ -362,6 +369,40 @@ func (b *sessionBuilder) add(r *record) {
 				b.touch(c)
 			}
 		}
+	}
+}
+
+// addRollout takes a tool event read from a Codex rollout
+// (event.KindRollout): evidence of a call, merged with the hook events by
+// tool_use_id (the rollout's call_id), which it gives way to. It is no
+// event of the session: it counts in no total, starts no run and moves no
+// time but the call's.
+func (b *sessionBuilder) addRollout(r *record) {
+	switch e := r.p.Event.(type) {
+	case *event.PreToolUseInput:
+		if e.ToolUseID == "" {
+			return
+		}
+		c := b.call(r, &e.ToolCall, true)
+		if c.pre == nil {
+			c.pre = r
+			c.c.ToolName, c.c.Input, c.turnID = e.ToolName, rawCopy(e.ToolInput), r.p.TurnID
+			c.canon, c.asked = nil, nil
+		}
+		b.touch(c)
+	case *event.PostToolUseInput:
+		if e.ToolUseID == "" {
+			return
+		}
+		c := b.call(r, &e.ToolCall, false)
+		if c.rolloutExit == nil && r.env.ExitCode != nil {
+			x := *r.env.ExitCode
+			c.rolloutExit = &x
+		}
+		if c.post == nil {
+			c.post, c.postResp = r, e.ToolResponse
+		}
+		b.touch(c)
 	}
 }
 
@@ -673,7 +714,7 @@ func (b *sessionBuilder) finishCall(c *callState) {
 		}
 	case c.post != nil:
 		tc.Status, end = StatusOK, c.post
-		if x := c.post.env.ExitCode; x != nil {
+		if x := cmp.Or(c.post.env.ExitCode, c.rolloutExit); x != nil {
 			code := *x
 			tc.ExitCode = &code
 			if code != 0 {

@@ -52,10 +52,10 @@ func ExitCode(path, callID string) (code int, ok bool) {
 		return 0, false
 	}
 	buf = buf[:n]
-	id, _ := json.Marshal(callID)
-	needle := append([]byte(`"id":`), id...)
+	needle, _ := json.Marshal(callID)
 	// The latest record first; a line cut by the read's start is skipped
-	// by the decoder.
+	// by the decoder. Only a line naming the call and an exit code is
+	// decoded.
 	for len(buf) > 0 {
 		i := bytes.LastIndexByte(buf[:len(buf)-1], '\n')
 		line := buf[i+1:]

@@ -17,7 +17,8 @@ type Envelope struct {
 	ID string `json:"id"`
 	// Runtime is the agent runtime that fired the hook (RuntimeClaudeCode, RuntimeCodex).
 	Runtime string `json:"runtime"`
-	// Kind is "hook" for hook events and "statusline" for statusLine snapshots.
+	// Kind is "hook" for hook events, "statusline" for statusLine
+	// snapshots and "rollout" for tool events imported from a Codex rollout.
 	Kind string `json:"kind,omitempty"`
 	// ReceivedAt is when the hook read the payload.
 	ReceivedAt time.Time `json:"received_at"`
@@ -52,6 +53,10 @@ type Envelope struct {
 const (
 	KindHook       = "hook"
 	KindStatusLine = "statusline"
+	// KindRollout is a tool event read from a Codex rollout file (package
+	// codex/rollout), not sent by a hook: evidence of a call that the
+	// session model merges with the hook events by tool_use_id.
+	KindRollout = "rollout"
 )
 
 // SubagentMeta is the content of

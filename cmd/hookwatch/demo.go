@@ -116,33 +116,39 @@ type demoPlayer struct {
 
 // post sends one batch to POST /v1/events, as the hook does.
 func (p *demoPlayer) post(ctx context.Context, envs []event.Envelope) error {
+	return postEnvelopes(ctx, &p.client, p.base, p.token, envs, "the demo's events")
+}
+
+// postEnvelopes sends one batch of envelopes (what names them in errors)
+// to the collector's POST /v1/events.
+func postEnvelopes(ctx context.Context, client *http.Client, base, token string, envs []event.Envelope, what string) error {
 	body, err := json.Marshal(struct {
 		Envelopes []event.Envelope `json:"envelopes"`
 	}{envs})
 	if err != nil {
-		return fmt.Errorf("cannot encode the demo's events: %w", err)
+		return fmt.Errorf("cannot encode %s: %w", what, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.base+"/v1/events", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/events", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if p.token != "" {
-		req.Header.Set("Authorization", "Bearer "+p.token)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := p.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot send the demo's events to %s: %w", p.base, err)
+		return fmt.Errorf("cannot send %s to %s: %w", what, base, err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
-		return fmt.Errorf("the collector at %s refuses HOOKWATCH_TOKEN (HTTP 401): set the token it runs with", p.base)
+		return fmt.Errorf("the collector at %s refuses HOOKWATCH_TOKEN (HTTP 401): set the token it runs with", base)
 	case resp.StatusCode/100 != 2:
-		return fmt.Errorf("the collector at %s refused the demo's events: HTTP %d: %s", p.base, resp.StatusCode, bytes.TrimSpace(msg))
+		return fmt.Errorf("the collector at %s refused %s: HTTP %d: %s", base, what, resp.StatusCode, bytes.TrimSpace(msg))
 	}
 	return nil
 }

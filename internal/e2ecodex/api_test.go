@@ -126,6 +126,7 @@ type (
 		AgentID   string `json:"agent_id"`
 		Envelope  struct {
 			ID      string          `json:"id"`
+			Kind    string          `json:"kind"`
 			Runtime string          `json:"runtime"`
 			Payload json.RawMessage `json:"payload"`
 		} `json:"envelope"`
@@ -231,10 +232,14 @@ func fired(e *Env, id string) (map[string]int, int) {
 	return m, n
 }
 
+// countEvents counts the hook events by name (imported rollout events
+// are not the hooks').
 func countEvents(evs []apiEvent) map[string]int {
 	m := map[string]int{}
 	for _, e := range evs {
-		m[e.Event]++
+		if e.Envelope.Kind == "hook" {
+			m[e.Event]++
+		}
 	}
 	return m
 }

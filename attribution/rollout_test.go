@@ -1,0 +1,92 @@
+package attribution
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/codex/rollout"
+	"github.com/hookwatch/hookwatch/event"
+)
+
+// codexRun is one real run of Codex 0.169 captured twice: its hooks'
+// payloads (testdata/codex-rollout/hooks.jsonl, with the times the hooks
+// ran) and its rollout. The hooks carry no exit code: `exit 3` looks like
+// a success to them.
+func codexRun(t *testing.T) (hooks, imported []event.Envelope) {
+	t.Helper()
+	f, err := os.Open("testdata/codex-rollout/hooks.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var line struct {
+			T       float64         `json:"t"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatal(err)
+		}
+		sec, frac := math.Modf(line.T)
+		hooks = append(hooks, event.Envelope{ID: envID(len(hooks)), Runtime: event.RuntimeCodex, Kind: event.KindHook,
+			ReceivedAt: time.Unix(int64(sec), int64(frac*1e9)).UTC(), Payload: line.Payload})
+	}
+	imported, err = rollout.Read("../codex/testdata/rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hooks, imported
+}
+
+// TestRolloutMerge: the same session captured by hooks and imported from
+// its rollout has each call once, the hooks' events counted once, and the
+// exit code the rollout adds; the rollout alone gives the same calls.
+func TestRolloutMerge(t *testing.T) {
+	hooks, imported := codexRun(t)
+	f := func(name string, envs []event.Envelope, events int, status3 string) {
+		t.Helper()
+		s := only(t, Build(envs))
+		if s.Counts.Events != events || s.Counts.ToolCalls != 3 || len(s.ToolCalls) != 3 {
+			t.Fatalf("%s: %d events, %d calls: %+v", name, s.Counts.Events, s.Counts.ToolCalls, s.ToolCalls)
+		}
+		for i, id := range []string{"call_000004", "call_000007", "call_000010"} {
+			c := s.ToolCalls[i]
+			if c.ToolUseID != id || c.EndedAt == nil || c.DurationMS == nil {
+				t.Errorf("%s: call %d %+v", name, i, c)
+			}
+		}
+		if c := callOf(t, s, "call_000010"); c.Status != status3 {
+			t.Errorf("%s: exit 3 has status %s (%v)", name, c.Status, c.ExitCode)
+		}
+		if c := callOf(t, s, "call_000007"); len(c.Files) != 1 || c.Files[0].Path != "notes.md" {
+			t.Errorf("%s: patch files %+v", name, c.Files)
+		}
+	}
+	f("hooks", hooks, 10, StatusOK)
+	both := append(append([]event.Envelope(nil), hooks...), imported...)
+	f("hooks and rollout", both, 10, StatusError)
+	f("rollout", imported, 0, StatusError)
+
+	// The hook's view of a call wins: its start is the PreToolUse's.
+	s := only(t, Build(both))
+	for _, e := range hooks {
+		if p, _ := event.Decode(e.Payload); p.Name() == event.PreToolUse && !callOf(t, s, p.Tool().ToolUseID).StartedAt.Equal(e.ReceivedAt) {
+			t.Errorf("call %s starts at %v, its PreToolUse at %v", p.Tool().ToolUseID, callOf(t, s, p.Tool().ToolUseID).StartedAt, e.ReceivedAt)
+		}
+	}
+
+	// Whatever the order and batches, the Group equals Build.
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range 20 {
+		sh := shuffled(rng, both)
+		checkGroup(t, fmt.Sprintf("shuffled %d", i), both, batches(rng, sh, 1+rng.IntN(len(sh))))
+	}
+}

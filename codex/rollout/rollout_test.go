@@ -1,0 +1,69 @@
+package rollout
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/event"
+)
+
+// file is a real rollout of Codex 0.169 (records the reader skips left
+// out, paths rewritten): `echo hello > hi.txt && ls` (call_000004),
+// apply_patch (call_000007), `echo bad; exit 3` (call_000010).
+const file = "../testdata/rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl"
+
+func TestRead(t *testing.T) {
+	envs, err := Read(file, "h", "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type view struct {
+		name, tool, id, input string
+		exit                  int
+	}
+	var got []view
+	for _, e := range envs {
+		p, err := event.Decode(e.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Kind != event.KindRollout || e.Runtime != event.RuntimeCodex || e.Host != "h" || p.SessionID != "01a2132b-c636-7c31-93a8-aeaecf1768f7" ||
+			p.AgentID != "" || p.TurnID == "" || e.ReceivedAt.IsZero() {
+			t.Errorf("envelope %+v payload %s", e, e.Payload)
+		}
+		tc := p.Tool()
+		v := view{name: p.Name(), tool: tc.ToolName, id: tc.ToolUseID, input: string(tc.ToolInput), exit: -1}
+		if e.ExitCode != nil {
+			v.exit = *e.ExitCode
+		}
+		got = append(got, v)
+	}
+	bash := func(c string) string { b, _ := json.Marshal(map[string]string{"command": c}); return string(b) }
+	patch := bash("*** Begin Patch\n*** Add File: notes.md\n+# Notes\n*** End Patch\n")
+	want := []view{
+		{"PreToolUse", "Bash", "call_000004", bash("echo hello > hi.txt && ls"), -1},
+		{"PostToolUse", "Bash", "call_000004", bash("echo hello > hi.txt && ls"), 0},
+		{"PreToolUse", "apply_patch", "call_000007", patch, -1},
+		{"PostToolUse", "apply_patch", "call_000007", patch, -1},
+		{"PreToolUse", "Bash", "call_000010", bash("echo bad; exit 3"), -1},
+		{"PostToolUse", "Bash", "call_000010", bash("echo bad; exit 3"), 3},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	// Reading again gives the same ids: an import is idempotent.
+	again, _ := Read(file, "h", "u")
+	for i := range envs {
+		if again[i].ID != envs[i].ID {
+			t.Fatalf("id %s then %s", envs[i].ID, again[i].ID)
+		}
+	}
+	if _, err := Read("../testdata/none.jsonl", "", ""); err == nil {
+		t.Error("a missing file read")
+	}
+}

@@ -1,0 +1,91 @@
+package e2ecodex
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	fo "github.com/hookwatch/hookwatch/internal/fakeopenai"
+	"github.com/hookwatch/hookwatch/internal/testbin"
+)
+
+// TestImport: a session captured by hooks and then imported from its
+// rollout (twice) has each call once, with the exit code; a session that
+// ran with no hook installed gets its calls from the rollout alone.
+func TestImport(t *testing.T) {
+	c := startCollector(t)
+	e := c.newEnv(t, ModelClassic, fo.Script{
+		"Run two commands": {{fo.Exec("echo hi")}, {fo.Exec("echo bad; exit 3")}, {fo.Text("One failed.")}},
+		"Unwatched":        {{fo.Exec("echo unseen")}, {fo.Text("Done.")}},
+	})
+	if run := e.Exec("Run two commands"); run.Err != nil {
+		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
+	}
+	id := sessionOf(e.Rollouts()[0])
+	want, total := fired(e, id)
+	c.waitEvents(t, id, total)
+	before := c.toolCalls(t, id)
+
+	importAll := func() string {
+		t.Helper()
+		cmd := exec.Command(testbin.Build(t, "./cmd/hookwatch"), "import", "--codex")
+		cmd.Dir, cmd.Env = e.Project, e.Environ()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("hookwatch import: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	if out := importAll(); !strings.Contains(out, "Imported 4 tool events from 1 rollout") {
+		t.Fatalf("import: %s", out)
+	}
+	importAll()
+	// The import is applied once the collector has it: wait for its events.
+	evs := c.waitEvents(t, id, total+4)
+	sameCounts(t, "stored hook events", countEvents(evs), want)
+	if len(evs) != total+4 {
+		t.Errorf("%d events stored, want %d hook events and 4 imported", len(evs), total)
+	}
+	after := c.toolCalls(t, id)
+	if len(before) != 2 || len(after) != 2 {
+		t.Fatalf("calls before the import %v, after %v", before, after)
+	}
+	for i := range after {
+		b, a := before[i], after[i]
+		if a.ToolUseID != b.ToolUseID || !a.StartedAt.Equal(b.StartedAt) || a.Status != b.Status || *a.ExitCode != *b.ExitCode {
+			t.Errorf("call %d: before %v, after %v", i, b, a)
+		}
+	}
+	if after[1].Status != "error" || *after[1].ExitCode != 3 {
+		t.Errorf("exit 3: %v", after[1])
+	}
+
+	// No hooks at all: the rollout is all there is.
+	if err := os.Remove(filepath.Join(e.CodexHome, "hooks.json")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // rollout names have second resolution
+	if run := e.Exec("Unwatched"); run.Err != nil {
+		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
+	}
+	rs := e.Rollouts()
+	if len(rs) != 2 {
+		t.Fatalf("rollouts %v", rs)
+	}
+	id2 := sessionOf(rs[1])
+	if id2 == id {
+		id2 = sessionOf(rs[0])
+	}
+	importAll()
+	c.waitEvents(t, id2, 2)
+	calls := c.toolCalls(t, id2)
+	if len(calls) != 1 || calls[0].ToolName != "Bash" || calls[0].Status != "ok" || calls[0].ExitCode == nil || *calls[0].ExitCode != 0 {
+		t.Errorf("unwatched session's calls %v", calls)
+	}
+	if s := c.session(t, id2); s.Runtime != "codex" {
+		t.Errorf("unwatched session %+v", s)
+	}
+}
