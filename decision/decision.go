@@ -76,6 +76,9 @@ type Decision struct {
 	// hookSpecificOutput.hookEventName; a Decision without Event renders
 	// nothing.
 	Event string
+	// Runtime is the agent runtime whose contract the answer is rendered
+	// in ("codex", or Claude Code's for anything else): see EffectsFor.
+	Runtime string
 
 	// Verdict is the permission answer (see Verdict for its meaning per event).
 	Verdict Verdict
@@ -134,12 +137,16 @@ type Decision struct {
 //     source comes last);
 //   - Stop and Interrupt: true if any input says so.
 //
-// Event is the first non-empty Event. Merge of nothing is the zero Decision.
+// Event and Runtime are the first non-empty ones. Merge of nothing is the
+// zero Decision.
 func Merge(ds ...Decision) Decision {
 	var out Decision
 	for _, d := range ds {
 		if out.Event == "" {
 			out.Event = d.Event
+		}
+		if out.Runtime == "" {
+			out.Runtime = d.Runtime
 		}
 		if d.Verdict > out.Verdict {
 			out.Verdict = d.Verdict

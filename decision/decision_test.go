@@ -313,3 +313,36 @@ func TestEffectString(t *testing.T) {
 		t.Fatal("Supports disagrees with spec §1.7.4")
 	}
 }
+
+// TestRenderCodex: Codex gets the same shapes, only those it applies, and
+// never a field that would make it fail the hook (and drop a deny).
+func TestRenderCodex(t *testing.T) {
+	f := func(d Decision, want string) {
+		t.Helper()
+		d.Runtime = "codex"
+		got, code := Render(d)
+		if string(got) != want || code != 0 {
+			t.Errorf("Render(%+v) = %q, %d; want %q", d, got, code, want)
+		}
+	}
+	// Verified on Codex 0.169: the deny's reason reaches the model.
+	f(Decision{Event: "PreToolUse", Verdict: Deny, Reasons: []string{"no rm"}, SystemMessages: []string{"warn"}, AdditionalContext: []string{"c"}},
+		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no rm"}}`+"\n")
+	// No allow in Codex: an allow is no output; ask and defer fail the hook.
+	f(Decision{Event: "PreToolUse", Verdict: Allow, UpdatedInput: map[string]any{"command": "ls"}}, "")
+	f(Decision{Event: "PreToolUse", Verdict: Ask}, "")
+	f(Decision{Event: "PreToolUse", Verdict: Defer}, "")
+	// A stop cannot end the run from PreToolUse: the call is denied.
+	f(Decision{Event: "PreToolUse", Stop: true, StopReasons: []string{"halt"}},
+		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"halt"}}`+"\n")
+	f(Decision{Event: "Stop", Verdict: Deny, Reasons: []string{"run the tests"}}, `{"decision":"block","reason":"run the tests"}`+"\n")
+	f(Decision{Event: "UserPromptSubmit", AdditionalContext: []string{"ctx"}}, `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"ctx"}}`+"\n")
+	f(Decision{Event: "PermissionRequest", Verdict: Deny, Reasons: []string{"no"}, Interrupt: true},
+		`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no"}}}`+"\n")
+	f(Decision{Event: "Interrupt", SystemMessages: []string{"bye"}}, `{"systemMessage":"bye"}`+"\n")
+	f(Decision{Event: "PreCompact", Verdict: Deny}, "")
+	// The audit says a Codex allow was not enforced.
+	if a := (Decision{Event: "PreToolUse", Runtime: "codex", Verdict: Allow, Notes: []Note{{RuleID: "r", Action: "allow", Enforced: true}}}).Audit(); a != nil && a.Enforced {
+		t.Errorf("a Codex allow audited as enforced: %+v", a)
+	}
+}

@@ -84,6 +84,46 @@ func Effects(event string) Effect {
 // Supports reports whether the named event honours every effect in e.
 func Supports(event string, e Effect) bool { return Effects(event)&e == e }
 
+// Runtimes whose contract differs (event.RuntimeCodex; any other runtime
+// is Claude Code's).
+const runtimeCodex = "codex"
+
+// EffectsFor returns what the named event honours in runtime's contract:
+// Effects for Claude Code; for Codex (0.169 and its documented schemas)
+// only what it applies and never a field it would answer by failing the
+// hook, which drops the whole answer (fail-open): a PreToolUse deny with a
+// reason and nothing else (Codex has no allow: an allow is no output; ask,
+// defer, updatedInput, continue:false fail the hook), a PermissionRequest
+// allow or deny, a block with context on PostToolUse and UserPromptSubmit,
+// a Stop or SubagentStop block, context at SessionStart and SubagentStart,
+// a systemMessage on Interrupt, and continue:false where Codex reads it.
+func EffectsFor(runtime, event string) Effect {
+	if runtime != runtimeCodex {
+		return Effects(event)
+	}
+	switch event {
+	case "PreToolUse":
+		return EffectDeny
+	case "PermissionRequest":
+		return EffectAllow | EffectDeny
+	case "PostToolUse":
+		return EffectDeny | EffectContext | EffectStop
+	case "UserPromptSubmit":
+		return EffectDeny | EffectContext
+	case "Stop", "SubagentStop":
+		return EffectDeny | EffectStop
+	case "SessionStart", "SubagentStart":
+		return EffectContext
+	case "Interrupt":
+		return EffectSystemMessage
+	}
+	return 0
+}
+
+// SupportsFor reports whether the named event honours every effect in e in
+// runtime's contract.
+func SupportsFor(runtime, event string, e Effect) bool { return EffectsFor(runtime, event)&e == e }
+
 // isPermissionEvent reports whether a Deny renders as a permission decision
 // (deny) rather than decision:"block".
 func isPermissionEvent(event string) bool {
@@ -110,8 +150,8 @@ func VerdictEffect(v Verdict) Effect {
 // the verdict with defer, …). Render and Audit both work from it, so the
 // audit record says "enforced" exactly when something reaches Claude Code.
 func effective(d Decision) Decision {
-	caps := Effects(d.Event)
-	e := Decision{Event: d.Event, Notes: d.Notes}
+	caps := EffectsFor(d.Runtime, d.Event)
+	e := Decision{Event: d.Event, Runtime: d.Runtime, Notes: d.Notes}
 	if caps&VerdictEffect(d.Verdict) != 0 {
 		e.Verdict = d.Verdict
 		e.Reasons = d.Reasons
@@ -134,8 +174,8 @@ func effective(d Decision) Decision {
 	if caps&EffectUpdatePermissions != 0 && e.Verdict == Allow {
 		e.UpdatedPermissions = d.UpdatedPermissions
 	}
-	if d.Event == "PermissionRequest" && e.Verdict == Deny {
-		e.Interrupt = d.Interrupt
+	if d.Event == "PermissionRequest" && e.Verdict == Deny && d.Runtime != runtimeCodex {
+		e.Interrupt = d.Interrupt // Codex fails closed on interrupt
 	}
 	if caps&EffectContext != 0 && e.Verdict != Defer {
 		e.AdditionalContext = nonEmpty(d.AdditionalContext)

@@ -47,8 +47,9 @@ type permissionDecision struct {
 	Interrupt          bool   `json:"interrupt,omitempty"`
 }
 
-// Render returns the stdout bytes and exit code that carry d to Claude Code,
-// in exactly the JSON shape d.Event honours (spec §1.7.4). Fields the event
+// Render returns the stdout bytes and exit code that carry d to Claude Code
+// (or to Codex, by d.Runtime: the same shapes, fewer of them, see
+// EffectsFor), in exactly the JSON shape d.Event honours (spec §1.7.4). Fields the event
 // ignores are left out; a decision with nothing to say for its event ("no
 // opinion") renders as no output and exit 0.
 //
@@ -128,6 +129,7 @@ func Render(d Decision) (stdout []byte, exitCode int) {
 		// stop, the warnings) and drop the rest.
 		return Render(Decision{
 			Event:          d.Event,
+			Runtime:        d.Runtime,
 			Verdict:        keepDeny(e.Verdict),
 			Reasons:        e.Reasons,
 			SystemMessages: e.SystemMessages,

@@ -1,10 +1,28 @@
 package event
 
+import "strings"
+
 // Runtimes that send hook events.
 const (
 	RuntimeClaudeCode = "claude-code"
 	RuntimeCodex      = "codex"
 )
+
+// DetectRuntime names the runtime that sent a payload whose
+// transcript_path is transcriptPath: Codex when it is a Codex rollout (a
+// rollout-*.jsonl file, or a file under a .codex directory), else Claude
+// Code. The hook stamps it on the envelope and the policies answer in its
+// contract.
+func DetectRuntime(transcriptPath string) string {
+	base := transcriptPath
+	if i := strings.LastIndexByte(base, '/'); i >= 0 {
+		base = base[i+1:]
+	}
+	if strings.Contains(transcriptPath, "/.codex/") || strings.Contains(base, "rollout-") {
+		return RuntimeCodex
+	}
+	return RuntimeClaudeCode
+}
 
 // Claude Code hook event names (spec §1.1, 31 events as of Claude Code 2.1.240).
 const (
@@ -58,7 +76,8 @@ var ClaudeCodeEvents = []string{
 	PreCompact, PostCompact, SessionEnd, Elicitation, ElicitationResult,
 }
 
-// CodexEvents lists the hook events of the Codex CLI (spec §4).
+// CodexEvents lists the hook events of the Codex CLI (spec §4; Codex
+// 0.169 fires all but StopFailure).
 var CodexEvents = []string{
 	SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse,
 	PreCompact, PostCompact, SubagentStart, SubagentStop, Stop, StopFailure,

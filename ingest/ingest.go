@@ -30,7 +30,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -71,10 +70,7 @@ func (o Origin) runtimeOf(p *event.Payload) string {
 	if o.Runtime != "" {
 		return o.Runtime
 	}
-	if strings.Contains(p.TranscriptPath, "/.codex/") || strings.Contains(filepath.Base(p.TranscriptPath), "rollout-") {
-		return event.RuntimeCodex
-	}
-	return event.RuntimeClaudeCode
+	return event.DetectRuntime(p.TranscriptPath)
 }
 
 // Verdict is what the policies answered for one event.

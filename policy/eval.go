@@ -11,6 +11,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/hookwatch/hookwatch/decision"
+	hookevent "github.com/hookwatch/hookwatch/event"
 )
 
 // Evaluate answers one hook event. event is the decoded payload (the JSON
@@ -36,7 +37,8 @@ func (s *Set) Evaluate(ctx context.Context, event map[string]any, st *State) (d 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ev := &evaluation{set: s, ctx: ctx, name: name, payload: event, st: st}
+	path, _ := event["transcript_path"].(string)
+	ev := &evaluation{set: s, ctx: ctx, name: name, payload: event, st: st, runtime: hookevent.DetectRuntime(path)}
 	defer func() {
 		if r := recover(); r != nil {
 			ev.finishQuota(false)
@@ -45,7 +47,7 @@ func (s *Set) Evaluate(ctx context.Context, event map[string]any, st *State) (d 
 	}()
 	frags := ev.run()
 	d = decision.Merge(frags...)
-	d.Event = name
+	d.Event, d.Runtime = name, ev.runtime
 	if w := s.warning(name, ev.warnings); w != "" {
 		d.SystemMessages = append([]string{w}, d.SystemMessages...)
 	}
@@ -58,6 +60,7 @@ type evaluation struct {
 	set     *Set
 	ctx     context.Context
 	name    string
+	runtime string // of the payload (event.DetectRuntime)
 	payload map[string]any
 	st      *State
 
@@ -153,8 +156,11 @@ func (r *Rule) failsClosedWhenInvalid() bool {
 	return r.Scope == ScopeManaged && r.OnErrorClosed
 }
 
-// selects applies the rule's event matcher and agent filters.
+// selects applies the rule's runtime, event matcher and agent filters.
 func (ev *evaluation) selects(r *Rule, c *compiled) bool {
+	if r.Runtime != "" && r.Runtime != ev.runtime {
+		return false
+	}
 	if field, ok := matcherFieldOf(ev.name); ok {
 		v := asString(ev.payload[field])
 		if ev.name == "FileChanged" {

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/event"
 )
 
 // maxFileSize bounds a policy file: policies are small, and a runaway file
@@ -286,8 +287,6 @@ func (p *parser) rule(idx int, n *yaml.Node, fileClosed bool) *Rule {
 			for _, e := range r.Events {
 				if !knownEvent(e) {
 					bad(v, "unknown event %q", e)
-				} else if decision.Effects(e) == 0 {
-					bad(v, "event %q ignores every hook answer: a rule there can do nothing", e)
 				}
 			}
 		case "matcher":
@@ -300,6 +299,15 @@ func (p *parser) rule(idx int, n *yaml.Node, fileClosed bool) *Rule {
 				r.Agent = ""
 			default:
 				bad(v, "agent must be main, subagent or any, not %q", r.Agent)
+			}
+		case "runtime":
+			r.Runtime = str()
+			switch r.Runtime {
+			case event.RuntimeClaudeCode, event.RuntimeCodex:
+			case "both", "any", "":
+				r.Runtime = ""
+			default:
+				bad(v, "runtime must be claude-code, codex or both, not %q", r.Runtime)
 			}
 		case "agent_type":
 			r.AgentType = str()
@@ -443,8 +451,33 @@ func parseQuota(n *yaml.Node) (*Quota, *ruleErr) {
 	return q, nil
 }
 
+// contract is the runtime whose hook contract a rule is checked against on
+// an event: the rule's runtime when it names one; else Codex for its own
+// event (Interrupt) and Claude Code for the rest. A rule for both runtimes
+// is held to Claude Code's contract, the richer one: on Codex what Codex
+// does not apply is left out of the answer (an allow is no output there,
+// which Codex reads as going ahead).
+func (r *Rule) contract(ev string) string {
+	switch {
+	case r.Runtime != "":
+		return r.Runtime
+	case ev == "Interrupt":
+		return event.RuntimeCodex
+	}
+	return event.RuntimeClaudeCode
+}
+
+// contractNote names Codex in a problem found against its contract.
+func (r *Rule) contractNote(ev string) string {
+	if r.contract(ev) == event.RuntimeCodex {
+		return " by Codex"
+	}
+	return ""
+}
+
 // validate checks a rule's action and effects against what its events
-// honour (decision.Effects), so that a rule never silently does nothing.
+// honour (decision.EffectsFor the rule's runtime), so that a rule never
+// silently does nothing.
 // hasEffect tells whether the rule names an effect at all (even an invalid
 // one, already reported).
 func (r *Rule) validate(at *yaml.Node, hasEffect bool) []ruleErr {
@@ -475,10 +508,15 @@ func (r *Rule) validate(at *yaml.Node, hasEffect bool) []ruleErr {
 	if r.Action == "" && (r.Reason != "" || r.Alternative != "") {
 		bad("reason", "reason and alternative need an action")
 	}
+	for _, ev := range r.Events {
+		if knownEvent(ev) && decision.EffectsFor(r.contract(ev), ev) == 0 {
+			bad("events", "event %q ignores every hook answer%s: a rule there can do nothing", ev, r.contractNote(ev))
+		}
+	}
 	need := func(key string, e decision.Effect, what string) {
 		for _, ev := range r.Events {
-			if knownEvent(ev) && !decision.Supports(ev, e) { // unknown events are reported already
-				bad(key, "%s is not honoured on %s", what, ev)
+			if knownEvent(ev) && !decision.SupportsFor(r.contract(ev), ev, e) { // unknown events are reported already
+				bad(key, "%s is not honoured on %s%s", what, ev, r.contractNote(ev))
 			}
 		}
 	}
@@ -532,7 +570,7 @@ func knownEvent(name string) bool {
 		"PostToolUseFailure", "PostToolBatch", "Notification", "SubagentStart", "SubagentStop",
 		"TaskCreated", "TaskCompleted", "Stop", "StopFailure", "TeammateIdle", "ConfigChange",
 		"CwdChanged", "DirectoryAdded", "FileChanged", "WorktreeCreate", "WorktreeRemove",
-		"PreCompact", "PostCompact", "SessionEnd", "Elicitation", "ElicitationResult":
+		"PreCompact", "PostCompact", "SessionEnd", "Elicitation", "ElicitationResult", "Interrupt":
 		return true
 	}
 	return false

@@ -77,6 +77,10 @@ type Rule struct {
 	// Agent selects the main agent ("main": no agent_id), subagents
 	// ("subagent": agent_id present) or both ("").
 	Agent string
+	// Runtime selects the events of Claude Code ("claude-code"), of Codex
+	// ("codex") or of both (""; written runtime: both). The rule is checked
+	// against that runtime's hook contract (see Rule.contract).
+	Runtime string
 	// AgentType is a matcher tested against agent_type ("" when absent).
 	AgentType string
 	// When is an expr condition over the payload; "" is always true.
