@@ -10,8 +10,9 @@ import (
 )
 
 // TestPolicy: a Codex rule denying a command (the command does not run and
-// the model's next request carries the reason), and a Stop block that
-// makes Codex go on once and not loop (stop_hook_active).
+// the model's next request carries the reason), a Stop block that makes
+// Codex go on once and not loop (stop_hook_active), and context added to
+// the prompt.
 func TestPolicy(t *testing.T) {
 	c := startCollector(t)
 	policy := `rules:
@@ -26,6 +27,10 @@ func TestPolicy(t *testing.T) {
     events: Stop
     action: block
     reason: Run the checks before you stop.
+  - id: brief
+    runtime: codex
+    events: UserPromptSubmit
+    context: "Project rule: answer briefly."
   - id: claude-only
     runtime: claude-code
     tool: Bash
@@ -59,15 +64,16 @@ func TestPolicy(t *testing.T) {
 	}
 	// The model saw the reason in the next request, and the Stop block as
 	// a new prompt once.
-	var sawReason, sawBlock bool
+	var sawReason, sawBlock, sawContext bool
 	reqs := e.Model.Requests()
 	for _, r := range reqs {
 		text := r.Text()
 		sawReason = sawReason || strings.Contains(text, "rm -rf is not allowed here")
 		sawBlock = sawBlock || strings.Contains(text, "Run the checks before you stop.")
+		sawContext = sawContext || strings.Contains(text, "Project rule: answer briefly.")
 	}
-	if !sawReason || !sawBlock || len(reqs) != 4 {
-		t.Errorf("%d model requests; reason seen %v, stop block seen %v", len(reqs), sawReason, sawBlock)
+	if !sawReason || !sawBlock || !sawContext || len(reqs) != 4 {
+		t.Errorf("%d model requests; reason seen %v, stop block seen %v, prompt context seen %v", len(reqs), sawReason, sawBlock, sawContext)
 	}
 	id := sessionOf(e.Rollouts()[0])
 	want, total := fired(e, id)
