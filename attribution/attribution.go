@@ -323,6 +323,7 @@ type ToolCall struct {
 	DurationMS  *int64          `json:"duration_ms"`
 	Input       json.RawMessage `json:"input,omitempty"`
 	Error       string          `json:"error,omitempty"`
+	PromptID    string          `json:"prompt_id,omitempty"`
 	// ExitCode is the exit code of a command, where the hook could read
 	// it (Codex: from the rollout, event.Envelope.ExitCode); a command
 	// that exits non-zero has status error.
@@ -331,7 +332,7 @@ type ToolCall struct {
 	// from the patch's headers, which is all of it that is stored unless
 	// the capture is full.
 	Files []event.PatchFile `json:"files,omitempty"`
-	PromptID    string          `json:"prompt_id,omitempty"`
+
 	// ParentToolUseID is the call that spawned this call's agent ("" for
 	// the main agent).
 	ParentToolUseID string `json:"parent_tool_use_id"`

@@ -69,9 +69,6 @@ type callState struct {
 	batch    *record
 	batchRes json.RawMessage
 	intr     *record // Codex Interrupt of the call's turn
-	// rolloutExit is the exit code a Codex rollout recorded for the
-	// call's command, for when the hook's PostToolUse has none.
-	rolloutExit *int
 	permReq  *record
 	turnID   string
 	canon    *string
@@ -84,6 +81,10 @@ type callState struct {
 	spawned *string
 	asked   *delegation
 	async   *bool // read once: the response says async_launched
+
+	// rolloutExit is the exit code a Codex rollout recorded for the
+	// call's command, for when the hook's PostToolUse has none.
+	rolloutExit *int
 }
 
 // done reports whether the call has an outcome.
