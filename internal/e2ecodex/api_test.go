@@ -145,23 +145,17 @@ func (c apiCall) String() string {
 	return fmt.Sprintf("call %s %s agent %q status %s exit %s duration %s error %q", c.ToolUseID, c.ToolName, c.AgentID, c.Status, x, d, c.Error)
 }
 
-func (c *collector) sessions(t *testing.T) []apiSession {
+// mustGet is get of a path of session id that must answer 200.
+func (c *collector) mustGet(t *testing.T, id, sub string, v any) {
 	t.Helper()
-	var body struct {
-		Sessions []apiSession `json:"sessions"`
+	if code := c.get(t, "/v1/sessions/"+url.PathEscape(id)+sub, v); code != http.StatusOK {
+		t.Fatalf("GET %s of %s: %d", sub, id, code)
 	}
-	if code := c.get(t, "/v1/sessions?limit=100", &body); code != http.StatusOK {
-		t.Fatalf("sessions: %d", code)
-	}
-	return body.Sessions
 }
 
-func (c *collector) session(t *testing.T, id string) apiSession {
+func (c *collector) session(t *testing.T, id string) (s apiSession) {
 	t.Helper()
-	var s apiSession
-	if code := c.get(t, "/v1/sessions/"+url.PathEscape(id), &s); code != http.StatusOK {
-		t.Fatalf("session %s: %d", id, code)
-	}
+	c.mustGet(t, id, "", &s)
 	return s
 }
 
@@ -170,9 +164,7 @@ func (c *collector) agents(t *testing.T, id string) []apiAgent {
 	var body struct {
 		Agents []apiAgent `json:"agents"`
 	}
-	if code := c.get(t, "/v1/sessions/"+url.PathEscape(id)+"/agents", &body); code != http.StatusOK {
-		t.Fatalf("agents of %s: %d", id, code)
-	}
+	c.mustGet(t, id, "/agents", &body)
 	return body.Agents
 }
 
@@ -181,9 +173,7 @@ func (c *collector) toolCalls(t *testing.T, id string) []apiCall {
 	var body struct {
 		ToolCalls []apiCall `json:"tool_calls"`
 	}
-	if code := c.get(t, "/v1/sessions/"+url.PathEscape(id)+"/tool-calls?limit=1000", &body); code != http.StatusOK {
-		t.Fatalf("tool calls of %s: %d", id, code)
-	}
+	c.mustGet(t, id, "/tool-calls?limit=1000", &body)
 	return body.ToolCalls
 }
 
@@ -193,9 +183,7 @@ func (c *collector) events(t *testing.T, id string) []apiEvent {
 		Events     []apiEvent `json:"events"`
 		NextCursor string     `json:"next_cursor"`
 	}
-	if code := c.get(t, "/v1/sessions/"+url.PathEscape(id)+"/events?limit=1000", &body); code != http.StatusOK {
-		t.Fatalf("events of %s: %d", id, code)
-	}
+	c.mustGet(t, id, "/events?limit=1000", &body)
 	if body.NextCursor != "" {
 		t.Fatalf("more than 1000 events in %s", id)
 	}

@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/internal/fakeopenai"
+	"github.com/hookwatch/hookwatch/internal/testbin"
 )
 
 // CodexVersion is the Codex CLI version the harness is written against.
@@ -41,46 +41,7 @@ const BinEnv = "HOOKWATCH_CODEX_BIN"
 // skipped, or failed when $CI is set.
 func CodexBin(tb testing.TB) string {
 	tb.Helper()
-	path := os.Getenv(BinEnv)
-	if path == "" {
-		root, err := repoRoot()
-		if err != nil {
-			missing(tb, err.Error())
-			return ""
-		}
-		path = filepath.Join(root, DefaultBinPath)
-	}
-	st, err := os.Stat(path)
-	if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-		missing(tb, fmt.Sprintf("no Codex binary at %s (run scripts/install-codex.sh or set %s)", path, BinEnv))
-		return ""
-	}
-	return path
-}
-
-func missing(tb testing.TB, why string) {
-	tb.Helper()
-	if os.Getenv("CI") != "" {
-		tb.Fatalf("e2ecodex: %s; in CI the end-to-end tests must run", why)
-	}
-	tb.Skipf("e2ecodex: %s", why)
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("cannot get the working directory: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return testbin.Client(tb, BinEnv, DefaultBinPath, "run scripts/install-codex.sh")
 }
 
 // DefaultTimeout bounds one run of Codex unless Env.Timeout is set: exec

@@ -86,13 +86,15 @@ const CompactionSummary = "Summary: the user asked for a demo; the work is in pr
 
 // Request is one request the fake received.
 type Request struct {
-	Path    string
-	Header  http.Header
-	Body    []byte
-	Input   []map[string]any // the conversation
-	Tools   []string         // tool names offered, namespaces flattened
-	Model   string
-	Compact bool // a compaction request
+	Path   string
+	Header http.Header
+	Body   []byte
+	Input  []map[string]any // the conversation
+	Tools  []string         // tool names offered, namespaces flattened
+	// Namespaces maps each namespaced tool to its namespace.
+	Namespaces map[string]string
+	Model      string
+	Compact    bool // a compaction request
 }
 
 // Text returns every text of the conversation's messages and tool outputs,
@@ -220,6 +222,10 @@ func parse(hr *http.Request, body []byte) *Request {
 		if t.Type == "namespace" {
 			for _, sub := range t.Tools {
 				r.Tools = append(r.Tools, sub.Name)
+				if r.Namespaces == nil {
+					r.Namespaces = map[string]string{}
+				}
+				r.Namespaces[sub.Name] = t.Name
 			}
 			continue
 		}
@@ -351,29 +357,6 @@ func lastAgentID(r *Request) string {
 	return "unknown-agent"
 }
 
-// namespaces maps each namespaced tool to its namespace.
-func namespaces(body []byte) map[string]string {
-	var b struct {
-		Tools []struct {
-			Type  string `json:"type"`
-			Name  string `json:"name"`
-			Tools []struct {
-				Name string `json:"name"`
-			} `json:"tools"`
-		} `json:"tools"`
-	}
-	_ = json.Unmarshal(body, &b)
-	m := map[string]string{}
-	for _, t := range b.Tools {
-		if t.Type == "namespace" {
-			for _, sub := range t.Tools {
-				m[sub.Name] = t.Name
-			}
-		}
-	}
-	return m
-}
-
 // stream writes turn as the Responses API's event stream.
 func (s *Server) stream(w http.ResponseWriter, r *Request, turn Turn) {
 	rid := s.id("resp")
@@ -392,7 +375,6 @@ func (s *Server) stream(w http.ResponseWriter, r *Request, turn Turn) {
 		}
 	}
 	send("response.created", map[string]any{"response": map[string]any{"id": rid, "object": "response", "status": "in_progress", "model": model, "output": []any{}}})
-	ns := namespaces(r.Body)
 	var output []any
 	for idx, it := range turn {
 		iid := s.id("item")
@@ -409,7 +391,7 @@ func (s *Server) stream(w http.ResponseWriter, r *Request, turn Turn) {
 			ab, _ := json.Marshal(withAgent(args, r))
 			cid := s.id("call")
 			added = map[string]any{"type": "function_call", "id": iid, "call_id": cid, "name": name, "arguments": "", "status": "in_progress"}
-			if n := ns[name]; n != "" {
+			if n := r.Namespaces[name]; n != "" {
 				added["namespace"] = n
 			}
 			send("response.output_item.added", map[string]any{"output_index": idx, "item": added})

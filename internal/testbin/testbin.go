@@ -5,6 +5,7 @@ package testbin
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -149,4 +150,25 @@ func StopCollectorsAt(tb testing.TB, addr string) {
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 		}
 	})
+}
+
+// Client returns the path of a real agent client that end-to-end tests
+// drive: $env, else rel under the module root. When it is missing the test
+// is skipped, saying how to get it (how), but fails when $CI is set: in CI
+// those tests must run.
+func Client(tb testing.TB, env, rel, how string) string {
+	tb.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		path = filepath.Join(moduleRoot(), rel)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		why := fmt.Sprintf("no client binary at %s (%s or set %s)", path, how, env)
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("%s; in CI the end-to-end tests must run", why)
+		}
+		tb.Skip(why)
+	}
+	return path
 }
