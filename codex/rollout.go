@@ -22,16 +22,17 @@ func IsRollout(path string) bool {
 	return strings.HasPrefix(b, rolloutPrefix) && strings.HasSuffix(b, rolloutExt)
 }
 
-// maxTail bounds how much of a rollout ExitCode reads: the record it looks
-// for was written just before the hook ran, so it is near the end, and a
-// command's record holds at most Codex's cut of its output.
-const maxTail = 1 << 20
+// tails are the windows ExitCode reads from the end of a rollout, one
+// after the other until the record is found: the record was written just
+// before the hook ran, so it is nearly always in the first, and a command's
+// record holds at most Codex's cut of its output, far below the last.
+var tails = [...]int64{64 << 10, 1 << 20}
 
 // ExitCode returns the exit code the rollout at path records for the
 // command of tool call callID (exec_command's item_completed record, whose
 // item.id is the call id), which Codex's PostToolUse does not carry. It
-// reads at most the file's last MiB, once; ok is false when the file is not
-// a rollout or holds no such record there.
+// reads at most the file's last MiB; ok is false when the file is not a
+// rollout or holds no such record there.
 func ExitCode(path, callID string) (code int, ok bool) {
 	if callID == "" || !IsRollout(path) {
 		return 0, false
@@ -45,17 +46,25 @@ func ExitCode(path, callID string) (code int, ok bool) {
 	if err != nil || !st.Mode().IsRegular() {
 		return 0, false
 	}
-	off := max(st.Size()-maxTail, 0)
-	buf := make([]byte, st.Size()-off)
-	n, err := f.ReadAt(buf, off)
-	if err != nil && err != io.EOF {
-		return 0, false
-	}
-	buf = buf[:n]
 	needle, _ := json.Marshal(callID)
-	// The latest record first; a line cut by the read's start is skipped
-	// by the decoder. Only a line naming the call and an exit code is
-	// decoded.
+	for _, tail := range tails {
+		off := max(st.Size()-tail, 0)
+		buf := make([]byte, st.Size()-off)
+		n, err := f.ReadAt(buf, off)
+		if err != nil && err != io.EOF {
+			return 0, false
+		}
+		if code, ok := findExitCode(buf[:n], needle, callID); ok || off == 0 {
+			return code, ok
+		}
+	}
+	return 0, false
+}
+
+// findExitCode looks for the call's record in buf, the latest line first;
+// a line cut by the read's start fails to decode and is skipped. Only a
+// line naming the call and an exit code is decoded.
+func findExitCode(buf, needle []byte, callID string) (int, bool) {
 	for len(buf) > 0 {
 		i := bytes.LastIndexByte(buf[:len(buf)-1], '\n')
 		line := buf[i+1:]
@@ -74,9 +83,6 @@ func ExitCode(path, callID string) (code int, ok bool) {
 		}
 		if json.Unmarshal(line, &r) == nil && r.Payload.Type == "item_completed" && r.Payload.Item.ID == callID && r.Payload.Item.ExitCode != nil {
 			return *r.Payload.Item.ExitCode, true
-		}
-		if i < 0 {
-			break
 		}
 	}
 	return 0, false

@@ -42,7 +42,7 @@ func TestExitCode(t *testing.T) {
 	// Only the last MiB is read: a record before it is not found, one
 	// cut by the read's start is skipped, the latest record wins.
 	big := filepath.Join(dir, "rollout-big.jsonl")
-	pad := make([]byte, maxTail)
+	pad := make([]byte, tails[len(tails)-1])
 	for i := range pad {
 		pad[i] = 'x'
 	}
@@ -53,4 +53,28 @@ func TestExitCode(t *testing.T) {
 	}
 	f(big, "call_000004", 0, false)
 	f(big, "call_000010", 7, true)
+}
+
+// BenchmarkExitCode is what a Codex PostToolUse of a command adds to the
+// hook: finding the call's record at the end of a rollout of a MiB and
+// more (the read is bounded to its last MiB).
+func BenchmarkExitCode(b *testing.B) {
+	dir := b.TempDir()
+	real, err := os.ReadFile(rollout)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var big []byte
+	for len(big) < 2<<20 {
+		big = append(big, real...)
+	}
+	path := filepath.Join(dir, "rollout-bench.jsonl")
+	if err := os.WriteFile(path, big, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, ok := ExitCode(path, "call_000010"); !ok {
+			b.Fatal("not found")
+		}
+	}
 }
