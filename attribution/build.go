@@ -404,6 +404,16 @@ func (b *sessionBuilder) addRollout(r *record) {
 			c.post, c.postResp = r, e.ToolResponse
 		}
 		b.touch(c)
+	case *event.PermissionDeniedInput: // a hook denied the call
+		if e.ToolUseID == "" {
+			return
+		}
+		c := b.call(r, &e.ToolCall, false)
+		if c.denied == nil {
+			c.denied = r
+			c.c.PermissionDenied = &PermissionDenied{At: r.at, Reason: e.Reason}
+		}
+		b.touch(c)
 	}
 }
 

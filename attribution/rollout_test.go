@@ -90,3 +90,15 @@ func TestRolloutMerge(t *testing.T) {
 		checkGroup(t, fmt.Sprintf("shuffled %d", i), both, batches(rng, sh, 1+rng.IntN(len(sh))))
 	}
 }
+
+// TestRolloutDenied: a call a hook denied, known from the rollout alone.
+func TestRolloutDenied(t *testing.T) {
+	envs, err := rollout.Read("../codex/testdata/rollout-2026-11-25T15-19-47-01a2134a-a05f-7352-b020-bbc5e8c0633b.jsonl", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := only(t, Build(envs))
+	if c := callOf(t, s, "call_000003"); c.Status != StatusDenied || c.Error != "nope" || s.Counts.Denials != 1 || s.Counts.Events != 0 {
+		t.Errorf("denied call %+v, counts %+v", c, s.Counts)
+	}
+}

@@ -6,8 +6,9 @@
 // session model merges them with the hook events by tool_use_id (Codex's
 // call_id) and counts each call once, whichever way it arrived. The
 // rollout adds what hooks lack: the exit code of a command, and calls that
-// fired no hook (denied, interrupted, still running, or made while no hook
-// was installed).
+// fired no hook (denied — read as a PermissionDenied with the hook's
+// reason —, interrupted or still running — a PreToolUse alone —, or made
+// while no hook was installed).
 //
 // It is not linked into the hook.
 package rollout
@@ -19,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
@@ -146,6 +148,13 @@ func read(r io.Reader, path, host, user string) ([]event.Envelope, error) {
 			base["agent_id"] = agent
 		}
 		envs = append(envs, envelope(base, event.PreToolUse, thread, c.id, c.at, host, user, nil))
+		if why, ok := blocked(c.output); ok {
+			// No tool_response for a call a hook denied: the client's
+			// refusal, as Claude Code reports one.
+			base["reason"] = why
+			envs = append(envs, envelope(base, event.PermissionDenied, thread, c.id, *c.out, host, user, nil))
+			continue
+		}
 		if c.out != nil {
 			base["tool_response"] = c.output
 			envs = append(envs, envelope(base, event.PostToolUse, thread, c.id, *c.out, host, user, c.exit))
@@ -162,6 +171,25 @@ func envelope(p map[string]any, name, thread, callID string, at time.Time, host,
 		Runtime: event.RuntimeCodex, Kind: event.KindRollout, ReceivedAt: at.UTC(),
 		Host: host, User: user, ExitCode: exit, Payload: b,
 	}
+}
+
+// blockedPrefix starts the output Codex gives the model for a call a
+// PreToolUse hook denied: "Command blocked by PreToolUse hook: <reason>.
+// Command: <command>".
+const blockedPrefix = "Command blocked by PreToolUse hook: "
+
+// blocked returns the reason of a call a PreToolUse hook denied, from its
+// output.
+func blocked(output any) (string, bool) {
+	s, ok := output.(string)
+	if !ok || !strings.HasPrefix(s, blockedPrefix) {
+		return "", false
+	}
+	why := s[len(blockedPrefix):]
+	if i := strings.LastIndex(why, ". Command: "); i >= 0 {
+		why = why[:i]
+	}
+	return why, true
 }
 
 // hookView returns the tool name and input Codex's hooks give a call:

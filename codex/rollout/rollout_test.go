@@ -67,3 +67,23 @@ func TestRead(t *testing.T) {
 		t.Error("a missing file read")
 	}
 }
+
+// TestReadDenied: a call a PreToolUse hook denied (a real rollout) has no
+// result but the refusal, read as a PermissionDenied with the reason.
+func TestReadDenied(t *testing.T) {
+	envs, err := Read("../testdata/rollout-2026-11-25T15-19-47-01a2134a-a05f-7352-b020-bbc5e8c0633b.jsonl", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(envs) != 2 {
+		t.Fatalf("%d envelopes", len(envs))
+	}
+	p, err := event.Decode(envs[1].Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := p.Event.(*event.PermissionDeniedInput)
+	if !ok || d.Reason != "nope" || d.ToolUseID != "call_000003" || d.ToolName != "Bash" {
+		t.Errorf("denial %s", envs[1].Payload)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -40,6 +41,21 @@ func startCollector(t *testing.T) *collector {
 	})
 	return &collector{Collector: c, hook: claudecode.ShellHookCommand(hook),
 		vars: []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + c.URL()}}
+}
+
+// hookwatch runs the hookwatch binary with args in e's project and
+// environment (HOME, CODEX_HOME, the collector's URL) and returns what it
+// printed; it fails the test when the command fails.
+func hookwatch(t *testing.T, e *Env, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(testbin.Build(t, "./cmd/hookwatch"), args...)
+	cmd.Dir, cmd.Env = e.Project, e.Environ()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("hookwatch %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	t.Logf("hookwatch %s:\n%s", strings.Join(args, " "), out)
+	return string(out)
 }
 
 // newEnv returns a Codex installation whose hooks deliver to c.

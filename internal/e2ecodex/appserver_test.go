@@ -41,6 +41,9 @@ func TestAppServer(t *testing.T) {
 	a.Wait("turn/completed")
 	a.Call("thread/compact/start", map[string]any{"threadId": thread})
 	e.WaitRecorded("PostCompact", func(p map[string]any) bool { return p["hook_event_name"] == "PostCompact" })
+	// The compaction runs as a turn: let it end before the client goes
+	// away, or closing interrupts it (a second Interrupt).
+	a.Wait("turn/completed")
 	a.Close()
 
 	id := thread

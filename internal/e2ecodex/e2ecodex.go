@@ -214,7 +214,9 @@ func (e *Env) recorder() string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		e.tb.Fatal(err)
 	}
-	return `cat > "` + dir + `/$(date +%s%N)-$$.json"`
+	// Written under another name and renamed, so that a reader never
+	// sees a payload half written.
+	return `f="` + dir + `/$(date +%s%N)-$$"; cat > "$f.part" && mv "$f.part" "$f.json"`
 }
 
 // Recorded returns every payload the recorder hook was handed, decoded.

@@ -2,14 +2,12 @@ package e2ecodex
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	fo "github.com/hookwatch/hookwatch/internal/fakeopenai"
-	"github.com/hookwatch/hookwatch/internal/testbin"
 )
 
 // TestImport: a session captured by hooks and then imported from its
@@ -29,16 +27,7 @@ func TestImport(t *testing.T) {
 	c.waitEvents(t, id, total)
 	before := c.toolCalls(t, id)
 
-	importAll := func() string {
-		t.Helper()
-		cmd := exec.Command(testbin.Build(t, "./cmd/hookwatch"), "import", "--codex")
-		cmd.Dir, cmd.Env = e.Project, e.Environ()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("hookwatch import: %v\n%s", err, out)
-		}
-		return string(out)
-	}
+	importAll := func() string { t.Helper(); return hookwatch(t, e, "import", "--codex") }
 	if out := importAll(); !strings.Contains(out, "Imported 4 tool events from 1 rollout") {
 		t.Fatalf("import: %s", out)
 	}

@@ -22,17 +22,7 @@ func TestInstall(t *testing.T) {
 	hooksFile, config := filepath.Join(e.CodexHome, "hooks.json"), filepath.Join(e.CodexHome, "config.toml")
 	before := [2][]byte{read(t, hooksFile), read(t, config)}
 
-	hw := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(testbin.Build(t, "./cmd/hookwatch"), args...)
-		cmd.Dir, cmd.Env = e.Project, e.Environ()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("hookwatch %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		t.Logf("hookwatch %s:\n%s", strings.Join(args, " "), out)
-		return string(out)
-	}
+	hw := func(args ...string) string { t.Helper(); return hookwatch(t, e, args...) }
 	out := hw("install", "--codex", "--dry-run")
 	if !strings.Contains(out, "Dry run") || string(read(t, hooksFile)) != string(before[0]) || string(read(t, config)) != string(before[1]) {
 		t.Fatalf("the dry run changed something:\n%s", out)

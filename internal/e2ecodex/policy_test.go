@@ -95,4 +95,12 @@ func TestPolicy(t *testing.T) {
 	if len(calls) != 2 || calls[0].Status != "denied" || !strings.Contains(calls[0].Error, "rm -rf is not allowed here") || calls[1].Status != "ok" {
 		t.Errorf("tool calls %v", calls)
 	}
+	// The rollout says the same of the denied call: imported, nothing
+	// changes but the evidence.
+	hookwatch(t, e, "import", "--codex")
+	c.waitEvents(t, id, total+4) // PreToolUse and PermissionDenied, PreToolUse and PostToolUse
+	again := c.toolCalls(t, id)
+	if len(again) != 2 || again[0].Status != "denied" || again[0].ToolUseID != calls[0].ToolUseID || again[1].Status != "ok" {
+		t.Errorf("tool calls after the import %v", again)
+	}
 }
