@@ -45,14 +45,6 @@ const (
 	ProjectDirName = ".codex"
 )
 
-// HookEvents are the hook events Codex 0.169 fires, in the order of its
-// documentation. StopFailure, PostToolUseFailure and Notification do not
-// exist in it.
-var HookEvents = []string{
-	"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
-	"PreCompact", "PostCompact", "SubagentStart", "SubagentStop", "Stop", "Interrupt", "SessionEnd",
-}
-
 // Matched reports whether Codex matches an event's hooks against a tool
 // name, so that a hooks file gives its groups a "matcher".
 func Matched(event string) bool {

@@ -62,12 +62,12 @@ func (e *env) checkCodexFile(ctx context.Context, o install.Options, scope, path
 		c.Fix = reinstall
 	}
 	var missing []string
-	for _, name := range codex.HookEvents {
+	for _, name := range event.CodexEvents {
 		if !slices.ContainsFunc(s.Handlers, func(h Handler) bool { return h.Event == name }) {
 			missing = append(missing, name)
 		}
 	}
-	c.Message = fmt.Sprintf("%s registers %s for %d of Codex's %d events", path, strings.Join(s.Binaries(), " and "), len(codex.HookEvents)-len(missing), len(codex.HookEvents))
+	c.Message = fmt.Sprintf("%s registers %s for %d of Codex's %d events", path, strings.Join(s.Binaries(), " and "), len(event.CodexEvents)-len(missing), len(event.CodexEvents))
 	if len(missing) > 0 {
 		fail(Warn, "no hookwatch hook for "+strings.Join(missing, ", "))
 	}

@@ -76,10 +76,11 @@ var ClaudeCodeEvents = []string{
 	PreCompact, PostCompact, SessionEnd, Elicitation, ElicitationResult,
 }
 
-// CodexEvents lists the hook events of the Codex CLI (spec §4; Codex
-// 0.169 fires all but StopFailure).
+// CodexEvents lists the hook events the Codex CLI fires (spec §4, as
+// Codex 0.169 has them: StopFailure, which its documentation names, it
+// does not), in the order of its documentation: the events hookwatch
+// registers for in Codex's hooks file.
 var CodexEvents = []string{
 	SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse,
-	PreCompact, PostCompact, SubagentStart, SubagentStop, Stop, StopFailure,
-	Interrupt, SessionEnd,
+	PreCompact, PostCompact, SubagentStart, SubagentStop, Stop, Interrupt, SessionEnd,
 }

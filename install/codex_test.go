@@ -39,7 +39,7 @@ func TestCodexRoundTrip(t *testing.T) {
 		t.Errorf("hooks.json has what Codex does not know:\n%s", b)
 	}
 	keys, err := CodexKeys(o)
-	if err != nil || len(keys) != len(codex.HookEvents) || !strings.Contains(strings.Join(keys, " "), hooksFile+":stop:1:0") {
+	if err != nil || len(keys) != len(event.CodexEvents) || !strings.Contains(strings.Join(keys, " "), hooksFile+":stop:1:0") {
 		t.Fatalf("keys %v %v", keys, err)
 	}
 	// What hooks/list would say: the user's hook trusted, ours not.

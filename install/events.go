@@ -9,7 +9,7 @@
 // byte for byte what it was before.
 package install
 
-import "github.com/hookwatch/hookwatch/codex"
+import "github.com/hookwatch/hookwatch/event"
 
 // DefaultTimeout is the timeout, in seconds, of every handler hookwatch
 // registers. The hook answers in milliseconds; the timeout only bounds the
@@ -149,12 +149,12 @@ func eventsFor(v Version) []Event {
 }
 
 // codexEvents are the Codex events hookwatch registers for: every one
-// Codex 0.169 fires (codex.HookEvents). Codex clamps the timeout of
+// Codex 0.169 fires (event.CodexEvents). Codex clamps the timeout of
 // SessionEnd and Interrupt to 3 s, with a warning on every run unless the
 // file asks for no more.
 var codexEvents = func() []Event {
 	var out []Event
-	for _, name := range codex.HookEvents {
+	for _, name := range event.CodexEvents {
 		e := Event{Name: name, Timeout: DefaultTimeout, Why: "Codex"}
 		if name == "SessionEnd" || name == "Interrupt" {
 			e.Timeout = 3

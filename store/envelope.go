@@ -121,6 +121,10 @@ func decodedAs(env event.Envelope) *event.Envelope {
 		c := *m
 		env.Subagent = &c
 	}
+	if x := env.ExitCode; x != nil {
+		c := *x
+		env.ExitCode = &c
+	}
 	if !utf8.Valid(env.Decision) {
 		return nil
 	}

@@ -52,7 +52,8 @@ type Event struct {
 	SessionID string `json:"session_id"`
 	// Runtime is the agent runtime (event.RuntimeClaudeCode, event.RuntimeCodex).
 	Runtime string `json:"runtime"`
-	// Kind is the envelope kind: event.KindHook or event.KindStatusLine.
+	// Kind is the envelope kind: event.KindHook, event.KindStatusLine or
+	// event.KindRollout.
 	Kind string `json:"kind"`
 	// Event is the hook event name (event.PreToolUse, …, event.StatusLine),
 	// "" when the payload names none.

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/codex"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/fakeopenai"
 	"github.com/hookwatch/hookwatch/internal/testbin"
 )
@@ -183,7 +184,7 @@ const HookTimeout = 30
 func (e *Env) RegisterHooks(commands ...string) {
 	e.tb.Helper()
 	hooks := map[string]any{}
-	for _, name := range codex.HookEvents {
+	for _, name := range event.CodexEvents {
 		var groups []any
 		for _, c := range append(commands, e.recorder()) {
 			groups = append(groups, group(name, c))
