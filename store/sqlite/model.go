@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/internal/sqlq"
 )
 
 // The session model's rows (store.ModelStore) live in model_sessions,
@@ -278,23 +279,7 @@ func putRows[R any](ctx context.Context, st rowStmts, rows []R, key func(R) rowK
 	return nil
 }
 
-// nanos stores a time as Unix nanoseconds; the zero time is 0.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// timeOf reads back what nanos stored.
-func timeOf(ns int64) time.Time {
-	if ns == 0 {
-		return time.Time{}
-	}
-	return fromNanos(ns)
-}
-
-const modelSessionColumns = `session_id, group_key, seq, updated_seq, first_event_at, last_event_at, alias_of, summary`
+var nanos, timeOf = sqlq.Nanos, sqlq.Time
 
 func scanModelSession(sc interface{ Scan(...any) error }) (store.SessionModel, error) {
 	var m store.SessionModel
@@ -316,9 +301,9 @@ func (db *DB) SessionModels(ctx context.Context, ids []string) (map[string]store
 	out := make(map[string]store.SessionModel, len(ids))
 	for start := 0; start < len(ids); start += summaryChunk {
 		part := ids[start:min(start+summaryChunk, len(ids))]
-		q := `SELECT ` + modelSessionColumns + ` FROM model_sessions WHERE session_id IN (?` +
+		q := `SELECT ` + sqlq.ModelSessionColumns + ` FROM model_sessions WHERE session_id IN (?` +
 			strings.Repeat(",?", len(part)-1) + `)`
-		err := queryRows(ctx, r, q, anys(part), func(rows *sql.Rows) error {
+		err := queryRows(ctx, r, q, sqlq.Anys(part), func(rows *sql.Rows) error {
 			m, err := scanModelSession(rows)
 			out[m.SessionID] = m
 			return err
@@ -336,32 +321,20 @@ func (db *DB) ChangedSessionModels(ctx context.Context, f store.SessionModelFilt
 	if err != nil {
 		return store.SessionModelPage{}, err
 	}
-	c, ok, err := store.ParseModelCursor(store.ModelsByChange, f.Cursor)
+	q, err := sqlq.ChangedSessionModels(f)
 	if err != nil {
 		return store.SessionModelPage{}, err
 	}
-	limit := store.ClampLimit(f.Limit)
-	var w where
-	w.add("updated_seq > ?", max(f.UpdatedAfter, 0))
-	if ok {
-		w.add("(updated_seq, session_id) > (?, ?)", c.Key, c.SessionID)
-	}
-	var page store.SessionModelPage
-	err = queryRows(ctx, r, `SELECT `+modelSessionColumns+` FROM model_sessions`+w.String()+
-		` ORDER BY updated_seq, session_id LIMIT ?`, append(w.args, limit+1), func(rows *sql.Rows) error {
-		m, err := scanModelSession(rows)
-		page.Sessions = append(page.Sessions, m)
+	var rows []store.SessionModel
+	err = queryRows(ctx, r, q.SQL, q.Args, func(sc *sql.Rows) error {
+		m, err := scanModelSession(sc)
+		rows = append(rows, m)
 		return err
 	})
 	if err != nil {
 		return store.SessionModelPage{}, fmt.Errorf("cannot list changed session models: %w", err)
 	}
-	if len(page.Sessions) > limit {
-		page.Sessions = page.Sessions[:limit]
-		last := page.Sessions[limit-1]
-		page.Next = store.ModelCursor{Key: last.UpdatedSeq, SessionID: last.SessionID}.Encode(store.ModelsByChange)
-	}
-	return page, nil
+	return sqlq.ChangedSessionModelsPage(q, rows), nil
 }
 
 // GroupSessions implements store.ModelStore.
@@ -371,17 +344,15 @@ func (db *DB) GroupSessions(ctx context.Context, key string, from, to time.Time,
 		return nil, err
 	}
 	var out []store.SessionModel
-	err = queryRows(ctx, r, `SELECT session_id, seq, updated_seq, first_event_at, last_event_at, alias_of FROM model_sessions
-		WHERE group_key = ? AND last_event_at >= ? AND first_event_at <= ?
-		ORDER BY last_event_at DESC, session_id DESC LIMIT ?`,
-		[]any{key, nanos(from), nanos(to), store.ClampLimit(limit)}, func(rows *sql.Rows) error {
-			m := store.SessionModel{GroupKey: key}
-			var first, last int64
-			err := rows.Scan(&m.SessionID, &m.Seq, &m.UpdatedSeq, &first, &last, &m.AliasOf)
-			m.FirstEventAt, m.LastEventAt = timeOf(first), timeOf(last)
-			out = append(out, m)
-			return err
-		})
+	q := sqlq.GroupSessions(key, from, to, limit)
+	err = queryRows(ctx, r, q.SQL, q.Args, func(rows *sql.Rows) error {
+		m := store.SessionModel{GroupKey: key}
+		var first, last int64
+		err := rows.Scan(&m.SessionID, &m.Seq, &m.UpdatedSeq, &first, &last, &m.AliasOf)
+		m.FirstEventAt, m.LastEventAt = timeOf(first), timeOf(last)
+		out = append(out, m)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the sessions of a group: %w", err)
 	}
@@ -395,9 +366,8 @@ func (db *DB) StaleModels(ctx context.Context, after string, limit int) ([]store
 		return nil, err
 	}
 	var out []store.Session
-	err = queryRows(ctx, r, `SELECT `+sessionColumns+` FROM sessions
-		WHERE id > ? AND NOT EXISTS (SELECT 1 FROM model_sessions m WHERE m.session_id = sessions.id AND m.seq >= sessions.last_seq)
-		ORDER BY id LIMIT ?`, []any{after, store.ClampLimit(limit)}, func(rows *sql.Rows) error {
+	q := sqlq.StaleModels(after, limit)
+	err = queryRows(ctx, r, q.SQL, q.Args, func(rows *sql.Rows) error {
 		s, err := scanSession(rows)
 		out = append(out, s)
 		return err
@@ -434,35 +404,12 @@ func (db *DB) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage,
 	if err != nil {
 		return store.AgentPage{}, err
 	}
-	q, err := startListing(rowFilter{f.SessionID, f.AgentIDs, f.UpdatedAfter, f.Order, f.Cursor, f.Limit},
-		store.AgentsByStart, store.AgentsByChange)
-	if err != nil || q.none {
+	q, err := sqlq.Agents(f)
+	if err != nil || q.None {
 		return store.AgentPage{}, err
 	}
-	c, w := q.cursor, &q.where
-	// The main agent sorts first: agent_id <> '' is 0 for it, 1 for the
-	// others (the expression of the index model_agents_start).
-	var order string
-	switch {
-	case f.Order == store.ByChange:
-		order = "updated_seq, session_id, agent_id"
-		if q.resume {
-			w.add("(updated_seq, session_id, agent_id) > (?, ?, ?)", c.Key, c.SessionID, c.ID)
-		}
-	case f.SessionID != "":
-		order = "agent_id <> '', started_at, agent_id"
-		if q.resume {
-			w.add("(agent_id <> '', started_at, agent_id) > (?, ?, ?)", notMain(c), c.Key, c.ID)
-		}
-	default:
-		order = "session_id, agent_id <> '', started_at, agent_id"
-		if q.resume {
-			w.add("(session_id, agent_id <> '', started_at, agent_id) > (?, ?, ?, ?)", c.SessionID, notMain(c), c.Key, c.ID)
-		}
-	}
-	var page store.AgentPage
-	err = queryRows(ctx, r, `SELECT session_id, agent_id, parent_agent_id, depth, started_at, updated_seq, doc
-		FROM model_agents`+w.String()+` ORDER BY `+order+` LIMIT ?`, append(w.args, q.limit+1), func(rows *sql.Rows) error {
+	var agents []store.AgentRow
+	err = queryRows(ctx, r, q.SQL, q.Args, func(rows *sql.Rows) error {
 		var a store.AgentRow
 		var parent, doc sql.NullString
 		var started int64
@@ -471,22 +418,13 @@ func (db *DB) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage,
 			a.ParentAgentID = &parent.String
 		}
 		a.StartedAt, a.Doc = timeOf(started), rawJSON(doc)
-		page.Agents = append(page.Agents, a)
+		agents = append(agents, a)
 		return err
 	})
 	if err != nil {
 		return store.AgentPage{}, fmt.Errorf("cannot list agents: %w", err)
 	}
-	if len(page.Agents) > q.limit {
-		page.Agents = page.Agents[:q.limit]
-		last := page.Agents[q.limit-1]
-		c := store.ModelCursor{Key: nanos(last.StartedAt), Main: last.AgentID == "", SessionID: last.SessionID, ID: last.AgentID}
-		if f.Order == store.ByChange {
-			c = store.ModelCursor{Key: last.UpdatedSeq, SessionID: last.SessionID, ID: last.AgentID}
-		}
-		page.Next = c.Encode(q.kind)
-	}
-	return page, nil
+	return sqlq.AgentsPage(f, q, agents), nil
 }
 
 // ToolCalls implements store.ModelStore.
@@ -495,171 +433,24 @@ func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Tool
 	if err != nil {
 		return store.ToolCallPage{}, err
 	}
-	q, err := startListing(rowFilter{f.SessionID, f.AgentIDs, f.UpdatedAfter, f.Order, f.Cursor, f.Limit},
-		store.CallsByStart, store.CallsByChange)
-	if err != nil || q.none {
+	q, err := sqlq.ToolCalls(f)
+	if err != nil || q.None {
 		return store.ToolCallPage{}, err
 	}
-	c, w := q.cursor, &q.where
-	if f.Tool != "" {
-		w.add("tool_name = ?", f.Tool)
-	}
-	if f.Status != "" {
-		w.add("status = ?", f.Status)
-	}
-	if !f.Since.IsZero() {
-		w.add("started_at >= ?", nanos(f.Since))
-	}
-	// Within one session the cursor leaves session_id out, so that the
-	// index on (session_id, started_at, …) seeks straight to it.
-	var order string
-	switch {
-	case f.Order == store.ByChange:
-		order = "updated_seq, session_id, tool_use_id"
-		if q.resume {
-			w.add("(updated_seq, session_id, tool_use_id) > (?, ?, ?)", c.Key, c.SessionID, c.ID)
-		}
-	case f.SessionID != "":
-		order = "started_at, tool_use_id"
-		if q.resume {
-			w.add("(started_at, tool_use_id) > (?, ?)", c.Key, c.ID)
-		}
-	default:
-		order = "session_id, started_at, tool_use_id"
-		if q.resume {
-			w.add("(session_id, started_at, tool_use_id) > (?, ?, ?)", c.SessionID, c.Key, c.ID)
-		}
-	}
-	var page store.ToolCallPage
-	page.ToolCalls = make([]store.ToolCallRow, 0, min(q.limit+1, 64))
-	err = queryRows(ctx, r, `SELECT session_id, tool_use_id, agent_id, tool_name, status, started_at, updated_seq, doc
-		FROM model_tool_calls`+w.String()+` ORDER BY `+order+` LIMIT ?`, append(w.args, q.limit+1), func(rows *sql.Rows) error {
+	calls := make([]store.ToolCallRow, 0, min(q.Limit+1, 64))
+	err = queryRows(ctx, r, q.SQL, q.Args, func(rows *sql.Rows) error {
 		var t store.ToolCallRow
 		var doc sql.NullString
 		var started int64
 		err := rows.Scan(&t.SessionID, &t.ToolUseID, &t.AgentID, &t.ToolName, &t.Status, &started, &t.UpdatedSeq, &doc)
 		t.StartedAt, t.Doc = timeOf(started), rawJSON(doc)
-		page.ToolCalls = append(page.ToolCalls, t)
+		calls = append(calls, t)
 		return err
 	})
 	if err != nil {
 		return store.ToolCallPage{}, fmt.Errorf("cannot list tool calls: %w", err)
 	}
-	if len(page.ToolCalls) > q.limit {
-		page.ToolCalls = page.ToolCalls[:q.limit]
-		last := page.ToolCalls[q.limit-1]
-		c := store.ModelCursor{Key: nanos(last.StartedAt), SessionID: last.SessionID, ID: last.ToolUseID}
-		if f.Order == store.ByChange {
-			c.Key = last.UpdatedSeq
-		}
-		page.Next = c.Encode(q.kind)
-	}
-	return page, nil
-}
-
-// rowFilter is what the filters of agents and tool calls share.
-type rowFilter struct {
-	session      string
-	agentIDs     []string
-	updatedAfter int64
-	order        store.ModelOrder
-	cursor       string
-	limit        int
-}
-
-// rowListing is a listing of agents or tool calls under way: the position
-// to resume after and the conditions of a rowFilter.
-type rowListing struct {
-	kind   byte
-	cursor store.ModelCursor
-	resume bool // cursor is set
-	limit  int
-	where  where
-	// none is set when the filter matches no row.
-	none bool
-}
-
-// startListing checks f and turns it into conditions; byStart and byChange
-// are the cursor kinds of the listing.
-func startListing(f rowFilter, byStart, byChange byte) (rowListing, error) {
-	var q rowListing
-	var err error
-	if q.kind, err = cursorKind(f.order, byStart, byChange); err != nil {
-		return q, err
-	}
-	if q.cursor, q.resume, err = store.ParseModelCursor(q.kind, f.cursor); err != nil {
-		return q, err
-	}
-	if q.resume && f.session != "" && q.cursor.SessionID != f.session {
-		return q, store.ErrInvalidCursor
-	}
-	if len(f.agentIDs) > store.MaxFilterIDs {
-		return q, fmt.Errorf("%d agent ids in a filter, more than %d", len(f.agentIDs), store.MaxFilterIDs)
-	}
-	q.none = f.agentIDs != nil && len(f.agentIDs) == 0
-	q.limit = store.ClampLimit(f.limit)
-	if f.session != "" {
-		q.where.add("session_id = ?", f.session)
-	}
-	if f.agentIDs != nil && !q.none {
-		q.where.in("agent_id", f.agentIDs)
-	}
-	if f.updatedAfter > 0 {
-		q.where.add("updated_seq > ?", f.updatedAfter)
-	}
-	return q, nil
-}
-
-// notMain is the first sort key of model_agents_start at a cursor: 0 at
-// the main agent, 1 at a subagent.
-func notMain(c store.ModelCursor) int {
-	if c.Main {
-		return 0
-	}
-	return 1
-}
-
-// cursorKind returns the cursor kind of a listing in order o.
-func cursorKind(o store.ModelOrder, byStart, byChange byte) (byte, error) {
-	switch o {
-	case store.ByStart:
-		return byStart, nil
-	case store.ByChange:
-		return byChange, nil
-	}
-	return 0, fmt.Errorf("unknown order %d", o)
-}
-
-// where builds the WHERE clause of a listing.
-type where struct {
-	conds []string
-	args  []any
-}
-
-func (w *where) add(cond string, args ...any) {
-	w.conds = append(w.conds, cond)
-	w.args = append(w.args, args...)
-}
-
-// in adds "column IN (…)" with one bound parameter per value, so that any
-// string matches exactly; values holds at most store.MaxFilterIDs.
-func (w *where) in(column string, values []string) {
-	w.add(column+" IN (?"+strings.Repeat(",?", len(values)-1)+")", anys(values)...)
-}
-
-func (w *where) String() string {
-	if len(w.conds) == 0 {
-		return ""
-	}
-	return " WHERE " + strings.Join(w.conds, " AND ")
-}
-
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
+	return sqlq.ToolCallsPage(f, q, calls), nil
 }
 
 // queryRows runs q and calls scan for each row.

@@ -5,15 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/internal/sqlq"
 )
-
-const sessionColumns = `id, runtime, host_name, user_name, cwd, transcript_path, first_event_at, last_event_at,
-	event_count, last_seq`
 
 func scanSession(sc interface{ Scan(...any) error }) (store.Session, error) {
 	var s store.Session
@@ -34,7 +30,7 @@ func (db *DB) Session(ctx context.Context, id string) (store.Session, error) {
 	if err != nil {
 		return store.Session{}, err
 	}
-	s, err := scanSession(r.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id))
+	s, err := scanSession(r.QueryRowContext(ctx, `SELECT `+sqlq.SessionColumns+` FROM sessions WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Session{}, fmt.Errorf("session %q: %w", id, store.ErrNotFound)
 	}
@@ -50,59 +46,21 @@ func (db *DB) Sessions(ctx context.Context, f store.SessionFilter) (store.Sessio
 	if err != nil {
 		return store.SessionPage{}, err
 	}
-	after, afterID, ok, err := store.ParseSessionCursor(f.Cursor)
+	q, err := sqlq.Sessions(f)
 	if err != nil {
 		return store.SessionPage{}, err
 	}
-	limit := store.ClampLimit(f.Limit)
-	var where []string
-	var args []any
-	if f.Runtime != "" {
-		where = append(where, "runtime = ?")
-		args = append(args, f.Runtime)
-	}
-	if !f.Probes {
-		// A range, not LIKE: '_' would be a wildcard and LIKE ignores case.
-		where = append(where, "NOT (id >= ? AND id < ?)")
-		args = append(args, event.ProbeSessionPrefix, probeSessionEnd)
-	}
-	if ok {
-		where = append(where, "(last_event_at, id) < (?, ?)")
-		args = append(args, after.UnixNano(), afterID)
-	}
-	q := `SELECT ` + sessionColumns + ` FROM sessions`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY last_event_at DESC, id DESC LIMIT ?"
-	args = append(args, limit+1)
-	rows, err := r.QueryContext(ctx, q, args...)
+	var rows []store.Session
+	err = queryRows(ctx, r, q.SQL, q.Args, func(sc *sql.Rows) error {
+		s, err := scanSession(sc)
+		rows = append(rows, s)
+		return err
+	})
 	if err != nil {
 		return store.SessionPage{}, fmt.Errorf("cannot list sessions: %w", err)
 	}
-	defer rows.Close()
-	var page store.SessionPage
-	for rows.Next() {
-		s, err := scanSession(rows)
-		if err != nil {
-			return store.SessionPage{}, fmt.Errorf("cannot list sessions: %w", err)
-		}
-		page.Sessions = append(page.Sessions, s)
-	}
-	if err := rows.Err(); err != nil {
-		return store.SessionPage{}, fmt.Errorf("cannot list sessions: %w", err)
-	}
-	if len(page.Sessions) > limit {
-		page.Sessions = page.Sessions[:limit]
-		last := page.Sessions[limit-1]
-		page.Next = store.SessionCursor(last.LastEventAt, last.ID)
-	}
-	return page, nil
+	return sqlq.SessionsPage(q, rows), nil
 }
-
-// probeSessionEnd is the least string greater than every id that starts
-// with event.ProbeSessionPrefix.
-var probeSessionEnd = event.ProbeSessionPrefix[:len(event.ProbeSessionPrefix)-1] + string(event.ProbeSessionPrefix[len(event.ProbeSessionPrefix)-1]+1)
 
 // Events implements store.Store.
 func (db *DB) Events(ctx context.Context, f store.EventFilter) (store.EventPage, error) {
@@ -110,63 +68,32 @@ func (db *DB) Events(ctx context.Context, f store.EventFilter) (store.EventPage,
 	if err != nil {
 		return store.EventPage{}, err
 	}
-	after, err := store.ParseEventCursor(f.Cursor)
+	q, err := sqlq.Events(f)
 	if err != nil {
 		return store.EventPage{}, err
 	}
-	limit := store.ClampLimit(f.Limit)
-	where := []string{"seq > ?"}
-	args := []any{after}
-	if f.SessionID != "" {
-		where = append(where, "session_id = ?")
-		args = append(args, f.SessionID)
-	}
-	if f.AgentID != nil {
-		where = append(where, "agent_id = ?")
-		args = append(args, *f.AgentID)
-	}
-	if f.Event != "" {
-		where = append(where, "event = ?")
-		args = append(args, f.Event)
-	}
-	if f.Tool != "" {
-		where = append(where, "tool_name = ?")
-		args = append(args, f.Tool)
-	}
-	q := `SELECT seq, id, session_id, runtime, kind, event, agent_id, agent_type, tool_name, tool_use_id, prompt_id, time, envelope
-		FROM events WHERE ` + strings.Join(where, " AND ") + ` ORDER BY seq LIMIT ?`
-	args = append(args, limit+1)
-	rows, err := r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return store.EventPage{}, fmt.Errorf("cannot list events: %w", err)
-	}
-	defer rows.Close()
-	var page store.EventPage
-	page.Events = make([]store.Event, 0, min(limit+1, 64))
-	for rows.Next() {
+	events := make([]store.Event, 0, min(q.Limit+1, 64))
+	err = queryRows(ctx, r, q.SQL, q.Args, func(rows *sql.Rows) error {
 		var e store.Event
 		var agentType sql.NullString
 		var t int64
 		var env []byte
 		if err := rows.Scan(&e.Seq, &e.ID, &e.SessionID, &e.Runtime, &e.Kind, &e.Event, &e.AgentID, &agentType,
 			&e.ToolName, &e.ToolUseID, &e.PromptID, &t, &env); err != nil {
-			return store.EventPage{}, fmt.Errorf("cannot list events: %w", err)
+			return err
 		}
 		if agentType.Valid {
 			e.AgentType = &agentType.String
 		}
 		e.Time = fromNanos(t)
 		e.Envelope = env
-		page.Events = append(page.Events, e)
-	}
-	if err := rows.Err(); err != nil {
+		events = append(events, e)
+		return nil
+	})
+	if err != nil {
 		return store.EventPage{}, fmt.Errorf("cannot list events: %w", err)
 	}
-	if len(page.Events) > limit {
-		page.Events = page.Events[:limit]
-		page.Next = store.EventCursor(page.Events[limit-1].Seq)
-	}
-	return page, nil
+	return sqlq.EventsPage(q, events), nil
 }
 
 // LastSeq implements store.Store.

@@ -1,0 +1,296 @@
+// Package pgtest runs a real PostgreSQL server for the tests and benchmarks
+// that need one: a throwaway cluster in a temporary directory, listening on a
+// free loopback port, made with the machine's own initdb and postgres.
+//
+// A test package starts one server for all its tests and stops it at the
+// end:
+//
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+//
+//	func TestSomething(t *testing.T) {
+//		url := pgtest.NewDatabase(t) // a new, empty database
+//		…
+//	}
+//
+// Without PostgreSQL installed, NewDatabase skips the test with a message
+// saying how to install it, except when CI=true: there it fails, so that CI
+// cannot pass without running the tests. The bench command uses Start and
+// Stop directly.
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Install says how to get PostgreSQL's server binaries.
+const Install = "install PostgreSQL's server (Debian: apt-get install -y postgresql; its initdb and postgres are found in /usr/lib/postgresql/*/bin or on PATH)"
+
+// ErrNotInstalled is returned by Start when no initdb and postgres binaries
+// are found.
+var ErrNotInstalled = errors.New("PostgreSQL is not installed: " + Install)
+
+// Options describe a server.
+type Options struct {
+	// Durable keeps PostgreSQL's defaults for fsync and synchronous_commit;
+	// tests turn both off, since the cluster is thrown away.
+	Durable bool
+	// Settings are further "name=value" server settings (postgres -c).
+	Settings []string
+}
+
+// Server is a running PostgreSQL cluster.
+type Server struct {
+	// URL connects to the server's "postgres" database as its superuser.
+	URL  string
+	Port int
+
+	dir    string // the cluster's parent directory: data/ and the log
+	cmd    *exec.Cmd
+	exited chan struct{}
+	dbs    atomic.Int64
+}
+
+// Start makes a new cluster in a temporary directory and starts its server.
+// As root, initdb and postgres refuse to run: they run as the user postgres,
+// which owns the directory. Stop ends the server and removes the directory;
+// the server also dies with the process that started it.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	bin, err := binDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "hookwatch-pg-")
+	if err != nil {
+		return nil, fmt.Errorf("cannot make the cluster directory: %w", err)
+	}
+	cred, err := runAs(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s := &Server{dir: dir, exited: make(chan struct{})}
+	data := filepath.Join(dir, "data")
+	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres",
+		"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("cannot initdb: %w\n%s", err, out)
+	}
+	if s.Port, err = freePort(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	args := []string{"-D", data, "-p", strconv.Itoa(s.Port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200"}
+	if !o.Durable {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	for _, kv := range o.Settings {
+		args = append(args, "-c", kv)
+	}
+	logf, err := os.Create(filepath.Join(dir, "postgres.log"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("cannot create the server log: %w", err)
+	}
+	defer logf.Close()
+	s.cmd = exec.Command(filepath.Join(bin, "postgres"), args...)
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	// SIGQUIT is PostgreSQL's immediate shutdown: a test binary that dies
+	// leaves no server behind.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
+	if err := s.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("cannot start postgres: %w", err)
+	}
+	go func() { s.cmd.Wait(); close(s.exited) }()
+	s.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", s.Port)
+	if err := s.waitReady(ctx); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
+		s.Stop()
+		return nil, fmt.Errorf("%w\n%s", err, log)
+	}
+	return s, nil
+}
+
+// waitReady waits until the server accepts a connection, for at most 30 s.
+func (s *Server) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := pgx.Connect(ctx, s.URL)
+		if err == nil {
+			return c.Close(ctx)
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("postgres exited before accepting connections: %w", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("postgres does not accept connections after 30 s: %w", err)
+		}
+	}
+}
+
+// Stop shuts the server down (fast shutdown: sessions are ended, nothing
+// waits for clients) and removes its directory.
+func (s *Server) Stop() error {
+	if s.cmd != nil && s.cmd.Process != nil {
+		s.cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-s.exited:
+		case <-time.After(10 * time.Second):
+			s.cmd.Process.Kill()
+			<-s.exited
+		}
+	}
+	return os.RemoveAll(s.dir)
+}
+
+// CreateDatabase creates a new, empty database and returns its URL.
+func (s *Server) CreateDatabase(ctx context.Context) (string, error) {
+	c, err := pgx.Connect(ctx, s.URL)
+	if err != nil {
+		return "", fmt.Errorf("cannot connect to %s: %w", s.URL, err)
+	}
+	defer c.Close(ctx)
+	name := fmt.Sprintf("hookwatch_%d", s.dbs.Add(1))
+	if _, err := c.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", fmt.Errorf("cannot create database %s: %w", name, err)
+	}
+	return strings.Replace(s.URL, "/postgres?", "/"+name+"?", 1), nil
+}
+
+// binDir finds the directory of initdb and postgres: that of initdb on
+// PATH (Debian links only the client programs there), else the newest
+// /usr/lib/postgresql/*/bin.
+func binDir() (string, error) {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			dirs = append([]string{filepath.Dir(real)}, dirs...)
+		}
+	}
+	for _, d := range dirs {
+		if isExec(filepath.Join(d, "initdb")) && isExec(filepath.Join(d, "postgres")) {
+			return d, nil
+		}
+	}
+	return "", ErrNotInstalled
+}
+
+func version(binDir string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return v
+}
+
+func isExec(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// runAs returns the credentials initdb and postgres run with, and gives
+// them dir: nil (this process's) unless this process is root, which
+// PostgreSQL refuses to run as; then the user postgres.
+func runAs(dir string) (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("PostgreSQL refuses to run as root and there is no user postgres (%v): %s", err, Install)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(dir, uid, gid); err != nil {
+		return nil, fmt.Errorf("cannot give %s to the user postgres: %w", dir, err)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// freePort returns a loopback TCP port nothing listens on now.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("cannot find a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// The server of a test binary, started by Main.
+var (
+	mu       sync.Mutex
+	shared   *Server
+	startErr error
+)
+
+// Main starts a server for the tests of a package, runs them, stops the
+// server and returns the exit code for os.Exit. A server that cannot start
+// does not stop the tests: NewDatabase reports why, in each test that
+// needs it.
+func Main(m *testing.M) int {
+	s, err := Start(context.Background(), Options{})
+	mu.Lock()
+	shared, startErr = s, err
+	mu.Unlock()
+	code := m.Run()
+	if s != nil {
+		s.Stop()
+	}
+	return code
+}
+
+// NewDatabase returns the URL of a new, empty database on the server Main
+// started. Without a server it skips the test, saying how to install
+// PostgreSQL, or fails it when the environment has CI=true.
+func NewDatabase(tb testing.TB) string {
+	tb.Helper()
+	s := Shared(tb)
+	url, err := s.CreateDatabase(context.Background())
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	return url
+}
+
+// Shared returns the server Main started, skipping or failing the test as
+// NewDatabase does when there is none.
+func Shared(tb testing.TB) *Server {
+	tb.Helper()
+	mu.Lock()
+	s, err := shared, startErr
+	mu.Unlock()
+	switch {
+	case s != nil:
+		return s
+	case err == nil:
+		err = errors.New("pgtest.Main did not run: call it from the package's TestMain")
+	}
+	if os.Getenv("CI") == "true" || !errors.Is(err, ErrNotInstalled) {
+		tb.Fatalf("pgtest: no PostgreSQL server: %v", err)
+	}
+	tb.Skipf("pgtest: %v", err)
+	return nil
+}

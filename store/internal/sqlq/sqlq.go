@@ -1,0 +1,376 @@
+// Package sqlq builds the SQL of the store's listings, shared by the SQL
+// backends (store/sqlite, store/postgres), whose schemas have the same
+// tables and columns: the filters, orders and cursors of a listing are
+// decided once, and a backend only runs the query and scans its rows.
+//
+// Queries use ? placeholders, SQLite's; store/postgres numbers them. Times
+// are stored as Unix nanoseconds (Nanos). Boolean arguments compare with
+// boolean expressions (whether an agent id is empty), which SQLite
+// evaluates to 0 and 1.
+package sqlq
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// Query is one SELECT and its arguments.
+type Query struct {
+	SQL  string
+	Args []any
+	// Limit is the page size: the query asks for one row more, which
+	// tells whether a next page exists.
+	Limit int
+	// None is set when the filter matches no row: nothing need run.
+	None bool
+}
+
+// Nanos stores a time as Unix nanoseconds; the zero time is 0.
+func Nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// Time reads back what Nanos stored.
+func Time(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+// EventColumns are the columns of an event row, in store.Event's order.
+const EventColumns = `seq, id, session_id, runtime, kind, event, agent_id, agent_type, tool_name, tool_use_id, prompt_id, time, envelope`
+
+// Events is the query of store.EventLog.Events.
+func Events(f store.EventFilter) (Query, error) {
+	after, err := store.ParseEventCursor(f.Cursor)
+	if err != nil {
+		return Query{}, err
+	}
+	var w Where
+	w.Add("seq > ?", after)
+	if f.SessionID != "" {
+		w.Add("session_id = ?", f.SessionID)
+	}
+	if f.AgentID != nil {
+		w.Add("agent_id = ?", *f.AgentID)
+	}
+	if f.Event != "" {
+		w.Add("event = ?", f.Event)
+	}
+	if f.Tool != "" {
+		w.Add("tool_name = ?", f.Tool)
+	}
+	limit := store.ClampLimit(f.Limit)
+	return Query{SQL: `SELECT ` + EventColumns + ` FROM events` + w.String() + ` ORDER BY seq LIMIT ?`,
+		Args: append(w.Args, limit+1), Limit: limit}, nil
+}
+
+// EventsPage cuts the rows of an Events query to a page.
+func EventsPage(q Query, rows []store.Event) store.EventPage {
+	page := store.EventPage{Events: rows}
+	if len(rows) > q.Limit {
+		page.Events = rows[:q.Limit]
+		page.Next = store.EventCursor(rows[q.Limit-1].Seq)
+	}
+	return page
+}
+
+// SessionColumns are the columns of a session summary row.
+const SessionColumns = `id, runtime, host_name, user_name, cwd, transcript_path, first_event_at, last_event_at,
+	event_count, last_seq`
+
+// probeSessionEnd is the least string greater than every id that starts
+// with event.ProbeSessionPrefix.
+var probeSessionEnd = event.ProbeSessionPrefix[:len(event.ProbeSessionPrefix)-1] + string(event.ProbeSessionPrefix[len(event.ProbeSessionPrefix)-1]+1)
+
+// Sessions is the query of store.EventLog.Sessions.
+func Sessions(f store.SessionFilter) (Query, error) {
+	after, afterID, ok, err := store.ParseSessionCursor(f.Cursor)
+	if err != nil {
+		return Query{}, err
+	}
+	var w Where
+	if f.Runtime != "" {
+		w.Add("runtime = ?", f.Runtime)
+	}
+	if !f.Probes {
+		// A range, not LIKE: '_' would be a wildcard and LIKE ignores case.
+		w.Add("NOT (id >= ? AND id < ?)", event.ProbeSessionPrefix, probeSessionEnd)
+	}
+	if ok {
+		w.Add("(last_event_at, id) < (?, ?)", after.UnixNano(), afterID)
+	}
+	limit := store.ClampLimit(f.Limit)
+	return Query{SQL: `SELECT ` + SessionColumns + ` FROM sessions` + w.String() +
+		` ORDER BY last_event_at DESC, id DESC LIMIT ?`, Args: append(w.Args, limit+1), Limit: limit}, nil
+}
+
+// SessionsPage cuts the rows of a Sessions query to a page.
+func SessionsPage(q Query, rows []store.Session) store.SessionPage {
+	page := store.SessionPage{Sessions: rows}
+	if len(rows) > q.Limit {
+		page.Sessions = rows[:q.Limit]
+		last := rows[q.Limit-1]
+		page.Next = store.SessionCursor(last.LastEventAt, last.ID)
+	}
+	return page
+}
+
+// StaleModels is the query of store.ModelStore.StaleModels.
+func StaleModels(after string, limit int) Query {
+	return Query{SQL: `SELECT ` + SessionColumns + ` FROM sessions
+		WHERE id > ? AND NOT EXISTS (SELECT 1 FROM model_sessions m WHERE m.session_id = sessions.id AND m.seq >= sessions.last_seq)
+		ORDER BY id LIMIT ?`, Args: []any{after, store.ClampLimit(limit)}}
+}
+
+// ModelSessionColumns are the columns of a session model row.
+const ModelSessionColumns = `session_id, group_key, seq, updated_seq, first_event_at, last_event_at, alias_of, summary`
+
+// ChangedSessionModels is the query of store.ModelStore.ChangedSessionModels.
+func ChangedSessionModels(f store.SessionModelFilter) (Query, error) {
+	c, ok, err := store.ParseModelCursor(store.ModelsByChange, f.Cursor)
+	if err != nil {
+		return Query{}, err
+	}
+	var w Where
+	w.Add("updated_seq > ?", max(f.UpdatedAfter, 0))
+	if ok {
+		w.Add("(updated_seq, session_id) > (?, ?)", c.Key, c.SessionID)
+	}
+	limit := store.ClampLimit(f.Limit)
+	return Query{SQL: `SELECT ` + ModelSessionColumns + ` FROM model_sessions` + w.String() +
+		` ORDER BY updated_seq, session_id LIMIT ?`, Args: append(w.Args, limit+1), Limit: limit}, nil
+}
+
+// ChangedSessionModelsPage cuts the rows of a ChangedSessionModels query to
+// a page.
+func ChangedSessionModelsPage(q Query, rows []store.SessionModel) store.SessionModelPage {
+	page := store.SessionModelPage{Sessions: rows}
+	if len(rows) > q.Limit {
+		page.Sessions = rows[:q.Limit]
+		last := rows[q.Limit-1]
+		page.Next = store.ModelCursor{Key: last.UpdatedSeq, SessionID: last.SessionID}.Encode(store.ModelsByChange)
+	}
+	return page
+}
+
+// GroupSessions is the query of store.ModelStore.GroupSessions: the
+// columns session_id, seq, updated_seq, first_event_at, last_event_at,
+// alias_of.
+func GroupSessions(key string, from, to time.Time, limit int) Query {
+	return Query{SQL: `SELECT session_id, seq, updated_seq, first_event_at, last_event_at, alias_of FROM model_sessions
+		WHERE group_key = ? AND last_event_at >= ? AND first_event_at <= ?
+		ORDER BY last_event_at DESC, session_id DESC LIMIT ?`,
+		Args: []any{key, Nanos(from), Nanos(to), store.ClampLimit(limit)}}
+}
+
+// AgentColumns are the columns of an agent row, in store.AgentRow's order.
+const AgentColumns = `session_id, agent_id, parent_agent_id, depth, started_at, updated_seq, doc`
+
+// Agents is the query of store.ModelStore.Agents.
+func Agents(f store.AgentFilter) (Query, error) {
+	l, err := startListing(rowFilter{f.SessionID, f.AgentIDs, f.UpdatedAfter, f.Order, f.Cursor, f.Limit},
+		store.AgentsByStart, store.AgentsByChange)
+	if err != nil || l.none {
+		return Query{None: l.none}, err
+	}
+	c, w := l.cursor, &l.where
+	// The main agent sorts first: agent_id <> '' is false for it, true for
+	// the others (the expression of the index model_agents_start).
+	var order string
+	switch {
+	case f.Order == store.ByChange:
+		order = "updated_seq, session_id, agent_id"
+		if l.resume {
+			w.Add("(updated_seq, session_id, agent_id) > (?, ?, ?)", c.Key, c.SessionID, c.ID)
+		}
+	case f.SessionID != "":
+		order = "agent_id <> '', started_at, agent_id"
+		if l.resume {
+			w.Add("(agent_id <> '', started_at, agent_id) > (?, ?, ?)", !c.Main, c.Key, c.ID)
+		}
+	default:
+		order = "session_id, agent_id <> '', started_at, agent_id"
+		if l.resume {
+			w.Add("(session_id, agent_id <> '', started_at, agent_id) > (?, ?, ?, ?)", c.SessionID, !c.Main, c.Key, c.ID)
+		}
+	}
+	return Query{SQL: `SELECT ` + AgentColumns + ` FROM model_agents` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`,
+		Args: append(w.Args, l.limit+1), Limit: l.limit}, nil
+}
+
+// AgentsPage cuts the rows of an Agents query with filter f to a page.
+func AgentsPage(f store.AgentFilter, q Query, rows []store.AgentRow) store.AgentPage {
+	page := store.AgentPage{Agents: rows}
+	if len(rows) > q.Limit {
+		page.Agents = rows[:q.Limit]
+		last := rows[q.Limit-1]
+		c, kind := store.ModelCursor{Key: Nanos(last.StartedAt), Main: last.AgentID == "", SessionID: last.SessionID, ID: last.AgentID}, byte(store.AgentsByStart)
+		if f.Order == store.ByChange {
+			c, kind = store.ModelCursor{Key: last.UpdatedSeq, SessionID: last.SessionID, ID: last.AgentID}, store.AgentsByChange
+		}
+		page.Next = c.Encode(kind)
+	}
+	return page
+}
+
+// ToolCallColumns are the columns of a tool call row, in
+// store.ToolCallRow's order.
+const ToolCallColumns = `session_id, tool_use_id, agent_id, tool_name, status, started_at, updated_seq, doc`
+
+// ToolCalls is the query of store.ModelStore.ToolCalls.
+func ToolCalls(f store.ToolCallFilter) (Query, error) {
+	l, err := startListing(rowFilter{f.SessionID, f.AgentIDs, f.UpdatedAfter, f.Order, f.Cursor, f.Limit},
+		store.CallsByStart, store.CallsByChange)
+	if err != nil || l.none {
+		return Query{None: l.none}, err
+	}
+	c, w := l.cursor, &l.where
+	if f.Tool != "" {
+		w.Add("tool_name = ?", f.Tool)
+	}
+	if f.Status != "" {
+		w.Add("status = ?", f.Status)
+	}
+	if !f.Since.IsZero() {
+		w.Add("started_at >= ?", Nanos(f.Since))
+	}
+	// Within one session the cursor leaves session_id out, so that the
+	// index on (session_id, started_at, …) seeks straight to it.
+	var order string
+	switch {
+	case f.Order == store.ByChange:
+		order = "updated_seq, session_id, tool_use_id"
+		if l.resume {
+			w.Add("(updated_seq, session_id, tool_use_id) > (?, ?, ?)", c.Key, c.SessionID, c.ID)
+		}
+	case f.SessionID != "":
+		order = "started_at, tool_use_id"
+		if l.resume {
+			w.Add("(started_at, tool_use_id) > (?, ?)", c.Key, c.ID)
+		}
+	default:
+		order = "session_id, started_at, tool_use_id"
+		if l.resume {
+			w.Add("(session_id, started_at, tool_use_id) > (?, ?, ?)", c.SessionID, c.Key, c.ID)
+		}
+	}
+	return Query{SQL: `SELECT ` + ToolCallColumns + ` FROM model_tool_calls` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`,
+		Args: append(w.Args, l.limit+1), Limit: l.limit}, nil
+}
+
+// ToolCallsPage cuts the rows of a ToolCalls query with filter f to a page.
+func ToolCallsPage(f store.ToolCallFilter, q Query, rows []store.ToolCallRow) store.ToolCallPage {
+	page := store.ToolCallPage{ToolCalls: rows}
+	if len(rows) > q.Limit {
+		page.ToolCalls = rows[:q.Limit]
+		last := rows[q.Limit-1]
+		c, kind := store.ModelCursor{Key: Nanos(last.StartedAt), SessionID: last.SessionID, ID: last.ToolUseID}, byte(store.CallsByStart)
+		if f.Order == store.ByChange {
+			c.Key, kind = last.UpdatedSeq, store.CallsByChange
+		}
+		page.Next = c.Encode(kind)
+	}
+	return page
+}
+
+// rowFilter is what the filters of agents and tool calls share.
+type rowFilter struct {
+	session      string
+	agentIDs     []string
+	updatedAfter int64
+	order        store.ModelOrder
+	cursor       string
+	limit        int
+}
+
+// rowListing is a listing of agents or tool calls under way: the position
+// to resume after and the conditions of a rowFilter.
+type rowListing struct {
+	cursor store.ModelCursor
+	resume bool // cursor is set
+	limit  int
+	where  Where
+	// none is set when the filter matches no row.
+	none bool
+}
+
+// startListing checks f and turns it into conditions; byStart and byChange
+// are the cursor kinds of the listing.
+func startListing(f rowFilter, byStart, byChange byte) (rowListing, error) {
+	var q rowListing
+	var kind byte
+	switch f.order {
+	case store.ByStart:
+		kind = byStart
+	case store.ByChange:
+		kind = byChange
+	default:
+		return q, fmt.Errorf("unknown order %d", f.order)
+	}
+	var err error
+	if q.cursor, q.resume, err = store.ParseModelCursor(kind, f.cursor); err != nil {
+		return q, err
+	}
+	if q.resume && f.session != "" && q.cursor.SessionID != f.session {
+		return q, store.ErrInvalidCursor
+	}
+	if len(f.agentIDs) > store.MaxFilterIDs {
+		return q, fmt.Errorf("%d agent ids in a filter, more than %d", len(f.agentIDs), store.MaxFilterIDs)
+	}
+	q.none = f.agentIDs != nil && len(f.agentIDs) == 0
+	q.limit = store.ClampLimit(f.limit)
+	if f.session != "" {
+		q.where.Add("session_id = ?", f.session)
+	}
+	if f.agentIDs != nil && !q.none {
+		q.where.In("agent_id", f.agentIDs)
+	}
+	if f.updatedAfter > 0 {
+		q.where.Add("updated_seq > ?", f.updatedAfter)
+	}
+	return q, nil
+}
+
+// Where builds the WHERE clause of a query.
+type Where struct {
+	conds []string
+	Args  []any
+}
+
+// Add adds a condition and its arguments.
+func (w *Where) Add(cond string, args ...any) {
+	w.conds = append(w.conds, cond)
+	w.Args = append(w.Args, args...)
+}
+
+// In adds "column IN (…)" with one bound parameter per value, so that any
+// string matches exactly.
+func (w *Where) In(column string, values []string) {
+	w.Add(column+" IN (?"+strings.Repeat(",?", len(values)-1)+")", Anys(values)...)
+}
+
+// String is the clause, "" without conditions.
+func (w *Where) String() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(w.conds, " AND ")
+}
+
+// Anys converts strings to arguments.
+func Anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
