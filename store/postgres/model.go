@@ -1,0 +1,340 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/internal/sqlq"
+)
+
+// The session model's rows (store.ModelStore) live in model_sessions,
+// model_agents and model_tool_calls. PutModel writes each table with one
+// upsert of unnest(arrays), whatever the number of rows.
+
+const (
+	upsertModelSessionsSQL = `
+INSERT INTO model_sessions (session_id, group_key, seq, updated_seq, first_event_at, last_event_at, alias_of, summary)
+SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bytea[], $8::bytea[])
+ON CONFLICT (session_id) DO UPDATE SET group_key = excluded.group_key, seq = excluded.seq,
+	updated_seq = excluded.updated_seq, first_event_at = excluded.first_event_at,
+	last_event_at = excluded.last_event_at, alias_of = excluded.alias_of, summary = excluded.summary`
+
+	upsertAgentsSQL = `
+INSERT INTO model_agents (session_id, agent_id, parent_agent_id, depth, started_at, updated_seq, doc)
+SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[], $4::integer[], $5::bigint[], $6::bigint[], $7::bytea[])
+ON CONFLICT (session_id, agent_id) DO UPDATE SET parent_agent_id = excluded.parent_agent_id, depth = excluded.depth,
+	started_at = excluded.started_at, updated_seq = excluded.updated_seq, doc = excluded.doc`
+
+	upsertToolCallsSQL = `
+INSERT INTO model_tool_calls (session_id, tool_use_id, agent_id, tool_name, status, started_at, updated_seq, doc)
+SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[], $6::bigint[], $7::bigint[], $8::bytea[])
+ON CONFLICT (session_id, tool_use_id) DO UPDATE SET agent_id = excluded.agent_id, tool_name = excluded.tool_name,
+	status = excluded.status, started_at = excluded.started_at, updated_seq = excluded.updated_seq, doc = excluded.doc`
+)
+
+// PutModel implements store.ModelStore, in one transaction.
+func (db *DB) PutModel(ctx context.Context, b store.ModelBatch) error {
+	if b.Empty() {
+		return nil
+	}
+	p, err := db.open()
+	if err != nil {
+		return err
+	}
+	err = pgx.BeginFunc(ctx, p, func(tx pgx.Tx) error { return putModel(ctx, tx, b) })
+	if err != nil {
+		return fmt.Errorf("cannot store the model (%d sessions, %d agents, %d tool calls): %w",
+			len(b.Sessions), len(b.Agents), len(b.ToolCalls), err)
+	}
+	return nil
+}
+
+func putModel(ctx context.Context, tx pgx.Tx, b store.ModelBatch) error {
+	if len(b.Reset) > 0 {
+		ids := bytesOf(b.Reset)
+		if _, err := tx.Exec(ctx, `DELETE FROM model_agents WHERE session_id = ANY($1::bytea[])`, ids); err != nil {
+			return fmt.Errorf("cannot reset %d sessions: %w", len(ids), err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM model_tool_calls WHERE session_id = ANY($1::bytea[])`, ids); err != nil {
+			return fmt.Errorf("cannot reset %d sessions: %w", len(ids), err)
+		}
+	}
+	if sessions := lastOfKey(b.Sessions, func(m store.SessionModel) [2]string { return [2]string{m.SessionID} }); len(sessions) > 0 {
+		var c columns
+		for _, m := range sessions {
+			c.bytes(0, m.SessionID).bytes(1, m.GroupKey).int(2, m.Seq).int(3, m.UpdatedSeq).
+				int(4, sqlq.Nanos(m.FirstEventAt)).int(5, sqlq.Nanos(m.LastEventAt)).bytes(6, m.AliasOf).raw(7, nullDoc(m.Summary))
+		}
+		if _, err := tx.Exec(ctx, upsertModelSessionsSQL, c.args(8)...); err != nil {
+			return fmt.Errorf("cannot store %d session models: %w", len(sessions), err)
+		}
+	}
+	if agents := lastOfKey(b.Agents, func(a store.AgentRow) [2]string { return [2]string{a.SessionID, a.AgentID} }); len(agents) > 0 {
+		var c columns
+		for _, a := range agents {
+			var parent []byte // NULL for the main agent
+			if a.ParentAgentID != nil {
+				parent = []byte(*a.ParentAgentID)
+			}
+			c.bytes(0, a.SessionID).bytes(1, a.AgentID).raw(2, parent).int32(3, int32(a.Depth)).
+				int(4, sqlq.Nanos(a.StartedAt)).int(5, a.UpdatedSeq).raw(6, nullDoc(a.Doc))
+		}
+		if _, err := tx.Exec(ctx, upsertAgentsSQL, c.args(7)...); err != nil {
+			return fmt.Errorf("cannot store %d agents: %w", len(agents), err)
+		}
+	}
+	if calls := lastOfKey(b.ToolCalls, func(t store.ToolCallRow) [2]string { return [2]string{t.SessionID, t.ToolUseID} }); len(calls) > 0 {
+		var c columns
+		for _, t := range calls {
+			c.bytes(0, t.SessionID).bytes(1, t.ToolUseID).bytes(2, t.AgentID).bytes(3, t.ToolName).bytes(4, t.Status).
+				int(5, sqlq.Nanos(t.StartedAt)).int(6, t.UpdatedSeq).raw(7, nullDoc(t.Doc))
+		}
+		if _, err := tx.Exec(ctx, upsertToolCallsSQL, c.args(8)...); err != nil {
+			return fmt.Errorf("cannot store %d tool calls: %w", len(calls), err)
+		}
+	}
+	return nil
+}
+
+// lastOfKey returns rows with each key once, its last row, in the order of
+// those last rows: an upsert may not meet a key twice.
+func lastOfKey[R any](rows []R, key func(R) [2]string) []R {
+	last := make(map[[2]string]int, len(rows))
+	for i, r := range rows {
+		last[key(r)] = i
+	}
+	if len(last) == len(rows) {
+		return rows
+	}
+	out := make([]R, 0, len(last))
+	for i, r := range rows {
+		if last[key(r)] == i {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// columns gathers the arrays an unnest upsert binds, column by column.
+type columns struct {
+	cols map[int]any
+}
+
+func (c *columns) at(i int, empty any) any {
+	if c.cols == nil {
+		c.cols = map[int]any{}
+	}
+	if _, ok := c.cols[i]; !ok {
+		c.cols[i] = empty
+	}
+	return c.cols[i]
+}
+
+func (c *columns) raw(i int, v []byte) *columns {
+	c.cols[i] = append(c.at(i, [][]byte(nil)).([][]byte), v)
+	return c
+}
+
+func (c *columns) bytes(i int, s string) *columns { return c.raw(i, []byte(s)) }
+
+func (c *columns) int(i int, v int64) *columns {
+	c.cols[i] = append(c.at(i, []int64(nil)).([]int64), v)
+	return c
+}
+
+func (c *columns) int32(i int, v int32) *columns {
+	c.cols[i] = append(c.at(i, []int32(nil)).([]int32), v)
+	return c
+}
+
+func (c *columns) args(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = c.cols[i]
+	}
+	return out
+}
+
+func bytesOf(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+func scanModelSession(rows pgx.Row) (store.SessionModel, error) {
+	var m store.SessionModel
+	var first, last int64
+	err := rows.Scan(str{&m.SessionID}, str{&m.GroupKey}, &m.Seq, &m.UpdatedSeq, &first, &last, str{&m.AliasOf}, doc{&m.Summary})
+	m.FirstEventAt, m.LastEventAt = sqlq.Time(first), sqlq.Time(last)
+	return m, err
+}
+
+// SessionModels implements store.ModelStore.
+func (db *DB) SessionModels(ctx context.Context, ids []string) (map[string]store.SessionModel, error) {
+	p, err := db.open()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]store.SessionModel, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := p.Query(ctx, `SELECT `+sqlq.ModelSessionColumns+` FROM model_sessions WHERE session_id = ANY($1::bytea[])`, bytesOf(ids))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read session models: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		m, err := scanModelSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read session models: %w", err)
+		}
+		out[m.SessionID] = m
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cannot read session models: %w", err)
+	}
+	return out, nil
+}
+
+// ChangedSessionModels implements store.ModelStore.
+func (db *DB) ChangedSessionModels(ctx context.Context, f store.SessionModelFilter) (store.SessionModelPage, error) {
+	p, err := db.open()
+	if err != nil {
+		return store.SessionModelPage{}, err
+	}
+	q, err := sqlq.ChangedSessionModels(f)
+	if err != nil {
+		return store.SessionModelPage{}, err
+	}
+	var out []store.SessionModel
+	err = queryRows(ctx, p, q.SQL, q.Args, func(rows pgx.Rows) error {
+		m, err := scanModelSession(rows)
+		out = append(out, m)
+		return err
+	})
+	if err != nil {
+		return store.SessionModelPage{}, fmt.Errorf("cannot list changed session models: %w", err)
+	}
+	return sqlq.ChangedSessionModelsPage(q, out), nil
+}
+
+// GroupSessions implements store.ModelStore.
+func (db *DB) GroupSessions(ctx context.Context, key string, from, to time.Time, limit int) ([]store.SessionModel, error) {
+	p, err := db.open()
+	if err != nil {
+		return nil, err
+	}
+	var out []store.SessionModel
+	q := sqlq.GroupSessions(key, from, to, limit)
+	err = queryRows(ctx, p, q.SQL, q.Args, func(rows pgx.Rows) error {
+		m := store.SessionModel{GroupKey: key}
+		var first, last int64
+		err := rows.Scan(str{&m.SessionID}, &m.Seq, &m.UpdatedSeq, &first, &last, str{&m.AliasOf})
+		m.FirstEventAt, m.LastEventAt = sqlq.Time(first), sqlq.Time(last)
+		out = append(out, m)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the sessions of a group: %w", err)
+	}
+	return out, nil
+}
+
+// StaleModels implements store.ModelStore.
+func (db *DB) StaleModels(ctx context.Context, after string, limit int) ([]store.Session, error) {
+	p, err := db.open()
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Session
+	q := sqlq.StaleModels(after, limit)
+	err = queryRows(ctx, p, q.SQL, q.Args, func(rows pgx.Rows) error {
+		s, err := scanSession(rows)
+		out = append(out, s)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list sessions with a stale model: %w", err)
+	}
+	return out, nil
+}
+
+// SubagentSession implements store.ModelStore.
+func (db *DB) SubagentSession(ctx context.Context, agentID string) (string, error) {
+	p, err := db.open()
+	if err != nil {
+		return "", err
+	}
+	if agentID == "" {
+		return "", fmt.Errorf("the main agent has no session of its own: %w", store.ErrNotFound)
+	}
+	var id string
+	err = p.QueryRow(ctx, `SELECT session_id FROM model_agents WHERE agent_id = $1 ORDER BY session_id LIMIT 1`, []byte(agentID)).Scan(str{&id})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("cannot find the session of agent %q: %w", agentID, err)
+	}
+	return id, nil
+}
+
+// Agents implements store.ModelStore.
+func (db *DB) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage, error) {
+	p, err := db.open()
+	if err != nil {
+		return store.AgentPage{}, err
+	}
+	q, err := sqlq.Agents(f)
+	if err != nil || q.None {
+		return store.AgentPage{}, err
+	}
+	var agents []store.AgentRow
+	err = queryRows(ctx, p, q.SQL, q.Args, func(rows pgx.Rows) error {
+		var a store.AgentRow
+		var started int64
+		var depth int32
+		err := rows.Scan(str{&a.SessionID}, str{&a.AgentID}, nullStr{&a.ParentAgentID}, &depth, &started, &a.UpdatedSeq, doc{&a.Doc})
+		a.Depth, a.StartedAt = int(depth), sqlq.Time(started)
+		agents = append(agents, a)
+		return err
+	})
+	if err != nil {
+		return store.AgentPage{}, fmt.Errorf("cannot list agents: %w", err)
+	}
+	return sqlq.AgentsPage(f, q, agents), nil
+}
+
+// ToolCalls implements store.ModelStore.
+func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.ToolCallPage, error) {
+	p, err := db.open()
+	if err != nil {
+		return store.ToolCallPage{}, err
+	}
+	q, err := sqlq.ToolCalls(f)
+	if err != nil || q.None {
+		return store.ToolCallPage{}, err
+	}
+	calls := make([]store.ToolCallRow, 0, min(q.Limit+1, 64))
+	err = queryRows(ctx, p, q.SQL, q.Args, func(rows pgx.Rows) error {
+		var t store.ToolCallRow
+		var started int64
+		err := rows.Scan(str{&t.SessionID}, str{&t.ToolUseID}, str{&t.AgentID}, str{&t.ToolName}, str{&t.Status},
+			&started, &t.UpdatedSeq, doc{&t.Doc})
+		t.StartedAt = sqlq.Time(started)
+		calls = append(calls, t)
+		return err
+	})
+	if err != nil {
+		return store.ToolCallPage{}, fmt.Errorf("cannot list tool calls: %w", err)
+	}
+	return sqlq.ToolCallsPage(f, q, calls), nil
+}

@@ -1,0 +1,283 @@
+// Package postgres is the PostgreSQL implementation of store.Store, on
+// github.com/jackc/pgx/v5 and its connection pool: the backend of a team
+// server, where several collectors share one database.
+//
+// Its schema mirrors store/sqlite's (migrations/), with every string stored
+// as bytea (see migrations/0001_init.sql), and its listings are the same
+// queries (store/internal/sqlq). Inserts of events from every collector are
+// serialized by a transaction-scoped advisory lock, so that seq order is
+// commit order: the event stream, which follows seq, never skips an event
+// that committed late (insert.go).
+package postgres
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/migration"
+)
+
+var _ store.Store = (*DB)(nil)
+
+// ErrClosed is returned by every method of a closed DB.
+var ErrClosed = errors.New("postgres store is closed")
+
+// IsURL reports whether dsn names a PostgreSQL database (postgres:// or
+// postgresql://) rather than a SQLite file.
+func IsURL(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Advisory lock keys of hookwatch in a database (pg_advisory_lock takes one
+// bigint; these spell "hookwatch" and a purpose, well away from small
+// numbers another application would pick).
+const (
+	lockMigrate int64 = 0x686f6f6b77_0001
+	lockInsert  int64 = 0x686f6f6b77_0002
+)
+
+// DB is a PostgreSQL store.Store. It is safe for concurrent use, also by
+// several processes on one database.
+type DB struct {
+	pool *pgxpool.Pool
+	// where names the database in errors: its host, port and name, never
+	// the password.
+	where string
+
+	// mu serializes this process's inserts before they queue on the
+	// database's advisory lock, and guards closed.
+	mu     sync.Mutex
+	closed bool
+}
+
+// Open connects to the database at url (a postgres:// URL or a libpq
+// key=value string) and brings its schema up to date.
+func Open(ctx context.Context, url string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The parse error may quote the URL, password included.
+		return nil, errors.New("postgres.Open: cannot parse the database URL")
+	}
+	cfg.MaxConns = max(cfg.MaxConns, 8)
+	cfg.ConnConfig.RuntimeParams["application_name"] = "hookwatch"
+	db := &DB{where: cfg.ConnConfig.Host + ":" + strconv.Itoa(int(cfg.ConnConfig.Port)) + "/" + cfg.ConnConfig.Database}
+	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("postgres.Open %s: %w", db.where, err)
+	}
+	if err := db.migrate(ctx); err != nil {
+		db.pool.Close()
+		return nil, fmt.Errorf("postgres.Open %s: %w", db.where, err)
+	}
+	return db, nil
+}
+
+// Where names the database: host, port and database name.
+func (db *DB) Where() string { return db.where }
+
+// Pool is the connection pool, for what the store contract does not cover
+// (notifications between collectors).
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// Close closes the pool. It waits for an insert in progress; later calls of
+// any method return ErrClosed. Closing twice is harmless.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	db.pool.Close()
+	return nil
+}
+
+// open returns the pool, or ErrClosed.
+func (db *DB) open() (*pgxpool.Pool, error) {
+	db.mu.Lock()
+	closed := db.closed
+	db.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	return db.pool, nil
+}
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// migrate applies, each in its own transaction, the migrations the database
+// has not seen, and refuses a database made by a newer hookwatch. Collectors
+// starting together take turns on an advisory lock.
+func (db *DB) migrate(ctx context.Context) error {
+	ms, err := migration.Read(migrationFS, "migrations")
+	if err != nil {
+		return fmt.Errorf("cannot read migrations: %w", err)
+	}
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot connect: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockMigrate); err != nil {
+		return fmt.Errorf("cannot lock the schema: %w", err)
+	}
+	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, lockMigrate)
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    integer PRIMARY KEY,
+		name       text    NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`); err != nil {
+		return fmt.Errorf("cannot create schema_migrations: %w", err)
+	}
+	var current int
+	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("cannot read the schema version: %w", err)
+	}
+	if latest := ms[len(ms)-1].Version; current > latest {
+		return fmt.Errorf("the database has schema version %d, newer than this hookwatch knows (%d): upgrade hookwatch", current, latest)
+	}
+	for _, m := range ms {
+		if m.Version <= current {
+			continue
+		}
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("cannot apply migration %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion returns the version of the latest migration applied.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	p, err := db.open()
+	if err != nil {
+		return 0, err
+	}
+	var v int
+	if err := p.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("cannot read the schema version: %w", err)
+	}
+	return v, nil
+}
+
+// Strings are bytea in the database (see migrations/0001_init.sql). pgx
+// sends a Go string as text, which bytea would parse for escapes, so every
+// string argument goes as bytes and every string column is scanned as
+// bytes.
+
+// bind numbers the ? placeholders of a query of store/internal/sqlq ($1,
+// $2, …; the queries hold no ? in literals) and turns string arguments into
+// bytes.
+func bind(q string, args []any) (string, []any) {
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	out := make([]any, len(args))
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			a = []byte(s)
+		}
+		out[i] = a
+	}
+	return b.String(), out
+}
+
+// str scans a bytea column into a string; NULL is "".
+type str struct{ p *string }
+
+func (s str) ScanBytes(b []byte) error { *s.p = string(b); return nil }
+
+// nullStr scans a nullable bytea column into a *string: nil for NULL.
+type nullStr struct{ p **string }
+
+func (s nullStr) ScanBytes(b []byte) error {
+	if b == nil {
+		*s.p = nil
+		return nil
+	}
+	v := string(b)
+	*s.p = &v
+	return nil
+}
+
+// doc scans a JSON document column: nil for NULL or empty.
+type doc struct{ p *json.RawMessage }
+
+func (d doc) ScanBytes(b []byte) error {
+	if len(b) == 0 {
+		*d.p = nil
+		return nil
+	}
+	*d.p = append([]byte(nil), b...)
+	return nil
+}
+
+// nullDoc stores an empty document as NULL.
+func nullDoc(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+// queryRows runs q (of store/internal/sqlq) and calls scan for each row.
+func queryRows(ctx context.Context, p *pgxpool.Pool, q string, args []any, scan func(pgx.Rows) error) error {
+	q, args = bind(q, args)
+	rows, err := p.Query(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// TB is the part of testing.TB that MustOpenDB needs, declared here so that
+// the hookwatch binary does not link the testing package.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Fatalf(format string, args ...any)
+}
+
+// MustOpenDB opens the database at url and closes it when the test ends. It
+// fails the test when it cannot.
+func MustOpenDB(tb TB, url string) *DB {
+	tb.Helper()
+	db, err := Open(context.Background(), url)
+	if err != nil {
+		tb.Fatalf("MustOpenDB: %v", err)
+	}
+	tb.Cleanup(func() { _ = db.Close() })
+	return db
+}
