@@ -18,6 +18,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("HOOKWATCH_TEST_MAIN") == "1" {
 		main()
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // testEnv is a user's machine in a temporary directory: HOME, HOOKWATCH_HOME,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +13,8 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/privacy"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/web"
 )
@@ -31,7 +32,7 @@ func init() {
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH] [--insecure-no-token]", stderr)
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
-	dbFlag := fs.String("db", "", "SQLite database path (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without HOOKWATCH_TOKEN")
 	flagUsage := fs.Usage
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
@@ -49,20 +50,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	dbPath := *dbFlag
-	if dbPath == "" {
-		dbPath = os.Getenv("HOOKWATCH_DB")
+	dsn := *dbFlag
+	if dsn == "" {
+		dsn = os.Getenv("HOOKWATCH_DB")
 	}
-	if strings.HasPrefix(dbPath, "postgres://") || strings.HasPrefix(dbPath, "postgresql://") {
-		return errors.New("cannot open the database: PostgreSQL is not supported yet; use a SQLite file path for --db / HOOKWATCH_DB")
-	}
-	if dbPath == "" {
-		dbPath = filepath.Join(home, "hookwatch.db")
-	} else if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
-		return fmt.Errorf("cannot create the database directory: %w", err)
-	}
-
-	db, err := sqlite.Open(dbPath)
+	db, dbName, err := openStore(ctx, dsn, home)
 	if err != nil {
 		return fmt.Errorf("cannot open the database: %w", err)
 	}
@@ -78,8 +70,31 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Assets: web.Handler(),
 	}
 	return collector.Run(ctx, o, func(c *collector.Collector) {
-		fmt.Fprintf(stdout, "hookwatch serve: listening on http://%s (database %s)\n", listenAddr(*addr, c.Addr()), db.Path())
+		fmt.Fprintf(stdout, "hookwatch serve: listening on http://%s (database %s)\n", listenAddr(*addr, c.Addr()), dbName)
 	})
+}
+
+// openStore opens the store dsn names: a postgres:// or postgresql:// URL
+// is a PostgreSQL database, anything else a SQLite file, "" the one in home.
+// It returns the store and how to name it to the user (never a password).
+func openStore(ctx context.Context, dsn, home string) (store.Store, string, error) {
+	if postgres.IsURL(dsn) {
+		db, err := postgres.Open(ctx, dsn)
+		if err != nil {
+			return nil, "", err
+		}
+		return db, "postgres " + db.Where(), nil
+	}
+	if dsn == "" {
+		dsn = filepath.Join(home, "hookwatch.db")
+	} else if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
+		return nil, "", fmt.Errorf("cannot create the database directory: %w", err)
+	}
+	db, err := sqlite.Open(dsn)
+	if err != nil {
+		return nil, "", err
+	}
+	return db, db.Path(), nil
 }
 
 // serveEnvHelp ends `serve --help`: what the environment sets that no flag does.
@@ -89,7 +104,8 @@ Environment:
                      beyond loopback (read from the environment only: a flag would show it in ps)
   HOOKWATCH_HOME     data directory: database, spool, logs (default ~/.hookwatch)
   HOOKWATCH_ADDR     listen address (default 127.0.0.1:7421)
-  HOOKWATCH_DB       SQLite path (default $HOOKWATCH_HOME/hookwatch.db)
+  HOOKWATCH_DB       SQLite path (default $HOOKWATCH_HOME/hookwatch.db), or a postgres:// URL
+                     for a team server: several collectors may share one PostgreSQL database
   HOOKWATCH_CAPTURE  tool output kept of every event stored: none, preview, full (default preview)
   HOOKWATCH_REDACT   0 to store secrets unredacted (default: redact on every path)
 

@@ -20,6 +20,8 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hooksock"
+	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
@@ -167,11 +169,17 @@ func TestServeRefuses(t *testing.T) {
 	f("refusing to listen on 0.0.0.0:0 without authentication", "--addr", "0.0.0.0:0")
 	f("refusing to listen on :7421", "--addr", ":7421")
 	f("--insecure-no-token", "--addr", "[::]:0")
-	f("PostgreSQL is not supported yet", "--db", "postgres://u@localhost/hw")
 	f("unexpected argument", "extra")
 	f("flag provided but not defined", "--nope")
-	t.Setenv("HOOKWATCH_DB", "postgresql://localhost/hw")
-	f("PostgreSQL is not supported yet", "--addr", "127.0.0.1:0")
+	// A database that cannot be reached stops serve, and the error does
+	// not repeat the password of the URL.
+	t.Setenv("HOOKWATCH_DB", "postgresql://hw:s3cr3t@127.0.0.1:1/hw?connect_timeout=5")
+	f("cannot open the database", "--addr", "127.0.0.1:0")
+	var stderr bytes.Buffer
+	if err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0"}, nil, io.Discard, &stderr); err == nil ||
+		strings.Contains(err.Error()+stderr.String(), "s3cr3t") {
+		t.Errorf("serve on an unreachable database: %v %s", err, stderr.String())
+	}
 }
 
 func TestServeIsLoopback(t *testing.T) {
@@ -224,5 +232,68 @@ func TestServeHelpNamesTheToken(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("serve --help does not mention %s:\n%s", want, stderr.String())
 		}
+	}
+}
+
+// TestServePostgres runs serve on a real PostgreSQL database: what is posted
+// is stored there and served back.
+func TestServePostgres(t *testing.T) {
+	dbURL := pgtest.NewDatabase(t)
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(t.TempDir(), "home"))
+	t.Setenv("HOOKWATCH_DB", "")
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &serveOutput{line: make(chan string, 1)}
+	var stderr bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", dbURL}, nil, out, &stderr) }()
+	var line string
+	select {
+	case line = <-out.line:
+	case err := <-done:
+		t.Fatalf("serve exited: %v %s", err, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve printed no address")
+	}
+	if !strings.Contains(line, "(database postgres 127.0.0.1:") {
+		t.Errorf("the line does not name the PostgreSQL database: %q", line)
+	}
+	url, _, _ := strings.Cut(strings.TrimPrefix(line, "hookwatch serve: listening on "), " ")
+
+	env := event.Envelope{ID: event.NewID(time.Now()), Runtime: event.RuntimeClaudeCode, ReceivedAt: time.Now(),
+		Payload: json.RawMessage(`{"session_id":"pg-1","hook_event_name":"Stop"}`)}
+	body, _ := json.Marshal(map[string]any{"envelopes": []event.Envelope{env, env}})
+	for range 2 { // a retry stores nothing twice
+		res, err := http.Post(url+"/v1/events", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("POST: %d", res.StatusCode)
+		}
+	}
+	res, err := http.Get(url + "/v1/sessions/pg-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(b), `"event_count":1`) {
+		t.Fatalf("GET /v1/sessions/pg-1: %d %s", res.StatusCode, b)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve after SIGTERM: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	db := postgres.MustOpenDB(t, dbURL)
+	if s, err := db.Session(context.Background(), "pg-1"); err != nil || s.EventCount != 1 {
+		t.Fatalf("the database holds %+v, %v", s, err)
 	}
 }

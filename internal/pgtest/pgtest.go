@@ -2,8 +2,8 @@
 // that need one: a throwaway cluster in a temporary directory, listening on a
 // free loopback port, made with the machine's own initdb and postgres.
 //
-// A test package starts one server for all its tests and stops it at the
-// end:
+// A test package shares one server among its tests, started by the first
+// that asks for a database and stopped when the tests end:
 //
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 //
@@ -13,7 +13,7 @@
 //	}
 //
 // Without PostgreSQL installed, NewDatabase skips the test with a message
-// saying how to install it, except when CI=true: there it fails, so that CI
+// saying how to install it, except when CI is set: there it fails, so that CI
 // cannot pass without running the tests. The bench command uses Start and
 // Stop directly.
 package pgtest
@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -117,11 +118,26 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	// SIGQUIT is PostgreSQL's immediate shutdown: a test binary that dies
 	// leaves no server behind.
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
-	if err := s.cmd.Start(); err != nil {
+	// The parent-death signal comes when the thread that started the
+	// process ends, and the Go runtime ends a thread whenever a goroutine
+	// that locked one returns: the server is started, and waited for, on a
+	// thread of its own that lives as long as it does.
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := s.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		s.cmd.Wait()
+		close(s.exited)
+	}()
+	if err := <-started; err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("cannot start postgres: %w", err)
 	}
-	go func() { s.cmd.Wait(); close(s.exited) }()
 	s.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", s.Port)
 	if err := s.waitReady(ctx); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
@@ -239,32 +255,29 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// The server of a test binary, started by Main.
+// The server of a test binary, started by the first test that asks for it
+// and stopped by Main.
 var (
-	mu       sync.Mutex
+	once     sync.Once
 	shared   *Server
 	startErr error
 )
 
-// Main starts a server for the tests of a package, runs them, stops the
-// server and returns the exit code for os.Exit. A server that cannot start
-// does not stop the tests: NewDatabase reports why, in each test that
-// needs it.
+// Main runs the tests of a package and then stops the server the first
+// test that needed one started (tests that need none start none); it returns
+// the exit code for os.Exit.
 func Main(m *testing.M) int {
-	s, err := Start(context.Background(), Options{})
-	mu.Lock()
-	shared, startErr = s, err
-	mu.Unlock()
 	code := m.Run()
-	if s != nil {
-		s.Stop()
+	once.Do(func() { startErr = errors.New("pgtest: the tests have ended") })
+	if shared != nil {
+		shared.Stop()
 	}
 	return code
 }
 
-// NewDatabase returns the URL of a new, empty database on the server Main
-// started. Without a server it skips the test, saying how to install
-// PostgreSQL, or fails it when the environment has CI=true.
+// NewDatabase returns the URL of a new, empty database on the package's
+// server. Without a server it skips the test, saying how to install
+// PostgreSQL, or fails it when the environment sets CI.
 func NewDatabase(tb testing.TB) string {
 	tb.Helper()
 	s := Shared(tb)
@@ -275,22 +288,18 @@ func NewDatabase(tb testing.TB) string {
 	return url
 }
 
-// Shared returns the server Main started, skipping or failing the test as
-// NewDatabase does when there is none.
+// Shared returns the package's server, starting it on first use, skipping
+// or failing the test as NewDatabase does when there is none. The package's
+// TestMain must call Main, which stops it.
 func Shared(tb testing.TB) *Server {
 	tb.Helper()
-	mu.Lock()
-	s, err := shared, startErr
-	mu.Unlock()
-	switch {
-	case s != nil:
-		return s
-	case err == nil:
-		err = errors.New("pgtest.Main did not run: call it from the package's TestMain")
+	once.Do(func() { shared, startErr = Start(context.Background(), Options{}) })
+	if shared != nil {
+		return shared
 	}
-	if os.Getenv("CI") == "true" || !errors.Is(err, ErrNotInstalled) {
-		tb.Fatalf("pgtest: no PostgreSQL server: %v", err)
+	if os.Getenv("CI") != "" || !errors.Is(startErr, ErrNotInstalled) {
+		tb.Fatalf("pgtest: no PostgreSQL server: %v", startErr)
 	}
-	tb.Skipf("pgtest: %v", err)
+	tb.Skipf("pgtest: %v", startErr)
 	return nil
 }
