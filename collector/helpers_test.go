@@ -15,11 +15,13 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
-// testServer is a collector on a real SQLite file behind httptest.
+// testServer is a collector on a real SQLite file (db) or another store
+// behind httptest.
 type testServer struct {
 	*collector.Server
 	db   *sqlite.DB
@@ -30,7 +32,15 @@ type testServer struct {
 func newServer(t *testing.T, cfg collector.Config) *testServer {
 	t.Helper()
 	db := sqlite.MustOpenDB(t)
-	cfg.Store = db
+	s := newServerOn(t, cfg, db)
+	s.db = db
+	return s
+}
+
+// newServerOn is a collector on st behind httptest.
+func newServerOn(t *testing.T, cfg collector.Config, st store.Store) *testServer {
+	t.Helper()
+	cfg.Store = st
 	if cfg.Version == "" {
 		cfg.Version = "test"
 	}
@@ -47,7 +57,7 @@ func newServer(t *testing.T, cfg collector.Config) *testServer {
 		hs.Close()
 		srv.Shutdown(context.Background())
 	})
-	return &testServer{Server: srv, db: db, http: hs, tok: cfg.Token}
+	return &testServer{Server: srv, http: hs, tok: cfg.Token}
 }
 
 // do sends a request and returns the status and body.

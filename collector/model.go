@@ -95,6 +95,7 @@ type modeler struct {
 	changed  chan struct{}  // closed and replaced when pending shrinks
 	wake     chan struct{}  // buffered 1
 	version  int64          // UpdatedSeq of the latest PutModel
+	leading  bool           // this collector computes the model
 
 	// Owned by the run goroutine.
 	held   []pendingEvent
@@ -103,6 +104,12 @@ type modeler struct {
 
 	cancel context.CancelFunc
 	exited chan struct{}
+
+	// shared is the store as several collectors share it, nil when this
+	// collector is its only one (see shared.go).
+	shared store.Shared
+	tail   int64 // the last event seq read from the log, guarded by mu
+	leader *metrics.Gauge
 
 	applied   *metrics.Counter
 	rebuilds  *metrics.Counter
@@ -146,9 +153,20 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		}
 		return float64(n)
 	})
-	// Before New returns, so that a read right after a start waits for
-	// what is stale rather than answering it.
-	m.markStale(context.Background())
+	m.shared, _ = st.(store.Shared)
+	if m.shared == nil {
+		// Before New returns, so that a read right after a start waits
+		// for what is stale rather than answering it.
+		m.markStale(context.Background())
+	}
+	m.leader = set.NewGauge(`hookwatch_model_leader`, func() float64 {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.leading {
+			return 1
+		}
+		return 0
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	go m.run(ctx)
@@ -174,6 +192,9 @@ func keyOf(e *store.Event) string {
 // mark records that events were committed (those with a Seq) and wakes the
 // goroutine.
 func (m *modeler) mark(events []store.Event) {
+	if m.shared != nil {
+		return // the lease holder reads every collector's events from the log
+	}
 	now := time.Now()
 	m.mu.Lock()
 	n := 0
@@ -304,6 +325,15 @@ func (m *modeler) markStale(ctx context.Context) {
 
 func (m *modeler) run(ctx context.Context) {
 	defer close(m.exited)
+	if m.shared != nil {
+		m.lead(ctx)
+		return
+	}
+	m.rounds(ctx)
+}
+
+// rounds applies what is marked, round after round, until ctx ends.
+func (m *modeler) rounds(ctx context.Context) {
 	var due <-chan time.Time
 	var last time.Time
 	gap := modelCadence
@@ -335,6 +365,9 @@ func (m *modeler) run(ctx context.Context) {
 // round applies the held events whose time has come and loads the stale
 // sessions. It returns how long until the next held event is due.
 func (m *modeler) round(ctx context.Context) (time.Duration, bool) {
+	if m.shared != nil {
+		m.readTail(ctx)
+	}
 	m.mu.Lock()
 	m.held = append(m.held, m.queue...)
 	m.queue = nil

@@ -94,6 +94,10 @@ type Server struct {
 	hub     *hub
 	writer  *writer
 	modeler *modeler
+	// stopWatch ends the goroutine that follows the other collectors on a
+	// shared store (shared.go); watchDone is closed when it has.
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
 	// inflight counts the request-body bytes held across requests.
 	inflight *inflight
 	// streamReads bounds the streams holding a page of events at once.
@@ -156,6 +160,15 @@ func New(cfg Config) (*Server, error) {
 	s.streamReads = newStreamReads()
 	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics)
 	s.writer = newWriter(modelingStore{s.store, s.modeler}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
+	s.watchDone = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopWatch = cancel
+	go func() {
+		defer close(s.watchDone)
+		if sh, ok := s.store.(store.Shared); ok {
+			s.watch(ctx, sh)
+		}
+	}()
 	s.routes()
 	s.handler = s.instrument(s.mux)
 	return s, nil
@@ -242,6 +255,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			}
 		}
 		s.writer.stop()
+		s.stopWatch()
+		<-s.watchDone
 		s.modeler.stop()
 		if err := s.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("cannot close the store: %w", err))

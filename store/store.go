@@ -13,6 +13,7 @@
 package store
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -259,3 +260,21 @@ type ValidationError struct {
 func (e *ValidationError) Error() string { return fmt.Sprintf("%s: %v", e.Field, e.Err) }
 
 func (e *ValidationError) Unwrap() error { return e.Err }
+
+// Shared is implemented by a backend that several collectors may use at
+// once (store/postgres): each process commits its own events, and learns of
+// the others' through Watch; one of them at a time holds the lease of the
+// session model (Lead), which only that one computes and writes.
+type Shared interface {
+	// Watch calls changed whenever another process (or this one) may have
+	// committed events or model rows, with the UpdatedSeq of a model write
+	// (0 for events), until ctx ends. It also calls changed(0) after each
+	// (re)connection, since what was committed while it was not listening
+	// is not announced: callers read what is new from their own position.
+	Watch(ctx context.Context, changed func(modelSeq int64))
+	// Lead blocks until this process holds the model lease, or ctx ends
+	// (then it returns ctx's error). The lease is held until the returned
+	// channel is closed: when ctx ends or the lease cannot be kept (the
+	// connection holding it broke), and then another process may take it.
+	Lead(ctx context.Context) (lost <-chan struct{}, err error)
+}

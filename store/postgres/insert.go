@@ -123,6 +123,9 @@ func (db *DB) insert(ctx context.Context, events []store.Event) (int, error) {
 		if inserted == 0 {
 			return nil
 		}
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, notifyChannel); err != nil {
+			return err
+		}
 		deltas := store.Summarize(events)
 		if len(deltas) == 0 {
 			return nil

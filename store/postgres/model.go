@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,7 +47,17 @@ func (db *DB) PutModel(ctx context.Context, b store.ModelBatch) error {
 	if err != nil {
 		return err
 	}
-	err = pgx.BeginFunc(ctx, p, func(tx pgx.Tx) error { return putModel(ctx, tx, b) })
+	var version int64
+	for _, m := range b.Sessions {
+		version = max(version, m.UpdatedSeq)
+	}
+	err = pgx.BeginFunc(ctx, p, func(tx pgx.Tx) error {
+		if err := putModel(ctx, tx, b); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, strconv.FormatInt(version, 10))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("cannot store the model (%d sessions, %d agents, %d tool calls): %w",
 			len(b.Sessions), len(b.Agents), len(b.ToolCalls), err)
