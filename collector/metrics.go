@@ -17,6 +17,8 @@ import (
 type serverMetrics struct {
 	set            *metrics.Set
 	ingested       *metrics.Counter
+	prunedSessions *metrics.Counter
+	prunedEvents   *metrics.Counter
 	duplicates     *metrics.Counter
 	rejected       *metrics.Counter
 	requestBatch   *metrics.Histogram
@@ -36,6 +38,8 @@ func newMetrics() *serverMetrics {
 	return &serverMetrics{
 		set:            s,
 		ingested:       s.NewCounter(`hookwatch_events_ingested_total`),
+		prunedSessions: s.NewCounter(`hookwatch_pruned_sessions_total`),
+		prunedEvents:   s.NewCounter(`hookwatch_pruned_events_total`),
 		duplicates:     s.NewCounter(`hookwatch_events_duplicate_total`),
 		rejected:       s.NewCounter(`hookwatch_batches_rejected_total`),
 		requestBatch:   s.NewHistogram(`hookwatch_ingest_batch_envelopes`),

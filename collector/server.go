@@ -72,6 +72,12 @@ type Config struct {
 	// DeriveWait bounds how long a read of a session's model waits for
 	// committed events of it not applied yet (default DefaultDeriveWait).
 	DeriveWait time.Duration
+	// Retain, when not 0, is how long a session is kept after its latest
+	// event; RetainBytes, when not 0, caps the bytes the store's data
+	// takes (a store.Sizer), beyond which the least recently active
+	// sessions go. Both prune in the background (retention.go).
+	Retain      time.Duration
+	RetainBytes int64
 	// Privacy are the rules applied to every envelope stored, whichever
 	// way it came; the zero value means privacy.DefaultOptions.
 	Privacy privacy.Options
@@ -94,10 +100,11 @@ type Server struct {
 	hub     *hub
 	writer  *writer
 	modeler *modeler
-	// stopWatch ends the goroutine that follows the other collectors on a
-	// shared store (shared.go); watchDone is closed when it has.
-	stopWatch context.CancelFunc
-	watchDone chan struct{}
+	// stopBackground ends the goroutines that follow the other collectors
+	// on a shared store (shared.go) and prune (retention.go); background
+	// waits for them.
+	stopBackground context.CancelFunc
+	background     sync.WaitGroup
 	// inflight counts the request-body bytes held across requests.
 	inflight *inflight
 	// streamReads bounds the streams holding a page of events at once.
@@ -160,15 +167,14 @@ func New(cfg Config) (*Server, error) {
 	s.streamReads = newStreamReads()
 	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics)
 	s.writer = newWriter(modelingStore{s.store, s.modeler}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
-	s.watchDone = make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
-	s.stopWatch = cancel
-	go func() {
-		defer close(s.watchDone)
-		if sh, ok := s.store.(store.Shared); ok {
-			s.watch(ctx, sh)
-		}
-	}()
+	s.stopBackground = cancel
+	if sh, ok := s.store.(store.Shared); ok {
+		s.background.Go(func() { s.watch(ctx, sh) })
+	}
+	if r, ok := s.store.(store.Retention); ok && (cfg.Retain > 0 || cfg.RetainBytes > 0) {
+		s.background.Go(func() { s.retain(ctx, r) })
+	}
 	s.routes()
 	s.handler = s.instrument(s.mux)
 	return s, nil
@@ -255,8 +261,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			}
 		}
 		s.writer.stop()
-		s.stopWatch()
-		<-s.watchDone
+		s.stopBackground()
+		s.background.Wait()
 		s.modeler.stop()
 		if err := s.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("cannot close the store: %w", err))

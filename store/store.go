@@ -278,3 +278,24 @@ type Shared interface {
 	// connection holding it broke), and then another process may take it.
 	Lead(ctx context.Context) (lost <-chan struct{}, err error)
 }
+
+// Retention is implemented by a backend that can forget old data, whole
+// sessions at a time: a session's events, its summary and its model rows go
+// together, so that what is left is consistent.
+type Retention interface {
+	// PruneSessions deletes, in one transaction, up to limit sessions
+	// (ClampLimit applies) whose latest event is older than before, the
+	// least recently active first, and up to limit events older than
+	// before that belong to no session. It returns how many sessions and
+	// events it deleted; 0 sessions and 0 events means nothing is left
+	// to prune before that time.
+	PruneSessions(ctx context.Context, before time.Time, limit int) (sessions, events int, err error)
+}
+
+// Sizer is implemented by a backend that can tell how much of its storage
+// its data takes, for a size cap.
+type Sizer interface {
+	// UsedBytes returns the bytes the stored data takes, not counting
+	// space freed by deletes and kept for reuse.
+	UsedBytes(ctx context.Context) (int64, error)
+}

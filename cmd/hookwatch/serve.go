@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/hook"
@@ -30,9 +31,13 @@ func init() {
 // runServe is `hookwatch serve`. It returns nil after a clean shutdown on
 // SIGINT/SIGTERM (ctx canceled).
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH] [--insecure-no-token]", stderr)
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--insecure-no-token]", stderr)
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
 	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	var retain duration
+	var retainSize byteSize
+	fs.Var(&retain, "retain", "delete sessions whose latest event is older than this, in the background (90d, 2w; default: keep all)")
+	fs.Var(&retainSize, "retain-size", "delete the least recently active sessions while the SQLite database holds more than this (10GB)")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without HOOKWATCH_TOKEN")
 	flagUsage := fs.Usage
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
@@ -58,13 +63,18 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return fmt.Errorf("cannot open the database: %w", err)
 	}
+	if _, ok := db.(store.Sizer); retainSize > 0 && !ok {
+		db.Close()
+		return fmt.Errorf("--retain-size needs a SQLite database: PostgreSQL keeps the space deleted rows free in its files, so its size is its operator's to manage; use --retain")
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	priv, err := privacy.OptionsFromEnv(os.Getenv)
 	if err != nil {
 		log.Warn("bad privacy setting; using the strictest capture", "err", err)
 	}
 	o := collector.Options{
-		Config: collector.Config{Store: db, Version: version, Token: token, Logger: log, Privacy: priv},
+		Config: collector.Config{Store: db, Version: version, Token: token, Logger: log, Privacy: priv,
+			Retain: time.Duration(retain), RetainBytes: int64(retainSize)},
 		Addr:   *addr,
 		Home:   home,
 		Assets: web.Handler(),

@@ -17,6 +17,10 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return postgres.MustOpenDB(t, pgtest.NewDatabase(t)) })
 }
 
+func TestRetention(t *testing.T) {
+	storetest.RunRetention(t, func(t *testing.T) storetest.RetentionStore { return postgres.MustOpenDB(t, pgtest.NewDatabase(t)) })
+}
+
 func TestReopenKeepsData(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	db := postgres.MustOpenDB(t, url)

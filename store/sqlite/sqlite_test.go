@@ -16,6 +16,10 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return sqlite.MustOpenDB(t) })
 }
 
+func TestRetention(t *testing.T) {
+	storetest.RunRetention(t, func(t *testing.T) storetest.RetentionStore { return sqlite.MustOpenDB(t) })
+}
+
 func TestReopenKeepsData(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub dir", "hook?watch#1.db")
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

@@ -374,3 +374,30 @@ func Anys(ss []string) []any {
 	}
 	return out
 }
+
+// PruneCandidates selects the ids of up to limit sessions whose latest
+// event is older than before, the least recently active first.
+func PruneCandidates(before time.Time, limit int) Query {
+	return Query{SQL: `SELECT id FROM sessions WHERE last_event_at < ? ORDER BY last_event_at, id LIMIT ?`,
+		Args: []any{before.UnixNano(), store.ClampLimit(limit)}}
+}
+
+// PruneDeletes are the statements that delete sessions ids (from
+// PruneCandidates) whole, then up to limit events older than before that
+// belong to no session; the first and the last count events.
+func PruneDeletes(ids []string, before time.Time, limit int) []Query {
+	var out []Query
+	if len(ids) > 0 {
+		in := " IN (?" + strings.Repeat(",?", len(ids)-1) + ")"
+		args := Anys(ids)
+		out = append(out,
+			Query{SQL: `DELETE FROM events WHERE session_id` + in, Args: args},
+			Query{SQL: `DELETE FROM sessions WHERE id` + in, Args: args},
+			Query{SQL: `DELETE FROM model_sessions WHERE session_id` + in, Args: args},
+			Query{SQL: `DELETE FROM model_agents WHERE session_id` + in, Args: args},
+			Query{SQL: `DELETE FROM model_tool_calls WHERE session_id` + in, Args: args})
+	}
+	return append(out, Query{SQL: `DELETE FROM events WHERE seq IN
+		(SELECT seq FROM events WHERE session_id = '' AND time < ? ORDER BY seq LIMIT ?)`,
+		Args: []any{before.UnixNano(), store.ClampLimit(limit)}})
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/store"
+)
+
+func init() {
+	register(command{
+		name:    "prune",
+		summary: "delete the sessions whose latest event is older than a given age",
+		run:     runPrune,
+	})
+}
+
+// pruneBatch is the number of sessions one transaction of prune deletes:
+// a collector running on the same database waits for one batch at most.
+const pruneBatch = 100
+
+// runPrune is `hookwatch prune --older-than AGE`: the background retention
+// of `serve --retain`, once, by hand.
+func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("prune", "prune --older-than AGE [--db PATH|URL]", stderr)
+	var age duration
+	fs.Var(&age, "older-than", "delete the sessions whose latest event is older than this (90d, 36h, 2w)")
+	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	if err := parseFlagsNoArgs(fs, args); err != nil {
+		return err
+	}
+	if age <= 0 {
+		fmt.Fprintln(stderr, "hookwatch prune: --older-than is required")
+		return errUsage
+	}
+	home, err := serveHome()
+	if err != nil {
+		return err
+	}
+	dsn := *dbFlag
+	if dsn == "" {
+		dsn = os.Getenv("HOOKWATCH_DB")
+	}
+	db, name, err := openStore(ctx, dsn, home)
+	if err != nil {
+		return fmt.Errorf("cannot open the database: %w", err)
+	}
+	defer db.Close()
+	r, ok := db.(store.Retention)
+	if !ok {
+		return fmt.Errorf("the database %s cannot prune", name)
+	}
+	before := time.Now().Add(-time.Duration(age))
+	var sessions, events int
+	for {
+		n, e, err := r.PruneSessions(ctx, before, pruneBatch)
+		if err != nil {
+			return fmt.Errorf("cannot prune %s (%d sessions, %d events deleted so far): %w", name, sessions, events, err)
+		}
+		sessions, events = sessions+n, events+e
+		if n == 0 && e == 0 {
+			break
+		}
+	}
+	fmt.Fprintf(stdout, "hookwatch prune: deleted %d sessions and %d events older than %s from %s\n",
+		sessions, events, before.UTC().Format(time.RFC3339), name)
+	return nil
+}
+
+// duration is a flag value: a Go duration, or a number of days (d) or
+// weeks (w).
+type duration time.Duration
+
+var _ flag.Value = (*duration)(nil)
+
+func (d *duration) String() string { return time.Duration(*d).String() }
+
+func (d *duration) Set(s string) error {
+	v, err := parseAge(s)
+	*d = duration(v)
+	return err
+}
+
+// parseAge reads "90d", "2w", "36h", "90m"…: positive.
+func parseAge(s string) (time.Duration, error) {
+	unit := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
+	if n := len(s); n > 1 && unit[s[n-1]] != 0 {
+		v, err := strconv.ParseFloat(s[:n-1], 64)
+		if err != nil || v <= 0 || v*float64(unit[s[n-1]]) > math.MaxInt64 {
+			return 0, fmt.Errorf("%q: not a positive number of days or weeks", s)
+		}
+		return time.Duration(v * float64(unit[s[n-1]])), nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%q: not a positive duration (90d, 2w, 36h)", s)
+	}
+	return v, nil
+}
+
+// byteSize is a flag value: a number of bytes with an optional unit (KB,
+// MB, GB, TB: powers of 1000; KiB, MiB, GiB, TiB: of 1024).
+type byteSize int64
+
+var _ flag.Value = (*byteSize)(nil)
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(s string) error {
+	v, err := parseSize(s)
+	*b = byteSize(v)
+	return err
+}
+
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mul    float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	num, mul := strings.TrimSpace(s), 1.0
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, mul = strings.TrimSpace(n), u.mul
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v <= 0 || v*mul > math.MaxInt64 {
+		return 0, errors.New("not a positive size (500MB, 10GB, 1GiB)")
+	}
+	return int64(v * mul), nil
+}

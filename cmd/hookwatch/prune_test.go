@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/postgres"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/store/storetest"
+)
+
+func TestParseAge(t *testing.T) {
+	f := func(in string, want time.Duration) {
+		t.Helper()
+		got, err := parseAge(in)
+		if want < 0 {
+			if err == nil {
+				t.Errorf("parseAge(%q) = %v, want an error", in, got)
+			}
+			return
+		}
+		if err != nil || got != want {
+			t.Errorf("parseAge(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	f("90d", 90*24*time.Hour)
+	f("2w", 14*24*time.Hour)
+	f("1.5d", 36*time.Hour)
+	f("36h", 36*time.Hour)
+	f("90m", 90*time.Minute)
+	f("0d", -1)
+	f("-3d", -1)
+	f("d", -1)
+	f("1y", -1)
+	f("", -1)
+	f("1e300d", -1)
+}
+
+func TestParseSize(t *testing.T) {
+	f := func(in string, want int64) {
+		t.Helper()
+		got, err := parseSize(in)
+		if want < 0 {
+			if err == nil {
+				t.Errorf("parseSize(%q) = %v, want an error", in, got)
+			}
+			return
+		}
+		if err != nil || got != want {
+			t.Errorf("parseSize(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	f("10GB", 10e9)
+	f("1GiB", 1<<30)
+	f("500 MB", 500e6)
+	f("4096", 4096)
+	f("12B", 12)
+	f("0", -1)
+	f("-1GB", -1)
+	f("GB", -1)
+	f("10XB", -1)
+}
+
+// TestPrune runs `hookwatch prune` on both backends: the old session goes,
+// whole, the recent one stays.
+func TestPrune(t *testing.T) {
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(t.TempDir(), "home"))
+	t.Setenv("HOOKWATCH_DB", "")
+	f := func(t *testing.T, dsn string, open func() store.Store) {
+		st := open()
+		old := storetest.MustEvent(t, storetest.Envelope(event.RuntimeClaudeCode, time.Now().Add(-100*24*time.Hour),
+			storetest.P("session_id", "old", "hook_event_name", "Stop")))
+		recent := storetest.MustEvent(t, storetest.Envelope(event.RuntimeClaudeCode, time.Now(),
+			storetest.P("session_id", "recent", "hook_event_name", "Stop")))
+		if _, err := st.Insert(context.Background(), []store.Event{old, recent}); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		var stdout bytes.Buffer
+		if err := run(context.Background(), []string{"prune", "--older-than", "90d", "--db", dsn}, nil, &stdout, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(stdout.String(), "deleted 1 sessions and 1 events older than") {
+			t.Errorf("prune printed %q", stdout.String())
+		}
+		st = open()
+		defer st.Close()
+		if _, err := st.Session(context.Background(), "old"); err == nil {
+			t.Error("the old session is still there")
+		}
+		if _, err := st.Session(context.Background(), "recent"); err != nil {
+			t.Errorf("the recent session is gone: %v", err)
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "hw.db")
+		f(t, path, func() store.Store {
+			db, err := sqlite.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return db
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := pgtest.NewDatabase(t)
+		f(t, url, func() store.Store { return postgres.MustOpenDB(t, url) })
+	})
+	if err := run(context.Background(), []string{"prune"}, nil, io.Discard, io.Discard); err == nil {
+		t.Error("prune without --older-than succeeded")
+	}
+}

@@ -1,0 +1,102 @@
+package collector
+
+import (
+	"context"
+	"time"
+
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// Retention (Config.Retain, Config.RetainBytes) deletes whole sessions
+// (events, summary and model rows) in the background: a pass at start and
+// every pruneEvery, each in
+// transactions of pruneBatch sessions with a pause between them, so that
+// ingest, which shares the store's writer, waits for one small batch at
+// most. On a shared store only the holder of the model lease prunes.
+var pruneEvery = time.Minute // a variable for the tests
+
+const (
+	pruneBatch = 100
+	prunePause = 20 * time.Millisecond
+	// pruneMaxBatches bounds one pass: a size cap that deletes cannot
+	// shrink its figure (pages still partly used) stops here, and the
+	// next pass goes on.
+	pruneMaxBatches = 10000
+)
+
+// retain prunes until ctx ends.
+func (s *Server) retain(ctx context.Context, r store.Retention) {
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		s.prunePass(ctx, r)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// prunePass deletes the sessions older than Retain, then the least
+// recently active ones while the store is above RetainBytes.
+func (s *Server) prunePass(ctx context.Context, r store.Retention) {
+	if _, shared := s.store.(store.Shared); shared && !s.modeler.isLeading() {
+		return
+	}
+	if s.cfg.Retain > 0 {
+		s.prune(ctx, r, "age", func() (time.Time, bool) { return time.Now().Add(-s.cfg.Retain), true })
+	}
+	if sz, ok := s.store.(store.Sizer); ok && s.cfg.RetainBytes > 0 {
+		s.prune(ctx, r, "size", func() (time.Time, bool) {
+			used, err := sz.UsedBytes(ctx)
+			if err != nil {
+				s.log.Error("cannot read the database size", "err", err)
+				return time.Time{}, false
+			}
+			// Every session is a candidate, the least recently active
+			// first.
+			return time.Now().Add(24 * time.Hour), used > s.cfg.RetainBytes
+		})
+	}
+}
+
+// prune deletes batches while due says so, and logs and counts what it
+// deleted.
+func (s *Server) prune(ctx context.Context, r store.Retention, reason string, due func() (time.Time, bool)) {
+	var sessions, events int
+	for range pruneMaxBatches {
+		before, ok := due()
+		if !ok || ctx.Err() != nil {
+			break
+		}
+		n, e, err := r.PruneSessions(ctx, before, pruneBatch)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Error("cannot prune", "reason", reason, "err", err)
+			}
+			break
+		}
+		sessions, events = sessions+n, events+e
+		s.metrics.prunedSessions.Add(n)
+		s.metrics.prunedEvents.Add(e)
+		if n == 0 && e == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(prunePause):
+		}
+	}
+	if sessions > 0 || events > 0 {
+		s.log.Info("pruned", "reason", reason, "sessions", sessions, "events", events)
+	}
+}
+
+// isLeading reports whether this collector holds the model lease of a
+// shared store.
+func (m *modeler) isLeading() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leading
+}
