@@ -72,6 +72,14 @@ func TestSharedDatabase(t *testing.T) {
 	if leaders(t, a, b) != "a" {
 		leader, other = b, a
 	}
+	// The holder applied the events as they came, not only by loading
+	// stale sessions.
+	if got := metric(t, leader, "hookwatch_model_events_applied_total"); got == "0" {
+		t.Errorf("the lease holder applied %s events", got)
+	}
+	if got := metric(t, leader, "hookwatch_model_errors_total"); got != "0" {
+		t.Errorf("the lease holder had %s errors", got)
+	}
 
 	// The leader goes; the other takes the lease and models what comes.
 	leader.Shutdown(context.Background())

@@ -1,0 +1,640 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/demo"
+	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/internal/serveproc"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/postgres"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+)
+
+// TeamOptions configure the team benchmark.
+type TeamOptions struct {
+	// Repo is the repository root the collector is built from.
+	Repo string
+	// Developers is the number of simulated developers (default 50), each
+	// running sessions of a main agent with subagents (demo.Big).
+	Developers int
+	// Duration is the length of the failover run (default 60 s); the
+	// throughput runs last a quarter of it.
+	Duration time.Duration
+	// Rate is the events per second all developers send in the failover
+	// run (default 5,000), one event per request as hooks post them.
+	Rate int
+	// Batch is the events per request of the throughput runs, sent as fast
+	// as the collectors answer (default 100: what a spool drain posts).
+	Batch int
+}
+
+// TeamRun is what one run of the team benchmark measured.
+type TeamRun struct {
+	Name string
+	// Events were acknowledged or, after a failure, retried until
+	// acknowledged; Stored is what the database holds after the run.
+	Events, Stored int
+	Duplicates     int // stored more than once: must be 0
+	Missing        int // acknowledged but not stored: must be 0
+	EventsPerSec   float64
+	// LatencyP50 and LatencyP99 are of acknowledged requests.
+	LatencyP50, LatencyP99 time.Duration
+	// CPUMicros is the collectors' CPU (user + system, all of them) per
+	// stored event.
+	CPUMicros float64
+	// LagP99 is the model's lag on the collector computing it at the end
+	// (hookwatch_model_lag_seconds: from the commit, or on a shared
+	// database from the holder's read of the log, to the model stored).
+	LagP99 time.Duration
+	// CatchUp is how long after the last acknowledgement every session's
+	// model reflected all of its events.
+	CatchUp time.Duration
+	// StreamFrom counts, for the stream of the collector that was not
+	// killed, the events it showed that each collector had acknowledged.
+	StreamFrom []int
+	Killed     bool
+}
+
+// Team runs the team benchmark: hookwatch for a whole team on one machine.
+//
+//  1. Throughput, side by side on the same load (developers posting batches
+//     as fast as the collectors answer): one collector on SQLite, then two
+//     collectors on one PostgreSQL database.
+//  2. Failover: two collectors on one PostgreSQL database at a steady rate,
+//     one event per request; halfway the first collector is killed with
+//     SIGKILL and restarted 2 s later. Developers whose request fails keep
+//     the events (the hook's spool) and send them again, to either
+//     collector, until one acknowledges them.
+//
+// Afterwards every event acknowledged must be stored exactly once (read from
+// the database), and the live stream of the collector that was not killed
+// must have shown events that each collector acknowledged.
+func Team(ctx context.Context, w io.Writer, o TeamOptions) ([]TeamRun, error) {
+	if o.Developers <= 0 {
+		o.Developers = 50
+	}
+	if o.Duration <= 0 {
+		o.Duration = time.Minute
+	}
+	if o.Rate <= 0 {
+		o.Rate = 5000
+	}
+	if o.Batch <= 0 {
+		o.Batch = 100
+	}
+	tmp, err := os.MkdirTemp("", "hookwatch-bench-team-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, claudecode.BinaryName)
+	if err := goBuild(ctx, o.Repo, bin, "./cmd/hookwatch"); err != nil {
+		return nil, err
+	}
+	pg, err := pgtest.Start(ctx, pgtest.Options{Durable: true})
+	if err != nil {
+		return nil, err
+	}
+	defer pg.Stop()
+	fmt.Fprintf(w, "team: %d developers (sessions of a main agent and 8 subagents), PostgreSQL on port %d (fsync on), collectors built from %s\n",
+		o.Developers, pg.Port, o.Repo)
+
+	var runs []TeamRun
+	short := o.Duration / 4
+	r, err := teamRun(ctx, w, bin, filepath.Join(tmp, "sqlite"), "", 1, o, short, 0, o.Batch, false)
+	if err != nil {
+		return runs, fmt.Errorf("sqlite run: %w", err)
+	}
+	runs = append(runs, r)
+	for _, spec := range []struct {
+		name        string
+		dur         time.Duration
+		rate, batch int
+		kill        bool
+	}{
+		{"postgres", short, 0, o.Batch, false},
+		{"postgres-failover", o.Duration, o.Rate, 1, true},
+	} {
+		url, err := pg.CreateDatabase(ctx)
+		if err != nil {
+			return runs, err
+		}
+		r, err := teamRun(ctx, w, bin, filepath.Join(tmp, spec.name), url, 2, o, spec.dur, spec.rate, spec.batch, spec.kill)
+		if err != nil {
+			return runs, fmt.Errorf("%s run: %w", spec.name, err)
+		}
+		r.Name = spec.name
+		runs = append(runs, r)
+	}
+	sq, pgr := runs[0], runs[1]
+	fmt.Fprintf(w, "  side by side, batches of %d: PostgreSQL (2 collectors) %.0f events/s, %.1f µs CPU/event; SQLite (1 collector) %.0f events/s, %.1f µs CPU/event; CPU ratio %.2f\n",
+		o.Batch, pgr.EventsPerSec, pgr.CPUMicros, sq.EventsPerSec, sq.CPUMicros, pgr.CPUMicros/sq.CPUMicros)
+	return runs, nil
+}
+
+// teamRun runs collectors collectors on one database (dbURL, or a SQLite
+// file in home when empty) for dur, the developers sending rate events/s
+// in all (0: as fast as answered) in requests of batch events.
+func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collectors int, o TeamOptions,
+	dur time.Duration, rate, batch int, kill bool) (TeamRun, error) {
+	run := TeamRun{Name: "sqlite", Killed: kill}
+	dbEnv := "HOOKWATCH_DB=" + filepath.Join(home, "hookwatch.db")
+	if dbURL != "" {
+		dbEnv = "HOOKWATCH_DB=" + dbURL
+	}
+	procs := make([]*serveproc.Proc, collectors)
+	env := func(i int) serveproc.Options {
+		h := filepath.Join(home, fmt.Sprint("collector-", i))
+		os.MkdirAll(h, 0o700)
+		return serveproc.Options{Bin: bin, Healthy: time.Minute,
+			Env: append(os.Environ(), "HOOKWATCH_HOME="+h, "HOOKWATCH_TOKEN=", dbEnv)}
+	}
+	for i := range procs {
+		p, err := serveproc.Start(env(i))
+		if err != nil {
+			return run, err
+		}
+		procs[i] = p
+	}
+	defer func() {
+		for _, p := range procs {
+			if p != nil {
+				p.Stop(time.Minute)
+			}
+		}
+	}()
+
+	// The live stream of the last collector, which is never killed.
+	streamCtx, stopStream := context.WithCancel(ctx)
+	defer stopStream()
+	streamed := &streamLog{}
+	streamDone := make(chan error, 1)
+	go func() { streamDone <- streamed.follow(streamCtx, procs[len(procs)-1].URL()) }()
+
+	var (
+		cpuMu   sync.Mutex
+		cpuDead time.Duration // CPU of killed collectors
+	)
+	cpu := func() time.Duration {
+		cpuMu.Lock()
+		defer cpuMu.Unlock()
+		total := cpuDead
+		for _, p := range procs {
+			if c, err := procCPU(p.Pid()); err == nil {
+				total += c
+			}
+		}
+		return total
+	}
+	cpu0 := cpu()
+
+	var (
+		mu        sync.Mutex
+		latencies []time.Duration
+		ackedBy   = make([]map[string]bool, collectors)
+		acked     int
+	)
+	for i := range ackedBy {
+		ackedBy[i] = map[string]bool{}
+	}
+	var urls atomic.Value
+	setURLs := func() {
+		u := make([]string, len(procs))
+		for i, p := range procs {
+			u[i] = p.URL()
+		}
+		urls.Store(u)
+	}
+	setURLs()
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.Developers}}
+
+	devs := make([]*developer, o.Developers)
+	for d := range devs {
+		var err error
+		if devs[d], err = newDeveloper(d, time.Now()); err != nil {
+			return run, err
+		}
+	}
+	start := time.Now()
+	end := start.Add(dur)
+	// At a steady rate every developer has hookParallel hooks in flight
+	// at once, as the parallel subagents of a session do.
+	senders := o.Developers
+	if rate > 0 {
+		senders *= hookParallel
+	}
+	interval := time.Duration(0)
+	if rate > 0 {
+		interval = time.Duration(float64(time.Second) * float64(senders*batch) / float64(rate))
+	}
+	var wg sync.WaitGroup
+	for k := range senders {
+		d := k % o.Developers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dev := devs[d]
+			var spool []byte // sent, not acknowledged
+			var spooled []string
+			next := time.Now().Add(time.Duration(k) * interval / time.Duration(senders))
+			for n := 0; ctx.Err() == nil; n++ {
+				if time.Now().After(end) && spool == nil {
+					return
+				}
+				if interval > 0 {
+					time.Sleep(time.Until(next))
+					next = next.Add(interval)
+				}
+				body, ids := spool, spooled
+				if body == nil {
+					if time.Now().After(end) {
+						return
+					}
+					body, ids = dev.next(batch)
+				}
+				u := urls.Load().([]string)
+				target := (k + n) % len(u) // a load balancer's round robin
+				t0 := time.Now()
+				if err := postBody(client, u[target], body); err != nil {
+					// Kept, as the hook's spool keeps them, and sent
+					// again to either collector.
+					spool, spooled = body, ids
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+				lat := time.Since(t0)
+				spool, spooled = nil, nil
+				mu.Lock()
+				latencies = append(latencies, lat)
+				for _, id := range ids {
+					ackedBy[target][id] = true
+				}
+				acked += len(ids)
+				mu.Unlock()
+			}
+		}()
+	}
+	if kill {
+		select {
+		case <-ctx.Done():
+		case <-time.After(dur / 2):
+			victim := procs[0]
+			c, _ := procCPU(victim.Pid())
+			cpuMu.Lock()
+			cpuDead += c
+			syscall.Kill(victim.Pid(), syscall.SIGKILL)
+			cpuMu.Unlock()
+			fmt.Fprintf(w, "  %s: SIGKILL collector 1 (pid %d) at %v\n", "postgres-failover", victim.Pid(), time.Since(start).Round(time.Millisecond))
+			victim.Stop(time.Second) // reaps it
+			time.Sleep(2 * time.Second)
+			o := env(0)
+			o.Addr = victim.Addr
+			p, err := serveproc.Start(o)
+			if err != nil {
+				return run, fmt.Errorf("cannot restart the collector: %w", err)
+			}
+			cpuMu.Lock()
+			procs[0] = p
+			cpuMu.Unlock()
+			fmt.Fprintf(w, "  %s: collector 1 restarted (pid %d) at %v\n", "postgres-failover", p.Pid(), time.Since(start).Round(time.Millisecond))
+		}
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpuUsed := cpu() - cpu0
+	if ctx.Err() != nil {
+		return run, ctx.Err()
+	}
+
+	// Every acknowledged id, once.
+	all := map[string]bool{}
+	for _, m := range ackedBy {
+		for id := range m {
+			all[id] = true
+		}
+	}
+	run.Events = acked
+	run.EventsPerSec = float64(acked) / elapsed.Seconds()
+	slices.Sort(latencies)
+	run.LatencyP50, run.LatencyP99 = quantile(latencies, 0.5), quantile(latencies, 0.99)
+
+	// The model catches up, then the figures of the one computing it.
+	caughtUp, err := modelCaughtUp(ctx, dbURL, filepath.Join(home, "hookwatch.db"), 3*time.Minute)
+	if err != nil {
+		return run, err
+	}
+	run.CatchUp = caughtUp
+	var modelLine strings.Builder
+	for i, p := range procs {
+		m, err := scrape(client, p.URL()+"/metrics")
+		if err != nil {
+			return run, err
+		}
+		fmt.Fprintf(&modelLine, " collector %d: leader %v, %v events applied;", i+1, m["hookwatch_model_leader"], m["hookwatch_model_events_applied_total"])
+		if m["hookwatch_model_leader"] == 1 || collectors == 1 {
+			if lag := histQuantile(m, "hookwatch_model_lag_seconds", 0.99); !math.IsNaN(lag) {
+				run.LagP99 = time.Duration(lag * float64(time.Second))
+			}
+		}
+	}
+
+	// What the database holds, read directly.
+	ids, err := storedIDs(ctx, dbURL, filepath.Join(home, "hookwatch.db"))
+	if err != nil {
+		return run, err
+	}
+	run.Stored = len(ids)
+	seen := map[string]int{}
+	for _, id := range ids {
+		seen[id]++
+	}
+	for id, n := range seen {
+		if n > 1 {
+			run.Duplicates += n - 1
+		}
+		_ = id
+	}
+	for id := range all {
+		if seen[id] == 0 {
+			run.Missing++
+		}
+	}
+	run.CPUMicros = cpuUsed.Seconds() * 1e6 / float64(max(1, len(seen)))
+
+	// The stream of the surviving collector: what it showed of each
+	// collector's acknowledgements.
+	time.Sleep(time.Second)
+	stopStream()
+	<-streamDone
+	run.StreamFrom = make([]int, collectors)
+	for _, id := range streamed.ids() {
+		for i, m := range ackedBy {
+			if m[id] {
+				run.StreamFrom[i]++
+			}
+		}
+	}
+	mode := fmt.Sprintf("%d events/s offered, 1 event per request", rate)
+	if rate == 0 {
+		mode = fmt.Sprintf("as fast as answered, %d events per request", batch)
+	}
+	fmt.Fprintf(w, "  %s: %d collector(s), %v, %s: %d events acknowledged, %.0f events/s; request p50 %v p99 %v; %.1f µs collector CPU/event; model lag p99 %v\n",
+		dbName(dbURL), collectors, dur, mode, run.Events, run.EventsPerSec,
+		run.LatencyP50.Round(10*time.Microsecond), run.LatencyP99.Round(10*time.Microsecond), run.CPUMicros, run.LagP99.Round(time.Millisecond))
+	fmt.Fprintf(w, "    model: up to date %v after the last acknowledgement;%s\n", run.CatchUp.Round(10*time.Millisecond), strings.TrimSuffix(modelLine.String(), ";"))
+	fmt.Fprintf(w, "    stored %d distinct events, %d stored twice, %d acknowledged but missing; the stream of collector %d showed %v events acknowledged by each collector\n",
+		len(seen), run.Duplicates, run.Missing, collectors, run.StreamFrom)
+	if run.Duplicates > 0 || run.Missing > 0 {
+		return run, fmt.Errorf("not exactly once: %d duplicates, %d missing", run.Duplicates, run.Missing)
+	}
+	return run, nil
+}
+
+func dbName(url string) string {
+	if url == "" {
+		return "SQLite"
+	}
+	return "PostgreSQL"
+}
+
+// hookParallel is how many hooks of one developer run at once at a steady
+// rate: those of a session's parallel subagents.
+const hookParallel = 8
+
+// developer is one simulated developer: a session of a main agent with
+// subagents (demo.Big: real payload shapes) made once, then sent again and
+// again under new session ids, from the developer's own host and user. The
+// envelopes are encoded once: a request patches in fresh ids (UUIDv7, as the
+// hook makes them) and the session id, so that the benchmark's own CPU goes
+// to sending, not to making sessions.
+type developer struct {
+	mu    sync.Mutex
+	id    int
+	envs  [][]byte // encoded envelopes, the session id sessionOf(id, 0)
+	pos   int      // next envelope
+	cycle int      // sessions sent whole so far
+}
+
+// sessionOf is the session id of a developer's cycle: the same width for
+// every cycle, so that it is patched in place.
+func sessionOf(dev, cycle int) string { return fmt.Sprintf("team-%03d-%06d", dev, cycle) }
+
+func newDeveloper(id int, start time.Time) (*developer, error) {
+	d := &developer{id: id}
+	for _, env := range demo.Big(demo.BigSpec{
+		SessionID: sessionOf(id, 0), Start: start, Events: 2000, Agents: 8,
+		Project: fmt.Sprint("project-", id%10), Seed: uint64(id + 1),
+	}) {
+		env.ID = event.NewID(start)
+		env.Host, env.User = fmt.Sprint("laptop-", id), fmt.Sprint("dev-", id)
+		b, err := json.Marshal(env)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.HasPrefix(b, []byte(`{"id":"`+env.ID+`"`)) {
+			return nil, errors.New("an envelope does not start with its id")
+		}
+		d.envs = append(d.envs, b)
+	}
+	return d, nil
+}
+
+// next returns a request body of the developer's next n events and their
+// ids.
+func (d *developer) next(n int) ([]byte, []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	body := []byte(`{"envelopes":[`)
+	ids := make([]string, 0, n)
+	from, to := []byte(sessionOf(d.id, 0)), []byte(sessionOf(d.id, d.cycle))
+	now := time.Now()
+	for i := range n {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		at := len(body)
+		body = append(body, d.envs[d.pos]...)
+		id := event.NewID(now)
+		copy(body[at+len(`{"id":"`):], id)
+		ids = append(ids, id)
+		if d.cycle > 0 {
+			env := body[at:]
+			for off := 0; ; {
+				j := bytes.Index(env[off:], from)
+				if j < 0 {
+					break
+				}
+				copy(env[off+j:], to)
+				off += j + len(from)
+			}
+		}
+		if d.pos++; d.pos == len(d.envs) {
+			d.pos, d.cycle = 0, d.cycle+1
+			to = []byte(sessionOf(d.id, d.cycle))
+		}
+	}
+	return append(body, "]}"...), ids
+}
+
+func postBody(c *http.Client, base string, body []byte) error {
+	res, err := c.Post(base+"/v1/events", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	io.Copy(io.Discard, res.Body)
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST /v1/events: %d", res.StatusCode)
+	}
+	return nil
+}
+
+// streamLog follows /v1/stream and keeps the ids of the events it shows.
+type streamLog struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (s *streamLog) ids() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.seen)
+}
+
+func (s *streamLog) follow(ctx context.Context, base string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/stream", nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	model := false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			model = false
+		case strings.HasPrefix(line, "event: "):
+			model = true
+		case strings.HasPrefix(line, "data: ") && !model:
+			var e struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal([]byte(line[6:]), &e) == nil && e.ID != "" {
+				s.mu.Lock()
+				s.seen = append(s.seen, e.ID)
+				s.mu.Unlock()
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return sc.Err()
+}
+
+// storedIDs reads the id of every stored event, from PostgreSQL at url or
+// the SQLite file at path.
+func storedIDs(ctx context.Context, url, path string) ([]string, error) {
+	var ids []string
+	var lister interface {
+		Close() error
+	}
+	page := func(cursor string) (ids []string, next string, err error) { return nil, "", errors.New("no store") }
+	if url != "" {
+		db, err := postgres.Open(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		lister = db
+		page = eventIDs(ctx, db.Events)
+	} else {
+		db, err := sqlite.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		lister = db
+		page = eventIDs(ctx, db.Events)
+	}
+	defer lister.Close()
+	for cursor := ""; ; {
+		got, next, err := page(cursor)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, got...)
+		if next == "" {
+			return ids, nil
+		}
+		cursor = next
+	}
+}
+
+// eventIDs pages through an event listing, keeping the ids.
+func eventIDs(ctx context.Context, events func(context.Context, store.EventFilter) (store.EventPage, error)) func(string) ([]string, string, error) {
+	return func(cursor string) ([]string, string, error) {
+		p, err := events(ctx, store.EventFilter{Cursor: cursor, Limit: store.MaxLimit})
+		if err != nil {
+			return nil, "", err
+		}
+		ids := make([]string, len(p.Events))
+		for i, e := range p.Events {
+			ids[i] = e.ID
+		}
+		return ids, p.Next, nil
+	}
+}
+
+// modelCaughtUp waits until no session's model is stale and returns how
+// long that took.
+func modelCaughtUp(ctx context.Context, url, path string, limit time.Duration) (time.Duration, error) {
+	var st store.Store
+	var err error
+	if url != "" {
+		st, err = postgres.Open(ctx, url)
+	} else {
+		st, err = sqlite.Open(path)
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	start := time.Now()
+	for {
+		stale, err := st.StaleModels(ctx, "", 1)
+		if err != nil {
+			return 0, err
+		}
+		if len(stale) == 0 {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > limit {
+			return 0, fmt.Errorf("the model is still stale %v after the last event (session %s)", limit, stale[0].ID)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
