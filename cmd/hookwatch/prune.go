@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -45,13 +44,9 @@ func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	dsn := *dbFlag
-	if dsn == "" {
-		dsn = os.Getenv("HOOKWATCH_DB")
-	}
-	db, name, err := openStore(ctx, dsn, home)
+	db, name, err := openStore(ctx, *dbFlag, home)
 	if err != nil {
-		return fmt.Errorf("cannot open the database: %w", err)
+		return err
 	}
 	defer db.Close()
 	r, ok := db.(store.Retention)

@@ -55,13 +55,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	dsn := *dbFlag
-	if dsn == "" {
-		dsn = os.Getenv("HOOKWATCH_DB")
-	}
-	db, dbName, err := openStore(ctx, dsn, home)
+	db, dbName, err := openStore(ctx, *dbFlag, home)
 	if err != nil {
-		return fmt.Errorf("cannot open the database: %w", err)
+		return err
 	}
 	if _, ok := db.(store.Sizer); retainSize > 0 && !ok {
 		db.Close()
@@ -84,10 +80,22 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	})
 }
 
-// openStore opens the store dsn names: a postgres:// or postgresql:// URL
-// is a PostgreSQL database, anything else a SQLite file, "" the one in home.
-// It returns the store and how to name it to the user (never a password).
+// openStore opens the store dsn names (the --db flag; "" is HOOKWATCH_DB):
+// a postgres:// or postgresql:// URL is a PostgreSQL database, anything else
+// a SQLite file, "" the one in home. It returns the store and how to name it
+// to the user (never a password).
 func openStore(ctx context.Context, dsn, home string) (store.Store, string, error) {
+	if dsn == "" {
+		dsn = os.Getenv("HOOKWATCH_DB")
+	}
+	st, name, err := openDSN(ctx, dsn, home)
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot open the database: %w", err)
+	}
+	return st, name, nil
+}
+
+func openDSN(ctx context.Context, dsn, home string) (store.Store, string, error) {
 	if postgres.IsURL(dsn) {
 		db, err := postgres.Open(ctx, dsn)
 		if err != nil {

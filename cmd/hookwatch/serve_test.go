@@ -45,6 +45,43 @@ func (o *serveOutput) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// startServe runs `hookwatch serve args…` until ctx ends and returns the
+// first line it printed and the channel of its result.
+func startServe(t *testing.T, ctx context.Context, args ...string) (string, <-chan error) {
+	t.Helper()
+	out := &serveOutput{line: make(chan string, 1)}
+	var stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, append([]string{"serve"}, args...), nil, out, &stderr) }()
+	select {
+	case line := <-out.line:
+		return line, done
+	case err := <-done:
+		t.Fatalf("serve exited: %v %s", err, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve printed no address")
+	}
+	return "", nil
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 func TestServeRunsAndShutsDown(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
@@ -52,19 +89,7 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 	t.Setenv("HOOKWATCH_TOKEN", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &serveOutput{line: make(chan string, 1)}
-	var stderr bytes.Buffer
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, nil, out, &stderr) }()
-
-	var line string
-	select {
-	case line = <-out.line:
-	case err := <-done:
-		t.Fatalf("serve exited: %v %s", err, stderr.String())
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve printed no address")
-	}
+	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0")
 	const prefix = "hookwatch serve: listening on "
 	if !strings.HasPrefix(line, prefix) {
 		t.Fatalf("first line %q", line)
@@ -244,18 +269,7 @@ func TestServePostgres(t *testing.T) {
 	t.Setenv("HOOKWATCH_TOKEN", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &serveOutput{line: make(chan string, 1)}
-	var stderr bytes.Buffer
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", dbURL}, nil, out, &stderr) }()
-	var line string
-	select {
-	case line = <-out.line:
-	case err := <-done:
-		t.Fatalf("serve exited: %v %s", err, stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve printed no address")
-	}
+	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0", "--db", dbURL)
 	if !strings.Contains(line, "(database postgres 127.0.0.1:") {
 		t.Errorf("the line does not name the PostgreSQL database: %q", line)
 	}
