@@ -338,7 +338,12 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 	run.LatencyP50, run.LatencyP99 = quantile(latencies, 0.5), quantile(latencies, 0.99)
 
 	// The model catches up, then the figures of the one computing it.
-	caughtUp, err := modelCaughtUp(ctx, dbURL, filepath.Join(home, "hookwatch.db"), 3*time.Minute)
+	st, err := openStore(ctx, dbURL, filepath.Join(home, "hookwatch.db"))
+	if err != nil {
+		return run, err
+	}
+	defer st.Close()
+	caughtUp, err := modelCaughtUp(ctx, st, 3*time.Minute)
 	if err != nil {
 		return run, err
 	}
@@ -358,7 +363,7 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 	}
 
 	// What the database holds, read directly.
-	ids, err := storedIDs(ctx, dbURL, filepath.Join(home, "hookwatch.db"))
+	ids, err := storedIDs(ctx, st)
 	if err != nil {
 		return run, err
 	}
@@ -557,72 +562,36 @@ func (s *streamLog) follow(ctx context.Context, base string) error {
 	return sc.Err()
 }
 
-// storedIDs reads the id of every stored event, from PostgreSQL at url or
-// the SQLite file at path.
-func storedIDs(ctx context.Context, url, path string) ([]string, error) {
-	var ids []string
-	var lister interface {
-		Close() error
-	}
-	page := func(cursor string) (ids []string, next string, err error) { return nil, "", errors.New("no store") }
+// openStore opens the database of a run: PostgreSQL at url, else the
+// SQLite file at path.
+func openStore(ctx context.Context, url, path string) (store.Store, error) {
 	if url != "" {
-		db, err := postgres.Open(ctx, url)
-		if err != nil {
-			return nil, err
-		}
-		lister = db
-		page = eventIDs(ctx, db.Events)
-	} else {
-		db, err := sqlite.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		lister = db
-		page = eventIDs(ctx, db.Events)
+		return postgres.Open(ctx, url)
 	}
-	defer lister.Close()
-	for cursor := ""; ; {
-		got, next, err := page(cursor)
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, got...)
-		if next == "" {
-			return ids, nil
-		}
-		cursor = next
-	}
+	return sqlite.Open(path)
 }
 
-// eventIDs pages through an event listing, keeping the ids.
-func eventIDs(ctx context.Context, events func(context.Context, store.EventFilter) (store.EventPage, error)) func(string) ([]string, string, error) {
-	return func(cursor string) ([]string, string, error) {
-		p, err := events(ctx, store.EventFilter{Cursor: cursor, Limit: store.MaxLimit})
+// storedIDs reads the id of every stored event.
+func storedIDs(ctx context.Context, st store.Store) ([]string, error) {
+	var ids []string
+	for cursor := ""; ; {
+		p, err := st.Events(ctx, store.EventFilter{Cursor: cursor, Limit: store.MaxLimit})
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
-		ids := make([]string, len(p.Events))
-		for i, e := range p.Events {
-			ids[i] = e.ID
+		for _, e := range p.Events {
+			ids = append(ids, e.ID)
 		}
-		return ids, p.Next, nil
+		if p.Next == "" {
+			return ids, nil
+		}
+		cursor = p.Next
 	}
 }
 
 // modelCaughtUp waits until no session's model is stale and returns how
 // long that took.
-func modelCaughtUp(ctx context.Context, url, path string, limit time.Duration) (time.Duration, error) {
-	var st store.Store
-	var err error
-	if url != "" {
-		st, err = postgres.Open(ctx, url)
-	} else {
-		st, err = sqlite.Open(path)
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer st.Close()
+func modelCaughtUp(ctx context.Context, st store.Store, limit time.Duration) (time.Duration, error) {
 	start := time.Now()
 	for {
 		stale, err := st.StaleModels(ctx, "", 1)
