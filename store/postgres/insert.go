@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/internal/sqlq"
 )
 
 // A batch goes in one INSERT … SELECT FROM unnest(arrays): one statement
@@ -27,26 +28,13 @@ ON CONFLICT (id) DO NOTHING
 RETURNING seq, id`
 
 // upsertSessionsSQL merges store.SessionDelta rows into the sessions'
-// summaries following the rules documented on SessionDelta (the same as
-// store/sqlite's). In an upsert every "sessions." column reads the row as it
-// was before the update.
+// summaries (sqlq.MergeSession).
 const upsertSessionsSQL = `
 INSERT INTO sessions (id, runtime, host_name, user_name, cwd, transcript_path, first_event_at, last_event_at,
 	event_count, last_seq)
 SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[], $6::bytea[],
 	$7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
-ON CONFLICT (id) DO UPDATE SET
-	runtime   = CASE WHEN sessions.runtime   = '' THEN excluded.runtime   ELSE sessions.runtime   END,
-	host_name = CASE WHEN sessions.host_name = '' THEN excluded.host_name ELSE sessions.host_name END,
-	user_name = CASE WHEN sessions.user_name = '' THEN excluded.user_name ELSE sessions.user_name END,
-	cwd = CASE WHEN excluded.cwd <> '' AND (sessions.cwd = '' OR excluded.last_event_at >= sessions.last_event_at)
-		THEN excluded.cwd ELSE sessions.cwd END,
-	transcript_path = CASE WHEN excluded.transcript_path <> '' AND (sessions.transcript_path = '' OR excluded.last_event_at >= sessions.last_event_at)
-		THEN excluded.transcript_path ELSE sessions.transcript_path END,
-	first_event_at = least(sessions.first_event_at, excluded.first_event_at),
-	last_event_at  = greatest(sessions.last_event_at, excluded.last_event_at),
-	event_count    = sessions.event_count + excluded.event_count,
-	last_seq       = greatest(sessions.last_seq, excluded.last_seq)`
+` + sqlq.MergeSession
 
 // Insert implements store.EventLog, in one transaction that first takes the
 // database's insert lock (lockInsert) until it commits: seqs are handed out

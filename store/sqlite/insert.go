@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/internal/sqlq"
 )
 
 // chunkRows is the number of rows per multi-row INSERT. 12 parameters per row
@@ -48,24 +49,12 @@ func insertSQL(rows int) string {
 }
 
 // upsertSessionSQL merges a store.SessionDelta into the session's summary
-// following the rules documented on SessionDelta. In an upsert every
-// "sessions." column reads the row as it was before the update.
+// (sqlq.MergeSession).
 const upsertSessionSQL = `
 INSERT INTO sessions (id, runtime, host_name, user_name, cwd, transcript_path, first_event_at, last_event_at,
 	event_count, last_seq)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-ON CONFLICT (id) DO UPDATE SET
-	runtime   = CASE WHEN sessions.runtime   = '' THEN excluded.runtime   ELSE sessions.runtime   END,
-	host_name = CASE WHEN sessions.host_name = '' THEN excluded.host_name ELSE sessions.host_name END,
-	user_name = CASE WHEN sessions.user_name = '' THEN excluded.user_name ELSE sessions.user_name END,
-	cwd = CASE WHEN excluded.cwd <> '' AND (sessions.cwd = '' OR excluded.last_event_at >= sessions.last_event_at)
-		THEN excluded.cwd ELSE sessions.cwd END,
-	transcript_path = CASE WHEN excluded.transcript_path <> '' AND (sessions.transcript_path = '' OR excluded.last_event_at >= sessions.last_event_at)
-		THEN excluded.transcript_path ELSE sessions.transcript_path END,
-	first_event_at = min(sessions.first_event_at, excluded.first_event_at),
-	last_event_at  = max(sessions.last_event_at, excluded.last_event_at),
-	event_count    = sessions.event_count + excluded.event_count,
-	last_seq       = max(sessions.last_seq, excluded.last_seq)`
+` + sqlq.MergeSession
 
 // Insert implements store.Store. Everything happens in one IMMEDIATE
 // transaction on the writer connection: the events in chunks of multi-row

@@ -401,3 +401,20 @@ func PruneDeletes(ids []string, before time.Time, limit int) []Query {
 		(SELECT seq FROM events WHERE session_id = '' AND time < ? ORDER BY seq LIMIT ?)`,
 		Args: []any{before.UnixNano(), store.ClampLimit(limit)}})
 }
+
+// MergeSession ends the upsert of a session summary: it merges a row of a
+// store.SessionDelta (excluded) into the stored summary following the rules
+// documented on SessionDelta. In an upsert every "sessions." column reads
+// the row as it was before the update.
+const MergeSession = `ON CONFLICT (id) DO UPDATE SET
+	runtime   = CASE WHEN sessions.runtime   = '' THEN excluded.runtime   ELSE sessions.runtime   END,
+	host_name = CASE WHEN sessions.host_name = '' THEN excluded.host_name ELSE sessions.host_name END,
+	user_name = CASE WHEN sessions.user_name = '' THEN excluded.user_name ELSE sessions.user_name END,
+	cwd = CASE WHEN excluded.cwd <> '' AND (sessions.cwd = '' OR excluded.last_event_at >= sessions.last_event_at)
+		THEN excluded.cwd ELSE sessions.cwd END,
+	transcript_path = CASE WHEN excluded.transcript_path <> '' AND (sessions.transcript_path = '' OR excluded.last_event_at >= sessions.last_event_at)
+		THEN excluded.transcript_path ELSE sessions.transcript_path END,
+	first_event_at = CASE WHEN excluded.first_event_at < sessions.first_event_at THEN excluded.first_event_at ELSE sessions.first_event_at END,
+	last_event_at  = CASE WHEN excluded.last_event_at > sessions.last_event_at THEN excluded.last_event_at ELSE sessions.last_event_at END,
+	event_count    = sessions.event_count + excluded.event_count,
+	last_seq       = CASE WHEN excluded.last_seq > sessions.last_seq THEN excluded.last_seq ELSE sessions.last_seq END`
