@@ -201,6 +201,20 @@ func buildSource(ctx context.Context, repo, dir, name, source string) (string, e
 	return bin, nil
 }
 
+// buildHookwatch builds the hookwatch binary from repo into a new temporary
+// directory (named after the benchmark), which the caller removes.
+func buildHookwatch(ctx context.Context, repo, benchmark string) (dir, bin string, err error) {
+	if dir, err = os.MkdirTemp("", "hookwatch-bench-"+benchmark+"-"); err != nil {
+		return "", "", err
+	}
+	bin = filepath.Join(dir, claudecode.BinaryName)
+	if err := goBuild(ctx, repo, bin, "./cmd/hookwatch"); err != nil {
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	return dir, bin, nil
+}
+
 // goBuild builds a static binary, as the release and install do.
 func goBuild(ctx context.Context, dir, out, pkg string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, pkg)

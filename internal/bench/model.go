@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/demo"
@@ -77,15 +76,11 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 	if o.Slice <= 0 {
 		o.Slice = 10_000
 	}
-	tmp, err := os.MkdirTemp("", "hookwatch-bench-model-")
+	tmp, bin, err := buildHookwatch(ctx, o.Repo, "model")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, claudecode.BinaryName)
-	if err := goBuild(ctx, o.Repo, bin, "./cmd/hookwatch"); err != nil {
-		return nil, err
-	}
 	fmt.Fprintf(w, "model: sessions of %d events (50 subagents), %d events/s in all, CPU per event of the collector per slice of %d events\n",
 		o.Events, o.Rate, o.Slice)
 	var runs []ModelRun

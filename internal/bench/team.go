@@ -19,7 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
@@ -101,15 +100,11 @@ func Team(ctx context.Context, w io.Writer, o TeamOptions) ([]TeamRun, error) {
 	if o.Batch <= 0 {
 		o.Batch = 100
 	}
-	tmp, err := os.MkdirTemp("", "hookwatch-bench-team-")
+	tmp, bin, err := buildHookwatch(ctx, o.Repo, "team")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, claudecode.BinaryName)
-	if err := goBuild(ctx, o.Repo, bin, "./cmd/hookwatch"); err != nil {
-		return nil, err
-	}
 	pg, err := pgtest.Start(ctx, pgtest.Options{Durable: true})
 	if err != nil {
 		return nil, err
