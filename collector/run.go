@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -41,6 +42,9 @@ type Options struct {
 	// the spool the collector attaches to and drains, the hook socket, and
 	// the user policy and quota state of the hooks it answers.
 	Home string
+	// TLSCert and TLSKey, when set, are the PEM files of the certificate
+	// and key the collector serves HTTPS with, instead of plain HTTP.
+	TLSCert, TLSKey string
 	// Assets, when set, is served at "GET /" without authentication (the
 	// dashboard's static files).
 	Assets http.Handler
@@ -99,10 +103,22 @@ func Start(o Options) (*Collector, error) {
 	if o.Assets != nil {
 		srv.HandleAssets("GET /", o.Assets)
 	}
+	var tlsConfig *tls.Config
+	if o.TLSCert != "" || o.TLSKey != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+		if err != nil {
+			srv.Shutdown(context.Background())
+			return nil, fmt.Errorf("cannot load the TLS certificate: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		srv.Shutdown(context.Background())
 		return nil, fmt.Errorf("cannot listen on %s: %w", o.Addr, err)
+	}
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
 	}
 	c := &Collector{srv: srv, ln: ln, served: make(chan struct{}), drained: make(chan struct{}), release: func() {}}
 	go func() {

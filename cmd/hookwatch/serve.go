@@ -31,18 +31,23 @@ func init() {
 // runServe is `hookwatch serve`. It returns nil after a clean shutdown on
 // SIGINT/SIGTERM (ctx canceled).
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--insecure-no-token]", stderr)
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--insecure-no-token]", stderr)
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
 	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
 	var retain duration
 	var retainSize byteSize
 	fs.Var(&retain, "retain", "delete sessions whose latest event is older than this, in the background (90d, 2w; default: keep all)")
 	fs.Var(&retainSize, "retain-size", "delete the least recently active sessions while the SQLite database holds more than this (10GB)")
+	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
+	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without HOOKWATCH_TOKEN")
 	flagUsage := fs.Usage
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
 	}
 	// The token comes from the environment only: a flag would show it to
 	// every user of the machine in ps.
@@ -71,12 +76,18 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	o := collector.Options{
 		Config: collector.Config{Store: db, Version: version, Token: token, Logger: log, Privacy: priv,
 			Retain: time.Duration(retain), RetainBytes: int64(retainSize)},
-		Addr:   *addr,
-		Home:   home,
-		Assets: web.Handler(),
+		Addr:    *addr,
+		Home:    home,
+		TLSCert: *tlsCert,
+		TLSKey:  *tlsKey,
+		Assets:  web.Handler(),
 	}
 	return collector.Run(ctx, o, func(c *collector.Collector) {
-		fmt.Fprintf(stdout, "hookwatch serve: listening on http://%s (database %s)\n", listenAddr(*addr, c.Addr()), dbName)
+		scheme := "http"
+		if *tlsCert != "" {
+			scheme = "https"
+		}
+		fmt.Fprintf(stdout, "hookwatch serve: listening on %s://%s (database %s)\n", scheme, listenAddr(*addr, c.Addr()), dbName)
 	})
 }
 

@@ -3,12 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -309,5 +317,69 @@ func TestServePostgres(t *testing.T) {
 	db := postgres.MustOpenDB(t, dbURL)
 	if s, err := db.Session(context.Background(), "pg-1"); err != nil || s.EventCount != 1 {
 		t.Fatalf("the database holds %+v, %v", s, err)
+	}
+}
+
+// TestServeTLS serves HTTPS with --tls-cert and --tls-key: a client that
+// trusts the certificate gets answers, plain HTTP gets none.
+func TestServeTLS(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_DB", "")
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hookwatch test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile)
+	url, _, _ := strings.Cut(strings.TrimPrefix(line, "hookwatch serve: listening on "), " ")
+	if !strings.HasPrefix(url, "https://") {
+		t.Fatalf("serve with TLS announced %q", line)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 10 * time.Second}
+	res, err := client.Get(url + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /healthz over TLS: %d", res.StatusCode)
+	}
+	plain := "http://" + strings.TrimPrefix(url, "https://")
+	if res, err := http.Get(plain + "/healthz"); err == nil {
+		res.Body.Close()
+		if res.StatusCode == http.StatusOK {
+			t.Fatal("plain HTTP got an answer from a TLS collector")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+
+	// One without the other is a usage error.
+	if err := run(context.Background(), []string{"serve", "--tls-cert", certFile}, nil, io.Discard, io.Discard); err == nil {
+		t.Error("--tls-cert without --tls-key was accepted")
 	}
 }
