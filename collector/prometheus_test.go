@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/internal/promtest"
 	"github.com/hookwatch/hookwatch/spool"
 )
@@ -21,6 +22,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	promtest.Stop()
+	pgtest.Stop()
 	os.Exit(code)
 }
 

@@ -268,11 +268,17 @@ var (
 // the exit code for os.Exit.
 func Main(m *testing.M) int {
 	code := m.Run()
+	Stop()
+	return code
+}
+
+// Stop stops the package's server, if a test started it; a TestMain that
+// does more than Main calls it after m.Run.
+func Stop() {
 	once.Do(func() { startErr = errors.New("pgtest: the tests have ended") })
 	if shared != nil {
 		shared.Stop()
 	}
-	return code
 }
 
 // NewDatabase returns the URL of a new, empty database on the package's
