@@ -490,17 +490,24 @@ func firstLine(s string) string {
 	return s
 }
 
-// checkClaude reports the Claude Code version and whether the registered
-// handlers suit it.
+// checkClaude reports the Claude Code version, what the support rule
+// (install.ClientSupport) says of it, and whether the registered handlers
+// suit it. An unsupported version is a warning: hookwatch may miss what
+// the client does not send, but it records what it gets.
 func (e *env) checkClaude(ctx context.Context) Check {
 	c := Check{Name: "claude", Status: Info}
 	v := ClaudeVersion(ctx, e.Timeout)
 	if v == "" {
-		c.Message = "claude is not on PATH (or did not tell its version)"
+		c.Message = "claude is not on PATH (or did not tell its version within " + e.Timeout.String() + ")"
 		return c
 	}
-	c.Status, c.Message = OK, "Claude Code "+v
 	ver, _ := install.ParseVersion(v) // unknown: nothing is reported missing
+	support := install.ClientSupport(ver)
+	c.Status, c.Message = OK, "Claude Code "+ver.String()+", "+support.String()
+	c.Details = append(c.Details, support.Explain(ver))
+	if support == install.Unsupported {
+		c.Status, c.Fix = Warn, "claude update"
+	}
 	for _, s := range e.settings {
 		for _, h := range s.Handlers {
 			switch {

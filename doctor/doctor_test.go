@@ -360,3 +360,39 @@ func TestCodex(t *testing.T) {
 		t.Errorf("trusted: %+v", c)
 	}
 }
+
+// TestCheckClaude runs the claude check against a claude script on PATH:
+// it names the version and what the support rule says of it, and gives
+// up quickly on a claude that is missing, broken or hangs.
+func TestCheckClaude(t *testing.T) {
+	f := func(script string, status Status, message string, details ...string) {
+		t.Helper()
+		dir := t.TempDir()
+		if script != "" {
+			if err := os.WriteFile(filepath.Join(dir, "claude"), []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Setenv("PATH", dir+":/usr/bin:/bin")
+		e := &env{Options: Options{Timeout: 300 * time.Millisecond}}
+		start := time.Now()
+		c := e.checkClaude(context.Background())
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("%q: the check took %s", script, took)
+		}
+		if c.Name != "claude" || c.Status != status || c.Message != message || strings.Join(c.Details, "\n") != strings.Join(details, "\n") {
+			t.Fatalf("%q: %+v; want %s %q %q", script, c, status, message, details)
+		}
+	}
+	f("echo '2.1.197 (Claude Code)'", OK, "Claude Code 2.1.197, supported", "2.1.197 is supported (tested 2.1.197 to 2.1.332)")
+	f("echo '2.1.332 (Claude Code)'", OK, "Claude Code 2.1.332, supported", "2.1.332 is supported (tested 2.1.197 to 2.1.332)")
+	f("echo '2.2.5 (Claude Code)'", OK, "Claude Code 2.2.5, untested",
+		"2.2.5 is newer than the newest tested version (tested 2.1.197 to 2.1.332): expected to work, untested")
+	f("echo '2.1.150 (Claude Code)'", Warn, "Claude Code 2.1.150, unsupported",
+		"2.1.150 is older than the oldest supported version (tested 2.1.197 to 2.1.332): its hooks may lack what hookwatch needs")
+	f("", Info, "claude is not on PATH (or did not tell its version within 300ms)")
+	f("echo 'segfault' >&2; exit 139", Info, "claude is not on PATH (or did not tell its version within 300ms)")
+	f("sleep 30", Info, "claude is not on PATH (or did not tell its version within 300ms)")
+	// A child that keeps the output open must not hang doctor either.
+	f("sleep 30 & echo '2.1.197 (Claude Code)'", Info, "claude is not on PATH (or did not tell its version within 300ms)")
+}

@@ -125,7 +125,7 @@ func TestDoctorHealthy(t *testing.T) {
 	wantCheck(t, r, "policy", doctor.OK, "ok, 1 rule", "answered by the collector")
 	wantCheck(t, r, "database", doctor.OK)
 	wantCheck(t, r, "round trip", doctor.OK, e.lean, "stored session "+event.ProbeSessionPrefix)
-	wantCheck(t, r, "claude", doctor.OK, "2.1.268")
+	wantCheck(t, r, "claude", doctor.OK, "2.1.268, supported")
 	// The round trip went through the real hook to the collector, into a
 	// probe session that the session list leaves out.
 	rt := check(t, r, "round trip").Message
@@ -277,7 +277,9 @@ func TestDoctorEnvironmentProblems(t *testing.T) {
 	wantCheck(t, r, "claude", doctor.Fail, "2.1.139", "fix: hookwatch install")
 	mustHW(t, "install") // with 2.1.100 on PATH: shell form
 	r, _ = runDoctorJSON(t, "--no-round-trip")
-	wantCheck(t, r, "claude", doctor.OK, "2.1.100")
+	// The handlers suit it now, but the version is older than the
+	// oldest supported one.
+	wantCheck(t, r, "claude", doctor.Warn, "2.1.100, unsupported", "fix: claude update")
 }
 
 func TestDoctorToken(t *testing.T) {
