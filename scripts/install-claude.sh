@@ -1,17 +1,25 @@
 #!/bin/sh
-# install-claude.sh installs the pinned Claude Code client that the end-to-end
-# tests drive, and prints the path of its native binary.
+# install-claude.sh installs one version of the Claude Code client that the
+# end-to-end tests drive, and prints the path of its native binary.
 #
-# Usage: scripts/install-claude.sh [DIR]   (default: <repo>/.e2e/claude, git-ignored)
+# Usage: scripts/install-claude.sh [VERSION] [DIR]
 #
-# It is idempotent: when the binary of the pinned version is already present,
+# VERSION (x.y.z) defaults to $CLAUDE_CODE_VERSION, else 2.1.197, the oldest
+# version hookwatch supports; DIR defaults to <repo>/.e2e/claude-VERSION
+# (git-ignored), where the tests look for every installed version. Run it
+# once per version of the matrix (.ci/run installs 2.1.197 and 2.1.332).
+#
+# It is idempotent: when the binary of that version is already present,
 # nothing is downloaded. The npm package pulls the native Linux binary through
 # its optional dependency, so no network beyond the npm registry is needed.
 set -eu
 
 VERSION="${CLAUDE_CODE_VERSION:-2.1.197}"
+case "${1:-}" in
+[0-9]*.[0-9]*.[0-9]*) VERSION="$1"; shift ;;
+esac
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-dir="${1:-$repo/.e2e/claude}"
+dir="${1:-$repo/.e2e/claude-$VERSION}"
 
 case "$(uname -m)" in
 x86_64 | amd64) arch=x64 ;;

@@ -26,8 +26,9 @@ import (
 // SessionOptions configures the session benchmark.
 type SessionOptions struct {
 	Repo string // repository root, to build the binaries from
-	// Claude is the Claude Code binary; "" means $HOOKWATCH_CLAUDE_BIN,
-	// else where scripts/install-claude.sh puts it under Repo.
+	// Claude is the Claude Code binary; "" means the oldest client
+	// e2e.FindClients finds ($HOOKWATCH_CLAUDE_BIN, else what
+	// scripts/install-claude.sh installed).
 	Claude string
 	// Rounds is how many times each variant plays the session (default 5),
 	// after one unmeasured warm-up round.
@@ -202,19 +203,21 @@ func Session(ctx context.Context, w io.Writer, o SessionOptions) error {
 	return checkCounts(w, variants[3:])
 }
 
-// claudeBin finds the client as e2e.ClaudeBin does, for a program.
+// claudeBin finds the client as the end-to-end tests do (e2e.FindClients),
+// for a program: o.Claude, else the oldest client of the matrix, the one
+// docs/benchmarks.md measures.
 func claudeBin(o SessionOptions) (string, error) {
-	path := o.Claude
-	if path == "" {
-		path = os.Getenv(e2e.BinEnv)
+	if o.Claude != "" {
+		if st, err := os.Stat(o.Claude); err != nil || st.IsDir() {
+			return "", fmt.Errorf("no Claude Code binary at %s", o.Claude)
+		}
+		return filepath.Abs(o.Claude)
 	}
-	if path == "" {
-		path = filepath.Join(o.Repo, e2e.DefaultBinPath)
+	clients, err := e2e.FindClients()
+	if err != nil {
+		return "", err
 	}
-	if st, err := os.Stat(path); err != nil || st.IsDir() {
-		return "", fmt.Errorf("no Claude Code binary at %s: run scripts/install-claude.sh or set %s", path, e2e.BinEnv)
-	}
-	return filepath.Abs(path)
+	return filepath.Abs(clients[0].Bin)
 }
 
 // installHooks runs `hookwatch install --scope user --mode mode` into env's

@@ -280,11 +280,11 @@ type attrEnv struct {
 	rec string // the recorder's file: every payload, one per line
 }
 
-func (c *collectorProc) newEnv(t *testing.T) *attrEnv {
+func (c *collectorProc) newEnv(t *testing.T, cl Client) *attrEnv {
 	t.Helper()
 	rec := filepath.Join(t.TempDir(), "events.jsonl")
 	a := &attrEnv{t: t, c: c, rec: rec}
-	a.Env = New(t, Hook{Command: c.hook},
+	a.Env = New(t, cl, Hook{Command: c.hook},
 		"HOOKWATCH_URL="+c.url, "HOOKWATCH_HOME="+c.home, "HOOKWATCH_AUTOSTART=0", "HOOKWATCH_E2E_RECORD="+rec)
 	addRecorder(t, a.Settings)
 	return a
@@ -504,12 +504,18 @@ func checkMain(t *testing.T, a apiAgent) {
 }
 
 func TestAttribution(t *testing.T) {
-	ClaudeBin(t) // skip (or fail in CI) before building anything
+	Clients(t) // skip (or fail in CI) before building anything
 	c := startCollector(t)
+	EachClient(t, func(t *testing.T, cl Client) { testAttribution(t, c, cl) })
+}
+
+// testAttribution plays each scenario with client cl, every one in a
+// project of its own served by collector c.
+func testAttribution(t *testing.T, c *collectorProc, cl Client) {
 
 	t.Run("ToolKinds", func(t *testing.T) {
 		t.Parallel()
-		a := c.newEnv(t)
+		a := c.newEnv(t, cl)
 		sc := ToolKinds(a.Project, a.WebURL)
 		res := a.Play(sc)
 		ids := a.settle()
@@ -539,7 +545,7 @@ func TestAttribution(t *testing.T) {
 
 	t.Run("FailingBash", func(t *testing.T) {
 		t.Parallel()
-		a := c.newEnv(t)
+		a := c.newEnv(t, cl)
 		res := a.Play(FailingBash())
 		a.settle()
 		blocks := replies(a.Model.Requests(), "[e2e:failing-bash]")
@@ -558,7 +564,7 @@ func TestAttribution(t *testing.T) {
 
 	t.Run("RejectedCall", func(t *testing.T) {
 		t.Parallel()
-		a := c.newEnv(t)
+		a := c.newEnv(t, cl)
 		res := a.Play(RejectedCall())
 		a.settle()
 		blocks := replies(a.Model.Requests(), "[e2e:rejected-call]")
@@ -579,7 +585,7 @@ func TestAttribution(t *testing.T) {
 
 	t.Run("ParallelSubagents", func(t *testing.T) {
 		t.Parallel()
-		a := c.newEnv(t)
+		a := c.newEnv(t, cl)
 		res := a.Play(ParallelSubagents(a.Project))
 		a.settle()
 		sid := res.SessionID
@@ -650,7 +656,7 @@ func TestAttribution(t *testing.T) {
 
 	t.Run("NestedSubagents", func(t *testing.T) {
 		t.Parallel()
-		a := c.newEnv(t)
+		a := c.newEnv(t, cl)
 		res := a.Play(NestedSubagents())
 		a.settle()
 		sid := res.SessionID
@@ -707,7 +713,7 @@ func TestAttribution(t *testing.T) {
 
 	t.Run("Lifecycle", func(t *testing.T) {
 		t.Parallel()
-		a := c.newEnv(t)
+		a := c.newEnv(t, cl)
 		lc := a.PlayLifecycle(Lifecycle())
 		ids := a.settle()
 		id, forked := lc.Start.SessionID, lc.Fork.SessionID
@@ -724,14 +730,26 @@ func TestAttribution(t *testing.T) {
 		if !slices.Equal(main.ChildSessionIDs, []string{forked}) || main.ParentSessionID != "" || main.Lineage != "" {
 			t.Fatalf("main session lineage: %+v", main)
 		}
-		// Resume, the fork's run, the compaction's run and the continue:
-		// runs of the same session.
-		var sources []string
-		for _, r := range main.Runs {
-			sources = append(sources, r.Source)
+		// Resume, the compaction's run and the continue: runs of the same
+		// session. So is the run that forked on 2.1.197, whose fork starts
+		// under the old id; a newer client starts it under the fork's. The
+		// fork has one run either way.
+		sources := func(s apiSession) []string {
+			var out []string
+			for _, r := range s.Runs {
+				out = append(out, r.Source)
+			}
+			return out
 		}
-		if !slices.Equal(sources, []string{"startup", "resume", "resume", "resume", "resume"}) || main.Runs[2].ForkedTo != forked {
+		mainRuns, continued := []string{"startup", "resume", "resume", "resume", "resume"}, 4
+		if cl.ForksAsNewSession() {
+			mainRuns, continued = []string{"startup", "resume", "resume", "resume"}, 3
+		}
+		if !slices.Equal(sources(main), mainRuns) || (!cl.ForksAsNewSession() && main.Runs[2].ForkedTo != forked) {
 			t.Fatalf("main session runs %+v", main.Runs)
+		}
+		if got := sources(fork); !slices.Equal(got, []string{"fork"}) {
+			t.Fatalf("forked session runs %+v, want one run, source fork", fork.Runs)
 		}
 		// Continue: the throwaway id the client used before switching to
 		// the continued session is folded into it.
@@ -751,8 +769,8 @@ func TestAttribution(t *testing.T) {
 		if !slices.Equal(aliases, throwaways) {
 			t.Fatalf("aliases %v, throwaway ids %v", aliases, throwaways)
 		}
-		if len(throwaways) > 0 && main.Runs[4].AliasSessionID == "" {
-			t.Fatalf("the continue's run names no throwaway id: %+v", main.Runs[4])
+		if len(throwaways) > 0 && main.Runs[continued].AliasSessionID == "" {
+			t.Fatalf("the continue's run names no throwaway id: %+v", main.Runs[continued])
 		}
 		if main.Status != "ended" || main.Title != Lifecycle().Prompt {
 			t.Fatalf("main session status %q title %q", main.Status, main.Title)

@@ -3,10 +3,7 @@ package e2e
 import (
 	"context"
 	"net/url"
-	"os/exec"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,63 +11,41 @@ import (
 	"github.com/hookwatch/hookwatch/internal/fakeclaude"
 )
 
-// clientVersion returns the version `claude --version` reports, as
-// [major, minor, patch], or nil when it cannot tell.
-func clientVersion(t *testing.T, bin string) []int {
-	t.Helper()
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		return nil
-	}
-	m := regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`).FindStringSubmatch(string(out))
-	if m == nil {
-		return nil
-	}
-	v := make([]int, 3)
-	for i := range v {
-		v[i], _ = strconv.Atoi(m[i+1])
-	}
-	return v
-}
-
-// before reports whether version v is older than w.
-func before(v, w []int) bool {
-	for i := range w {
-		if v[i] != w[i] {
-			return v[i] < w[i]
-		}
-	}
-	return false
-}
-
 // apiBackground is what the background test reads of agents and calls
 // beyond apiAgent and apiCall.
 type apiBackground struct {
-	AgentID            string     `json:"agent_id"`
-	Description        string     `json:"description"`
-	SpawnedAgentID     string     `json:"spawned_agent_id"`
-	ToolUseID          string     `json:"tool_use_id"`
-	Background         bool       `json:"background"`
-	NotifiedAt         *time.Time `json:"notified_at"`
-	NotificationStatus string     `json:"notification_status"`
-	StoppedAt          *time.Time `json:"stopped_at"`
-	EndedAt            *time.Time `json:"ended_at"`
-	Status             string     `json:"status"`
+	AgentID            string         `json:"agent_id"`
+	Description        string         `json:"description"`
+	SpawnedAgentID     string         `json:"spawned_agent_id"`
+	ToolUseID          string         `json:"tool_use_id"`
+	Background         bool           `json:"background"`
+	NotifiedAt         *time.Time     `json:"notified_at"`
+	NotificationStatus string         `json:"notification_status"`
+	StoppedAt          *time.Time     `json:"stopped_at"`
+	EndedAt            *time.Time     `json:"ended_at"`
+	Status             string         `json:"status"`
+	Input              map[string]any `json:"input"`
 }
 
-// TestBackgroundSubagents runs two subagents the client (from 2.1.332)
-// launches in the background, the slow one held by the model until the
-// main agent has stopped, and follows the session through the API while it
-// runs: the spawning calls end at once, the session waits on background
-// work while the slow agent runs on, the client's task notifications are
-// no prompts, and both agents end marked by their notification.
+// TestBackgroundSubagents runs two subagents spawned in parallel, the slow
+// one held by the model, and follows the session through the API while it
+// runs. A client that launches them in the background (from 2.1.332) has
+// the slow one held until the main agent has stopped: the spawning calls
+// end at once, the session waits on background work while the slow agent
+// runs on, the client's task notifications are no prompts, and both agents
+// end marked by their notification. An older client runs them in the
+// foreground, the main agent waiting: the slow one is held while the
+// session runs, and the spawning calls end after their agents, none of
+// them background, with no notification.
 func TestBackgroundSubagents(t *testing.T) {
-	bin := ClaudeBin(t)
-	if v := clientVersion(t, bin); v == nil || before(v, []int{2, 1, 332}) {
-		t.Skipf("the client at %s (version %v) runs no subagent in the background", bin, v)
-	}
+	Clients(t) // skip (or fail in CI) before building anything
 	c := startCollector(t)
-	a := c.newEnv(t)
+	EachClient(t, func(t *testing.T, cl Client) { testBackgroundSubagents(t, c, cl) })
+}
+
+func testBackgroundSubagents(t *testing.T, c *collectorProc, cl Client) {
+	bg := cl.RunsAgentsInBackground()
+	a := c.newEnv(t, cl)
 	a.Timeout = 4 * time.Minute
 
 	release := make(chan struct{})
@@ -128,7 +103,13 @@ func TestBackgroundSubagents(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	// While the slow agent is held, the session waits on it.
+	// While the slow agent is held (the fast one has stopped), the session
+	// waits on it: on background work, or running while the main agent
+	// waits for the call.
+	waiting := "running"
+	if bg {
+		waiting = "background"
+	}
 	var statuses []string
 	note := func(s string) {
 		if n := len(statuses); n == 0 || statuses[n-1] != s {
@@ -140,25 +121,31 @@ func TestBackgroundSubagents(t *testing.T) {
 		if st := c.get(t, "/v1/sessions/"+url.PathEscape(id), nil); st == 200 {
 			s := c.session(t, id)
 			note(s.Status)
-			if s.Status == "background" {
+			if s.Status == waiting {
+				var running, stopped []apiBackground
 				for _, ag := range backgroundAgents(t, c, id) {
-					if ag.Description == "slow survey" {
-						slow = ag
+					switch {
+					case ag.AgentID == "":
+					case ag.StoppedAt == nil:
+						running = append(running, ag)
+					default:
+						stopped = append(stopped, ag)
 					}
 				}
-				if slow.AgentID != "" && slow.StoppedAt == nil {
+				if len(running) == 1 && len(stopped) == 1 {
+					slow = running[0]
 					break
 				}
 			}
 		}
 		if time.Now().After(deadline) {
 			close(release)
-			t.Fatalf("the session never waited on background work: statuses %v", statuses)
+			t.Fatalf("the session never waited on the slow agent (%s): statuses %v", waiting, statuses)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if !slow.Background {
-		t.Errorf("the slow agent, still running, is not marked background: %+v", slow)
+	if slow.Background != bg {
+		t.Errorf("the slow agent, still running, is marked background %v, want %v: %+v", slow.Background, bg, slow)
 	}
 	var spawning apiBackground
 	var calls struct {
@@ -166,12 +153,15 @@ func TestBackgroundSubagents(t *testing.T) {
 	}
 	c.mustGet(t, "/v1/sessions/"+url.PathEscape(id)+"/tool-calls", &calls)
 	for _, call := range calls.ToolCalls {
-		if call.SpawnedAgentID == slow.AgentID {
+		if call.Input["description"] == "slow survey" {
 			spawning = call
 		}
 	}
-	if spawning.Status != "ok" || spawning.EndedAt == nil {
+	switch {
+	case bg && (spawning.Status != "ok" || spawning.EndedAt == nil):
 		t.Errorf("the slow agent's spawning call has not returned while the agent runs: %+v", spawning)
+	case !bg && (spawning.ToolUseID == "" || spawning.EndedAt != nil):
+		t.Errorf("the slow agent's spawning call has returned while the agent runs: %+v", spawning)
 	}
 
 	close(release)
@@ -189,11 +179,12 @@ func TestBackgroundSubagents(t *testing.T) {
 			notes++
 		}
 	}
-	if s.Status != "ended" || s.Title != prompt || s.Counts["prompts"] != 1 || notes == 0 || s.Counts["task_notifications"] != notes {
+	if s.Status != "ended" || s.Title != prompt || s.Counts["prompts"] != 1 || (notes == 0) == bg || s.Counts["task_notifications"] != notes {
 		t.Fatalf("session: status %s title %q counts %v; %d notifications recorded", s.Status, s.Title, s.Counts, notes)
 	}
-	// Spans: each spawning call returned while its agent ran on; each
-	// agent's own Bash call is its own.
+	// Spans: in the background each spawning call returned while its agent
+	// ran on, in the foreground after its agent stopped; each agent's own
+	// Bash call is its own.
 	all := c.toolCalls(t, id)
 	ended := map[string]*time.Time{}
 	for _, call := range all {
@@ -210,8 +201,9 @@ func TestBackgroundSubagents(t *testing.T) {
 			continue
 		}
 		subs++
-		if e := ended[ag.AgentID]; e == nil || ag.StoppedAt == nil || !e.Before(*ag.StoppedAt) {
-			t.Errorf("agent %s stopped at %v, its spawning call ended at %v: want the call first", ag.AgentID, ag.StoppedAt, e)
+		e := ended[ag.AgentID]
+		if e == nil || ag.StoppedAt == nil || e.Before(*ag.StoppedAt) != bg {
+			t.Errorf("agent %s stopped at %v, its spawning call ended at %v: want the call first %v", ag.AgentID, ag.StoppedAt, e, bg)
 		}
 		bash := 0
 		for _, call := range all {
@@ -222,8 +214,11 @@ func TestBackgroundSubagents(t *testing.T) {
 		if bash != 1 {
 			t.Errorf("agent %s made %d Bash calls, want 1: %v", ag.AgentID, bash, all)
 		}
-		if !ag.Background || ag.StoppedAt == nil || ag.NotificationStatus != "completed" || ag.NotifiedAt == nil || ag.NotifiedAt.Before(*ag.StoppedAt) {
+		switch {
+		case bg && (!ag.Background || ag.StoppedAt == nil || ag.NotificationStatus != "completed" || ag.NotifiedAt == nil || ag.NotifiedAt.Before(*ag.StoppedAt)):
 			t.Errorf("agent %+v: want background, stopped, then notified completed", ag)
+		case !bg && (ag.Background || ag.NotifiedAt != nil || ag.NotificationStatus != ""):
+			t.Errorf("agent %+v: want a foreground agent, never notified", ag)
 		}
 	}
 	if subs != 2 {
@@ -231,11 +226,11 @@ func TestBackgroundSubagents(t *testing.T) {
 	}
 	// Through time: running (when the poll is quick enough to see it),
 	// waiting on the slow agent, ended; nothing else in between.
-	if !slices.Contains(statuses, "background") || statuses[len(statuses)-1] != "ended" {
+	if !slices.Contains(statuses, waiting) || statuses[len(statuses)-1] != "ended" {
 		t.Fatalf("statuses through time %v", statuses)
 	}
 	for _, st := range statuses {
-		if st != "running" && st != "background" && st != "ended" {
+		if st != "running" && st != waiting && st != "ended" {
 			t.Fatalf("statuses through time %v", statuses)
 		}
 	}

@@ -2,8 +2,10 @@
 // ([fakeclaude]) with a hook command registered for every hook event, so
 // that tests can check what real hooks receive and what the model sees.
 //
-// The client binary comes from scripts/install-claude.sh. Without it a test
-// is skipped locally but fails when $CI is set: in CI the suite must run.
+// Every real-client test runs once per installed client version (see
+// Clients): the oldest and the newest version hookwatch supports, installed
+// by scripts/install-claude.sh. Without a client a test is skipped locally
+// but fails when $CI is set: in CI the suite must run.
 package e2e
 
 import (
@@ -25,63 +27,9 @@ import (
 	"github.com/hookwatch/hookwatch/internal/fakeclaude"
 )
 
-// ClaudeVersion is the Claude Code version the harness is written against.
-const ClaudeVersion = "2.1.197"
-
-// DefaultBinPath is where scripts/install-claude.sh puts the client,
-// relative to the repository root.
-const DefaultBinPath = ".e2e/claude/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
-
-// BinEnv names the environment variable that overrides DefaultBinPath.
+// BinEnv names the variable that names the one client binary to run when
+// BinsEnv is not set.
 const BinEnv = "HOOKWATCH_CLAUDE_BIN"
-
-// ClaudeBin returns the path of the Claude Code binary: $HOOKWATCH_CLAUDE_BIN,
-// else DefaultBinPath under the repository root. When it is missing the test
-// is skipped, or failed when $CI is set.
-func ClaudeBin(tb testing.TB) string {
-	tb.Helper()
-	path := os.Getenv(BinEnv)
-	if path == "" {
-		root, err := repoRoot()
-		if err != nil {
-			missing(tb, err.Error())
-			return ""
-		}
-		path = filepath.Join(root, DefaultBinPath)
-	}
-	st, err := os.Stat(path)
-	if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-		missing(tb, fmt.Sprintf("no Claude Code binary at %s (run scripts/install-claude.sh or set %s)", path, BinEnv))
-		return ""
-	}
-	return path
-}
-
-func missing(tb testing.TB, why string) {
-	tb.Helper()
-	if os.Getenv("CI") != "" {
-		tb.Fatalf("e2e: %s; in CI the end-to-end tests must run", why)
-	}
-	tb.Skipf("e2e: %s", why)
-}
-
-// repoRoot finds the directory of go.mod above the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("cannot get the working directory: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
 
 // Hook is the command registered for every hook event, in exec form: no
 // shell, Command is run with Args.
@@ -121,8 +69,9 @@ const DefaultTimeout = 2 * time.Minute
 type Env struct {
 	tb testing.TB
 
-	// Bin is the Claude Code binary.
-	Bin string
+	// Client is the Claude Code client the Env runs; Bin its binary.
+	Client Client
+	Bin    string
 	// Home is the HOME of the client; transcripts go below it.
 	Home string
 	// Project is the working directory of the client: a small git-less Go
@@ -152,22 +101,20 @@ type Env struct {
 	closers []func()
 }
 
-// New prepares an Env whose settings register hook for every event of
-// HookEvents. vars are added to Env.Vars. It skips or fails the test when
-// the binary is missing (see ClaudeBin).
-func New(tb testing.TB, hook Hook, vars ...string) *Env {
+// New prepares an Env for client c whose settings register hook for every
+// event of HookEvents. vars are added to Env.Vars.
+func New(tb testing.TB, c Client, hook Hook, vars ...string) *Env {
 	tb.Helper()
-	bin := ClaudeBin(tb)
 	root, err := filepath.EvalSymlinks(tb.TempDir())
 	if err != nil {
 		tb.Fatalf("cannot resolve the temporary directory: %s", err)
 	}
-	e, err := Setup(bin, root, SettingsJSON(hook), vars...)
+	e, err := Setup(c.Bin, root, SettingsJSON(hook), vars...)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(e.Close)
-	e.tb = tb
+	e.tb, e.Client = tb, c
 	return e
 }
 

@@ -11,12 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/internal/fakeclaude"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// fakeTB records what ClaudeBin does to a test instead of doing it.
+// fakeTB records what Clients does to a test instead of doing it.
 type fakeTB struct {
 	testing.TB
 	skipped, failed string
@@ -26,17 +27,27 @@ func (f *fakeTB) Helper()                           {}
 func (f *fakeTB) Skipf(format string, args ...any)  { f.skipped = fmt.Sprintf(format, args...) }
 func (f *fakeTB) Fatalf(format string, args ...any) { f.failed = fmt.Sprintf(format, args...) }
 
-func TestClaudeBin(t *testing.T) {
-	exe := filepath.Join(t.TempDir(), "claude")
-	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
+func TestClients(t *testing.T) {
+	dir := t.TempDir()
+	fake := func(name, says string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("#!/bin/sh\necho '"+says+"'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return path
 	}
-	f := func(bin, ci, wantPath, wantOutcome string) {
+	old, newer, again := fake("old", "2.1.197 (Claude Code)"), fake("new", "2.1.332 (Claude Code)"), fake("again", "2.1.197 (Claude Code)")
+	mute := fake("mute", "no version here")
+	f := func(bins, bin, ci, want, wantOutcome string) {
 		t.Helper()
+		t.Setenv(BinsEnv, bins)
 		t.Setenv(BinEnv, bin)
 		t.Setenv("CI", ci)
 		tb := &fakeTB{TB: t}
-		path := ClaudeBin(tb)
+		var got []string
+		for _, c := range Clients(tb) {
+			got = append(got, c.Name()+"="+filepath.Base(c.Bin))
+		}
 		outcome := "found"
 		switch {
 		case tb.failed != "":
@@ -44,16 +55,38 @@ func TestClaudeBin(t *testing.T) {
 		case tb.skipped != "":
 			outcome = "skipped"
 		}
-		if path != wantPath || outcome != wantOutcome {
-			t.Fatalf("ClaudeBin with %s=%q CI=%q: %q %s (%s%s), want %q %s",
-				BinEnv, bin, ci, path, outcome, tb.skipped, tb.failed, wantPath, wantOutcome)
+		if strings.Join(got, " ") != want || outcome != wantOutcome {
+			t.Fatalf("Clients with %s=%q %s=%q CI=%q: %q %s (%s%s), want %q %s",
+				BinsEnv, bins, BinEnv, bin, ci, got, outcome, tb.skipped, tb.failed, want, wantOutcome)
 		}
 	}
-	f(exe, "", exe, "found")
-	f(exe, "true", exe, "found")
-	f(exe+".missing", "", "", "skipped")
-	f(exe+".missing", "true", "", "failed") // in CI the suite must run
-	f(filepath.Dir(exe), "", "", "skipped")
+	// The matrix, ordered by version, one client per version.
+	f(newer+":"+old+":"+again, "", "", "2.1.197=old 2.1.332=new", "found")
+	f(newer+":"+old, newer, "true", "2.1.197=old 2.1.332=new", "found")
+	// One client for a developer who has one.
+	f("", newer, "", "2.1.332=new", "found")
+	f("", old, "true", "2.1.197=old", "found")
+	// A binary that is missing or does not tell its version.
+	f(old+":"+newer+".missing", "", "", "", "skipped")
+	f(old+":"+newer+".missing", "", "true", "", "failed") // in CI the suite must run
+	f("", dir, "", "", "skipped")
+	f("", mute, "", "", "skipped")
+	f(":", "", "", "", "skipped")
+}
+
+// TestClientMatrix keeps the suite's clients those of the support rule: in
+// CI it runs on the oldest and the newest tested client, and on nothing
+// else.
+func TestClientMatrix(t *testing.T) {
+	var got []string
+	for _, c := range Clients(t) {
+		got = append(got, c.Name())
+	}
+	want := []string{install.OldestTestedClient.String(), install.NewestTestedClient.String()}
+	if os.Getenv("CI") != "" && !slices.Equal(got, want) {
+		t.Fatalf("the suite runs on clients %v; the support rule names %v as tested", got, want)
+	}
+	t.Logf("clients: %v (tested: %v)", got, want)
 }
 
 func TestSettingsJSON(t *testing.T) {
@@ -124,7 +157,11 @@ func byToolUseID(t *testing.T, evs []event, name, id string) event {
 
 func TestToolKinds(t *testing.T) {
 	t.Parallel()
-	r := newRecorded(t)
+	EachClient(t, testToolKinds)
+}
+
+func testToolKinds(t *testing.T, c Client) {
+	r := newRecorded(t, c)
 	sc := ToolKinds(r.Project, r.WebURL)
 	res := r.Play(sc)
 	if res.Text != "Every tool ran." {
@@ -139,7 +176,7 @@ func TestToolKinds(t *testing.T) {
 		t.Fatalf("%d model turns, want 3", len(reqs))
 	}
 	offered := reqs[0].Tools
-	t.Logf("tools offered by claude %s in -p mode: %s", ClaudeVersion, strings.Join(offered, ", "))
+	t.Logf("tools offered by claude %s in -p mode: %s", c.Name(), strings.Join(offered, ", "))
 	for _, name := range []string{"Agent", "Bash", "Read", "Edit", "Write"} {
 		if !slices.Contains(offered, name) {
 			t.Fatalf("%s not offered: %v", name, offered)
@@ -198,10 +235,13 @@ func TestToolKinds(t *testing.T) {
 		}
 	}
 
-	// The session frame, and one PostToolBatch per tool turn.
-	if evs[0].name() != "SessionStart" || evs[0].str("source") != "startup" || evs[len(evs)-1].name() != "SessionEnd" ||
-		evs[len(evs)-1].str("reason") != "other" {
-		t.Fatalf("frame: first %s, last %s", evs[0], evs[len(evs)-1])
+	// The session frame, and one PostToolBatch per tool turn. The client
+	// loads CLAUDE.md while it starts: that InstructionsLoaded hook runs
+	// beside SessionStart's and may be recorded first (seen on 2.1.332).
+	frame := filter(evs, "", func(ev event) bool { return ev.name() != "InstructionsLoaded" })
+	if frame[0].name() != "SessionStart" || frame[0].str("source") != "startup" || frame[len(frame)-1].name() != "SessionEnd" ||
+		frame[len(frame)-1].str("reason") != "other" {
+		t.Fatalf("frame: first %s, last %s", frame[0], frame[len(frame)-1])
 	}
 	if p := filter(evs, "UserPromptSubmit", nil); len(p) != 1 || p[0].str("prompt") != sc.Prompt {
 		t.Fatalf("UserPromptSubmit: %v", p)
@@ -236,7 +276,11 @@ func TestToolKinds(t *testing.T) {
 
 func TestFailingBash(t *testing.T) {
 	t.Parallel()
-	r := newRecorded(t)
+	EachClient(t, testFailingBash)
+}
+
+func testFailingBash(t *testing.T, c Client) {
+	r := newRecorded(t, c)
 	r.Play(FailingBash())
 	evs := r.events()
 	checkCommon(t, evs)
@@ -262,7 +306,11 @@ func TestFailingBash(t *testing.T) {
 
 func TestRejectedCall(t *testing.T) {
 	t.Parallel()
-	r := newRecorded(t)
+	EachClient(t, testRejectedCall)
+}
+
+func testRejectedCall(t *testing.T, c Client) {
+	r := newRecorded(t, c)
 	r.Play(RejectedCall())
 	evs := r.events()
 	checkCommon(t, evs)
@@ -330,7 +378,11 @@ func agentSpawns(t *testing.T, r *recorded, evs []event, sessionID string) map[s
 
 func TestParallelSubagents(t *testing.T) {
 	t.Parallel()
-	r := newRecorded(t)
+	EachClient(t, testParallelSubagents)
+}
+
+func testParallelSubagents(t *testing.T, c Client) {
+	r := newRecorded(t, c)
 	res := r.Play(ParallelSubagents(r.Project))
 	evs := r.events()
 	checkCommon(t, evs)
@@ -399,7 +451,11 @@ func TestParallelSubagents(t *testing.T) {
 
 func TestNestedSubagents(t *testing.T) {
 	t.Parallel()
-	r := newRecorded(t)
+	EachClient(t, testNestedSubagents)
+}
+
+func testNestedSubagents(t *testing.T, c Client) {
+	r := newRecorded(t, c)
 	res := r.Play(NestedSubagents())
 	evs := r.events()
 	checkCommon(t, evs)
@@ -471,7 +527,11 @@ func transcriptUUIDs(t *testing.T, path string) []string {
 
 func TestLifecycle(t *testing.T) {
 	t.Parallel()
-	r := newRecorded(t)
+	EachClient(t, testLifecycle)
+}
+
+func testLifecycle(t *testing.T, c Client) {
+	r := newRecorded(t, c)
 	lc := r.PlayLifecycle(Lifecycle())
 	id := lc.Start.SessionID
 	texts := []string{lc.Start.Text, lc.Resume.Text, lc.Fork.Text, lc.Continue.Text}
@@ -517,11 +577,18 @@ func TestLifecycle(t *testing.T) {
 	sessionStart(resume, "resume", id)
 	prompt(resume, ResumePrompt, id)
 
-	// Fork: SessionStart under the old id, everything after it under the new.
-	sessionStart(fork, "resume", id)
+	// Fork: 2.1.197 sends SessionStart under the old id (source resume)
+	// and everything after it under the new; a newer client sends every
+	// event under the new id, SessionStart with source fork, and no event
+	// names the old one.
 	forked := lc.Fork.SessionID
+	if c.ForksAsNewSession() {
+		sessionStart(fork, "fork", forked)
+	} else {
+		sessionStart(fork, "resume", id)
+	}
 	for _, ev := range fork {
-		if ev.name() == "SessionStart" {
+		if ev.name() == "SessionStart" && !c.ForksAsNewSession() {
 			continue
 		}
 		if ev.str("session_id") != forked {

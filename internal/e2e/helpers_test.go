@@ -61,13 +61,13 @@ type recorded struct {
 	sidecars string // per subagent event: did the .meta.json exist
 }
 
-// newRecorded returns an Env with the recorder registered for every event.
-func newRecorded(t *testing.T) *recorded {
+// newRecorded returns an Env of client c with the recorder registered for
+// every event.
+func newRecorded(t *testing.T, c Client) *recorded {
 	t.Helper()
-	ClaudeBin(t) // skip before building anything
 	dir := t.TempDir()
 	r := &recorded{t: t, path: filepath.Join(dir, "events.jsonl"), sidecars: filepath.Join(dir, "sidecars.jsonl")}
-	r.Env = New(t, recorder(t), "HOOKWATCH_E2E_RECORD="+r.path, "HOOKWATCH_E2E_SIDECARS="+r.sidecars)
+	r.Env = New(t, c, recorder(t), "HOOKWATCH_E2E_RECORD="+r.path, "HOOKWATCH_E2E_SIDECARS="+r.sidecars)
 	return r
 }
 

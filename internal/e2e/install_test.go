@@ -19,14 +19,19 @@ import (
 // /v1/hooks/claude; SessionStart, which allows no http hook, still runs the
 // hook binary and so still starts the collector.
 func TestInstallRealClient(t *testing.T) {
+	Clients(t) // skip (or fail in CI) before building anything
 	hookwatch := testbin.Build(t, "./cmd/hookwatch")
 	testbin.Build(t, "./cmd/hookwatch-hook") // install registers the lean hook beside hookwatch
+	EachClient(t, func(t *testing.T, c Client) { testInstallRealClient(t, c, hookwatch) })
+}
+
+func testInstallRealClient(t *testing.T, c Client, hookwatch string) {
 	for _, mode := range []string{"command", "http"} {
 		t.Run(mode, func(t *testing.T) {
 			home, addr := t.TempDir(), testbin.FreeAddr(t)
 			testbin.StopCollectorsAt(t, addr)
 			url := "http://" + addr
-			e := New(t, Hook{Command: "/bin/true"}, "HOOKWATCH_HOME="+home, "HOOKWATCH_URL="+url)
+			e := New(t, c, Hook{Command: "/bin/true"}, "HOOKWATCH_HOME="+home, "HOOKWATCH_URL="+url)
 			original := []byte("{\n  \"model\": \"sonnet\",\n  \"permissions\": {\n    \"allow\": [\"Bash(ls)\"]\n  }\n}\n")
 			if err := os.WriteFile(e.Settings, original, 0o600); err != nil {
 				t.Fatal(err)

@@ -28,14 +28,18 @@ import (
 // as the API serves them, equal once the ids and times that differ from
 // run to run are replaced. And the fork is linked to its session in both.
 func TestLineageInstallModes(t *testing.T) {
-	ClaudeBin(t) // skip (or fail in CI) before building anything
+	Clients(t) // skip (or fail in CI) before building anything
 	hookwatch := testbin.Build(t, "./cmd/hookwatch")
+	EachClient(t, func(t *testing.T, c Client) { testLineageInstallModes(t, c, hookwatch) })
+}
+
+func testLineageInstallModes(t *testing.T, c Client, hookwatch string) {
 	models := map[string]any{}
 	t.Run("modes", func(t *testing.T) {
 		for _, mode := range []string{"command", "http"} {
 			t.Run(mode, func(t *testing.T) {
 				t.Parallel()
-				a := installedEnv(t, hookwatch, mode)
+				a := installedEnv(t, c, hookwatch, mode)
 				lc := a.PlayLifecycle(Lifecycle())
 				ids := a.settle()
 				id, forked := lc.Start.SessionID, lc.Fork.SessionID
@@ -64,12 +68,12 @@ func TestLineageInstallModes(t *testing.T) {
 // installedEnv is a client installation whose hooks `hookwatch install
 // --mode mode` registered, delivering to a collector of its own, with the
 // recorder registered beside them.
-func installedEnv(t *testing.T, hookwatch, mode string) *attrEnv {
+func installedEnv(t *testing.T, cl Client, hookwatch, mode string) *attrEnv {
 	t.Helper()
 	c := startCollector(t)
 	rec := filepath.Join(t.TempDir(), "events.jsonl")
 	a := &attrEnv{t: t, c: c, rec: rec}
-	a.Env = New(t, Hook{Command: "/bin/true"},
+	a.Env = New(t, cl, Hook{Command: "/bin/true"},
 		"HOOKWATCH_URL="+c.url, "HOOKWATCH_HOME="+c.home, "HOOKWATCH_AUTOSTART=0", "HOOKWATCH_E2E_RECORD="+rec)
 	writeFile(t, a.Settings, `{"skipWebFetchPreflight": true}`+"\n")
 	cmd := exec.Command(hookwatch, "install", "--scope", "user", "--mode", mode, "--url", c.url)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,15 +30,17 @@ import (
 // wrote another file, the model's next request holds the reason or the
 // rewritten tool output, the prompt never reached the model.
 
-// policyBins are the programs the policy tests run, built once.
+// policyBins are the programs the policy tests run: the client of the
+// subtest, and the others built once.
 type policyBins struct {
+	client   Client
 	hook     string // cmd/hookwatch-hook
 	mcpclock string // testdata/mcpclock
 }
 
 func buildPolicyBins(t *testing.T) policyBins {
 	t.Helper()
-	ClaudeBin(t) // skip (or fail in CI) before building anything
+	Clients(t) // skip (or fail in CI) before building anything
 	// hookwatch-hook does not link the policy engine: with no collector
 	// attached it asks the hookwatch binary beside it, built here too.
 	testbin.Build(t, "./cmd/hookwatch")
@@ -66,7 +69,7 @@ func newPolicyEnv(t *testing.T, bins policyBins, userPolicy string) *policyEnv {
 	p := &policyEnv{t: t, hwHome: hwHome}
 	// No collector, and none started by the hook: every envelope stays in
 	// the spool for the test to read.
-	p.Env = New(t, Hook{Command: bins.hook}, "HOOKWATCH_HOME="+hwHome, "HOOKWATCH_URL="+deadURL(t), "HOOKWATCH_AUTOSTART=0")
+	p.Env = New(t, bins.client, Hook{Command: bins.hook}, "HOOKWATCH_HOME="+hwHome, "HOOKWATCH_URL="+deadURL(t), "HOOKWATCH_AUTOSTART=0")
 	if userPolicy != "" {
 		writeFile(t, filepath.Join(hwHome, "policy.yaml"), userPolicy)
 	}
@@ -219,22 +222,31 @@ func resultOf(t *testing.T, reqs []fakeclaude.Request, id string) fakeclaude.Con
 	return fakeclaude.Content{}
 }
 
+// called reports whether the conversation of r holds a call of tool.
+func called(r *fakeclaude.Request, tool string) bool {
+	return slices.ContainsFunc(r.ToolUses(), func(u fakeclaude.Content) bool { return u.Name == tool })
+}
+
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
 
 func TestPolicy(t *testing.T) {
-	bins := buildPolicyBins(t)
+	built := buildPolicyBins(t)
 	// The subtests run in parallel; the binaries live until they all end.
-	t.Run("DenyRmRf", func(t *testing.T) { t.Parallel(); testPolicyDeny(t, bins) })
-	t.Run("RewriteInput", func(t *testing.T) { t.Parallel(); testPolicyRewrite(t, bins) })
-	t.Run("SubagentType", func(t *testing.T) { t.Parallel(); testPolicySubagent(t, bins) })
-	t.Run("MCPTimestamps", func(t *testing.T) { t.Parallel(); testPolicyMCP(t, bins) })
-	t.Run("BlockPrompt", func(t *testing.T) { t.Parallel(); testPolicyPrompt(t, bins) })
-	t.Run("StopOnce", func(t *testing.T) { t.Parallel(); testPolicyStop(t, bins) })
-	t.Run("Quota", func(t *testing.T) { t.Parallel(); testPolicyQuota(t, bins) })
-	t.Run("StopRun", func(t *testing.T) { t.Parallel(); testPolicyStopRun(t, bins) })
+	EachClient(t, func(t *testing.T, c Client) {
+		bins := built
+		bins.client = c
+		t.Run("DenyRmRf", func(t *testing.T) { t.Parallel(); testPolicyDeny(t, bins) })
+		t.Run("RewriteInput", func(t *testing.T) { t.Parallel(); testPolicyRewrite(t, bins) })
+		t.Run("SubagentType", func(t *testing.T) { t.Parallel(); testPolicySubagent(t, bins) })
+		t.Run("MCPTimestamps", func(t *testing.T) { t.Parallel(); testPolicyMCP(t, bins) })
+		t.Run("BlockPrompt", func(t *testing.T) { t.Parallel(); testPolicyPrompt(t, bins) })
+		t.Run("StopOnce", func(t *testing.T) { t.Parallel(); testPolicyStop(t, bins) })
+		t.Run("Quota", func(t *testing.T) { t.Parallel(); testPolicyQuota(t, bins) })
+		t.Run("StopRun", func(t *testing.T) { t.Parallel(); testPolicyStopRun(t, bins) })
+	})
 }
 
 const denyPolicy = `rules:
@@ -438,21 +450,30 @@ func testPolicyMCP(t *testing.T, bins policyBins) {
 	writeFile(t, cfg, string(b))
 	const key = "[e2e:policy-mcp]"
 	const tool = "mcp__clock__now"
-	p.Model.SetScript(fakeclaude.Script{key: {
-		func(r *fakeclaude.Request) []fakeclaude.Block {
-			if !r.Offers(tool) {
-				return []fakeclaude.Block{fakeclaude.Text("no clock tool offered")}
-			}
+	// The clock is offered at once (2.1.197), or deferred: named in the
+	// prompt, to be loaded with ToolSearch first (2.1.332).
+	turn := func(r *fakeclaude.Request) []fakeclaude.Block {
+		switch {
+		case called(r, tool):
+			return []fakeclaude.Block{fakeclaude.Text("The deployment was at 10:00 UTC.")}
+		case r.Offers(tool):
 			return []fakeclaude.Block{fakeclaude.ToolUse(tool, input{})}
-		},
-		fakeclaude.Reply(fakeclaude.Text("The deployment was at 10:00 UTC.")),
-	}})
+		case r.Offers("ToolSearch") && !called(r, "ToolSearch") && strings.Contains(r.System+r.AllText(), tool):
+			return []fakeclaude.Block{fakeclaude.ToolUse("ToolSearch", input{"query": "select:" + tool, "max_results": 1})}
+		}
+		return []fakeclaude.Block{fakeclaude.Text("no clock tool offered")}
+	}
+	p.Model.SetScript(fakeclaude.Script{key: {turn, turn, turn}})
 	res := p.Run(key+" when was the last deployment?", "--mcp-config", cfg)
 	envs := p.envelopes()
 	reqs := turnRequests(p.Model.Requests(), key)
-	if res.Text == "no clock tool offered" || len(reqs) != 2 {
+	turns := 2
+	if bins.client.DefersMCPTools() {
+		turns = 3
+	}
+	if res.Text != "The deployment was at 10:00 UTC." || len(reqs) != turns || reqs[0].Offers(tool) == bins.client.DefersMCPTools() {
 		p.dump(envs)
-		t.Fatalf("result %q after %d turns; tools offered: %v", res.Text, len(reqs), reqs[0].Tools)
+		t.Fatalf("result %q after %d turns, want %d; tools offered: %v", res.Text, len(reqs), turns, reqs[0].Tools)
 	}
 	id := replyTool(t, reqs, tool)
 	got := resultOf(t, reqs, id).ResultText()
@@ -620,9 +641,11 @@ const killPolicy = `rules:
 `
 
 // testPolicyStopRun: action stop on PreToolUse ends the run without running
-// the call. Claude Code runs a call answered with continue:false alone, and
-// ignores continue:false next to a deny, so the engine denies the call and
-// carries the stop to the PostToolBatch that follows.
+// the call. Claude Code runs a call answered with continue:false alone, so
+// the engine denies the call, with continue:false. 2.1.197 ignores
+// continue:false next to a deny, so the engine also carries the stop to
+// the PostToolBatch that follows, which ends the run; a newer client ends
+// the run at the deny, and sends no PostToolBatch.
 func testPolicyStopRun(t *testing.T, bins policyBins) {
 	p := newPolicyEnv(t, bins, killPolicy)
 	const key = "[e2e:policy-kill]"
@@ -647,7 +670,17 @@ func testPolicyStopRun(t *testing.T, bins policyBins) {
 		t.Fatalf("%d PreToolUse envelopes", len(pre))
 	}
 	checkAudit(t, pre[0], decision.ActionDeny, "kill-switch", true)
+	if r := pre[0].audit.Rules; len(r) != 1 || r[0].Action != decision.ActionStop || !r[0].Enforced {
+		t.Fatalf("the deny does not record the enforced stop: %s", pre[0])
+	}
 	batch := find(envs, "PostToolBatch", nil)
+	if bins.client.StopsAtDeny() {
+		if len(batch) != 0 || len(find(envs, "Stop", nil)) != 0 {
+			p.dump(envs)
+			t.Fatalf("the run went on after the deny: %d PostToolBatch, Stop %v", len(batch), find(envs, "Stop", nil))
+		}
+		return
+	}
 	if len(batch) != 1 {
 		p.dump(envs)
 		t.Fatalf("%d PostToolBatch envelopes", len(batch))
