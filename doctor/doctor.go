@@ -2,8 +2,9 @@
 // wrong: which Claude Code settings files register hookwatch and whether the
 // binaries they name exist, duplicate registrations (events arriving twice),
 // the collector, the spool backlog, recent hook failures, the database
-// directory, policy files, a live hook round trip and the Claude Code version;
-// and Codex's hooks files: present, pointing at this hookwatch, trusted.
+// directory, policy files, a live hook round trip and the Claude Code version
+// with what the support rule (install.ClientSupport) says of it; and Codex's
+// hooks files: present, pointing at this hookwatch, trusted.
 //
 // Every check yields a Check; a failed one carries the command that fixes it.
 // Checks change nothing. The round trip sends one synthetic Notification
