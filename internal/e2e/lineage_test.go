@@ -34,9 +34,12 @@ func TestLineageInstallModes(t *testing.T) {
 }
 
 func testLineageInstallModes(t *testing.T, c Client, hookwatch string) {
-	models := map[string]any{}
+	// The two modes run in parallel: each writes only its own element
+	// (unsynchronised writes to one map could abort the test binary).
+	modes := []string{"command", "http"}
+	models := make([]any, len(modes))
 	t.Run("modes", func(t *testing.T) {
-		for _, mode := range []string{"command", "http"} {
+		for i, mode := range modes {
 			t.Run(mode, func(t *testing.T) {
 				t.Parallel()
 				a := installedEnv(t, c, hookwatch, mode)
@@ -50,14 +53,14 @@ func testLineageInstallModes(t *testing.T, c Client, hookwatch string) {
 				if main := a.c.session(t, id); !slices.Contains(main.ChildSessionIDs, forked) {
 					t.Errorf("%s mode: session %s does not list its fork %s: %v", mode, id, forked, main.ChildSessionIDs)
 				}
-				models[mode] = a.model(ids, id, forked)
+				models[i] = a.model(ids, id, forked)
 			})
 		}
 	})
 	if t.Failed() {
 		return
 	}
-	cmd, http := models["command"], models["http"]
+	cmd, http := models[0], models[1]
 	if !reflect.DeepEqual(cmd, http) {
 		c, _ := json.MarshalIndent(cmd, "", " ")
 		h, _ := json.MarshalIndent(http, "", " ")
