@@ -18,12 +18,17 @@ import (
 // next PostToolBatch, which reports the denied call: continue:false there
 // ends the run before the next model request.
 //
-// The carried stop lives in the State: one small file per session and agent,
-// <dir>/stop-<hash>.json, written only by the process that fired the stop
-// and removed by the PostToolBatch that delivers it (or a map for a memory
-// State). A PostToolBatch costs one failed open when there is none. A stop
-// that waited longer than stopTTL (the client died before the batch) is
+// The carried stop lives in the State: one small file per session, agent and
+// turn, <dir>/stop-<hash>.json, written only by the process that fired the
+// stop and removed by the PostToolBatch that delivers it (or a map for a
+// memory State). A PostToolBatch costs one failed open when there is none. A
+// stop that waited longer than stopTTL (the client died before the batch) is
 // dropped rather than ending a later, resumed run.
+//
+// The stop waits for a batch of the same turn (prompt_id). Clients from
+// 2.1.332 honour continue:false next to the deny: the run ends there and
+// sends no PostToolBatch, so a stop carried by session and agent alone ended
+// the first batch of the session's next run (a resume), which nobody stopped.
 
 // stopTTL bounds how long a carried stop waits for its PostToolBatch.
 const stopTTL = 10 * time.Minute
@@ -36,15 +41,15 @@ type carriedStop struct {
 }
 
 func stopKey(p map[string]any) string {
-	return asString(p["session_id"]) + "\x00" + asString(p["agent_id"])
+	return asString(p["session_id"]) + "\x00" + asString(p["agent_id"]) + "\x00" + asString(p["prompt_id"])
 }
 
 func (s *State) stopPath(key string) string {
 	return filepath.Join(s.dir, "stop-"+digest([]byte(key))[:24]+".json")
 }
 
-// carryStop keeps a stop for the next PostToolBatch of the same session and
-// agent. Failing to keep it only loses the end of the run, never the deny.
+// carryStop keeps a stop for the next PostToolBatch of the same session,
+// agent and turn. Failing to keep it only loses the end of the run, never the deny.
 func (s *State) carryStop(key string, c carriedStop) error {
 	if s.dir == "" {
 		s.mu.Lock()

@@ -7,8 +7,8 @@ import (
 )
 
 // TestStopCarriedToPostToolBatch: a stop on PreToolUse denies the call and
-// ends the run at the agent's next PostToolBatch, once, in a memory and a
-// file State alike.
+// ends the run at the agent's next PostToolBatch of the same turn, once, in
+// a memory and a file State alike.
 func TestStopCarriedToPostToolBatch(t *testing.T) {
 	set := loadYAML(t, `rules:
   - id: kill-switch
@@ -30,6 +30,10 @@ func TestStopCarriedToPostToolBatch(t *testing.T) {
 		if agent != "" {
 			p["agent_id"], p["agent_type"] = agent, "worker"
 		}
+		return p
+	}
+	turn := func(p map[string]any, promptID string) map[string]any {
+		p["prompt_id"] = promptID
 		return p
 	}
 	for name, st := range map[string]*State{"memory": MemoryState(), "files": OpenState(t.TempDir())} {
@@ -59,6 +63,13 @@ func TestStopCarriedToPostToolBatch(t *testing.T) {
 		if a == nil || a.Action != "stop" || len(a.RuleIDs) != 1 || a.RuleIDs[0] != "kill-switch" || !a.Enforced {
 			t.Fatalf("%s: audit of the batch %+v", name, a)
 		}
+
+		// A stop whose run ended at the deny (2.1.332 sends no batch)
+		// does not end the next run of the session, a resume: its batch
+		// belongs to another turn.
+		f(turn(pre("s5", "", "deploy"), "p1"), deny)
+		f(turn(batch("s5", ""), "p2"), "")
+		f(turn(batch("s5", ""), "p1"), stop)
 
 		// A stop whose batch never came does not end a later run.
 		st.Clock = func() time.Time { return time.Now().Add(-time.Hour) }

@@ -648,10 +648,22 @@ const killPolicy = `rules:
 // the run at the deny, and sends no PostToolBatch.
 func testPolicyStopRun(t *testing.T, bins policyBins) {
 	p := newPolicyEnv(t, bins, killPolicy)
-	const key = "[e2e:policy-kill]"
+	const key, resume = "[e2e:policy-kill]", "[e2e:policy-kill-resume] go on"
+	// After the stop, only a resume of the session asks the model again:
+	// it runs one harmless command and ends. The clients count the turns
+	// of a stopped run differently, so the turns answer by content.
+	after := func(r *fakeclaude.Request) []fakeclaude.Block {
+		switch all := r.AllText(); {
+		case !strings.Contains(all, resume):
+			return []fakeclaude.Block{fakeclaude.Text("The model must not be asked again.")}
+		case !strings.Contains(all, "touch resumed"):
+			return []fakeclaude.Block{fakeclaude.ToolUse("Bash", input{"command": "touch resumed && echo resumed", "description": "Resume"})}
+		}
+		return []fakeclaude.Block{fakeclaude.Text("Resumed after the stop.")}
+	}
 	p.Model.SetScript(fakeclaude.Script{key: {
 		fakeclaude.Reply(fakeclaude.ToolUse("Bash", input{"command": "touch deployed # deploy", "description": "Deploy"})),
-		fakeclaude.Reply(fakeclaude.Text("The model must not be asked again.")),
+		after, after, after, after,
 	}})
 	res, err := p.RunContext(context.Background(), key+" deploy it")
 	envs := p.envelopes()
@@ -679,14 +691,24 @@ func testPolicyStopRun(t *testing.T, bins policyBins) {
 			p.dump(envs)
 			t.Fatalf("the run went on after the deny: %d PostToolBatch, Stop %v", len(batch), find(envs, "Stop", nil))
 		}
-		return
+	} else {
+		if len(batch) != 1 {
+			p.dump(envs)
+			t.Fatalf("%d PostToolBatch envelopes", len(batch))
+		}
+		checkAudit(t, batch[0], decision.ActionStop, "kill-switch", true)
+		if batch[0].audit.Reason != "Deploys are frozen; the run stops here." {
+			t.Fatalf("stop reason %q", batch[0].audit.Reason)
+		}
 	}
-	if len(batch) != 1 {
-		p.dump(envs)
-		t.Fatalf("%d PostToolBatch envelopes", len(batch))
+
+	// The stop ended its own run only: a resume of the session runs its
+	// command and goes on to its answer.
+	if again := p.Resume(res.SessionID, resume); again.Text != "Resumed after the stop." || !exists(filepath.Join(p.Project, "resumed")) {
+		p.dump(p.envelopes())
+		t.Fatalf("the resumed run: result %q, its command ran: %v", again.Text, exists(filepath.Join(p.Project, "resumed")))
 	}
-	checkAudit(t, batch[0], decision.ActionStop, "kill-switch", true)
-	if batch[0].audit.Reason != "Deploys are frozen; the run stops here." {
-		t.Fatalf("stop reason %q", batch[0].audit.Reason)
+	if d := decided(p.envelopes()); len(d) != 0 {
+		t.Fatalf("the resumed run was decided: %v", d)
 	}
 }
