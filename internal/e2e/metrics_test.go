@@ -14,8 +14,14 @@ import (
 // PromQL counts, per agent type, the tool calls the API lists for those
 // sessions, and the subagents and prompts.
 func TestMetricsOnPrometheus(t *testing.T) {
-	ClaudeBin(t) // skip (or fail in CI) before building anything
+	Clients(t) // skip (or fail in CI) before building anything
 	prom := promtest.Get(t)
+	EachClient(t, func(t *testing.T, cl Client) { testMetricsOnPrometheus(t, prom, cl) })
+}
+
+// testMetricsOnPrometheus plays the scenarios with client cl into a
+// collector of its own, which prom scrapes as an instance of its own.
+func testMetricsOnPrometheus(t *testing.T, prom *promtest.Server, cl Client) {
 	c := startCollector(t)
 
 	calls := map[string]int{} // by agent type, "main" for the main agent
@@ -27,7 +33,7 @@ func TestMetricsOnPrometheus(t *testing.T) {
 		func(*attrEnv) Scenario { return FailingBash() },
 		func(*attrEnv) Scenario { return RejectedCall() },
 	} {
-		a := c.newEnv(t)
+		a := c.newEnv(t, cl)
 		res := a.Play(sc(a))
 		for _, id := range a.settle() {
 			s := c.session(t, id)
