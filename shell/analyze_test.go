@@ -21,7 +21,7 @@ func TestPrograms(t *testing.T) {
 	f("sudo -u deploy env A=1 nice -n 5 rm -rf x", "rm:destructive")
 	f("xargs -0 -n 1 rm", "rm:destructive")
 	f("timeout --signal KILL 10 go test ./...", "go:execute_check")
-	f("bash -lc 'git status'", "bash:execute_check", "git:read_only")
+	f("bash -lc 'git status'", "bash:read_only", "git:read_only")
 	f("env -S 'rm -rf x'", "env:read_only", "rm:destructive")
 	f("ls $(rm -rf x)", "rm:destructive", "ls:read_only")
 	f("git -C /tmp/repo status", "git:read_only")

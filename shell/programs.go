@@ -618,6 +618,8 @@ func (w *walker) shellProgram(st *Step, name string, args []string, known []bool
 				st.Effect, st.Subtype, st.Dynamic, st.Why = Destructive, SubtypeUnknown, true, "a command string not known before run time"
 				return
 			}
+			// The shell adds nothing to what its string runs.
+			st.Effect = ReadOnly
 			w.script(args[i+1], []string{name + " -c"})
 			return
 		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || (name == "su" && (a == "-s" || a == "--shell" || a == "-g" || a == "-G")):
@@ -644,6 +646,7 @@ func (w *walker) shellProgram(st *Step, name string, args []string, known []bool
 		st.Effect, st.Why = Destructive, "an interactive shell"
 		st.Subtype = SubtypeUnknown
 	case in.known:
+		st.Effect = ReadOnly
 		w.script(in.text, []string{name + " <<input"})
 	default:
 		st.Effect, st.Subtype = Destructive, SubtypeUnknown
