@@ -228,6 +228,7 @@ func TestPolicy(t *testing.T) {
 	bins := buildPolicyBins(t)
 	// The subtests run in parallel; the binaries live until they all end.
 	t.Run("DenyRmRf", func(t *testing.T) { t.Parallel(); testPolicyDeny(t, bins) })
+	t.Run("DenyByEffect", func(t *testing.T) { t.Parallel(); testPolicyDenyByEffect(t, bins) })
 	t.Run("RewriteInput", func(t *testing.T) { t.Parallel(); testPolicyRewrite(t, bins) })
 	t.Run("SubagentType", func(t *testing.T) { t.Parallel(); testPolicySubagent(t, bins) })
 	t.Run("MCPTimestamps", func(t *testing.T) { t.Parallel(); testPolicyMCP(t, bins) })
@@ -289,6 +290,54 @@ func testPolicyDeny(t *testing.T, bins policyBins) {
 	if d := decided(envs); len(d) != 1 {
 		p.dump(envs)
 		t.Fatalf("%d decided events, want 1", len(d))
+	}
+}
+
+// effectPolicy holds the regular expression rule of denyPolicy and a rule
+// on the command's meaning: only the second sees through bash -c and
+// split flags.
+const effectPolicy = denyPolicy + `  - id: no-destruction
+    tool: Bash
+    when: command.effect == "destructive" and not all(command.writes, {under(#, cwd + "/build")})
+    action: deny
+    reason: This command destroys data outside build/.
+`
+
+// testPolicyDenyByEffect: a rephrased rm -rf that the regular expression
+// lets through is denied by the effect rule; the directory survives and
+// the model sees the reason.
+func testPolicyDenyByEffect(t *testing.T, bins policyBins) {
+	p := newPolicyEnv(t, bins, effectPolicy)
+	marker := filepath.Join(p.Project, "victim", "keep.txt")
+	writeFile(t, marker, "keep me\n")
+	const key = "[e2e:policy-effect]"
+	p.Model.SetScript(fakeclaude.Script{key: {
+		fakeclaude.Reply(fakeclaude.ToolUse("Bash", input{"command": "bash -c 'rm -r -f victim'", "description": "Clean up"})),
+		fakeclaude.Reply(fakeclaude.Text("I could not delete it.")),
+	}})
+	p.Run(key + " clean up the victim directory")
+	envs := p.envelopes()
+	reqs := turnRequests(p.Model.Requests(), key)
+
+	if !exists(marker) {
+		p.dump(envs)
+		t.Fatal("the denied bash -c 'rm -r -f victim' ran: the marker file is gone")
+	}
+	id := replyTool(t, reqs, "Bash")
+	const want = "This command destroys data outside build/."
+	if res := resultOf(t, reqs, id); !strings.Contains(res.ResultText(), want) {
+		p.dump(envs)
+		t.Fatalf("the model saw %q (is_error %v), want the reason %q", res.ResultText(), res.IsError, want)
+	}
+	pre := find(envs, "PreToolUse", func(ev event) bool { return ev.str("tool_use_id") == id })
+	if len(pre) != 1 {
+		p.dump(envs)
+		t.Fatalf("%d PreToolUse envelopes for %s", len(pre), id)
+	}
+	// The effect rule alone denied it: the regular expression missed it.
+	checkAudit(t, pre[0], decision.ActionDeny, "no-destruction", true)
+	if post := find(envs, "PostToolUse", func(ev event) bool { return ev.str("tool_use_id") == id }); len(post) != 0 {
+		t.Fatalf("a PostToolUse for the denied call: %v", post)
 	}
 }
 
