@@ -5,6 +5,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -30,6 +31,11 @@ const (
 	maxText = 200
 )
 
+// parsers keeps parsers for reuse: a parser is a few KB of buffers, more
+// than the rest of the analysis of a typical command allocates. A parser
+// resets itself on every Parse.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
+
 // Options are the context of a command.
 type Options struct {
 	// Dir is the working directory the command starts in (the hook
@@ -42,6 +48,7 @@ type Options struct {
 // cannot analyse makes the result Unknown, with effect Destructive.
 func Analyze(src string, opt Options) (a Analysis) {
 	w := &walker{dir: opt.Dir, vars: map[string]string{}}
+	w.a.Steps = make([]Step, 0, 4)
 	defer func() {
 		if r := recover(); r != nil {
 			w.a = Analysis{}
@@ -106,7 +113,9 @@ func (w *walker) script(src string, via []string) {
 	if w.limit() {
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	p := parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(src), "")
+	parsers.Put(p)
 	if err != nil {
 		w.unknown("cannot parse: " + err.Error())
 		return

@@ -1,11 +1,12 @@
 package shell
 
 import (
-	"strings"
+	"os"
 	"testing"
 )
 
-// typicalCommand is a command of the size agents run most.
+// typicalCommand is a command of the size agents run most (as in
+// internal/bench, which go run ./internal/cmd/bench shell runs).
 const typicalCommand = `cd /home/dev/src/demo && go test ./... 2>&1 | tail -20`
 
 func BenchmarkAnalyzeTypical(b *testing.B) {
@@ -15,36 +16,15 @@ func BenchmarkAnalyzeTypical(b *testing.B) {
 	}
 }
 
-// Script10K is a shell script of about 10 KB mixing the constructs the
-// analysis follows.
-func script10K() string {
-	const block = `set -euo pipefail
-build() {
-  local out="$1"
-  mkdir -p "$out" && go build -o "$out/app" ./cmd/app
-}
-for f in $(git ls-files '*.go'); do
-  gofmt -l "$f" | tee -a fmt.log
-done
-if [ -n "${CI:-}" ]; then
-  npm ci && npm test -- --coverage > coverage.txt 2>&1
-fi
-build dist
-curl -fsS https://example.com/health || echo "down" >&2
-find dist -name '*.tmp' -delete
-`
-	var b strings.Builder
-	for b.Len() < 10<<10 {
-		b.WriteString(block)
-	}
-	return b.String()
-}
-
+// BenchmarkAnalyzeScript10K analyses the 10 KB script of internal/bench.
 func BenchmarkAnalyzeScript10K(b *testing.B) {
-	s := script10K()
+	s, err := os.ReadFile("../internal/bench/testdata/script10k.sh")
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(int64(len(s)))
 	b.ReportAllocs()
 	for b.Loop() {
-		Analyze(s, Options{Dir: "/w"})
+		Analyze(string(s), Options{Dir: "/w"})
 	}
 }
