@@ -3,7 +3,7 @@
 // pages and kept live from the event stream.
 import { html, useState, useEffect, useLayoutEffect, useRef, useMemo, Select } from '../lib/html.js';
 import { getJSON, pages, bodies, sessionPath, stream, withQuery, HTTPError } from '../lib/api.js';
-import { SessionModel, MAIN, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
+import { SessionModel, MAIN, EFFECTS, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
 import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, isFailure } from '../lib/format.js';
 import { Timeline, agentLabel } from './timeline.js';
@@ -19,6 +19,8 @@ function filtersFrom(params) {
   f.tool = params.get('tool') || '';
   f.event = params.get('event') || '';
   f.status = params.get('status') || '';
+  f.subtype = params.get('subtype') || '';
+  f.effect = params.get('effect') || '';
   return f;
 }
 
@@ -229,7 +231,8 @@ function Filters({ model, version, filters, setFilters }) {
     setFilters({ ...filters, [k]: k === 'agent' ? (v === '*' ? null : v === 'main' ? MAIN : v) : v });
   };
   const agentValue = filters.agent == null ? '*' : filters.agent === MAIN ? 'main' : filters.agent;
-  const any = filters.agent != null || filters.tool || filters.event || filters.status;
+  const subtypes = useMemo(() => withCurrent([...new Set([...model.calls.values()].map((c) => c.subtype).filter(Boolean))].sort(), filters.subtype), [version, filters.subtype]);
+  const any = filters.agent != null || filters.tool || filters.event || filters.status || filters.subtype || filters.effect;
   const agentOptions = [['*', 'all agents'], ...order.map((a) => [a.id === MAIN ? 'main' : a.id, '\u00a0'.repeat(a.level * 2) + agentLabel(a) + (a.id ? ' · ' + shortID(a.id, 7) : '')])];
   if (filters.agent != null && filters.agent !== MAIN && !model.agents.has(filters.agent)) agentOptions.push([filters.agent, shortID(filters.agent, 12)]);
   return html`
@@ -239,6 +242,8 @@ function Filters({ model, version, filters, setFilters }) {
       <${Select} label="Event" value=${filters.event} onChange=${set('event')} options=${[['', 'all events'], ...events.map((t) => [t, t])]} />
       <${Select} label="Status" value=${filters.status} onChange=${set('status')}
         options=${[['', 'any status'], ...['ok', 'error', 'rejected', 'interrupted', 'denied', 'pending'].map((t) => [t, t])]} />
+      <${Select} label="Subtype" value=${filters.subtype} onChange=${set('subtype')} options=${[['', 'all subtypes'], ...subtypes.map((t) => [t, t])]} />
+      <${Select} label="Effect" value=${filters.effect} onChange=${set('effect')} options=${[['', 'any effect'], ...EFFECTS.map((t) => [t, t])]} />
       ${any && html`<button type="button" onClick=${() => setFilters(emptyFilters())}>clear filters</button>`}
     </div>`;
 }
@@ -371,6 +376,8 @@ export function SessionView({ id, params }) {
     if (filters.tool) p.set('tool', filters.tool);
     if (filters.event) p.set('event', filters.event);
     if (filters.status) p.set('status', filters.status);
+    if (filters.subtype) p.set('subtype', filters.subtype);
+    if (filters.effect) p.set('effect', filters.effect);
     if (selected && selected.kind === 'call') p.set('call', selected.id);
     const h = '#/s/' + encodeURIComponent(id) + (p.toString() ? '?' + p : '');
     if (location.hash !== h) history.replaceState(null, '', h);

@@ -6,7 +6,7 @@
 // anything here either.
 import { html, useEffect, useRef, useState, useLayoutEffect, useMemo } from '../lib/html.js';
 import { MAIN, callMatches, markerMatches, endOf, agentEnd, durationOf } from '../lib/model.js';
-import { familyColor, fmtDur, fmtClock, plural, shortID, truncate, STATUS_COLORS, isFailure } from '../lib/format.js';
+import { familyColor, fmtDur, fmtClock, plural, shortID, truncate, STATUS_COLORS, EFFECT_COLORS, isFailure } from '../lib/format.js';
 
 const ROW_H = 12;
 const ROW_GAP = 2;
@@ -250,8 +250,13 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
           ctx.moveTo(cx + 4, cy - 4); ctx.lineTo(cx - 4, cy + 4);
           ctx.stroke();
         } else {
-          ctx.fillStyle = familyColor(c.family);
+          ctx.fillStyle = familyColor(c.subtype || c.family);
           ctx.fillRect(x, y, w, ROW_H);
+          if (c.effect === 'destructive') {
+            // What cannot be undone stands out whatever its subtype.
+            ctx.fillStyle = EFFECT_COLORS.destructive;
+            ctx.fillRect(x, y, w, 2);
+          }
           if (isFailure(c.status)) {
             ctx.fillStyle = STATUS_COLORS[c.status];
             ctx.fillRect(x, y + ROW_H - 3, w, 3);
@@ -625,7 +630,8 @@ function Tip({ hover, model }) {
     const c = hover.call;
     body = html`<b>${c.tool}</b> <span class=${'pill pill-' + c.status}>${c.status}</span>
       <div>${fmtDur(durationOf(c))} · ${fmtClock(c.start, true)}</div>
-      <div class="muted">${c.family}${c.agent ? ' · ' + shortID(c.agent, 7) : ' · main'}</div>`;
+      <div class="muted">${c.subtype || c.family}${c.effect ? ' · ' + c.effect : ''}${c.agent ? ' · ' + shortID(c.agent, 7) : ' · main'}</div>
+      ${c.entity && html`<div class="muted">${truncate(c.entity, 120)}</div>`}`;
   } else {
     const mk = hover.marker;
     body = html`<b>${MARKER_GLYPH[mk.kind] || mk.kind}</b> <span class="muted">${mk.event}</span>
@@ -636,9 +642,10 @@ function Tip({ hover, model }) {
 }
 
 function Legend({ model, version }) {
-  const fams = useMemo(() => [...new Set([...model.calls.values()].map((c) => c.family))].filter(Boolean).sort(), [version]);
+  const fams = useMemo(() => [...new Set([...model.calls.values()].map((c) => c.subtype || c.family))].filter(Boolean).sort(), [version]);
   return html`<span class="legend">
     ${fams.map((f) => html`<span class="lg"><i style=${{ background: familyColor(f) }}></i>${f}</span>`)}
+    <span class="lg"><i class="lg-destructive"></i>destructive</span>
     <span class="lg"><i class="lg-err"></i>failed</span>
     <span class="lg"><i class="lg-deny">✕</i>denied</span>
     <span class="lg"><i class="lg-prompt"></i>prompt</span>
