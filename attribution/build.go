@@ -711,7 +711,7 @@ func compareCalls(x, y *ToolCall) int {
 // failure, which beats a result, which beats the PostToolBatch summary.
 func (b *sessionBuilder) finishCall(c *callState) {
 	tc := c.c
-	tc.Family = Family(tc.ToolName)
+	tc.Family = classify.Family(tc.ToolName)
 	if !c.classified {
 		tc.Meta, c.classified = classify.Call(tc.ToolName, tc.Input, c.cwd), true
 	}
