@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -34,7 +35,7 @@ func Shell(ctx context.Context, w io.Writer) error {
 		src  string
 	}{{"typical command", TypicalCommand}, {"10 KB script", Script10K}}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "input\tbytes\tsteps\ttime/op\tallocs/op\tbytes/op\t")
+	fmt.Fprintln(tw, "input\tbytes\tsteps\ttime/op\tCPU/op\tallocs/op\tbytes/op\t")
 	var typical time.Duration
 	for i, r := range rows {
 		if err := ctx.Err(); err != nil {
@@ -51,10 +52,17 @@ func Shell(ctx context.Context, w io.Writer) error {
 			}
 		})
 		per := time.Duration(res.NsPerOp())
-		if i == 0 {
-			typical = per
+		// CPU time, which a busy machine inflates less than wall time:
+		// the process's user and system time over as many runs.
+		cpu0 := cpuTime()
+		for range res.N {
+			shell.Analyze(r.src, shell.Options{Dir: "/w"})
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%v\t%d\t%d\t\n", r.name, len(r.src), len(a.Steps), per, res.AllocsPerOp(), res.AllocedBytesPerOp())
+		cpu := (cpuTime() - cpu0) / time.Duration(res.N)
+		if i == 0 {
+			typical = cpu
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%v\t%v\t%d\t%d\t\n", r.name, len(r.src), len(a.Steps), per, cpu, res.AllocsPerOp(), res.AllocedBytesPerOp())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -63,6 +71,15 @@ func Shell(ctx context.Context, w io.Writer) error {
 	if typical > ShellGoal {
 		verdict = "MISSED"
 	}
-	fmt.Fprintf(w, "goal: a typical command ≤ %v: %s (%v)\n", ShellGoal, verdict, typical)
+	fmt.Fprintf(w, "goal: a typical command ≤ %v of CPU: %s (%v)\n", ShellGoal, verdict, typical)
 	return nil
+}
+
+// cpuTime is the user and system time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
