@@ -520,19 +520,13 @@ func (w *walker) call(c *syntax.CallExpr, rs []*syntax.Redirect, in *input) {
 // insert adds a step at index n: a wrapper (bash -c, find -exec) before
 // the steps it runs, which were added while it was resolved.
 func (w *walker) insert(n int, st Step) {
+	before := len(w.a.Steps)
 	w.add(st)
-	if last := len(w.a.Steps) - 1; last > n && n >= 0 {
+	if last := len(w.a.Steps) - 1; last == before && last > n && n >= 0 {
+		added := w.a.Steps[last]
 		copy(w.a.Steps[n+1:], w.a.Steps[n:last])
-		w.a.Steps[n] = st
-		w.a.Steps[n].Effect, w.a.Steps[n].Subtype = cmpEffect(st.Effect), cmpOr(st.Subtype, SubtypeRunCommand)
+		w.a.Steps[n] = added
 	}
-}
-
-func cmpEffect(e Effect) Effect {
-	if e == "" {
-		return ReadOnly
-	}
-	return e
 }
 
 // withArgs runs fn with the positional parameters of a function call.
