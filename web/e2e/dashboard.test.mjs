@@ -375,6 +375,33 @@ test('a call shows its meaning: subtype, effect, the steps of its command, the f
   await page.close();
 });
 
+test('signals: a loop of failing calls shows on the session, the agent and its details', async () => {
+  // 2.1.332: the main agent ran `echo failing; exit 4` twice; the link
+  // lowers the threshold to two.
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(RESUMED) + '?failed_repeats=2');
+  await loaded(page);
+  const list = page.getByTestId('signals');
+  await list.waitFor();
+  const text = await list.innerText();
+  assert.match(text, /1 signal/);
+  assert.match(text, /loop main: Bash echo failing; exit 4 failed 2 times/);
+  const badge = page.locator('[data-agent=""] [data-testid=agent-signals]');
+  assert.equal((await badge.innerText()).trim(), '⚠ 1');
+  await list.getByRole('button', { name: /^main/ }).click();
+  const insp = page.getByTestId('inspector');
+  assert.match(await insp.getByTestId('agent-signal-list').innerText(), /failed 2 times/);
+  clean(seen);
+  await page.close();
+  // At the collector's thresholds, none.
+  const plain = await open('/#/s/' + encodeURIComponent(RESUMED));
+  await loaded(plain.page);
+  await plain.page.waitForFunction(() => window.__hw.model && window.__hw.model.signals.size > 0);
+  assert.equal(await plain.page.getByTestId('signals').count(), 0);
+  assert.equal(await plain.page.locator('[data-testid=agent-signals]').count(), 0);
+  clean(plain.seen);
+  await plain.page.close();
+});
+
 test('a selected call is in the URL, and the URL selects it', async () => {
   const { page, seen, insp } = await openLinked(REAL, 'toolu_00000009');
   assert.match(await insp.innerText(), /go vet \.\/\.\.\./, 'the linked call is selected');

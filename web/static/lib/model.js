@@ -190,7 +190,30 @@ function callFrom(r) {
   };
 }
 
+/** signalsFrom reads the agents of a GET …/signals answer: agent id → its signals and failures in a row. */
+export function signalsFrom(body) {
+  const out = new Map();
+  const agents = body && Array.isArray(body.agents) ? body.agents : [];
+  for (const a of agents) {
+    if (!a || typeof a !== 'object' || typeof a.agent_id !== 'string') continue;
+    const signals = (Array.isArray(a.signals) ? a.signals : []).filter((s) => s && typeof s === 'object').map((s) => ({
+      kind: str(s.kind), detail: str(s.detail), calls: strList(s.calls),
+    }));
+    out.set(a.agent_id, { signals, failuresInARow: count(a.failures_in_a_row) });
+  }
+  return out;
+}
+
 export class SessionModel {
+  /** setSignals keeps the collector's signals; it reports whether they changed. */
+  setSignals(body) {
+    const next = signalsFrom(body);
+    if (JSON.stringify([...next]) === JSON.stringify([...this.signals])) return false;
+    this.signals = next;
+    this.version++;
+    return true;
+  }
+
   constructor(id) {
     this.id = id;
     /** session is the collector's view of the session (GET /v1/sessions/{id}), or null. */
@@ -210,6 +233,8 @@ export class SessionModel {
     this.t1 = -Infinity;
     this.version = 0;
     this.lastSeq = 0;
+    /** signals are the collector's signals per agent id (GET …/signals), empty until read. */
+    this.signals = new Map();
     this._layout = null;
     this._stats = null;
     this._unsorted = false;

@@ -174,6 +174,10 @@ function AgentDetails({ model, a, onSelect, onFilter }) {
       <${Field} k="events">${fmtNum(a.events)}<//>
       ${a.lastMessage && html`<${Field} k="last message"><span class="pre">${a.lastMessage}</span><//>`}
     </section>
+    ${model.signals.get(a.id)?.signals.length > 0 && html`<section class="isec" data-testid="agent-signal-list"><h4>Signals</h4>
+      ${model.signals.get(a.id).signals.map((s, k) => html`<p key=${k}><b>${s.kind.replace('_', ' ')}</b>: ${s.detail} ${s.calls.slice(0, 6).map((c) => html`<${CallLink} key=${c} model=${model} id=${c} onSelect=${onSelect} /> `)}</p>`)}
+      ${model.signals.get(a.id).failuresInARow > 0 && html`<p class="muted">${plural(model.signals.get(a.id).failuresInARow, 'failure')} in a row</p>`}
+    </section>`}
     <section class="isec"><h4>Tools</h4>
       <table class="mini"><tbody>${tools.map(([t, n]) => html`<tr><td>${t}</td><td class="num">${n}</td></tr>`)}</tbody></table>
     </section>

@@ -604,6 +604,7 @@ function AgentRow({ lane, model, selected, onSelect }) {
   // The collector's counts: failures (errors, interruptions) and, when it
   // counts them per agent, calls the client rejected.
   const failed = (a.failures ?? 0) + (a.rejected ?? 0);
+  const sig = model.signals.get(a.id);
   return html`
     <div class=${'agent' + (selected ? ' sel' : '')} role="treeitem" aria-level=${a.level + 1} data-agent=${a.id} data-type=${a.type ?? ''} data-calls=${a.calls.length} data-background=${a.background ? 'true' : 'false'}
       style=${{ height: lane.h + 'px', paddingLeft: 8 + a.level * 16 + 'px' }}
@@ -617,6 +618,7 @@ function AgentRow({ lane, model, selected, onSelect }) {
         ${failed > 0 && html`<span class="badge bad" title="failed calls">${failed}</span>`}
         ${a.background && html`<span class="badge bg" title=${'ran on in the background after its call returned' + (a.notificationStatus ? '; the client notified: ' + a.notificationStatus : '')}>${Number.isFinite(a.stop) ? 'background' : 'bg running'}</span>`}
         ${a.denials > 0 && html`<span class="badge deny" title="denied calls">${a.denials}</span>`}
+        ${sig && sig.signals.length > 0 && html`<span class="badge warnb" data-testid="agent-signals" title=${sig.signals.map((x) => x.kind + ': ' + x.detail).join('\n')}>⚠ ${sig.signals.length}</span>`}
       </div>
       <div class="a2">
         ${plural(a.toolCount ?? a.calls.length, 'call')} · ${fmtDur(dur)}${spawn ? html` · <span title=${'spawned by ' + spawn.id}>via ${truncate(desc || spawn.tool, 28)}</span>` : ''}
