@@ -123,6 +123,8 @@ type Step struct {
 	// Program is the program that runs, after the wrappers in Via:
 	// `sudo env X=1 rm -rf d` is rm. "" when it cannot be known statically
 	// (a variable, a command substitution); Dynamic is then set.
+	// "redirect" is the redirections of a statement without a command of
+	// its own (`> f`, `{ …; } > f`).
 	Program string `json:"program"`
 	// Args are the arguments after Program, with quotes removed and known
 	// variables substituted; a part that cannot be known keeps its source
