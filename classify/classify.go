@@ -12,8 +12,10 @@ package classify
 import (
 	"encoding/json"
 	"path"
+	"slices"
 	"strings"
 
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/shell"
 )
 
@@ -138,14 +140,18 @@ func Input(toolName string, in map[string]any, cwd string) Meta {
 			// BashOutput, KillShell, write_stdin: about a running command.
 			m.Subtype, m.Operation, m.Effect = SubtypeRunCommand, "execute", shell.ExecuteCheck
 		}
-	case toolName == "apply_patch":
+	case toolName == event.ApplyPatch:
 		m.Subtype, m.Operation, m.Effect, m.EntityType = SubtypeModifyFile, "write", shell.Write, "file"
-		patch := str("command")
-		if patch == "" {
-			patch = str("input")
+		files := event.PatchFiles(firstOf(str("command"), str("input")))
+		deletes := len(files) > 0
+		for _, f := range files {
+			m.FilesWritten = appendPath(m.FilesWritten, abs(f.Path, cwd))
+			if f.MoveTo != "" {
+				m.FilesWritten = appendPath(m.FilesWritten, abs(f.MoveTo, cwd))
+			}
+			deletes = deletes && f.Op == event.PatchDelete
 		}
-		deletes := patchFiles(&m, patch, cwd)
-		if deletes && len(m.FilesWritten) == 1 {
+		if deletes {
 			m.Subtype, m.Operation, m.Effect = SubtypeDeleteFile, "delete", shell.Destructive
 		}
 		if len(m.FilesWritten) > 0 {
@@ -232,21 +238,12 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// patchFiles reads the files an apply_patch envelope names; it reports
-// whether the patch deletes a file.
-func patchFiles(m *Meta, patch, cwd string) (deletes bool) {
-	for _, line := range strings.Split(patch, "\n") {
-		for _, pre := range []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "} {
-			if f, ok := strings.CutPrefix(line, pre); ok {
-				m.FilesWritten = append(m.FilesWritten, abs(strings.TrimSpace(f), cwd))
-				deletes = deletes || pre == "*** Delete File: "
-			}
-		}
-		if len(m.FilesWritten) >= 100 {
-			break
-		}
+// appendPath appends p unless it is there, within 100 paths.
+func appendPath(list []string, p string) []string {
+	if len(list) >= 100 || slices.Contains(list, p) {
+		return list
 	}
-	return deletes
+	return append(list, p)
 }
 
 // GroupOf returns the group of a subtype.
