@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/classify"
 	"github.com/hookwatch/hookwatch/event"
 )
 
@@ -332,6 +333,10 @@ type ToolCall struct {
 	// from the patch's headers, which is all of it that is stored unless
 	// the capture is full.
 	Files []event.PatchFile `json:"files,omitempty"`
+	// Meta is the call's meaning (subtype, effect, files read and
+	// written, the analysis of a shell command), computed once per input
+	// by package classify.
+	classify.Meta
 
 	// ParentToolUseID is the call that spawned this call's agent ("" for
 	// the main agent).

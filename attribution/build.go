@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"github.com/hookwatch/hookwatch/classify"
 	"math"
 	"slices"
 	"strconv"
@@ -85,6 +86,10 @@ type callState struct {
 	// rolloutExit is the exit code a Codex rollout recorded for the
 	// call's command, for when the hook's PostToolUse has none.
 	rolloutExit *int
+	// classified: ToolCall.Meta is of the current input; cwd is the
+	// directory the call ran in.
+	classified bool
+	cwd        string
 }
 
 // done reports whether the call has an outcome.
@@ -315,7 +320,7 @@ func (b *sessionBuilder) add(r *record) {
 			c.pre = r
 			c.agent, c.first = ag, r
 			c.c.ToolName, c.c.Input, c.turnID = e.ToolName, rawCopy(e.ToolInput), p.TurnID
-			c.canon, c.asked = nil, nil
+			c.canon, c.asked, c.classified, c.cwd = nil, nil, false, p.CWD
 		}
 		b.decide(c, r)
 		b.touch(c)
@@ -479,7 +484,7 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 			ToolUseID: id, SyntheticID: synthetic, SessionID: b.s.SessionID, ToolName: tc.ToolName,
 			StartedAt: r.at, Input: rawCopy(tc.ToolInput), PromptID: r.p.PromptID,
 		},
-		agent: ag, first: r, turnID: r.p.TurnID,
+		agent: ag, first: r, turnID: r.p.TurnID, cwd: r.p.CWD,
 	}
 	b.calls[id] = c
 	b.callSeq = append(b.callSeq, c)
@@ -706,7 +711,10 @@ func compareCalls(x, y *ToolCall) int {
 // failure, which beats a result, which beats the PostToolBatch summary.
 func (b *sessionBuilder) finishCall(c *callState) {
 	tc := c.c
-	tc.Family = Family(tc.ToolName)
+	tc.Family = classify.Family(tc.ToolName)
+	if !c.classified {
+		tc.Meta, c.classified = classify.Call(tc.ToolName, tc.Input, c.cwd), true
+	}
 	tc.Status, tc.EndedAt, tc.DurationMS, tc.Error, tc.Decision, tc.ExitCode = "", nil, nil, "", nil, nil
 	tc.Files = patchFiles(tc)
 	if c.pre != nil {

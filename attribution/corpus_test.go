@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/classify"
 	"github.com/hookwatch/hookwatch/event"
 )
 
@@ -149,7 +150,7 @@ func TestPublicCaptures(t *testing.T) {
 		for _, c := range s.ToolCalls {
 			if c.ToolName == "Task" {
 				tasks++
-				if c.Family != FamilyDelegation {
+				if c.Family != classify.FamilyDelegation {
 					t.Fatalf("Task is %s", c.Family)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hookwatch/hookwatch/classify"
 	"github.com/hookwatch/hookwatch/event"
 )
 
@@ -130,7 +131,7 @@ func TestToolCallDecision(t *testing.T) {
 		pre("Bash", "t2", bash("ls")).with("_decision", "{not json"),
 	)))
 	c := callOf(t, s, "t1")
-	if string(c.Decision) != allowAudit || len(c.Decisions) != 2 || c.Decisions[1].Event != "PostToolUse" || c.Family != FamilyMCPCall {
+	if string(c.Decision) != allowAudit || len(c.Decisions) != 2 || c.Decisions[1].Event != "PostToolUse" || c.Family != classify.FamilyMCPCall {
 		t.Fatalf("decision %s, decisions %+v", c.Decision, c.Decisions)
 	}
 	if c2 := callOf(t, s, "t2"); c2.Decision != nil || c2.Decisions != nil {
@@ -196,41 +197,6 @@ func TestToolCallsWithoutID(t *testing.T) {
 	if second.Status != StatusPending || orphan.Status != StatusOK || orphan.ToolUseID != "nouse:"+envID(3) {
 		t.Fatalf("second %+v, orphan %+v", second, orphan)
 	}
-}
-
-func TestFamily(t *testing.T) {
-	f := func(tool, want string) {
-		t.Helper()
-		if got := Family(tool); got != want {
-			t.Fatalf("Family(%q) = %s, want %s", tool, got, want)
-		}
-	}
-	f("Read", FamilyReadFile)
-	f("Write", FamilyModifyFile)
-	f("Edit", FamilyModifyFile)
-	f("MultiEdit", FamilyModifyFile)
-	f("NotebookEdit", FamilyModifyFile)
-	f("apply_patch", FamilyModifyFile)
-	f("Bash", FamilyRunCommand)
-	f("PowerShell", FamilyRunCommand)
-	f("exec_command", FamilyRunCommand)
-	f("Glob", FamilySearch)
-	f("Grep", FamilySearch)
-	f("WebFetch", FamilyWebFetch)
-	f("WebSearch", FamilyWebFetch)
-	f("Agent", FamilyDelegation)
-	f("Task", FamilyDelegation)
-	f("spawn_agent", FamilyDelegation)
-	f("multi_agent_v1wait_agent", FamilyDelegation)
-	f("mcp__context7__resolve-library-id", FamilyMCPCall)
-	f("mcp__", FamilyMCPCall)
-	f("TaskCreate", FamilyTask)
-	f("TaskUpdate", FamilyTask)
-	f("TodoWrite", FamilyTask)
-	f("ExitPlanMode", FamilyOther)
-	f("AskUserQuestion", FamilyOther)
-	f("", FamilyOther)
-	f("read", FamilyOther) // names are case-sensitive, as in matchers
 }
 
 // TestSameInstant: events received in the same instant are ordered by

@@ -639,7 +639,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 			}
 			b.ToolCalls = append(b.ToolCalls, store.ToolCallRow{
 				SessionID: id, ToolUseID: c.ToolUseID, AgentID: c.AgentID, ToolName: c.ToolName,
-				Status: c.Status, StartedAt: c.StartedAt, UpdatedSeq: version, Doc: doc,
+				Status: c.Status, Subtype: c.Subtype, Effect: string(c.Effect), StartedAt: c.StartedAt, UpdatedSeq: version, Doc: doc,
 			})
 		}
 	}

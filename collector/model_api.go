@@ -362,7 +362,7 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleToolCalls is GET /v1/sessions/{id}/tool-calls: a page of the calls
-// by start, filtered by agent_id, tool, status and since (RFC 3339: calls
+// by start, filtered by agent_id, tool, status, subtype, effect and since (RFC 3339: calls
 // started at or after it) in the database. A virtual session lists its
 // subagent's own calls.
 func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
@@ -375,7 +375,8 @@ func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
 	if limit == 0 {
 		limit = store.MaxLimit
 	}
-	f := store.ToolCallFilter{Tool: q.Get("tool"), Status: q.Get("status"), Cursor: q.Get("cursor"), Limit: limit}
+	f := store.ToolCallFilter{Tool: q.Get("tool"), Status: q.Get("status"), Subtype: q.Get("subtype"), Effect: q.Get("effect"),
+		Cursor: q.Get("cursor"), Limit: limit}
 	if v := q.Get("since"); v != "" {
 		if f.Since, err = time.Parse(time.RFC3339Nano, v); err != nil {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("since must be an RFC 3339 time, got %q", v))

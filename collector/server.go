@@ -190,6 +190,7 @@ func (s *Server) routes() {
 	s.Handle("GET /v1/sessions/{id}/events", http.HandlerFunc(s.handleSessionEvents))
 	s.Handle("GET /v1/sessions/{id}/agents", http.HandlerFunc(s.handleAgents))
 	s.Handle("GET /v1/sessions/{id}/tool-calls", http.HandlerFunc(s.handleToolCalls))
+	s.Handle("GET /v1/sessions/{id}/signals", http.HandlerFunc(s.handleSignals))
 	s.Handle("GET /v1/stream", http.HandlerFunc(s.handleStream))
 	s.Handle("GET /metrics", http.HandlerFunc(s.handleMetrics))
 }

@@ -59,13 +59,27 @@ func BenchmarkEvaluate(b *testing.B) {
 	b.Run("fresh-nocache", func(b *testing.B) {
 		run(b, func() *Set { return LoadSources(Source{Path: filepath.Join(home, "policy.yaml"), Scope: ScopeUser}) })
 	})
-	b.Run("warm", func(b *testing.B) {
-		set := Discover(home, "/nonexistent/project", "")
+	warm := func(b *testing.B, set *Set) {
 		p := payload(b)
 		b.ReportAllocs()
 		for b.Loop() {
 			d := set.Evaluate(context.Background(), p, nil)
 			decision.Render(d)
 		}
+	}
+	b.Run("warm", func(b *testing.B) { warm(b, Discover(home, "/nonexistent/project", "")) })
+	// warm-effect adds a rule on the command's meaning: every evaluation
+	// then analyses the command (package shell).
+	b.Run("warm-effect", func(b *testing.B) {
+		dir := b.TempDir()
+		rule := "\n  - id: no-destruction\n    tool: Bash\n    when: command.effect == \"destructive\"\n    action: deny\n"
+		if err := os.WriteFile(filepath.Join(dir, "policy.yaml"), append(append([]byte(nil), data...), rule...), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		set := Discover(dir, "/nonexistent/project", "")
+		if len(set.Rules) != 51 || len(set.Problems) > 0 {
+			b.Fatalf("%d rules, problems %v", len(set.Rules), set.Problems)
+		}
+		warm(b, set)
 	})
 }

@@ -365,3 +365,81 @@ func describeAction(r *Rule) string {
 	}
 	return strings.Join(parts, "+")
 }
+
+// ExplainCommand shows how the policy sees a shell command run in dir:
+// its analysis (the variable `command` of conditions, and `subtype`),
+// step by step, and what the rules in force for dir answer to a Bash
+// call of it (PreToolUse). With asJSON it writes the variables as JSON.
+func ExplainCommand(w io.Writer, home, dir, command string, asJSON bool) error {
+	payload := map[string]any{
+		"hook_event_name": "PreToolUse", "session_id": "policy-explain", "cwd": dir, "tool_name": "Bash",
+		"tool_use_id": "toolu_explain", "tool_input": map[string]any{"command": command},
+	}
+	set := Discover(home, dir, dir)
+	ev := &evaluation{set: set, ctx: context.Background(), name: "PreToolUse", payload: payload}
+	m := ev.meaning()
+	d := set.Evaluate(context.Background(), payload, MemoryState())
+	if asJSON {
+		b, err := json.MarshalIndent(map[string]any{"command": m.command, "subtype": m.subtype, "decision": d}, "", "  ")
+		if err != nil {
+			return fmt.Errorf("cannot encode the analysis: %w", err)
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	c := m.command
+	fmt.Fprintf(w, "Command: %s\nEffect:  %s\nSubtype: %s\n", oneLine(command), c["effect"], m.subtype)
+	if c["unknown"] == true {
+		fmt.Fprintf(w, "Unknown: %s (counted destructive)\n", c["reason"])
+	}
+	for _, k := range []string{"writes", "reads", "hosts"} {
+		if l, _ := c[k].([]string); len(l) > 0 {
+			fmt.Fprintf(w, "%-8s %s\n", strings.ToUpper(k[:1])+k[1:]+":", strings.Join(l, " "))
+		}
+	}
+	fmt.Fprintln(w, "\nSteps (command.steps):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tPROGRAM\tARGS\tVIA\tEFFECT\tSUBTYPE\tWRITES\tREADS\tHOSTS")
+	steps, _ := c["steps"].([]any)
+	for i, s := range steps {
+		st := s.(map[string]any)
+		list := func(k string) string {
+			l, _ := st[k].([]string)
+			return dash(oneLine(strings.Join(l, " ")))
+		}
+		prog, _ := st["program"].(string)
+		if prog == "" {
+			prog = "(dynamic)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, prog, cutText(list("args"), 40), list("via"),
+			st["effect"], st["subtype"], list("writes"), list("reads"), list("hosts"))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("cannot write steps table: %w", err)
+	}
+	fmt.Fprintf(w, "\nPolicy in force for %s answers a Bash call of it (PreToolUse): ", dir)
+	switch {
+	case d.Verdict != decision.None:
+		fmt.Fprintf(w, "%s", d.Verdict)
+	case len(set.Rules) == 0:
+		fmt.Fprint(w, "nothing (no rules in force)")
+	default:
+		fmt.Fprint(w, "nothing (no rule fires)")
+	}
+	fmt.Fprintln(w)
+	for _, n := range d.Notes {
+		fmt.Fprintf(w, "  rule %q: %s", n.RuleID, n.Action)
+		if n.Reason != "" {
+			fmt.Fprintf(w, " — %s", oneLine(n.Reason))
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

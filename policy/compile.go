@@ -45,6 +45,11 @@ func (r *Rule) compile() *compiled {
 		fail(r.line("agent_type"), "agent_type: %v", err)
 		c.agentType = matcher.Matcher{}
 	}
+	if c.subtype, err = matcher.Compile(r.Subtype); err != nil {
+		fail(r.line("subtype"), "subtype: %v", err)
+		c.subtype = matcher.Matcher{}
+	}
+	c.meaning = r.Subtype != ""
 	if r.invalid != nil {
 		if c.err == nil {
 			c.err = r.invalid
@@ -56,6 +61,7 @@ func (r *Rule) compile() *compiled {
 		if err != nil {
 			fail(r.line("when")+exprLine(err), "cannot compile when: %s", conditionMessage(err))
 		}
+		c.meaning = c.meaning || usesMeaning(c.when)
 	}
 	for _, u := range r.UpdateInput {
 		prog, err := exprs.compile(u.Expr, false)
@@ -64,6 +70,7 @@ func (r *Rule) compile() *compiled {
 			continue
 		}
 		c.updates = append(c.updates, prog)
+		c.meaning = c.meaning || usesMeaning(prog)
 	}
 	for _, t := range r.Transforms {
 		if t.Kind != "redact" {

@@ -49,7 +49,7 @@ var (
 // documented string fields are strings, flags booleans, the rest any. It is
 // built on first use, never at init.
 var envTypes = sync.OnceValue(func() types.Map {
-	env := make(types.Map, len(stringFields)+len(boolFields)+len(numberFields)+len(anyFields)+3)
+	env := make(types.Map, len(stringFields)+len(boolFields)+len(numberFields)+len(anyFields)+5)
 	for _, f := range stringFields {
 		env[f] = types.String
 	}
@@ -65,12 +65,14 @@ var envTypes = sync.OnceValue(func() types.Map {
 	env["tool_input"] = types.TypeOf(map[string]any{})
 	env["payload"] = types.TypeOf(map[string]any{})
 	env["is_subagent"] = types.Bool
+	env["command"] = commandType()
+	env["subtype"] = types.String
 	return env
 })
 
 // newEnv builds the variables of one evaluation from a decoded payload.
 func newEnv(p map[string]any) map[string]any {
-	env := make(map[string]any, len(stringFields)+len(boolFields)+len(numberFields)+len(anyFields)+3)
+	env := make(map[string]any, len(stringFields)+len(boolFields)+len(numberFields)+len(anyFields)+5)
 	for _, f := range stringFields {
 		env[f] = asString(p[f])
 	}
@@ -91,6 +93,8 @@ func newEnv(p map[string]any) map[string]any {
 	env["tool_input"] = ti
 	env["payload"] = p
 	env["is_subagent"] = asString(p["agent_id"]) != ""
+	// command and subtype are set by evaluation.meaning, before the
+	// first rule that reads them runs: the others never pay for them.
 	return env
 }
 

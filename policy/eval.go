@@ -69,6 +69,8 @@ type evaluation struct {
 	output   any            // tool_response after transforms (nil: unchanged)
 	warnings []string
 
+	mean *meaning // the call's classification, once a rule needs it
+
 	quotaOpen bool
 	now       time.Time
 	hits      []quotaHit
@@ -109,6 +111,12 @@ func (ev *evaluation) rule(r *Rule) (decision.Decision, bool) {
 		return ev.failClosed(r, fmt.Errorf("managed rule is invalid: %v", c.err))
 	}
 	if !ev.selects(r, c) {
+		return decision.Decision{}, false
+	}
+	if c.meaning {
+		ev.meaning()
+	}
+	if r.Subtype != "" && !c.subtype.Match(ev.mean.subtype) {
 		return decision.Decision{}, false
 	}
 	if c.when != nil {

@@ -311,6 +311,8 @@ func (p *parser) rule(idx int, n *yaml.Node, fileClosed bool) *Rule {
 			}
 		case "agent_type":
 			r.AgentType = str()
+		case "subtype":
+			r.Subtype = str()
 		case "when":
 			r.When = str()
 		case "action":

@@ -83,6 +83,10 @@ type Rule struct {
 	Runtime string
 	// AgentType is a matcher tested against agent_type ("" when absent).
 	AgentType string
+	// Subtype is a matcher tested against the tool call's subtype
+	// (package classify: run_test, delete_file, modify_file …), in place
+	// of or beside the tool name; "" matches every call.
+	Subtype string
 	// When is an expr condition over the payload; "" is always true.
 	When string
 	// Quota, if set, makes the rule fire only once its count is exhausted.
@@ -151,6 +155,10 @@ type compiled struct {
 	matcher   matcher.Matcher
 	narrow    matcher.Matcher // for FileChanged / StopFailure
 	agentType matcher.Matcher
+	subtype   matcher.Matcher
+	// meaning: the rule reads the call's classification (subtype:, or
+	// command/subtype in a condition or an update).
+	meaning   bool
 	when      *vm.Program
 	updates   []*vm.Program
 	redactors []*redactor

@@ -64,9 +64,14 @@ type ToolCallRow struct {
 	SessionID string
 	ToolUseID string
 	// AgentID is the agent that made the call; "" is the main agent.
-	AgentID   string
-	ToolName  string
-	Status    string
+	AgentID  string
+	ToolName string
+	Status   string
+	// Subtype and Effect are the call's meaning (package classify:
+	// run_test, modify_file …; read_only … destructive), "" when not
+	// classified. They are also in Doc; the columns serve the filters.
+	Subtype   string
+	Effect    string
 	StartedAt time.Time
 	// UpdatedSeq is the model position of the row's latest change (see
 	// SessionModel.UpdatedSeq).
@@ -131,6 +136,10 @@ type ToolCallFilter struct {
 	// and status.
 	Tool   string
 	Status string
+	// Subtype and Effect, when not empty, keep only calls with that
+	// subtype and effect.
+	Subtype string
+	Effect  string
 	// Since, when not zero, keeps only calls started at or after it.
 	Since time.Time
 	// UpdatedAfter keeps only rows whose UpdatedSeq is greater (0 keeps

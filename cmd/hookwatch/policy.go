@@ -28,8 +28,10 @@ Subcommands:
       problems print as file:line: rule "id": message and exit 1
   test FILE --events EVENTS.jsonl [--json]
       dry-run a policy over recorded hook events
-  explain [DIR]
-      list the policy files and rules in force for DIR (default: here)
+  explain [DIR] [--command CMD [--json]]
+      list the policy files and rules in force for DIR (default: here);
+      with --command, show the analysis of a shell command (its steps,
+      effect, files) and what the rules answer to a Bash call of it
 
 Run 'hookwatch policy <subcommand> --help' for its flags. See docs/policy.md for the language.
 `
@@ -141,7 +143,9 @@ func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 
 // runPolicyExplain is `hookwatch policy explain [DIR]`.
 func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy explain", "policy explain [DIR]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.", stderr)
+	fs := newFlagSet("policy explain", "policy explain [DIR] [--command CMD [--json]]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.\nWith --command, shows how the rules see a shell command run in DIR: its\nsteps, effect and files (the variables command and subtype) and what the\nrules in force answer to a Bash call of it.", stderr)
+	command := fs.String("command", "", "a shell command to analyse")
+	asJSON := fs.Bool("json", false, "with --command: write the variables and the answer as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -160,6 +164,9 @@ func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("cannot explain policy: %w", err)
 	} else if !fi.IsDir() {
 		return fmt.Errorf("%w: %s is not a directory", errUsage, dir)
+	}
+	if *command != "" {
+		return policy.ExplainCommand(stdout, hook.Home(os.Getenv), abs, *command, *asJSON)
 	}
 	return policy.Explain(stdout, hook.Home(os.Getenv), abs)
 }

@@ -251,3 +251,43 @@ func TestPolicyHelpAndUsage(t *testing.T) {
 	f(2, "unknown policy subcommand", "policy", "lint")
 	f(0, "policy", "--help") // the top-level help lists it
 }
+
+func TestPolicyExplainCommand(t *testing.T) {
+	e := newTestEnv(t)
+	writePolicy(t, filepath.Join(e.hwHome, "policy.yaml"), `rules:
+  - id: no-destruction
+    tool: Bash
+    when: command.effect == "destructive" and not all(command.writes, {under(#, cwd + "/build")})
+    action: deny
+    reason: This destroys data outside build/.
+`)
+	out := strings.Join(strings.Fields(mustHW(t, "policy", "explain", "--command", `cd src && bash -c "rm -r -f ../victim"`, e.project)), " ")
+	for _, want := range []string{
+		"Effect: destructive",
+		"Writes: " + filepath.Join(e.project, "victim"),
+		"2 bash -c rm -r -f ../victim - read_only run_command",
+		"3 rm -r -f ../victim bash -c destructive delete_file " + filepath.Join(e.project, "victim"),
+		`answers a Bash call of it (PreToolUse): deny rule "no-destruction": deny — This destroys data outside build/.`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("policy explain --command lacks %q:\n%s", want, out)
+		}
+	}
+	out = mustHW(t, "policy", "explain", "--command", "rm -rf build/out", e.project)
+	if !strings.Contains(out, "no rule fires") {
+		t.Fatalf("a deletion under build/ is denied:\n%s", out)
+	}
+	var v struct {
+		Command struct {
+			Effect string   `json:"effect"`
+			Writes []string `json:"writes"`
+		} `json:"command"`
+		Subtype string `json:"subtype"`
+	}
+	if err := json.Unmarshal([]byte(mustHW(t, "policy", "explain", "--json", "--command", "git clean -fdx", e.project)), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Command.Effect != "destructive" || v.Subtype != "git_operation" || len(v.Command.Writes) != 1 {
+		t.Fatalf("--json: %+v", v)
+	}
+}

@@ -105,7 +105,27 @@ func Policy(ctx context.Context, w io.Writer, o PolicyOptions) error {
 	if err := os.WriteFile(filepath.Join(downHome, "policy.yaml"), []byte(policy50), 0o600); err != nil {
 		return err
 	}
-	for _, e := range [][]string{env(withPolicy, urlPolicy), env(downHome, down)} {
+	// The same policy plus a rule on the command's meaning: the hook
+	// then pays for the shell analysis (and, without a collector, the full
+	// binary for linking it).
+	effectHome, effectDown := withPolicy+"-effect", withPolicy+"-effect-down"
+	for _, h := range []string{effectHome, effectDown} {
+		if err := os.MkdirAll(h, 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(h, "policy.yaml"), []byte(policy50+effectRule), 0o600); err != nil {
+			return err
+		}
+	}
+	if err := policy.Check(io.Discard, filepath.Join(effectHome, "policy.yaml")); err != nil {
+		return fmt.Errorf("the benchmark's effect rule does not compile: %w", err)
+	}
+	urlEffect, stopEffect, err := startCollector(fullBin, effectHome)
+	if err != nil {
+		return err
+	}
+	defer stopEffect()
+	for _, e := range [][]string{env(withPolicy, urlPolicy), env(downHome, down), env(effectHome, urlEffect), env(effectDown, down)} {
 		if err := checkDenies(ctx, hookBin, e); err != nil {
 			return err
 		}
@@ -115,11 +135,15 @@ func Policy(ctx context.Context, w io.Writer, o PolicyOptions) error {
 		{Name: "hookwatch-hook, no policy", Argv: []string{hookBin}, Env: env(noPolicy, urlNone)},
 		{Name: "hookwatch-hook, 50 rules", Argv: []string{hookBin}, Env: env(withPolicy, urlPolicy)},
 		{Name: "hookwatch-hook, 50 rules, no collector", Argv: []string{hookBin}, Env: env(downHome, down)},
+		{Name: "hookwatch-hook, 50 rules + effect rule", Argv: []string{hookBin}, Env: env(effectHome, urlEffect)},
+		{Name: "hookwatch-hook, 50 rules + effect rule, no collector", Argv: []string{hookBin}, Env: env(effectDown, down)},
 	}
 	fmt.Fprintf(w, "policy cost: PreToolUse(Bash) of %d bytes, %d rules in force (%d answer PreToolUse, 15 select Bash), local collector, %d runs each, interleaved, %d round%s\n",
 		len(preToolUsePayload), len(set.Rules), selecting(set), o.Runs, o.Rounds, map[bool]string{true: "s"}[o.Rounds > 1])
 	m, err := RunRounds(ctx, w, cmds, preToolUsePayload, o.Runs, o.Warmup, o.Rounds, func(tw io.Writer, ts []Timing) {
 		fmt.Fprintf(tw, "50 rules − no policy\t%v\t\t\t\n", (ts[2].Median() - ts[1].Median()).Round(time.Microsecond))
+		fmt.Fprintf(tw, "effect rule − 50 rules\t%v\t\t\t\n", (ts[4].Median() - ts[2].Median()).Round(time.Microsecond))
+		fmt.Fprintf(tw, "effect rule − 50 rules, no collector\t%v\t\t\t\n", (ts[5].Median() - ts[3].Median()).Round(time.Microsecond))
 	})
 	if err != nil {
 		return err
@@ -134,8 +158,22 @@ func Policy(ctx context.Context, w io.Writer, o PolicyOptions) error {
 			m[2].Round(time.Microsecond), ratio(m[2], m[0]), (m[2] - m[1]).Round(time.Microsecond))
 	}
 	fmt.Fprintf(w, "goal: 50 rules ≤ %.1f× the floor: %s (%.2f×)\n", PolicyGoal, verdict, ratio(m[2], m[0]))
+	verdict = "met"
+	if ratio(m[4], m[0]) > PolicyGoal {
+		verdict = "MISSED"
+	}
+	fmt.Fprintf(w, "goal: 50 rules + effect rule ≤ %.1f× the floor: %s (%.2f×)\n", PolicyGoal, verdict, ratio(m[4], m[0]))
 	return nil
 }
+
+// effectRule is a rule on the meaning of the command (the shell analysis),
+// added to policy50 to measure what the analysis costs the hook.
+const effectRule = `  - id: no-destruction
+    tool: Bash
+    when: command.effect == "destructive" and not all(command.writes, {under(#, cwd + "/build")})
+    action: deny
+    reason: This command destroys data outside build/.
+`
 
 // selecting counts the rules whose event list names PreToolUse.
 func selecting(set *policy.Set) int { return len(set.RulesFor("PreToolUse")) }

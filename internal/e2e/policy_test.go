@@ -239,6 +239,7 @@ func TestPolicy(t *testing.T) {
 		bins := built
 		bins.client = c
 		t.Run("DenyRmRf", func(t *testing.T) { t.Parallel(); testPolicyDeny(t, bins) })
+		t.Run("DenyByEffect", func(t *testing.T) { t.Parallel(); testPolicyDenyByEffect(t, bins) })
 		t.Run("RewriteInput", func(t *testing.T) { t.Parallel(); testPolicyRewrite(t, bins) })
 		t.Run("SubagentType", func(t *testing.T) { t.Parallel(); testPolicySubagent(t, bins) })
 		t.Run("MCPTimestamps", func(t *testing.T) { t.Parallel(); testPolicyMCP(t, bins) })
@@ -261,40 +262,64 @@ const denyPolicy = `rules:
 // testPolicyDeny: a deny keeps the command from running, and the model's
 // next request holds the reason as the call's result.
 func testPolicyDeny(t *testing.T, bins policyBins) {
-	p := newPolicyEnv(t, bins, denyPolicy)
-	marker := filepath.Join(p.Project, "precious", "keep.txt")
+	checkDeniedDelete(t, bins, denyPolicy, "precious", "rm -rf precious", "no-rm-rf",
+		"Recursive force deletes are not allowed here. Use instead: delete the specific files with rm")
+}
+
+// effectPolicy holds the regular expression rule of denyPolicy and a rule
+// on the command's meaning: only the second sees through bash -c and
+// split flags.
+const effectPolicy = denyPolicy + `  - id: no-destruction
+    tool: Bash
+    when: command.effect == "destructive" and not all(command.writes, {under(#, cwd + "/build")})
+    action: deny
+    reason: This command destroys data outside build/.
+`
+
+// testPolicyDenyByEffect: a rephrased rm -rf that the regular expression
+// lets through is denied by the effect rule alone; the directory survives
+// and the model sees the reason.
+func testPolicyDenyByEffect(t *testing.T, bins policyBins) {
+	checkDeniedDelete(t, bins, effectPolicy, "victim", "bash -c 'rm -r -f victim'", "no-destruction",
+		"This command destroys data outside build/.")
+}
+
+// checkDeniedDelete has the model run command, which deletes dir, with
+// policy in force, and fails unless rule alone denied it: dir survives,
+// the model's next request holds the reason as the call's result, the
+// call never ran (no PostToolUse) and nothing else was decided.
+func checkDeniedDelete(t *testing.T, bins policyBins, policy, dir, command, rule, reason string) {
+	p := newPolicyEnv(t, bins, policy)
+	marker := filepath.Join(p.Project, dir, "keep.txt")
 	writeFile(t, marker, "keep me\n")
-	const key = "[e2e:policy-deny]"
+	key := "[e2e:policy-" + rule + "]"
 	p.Model.SetScript(fakeclaude.Script{key: {
-		fakeclaude.Reply(fakeclaude.ToolUse("Bash", input{"command": "rm -rf precious", "description": "Clean up"})),
+		fakeclaude.Reply(fakeclaude.ToolUse("Bash", input{"command": command, "description": "Clean up"})),
 		fakeclaude.Reply(fakeclaude.Text("I could not delete it.")),
 	}})
-	p.Run(key + " clean up the precious directory")
+	p.Run(key + " clean up the " + dir + " directory")
 	envs := p.envelopes()
 	reqs := turnRequests(p.Model.Requests(), key)
 
 	if !exists(marker) {
 		p.dump(envs)
-		t.Fatal("the denied rm -rf ran: the marker file is gone")
+		t.Fatalf("the denied %s ran: the marker file is gone", command)
 	}
 	id := replyTool(t, reqs, "Bash")
 	res := resultOf(t, reqs, id)
-	const want = "Recursive force deletes are not allowed here. Use instead: delete the specific files with rm"
-	if !strings.Contains(res.ResultText(), want) {
+	if !strings.Contains(res.ResultText(), reason) {
 		p.dump(envs)
-		t.Fatalf("the model saw %q (is_error %v), want the reason %q", res.ResultText(), res.IsError, want)
+		t.Fatalf("the model saw %q (is_error %v), want the reason %q", res.ResultText(), res.IsError, reason)
 	}
 	pre := find(envs, "PreToolUse", func(ev event) bool { return ev.str("tool_use_id") == id })
 	if len(pre) != 1 {
 		p.dump(envs)
 		t.Fatalf("%d PreToolUse envelopes for %s", len(pre), id)
 	}
-	checkAudit(t, pre[0], decision.ActionDeny, "no-rm-rf", true)
-	if pre[0].audit.Reason != want {
+	checkAudit(t, pre[0], decision.ActionDeny, rule, true)
+	if pre[0].audit.Reason != reason {
 		t.Fatalf("audit reason %q", pre[0].audit.Reason)
 	}
-	// The denied call never ran: no PostToolUse for it, and nothing else
-	// was decided.
 	if post := find(envs, "PostToolUse", func(ev event) bool { return ev.str("tool_use_id") == id }); len(post) != 0 {
 		t.Fatalf("a PostToolUse for the denied call: %v", post)
 	}

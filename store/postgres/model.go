@@ -32,10 +32,11 @@ ON CONFLICT (session_id, agent_id) DO UPDATE SET parent_agent_id = excluded.pare
 	started_at = excluded.started_at, updated_seq = excluded.updated_seq, doc = excluded.doc`
 
 	upsertToolCallsSQL = `
-INSERT INTO model_tool_calls (session_id, tool_use_id, agent_id, tool_name, status, started_at, updated_seq, doc)
-SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[], $6::bigint[], $7::bigint[], $8::bytea[])
+INSERT INTO model_tool_calls (session_id, tool_use_id, agent_id, tool_name, status, subtype, effect, started_at, updated_seq, doc)
+SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[], $6::bytea[], $7::bytea[], $8::bigint[], $9::bigint[], $10::bytea[])
 ON CONFLICT (session_id, tool_use_id) DO UPDATE SET agent_id = excluded.agent_id, tool_name = excluded.tool_name,
-	status = excluded.status, started_at = excluded.started_at, updated_seq = excluded.updated_seq, doc = excluded.doc`
+	status = excluded.status, subtype = excluded.subtype, effect = excluded.effect, started_at = excluded.started_at,
+	updated_seq = excluded.updated_seq, doc = excluded.doc`
 )
 
 // PutModel implements store.ModelStore, in one transaction.
@@ -103,9 +104,9 @@ func putModel(ctx context.Context, tx pgx.Tx, b store.ModelBatch) error {
 		var c columns
 		for _, t := range calls {
 			c.bytes(0, t.SessionID).bytes(1, t.ToolUseID).bytes(2, t.AgentID).bytes(3, t.ToolName).bytes(4, t.Status).
-				int(5, sqlq.Nanos(t.StartedAt)).int(6, t.UpdatedSeq).raw(7, nullDoc(t.Doc))
+				bytes(5, t.Subtype).bytes(6, t.Effect).int(7, sqlq.Nanos(t.StartedAt)).int(8, t.UpdatedSeq).raw(9, nullDoc(t.Doc))
 		}
-		if _, err := tx.Exec(ctx, upsertToolCallsSQL, c.args(8)...); err != nil {
+		if _, err := tx.Exec(ctx, upsertToolCallsSQL, c.args(10)...); err != nil {
 			return fmt.Errorf("cannot store %d tool calls: %w", len(calls), err)
 		}
 	}
@@ -339,7 +340,7 @@ func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Tool
 		var t store.ToolCallRow
 		var started int64
 		err := rows.Scan(str{&t.SessionID}, str{&t.ToolUseID}, str{&t.AgentID}, str{&t.ToolName}, str{&t.Status},
-			&started, &t.UpdatedSeq, doc{&t.Doc})
+			str{&t.Subtype}, str{&t.Effect}, &started, &t.UpdatedSeq, doc{&t.Doc})
 		t.StartedAt = sqlq.Time(started)
 		calls = append(calls, t)
 		return err

@@ -53,8 +53,8 @@ var (
 	}
 	toolCallTable = rowTable{
 		table:    "model_tool_calls",
-		columns:  []string{"session_id", "tool_use_id", "agent_id", "tool_name", "status", "started_at", "updated_seq", "doc"},
-		changing: []string{"status", "updated_seq", "doc"},
+		columns:  []string{"session_id", "tool_use_id", "agent_id", "tool_name", "status", "subtype", "effect", "started_at", "updated_seq", "doc"},
+		changing: []string{"status", "subtype", "effect", "updated_seq", "doc"},
 	}
 )
 
@@ -201,7 +201,7 @@ func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
 	err = putRows(ctx, bound(db.model.calls), b.ToolCalls,
 		func(c store.ToolCallRow) rowKey { return rowKey{c.SessionID, c.ToolUseID} },
 		func(args []any, c store.ToolCallRow) []any {
-			return append(args, c.SessionID, c.ToolUseID, c.AgentID, c.ToolName, c.Status, nanos(c.StartedAt), c.UpdatedSeq, nullJSON(c.Doc))
+			return append(args, c.SessionID, c.ToolUseID, c.AgentID, c.ToolName, c.Status, c.Subtype, c.Effect, nanos(c.StartedAt), c.UpdatedSeq, nullJSON(c.Doc))
 		})
 	if err != nil {
 		return fmt.Errorf("cannot store tool calls: %w", err)
@@ -442,7 +442,7 @@ func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Tool
 		var t store.ToolCallRow
 		var doc sql.NullString
 		var started int64
-		err := rows.Scan(&t.SessionID, &t.ToolUseID, &t.AgentID, &t.ToolName, &t.Status, &started, &t.UpdatedSeq, &doc)
+		err := rows.Scan(&t.SessionID, &t.ToolUseID, &t.AgentID, &t.ToolName, &t.Status, &t.Subtype, &t.Effect, &started, &t.UpdatedSeq, &doc)
 		t.StartedAt, t.Doc = timeOf(started), rawJSON(doc)
 		calls = append(calls, t)
 		return err

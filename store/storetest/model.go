@@ -80,6 +80,8 @@ func modelFixture() store.ModelBatch {
 	agents := []string{"", "a1", "a2", hostileAgentID}
 	tools := []string{"Bash", "Read", "Task"}
 	statuses := []string{"ok", "error", "running"}
+	subtypes := []string{"run_test", "read_file", ""}
+	effects := []string{"execute_check", "read_only", "destructive", ""}
 	for si, n := range map[string]int{"s1": 40, "s2": 15, "s3": 1} {
 		for i := range n {
 			id := fmt.Sprintf("toolu_%s_%02d", si, i)
@@ -89,6 +91,7 @@ func modelFixture() store.ModelBatch {
 			b.ToolCalls = append(b.ToolCalls, store.ToolCallRow{
 				SessionID: si, ToolUseID: id, AgentID: agents[i%len(agents)],
 				ToolName: tools[(i/2)%len(tools)], Status: statuses[(i/3)%len(statuses)],
+				Subtype: subtypes[i%len(subtypes)], Effect: effects[(i/2)%len(effects)],
 				StartedAt: At((i * 7) % 13), UpdatedSeq: int64(1 + (i*5)%17), Doc: hostileDoc(id),
 			})
 		}
@@ -383,9 +386,9 @@ func testToolCallFilters(t *testing.T, s ModelStore) {
 	// The cases spelled out; testToolCallPagingAllFilters checks every
 	// combination against a reference.
 	putModel(t, s, store.ModelBatch{ToolCalls: []store.ToolCallRow{
-		{SessionID: "s1", ToolUseID: "c", AgentID: "", ToolName: "Bash", Status: "ok", StartedAt: At(30), UpdatedSeq: 1},
+		{SessionID: "s1", ToolUseID: "c", AgentID: "", ToolName: "Bash", Status: "ok", Subtype: "run_test", Effect: "execute_check", StartedAt: At(30), UpdatedSeq: 1},
 		{SessionID: "s1", ToolUseID: "b", AgentID: "a1", ToolName: "Read", Status: "error", StartedAt: At(10), UpdatedSeq: 5},
-		{SessionID: "s1", ToolUseID: "a", AgentID: "a2", ToolName: "Bash", Status: "ok", StartedAt: At(10), UpdatedSeq: 3},
+		{SessionID: "s1", ToolUseID: "a", AgentID: "a2", ToolName: "Bash", Status: "ok", Subtype: "delete_file", Effect: "destructive", StartedAt: At(10), UpdatedSeq: 3},
 		{SessionID: "s1", ToolUseID: "d", AgentID: "a1", ToolName: "Task", Status: "running", StartedAt: At(40), UpdatedSeq: 5},
 		{SessionID: "s2", ToolUseID: "a", AgentID: "", ToolName: "Bash", Status: "ok", StartedAt: At(0), UpdatedSeq: 2},
 	}})
@@ -399,6 +402,9 @@ func testToolCallFilters(t *testing.T, s ModelStore) {
 	f(store.ToolCallFilter{}, "s1/a", "s1/b", "s1/c", "s1/d", "s2/a")
 	f(store.ToolCallFilter{SessionID: "s1", Tool: "Bash"}, "s1/a", "s1/c")
 	f(store.ToolCallFilter{SessionID: "s1", Status: "ok", Tool: "Bash"}, "s1/a", "s1/c")
+	f(store.ToolCallFilter{SessionID: "s1", Effect: "destructive"}, "s1/a")
+	f(store.ToolCallFilter{SessionID: "s1", Subtype: "run_test", Tool: "Bash"}, "s1/c")
+	f(store.ToolCallFilter{Subtype: "read_file"})
 	f(store.ToolCallFilter{SessionID: "s1", AgentIDs: []string{"a1"}}, "s1/b", "s1/d")
 	f(store.ToolCallFilter{SessionID: "s1", AgentIDs: []string{""}}, "s1/c")
 	f(store.ToolCallFilter{SessionID: "s1", AgentIDs: []string{}})
@@ -428,6 +434,8 @@ func matchCall(c store.ToolCallRow, f store.ToolCallFilter) bool {
 		(f.AgentIDs == nil || slices.Contains(f.AgentIDs, c.AgentID)) &&
 		(f.Tool == "" || c.ToolName == f.Tool) &&
 		(f.Status == "" || c.Status == f.Status) &&
+		(f.Subtype == "" || c.Subtype == f.Subtype) &&
+		(f.Effect == "" || c.Effect == f.Effect) &&
 		(f.Since.IsZero() || !c.StartedAt.Before(f.Since)) &&
 		c.UpdatedSeq > f.UpdatedAfter
 }

@@ -344,6 +344,64 @@ async function openLinked(session, call) {
   return { page, seen, insp };
 }
 
+test('a call shows its meaning: subtype, effect, the steps of its command, the files it touched and who else did', async () => {
+  let { page, seen, insp } = await openLinked(REAL, 'toolu_00000009'); // Bash `go vet ./... 2>&1; exit 3`
+  const text = await insp.innerText();
+  for (const want of ['run_lint', 'execute_check', 'importance normal']) {
+    assert.ok(text.includes(want), `inspector shows ${want}:\n${text}`);
+  }
+  const steps = await insp.getByTestId('command-steps').innerText();
+  assert.match(steps, /2 steps/i);
+  assert.match(steps, /go\s+vet \.\/\.\.\.\s+execute_check/);
+  clean(seen);
+  await page.close();
+  // 2.1.332: `echo hello > notes.txt` wrote the file four subagents read.
+  ({ page, seen, insp } = await openLinked(RESUMED, 'toolu_00000002'));
+  const files = await insp.getByTestId('call-files').innerText();
+  assert.match(files, /writes\s+\/home\/dev\/src\/demo\/notes\.txt/);
+  assert.equal((files.match(/Read toolu_/g) || []).length, 4, files);
+  // The subtype and effect filters come from the URL and keep only those calls.
+  await page.goto(BASE + '/#/s/' + encodeURIComponent(RESUMED) + '?effect=write');
+  await loaded(page);
+  assert.equal(await page.getByLabel('Effect', { exact: true }).inputValue(), 'write');
+  await page.getByRole('tab', { name: 'Events' }).click();
+  const list = page.getByRole('list', { name: 'Events' });
+  await list.waitFor();
+  // The Bash call that wrote: its PreToolUse and PostToolUse, nothing else.
+  const writes = (await all(`/v1/sessions/${RESUMED}/tool-calls?effect=write`, 'tool_calls')).map((c) => c.tool_use_id);
+  assert.deepEqual(writes, ['toolu_00000002']);
+  assert.equal(+(await list.getAttribute('data-count')), 2);
+  clean(seen);
+  await page.close();
+});
+
+test('signals: a loop of failing calls shows on the session, the agent and its details', async () => {
+  // 2.1.332: the main agent ran `echo failing; exit 4` twice; the link
+  // lowers the threshold to two.
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(RESUMED) + '?failed_repeats=2');
+  await loaded(page);
+  const list = page.getByTestId('signals');
+  await list.waitFor();
+  const text = await list.innerText();
+  assert.match(text, /1 signal/);
+  assert.match(text, /loop main: Bash echo failing; exit 4 failed 2 times/);
+  const badge = page.locator('[data-agent=""] [data-testid=agent-signals]');
+  assert.equal((await badge.innerText()).trim(), '⚠ 1');
+  await list.getByRole('button', { name: /^main/ }).click();
+  const insp = page.getByTestId('inspector');
+  assert.match(await insp.getByTestId('agent-signal-list').innerText(), /failed 2 times/);
+  clean(seen);
+  await page.close();
+  // At the collector's thresholds, none.
+  const plain = await open('/#/s/' + encodeURIComponent(RESUMED));
+  await loaded(plain.page);
+  await plain.page.waitForFunction(() => window.__hw.model && window.__hw.model.signals.size > 0);
+  assert.equal(await plain.page.getByTestId('signals').count(), 0);
+  assert.equal(await plain.page.locator('[data-testid=agent-signals]').count(), 0);
+  clean(plain.seen);
+  await plain.page.close();
+});
+
 test('a selected call is in the URL, and the URL selects it', async () => {
   const { page, seen, insp } = await openLinked(REAL, 'toolu_00000009');
   assert.match(await insp.innerText(), /go vet \.\/\.\.\./, 'the linked call is selected');

@@ -6,7 +6,7 @@
 //   HOOKWATCH_URL=… HW_REAL=… node --test model.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SessionModel, MAIN, callMatches, emptyFilters, eventMatches, toolSummary, eventSummary, outputOf, contextPoints } from '../static/lib/model.js';
+import { SessionModel, MAIN, callMatches, callsTouching, emptyFilters, eventMatches, toolSummary, eventSummary, outputOf, contextPoints } from '../static/lib/model.js';
 import { readable, outputView } from '../static/lib/output.js';
 import { fmtDur, fmtPct, quantile, projectOf, truncate, plural } from '../static/lib/format.js';
 import { sseParser, withQuery } from '../static/lib/api.js';
@@ -107,6 +107,30 @@ test('2.1.332: background subagents, task notifications and the context a resume
   const prompts = m.markers.filter((k) => k.kind === 'prompt');
   assert.equal(prompts.length, api.session.counts.prompts);
   assert.ok(prompts.every((k) => !k.label.includes('<task-notification>')));
+});
+
+test('calls carry their meaning: subtype and effect filters, the files a command touched beside Read calls', { skip: needAPI || (!RESUMED && 'needs HW_RESUMED') }, async () => {
+  const api = await load(REAL);
+  const m = build(api);
+  const calls = [...m.calls.values()];
+  assert.ok(calls.length > 0 && calls.every((c) => c.subtype && c.effect), 'every call of the capture is classified');
+  // The collector filters on the same columns: its answer equals the model's filter.
+  for (const [k, v] of [['subtype', 'modify_file'], ['effect', 'write'], ['subtype', 'read_file']]) {
+    const body = await get(`/v1/sessions/${encodeURIComponent(REAL)}/tool-calls?${k}=${v}&limit=1000`);
+    const want = body.tool_calls.map((c) => c.tool_use_id).sort();
+    const got = calls.filter((c) => callMatches(c, { ...emptyFilters(), [k]: v })).map((c) => c.id).sort();
+    assert.ok(want.length > 0, `some calls are ${k}=${v}`);
+    assert.deepEqual(got, want, `${k}=${v}`);
+  }
+  // 2.1.332: echo hello > notes.txt wrote the file subagents then read:
+  // the Reads are listed beside the command.
+  const m2 = build(await load(RESUMED));
+  const bash = [...m2.calls.values()].find((c) => c.tool === 'Bash' && c.filesWritten.some((f) => f.endsWith('/notes.txt')));
+  assert.ok(bash, 'the Bash call that wrote notes.txt');
+  assert.equal(bash.command.steps[0].program, 'echo');
+  const path = bash.filesWritten.find((f) => f.endsWith('/notes.txt'));
+  const readers = callsTouching(m2, path, bash.id);
+  assert.ok(readers.some((c) => c.tool === 'Read'), 'the Read of notes.txt is beside the command');
 });
 
 test('events are kept once, in seq order whatever the arrival order', { skip: needAPI }, async () => {

@@ -224,7 +224,7 @@ func AgentsPage(f store.AgentFilter, q Query, rows []store.AgentRow) store.Agent
 
 // ToolCallColumns are the columns of a tool call row, in
 // store.ToolCallRow's order.
-const ToolCallColumns = `session_id, tool_use_id, agent_id, tool_name, status, started_at, updated_seq, doc`
+const ToolCallColumns = `session_id, tool_use_id, agent_id, tool_name, status, subtype, effect, started_at, updated_seq, doc`
 
 // ToolCalls is the query of store.ModelStore.ToolCalls.
 func ToolCalls(f store.ToolCallFilter) (Query, error) {
@@ -239,6 +239,12 @@ func ToolCalls(f store.ToolCallFilter) (Query, error) {
 	}
 	if f.Status != "" {
 		w.Add("status = ?", f.Status)
+	}
+	if f.Subtype != "" {
+		w.Add("subtype = ?", f.Subtype)
+	}
+	if f.Effect != "" {
+		w.Add("effect = ?", f.Effect)
 	}
 	if !f.Since.IsZero() {
 		w.Add("started_at >= ?", Nanos(f.Since))

@@ -131,24 +131,45 @@ export function projectOf(s) {
   return p;
 }
 
-// Tool families, as the collector's attribution names them. Colours follow
-// Tableau 10, chosen to stay apart for the common colour-vision
-// deficiencies; the legend is drawn from this table.
+// Tool families and call subtypes, as the collector's classification
+// names them (the timeline colours a call by its subtype, else its
+// family). Colours follow Tableau 20, chosen to stay apart for the common
+// colour-vision deficiencies; the legend is drawn from this table.
 export const FAMILIES = {
   read_file: { color: '#4e79a7' },
+  list_files: { color: '#a0cbe8' },
   search: { color: '#76b7b2' },
   modify_file: { color: '#f28e2b' },
+  delete_file: { color: '#e15759' },
   run_command: { color: '#59a14f' },
   run_test: { color: '#8cd17d' },
   run_build: { color: '#b6992d' },
+  run_lint: { color: '#f1ce63' },
+  format_code: { color: '#ffbe7d' },
+  install_dependency: { color: '#499894' },
+  git_commit: { color: '#86bcb6' },
+  git_push: { color: '#ff9d9a' },
+  git_operation: { color: '#bab0ac' },
   web_fetch: { color: '#b07aa1' },
+  web_search: { color: '#d4a6c8' },
   delegation: { color: '#9d7660' },
   mcp_call: { color: '#d37295' },
   task: { color: '#a0a0a0' },
+  plan: { color: '#a0a0a0' },
+  unknown: { color: '#000000' },
   other: { color: '#79706e' },
 };
 
-const extraColors = ['#499894', '#86bcb6', '#ff9d9a', '#bab0ac', '#d4a6c8', '#fabfd2', '#f1ce63', '#a0cbe8'];
+/** EFFECT_COLORS mark a call's effect, from harmless to irreversible. */
+export const EFFECT_COLORS = {
+  read_only: '#4e79a7',
+  execute_check: '#59a14f',
+  network: '#b07aa1',
+  write: '#f28e2b',
+  destructive: '#d62728',
+};
+
+const extraColors = ['#fabfd2', '#d7b5a6', '#8f8f8f', '#9c755f', '#e9c4a6', '#bcbd22', '#17becf', '#aec7e8'];
 
 /** familyColor returns the colour of a family, stable for families this file does not know. */
 export function familyColor(f) {

@@ -148,6 +148,11 @@ function agentFrom(r, old) {
   };
 }
 
+/** strList keeps the strings of a list, [] for anything else. */
+function strList(v) {
+  return Array.isArray(v) ? v.filter((x) => typeof x === 'string') : [];
+}
+
 /** callFrom turns a tool call of the API into what the views read. */
 function callFrom(r) {
   const start = ms(r.started_at);
@@ -159,6 +164,16 @@ function callFrom(r) {
     agent: typeof r.agent_id === 'string' ? r.agent_id : MAIN,
     tool: str(r.tool_name),
     family: str(r.family) || 'other',
+    // The call's meaning (package classify): subtype, its group, effect
+    // and importance, the files it touched, a shell command's steps.
+    subtype: str(r.subtype),
+    group: str(r.subtype_group),
+    effect: str(r.effect),
+    importance: str(r.importance),
+    entity: str(r.entity_name),
+    filesRead: strList(r.files_read),
+    filesWritten: strList(r.files_written),
+    command: r.command && typeof r.command === 'object' && !Array.isArray(r.command) ? r.command : null,
     status: str(r.status) || 'pending',
     start,
     end: ms(r.ended_at),
@@ -175,7 +190,30 @@ function callFrom(r) {
   };
 }
 
+/** signalsFrom reads the agents of a GET …/signals answer: agent id → its signals and failures in a row. */
+export function signalsFrom(body) {
+  const out = new Map();
+  const agents = body && Array.isArray(body.agents) ? body.agents : [];
+  for (const a of agents) {
+    if (!a || typeof a !== 'object' || typeof a.agent_id !== 'string') continue;
+    const signals = (Array.isArray(a.signals) ? a.signals : []).filter((s) => s && typeof s === 'object').map((s) => ({
+      kind: str(s.kind), detail: str(s.detail), calls: strList(s.calls),
+    }));
+    out.set(a.agent_id, { signals, failuresInARow: count(a.failures_in_a_row) });
+  }
+  return out;
+}
+
 export class SessionModel {
+  /** setSignals keeps the collector's signals; it reports whether they changed. */
+  setSignals(body) {
+    const next = signalsFrom(body);
+    if (JSON.stringify([...next]) === JSON.stringify([...this.signals])) return false;
+    this.signals = next;
+    this.version++;
+    return true;
+  }
+
   constructor(id) {
     this.id = id;
     /** session is the collector's view of the session (GET /v1/sessions/{id}), or null. */
@@ -195,6 +233,8 @@ export class SessionModel {
     this.t1 = -Infinity;
     this.version = 0;
     this.lastSeq = 0;
+    /** signals are the collector's signals per agent id (GET …/signals), empty until read. */
+    this.signals = new Map();
     this._layout = null;
     this._stats = null;
     this._unsorted = false;
@@ -537,7 +577,7 @@ export function durationOf(c) {
  * name, event a hook event name, status a call status.
  */
 export function emptyFilters() {
-  return { agent: null, tool: '', event: '', status: '' };
+  return { agent: null, tool: '', event: '', status: '', subtype: '', effect: '' };
 }
 
 /** callMatches reports whether a call passes the filters. */
@@ -545,6 +585,8 @@ export function callMatches(c, f) {
   if (f.agent != null && c.agent !== f.agent) return false;
   if (f.tool && c.tool !== f.tool) return false;
   if (f.status && c.status !== f.status) return false;
+  if (f.subtype && c.subtype !== f.subtype) return false;
+  if (f.effect && c.effect !== f.effect) return false;
   if (f.event && !isToolEvent(f.event)) return false;
   return true;
 }
@@ -552,7 +594,7 @@ export function callMatches(c, f) {
 /** markerMatches reports whether a marker passes the filters. */
 export function markerMatches(m, f) {
   if (f.agent != null && m.agent !== f.agent) return false;
-  if (f.tool || f.status) return false;
+  if (f.tool || f.status || f.subtype || f.effect) return false;
   if (f.event && m.event !== f.event) return false;
   return true;
 }
@@ -563,7 +605,23 @@ export function eventMatches(ev, f, model) {
   if (f.tool && ev.tool_name !== f.tool) return false;
   if (f.event && eventName(ev) !== f.event) return false;
   if (f.status && model.eventStatus(ev) !== f.status) return false;
+  if (f.subtype || f.effect) {
+    const c = ev.tool_use_id ? model.calls.get(ev.tool_use_id) : null;
+    if (!c || (f.subtype && c.subtype !== f.subtype) || (f.effect && c.effect !== f.effect)) return false;
+  }
   return true;
+}
+
+/** EFFECTS are the effects of a call, from harmless to irreversible. */
+export const EFFECTS = ['read_only', 'execute_check', 'network', 'write', 'destructive'];
+
+/** callsTouching returns the calls other than id that read or wrote path. */
+export function callsTouching(model, path, id) {
+  const out = [];
+  for (const c of model.calls.values()) {
+    if (c.id !== id && (c.filesRead.includes(path) || c.filesWritten.includes(path))) out.push(c);
+  }
+  return out.sort((x, y) => x.start - y.start);
 }
 
 /**

@@ -1,8 +1,8 @@
 // The inspector: details of the selected tool call, event or agent.
 import { html } from '../lib/html.js';
-import { MAIN, payloadOf, decisionOf, durationOf, agentEnd, eventSummary, eventName, outputOf } from '../lib/model.js';
+import { MAIN, payloadOf, decisionOf, durationOf, agentEnd, eventSummary, eventName, outputOf, callsTouching } from '../lib/model.js';
 import { outputView } from '../lib/output.js';
-import { fmtDur, fmtISO, fmtNum, plural, shortID, familyColor } from '../lib/format.js';
+import { fmtDur, fmtISO, fmtNum, plural, shortID, familyColor, EFFECT_COLORS } from '../lib/format.js';
 import { JSONView } from './json.js';
 import { agentLabel } from './timeline.js';
 
@@ -52,6 +52,43 @@ function Decision({ d }) {
   </section>`;
 }
 
+function Effect({ e }) {
+  if (!e) return null;
+  return html`<span class="effect" style=${{ borderColor: EFFECT_COLORS[e] || '#79706e', color: EFFECT_COLORS[e] || 'inherit' }}>${e}</span>`;
+}
+
+const list = (l) => (Array.isArray(l) ? l.filter((x) => typeof x === 'string') : []);
+
+/** Steps lists the steps of a shell command's analysis, each with its effect. */
+function Steps({ cmd }) {
+  const steps = Array.isArray(cmd.steps) ? cmd.steps.filter((s) => s && typeof s === 'object') : [];
+  return html`<section class="isec" data-testid="command-steps"><h4>Command <span class="muted">(${plural(steps.length, 'step')})</span></h4>
+    ${cmd.unknown && html`<p class="pre">Not fully analysed: ${String(cmd.reason ?? '')} (counted destructive)</p>`}
+    <table class="mini steps"><thead><tr><th>program</th><th>arguments</th><th>effect</th><th>writes</th><th>reads</th></tr></thead><tbody>
+      ${steps.map((s, i) => html`<tr key=${i}>
+        <td><code>${typeof s.program === 'string' && s.program ? s.program : '(dynamic)'}</code>${list(s.via).length > 0 && html`<div class="muted">via ${list(s.via).join(', ')}</div>`}</td>
+        <td class="pre">${list(s.args).join(' ')}</td>
+        <td><${Effect} e=${typeof s.effect === 'string' ? s.effect : ''} />${typeof s.why === 'string' && s.why && html`<div class="muted">${s.why}</div>`}</td>
+        <td class="pre">${list(s.writes).join('\n')}</td>
+        <td class="pre">${list(s.reads).join('\n')}${list(s.hosts).length > 0 && html`<div>${list(s.hosts).join(' ')}</div>`}</td>
+      </tr>`)}
+    </tbody></table>
+  </section>`;
+}
+
+/** Files lists the files a call read and wrote, each with the other calls of the session that touched it. */
+function Files({ model, c, onSelect }) {
+  if (!c.filesRead.length && !c.filesWritten.length) return null;
+  const row = (path, how) => {
+    const others = callsTouching(model, path, c.id);
+    return html`<tr key=${how + path}><td class="muted">${how}</td><td><code>${path}</code>
+      ${others.length > 0 && html`<div>${others.slice(0, 8).map((o) => html`<${CallLink} key=${o.id} model=${model} id=${o.id} onSelect=${onSelect} /> `)}${others.length > 8 ? `… ${others.length - 8} more` : ''}</div>`}</td></tr>`;
+  };
+  return html`<section class="isec" data-testid="call-files"><h4>Files</h4>
+    <table class="mini"><tbody>${c.filesWritten.map((p) => row(p, 'writes'))}${c.filesRead.map((p) => row(p, 'reads'))}</tbody></table>
+  </section>`;
+}
+
 function CallDetails({ model, c, onSelect, onFocus, eventsLoading }) {
   const dur = durationOf(c);
   const events = model.eventsOf(c.id);
@@ -61,7 +98,7 @@ function CallDetails({ model, c, onSelect, onFocus, eventsLoading }) {
   const files = c.raw && Array.isArray(c.raw.files) ? c.raw.files.filter((f) => f && typeof f.path === 'string') : [];
   return html`
     <header class="ihead">
-      <span class="fam" style=${{ background: familyColor(c.family) }}></span>
+      <span class="fam" style=${{ background: familyColor(c.subtype || c.family) }}></span>
       <h3>${c.tool || 'tool call'}</h3>
       <span class=${'pill pill-' + c.status}>${c.status}</span>
       ${onFocus && html`<button type="button" class="zoomto" onClick=${() => onFocus(c.id)}>show on timeline</button>`}
@@ -70,6 +107,9 @@ function CallDetails({ model, c, onSelect, onFocus, eventsLoading }) {
       <${Field} k="agent"><${AgentLink} model=${model} id=${c.agent} onSelect=${onSelect} /><//>
       <${Field} k="tool_use_id"><code>${c.id}</code><//>
       <${Field} k="family">${c.family}<//>
+      ${c.subtype && html`<${Field} k="subtype">${c.subtype}${c.group ? html` <span class="muted">(${c.group})</span>` : ''}<//>`}
+      ${c.effect && html`<${Field} k="effect"><${Effect} e=${c.effect} />${c.importance ? html` <span class="muted">importance ${c.importance}</span>` : ''}<//>`}
+      ${c.entity && html`<${Field} k="on"><span class="pre">${c.entity}</span><//>`}
       <${Field} k="started">${fmtISO(c.start)}<//>
       <${Field} k="ended">${Number.isFinite(c.end) ? fmtISO(c.end) : c.status === 'pending' ? 'running' : '–'}<//>
       <${Field} k="duration">${fmtDur(dur)}<//>
@@ -81,6 +121,8 @@ function CallDetails({ model, c, onSelect, onFocus, eventsLoading }) {
       ${denied && typeof denied.reason === 'string' && denied.reason && html`<${Field} k="denied by the client"><span class="pre">${denied.reason}</span><//>`}
     </section>
     <${Decision} d=${c.decision} />
+    ${c.command && html`<${Steps} cmd=${c.command} />`}
+    <${Files} model=${model} c=${c} onSelect=${onSelect} />
     ${c.error && html`<section class="isec"><h4>Error</h4><${JSONView} text=${c.error} label="error" /></section>`}
     <section class="isec"><h4>Input <span class="muted">(as stored: redacted)</span></h4>
       ${c.input !== undefined ? html`<${JSONView} value=${c.input} label="input" />` : html`<p class="muted">No input recorded.</p>`}
@@ -132,6 +174,10 @@ function AgentDetails({ model, a, onSelect, onFilter }) {
       <${Field} k="events">${fmtNum(a.events)}<//>
       ${a.lastMessage && html`<${Field} k="last message"><span class="pre">${a.lastMessage}</span><//>`}
     </section>
+    ${model.signals.get(a.id)?.signals.length > 0 && html`<section class="isec" data-testid="agent-signal-list"><h4>Signals</h4>
+      ${model.signals.get(a.id).signals.map((s, k) => html`<p key=${k}><b>${s.kind.replace('_', ' ')}</b>: ${s.detail} ${s.calls.slice(0, 6).map((c) => html`<${CallLink} key=${c} model=${model} id=${c} onSelect=${onSelect} /> `)}</p>`)}
+      ${model.signals.get(a.id).failuresInARow > 0 && html`<p class="muted">${plural(model.signals.get(a.id).failuresInARow, 'failure')} in a row</p>`}
+    </section>`}
     <section class="isec"><h4>Tools</h4>
       <table class="mini"><tbody>${tools.map(([t, n]) => html`<tr><td>${t}</td><td class="num">${n}</td></tr>`)}</tbody></table>
     </section>

@@ -3,7 +3,7 @@
 // pages and kept live from the event stream.
 import { html, useState, useEffect, useLayoutEffect, useRef, useMemo, Select } from '../lib/html.js';
 import { getJSON, pages, bodies, sessionPath, stream, withQuery, HTTPError } from '../lib/api.js';
-import { SessionModel, MAIN, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
+import { SessionModel, MAIN, EFFECTS, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
 import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, isFailure } from '../lib/format.js';
 import { Timeline, agentLabel } from './timeline.js';
@@ -19,6 +19,8 @@ function filtersFrom(params) {
   f.tool = params.get('tool') || '';
   f.event = params.get('event') || '';
   f.status = params.get('status') || '';
+  f.subtype = params.get('subtype') || '';
+  f.effect = params.get('effect') || '';
   return f;
 }
 
@@ -27,7 +29,7 @@ function filtersFrom(params) {
  * the session's stream: its model messages update the agents, calls and
  * header, its events the event list and the markers.
  */
-function useSession(id) {
+function useSession(id, thresholds) {
   const model = useRef(null);
   if (!model.current || model.current.id !== id) model.current = new SessionModel(id);
   const [state, setState] = useState({ error: '', notFound: false, loading: true, eventsLoading: true, loaded: 0, live: 'connecting' });
@@ -41,9 +43,22 @@ function useSession(id) {
     let alive = true;
     const ctrl = new AbortController();
     const signal = ctrl.signal;
+    // The signals of the session's agents (GET …/signals), read once the
+    // model is loaded and again as it changes, at most every 2 s.
+    let signalsAt = 0, signalsTimer = 0;
+    const loadSignals = () => {
+      signalsAt = Date.now();
+      getJSON(withQuery(sessionPath(id, 'signals'), thresholds), { signal }).then((b) => {
+        if (alive && m.setSignals(b)) setVersion(m.version);
+      }, () => {});
+    };
+    const signalsSoon = () => {
+      if (signalsTimer || !signalsAt) return;
+      signalsTimer = setTimeout(() => { signalsTimer = 0; if (alive) loadSignals(); }, Math.max(0, signalsAt + 2000 - Date.now()));
+    };
     const bump = () => {
       if (raf.current) return;
-      raf.current = requestAnimationFrame(() => { raf.current = 0; if (alive) { m.settle(); setVersion(m.version); } });
+      raf.current = requestAnimationFrame(() => { raf.current = 0; if (alive) { m.settle(); setVersion(m.version); signalsSoon(); } });
     };
     const fail = (e) => {
       if (!alive || signal.aborted) return;
@@ -127,6 +142,7 @@ function useSession(id) {
       if (!alive) return;
       performance.mark('hw:model');
       setState((st) => ({ ...st, loading: false }));
+      loadSignals();
       bump();
       // The events come after the model: the model alone draws the
       // timeline; the events add its markers, the event list and the curve.
@@ -158,9 +174,29 @@ function useSession(id) {
       ctrl.abort();
       close();
       cancelAnimationFrame(raf.current);
+      clearTimeout(signalsTimer);
     };
-  }, [id]);
+  }, [id, thresholds.failed_repeats, thresholds.read_repeats]);
   return { model: model.current, version, ...state };
+}
+
+/** Signals lists the signs that an agent of the session is going wrong, each with the calls that raised it. */
+function Signals({ model, onSelect }) {
+  const rows = [];
+  for (const [agentId, a] of model.signals) {
+    for (const sg of a.signals) rows.push({ agentId, ...sg });
+  }
+  if (!rows.length) return null;
+  return html`<section class="signals" data-testid="signals" aria-label="Signals">
+    <b class="badge warnb">${plural(rows.length, 'signal')}</b>
+    ${rows.map((r, i) => {
+      const ag = model.agents.get(r.agentId);
+      return html`<div class="signal" key=${i}>
+        <span class="skind">${r.kind.replace('_', ' ')}</span>${' '}<button type="button" class="link" onClick=${() => onSelect({ kind: 'agent', id: r.agentId })}>${ag ? agentLabel(ag) : 'agent'}${r.agentId ? ' ' + shortID(r.agentId, 7) : ''}</button>:${' '}<span>${r.detail}</span>
+        ${r.calls.slice(0, 6).map((c) => html` <button type="button" class="link mono" key=${c} onClick=${() => onSelect({ kind: 'call', id: c })}>${shortID(c, 12)}</button>`)}
+      </div>`;
+    })}
+  </section>`;
 }
 
 /**
@@ -229,7 +265,8 @@ function Filters({ model, version, filters, setFilters }) {
     setFilters({ ...filters, [k]: k === 'agent' ? (v === '*' ? null : v === 'main' ? MAIN : v) : v });
   };
   const agentValue = filters.agent == null ? '*' : filters.agent === MAIN ? 'main' : filters.agent;
-  const any = filters.agent != null || filters.tool || filters.event || filters.status;
+  const subtypes = useMemo(() => withCurrent([...new Set([...model.calls.values()].map((c) => c.subtype).filter(Boolean))].sort(), filters.subtype), [version, filters.subtype]);
+  const any = filters.agent != null || filters.tool || filters.event || filters.status || filters.subtype || filters.effect;
   const agentOptions = [['*', 'all agents'], ...order.map((a) => [a.id === MAIN ? 'main' : a.id, '\u00a0'.repeat(a.level * 2) + agentLabel(a) + (a.id ? ' · ' + shortID(a.id, 7) : '')])];
   if (filters.agent != null && filters.agent !== MAIN && !model.agents.has(filters.agent)) agentOptions.push([filters.agent, shortID(filters.agent, 12)]);
   return html`
@@ -239,6 +276,8 @@ function Filters({ model, version, filters, setFilters }) {
       <${Select} label="Event" value=${filters.event} onChange=${set('event')} options=${[['', 'all events'], ...events.map((t) => [t, t])]} />
       <${Select} label="Status" value=${filters.status} onChange=${set('status')}
         options=${[['', 'any status'], ...['ok', 'error', 'rejected', 'interrupted', 'denied', 'pending'].map((t) => [t, t])]} />
+      <${Select} label="Subtype" value=${filters.subtype} onChange=${set('subtype')} options=${[['', 'all subtypes'], ...subtypes.map((t) => [t, t])]} />
+      <${Select} label="Effect" value=${filters.effect} onChange=${set('effect')} options=${[['', 'any effect'], ...EFFECTS.map((t) => [t, t])]} />
       ${any && html`<button type="button" onClick=${() => setFilters(emptyFilters())}>clear filters</button>`}
     </div>`;
 }
@@ -357,7 +396,9 @@ function selectionFrom(params) {
 
 /** SessionView shows session id; params are the fragment's query (tab, filters and the selected call). */
 export function SessionView({ id, params }) {
-  const s = useSession(id);
+  // Thresholds of the signals, from the link (failed_repeats=2): the
+  // collector's defaults otherwise.
+  const s = useSession(id, { failed_repeats: params.get('failed_repeats') || '', read_repeats: params.get('read_repeats') || '' });
   const [tab, setTab] = useState(TABS.some(([k]) => k === params.get('tab')) ? params.get('tab') : 'timeline');
   const [filters, setFilters] = useState(() => filtersFrom(params));
   const [selected, setSelected] = useState(() => selectionFrom(params));
@@ -371,6 +412,8 @@ export function SessionView({ id, params }) {
     if (filters.tool) p.set('tool', filters.tool);
     if (filters.event) p.set('event', filters.event);
     if (filters.status) p.set('status', filters.status);
+    if (filters.subtype) p.set('subtype', filters.subtype);
+    if (filters.effect) p.set('effect', filters.effect);
     if (selected && selected.kind === 'call') p.set('call', selected.id);
     const h = '#/s/' + encodeURIComponent(id) + (p.toString() ? '?' + p : '');
     if (location.hash !== h) history.replaceState(null, '', h);
@@ -423,6 +466,7 @@ export function SessionView({ id, params }) {
     <section class="session">
       <${Header} model=${m} version=${s.version} id=${id} />
       ${s.error && html`<p class="error">${s.error}</p>`}
+      <${Signals} model=${m} version=${s.version} onSelect=${setSelected} />
       <div class="tabs" role="tablist">
         ${TABS.map(([k, l]) => html`<button type="button" role="tab" aria-selected=${tab === k} class=${tab === k ? 'on' : ''} onClick=${() => setTab(k)}>${l}</button>`)}
         <span class="spacer"></span>

@@ -6,7 +6,7 @@
 // anything here either.
 import { html, useEffect, useRef, useState, useLayoutEffect, useMemo } from '../lib/html.js';
 import { MAIN, callMatches, markerMatches, endOf, agentEnd, durationOf } from '../lib/model.js';
-import { familyColor, fmtDur, fmtClock, plural, shortID, truncate, STATUS_COLORS, isFailure } from '../lib/format.js';
+import { familyColor, fmtDur, fmtClock, plural, shortID, truncate, STATUS_COLORS, EFFECT_COLORS, isFailure } from '../lib/format.js';
 
 const ROW_H = 12;
 const ROW_GAP = 2;
@@ -250,8 +250,13 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
           ctx.moveTo(cx + 4, cy - 4); ctx.lineTo(cx - 4, cy + 4);
           ctx.stroke();
         } else {
-          ctx.fillStyle = familyColor(c.family);
+          ctx.fillStyle = familyColor(c.subtype || c.family);
           ctx.fillRect(x, y, w, ROW_H);
+          if (c.effect === 'destructive') {
+            // What cannot be undone stands out whatever its subtype.
+            ctx.fillStyle = EFFECT_COLORS.destructive;
+            ctx.fillRect(x, y, w, 2);
+          }
           if (isFailure(c.status)) {
             ctx.fillStyle = STATUS_COLORS[c.status];
             ctx.fillRect(x, y + ROW_H - 3, w, 3);
@@ -599,6 +604,7 @@ function AgentRow({ lane, model, selected, onSelect }) {
   // The collector's counts: failures (errors, interruptions) and, when it
   // counts them per agent, calls the client rejected.
   const failed = (a.failures ?? 0) + (a.rejected ?? 0);
+  const sig = model.signals.get(a.id);
   return html`
     <div class=${'agent' + (selected ? ' sel' : '')} role="treeitem" aria-level=${a.level + 1} data-agent=${a.id} data-type=${a.type ?? ''} data-calls=${a.calls.length} data-background=${a.background ? 'true' : 'false'}
       style=${{ height: lane.h + 'px', paddingLeft: 8 + a.level * 16 + 'px' }}
@@ -612,6 +618,7 @@ function AgentRow({ lane, model, selected, onSelect }) {
         ${failed > 0 && html`<span class="badge bad" title="failed calls">${failed}</span>`}
         ${a.background && html`<span class="badge bg" title=${'ran on in the background after its call returned' + (a.notificationStatus ? '; the client notified: ' + a.notificationStatus : '')}>${Number.isFinite(a.stop) ? 'background' : 'bg running'}</span>`}
         ${a.denials > 0 && html`<span class="badge deny" title="denied calls">${a.denials}</span>`}
+        ${sig && sig.signals.length > 0 && html`<span class="badge warnb" data-testid="agent-signals" title=${sig.signals.map((x) => x.kind + ': ' + x.detail).join('\n')}>⚠ ${sig.signals.length}</span>`}
       </div>
       <div class="a2">
         ${plural(a.toolCount ?? a.calls.length, 'call')} · ${fmtDur(dur)}${spawn ? html` · <span title=${'spawned by ' + spawn.id}>via ${truncate(desc || spawn.tool, 28)}</span>` : ''}
@@ -625,7 +632,8 @@ function Tip({ hover, model }) {
     const c = hover.call;
     body = html`<b>${c.tool}</b> <span class=${'pill pill-' + c.status}>${c.status}</span>
       <div>${fmtDur(durationOf(c))} · ${fmtClock(c.start, true)}</div>
-      <div class="muted">${c.family}${c.agent ? ' · ' + shortID(c.agent, 7) : ' · main'}</div>`;
+      <div class="muted">${c.subtype || c.family}${c.effect ? ' · ' + c.effect : ''}${c.agent ? ' · ' + shortID(c.agent, 7) : ' · main'}</div>
+      ${c.entity && html`<div class="muted">${truncate(c.entity, 120)}</div>`}`;
   } else {
     const mk = hover.marker;
     body = html`<b>${MARKER_GLYPH[mk.kind] || mk.kind}</b> <span class="muted">${mk.event}</span>
@@ -636,9 +644,10 @@ function Tip({ hover, model }) {
 }
 
 function Legend({ model, version }) {
-  const fams = useMemo(() => [...new Set([...model.calls.values()].map((c) => c.family))].filter(Boolean).sort(), [version]);
+  const fams = useMemo(() => [...new Set([...model.calls.values()].map((c) => c.subtype || c.family))].filter(Boolean).sort(), [version]);
   return html`<span class="legend">
     ${fams.map((f) => html`<span class="lg"><i style=${{ background: familyColor(f) }}></i>${f}</span>`)}
+    <span class="lg"><i class="lg-destructive"></i>destructive</span>
     <span class="lg"><i class="lg-err"></i>failed</span>
     <span class="lg"><i class="lg-deny">✕</i>denied</span>
     <span class="lg"><i class="lg-prompt"></i>prompt</span>

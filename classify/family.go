@@ -1,8 +1,9 @@
-package attribution
+package classify
 
 import "strings"
 
-// Semantic families of tool calls (ToolCall.Family).
+// Tool families (Meta.Family, attribution.ToolCall.Family): what kind of
+// tool a call used, from its name alone.
 const (
 	FamilyReadFile   = "read_file"
 	FamilyModifyFile = "modify_file"
@@ -63,14 +64,4 @@ func Family(toolName string) string {
 		return FamilyDelegation
 	}
 	return FamilyOther
-}
-
-// spawnsAgent reports whether a call of the tool starts a subagent: Claude
-// Code's Agent (Task before it) and Codex's spawn_agent.
-func spawnsAgent(toolName string) bool {
-	switch toolName {
-	case "Agent", "Task":
-		return true
-	}
-	return strings.HasSuffix(toolName, "spawn_agent")
 }

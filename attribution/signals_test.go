@@ -1,0 +1,75 @@
+package attribution
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/classify"
+)
+
+// call is a classified tool call of agent made at second n.
+func call(n int, agent, tool, status, input string) *ToolCall {
+	c := &ToolCall{ToolUseID: fmt.Sprintf("toolu_%02d", n), AgentID: agent, ToolName: tool, Status: status,
+		StartedAt: at(n), Input: json.RawMessage(input)}
+	c.Meta = classify.Call(tool, c.Input, "/proj")
+	return c
+}
+
+func TestSignals(t *testing.T) {
+	f := func(calls []*ToolCall, want ...string) {
+		t.Helper()
+		var got []string
+		for _, a := range Signals(calls, Thresholds{}) {
+			for _, s := range a.Signals {
+				got = append(got, fmt.Sprintf("%s %s %s", a.AgentID, s.Kind, strings.Join(s.Calls, ",")))
+			}
+		}
+		if strings.Join(got, "; ") != strings.Join(want, "; ") {
+			t.Fatalf("signals %q, want %q", got, want)
+		}
+	}
+	test := `{"command":"go test ./..."}`
+	// The same test failing three times in a subagent is a loop; twice is not.
+	f([]*ToolCall{call(1, "a1", "Bash", StatusError, test), call(2, "a1", "Bash", StatusError, test), call(3, "a1", "Read", StatusOK, `{"file_path":"x.go"}`)})
+	f([]*ToolCall{call(1, "a1", "Bash", StatusError, test), call(2, "a1", "Bash", StatusError, test), call(3, "a1", "Bash", StatusError, test),
+		call(4, "", "Bash", StatusError, test)},
+		"a1 loop toolu_01,toolu_02,toolu_03")
+	// Reading one file five times is a loop.
+	read := `{"file_path":"/proj/notes.txt"}`
+	f([]*ToolCall{call(1, "", "Read", StatusOK, read), call(2, "", "Read", StatusOK, read), call(3, "", "Bash", StatusOK, `{"command":"cat notes.txt"}`),
+		call(4, "", "Read", StatusOK, read), call(5, "", "Read", StatusOK, read)},
+		" loop toolu_01,toolu_02,toolu_03,toolu_04,toolu_05")
+	// rm -rf denied, then find -delete on the same tree: the deny retried.
+	f([]*ToolCall{call(1, "a2", "Bash", StatusDenied, `{"command":"rm -rf build"}`), call(2, "a2", "Bash", StatusOK, `{"command":"ls build"}`),
+		call(3, "a2", "Bash", StatusOK, `{"command":"find build -name '*.o' -delete"}`)},
+		"a2 retried_deny toolu_01,toolu_03")
+	// Another target is not a retry.
+	f([]*ToolCall{call(1, "a2", "Bash", StatusDenied, `{"command":"rm -rf build"}`), call(2, "a2", "Bash", StatusOK, `{"command":"rm -rf dist"}`)})
+
+	got := Signals([]*ToolCall{call(1, "", "Bash", StatusOK, test), call(2, "", "Bash", StatusError, test), call(3, "", "Bash", StatusInterrupted, test),
+		call(4, "", "Bash", StatusPending, test)}, Thresholds{})
+	if got[0].FailuresInARow != 2 {
+		t.Fatalf("failures in a row: %d", got[0].FailuresInARow)
+	}
+}
+
+// TestSignalsOfCapture: the 2.1.332 capture's main agent ran a failing
+// command twice; a threshold of two sees the loop, the default does not.
+func TestSignalsOfCapture(t *testing.T) {
+	var s *Session
+	for _, x := range Build(load2332(t)).Sessions {
+		if len(x.ToolCalls) > 0 {
+			s = x
+			break
+		}
+	}
+	if got := Signals(s.ToolCalls, Thresholds{}); len(got) == 0 || len(got[0].Signals) != 0 {
+		t.Fatalf("default thresholds: %+v", got)
+	}
+	got := Signals(s.ToolCalls, Thresholds{FailedRepeats: 2})
+	if len(got[0].Signals) != 1 || got[0].Signals[0].Kind != SignalLoop || !strings.Contains(got[0].Signals[0].Detail, "echo failing; exit 4 failed 2 times") {
+		t.Fatalf("threshold 2: %+v", got[0])
+	}
+}

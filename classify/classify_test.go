@@ -1,0 +1,95 @@
+package classify
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/internal/corpus"
+	"github.com/hookwatch/hookwatch/shell"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden file")
+
+// TestCapturesGolden classifies every tool call of the real captures:
+// each gets a subtype other than "other", and the whole classification is
+// kept in testdata/captures.golden.jsonl for review.
+func TestCapturesGolden(t *testing.T) {
+	var out bytes.Buffer
+	seen := map[string]bool{}
+	for _, p := range corpus.Load(t) {
+		var pl struct {
+			Event     string          `json:"hook_event_name"`
+			ToolName  string          `json:"tool_name"`
+			ToolInput json.RawMessage `json:"tool_input"`
+			CWD       string          `json:"cwd"`
+		}
+		if err := json.Unmarshal(p.JSON, &pl); err != nil || pl.ToolName == "" || pl.Event != "PreToolUse" {
+			continue
+		}
+		key := pl.ToolName + string(pl.ToolInput)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		m := Call(pl.ToolName, pl.ToolInput, pl.CWD)
+		if m.Subtype == "" || m.Subtype == SubtypeOther || m.Group == "" || m.Importance == "" {
+			t.Errorf("%s: %s is not classified: %+v", p.Label, pl.ToolName, m)
+		}
+		line, _ := json.Marshal(struct {
+			Tool string `json:"tool"`
+			Meta
+		}{pl.ToolName, m})
+		fmt.Fprintf(&out, "%s\n", line)
+	}
+	if len(seen) < 30 {
+		t.Fatalf("only %d distinct calls in the captures", len(seen))
+	}
+	const golden = "testdata/captures.golden.jsonl"
+	if *update {
+		if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("the classification of the captures differs from %s; run with -update and review the diff", golden)
+	}
+}
+
+func TestCall(t *testing.T) {
+	f := func(tool, input, wantSubtype string, wantEffect shell.Effect) {
+		t.Helper()
+		m := Call(tool, json.RawMessage(input), "/w")
+		if m.Subtype != wantSubtype || m.Effect != wantEffect {
+			t.Fatalf("%s %s: %s/%s, want %s/%s", tool, input, m.Subtype, m.Effect, wantSubtype, wantEffect)
+		}
+	}
+	f("Bash", `{"command":"go test ./..."}`, SubtypeRunTest, shell.ExecuteCheck)
+	f("Bash", `{"command":"npm install left-pad"}`, SubtypeInstallDependency, shell.Write)
+	f("Bash", `{"command":"git commit -m x"}`, SubtypeGitCommit, shell.Write)
+	f("exec_command", `{"cmd":"rm -rf build"}`, SubtypeDeleteFile, shell.Destructive)
+	f("shell", `{"command":["bash","-lc","cat a.go"]}`, SubtypeReadFile, shell.ReadOnly)
+	f("apply_patch", `{"command":"*** Begin Patch\n*** Delete File: a.go\n*** End Patch\n"}`, SubtypeDeleteFile, shell.Destructive)
+	f("Read", `{"file_path":"a.go"}`, SubtypeReadFile, shell.ReadOnly)
+	f("Edit", `{"file_path":"/w/a.go"}`, SubtypeModifyFile, shell.Write)
+	f("WebSearch", `{"query":"x"}`, SubtypeWebSearch, shell.Network)
+	f("Agent", `{"subagent_type":"Explore"}`, SubtypeDelegation, shell.ExecuteCheck)
+	f("mcp__github__create_issue", `{}`, SubtypeMCPCall, "")
+	f("Bash", `not json`, SubtypeRunCommand, shell.ExecuteCheck)
+
+	m := Call("mcp__context7__resolve-library-id", nil, "")
+	if m.MCPServer != "context7" || m.MCPTool != "resolve-library-id" || m.EntityName != "context7/resolve-library-id" {
+		t.Fatalf("mcp: %+v", m)
+	}
+	m = Call("Bash", json.RawMessage(`{"command":"cat notes.txt > copy.txt"}`), "/w")
+	if fmt.Sprint(m.FilesRead, m.FilesWritten) != "[/w/notes.txt] [/w/copy.txt]" {
+		t.Fatalf("files of a command: %v %v", m.FilesRead, m.FilesWritten)
+	}
+}

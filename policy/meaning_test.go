@@ -1,0 +1,162 @@
+package policy
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/decision"
+)
+
+// bypassEntry is a line of the shell package's corpus of commands.
+type bypassEntry struct {
+	Command string   `json:"command"`
+	Effect  string   `json:"effect"`
+	Writes  []string `json:"writes"`
+	Note    string   `json:"note"`
+}
+
+func readBypassCorpus(t *testing.T) []bypassEntry {
+	t.Helper()
+	f, err := os.Open("../shell/testdata/commands.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []bypassEntry
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e bypassEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func bashCall(cmd string) map[string]any {
+	return map[string]any{
+		"hook_event_name": "PreToolUse", "session_id": "s", "cwd": "/proj", "tool_name": "Bash",
+		"tool_use_id": "toolu_1", "tool_input": map[string]any{"command": cmd},
+	}
+}
+
+const effectRule = `rules:
+  - id: no-destruction
+    tool: Bash
+    when: command.effect == "destructive"
+    action: deny
+    reason: This command destroys data.
+`
+
+// TestEffectRuleCatchesCorpus: one rule on the effect denies every
+// destructive command of the corpus, however it is phrased, and no other.
+func TestEffectRuleCatchesCorpus(t *testing.T) {
+	set := loadYAML(t, effectRule)
+	n := 0
+	for _, e := range readBypassCorpus(t) {
+		d := eval(set, bashCall(e.Command))
+		denied := d.Verdict == decision.Deny
+		if denied != (e.Effect == "destructive") {
+			t.Errorf("%s: %q: denied %v, effect %s", e.Note, e.Command, denied, e.Effect)
+		}
+		if denied {
+			n++
+		}
+	}
+	if n < 40 {
+		t.Fatalf("only %d destructive commands in the corpus", n)
+	}
+}
+
+// docRegexRule is the regular expression of docs/policy.md's first
+// example, the usual way of writing such a rule.
+var docRegexRule = regexp.MustCompile(`rm\s+-[a-zA-Z]*(rf|fr)`)
+
+// TestRegexRuleMisses shows what the regular expression of docs/policy.md
+// gets wrong on the same corpus: the table of docs/policy.md is this
+// test's output (go test ./policy -run TestRegexRuleMisses -v).
+func TestRegexRuleMisses(t *testing.T) {
+	b, err := os.ReadFile("../docs/policy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `tool_input.command matches "rm\\s+-[a-zA-Z]*(rf|fr)"`) {
+		t.Fatal("docs/policy.md no longer shows the regex rule this test measures")
+	}
+	set := loadYAML(t, effectRule)
+	var missed, falseHits, caught, destructive int
+	var rows []string
+	for _, e := range readBypassCorpus(t) {
+		re := docRegexRule.MatchString(e.Command)
+		an := eval(set, bashCall(e.Command)).Verdict == decision.Deny
+		if e.Effect == "destructive" {
+			destructive++
+			if re {
+				caught++
+			} else {
+				missed++
+			}
+		} else if re {
+			falseHits++
+		}
+		if re != an {
+			mark := func(b bool) string {
+				if b {
+					return "deny"
+				}
+				return "allow"
+			}
+			rows = append(rows, "| `"+strings.ReplaceAll(strings.ReplaceAll(e.Command, "\n", "⏎"), "|", `\|`)+"` | "+e.Effect+" | "+mark(re)+" | "+mark(an)+" |")
+		}
+	}
+	table := "| command | effect | regex rule | effect rule |\n|---|---|---|---|\n" + strings.Join(rows, "\n") + "\n"
+	t.Logf("regex: %d of %d destructive commands caught, %d missed, %d harmless denied\n%s", caught, destructive, missed, falseHits, table)
+	if !strings.Contains(string(b), table) {
+		t.Fatalf("docs/policy.md's table of the regex rule's misses is not this test's: paste the output of -v")
+	}
+	if counts := fmt.Sprintf("catches %d of the %d", caught, destructive); !strings.Contains(strings.Join(strings.Fields(string(b)), " "), counts) {
+		t.Fatalf("docs/policy.md does not say the regex %s", counts)
+	}
+}
+
+func TestSubtypeRule(t *testing.T) {
+	set := loadYAML(t, `rules:
+  - id: no-deletes
+    subtype: delete_file
+    action: deny
+  - id: build-only
+    tool: Bash
+    when: all(command.writes, {under(#, cwd + "/build")}) and len(command.writes) > 0
+    action: ask
+`)
+	f := func(tool string, input map[string]any, want decision.Verdict) {
+		t.Helper()
+		p := bashCall("")
+		p["tool_name"], p["tool_input"] = tool, input
+		if got := eval(set, p).Verdict; got != want {
+			t.Fatalf("%s %v: %v, want %v", tool, input, got, want)
+		}
+	}
+	f("Bash", map[string]any{"command": "find . -name x -delete"}, decision.Deny)
+	f("exec_command", map[string]any{"cmd": "rm a"}, decision.Deny)
+	f("Bash", map[string]any{"command": "touch build/a build/b"}, decision.Ask)
+	f("Bash", map[string]any{"command": "touch build/a src/b"}, decision.None)
+	f("Read", map[string]any{"file_path": "a"}, decision.None)
+}
+
+func TestMeaningTypos(t *testing.T) {
+	set := loadYAML(t, `rules:
+  - id: typo
+    when: command.efect == "destructive"
+    action: deny
+`)
+	if ps := set.compileAll(); len(ps) != 1 || !strings.Contains(ps[0].Msg, "efect") {
+		t.Fatalf("a misspelt field compiles: %v", ps)
+	}
+}

@@ -1,0 +1,662 @@
+package shell
+
+import (
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+)
+
+// The table of programs. Each entry says what a program does by default
+// (its effect and subtype), what its operands (the arguments that are not
+// options) are — files read, files written, files deleted, hosts — which
+// options take a value (so the value is not taken for an operand), which
+// options raise the effect, and for programs with subcommands (git, npm,
+// go, docker …) the same per subcommand. A program that is not in the table
+// runs with effect execute_check and its operands are not looked at.
+//
+// To teach the analysis a program, add an entry to programTable; for one
+// that needs more than the table can say (git, find, curl), a func in
+// custom.
+type program struct {
+	effect  Effect
+	subtype string
+	// operands is what the non-option arguments are.
+	operands role
+	// valued lists the options that take the next argument as their
+	// value ("-o -e --output").
+	valued string
+	// flags raise the effect when present: "--force" matches --force and
+	// --force=…; a single letter "-f" also matches it among combined short
+	// options (-rf, -fdx).
+	flags []flagRule
+	// sub maps a subcommand (the first operand) to its own entry; def is
+	// the entry for a subcommand not in sub ("" for none given).
+	sub map[string]*program
+	def *program
+	// custom analyses what the table cannot say; it runs after the
+	// table's defaults are set.
+	custom func(w *walker, st *Step, args []string)
+}
+
+// role is what a program's operands are.
+type role int
+
+const (
+	opNone    role = iota
+	opReads        // every operand is a file read
+	opWrites       // every operand is a file written
+	opDeletes      // every operand is a file deleted
+	opCopy         // the last operand is written, the others read (cp, mv, ln)
+	opFirstRW      // the first operand is not a file (a script, a mode); the rest are written (sed -i, chmod)
+	opHosts        // operands are hosts or URLs
+	opFirstRd      // the first operand is not a file (a pattern); the rest are read (grep)
+)
+
+type flagRule struct {
+	flag    string
+	effect  Effect
+	subtype string
+}
+
+func (r flagRule) matches(arg string) bool {
+	if arg == r.flag || strings.HasPrefix(arg, r.flag+"=") {
+		return true
+	}
+	if len(r.flag) == 2 && r.flag[0] == '-' && r.flag[1] != '-' &&
+		len(arg) > 2 && arg[0] == '-' && arg[1] != '-' && isLetters(arg[1:]) {
+		return strings.IndexByte(arg[1:], r.flag[1]) >= 0
+	}
+	return false
+}
+
+func isLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// p builds an entry; the helpers below read better in the table.
+func p(e Effect, subtype string, operands role) *program {
+	return &program{effect: e, subtype: subtype, operands: operands}
+}
+
+func (pr *program) valuedOpts(opts string) *program { pr.valued = opts; return pr }
+
+func (pr *program) flag(flag string, e Effect, subtype string) *program {
+	pr.flags = append(pr.flags, flagRule{flag, e, subtype})
+	return pr
+}
+
+func (pr *program) subs(def *program, m map[string]*program) *program {
+	pr.sub, pr.def = m, def
+	return pr
+}
+
+func (pr *program) with(f func(w *walker, st *Step, args []string)) *program {
+	pr.custom = f
+	return pr
+}
+
+// Shorthands for the table.
+var (
+	readOnly = func(sub string) *program { return p(ReadOnly, sub, opNone) }
+	check    = func(sub string) *program { return p(ExecuteCheck, sub, opNone) }
+	writes   = func(sub string) *program { return p(Write, sub, opNone) }
+	install  = func() *program { return p(Write, SubtypeInstallDependency, opNone) }
+	destroy  = func() *program { return p(Destructive, SubtypeDeleteFile, opNone) }
+)
+
+// programTable is built on first use: a package-level map would cost
+// every process that links the package (the hook among them) its
+// construction at init.
+var (
+	tableOnce sync.Once
+	table     map[string]*program
+)
+
+func programTable() map[string]*program {
+	tableOnce.Do(func() { table = buildTable() })
+	return table
+}
+
+// buildTable builds programTable.
+func buildTable() map[string]*program {
+	t := map[string]*program{}
+	set := func(pr *program, names ...string) {
+		for _, n := range names {
+			t[n] = pr
+		}
+	}
+	// Reading and looking around.
+	set(p(ReadOnly, SubtypeReadFile, opReads).valuedOpts("-n -c --lines --bytes"),
+		"cat", "head", "tail", "less", "more", "bat", "wc", "nl", "od", "xxd", "hexdump", "strings",
+		"file", "stat", "md5sum", "sha1sum", "sha256sum", "cksum", "diff", "cmp", "readlink",
+		"realpath", "jq", "yq", "column", "sort", "uniq", "cut", "tr", "base64", "comm", "paste",
+		"fold", "fmt", "rev", "tac", "expand", "iconv", "zcat", "gzcat")
+	t["sort"] = p(ReadOnly, SubtypeReadFile, opReads).valuedOpts("-k -t -S -T").
+		flag("-o", Write, SubtypeModifyFile).with(outputOption("-o", "--output"))
+	set(p(ReadOnly, SubtypeListFiles, opReads), "ls", "ll", "tree", "du", "df", "exa", "eza", "pwd", "dirname", "basename")
+	set(p(ReadOnly, SubtypeSearch, opFirstRd).valuedOpts("-e -f -m -A -B -C --include --exclude --exclude-dir -g -t --type --glob"),
+		"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep")
+	set(readOnly(SubtypeSearch), "which", "whereis", "type", "locate", "fd", "fzf", "whatis", "apropos", "man", "help")
+	set(readOnly(SubtypeRunCommand), "echo", "printf", "true", "false", ":", "test", "[", "cd", "pushd", "popd",
+		"export", "unset", "set", "shopt", "read", "local", "declare", "typeset", "readonly", "exit", "return",
+		"shift", "wait", "sleep", "date", "whoami", "id", "hostname", "uname", "env", "printenv", "ps", "top",
+		"htop", "uptime", "free", "jobs", "history", "alias", "seq", "yes", "expr", "bc", "cal", "tput",
+		"clear", "trap", "umask", "hash", "getconf", "nproc", "lsof", "groups", "tty", "lscpu", "lsblk",
+		"mount", "break", "continue", "let", "stty", "locale", "tee", "awk", "gawk", "mawk", "sed")
+	// tee, awk and sed are refined below.
+
+	// Writing.
+	set(p(Write, SubtypeModifyFile, opWrites).valuedOpts("-m --mode -t -d -r --reference"),
+		"touch", "mkdir", "mkfifo", "mknod")
+	set(p(Write, SubtypeModifyFile, opCopy).valuedOpts("-t --target-directory -S --suffix"), "cp", "ln", "install", "rsync", "scp")
+	t["mv"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(copyValued).with(mvToNull)
+	t["rsync"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts("-e --rsh --exclude --include --filter").
+		flag("--delete", Destructive, SubtypeDeleteFile).flag("--remove-source-files", Destructive, SubtypeDeleteFile).with(remoteHosts)
+	t["scp"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts("-P -i -o -F -c -l -S -J").with(remoteHosts)
+	set(p(Write, SubtypeModifyFile, opFirstRW).valuedOpts("--reference"), "chmod", "chown", "chgrp", "setfacl", "chattr")
+	t["tee"] = p(Write, SubtypeModifyFile, opWrites)
+	t["sed"] = p(ReadOnly, SubtypeReadFile, opFirstRd).valuedOpts("-e -f -l").with(sedInPlace)
+	t["perl"] = p(ExecuteCheck, SubtypeRunCommand, opNone).with(interpreter("-e", "-E"))
+	set(p(ReadOnly, SubtypeReadFile, opNone).with(awkInPlace), "awk", "gawk", "mawk")
+	set(p(Write, SubtypeModifyFile, opWrites).valuedOpts("-C -f --file --directory -T --exclude").with(tarMode), "tar")
+	set(p(Write, SubtypeModifyFile, opReads).valuedOpts("-d -x -P"), "unzip", "zip", "gzip", "gunzip", "bzip2", "xz", "unxz", "7z", "zstd")
+	set(p(Write, SubtypeModifyFile, opNone), "patch", "git-apply", "crontab", "systemctl", "service",
+		"kill", "pkill", "killall", "useradd", "usermod", "passwd", "ssh-keygen", "ln", "update-alternatives",
+		"npx", "bunx", "pnpx")
+	t["ln"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts("-t --target-directory -S --suffix")
+	set(check(SubtypeRunCommand), "npx", "bunx", "pnpx")
+
+	// Destroying.
+	set(p(Destructive, SubtypeDeleteFile, opDeletes).valuedOpts("--interactive"), "rm", "unlink", "shred", "srm", "trash", "rmdir")
+	t["rmdir"] = p(Write, SubtypeDeleteFile, opDeletes)
+	t["truncate"] = p(Destructive, SubtypeDeleteFile, opWrites).valuedOpts("-s --size -r --reference")
+	set(destroy(), "mkfs", "mke2fs", "mkswap", "fdisk", "sfdisk", "parted", "wipefs", "format",
+		"shutdown", "reboot", "halt", "poweroff", "init")
+	t["dd"] = p(ReadOnly, SubtypeReadFile, opNone).with(ddOperands)
+
+	// Network.
+	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts(curlValued).
+		flag("-o", Write, SubtypeWebFetch).flag("-O", Write, SubtypeWebFetch).flag("--output", Write, SubtypeWebFetch).
+		flag("--remote-name", Write, SubtypeWebFetch).with(outputOption("-o", "--output")), "curl")
+	t["wget"] = p(Write, SubtypeWebFetch, opHosts).valuedOpts(wgetValued).with(wgetOutput)
+	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts("-c -i -W -w -s -t -p -q -l -b"),
+		"ping", "ping6", "dig", "nslookup", "host", "traceroute", "nc", "ncat", "netcat", "telnet", "ftp",
+		"sftp", "whois", "http", "https", "xh", "httpie", "mosh")
+	t["ssh"] = p(Network, SubtypeRunCommand, opNone).with(sshRemote)
+
+	// Checking and building.
+	set(check(SubtypeRunTest), "pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox",
+		"ctest", "karma", "ava", "tap", "bats", "gotestsum", "playwright", "cypress")
+	set(check(SubtypeRunBuild), "make", "gmake", "cmake", "ninja", "bazel", "bazelisk", "gradle", "gradlew",
+		"mvn", "msbuild", "tsc", "webpack", "vite", "esbuild", "rollup", "javac", "gcc", "g++", "cc", "clang",
+		"rustc", "swiftc", "dotnet", "meson", "scons", "buck", "pants", "sbt", "lein")
+	set(check(SubtypeRunLint), "eslint", "golangci-lint", "staticcheck", "flake8", "pylint", "mypy", "pyright",
+		"ruff", "shellcheck", "hadolint", "tflint", "stylelint", "rubocop", "clippy-driver", "vet", "govulncheck",
+		"markdownlint", "yamllint", "biome", "oxlint", "revive", "errcheck")
+	set(p(Write, SubtypeFormatCode, opNone), "prettier", "black", "isort", "autopep8", "yapf", "rustfmt", "clang-format", "shfmt", "goimports", "gofumpt")
+	t["gofmt"] = p(ReadOnly, SubtypeFormatCode, opReads).flag("-w", Write, SubtypeFormatCode)
+	t["prettier"] = p(ReadOnly, SubtypeFormatCode, opNone).flag("--write", Write, SubtypeFormatCode).flag("-w", Write, SubtypeFormatCode)
+	t["eslint"] = check(SubtypeRunLint).flag("--fix", Write, SubtypeFormatCode)
+	t["ruff"] = check(SubtypeRunLint).flag("--fix", Write, SubtypeFormatCode).subs(nil, map[string]*program{
+		"format": p(Write, SubtypeFormatCode, opNone), "check": check(SubtypeRunLint).flag("--fix", Write, SubtypeFormatCode)})
+	t["shfmt"] = p(ReadOnly, SubtypeFormatCode, opNone).flag("-w", Write, SubtypeFormatCode)
+
+	// Version control and package managers, by subcommand.
+	t["git"] = p(ReadOnly, SubtypeGitOperation, opNone).with(gitCommand)
+	npmLike := p(ExecuteCheck, SubtypeRunCommand, opNone).subs(check(SubtypeRunCommand), map[string]*program{
+		"install": install(), "i": install(), "add": install(), "ci": install(), "update": install(),
+		"upgrade": install(), "up": install(), "remove": install(), "rm": install(), "uninstall": install(),
+		"un": install(), "link": install(), "dedupe": install(), "prune": install(),
+		"test": check(SubtypeRunTest), "t": check(SubtypeRunTest), "tst": check(SubtypeRunTest),
+		"build": check(SubtypeRunBuild), "lint": check(SubtypeRunLint), "run": check(SubtypeRunCommand),
+		"run-script": check(SubtypeRunCommand), "exec": check(SubtypeRunCommand), "x": check(SubtypeRunCommand),
+		"publish": p(Network, SubtypeRunCommand, opNone), "list": readOnly(SubtypeRunCommand), "ls": readOnly(SubtypeRunCommand),
+		"view": p(Network, SubtypeRunCommand, opNone), "outdated": p(Network, SubtypeRunCommand, opNone),
+		"audit": p(Network, SubtypeRunLint, opNone), "init": writes(SubtypeModifyFile), "create": install(),
+		"cache": writes(SubtypeRunCommand), "config": writes(SubtypeRunCommand),
+	}).with(npmRun)
+	set(npmLike, "npm", "pnpm", "yarn", "bun")
+	pipLike := p(ExecuteCheck, SubtypeRunCommand, opNone).subs(check(SubtypeRunCommand), map[string]*program{
+		"install": install(), "uninstall": install(), "download": install(), "list": readOnly(SubtypeRunCommand),
+		"show": readOnly(SubtypeRunCommand), "freeze": readOnly(SubtypeRunCommand), "add": install(),
+		"remove": install(), "sync": install(), "lock": install(), "run": check(SubtypeRunCommand),
+		"pip": p(ExecuteCheck, SubtypeRunCommand, opNone).subs(check(SubtypeRunCommand), map[string]*program{
+			"install": install(), "uninstall": install(), "sync": install(), "compile": writes(SubtypeModifyFile)}),
+	})
+	set(pipLike, "pip", "pip3", "uv", "poetry", "pipenv", "conda", "mamba", "pipx")
+	osPkg := p(ReadOnly, SubtypeRunCommand, opNone).subs(readOnly(SubtypeRunCommand), map[string]*program{
+		"install": install(), "reinstall": install(), "upgrade": install(), "update": install(),
+		"dist-upgrade": install(), "full-upgrade": install(), "add": install(), "tap": install(),
+		"remove": destroy(), "purge": destroy(), "autoremove": destroy(), "uninstall": destroy(), "del": destroy(),
+		"erase": destroy(), "rm": destroy(),
+	})
+	set(osPkg, "apt", "apt-get", "yum", "dnf", "apk", "brew", "pacman", "zypper", "port", "snap", "choco", "winget", "gem")
+	t["go"] = p(ExecuteCheck, SubtypeRunCommand, opNone).subs(check(SubtypeRunCommand), map[string]*program{
+		"test": check(SubtypeRunTest), "build": check(SubtypeRunBuild), "vet": check(SubtypeRunLint),
+		"run": check(SubtypeRunCommand), "install": install(), "get": install(), "fmt": p(Write, SubtypeFormatCode, opNone),
+		"generate": writes(SubtypeRunBuild), "version": readOnly(SubtypeRunCommand), "env": readOnly(SubtypeRunCommand),
+		"list": readOnly(SubtypeRunCommand), "doc": readOnly(SubtypeRunCommand),
+		"mod": p(Write, SubtypeInstallDependency, opNone).subs(install(), map[string]*program{
+			"graph": readOnly(SubtypeRunCommand), "why": readOnly(SubtypeRunCommand), "verify": p(Network, SubtypeRunCommand, opNone)}),
+		"work": writes(SubtypeModifyFile), "clean": p(Destructive, SubtypeDeleteFile, opNone),
+		"tool": check(SubtypeRunCommand),
+	})
+	t["cargo"] = p(ExecuteCheck, SubtypeRunCommand, opNone).subs(check(SubtypeRunCommand), map[string]*program{
+		"test": check(SubtypeRunTest), "nextest": check(SubtypeRunTest), "build": check(SubtypeRunBuild), "check": check(SubtypeRunBuild),
+		"clippy": check(SubtypeRunLint), "fmt": p(Write, SubtypeFormatCode, opNone), "add": install(),
+		"install": install(), "update": install(), "remove": install(), "clean": p(Destructive, SubtypeDeleteFile, opNone),
+		"publish": p(Network, SubtypeRunCommand, opNone),
+	})
+	t["docker"] = p(ExecuteCheck, SubtypeRunCommand, opNone).subs(check(SubtypeRunCommand), map[string]*program{
+		"build": check(SubtypeRunBuild), "ps": readOnly(SubtypeRunCommand), "images": readOnly(SubtypeRunCommand),
+		"logs": readOnly(SubtypeRunCommand), "inspect": readOnly(SubtypeRunCommand), "pull": p(Network, SubtypeInstallDependency, opNone),
+		"push": p(Network, SubtypeRunCommand, opNone), "rm": destroy(), "rmi": destroy(), "kill": writes(SubtypeRunCommand),
+		"stop": writes(SubtypeRunCommand), "prune": destroy(),
+		"system": check(SubtypeRunCommand).subs(check(SubtypeRunCommand), map[string]*program{"prune": destroy()}),
+		"volume": check(SubtypeRunCommand).subs(check(SubtypeRunCommand), map[string]*program{"rm": destroy(), "prune": destroy()}),
+		"image":  check(SubtypeRunCommand).subs(check(SubtypeRunCommand), map[string]*program{"rm": destroy(), "prune": destroy()}),
+	})
+	t["kubectl"] = p(Network, SubtypeRunCommand, opNone).subs(p(Network, SubtypeRunCommand, opNone), map[string]*program{
+		"delete": destroy(), "apply": writes(SubtypeRunCommand), "create": writes(SubtypeRunCommand),
+		"edit": writes(SubtypeRunCommand), "patch": writes(SubtypeRunCommand), "scale": writes(SubtypeRunCommand),
+		"drain": destroy(), "replace": writes(SubtypeRunCommand),
+	})
+	t["terraform"] = check(SubtypeRunCommand).subs(check(SubtypeRunCommand), map[string]*program{
+		"apply": writes(SubtypeRunCommand), "destroy": destroy(), "plan": check(SubtypeRunCommand), "init": install()})
+	for _, n := range []string{"python", "python3", "python2", "node", "deno", "ruby", "php", "lua", "Rscript", "pwsh", "powershell", "osascript"} {
+		t[n] = check(SubtypeRunCommand).with(interpreter("-c", "-e", "--eval", "-Command", "-p", "--print", "-r"))
+	}
+	t["python"].custom = pythonModule
+	t["python3"].custom = pythonModule
+	t["deno"] = check(SubtypeRunCommand).subs(check(SubtypeRunCommand), map[string]*program{
+		"test": check(SubtypeRunTest), "lint": check(SubtypeRunLint), "fmt": p(Write, SubtypeFormatCode, opNone),
+		"eval": p(Write, SubtypeRunCommand, opNone)})
+	return t
+}
+
+// Options taking a value, shared by the table and the programs' funcs.
+const (
+	curlValued = "-H --header -d --data --data-raw --data-binary -X --request -u --user -A --user-agent -e --referer -b --cookie -c --cookie-jar -F --form -w --write-out -m --max-time --connect-timeout -x --proxy -T --upload-file --retry -r --range --cacert --cert --key -K --config -o --output"
+	wgetValued = "-O --output-document -P --directory-prefix -o --output-file -U --user-agent --header -t --tries -T --timeout"
+	copyValued = "-t --target-directory -S --suffix"
+)
+
+// lookup returns the table entry of a program, nil when unknown.
+func lookup(name string) *program { return programTable()[name] }
+
+// resolve fills a step from a command's words: the program through its
+// wrappers, then the table.
+func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
+	for len(args) > 0 {
+		if !known[0] {
+			st.Program, st.Args, st.Dynamic = "", args, true
+			st.Effect, st.Subtype, st.Why = Destructive, SubtypeUnknown, "program not known before run time: "+args[0]
+			return
+		}
+		name := path.Base(args[0])
+		if strings.HasPrefix(name, "mkfs.") {
+			name = "mkfs"
+		}
+		if n := wrapped(name, args); n > 0 && n < len(args) {
+			st.Via = append(st.Via, strings.Join(args[:n], " "))
+			if name == "xargs" {
+				in = &input{program: "xargs"}
+				args = append(append([]string(nil), args[n:]...), "<xargs input>")
+				known = append(append([]bool(nil), known[n:]...), true)
+				continue
+			}
+			if name == "env" || name == "sudo" || name == "doas" {
+				w.envChdir(args[:n])
+			}
+			args, known = args[n:], known[n:]
+			continue
+		}
+		st.Program, st.Args = name, args[1:]
+		w.program(st, name, args[1:], known[1:], in)
+		return
+	}
+}
+
+// envChdir follows `env -C dir` / `sudo -D dir`.
+func (w *walker) envChdir(args []string) {
+	for i := 1; i+1 < len(args); i++ {
+		if args[i] == "-C" || args[i] == "--chdir" || args[i] == "-D" || args[i] == "--chdir=" {
+			w.dir = w.abs(args[i+1])
+		}
+	}
+}
+
+// wrapped returns how many words of args belong to a wrapper that runs
+// the command after them (sudo -u x, env A=1, nice -n 5, timeout 10,
+// xargs -0), or 0 when args[0] is not a wrapper or names no command.
+func wrapped(name string, args []string) int {
+	var valued string // options taking a value
+	positional := 0   // operands before the command (timeout's duration)
+	assigns := false  // NAME=value words before the command (env)
+	switch name {
+	case "sudo", "doas":
+		valued = "-u -g -C -D -h -p -r -t -U -T --user --group --chdir --host --prompt --role --type --other-user --close-from"
+	case "env":
+		valued, assigns = "-u -C -S --unset --chdir --split-string", true
+	case "nice":
+		valued = "-n --adjustment"
+	case "ionice":
+		valued = "-c -n -p -P -u --class --classdata"
+	case "nohup", "setsid", "unbuffer", "caffeinate", "builtin", "command", "catchsegv", "exec", "time", "chronic":
+		valued = "-f -o -a --format --output"
+	case "stdbuf":
+		valued = "-i -o -e --input --output --error"
+	case "timeout":
+		valued, positional = "-s -k --signal --kill-after", 1
+	case "chrt", "taskset":
+		positional = 1
+	case "flock":
+		valued, positional = "-w -E --timeout --conflict-exit-code", 1
+	case "xargs":
+		valued = "-I -i -n -L -l -P -d -s -a -E -e --max-args --max-lines --max-procs --delimiter --max-chars --arg-file --eof --replace --process-slot-var"
+	case "watch":
+		valued = "-n -d --interval --differences"
+	case "strace", "ltrace":
+		valued = "-o -e -p -s -u -E"
+	default:
+		return 0
+	}
+	i := 1
+	for i < len(args) {
+		a := args[i]
+		switch {
+		case a == "--":
+			return i + 1
+		case name == "command" && (a == "-v" || a == "-V"):
+			return 0 // a lookup, not a run
+		case name == "env" && (a == "-S" || a == "--split-string") && i+1 < len(args):
+			return 0 // handled as its own program: the string is split
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			if strings.Contains(" "+valued+" ", " "+a+" ") {
+				i++
+			} else if name == "nice" && len(a) > 1 && a[1] >= '0' && a[1] <= '9' {
+				// nice -5
+			}
+			i++
+		case assigns && strings.Contains(a, "=") && !strings.HasPrefix(a, "="):
+			i++
+		case positional > 0:
+			positional--
+			i++
+		default:
+			return i
+		}
+	}
+	return 0
+}
+
+// isShell reports whether a program is a shell that runs a command string.
+func isShell(name string) bool {
+	switch name {
+	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "fish", "su", "script":
+		return true
+	}
+	return false
+}
+
+// program applies the table (and the special programs) to a step.
+func (w *walker) program(st *Step, name string, args []string, known []bool, in *input) {
+	switch {
+	case isShell(name):
+		w.shellProgram(st, name, args, known, in)
+		return
+	case name == "eval":
+		st.Effect, st.Subtype = ReadOnly, SubtypeRunCommand
+		for _, k := range known {
+			if !k {
+				st.Effect, st.Subtype, st.Dynamic, st.Why = Destructive, SubtypeUnknown, true, "eval of a value not known before run time"
+				return
+			}
+		}
+		w.script(strings.Join(args, " "), []string{"eval"})
+		return
+	case name == "source" || name == ".":
+		st.Effect, st.Subtype = ExecuteCheck, SubtypeRunCommand
+		if len(args) > 0 {
+			st.Reads = appendNew(st.Reads, w.abs(args[0]))
+		}
+		return
+	case name == "cd" || name == "pushd":
+		st.Effect, st.Subtype = ReadOnly, SubtypeRunCommand
+		w.chdir(args, known)
+		return
+	case name == "find":
+		w.find(st, args, in)
+		return
+	case name == "env" && len(args) > 1 && (args[0] == "-S" || args[0] == "--split-string"):
+		st.Via = append(st.Via, "env -S")
+		w.script(strings.Join(args[1:], " "), []string{"env -S"})
+		st.Effect, st.Subtype = ReadOnly, SubtypeRunCommand
+		return
+	case name == "watch":
+		w.script(strings.Join(args, " "), []string{"watch"})
+		st.Effect, st.Subtype = ReadOnly, SubtypeRunCommand
+		return
+	}
+	pr := lookup(name)
+	if pr == nil {
+		st.Effect, st.Subtype = ExecuteCheck, SubtypeRunCommand
+		if strings.HasPrefix(name, "test") || strings.HasSuffix(name, "test") || strings.HasSuffix(name, "tests") {
+			st.Subtype = SubtypeRunTest
+		}
+		return
+	}
+	w.apply(st, pr, args)
+}
+
+// apply applies one table entry, descending into subcommands.
+func (w *walker) apply(st *Step, pr *program, args []string) {
+	operands := splitOperands(args, pr.valued)
+	if pr.sub != nil || pr.def != nil {
+		if len(operands) > 0 {
+			if sp, ok := pr.sub[operands[0]]; ok {
+				w.apply(st, sp, args[indexOf(args, operands[0])+1:])
+				if pr.custom != nil {
+					pr.custom(w, st, args)
+				}
+				return
+			}
+			if pr.def != nil {
+				w.apply(st, pr.def, args[indexOf(args, operands[0])+1:])
+				if pr.custom != nil {
+					pr.custom(w, st, args)
+				}
+				return
+			}
+		}
+	}
+	st.Effect, st.Subtype = pr.effect, pr.subtype
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		for _, f := range pr.flags {
+			if f.matches(a) && f.effect.Rank() >= st.Effect.Rank() {
+				st.Effect, st.Why = f.effect, a
+				if f.subtype != "" {
+					st.Subtype = f.subtype
+				}
+			}
+		}
+	}
+	files := func(list []string, into *[]string) {
+		for _, o := range list {
+			if o != "" {
+				*into = appendNew(*into, w.abs(o))
+			}
+		}
+	}
+	switch pr.operands {
+	case opReads:
+		files(operands, &st.Reads)
+	case opWrites, opDeletes:
+		files(operands, &st.Writes)
+	case opCopy:
+		if n := len(operands); n > 0 {
+			files(operands[:n-1], &st.Reads)
+			files(operands[n-1:], &st.Writes)
+		}
+	case opFirstRW:
+		if len(operands) > 1 {
+			files(operands[1:], &st.Writes)
+		}
+	case opFirstRd:
+		if len(operands) > 1 {
+			files(operands[1:], &st.Reads)
+		}
+	case opHosts:
+		for _, o := range operands {
+			st.Hosts = appendNew(st.Hosts, hostOf(o))
+		}
+	}
+	if pr.custom != nil {
+		pr.custom(w, st, args)
+	}
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// splitOperands returns the arguments that are not options nor option
+// values; everything after "--" is an operand.
+func splitOperands(args []string, valued string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(out, args[i+1:]...)
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			if valued != "" && !strings.Contains(a, "=") && strings.Contains(" "+valued+" ", " "+a+" ") {
+				i++
+			}
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// hostOf returns the host of a URL or of user@host:path, "" when the
+// operand names none.
+func hostOf(s string) string {
+	if strings.Contains(s, "://") {
+		if u, err := url.Parse(s); err == nil && u.Hostname() != "" {
+			return u.Hostname()
+		}
+		return ""
+	}
+	if at := strings.LastIndexByte(s, '@'); at >= 0 {
+		s = s[at+1:]
+	}
+	if c := strings.IndexByte(s, ':'); c >= 0 {
+		s = s[:c]
+	}
+	if c := strings.IndexByte(s, '/'); c >= 0 {
+		s = s[:c]
+	}
+	if s == "" || strings.ContainsAny(s, "$*?{}") {
+		return ""
+	}
+	return s
+}
+
+// chdir follows cd: a known directory becomes the working directory, an
+// unknown one makes it unknown.
+func (w *walker) chdir(args []string, known []bool) {
+	var ops []string
+	var kn []bool
+	for i, a := range args {
+		if a == "-P" || a == "-L" || a == "-e" || a == "-@" {
+			continue
+		}
+		ops, kn = append(ops, a), append(kn, known[i])
+	}
+	switch {
+	case len(ops) == 0:
+		w.dir = "~"
+	case !kn[0]:
+		w.dir = ops[0]
+	case ops[0] == "-":
+		w.dir = ""
+	default:
+		w.dir = w.abs(ops[0])
+	}
+}
+
+// shellProgram analyses bash/sh/…: -c runs its string, a script operand
+// runs that file, no operand runs what comes on the standard input.
+func (w *walker) shellProgram(st *Step, name string, args []string, known []bool, in *input) {
+	st.Effect, st.Subtype = ExecuteCheck, SubtypeRunCommand
+	flagC := name == "su" // su -c, and su alone asks for a password
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-c" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c") && isLetters(a[1:])) || a == "--command":
+			if i+1 >= len(args) {
+				return
+			}
+			if !known[i+1] {
+				st.Effect, st.Subtype, st.Dynamic, st.Why = Destructive, SubtypeUnknown, true, "a command string not known before run time"
+				return
+			}
+			// The shell adds nothing to what its string runs.
+			st.Effect = ReadOnly
+			w.script(args[i+1], []string{name + " -c"})
+			return
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || (name == "su" && (a == "-s" || a == "--shell" || a == "-g" || a == "-G")):
+			i++
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+		default:
+			if flagC {
+				continue // su's user
+			}
+			if !known[i] {
+				st.Effect, st.Subtype, st.Dynamic, st.Why = Destructive, SubtypeUnknown, true, "a script not known before run time"
+				return
+			}
+			st.Reads = appendNew(st.Reads, w.abs(a))
+			return
+		}
+	}
+	if flagC {
+		st.Effect, st.Why = Write, "a login shell as another user"
+		return
+	}
+	switch {
+	case in == nil:
+		st.Effect, st.Why = Destructive, "an interactive shell"
+		st.Subtype = SubtypeUnknown
+	case in.known:
+		st.Effect = ReadOnly
+		w.script(in.text, []string{name + " <<input"})
+	default:
+		st.Effect, st.Subtype = Destructive, SubtypeUnknown
+		st.Why = "a shell running what " + cmpOr(in.program, "a command") + " writes"
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
