@@ -1,0 +1,430 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// DefaultMaxFileBytes is the size past which the Writer rotates a stream
+// when WriterOptions.MaxFileBytes is 0.
+const DefaultMaxFileBytes = 64 << 20
+
+// defaultMaxOpen is the default WriterOptions.MaxOpenSessions.
+const defaultMaxOpen = 64
+
+// WriterOptions configure a Writer.
+type WriterOptions struct {
+	// MaxFileBytes is the size past which a stream's active file is
+	// rotated before the next write (DefaultMaxFileBytes when 0; negative:
+	// never).
+	MaxFileBytes int64
+	// MaxOpenSessions caps the sessions whose files stay open (two
+	// descriptors each); the least recently written is closed first and
+	// opened again when written to (default 64).
+	MaxOpenSessions int
+}
+
+// Writer appends audit records to a directory: one subdirectory per
+// session (SessionDir), holding EventsFile and ToolCallsFile, each a hash
+// chain continued across restarts and rotations. Directories are 0700 and
+// files 0600: they hold prompts and commands.
+//
+// A stream's active file is rotated when it has grown past MaxFileBytes:
+// renamed to <name>.<NNNNNN>.jsonl (NNNNNN counting from 000001, the oldest
+// lowest), and the chain goes on in a new active file — its first line's
+// prev is the last hash of the segment before.
+//
+// A Writer writes each tool call of a session once, the first record given
+// for its tool_use_id. It remembers them while the session is open and, on
+// opening a session again, from its active tool_calls file (a call whose
+// record is in a rotated segment only may be written again).
+//
+// A write is one write(2) per stream and batch, not synced: a crash of the
+// process loses nothing written, a crash of the machine may. A write that
+// fails is cut off again, so that a file never holds half a line the
+// Writer made. A Writer is safe for concurrent use.
+type Writer struct {
+	root    string
+	maxSize int64
+	maxOpen int
+
+	mu   sync.Mutex
+	open map[string]*sessionFiles
+	lru  []string // least recently written first
+	enc  *encoder
+	buf  []byte
+}
+
+// sessionFiles are the open streams of one session.
+type sessionFiles struct {
+	events, calls *stream
+	written       map[string]struct{} // tool_use_ids in the calls stream
+}
+
+// NewWriter returns a Writer into root, created 0700 if needed.
+func NewWriter(root string, o WriterOptions) (*Writer, error) {
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create the audit directory: %w", err)
+	}
+	if o.MaxFileBytes == 0 {
+		o.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if o.MaxOpenSessions <= 0 {
+		o.MaxOpenSessions = defaultMaxOpen
+	}
+	return &Writer{root: root, maxSize: o.MaxFileBytes, maxOpen: o.MaxOpenSessions,
+		open: map[string]*sessionFiles{}, enc: newEncoder()}, nil
+}
+
+// SessionDir is the name of a session's directory: the session id itself
+// when it is a plain name (letters, digits, '.', '_', '-'; at most 128
+// bytes; not "." or ".."), else "x-" and the first 32 hex digits of its
+// SHA-256, so that no id can name a path outside the audit directory.
+func SessionDir(sessionID string) string {
+	ok := sessionID != "" && len(sessionID) <= 128 && sessionID != "." && sessionID != ".."
+	for i := 0; ok && i < len(sessionID); i++ {
+		c := sessionID[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+	}
+	if ok && !strings.HasPrefix(sessionID, "x-") {
+		return sessionID
+	}
+	sum := sha256.Sum256([]byte(sessionID))
+	return "x-" + hex.EncodeToString(sum[:16])
+}
+
+// WriteEvents appends event records of one session, in order.
+func (w *Writer) WriteEvents(sessionID string, recs []Event) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	sf, err := w.session(sessionID)
+	if err != nil {
+		return err
+	}
+	w.buf = w.buf[:0]
+	at := sf.events.at
+	for i := range recs {
+		if w.buf, at, err = w.enc.appendLine(w.buf, &recs[i], at); err != nil {
+			return err
+		}
+	}
+	return sf.events.write(w.buf, at)
+}
+
+// WriteToolCalls appends the records of one session's calls not written
+// before, in order, and returns how many it wrote.
+func (w *Writer) WriteToolCalls(sessionID string, recs []ToolCall) (int, error) {
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	sf, err := w.session(sessionID)
+	if err != nil {
+		return 0, err
+	}
+	w.buf = w.buf[:0]
+	at := sf.calls.at
+	var ids []string
+	for i := range recs {
+		id := recs[i].ToolUseID
+		if _, done := sf.written[id]; done || slices.Contains(ids, id) {
+			continue
+		}
+		if w.buf, at, err = w.enc.appendLine(w.buf, &recs[i], at); err != nil {
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	if err := sf.calls.write(w.buf, at); err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		sf.written[id] = struct{}{}
+	}
+	return len(ids), nil
+}
+
+// Close closes every open file.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var errs []error
+	for id, sf := range w.open {
+		errs = append(errs, sf.close())
+		delete(w.open, id)
+	}
+	w.lru = nil
+	return errors.Join(errs...)
+}
+
+// session returns the open files of a session, opening them (and closing
+// the least recently written beyond maxOpen) when needed.
+func (w *Writer) session(id string) (*sessionFiles, error) {
+	dir := SessionDir(id)
+	if i := slices.Index(w.lru, dir); i >= 0 {
+		w.lru = append(slices.Delete(w.lru, i, i+1), dir)
+		return w.open[dir], nil
+	}
+	for len(w.lru) >= w.maxOpen {
+		old := w.lru[0]
+		w.lru = w.lru[1:]
+		w.open[old].close()
+		delete(w.open, old)
+	}
+	path := filepath.Join(w.root, dir)
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create the audit directory of session %q: %w", id, err)
+	}
+	sf := &sessionFiles{written: map[string]struct{}{}}
+	var err error
+	if sf.events, err = openStream(path, EventsFile, w.maxSize); err != nil {
+		return nil, err
+	}
+	if sf.calls, err = openStream(path, ToolCallsFile, w.maxSize); err != nil {
+		sf.events.close()
+		return nil, err
+	}
+	if err := sf.calls.eachLine(func(line []byte) {
+		var r struct {
+			ToolUseID string `json:"tool_use_id"`
+		}
+		if json.Unmarshal(line, &r) == nil {
+			sf.written[r.ToolUseID] = struct{}{}
+		}
+	}); err != nil {
+		sf.close()
+		return nil, err
+	}
+	w.open[dir] = sf
+	w.lru = append(w.lru, dir)
+	return sf, nil
+}
+
+func (sf *sessionFiles) close() error {
+	return errors.Join(sf.events.close(), sf.calls.close())
+}
+
+// stream is one chained stream of a session directory: the active file
+// and its rotated segments.
+type stream struct {
+	dir, name string // name: EventsFile or ToolCallsFile
+	maxSize   int64
+	f         *os.File
+	size      int64
+	at        link
+}
+
+// openStream opens the active file of a stream for appending and finds
+// where its chain stands: the last line of the active file, else of the
+// newest rotated segment. A torn last line (the process died in a write)
+// is cut off.
+func openStream(dir, name string, maxSize int64) (*stream, error) {
+	s := &stream{dir: dir, name: name, maxSize: maxSize}
+	path := filepath.Join(dir, name)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open %s: %w", path, err)
+	}
+	s.f = f
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot open %s: %w", path, err)
+	}
+	s.size = fi.Size()
+	last, end, err := lastLine(f, s.size)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot read the end of %s: %w", path, err)
+	}
+	if end < s.size {
+		if err := f.Truncate(end); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("cannot cut the torn last line of %s: %w", path, err)
+		}
+		s.size = end
+	}
+	if last == nil {
+		segs, err := Segments(dir, name)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if len(segs) > 1 {
+			prev, err := readLastLine(segs[len(segs)-2])
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+			last = prev
+		}
+	}
+	if last != nil {
+		h, err := readLine(last)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("cannot continue the chain of %s: its last line: %w", path, err)
+		}
+		s.at = link{line: h.Line, hash: h.Hash}
+	}
+	return s, nil
+}
+
+// write appends lines, which end the chain at at, rotating first when the
+// active file has grown past maxSize.
+func (s *stream) write(lines []byte, at link) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	if s.maxSize > 0 && s.size > 0 && s.size+int64(len(lines)) > s.maxSize {
+		if err := s.rotate(); err != nil {
+			return err
+		}
+	}
+	n, err := s.f.Write(lines)
+	if err != nil {
+		if n > 0 {
+			s.f.Truncate(s.size) // best effort: no half line stays
+		}
+		return fmt.Errorf("cannot write %s: %w", filepath.Join(s.dir, s.name), err)
+	}
+	s.size += int64(n)
+	s.at = at
+	return nil
+}
+
+// rotate renames the active file to the next segment name and opens a new
+// active file.
+func (s *stream) rotate() error {
+	segs, err := Segments(s.dir, s.name)
+	if err != nil {
+		return err
+	}
+	seg := filepath.Join(s.dir, segmentName(s.name, len(segs))) // segs ends with the active file
+	path := filepath.Join(s.dir, s.name)
+	if err := os.Rename(path, seg); err != nil {
+		return fmt.Errorf("cannot rotate %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("cannot rotate %s: %w", path, err)
+	}
+	s.f.Close()
+	s.f, s.size = f, 0
+	return nil
+}
+
+// eachLine calls fn with every complete line of the active file.
+func (s *stream) eachLine(fn func(line []byte)) error {
+	r := bufio.NewReader(io.NewSectionReader(s.f, 0, s.size))
+	for {
+		line, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A line longer than the buffer: read it whole.
+			rest, err2 := r.ReadBytes('\n')
+			line, err = append(slices.Clone(line), rest...), err2
+		}
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			fn(line[:len(line)-1])
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("cannot read %s: %w", filepath.Join(s.dir, s.name), err)
+		}
+	}
+}
+
+func (s *stream) close() error { return s.f.Close() }
+
+// segmentName is the name of the n-th rotated segment (from 1) of a stream.
+func segmentName(name string, n int) string {
+	base := strings.TrimSuffix(name, ".jsonl")
+	return fmt.Sprintf("%s.%06d.jsonl", base, n)
+}
+
+// Segments returns the files of a stream in a session directory in chain
+// order: the rotated segments, oldest first, then the active file when it
+// exists.
+func Segments(dir, name string) ([]string, error) {
+	base := strings.TrimSuffix(name, ".jsonl")
+	matches, err := filepath.Glob(filepath.Join(dir, base+".[0-9][0-9][0-9][0-9][0-9][0-9].jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(matches)
+	active := filepath.Join(dir, name)
+	if _, err := os.Stat(active); err == nil {
+		matches = append(matches, active)
+	}
+	return matches, nil
+}
+
+// lastLine returns the last complete line of the first size bytes of f
+// (without its newline; nil when there is none) and the offset just past
+// it.
+func lastLine(f *os.File, size int64) ([]byte, int64, error) {
+	chunk := int64(64 << 10)
+	var tail []byte // the bytes of f from off to size
+	off := size
+	end := int64(-1) // offset past the last newline, once found
+	for {
+		if end < 0 {
+			if i := bytes.LastIndexByte(tail, '\n'); i >= 0 {
+				end = off + int64(i) + 1
+			}
+		}
+		if end >= 0 {
+			nl := int(end - off - 1) // that newline's index in tail
+			if j := bytes.LastIndexByte(tail[:nl], '\n'); j >= 0 {
+				return slices.Clone(tail[j+1 : nl]), end, nil
+			}
+			if off == 0 {
+				return slices.Clone(tail[:nl]), end, nil
+			}
+		} else if off == 0 {
+			return nil, 0, nil
+		}
+		n := min(chunk, off)
+		chunk *= 2 // a long line is read in a few reads, not many
+		off -= n
+		b := make([]byte, n, n+int64(len(tail)))
+		if _, err := f.ReadAt(b, off); err != nil {
+			return nil, 0, err
+		}
+		tail = append(b, tail...)
+	}
+}
+
+func readLastLine(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	last, _, err := lastLine(f, fi.Size())
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the end of %s: %w", path, err)
+	}
+	return last, nil
+}
