@@ -99,4 +99,3 @@ func ExportSession(ctx context.Context, src Source, w *Writer, sessionID string,
 	}
 	return st, nil
 }
-
