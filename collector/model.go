@@ -86,6 +86,9 @@ type modeler struct {
 	log     *slog.Logger
 	hub     *hub
 	maxWait time.Duration
+	// audit receives each round's events and finished calls; nil when
+	// the collector keeps no audit directory.
+	audit *auditor
 
 	mu       sync.Mutex
 	queue    []pendingEvent
@@ -122,9 +125,9 @@ type modeler struct {
 	perAgent *agentMetrics
 }
 
-func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool) *modeler {
+func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool, a *auditor) *modeler {
 	m := &modeler{
-		st: st, log: log, hub: h, maxWait: maxWait,
+		st: st, log: log, hub: h, maxWait: maxWait, audit: a,
 		pending:   map[string]int{},
 		pendKeys:  map[string]int{},
 		changed:   make(chan struct{}),
@@ -490,7 +493,8 @@ func (gs *groupState) note(e *store.Event) {
 }
 
 // apply applies ready events and loads sessions, and stores the changes in
-// one PutModel. It returns the UpdatedSeq it stored them with.
+// one PutModel; then it hands the events and the calls finished to the
+// audit trail. It returns the UpdatedSeq it stored them with.
 func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []string, heldMin map[string]int64) (int64, error) {
 	type work struct {
 		gs      *groupState
@@ -541,6 +545,10 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 	version := m.version
 	m.mu.Unlock()
 
+	var ar *auditRound
+	if m.audit != nil {
+		ar = newAuditRound(ready)
+	}
 	var batch store.ModelBatch
 	for _, key := range order {
 		w := byKey[key]
@@ -563,7 +571,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		before := gs.g.Rebuilds()
 		gs.g.ApplyDecoded(envs, payloads)
 		m.rebuilds.Add(gs.g.Rebuilds() - before)
-		if err := m.changes(gs, w.touched, version, heldMin, &batch); err != nil {
+		if err := m.changes(gs, w.touched, version, heldMin, &batch, ar); err != nil {
 			return 0, err
 		}
 		m.groups.put(key, gs)
@@ -577,13 +585,14 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 	if m.perAgent != nil {
 		m.perAgent.flush()
 	}
+	m.audit.enqueue(ready, ar)
 	return version, nil
 }
 
 // changes adds to b what changed in gs since its last changes: the session
 // models of the sessions touched and of those the model changed, their
-// agents and calls.
-func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64, heldMin map[string]int64, b *store.ModelBatch) error {
+// agents and calls; and the calls to ar, when not nil.
+func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64, heldMin map[string]int64, b *store.ModelBatch, ar *auditRound) error {
 	ch := gs.g.Changes()
 	models := map[string]*store.SessionModel{}
 	model := func(id string) *store.SessionModel {
@@ -641,6 +650,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 				SessionID: id, ToolUseID: c.ToolUseID, AgentID: c.AgentID, ToolName: c.ToolName,
 				Status: c.Status, Subtype: c.Subtype, Effect: string(c.Effect), StartedAt: c.StartedAt, UpdatedSeq: version, Doc: doc,
 			})
+			ar.call(c)
 		}
 	}
 	ids := make([]string, 0, len(models))

@@ -86,6 +86,13 @@ type Config struct {
 	// docs/metrics.md), which cost a little on every model round; for
 	// measuring that cost.
 	NoAgentMetrics bool
+	// AuditDir, when not empty, is the directory of the continuous audit
+	// trail (package audit), written as the model applies committed
+	// events; see audit.go.
+	AuditDir string
+	// AuditMaxFileBytes is the size past which an audit file is rotated
+	// (default audit.DefaultMaxFileBytes).
+	AuditMaxFileBytes int64
 }
 
 // Server is the collector. Create it with New; serve it with Serve or mount
@@ -105,6 +112,7 @@ type Server struct {
 	// waits for them.
 	stopBackground context.CancelFunc
 	background     sync.WaitGroup
+	auditor *auditor // nil without Config.AuditDir
 	// inflight counts the request-body bytes held across requests.
 	inflight *inflight
 	// streamReads bounds the streams holding a page of events at once.
@@ -165,7 +173,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.inflight = &inflight{max: cfg.MaxInflightBytes}
 	s.streamReads = newStreamReads()
-	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics)
+	if cfg.AuditDir != "" {
+		a, err := newAuditor(cfg.AuditDir, cfg.AuditMaxFileBytes, log, s.metrics.set)
+		if err != nil {
+			return nil, fmt.Errorf("collector.New: %w", err)
+		}
+		s.auditor = a
+	}
+	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics, s.auditor)
 	s.writer = newWriter(modelingStore{s.store, s.modeler}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBackground = cancel
@@ -265,6 +280,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.stopBackground()
 		s.background.Wait()
 		s.modeler.stop()
+		if err := s.auditor.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("cannot close the audit trail: %w", err))
+		}
 		if err := s.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("cannot close the store: %w", err))
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/audit"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/privacy"
@@ -31,7 +32,7 @@ func init() {
 // runServe is `hookwatch serve`. It returns nil after a clean shutdown on
 // SIGINT/SIGTERM (ctx canceled).
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--insecure-no-token]", stderr)
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--insecure-no-token]", stderr)
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
 	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
 	var retain duration
@@ -40,6 +41,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.Var(&retainSize, "retain-size", "delete the least recently active sessions while the SQLite database holds more than this (10GB)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
+	auditDir := fs.String("audit-dir", "", "write the continuous audit trail here: one directory per session, hash-chained JSONL (see docs/audit.md)")
+	auditMax := fs.Int64("audit-max-bytes", audit.DefaultMaxFileBytes, "rotate an audit file past this size")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without HOOKWATCH_TOKEN")
 	flagUsage := fs.Usage
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
@@ -75,7 +78,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	o := collector.Options{
 		Config: collector.Config{Store: db, Version: version, Token: token, Logger: log, Privacy: priv,
-			Retain: time.Duration(retain), RetainBytes: int64(retainSize)},
+			Retain: time.Duration(retain), RetainBytes: int64(retainSize),
+			AuditDir: *auditDir, AuditMaxFileBytes: *auditMax},
 		Addr:    *addr,
 		Home:    home,
 		TLSCert: *tlsCert,

@@ -1,0 +1,204 @@
+package collector
+
+import (
+	"log/slog"
+	"sync"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/audit"
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// The continuous audit trail (Config.AuditDir). After each round of the
+// modeler has stored the model's changes, the round's events and the calls
+// the model reports finished for the first time go to the audit directory
+// (package audit: one directory per session, hash-chained JSONL). The
+// modeler only queues them: one goroutine writes, so that a slow or full
+// disk holds up neither ingest nor the model. The queue is bounded in
+// bytes; a round that does not fit, and lines that cannot be written, are
+// counted on /metrics (hookwatch_audit_lines_lost_total) and logged, never
+// retried — the store still has them, and `hookwatch export` writes them.
+//
+// Events the modeler applies by loading their session rather than in a
+// round (committed while no collector was running, or held when it
+// stopped) are not in the continuous trail.
+
+// auditQueueBytes bounds the envelope bytes waiting to be written.
+const auditQueueBytes = 64 << 20
+
+// auditRound collects what one modeler round hands to the auditor.
+type auditRound struct {
+	outputs audit.Outputs
+	calls   []audit.ToolCall
+}
+
+func newAuditRound(ready []pendingEvent) *auditRound {
+	r := &auditRound{outputs: audit.Outputs{}}
+	for i := range ready {
+		r.outputs.Add(&ready[i].ev)
+	}
+	return r
+}
+
+// call notes a call the model reported changed; a finished one goes to the
+// trail (the Writer writes each call once).
+func (r *auditRound) call(c *attribution.ToolCall) {
+	if r != nil && audit.Finished(c) {
+		r.calls = append(r.calls, audit.ToolCallOf(c, r.outputs[c.ToolUseID]))
+	}
+}
+
+type auditJob struct {
+	events []store.Event
+	calls  []audit.ToolCall
+	bytes  int
+}
+
+// auditor writes the queued rounds to the audit directory.
+type auditor struct {
+	w   *audit.Writer
+	log *slog.Logger
+
+	mu     sync.Mutex
+	queue  []auditJob
+	queued int
+	closed bool
+	wake   chan struct{}
+	exited chan struct{}
+
+	eventLines *metrics.Counter
+	callLines  *metrics.Counter
+	lostFull   *metrics.Counter
+	lostWrite  *metrics.Counter
+}
+
+func newAuditor(dir string, maxFileBytes int64, log *slog.Logger, set *metrics.Set) (*auditor, error) {
+	w, err := audit.NewWriter(dir, audit.WriterOptions{MaxFileBytes: maxFileBytes})
+	if err != nil {
+		return nil, err
+	}
+	a := &auditor{
+		w: w, log: log,
+		wake:       make(chan struct{}, 1),
+		exited:     make(chan struct{}),
+		eventLines: set.NewCounter(`hookwatch_audit_lines_written_total{file="events"}`),
+		callLines:  set.NewCounter(`hookwatch_audit_lines_written_total{file="tool_calls"}`),
+		lostFull:   set.NewCounter(`hookwatch_audit_lines_lost_total{reason="queue_full"}`),
+		lostWrite:  set.NewCounter(`hookwatch_audit_lines_lost_total{reason="write_error"}`),
+	}
+	go a.run()
+	return a, nil
+}
+
+// enqueue hands a round's events and finished calls to the writer
+// goroutine without waiting. A nil auditor (no audit directory) does
+// nothing.
+func (a *auditor) enqueue(ready []pendingEvent, r *auditRound) {
+	if a == nil || len(ready) == 0 && len(r.calls) == 0 {
+		return
+	}
+	j := auditJob{events: make([]store.Event, len(ready)), calls: r.calls}
+	for i := range ready {
+		j.events[i] = ready[i].ev
+		j.bytes += len(ready[i].ev.Envelope)
+	}
+	j.bytes += len(r.calls) * 1024
+	a.mu.Lock()
+	if a.closed || a.queued+j.bytes > auditQueueBytes {
+		a.mu.Unlock()
+		a.lostFull.Add(len(j.events) + len(j.calls))
+		a.log.Warn("audit queue full: lines not written", "events", len(j.events), "tool_calls", len(j.calls))
+		return
+	}
+	a.queue = append(a.queue, j)
+	a.queued += j.bytes
+	a.mu.Unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (a *auditor) run() {
+	defer close(a.exited)
+	for {
+		a.mu.Lock()
+		jobs, closed := a.queue, a.closed
+		a.queue, a.queued = nil, 0
+		a.mu.Unlock()
+		for _, j := range jobs {
+			a.write(j)
+		}
+		if closed && len(jobs) == 0 {
+			return
+		}
+		if len(jobs) == 0 {
+			<-a.wake
+		}
+	}
+}
+
+// write appends one round: its events session by session in the order
+// applied, then its calls.
+func (a *auditor) write(j auditJob) {
+	bySession := map[string][]audit.Event{}
+	var order []string
+	for i := range j.events {
+		e := &j.events[i]
+		r, err := audit.EventOf(e)
+		if err != nil {
+			a.lostWrite.Inc()
+			a.log.Warn("cannot write an event to the audit trail", "seq", e.Seq, "err", err)
+			continue
+		}
+		if _, ok := bySession[e.SessionID]; !ok {
+			order = append(order, e.SessionID)
+		}
+		bySession[e.SessionID] = append(bySession[e.SessionID], r)
+	}
+	for _, id := range order {
+		recs := bySession[id]
+		if err := a.w.WriteEvents(id, recs); err != nil {
+			a.lostWrite.Add(len(recs))
+			a.log.Warn("cannot write to the audit trail", "session", id, "err", err)
+			continue
+		}
+		a.eventLines.Add(len(recs))
+	}
+	calls := map[string][]audit.ToolCall{}
+	order = order[:0]
+	for _, c := range j.calls {
+		if _, ok := calls[c.SessionID]; !ok {
+			order = append(order, c.SessionID)
+		}
+		calls[c.SessionID] = append(calls[c.SessionID], c)
+	}
+	for _, id := range order {
+		n, err := a.w.WriteToolCalls(id, calls[id])
+		if err != nil {
+			a.lostWrite.Add(len(calls[id]))
+			a.log.Warn("cannot write to the audit trail", "session", id, "err", err)
+			continue
+		}
+		a.callLines.Add(n)
+	}
+}
+
+// stop writes what is queued and closes the files. Call it after the
+// modeler has stopped.
+func (a *auditor) stop() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+	<-a.exited
+	return a.w.Close()
+}

@@ -1,0 +1,193 @@
+package collector_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/audit"
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+)
+
+// TestAuditDir feeds the real captures to a collector with an audit
+// directory, and holds the continuous trail to what the store keeps: every
+// committed event once, every finished call once, chains that verify, and
+// records byte for byte those of an export of the same store.
+func TestAuditDir(t *testing.T) {
+	dir := t.TempDir()
+	s := newServer(t, collector.Config{AuditDir: dir, AuditMaxFileBytes: 4 << 10})
+	envs := corpusEnvelopes(t)
+	for i := 0; i < len(envs); i += 40 {
+		s.post(t, envs[i:min(i+40, len(envs))], min(40, len(envs)-i), 0)
+		time.Sleep(150 * time.Millisecond) // rounds apart: files rotate between them
+	}
+	sessions := s.settle(t)
+	total := 0
+	for _, v := range sessions {
+		total += int(v.EventCount)
+	}
+	// The auditor writes after the model's round: wait for it.
+	deadline := time.Now().Add(20 * time.Second)
+	for count(t, s, `hookwatch_audit_lines_written_total{file="events"}`) < total {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v event lines written, want %d", count(t, s, `hookwatch_audit_lines_written_total{file="events"}`), total)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if lost := count(t, s, `hookwatch_audit_lines_lost_total{reason="queue_full"}`) +
+		count(t, s, `hookwatch_audit_lines_lost_total{reason="write_error"}`); lost != 0 {
+		t.Fatalf("%d lines lost", lost)
+	}
+	path := s.db.Path()
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	reports, err := audit.Verify(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated := false
+	for _, r := range reports {
+		if r.Problem != nil {
+			t.Error(audit.Summary(r))
+		}
+		rotated = rotated || len(r.Files) > 1
+	}
+	if !rotated {
+		t.Error("no stream was rotated at 4 KiB")
+	}
+
+	// The same store exported.
+	db, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	exported := t.TempDir()
+	w, err := audit.NewWriter(exported, audit.WriterOptions{MaxFileBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range sessions {
+		if _, err := audit.ExportSession(context.Background(), db, w, v.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	for _, v := range sessions {
+		live := records(t, filepath.Join(dir, audit.SessionDir(v.ID)), audit.EventsFile, "seq")
+		exp := records(t, filepath.Join(exported, audit.SessionDir(v.ID)), audit.EventsFile, "seq")
+		if len(live) != int(v.EventCount) || len(exp) != len(live) {
+			t.Errorf("session %s: %d events live, %d exported; the store has %d", v.ID, len(live), len(exp), v.EventCount)
+		}
+		for k, rec := range exp {
+			if live[k] != rec {
+				t.Errorf("session %s, event %s: live\n%s\nexported\n%s", v.ID, k, live[k], rec)
+			}
+		}
+		liveCalls := records(t, filepath.Join(dir, audit.SessionDir(v.ID)), audit.ToolCallsFile, "tool_use_id")
+		expCalls := records(t, filepath.Join(exported, audit.SessionDir(v.ID)), audit.ToolCallsFile, "tool_use_id")
+		finished := 0
+		for k, rec := range expCalls {
+			if bytes.Contains([]byte(rec), []byte(`"status":"pending"`)) {
+				continue
+			}
+			finished++
+			if _, ok := liveCalls[k]; !ok {
+				t.Errorf("session %s: finished call %s not in the live trail", v.ID, k)
+			}
+		}
+		if len(liveCalls) != finished {
+			t.Errorf("session %s: %d calls live, %d finished exported", v.ID, len(liveCalls), finished)
+		}
+	}
+}
+
+// records reads every line of a stream's files, keyed by the given member,
+// without the chain's members; a key seen twice fails the test.
+func records(t *testing.T, dir, name, key string) map[string]string {
+	t.Helper()
+	segs, err := audit.Segments(dir, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := regexp.MustCompile(`,"line":\d+,"prev":"[0-9a-f]*","hash":"[0-9a-f]{64}"\}$`)
+	out := map[string]string{}
+	for _, f := range segs {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Fatal(err)
+			}
+			k := string(m[key])
+			if _, dup := out[k]; dup {
+				t.Errorf("%s: %s %s twice", f, key, k)
+			}
+			out[k] = chain.ReplaceAllString(sc.Text(), "}")
+		}
+		fh.Close()
+	}
+	return out
+}
+
+// count reads a counter of the collector's /metrics.
+func count(t *testing.T, s *testServer, name string) int {
+	t.Helper()
+	n, err := strconv.Atoi(metric(t, s, name))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return n
+}
+
+
+// TestAuditDirWriteErrors: lines the audit directory cannot take are
+// counted, and ingest and the model go on.
+func TestAuditDirWriteErrors(t *testing.T) {
+	dir := t.TempDir()
+	const blocked = "0e2e0b5d-7136-4322-8086-c38ed16b10ad" // the main session of the capture
+	// A file where the session's directory would be.
+	if err := os.WriteFile(filepath.Join(dir, blocked), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, collector.Config{AuditDir: dir})
+	envs := claudeCorpus(t)
+	s.post(t, envs, len(envs), 0)
+	var want int
+	for _, v := range s.settle(t) {
+		if v.ID == blocked {
+			want = int(v.EventCount)
+		}
+	}
+	if want == 0 {
+		t.Fatal("the capture's main session is not stored")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		lost := count(t, s, `hookwatch_audit_lines_lost_total{reason="write_error"}`)
+		written := count(t, s, `hookwatch_audit_lines_written_total{file="events"}`)
+		if lost >= want && written == len(envs)-want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d lines counted lost, %d event lines written; want at least the session's %d events lost and the other sessions' %d written",
+				lost, written, want, len(envs)-want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
