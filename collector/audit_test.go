@@ -155,7 +155,6 @@ func count(t *testing.T, s *testServer, name string) int {
 	return n
 }
 
-
 // TestAuditDirWriteErrors: lines the audit directory cannot take are
 // counted, and ingest and the model go on.
 func TestAuditDirWriteErrors(t *testing.T) {
