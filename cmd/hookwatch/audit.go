@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/hookwatch/hookwatch/audit"
+)
+
+func init() {
+	register(command{
+		name:    "audit",
+		summary: "verify an audit trail: audit verify DIR|FILE…",
+		run:     runAudit,
+	})
+}
+
+// runAudit is `hookwatch audit verify PATH…`: one line per stream, exit
+// status 1 when any stream has a problem.
+func runAudit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("audit", "audit verify DIR|FILE…\n\n"+
+		"Checks the hash chain of audit trails (an audit directory, a session's directory, or one\n"+
+		"file) and reports, per stream, the first line altered, removed or reordered, a file cut\n"+
+		"short, or OK with the number of lines and the hash of the last one (keep it elsewhere to\n"+
+		"detect later that lines were cut off at the end).", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 || fs.Arg(0) != "verify" {
+		fs.Usage()
+		return fmt.Errorf("%w: want audit verify DIR|FILE…", errUsage)
+	}
+	paths := fs.Args()[1:]
+	if len(paths) == 0 {
+		return fmt.Errorf("%w: audit verify needs a directory or a file", errUsage)
+	}
+	failed := false
+	for _, p := range paths {
+		reports, err := audit.Verify(p)
+		if err != nil {
+			return err
+		}
+		for _, r := range reports {
+			fmt.Fprintln(stdout, audit.Summary(r))
+			failed = failed || r.Problem != nil
+		}
+	}
+	if failed {
+		return exitError{1}
+	}
+	return nil
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/audit"
+	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/postgres"
+)
+
+func init() {
+	register(command{
+		name:    "export",
+		summary: "write past sessions out: the JSONL audit trail",
+		run:     runExport,
+	})
+}
+
+// An export reads the store directly (read while a collector writes: SQLite
+// in WAL mode serves readers beside its writer, PostgreSQL anyway), not the
+// collector's API:
+// it works with no collector running, needs no token, and pages through
+// the events and the model's rows without an HTTP round trip per page.
+// What it writes is the model as stored; when a session's model is behind
+// its events (no collector has applied the latest ones yet) it says so.
+
+// exportFormat is one output format of `hookwatch export`.
+type exportFormat struct {
+	// help is the format's line in --help.
+	help string
+	// export writes the sessions named by ids.
+	export func(ctx context.Context, st store.Store, ids []string, o exportOptions) error
+}
+
+// exportOptions are what every format gets from the command line.
+type exportOptions struct {
+	// Out is the output directory.
+	Out    string
+	Stdout io.Writer
+	Stderr io.Writer
+	// Progress is shown on a terminal, a no-op otherwise.
+	Progress *progress
+}
+
+// exportFormats are the formats by name; a new format is one entry.
+var exportFormats = map[string]exportFormat{
+	"jsonl": {help: "the audit trail: <out>/<session>/events.jsonl and tool_calls.jsonl, hash-chained (docs/audit.md)", export: exportJSONL},
+}
+
+// runExport is `hookwatch export`.
+func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	names := make([]string, 0, len(exportFormats))
+	for n := range exportFormats {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var formats strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&formats, "\n  %-6s %s", n, exportFormats[n].help)
+	}
+	fs := newFlagSet("export", "export (--session ID | --since TIME) [--format "+strings.Join(names, "|")+"] [--out DIR] [--db PATH]\n\n"+
+		"Reads the database directly; a collector may be running.\nFormats:"+formats.String()+"\n", stderr)
+	session := fs.String("session", "", "the session to export")
+	since := fs.String("since", "", "export every session active since TIME: RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or a duration back from now (24h)")
+	format := fs.String("format", "jsonl", "output format: "+strings.Join(names, ", "))
+	out := fs.String("out", ".", "output directory")
+	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	if err := parseFlagsNoArgs(fs, args); err != nil {
+		return err
+	}
+	f, ok := exportFormats[*format]
+	if !ok {
+		return fmt.Errorf("%w: unknown format %q (want %s)", errUsage, *format, strings.Join(names, ", "))
+	}
+	if (*session == "") == (*since == "") {
+		return fmt.Errorf("%w: give --session ID or --since TIME", errUsage)
+	}
+	var from time.Time
+	if *since != "" {
+		var err error
+		if from, err = parseSince(*since, time.Now()); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	home := hook.Home(os.Getenv)
+	dsn := *dbFlag
+	if dsn == "" {
+		dsn = os.Getenv("HOOKWATCH_DB")
+	}
+	if !postgres.IsURL(dsn) {
+		// Opening a SQLite file that is not there would create it.
+		path := dsn
+		if path == "" {
+			path = filepath.Join(home, "hookwatch.db")
+		}
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("cannot export: no database at %s (set --db or HOOKWATCH_DB): %w", path, err)
+		}
+	}
+	db, dbName, err := openStore(ctx, dsn, home)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	ids := []string{*session}
+	if *session != "" {
+		if _, err := db.Session(ctx, *session); errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("cannot export: no session %q in %s", *session, dbName)
+		} else if err != nil {
+			return fmt.Errorf("cannot export: %w", err)
+		}
+	} else if ids, err = sessionsSince(ctx, db, from); err != nil {
+		return fmt.Errorf("cannot export: %w", err)
+	} else if len(ids) == 0 {
+		fmt.Fprintf(stderr, "hookwatch export: no session active since %s\n", from.Format(time.RFC3339))
+		return nil
+	}
+	total := int64(0)
+	for _, id := range ids {
+		if s, err := db.Session(ctx, id); err == nil {
+			total += s.EventCount
+		}
+	}
+	p := newProgress(stderr, total)
+	defer p.done()
+	return f.export(ctx, db, ids, exportOptions{Out: *out, Stdout: stdout, Stderr: stderr, Progress: p})
+}
+
+// parseSince reads --since: an RFC 3339 time, a date (midnight UTC), or a
+// duration back from now.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("--since %q is neither an RFC 3339 time, a date (YYYY-MM-DD) nor a duration such as 24h", s)
+}
+
+// sessionsSince lists the sessions whose last event is at or after from,
+// oldest first.
+func sessionsSince(ctx context.Context, st store.Store, from time.Time) ([]string, error) {
+	var ids []string
+	f := store.SessionFilter{Limit: store.MaxLimit}
+	for {
+		page, err := st.Sessions(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range page.Sessions {
+			if s.LastEventAt.Before(from) {
+				slices.Reverse(ids)
+				return ids, nil
+			}
+			ids = append(ids, s.ID)
+		}
+		if page.Next == "" {
+			slices.Reverse(ids)
+			return ids, nil
+		}
+		f.Cursor = page.Next
+	}
+}
+
+// exportJSONL writes each session's audit trail into its directory under
+// o.Out, refusing a session whose directory already holds one.
+func exportJSONL(ctx context.Context, st store.Store, ids []string, o exportOptions) error {
+	for _, id := range ids {
+		dir := filepath.Join(o.Out, audit.SessionDir(id))
+		for _, name := range []string{audit.EventsFile, audit.ToolCallsFile} {
+			if segs, _ := audit.Segments(dir, name); len(segs) > 0 {
+				return fmt.Errorf("cannot export session %s: %s already holds an audit trail; choose another --out", id, dir)
+			}
+		}
+	}
+	w, err := audit.NewWriter(o.Out, audit.WriterOptions{MaxFileBytes: -1})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	for _, id := range ids {
+		base := o.Progress.events
+		stats, err := audit.ExportSession(ctx, st, w, id, func(n int) { o.Progress.set(id, base+int64(n)) })
+		if err != nil {
+			return err
+		}
+		o.Progress.clear()
+		if stats.ModelBehind {
+			fmt.Fprintf(o.Stderr, "hookwatch export: the model of session %s is behind its events (no collector has applied the latest); its tool calls are the model's as stored\n", id)
+		}
+		fmt.Fprintf(o.Stdout, "%s: %d events, %d tool calls\n", filepath.Join(o.Out, audit.SessionDir(id)), stats.Events, stats.ToolCalls)
+	}
+	return w.Close()
+}
+
+// progress draws a one-line progress bar on a terminal; on anything else
+// (a file, a pipe) it draws nothing.
+type progress struct {
+	w      io.Writer // nil: not a terminal
+	total  int64
+	events int64
+	last   time.Time
+	drawn  bool
+}
+
+func newProgress(w io.Writer, total int64) *progress {
+	f, ok := w.(*os.File)
+	if !ok {
+		return &progress{}
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return &progress{}
+	}
+	return &progress{w: w, total: total}
+}
+
+// set records events written so far, redrawing at most ten times a
+// second.
+func (p *progress) set(session string, events int64) {
+	p.events = events
+	if p.w == nil || p.total < 1000 || time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	frac := min(float64(events)/float64(p.total), 1)
+	const width = 30
+	bar := strings.Repeat("#", int(frac*width)) + strings.Repeat(" ", width-int(frac*width))
+	if len(session) > 12 {
+		session = session[:12] + "…"
+	}
+	fmt.Fprintf(p.w, "\r[%s] %3.0f%% %d/%d events (%s)\x1b[K", bar, frac*100, events, p.total, session)
+	p.drawn = true
+}
+
+// clear erases the bar before a line is printed.
+func (p *progress) clear() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.drawn = false
+	}
+}
+
+func (p *progress) done() { p.clear() }

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/corpus"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+)
+
+// exportDB fills a SQLite file through a real collector with the 2.1.197
+// capture (a session with two subagents and a failure), waits for its
+// model, and returns the file's path.
+func exportDB(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	db, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := collector.New(collector.Config{Store: db, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	t0 := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
+	var envs []event.Envelope
+	for _, p := range corpus.Load(t) {
+		if strings.HasPrefix(p.Label, "claude-code-2.1.197.jsonl:") {
+			at := t0.Add(time.Duration(len(envs)) * 250 * time.Millisecond)
+			envs = append(envs, event.Envelope{ID: event.NewID(at), Runtime: p.Runtime, Kind: event.KindHook, ReceivedAt: at, Payload: p.JSON})
+		}
+	}
+	body, err := json.Marshal(map[string]any{"envelopes": envs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := hs.Client().Post(hs.URL+"/v1/events", "application/json", bytes.NewReader(body))
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("POST: %v %v", res, err)
+	}
+	res.Body.Close()
+	// A read of the session waits for its model.
+	if r, err := hs.Client().Get(hs.URL + "/v1/sessions/" + mainSession + "/tool-calls"); err != nil {
+		t.Fatal(err)
+	} else {
+		r.Body.Close()
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const mainSession = "0e2e0b5d-7136-4322-8086-c38ed16b10ad"
+
+func TestExportAndVerify(t *testing.T) {
+	t.Setenv("HOOKWATCH_HOME", t.TempDir())
+	t.Setenv("HOOKWATCH_DB", exportDB(t))
+	out := t.TempDir()
+	runOK := func(args ...string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), args, nil, &stdout, &stderr); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr.String())
+		}
+		if stderr.Len() > 0 {
+			t.Fatalf("%v wrote to stderr (no progress bar off a terminal): %q", args, stderr.String())
+		}
+		return stdout.String()
+	}
+	got := runOK("export", "--session", mainSession, "--out", out)
+	if want := filepath.Join(out, mainSession) + ": 52 events, 12 tool calls\n"; got != want {
+		t.Fatalf("export printed %q, want %q", got, want)
+	}
+	got = runOK("audit", "verify", out)
+	if strings.Count(got, "OK ") != 2 || !strings.Contains(got, "52 lines") || !strings.Contains(got, "12 lines") {
+		t.Fatalf("verify printed %q", got)
+	}
+
+	// --since takes every session of the capture.
+	all := t.TempDir()
+	got = runOK("export", "--since", "2026-11-21", "--out", all, "--format", "jsonl")
+	if strings.Count(got, "\n") != 3 {
+		t.Fatalf("export --since printed %q", got)
+	}
+
+	// A removed line fails verification with exit status 1.
+	path := filepath.Join(out, mainSession, "tool_calls.jsonl")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := bytes.SplitAfter(b, []byte("\n"))
+	if err := os.WriteFile(path, bytes.Join(append(ls[:3:3], ls[4:]...), nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	err = run(context.Background(), []string{"audit", "verify", path}, nil, &stdout, &bytes.Buffer{})
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 1 || !strings.Contains(stdout.String(), "FAIL "+path+":4: removed:") {
+		t.Fatalf("verify of a trail without its line 4: %v, %q", err, stdout.String())
+	}
+
+	// Errors a user can act on.
+	f := func(wantErr string, args ...string) {
+		t.Helper()
+		err := run(context.Background(), args, nil, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("%v: %v, want an error with %q", args, err, wantErr)
+		}
+	}
+	f("already holds an audit trail", "export", "--session", mainSession, "--out", out)
+	f(`no session "nope"`, "export", "--session", "nope", "--out", t.TempDir())
+	f("give --session ID or --since TIME", "export", "--out", t.TempDir())
+	f(`unknown format "xml"`, "export", "--session", mainSession, "--format", "xml")
+	f("neither an RFC 3339 time", "export", "--since", "yesterday")
+	f("no database at", "export", "--session", mainSession, "--db", filepath.Join(t.TempDir(), "none.db"))
+	f("no events.jsonl or tool_calls.jsonl", "audit", "verify", t.TempDir())
+	f("want audit verify", "audit", "check", out)
+}
