@@ -101,6 +101,9 @@ type IngestOptions struct {
 	NoAgentMetrics bool
 	// Quiet prints nothing.
 	Quiet bool
+	// AuditDir, when not empty, is the collector's continuous audit
+	// directory (serve --audit-dir).
+	AuditDir string
 }
 
 // IngestResult is what Ingest measured.
@@ -122,6 +125,10 @@ type IngestResult struct {
 	Modelled       time.Duration
 	ModelRounds    int
 	ModelRoundTime time.Duration
+	// With an AuditDir: the event lines the trail got and lost, and how
+	// long after the last reply it had every event.
+	AuditLines, AuditLost int64
+	AuditLag              time.Duration
 }
 
 // Ingest measures events per second through POST /v1/events: a collector on
@@ -159,7 +166,7 @@ func Ingest(ctx context.Context, w io.Writer, o IngestOptions) (IngestResult, er
 	if err != nil {
 		return IngestResult{}, err
 	}
-	srv, err := collector.New(collector.Config{Store: db, Version: "bench", NoAgentMetrics: o.NoAgentMetrics})
+	srv, err := collector.New(collector.Config{Store: db, Version: "bench", NoAgentMetrics: o.NoAgentMetrics, AuditDir: o.AuditDir})
 	if err != nil {
 		db.Close()
 		return IngestResult{}, err
@@ -247,6 +254,14 @@ func Ingest(ctx context.Context, w io.Writer, o IngestOptions) (IngestResult, er
 		return IngestResult{}, err
 	}
 	var model IngestResult
+	var audited, lost int64
+	var lag time.Duration
+	if o.AuditDir != "" {
+		var err error
+		if audited, lost, lag, err = awaitTrail(ctx, client, "http://"+ln.Addr().String()+"/metrics", int64(o.Events)); err != nil {
+			return IngestResult{}, err
+		}
+	}
 	if o.WaitModel {
 		var err error
 		if model, err = waitModel(ctx, client, "http://"+ln.Addr().String()+"/metrics", o.Events, start); err != nil {
@@ -258,6 +273,7 @@ func Ingest(ctx context.Context, w io.Writer, o IngestOptions) (IngestResult, er
 	}
 	res := IngestResult{
 		Modelled: model.Modelled, ModelRounds: model.ModelRounds, ModelRoundTime: model.ModelRoundTime,
+		AuditLines: audited, AuditLost: lost, AuditLag: lag,
 		Events:        o.Events,
 		Requests:      requests,
 		Duration:      elapsed,
@@ -274,6 +290,9 @@ func Ingest(ctx context.Context, w io.Writer, o IngestOptions) (IngestResult, er
 		res.Events, res.Requests, o.BatchSize, o.Clients, res.Duration.Round(time.Millisecond), res.EventsPerSec,
 		float64(res.BodyBytes)/elapsed.Seconds()/1e6, res.RequestMedian.Round(time.Microsecond), res.RequestP95.Round(time.Microsecond),
 		float64(res.DBBytes)/1e6)
+	if o.AuditDir != "" {
+		fmt.Fprintf(w, "  audit trail: %d event lines, %d lost; complete %v after the last reply\n", res.AuditLines, res.AuditLost, res.AuditLag.Round(time.Millisecond))
+	}
 	return res, nil
 }
 
@@ -299,6 +318,31 @@ func waitModel(ctx context.Context, c *http.Client, url string, events int, star
 		case <-ctx.Done():
 			return IngestResult{}, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// awaitTrail waits until the collector's audit trail has every one of
+// want events (written or counted lost), and returns how long that took.
+func awaitTrail(ctx context.Context, c *http.Client, metricsURL string, want int64) (written, lost int64, lag time.Duration, err error) {
+	start := time.Now()
+	for {
+		m, err := scrape(c, metricsURL)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		written = int64(m[`hookwatch_audit_lines_written_total{file="events"}`])
+		lost = int64(m[`hookwatch_audit_lines_lost_total{reason="queue_full"}`] + m[`hookwatch_audit_lines_lost_total{reason="write_error"}`])
+		if written+lost >= want {
+			return written, lost, time.Since(start), nil
+		}
+		if time.Since(start) > 5*time.Minute {
+			return 0, 0, 0, fmt.Errorf("the audit trail has %d of %d events after 5 minutes", written+lost, want)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, 0, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }

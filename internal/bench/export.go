@@ -1,0 +1,208 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+)
+
+// ExportOptions configures Export. Zero values take the defaults.
+type ExportOptions struct {
+	// Repo is the repository the hookwatch binary is built from.
+	Repo string
+	// Events is the size of the exported session (default 100,000).
+	Events int
+	// IngestEvents is the events of each ingest run (default 200,000).
+	IngestEvents int
+	// Rounds is the ingest runs with and without the audit directory,
+	// alternated (default 2 of each).
+	Rounds int
+}
+
+// Export measures the JSONL audit trail: the collector's ingest rate with
+// its audit directory on and off, runs alternated in one process; and
+// `hookwatch export` (the shipped binary) of one session of Events events,
+// its rate and peak memory, then `hookwatch audit verify` of the result.
+func Export(ctx context.Context, w io.Writer, o ExportOptions) error {
+	if o.Events <= 0 {
+		o.Events = 100_000
+	}
+	if o.IngestEvents <= 0 {
+		o.IngestEvents = 200_000
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 2
+	}
+	tmp, err := os.MkdirTemp("", "hookwatch-bench-export-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	var off, on []float64
+	for r := range o.Rounds {
+		for _, audited := range []bool{false, true} {
+			in := IngestOptions{Events: o.IngestEvents, Dir: tmp}
+			label := "audit off"
+			if audited {
+				in.AuditDir = filepath.Join(tmp, fmt.Sprintf("trail-%d", r))
+				label = "audit on "
+			}
+			fmt.Fprintf(w, "%s, run %d: ", label, r+1)
+			res, err := Ingest(ctx, w, in)
+			if err != nil {
+				return err
+			}
+			if audited {
+				on = append(on, res.EventsPerSec)
+				os.RemoveAll(in.AuditDir)
+			} else {
+				off = append(off, res.EventsPerSec)
+			}
+		}
+	}
+	mOff, mOn := median(off), median(on)
+	fmt.Fprintf(w, "ingest with the audit directory: %.0f events/s vs %.0f without (median of %d runs each): %+.1f %%\n\n",
+		mOn, mOff, o.Rounds, (mOn/mOff-1)*100)
+
+	bin := filepath.Join(tmp, "hookwatch")
+	if err := goBuild(ctx, o.Repo, bin, "./cmd/hookwatch"); err != nil {
+		return err
+	}
+	dbPath := filepath.Join(tmp, "export.db")
+	const session = "bench-export-0000000000000000000000"
+	t0 := time.Now()
+	if err := fillSession(ctx, dbPath, session, o.Events); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "export: a session of %d events stored and modelled in %v\n", o.Events, time.Since(t0).Round(time.Millisecond))
+	out := filepath.Join(tmp, "out")
+	took, rss, stdout, err := runMeasured(ctx, bin, "export", "--session", session, "--out", out, "--db", dbPath)
+	if err != nil {
+		return err
+	}
+	size := fileSizes(filepath.Join(out, session, "events.jsonl"), filepath.Join(out, session, "tool_calls.jsonl"))
+	fmt.Fprintf(w, "export --format jsonl: %s in %v: %.0f events/s, %.1f MB written, peak RSS %s\n",
+		strings.TrimSpace(stdout), took.Round(time.Millisecond), float64(o.Events)/took.Seconds(), float64(size)/1e6, mib(rss))
+	took, rss, stdout, err = runMeasured(ctx, bin, "audit", "verify", filepath.Join(out, session))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "audit verify: %d streams OK in %v: %.0f lines/s, peak RSS %s\n",
+		strings.Count(stdout, "OK "), took.Round(time.Millisecond), float64(o.Events)/took.Seconds(), mib(rss))
+	return nil
+}
+
+// runMeasured runs the binary and returns its wall time, peak RSS (bytes)
+// and standard output.
+func runMeasured(ctx context.Context, bin string, args ...string) (time.Duration, int64, string, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, 0, "", fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
+	}
+	took := time.Since(start)
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	var rss int64
+	if ru != nil {
+		rss = ru.Maxrss << 10
+	}
+	return took, rss, stdout.String(), nil
+}
+
+// fillSession stores one session of n events through a collector and waits
+// for its model: the Claude Code sample of the corpus played again and
+// again under one session id, each pass with its own tool call and agent
+// ids, so that the session has n/57 times its calls and subagents.
+func fillSession(ctx context.Context, dbPath, session string, n int) error {
+	db, err := sqlite.Open(dbPath)
+	if err != nil {
+		return err
+	}
+	srv, err := collector.New(collector.Config{Store: db, Version: "bench"})
+	if err != nil {
+		db.Close()
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		srv.Shutdown(ctx)
+		return err
+	}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+	base := "http://" + ln.Addr().String()
+	var sample [][]byte
+	for _, p := range SamplePayloads() {
+		if bytes.Contains(p, []byte(`"session_id":"0e2e0b5d-7136-4322-8086-c38ed16b10ad"`)) {
+			sample = append(sample, bytes.ReplaceAll(p, []byte("0e2e0b5d-7136-4322-8086-c38ed16b10ad"), []byte(session)))
+		}
+	}
+	start := time.Now().Add(-time.Duration(n) * time.Millisecond)
+	client := &http.Client{Timeout: 2 * time.Minute}
+	const batchSize = 500
+	for i := 0; i < n; i += batchSize {
+		envs := make([]event.Envelope, 0, batchSize)
+		for k := i; k < min(i+batchSize, n); k++ {
+			pass := fmt.Sprintf("%06d", k/len(sample))
+			p := sample[k%len(sample)]
+			p = bytes.ReplaceAll(p, []byte("toolu_"), []byte("toolu_"+pass+"_"))
+			p = bytes.ReplaceAll(p, []byte(`a43b7af849cd70f20`), []byte("a43b7af849cd70f20"+pass))
+			p = bytes.ReplaceAll(p, []byte(`a0b378cebfb773646`), []byte("a0b378cebfb773646"+pass))
+			at := start.Add(time.Duration(k) * time.Millisecond)
+			envs = append(envs, event.Envelope{ID: event.NewID(at), Runtime: event.RuntimeClaudeCode, Kind: event.KindHook,
+				ReceivedAt: at, Host: "bench-host", User: "bench", Payload: p})
+		}
+		body, err := json.Marshal(map[string]any{"envelopes": envs})
+		if err != nil {
+			return err
+		}
+		res, err := client.Post(base+"/v1/events", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return fmt.Errorf("cannot post a batch: %w", err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return fmt.Errorf("cannot post a batch: status %d", res.StatusCode)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		var v struct {
+			LastSeq    int64 `json:"last_seq"`
+			DerivedSeq int64 `json:"derived_seq"`
+		}
+		if err := getJSON(client, base+"/v1/sessions/"+session, &v); err != nil {
+			return err
+		}
+		if v.LastSeq > 0 && v.DerivedSeq == v.LastSeq {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the session's model is at seq %d of %d after 10 minutes", v.DerivedSeq, v.LastSeq)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return srv.Shutdown(ctx)
+}
