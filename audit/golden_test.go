@@ -83,24 +83,11 @@ func writeTrail(t testing.TB, c capture, dir string, o audit.WriterOptions) {
 	}
 	defer w.Close()
 	outputs := audit.Outputs{}
-	bySession := map[string][]audit.Event{}
-	var order []string
 	for i := range c.events {
-		e := &c.events[i]
-		r, err := audit.EventOf(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := bySession[e.SessionID]; !ok {
-			order = append(order, e.SessionID)
-		}
-		bySession[e.SessionID] = append(bySession[e.SessionID], r)
-		outputs.Add(e)
+		outputs.Add(&c.events[i])
 	}
-	for _, id := range order {
-		if err := w.WriteEvents(id, bySession[id]); err != nil {
-			t.Fatal(err)
-		}
+	if _, _, err := w.WriteStored(c.events); err != nil {
+		t.Fatal(err)
 	}
 	for _, s := range c.model.Sessions {
 		var calls []audit.ToolCall

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/hookwatch/hookwatch/store"
 )
 
 // DefaultMaxFileBytes is the size past which the Writer rotates a stream
@@ -157,6 +159,62 @@ func (w *Writer) WriteToolCalls(sessionID string, recs []ToolCall) (int, error) 
 		sf.written[id] = struct{}{}
 	}
 	return len(ids), nil
+}
+
+// WriteStored writes the records of stored events of any sessions, each
+// session's in the order given. It returns how many lines it wrote and
+// how many it could not, with the errors why.
+func (w *Writer) WriteStored(events []store.Event) (written, failed int, err error) {
+	var errs []error
+	bySession := map[string][]Event{}
+	var order []string
+	for i := range events {
+		r, err := EventOf(&events[i])
+		if err != nil {
+			failed++
+			errs = append(errs, err)
+			continue
+		}
+		if _, ok := bySession[r.SessionID]; !ok {
+			order = append(order, r.SessionID)
+		}
+		bySession[r.SessionID] = append(bySession[r.SessionID], r)
+	}
+	for _, id := range order {
+		recs := bySession[id]
+		if err := w.WriteEvents(id, recs); err != nil {
+			failed += len(recs)
+			errs = append(errs, err)
+			continue
+		}
+		written += len(recs)
+	}
+	return written, failed, errors.Join(errs...)
+}
+
+// WriteCalls writes call records of any sessions (WriteToolCalls). It
+// returns how many lines it wrote and how many it could not, with the
+// errors why.
+func (w *Writer) WriteCalls(calls []ToolCall) (written, failed int, err error) {
+	var errs []error
+	bySession := map[string][]ToolCall{}
+	var order []string
+	for _, c := range calls {
+		if _, ok := bySession[c.SessionID]; !ok {
+			order = append(order, c.SessionID)
+		}
+		bySession[c.SessionID] = append(bySession[c.SessionID], c)
+	}
+	for _, id := range order {
+		n, err := w.WriteToolCalls(id, bySession[id])
+		if err != nil {
+			failed += len(bySession[id])
+			errs = append(errs, err)
+			continue
+		}
+		written += n
+	}
+	return written, failed, errors.Join(errs...)
 }
 
 // Close closes every open file.

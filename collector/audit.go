@@ -143,46 +143,17 @@ func (a *auditor) run() {
 // write appends one round: its events session by session in the order
 // applied, then its calls.
 func (a *auditor) write(j auditJob) {
-	bySession := map[string][]audit.Event{}
-	var order []string
-	for i := range j.events {
-		e := &j.events[i]
-		r, err := audit.EventOf(e)
-		if err != nil {
-			a.lostWrite.Inc()
-			a.log.Warn("cannot write an event to the audit trail", "seq", e.Seq, "err", err)
-			continue
-		}
-		if _, ok := bySession[e.SessionID]; !ok {
-			order = append(order, e.SessionID)
-		}
-		bySession[e.SessionID] = append(bySession[e.SessionID], r)
+	n, failed, err := a.w.WriteStored(j.events)
+	a.eventLines.Add(n)
+	if failed > 0 {
+		a.lostWrite.Add(failed)
+		a.log.Warn("cannot write events to the audit trail", "lines", failed, "err", err)
 	}
-	for _, id := range order {
-		recs := bySession[id]
-		if err := a.w.WriteEvents(id, recs); err != nil {
-			a.lostWrite.Add(len(recs))
-			a.log.Warn("cannot write to the audit trail", "session", id, "err", err)
-			continue
-		}
-		a.eventLines.Add(len(recs))
-	}
-	calls := map[string][]audit.ToolCall{}
-	order = order[:0]
-	for _, c := range j.calls {
-		if _, ok := calls[c.SessionID]; !ok {
-			order = append(order, c.SessionID)
-		}
-		calls[c.SessionID] = append(calls[c.SessionID], c)
-	}
-	for _, id := range order {
-		n, err := a.w.WriteToolCalls(id, calls[id])
-		if err != nil {
-			a.lostWrite.Add(len(calls[id]))
-			a.log.Warn("cannot write to the audit trail", "session", id, "err", err)
-			continue
-		}
-		a.callLines.Add(n)
+	n, failed, err = a.w.WriteCalls(j.calls)
+	a.callLines.Add(n)
+	if failed > 0 {
+		a.lostWrite.Add(failed)
+		a.log.Warn("cannot write tool calls to the audit trail", "lines", failed, "err", err)
 	}
 }
 
