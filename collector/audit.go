@@ -22,10 +22,12 @@ import (
 // retried — the store still has them, and `hookwatch export` writes them.
 //
 // Events the modeler applies by loading their session rather than in a
-// round (committed while no collector was running, or held when it
-// stopped) are not in the continuous trail.
+// round (committed while no collector with this directory ran: after a
+// crash, or a stop whose last round ran out of time) are not in the
+// continuous trail.
 
-// auditQueueBytes bounds the envelope bytes waiting to be written.
+// auditQueueBytes bounds the envelope bytes waiting to be written, beyond
+// the round being written and one more.
 const auditQueueBytes = 64 << 20
 
 // auditRound collects what one modeler round hands to the auditor.
@@ -106,7 +108,9 @@ func (a *auditor) enqueue(ready []pendingEvent, r *auditRound) {
 	}
 	j.bytes += len(r.calls) * 1024
 	a.mu.Lock()
-	if a.closed || a.queued+j.bytes > auditQueueBytes {
+	// A round larger than the bound alone is taken when nothing waits:
+	// the model held it in memory already.
+	if a.closed || a.queued > 0 && a.queued+j.bytes > auditQueueBytes {
 		a.mu.Unlock()
 		a.lostFull.Add(len(j.events) + len(j.calls))
 		a.log.Warn("audit queue full: lines not written", "events", len(j.events), "tool_calls", len(j.calls))

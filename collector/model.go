@@ -71,6 +71,8 @@ const (
 	staleBatch = 500
 	// maxKnownSessions bounds the session → group key memo.
 	maxKnownSessions = 100_000
+	// modelFlushWait bounds the last round at stop.
+	modelFlushWait = 5 * time.Second
 )
 
 // pendingEvent is a committed event waiting to be applied.
@@ -106,6 +108,7 @@ type modeler struct {
 	keys   map[string]string // session → group key
 
 	cancel context.CancelFunc
+	flush  chan struct{} // closed by stop: a last round, then exit
 	exited chan struct{}
 
 	// shared is the store as several collectors share it, nil when this
@@ -134,6 +137,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		wake:      make(chan struct{}, 1),
 		groups:    newGroupCache(modelCacheBytes),
 		keys:      map[string]string{},
+		flush:     make(chan struct{}),
 		exited:    make(chan struct{}),
 		version:   time.Now().UnixMicro(),
 		applied:   set.NewCounter(`hookwatch_model_events_applied_total`),
@@ -176,9 +180,23 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 	return m
 }
 
-// stop ends the goroutine, abandoning what is not applied: it is stale in
-// the store and applied on the next start.
+// stop applies what is committed and not applied yet in a last round that
+// holds nothing back (call it after the writer stopped: nothing committed
+// later can sort before it), so that the model and the audit trail have
+// every event; then it ends the goroutine. After modelFlushWait it
+// abandons the round: what it did not apply is stale in the store and
+// applied on the next start. A collector sharing its store with others
+// (shared.go) stops at once: the next to lead applies what is left.
 func (m *modeler) stop() {
+	if m.shared == nil {
+		close(m.flush)
+		t := time.NewTimer(modelFlushWait)
+		defer t.Stop()
+		select {
+		case <-m.exited:
+		case <-t.C:
+		}
+	}
 	m.cancel()
 	<-m.exited
 }
@@ -344,6 +362,9 @@ func (m *modeler) rounds(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-m.flush:
+			m.round(ctx, true)
+			return
 		case <-m.wake:
 		case <-due:
 		}
@@ -353,7 +374,7 @@ func (m *modeler) rounds(ctx context.Context) {
 		}
 		due = nil
 		last = time.Now()
-		wait, again := m.round(ctx)
+		wait, again := m.round(ctx, false)
 		// Under a burst a round takes longer: the next waits three times
 		// as long, so that modelling takes at most a quarter of the time
 		// and the rounds grow, writing each call and agent once for more
@@ -365,9 +386,10 @@ func (m *modeler) rounds(ctx context.Context) {
 	}
 }
 
-// round applies the held events whose time has come and loads the stale
-// sessions. It returns how long until the next held event is due.
-func (m *modeler) round(ctx context.Context) (time.Duration, bool) {
+// round applies the held events whose time has come (with all, every one)
+// and loads the stale sessions. It returns how long until the next held
+// event is due.
+func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	if m.shared != nil {
 		m.readTail(ctx)
 	}
@@ -387,7 +409,7 @@ func (m *modeler) round(ctx context.Context) (time.Duration, bool) {
 	})
 	cut := -1
 	for i, p := range m.held {
-		if now.Sub(p.arrived) >= modelHold {
+		if all || now.Sub(p.arrived) >= modelHold {
 			cut = i
 		}
 	}

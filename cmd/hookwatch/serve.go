@@ -41,7 +41,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.Var(&retainSize, "retain-size", "delete the least recently active sessions while the SQLite database holds more than this (10GB)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
-	auditDir := fs.String("audit-dir", "", "write the continuous audit trail here: one directory per session, hash-chained JSONL (see docs/audit.md)")
+	auditDir := fs.String("audit-dir", os.Getenv("HOOKWATCH_AUDIT_DIR"), "write the continuous audit trail here: one directory per session, hash-chained JSONL, see docs/audit.md (env HOOKWATCH_AUDIT_DIR)")
 	auditMax := fs.Int64("audit-max-bytes", audit.DefaultMaxFileBytes, "rotate an audit file past this size")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without HOOKWATCH_TOKEN")
 	flagUsage := fs.Usage
@@ -139,6 +139,7 @@ Environment:
   HOOKWATCH_ADDR     listen address (default 127.0.0.1:7421)
   HOOKWATCH_DB       SQLite path (default $HOOKWATCH_HOME/hookwatch.db), or a postgres:// URL
                      for a team server: several collectors may share one PostgreSQL database
+  HOOKWATCH_AUDIT_DIR  the continuous audit trail's directory (default: none)
   HOOKWATCH_CAPTURE  tool output kept of every event stored: none, preview, full (default preview)
   HOOKWATCH_REDACT   0 to store secrets unredacted (default: redact on every path)
 

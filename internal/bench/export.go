@@ -26,7 +26,7 @@ type ExportOptions struct {
 	Repo string
 	// Events is the size of the exported session (default 100,000).
 	Events int
-	// IngestEvents is the events of each ingest run (default 200,000).
+	// IngestEvents is the events of each ingest run (default 100,000).
 	IngestEvents int
 	// Rounds is the ingest runs with and without the audit directory,
 	// alternated (default 2 of each).
@@ -42,7 +42,7 @@ func Export(ctx context.Context, w io.Writer, o ExportOptions) error {
 		o.Events = 100_000
 	}
 	if o.IngestEvents <= 0 {
-		o.IngestEvents = 200_000
+		o.IngestEvents = 100_000
 	}
 	if o.Rounds <= 0 {
 		o.Rounds = 2

@@ -31,7 +31,8 @@ const secretSession = "0e2e0b5d-7136-4322-8086-c38ed16b10ad"
 // with raw, unredacted envelopes) and the spool drain (a collector started
 // after the hook spooled) — and then reads every byte under each
 // HOOKWATCH_HOME, the database, its WAL and SHM, spool segments, logs,
-// rejected files and state, while the collector runs and after it stopped,
+// rejected files, state and the audit trail (serve --audit-dir in the
+// home), while the collector runs and after it stopped,
 // and finds none of the secrets, raw, JSON-escaped or unicode-escaped.
 //
 // Every path stores every payload it was sent, so a path that refused them
@@ -60,12 +61,14 @@ func TestNoSecretOnDisk(t *testing.T) {
 			t.Fatal("nothing spooled with the collector down")
 		}
 		noSecretUnder(t, home)
+		auditIn(t, home)
 		c := testbin.StartCollector(t, serveBin, home, addr)
 		storedWithoutSecrets(t, c, len(joined), home)
 	})
 
 	t.Run("hook, collector up", func(t *testing.T) {
 		home, other := t.TempDir(), t.TempDir()
+		auditIn(t, home)
 		c := testbin.StartCollector(t, serveBin, home, testbin.FreeAddr(t))
 		// Half the hooks share the collector's home (its attached spool:
 		// the fast path), half have their own (a POST).
@@ -80,6 +83,7 @@ func TestNoSecretOnDisk(t *testing.T) {
 
 	t.Run("http hooks", func(t *testing.T) {
 		home := t.TempDir()
+		auditIn(t, home)
 		c := testbin.StartCollector(t, serveBin, home, testbin.FreeAddr(t))
 		for _, p := range joined {
 			resp, err := http.Post(c.URL()+"/v1/hooks/claude", "application/json", bytes.NewReader(p))
@@ -96,6 +100,7 @@ func TestNoSecretOnDisk(t *testing.T) {
 
 	t.Run("batch endpoint", func(t *testing.T) {
 		home := t.TempDir()
+		auditIn(t, home)
 		c := testbin.StartCollector(t, serveBin, home, testbin.FreeAddr(t))
 		postEnvelopes(t, c.URL(), append(alone, joined...))
 		storedWithoutSecrets(t, c, len(alone)+len(joined), home)
@@ -104,6 +109,7 @@ func TestNoSecretOnDisk(t *testing.T) {
 	t.Run("redaction off is caught", func(t *testing.T) {
 		t.Setenv("HOOKWATCH_REDACT", "0")
 		home := t.TempDir()
+		auditIn(t, home)
 		c := testbin.StartCollector(t, serveBin, home, testbin.FreeAddr(t))
 		postEnvelopes(t, c.URL(), joined)
 		waitStored(t, c.URL(), len(joined))
@@ -116,6 +122,9 @@ func TestNoSecretOnDisk(t *testing.T) {
 		}
 		if len(found) == 0 {
 			t.Fatal("with redaction off no secret was found on disk: the scan cannot see a leak")
+		}
+		if secretUnder(t, filepath.Join(home, "audit"), secrettest.Samples()[0].Secret) == "" {
+			t.Error("with redaction off, no secret was found in the audit trail: the scan does not cover it")
 		}
 		for _, s := range secrettest.Samples() {
 			if !found[s.Kind] {
@@ -233,6 +242,14 @@ func storedWithoutSecrets(t *testing.T, c *testbin.Collector, want int, homes ..
 	for _, h := range homes {
 		noSecretUnder(t, h)
 	}
+	if !hasFiles(t, filepath.Join(homes[0], "audit")) {
+		t.Error("the collector wrote no audit trail: the scan cannot cover it")
+	}
+}
+
+// auditIn has the collector started next keep its audit trail in home.
+func auditIn(t *testing.T, home string) {
+	t.Setenv("HOOKWATCH_AUDIT_DIR", filepath.Join(home, "audit"))
 }
 
 // noSecretUnder fails the test for every secret found under home.

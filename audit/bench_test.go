@@ -1,0 +1,39 @@
+package audit_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/audit"
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// BenchmarkWriteStored writes rounds of the real captures' events spread
+// over many sessions, as the collector's audit goroutine does; sessions
+// beyond the Writer's open files are closed and opened again.
+func BenchmarkWriteStored(b *testing.B) {
+	for _, sessions := range []int{10, 500} {
+		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) {
+			var events []store.Event
+			for _, c := range loadCaptures(b) {
+				events = append(events, c.events...)
+			}
+			w, err := audit.NewWriter(b.TempDir(), audit.WriterOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			round := make([]store.Event, 500)
+			b.ResetTimer()
+			for i := 0; i < b.N; i += len(round) {
+				for k := range round {
+					round[k] = events[(i+k)%len(events)]
+					round[k].SessionID = fmt.Sprintf("s-%d", (i+k)/7%sessions)
+				}
+				if _, _, err := w.WriteStored(round); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
