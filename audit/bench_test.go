@@ -1,8 +1,11 @@
 package audit_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/hookwatch/hookwatch/event"
 
 	"github.com/hookwatch/hookwatch/audit"
 	"github.com/hookwatch/hookwatch/store"
@@ -16,7 +19,15 @@ func BenchmarkWriteStored(b *testing.B) {
 		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) {
 			var events []store.Event
 			for _, c := range loadCaptures(b) {
-				events = append(events, c.events...)
+				for _, e := range c.events {
+					// Decoded as the collector has it after a commit.
+					d, err := store.FromEnvelope(mustEnvelope(b, e.Envelope))
+					if err != nil {
+						b.Fatal(err)
+					}
+					d.Seq = e.Seq
+					events = append(events, d)
+				}
 			}
 			w, err := audit.NewWriter(b.TempDir(), audit.WriterOptions{})
 			if err != nil {
@@ -36,4 +47,12 @@ func BenchmarkWriteStored(b *testing.B) {
 			}
 		})
 	}
+}
+
+func mustEnvelope(tb testing.TB, raw []byte) event.Envelope {
+	var env event.Envelope
+	if err := json.Unmarshal(raw, &env); err != nil {
+		tb.Fatal(err)
+	}
+	return env
 }

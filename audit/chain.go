@@ -22,10 +22,9 @@ import (
 // line's prev; removing or reordering lines breaks the line numbers and
 // the prevs; a cut file ends without a newline.
 //
-// The encoding is canonical by construction (encoding/json of the record
-// types, in field order, without HTML escaping, payloads compacted), and
-// Verify hashes the bytes as they are, so a verifier never encodes
-// anything again.
+// The encoding is canonical by construction: the record types append
+// themselves (encode.go), and Verify hashes the bytes as they are, so a
+// verifier never encodes anything again.
 
 // hashMember is what follows a line's body: `,"hash":"` 64 hex digits `"}`.
 const (
@@ -40,37 +39,19 @@ type link struct {
 	hash string
 }
 
-// encoder appends records as chained lines.
-type encoder struct {
-	buf bytes.Buffer // one record's JSON
-	enc *json.Encoder
-}
-
-func newEncoder() *encoder {
-	e := &encoder{}
-	e.enc = json.NewEncoder(&e.buf)
-	e.enc.SetEscapeHTML(false)
-	return e
+// record is a record type of the trail: it appends itself as one compact
+// JSON object, its members in the order of its fields.
+type record interface {
+	appendJSON(dst []byte) []byte
 }
 
 // appendLine appends record rec to dst as the line after at, and returns
 // dst and the new position.
-func (e *encoder) appendLine(dst []byte, rec any, at link) ([]byte, link, error) {
-	e.buf.Reset()
-	if err := e.enc.Encode(rec); err != nil {
-		return dst, at, fmt.Errorf("cannot encode an audit record: %w", err)
-	}
-	obj := bytes.TrimRight(e.buf.Bytes(), "\n")
-	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
-		return dst, at, fmt.Errorf("cannot encode an audit record: %T is not a JSON object", rec)
-	}
+func appendLine(dst []byte, rec record, at link) ([]byte, link) {
 	start := len(dst)
-	dst = append(dst, obj[:len(obj)-1]...)
-	if len(obj) > 2 {
-		dst = append(dst, ',')
-	}
+	dst = rec.appendJSON(dst)
+	dst = append(dst[:len(dst)-1], `,"line":`...) // the record's closing brace
 	next := link{line: at.line + 1}
-	dst = append(dst, `"line":`...)
 	dst = strconv.AppendInt(dst, next.line, 10)
 	dst = append(dst, `,"prev":"`...)
 	dst = append(dst, at.hash...)
@@ -80,7 +61,7 @@ func (e *encoder) appendLine(dst []byte, rec any, at link) ([]byte, link, error)
 	dst = append(dst[:len(dst)-1], hashPrefix...)
 	dst = append(dst, next.hash...)
 	dst = append(dst, '"', '}', '\n')
-	return dst, next, nil
+	return dst, next
 }
 
 // lineHeader is what Verify reads of a line.

@@ -67,7 +67,8 @@ type Event struct {
 	ToolUseID string  `json:"tool_use_id"`
 	PromptID  string  `json:"prompt_id"`
 	// Payload is the hook payload as stored: redacted, tool output cut to
-	// the capture setting.
+	// the capture setting. Like Decision, it must be valid JSON (EventOf's
+	// is: the store validated it).
 	Payload json.RawMessage `json:"payload"`
 	// Decision is the policy decision the hook answered with
 	// (decision.Audit), null when none.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,7 +24,7 @@ import (
 const DefaultMaxFileBytes = 64 << 20
 
 // defaultMaxOpen is the default WriterOptions.MaxOpenSessions.
-const defaultMaxOpen = 64
+const defaultMaxOpen = 256
 
 // WriterOptions configure a Writer.
 type WriterOptions struct {
@@ -33,7 +34,7 @@ type WriterOptions struct {
 	MaxFileBytes int64
 	// MaxOpenSessions caps the sessions whose files stay open (two
 	// descriptors each); the least recently written is closed first and
-	// opened again when written to (default 64).
+	// opened again when written to (default 256).
 	MaxOpenSessions int
 }
 
@@ -64,12 +65,13 @@ type Writer struct {
 	mu   sync.Mutex
 	open map[string]*sessionFiles
 	lru  []string // least recently written first
-	enc  *encoder
 	buf  []byte
 }
 
-// sessionFiles are the open streams of one session.
+// sessionFiles are the streams of one session, each opened when first
+// written to.
 type sessionFiles struct {
+	dir           string
 	events, calls *stream
 	written       map[string]struct{} // tool_use_ids in the calls stream
 }
@@ -86,7 +88,7 @@ func NewWriter(root string, o WriterOptions) (*Writer, error) {
 		o.MaxOpenSessions = defaultMaxOpen
 	}
 	return &Writer{root: root, maxSize: o.MaxFileBytes, maxOpen: o.MaxOpenSessions,
-		open: map[string]*sessionFiles{}, enc: newEncoder()}, nil
+		open: map[string]*sessionFiles{}}, nil
 }
 
 // SessionDir is the name of a session's directory: the session id itself
@@ -117,12 +119,13 @@ func (w *Writer) WriteEvents(sessionID string, recs []Event) error {
 	if err != nil {
 		return err
 	}
+	if err := sf.openEvents(w.maxSize); err != nil {
+		return err
+	}
 	w.buf = w.buf[:0]
 	at := sf.events.at
 	for i := range recs {
-		if w.buf, at, err = w.enc.appendLine(w.buf, &recs[i], at); err != nil {
-			return err
-		}
+		w.buf, at = appendLine(w.buf, &recs[i], at)
 	}
 	return sf.events.write(w.buf, at)
 }
@@ -139,6 +142,9 @@ func (w *Writer) WriteToolCalls(sessionID string, recs []ToolCall) (int, error) 
 	if err != nil {
 		return 0, err
 	}
+	if err := sf.openCalls(w.maxSize); err != nil {
+		return 0, err
+	}
 	w.buf = w.buf[:0]
 	at := sf.calls.at
 	var ids []string
@@ -147,9 +153,7 @@ func (w *Writer) WriteToolCalls(sessionID string, recs []ToolCall) (int, error) 
 		if _, done := sf.written[id]; done || slices.Contains(ids, id) {
 			continue
 		}
-		if w.buf, at, err = w.enc.appendLine(w.buf, &recs[i], at); err != nil {
-			return 0, err
-		}
+		w.buf, at = appendLine(w.buf, &recs[i], at)
 		ids = append(ids, id)
 	}
 	if err := sf.calls.write(w.buf, at); err != nil {
@@ -230,8 +234,8 @@ func (w *Writer) Close() error {
 	return errors.Join(errs...)
 }
 
-// session returns the open files of a session, opening them (and closing
-// the least recently written beyond maxOpen) when needed.
+// session returns the files of a session (closing those of the least
+// recently written beyond maxOpen).
 func (w *Writer) session(id string) (*sessionFiles, error) {
 	dir := SessionDir(id)
 	if i := slices.Index(w.lru, dir); i >= 0 {
@@ -245,36 +249,74 @@ func (w *Writer) session(id string) (*sessionFiles, error) {
 		delete(w.open, old)
 	}
 	path := filepath.Join(w.root, dir)
-	if err := os.MkdirAll(path, 0o700); err != nil {
+	switch err := os.Mkdir(path, 0o700); {
+	case err == nil:
+		// A new session has both files from the start, so that readers
+		// find them whatever it did.
+		for _, name := range []string{EventsFile, ToolCallsFile} {
+			f, err := os.OpenFile(filepath.Join(path, name), os.O_WRONLY|os.O_CREATE, 0o600)
+			if err != nil {
+				return nil, fmt.Errorf("cannot create the audit trail of session %q: %w", id, err)
+			}
+			f.Close()
+		}
+	case !errors.Is(err, fs.ErrExist):
 		return nil, fmt.Errorf("cannot create the audit directory of session %q: %w", id, err)
 	}
-	sf := &sessionFiles{written: map[string]struct{}{}}
-	var err error
-	if sf.events, err = openStream(path, EventsFile, w.maxSize); err != nil {
-		return nil, err
-	}
-	if sf.calls, err = openStream(path, ToolCallsFile, w.maxSize); err != nil {
-		sf.events.close()
-		return nil, err
-	}
-	if err := sf.calls.eachLine(func(line []byte) {
-		var r struct {
-			ToolUseID string `json:"tool_use_id"`
-		}
-		if json.Unmarshal(line, &r) == nil {
-			sf.written[r.ToolUseID] = struct{}{}
-		}
-	}); err != nil {
-		sf.close()
-		return nil, err
-	}
+	sf := &sessionFiles{dir: path}
 	w.open[dir] = sf
 	w.lru = append(w.lru, dir)
 	return sf, nil
 }
 
+// openEvents opens the session's events stream if it is not open.
+func (sf *sessionFiles) openEvents(maxSize int64) error {
+	if sf.events != nil {
+		return nil
+	}
+	s, err := openStream(sf.dir, EventsFile, maxSize)
+	if err != nil {
+		return err
+	}
+	sf.events = s
+	return nil
+}
+
+// openCalls opens the session's tool calls stream if it is not open, and
+// reads the ids of the calls in its active file.
+func (sf *sessionFiles) openCalls(maxSize int64) error {
+	if sf.calls != nil {
+		return nil
+	}
+	s, err := openStream(sf.dir, ToolCallsFile, maxSize)
+	if err != nil {
+		return err
+	}
+	written := map[string]struct{}{}
+	if err := s.eachLine(func(line []byte) {
+		var r struct {
+			ToolUseID string `json:"tool_use_id"`
+		}
+		if json.Unmarshal(line, &r) == nil {
+			written[r.ToolUseID] = struct{}{}
+		}
+	}); err != nil {
+		s.close()
+		return err
+	}
+	sf.calls, sf.written = s, written
+	return nil
+}
+
 func (sf *sessionFiles) close() error {
-	return errors.Join(sf.events.close(), sf.calls.close())
+	var errs []error
+	if sf.events != nil {
+		errs = append(errs, sf.events.close())
+	}
+	if sf.calls != nil {
+		errs = append(errs, sf.calls.close())
+	}
+	return errors.Join(errs...)
 }
 
 // stream is one chained stream of a session directory: the active file

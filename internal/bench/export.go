@@ -29,7 +29,7 @@ type ExportOptions struct {
 	// IngestEvents is the events of each ingest run (default 100,000).
 	IngestEvents int
 	// Rounds is the ingest runs with and without the audit directory,
-	// alternated (default 2 of each).
+	// alternated (default 3 of each).
 	Rounds int
 }
 
@@ -45,7 +45,7 @@ func Export(ctx context.Context, w io.Writer, o ExportOptions) error {
 		o.IngestEvents = 100_000
 	}
 	if o.Rounds <= 0 {
-		o.Rounds = 2
+		o.Rounds = 3
 	}
 	tmp, err := os.MkdirTemp("", "hookwatch-bench-export-")
 	if err != nil {
@@ -127,9 +127,10 @@ func runMeasured(ctx context.Context, bin string, args ...string) (time.Duration
 }
 
 // fillSession stores one session of n events through a collector and waits
-// for its model: the Claude Code sample of the corpus played again and
-// again under one session id, each pass with its own tool call and agent
-// ids, so that the session has n/57 times its calls and subagents.
+// for its model: the turns of the Claude Code sample of the corpus played
+// again and again under one session id, each pass with its own tool call
+// and agent ids, so that the session has about n/50 times its calls and
+// subagents.
 func fillSession(ctx context.Context, dbPath, session string, n int) error {
 	db, err := sqlite.Open(dbPath)
 	if err != nil {
@@ -148,10 +149,22 @@ func fillSession(ctx context.Context, dbPath, session string, n int) error {
 	go srv.Serve(ln)
 	defer srv.Shutdown(context.Background())
 	base := "http://" + ln.Addr().String()
-	var sample [][]byte
+	// The session starts once and ends once: the passes between are its
+	// turns (a SessionStart in the middle would be a new run, and
+	// lineage to work out again).
+	var first, sample, last [][]byte
 	for _, p := range SamplePayloads() {
-		if bytes.Contains(p, []byte(`"session_id":"0e2e0b5d-7136-4322-8086-c38ed16b10ad"`)) {
-			sample = append(sample, bytes.ReplaceAll(p, []byte("0e2e0b5d-7136-4322-8086-c38ed16b10ad"), []byte(session)))
+		if !bytes.Contains(p, []byte(`"session_id":"0e2e0b5d-7136-4322-8086-c38ed16b10ad"`)) {
+			continue
+		}
+		p = bytes.ReplaceAll(p, []byte("0e2e0b5d-7136-4322-8086-c38ed16b10ad"), []byte(session))
+		switch {
+		case bytes.Contains(p, []byte(`"hook_event_name":"SessionStart"`)), bytes.Contains(p, []byte(`"hook_event_name":"InstructionsLoaded"`)):
+			first = append(first, p)
+		case bytes.Contains(p, []byte(`"hook_event_name":"SessionEnd"`)):
+			last = append(last, p)
+		default:
+			sample = append(sample, p)
 		}
 	}
 	start := time.Now().Add(-time.Duration(n) * time.Millisecond)
@@ -162,7 +175,14 @@ func fillSession(ctx context.Context, dbPath, session string, n int) error {
 		for k := i; k < min(i+batchSize, n); k++ {
 			pass := fmt.Sprintf("%06d", k/len(sample))
 			p := sample[k%len(sample)]
+			switch {
+			case k < len(first):
+				p = first[k]
+			case k >= n-len(last):
+				p = last[k-(n-len(last))]
+			}
 			p = bytes.ReplaceAll(p, []byte("toolu_"), []byte("toolu_"+pass+"_"))
+			p = bytes.ReplaceAll(p, []byte("4e22d70a-"), []byte("p"+pass+"-"))
 			p = bytes.ReplaceAll(p, []byte(`a43b7af849cd70f20`), []byte("a43b7af849cd70f20"+pass))
 			p = bytes.ReplaceAll(p, []byte(`a0b378cebfb773646`), []byte("a0b378cebfb773646"+pass))
 			at := start.Add(time.Duration(k) * time.Millisecond)
