@@ -150,17 +150,18 @@ func (w *Writer) WriteToolCalls(sessionID string, recs []ToolCall) (int, error) 
 	var ids []string
 	for i := range recs {
 		id := recs[i].ToolUseID
-		if _, done := sf.written[id]; done || slices.Contains(ids, id) {
+		if _, done := sf.written[id]; done {
 			continue
 		}
+		sf.written[id] = struct{}{}
 		w.buf, at = appendLine(w.buf, &recs[i], at)
 		ids = append(ids, id)
 	}
 	if err := sf.calls.write(w.buf, at); err != nil {
+		for _, id := range ids {
+			delete(sf.written, id) // not written after all
+		}
 		return 0, err
-	}
-	for _, id := range ids {
-		sf.written[id] = struct{}{}
 	}
 	return len(ids), nil
 }
