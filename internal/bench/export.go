@@ -53,31 +53,46 @@ func Export(ctx context.Context, w io.Writer, o ExportOptions) error {
 	}
 	defer os.RemoveAll(tmp)
 
-	var off, on []float64
+	var off, on, cpuOff, cpuOn []float64
 	for r := range o.Rounds {
 		for _, audited := range []bool{false, true} {
-			in := IngestOptions{Events: o.IngestEvents, Dir: tmp}
+			// Each run waits until the model (and the trail) has every
+			// event, and counts the CPU the process spent until then.
+			in := IngestOptions{Events: o.IngestEvents, Dir: tmp, WaitModel: true}
 			label := "audit off"
 			if audited {
 				in.AuditDir = filepath.Join(tmp, fmt.Sprintf("trail-%d", r))
 				label = "audit on "
 			}
 			fmt.Fprintf(w, "%s, run %d: ", label, r+1)
+			cpu0, err := processCPU()
+			if err != nil {
+				return err
+			}
 			res, err := Ingest(ctx, w, in)
 			if err != nil {
 				return err
 			}
+			cpu1, err := processCPU()
+			if err != nil {
+				return err
+			}
+			cpu := float64((cpu1-cpu0).Nanoseconds()) / 1e3 / float64(res.Events)
+			fmt.Fprintf(w, "  CPU of the process per event, until the model (and trail) had every event: %.1f µs\n", cpu)
 			if audited {
-				on = append(on, res.EventsPerSec)
+				on, cpuOn = append(on, res.EventsPerSec), append(cpuOn, cpu)
 				os.RemoveAll(in.AuditDir)
 			} else {
-				off = append(off, res.EventsPerSec)
+				off, cpuOff = append(off, res.EventsPerSec), append(cpuOff, cpu)
 			}
 		}
 	}
 	mOff, mOn := median(off), median(on)
-	fmt.Fprintf(w, "ingest with the audit directory: %.0f events/s vs %.0f without (median of %d runs each): %+.1f %%\n\n",
+	fmt.Fprintf(w, "ingest with the audit directory: %.0f events/s vs %.0f without (median of %d runs each): %+.1f %%\n",
 		mOn, mOff, o.Rounds, (mOn/mOff-1)*100)
+	cOff, cOn := median(cpuOff), median(cpuOn)
+	fmt.Fprintf(w, "CPU per event until the model (and the trail) had every event: %.1f µs with the audit directory vs %.1f without: %+.1f %%\n\n",
+		cOn, cOff, (cOn/cOff-1)*100)
 
 	bin := filepath.Join(tmp, "hookwatch")
 	if err := goBuild(ctx, o.Repo, bin, "./cmd/hookwatch"); err != nil {
