@@ -9,10 +9,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hookwatch/hookwatch/collector"
@@ -105,15 +103,21 @@ func Export(ctx context.Context, w io.Writer, o ExportOptions) error {
 		return err
 	}
 	fmt.Fprintf(w, "export: a session of %d events stored and modelled in %v\n", o.Events, time.Since(t0).Round(time.Millisecond))
+	// Under a small wrapper: a child's maxrss counts what its parent (this
+	// process, which held a collector) had when it started it.
+	wrap, err := BuildRSSWrapper(ctx, o.Repo, tmp)
+	if err != nil {
+		return err
+	}
 	out := filepath.Join(tmp, "out")
-	took, rss, stdout, err := runMeasured(ctx, bin, "export", "--session", session, "--out", out, "--db", dbPath)
+	took, rss, stdout, err := runMeasured(ctx, wrap, bin, "export", "--session", session, "--out", out, "--db", dbPath)
 	if err != nil {
 		return err
 	}
 	size := fileSizes(filepath.Join(out, session, "events.jsonl"), filepath.Join(out, session, "tool_calls.jsonl"))
 	fmt.Fprintf(w, "export --format jsonl: %s in %v: %.0f events/s, %.1f MB written, peak RSS %s\n",
 		strings.TrimSpace(stdout), took.Round(time.Millisecond), float64(o.Events)/took.Seconds(), float64(size)/1e6, mib(rss))
-	took, rss, stdout, err = runMeasured(ctx, bin, "audit", "verify", filepath.Join(out, session))
+	took, rss, stdout, err = runMeasured(ctx, wrap, bin, "audit", "verify", filepath.Join(out, session))
 	if err != nil {
 		return err
 	}
@@ -122,23 +126,17 @@ func Export(ctx context.Context, w io.Writer, o ExportOptions) error {
 	return nil
 }
 
-// runMeasured runs the binary and returns its wall time, peak RSS (bytes)
-// and standard output.
-func runMeasured(ctx context.Context, bin string, args ...string) (time.Duration, int64, string, error) {
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return 0, 0, "", fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
+// runMeasured runs the binary under the RSS wrapper and returns its wall
+// time, peak RSS (bytes) and standard output.
+func runMeasured(ctx context.Context, wrap, bin string, args ...string) (time.Duration, int64, string, error) {
+	m, err := MeasureRSS(ctx, wrap, append([]string{bin}, args...), nil, func(w *os.File) { w.Close() }, 30*time.Minute)
+	if err != nil {
+		return 0, 0, "", fmt.Errorf("%s %s: %w", filepath.Base(bin), strings.Join(args, " "), err)
 	}
-	took := time.Since(start)
-	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	var rss int64
-	if ru != nil {
-		rss = ru.Maxrss << 10
+	if m.ExitCode != 0 {
+		return 0, 0, "", fmt.Errorf("%s %s: exit status %d", filepath.Base(bin), strings.Join(args, " "), m.ExitCode)
 	}
-	return took, rss, stdout.String(), nil
+	return m.Took, m.PeakRSS, string(m.Stdout), nil
 }
 
 // fillSession stores one session of n events through a collector and waits
