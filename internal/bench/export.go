@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,8 +123,13 @@ func Export(ctx context.Context, w io.Writer, o ExportOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "audit verify: %d streams OK in %v: %.0f lines/s, peak RSS %s\n",
-		strings.Count(stdout, "OK "), took.Round(time.Millisecond), float64(o.Events)/took.Seconds(), mib(rss))
+	lines := 0
+	for _, m := range regexp.MustCompile(`: (\d+) lines,`).FindAllStringSubmatch(stdout, -1) {
+		n, _ := strconv.Atoi(m[1])
+		lines += n
+	}
+	fmt.Fprintf(w, "audit verify: %d streams OK, %d lines in %v: %.0f lines/s, peak RSS %s\n",
+		strings.Count(stdout, "OK "), lines, took.Round(time.Millisecond), float64(lines)/took.Seconds(), mib(rss))
 	return nil
 }
 
