@@ -112,7 +112,7 @@ type Server struct {
 	// waits for them.
 	stopBackground context.CancelFunc
 	background     sync.WaitGroup
-	auditor *auditor // nil without Config.AuditDir
+	auditor        *auditor // nil without Config.AuditDir
 	// inflight counts the request-body bytes held across requests.
 	inflight *inflight
 	// streamReads bounds the streams holding a page of events at once.

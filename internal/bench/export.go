@@ -77,7 +77,7 @@ func Export(ctx context.Context, w io.Writer, o ExportOptions) error {
 			if err != nil {
 				return err
 			}
-			cpu := float64((cpu1-cpu0).Nanoseconds()) / 1e3 / float64(res.Events)
+			cpu := float64((cpu1 - cpu0).Nanoseconds()) / 1e3 / float64(res.Events)
 			fmt.Fprintf(w, "  CPU of the process per event, until the model (and trail) had every event: %.1f µs\n", cpu)
 			if audited {
 				on, cpuOn = append(on, res.EventsPerSec), append(cpuOn, cpu)
