@@ -172,7 +172,7 @@ func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
 		wait = pl.Decide(ctx, p, data)
 	}
 	// While the policies are evaluated elsewhere: the record's payload.
-	if env.Payload, err = payloadJSON(p, data, privacy.Apply(p.Raw, pl.Privacy)); err != nil {
+	if env.Payload, err = payloadJSON(p.Raw, data, privacy.Apply(p.Raw, pl.Privacy) || p.InvalidUTF8); err != nil {
 		return out, fmt.Errorf("cannot encode payload: %w", err)
 	}
 	if wait != nil {
@@ -200,23 +200,25 @@ func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
 //
 // When it changed no byte of a valid payload it returns the payload it
 // decoded, which is event.Decode of env.Payload as it now is, so that a
-// later reader in the same process need not decode it again; else nil.
+// later reader in the same process need not decode it again; else nil. The
+// rules need only the payload's members: the typed views are built only for
+// the payload returned, never for one the rules are about to change.
 func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
-	p, err := event.Decode(env.Payload)
+	raw, invalidUTF8, err := event.Split(env.Payload)
 	if err != nil {
 		return nil
 	}
-	changed := privacy.Apply(p.Raw, pl.Privacy)
-	b, err := payloadJSON(p, env.Payload, changed)
+	changed := privacy.Apply(raw, pl.Privacy) || invalidUTF8
+	b, err := payloadJSON(raw, env.Payload, changed)
 	if err != nil {
 		return nil
 	}
-	same := !changed && !p.InvalidUTF8 && len(b) == len(env.Payload)
+	same := !changed && len(b) == len(env.Payload)
 	env.Payload = b
 	if !same {
 		return nil
 	}
-	return p
+	return event.FromObject(raw)
 }
 
 // oddities says what is off about a payload that decoded: each is worth a
@@ -243,12 +245,13 @@ func oddities(p *event.Payload, size int) []string {
 
 // payloadJSON returns the payload to record: the bytes the agent sent when
 // nothing was redacted or cut (most events) — valid, since Decode parsed
-// them, and compacted onto one line for the spool — else the re-encoded
-// object. Either way one encoding, so that applying the rules again to
-// what it returns gives the same bytes.
-func payloadJSON(p *event.Payload, data []byte, changed bool) (json.RawMessage, error) {
-	if changed || p.InvalidUTF8 {
-		return json.Marshal(p.Raw)
+// them, and compacted onto one line for the spool — else raw re-encoded
+// (reencode: the rules changed it, or it held invalid UTF-8). Either way one
+// encoding, so that applying the rules again to what it returns gives the
+// same bytes.
+func payloadJSON(raw event.Object, data []byte, reencode bool) (json.RawMessage, error) {
+	if reencode {
+		return json.Marshal(raw)
 	}
 	data = bytes.TrimSpace(data)
 	if bytes.IndexByte(data, '\n') < 0 && bytes.IndexByte(data, '\r') < 0 {
