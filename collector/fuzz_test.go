@@ -5,15 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/store"
 )
 
 // FuzzDecodeBatch feeds arbitrary bodies to the batch decoder and the
 // validation behind it: they must never panic, a BatchError must name an
-// envelope of the batch, and what passes must be storable.
+// envelope of the batch, and what passes must be storable. Once admitted,
+// an envelope stored from the payload admission decoded is the one stored
+// from its bytes.
 func FuzzDecodeBatch(f *testing.F) {
 	f.Add([]byte(`{"envelopes":[]}`))
 	f.Add([]byte(`{"envelopes":[{"id":"0196f0a0-0000-7000-8000-000000000001","runtime":"claude-code","kind":"hook","received_at":"2026-11-21T15:00:00Z","payload":{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","agent_type":""}}]}`))
@@ -34,7 +40,7 @@ func FuzzDecodeBatch(f *testing.F) {
 			}
 			return
 		}
-		events, err := toEvents(envs, now)
+		events, err := toEvents(envs, nil, now)
 		if err != nil {
 			var be *BatchError
 			if !errors.As(err, &be) || be.Index < 0 || be.Index >= len(envs) {
@@ -45,6 +51,30 @@ func FuzzDecodeBatch(f *testing.F) {
 		for _, e := range events {
 			if !json.Valid(e.Envelope) || store.ValidateID(e.ID) != nil || e.Time.IsZero() {
 				t.Fatalf("accepted an unstorable event %+v", e)
+			}
+		}
+		pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+		decoded := make([]*event.Payload, len(envs))
+		for i := range envs {
+			decoded[i] = pl.Admit(&envs[i])
+		}
+		fromBytes, err := toEvents(envs, nil, now)
+		if err != nil {
+			t.Fatalf("an admitted batch is refused: %v", err)
+		}
+		fromDecoded, err := toEvents(envs, decoded, now)
+		if err != nil {
+			t.Fatalf("an admitted batch is refused from its decoded payloads: %v", err)
+		}
+		for i := range fromBytes {
+			if d := decoded[i]; d != nil {
+				if want, err := event.Decode(fromBytes[i].Decoded.Payload); err != nil || !reflect.DeepEqual(d, want) {
+					t.Fatalf("envelope %d: admission decoded %+v, the stored payload decodes to %+v (%v)", i, d, want, err)
+				}
+			}
+			fromBytes[i].Payload, fromDecoded[i].Payload = nil, nil
+			if !reflect.DeepEqual(fromBytes[i], fromDecoded[i]) {
+				t.Fatalf("envelope %d: stored from its bytes\n%+v\nfrom its decoded payload\n%+v", i, fromBytes[i], fromDecoded[i])
 			}
 		}
 	})

@@ -30,11 +30,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"github.com/hookwatch/hookwatch/privacy"
 )
 
@@ -198,25 +200,32 @@ func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
 // payload they already shaped Admit changes no byte. A payload that is not
 // a JSON object is left as it is, for the store to refuse.
 //
-// When it changed no byte of a valid payload it returns the payload it
-// decoded, which is event.Decode of env.Payload as it now is, so that a
-// later reader in the same process need not decode it again; else nil. The
-// rules need only the payload's members: the typed views are built only for
-// the payload returned, never for one the rules are about to change.
+// It returns the payload as decoded, which is event.Decode of env.Payload as
+// it now is, so that later readers in the same process (the store's indexed
+// fields, the session model) need not decode it again; nil when the payload
+// is not a JSON object. The rules need only the payload's members: the typed
+// views are built once, of the members as stored.
 func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
 	raw, invalidUTF8, err := event.Split(env.Payload)
 	if err != nil {
 		return nil
 	}
-	changed := privacy.Apply(raw, pl.Privacy) || invalidUTF8
-	b, err := payloadJSON(raw, env.Payload, changed)
+	if privacy.Apply(raw, pl.Privacy) || invalidUTF8 {
+		env.Payload = encodeMembers(raw)
+		return event.FromObject(raw)
+	}
+	b, err := payloadJSON(raw, env.Payload, false)
 	if err != nil {
 		return nil
 	}
-	same := !changed && len(b) == len(env.Payload)
+	compacted := len(b) != len(bytes.TrimSpace(env.Payload))
 	env.Payload = b
-	if !same {
-		return nil
+	if compacted { // raw's values are not b's: rare enough to decode again
+		p, err := event.Decode(b)
+		if err != nil {
+			return nil
+		}
+		return p
 	}
 	return event.FromObject(raw)
 }
@@ -251,7 +260,7 @@ func oddities(p *event.Payload, size int) []string {
 // same bytes.
 func payloadJSON(raw event.Object, data []byte, reencode bool) (json.RawMessage, error) {
 	if reencode {
-		return json.Marshal(raw)
+		return encodeMembers(raw), nil
 	}
 	data = bytes.TrimSpace(data)
 	if bytes.IndexByte(data, '\n') < 0 && bytes.IndexByte(data, '\r') < 0 {
@@ -262,4 +271,47 @@ func payloadJSON(raw event.Object, data []byte, reencode bool) (json.RawMessage,
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// encodeMembers encodes the members of a payload as one JSON object, keys
+// sorted, each value as it is but compacted onto one line (the spool is a
+// line per envelope; a line break in valid JSON can only be a blank between
+// tokens). It then points raw's values at their bytes in the result, so that
+// raw holds what event.Split of the result would give: the typed views built
+// from raw are those of the payload as stored. The values must be valid JSON,
+// as event.Split and the privacy rules leave them.
+func encodeMembers(raw event.Object) []byte {
+	keys := make([]string, 0, len(raw))
+	size := 2
+	for k, v := range raw {
+		if bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
+			var c bytes.Buffer
+			if json.Compact(&c, v) == nil {
+				v = c.Bytes()
+				raw[k] = v
+			}
+		}
+		keys = append(keys, k)
+		size += len(k) + len(v) + 4
+	}
+	slices.Sort(keys)
+	quoted := make([][]byte, len(keys))
+	for i, k := range keys {
+		quoted[i] = jsonstr.AppendQuoted(nil, k)
+		size += len(quoted[i]) - len(k) - 2
+	}
+	// Sized exactly, so that no append moves the bytes raw is pointed at.
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, quoted[i]...)
+		b = append(b, ':')
+		start := len(b)
+		b = append(b, raw[k]...)
+		raw[k] = b[start:len(b):len(b)]
+	}
+	return append(b, '}')
 }
