@@ -350,6 +350,9 @@ func decodeScalarPtr(rv json.RawMessage, fv reflect.Value) (ok, handled bool) {
 func lenientString(rv json.RawMessage) (string, bool) {
 	switch rv[0] {
 	case '"':
+		if s, ok := jsonscan.Unquote(rv); ok {
+			return s, true // what encoding/json gives, without its reflection
+		}
 		var s string
 		if json.Unmarshal(rv, &s) != nil {
 			return "", false
