@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +89,58 @@ func bytesToNewline(b []byte) int {
 		}
 	}
 	return len(b)
+}
+
+// FuzzSpaceCapReader holds spaceCapReader, read in pieces of any size, to
+// the rule it implements, byte by byte over the whole input: runs of
+// blanks outside strings are cut to maxSpaceRun, nothing else changes.
+func FuzzSpaceCapReader(f *testing.F) {
+	f.Add([]byte(`{"a": "x  \"  y\\"   ,  "b"   :1}`), uint8(3))
+	f.Add([]byte(strings.Repeat(" ", 200)+`"`+strings.Repeat(" ", 200)+`\`), uint8(1))
+	f.Fuzz(func(t *testing.T, in []byte, piece uint8) {
+		var want []byte
+		inString, escaped, run := false, false, 0
+		for _, c := range in {
+			switch {
+			case inString:
+				switch {
+				case escaped:
+					escaped = false
+				case c == '\\':
+					escaped = true
+				case c == '"':
+					inString = false
+				}
+			case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+				run++
+				if run > maxSpaceRun {
+					continue
+				}
+			default:
+				run = 0
+				inString = c == '"'
+			}
+			want = append(want, c)
+		}
+		r := &spaceCapReader{r: &pieceReader{b: in, n: int(piece)%17 + 1}}
+		got, err := io.ReadAll(r)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("read %q (%v), want %q", got, err, want)
+		}
+	})
+}
+
+// pieceReader reads b at most n bytes at a time.
+type pieceReader struct {
+	b []byte
+	n int
+}
+
+func (r *pieceReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n)], r.b)
+	r.b = r.b[k:]
+	return k, nil
 }
