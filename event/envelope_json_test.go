@@ -69,7 +69,7 @@ func FuzzUnmarshalEnvelope(f *testing.F) {
 		f.Add(e.AppendJSON(nil))
 	}
 	for _, s := range []string{`{"ID":"x","payload":{}}`, `{"id":"a","id":"b"}`, `{"id":1}`, `{"payload":null}`, `{"received_at":"nope"}`,
-		`{"received_at":null,"decision":null}`, `{"subagent":{"spawnDepth":"deep"}}`, `{"subagent":null}`, `{"i\u0064":"x"}`, `[1]`, `"s"`, `1`, `{"extra":[1,{}],"id":"\ud800\xff"}`, `{}`} {
+		`{"received_at":null,"decision":null}`, `{"subagent":{"spawnDepth":"deep"}}`, `{"subagent":null}`, `{"exit_code":3}`, `{"exit_code":-1,"id":"x"}`, `{"exit_code":1e2}`, `{"exit_code":99999999999999999999}`, `{"exit_code":null}`, `{"i\u0064":"x"}`, `[1]`, `"s"`, `1`, `{"extra":[1,{}],"id":"\ud800\xff"}`, `{}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
