@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -161,28 +162,58 @@ func (s *spaceCapReader) Read(p []byte) (int, error) {
 	for {
 		n, err := s.r.Read(p)
 		out := 0
-		for _, c := range p[:n] {
-			switch {
-			case s.inString:
-				switch {
-				case s.escaped:
+		// keep moves p[from:to] to p[out:]: nothing to move until a run
+		// has been shortened.
+		keep := func(from, to int) {
+			if out != from {
+				copy(p[out:], p[from:to])
+			}
+			out += to - from
+		}
+		for i := 0; i < n; {
+			if s.inString {
+				if s.escaped {
 					s.escaped = false
-				case c == '\\':
+					keep(i, i+1)
+					i++
+					continue
+				}
+				// Most of a body is string content: jump to the next byte
+				// that matters there.
+				end := bytes.IndexByte(p[i:n], '"')
+				if end < 0 {
+					end = n - i
+				}
+				if b := bytes.IndexByte(p[i:i+end], '\\'); b >= 0 {
+					end = b
+				}
+				j := i + end
+				if j == n {
+					keep(i, n)
+					break
+				}
+				if p[j] == '\\' {
 					s.escaped = true
-				case c == '"':
+				} else {
 					s.inString = false
 				}
-			case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+				keep(i, j+1)
+				i = j + 1
+				continue
+			}
+			switch c := p[i]; c {
+			case ' ', '\t', '\n', '\r':
 				s.run++
 				if s.run > maxSpaceRun {
+					i++
 					continue
 				}
 			default:
 				s.run = 0
 				s.inString = c == '"'
 			}
-			p[out] = c
-			out++
+			keep(i, i+1)
+			i++
 		}
 		if out > 0 || err != nil || n == 0 {
 			return out, err

@@ -4,16 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/store"
 )
 
 // FuzzDecodeBatch feeds arbitrary bodies to the batch decoder and the
 // validation behind it: they must never panic, a BatchError must name an
-// envelope of the batch, and what passes must be storable.
+// envelope of the batch, and what passes must be storable. Once admitted,
+// an envelope stored from the payload admission decoded is the one stored
+// from its bytes.
 func FuzzDecodeBatch(f *testing.F) {
 	f.Add([]byte(`{"envelopes":[]}`))
 	f.Add([]byte(`{"envelopes":[{"id":"0196f0a0-0000-7000-8000-000000000001","runtime":"claude-code","kind":"hook","received_at":"2026-11-21T15:00:00Z","payload":{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","agent_type":""}}]}`))
@@ -34,7 +42,7 @@ func FuzzDecodeBatch(f *testing.F) {
 			}
 			return
 		}
-		events, err := toEvents(envs, now)
+		events, err := toEvents(envs, nil, now)
 		if err != nil {
 			var be *BatchError
 			if !errors.As(err, &be) || be.Index < 0 || be.Index >= len(envs) {
@@ -47,6 +55,30 @@ func FuzzDecodeBatch(f *testing.F) {
 				t.Fatalf("accepted an unstorable event %+v", e)
 			}
 		}
+		pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+		decoded := make([]*event.Payload, len(envs))
+		for i := range envs {
+			decoded[i] = pl.Admit(&envs[i])
+		}
+		fromBytes, err := toEvents(envs, nil, now)
+		if err != nil {
+			t.Fatalf("an admitted batch is refused: %v", err)
+		}
+		fromDecoded, err := toEvents(envs, decoded, now)
+		if err != nil {
+			t.Fatalf("an admitted batch is refused from its decoded payloads: %v", err)
+		}
+		for i := range fromBytes {
+			if d := decoded[i]; d != nil {
+				if want, err := event.Decode(fromBytes[i].Decoded.Payload); err != nil || !reflect.DeepEqual(d, want) {
+					t.Fatalf("envelope %d: admission decoded %+v, the stored payload decodes to %+v (%v)", i, d, want, err)
+				}
+			}
+			fromBytes[i].Payload, fromDecoded[i].Payload = nil, nil
+			if !reflect.DeepEqual(fromBytes[i], fromDecoded[i]) {
+				t.Fatalf("envelope %d: stored from its bytes\n%+v\nfrom its decoded payload\n%+v", i, fromBytes[i], fromDecoded[i])
+			}
+		}
 	})
 }
 
@@ -57,4 +89,58 @@ func bytesToNewline(b []byte) int {
 		}
 	}
 	return len(b)
+}
+
+// FuzzSpaceCapReader holds spaceCapReader, read in pieces of any size, to
+// the rule it implements, byte by byte over the whole input: runs of
+// blanks outside strings are cut to maxSpaceRun, nothing else changes.
+func FuzzSpaceCapReader(f *testing.F) {
+	f.Add([]byte(`{"a": "x  \"  y\\"   ,  "b"   :1}`), uint8(3))
+	f.Add([]byte(strings.Repeat(" ", 200)+`"`+strings.Repeat(" ", 200)+`\`), uint8(1))
+	f.Fuzz(func(t *testing.T, in []byte, piece uint8) {
+		var want []byte
+		inString, escaped, run := false, false, 0
+		for _, c := range in {
+			switch {
+			case inString:
+				switch {
+				case escaped:
+					escaped = false
+				case c == '\\':
+					escaped = true
+				case c == '"':
+					inString = false
+				}
+			case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+				run++
+				if run > maxSpaceRun {
+					continue
+				}
+			default:
+				run = 0
+				inString = c == '"'
+			}
+			want = append(want, c)
+		}
+		r := &spaceCapReader{r: &pieceReader{b: in, n: int(piece)%17 + 1}}
+		got, err := io.ReadAll(r)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("read %q (%v), want %q", got, err, want)
+		}
+	})
+}
+
+// pieceReader reads b at most n bytes at a time.
+type pieceReader struct {
+	b []byte
+	n int
+}
+
+func (r *pieceReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n)], r.b)
+	r.b = r.b[k:]
+	return k, nil
 }

@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -41,31 +40,33 @@ func (s *Server) Ingest(ctx context.Context, envs []event.Envelope) (IngestResul
 }
 
 // commit validates and stores envelopes that have been admitted; decoded,
-// when not nil, holds the payloads admission decoded (nil where it did not
-// keep the bytes it decoded), which the model then need not decode again.
+// when not nil, holds the payloads admission decoded (nil where it could
+// not), which are not read again: the store's fields and the model take
+// them.
 func (s *Server) commit(ctx context.Context, envs []event.Envelope, decoded []*event.Payload) (IngestResult, error) {
-	events, err := toEvents(envs, time.Now())
+	events, err := toEvents(envs, decoded, time.Now())
 	if err != nil {
 		return IngestResult{}, err
-	}
-	for i := range events {
-		if decoded != nil && decoded[i] != nil && events[i].Decoded != nil &&
-			bytes.Equal(events[i].Decoded.Payload, envs[i].Payload) {
-			events[i].Payload = decoded[i]
-		}
 	}
 	return s.writer.submit(ctx, events)
 }
 
 // toEvents validates and converts a batch; now fills a missing received_at.
-func toEvents(envs []event.Envelope, now time.Time) ([]store.Event, error) {
+// decoded is as commit's.
+func toEvents(envs []event.Envelope, decoded []*event.Payload, now time.Time) ([]store.Event, error) {
 	events := make([]store.Event, len(envs))
 	for i := range envs {
 		env := envs[i]
 		if env.ReceivedAt.IsZero() {
 			env.ReceivedAt = now
 		}
-		e, err := store.FromEnvelope(env)
+		var e store.Event
+		var err error
+		if decoded != nil && decoded[i] != nil {
+			e, err = store.FromDecoded(env, decoded[i])
+		} else {
+			e, err = store.FromEnvelope(env)
+		}
 		if err != nil {
 			return nil, &BatchError{Index: i, Err: err}
 		}

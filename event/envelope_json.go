@@ -1,9 +1,11 @@
 package event
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 	"github.com/hookwatch/hookwatch/internal/jsonstr"
 )
 
@@ -72,4 +74,88 @@ func (e *Envelope) AppendJSON(b []byte) []byte {
 		b = append(b, e.Payload...)
 	}
 	return append(b, '}')
+}
+
+// plainEnvelope is Envelope without its UnmarshalJSON: what encoding/json
+// makes of it by reflection.
+type plainEnvelope Envelope
+
+// UnmarshalJSON decodes an envelope exactly as encoding/json decodes the
+// struct by reflection, which it falls back to for anything but the shape
+// every producer writes (each field once, spelled as tagged, strings where
+// strings belong, no null): a collector decodes every envelope it ingests
+// or reads back, and the reflection cost more than the rest of reading one.
+// Like encoding/json, it sets only the fields data holds.
+func (e *Envelope) UnmarshalJSON(data []byte) error {
+	if out, ok := e.unmarshalCommon(data); ok {
+		*e = out
+		return nil
+	}
+	return json.Unmarshal(data, (*plainEnvelope)(e))
+}
+
+// unmarshalCommon is UnmarshalJSON's fast path; false sends data to
+// encoding/json.
+func (e *Envelope) unmarshalCommon(data []byte) (Envelope, bool) {
+	out := *e
+	var seen uint16
+	ok := true
+	_, valid := jsonscan.Members(data, func(key, val []byte) {
+		if !ok {
+			return
+		}
+		var bit uint16
+		var str *string
+		switch string(key) {
+		case `"id"`:
+			bit, str = 1<<0, &out.ID
+		case `"runtime"`:
+			bit, str = 1<<1, &out.Runtime
+		case `"kind"`:
+			bit, str = 1<<2, &out.Kind
+		case `"host"`:
+			bit, str = 1<<3, &out.Host
+		case `"user"`:
+			bit, str = 1<<4, &out.User
+		case `"hookwatch_version"`:
+			bit, str = 1<<5, &out.HookwatchVersion
+		case `"fork_of"`:
+			bit, str = 1<<6, &out.ForkOf
+		case `"received_at"`:
+			bit = 1 << 7
+			ok = val[0] == '"' && out.ReceivedAt.UnmarshalJSON(val) == nil
+		case `"payload"`, `"decision"`:
+			bit = 1 << 8
+			if key[1] == 'd' {
+				bit = 1 << 9
+			}
+			raw := json.RawMessage(append([]byte(nil), val...)) // encoding/json copies too
+			if bit == 1<<8 {
+				out.Payload = raw
+			} else {
+				out.Decision = raw
+			}
+			ok = val[0] != 'n' // null: let encoding/json say what it makes of it
+		case `"exit_code"`:
+			bit = 1 << 11
+			n, err := strconv.Atoi(string(val)) // refuses what encoding/json refuses for an int
+			ok = err == nil && out.ExitCode == nil // it would write into one already there
+			out.ExitCode = &n
+		case `"subagent"`:
+			bit = 1 << 10
+			var m SubagentMeta // encoding/json would decode into one already there
+			ok = out.Subagent == nil && val[0] == '{' && json.Unmarshal(val, &m) == nil
+			out.Subagent = &m
+		default:
+			ok = false // another field, or one spelled otherwise, which encoding/json may match
+		}
+		if str != nil {
+			*str, ok = jsonscan.Unquote(val)
+		}
+		if seen&bit != 0 {
+			ok = false // the merge rules of a field given twice are encoding/json's
+		}
+		seen |= bit
+	})
+	return out, ok && valid
 }

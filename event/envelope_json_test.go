@@ -3,6 +3,7 @@ package event_test
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -54,4 +55,37 @@ func sameJSON(a, b []byte) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
+}
+
+// FuzzUnmarshalEnvelope holds Envelope's decoder to encoding/json's
+// decoding of the same struct by reflection: the same value, or the same
+// error.
+func FuzzUnmarshalEnvelope(f *testing.F) {
+	at := time.Date(2026, 11, 21, 16, 0, 0, 123456789, time.UTC)
+	for _, e := range []event.Envelope{
+		{ID: "0190a0b0-0000-7000-8000-000000000001", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Host: "h", User: "u", HookwatchVersion: "v", Payload: json.RawMessage(`{"a":1}`)},
+		{ID: "y", ReceivedAt: at, Subagent: &event.SubagentMeta{AgentType: "w", ToolUseID: "toolu_1", SpawnDepth: 2}, ForkOf: "x\u2028", Decision: json.RawMessage(`{"action":"deny"}`), Payload: json.RawMessage(`{}`)},
+	} {
+		f.Add(e.AppendJSON(nil))
+	}
+	for _, s := range []string{`{"ID":"x","payload":{}}`, `{"id":"a","id":"b"}`, `{"id":1}`, `{"payload":null}`, `{"received_at":"nope"}`,
+		`{"received_at":null,"decision":null}`, `{"subagent":{"spawnDepth":"deep"}}`, `{"subagent":null}`, `{"exit_code":3}`, `{"exit_code":-1,"id":"x"}`, `{"exit_code":1e2}`, `{"exit_code":99999999999999999999}`, `{"exit_code":null}`, `{"i\u0064":"x"}`, `[1]`, `"s"`, `1`, `{"extra":[1,{}],"id":"\ud800\xff"}`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		type plain event.Envelope
+		var got event.Envelope
+		var want plain
+		gotErr := json.Unmarshal(data, &got)
+		wantErr := json.Unmarshal(data, &want)
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("%q: error %v, encoding/json %v", data, gotErr, wantErr)
+		}
+		if gotErr != nil {
+			return
+		}
+		if !reflect.DeepEqual(got, event.Envelope(want)) {
+			t.Fatalf("%q:\n got %#v\nwant %#v", data, got, want)
+		}
+	})
 }

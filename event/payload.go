@@ -65,11 +65,27 @@ var ErrNotObject = errors.New("payload is not a JSON object")
 // The values in the payload's Raw map share data's memory: the caller must
 // not modify data afterwards.
 func Decode(data []byte) (*Payload, error) {
+	raw, invalidUTF8, err := Split(data)
+	if err != nil {
+		return nil, err
+	}
+	p := FromObject(raw)
+	p.InvalidUTF8 = invalidUTF8
+	return p, nil
+}
+
+// Split is the first half of Decode: it validates data as Decode does and
+// splits it into its top-level members, without the typed views, for a
+// reader that needs only the members (the privacy rules) and would pay for
+// the views for nothing. invalidUTF8 reports that data held invalid UTF-8,
+// replaced with U+FFFD in the members. FromObject of the members gives what
+// Decode gives, but for InvalidUTF8.
+func Split(data []byte) (raw Object, invalidUTF8 bool, err error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
-		return nil, ErrNotObject
+		return nil, false, ErrNotObject
 	}
-	invalidUTF8 := !utf8.Valid(data)
+	invalidUTF8 = !utf8.Valid(data)
 	if invalidUTF8 {
 		// Invalid bytes can only sit inside strings of valid JSON, so replacing
 		// them keeps the document valid and makes it safe to store and show.
@@ -78,7 +94,7 @@ func Decode(data []byte) (*Payload, error) {
 	// One validating scan of the top level costs a fraction of
 	// json.Unmarshal into a map, whose reflection a one-event hook process
 	// pays in full.
-	raw := Object{}
+	raw = Object{}
 	d, ok := jsonscan.Members(data, func(key, val []byte) { raw[string(jsonscan.Name(key))] = val })
 	if !ok {
 		var v Object
@@ -86,14 +102,12 @@ func Decode(data []byte) (*Payload, error) {
 		if err == nil {
 			err = ErrNotObject
 		}
-		return nil, fmt.Errorf("cannot decode payload: %w", err)
+		return nil, false, fmt.Errorf("cannot decode payload: %w", err)
 	}
 	if d > MaxDepth {
-		return nil, fmt.Errorf("cannot decode payload: nested %d levels deep, more than %d", d, MaxDepth)
+		return nil, false, fmt.Errorf("cannot decode payload: nested %d levels deep, more than %d", d, MaxDepth)
 	}
-	p := FromObject(raw)
-	p.InvalidUTF8 = invalidUTF8
-	return p, nil
+	return raw, invalidUTF8, nil
 }
 
 // FromObject builds the typed views of an already split payload object. The
@@ -336,6 +350,9 @@ func decodeScalarPtr(rv json.RawMessage, fv reflect.Value) (ok, handled bool) {
 func lenientString(rv json.RawMessage) (string, bool) {
 	switch rv[0] {
 	case '"':
+		if s, ok := jsonscan.Unquote(rv); ok {
+			return s, true // what encoding/json gives, without its reflection
+		}
 		var s string
 		if json.Unmarshal(rv, &s) != nil {
 			return "", false

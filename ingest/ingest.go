@@ -30,11 +30,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"github.com/hookwatch/hookwatch/privacy"
 )
 
@@ -172,7 +174,7 @@ func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
 		wait = pl.Decide(ctx, p, data)
 	}
 	// While the policies are evaluated elsewhere: the record's payload.
-	if env.Payload, err = payloadJSON(p, data, privacy.Apply(p.Raw, pl.Privacy)); err != nil {
+	if env.Payload, err = payloadJSON(p.Raw, data, privacy.Apply(p.Raw, pl.Privacy) || p.InvalidUTF8); err != nil {
 		return out, fmt.Errorf("cannot encode payload: %w", err)
 	}
 	if wait != nil {
@@ -198,25 +200,34 @@ func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
 // payload they already shaped Admit changes no byte. A payload that is not
 // a JSON object is left as it is, for the store to refuse.
 //
-// When it changed no byte of a valid payload it returns the payload it
-// decoded, which is event.Decode of env.Payload as it now is, so that a
-// later reader in the same process need not decode it again; else nil.
+// It returns the payload as decoded, which is event.Decode of env.Payload as
+// it now is, so that later readers in the same process (the store's indexed
+// fields, the session model) need not decode it again; nil when the payload
+// is not a JSON object. The rules need only the payload's members: the typed
+// views are built once, of the members as stored.
 func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
-	p, err := event.Decode(env.Payload)
+	raw, invalidUTF8, err := event.Split(env.Payload)
 	if err != nil {
 		return nil
 	}
-	changed := privacy.Apply(p.Raw, pl.Privacy)
-	b, err := payloadJSON(p, env.Payload, changed)
+	if privacy.Apply(raw, pl.Privacy) || invalidUTF8 {
+		env.Payload = encodeMembers(raw)
+		return event.FromObject(raw)
+	}
+	b, err := payloadJSON(raw, env.Payload, false)
 	if err != nil {
 		return nil
 	}
-	same := !changed && !p.InvalidUTF8 && len(b) == len(env.Payload)
+	compacted := len(b) != len(bytes.TrimSpace(env.Payload))
 	env.Payload = b
-	if !same {
-		return nil
+	if compacted { // raw's values are not b's: rare enough to decode again
+		p, err := event.Decode(b)
+		if err != nil {
+			return nil
+		}
+		return p
 	}
-	return p
+	return event.FromObject(raw)
 }
 
 // oddities says what is off about a payload that decoded: each is worth a
@@ -243,12 +254,13 @@ func oddities(p *event.Payload, size int) []string {
 
 // payloadJSON returns the payload to record: the bytes the agent sent when
 // nothing was redacted or cut (most events) — valid, since Decode parsed
-// them, and compacted onto one line for the spool — else the re-encoded
-// object. Either way one encoding, so that applying the rules again to
-// what it returns gives the same bytes.
-func payloadJSON(p *event.Payload, data []byte, changed bool) (json.RawMessage, error) {
-	if changed || p.InvalidUTF8 {
-		return json.Marshal(p.Raw)
+// them, and compacted onto one line for the spool — else raw re-encoded
+// (reencode: the rules changed it, or it held invalid UTF-8). Either way one
+// encoding, so that applying the rules again to what it returns gives the
+// same bytes.
+func payloadJSON(raw event.Object, data []byte, reencode bool) (json.RawMessage, error) {
+	if reencode {
+		return encodeMembers(raw), nil
 	}
 	data = bytes.TrimSpace(data)
 	if bytes.IndexByte(data, '\n') < 0 && bytes.IndexByte(data, '\r') < 0 {
@@ -259,4 +271,47 @@ func payloadJSON(p *event.Payload, data []byte, changed bool) (json.RawMessage, 
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// encodeMembers encodes the members of a payload as one JSON object, keys
+// sorted, each value as it is but compacted onto one line (the spool is a
+// line per envelope; a line break in valid JSON can only be a blank between
+// tokens). It then points raw's values at their bytes in the result, so that
+// raw holds what event.Split of the result would give: the typed views built
+// from raw are those of the payload as stored. The values must be valid JSON,
+// as event.Split and the privacy rules leave them.
+func encodeMembers(raw event.Object) []byte {
+	keys := make([]string, 0, len(raw))
+	size := 2
+	for k, v := range raw {
+		if bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
+			var c bytes.Buffer
+			if json.Compact(&c, v) == nil {
+				v = c.Bytes()
+				raw[k] = v
+			}
+		}
+		keys = append(keys, k)
+		size += len(k) + len(v) + 4
+	}
+	slices.Sort(keys)
+	quoted := make([][]byte, len(keys))
+	for i, k := range keys {
+		quoted[i] = jsonstr.AppendQuoted(nil, k)
+		size += len(quoted[i]) - len(k) - 2
+	}
+	// Sized exactly, so that no append moves the bytes raw is pointed at.
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, quoted[i]...)
+		b = append(b, ':')
+		start := len(b)
+		b = append(b, raw[k]...)
+		raw[k] = b[start:len(b):len(b)]
+	}
+	return append(b, '}')
 }

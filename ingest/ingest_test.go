@@ -195,11 +195,14 @@ func TestAdmitIsIdempotent(t *testing.T) {
 			if want, err := event.Decode(again.Payload); err != nil || !reflect.DeepEqual(decoded, want) {
 				t.Fatalf("%+v: decoded payload differs from Decode of %s: %v", o, again.Payload, err)
 			}
+			// What it changed too: the payload as stored, decoded.
 			raw := event.Envelope{Payload: append(json.RawMessage(nil), data...)}
-			if d := pl.Admit(&raw); d != nil {
-				if want, _ := event.Decode(raw.Payload); !reflect.DeepEqual(d, want) {
-					t.Fatalf("%+v: decoded raw payload differs from Decode of %s", o, raw.Payload)
-				}
+			d := pl.Admit(&raw)
+			if d == nil {
+				t.Fatalf("%+v: no decoded payload for %s", o, data)
+			}
+			if want, _ := event.Decode(raw.Payload); !reflect.DeepEqual(d, want) {
+				t.Fatalf("%+v: decoded raw payload differs from Decode of %s", o, raw.Payload)
 			}
 			if !bytes.Equal(raw.Payload, made) {
 				t.Fatalf("%+v: admitted raw payload differs from the hook's\n got %s\nwant %s", o, raw.Payload, made)
@@ -313,4 +316,35 @@ func TestRunForkParent(t *testing.T) {
 	f(start(y, "fork"), "")
 	write(y, `{"uuid":"`+u1+`","pad":"`+strings.Repeat("a", 70<<10)+`"}`+"\n")
 	f(start(y, "fork"), "")
+}
+
+// TestAdmitDecodesWhatItStores: whatever the payload's layout — blanks and
+// line breaks between tokens, invalid UTF-8, a member the rules change —
+// Admit stores it on one line and hands on exactly event.Decode of what it
+// stored.
+func TestAdmitDecodesWhatItStores(t *testing.T) {
+	pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+	f := func(payload string) {
+		t.Helper()
+		env := event.Envelope{Payload: json.RawMessage(payload)}
+		d := pl.Admit(&env)
+		if bytes.ContainsAny(env.Payload, "\n\r") {
+			t.Fatalf("Admit(%q) stored a line break: %q", payload, env.Payload)
+		}
+		want, err := event.Decode(env.Payload)
+		if err != nil {
+			t.Fatalf("Admit(%q) stored %q: %v", payload, env.Payload, err)
+		}
+		if !reflect.DeepEqual(d, want) {
+			t.Fatalf("Admit(%q) = %+v, want %+v (Decode of %q)", payload, d, want, env.Payload)
+		}
+	}
+	f(`{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"fine"}`)
+	f(`{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"token ` + ghp + `"}`)
+	f("{\n  \"hook_event_name\": \"PostToolUse\",\n  \"session_id\": \"s\",\n  \"tool_name\": \"Bash\",\n  \"tool_input\": {\n    \"command\": \"ls\"\n  },\n  \"tool_response\": {\"stdout\": \"a\\nb\"}\n}")
+	f("{\n  \"hook_event_name\": \"Stop\",\n  \"session_id\": \"s\"\n}")
+	f(`{"hook_event_name": "Stop" , "session_id" : "s", "last_assistant_message": [ 1, 2 ]}`)
+	f("{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"s\",\"prompt\":\"bad \xff byte\"}")
+	f("{\"hook_event_name\":\"PreToolUse\",\"session_id\":\"s\",\"tool_name\":\"Bash\",\"tool_input\":{\r\n\"command\":\"echo " + akia + "\"}}")
+	f(`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_input":{"command":"<b>&</b>"},"tool_use_id":"t"}`)
 }

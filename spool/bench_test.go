@@ -82,3 +82,23 @@ func BenchmarkDrain(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDrainOne measures a trickle: one envelope appended, then drained
+// on its own, as a collector drains the hooks of one agent's session.
+func BenchmarkDrainOne(b *testing.B) {
+	env := envelope(b)
+	s, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Append(env); err != nil {
+			b.Fatal(err)
+		}
+		n, err := s.Drain(context.Background(), 0, func([][]byte) error { return nil })
+		if err != nil || n != 1 {
+			b.Fatalf("Drain = %d, %v", n, err)
+		}
+	}
+}

@@ -63,6 +63,11 @@ func (s *Spool) Drain(ctx context.Context, max int, deliver func(records [][]byt
 		return delivered, err
 	}
 	n, err := s.drainSegment(ctx, name, true, max, deliver)
+	if err != nil {
+		// The claimed segment stays: writers must count it now (on
+		// success its removal published the backlog already).
+		err = errors.Join(err, s.updateBacklog())
+	}
 	return delivered + n, err
 }
 
@@ -112,9 +117,13 @@ func (s *Spool) claimCurrent() (string, error) {
 	if fd, err := openFile(s.current, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL, 0o600); err == nil {
 		closeFD(fd)
 	}
-	if err := s.updateBacklog(); err != nil {
-		return name, err
-	}
+	// The backlog is not published here but once the segment is delivered
+	// and removed, or found undeliverable (Drain): for the milliseconds of a
+	// delivery, writers count the claimed bytes neither in the active
+	// segment nor in the backlog. The cap may be passed by what one drain
+	// holds, and a collector draining a trickle of hooks claims a segment per
+	// event: publishing twice per event (a symlink and a rename each) cost
+	// more than the rest of the claim.
 	return name, nil
 }
 
@@ -217,9 +226,10 @@ func lockExclusive(ctx context.Context, fd int, wait bool) (bool, error) {
 
 // updateBacklog publishes the total size of the claimed segments for Append's
 // cap check, as the target of the backlog symlink: a writer reads it with one
-// readlink(2), and replacing it with rename(2) is atomic. The drain lock
-// serialises updates, and every claim and delete is followed by one, so the
-// last update always reflects the latest change.
+// readlink(2), and replacing it with rename(2) is atomic; a total already
+// published is not written again. The drain lock serialises updates, and
+// every delete, and every claim whose segment is not deleted, is followed by
+// one, so the last update reflects the latest change.
 func (s *Spool) updateBacklog() error {
 	lock, err := os.OpenFile(filepath.Join(s.dir, drainLockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -240,6 +250,9 @@ func (s *Spool) updateBacklog() error {
 		if err := stat(filepath.Join(s.dir, name), &st); err == nil {
 			total += st.Size
 		}
+	}
+	if readCount(s.backlog) == total { // 0 also when never published: the same to writers
+		return nil
 	}
 	tmp := s.backlog + ".tmp"
 	_ = os.Remove(tmp) // left by a drainer that died here

@@ -111,8 +111,9 @@ type Options struct {
 	// MaxBytes caps the bytes of all pending segments; an Append that would
 	// exceed it fails with ErrFull. 0 means DefaultMaxBytes, a negative value
 	// means no cap. The cap is soft by a few records: concurrent writers
-	// check it before writing, and a drain that just claimed the active
-	// segment publishes its size a moment later.
+	// check it before writing, and a drain that claimed the active segment
+	// publishes its size only when it cannot deliver it (while it delivers,
+	// the segment counts nowhere).
 	MaxBytes int64
 	// Sync makes Append fsync the segment after writing, so appended records
 	// survive a power loss, at the cost of milliseconds per Append.

@@ -112,6 +112,11 @@ func deriveSlow(data []byte) (derived, []byte, error) {
 	if p.InvalidUTF8 {
 		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
 	}
+	return derivedOf(p), data, nil
+}
+
+// derivedOf reads the fields FromEnvelope needs from a decoded payload.
+func derivedOf(p *event.Payload) derived {
 	d := derived{
 		sessionID:      p.SessionID,
 		name:           p.Name(),
@@ -127,7 +132,7 @@ func deriveSlow(data []byte) (derived, []byte, error) {
 	if v, ok := p.Event.(*event.StatusLineInput); ok && d.cwd == "" {
 		d.cwd = v.Workspace.CurrentDir
 	}
-	return d, data, nil
+	return d
 }
 
 // toolEvents is the set of event names whose typed view has tool fields,

@@ -43,19 +43,50 @@ func ValidateID(id string) error {
 // received_at is missing, or the payload is not a JSON object. Seq is left 0
 // for the store to assign.
 func FromEnvelope(env event.Envelope) (Event, error) {
-	if err := ValidateID(env.ID); err != nil {
-		return Event{}, &ValidationError{Field: "id", Err: err}
-	}
-	if env.ReceivedAt.IsZero() {
-		return Event{}, &ValidationError{Field: "received_at", Err: errors.New("missing")}
-	}
-	if len(bytes.TrimSpace(env.Payload)) == 0 {
-		return Event{}, &ValidationError{Field: "payload", Err: errors.New("missing")}
+	if err := validate(env); err != nil {
+		return Event{}, err
 	}
 	d, payload, err := derive(env.Payload)
 	if err != nil {
 		return Event{}, &ValidationError{Field: "payload", Err: err}
 	}
+	return fromDerived(env, d, payload)
+}
+
+// FromDecoded is FromEnvelope for an envelope whose payload the caller has
+// decoded already: p must be event.Decode of env.Payload, and env.Payload
+// as Decode reads it (no blanks around it, valid UTF-8), as the collector's
+// admission makes them. The payload is not read again, and the event's
+// Payload is p.
+func FromDecoded(env event.Envelope, p *event.Payload) (Event, error) {
+	if err := validate(env); err != nil {
+		return Event{}, err
+	}
+	e, err := fromDerived(env, derivedOf(p), env.Payload)
+	if err != nil {
+		return Event{}, err
+	}
+	e.Payload = p
+	return e, nil
+}
+
+// validate checks what FromEnvelope checks before reading the payload.
+func validate(env event.Envelope) error {
+	if err := ValidateID(env.ID); err != nil {
+		return &ValidationError{Field: "id", Err: err}
+	}
+	if env.ReceivedAt.IsZero() {
+		return &ValidationError{Field: "received_at", Err: errors.New("missing")}
+	}
+	if len(bytes.TrimSpace(env.Payload)) == 0 {
+		return &ValidationError{Field: "payload", Err: errors.New("missing")}
+	}
+	return nil
+}
+
+// fromDerived builds the stored event of env, whose payload, as stored, is
+// payload and gave d.
+func fromDerived(env event.Envelope, d derived, payload []byte) (Event, error) {
 	stored, err := storedForm(env, payload)
 	if err != nil {
 		return Event{}, &ValidationError{Field: "decision", Err: errors.New("not valid JSON")}

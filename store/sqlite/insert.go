@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/bits"
 	"strings"
 	"time"
 
@@ -22,15 +23,51 @@ const eventColumns = 12 // bound parameters per event row
 type insertStmts struct {
 	chunk   *sql.Stmt // chunkRows rows
 	session *sql.Stmt
+	// pow2[k] inserts 1<<k rows. A batch's last part is written in pieces
+	// of those sizes rather than by a statement of its own size: compiling
+	// a statement of dozens of rows cost more than the rows (a collector
+	// fed small batches commits one every few milliseconds).
+	pow2 [pow2Sizes]*sql.Stmt
 }
 
+// pow2Sizes covers every part shorter than chunkRows.
+const pow2Sizes = 8 // 1 … 128 rows
+
 func (s *insertStmts) close() {
-	for _, st := range []*sql.Stmt{s.chunk, s.session} {
+	for _, st := range append([]*sql.Stmt{s.chunk, s.session}, s.pow2[:]...) {
 		if st != nil {
 			st.Close()
 		}
 	}
 	*s = insertStmts{}
+}
+
+// sized returns the prepared statement for a part of n rows, the chunk or
+// the largest power of two not above n, and the number of rows it inserts.
+func (s *insertStmts) sized(n int) (*sql.Stmt, int) {
+	if n >= chunkRows {
+		return s.chunk, chunkRows
+	}
+	k := bits.Len(uint(n)) - 1
+	return s.pow2[k], 1 << k
+}
+
+// prepareSized prepares the statements sized picks for a batch of n rows
+// that are not prepared yet. It must run outside a transaction: the writer
+// has one connection.
+func (db *DB) prepareSized(ctx context.Context, n int) error {
+	for n %= chunkRows; n > 0; {
+		k := bits.Len(uint(n)) - 1
+		if db.stmts.pow2[k] == nil {
+			st, err := db.writer.PrepareContext(ctx, insertSQL(1<<k))
+			if err != nil {
+				return fmt.Errorf("cannot prepare the insert of %d rows: %w", 1<<k, err)
+			}
+			db.stmts.pow2[k] = st
+		}
+		n -= 1 << k
+	}
+	return nil
 }
 
 func insertSQL(rows int) string {
@@ -96,6 +133,9 @@ func (db *DB) insert(ctx context.Context, events []store.Event) (int, error) {
 	if err := db.prepare(ctx); err != nil {
 		return 0, err
 	}
+	if err := db.prepareSized(ctx, len(todo)); err != nil {
+		return 0, err
+	}
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("cannot begin: %w", err)
@@ -104,8 +144,10 @@ func (db *DB) insert(ctx context.Context, events []store.Event) (int, error) {
 
 	args := make([]any, 0, chunkRows*eventColumns)
 	inserted := 0
-	for start := 0; start < len(todo); start += chunkRows {
-		part := todo[start:min(start+chunkRows, len(todo))]
+	for rest := todo; len(rest) > 0; {
+		stmt, n := db.stmts.sized(len(rest))
+		part := rest[:n]
+		rest = rest[n:]
 		args = args[:0]
 		for _, i := range part {
 			e := &events[i]
@@ -116,12 +158,7 @@ func (db *DB) insert(ctx context.Context, events []store.Event) (int, error) {
 			args = append(args, e.ID, e.SessionID, e.Runtime, e.Kind, e.Event, e.AgentID, agentType,
 				e.ToolName, e.ToolUseID, e.PromptID, e.Time.UnixNano(), string(e.Envelope))
 		}
-		var rows *sql.Rows
-		if len(part) == chunkRows {
-			rows, err = tx.StmtContext(ctx, db.stmts.chunk).QueryContext(ctx, args...)
-		} else {
-			rows, err = tx.QueryContext(ctx, insertSQL(len(part)), args...)
-		}
+		rows, err := tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
 		if err != nil {
 			return 0, err
 		}
