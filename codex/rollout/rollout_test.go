@@ -1,7 +1,10 @@
 package rollout
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/event"
@@ -85,5 +88,80 @@ func TestReadDenied(t *testing.T) {
 	d, ok := p.Event.(*event.PermissionDeniedInput)
 	if !ok || d.Reason != "nope" || d.ToolUseID != "call_000003" || d.ToolName != "Bash" {
 		t.Errorf("denial %s", envs[1].Payload)
+	}
+}
+
+// TestTail: a rollout read as Codex writes it, in pieces cut anywhere
+// (mid-line too), gives the envelopes Read gives, each once; a line past
+// the bound on a record is passed over.
+func TestTail(t *testing.T) {
+	whole, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(piece int) {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), filepath.Base(file))
+		if err := os.WriteFile(path, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		tail := NewTail(path, "h", "u")
+		var got []event.Envelope
+		for i := 0; i < len(whole); i += piece {
+			appendFile(t, path, whole[i:min(i+piece, len(whole))])
+			envs, err := tail.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, envs...)
+		}
+		want, err := Read(path, "h", "u")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("pieces of %d: %d envelopes, want %d", piece, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].ID != want[i].ID || string(got[i].Payload) != string(want[i].Payload) {
+				t.Errorf("pieces of %d: %d: got %s %s, want %s %s", piece, i, got[i].ID, got[i].Payload, want[i].ID, want[i].Payload)
+			}
+		}
+		if tail.Offset() != int64(len(whole)) || tail.Session() != "01a2132b-c636-7c31-93a8-aeaecf1768f7" {
+			t.Errorf("offset %d of %d, session %q", tail.Offset(), len(whole), tail.Session())
+		}
+	}
+	f(len(whole))
+	f(1000)
+	f(97)
+
+	// A line past maxLine, between two records, written in two halves.
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	path := filepath.Join(t.TempDir(), filepath.Base(file))
+	appendFile(t, path, bytes.Join(lines[:4], nil)) // session_meta … the first call
+	tail := NewTail(path, "h", "u")
+	first, _ := tail.Next()
+	huge := bytes.Repeat([]byte("x"), maxLine/2+1)
+	appendFile(t, path, huge)
+	if envs, err := tail.Next(); len(envs) != 0 || err != nil {
+		t.Fatalf("half a huge line: %v %v", envs, err)
+	}
+	appendFile(t, path, append(huge, '\n'))
+	appendFile(t, path, bytes.Join(lines[4:], nil))
+	rest, err := tail.Next()
+	if err != nil || len(first) != 1 || len(rest) != 5 {
+		t.Fatalf("with a huge line: %d + %d envelopes, want 1 + 5 (%v)", len(first), len(rest), err)
+	}
+}
+
+func appendFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
 	}
 }
