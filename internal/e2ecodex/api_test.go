@@ -26,14 +26,15 @@ type collector struct {
 	vars []string
 }
 
-// startCollector runs `hookwatch serve` with a fresh HOOKWATCH_HOME; vars
-// are what Codex (and so each hook) needs to deliver to it.
-func startCollector(t *testing.T) *collector {
+// startCollector runs `hookwatch serve` with a fresh HOOKWATCH_HOME and
+// env added to its environment; vars are what Codex (and so each hook)
+// needs to deliver to it.
+func startCollector(t *testing.T, env ...string) *collector {
 	t.Helper()
 	CodexBin(t) // skip before building anything
 	bin, hook := testbin.Build(t, "./cmd/hookwatch"), testbin.Build(t, "./cmd/hookwatch-hook")
 	home := t.TempDir()
-	c := testbin.StartCollector(t, bin, home, testbin.FreeAddr(t))
+	c := testbin.StartCollector(t, bin, home, testbin.FreeAddr(t), env...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("hookwatch serve output:\n%s", c.Log())

@@ -1,0 +1,87 @@
+package e2ecodex
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	fo "github.com/hookwatch/hookwatch/internal/fakeopenai"
+)
+
+// TestRolloutTail: `hookwatch serve` following Codex's rollouts as Codex
+// writes them stores each rollout record's calls once, next to the hooks'
+// events, and the session model counts each call once with the exit code
+// the hooks lack; with no hook installed, the rollout alone gives the
+// calls; a later look at unchanged files stores nothing more.
+func TestRolloutTail(t *testing.T) {
+	e := New(t, ModelClassic, fo.Script{
+		"Run two commands": {{fo.Exec("echo hi")}, {fo.Exec("echo bad; exit 3")}, {fo.Text("One failed.")}},
+		"Unwatched":        {{fo.Exec("echo unseen")}, {fo.Text("Done.")}},
+	})
+	c := startCollector(t, "HOOKWATCH_CODEX_ROLLOUTS="+filepath.Join(e.CodexHome, "sessions"))
+	e.Vars = c.vars
+	e.RegisterHooks(c.hook)
+
+	start := time.Now()
+	if run := e.Exec("Run two commands"); run.Err != nil {
+		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
+	}
+	id := sessionOf(e.Rollouts()[0])
+	want, total := fired(e, id)
+	evs := c.waitEvents(t, id, total+4)
+	t.Logf("hook and rollout events stored %v after codex exec began", time.Since(start).Round(time.Millisecond))
+	sameCounts(t, "stored hook events", countEvents(evs), want)
+	rollout := 0
+	for _, ev := range evs {
+		if ev.Envelope.Kind == "rollout" {
+			rollout++
+		}
+	}
+	if rollout != 4 || len(evs) != total+4 {
+		t.Errorf("%d events stored, %d from the rollout; want %d hook events and 4 from the rollout", len(evs), rollout, total)
+	}
+	calls := c.toolCalls(t, id)
+	if len(calls) != 2 {
+		t.Fatalf("calls %v", calls)
+	}
+	for i, want := range []struct {
+		status string
+		exit   int
+	}{{"ok", 0}, {"error", 3}} {
+		if c := calls[i]; c.Status != want.status || c.ExitCode == nil || *c.ExitCode != want.exit || c.DurationMS == nil {
+			t.Errorf("call %d: %v, want %s exit %d", i, c, want.status, want.exit)
+		}
+	}
+
+	// No hooks at all: the rollout is all there is.
+	if err := os.Remove(filepath.Join(e.CodexHome, "hooks.json")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // rollout names have second resolution
+	if run := e.Exec("Unwatched"); run.Err != nil {
+		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
+	}
+	rs := e.Rollouts()
+	if len(rs) != 2 {
+		t.Fatalf("rollouts %v", rs)
+	}
+	id2 := sessionOf(rs[1])
+	if id2 == id {
+		id2 = sessionOf(rs[0])
+	}
+	c.waitEvents(t, id2, 2)
+	calls = c.toolCalls(t, id2)
+	if len(calls) != 1 || calls[0].ToolName != "Bash" || calls[0].Status != "ok" || calls[0].ExitCode == nil || *calls[0].ExitCode != 0 {
+		t.Errorf("unwatched session's calls %v", calls)
+	}
+
+	// Nothing is stored twice by the looks that follow.
+	time.Sleep(2500 * time.Millisecond)
+	if n := len(c.events(t, id)); n != total+4 {
+		t.Errorf("%d events after more looks, want %d", n, total+4)
+	}
+	if n := len(c.events(t, id2)); n != 2 {
+		t.Errorf("unwatched session: %d events after more looks, want 2", n)
+	}
+}
