@@ -41,6 +41,11 @@ func TestRolloutTail(t *testing.T) {
 	if rollout != 4 || len(evs) != total+4 {
 		t.Errorf("%d events stored, %d from the rollout; want %d hook events and 4 from the rollout", len(evs), rollout, total)
 	}
+	// The rollout's records are no events of the session, for the store
+	// and the model alike.
+	if s := c.session(t, id); s.EventCount != int64(total) || s.Counts["events"] != total {
+		t.Errorf("session counts %d events (model %d), want the %d hook events", s.EventCount, s.Counts["events"], total)
+	}
 	calls := c.toolCalls(t, id)
 	if len(calls) != 2 {
 		t.Fatalf("calls %v", calls)
