@@ -15,11 +15,13 @@ package rollout
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,8 +34,18 @@ const maxLine = 32 << 20
 // record is one line of a rollout.
 type record struct {
 	Timestamp time.Time       `json:"timestamp"`
+	Ordinal   *int64          `json:"ordinal"`
 	Type      string          `json:"type"`
 	Payload   json.RawMessage `json:"payload"`
+}
+
+// tokens is a token_count record's usage (the Responses API's).
+type tokens struct {
+	Input       int64 `json:"input_tokens"`
+	CachedInput int64 `json:"cached_input_tokens"`
+	CacheWrite  int64 `json:"cache_write_input_tokens"`
+	Output      int64 `json:"output_tokens"`
+	Total       int64 `json:"total_tokens"`
 }
 
 type item struct {
@@ -54,6 +66,13 @@ type item struct {
 		TurnID string `json:"turn_id"`
 	} `json:"internal_chat_message_metadata_passthrough"`
 	TurnID string `json:"turn_id"`
+	// token_count: the session's running total and the last response's.
+	Info *struct {
+		Total *tokens `json:"total_token_usage"`
+		Last  *tokens `json:"last_token_usage"`
+	} `json:"info"`
+	// turn_context
+	Model string `json:"model"`
 	// session_meta
 	ID        string `json:"id"`
 	SessionID string `json:"session_id"`
@@ -81,6 +100,10 @@ type Reader struct {
 	path, host, user     string
 	thread, session, cwd string
 	pending              map[string]*call
+	// turn and model are the latest a record named; total the session's
+	// token total at the last token_count record.
+	turn, model string
+	total       tokens
 }
 
 // NewReader returns a Reader for the rollout at path; host and user are
@@ -108,6 +131,9 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 	if json.Unmarshal(line, &rec) != nil || json.Unmarshal(rec.Payload, &it) != nil {
 		return nil
 	}
+	if t := cmp.Or(it.TurnID, it.Meta.TurnID); t != "" {
+		r.turn = t
+	}
 	switch {
 	case rec.Type == "session_meta":
 		if r.thread == "" {
@@ -117,6 +143,15 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 			}
 		}
 	case r.session == "":
+	case rec.Type == "turn_context":
+		if it.Model != "" {
+			r.model = it.Model
+		}
+		if it.TurnID != "" {
+			r.turn = it.TurnID
+		}
+	case rec.Type == "event_msg" && it.Type == "token_count":
+		return r.usage(rec, it)
 	case rec.Type == "response_item" && (it.Type == "function_call" || it.Type == "custom_tool_call") && it.CallID != "":
 		if r.pending[it.CallID] != nil {
 			return nil
@@ -150,6 +185,48 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 		}
 	}
 	return nil
+}
+
+// UsageEvent is the name of the envelopes that carry a model response's
+// token usage, read from a rollout's token_count records: the name
+// hookwatch gives a transcript's usage record, with its payload's shape
+// ("message_id", "usage" in the Anthropic Messages API's terms), so that
+// the session model sums Codex's tokens where it sums Claude Code's.
+const UsageEvent = "TranscriptUsage"
+
+// IsUsage reports whether env, read by a Reader, carries token usage
+// (UsageEvent) rather than a tool call.
+func IsUsage(env event.Envelope) bool { return strings.HasSuffix(env.ID, ":"+UsageEvent) }
+
+// usage returns the envelope of a token_count record that reports a new
+// response: its last_token_usage, when the running total moved (Codex
+// repeats the record, unchanged, on rate-limit updates). The Responses
+// API counts cached input inside input_tokens; the envelope, as Claude
+// Code's usage does, counts input_tokens without it.
+func (r *Reader) usage(rec record, it item) []event.Envelope {
+	if it.Info == nil || it.Info.Last == nil || it.Info.Total == nil || *it.Info.Total == r.total || rec.Ordinal == nil {
+		return nil
+	}
+	r.total = *it.Info.Total
+	last := it.Info.Last
+	id := r.thread + ":" + strconv.FormatInt(*rec.Ordinal, 10)
+	p := map[string]any{"session_id": r.session, "transcript_path": r.path, "cwd": r.cwd, "message_id": id,
+		"usage": map[string]int64{
+			"input_tokens":                max(last.Input-last.CachedInput, 0),
+			"cache_read_input_tokens":     last.CachedInput,
+			"cache_creation_input_tokens": last.CacheWrite,
+			"output_tokens":               last.Output,
+		}}
+	if r.model != "" {
+		p["model"] = r.model
+	}
+	if r.turn != "" {
+		p["turn_id"], p["prompt_id"] = r.turn, r.turn // a Codex turn is one prompt's
+	}
+	if r.thread != r.session {
+		p["agent_id"] = r.thread
+	}
+	return []event.Envelope{r.envelope(p, UsageEvent, "usage-"+strconv.FormatInt(*rec.Ordinal, 10), rec.Timestamp, nil)}
 }
 
 func (r *Reader) payload(c *call) map[string]any {

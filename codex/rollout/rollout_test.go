@@ -3,8 +3,10 @@ package rollout
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/event"
@@ -25,10 +27,21 @@ func TestRead(t *testing.T) {
 		exit                  int
 	}
 	var got []view
+	var usage []string
 	for _, e := range envs {
 		p, err := event.Decode(e.Payload)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if p.Name() == UsageEvent {
+			var u struct {
+				MessageID string `json:"message_id"`
+				TurnID    string `json:"turn_id"`
+				Usage     map[string]int64
+			}
+			_ = json.Unmarshal(e.Payload, &u)
+			usage = append(usage, fmt.Sprintf("%s %s in=%d out=%d cache=%d", u.MessageID, u.TurnID, u.Usage["input_tokens"], u.Usage["output_tokens"], u.Usage["cache_read_input_tokens"]))
+			continue
 		}
 		if e.Kind != event.KindRollout || e.Runtime != event.RuntimeCodex || e.Host != "h" || p.SessionID != "01a2132b-c636-7c31-93a8-aeaecf1768f7" ||
 			p.AgentID != "" || p.TurnID == "" || e.ReceivedAt.IsZero() {
@@ -59,6 +72,18 @@ func TestRead(t *testing.T) {
 			t.Errorf("%d: got %+v, want %+v", i, got[i], want[i])
 		}
 	}
+	// One usage a response: the four token_count records, each moving the
+	// running total.
+	turn := "01a2132b-c66b-7141-b184-5de8b4391722"
+	wantUsage := []string{
+		"01a2132b-c636-7c31-93a8-aeaecf1768f7:15 " + turn + " in=100 out=10 cache=0",
+		"01a2132b-c636-7c31-93a8-aeaecf1768f7:20 " + turn + " in=100 out=10 cache=0",
+		"01a2132b-c636-7c31-93a8-aeaecf1768f7:25 " + turn + " in=100 out=10 cache=0",
+		"01a2132b-c636-7c31-93a8-aeaecf1768f7:29 " + turn + " in=100 out=10 cache=0",
+	}
+	if fmt.Sprint(usage) != fmt.Sprint(wantUsage) {
+		t.Errorf("usage\n%s\nwant\n%s", strings.Join(usage, "\n"), strings.Join(wantUsage, "\n"))
+	}
 	// Reading again gives the same ids: an import is idempotent.
 	again, _ := Read(file, "h", "u")
 	for i := range envs {
@@ -78,6 +103,7 @@ func TestReadDenied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	envs = tools(envs)
 	if len(envs) != 2 {
 		t.Fatalf("%d envelopes", len(envs))
 	}
@@ -149,7 +175,7 @@ func TestTail(t *testing.T) {
 	appendFile(t, path, append(huge, '\n'))
 	appendFile(t, path, bytes.Join(lines[4:], nil))
 	rest, err := tail.Next()
-	if err != nil || len(first) != 1 || len(rest) != 5 {
+	if first, rest = tools(first), tools(rest); err != nil || len(first) != 1 || len(rest) != 5 {
 		t.Fatalf("with a huge line: %d + %d envelopes, want 1 + 5 (%v)", len(first), len(rest), err)
 	}
 }
@@ -164,4 +190,15 @@ func appendFile(t *testing.T, path string, b []byte) {
 	if _, err := f.Write(b); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// tools returns the envelopes of tool events.
+func tools(envs []event.Envelope) []event.Envelope {
+	var out []event.Envelope
+	for _, e := range envs {
+		if p, err := event.Decode(e.Payload); err == nil && p.Tool() != nil {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -280,3 +280,18 @@ func sessionOf(rollout string) string {
 	}
 	return b[len(b)-36:]
 }
+
+// rolloutEvents counts the stored events read from rollouts: tool events
+// and token usage records (one a model response).
+func rolloutEvents(evs []apiEvent) (tools, usage int) {
+	for _, e := range evs {
+		switch {
+		case e.Envelope.Kind != "rollout":
+		case e.Event == "TranscriptUsage":
+			usage++
+		default:
+			tools++
+		}
+	}
+	return tools, usage
+}

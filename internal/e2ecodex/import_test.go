@@ -28,15 +28,15 @@ func TestImport(t *testing.T) {
 	before := c.toolCalls(t, id)
 
 	importAll := func() string { t.Helper(); return hookwatch(t, e, "import", "--codex") }
-	if out := importAll(); !strings.Contains(out, "Imported 4 tool events from 1 rollout") {
+	if out := importAll(); !strings.Contains(out, "Imported 4 tool events and 3 token usage records from 1 rollout") {
 		t.Fatalf("import: %s", out)
 	}
 	importAll()
 	// The import is applied once the collector has it: wait for its events.
-	evs := c.waitEvents(t, id, total+4)
+	evs := c.waitEvents(t, id, total+4+3)
 	sameCounts(t, "stored hook events", countEvents(evs), want)
-	if len(evs) != total+4 {
-		t.Errorf("%d events stored, want %d hook events and 4 imported", len(evs), total)
+	if tools, usage := rolloutEvents(evs); len(evs) != total+4+3 || tools != 4 || usage != 3 {
+		t.Errorf("%d events stored, %d tool events and %d usage records imported; want %d hook events, 4 and 3 (one a model response)", len(evs), tools, usage, total)
 	}
 	after := c.toolCalls(t, id)
 	if len(before) != 2 || len(after) != 2 {

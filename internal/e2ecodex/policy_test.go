@@ -98,7 +98,7 @@ func TestPolicy(t *testing.T) {
 	// The rollout says the same of the denied call: imported, nothing
 	// changes but the evidence.
 	hookwatch(t, e, "import", "--codex")
-	c.waitEvents(t, id, total+4) // PreToolUse and PermissionDenied, PreToolUse and PostToolUse
+	c.waitEvents(t, id, total+4+4) // PreToolUse and PermissionDenied, PreToolUse and PostToolUse; 4 responses' usage
 	again := c.toolCalls(t, id)
 	if len(again) != 2 || again[0].Status != "denied" || again[0].ToolUseID != calls[0].ToolUseID || again[1].Status != "ok" {
 		t.Errorf("tool calls after the import %v", again)

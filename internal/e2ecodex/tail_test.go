@@ -29,17 +29,12 @@ func TestRolloutTail(t *testing.T) {
 	}
 	id := sessionOf(e.Rollouts()[0])
 	want, total := fired(e, id)
-	evs := c.waitEvents(t, id, total+4)
+	const rolloutN = 4 + 3 // the calls' PreToolUse and PostToolUse, the 3 responses' usage
+	evs := c.waitEvents(t, id, total+rolloutN)
 	t.Logf("hook and rollout events stored %v after codex exec began", time.Since(start).Round(time.Millisecond))
 	sameCounts(t, "stored hook events", countEvents(evs), want)
-	rollout := 0
-	for _, ev := range evs {
-		if ev.Envelope.Kind == "rollout" {
-			rollout++
-		}
-	}
-	if rollout != 4 || len(evs) != total+4 {
-		t.Errorf("%d events stored, %d from the rollout; want %d hook events and 4 from the rollout", len(evs), rollout, total)
+	if tools, usage := rolloutEvents(evs); tools != 4 || usage != 3 || len(evs) != total+rolloutN {
+		t.Errorf("%d events stored, %d tool events and %d usage records from the rollout; want %d hook events, 4 and 3", len(evs), tools, usage, total)
 	}
 	// The rollout's records are no events of the session, for the store
 	// and the model alike.
@@ -75,7 +70,7 @@ func TestRolloutTail(t *testing.T) {
 	if id2 == id {
 		id2 = sessionOf(rs[0])
 	}
-	c.waitEvents(t, id2, 2)
+	c.waitEvents(t, id2, 2+2)
 	calls = c.toolCalls(t, id2)
 	if len(calls) != 1 || calls[0].ToolName != "Bash" || calls[0].Status != "ok" || calls[0].ExitCode == nil || *calls[0].ExitCode != 0 {
 		t.Errorf("unwatched session's calls %v", calls)
@@ -83,10 +78,10 @@ func TestRolloutTail(t *testing.T) {
 
 	// Nothing is stored twice by the looks that follow.
 	time.Sleep(2500 * time.Millisecond)
-	if n := len(c.events(t, id)); n != total+4 {
-		t.Errorf("%d events after more looks, want %d", n, total+4)
+	if n := len(c.events(t, id)); n != total+rolloutN {
+		t.Errorf("%d events after more looks, want %d", n, total+rolloutN)
 	}
-	if n := len(c.events(t, id2)); n != 2 {
-		t.Errorf("unwatched session: %d events after more looks, want 2", n)
+	if n := len(c.events(t, id2)); n != 2+2 {
+		t.Errorf("unwatched session: %d events after more looks, want 4", n)
 	}
 }
