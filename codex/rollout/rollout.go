@@ -56,6 +56,9 @@ type item struct {
 	Input     string `json:"input"`
 	CallID    string `json:"call_id"`
 	Output    any    `json:"output"`
+	// web_search_call
+	Status string          `json:"status"`
+	Action json.RawMessage `json:"action"`
 	// item_completed (event_msg)
 	Item *struct {
 		Type     string `json:"type"`
@@ -152,6 +155,8 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 		}
 	case rec.Type == "event_msg" && it.Type == "token_count":
 		return r.usage(rec, it)
+	case rec.Type == "response_item" && it.Type == "web_search_call" && it.ID != "":
+		return r.webSearch(rec, it)
 	case rec.Type == "response_item" && (it.Type == "function_call" || it.Type == "custom_tool_call") && it.CallID != "":
 		if r.pending[it.CallID] != nil {
 			return nil
@@ -193,6 +198,30 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 // ("message_id", "usage" in the Anthropic Messages API's terms), so that
 // the session model sums Codex's tokens where it sums Claude Code's.
 const UsageEvent = "TranscriptUsage"
+
+// WebSearchTool is the tool name of a web search the model ran (Codex's
+// hosted web_search tool), which fires no hook: the rollout is all there
+// is of it.
+const WebSearchTool = "web_search"
+
+// webSearch returns a web search's call: its PreToolUse, and its
+// PostToolUse at the same time once completed (the rollout records the
+// search done, not its start); the input is the search's action
+// ({"type":"search","query":…}).
+func (r *Reader) webSearch(rec record, it item) []event.Envelope {
+	in := it.Action
+	if !json.Valid(in) {
+		in = json.RawMessage("{}")
+	}
+	c := &call{id: it.ID, name: WebSearchTool, input: in, turn: it.Meta.TurnID}
+	envs := []event.Envelope{r.envelope(r.payload(c), event.PreToolUse, c.id, rec.Timestamp, nil)}
+	if it.Status == "completed" {
+		p := r.payload(c)
+		p["tool_response"] = map[string]string{"status": it.Status}
+		envs = append(envs, r.envelope(p, event.PostToolUse, c.id, rec.Timestamp, nil))
+	}
+	return envs
+}
 
 // IsUsage reports whether env, read by a Reader, carries token usage
 // (UsageEvent) rather than a tool call.

@@ -202,3 +202,40 @@ func tools(envs []event.Envelope) []event.Envelope {
 	}
 	return out
 }
+
+// TestReadWebSearch: a web search the model ran (a real rollout of Codex
+// 0.169; no hook fires for it) is a call of its own, and the response's
+// usage names the turn's model.
+func TestReadWebSearch(t *testing.T) {
+	envs, err := Read("../testdata/rollout-2026-11-25T16-00-39-01a2136f-dd18-74f0-84e8-1ce61761151f.jsonl", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range envs {
+		var p struct {
+			Name      string          `json:"hook_event_name"`
+			Tool      string          `json:"tool_name"`
+			ID        string          `json:"tool_use_id"`
+			Input     json.RawMessage `json:"tool_input"`
+			Model     string          `json:"model"`
+			Turn      string          `json:"turn_id"`
+			MessageID string          `json:"message_id"`
+		}
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s %s %s %s", p.Name, p.Tool, p.ID, p.Input, p.Model, p.MessageID))
+		if p.Turn != "01a2136f-dd65-7c53-bc82-82072265aec5" {
+			t.Errorf("%s: turn %q", p.Name, p.Turn)
+		}
+	}
+	want := []string{
+		`PreToolUse web_search ws_000003 {"type":"search","query":"hookwatch codex"}  `,
+		`PostToolUse web_search ws_000003 {"type":"search","query":"hookwatch codex"}  `,
+		`TranscriptUsage    gpt-5.5 01a2136f-dd18-74f0-84e8-1ce61761151f:14`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -3,6 +3,7 @@ package e2ecodex
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,5 +84,28 @@ func TestRolloutTail(t *testing.T) {
 	}
 	if n := len(c.events(t, id2)); n != 2+2 {
 		t.Errorf("unwatched session: %d events after more looks, want 4", n)
+	}
+}
+
+// TestRolloutWebSearch: a web search the model runs fires no hook; the
+// collector following the rollout shows it as a call of its own.
+func TestRolloutWebSearch(t *testing.T) {
+	e := New(t, ModelClassic, fo.Script{"Look it up": {{fo.Search("hookwatch codex"), fo.Text("Found it.")}}})
+	c := startCollector(t, "HOOKWATCH_CODEX_ROLLOUTS="+filepath.Join(e.CodexHome, "sessions"))
+	e.Vars = c.vars
+	e.RegisterHooks(c.hook)
+	if run := e.Exec("Look it up"); run.Err != nil {
+		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
+	}
+	id := sessionOf(e.Rollouts()[0])
+	want, total := fired(e, id)
+	if want["PreToolUse"] != 0 {
+		t.Fatalf("codex ran hooks %v", want)
+	}
+	evs := c.waitEvents(t, id, total+2+1) // the search's PreToolUse and PostToolUse, the response's usage
+	sameCounts(t, "stored hook events", countEvents(evs), want)
+	calls := c.toolCalls(t, id)
+	if len(calls) != 1 || calls[0].ToolName != "web_search" || calls[0].Status != "ok" || !strings.Contains(string(calls[0].Input), "hookwatch codex") {
+		t.Errorf("calls %v", calls)
 	}
 }
