@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -294,4 +295,34 @@ func rolloutEvents(evs []apiEvent) (tools, usage int) {
 		}
 	}
 	return tools, usage
+}
+
+// execUnwatched removes the hooks of e and runs prompt with codex exec, so
+// that the rollout is all there is of the session; it returns the new
+// session's id (the session before was known as before).
+func execUnwatched(t *testing.T, e *Env, prompt, before string) string {
+	t.Helper()
+	if err := os.Remove(filepath.Join(e.CodexHome, "hooks.json")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // rollout names have second resolution
+	if run := e.Exec(prompt); run.Err != nil {
+		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
+	}
+	rs := e.Rollouts()
+	if len(rs) != 2 {
+		t.Fatalf("rollouts %v", rs)
+	}
+	if id := sessionOf(rs[1]); id != before {
+		return id
+	}
+	return sessionOf(rs[0])
+}
+
+// writePolicy makes policy the collector's user policy file.
+func (c *collector) writePolicy(t *testing.T, policy string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(c.Home, "policy.yaml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

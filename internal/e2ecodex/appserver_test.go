@@ -107,9 +107,7 @@ func TestAppServerPermissionPolicy(t *testing.T) {
     action: deny
     reason: Nothing outside the project.
 `
-	if err := os.WriteFile(filepath.Join(c.Home, "policy.yaml"), []byte(policy), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	c.writePolicy(t, policy)
 	escalated := func(cmd string) fo.Item {
 		return fo.Call(fo.Shell, map[string]any{"cmd": cmd, "sandbox_permissions": "require_escalated", "justification": "Need to write outside the workspace"})
 	}

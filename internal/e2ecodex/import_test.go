@@ -1,11 +1,8 @@
 package e2ecodex
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	fo "github.com/hookwatch/hookwatch/internal/fakeopenai"
 )
@@ -53,21 +50,7 @@ func TestImport(t *testing.T) {
 	}
 
 	// No hooks at all: the rollout is all there is.
-	if err := os.Remove(filepath.Join(e.CodexHome, "hooks.json")); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1100 * time.Millisecond) // rollout names have second resolution
-	if run := e.Exec("Unwatched"); run.Err != nil {
-		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
-	}
-	rs := e.Rollouts()
-	if len(rs) != 2 {
-		t.Fatalf("rollouts %v", rs)
-	}
-	id2 := sessionOf(rs[1])
-	if id2 == id {
-		id2 = sessionOf(rs[0])
-	}
+	id2 := execUnwatched(t, e, "Unwatched", id)
 	importAll()
 	c.waitEvents(t, id2, 2)
 	calls := c.toolCalls(t, id2)

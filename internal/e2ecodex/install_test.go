@@ -43,17 +43,7 @@ func TestInstall(t *testing.T) {
 		t.Errorf("hookwatch doctor:\n%s", dout)
 	}
 
-	run := e.Exec("Say hello")
-	if run.Err != nil {
-		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
-	}
-	id := sessionOf(e.Rollouts()[0])
-	want, total := fired(e, id)
-	if want["PreToolUse"] != 1 {
-		t.Fatalf("codex ran hooks %v", want)
-	}
-	evs := c.waitEvents(t, id, total)
-	sameCounts(t, "stored events", countEvents(evs), want)
+	id := c.sayHello(t, e)
 	if calls := c.toolCalls(t, id); len(calls) != 1 || calls[0].Status != "ok" || calls[0].ExitCode == nil {
 		t.Errorf("tool calls %v", calls)
 	}
@@ -101,17 +91,7 @@ func TestInstallProject(t *testing.T) {
 		t.Fatalf("install --trust-project:\n%s", out)
 	}
 
-	run := e.Exec("Say hello")
-	if run.Err != nil {
-		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
-	}
-	id := sessionOf(e.Rollouts()[0])
-	want, total := fired(e, id)
-	if want["PreToolUse"] != 1 {
-		t.Fatalf("codex ran hooks %v", want)
-	}
-	evs := c.waitEvents(t, id, total)
-	sameCounts(t, "stored events", countEvents(evs), want)
+	c.sayHello(t, e)
 
 	hw("uninstall", "--codex", "--scope", "project")
 	if got := read(t, config); string(got) != string(before) {
@@ -120,4 +100,20 @@ func TestInstallProject(t *testing.T) {
 	if _, err := os.Stat(projectHooks); !os.IsNotExist(err) {
 		t.Errorf("the project's hooks file is still there: %v", err)
 	}
+}
+
+// sayHello runs the "Say hello" session and checks that hookwatch's hooks
+// stored each event Codex fired; it returns the session's id.
+func (c *collector) sayHello(t *testing.T, e *Env) string {
+	t.Helper()
+	if run := e.Exec("Say hello"); run.Err != nil {
+		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
+	}
+	id := sessionOf(e.Rollouts()[0])
+	want, total := fired(e, id)
+	if want["PreToolUse"] != 1 {
+		t.Fatalf("codex ran hooks %v", want)
+	}
+	sameCounts(t, "stored events", countEvents(c.waitEvents(t, id, total)), want)
+	return id
 }

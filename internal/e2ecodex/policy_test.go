@@ -37,9 +37,7 @@ func TestPolicy(t *testing.T) {
     action: deny
     reason: never seen by Codex
 `
-	if err := os.WriteFile(filepath.Join(c.Home, "policy.yaml"), []byte(policy), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	c.writePolicy(t, policy)
 	e := c.newEnv(t, ModelClassic, fo.Script{
 		"Clean up": {
 			{fo.Exec("rm -rf build && echo removed")},
