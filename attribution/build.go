@@ -119,9 +119,12 @@ type sessionBuilder struct {
 	calls    map[string]*callState
 	callSeq  []*callState
 	idless   []*callState // calls without tool_use_id, awaiting an outcome
-	spawners []*callState // calls of tools that spawn agents, in creation order
-	dirty    []*callState // calls changed since the last settle
-	changed  []*callState // calls settled since the last changes
+	// unclaimed are the hooks' calls without tool_use_id that no rollout
+	// call was matched to yet (fallbackCall).
+	unclaimed []*callState
+	spawners  []*callState // calls of tools that spawn agents, in creation order
+	dirty     []*callState // calls changed since the last settle
+	changed   []*callState // calls settled since the last changes
 
 	promptTitle string // the first main-agent prompt's title
 	altTitle    string // the client's session_title
@@ -384,6 +387,9 @@ func (b *sessionBuilder) add(r *record) {
 // event of the session: it counts in no total, starts no run and moves no
 // time but the call's.
 func (b *sessionBuilder) addRollout(r *record) {
+	if tc := r.p.Tool(); tc != nil && tc.ToolUseID != "" && b.calls[tc.ToolUseID] == nil {
+		b.claimIdless(r, tc)
+	}
 	switch e := r.p.Event.(type) {
 	case *event.PreToolUseInput:
 		if e.ToolUseID == "" {
@@ -460,6 +466,12 @@ func (b *sessionBuilder) run(r *record) {
 func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callState {
 	id, synthetic := tc.ToolUseID, false
 	if id == "" {
+		if pre && r.env.Kind != event.KindRollout {
+			if c := b.rolloutCall(r, tc); c != nil {
+				b.idless = append(b.idless, c) // for the hook's outcome
+				return c
+			}
+		}
 		if !pre {
 			canon := canonicalJSON(tc.ToolInput)
 			for i, c := range b.idless {
@@ -491,8 +503,44 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 	ag.calls = append(ag.calls, c)
 	if synthetic && pre {
 		b.idless = append(b.idless, c)
+		b.unclaimed = append(b.unclaimed, c)
 	}
 	return c
+}
+
+// The fallback keys of a call reported without a tool_use_id by the hooks
+// (clients that send none) and with its id by the rollout: the same agent,
+// turn (Codex's turn_id), tool name and input, the input compared in
+// canonical form. Matched calls pair in order: the oldest unmatched first.
+func sameCallKeys(c *callState, r *record, tc *event.ToolCall) bool {
+	return c.agent.a.AgentID == r.p.AgentID && c.turnID == r.p.TurnID && c.c.ToolName == tc.ToolName &&
+		c.canonInput() == canonicalJSON(tc.ToolInput)
+}
+
+// claimIdless makes the rollout's call id (unknown so far) name the oldest
+// id-less hook call with the same keys, so that the rollout's events join
+// it instead of counting it twice. The call keeps its synthetic id: the
+// model may have shown it already.
+func (b *sessionBuilder) claimIdless(r *record, tc *event.ToolCall) {
+	for i, c := range b.unclaimed {
+		if sameCallKeys(c, r, tc) {
+			b.unclaimed = slices.Delete(b.unclaimed, i, i+1)
+			b.calls[tc.ToolUseID] = c
+			return
+		}
+	}
+}
+
+// rolloutCall returns the oldest call a rollout reported and no hook has
+// yet whose keys are an id-less hook PreToolUse's, for the hook's events
+// to join.
+func (b *sessionBuilder) rolloutCall(r *record, tc *event.ToolCall) *callState {
+	for _, c := range b.callSeq {
+		if c.pre != nil && c.pre.env.Kind == event.KindRollout && !c.c.SyntheticID && sameCallKeys(c, r, tc) {
+			return c
+		}
+	}
+	return nil
 }
 
 // decide records the policy decision an event of the call carried.

@@ -62,6 +62,11 @@
 // call of the same agent and tool whose input it equals or extends (Codex
 // adds a description), else to the latest open call of that tool.
 //
+// A Codex rollout's call (event.KindRollout) joins the hooks' call of the
+// same tool_use_id (its call_id); when the hooks sent none, it joins the
+// oldest id-less hook call of the same agent, turn, tool name and input
+// (canonical JSON), so that a call both report is counted once either way.
+//
 // # Background subagents
 //
 // Clients from 2.1.332 run Agent calls made in parallel in the

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,59 @@ func TestRolloutDenied(t *testing.T) {
 	s := only(t, Build(envs))
 	if c := callOf(t, s, "call_000003"); c.Status != StatusDenied || c.Error != "nope" || s.Counts.Denials != 1 || s.Counts.Events != 0 {
 		t.Errorf("denied call %+v, counts %+v", c, s.Counts)
+	}
+}
+
+// TestRolloutFallbackKeys: hooks that send no tool_use_id (the id-less
+// clients) and the rollout that has the call ids: each call is matched by
+// its agent, turn, tool name and input, counted once, with the rollout's
+// exit code — whichever arrives first.
+func TestRolloutFallbackKeys(t *testing.T) {
+	hooks, imported := codexRun(t)
+	idless := make([]event.Envelope, len(hooks))
+	for i, e := range hooks {
+		var p map[string]json.RawMessage
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		delete(p, "tool_use_id")
+		e.Payload, _ = json.Marshal(p)
+		idless[i] = e
+	}
+	f := func(name string, envs []event.Envelope) {
+		t.Helper()
+		s := only(t, Build(envs))
+		if s.Counts.ToolCalls != 3 || len(s.ToolCalls) != 3 || s.Counts.Events != 10 {
+			t.Fatalf("%s: %d calls, %d events: %+v", name, s.Counts.ToolCalls, s.Counts.Events, s.ToolCalls)
+		}
+		var statuses []string
+		for _, c := range s.ToolCalls {
+			if c.EndedAt == nil {
+				t.Errorf("%s: call %+v never ended", name, c)
+			}
+			statuses = append(statuses, c.Status)
+		}
+		if fmt.Sprint(statuses) != "[ok ok error]" {
+			t.Errorf("%s: statuses %v (exit 3 is an error only the rollout knows)", name, statuses)
+		}
+	}
+	f("id-less hooks, then the rollout", append(append([]event.Envelope(nil), idless...), imported...))
+	f("the rollout, then id-less hooks", append(append([]event.Envelope(nil), imported...), idless...))
+	// Different inputs do not match: the calls stay apart.
+	other := append([]event.Envelope(nil), idless...)
+	for i, e := range other {
+		if p, _ := event.Decode(e.Payload); p.Name() == event.PreToolUse || p.Name() == event.PostToolUse {
+			other[i].Payload = []byte(strings.Replace(string(e.Payload), `"command":"`, `"command":"x`, 1))
+		}
+	}
+	if s := only(t, Build(append(other, imported...))); s.Counts.ToolCalls != 6 {
+		t.Errorf("other inputs: %d calls, want 6", s.Counts.ToolCalls)
+	}
+
+	both := append(append([]event.Envelope(nil), idless...), imported...)
+	rng := rand.New(rand.NewPCG(9, 9))
+	for i := range 20 {
+		sh := shuffled(rng, both)
+		checkGroup(t, fmt.Sprintf("shuffled %d", i), both, batches(rng, sh, 1+rng.IntN(len(sh))))
 	}
 }

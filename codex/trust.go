@@ -68,3 +68,41 @@ func RemoveTrust(config []byte, key string) ([]byte, bool) {
 	out := append(append([]byte(nil), config[:i]...), config[end:]...)
 	return out, true
 }
+
+// projectTrustMark precedes the table SetProjectTrust writes, so that
+// RemoveProjectTrust takes out only a table hookwatch wrote, never the
+// user's own trust of the project.
+const projectTrustMark = "# trusted by hookwatch install --codex --trust-project\n"
+
+// projectHeader is the first line of project dir's table in config.toml.
+func projectHeader(dir string) string { return "[projects." + tomlString(dir) + "]\n" }
+
+// projectTrustBlock is the table SetProjectTrust appends for dir.
+func projectTrustBlock(dir string) string {
+	return "\n" + projectTrustMark + projectHeader(dir) + "trust_level = \"trusted\"\n"
+}
+
+// SetProjectTrust returns config (the bytes of config.toml) with project
+// dir trusted — [projects."<dir>"] trust_level = "trusted", what `codex
+// exec --trust` records; Codex loads a project's .codex/ layer, its hooks
+// included, only then. changed is false when config already has a table
+// for dir: trusted or not, it is the user's and left alone (Codex would
+// refuse a file defining it twice).
+func SetProjectTrust(config []byte, dir string) (out []byte, changed bool) {
+	if bytes.Contains(config, []byte(projectHeader(dir))) {
+		return config, false
+	}
+	return append(config, projectTrustBlock(dir)...), true
+}
+
+// RemoveProjectTrust returns config without the table SetProjectTrust
+// appended for dir, byte for byte as it was before, and whether there was
+// one.
+func RemoveProjectTrust(config []byte, dir string) ([]byte, bool) {
+	block := []byte(projectTrustBlock(dir))
+	i := bytes.Index(config, block)
+	if i < 0 {
+		return config, false
+	}
+	return append(append([]byte(nil), config[:i]...), config[i+len(block):]...), true
+}

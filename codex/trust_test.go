@@ -1,6 +1,9 @@
 package codex
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestHookKey(t *testing.T) {
 	f := func(event, want string) {
@@ -49,5 +52,28 @@ func TestTrustRoundTrip(t *testing.T) {
 	}
 	if b, ok := RemoveTrust([]byte("x = 1\n"+user), key); ok || string(b) != "x = 1\n"+user {
 		t.Errorf("RemoveTrust of the user's table: %q %v", b, ok)
+	}
+}
+
+// TestProjectTrust: the project's trust is appended once, taken out byte
+// for byte, and a table of the user's for the project is left alone.
+func TestProjectTrust(t *testing.T) {
+	const user = "model = \"o3\"\n\n[projects.\"/other\"]\ntrust_level = \"trusted\"\n"
+	out, changed := SetProjectTrust([]byte(user), "/home/dev/proj")
+	if !changed || !strings.Contains(string(out), "[projects.\"/home/dev/proj\"]\ntrust_level = \"trusted\"\n") {
+		t.Fatalf("trusted:\n%s", out)
+	}
+	if again, changed := SetProjectTrust(out, "/home/dev/proj"); changed || string(again) != string(out) {
+		t.Errorf("trusted twice:\n%s", again)
+	}
+	back, removed := RemoveProjectTrust(out, "/home/dev/proj")
+	if !removed || string(back) != user {
+		t.Errorf("removed %v:\n%q\nwant\n%q", removed, back, user)
+	}
+	if out, changed := SetProjectTrust([]byte(user), "/other"); changed || string(out) != user {
+		t.Errorf("the user's table was changed:\n%s", out)
+	}
+	if out, removed := RemoveProjectTrust([]byte(user), "/other"); removed || string(out) != user {
+		t.Errorf("the user's table was removed:\n%s", out)
 	}
 }

@@ -54,6 +54,9 @@ type Options struct {
 	// ShutdownTimeout bounds Run's wait for in-flight requests (default
 	// DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
+	// Rollouts, when its Dir is set, makes the collector follow Codex's
+	// rollout files (Server.FollowRollouts).
+	Rollouts RolloutOptions
 }
 
 // Collector is a running collector: a Server listening on Options.Addr,
@@ -67,8 +70,9 @@ type Collector struct {
 	serveErr error         // Serve's result, set before served closes
 
 	stopDrain context.CancelFunc
-	drained   chan struct{} // closed when the drainer returns
-	release   func()        // closes the hook socket, then detaches from the spool
+	drained   chan struct{}  // closed when the drainer returns
+	followed  sync.WaitGroup // the rollout follower
+	release   func()         // closes the hook socket, then detaches from the spool
 
 	stopOnce sync.Once
 	stopErr  error
@@ -129,6 +133,10 @@ func Start(o Options) (*Collector, error) {
 	// Deliver what hooks on this machine spooled while no collector ran.
 	drainCtx, stopDrain := context.WithCancel(context.Background())
 	c.stopDrain = stopDrain
+	if o.Rollouts.Dir != "" {
+		c.followed.Add(1)
+		go func() { defer c.followed.Done(); srv.FollowRollouts(drainCtx, o.Rollouts) }()
+	}
 	log := srv.log
 	sp, err := spool.Open(filepath.Join(o.Home, "spool"), spool.Options{})
 	if err != nil {
@@ -176,6 +184,7 @@ func (c *Collector) Stop(ctx context.Context) error {
 		c.release()
 		c.stopDrain()
 		<-c.drained
+		c.followed.Wait()
 		c.stopErr = c.srv.Shutdown(ctx)
 		<-c.served
 	})

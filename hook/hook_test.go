@@ -342,6 +342,25 @@ func TestMainBadFlagStillRecords(t *testing.T) {
 	}
 }
 
+// TestMainRuntimeAfterSubcommand: `hookwatch-hook hook --runtime codex`
+// (the full binary's command line) reads the flag after the subcommand.
+func TestMainRuntimeAfterSubcommand(t *testing.T) {
+	f := func(args []string, want string) {
+		t.Helper()
+		c := newCollector(t)
+		env := map[string]string{"HOOKWATCH_HOME": t.TempDir(), "HOOKWATCH_URL": c.srv.URL}
+		var stdout, stderr bytes.Buffer
+		code := hook.Main(context.Background(), args, bytes.NewReader(preToolUse(t)), &stdout, &stderr, func(k string) string { return env[k] }, "v", nil)
+		got := c.got()
+		if code != 0 || stdout.Len() != 0 || len(got) != 1 || got[0].Runtime != want {
+			t.Errorf("%q: code %d stdout %q delivered %+v", args, code, stdout.String(), got)
+		}
+	}
+	f([]string{"hook", "--runtime", "codex"}, event.RuntimeCodex)
+	f([]string{"--runtime", "codex"}, event.RuntimeCodex)
+	f([]string{"hook"}, event.RuntimeClaudeCode)
+}
+
 // TestRunFullSpoolAttached: with a collector attached to the spool, a full
 // spool makes the hook post instead; every event is delivered one way or
 // the other, and none is counted as dropped.

@@ -21,6 +21,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	cfg, warnings := ConfigFromEnv(getenv)
 	cfg.Version = version
 	cfg.Decide = decide
+	if len(args) > 0 && args[0] == "hook" {
+		// `hookwatch-hook hook …`: the full binary's command line, which
+		// names the subcommand; flags follow it.
+		args = args[1:]
+	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(stderr)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 )
 
@@ -107,7 +108,8 @@ func TrustCodex(o Options, hooks []codex.Hook) (Result, error) {
 }
 
 // UntrustCodex takes out of config.toml the trust TrustCodex recorded for
-// hookwatch's handlers in o's hooks file. Call it before Uninstall, which
+// hookwatch's handlers in o's hooks file, and the project's trust
+// TrustCodexProject recorded. Call it before Uninstall, which
 // removes the handlers the keys are computed from.
 func UntrustCodex(o Options) (Result, error) {
 	path, err := CodexConfigPath(o)
@@ -127,5 +129,49 @@ func UntrustCodex(o Options) (Result, error) {
 	for _, k := range keys {
 		after, _ = codex.RemoveTrust(after, k)
 	}
+	if o.Scope == claudecode.ScopeProject {
+		if dir, err := codexProject(o); err == nil {
+			after, _ = codex.RemoveProjectTrust(after, dir)
+		}
+	}
 	return commit(r, old, true, after, false, "", false, o.DryRun)
+}
+
+// codexProject returns the project directory o names (project scope), as
+// Codex keys it in config.toml: absolute.
+func codexProject(o Options) (string, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(o.ProjectDir)
+}
+
+// TrustCodexProject records in config.toml that o's project (project
+// scope) is trusted, which Codex requires before it loads the project's
+// .codex/ layer and so its hooks (codex.SetProjectTrust); UntrustCodex
+// takes it out again. Only on the user's request: trusting a project
+// trusts all of its Codex configuration, not only hookwatch's hooks. With
+// o.DryRun it writes nothing.
+func TrustCodexProject(o Options) (Result, error) {
+	path, err := CodexConfigPath(o)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Path: path}
+	dir, err := codexProject(o)
+	if err != nil {
+		return r, err
+	}
+	old, existed, err := readFile(path)
+	if err != nil {
+		return r, err
+	}
+	after, changed := codex.SetProjectTrust(old, dir)
+	if !changed {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s already has a table for %s: left as it is", path, dir))
+		return r, nil
+	}
+	r.Created = !existed
+	return commit(r, old, existed, after, false, "", false, o.DryRun)
 }

@@ -117,7 +117,8 @@ type Session struct {
 	// FirstEventAt and LastEventAt are the earliest and latest event times.
 	FirstEventAt time.Time `json:"first_event_at"`
 	LastEventAt  time.Time `json:"last_event_at"`
-	// EventCount is the number of distinct events stored for the session.
+	// EventCount is the number of distinct events stored for the session,
+	// records imported from Codex rollouts aside (SessionDelta.Count).
 	EventCount int64 `json:"event_count"`
 	// LastSeq is the Seq of the session's latest inserted event.
 	LastSeq int64 `json:"last_seq"`

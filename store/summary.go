@@ -2,6 +2,8 @@ package store
 
 import (
 	"time"
+
+	"github.com/hookwatch/hookwatch/event"
 )
 
 // SessionDelta is what one insert batch adds to one session's summary. Every
@@ -21,7 +23,11 @@ type SessionDelta struct {
 	// empty, or when LastEventAt is not older than the stored last event
 	// time.
 	CWD, TranscriptPath string
-	// Count is the number of events the batch stored; the merge adds it.
+	// Count is the number of events the batch stored, not counting the
+	// records imported from Codex rollouts (event.KindRollout): they are
+	// evidence of tool calls the hooks may have reported too, not events of
+	// the session, as the session model counts them (attribution's
+	// Counts.Events). The merge adds it.
 	Count int64
 	// LastSeq is the largest Seq of the batch; the merge takes the maximum.
 	LastSeq int64
@@ -52,7 +58,9 @@ func Summarize(events []Event) []SessionDelta {
 			})
 		}
 		d := &out[j]
-		d.Count++
+		if e.Kind != event.KindRollout {
+			d.Count++
+		}
 		d.LastSeq = max(d.LastSeq, e.Seq)
 		if e.Time.Before(d.FirstEventAt) {
 			d.FirstEventAt = e.Time

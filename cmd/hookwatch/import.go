@@ -18,7 +18,7 @@ import (
 func init() {
 	register(command{
 		name:    "import",
-		summary: "import Codex rollout files (tool calls hooks missed, exit codes)",
+		summary: "import Codex rollout files (tool calls hooks missed, exit codes, token usage)",
 		run:     runImport,
 	})
 }
@@ -52,7 +52,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	// hooks recorded (lineage groups by host and user).
 	origin := ingest.LocalOrigin(version)
 	var client http.Client
-	events := 0
+	calls, usage := 0, 0
 	for _, f := range files {
 		envs, err := rollout.Read(f, origin.Host, origin.User)
 		if err != nil {
@@ -64,9 +64,15 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 				return err
 			}
 		}
-		events += len(envs)
+		for _, e := range envs {
+			if rollout.IsUsage(e) {
+				usage++
+			} else {
+				calls++
+			}
+		}
 	}
-	fmt.Fprintf(stdout, "Imported %d tool events from %d rollout file(s) into %s (events already there are ignored).\n", events, len(files), base)
+	fmt.Fprintf(stdout, "Imported %d tool events and %d token usage records from %d rollout file(s) into %s (events already there are ignored).\n", calls, usage, len(files), base)
 	return nil
 }
 

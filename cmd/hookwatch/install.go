@@ -73,7 +73,7 @@ func (f *scopeFlags) register(fs *flag.FlagSet) {
 }
 
 func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("install", "install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL]\n       hookwatch install --codex [--scope user|project] [--codex-bin PATH] [--dry-run] [--project DIR]", stderr)
+	fs := newFlagSet("install", "install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL]\n       hookwatch install --codex [--scope user|project [--trust-project]] [--codex-bin PATH] [--dry-run] [--project DIR]", stderr)
 	var sf scopeFlags
 	sf.register(fs)
 	mode := fs.String("mode", "", "command: Claude Code runs the hook binary per event (events are spooled while the collector is down); http: Claude Code posts events to the collector where it can (default: the mode already installed in this scope, else command)")
@@ -81,6 +81,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	url := fs.String("url", "", "collector base URL for --mode http (default $HOOKWATCH_URL, else "+install.DefaultCollectorURL+")")
 	var cf codexFlags
 	cf.register(fs)
+	fs.BoolVar(&cf.trustProject, "trust-project", false, "with --codex --scope project: also trust the project in $CODEX_HOME/config.toml (Codex loads a project's .codex/ hooks only then; it trusts all of the project's Codex configuration)")
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/install"
@@ -17,6 +18,8 @@ import (
 type codexFlags struct {
 	codex bool
 	bin   string
+	// trustProject (install only) trusts the project as well.
+	trustProject bool
 }
 
 func (f *codexFlags) register(fs *flag.FlagSet) {
@@ -58,6 +61,25 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 	if err != nil {
 		return err
 	}
+	if cf.trustProject {
+		if sf.scope != claudecode.ScopeProject {
+			return fmt.Errorf("%w: --trust-project goes with --scope project", errUsage)
+		}
+		tr, err := install.TrustCodexProject(o)
+		if err != nil {
+			return fmt.Errorf("cannot trust the project in %s: %w", config, err)
+		}
+		for _, n := range tr.Notes {
+			fmt.Fprintf(stdout, "Note: %s\n", n)
+		}
+		if tr.Changed {
+			verb := "Trusted"
+			if sf.dryRun {
+				verb = "Would trust"
+			}
+			fmt.Fprintf(stdout, "%s the project in %s (%s), as codex exec --trust would.\n", verb, config, diffStat(tr.Diff))
+		}
+	}
 	if sf.dryRun {
 		fmt.Fprintf(stdout, "Then hookwatch's hooks would be trusted in %s with the hashes Codex reports for them.\n", config)
 		return nil
@@ -84,7 +106,7 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 		return err
 	}
 	if len(listed(hooks, keys)) == 0 {
-		fmt.Fprintf(stdout, "Codex does not list the hooks of %s: a project's hooks apply only once the project is trusted (codex exec --trust, or [projects.%q] trust_level = \"trusted\" in %s); then run this again.\n", path, cwd, config)
+		fmt.Fprintf(stdout, "Codex does not list the hooks of %s: a project's hooks apply only once the project is trusted (run this again with --trust-project, or trust it with codex exec --trust, or add [projects.%q] trust_level = \"trusted\" to %s and run this again).\n", path, cwd, config)
 		return nil
 	}
 	tr, err := install.TrustCodex(o, hooks)

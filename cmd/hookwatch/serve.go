@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/audit"
+	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
@@ -44,6 +46,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	auditDir := fs.String("audit-dir", os.Getenv("HOOKWATCH_AUDIT_DIR"), "write the continuous audit trail here: one directory per session, hash-chained JSONL, see docs/audit.md (env HOOKWATCH_AUDIT_DIR)")
 	auditMax := fs.Int64("audit-max-bytes", audit.DefaultMaxFileBytes, "rotate an audit file past this size")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without HOOKWATCH_TOKEN")
+	rollouts := fs.String("codex-rollouts", serveEnvOr("HOOKWATCH_CODEX_ROLLOUTS", "auto"), "follow Codex's rollout files for what its hooks miss: auto (when Codex's home exists), off, or the sessions directory (env HOOKWATCH_CODEX_ROLLOUTS)")
 	flagUsage := fs.Usage
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
 	if err := parseFlagsNoArgs(fs, args); err != nil {
@@ -59,6 +62,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("refusing to listen on %s without authentication: anyone who can reach it could read every prompt and command; set HOOKWATCH_TOKEN, listen on 127.0.0.1, or pass --insecure-no-token", *addr)
 	}
 
+	rolloutsDir, err := serveRolloutsDir(*rollouts)
+	if err != nil {
+		return err
+	}
 	home, err := serveHome()
 	if err != nil {
 		return err
@@ -86,6 +93,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		TLSKey:  *tlsKey,
 		Assets:  web.Handler(),
 	}
+	o.Rollouts.Dir = rolloutsDir
+	origin := ingest.LocalOrigin(version) // the hooks', so the calls join their sessions
+	o.Rollouts.Host, o.Rollouts.User = origin.Host, origin.User
 	return collector.Run(ctx, o, func(c *collector.Collector) {
 		scheme := "http"
 		if *tlsCert != "" {
@@ -143,6 +153,11 @@ Environment:
   HOOKWATCH_CAPTURE  tool output kept of every event stored: none, preview, full (default preview)
   HOOKWATCH_REDACT   0 to store secrets unredacted (default: redact on every path)
 
+Codex: with Codex's home present ($CODEX_HOME, default ~/.codex), serve follows its rollout
+files (sessions/YYYY/MM/DD/rollout-*.jsonl, those written in the last 24 hours and on) for
+what Codex's hooks miss; each call is counted once. --codex-rollouts=off turns it off; older
+sessions: hookwatch import --codex.
+
 Stop it with Ctrl-C, or 'hookwatch stop' when it runs in the background.
 `
 
@@ -163,6 +178,30 @@ func serveEnvOr(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// serveRolloutsDir returns the Codex sessions directory the collector
+// follows for setting ("" for none): "auto" follows $CODEX_HOME/sessions
+// (default ~/.codex/sessions) when Codex's home exists — Codex on this
+// machine, whose hooks miss exit codes and the calls they did not see —,
+// "off" nothing, anything else is the directory itself.
+func serveRolloutsDir(setting string) (string, error) {
+	switch setting {
+	case "off":
+		return "", nil
+	case "auto":
+		home, err := codex.Home(os.Getenv)
+		if err != nil {
+			return "", nil
+		}
+		if st, err := os.Stat(home); err != nil || !st.IsDir() {
+			return "", nil
+		}
+		return filepath.Join(home, "sessions"), nil
+	case "":
+		return "", fmt.Errorf("%w: --codex-rollouts is auto, off or a directory", errUsage)
+	}
+	return filepath.Abs(setting)
 }
 
 // serveHome returns hookwatch's data directory, the same one the hook uses

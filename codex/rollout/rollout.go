@@ -15,11 +15,13 @@ package rollout
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,8 +34,18 @@ const maxLine = 32 << 20
 // record is one line of a rollout.
 type record struct {
 	Timestamp time.Time       `json:"timestamp"`
+	Ordinal   *int64          `json:"ordinal"`
 	Type      string          `json:"type"`
 	Payload   json.RawMessage `json:"payload"`
+}
+
+// tokens is a token_count record's usage (the Responses API's).
+type tokens struct {
+	Input       int64 `json:"input_tokens"`
+	CachedInput int64 `json:"cached_input_tokens"`
+	CacheWrite  int64 `json:"cache_write_input_tokens"`
+	Output      int64 `json:"output_tokens"`
+	Total       int64 `json:"total_tokens"`
 }
 
 type item struct {
@@ -44,6 +56,9 @@ type item struct {
 	Input     string `json:"input"`
 	CallID    string `json:"call_id"`
 	Output    any    `json:"output"`
+	// web_search_call
+	Status string          `json:"status"`
+	Action json.RawMessage `json:"action"`
 	// item_completed (event_msg)
 	Item *struct {
 		Type     string `json:"type"`
@@ -54,122 +69,238 @@ type item struct {
 		TurnID string `json:"turn_id"`
 	} `json:"internal_chat_message_metadata_passthrough"`
 	TurnID string `json:"turn_id"`
+	// token_count: the session's running total and the last response's.
+	Info *struct {
+		Total *tokens `json:"total_token_usage"`
+		Last  *tokens `json:"last_token_usage"`
+	} `json:"info"`
+	// turn_context
+	Model string `json:"model"`
 	// session_meta
 	ID        string `json:"id"`
 	SessionID string `json:"session_id"`
 	CWD       string `json:"cwd"`
 }
 
-// call is one tool call being read.
+// call is one tool call whose result has not been read yet.
 type call struct {
 	id, name, turn string
 	input          json.RawMessage
-	at             time.Time
-	out            *time.Time
-	output         any
 	exit           *int
 }
 
-// Read reads the rollout at path into envelopes (Runtime codex, Kind
-// rollout, ReceivedAt the record's time), in the file's order; host and
-// user are the envelopes'. Ids are derived from the thread and call ids,
-// so that importing a file again adds nothing. A line that is not a record
-// is skipped.
+// maxPending bounds the calls a Reader keeps waiting for their results:
+// a call past it is reported without its result.
+const maxPending = 4096
+
+// Reader reads one rollout file, record after record, into envelopes: a
+// call's PreToolUse when the call is recorded, its PostToolUse (or the
+// denial) when its result is. It keeps only the session's identity and
+// the calls still waiting for their results, so that a file can be read
+// in pieces as Codex appends to it (the collector's tail) or at once
+// (Read), with the same envelopes either way.
+type Reader struct {
+	path, host, user     string
+	thread, session, cwd string
+	pending              map[string]*call
+	// turn and model are the latest a record named; total the session's
+	// token total at the last token_count record.
+	turn, model string
+	total       tokens
+}
+
+// NewReader returns a Reader for the rollout at path; host and user are
+// its envelopes'.
+func NewReader(path, host, user string) *Reader {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	return &Reader{path: abs, host: host, user: user, pending: map[string]*call{}}
+}
+
+// Session returns the session the rollout belongs to; "" until its
+// session_meta record was read.
+func (r *Reader) Session() string { return r.session }
+
+// Record reads one line of the rollout and returns the envelopes it
+// completes (Runtime codex, Kind rollout, ReceivedAt the record's time).
+// Ids are derived from the thread and call ids, so that reading a record
+// again adds nothing to a store. A line that is not a record, or comes
+// before the session_meta record, gives nothing.
+func (r *Reader) Record(line []byte) []event.Envelope {
+	var rec record
+	var it item
+	if json.Unmarshal(line, &rec) != nil || json.Unmarshal(rec.Payload, &it) != nil {
+		return nil
+	}
+	if t := cmp.Or(it.TurnID, it.Meta.TurnID); t != "" {
+		r.turn = t
+	}
+	switch {
+	case rec.Type == "session_meta":
+		if r.thread == "" {
+			r.thread, r.session, r.cwd = it.ID, it.SessionID, it.CWD
+			if r.session == "" {
+				r.session = r.thread
+			}
+		}
+	case r.session == "":
+	case rec.Type == "turn_context":
+		if it.Model != "" {
+			r.model = it.Model
+		}
+		if it.TurnID != "" {
+			r.turn = it.TurnID
+		}
+	case rec.Type == "event_msg" && it.Type == "token_count":
+		return r.usage(rec, it)
+	case rec.Type == "response_item" && it.Type == "web_search_call" && it.ID != "":
+		return r.webSearch(rec, it)
+	case rec.Type == "response_item" && (it.Type == "function_call" || it.Type == "custom_tool_call") && it.CallID != "":
+		if r.pending[it.CallID] != nil {
+			return nil
+		}
+		name, input := hookView(it)
+		c := &call{id: it.CallID, name: name, input: input, turn: it.Meta.TurnID}
+		if len(r.pending) < maxPending {
+			r.pending[c.id] = c
+		}
+		return []event.Envelope{r.envelope(r.payload(c), event.PreToolUse, c.id, rec.Timestamp, nil)}
+	case rec.Type == "response_item" && (it.Type == "function_call_output" || it.Type == "custom_tool_call_output"):
+		c := r.pending[it.CallID]
+		if c == nil {
+			return nil
+		}
+		delete(r.pending, c.id)
+		p := r.payload(c)
+		if why, ok := blocked(it.Output); ok {
+			// No tool_response for a call a hook denied: the client's
+			// refusal, as Claude Code reports one.
+			p["reason"] = why
+			return []event.Envelope{r.envelope(p, event.PermissionDenied, c.id, rec.Timestamp, nil)}
+		}
+		p["tool_response"] = it.Output
+		return []event.Envelope{r.envelope(p, event.PostToolUse, c.id, rec.Timestamp, c.exit)}
+	case rec.Type == "event_msg" && it.Type == "item_completed" && it.Item != nil && it.Item.ExitCode != nil:
+		// Written before the call's output record.
+		if c := r.pending[it.Item.ID]; c != nil {
+			x := *it.Item.ExitCode
+			c.exit = &x
+		}
+	}
+	return nil
+}
+
+// UsageEvent is the name of the envelopes that carry a model response's
+// token usage, read from a rollout's token_count records: the name
+// hookwatch gives a transcript's usage record, with its payload's shape
+// ("message_id", "usage" in the Anthropic Messages API's terms), so that
+// the session model sums Codex's tokens where it sums Claude Code's.
+const UsageEvent = "TranscriptUsage"
+
+// WebSearchTool is the tool name of a web search the model ran (Codex's
+// hosted web_search tool), which fires no hook: the rollout is all there
+// is of it.
+const WebSearchTool = "web_search"
+
+// webSearch returns a web search's call: its PreToolUse, and its
+// PostToolUse at the same time once completed (the rollout records the
+// search done, not its start); the input is the search's action
+// ({"type":"search","query":…}).
+func (r *Reader) webSearch(rec record, it item) []event.Envelope {
+	in := it.Action
+	if !json.Valid(in) {
+		in = json.RawMessage("{}")
+	}
+	c := &call{id: it.ID, name: WebSearchTool, input: in, turn: it.Meta.TurnID}
+	envs := []event.Envelope{r.envelope(r.payload(c), event.PreToolUse, c.id, rec.Timestamp, nil)}
+	if it.Status == "completed" {
+		p := r.payload(c)
+		p["tool_response"] = map[string]string{"status": it.Status}
+		envs = append(envs, r.envelope(p, event.PostToolUse, c.id, rec.Timestamp, nil))
+	}
+	return envs
+}
+
+// IsUsage reports whether env, read by a Reader, carries token usage
+// (UsageEvent) rather than a tool call.
+func IsUsage(env event.Envelope) bool { return strings.HasSuffix(env.ID, ":"+UsageEvent) }
+
+// usage returns the envelope of a token_count record that reports a new
+// response: its last_token_usage, when the running total moved (Codex
+// repeats the record, unchanged, on rate-limit updates). The Responses
+// API counts cached input inside input_tokens; the envelope, as Claude
+// Code's usage does, counts input_tokens without it.
+func (r *Reader) usage(rec record, it item) []event.Envelope {
+	if it.Info == nil || it.Info.Last == nil || it.Info.Total == nil || *it.Info.Total == r.total || rec.Ordinal == nil {
+		return nil
+	}
+	r.total = *it.Info.Total
+	last := it.Info.Last
+	id := r.thread + ":" + strconv.FormatInt(*rec.Ordinal, 10)
+	p := map[string]any{"session_id": r.session, "transcript_path": r.path, "cwd": r.cwd, "message_id": id,
+		"usage": map[string]int64{
+			"input_tokens":                max(last.Input-last.CachedInput, 0),
+			"cache_read_input_tokens":     last.CachedInput,
+			"cache_creation_input_tokens": last.CacheWrite,
+			"output_tokens":               last.Output,
+		}}
+	if r.model != "" {
+		p["model"] = r.model
+	}
+	if r.turn != "" {
+		p["turn_id"], p["prompt_id"] = r.turn, r.turn // a Codex turn is one prompt's
+	}
+	if r.thread != r.session {
+		p["agent_id"] = r.thread
+	}
+	return []event.Envelope{r.envelope(p, UsageEvent, "usage-"+strconv.FormatInt(*rec.Ordinal, 10), rec.Timestamp, nil)}
+}
+
+func (r *Reader) payload(c *call) map[string]any {
+	p := map[string]any{"session_id": r.session, "transcript_path": r.path, "cwd": r.cwd,
+		"tool_name": c.name, "tool_input": c.input, "tool_use_id": c.id}
+	if c.turn != "" {
+		p["turn_id"] = c.turn
+	}
+	if r.thread != r.session {
+		p["agent_id"] = r.thread // a subagent's rollout: its thread is the agent
+	}
+	return p
+}
+
+// Read reads the rollout at path into envelopes, in the file's order; host
+// and user are the envelopes'. A line that is not a record is skipped.
 func Read(path, host, user string) ([]event.Envelope, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open rollout: %w", err)
 	}
 	defer f.Close()
-	return read(f, path, host, user)
-}
-
-func read(r io.Reader, path, host, user string) ([]event.Envelope, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
-	var thread, session, cwd string
-	var calls []*call
-	byID := map[string]*call{}
-	exits := map[string]int{}
-	sc := bufio.NewScanner(r)
+	r := NewReader(path, host, user)
+	var envs []event.Envelope
+	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for sc.Scan() {
-		var rec record
-		var it item
-		if json.Unmarshal(sc.Bytes(), &rec) != nil || json.Unmarshal(rec.Payload, &it) != nil {
-			continue
-		}
-		switch {
-		case rec.Type == "session_meta":
-			thread, session, cwd = it.ID, it.SessionID, it.CWD
-		case rec.Type == "response_item" && (it.Type == "function_call" || it.Type == "custom_tool_call") && it.CallID != "":
-			if byID[it.CallID] != nil {
-				continue
-			}
-			name, input := hookView(it)
-			c := &call{id: it.CallID, name: name, input: input, at: rec.Timestamp, turn: it.Meta.TurnID}
-			byID[it.CallID] = c
-			calls = append(calls, c)
-		case rec.Type == "response_item" && (it.Type == "function_call_output" || it.Type == "custom_tool_call_output"):
-			if c := byID[it.CallID]; c != nil && c.out == nil {
-				at := rec.Timestamp
-				c.out, c.output = &at, it.Output
-			}
-		case rec.Type == "event_msg" && it.Type == "item_completed" && it.Item != nil && it.Item.ExitCode != nil:
-			exits[it.Item.ID] = *it.Item.ExitCode
-		}
+		envs = append(envs, r.Record(sc.Bytes())...)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("cannot read rollout %s: %w", path, err)
 	}
-	if session == "" {
-		session = thread
-	}
-	if session == "" {
+	if r.session == "" {
 		return nil, fmt.Errorf("rollout %s has no session_meta", path)
-	}
-	agent := ""
-	if thread != session {
-		agent = thread // a subagent's rollout: its thread is the agent
-	}
-	var envs []event.Envelope
-	for _, c := range calls {
-		if x, ok := exits[c.id]; ok {
-			c.exit = &x
-		}
-		base := map[string]any{"session_id": session, "transcript_path": abs, "cwd": cwd,
-			"tool_name": c.name, "tool_input": c.input, "tool_use_id": c.id}
-		if c.turn != "" {
-			base["turn_id"] = c.turn
-		}
-		if agent != "" {
-			base["agent_id"] = agent
-		}
-		envs = append(envs, envelope(base, event.PreToolUse, thread, c.id, c.at, host, user, nil))
-		if why, ok := blocked(c.output); ok {
-			// No tool_response for a call a hook denied: the client's
-			// refusal, as Claude Code reports one.
-			base["reason"] = why
-			envs = append(envs, envelope(base, event.PermissionDenied, thread, c.id, *c.out, host, user, nil))
-			continue
-		}
-		if c.out != nil {
-			base["tool_response"] = c.output
-			envs = append(envs, envelope(base, event.PostToolUse, thread, c.id, *c.out, host, user, c.exit))
-		}
 	}
 	return envs, nil
 }
 
-func envelope(p map[string]any, name, thread, callID string, at time.Time, host, user string, exit *int) event.Envelope {
+func (r *Reader) envelope(p map[string]any, name, callID string, at time.Time, exit *int) event.Envelope {
 	p["hook_event_name"] = name
 	b, _ := json.Marshal(p)
 	return event.Envelope{
-		ID:      "rollout:" + thread + ":" + callID + ":" + name,
+		ID:      "rollout:" + r.thread + ":" + callID + ":" + name,
 		Runtime: event.RuntimeCodex, Kind: event.KindRollout, ReceivedAt: at.UTC(),
-		Host: host, User: user, ExitCode: exit, Payload: b,
+		Host: r.host, User: r.user, ExitCode: exit, Payload: b,
 	}
 }
 
@@ -218,4 +349,68 @@ func hookView(it item) (string, json.RawMessage) {
 		in = b
 	}
 	return name, in
+}
+
+// Tail follows one rollout file as Codex appends to it: each Next reads
+// the complete lines written since the last, from the offset where it
+// stopped, so that no line is read twice; a last line still being written
+// is left for the next call, and a line longer than the bound on a record
+// is passed over without being held.
+type Tail struct {
+	r    *Reader
+	off  int64
+	skip bool // within a line past maxLine
+}
+
+// NewTail returns a Tail of the rollout at path, from its start.
+func NewTail(path, host, user string) *Tail { return &Tail{r: NewReader(path, host, user)} }
+
+// Offset returns how far the file has been read.
+func (t *Tail) Offset() int64 { return t.off }
+
+// Session returns the rollout's session; "" until its session_meta
+// record was read.
+func (t *Tail) Session() string { return t.r.Session() }
+
+// Next reads the lines appended since the last call into envelopes.
+func (t *Tail) Next() ([]event.Envelope, error) {
+	f, err := os.Open(t.r.path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open rollout: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(t.off, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("cannot read rollout %s: %w", t.r.path, err)
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	var envs []event.Envelope
+	var long []byte // a line longer than br's buffer, so far
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			if !t.skip && len(long)+len(chunk) <= maxLine {
+				long = append(long, chunk...)
+				continue
+			}
+			t.off += int64(len(long) + len(chunk)) // nothing of it is kept
+			t.skip, long = true, nil
+			continue
+		case err == io.EOF:
+			return envs, nil // a torn line: read again, whole, next time
+		case err != nil:
+			return envs, fmt.Errorf("cannot read rollout %s: %w", t.r.path, err)
+		}
+		line := chunk
+		if long != nil {
+			line = append(long, chunk...)
+			long = nil
+		}
+		t.off += int64(len(line))
+		if t.skip {
+			t.skip = false
+			continue
+		}
+		envs = append(envs, t.r.Record(line)...)
+	}
 }

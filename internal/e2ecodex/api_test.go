@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -26,14 +27,15 @@ type collector struct {
 	vars []string
 }
 
-// startCollector runs `hookwatch serve` with a fresh HOOKWATCH_HOME; vars
-// are what Codex (and so each hook) needs to deliver to it.
-func startCollector(t *testing.T) *collector {
+// startCollector runs `hookwatch serve` with a fresh HOOKWATCH_HOME and
+// env added to its environment; vars are what Codex (and so each hook)
+// needs to deliver to it.
+func startCollector(t *testing.T, env ...string) *collector {
 	t.Helper()
 	CodexBin(t) // skip before building anything
 	bin, hook := testbin.Build(t, "./cmd/hookwatch"), testbin.Build(t, "./cmd/hookwatch-hook")
 	home := t.TempDir()
-	c := testbin.StartCollector(t, bin, home, testbin.FreeAddr(t))
+	c := testbin.StartCollector(t, bin, home, testbin.FreeAddr(t), env...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("hookwatch serve output:\n%s", c.Log())
@@ -278,4 +280,49 @@ func sessionOf(rollout string) string {
 		return ""
 	}
 	return b[len(b)-36:]
+}
+
+// rolloutEvents counts the stored events read from rollouts: tool events
+// and token usage records (one a model response).
+func rolloutEvents(evs []apiEvent) (tools, usage int) {
+	for _, e := range evs {
+		switch {
+		case e.Envelope.Kind != "rollout":
+		case e.Event == "TranscriptUsage":
+			usage++
+		default:
+			tools++
+		}
+	}
+	return tools, usage
+}
+
+// execUnwatched removes the hooks of e and runs prompt with codex exec, so
+// that the rollout is all there is of the session; it returns the new
+// session's id (the session before was known as before).
+func execUnwatched(t *testing.T, e *Env, prompt, before string) string {
+	t.Helper()
+	if err := os.Remove(filepath.Join(e.CodexHome, "hooks.json")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // rollout names have second resolution
+	if run := e.Exec(prompt); run.Err != nil {
+		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
+	}
+	rs := e.Rollouts()
+	if len(rs) != 2 {
+		t.Fatalf("rollouts %v", rs)
+	}
+	if id := sessionOf(rs[1]); id != before {
+		return id
+	}
+	return sessionOf(rs[0])
+}
+
+// writePolicy makes policy the collector's user policy file.
+func (c *collector) writePolicy(t *testing.T, policy string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(c.Home, "policy.yaml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

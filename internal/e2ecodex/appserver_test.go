@@ -2,6 +2,8 @@ package e2ecodex
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -24,6 +26,7 @@ func TestAppServer(t *testing.T) {
 			{fo.Exec("sleep 30; echo slept")},
 			{fo.Text("Slept.")},
 		},
+		"After the compaction": {{fo.Text("Still here.")}},
 	})
 	a := e.AppServer()
 	thread := a.StartThread()
@@ -44,6 +47,11 @@ func TestAppServer(t *testing.T) {
 	// The compaction runs as a turn: let it end before the client goes
 	// away, or closing interrupts it (a second Interrupt).
 	a.Wait("turn/completed")
+	// The next turn starts from the compacted history: SessionStart(compact).
+	a.Turn(thread, "After the compaction")
+	e.WaitRecorded("SessionStart(compact)", func(p map[string]any) bool {
+		return p["hook_event_name"] == "SessionStart" && p["source"] == "compact"
+	})
 	a.Close()
 
 	id := thread
@@ -52,6 +60,9 @@ func TestAppServer(t *testing.T) {
 		if want[name] != 1 {
 			t.Fatalf("codex ran hooks %v", want)
 		}
+	}
+	if want["SessionStart"] != 2 { // startup, compact
+		t.Fatalf("codex ran hooks %v", want)
 	}
 	evs := c.waitEvents(t, id, total)
 	sameCounts(t, "stored events", countEvents(evs), want)
@@ -69,8 +80,77 @@ func TestAppServer(t *testing.T) {
 		t.Errorf("interrupted call %v", s)
 	}
 	ses := c.session(t, id)
-	if ses.Runtime != "codex" || ses.Status != "ended" || len(ses.Compactions) != 1 || ses.Compactions[0].Trigger != "manual" ||
+	if ses.Runtime != "codex" || ses.Status != "ended" || len(ses.Compactions) != 1 || ses.Compactions[0].Trigger != "manual" || len(ses.Runs) != 1 ||
 		ses.Counts["permission_requests"] != 1 || ses.Counts["failures"] != 1 {
 		t.Errorf("session %+v", ses)
+	}
+}
+
+// TestAppServerPermissionPolicy: hookwatch's answers to PermissionRequest
+// on the real Codex: an allow skips the approval prompt and the command
+// runs; a deny refuses it without asking, the command does not run, and
+// the session model shows the call denied by the policy.
+func TestAppServerPermissionPolicy(t *testing.T) {
+	c := startCollector(t)
+	policy := `rules:
+  - id: allow-notes
+    runtime: codex
+    events: PermissionRequest
+    tool: Bash
+    when: tool_input.command contains "allowed.txt"
+    action: allow
+  - id: no-secrets
+    runtime: codex
+    events: PermissionRequest
+    tool: Bash
+    when: tool_input.command contains "denied.txt"
+    action: deny
+    reason: Nothing outside the project.
+`
+	c.writePolicy(t, policy)
+	escalated := func(cmd string) fo.Item {
+		return fo.Call(fo.Shell, map[string]any{"cmd": cmd, "sandbox_permissions": "require_escalated", "justification": "Need to write outside the workspace"})
+	}
+	e := c.newEnv(t, ModelClassic, fo.Script{
+		"Write the allowed file": {{escalated("touch ../allowed.txt && echo wrote")}, {fo.Text("Wrote it.")}},
+		"Write the denied file":  {{escalated("touch ../denied.txt && echo wrote")}, {fo.Text("Could not.")}},
+	})
+	a := e.AppServer()
+	thread := a.StartThread()
+	a.Turn(thread, "Write the allowed file")
+	a.Turn(thread, "Write the denied file")
+	a.Close()
+	if a.Approvals != 0 {
+		t.Errorf("the client was asked %d times: the hook's answers were not honoured", a.Approvals)
+	}
+	if _, err := os.Stat(filepath.Join(e.Dir, "allowed.txt")); err != nil {
+		t.Errorf("the allowed command did not run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(e.Dir, "denied.txt")); err == nil {
+		t.Error("the denied command ran")
+	}
+	sawReason := false
+	for _, r := range e.Model.Requests() {
+		sawReason = sawReason || strings.Contains(r.Text(), "Nothing outside the project.")
+	}
+	if !sawReason {
+		t.Error("the model never saw the deny's reason")
+	}
+
+	want, total := fired(e, thread)
+	if want["PermissionRequest"] != 2 {
+		t.Fatalf("codex ran hooks %v", want)
+	}
+	c.waitEvents(t, thread, total)
+	calls := c.toolCalls(t, thread)
+	if len(calls) != 2 {
+		t.Fatalf("tool calls %v", calls)
+	}
+	ok, denied := calls[0], calls[1]
+	if ok.Status != "ok" || ok.PermissionRequest == nil {
+		t.Errorf("allowed call %v", ok)
+	}
+	if denied.Status != "denied" || denied.PermissionRequest == nil || !strings.Contains(denied.Error, "Nothing outside the project.") {
+		t.Errorf("denied call %v", denied)
 	}
 }

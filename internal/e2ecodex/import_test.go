@@ -1,11 +1,8 @@
 package e2ecodex
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	fo "github.com/hookwatch/hookwatch/internal/fakeopenai"
 )
@@ -28,15 +25,15 @@ func TestImport(t *testing.T) {
 	before := c.toolCalls(t, id)
 
 	importAll := func() string { t.Helper(); return hookwatch(t, e, "import", "--codex") }
-	if out := importAll(); !strings.Contains(out, "Imported 4 tool events from 1 rollout") {
+	if out := importAll(); !strings.Contains(out, "Imported 4 tool events and 3 token usage records from 1 rollout") {
 		t.Fatalf("import: %s", out)
 	}
 	importAll()
 	// The import is applied once the collector has it: wait for its events.
-	evs := c.waitEvents(t, id, total+4)
+	evs := c.waitEvents(t, id, total+4+3)
 	sameCounts(t, "stored hook events", countEvents(evs), want)
-	if len(evs) != total+4 {
-		t.Errorf("%d events stored, want %d hook events and 4 imported", len(evs), total)
+	if tools, usage := rolloutEvents(evs); len(evs) != total+4+3 || tools != 4 || usage != 3 {
+		t.Errorf("%d events stored, %d tool events and %d usage records imported; want %d hook events, 4 and 3 (one a model response)", len(evs), tools, usage, total)
 	}
 	after := c.toolCalls(t, id)
 	if len(before) != 2 || len(after) != 2 {
@@ -53,21 +50,7 @@ func TestImport(t *testing.T) {
 	}
 
 	// No hooks at all: the rollout is all there is.
-	if err := os.Remove(filepath.Join(e.CodexHome, "hooks.json")); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1100 * time.Millisecond) // rollout names have second resolution
-	if run := e.Exec("Unwatched"); run.Err != nil {
-		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
-	}
-	rs := e.Rollouts()
-	if len(rs) != 2 {
-		t.Fatalf("rollouts %v", rs)
-	}
-	id2 := sessionOf(rs[1])
-	if id2 == id {
-		id2 = sessionOf(rs[0])
-	}
+	id2 := execUnwatched(t, e, "Unwatched", id)
 	importAll()
 	c.waitEvents(t, id2, 2)
 	calls := c.toolCalls(t, id2)

@@ -43,17 +43,7 @@ func TestInstall(t *testing.T) {
 		t.Errorf("hookwatch doctor:\n%s", dout)
 	}
 
-	run := e.Exec("Say hello")
-	if run.Err != nil {
-		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
-	}
-	id := sessionOf(e.Rollouts()[0])
-	want, total := fired(e, id)
-	if want["PreToolUse"] != 1 {
-		t.Fatalf("codex ran hooks %v", want)
-	}
-	evs := c.waitEvents(t, id, total)
-	sameCounts(t, "stored events", countEvents(evs), want)
+	id := c.sayHello(t, e)
 	if calls := c.toolCalls(t, id); len(calls) != 1 || calls[0].Status != "ok" || calls[0].ExitCode == nil {
 		t.Errorf("tool calls %v", calls)
 	}
@@ -74,4 +64,56 @@ func read(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestInstallProject: `hookwatch install --codex --scope project` writes
+// the project's .codex/hooks.json; Codex ignores it until the project is
+// trusted, which install says, and does with --trust-project; then the
+// hooks fire with no other step; uninstall gives config.toml back byte for
+// byte and takes the project's hooks file away.
+func TestInstallProject(t *testing.T) {
+	c := startCollector(t)
+	e := New(t, ModelClassic, fo.Script{"Say hello": {{fo.Exec("echo hello")}, {fo.Text("Said it.")}}}, c.vars...)
+	e.RegisterHooks() // the user's own hooks, trusted by the user
+	config, projectHooks := filepath.Join(e.CodexHome, "config.toml"), filepath.Join(e.Project, ".codex", "hooks.json")
+	before := read(t, config)
+
+	hw := func(args ...string) string { t.Helper(); return hookwatch(t, e, args...) }
+	out := hw("install", "--codex", "--scope", "project", "--codex-bin", e.Bin)
+	if !strings.Contains(out, "--trust-project") || strings.Contains(out, "Codex runs the hooks") {
+		t.Fatalf("install in an untrusted project:\n%s", out)
+	}
+	if _, err := os.Stat(projectHooks); err != nil {
+		t.Fatalf("no project hooks file: %v", err)
+	}
+	out = hw("install", "--codex", "--scope", "project", "--trust-project", "--codex-bin", e.Bin)
+	if !strings.Contains(out, "Trusted the project") || !strings.Contains(out, "Codex runs the hooks") {
+		t.Fatalf("install --trust-project:\n%s", out)
+	}
+
+	c.sayHello(t, e)
+
+	hw("uninstall", "--codex", "--scope", "project")
+	if got := read(t, config); string(got) != string(before) {
+		t.Errorf("config.toml after uninstall:\n%s\nwant\n%s", got, before)
+	}
+	if _, err := os.Stat(projectHooks); !os.IsNotExist(err) {
+		t.Errorf("the project's hooks file is still there: %v", err)
+	}
+}
+
+// sayHello runs the "Say hello" session and checks that hookwatch's hooks
+// stored each event Codex fired; it returns the session's id.
+func (c *collector) sayHello(t *testing.T, e *Env) string {
+	t.Helper()
+	if run := e.Exec("Say hello"); run.Err != nil {
+		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
+	}
+	id := sessionOf(e.Rollouts()[0])
+	want, total := fired(e, id)
+	if want["PreToolUse"] != 1 {
+		t.Fatalf("codex ran hooks %v", want)
+	}
+	sameCounts(t, "stored events", countEvents(c.waitEvents(t, id, total)), want)
+	return id
 }

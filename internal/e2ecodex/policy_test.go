@@ -37,9 +37,7 @@ func TestPolicy(t *testing.T) {
     action: deny
     reason: never seen by Codex
 `
-	if err := os.WriteFile(filepath.Join(c.Home, "policy.yaml"), []byte(policy), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	c.writePolicy(t, policy)
 	e := c.newEnv(t, ModelClassic, fo.Script{
 		"Clean up": {
 			{fo.Exec("rm -rf build && echo removed")},
@@ -98,7 +96,7 @@ func TestPolicy(t *testing.T) {
 	// The rollout says the same of the denied call: imported, nothing
 	// changes but the evidence.
 	hookwatch(t, e, "import", "--codex")
-	c.waitEvents(t, id, total+4) // PreToolUse and PermissionDenied, PreToolUse and PostToolUse
+	c.waitEvents(t, id, total+4+4) // PreToolUse and PermissionDenied, PreToolUse and PostToolUse; 4 responses' usage
 	again := c.toolCalls(t, id)
 	if len(again) != 2 || again[0].Status != "denied" || again[0].ToolUseID != calls[0].ToolUseID || again[1].Status != "ok" {
 		t.Errorf("tool calls after the import %v", again)

@@ -47,6 +47,10 @@ type Item struct {
 	// Input as its text.
 	Custom string
 	Input  string
+	// WebSearch is a web search the model ran itself (a hosted tool: a
+	// web_search_call item, which the client does not run), with this
+	// query.
+	WebSearch string
 	// HTTPError fails the request with that status instead of answering.
 	HTTPError int
 }
@@ -65,6 +69,9 @@ func Call(name string, args map[string]any) Item { return Item{Tool: name, Args:
 
 // Exec returns a call of the shell tool running cmd.
 func Exec(cmd string) Item { return Item{Tool: Shell, Args: map[string]any{"cmd": cmd}} }
+
+// Search returns a web search of the model's with the given query.
+func Search(query string) Item { return Item{WebSearch: query} }
 
 // Patch returns an apply_patch call with the given patch text.
 func Patch(patch string) Item { return Item{Custom: "apply_patch", Input: patch} }
@@ -399,6 +406,11 @@ func (s *Server) stream(w http.ResponseWriter, r *Request, turn Turn) {
 			send("response.function_call_arguments.done", map[string]any{"item_id": iid, "output_index": idx, "arguments": string(ab)})
 			done = clone(added)
 			done["arguments"], done["status"] = string(ab), "completed"
+		case it.WebSearch != "":
+			added = map[string]any{"type": "web_search_call", "id": s.id("ws"), "status": "in_progress"}
+			send("response.output_item.added", map[string]any{"output_index": idx, "item": added})
+			done = clone(added)
+			done["status"], done["action"] = "completed", map[string]any{"type": "search", "query": it.WebSearch}
 		case it.Custom != "":
 			cid := s.id("call")
 			added = map[string]any{"type": "custom_tool_call", "id": iid, "call_id": cid, "name": it.Custom, "input": "", "status": "in_progress"}

@@ -74,8 +74,12 @@ func FreeAddr(tb testing.TB) string {
 // Collector is a running `hookwatch serve` process.
 type Collector struct {
 	Bin, Home, Addr string
-	proc            *serveproc.Proc
-	log             bytes.Buffer
+	// Env is added to the process's environment. Codex's rollouts are
+	// not followed unless it says HOOKWATCH_CODEX_ROLLOUTS: the machine's
+	// own Codex sessions are no test's.
+	Env  []string
+	proc *serveproc.Proc
+	log  bytes.Buffer
 }
 
 // URL is the collector's base URL.
@@ -83,9 +87,9 @@ func (c *Collector) URL() string { return "http://" + c.Addr }
 
 // StartCollector runs `hookwatch serve` on addr with HOOKWATCH_HOME=home and
 // waits until it answers /healthz. It is stopped when the test ends.
-func StartCollector(tb testing.TB, bin, home, addr string) *Collector {
+func StartCollector(tb testing.TB, bin, home, addr string, env ...string) *Collector {
 	tb.Helper()
-	c := &Collector{Bin: bin, Home: home, Addr: addr}
+	c := &Collector{Bin: bin, Home: home, Addr: addr, Env: env}
 	c.Start(tb)
 	tb.Cleanup(func() {
 		if c.proc != nil {
@@ -100,7 +104,7 @@ func (c *Collector) Start(tb testing.TB) {
 	tb.Helper()
 	p, err := serveproc.Start(serveproc.Options{
 		Bin: c.Bin, Addr: c.Addr, Stdout: &c.log, Stderr: &c.log,
-		Env: append(os.Environ(), "HOOKWATCH_HOME="+c.Home, "HOOKWATCH_TOKEN=", "HOOKWATCH_DB="),
+		Env: append(append(os.Environ(), "HOOKWATCH_HOME="+c.Home, "HOOKWATCH_TOKEN=", "HOOKWATCH_DB=", "HOOKWATCH_CODEX_ROLLOUTS=off"), c.Env...),
 	})
 	if err != nil {
 		tb.Fatalf("%v:\n%s", err, c.log.String())

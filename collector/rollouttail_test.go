@@ -1,0 +1,107 @@
+package collector_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+)
+
+// TestFollowRollouts: the collector following a sessions directory stores
+// a rollout's records as Codex appends them, a torn last line once it is
+// whole, each once however many looks follow; a rollout older than the
+// window is left alone until it grows.
+func TestFollowRollouts(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	const (
+		live = "rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl"
+		old  = "rollout-2026-11-25T15-19-47-01a2134a-a05f-7352-b020-bbc5e8c0633b.jsonl"
+	)
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("../codex/testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	dir := t.TempDir()
+	day := filepath.Join(dir, "2026", "11", "25")
+	if err := os.MkdirAll(day, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	oldPath := filepath.Join(day, old)
+	if err := os.WriteFile(oldPath, read(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-72 * time.Hour)
+	if err := os.Chtimes(oldPath, past, past); err != nil {
+		t.Fatal(err)
+	}
+	whole := read(live)
+	livePath := filepath.Join(day, live)
+	cut := bytes.LastIndex(whole, []byte(`"type":"token_count"`)) // within the last usage record
+	if err := os.WriteFile(livePath, whole[:cut], 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.FollowRollouts(ctx, collector.RolloutOptions{Dir: dir, Host: "h", User: "u", Interval: 10 * time.Millisecond})
+	}()
+	defer func() { cancel(); <-done }()
+
+	events := func(sid string) int {
+		code, body := s.do(t, http.MethodGet, "/v1/sessions/"+sid+"/events?limit=1000", nil)
+		if code != http.StatusOK {
+			return 0
+		}
+		var page struct{ Events []struct{} }
+		if err := json.Unmarshal(body, &page); err != nil {
+			t.Fatal(err)
+		}
+		return len(page.Events)
+	}
+	wait := func(sid string, n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for events(sid) != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("session %s: %d events, want %d", sid, events(sid), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	const liveID, oldID = "01a2132b-c636-7c31-93a8-aeaecf1768f7", "01a2134a-a05f-7352-b020-bbc5e8c0633b"
+	// 6 tool events and 4 responses' usage; the torn last line is the
+	// last usage record.
+	wait(liveID, 9)
+	f, err := os.OpenFile(livePath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(whole[cut:]); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	wait(liveID, 10)
+	time.Sleep(100 * time.Millisecond) // looks that find nothing new
+	if n := events(liveID); n != 10 {
+		t.Errorf("%d events after more looks, want 10", n)
+	}
+	if n := events(oldID); n != 0 {
+		t.Errorf("a rollout older than the window was read: %d events", n)
+	}
+	// It grows (a resumed session): read, from its start.
+	if err := os.WriteFile(oldPath, append(read(old), "{}\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wait(oldID, 2)
+}
