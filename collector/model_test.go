@@ -73,7 +73,10 @@ func (s *testServer) settle(t *testing.T) []collector.SessionView {
 				fresh = false
 			}
 		}
-		if fresh {
+		// The rows are readable as soon as they are stored; the round
+		// that stored them has settled (its metrics counted) once no
+		// event is pending.
+		if fresh && s.scrape(t)["hookwatch_model_pending_events"] == 0 {
 			return page.Sessions
 		}
 		if time.Now().After(deadline) {
