@@ -37,8 +37,9 @@ type Call struct {
 
 	// Input is the tool input, as rewritten by the pre hooks so far.
 	Input map[string]any
-	// Decision is the merge of the pre hooks' decisions (decision.Merge).
-	Decision decision.Decision
+	// Decision is the merge of the pre hooks' decisions (decision.Merge),
+	// nil when no hook had an opinion.
+	Decision *decision.Decision
 	// Metadata is what the hooks attached, merged in hook order.
 	Metadata map[string]any
 
@@ -186,14 +187,10 @@ func (x *Executor) run(ctx context.Context, name, id string, input map[string]an
 }
 
 func (x *Executor) hooksAndTool(ctx context.Context, c *Call, tool Tool) (any, error) {
-	entries := x.Registry.snapshot()
+	p := x.Registry.plan(c.ToolName, c.Phase)
 	var decisions []decision.Decision
-	for i := range entries {
-		e := &entries[i]
-		if e.pre == nil || !e.matches(c.ToolName, c.Phase) {
-			continue
-		}
-		r := e.pre(ctx, c)
+	for _, pre := range p.pre {
+		r := pre(ctx, c)
 		if r.Input != nil {
 			c.Input = r.Input
 		}
@@ -203,22 +200,17 @@ func (x *Executor) hooksAndTool(ctx context.Context, c *Call, tool Tool) (any, e
 		c.addMetadata(r.Metadata)
 		switch r.Action {
 		case Abort:
-			c.Decision = decision.Merge(decisions...)
+			c.setDecision(decisions)
 			c.Status = attribution.StatusInterrupted
 			return nil, &AbortError{Tool: c.ToolName, Reason: r.Reason}
 		case Skip:
-			c.Decision = decision.Merge(decisions...)
+			c.setDecision(decisions)
 			c.Status = attribution.StatusOK
 			return r.Output, nil
 		}
 	}
 	if decisions != nil {
-		// One Merge over every answer, as the policy engine merges its
-		// rules': the precedence lives in package decision only.
-		c.Decision = decision.Merge(decisions...)
-		if c.Decision.Event == "" {
-			c.Decision.Event = "PreToolUse"
-		}
+		c.setDecision(decisions)
 		if err := x.permit(ctx, c); err != nil {
 			c.Status = attribution.StatusDenied
 			return nil, err
@@ -230,13 +222,9 @@ func (x *Executor) hooksAndTool(ctx context.Context, c *Call, tool Tool) (any, e
 	if err != nil {
 		c.Status = attribution.StatusError
 	}
-	for i := range entries {
-		e := &entries[i]
-		if e.post == nil || !e.matches(c.ToolName, c.Phase) {
-			continue
-		}
+	for _, post := range p.post {
 		c.Output, c.Err = out, err
-		r := e.post(ctx, c)
+		r := post(ctx, c)
 		if r.Output != nil {
 			out = r.Output
 		}
@@ -269,6 +257,20 @@ func (x *Executor) permit(ctx context.Context, c *Call) error {
 		}
 	}
 	return nil
+}
+
+// setDecision merges the hooks' decisions into c.Decision.
+func (c *Call) setDecision(ds []decision.Decision) {
+	if ds == nil {
+		return
+	}
+	// One Merge over every answer, as the policy engine merges its rules':
+	// the precedence lives in package decision only.
+	d := decision.Merge(ds...)
+	if d.Event == "" {
+		d.Event = "PreToolUse"
+	}
+	c.Decision = &d
 }
 
 func (c *Call) addMetadata(m map[string]any) {

@@ -65,6 +65,9 @@ func TestDecisionsMergeAsThePolicyEngine(t *testing.T) {
 			x := &Executor{Registry: r, Recorder: rec, SessionID: "s", Tools: map[string]Tool{"Bash": echo}}
 			x.Call(context.Background(), "Bash", input)
 			got := rec.calls[0].Decision
+			if got == nil {
+				t.Fatalf("round %d: no decision recorded", round)
+			}
 			if got.Verdict != engine.Verdict || !reflect.DeepEqual(got.Reasons, engine.Reasons) {
 				t.Fatalf("round %d: the executor says %s %q, the engine %s %q", round, got.Verdict, got.Reasons, engine.Verdict, engine.Reasons)
 			}

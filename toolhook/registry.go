@@ -3,6 +3,7 @@ package toolhook
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -106,9 +107,31 @@ func (e *entry) matches(tool, phase string) bool {
 // use; registering while calls run is allowed (a call sees the hooks
 // registered when it started). The zero Registry is empty and ready.
 type Registry struct {
-	mu      sync.Mutex // serialises writers; readers use entries
-	entries atomic.Pointer[[]entry]
+	mu  sync.Mutex // serialises writers; calls read tab
+	tab atomic.Pointer[table]
 }
+
+// table is one registration state: the hooks and, per tool name and phase,
+// which of them match. Matching depends only on those two strings, so it is
+// done once per pair rather than once per call (a regular expression costs
+// hundreds of nanoseconds).
+type table struct {
+	entries []entry
+	mu      sync.Mutex // serialises additions to plans
+	plans   atomic.Pointer[map[planKey]*plan]
+}
+
+type planKey struct{ tool, phase string }
+
+// plan is the hooks that match one tool name in one phase, in order.
+type plan struct {
+	pre  []PreHook
+	post []PostHook
+}
+
+// maxPlans bounds the plans a table keeps: tool names come from a model and
+// need not be a small set. Past it, plans are computed per call.
+const maxPlans = 1024
 
 // Pre registers a pre hook for the tools pattern matches. It fails only for
 // a pattern that does not compile (see matcher.Compile).
@@ -134,23 +157,56 @@ func (r *Registry) add(pattern string, e entry, opts []Option) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var old []entry
-	if p := r.entries.Load(); p != nil {
-		old = *p
+	if t := r.tab.Load(); t != nil {
+		old = t.entries
 	}
-	// Copy on write: calls in flight keep iterating the slice they loaded.
-	next := make([]entry, len(old), len(old)+1)
-	copy(next, old)
-	next = append(next, e)
-	r.entries.Store(&next)
+	// Copy on write: calls in flight keep the table they loaded.
+	next := &table{entries: append(old[:len(old):len(old)], e)}
+	r.tab.Store(next)
 	return nil
 }
 
-func (r *Registry) snapshot() []entry {
+var noPlan plan
+
+// plan returns the hooks for a call of tool in phase.
+func (r *Registry) plan(tool, phase string) *plan {
 	if r == nil {
-		return nil
+		return &noPlan
 	}
-	if p := r.entries.Load(); p != nil {
-		return *p
+	t := r.tab.Load()
+	if t == nil {
+		return &noPlan
 	}
-	return nil
+	k := planKey{tool, phase}
+	if m := t.plans.Load(); m != nil {
+		if p, ok := (*m)[k]; ok {
+			return p
+		}
+	}
+	p := &plan{}
+	for i := range t.entries {
+		e := &t.entries[i]
+		if !e.matches(tool, phase) {
+			continue
+		}
+		if e.pre != nil {
+			p.pre = append(p.pre, e.pre)
+		}
+		if e.post != nil {
+			p.post = append(p.post, e.post)
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var old map[planKey]*plan
+	if m := t.plans.Load(); m != nil {
+		old = *m
+	}
+	if len(old) < maxPlans {
+		next := make(map[planKey]*plan, len(old)+1)
+		maps.Copy(next, old)
+		next[k] = p
+		t.plans.Store(&next)
+	}
+	return p
 }
