@@ -55,12 +55,14 @@ type Call struct {
 
 // AbortError is returned by a call a hook aborted.
 type AbortError struct {
+	// Tool is the called tool's name, Reason the aborting hook's.
 	Tool   string
 	Reason string
 	// Post is true when a post hook aborted (the tool had run).
 	Post bool
 }
 
+// Error names the tool and the hook's reason.
 func (e *AbortError) Error() string {
 	return fmt.Sprintf("tool %s aborted by a hook: %s", e.Tool, e.Reason)
 }
@@ -69,11 +71,15 @@ func (e *AbortError) Error() string {
 // let through: a deny, a defer (the caller decides later, outside this call)
 // or an ask that Executor.Approve did not approve.
 type DeniedError struct {
+	// Tool is the called tool's name; Verdict the merged verdict (Deny,
+	// Defer or Ask); Reason its reasons, joined as decision.Reason joins
+	// them (what Claude Code would show the model).
 	Tool    string
 	Verdict decision.Verdict
 	Reason  string
 }
 
+// Error names the tool, the verdict and its reasons.
 func (e *DeniedError) Error() string {
 	if e.Reason == "" {
 		return fmt.Sprintf("tool %s: %s", e.Tool, e.Verdict)
@@ -111,7 +117,11 @@ type Executor struct {
 }
 
 // Call runs the tool named name with input through the hooks, with a fresh
-// tool_use_id.
+// tool_use_id, and returns the output as the post hooks left it. Its error
+// is the tool's own, a *DeniedError (the merged decision refused the call),
+// an *AbortError (a hook aborted it) or ErrUnknownTool (wrapped). Every
+// call, refused or not, is recorded. Panics in hooks and tools are not
+// recovered.
 func (x *Executor) Call(ctx context.Context, name string, input map[string]any) (any, error) {
 	return x.CallID(ctx, name, "", input)
 }

@@ -42,6 +42,7 @@ func (a Action) String() string {
 // PreResult is a pre hook's answer. The zero PreResult is "continue,
 // unchanged, no opinion".
 type PreResult struct {
+	// Action is Continue, Skip or Abort.
 	Action Action
 	// Reason explains an Abort (the AbortError's message).
 	Reason string
