@@ -10,12 +10,11 @@
 //
 //	func main() {
 //		cmdhook.Main(func(ctx context.Context, p *event.Payload) (decision.Decision, error) {
-//			t := p.Tool()
-//			if t == nil || t.ToolName != "Bash" {
-//				return decision.Decision{}, nil
-//			}
 //			var in struct{ Command string `json:"command"` }
-//			json.Unmarshal(t.ToolInput, &in)
+//			tool, err := cmdhook.ToolInput(p, &in)
+//			if p.Name() != event.PreToolUse || tool != "Bash" || err != nil {
+//				return decision.Decision{}, err
+//			}
 //			if strings.Contains(in.Command, "rm -rf /") {
 //				return decision.Decision{Verdict: decision.Deny, Reasons: []string{"not on this machine"}}, nil
 //			}
@@ -28,6 +27,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -97,6 +97,23 @@ func answer(ctx context.Context, h Handler, data []byte) (out []byte, code int, 
 	}
 	out, code = decision.Render(d)
 	return out, code, nil
+}
+
+// ToolInput decodes the tool_input of a tool event (PreToolUse,
+// PostToolUse, PermissionRequest, …) into v and returns the tool's name. For
+// an event about no tool it returns "" and leaves v alone; an input that
+// does not decode into v is an error.
+func ToolInput(p *event.Payload, v any) (tool string, err error) {
+	t := p.Tool()
+	if t == nil {
+		return "", nil
+	}
+	if len(t.ToolInput) > 0 {
+		if err := json.Unmarshal(t.ToolInput, v); err != nil {
+			return t.ToolName, fmt.Errorf("cannot decode the input of %s: %w", t.ToolName, err)
+		}
+	}
+	return t.ToolName, nil
 }
 
 // Result is what the agent would receive from a hook for one payload.

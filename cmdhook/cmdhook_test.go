@@ -14,14 +14,11 @@ import (
 
 // guard denies Bash commands that write with a shell redirection.
 func guard(_ context.Context, p *event.Payload) (decision.Decision, error) {
-	t := p.Tool()
-	if p.Name() != event.PreToolUse || t == nil || t.ToolName != "Bash" {
-		return decision.Decision{}, nil
-	}
 	var in struct {
 		Command string `json:"command"`
 	}
-	if err := json.Unmarshal(t.ToolInput, &in); err != nil {
+	tool, err := ToolInput(p, &in)
+	if p.Name() != event.PreToolUse || tool != "Bash" || err != nil {
 		return decision.Decision{}, err
 	}
 	if strings.Contains(in.Command, ">") && !strings.Contains(in.Command, "2>&1") {
@@ -92,4 +89,5 @@ func TestFailuresAnswerNothing(t *testing.T) {
 	}, pre, "hook handler failed: database down")
 	f(func(context.Context, *event.Payload) (decision.Decision, error) { panic("boom") }, pre, "hook handler panicked: boom")
 	f(guard, strings.Repeat(" ", 9<<20), "larger than")
+	f(guard, `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":5}}`, "hook handler failed: cannot decode the input of Bash")
 }

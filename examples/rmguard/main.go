@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 
 	"github.com/hookwatch/hookwatch/cmdhook"
@@ -21,14 +20,11 @@ import (
 func main() { cmdhook.Main(guard) }
 
 func guard(_ context.Context, p *event.Payload) (decision.Decision, error) {
-	t := p.Tool()
-	if p.Name() != event.PreToolUse || t == nil || t.ToolName != "Bash" {
-		return decision.Decision{}, nil
-	}
 	var in struct {
 		Command string `json:"command"`
 	}
-	if err := json.Unmarshal(t.ToolInput, &in); err != nil {
+	tool, err := cmdhook.ToolInput(p, &in)
+	if p.Name() != event.PreToolUse || tool != "Bash" || err != nil {
 		return decision.Decision{}, err
 	}
 	if recursiveForce(in.Command) {
