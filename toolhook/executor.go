@@ -223,6 +223,9 @@ func (x *Executor) hooksAndTool(ctx context.Context, c *Call, tool Tool) (any, e
 		c.setDecision(decisions)
 		if err := x.permit(ctx, c); err != nil {
 			c.Status = attribution.StatusDenied
+			if _, stopped := err.(*AbortError); stopped {
+				c.Status = attribution.StatusInterrupted
+			}
 			return nil, err
 		}
 	}

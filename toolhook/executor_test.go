@@ -191,3 +191,21 @@ func TestVerdicts(t *testing.T) {
 	f(true, false, "tool T: defer: r0", decision.Defer, decision.Ask)
 	f(true, false, "tool T: deny: r1\nr2", decision.Ask, decision.Deny, decision.Deny, decision.Defer)
 }
+
+func TestStopAborts(t *testing.T) {
+	var r Registry
+	r.Pre("*", func(context.Context, *Call) PreResult {
+		return PreResult{Decision: decision.Decision{Verdict: decision.Allow}}
+	})
+	r.Pre("*", func(context.Context, *Call) PreResult {
+		return PreResult{Decision: decision.Decision{Stop: true, StopReasons: []string{"session budget spent"}}}
+	})
+	rec := &memRecorder{}
+	ran := false
+	x := &Executor{Registry: &r, Recorder: rec, Tools: map[string]Tool{"T": func(context.Context, map[string]any) (any, error) { ran = true; return nil, nil }}}
+	_, err := x.Call(context.Background(), "T", nil)
+	var ae *AbortError
+	if ran || !errors.As(err, &ae) || ae.Reason != "session budget spent" || rec.calls[0].Status != "interrupted" {
+		t.Fatalf("ran %v, err %v, status %q", ran, err, rec.calls[0].Status)
+	}
+}
