@@ -209,3 +209,22 @@ func TestStopAborts(t *testing.T) {
 		t.Fatalf("ran %v, err %v, status %q", ran, err, rec.calls[0].Status)
 	}
 }
+
+func TestWrapAndUnknownTool(t *testing.T) {
+	var r Registry
+	r.Pre("lookup", func(_ context.Context, c *Call) PreResult {
+		return PreResult{Input: map[string]any{"key": strings.ToLower(c.Input["key"].(string))}}
+	})
+	rec := &memRecorder{}
+	x := &Executor{Registry: &r, Recorder: rec}
+	lookup := x.Wrap("lookup", func(_ context.Context, in map[string]any) (any, error) { return in["key"], nil })
+	if out, err := lookup(context.Background(), map[string]any{"key": "ABC"}); out != "abc" || err != nil {
+		t.Fatalf("wrapped tool: %v, %v", out, err)
+	}
+	if _, err := x.Call(context.Background(), "nope", nil); !errors.Is(err, ErrUnknownTool) {
+		t.Fatalf("unknown tool: %v", err)
+	}
+	if len(rec.calls) != 2 || rec.calls[0].ToolName != "lookup" || rec.calls[1].Status != "error" {
+		t.Fatalf("recorded %d calls", len(rec.calls))
+	}
+}
