@@ -1,0 +1,93 @@
+package cmdhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/event"
+)
+
+// guard denies Bash commands that write with a shell redirection.
+func guard(_ context.Context, p *event.Payload) (decision.Decision, error) {
+	var in struct {
+		Command string `json:"command"`
+	}
+	tool, err := ToolInput(p, &in)
+	if p.Name() != event.PreToolUse || tool != "Bash" || err != nil {
+		return decision.Decision{}, err
+	}
+	if strings.Contains(in.Command, ">") && !strings.Contains(in.Command, "2>&1") {
+		return decision.Decision{Verdict: decision.Deny, Reasons: []string{"no redirections: " + in.Command}}, nil
+	}
+	return decision.Decision{}, nil
+}
+
+func TestReplayRecordedPayloads(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/payloads/*.jsonl")
+	if len(files) == 0 {
+		t.Fatal("no recorded payloads in testdata/payloads")
+	}
+	denied := 0
+	for _, f := range files {
+		results, err := ReplayFile(context.Background(), guard, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(results) == 0 {
+			t.Fatalf("%s: no payloads replayed", f)
+		}
+		for _, r := range results {
+			if r.ExitCode != 0 || r.Err != nil {
+				t.Fatalf("%s:%d: exit %d, %v", f, r.Line, r.ExitCode, r.Err)
+			}
+			if len(r.Stdout) == 0 {
+				continue
+			}
+			var out struct {
+				HookSpecificOutput struct {
+					HookEventName            string `json:"hookEventName"`
+					PermissionDecision       string `json:"permissionDecision"`
+					PermissionDecisionReason string `json:"permissionDecisionReason"`
+				} `json:"hookSpecificOutput"`
+			}
+			if err := json.Unmarshal(r.Stdout, &out); err != nil {
+				t.Fatalf("%s:%d: stdout %q is not JSON: %v", f, r.Line, r.Stdout, err)
+			}
+			h := out.HookSpecificOutput
+			if r.Event != event.PreToolUse || h.HookEventName != event.PreToolUse || h.PermissionDecision != "deny" ||
+				h.PermissionDecisionReason != "no redirections: echo hello > notes.txt" {
+				t.Fatalf("%s:%d: %s answered %s", f, r.Line, r.Event, r.Stdout)
+			}
+			denied++
+		}
+	}
+	// claude-code-2.1.332.jsonl records "echo hello > notes.txt" once.
+	if denied != 1 {
+		t.Fatalf("%d payloads denied, want 1", denied)
+	}
+}
+
+func TestFailuresAnswerNothing(t *testing.T) {
+	const pre = `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`
+	f := func(h Handler, in, wantErr string) {
+		t.Helper()
+		var stdout, stderr strings.Builder
+		code := Run(context.Background(), h, strings.NewReader(in), &stdout, &stderr)
+		if code != 0 || stdout.Len() != 0 || !strings.Contains(stderr.String(), wantErr) {
+			t.Fatalf("exit %d, stdout %q, stderr %q; want 0, nothing, %q", code, stdout.String(), stderr.String(), wantErr)
+		}
+	}
+	f(guard, `[1,2]`, "cannot decode the hook payload")
+	f(guard, `{"hook_event_name":`, "cannot decode the hook payload")
+	f(func(context.Context, *event.Payload) (decision.Decision, error) {
+		return decision.Decision{Verdict: decision.Deny}, errors.New("database down")
+	}, pre, "hook handler failed: database down")
+	f(func(context.Context, *event.Payload) (decision.Decision, error) { panic("boom") }, pre, "hook handler panicked: boom")
+	f(guard, strings.Repeat(" ", 9<<20), "larger than")
+	f(guard, `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":5}}`, "hook handler failed: cannot decode the input of Bash")
+}

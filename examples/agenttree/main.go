@@ -1,0 +1,81 @@
+// Command agenttree is a tiny multi-agent program: an orchestrator spawns
+// two workers in parallel, each of which spawns two sub-workers in
+// parallel, every agent reading one file. Its calls go through a
+// toolhook.Executor into an audit trail (the same tool_calls.jsonl as
+// `hookwatch export`), where depth and parent tool_use_id show the tree.
+//
+//	go run ./examples/agenttree -audit /tmp/agenttree
+//	cat /tmp/agenttree/agenttree-demo/tool_calls.jsonl
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/hookwatch/hookwatch/audit"
+	"github.com/hookwatch/hookwatch/toolhook"
+)
+
+// SessionID is the session the program's calls are recorded under.
+const SessionID = "agenttree-demo"
+
+func main() {
+	dir := flag.String("audit", "agenttree-audit", "audit directory")
+	flag.Parse()
+	if err := run(context.Background(), *dir); err != nil {
+		fmt.Fprintln(os.Stderr, "agenttree:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, dir string) error {
+	w, err := audit.NewWriter(dir, audit.WriterOptions{})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	rec := toolhook.NewAuditRecorder(w, toolhook.AuditOptions{})
+	x := &toolhook.Executor{SessionID: SessionID, Recorder: rec}
+	x.Tools = map[string]toolhook.Tool{
+		"Read": func(_ context.Context, in map[string]any) (any, error) {
+			return fmt.Sprintf("contents of %v", in["file_path"]), nil
+		},
+		// Task starts a sub-agent, which reads its file and then starts
+		// its own sub-agents in parallel.
+		"Task": func(ctx context.Context, in map[string]any) (any, error) {
+			name := in["agent"].(string)
+			actx := toolhook.SpawnAgent(ctx, name, in["type"].(string))
+			if _, err := x.Call(actx, "Read", map[string]any{"file_path": name + ".md"}); err != nil {
+				return nil, err
+			}
+			children, _ := in["children"].([]string)
+			return name + " done", spawnAll(actx, x, children, "sub-worker")
+		},
+	}
+	if err := spawnAll(toolhook.WithTask(ctx, "build-report"), x, []string{"worker-a", "worker-b"}, "worker"); err != nil {
+		return err
+	}
+	return rec.Flush()
+}
+
+// spawnAll runs a Task per agent, in parallel; worker-a and worker-b get
+// two sub-workers each.
+func spawnAll(ctx context.Context, x *toolhook.Executor, agents []string, typ string) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(agents))
+	for i, a := range agents {
+		wg.Go(func() {
+			in := map[string]any{"agent": a, "type": typ}
+			if typ == "worker" {
+				in["children"] = []string{a + "-1", a + "-2"}
+			}
+			_, errs[i] = x.CallID(ctx, "Task", "spawn-"+a, in)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,297 @@
+package toolhook
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/decision"
+)
+
+// Tool is a tool an agent can call: it gets the (possibly rewritten) input
+// and returns its output. ctx carries the call (CurrentCall) and its
+// attribution, so a tool that starts a sub-agent passes it to SpawnAgent.
+type Tool func(ctx context.Context, input map[string]any) (any, error)
+
+// Call is one tool call as the hooks see it and as it is recorded. The
+// Executor fills it; hooks and Recorders read it.
+type Call struct {
+	// Attribution, from the context's scopes (see WithTask, WithPhase,
+	// SpawnAgent) and the Executor.
+	SessionID       string
+	ToolName        string
+	ToolUseID       string
+	TaskID          string
+	Phase           string
+	AgentID         string // "" for the main agent
+	AgentType       string
+	ParentToolUseID string // the call that spawned the agent ("" for the main agent)
+	Depth           int    // the agent's depth (0 main)
+
+	// Input is the tool input, as rewritten by the pre hooks so far.
+	Input map[string]any
+	// Decision is the merge of the pre hooks' decisions (decision.Merge),
+	// nil when no hook had an opinion.
+	Decision *decision.Decision
+	// Metadata is what the hooks attached, merged in hook order.
+	Metadata map[string]any
+
+	// Outcome, set once the call ends.
+	Output   any
+	Err      error
+	Status   string // attribution's statuses: ok, error, denied, interrupted
+	Start    time.Time
+	Duration time.Duration
+
+	idbuf [len(idPrefix) + 16]byte
+}
+
+// AbortError is returned by a call a hook aborted.
+type AbortError struct {
+	// Tool is the called tool's name, Reason the aborting hook's.
+	Tool   string
+	Reason string
+	// Post is true when a post hook aborted (the tool had run).
+	Post bool
+}
+
+// Error names the tool and the hook's reason.
+func (e *AbortError) Error() string {
+	return fmt.Sprintf("tool %s aborted by a hook: %s", e.Tool, e.Reason)
+}
+
+// DeniedError is returned by a call the pre hooks' merged decision did not
+// let through: a deny, a defer (the caller decides later, outside this call)
+// or an ask that Executor.Approve did not approve.
+type DeniedError struct {
+	// Tool is the called tool's name; Verdict the merged verdict (Deny,
+	// Defer or Ask); Reason its reasons, joined as decision.Reason joins
+	// them (what Claude Code would show the model).
+	Tool    string
+	Verdict decision.Verdict
+	Reason  string
+}
+
+// Error names the tool, the verdict and its reasons.
+func (e *DeniedError) Error() string {
+	if e.Reason == "" {
+		return fmt.Sprintf("tool %s: %s", e.Tool, e.Verdict)
+	}
+	return fmt.Sprintf("tool %s: %s: %s", e.Tool, e.Verdict, e.Reason)
+}
+
+// ErrUnknownTool is returned (wrapped) by Executor.Call for a tool name not
+// in Executor.Tools.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// Recorder receives every finished call, once, in the goroutine that made
+// it. It may keep c (the Executor no longer changes it) and must not block
+// for long: it is on the call's path.
+type Recorder interface {
+	Record(c *Call)
+}
+
+// Executor runs tools through the hooks of its Registry and records each
+// call. Set its fields before the first call; an Executor is then safe for
+// concurrent use.
+type Executor struct {
+	// Registry holds the hooks; nil runs no hooks.
+	Registry *Registry
+	// Tools are the tools Call finds by name.
+	Tools map[string]Tool
+	// SessionID is the session of calls whose context names none.
+	SessionID string
+	// Recorder, if not nil, records every call (see AuditRecorder).
+	Recorder Recorder
+	// Approve answers a merged "ask": true runs the call. nil denies it.
+	Approve func(ctx context.Context, c *Call) bool
+
+	ids atomic.Uint64
+}
+
+// Call runs the tool named name with input through the hooks, with a fresh
+// tool_use_id, and returns the output as the post hooks left it. Its error
+// is the tool's own, a *DeniedError (the merged decision refused the call),
+// an *AbortError (a hook aborted it) or ErrUnknownTool (wrapped). Every
+// call, refused or not, is recorded. Panics in hooks and tools are not
+// recovered.
+func (x *Executor) Call(ctx context.Context, name string, input map[string]any) (any, error) {
+	return x.CallID(ctx, name, "", input)
+}
+
+// CallID is Call with the caller's tool_use_id (the model's tool_use block
+// id); "" makes a fresh one.
+func (x *Executor) CallID(ctx context.Context, name, toolUseID string, input map[string]any) (any, error) {
+	t, ok := x.Tools[name]
+	if !ok {
+		t = func(context.Context, map[string]any) (any, error) {
+			return nil, fmt.Errorf("cannot call %q: %w", name, ErrUnknownTool)
+		}
+	}
+	return x.run(ctx, name, toolUseID, input, t)
+}
+
+// Wrap returns t as a Tool whose calls go through x under the name name.
+func (x *Executor) Wrap(name string, t Tool) Tool {
+	return func(ctx context.Context, input map[string]any) (any, error) {
+		return x.run(ctx, name, "", input, t)
+	}
+}
+
+const idPrefix = "toolu_hw_"
+
+// newID makes a tool_use_id in the call's own buffer: unique per Executor
+// (a random base, then a counter), without an allocation of its own.
+func (x *Executor) newID(c *Call) string {
+	n := x.ids.Add(1)
+	if n == 1 {
+		var b [8]byte
+		rand.Read(b[:])
+		x.ids.Add(binary.LittleEndian.Uint64(b[:]) &^ (1 << 63))
+		n = x.ids.Add(1)
+	}
+	buf := append(c.idbuf[:0], idPrefix...)
+	for i := 15; i >= 0; i-- {
+		buf = append(buf, "0123456789abcdef"[(n>>(4*i))&0xf])
+	}
+	// c is on the heap and idbuf is never written again: the string may
+	// share it, which saves an allocation per call.
+	return unsafe.String(&c.idbuf[0], len(buf))
+}
+
+func (x *Executor) run(ctx context.Context, name, id string, input map[string]any, tool Tool) (any, error) {
+	sc := scopeOf(ctx)
+	c := &Call{
+		SessionID:       sc.sessionID,
+		ToolName:        name,
+		ToolUseID:       id,
+		TaskID:          sc.taskID,
+		Phase:           sc.phase,
+		AgentID:         sc.agentID,
+		AgentType:       sc.agentType,
+		ParentToolUseID: sc.parentToolUseID,
+		Depth:           sc.depth,
+		Input:           input,
+	}
+	if c.SessionID == "" {
+		c.SessionID = x.SessionID
+	}
+	if c.ToolUseID == "" {
+		c.ToolUseID = x.newID(c)
+	}
+	c.Start = time.Now()
+	out, err := x.hooksAndTool(ctx, c, tool)
+	c.Duration = time.Since(c.Start)
+	c.Output, c.Err = out, err
+	if x.Recorder != nil {
+		x.Recorder.Record(c)
+	}
+	return out, err
+}
+
+func (x *Executor) hooksAndTool(ctx context.Context, c *Call, tool Tool) (any, error) {
+	p := x.Registry.plan(c.ToolName, c.Phase)
+	var decisions []decision.Decision
+	for _, pre := range p.pre {
+		r := pre(ctx, c)
+		if r.Input != nil {
+			c.Input = r.Input
+		}
+		if !r.Decision.IsZero() || len(r.Decision.Notes) > 0 {
+			decisions = append(decisions, r.Decision)
+		}
+		c.addMetadata(r.Metadata)
+		switch r.Action {
+		case Abort:
+			c.setDecision(decisions)
+			c.Status = attribution.StatusInterrupted
+			return nil, &AbortError{Tool: c.ToolName, Reason: r.Reason}
+		case Skip:
+			c.setDecision(decisions)
+			c.Status = attribution.StatusOK
+			return r.Output, nil
+		}
+	}
+	if decisions != nil {
+		c.setDecision(decisions)
+		if err := x.permit(ctx, c); err != nil {
+			c.Status = attribution.StatusDenied
+			if _, stopped := err.(*AbortError); stopped {
+				c.Status = attribution.StatusInterrupted
+			}
+			return nil, err
+		}
+	}
+
+	out, err := tool(context.WithValue(ctx, callKey{}, c), c.Input)
+	c.Status = attribution.StatusOK
+	if err != nil {
+		c.Status = attribution.StatusError
+	}
+	for _, post := range p.post {
+		c.Output, c.Err = out, err
+		r := post(ctx, c)
+		if r.Output != nil {
+			out = r.Output
+		}
+		c.addMetadata(r.Metadata)
+		if r.Action == Abort {
+			c.Status = attribution.StatusInterrupted
+			return out, &AbortError{Tool: c.ToolName, Reason: r.Reason, Post: true}
+		}
+	}
+	return out, err
+}
+
+// permit applies the merged verdict: allow (or none) runs the call, deny and
+// defer do not, ask runs it only when Approve says so.
+func (x *Executor) permit(ctx context.Context, c *Call) error {
+	if c.Decision.Stop {
+		reasons := c.Decision.StopReasons
+		reason := decision.DefaultStopReason
+		if len(reasons) > 0 {
+			reason = reasons[0]
+		}
+		return &AbortError{Tool: c.ToolName, Reason: reason}
+	}
+	switch v := c.Decision.Verdict; v {
+	case decision.Deny, decision.Defer:
+		return &DeniedError{Tool: c.ToolName, Verdict: v, Reason: c.Decision.Reason()}
+	case decision.Ask:
+		if x.Approve == nil || !x.Approve(ctx, c) {
+			return &DeniedError{Tool: c.ToolName, Verdict: v, Reason: c.Decision.Reason()}
+		}
+	}
+	return nil
+}
+
+// setDecision merges the hooks' decisions into c.Decision.
+func (c *Call) setDecision(ds []decision.Decision) {
+	if ds == nil {
+		return
+	}
+	// One Merge over every answer, as the policy engine merges its rules':
+	// the precedence lives in package decision only.
+	d := decision.Merge(ds...)
+	if d.Event == "" {
+		d.Event = "PreToolUse"
+	}
+	c.Decision = &d
+}
+
+func (c *Call) addMetadata(m map[string]any) {
+	if len(m) == 0 {
+		return
+	}
+	if c.Metadata == nil {
+		c.Metadata = make(map[string]any, len(m))
+	}
+	maps.Copy(c.Metadata, m)
+}

@@ -1,0 +1,230 @@
+package toolhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/decision"
+)
+
+type memRecorder struct {
+	mu    sync.Mutex
+	calls []*Call
+}
+
+func (m *memRecorder) Record(c *Call) {
+	m.mu.Lock()
+	m.calls = append(m.calls, c)
+	m.mu.Unlock()
+}
+
+func echo(_ context.Context, in map[string]any) (any, error) { return in, nil }
+
+func TestHookOrderAndMatchers(t *testing.T) {
+	var trace []string
+	var r Registry
+	add := func(pattern, label string, opts ...Option) {
+		t.Helper()
+		if err := r.Pre(pattern, func(context.Context, *Call) PreResult {
+			trace = append(trace, "pre:"+label)
+			return PreResult{}
+		}, opts...); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Post(pattern, func(context.Context, *Call) PostResult {
+			trace = append(trace, "post:"+label)
+			return PostResult{}
+		}, opts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("*", "all")
+	add("Bash|Edit", "list")
+	add("mcp__.*", "regexp")
+	add("Bash", "plan", InPhase("plan"))
+	add("Edit.*", "edit-regexp")
+	x := &Executor{Registry: &r, Tools: map[string]Tool{"Bash": echo, "NotebookEdit": echo, "mcp__db__query": echo}}
+
+	f := func(ctx context.Context, tool string, want ...string) {
+		t.Helper()
+		trace = nil
+		if _, err := x.Call(ctx, tool, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(trace, want) {
+			t.Fatalf("%s: hooks ran %q, want %q", tool, trace, want)
+		}
+	}
+	f(context.Background(), "Bash", "pre:all", "pre:list", "post:all", "post:list")
+	f(WithPhase(context.Background(), "plan"), "Bash", "pre:all", "pre:list", "pre:plan", "post:all", "post:list", "post:plan")
+	// Claude Code's unanchored regular expression: Edit.* matches NotebookEdit.
+	f(context.Background(), "NotebookEdit", "pre:all", "pre:edit-regexp", "post:all", "post:edit-regexp")
+	f(context.Background(), "mcp__db__query", "pre:all", "pre:regexp", "post:all", "post:regexp")
+
+	if err := r.Pre("(?<=x)", func(context.Context, *Call) PreResult { return PreResult{} }); err == nil {
+		t.Fatal("a pattern Go cannot compile was registered")
+	}
+}
+
+func TestSkipAndAbort(t *testing.T) {
+	var ran []string
+	tool := func(context.Context, map[string]any) (any, error) { ran = append(ran, "tool"); return "real", nil }
+	pre := func(label string, res PreResult) PreHook {
+		return func(context.Context, *Call) PreResult { ran = append(ran, label); return res }
+	}
+	post := func(label string, res PostResult) PostHook {
+		return func(context.Context, *Call) PostResult { ran = append(ran, label); return res }
+	}
+
+	f := func(build func(r *Registry), wantOut any, wantErr string, wantStatus string, wantRan ...string) {
+		t.Helper()
+		ran = nil
+		var r Registry
+		build(&r)
+		rec := &memRecorder{}
+		x := &Executor{Registry: &r, Tools: map[string]Tool{"T": tool}, Recorder: rec}
+		out, err := x.Call(context.Background(), "T", map[string]any{})
+		if fmt.Sprint(err) != wantErr {
+			t.Fatalf("error %v, want %s", err, wantErr)
+		}
+		if !reflect.DeepEqual(out, wantOut) {
+			t.Fatalf("output %v, want %v", out, wantOut)
+		}
+		if !reflect.DeepEqual(ran, wantRan) {
+			t.Fatalf("ran %q, want %q", ran, wantRan)
+		}
+		if len(rec.calls) != 1 || rec.calls[0].Status != wantStatus {
+			t.Fatalf("recorded %d calls, status %q, want one, %q", len(rec.calls), rec.calls[0].Status, wantStatus)
+		}
+	}
+	f(func(r *Registry) {
+		r.Pre("*", pre("a", PreResult{Action: Skip, Output: "cached"}))
+		r.Pre("*", pre("b", PreResult{}))
+		r.Post("*", post("p", PostResult{}))
+	}, "cached", "<nil>", "ok", "a")
+	f(func(r *Registry) {
+		r.Pre("*", pre("a", PreResult{}))
+		r.Pre("*", pre("b", PreResult{Action: Abort, Reason: "budget spent"}))
+		r.Pre("*", pre("c", PreResult{}))
+		r.Post("*", post("p", PostResult{}))
+	}, nil, "tool T aborted by a hook: budget spent", "interrupted", "a", "b")
+	f(func(r *Registry) {
+		r.Post("*", post("p1", PostResult{Action: Abort, Reason: "leak", Output: "[cut]"}))
+		r.Post("*", post("p2", PostResult{}))
+	}, "[cut]", "tool T aborted by a hook: leak", "interrupted", "tool", "p1")
+	f(func(r *Registry) {
+		r.Post("*", post("p1", PostResult{Action: Skip}))
+		r.Post("*", post("p2", PostResult{}))
+	}, "real", "<nil>", "ok", "tool", "p1", "p2")
+}
+
+func TestRewritesCompose(t *testing.T) {
+	var r Registry
+	r.Pre("*", func(_ context.Context, c *Call) PreResult {
+		return PreResult{Input: map[string]any{"cmd": c.Input["cmd"].(string) + " --dry-run"}, Metadata: map[string]any{"a": 1, "k": "first"}}
+	})
+	r.Pre("*", func(_ context.Context, c *Call) PreResult {
+		return PreResult{Input: map[string]any{"cmd": strings.ToUpper(c.Input["cmd"].(string))}, Metadata: map[string]any{"k": "second"}}
+	})
+	r.Post("*", func(_ context.Context, c *Call) PostResult {
+		return PostResult{Output: c.Output.(string) + "!"}
+	})
+	r.Post("*", func(_ context.Context, c *Call) PostResult {
+		return PostResult{Output: "<" + c.Output.(string) + ">"}
+	})
+	rec := &memRecorder{}
+	var seen map[string]any
+	x := &Executor{Registry: &r, Recorder: rec, Tools: map[string]Tool{"Bash": func(_ context.Context, in map[string]any) (any, error) {
+		seen = in
+		return in["cmd"], nil
+	}}}
+	out, err := x.Call(context.Background(), "Bash", map[string]any{"cmd": "ls"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "LS --DRY-RUN"; seen["cmd"] != want {
+		t.Fatalf("tool saw %v, want %s", seen["cmd"], want)
+	}
+	if want := "<LS --DRY-RUN!>"; out != want {
+		t.Fatalf("output %v, want %s", out, want)
+	}
+	c := rec.calls[0]
+	if !reflect.DeepEqual(c.Metadata, map[string]any{"a": 1, "k": "second"}) {
+		t.Fatalf("metadata %v", c.Metadata)
+	}
+	if c.Output != out {
+		t.Fatalf("recorded output %v, returned %v", c.Output, out)
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	f := func(approve bool, wantRan bool, wantErr string, vs ...decision.Verdict) {
+		t.Helper()
+		var r Registry
+		for i, v := range vs {
+			r.Pre("*", func(context.Context, *Call) PreResult {
+				return PreResult{Decision: decision.Decision{Verdict: v, Reasons: []string{fmt.Sprintf("r%d", i)}}}
+			})
+		}
+		ran := false
+		x := &Executor{Registry: &r, Tools: map[string]Tool{"T": func(context.Context, map[string]any) (any, error) { ran = true; return nil, nil }}}
+		if approve {
+			x.Approve = func(context.Context, *Call) bool { return true }
+		}
+		_, err := x.Call(context.Background(), "T", nil)
+		if ran != wantRan || fmt.Sprint(err) != wantErr {
+			t.Fatalf("%v: ran %v, err %v; want %v, %s", vs, ran, err, wantRan, wantErr)
+		}
+		var de *DeniedError
+		if err != nil && !errors.As(err, &de) {
+			t.Fatalf("%T is not a *DeniedError", err)
+		}
+	}
+	f(false, true, "<nil>", decision.Allow, decision.Allow)
+	f(false, false, "tool T: ask: r1", decision.Allow, decision.Ask)
+	f(true, true, "<nil>", decision.Allow, decision.Ask)
+	f(true, false, "tool T: defer: r0", decision.Defer, decision.Ask)
+	f(true, false, "tool T: deny: r1\nr2", decision.Ask, decision.Deny, decision.Deny, decision.Defer)
+}
+
+func TestStopAborts(t *testing.T) {
+	var r Registry
+	r.Pre("*", func(context.Context, *Call) PreResult {
+		return PreResult{Decision: decision.Decision{Verdict: decision.Allow}}
+	})
+	r.Pre("*", func(context.Context, *Call) PreResult {
+		return PreResult{Decision: decision.Decision{Stop: true, StopReasons: []string{"session budget spent"}}}
+	})
+	rec := &memRecorder{}
+	ran := false
+	x := &Executor{Registry: &r, Recorder: rec, Tools: map[string]Tool{"T": func(context.Context, map[string]any) (any, error) { ran = true; return nil, nil }}}
+	_, err := x.Call(context.Background(), "T", nil)
+	var ae *AbortError
+	if ran || !errors.As(err, &ae) || ae.Reason != "session budget spent" || rec.calls[0].Status != "interrupted" {
+		t.Fatalf("ran %v, err %v, status %q", ran, err, rec.calls[0].Status)
+	}
+}
+
+func TestWrapAndUnknownTool(t *testing.T) {
+	var r Registry
+	r.Pre("lookup", func(_ context.Context, c *Call) PreResult {
+		return PreResult{Input: map[string]any{"key": strings.ToLower(c.Input["key"].(string))}}
+	})
+	rec := &memRecorder{}
+	x := &Executor{Registry: &r, Recorder: rec}
+	lookup := x.Wrap("lookup", func(_ context.Context, in map[string]any) (any, error) { return in["key"], nil })
+	if out, err := lookup(context.Background(), map[string]any{"key": "ABC"}); out != "abc" || err != nil {
+		t.Fatalf("wrapped tool: %v, %v", out, err)
+	}
+	if _, err := x.Call(context.Background(), "nope", nil); !errors.Is(err, ErrUnknownTool) {
+		t.Fatalf("unknown tool: %v", err)
+	}
+	if len(rec.calls) != 2 || rec.calls[0].ToolName != "lookup" || rec.calls[1].Status != "error" {
+		t.Fatalf("recorded %d calls", len(rec.calls))
+	}
+}

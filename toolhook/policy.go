@@ -1,0 +1,76 @@
+package toolhook
+
+import (
+	"context"
+
+	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/policy"
+)
+
+// UsePolicy registers the PreToolUse and PostToolUse rules of set as a pre
+// and a post hook matching every tool, so that an agent in Go enforces the
+// very rules a team wrote for Claude Code (see package policy for the
+// file format, scopes and precedence). Each call is presented to the
+// engine as the payload Claude Code would send: hook_event_name, session_id,
+// tool_name, tool_input, tool_use_id, agent_id and agent_type (for a
+// sub-agent), and tool_response after the tool.
+//
+// Before the tool, the engine's decision becomes the hook's: its verdict
+// merges with the other hooks', its updated input rewrites the call, a stop
+// aborts it. After the tool, a transform rewrites the output, and a block
+// or a stop aborts the call with the reason (the tool has run; the caller
+// gets the reason as Claude Code's model would). st keeps quota counts
+// (policy.MemoryState for a process, policy.OpenState to share them with
+// hooks); nil fails quota rules per their on_error.
+func (r *Registry) UsePolicy(set *policy.Set, st *policy.State) {
+	// "*" always compiles.
+	_ = r.Pre("*", func(ctx context.Context, c *Call) PreResult {
+		d := set.Evaluate(ctx, payload(c, "PreToolUse", false), st)
+		return PreResult{Decision: d, Input: d.UpdatedInput}
+	})
+	_ = r.Post("*", func(ctx context.Context, c *Call) PostResult {
+		d := set.Evaluate(ctx, payload(c, "PostToolUse", true), st)
+		res := PostResult{Output: d.UpdatedToolOutput}
+		switch {
+		case d.Stop:
+			res.Action, res.Reason = Abort, decision.DefaultStopReason
+			if len(d.StopReasons) > 0 {
+				res.Reason = d.StopReasons[0]
+			}
+		case d.Verdict == decision.Deny:
+			res.Action, res.Reason = Abort, d.Reason()
+		}
+		return res
+	})
+}
+
+// LoadPolicy loads policy files (as user-scope policies, in order; see
+// policy.Load) and registers them with UsePolicy and an in-memory quota
+// state. Invalid rules are left out, as in the hook; the error lists them
+// (and a missing file), and the valid rules are registered all the same.
+func (r *Registry) LoadPolicy(paths ...string) error {
+	set, err := policy.Load(paths...)
+	r.UsePolicy(set, policy.MemoryState())
+	return err
+}
+
+// payload is the hook payload Claude Code would send for c.
+func payload(c *Call, event string, post bool) map[string]any {
+	p := map[string]any{
+		"hook_event_name": event,
+		"session_id":      c.SessionID,
+		"tool_name":       c.ToolName,
+		"tool_input":      c.Input,
+		"tool_use_id":     c.ToolUseID,
+	}
+	if c.AgentID != "" {
+		p["agent_id"] = c.AgentID
+	}
+	if c.AgentType != "" {
+		p["agent_type"] = c.AgentType
+	}
+	if post {
+		p["tool_response"] = c.Output
+	}
+	return p
+}

@@ -1,0 +1,130 @@
+package toolhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/policy"
+)
+
+func writePolicy(t *testing.T, yaml string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestDecisionsMergeAsThePolicyEngine checks, over random rule lists, that
+// hooks answering what rules answer reach the very decision the policy
+// engine reaches for the same rules, and that a registry loaded with those
+// rules does too.
+func TestDecisionsMergeAsThePolicyEngine(t *testing.T) {
+	verdicts := []decision.Verdict{decision.Allow, decision.Ask, decision.Defer, decision.Deny}
+	rng := rand.New(rand.NewPCG(1, 18))
+	for round := range 200 {
+		n := 1 + rng.IntN(6)
+		var yaml strings.Builder
+		yaml.WriteString("version: 1\nrules:\n")
+		var hooks Registry
+		var want []decision.Decision
+		for i := range n {
+			v := verdicts[rng.IntN(len(verdicts))]
+			reason := fmt.Sprintf("rule %d says %s", i, v)
+			fmt.Fprintf(&yaml, "  - id: r%d\n    tool: Bash\n    action: %s\n    reason: %s\n", i, v, reason)
+			d := decision.Decision{Verdict: v, Reasons: []string{reason}}
+			want = append(want, d)
+			hooks.Pre("Bash", func(context.Context, *Call) PreResult { return PreResult{Decision: d} })
+		}
+		set, err := policy.Load(writePolicy(t, yaml.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromPolicy Registry
+		fromPolicy.UsePolicy(set, nil)
+
+		input := map[string]any{"command": "ls"}
+		engine := set.Evaluate(context.Background(), map[string]any{
+			"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": input, "session_id": "s",
+		}, nil)
+		merged := decision.Merge(want...)
+		if engine.Verdict != merged.Verdict || !reflect.DeepEqual(engine.Reasons, merged.Reasons) {
+			t.Fatalf("round %d: the engine says %s %q, decision.Merge %s %q", round, engine.Verdict, engine.Reasons, merged.Verdict, merged.Reasons)
+		}
+		for _, r := range []*Registry{&hooks, &fromPolicy} {
+			rec := &memRecorder{}
+			x := &Executor{Registry: r, Recorder: rec, SessionID: "s", Tools: map[string]Tool{"Bash": echo}}
+			x.Call(context.Background(), "Bash", input)
+			got := rec.calls[0].Decision
+			if got == nil {
+				t.Fatalf("round %d: no decision recorded", round)
+			}
+			if got.Verdict != engine.Verdict || !reflect.DeepEqual(got.Reasons, engine.Reasons) {
+				t.Fatalf("round %d: the executor says %s %q, the engine %s %q", round, got.Verdict, got.Reasons, engine.Verdict, engine.Reasons)
+			}
+		}
+	}
+}
+
+func TestLoadPolicy(t *testing.T) {
+	p := writePolicy(t, `version: 1
+rules:
+  - id: refund-cap
+    tool: process_refund
+    when: 'tool_input.amount > 500'
+    action: deny
+    reason: refunds above 500 need escalate_to_human
+  - id: dry
+    tool: Bash
+    action: allow
+    update_input:
+      command: 'tool_input.command + " -n"'
+  - id: utc
+    events: PostToolUse
+    tool: Read
+    transform: [timestamps]
+  - id: explorer-no-bash
+    tool: Bash
+    agent_type: Explore
+    action: deny
+    reason: explorers do not run commands
+`)
+	var r Registry
+	if err := r.LoadPolicy(p); err != nil {
+		t.Fatal(err)
+	}
+	x := &Executor{Registry: &r, Tools: map[string]Tool{
+		"process_refund": func(context.Context, map[string]any) (any, error) { return "refunded", nil },
+		"Bash":           echo,
+		"Read":           func(context.Context, map[string]any) (any, error) { return "at 2024-01-02T04:05:06+01:00", nil },
+	}}
+	ctx := context.Background()
+
+	f := func(ctx context.Context, tool string, in map[string]any, wantOut any, wantErr string) {
+		t.Helper()
+		out, err := x.Call(ctx, tool, in)
+		if fmt.Sprint(err) != wantErr || !reflect.DeepEqual(out, wantOut) {
+			t.Fatalf("%s %v: got %v, %v; want %v, %s", tool, in, out, err, wantOut, wantErr)
+		}
+	}
+	f(ctx, "process_refund", map[string]any{"amount": 120}, "refunded", "<nil>")
+	f(ctx, "process_refund", map[string]any{"amount": 501.5}, nil, "tool process_refund: deny: refunds above 500 need escalate_to_human")
+	f(ctx, "Bash", map[string]any{"command": "make"}, map[string]any{"command": "make -n"}, "<nil>")
+	f(ctx, "Read", map[string]any{}, "at 2024-01-02T03:05:06Z", "<nil>")
+	f(SpawnAgent(ctx, "a1", "Explore"), "Bash", map[string]any{"command": "ls"}, nil, "tool Bash: deny: explorers do not run commands")
+
+	var r2 Registry
+	err := r2.LoadPolicy(filepath.Join(t.TempDir(), "missing.yaml"))
+	if err == nil || !errors.Is(err, os.ErrNotExist) && !strings.Contains(err.Error(), "missing.yaml") {
+		t.Fatalf("a missing file: %v", err)
+	}
+}

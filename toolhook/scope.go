@@ -1,0 +1,84 @@
+package toolhook
+
+import "context"
+
+// scope is the attribution a context carries: which session, task, phase and
+// agent the calls made under it belong to. Scopes are immutable; every With*
+// function copies the innermost one.
+type scope struct {
+	sessionID       string
+	taskID          string
+	phase           string
+	agentID         string
+	agentType       string
+	parentToolUseID string
+	depth           int
+}
+
+type scopeKey struct{}
+
+// callKey marks the context a tool runs in with its own call, so that an agent
+// spawned from inside the tool knows which call spawned it.
+type callKey struct{}
+
+func scopeOf(ctx context.Context) *scope {
+	if s, ok := ctx.Value(scopeKey{}).(*scope); ok {
+		return s
+	}
+	return &rootScope
+}
+
+var rootScope scope
+
+func withScope(ctx context.Context, edit func(s *scope)) context.Context {
+	s := *scopeOf(ctx)
+	edit(&s)
+	return context.WithValue(ctx, scopeKey{}, &s)
+}
+
+// WithSession returns a context whose calls belong to the session id (the
+// audit trail's session_id). Without one, calls carry the Executor's
+// SessionID.
+func WithSession(ctx context.Context, id string) context.Context {
+	return withScope(ctx, func(s *scope) { s.sessionID = id })
+}
+
+// WithTask returns a context whose calls belong to the task id (recorded as
+// the call's prompt id: the turn or unit of work it served). Nested tasks
+// replace the outer one.
+func WithTask(ctx context.Context, id string) context.Context {
+	return withScope(ctx, func(s *scope) { s.taskID = id })
+}
+
+// WithPhase returns a context whose calls are made in the named phase
+// ("plan", "execute", …). Hooks registered with InPhase see only calls of
+// their phase.
+func WithPhase(ctx context.Context, phase string) context.Context {
+	return withScope(ctx, func(s *scope) { s.phase = phase })
+}
+
+// SpawnAgent returns the context of a sub-agent (agentID, of type agentType)
+// started from ctx. Its depth is one more than the spawning agent's, and its
+// parent tool_use_id is the call ctx runs in: call SpawnAgent with the
+// context a tool received, so that the agent tree shows which call spawned
+// the agent. Called outside any tool, the parent is the spawning agent's own
+// parent. Session, task and phase are inherited.
+func SpawnAgent(ctx context.Context, agentID, agentType string) context.Context {
+	parent := scopeOf(ctx).parentToolUseID
+	if c, ok := ctx.Value(callKey{}).(*Call); ok {
+		parent = c.ToolUseID
+	}
+	return withScope(ctx, func(s *scope) {
+		s.agentID = agentID
+		s.agentType = agentType
+		s.parentToolUseID = parent
+		s.depth++
+	})
+}
+
+// CurrentCall returns the call whose tool ctx runs in, or nil outside any
+// tool. The Call is the executor's: read it, do not keep or change it.
+func CurrentCall(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
