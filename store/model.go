@@ -197,6 +197,9 @@ type SessionModelFilter struct {
 	// UpdatedAfter keeps only models whose UpdatedSeq is greater (0 keeps
 	// all).
 	UpdatedAfter int64
+	// Users, when not nil, keeps only the models of the sessions of those
+	// users (Session.User), as SessionFilter.Users does.
+	Users []string
 	// Cursor is SessionModelPage.Next of the previous page with the same
 	// filter; "" starts at the top.
 	Cursor string

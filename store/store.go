@@ -132,6 +132,10 @@ type SessionFilter struct {
 	// Probes includes the sessions of hookwatch's own checks
 	// (event.IsProbe), which the list leaves out by default.
 	Probes bool
+	// Users, when not nil, keeps only the sessions of those users
+	// (Session.User); an empty non-nil slice matches nothing. It holds at
+	// most MaxFilterIDs users.
+	Users []string
 	// Cursor is SessionPage.Next of the previous page; "" starts at the top.
 	Cursor string
 	// Limit is the page size: 0 means DefaultLimit, more than MaxLimit
@@ -158,6 +162,9 @@ type EventFilter struct {
 	Event string
 	// Tool, when not empty, keeps only events with that tool_name.
 	Tool string
+	// Users, when not nil, keeps only the events of the sessions of those
+	// users (Session.User), as SessionFilter.Users does.
+	Users []string
 	// Cursor is EventPage.Next of the previous page, or EventCursor(seq) to
 	// start after a known Seq; "" starts at the first event.
 	Cursor string

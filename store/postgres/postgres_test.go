@@ -43,3 +43,7 @@ func TestReopenKeepsData(t *testing.T) {
 		t.Fatalf("SchemaVersion = %d, %v", v, err)
 	}
 }
+
+func TestTokenStore(t *testing.T) {
+	storetest.RunTokenStore(t, func(t *testing.T) storetest.TokenStore { return postgres.MustOpenDB(t, pgtest.NewDatabase(t)) })
+}

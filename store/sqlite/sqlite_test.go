@@ -107,3 +107,7 @@ func TestWALModeAndPermissions(t *testing.T) {
 		}
 	}
 }
+
+func TestTokenStore(t *testing.T) {
+	storetest.RunTokenStore(t, func(t *testing.T) storetest.TokenStore { return sqlite.MustOpenDB(t) })
+}

@@ -68,6 +68,9 @@ func Events(f store.EventFilter) (Query, error) {
 	if f.Tool != "" {
 		w.Add("tool_name = ?", f.Tool)
 	}
+	if err := w.OfUsers("session_id", f.Users); err != nil {
+		return Query{}, err
+	}
 	limit := store.ClampLimit(f.Limit)
 	return Query{SQL: `SELECT ` + EventColumns + ` FROM events` + w.String() + ` ORDER BY seq LIMIT ?`,
 		Args: append(w.Args, limit+1), Limit: limit}, nil
@@ -104,6 +107,11 @@ func Sessions(f store.SessionFilter) (Query, error) {
 	if !f.Probes {
 		// A range, not LIKE: '_' would be a wildcard and LIKE ignores case.
 		w.Add("NOT (id >= ? AND id < ?)", event.ProbeSessionPrefix, probeSessionEnd)
+	}
+	if f.Users != nil {
+		if err := w.InUsers("user_name", f.Users); err != nil {
+			return Query{}, err
+		}
 	}
 	if ok {
 		w.Add("(last_event_at, id) < (?, ?)", after.UnixNano(), afterID)
@@ -144,6 +152,9 @@ func ChangedSessionModels(f store.SessionModelFilter) (Query, error) {
 	w.Add("updated_seq > ?", max(f.UpdatedAfter, 0))
 	if ok {
 		w.Add("(updated_seq, session_id) > (?, ?)", c.Key, c.SessionID)
+	}
+	if err := w.OfUsers("session_id", f.Users); err != nil {
+		return Query{}, err
 	}
 	limit := store.ClampLimit(f.Limit)
 	return Query{SQL: `SELECT ` + ModelSessionColumns + ` FROM model_sessions` + w.String() +
@@ -362,6 +373,34 @@ func (w *Where) Add(cond string, args ...any) {
 // string matches exactly.
 func (w *Where) In(column string, values []string) {
 	w.Add(column+" IN (?"+strings.Repeat(",?", len(values)-1)+")", Anys(values)...)
+}
+
+// InUsers adds "column IN (users…)" for a Users filter that is not nil:
+// an empty one matches nothing.
+func (w *Where) InUsers(column string, users []string) error {
+	if len(users) > store.MaxFilterIDs {
+		return fmt.Errorf("%d users: at most %d", len(users), store.MaxFilterIDs)
+	}
+	if len(users) == 0 {
+		w.Add("1 = 0")
+		return nil
+	}
+	w.In(column, users)
+	return nil
+}
+
+// OfUsers keeps, when users is not nil, only the rows whose session
+// (column holds its id) is one of those users'.
+func (w *Where) OfUsers(column string, users []string) error {
+	if users == nil {
+		return nil
+	}
+	var in Where
+	if err := in.InUsers("user_name", users); err != nil {
+		return err
+	}
+	w.Add(column+" IN (SELECT id FROM sessions"+in.String()+")", in.Args...)
+	return nil
 }
 
 // String is the clause, "" without conditions.

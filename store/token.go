@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Roles of a token: what its holder may read. Every role may send events,
+// which are recorded as the token's user.
+const (
+	// RoleUser sees the sessions its user recorded.
+	RoleUser = "user"
+	// RoleTeam sees the sessions of every user of its team.
+	RoleTeam = "team"
+	// RoleAdmin sees everything, the metrics included.
+	RoleAdmin = "admin"
+)
+
+// ValidRole reports whether role is one of RoleUser, RoleTeam, RoleAdmin.
+func ValidRole(role string) bool {
+	return role == RoleUser || role == RoleTeam || role == RoleAdmin
+}
+
+// ErrExists is returned by CreateToken for an ID or a hash already stored.
+var ErrExists = errors.New("already exists")
+
+// Token is an access token as the store keeps it: never its secret, only
+// the SHA-256 of it (Hash), which is safe to keep because the secret is a
+// high-entropy random string, not a password.
+type Token struct {
+	// ID names the token in listings and in `hookwatch token revoke`; it is
+	// public, unlike the secret.
+	ID string `json:"id"`
+	// User is who the token's holder is: the events sent with it are
+	// recorded as this user's, whatever they claim.
+	User string `json:"user"`
+	// Team is the team User belongs to, "" for none; a RoleTeam token sees
+	// the sessions of every user that has a token of its team.
+	Team string `json:"team,omitempty"`
+	Role string `json:"role"`
+	// Hash is the lowercase hex SHA-256 of the secret.
+	Hash      string    `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+	// RevokedAt is zero while the token is valid.
+	RevokedAt time.Time `json:"revoked_at,omitzero"`
+}
+
+// TokenStore keeps access tokens. Implementations are safe for concurrent
+// use; store/storetest.RunTokenStore pins the contract down.
+type TokenStore interface {
+	// CreateToken stores t. It returns an error wrapping ErrExists when a
+	// token with its ID or its Hash is stored already, revoked or not.
+	CreateToken(ctx context.Context, t Token) error
+
+	// TokenByHash returns the token whose Hash is hash and which is not
+	// revoked, or ErrNotFound.
+	TokenByHash(ctx context.Context, hash string) (Token, error)
+
+	// Tokens returns every token, revoked ones included, by CreatedAt then
+	// ID.
+	Tokens(ctx context.Context) ([]Token, error)
+
+	// RevokeToken revokes the token id at the time at; a token revoked
+	// already keeps its first time. It returns ErrNotFound for an unknown
+	// id.
+	RevokeToken(ctx context.Context, id string, at time.Time) error
+
+	// TeamUsers returns, sorted, the distinct users of the tokens of team,
+	// revoked ones included: what a user recorded while in the team stays
+	// the team's.
+	TeamUsers(ctx context.Context, team string) ([]string, error)
+}
