@@ -38,6 +38,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		s.rejectBatch(w, err)
 	case err == nil:
 		writeJSON(w, http.StatusOK, res)
+	case errors.Is(err, ErrForbidden):
+		writeError(w, http.StatusForbidden, "the batch writes into another user's session")
 	case errors.Is(err, ErrClosed):
 		writeError(w, http.StatusServiceUnavailable, "the collector is shutting down; retry later")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -218,8 +218,18 @@ type resolved struct {
 // resolve finds the session a path names, waiting (bounded) for events not
 // applied yet: a stored session id, a throwaway id folded into a session,
 // or a virtual session sub--<agent_id>. It returns store.ErrNotFound for
-// none.
+// none, and ErrForbidden for a session the request's principal may not
+// read (auth.go): every endpoint of a session goes through it.
 func (s *Server) resolve(ctx context.Context, id string) (resolved, error) {
+	r, err := s.resolveAny(ctx, id)
+	if p, ok := principalOf(ctx); err == nil && ok && !p.sees(r.sess.User) {
+		return resolved{}, ErrForbidden
+	}
+	return r, err
+}
+
+// resolveAny is resolve for every principal.
+func (s *Server) resolveAny(ctx context.Context, id string) (resolved, error) {
 	sess, err := s.store.Session(ctx, id)
 	if err == nil {
 		m, err := s.modelFor(ctx, id)

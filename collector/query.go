@@ -45,6 +45,8 @@ func (s *Server) storeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusBadRequest, "invalid cursor: pass back next_cursor unchanged")
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, "session not found")
+	case errors.Is(err, ErrForbidden):
+		writeError(w, http.StatusForbidden, "this session is another user's")
 	case r.Context().Err() != nil:
 		// The client is gone; nothing to answer.
 	default:
@@ -62,6 +64,7 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := s.store.Sessions(r.Context(), store.SessionFilter{
 		Runtime: q.Get("runtime"),
+		Users:   visibleUsers(r),
 		Cursor:  q.Get("cursor"),
 		Limit:   limit,
 	})
@@ -89,9 +92,14 @@ func (s *Server) handleSessionEvents(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, r, err)
 		return
 	}
+	if err := s.mayRead(r.Context(), sid); err != nil {
+		s.storeError(w, r, err)
+		return
+	}
 	f := store.EventFilter{
 		SessionID: sid,
 		AgentID:   agent,
+		Users:     visibleUsers(r),
 		Event:     q.Get("event"),
 		Tool:      q.Get("tool"),
 		Cursor:    q.Get("cursor"),

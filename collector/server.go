@@ -47,8 +47,14 @@ type Config struct {
 	// Version is reported by /healthz.
 	Version string
 	// Token, when not empty, is required as "Authorization: Bearer <token>"
-	// on every endpoint except /healthz.
+	// on every endpoint except /healthz, unless a token the store keeps
+	// (store.TokenStore) is presented instead: Token is the admin token,
+	// whose requests see everything and whose events keep the user their
+	// envelope names. See auth.go.
 	Token string
+	// RequireAuth requires a token even when Token is empty: the store's
+	// tokens are then the only way in. A collector with neither is open.
+	RequireAuth bool
 	// Logger receives request and commit errors; nil discards them.
 	Logger *slog.Logger
 	// MaxBodyBytes caps a request body, after gzip decompression
@@ -98,8 +104,10 @@ type Config struct {
 // Server is the collector. Create it with New; serve it with Serve or mount
 // Handler in your own http.Server; stop it with Shutdown.
 type Server struct {
-	cfg     Config
-	store   store.Store
+	cfg   Config
+	store store.Store
+	// tokens are the store's access tokens, nil when it keeps none.
+	tokens  store.TokenStore
 	log     *slog.Logger
 	mux     *http.ServeMux
 	handler http.Handler
@@ -164,6 +172,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:      cfg,
 		store:    cfg.Store,
+		tokens:   tokenStore(cfg.Store),
 		log:      log,
 		mux:      http.NewServeMux(),
 		metrics:  newMetrics(),
@@ -207,7 +216,7 @@ func (s *Server) routes() {
 	s.Handle("GET /v1/sessions/{id}/tool-calls", http.HandlerFunc(s.handleToolCalls))
 	s.Handle("GET /v1/sessions/{id}/signals", http.HandlerFunc(s.handleSignals))
 	s.Handle("GET /v1/stream", http.HandlerFunc(s.handleStream))
-	s.Handle("GET /metrics", http.HandlerFunc(s.handleMetrics))
+	s.Handle("GET /metrics", adminOnly(s.handleMetrics))
 }
 
 // Handle registers an additional endpoint (a net/http pattern such as

@@ -55,6 +55,13 @@ const streamPage = 500
 // what it is sent within StreamStall (30 s) is disconnected; it resumes
 // with Last-Event-ID and loses nothing. See streambound.go.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
+	users := visibleUsers(r)
+	if id := r.URL.Query().Get("session_id"); id != "" {
+		if err := s.mayRead(r.Context(), id); err != nil {
+			s.storeError(w, r, err)
+			return
+		}
+	}
 	var pos streamPos
 	resumeModel := false
 	if v := strings.TrimSpace(r.Header.Get("Last-Event-ID")); v != "" {
@@ -75,7 +82,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		pos.model = s.modeler.currentVersion()
 	}
 	cursor := pos.event
-	filter := store.EventFilter{SessionID: r.URL.Query().Get("session_id"), Limit: streamPage}
+	filter := store.EventFilter{SessionID: r.URL.Query().Get("session_id"), Users: users, Limit: streamPage}
 
 	s.metrics.sseClients.Inc()
 	defer s.metrics.sseClients.Dec()
@@ -145,7 +152,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		pos.event = cursor
-		err := s.streamModel(r.Context(), filter.SessionID, &pos, func(b []byte) error {
+		err := s.streamModel(r.Context(), filter.SessionID, users, &pos, func(b []byte) error {
 			rc.SetWriteDeadline(time.Now().Add(s.cfg.StreamStall))
 			if _, err := w.Write(b); err != nil {
 				return err

@@ -67,7 +67,7 @@ type ModelMessage struct {
 // past each session sent whole, so a message's id resumes at the latest
 // session the client has all of (a resume may repeat a session's rows,
 // never miss one).
-func (s *Server) streamModel(ctx context.Context, sessionID string, pos *streamPos, send func([]byte) error) error {
+func (s *Server) streamModel(ctx context.Context, sessionID string, users []string, pos *streamPos, send func([]byte) error) error {
 	var buf bytes.Buffer
 	emit := func(msg *ModelMessage) error {
 		b, err := json.Marshal(msg)
@@ -85,7 +85,7 @@ func (s *Server) streamModel(ctx context.Context, sessionID string, pos *streamP
 	if sessionID == "" {
 		// Sessions come by (UpdatedSeq, id): a change is complete once a
 		// later one shows up, and only then does the position pass it.
-		f := store.SessionModelFilter{UpdatedAfter: pos.model, Limit: streamPage}
+		f := store.SessionModelFilter{UpdatedAfter: pos.model, Users: users, Limit: streamPage}
 		last := pos.model
 		for {
 			page, err := s.store.ChangedSessionModels(ctx, f)

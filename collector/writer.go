@@ -44,8 +44,16 @@ func (s *Server) Ingest(ctx context.Context, envs []event.Envelope) (IngestResul
 // not), which are not read again: the store's fields and the model take
 // them.
 func (s *Server) commit(ctx context.Context, envs []event.Envelope, decoded []*event.Payload) (IngestResult, error) {
+	if p, ok := principalOf(ctx); ok && p.User != "" {
+		for i := range envs {
+			envs[i].User = p.User
+		}
+	}
 	events, err := toEvents(envs, decoded, time.Now())
 	if err != nil {
+		return IngestResult{}, err
+	}
+	if err := s.claimSessions(ctx, events); err != nil {
 		return IngestResult{}, err
 	}
 	return s.writer.submit(ctx, events)

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"time"
 )
@@ -70,4 +73,25 @@ type TokenStore interface {
 	// revoked ones included: what a user recorded while in the team stays
 	// the team's.
 	TeamUsers(ctx context.Context, team string) ([]string, error)
+}
+
+// TokenPrefix starts every token secret, so that a secret scanner (and a
+// person) can tell one in a file or a log.
+const TokenPrefix = "hwt_"
+
+// HashToken returns the Hash of a token whose secret is secret.
+func HashToken(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
+}
+
+// NewToken makes a token for user: a random ID, and a secret of 256 random
+// bits that it returns apart, since the store keeps only its hash.
+func NewToken(user, team, role string, now time.Time) (t Token, secret string) {
+	id := make([]byte, 6)
+	key := make([]byte, 32)
+	rand.Read(id) // never fails (crypto/rand)
+	rand.Read(key)
+	secret = TokenPrefix + hex.EncodeToString(key)
+	return Token{ID: hex.EncodeToString(id), User: user, Team: team, Role: role, Hash: HashToken(secret), CreatedAt: now.UTC()}, secret
 }

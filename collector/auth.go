@@ -1,0 +1,193 @@
+package collector
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// A request is made by a principal: whom its bearer token names. The admin
+// token of Config.Token, and every request to an open collector (no Token,
+// no RequireAuth), is an admin that is no user: it sees everything, and the
+// events it sends keep the user their envelopes name. A token the store
+// keeps (store.TokenStore) names a user: the events sent with it are
+// recorded as that user's whatever they claim, into that user's sessions
+// only, and what it reads is limited by its role — its own sessions
+// (store.RoleUser), its team's (store.RoleTeam) or everything
+// (store.RoleAdmin).
+type principal struct {
+	// User is the token's user; "" for the admin token and an open
+	// collector.
+	User string
+	Role string
+	// Users are the users whose sessions the principal sees; nil for
+	// every user.
+	Users []string
+}
+
+type principalKey struct{}
+
+// principalOf returns the principal of a request's context; ok is false
+// for a context that no request made (the spool drain, Ingest from Go).
+func principalOf(ctx context.Context) (p principal, ok bool) {
+	p, ok = ctx.Value(principalKey{}).(principal)
+	return p, ok
+}
+
+// sees reports whether p may read the sessions of user.
+func (p principal) sees(user string) bool {
+	return p.Users == nil || slices.Contains(p.Users, user)
+}
+
+// tokenStore returns st's tokens, nil when it keeps none.
+func tokenStore(st store.Store) store.TokenStore {
+	t, _ := st.(store.TokenStore)
+	return t
+}
+
+// ErrForbidden is returned by Ingest when a request's token may not write
+// into a session: it belongs to another user.
+var ErrForbidden = errors.New("forbidden")
+
+// authenticate finds the request's principal and refuses the request (401)
+// without one.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, code := s.principal(r)
+		if code != 0 {
+			if code == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="hookwatch"`)
+				writeError(w, code, "missing, wrong or revoked bearer token")
+			} else {
+				writeError(w, code, "cannot check the bearer token")
+			}
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	})
+}
+
+// principal returns the principal of r, or the status code refusing it.
+// The presented token is compared by its SHA-256: against the admin token
+// in constant time whatever its length, and looked up by it in the store,
+// which keeps nothing else of a token.
+func (s *Server) principal(r *http.Request) (principal, int) {
+	if s.cfg.Token == "" && !s.cfg.RequireAuth {
+		return principal{Role: store.RoleAdmin}, 0
+	}
+	scheme, secret, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return principal{}, http.StatusUnauthorized
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(secret)))
+	if s.cfg.Token != "" {
+		want := sha256.Sum256([]byte(s.cfg.Token))
+		if subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
+			return principal{Role: store.RoleAdmin}, 0
+		}
+	}
+	if s.tokens == nil {
+		return principal{}, http.StatusUnauthorized
+	}
+	hash := hex.EncodeToString(got[:]) // store.HashToken of the secret
+	t, err := s.tokens.TokenByHash(r.Context(), hash)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && subtle.ConstantTimeCompare([]byte(t.Hash), []byte(hash)) != 1) {
+		return principal{}, http.StatusUnauthorized
+	}
+	if err != nil {
+		s.log.Error("cannot look a token up", "err", err)
+		return principal{}, http.StatusServiceUnavailable
+	}
+	p := principal{User: t.User, Role: t.Role}
+	switch t.Role {
+	case store.RoleAdmin:
+	case store.RoleTeam:
+		if t.Team != "" {
+			if p.Users, err = s.tokens.TeamUsers(r.Context(), t.Team); err != nil {
+				s.log.Error("cannot list a team's users", "err", err)
+				return principal{}, http.StatusServiceUnavailable
+			}
+		}
+		if !slices.Contains(p.Users, t.User) {
+			p.Users = append(p.Users, t.User)
+		}
+	default:
+		p.Users = []string{t.User}
+	}
+	return p, 0
+}
+
+// mayRead returns ErrForbidden when the request's principal may not read
+// the stored session id, and store.ErrNotFound when a principal that reads
+// only some users' sessions names one not stored: it has no owner yet to
+// check, so such a token follows only the sessions it can see already.
+func (s *Server) mayRead(ctx context.Context, id string) error {
+	p, ok := principalOf(ctx)
+	if !ok || p.Users == nil {
+		return nil
+	}
+	sess, err := s.store.Session(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !p.sees(sess.User) {
+		return ErrForbidden
+	}
+	return nil
+}
+
+// visibleUsers is the Users filter of the request's listings: nil for
+// every user.
+func visibleUsers(r *http.Request) []string {
+	p, _ := principalOf(r.Context())
+	return p.Users
+}
+
+// adminOnly refuses (403) a request whose principal is not an admin: what
+// it serves mixes every user's data.
+func adminOnly(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := principalOf(r.Context()); ok && p.Role != store.RoleAdmin {
+			writeError(w, http.StatusForbidden, "only an admin token may read this")
+			return
+		}
+		next(w, r)
+	}
+}
+
+// claimSessions refuses (ErrForbidden) a batch sent with a user's token
+// that writes into a session another user recorded. With commit recording
+// the batch as the token's user, a laptop can neither write as someone
+// else nor into their sessions.
+func (s *Server) claimSessions(ctx context.Context, events []store.Event) error {
+	p, ok := principalOf(ctx)
+	if !ok || p.User == "" {
+		return nil
+	}
+	seen := map[string]bool{}
+	for i := range events {
+		id := events[i].SessionID
+		if id == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		sess, err := s.store.Session(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if sess.User != p.User {
+			return ErrForbidden
+		}
+	}
+	return nil
+}

@@ -1,0 +1,215 @@
+package collector_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/postgres"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+)
+
+// tokenDB is a store that keeps tokens, as both backends do.
+type tokenDB interface {
+	store.Store
+	store.TokenStore
+}
+
+func TestTokensSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	db, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := testTokens(t, db)
+	// Neither the database nor its write-ahead log holds a secret.
+	db.Close()
+	files, _ := filepath.Glob(path + "*")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range secrets {
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("%s holds a token's secret", f)
+			}
+		}
+		if !bytes.Contains(b, []byte(store.HashToken(secrets[0]))) && filepath.Base(f) == "hookwatch.db" {
+			t.Errorf("%s lacks the hash of a token: the check above reads the wrong file", f)
+		}
+	}
+}
+
+func TestTokensPostgres(t *testing.T) {
+	testTokens(t, postgres.MustOpenDB(t, pgtest.NewDatabase(t)))
+}
+
+// testTokens runs a collector with per-user tokens on db and checks, through
+// real HTTP, who may send and read what. It returns the secrets it used.
+func testTokens(t *testing.T, db tokenDB) []string {
+	now := time.Now()
+	mint := func(user, team, role string) (store.Token, string) {
+		tok, secret := store.NewToken(user, team, role, now)
+		if err := db.CreateToken(t.Context(), tok); err != nil {
+			t.Fatal(err)
+		}
+		return tok, secret
+	}
+	_, ann := mint("ann", "red", store.RoleUser)
+	_, bob := mint("bob", "blue", store.RoleUser)
+	_, lead := mint("lead", "red", store.RoleTeam)
+	_, root := mint("root", "", store.RoleAdmin)
+	gone, revoked := mint("ann", "red", store.RoleUser)
+	if err := db.RevokeToken(t.Context(), gone.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	const envAdmin = "env-admin-secret-0123456789"
+	var logs lockedBuffer
+	s := newServerOn(t, collector.Config{Token: envAdmin, RequireAuth: true,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, db)
+	s.tok = ""
+	as := func(secret string) []string { return []string{"Authorization", "Bearer " + secret} }
+
+	// ann's stream, opened before anything is sent, must carry only hers.
+	s.tok = ann
+	annStream := s.openStream(t, "")
+	s.tok = ""
+
+	send := func(secret string, want int, envs ...event.Envelope) {
+		t.Helper()
+		code, body := s.do(t, http.MethodPost, "/v1/events", batch(t, envs), as(secret)...)
+		if code != want {
+			t.Fatalf("POST /v1/events: %d %s, want %d", code, body, want)
+		}
+	}
+	// bob claims to be ann: he is recorded as bob all the same.
+	bobEnv := synth(1, "session_id", "s-bob", "hook_event_name", "UserPromptSubmit", "prompt", "bob's secret plan")
+	bobEnv.User = "ann"
+	send(bob, 200, bobEnv)
+	send(ann, 200, synth(2, "session_id", "s-ann", "hook_event_name", "UserPromptSubmit", "prompt", "ann's prompt"))
+	send(lead, 200, synth(3, "session_id", "s-lead", "hook_event_name", "Notification"))
+	// The admin token of HOOKWATCH_TOKEN keeps the user the envelope names.
+	hostEnv := synth(4, "session_id", "s-host", "hook_event_name", "Notification")
+	hostEnv.User = "ops"
+	send(envAdmin, 200, hostEnv)
+	// bob cannot write into ann's session, and nothing of it is stored.
+	send(bob, 403, synth(5, "session_id", "s-bob", "hook_event_name", "Stop"), synth(6, "session_id", "s-ann", "hook_event_name", "Stop"))
+
+	if ev := annStream.nextEvent(); !strings.Contains(ev.Data, `"s-ann"`) {
+		t.Errorf("ann's stream sent first %s, want her event", ev.Data)
+	}
+
+	owner := func(id string) string {
+		sess, err := db.Session(t.Context(), id)
+		if err != nil {
+			t.Fatalf("Session(%s): %v", id, err)
+		}
+		return sess.User
+	}
+	for id, want := range map[string]string{"s-bob": "bob", "s-ann": "ann", "s-lead": "lead", "s-host": "ops"} {
+		if got := owner(id); got != want {
+			t.Errorf("session %s recorded as %q, want %q", id, got, want)
+		}
+	}
+	if sess, _ := db.Session(t.Context(), "s-bob"); sess.EventCount != 1 {
+		t.Errorf("s-bob has %d events after a refused batch, want 1", sess.EventCount)
+	}
+
+	// What each principal lists.
+	list := func(secret string, want ...string) {
+		t.Helper()
+		code, body := s.do(t, http.MethodGet, "/v1/sessions", nil, as(secret)...)
+		var res collector.SessionsResponse
+		if code != 200 || json.Unmarshal(body, &res) != nil {
+			t.Fatalf("GET /v1/sessions: %d %s", code, body)
+		}
+		var got []string
+		for _, v := range res.Sessions {
+			got = append(got, v.ID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("sessions seen = %v, want %v", got, want)
+		}
+	}
+	list(ann, "s-ann")
+	list(bob, "s-bob")
+	list(lead, "s-ann", "s-lead")
+	list(root, "s-ann", "s-bob", "s-host", "s-lead")
+	list(envAdmin, "s-ann", "s-bob", "s-host", "s-lead")
+
+	// Every endpoint refuses a missing, wrong or revoked token, and
+	// another user's session, and never answers with data.
+	// A stream answered 200 by mistake would never end: each request has
+	// a deadline.
+	client := &http.Client{Timeout: 5 * time.Second}
+	get := func(path string, want int, hdr ...string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.http.URL+path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		code, body := 0, []byte(nil)
+		res, err := client.Do(req)
+		if err == nil {
+			code = res.StatusCode
+			body, err = io.ReadAll(res.Body)
+			res.Body.Close()
+		}
+		if err != nil {
+			t.Errorf("GET %s: %d %v, want %d", path, code, err, want)
+			return
+		}
+		if code != want {
+			t.Errorf("GET %s: %d %s, want %d", path, code, body, want)
+		}
+		if code >= 400 && (bytes.Contains(body, []byte("plan")) || bytes.Contains(body, []byte("s-"))) {
+			t.Errorf("GET %s refused with data: %s", path, body)
+		}
+	}
+	for _, path := range []string{"/v1/sessions", "/v1/sessions/s-bob", "/v1/sessions/s-bob/events", "/v1/sessions/s-bob/agents",
+		"/v1/sessions/s-bob/tool-calls", "/v1/sessions/s-bob/signals", "/v1/stream", "/v1/stream?session_id=s-bob", "/metrics"} {
+		get(path, 401)
+		get(path, 401, as("hwt_0000")...)
+		get(path, 401, as(revoked)...)
+		get(path, 401, "Authorization", ann) // no scheme
+	}
+	for _, path := range []string{"/v1/sessions/s-bob", "/v1/sessions/s-bob/events", "/v1/sessions/s-bob/agents",
+		"/v1/sessions/s-bob/tool-calls", "/v1/sessions/s-bob/signals", "/v1/stream?session_id=s-bob"} {
+		get(path, 403, as(ann)...)
+		get(path, 403, as(lead)...) // bob is not in lead's team
+	}
+	get("/metrics", 403, as(ann)...)
+	get("/metrics", 403, as(lead)...)
+	get("/metrics", 200, as(root)...)
+	get("/v1/sessions/s-ann/events", 200, as(lead)...)
+	get("/v1/sessions/s-bob/events", 200, as(bob)...)
+	get("/v1/sessions/s-bob/events", 200, as(root)...)
+	send(revoked, 401, synth(7, "session_id", "s-ann", "hook_event_name", "Stop"))
+	send("", 401, synth(7, "session_id", "s-ann", "hook_event_name", "Stop"))
+
+	secrets := []string{ann, bob, lead, root, revoked, envAdmin}
+	out := logs.String()
+	if !strings.Contains(out, "level=") && out != "" {
+		t.Fatalf("unexpected log format: %s", out)
+	}
+	for _, secret := range secrets {
+		if strings.Contains(out, secret) || strings.Contains(out, secret[len(secret)-16:]) {
+			t.Errorf("the collector's log holds a token: %s", out)
+		}
+	}
+	return secrets
+}
