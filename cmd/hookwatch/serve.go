@@ -45,7 +45,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
 	auditDir := fs.String("audit-dir", os.Getenv("HOOKWATCH_AUDIT_DIR"), "write the continuous audit trail here: one directory per session, hash-chained JSONL, see docs/audit.md (env HOOKWATCH_AUDIT_DIR)")
 	auditMax := fs.Int64("audit-max-bytes", audit.DefaultMaxFileBytes, "rotate an audit file past this size")
-	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without HOOKWATCH_TOKEN")
+	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without a token")
 	rollouts := fs.String("codex-rollouts", serveEnvOr("HOOKWATCH_CODEX_ROLLOUTS", "auto"), "follow Codex's rollout files for what its hooks miss: auto (when Codex's home exists), off, or the sessions directory (env HOOKWATCH_CODEX_ROLLOUTS)")
 	flagUsage := fs.Usage
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
@@ -58,9 +58,6 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	// The token comes from the environment only: a flag would show it to
 	// every user of the machine in ps.
 	token := os.Getenv("HOOKWATCH_TOKEN")
-	if token == "" && !*insecure && !serveIsLoopback(*addr) {
-		return fmt.Errorf("refusing to listen on %s without authentication: anyone who can reach it could read every prompt and command; set HOOKWATCH_TOKEN, listen on 127.0.0.1, or pass --insecure-no-token", *addr)
-	}
 
 	rolloutsDir, err := serveRolloutsDir(*rollouts)
 	if err != nil {
@@ -74,6 +71,17 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	// Tokens in the database (hookwatch token create) make every request
+	// need one, on loopback too: whoever made them wants them checked.
+	hasTokens, err := serveHasTokens(ctx, db)
+	if err != nil {
+		db.Close()
+		return err
+	}
+	if token == "" && !hasTokens && !*insecure && !serveIsLoopback(*addr) {
+		db.Close()
+		return fmt.Errorf("refusing to listen on %s without authentication: anyone who can reach it could read every prompt and command; create tokens (hookwatch token create), set HOOKWATCH_TOKEN, listen on 127.0.0.1, or pass --insecure-no-token", *addr)
+	}
 	if _, ok := db.(store.Sizer); retainSize > 0 && !ok {
 		db.Close()
 		return fmt.Errorf("--retain-size needs a SQLite database: PostgreSQL keeps the space deleted rows free in its files, so its size is its operator's to manage; use --retain")
@@ -84,7 +92,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		log.Warn("bad privacy setting; using the strictest capture", "err", err)
 	}
 	o := collector.Options{
-		Config: collector.Config{Store: db, Version: version, Token: token, Logger: log, Privacy: priv,
+		Config: collector.Config{Store: db, Version: version, Token: token, RequireAuth: hasTokens, Logger: log, Privacy: priv,
 			Retain: time.Duration(retain), RetainBytes: int64(retainSize),
 			AuditDir: *auditDir, AuditMaxFileBytes: *auditMax},
 		Addr:    *addr,
@@ -143,8 +151,9 @@ func openDSN(ctx context.Context, dsn, home string) (store.Store, string, error)
 // serveEnvHelp ends `serve --help`: what the environment sets that no flag does.
 const serveEnvHelp = `
 Environment:
-  HOOKWATCH_TOKEN    bearer token every endpoint but /healthz requires; mandatory to listen
-                     beyond loopback (read from the environment only: a flag would show it in ps)
+  HOOKWATCH_TOKEN    admin bearer token every endpoint but /healthz requires (or a token of
+                     'hookwatch token create'); a token is mandatory to listen beyond loopback
+                     (read from the environment only: a flag would show it in ps)
   HOOKWATCH_HOME     data directory: database, spool, logs (default ~/.hookwatch)
   HOOKWATCH_ADDR     listen address (default 127.0.0.1:7421)
   HOOKWATCH_DB       SQLite path (default $HOOKWATCH_HOME/hookwatch.db), or a postgres:// URL
@@ -212,6 +221,20 @@ func serveHome() (string, error) {
 		return "", fmt.Errorf("cannot create %s: %w", home, err)
 	}
 	return home, nil
+}
+
+// serveHasTokens reports whether db keeps any access token, revoked ones
+// included: a database that ever had tokens stays one that requires them.
+func serveHasTokens(ctx context.Context, db store.Store) (bool, error) {
+	t, ok := db.(store.TokenStore)
+	if !ok {
+		return false, nil
+	}
+	list, err := t.Tokens(ctx)
+	if err != nil {
+		return false, fmt.Errorf("cannot read the tokens: %w", err)
+	}
+	return len(list) > 0, nil
 }
 
 // serveIsLoopback reports whether addr listens only on the loopback

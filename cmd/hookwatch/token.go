@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hookwatch/hookwatch/store"
+)
+
+func init() {
+	register(command{
+		name:    "token",
+		summary: "create, list and revoke the access tokens of a team server",
+		run:     runToken,
+	})
+}
+
+const tokenUsage = `Usage: hookwatch token <subcommand> [flags]
+
+Subcommands:
+  create --user NAME [--team TEAM] [--role user|team|admin]
+      make a token and print its secret, once: the database keeps only its hash
+  list [--json]
+      list the tokens, revoked ones included, never their secrets
+  revoke ID
+      revoke a token: the collectors refuse it from its next request
+
+Each takes --db PATH|URL (env HOOKWATCH_DB) like 'hookwatch serve'. A user
+token sees its user's sessions, a team token its team's, an admin token all.
+See docs/team-server.md.
+`
+
+// runToken is `hookwatch token`: it dispatches to create, list and revoke,
+// which work on the database directly, so that a collector need not run.
+func runToken(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		io.WriteString(stderr, tokenUsage)
+		return fmt.Errorf("%w: missing token subcommand", errUsage)
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		io.WriteString(stdout, tokenUsage)
+		return nil
+	case "create":
+		return runTokenCreate(ctx, args[1:], stdout, stderr)
+	case "list":
+		return runTokenList(ctx, args[1:], stdout, stderr)
+	case "revoke":
+		return runTokenRevoke(ctx, args[1:], stdout, stderr)
+	}
+	io.WriteString(stderr, tokenUsage)
+	return fmt.Errorf("%w: unknown token subcommand %q (want create, list or revoke)", errUsage, args[0])
+}
+
+// openTokens opens the database --db names and its tokens; close closes it.
+func openTokens(ctx context.Context, dsn string) (tokens store.TokenStore, name string, close func() error, err error) {
+	home, err := serveHome()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	db, name, err := openStore(ctx, dsn, home)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	t, ok := db.(store.TokenStore)
+	if !ok {
+		db.Close()
+		return nil, "", nil, fmt.Errorf("the database %s keeps no tokens", name)
+	}
+	return t, name, db.Close, nil
+}
+
+func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("token create", "token create --user NAME [--team TEAM] [--role user|team|admin] [--db PATH|URL]", stderr)
+	user := fs.String("user", "", "the user the token's events are recorded as (required)")
+	team := fs.String("team", "", "the team of the user: a team token sees the sessions of its team's users")
+	role := fs.String("role", store.RoleUser, "user: its own sessions; team: its team's; admin: everything, /metrics included")
+	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	if err := parseFlagsNoArgs(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *user == "":
+		return fmt.Errorf("%w: --user is required", errUsage)
+	case !store.ValidRole(*role):
+		return fmt.Errorf("%w: --role must be user, team or admin, got %q", errUsage, *role)
+	case *role == store.RoleTeam && *team == "":
+		return fmt.Errorf("%w: a team token needs --team", errUsage)
+	}
+	tokens, name, closeDB, err := openTokens(ctx, *dbFlag)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	t, secret := store.NewToken(*user, *team, *role, time.Now())
+	if err := tokens.CreateToken(ctx, t); err != nil {
+		return fmt.Errorf("cannot create the token in %s: %w", name, err)
+	}
+	fmt.Fprintf(stderr, "hookwatch token: created token %s (user %s, role %s) in %s.\n"+
+		"Its secret is printed below, once; the database keeps only its hash. Give it to %s,\n"+
+		"who points a laptop at the server with:\n"+
+		"  hookwatch install --url https://<server> --token-file <file holding the secret>\n"+
+		"A collector started without HOOKWATCH_TOKEN and without tokens in its database\n"+
+		"runs open: restart it so that it requires them.\n", t.ID, t.User, t.Role, name, t.User)
+	fmt.Fprintln(stdout, secret)
+	return nil
+}
+
+func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("token list", "token list [--json] [--db PATH|URL]", stderr)
+	asJSON := fs.Bool("json", false, "print a JSON array")
+	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	if err := parseFlagsNoArgs(fs, args); err != nil {
+		return err
+	}
+	tokens, _, closeDB, err := openTokens(ctx, *dbFlag)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	list, err := tokens.Tokens(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if list == nil {
+			list = []store.Token{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(list) // Token's JSON has no hash
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUSER\tTEAM\tROLE\tCREATED\tREVOKED")
+	for _, t := range list {
+		revoked := "-"
+		if !t.RevokedAt.IsZero() {
+			revoked = t.RevokedAt.Local().Format(time.DateTime)
+		}
+		team := t.Team
+		if team == "" {
+			team = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%q\t%q\t%s\t%s\t%s\n", t.ID, t.User, team, t.Role, t.CreatedAt.Local().Format(time.DateTime), revoked)
+	}
+	return tw.Flush()
+}
+
+func runTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("token revoke", "token revoke [--db PATH|URL] ID", stderr)
+	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: token revoke takes one token ID (see hookwatch token list)", errUsage)
+	}
+	id := fs.Arg(0)
+	tokens, name, closeDB, err := openTokens(ctx, *dbFlag)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	if err := tokens.RevokeToken(ctx, id, time.Now()); errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no token %q in %s (see hookwatch token list)", id, name)
+	} else if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "hookwatch token: revoked %s\n", id)
+	return nil
+}

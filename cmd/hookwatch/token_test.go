@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// TestTokenCommands creates, lists and revokes tokens with the commands,
+// then serves beyond loopback with them: a token in the database is what
+// lets serve listen there, and what every request then needs.
+func TestTokenCommands(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", dir)
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	t.Setenv("HOOKWATCH_DB", "")
+	cmd := func(args ...string) (string, string, error) {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), append([]string{"token"}, args...), nil, &stdout, &stderr)
+		return stdout.String(), stderr.String(), err
+	}
+	for _, args := range [][]string{{"create"}, {"create", "--user", "a", "--role", "root"}, {"create", "--user", "a", "--role", "team"}, {"revoke"}, {"nope"}} {
+		if _, _, err := cmd(args...); err == nil {
+			t.Errorf("token %v: no error", args)
+		}
+	}
+	secret, _, err := cmd("create", "--user", "ann", "--team", "red")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret = strings.TrimSpace(secret)
+	if !strings.HasPrefix(secret, store.TokenPrefix) || len(secret) != len(store.TokenPrefix)+64 {
+		t.Fatalf("create printed %q, want one secret", secret)
+	}
+	other, _, err := cmd("create", "--user", "bob", "--role", "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other = strings.TrimSpace(other)
+
+	table, _, err := cmd("list")
+	if err != nil || !strings.Contains(table, `"ann"`) || !strings.Contains(table, `"red"`) || !strings.Contains(table, "admin") {
+		t.Fatalf("list: %v\n%s", err, table)
+	}
+	js, _, err := cmd("list", "--json")
+	var list []store.Token
+	if err != nil || json.Unmarshal([]byte(js), &list) != nil || len(list) != 2 {
+		t.Fatalf("list --json: %v\n%s", err, js)
+	}
+	for _, out := range []string{table, js} {
+		for _, s := range []string{secret, other, store.HashToken(secret)} {
+			if strings.Contains(out, s) {
+				t.Errorf("token list shows a secret or its hash:\n%s", out)
+			}
+		}
+	}
+	if _, _, err := cmd("revoke", "nope"); err == nil || !strings.Contains(err.Error(), "no token") {
+		t.Errorf("revoke of an unknown id: %v", err)
+	}
+	if out, _, err := cmd("revoke", list[1].ID); err != nil || !strings.Contains(out, list[1].ID) {
+		t.Fatalf("revoke: %v %s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "hookwatch.db"))
+	if err != nil || bytes.Contains(b, []byte(secret)) || bytes.Contains(b, []byte(other)) {
+		t.Errorf("the database holds a secret (read: %v)", err)
+	}
+
+	// With tokens in its database serve listens beyond loopback, and
+	// requires a valid one.
+	ctx, cancel := context.WithCancel(context.Background())
+	line, done := startServe(t, ctx, "--addr", "0.0.0.0:0")
+	defer func() { cancel(); <-done }()
+	url := strings.Replace(line[strings.Index(line, "http://"):strings.Index(line, " (")], "0.0.0.0", "127.0.0.1", 1)
+	get := func(secret string, want int) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, url+"/v1/sessions", nil)
+		if secret != "" {
+			req.Header.Set("Authorization", "Bearer "+secret)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("GET /v1/sessions with %.8s…: %d, want %d", secret, res.StatusCode, want)
+		}
+	}
+	get(secret, 200)
+	get("", 401)
+	get(other, 401) // revoked
+}
