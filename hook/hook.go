@@ -76,6 +76,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 	}
 	if c.URL == "" {
 		c.URL = DefaultURL
+	} else if c.Token == "" {
+		// A collector elsewhere (a team server) takes the token that
+		// 'hookwatch install --token' left in the home: the settings file
+		// never holds it. The local default reads no file.
+		c.Token = ReadToken(c.Home)
 	}
 	if s := getenv("HOOKWATCH_HOOK_BUDGET"); s != "" {
 		d, err := time.ParseDuration(s)
@@ -99,6 +104,19 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 	}
 	c.Privacy = p
 	return c, warn
+}
+
+// TokenFile is the file in the home that holds the collector's token when
+// HOOKWATCH_TOKEN is not set, mode 0600.
+const TokenFile = "token"
+
+// ReadToken returns the token of TokenFile in home, "" when there is none.
+func ReadToken(home string) string {
+	b, err := os.ReadFile(filepath.Join(home, TokenFile))
+	if err != nil || len(b) > 4096 {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // isOff reads a boolean setting that is on unless set to 0, false, off or no.

@@ -28,6 +28,10 @@ const (
 	ModeHTTP = "http"
 )
 
+// TokenEnv is the environment variable that holds the collector's token,
+// for the hook and for Claude Code's http handlers.
+const TokenEnv = "HOOKWATCH_TOKEN"
+
 // DefaultCollectorURL is the collector base URL of --mode http when
 // Options.CollectorURL is empty (the HOOKWATCH_URL default).
 const DefaultCollectorURL = "http://127.0.0.1:7421"
@@ -52,6 +56,11 @@ type Options struct {
 	// CollectorURL is the collector's base URL for ModeHTTP; default
 	// DefaultCollectorURL.
 	CollectorURL string
+	// TokenHeader makes ModeHTTP's handlers send "Authorization: Bearer
+	// $HOOKWATCH_TOKEN", which Claude Code fills in from its environment
+	// (allowedEnvVars): the token itself is never written into the
+	// settings file.
+	TokenHeader bool
 	// ProjectDir is the project root for ScopeProject and ScopeLocal;
 	// default the working directory.
 	ProjectDir string
@@ -246,6 +255,9 @@ func (o Options) group(e Event) obj {
 	var h obj
 	if o.Mode == ModeHTTP && e.HTTP {
 		h = obj{{"type", "http"}, {"url", o.hookURL()}, {"timeout", e.Timeout}}
+		if o.TokenHeader {
+			h = append(h, kv{"headers", obj{{"Authorization", "Bearer $" + TokenEnv}}}, kv{"allowedEnvVars", []string{TokenEnv}})
+		}
 	} else if o.version != nil && o.version.Compare(ExecFormSince) < 0 {
 		// Older clients ignore "args" and would run the bare binary through
 		// sh: a usage error, exit 2, which blocks every tool call.

@@ -60,6 +60,70 @@ func claudeVersion(ctx context.Context) string {
 	return doctor.ClaudeVersion(ctx, 3*time.Second)
 }
 
+// installToken keeps the token --token or --token-file gives in the home's
+// token file (hook.TokenFile), mode 0600, where the hook reads it: a
+// settings file is shared, synced and committed, a token must not be. It
+// reports whether the home holds a token, given now or before.
+func installToken(flagValue, file string, stdin io.Reader, dryRun bool) (bool, error) {
+	home := hook.Home(os.Getenv)
+	path := filepath.Join(home, hook.TokenFile)
+	var secret string
+	switch {
+	case flagValue != "" && file != "":
+		return false, fmt.Errorf("%w: --token and --token-file go alone", errUsage)
+	case flagValue == "-":
+		b, err := io.ReadAll(io.LimitReader(stdin, 4096))
+		if err != nil {
+			return false, fmt.Errorf("cannot read the token from stdin: %w", err)
+		}
+		secret = string(b)
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return false, fmt.Errorf("cannot read the token: %w", err)
+		}
+		secret = string(b)
+	default:
+		secret = flagValue
+	}
+	secret = strings.TrimSpace(secret)
+	if secret == "" {
+		if flagValue != "" || file != "" {
+			return false, fmt.Errorf("%w: the token is empty", errUsage)
+		}
+		return hook.ReadToken(home) != "", nil
+	}
+	if strings.ContainsAny(secret, " \t\r\n") {
+		return false, fmt.Errorf("%w: a token is one word", errUsage)
+	}
+	if dryRun {
+		return true, nil
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return false, fmt.Errorf("cannot create %s: %w", home, err)
+	}
+	tmp, err := os.CreateTemp(home, ".token-*")
+	if err != nil {
+		return false, fmt.Errorf("cannot write the token: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return false, fmt.Errorf("cannot write the token: %w", err)
+	}
+	_, err = tmp.WriteString(secret + "\n")
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return false, fmt.Errorf("cannot write the token: %w", err)
+	}
+	return true, nil
+}
+
 // scopeFlags are the flags install and uninstall share.
 type scopeFlags struct {
 	scope, project string
@@ -73,16 +137,22 @@ func (f *scopeFlags) register(fs *flag.FlagSet) {
 }
 
 func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("install", "install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL]\n       hookwatch install --codex [--scope user|project [--trust-project]] [--codex-bin PATH] [--dry-run] [--project DIR]", stderr)
+	fs := newFlagSet("install", "install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL] [--token SECRET|-] [--token-file FILE]\n       hookwatch install --codex [--scope user|project [--trust-project]] [--codex-bin PATH] [--dry-run] [--project DIR]", stderr)
 	var sf scopeFlags
 	sf.register(fs)
 	mode := fs.String("mode", "", "command: Claude Code runs the hook binary per event (events are spooled while the collector is down); http: Claude Code posts events to the collector where it can (default: the mode already installed in this scope, else command)")
 	statusline := fs.Bool("statusline", false, "also make hookwatch Claude Code's statusLine (wrapping the one already set)")
 	url := fs.String("url", "", "collector base URL for --mode http (default $HOOKWATCH_URL, else "+install.DefaultCollectorURL+")")
+	tokenFlag := fs.String("token", "", "the team server's token (- reads it from stdin): kept in $HOOKWATCH_HOME/token, mode 0600, never in the settings file")
+	tokenFile := fs.String("token-file", "", "read the team server's token from this file instead of --token")
 	var cf codexFlags
 	cf.register(fs)
 	fs.BoolVar(&cf.trustProject, "trust-project", false, "with --codex --scope project: also trust the project in $CODEX_HOME/config.toml (Codex loads a project's .codex/ hooks only then; it trusts all of the project's Codex configuration)")
 	if err := parseFlagsNoArgs(fs, args); err != nil {
+		return err
+	}
+	hasToken, err := installToken(*tokenFlag, *tokenFile, stdin, sf.dryRun)
+	if err != nil {
 		return err
 	}
 	if cf.codex {
@@ -104,6 +174,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		Mode:             *mode,
 		Binary:           bin,
 		CollectorURL:     collector,
+		TokenHeader:      hasToken,
 		ProjectDir:       sf.project,
 		ClaudeVersion:    claudeVersion(ctx),
 		Statusline:       *statusline,
@@ -126,7 +197,14 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 	}
 	if *url != "" && o.Mode != install.ModeHTTP {
-		notes = append(notes, "--url only applies to --mode http: the command hook reads HOOKWATCH_URL from the environment Claude Code gives it")
+		notes = append(notes, "--url only applies to --mode http: the command hook reads HOOKWATCH_URL from the environment Claude Code gives it; export HOOKWATCH_URL="+*url+" in the profile Claude Code starts from")
+	}
+	if hasToken {
+		if o.Mode == install.ModeHTTP {
+			notes = append(notes, "the http hooks send $HOOKWATCH_TOKEN, which Claude Code reads from its environment: add 'export HOOKWATCH_TOKEN=\"$(cat "+filepath.Join(hook.Home(os.Getenv), hook.TokenFile)+")\"' to the profile Claude Code starts from")
+		} else {
+			notes = append(notes, "the command hook reads the token from "+filepath.Join(hook.Home(os.Getenv), hook.TokenFile)+" when HOOKWATCH_URL names a collector and HOOKWATCH_TOKEN is not set")
+		}
 	}
 	r, err := install.Install(o)
 	if err != nil {

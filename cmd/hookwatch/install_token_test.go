@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+)
+
+// TestInstallTeamToken points a laptop at a team server with a user's
+// token: the settings file never holds the token, the http handlers send it
+// from Claude Code's environment, and the command hook, which reads it from
+// the home's 0600 token file, gets the event stored as the token's user.
+func TestInstallTeamToken(t *testing.T) {
+	e := newTestEnv(t)
+	e.fakeClaude(t, "2.1.100")
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "team.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
+	if err := db.CreateToken(context.Background(), tok); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := collector.New(collector.Config{Store: db, Version: version, RequireAuth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer func() { hs.Close(); srv.Shutdown(context.Background()) }()
+
+	secretFile := filepath.Join(e.root, "secret")
+	if err := os.WriteFile(secretFile, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustHW(t, "install", "--mode", "http", "--url", hs.URL, "--token-file", secretFile)
+	settings := string(readFile(t, e.userSettings()))
+	if strings.Contains(settings, secret) {
+		t.Fatalf("settings.json holds the token:\n%s", settings)
+	}
+	for _, want := range []string{`"Bearer $HOOKWATCH_TOKEN"`, `"allowedEnvVars"`, hs.URL + "/v1/hooks/claude"} {
+		if !strings.Contains(settings, want) {
+			t.Errorf("settings.json lacks %s:\n%s", want, settings)
+		}
+	}
+	tokenPath := filepath.Join(e.hwHome, "token")
+	fi, err := os.Stat(tokenPath)
+	if err != nil || fi.Mode().Perm() != 0o600 || strings.TrimSpace(string(readFile(t, tokenPath))) != secret {
+		t.Fatalf("token file: %v %v", fi, err)
+	}
+
+	// Command mode: the hook finds the token in the home.
+	mustHW(t, "install", "--mode", "command")
+	if strings.Contains(string(readFile(t, e.userSettings())), secret) {
+		t.Fatal("settings.json holds the token")
+	}
+	t.Setenv("HOOKWATCH_URL", hs.URL)
+	t.Setenv("USER", "mallory")
+	payload := `{"session_id":"s-team","hook_event_name":"UserPromptSubmit","prompt":"hi","cwd":"/tmp","transcript_path":"/tmp/t.jsonl"}`
+	if out, errOut, err := hw(t, payload, "hook"); err != nil || out != "" {
+		t.Fatalf("hook: %v %q %q", err, out, errOut)
+	}
+	sess, err := db.Session(context.Background(), "s-team")
+	if err != nil {
+		t.Fatalf("the hook's event is not on the server: %v (hook.log: %s)", err, readFileOr(filepath.Join(e.hwHome, "hook.log")))
+	}
+	if sess.User != "ann" {
+		t.Errorf("the event is recorded as %q, want the token's user ann", sess.User)
+	}
+	if log := readFileOr(filepath.Join(e.hwHome, "hook.log")); strings.Contains(log, secret) {
+		t.Errorf("hook.log holds the token: %s", log)
+	}
+	// Without the token the server refuses the hook, which spools.
+	if err := os.Remove(tokenPath); err != nil {
+		t.Fatal(err)
+	}
+	payload = strings.Replace(payload, "s-team", "s-team-2", 1)
+	if _, _, err := hw(t, payload, "hook"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Session(context.Background(), "s-team-2"); err == nil {
+		t.Error("the server stored an event sent without a token")
+	}
+}
+
+func readFileOr(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
