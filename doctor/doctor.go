@@ -161,7 +161,7 @@ func Run(ctx context.Context, o Options) *Report {
 	if e.url == "" {
 		e.url = hook.DefaultURL
 	}
-	e.token = e.Getenv("HOOKWATCH_TOKEN")
+	e.token = hook.Token(e.Getenv, e.home)
 	if e.PolicyFiles == nil {
 		e.PolicyFiles = []string{
 			filepath.Join(e.home, "policy.yaml"),

@@ -68,7 +68,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 	c := Config{
 		Home:       Home(getenv),
 		URL:        getenv("HOOKWATCH_URL"),
-		Token:      getenv("HOOKWATCH_TOKEN"),
+		Token:      Token(getenv, Home(getenv)),
 		ProjectDir: getenv("CLAUDE_PROJECT_DIR"),
 		Autostart:  !isOff(getenv("HOOKWATCH_AUTOSTART")),
 		Budget:     DefaultBudget,
@@ -76,11 +76,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 	}
 	if c.URL == "" {
 		c.URL = DefaultURL
-	} else if c.Token == "" {
-		// A collector elsewhere (a team server) takes the token that
-		// 'hookwatch install --token' left in the home: the settings file
-		// never holds it. The local default reads no file.
-		c.Token = ReadToken(c.Home)
 	}
 	if s := getenv("HOOKWATCH_HOOK_BUDGET"); s != "" {
 		d, err := time.ParseDuration(s)
@@ -109,6 +104,17 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 // TokenFile is the file in the home that holds the collector's token when
 // HOOKWATCH_TOKEN is not set, mode 0600.
 const TokenFile = "token"
+
+// Token returns the collector's token: HOOKWATCH_TOKEN, else, when
+// HOOKWATCH_URL names a collector (a team server), the token that
+// 'hookwatch install --token' left in home's TokenFile, since the settings
+// file must never hold it. The local default reads no file.
+func Token(getenv func(string) string, home string) string {
+	if t := getenv("HOOKWATCH_TOKEN"); t != "" || getenv("HOOKWATCH_URL") == "" {
+		return t
+	}
+	return ReadToken(home)
+}
 
 // ReadToken returns the token of TokenFile in home, "" when there is none.
 func ReadToken(home string) string {
