@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -104,7 +105,7 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	fmt.Fprintf(stderr, "hookwatch token: created token %s (user %s, role %s) in %s.\n"+
 		"Its secret is printed below, once; the database keeps only its hash. Give it to %s,\n"+
 		"who points a laptop at the server with:\n"+
-		"  hookwatch install --url https://<server> --token-file <file holding the secret>\n"+
+		"  hookwatch install --url http://<server>:7421 --token-file <file holding the secret>\n"+
 		"A collector started without HOOKWATCH_TOKEN and without tokens in its database\n"+
 		"runs open: restart it so that it requires them.\n", t.ID, t.User, t.Role, name, t.User)
 	fmt.Fprintln(stdout, secret)
@@ -142,11 +143,11 @@ func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if !t.RevokedAt.IsZero() {
 			revoked = t.RevokedAt.Local().Format(time.DateTime)
 		}
-		team := t.Team
-		if team == "" {
-			team = "-"
+		team := "-"
+		if t.Team != "" {
+			team = strconv.Quote(t.Team)
 		}
-		fmt.Fprintf(tw, "%s\t%q\t%q\t%s\t%s\t%s\n", t.ID, t.User, team, t.Role, t.CreatedAt.Local().Format(time.DateTime), revoked)
+		fmt.Fprintf(tw, "%s\t%q\t%s\t%s\t%s\t%s\n", t.ID, t.User, team, t.Role, t.CreatedAt.Local().Format(time.DateTime), revoked)
 	}
 	return tw.Flush()
 }
