@@ -170,6 +170,11 @@ type Session struct {
 	// Compactions are PreCompact … PostCompact spans.
 	Compactions []Compaction `json:"compactions,omitempty"`
 	Counts      Counts       `json:"counts"`
+	// Usage is the tokens and cost of all the session's agents, and
+	// Turns the same per prompt, in order; nil and empty until a
+	// transcript's usage is imported.
+	Usage *Usage      `json:"usage,omitempty"`
+	Turns []TurnUsage `json:"turns,omitempty"`
 
 	// Agents lists the main agent first, then subagents by started_at and
 	// agent_id. ToolCalls are ordered by started_at, then tool_use_id. Both
@@ -305,6 +310,9 @@ type Agent struct {
 	Failures  int `json:"failures"`
 	Denials   int `json:"denials"`
 	Rejected  int `json:"rejected"`
+	// Usage is the agent's own tokens and cost (not its subagents'); nil
+	// until a transcript's usage is imported.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // ToolCall is one tool call, keyed by tool_use_id within its session.

@@ -49,6 +49,8 @@ type agentState struct {
 	shown *Agent
 	// Counts of the agent's calls by outcome, kept as calls settle.
 	toolCount, failures, denials, rejected int
+	// usage sums the agent's API responses.
+	usage tally
 }
 
 // callState is a tool call while its session is being derived.
@@ -142,6 +144,10 @@ type sessionBuilder struct {
 	// agentNotes and callNotes are the latest task notification about an
 	// agent (task-id) and about a call (tool-use-id).
 	agentNotes, callNotes map[string]notice
+	// responses are the API responses by message id, and turns their
+	// sums by prompt id; nil before the first.
+	responses map[string]*response
+	turns     map[string]*turnTally
 }
 
 func newSessionBuilder(id string, first *record, lin *lineage) *sessionBuilder {
@@ -185,28 +191,42 @@ func (b *sessionBuilder) agent(id string, r *record) *agentState {
 	return a
 }
 
-func (b *sessionBuilder) add(r *record) {
-	if r.env.Kind == event.KindRollout {
-		b.addRollout(r)
-		return
-	}
-	s, p := b.s, r.p
-	s.Counts.Events++
-	s.LastEventAt = r.at
-	if s.Runtime == "" {
-		s.Runtime = r.env.Runtime
-	}
+// agentOf returns the agent r belongs to, created on its first record,
+// with what r says of its type and its spawning call.
+func (b *sessionBuilder) agentOf(r *record) *agentState {
+	p := r.p
 	ag := b.agent(p.AgentID, r)
-	ag.a.Events++
-	ag.a.LastEventAt = lastOf(ag.a.LastEventAt, r.at)
-	main := p.AgentID == ""
-	if !main && ag.sidecar == nil && r.env.Subagent != nil && r.env.Subagent.ToolUseID != "" {
+	if p.AgentID != "" && ag.sidecar == nil && r.env.Subagent != nil && r.env.Subagent.ToolUseID != "" {
 		m := *r.env.Subagent
 		ag.sidecar = &m
 	}
 	if p.AgentType.Set && !ag.typ.Set {
 		ag.typ = p.AgentType
 	}
+	return ag
+}
+
+func (b *sessionBuilder) add(r *record) {
+	if r.env.Kind == event.KindRollout {
+		b.addRollout(r)
+		return
+	}
+	s, p := b.s, r.p
+	s.LastEventAt = r.at
+	if s.Runtime == "" {
+		s.Runtime = r.env.Runtime
+	}
+	ag := b.agentOf(r)
+	ag.a.LastEventAt = lastOf(ag.a.LastEventAt, r.at)
+	if u, ok := p.Event.(*event.TranscriptUsageInput); ok {
+		// A transcript's record of an API response, not a hook event: it
+		// counts tokens, not events, and starts no run.
+		b.usage(r, ag, u)
+		return
+	}
+	s.Counts.Events++
+	ag.a.Events++
+	main := p.AgentID == ""
 	if main {
 		if s.CWD == "" {
 			s.CWD = p.CWD
@@ -649,6 +669,7 @@ func (b *sessionBuilder) settle() {
 
 	b.resolveParents()
 	b.finishAgents()
+	b.finishUsage()
 	for _, a := range b.agentSeq {
 		if a.shown != nil && !samePlace(a.shown, a.a) {
 			for _, c := range a.calls {

@@ -458,6 +458,7 @@ func (b *sessionBuilder) changes(all bool) SessionChanges {
 	s.Compactions = slices.Clone(s.Compactions)
 	s.ChildSessionIDs = slices.Clone(s.ChildSessionIDs)
 	s.AliasSessionIDs = slices.Clone(s.AliasSessionIDs)
+	s.Turns = slices.Clone(s.Turns)
 	out := SessionChanges{Session: &s}
 	for _, a := range b.agentSeq {
 		if all || a.shown == nil || !sameAgent(a.shown, a.a) {
@@ -492,7 +493,7 @@ func sameAgent(x, y *Agent) bool {
 		x.TranscriptPath == y.TranscriptPath && x.LastMessage == y.LastMessage &&
 		x.VirtualSessionID == y.VirtualSessionID && x.Events == y.Events && x.ToolCount == y.ToolCount &&
 		x.Failures == y.Failures && x.Denials == y.Denials && x.Rejected == y.Rejected &&
-		x.Background == y.Background && x.NotificationStatus == y.NotificationStatus &&
+		x.Background == y.Background && x.NotificationStatus == y.NotificationStatus && sameUsage(x.Usage, y.Usage) &&
 		(x.NotifiedAt == nil) == (y.NotifiedAt == nil) && (x.NotifiedAt == nil || x.NotifiedAt.Equal(*y.NotifiedAt))
 }
 

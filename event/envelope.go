@@ -18,7 +18,8 @@ type Envelope struct {
 	// Runtime is the agent runtime that fired the hook (RuntimeClaudeCode, RuntimeCodex).
 	Runtime string `json:"runtime"`
 	// Kind is "hook" for hook events, "statusline" for statusLine
-	// snapshots and "rollout" for tool events imported from a Codex rollout.
+	// snapshots, "rollout" for tool events imported from a Codex rollout
+	// and "transcript" for records imported from Claude Code transcripts.
 	Kind string `json:"kind,omitempty"`
 	// ReceivedAt is when the hook read the payload.
 	ReceivedAt time.Time `json:"received_at"`
@@ -57,6 +58,9 @@ const (
 	// codex/rollout), not sent by a hook: evidence of a call that the
 	// session model merges with the hook events by tool_use_id.
 	KindRollout = "rollout"
+	// KindTranscript marks an envelope made from a transcript record
+	// (hookwatch import) rather than by a hook.
+	KindTranscript = "transcript"
 )
 
 // SubagentMeta is the content of
@@ -81,6 +85,11 @@ func NewID(t time.Time) string {
 	binary.BigEndian.PutUint64(u[0:8], ms<<16|uint64(binary.BigEndian.Uint16(u[6:8])))
 	u[6] = 0x70 | u[6]&0x0f // version 7
 	u[8] = 0x80 | u[8]&0x3f // variant 10
+	return UUIDString(u)
+}
+
+// UUIDString formats a UUID in its canonical 8-4-4-4-12 hex form.
+func UUIDString(u [16]byte) string {
 	var s [36]byte
 	hex.Encode(s[0:8], u[0:4])
 	s[8] = '-'

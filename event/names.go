@@ -64,6 +64,11 @@ const (
 	// StatusLine is the name hookwatch gives the statusLine payload, which
 	// carries no hook_event_name of its own.
 	StatusLine = "StatusLine"
+
+	// TranscriptUsage is the name hookwatch gives one API response's token
+	// usage read from a Claude Code transcript (hookwatch import): no hook
+	// reports usage.
+	TranscriptUsage = "TranscriptUsage"
 )
 
 // ClaudeCodeEvents lists every Claude Code hook event in the order of spec §1.1.

@@ -277,6 +277,33 @@ type StatusLineInput struct {
 	Exceeds200kTokens bool `json:"exceeds_200k_tokens"`
 }
 
+// TranscriptUsageInput is one API response's token usage, read from an
+// assistant record of a Claude Code transcript (spec §3.3); session_id,
+// agent_id, prompt_id, transcript_path and the response's model are in
+// Common. The client writes
+// one response as several records sharing MessageID, each repeating the
+// usage, and only the last carries the final output_tokens: readers keep,
+// per MessageID, the largest count of each kind.
+type TranscriptUsageInput struct {
+	// UUID is the transcript record's uuid.
+	UUID      string `json:"uuid"`
+	MessageID string `json:"message_id"`
+	RequestID string `json:"request_id"`
+	Usage     Usage  `json:"usage"`
+}
+
+// Usage is the usage object of an Anthropic Messages API response.
+type Usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheCreation            struct {
+		Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
+		Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
+}
+
 // newEvent returns a new typed view for an event name, or nil for a name
 // it does not know. A switch, not a map: a map would be built in every hook
 // process's init, which measured ~10 µs.
@@ -342,6 +369,8 @@ func newEvent(name string) any {
 		return new(InterruptInput)
 	case StatusLine:
 		return new(StatusLineInput)
+	case TranscriptUsage:
+		return new(TranscriptUsageInput)
 	}
 	return nil
 }

@@ -148,15 +148,30 @@ func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
 		now = pl.Now
 	}
 	start := now()
+	return pl.run(ctx, data, event.NewID(start), start, event.KindHook)
+}
+
+// RunRecorded is Run for a payload hookwatch made from an agent's record
+// of the past (a transcript line, hookwatch import) rather than from a
+// hook: its envelope has kind event.KindTranscript, is received at the
+// record's time at, and carries id, which the caller derives from the
+// record, so that importing the same record again makes the same envelope
+// and the store keeps it once. Decide is not called: nothing waits for an
+// answer.
+func (pl *Pipeline) RunRecorded(ctx context.Context, data []byte, id string, at time.Time) (Outcome, error) {
+	return pl.run(ctx, data, id, at, event.KindTranscript)
+}
+
+func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.Time, kind string) (Outcome, error) {
 	p, err := event.Decode(data)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("cannot read hook payload (%d bytes): %w: %w", len(data), ErrPayload, err)
 	}
 	out := Outcome{Payload: p, Oddities: oddities(p, len(data))}
 	env := &event.Envelope{
-		ID:               event.NewID(start),
+		ID:               id,
 		Runtime:          pl.Origin.runtimeOf(p),
-		Kind:             event.KindHook,
+		Kind:             kind,
 		ReceivedAt:       start.UTC(),
 		Host:             pl.Origin.Host,
 		User:             pl.Origin.User,
@@ -168,7 +183,9 @@ func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
 		env.ExitCode = exitCode(p)
 	}
 	var wait func() (Verdict, error)
-	if p.Name() == event.StatusLine {
+	if kind != event.KindHook {
+		// A record of the past: nothing to answer.
+	} else if p.Name() == event.StatusLine {
 		env.Kind = event.KindStatusLine // a snapshot, not an event to answer
 	} else if pl.Decide != nil {
 		wait = pl.Decide(ctx, p, data)

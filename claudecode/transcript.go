@@ -1,0 +1,229 @@
+package claudecode
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+)
+
+// TranscriptRecord is what hookwatch reads of one line of a Claude Code
+// transcript (spec §3: an internal format that changes between client
+// versions, so every field may be missing). Only user, assistant and
+// system records are decoded; other types are passed over unread.
+type TranscriptRecord struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	UUID      string `json:"uuid"`
+	SessionID string `json:"sessionId"`
+	AgentID   string `json:"agentId"`
+	PromptID  string `json:"promptId"`
+	Timestamp string `json:"timestamp"`
+	CWD       string `json:"cwd"`
+	Version   string `json:"version"`
+	RequestID string `json:"requestId"`
+	// IsMeta marks a user record the client wrote itself (a command's
+	// output, a caveat), not the user's prompt.
+	IsMeta  bool `json:"isMeta"`
+	Message struct {
+		ID    string       `json:"id"`
+		Role  string       `json:"role"`
+		Model string       `json:"model"`
+		Usage *event.Usage `json:"usage"`
+		// Content is a string (a prompt) or an array of blocks.
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+// TranscriptBlock is one block of a message's content array: a tool_use
+// (ID, Name, Input) in an assistant record, a tool_result (ToolUseID,
+// IsError, Content) or text in a user record.
+type TranscriptBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	IsError   bool            `json:"is_error"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// Time returns the record's timestamp, or the zero time when it has none
+// that parses.
+func (r *TranscriptRecord) Time() time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, r.Timestamp)
+	return t
+}
+
+// Blocks returns the record's content blocks; none when the content is a
+// string or not an array.
+func (r *TranscriptRecord) Blocks() []TranscriptBlock {
+	c := bytes.TrimSpace(r.Message.Content)
+	if len(c) == 0 || c[0] != '[' {
+		return nil
+	}
+	var bs []TranscriptBlock
+	if json.Unmarshal(c, &bs) != nil {
+		return nil
+	}
+	return bs
+}
+
+// Prompt returns the text of a user record whose content is a string (what
+// the user typed), and false for any other record.
+func (r *TranscriptRecord) Prompt() (string, bool) {
+	c := bytes.TrimSpace(r.Message.Content)
+	if r.Type != "user" || r.IsMeta || len(c) == 0 || c[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(c, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// MaxTranscriptLine is the longest transcript line ReadTranscript decodes;
+// a longer one (a huge tool result) is passed over and counted. It bounds
+// the memory a hostile file can make the reader hold.
+const MaxTranscriptLine = 32 << 20
+
+// TranscriptStats counts what ReadTranscript read.
+type TranscriptStats struct {
+	// Records are the lines decoded and handed on.
+	Records int
+	// Skipped are complete lines passed over: another record type, a line
+	// that is not JSON, a line above MaxTranscriptLine.
+	Skipped int
+}
+
+// ReadTranscript reads the transcript r from its current position and
+// calls fn with each user, assistant and system record, in file order.
+// It returns how many bytes it consumed: up to the end of the last
+// complete line, so that a line the client is still writing (or a torn
+// last line) is read whole by the next call from that offset. Unknown
+// record types and lines that are not JSON are skipped, never an error; an
+// error is r's, or fn's, which stops the read.
+func ReadTranscript(r io.Reader, fn func(rec *TranscriptRecord) error) (consumed int64, st TranscriptStats, err error) {
+	br := bufio.NewReaderSize(r, 256<<10)
+	var (
+		pos     int64
+		long    []byte // a line longer than the reader's buffer, gathered
+		tooLong bool
+	)
+	for {
+		chunk, rerr := br.ReadSlice('\n')
+		pos += int64(len(chunk))
+		if rerr == bufio.ErrBufferFull {
+			if !tooLong {
+				long = append(long, chunk...)
+				if len(long) > MaxTranscriptLine {
+					tooLong, long = true, nil
+				}
+			}
+			continue
+		}
+		if rerr != nil {
+			// No newline: a torn or growing last line, left for the next
+			// read from consumed.
+			if errors.Is(rerr, io.EOF) {
+				return consumed, st, nil
+			}
+			return consumed, st, rerr
+		}
+		consumed = pos
+		line := chunk
+		if long != nil {
+			line, long = append(long, chunk...), nil
+		}
+		if tooLong {
+			tooLong = false
+			st.Skipped++
+			continue
+		}
+		rec, ok := decodeRecord(line)
+		if !ok {
+			st.Skipped++
+			continue
+		}
+		st.Records++
+		if err := fn(rec); err != nil {
+			return consumed, st, err
+		}
+	}
+}
+
+// decodeRecord decodes a user, assistant or system line. The type is
+// looked for in the raw bytes first: most of a transcript's bytes are
+// attachments and progress records that hookwatch does not read.
+func decodeRecord(line []byte) (*TranscriptRecord, bool) {
+	if !bytes.Contains(line, []byte(`"type":"assistant"`)) && !bytes.Contains(line, []byte(`"type":"user"`)) &&
+		!bytes.Contains(line, []byte(`"type":"system"`)) {
+		return nil, false
+	}
+	rec := new(TranscriptRecord)
+	if json.Unmarshal(line, rec) != nil {
+		return nil, false
+	}
+	switch rec.Type {
+	case "user", "assistant", "system":
+		return rec, true
+	}
+	return nil, false
+}
+
+// TranscriptFile is a transcript file's place in the client's layout.
+type TranscriptFile struct {
+	Path string
+	// SessionID is the session the file belongs to; AgentID is "" for the
+	// main transcript, the subagent's id for a subagent's.
+	SessionID, AgentID string
+	// MainPath is the session's main transcript, the transcript_path every
+	// hook event of the session carries, subagents' included.
+	MainPath string
+}
+
+// ParseTranscriptPath places a transcript file in the client's layout:
+// <dir>/<session>.jsonl is a main transcript, and
+// <dir>/<session>/subagents/[…/]agent-<id>.jsonl one of its subagents'
+// (workflows nest them deeper). ok is false for any other path.
+func ParseTranscriptPath(path string) (f TranscriptFile, ok bool) {
+	dir, base := filepath.Split(filepath.Clean(path))
+	name, isJSONL := strings.CutSuffix(base, ".jsonl")
+	if !isJSONL || !safeName(name) {
+		return TranscriptFile{}, false
+	}
+	agent, isAgent := strings.CutPrefix(name, "agent-")
+	if !isAgent {
+		return TranscriptFile{Path: path, SessionID: name, MainPath: filepath.Clean(path)}, true
+	}
+	if agent == "" {
+		return TranscriptFile{}, false
+	}
+	// Walk up to the "subagents" directory; its parent is <session>.
+	d := filepath.Clean(dir)
+	for range 8 {
+		parent, elem := filepath.Dir(d), filepath.Base(d)
+		if elem == "subagents" {
+			sessDir := parent
+			session := filepath.Base(sessDir)
+			if !safeName(session) {
+				return TranscriptFile{}, false
+			}
+			main := filepath.Join(filepath.Dir(sessDir), session+".jsonl")
+			return TranscriptFile{Path: path, SessionID: session, AgentID: agent, MainPath: main}, true
+		}
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	return TranscriptFile{}, false
+}

@@ -1,0 +1,413 @@
+// Package importer reads Claude Code's transcripts into the envelopes
+// hookwatch stores (hookwatch import): what the transcripts record that no
+// hook reports — the token usage of every API response — and, for the
+// stretches of a session no hook saw, its prompts and tool calls.
+//
+// A transcript line becomes a hook-shaped payload (event.TranscriptUsage,
+// or the hook event the client would have fired) and goes through the
+// same ingest pipeline as every hook payload: the subagent's sidecar is
+// read, the privacy rules redact it, and it is wrapped in an envelope of
+// kind event.KindTranscript. Its id is derived from the record, so that
+// importing a record again makes the same envelope and the store keeps it
+// once; the session model (package attribution) derives agents, tool calls
+// and usage from those envelopes as from any other.
+//
+// The transcripts are read through package claudecode, their one reader.
+// Import is resumable: the offset reached in each file is kept in a state
+// file, and a second run reads only what was appended since.
+package importer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/ingest"
+)
+
+// Options configure an import.
+type Options struct {
+	// Pipeline stamps the origin (host and user: lineage groups sessions
+	// by them, so they must be those the hooks stamp) and applies the
+	// privacy rules. Its Deliver is not used.
+	Pipeline *ingest.Pipeline
+	// Deliver takes each batch of envelopes; the batch's offsets are kept
+	// only once it returns nil. Nil with DryRun.
+	Deliver func(ctx context.Context, envs []event.Envelope) error
+	// StatePath is the file that keeps each transcript's offset; "" reads
+	// every file from its start and keeps nothing.
+	StatePath string
+	// DryRun reads and converts, but delivers nothing and keeps no offset.
+	DryRun bool
+	// BatchSize is the most envelopes per Deliver call; 0 means 500.
+	BatchSize int
+	// Progress, when set, is called after each file and each batch.
+	Progress func(Progress)
+}
+
+// Progress is how far an import has come.
+type Progress struct {
+	Files, FilesDone int
+	// Bytes is what is left to read in all files at the start; BytesDone
+	// what has been read.
+	Bytes, BytesDone int64
+	Started          time.Time
+}
+
+// Summary is what an import read and made.
+type Summary struct {
+	Files int `json:"files"`
+	// Bytes are the bytes read (from each file's kept offset on).
+	Bytes int64 `json:"bytes"`
+	// Records are the transcript lines decoded; Skipped the lines passed
+	// over (other record types, lines that are not JSON).
+	Records int `json:"records"`
+	Skipped int `json:"skipped"`
+	// Envelopes counts the envelopes made (delivered unless DryRun), by
+	// event name; Sessions are the sessions they belong to.
+	Envelopes map[string]int `json:"envelopes"`
+	Sessions  []string       `json:"sessions"`
+}
+
+// Total returns the number of envelopes made.
+func (s *Summary) Total() int {
+	n := 0
+	for _, c := range s.Envelopes {
+		n += c
+	}
+	return n
+}
+
+// Find returns the transcript files under the given paths, each a file or
+// a directory walked for *.jsonl files in the client's layout (see
+// claudecode.ParseTranscriptPath), main transcripts before their
+// subagents', in path order.
+func Find(paths []string) ([]claudecode.TranscriptFile, error) {
+	var out []claudecode.TranscriptFile
+	seen := map[string]bool{}
+	add := func(p string) {
+		if f, ok := claudecode.ParseTranscriptPath(p); ok && !seen[f.Path] {
+			seen[f.Path] = true
+			out = append(out, f)
+		}
+	}
+	for _, root := range paths {
+		info, err := os.Stat(root)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", root, err)
+		}
+		if !info.IsDir() {
+			add(root)
+			continue
+		}
+		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // an unreadable directory is passed over
+			}
+			if d.Type().IsRegular() && strings.HasSuffix(p, ".jsonl") {
+				add(p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("cannot walk %s: %w", root, err)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.MainPath != b.MainPath {
+			return a.MainPath < b.MainPath
+		}
+		if (a.AgentID == "") != (b.AgentID == "") {
+			return a.AgentID == ""
+		}
+		return a.Path < b.Path
+	})
+	return out, nil
+}
+
+// fileState is what the state file keeps of one transcript.
+type fileState struct {
+	// Offset is the end of the last line imported.
+	Offset int64 `json:"offset"`
+	// Prompt is the prompt id in force at Offset: assistant records carry
+	// none, they belong to the latest user record's.
+	Prompt string `json:"prompt,omitempty"`
+}
+
+// state is the state file: offsets by transcript path.
+type state struct {
+	Files map[string]fileState `json:"files"`
+}
+
+func loadState(path string) (*state, error) {
+	st := &state{Files: map[string]fileState{}}
+	if path == "" {
+		return st, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read import state: %w", err)
+	}
+	if err := json.Unmarshal(b, st); err != nil {
+		return nil, fmt.Errorf("cannot parse import state %s: %w", path, err)
+	}
+	if st.Files == nil {
+		st.Files = map[string]fileState{}
+	}
+	return st, nil
+}
+
+// save writes the state file atomically (a rename), 0600: the paths name
+// the user's projects.
+func (st *state) save(path string) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("cannot save import state: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("cannot save import state: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("cannot save import state: %w", err)
+	}
+	return nil
+}
+
+// Run imports the transcript files. A file shorter than its kept offset
+// (rewritten since) is read again from its start.
+func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (Summary, error) {
+	sum := Summary{Envelopes: map[string]int{}}
+	st, err := loadState(opt.StatePath)
+	if err != nil {
+		return sum, err
+	}
+	prog := Progress{Files: len(files), Started: time.Now()}
+	sizes := make([]int64, len(files))
+	for i, f := range files {
+		if info, err := os.Stat(f.Path); err == nil {
+			sizes[i] = info.Size()
+			if off := st.Files[f.Path].Offset; off <= sizes[i] {
+				prog.Bytes += sizes[i] - off
+			} else {
+				prog.Bytes += sizes[i]
+			}
+		}
+	}
+	batch := max(opt.BatchSize, 0)
+	if batch == 0 {
+		batch = 500
+	}
+	sessions := map[string]bool{}
+	for i, f := range files {
+		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+		fs := st.Files[f.Path]
+		if fs.Offset > sizes[i] {
+			fs = fileState{}
+		}
+		c := &converter{file: f, prompt: fs.Prompt, pl: opt.Pipeline}
+		n, read, err := c.readFrom(fs.Offset, func(envs []event.Envelope) error {
+			if opt.DryRun || opt.Deliver == nil {
+				return nil
+			}
+			return opt.Deliver(ctx, envs)
+		}, batch, &sum)
+		sum.Files++
+		sum.Bytes += read
+		prog.FilesDone++
+		prog.BytesDone += read
+		for _, s := range c.sessions {
+			sessions[s] = true
+		}
+		if err != nil {
+			return sum, fmt.Errorf("cannot import %s: %w", f.Path, err)
+		}
+		if !opt.DryRun {
+			st.Files[f.Path] = fileState{Offset: n, Prompt: c.prompt}
+			if err := st.save(opt.StatePath); err != nil {
+				return sum, err
+			}
+		}
+		if opt.Progress != nil {
+			opt.Progress(prog)
+		}
+	}
+	for s := range sessions {
+		sum.Sessions = append(sum.Sessions, s)
+	}
+	slices.Sort(sum.Sessions)
+	return sum, nil
+}
+
+// converter turns the records of one transcript file into envelopes.
+type converter struct {
+	file     claudecode.TranscriptFile
+	pl       *ingest.Pipeline
+	prompt   string // the prompt id in force
+	pending  []event.Envelope
+	sessions []string
+}
+
+// readFrom reads the file from offset, handing envelopes to deliver in
+// batches; it returns the offset reached and the bytes read.
+func (c *converter) readFrom(offset int64, deliver func([]event.Envelope) error, batch int, sum *Summary) (int64, int64, error) {
+	f, err := os.Open(c.file.Path)
+	if err != nil {
+		return offset, 0, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return offset, 0, err
+	}
+	flush := func() error {
+		if len(c.pending) == 0 {
+			return nil
+		}
+		if err := deliver(c.pending); err != nil {
+			return err
+		}
+		c.pending = c.pending[:0]
+		return nil
+	}
+	// Offsets are kept per file, after its last batch: a failed delivery
+	// leaves the whole file to read again, which the envelope ids make
+	// harmless.
+	n, tst, err := claudecode.ReadTranscript(f, func(rec *claudecode.TranscriptRecord) error {
+		envs, err := c.convert(rec)
+		if err != nil {
+			return err
+		}
+		for _, e := range envs {
+			sum.Envelopes[eventName(e)]++
+		}
+		c.pending = append(c.pending, envs...)
+		if len(c.pending) >= batch {
+			return flush()
+		}
+		return nil
+	})
+	sum.Records += tst.Records
+	sum.Skipped += tst.Skipped
+	if err != nil {
+		return offset, n, err
+	}
+	if err := flush(); err != nil {
+		return offset, n, err
+	}
+	return offset + n, n, nil
+}
+
+// eventName is the hook_event_name the converter put in an envelope.
+func eventName(e event.Envelope) string {
+	var p struct {
+		Name string `json:"hook_event_name"`
+	}
+	json.Unmarshal(e.Payload, &p)
+	return p.Name
+}
+
+// convert returns the envelopes one record makes.
+func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope, error) {
+	if rec.Type == "user" && rec.PromptID != "" {
+		c.prompt = rec.PromptID
+	}
+	session := c.file.SessionID
+	var out []event.Envelope
+	if rec.Type == "assistant" && rec.Message.Usage != nil {
+		p := c.common(rec, event.TranscriptUsage)
+		p["model"] = rec.Message.Model
+		p["uuid"] = rec.UUID
+		p["message_id"] = rec.Message.ID
+		p["request_id"] = rec.RequestID
+		p["usage"] = rec.Message.Usage
+		env, err := c.wrap(p, rec, "usage:"+rec.UUID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, env)
+	}
+	if len(out) > 0 && !slices.Contains(c.sessions, session) {
+		c.sessions = append(c.sessions, session)
+	}
+	return out, nil
+}
+
+// common returns the fields every payload made from rec carries, as the
+// hooks would send them: the session, the agent, the main transcript path
+// (hook events of subagents carry the parent's too), cwd and prompt id.
+func (c *converter) common(rec *claudecode.TranscriptRecord, name string) map[string]any {
+	p := map[string]any{
+		"hook_event_name": name,
+		"session_id":      c.file.SessionID,
+		"transcript_path": c.file.MainPath,
+		"cwd":             rec.CWD,
+	}
+	if c.file.AgentID != "" {
+		p["agent_id"] = c.file.AgentID
+	}
+	if c.prompt != "" {
+		p["prompt_id"] = c.prompt
+	}
+	return p
+}
+
+// wrap makes the envelope of payload p, made from rec: through the
+// pipeline (sidecar, privacy), at the record's time, with an id derived
+// from the session, the agent and key.
+func (c *converter) wrap(p map[string]any, rec *claudecode.TranscriptRecord, key string) (event.Envelope, error) {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return event.Envelope{}, err
+	}
+	at := rec.Time()
+	if at.IsZero() {
+		at = time.Unix(0, 0)
+	}
+	out, err := c.pl.RunRecorded(context.Background(), data, RecordID(at, c.file.SessionID+"\x00"+c.file.AgentID+"\x00"+key), at.UTC())
+	if err != nil {
+		return event.Envelope{}, err
+	}
+	return *out.Envelope, nil
+}
+
+// RecordID returns the envelope id of an imported record: shaped like the
+// hooks' UUIDv7 ids (the time's milliseconds first, so that ids sort by
+// time), with the rest taken from a hash of key, so that the same record
+// always gets the same id. The version nibble is 8 (RFC 9562's custom
+// layout), which tells an imported record's id from a hook's.
+func RecordID(at time.Time, key string) string {
+	h := sha256.Sum256([]byte(key))
+	var u [16]byte
+	ms := uint64(at.UnixMilli())
+	for i := range 6 {
+		u[i] = byte(ms >> (40 - 8*i))
+	}
+	copy(u[6:], h[:10])
+	u[6] = 0x80 | u[6]&0x0f
+	u[8] = 0x80 | u[8]&0x3f
+	return event.UUIDString(u)
+}

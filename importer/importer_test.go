@@ -1,0 +1,223 @@
+package importer_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/importer"
+	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/privacy"
+)
+
+// copyTree copies testdata/<name> into a temporary directory, so that tests
+// can append to the transcripts.
+func copyTree(t *testing.T, name string) string {
+	t.Helper()
+	dst := t.TempDir()
+	src := filepath.Join("testdata", name)
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// pipeline is the ingest pipeline an import runs, with the default privacy
+// rules.
+func pipeline() *ingest.Pipeline {
+	return &ingest.Pipeline{Origin: ingest.Origin{Host: "h", User: "u", Version: "test"}, Privacy: privacy.DefaultOptions()}
+}
+
+// importAll imports root and returns the envelopes delivered.
+func importAll(t *testing.T, root, state string) ([]event.Envelope, importer.Summary) {
+	t.Helper()
+	files, err := importer.Find([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []event.Envelope
+	sum, err := importer.Run(context.Background(), files, importer.Options{
+		Pipeline: pipeline(), StatePath: state, BatchSize: 7,
+		Deliver: func(_ context.Context, envs []event.Envelope) error {
+			got = append(got, envs...)
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, sum
+}
+
+// usageByAgent sums the transcripts' usage records the plain way: every
+// assistant line of each file, one response per message id, each kind of
+// token the largest any of its lines reports.
+func usageByAgent(t *testing.T, root string) map[string][2]int64 {
+	t.Helper()
+	type msg struct{ in, out int64 }
+	out := map[string][2]int64{}
+	filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || filepath.Ext(p) != ".jsonl" {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		msgs := map[string]msg{}
+		agent := ""
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			var r struct {
+				Type    string `json:"type"`
+				AgentID string `json:"agentId"`
+				Message struct {
+					ID    string `json:"id"`
+					Usage *struct {
+						In  int64 `json:"input_tokens"`
+						Out int64 `json:"output_tokens"`
+					} `json:"usage"`
+				} `json:"message"`
+			}
+			if json.Unmarshal(sc.Bytes(), &r) != nil || r.Type != "assistant" || r.Message.Usage == nil {
+				continue
+			}
+			agent = r.AgentID
+			m := msgs[r.Message.ID]
+			msgs[r.Message.ID] = msg{max(m.in, r.Message.Usage.In), max(m.out, r.Message.Usage.Out)}
+		}
+		sum := out[agent]
+		for _, m := range msgs {
+			sum[0] += m.in
+			sum[1] += m.out
+		}
+		out[agent] = sum
+		return nil
+	})
+	return out
+}
+
+// TestImportUsage: the tokens per agent of an imported real session (the
+// client's parallel subagents) equal the sum of its transcripts' usage
+// records, each response once.
+func TestImportUsage(t *testing.T) {
+	root := copyTree(t, "parallel")
+	envs, sum := importAll(t, root, "")
+	want := usageByAgent(t, root)
+	if len(want) != 3 {
+		t.Fatalf("the fixture has usage for %d agents, want 3", len(want))
+	}
+	res := attribution.Build(envs)
+	if len(res.Sessions) != 1 {
+		t.Fatalf("%d sessions", len(res.Sessions))
+	}
+	s := res.Sessions[0]
+	var total [2]int64
+	for id, w := range want {
+		var a *attribution.Agent
+		for _, x := range s.Agents {
+			if x.AgentID == id {
+				a = x
+			}
+		}
+		if a == nil || a.Usage == nil {
+			t.Fatalf("agent %q: no usage (agents %d)", id, len(s.Agents))
+		}
+		if a.Usage.InputTokens != w[0] || a.Usage.OutputTokens != w[1] {
+			t.Errorf("agent %q: %d in, %d out; the transcript says %d, %d", id, a.Usage.InputTokens, a.Usage.OutputTokens, w[0], w[1])
+		}
+		total[0] += w[0]
+		total[1] += w[1]
+	}
+	if s.Usage == nil || s.Usage.InputTokens != total[0] || s.Usage.OutputTokens != total[1] {
+		t.Fatalf("session usage %+v, want %v", s.Usage, total)
+	}
+	// The subagents are placed by their sidecar files, read on import.
+	for _, a := range s.Agents[1:] {
+		if a.SpawnToolUseID == "" || a.ResolvedBy != attribution.ResolvedBySidecar {
+			t.Errorf("subagent %s: spawned by %q (%s)", a.AgentID, a.SpawnToolUseID, a.ResolvedBy)
+		}
+	}
+	if sum.Envelopes[event.TranscriptUsage] != len(envs) || sum.Files != 3 {
+		t.Fatalf("summary %+v for %d envelopes", sum, len(envs))
+	}
+	for _, e := range envs {
+		if e.Kind != event.KindTranscript || e.Host != "h" || e.User != "u" {
+			t.Fatalf("envelope %+v", e)
+		}
+	}
+}
+
+// TestImportResumes: a second import reads nothing it read before; a line
+// appended in two writes (torn in between) is imported once, whole; the
+// same record imported again (no state) gets the same envelope id.
+func TestImportResumes(t *testing.T) {
+	root := copyTree(t, "parallel")
+	state := filepath.Join(t.TempDir(), "import.json")
+	first, _ := importAll(t, root, state)
+	if len(first) == 0 {
+		t.Fatal("nothing imported")
+	}
+	again, sum := importAll(t, root, state)
+	if len(again) != 0 || sum.Bytes != 0 {
+		t.Fatalf("second import made %d envelopes from %d bytes", len(again), sum.Bytes)
+	}
+	files, _ := importer.Find([]string{root})
+	main := files[0].Path
+	line := `{"type":"assistant","uuid":"9d1f0000-0000-4000-8000-000000000001","sessionId":"04c54c49-9580-4ffd-ac42-925d83960a3b","timestamp":"2026-11-25T13:40:00Z","message":{"id":"msg_new","model":"claude-opus-4-8","usage":{"input_tokens":1000,"output_tokens":77}}}` + "\n"
+	appendTo := func(s string) {
+		f, err := os.OpenFile(main, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(s)
+		f.Close()
+	}
+	appendTo(line[:50])
+	if torn, _ := importAll(t, root, state); len(torn) != 0 {
+		t.Fatalf("a torn line made %d envelopes", len(torn))
+	}
+	appendTo(line[50:])
+	whole, _ := importAll(t, root, state)
+	if len(whole) != 1 {
+		t.Fatalf("the completed line made %d envelopes", len(whole))
+	}
+	all, _ := importAll(t, root, "")
+	ids := map[string]bool{}
+	for _, e := range all {
+		ids[e.ID] = true
+	}
+	for _, e := range append(first, whole...) {
+		if !ids[e.ID] {
+			t.Fatalf("envelope %s is not made again by a fresh import", e.ID)
+		}
+	}
+	if len(ids) != len(first)+1 {
+		t.Fatalf("a fresh import made %d distinct ids, want %d", len(ids), len(first)+1)
+	}
+	s := attribution.Build(all).Sessions[0]
+	if s.Usage.Unpriced != s.Usage.Responses || len(s.Turns) != 1 {
+		t.Fatalf("usage %+v, turns %+v", s.Usage, s.Turns)
+	}
+}
