@@ -57,6 +57,11 @@ type SessionView struct {
 	Runs            []attribution.Run        `json:"runs"`
 	Compactions     []attribution.Compaction `json:"compactions"`
 	Counts          attribution.Counts       `json:"counts"`
+	// Usage is the tokens and cost of all the session's agents, and Turns
+	// per prompt (attribution.Session.Usage, Turns), from imported
+	// transcripts; absent before any.
+	Usage *attribution.Usage      `json:"usage,omitempty"`
+	Turns []attribution.TurnUsage `json:"turns,omitempty"`
 	// DerivedSeq is the last_seq of the session the model was computed
 	// at: it is current when it equals last_seq.
 	DerivedSeq int64 `json:"derived_seq"`
@@ -126,6 +131,7 @@ func view(sess store.Session, sm, target store.SessionModel) SessionView {
 			v.ParentSessionID, v.Lineage = s.ParentSessionID, s.Lineage
 			v.ChildSessionIDs, v.AliasSessionIDs, v.Phantom = s.ChildSessionIDs, s.AliasSessionIDs, s.Phantom
 			v.Runs, v.Compactions, v.Counts = s.Runs, s.Compactions, s.Counts
+			v.Usage, v.Turns = s.Usage, s.Turns
 		}
 	}
 	if v.Project == "" {

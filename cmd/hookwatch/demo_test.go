@@ -10,15 +10,18 @@ import (
 	"time"
 )
 
-// serveInProcess runs `hookwatch serve` in this process on a free port and
-// returns its URL; it stops when the test ends.
-func serveInProcess(t *testing.T) string {
+// serveInProcess runs `hookwatch serve` in this process on a free port,
+// with the extra flags given, and returns its URL; it stops when the test
+// ends.
+func serveInProcess(t *testing.T, flags ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &serveOutput{line: make(chan string, 1)}
 	var stderr strings.Builder
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, nil, out, &stderr) }()
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, flags...), nil, out, &stderr)
+	}()
 	t.Cleanup(func() { cancel(); <-done })
 	select {
 	case line := <-out.line:

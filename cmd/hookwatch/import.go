@@ -8,34 +8,177 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
+	"time"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/codex/rollout"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/importer"
 	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/privacy"
 )
 
 func init() {
 	register(command{
 		name:    "import",
-		summary: "import Codex rollout files (tool calls hooks missed, exit codes, token usage)",
+		summary: "import Claude Code transcripts (what no hook recorded, the tokens of every agent), or Codex rollouts with --codex",
 		run:     runImport,
 	})
 }
 
-// importBatch is how many envelopes one POST carries.
-const importBatch = 500
+const importSynopsis = `import [--dry-run] [--no-start] [PATH…] | import --codex [PATH…]
 
+Reads Claude Code's transcripts — a main transcript <session>.jsonl, its
+subagents' <session>/subagents/agent-<id>.jsonl, or directories holding them
+(default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects) — and sends
+what they record to the collector at HOOKWATCH_URL, through the same privacy
+rules as every hook event: the tokens of every API response, priced per
+agent, per turn and per session (hookwatch serve --prices FILE replaces the
+built-in price table).
+
+Importing is resumable and idempotent: the offset reached in each file is
+kept in $HOOKWATCH_HOME/import-state.json, a second run reads only what was
+appended since, and a record imported twice is stored once. A line still
+being written is left for the next run.
+
+With --codex it imports Codex rollout files instead (default: every rollout
+under $CODEX_HOME/sessions): the tool calls hooks missed, and exit codes.
+
+Flags:`
+
+// runImport is `hookwatch import`.
 func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("import", "import --codex [PATH ...]", stderr)
+	fs := newFlagSet("import", importSynopsis, stderr)
 	isCodex := fs.Bool("codex", false, "import Codex rollout files: the PATHs (files or directories), default every rollout under $CODEX_HOME/sessions")
-	if err := parseFlags(fs, args); err != nil {
+	dryRun := fs.Bool("dry-run", false, "read and count what would be imported; send and keep nothing")
+	noStart := fs.Bool("no-start", false, "do not start a collector when none answers")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if !*isCodex {
-		return fmt.Errorf("%w: say what to import: --codex", errUsage)
-	}
 	paths := fs.Args()
+	if *isCodex {
+		return runImportCodex(ctx, paths, stdout, stderr)
+	}
+	if len(paths) == 0 {
+		dir, err := claudecode.UserConfigDir(os.Getenv, "")
+		if err != nil {
+			return err
+		}
+		paths = []string{filepath.Join(dir, "projects")}
+	}
+	files, err := importer.Find(paths)
+	if err != nil {
+		return err
+	}
+	priv, err := privacy.OptionsFromEnv(os.Getenv)
+	if err != nil {
+		return fmt.Errorf("cannot read the privacy settings: %w", err)
+	}
+	home := hook.Home(os.Getenv)
+	opt := importer.Options{
+		Pipeline: &ingest.Pipeline{Origin: ingest.LocalOrigin(version), Privacy: priv},
+		DryRun:   *dryRun,
+	}
+	if !*dryRun {
+		base, token := collectorURL()
+		if !healthy(ctx, base, 2*time.Second) {
+			if cfg, _ := hook.ConfigFromEnv(os.Getenv); *noStart || !cfg.Autostart {
+				return fmt.Errorf("no collector answers at %s: start one with 'hookwatch serve'", base)
+			}
+			if err := startCollector(ctx, home, base); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "No collector answered at %s: started one in the background (stop it with: hookwatch stop).\n", base)
+		}
+		client := &http.Client{}
+		opt.Deliver = func(ctx context.Context, envs []event.Envelope) error {
+			return postEnvelopes(ctx, client, base, token, envs, "the imported records")
+		}
+		opt.StatePath = filepath.Join(home, "import-state.json")
+	}
+	if isTerminal(stderr) {
+		opt.Progress = func(p importer.Progress) { drawProgress(stderr, p) }
+	}
+	sum, err := importer.Run(ctx, files, opt)
+	if opt.Progress != nil {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if err != nil {
+		return err
+	}
+	verb := "imported"
+	if *dryRun {
+		verb = "would import"
+	}
+	fmt.Fprintf(stdout, "%s %d records of %d sessions from %d files (%s read)", verb, sum.Total(), len(sum.Sessions), sum.Files, megabytes(sum.Bytes))
+	names := make([]string, 0, len(sum.Envelopes))
+	for n := range sum.Envelopes {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %d", n, sum.Envelopes[n]))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(stdout, ": %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(stdout)
+	if *dryRun {
+		for _, s := range sum.Sessions {
+			fmt.Fprintf(stdout, "  session %s\n", s)
+		}
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a terminal, where a progress bar is
+// drawn; elsewhere (a pipe, a log) import is quiet until its summary.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// drawProgress redraws the progress line: files, bytes, rate and ETA.
+func drawProgress(w io.Writer, p importer.Progress) {
+	el := time.Since(p.Started).Seconds()
+	rate := 0.0
+	if el > 0 {
+		rate = float64(p.BytesDone) / el
+	}
+	eta := "?"
+	if rate > 0 {
+		eta = (time.Duration(float64(p.Bytes-p.BytesDone)/rate) * time.Second).Round(time.Second).String()
+	}
+	width := 30
+	done := width
+	if p.Bytes > 0 {
+		done = int(float64(width) * float64(p.BytesDone) / float64(p.Bytes))
+	}
+	done = min(max(done, 0), width)
+	fmt.Fprintf(w, "\r\033[K[%s%s] %d/%d files  %s/%s  %s/s  ETA %s",
+		strings.Repeat("#", done), strings.Repeat(".", width-done), p.FilesDone, p.Files,
+		megabytes(p.BytesDone), megabytes(p.Bytes), megabytes(int64(rate)), eta)
+}
+
+func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// importBatch is how many envelopes one POST of Codex rollout events
+// carries.
+const importBatch = 500
+
+// runImportCodex imports Codex rollout files: the paths, default every
+// rollout under $CODEX_HOME/sessions.
+func runImportCodex(ctx context.Context, paths []string, stdout, stderr io.Writer) error {
 	if len(paths) == 0 {
 		home, err := codex.Home(os.Getenv)
 		if err != nil {

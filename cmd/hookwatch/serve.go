@@ -16,6 +16,7 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/pricing"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
@@ -34,7 +35,7 @@ func init() {
 // runServe is `hookwatch serve`. It returns nil after a clean shutdown on
 // SIGINT/SIGTERM (ctx canceled).
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--insecure-no-token]", stderr)
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--prices FILE] [--insecure-no-token]", stderr)
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
 	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
 	var retain duration
@@ -47,6 +48,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	auditMax := fs.Int64("audit-max-bytes", audit.DefaultMaxFileBytes, "rotate an audit file past this size")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without a token")
 	rollouts := fs.String("codex-rollouts", serveEnvOr("HOOKWATCH_CODEX_ROLLOUTS", "auto"), "follow Codex's rollout files for what its hooks miss: auto (when Codex's home exists), off, or the sessions directory (env HOOKWATCH_CODEX_ROLLOUTS)")
+	prices := fs.String("prices", "", "price table (JSON: {\"date\":…,\"models\":{\"<model>\":{\"input\":…,\"output\":…,\"cache_read\":…,\"cache_write_5m\":…,\"cache_write_1h\":…}}}, USD per million tokens) replacing the built-in one")
 	flagUsage := fs.Usage
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
 	if err := parseFlagsNoArgs(fs, args); err != nil {
@@ -63,6 +65,14 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	if *prices != "" {
+		t, err := pricing.Load(*prices)
+		if err != nil {
+			return err
+		}
+		pricing.SetDefault(t)
+	}
+
 	home, err := serveHome()
 	if err != nil {
 		return err

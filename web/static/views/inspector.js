@@ -172,6 +172,7 @@ function AgentDetails({ model, a, onSelect, onFilter }) {
       <${Field} k="duration">${fmtDur(dur)}<//>
       <${Field} k="tool calls">${plural(a.toolCount ?? a.calls.length, 'call')}${counts.length ? ` (${counts.join(', ')})` : ''}<//>
       <${Field} k="events">${fmtNum(a.events)}<//>
+      ${a.raw && a.raw.usage && html`<${Field} k="tokens"><span data-testid="agent-tokens">${fmtNum(a.raw.usage.input_tokens)} in · ${fmtNum(a.raw.usage.output_tokens)} out · ${fmtNum(a.raw.usage.cache_read_tokens)} cache read${a.raw.usage.unpriced ? '' : ` · $${a.raw.usage.cost_usd.toFixed(4)}`}</span><//>`}
       ${a.lastMessage && html`<${Field} k="last message"><span class="pre">${a.lastMessage}</span><//>`}
     </section>
     ${model.signals.get(a.id)?.signals.length > 0 && html`<section class="isec" data-testid="agent-signal-list"><h4>Signals</h4>

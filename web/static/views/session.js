@@ -372,6 +372,44 @@ function Curve({ model, version }) {
   return html`<div class="curve" ref=${ref} data-testid="curve" data-points=${n}></div>${err && html`<p class="error">${err}</p>`}`;
 }
 
+/** fmtUSD renders a cost in dollars; unknown (an unpriced model) as a dash. */
+function fmtUSD(usd, unpriced) {
+  if (!Number.isFinite(usd)) return '–';
+  const s = '$' + (usd >= 1 ? usd.toFixed(2) : usd.toFixed(4));
+  return unpriced ? s + '+' : s;
+}
+
+/**
+ * UsageTable lists tokens and cost per row (agents, turns) from the
+ * model's usage (attribution.Usage, imported from the transcripts).
+ */
+function UsageTable({ title, rows, testid }) {
+  return html`
+    <table class="stats" aria-label=${title} data-testid=${testid}>
+      <thead><tr><th>${title}</th><th class="num">responses</th><th class="num">input</th><th class="num">output</th><th class="num">cache read</th><th class="num">cache write</th><th class="num">cost</th></tr></thead>
+      <tbody>${rows.map(({ label, u }) => html`<tr>
+        <td>${label}</td><td class="num">${fmtNum(u.responses)}</td><td class="num">${fmtNum(u.input_tokens)}</td><td class="num">${fmtNum(u.output_tokens)}</td>
+        <td class="num">${fmtNum(u.cache_read_tokens)}</td><td class="num">${fmtNum(u.cache_creation_tokens)}</td>
+        <td class="num" title=${u.unpriced ? `${u.unpriced} responses of models the price table lacks are not counted` : ''}>${fmtUSD(u.cost_usd, u.unpriced)}</td></tr>`)}
+      </tbody>
+    </table>`;
+}
+
+function UsageSection({ model, agentName }) {
+  const sess = model.session || {};
+  const agents = [...model.agents.values()].filter((a) => a.raw && a.raw.usage).map((a) => ({ label: agentName(a.id), u: a.raw.usage }));
+  const turns = (Array.isArray(sess.turns) ? sess.turns : []).map((t, i) => ({ label: `turn ${i + 1}${t.prompt_id ? ' · ' + shortID(t.prompt_id, 8) : ''}`, u: t }));
+  if (!sess.usage && !agents.length) {
+    return html`<p class="muted">No token usage yet: run <code>hookwatch import</code> to read it from the session's transcripts.</p>`;
+  }
+  const total = sess.usage ? [{ label: 'session (all agents)', u: sess.usage }] : [];
+  return html`
+    <div class="two">
+      <div><${UsageTable} title="agent" rows=${[...total, ...agents]} testid="usage-agents" /></div>
+      <div><${UsageTable} title="turn" rows=${turns} testid="usage-turns" /></div>
+    </div>`;
+}
+
 function NumbersTab({ model, version }) {
   const st = useMemo(() => model.stats(), [version]);
   const agentName = (id) => {
@@ -381,6 +419,7 @@ function NumbersTab({ model, version }) {
   return html`
     <div class="numbers">
       <section><h3>Context window and cost</h3><${Curve} model=${model} version=${version} /></section>
+      <section><h3>Tokens and cost</h3><${UsageSection} model=${model} agentName=${agentName} /></section>
       <section class="two">
         <div><h3>Per tool</h3><${StatTable} title="tool" rows=${st.tools} label=${(k) => k} /></div>
         <div><h3>Per agent</h3><${StatTable} title="agent" rows=${st.agents} label=${agentName} /></div>

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// copyDir copies the directory src into dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestImportUsage imports a real session's transcripts (a main agent and
+// two parallel subagents) into a real collector priced by --prices, and
+// reads the tokens and cost per agent, per turn and per session from the
+// API; a second import adds nothing.
+func TestImportUsage(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	for _, k := range []string{"HOOKWATCH_DB", "HOOKWATCH_TOKEN", "HOOKWATCH_ADDR"} {
+		t.Setenv(k, "")
+	}
+	prices := filepath.Join(dir, "prices.json")
+	// The scripted model answers as claude-opus-4-8: $5 and $25 per million.
+	os.WriteFile(prices, []byte(`{"date":"2026-11-01","models":{"claude-opus-4-8":{"input":5,"output":25}}}`), 0o600)
+	base := serveInProcess(t, "--prices", prices)
+	t.Setenv("HOOKWATCH_URL", base)
+	projects := filepath.Join(dir, "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+
+	dry := mustHW(t, "import", "--dry-run", projects)
+	if !strings.HasPrefix(dry, "would import ") || !strings.Contains(dry, "04c54c49-9580-4ffd-ac42-925d83960a3b") {
+		t.Fatalf("dry run:\n%s", dry)
+	}
+	out := mustHW(t, "import", projects)
+	if !strings.HasPrefix(out, "imported ") || !strings.Contains(out, "from 3 files") {
+		t.Fatalf("import:\n%s", out)
+	}
+
+	type usage struct {
+		Input     int64   `json:"input_tokens"`
+		Output    int64   `json:"output_tokens"`
+		Responses int     `json:"responses"`
+		Cost      float64 `json:"cost_usd"`
+		Unpriced  int     `json:"unpriced"`
+	}
+	var agents struct {
+		Agents []struct {
+			AgentID string `json:"agent_id"`
+			Usage   *usage `json:"usage"`
+		} `json:"agents"`
+	}
+	id := "04c54c49-9580-4ffd-ac42-925d83960a3b"
+	getJSON(t, base, "/v1/sessions/"+id+"/agents", &agents)
+	if len(agents.Agents) != 3 {
+		t.Fatalf("%d agents", len(agents.Agents))
+	}
+	var sum usage
+	for _, a := range agents.Agents {
+		u := a.Usage
+		// Every response of the scripted model uses 10 tokens in, 5 out.
+		if u == nil || u.Responses == 0 || u.Input != 10*int64(u.Responses) || u.Output != 5*int64(u.Responses) || u.Unpriced != 0 {
+			t.Fatalf("agent %q usage %+v", a.AgentID, u)
+		}
+		sum.Input += u.Input
+		sum.Output += u.Output
+		sum.Responses += u.Responses
+		sum.Cost += u.Cost
+	}
+	var s struct {
+		Usage *usage `json:"usage"`
+		Turns []struct {
+			PromptID string `json:"prompt_id"`
+			usage
+		} `json:"turns"`
+	}
+	getJSON(t, base, "/v1/sessions/"+id, &s)
+	wantCost := float64(sum.Input*5+sum.Output*25) / 1e6
+	if s.Usage == nil || s.Usage.Input != sum.Input || s.Usage.Responses != sum.Responses || !near(s.Usage.Cost, wantCost) || !near(sum.Cost, wantCost) {
+		t.Fatalf("session usage %+v, agents sum %+v, want cost %v", s.Usage, sum, wantCost)
+	}
+	if len(s.Turns) != 1 || s.Turns[0].PromptID != "8c67a298-7ddf-4181-87b0-4bd61e00f5d0" || s.Turns[0].Responses != sum.Responses {
+		t.Fatalf("turns %+v", s.Turns)
+	}
+
+	again := mustHW(t, "import", projects)
+	if !strings.HasPrefix(again, "imported 0 records") {
+		t.Fatalf("second import:\n%s", again)
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
