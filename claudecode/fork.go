@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Bounds of ForkParent's reads: it runs in the hook, on the agent's path,
@@ -129,4 +130,41 @@ func readHead(path string, n int64) []byte {
 	defer f.Close()
 	b, _ := io.ReadAll(io.LimitReader(f, n))
 	return b
+}
+
+// StartsWithCopies reports whether the transcript at path begins with
+// messages copied from another session, as a fork's does: the copies keep
+// their original timestamps, so the file's first timestamped line (the
+// client's own bookkeeping, written when the fork started) is later than
+// its first message. A session's own transcript starts no later than its
+// first message. ForkParent alone cannot tell a fork from its parent, whose
+// first message the fork holds too; this can, from the file alone.
+func StartsWithCopies(path string) bool {
+	head := readHead(path, forkHeadBytes)
+	var first time.Time
+	for len(head) > 0 {
+		line, rest, ok := bytes.Cut(head, []byte{'\n'})
+		if !ok {
+			return false
+		}
+		head = rest
+		var m struct {
+			UUID      string `json:"uuid"`
+			Timestamp string `json:"timestamp"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.Timestamp == "" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, m.Timestamp)
+		if err != nil {
+			continue
+		}
+		if first.IsZero() {
+			first = at
+		}
+		if m.UUID != "" {
+			return at.Before(first)
+		}
+	}
+	return false
 }

@@ -35,3 +35,27 @@ func BenchmarkForkParentWorstCase(b *testing.B) {
 		}
 	}
 }
+
+func TestStartsWithCopies(t *testing.T) {
+	dir := t.TempDir()
+	f := func(content string, want bool) {
+		t.Helper()
+		p := filepath.Join(dir, "s.jsonl")
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := StartsWithCopies(p); got != want {
+			t.Fatalf("StartsWithCopies(%q) = %v, want %v", content, got, want)
+		}
+	}
+	// As 2.1.332 writes them: a fork's bookkeeping line, written when the
+	// fork started, precedes the parent's messages it copied.
+	f(`{"type":"mode"}`+"\n"+`{"type":"queue-operation","timestamp":"2026-11-25T15:50:21.981Z"}`+"\n"+
+		`{"type":"user","uuid":"79430752-0000","timestamp":"2026-11-25T15:50:08.880Z"}`+"\n", true)
+	// The parent itself: its queue line is older than its first message.
+	f(`{"type":"queue-operation","timestamp":"2026-11-25T15:50:08.338Z"}`+"\n"+
+		`{"type":"user","uuid":"79430752-0000","timestamp":"2026-11-25T15:50:08.880Z"}`+"\n", false)
+	f(`{"type":"user","uuid":"79430752-0000","timestamp":"2026-11-25T15:50:08.880Z"}`+"\n", false)
+	f("", false)
+	f(`{"type":"queue-operation","timestamp":"2026-11-25T15:50:21.981Z"}`, false) // a cut line
+}

@@ -30,12 +30,21 @@ type TranscriptRecord struct {
 	RequestID string `json:"requestId"`
 	// IsMeta marks a user record the client wrote itself (a command's
 	// output, a caveat), not the user's prompt.
-	IsMeta  bool `json:"isMeta"`
-	Message struct {
-		ID    string       `json:"id"`
-		Role  string       `json:"role"`
-		Model string       `json:"model"`
-		Usage *event.Usage `json:"usage"`
+	IsMeta bool `json:"isMeta"`
+	// IsCompactSummary marks the summary a compaction put in place of
+	// the conversation: a user record no user wrote.
+	IsCompactSummary bool   `json:"isCompactSummary"`
+	PermissionMode   string `json:"permissionMode"`
+	// ToolUseResult is, on a user record carrying a tool result, the
+	// tool's structured result: what a PostToolUse hook gets as
+	// tool_response.
+	ToolUseResult json.RawMessage `json:"toolUseResult"`
+	Message       struct {
+		ID         string       `json:"id"`
+		Role       string       `json:"role"`
+		Model      string       `json:"model"`
+		StopReason string       `json:"stop_reason"`
+		Usage      *event.Usage `json:"usage"`
 		// Content is a string (a prompt) or an array of blocks.
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
@@ -80,7 +89,7 @@ func (r *TranscriptRecord) Blocks() []TranscriptBlock {
 // the user typed), and false for any other record.
 func (r *TranscriptRecord) Prompt() (string, bool) {
 	c := bytes.TrimSpace(r.Message.Content)
-	if r.Type != "user" || r.IsMeta || len(c) == 0 || c[0] != '"' {
+	if r.Type != "user" || r.IsMeta || r.IsCompactSummary || len(c) == 0 || c[0] != '"' {
 		return "", false
 	}
 	var s string

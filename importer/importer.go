@@ -55,6 +55,27 @@ type Options struct {
 	BatchSize int
 	// Progress, when set, is called after each file and each batch.
 	Progress func(Progress)
+	// Known returns what is already stored of a session (captured by
+	// hooks, or imported before), so that it is not sent twice; nil
+	// knows nothing. It is asked once per session.
+	Known func(ctx context.Context, sessionID string) (*Known, error)
+}
+
+// Known is what the store already holds of one session, by the ids the
+// hooks and the transcripts share: a record that matches is not imported
+// again, and one the hooks saw only in part (a call without an outcome,
+// an agent that never stopped) is completed.
+type Known struct {
+	// Calls maps a tool_use_id to whether the call has an outcome.
+	Calls map[string]bool
+	// Prompts are the prompt ids of the user's prompts.
+	Prompts map[string]bool
+	// Agents maps a subagent's id to whether it stopped.
+	Agents map[string]bool
+}
+
+func newKnown() *Known {
+	return &Known{Calls: map[string]bool{}, Prompts: map[string]bool{}, Agents: map[string]bool{}}
 }
 
 // Progress is how far an import has come.
@@ -145,6 +166,9 @@ type fileState struct {
 	// Prompt is the prompt id in force at Offset: assistant records carry
 	// none, they belong to the latest user record's.
 	Prompt string `json:"prompt,omitempty"`
+	// Open maps the tool_use_id of a call whose result is not read yet
+	// to its tool name, which the result record lacks.
+	Open map[string]string `json:"open,omitempty"`
 }
 
 // state is the state file: offsets by transcript path.
@@ -221,6 +245,7 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (S
 		batch = 500
 	}
 	sessions := map[string]bool{}
+	known := map[string]*Known{}
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
 			return sum, err
@@ -229,7 +254,23 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (S
 		if fs.Offset > sizes[i] {
 			fs = fileState{}
 		}
-		c := &converter{file: f, prompt: fs.Prompt, pl: opt.Pipeline}
+		k := known[f.SessionID]
+		if k == nil {
+			k = newKnown()
+			if opt.Known != nil {
+				if k, err = opt.Known(ctx, f.SessionID); err != nil {
+					return sum, fmt.Errorf("cannot read what is stored of session %s: %w", f.SessionID, err)
+				}
+			}
+			known[f.SessionID] = k
+		}
+		c := &converter{file: f, prompt: fs.Prompt, open: fs.Open, started: fs.Offset > 0, known: k, pl: opt.Pipeline}
+		if f.AgentID == "" && fs.Offset == 0 {
+			c.copied = forkCopies(f)
+		}
+		if f.AgentID != "" {
+			c.meta = ingest.ReadSubagentMeta(&event.Payload{Common: event.Common{TranscriptPath: f.MainPath, SessionID: f.SessionID, AgentID: f.AgentID}})
+		}
 		n, read, err := c.readFrom(fs.Offset, func(envs []event.Envelope) error {
 			if opt.DryRun || opt.Deliver == nil {
 				return nil
@@ -247,7 +288,7 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (S
 			return sum, fmt.Errorf("cannot import %s: %w", f.Path, err)
 		}
 		if !opt.DryRun {
-			st.Files[f.Path] = fileState{Offset: n, Prompt: c.prompt}
+			st.Files[f.Path] = fileState{Offset: n, Prompt: c.prompt, Open: c.open}
 			if err := st.save(opt.StatePath); err != nil {
 				return sum, err
 			}
@@ -267,7 +308,12 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (S
 type converter struct {
 	file     claudecode.TranscriptFile
 	pl       *ingest.Pipeline
-	prompt   string // the prompt id in force
+	meta     *event.SubagentMeta // a subagent's sidecar
+	known    *Known
+	prompt   string            // the prompt id in force
+	open     map[string]string // calls without a result: tool name by id
+	started  bool              // the file was read before: its agent started
+	copied   map[string]bool   // uuids of a fork's records copied from its parent
 	pending  []event.Envelope
 	sessions []string
 }
@@ -330,13 +376,99 @@ func eventName(e event.Envelope) string {
 	return p.Name
 }
 
-// convert returns the envelopes one record makes.
+// convert returns the envelopes one record makes: the hook events the
+// client fired for it, less what the store already has (Known), and its
+// usage.
 func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope, error) {
+	if c.copied[rec.UUID] {
+		return nil, nil // the parent's record, imported with the parent
+	}
 	if rec.Type == "user" && rec.PromptID != "" {
 		c.prompt = rec.PromptID
 	}
-	session := c.file.SessionID
 	var out []event.Envelope
+	emit := func(p map[string]any, key string) error {
+		env, err := c.wrap(p, rec, key)
+		if err == nil {
+			out = append(out, env)
+		}
+		return err
+	}
+	if c.file.AgentID != "" && !c.started {
+		c.started = true
+		if _, ok := c.known.Agents[c.file.AgentID]; !ok {
+			c.known.Agents[c.file.AgentID] = false
+			if err := emit(c.common(rec, event.SubagentStart), "start"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if text, ok := rec.Prompt(); ok && c.file.AgentID == "" && rec.PromptID != "" && !clientText(text) && !c.known.Prompts[rec.PromptID] {
+		c.known.Prompts[rec.PromptID] = true
+		p := c.common(rec, event.UserPromptSubmit)
+		p["prompt"] = text
+		if rec.PermissionMode != "" {
+			p["permission_mode"] = rec.PermissionMode
+		}
+		if err := emit(p, "prompt:"+rec.PromptID); err != nil {
+			return nil, err
+		}
+	}
+	blocks := rec.Blocks()
+	final := rec.Type == "assistant" && rec.Message.StopReason == "end_turn"
+	for _, b := range blocks {
+		switch {
+		case rec.Type == "assistant" && b.Type == "tool_use" && b.ID != "":
+			final = false
+			if c.open == nil {
+				c.open = map[string]string{}
+			}
+			c.open[b.ID] = b.Name
+			if _, ok := c.known.Calls[b.ID]; ok {
+				continue
+			}
+			c.known.Calls[b.ID] = false
+			p := c.common(rec, event.PreToolUse)
+			p["tool_name"], p["tool_input"], p["tool_use_id"] = b.Name, json.RawMessage(orNull(b.Input)), b.ID
+			if err := emit(p, "pre:"+b.ID); err != nil {
+				return nil, err
+			}
+		case rec.Type == "user" && b.Type == "tool_result" && b.ToolUseID != "":
+			name, ok := c.open[b.ToolUseID]
+			delete(c.open, b.ToolUseID)
+			if done := c.known.Calls[b.ToolUseID]; done || !ok {
+				continue // stored with its outcome, or its call is not in this file
+			}
+			c.known.Calls[b.ToolUseID] = true
+			var p map[string]any
+			if b.IsError {
+				p = c.common(rec, event.PostToolUseFailure)
+				p["error"] = resultText(b.Content)
+			} else {
+				p = c.common(rec, event.PostToolUse)
+				resp := rec.ToolUseResult
+				if len(blocks) > 1 || len(resp) == 0 {
+					resp = b.Content // one record, several results: the result's own text
+				}
+				p["tool_response"] = json.RawMessage(orNull(resp))
+			}
+			p["tool_name"], p["tool_use_id"] = name, b.ToolUseID
+			if err := emit(p, "post:"+b.ToolUseID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if final && c.file.AgentID != "" && !c.known.Agents[c.file.AgentID] {
+		// The subagent's last answer: it stops here.
+		c.known.Agents[c.file.AgentID] = true
+		p := c.common(rec, event.SubagentStop)
+		p["agent_transcript_path"] = c.file.Path
+		p["last_assistant_message"] = blocksText(blocks)
+		p["stop_hook_active"] = false
+		if err := emit(p, "stop:"+rec.UUID); err != nil {
+			return nil, err
+		}
+	}
 	if rec.Type == "assistant" && rec.Message.Usage != nil {
 		p := c.common(rec, event.TranscriptUsage)
 		p["model"] = rec.Message.Model
@@ -344,16 +476,78 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 		p["message_id"] = rec.Message.ID
 		p["request_id"] = rec.RequestID
 		p["usage"] = rec.Message.Usage
-		env, err := c.wrap(p, rec, "usage:"+rec.UUID)
-		if err != nil {
+		if err := emit(p, "usage:"+rec.UUID); err != nil {
 			return nil, err
 		}
-		out = append(out, env)
 	}
-	if len(out) > 0 && !slices.Contains(c.sessions, session) {
-		c.sessions = append(c.sessions, session)
+	if len(out) > 0 && !slices.Contains(c.sessions, c.file.SessionID) {
+		c.sessions = append(c.sessions, c.file.SessionID)
 	}
 	return out, nil
+}
+
+// forkCopies returns, for a forked session's main transcript, the uuids
+// of the records it copied from its parent (claudecode.ForkParent): they
+// are the parent's prompts, calls and responses, not the fork's. Nil for a
+// transcript that is not a fork's.
+func forkCopies(f claudecode.TranscriptFile) map[string]bool {
+	if !claudecode.StartsWithCopies(f.Path) {
+		return nil
+	}
+	parent := claudecode.ForkParent(f.Path, f.SessionID)
+	if parent == "" {
+		return nil
+	}
+	pf, err := os.Open(filepath.Join(filepath.Dir(f.Path), parent+".jsonl"))
+	if err != nil {
+		return nil
+	}
+	defer pf.Close()
+	uuids := map[string]bool{}
+	claudecode.ReadTranscript(pf, func(rec *claudecode.TranscriptRecord) error {
+		if rec.UUID != "" {
+			uuids[rec.UUID] = true
+		}
+		return nil
+	})
+	return uuids
+}
+
+// clientText reports whether a user record's text is the client's own (a
+// slash command's echo, a local command's output), for which no
+// UserPromptSubmit fires.
+func clientText(s string) bool {
+	return strings.HasPrefix(s, "<command-") || strings.HasPrefix(s, "<local-command-")
+}
+
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+// resultText returns a tool result's content as text: the string, or the
+// text blocks joined.
+func resultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var bs []claudecode.TranscriptBlock
+	json.Unmarshal(raw, &bs)
+	return blocksText(bs)
+}
+
+// blocksText joins the text blocks.
+func blocksText(bs []claudecode.TranscriptBlock) string {
+	var parts []string
+	for _, b := range bs {
+		if b.Type == "text" && b.Text != "" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }
 
 // common returns the fields every payload made from rec carries, as the
@@ -368,6 +562,9 @@ func (c *converter) common(rec *claudecode.TranscriptRecord, name string) map[st
 	}
 	if c.file.AgentID != "" {
 		p["agent_id"] = c.file.AgentID
+		if c.meta != nil {
+			p["agent_type"] = c.meta.AgentType
+		}
 	}
 	if c.prompt != "" {
 		p["prompt_id"] = c.prompt

@@ -159,7 +159,7 @@ func TestImportUsage(t *testing.T) {
 			t.Errorf("subagent %s: spawned by %q (%s)", a.AgentID, a.SpawnToolUseID, a.ResolvedBy)
 		}
 	}
-	if sum.Envelopes[event.TranscriptUsage] != len(envs) || sum.Files != 3 {
+	if sum.Envelopes[event.TranscriptUsage] != 43 || sum.Total() != len(envs) || sum.Files != 3 {
 		t.Fatalf("summary %+v for %d envelopes", sum, len(envs))
 	}
 	for _, e := range envs {

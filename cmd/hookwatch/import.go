@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/codex/rollout"
@@ -37,9 +40,12 @@ Reads Claude Code's transcripts — a main transcript <session>.jsonl, its
 subagents' <session>/subagents/agent-<id>.jsonl, or directories holding them
 (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects) — and sends
 what they record to the collector at HOOKWATCH_URL, through the same privacy
-rules as every hook event: the tokens of every API response, priced per
+rules as every hook event: the user's prompts, every tool call and its
+outcome, the subagents, and the tokens of every API response, priced per
 agent, per turn and per session (hookwatch serve --prices FILE replaces the
-built-in price table).
+built-in price table). What the hooks already captured (the same tool_use_id,
+prompt id or subagent) is not sent again; a call or a subagent they saw only
+in part is completed.
 
 Importing is resumable and idempotent: the offset reached in each file is
 kept in $HOOKWATCH_HOME/import-state.json, a second run reads only what was
@@ -84,8 +90,13 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		Pipeline: &ingest.Pipeline{Origin: ingest.LocalOrigin(version), Privacy: priv},
 		DryRun:   *dryRun,
 	}
-	if !*dryRun {
-		base, token := collectorURL()
+	base, token := collectorURL()
+	client := &http.Client{}
+	if *dryRun {
+		if healthy(ctx, base, 2*time.Second) {
+			opt.Known = storedOf(client, base, token)
+		}
+	} else {
 		if !healthy(ctx, base, 2*time.Second) {
 			if cfg, _ := hook.ConfigFromEnv(os.Getenv); *noStart || !cfg.Autostart {
 				return fmt.Errorf("no collector answers at %s: start one with 'hookwatch serve'", base)
@@ -95,7 +106,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			}
 			fmt.Fprintf(stderr, "No collector answered at %s: started one in the background (stop it with: hookwatch stop).\n", base)
 		}
-		client := &http.Client{}
+		opt.Known = storedOf(client, base, token)
 		opt.Deliver = func(ctx context.Context, envs []event.Envelope) error {
 			return postEnvelopes(ctx, client, base, token, envs, "the imported records")
 		}
@@ -239,4 +250,97 @@ func rolloutFiles(paths []string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// storedOf returns the importer's Known, read from the collector's API:
+// the session's tool calls and whether they ended, its agents and whether
+// they stopped, and the prompt ids of its prompts. A session the collector
+// does not have is known empty.
+func storedOf(client *http.Client, base, token string) func(ctx context.Context, id string) (*importer.Known, error) {
+	return func(ctx context.Context, id string) (*importer.Known, error) {
+		k := &importer.Known{Calls: map[string]bool{}, Prompts: map[string]bool{}, Agents: map[string]bool{}}
+		sess := base + "/v1/sessions/" + url.PathEscape(id)
+		var calls struct {
+			ToolCalls []struct {
+				ToolUseID string `json:"tool_use_id"`
+				Status    string `json:"status"`
+			} `json:"tool_calls"`
+			NextCursor string `json:"next_cursor"`
+		}
+		found, err := apiPages(ctx, client, token, sess+"/tool-calls?limit=1000", &calls, &calls.NextCursor, func() {
+			for _, c := range calls.ToolCalls {
+				k.Calls[c.ToolUseID] = c.Status != attribution.StatusPending
+			}
+		})
+		if err != nil || !found {
+			return k, err
+		}
+		var agents struct {
+			Agents []struct {
+				AgentID   string     `json:"agent_id"`
+				StoppedAt *time.Time `json:"stopped_at"`
+			} `json:"agents"`
+			NextCursor string `json:"next_cursor"`
+		}
+		if _, err := apiPages(ctx, client, token, sess+"/agents?limit=1000", &agents, &agents.NextCursor, func() {
+			for _, a := range agents.Agents {
+				k.Agents[a.AgentID] = a.StoppedAt != nil
+			}
+		}); err != nil {
+			return k, err
+		}
+		var prompts struct {
+			Events []struct {
+				PromptID string `json:"prompt_id"`
+			} `json:"events"`
+			NextCursor string `json:"next_cursor"`
+		}
+		_, err = apiPages(ctx, client, token, sess+"/events?event="+event.UserPromptSubmit+"&limit=1000", &prompts, &prompts.NextCursor, func() {
+			for _, e := range prompts.Events {
+				if e.PromptID != "" {
+					k.Prompts[e.PromptID] = true
+				}
+			}
+		})
+		return k, err
+	}
+}
+
+// apiPages GETs every page of a listing of the API into page (whose
+// next_cursor is *next), calling each after each page; found is false when
+// the API answers 404.
+func apiPages(ctx context.Context, client *http.Client, token, u string, page any, next *string, each func()) (found bool, err error) {
+	cursor := ""
+	for {
+		*next = ""
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u+"&cursor="+url.QueryEscape(cursor), nil)
+		if err != nil {
+			return false, err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return false, fmt.Errorf("cannot read %s: %w", u, err)
+		}
+		if resp.StatusCode == http.StatusNotFound {
+			resp.Body.Close()
+			return false, nil
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return false, fmt.Errorf("cannot read %s: HTTP %d", u, resp.StatusCode)
+		}
+		err = json.NewDecoder(io.LimitReader(resp.Body, 256<<20)).Decode(page)
+		resp.Body.Close()
+		if err != nil {
+			return false, fmt.Errorf("cannot read %s: %w", u, err)
+		}
+		each()
+		if *next == "" || *next == cursor {
+			return true, nil
+		}
+		cursor = *next
+	}
 }
