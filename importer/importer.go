@@ -264,7 +264,7 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (S
 			}
 			known[f.SessionID] = k
 		}
-		c := &converter{file: f, prompt: fs.Prompt, open: fs.Open, started: fs.Offset > 0, known: k, pl: opt.Pipeline}
+		c := &converter{file: f, prompt: fs.Prompt, open: fs.Open, started: fs.Offset > 0, known: k, pl: opt.Pipeline, counts: sum.Envelopes}
 		if f.AgentID == "" && fs.Offset == 0 {
 			c.copied = forkCopies(f)
 		}
@@ -316,6 +316,12 @@ type converter struct {
 	copied   map[string]bool   // uuids of a fork's records copied from its parent
 	pending  []event.Envelope
 	sessions []string
+	counts   map[string]int // envelopes made, by event name
+	// usage is the latest record of the response being read, sent when
+	// the next response starts or the read ends; usagePrompt the prompt
+	// id in force at it.
+	usage       *claudecode.TranscriptRecord
+	usagePrompt string
 }
 
 // readFrom reads the file from offset, handing envelopes to deliver in
@@ -347,9 +353,6 @@ func (c *converter) readFrom(offset int64, deliver func([]event.Envelope) error,
 		if err != nil {
 			return err
 		}
-		for _, e := range envs {
-			sum.Envelopes[eventName(e)]++
-		}
 		c.pending = append(c.pending, envs...)
 		if len(c.pending) >= batch {
 			return flush()
@@ -361,19 +364,17 @@ func (c *converter) readFrom(offset int64, deliver func([]event.Envelope) error,
 	if err != nil {
 		return offset, n, err
 	}
+	if c.usage != nil {
+		env, err := c.usageEnvelope()
+		if err != nil {
+			return offset, n, err
+		}
+		c.pending = append(c.pending, env)
+	}
 	if err := flush(); err != nil {
 		return offset, n, err
 	}
 	return offset + n, n, nil
-}
-
-// eventName is the hook_event_name the converter put in an envelope.
-func eventName(e event.Envelope) string {
-	var p struct {
-		Name string `json:"hook_event_name"`
-	}
-	json.Unmarshal(e.Payload, &p)
-	return p.Name
 }
 
 // convert returns the envelopes one record makes: the hook events the
@@ -391,6 +392,7 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 		env, err := c.wrap(p, rec, key)
 		if err == nil {
 			out = append(out, env)
+			c.counts[p["hook_event_name"].(string)]++
 		}
 		return err
 	}
@@ -470,15 +472,16 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 		}
 	}
 	if rec.Type == "assistant" && rec.Message.Usage != nil {
-		p := c.common(rec, event.TranscriptUsage)
-		p["model"] = rec.Message.Model
-		p["uuid"] = rec.UUID
-		p["message_id"] = rec.Message.ID
-		p["request_id"] = rec.RequestID
-		p["usage"] = rec.Message.Usage
-		if err := emit(p, "usage:"+rec.UUID); err != nil {
-			return nil, err
+		// The records of one response follow each other, each repeating
+		// its usage as it grows: only the last of them is sent.
+		if c.usage != nil && (c.usage.Message.ID != rec.Message.ID || rec.Message.ID == "") {
+			env, err := c.usageEnvelope()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, env)
 		}
+		c.usage, c.usagePrompt = rec, c.prompt
 	}
 	if len(out) > 0 && !slices.Contains(c.sessions, c.file.SessionID) {
 		c.sessions = append(c.sessions, c.file.SessionID)
@@ -511,6 +514,27 @@ func forkCopies(f claudecode.TranscriptFile) map[string]bool {
 		return nil
 	})
 	return uuids
+}
+
+// usageEnvelope makes the TranscriptUsage envelope of the held usage
+// record, and forgets it.
+func (c *converter) usageEnvelope() (event.Envelope, error) {
+	rec := c.usage
+	prompt := c.prompt
+	c.prompt = c.usagePrompt
+	p := c.common(rec, event.TranscriptUsage)
+	c.prompt = prompt
+	p["model"] = rec.Message.Model
+	p["uuid"] = rec.UUID
+	p["message_id"] = rec.Message.ID
+	p["request_id"] = rec.RequestID
+	p["usage"] = rec.Message.Usage
+	c.usage = nil
+	env, err := c.wrap(p, rec, "usage:"+rec.UUID)
+	if err == nil {
+		c.counts[event.TranscriptUsage]++
+	}
+	return env, err
 }
 
 // clientText reports whether a user record's text is the client's own (a
@@ -584,7 +608,7 @@ func (c *converter) wrap(p map[string]any, rec *claudecode.TranscriptRecord, key
 	if at.IsZero() {
 		at = time.Unix(0, 0)
 	}
-	out, err := c.pl.RunRecorded(context.Background(), data, RecordID(at, c.file.SessionID+"\x00"+c.file.AgentID+"\x00"+key), at.UTC())
+	out, err := c.pl.RunRecorded(context.Background(), data, RecordID(at, c.file.SessionID+"\x00"+c.file.AgentID+"\x00"+key), at.UTC(), c.meta)
 	if err != nil {
 		return event.Envelope{}, err
 	}

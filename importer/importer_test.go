@@ -159,7 +159,7 @@ func TestImportUsage(t *testing.T) {
 			t.Errorf("subagent %s: spawned by %q (%s)", a.AgentID, a.SpawnToolUseID, a.ResolvedBy)
 		}
 	}
-	if sum.Envelopes[event.TranscriptUsage] != 43 || sum.Total() != len(envs) || sum.Files != 3 {
+	if sum.Envelopes[event.TranscriptUsage] != 11 || sum.Total() != len(envs) || sum.Files != 3 {
 		t.Fatalf("summary %+v for %d envelopes", sum, len(envs))
 	}
 	for _, e := range envs {
@@ -219,5 +219,24 @@ func TestImportResumes(t *testing.T) {
 	s := attribution.Build(all).Sessions[0]
 	if s.Usage.Unpriced != s.Usage.Responses || len(s.Turns) != 1 {
 		t.Fatalf("usage %+v, turns %+v", s.Usage, s.Turns)
+	}
+}
+
+func BenchmarkImport(b *testing.B) {
+	files, err := importer.Find([]string{"testdata/parallel"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var size int64
+	for _, f := range files {
+		info, _ := os.Stat(f.Path)
+		size += info.Size()
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		if _, err := importer.Run(context.Background(), files, importer.Options{Pipeline: pipeline(),
+			Deliver: func(context.Context, []event.Envelope) error { return nil }}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

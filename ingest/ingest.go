@@ -148,7 +148,7 @@ func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
 		now = pl.Now
 	}
 	start := now()
-	return pl.run(ctx, data, event.NewID(start), start, event.KindHook)
+	return pl.run(ctx, data, event.NewID(start), start, event.KindHook, nil)
 }
 
 // RunRecorded is Run for a payload hookwatch made from an agent's record
@@ -156,13 +156,14 @@ func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
 // hook: its envelope has kind event.KindTranscript, is received at the
 // record's time at, and carries id, which the caller derives from the
 // record, so that importing the same record again makes the same envelope
-// and the store keeps it once. Decide is not called: nothing waits for an
-// answer.
-func (pl *Pipeline) RunRecorded(ctx context.Context, data []byte, id string, at time.Time) (Outcome, error) {
-	return pl.run(ctx, data, id, at, event.KindTranscript)
+// and the store keeps it once. sub is the subagent's sidecar, which the
+// caller reads once per transcript rather than once per record (nil: none).
+// Decide is not called: nothing waits for an answer.
+func (pl *Pipeline) RunRecorded(ctx context.Context, data []byte, id string, at time.Time, sub *event.SubagentMeta) (Outcome, error) {
+	return pl.run(ctx, data, id, at, event.KindTranscript, sub)
 }
 
-func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.Time, kind string) (Outcome, error) {
+func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.Time, kind string, sub *event.SubagentMeta) (Outcome, error) {
 	p, err := event.Decode(data)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("cannot read hook payload (%d bytes): %w: %w", len(data), ErrPayload, err)
@@ -176,8 +177,10 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 		Host:             pl.Origin.Host,
 		User:             pl.Origin.User,
 		HookwatchVersion: pl.Origin.Version,
-		Subagent:         ReadSubagentMeta(p),
-		ForkOf:           forkOf(p),
+		Subagent:         sub,
+	}
+	if kind == event.KindHook {
+		env.Subagent, env.ForkOf = ReadSubagentMeta(p), forkOf(p)
 	}
 	if env.Runtime == event.RuntimeCodex {
 		env.ExitCode = exitCode(p)

@@ -1,7 +1,7 @@
 // Command bench runs hookwatch's benchmarks and prints their figures:
 // medians and ratios measured side by side in one run, never pass/fail.
 //
-//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|session|team|export|all]
+//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|session|team|export|all]
 //
 // It lives here rather than in the hookwatch binary because the hook,
 // policy, abuse, model and session benchmarks build the binaries they measure (and the floor program)
@@ -44,12 +44,12 @@ func main() {
 // errUsage marks an error caused by bad arguments: exit code 2.
 var errUsage = errors.New("usage error")
 
-// run is `bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|session|team|export|all]`.
+// run is `bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|session|team|export|all]`.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|session|team|export|all]\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|session|team|export|all]\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	repo := fs.String("repo", ".", "repository root to build the binaries from (hook, policy and abuse benchmarks)")
@@ -62,6 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	developers := fs.Int("developers", 50, "simulated developers (team benchmark)")
 	duration := fs.Duration("duration", time.Minute, "length of the failover run (team benchmark; its throughput runs take a quarter each)")
 	db := fs.String("db", "", "database file for the query benchmark, reused when it already holds enough events")
+	transcriptMB := fs.Int64("transcript-mb", 1000, "size of the generated transcript tree (import benchmark), in MB")
 	parse := func(args []string) error {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -127,6 +128,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			return bench.AgentMetrics(ctx, stdout, bench.AgentMetricsOptions{Events: *events, Rounds: r})
 		},
+		"import": func() error {
+			_, err := bench.Import(ctx, stdout, bench.ImportOptions{Repo: *repo, Bytes: *transcriptMB * 1e6})
+			return err
+		},
 		"session": func() error {
 			r := *rounds
 			if !roundsSet {
@@ -147,10 +152,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 	}
 	// team needs PostgreSQL's server: it runs only when named.
-	order := []string{"hook", "policy", "ingest", "query", "model", "metrics", "shell", "abuse", "session", "export"}
+	order := []string{"hook", "policy", "ingest", "query", "model", "metrics", "shell", "abuse", "import", "session", "export"}
 	if which != "all" {
 		if _, ok := benchmarks[which]; !ok {
-			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query, model, metrics, shell, abuse, session, team, export or all)", errUsage, which)
+			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query, model, metrics, shell, abuse, import, session, team, export or all)", errUsage, which)
 		}
 		order = []string{which}
 	}
