@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/claudecode"
+)
+
+func init() {
+	register(command{
+		name:    "sessions",
+		summary: "list this directory's Claude Code sessions and how to resume or fork one",
+		run:     runSessions,
+	})
+}
+
+const sessionsSynopsis = `sessions [--cwd DIR] [--all]
+
+Lists the Claude Code sessions of a directory (default: the current one),
+newest first, from the client's transcripts: Claude Code keeps them under
+$CLAUDE_CONFIG_DIR/projects (else ~/.claude/projects) in a directory named
+after the absolute cwd with every character other than A-Z, a-z and 0-9
+replaced by "-", and resumes only sessions of the directory it runs in.
+Each session shows its title, last activity, lineage (forked from,
+compactions), subagents and last answer, and the commands that continue
+it. When the directory has none but a neighbouring one does (a symlink, a
+parent or a child directory), it says where to cd.
+
+Flags:`
+
+// runSessions is `hookwatch sessions`.
+func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sessions", sessionsSynopsis, stderr)
+	cwdFlag := fs.String("cwd", "", "the directory whose sessions to list (default: the current one)")
+	all := fs.Bool("all", false, "list the sessions of every project")
+	if err := parseFlagsNoArgs(fs, args); err != nil {
+		return err
+	}
+	config, err := claudecode.UserConfigDir(os.Getenv, "")
+	if err != nil {
+		return err
+	}
+	projects := filepath.Join(config, "projects")
+	if *all {
+		dirs, _ := os.ReadDir(projects)
+		for _, d := range dirs {
+			if !d.IsDir() {
+				continue
+			}
+			ss, err := claudecode.ProjectSessions(filepath.Join(projects, d.Name()))
+			if err != nil || len(ss) == 0 {
+				continue
+			}
+			fmt.Fprintf(stdout, "%s (%s)\n", cmpOr(ss[0].CWD, d.Name()), d.Name())
+			printSessions(stdout, ss)
+		}
+		return nil
+	}
+	cwd := *cwdFlag
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	if cwd, err = filepath.Abs(cwd); err != nil {
+		return err
+	}
+	slug := claudecode.Slug(cwd)
+	ss, err := claudecode.ProjectSessions(filepath.Join(projects, slug))
+	if err != nil {
+		return fmt.Errorf("cannot read the sessions of %s: %w", cwd, err)
+	}
+	if len(ss) > 0 {
+		fmt.Fprintf(stdout, "%s (%s)\n", cwd, slug)
+		printSessions(stdout, ss)
+		return nil
+	}
+	fmt.Fprintf(stdout, "No Claude Code session was started in %s (looked in %s).\n", cwd, filepath.Join(projects, slug))
+	if near := neighbours(projects, cwd); len(near) > 0 {
+		fmt.Fprintf(stdout, "Resuming here starts a fresh session: the client looks only at this directory's sessions. Sessions exist for:\n")
+		for _, n := range near {
+			fmt.Fprintf(stdout, "  %s (%s, %d sessions, last %s): cd %s\n", n.cwd, n.why, n.count, n.last.Local().Format(time.DateTime), claudecode.ShellQuote(n.cwd))
+		}
+	}
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// printSessions prints sessions with the commands that continue them.
+func printSessions(w io.Writer, ss []claudecode.SessionFile) {
+	for _, s := range ss {
+		fmt.Fprintf(w, "  %s  %s  %s\n", s.ID, s.LastActivity.Local().Format(time.DateTime), cmpOr(s.Title, "(no prompt)"))
+		var facts []string
+		if s.ForkedFrom != "" {
+			facts = append(facts, "forked from "+s.ForkedFrom)
+		}
+		if s.Compactions > 0 {
+			facts = append(facts, fmt.Sprintf("compacted %d×", s.Compactions))
+		}
+		facts = append(facts, fmt.Sprintf("%d prompts", s.Prompts), fmt.Sprintf("%d subagents", s.Subagents))
+		fmt.Fprintf(w, "      %s\n", strings.Join(facts, ", "))
+		if s.LastMessage != "" {
+			fmt.Fprintf(w, "      last answer: %s\n", s.LastMessage)
+		}
+		fmt.Fprintf(w, "      continue: claude --resume %s    fork: claude --resume %s --fork-session\n", s.ID, s.ID)
+	}
+}
+
+// neighbour is a project directory whose sessions ran in a directory
+// near the one asked about.
+type neighbour struct {
+	cwd, why string
+	count    int
+	last     time.Time
+}
+
+// neighbours finds the projects whose sessions' cwd is the asked one by
+// another name (a symlink, a trailing slash), a parent or a child of it:
+// the usual reason a resume finds nothing.
+func neighbours(projects, cwd string) []neighbour {
+	real, _ := filepath.EvalSymlinks(cwd)
+	dirs, _ := os.ReadDir(projects)
+	var out []neighbour
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		ss, err := claudecode.ProjectSessions(filepath.Join(projects, d.Name()))
+		if err != nil || len(ss) == 0 || ss[0].CWD == "" {
+			continue
+		}
+		other := filepath.Clean(ss[0].CWD)
+		otherReal, _ := filepath.EvalSymlinks(other)
+		why := ""
+		switch {
+		case other == cwd:
+			why = "the same directory under another project name"
+		case real != "" && (otherReal == real || other == real):
+			why = "the same directory by another path (a symlink)"
+		case strings.HasPrefix(cwd, other+string(filepath.Separator)):
+			why = "a parent directory"
+		case strings.HasPrefix(other, cwd+string(filepath.Separator)):
+			why = "a child directory"
+		default:
+			continue
+		}
+		out = append(out, neighbour{cwd: other, why: why, count: len(ss), last: ss[0].LastActivity})
+	}
+	slices.SortFunc(out, func(a, b neighbour) int { return b.last.Compare(a.last) })
+	return out
+}
