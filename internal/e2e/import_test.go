@@ -136,8 +136,12 @@ func transcriptTokens(t *testing.T, dir string) map[string][2]int64 {
 // collector that captured them live adds no event, and gives every agent
 // the tokens its transcripts record.
 func TestImportMatchesHooks(t *testing.T) {
-	ClaudeBin(t)
+	Clients(t) // skip (or fail in CI) before building anything
 	live := startCollector(t)
+	EachClient(t, func(t *testing.T, cl Client) { testImportMatchesHooks(t, live, cl) })
+}
+
+func testImportMatchesHooks(t *testing.T, live *collectorProc, cl Client) {
 	scenarios := map[string]func(a *attrEnv){
 		"ParallelSubagents": func(a *attrEnv) { a.Play(ParallelSubagents(a.Project)) },
 		"NestedSubagents":   func(a *attrEnv) { a.Play(NestedSubagents()) },
@@ -146,7 +150,7 @@ func TestImportMatchesHooks(t *testing.T) {
 	for name, play := range scenarios {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			a := live.newEnv(t)
+			a := live.newEnv(t, cl)
 			play(a)
 			ids := a.settle()
 			slices.Sort(ids)
