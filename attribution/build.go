@@ -411,6 +411,8 @@ func (b *sessionBuilder) addRollout(r *record) {
 		b.claimIdless(r, tc)
 	}
 	switch e := r.p.Event.(type) {
+	case *event.TranscriptUsageInput: // a response's tokens: summed as a transcript's are
+		b.usage(r, b.agentOf(r), e)
 	case *event.PreToolUseInput:
 		if e.ToolUseID == "" {
 			return

@@ -71,3 +71,18 @@ func TestUsage(t *testing.T) {
 		checkGroup(t, fmt.Sprintf("shuffled %d", i), envs, batches(rng, shuffled(rng, envs), 1+rng.IntN(len(envs))))
 	}
 }
+
+// TestUsageFromRollout: a Codex rollout's token_count records come as
+// TranscriptUsage envelopes of kind rollout, summed like a transcript's.
+func TestUsageFromRollout(t *testing.T) {
+	envs := stream(t, sessionStart("startup"), usageRec("thread:14", "gpt-5.5", 120, 30, 1000, 0).with("prompt_id", "turn-1"))
+	envs[1].Kind, envs[1].Runtime = event.KindRollout, event.RuntimeCodex
+	s := only(t, Build(envs))
+	u := agentOf(t, s, "").Usage
+	if u == nil || u.InputTokens != 120 || u.OutputTokens != 30 || u.CacheReadTokens != 1000 || u.Responses != 1 || u.Unpriced != 1 {
+		t.Fatalf("usage %+v", u)
+	}
+	if len(s.Turns) != 1 || s.Turns[0].PromptID != "turn-1" || s.Counts.Events != 1 {
+		t.Fatalf("turns %+v, events %d", s.Turns, s.Counts.Events)
+	}
+}
