@@ -91,6 +91,7 @@ type modeler struct {
 	// audit receives each round's events and finished calls; nil when
 	// the collector keeps no audit directory.
 	audit *auditor
+	sinks []ModelSink
 
 	mu       sync.Mutex
 	queue    []pendingEvent
@@ -128,9 +129,9 @@ type modeler struct {
 	perAgent *agentMetrics
 }
 
-func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool, a *auditor) *modeler {
+func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool, a *auditor, sinks []ModelSink) *modeler {
 	m := &modeler{
-		st: st, log: log, hub: h, maxWait: maxWait, audit: a,
+		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks,
 		pending:   map[string]int{},
 		pendKeys:  map[string]int{},
 		changed:   make(chan struct{}),
@@ -572,10 +573,12 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		ar = newAuditRound(ready)
 	}
 	var batch store.ModelBatch
+	var round []attribution.SessionChanges // for the sinks
 	for _, key := range order {
 		w := byKey[key]
 		gs := m.groups.take(key)
-		if gs == nil {
+		loaded := gs == nil
+		if loaded {
 			var err error
 			if gs, err = m.load(ctx, key, w.touched, w.evs); err != nil {
 				return 0, err
@@ -593,8 +596,18 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		before := gs.g.Rebuilds()
 		gs.g.ApplyDecoded(envs, payloads)
 		m.rebuilds.Add(gs.g.Rebuilds() - before)
-		if err := m.changes(gs, w.touched, version, heldMin, &batch, ar); err != nil {
+		sc, err := m.changes(gs, w.touched, version, heldMin, &batch, ar)
+		if err != nil {
 			return 0, err
+		}
+		if len(m.sinks) > 0 {
+			if loaded {
+				// A group just loaded reports every row as changed; the
+				// sinks saw all but what this round's events touched
+				// before the load (before a restart, or an eviction).
+				sc = touchedBy(sc, w.evs)
+			}
+			round = append(round, sc...)
 		}
 		m.groups.put(key, gs)
 	}
@@ -608,13 +621,50 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		m.perAgent.flush()
 	}
 	m.audit.enqueue(ready, ar)
+	for _, s := range m.sinks {
+		s.Offer(round)
+	}
 	return version, nil
+}
+
+// ModelSink receives the session model's changes as the collector stores
+// them: the way exports follow the model live without deriving any of it.
+type ModelSink interface {
+	// Offer is called on the modeler's goroutine after the rows of a round
+	// are stored, with what that round changed (attribution.Group.Changes
+	// of each group applied: copies the sink may keep). It must not block.
+	Offer(changes []attribution.SessionChanges)
+	// Stop is called once the collector applies no more changes; it may
+	// take until ctx ends to hand on what it holds.
+	Stop(ctx context.Context)
+}
+
+// touchedBy keeps, of each session's changes, the calls and agents that
+// events of evs name, and the summary.
+func touchedBy(sc []attribution.SessionChanges, evs []*store.Event) []attribution.SessionChanges {
+	type key struct{ session, id string }
+	calls, agents := map[key]bool{}, map[key]bool{}
+	for _, e := range evs {
+		agents[key{e.SessionID, e.AgentID}] = true
+		if e.ToolUseID != "" {
+			calls[key{e.SessionID, e.ToolUseID}] = true
+		}
+	}
+	out := make([]attribution.SessionChanges, 0, len(sc))
+	for _, c := range sc {
+		id := c.Session.SessionID
+		c.Agents = slices.DeleteFunc(slices.Clone(c.Agents), func(a *attribution.Agent) bool { return !agents[key{id, a.AgentID}] })
+		c.ToolCalls = slices.DeleteFunc(slices.Clone(c.ToolCalls), func(t *attribution.ToolCall) bool { return !calls[key{id, t.ToolUseID}] })
+		out = append(out, c)
+	}
+	return out
 }
 
 // changes adds to b what changed in gs since its last changes: the session
 // models of the sessions touched and of those the model changed, their
-// agents and calls; and the calls to ar, when not nil.
-func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64, heldMin map[string]int64, b *store.ModelBatch, ar *auditRound) error {
+// agents and calls; and the calls to ar, when not nil. It returns what
+// changed, for the sinks.
+func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64, heldMin map[string]int64, b *store.ModelBatch, ar *auditRound) ([]attribution.SessionChanges, error) {
 	ch := gs.g.Changes()
 	models := map[string]*store.SessionModel{}
 	model := func(id string) *store.SessionModel {
@@ -648,12 +698,12 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 		sm := model(id)
 		var err error
 		if sm.Summary, err = json.Marshal(sc.Session); err != nil {
-			return err
+			return nil, err
 		}
 		for _, a := range sc.Agents {
 			doc, err := json.Marshal(a)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			b.Agents = append(b.Agents, store.AgentRow{
 				SessionID: id, AgentID: a.AgentID, ParentAgentID: a.ParentAgentID, Depth: a.Depth,
@@ -666,7 +716,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 		for _, c := range sc.ToolCalls {
 			doc, err := json.Marshal(c)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			b.ToolCalls = append(b.ToolCalls, store.ToolCallRow{
 				SessionID: id, ToolUseID: c.ToolUseID, AgentID: c.AgentID, ToolName: c.ToolName,
@@ -690,7 +740,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 		b.Sessions = append(b.Sessions, *sm)
 	}
 	slices.Sort(b.Reset)
-	return nil
+	return ch.Sessions, nil
 }
 
 // envelope returns the envelope of a stored event: as FromEnvelope decoded
