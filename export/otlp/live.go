@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -48,10 +49,11 @@ type ExporterOptions struct {
 // Exporter sends the spans of the session model's changes to a receiver as
 // they become final: a tool call once it has an outcome, a subagent once it
 // stopped (and the call that spawned it is known), a compaction once it
-// ended, the main agent once its session ended. What is still open when
+// ended, the main agent's span of a run once the run ended (SessionEnd, or
+// a resume began the next). What is still open when
 // its session goes idle, or when the Exporter stops, is sent as it stands.
-// A span already sent is sent again only when it ends later than before (a
-// resumed session's main agent): backends keep the span id.
+// A span already sent is sent again only when it ends later than before
+// (one sent as it stood when its session went idle, that went on).
 //
 // Offer never blocks on the network: spans wait in a bounded queue that one
 // goroutine sends in batches, with retries; what does not fit, or cannot be
@@ -177,6 +179,10 @@ func (e *Exporter) Offer(changes []attribution.SessionChanges) {
 			t.open[a.AgentID] = a
 		}
 		for id, a := range t.open {
+			if id == "" {
+				out = e.main(t, out, a, false)
+				continue // a later run may come
+			}
 			if agentFinal(t.summary, a) {
 				out = e.once(t, out, 'a', id, AgentSpan(t.summary, a))
 				delete(t.open, id)
@@ -194,14 +200,29 @@ func (e *Exporter) Offer(changes []attribution.SessionChanges) {
 	e.evict()
 }
 
-// agentFinal reports whether an agent's span can be sent for good: the main
-// agent once the session ended; a subagent once it stopped and the call
-// that spawned it is known (the client may name it only in that call's
-// result, which comes after the agent stopped), or its session ended.
-func agentFinal(s *attribution.Session, a *attribution.Agent) bool {
-	if a.AgentID == "" {
-		return s.EndedAt != nil
+// main appends the main agent's spans that ended (all of them with all
+// set): one per run, or one for the session when it has no runs.
+func (e *Exporter) main(t *tracked, out []*tracepb.Span, a *attribution.Agent, all bool) []*tracepb.Span {
+	s := t.summary
+	if len(s.Runs) == 0 {
+		if all || s.EndedAt != nil {
+			out = e.once(t, out, 'a', "", AgentSpan(s, a))
+		}
+		return out
 	}
+	for i := range s.Runs {
+		if _, done := runEnd(s, a, i); done || all {
+			out = e.once(t, out, 'r', strconv.FormatInt(s.Runs[i].StartedAt.UnixNano(), 10), RunSpan(s, a, i))
+		}
+	}
+	return out
+}
+
+// agentFinal reports whether a subagent's span can be sent for good: once
+// it stopped and the call that spawned it is known (the client may name it
+// only in that call's result, which comes after the agent stopped), or its
+// session ended.
+func agentFinal(s *attribution.Session, a *attribution.Agent) bool {
 	if a.StoppedAt == nil {
 		return false
 	}
@@ -267,6 +288,10 @@ func (e *Exporter) flushSession(t *tracked) {
 	}
 	var out []*tracepb.Span
 	for id, a := range t.open {
+		if id == "" {
+			out = e.main(t, out, a, true)
+			continue
+		}
 		out = e.once(t, out, 'a', id, AgentSpan(t.summary, a))
 	}
 	for id, c := range t.pending {

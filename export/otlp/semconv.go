@@ -50,6 +50,7 @@ const (
 	attrDeniedReason    = "hookwatch.tool.denied_reason"
 	attrSpawnedAgentID  = "hookwatch.tool.spawned_agent_id"
 	attrCompactTrigger  = "hookwatch.compaction.trigger"
+	attrRunSource       = "hookwatch.run.source"
 	attrSessionProject  = "hookwatch.session.project"
 	attrSessionLineage  = "hookwatch.session.lineage"
 	attrSessionParent   = "hookwatch.session.parent_id"

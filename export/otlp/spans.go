@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"crypto/sha256"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,10 +35,50 @@ func TraceID(sessionID string) []byte {
 	return derive(16, "trace", sessionID)
 }
 
-// AgentSpanID returns the span id of an agent's invoke_agent span ("" is the
-// main agent).
+// AgentSpanID returns the span id of a subagent's invoke_agent span, or for
+// "" of the main agent's in a session that has no runs (see MainSpanID).
 func AgentSpanID(sessionID, agentID string) []byte {
 	return derive(8, "agent", sessionID, agentID)
+}
+
+// MainSpanID returns the span id of the main agent's invoke_agent span that
+// holds time t: one per run of the session (a start, each resume), the run
+// that started last at or before t, else the first.
+func MainSpanID(s *attribution.Session, t time.Time) []byte {
+	if len(s.Runs) == 0 {
+		return AgentSpanID(s.SessionID, "")
+	}
+	return runSpanID(s, runAt(s, t))
+}
+
+// runSpanID is the span id of run i: the first run's is AgentSpanID(id,
+// ""), which a session continuing this one links to without knowing its
+// runs.
+func runSpanID(s *attribution.Session, i int) []byte {
+	if i == 0 {
+		return AgentSpanID(s.SessionID, "")
+	}
+	return derive(8, "run", s.SessionID, strconv.FormatInt(s.Runs[i].StartedAt.UnixNano(), 10))
+}
+
+// runAt returns the index of the run that holds time t (see MainSpanID).
+func runAt(s *attribution.Session, t time.Time) int {
+	i := 0
+	for j := range s.Runs {
+		if !s.Runs[j].StartedAt.After(t) {
+			i = j
+		}
+	}
+	return i
+}
+
+// parentAgentSpanID returns the span an agent's own work at time t hangs
+// under: its invoke_agent span, for the main agent the run's.
+func parentAgentSpanID(s *attribution.Session, agentID string, t time.Time) []byte {
+	if agentID == "" {
+		return MainSpanID(s, t)
+	}
+	return AgentSpanID(s.SessionID, agentID)
 }
 
 // CallSpanID returns the span id of a tool call's execute_tool span.
@@ -75,6 +116,10 @@ func derive(n int, parts ...string) []byte {
 func Spans(s Session) []*tracepb.Span {
 	spans := make([]*tracepb.Span, 0, len(s.Agents)+len(s.ToolCalls)+len(s.Summary.Compactions))
 	for _, a := range s.Agents {
+		if a.AgentID == "" {
+			spans = append(spans, MainSpans(s.Summary, a)...)
+			continue
+		}
 		spans = append(spans, AgentSpan(s.Summary, a))
 	}
 	for _, c := range s.ToolCalls {
@@ -100,6 +145,59 @@ func AgentName(a *attribution.Agent) string {
 	return "subagent"
 }
 
+// MainSpans returns the invoke_agent spans of the main agent a of session
+// s: one per run of the session (each a root of the trace), or one over
+// the whole session when it has no runs. A run ends with its SessionEnd,
+// else where the next begins; the last, without one, at the agent's latest
+// event, marked open. The first links to the session this one continues.
+func MainSpans(s *attribution.Session, a *attribution.Agent) []*tracepb.Span {
+	if len(s.Runs) == 0 {
+		return []*tracepb.Span{AgentSpan(s, a)}
+	}
+	out := make([]*tracepb.Span, len(s.Runs))
+	for i := range s.Runs {
+		out[i] = RunSpan(s, a, i)
+	}
+	return out
+}
+
+// RunSpan returns the main agent's invoke_agent span of run i of session s
+// (see MainSpans).
+func RunSpan(s *attribution.Session, a *attribution.Agent, i int) *tracepb.Span {
+	r := &s.Runs[i]
+	sp := AgentSpan(s, a)
+	sp.SpanId = runSpanID(s, i)
+	if i > 0 {
+		sp.Links = nil
+	}
+	end, done := runEnd(s, a, i)
+	sp.StartTimeUnixNano, sp.EndTimeUnixNano = unixNano(r.StartedAt), unixNano(lastOf(r.StartedAt, end))
+	sp.Attributes = slices.DeleteFunc(sp.Attributes, func(kv *commonpb.KeyValue) bool {
+		return kv.Key == attrAgentOpen || strings.HasPrefix(kv.Key, "hookwatch.agent.") && kv.Key != attrAgentRole && kv.Key != attrAgentDepth
+	})
+	if r.Source != "" {
+		sp.Attributes = append(sp.Attributes, str(attrRunSource, r.Source))
+	}
+	if !done {
+		sp.Attributes = append(sp.Attributes, boolean(attrAgentOpen, true))
+	}
+	return sp
+}
+
+// runEnd returns when run i of session s ended, and whether it did: its
+// SessionEnd, else the next run's start; the last run without a SessionEnd
+// is still going, at the main agent's latest event.
+func runEnd(s *attribution.Session, a *attribution.Agent, i int) (time.Time, bool) {
+	r := &s.Runs[i]
+	switch {
+	case r.EndedAt != nil:
+		return *r.EndedAt, true
+	case i+1 < len(s.Runs):
+		return s.Runs[i+1].StartedAt, true
+	}
+	return a.LastEventAt, false
+}
+
 // agentDone reports whether an agent ended: a subagent's SubagentStop, the
 // main agent's SessionEnd.
 func agentDone(s *attribution.Session, a *attribution.Agent) bool {
@@ -111,8 +209,8 @@ func agentDone(s *attribution.Session, a *attribution.Agent) bool {
 
 // AgentSpan returns the invoke_agent span of agent a of session s. Its
 // parent is the execute_tool span of the call that spawned it, else the
-// compaction it ran for, else its parent agent's span; the main agent's is
-// the root.
+// compaction it ran for, else its parent agent's span. For the main agent
+// it is one span over the whole session: MainSpans splits it by run.
 func AgentSpan(s *attribution.Session, a *attribution.Agent) *tracepb.Span {
 	id := s.SessionID
 	name := AgentName(a)
@@ -132,6 +230,7 @@ func AgentSpan(s *attribution.Session, a *attribution.Agent) *tracepb.Span {
 		if s.ParentSessionID != "" {
 			// A fork, clear or compact continues another session: link
 			// to its trace rather than join it, one trace per session.
+			// The parent's first run (AgentSpanID(parent, "")).
 			sp.Links = append(sp.Links, &tracepb.Span_Link{
 				TraceId: TraceID(s.ParentSessionID), SpanId: AgentSpanID(s.ParentSessionID, ""),
 				Attributes: []*commonpb.KeyValue{str(attrSessionLineage, s.Lineage)},
@@ -142,9 +241,9 @@ func AgentSpan(s *attribution.Session, a *attribution.Agent) *tracepb.Span {
 	case compactionOf(s, a.AgentID) != nil:
 		sp.ParentSpanId = compactionSpanID(id, compactionOf(s, a.AgentID))
 	case a.ParentAgentID != nil:
-		sp.ParentSpanId = AgentSpanID(id, *a.ParentAgentID)
+		sp.ParentSpanId = parentAgentSpanID(s, *a.ParentAgentID, a.StartedAt)
 	default:
-		sp.ParentSpanId = AgentSpanID(id, "")
+		sp.ParentSpanId = MainSpanID(s, a.StartedAt)
 	}
 	if a.AgentID != "" && a.StoppedAt != nil {
 		end = lastOf(end, *a.StoppedAt)
@@ -215,7 +314,7 @@ func CallSpan(s *attribution.Session, c *attribution.ToolCall) *tracepb.Span {
 	sp := &tracepb.Span{
 		TraceId:      TraceID(id),
 		SpanId:       CallSpanID(id, c.ToolUseID),
-		ParentSpanId: AgentSpanID(id, c.AgentID),
+		ParentSpanId: parentAgentSpanID(s, c.AgentID, c.StartedAt),
 		Name:         opExecuteTool + " " + c.ToolName,
 		Kind:         tracepb.Span_SPAN_KIND_INTERNAL,
 	}
@@ -277,7 +376,7 @@ func CompactionSpan(s *attribution.Session, c *attribution.Compaction) *tracepb.
 	sp := &tracepb.Span{
 		TraceId:           TraceID(s.SessionID),
 		SpanId:            compactionSpanID(s.SessionID, c),
-		ParentSpanId:      AgentSpanID(s.SessionID, ""),
+		ParentSpanId:      MainSpanID(s, c.StartedAt),
 		Name:              "compaction",
 		Kind:              tracepb.Span_SPAN_KIND_INTERNAL,
 		StartTimeUnixNano: unixNano(c.StartedAt),

@@ -90,7 +90,7 @@ func checkTrace(t *testing.T, s *attribution.Session, spans []*tracepb.Span) {
 	for _, sp := range spans {
 		if len(sp.ParentSpanId) == 0 {
 			roots++
-			if !bytes.Equal(sp.SpanId, AgentSpanID(s.SessionID, "")) {
+			if attr(sp, attrAgentRole) != attribution.RoleMain {
 				t.Fatalf("%s: root %s is not the main agent", s.SessionID, sp.Name)
 			}
 			continue
@@ -99,10 +99,11 @@ func checkTrace(t *testing.T, s *attribution.Session, spans []*tracepb.Span) {
 			t.Fatalf("%s: the parent of %s is not in the trace", s.SessionID, sp.Name)
 		}
 	}
-	if roots != 1 {
-		t.Fatalf("%s: %d roots", s.SessionID, roots)
+	// The main agent has a span per run.
+	if runs := max(len(s.Runs), 1); roots != runs {
+		t.Fatalf("%s: %d roots, %d runs", s.SessionID, roots, runs)
 	}
-	if want := len(s.Agents) + len(s.ToolCalls) + len(s.Compactions); len(spans) != want {
+	if want := len(s.Agents) - 1 + max(len(s.Runs), 1) + len(s.ToolCalls) + len(s.Compactions); len(spans) != want {
 		t.Fatalf("%s: %d spans, want %d", s.SessionID, len(spans), want)
 	}
 	for _, a := range s.Agents {
@@ -122,7 +123,7 @@ func checkTrace(t *testing.T, s *attribution.Session, spans []*tracepb.Span) {
 		if sp == nil || attr(sp, attrToolCallID) != c.ToolUseID || attr(sp, attrToolName) != c.ToolName {
 			t.Fatalf("%s: no execute_tool span for call %s", s.SessionID, c.ToolUseID)
 		}
-		if !bytes.Equal(sp.ParentSpanId, AgentSpanID(s.SessionID, c.AgentID)) {
+		if !bytes.Equal(sp.ParentSpanId, parentAgentSpanID(s, c.AgentID, c.StartedAt)) {
 			t.Fatalf("%s: call %s is not under its agent %q", s.SessionID, c.ToolUseID, c.AgentID)
 		}
 		failed := c.Status == attribution.StatusError || c.Status == attribution.StatusInterrupted
