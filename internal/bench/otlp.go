@@ -1,0 +1,299 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/export/otlp"
+	"github.com/hookwatch/hookwatch/internal/demo"
+	"github.com/hookwatch/hookwatch/internal/otelcol"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+)
+
+// OTLPOptions configures OTLP. Zero values take the defaults.
+type OTLPOptions struct {
+	// Events is the size of the session exported (default 100,000) and
+	// the number of events of each ingest run (default 100,000).
+	Events, IngestEvents int
+	// Rounds is how many times each ingest variant runs, interleaved
+	// (default 2); the figure is the median.
+	Rounds int
+}
+
+// OTLP measures the OTLP trace export: the export of one big session from
+// the store (events/s, spans/s, peak memory), and the collector's ingest
+// rate with the live push off and on, side by side in one run. The push
+// goes to a receiver on loopback that reads and discards each request, and
+// also to a real OpenTelemetry Collector when scripts/build-otelcol.sh has
+// built one (its own CPU then competes with the collector's).
+func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
+	if o.Events <= 0 {
+		o.Events = 100_000
+	}
+	if o.IngestEvents <= 0 {
+		o.IngestEvents = 100_000
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 2
+	}
+	dir, err := os.MkdirTemp("", "hookwatch-bench-otlp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	sink := newDiscardReceiver()
+	defer sink.Close()
+	receivers := []struct{ name, endpoint string }{{"discarding receiver", sink.URL}}
+	if rcv, err := otelcol.Start(dir); err == nil {
+		defer rcv.Stop()
+		receivers = append(receivers, struct{ name, endpoint string }{"OpenTelemetry Collector " + otelcol.Version, rcv.Endpoint})
+	} else {
+		fmt.Fprintf(w, "otlp: no OpenTelemetry Collector (%v); the discarding receiver only\n", err)
+	}
+
+	// The export of one big session, to each receiver.
+	dbPath := filepath.Join(dir, "export.db")
+	id, err := storeBigSession(ctx, dbPath, o.Events)
+	if err != nil {
+		return err
+	}
+	for _, r := range receivers {
+		if err := benchExport(ctx, w, dbPath, id, o.Events, r.name, r.endpoint); err != nil {
+			return err
+		}
+	}
+
+	// Ingest with the push off and on, interleaved.
+	variants := []struct {
+		name     string
+		endpoint string
+	}{{"off", ""}}
+	for _, r := range receivers {
+		variants = append(variants, struct{ name, endpoint string }{"on, to the " + r.name, r.endpoint})
+	}
+	rates := make([][]float64, len(variants))
+	lost := make([]int64, len(variants))
+	for range o.Rounds {
+		for i, v := range variants {
+			opts := IngestOptions{Events: o.IngestEvents}
+			var exp *otlp.Exporter
+			set := metrics.NewSet()
+			if v.endpoint != "" {
+				exp = otlp.NewExporter(&otlp.Client{Endpoint: v.endpoint}, otlp.ExporterOptions{Metrics: set})
+				opts.ModelSinks = []collector.ModelSink{exp}
+			}
+			res, err := Ingest(ctx, io.Discard, opts)
+			if err != nil {
+				return err
+			}
+			rates[i] = append(rates[i], res.EventsPerSec)
+			if exp != nil {
+				var b bytes.Buffer
+				set.WritePrometheus(&b)
+				lost[i] += droppedSpans(b.String())
+			}
+		}
+	}
+	base := median(rates[0])
+	fmt.Fprintf(w, "otlp ingest: %d events per run, %d rounds interleaved, median events/s:\n", o.IngestEvents, o.Rounds)
+	for i, v := range variants {
+		m := median(rates[i])
+		fmt.Fprintf(w, "  push %-45s %8.0f events/s (%+.1f %%) runs %s", v.name, m, 100*(m/base-1), formatRates(rates[i]))
+		if v.endpoint != "" {
+			fmt.Fprintf(w, "; spans lost %d", lost[i])
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func formatRates(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strings.Join(s, " ")
+}
+
+// droppedSpans sums hookwatch_otlp_spans_dropped_total in a metrics text.
+func droppedSpans(text string) int64 {
+	var n int64
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "hookwatch_otlp_spans_dropped_total{") {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
+			n += v
+		}
+	}
+	return n
+}
+
+// storeBigSession posts a synthetic session of about events events (50
+// subagents, failures, denials, a compaction) to a collector on a new
+// database at dbPath, waits until its model is stored, and stops the
+// collector. It returns the session id.
+func storeBigSession(ctx context.Context, dbPath string, events int) (string, error) {
+	const id = "bench-otlp-export"
+	db, err := sqlite.Open(dbPath)
+	if err != nil {
+		return "", err
+	}
+	srv, err := collector.New(collector.Config{Store: db, Version: "bench"})
+	if err != nil {
+		db.Close()
+		return "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		srv.Shutdown(ctx)
+		return "", err
+	}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+	base := "http://" + ln.Addr().String()
+	envs := demo.Big(demo.BigSpec{SessionID: id, Start: time.Now().Add(-time.Hour), Events: events, Agents: 50, Ended: true, Seed: 7})
+	client := &http.Client{Timeout: time.Minute}
+	for chunk := range slices.Chunk(envs, 1000) {
+		body, err := json.Marshal(map[string][]event.Envelope{"envelopes": chunk})
+		if err != nil {
+			return "", err
+		}
+		res, err := client.Post(base+"/v1/events", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return "", err
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return "", fmt.Errorf("POST /v1/events: %d", res.StatusCode)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		var s struct {
+			LastSeq    int64 `json:"last_seq"`
+			DerivedSeq int64 `json:"derived_seq"`
+		}
+		if err := getJSON(client, base+"/v1/sessions/"+id, &s); err == nil && s.LastSeq > 0 && s.DerivedSeq == s.LastSeq {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return "", fmt.Errorf("the model of %s was not stored within 5 minutes", id)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return id, srv.Shutdown(ctx)
+}
+
+// benchExport exports session id of the database at dbPath to endpoint
+// and prints the figures. Peak memory is the process's peak RSS, reset just
+// before the export (/proc/self/clear_refs), and the Go heap's peak.
+func benchExport(ctx context.Context, w io.Writer, dbPath, id string, events int, name, endpoint string) error {
+	db, err := sqlite.Open(dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	runtime.GC()
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	rss0 := procStatusKiB("VmRSS")
+	var peakHeap atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc > peakHeap.Load() {
+				peakHeap.Store(ms.HeapAlloc)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	c := &otlp.Client{Endpoint: endpoint}
+	requests := 0
+	send := func(ctx context.Context, rs []*tracepb.ResourceSpans) error {
+		requests++
+		return c.Send(ctx, rs)
+	}
+	start := time.Now()
+	spans, err := otlp.ExportSession(ctx, db, id, send, 0)
+	took := time.Since(start)
+	close(stop)
+	<-sampled
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "otlp export of a %d-event session to the %s: %d spans in %d requests in %v: %.0f events/s, %.0f spans/s; peak RSS %.1f MiB (%.1f MiB before), peak Go heap %.1f MiB\n",
+		events, name, spans, requests, took.Round(time.Millisecond), float64(events)/took.Seconds(), float64(spans)/took.Seconds(),
+		float64(procStatusKiB("VmHWM"))/1024, float64(rss0)/1024, float64(peakHeap.Load())/(1<<20))
+	return nil
+}
+
+// resetPeakRSS resets the process's peak RSS (VmHWM) to its current RSS.
+func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// procStatusKiB reads a kB field of /proc/self/status; 0 when unknown.
+func procStatusKiB(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// discardReceiver is an OTLP/HTTP receiver on loopback that reads each
+// request whole and answers an empty success: the push's own cost, without
+// a backend's.
+type discardReceiver struct {
+	URL string
+	srv *http.Server
+}
+
+func newDiscardReceiver() *discardReceiver {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	})}
+	go srv.Serve(ln)
+	return &discardReceiver{URL: "http://" + ln.Addr().String(), srv: srv}
+}
+
+func (d *discardReceiver) Close() { d.srv.Close() }
