@@ -199,6 +199,9 @@ func (b *sessionBuilder) add(r *record) {
 	ag := b.agent(p.AgentID, r)
 	ag.a.Events++
 	ag.a.LastEventAt = lastOf(ag.a.LastEventAt, r.at)
+	if ag.a.Traceparent == "" {
+		ag.a.Traceparent = r.env.Traceparent
+	}
 	main := p.AgentID == ""
 	if !main && ag.sidecar == nil && r.env.Subagent != nil && r.env.Subagent.ToolUseID != "" {
 		m := *r.env.Subagent
@@ -488,6 +491,9 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 		}
 	}
 	if c, ok := b.calls[id]; ok {
+		if c.c.Traceparent == "" {
+			c.c.Traceparent = r.env.Traceparent
+		}
 		return c
 	}
 	ag := b.agent(r.p.AgentID, r)
@@ -495,6 +501,7 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 		c: &ToolCall{
 			ToolUseID: id, SyntheticID: synthetic, SessionID: b.s.SessionID, ToolName: tc.ToolName,
 			StartedAt: r.at, Input: rawCopy(tc.ToolInput), PromptID: r.p.PromptID,
+			Traceparent: r.env.Traceparent,
 		},
 		agent: ag, first: r, turnID: r.p.TurnID, cwd: r.p.CWD,
 	}

@@ -63,6 +63,10 @@ func (e *Envelope) AppendJSON(b []byte) []byte {
 		b = append(b, `,"exit_code":`...)
 		b = strconv.AppendInt(b, int64(*e.ExitCode), 10)
 	}
+	if e.Traceparent != "" {
+		b = append(b, `,"traceparent":`...)
+		b = jsonstr.AppendQuoted(b, e.Traceparent)
+	}
 	if len(e.Decision) > 0 {
 		b = append(b, `,"decision":`...)
 		b = append(b, e.Decision...)

@@ -114,6 +114,9 @@ type Pipeline struct {
 	Deliver Deliver
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Traceparent is the trace context the agent ran the hook in (its
+	// TRACEPARENT variable), kept in the envelope when well formed.
+	Traceparent string
 }
 
 // Outcome is what Run did with one payload.
@@ -166,6 +169,9 @@ func (pl *Pipeline) Run(ctx context.Context, data []byte) (Outcome, error) {
 	}
 	if env.Runtime == event.RuntimeCodex {
 		env.ExitCode = exitCode(p)
+	}
+	if event.ValidTraceparent(pl.Traceparent) {
+		env.Traceparent = pl.Traceparent
 	}
 	var wait func() (Verdict, error)
 	if p.Name() == event.StatusLine {

@@ -55,4 +55,5 @@ const (
 	attrSessionLineage  = "hookwatch.session.lineage"
 	attrSessionParent   = "hookwatch.session.parent_id"
 	attrRuntime         = "hookwatch.runtime"
+	attrLinkKind        = "hookwatch.link"
 )

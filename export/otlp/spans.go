@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,8 +168,8 @@ func RunSpan(s *attribution.Session, a *attribution.Agent, i int) *tracepb.Span 
 	r := &s.Runs[i]
 	sp := AgentSpan(s, a)
 	sp.SpanId = runSpanID(s, i)
-	if i > 0 {
-		sp.Links = nil
+	if i > 0 { // the link to the session this one continues is the first run's
+		sp.Links = slices.DeleteFunc(sp.Links, isLineageLink)
 	}
 	end, done := runEnd(s, a, i)
 	sp.StartTimeUnixNano, sp.EndTimeUnixNano = unixNano(r.StartedAt), unixNano(lastOf(r.StartedAt, end))
@@ -283,6 +284,9 @@ func AgentSpan(s *attribution.Session, a *attribution.Agent) *tracepb.Span {
 	if a.Background {
 		sp.Attributes = append(sp.Attributes, boolean(attrAgentBackground, true))
 	}
+	if l := clientLink(a.Traceparent); l != nil {
+		sp.Links = append(sp.Links, l)
+	}
 	if !agentDone(s, a) {
 		sp.Attributes = append(sp.Attributes, boolean(attrAgentOpen, true))
 	}
@@ -347,6 +351,9 @@ func CallSpan(s *attribution.Session, c *attribution.ToolCall) *tracepb.Span {
 	if c.SpawnedAgentID != "" {
 		sp.Attributes = append(sp.Attributes, str(attrSpawnedAgentID, c.SpawnedAgentID))
 	}
+	if l := clientLink(c.Traceparent); l != nil {
+		sp.Links = append(sp.Links, l)
+	}
 	switch c.Status {
 	case attribution.StatusError, attribution.StatusInterrupted:
 		errType := "tool_error"
@@ -387,6 +394,26 @@ func CompactionSpan(s *attribution.Session, c *attribution.Compaction) *tracepb.
 		sp.Attributes = append(sp.Attributes, str(attrCompactTrigger, c.Trigger))
 	}
 	return sp
+}
+
+// isLineageLink reports whether l is the link to the session this one
+// continues.
+func isLineageLink(l *tracepb.Span_Link) bool {
+	return len(l.Attributes) > 0 && l.Attributes[0].Key == attrSessionLineage
+}
+
+// clientLink returns a link to the span a W3C traceparent names (the
+// client's own trace, when its telemetry is on), nil for none.
+func clientLink(traceparent string) *tracepb.Span_Link {
+	if !event.ValidTraceparent(traceparent) {
+		return nil
+	}
+	traceID, err1 := hex.DecodeString(traceparent[3:35])
+	spanID, err2 := hex.DecodeString(traceparent[36:52])
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	return &tracepb.Span_Link{TraceId: traceID, SpanId: spanID, Attributes: []*commonpb.KeyValue{str(attrLinkKind, "client")}}
 }
 
 // Resource returns the resource a session's spans are sent under: the

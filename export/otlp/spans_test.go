@@ -227,3 +227,38 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%s differs from the golden file; run with -update and review the diff", name)
 	}
 }
+
+// TestClientTraceLinks: where the hooks ran with TRACEPARENT (the client's
+// telemetry on), every span of a call or an agent links to the client's
+// span the model recorded for it; a malformed one links nothing.
+func TestClientTraceLinks(t *testing.T) {
+	f := func(tp string, wantLink bool) {
+		t.Helper()
+		envs := captures(t)["claude-code-2.1.197.jsonl"]
+		for i := range envs {
+			envs[i].Traceparent = tp
+		}
+		s := attribution.Build(envs).Sessions[0]
+		for _, sp := range Spans(sessionOf(s)) {
+			op := attr(sp, attrOperationName)
+			if op == "" {
+				continue // a compaction: not an event of the client's
+			}
+			var client *tracepb.Span_Link
+			for _, l := range sp.Links {
+				if attr(&tracepb.Span{Attributes: l.Attributes}, attrLinkKind) == "client" {
+					client = l
+				}
+			}
+			if (client != nil) != wantLink {
+				t.Fatalf("traceparent %q: span %s has client link %v", tp, sp.Name, client)
+			}
+			if client != nil && (hex.EncodeToString(client.TraceId) != tp[3:35] || hex.EncodeToString(client.SpanId) != tp[36:52]) {
+				t.Fatalf("span %s links to %x/%x", sp.Name, client.TraceId, client.SpanId)
+			}
+		}
+	}
+	f("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", true)
+	f("", false)
+	f("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7", false)
+}
