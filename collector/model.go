@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"log/slog"
 	"slices"
 	"sync"
@@ -578,10 +579,16 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		w := byKey[key]
 		gs := m.groups.take(key)
 		loaded := gs == nil
+		var stored map[rowKey]uint64
 		if loaded {
 			var err error
 			if gs, err = m.load(ctx, key, w.touched, w.evs); err != nil {
 				return 0, err
+			}
+			if len(m.sinks) > 0 {
+				if stored, err = m.storedRows(ctx, gs); err != nil {
+					return 0, err
+				}
 			}
 		}
 		envs := make([]event.Envelope, 0, len(w.evs))
@@ -603,9 +610,9 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		if len(m.sinks) > 0 {
 			if loaded {
 				// A group just loaded reports every row as changed; the
-				// sinks saw all but what this round's events touched
-				// before the load (before a restart, or an eviction).
-				sc = touchedBy(sc, w.evs)
+				// sinks saw the rows as stored before (before a restart,
+				// or an eviction).
+				sc = unseen(sc, stored)
 			}
 			round = append(round, sc...)
 		}
@@ -639,22 +646,68 @@ type ModelSink interface {
 	Stop(ctx context.Context)
 }
 
-// touchedBy keeps, of each session's changes, the calls and agents that
-// events of evs name, and the summary.
-func touchedBy(sc []attribution.SessionChanges, evs []*store.Event) []attribution.SessionChanges {
-	type key struct{ session, id string }
-	calls, agents := map[key]bool{}, map[key]bool{}
-	for _, e := range evs {
-		agents[key{e.SessionID, e.AgentID}] = true
-		if e.ToolUseID != "" {
-			calls[key{e.SessionID, e.ToolUseID}] = true
+// rowKey names a row of the model: kind 'a' (agent) or 'c' (call).
+type rowKey struct {
+	kind        byte
+	session, id string
+}
+
+// storedRows returns a hash of the stored document of every agent and call
+// of the sessions of a group just loaded: what the sinks were offered
+// before it was loaded.
+func (m *modeler) storedRows(ctx context.Context, gs *groupState) (map[rowKey]uint64, error) {
+	out := map[rowKey]uint64{}
+	for id := range gs.seq {
+		af := store.AgentFilter{SessionID: id, Limit: store.MaxLimit}
+		for {
+			page, err := m.st.Agents(ctx, af)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range page.Agents {
+				out[rowKey{'a', id, r.AgentID}] = docHash(r.Doc)
+			}
+			if af.Cursor = page.Next; af.Cursor == "" {
+				break
+			}
 		}
+		cf := store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}
+		for {
+			page, err := m.st.ToolCalls(ctx, cf)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range page.ToolCalls {
+				out[rowKey{'c', id, r.ToolUseID}] = docHash(r.Doc)
+			}
+			if cf.Cursor = page.Next; cf.Cursor == "" {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+var docSeed = maphash.MakeSeed()
+
+func docHash(doc []byte) uint64 { return maphash.Bytes(docSeed, doc) }
+
+// unseen keeps, of each session's changes, the agents and calls whose
+// document differs from the one stored, and the summary.
+func unseen(sc []attribution.SessionChanges, stored map[rowKey]uint64) []attribution.SessionChanges {
+	same := func(kind byte, session, id string, v any) bool {
+		h, ok := stored[rowKey{kind, session, id}]
+		if !ok {
+			return false
+		}
+		doc, err := json.Marshal(v)
+		return err == nil && docHash(doc) == h
 	}
 	out := make([]attribution.SessionChanges, 0, len(sc))
 	for _, c := range sc {
 		id := c.Session.SessionID
-		c.Agents = slices.DeleteFunc(slices.Clone(c.Agents), func(a *attribution.Agent) bool { return !agents[key{id, a.AgentID}] })
-		c.ToolCalls = slices.DeleteFunc(slices.Clone(c.ToolCalls), func(t *attribution.ToolCall) bool { return !calls[key{id, t.ToolUseID}] })
+		c.Agents = slices.DeleteFunc(slices.Clone(c.Agents), func(a *attribution.Agent) bool { return same('a', id, a.AgentID, a) })
+		c.ToolCalls = slices.DeleteFunc(slices.Clone(c.ToolCalls), func(t *attribution.ToolCall) bool { return same('c', id, t.ToolUseID, t) })
 		out = append(out, c)
 	}
 	return out
