@@ -161,7 +161,7 @@ func TestMarshalEnvelope(t *testing.T) {
 	f(event.Envelope{ID: "x", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Host: "h\"<&>\u2028", User: "ü\x01",
 		HookwatchVersion: "1", Subagent: &event.SubagentMeta{AgentType: "Explore", Description: "<b>", ToolUseID: "t", SpawnDepth: 2}, ForkOf: "p<&>",
 		Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-		Decision: json.RawMessage(` { "permissionDecision" : "deny" } `), Payload: json.RawMessage(`{"a":[1,2,{"b":"<c>"}]}`)})
+		Decision:    json.RawMessage(` { "permissionDecision" : "deny" } `), Payload: json.RawMessage(`{"a":[1,2,{"b":"<c>"}]}`)})
 	three := 3
 	f(event.Envelope{ID: "x", Runtime: "codex", Kind: "rollout", ReceivedAt: at, ExitCode: &three, Payload: json.RawMessage(`{}`)})
 	if _, err := marshalEnvelope(event.Envelope{ID: "x", ReceivedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, []byte(`{}`)); err == nil {
@@ -210,7 +210,7 @@ func TestDecodedAs(t *testing.T) {
 	f(event.Envelope{ID: "x", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Host: "h\"<&>\u2028", User: "ü\x01",
 		HookwatchVersion: "1", Subagent: &event.SubagentMeta{AgentType: "Explore", Description: "<b>", ToolUseID: "t", SpawnDepth: 2}, ForkOf: "p<&>",
 		Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-		Decision: json.RawMessage(` { "permissionDecision" : "deny" } `), Payload: json.RawMessage("  {\"a\":[1,2,{\"b\":\"<c>\"}]}\n")}, false)
+		Decision:    json.RawMessage(` { "permissionDecision" : "deny" } `), Payload: json.RawMessage("  {\"a\":[1,2,{\"b\":\"<c>\"}]}\n")}, false)
 	f(event.Envelope{ID: "x", ReceivedAt: at, Host: "bad\xff", Payload: json.RawMessage(`{}`)}, true)
 	f(event.Envelope{ID: "x", ReceivedAt: at, Subagent: &event.SubagentMeta{Description: "\xfe"}, Payload: json.RawMessage(`{}`)}, true)
 	f(event.Envelope{ID: "x", ReceivedAt: at, ForkOf: "\xfe", Payload: json.RawMessage(`{}`)}, true)
