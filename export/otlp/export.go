@@ -63,8 +63,10 @@ func ExportSession(ctx context.Context, ms store.ModelStore, id string, send Sen
 			if err := json.Unmarshal(row.Doc, &a); err != nil {
 				return sent, fmt.Errorf("cannot decode agent %q of session %s: %w", row.AgentID, id, err)
 			}
-			if err := add(AgentSpan(sum, &a)); err != nil {
-				return sent, err
+			for _, sp := range AgentSpans(sum, &a) {
+				if err := add(sp); err != nil {
+					return sent, err
+				}
 			}
 		}
 		if af.Cursor = page.Next; af.Cursor == "" {

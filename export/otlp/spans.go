@@ -117,11 +117,7 @@ func derive(n int, parts ...string) []byte {
 func Spans(s Session) []*tracepb.Span {
 	spans := make([]*tracepb.Span, 0, len(s.Agents)+len(s.ToolCalls)+len(s.Summary.Compactions))
 	for _, a := range s.Agents {
-		if a.AgentID == "" {
-			spans = append(spans, MainSpans(s.Summary, a)...)
-			continue
-		}
-		spans = append(spans, AgentSpan(s.Summary, a))
+		spans = append(spans, AgentSpans(s.Summary, a)...)
 	}
 	for _, c := range s.ToolCalls {
 		spans = append(spans, CallSpan(s.Summary, c))
@@ -144,6 +140,15 @@ func AgentName(a *attribution.Agent) string {
 		return *a.AgentType
 	}
 	return "subagent"
+}
+
+// AgentSpans returns the invoke_agent spans of agent a of session s: the
+// main agent's MainSpans, a subagent's AgentSpan.
+func AgentSpans(s *attribution.Session, a *attribution.Agent) []*tracepb.Span {
+	if a.AgentID == "" {
+		return MainSpans(s, a)
+	}
+	return []*tracepb.Span{AgentSpan(s, a)}
 }
 
 // MainSpans returns the invoke_agent spans of the main agent a of session
