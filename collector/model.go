@@ -658,31 +658,19 @@ type rowKey struct {
 func (m *modeler) storedRows(ctx context.Context, gs *groupState) (map[rowKey]uint64, error) {
 	out := map[rowKey]uint64{}
 	for id := range gs.seq {
-		af := store.AgentFilter{SessionID: id, Limit: store.MaxLimit}
-		for {
-			page, err := m.st.Agents(ctx, af)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range page.Agents {
-				out[rowKey{'a', id, r.AgentID}] = docHash(r.Doc)
-			}
-			if af.Cursor = page.Next; af.Cursor == "" {
-				break
-			}
+		err := store.EachAgent(ctx, m.st, store.AgentFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.AgentRow) error {
+			out[rowKey{'a', id, r.AgentID}] = docHash(r.Doc)
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		cf := store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}
-		for {
-			page, err := m.st.ToolCalls(ctx, cf)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range page.ToolCalls {
-				out[rowKey{'c', id, r.ToolUseID}] = docHash(r.Doc)
-			}
-			if cf.Cursor = page.Next; cf.Cursor == "" {
-				break
-			}
+		err = store.EachToolCall(ctx, m.st, store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.ToolCallRow) error {
+			out[rowKey{'c', id, r.ToolUseID}] = docHash(r.Doc)
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -52,50 +52,35 @@ func ExportSession(ctx context.Context, ms store.ModelStore, id string, send Sen
 		return nil
 	}
 
-	af := store.AgentFilter{SessionID: id, Limit: store.MaxLimit}
-	for {
-		page, err := ms.Agents(ctx, af)
-		if err != nil {
-			return sent, fmt.Errorf("cannot read the agents of session %s: %w", id, err)
+	err = store.EachAgent(ctx, ms, store.AgentFilter{SessionID: id, Limit: store.MaxLimit}, func(row store.AgentRow) error {
+		var a attribution.Agent
+		if err := json.Unmarshal(row.Doc, &a); err != nil {
+			return fmt.Errorf("cannot decode agent %q of session %s: %w", row.AgentID, id, err)
 		}
-		for _, row := range page.Agents {
-			var a attribution.Agent
-			if err := json.Unmarshal(row.Doc, &a); err != nil {
-				return sent, fmt.Errorf("cannot decode agent %q of session %s: %w", row.AgentID, id, err)
-			}
-			for _, sp := range AgentSpans(sum, &a) {
-				if err := add(sp); err != nil {
-					return sent, err
-				}
+		for _, sp := range AgentSpans(sum, &a) {
+			if err := add(sp); err != nil {
+				return err
 			}
 		}
-		if af.Cursor = page.Next; af.Cursor == "" {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return sent, fmt.Errorf("cannot export the agents of session %s: %w", id, err)
 	}
 	for i := range sum.Compactions {
 		if err := add(CompactionSpan(sum, &sum.Compactions[i])); err != nil {
 			return sent, err
 		}
 	}
-	tf := store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}
-	for {
-		page, err := ms.ToolCalls(ctx, tf)
-		if err != nil {
-			return sent, fmt.Errorf("cannot read the tool calls of session %s: %w", id, err)
+	err = store.EachToolCall(ctx, ms, store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}, func(row store.ToolCallRow) error {
+		var c attribution.ToolCall
+		if err := json.Unmarshal(row.Doc, &c); err != nil {
+			return fmt.Errorf("cannot decode tool call %q of session %s: %w", row.ToolUseID, id, err)
 		}
-		for _, row := range page.ToolCalls {
-			var c attribution.ToolCall
-			if err := json.Unmarshal(row.Doc, &c); err != nil {
-				return sent, fmt.Errorf("cannot decode tool call %q of session %s: %w", row.ToolUseID, id, err)
-			}
-			if err := add(CallSpan(sum, &c)); err != nil {
-				return sent, err
-			}
-		}
-		if tf.Cursor = page.Next; tf.Cursor == "" {
-			break
-		}
+		return add(CallSpan(sum, &c))
+	})
+	if err != nil {
+		return sent, fmt.Errorf("cannot export the tool calls of session %s: %w", id, err)
 	}
 	return sent, flush()
 }
