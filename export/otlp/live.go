@@ -414,8 +414,25 @@ func (e *Exporter) drain(ctx context.Context) {
 			e.requestErrors.Inc()
 			e.failed.Add(n)
 			e.log.Warn("cannot send spans", "spans", n, "err", err)
+			e.mu.Lock()
+			stopping := e.stopping
+			e.mu.Unlock()
+			if stopping {
+				// The receiver is away and the collector is going: the
+				// rest would only wait out its retries too.
+				e.drop()
+				return
+			}
 		}
 	}
+}
+
+// drop counts everything queued as lost and empties the queue.
+func (e *Exporter) drop() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.failed.Add(e.queued)
+	e.queue, e.queued = nil, 0
 }
 
 // Stop sends what is open in every session as it stands and what is
@@ -440,10 +457,6 @@ func (e *Exporter) Stop(ctx context.Context) {
 			<-e.done
 		}
 		e.cancelSend()
-		// Whatever the goroutine has not sent by the deadline is dropped.
-		e.mu.Lock()
-		e.failed.Add(e.queued)
-		e.queue, e.queued = nil, 0
-		e.mu.Unlock()
+		e.drop() // what was not sent by the deadline
 	})
 }

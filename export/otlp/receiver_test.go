@@ -201,7 +201,8 @@ func TestExporterBounded(t *testing.T) {
 	dead := "http://" + l.Addr().String()
 	l.Close()
 	set := metrics.NewSet()
-	e := NewExporter(&Client{Endpoint: dead, Attempts: 1}, ExporterOptions{Metrics: set, MaxQueueSpans: 5, FlushInterval: time.Hour})
+	// Five attempts 100 ms apart, doubling: 1.5 s a batch.
+	e := NewExporter(&Client{Endpoint: dead, Backoff: 100 * time.Millisecond}, ExporterOptions{Metrics: set, MaxQueueSpans: 5, BatchSpans: 2, FlushInterval: time.Hour})
 	res := attribution.Build(captures(t)["claude-code-2.1.332.jsonl"])
 	var changes []attribution.SessionChanges
 	total := 0
@@ -220,9 +221,15 @@ func TestExporterBounded(t *testing.T) {
 	if queued != 5 {
 		t.Fatalf("%d spans queued, want the bound 5", queued)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	start = time.Now()
 	e.Stop(ctx)
+	// Stopping gives up on the receiver after one batch's retries, rather
+	// than waiting them out for each of the three batches.
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("Stop took %v with the receiver away", d)
+	}
 	var out strings.Builder
 	set.WritePrometheus(&out)
 	// Every span is lost, each counted once: full queue, or send failed.
