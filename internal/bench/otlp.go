@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -92,6 +93,7 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 		variants = append(variants, struct{ name, endpoint string }{"on, to the " + r.name, r.endpoint})
 	}
 	rates := make([][]float64, len(variants))
+	cpu := make([][]float64, len(variants)) // µs of this process's CPU per event
 	lost := make([]int64, len(variants))
 	for range o.Rounds {
 		for i, v := range variants {
@@ -102,11 +104,13 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 				exp = otlp.NewExporter(&otlp.Client{Endpoint: v.endpoint}, otlp.ExporterOptions{Metrics: set})
 				opts.ModelSinks = []collector.ModelSink{exp}
 			}
+			cpu0 := processCPU()
 			res, err := Ingest(ctx, io.Discard, opts)
 			if err != nil {
 				return err
 			}
 			rates[i] = append(rates[i], res.EventsPerSec)
+			cpu[i] = append(cpu[i], float64((processCPU()-cpu0).Microseconds())/float64(o.IngestEvents))
 			if exp != nil {
 				var b bytes.Buffer
 				set.WritePrometheus(&b)
@@ -114,11 +118,13 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 			}
 		}
 	}
-	base := median(rates[0])
-	fmt.Fprintf(w, "otlp ingest: %d events per run, %d rounds interleaved, median events/s:\n", o.IngestEvents, o.Rounds)
+	base, baseCPU := median(rates[0]), median(cpu[0])
+	fmt.Fprintf(w, "otlp ingest: %d events per run, %d rounds interleaved; medians of events/s, and of the µs of CPU per event of the\n"+
+		"whole process (collector, clients, in-process receiver), which a busy machine disturbs less:\n", o.IngestEvents, o.Rounds)
 	for i, v := range variants {
-		m := median(rates[i])
-		fmt.Fprintf(w, "  push %-45s %8.0f events/s (%+.1f %%) runs %s", v.name, m, 100*(m/base-1), formatRates(rates[i]))
+		m, c := median(rates[i]), median(cpu[i])
+		fmt.Fprintf(w, "  push %-45s %8.0f events/s (%+.1f %%) runs %s; %5.1f µs CPU/event (%+.1f %%) runs %s",
+			v.name, m, 100*(m/base-1), formatRates(rates[i], 0), c, 100*(c/baseCPU-1), formatRates(cpu[i], 1))
 		if v.endpoint != "" {
 			fmt.Fprintf(w, "; spans lost %d", lost[i])
 		}
@@ -127,12 +133,21 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 	return nil
 }
 
-func formatRates(v []float64) string {
+func formatRates(v []float64, prec int) string {
 	s := make([]string, len(v))
 	for i, x := range v {
-		s[i] = strconv.FormatFloat(x, 'f', 0, 64)
+		s[i] = strconv.FormatFloat(x, 'f', prec, 64)
 	}
 	return strings.Join(s, " ")
+}
+
+// processCPU is the CPU time this process used so far, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // droppedSpans sums hookwatch_otlp_spans_dropped_total in a metrics text.
