@@ -94,7 +94,7 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 	}
 	rates := make([][]float64, len(variants))
 	cpu := make([][]float64, len(variants)) // µs of this process's CPU per event
-	lost := make([]int64, len(variants))
+	lost, sent := make([]int64, len(variants)), make([]int64, len(variants))
 	for range o.Rounds {
 		for i, v := range variants {
 			opts := IngestOptions{Events: o.IngestEvents}
@@ -114,7 +114,8 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 			if exp != nil {
 				var b bytes.Buffer
 				set.WritePrometheus(&b)
-				lost[i] += droppedSpans(b.String())
+				lost[i] += metricSum(b.String(), "hookwatch_otlp_spans_dropped_total{")
+				sent[i] += metricSum(b.String(), "hookwatch_otlp_spans_sent_total ")
 			}
 		}
 	}
@@ -126,7 +127,7 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 		fmt.Fprintf(w, "  push %-45s %8.0f events/s (%+.1f %%) runs %s; %5.1f µs CPU/event (%+.1f %%) runs %s",
 			v.name, m, 100*(m/base-1), formatRates(rates[i], 0), c, 100*(c/baseCPU-1), formatRates(cpu[i], 1))
 		if v.endpoint != "" {
-			fmt.Fprintf(w, "; spans lost %d", lost[i])
+			fmt.Fprintf(w, "; spans sent %d, lost %d", sent[i], lost[i])
 		}
 		fmt.Fprintln(w)
 	}
@@ -150,11 +151,12 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// droppedSpans sums hookwatch_otlp_spans_dropped_total in a metrics text.
-func droppedSpans(text string) int64 {
+// metricSum sums the samples of a metrics text whose line starts with
+// prefix.
+func metricSum(text, prefix string) int64 {
 	var n int64
 	for _, line := range strings.Split(text, "\n") {
-		if strings.HasPrefix(line, "hookwatch_otlp_spans_dropped_total{") {
+		if strings.HasPrefix(line, prefix) {
 			f := strings.Fields(line)
 			v, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
 			n += v
