@@ -41,7 +41,8 @@ func startReceiver() func() {
 // back from the receiver's file must be the agent tree the API answers:
 // one invoke_agent span per agent, under the execute_tool span of the call
 // that spawned it, as deep as the agent; one execute_tool span per call,
-// under its agent; the failure and the denial marked.
+// under its agent; the failure and the denial marked; each call linked to
+// the client's span its hooks' TRACEPARENT named.
 func TestTracesToCollector(t *testing.T) {
 	ClaudeBin(t) // skip (or fail in CI) before building anything
 	if rcv == nil {
@@ -49,6 +50,10 @@ func TestTracesToCollector(t *testing.T) {
 	}
 	c := startCollectorWith(t, []string{"HOOKWATCH_OTLP_ENDPOINT=" + rcv.Endpoint}, map[string]string{"policy.yaml": denyPolicy})
 	a := c.newEnv(t)
+	// As if the client's telemetry were on: its hooks run with the trace
+	// context of the client's own span.
+	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	a.Vars = append(a.Vars, "TRACEPARENT=00-"+clientTrace+"-"+clientSpan+"-01")
 	res := a.Play(Traces(a.Project))
 	a.settle()
 	sid := res.SessionID
@@ -166,6 +171,9 @@ func TestTracesToCollector(t *testing.T) {
 		if sp.ParentSpanID != agentSpan[call.AgentID].SpanID {
 			t.Fatalf("%v: span under %s, not its agent's %s", call, sp.ParentSpanID, agentSpan[call.AgentID].SpanID)
 		}
+		if !linksTo(sp, clientTrace, clientSpan) {
+			t.Fatalf("%v: span links %+v, want one to the client's span", call, sp.Links)
+		}
 		start, _ := strconv.ParseInt(sp.Start, 10, 64)
 		end, _ := strconv.ParseInt(sp.End, 10, 64)
 		if start != call.StartedAt.UnixNano() || call.EndedAt == nil || end != call.EndedAt.UnixNano() {
@@ -187,4 +195,14 @@ func TestTracesToCollector(t *testing.T) {
 	if failed != 1 || denied != 1 {
 		t.Fatalf("%d failed and %d denied calls, want one each: %v", failed, denied, calls)
 	}
+}
+
+// linksTo reports whether sp links to the client's span trace/span.
+func linksTo(sp otelcol.Span, trace, span string) bool {
+	for _, l := range sp.Links {
+		if l.TraceID == trace && l.SpanID == span && (otelcol.Span{Attributes: l.Attributes}).Attr("hookwatch.link") == "client" {
+			return true
+		}
+	}
+	return false
 }

@@ -214,8 +214,9 @@ type Span struct {
 		Message string `json:"message"`
 	} `json:"status"`
 	Links []struct {
-		TraceID string `json:"traceId"`
-		SpanID  string `json:"spanId"`
+		TraceID    string     `json:"traceId"`
+		SpanID     string     `json:"spanId"`
+		Attributes []KeyValue `json:"attributes"`
 	} `json:"links"`
 	// Resource holds the attributes of the resource the span came with.
 	Resource []KeyValue `json:"-"`
