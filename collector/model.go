@@ -579,7 +579,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		w := byKey[key]
 		gs := m.groups.take(key)
 		loaded := gs == nil
-		var stored map[rowKey]uint64
+		var stored storedDocs
 		if loaded {
 			var err error
 			if gs, err = m.load(ctx, key, w.touched, w.evs); err != nil {
@@ -646,31 +646,27 @@ type ModelSink interface {
 	Stop(ctx context.Context)
 }
 
-// rowKey names a row of the model: kind 'a' (agent) or 'c' (call).
-type rowKey struct {
-	kind        byte
-	session, id string
-}
+// storedDocs are hashes of the stored documents of a group's agents and
+// calls: what the sinks were offered before the group was loaded.
+type storedDocs struct{ agents, calls map[rowKey]uint64 }
 
-// storedRows returns a hash of the stored document of every agent and call
-// of the sessions of a group just loaded: what the sinks were offered
-// before it was loaded.
-func (m *modeler) storedRows(ctx context.Context, gs *groupState) (map[rowKey]uint64, error) {
-	out := map[rowKey]uint64{}
+// storedRows reads the storedDocs of the sessions of a group just loaded.
+func (m *modeler) storedRows(ctx context.Context, gs *groupState) (storedDocs, error) {
+	out := storedDocs{agents: map[rowKey]uint64{}, calls: map[rowKey]uint64{}}
 	for id := range gs.seq {
 		err := store.EachAgent(ctx, m.st, store.AgentFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.AgentRow) error {
-			out[rowKey{'a', id, r.AgentID}] = docHash(r.Doc)
+			out.agents[rowKey{id, r.AgentID}] = docHash(r.Doc)
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		err = store.EachToolCall(ctx, m.st, store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.ToolCallRow) error {
-			out[rowKey{'c', id, r.ToolUseID}] = docHash(r.Doc)
+			out.calls[rowKey{id, r.ToolUseID}] = docHash(r.Doc)
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	return out, nil
@@ -682,9 +678,9 @@ func docHash(doc []byte) uint64 { return maphash.Bytes(docSeed, doc) }
 
 // unseen keeps, of each session's changes, the agents and calls whose
 // document differs from the one stored, and the summary.
-func unseen(sc []attribution.SessionChanges, stored map[rowKey]uint64) []attribution.SessionChanges {
-	same := func(kind byte, session, id string, v any) bool {
-		h, ok := stored[rowKey{kind, session, id}]
+func unseen(sc []attribution.SessionChanges, stored storedDocs) []attribution.SessionChanges {
+	same := func(docs map[rowKey]uint64, k rowKey, v any) bool {
+		h, ok := docs[k]
 		if !ok {
 			return false
 		}
@@ -694,8 +690,8 @@ func unseen(sc []attribution.SessionChanges, stored map[rowKey]uint64) []attribu
 	out := make([]attribution.SessionChanges, 0, len(sc))
 	for _, c := range sc {
 		id := c.Session.SessionID
-		c.Agents = slices.DeleteFunc(slices.Clone(c.Agents), func(a *attribution.Agent) bool { return same('a', id, a.AgentID, a) })
-		c.ToolCalls = slices.DeleteFunc(slices.Clone(c.ToolCalls), func(t *attribution.ToolCall) bool { return same('c', id, t.ToolUseID, t) })
+		c.Agents = slices.DeleteFunc(slices.Clone(c.Agents), func(a *attribution.Agent) bool { return same(stored.agents, rowKey{id, a.AgentID}, a) })
+		c.ToolCalls = slices.DeleteFunc(slices.Clone(c.ToolCalls), func(t *attribution.ToolCall) bool { return same(stored.calls, rowKey{id, t.ToolUseID}, t) })
 		out = append(out, c)
 	}
 	return out

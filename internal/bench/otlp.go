@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -92,25 +91,43 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 	for _, r := range receivers {
 		variants = append(variants, struct{ name, endpoint string }{"on, to the " + r.name, r.endpoint})
 	}
-	rates := make([][]float64, len(variants))
-	cpu := make([][]float64, len(variants)) // µs of this process's CPU per event
+	// Per variant and run: events/s to the last reply, events/s until the
+	// model applied every event (the push runs in the model's rounds), the
+	// rounds' wall time per event, and the µs of this process's CPU per
+	// event (collector, clients, the in-process receiver), which a busy
+	// machine disturbs less than wall time.
+	type figures struct{ rate, modelled, roundUS, cpuUS []float64 }
+	figs := make([]figures, len(variants))
 	lost, sent := make([]int64, len(variants)), make([]int64, len(variants))
-	for range o.Rounds {
-		for i, v := range variants {
-			opts := IngestOptions{Events: o.IngestEvents}
+	for r := range o.Rounds {
+		// Rotate which goes first, so that none always runs on a warmer
+		// machine.
+		for k := range variants {
+			i := (r + k) % len(variants)
+			opts := IngestOptions{Events: o.IngestEvents, WaitModel: true, Quiet: true}
 			var exp *otlp.Exporter
 			set := metrics.NewSet()
-			if v.endpoint != "" {
+			if v := variants[i]; v.endpoint != "" {
 				exp = otlp.NewExporter(&otlp.Client{Endpoint: v.endpoint}, otlp.ExporterOptions{Metrics: set})
 				opts.ModelSinks = []collector.ModelSink{exp}
 			}
-			cpu0 := processCPU()
+			cpu0, err := processCPU()
+			if err != nil {
+				return err
+			}
 			res, err := Ingest(ctx, io.Discard, opts)
 			if err != nil {
 				return err
 			}
-			rates[i] = append(rates[i], res.EventsPerSec)
-			cpu[i] = append(cpu[i], float64((processCPU()-cpu0).Microseconds())/float64(o.IngestEvents))
+			cpu1, err := processCPU()
+			if err != nil {
+				return err
+			}
+			f := &figs[i]
+			f.rate = append(f.rate, res.EventsPerSec)
+			f.modelled = append(f.modelled, float64(res.Events)/res.Modelled.Seconds())
+			f.roundUS = append(f.roundUS, float64(res.ModelRoundTime.Microseconds())/float64(res.Events))
+			f.cpuUS = append(f.cpuUS, float64((cpu1-cpu0).Microseconds())/float64(res.Events))
 			if exp != nil {
 				var b bytes.Buffer
 				set.WritePrometheus(&b)
@@ -119,17 +136,21 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 			}
 		}
 	}
-	base, baseCPU := median(rates[0]), median(cpu[0])
-	fmt.Fprintf(w, "otlp ingest: %d events per run, %d rounds interleaved; medians of events/s, and of the µs of CPU per event of the\n"+
-		"whole process (collector, clients, in-process receiver), which a busy machine disturbs less:\n", o.IngestEvents, o.Rounds)
+	fmt.Fprintf(w, "otlp ingest: %d events per run, %d runs of each, interleaved; medians, and the change from push off:\n", o.IngestEvents, o.Rounds)
 	for i, v := range variants {
-		m, c := median(rates[i]), median(cpu[i])
-		fmt.Fprintf(w, "  push %-45s %8.0f events/s (%+.1f %%) runs %s; %5.1f µs CPU/event (%+.1f %%) runs %s",
-			v.name, m, 100*(m/base-1), formatRates(rates[i], 0), c, 100*(c/baseCPU-1), formatRates(cpu[i], 1))
+		row := func(name, unit string, x, base []float64, prec int) {
+			m := median(x)
+			fmt.Fprintf(w, "    %-26s %8.1f %-9s (%+5.1f %%)  runs %s\n", name, m, unit, 100*(m/median(base)-1), formatRates(x, prec))
+		}
+		fmt.Fprintf(w, "  push %s", v.name)
 		if v.endpoint != "" {
-			fmt.Fprintf(w, "; spans sent %d, lost %d", sent[i], lost[i])
+			fmt.Fprintf(w, ": %d spans sent, %d lost", sent[i], lost[i])
 		}
 		fmt.Fprintln(w)
+		row("ingest rate", "events/s", figs[i].rate, figs[0].rate, 0)
+		row("rate until modelled", "events/s", figs[i].modelled, figs[0].modelled, 0)
+		row("model rounds (wall)", "µs/event", figs[i].roundUS, figs[0].roundUS, 1)
+		row("CPU of the process", "µs/event", figs[i].cpuUS, figs[0].cpuUS, 1)
 	}
 	return nil
 }
@@ -142,14 +163,6 @@ func formatRates(v []float64, prec int) string {
 	return strings.Join(s, " ")
 }
 
-// processCPU is the CPU time this process used so far, user and system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // metricSum sums the samples of a metrics text whose line starts with
 // prefix.
