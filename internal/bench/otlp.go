@@ -163,7 +163,6 @@ func formatRates(v []float64, prec int) string {
 	return strings.Join(s, " ")
 }
 
-
 // metricSum sums the samples of a metrics text whose line starts with
 // prefix.
 func metricSum(text, prefix string) int64 {
