@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -19,57 +16,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hookwatch/hookwatch/attribution"
-	"github.com/hookwatch/hookwatch/collector"
-	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/export/otlp"
 	"github.com/hookwatch/hookwatch/internal/demo"
-	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/internal/modeled"
 )
-
-// storeSessions stores envelopes through a collector into a new database
-// and returns its path once their model is stored.
-func storeSessions(t *testing.T, envs []event.Envelope) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "hookwatch.db")
-	db, err := sqlite.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := collector.New(collector.Config{Store: db, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	defer srv.Shutdown(context.Background())
-	base := "http://" + l.Addr().String()
-	body, _ := json.Marshal(map[string]any{"envelopes": envs})
-	res, err := http.Post(base+"/v1/events", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	for _, s := range attribution.Build(envs).Sessions {
-		for deadline := time.Now().Add(30 * time.Second); ; {
-			var v struct {
-				LastSeq    int64 `json:"last_seq"`
-				DerivedSeq int64 `json:"derived_seq"`
-			}
-			getJSON(t, base, "/v1/sessions/"+s.SessionID, &v)
-			if v.LastSeq > 0 && v.DerivedSeq == v.LastSeq {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the model of %s was not stored", s.SessionID)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	return path
-}
 
 // otlpReceiver is an OTLP/HTTP endpoint that decodes what it is sent.
 type otlpReceiver struct {
@@ -99,7 +49,10 @@ func (r *otlpReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // spans, with the headers asked for, and refuses to run without a receiver.
 func TestExportOTLP(t *testing.T) {
 	envs := demo.Big(demo.BigSpec{SessionID: "export-otlp", Start: time.Now().Add(-time.Hour), Events: 2000, Agents: 4, Ended: true, Seed: 3})
-	path := storeSessions(t, envs)
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	if err := modeled.Store(context.Background(), path, envs, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	s := attribution.Build(envs).Session("export-otlp")
 	want := otlp.Spans(otlp.Session{Summary: s.Summary(), Agents: s.Agents, ToolCalls: s.ToolCalls})
 

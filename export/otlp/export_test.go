@@ -1,12 +1,9 @@
 package otlp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"net"
-	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hookwatch/hookwatch/attribution"
-	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/modeled"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -24,49 +21,15 @@ import (
 // and returns the store once their model is stored.
 func storeCapture(t *testing.T, envs []event.Envelope) store.Store {
 	t.Helper()
-	db := sqlite.MustOpenDB(t)
-	srv, err := collector.New(collector.Config{Store: db, Version: "test"})
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	if err := modeled.Store(context.Background(), path, envs, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Shutdown(context.Background()) })
-	base := "http://" + l.Addr().String()
-	body, err := json.Marshal(map[string]any{"envelopes": envs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := http.Post(base+"/v1/events", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	// Reading a session waits for its model.
-	for _, s := range attribution.Build(envs).Sessions {
-		for deadline := time.Now().Add(30 * time.Second); ; {
-			var v struct {
-				LastSeq    int64 `json:"last_seq"`
-				DerivedSeq int64 `json:"derived_seq"`
-			}
-			r, err := http.Get(base + "/v1/sessions/" + s.SessionID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			json.NewDecoder(r.Body).Decode(&v)
-			r.Body.Close()
-			if v.LastSeq > 0 && v.DerivedSeq == v.LastSeq {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the model of %s was not stored", s.SessionID)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	t.Cleanup(func() { db.Close() })
 	return db
 }
 

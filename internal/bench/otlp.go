@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,9 +20,9 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/hookwatch/hookwatch/collector"
-	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/export/otlp"
 	"github.com/hookwatch/hookwatch/internal/demo"
+	"github.com/hookwatch/hookwatch/internal/modeled"
 	"github.com/hookwatch/hookwatch/internal/otelcol"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -177,61 +175,13 @@ func metricSum(text, prefix string) int64 {
 	return n
 }
 
-// storeBigSession posts a synthetic session of about events events (50
-// subagents, failures, denials, a compaction) to a collector on a new
-// database at dbPath, waits until its model is stored, and stops the
-// collector. It returns the session id.
+// storeBigSession stores a synthetic session of about events events (50
+// subagents, failures, denials, a compaction) and its model in a new
+// database at dbPath, and returns the session id.
 func storeBigSession(ctx context.Context, dbPath string, events int) (string, error) {
 	const id = "bench-otlp-export"
-	db, err := sqlite.Open(dbPath)
-	if err != nil {
-		return "", err
-	}
-	srv, err := collector.New(collector.Config{Store: db, Version: "bench"})
-	if err != nil {
-		db.Close()
-		return "", err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		srv.Shutdown(ctx)
-		return "", err
-	}
-	go srv.Serve(ln)
-	defer srv.Shutdown(context.Background())
-	base := "http://" + ln.Addr().String()
 	envs := demo.Big(demo.BigSpec{SessionID: id, Start: time.Now().Add(-time.Hour), Events: events, Agents: 50, Ended: true, Seed: 7})
-	client := &http.Client{Timeout: time.Minute}
-	for chunk := range slices.Chunk(envs, 1000) {
-		body, err := json.Marshal(map[string][]event.Envelope{"envelopes": chunk})
-		if err != nil {
-			return "", err
-		}
-		res, err := client.Post(base+"/v1/events", "application/json", bytes.NewReader(body))
-		if err != nil {
-			return "", err
-		}
-		io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			return "", fmt.Errorf("POST /v1/events: %d", res.StatusCode)
-		}
-	}
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		var s struct {
-			LastSeq    int64 `json:"last_seq"`
-			DerivedSeq int64 `json:"derived_seq"`
-		}
-		if err := getJSON(client, base+"/v1/sessions/"+id, &s); err == nil && s.LastSeq > 0 && s.DerivedSeq == s.LastSeq {
-			break
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return "", fmt.Errorf("the model of %s was not stored within 5 minutes", id)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return id, srv.Shutdown(ctx)
+	return id, modeled.Store(ctx, dbPath, envs, 10*time.Minute)
 }
 
 // benchExport exports session id of the database at dbPath to endpoint
