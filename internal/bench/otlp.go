@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/export/otlp"
 	"github.com/hookwatch/hookwatch/internal/demo"
@@ -80,6 +82,15 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 			return err
 		}
 	}
+
+	// The push's own CPU, without the rest of the collector.
+	cost, spans, err := pushCost(ctx, sink.URL, o.Events, o.Rounds)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "otlp push, its own cost: the model changes of a %d-event session replayed in rounds of 100 events into an exporter\n"+
+		"  sending to the discarding receiver: %d spans, %.1f µs of CPU per event (median of %d, runs %s)\n",
+		o.Events, spans, median(cost), o.Rounds, formatRates(cost, 1))
 
 	// Ingest with the push off and on, interleaved.
 	variants := []struct {
@@ -173,6 +184,48 @@ func metricSum(text, prefix string) int64 {
 		}
 	}
 	return n
+}
+
+// pushCost replays the model changes of a synthetic session of events
+// events, in rounds of 100 events as the collector applies them, into an
+// exporter sending to endpoint, rounds times; it returns the process's CPU
+// per event of each run (span building, deduplication, protobuf, HTTP, and
+// the in-process receiver's read) and the spans sent.
+func pushCost(ctx context.Context, endpoint string, events, rounds int) ([]float64, int64, error) {
+	envs := demo.Big(demo.BigSpec{SessionID: "bench-otlp-push", Start: time.Now().Add(-time.Hour), Events: events, Agents: 50, Ended: true, Seed: 11})
+	g := attribution.NewGroup()
+	var changes [][]attribution.SessionChanges
+	for chunk := range slices.Chunk(envs, 100) {
+		g.Apply(chunk...)
+		changes = append(changes, g.Changes().Sessions)
+	}
+	var out []float64
+	var sent int64
+	for range rounds {
+		set := metrics.NewSet()
+		runtime.GC()
+		cpu0, err := processCPU()
+		if err != nil {
+			return nil, 0, err
+		}
+		exp := otlp.NewExporter(&otlp.Client{Endpoint: endpoint}, otlp.ExporterOptions{Metrics: set})
+		for _, c := range changes {
+			exp.Offer(c)
+		}
+		exp.Stop(ctx)
+		cpu1, err := processCPU()
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, float64((cpu1-cpu0).Microseconds())/float64(len(envs)))
+		var b bytes.Buffer
+		set.WritePrometheus(&b)
+		if lost := metricSum(b.String(), "hookwatch_otlp_spans_dropped_total{"); lost > 0 {
+			return nil, 0, fmt.Errorf("the push lost %d spans", lost)
+		}
+		sent = metricSum(b.String(), "hookwatch_otlp_spans_sent_total ")
+	}
+	return out, sent, nil
 }
 
 // storeBigSession stores a synthetic session of about events events (50
