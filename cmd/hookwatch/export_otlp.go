@@ -10,6 +10,18 @@ import (
 	"github.com/hookwatch/hookwatch/store"
 )
 
+// exportOTLPFormat is `hookwatch export --format otlp`.
+func exportOTLPFormat(ctx context.Context, st store.Store, ids []string, o exportOptions) error {
+	c, err := o.OTLP.client()
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if c == nil {
+		return fmt.Errorf("%w: give --otlp-endpoint URL (or HOOKWATCH_OTLP_ENDPOINT) with --format otlp", errUsage)
+	}
+	return exportOTLP(ctx, st, ids, c, o.Stdout)
+}
+
 // exportOTLP sends the traces of the stored sessions ids to the receiver c
 // (docs/otlp.md), one line per session on stdout.
 func exportOTLP(ctx context.Context, st store.Store, ids []string, c *otlp.Client, stdout io.Writer) error {
