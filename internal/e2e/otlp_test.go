@@ -44,12 +44,17 @@ func startReceiver() func() {
 // under its agent; the failure and the denial marked; each call linked to
 // the client's span its hooks' TRACEPARENT named.
 func TestTracesToCollector(t *testing.T) {
-	ClaudeBin(t) // skip (or fail in CI) before building anything
+	Clients(t) // skip (or fail in CI) before building anything
 	if rcv == nil {
 		otelcol.Missing(t, rcvErr)
 	}
 	c := startCollectorWith(t, []string{"HOOKWATCH_OTLP_ENDPOINT=" + rcv.Endpoint}, map[string]string{"policy.yaml": denyPolicy})
-	a := c.newEnv(t)
+	EachClient(t, func(t *testing.T, cl Client) { testTraces(t, c, cl) })
+}
+
+// testTraces plays Traces with client cl and checks its trace.
+func testTraces(t *testing.T, c *collectorProc, cl Client) {
+	a := c.newEnv(t, cl)
 	// As if the client's telemetry were on: its hooks run with the trace
 	// context of the client's own span.
 	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
