@@ -142,7 +142,7 @@ func (e *Envelope) unmarshalCommon(data []byte) (Envelope, bool) {
 			ok = val[0] != 'n' // null: let encoding/json say what it makes of it
 		case `"exit_code"`:
 			bit = 1 << 11
-			n, err := strconv.Atoi(string(val)) // refuses what encoding/json refuses for an int
+			n, err := strconv.Atoi(string(val))    // refuses what encoding/json refuses for an int
 			ok = err == nil && out.ExitCode == nil // it would write into one already there
 			out.ExitCode = &n
 		case `"subagent"`:
