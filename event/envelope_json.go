@@ -125,6 +125,8 @@ func (e *Envelope) unmarshalCommon(data []byte) (Envelope, bool) {
 			bit, str = 1<<5, &out.HookwatchVersion
 		case `"fork_of"`:
 			bit, str = 1<<6, &out.ForkOf
+		case `"traceparent"`:
+			bit, str = 1<<12, &out.Traceparent
 		case `"received_at"`:
 			bit = 1 << 7
 			ok = val[0] == '"' && out.ReceivedAt.UnmarshalJSON(val) == nil

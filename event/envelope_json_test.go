@@ -85,11 +85,12 @@ func FuzzUnmarshalEnvelope(f *testing.F) {
 	for _, e := range []event.Envelope{
 		{ID: "0190a0b0-0000-7000-8000-000000000001", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Host: "h", User: "u", HookwatchVersion: "v", Payload: json.RawMessage(`{"a":1}`)},
 		{ID: "y", ReceivedAt: at, Subagent: &event.SubagentMeta{AgentType: "w", ToolUseID: "toolu_1", SpawnDepth: 2}, ForkOf: "x\u2028", Decision: json.RawMessage(`{"action":"deny"}`), Payload: json.RawMessage(`{}`)},
+		{ID: "t", ReceivedAt: at, Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", Payload: json.RawMessage(`{}`)},
 	} {
 		f.Add(e.AppendJSON(nil))
 	}
 	for _, s := range []string{`{"ID":"x","payload":{}}`, `{"id":"a","id":"b"}`, `{"id":1}`, `{"payload":null}`, `{"received_at":"nope"}`,
-		`{"received_at":null,"decision":null}`, `{"subagent":{"spawnDepth":"deep"}}`, `{"subagent":null}`, `{"exit_code":3}`, `{"exit_code":-1,"id":"x"}`, `{"exit_code":1e2}`, `{"exit_code":99999999999999999999}`, `{"exit_code":null}`, `{"i\u0064":"x"}`, `[1]`, `"s"`, `1`, `{"extra":[1,{}],"id":"\ud800\xff"}`, `{}`} {
+		`{"received_at":null,"decision":null}`, `{"subagent":{"spawnDepth":"deep"}}`, `{"subagent":null}`, `{"exit_code":3}`, `{"exit_code":-1,"id":"x"}`, `{"exit_code":1e2}`, `{"exit_code":99999999999999999999}`, `{"exit_code":null}`, `{"traceparent":null}`, `{"traceparent":"a","traceparent":"b"}`, `{"i\u0064":"x"}`, `[1]`, `"s"`, `1`, `{"extra":[1,{}],"id":"\ud800\xff"}`, `{}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
