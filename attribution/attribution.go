@@ -302,7 +302,11 @@ type Agent struct {
 	// completed, failed, …); nil and "" before any.
 	NotifiedAt         *time.Time `json:"notified_at,omitempty"`
 	NotificationStatus string     `json:"notification_status,omitempty"`
-	Events             int        `json:"events"`
+	// Traceparent is the agent's trace context (W3C) on the first of its
+	// events that carried one: the client's own trace, when its telemetry
+	// is on.
+	Traceparent string `json:"traceparent,omitempty"`
+	Events      int    `json:"events"`
 	// ToolCount counts the agent's own calls (not its subagents'); of
 	// them, Failures have status error or interrupted, Denials denied and
 	// Rejected rejected. SubtreeCounts adds them up over a subtree.
@@ -364,6 +368,9 @@ type ToolCall struct {
 	Decisions         []DecisionRecord   `json:"decisions,omitempty"`
 	PermissionRequest *PermissionRequest `json:"permission_request,omitempty"`
 	PermissionDenied  *PermissionDenied  `json:"permission_denied,omitempty"`
+	// Traceparent is the client's trace context (W3C) on the first event of
+	// the call that carried one.
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // DecisionRecord is a policy decision the hook answered one event of a call

@@ -226,6 +226,9 @@ func (b *sessionBuilder) add(r *record) {
 	}
 	s.Counts.Events++
 	ag.a.Events++
+	if ag.a.Traceparent == "" {
+		ag.a.Traceparent = r.env.Traceparent
+	}
 	main := p.AgentID == ""
 	if main {
 		if s.CWD == "" {
@@ -510,6 +513,9 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 		}
 	}
 	if c, ok := b.calls[id]; ok {
+		if c.c.Traceparent == "" {
+			c.c.Traceparent = r.env.Traceparent
+		}
 		return c
 	}
 	ag := b.agent(r.p.AgentID, r)
@@ -517,6 +523,7 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 		c: &ToolCall{
 			ToolUseID: id, SyntheticID: synthetic, SessionID: b.s.SessionID, ToolName: tc.ToolName,
 			StartedAt: r.at, Input: rawCopy(tc.ToolInput), PromptID: r.p.PromptID,
+			Traceparent: r.env.Traceparent,
 		},
 		agent: ag, first: r, turnID: r.p.TurnID, cwd: r.p.CWD,
 	}

@@ -493,7 +493,7 @@ func sameAgent(x, y *Agent) bool {
 		x.TranscriptPath == y.TranscriptPath && x.LastMessage == y.LastMessage &&
 		x.VirtualSessionID == y.VirtualSessionID && x.Events == y.Events && x.ToolCount == y.ToolCount &&
 		x.Failures == y.Failures && x.Denials == y.Denials && x.Rejected == y.Rejected &&
-		x.Background == y.Background && x.NotificationStatus == y.NotificationStatus && sameUsage(x.Usage, y.Usage) &&
+		x.Background == y.Background && x.NotificationStatus == y.NotificationStatus && sameUsage(x.Usage, y.Usage) && x.Traceparent == y.Traceparent &&
 		(x.NotifiedAt == nil) == (y.NotifiedAt == nil) && (x.NotifiedAt == nil || x.NotifiedAt.Equal(*y.NotifiedAt))
 }
 
@@ -521,7 +521,7 @@ func mapsEqual[K, V comparable](a, b map[K]V) bool {
 func contentKey(e *event.Envelope) string {
 	var b strings.Builder
 	b.WriteString(strconv.FormatInt(e.ReceivedAt.UnixNano(), 10))
-	for _, s := range []string{string(e.Payload), string(e.Decision), e.Runtime, e.Kind, e.Host, e.User, e.HookwatchVersion} {
+	for _, s := range []string{string(e.Payload), string(e.Decision), e.Runtime, e.Kind, e.Host, e.User, e.HookwatchVersion, e.ForkOf, e.Traceparent} {
 		b.WriteByte(0)
 		b.WriteString(strconv.Itoa(len(s)))
 		b.WriteByte(':')

@@ -48,6 +48,7 @@ func compareEnvelopes(a, b *event.Envelope) int {
 		strings.Compare(a.User, b.User),
 		strings.Compare(a.HookwatchVersion, b.HookwatchVersion),
 		strings.Compare(a.ForkOf, b.ForkOf),
+		strings.Compare(a.Traceparent, b.Traceparent),
 	} {
 		if c != 0 {
 			return c

@@ -438,37 +438,23 @@ func (m *modeler) baseline(ctx context.Context, c *counted, ids []string) error 
 		}
 	}
 	for _, id := range ids {
-		f := store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}
-		for {
-			page, err := m.st.ToolCalls(ctx, f)
-			if err != nil {
-				return err
+		err := store.EachToolCall(ctx, m.st, store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.ToolCallRow) error {
+			if r.Status != attribution.StatusPending {
+				c.calls[rowKey{id, r.ToolUseID}] = struct{}{}
 			}
-			for _, r := range page.ToolCalls {
-				if r.Status != attribution.StatusPending {
-					c.calls[rowKey{id, r.ToolUseID}] = struct{}{}
-				}
-			}
-			if page.Next == "" || len(page.ToolCalls) == 0 {
-				break
-			}
-			f.Cursor = page.Next
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		af := store.AgentFilter{SessionID: id, Limit: store.MaxLimit}
-		for {
-			page, err := m.st.Agents(ctx, af)
-			if err != nil {
-				return err
+		err = store.EachAgent(ctx, m.st, store.AgentFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.AgentRow) error {
+			if r.AgentID != "" {
+				c.agents[rowKey{id, r.AgentID}] = struct{}{}
 			}
-			for _, r := range page.Agents {
-				if r.AgentID != "" {
-					c.agents[rowKey{id, r.AgentID}] = struct{}{}
-				}
-			}
-			if page.Next == "" || len(page.Agents) == 0 {
-				break
-			}
-			af.Cursor = page.Next
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -117,6 +117,9 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	s.metrics.set.WritePrometheus(w)
+	for _, set := range s.cfg.MetricSets {
+		set.WritePrometheus(w)
+	}
 	if sp := s.metrics.spool.Load(); sp != nil {
 		// Read from the spool's files at each scrape: hooks in other
 		// processes count its drops, and the counts survive restarts.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"log/slog"
 	"slices"
 	"sync"
@@ -91,6 +92,7 @@ type modeler struct {
 	// audit receives each round's events and finished calls; nil when
 	// the collector keeps no audit directory.
 	audit *auditor
+	sinks []ModelSink
 
 	mu       sync.Mutex
 	queue    []pendingEvent
@@ -128,9 +130,9 @@ type modeler struct {
 	perAgent *agentMetrics
 }
 
-func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool, a *auditor) *modeler {
+func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool, a *auditor, sinks []ModelSink) *modeler {
 	m := &modeler{
-		st: st, log: log, hub: h, maxWait: maxWait, audit: a,
+		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks,
 		pending:   map[string]int{},
 		pendKeys:  map[string]int{},
 		changed:   make(chan struct{}),
@@ -572,13 +574,21 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		ar = newAuditRound(ready)
 	}
 	var batch store.ModelBatch
+	var round []attribution.SessionChanges // for the sinks
 	for _, key := range order {
 		w := byKey[key]
 		gs := m.groups.take(key)
-		if gs == nil {
+		loaded := gs == nil
+		var stored storedDocs
+		if loaded {
 			var err error
 			if gs, err = m.load(ctx, key, w.touched, w.evs); err != nil {
 				return 0, err
+			}
+			if len(m.sinks) > 0 {
+				if stored, err = m.storedRows(ctx, gs); err != nil {
+					return 0, err
+				}
 			}
 		}
 		envs := make([]event.Envelope, 0, len(w.evs))
@@ -593,8 +603,18 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		before := gs.g.Rebuilds()
 		gs.g.ApplyDecoded(envs, payloads)
 		m.rebuilds.Add(gs.g.Rebuilds() - before)
-		if err := m.changes(gs, w.touched, version, heldMin, &batch, ar); err != nil {
+		sc, err := m.changes(gs, w.touched, version, heldMin, &batch, ar)
+		if err != nil {
 			return 0, err
+		}
+		if len(m.sinks) > 0 {
+			if loaded {
+				// A group just loaded reports every row as changed; the
+				// sinks saw the rows as stored before (before a restart,
+				// or an eviction).
+				sc = unseen(sc, stored)
+			}
+			round = append(round, sc...)
 		}
 		m.groups.put(key, gs)
 	}
@@ -608,13 +628,80 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		m.perAgent.flush()
 	}
 	m.audit.enqueue(ready, ar)
+	for _, s := range m.sinks {
+		s.Offer(round)
+	}
 	return version, nil
+}
+
+// ModelSink receives the session model's changes as the collector stores
+// them: the way exports follow the model live without deriving any of it.
+type ModelSink interface {
+	// Offer is called on the modeler's goroutine after the rows of a round
+	// are stored, with what that round changed (attribution.Group.Changes
+	// of each group applied: copies the sink may keep). It must not block.
+	Offer(changes []attribution.SessionChanges)
+	// Stop is called once the collector applies no more changes; it may
+	// take until ctx ends to hand on what it holds.
+	Stop(ctx context.Context)
+}
+
+// storedDocs are hashes of the stored documents of a group's agents and
+// calls: what the sinks were offered before the group was loaded.
+type storedDocs struct{ agents, calls map[rowKey]uint64 }
+
+// storedRows reads the storedDocs of the sessions of a group just loaded.
+func (m *modeler) storedRows(ctx context.Context, gs *groupState) (storedDocs, error) {
+	out := storedDocs{agents: map[rowKey]uint64{}, calls: map[rowKey]uint64{}}
+	for id := range gs.seq {
+		err := store.EachAgent(ctx, m.st, store.AgentFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.AgentRow) error {
+			out.agents[rowKey{id, r.AgentID}] = docHash(r.Doc)
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+		err = store.EachToolCall(ctx, m.st, store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.ToolCallRow) error {
+			out.calls[rowKey{id, r.ToolUseID}] = docHash(r.Doc)
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+var docSeed = maphash.MakeSeed()
+
+func docHash(doc []byte) uint64 { return maphash.Bytes(docSeed, doc) }
+
+// unseen keeps, of each session's changes, the agents and calls whose
+// document differs from the one stored, and the summary.
+func unseen(sc []attribution.SessionChanges, stored storedDocs) []attribution.SessionChanges {
+	same := func(docs map[rowKey]uint64, k rowKey, v any) bool {
+		h, ok := docs[k]
+		if !ok {
+			return false
+		}
+		doc, err := json.Marshal(v)
+		return err == nil && docHash(doc) == h
+	}
+	out := make([]attribution.SessionChanges, 0, len(sc))
+	for _, c := range sc {
+		id := c.Session.SessionID
+		c.Agents = slices.DeleteFunc(slices.Clone(c.Agents), func(a *attribution.Agent) bool { return same(stored.agents, rowKey{id, a.AgentID}, a) })
+		c.ToolCalls = slices.DeleteFunc(slices.Clone(c.ToolCalls), func(t *attribution.ToolCall) bool { return same(stored.calls, rowKey{id, t.ToolUseID}, t) })
+		out = append(out, c)
+	}
+	return out
 }
 
 // changes adds to b what changed in gs since its last changes: the session
 // models of the sessions touched and of those the model changed, their
-// agents and calls; and the calls to ar, when not nil.
-func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64, heldMin map[string]int64, b *store.ModelBatch, ar *auditRound) error {
+// agents and calls; and the calls to ar, when not nil. It returns what
+// changed, for the sinks.
+func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64, heldMin map[string]int64, b *store.ModelBatch, ar *auditRound) ([]attribution.SessionChanges, error) {
 	ch := gs.g.Changes()
 	models := map[string]*store.SessionModel{}
 	model := func(id string) *store.SessionModel {
@@ -648,12 +735,12 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 		sm := model(id)
 		var err error
 		if sm.Summary, err = json.Marshal(sc.Session); err != nil {
-			return err
+			return nil, err
 		}
 		for _, a := range sc.Agents {
 			doc, err := json.Marshal(a)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			b.Agents = append(b.Agents, store.AgentRow{
 				SessionID: id, AgentID: a.AgentID, ParentAgentID: a.ParentAgentID, Depth: a.Depth,
@@ -666,7 +753,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 		for _, c := range sc.ToolCalls {
 			doc, err := json.Marshal(c)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			b.ToolCalls = append(b.ToolCalls, store.ToolCallRow{
 				SessionID: id, ToolUseID: c.ToolUseID, AgentID: c.AgentID, ToolName: c.ToolName,
@@ -690,7 +777,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 		b.Sessions = append(b.Sessions, *sm)
 	}
 	slices.Sort(b.Reset)
-	return nil
+	return ch.Sessions, nil
 }
 
 // envelope returns the envelope of a stored event: as FromEnvelope decoded

@@ -287,24 +287,15 @@ func (s *Server) resolveAny(ctx context.Context, id string) (resolved, error) {
 // allAgents reads every agent of a session, in the listing's order.
 func (s *Server) allAgents(ctx context.Context, sessionID string) ([]*attribution.Agent, error) {
 	var out []*attribution.Agent
-	f := store.AgentFilter{SessionID: sessionID, Limit: store.MaxLimit}
-	for {
-		page, err := s.store.Agents(ctx, f)
-		if err != nil {
-			return nil, err
+	err := store.EachAgent(ctx, s.store, store.AgentFilter{SessionID: sessionID, Limit: store.MaxLimit}, func(row store.AgentRow) error {
+		var a attribution.Agent
+		if err := json.Unmarshal(row.Doc, &a); err != nil {
+			return fmt.Errorf("cannot decode agent %q of session %q: %w", row.AgentID, sessionID, err)
 		}
-		for _, row := range page.Agents {
-			var a attribution.Agent
-			if err := json.Unmarshal(row.Doc, &a); err != nil {
-				return nil, fmt.Errorf("cannot decode agent %q of session %q: %w", row.AgentID, sessionID, err)
-			}
-			out = append(out, &a)
-		}
-		if page.Next == "" {
-			return out, nil
-		}
-		f.Cursor = page.Next
-	}
+		out = append(out, &a)
+		return nil
+	})
+	return out, err
 }
 
 // virtualView is the view of a subagent as a session of its own.

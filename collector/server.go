@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/store"
@@ -99,6 +101,13 @@ type Config struct {
 	// AuditMaxFileBytes is the size past which an audit file is rotated
 	// (default audit.DefaultMaxFileBytes).
 	AuditMaxFileBytes int64
+	// ModelSinks receive the session model's changes as they are stored
+	// (the OTLP trace exporter); Shutdown stops them after the model's
+	// last change, within its context.
+	ModelSinks []ModelSink
+	// MetricSets are served on /metrics after the collector's own (the
+	// sinks' counters).
+	MetricSets []*metrics.Set
 }
 
 // Server is the collector. Create it with New; serve it with Serve or mount
@@ -189,7 +198,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.auditor = a
 	}
-	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics, s.auditor)
+	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics, s.auditor, cfg.ModelSinks)
 	s.writer = newWriter(modelingStore{s.store, s.modeler}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBackground = cancel
@@ -291,6 +300,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.modeler.stop()
 		if err := s.auditor.stop(); err != nil {
 			errs = append(errs, fmt.Errorf("cannot close the audit trail: %w", err))
+		}
+		for _, sink := range s.cfg.ModelSinks {
+			sink.Stop(ctx)
 		}
 		if err := s.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("cannot close the store: %w", err))

@@ -44,10 +44,42 @@ type Envelope struct {
 	// success. nil when unknown. Like Subagent, it is read from the
 	// agent's files, which the collector may not see.
 	ExitCode *int `json:"exit_code,omitempty"`
+	// Traceparent is the W3C trace context the agent ran the hook in (the
+	// TRACEPARENT variable Claude Code sets when its own telemetry is on),
+	// "" when none or not well formed: spans of the event can link to the
+	// agent's trace.
+	Traceparent string `json:"traceparent,omitempty"`
 	// Decision is the policy decision the hook answered with, if any.
 	Decision json.RawMessage `json:"decision,omitempty"`
 	// Payload is the hook payload after redaction.
 	Payload json.RawMessage `json:"payload"`
+}
+
+// ValidTraceparent reports whether s is a W3C traceparent header value of a
+// version this reader knows the layout of: "vv-<32 hex>-<16 hex>-<2 hex>",
+// version not ff, trace and span ids not all zero (lowercase hex, as the
+// specification requires).
+func ValidTraceparent(s string) bool {
+	if len(s) != 55 || s[2] != '-' || s[35] != '-' || s[52] != '-' || s[:2] == "ff" {
+		return false
+	}
+	zeroTrace, zeroSpan := true, true
+	for i := 0; i < len(s); i++ {
+		if i == 2 || i == 35 || i == 52 {
+			continue
+		}
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+		if c != '0' && 3 <= i && i < 35 {
+			zeroTrace = false
+		}
+		if c != '0' && 36 <= i && i < 52 {
+			zeroSpan = false
+		}
+	}
+	return !zeroTrace && !zeroSpan
 }
 
 // Kinds of envelope.

@@ -63,6 +63,10 @@ func (e *Envelope) AppendJSON(b []byte) []byte {
 		b = append(b, `,"exit_code":`...)
 		b = strconv.AppendInt(b, int64(*e.ExitCode), 10)
 	}
+	if e.Traceparent != "" {
+		b = append(b, `,"traceparent":`...)
+		b = jsonstr.AppendQuoted(b, e.Traceparent)
+	}
 	if len(e.Decision) > 0 {
 		b = append(b, `,"decision":`...)
 		b = append(b, e.Decision...)
@@ -121,6 +125,8 @@ func (e *Envelope) unmarshalCommon(data []byte) (Envelope, bool) {
 			bit, str = 1<<5, &out.HookwatchVersion
 		case `"fork_of"`:
 			bit, str = 1<<6, &out.ForkOf
+		case `"traceparent"`:
+			bit, str = 1<<12, &out.Traceparent
 		case `"received_at"`:
 			bit = 1 << 7
 			ok = val[0] == '"' && out.ReceivedAt.UnmarshalJSON(val) == nil
@@ -138,7 +144,7 @@ func (e *Envelope) unmarshalCommon(data []byte) (Envelope, bool) {
 			ok = val[0] != 'n' // null: let encoding/json say what it makes of it
 		case `"exit_code"`:
 			bit = 1 << 11
-			n, err := strconv.Atoi(string(val)) // refuses what encoding/json refuses for an int
+			n, err := strconv.Atoi(string(val))    // refuses what encoding/json refuses for an int
 			ok = err == nil && out.ExitCode == nil // it would write into one already there
 			out.ExitCode = &n
 		case `"subagent"`:

@@ -26,10 +26,30 @@ func TestAppendJSON(t *testing.T) {
 	at := time.Date(2026, 11, 21, 16, 0, 0, 123456789, time.UTC)
 	f(event.Envelope{ID: "0190a0b0-0000-7000-8000-000000000001", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Payload: json.RawMessage(`{"a":1}`)})
 	f(event.Envelope{ID: "x", Runtime: "codex", ReceivedAt: at.Truncate(time.Second), Host: "h\"o\\st\n\t<&>\x01", User: "ü\u2028\u2029", HookwatchVersion: "v\xff1", Payload: json.RawMessage(`{"b":[1,2]}`)})
-	f(event.Envelope{ID: "y", ReceivedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Subagent: &event.SubagentMeta{AgentType: "w", ToolUseID: "toolu_1", SpawnDepth: 2}, ForkOf: "x\u2028", Decision: json.RawMessage(`{"action":"deny"}`), Payload: json.RawMessage(`{}`)})
+	f(event.Envelope{ID: "y", ReceivedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Subagent: &event.SubagentMeta{AgentType: "w", ToolUseID: "toolu_1", SpawnDepth: 2}, ForkOf: "x\u2028", Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", Decision: json.RawMessage(`{"action":"deny"}`), Payload: json.RawMessage(`{}`)})
 	for _, code := range []int{0, 3, -1, 255} {
 		f(event.Envelope{ID: "z", Runtime: "codex", Kind: "hook", ReceivedAt: at, ExitCode: &code, Payload: json.RawMessage(`{}`)})
 	}
+}
+
+func TestValidTraceparent(t *testing.T) {
+	f := func(s string, want bool) {
+		t.Helper()
+		if got := event.ValidTraceparent(s); got != want {
+			t.Errorf("ValidTraceparent(%q) = %v, want %v", s, got, want)
+		}
+	}
+	f("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", true)
+	f("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", true)
+	f("", false)
+	f("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ", false)  // one more byte
+	f("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", false)   // uppercase
+	f("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", false)   // invalid version
+	f("00-00000000000000000000000000000000-00f067aa0ba902b7-01", false)   // zero trace id
+	f("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", false)   // zero span id
+	f("00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", false)   // separator
+	f("00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01", false)   // not hex
+	f("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\n", false) // trailing newline
 }
 
 func FuzzAppendJSON(f *testing.F) {
@@ -65,11 +85,12 @@ func FuzzUnmarshalEnvelope(f *testing.F) {
 	for _, e := range []event.Envelope{
 		{ID: "0190a0b0-0000-7000-8000-000000000001", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Host: "h", User: "u", HookwatchVersion: "v", Payload: json.RawMessage(`{"a":1}`)},
 		{ID: "y", ReceivedAt: at, Subagent: &event.SubagentMeta{AgentType: "w", ToolUseID: "toolu_1", SpawnDepth: 2}, ForkOf: "x\u2028", Decision: json.RawMessage(`{"action":"deny"}`), Payload: json.RawMessage(`{}`)},
+		{ID: "t", ReceivedAt: at, Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", Payload: json.RawMessage(`{}`)},
 	} {
 		f.Add(e.AppendJSON(nil))
 	}
 	for _, s := range []string{`{"ID":"x","payload":{}}`, `{"id":"a","id":"b"}`, `{"id":1}`, `{"payload":null}`, `{"received_at":"nope"}`,
-		`{"received_at":null,"decision":null}`, `{"subagent":{"spawnDepth":"deep"}}`, `{"subagent":null}`, `{"exit_code":3}`, `{"exit_code":-1,"id":"x"}`, `{"exit_code":1e2}`, `{"exit_code":99999999999999999999}`, `{"exit_code":null}`, `{"i\u0064":"x"}`, `[1]`, `"s"`, `1`, `{"extra":[1,{}],"id":"\ud800\xff"}`, `{}`} {
+		`{"received_at":null,"decision":null}`, `{"subagent":{"spawnDepth":"deep"}}`, `{"subagent":null}`, `{"exit_code":3}`, `{"exit_code":-1,"id":"x"}`, `{"exit_code":1e2}`, `{"exit_code":99999999999999999999}`, `{"exit_code":null}`, `{"traceparent":null}`, `{"traceparent":"a","traceparent":"b"}`, `{"i\u0064":"x"}`, `[1]`, `"s"`, `1`, `{"extra":[1,{}],"id":"\ud800\xff"}`, `{}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

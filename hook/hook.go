@@ -48,8 +48,11 @@ type Config struct {
 	// ProjectDir is CLAUDE_PROJECT_DIR, where project policies are found
 	// when cwd has moved away from the project.
 	ProjectDir string
-	Privacy    privacy.Options
-	Version    string
+	// Traceparent is TRACEPARENT: the agent's trace context, when its own
+	// telemetry is on, recorded in the envelope.
+	Traceparent string
+	Privacy     privacy.Options
+	Version     string
 	// Decide evaluates policies in process; nil in the lean hook binary,
 	// which asks the attached collector or the full binary instead.
 	Decide DecideFunc
@@ -66,13 +69,14 @@ type Config struct {
 func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 	var warn []string
 	c := Config{
-		Home:       Home(getenv),
-		URL:        getenv("HOOKWATCH_URL"),
-		Token:      Token(getenv, Home(getenv)),
-		ProjectDir: getenv("CLAUDE_PROJECT_DIR"),
-		Autostart:  !isOff(getenv("HOOKWATCH_AUTOSTART")),
-		Budget:     DefaultBudget,
-		Now:        time.Now,
+		Home:        Home(getenv),
+		URL:         getenv("HOOKWATCH_URL"),
+		Token:       Token(getenv, Home(getenv)),
+		ProjectDir:  getenv("CLAUDE_PROJECT_DIR"),
+		Traceparent: getenv("TRACEPARENT"),
+		Autostart:   !isOff(getenv("HOOKWATCH_AUTOSTART")),
+		Budget:      DefaultBudget,
+		Now:         time.Now,
 	}
 	if c.URL == "" {
 		c.URL = DefaultURL
@@ -191,9 +195,10 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 	}
 	var attached string // the collector that answered the policies, if one did
 	pl := ingest.Pipeline{
-		Origin:  cfg.origin(),
-		Privacy: cfg.Privacy,
-		Now:     func() time.Time { return start },
+		Origin:      cfg.origin(),
+		Privacy:     cfg.Privacy,
+		Now:         func() time.Time { return start },
+		Traceparent: cfg.Traceparent,
 		Decide: func(ctx context.Context, p *event.Payload, data []byte) func() (ingest.Verdict, error) {
 			q = cfg.ask(p, data, deadline)
 			return func() (ingest.Verdict, error) {

@@ -149,6 +149,24 @@ func TestRunDelivers(t *testing.T) {
 	}
 }
 
+// TestRunTraceparent: the agent's TRACEPARENT reaches the envelope.
+func TestRunTraceparent(t *testing.T) {
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	c := newCollector(t)
+	cfg, warn := hook.ConfigFromEnv(func(k string) string {
+		return map[string]string{"HOOKWATCH_HOME": t.TempDir(), "HOOKWATCH_URL": c.srv.URL, "TRACEPARENT": tp}[k]
+	})
+	if len(warn) > 0 || cfg.Traceparent != tp {
+		t.Fatalf("config %+v, %v", cfg, warn)
+	}
+	if res := hook.Run(context.Background(), cfg, bytes.NewReader(preToolUse(t))); !res.Delivered {
+		t.Fatalf("Run = %+v", res)
+	}
+	if got := c.got(); len(got) != 1 || got[0].Traceparent != tp {
+		t.Fatalf("collector got %+v", got)
+	}
+}
+
 func TestRunSpoolsThenDrains(t *testing.T) {
 	cfg := config(t, deadURL(t))
 	for i := 0; i < 3; i++ {

@@ -114,6 +114,9 @@ type Pipeline struct {
 	Deliver Deliver
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Traceparent is the trace context the agent ran the hook in (its
+	// TRACEPARENT variable), kept in the envelope when well formed.
+	Traceparent string
 }
 
 // Outcome is what Run did with one payload.
@@ -184,6 +187,9 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 	}
 	if env.Runtime == event.RuntimeCodex {
 		env.ExitCode = exitCode(p)
+	}
+	if event.ValidTraceparent(pl.Traceparent) {
+		env.Traceparent = pl.Traceparent
 	}
 	var wait func() (Verdict, error)
 	if kind != event.KindHook {

@@ -121,6 +121,27 @@ func TestRunStampsTheEnvelope(t *testing.T) {
 	f(`{"session_id":"s-1","hook_event_name":"Stop"}`, event.KindHook, event.RuntimeCodex, true, false)
 }
 
+// TestRunTraceparent: the agent's trace context is kept when well formed,
+// dropped otherwise (it comes from the environment: hostile like a payload).
+func TestRunTraceparent(t *testing.T) {
+	f := func(tp, want string) {
+		t.Helper()
+		pl := ingest.Pipeline{Privacy: privacy.DefaultOptions(), Traceparent: tp}
+		out, err := pl.Run(context.Background(), []byte(`{"session_id":"s-1","hook_event_name":"Stop"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Envelope.Traceparent != want {
+			t.Errorf("Traceparent %q: envelope has %q, want %q", tp, out.Envelope.Traceparent, want)
+		}
+	}
+	const valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	f(valid, valid)
+	f("", "")
+	f(valid+`","x":"`, "")
+	f("00-"+strings.Repeat("0", 32)+"-00f067aa0ba902b7-01", "")
+}
+
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)

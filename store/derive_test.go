@@ -128,7 +128,7 @@ func marshalEnvelope(env event.Envelope, payload []byte) (json.RawMessage, error
 // TestMarshalEnvelope holds marshalEnvelope to json.Marshal, and fails when
 // event.Envelope gains a field it does not write.
 func TestMarshalEnvelope(t *testing.T) {
-	known := []string{"ID", "Runtime", "Kind", "ReceivedAt", "Host", "User", "HookwatchVersion", "Subagent", "ForkOf", "ExitCode", "Decision", "Payload"}
+	known := []string{"ID", "Runtime", "Kind", "ReceivedAt", "Host", "User", "HookwatchVersion", "Subagent", "ForkOf", "ExitCode", "Traceparent", "Decision", "Payload"}
 	var fields []string
 	rt := reflect.TypeFor[event.Envelope]()
 	for i := range rt.NumField() {
@@ -160,7 +160,8 @@ func TestMarshalEnvelope(t *testing.T) {
 	f(event.Envelope{ID: "x", ReceivedAt: at, Payload: json.RawMessage(`{}`)})
 	f(event.Envelope{ID: "x", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Host: "h\"<&>\u2028", User: "ü\x01",
 		HookwatchVersion: "1", Subagent: &event.SubagentMeta{AgentType: "Explore", Description: "<b>", ToolUseID: "t", SpawnDepth: 2}, ForkOf: "p<&>",
-		Decision: json.RawMessage(` { "permissionDecision" : "deny" } `), Payload: json.RawMessage(`{"a":[1,2,{"b":"<c>"}]}`)})
+		Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		Decision:    json.RawMessage(` { "permissionDecision" : "deny" } `), Payload: json.RawMessage(`{"a":[1,2,{"b":"<c>"}]}`)})
 	three := 3
 	f(event.Envelope{ID: "x", Runtime: "codex", Kind: "rollout", ReceivedAt: at, ExitCode: &three, Payload: json.RawMessage(`{}`)})
 	if _, err := marshalEnvelope(event.Envelope{ID: "x", ReceivedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, []byte(`{}`)); err == nil {
@@ -208,7 +209,8 @@ func TestDecodedAs(t *testing.T) {
 	}
 	f(event.Envelope{ID: "x", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Host: "h\"<&>\u2028", User: "ü\x01",
 		HookwatchVersion: "1", Subagent: &event.SubagentMeta{AgentType: "Explore", Description: "<b>", ToolUseID: "t", SpawnDepth: 2}, ForkOf: "p<&>",
-		Decision: json.RawMessage(` { "permissionDecision" : "deny" } `), Payload: json.RawMessage("  {\"a\":[1,2,{\"b\":\"<c>\"}]}\n")}, false)
+		Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		Decision:    json.RawMessage(` { "permissionDecision" : "deny" } `), Payload: json.RawMessage("  {\"a\":[1,2,{\"b\":\"<c>\"}]}\n")}, false)
 	f(event.Envelope{ID: "x", ReceivedAt: at, Host: "bad\xff", Payload: json.RawMessage(`{}`)}, true)
 	f(event.Envelope{ID: "x", ReceivedAt: at, Subagent: &event.SubagentMeta{Description: "\xfe"}, Payload: json.RawMessage(`{}`)}, true)
 	f(event.Envelope{ID: "x", ReceivedAt: at, ForkOf: "\xfe", Payload: json.RawMessage(`{}`)}, true)

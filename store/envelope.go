@@ -140,7 +140,7 @@ func storedForm(env event.Envelope, payload []byte) (event.Envelope, error) {
 // (storedForm), gives, or nil when that takes decoding it: a string that
 // is not valid UTF-8 is stored with replacement characters.
 func decodedAs(env event.Envelope) *event.Envelope {
-	for _, s := range []string{env.ID, env.Runtime, env.Kind, env.Host, env.User, env.HookwatchVersion, env.ForkOf} {
+	for _, s := range []string{env.ID, env.Runtime, env.Kind, env.Host, env.User, env.HookwatchVersion, env.ForkOf, env.Traceparent} {
 		if !utf8.ValidString(s) {
 			return nil
 		}

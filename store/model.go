@@ -357,3 +357,42 @@ func ParseModelCursor(kind byte, s string) (c ModelCursor, ok bool, err error) {
 	}
 	return c, true, nil
 }
+
+// EachAgent calls fn with every agent row f selects, page after page from
+// f.Cursor, until the last page or an error (fn's is returned as it is).
+func EachAgent(ctx context.Context, ms ModelStore, f AgentFilter, fn func(AgentRow) error) error {
+	for {
+		page, err := ms.Agents(ctx, f)
+		if err != nil {
+			return err
+		}
+		for _, r := range page.Agents {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if f.Cursor = page.Next; f.Cursor == "" || len(page.Agents) == 0 {
+			return nil
+		}
+	}
+}
+
+// EachToolCall calls fn with every tool call row f selects, page after
+// page from f.Cursor, until the last page or an error (fn's is returned as
+// it is).
+func EachToolCall(ctx context.Context, ms ModelStore, f ToolCallFilter, fn func(ToolCallRow) error) error {
+	for {
+		page, err := ms.ToolCalls(ctx, f)
+		if err != nil {
+			return err
+		}
+		for _, r := range page.ToolCalls {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if f.Cursor = page.Next; f.Cursor == "" || len(page.ToolCalls) == 0 {
+			return nil
+		}
+	}
+}

@@ -49,11 +49,14 @@ type exportOptions struct {
 	Stderr io.Writer
 	// Progress is shown on a terminal, a no-op otherwise.
 	Progress *progress
+	// OTLP is the receiver of --format otlp (--otlp-endpoint, --otlp-header).
+	OTLP *otlpFlags
 }
 
 // exportFormats are the formats by name; a new format is one entry.
 var exportFormats = map[string]exportFormat{
 	"jsonl": {help: "the audit trail: <out>/<session>/events.jsonl and tool_calls.jsonl, hash-chained (docs/audit.md)", export: exportJSONL},
+	"otlp":  {help: "a trace per session, GenAI spans, sent to --otlp-endpoint (docs/otlp.md)", export: exportOTLPFormat},
 }
 
 // runExport is `hookwatch export`.
@@ -74,6 +77,7 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	format := fs.String("format", "jsonl", "output format: "+strings.Join(names, ", "))
 	out := fs.String("out", ".", "output directory")
 	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	traces := addOTLPFlags(fs)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -133,7 +137,7 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	p := newProgress(stderr, total)
 	defer p.done()
-	return f.export(ctx, db, ids, exportOptions{Out: *out, Stdout: stdout, Stderr: stderr, Progress: p})
+	return f.export(ctx, db, ids, exportOptions{Out: *out, Stdout: stdout, Stderr: stderr, Progress: p, OTLP: traces})
 }
 
 // parseSince reads --since: an RFC 3339 time, a date (midnight UTC), or a

@@ -49,6 +49,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without a token")
 	rollouts := fs.String("codex-rollouts", serveEnvOr("HOOKWATCH_CODEX_ROLLOUTS", "auto"), "follow Codex's rollout files for what its hooks miss: auto (when Codex's home exists), off, or the sessions directory (env HOOKWATCH_CODEX_ROLLOUTS)")
 	prices := fs.String("prices", "", "price table (JSON: {\"date\":…,\"models\":{\"<model>\":{\"input\":…,\"output\":…,\"cache_read\":…,\"cache_write_5m\":…,\"cache_write_1h\":…}}}, USD per million tokens) replacing the built-in one")
+	traces := addOTLPFlags(fs)
 	flagUsage := fs.Usage
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
 	if err := parseFlagsNoArgs(fs, args); err != nil {
@@ -101,10 +102,17 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		log.Warn("bad privacy setting; using the strictest capture", "err", err)
 	}
+	cfg := collector.Config{Store: db, Version: version, Token: token, RequireAuth: hasTokens, Logger: log, Privacy: priv,
+		Retain: time.Duration(retain), RetainBytes: int64(retainSize),
+		AuditDir: *auditDir, AuditMaxFileBytes: *auditMax}
+	if exp, set, err := traces.exporter(log); err != nil {
+		db.Close()
+		return err
+	} else if exp != nil {
+		cfg.ModelSinks, cfg.MetricSets = append(cfg.ModelSinks, exp), append(cfg.MetricSets, set)
+	}
 	o := collector.Options{
-		Config: collector.Config{Store: db, Version: version, Token: token, RequireAuth: hasTokens, Logger: log, Privacy: priv,
-			Retain: time.Duration(retain), RetainBytes: int64(retainSize),
-			AuditDir: *auditDir, AuditMaxFileBytes: *auditMax},
+		Config:  cfg,
 		Addr:    *addr,
 		Home:    home,
 		TLSCert: *tlsCert,
@@ -171,6 +179,8 @@ Environment:
   HOOKWATCH_AUDIT_DIR  the continuous audit trail's directory (default: none)
   HOOKWATCH_CAPTURE  tool output kept of every event stored: none, preview, full (default preview)
   HOOKWATCH_REDACT   0 to store secrets unredacted (default: redact on every path)
+  HOOKWATCH_OTLP_ENDPOINT  OTLP/HTTP receiver the traces are pushed to (as --otlp-endpoint)
+  HOOKWATCH_OTLP_HEADERS   its headers, k=v,k=v with URL-encoded values (authentication)
 
 Codex: with Codex's home present ($CODEX_HOME, default ~/.codex), serve follows its rollout
 files (sessions/YYYY/MM/DD/rollout-*.jsonl, those written in the last 24 hours and on) for

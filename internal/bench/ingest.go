@@ -104,6 +104,9 @@ type IngestOptions struct {
 	// AuditDir, when not empty, is the collector's continuous audit
 	// directory (serve --audit-dir).
 	AuditDir string
+	// ModelSinks receive the model's changes (collector.Config.ModelSinks):
+	// the OTLP push, to measure what it costs.
+	ModelSinks []collector.ModelSink
 }
 
 // IngestResult is what Ingest measured.
@@ -166,7 +169,7 @@ func Ingest(ctx context.Context, w io.Writer, o IngestOptions) (IngestResult, er
 	if err != nil {
 		return IngestResult{}, err
 	}
-	srv, err := collector.New(collector.Config{Store: db, Version: "bench", NoAgentMetrics: o.NoAgentMetrics, AuditDir: o.AuditDir})
+	srv, err := collector.New(collector.Config{Store: db, Version: "bench", NoAgentMetrics: o.NoAgentMetrics, AuditDir: o.AuditDir, ModelSinks: o.ModelSinks})
 	if err != nil {
 		db.Close()
 		return IngestResult{}, err

@@ -62,13 +62,23 @@ type collectorProc struct {
 // fresh HOOKWATCH_HOME and stops it (SIGTERM) when t ends.
 func startCollector(t *testing.T) *collectorProc {
 	t.Helper()
+	return startCollectorWith(t, nil, nil)
+}
+
+// startCollectorWith is startCollector with more environment variables and
+// files written into its HOOKWATCH_HOME first (a policy.yaml).
+func startCollectorWith(t *testing.T, env []string, files map[string]string) *collectorProc {
+	t.Helper()
 	bin, hook := testbin.Build(t, "./cmd/hookwatch"), testbin.Build(t, "./cmd/hookwatch-hook")
 	home := t.TempDir()
+	for name, content := range files {
+		writeFile(t, filepath.Join(home, name), content)
+	}
 	out := &syncBuffer{}
 	p, err := serveproc.Start(serveproc.Options{
 		Bin: bin, Stdout: out, Stderr: out,
 		// A clean environment: nothing of the caller's HOOKWATCH_* applies.
-		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "HOOKWATCH_HOME=" + home},
+		Env: append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "HOOKWATCH_HOME=" + home}, env...),
 	})
 	if err != nil {
 		t.Fatalf("hookwatch serve did not become healthy: %v\n%s", err, out)

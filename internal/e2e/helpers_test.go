@@ -25,8 +25,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	stopReceiver := startReceiver()
 	code := m.Run()
 	promtest.Stop()
+	stopReceiver()
 	if recorderDir != "" {
 		os.RemoveAll(recorderDir)
 	}

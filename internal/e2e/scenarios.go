@@ -331,3 +331,57 @@ func ToolSession(project string) Scenario {
 		},
 	}
 }
+
+// TracesDenied is the command Traces runs that a deny policy refuses.
+const TracesDenied = "rm -rf build-cache"
+
+// Traces is one session with every shape a trace of it shows. Turn 0: a
+// failing Bash (FailingBashCommand) and TracesDenied, in parallel. Turn 1:
+// three subagents at once: a general-purpose and an Explore one that each
+// run Bash and Read, and the head of a chain of NestedDepth general-purpose
+// subagents whose deepest runs Bash. Turn 2: the final text.
+func Traces(project string) Scenario {
+	mainGo := filepath.Join(project, "main.go")
+	leaf := func(name string) []fakeclaude.Turn {
+		return []fakeclaude.Turn{
+			fakeclaude.Reply(
+				fakeclaude.ToolUse("Bash", input{"command": "echo " + name, "description": "Say " + name}),
+				fakeclaude.ToolUse("Read", input{"file_path": mainGo}),
+			),
+			fakeclaude.Reply(fakeclaude.Text(name + " finished")),
+		}
+	}
+	chain := func(level int) string { return "[e2e:traces-chain-" + string(rune('0'+level)) + "]" }
+	script := fakeclaude.Script{
+		"[e2e:traces]": {
+			fakeclaude.Reply(
+				fakeclaude.ToolUse("Bash", input{"command": FailingBashCommand, "description": "Fail on purpose"}),
+				fakeclaude.ToolUse("Bash", input{"command": TracesDenied, "description": "Clean up"}),
+			),
+			func(r *fakeclaude.Request) []fakeclaude.Block {
+				return []fakeclaude.Block{
+					spawn(r, "general-purpose", "review", "[e2e:traces-a] review"),
+					spawn(r, "Explore", "explore", "[e2e:traces-b] explore"),
+					spawn(r, "general-purpose", "delegate down", chain(1)+" delegate down"),
+				}
+			},
+			fakeclaude.Reply(fakeclaude.Text("Traced.")),
+		},
+		"[e2e:traces-a]": leaf("alpha"),
+		"[e2e:traces-b]": leaf("beta"),
+	}
+	for level := 1; level < NestedDepth; level++ {
+		next := chain(level + 1)
+		script[chain(level)] = []fakeclaude.Turn{
+			func(r *fakeclaude.Request) []fakeclaude.Block {
+				return []fakeclaude.Block{spawn(r, "general-purpose", "go one level deeper", next+" go one level deeper")}
+			},
+			fakeclaude.Reply(fakeclaude.Text("level done")),
+		}
+	}
+	script[chain(NestedDepth)] = []fakeclaude.Turn{
+		fakeclaude.Reply(fakeclaude.ToolUse("Bash", input{"command": "echo deepest", "description": "Report from the bottom"})),
+		fakeclaude.Reply(fakeclaude.Text("deepest level done")),
+	}
+	return Scenario{Name: "Traces", Prompt: "[e2e:traces] trace everything", Script: script}
+}

@@ -1,7 +1,7 @@
 // Command bench runs hookwatch's benchmarks and prints their figures:
 // medians and ratios measured side by side in one run, never pass/fail.
 //
-//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|session|team|export|all]
+//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|team|export|all]
 //
 // It lives here rather than in the hookwatch binary because the hook,
 // policy, abuse, model and session benchmarks build the binaries they measure (and the floor program)
@@ -44,12 +44,12 @@ func main() {
 // errUsage marks an error caused by bad arguments: exit code 2.
 var errUsage = errors.New("usage error")
 
-// run is `bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|session|team|export|all]`.
+// run is `bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|team|export|all]`.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|session|team|export|all]\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|team|export|all]\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	repo := fs.String("repo", ".", "repository root to build the binaries from (hook, policy and abuse benchmarks)")
@@ -121,6 +121,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		"abuse": func() error {
 			return bench.Abuse(ctx, stdout, bench.AbuseOptions{Repo: *repo})
 		},
+		"otlp": func() error {
+			r := *rounds
+			if !roundsSet {
+				r = 0 // the benchmark's default
+			}
+			return bench.OTLP(ctx, stdout, bench.OTLPOptions{Events: *events, IngestEvents: *events, Rounds: r})
+		},
 		"metrics": func() error {
 			r := *rounds
 			if !roundsSet {
@@ -152,10 +159,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 	}
 	// team needs PostgreSQL's server: it runs only when named.
-	order := []string{"hook", "policy", "ingest", "query", "model", "metrics", "shell", "abuse", "import", "session", "export"}
+	order := []string{"hook", "policy", "ingest", "query", "model", "metrics", "shell", "abuse", "import", "otlp", "session", "export"}
 	if which != "all" {
 		if _, ok := benchmarks[which]; !ok {
-			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query, model, metrics, shell, abuse, import, session, team, export or all)", errUsage, which)
+			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query, model, metrics, shell, abuse, import, otlp, session, team, export or all)", errUsage, which)
 		}
 		order = []string{which}
 	}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/export/otlp"
+	"github.com/hookwatch/hookwatch/internal/demo"
+	"github.com/hookwatch/hookwatch/internal/modeled"
+)
+
+// otlpReceiver is an OTLP/HTTP endpoint that decodes what it is sent.
+type otlpReceiver struct {
+	mu      sync.Mutex
+	spans   []*tracepb.Span
+	headers []http.Header
+}
+
+func (r *otlpReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	var td tracepb.TracesData
+	if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" || proto.Unmarshal(body, &td) != nil {
+		http.Error(w, "not an OTLP/HTTP protobuf request", http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.headers = append(r.headers, req.Header.Clone())
+	for _, rs := range td.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			r.spans = append(r.spans, ss.Spans...)
+		}
+	}
+}
+
+// TestExportOTLP: `hookwatch export --format otlp` sends a stored session's
+// spans, with the headers asked for, and refuses to run without a receiver.
+func TestExportOTLP(t *testing.T) {
+	envs := demo.Big(demo.BigSpec{SessionID: "export-otlp", Start: time.Now().Add(-time.Hour), Events: 2000, Agents: 4, Ended: true, Seed: 3})
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	if err := modeled.Store(context.Background(), path, envs, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	s := attribution.Build(envs).Session("export-otlp")
+	want := otlp.Spans(otlp.Session{Summary: s.Summary(), Agents: s.Agents, ToolCalls: s.ToolCalls})
+
+	rcv := &otlpReceiver{}
+	srv := httptest.NewServer(rcv)
+	defer srv.Close()
+	t.Setenv("HOOKWATCH_OTLP_HEADERS", "X-Tenant=team%20a,Authorization=Bearer%20env")
+	out := mustHW(t, "export", "--format", "otlp", "--session", "export-otlp", "--db", path,
+		"--otlp-endpoint", srv.URL, "--otlp-header", "Authorization=Bearer flag")
+	if len(rcv.spans) != len(want) || !strings.Contains(out, "1 sessions, ") {
+		t.Fatalf("the receiver got %d spans, the model has %d; output:\n%s", len(rcv.spans), len(want), out)
+	}
+	byID := map[string]*tracepb.Span{}
+	for _, sp := range rcv.spans {
+		byID[string(sp.SpanId)] = sp
+	}
+	for _, w := range want {
+		if !proto.Equal(byID[string(w.SpanId)], w) {
+			t.Fatalf("span %s differs from the model's", w.Name)
+		}
+	}
+	for _, h := range rcv.headers {
+		if h.Get("Authorization") != "Bearer flag" || h.Get("X-Tenant") != "team a" {
+			t.Fatalf("headers %v", h)
+		}
+	}
+
+	f := func(wantErr string, args ...string) {
+		t.Helper()
+		_, _, err := hw(t, "", append([]string{"export", "--db", path}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("export %v: %v, want %q", args, err, wantErr)
+		}
+	}
+	t.Setenv("HOOKWATCH_OTLP_ENDPOINT", "")
+	f("--otlp-endpoint", "--format", "otlp", "--session", "export-otlp")
+	f("--session ID or --since", "--format", "otlp", "--otlp-endpoint", srv.URL)
+	f("no session", "--format", "otlp", "--session", "nope", "--otlp-endpoint", srv.URL)
+	f("cannot use the OTLP endpoint", "--format", "otlp", "--session", "export-otlp", "--otlp-endpoint", "localhost:4318")
+	if _, _, err := hw(t, "", "export", "--db", path, "--format", "otlp", "--session", "export-otlp", "--otlp-endpoint", srv.URL+"/elsewhere"); !errors.As(err, new(*otlp.StatusError)) {
+		t.Fatalf("a refusing receiver: %v", err)
+	}
+}

@@ -1,0 +1,240 @@
+package otlp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+)
+
+// Client defaults.
+const (
+	DefaultAttempts   = 5
+	DefaultBackoff    = 500 * time.Millisecond
+	maxBackoff        = 30 * time.Second
+	defaultTimeout    = 10 * time.Second
+	maxResponseBytes  = 64 << 10
+	tracesPath        = "/v1/traces"
+	protobufMediaType = "application/x-protobuf"
+)
+
+// Client posts spans to an OTLP/HTTP traces endpoint in protobuf. It is
+// safe for concurrent use once configured.
+type Client struct {
+	// Endpoint is the receiver's URL: with no path, /v1/traces is added
+	// (as for OTEL_EXPORTER_OTLP_ENDPOINT); with one, it is used as is
+	// (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT).
+	Endpoint string
+	// Headers are added to every request (authentication, tenant).
+	Headers map[string]string
+	// HTTP is the client used; nil means one with a 10 s timeout.
+	HTTP *http.Client
+	// Attempts bounds the tries of one Send (default DefaultAttempts);
+	// Backoff is the wait before the second, doubled for each further one
+	// up to 30 s, or what the receiver's Retry-After asks (default
+	// DefaultBackoff).
+	Attempts int
+	Backoff  time.Duration
+}
+
+// PartialError is a receiver's answer that it accepted the request but
+// rejected some of its spans (OTLP partial success); retrying does not help.
+type PartialError struct {
+	Rejected int64
+	Message  string
+}
+
+func (e *PartialError) Error() string {
+	return fmt.Sprintf("the receiver rejected %d spans: %s", e.Rejected, e.Message)
+}
+
+// StatusError is a receiver's refusal of a request.
+type StatusError struct {
+	Code int
+	Body string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("the receiver answered %d: %s", e.Code, e.Body)
+}
+
+// retryable reports whether OTLP/HTTP says a request refused with code may
+// be sent again.
+func retryable(code int) bool {
+	return code == http.StatusTooManyRequests || code == http.StatusBadGateway ||
+		code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
+}
+
+// URL returns the URL requests go to.
+func (c *Client) URL() (string, error) {
+	u, err := url.Parse(c.Endpoint)
+	if err != nil {
+		return "", fmt.Errorf("cannot parse the OTLP endpoint: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return "", fmt.Errorf("cannot use the OTLP endpoint %q: want http(s)://host[:port][/path]", c.Endpoint)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = tracesPath
+	}
+	return u.String(), nil
+}
+
+// Send posts the spans in one request, trying again with backoff on a
+// network error or an answer OTLP calls retryable (429, 502, 503, 504)
+// until Attempts are spent or ctx ends. A partial success is a
+// *PartialError, another refusal a *StatusError.
+func (c *Client) Send(ctx context.Context, rs []*tracepb.ResourceSpans) error {
+	target, err := c.URL()
+	if err != nil {
+		return err
+	}
+	// TracesData and ExportTraceServiceRequest are the same message on the
+	// wire (field 1, repeated ResourceSpans); the first needs no gRPC
+	// service package.
+	body, err := proto.Marshal(&tracepb.TracesData{ResourceSpans: rs})
+	if err != nil {
+		return fmt.Errorf("cannot encode the spans: %w", err)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: defaultTimeout}
+	}
+	attempts := c.Attempts
+	if attempts <= 0 {
+		attempts = DefaultAttempts
+	}
+	wait := c.Backoff
+	if wait <= 0 {
+		wait = DefaultBackoff
+	}
+	for try := 1; ; try++ {
+		again, after, err := c.post(ctx, hc, target, body)
+		if err == nil || !again || try >= attempts {
+			return err
+		}
+		if after <= 0 {
+			after = wait
+			wait = min(2*wait, maxBackoff)
+		}
+		t := time.NewTimer(min(after, maxBackoff))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (then: %w)", err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// post makes one request. It reports whether a failure may be retried, and
+// after how long the receiver asked (0: not said).
+func (c *Client) post(ctx context.Context, hc *http.Client, target string, body []byte) (bool, time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return false, 0, fmt.Errorf("cannot make the OTLP request: %w", err)
+	}
+	req.Header.Set("Content-Type", protobufMediaType)
+	for k, v := range c.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return ctx.Err() == nil, 0, fmt.Errorf("cannot send spans to %s: %w", target, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if resp.StatusCode/100 == 2 {
+		if n, msg := partialSuccess(data); n > 0 {
+			return false, 0, &PartialError{Rejected: n, Message: msg}
+		}
+		return false, 0, nil
+	}
+	serr := &StatusError{Code: resp.StatusCode, Body: cut(strings.TrimSpace(string(data)), 256)}
+	if !retryable(resp.StatusCode) {
+		return false, 0, serr
+	}
+	var after time.Duration
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+		after = time.Duration(s) * time.Second
+	}
+	return true, after, serr
+}
+
+// partialSuccess reads ExportTraceServiceResponse.partial_success (field 1:
+// rejected_spans = 1, error_message = 2) from a protobuf answer; a body
+// that is not one (an empty body, JSON from a proxy) reads as none.
+func partialSuccess(b []byte) (rejected int64, msg string) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return 0, ""
+		}
+		b = b[n:]
+		if num == 1 && typ == protowire.BytesType {
+			inner, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return 0, ""
+			}
+			rejected, msg = readPartial(inner)
+			b = b[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return 0, ""
+		}
+		b = b[n:]
+	}
+	return rejected, msg
+}
+
+func readPartial(b []byte) (rejected int64, msg string) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return rejected, msg
+		}
+		b = b[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			v, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return rejected, msg
+			}
+			rejected, b = int64(v), b[n:]
+		case num == 2 && typ == protowire.BytesType:
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return rejected, msg
+			}
+			msg, b = string(v), b[n:]
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return rejected, msg
+			}
+			b = b[n:]
+		}
+	}
+	return rejected, msg
+}
+
+// ErrPermanent reports whether err says the receiver will not take these
+// spans, however often they are sent.
+func ErrPermanent(err error) bool {
+	var pe *PartialError
+	var se *StatusError
+	return errors.As(err, &pe) || errors.As(err, &se) && !retryable(se.Code)
+}

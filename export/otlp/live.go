@@ -1,0 +1,462 @@
+package otlp
+
+import (
+	"context"
+	"hash/maphash"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/hookwatch/hookwatch/attribution"
+)
+
+// Exporter defaults.
+const (
+	DefaultBatchSpans    = 512
+	DefaultFlushInterval = time.Second
+	DefaultMaxQueueSpans = 64 << 10
+	DefaultIdleFlush     = 15 * time.Minute
+	DefaultMaxTracked    = 1 << 20
+)
+
+// ExporterOptions configure an Exporter; zero values take the defaults.
+type ExporterOptions struct {
+	// BatchSpans is the most spans one request carries; FlushInterval how
+	// long a span waits for a batch to fill.
+	BatchSpans    int
+	FlushInterval time.Duration
+	// MaxQueueSpans bounds the spans waiting to be sent: beyond it new
+	// spans are dropped and counted, never waited for.
+	MaxQueueSpans int
+	// IdleFlush is how long a session may go without a change before its
+	// agents still running (and calls without an outcome) are sent as they
+	// stand, and the session forgotten.
+	IdleFlush time.Duration
+	// MaxTracked bounds the spans remembered as sent, over every session;
+	// beyond it the least recently changed sessions are flushed and
+	// forgotten.
+	MaxTracked int
+	// Metrics receives the exporter's counters (nil: none registered).
+	Metrics *metrics.Set
+	Logger  *slog.Logger
+}
+
+// Exporter sends the spans of the session model's changes to a receiver as
+// they become final: a tool call once it has an outcome, a subagent once it
+// stopped (and the call that spawned it is known), a compaction once it
+// ended, the main agent's span of a run once the run ended (SessionEnd, or
+// a resume began the next). What is still open when
+// its session goes idle, or when the Exporter stops, is sent as it stands.
+// A span already sent is sent again only when it ends later than before
+// (one sent as it stood when its session went idle, that went on).
+//
+// Offer never blocks on the network: spans wait in a bounded queue that one
+// goroutine sends in batches, with retries; what does not fit, or cannot be
+// sent, is counted.
+type Exporter struct {
+	client *Client
+	opt    ExporterOptions
+	log    *slog.Logger
+	seed   maphash.Seed
+
+	mu       sync.Mutex
+	sessions map[string]*tracked
+	nTracked int
+	queue    []batchItem
+	queued   int
+	wake     chan struct{}
+	stopping bool
+
+	done     chan struct{}
+	stopOnce sync.Once
+	// sendCtx ends the send under way when Stop's deadline passed.
+	sendCtx    context.Context
+	cancelSend context.CancelFunc
+
+	sent, dropped, failed, rejected *metrics.Counter
+	requests, requestErrors         *metrics.Counter
+	sendTime                        *metrics.Histogram
+}
+
+// tracked is what the Exporter remembers of a session.
+type tracked struct {
+	summary *attribution.Session
+	// sent maps a span (kind and id, hashed) to the end it was sent with.
+	sent    map[uint64]uint64
+	open    map[string]*attribution.Agent    // agents not sent yet, by id
+	pending map[string]*attribution.ToolCall // calls without an outcome
+	changed time.Time
+}
+
+// batchItem is one session's spans waiting to be sent.
+type batchItem struct {
+	res   *resourcepb.Resource
+	spans []*tracepb.Span
+}
+
+// NewExporter returns an Exporter sending with c, and starts its goroutine;
+// Stop ends it.
+func NewExporter(c *Client, opt ExporterOptions) *Exporter {
+	if opt.BatchSpans <= 0 {
+		opt.BatchSpans = DefaultBatchSpans
+	}
+	if opt.FlushInterval <= 0 {
+		opt.FlushInterval = DefaultFlushInterval
+	}
+	if opt.MaxQueueSpans <= 0 {
+		opt.MaxQueueSpans = DefaultMaxQueueSpans
+	}
+	if opt.IdleFlush <= 0 {
+		opt.IdleFlush = DefaultIdleFlush
+	}
+	if opt.MaxTracked <= 0 {
+		opt.MaxTracked = DefaultMaxTracked
+	}
+	set := opt.Metrics
+	if set == nil {
+		set = metrics.NewSet()
+	}
+	e := &Exporter{
+		client: c, opt: opt, log: opt.Logger, seed: maphash.MakeSeed(),
+		sessions: map[string]*tracked{},
+		wake:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		sent:     set.NewCounter(`hookwatch_otlp_spans_sent_total`),
+		// What is lost, by why: the queue was full; the receiver could
+		// not be reached (or kept refusing) through every retry; the
+		// receiver refused the spans for what they are.
+		dropped:       set.NewCounter(`hookwatch_otlp_spans_dropped_total{reason="queue_full"}`),
+		failed:        set.NewCounter(`hookwatch_otlp_spans_dropped_total{reason="send_failed"}`),
+		rejected:      set.NewCounter(`hookwatch_otlp_spans_dropped_total{reason="rejected"}`),
+		requests:      set.NewCounter(`hookwatch_otlp_requests_total`),
+		requestErrors: set.NewCounter(`hookwatch_otlp_request_errors_total`),
+		sendTime:      set.NewHistogram(`hookwatch_otlp_send_duration_seconds`),
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	e.sendCtx, e.cancelSend = context.WithCancel(context.Background())
+	set.NewGauge(`hookwatch_otlp_queue_spans`, func() float64 {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return float64(e.queued)
+	})
+	go e.run()
+	return e
+}
+
+// Offer takes one round of the model's changes (attribution.Group.Changes
+// of the groups a round applied) and queues the spans that became final.
+// It does not block on the network.
+func (e *Exporter) Offer(changes []attribution.SessionChanges) {
+	now := time.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopping {
+		return
+	}
+	for _, sc := range changes {
+		if sc.Session == nil {
+			continue
+		}
+		t := e.track(sc.Session.SessionID)
+		t.summary, t.changed = sc.Session, now
+		var out []*tracepb.Span
+		for _, c := range sc.ToolCalls {
+			if c.Status == attribution.StatusPending {
+				t.pending[c.ToolUseID] = c
+				continue
+			}
+			delete(t.pending, c.ToolUseID)
+			out = e.once(t, out, 'c', c.ToolUseID, CallSpan(t.summary, c))
+		}
+		for _, a := range sc.Agents {
+			t.open[a.AgentID] = a
+		}
+		for id, a := range t.open {
+			if id == "" {
+				out = e.main(t, out, a, false)
+				continue // a later run may come
+			}
+			if agentFinal(t.summary, a) {
+				out = e.once(t, out, 'a', id, AgentSpan(t.summary, a))
+				delete(t.open, id)
+			}
+		}
+		for i := range t.summary.Compactions {
+			c := &t.summary.Compactions[i]
+			if c.EndedAt != nil {
+				sp := CompactionSpan(t.summary, c)
+				out = e.once(t, out, 'k', string(sp.SpanId), sp)
+			}
+		}
+		e.enqueue(t.summary, out)
+	}
+	e.evict()
+}
+
+// main appends the main agent's spans that ended (all of them with all
+// set): one per run, or one for the session when it has no runs.
+func (e *Exporter) main(t *tracked, out []*tracepb.Span, a *attribution.Agent, all bool) []*tracepb.Span {
+	s := t.summary
+	if len(s.Runs) == 0 {
+		if all || s.EndedAt != nil {
+			out = e.once(t, out, 'a', "", AgentSpan(s, a))
+		}
+		return out
+	}
+	for i := range s.Runs {
+		if _, done := runEnd(s, a, i); done || all {
+			out = e.once(t, out, 'r', strconv.FormatInt(s.Runs[i].StartedAt.UnixNano(), 10), RunSpan(s, a, i))
+		}
+	}
+	return out
+}
+
+// agentFinal reports whether a subagent's span can be sent for good: once
+// it stopped and the call that spawned it is known (the client may name it
+// only in that call's result, which comes after the agent stopped), or its
+// session ended.
+func agentFinal(s *attribution.Session, a *attribution.Agent) bool {
+	if a.StoppedAt == nil {
+		return false
+	}
+	return a.SpawnToolUseID != "" || a.Role == attribution.RoleCompaction || s.EndedAt != nil
+}
+
+func (e *Exporter) track(id string) *tracked {
+	t := e.sessions[id]
+	if t == nil {
+		t = &tracked{sent: map[uint64]uint64{}, open: map[string]*attribution.Agent{}, pending: map[string]*attribution.ToolCall{}}
+		e.sessions[id] = t
+	}
+	return t
+}
+
+// once appends sp to out unless a span of that kind and id was sent with
+// the same end or a later one.
+func (e *Exporter) once(t *tracked, out []*tracepb.Span, kind byte, id string, sp *tracepb.Span) []*tracepb.Span {
+	var h maphash.Hash
+	h.SetSeed(e.seed)
+	h.WriteByte(kind)
+	h.WriteString(id)
+	k := h.Sum64()
+	end, seen := t.sent[k]
+	if seen && end >= sp.EndTimeUnixNano {
+		return out
+	}
+	if !seen {
+		e.nTracked++
+	}
+	t.sent[k] = sp.EndTimeUnixNano
+	return append(out, sp)
+}
+
+// enqueue queues a session's spans, dropping (and counting) what does not
+// fit. The caller holds e.mu.
+func (e *Exporter) enqueue(s *attribution.Session, spans []*tracepb.Span) {
+	if len(spans) == 0 {
+		return
+	}
+	if room := e.opt.MaxQueueSpans - e.queued; len(spans) > room {
+		e.dropped.Add(len(spans) - max(room, 0))
+		spans = spans[:max(room, 0)]
+		if len(spans) == 0 {
+			return
+		}
+	}
+	e.queue = append(e.queue, batchItem{res: Resource(s), spans: spans})
+	e.queued += len(spans)
+	if e.queued >= e.opt.BatchSpans {
+		select {
+		case e.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// flushSession queues what is open in a session as it stands. The caller
+// holds e.mu.
+func (e *Exporter) flushSession(t *tracked) {
+	if t.summary == nil {
+		return
+	}
+	var out []*tracepb.Span
+	for id, a := range t.open {
+		if id == "" {
+			out = e.main(t, out, a, true)
+			continue
+		}
+		out = e.once(t, out, 'a', id, AgentSpan(t.summary, a))
+	}
+	for id, c := range t.pending {
+		out = e.once(t, out, 'c', id, CallSpan(t.summary, c))
+	}
+	clear(t.open)
+	clear(t.pending)
+	e.enqueue(t.summary, out)
+}
+
+// forget flushes a session and drops what is remembered of it. The caller
+// holds e.mu.
+func (e *Exporter) forget(id string, t *tracked) {
+	e.flushSession(t)
+	e.nTracked -= len(t.sent)
+	delete(e.sessions, id)
+}
+
+// evict forgets the least recently changed sessions while more spans than
+// MaxTracked are remembered. The caller holds e.mu.
+func (e *Exporter) evict() {
+	for e.nTracked > e.opt.MaxTracked && len(e.sessions) > 1 {
+		var oldID string
+		var old *tracked
+		for id, t := range e.sessions {
+			if old == nil || t.changed.Before(old.changed) {
+				oldID, old = id, t
+			}
+		}
+		e.forget(oldID, old)
+	}
+}
+
+// idle forgets the sessions unchanged for IdleFlush.
+func (e *Exporter) idle(now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for id, t := range e.sessions {
+		if now.Sub(t.changed) >= e.opt.IdleFlush {
+			e.forget(id, t)
+		}
+	}
+}
+
+// take removes up to BatchSpans spans from the queue (at least one item).
+func (e *Exporter) take() []*tracepb.ResourceSpans {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []*tracepb.ResourceSpans
+	n := 0
+	for len(e.queue) > 0 && (n == 0 || n+len(e.queue[0].spans) <= e.opt.BatchSpans) {
+		it := e.queue[0]
+		e.queue[0] = batchItem{}
+		e.queue = e.queue[1:]
+		e.queued -= len(it.spans)
+		n += len(it.spans)
+		out = append(out, &tracepb.ResourceSpans{
+			Resource:   it.res,
+			ScopeSpans: []*tracepb.ScopeSpans{{Scope: scope, Spans: it.spans}},
+		})
+	}
+	if len(e.queue) == 0 {
+		e.queue = nil // let the backing array go
+	}
+	return out
+}
+
+func (e *Exporter) run() {
+	defer close(e.done)
+	tick := time.NewTicker(e.opt.FlushInterval)
+	defer tick.Stop()
+	lastIdle := time.Now()
+	for {
+		select {
+		case <-e.wake:
+		case <-tick.C:
+		}
+		if now := time.Now(); now.Sub(lastIdle) >= min(e.opt.IdleFlush/4, time.Minute) {
+			e.idle(now)
+			lastIdle = now
+		}
+		e.drain(e.sendCtx)
+		e.mu.Lock()
+		stop := e.stopping
+		e.mu.Unlock()
+		if stop {
+			return
+		}
+	}
+}
+
+// drain sends everything queued, batch by batch.
+func (e *Exporter) drain(ctx context.Context) {
+	for {
+		rs := e.take()
+		if len(rs) == 0 {
+			return
+		}
+		n := 0
+		for _, r := range rs {
+			n += len(r.ScopeSpans[0].Spans)
+		}
+		start := time.Now()
+		e.requests.Inc()
+		err := e.client.Send(ctx, rs)
+		e.sendTime.UpdateDuration(start)
+		switch {
+		case err == nil:
+			e.sent.Add(n)
+		case ErrPermanent(err):
+			e.requestErrors.Inc()
+			if pe, ok := err.(*PartialError); ok {
+				e.rejected.Add(int(pe.Rejected))
+				e.sent.Add(n - int(pe.Rejected))
+			} else {
+				e.rejected.Add(n)
+			}
+			e.log.Warn("the OTLP receiver refused spans", "spans", n, "err", err)
+		default:
+			e.requestErrors.Inc()
+			e.failed.Add(n)
+			e.log.Warn("cannot send spans", "spans", n, "err", err)
+			e.mu.Lock()
+			stopping := e.stopping
+			e.mu.Unlock()
+			if stopping {
+				// The receiver is away and the collector is going: the
+				// rest would only wait out its retries too.
+				e.drop()
+				return
+			}
+		}
+	}
+}
+
+// drop counts everything queued as lost and empties the queue.
+func (e *Exporter) drop() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.failed.Add(e.queued)
+	e.queue, e.queued = nil, 0
+}
+
+// Stop sends what is open in every session as it stands and what is
+// queued, until ctx ends; what is left then is counted as dropped. It
+// returns once the goroutine ended.
+func (e *Exporter) Stop(ctx context.Context) {
+	e.stopOnce.Do(func() {
+		e.mu.Lock()
+		for id, t := range e.sessions {
+			e.forget(id, t)
+		}
+		e.stopping = true
+		e.mu.Unlock()
+		select {
+		case e.wake <- struct{}{}:
+		default:
+		}
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			e.cancelSend()
+			<-e.done
+		}
+		e.cancelSend()
+		e.drop() // what was not sent by the deadline
+	})
+}

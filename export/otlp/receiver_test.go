@@ -1,0 +1,256 @@
+package otlp
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/internal/otelcol"
+)
+
+// rcv is the real collector the tests of this package send to, started
+// once in TestMain; rcvErr says why there is none.
+var (
+	rcv    *otelcol.Receiver
+	rcvErr error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "otelcol-")
+	if err == nil {
+		rcv, rcvErr = otelcol.Start(dir)
+	} else {
+		rcvErr = err
+	}
+	code := m.Run()
+	if rcv != nil {
+		rcv.Stop()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func receiver(t *testing.T) *otelcol.Receiver {
+	t.Helper()
+	if rcv == nil {
+		otelcol.Missing(t, rcvErr)
+	}
+	return rcv
+}
+
+// checkReceived checks that the receiver holds exactly the spans sent, each
+// once, with their names and parents.
+func checkReceived(t *testing.T, r *otelcol.Receiver, want []*tracepb.Span) {
+	t.Helper()
+	traceID := hex.EncodeToString(want[0].TraceId)
+	got, err := r.WaitSpans(traceID, len(want), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait a little more for any duplicate.
+	time.Sleep(200 * time.Millisecond)
+	if got, err = r.Spans(traceID); err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]otelcol.Span{}
+	for _, sp := range got {
+		if prev, dup := byID[sp.SpanID]; dup {
+			t.Fatalf("span %s (%s) received twice:\n%+v\n%+v", sp.SpanID, sp.Name, prev, sp)
+		}
+		byID[sp.SpanID] = sp
+	}
+	if len(got) != len(want) {
+		t.Fatalf("the receiver holds %d spans of trace %s, want %d", len(got), traceID, len(want))
+	}
+	for _, w := range want {
+		g, ok := byID[hex.EncodeToString(w.SpanId)]
+		if !ok || g.Name != w.Name || g.ParentSpanID != hex.EncodeToString(w.ParentSpanId) || g.Attr(attrToolCallID) != attr(w, attrToolCallID) {
+			t.Fatalf("span %s %x: received %+v", w.Name, w.SpanId, g)
+		}
+	}
+}
+
+// TestClientToReceiver sends the trace of a real capture's session to the
+// real collector and reads it back whole.
+func TestClientToReceiver(t *testing.T) {
+	r := receiver(t)
+	// Not a capture TestExporterLive sends: each test has traces of its own.
+	res := attribution.Build(captures(t)["codex-0.169.jsonl"])
+	s := res.Sessions[0]
+	spans := Spans(sessionOf(s))
+	c := &Client{Endpoint: r.Endpoint}
+	rs := []*tracepb.ResourceSpans{{Resource: Resource(s.Summary()), ScopeSpans: []*tracepb.ScopeSpans{{Scope: scope, Spans: spans}}}}
+	if err := c.Send(context.Background(), rs); err != nil {
+		t.Fatal(err)
+	}
+	checkReceived(t, r, spans)
+	got, _ := r.Spans(hex.EncodeToString(TraceID(s.SessionID)))
+	if svc := attrOfResource(got[0]); svc != "codex" {
+		t.Fatalf("service.name %q", svc)
+	}
+}
+
+func attrOfResource(sp otelcol.Span) string {
+	for _, kv := range sp.Resource {
+		if kv.Key == attrServiceName && kv.Value.String != nil {
+			return *kv.Value.String
+		}
+	}
+	return ""
+}
+
+// TestClientErrors: what the real receiver refuses is not retried; what
+// cannot be reached is, Attempts times.
+func TestClientErrors(t *testing.T) {
+	r := receiver(t)
+	ctx := context.Background()
+	one := Spans(sessionOf(attribution.Build(captures(t)["codex-0.169.jsonl"]).Sessions[0]))[:1]
+	rs := []*tracepb.ResourceSpans{{ScopeSpans: []*tracepb.ScopeSpans{{Spans: one}}}}
+
+	// A path the receiver does not serve: 404, permanent, one request.
+	err := (&Client{Endpoint: r.Endpoint + "/traces", Attempts: 3, Backoff: time.Millisecond}).Send(ctx, rs)
+	var se *StatusError
+	if !errors.As(err, &se) || se.Code != 404 || !ErrPermanent(err) {
+		t.Fatalf("wrong path: %v", err)
+	}
+
+	// Nobody listening: retried, then given up.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String()
+	l.Close()
+	start := time.Now()
+	err = (&Client{Endpoint: dead, Attempts: 3, Backoff: 50 * time.Millisecond}).Send(ctx, rs)
+	if err == nil || ErrPermanent(err) {
+		t.Fatalf("dead endpoint: %v", err)
+	}
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Fatalf("three attempts with 50 ms and 100 ms between them took %v", d)
+	}
+
+	f := func(endpoint, want string) {
+		t.Helper()
+		got, err := (&Client{Endpoint: endpoint}).URL()
+		if want == "" {
+			if err == nil {
+				t.Fatalf("%q: %q, want an error", endpoint, got)
+			}
+			return
+		}
+		if err != nil || got != want {
+			t.Fatalf("%q: %q, %v; want %q", endpoint, got, err, want)
+		}
+	}
+	f("http://127.0.0.1:4318", "http://127.0.0.1:4318/v1/traces")
+	f("http://127.0.0.1:4318/", "http://127.0.0.1:4318/v1/traces")
+	f("https://otlp.example.com/otlp/v1/traces", "https://otlp.example.com/otlp/v1/traces")
+	f("127.0.0.1:4318", "")
+	f("ftp://example.com", "")
+}
+
+// TestExporterLive feeds the exporter the changes of a Group as a real
+// capture's events arrive one at a time, as the collector does, and
+// checks the receiver holds each span of the final trace exactly once.
+func TestExporterLive(t *testing.T) {
+	r := receiver(t)
+	f := func(file string) {
+		t.Helper()
+		envs := captures(t)[file]
+		set := metrics.NewSet()
+		e := NewExporter(&Client{Endpoint: r.Endpoint}, ExporterOptions{Metrics: set, FlushInterval: 20 * time.Millisecond, BatchSpans: 7})
+		g := attribution.NewGroup()
+		for _, env := range envs {
+			g.Apply(env)
+			e.Offer(g.Changes().Sessions)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		e.Stop(ctx)
+		for _, s := range attribution.Build(envs).Sessions {
+			checkReceived(t, r, Spans(sessionOf(s)))
+		}
+		var out strings.Builder
+		set.WritePrometheus(&out)
+		if !strings.Contains(out.String(), `hookwatch_otlp_spans_dropped_total{reason="send_failed"} 0`) ||
+			!strings.Contains(out.String(), `hookwatch_otlp_spans_dropped_total{reason="queue_full"} 0`) {
+			t.Fatalf("%s: spans lost:\n%s", file, out.String())
+		}
+	}
+	f("claude-code-2.1.197.jsonl")
+	f("claude-code-2.1.332.jsonl")
+}
+
+// TestExporterBounded: with the receiver gone, Offer still returns at once,
+// the queue holds at most MaxQueueSpans, and what is lost is counted.
+func TestExporterBounded(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String()
+	l.Close()
+	set := metrics.NewSet()
+	// Five attempts 100 ms apart, doubling: 1.5 s a batch.
+	e := NewExporter(&Client{Endpoint: dead, Backoff: 100 * time.Millisecond}, ExporterOptions{Metrics: set, MaxQueueSpans: 5, BatchSpans: 2, FlushInterval: time.Hour})
+	res := attribution.Build(captures(t)["claude-code-2.1.332.jsonl"])
+	var changes []attribution.SessionChanges
+	total := 0
+	for _, s := range res.Sessions {
+		changes = append(changes, attribution.SessionChanges{Session: s.Summary(), Agents: s.Agents, ToolCalls: s.ToolCalls})
+		total += len(Spans(sessionOf(s)))
+	}
+	start := time.Now()
+	e.Offer(changes)
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Fatalf("Offer took %v", d)
+	}
+	e.mu.Lock()
+	queued := e.queued
+	e.mu.Unlock()
+	if queued != 5 {
+		t.Fatalf("%d spans queued, want the bound 5", queued)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start = time.Now()
+	e.Stop(ctx)
+	// Stopping gives up on the receiver after one batch's retries, rather
+	// than waiting them out for each of the three batches.
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("Stop took %v with the receiver away", d)
+	}
+	var out strings.Builder
+	set.WritePrometheus(&out)
+	// Every span is lost, each counted once: full queue, or send failed.
+	full, failed := metricValue(t, out.String(), `hookwatch_otlp_spans_dropped_total{reason="queue_full"}`),
+		metricValue(t, out.String(), `hookwatch_otlp_spans_dropped_total{reason="send_failed"}`)
+	if full+failed != total || failed < 5 {
+		t.Fatalf("queue_full %d + send_failed %d, want %d in all:\n%s", full, failed, total, out.String())
+	}
+}
+
+func metricValue(t *testing.T, text, name string) int {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			var n int
+			for _, c := range v {
+				n = n*10 + int(c-'0')
+			}
+			return n
+		}
+	}
+	t.Fatalf("no %s in:\n%s", name, text)
+	return 0
+}

@@ -1,0 +1,59 @@
+package otlp
+
+// Attribute names and values of the OpenTelemetry semantic conventions for
+// generative AI (semconv v1.41.0, gen-ai-agent-spans.md and the registry),
+// kept as constants rather than imported: the semconv Go module comes with
+// the SDK, which this package does not link (see package doc).
+const (
+	attrOperationName    = "gen_ai.operation.name"
+	attrProviderName     = "gen_ai.provider.name"
+	attrAgentName        = "gen_ai.agent.name"
+	attrAgentID          = "gen_ai.agent.id"
+	attrAgentDescription = "gen_ai.agent.description"
+	attrConversationID   = "gen_ai.conversation.id"
+	attrRequestModel     = "gen_ai.request.model"
+	attrToolName         = "gen_ai.tool.name"
+	attrToolCallID       = "gen_ai.tool.call.id"
+	attrToolType         = "gen_ai.tool.type"
+	attrErrorType        = "error.type"
+
+	attrServiceName    = "service.name"
+	attrServiceVersion = "service.version"
+
+	opInvokeAgent = "invoke_agent"
+	opExecuteTool = "execute_tool"
+
+	// gen_ai.tool.type: a tool the client runs itself is a function; one
+	// an MCP server runs is an extension.
+	toolTypeFunction  = "function"
+	toolTypeExtension = "extension"
+)
+
+// hookwatch's own attributes: what the model knows that the conventions have
+// no name for.
+const (
+	attrAgentRole       = "hookwatch.agent.role"
+	attrAgentType       = "hookwatch.agent.type"
+	attrAgentDepth      = "hookwatch.agent.depth"
+	attrAgentResolvedBy = "hookwatch.agent.resolved_by"
+	attrAgentBackground = "hookwatch.agent.background"
+	attrAgentOpen       = "hookwatch.agent.open"
+	attrAgentToolCalls  = "hookwatch.agent.tool_calls"
+	attrAgentFailures   = "hookwatch.agent.failures"
+	attrAgentDenials    = "hookwatch.agent.denials"
+	attrAgentRejected   = "hookwatch.agent.rejected"
+	attrToolStatus      = "hookwatch.tool.status"
+	attrToolFamily      = "hookwatch.tool.family"
+	attrToolPromptID    = "hookwatch.tool.prompt_id"
+	attrToolDenied      = "hookwatch.tool.denied"
+	attrToolRejected    = "hookwatch.tool.rejected"
+	attrDeniedReason    = "hookwatch.tool.denied_reason"
+	attrSpawnedAgentID  = "hookwatch.tool.spawned_agent_id"
+	attrCompactTrigger  = "hookwatch.compaction.trigger"
+	attrRunSource       = "hookwatch.run.source"
+	attrSessionProject  = "hookwatch.session.project"
+	attrSessionLineage  = "hookwatch.session.lineage"
+	attrSessionParent   = "hookwatch.session.parent_id"
+	attrRuntime         = "hookwatch.runtime"
+	attrLinkKind        = "hookwatch.link"
+)
