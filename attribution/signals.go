@@ -31,6 +31,17 @@ type Thresholds struct {
 // DefaultThresholds are the thresholds of Signals when none are given.
 var DefaultThresholds = Thresholds{FailedRepeats: 3, ReadRepeats: 5}
 
+// OrDefault returns th with its zero fields taken from DefaultThresholds.
+func (th Thresholds) OrDefault() Thresholds {
+	if th.FailedRepeats <= 0 {
+		th.FailedRepeats = DefaultThresholds.FailedRepeats
+	}
+	if th.ReadRepeats <= 0 {
+		th.ReadRepeats = DefaultThresholds.ReadRepeats
+	}
+	return th
+}
+
 // maxEvidence bounds the calls a signal names.
 const maxEvidence = 20
 
@@ -58,12 +69,7 @@ type AgentSignals struct {
 // the model built them, classified), in the agents' order of first call.
 // Zero thresholds take DefaultThresholds'.
 func Signals(calls []*ToolCall, th Thresholds) []AgentSignals {
-	if th.FailedRepeats <= 0 {
-		th.FailedRepeats = DefaultThresholds.FailedRepeats
-	}
-	if th.ReadRepeats <= 0 {
-		th.ReadRepeats = DefaultThresholds.ReadRepeats
-	}
+	th = th.OrDefault()
 	byAgent := map[string][]*ToolCall{}
 	var order []string
 	for _, c := range calls {

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/store"
@@ -99,6 +100,11 @@ type Config struct {
 	// AuditMaxFileBytes is the size past which an audit file is rotated
 	// (default audit.DefaultMaxFileBytes).
 	AuditMaxFileBytes int64
+	// Signals are the thresholds of the signals of agents going wrong
+	// (attribution.Signals): the default of GET /v1/sessions/{id}/signals
+	// and what policies on session.signals and agent.signals see. Zero
+	// fields take attribution.DefaultThresholds'.
+	Signals attribution.Thresholds
 }
 
 // Server is the collector. Create it with New; serve it with Serve or mount
@@ -159,6 +165,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.StreamStall <= 0 {
 		cfg.StreamStall = DefaultStreamStall
 	}
+	cfg.Signals = cfg.Signals.OrDefault()
 	if cfg.DeriveWait <= 0 {
 		cfg.DeriveWait = DefaultDeriveWait
 	}
