@@ -54,6 +54,10 @@ type Signal struct {
 	Calls []string `json:"calls"`
 	// Detail says what repeated, for people.
 	Detail string `json:"detail"`
+	// Key tells an agent's signals apart and stays the same as a signal
+	// grows: "failed:<first call>" for a failing call, "read:<file>",
+	// "denied:<denied call>".
+	Key string `json:"key"`
 }
 
 // AgentSignals are an agent's signals and its current run of failures.
@@ -107,11 +111,11 @@ func failuresInARow(cs []*ToolCall) int {
 // agentSignals reads one agent's calls, in start order.
 func agentSignals(agentID string, cs []*ToolCall, th Thresholds) []Signal {
 	var out []Signal
-	add := func(kind, detail string, ids []string) {
+	add := func(kind, key, detail string, ids []string) {
 		if len(ids) > maxEvidence {
 			ids = ids[:maxEvidence]
 		}
-		out = append(out, Signal{Kind: kind, AgentID: agentID, Calls: ids, Detail: detail})
+		out = append(out, Signal{Kind: kind, AgentID: agentID, Calls: ids, Detail: detail, Key: key})
 	}
 	// Loops: the same failing call, the same file read.
 	type group struct {
@@ -145,12 +149,12 @@ func agentSignals(agentID string, cs []*ToolCall, th Thresholds) []Signal {
 	}
 	for _, g := range failing {
 		if len(g.ids) >= th.FailedRepeats {
-			add(SignalLoop, fmt.Sprintf("%s failed %s", g.what, times(len(g.ids))), g.ids)
+			add(SignalLoop, "failed:"+g.ids[0], fmt.Sprintf("%s failed %s", g.what, times(len(g.ids))), g.ids)
 		}
 	}
 	for _, g := range reads {
 		if len(g.ids) >= th.ReadRepeats {
-			add(SignalLoop, fmt.Sprintf("read %s %s", g.what, times(len(g.ids))), g.ids)
+			add(SignalLoop, "read:"+g.what, fmt.Sprintf("read %s %s", g.what, times(len(g.ids))), g.ids)
 		}
 	}
 	// Denied, then the same effect on the same target in another form.
@@ -162,7 +166,7 @@ func agentSignals(agentID string, cs []*ToolCall, th Thresholds) []Signal {
 			if c.Status == StatusDenied || c.Effect != d.Effect || !sameTarget(d, c) {
 				continue
 			}
-			add(SignalRetriedDeny, fmt.Sprintf("denied %s, then %s (%s)", cutDetail(d.EntityName), cutDetail(c.EntityName), c.Effect),
+			add(SignalRetriedDeny, "denied:"+d.ToolUseID, fmt.Sprintf("denied %s, then %s (%s)", cutDetail(d.EntityName), cutDetail(c.EntityName), c.Effect),
 				[]string{d.ToolUseID, c.ToolUseID})
 			break
 		}

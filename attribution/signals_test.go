@@ -73,3 +73,23 @@ func TestSignalsOfCapture(t *testing.T) {
 		t.Fatalf("threshold 2: %+v", got[0])
 	}
 }
+
+// TestSignalKeys: a failing read is two loops, told apart by their keys,
+// which stay the same as the loops grow.
+func TestSignalKeys(t *testing.T) {
+	read := `{"file_path":"/proj/gone.txt"}`
+	keys := func(calls ...*ToolCall) string {
+		var out []string
+		for _, s := range Signals(calls, Thresholds{FailedRepeats: 1, ReadRepeats: 1})[0].Signals {
+			out = append(out, s.Key)
+		}
+		return strings.Join(out, " ")
+	}
+	one := keys(call(1, "", "Read", StatusError, read))
+	if one != "failed:toolu_01 read:/proj/gone.txt" {
+		t.Fatalf("keys %q", one)
+	}
+	if two := keys(call(1, "", "Read", StatusError, read), call(2, "", "Read", StatusError, read)); two != one {
+		t.Fatalf("keys changed as the loops grew: %q, then %q", one, two)
+	}
+}

@@ -128,7 +128,7 @@ type modeler struct {
 	perAgent *agentMetrics
 }
 
-func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool, a *auditor) *modeler {
+func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool, a *auditor, signals attribution.Thresholds) *modeler {
 	m := &modeler{
 		st: st, log: log, hub: h, maxWait: maxWait, audit: a,
 		pending:   map[string]int{},
@@ -150,6 +150,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 	}
 	if perAgent {
 		m.perAgent = newAgentMetrics(set)
+		m.perAgent.thresholds = signals
 	}
 	set.NewGauge(`hookwatch_model_pending_events`, func() float64 {
 		m.mu.Lock()
@@ -661,7 +662,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 			})
 		}
 		if m.perAgent != nil {
-			m.perAgent.observe(gs.counted, &sc)
+			m.perAgent.observe(gs.counted, &sc, gs.g.ToolCalls(id))
 		}
 		for _, c := range sc.ToolCalls {
 			doc, err := json.Marshal(c)

@@ -196,7 +196,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.auditor = a
 	}
-	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics, s.auditor)
+	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics, s.auditor, cfg.Signals)
 	s.writer = newWriter(modelingStore{s.store, s.modeler}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBackground = cancel
