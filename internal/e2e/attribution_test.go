@@ -58,15 +58,15 @@ type collectorProc struct {
 	out  *syncBuffer
 }
 
-// startCollector starts `hookwatch serve` on a free loopback port with a
+// startCollector starts `hookwatch serve [serveArgs]` on a free loopback port with a
 // fresh HOOKWATCH_HOME and stops it (SIGTERM) when t ends.
-func startCollector(t *testing.T) *collectorProc {
+func startCollector(t *testing.T, serveArgs ...string) *collectorProc {
 	t.Helper()
 	bin, hook := testbin.Build(t, "./cmd/hookwatch"), testbin.Build(t, "./cmd/hookwatch-hook")
 	home := t.TempDir()
 	out := &syncBuffer{}
 	p, err := serveproc.Start(serveproc.Options{
-		Bin: bin, Stdout: out, Stderr: out,
+		Bin: bin, Stdout: out, Stderr: out, Args: serveArgs,
 		// A clean environment: nothing of the caller's HOOKWATCH_* applies.
 		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "HOOKWATCH_HOME=" + home},
 	})
