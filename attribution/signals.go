@@ -18,6 +18,9 @@ const (
 	// with the same effect on the same target — the denied command in
 	// another form (rm -rf x denied, then find x -delete).
 	SignalRetriedDeny = "retried_deny"
+	// SignalThrash: agents took turns writing the same file, each undoing
+	// or redoing the other's work; raised on each of them.
+	SignalThrash = "thrash"
 )
 
 // Thresholds say when a signal is raised.
@@ -26,10 +29,13 @@ type Thresholds struct {
 	FailedRepeats int
 	// ReadRepeats: this many reads of the same file is a loop.
 	ReadRepeats int
+	// ThrashSwitches: this many changes of the agent writing a file (A,
+	// B, A, B: three) is thrashing.
+	ThrashSwitches int
 }
 
 // DefaultThresholds are the thresholds of Signals when none are given.
-var DefaultThresholds = Thresholds{FailedRepeats: 3, ReadRepeats: 5}
+var DefaultThresholds = Thresholds{FailedRepeats: 3, ReadRepeats: 5, ThrashSwitches: 3}
 
 // OrDefault returns th with its zero fields taken from DefaultThresholds.
 func (th Thresholds) OrDefault() Thresholds {
@@ -38,6 +44,9 @@ func (th Thresholds) OrDefault() Thresholds {
 	}
 	if th.ReadRepeats <= 0 {
 		th.ReadRepeats = DefaultThresholds.ReadRepeats
+	}
+	if th.ThrashSwitches <= 0 {
+		th.ThrashSwitches = DefaultThresholds.ThrashSwitches
 	}
 	return th
 }
@@ -82,11 +91,64 @@ func Signals(calls []*ToolCall, th Thresholds) []AgentSignals {
 		}
 		byAgent[c.AgentID] = append(byAgent[c.AgentID], c)
 	}
+	thrash := thrashing(calls, th)
 	out := make([]AgentSignals, 0, len(order))
 	for _, id := range order {
 		cs := slices.Clone(byAgent[id])
 		slices.SortFunc(cs, compareCalls)
-		out = append(out, AgentSignals{AgentID: id, Signals: agentSignals(id, cs, th), FailuresInARow: failuresInARow(cs)})
+		sigs := append(agentSignals(id, cs, th), thrash[id]...)
+		out = append(out, AgentSignals{AgentID: id, Signals: sigs, FailuresInARow: failuresInARow(cs)})
+	}
+	return out
+}
+
+// thrashing reads, across a session's agents, the files that agents took
+// turns writing, and returns the signals by agent.
+func thrashing(calls []*ToolCall, th Thresholds) map[string][]Signal {
+	type turns struct {
+		file     string
+		ids      []string
+		agents   []string // in order of first write
+		last     string
+		switches int
+	}
+	var files []*turns
+	byFile := map[string]*turns{}
+	cs := slices.Clone(calls)
+	slices.SortFunc(cs, compareCalls)
+	for _, c := range cs {
+		if c.Status != StatusOK {
+			continue // a write that did not happen takes no turn
+		}
+		for _, f := range c.FilesWritten {
+			t := byFile[f]
+			if t == nil {
+				t = &turns{file: f}
+				byFile[f] = t
+				files = append(files, t)
+			} else if t.last != c.AgentID {
+				t.switches++
+			}
+			t.last = c.AgentID
+			t.ids = append(t.ids, c.ToolUseID)
+			if !slices.Contains(t.agents, c.AgentID) {
+				t.agents = append(t.agents, c.AgentID)
+			}
+		}
+	}
+	out := map[string][]Signal{}
+	for _, t := range files {
+		if t.switches < th.ThrashSwitches {
+			continue
+		}
+		ids := t.ids
+		if len(ids) > maxEvidence {
+			ids = ids[:maxEvidence]
+		}
+		detail := fmt.Sprintf("%s written by %d agents in turn, the writer changing %s", t.file, len(t.agents), times(t.switches))
+		for _, a := range t.agents {
+			out[a] = append(out[a], Signal{Kind: SignalThrash, AgentID: a, Calls: ids, Detail: detail, Key: "thrash:" + t.file})
+		}
 	}
 	return out
 }

@@ -30,7 +30,7 @@ type SignalsResponse struct {
 	DerivedSeq int64                      `json:"derived_seq"`
 }
 
-// handleSignals is GET /v1/sessions/{id}/signals?failed_repeats=&read_repeats=:
+// handleSignals is GET /v1/sessions/{id}/signals?failed_repeats=&read_repeats=&thrash_switches=:
 // the signs that an agent of the session is going wrong, read by
 // attribution from the session's calls as the model stored them. The
 // thresholds default to the server's (Config.Signals).
@@ -40,7 +40,7 @@ func (s *Server) handleSignals(w http.ResponseWriter, r *http.Request) {
 	for _, p := range []struct {
 		name string
 		into *int
-	}{{"failed_repeats", &th.FailedRepeats}, {"read_repeats", &th.ReadRepeats}} {
+	}{{"failed_repeats", &th.FailedRepeats}, {"read_repeats", &th.ReadRepeats}, {"thrash_switches", &th.ThrashSwitches}} {
 		if v := q.Get(p.name); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > 1000 {

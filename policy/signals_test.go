@@ -21,7 +21,7 @@ const signalRules = `rules:
     reason: You are repeating a failing step. Step back and try another approach.
   - id: session-warn
     event: PreToolUse
-    when: session.signals.retried_deny
+    when: session.signals.retried_deny or agent.signals.thrash
     action: ask
     reason: An agent of this session retried a denied command in another form.
 `
@@ -82,6 +82,14 @@ func TestSignalConditions(t *testing.T) {
 	retried := sessionCalls([4]string{"a2", "Bash", attribution.StatusDenied, `{"command":"rm -rf build"}`},
 		[4]string{"a2", "Bash", attribution.StatusOK, `{"command":"find build -delete"}`})
 	f("", retried, "ask session-warn")
+	// Two agents taking turns on a file: both thrash, a third does not.
+	edit := func(agent string) [4]string {
+		return [4]string{agent, "Edit", attribution.StatusOK, `{"file_path":"/proj/p.go","old_string":"a","new_string":"b"}`}
+	}
+	thrash := sessionCalls(edit("a1"), edit(""), edit("a1"), edit(""), [4]string{"a3", "Read", attribution.StatusOK, `{"file_path":"/proj/p.go"}`})
+	f("", thrash, "ask session-warn")
+	f("a1", thrash, "ask session-warn")
+	f("a3", thrash, "none")
 }
 
 func summary(d decision.Decision) string {

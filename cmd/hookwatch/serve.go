@@ -36,7 +36,7 @@ func init() {
 // runServe is `hookwatch serve`. It returns nil after a clean shutdown on
 // SIGINT/SIGTERM (ctx canceled).
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--prices FILE] [--insecure-no-token] [--signal-failed-repeats N] [--signal-read-repeats N]", stderr)
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--prices FILE] [--insecure-no-token] [--signal-failed-repeats N] [--signal-read-repeats N] [--signal-thrash-switches N]", stderr)
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
 	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
 	var retain duration
@@ -52,6 +52,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	prices := fs.String("prices", "", "price table (JSON: {\"date\":…,\"models\":{\"<model>\":{\"input\":…,\"output\":…,\"cache_read\":…,\"cache_write_5m\":…,\"cache_write_1h\":…}}}, USD per million tokens) replacing the built-in one")
 	failedRepeats := fs.Int("signal-failed-repeats", attribution.DefaultThresholds.FailedRepeats, "failures of the same call that make a loop signal (docs/policy.md)")
 	readRepeats := fs.Int("signal-read-repeats", attribution.DefaultThresholds.ReadRepeats, "reads of the same file that make a loop signal")
+	thrashSwitches := fs.Int("signal-thrash-switches", attribution.DefaultThresholds.ThrashSwitches, "changes of the agent writing a file that make a thrash signal")
 	flagUsage := fs.Usage
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
 	if err := parseFlagsNoArgs(fs, args); err != nil {
@@ -60,9 +61,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
 	}
-	for _, n := range []int{*failedRepeats, *readRepeats} {
+	for _, n := range []int{*failedRepeats, *readRepeats, *thrashSwitches} {
 		if n < 1 || n > 1000 {
-			return fmt.Errorf("%w: --signal-failed-repeats and --signal-read-repeats take a count from 1 to 1000", errUsage)
+			return fmt.Errorf("%w: the --signal-* flags take a count from 1 to 1000", errUsage)
 		}
 	}
 	// The token comes from the environment only: a flag would show it to
@@ -113,7 +114,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Config: collector.Config{Store: db, Version: version, Token: token, RequireAuth: hasTokens, Logger: log, Privacy: priv,
 			Retain: time.Duration(retain), RetainBytes: int64(retainSize),
 			AuditDir: *auditDir, AuditMaxFileBytes: *auditMax,
-			Signals: attribution.Thresholds{FailedRepeats: *failedRepeats, ReadRepeats: *readRepeats}},
+			Signals: attribution.Thresholds{FailedRepeats: *failedRepeats, ReadRepeats: *readRepeats, ThrashSwitches: *thrashSwitches}},
 		Addr:    *addr,
 		Home:    home,
 		TLSCert: *tlsCert,
