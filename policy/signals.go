@@ -3,7 +3,6 @@ package policy
 import (
 	"context"
 
-	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
 
@@ -36,17 +35,9 @@ func signalsType() types.Type {
 	return t
 }
 
-// usesSignals reports whether a program reads `session` or `agent`: only
+// usesSignals reports whether a program reads session or agent: only
 // rules that do make the evaluation ask for the signals.
-func usesSignals(prog *vm.Program) bool {
-	if prog == nil {
-		return false
-	}
-	return ast.Find(prog.Node(), func(n ast.Node) bool {
-		id, ok := n.(*ast.IdentifierNode)
-		return ok && (id.Value == "session" || id.Value == "agent")
-	}) != nil
-}
+func usesSignals(prog *vm.Program) bool { return usesVariable(prog, "session", "agent") }
 
 // noSignals sets `session` and `agent` to nothing raised.
 func noSignals(env map[string]any) {
