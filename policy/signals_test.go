@@ -125,3 +125,33 @@ func TestSignalsWithoutSource(t *testing.T) {
 	}
 	plain.EvaluateWithSignals(context.Background(), bashCall("rm -rf /"), MemoryState(), never)
 }
+
+// TestStepBackAfterDeny: the rule of docs/policy.md denies the call after
+// a loop of failures, lets the next one through (the deny ended the run),
+// and denies again after another failure.
+func TestStepBackAfterDeny(t *testing.T) {
+	set := loadYAML(t, `rules:
+  - id: step-back
+    event: PreToolUse
+    when: agent.failures_in_a_row > 0 and agent.signals.loop or agent.failures_in_a_row >= 5
+    action: deny
+    reason: Step back.
+`)
+	failing := [4]string{"a1", "Bash", attribution.StatusError, `{"command":"go test ./..."}`}
+	denied := [4]string{"a1", "Bash", attribution.StatusDenied, `{"command":"go test ./..."}`}
+	f := func(want string, calls ...[4]string) {
+		t.Helper()
+		src := func(context.Context, string) ([]attribution.AgentSignals, error) {
+			return attribution.Signals(sessionCalls(calls...), attribution.Thresholds{}), nil
+		}
+		p := bashCall("go test ./...")
+		p["agent_id"] = "a1"
+		if got := summary(set.EvaluateWithSignals(context.Background(), p, MemoryState(), src)); got != want {
+			t.Fatalf("after %d calls: %s, want %s", len(calls), got, want)
+		}
+	}
+	f("none", failing, failing)
+	f("deny step-back", failing, failing, failing)
+	f("none", failing, failing, failing, denied)
+	f("deny step-back", failing, failing, failing, denied, failing)
+}
