@@ -399,6 +399,21 @@ func (g *Group) Session(id string) *Session {
 	return nil
 }
 
+// ToolCalls returns the calls of session id as the group holds them now
+// (nil for a session it does not hold), in no particular order. They are
+// the group's own: read them before the next Apply, never change them.
+func (g *Group) ToolCalls(id string) []*ToolCall {
+	b := g.sessions[id]
+	if b == nil {
+		return nil
+	}
+	out := make([]*ToolCall, len(b.callSeq))
+	for i, c := range b.callSeq {
+		out[i] = c.c
+	}
+	return out
+}
+
 // Changes is what changed in a group since the previous call of
 // Group.Changes.
 type Changes struct {

@@ -18,6 +18,9 @@ const (
 	// with the same effect on the same target — the denied command in
 	// another form (rm -rf x denied, then find x -delete).
 	SignalRetriedDeny = "retried_deny"
+	// SignalThrash: agents took turns writing the same file, each undoing
+	// or redoing the other's work; raised on each of them.
+	SignalThrash = "thrash"
 )
 
 // Thresholds say when a signal is raised.
@@ -26,10 +29,27 @@ type Thresholds struct {
 	FailedRepeats int
 	// ReadRepeats: this many reads of the same file is a loop.
 	ReadRepeats int
+	// ThrashSwitches: this many changes of the agent writing a file (A,
+	// B, A, B: three) is thrashing.
+	ThrashSwitches int
 }
 
 // DefaultThresholds are the thresholds of Signals when none are given.
-var DefaultThresholds = Thresholds{FailedRepeats: 3, ReadRepeats: 5}
+var DefaultThresholds = Thresholds{FailedRepeats: 3, ReadRepeats: 5, ThrashSwitches: 3}
+
+// OrDefault returns th with its zero fields taken from DefaultThresholds.
+func (th Thresholds) OrDefault() Thresholds {
+	if th.FailedRepeats <= 0 {
+		th.FailedRepeats = DefaultThresholds.FailedRepeats
+	}
+	if th.ReadRepeats <= 0 {
+		th.ReadRepeats = DefaultThresholds.ReadRepeats
+	}
+	if th.ThrashSwitches <= 0 {
+		th.ThrashSwitches = DefaultThresholds.ThrashSwitches
+	}
+	return th
+}
 
 // maxEvidence bounds the calls a signal names.
 const maxEvidence = 20
@@ -43,6 +63,10 @@ type Signal struct {
 	Calls []string `json:"calls"`
 	// Detail says what repeated, for people.
 	Detail string `json:"detail"`
+	// Key tells an agent's signals apart and stays the same as a signal
+	// grows: "failed:<first call>" for a failing call, "read:<file>",
+	// "denied:<denied call>".
+	Key string `json:"key"`
 }
 
 // AgentSignals are an agent's signals and its current run of failures.
@@ -58,12 +82,7 @@ type AgentSignals struct {
 // the model built them, classified), in the agents' order of first call.
 // Zero thresholds take DefaultThresholds'.
 func Signals(calls []*ToolCall, th Thresholds) []AgentSignals {
-	if th.FailedRepeats <= 0 {
-		th.FailedRepeats = DefaultThresholds.FailedRepeats
-	}
-	if th.ReadRepeats <= 0 {
-		th.ReadRepeats = DefaultThresholds.ReadRepeats
-	}
+	th = th.OrDefault()
 	byAgent := map[string][]*ToolCall{}
 	var order []string
 	for _, c := range calls {
@@ -72,11 +91,64 @@ func Signals(calls []*ToolCall, th Thresholds) []AgentSignals {
 		}
 		byAgent[c.AgentID] = append(byAgent[c.AgentID], c)
 	}
+	thrash := thrashing(calls, th)
 	out := make([]AgentSignals, 0, len(order))
 	for _, id := range order {
 		cs := slices.Clone(byAgent[id])
 		slices.SortFunc(cs, compareCalls)
-		out = append(out, AgentSignals{AgentID: id, Signals: agentSignals(id, cs, th), FailuresInARow: failuresInARow(cs)})
+		sigs := append(agentSignals(id, cs, th), thrash[id]...)
+		out = append(out, AgentSignals{AgentID: id, Signals: sigs, FailuresInARow: failuresInARow(cs)})
+	}
+	return out
+}
+
+// thrashing reads, across a session's agents, the files that agents took
+// turns writing, and returns the signals by agent.
+func thrashing(calls []*ToolCall, th Thresholds) map[string][]Signal {
+	type turns struct {
+		file     string
+		ids      []string
+		agents   []string // in order of first write
+		last     string
+		switches int
+	}
+	var files []*turns
+	byFile := map[string]*turns{}
+	cs := slices.Clone(calls)
+	slices.SortFunc(cs, compareCalls)
+	for _, c := range cs {
+		if c.Status != StatusOK {
+			continue // a write that did not happen takes no turn
+		}
+		for _, f := range c.FilesWritten {
+			t := byFile[f]
+			if t == nil {
+				t = &turns{file: f}
+				byFile[f] = t
+				files = append(files, t)
+			} else if t.last != c.AgentID {
+				t.switches++
+			}
+			t.last = c.AgentID
+			t.ids = append(t.ids, c.ToolUseID)
+			if !slices.Contains(t.agents, c.AgentID) {
+				t.agents = append(t.agents, c.AgentID)
+			}
+		}
+	}
+	out := map[string][]Signal{}
+	for _, t := range files {
+		if t.switches < th.ThrashSwitches {
+			continue
+		}
+		ids := t.ids
+		if len(ids) > maxEvidence {
+			ids = ids[:maxEvidence]
+		}
+		detail := fmt.Sprintf("%s written by %d agents in turn, the writer changing %s", t.file, len(t.agents), times(t.switches))
+		for _, a := range t.agents {
+			out[a] = append(out[a], Signal{Kind: SignalThrash, AgentID: a, Calls: ids, Detail: detail, Key: "thrash:" + t.file})
+		}
 	}
 	return out
 }
@@ -101,11 +173,11 @@ func failuresInARow(cs []*ToolCall) int {
 // agentSignals reads one agent's calls, in start order.
 func agentSignals(agentID string, cs []*ToolCall, th Thresholds) []Signal {
 	var out []Signal
-	add := func(kind, detail string, ids []string) {
+	add := func(kind, key, detail string, ids []string) {
 		if len(ids) > maxEvidence {
 			ids = ids[:maxEvidence]
 		}
-		out = append(out, Signal{Kind: kind, AgentID: agentID, Calls: ids, Detail: detail})
+		out = append(out, Signal{Kind: kind, AgentID: agentID, Calls: ids, Detail: detail, Key: key})
 	}
 	// Loops: the same failing call, the same file read.
 	type group struct {
@@ -139,12 +211,12 @@ func agentSignals(agentID string, cs []*ToolCall, th Thresholds) []Signal {
 	}
 	for _, g := range failing {
 		if len(g.ids) >= th.FailedRepeats {
-			add(SignalLoop, fmt.Sprintf("%s failed %s", g.what, times(len(g.ids))), g.ids)
+			add(SignalLoop, "failed:"+g.ids[0], fmt.Sprintf("%s failed %s", g.what, times(len(g.ids))), g.ids)
 		}
 	}
 	for _, g := range reads {
 		if len(g.ids) >= th.ReadRepeats {
-			add(SignalLoop, fmt.Sprintf("read %s %s", g.what, times(len(g.ids))), g.ids)
+			add(SignalLoop, "read:"+g.what, fmt.Sprintf("read %s %s", g.what, times(len(g.ids))), g.ids)
 		}
 	}
 	// Denied, then the same effect on the same target in another form.
@@ -156,7 +228,7 @@ func agentSignals(agentID string, cs []*ToolCall, th Thresholds) []Signal {
 			if c.Status == StatusDenied || c.Effect != d.Effect || !sameTarget(d, c) {
 				continue
 			}
-			add(SignalRetriedDeny, fmt.Sprintf("denied %s, then %s (%s)", cutDetail(d.EntityName), cutDetail(c.EntityName), c.Effect),
+			add(SignalRetriedDeny, "denied:"+d.ToolUseID, fmt.Sprintf("denied %s, then %s (%s)", cutDetail(d.EntityName), cutDetail(c.EntityName), c.Effect),
 				[]string{d.ToolUseID, c.ToolUseID})
 			break
 		}

@@ -73,3 +73,56 @@ func TestSignalsOfCapture(t *testing.T) {
 		t.Fatalf("threshold 2: %+v", got[0])
 	}
 }
+
+// TestSignalKeys: a failing read is two loops, told apart by their keys,
+// which stay the same as the loops grow.
+func TestSignalKeys(t *testing.T) {
+	read := `{"file_path":"/proj/gone.txt"}`
+	keys := func(calls ...*ToolCall) string {
+		var out []string
+		for _, s := range Signals(calls, Thresholds{FailedRepeats: 1, ReadRepeats: 1})[0].Signals {
+			out = append(out, s.Key)
+		}
+		return strings.Join(out, " ")
+	}
+	one := keys(call(1, "", "Read", StatusError, read))
+	if one != "failed:toolu_01 read:/proj/gone.txt" {
+		t.Fatalf("keys %q", one)
+	}
+	if two := keys(call(1, "", "Read", StatusError, read), call(2, "", "Read", StatusError, read)); two != one {
+		t.Fatalf("keys changed as the loops grew: %q, then %q", one, two)
+	}
+}
+
+// TestSignalThrash: two agents taking turns writing a file thrash, both
+// of them; one agent rewriting its own file, or a single hand-over, does
+// not; a write that failed takes no turn.
+func TestSignalThrash(t *testing.T) {
+	f := func(calls []*ToolCall, want ...string) {
+		t.Helper()
+		var got []string
+		for _, a := range Signals(calls, Thresholds{}) {
+			for _, s := range a.Signals {
+				if s.Kind == SignalThrash {
+					got = append(got, fmt.Sprintf("%s %s %s", a.AgentID, s.Key, strings.Join(s.Calls, ",")))
+				}
+			}
+		}
+		if strings.Join(got, "; ") != strings.Join(want, "; ") {
+			t.Fatalf("thrash %q, want %q", got, want)
+		}
+	}
+	edit := func(n int, agent, status string) *ToolCall {
+		return call(n, agent, "Edit", status, `{"file_path":"/proj/parse.go","old_string":"a","new_string":"b"}`)
+	}
+	f([]*ToolCall{edit(1, "a1", StatusOK), edit(2, "a2", StatusOK), edit(3, "a1", StatusOK), edit(4, "a2", StatusOK)},
+		"a1 thrash:/proj/parse.go toolu_01,toolu_02,toolu_03,toolu_04",
+		"a2 thrash:/proj/parse.go toolu_01,toolu_02,toolu_03,toolu_04")
+	f([]*ToolCall{edit(1, "a1", StatusOK), edit(2, "a1", StatusOK), edit(3, "a1", StatusOK), edit(4, "a2", StatusOK)})
+	f([]*ToolCall{edit(1, "a1", StatusOK), edit(2, "a2", StatusOK), edit(3, "a1", StatusError), edit(4, "a2", StatusOK)})
+	// The main agent and a subagent, the shell writing too.
+	f([]*ToolCall{edit(1, "", StatusOK), call(2, "a1", "Bash", StatusOK, `{"command":"echo x > parse.go"}`), edit(3, "", StatusOK),
+		call(4, "a1", "Bash", StatusOK, `{"command":"sed -i s/a/b/ parse.go"}`)},
+		" thrash:/proj/parse.go toolu_01,toolu_02,toolu_03,toolu_04",
+		"a1 thrash:/proj/parse.go toolu_01,toolu_02,toolu_03,toolu_04")
+}

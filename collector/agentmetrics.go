@@ -71,13 +71,18 @@ type rowKey struct{ session, id string }
 
 // counted is what the metrics counted of one group's model.
 type counted struct {
-	calls   map[rowKey]struct{} // final calls
-	agents  map[rowKey]struct{} // subagents
-	prompts map[string]int      // session → prompts
+	calls   map[rowKey]struct{}    // final calls
+	agents  map[rowKey]struct{}    // subagents
+	prompts map[string]int         // session → prompts
+	signals map[signalKey]struct{} // signals raised
 }
 
+// signalKey names a signal raised in a session (attribution.Signal.Key
+// stays the same as it grows).
+type signalKey struct{ session, agent, kind, key string }
+
 func newCounted() *counted {
-	return &counted{calls: map[rowKey]struct{}{}, agents: map[rowKey]struct{}{}, prompts: map[string]int{}}
+	return &counted{calls: map[rowKey]struct{}{}, agents: map[rowKey]struct{}{}, prompts: map[string]int{}, signals: map[signalKey]struct{}{}}
 }
 
 // callCount is one call to count: the labels before they are bounded.
@@ -111,10 +116,14 @@ type agentMetrics struct {
 	started                            map[string]*metrics.Counter
 	denials                            map[string]*metrics.Counter
 	prompts                            *metrics.Counter
+	signals                            map[string]*metrics.Counter
+	// thresholds are the server's thresholds of the signals.
+	thresholds attribution.Thresholds
 	// The round's counts, added by flush once its rows are stored.
 	roundCalls    []callCount
 	roundStarted  []string
 	roundPrompts  int
+	roundSignals  []string // kinds
 	roundSessions map[string]liveSession
 	roundAgents   map[rowKey]liveAgent
 
@@ -165,6 +174,7 @@ func newAgentMetrics(set *metrics.Set) *agentMetrics {
 		started:       map[string]*metrics.Counter{},
 		denials:       map[string]*metrics.Counter{},
 		prompts:       set.NewCounter(`hookwatch_prompts_total`),
+		signals:       map[string]*metrics.Counter{},
 		roundSessions: map[string]liveSession{},
 		roundAgents:   map[rowKey]liveAgent{},
 		sessions:      map[string]liveSession{},
@@ -187,11 +197,20 @@ func agentTypeOf(agentID string, agentType *string) string {
 }
 
 // observe notes what one session's changes count, against what c says was
-// counted already, and updates c. The counts wait in the round until
-// flush.
-func (am *agentMetrics) observe(c *counted, sc *attribution.SessionChanges) {
+// counted already, and updates c; all are the session's calls as the model
+// holds them now, read for its signals when calls changed. The counts wait
+// in the round until flush.
+func (am *agentMetrics) observe(c *counted, sc *attribution.SessionChanges, all []*attribution.ToolCall) {
 	s := sc.Session
 	id := s.SessionID
+	if len(sc.ToolCalls) > 0 {
+		for _, sk := range raised(id, all, am.thresholds) {
+			if _, ok := c.signals[sk]; !ok {
+				c.signals[sk] = struct{}{}
+				am.roundSignals = append(am.roundSignals, sk.kind)
+			}
+		}
+	}
 	for _, tc := range sc.ToolCalls {
 		if tc.Status == attribution.StatusPending {
 			continue
@@ -226,6 +245,17 @@ func (am *agentMetrics) observe(c *counted, sc *attribution.SessionChanges) {
 	am.roundSessions[id] = liveSession{running: running, last: s.LastEventAt}
 }
 
+// raised names the signals (attribution.Signals) a session's calls raise.
+func raised(session string, calls []*attribution.ToolCall, th attribution.Thresholds) []signalKey {
+	var out []signalKey
+	for _, a := range attribution.Signals(calls, th) {
+		for _, sg := range a.Signals {
+			out = append(out, signalKey{session, a.AgentID, sg.Kind, sg.Key})
+		}
+	}
+	return out
+}
+
 // denyingRules returns the rule ids of a denial's decision (decision.Audit),
 // or labelClient when no hookwatch rule denied the call (the client did).
 func denyingRules(raw json.RawMessage) []string {
@@ -239,6 +269,7 @@ func denyingRules(raw json.RawMessage) []string {
 // discard forgets the round's counts: its rows were not stored.
 func (am *agentMetrics) discard() {
 	am.roundCalls, am.roundStarted, am.roundPrompts = am.roundCalls[:0], am.roundStarted[:0], 0
+	am.roundSignals = am.roundSignals[:0]
 	clear(am.roundSessions)
 	clear(am.roundAgents)
 }
@@ -269,6 +300,9 @@ func (am *agentMetrics) flush() {
 		counter(am.set, am.started, t, `hookwatch_subagents_started_total{agent_type=%q}`, t).Inc()
 	}
 	am.prompts.Add(am.roundPrompts)
+	for _, k := range am.roundSignals { // a few fixed kinds: no bound needed
+		counter(am.set, am.signals, k, `hookwatch_signals_total{kind=%q}`, k).Inc()
+	}
 	for id, ls := range am.roundSessions {
 		if !ls.running {
 			delete(am.sessions, id)
@@ -422,8 +456,8 @@ func labelByte(c byte) bool {
 }
 
 // baseline fills c with what the store holds of sessions ids: a call
-// stored final, an agent stored, a session's prompts were counted when
-// they were written.
+// stored final, an agent stored, a session's prompts, the signals its
+// stored calls raise were counted when they were written.
 func (m *modeler) baseline(ctx context.Context, c *counted, ids []string) error {
 	models, err := m.st.SessionModels(ctx, ids)
 	if err != nil {
@@ -438,14 +472,22 @@ func (m *modeler) baseline(ctx context.Context, c *counted, ids []string) error 
 		}
 	}
 	for _, id := range ids {
+		var stored []*attribution.ToolCall
 		err := store.EachToolCall(ctx, m.st, store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.ToolCallRow) error {
 			if r.Status != attribution.StatusPending {
 				c.calls[rowKey{id, r.ToolUseID}] = struct{}{}
+			}
+			tc := new(attribution.ToolCall)
+			if json.Unmarshal(r.Doc, tc) == nil {
+				stored = append(stored, tc)
 			}
 			return nil
 		})
 		if err != nil {
 			return err
+		}
+		for _, sk := range raised(id, stored, m.perAgent.thresholds) {
+			c.signals[sk] = struct{}{}
 		}
 		err = store.EachAgent(ctx, m.st, store.AgentFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.AgentRow) error {
 			if r.AgentID != "" {

@@ -86,11 +86,12 @@ type apiTotals struct {
 	prompts   int
 	subagents map[string]int // by agent type
 	denials   int
+	signals   map[string]int // by kind, at the server's thresholds
 }
 
 func (s *testServer) apiTotals(t *testing.T) apiTotals {
 	t.Helper()
-	tot := apiTotals{calls: callCounts{}, subagents: map[string]int{}}
+	tot := apiTotals{calls: callCounts{}, subagents: map[string]int{}, signals: map[string]int{}}
 	typeOf := func(agentID string, typ *string) string {
 		switch {
 		case agentID == "":
@@ -134,6 +135,13 @@ func (s *testServer) apiTotals(t *testing.T) apiTotals {
 			}
 			if a.AgentID != "" {
 				tot.subagents[typeOf(a.AgentID, a.AgentType)]++
+			}
+		}
+		var sig collector.SignalsResponse
+		s.getJSON(t, "/v1/sessions/"+v.ID+"/signals", &sig)
+		for _, a := range sig.Agents {
+			for _, x := range a.Signals {
+				tot.signals[x.Kind]++
 			}
 		}
 	}
@@ -185,9 +193,11 @@ func (s *testServer) stop() {
 // sessions derived again, the group rebuilt), to a second collector on the
 // same database. Every final call the API lists is counted exactly once
 // over the two, with its agent type, tool and status; so are prompts and
-// subagents.
+// subagents; and, at thresholds of one, the signals raised.
 func TestAgentMetricsCountOnce(t *testing.T) {
 	envs := corpusEnvelopes(t)
+	patient := patient
+	patient.Signals = attribution.Thresholds{FailedRepeats: 1, ReadRepeats: 1}
 	path := t.TempDir() + "/hookwatch.db"
 	open := func() *sqlite.DB {
 		db, err := sqlite.Open(path)
@@ -241,6 +251,14 @@ func TestAgentMetricsCountOnce(t *testing.T) {
 			t.Errorf("%s subagents counted %d, the API lists %d", typ, got, n)
 		}
 	}
+	if want.signals[attribution.SignalLoop] == 0 {
+		t.Fatalf("the captures raise no loop: %v", want.signals)
+	}
+	for kind, n := range want.signals {
+		if got := both("hookwatch_signals_total", fmt.Sprintf("kind=%q", kind)); got != n {
+			t.Errorf("%s signals counted %d, the API lists %d", kind, got, n)
+		}
+	}
 	if got := both("hookwatch_denials_total"); got < want.denials {
 		t.Errorf("denials counted %d, the API lists %d denied calls", got, want.denials)
 	}
@@ -261,7 +279,8 @@ func TestAgentMetricsCountOnce(t *testing.T) {
 	// A third start with nothing new counts nothing again.
 	third := serverOn(t, open(), patient)
 	third.settle(t)
-	if m3 := third.scrape(t); sum(m3, "hookwatch_tool_calls_total") != 0 || sum(m3, "hookwatch_prompts_total") != 0 {
+	if m3 := third.scrape(t); sum(m3, "hookwatch_tool_calls_total") != 0 || sum(m3, "hookwatch_prompts_total") != 0 ||
+		sum(m3, "hookwatch_signals_total") != 0 {
 		t.Errorf("a restart counted again: %v", fromMetrics(t, m3))
 	}
 }

@@ -14,7 +14,8 @@ import (
 type ClaudeHookConfig struct {
 	// Home holds the user policy and the quota state, as for the hook.
 	Home string
-	// Policies answers the events; nil builds one for Home. Share one
+	// Policies answers the events; nil builds one for Home, whose rules on
+	// signals read this server's model (Server.PolicySignals). Share one
 	// between the handlers: it keeps the rules compiled.
 	Policies *policy.Evaluator
 }
@@ -38,6 +39,7 @@ type ClaudeHookConfig struct {
 func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 	if cfg.Policies == nil {
 		cfg.Policies = policy.NewEvaluator(cfg.Home)
+		cfg.Policies.Signals = s.PolicySignals
 	}
 	pl := s.pipeline
 	pl.Origin.Runtime = event.RuntimeClaudeCode

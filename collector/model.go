@@ -130,7 +130,7 @@ type modeler struct {
 	perAgent *agentMetrics
 }
 
-func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool, a *auditor, sinks []ModelSink) *modeler {
+func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool, a *auditor, sinks []ModelSink, signals attribution.Thresholds) *modeler {
 	m := &modeler{
 		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks,
 		pending:   map[string]int{},
@@ -152,6 +152,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 	}
 	if perAgent {
 		m.perAgent = newAgentMetrics(set)
+		m.perAgent.thresholds = signals
 	}
 	set.NewGauge(`hookwatch_model_pending_events`, func() float64 {
 		m.mu.Lock()
@@ -748,7 +749,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 			})
 		}
 		if m.perAgent != nil {
-			m.perAgent.observe(gs.counted, &sc)
+			m.perAgent.observe(gs.counted, &sc, gs.g.ToolCalls(id))
 		}
 		for _, c := range sc.ToolCalls {
 			doc, err := json.Marshal(c)

@@ -102,7 +102,10 @@ func Start(o Options) (*Collector, error) {
 		}
 		return nil, err
 	}
+	// One evaluator answers the http hooks and the hook socket; its rules
+	// on signals read this server's model.
 	hooks := ClaudeHookConfig{Home: o.Home, Policies: policy.NewEvaluator(o.Home)}
+	hooks.Policies.Signals = srv.PolicySignals
 	srv.Handle("POST /v1/hooks/claude", srv.HandleClaudeHook(hooks))
 	if o.Assets != nil {
 		srv.HandleAssets("GET /", o.Assets)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/store"
@@ -108,6 +109,11 @@ type Config struct {
 	// MetricSets are served on /metrics after the collector's own (the
 	// sinks' counters).
 	MetricSets []*metrics.Set
+	// Signals are the thresholds of the signals of agents going wrong
+	// (attribution.Signals): the default of GET /v1/sessions/{id}/signals
+	// and what policies on session.signals and agent.signals see. Zero
+	// fields take attribution.DefaultThresholds'.
+	Signals attribution.Thresholds
 }
 
 // Server is the collector. Create it with New; serve it with Serve or mount
@@ -168,6 +174,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.StreamStall <= 0 {
 		cfg.StreamStall = DefaultStreamStall
 	}
+	cfg.Signals = cfg.Signals.OrDefault()
 	if cfg.DeriveWait <= 0 {
 		cfg.DeriveWait = DefaultDeriveWait
 	}
@@ -198,7 +205,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.auditor = a
 	}
-	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics, s.auditor, cfg.ModelSinks)
+	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics, s.auditor, cfg.ModelSinks, cfg.Signals)
 	s.writer = newWriter(modelingStore{s.store, s.modeler}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBackground = cancel

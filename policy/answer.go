@@ -22,12 +22,12 @@ import (
 // It sees the payload as the agent sent it, before redaction, because a
 // rule about a secret must see the secret.
 func Answer(ctx context.Context, home, cwd, projectDir string, data []byte) (stdout []byte, code int, audit json.RawMessage) {
-	return answer(ctx, Discover(home, cwd, projectDir), OpenState(stateDir(home)), data)
+	return answer(ctx, Discover(home, cwd, projectDir), OpenState(stateDir(home)), nil, data)
 }
 
 func stateDir(home string) string { return filepath.Join(home, "state") }
 
-func answer(ctx context.Context, set *Set, st *State, data []byte) (stdout []byte, code int, audit json.RawMessage) {
+func answer(ctx context.Context, set *Set, st *State, src SignalSource, data []byte) (stdout []byte, code int, audit json.RawMessage) {
 	if len(set.Rules) == 0 && len(set.Problems) == 0 {
 		return nil, 0, nil
 	}
@@ -35,7 +35,7 @@ func answer(ctx context.Context, set *Set, st *State, data []byte) (stdout []byt
 	if err := json.Unmarshal(data, &m); err != nil || m == nil {
 		return nil, 0, nil // not an object: nothing to decide, stay observe-only
 	}
-	d := set.Evaluate(ctx, m, st)
+	d := set.evaluate(ctx, m, st, src)
 	stdout, code = decision.Render(d)
 	if a := d.Audit(); a != nil {
 		audit, _ = json.Marshal(a)
@@ -50,6 +50,9 @@ func answer(ctx context.Context, set *Set, st *State, data []byte) (stdout []byt
 type Evaluator struct {
 	home  string
 	state *State
+	// Signals, when set, tells conditions the signals of the event's
+	// session. Set it before the first answer.
+	Signals SignalSource
 
 	mu   sync.Mutex
 	sets map[string]*Set // by the located files' identity and modification
@@ -115,7 +118,7 @@ func (e *Evaluator) answerSources(ctx context.Context, srcs []Source, data []byt
 			e.mu.Unlock()
 		}
 	}
-	return answer(ctx, set, e.state, data)
+	return answer(ctx, set, e.state, e.Signals, data)
 }
 
 func recentlyModified(srcs []Source, d time.Duration) bool {

@@ -62,6 +62,7 @@ func (r *Rule) compile() *compiled {
 			fail(r.line("when")+exprLine(err), "cannot compile when: %s", conditionMessage(err))
 		}
 		c.meaning = c.meaning || usesMeaning(c.when)
+		c.signals = usesSignals(c.when)
 	}
 	for _, u := range r.UpdateInput {
 		prog, err := exprs.compile(u.Expr, false)
@@ -71,6 +72,7 @@ func (r *Rule) compile() *compiled {
 		}
 		c.updates = append(c.updates, prog)
 		c.meaning = c.meaning || usesMeaning(prog)
+		c.signals = c.signals || usesSignals(prog)
 	}
 	for _, t := range r.Transforms {
 		if t.Kind != "redact" {

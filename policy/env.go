@@ -49,7 +49,7 @@ var (
 // documented string fields are strings, flags booleans, the rest any. It is
 // built on first use, never at init.
 var envTypes = sync.OnceValue(func() types.Map {
-	env := make(types.Map, len(stringFields)+len(boolFields)+len(numberFields)+len(anyFields)+5)
+	env := make(types.Map, len(stringFields)+len(boolFields)+len(numberFields)+len(anyFields)+7)
 	for _, f := range stringFields {
 		env[f] = types.String
 	}
@@ -67,12 +67,14 @@ var envTypes = sync.OnceValue(func() types.Map {
 	env["is_subagent"] = types.Bool
 	env["command"] = commandType()
 	env["subtype"] = types.String
+	env["session"] = sessionType()
+	env["agent"] = agentType()
 	return env
 })
 
 // newEnv builds the variables of one evaluation from a decoded payload.
 func newEnv(p map[string]any) map[string]any {
-	env := make(map[string]any, len(stringFields)+len(boolFields)+len(numberFields)+len(anyFields)+5)
+	env := make(map[string]any, len(stringFields)+len(boolFields)+len(numberFields)+len(anyFields)+7)
 	for _, f := range stringFields {
 		env[f] = asString(p[f])
 	}
@@ -93,8 +95,9 @@ func newEnv(p map[string]any) map[string]any {
 	env["tool_input"] = ti
 	env["payload"] = p
 	env["is_subagent"] = asString(p["agent_id"]) != ""
-	// command and subtype are set by evaluation.meaning, before the
-	// first rule that reads them runs: the others never pay for them.
+	// command and subtype are set by evaluation.meaning, and session and
+	// agent by evaluation.signals, before the first rule that reads them
+	// runs: the others never pay for them.
 	return env
 }
 

@@ -30,6 +30,17 @@ import (
 // fails open (no opinion plus a warning), except managed rules declared
 // on_error: closed and rules whose own on_error is closed.
 func (s *Set) Evaluate(ctx context.Context, event map[string]any, st *State) (d decision.Decision) {
+	return s.evaluate(ctx, event, st, nil)
+}
+
+// EvaluateWithSignals is Evaluate for a caller that knows the signals of
+// the event's session (see SignalSource): conditions on session and agent
+// read them.
+func (s *Set) EvaluateWithSignals(ctx context.Context, event map[string]any, st *State, src SignalSource) decision.Decision {
+	return s.evaluate(ctx, event, st, src)
+}
+
+func (s *Set) evaluate(ctx context.Context, event map[string]any, st *State, src SignalSource) (d decision.Decision) {
 	name, _ := event["hook_event_name"].(string)
 	if s == nil || name == "" {
 		return decision.Decision{}
@@ -38,7 +49,7 @@ func (s *Set) Evaluate(ctx context.Context, event map[string]any, st *State) (d 
 		ctx = context.Background()
 	}
 	path, _ := event["transcript_path"].(string)
-	ev := &evaluation{set: s, ctx: ctx, name: name, payload: event, st: st, runtime: hookevent.DetectRuntime(path)}
+	ev := &evaluation{set: s, ctx: ctx, name: name, payload: event, st: st, signalSrc: src, runtime: hookevent.DetectRuntime(path)}
 	defer func() {
 		if r := recover(); r != nil {
 			ev.finishQuota(false)
@@ -70,6 +81,9 @@ type evaluation struct {
 	warnings []string
 
 	mean *meaning // the call's classification, once a rule needs it
+
+	signalSrc   SignalSource
+	signalsRead bool // session and agent are set
 
 	quotaOpen bool
 	now       time.Time
@@ -115,6 +129,9 @@ func (ev *evaluation) rule(r *Rule) (decision.Decision, bool) {
 	}
 	if c.meaning {
 		ev.meaning()
+	}
+	if c.signals {
+		ev.signals()
 	}
 	if r.Subtype != "" && !c.subtype.Match(ev.mean.subtype) {
 		return decision.Decision{}, false

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"slices"
+
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
@@ -34,15 +36,18 @@ func emptyCommand() map[string]any {
 	}
 }
 
-// meaningVars are the variables that need the call classified; a rule
-// that names none of them never pays for the analysis.
-func usesMeaning(prog *vm.Program) bool {
+// usesMeaning reports whether a program reads command or subtype: a rule
+// that names neither never pays for the analysis.
+func usesMeaning(prog *vm.Program) bool { return usesVariable(prog, "command", "subtype") }
+
+// usesVariable reports whether a program reads one of the variables.
+func usesVariable(prog *vm.Program, names ...string) bool {
 	if prog == nil {
 		return false
 	}
 	return ast.Find(prog.Node(), func(n ast.Node) bool {
 		id, ok := n.(*ast.IdentifierNode)
-		return ok && (id.Value == "command" || id.Value == "subtype")
+		return ok && slices.Contains(names, id.Value)
 	}) != nil
 }
 

@@ -158,7 +158,9 @@ type compiled struct {
 	subtype   matcher.Matcher
 	// meaning: the rule reads the call's classification (subtype:, or
 	// command/subtype in a condition or an update).
-	meaning   bool
+	meaning bool
+	// signals: the rule reads session or agent (the signals).
+	signals   bool
 	when      *vm.Program
 	updates   []*vm.Program
 	redactors []*redactor

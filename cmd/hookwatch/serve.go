@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/audit"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/collector"
@@ -35,7 +36,7 @@ func init() {
 // runServe is `hookwatch serve`. It returns nil after a clean shutdown on
 // SIGINT/SIGTERM (ctx canceled).
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--prices FILE] [--insecure-no-token]", stderr)
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--prices FILE] [--insecure-no-token] [--signal-failed-repeats N] [--signal-read-repeats N] [--signal-thrash-switches N]", stderr)
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
 	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
 	var retain duration
@@ -50,6 +51,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	rollouts := fs.String("codex-rollouts", serveEnvOr("HOOKWATCH_CODEX_ROLLOUTS", "auto"), "follow Codex's rollout files for what its hooks miss: auto (when Codex's home exists), off, or the sessions directory (env HOOKWATCH_CODEX_ROLLOUTS)")
 	prices := fs.String("prices", "", "price table (JSON: {\"date\":…,\"models\":{\"<model>\":{\"input\":…,\"output\":…,\"cache_read\":…,\"cache_write_5m\":…,\"cache_write_1h\":…}}}, USD per million tokens) replacing the built-in one")
 	traces := addOTLPFlags(fs)
+	failedRepeats := fs.Int("signal-failed-repeats", attribution.DefaultThresholds.FailedRepeats, "failures of the same call that make a loop signal (docs/policy.md)")
+	readRepeats := fs.Int("signal-read-repeats", attribution.DefaultThresholds.ReadRepeats, "reads of the same file that make a loop signal")
+	thrashSwitches := fs.Int("signal-thrash-switches", attribution.DefaultThresholds.ThrashSwitches, "changes of the agent writing a file that make a thrash signal")
 	flagUsage := fs.Usage
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
 	if err := parseFlagsNoArgs(fs, args); err != nil {
@@ -57,6 +61,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
+	}
+	for _, n := range []int{*failedRepeats, *readRepeats, *thrashSwitches} {
+		if n < 1 || n > 1000 {
+			return fmt.Errorf("%w: the --signal-* flags take a count from 1 to 1000", errUsage)
+		}
 	}
 	// The token comes from the environment only: a flag would show it to
 	// every user of the machine in ps.
@@ -104,7 +113,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	cfg := collector.Config{Store: db, Version: version, Token: token, RequireAuth: hasTokens, Logger: log, Privacy: priv,
 		Retain: time.Duration(retain), RetainBytes: int64(retainSize),
-		AuditDir: *auditDir, AuditMaxFileBytes: *auditMax}
+		AuditDir: *auditDir, AuditMaxFileBytes: *auditMax,
+		Signals: attribution.Thresholds{FailedRepeats: *failedRepeats, ReadRepeats: *readRepeats, ThrashSwitches: *thrashSwitches}}
 	if exp, set, err := traces.exporter(log); err != nil {
 		db.Close()
 		return err

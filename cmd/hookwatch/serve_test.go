@@ -97,7 +97,7 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 	t.Setenv("HOOKWATCH_TOKEN", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0")
+	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0", "--signal-failed-repeats", "7")
 	const prefix = "hookwatch serve: listening on "
 	if !strings.HasPrefix(line, prefix) {
 		t.Fatalf("first line %q", line)
@@ -128,6 +128,8 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 	}{
 		{"GET", "/", "", 200, "<!doctype html>"},
 		{"POST", "/v1/hooks/claude", `{"session_id":"s0","hook_event_name":"Notification","message":"hi"}`, 200, ""},
+		// The signals' thresholds are the flags'.
+		{"GET", "/v1/sessions/s0/signals", "", 200, `"thresholds":{"FailedRepeats":7,"ReadRepeats":5,"ThrashSwitches":3}`},
 	} {
 		req, _ := http.NewRequest(c.method, url+c.path, strings.NewReader(c.body))
 		req.Header.Set("Content-Type", "application/json")
@@ -204,6 +206,7 @@ func TestServeRefuses(t *testing.T) {
 	f("--insecure-no-token", "--addr", "[::]:0")
 	f("unexpected argument", "extra")
 	f("flag provided but not defined", "--nope")
+	f("the --signal-* flags take a count from 1 to 1000", "--signal-read-repeats", "0")
 	// A database that cannot be reached stops serve, and the error does
 	// not repeat the password of the URL.
 	t.Setenv("HOOKWATCH_DB", "postgresql://hw:s3cr3t@127.0.0.1:1/hw?connect_timeout=5")

@@ -58,9 +58,9 @@ type collectorProc struct {
 	out  *syncBuffer
 }
 
-// startCollector starts `hookwatch serve` on a free loopback port with a
+// startCollector starts `hookwatch serve [serveArgs]` on a free loopback port with a
 // fresh HOOKWATCH_HOME and stops it (SIGTERM) when t ends.
-func startCollector(t *testing.T) *collectorProc {
+func startCollector(t *testing.T, serveArgs ...string) *collectorProc {
 	t.Helper()
 	return startCollectorWith(t, nil, nil)
 }
@@ -76,7 +76,7 @@ func startCollectorWith(t *testing.T, env []string, files map[string]string) *co
 	}
 	out := &syncBuffer{}
 	p, err := serveproc.Start(serveproc.Options{
-		Bin: bin, Stdout: out, Stderr: out,
+		Bin: bin, Stdout: out, Stderr: out, Args: serveArgs,
 		// A clean environment: nothing of the caller's HOOKWATCH_* applies.
 		Env: append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "HOOKWATCH_HOME=" + home}, env...),
 	})

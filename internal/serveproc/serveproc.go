@@ -21,6 +21,7 @@ type Options struct {
 	Bin  string   // the hookwatch binary
 	Addr string   // the listen address; "" picks a free loopback port
 	Env  []string // the whole environment of the process
+	Args []string // more flags of serve
 	// Stdout and Stderr receive the process's output; nil discards it.
 	Stdout, Stderr io.Writer
 	// Healthy bounds the wait for /healthz; default 30 s.
@@ -69,7 +70,7 @@ func Start(o Options) (*Proc, error) {
 }
 
 func start(o Options, addr string) (*Proc, error) {
-	cmd := exec.Command(o.Bin, "serve", "--addr", addr)
+	cmd := exec.Command(o.Bin, append([]string{"serve", "--addr", addr}, o.Args...)...)
 	cmd.Env = o.Env
 	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stderr
 	if err := cmd.Start(); err != nil {
