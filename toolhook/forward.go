@@ -202,10 +202,10 @@ type statusError struct{ code int }
 func (e statusError) Error() string { return fmt.Sprintf("collector answered %d", e.code) }
 
 // refused reports whether the collector refused a batch for what it is
-// (the hook's rule), so that sending it again can never succeed.
+// (hook.Refused).
 func refused(err error) bool {
 	var se statusError
-	return errors.As(err, &se) && (se.code == 400 || se.code == 413 || se.code == 422)
+	return errors.As(err, &se) && hook.Refused(se.code)
 }
 
 // post sends envelopes to the collector's POST /v1/events.
