@@ -2,6 +2,8 @@ package toolhook
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -89,5 +91,33 @@ func TestForwarderRefused(t *testing.T) {
 	}
 	if st, err := fw.sp.Stats(); err != nil || st.PendingBytes != 0 {
 		t.Fatalf("spooled a refused batch: %+v %v", st, err)
+	}
+}
+
+// TestForwarderRedacts sends no secret of a call's input, output or error
+// to the collector: they pass through the privacy rules first.
+func TestForwarderRedacts(t *testing.T) {
+	secret := "sk-ant-" + strings.Repeat("Qw2-Er5tXy7_", 3)
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b strings.Builder
+		io.Copy(&b, r.Body)
+		bodies = append(bodies, b.String())
+	}))
+	defer srv.Close()
+	fw, err := NewForwarder(ForwardOptions{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Record(&Call{SessionID: "s", ToolName: "Bash", ToolUseID: "t1", Status: "ok", Start: time.Now(),
+		Input: map[string]any{"command": "curl -H 'x-api-key: " + secret + "'"}, Output: "key " + secret})
+	fw.Record(&Call{SessionID: "s", ToolName: "Bash", ToolUseID: "t2", Status: "error", Start: time.Now(),
+		Err: errors.New("bad key " + secret)})
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(bodies, "\n")
+	if strings.Count(all, `"tool_use_id":"t`) != 4 || strings.Contains(all, "Qw2-Er5tXy7_") {
+		t.Fatalf("sent %s", all)
 	}
 }
