@@ -54,7 +54,10 @@ type ForwardOptions struct {
 // batches by one goroutine; a call that finds the queue full is dropped and
 // counted (Dropped). Envelopes the collector cannot take now are appended to
 // the spool, and the spool is drained after each batch the collector took.
-// Call Close before the process ends.
+// Call Close before the process ends. The envelopes are made in that
+// goroutine, after Record returned: a program must not change a call's
+// Input or Output (the maps and slices it passed in or returned) once the
+// call is over.
 type Forwarder struct {
 	o       ForwardOptions
 	privacy privacy.Options
