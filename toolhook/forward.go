@@ -65,7 +65,10 @@ type Forwarder struct {
 	queue   chan *Call
 	done    chan struct{}
 	dropped atomic.Int64
-	closing sync.Once
+
+	// closeMu orders Record's sends before Close's close of the queue.
+	closeMu sync.RWMutex
+	closed  bool
 
 	mu  sync.Mutex
 	err error
@@ -101,8 +104,15 @@ func NewForwarder(o ForwardOptions) (*Forwarder, error) {
 	return f, nil
 }
 
-// Record queues c to be sent, or drops it when the queue is full.
+// Record queues c to be sent, or drops it when the queue is full or the
+// Forwarder closed.
 func (f *Forwarder) Record(c *Call) {
+	f.closeMu.RLock()
+	defer f.closeMu.RUnlock()
+	if f.closed {
+		f.dropped.Add(1)
+		return
+	}
 	select {
 	case f.queue <- c:
 	default:
@@ -116,9 +126,14 @@ func (f *Forwarder) Dropped() int64 { return f.dropped.Load() }
 
 // Close sends or spools the queued calls, then stops the Forwarder. It
 // returns the last delivery error, if the calls it concerned were lost.
-// No call may be recorded after Close.
+// Calls recorded after Close are dropped.
 func (f *Forwarder) Close() error {
-	f.closing.Do(func() { close(f.queue) })
+	f.closeMu.Lock()
+	if !f.closed {
+		f.closed = true
+		close(f.queue)
+	}
+	f.closeMu.Unlock()
 	<-f.done
 	f.mu.Lock()
 	defer f.mu.Unlock()
