@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/spool"
 )
@@ -273,10 +275,7 @@ func (f *Forwarder) envelopes(c *Call) [][]byte {
 	enc := func(name string, at time.Time, p map[string]json.RawMessage) []byte {
 		p["hook_event_name"], _ = json.Marshal(name)
 		privacy.Apply(p, f.privacy)
-		payload, err := json.Marshal(p)
-		if err != nil {
-			return nil
-		}
+		payload := appendObject(nil, p)
 		e := event.Envelope{
 			ID: event.NewID(at), Runtime: event.RuntimeGoSDK, Kind: event.KindHook, ReceivedAt: at.UTC(),
 			Subagent: meta, Payload: payload,
@@ -309,6 +308,27 @@ func (f *Forwarder) envelopes(c *Call) [][]byte {
 		return out
 	}
 	return append(out, enc(name, c.Start.Add(c.Duration), post))
+}
+
+// appendObject appends p as a JSON object, its members sorted by key as
+// encoding/json sorts them. Its values are JSON as encoding/json and the
+// privacy rules wrote them: compact and valid, copied as they are.
+func appendObject(b []byte, p map[string]json.RawMessage) []byte {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonstr.AppendQuoted(b, k)
+		b = append(b, ':')
+		b = append(b, p[k]...)
+	}
+	return append(b, '}')
 }
 
 func clone(m map[string]json.RawMessage) map[string]json.RawMessage {
