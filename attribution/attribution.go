@@ -37,7 +37,8 @@ const (
 // How a subagent's parent was found (Agent.ResolvedBy), most precise first.
 const (
 	// ResolvedBySidecar: the envelope's Subagent meta (the client's
-	// agent-<id>.meta.json) names the spawning tool_use_id.
+	// agent-<id>.meta.json; for event.RuntimeGoSDK, the SDK's own
+	// linkage) names the spawning tool_use_id.
 	ResolvedBySidecar = "sidecar"
 	// ResolvedByToolResponse: the spawning call's PostToolUse tool_response
 	// names the agent (agentId; Codex: agent_id).

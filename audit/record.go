@@ -22,6 +22,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -178,26 +179,58 @@ func Preview(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
-	var s string
-	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
-		return cut(s)
+	if raw[0] == '"' {
+		if s, ok := jsonscan.Unquote(raw); ok {
+			return cut(s)
+		}
 	}
 	// What the privacy rules kept of a tool's output: its head and tail.
-	var kept struct {
-		Capture    string `json:"hookwatch_capture"`
-		Head, Tail string
-	}
-	if raw[0] == '{' && bytes.Contains(raw, []byte(`"hookwatch_capture"`)) && json.Unmarshal(raw, &kept) == nil && kept.Capture != "" {
-		if kept.Tail != "" {
-			return cut(kept.Head + " … " + kept.Tail)
+	if raw[0] == '{' && bytes.Contains(raw, []byte(`"hookwatch_capture"`)) {
+		if head, tail, ok := captured(raw); ok {
+			if tail != "" {
+				return cut(head + " … " + tail)
+			}
+			return cut(head)
 		}
-		return cut(kept.Head)
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {
 		return cut(string(raw))
 	}
 	return cut(b.String())
+}
+
+// captured reads the head and tail of a privacy preview object
+// ({"hookwatch_capture":…,"head":…,"tail":…}) as encoding/json would into
+// string fields (names matched case-insensitively, the last of a name wins,
+// null leaves a field as it was), without its cost: ok is false when raw is
+// no such object.
+func captured(raw []byte) (head, tail string, ok bool) {
+	var capture string
+	valid := true
+	_, whole := jsonscan.Members(raw, func(key, val []byte) {
+		var dst *string
+		switch name := jsonscan.Name(key); {
+		case bytes.EqualFold(name, []byte("hookwatch_capture")):
+			dst = &capture
+		case bytes.EqualFold(name, []byte("head")):
+			dst = &head
+		case bytes.EqualFold(name, []byte("tail")):
+			dst = &tail
+		default:
+			return
+		}
+		if string(val) == "null" {
+			return
+		}
+		s, isStr := jsonscan.Unquote(val)
+		if !isStr {
+			valid = false
+			return
+		}
+		*dst = s
+	})
+	return head, tail, whole && valid && capture != ""
 }
 
 func cut(s string) string {

@@ -6,6 +6,9 @@ import "strings"
 const (
 	RuntimeClaudeCode = "claude-code"
 	RuntimeCodex      = "codex"
+	// RuntimeGoSDK: an agent written in Go whose tools run through package
+	// toolhook, forwarded by toolhook.Forwarder.
+	RuntimeGoSDK = "go-sdk"
 )
 
 // DetectRuntime names the runtime that sent a payload whose

@@ -330,8 +330,14 @@ func (cfg Config) drain(ctx context.Context, sp *spool.Spool, ep endpoint, deadl
 // that sending it again can never succeed.
 func permanent(err error) bool {
 	var se statusError
-	return errors.As(err, &se) && (se.code == 400 || se.code == 413 || se.code == 422)
+	return errors.As(err, &se) && Refused(se.code)
 }
+
+// Refused reports whether a collector answering POST /v1/events with the
+// HTTP status code refused the batch for what it is (malformed, too large,
+// invalid), so that sending it again can never succeed: such a batch must
+// not stay spooled, where it would block the ones behind it.
+func Refused(code int) bool { return code == 400 || code == 413 || code == 422 }
 
 // reject keeps envelopes the collector refused in rejected.jsonl, for a human
 // to inspect: nothing is dropped silently.

@@ -3,6 +3,9 @@ package toolhook
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/audit"
@@ -33,4 +36,30 @@ func BenchmarkCallAudited(b *testing.B) {
 		})
 		w.Close()
 	}
+}
+
+// BenchmarkCallForwarded is BenchmarkCall with a Forwarder sending each
+// call to a server that takes every batch; CPU time includes the
+// Forwarder's goroutine making and sending the envelopes.
+func BenchmarkCallForwarded(b *testing.B) {
+	input := map[string]any{"file_path": "/etc/hosts"}
+	ctx := SpawnAgent(WithTask(context.Background(), "t1"), "a1", "worker")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer srv.Close()
+	reg := tenMatchers(b, true)
+	b.Run("10-matchers/matching=true", func(b *testing.B) {
+		fw, err := NewForwarder(ForwardOptions{URL: srv.URL, QueueSize: 1 << 20})
+		if err != nil {
+			b.Fatal(err)
+		}
+		x := &Executor{Registry: reg, Tools: map[string]Tool{"Read": read}, Recorder: fw, SessionID: "bench"}
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			sink, _ = x.Call(ctx, "Read", input)
+		}
+		if err := fw.Close(); err != nil || fw.Dropped() != 0 {
+			b.Fatalf("%v, %d dropped", err, fw.Dropped())
+		}
+	})
 }

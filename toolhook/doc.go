@@ -67,6 +67,12 @@
 // run in order over the output, also when the tool failed. Finally the
 // Recorder gets the finished Call.
 //
+// # Recorders
+//
+// An AuditRecorder writes each call to the audit trail; a Forwarder sends it
+// to a hookwatch collector, where the session and its agent tree appear as
+// Claude Code's do; Recorders hands each call to several.
+//
 // # Cost
 //
 // With hooks registered but none matching, a call costs two allocations

@@ -98,6 +98,17 @@ type Recorder interface {
 	Record(c *Call)
 }
 
+// Recorders is a Recorder that hands each call to all of its Recorders, in
+// order: an audit trail and a collector, say.
+type Recorders []Recorder
+
+// Record passes c to each Recorder.
+func (rs Recorders) Record(c *Call) {
+	for _, r := range rs {
+		r.Record(c)
+	}
+}
+
 // Executor runs tools through the hooks of its Registry and records each
 // call. Set its fields before the first call; an Executor is then safe for
 // concurrent use.

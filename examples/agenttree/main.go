@@ -2,10 +2,14 @@
 // two workers in parallel, each of which spawns two sub-workers in
 // parallel, every agent reading one file. Its calls go through a
 // toolhook.Executor into an audit trail (the same tool_calls.jsonl as
-// `hookwatch export`), where depth and parent tool_use_id show the tree.
+// `hookwatch export`), where depth and parent tool_use_id show the tree,
+// and, with -collector, to a hookwatch collector, which shows the session
+// and its agents as it shows Claude Code's.
 //
 //	go run ./examples/agenttree -audit /tmp/agenttree
 //	cat /tmp/agenttree/agenttree-demo/tool_calls.jsonl
+//	go run ./examples/agenttree -collector http://127.0.0.1:4318 -spool /tmp/agenttree-spool
+//	curl -s http://127.0.0.1:4318/v1/sessions/agenttree-demo/agents
 package main
 
 import (
@@ -25,14 +29,29 @@ const SessionID = "agenttree-demo"
 
 func main() {
 	dir := flag.String("audit", "agenttree-audit", "audit directory")
+	url := flag.String("collector", "", "collector URL to forward the calls to")
+	spoolDir := flag.String("spool", "", "where calls wait while the collector is down")
 	flag.Parse()
-	if err := run(context.Background(), *dir); err != nil {
+	if err := main1(*dir, *url, *spoolDir); err != nil {
 		fmt.Fprintln(os.Stderr, "agenttree:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, dir string) error {
+func main1(dir, url, spoolDir string) error {
+	if url == "" {
+		return run(context.Background(), dir, nil)
+	}
+	fw, err := toolhook.NewForwarder(toolhook.ForwardOptions{URL: url, Token: os.Getenv("HOOKWATCH_TOKEN"), SpoolDir: spoolDir})
+	if err != nil {
+		return err
+	}
+	return errors.Join(run(context.Background(), dir, fw), fw.Close())
+}
+
+// run runs the agents, recording their calls in the audit trail in dir
+// and, if also is not nil, with also.
+func run(ctx context.Context, dir string, also toolhook.Recorder) error {
 	w, err := audit.NewWriter(dir, audit.WriterOptions{})
 	if err != nil {
 		return err
@@ -40,6 +59,9 @@ func run(ctx context.Context, dir string) error {
 	defer w.Close()
 	rec := toolhook.NewAuditRecorder(w, toolhook.AuditOptions{})
 	x := &toolhook.Executor{SessionID: SessionID, Recorder: rec}
+	if also != nil {
+		x.Recorder = toolhook.Recorders{rec, also}
+	}
 	x.Tools = map[string]toolhook.Tool{
 		"Read": func(_ context.Context, in map[string]any) (any, error) {
 			return fmt.Sprintf("contents of %v", in["file_path"]), nil

@@ -18,7 +18,7 @@ import (
 // its audit trail alone.
 func TestTrailShowsTheTree(t *testing.T) {
 	dir := t.TempDir()
-	if err := run(context.Background(), dir); err != nil {
+	if err := run(context.Background(), dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	reports, err := audit.Verify(dir)

@@ -1,0 +1,72 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// previewJSON is Preview as encoding/json reads it, the reference the
+// scanner must agree with.
+func previewJSON(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		return cut(s)
+	}
+	var kept struct {
+		Capture    string `json:"hookwatch_capture"`
+		Head, Tail string
+	}
+	if raw[0] == '{' && bytes.Contains(raw, []byte(`"hookwatch_capture"`)) && json.Unmarshal(raw, &kept) == nil && kept.Capture != "" {
+		if kept.Tail != "" {
+			return cut(kept.Head + " … " + kept.Tail)
+		}
+		return cut(kept.Head)
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return cut(string(raw))
+	}
+	return cut(b.String())
+}
+
+func TestPreview(t *testing.T) {
+	f := func(raw, want string) {
+		t.Helper()
+		if got := Preview(json.RawMessage(raw)); got != want {
+			t.Fatalf("Preview(%s) = %q, want %q", raw, got, want)
+		}
+		if ref := previewJSON(json.RawMessage(raw)); ref != want {
+			t.Fatalf("encoding/json reads %s as %q, want %q", raw, ref, want)
+		}
+	}
+	f(``, "")
+	f(` null `, "")
+	f(`"a\nb \u00e9"`, "a\nb é")
+	f(`"bad \x"`, `"bad \x"`)
+	f(`{"hookwatch_capture":"preview","bytes":9,"head":"abc","tail":"xyz"}`, "abc … xyz")
+	f(`{"hookwatch_capture":"preview","bytes":9,"head":"a\"c"}`, `a"c`)
+	f(`{"HEAD":"h","hookwatch_capture":"preview","Tail":"t","tail":"u"}`, "h … u")
+	f(`{"hookwatch_capture":"preview","head":null,"tail":"t"}`, " … t")
+	f(`{"hookwatch_capture":"","head":"h"}`, `{"hookwatch_capture":"","head":"h"}`)
+	f(`{"hookwatch_capture":"preview","head":1}`, `{"hookwatch_capture":"preview","head":1}`)
+	f(`{"hookwatch_capture":"preview","head":"h"`, `{"hookwatch_capture":"preview","head":"h"`)
+	f(`{"hookwatch_capture":"preview", "other":[1, 2],"head":"h"}`, "h")
+	f(`{ "file_path" : "/etc/hosts" }`, `{"file_path":"/etc/hosts"}`)
+}
+
+// FuzzPreview holds Preview to what encoding/json reads.
+func FuzzPreview(f *testing.F) {
+	for _, s := range []string{`"x"`, `{"hookwatch_capture":"preview","head":"a","tail":"b"}`, `{"HookWatch_Capture":"p","HEAD":"\u00e9"}`, `[1]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if got, want := Preview(json.RawMessage(raw)), previewJSON(json.RawMessage(raw)); got != want {
+			t.Fatalf("Preview(%q) = %q, encoding/json reads %q", raw, got, want)
+		}
+	})
+}

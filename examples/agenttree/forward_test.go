@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/spool"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/toolhook"
+)
+
+// TestCollectorShowsTheTree forwards the program's calls while the
+// collector is down (they are spooled), then starts a real collector (a
+// SQLite file) at that address, whose model of the session, read through
+// /v1/sessions/{id}/agents, must be the program's tree once a new
+// Forwarder delivered the spool.
+func TestCollectorShowsTheTree(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // down: connections are refused
+	url := "http://" + addr
+	spoolDir := filepath.Join(t.TempDir(), "spool")
+
+	fw, err := toolhook.NewForwarder(toolhook.ForwardOptions{URL: url, SpoolDir: spoolDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), t.TempDir(), fw); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil || fw.Dropped() != 0 {
+		t.Fatalf("close: %v, %d dropped", err, fw.Dropped())
+	}
+	sp, err := spool.Open(spoolDir, spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := sp.Stats(); err != nil || st.PendingBytes == 0 {
+		t.Fatalf("nothing spooled while the collector was down: %+v, %v", st, err)
+	}
+
+	srv, err := collector.New(collector.Config{Store: sqlite.MustOpenDB(t), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err = net.Listen("tcp", addr); err != nil {
+		t.Skipf("cannot listen on %s again: %v", addr, err)
+	}
+	hs := &http.Server{Handler: srv.Handler()}
+	go hs.Serve(l)
+	t.Cleanup(func() {
+		hs.Close()
+		srv.Shutdown(context.Background())
+	})
+
+	fw, err = toolhook.NewForwarder(toolhook.ForwardOptions{URL: url, SpoolDir: spoolDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil || fw.Dropped() != 0 {
+		t.Fatalf("close: %v, %d dropped", err, fw.Dropped())
+	}
+	if st, err := sp.Stats(); err != nil || st.PendingBytes != 0 {
+		t.Fatalf("spool not delivered: %+v, %v", st, err)
+	}
+
+	want := []string{
+		"<- via  depth 0 tools 2 runtime go-sdk",
+		"worker-a-1<-worker-a via spawn-worker-a-1 depth 2 tools 1 sub-worker",
+		"worker-a-2<-worker-a via spawn-worker-a-2 depth 2 tools 1 sub-worker",
+		"worker-a<- via spawn-worker-a depth 1 tools 3 worker",
+		"worker-b-1<-worker-b via spawn-worker-b-1 depth 2 tools 1 sub-worker",
+		"worker-b-2<-worker-b via spawn-worker-b-2 depth 2 tools 1 sub-worker",
+		"worker-b<- via spawn-worker-b depth 1 tools 3 worker",
+	}
+	var got []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		got = agents(t, url)
+		if slices.Equal(got, want) {
+			return
+		}
+	}
+	t.Fatalf("agents\n got %q\nwant %q", got, want)
+}
+
+// agents reads the session's agents from the collector, one line each.
+func agents(t *testing.T, url string) []string {
+	var sess struct {
+		Runtime string `json:"runtime"`
+	}
+	get(t, url+"/v1/sessions/"+SessionID, &sess)
+	var body struct {
+		Agents []struct {
+			AgentID        string  `json:"agent_id"`
+			AgentType      *string `json:"agent_type"`
+			ParentAgentID  *string `json:"parent_agent_id"`
+			SpawnToolUseID string  `json:"spawn_tool_use_id"`
+			Depth          int     `json:"depth"`
+			ToolCount      int     `json:"tool_count"`
+		} `json:"agents"`
+	}
+	get(t, url+"/v1/sessions/"+SessionID+"/agents", &body)
+	var out []string
+	for _, a := range body.Agents {
+		parent, typ := "", "runtime "+sess.Runtime
+		if a.ParentAgentID != nil {
+			parent = *a.ParentAgentID
+		}
+		if a.AgentType != nil {
+			typ = *a.AgentType
+		}
+		out = append(out, fmt.Sprintf("%s<-%s via %s depth %d tools %d %s", a.AgentID, parent, a.SpawnToolUseID, a.Depth, a.ToolCount, typ))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func get(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return // not derived yet
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %s: %v", url, resp.Status, err)
+	}
+}
