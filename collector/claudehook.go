@@ -63,7 +63,13 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 		if s.readFailed(w, body) {
 			return
 		}
-		out, err := pl.Run(r.Context(), data)
+		run := pl
+		if fromLoopback(r) {
+			// The transcript a compaction names is on this machine only when
+			// the agent is: a remote payload's path names the server's files.
+			run.ArchiveDir = s.cfg.ArchiveDir
+		}
+		out, err := run.Run(r.Context(), data)
 		if errors.Is(err, ingest.ErrPayload) {
 			writeError(w, http.StatusBadRequest, "the body must be one Claude Code hook payload (a JSON object): "+err.Error())
 			return

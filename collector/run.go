@@ -95,6 +95,9 @@ func Start(o Options) (*Collector, error) {
 	if o.SpoolInterval <= 0 {
 		o.SpoolInterval = DefaultSpoolInterval
 	}
+	if o.ArchiveDir == "" {
+		o.ArchiveDir = filepath.Join(o.Home, "archive") // where this machine's hooks archive
+	}
 	srv, err := New(o.Config)
 	if err != nil {
 		if o.Store != nil {

@@ -99,6 +99,11 @@ type Config struct {
 	// trail (package audit), written as the model applies committed
 	// events; see audit.go.
 	AuditDir string
+	// ArchiveDir is the compaction archive of this machine's hooks
+	// (ingest.Pipeline.ArchiveDir), served per session by GET
+	// /v1/sessions/{id}/archives and written by the http hooks of agents
+	// on this machine (loopback requests); "" serves none.
+	ArchiveDir string
 	// AuditMaxFileBytes is the size past which an audit file is rotated
 	// (default audit.DefaultMaxFileBytes).
 	AuditMaxFileBytes int64
@@ -231,6 +236,7 @@ func (s *Server) routes() {
 	s.Handle("GET /v1/sessions/{id}/agents", http.HandlerFunc(s.handleAgents))
 	s.Handle("GET /v1/sessions/{id}/tool-calls", http.HandlerFunc(s.handleToolCalls))
 	s.Handle("GET /v1/sessions/{id}/signals", http.HandlerFunc(s.handleSignals))
+	s.Handle("GET /v1/sessions/{id}/archives", http.HandlerFunc(s.handleArchives))
 	s.Handle("GET /v1/stream", http.HandlerFunc(s.handleStream))
 	s.Handle("GET /metrics", adminOnly(s.handleMetrics))
 }

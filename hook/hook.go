@@ -59,6 +59,10 @@ type Config struct {
 	// Autostart lets a hook that finds no collector on its loopback URL
 	// start one in the background (HOOKWATCH_AUTOSTART=0 turns it off).
 	Autostart bool
+	// ArchiveDir is where PreCompact archives the transcript it compacts
+	// (ingest.Pipeline.ArchiveDir): <home>/archive, "" when
+	// HOOKWATCH_ARCHIVE=0.
+	ArchiveDir string
 
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
@@ -77,9 +81,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 		Autostart:   !isOff(getenv("HOOKWATCH_AUTOSTART")),
 		Budget:      DefaultBudget,
 		Now:         time.Now,
+		ArchiveDir:  filepath.Join(Home(getenv), "archive"),
 	}
 	if c.URL == "" {
 		c.URL = DefaultURL
+	}
+	if isOff(getenv("HOOKWATCH_ARCHIVE")) {
+		c.ArchiveDir = ""
 	}
 	if s := getenv("HOOKWATCH_HOOK_BUDGET"); s != "" {
 		d, err := time.ParseDuration(s)
@@ -199,6 +207,7 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 		Privacy:     cfg.Privacy,
 		Now:         func() time.Time { return start },
 		Traceparent: cfg.Traceparent,
+		ArchiveDir:  cfg.ArchiveDir,
 		Decide: func(ctx context.Context, p *event.Payload, data []byte) func() (ingest.Verdict, error) {
 			q = cfg.ask(p, data, deadline)
 			return func() (ingest.Verdict, error) {

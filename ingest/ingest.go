@@ -117,6 +117,11 @@ type Pipeline struct {
 	// Traceparent is the trace context the agent ran the hook in (its
 	// TRACEPARENT variable), kept in the envelope when well formed.
 	Traceparent string
+	// ArchiveDir, when not "", is where a hook's PreCompact copies the
+	// transcript it compacts and PostCompact its summary (see archive.go);
+	// ArchiveMaxBytes caps one copy (0: DefaultArchiveMaxBytes).
+	ArchiveDir      string
+	ArchiveMaxBytes int64
 }
 
 // Outcome is what Run did with one payload.
@@ -184,6 +189,9 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 	}
 	if kind == event.KindHook {
 		env.Subagent, env.ForkOf = ReadSubagentMeta(p), forkOf(p)
+		if err := pl.archive(p, start); err != nil {
+			out.Oddities = append(out.Oddities, err.Error())
+		}
 	}
 	if env.Runtime == event.RuntimeCodex {
 		env.ExitCode = exitCode(p)

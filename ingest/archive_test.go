@@ -1,0 +1,183 @@
+package ingest_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/internal/corpus"
+	"github.com/hookwatch/hookwatch/privacy"
+)
+
+// compactPayloads returns the real PreCompact and PostCompact payloads of
+// the corpus, their transcript moved to a projects directory of the test.
+func compactPayloads(t *testing.T, projects string) (pre, post map[string]any) {
+	t.Helper()
+	projects = filepath.Join(projects, "projects") // the client's layout
+	for _, p := range corpus.Load(t) {
+		var m map[string]any
+		if json.Unmarshal(p.JSON, &m) != nil || m["transcript_path"] == nil {
+			continue
+		}
+		switch m["hook_event_name"] {
+		case "PreCompact":
+			pre = m
+		case "PostCompact":
+			post = m
+		}
+	}
+	if pre == nil || post == nil {
+		t.Fatal("the corpus has no PreCompact and PostCompact payloads")
+	}
+	id := pre["session_id"].(string)
+	for _, m := range []map[string]any{pre, post} {
+		m["transcript_path"] = filepath.Join(projects, "-home-dev-src-demo", id+".jsonl")
+		m["session_id"] = id
+	}
+	return pre, post
+}
+
+func runPayload(t *testing.T, pl *ingest.Pipeline, m map[string]any) ingest.Outcome {
+	t.Helper()
+	b, _ := json.Marshal(m)
+	out, err := pl.Run(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func writeTranscript(t *testing.T, path string, lines ...string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestArchiveCompaction: a main agent's PreCompact copies its transcript,
+// redacted, 0600 in 0700 directories, and its PostCompact stores the
+// summary beside the copy; a subagent's copies its own transcript.
+func TestArchiveCompaction(t *testing.T) {
+	projects, home := t.TempDir(), t.TempDir()
+	dir := filepath.Join(home, "archive")
+	pre, post := compactPayloads(t, projects)
+	id, main := pre["session_id"].(string), pre["transcript_path"].(string)
+	writeTranscript(t, main,
+		`{"type":"user","message":{"role":"user","content":"MARKER-BEFORE-COMPACT deploy with `+ghp+`"}}`,
+		`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"done"}]}}`)
+	sub := filepath.Join(filepath.Dir(main), id, "subagents", "agent-a1b2c3.jsonl")
+	writeTranscript(t, sub, `{"type":"user","isSidechain":true,"message":{"role":"user","content":"SUBAGENT-MARKER"}}`)
+
+	now := time.Date(2026, 11, 25, 16, 0, 0, 0, time.UTC)
+	pl := &ingest.Pipeline{Privacy: privacy.DefaultOptions(), ArchiveDir: dir, Now: func() time.Time { return now }}
+	if out := runPayload(t, pl, pre); len(out.Oddities) > 0 {
+		t.Fatalf("PreCompact: %v", out.Oddities)
+	}
+	post["compact_summary"] = "summary naming " + akia
+	now = now.Add(3 * time.Second)
+	runPayload(t, pl, post)
+	subPre := map[string]any{}
+	for k, v := range pre {
+		subPre[k] = v
+	}
+	subPre["agent_id"], subPre["agent_type"] = "a1b2c3", "general-purpose"
+	now = now.Add(time.Second)
+	if out := runPayload(t, pl, subPre); len(out.Oddities) > 0 {
+		t.Fatalf("subagent PreCompact: %v", out.Oddities)
+	}
+
+	list, err := ingest.ListArchives(dir, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].Agent != ingest.MainAgent || list[1].Agent != "a1b2c3" {
+		t.Fatalf("archives: %+v", list)
+	}
+	f := func(path, want, notWant string) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) || (notWant != "" && strings.Contains(string(b), notWant)) {
+			t.Errorf("%s holds %q; want %q and not %q", path, b, want, notWant)
+		}
+		if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", path, st.Mode().Perm())
+		}
+		if st, _ := os.Stat(filepath.Dir(path)); st.Mode().Perm() != 0o700 {
+			t.Errorf("%s: mode %v, want 0700", filepath.Dir(path), st.Mode().Perm())
+		}
+	}
+	f(list[0].Path, "MARKER-BEFORE-COMPACT", ghp)
+	if list[0].SummaryPath == "" || list[1].SummaryPath != "" {
+		t.Fatalf("summaries: %+v", list)
+	}
+	f(list[0].SummaryPath, "summary naming", akia)
+	f(list[1].Path, "SUBAGENT-MARKER", "")
+	if !list[0].Time.Equal(time.Date(2026, 11, 25, 16, 0, 0, 0, time.UTC)) || list[0].Cut {
+		t.Errorf("main archive: %+v", list[0])
+	}
+}
+
+// TestArchiveCap: a transcript over the cap is cut at a line boundary and
+// ends with the marker.
+func TestArchiveCap(t *testing.T) {
+	projects, dir := t.TempDir(), filepath.Join(t.TempDir(), "archive")
+	pre, _ := compactPayloads(t, projects)
+	line := `{"type":"user","message":{"content":"` + strings.Repeat("x", 100) + `"}}`
+	writeTranscript(t, pre["transcript_path"].(string), line, line, line, line)
+	pl := &ingest.Pipeline{Privacy: privacy.DefaultOptions(), ArchiveDir: dir, ArchiveMaxBytes: int64(2*len(line) + 2 + len(ingest.ArchiveCutMarker) + 1)}
+	runPayload(t, pl, pre)
+	list, _ := ingest.ListArchives(dir, pre["session_id"].(string))
+	if len(list) != 1 || !list[0].Cut {
+		t.Fatalf("archives: %+v", list)
+	}
+	b, _ := os.ReadFile(list[0].Path)
+	if want := line + "\n" + line + "\n" + ingest.ArchiveCutMarker + "\n"; string(b) != want {
+		t.Errorf("archive:\n%s\nwant:\n%s", b, want)
+	}
+}
+
+// TestArchiveRefuses: what a hostile or unwanted payload asks for is not
+// archived, and the event is delivered anyway.
+func TestArchiveRefuses(t *testing.T) {
+	f := func(name string, edit func(m map[string]any), opts privacy.Options, oddity bool) {
+		t.Helper()
+		projects, dir := t.TempDir(), filepath.Join(t.TempDir(), "archive")
+		pre, _ := compactPayloads(t, projects)
+		writeTranscript(t, pre["transcript_path"].(string), `{"type":"user"}`)
+		outside := filepath.Join(filepath.Dir(filepath.Dir(pre["transcript_path"].(string))), "secret.txt")
+		writeTranscript(t, outside, "secret")
+		edit(pre)
+		delivered := false
+		pl := &ingest.Pipeline{Privacy: opts, ArchiveDir: dir, Deliver: func(context.Context, *event.Envelope) error { delivered = true; return nil }}
+		out := runPayload(t, pl, pre)
+		if !delivered || (len(out.Oddities) > 0) != oddity {
+			t.Errorf("%s: delivered %v, oddities %v", name, delivered, out.Oddities)
+		}
+		if files, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*")); len(files) > 0 {
+			t.Errorf("%s: archived %v", name, files)
+		}
+	}
+	def := privacy.DefaultOptions()
+	f("session walks out", func(m map[string]any) { m["session_id"] = ".." }, def, true)
+	f("agent walks out", func(m map[string]any) { m["agent_id"] = "../../x" }, def, true)
+	f("not a transcript", func(m map[string]any) {
+		m["transcript_path"] = filepath.Join(filepath.Dir(filepath.Dir(m["transcript_path"].(string))), "secret.txt")
+	}, def, true)
+	f("no such transcript", func(m map[string]any) {
+		m["transcript_path"] = filepath.Join(filepath.Dir(m["transcript_path"].(string)), m["session_id"].(string)+"x.jsonl")
+	}, def, true)
+	f("capture none", func(map[string]any) {}, privacy.Options{Capture: privacy.CaptureNone, Redact: true}, false)
+	f("not a compaction", func(m map[string]any) { m["hook_event_name"] = "Stop" }, def, false)
+}
