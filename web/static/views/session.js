@@ -200,6 +200,32 @@ function Signals({ model, onSelect }) {
 }
 
 /**
+ * Archives lists the transcripts archived when the session's agents
+ * compacted (GET …/archives): which agent, when, how large, whether the
+ * copy was cut at its cap and whether the summary is beside it. The files
+ * live in the collector's home, on the agent's machine.
+ */
+function Archives({ id }) {
+  const [list, setList] = useState([]);
+  useEffect(() => {
+    const ctl = new AbortController();
+    getJSON(sessionPath(id, 'archives'), { signal: ctl.signal })
+      .then((b) => setList(Array.isArray(b && b.archives) ? b.archives : []))
+      .catch(() => {});
+    return () => ctl.abort();
+  }, [id]);
+  if (!list.length) return null;
+  return html`<section class="archives" data-testid="archives" aria-label="Compaction archives">
+    <b class="badge">${plural(list.length, 'compaction archive')}</b>
+    ${list.map((a) => html`<div class="archive" key=${a.path}>
+      <span>${a.agent === 'main' ? 'main agent' : 'subagent ' + shortID(a.agent, 7)}</span>${' '}
+      <span class="muted">${fmtDate(ms(a.time))} · ${fmtNum(a.bytes)} bytes${a.cut ? ' (cut at the cap)' : ''}${a.summary_path ? ' · summary kept' : ''}</span>${' '}
+      <span class="mono muted" title=${a.path}>${truncate(a.path, 80)}</span>
+    </div>`)}
+  </section>`;
+}
+
+/**
  * ResumeFact shows what the latest resume or fork of the session began
  * with (clients from 2.1.332): its context, and what writing it to the
  * prompt cache again cost when the cache had likely expired.
@@ -506,6 +532,7 @@ export function SessionView({ id, params }) {
       <${Header} model=${m} version=${s.version} id=${id} />
       ${s.error && html`<p class="error">${s.error}</p>`}
       <${Signals} model=${m} version=${s.version} onSelect=${setSelected} />
+      <${Archives} id=${id} />
       <div class="tabs" role="tablist">
         ${TABS.map(([k, l]) => html`<button type="button" role="tab" aria-selected=${tab === k} class=${tab === k ? 'on' : ''} onClick=${() => setTab(k)}>${l}</button>`)}
         <span class="spacer"></span>
