@@ -181,3 +181,24 @@ func TestArchiveRefuses(t *testing.T) {
 	f("capture none", func(map[string]any) {}, privacy.Options{Capture: privacy.CaptureNone, Redact: true}, false)
 	f("not a compaction", func(m map[string]any) { m["hook_event_name"] = "Stop" }, def, false)
 }
+
+// BenchmarkArchive measures what a PreCompact costs the hook: the copy,
+// redacted, of a transcript of 16 MiB.
+func BenchmarkArchive(b *testing.B) {
+	projects := filepath.Join(b.TempDir(), "projects")
+	const id = "74975720-1a50-4d17-9463-df6fabfdeb7c"
+	tp := filepath.Join(projects, "-home-dev-src-demo", id+".jsonl")
+	os.MkdirAll(filepath.Dir(tp), 0o700)
+	line := `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"` +
+		strings.Repeat("package main // reads the config and prints it\\n", 40) + `"}]},"uuid":"0b9e6a1c-5d3e-4f6a-8b7c-9d0e1f2a3b4c"}` + "\n"
+	data := []byte(strings.Repeat(line, (16<<20)/len(line)))
+	os.WriteFile(tp, data, 0o600)
+	payload := []byte(`{"session_id":"` + id + `","transcript_path":"` + tp + `","cwd":"/home/dev/src/demo","hook_event_name":"PreCompact","trigger":"auto"}`)
+	pl := &ingest.Pipeline{Privacy: privacy.DefaultOptions(), ArchiveDir: filepath.Join(b.TempDir(), "archive")}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if out, _ := pl.Run(context.Background(), payload); len(out.Oddities) > 0 {
+			b.Fatal(out.Oddities)
+		}
+	}
+}
