@@ -68,7 +68,7 @@ func serve(t testing.TB, envs []event.Envelope, token string) string {
 	// client gave it.
 	priv := privacy.DefaultOptions()
 	priv.Capture = privacy.CaptureFull
-	srv, err := collector.New(collector.Config{Store: db, Version: "test", Token: token, Privacy: priv})
+	srv, err := collector.New(collector.Config{Store: db, Version: "test", Token: token, Privacy: priv, ArchiveDir: archiveFixture(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +91,27 @@ func serve(t testing.TB, envs []event.Envelope, token string) string {
 		}
 	}
 	return hs.URL
+}
+
+// archiveFixture returns an archive directory holding one compaction
+// archive of realSession, as a PreCompact and PostCompact leave it, with
+// its summary beside it.
+func archiveFixture(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "archive")
+	agent := filepath.Join(dir, realSession, "main")
+	if err := os.MkdirAll(agent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"20260101T120000.000000000Z.jsonl":        `{"type":"user","message":{"role":"user","content":"before the compaction"}}` + "\n",
+		"20260101T120000.000000000Z.summary.json": `{"time":"2026-01-01T12:00:03Z","trigger":"manual","compact_summary":"all done"}` + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(agent, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // realSession is the session of the Claude Code 2.1.197 capture with two

@@ -375,6 +375,19 @@ test('a call shows its meaning: subtype, effect, the steps of its command, the f
   await page.close();
 });
 
+test('archives: the session lists the transcripts archived when it compacted', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL));
+  await loaded(page);
+  const list = page.getByTestId('archives');
+  await list.waitFor();
+  const text = await list.innerText();
+  assert.match(text, /1 compaction archive/);
+  assert.match(text, /main agent/);
+  assert.match(text, /summary kept/);
+  clean(seen);
+  await page.close();
+});
+
 test('signals: a loop of failing calls shows on the session, the agent and its details', async () => {
   // 2.1.332: the main agent ran `echo failing; exit 4` twice; the link
   // lowers the threshold to two.
