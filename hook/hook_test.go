@@ -417,3 +417,29 @@ func TestRunFullSpoolAttached(t *testing.T) {
 		t.Fatalf("Stats = %+v: delivered events counted as lost", st)
 	}
 }
+
+// TestRunArchiveFailure: a PreCompact whose transcript cannot be archived
+// is delivered all the same, answers nothing and logs why; with
+// HOOKWATCH_ARCHIVE=0 nothing is tried.
+func TestRunArchiveFailure(t *testing.T) {
+	c := newCollector(t)
+	// A real payload: its transcript is on the machine that captured it.
+	payload := []byte(`{"session_id":"74975720-1a50-4d17-9463-df6fabfdeb7c","transcript_path":"/nonexistent/.claude/projects/-home-dev-src-demo/74975720-1a50-4d17-9463-df6fabfdeb7c.jsonl","cwd":"/home/dev/src/demo","prompt_id":"33a7efa6-4db2-456c-9ae6-d66d619deff0","hook_event_name":"PreCompact","trigger":"manual","custom_instructions":"keep the notes"}`)
+	f := func(archive string, wantLog bool) {
+		t.Helper()
+		home := t.TempDir()
+		cfg, _ := hook.ConfigFromEnv(func(k string) string {
+			return map[string]string{"HOOKWATCH_HOME": home, "HOOKWATCH_URL": c.srv.URL, "HOOKWATCH_ARCHIVE": archive}[k]
+		})
+		res := hook.Run(context.Background(), cfg, bytes.NewReader(payload))
+		if !res.Delivered || res.ExitCode != 0 || len(res.Stdout) != 0 {
+			t.Fatalf("HOOKWATCH_ARCHIVE=%q: Run = %+v", archive, res)
+		}
+		lines := logLines(t, home)
+		if logged := len(lines) == 1 && strings.Contains(lines[0], "cannot open the transcript"); logged != wantLog {
+			t.Errorf("HOOKWATCH_ARCHIVE=%q: hook.log %q", archive, lines)
+		}
+	}
+	f("", true)
+	f("0", false)
+}

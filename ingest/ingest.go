@@ -189,9 +189,6 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 	}
 	if kind == event.KindHook {
 		env.Subagent, env.ForkOf = ReadSubagentMeta(p), forkOf(p)
-		if err := pl.archive(p, start); err != nil {
-			out.Oddities = append(out.Oddities, err.Error())
-		}
 	}
 	if env.Runtime == event.RuntimeCodex {
 		env.ExitCode = exitCode(p)
@@ -207,7 +204,13 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 	} else if pl.Decide != nil {
 		wait = pl.Decide(ctx, p, data)
 	}
-	// While the policies are evaluated elsewhere: the record's payload.
+	// While the policies are evaluated elsewhere: the compaction archive
+	// (PreCompact and PostCompact only) and the record's payload.
+	if kind == event.KindHook {
+		if err := pl.archive(p, start); err != nil {
+			out.Oddities = append(out.Oddities, err.Error())
+		}
+	}
 	if env.Payload, err = payloadJSON(p.Raw, data, privacy.Apply(p.Raw, pl.Privacy) || p.InvalidUTF8); err != nil {
 		return out, fmt.Errorf("cannot encode payload: %w", err)
 	}
