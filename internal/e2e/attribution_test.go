@@ -62,12 +62,12 @@ type collectorProc struct {
 // fresh HOOKWATCH_HOME and stops it (SIGTERM) when t ends.
 func startCollector(t *testing.T, serveArgs ...string) *collectorProc {
 	t.Helper()
-	return startCollectorWith(t, nil, nil)
+	return startCollectorWith(t, nil, nil, serveArgs...)
 }
 
 // startCollectorWith is startCollector with more environment variables and
 // files written into its HOOKWATCH_HOME first (a policy.yaml).
-func startCollectorWith(t *testing.T, env []string, files map[string]string) *collectorProc {
+func startCollectorWith(t *testing.T, env []string, files map[string]string, serveArgs ...string) *collectorProc {
 	t.Helper()
 	bin, hook := testbin.Build(t, "./cmd/hookwatch"), testbin.Build(t, "./cmd/hookwatch-hook")
 	home := t.TempDir()
