@@ -20,7 +20,7 @@ import (
 func init() {
 	register(command{
 		name:    "export",
-		summary: "write past sessions out: the JSONL audit trail",
+		summary: "write past sessions out: the JSONL audit trail, or OTLP traces with --format otlp",
 		run:     runExport,
 	})
 }

@@ -19,12 +19,12 @@ import (
 func init() {
 	register(command{
 		name:    "install",
-		summary: "register hookwatch's hooks in Claude Code's settings",
+		summary: "register hookwatch's hooks in Claude Code's settings (Codex's with --codex)",
 		run:     runInstall,
 	})
 	register(command{
 		name:    "uninstall",
-		summary: "remove hookwatch's hooks from Claude Code's settings",
+		summary: "remove hookwatch's hooks from Claude Code's settings (Codex's with --codex)",
 		run:     runUninstall,
 	})
 }
