@@ -3,11 +3,8 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,9 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
-	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/internal/modeled"
 )
 
 // ExportOptions configures Export. Zero values take the defaults.
@@ -146,29 +142,12 @@ func runMeasured(ctx context.Context, wrap, bin string, args ...string) (time.Du
 	return m.Took, m.PeakRSS, string(m.Stdout), nil
 }
 
-// fillSession stores one session of n events through a collector and waits
-// for its model: the turns of the Claude Code sample of the corpus played
-// again and again under one session id, each pass with its own tool call
-// and agent ids, so that the session has about n/50 times its calls and
-// subagents.
+// fillSession stores one session of n events and its model in a new
+// database at dbPath (modeled.Store): the turns of the Claude Code sample
+// of the corpus played again and again under one session id, each pass
+// with its own tool call and agent ids, so that the session has about n/50
+// times its calls and subagents.
 func fillSession(ctx context.Context, dbPath, session string, n int) error {
-	db, err := sqlite.Open(dbPath)
-	if err != nil {
-		return err
-	}
-	srv, err := collector.New(collector.Config{Store: db, Version: "bench"})
-	if err != nil {
-		db.Close()
-		return err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		srv.Shutdown(ctx)
-		return err
-	}
-	go srv.Serve(ln)
-	defer srv.Shutdown(context.Background())
-	base := "http://" + ln.Addr().String()
 	// The session starts once and ends once: the passes between are its
 	// turns (a SessionStart in the middle would be a new run, and
 	// lineage to work out again).
@@ -188,61 +167,23 @@ func fillSession(ctx context.Context, dbPath, session string, n int) error {
 		}
 	}
 	start := time.Now().Add(-time.Duration(n) * time.Millisecond)
-	client := &http.Client{Timeout: 2 * time.Minute}
-	const batchSize = 500
-	for i := 0; i < n; i += batchSize {
-		envs := make([]event.Envelope, 0, batchSize)
-		for k := i; k < min(i+batchSize, n); k++ {
-			pass := fmt.Sprintf("%06d", k/len(sample))
-			p := sample[k%len(sample)]
-			switch {
-			case k < len(first):
-				p = first[k]
-			case k >= n-len(last):
-				p = last[k-(n-len(last))]
-			}
-			p = bytes.ReplaceAll(p, []byte("toolu_"), []byte("toolu_"+pass+"_"))
-			p = bytes.ReplaceAll(p, []byte("4e22d70a-"), []byte("p"+pass+"-"))
-			p = bytes.ReplaceAll(p, []byte(`a43b7af849cd70f20`), []byte("a43b7af849cd70f20"+pass))
-			p = bytes.ReplaceAll(p, []byte(`a0b378cebfb773646`), []byte("a0b378cebfb773646"+pass))
-			at := start.Add(time.Duration(k) * time.Millisecond)
-			envs = append(envs, event.Envelope{ID: event.NewID(at), Runtime: event.RuntimeClaudeCode, Kind: event.KindHook,
-				ReceivedAt: at, Host: "bench-host", User: "bench", Payload: p})
+	envs := make([]event.Envelope, 0, n)
+	for k := range n {
+		pass := fmt.Sprintf("%06d", k/len(sample))
+		p := sample[k%len(sample)]
+		switch {
+		case k < len(first):
+			p = first[k]
+		case k >= n-len(last):
+			p = last[k-(n-len(last))]
 		}
-		body, err := json.Marshal(map[string]any{"envelopes": envs})
-		if err != nil {
-			return err
-		}
-		res, err := client.Post(base+"/v1/events", "application/json", bytes.NewReader(body))
-		if err != nil {
-			return fmt.Errorf("cannot post a batch: %w", err)
-		}
-		io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			return fmt.Errorf("cannot post a batch: status %d", res.StatusCode)
-		}
+		p = bytes.ReplaceAll(p, []byte("toolu_"), []byte("toolu_"+pass+"_"))
+		p = bytes.ReplaceAll(p, []byte("4e22d70a-"), []byte("p"+pass+"-"))
+		p = bytes.ReplaceAll(p, []byte(`a43b7af849cd70f20`), []byte("a43b7af849cd70f20"+pass))
+		p = bytes.ReplaceAll(p, []byte(`a0b378cebfb773646`), []byte("a0b378cebfb773646"+pass))
+		at := start.Add(time.Duration(k) * time.Millisecond)
+		envs = append(envs, event.Envelope{ID: event.NewID(at), Runtime: event.RuntimeClaudeCode, Kind: event.KindHook,
+			ReceivedAt: at, Host: "bench-host", User: "bench", Payload: p})
 	}
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
-		var v struct {
-			LastSeq    int64 `json:"last_seq"`
-			DerivedSeq int64 `json:"derived_seq"`
-		}
-		if err := getJSON(client, base+"/v1/sessions/"+session, &v); err != nil {
-			return err
-		}
-		if v.LastSeq > 0 && v.DerivedSeq == v.LastSeq {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the session's model is at seq %d of %d after 10 minutes", v.DerivedSeq, v.LastSeq)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return srv.Shutdown(ctx)
+	return modeled.Store(ctx, dbPath, envs, 10*time.Minute)
 }
