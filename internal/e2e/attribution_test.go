@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -101,21 +100,7 @@ func startCollectorWith(t *testing.T, env []string, files map[string]string, ser
 // status code.
 func (c *collectorProc) get(t *testing.T, path string, v any) int {
 	t.Helper()
-	res, err := http.Get(c.url + path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	if res.StatusCode == http.StatusOK && v != nil {
-		if err := json.Unmarshal(body, v); err != nil {
-			t.Fatalf("GET %s: %v in %s", path, err, body)
-		}
-	}
-	return res.StatusCode
+	return testbin.GetJSON(t, c.url+path, v)
 }
 
 // mustGet is get that wants 200.

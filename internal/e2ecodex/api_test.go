@@ -3,7 +3,6 @@ package e2ecodex
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -70,21 +69,7 @@ func (c *collector) newEnv(t *testing.T, slug string, script fakeopenai.Script) 
 
 func (c *collector) get(t *testing.T, path string, v any) int {
 	t.Helper()
-	res, err := http.Get(c.URL() + path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	if res.StatusCode == http.StatusOK && v != nil {
-		if err := json.Unmarshal(body, v); err != nil {
-			t.Fatalf("GET %s: %v in %s", path, err, body)
-		}
-	}
-	return res.StatusCode
+	return testbin.GetJSON(t, c.URL()+path, v)
 }
 
 type (

@@ -5,8 +5,11 @@ package testbin
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,4 +178,26 @@ func Client(tb testing.TB, env, rel, how string) string {
 		tb.Skip(why)
 	}
 	return path
+}
+
+// GetJSON GETs url and, when the answer is 200, decodes its JSON body into
+// v (unless v is nil); it returns the status code and fails tb when the
+// request, the read or the decoding fails.
+func GetJSON(tb testing.TB, url string, v any) int {
+	tb.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		tb.Fatalf("GET %s: %v", url, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		tb.Fatalf("GET %s: %v", url, err)
+	}
+	if res.StatusCode == http.StatusOK && v != nil {
+		if err := json.Unmarshal(body, v); err != nil {
+			tb.Fatalf("GET %s: %v in %s", url, err, body)
+		}
+	}
+	return res.StatusCode
 }
