@@ -10,8 +10,7 @@
 # once per version of the matrix (.ci/run installs 2.1.197 and 2.1.332).
 #
 # It is idempotent: when the binary of that version is already present,
-# nothing is downloaded. The npm package pulls the native Linux binary through
-# its optional dependency, so no network beyond the npm registry is needed.
+# nothing is downloaded (scripts/npm-pinned.sh).
 set -eu
 
 VERSION="${CLAUDE_CODE_VERSION:-2.1.197}"
@@ -27,19 +26,5 @@ aarch64 | arm64) arch=arm64 ;;
 *) echo "install-claude.sh: unsupported machine $(uname -m)" >&2; exit 1 ;;
 esac
 bin="$dir/node_modules/@anthropic-ai/claude-code-linux-$arch/claude"
-pkg="$dir/node_modules/@anthropic-ai/claude-code/package.json"
-
-installed=""
-if [ -f "$pkg" ]; then
-	installed="$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$pkg" | head -n 1)"
-fi
-if [ "$installed" != "$VERSION" ] || [ ! -x "$bin" ]; then
-	mkdir -p "$dir"
-	npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
-		"@anthropic-ai/claude-code@$VERSION" >&2
-fi
-if [ ! -x "$bin" ]; then
-	echo "install-claude.sh: $bin missing after npm install" >&2
-	exit 1
-fi
-echo "$bin"
+. "$repo/scripts/npm-pinned.sh"
+install_pinned install-claude.sh @anthropic-ai/claude-code "$VERSION" "$dir" "$bin"

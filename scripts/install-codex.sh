@@ -5,8 +5,7 @@
 # Usage: scripts/install-codex.sh [DIR]   (default: <repo>/.e2e/codex, git-ignored)
 #
 # It is idempotent: when the binary of the pinned version is already present,
-# nothing is downloaded. The npm package pulls the native Linux binary through
-# its optional dependency, so no network beyond the npm registry is needed.
+# nothing is downloaded (scripts/npm-pinned.sh).
 set -eu
 
 VERSION="${CODEX_VERSION:-0.169.0}"
@@ -19,19 +18,5 @@ aarch64 | arm64) arch=arm64 triple=aarch64-unknown-linux-musl ;;
 *) echo "install-codex.sh: unsupported machine $(uname -m)" >&2; exit 1 ;;
 esac
 bin="$dir/node_modules/@openai/codex-linux-$arch/vendor/$triple/bin/codex"
-pkg="$dir/node_modules/@openai/codex/package.json"
-
-installed=""
-if [ -f "$pkg" ]; then
-	installed="$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$pkg" | head -n 1)"
-fi
-if [ "$installed" != "$VERSION" ] || [ ! -x "$bin" ]; then
-	mkdir -p "$dir"
-	npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
-		"@openai/codex@$VERSION" >&2
-fi
-if [ ! -x "$bin" ]; then
-	echo "install-codex.sh: $bin missing after npm install" >&2
-	exit 1
-fi
-echo "$bin"
+. "$repo/scripts/npm-pinned.sh"
+install_pinned install-codex.sh @openai/codex "$VERSION" "$dir" "$bin"
