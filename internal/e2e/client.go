@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/internal/testbin"
 )
 
 // Client is one installed Claude Code client the suite runs against.
@@ -52,10 +52,7 @@ func FindClients() ([]Client, error) {
 	case os.Getenv(BinEnv) != "":
 		paths = []string{os.Getenv(BinEnv)}
 	default:
-		root, err := repoRoot()
-		if err != nil {
-			return nil, err
-		}
+		root := testbin.ModuleRoot()
 		paths, _ = filepath.Glob(filepath.Join(root, installGlob))
 		if len(paths) == 0 {
 			return nil, fmt.Errorf("no Claude Code client under %s (run scripts/install-claude.sh VERSION, or set %s or %s)",
@@ -117,7 +114,7 @@ func Clients(tb testing.TB) []Client {
 	tb.Helper()
 	cs, err := FindClients()
 	if err != nil {
-		missing(tb, err.Error())
+		testbin.Missing(tb, "e2e: "+err.Error())
 		return nil
 	}
 	return cs
@@ -132,32 +129,6 @@ func EachClient(t *testing.T, f func(t *testing.T, c Client)) {
 			t.Parallel()
 			f(t, c)
 		})
-	}
-}
-
-func missing(tb testing.TB, why string) {
-	tb.Helper()
-	if os.Getenv("CI") != "" {
-		tb.Fatalf("e2e: %s; in CI the end-to-end tests must run", why)
-	}
-	tb.Skipf("e2e: %s", why)
-}
-
-// repoRoot finds the directory of go.mod above the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("cannot get the working directory: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find go.mod above the working directory")
-		}
-		dir = parent
 	}
 }
 

@@ -48,7 +48,7 @@ func Build(tb testing.TB, pkg string) string {
 	}
 	bin := filepath.Join(dir, filepath.Base(pkg))
 	cmd := exec.Command("go", "build", "-o", bin, pkg)
-	cmd.Dir = moduleRoot()
+	cmd.Dir = ModuleRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("cannot build %s: %v\n%s", pkg, err, out)
@@ -57,8 +57,8 @@ func Build(tb testing.TB, pkg string) string {
 	return bin
 }
 
-// moduleRoot is the directory of go.mod, found from this source file.
-func moduleRoot() string {
+// ModuleRoot is the directory of the module's go.mod.
+func ModuleRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
@@ -167,17 +167,23 @@ func Client(tb testing.TB, env, rel, how string) string {
 	tb.Helper()
 	path := os.Getenv(env)
 	if path == "" {
-		path = filepath.Join(moduleRoot(), rel)
+		path = filepath.Join(ModuleRoot(), rel)
 	}
 	st, err := os.Stat(path)
 	if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-		why := fmt.Sprintf("no client binary at %s (%s or set %s)", path, how, env)
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("%s; in CI the end-to-end tests must run", why)
-		}
-		tb.Skip(why)
+		Missing(tb, fmt.Sprintf("no client binary at %s (%s or set %s)", path, how, env))
 	}
 	return path
+}
+
+// Missing skips tb for why, something an end-to-end test needs and this
+// machine lacks — but fails it when $CI is set: in CI those tests must run.
+func Missing(tb testing.TB, why string) {
+	tb.Helper()
+	if os.Getenv("CI") != "" {
+		tb.Fatalf("%s; in CI the end-to-end tests must run", why)
+	}
+	tb.Skip(why)
 }
 
 // GetJSON GETs url and, when the answer is 200, decodes its JSON body into
