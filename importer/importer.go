@@ -210,11 +210,22 @@ func (st *state) save(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("cannot save import state: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	// A temporary file of its own (0600), so that two imports into one
+	// home at once cannot rename each other's away: the last one's state
+	// wins, and what the other read is read again and deduplicated by id.
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("cannot save import state: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
 		return fmt.Errorf("cannot save import state: %w", err)
 	}
 	return nil
