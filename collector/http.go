@@ -59,7 +59,15 @@ type spoolHealth struct {
 // handleHealth is GET /healthz: 503 when the database does not answer;
 // 200 otherwise, with status "degraded" while events were lost that the
 // user has not acknowledged — the collector works, but the record has gaps.
+// It needs no token, since probes carry none; but a caller without a valid
+// one, on a collector that requires them, learns only the status: the
+// database's error text and the spool's figures describe the server's
+// inside.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if _, code := s.principal(r); code != 0 {
+		s.handleHealthAnonymous(w, r)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	body := healthBody{Status: "ok", Version: s.cfg.Version, DB: "ok"}
@@ -75,6 +83,28 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, err := s.store.LastSeq(ctx); err != nil {
 		body.Status, body.DB = "degraded", err.Error()
+		writeJSON(w, http.StatusServiceUnavailable, body)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// handleHealthAnonymous is GET /healthz for a caller without a valid token:
+// the status and version alone, and the same status codes.
+func (s *Server) handleHealthAnonymous(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	body := struct {
+		Status  string `json:"status"`
+		Version string `json:"version"`
+	}{Status: "ok", Version: s.cfg.Version}
+	if sp := s.metrics.spool.Load(); sp != nil {
+		if st, _ := sp.Stats(); st.Unacknowledged() > 0 {
+			body.Status = "degraded"
+		}
+	}
+	if _, err := s.store.LastSeq(ctx); err != nil {
+		body.Status = "degraded"
 		writeJSON(w, http.StatusServiceUnavailable, body)
 		return
 	}
