@@ -147,6 +147,8 @@ type testCollector struct {
 	*httptest.Server
 	mu     sync.Mutex
 	agents string
+	// agentsAuth is the Authorization header of the last agents request.
+	agentsAuth string
 }
 
 func newTestCollector(t *testing.T) *testCollector {
@@ -171,6 +173,7 @@ func newTestCollectorToken(t *testing.T, token string) *testCollector {
 	mux.HandleFunc("GET /v1/sessions/{id}/agents", func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		c.agentsAuth = r.Header.Get("Authorization")
 		w.Write([]byte(c.agents))
 	})
 	mux.Handle("/", srv.Handler())

@@ -16,8 +16,9 @@ import (
 	"github.com/hookwatch/hookwatch/spool"
 )
 
-// collectorURL is the collector the hook sends to, and the token it sends:
-// HOOKWATCH_URL and HOOKWATCH_TOKEN, as the hook reads them.
+// collectorURL is the collector the hook sends to, and the token it sends,
+// read exactly as the hook reads them (hook.ConfigFromEnv: HOOKWATCH_URL,
+// HOOKWATCH_TOKEN or the home's token file).
 func collectorURL() (base, token string) {
 	cfg, _ := hook.ConfigFromEnv(os.Getenv)
 	return strings.TrimRight(cfg.URL, "/"), cfg.Token

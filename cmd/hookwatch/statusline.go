@@ -120,18 +120,15 @@ func recordStatusline(ctx context.Context, data []byte) {
 // runningAgents asks the collector how many subagents of the session have
 // started and not stopped; -1 when it cannot tell quickly.
 func runningAgents(ctx context.Context, session string) int {
-	base := strings.TrimRight(os.Getenv("HOOKWATCH_URL"), "/")
-	if base == "" {
-		base = hook.DefaultURL
-	}
+	base, token := collectorURL()
 	ctx, cancel := context.WithTimeout(ctx, statuslineAgentsWait)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/sessions/"+url.PathEscape(session)+"/agents", nil)
 	if err != nil {
 		return -1
 	}
-	if t := os.Getenv("HOOKWATCH_TOKEN"); t != "" {
-		req.Header.Set("Authorization", "Bearer "+t)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

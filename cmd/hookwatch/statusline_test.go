@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/spool"
 )
 
@@ -52,6 +53,38 @@ func TestStatuslineRecordsAndPrints(t *testing.T) {
 	if ev := evs[0]; ev.Kind != "statusline" || ev.Event != "StatusLine" || !gjson.GetBytes(ev.Envelope, "payload.context_window.used_percentage").Exists() {
 		t.Fatalf("stored event kind %q, event %q, envelope %s", ev.Kind, ev.Event, ev.Envelope)
 	}
+}
+
+// TestStatuslineTokenFile: the status line asks a team collector with the
+// token the hook sends, read from the home's token file when
+// HOOKWATCH_TOKEN is not set.
+func TestStatuslineTokenFile(t *testing.T) {
+	e := newTestEnv(t)
+	c := newTestCollectorToken(t, "team-secret")
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	if err := os.MkdirAll(e.hwHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.hwHome, hook.TokenFile), []byte("team-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The agents count is best effort (100 ms): on a loaded machine a run
+	// may give up before its request arrives, so try a few.
+	for range 5 {
+		if _, _, err := hw(t, statuslinePayload(t), "statusline"); err != nil {
+			t.Fatal(err)
+		}
+		c.mu.Lock()
+		auth := c.agentsAuth
+		c.mu.Unlock()
+		if auth != "" {
+			if auth != "Bearer team-secret" {
+				t.Fatalf("agents asked with Authorization %q, want the token file's", auth)
+			}
+			return
+		}
+	}
+	t.Fatal("the status line never asked the collector for the running agents")
 }
 
 func TestStatuslineSpoolsWhenCollectorDown(t *testing.T) {
