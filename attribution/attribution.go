@@ -176,6 +176,10 @@ type Session struct {
 	// transcript's usage is imported.
 	Usage *Usage      `json:"usage,omitempty"`
 	Turns []TurnUsage `json:"turns,omitempty"`
+	// Shape is how the session split its work among agents (single,
+	// chain, fan-out, orchestrator-workers); nil only in a model stored
+	// before shapes were derived.
+	Shape *Shape `json:"shape,omitempty"`
 
 	// Agents lists the main agent first, then subagents by started_at and
 	// agent_id. ToolCalls are ordered by started_at, then tool_use_id. Both

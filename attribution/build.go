@@ -706,6 +706,7 @@ func (b *sessionBuilder) settle() {
 		a.a.ToolCount, a.a.Failures, a.a.Denials, a.a.Rejected = a.toolCount, a.failures, a.denials, a.rejected
 	}
 	s.Counts.Agents, s.Counts.Subagents = len(b.agentSeq), len(b.agentSeq)-1
+	b.shape()
 }
 
 // count adds a settled call to its agent's and its session's counts;

@@ -240,3 +240,13 @@ func BenchmarkImport(b *testing.B) {
 		}
 	}
 }
+
+// TestImportShape: the client's parallel subagents, imported from its
+// transcripts, are a fan-out of the main agent in one turn.
+func TestImportShape(t *testing.T) {
+	envs, _ := importAll(t, copyTree(t, "parallel"), "")
+	s := attribution.Build(envs).Sessions[0]
+	if s.Shape == nil || s.Shape.String() != "fan-out of 2" || s.Shape.Turns != 1 {
+		t.Fatalf("shape %+v, want a fan-out of 2 in one turn", s.Shape)
+	}
+}
