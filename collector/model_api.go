@@ -62,6 +62,9 @@ type SessionView struct {
 	// transcripts; absent before any.
 	Usage *attribution.Usage      `json:"usage,omitempty"`
 	Turns []attribution.TurnUsage `json:"turns,omitempty"`
+	// Shape is how the session split its work among agents
+	// (attribution.Shape); absent from a model stored before shapes.
+	Shape *attribution.Shape `json:"shape,omitempty"`
 	// DerivedSeq is the last_seq of the session the model was computed
 	// at: it is current when it equals last_seq.
 	DerivedSeq int64 `json:"derived_seq"`
@@ -131,7 +134,7 @@ func view(sess store.Session, sm, target store.SessionModel) SessionView {
 			v.ParentSessionID, v.Lineage = s.ParentSessionID, s.Lineage
 			v.ChildSessionIDs, v.AliasSessionIDs, v.Phantom = s.ChildSessionIDs, s.AliasSessionIDs, s.Phantom
 			v.Runs, v.Compactions, v.Counts = s.Runs, s.Compactions, s.Counts
-			v.Usage, v.Turns = s.Usage, s.Turns
+			v.Usage, v.Turns, v.Shape = s.Usage, s.Turns, s.Shape
 		}
 	}
 	if v.Project == "" {

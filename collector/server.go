@@ -237,6 +237,7 @@ func (s *Server) routes() {
 	s.Handle("GET /v1/sessions/{id}/tool-calls", http.HandlerFunc(s.handleToolCalls))
 	s.Handle("GET /v1/sessions/{id}/signals", http.HandlerFunc(s.handleSignals))
 	s.Handle("GET /v1/sessions/{id}/archives", http.HandlerFunc(s.handleArchives))
+	s.Handle("GET /v1/sessions/{id}/compare/{other}", http.HandlerFunc(s.handleCompare))
 	s.Handle("GET /v1/stream", http.HandlerFunc(s.handleStream))
 	s.Handle("GET /metrics", adminOnly(s.handleMetrics))
 }
