@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/claudecode"
 )
 
@@ -22,6 +26,7 @@ func init() {
 }
 
 const sessionsSynopsis = `sessions [--cwd DIR] [--all]
+       hookwatch sessions diff [--json] [--unrelated] A B
 
 Lists the Claude Code sessions of a directory (default: the current one),
 newest first, from the client's transcripts: Claude Code keeps them under
@@ -31,12 +36,17 @@ replaced by "-", and resumes only sessions of the directory it runs in.
 Each session shows its title, last activity, lineage (forked from,
 compactions), subagents and last answer, and the commands that continue
 it. When the directory has none but a neighbouring one does (a symlink, a
-parent or a child directory), it says where to cd.
+parent or a child directory), it says where to cd. Where the collector
+($HOOKWATCH_URL) knows a session, it adds its decomposition shape and
+outcome. "sessions diff A B" compares two sessions (see sessions diff -h).
 
 Flags:`
 
 // runSessions is `hookwatch sessions`.
 func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "diff" {
+		return runSessionsDiff(ctx, args[1:], stdout, stderr)
+	}
 	fs := newFlagSet("sessions", sessionsSynopsis, stderr)
 	cwdFlag := fs.String("cwd", "", "the directory whose sessions to list (default: the current one)")
 	all := fs.Bool("all", false, "list the sessions of every project")
@@ -48,6 +58,7 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return err
 	}
 	projects := filepath.Join(config, "projects")
+	known := collectorModels(ctx)
 	if *all {
 		dirs, _ := os.ReadDir(projects)
 		for _, d := range dirs {
@@ -59,7 +70,7 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 				continue
 			}
 			fmt.Fprintf(stdout, "%s (%s)\n", cmpOr(ss[0].CWD, d.Name()), d.Name())
-			printSessions(stdout, ss)
+			printSessions(stdout, ss, known)
 		}
 		return nil
 	}
@@ -79,7 +90,7 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	if len(ss) > 0 {
 		fmt.Fprintf(stdout, "%s (%s)\n", cwd, slug)
-		printSessions(stdout, ss)
+		printSessions(stdout, ss, known)
 		return nil
 	}
 	fmt.Fprintf(stdout, "No Claude Code session was started in %s (looked in %s).\n", cwd, filepath.Join(projects, slug))
@@ -99,8 +110,9 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// printSessions prints sessions with the commands that continue them.
-func printSessions(w io.Writer, ss []claudecode.SessionFile) {
+// printSessions prints sessions with the commands that continue them, and
+// what known (collectorModels) says of them.
+func printSessions(w io.Writer, ss []claudecode.SessionFile, known func(id string) *sessionFacts) {
 	for _, s := range ss {
 		fmt.Fprintf(w, "  %s  %s  %s\n", s.ID, s.LastActivity.Local().Format(time.DateTime), cmpOr(s.Title, "(no prompt)"))
 		var facts []string
@@ -111,6 +123,12 @@ func printSessions(w io.Writer, ss []claudecode.SessionFile) {
 			facts = append(facts, fmt.Sprintf("compacted %d×", s.Compactions))
 		}
 		facts = append(facts, fmt.Sprintf("%d prompts", s.Prompts), fmt.Sprintf("%d subagents", s.Subagents))
+		if m := known(s.ID); m != nil {
+			if m.Shape != nil {
+				facts = append(facts, m.Shape.String())
+			}
+			facts = append(facts, m.Status)
+		}
 		fmt.Fprintf(w, "      %s\n", strings.Join(facts, ", "))
 		if s.LastMessage != "" {
 			fmt.Fprintf(w, "      last answer: %s\n", s.LastMessage)
@@ -161,4 +179,37 @@ func neighbours(projects, cwd string) []neighbour {
 	}
 	slices.SortFunc(out, func(a, b neighbour) int { return b.last.Compare(a.last) })
 	return out
+}
+
+// sessionFacts is what the listing shows of a session the collector knows.
+type sessionFacts struct {
+	Status string             `json:"status"`
+	Shape  *attribution.Shape `json:"shape"`
+}
+
+// collectorModels returns a lookup of sessions in the collector at
+// $HOOKWATCH_URL (GET /v1/sessions/{id}, with $HOOKWATCH_TOKEN): nil for a
+// session it does not know. A collector that does not answer within a
+// second is asked nothing more, so the listing never waits on one that is
+// down.
+func collectorModels(ctx context.Context) func(id string) *sessionFacts {
+	base, token := collectorURL()
+	down := false
+	return func(id string) *sessionFacts {
+		if down {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		body, err := apiGet(ctx, base, token, base+"/v1/sessions/"+url.PathEscape(id))
+		var f sessionFacts
+		switch {
+		case errors.Is(err, errUnreachable):
+			down = true
+			return nil
+		case err != nil, json.Unmarshal(body, &f) != nil:
+			return nil
+		}
+		return &f
+	}
 }

@@ -1,12 +1,20 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/demo"
 )
 
 // TestSessions lists the sessions of a real transcript tree (the client's
@@ -37,6 +45,8 @@ func TestSessions(t *testing.T) {
 		return os.WriteFile(filepath.Join(dst, rel), []byte(strings.ReplaceAll(string(b), "/tmp/hc-1665870347/c/demo", project)), 0o600)
 	})
 	const id = "04c54c49-9580-4ffd-ac42-925d83960a3b"
+	// No collector: the listing comes from the transcripts alone.
+	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:1")
 
 	out := mustHW(t, "sessions", "--cwd", project)
 	for _, want := range []string{id, "[e2e:session] work through the project", "2 subagents", "1 prompts",
@@ -66,7 +76,148 @@ func TestSessions(t *testing.T) {
 	if out := mustHW(t, "sessions", "--cwd", other); strings.Contains(out, "cd ") {
 		t.Errorf("an unrelated directory is pointed somewhere:\n%s", out)
 	}
-	if out := mustHW(t, "sessions", "--all"); !strings.Contains(out, project) || !strings.Contains(out, id) {
+	if out := mustHW(t, "sessions", "--all"); !strings.Contains(out, project) || !strings.Contains(out, id) || strings.Contains(out, "fan-out") {
 		t.Errorf("sessions --all:\n%s", out)
 	}
+
+	// A collector that imported the transcripts adds the session's shape
+	// and outcome.
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(root, "home"))
+	for _, k := range []string{"HOOKWATCH_DB", "HOOKWATCH_TOKEN", "HOOKWATCH_ADDR"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("HOOKWATCH_URL", serveInProcess(t))
+	mustHW(t, "import", filepath.Join(config, "projects"))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out = mustHW(t, "sessions", "--cwd", project)
+		if strings.Contains(out, "2 subagents, fan-out of 2, ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sessions with a collector:\n%s", out)
+		}
+	}
+}
+
+// The 2.1.332 capture's session and its fork, and the 2.1.197 capture's
+// session, which shares no baseline with them.
+const (
+	diffBase  = "74975720-1a50-4d17-9463-df6fabfdeb7c"
+	diffFork  = "03760423-27f3-4a00-8d63-b14ec37ed695"
+	diffOther = "0e2e0b5d-7136-4322-8086-c38ed16b10ad"
+)
+
+// captureEnvelopes reads a capture of testdata/payloads from start; the
+// 2.1.332 fork's SessionEnd names its parent as the hook finds it in the
+// fork's transcript.
+func captureEnvelopes(t *testing.T, name string, start time.Time) []event.Envelope {
+	t.Helper()
+	f, err := os.Open("../../testdata/payloads/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	envs, err := demo.Payloads(f, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range envs {
+		if p, err := event.Decode(envs[i].Payload); err == nil && p.SessionID == diffFork && p.Name() == event.SessionEnd {
+			envs[i].ForkOf = diffBase
+		}
+	}
+	return envs
+}
+
+// TestSessionsDiff compares the real capture's session with its fork
+// through a real collector: the table names the baseline and where the
+// fork left it, both shapes and the calls per tool as the API has them;
+// --json is the API's answer; unrelated sessions are refused unless
+// --unrelated.
+func TestSessionsDiff(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	for _, k := range []string{"HOOKWATCH_DB", "HOOKWATCH_TOKEN", "HOOKWATCH_ADDR"} {
+		t.Setenv(k, "")
+	}
+	base := serveInProcess(t)
+	t.Setenv("HOOKWATCH_URL", base)
+	start := time.Now().Add(-time.Hour)
+	envs := append(captureEnvelopes(t, "claude-code-2.1.197.jsonl", start), captureEnvelopes(t, "claude-code-2.1.332.jsonl", start.Add(30*time.Minute))...)
+	if err := postEnvelopes(context.Background(), http.DefaultClient, base, "", envs, "the captures"); err != nil {
+		t.Fatal(err)
+	}
+	// The model is written a moment after the commit: wait for the fork.
+	var api collector.CompareResponse
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(base + "/v1/sessions/" + diffBase + "/compare/" + diffFork)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&api)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode == 200 && api.B.Counts.Events > 0 && api.A.Shape != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no comparison after 30 s: HTTP %d", resp.StatusCode)
+		}
+	}
+
+	out := mustHW(t, "sessions", "diff", diffBase, diffFork)
+	line := func(prefix string) []string {
+		t.Helper()
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); strings.HasPrefix(l, prefix) {
+				return f
+			}
+		}
+		t.Fatalf("no line %q in\n%s", prefix, out)
+		return nil
+	}
+	for _, want := range []string{diffBase, diffFork, "is the baseline", "fork of 74975720 at ", "orchestrator-workers of depth 2", "single agent", "ended"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sessions diff lacks %q:\n%s", want, out)
+		}
+	}
+	for _, r := range api.Tools {
+		f := line("  " + r.Name + " ")
+		if got := strings.Join(f[len(f)-2:], " "); got != fmt.Sprintf("%d %d", r.A, r.B) {
+			t.Errorf("tool %s: %q, the API says %d %d", r.Name, got, r.A, r.B)
+		}
+	}
+	if f := line("tool calls"); f[2] != fmt.Sprint(api.A.Counts.ToolCalls) || f[3] != fmt.Sprint(api.B.Counts.ToolCalls) {
+		t.Errorf("tool calls %v, the API says %d %d", f, api.A.Counts.ToolCalls, api.B.Counts.ToolCalls)
+	}
+	if len(api.Files) == 0 || !strings.Contains(out, "  "+api.Files[0].Path+" ") {
+		t.Errorf("files %v not listed:\n%s", api.Files, out)
+	}
+
+	var asJSON collector.CompareResponse
+	if err := json.Unmarshal([]byte(mustHW(t, "sessions", "diff", "--json", diffBase, diffFork)), &asJSON); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustJSON(t, asJSON), mustJSON(t, api); a != b {
+		t.Errorf("--json:\n%s\nthe API:\n%s", a, b)
+	}
+
+	_, _, err := hw(t, "", "sessions", "diff", diffBase, diffOther)
+	if err == nil || !strings.Contains(err.Error(), "share no baseline") {
+		t.Errorf("unrelated sessions: %v", err)
+	}
+	if out := mustHW(t, "sessions", "diff", "--unrelated", diffBase, diffOther); !strings.Contains(out, "fan-out of 2") || !strings.Contains(out, "share no baseline") {
+		t.Errorf("--unrelated:\n%s", out)
+	}
+	if _, _, err := hw(t, "", "sessions", "diff", diffBase); err == nil || !strings.Contains(err.Error(), "two session ids") {
+		t.Errorf("one id: %v", err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

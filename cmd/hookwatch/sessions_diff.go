@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/collector"
+)
+
+const sessionsDiffSynopsis = `sessions diff [--json] [--unrelated] A B
+
+Puts two sessions side by side, as the collector's model has them
+(GET /v1/sessions/A/compare/B on $HOOKWATCH_URL, with $HOOKWATCH_TOKEN):
+the baseline both were forked from and when each left it, their outcome,
+decomposition shape, turns, agents, failures, denials, tokens and cost,
+and the calls per tool, per subtype and per file. Two sessions that share
+no baseline are refused unless --unrelated asks to compare them anyway.
+
+Flags:`
+
+// maxDiffBody bounds the collector's answer the CLI reads.
+const maxDiffBody = 64 << 20
+
+// runSessionsDiff is `hookwatch sessions diff`.
+func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sessions diff", sessionsDiffSynopsis, stderr)
+	asJSON := fs.Bool("json", false, "print the collector's answer as JSON")
+	unrelated := fs.Bool("unrelated", false, "compare two sessions even when they share no baseline")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return fmt.Errorf("%w: sessions diff takes two session ids, got %d arguments", errUsage, fs.NArg())
+	}
+	a, b := fs.Arg(0), fs.Arg(1)
+	base, token := collectorURL()
+	u := base + "/v1/sessions/" + url.PathEscape(a) + "/compare/" + url.PathEscape(b)
+	if *unrelated {
+		u += "?unrelated=1"
+	}
+	body, err := apiGet(ctx, base, token, u)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		var out bytes.Buffer
+		if err := json.Indent(&out, body, "", "  "); err != nil {
+			return fmt.Errorf("cannot read the comparison: %w", err)
+		}
+		out.WriteByte('\n')
+		_, err := out.WriteTo(stdout)
+		return err
+	}
+	var c collector.CompareResponse
+	if err := json.Unmarshal(body, &c); err != nil || c.Comparison == nil {
+		return fmt.Errorf("cannot read the comparison: %v", err)
+	}
+	printComparison(stdout, c.Comparison)
+	return nil
+}
+
+// errUnreachable is apiGet's error when no collector answers.
+var errUnreachable = errors.New("cannot reach the collector")
+
+// apiGet GETs u from the collector at base and returns the body of a 200;
+// any other answer is an error that says what the collector said.
+func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w at %s (start it with hookwatch serve, or set HOOKWATCH_URL): %v", errUnreachable, base, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDiffBody))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the answer of %s: %w", base, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return body, nil
+	case resp.StatusCode == http.StatusUnauthorized:
+		return nil, fmt.Errorf("the collector at %s refuses HOOKWATCH_TOKEN (HTTP 401): set the token it runs with", base)
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Error == "" {
+		e.Error = strings.TrimSpace(string(body))
+	}
+	return nil, errors.New(e.Error)
+}
+
+// printComparison prints a comparison as a table: A's column, then B's.
+func printComparison(w io.Writer, c *attribution.Comparison) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(name, a, b string) { fmt.Fprintf(tw, "%s\t%s\t%s\n", name, a, b) }
+	num := func(f func(s attribution.SideFacts) int) (string, string) {
+		return fmt.Sprint(f(c.A)), fmt.Sprint(f(c.B))
+	}
+	row("", "A", "B")
+	row("session", c.A.SessionID, c.B.SessionID)
+	row("title", cut(c.A.Title, 50), cut(c.B.Title, 50))
+	row("baseline", branchOf(c, c.A.SessionID), branchOf(c, c.B.SessionID))
+	row("outcome", outcome(c.A), outcome(c.B))
+	row("shape", shapeOf(c.A.Shape), shapeOf(c.B.Shape))
+	row("turns", fmt.Sprint(c.A.Turns), fmt.Sprint(c.B.Turns))
+	row("agents", agents(c.A), agents(c.B))
+	a, b := num(func(s attribution.SideFacts) int { return s.Counts.ToolCalls })
+	row("tool calls", a, b)
+	a, b = num(func(s attribution.SideFacts) int { return s.Counts.Failures })
+	row("failures", a, b)
+	a, b = num(func(s attribution.SideFacts) int { return s.Counts.Denials })
+	row("denials", a, b)
+	if c.A.Usage == nil && c.B.Usage == nil {
+		row("tokens", "– (no transcript imported)", "–")
+	}
+	for _, t := range []struct {
+		name string
+		of   func(u *attribution.Usage) int64
+	}{
+		{"input tokens", func(u *attribution.Usage) int64 { return u.InputTokens }},
+		{"output tokens", func(u *attribution.Usage) int64 { return u.OutputTokens }},
+		{"cache read tokens", func(u *attribution.Usage) int64 { return u.CacheReadTokens }},
+		{"cache write tokens", func(u *attribution.Usage) int64 { return u.CacheCreationTokens }},
+	} {
+		if c.A.Usage != nil || c.B.Usage != nil {
+			row(t.name, tokens(c.A.Usage, t.of), tokens(c.B.Usage, t.of))
+		}
+	}
+	if c.A.Usage != nil || c.B.Usage != nil {
+		row("cost", cost(c.A.Usage), cost(c.B.Usage))
+	}
+	section := func(title string, rows []attribution.CountRow) {
+		if len(rows) == 0 {
+			return
+		}
+		row(title, "", "")
+		for _, r := range rows {
+			row("  "+r.Name, fmt.Sprint(r.A), fmt.Sprint(r.B))
+		}
+	}
+	section("tools", c.Tools)
+	section("subtypes", c.Subtypes)
+	section("subagent types", c.AgentTypes)
+	if len(c.Files) > 0 {
+		row("files", "", "")
+		for _, f := range c.Files {
+			row("  "+f.Path, fileUse(f.A), fileUse(f.B))
+		}
+		if c.FilesOmitted > 0 {
+			row(fmt.Sprintf("  (%d more not listed)", c.FilesOmitted), "", "")
+		}
+	}
+	tw.Flush()
+	if c.Baseline == nil {
+		fmt.Fprintln(w, "\nThese sessions share no baseline: neither was forked from the other or from a common session.")
+	}
+}
+
+// branchOf says how a side descends from the comparison's baseline.
+func branchOf(c *attribution.Comparison, id string) string {
+	base := c.Baseline
+	if base == nil {
+		return "none shared"
+	}
+	br := base.A
+	if id == c.B.SessionID {
+		br = base.B
+	}
+	if len(br.Via) == 0 {
+		return "is the baseline"
+	}
+	s := br.Lineage + " of " + shortID(base.SessionID)
+	if br.ForkedAt != nil {
+		s += " at " + br.ForkedAt.Local().Format(time.DateTime)
+	}
+	if len(br.Via) > 1 {
+		s += fmt.Sprintf(" (%d steps)", len(br.Via))
+	}
+	return s
+}
+
+// agents is a side's count of agents, and of them the subagents that
+// shape its work (not the compaction agents).
+func agents(s attribution.SideFacts) string {
+	if s.Shape == nil {
+		return fmt.Sprint(s.Counts.Agents)
+	}
+	return fmt.Sprintf("%d (%d subagents)", s.Counts.Agents, s.Shape.Subagents)
+}
+
+// outcome is a session's status and end reason.
+func outcome(s attribution.SideFacts) string {
+	if s.EndReason != "" {
+		return s.Status + " (" + s.EndReason + ")"
+	}
+	return s.Status
+}
+
+// shapeOf says a shape in words; "unknown" for a model stored before shapes.
+func shapeOf(s *attribution.Shape) string {
+	if s == nil {
+		return "unknown"
+	}
+	return s.String()
+}
+
+// tokens is one figure of a usage; a dash before any transcript was
+// imported.
+func tokens(u *attribution.Usage, of func(*attribution.Usage) int64) string {
+	if u == nil {
+		return "–"
+	}
+	return fmt.Sprint(of(u))
+}
+
+func cost(u *attribution.Usage) string {
+	if u == nil {
+		return "–"
+	}
+	s := fmt.Sprintf("$%.4f", u.CostUSD)
+	if u.Unpriced > 0 {
+		s += fmt.Sprintf(" (+%d unpriced responses)", u.Unpriced)
+	}
+	return s
+}
+
+func fileUse(u attribution.FileUse) string {
+	switch {
+	case u.Read && u.Written:
+		return "read, written"
+	case u.Read:
+		return "read"
+	case u.Written:
+		return "written"
+	}
+	return "–"
+}
+
+// shortID is the first 8 characters of an id.
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// cut shortens s to n runes.
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
