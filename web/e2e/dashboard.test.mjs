@@ -645,6 +645,50 @@ test('a resumed session: the cost of an expired cache, and a context curve witho
   await page.close();
 });
 
+test('a fork beside its baseline: both sides, their shapes and calls as the API compares them', async () => {
+  const base = (await api('/v1/sessions/' + encodeURIComponent(REAL))).body;
+  const fork = base.child_session_ids[0];
+  assert.ok(fork, 'the real session has a fork');
+  const want = (await api(`/v1/sessions/${encodeURIComponent(REAL)}/compare/${encodeURIComponent(fork)}`)).body;
+  assert.equal(want.baseline.session_id, REAL);
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(fork));
+  await page.getByTestId('session-shape').filter({ hasText: /^single agent$/ }).waitFor();
+  await page.getByTestId('compare-parent').click();
+  await page.waitForURL(/#\/compare\//);
+  const cells = async (testid) => {
+    const row = page.getByTestId(testid);
+    await row.waitFor();
+    return [await row.locator('[data-side=a]').innerText(), await row.locator('[data-side=b]').innerText()];
+  };
+  const [sa, sb] = await cells('compare-session');
+  assert.ok(REAL.startsWith(sa.replace('…', '')) && fork.startsWith(sb.replace('…', '')), `sessions ${sa} | ${sb}`);
+  assert.deepEqual(await cells('compare-shape'), ['fan-out of 2', 'single agent']);
+  assert.deepEqual(await cells('compare-calls'), [String(want.a.counts.tool_calls), String(want.b.counts.tool_calls)]);
+  const [ba, bb] = await cells('compare-branch');
+  assert.equal(ba, 'is the baseline');
+  assert.match(bb, /^fork of /);
+  assert.match(await page.getByTestId('compare-baseline').innerText(), new RegExp('^Baseline ' + REAL.slice(0, 12)));
+  // Every tool row the API has, with its counts on each side.
+  const tools = page.getByTestId('compare-tools').locator('tr:not(.csec)');
+  assert.equal(await tools.count(), want.tools.length);
+  for (let i = 0; i < want.tools.length; i++) {
+    const r = want.tools[i];
+    assert.deepEqual([await tools.nth(i).locator('th').innerText(), await tools.nth(i).locator('[data-side=a]').innerText(), await tools.nth(i).locator('[data-side=b]').innerText()],
+      [r.name, String(r.a), String(r.b)]);
+  }
+  clean(seen);
+  await page.close();
+
+  // Sessions of no common baseline: refused, then compared when asked.
+  const other = await open(`/#/compare/${encodeURIComponent(REAL)}/${encodeURIComponent(PARALLEL)}`);
+  await other.page.getByTestId('compare-error').filter({ hasText: /share no baseline/ }).waitFor();
+  await other.page.getByRole('link', { name: 'Compare them anyway' }).click();
+  await other.page.getByTestId('compare-baseline').filter({ hasText: /share no baseline/ }).waitFor();
+  assert.equal((await other.page.getByTestId('compare-shape').locator('[data-side=a]').innerText()), 'fan-out of 2');
+  assert.deepEqual(other.seen.errors, []);
+  await other.page.close();
+});
+
 test('with a token, the dashboard asks for it, then loads and follows the stream', { skip: !TOKEN && 'the collector has no token' }, async () => {
   const sessions = await all('/v1/sessions', 'sessions');
   const { page, seen } = await open('/#/');

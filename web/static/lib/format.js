@@ -190,3 +190,18 @@ export const STATUS_COLORS = {
 
 /** isFailure reports whether a call status counts as a failure. */
 export const isFailure = (status) => status === 'error' || status === 'interrupted' || status === 'rejected';
+
+/**
+ * shapeLabel says a session's decomposition shape (attribution.Shape) in
+ * the words the CLI uses; '' when the collector sent none.
+ */
+export function shapeLabel(shape) {
+  if (!shape || typeof shape !== 'object') return '';
+  switch (shape.kind) {
+    case 'single': return 'single agent';
+    case 'chain': return `chain of ${shape.depth}`;
+    case 'fan_out': return `fan-out of ${shape.width}`;
+    case 'orchestrator_workers': return `orchestrator-workers of depth ${shape.depth}`;
+  }
+  return typeof shape.kind === 'string' ? shape.kind : '';
+}

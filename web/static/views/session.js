@@ -5,7 +5,8 @@ import { html, useState, useEffect, useLayoutEffect, useRef, useMemo, Select } f
 import { getJSON, pages, bodies, sessionPath, stream, withQuery, HTTPError } from '../lib/api.js';
 import { SessionModel, MAIN, EFFECTS, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
 import { VList } from '../lib/vlist.js';
-import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, isFailure } from '../lib/format.js';
+import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, isFailure, shapeLabel } from '../lib/format.js';
+import { comparePath } from './compare.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
 import { showStreamState, CONNECT_WAIT } from '../lib/live.js';
@@ -269,12 +270,14 @@ function Header({ model, version, id }) {
         <span title=${s?.first_event_at || ''}>started ${fmtDate(first)}</span>
         <span>${fmtDur(last - first)}</span>
         <span>${n(s && countOf(s, 'agents'), 'agent')}</span>
+        ${s && shapeLabel(s.shape) && html`<span class="tag" data-testid="session-shape" title="how the session split its work among agents">${shapeLabel(s.shape)}</span>`}
         <span>${n(s && countOf(s, 'tool_calls'), 'tool call')}</span>
         <span class=${failed ? 'bad' : ''}><b>${fmtNum(failed)}</b> failed</span>
         <span class=${denials ? 'deny' : ''}><b>${fmtNum(denials)}</b> denied</span>
         <span>${n(events, 'event')}</span>
         ${s && html`<${ResumeFact} r=${s.resume} />`}
         ${lin.map((l) => html`<span class=${'tag tag-' + l.kind.split(' ')[0]}>${l.from ? lineageVerb(l) : l.kind}${l.n > 1 ? ' ×' + l.n : ''}${l.from && html` <a href=${'#/s/' + encodeURIComponent(l.from)}>${shortID(l.from)}</a>`}</span>`)}
+        ${s && s.lineage === 'fork' && s.parent_session_id && html`<a data-testid="compare-parent" href=${comparePath(s.parent_session_id, id)}>compare with the baseline</a>`}
         <span class="muted mono" title="session id">${id}</span>
       </div>
     </div>`;

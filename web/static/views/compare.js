@@ -1,0 +1,96 @@
+// Two sessions side by side, as the collector compares them
+// (GET /v1/sessions/{a}/compare/{b}): the baseline both continue and where
+// each left it, outcome, shape, turns, agents, failures, denials, tokens,
+// and the calls per tool, subtype and file. The collector computes all of
+// it; this view only lays it out.
+import { html, useState, useEffect } from '../lib/html.js';
+import { getJSON, sessionPath, withQuery, HTTPError } from '../lib/api.js';
+import { ms, fmtDate, fmtNum, shortID, truncate, shapeLabel } from '../lib/format.js';
+import { statusLabel } from './sessions.js';
+
+/** comparePath is the dashboard route comparing sessions a and b. */
+export function comparePath(a, b, unrelated = false) {
+  return `#/compare/${encodeURIComponent(a)}/${encodeURIComponent(b)}${unrelated ? '?unrelated=1' : ''}`;
+}
+
+const sessionLink = (id) => html`<a class="mono" href=${'#/s/' + encodeURIComponent(id)} title=${id}>${shortID(id, 12)}</a>`;
+
+/** branch says how one side descends from the baseline. */
+function branch(c, side) {
+  const base = c.baseline;
+  if (!base) return html`<span class="muted">none shared</span>`;
+  const br = side === 'a' ? base.a : base.b;
+  if (!br || !Array.isArray(br.via) || !br.via.length) return 'is the baseline';
+  return html`${br.lineage || 'continues'} of ${sessionLink(base.session_id)}${br.forked_at ? ' at ' + fmtDate(ms(br.forked_at)) : ''}${br.via.length > 1 ? ` (${br.via.length} steps)` : ''}`;
+}
+
+const num = (v) => (typeof v === 'number' ? fmtNum(v) : '–');
+const usage = (s, k) => (s.usage && typeof s.usage[k] === 'number' ? fmtNum(s.usage[k]) : '–');
+const cost = (s) => (s.usage && typeof s.usage.cost_usd === 'number' ? '$' + s.usage.cost_usd.toFixed(4) + (s.usage.unpriced ? '+' : '') : '–');
+const fileUse = (u) => (u && u.read && u.written ? 'read, written' : u && u.read ? 'read' : u && u.written ? 'written' : '–');
+const outcome = (s) => statusLabel(s.status || '') + (s.end_reason ? ` (${s.end_reason})` : '');
+
+function Row({ name, a, b, testid, cls = '' }) {
+  return html`<tr data-testid=${testid}><th scope="row">${name}</th><td class=${cls} data-side="a">${a}</td><td class=${cls} data-side="b">${b}</td></tr>`;
+}
+
+function Counts({ title, rows, testid }) {
+  if (!Array.isArray(rows) || !rows.length) return null;
+  return html`<tbody data-testid=${testid}>
+    <tr class="csec"><th colspan="3">${title}</th></tr>
+    ${rows.map((r) => html`<${Row} key=${r.name} name=${r.name} a=${num(r.a)} b=${num(r.b)} cls="num" />`)}
+  </tbody>`;
+}
+
+/** CompareView shows the comparison of sessions a and b. */
+export function CompareView({ a, b, params }) {
+  const unrelated = params.get('unrelated') === '1';
+  const [st, setSt] = useState({ c: null, error: '', status: 0 });
+  useEffect(() => {
+    const ctl = new AbortController();
+    setSt({ c: null, error: '', status: 0 });
+    getJSON(withQuery(sessionPath(a, 'compare/' + encodeURIComponent(b)), { unrelated: unrelated ? 1 : '' }), { signal: ctl.signal })
+      .then((c) => setSt({ c, error: '', status: 200 }))
+      .catch((e) => { if (!ctl.signal.aborted) setSt({ c: null, error: String(e.message || e), status: e instanceof HTTPError ? e.status : 0 }); });
+    return () => ctl.abort();
+  }, [a, b, unrelated]);
+  const { c } = st;
+  if (st.error) {
+    return html`<div class="compare" data-testid="compare">
+      <p class="error" data-testid="compare-error">${st.error}</p>
+      ${st.status === 409 && html`<p><a href=${comparePath(a, b, true)}>Compare them anyway</a> (they share no baseline: the figures are two unrelated sessions').</p>`}
+    </div>`;
+  }
+  if (!c) return html`<div class="compare" data-testid="compare"><p class="muted">Loading…</p></div>`;
+  const A = c.a || {}, B = c.b || {};
+  return html`<div class="compare" data-testid="compare">
+    <p class="cbase" data-testid="compare-baseline">${c.baseline
+      ? html`Baseline ${sessionLink(c.baseline.session_id)}${c.baseline.title ? html` <span class="muted">${truncate(c.baseline.title, 100)}</span>` : ''}`
+      : html`<span class="warn">These sessions share no baseline: neither was forked from the other or from a session both continue.</span>`}</p>
+    <table class="stats ctable">
+      <thead><tr><th></th><th>A</th><th>B</th></tr></thead>
+      <tbody data-testid="compare-facts">
+        <${Row} name="session" a=${sessionLink(A.session_id)} b=${sessionLink(B.session_id)} testid="compare-session" />
+        <${Row} name="title" a=${truncate(A.title || '', 80)} b=${truncate(B.title || '', 80)} />
+        <${Row} name="baseline" a=${branch(c, 'a')} b=${branch(c, 'b')} testid="compare-branch" />
+        <${Row} name="outcome" a=${outcome(A)} b=${outcome(B)} testid="compare-outcome" />
+        <${Row} name="shape" a=${shapeLabel(A.shape) || '–'} b=${shapeLabel(B.shape) || '–'} testid="compare-shape" />
+        <${Row} name="turns" a=${num(A.turns)} b=${num(B.turns)} cls="num" />
+        <${Row} name="agents" a=${num(A.counts?.agents)} b=${num(B.counts?.agents)} cls="num" />
+        <${Row} name="tool calls" a=${num(A.counts?.tool_calls)} b=${num(B.counts?.tool_calls)} cls="num" testid="compare-calls" />
+        <${Row} name="failures" a=${num(A.counts?.failures)} b=${num(B.counts?.failures)} cls="num" />
+        <${Row} name="denials" a=${num(A.counts?.denials)} b=${num(B.counts?.denials)} cls="num" />
+        <${Row} name="input tokens" a=${usage(A, 'input_tokens')} b=${usage(B, 'input_tokens')} cls="num" />
+        <${Row} name="output tokens" a=${usage(A, 'output_tokens')} b=${usage(B, 'output_tokens')} cls="num" />
+        <${Row} name="cost" a=${cost(A)} b=${cost(B)} cls="num" />
+      </tbody>
+      <${Counts} title="tools" rows=${c.tools} testid="compare-tools" />
+      <${Counts} title="subtypes" rows=${c.subtypes} testid="compare-subtypes" />
+      <${Counts} title="subagent types" rows=${c.agent_types} testid="compare-agent-types" />
+      ${Array.isArray(c.files) && c.files.length > 0 && html`<tbody data-testid="compare-files">
+        <tr class="csec"><th colspan="3">files${c.files_omitted ? ` (${fmtNum(c.files_omitted)} more not listed)` : ''}</th></tr>
+        ${c.files.map((f) => html`<${Row} key=${f.path} name=${html`<span class="mono">${f.path}</span>`} a=${fileUse(f.a)} b=${fileUse(f.b)} />`)}
+      </tbody>`}
+    </table>
+  </div>`;
+}
