@@ -134,11 +134,17 @@ type (
 			Trigger string `json:"trigger"`
 			AgentID string `json:"agent_id"`
 		} `json:"compactions"`
-		Counts     map[string]int `json:"counts"`
-		EventCount int64          `json:"event_count"`
-		LastSeq    int64          `json:"last_seq"`
-		DerivedSeq int64          `json:"derived_seq"`
-		AgentID    *string        `json:"agent_id"`
+		Counts map[string]int `json:"counts"`
+		Shape  *struct {
+			Kind      string `json:"kind"`
+			Subagents int    `json:"subagents"`
+			Depth     int    `json:"depth"`
+			Width     int    `json:"width"`
+		} `json:"shape"`
+		EventCount int64   `json:"event_count"`
+		LastSeq    int64   `json:"last_seq"`
+		DerivedSeq int64   `json:"derived_seq"`
+		AgentID    *string `json:"agent_id"`
 	}
 	apiAgent struct {
 		AgentID        string     `json:"agent_id"`
@@ -646,6 +652,8 @@ func testAttribution(t *testing.T, c *collectorProc, cl Client) {
 		}
 		if s := a.c.session(t, sid); s.Counts["subagents"] != 3 || s.Counts["tool_calls"] != 9 {
 			t.Fatalf("session counts %v", s.Counts)
+		} else if s.Shape == nil || s.Shape.Kind != "fan_out" || s.Shape.Width != 3 || s.Shape.Depth != 1 {
+			t.Fatalf("shape %+v, want a fan-out of 3", s.Shape)
 		}
 	})
 
@@ -703,6 +711,9 @@ func testAttribution(t *testing.T, c *collectorProc, cl Client) {
 		a.c.mustGet(t, "/v1/sessions/sub--"+agents[1].AgentID+"/agents", &sub)
 		if len(sub.Agents) != NestedDepth {
 			t.Fatalf("the top subagent's tree has %d agents, want %d", len(sub.Agents), NestedDepth)
+		}
+		if s := a.c.session(t, sid).Shape; s == nil || s.Kind != "chain" || s.Depth != NestedDepth || s.Subagents != NestedDepth {
+			t.Fatalf("shape %+v, want a chain of %d", s, NestedDepth)
 		}
 	})
 
@@ -797,6 +808,24 @@ func testAttribution(t *testing.T, c *collectorProc, cl Client) {
 		checkCall(t, calls[0], "Bash", "", "", 0, "ok")
 		if fc := a.c.toolCalls(t, forked); len(fc) != 0 {
 			t.Fatalf("the fork made calls %v", fc)
+		}
+		// The fork beside its baseline, the session it was forked from.
+		var cmp struct {
+			Baseline *struct {
+				SessionID string `json:"session_id"`
+				B         struct {
+					Via []string `json:"via"`
+				} `json:"b"`
+			} `json:"baseline"`
+			Tools []struct {
+				Name string `json:"name"`
+				A, B int
+			} `json:"tools"`
+		}
+		a.c.mustGet(t, "/v1/sessions/"+url.PathEscape(id)+"/compare/"+url.PathEscape(forked), &cmp)
+		if cmp.Baseline == nil || cmp.Baseline.SessionID != id || !slices.Equal(cmp.Baseline.B.Via, []string{forked}) ||
+			len(cmp.Tools) != 1 || cmp.Tools[0].Name != "Bash" || cmp.Tools[0].A != 1 || cmp.Tools[0].B != 0 {
+			t.Fatalf("the fork compared with its baseline: %+v", cmp)
 		}
 		// Prompts: the start, the resume and the continue under the main
 		// session, the fork's under the fork.
