@@ -32,38 +32,21 @@ type Comparison struct {
 	// Baseline is the session both continue; nil when they share none
 	// (a comparison of unrelated sessions, which a caller must ask for).
 	Baseline *Baseline `json:"baseline"`
-	A        SideFacts `json:"a"`
-	B        SideFacts `json:"b"`
+	// A and B are the two sessions' summaries (Session.Summary): status,
+	// shape, counts (turns are Counts.Prompts), usage, lineage.
+	A *Session `json:"a"`
+	B *Session `json:"b"`
 	// Tools are the calls per tool name, Subtypes per classify subtype,
 	// AgentTypes the subagents per agent type: every name either side
 	// has, most used (A + B) first, then by name.
 	Tools      []CountRow `json:"tools"`
 	Subtypes   []CountRow `json:"subtypes"`
 	AgentTypes []CountRow `json:"agent_types"`
-	// Files are the files either side's calls read or wrote, by path;
-	// FilesOmitted counts those beyond the first 2,000 of a side.
+	// Files are the files either side's calls read or wrote, by path.
+	// A side lists at most 2,000 files; FilesOmitted counts the paths of
+	// calls left out beyond them (a path as often as calls touched it).
 	Files        []FileRow `json:"files"`
 	FilesOmitted int       `json:"files_omitted,omitempty"`
-}
-
-// SideFacts is what a comparison shows of one session as a whole: its
-// model's own fields.
-type SideFacts struct {
-	SessionID       string     `json:"session_id"`
-	Title           string     `json:"title"`
-	Status          string     `json:"status"`
-	EndReason       string     `json:"end_reason,omitempty"`
-	Model           string     `json:"model,omitempty"`
-	Lineage         string     `json:"lineage"`
-	ParentSessionID string     `json:"parent_session_id"`
-	StartedAt       time.Time  `json:"started_at"`
-	LastEventAt     time.Time  `json:"last_event_at"`
-	EndedAt         *time.Time `json:"ended_at"`
-	Shape           *Shape     `json:"shape"`
-	// Turns are the user's prompts (Counts.Prompts).
-	Turns  int    `json:"turns"`
-	Counts Counts `json:"counts"`
-	Usage  *Usage `json:"usage"`
 }
 
 // CountRow is one name's count on each side.
@@ -113,7 +96,7 @@ type Branch struct {
 // summary, Agent and Call each of its agents and calls, in any order.
 // Its memory is bounded by the names and files it keeps, not by the calls.
 type Side struct {
-	facts    SideFacts
+	session  *Session
 	tools    map[string]int
 	subtypes map[string]int
 	types    map[string]int
@@ -125,12 +108,8 @@ type Side struct {
 // are not read).
 func NewSide(s *Session) *Side {
 	return &Side{
-		facts: SideFacts{
-			SessionID: s.SessionID, Title: s.Title, Status: s.Status, EndReason: s.EndReason, Model: s.Model,
-			Lineage: s.Lineage, ParentSessionID: s.ParentSessionID, StartedAt: s.StartedAt, LastEventAt: s.LastEventAt,
-			EndedAt: s.EndedAt, Shape: s.Shape, Turns: s.Counts.Prompts, Counts: s.Counts, Usage: s.Usage,
-		},
-		tools: map[string]int{}, subtypes: map[string]int{}, types: map[string]int{}, files: map[string]FileUse{},
+		session: s.Summary(),
+		tools:   map[string]int{}, subtypes: map[string]int{}, types: map[string]int{}, files: map[string]FileUse{},
 	}
 }
 
@@ -190,7 +169,7 @@ func bump(m map[string]int, name string) {
 // for none).
 func Compare(a, b *Side, base *Baseline) *Comparison {
 	c := &Comparison{
-		Baseline: base, A: a.facts, B: b.facts,
+		Baseline: base, A: a.session, B: b.session,
 		Tools: rows(a.tools, b.tools), Subtypes: rows(a.subtypes, b.subtypes), AgentTypes: rows(a.types, b.types),
 		Files: []FileRow{}, FilesOmitted: a.omitted + b.omitted,
 	}

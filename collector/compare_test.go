@@ -87,7 +87,7 @@ func TestCompareForks(t *testing.T) {
 				forkSide.ForkedAt == nil || !forkSide.ForkedAt.Equal(views[fork].FirstEventAt) {
 				t.Errorf("compare %s %s: branches %+v / %+v", a, b, c.Baseline.A, c.Baseline.B)
 			}
-			for _, side := range []attribution.SideFacts{c.A, c.B} {
+			for _, side := range []*attribution.Session{c.A, c.B} {
 				v := views[side.SessionID]
 				want := baseShape
 				if side.SessionID == fork {
@@ -96,7 +96,7 @@ func TestCompareForks(t *testing.T) {
 				if side.Shape == nil || side.Shape.String() != want || v.Shape == nil || *v.Shape != *side.Shape {
 					t.Errorf("%s: shape %v (view %v), want %s", side.SessionID, side.Shape, v.Shape, want)
 				}
-				if side.Counts != v.Counts || side.Status != v.Status || side.Title != v.Title || side.Turns != v.Counts.Prompts {
+				if side.Counts != v.Counts || side.Status != v.Status || side.Title != v.Title {
 					t.Errorf("%s: side %+v, view %+v", side.SessionID, side, v)
 				}
 			}

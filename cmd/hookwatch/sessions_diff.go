@@ -112,7 +112,7 @@ func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
 func printComparison(w io.Writer, c *attribution.Comparison) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(name, a, b string) { fmt.Fprintf(tw, "%s\t%s\t%s\n", name, a, b) }
-	num := func(f func(s attribution.SideFacts) int) (string, string) {
+	num := func(f func(s *attribution.Session) int) (string, string) {
 		return fmt.Sprint(f(c.A)), fmt.Sprint(f(c.B))
 	}
 	row("", "A", "B")
@@ -121,13 +121,14 @@ func printComparison(w io.Writer, c *attribution.Comparison) {
 	row("baseline", branchOf(c, c.A.SessionID), branchOf(c, c.B.SessionID))
 	row("outcome", outcome(c.A), outcome(c.B))
 	row("shape", shapeOf(c.A.Shape), shapeOf(c.B.Shape))
-	row("turns", fmt.Sprint(c.A.Turns), fmt.Sprint(c.B.Turns))
+	a, b := num(func(s *attribution.Session) int { return s.Counts.Prompts })
+	row("turns", a, b)
 	row("agents", agents(c.A), agents(c.B))
-	a, b := num(func(s attribution.SideFacts) int { return s.Counts.ToolCalls })
+	a, b = num(func(s *attribution.Session) int { return s.Counts.ToolCalls })
 	row("tool calls", a, b)
-	a, b = num(func(s attribution.SideFacts) int { return s.Counts.Failures })
+	a, b = num(func(s *attribution.Session) int { return s.Counts.Failures })
 	row("failures", a, b)
-	a, b = num(func(s attribution.SideFacts) int { return s.Counts.Denials })
+	a, b = num(func(s *attribution.Session) int { return s.Counts.Denials })
 	row("denials", a, b)
 	if c.A.Usage == nil && c.B.Usage == nil {
 		row("tokens", "– (no transcript imported)", "–")
@@ -200,7 +201,7 @@ func branchOf(c *attribution.Comparison, id string) string {
 
 // agents is a side's count of agents, and of them the subagents that
 // shape its work (not the compaction agents).
-func agents(s attribution.SideFacts) string {
+func agents(s *attribution.Session) string {
 	if s.Shape == nil {
 		return fmt.Sprint(s.Counts.Agents)
 	}
@@ -208,7 +209,7 @@ func agents(s attribution.SideFacts) string {
 }
 
 // outcome is a session's status and end reason.
-func outcome(s attribution.SideFacts) string {
+func outcome(s *attribution.Session) string {
 	if s.EndReason != "" {
 		return s.Status + " (" + s.EndReason + ")"
 	}

@@ -75,7 +75,7 @@ export function CompareView({ a, b, params }) {
         <${Row} name="baseline" a=${branch(c, 'a')} b=${branch(c, 'b')} testid="compare-branch" />
         <${Row} name="outcome" a=${outcome(A)} b=${outcome(B)} testid="compare-outcome" />
         <${Row} name="shape" a=${shapeLabel(A.shape) || '–'} b=${shapeLabel(B.shape) || '–'} testid="compare-shape" />
-        <${Row} name="turns" a=${num(A.turns)} b=${num(B.turns)} cls="num" />
+        <${Row} name="turns" a=${num(A.counts?.prompts)} b=${num(B.counts?.prompts)} cls="num" />
         <${Row} name="agents" a=${num(A.counts?.agents)} b=${num(B.counts?.agents)} cls="num" />
         <${Row} name="tool calls" a=${num(A.counts?.tool_calls)} b=${num(B.counts?.tool_calls)} cls="num" testid="compare-calls" />
         <${Row} name="failures" a=${num(A.counts?.failures)} b=${num(B.counts?.failures)} cls="num" />
