@@ -35,6 +35,20 @@ func serveInProcess(t *testing.T, flags ...string) string {
 	return ""
 }
 
+// collectorIn points HOOKWATCH_HOME at home, clears what would name another
+// database, token or address, starts a collector in process with flags and
+// points HOOKWATCH_URL at it; it returns that URL.
+func collectorIn(t *testing.T, home string, flags ...string) string {
+	t.Helper()
+	t.Setenv("HOOKWATCH_HOME", home)
+	for _, k := range []string{"HOOKWATCH_DB", "HOOKWATCH_TOKEN", "HOOKWATCH_ADDR"} {
+		t.Setenv(k, "")
+	}
+	base := serveInProcess(t, flags...)
+	t.Setenv("HOOKWATCH_URL", base)
+	return base
+}
+
 // getJSON decodes the answer of GET base+path into v.
 func getJSON(t *testing.T, base, path string, v any) {
 	t.Helper()
@@ -56,12 +70,7 @@ func getJSON(t *testing.T, base, path string, v any) {
 // subagents, a failed call, a denied call and a compaction.
 func TestDemo(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
-	for _, k := range []string{"HOOKWATCH_DB", "HOOKWATCH_TOKEN", "HOOKWATCH_ADDR"} {
-		t.Setenv(k, "")
-	}
-	base := serveInProcess(t)
-	t.Setenv("HOOKWATCH_URL", base)
+	base := collectorIn(t, filepath.Join(dir, "home"))
 
 	start := time.Now()
 	out := mustHW(t, "demo", "--speed", "20")

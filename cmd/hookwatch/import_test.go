@@ -35,15 +35,10 @@ func copyDir(t *testing.T, src, dst string) {
 // API; a second import adds nothing.
 func TestImportUsage(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
-	for _, k := range []string{"HOOKWATCH_DB", "HOOKWATCH_TOKEN", "HOOKWATCH_ADDR"} {
-		t.Setenv(k, "")
-	}
 	prices := filepath.Join(dir, "prices.json")
 	// The scripted model answers as claude-opus-4-8: $5 and $25 per million.
 	os.WriteFile(prices, []byte(`{"date":"2026-11-01","models":{"claude-opus-4-8":{"input":5,"output":25}}}`), 0o600)
-	base := serveInProcess(t, "--prices", prices)
-	t.Setenv("HOOKWATCH_URL", base)
+	base := collectorIn(t, filepath.Join(dir, "home"), "--prices", prices)
 	projects := filepath.Join(dir, "projects")
 	copyDir(t, "../../importer/testdata/parallel/projects", projects)
 

@@ -82,11 +82,7 @@ func TestSessions(t *testing.T) {
 
 	// A collector that imported the transcripts adds the session's shape
 	// and outcome.
-	t.Setenv("HOOKWATCH_HOME", filepath.Join(root, "home"))
-	for _, k := range []string{"HOOKWATCH_DB", "HOOKWATCH_TOKEN", "HOOKWATCH_ADDR"} {
-		t.Setenv(k, "")
-	}
-	t.Setenv("HOOKWATCH_URL", serveInProcess(t))
+	collectorIn(t, filepath.Join(root, "home"))
 	mustHW(t, "import", filepath.Join(config, "projects"))
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		out = mustHW(t, "sessions", "--cwd", project)
@@ -135,13 +131,7 @@ func captureEnvelopes(t *testing.T, name string, start time.Time) []event.Envelo
 // --json is the API's answer; unrelated sessions are refused unless
 // --unrelated.
 func TestSessionsDiff(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
-	for _, k := range []string{"HOOKWATCH_DB", "HOOKWATCH_TOKEN", "HOOKWATCH_ADDR"} {
-		t.Setenv(k, "")
-	}
-	base := serveInProcess(t)
-	t.Setenv("HOOKWATCH_URL", base)
+	base := collectorIn(t, filepath.Join(t.TempDir(), "home"))
 	start := time.Now().Add(-time.Hour)
 	envs := append(captureEnvelopes(t, "claude-code-2.1.197.jsonl", start), captureEnvelopes(t, "claude-code-2.1.332.jsonl", start.Add(30*time.Minute))...)
 	if err := postEnvelopes(context.Background(), http.DefaultClient, base, "", envs, "the captures"); err != nil {
