@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -79,3 +81,45 @@ func startCollector(ctx context.Context, home, base string) error {
 // errNotRunning is returned by stopCollector when no collector holds the
 // spool lock of the home.
 var errNotRunning = errors.New("no collector is running")
+
+// maxAPIBody bounds an answer of the collector the CLI reads.
+const maxAPIBody = 64 << 20
+
+// errUnreachable is apiGet's error when no collector answers.
+var errUnreachable = errors.New("cannot reach the collector")
+
+// apiGet GETs u from the collector at base and returns the body of a 200;
+// any other answer is an error that says what the collector said.
+func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w at %s (start it with hookwatch serve, or set HOOKWATCH_URL): %v", errUnreachable, base, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAPIBody))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the answer of %s: %w", base, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return body, nil
+	case resp.StatusCode == http.StatusUnauthorized:
+		return nil, fmt.Errorf("the collector at %s refuses HOOKWATCH_TOKEN (HTTP 401): set the token it runs with", base)
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Error == "" {
+		e.Error = strings.TrimSpace(string(body))
+	}
+	return nil, errors.New(e.Error)
+}

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -27,9 +24,6 @@ and the calls per tool, per subtype and per file. Two sessions that share
 no baseline are refused unless --unrelated asks to compare them anyway.
 
 Flags:`
-
-// maxDiffBody bounds the collector's answer the CLI reads.
-const maxDiffBody = 64 << 20
 
 // runSessionsDiff is `hookwatch sessions diff`.
 func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -67,45 +61,6 @@ func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	printComparison(stdout, c.Comparison)
 	return nil
-}
-
-// errUnreachable is apiGet's error when no collector answers.
-var errUnreachable = errors.New("cannot reach the collector")
-
-// apiGet GETs u from the collector at base and returns the body of a 200;
-// any other answer is an error that says what the collector said.
-func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%w at %s (start it with hookwatch serve, or set HOOKWATCH_URL): %v", errUnreachable, base, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDiffBody))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the answer of %s: %w", base, err)
-	}
-	switch {
-	case resp.StatusCode == http.StatusOK:
-		return body, nil
-	case resp.StatusCode == http.StatusUnauthorized:
-		return nil, fmt.Errorf("the collector at %s refuses HOOKWATCH_TOKEN (HTTP 401): set the token it runs with", base)
-	}
-	var e struct {
-		Error string `json:"error"`
-	}
-	if json.Unmarshal(body, &e) != nil || e.Error == "" {
-		e.Error = strings.TrimSpace(string(body))
-	}
-	return nil, errors.New(e.Error)
 }
 
 // printComparison prints a comparison as a table: A's column, then B's.

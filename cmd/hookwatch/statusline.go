@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -123,20 +122,8 @@ func runningAgents(ctx context.Context, session string) int {
 	base, token := collectorURL()
 	ctx, cancel := context.WithTimeout(ctx, statuslineAgentsWait)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/sessions/"+url.PathEscape(session)+"/agents", nil)
-	if err != nil {
-		return -1
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return -1
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil || resp.StatusCode != http.StatusOK || !gjson.ValidBytes(body) {
+	body, err := apiGet(ctx, base, token, base+"/v1/sessions/"+url.PathEscape(session)+"/agents")
+	if err != nil || !gjson.ValidBytes(body) {
 		return -1
 	}
 	list := gjson.GetBytes(body, "agents")
