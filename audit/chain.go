@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unsafe"
 )
 
 // The hash chain. Every line is one JSON object, the record's members in
@@ -46,7 +47,9 @@ type record interface {
 }
 
 // appendLine appends record rec to dst as the line after at, and returns
-// dst and the new position.
+// dst and the new position. The position's hash is the bytes of dst that
+// hold it, not a copy: a line is made per record, and only the last
+// position of a batch is kept (stream.write copies it).
 func appendLine(dst []byte, rec record, at link) ([]byte, link) {
 	start := len(dst)
 	dst = rec.appendJSON(dst)
@@ -57,9 +60,10 @@ func appendLine(dst []byte, rec record, at link) ([]byte, link) {
 	dst = append(dst, at.hash...)
 	dst = append(dst, '"', '}')
 	sum := sha256.Sum256(dst[start:])
-	next.hash = hex.EncodeToString(sum[:])
 	dst = append(dst[:len(dst)-1], hashPrefix...)
-	dst = append(dst, next.hash...)
+	h := len(dst)
+	dst = hex.AppendEncode(dst, sum[:])
+	next.hash = unsafe.String(&dst[h], hashLen)
 	dst = append(dst, '"', '}', '\n')
 	return dst, next
 }

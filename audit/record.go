@@ -193,6 +193,11 @@ func Preview(raw json.RawMessage) string {
 			return cut(head)
 		}
 	}
+	if !bytes.ContainsAny(raw, " \t\r\n") {
+		// Compact already (what a hand encoder or encoding/json wrote), or
+		// not JSON: either way its text as it is, without a second pass.
+		return cut(string(raw))
+	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {
 		return cut(string(raw))

@@ -36,6 +36,10 @@ type WriterOptions struct {
 	// descriptors each); the least recently written is closed first and
 	// opened again when written to (default 256).
 	MaxOpenSessions int
+	// UniqueCalls tells the Writer that its producer gives each tool call
+	// once, as an in-process recorder does: it neither remembers nor looks
+	// up tool_use_ids, so its memory does not grow with a session's calls.
+	UniqueCalls bool
 }
 
 // Writer appends audit records to a directory: one subdirectory per
@@ -51,7 +55,8 @@ type WriterOptions struct {
 // A Writer writes each tool call of a session once, the first record given
 // for its tool_use_id. It remembers them while the session is open and, on
 // opening a session again, from its active tool_calls file (a call whose
-// record is in a rotated segment only may be written again).
+// record is in a rotated segment only may be written again) — unless
+// WriterOptions.UniqueCalls says the producer sees to it.
 //
 // A write is one write(2) per stream and batch, not synced: a crash of the
 // process loses nothing written, a crash of the machine may. A write that
@@ -61,6 +66,7 @@ type Writer struct {
 	root    string
 	maxSize int64
 	maxOpen int
+	unique  bool
 
 	mu   sync.Mutex
 	open map[string]*sessionFiles
@@ -87,7 +93,7 @@ func NewWriter(root string, o WriterOptions) (*Writer, error) {
 	if o.MaxOpenSessions <= 0 {
 		o.MaxOpenSessions = defaultMaxOpen
 	}
-	return &Writer{root: root, maxSize: o.MaxFileBytes, maxOpen: o.MaxOpenSessions,
+	return &Writer{root: root, maxSize: o.MaxFileBytes, maxOpen: o.MaxOpenSessions, unique: o.UniqueCalls,
 		open: map[string]*sessionFiles{}}, nil
 }
 
@@ -142,11 +148,20 @@ func (w *Writer) WriteToolCalls(sessionID string, recs []ToolCall) (int, error) 
 	if err != nil {
 		return 0, err
 	}
-	if err := sf.openCalls(w.maxSize); err != nil {
+	if err := sf.openCalls(w.maxSize, !w.unique); err != nil {
 		return 0, err
 	}
 	w.buf = w.buf[:0]
 	at := sf.calls.at
+	if w.unique {
+		for i := range recs {
+			w.buf, at = appendLine(w.buf, &recs[i], at)
+		}
+		if err := sf.calls.write(w.buf, at); err != nil {
+			return 0, err
+		}
+		return len(recs), nil
+	}
 	var ids []string
 	for i := range recs {
 		id := recs[i].ToolUseID
@@ -283,15 +298,19 @@ func (sf *sessionFiles) openEvents(maxSize int64) error {
 	return nil
 }
 
-// openCalls opens the session's tool calls stream if it is not open, and
-// reads the ids of the calls in its active file.
-func (sf *sessionFiles) openCalls(maxSize int64) error {
+// openCalls opens the session's tool calls stream if it is not open, and,
+// with ids, reads the ids of the calls in its active file.
+func (sf *sessionFiles) openCalls(maxSize int64, ids bool) error {
 	if sf.calls != nil {
 		return nil
 	}
 	s, err := openStream(sf.dir, ToolCallsFile, maxSize)
 	if err != nil {
 		return err
+	}
+	if !ids {
+		sf.calls = s
+		return nil
 	}
 	written := map[string]struct{}{}
 	if err := s.eachLine(func(line []byte) {
@@ -405,7 +424,7 @@ func (s *stream) write(lines []byte, at link) error {
 		return fmt.Errorf("cannot write %s: %w", filepath.Join(s.dir, s.name), err)
 	}
 	s.size += int64(n)
-	s.at = at
+	s.at = link{line: at.line, hash: strings.Clone(at.hash)} // at.hash is in the caller's buffer
 	return nil
 }
 

@@ -172,21 +172,7 @@ func Apply(p map[string]json.RawMessage, o Options) (changed bool) {
 				renamed = append(renamed, k)
 			}
 		}
-		var nv json.RawMessage
-		var ch bool
-		switch {
-		case k == "tool_response":
-			nv, ch = captureValue(v, o)
-		case k == "tool_input" && o.capture() != CaptureFull && isPatchTool(p["tool_name"]):
-			nv, ch = patchInput(v, o)
-		case k == "tool_calls":
-			nv, ch = toolCalls(v, o)
-		case keep(k) || !o.Redact:
-			continue
-		default:
-			nv, ch = redactRaw(v)
-		}
-		if ch {
+		if nv, ch := Member(k, v, p["tool_name"], o); ch {
 			p[k] = nv
 			changed = true
 		}
@@ -208,6 +194,26 @@ func Apply(p map[string]json.RawMessage, o Options) (changed bool) {
 		changed = true
 	}
 	return changed
+}
+
+// Member applies o to the value v of the top-level member named key of a
+// hook payload whose tool_name member is toolName (its JSON text, nil when
+// none), as Apply does, and reports whether it changed it. It is Apply for
+// a producer that writes a payload member by member (an in-process agent's
+// calls): the same rules, without a map of the payload. The key itself is
+// not redacted (Apply does that).
+func Member(key string, v, toolName json.RawMessage, o Options) (json.RawMessage, bool) {
+	switch {
+	case key == "tool_response":
+		return captureValue(v, o)
+	case key == "tool_input" && o.capture() != CaptureFull && isPatchTool(toolName):
+		return patchInput(v, o)
+	case key == "tool_calls":
+		return toolCalls(v, o)
+	case keep(key) || !o.Redact:
+		return v, false
+	}
+	return redactRaw(v)
 }
 
 // keep reports whether a member carries an id, a path, a name, an enum, a

@@ -13,28 +13,31 @@ import (
 
 // BenchmarkCallAudited is BenchmarkCall with the audit trail on: each call
 // is recorded by an AuditRecorder (privacy rules, previews, the audit
-// encoder and hash chain) into a real audit directory, 64 calls a write.
+// encoder and hash chain) into a real audit directory, 64 calls a write:
+// its tool_calls.jsonl line only, or with its two events.jsonl lines.
 func BenchmarkCallAudited(b *testing.B) {
 	input := map[string]any{"file_path": "/etc/hosts"}
 	ctx := SpawnAgent(WithTask(context.Background(), "t1"), "a1", "worker")
-	for _, match := range []bool{false, true} {
-		w, err := audit.NewWriter(b.TempDir(), audit.WriterOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		rec := NewAuditRecorder(w, AuditOptions{})
-		x := &Executor{Registry: tenMatchers(b, match), Tools: map[string]Tool{"Read": read}, Recorder: rec, SessionID: "bench"}
-		b.Run(fmt.Sprintf("10-matchers/matching=%v", match), func(b *testing.B) {
-			b.ReportAllocs()
-			defer reportCPU(b)()
-			for b.Loop() {
-				sink, _ = x.Call(ctx, "Read", input)
-			}
-			if err := rec.Flush(); err != nil {
+	for _, events := range []bool{false, true} {
+		for _, match := range []bool{false, true} {
+			w, err := audit.NewWriter(b.TempDir(), audit.WriterOptions{UniqueCalls: true})
+			if err != nil {
 				b.Fatal(err)
 			}
-		})
-		w.Close()
+			rec := NewAuditRecorder(w, AuditOptions{NoEvents: !events})
+			x := &Executor{Registry: tenMatchers(b, match), Tools: map[string]Tool{"Read": read}, Recorder: rec, SessionID: "bench"}
+			b.Run(fmt.Sprintf("10-matchers/matching=%v/events=%v", match, events), func(b *testing.B) {
+				b.ReportAllocs()
+				defer reportCPU(b)()
+				for b.Loop() {
+					sink, _ = x.Call(ctx, "Read", input)
+				}
+				if err := rec.Flush(); err != nil {
+					b.Fatal(err)
+				}
+			})
+			w.Close()
+		}
 	}
 }
 

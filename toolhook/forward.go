@@ -3,11 +3,9 @@ package toolhook
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
-	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/spool"
 )
@@ -250,91 +247,26 @@ func (f *Forwarder) post(recs [][]byte) error {
 }
 
 // envelopes encodes a finished call as its PreToolUse and PostToolUse (or
-// PostToolUseFailure) envelopes.
+// PostToolUseFailure) envelopes (payload.go).
 func (f *Forwarder) envelopes(c *Call) [][]byte {
-	base := map[string]json.RawMessage{}
-	str := func(k, v string) {
-		if v != "" {
-			base[k], _ = json.Marshal(v)
-		}
-	}
-	str("session_id", c.SessionID)
-	str("tool_name", c.ToolName)
-	str("tool_use_id", c.ToolUseID)
-	str("agent_id", c.AgentID)
-	if c.AgentID != "" {
-		base["agent_type"], _ = json.Marshal(c.AgentType)
-	}
-	if b, err := json.Marshal(c.Input); err == nil && c.Input != nil {
-		base["tool_input"] = b
-	}
+	m := membersOf(c, f.privacy)
 	var meta *event.SubagentMeta
 	if c.AgentID != "" {
 		meta = &event.SubagentMeta{AgentType: c.AgentType, ToolUseID: c.ParentToolUseID, SpawnDepth: c.Depth}
 	}
-	enc := func(name string, at time.Time, p map[string]json.RawMessage) []byte {
-		p["hook_event_name"], _ = json.Marshal(name)
-		privacy.Apply(p, f.privacy)
-		payload := appendObject(nil, p)
+	enc := func(name string, at time.Time) []byte {
 		e := event.Envelope{
 			ID: event.NewID(at), Runtime: event.RuntimeGoSDK, Kind: event.KindHook, ReceivedAt: at.UTC(),
-			Subagent: meta, Payload: payload,
+			Subagent: meta, Payload: appendPayload(make([]byte, 0, payloadSize(c, &m)), c, name, &m),
 		}
-		if name == event.PreToolUse && c.Decision != nil {
-			if a := c.Decision.Audit(); a != nil {
-				e.Decision, _ = json.Marshal(a)
-			}
+		if name == event.PreToolUse {
+			e.Decision = m.decision
 		}
 		return e.AppendJSON(nil)
 	}
-	pre := enc(event.PreToolUse, c.Start, clone(base))
-	post := clone(base)
-	name := event.PostToolUse
-	switch {
-	case c.Err != nil:
-		name = event.PostToolUseFailure
-		post["error"], _ = json.Marshal(c.Err.Error())
-		if c.Status == "interrupted" {
-			post["is_interrupt"] = json.RawMessage("true")
-		}
-	default:
-		if b, err := json.Marshal(c.Output); err == nil && c.Output != nil {
-			post["tool_response"] = b
-		}
-	}
-	out := [][]byte{pre}
-	if c.Status == "denied" {
-		// A refused call never ran: its PreToolUse decision says so.
-		return out
-	}
-	return append(out, enc(name, c.Start.Add(c.Duration), post))
-}
-
-// appendObject appends p as a JSON object, its members sorted by key as
-// encoding/json sorts them. Its values are JSON as encoding/json and the
-// privacy rules wrote them: compact and valid, copied as they are.
-func appendObject(b []byte, p map[string]json.RawMessage) []byte {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonstr.AppendQuoted(b, k)
-		b = append(b, ':')
-		b = append(b, p[k]...)
-	}
-	return append(b, '}')
-}
-
-func clone(m map[string]json.RawMessage) map[string]json.RawMessage {
-	out := make(map[string]json.RawMessage, len(m)+2)
-	for k, v := range m {
-		out[k] = v
+	out := [][]byte{enc(event.PreToolUse, c.Start)}
+	if post := postEvent(c); post != "" {
+		out = append(out, enc(post, c.Start.Add(c.Duration)))
 	}
 	return out
 }

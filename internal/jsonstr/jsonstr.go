@@ -20,9 +20,17 @@ func AppendQuoted(dst []byte, s string) []byte {
 // embedded in HTML.
 func AppendEscaped(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
+	// Bytes that need nothing are copied in runs, not one by one: most
+	// text has no byte to escape at all.
+	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
 				dst = append(dst, '\\', c)
@@ -37,22 +45,19 @@ func AppendEscaped(dst []byte, s string) []byte {
 			case '\t':
 				dst = append(dst, '\\', 't')
 			default:
-				if c < 0x20 {
-					dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-				} else {
-					dst = append(dst, c)
-				}
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 			}
 			i++
+			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
-		} else {
-			dst = append(dst, s[i:i+size]...)
+			start = i + size
 		}
 		i += size
 	}
-	return dst
+	return append(dst, s[start:]...)
 }

@@ -1,0 +1,130 @@
+package toolhook
+
+import (
+	"encoding/json"
+
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/jsonstr"
+	"github.com/hookwatch/hookwatch/privacy"
+)
+
+// A finished call is recorded as the hook events Claude Code would have
+// fired for it: a PreToolUse, then a PostToolUse, or a PostToolUseFailure
+// when it failed (none when it was refused: it never ran). The Forwarder
+// sends them to a collector as envelopes; the AuditRecorder writes them to
+// events.jsonl, and the call's line of tool_calls.jsonl previews the same
+// members. Both build them here, so a session's trail written in process
+// and the collector's export of the same session hold the same payloads.
+
+// members are the members of a call's payloads that the privacy rules
+// change, passed through them once (package privacy, Member): the
+// PreToolUse and the PostToolUse share them, and the tool-call record
+// previews them.
+type members struct {
+	// input is the tool_input; output the tool_response as captured (a
+	// preview object by default); errText the error as a JSON string. Each
+	// is nil when the call has none.
+	input, output, errText json.RawMessage
+	// decision is the merged decision's decision.Audit, nil when none.
+	decision json.RawMessage
+}
+
+// membersOf encodes c's input, output and error and applies the privacy
+// rules o to them.
+func membersOf(c *Call, o privacy.Options) members {
+	var m members
+	var nb [64]byte
+	name := jsonstr.AppendQuoted(nb[:0], c.ToolName)
+	if c.Input != nil {
+		if b, err := appendValue(make([]byte, 0, 128), c.Input); err == nil {
+			m.input, _ = privacy.Member("tool_input", b, name, o)
+		}
+	}
+	if c.Err != nil {
+		m.errText, _ = privacy.Member("error", jsonstr.AppendQuoted(nil, c.Err.Error()), name, o)
+	} else if c.Output != nil {
+		if b, err := appendValue(make([]byte, 0, 128), c.Output); err == nil {
+			m.output, _ = privacy.Member("tool_response", b, name, o)
+		}
+	}
+	if c.Decision != nil {
+		if a := c.Decision.Audit(); a != nil {
+			m.decision, _ = json.Marshal(a)
+		}
+	}
+	return m
+}
+
+// postEvent is the name of the event that ends c, "" when c never ran.
+func postEvent(c *Call) string {
+	switch {
+	case c.Status == attribution.StatusDenied:
+		return ""
+	case c.Err != nil:
+		return event.PostToolUseFailure
+	}
+	return event.PostToolUse
+}
+
+// payloadSize is about the size of a payload of c.
+func payloadSize(c *Call, m *members) int {
+	return 192 + len(c.AgentID) + len(c.AgentType) + len(c.TaskID) + len(c.SessionID) + len(c.ToolName) +
+		len(c.ToolUseID) + len(m.input) + len(m.output) + len(m.errText)
+}
+
+// appendPayload appends the payload of c's event name (PreToolUse or
+// postEvent's), its members sorted by key as encoding/json sorts a map's.
+// The task is the payload's prompt_id: the turn the call belongs to.
+func appendPayload(b []byte, c *Call, name string, m *members) []byte {
+	b = append(b, '{')
+	sep := false
+	member := func(key, v string) {
+		if sep {
+			b = append(b, ',')
+		}
+		b = jsonstr.AppendQuoted(b, key)
+		b = append(b, ':')
+		b = jsonstr.AppendQuoted(b, v)
+		sep = true
+	}
+	str := func(key, v string) {
+		if v != "" {
+			member(key, v)
+		}
+	}
+	raw := func(key string, v json.RawMessage) {
+		if v == nil {
+			return
+		}
+		if sep {
+			b = append(b, ',')
+		}
+		b = jsonstr.AppendQuoted(b, key)
+		b = append(b, ':')
+		b = append(b, v...)
+		sep = true
+	}
+	post := name != event.PreToolUse
+	str("agent_id", c.AgentID)
+	if c.AgentID != "" {
+		// A sub-agent's type, "" included, as Claude Code sends it.
+		member("agent_type", c.AgentType)
+	}
+	if post {
+		raw("error", m.errText)
+	}
+	str("hook_event_name", name)
+	if post && m.errText != nil && c.Status == attribution.StatusInterrupted {
+		raw("is_interrupt", json.RawMessage("true"))
+	}
+	str("prompt_id", c.TaskID)
+	str("session_id", c.SessionID)
+	raw("tool_input", m.input)
+	str("tool_name", c.ToolName)
+	if post {
+		raw("tool_response", m.output)
+	}
+	str("tool_use_id", c.ToolUseID)
+	return append(b, '}')
+}
