@@ -187,10 +187,7 @@ func Preview(raw json.RawMessage) string {
 	// What the privacy rules kept of a tool's output: its head and tail.
 	if raw[0] == '{' && bytes.Contains(raw, []byte(`"hookwatch_capture"`)) {
 		if head, tail, ok := captured(raw); ok {
-			if tail != "" {
-				return cut(head + " … " + tail)
-			}
-			return cut(head)
+			return CapturedPreview(head, tail)
 		}
 	}
 	if !bytes.ContainsAny(raw, " \t\r\n") {
@@ -203,6 +200,15 @@ func Preview(raw json.RawMessage) string {
 		return cut(string(raw))
 	}
 	return cut(b.String())
+}
+
+// CapturedPreview is Preview of a privacy preview object holding head and
+// tail (privacy.ToolResponse), for its producer, which need not decode it.
+func CapturedPreview(head, tail string) string {
+	if tail != "" {
+		return cut(head + " … " + tail)
+	}
+	return cut(head)
 }
 
 // captured reads the head and tail of a privacy preview object

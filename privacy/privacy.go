@@ -261,7 +261,8 @@ func captureValue(raw json.RawMessage, o Options) (json.RawMessage, bool) {
 		}
 		return raw, false
 	case CapturePreview:
-		return previewObject(raw, o), true
+		b, _, _, _ := previewObject(raw, o)
+		return b, true
 	}
 	return noneObject(strconv.Itoa(len(raw))), true
 }
@@ -335,9 +336,25 @@ func noneObject(n string) json.RawMessage {
 // private key is about 3.2 KiB) and not left half visible.
 const window = 4 << 10
 
-// previewObject builds the preview capture of raw. Its redaction depends on
-// the preview budget, not on len(raw).
-func previewObject(raw json.RawMessage, o Options) json.RawMessage {
+// ToolResponse is Member("tool_response", raw, nil, o) for a tool's output
+// that was not captured before, which also returns, when it made a preview
+// object, the head and tail that object holds (ok): what a reader decodes
+// from it, without decoding it. ok is false for any other capture.
+func ToolResponse(raw json.RawMessage, o Options) (v json.RawMessage, head, tail string, ok bool) {
+	if t := bytes.TrimSpace(raw); o.capture() == CapturePreview && len(t) > 0 && string(t) != "null" {
+		if _, captured := parseCaptured(t, o); !captured {
+			return previewObject(raw, o)
+		}
+	}
+	v, _ = captureValue(raw, o)
+	return v, "", "", false
+}
+
+// previewObject builds the preview capture of raw and returns it, with the
+// head and tail it holds when ok (ok is false when a redaction of the
+// object itself changed them). Its redaction depends on the preview
+// budget, not on len(raw).
+func previewObject(raw json.RawMessage, o Options) (b json.RawMessage, head, tail string, ok bool) {
 	hb, tb := o.split()
 	// The text is redacted on its decoded strings, as it was sent, before
 	// it is cut: in the JSON text a secret on the second line of a
@@ -349,7 +366,6 @@ func previewObject(raw json.RawMessage, o Options) json.RawMessage {
 		}
 		return string(raw[from:to])
 	}
-	var head, tail string
 	if len(raw) <= hb+tb+2*window {
 		r := red(0, len(raw))
 		head = cutHead(r, hb)
@@ -360,7 +376,7 @@ func previewObject(raw json.RawMessage, o Options) json.RawMessage {
 		head = cutHead(red(0, hb+window), hb)
 		tail = cutTail(red(len(raw)-tb-window, len(raw)), tb, 0)
 	}
-	b := make([]byte, 0, len(head)+len(tail)+96)
+	b = make([]byte, 0, len(head)+len(tail)+96)
 	b = append(b, `{"`+captureKey+`":"preview","bytes":`...)
 	b = strconv.AppendInt(b, int64(len(raw)), 10)
 	b = append(b, `,"head":`...)
@@ -370,6 +386,7 @@ func previewObject(raw json.RawMessage, o Options) json.RawMessage {
 		b = jsonstr.AppendQuoted(b, tail)
 	}
 	b = append(b, '}')
+	ok = true
 	if o.Redact {
 		// A cut can make a secret of what was none (a key pattern too
 		// long to match, cut to the right length): redact the preview as
@@ -379,10 +396,10 @@ func previewObject(raw json.RawMessage, o Options) json.RawMessage {
 			if n == 0 {
 				break
 			}
-			b = r
+			b, ok = r, false
 		}
 	}
-	return b
+	return b, head, tail, ok
 }
 
 const marker = "[REDACTED:"

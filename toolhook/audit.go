@@ -49,11 +49,11 @@ type AuditRecorder struct {
 	batch   int
 	events  bool
 
-	mu     sync.Mutex
+	mu      sync.Mutex
 	seq     int64
 	pending []audit.Event
 	calls   []audit.ToolCall
-	err    error
+	err     error
 }
 
 // NewAuditRecorder returns an AuditRecorder writing to w.
@@ -153,8 +153,11 @@ func toolCallRecord(c *Call, m *members) audit.ToolCall {
 		Schema: audit.ToolCallSchema, SessionID: c.SessionID, ToolUseID: c.ToolUseID, ToolName: c.ToolName,
 		AgentID: c.AgentID, AgentType: agentType(c), ParentToolUseID: c.ParentToolUseID, Depth: c.Depth, PromptID: c.TaskID,
 		StartedAt: c.Start.UTC(), EndedAt: &end, DurationMS: &ms, Status: c.Status,
-		InputPreview: audit.Preview(m.input), OutputPreview: audit.Preview(m.output),
+		InputPreview: audit.Preview(m.input), OutputPreview: m.outputPreview,
 		Decision: m.decision,
+	}
+	if !m.previewed {
+		rec.OutputPreview = audit.Preview(m.output)
 	}
 	if m.errText != nil {
 		rec.Error, _ = jsonscan.Unquote(m.errText)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/audit"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"github.com/hookwatch/hookwatch/privacy"
@@ -28,6 +29,10 @@ type members struct {
 	input, output, errText json.RawMessage
 	// decision is the merged decision's decision.Audit, nil when none.
 	decision json.RawMessage
+	// outputPreview is the preview of output, when privacy made it
+	// (previewed).
+	outputPreview string
+	previewed     bool
 }
 
 // membersOf encodes c's input, output and error and applies the privacy
@@ -45,7 +50,11 @@ func membersOf(c *Call, o privacy.Options) members {
 		m.errText, _ = privacy.Member("error", jsonstr.AppendQuoted(nil, c.Err.Error()), name, o)
 	} else if c.Output != nil {
 		if b, err := appendValue(make([]byte, 0, 128), c.Output); err == nil {
-			m.output, _ = privacy.Member("tool_response", b, name, o)
+			var head, tail string
+			m.output, head, tail, m.previewed = privacy.ToolResponse(b, o)
+			if m.previewed {
+				m.outputPreview = audit.CapturedPreview(head, tail)
+			}
 		}
 	}
 	if c.Decision != nil {

@@ -1,0 +1,70 @@
+package toolhook
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/audit"
+	"github.com/hookwatch/hookwatch/internal/jsonstr"
+	"github.com/hookwatch/hookwatch/privacy"
+)
+
+// FuzzMembers holds what a call's records keep of its input, output and
+// error — each passed through the privacy rules once, the output's preview
+// taken from the parts privacy made — to what the rules give a whole
+// payload (privacy.Apply) and a reader of it (audit.Preview): the same
+// bytes, so no secret the payload rules redact passes by the shortcut.
+func FuzzMembers(f *testing.F) {
+	const tok = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	long := strings.Repeat("line of output\n", 60)
+	for _, s := range []string{
+		"", "plain", tok, "export GITHUB_TOKEN=" + tok, "password=hunter2", "AKIAIOSFODNN7EXAMPLE",
+		long + "Authorization: Bearer abcdef0123456789abcdef\n" + long,
+		long[:500] + "sk-ant-api03-" + strings.Repeat("x", 90) + long,
+		`{"password":"hunter2","nested":"{\"api_key\":\"0123456789abcdef0123\"}"}`,
+		"<tag> & \"quoted\" \x01 é \xff",
+	} {
+		f.Add(s, s, s, false)
+		f.Add("ls", s, "", true)
+	}
+	f.Fuzz(func(t *testing.T, in, out, errText string, object bool) {
+		for _, o := range []privacy.Options{privacy.DefaultOptions(), {Capture: privacy.CaptureFull, Redact: true}, {Capture: privacy.CaptureNone, Redact: true}, {Capture: privacy.CapturePreview, PreviewBytes: 40, Redact: true}} {
+			c := &Call{ToolName: "Bash", Input: map[string]any{"command": in, in: 1}}
+			c.Output = any(out)
+			if object {
+				c.Output = map[string]any{"stdout": out, "stderr": in}
+			}
+			if errText != "" && !object {
+				c.Err = errors.New(errText)
+			}
+			m := membersOf(c, o)
+			rec := toolCallRecord(c, &m)
+
+			p := map[string]json.RawMessage{"tool_name": json.RawMessage(`"Bash"`)}
+			p["tool_input"], _ = appendValue(nil, c.Input)
+			if c.Err != nil {
+				p["error"] = jsonstr.AppendQuoted(nil, c.Err.Error())
+			} else {
+				p["tool_response"], _ = appendValue(nil, c.Output)
+			}
+			privacy.Apply(p, o)
+			if string(m.input) != string(p["tool_input"]) {
+				t.Fatalf("%+v: tool_input %s, Apply's %s", o, m.input, p["tool_input"])
+			}
+			if c.Err == nil && string(m.output) != string(p["tool_response"]) {
+				t.Fatalf("%+v: tool_response %s, Apply's %s", o, m.output, p["tool_response"])
+			}
+			if c.Err != nil && string(m.errText) != string(p["error"]) {
+				t.Fatalf("%+v: error %s, Apply's %s", o, m.errText, p["error"])
+			}
+			if want := audit.Preview(p["tool_input"]); rec.InputPreview != want {
+				t.Fatalf("%+v: input preview %q, want %q", o, rec.InputPreview, want)
+			}
+			if want := audit.Preview(p["tool_response"]); c.Err == nil && rec.OutputPreview != want {
+				t.Fatalf("%+v: output preview %q, want %q", o, rec.OutputPreview, want)
+			}
+		}
+	})
+}
