@@ -71,7 +71,7 @@ func TestAuditTrail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := toolCallSchema(t)
+	schema := trailSchema(t, "tool_call.v1.schema.json")
 	var recs []audit.ToolCall
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
@@ -110,31 +110,4 @@ func TestAuditTrail(t *testing.T) {
 	if err := json.Unmarshal(deploy.Decision, &d); err != nil || deploy.Status != "denied" || d.Action != "deny" || d.Reason != "no deploys on Fridays" {
 		t.Fatalf("denied call: %+v, decision %s", deploy, deploy.Decision)
 	}
-}
-
-// toolCallSchema compiles the published schema of tool_calls.jsonl (which
-// refers to the event schema for shared definitions).
-func toolCallSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	const base = "https://github.com/hookwatch/hookwatch/docs/audit/"
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	for _, name := range []string{"event.v1.schema.json", "tool_call.v1.schema.json"} {
-		b, err := os.ReadFile(filepath.Join("..", "docs", "audit", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if err := c.AddResource(base+name, doc); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := c.Compile(base + "tool_call.v1.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
