@@ -1,8 +1,9 @@
 // Command agenttree is a tiny multi-agent program: an orchestrator spawns
 // two workers in parallel, each of which spawns two sub-workers in
 // parallel, every agent reading one file. Its calls go through a
-// toolhook.Executor into an audit trail (the same tool_calls.jsonl as
-// `hookwatch export`), where depth and parent tool_use_id show the tree,
+// toolhook.Executor into an audit trail (the events.jsonl and
+// tool_calls.jsonl of `hookwatch export`), where depth and parent
+// tool_use_id show the tree,
 // and, with -collector, to a hookwatch collector, which shows the session
 // and its agents as it shows Claude Code's.
 //
@@ -52,7 +53,7 @@ func main1(dir, url, spoolDir string) error {
 // run runs the agents, recording their calls in the audit trail in dir
 // and, if also is not nil, with also.
 func run(ctx context.Context, dir string, also toolhook.Recorder) error {
-	w, err := audit.NewWriter(dir, audit.WriterOptions{})
+	w, err := audit.NewWriter(dir, audit.WriterOptions{UniqueCalls: true})
 	if err != nil {
 		return err
 	}
