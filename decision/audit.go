@@ -1,6 +1,11 @@
 package decision
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/hookwatch/hookwatch/internal/jsonstr"
+)
 
 // Actions named in audit records and notes.
 const (
@@ -172,4 +177,51 @@ func appendUnique(ss []string, s string) []string {
 		}
 	}
 	return append(ss, s)
+}
+
+// AppendJSON appends a as JSON: the members and bytes of encoding/json's,
+// but that '<', '>' and '&' are not escaped (package jsonstr), without
+// reflection, for a producer that records a decision with every call.
+func (a *Audit) AppendJSON(b []byte) []byte {
+	b = append(b, `{"action":`...)
+	b = jsonstr.AppendQuoted(b, a.Action)
+	b = append(b, `,"rule_ids":[`...)
+	for i, id := range a.RuleIDs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonstr.AppendQuoted(b, id)
+	}
+	b = append(b, ']')
+	if a.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = jsonstr.AppendQuoted(b, a.Reason)
+	}
+	b = append(b, `,"enforced":`...)
+	b = strconv.AppendBool(b, a.Enforced)
+	if len(a.Rules) > 0 {
+		b = append(b, `,"rules":[`...)
+		for i, n := range a.Rules {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"rule_id":`...)
+			b = jsonstr.AppendQuoted(b, n.RuleID)
+			b = append(b, `,"action":`...)
+			b = jsonstr.AppendQuoted(b, n.Action)
+			if n.Reason != "" {
+				b = append(b, `,"reason":`...)
+				b = jsonstr.AppendQuoted(b, n.Reason)
+			}
+			b = append(b, `,"enforced":`...)
+			b = strconv.AppendBool(b, n.Enforced)
+			if n.Error != "" {
+				b = append(b, `,"error":`...)
+				b = jsonstr.AppendQuoted(b, n.Error)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }

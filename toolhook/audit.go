@@ -147,12 +147,15 @@ func ToolCallRecord(c *Call, o privacy.Options) audit.ToolCall {
 }
 
 func toolCallRecord(c *Call, m *members) audit.ToolCall {
-	end := c.Start.Add(c.Duration).UTC()
-	ms := c.Duration.Milliseconds()
+	// One allocation for both of the record's pointers.
+	end := &struct {
+		at time.Time
+		ms int64
+	}{c.Start.Add(c.Duration).UTC(), c.Duration.Milliseconds()}
 	rec := audit.ToolCall{
 		Schema: audit.ToolCallSchema, SessionID: c.SessionID, ToolUseID: c.ToolUseID, ToolName: c.ToolName,
 		AgentID: c.AgentID, AgentType: agentType(c), ParentToolUseID: c.ParentToolUseID, Depth: c.Depth, PromptID: c.TaskID,
-		StartedAt: c.Start.UTC(), EndedAt: &end, DurationMS: &ms, Status: c.Status,
+		StartedAt: c.Start.UTC(), EndedAt: &end.at, DurationMS: &end.ms, Status: c.Status,
 		InputPreview: audit.Preview(m.input), OutputPreview: m.outputPreview,
 		Decision: m.decision,
 	}

@@ -59,7 +59,7 @@ func membersOf(c *Call, o privacy.Options) members {
 	}
 	if c.Decision != nil {
 		if a := c.Decision.Audit(); a != nil {
-			m.decision, _ = json.Marshal(a)
+			m.decision = a.AppendJSON(make([]byte, 0, 128))
 		}
 	}
 	return m
