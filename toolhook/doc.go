@@ -29,9 +29,19 @@
 //		log.Print(err) // invalid rules are left out, the others apply
 //	}
 //
+//	// The audit trail: <dir>/<session>/events.jsonl and tool_calls.jsonl.
+//	w, err := audit.NewWriter(dir, audit.WriterOptions{UniqueCalls: true})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer w.Close()
+//	trail := toolhook.NewAuditRecorder(w, toolhook.AuditOptions{})
+//	defer trail.Flush()
+//
 //	x := &toolhook.Executor{
 //		Registry:  &hooks,
 //		SessionID: "refunds-2026-11-25",
+//		Recorder:  trail,
 //		Tools: map[string]toolhook.Tool{
 //			"process_refund": processRefund,
 //			"Task": func(ctx context.Context, in map[string]any) (any, error) {
@@ -69,14 +79,22 @@
 //
 // # Recorders
 //
-// An AuditRecorder writes each call to the audit trail; a Forwarder sends it
-// to a hookwatch collector, where the session and its agent tree appear as
-// Claude Code's do; Recorders hands each call to several.
+// A call is recorded as the hook events Claude Code would have fired for
+// it: a PreToolUse, then a PostToolUse or a PostToolUseFailure (none after
+// a refused call), their payloads passed through the privacy rules (package
+// privacy) as the hook passes a payload. An AuditRecorder writes those
+// events and the call to the audit trail, so that a session's directory
+// holds what `hookwatch export` writes (docs/audit.md); a Forwarder sends
+// the same payloads to a hookwatch collector, where the session and its
+// agent tree appear as Claude Code's do; Recorders hands each call to
+// several.
 //
 // # Cost
 //
 // With hooks registered but none matching, a call costs two allocations
 // (the Call, the tool's context) and well under a microsecond; which hooks
-// apply to a tool is worked out once per tool name and phase. See
-// docs/benchmarks.md.
+// apply to a tool is worked out once per tool name and phase. Recording a
+// call costs more than running its hooks — the privacy rules, the hash
+// chain and the write — a few microseconds a line; AuditOptions.NoEvents
+// writes one line a call instead of three. See docs/benchmarks.md.
 package toolhook
