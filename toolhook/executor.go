@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -124,7 +125,8 @@ type Executor struct {
 	// Approve answers a merged "ask": true runs the call. nil denies it.
 	Approve func(ctx context.Context, c *Call) bool
 
-	ids atomic.Uint64
+	idBase sync.Once
+	ids    atomic.Uint64
 }
 
 // Call runs the tool named name with input through the hooks, with a fresh
@@ -161,13 +163,15 @@ const idPrefix = "toolu_hw_"
 // newID makes a tool_use_id in the call's own buffer: unique per Executor
 // (a random base, then a counter), without an allocation of its own.
 func (x *Executor) newID(c *Call) string {
-	n := x.ids.Add(1)
-	if n == 1 {
+	// The random base is set before any id is taken: calls that start
+	// together, in the goroutines of parallel agents, would otherwise
+	// take the small ids of the counter before it is added.
+	x.idBase.Do(func() {
 		var b [8]byte
 		rand.Read(b[:])
-		x.ids.Add(binary.LittleEndian.Uint64(b[:]) &^ (1 << 63))
-		n = x.ids.Add(1)
-	}
+		x.ids.Store(binary.LittleEndian.Uint64(b[:]) &^ (1 << 63))
+	})
+	n := x.ids.Add(1)
 	buf := append(c.idbuf[:0], idPrefix...)
 	for i := 15; i >= 0; i-- {
 		buf = append(buf, "0123456789abcdef"[(n>>(4*i))&0xf])

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -226,5 +227,46 @@ func TestWrapAndUnknownTool(t *testing.T) {
 	}
 	if len(rec.calls) != 2 || rec.calls[0].ToolName != "lookup" || rec.calls[1].Status != "error" {
 		t.Fatalf("recorded %d calls", len(rec.calls))
+	}
+}
+
+// idRecorder keeps the tool_use_ids of the calls it records.
+type idRecorder struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (r *idRecorder) Record(c *Call) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ids = append(r.ids, c.ToolUseID)
+}
+
+// TestIDsOfParallelFirstCalls starts the first calls of an Executor
+// together: each gets an id from the random base, none a small number of
+// the counter that another Executor (another process recording the same
+// session) would give too.
+func TestIDsOfParallelFirstCalls(t *testing.T) {
+	rec := &idRecorder{}
+	x := &Executor{Tools: map[string]Tool{"echo": echo}, Recorder: rec}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			x.Call(context.Background(), "echo", nil)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, id := range rec.ids {
+		n, err := strconv.ParseUint(strings.TrimPrefix(id, idPrefix), 16, 64)
+		if err != nil || seen[id] || n < 1<<20 {
+			t.Fatalf("id %q (%d, %v) among %q", id, n, err, rec.ids)
+		}
+		seen[id] = true
 	}
 }
