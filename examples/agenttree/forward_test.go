@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/audit"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -21,7 +24,8 @@ import (
 // collector is down (they are spooled), then starts a real collector (a
 // SQLite file) at that address, whose model of the session, read through
 // /v1/sessions/{id}/agents, must be the program's tree once a new
-// Forwarder delivered the spool.
+// Forwarder delivered the spool. An export of that session (`hookwatch
+// export`) holds the events the program's own audit trail holds.
 func TestCollectorShowsTheTree(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -36,7 +40,8 @@ func TestCollectorShowsTheTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := run(context.Background(), t.TempDir(), fw); err != nil {
+	sdkDir := t.TempDir()
+	if err := run(context.Background(), sdkDir, fw); err != nil {
 		t.Fatal(err)
 	}
 	if err := fw.Close(); err != nil || fw.Dropped() != 0 {
@@ -50,7 +55,8 @@ func TestCollectorShowsTheTree(t *testing.T) {
 		t.Fatalf("nothing spooled while the collector was down: %+v, %v", st, err)
 	}
 
-	srv, err := collector.New(collector.Config{Store: sqlite.MustOpenDB(t), Version: "test"})
+	db := sqlite.MustOpenDB(t)
+	srv, err := collector.New(collector.Config{Store: db, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,12 +92,57 @@ func TestCollectorShowsTheTree(t *testing.T) {
 	}
 	var got []string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		got = agents(t, url)
-		if slices.Equal(got, want) {
-			return
+		if got = agents(t, url); slices.Equal(got, want) {
+			break
 		}
 	}
-	t.Fatalf("agents\n got %q\nwant %q", got, want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("agents\n got %q\nwant %q", got, want)
+	}
+
+	exportDir := t.TempDir()
+	w, err := audit.NewWriter(exportDir, audit.WriterOptions{MaxFileBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := audit.ExportSession(context.Background(), db, w, SessionID, nil); err != nil {
+		t.Fatal(err)
+	}
+	sdk, exported := trailEvents(t, sdkDir), trailEvents(t, exportDir)
+	if len(sdk) != 24 || len(exported) != len(sdk) { // 12 calls, each a PreToolUse and a PostToolUse
+		t.Fatalf("%d events in the program's trail, %d in the export, want 24", len(sdk), len(exported))
+	}
+	for k, e := range sdk {
+		if x := exported[k]; x != e {
+			t.Errorf("%s:\n program's %s\n exported  %s", k, e, x)
+		}
+	}
+}
+
+// trailEvents reads the events.jsonl of the session in an audit directory,
+// by tool_use_id and event, without what only its writer knows: the
+// sequence number, the envelope id, and the chain.
+func trailEvents(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, audit.SessionDir(SessionID), audit.EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e audit.Event
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		e.Seq, e.ID = 0, ""
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.ToolUseID+" "+e.Event] = string(b)
+	}
+	return out
 }
 
 // agents reads the session's agents from the collector, one line each.
