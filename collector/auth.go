@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hookwatch/hookwatch/store"
 )
@@ -79,7 +80,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 // in constant time whatever its length, and looked up by it in the store,
 // which keeps nothing else of a token.
 func (s *Server) principal(r *http.Request) (principal, int) {
-	if s.cfg.Token == "" && !s.cfg.RequireAuth {
+	if s.cfg.Token == "" && !s.requireAuth(r.Context()) {
 		return principal{Role: store.RoleAdmin}, 0
 	}
 	scheme, secret, ok := strings.Cut(r.Header.Get("Authorization"), " ")
@@ -122,6 +123,41 @@ func (s *Server) principal(r *http.Request) (principal, int) {
 		p.Users = []string{t.User}
 	}
 	return p, 0
+}
+
+// tokensRecheck is how often an open collector asks its store whether it
+// keeps tokens now: the first `hookwatch token create` closes it within
+// that time, whichever collector of a shared database it reached through.
+const tokensRecheck = time.Second
+
+// requireAuth reports whether requests need a token although Config.Token
+// is empty: Config.RequireAuth, or tokens in the store. An open collector
+// asks the store at most once per tokensRecheck, not once per request, and
+// once it has seen a token it requires them for good (tokens are revoked,
+// never deleted). A failed look keeps it as it was, open, and is logged.
+func (s *Server) requireAuth(ctx context.Context) bool {
+	if s.cfg.RequireAuth || s.authOn.Load() {
+		return true
+	}
+	if s.tokens == nil {
+		return false
+	}
+	now := time.Now().UnixNano()
+	last := s.tokensChecked.Load()
+	if now-last < int64(tokensRecheck) || !s.tokensChecked.CompareAndSwap(last, now) {
+		return false
+	}
+	// Tokens lists every token, but is asked only while there are none.
+	list, err := s.tokens.Tokens(ctx)
+	if err != nil {
+		s.log.Warn("cannot look for tokens", "err", err)
+		return false
+	}
+	has := len(list) > 0
+	if has && !s.authOn.Swap(true) {
+		s.log.Info("the database keeps tokens now: every request needs one")
+	}
+	return has
 }
 
 // mayRead returns ErrForbidden when the request's principal may not read

@@ -213,3 +213,64 @@ func testTokens(t *testing.T, db tokenDB) []string {
 	}
 	return secrets
 }
+
+// TestFirstTokenClosesRunningCollectors creates the first token of a shared
+// PostgreSQL database while two collectors serve it open: both start
+// requiring tokens without a restart, and take the new one.
+func TestFirstTokenClosesRunningCollectors(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
+	b := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
+	testFirstTokenCloses(t, postgres.MustOpenDB(t, url), a, b)
+}
+
+// TestFirstTokenClosesRunningCollectorSQLite is the same on the laptop's
+// SQLite file, the token created through another connection as `hookwatch
+// token create` does.
+func TestFirstTokenClosesRunningCollectorSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	db, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newServerOn(t, collector.Config{}, db)
+	other, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	testFirstTokenCloses(t, other, a)
+}
+
+func testFirstTokenCloses(t *testing.T, db store.TokenStore, servers ...*testServer) {
+	for _, s := range servers {
+		if code, body := s.do(t, http.MethodGet, "/v1/sessions", nil); code != http.StatusOK {
+			t.Fatalf("open collector: GET /v1/sessions: %d %s", code, body)
+		}
+	}
+	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
+	if err := db.CreateToken(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range servers {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			code, _ := s.do(t, http.MethodGet, "/v1/sessions", nil)
+			if code == http.StatusUnauthorized {
+				break
+			}
+			if code != http.StatusOK || time.Now().After(deadline) {
+				t.Fatalf("collector %d after the first token: GET /v1/sessions without one: %d, want 401", i, code)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if code, body := s.do(t, http.MethodGet, "/v1/sessions", nil, "Authorization", "Bearer "+secret); code != http.StatusOK {
+			t.Fatalf("collector %d: GET /v1/sessions with the new token: %d %s", i, code, body)
+		}
+		env := event.Envelope{ID: "019a0000-0000-7000-8000-00000000f157", Runtime: "claude-code", Host: "laptop", User: "mallory",
+			Payload: []byte(`{"hook_event_name":"SessionStart","session_id":"first-token"}`)}
+		if code, _ := s.do(t, http.MethodPost, "/v1/events", batch(t, []event.Envelope{env})); code != http.StatusUnauthorized {
+			t.Fatalf("collector %d: POST /v1/events without a token: %d, want 401", i, code)
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -127,14 +128,19 @@ type Server struct {
 	cfg   Config
 	store store.Store
 	// tokens are the store's access tokens, nil when it keeps none.
-	tokens  store.TokenStore
-	log     *slog.Logger
-	mux     *http.ServeMux
-	handler http.Handler
-	metrics *serverMetrics
-	hub     *hub
-	writer  *writer
-	modeler *modeler
+	tokens store.TokenStore
+	// authOn latches that the store keeps tokens, seen after New;
+	// tokensChecked is when it was last looked for (UnixNano). See
+	// requireAuth.
+	authOn        atomic.Bool
+	tokensChecked atomic.Int64
+	log           *slog.Logger
+	mux           *http.ServeMux
+	handler       http.Handler
+	metrics       *serverMetrics
+	hub           *hub
+	writer        *writer
+	modeler       *modeler
 	// stopBackground ends the goroutines that follow the other collectors
 	// on a shared store (shared.go) and prune (retention.go); background
 	// waits for them.
