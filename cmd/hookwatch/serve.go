@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
@@ -132,13 +134,35 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	o.Rollouts.Dir = rolloutsDir
 	origin := ingest.LocalOrigin(version) // the hooks', so the calls join their sessions
 	o.Rollouts.Host, o.Rollouts.User = origin.Host, origin.User
-	return collector.Run(ctx, o, func(c *collector.Collector) {
+	err = collector.Run(ctx, o, func(c *collector.Collector) {
 		scheme := "http"
 		if *tlsCert != "" {
 			scheme = "https"
 		}
 		fmt.Fprintf(stdout, "hookwatch serve: listening on %s://%s (database %s)\n", scheme, listenAddr(*addr, c.Addr()), dbName)
 	})
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return addrInUse(ctx, home, *addr, err)
+	}
+	return err
+}
+
+// addrInUse explains a listen address that is taken. The usual case is a
+// collector already running for this home — started in the background by a
+// hook or by `hookwatch demo` — and the user then needs no second one, only
+// its address; otherwise it names the ways out.
+func addrInUse(ctx context.Context, home, addr string, err error) error {
+	if c, ok := runningCollector(home); ok && c.Addr == addr {
+		pid := ""
+		if c.PID > 0 {
+			pid = fmt.Sprintf(" (pid %d)", c.PID)
+		}
+		return fmt.Errorf("a collector already runs for %s at http://%s%s, started in the background by a hook, hookwatch demo or a service; its dashboard is there. To run one in the foreground instead: hookwatch stop, then hookwatch serve", home, addr, pid)
+	}
+	if healthy(ctx, "http://"+addr, time.Second) {
+		return fmt.Errorf("cannot listen on %s: a hookwatch collector of another HOOKWATCH_HOME answers there; stop it where it runs, or listen elsewhere with --addr (and point the hooks at it with HOOKWATCH_URL)", addr)
+	}
+	return fmt.Errorf("%w; another program holds that address: listen elsewhere with --addr HOST:PORT or HOOKWATCH_ADDR (and point the hooks at it with HOOKWATCH_URL)", err)
 }
 
 // openStore opens the store dsn names (the --db flag; "" is HOOKWATCH_DB):

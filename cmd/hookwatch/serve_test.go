@@ -386,3 +386,44 @@ func TestServeTLS(t *testing.T) {
 		t.Error("--tls-cert without --tls-key was accepted")
 	}
 }
+
+// TestServeAddressTaken: a second `hookwatch serve` on a taken address says
+// why — the usual case being the collector a hook or `hookwatch demo`
+// already started for this home — instead of a bare bind error.
+func TestServeAddressTaken(t *testing.T) {
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(t.TempDir(), "home"))
+	t.Setenv("HOOKWATCH_DB", "")
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0")
+	url, _, _ := strings.Cut(strings.TrimPrefix(line, "hookwatch serve: listening on "), " ")
+	addr := strings.TrimPrefix(url, "http://")
+
+	f := func(addr string, want ...string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, []string{"serve", "--addr", addr}, nil, &stdout, &stderr)
+		if err == nil {
+			t.Fatalf("serve on taken %s: no error", addr)
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("serve on taken %s: %q does not say %q", addr, err, w)
+			}
+		}
+	}
+	f(addr, "a collector already runs for", "http://"+addr, "hookwatch stop")
+
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	f(other.Addr().String(), "address already in use", "another program holds that address", "--addr")
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("the first serve: %v", err)
+	}
+}
