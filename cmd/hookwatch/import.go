@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -75,7 +76,11 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if err != nil {
 			return err
 		}
-		paths = []string{filepath.Join(dir, "projects")}
+		projects := filepath.Join(dir, "projects")
+		if _, err := os.Stat(projects); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("no Claude Code transcripts to import: %s does not exist (Claude Code has not run as this user, or keeps its files elsewhere: set CLAUDE_CONFIG_DIR, or name the directory)", projects)
+		}
+		paths = []string{projects}
 	}
 	files, err := importer.Find(paths)
 	if err != nil {

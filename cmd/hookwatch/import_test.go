@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,3 +106,21 @@ func TestImportUsage(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestImportNothingYet: on a machine where Claude Code never ran, import
+// says where it looked and how to point it elsewhere.
+func TestImportNothingYet(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(dir, "claude"))
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"import", "--no-start"}, nil, &stdout, &stderr)
+	if err == nil {
+		t.Fatal("import of a missing projects directory: no error")
+	}
+	for _, w := range []string{"no Claude Code transcripts", filepath.Join(dir, "claude", "projects"), "CLAUDE_CONFIG_DIR"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%q does not say %q", err, w)
+		}
+	}
+}
