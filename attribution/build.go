@@ -148,6 +148,8 @@ type sessionBuilder struct {
 	// sums by prompt id; nil before the first.
 	responses map[string]*response
 	turns     map[string]*turnTally
+	// prompts are the main agent's prompt ids seen so far (newPrompt).
+	prompts map[string]bool
 }
 
 func newSessionBuilder(id string, first *record, lin *lineage) *sessionBuilder {
@@ -207,8 +209,12 @@ func (b *sessionBuilder) agentOf(r *record) *agentState {
 }
 
 func (b *sessionBuilder) add(r *record) {
-	if r.env.Kind == event.KindRollout {
+	switch r.env.Kind {
+	case event.KindRollout:
 		b.addRollout(r)
+		return
+	case event.KindTranscript:
+		b.addTranscript(r)
 		return
 	}
 	s, p := b.s, r.p
@@ -266,10 +272,10 @@ func (b *sessionBuilder) add(r *record) {
 	case *event.UserPromptSubmitInput:
 		if n, ok := parseTaskNotification(e.Prompt); ok {
 			b.notify(r, n)
-			if main {
+			if main && b.newPrompt(p.PromptID) {
 				s.Counts.TaskNotifications++
 			}
-		} else if main {
+		} else if main && b.newPrompt(p.PromptID) {
 			s.Counts.Prompts++
 			if b.promptTitle == "" {
 				b.promptTitle = title(e.Prompt)
@@ -298,10 +304,14 @@ func (b *sessionBuilder) add(r *record) {
 		}
 
 	case *event.SubagentStartInput:
-		if ag.start == nil {
+		if ag.start == nil || evidence(ag.start) {
 			ag.start = r
 		}
 	case *event.SubagentStopInput:
+		if ag.stop != nil && evidence(ag.stop) {
+			// The transcript's reading of the stop gives way to the hook's.
+			ag.stopPath, ag.a.LastMessage = "", ""
+		}
 		ag.stop = r
 		if e.AgentTranscriptPath != "" {
 			ag.stopPath = e.AgentTranscriptPath
@@ -342,7 +352,7 @@ func (b *sessionBuilder) add(r *record) {
 		}
 	case *event.PreToolUseInput:
 		c := b.call(r, &e.ToolCall, true)
-		if c.pre == nil || c.pre.env.Kind == event.KindRollout {
+		if c.pre == nil || evidence(c.pre) {
 			c.pre = r
 			c.agent, c.first = ag, r
 			c.c.ToolName, c.c.Input, c.turnID = e.ToolName, rawCopy(e.ToolInput), p.TurnID
@@ -352,14 +362,19 @@ func (b *sessionBuilder) add(r *record) {
 		b.touch(c)
 	case *event.PostToolUseInput:
 		c := b.call(r, &e.ToolCall, false)
-		if c.post == nil || c.post.env.Kind == event.KindRollout {
+		if c.post == nil || evidence(c.post) {
 			c.post, c.postResp, c.durMS = r, e.ToolResponse, e.DurationMS
+		}
+		if c.failure != nil && evidence(c.failure) {
+			// The hook says the call succeeded: the transcript's error
+			// result gives way.
+			c.failure, c.failErr, c.isIntr = nil, "", false
 		}
 		b.decide(c, r)
 		b.touch(c)
 	case *event.PostToolUseFailureInput:
 		c := b.call(r, &e.ToolCall, false)
-		if c.failure == nil {
+		if c.failure == nil || evidence(c.failure) {
 			c.failure, c.durMS, c.failErr = r, e.DurationMS, e.Error
 			c.isIntr = e.IsInterrupt != nil && *e.IsInterrupt
 		}
@@ -448,6 +463,118 @@ func (b *sessionBuilder) addRollout(r *record) {
 		if c.denied == nil {
 			c.denied = r
 			c.c.PermissionDenied = &PermissionDenied{At: r.at, Reason: e.Reason}
+		}
+		b.touch(c)
+	}
+}
+
+// evidence reports whether r was read from a client's own file (a Codex
+// rollout, a Claude Code transcript) rather than sent by a hook: it gives
+// way to the hook's event of the same call, prompt or agent.
+func evidence(r *record) bool {
+	return r.env.Kind == event.KindRollout || r.env.Kind == event.KindTranscript
+}
+
+// newPrompt reports whether the main agent's prompt of this prompt id is
+// seen for the first time, remembering it: a prompt the hook and the
+// transcript both report counts once. A prompt without an id (clients that
+// send none) is always new.
+func (b *sessionBuilder) newPrompt(id string) bool {
+	if id == "" {
+		return true
+	}
+	if b.prompts == nil {
+		b.prompts = map[string]bool{}
+	}
+	if b.prompts[id] {
+		return false
+	}
+	b.prompts[id] = true
+	return true
+}
+
+// addTranscript takes an envelope made from a Claude Code transcript
+// record (event.KindTranscript, hookwatch import and serve
+// --watch-transcripts): the hook event the client fired for the record,
+// or the usage of an API response. Like a rollout's, it is evidence that
+// merges with the hooks' events — a call by tool_use_id, a prompt by
+// prompt id, a subagent by agent id —, gives way to them, and is no event
+// of the session: it counts in no event total and starts no run, so that a
+// session counts the same whether its transcripts were read before, after
+// or while its hooks reported, or not at all. What only the transcript
+// knows (calls and prompts no hook saw, the agents of a session without
+// hooks, tokens) is the session's. It moves the session's and its agent's
+// last event time: the record's time is when it happened.
+func (b *sessionBuilder) addTranscript(r *record) {
+	s, p := b.s, r.p
+	s.LastEventAt = lastOf(s.LastEventAt, r.at)
+	if s.Runtime == "" {
+		s.Runtime = r.env.Runtime
+	}
+	ag := b.agentOf(r)
+	ag.a.LastEventAt = lastOf(ag.a.LastEventAt, r.at)
+	main := p.AgentID == ""
+	if main {
+		if s.CWD == "" {
+			s.CWD = p.CWD
+		}
+		if s.TranscriptPath == "" {
+			s.TranscriptPath = p.TranscriptPath
+		}
+	}
+	switch e := p.Event.(type) {
+	case *event.TranscriptUsageInput:
+		b.usage(r, ag, e)
+	case *event.UserPromptSubmitInput:
+		if n, ok := parseTaskNotification(e.Prompt); ok {
+			b.notify(r, n)
+			if main && p.PromptID != "" && b.newPrompt(p.PromptID) {
+				s.Counts.TaskNotifications++
+			}
+		} else if main && p.PromptID != "" && b.newPrompt(p.PromptID) {
+			s.Counts.Prompts++
+			if b.promptTitle == "" {
+				b.promptTitle = title(e.Prompt)
+			}
+		}
+	case *event.SubagentStartInput:
+		if ag.start == nil {
+			ag.start = r
+		}
+	case *event.SubagentStopInput:
+		if ag.stop == nil || evidence(ag.stop) {
+			ag.stop = r
+			ag.stopPath = cmp.Or(e.AgentTranscriptPath, ag.stopPath)
+			ag.a.LastMessage = cmp.Or(e.LastAssistantMessage, ag.a.LastMessage)
+		}
+	case *event.PreToolUseInput:
+		if e.ToolUseID == "" {
+			return
+		}
+		c := b.call(r, &e.ToolCall, true)
+		if c.pre == nil {
+			c.pre = r
+			c.c.ToolName, c.c.Input = e.ToolName, rawCopy(e.ToolInput)
+			c.canon, c.asked, c.classified, c.cwd = nil, nil, false, p.CWD
+		}
+		b.touch(c)
+	case *event.PostToolUseInput:
+		if e.ToolUseID == "" {
+			return
+		}
+		c := b.call(r, &e.ToolCall, false)
+		if c.post == nil {
+			c.post, c.postResp = r, e.ToolResponse
+		}
+		b.touch(c)
+	case *event.PostToolUseFailureInput:
+		if e.ToolUseID == "" {
+			return
+		}
+		c := b.call(r, &e.ToolCall, false)
+		if c.failure == nil && (c.post == nil || evidence(c.post)) {
+			c.failure, c.failErr = r, e.Error
+			c.isIntr = e.IsInterrupt != nil && *e.IsInterrupt
 		}
 		b.touch(c)
 	}

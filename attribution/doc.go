@@ -67,6 +67,19 @@
 // oldest id-less hook call of the same agent, turn, tool name and input
 // (canonical JSON), so that a call both report is counted once either way.
 //
+// A Claude Code transcript's record (event.KindTranscript: hookwatch
+// import, serve --watch-transcripts) is read the same way: the hook event
+// the client fired for it joins the hooks' call of the same tool_use_id,
+// the prompt of the same prompt id, the subagent of the same agent id, and
+// gives way to the hook's own event (its start, its outcome, its stop).
+// Like a rollout's, it is evidence, not an event of the session: it counts
+// in no Counts.Events and starts no run, and a prompt counts once per
+// prompt id, so that a session counts the same whether its transcripts are
+// read before, after or while its hooks report, or never. A session known
+// only from its transcripts (no hook reported it) therefore has no run:
+// transcripts record no end, so its status stays running, and its
+// LastEventAt (the time of its latest record) says how long ago it moved.
+//
 // # Background subagents
 //
 // Clients from 2.1.332 run Agent calls made in parallel in the

@@ -53,8 +53,8 @@ type Event struct {
 	SessionID string `json:"session_id"`
 	// Runtime is the agent runtime (event.RuntimeClaudeCode, event.RuntimeCodex).
 	Runtime string `json:"runtime"`
-	// Kind is the envelope kind: event.KindHook, event.KindStatusLine or
-	// event.KindRollout.
+	// Kind is the envelope kind: event.KindHook, event.KindStatusLine,
+	// event.KindRollout or event.KindTranscript.
 	Kind string `json:"kind"`
 	// Event is the hook event name (event.PreToolUse, …, event.StatusLine),
 	// "" when the payload names none.
@@ -118,7 +118,8 @@ type Session struct {
 	FirstEventAt time.Time `json:"first_event_at"`
 	LastEventAt  time.Time `json:"last_event_at"`
 	// EventCount is the number of distinct events stored for the session,
-	// records imported from Codex rollouts aside (SessionDelta.Count).
+	// records read from Codex rollouts and Claude Code transcripts aside
+	// (SessionDelta.Count).
 	EventCount int64 `json:"event_count"`
 	// LastSeq is the Seq of the session's latest inserted event.
 	LastSeq int64 `json:"last_seq"`

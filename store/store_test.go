@@ -145,8 +145,10 @@ func TestSummarize(t *testing.T) {
 		mk(5, "a", event.SessionEnd, 25, store.SessionFacts{}),
 		mk(6, "", event.Notification, 1, store.SessionFacts{}),
 		mk(7, "b", event.PreToolUse, 6, store.SessionFacts{}), // from a rollout: not counted
+		mk(8, "b", event.PostToolUse, 7, store.SessionFacts{}), // from a transcript: not counted
 	}
-	events[len(events)-1].Kind = event.KindRollout
+	events[len(events)-2].Kind = event.KindRollout
+	events[len(events)-1].Kind = event.KindTranscript
 	got := store.Summarize(events)
 	if len(got) != 2 || got[0].ID != "a" || got[1].ID != "b" {
 		t.Fatalf("deltas %+v", got)
@@ -158,7 +160,7 @@ func TestSummarize(t *testing.T) {
 	if a.CWD != "/3" || a.TranscriptPath != "/t" || a.Host != "h1" {
 		t.Errorf("facts %+v", a)
 	}
-	if got[1].Count != 1 || got[1].CWD != "" || got[1].LastSeq != 7 {
+	if got[1].Count != 1 || got[1].CWD != "" || got[1].LastSeq != 8 {
 		t.Errorf("b %+v", got[1])
 	}
 }

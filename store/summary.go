@@ -24,8 +24,9 @@ type SessionDelta struct {
 	// time.
 	CWD, TranscriptPath string
 	// Count is the number of events the batch stored, not counting the
-	// records imported from Codex rollouts (event.KindRollout): they are
-	// evidence of tool calls the hooks may have reported too, not events of
+	// records read from Codex rollouts (event.KindRollout) and Claude
+	// Code transcripts (event.KindTranscript): they are evidence of calls,
+	// prompts and agents the hooks may have reported too, not events of
 	// the session, as the session model counts them (attribution's
 	// Counts.Events). The merge adds it.
 	Count int64
@@ -58,7 +59,7 @@ func Summarize(events []Event) []SessionDelta {
 			})
 		}
 		d := &out[j]
-		if e.Kind != event.KindRollout {
+		if e.Kind != event.KindRollout && e.Kind != event.KindTranscript {
 			d.Count++
 		}
 		d.LastSeq = max(d.LastSeq, e.Seq)
