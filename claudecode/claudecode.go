@@ -58,6 +58,16 @@ func UserConfigDir(getenv func(string) string, home string) (string, error) {
 	return filepath.Join(home, ".claude"), nil
 }
 
+// ProjectsDir returns the directory Claude Code keeps its transcripts in,
+// one directory per project: <UserConfigDir>/projects.
+func ProjectsDir(getenv func(string) string) (string, error) {
+	dir, err := UserConfigDir(getenv, "")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "projects"), nil
+}
+
 // ManagedSettingsPath returns where Claude Code reads the organisation's
 // managed settings file on this operating system. The client also reads
 // managed settings from a drop-in directory beside it, MDM profiles, the

@@ -2,14 +2,10 @@ package collector
 
 import (
 	"context"
-	"errors"
-	"io/fs"
-	"path/filepath"
 	"time"
 
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/codex/rollout"
-	"github.com/hookwatch/hookwatch/event"
 )
 
 // Defaults of RolloutOptions.
@@ -45,22 +41,14 @@ type RolloutOptions struct {
 	Since time.Duration
 }
 
-// followedRollout is one rollout file the collector knows: its tail while
-// it is followed, nil while it is older than RolloutOptions.Since and has
-// not grown.
-type followedRollout struct {
-	tail *rollout.Tail
-	size int64
-}
-
-// FollowRollouts follows the rollouts of o.Dir until ctx ends: at each
-// look it reads what each rollout gained since the last (nothing is read
-// twice; a line still being written waits for the next look) and stores
-// it. Memory is bounded by the number of rollout files (a path and an
-// offset each) and, per followed file, the calls still waiting for their
-// results. Offsets live in memory: a restarted collector reads the recent
-// rollouts again, which stores nothing twice (an envelope's id is derived
-// from the record).
+// FollowRollouts follows the rollouts of o.Dir until ctx ends (a
+// follower): at each look it reads what each rollout gained since the last
+// (nothing is read twice; a line still being written waits for the next
+// look) and stores it. Memory is bounded by the number of rollout files (a
+// path and an offset each) and, per followed file, the calls still waiting
+// for their results. Offsets live in memory: a restarted collector reads
+// the recent rollouts again, which stores nothing twice (an envelope's id
+// is derived from the record).
 func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 	if o.Interval <= 0 {
 		o.Interval = DefaultRolloutInterval
@@ -68,88 +56,32 @@ func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 	if o.Since <= 0 {
 		o.Since = DefaultRolloutSince
 	}
-	files := map[string]*followedRollout{}
-	since := time.Now().Add(-o.Since)
-	t := time.NewTicker(o.Interval)
-	defer t.Stop()
-	for {
-		s.lookAtRollouts(ctx, o, files, since)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// lookAtRollouts reads what each rollout under o.Dir gained.
-func (s *Server) lookAtRollouts(ctx context.Context, o RolloutOptions, files map[string]*followedRollout, since time.Time) {
-	err := filepath.WalkDir(o.Dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
+	tails := map[string]*rollout.Tail{}
+	f := &follower{
+		dir: o.Dir, match: codex.IsRollout, interval: o.Interval, since: time.Now().Add(-o.Since),
+		warn: s.log.Warn, what: "Codex's rollouts",
+		read: func(ctx context.Context, path string, size int64) bool {
+			t := tails[path]
+			if t == nil || size < t.Offset() {
+				// New, grown after a while, or rewritten: from its start.
+				t = rollout.NewTail(path, o.Host, o.User)
+				tails[path] = t
 			}
-			return err
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if d.IsDir() || !codex.IsRollout(path) || !d.Type().IsRegular() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil // gone since the directory was read
-		}
-		f := files[path]
-		if f == nil {
-			f = &followedRollout{size: -1}
-			files[path] = f
-			if info.ModTime().Before(since) {
-				f.size = info.Size() // old: read only if it grows
+			envs, err := t.Next()
+			if err != nil {
+				s.log.Warn("cannot read a Codex rollout", "path", path, "err", err)
 			}
-		}
-		if info.Size() == f.size || (f.tail != nil && info.Size() == f.tail.Offset()) {
-			return nil
-		}
-		f.size = info.Size()
-		if f.tail == nil || info.Size() < f.tail.Offset() {
-			// New, grown after a while, or rewritten: from its start.
-			f.tail = rollout.NewTail(path, o.Host, o.User)
-		}
-		envs, err := f.tail.Next()
-		if err != nil {
-			s.log.Warn("cannot read a Codex rollout", "path", path, "err", err)
-		}
-		var be *BatchError
-		if err := s.storeRollout(ctx, envs); errors.As(err, &be) {
-			s.log.Warn("a Codex rollout's event refused", "path", path, "err", err)
-		} else if err != nil {
-			// Read it again from its start at the next look: what was
-			// stored is not stored twice.
-			f.tail, f.size = nil, -1
-			if ctx.Err() == nil {
-				s.log.Warn("cannot store a Codex rollout's events", "path", path, "err", err)
+			if err := s.storeFollowed(ctx, "a Codex rollout", path, envs); err != nil {
+				// Read it again from its start at the next look: what was
+				// stored is not stored twice.
+				delete(tails, path)
+				if ctx.Err() == nil {
+					s.log.Warn("cannot store a Codex rollout's events", "path", path, "err", err)
+				}
+				return false
 			}
-			return err
-		}
-		return nil
-	})
-	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
-		s.log.Warn("cannot look at Codex's rollouts", "dir", o.Dir, "err", err)
+			return true
+		},
 	}
-}
-
-// rolloutBatch is how many envelopes of a rollout one commit stores.
-const rolloutBatch = 500
-
-func (s *Server) storeRollout(ctx context.Context, envs []event.Envelope) error {
-	for len(envs) > 0 {
-		n := min(len(envs), rolloutBatch)
-		if _, err := s.Ingest(ctx, envs[:n]); err != nil {
-			return err
-		}
-		envs = envs[n:]
-	}
-	return nil
+	f.run(ctx)
 }

@@ -57,6 +57,10 @@ type Options struct {
 	// Rollouts, when its Dir is set, makes the collector follow Codex's
 	// rollout files (Server.FollowRollouts).
 	Rollouts RolloutOptions
+	// Transcripts, when its Dir is set, makes the collector follow Claude
+	// Code's transcripts (Server.FollowTranscripts), keeping their offsets
+	// in Home's import-state.json unless its StatePath says otherwise.
+	Transcripts TranscriptOptions
 }
 
 // Collector is a running collector: a Server listening on Options.Addr,
@@ -71,7 +75,7 @@ type Collector struct {
 
 	stopDrain context.CancelFunc
 	drained   chan struct{}  // closed when the drainer returns
-	followed  sync.WaitGroup // the rollout follower
+	followed  sync.WaitGroup // the rollout and transcript followers
 	release   func()         // closes the hook socket, then detaches from the spool
 
 	stopOnce sync.Once
@@ -142,6 +146,13 @@ func Start(o Options) (*Collector, error) {
 	if o.Rollouts.Dir != "" {
 		c.followed.Add(1)
 		go func() { defer c.followed.Done(); srv.FollowRollouts(drainCtx, o.Rollouts) }()
+	}
+	if o.Transcripts.Dir != "" {
+		if o.Transcripts.StatePath == "" {
+			o.Transcripts.StatePath = filepath.Join(o.Home, "import-state.json") // hookwatch import's
+		}
+		c.followed.Add(1)
+		go func() { defer c.followed.Done(); srv.FollowTranscripts(drainCtx, o.Transcripts) }()
 	}
 	log := srv.log
 	sp, err := spool.Open(filepath.Join(o.Home, "spool"), spool.Options{})

@@ -51,7 +51,9 @@ in part is completed.
 Importing is resumable and idempotent: the offset reached in each file is
 kept in $HOOKWATCH_HOME/import-state.json, a second run reads only what was
 appended since, and a record imported twice is stored once. A line still
-being written is left for the next run.
+being written is left for the next run. hookwatch serve does the same as the
+transcripts grow (serve --watch-transcripts, on by default), sharing these
+offsets: import is for what it did not see.
 
 With --codex it imports Codex rollout files instead (default: every rollout
 under $CODEX_HOME/sessions): the tool calls hooks missed, and exit codes.
@@ -72,11 +74,10 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return runImportCodex(ctx, paths, stdout, stderr)
 	}
 	if len(paths) == 0 {
-		dir, err := claudecode.UserConfigDir(os.Getenv, "")
+		projects, err := claudecode.ProjectsDir(os.Getenv)
 		if err != nil {
 			return err
 		}
-		projects := filepath.Join(dir, "projects")
 		if _, err := os.Stat(projects); errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("no Claude Code transcripts to import: %s does not exist (Claude Code has not run as this user, or keeps its files elsewhere: set CLAUDE_CONFIG_DIR, or name the directory)", projects)
 		}

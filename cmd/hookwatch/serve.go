@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/audit"
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/hook"
@@ -38,7 +39,7 @@ func init() {
 // runServe is `hookwatch serve`. It returns nil after a clean shutdown on
 // SIGINT/SIGTERM (ctx canceled).
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--prices FILE] [--insecure-no-token] [--signal-failed-repeats N] [--signal-read-repeats N] [--signal-thrash-switches N]", stderr)
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--prices FILE] [--insecure-no-token] [--watch-transcripts auto|off|DIR] [--signal-failed-repeats N] [--signal-read-repeats N] [--signal-thrash-switches N]", stderr)
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
 	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
 	var retain duration
@@ -51,6 +52,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	auditMax := fs.Int64("audit-max-bytes", audit.DefaultMaxFileBytes, "rotate an audit file past this size")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without a token")
 	rollouts := fs.String("codex-rollouts", serveEnvOr("HOOKWATCH_CODEX_ROLLOUTS", "auto"), "follow Codex's rollout files for what its hooks miss: auto (when Codex's home exists), off, or the sessions directory (env HOOKWATCH_CODEX_ROLLOUTS)")
+	transcripts := fs.String("watch-transcripts", serveEnvOr("HOOKWATCH_WATCH_TRANSCRIPTS", "auto"), "follow Claude Code's transcripts as they grow, for the tokens of every agent and turn and what its hooks miss: auto (when Claude Code's projects directory exists), off, or the projects directory (env HOOKWATCH_WATCH_TRANSCRIPTS)")
 	prices := fs.String("prices", "", "price table (JSON: {\"date\":…,\"models\":{\"<model>\":{\"input\":…,\"output\":…,\"cache_read\":…,\"cache_write_5m\":…,\"cache_write_1h\":…}}}, USD per million tokens) replacing the built-in one")
 	traces := addOTLPFlags(fs)
 	failedRepeats := fs.Int("signal-failed-repeats", attribution.DefaultThresholds.FailedRepeats, "failures of the same call that make a loop signal (docs/policy.md)")
@@ -74,6 +76,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	token := os.Getenv("HOOKWATCH_TOKEN")
 
 	rolloutsDir, err := serveRolloutsDir(*rollouts)
+	if err != nil {
+		return err
+	}
+	transcriptsDir, err := serveTranscriptsDir(*transcripts)
 	if err != nil {
 		return err
 	}
@@ -134,6 +140,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	o.Rollouts.Dir = rolloutsDir
 	origin := ingest.LocalOrigin(version) // the hooks', so the calls join their sessions
 	o.Rollouts.Host, o.Rollouts.User = origin.Host, origin.User
+	o.Transcripts.Dir = transcriptsDir
+	o.Transcripts.Host, o.Transcripts.User = origin.Host, origin.User
 	err = collector.Run(ctx, o, func(c *collector.Collector) {
 		scheme := "http"
 		if *tlsCert != "" {
@@ -221,6 +229,15 @@ files (sessions/YYYY/MM/DD/rollout-*.jsonl, those written in the last 24 hours a
 what Codex's hooks miss; each call is counted once. --codex-rollouts=off turns it off; older
 sessions: hookwatch import --codex.
 
+Claude Code: with its projects directory present ($CLAUDE_CONFIG_DIR/projects, default
+~/.claude/projects), serve follows its transcripts (those written in the last 24 hours and
+on, a look every 2 seconds) and imports what they gain as hookwatch import would: the
+tokens of every API response per agent and turn, and the prompts, calls and subagents no
+hook reported (a session without hooks appears from its transcripts alone; transcripts
+record no end, so such a session stays running). What the hooks also report is counted
+once. The offsets are hookwatch import's ($HOOKWATCH_HOME/import-state.json).
+--watch-transcripts=off turns it off; older sessions: hookwatch import.
+
 Stop it with Ctrl-C, or 'hookwatch stop' when it runs in the background.
 `
 
@@ -263,6 +280,29 @@ func serveRolloutsDir(setting string) (string, error) {
 		return filepath.Join(home, "sessions"), nil
 	case "":
 		return "", fmt.Errorf("%w: --codex-rollouts is auto, off or a directory", errUsage)
+	}
+	return filepath.Abs(setting)
+}
+
+// serveTranscriptsDir returns the Claude Code projects directory the
+// collector follows for setting ("" for none): "auto" follows
+// claudecode.ProjectsDir when it exists — Claude Code ran on this machine
+// as this user —, "off" nothing, anything else is the directory itself.
+func serveTranscriptsDir(setting string) (string, error) {
+	switch setting {
+	case "off":
+		return "", nil
+	case "auto":
+		dir, err := claudecode.ProjectsDir(os.Getenv)
+		if err != nil {
+			return "", nil
+		}
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return "", nil
+		}
+		return dir, nil
+	case "":
+		return "", fmt.Errorf("%w: --watch-transcripts is auto, off or a directory", errUsage)
 	}
 	return filepath.Abs(setting)
 }

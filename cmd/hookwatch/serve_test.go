@@ -207,6 +207,7 @@ func TestServeRefuses(t *testing.T) {
 	f("unexpected argument", "extra")
 	f("flag provided but not defined", "--nope")
 	f("the --signal-* flags take a count from 1 to 1000", "--signal-read-repeats", "0")
+	f("--watch-transcripts is auto, off or a directory", "--watch-transcripts", "")
 	// A database that cannot be reached stops serve, and the error does
 	// not repeat the password of the URL.
 	t.Setenv("HOOKWATCH_DB", "postgresql://hw:s3cr3t@127.0.0.1:1/hw?connect_timeout=5")
@@ -216,6 +217,26 @@ func TestServeRefuses(t *testing.T) {
 		strings.Contains(err.Error()+stderr.String(), "s3cr3t") {
 		t.Errorf("serve on an unreachable database: %v %s", err, stderr.String())
 	}
+}
+
+// TestServeTranscriptsDir: auto follows Claude Code's projects directory
+// only where it exists, off nothing, anything else that directory.
+func TestServeTranscriptsDir(t *testing.T) {
+	config := t.TempDir()
+	t.Setenv("CLAUDE_CONFIG_DIR", config)
+	f := func(setting, want string) {
+		t.Helper()
+		if got, err := serveTranscriptsDir(setting); err != nil || got != want {
+			t.Errorf("serveTranscriptsDir(%q) = %q, %v; want %q", setting, got, err, want)
+		}
+	}
+	f("auto", "") // Claude Code never ran here
+	if err := os.Mkdir(filepath.Join(config, "projects"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f("auto", filepath.Join(config, "projects"))
+	f("off", "")
+	f("/some/projects", "/some/projects")
 }
 
 func TestServeIsLoopback(t *testing.T) {
@@ -264,7 +285,7 @@ func TestServeHelpNamesTheToken(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("serve --help: %v", err)
 	}
-	for _, want := range []string{"HOOKWATCH_TOKEN", "HOOKWATCH_HOME", "--addr", "hookwatch stop"} {
+	for _, want := range []string{"HOOKWATCH_TOKEN", "HOOKWATCH_HOME", "--addr", "hookwatch stop", "--watch-transcripts", "HOOKWATCH_WATCH_TRANSCRIPTS"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("serve --help does not mention %s:\n%s", want, stderr.String())
 		}

@@ -53,11 +53,10 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
-	config, err := claudecode.UserConfigDir(os.Getenv, "")
+	projects, err := claudecode.ProjectsDir(os.Getenv)
 	if err != nil {
 		return err
 	}
-	projects := filepath.Join(config, "projects")
 	known := collectorModels(ctx)
 	if *all {
 		dirs, _ := os.ReadDir(projects)

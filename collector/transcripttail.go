@@ -1,0 +1,116 @@
+package collector
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/importer"
+	"github.com/hookwatch/hookwatch/ingest"
+)
+
+// Defaults of TranscriptOptions.
+const (
+	// DefaultTranscriptInterval is how often the collector looks for what
+	// Claude Code appended to its transcripts: a look stats each
+	// transcript file of the projects directory.
+	DefaultTranscriptInterval = 2 * time.Second
+	// DefaultTranscriptSince is how far back, from the collector's start,
+	// a transcript must have been written to be read at all: older
+	// sessions are `hookwatch import`'s, unless they go on.
+	DefaultTranscriptSince = 24 * time.Hour
+)
+
+// TranscriptOptions makes the collector follow Claude Code's transcripts
+// on this machine as they grow (FollowTranscripts), for what only they
+// carry: the token usage of every API response, per agent and turn, and
+// the prompts, calls and subagents no hook reported (hooks not installed
+// yet, or a hook that failed). The records are read by `hookwatch
+// import`'s reader (package importer) into envelopes of kind
+// event.KindTranscript; the session model merges them with the hooks'
+// events (a call by tool_use_id, a prompt by prompt id, a subagent by
+// agent id), so that what both report is counted once, whichever arrives
+// first.
+type TranscriptOptions struct {
+	// Dir is Claude Code's projects directory
+	// ($CLAUDE_CONFIG_DIR/projects); "" follows nothing. It need not
+	// exist yet.
+	Dir string
+	// StatePath is the import state file (hookwatch import's,
+	// $HOOKWATCH_HOME/import-state.json): the offset reached in each
+	// transcript, so that neither a restarted collector nor a later
+	// import reads a record again. Start sets it to the one in its Home;
+	// "" follows nothing.
+	StatePath string
+	// Host and User are the envelopes' origin: the hooks' on this
+	// machine (ingest.LocalOrigin), so that the records join their
+	// sessions.
+	Host, User string
+	// Interval is the wait between two looks (default
+	// DefaultTranscriptInterval).
+	Interval time.Duration
+	// Since is how far back a transcript must have been written, from the
+	// first look, to be read (default DefaultTranscriptSince).
+	Since time.Duration
+}
+
+// FollowTranscripts follows the transcripts under o.Dir until ctx ends (a
+// follower): at each look, each main or subagent transcript that grew is
+// imported from the offset the state file keeps for it, and what it gained
+// is stored. A line still being written waits for the next look; a line
+// above claudecode.MaxTranscriptLine is passed over. A record read twice
+// (a state file lost, or written by a concurrent import) is stored once:
+// an envelope's id is derived from the record.
+func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
+	if o.Dir == "" || o.StatePath == "" {
+		return
+	}
+	if o.Interval <= 0 {
+		o.Interval = DefaultTranscriptInterval
+	}
+	if o.Since <= 0 {
+		o.Since = DefaultTranscriptSince
+	}
+	dir := filepath.Clean(o.Dir)
+	pl := &ingest.Pipeline{Origin: s.pipeline.Origin, Privacy: s.pipeline.Privacy}
+	pl.Origin.Host, pl.Origin.User = o.Host, o.User
+	const what = "a Claude Code transcript"
+	f := &follower{
+		dir: dir, interval: o.Interval, since: time.Now().Add(-o.Since),
+		warn: s.log.Warn, what: "Claude Code's transcripts",
+		match: func(path string) bool { _, ok := transcriptOf(dir, path); return ok },
+		read: func(ctx context.Context, path string, _ int64) bool {
+			tf, _ := transcriptOf(dir, path)
+			_, err := importer.Run(ctx, []claudecode.TranscriptFile{tf}, importer.Options{
+				Pipeline: pl, StatePath: o.StatePath,
+				Deliver: func(ctx context.Context, envs []event.Envelope) error {
+					return s.storeFollowed(ctx, what, path, envs)
+				},
+			})
+			if err != nil {
+				// The file's offset was not kept: the next look reads what
+				// this one did again, which stores nothing twice.
+				if ctx.Err() == nil {
+					s.log.Warn("cannot import "+what, "path", path, "err", err)
+				}
+				return false
+			}
+			return true
+		},
+	}
+	f.run(ctx)
+}
+
+// transcriptOf places a file under the projects directory dir in the
+// client's layout: a main transcript dir/<project>/<session>.jsonl, or a
+// subagent's below dir/<project>/<session>/subagents/. Other JSONL files
+// of a session's directory are not transcripts.
+func transcriptOf(dir, path string) (claudecode.TranscriptFile, bool) {
+	tf, ok := claudecode.ParseTranscriptPath(path)
+	if !ok || (tf.AgentID == "" && filepath.Dir(filepath.Dir(path)) != dir) {
+		return claudecode.TranscriptFile{}, false
+	}
+	return tf, true
+}
