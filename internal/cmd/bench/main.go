@@ -63,6 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	duration := fs.Duration("duration", time.Minute, "length of the failover run (team benchmark; its throughput runs take a quarter each)")
 	db := fs.String("db", "", "database file for the query benchmark, reused when it already holds enough events")
 	transcriptMB := fs.Int64("transcript-mb", 1000, "size of the generated transcript tree (import benchmark), in MB")
+	cpuProfile := fs.String("cpuprofile", "", "write the CPU profile of the measured work to this file (import benchmark)")
 	parse := func(args []string) error {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -136,7 +137,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return bench.AgentMetrics(ctx, stdout, bench.AgentMetricsOptions{Events: *events, Rounds: r})
 		},
 		"import": func() error {
-			_, err := bench.Import(ctx, stdout, bench.ImportOptions{Repo: *repo, Bytes: *transcriptMB * 1e6})
+			_, err := bench.Import(ctx, stdout, bench.ImportOptions{Repo: *repo, Bytes: *transcriptMB * 1e6, CPUProfile: *cpuProfile})
 			return err
 		},
 		"session": func() error {
