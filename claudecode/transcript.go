@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 )
 
 // TranscriptRecord is what hookwatch reads of one line of a Claude Code
@@ -72,14 +73,22 @@ func (r *TranscriptRecord) Time() time.Time {
 }
 
 // Blocks returns the record's content blocks; none when the content is a
-// string or not an array.
+// string or not an array, or when a block is not of the expected shape.
 func (r *TranscriptRecord) Blocks() []TranscriptBlock {
 	c := bytes.TrimSpace(r.Message.Content)
 	if len(c) == 0 || c[0] != '[' {
 		return nil
 	}
-	var bs []TranscriptBlock
-	if json.Unmarshal(c, &bs) != nil {
+	bs := []TranscriptBlock{} // not nil for [], as json.Unmarshal gives
+	ok := true
+	if _, valid := jsonscan.Elements(c, func(elem []byte) {
+		if ok {
+			bs = append(bs, TranscriptBlock{})
+			ok = decodeObject(elem, blockFields, func(i int, val []byte) bool {
+				return bs[len(bs)-1].decodeField(i, val)
+			})
+		}
+	}); !valid || !ok {
 		return nil
 	}
 	return bs
@@ -92,11 +101,7 @@ func (r *TranscriptRecord) Prompt() (string, bool) {
 	if r.Type != "user" || r.IsMeta || r.IsCompactSummary || len(c) == 0 || c[0] != '"' {
 		return "", false
 	}
-	var s string
-	if json.Unmarshal(c, &s) != nil {
-		return "", false
-	}
-	return s, true
+	return jsonscan.Unquote(c)
 }
 
 // MaxTranscriptLine is the longest transcript line ReadTranscript decodes;
@@ -178,7 +183,7 @@ func decodeRecord(line []byte) (*TranscriptRecord, bool) {
 		return nil, false
 	}
 	rec := new(TranscriptRecord)
-	if json.Unmarshal(line, rec) != nil {
+	if !decodeObject(line, recordFields, rec.decodeField) {
 		return nil, false
 	}
 	switch rec.Type {

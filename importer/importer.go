@@ -611,7 +611,7 @@ func (c *converter) common(rec *claudecode.TranscriptRecord, name string) map[st
 // pipeline (sidecar, privacy), at the record's time, with an id derived
 // from the session, the agent and key.
 func (c *converter) wrap(p map[string]any, rec *claudecode.TranscriptRecord, key string) (event.Envelope, error) {
-	data, err := json.Marshal(p)
+	data, err := marshalPayload(p)
 	if err != nil {
 		return event.Envelope{}, err
 	}

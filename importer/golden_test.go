@@ -1,0 +1,87 @@
+package importer_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/importer"
+	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/privacy"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden envelopes of TestImportGolden")
+
+// TestImportGolden: the envelopes imported from the real client's
+// transcripts (parallel) and from the same records with large tool outputs,
+// secrets, characters encoding/json escapes and blanks between tokens
+// (edges) are byte for byte those of the golden files, which the importer
+// wrote when it decoded records and encoded payloads with encoding/json:
+// ids, fields, redaction and previews unchanged by the reader and encoder
+// that replaced them. Both privacy defaults and full capture.
+func TestImportGolden(t *testing.T) {
+	full := privacy.DefaultOptions()
+	full.Capture = privacy.CaptureFull
+	for _, tc := range []struct {
+		tree, name string
+		opts       privacy.Options
+	}{
+		{"parallel", "parallel.default", privacy.DefaultOptions()},
+		{"edges", "edges.default", privacy.DefaultOptions()},
+		{"edges", "edges.full", full},
+		{"edges", "edges.none", privacy.Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files, err := importer.Find([]string{filepath.Join("testdata", tc.tree)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			n := 0
+			_, err = importer.Run(context.Background(), files, importer.Options{
+				Pipeline: &ingest.Pipeline{Origin: ingest.Origin{Host: "h", User: "u", Version: "test"}, Privacy: tc.opts},
+				Deliver: func(_ context.Context, envs []event.Envelope) error {
+					for _, e := range envs {
+						b, err := json.Marshal(e)
+						if err != nil {
+							return err
+						}
+						got.Write(append(b, '\n'))
+						n++
+					}
+					return nil
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n < 50 {
+				t.Fatalf("only %d envelopes", n)
+			}
+			path := filepath.Join("testdata", "golden", tc.name+".jsonl")
+			if *update {
+				if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				g, w := bytes.Split(got.Bytes(), []byte("\n")), bytes.Split(want, []byte("\n"))
+				for i := range min(len(g), len(w)) {
+					if !bytes.Equal(g[i], w[i]) {
+						t.Fatalf("envelope %d differs:\n got %s\nwant %s", i, g[i], w[i])
+					}
+				}
+				t.Fatalf("%d envelope lines, want %d", len(g), len(w))
+			}
+		})
+	}
+}

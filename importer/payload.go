@@ -1,0 +1,138 @@
+package importer
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hookwatch/hookwatch/internal/jsonstr"
+)
+
+// marshalPayload returns what json.Marshal returns for the payload p made
+// from a transcript record, without reflecting over the large values: a
+// json.RawMessage member (a tool's input or output, most of a transcript's
+// bytes) is compacted and escaped by appendCompactHTML, as json.Marshal
+// would, in one pass; strings and booleans are written directly, and the
+// rest (the usage) by json.Marshal. The keys are the payloads' member
+// names, which need no escape. The envelope's payload, and so its bytes as
+// stored and its preview's length, are those json.Marshal made before
+// (TestMarshalPayload, FuzzMarshalPayload, TestImportGolden).
+func marshalPayload(p map[string]any) ([]byte, error) {
+	keys := make([]string, 0, len(p))
+	size := 2
+	for k, v := range p {
+		keys = append(keys, k)
+		size += len(k) + 4
+		if raw, ok := v.(json.RawMessage); ok {
+			size += len(raw)
+		} else {
+			size += 32
+		}
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonstr.AppendQuoted(b, k)
+		b = append(b, ':')
+		switch v := p[k].(type) {
+		case json.RawMessage:
+			if v == nil {
+				b = append(b, "null"...)
+				break
+			}
+			b = appendCompactHTML(b, v)
+		case string:
+			if strings.ContainsAny(v, "<>&") || strings.Contains(v, "\u2028") || strings.Contains(v, "\u2029") {
+				vb, _ := json.Marshal(v)
+				b = append(b, vb...)
+				break
+			}
+			b = jsonstr.AppendQuoted(b, v) // as json.Marshal but for those
+		case bool:
+			b = strconv.AppendBool(b, v)
+		default:
+			vb, err := json.Marshal(v)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, vb...)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendCompactHTML appends the valid JSON text src to dst as json.Marshal
+// writes a json.RawMessage: the blanks between tokens removed, and '<', '>',
+// '&', U+2028 and U+2029 written as \u escapes. src must be valid JSON (a
+// member of a line jsonscan validated): it is not checked.
+func appendCompactHTML(dst, src []byte) []byte {
+	const hex = "0123456789abcdef"
+	start := 0
+	inString := false
+	for i := 0; i < len(src); i++ {
+		if inString {
+			i = stringSpan(src, i)
+			if i >= len(src) {
+				break
+			}
+		}
+		c := src[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped byte, whatever it is
+			case '"':
+				inString = false
+			case '<', '>', '&':
+				dst = append(dst, src[start:i]...)
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+				start = i + 1
+			case 0xE2:
+				if i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xA8 {
+					dst = append(dst, src[start:i]...)
+					dst = append(dst, '\\', 'u', '2', '0', '2', hex[src[i+2]&0xF])
+					start = i + 3
+					i += 2
+				}
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\n', '\r':
+			dst = append(dst, src[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(dst, src[start:]...)
+}
+
+// stringSpan returns the index of the first byte at or after i that
+// appendCompactHTML must look at inside a string: a quote, a backslash,
+// '<', '>', '&' or 0xE2 (the first byte of U+2028 and U+2029). It tests
+// eight bytes at a time: tool output is mostly long strings of plain text.
+func stringSpan(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if zero(x^(ones*'"'))|zero(x^(ones*'\\'))|zero(x^(ones*'<'))|zero(x^(ones*'>'))|
+			zero(x^(ones*'&'))|zero(x^(ones*0xE2)) != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"', '\\', '<', '>', '&', 0xE2:
+			return i
+		}
+	}
+	return i
+}
