@@ -29,7 +29,9 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/spool"
 )
 
 // Status is the verdict of one check.
@@ -181,6 +183,9 @@ func Run(ctx context.Context, o Options) *Report {
 	}
 	r.add(e.checkRegistration())
 	r.add(e.checkCollector(ctx))
+	if hook.NeedsForwarder(e.url) {
+		r.add(e.checkForwarder())
+	}
 	r.add(e.checkSpool())
 	r.add(e.checkHookLog())
 	r.add(e.checkDatabase())
@@ -531,7 +536,11 @@ func (e *env) get(ctx context.Context, path string) (*http.Response, []byte, err
 	if e.token != "" {
 		req.Header.Set("Authorization", "Bearer "+e.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client, err := forward.NewClient(forward.CAFile(e.Getenv, e.home))
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -543,8 +552,7 @@ func (e *env) get(ctx context.Context, path string) (*http.Response, []byte, err
 // autostarts reports whether a hook that finds no collector at e.url starts
 // one: on by default, for a loopback URL, with HOOKWATCH_AUTOSTART not off.
 func (e *env) autostarts() bool {
-	switch strings.ToLower(strings.TrimSpace(e.Getenv("HOOKWATCH_AUTOSTART"))) {
-	case "0", "false", "off", "no":
+	if !e.autostartOn() {
 		return false
 	}
 	u, err := url.Parse(e.url)
@@ -555,10 +563,20 @@ func (e *env) autostarts() bool {
 	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"
 }
 
+// autostartOn reports whether HOOKWATCH_AUTOSTART lets hooks start a
+// collector or a forwarder: on unless set off.
+func (e *env) autostartOn() bool {
+	switch strings.ToLower(strings.TrimSpace(e.Getenv("HOOKWATCH_AUTOSTART"))) {
+	case "0", "false", "off", "no":
+		return false
+	}
+	return true
+}
+
 // checkCollector asks the collector for /healthz.
 func (e *env) checkCollector(ctx context.Context) Check {
 	c := Check{Name: "collector"}
-	if msg := hookCanPost(e.url); msg != "" {
+	if msg := hookCanPost(e.url); msg != "" && !hook.NeedsForwarder(e.url) {
 		c.Status, c.Message = Fail, msg
 		c.Fix = "export HOOKWATCH_URL=" + hook.DefaultURL
 		return c
@@ -620,6 +638,33 @@ func (e *env) checkCollector(ctx context.Context) Check {
 			c.Message += fmt.Sprintf(": %d event%s lost that nobody acknowledged (see spool)", n, plural(int(n)))
 			c.Fix = ackLossesFix
 		}
+	}
+	return c
+}
+
+// checkForwarder says whether a forwarder delivers the spool to e.url, one
+// the hook cannot post to itself (an https:// URL, a host name): without
+// one, the events wait in the spool.
+func (e *env) checkForwarder() Check {
+	c := Check{Name: "forwarder"}
+	dir := filepath.Join(e.home, "spool")
+	info, attached := spool.Consumer(dir)
+	switch {
+	case attached && info.Addr == hook.ForwarderAddr(e.url):
+		c.Status = OK
+		c.Message = fmt.Sprintf("hookwatch forward (pid %d) delivers the hooks' events to %s", info.PID, e.url)
+	case attached:
+		c.Status = Fail
+		c.Message = fmt.Sprintf("%s is attached to %s: the hooks' events for %s wait there, and it takes them", info.Addr, dir, e.url)
+		c.Fix = "hookwatch stop && hookwatch forward"
+	case e.autostartOn():
+		c.Status = Warn
+		c.Message = fmt.Sprintf("no forwarder runs: the hook cannot post to %s itself; the next hook event starts 'hookwatch forward' in the background", e.url)
+		c.Fix = "hookwatch forward   # to start it now, or keep it running: hookwatch service install --forward"
+	default:
+		c.Status = Fail
+		c.Message = fmt.Sprintf("no forwarder runs and HOOKWATCH_AUTOSTART is off: the hook cannot post to %s itself, so its events wait in the spool", e.url)
+		c.Fix = "hookwatch forward   # or keep it running: hookwatch service install --forward"
 	}
 	return c
 }

@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,8 +17,10 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/spool"
 )
 
 func TestReadSettings(t *testing.T) {
@@ -395,4 +398,56 @@ func TestCheckClaude(t *testing.T) {
 	f("sleep 30", Info, "claude is not on PATH (or did not tell its version within 300ms)")
 	// A child that keeps the output open must not hang doctor either.
 	f("sleep 30 & echo '2.1.197 (Claude Code)'", Info, "claude is not on PATH (or did not tell its version within 300ms)")
+}
+
+// TestForwarderCheck: for an https:// URL doctor says whether a forwarder
+// delivers the spool, and the collector check reaches the collector over
+// TLS with HOOKWATCH_CA_FILE.
+func TestForwarderCheck(t *testing.T) {
+	root := t.TempDir()
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"status":"ok","version":"test","db":"ok"}`))
+	}))
+	defer ts.Close()
+	ca := filepath.Join(root, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hw := filepath.Join(root, "hw")
+	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": hw, "HOOKWATCH_URL": ts.URL, "HOOKWATCH_CA_FILE": ca}
+	checks := func() map[string]Check {
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"), Version: "test", Timeout: 5 * time.Second})
+		m := map[string]Check{}
+		for _, c := range r.Checks {
+			m[c.Name] = c
+		}
+		return m
+	}
+	c := checks()
+	if c["collector"].Status != OK {
+		t.Errorf("collector over TLS: %s (%s)", c["collector"].Status, c["collector"].Message)
+	}
+	if f := c["forwarder"]; f.Status != Warn || !strings.Contains(f.Message, "no forwarder runs") {
+		t.Errorf("forwarder, none running: %s (%s)", f.Status, f.Message)
+	}
+	env["HOOKWATCH_AUTOSTART"] = "0"
+	if f := checks()["forwarder"]; f.Status != Fail {
+		t.Errorf("forwarder, none running, autostart off: %s (%s)", f.Status, f.Message)
+	}
+	sp, err := spool.Open(filepath.Join(hw, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := sp.Attach(hook.ForwarderAddr(ts.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if f := checks()["forwarder"]; f.Status != OK || !strings.Contains(f.Message, "pid") {
+		t.Errorf("forwarder running: %s (%s)", f.Status, f.Message)
+	}
+	env["HOOKWATCH_URL"] = "http://127.0.0.1:1"
+	if _, ok := checks()["forwarder"]; ok {
+		t.Error("a forwarder check for a URL the hook posts to itself")
+	}
 }

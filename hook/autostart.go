@@ -32,6 +32,24 @@ func (cfg Config) autostart(ep endpoint) error {
 	if !ep.addr.IsLoopback() {
 		return errors.New("the collector URL is not on this machine")
 	}
+	return cfg.startOnce("autostart.lock", func(bin string) error { return StartServe(bin, cfg.Home, ep.addr.String()) })
+}
+
+// autostartForward starts `hookwatch forward` in the background for a hook
+// whose URL only a forwarder can reach, one at most as autostart does.
+func (cfg Config) autostartForward() error {
+	if !cfg.Autostart {
+		return errors.New("autostart is off (HOOKWATCH_AUTOSTART=0)")
+	}
+	return cfg.startOnce("forward.lock", func(bin string) error {
+		return startDetached(bin, cfg.Home, "forward.log", "forward", "--url", cfg.URL)
+	})
+}
+
+// startOnce calls start with the full binary unless another hook holds the
+// lock file lockName in the home or started something under it within
+// autostartGap.
+func (cfg Config) startOnce(lockName string, start func(bin string) error) error {
 	bin, err := serveBinary()
 	if err != nil {
 		return err
@@ -39,7 +57,7 @@ func (cfg Config) autostart(ep endpoint) error {
 	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
 		return err
 	}
-	lockPath := filepath.Join(cfg.Home, "autostart.lock")
+	lockPath := filepath.Join(cfg.Home, lockName)
 	fd, err := syscall.Open(lockPath, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
@@ -62,7 +80,7 @@ func (cfg Config) autostart(ep endpoint) error {
 	}
 	now := cfg.now()
 	_ = os.Chtimes(lockPath, now, now)
-	return StartServe(bin, cfg.Home, ep.addr.String())
+	return start(bin)
 }
 
 // StartServe starts `bin serve --addr addr` in the background for the data
@@ -70,10 +88,16 @@ func (cfg Config) autostart(ep endpoint) error {
 // waiting for it to listen. The collector runs in a session of its own: it
 // outlives its starter, and the starter's Ctrl-C does not reach it.
 func StartServe(bin, home, addr string) error {
+	return startDetached(bin, home, "serve.log", "serve", "--addr", addr)
+}
+
+// startDetached starts bin with args in a session of its own, for the data
+// directory home, its output appended to home/logName.
+func startDetached(bin, home, logName string, args ...string) error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(filepath.Join(home, "serve.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	logf, err := os.OpenFile(filepath.Join(home, logName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
@@ -84,7 +108,7 @@ func StartServe(bin, home, addr string) error {
 	}
 	defer devnull.Close()
 	env := append(os.Environ(), "HOOKWATCH_HOME="+home)
-	p, err := os.StartProcess(bin, []string{bin, "serve", "--addr", addr}, &os.ProcAttr{
+	p, err := os.StartProcess(bin, append([]string{bin}, args...), &os.ProcAttr{
 		Env:   env,
 		Files: []*os.File{devnull, logf, logf},
 		Sys:   &syscall.SysProcAttr{Setsid: true},

@@ -256,6 +256,9 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, a
 	spoolDir := filepath.Join(cfg.Home, "spool")
 	sp, spErr := spool.Open(spoolDir, spool.Options{MaxBytes: cfg.SpoolMax})
 	ep, err := parseEndpoint(cfg.URL)
+	if errors.Is(err, errUnsupportedURL) && spErr == nil && forwardable(cfg.URL) {
+		return cfg.forward(sp, spoolDir, rec, err)
+	}
 	if err == nil && spErr == nil && (attached == ep.addr.String() || spool.AttachedTo(spoolDir, ep.addr.String())) {
 		// The fast path: the collector at our URL drains this spool as it
 		// is written, so appending to it is delivery — durable at once, and
@@ -305,6 +308,49 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, a
 		return Result{Err: fmt.Errorf("%v; and cannot spool, event lost: %w", err, serr)}
 	}
 	return Result{Spooled: true, Err: fmt.Errorf("spooled: %w", err)}
+}
+
+// forward delivers rec to a collector the hook cannot reach itself (an
+// https:// URL, a host name) through the forwarder attached to this home's
+// spool (hookwatch forward): appending to the spool is delivery then, as
+// with an attached collector. Without a forwarder the envelope is spooled
+// and one is started in the background (autostartForward), which drains
+// what waits.
+func (cfg Config) forward(sp *spool.Spool, spoolDir string, rec []byte, why error) Result {
+	if spool.AttachedTo(spoolDir, ForwarderAddr(cfg.URL)) {
+		if err := sp.Offer(rec); err == nil {
+			return Result{Delivered: true}
+		}
+	}
+	if err := sp.Append(rec); err != nil {
+		return Result{Err: fmt.Errorf("%v; and cannot spool, event lost: %w", why, err)}
+	}
+	if err := cfg.autostartForward(); err != nil {
+		return Result{Spooled: true, Err: fmt.Errorf("spooled: %w; and no forwarder runs: %v", why, err)}
+	}
+	// Not an error: how a forwarder normally comes up (forward.log).
+	return Result{Spooled: true}
+}
+
+// ForwarderAddr is the address a forwarder to the collector at url names
+// in the spool's consumer lock, and the hook looks for: "forward " and the
+// URL without trailing slashes, which no collector's listen address is.
+func ForwarderAddr(url string) string { return "forward " + trimSlash(url) }
+
+// NeedsForwarder reports whether the hook hands its events for the
+// collector at url to a forwarder (hookwatch forward): an http:// or
+// https:// URL it cannot post to itself, such as any https:// one or one
+// naming a host.
+func NeedsForwarder(url string) bool {
+	_, err := parseEndpoint(url)
+	return errors.Is(err, errUnsupportedURL) && forwardable(url)
+}
+
+// forwardable reports whether a forwarder can deliver to url, one the
+// hook cannot post to itself: it names the http or https scheme.
+func forwardable(url string) bool {
+	i := strings.Index(url, "://")
+	return i > 0 && (strings.EqualFold(url[:i], "https") || strings.EqualFold(url[:i], "http"))
 }
 
 // drain delivers spooled envelopes while budget is left. Its failures are not
@@ -366,6 +412,12 @@ func (cfg Config) reject(recs [][]byte, cause error) error {
 		return fmt.Errorf("%v; and cannot keep the rejected event: %w", cause, err)
 	}
 	return fmt.Errorf("collector refused the event, kept in %s: %w", path, cause)
+}
+
+// Reject keeps envelopes a collector refused in home's rejected.jsonl, as
+// a hook does, and returns the error that says where.
+func Reject(home string, recs [][]byte, cause error) error {
+	return Config{Home: home}.reject(recs, cause)
 }
 
 // postBatch sends envelopes to POST /v1/events.

@@ -443,3 +443,64 @@ func TestRunArchiveFailure(t *testing.T) {
 	f("", true)
 	f("0", false)
 }
+
+// TestRunForwarder: for a URL the hook cannot post to (https, a host name)
+// it appends to the spool. A forwarder attached for that URL makes that
+// delivery, quietly; without one the event is spooled, and with autostart
+// off the log says no forwarder runs.
+func TestRunForwarder(t *testing.T) {
+	const url = "https://hookwatch.example.com:8443/"
+	for _, u := range []string{url, "http://hookwatch.internal:7421", "HTTPS://10.0.0.5"} {
+		if !hook.NeedsForwarder(u) {
+			t.Errorf("NeedsForwarder(%q) = false", u)
+		}
+	}
+	for _, u := range []string{"http://127.0.0.1:7421", "http://[::1]:80", "ftp://example.com", "https//x"} {
+		if hook.NeedsForwarder(u) {
+			t.Errorf("NeedsForwarder(%q) = true", u)
+		}
+	}
+	cfg := config(t, url)
+	cfg.Autostart = false
+	rec := preToolUse(t)
+	res := hook.Run(context.Background(), cfg, bytes.NewReader(rec))
+	if !res.Spooled || res.Delivered || res.ExitCode != 0 || len(res.Stdout) > 0 {
+		t.Fatalf("Run without a forwarder = %+v, want spooled", res)
+	}
+	if lines := logLines(t, cfg.Home); len(lines) != 1 || !strings.Contains(lines[0], "no forwarder runs") {
+		t.Fatalf("hook.log: %q", lines)
+	}
+	sp, err := spool.Open(filepath.Join(cfg.Home, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another consumer (a local collector) does not take a forwarder's
+	// events as delivered.
+	release, err := sp.Attach("127.0.0.1:7421")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := hook.Run(context.Background(), cfg, bytes.NewReader(rec)); !res.Spooled || res.Delivered {
+		t.Fatalf("Run beside a collector = %+v, want spooled", res)
+	}
+	release()
+	release, err = sp.Attach(hook.ForwarderAddr(url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	before := len(logLines(t, cfg.Home))
+	if res := hook.Run(context.Background(), cfg, bytes.NewReader(rec)); !res.Delivered || res.Err != nil {
+		t.Fatalf("Run with a forwarder = %+v, want delivered", res)
+	}
+	if after := logLines(t, cfg.Home); len(after) != before {
+		t.Fatalf("a delivery through the forwarder logged %q", after[before:])
+	}
+	n := 0
+	if _, err := sp.Drain(context.Background(), 0, func(recs [][]byte) error { n += len(recs); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Fatalf("the spool held %d envelopes, want the 3 runs'", n)
+	}
+}

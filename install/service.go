@@ -20,6 +20,18 @@ const ServiceLabel = "io.github.hookwatch.serve"
 // Names that are not valid environment variable names are left out. For
 // other systems ServiceUnit returns "" and nil.
 func ServiceUnit(goos, binary string, env map[string]string) (path string, content []byte) {
+	return serviceUnit(goos, binary, "serve", "hookwatch collector: Claude Code hook events, dashboard and API", env)
+}
+
+// ForwarderUnit is ServiceUnit for a machine whose hooks send to a remote
+// collector through a forwarder: the service runs "<binary> forward", at
+// the same path (a machine's spool has one consumer: a collector or a
+// forwarder).
+func ForwarderUnit(goos, binary string, env map[string]string) (path string, content []byte) {
+	return serviceUnit(goos, binary, "forward", "hookwatch forwarder: this machine's hook events to a remote collector", env)
+}
+
+func serviceUnit(goos, binary, command, description string, env map[string]string) (path string, content []byte) {
 	var names []string
 	for k := range env {
 		if validEnvName(k) {
@@ -29,9 +41,9 @@ func ServiceUnit(goos, binary string, env map[string]string) (path string, conte
 	slices.Sort(names)
 	switch goos {
 	case "linux":
-		return systemdUnit(binary, names, env)
+		return systemdUnit(binary, command, description, names, env)
 	case "darwin":
-		return launchdPlist(binary, names, env)
+		return launchdPlist(binary, command, names, env)
 	}
 	return "", nil
 }
@@ -49,15 +61,15 @@ func validEnvName(s string) bool {
 	return true
 }
 
-func systemdUnit(binary string, names []string, env map[string]string) (string, []byte) {
+func systemdUnit(binary, command, description string, names []string, env map[string]string) (string, []byte) {
 	var b strings.Builder
 	b.WriteString("# Written by hookwatch service install.\n")
 	b.WriteString("[Unit]\n")
-	b.WriteString("Description=hookwatch collector: Claude Code hook events, dashboard and API\n")
+	b.WriteString("Description=" + description + "\n")
 	b.WriteString("Documentation=https://github.com/hookwatch/hookwatch\n")
 	b.WriteString("\n[Service]\n")
 	b.WriteString("Type=simple\n")
-	fmt.Fprintf(&b, "ExecStart=%s serve\n", systemdQuote(binary, true))
+	fmt.Fprintf(&b, "ExecStart=%s %s\n", systemdQuote(binary, true), command)
 	for _, k := range names {
 		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote(k+"="+env[k], false))
 	}
@@ -99,7 +111,7 @@ func systemdQuote(s string, exec bool) string {
 	return b.String()
 }
 
-func launchdPlist(binary string, names []string, env map[string]string) (string, []byte) {
+func launchdPlist(binary, command string, names []string, env map[string]string) (string, []byte) {
 	esc := func(s string) string {
 		var b strings.Builder
 		_ = xml.EscapeText(&b, []byte(s)) // a strings.Builder never fails
@@ -116,7 +128,7 @@ func launchdPlist(binary string, names []string, env map[string]string) (string,
 	<key>ProgramArguments</key>
 	<array>
 		<string>` + esc(binary) + `</string>
-		<string>serve</string>
+		<string>` + command + `</string>
 	</array>
 `)
 	if len(names) > 0 {

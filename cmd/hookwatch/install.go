@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
 )
@@ -66,7 +67,6 @@ func claudeVersion(ctx context.Context) string {
 // reports whether the home holds a token, given now or before.
 func installToken(flagValue, file string, stdin io.Reader, dryRun bool) (bool, error) {
 	home := hook.Home(os.Getenv)
-	path := filepath.Join(home, hook.TokenFile)
 	var secret string
 	switch {
 	case flagValue != "" && file != "":
@@ -102,26 +102,59 @@ func installToken(flagValue, file string, stdin io.Reader, dryRun bool) (bool, e
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return false, fmt.Errorf("cannot create %s: %w", home, err)
 	}
-	tmp, err := os.CreateTemp(home, ".token-*")
-	if err != nil {
+	if err := writePrivate(home, hook.TokenFile, []byte(secret+"\n")); err != nil {
 		return false, fmt.Errorf("cannot write the token: %w", err)
+	}
+	return true, nil
+}
+
+// writePrivate replaces dir/name with data, mode 0600, atomically: a reader
+// sees the old file or the new one.
+func writePrivate(dir, name string, data []byte) error {
+	tmp, err := os.CreateTemp(dir, "."+name+"-*")
+	if err != nil {
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	if err := tmp.Chmod(0o600); err != nil {
 		tmp.Close()
-		return false, fmt.Errorf("cannot write the token: %w", err)
+		return err
 	}
-	_, err = tmp.WriteString(secret + "\n")
+	_, err = tmp.Write(data)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+		err = os.Rename(tmp.Name(), filepath.Join(dir, name))
 	}
+	return err
+}
+
+// installCA copies file, the PEM certificates of a team's own certificate
+// authority, to the home's forward.CAFileName, which the forwarder trusts
+// besides the system's roots.
+func installCA(file string, dryRun bool) error {
+	if file == "" {
+		return nil
+	}
+	b, err := os.ReadFile(file)
 	if err != nil {
-		return false, fmt.Errorf("cannot write the token: %w", err)
+		return fmt.Errorf("cannot read the CA file: %w", err)
 	}
-	return true, nil
+	if _, err := forward.NewClient(file); err != nil {
+		return err
+	}
+	if dryRun {
+		return nil
+	}
+	home := hook.Home(os.Getenv)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fmt.Errorf("cannot create %s: %w", home, err)
+	}
+	if err := writePrivate(home, forward.CAFileName, b); err != nil {
+		return fmt.Errorf("cannot install the CA file: %w", err)
+	}
+	return nil
 }
 
 // scopeFlags are the flags install and uninstall share.
@@ -145,6 +178,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	url := fs.String("url", "", "collector base URL for --mode http (default $HOOKWATCH_URL, else "+install.DefaultCollectorURL+")")
 	tokenFlag := fs.String("token", "", "the team server's token (- reads it from stdin): kept in $HOOKWATCH_HOME/token, mode 0600, never in the settings file")
 	tokenFile := fs.String("token-file", "", "read the team server's token from this file instead of --token")
+	caFile := fs.String("ca-file", "", "the PEM certificate of the authority that signed an https:// team server's certificate, when the system does not trust it: kept in $HOOKWATCH_HOME/"+forward.CAFileName+" for the forwarder")
 	var cf codexFlags
 	cf.register(fs)
 	fs.BoolVar(&cf.trustProject, "trust-project", false, "with --codex --scope project: also trust the project in $CODEX_HOME/config.toml (Codex loads a project's .codex/ hooks only then; it trusts all of the project's Codex configuration)")
@@ -153,6 +187,9 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	hasToken, err := installToken(*tokenFlag, *tokenFile, stdin, sf.dryRun)
 	if err != nil {
+		return err
+	}
+	if err := installCA(*caFile, sf.dryRun); err != nil {
 		return err
 	}
 	if cf.codex {
@@ -198,6 +235,9 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	if *url != "" && o.Mode != install.ModeHTTP {
 		notes = append(notes, "--url only applies to --mode http: the command hook reads HOOKWATCH_URL from the environment Claude Code gives it; export HOOKWATCH_URL="+*url+" in the profile Claude Code starts from")
+	}
+	if o.Mode != install.ModeHTTP && collector != "" && hook.NeedsForwarder(collector) {
+		notes = append(notes, "the hook posts only plain http:// to an IP address: it hands the events for "+collector+" to 'hookwatch forward', which the first hook starts in the background (keep it running across reboots: HOOKWATCH_URL="+collector+" hookwatch service install --forward; 'hookwatch doctor' says whether it runs)")
 	}
 	if hasToken {
 		if o.Mode == install.ModeHTTP {

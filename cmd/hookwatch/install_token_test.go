@@ -94,3 +94,34 @@ func readFileOr(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
 }
+
+// TestInstallForwarder points the command hook at an https:// team server:
+// install keeps the team's CA file in the home for the forwarder, says that
+// the hooks' events go through 'hookwatch forward', and refuses a CA file
+// that holds no certificate.
+func TestInstallForwarder(t *testing.T) {
+	e := newTestEnv(t)
+	e.fakeClaude(t, "2.1.100")
+	certFile, _, _ := testCert(t, e.root)
+	secretFile := filepath.Join(e.root, "secret")
+	if err := os.WriteFile(secretFile, []byte("hwt_0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOOKWATCH_URL", "https://hookwatch.example.com")
+	out := mustHW(t, "install", "--token-file", secretFile, "--ca-file", certFile)
+	if !strings.Contains(out, "hookwatch forward") || !strings.Contains(out, "service install --forward") {
+		t.Errorf("install output does not name the forwarder:\n%s", out)
+	}
+	ca := filepath.Join(e.hwHome, "ca.pem")
+	fi, err := os.Stat(ca)
+	if err != nil || fi.Mode().Perm() != 0o600 || string(readFile(t, ca)) != string(readFile(t, certFile)) {
+		t.Fatalf("ca.pem: %v %v", fi, err)
+	}
+	if _, _, err := hw(t, "", "install", "--ca-file", secretFile); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Fatalf("install --ca-file with no certificate: %v", err)
+	}
+	t.Setenv("HOOKWATCH_URL", "http://10.0.0.5:7421")
+	if out := mustHW(t, "install"); strings.Contains(out, "hookwatch forward") {
+		t.Errorf("install for a URL the hook posts to names the forwarder:\n%s", out)
+	}
+}

@@ -344,13 +344,10 @@ func TestServePostgres(t *testing.T) {
 	}
 }
 
-// TestServeTLS serves HTTPS with --tls-cert and --tls-key: a client that
-// trusts the certificate gets answers, plain HTTP gets none.
-func TestServeTLS(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
-	t.Setenv("HOOKWATCH_DB", "")
-	t.Setenv("HOOKWATCH_TOKEN", "")
+// testCert writes a self-signed certificate for 127.0.0.1 and its key into
+// dir and returns their files and the certificate's DER.
+func testCert(t *testing.T, dir string) (certFile, keyFile string, der []byte) {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +356,7 @@ func TestServeTLS(t *testing.T) {
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	der, err = x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,17 +364,37 @@ func TestServeTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
 	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	return certFile, keyFile, der
+}
+
+// startServeTLS runs serve with a certificate testCert writes into dir and
+// returns its https:// URL, the certificate's file and DER, and what serve
+// returns once ctx ends.
+func startServeTLS(t *testing.T, ctx context.Context, dir string) (url, certFile string, der []byte, done <-chan error) {
+	t.Helper()
+	certFile, keyFile, der := testCert(t, dir)
 	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile)
-	url, _, _ := strings.Cut(strings.TrimPrefix(line, "hookwatch serve: listening on "), " ")
+	url, _, _ = strings.Cut(strings.TrimPrefix(line, "hookwatch serve: listening on "), " ")
 	if !strings.HasPrefix(url, "https://") {
 		t.Fatalf("serve with TLS announced %q", line)
 	}
+	return url, certFile, der, done
+}
+
+// TestServeTLS serves HTTPS with --tls-cert and --tls-key: a client that
+// trusts the certificate gets answers, plain HTTP gets none.
+func TestServeTLS(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_DB", "")
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, certFile, der, done := startServeTLS(t, ctx, dir)
 	cert, _ := x509.ParseCertificate(der)
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)

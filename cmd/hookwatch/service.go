@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/install"
 )
 
@@ -29,7 +30,12 @@ func init() {
 // configured for it.
 var serviceEnv = []string{"HOOKWATCH_ADDR", "HOOKWATCH_DB", "HOOKWATCH_HOME", "HOOKWATCH_TOKEN"}
 
-const serviceSynopsis = "service install|uninstall|print [--os linux|darwin]"
+// forwarderEnv are those of a forwarder's service (--forward): where to
+// send, with what to trust. The token stays in $HOOKWATCH_HOME/token
+// unless HOOKWATCH_TOKEN is set.
+var forwarderEnv = []string{"HOOKWATCH_CA_FILE", "HOOKWATCH_HOME", "HOOKWATCH_TOKEN", "HOOKWATCH_URL"}
+
+const serviceSynopsis = "service install|uninstall|print [--os linux|darwin] [--forward]"
 
 // runService is `hookwatch service`. It writes or removes the unit file and
 // prints the systemctl or launchctl commands to run: starting a long-lived
@@ -37,6 +43,7 @@ const serviceSynopsis = "service install|uninstall|print [--os linux|darwin]"
 func runService(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("service", serviceSynopsis, stderr)
 	goos := fs.String("os", runtime.GOOS, "service manager to write for: linux (systemd user unit) or darwin (launchd agent)")
+	fwd := fs.Bool("forward", false, "run 'hookwatch forward' instead of the collector: for a machine whose hooks send to a remote https:// collector (HOOKWATCH_URL, which must be set)")
 	if len(args) == 0 {
 		fs.Usage()
 		return fmt.Errorf("%w: missing action: install, uninstall or print", errUsage)
@@ -56,13 +63,20 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
+	names, unit := serviceEnv, install.ServiceUnit
+	if *fwd {
+		names, unit = forwarderEnv, install.ForwarderUnit
+		if u := os.Getenv("HOOKWATCH_URL"); action == "install" && !forward.Forwardable(u) {
+			return fmt.Errorf("%w: --forward needs HOOKWATCH_URL set to the remote collector's http:// or https:// URL, got %q", errUsage, u)
+		}
+	}
 	env := map[string]string{}
-	for _, k := range serviceEnv {
+	for _, k := range names {
 		if v := os.Getenv(k); v != "" {
 			env[k] = v
 		}
 	}
-	rel, content := install.ServiceUnit(*goos, self, env)
+	rel, content := unit(*goos, self, env)
 	if rel == "" {
 		return fmt.Errorf("no service manager support for %s: run 'hookwatch serve' from your own init system", *goos)
 	}
@@ -76,7 +90,7 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		_, err := stdout.Write(content)
 		return err
 	case "install":
-		return serviceInstall(stdout, *goos, path, content, env)
+		return serviceInstall(stdout, *goos, path, content, names, env)
 	case "uninstall":
 		return serviceUninstall(stdout, *goos, home, path)
 	}
@@ -84,7 +98,7 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	return fmt.Errorf("%w: unknown action %q: want install, uninstall or print", errUsage, action)
 }
 
-func serviceInstall(w io.Writer, goos, path string, content []byte, env map[string]string) error {
+func serviceInstall(w io.Writer, goos, path string, content []byte, names []string, env map[string]string) error {
 	old, err := os.ReadFile(path)
 	existed := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -111,13 +125,13 @@ func serviceInstall(w io.Writer, goos, path string, content []byte, env map[stri
 		fmt.Fprintf(&b, "%s %s.\n", verb, path)
 	}
 	if len(env) > 0 {
-		var names []string
-		for _, k := range serviceEnv {
+		var passed []string
+		for _, k := range names {
 			if _, ok := env[k]; ok {
-				names = append(names, k)
+				passed = append(passed, k)
 			}
 		}
-		fmt.Fprintf(&b, "It passes %s from this shell to the collector.\n", strings.Join(names, ", "))
+		fmt.Fprintf(&b, "It passes %s from this shell to the service.\n", strings.Join(passed, ", "))
 	}
 	b.WriteString("\nTo start the collector now and at every login, run:\n\n")
 	switch goos {

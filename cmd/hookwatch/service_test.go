@@ -94,3 +94,26 @@ func TestServiceUsage(t *testing.T) {
 	f("install", "extra")
 	f("print", "--bogus")
 }
+
+// TestServiceForward writes the unit of a forwarder: it runs 'hookwatch
+// forward' with the URL and CA file of this shell, and refuses without a
+// URL to forward to.
+func TestServiceForward(t *testing.T) {
+	e := newTestEnv(t)
+	t.Setenv("HOOKWATCH_URL", "")
+	if _, _, err := hw(t, "", "service", "install", "--os", "linux", "--forward"); err == nil || !strings.Contains(err.Error(), "HOOKWATCH_URL") {
+		t.Fatalf("service install --forward without HOOKWATCH_URL: %v", err)
+	}
+	t.Setenv("HOOKWATCH_URL", "https://hookwatch.example.com")
+	t.Setenv("HOOKWATCH_CA_FILE", "/etc/ssl/team-ca.pem")
+	t.Setenv("HOOKWATCH_DB", "/not/for/a/forwarder.db")
+	out := mustHW(t, "service", "install", "--os", "linux", "--forward")
+	if !strings.Contains(out, "HOOKWATCH_CA_FILE, HOOKWATCH_HOME, HOOKWATCH_URL") {
+		t.Fatalf("service install --forward output:\n%s", out)
+	}
+	b := string(readFile(t, filepath.Join(e.home, ".config", "systemd", "user", "hookwatch.service")))
+	if !strings.Contains(b, `ExecStart="`+e.self+`" forward`) || !strings.Contains(b, `Environment="HOOKWATCH_URL=https://hookwatch.example.com"`) ||
+		!strings.Contains(b, `Environment="HOOKWATCH_CA_FILE=/etc/ssl/team-ca.pem"`) || strings.Contains(b, "HOOKWATCH_DB") {
+		t.Fatalf("forwarder unit:\n%s", b)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,7 +31,7 @@ const stopWait = collector.DefaultShutdownTimeout + 5*time.Second
 
 // runStop is `hookwatch stop`.
 func runStop(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("stop", "stop\n\nStops the collector that runs for this HOOKWATCH_HOME (the one holding\n$HOOKWATCH_HOME/spool/consumer.lock, whether a hook started it or you did) with\nSIGTERM, and waits until it has exited: what it accepted is committed first.\nA collector kept running by 'hookwatch service install' is restarted by the\nservice manager: use 'hookwatch service uninstall' for that one.", stderr)
+	fs := newFlagSet("stop", "stop\n\nStops the collector, or the forwarder (hookwatch forward), that runs for this\nHOOKWATCH_HOME (the one holding $HOOKWATCH_HOME/spool/consumer.lock, whether a\nhook started it or you did) with SIGTERM, and waits until it has exited: what it accepted is committed first.\nA collector kept running by 'hookwatch service install' is restarted by the\nservice manager: use 'hookwatch service uninstall' for that one.", stderr)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -45,6 +46,10 @@ func runStop(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return nil
 	case err != nil:
 		return err
+	}
+	if url, ok := strings.CutPrefix(c.Addr, hook.ForwarderAddr("")); ok {
+		fmt.Fprintf(stdout, "hookwatch stop: stopped the forwarder to %s (pid %d)\n", url, c.PID)
+		return nil
 	}
 	fmt.Fprintf(stdout, "hookwatch stop: stopped the collector at http://%s (pid %d)\n", c.Addr, c.PID)
 	return nil

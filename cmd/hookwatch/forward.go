@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/hookwatch/hookwatch/forward"
+	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/spool"
+)
+
+func init() {
+	register(command{
+		name:    "forward",
+		summary: "deliver this machine's spooled events to an https:// collector the hook cannot reach itself",
+		run:     runForward,
+	})
+}
+
+const forwardSynopsis = `forward [--url URL] [--ca-file FILE]
+
+Attaches to the spool of this HOOKWATCH_HOME, as a local collector does, and
+posts what the hooks append to it to the collector at URL, with the hook's
+token (HOOKWATCH_TOKEN, else the file 'hookwatch install --token' wrote):
+batched, retried with backoff while the collector cannot take it, each
+envelope stored once however often it is sent. The hook itself speaks plain
+HTTP to IP addresses only; for an https:// URL or a host name it appends to
+the spool and starts this forwarder in the background when none runs
+(HOOKWATCH_AUTOSTART=0 turns that off). It runs until SIGINT or SIGTERM
+('hookwatch stop'); 'hookwatch doctor' says whether it runs.`
+
+// runForward is `hookwatch forward`.
+func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("forward", forwardSynopsis, stderr)
+	url := fs.String("url", os.Getenv("HOOKWATCH_URL"), "the collector's base URL (env HOOKWATCH_URL)")
+	home := hook.Home(os.Getenv)
+	caFile := fs.String("ca-file", forward.CAFile(os.Getenv, home), "PEM certificates to trust besides the system's, for a collector whose certificate a team's own authority signed (env HOOKWATCH_CA_FILE; default $HOOKWATCH_HOME/"+forward.CAFileName+" when it exists)")
+	if err := parseFlagsNoArgs(fs, args); err != nil {
+		return err
+	}
+	*url = strings.TrimRight(*url, "/")
+	if *url == "" {
+		return fmt.Errorf("%w: no collector URL: pass --url or set HOOKWATCH_URL", errUsage)
+	}
+	if !forward.Forwardable(*url) {
+		return fmt.Errorf("%w: --url %q: want an http:// or https:// URL", errUsage, *url)
+	}
+	client, err := forward.NewClient(*caFile)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	err = forward.Run(ctx, forward.Options{
+		Home:   home,
+		URL:    *url,
+		Token:  hook.Token(func(k string) string { return forwardEnv(k, *url) }, home),
+		Client: client,
+		Logger: log,
+		Ready: func() {
+			fmt.Fprintf(stdout, "hookwatch forward: forwarding %s/spool to %s\n", home, *url)
+		},
+	})
+	if errors.Is(err, spool.ErrAttached) {
+		if c, ok := runningCollector(home); ok {
+			return fmt.Errorf("cannot forward: %s is attached to the spool of %s already (pid %d)", c.Addr, home, c.PID)
+		}
+	}
+	return err
+}
+
+// forwardEnv is the environment the token is read from, with HOOKWATCH_URL
+// set to url: a forwarder started with --url reads the token file as the
+// hooks of that URL do.
+func forwardEnv(key, url string) string {
+	if key == "HOOKWATCH_URL" {
+		return url
+	}
+	return os.Getenv(key)
+}

@@ -1,0 +1,278 @@
+// Package forward delivers this machine's spooled envelopes to a collector
+// the lean hook cannot reach itself: one behind an https:// URL or a host
+// name. The hook does not link Go's network and TLS stack (it would cost
+// every hook, the local ones included, more than a millisecond), so for
+// such a URL it appends each envelope to its home's spool, and a forwarder
+// attached to that spool, as a local collector attaches, posts them over
+// HTTPS with the hook's token: in batches, retried with backoff while the
+// collector cannot take them, each segment deleted only once the collector
+// acknowledged all of it. The collector stores an envelope id once, so a
+// forwarder killed mid-batch and started again loses nothing and stores
+// nothing twice.
+package forward
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/spool"
+)
+
+// Defaults of a Forwarder.
+const (
+	// DefaultInterval is how often the spool is looked at without a wake-up.
+	DefaultInterval = 2 * time.Second
+	// maxBackoff bounds the wait between attempts while the collector
+	// cannot take a batch.
+	maxBackoff = time.Minute
+	minBackoff = 250 * time.Millisecond
+	// maxBodyBytes caps one POST, below the collector's default cap on a
+	// body (32 MiB): a batch of records past it is sent in several.
+	maxBodyBytes = 8 << 20
+	// coalesce is how long after a spool write the forwarder waits, so
+	// that a burst of hooks shares one POST.
+	coalesce = 20 * time.Millisecond
+)
+
+// Options configures Run.
+type Options struct {
+	// Home is the hookwatch home whose spool is drained ($HOOKWATCH_HOME);
+	// envelopes the collector refuses go to Home/rejected.jsonl.
+	Home string
+	// URL is the collector's base URL, as HOOKWATCH_URL names it.
+	URL string
+	// Token is sent as "Authorization: Bearer"; "" sends none.
+	Token string
+	// Client posts the batches; nil is NewClient("").
+	Client *http.Client
+	// Interval is how often the spool is looked at without a wake-up
+	// (DefaultInterval if zero).
+	Interval time.Duration
+	// Logger receives what was delivered and why a delivery failed.
+	Logger *slog.Logger
+	// Ready, when set, is called once the forwarder is attached.
+	Ready func()
+}
+
+// Forwardable reports whether raw is a collector URL a forwarder can reach:
+// http:// or https://, with a host.
+func Forwardable(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}
+
+// CAFileName is the file in the hookwatch home that 'hookwatch install
+// --ca-file' copies a team's certificate authority to.
+const CAFileName = "ca.pem"
+
+// CAFile returns the certificates a forwarder trusts besides the system's:
+// HOOKWATCH_CA_FILE, else home's CAFileName when it exists, else "".
+func CAFile(getenv func(string) string, home string) string {
+	if f := getenv("HOOKWATCH_CA_FILE"); f != "" {
+		return f
+	}
+	if f := filepath.Join(home, CAFileName); fileExists(f) {
+		return f
+	}
+	return ""
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// NewClient returns the client a forwarder posts with: TLS 1.2 or later,
+// verified against the system's roots plus the PEM certificates of caFile
+// when it is not "" (HOOKWATCH_CA_FILE: a team's own certificate
+// authority). Verification is never turned off.
+func NewClient(caFile string) (*http.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the CA file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("cannot use the CA file %s: no PEM certificate in it", caFile)
+		}
+		tr.TLSClientConfig.RootCAs = pool
+	}
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}, nil
+}
+
+// Run attaches to the spool of o.Home as its consumer, under the address
+// hook.ForwarderAddr(o.URL) that hooks look for, and forwards what is
+// spooled until ctx ends. It returns spool.ErrAttached (wrapped) when
+// another consumer — a local collector, another forwarder — is attached.
+func Run(ctx context.Context, o Options) error {
+	if !Forwardable(o.URL) {
+		return fmt.Errorf("cannot forward to %q: want an http:// or https:// URL", o.URL)
+	}
+	if o.Client == nil {
+		c, err := NewClient("")
+		if err != nil {
+			return err
+		}
+		o.Client = c
+	}
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	sp, err := spool.Open(filepath.Join(o.Home, "spool"), spool.Options{})
+	if err != nil {
+		return err
+	}
+	release, err := sp.Attach(hook.ForwarderAddr(o.URL))
+	if err != nil {
+		return fmt.Errorf("cannot forward %s: %w", sp.Dir(), err)
+	}
+	defer release()
+	if o.Ready != nil {
+		o.Ready()
+	}
+	f := &forwarder{o: o, sp: sp, base: strings.TrimRight(o.URL, "/")}
+	wake, _ := sp.Notify(ctx) // nil where unsupported: the ticker alone then
+	t := time.NewTicker(o.Interval)
+	defer t.Stop()
+	var backoff time.Duration
+	for {
+		err := f.drain(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		wait := (<-chan struct{})(wake)
+		if err != nil {
+			// The collector cannot take the batch now: it stays spooled;
+			// wait longer each time, whatever the hooks append meanwhile.
+			backoff = min(max(2*backoff, minBackoff), maxBackoff)
+			o.Logger.Warn("cannot forward the spool; retrying", "url", f.base, "in", backoff, "err", err)
+			wait = nil
+			t.Reset(backoff)
+		} else if backoff > 0 {
+			backoff = 0
+			t.Reset(o.Interval)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-wait:
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(coalesce):
+			}
+		}
+	}
+}
+
+type forwarder struct {
+	o    Options
+	sp   *spool.Spool
+	base string
+}
+
+// drain forwards everything spooled now, in batches.
+func (f *forwarder) drain(ctx context.Context) error {
+	st, err := f.sp.Stats()
+	if err != nil {
+		return err
+	}
+	if st.PendingBytes == 0 {
+		return nil
+	}
+	n, err := f.sp.Drain(ctx, spool.DefaultBatch, func(recs [][]byte) error {
+		for len(recs) > 0 {
+			// As many records as fit in one body; one at least.
+			size, i := 0, 0
+			for i < len(recs) && (i == 0 || size+len(recs[i]) < maxBodyBytes) {
+				size += len(recs[i]) + 1
+				i++
+			}
+			if err := f.deliver(ctx, recs[:i]); err != nil {
+				return err
+			}
+			recs = recs[i:]
+		}
+		return nil
+	})
+	if n > 0 {
+		f.o.Logger.Info("forwarded spooled events", "events", n, "url", f.base)
+	}
+	return err
+}
+
+// deliver posts recs. A batch the collector refuses for what it is, or
+// because it writes into another user's session (403), is sent again one
+// envelope at a time, and the envelopes refused alone are set aside in
+// rejected.jsonl: nothing is dropped silently, and one bad envelope never
+// wedges the spool. Any other failure is returned, keeping the batch
+// spooled.
+func (f *forwarder) deliver(ctx context.Context, recs [][]byte) error {
+	code, err := f.post(ctx, recs)
+	if err != nil || !refused(code) {
+		return err
+	}
+	for _, r := range recs {
+		code, err := f.post(ctx, [][]byte{r})
+		if err != nil {
+			return err
+		}
+		if refused(code) {
+			err := hook.Reject(f.o.Home, [][]byte{r}, fmt.Errorf("collector answered HTTP %d", code))
+			f.o.Logger.Warn("the collector refused a spooled event", "err", err)
+		}
+	}
+	return nil
+}
+
+func refused(code int) bool { return hook.Refused(code) || code == http.StatusForbidden }
+
+// post sends recs to POST /v1/events and returns the status of a 2xx or
+// refused answer; any other answer is an error.
+func (f *forwarder) post(ctx context.Context, recs [][]byte) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.base+"/v1/events", bytes.NewReader(hook.BatchBody(recs)))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "hookwatch-forward")
+	if f.o.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+f.o.Token)
+	}
+	resp, err := f.o.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode <= 299, refused(resp.StatusCode):
+		return resp.StatusCode, nil
+	case resp.StatusCode == http.StatusUnauthorized:
+		return 0, errors.New("the collector refuses the token (HTTP 401): set HOOKWATCH_TOKEN or 'hookwatch install --token'")
+	}
+	return 0, fmt.Errorf("collector answered HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))
+}

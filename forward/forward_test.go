@@ -1,0 +1,199 @@
+package forward_test
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/forward"
+	"github.com/hookwatch/hookwatch/spool"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/store/storetest"
+)
+
+// TestForwardCrashAfterCommit forwards the real captures to a collector
+// serving TLS with a user's token, and stops the forwarder at the worst
+// moment: the collector has committed its first batch, the answer has not
+// reached the forwarder. A new forwarder sends that batch again; the
+// collector stores every envelope once, as the token's user, and says the
+// repeated ones were duplicates.
+func TestForwardCrashAfterCommit(t *testing.T) {
+	db := sqlite.MustOpenDB(t)
+	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
+	if err := db.CreateToken(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := collector.New(collector.Config{Store: db, Version: "test", RequireAuth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+
+	var (
+		mu         sync.Mutex
+		requests   int
+		duplicates int
+		stop       context.CancelFunc // the running forwarder's
+	)
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, r)
+		var res collector.IngestResult
+		_ = json.Unmarshal(rec.Body.Bytes(), &res)
+		mu.Lock()
+		requests++
+		first := requests == 1
+		duplicates += res.Duplicates
+		mu.Unlock()
+		if first {
+			// Committed, not acknowledged: the forwarder dies now.
+			stop()
+			panic(http.ErrAbortHandler)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	}))
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below
+	ts.StartTLS()
+	defer ts.Close()
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// Verification is on: without the CA the collector's certificate is
+	// refused.
+	plain, err := forward.NewClient("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := plain.Get(ts.URL + "/healthz"); err == nil {
+		resp.Body.Close()
+		t.Fatal("a client without the CA file trusted the test certificate")
+	}
+	client, err := forward.NewClient(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	home := t.TempDir()
+	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs [][]byte
+	for i, p := range storetest.Corpus(t) {
+		env := storetest.Envelope(p.Runtime, storetest.At(i), p.JSON)
+		recs = append(recs, env.AppendJSON(nil))
+	}
+	if err := sp.Append(recs...); err != nil {
+		t.Fatal(err)
+	}
+	opts := forward.Options{Home: home, URL: ts.URL, Token: secret, Client: client, Interval: 50 * time.Millisecond}
+	runOnce := func() error {
+		ctx, cancel := context.WithCancel(context.Background())
+		mu.Lock()
+		stop = cancel
+		mu.Unlock()
+		return forward.Run(ctx, opts)
+	}
+	if err := runOnce(); err != nil {
+		t.Fatalf("first forwarder: %v", err)
+	}
+	if mu.Lock(); requests != 1 {
+		t.Fatalf("the first forwarder made %d requests, want 1", requests)
+	}
+	mu.Unlock()
+
+	done := make(chan error, 1)
+	go func() { done <- runOnce() }()
+	var stored int64
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		stored = countEvents(t, db)
+		st, _ := sp.Stats()
+		if stored >= int64(len(recs)) && st.PendingBytes == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	stop()
+	mu.Unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if stored != int64(len(recs)) {
+		t.Fatalf("stored %d events, want %d", stored, len(recs))
+	}
+	page, err := db.Sessions(t.Context(), store.SessionFilter{Limit: store.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range page.Sessions {
+		if s.User != "ann" {
+			t.Errorf("session %s stored as %q's, want the token's user ann", s.ID, s.User)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if duplicates == 0 {
+		t.Error("the batch committed before the crash was not sent again")
+	}
+	if _, err := os.Stat(filepath.Join(home, "rejected.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("rejected.jsonl: %v", err)
+	}
+}
+
+// TestForwardRefusesAttachedSpool: a forwarder does not start where a
+// consumer (a local collector) is attached already.
+func TestForwardRefusesAttachedSpool(t *testing.T) {
+	home := t.TempDir()
+	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := sp.Attach("127.0.0.1:7421")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	var ran atomic.Bool
+	err = forward.Run(t.Context(), forward.Options{Home: home, URL: "https://hookwatch.example", Ready: func() { ran.Store(true) }})
+	if !errors.Is(err, spool.ErrAttached) || ran.Load() {
+		t.Fatalf("Run beside an attached collector: %v (ran %v), want spool.ErrAttached", err, ran.Load())
+	}
+}
+
+// countEvents counts every stored event, page by page.
+func countEvents(t *testing.T, db store.Store) int64 {
+	var n int64
+	f := store.EventFilter{Limit: store.MaxLimit}
+	for {
+		page, err := db.Events(t.Context(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += int64(len(page.Events))
+		if page.Next == "" {
+			return n
+		}
+		f.Cursor = page.Next
+	}
+}
