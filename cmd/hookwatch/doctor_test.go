@@ -253,8 +253,8 @@ func TestDoctorDuplicates(t *testing.T) {
 func TestDoctorEnvironmentProblems(t *testing.T) {
 	e := newTestEnv(t)
 	mustHW(t, "install")
-	// A host name the hook cannot post to.
-	t.Setenv("HOOKWATCH_URL", "https://hookwatch.example.com")
+	// A URL neither the hook nor a forwarder can post to.
+	t.Setenv("HOOKWATCH_URL", "ftp://hookwatch.example.com")
 	// A database under a regular file.
 	blocker := filepath.Join(e.root, "file")
 	os.WriteFile(blocker, nil, 0o644)
