@@ -218,12 +218,7 @@ func (b *sessionBuilder) add(r *record) {
 		return
 	}
 	s, p := b.s, r.p
-	s.LastEventAt = r.at
-	if s.Runtime == "" {
-		s.Runtime = r.env.Runtime
-	}
-	ag := b.agentOf(r)
-	ag.a.LastEventAt = lastOf(ag.a.LastEventAt, r.at)
+	ag, main := b.place(r)
 	if u, ok := p.Event.(*event.TranscriptUsageInput); ok {
 		// A transcript's record of an API response, not a hook event: it
 		// counts tokens, not events, and starts no run.
@@ -235,14 +230,7 @@ func (b *sessionBuilder) add(r *record) {
 	if ag.a.Traceparent == "" {
 		ag.a.Traceparent = r.env.Traceparent
 	}
-	main := p.AgentID == ""
 	if main {
-		if s.CWD == "" {
-			s.CWD = p.CWD
-		}
-		if s.TranscriptPath == "" {
-			s.TranscriptPath = p.TranscriptPath
-		}
 		if p.PermissionMode != "" {
 			s.PermissionMode = p.PermissionMode
 		}
@@ -270,20 +258,7 @@ func (b *sessionBuilder) add(r *record) {
 			b.waitingOn = nil
 		}
 	case *event.UserPromptSubmitInput:
-		if n, ok := parseTaskNotification(e.Prompt); ok {
-			b.notify(r, n)
-			if main && b.newPrompt(p.PromptID) {
-				s.Counts.TaskNotifications++
-			}
-		} else if main && b.newPrompt(p.PromptID) {
-			s.Counts.Prompts++
-			if b.promptTitle == "" {
-				b.promptTitle = title(e.Prompt)
-			}
-			if b.altTitle == "" {
-				b.altTitle = e.SessionTitle
-			}
-		}
+		b.prompt(r, e, main)
 	case *event.StatusLineInput:
 		if e.Model.ID != "" {
 			b.model = e.Model.ID
@@ -428,25 +403,33 @@ func (b *sessionBuilder) addRollout(r *record) {
 	if tc := r.p.Tool(); tc != nil && tc.ToolUseID != "" && b.calls[tc.ToolUseID] == nil {
 		b.claimIdless(r, tc)
 	}
-	switch e := r.p.Event.(type) {
-	case *event.TranscriptUsageInput: // a response's tokens: summed as a transcript's are
+	if e, ok := r.p.Event.(*event.TranscriptUsageInput); ok { // a response's tokens: summed as a transcript's are
 		b.usage(r, b.agentOf(r), e)
+		return
+	}
+	b.callEvidence(r)
+}
+
+// callEvidence takes a tool event read from a client's file (a rollout, a
+// transcript): the call's start, result, failure or denial, unless a hook
+// or an earlier record gave it already. Events without a tool_use_id have
+// nothing to join.
+func (b *sessionBuilder) callEvidence(r *record) {
+	tc := r.p.Tool()
+	if tc == nil || tc.ToolUseID == "" {
+		return
+	}
+	switch e := r.p.Event.(type) {
 	case *event.PreToolUseInput:
-		if e.ToolUseID == "" {
-			return
-		}
-		c := b.call(r, &e.ToolCall, true)
+		c := b.call(r, tc, true)
 		if c.pre == nil {
 			c.pre = r
 			c.c.ToolName, c.c.Input, c.turnID = e.ToolName, rawCopy(e.ToolInput), r.p.TurnID
-			c.canon, c.asked = nil, nil
+			c.canon, c.asked, c.classified, c.cwd = nil, nil, false, cmp.Or(r.p.CWD, c.cwd)
 		}
 		b.touch(c)
 	case *event.PostToolUseInput:
-		if e.ToolUseID == "" {
-			return
-		}
-		c := b.call(r, &e.ToolCall, false)
+		c := b.call(r, tc, false)
 		if c.rolloutExit == nil && r.env.ExitCode != nil {
 			x := *r.env.ExitCode
 			c.rolloutExit = &x
@@ -455,16 +438,66 @@ func (b *sessionBuilder) addRollout(r *record) {
 			c.post, c.postResp = r, e.ToolResponse
 		}
 		b.touch(c)
-	case *event.PermissionDeniedInput: // a hook denied the call
-		if e.ToolUseID == "" {
-			return
+	case *event.PostToolUseFailureInput:
+		c := b.call(r, tc, false)
+		if c.failure == nil && (c.post == nil || evidence(c.post)) {
+			c.failure, c.failErr = r, e.Error
+			c.isIntr = e.IsInterrupt != nil && *e.IsInterrupt
 		}
-		c := b.call(r, &e.ToolCall, false)
+		b.touch(c)
+	case *event.PermissionDeniedInput: // a hook denied the call
+		c := b.call(r, tc, false)
 		if c.denied == nil {
 			c.denied = r
 			c.c.PermissionDenied = &PermissionDenied{At: r.at, Reason: e.Reason}
 		}
 		b.touch(c)
+	}
+}
+
+// place takes what every record of a hook or a transcript says of the
+// session: its time, runtime, agent, and for the main agent's the
+// directory and transcript (the first given). main reports whether r is
+// the main agent's.
+func (b *sessionBuilder) place(r *record) (ag *agentState, main bool) {
+	s, p := b.s, r.p
+	s.LastEventAt = lastOf(s.LastEventAt, r.at)
+	if s.Runtime == "" {
+		s.Runtime = r.env.Runtime
+	}
+	ag = b.agentOf(r)
+	ag.a.LastEventAt = lastOf(ag.a.LastEventAt, r.at)
+	if main = p.AgentID == ""; main {
+		if s.CWD == "" {
+			s.CWD = p.CWD
+		}
+		if s.TranscriptPath == "" {
+			s.TranscriptPath = p.TranscriptPath
+		}
+	}
+	return ag, main
+}
+
+// prompt takes a prompt: the user's to the main agent counts once per
+// prompt id and may title the session; a <task-notification> the client
+// submits is no prompt of the user's.
+func (b *sessionBuilder) prompt(r *record, e *event.UserPromptSubmitInput, main bool) {
+	s := b.s
+	if n, ok := parseTaskNotification(e.Prompt); ok {
+		b.notify(r, n)
+		if main && b.newPrompt(r.p.PromptID) {
+			s.Counts.TaskNotifications++
+		}
+		return
+	}
+	if main && b.newPrompt(r.p.PromptID) {
+		s.Counts.Prompts++
+		if b.promptTitle == "" {
+			b.promptTitle = title(e.Prompt)
+		}
+		if b.altTitle == "" {
+			b.altTitle = e.SessionTitle
+		}
 	}
 }
 
@@ -506,37 +539,13 @@ func (b *sessionBuilder) newPrompt(id string) bool {
 // hooks, tokens) is the session's. It moves the session's and its agent's
 // last event time: the record's time is when it happened.
 func (b *sessionBuilder) addTranscript(r *record) {
-	s, p := b.s, r.p
-	s.LastEventAt = lastOf(s.LastEventAt, r.at)
-	if s.Runtime == "" {
-		s.Runtime = r.env.Runtime
-	}
-	ag := b.agentOf(r)
-	ag.a.LastEventAt = lastOf(ag.a.LastEventAt, r.at)
-	main := p.AgentID == ""
-	if main {
-		if s.CWD == "" {
-			s.CWD = p.CWD
-		}
-		if s.TranscriptPath == "" {
-			s.TranscriptPath = p.TranscriptPath
-		}
-	}
+	p := r.p
+	ag, main := b.place(r)
 	switch e := p.Event.(type) {
 	case *event.TranscriptUsageInput:
 		b.usage(r, ag, e)
 	case *event.UserPromptSubmitInput:
-		if n, ok := parseTaskNotification(e.Prompt); ok {
-			b.notify(r, n)
-			if main && p.PromptID != "" && b.newPrompt(p.PromptID) {
-				s.Counts.TaskNotifications++
-			}
-		} else if main && p.PromptID != "" && b.newPrompt(p.PromptID) {
-			s.Counts.Prompts++
-			if b.promptTitle == "" {
-				b.promptTitle = title(e.Prompt)
-			}
-		}
+		b.prompt(r, e, main)
 	case *event.SubagentStartInput:
 		if ag.start == nil {
 			ag.start = r
@@ -547,36 +556,8 @@ func (b *sessionBuilder) addTranscript(r *record) {
 			ag.stopPath = cmp.Or(e.AgentTranscriptPath, ag.stopPath)
 			ag.a.LastMessage = cmp.Or(e.LastAssistantMessage, ag.a.LastMessage)
 		}
-	case *event.PreToolUseInput:
-		if e.ToolUseID == "" {
-			return
-		}
-		c := b.call(r, &e.ToolCall, true)
-		if c.pre == nil {
-			c.pre = r
-			c.c.ToolName, c.c.Input = e.ToolName, rawCopy(e.ToolInput)
-			c.canon, c.asked, c.classified, c.cwd = nil, nil, false, p.CWD
-		}
-		b.touch(c)
-	case *event.PostToolUseInput:
-		if e.ToolUseID == "" {
-			return
-		}
-		c := b.call(r, &e.ToolCall, false)
-		if c.post == nil {
-			c.post, c.postResp = r, e.ToolResponse
-		}
-		b.touch(c)
-	case *event.PostToolUseFailureInput:
-		if e.ToolUseID == "" {
-			return
-		}
-		c := b.call(r, &e.ToolCall, false)
-		if c.failure == nil && (c.post == nil || evidence(c.post)) {
-			c.failure, c.failErr = r, e.Error
-			c.isIntr = e.IsInterrupt != nil && *e.IsInterrupt
-		}
-		b.touch(c)
+	default:
+		b.callEvidence(r)
 	}
 }
 

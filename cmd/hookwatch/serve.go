@@ -266,22 +266,13 @@ func serveEnvOr(key, def string) string {
 // machine, whose hooks miss exit codes and the calls they did not see —,
 // "off" nothing, anything else is the directory itself.
 func serveRolloutsDir(setting string) (string, error) {
-	switch setting {
-	case "off":
-		return "", nil
-	case "auto":
+	return serveFollowDir("--codex-rollouts", setting, func() (string, error) {
 		home, err := codex.Home(os.Getenv)
-		if err != nil {
-			return "", nil
-		}
-		if st, err := os.Stat(home); err != nil || !st.IsDir() {
-			return "", nil
+		if err != nil || !isDir(home) {
+			return "", err
 		}
 		return filepath.Join(home, "sessions"), nil
-	case "":
-		return "", fmt.Errorf("%w: --codex-rollouts is auto, off or a directory", errUsage)
-	}
-	return filepath.Abs(setting)
+	})
 }
 
 // serveTranscriptsDir returns the Claude Code projects directory the
@@ -289,22 +280,34 @@ func serveRolloutsDir(setting string) (string, error) {
 // claudecode.ProjectsDir when it exists — Claude Code ran on this machine
 // as this user —, "off" nothing, anything else is the directory itself.
 func serveTranscriptsDir(setting string) (string, error) {
+	return serveFollowDir("--watch-transcripts", setting, func() (string, error) {
+		dir, err := claudecode.ProjectsDir(os.Getenv)
+		if err != nil || !isDir(dir) {
+			return "", err
+		}
+		return dir, nil
+	})
+}
+
+// serveFollowDir reads the setting of a flag naming a directory the
+// collector follows: auto (what auto finds, "" when it finds nothing or
+// fails), off, or the directory.
+func serveFollowDir(flag, setting string, auto func() (string, error)) (string, error) {
 	switch setting {
 	case "off":
 		return "", nil
 	case "auto":
-		dir, err := claudecode.ProjectsDir(os.Getenv)
-		if err != nil {
-			return "", nil
-		}
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return "", nil
-		}
+		dir, _ := auto()
 		return dir, nil
 	case "":
-		return "", fmt.Errorf("%w: --watch-transcripts is auto, off or a directory", errUsage)
+		return "", fmt.Errorf("%w: %s is auto, off or a directory", errUsage, flag)
 	}
 	return filepath.Abs(setting)
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }
 
 // serveHome returns hookwatch's data directory, the same one the hook uses
