@@ -414,6 +414,21 @@ func (g *Group) ToolCalls(id string) []*ToolCall {
 	return out
 }
 
+// Agents returns the agents of session id as the group holds them now (nil
+// for a session it does not hold), in no particular order. They are the
+// group's own: read them before the next Apply, never change them.
+func (g *Group) Agents(id string) []*Agent {
+	b := g.sessions[id]
+	if b == nil {
+		return nil
+	}
+	out := make([]*Agent, len(b.agentSeq))
+	for i, a := range b.agentSeq {
+		out[i] = a.a
+	}
+	return out
+}
+
 // Changes is what changed in a group since the previous call of
 // Group.Changes.
 type Changes struct {

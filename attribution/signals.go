@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hookwatch/hookwatch/classify"
 )
@@ -21,7 +22,17 @@ const (
 	// SignalThrash: agents took turns writing the same file, each undoing
 	// or redoing the other's work; raised on each of them.
 	SignalThrash = "thrash"
+	// SignalOutlier: a subagent made far more calls, or ran far longer,
+	// than its siblings (Outliers).
+	SignalOutlier = "outlier"
+	// SignalStalled: the session has waited on a pending call with no
+	// event since for a while (Stalled). It depends on the clock, not only
+	// on the events: Signals never raises it.
+	SignalStalled = "stalled"
 )
+
+// SignalKinds are every kind of signal, in a fixed order.
+var SignalKinds = []string{SignalLoop, SignalRetriedDeny, SignalThrash, SignalOutlier, SignalStalled}
 
 // Thresholds say when a signal is raised.
 type Thresholds struct {
@@ -32,23 +43,45 @@ type Thresholds struct {
 	// ThrashSwitches: this many changes of the agent writing a file (A,
 	// B, A, B: three) is thrashing.
 	ThrashSwitches int
+	// OutlierFactor: a subagent whose calls (or duration) reach this many
+	// times the median of its stopped siblings' is an outlier, provided
+	// it has at least OutlierSiblings of them and reaches the floor,
+	// OutlierCalls calls (or OutlierDuration), so that tiny agents never
+	// are.
+	OutlierFactor   float64
+	OutlierSiblings int
+	OutlierCalls    int
+	OutlierDuration time.Duration
+	// StalledAfter: a session waiting on a pending call with no event for
+	// this long is stalled.
+	StalledAfter time.Duration
 }
 
 // DefaultThresholds are the thresholds of Signals when none are given.
-var DefaultThresholds = Thresholds{FailedRepeats: 3, ReadRepeats: 5, ThrashSwitches: 3}
+var DefaultThresholds = Thresholds{
+	FailedRepeats: 3, ReadRepeats: 5, ThrashSwitches: 3,
+	OutlierFactor: 3, OutlierSiblings: 2, OutlierCalls: 20, OutlierDuration: 5 * time.Minute,
+	StalledAfter: 5 * time.Minute,
+}
 
 // OrDefault returns th with its zero fields taken from DefaultThresholds.
 func (th Thresholds) OrDefault() Thresholds {
-	if th.FailedRepeats <= 0 {
-		th.FailedRepeats = DefaultThresholds.FailedRepeats
-	}
-	if th.ReadRepeats <= 0 {
-		th.ReadRepeats = DefaultThresholds.ReadRepeats
-	}
-	if th.ThrashSwitches <= 0 {
-		th.ThrashSwitches = DefaultThresholds.ThrashSwitches
-	}
+	d := DefaultThresholds
+	orDefault(&th.FailedRepeats, d.FailedRepeats)
+	orDefault(&th.ReadRepeats, d.ReadRepeats)
+	orDefault(&th.ThrashSwitches, d.ThrashSwitches)
+	orDefault(&th.OutlierFactor, d.OutlierFactor)
+	orDefault(&th.OutlierSiblings, d.OutlierSiblings)
+	orDefault(&th.OutlierCalls, d.OutlierCalls)
+	orDefault(&th.OutlierDuration, d.OutlierDuration)
+	orDefault(&th.StalledAfter, d.StalledAfter)
 	return th
+}
+
+func orDefault[T int | float64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // maxEvidence bounds the calls a signal names.
@@ -65,8 +98,12 @@ type Signal struct {
 	Detail string `json:"detail"`
 	// Key tells an agent's signals apart and stays the same as a signal
 	// grows: "failed:<first call>" for a failing call, "read:<file>",
-	// "denied:<denied call>".
+	// "denied:<denied call>", "thrash:<file>", "outlier",
+	// "stalled:<first call waited on>".
 	Key string `json:"key"`
+	// Siblings are, on an outlier, the stopped siblings it was compared
+	// with.
+	Siblings []string `json:"siblings,omitempty"`
 }
 
 // AgentSignals are an agent's signals and its current run of failures.
@@ -78,11 +115,17 @@ type AgentSignals struct {
 	FailuresInARow int `json:"failures_in_a_row"`
 }
 
-// Signals reads the signals of each agent from a session's tool calls (as
-// the model built them, classified), in the agents' order of first call.
-// Zero thresholds take DefaultThresholds'.
-func Signals(calls []*ToolCall, th Thresholds) []AgentSignals {
+// Signals reads the signals of each agent from a session's agents and tool
+// calls (as the model built them, classified): per agent that made calls,
+// in the agents' order of first call, then the agents that made none but
+// raised a signal, in the session's order of agents. The result depends on
+// the agents and calls, not on their order in the slices. Zero thresholds
+// take DefaultThresholds'. SignalStalled depends on the clock: Stalled
+// reads it.
+func Signals(agents []*Agent, calls []*ToolCall, th Thresholds) []AgentSignals {
 	th = th.OrDefault()
+	calls = slices.Clone(calls)
+	slices.SortFunc(calls, compareCalls)
 	byAgent := map[string][]*ToolCall{}
 	var order []string
 	for _, c := range calls {
@@ -92,12 +135,26 @@ func Signals(calls []*ToolCall, th Thresholds) []AgentSignals {
 		byAgent[c.AgentID] = append(byAgent[c.AgentID], c)
 	}
 	thrash := thrashing(calls, th)
+	outliers := Outliers(agents, byAgent, th)
 	out := make([]AgentSignals, 0, len(order))
 	for _, id := range order {
-		cs := slices.Clone(byAgent[id])
-		slices.SortFunc(cs, compareCalls)
+		cs := byAgent[id]
 		sigs := append(agentSignals(id, cs, th), thrash[id]...)
+		if o, ok := outliers[id]; ok {
+			sigs = append(sigs, o)
+			delete(outliers, id)
+		}
 		out = append(out, AgentSignals{AgentID: id, Signals: sigs, FailuresInARow: failuresInARow(cs)})
+	}
+	if len(outliers) > 0 {
+		agents = slices.Clone(agents)
+		slices.SortFunc(agents, compareAgents)
+		for _, a := range agents {
+			if o, ok := outliers[a.AgentID]; ok {
+				out = append(out, AgentSignals{AgentID: a.AgentID, Signals: []Signal{o}})
+				delete(outliers, a.AgentID) // a duplicate agent row counts once
+			}
+		}
 	}
 	return out
 }

@@ -21,7 +21,7 @@ func TestSignals(t *testing.T) {
 	f := func(calls []*ToolCall, want ...string) {
 		t.Helper()
 		var got []string
-		for _, a := range Signals(calls, Thresholds{}) {
+		for _, a := range Signals(nil, calls, Thresholds{}) {
 			for _, s := range a.Signals {
 				got = append(got, fmt.Sprintf("%s %s %s", a.AgentID, s.Kind, strings.Join(s.Calls, ",")))
 			}
@@ -48,7 +48,7 @@ func TestSignals(t *testing.T) {
 	// Another target is not a retry.
 	f([]*ToolCall{call(1, "a2", "Bash", StatusDenied, `{"command":"rm -rf build"}`), call(2, "a2", "Bash", StatusOK, `{"command":"rm -rf dist"}`)})
 
-	got := Signals([]*ToolCall{call(1, "", "Bash", StatusOK, test), call(2, "", "Bash", StatusError, test), call(3, "", "Bash", StatusInterrupted, test),
+	got := Signals(nil, []*ToolCall{call(1, "", "Bash", StatusOK, test), call(2, "", "Bash", StatusError, test), call(3, "", "Bash", StatusInterrupted, test),
 		call(4, "", "Bash", StatusPending, test)}, Thresholds{})
 	if got[0].FailuresInARow != 2 {
 		t.Fatalf("failures in a row: %d", got[0].FailuresInARow)
@@ -65,10 +65,10 @@ func TestSignalsOfCapture(t *testing.T) {
 			break
 		}
 	}
-	if got := Signals(s.ToolCalls, Thresholds{}); len(got) == 0 || len(got[0].Signals) != 0 {
+	if got := Signals(s.Agents, s.ToolCalls, Thresholds{}); len(got) == 0 || len(got[0].Signals) != 0 {
 		t.Fatalf("default thresholds: %+v", got)
 	}
-	got := Signals(s.ToolCalls, Thresholds{FailedRepeats: 2})
+	got := Signals(s.Agents, s.ToolCalls, Thresholds{FailedRepeats: 2})
 	if len(got[0].Signals) != 1 || got[0].Signals[0].Kind != SignalLoop || !strings.Contains(got[0].Signals[0].Detail, "echo failing; exit 4 failed 2 times") {
 		t.Fatalf("threshold 2: %+v", got[0])
 	}
@@ -80,7 +80,7 @@ func TestSignalKeys(t *testing.T) {
 	read := `{"file_path":"/proj/gone.txt"}`
 	keys := func(calls ...*ToolCall) string {
 		var out []string
-		for _, s := range Signals(calls, Thresholds{FailedRepeats: 1, ReadRepeats: 1})[0].Signals {
+		for _, s := range Signals(nil, calls, Thresholds{FailedRepeats: 1, ReadRepeats: 1})[0].Signals {
 			out = append(out, s.Key)
 		}
 		return strings.Join(out, " ")
@@ -101,7 +101,7 @@ func TestSignalThrash(t *testing.T) {
 	f := func(calls []*ToolCall, want ...string) {
 		t.Helper()
 		var got []string
-		for _, a := range Signals(calls, Thresholds{}) {
+		for _, a := range Signals(nil, calls, Thresholds{}) {
 			for _, s := range a.Signals {
 				if s.Kind == SignalThrash {
 					got = append(got, fmt.Sprintf("%s %s %s", a.AgentID, s.Key, strings.Join(s.Calls, ",")))

@@ -198,13 +198,13 @@ func agentTypeOf(agentID string, agentType *string) string {
 
 // observe notes what one session's changes count, against what c says was
 // counted already, and updates c; all are the session's calls as the model
-// holds them now, read for its signals when calls changed. The counts wait
-// in the round until flush.
-func (am *agentMetrics) observe(c *counted, sc *attribution.SessionChanges, all []*attribution.ToolCall) {
+// holds them now, with its agents, read for its signals when calls or
+// agents changed. The counts wait in the round until flush.
+func (am *agentMetrics) observe(c *counted, sc *attribution.SessionChanges, agents []*attribution.Agent, all []*attribution.ToolCall) {
 	s := sc.Session
 	id := s.SessionID
-	if len(sc.ToolCalls) > 0 {
-		for _, sk := range raised(id, all, am.thresholds) {
+	if len(sc.ToolCalls) > 0 || len(sc.Agents) > 0 {
+		for _, sk := range raised(id, agents, all, am.thresholds) {
 			if _, ok := c.signals[sk]; !ok {
 				c.signals[sk] = struct{}{}
 				am.roundSignals = append(am.roundSignals, sk.kind)
@@ -245,10 +245,12 @@ func (am *agentMetrics) observe(c *counted, sc *attribution.SessionChanges, all 
 	am.roundSessions[id] = liveSession{running: running, last: s.LastEventAt}
 }
 
-// raised names the signals (attribution.Signals) a session's calls raise.
-func raised(session string, calls []*attribution.ToolCall, th attribution.Thresholds) []signalKey {
+// raised names the signals (attribution.Signals) a session's agents and
+// calls raise. A stall, which depends on the clock, is counted by the
+// sweep (stall.go).
+func raised(session string, agents []*attribution.Agent, calls []*attribution.ToolCall, th attribution.Thresholds) []signalKey {
 	var out []signalKey
-	for _, a := range attribution.Signals(calls, th) {
+	for _, a := range attribution.Signals(agents, calls, th) {
 		for _, sg := range a.Signals {
 			out = append(out, signalKey{session, a.AgentID, sg.Kind, sg.Key})
 		}
@@ -486,17 +488,22 @@ func (m *modeler) baseline(ctx context.Context, c *counted, ids []string) error 
 		if err != nil {
 			return err
 		}
-		for _, sk := range raised(id, stored, m.perAgent.thresholds) {
-			c.signals[sk] = struct{}{}
-		}
+		var agents []*attribution.Agent
 		err = store.EachAgent(ctx, m.st, store.AgentFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.AgentRow) error {
 			if r.AgentID != "" {
 				c.agents[rowKey{id, r.AgentID}] = struct{}{}
+			}
+			a := new(attribution.Agent)
+			if json.Unmarshal(r.Doc, a) == nil {
+				agents = append(agents, a)
 			}
 			return nil
 		})
 		if err != nil {
 			return err
+		}
+		for _, sk := range raised(id, agents, stored, m.perAgent.thresholds) {
+			c.signals[sk] = struct{}{}
 		}
 	}
 	return nil

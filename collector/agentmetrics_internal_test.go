@@ -93,7 +93,7 @@ func BenchmarkAgentMetrics(b *testing.B) {
 	for b.Loop() {
 		c := newCounted()
 		for _, s := range res.Sessions {
-			am.observe(c, &attribution.SessionChanges{Session: s, Agents: s.Agents, ToolCalls: s.ToolCalls}, s.ToolCalls)
+			am.observe(c, &attribution.SessionChanges{Session: s, Agents: s.Agents, ToolCalls: s.ToolCalls}, s.Agents, s.ToolCalls)
 		}
 		am.flush()
 	}

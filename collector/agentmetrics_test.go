@@ -198,6 +198,9 @@ func TestAgentMetricsCountOnce(t *testing.T) {
 	envs := corpusEnvelopes(t)
 	patient := patient
 	patient.Signals = attribution.Thresholds{FailedRepeats: 1, ReadRepeats: 1}
+	// A clock before every capture: the captures' calls left pending are
+	// no stall (TestStalled counts those).
+	patient.Now = func() time.Time { return time.Unix(0, 0) }
 	path := t.TempDir() + "/hookwatch.db"
 	open := func() *sqlite.DB {
 		db, err := sqlite.Open(path)

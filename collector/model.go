@@ -128,11 +128,13 @@ type modeler struct {
 	lag       *metrics.Histogram
 	// perAgent are the metrics per agent; nil when they are not kept.
 	perAgent *agentMetrics
+	// stalls are told what each session the rounds change waits on.
+	stalls *stalls
 }
 
-func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool, a *auditor, sinks []ModelSink, signals attribution.Thresholds) *modeler {
+func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool, a *auditor, sinks []ModelSink, signals attribution.Thresholds, stalls *stalls) *modeler {
 	m := &modeler{
-		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks,
+		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks, stalls: stalls,
 		pending:   map[string]int{},
 		pendKeys:  map[string]int{},
 		changed:   make(chan struct{}),
@@ -749,8 +751,9 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 			})
 		}
 		if m.perAgent != nil {
-			m.perAgent.observe(gs.counted, &sc, gs.g.ToolCalls(id))
+			m.perAgent.observe(gs.counted, &sc, gs.g.Agents(id), gs.g.ToolCalls(id))
 		}
+		m.stalls.note(sc.Session, gs.g.Agents(id), gs.g.ToolCalls(id))
 		for _, c := range sc.ToolCalls {
 			doc, err := json.Marshal(c)
 			if err != nil {

@@ -120,6 +120,13 @@ type Config struct {
 	// and what policies on session.signals and agent.signals see. Zero
 	// fields take attribution.DefaultThresholds'.
 	Signals attribution.Thresholds
+	// Now is the clock of the signals that depend on it (a stalled
+	// session: signals_api.go, stall.go); nil is time.Now. For tests.
+	Now func() time.Time
+	// StallSweep is how often the collector looks for sessions that
+	// stalled, to count them and tell the live stream (stall.go); 0 is a
+	// tenth of Signals.StalledAfter, between 1 s and 30 s.
+	StallSweep time.Duration
 }
 
 // Server is the collector. Create it with New; serve it with Serve or mount
@@ -141,6 +148,8 @@ type Server struct {
 	hub           *hub
 	writer        *writer
 	modeler       *modeler
+	// stalls are the sessions waiting on calls, swept for stalls.
+	stalls *stalls
 	// stopBackground ends the goroutines that follow the other collectors
 	// on a shared store (shared.go) and prune (retention.go); background
 	// waits for them.
@@ -186,6 +195,12 @@ func New(cfg Config) (*Server, error) {
 		cfg.StreamStall = DefaultStreamStall
 	}
 	cfg.Signals = cfg.Signals.OrDefault()
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.StallSweep <= 0 {
+		cfg.StallSweep = min(max(cfg.Signals.StalledAfter/10, time.Second), 30*time.Second)
+	}
 	if cfg.DeriveWait <= 0 {
 		cfg.DeriveWait = DefaultDeriveWait
 	}
@@ -216,13 +231,15 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.auditor = a
 	}
-	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics, s.auditor, cfg.ModelSinks, cfg.Signals)
+	s.stalls = newStalls()
+	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics, s.auditor, cfg.ModelSinks, cfg.Signals, s.stalls)
 	s.writer = newWriter(modelingStore{s.store, s.modeler}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBackground = cancel
 	if sh, ok := s.store.(store.Shared); ok {
 		s.background.Go(func() { s.watch(ctx, sh) })
 	}
+	s.background.Go(func() { s.sweepStalls(ctx) })
 	if r, ok := s.store.(store.Retention); ok && (cfg.Retain > 0 || cfg.RetainBytes > 0) {
 		s.background.Go(func() { s.retain(ctx, r) })
 	}

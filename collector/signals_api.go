@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -30,50 +32,103 @@ type SignalsResponse struct {
 	DerivedSeq int64                      `json:"derived_seq"`
 }
 
-// handleSignals is GET /v1/sessions/{id}/signals?failed_repeats=&read_repeats=&thrash_switches=:
-// the signs that an agent of the session is going wrong, read by
-// attribution from the session's calls as the model stored them. The
-// thresholds default to the server's (Config.Signals).
+// handleSignals is GET /v1/sessions/{id}/signals: the signs that an agent
+// of the session is going wrong, read by attribution from the session's
+// agents and calls as the model stored them and, for a stall, the
+// collector's clock now (attribution.SignalsAt). The thresholds default to
+// the server's (Config.Signals); the query can set each (signalParams).
+// A virtual session (a subagent) shows that agent's signals, read with
+// its whole session.
 func (s *Server) handleSignals(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	th := s.cfg.Signals
-	for _, p := range []struct {
-		name string
-		into *int
-	}{{"failed_repeats", &th.FailedRepeats}, {"read_repeats", &th.ReadRepeats}, {"thrash_switches", &th.ThrashSwitches}} {
-		if v := q.Get(p.name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 1000 {
-				writeError(w, http.StatusBadRequest, fmt.Sprintf("%s must be a count from 1 to 1000, got %q", p.name, v))
-				return
-			}
-			*p.into = n
-		}
+	th, err := signalParams(r.URL.Query(), s.cfg.Signals)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	res, err := s.resolve(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.storeError(w, r, err)
 		return
 	}
-	f := store.ToolCallFilter{SessionID: res.data.SessionID, Limit: store.MaxLimit}
-	if f.SessionID == "" {
-		f.SessionID = res.sess.ID
-	}
-	if res.agent != nil {
-		f.AgentIDs = []string{res.agent.AgentID}
+	m := res.data
+	if m.SessionID == "" {
+		m.SessionID = res.sess.ID
 	}
 	body := SignalsResponse{Thresholds: th, DerivedSeq: res.own.Seq}
-	if body.Agents, body.Truncated, err = s.readSignals(r.Context(), f, th); err != nil {
+	if body.Agents, body.Truncated, err = s.readSignals(r.Context(), m, th); err != nil {
 		s.storeError(w, r, err)
 		return
+	}
+	if res.agent != nil {
+		body.Agents = slices.DeleteFunc(body.Agents, func(a attribution.AgentSignals) bool { return a.AgentID != res.agent.AgentID })
 	}
 	writeJSON(w, http.StatusOK, body)
 }
 
-// readSignals reads the calls f selects (at most about maxSignalCalls)
-// and the signals attribution reads from them.
-func (s *Server) readSignals(ctx context.Context, f store.ToolCallFilter, th attribution.Thresholds) (agents []attribution.AgentSignals, truncated bool, err error) {
+// signalParams reads the thresholds a query sets over th: counts
+// (failed_repeats, read_repeats, thrash_switches, outlier_siblings,
+// outlier_calls) from 1 to 1000, outlier_factor from 1 to 1000, and
+// durations (outlier_duration, stalled_after) as Go durations from 1s to
+// 30 days.
+func signalParams(q url.Values, th attribution.Thresholds) (attribution.Thresholds, error) {
+	for _, p := range []struct {
+		name string
+		into *int
+	}{{"failed_repeats", &th.FailedRepeats}, {"read_repeats", &th.ReadRepeats}, {"thrash_switches", &th.ThrashSwitches},
+		{"outlier_siblings", &th.OutlierSiblings}, {"outlier_calls", &th.OutlierCalls}} {
+		if v := q.Get(p.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 1000 {
+				return th, fmt.Errorf("%s must be a count from 1 to 1000, got %q", p.name, v)
+			}
+			*p.into = n
+		}
+	}
+	if v := q.Get("outlier_factor"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f >= 1 && f <= 1000) {
+			return th, fmt.Errorf("outlier_factor must be a number from 1 to 1000, got %q", v)
+		}
+		th.OutlierFactor = f
+	}
+	for _, p := range []struct {
+		name string
+		into *time.Duration
+	}{{"outlier_duration", &th.OutlierDuration}, {"stalled_after", &th.StalledAfter}} {
+		if v := q.Get(p.name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < time.Second || d > 30*24*time.Hour {
+				return th, fmt.Errorf("%s must be a duration from 1s to 720h, got %q", p.name, v)
+			}
+			*p.into = d
+		}
+	}
+	return th, nil
+}
+
+// readSignals reads the agents and calls of the session m is the model of
+// (at most about maxSignalCalls calls) and the signals attribution reads
+// from them at the server's now.
+func (s *Server) readSignals(ctx context.Context, m store.SessionModel, th attribution.Thresholds) (agents []attribution.AgentSignals, truncated bool, err error) {
+	sess := new(attribution.Session)
+	if len(m.Summary) > 0 {
+		if err := json.Unmarshal(m.Summary, sess); err != nil {
+			return nil, false, fmt.Errorf("cannot read the model of session %s: %w", m.SessionID, err)
+		}
+	}
+	var ags []*attribution.Agent
+	err = store.EachAgent(ctx, s.store, store.AgentFilter{SessionID: m.SessionID, Limit: store.MaxLimit}, func(r store.AgentRow) error {
+		a := new(attribution.Agent)
+		if json.Unmarshal(r.Doc, a) == nil {
+			ags = append(ags, a)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
 	var calls []*attribution.ToolCall
+	f := store.ToolCallFilter{SessionID: m.SessionID, Limit: store.MaxLimit}
 	for {
 		page, err := s.store.ToolCalls(ctx, f)
 		if err != nil {
@@ -94,13 +149,15 @@ func (s *Server) readSignals(ctx context.Context, f store.ToolCallFilter, th att
 		}
 		f.Cursor = page.Next
 	}
-	return attribution.Signals(calls, th), truncated, nil
+	return attribution.SignalsAt(sess, ags, calls, s.cfg.Now(), th), truncated, nil
 }
 
 // PolicySignals is the policy.SignalSource of this server: the signals of
 // a session's agents with the server's thresholds, once the session's
 // committed events are applied to the model (waiting at most
-// policySignalWait). A session the store does not know yet has none.
+// policySignalWait). A session the store does not know yet has none. The
+// event being decided is not in the model yet, so a stall it reads is the
+// one this event ends: the session had waited that long before it.
 func (s *Server) PolicySignals(ctx context.Context, sessionID string) ([]attribution.AgentSignals, error) {
 	if sessionID == "" {
 		return nil, nil
@@ -112,8 +169,13 @@ func (s *Server) PolicySignals(ctx context.Context, sessionID string) ([]attribu
 		return nil, err
 	}
 	if m.AliasOf != "" {
-		sessionID = m.AliasOf
+		if m, err = s.modelFor(wctx, m.AliasOf); err != nil && ctx.Err() == nil && wctx.Err() == nil {
+			return nil, err
+		}
 	}
-	agents, _, err := s.readSignals(ctx, store.ToolCallFilter{SessionID: sessionID, Limit: store.MaxLimit}, s.cfg.Signals)
+	if m.SessionID == "" {
+		m.SessionID = sessionID
+	}
+	agents, _, err := s.readSignals(ctx, m, s.cfg.Signals)
 	return agents, err
 }

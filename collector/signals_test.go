@@ -1,14 +1,20 @@
 package collector_test
 
 import (
+	"bytes"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
 // TestSignals reads the signals of the real 2.1.197 capture through the
@@ -90,5 +96,225 @@ func TestSignalPolicies(t *testing.T) {
 	s.getJSON(t, "/v1/sessions/"+corpusMain+"/signals", &r)
 	if r.Thresholds != cfg.Signals.OrDefault() || len(r.Agents) == 0 || len(r.Agents[0].Signals) == 0 {
 		t.Fatalf("signals at the server's thresholds: %+v", r)
+	}
+}
+
+// shapes197 finds payloads of the real 2.1.197 capture by event name and
+// a string they hold (a tool_use_id, an agent id).
+func shapes197(t *testing.T) func(name, holding string) []byte {
+	var lines [][]byte
+	for _, p := range storetest.Corpus(t) {
+		if strings.HasPrefix(p.Label, "claude-code-2.1.197.jsonl:") {
+			lines = append(lines, p.JSON)
+		}
+	}
+	return func(name, holding string) []byte {
+		t.Helper()
+		for _, l := range lines {
+			if bytes.Contains(l, []byte(`"hook_event_name":"`+name+`"`)) && bytes.Contains(l, []byte(holding)) {
+				return l
+			}
+		}
+		t.Fatalf("no %s holding %q in the capture", name, holding)
+		return nil
+	}
+}
+
+// fanOut197 is a session made of the real capture's payloads: its main
+// agent spawns an Explore subagent per count in turn (the capture's spawn,
+// start, stop and spawn result), which runs the capture's Bash call that
+// many times. Ids are rewritten in the payloads' text (the subagents'
+// from agents on); events are a second apart from start.
+func fanOut197(t *testing.T, session string, agents int, start time.Time, counts ...int) []event.Envelope {
+	shape := shapes197(t)
+	var out []event.Envelope
+	add := func(payload []byte, repl ...string) {
+		repl = append(repl, corpusMain, session)
+		for i := 0; i+1 < len(repl); i += 2 {
+			payload = bytes.ReplaceAll(payload, []byte(repl[i]), []byte(repl[i+1]))
+		}
+		out = append(out, storetest.Envelope(event.RuntimeClaudeCode, start.Add(time.Duration(len(out))*time.Second), payload))
+	}
+	add(shape("SessionStart", `"source":"startup"`))
+	add(shape("UserPromptSubmit", corpusMain))
+	for i, n := range counts {
+		agent, spawn := fmt.Sprintf("a%016x", agents+i+1), fmt.Sprintf("toolu_spawn%02d", agents+i)
+		sub := []string{corpusExplore, agent, "toolu_00000013", spawn}
+		add(shape("PreToolUse", "toolu_00000013"), sub...)
+		add(shape("SubagentStart", corpusExplore), sub...)
+		for c := range n {
+			call := append([]string{"toolu_00000020", fmt.Sprintf("toolu_%02d_%03d", agents+i, c)}, sub...)
+			add(shape("PreToolUse", "toolu_00000020"), call...)
+			add(shape("PostToolUse", "toolu_00000020"), call...)
+		}
+		add(shape("SubagentStop", corpusExplore), sub...)
+		add(shape("PostToolUse", "toolu_00000013"), sub...)
+	}
+	return out
+}
+
+// TestSignalOutlier: of three Explore subagents made of the real
+// capture's payloads, the one making 24 calls when its siblings made 3
+// and 2 is an outlier, with its spawning call and its calls as evidence,
+// counted once on /metrics however often the session changes after; a
+// balanced fan-out raises none.
+func TestSignalOutlier(t *testing.T) {
+	s := newServer(t, patient)
+	envs := fanOut197(t, "fan-out-outlier", 0, storetest.At(0), 3, 24, 2)
+	s.post(t, envs, len(envs), 0)
+	balanced := fanOut197(t, "fan-out-balanced", 0x100, storetest.At(0), 20, 24, 22)
+	s.post(t, balanced, len(balanced), 0)
+	s.settle(t)
+	read := func(id string) []attribution.Signal {
+		var r collector.SignalsResponse
+		s.getJSON(t, "/v1/sessions/"+id+"/signals", &r)
+		var out []attribution.Signal
+		for _, a := range r.Agents {
+			out = append(out, a.Signals...)
+		}
+		return out
+	}
+	got := read("fan-out-outlier")
+	if len(got) != 1 || got[0].Kind != attribution.SignalOutlier || got[0].AgentID != "a0000000000000002" ||
+		got[0].Calls[0] != "toolu_spawn01" || got[0].Calls[1] != "toolu_01_000" ||
+		strings.Join(got[0].Siblings, ",") != "a0000000000000001,a0000000000000003" ||
+		got[0].Detail != "Explore made 24 calls, 9.6× the median of its 2 stopped siblings (2.5)" {
+		t.Fatalf("outlier: %+v", got)
+	}
+	if got := read("fan-out-balanced"); len(got) != 0 {
+		t.Fatalf("a balanced fan-out: %+v", got)
+	}
+	// The subagent's own virtual session shows it too.
+	if got := read("sub--a0000000000000002"); len(got) != 1 || got[0].Kind != attribution.SignalOutlier {
+		t.Fatalf("virtual session: %+v", got)
+	}
+	if got := sum(s.scrape(t), "hookwatch_signals_total", `kind="outlier"`); got != 1 {
+		t.Fatalf(`hookwatch_signals_total{kind="outlier"} = %v, want 1`, got)
+	}
+	// More of the session, a fourth sibling: the same outlier, compared
+	// with three, not counted again.
+	more := fanOut197(t, "fan-out-outlier", 3, storetest.At(0).Add(time.Hour), 2)[2:]
+	s.post(t, more, len(more), 0)
+	s.settle(t)
+	if got := read("fan-out-outlier"); len(got) != 1 || got[0].AgentID != "a0000000000000002" || len(got[0].Siblings) != 3 {
+		t.Fatalf("after more of the session: %+v", got)
+	}
+	if got := sum(s.scrape(t), "hookwatch_signals_total", `kind="outlier"`); got != 1 {
+		t.Fatalf(`hookwatch_signals_total{kind="outlier"} = %v after more events, want 1`, got)
+	}
+	if code, body := s.do(t, http.MethodGet, "/v1/sessions/fan-out-outlier/signals?outlier_factor=0.5", nil); code != http.StatusBadRequest {
+		t.Fatalf("outlier_factor=0.5: %d %s", code, body)
+	}
+}
+
+// TestSignalStalled: a session of the real capture's payloads whose Bash
+// call has no outcome is stalled once the collector's clock passes five
+// minutes after its latest event: the API says so on the main agent, the
+// sweep counts it once on /metrics and tells the session's live stream,
+// and a policy on session.signals.stalled sees it on the next event, which
+// clears it; so does the call's outcome.
+func TestSignalStalled(t *testing.T) {
+	var clock atomic.Int64
+	set := func(at time.Time) { clock.Store(at.UnixNano()) }
+	cfg := patient
+	cfg.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	cfg.StallSweep = 10 * time.Millisecond
+	s := newServer(t, cfg)
+	home := t.TempDir()
+	pol := `rules:
+  - id: after-stall
+    event: PreToolUse
+    when: session.signals.stalled
+    action: ask
+    reason: This session stalled; confirm before going on.
+`
+	if err := os.WriteFile(filepath.Join(home, "policy.yaml"), []byte(pol), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.Handle("POST /v1/hooks/claude", s.HandleClaudeHook(collector.ClaudeHookConfig{Home: home}))
+	shape := shapes197(t)
+	const id = "stalled-session"
+	// An hour ago: the http hook's own event is stamped with the real
+	// time, after the session's others.
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	at := func(sec int) time.Time { return base.Add(time.Duration(sec) * time.Second) }
+	env := func(sec int, payload []byte) event.Envelope {
+		return storetest.Envelope(event.RuntimeClaudeCode, at(sec), bytes.ReplaceAll(payload, []byte(corpusMain), []byte(id)))
+	}
+	envs := []event.Envelope{env(0, shape("SessionStart", `"source":"startup"`)), env(1, shape("UserPromptSubmit", corpusMain)),
+		env(2, shape("PreToolUse", "toolu_00000009"))}
+	set(at(2))
+	s.post(t, envs, len(envs), 0)
+	s.settle(t)
+	stalled := func() []attribution.Signal {
+		t.Helper()
+		var r collector.SignalsResponse
+		s.getJSON(t, "/v1/sessions/"+id+"/signals", &r)
+		var out []attribution.Signal
+		for _, a := range r.Agents {
+			for _, sg := range a.Signals {
+				if sg.Kind == attribution.SignalStalled {
+					out = append(out, sg)
+				}
+			}
+		}
+		return out
+	}
+	count := func() float64 { return sum(s.scrape(t), "hookwatch_signals_total", `kind="stalled"`) }
+
+	set(at(2).Add(4 * time.Minute))
+	if got := stalled(); len(got) != 0 {
+		t.Fatalf("stalled after 4 minutes: %+v", got)
+	}
+	stream := s.openStream(t, "?session_id="+id)
+	set(at(2).Add(6 * time.Minute))
+	got := stalled()
+	if len(got) != 1 || got[0].AgentID != "" || strings.Join(got[0].Calls, ",") != "toolu_00000009" || got[0].Key != "stalled:toolu_00000009" ||
+		!strings.HasPrefix(got[0].Detail, "no event for 6m0s; Bash ") {
+		t.Fatalf("stalled after 6 minutes: %+v", got)
+	}
+	for {
+		ev := stream.next()
+		if ev.Type != "signals" {
+			continue
+		}
+		if !strings.Contains(ev.Data, `"session_id":"`+id+`"`) || !strings.Contains(ev.Data, `"kind":"stalled"`) {
+			t.Fatalf("stall notice: %+v", ev)
+		}
+		break
+	}
+	if n := count(); n != 1 {
+		t.Fatalf(`hookwatch_signals_total{kind="stalled"} = %v, want 1`, n)
+	}
+	// Later sweeps count the same stall no more.
+	set(at(2).Add(9 * time.Minute))
+	time.Sleep(100 * time.Millisecond)
+	if n := count(); n != 1 {
+		t.Fatalf(`hookwatch_signals_total{kind="stalled"} = %v after more sweeps, want 1`, n)
+	}
+
+	// The next event: its policy sees the stall it ends, and the session
+	// is no longer stalled.
+	payload := `{"session_id":"` + id + `","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/tmp/x"},"tool_use_id":"toolu_next"}`
+	code, body := s.do(t, "POST", "/v1/hooks/claude", []byte(payload), "Content-Type", "application/json")
+	if code != http.StatusOK || !strings.Contains(string(body), `"permissionDecisionReason":"This session stalled; confirm before going on."`) {
+		t.Fatalf("hook after the stall: %d %s", code, body)
+	}
+	s.settle(t)
+	set(time.Now().Add(time.Minute))
+	if got := stalled(); len(got) != 0 {
+		t.Fatalf("stalled after the next event: %+v", got)
+	}
+	// Both calls' outcomes: nothing left to wait on, however late.
+	done := []event.Envelope{storetest.Envelope(event.RuntimeClaudeCode, time.Now(), bytes.ReplaceAll(shape("PostToolUseFailure", "toolu_00000009"), []byte(corpusMain), []byte(id))),
+		storetest.Envelope(event.RuntimeClaudeCode, time.Now().Add(time.Millisecond), []byte(`{"session_id":"`+id+`","cwd":"/tmp","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{"file_path":"/tmp/x"},"tool_use_id":"toolu_next","tool_response":"x"}`))}
+	s.post(t, done, 2, 0)
+	s.settle(t)
+	set(time.Now().Add(24 * time.Hour))
+	if got := stalled(); len(got) != 0 {
+		t.Fatalf("stalled after the outcomes: %+v", got)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf(`hookwatch_signals_total{kind="stalled"} = %v at the end, want 1`, n)
 	}
 }

@@ -42,7 +42,8 @@ const streamPage = 500
 
 // handleStream is GET /v1/stream: Server-Sent Events, one per stored event,
 // with data: its JSON (as in the events listing), and the model messages of
-// stream_model.go; every id: is "<event seq>:<model seq>". Without
+// stream_model.go, and the stall notices of stall.go; every id: is
+// "<event seq>:<model seq>". Without
 // Last-Event-ID the stream starts with what is stored after the request;
 // with it, it first replays every event after that seq (and, given as
 // "E:M", every model change after M). The optional session_id parameter
@@ -82,6 +83,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		pos.model = s.modeler.currentVersion()
 	}
 	cursor := pos.event
+	stallSeq := s.stalls.latest() // stalls found before are in the signals API
 	filter := store.EventFilter{SessionID: r.URL.Query().Get("session_id"), Users: users, Limit: streamPage}
 
 	s.metrics.sseClients.Inc()
@@ -163,6 +165,16 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			if r.Context().Err() == nil {
 				s.log.Warn("stream cannot send model changes", "err", err)
 			}
+			return
+		}
+		err = s.streamStalls(filter.SessionID, users, pos, &stallSeq, func(b []byte) error {
+			rc.SetWriteDeadline(time.Now().Add(s.cfg.StreamStall))
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			return rc.Flush()
+		})
+		if err != nil {
 			return
 		}
 		select {

@@ -16,7 +16,7 @@ import (
 type SignalSource func(ctx context.Context, sessionID string) ([]attribution.AgentSignals, error)
 
 // signalKinds are the keys of `session.signals` and `agent.signals`.
-var signalKinds = []string{attribution.SignalLoop, attribution.SignalRetriedDeny, attribution.SignalThrash}
+var signalKinds = attribution.SignalKinds
 
 // sessionType and agentType are the types of the variables `session` and
 // `agent`: the signals of the event's session (raised by any of its

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/classify"
@@ -54,7 +55,7 @@ func TestSignalConditions(t *testing.T) {
 			if session != "s" {
 				t.Fatalf("asked for session %q", session)
 			}
-			return attribution.Signals(calls, attribution.Thresholds{FailedRepeats: 5}), nil
+			return attribution.Signals(nil, calls, attribution.Thresholds{FailedRepeats: 5}), nil
 		}
 		p := bashCall("go test ./...")
 		p["agent_id"] = agent
@@ -142,7 +143,7 @@ func TestStepBackAfterDeny(t *testing.T) {
 	f := func(want string, calls ...[4]string) {
 		t.Helper()
 		src := func(context.Context, string) ([]attribution.AgentSignals, error) {
-			return attribution.Signals(sessionCalls(calls...), attribution.Thresholds{}), nil
+			return attribution.Signals(nil, sessionCalls(calls...), attribution.Thresholds{}), nil
 		}
 		p := bashCall("go test ./...")
 		p["agent_id"] = "a1"
@@ -154,4 +155,49 @@ func TestStepBackAfterDeny(t *testing.T) {
 	f("deny step-back", failing, failing, failing)
 	f("none", failing, failing, failing, denied)
 	f("deny step-back", failing, failing, failing, denied, failing)
+}
+
+// TestOutlierAndStalledConditions: a rule on agent.signals.outlier stops
+// the subagent that made far more calls than its siblings, not them; one
+// on session.signals.stalled sees a session that had waited on a pending
+// call when the event came, on every agent of it.
+func TestOutlierAndStalledConditions(t *testing.T) {
+	set := loadYAML(t, `rules:
+  - id: runaway
+    event: PreToolUse
+    when: agent.signals.outlier
+    action: deny
+    reason: You have made far more calls than the other agents given the same task; report what you have.
+  - id: after-stall
+    event: PreToolUse
+    when: session.signals.stalled and not agent.signals.outlier
+    action: ask
+    reason: This session stalled; confirm before going on.
+`)
+	t0 := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
+	main := ""
+	sub := func(id string, calls int) *attribution.Agent {
+		typ, stop := "Explore", t0.Add(time.Minute)
+		return &attribution.Agent{AgentID: id, AgentType: &typ, ParentAgentID: &main, Role: attribution.RoleSubagent,
+			StartedAt: t0, StoppedAt: &stop, LastEventAt: stop, ToolCount: calls}
+	}
+	agents := []*attribution.Agent{sub("a1", 4), sub("a2", 60), sub("a3", 5)}
+	pending := &attribution.ToolCall{ToolUseID: "toolu_p", ToolName: "Bash", Status: attribution.StatusPending, StartedAt: t0.Add(2 * time.Minute)}
+	sess := &attribution.Session{SessionID: "s", Status: attribution.SessionRunning, LastEventAt: pending.StartedAt}
+	f := func(agent string, quiet time.Duration, want string) {
+		t.Helper()
+		src := func(context.Context, string) ([]attribution.AgentSignals, error) {
+			return attribution.SignalsAt(sess, agents, []*attribution.ToolCall{pending}, sess.LastEventAt.Add(quiet), attribution.Thresholds{}), nil
+		}
+		p := bashCall("ls")
+		p["agent_id"] = agent
+		if got := summary(set.EvaluateWithSignals(context.Background(), p, MemoryState(), src)); got != want {
+			t.Fatalf("agent %q after %s: %s, want %s", agent, quiet, got, want)
+		}
+	}
+	f("a2", 0, "deny runaway")
+	f("a1", 0, "none")
+	f("a1", 6*time.Minute, "ask after-stall")
+	f("", 6*time.Minute, "ask after-stall")
+	f("a2", 6*time.Minute, "deny runaway")
 }

@@ -39,7 +39,7 @@ func init() {
 // runServe is `hookwatch serve`. It returns nil after a clean shutdown on
 // SIGINT/SIGTERM (ctx canceled).
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--prices FILE] [--insecure-no-token] [--watch-transcripts auto|off|DIR] [--signal-failed-repeats N] [--signal-read-repeats N] [--signal-thrash-switches N]", stderr)
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--prices FILE] [--insecure-no-token] [--watch-transcripts auto|off|DIR] [--signal-failed-repeats N] [--signal-read-repeats N] [--signal-thrash-switches N] [--signal-outlier-factor X] [--signal-outlier-siblings N] [--signal-outlier-calls N] [--signal-outlier-duration D] [--signal-stalled-after D]", stderr)
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
 	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
 	var retain duration
@@ -58,6 +58,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	failedRepeats := fs.Int("signal-failed-repeats", attribution.DefaultThresholds.FailedRepeats, "failures of the same call that make a loop signal (docs/policy.md)")
 	readRepeats := fs.Int("signal-read-repeats", attribution.DefaultThresholds.ReadRepeats, "reads of the same file that make a loop signal")
 	thrashSwitches := fs.Int("signal-thrash-switches", attribution.DefaultThresholds.ThrashSwitches, "changes of the agent writing a file that make a thrash signal")
+	outlierFactor := fs.Float64("signal-outlier-factor", attribution.DefaultThresholds.OutlierFactor, "how many times its stopped siblings' median of calls or duration makes a subagent an outlier (1 to 1000)")
+	outlierSiblings := fs.Int("signal-outlier-siblings", attribution.DefaultThresholds.OutlierSiblings, "stopped siblings (same parent, same agent type) a subagent needs to be compared with")
+	outlierCalls := fs.Int("signal-outlier-calls", attribution.DefaultThresholds.OutlierCalls, "calls below which no subagent is an outlier by calls")
+	outlierDuration := fs.Duration("signal-outlier-duration", attribution.DefaultThresholds.OutlierDuration, "duration below which no subagent is an outlier by duration (1s to 720h)")
+	stalledAfter := fs.Duration("signal-stalled-after", attribution.DefaultThresholds.StalledAfter, "how long a session waiting on a pending call with no event is stalled after (1s to 720h)")
 	flagUsage := fs.Usage
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
 	if err := parseFlagsNoArgs(fs, args); err != nil {
@@ -66,9 +71,17 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
 	}
-	for _, n := range []int{*failedRepeats, *readRepeats, *thrashSwitches} {
+	for _, n := range []int{*failedRepeats, *readRepeats, *thrashSwitches, *outlierSiblings, *outlierCalls} {
 		if n < 1 || n > 1000 {
 			return fmt.Errorf("%w: the --signal-* flags take a count from 1 to 1000", errUsage)
+		}
+	}
+	if !(*outlierFactor >= 1 && *outlierFactor <= 1000) {
+		return fmt.Errorf("%w: --signal-outlier-factor takes a number from 1 to 1000", errUsage)
+	}
+	for _, d := range []time.Duration{*outlierDuration, *stalledAfter} {
+		if d < time.Second || d > 30*24*time.Hour {
+			return fmt.Errorf("%w: --signal-outlier-duration and --signal-stalled-after take a duration from 1s to 720h", errUsage)
 		}
 	}
 	// The token comes from the environment only: a flag would show it to
@@ -122,7 +135,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	cfg := collector.Config{Store: db, Version: version, Token: token, RequireAuth: hasTokens, Logger: log, Privacy: priv,
 		Retain: time.Duration(retain), RetainBytes: int64(retainSize),
 		AuditDir: *auditDir, AuditMaxFileBytes: *auditMax,
-		Signals: attribution.Thresholds{FailedRepeats: *failedRepeats, ReadRepeats: *readRepeats, ThrashSwitches: *thrashSwitches}}
+		Signals: attribution.Thresholds{FailedRepeats: *failedRepeats, ReadRepeats: *readRepeats, ThrashSwitches: *thrashSwitches,
+			OutlierFactor: *outlierFactor, OutlierSiblings: *outlierSiblings, OutlierCalls: *outlierCalls, OutlierDuration: *outlierDuration,
+			StalledAfter: *stalledAfter}}
 	if exp, set, err := traces.exporter(log); err != nil {
 		db.Close()
 		return err

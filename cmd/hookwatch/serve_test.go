@@ -97,7 +97,7 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 	t.Setenv("HOOKWATCH_TOKEN", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0", "--signal-failed-repeats", "7")
+	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0", "--signal-failed-repeats", "7", "--signal-outlier-calls", "12", "--signal-stalled-after", "2m")
 	const prefix = "hookwatch serve: listening on "
 	if !strings.HasPrefix(line, prefix) {
 		t.Fatalf("first line %q", line)
@@ -129,7 +129,7 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 		{"GET", "/", "", 200, "<!doctype html>"},
 		{"POST", "/v1/hooks/claude", `{"session_id":"s0","hook_event_name":"Notification","message":"hi"}`, 200, ""},
 		// The signals' thresholds are the flags'.
-		{"GET", "/v1/sessions/s0/signals", "", 200, `"thresholds":{"FailedRepeats":7,"ReadRepeats":5,"ThrashSwitches":3}`},
+		{"GET", "/v1/sessions/s0/signals", "", 200, `"thresholds":{"FailedRepeats":7,"ReadRepeats":5,"ThrashSwitches":3,"OutlierFactor":3,"OutlierSiblings":2,"OutlierCalls":12,"OutlierDuration":300000000000,"StalledAfter":120000000000}`},
 	} {
 		req, _ := http.NewRequest(c.method, url+c.path, strings.NewReader(c.body))
 		req.Header.Set("Content-Type", "application/json")
@@ -208,6 +208,8 @@ func TestServeRefuses(t *testing.T) {
 	f("flag provided but not defined", "--nope")
 	f("the --signal-* flags take a count from 1 to 1000", "--signal-read-repeats", "0")
 	f("--watch-transcripts is auto, off or a directory", "--watch-transcripts", "")
+	f("--signal-outlier-factor takes a number from 1 to 1000", "--signal-outlier-factor", "0.5")
+	f("take a duration from 1s to 720h", "--signal-stalled-after", "10ms")
 	// A database that cannot be reached stops serve, and the error does
 	// not repeat the password of the URL.
 	t.Setenv("HOOKWATCH_DB", "postgresql://hw:s3cr3t@127.0.0.1:1/hw?connect_timeout=5")
