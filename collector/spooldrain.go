@@ -34,8 +34,19 @@ func (s *Server) DrainSpool(ctx context.Context, sp *spool.Spool, interval time.
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	wake, _ := sp.Notify(ctx) // nil where unsupported: the ticker alone then
+	// Attached, the collector follows the active segment in place rather
+	// than claim it for every drain: hooks come one by one, and a claim
+	// creates files each time.
+	tail := sp.Tail()
+	defer func() {
+		// What the tail delivered is not delivered again by the next
+		// collector.
+		if err := tail.Settle(); err != nil {
+			s.log.Warn("cannot settle the spool", "dir", sp.Dir(), "err", err)
+		}
+	}()
 	for {
-		if err := s.drainOnce(ctx, sp); err != nil && ctx.Err() == nil {
+		if err := s.drainOnce(ctx, sp, tail); err != nil && ctx.Err() == nil {
 			s.log.Warn("cannot drain the spool", "dir", sp.Dir(), "err", err)
 		}
 		select {
@@ -54,15 +65,21 @@ func (s *Server) DrainSpool(ctx context.Context, sp *spool.Spool, interval time.
 	}
 }
 
-func (s *Server) drainOnce(ctx context.Context, sp *spool.Spool) error {
-	st, err := sp.Stats()
-	if err != nil {
-		return err
+func (s *Server) drainOnce(ctx context.Context, sp *spool.Spool, tail *spool.Tail) error {
+	drain := tail.Drain
+	if !sp.Attached() {
+		// Another consumer follows the spool (or none yet): claim what is
+		// pending, as any drainer does, rather than deliver it all twice.
+		if err := tail.Settle(); err != nil {
+			return err
+		}
+		st, err := sp.Stats()
+		if err != nil || st.PendingBytes == 0 {
+			return err
+		}
+		drain = sp.Drain
 	}
-	if st.PendingBytes == 0 {
-		return nil
-	}
-	n, err := sp.Drain(ctx, spool.DefaultBatch, func(recs [][]byte) error {
+	n, err := drain(ctx, spool.DefaultBatch, func(recs [][]byte) error {
 		envs := make([]event.Envelope, 0, len(recs))
 		var bad [][]byte
 		for _, r := range recs {

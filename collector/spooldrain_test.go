@@ -159,3 +159,77 @@ func TestSpoolLossesReported(t *testing.T) {
 		t.Errorf("hookwatch_spool_losses_unacknowledged after acknowledging = %s", got)
 	}
 }
+
+// TestDrainSpoolAttached: attached to the spool, the collector follows the
+// active segment in place — the hooks' appends are stored one by one without
+// a claim, so the segment stays the same file — and when it stops, it
+// settles the spool, so that the next collector delivers nothing again.
+func TestDrainSpoolAttached(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	sp, err := spool.Open(filepath.Join(t.TempDir(), "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := sp.Attach("127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.DrainSpool(ctx, sp, 20*time.Millisecond) }()
+
+	current := filepath.Join(sp.Dir(), "current.jsonl")
+	var first os.FileInfo
+	envs := corpusEnvelopes(t)[:10]
+	for i, e := range envs {
+		b, _ := json.Marshal(e)
+		if err := sp.Append(b); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if first, err = os.Stat(current); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for storedEvents(t, s) != i+1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("event %d not stored: %d stored", i+1, storedEvents(t, s))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if fi, err := os.Stat(current); err != nil || !os.SameFile(fi, first) {
+		t.Errorf("the active segment was claimed while the collector followed it (%v)", err)
+	}
+	if st, err := sp.Stats(); err != nil || st.PendingBytes != 0 {
+		t.Errorf("Stats after every event was stored = %+v, %v; want nothing pending", st, err)
+	}
+	cancel()
+	<-done
+	release()
+	var delivered int
+	if _, err := sp.Drain(context.Background(), 0, func(recs [][]byte) error { delivered += len(recs); return nil }); err != nil || delivered != 0 {
+		t.Errorf("after the collector stopped, a drain delivered %d records again (%v), want 0", delivered, err)
+	}
+}
+
+// storedEvents counts the events of every session s stored.
+func storedEvents(t *testing.T, s *testServer) int {
+	t.Helper()
+	stored := 0
+	var cursor string
+	for {
+		page, err := s.db.Sessions(context.Background(), store.SessionFilter{Cursor: cursor, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ses := range page.Sessions {
+			stored += int(ses.EventCount)
+		}
+		if cursor = page.Next; cursor == "" {
+			return stored
+		}
+	}
+}

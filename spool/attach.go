@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 )
 
@@ -45,8 +46,21 @@ func (s *Spool) Attach(addr string) (release func(), err error) {
 		closeFD(fd)
 		return nil, fmt.Errorf("cannot write %s: %w", path, err)
 	}
-	return func() { _ = syscall.Ftruncate(fd, 0); closeFD(fd) }, nil
+	s.attached.Add(1)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.attached.Add(-1)
+			_ = syscall.Ftruncate(fd, 0)
+			closeFD(fd)
+		})
+	}, nil
 }
+
+// Attached reports whether the consumer's lock is held through s: whether
+// an Attach on s has not been released yet. The consumer follows the spool
+// with a Tail while it is.
+func (s *Spool) Attached() bool { return s.attached.Load() > 0 }
 
 // AttachedTo reports whether a consumer reachable at addr is attached to
 // the spool in dir. It costs an open, a lock attempt and a read, so a hook

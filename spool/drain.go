@@ -52,7 +52,7 @@ func (s *Spool) Drain(ctx context.Context, max int, deliver func(records [][]byt
 		if err := ctx.Err(); err != nil {
 			return delivered, err
 		}
-		n, err := s.drainSegment(ctx, name, false, max, deliver)
+		n, err := s.drainSegment(ctx, name, false, 0, max, deliver)
 		delivered += n
 		if err != nil {
 			return delivered, err
@@ -62,7 +62,7 @@ func (s *Spool) Drain(ctx context.Context, max int, deliver func(records [][]byt
 	if err != nil || name == "" {
 		return delivered, err
 	}
-	n, err := s.drainSegment(ctx, name, true, max, deliver)
+	n, err := s.drainSegment(ctx, name, true, 0, max, deliver)
 	if err != nil {
 		// The claimed segment stays: writers must count it now (on
 		// success its removal published the backlog already).
@@ -127,11 +127,12 @@ func (s *Spool) claimCurrent() (string, error) {
 	return name, nil
 }
 
-// drainSegment delivers the segment name and deletes it. With wait, it waits
-// (until ctx ends) for the writers still appending to a segment it has just
-// claimed; without, it skips a segment that is locked, since another drainer
-// (or a last writer, with a drainer that will follow) owns it.
-func (s *Spool) drainSegment(ctx context.Context, name string, wait bool, max int, deliver func([][]byte) error) (int, error) {
+// drainSegment delivers the segment name from the offset from (a line's
+// start: what precedes it was delivered already) and deletes it. With wait,
+// it waits (until ctx ends) for the writers still appending to a segment it
+// has just claimed; without, it skips a segment that is locked, since another
+// drainer (or a last writer, with a drainer that will follow) owns it.
+func (s *Spool) drainSegment(ctx context.Context, name string, wait bool, from int64, max int, deliver func([][]byte) error) (int, error) {
 	path := filepath.Join(s.dir, name)
 	f, err := os.Open(path)
 	if err != nil {
@@ -155,6 +156,11 @@ func (s *Spool) drainSegment(ctx context.Context, name string, wait bool, max in
 	}
 	if st.Nlink == 0 {
 		return 0, nil // another drainer delivered it while we waited for the lock
+	}
+	if from > 0 && from <= st.Size {
+		if _, err := f.Seek(from, io.SeekStart); err != nil {
+			return 0, fmt.Errorf("cannot seek %s: %w", path, err)
+		}
 	}
 
 	delivered := 0
@@ -272,11 +278,23 @@ func (s *Spool) updateBacklog() error {
 // during the call. An error from fn stops the read and is returned as is.
 // readSegment copes with any bytes.
 func readSegment(r io.Reader, fn func(rec []byte) error) (corrupt int64, err error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	corrupt, _, err = readLines(bufio.NewReaderSize(r, 64<<10), false, func(rec []byte, _, _ int64) error { return fn(rec) })
+	return corrupt, err
+}
+
+// readLines is readSegment, reading through br, for a reader that may stop inside a line that is
+// still being written. With partial, a last line without its '\n' is neither
+// returned nor counted: consumed, the bytes up to and including the last
+// '\n' read, is where the next read starts. fn also gets end, the offset
+// (from the reader's start) just past rec's '\n', and skipped, the lines
+// counted as corrupt before rec.
+func readLines(br *bufio.Reader, partial bool, fn func(rec []byte, end, skipped int64) error) (corrupt, consumed int64, err error) {
 	var long []byte  // a line longer than the buffer, being assembled
 	tooLong := false // the current line exceeded MaxRecordBytes: skip to its end
+	var pos int64    // bytes read so far
 	for {
 		chunk, err := br.ReadSlice('\n')
+		pos += int64(len(chunk))
 		switch {
 		case err == bufio.ErrBufferFull:
 			if !tooLong && len(long)+len(chunk) > MaxRecordBytes {
@@ -287,13 +305,14 @@ func readSegment(r io.Reader, fn func(rec []byte) error) (corrupt int64, err err
 			}
 			continue
 		case err == io.EOF:
-			if tooLong || len(long)+len(chunk) > 0 {
+			if !partial && (tooLong || len(long)+len(chunk) > 0) {
 				corrupt++ // torn: its '\n' never made it to disk
 			}
-			return corrupt, nil
+			return corrupt, consumed, nil
 		case err != nil:
-			return corrupt, fmt.Errorf("cannot read segment: %w", err)
+			return corrupt, consumed, fmt.Errorf("cannot read segment: %w", err)
 		}
+		consumed = pos
 		line := chunk[:len(chunk)-1]
 		if long != nil {
 			line = append(long, line...)
@@ -307,8 +326,8 @@ func readSegment(r io.Reader, fn func(rec []byte) error) (corrupt int64, err err
 		case !json.Valid(line):
 			corrupt++
 		default:
-			if err := fn(line); err != nil {
-				return corrupt, err
+			if err := fn(line, pos, corrupt); err != nil {
+				return corrupt, consumed, err
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,24 @@ func readAll(t *testing.T, data []byte) ([][]byte, int64) {
 		t.Fatalf("readSegment(%q): %v", data, err)
 	}
 	return out, corrupt
+}
+
+// readPartial returns the records readLines finds in data as a Tail reads,
+// leaving a last line without its '\n', with its corrupt and consumed counts.
+func readPartial(t *testing.T, data []byte) ([][]byte, int64, int64) {
+	t.Helper()
+	var out [][]byte
+	corrupt, consumed, err := readLines(bufio.NewReader(bytes.NewReader(data)), true, func(rec []byte, end, _ int64) error {
+		if end > int64(len(data)) || data[end-1] != '\n' {
+			t.Fatalf("record %q ends at %d, not past a '\\n'", rec, end)
+		}
+		out = append(out, slices.Clone(rec))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("readLines(%q): %v", data, err)
+	}
+	return out, corrupt, consumed
 }
 
 // FuzzReadSegment feeds the segment reader arbitrary bytes. It must not fail
@@ -62,6 +81,23 @@ func FuzzReadSegment(f *testing.F) {
 		// a line the appended '\n' completed.
 		if n := len(after) - 1 - len(records); n < 0 || n > 1 || !slices.EqualFunc(after[:len(records)], records, bytes.Equal) {
 			t.Fatalf("appending changed the earlier records: %q, then %q", records, after)
+		}
+
+		// Read as a Tail reads a segment still being written, in two passes
+		// split anywhere: the second starts where the first consumed, and
+		// together they find what one pass over the whole finds.
+		whole, wholeCorrupt, wholeConsumed := readPartial(t, data)
+		k := len(data) / 2
+		if len(data) > 0 {
+			k = int(data[0]) % (len(data) + 1)
+		}
+		first, c1, consumed := readPartial(t, data[:k])
+		if consumed > int64(k) || consumed > 0 && data[consumed-1] != '\n' {
+			t.Fatalf("consumed %d of %q: not the end of a line", consumed, data[:k])
+		}
+		second, c2, consumed2 := readPartial(t, data[consumed:])
+		if got := slices.Concat(first, second); !slices.EqualFunc(got, whole, bytes.Equal) || c1+c2 != wholeCorrupt || consumed+consumed2 != wholeConsumed {
+			t.Fatalf("split at %d: %q + %q (%d+%d corrupt, consumed %d+%d), want %q (%d, %d)", k, first, second, c1, c2, consumed, consumed2, whole, wholeCorrupt, wholeConsumed)
 		}
 
 		// An error from fn stops the read and comes back as is.

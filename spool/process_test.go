@@ -124,7 +124,8 @@ func startHelper(t *testing.T, env ...string) *exec.Cmd {
 }
 
 // TestProcesses runs 16 writer processes, each appending records with its own
-// ids, while two drainer processes and a drainer goroutine deliver them
+// ids, while two drainer processes and a goroutine following the spool with a
+// Tail deliver them
 // through a collector that fails one batch in five. Afterwards every id must
 // have been delivered at least once, and nothing dropped or corrupt.
 func TestProcesses(t *testing.T) {
@@ -159,9 +160,15 @@ func TestProcesses(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	// The goroutine is the consumer, as the collector is: it follows the
+	// active segment with a Tail, rotated often, while the other drainers
+	// claim it under its feet.
+	tail := s.Tail()
+	tail.rotateAt = 4096
+	defer tail.close()
 	wg.Go(func() {
 		for ctx.Err() == nil {
-			n, err := s.Drain(ctx, 5, func(records [][]byte) error {
+			n, err := tail.Drain(ctx, 5, func(records [][]byte) error {
 				if rand.IntN(5) == 0 {
 					return errCollectorDown
 				}

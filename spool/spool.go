@@ -28,6 +28,7 @@
 //	current.jsonl                     the active segment; writers append here
 //	draining-<ns>-<pid>-<rand>.jsonl  segments claimed by a drainer, or left by one that failed or died
 //	backlog                           symlink whose target is the byte size of all draining-* segments
+//	tail                              how far the consumer's Tail delivered current.jsonl (device, inode, offset)
 //	drain.lock                        serialises backlog updates among drainers
 //	dropped, corrupt                  counters: the file size is the count
 //	acknowledged                      symlink whose target is how many of those losses the user has seen (Acknowledge)
@@ -47,6 +48,14 @@
 // batches and deletes it only after every record was delivered. Leftover
 // segments (from failed or crashed drains) are claimed with a non-blocking
 // exclusive lock so that two drainers never deliver the same segment at once.
+//
+// The consumer attached to the spool (Attach: the collector) does not claim
+// the active segment for every drain: its Tail follows current.jsonl in
+// place, from the offset it has delivered up to, reading only whole lines,
+// and claims it as above only once it has grown past DefaultRotateBytes
+// (see Tail). Until then the active segment holds records already delivered
+// as well: Stats does not count them (the tail file says how many), but the
+// cap does, so it is soft by up to DefaultRotateBytes more.
 //
 // Nobody ever blocks on a lock: a writer that finds its inode exclusively
 // locked knows a drainer already claimed it and retries on the path, and a
@@ -72,6 +81,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -129,6 +139,7 @@ type Spool struct {
 	backlog  string
 	maxBytes int64
 	sync     bool
+	attached atomic.Int32 // Attaches not released
 }
 
 // Open returns the spool in dir, creating dir (mode 0700) if needed. It does
@@ -479,13 +490,36 @@ func (s *Spool) Stats() (Stats, error) {
 			*counter = info.Size()
 			continue
 		}
-		if info.Size() == 0 && name == currentName {
-			continue // made ready for the next writer: nothing pending
+		size := info.Size()
+		if name == currentName && size > 0 {
+			size -= s.tailDelivered(info)
+		}
+		if size <= 0 && name == currentName {
+			continue // made ready for the next writer, or delivered by a Tail: nothing pending
 		}
 		st.Segments++
-		st.PendingBytes += info.Size()
+		st.PendingBytes += size
 	}
 	return st, nil
+}
+
+// tailDelivered returns how many bytes of the active segment, described by
+// info, the attached consumer's Tail has delivered: what it published, if it
+// names this segment and a consumer is attached (the Tail of a consumer that
+// died no longer holds its segment, whose inode may have been reused since).
+func (s *Spool) tailDelivered(info os.FileInfo) int64 {
+	sys, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0
+	}
+	off := tailOf(s.dir, uint64(sys.Dev), uint64(sys.Ino))
+	if off == 0 {
+		return 0
+	}
+	if _, attached := consumer(s.dir); !attached {
+		return 0
+	}
+	return min(off, info.Size())
 }
 
 func isSegment(name string) bool {
