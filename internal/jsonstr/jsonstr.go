@@ -23,7 +23,26 @@ func AppendEscaped(dst []byte, s string) []byte {
 	// Bytes that need nothing are copied in runs, not one by one: most
 	// text has no byte to escape at all.
 	start := 0
+	next := 0 // where to test eight bytes at a time again
 	for i := 0; i < len(s); {
+		if i >= next {
+			// Eight plain bytes at a time: the words of ids, names and
+			// paths, most of a text. The word that is not plain, or
+			// the last bytes, are read byte by byte.
+			for i+8 <= len(s) {
+				w := s[i : i+8]
+				x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+					uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+				if !plain8(x) {
+					break
+				}
+				i += 8
+			}
+			if i >= len(s) {
+				break
+			}
+			next = i + 8
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -60,4 +79,19 @@ func AppendEscaped(dst []byte, s string) []byte {
 		i += size
 	}
 	return append(dst, s[start:]...)
+}
+
+// plain8 reports whether the eight bytes of x are ASCII that needs no
+// escape: none is below 0x20, '"', '\\' or 0x80 and above. It tests them as
+// one word with the "has a zero byte" idiom, exact for "any byte":
+// x - 0x20 borrows in a byte, setting its high bit, only where a byte (the
+// lowest of those below 0x20) is below 0x20.
+func plain8(x uint64) bool {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	quote := x ^ ('"' * ones)
+	backslash := x ^ ('\\' * ones)
+	return (x|(x-0x20*ones)|(quote-ones)&^quote|(backslash-ones)&^backslash)&high == 0
 }

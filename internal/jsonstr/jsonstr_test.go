@@ -2,6 +2,7 @@ package jsonstr_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -25,5 +26,56 @@ func FuzzAppendQuoted(f *testing.F) {
 		if !utf8.ValidString(s) && !utf8.ValidString(back) {
 			t.Fatalf("invalid UTF-8 survived: %q", back)
 		}
+		if want := escapeBytewise(s); string(out[1:len(out)-1]) != want {
+			t.Fatalf("AppendQuoted(%q) = %s, byte by byte %s", s, out, want)
+		}
 	})
+}
+
+// TestAppendEscapedWords puts every byte value at every place of the words
+// AppendEscaped tests eight bytes at a time, and compares the result with
+// an escape made byte by byte.
+func TestAppendEscapedWords(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for at := 0; at < 24; at++ {
+			b := []byte(strings.Repeat("aZ09/_-.", 3))
+			b[at] = byte(c)
+			for _, s := range []string{string(b), string(b[:at+1]), string(b[at:])} {
+				if got, want := string(jsonstr.AppendEscaped(nil, s)), escapeBytewise(s); got != want {
+					t.Fatalf("AppendEscaped(%q) = %q, byte by byte %q", s, got, want)
+				}
+			}
+		}
+	}
+}
+
+// escapeBytewise is AppendEscaped's contract, written plainly.
+func escapeBytewise(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\ufffd`)
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i-size : i])
+		}
+	}
+	return b.String()
 }
