@@ -62,16 +62,23 @@ type WriterOptions struct {
 // process loses nothing written, a crash of the machine may. A write that
 // fails is cut off again, so that a file never holds half a line the
 // Writer made. A Writer is safe for concurrent use.
+//
+// WriteEvents and WriteToolCalls write at once. AppendEvent and
+// AppendToolCall, for a producer that has one record at a time (an
+// in-process agent's calls), encode and chain the record at once and keep
+// its line in memory: Flush writes a stream's pending lines in one write.
 type Writer struct {
 	root    string
 	maxSize int64
 	maxOpen int
 	unique  bool
 
-	mu   sync.Mutex
-	open map[string]*sessionFiles
-	lru  []string // least recently written first
-	buf  []byte
+	mu    sync.Mutex
+	open  map[string]*sessionFiles
+	lru   []string  // least recently written first
+	dirty []*stream // streams with pending lines
+	spare [][]byte  // buffers of flushed streams, for the next pending lines
+	err   error     // of flushes no caller saw (a session closed to open another)
 }
 
 // sessionFiles are the streams of one session, each opened when first
@@ -79,7 +86,6 @@ type Writer struct {
 type sessionFiles struct {
 	dir           string
 	events, calls *stream
-	written       map[string]struct{} // tool_use_ids in the calls stream
 }
 
 // NewWriter returns a Writer into root, created 0700 if needed.
@@ -114,71 +120,151 @@ func SessionDir(sessionID string) string {
 	return "x-" + hex.EncodeToString(sum[:16])
 }
 
-// WriteEvents appends event records of one session, in order.
+// WriteEvents appends event records of one session, in order, after the
+// stream's pending lines (AppendEvent), and writes them all. When the
+// write fails, none of them is written.
 func (w *Writer) WriteEvents(sessionID string, recs []Event) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	sf, err := w.session(sessionID)
+	s, err := w.eventsOf(sessionID)
 	if err != nil {
 		return err
 	}
-	if err := sf.openEvents(w.maxSize); err != nil {
-		return err
-	}
-	w.buf = w.buf[:0]
-	at := sf.events.at
 	for i := range recs {
-		w.buf, at = appendLine(w.buf, &recs[i], at)
+		w.add(s, &recs[i])
 	}
-	return sf.events.write(w.buf, at)
+	return s.flush(w)
 }
 
 // WriteToolCalls appends the records of one session's calls not written
-// before, in order, and returns how many it wrote.
+// before, in order, after the stream's pending lines (AppendToolCall), and
+// writes them all. It returns how many of recs it wrote: none when the
+// write fails.
 func (w *Writer) WriteToolCalls(sessionID string, recs []ToolCall) (int, error) {
 	if len(recs) == 0 {
 		return 0, nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	sf, err := w.session(sessionID)
+	s, err := w.callsOf(sessionID)
 	if err != nil {
 		return 0, err
 	}
-	if err := sf.openCalls(w.maxSize, !w.unique); err != nil {
-		return 0, err
-	}
-	w.buf = w.buf[:0]
-	at := sf.calls.at
-	if w.unique {
-		for i := range recs {
-			w.buf, at = appendLine(w.buf, &recs[i], at)
-		}
-		if err := sf.calls.write(w.buf, at); err != nil {
-			return 0, err
-		}
-		return len(recs), nil
-	}
-	var ids []string
+	n := 0
 	for i := range recs {
-		id := recs[i].ToolUseID
-		if _, done := sf.written[id]; done {
-			continue
+		if w.addCall(s, &recs[i]) {
+			n++
 		}
-		sf.written[id] = struct{}{}
-		w.buf, at = appendLine(w.buf, &recs[i], at)
-		ids = append(ids, id)
 	}
-	if err := sf.calls.write(w.buf, at); err != nil {
-		for _, id := range ids {
-			delete(sf.written, id) // not written after all
-		}
+	if err := s.flush(w); err != nil {
 		return 0, err
 	}
-	return len(ids), nil
+	return n, nil
+}
+
+// AppendEvent encodes an event record as the next line of its session's
+// events stream and keeps the line until Flush, or a WriteEvents of the
+// same session, writes it. A failure to open the session's files is
+// returned at once; a failure to write, by the write.
+func (w *Writer) AppendEvent(rec *Event) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, err := w.eventsOf(rec.SessionID)
+	if err != nil {
+		return err
+	}
+	w.add(s, rec)
+	return nil
+}
+
+// AppendToolCall is AppendEvent for a tool call's record, which is skipped
+// when the call was written (or appended) before, as WriteToolCalls skips
+// it.
+func (w *Writer) AppendToolCall(rec *ToolCall) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, err := w.callsOf(rec.SessionID)
+	if err != nil {
+		return err
+	}
+	w.addCall(s, rec)
+	return nil
+}
+
+// Flush writes every stream's pending lines, one write each, and returns
+// the errors of those writes and of the flushes made since the last Flush
+// to close a session. A stream whose write failed loses its pending
+// lines; its chain goes on from its last written line.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.flushLocked()
+}
+
+func (w *Writer) flushLocked() error {
+	errs := []error{w.err}
+	for len(w.dirty) > 0 {
+		errs = append(errs, w.dirty[len(w.dirty)-1].flush(w)) // takes it off w.dirty
+	}
+	w.err = nil
+	return errors.Join(errs...)
+}
+
+// eventsOf returns the open events stream of a session.
+func (w *Writer) eventsOf(sessionID string) (*stream, error) {
+	sf, err := w.session(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := sf.openEvents(w.maxSize); err != nil {
+		return nil, err
+	}
+	return sf.events, nil
+}
+
+// callsOf returns the open tool calls stream of a session.
+func (w *Writer) callsOf(sessionID string) (*stream, error) {
+	sf, err := w.session(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := sf.openCalls(w.maxSize, !w.unique); err != nil {
+		return nil, err
+	}
+	return sf.calls, nil
+}
+
+// add chains rec after s's pending lines.
+func (w *Writer) add(s *stream, rec record) {
+	if len(s.pend) == 0 {
+		if s.pend == nil && len(w.spare) > 0 {
+			s.pend = w.spare[len(w.spare)-1]
+			w.spare = w.spare[:len(w.spare)-1]
+		}
+		if !s.dirty {
+			s.dirty = true
+			w.dirty = append(w.dirty, s)
+		}
+	}
+	s.pend, s.tip = appendLine(s.pend, rec, s.tip)
+}
+
+// addCall adds a call's record unless the stream has it already, and
+// reports whether it did.
+func (w *Writer) addCall(s *stream, rec *ToolCall) bool {
+	if s.written != nil {
+		id := rec.ToolUseID
+		if _, done := s.written[id]; done {
+			return false
+		}
+		s.written[id] = struct{}{}
+		s.pendIDs = append(s.pendIDs, id)
+	}
+	w.add(s, rec)
+	return true
 }
 
 // WriteStored writes the records of stored events of any sessions, each
@@ -237,13 +323,13 @@ func (w *Writer) WriteCalls(calls []ToolCall) (written, failed int, err error) {
 	return written, failed, errors.Join(errs...)
 }
 
-// Close closes every open file.
+// Close writes the pending lines (Flush) and closes every open file.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var errs []error
+	errs := []error{w.flushLocked()}
 	for id, sf := range w.open {
-		errs = append(errs, sf.close())
+		errs = append(errs, sf.close(w))
 		delete(w.open, id)
 	}
 	w.lru = nil
@@ -261,7 +347,9 @@ func (w *Writer) session(id string) (*sessionFiles, error) {
 	for len(w.lru) >= w.maxOpen {
 		old := w.lru[0]
 		w.lru = w.lru[1:]
-		w.open[old].close()
+		if err := w.open[old].close(w); err != nil {
+			w.err = errors.Join(w.err, err) // for the next Flush
+		}
 		delete(w.open, old)
 	}
 	path := filepath.Join(w.root, dir)
@@ -324,17 +412,18 @@ func (sf *sessionFiles) openCalls(maxSize int64, ids bool) error {
 		s.close()
 		return err
 	}
-	sf.calls, sf.written = s, written
+	s.written = written
+	sf.calls = s
 	return nil
 }
 
-func (sf *sessionFiles) close() error {
+// close writes the session's pending lines and closes its files.
+func (sf *sessionFiles) close(w *Writer) error {
 	var errs []error
-	if sf.events != nil {
-		errs = append(errs, sf.events.close())
-	}
-	if sf.calls != nil {
-		errs = append(errs, sf.calls.close())
+	for _, s := range []*stream{sf.events, sf.calls} {
+		if s != nil {
+			errs = append(errs, s.flush(w), s.close())
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -346,7 +435,19 @@ type stream struct {
 	maxSize   int64
 	f         *os.File
 	size      int64
-	at        link
+	at        link // the last line written
+
+	// pend are lines chained after at, not written yet; tip is the last
+	// of them (at when none). tip.hash may point into pend: flush sets it
+	// to at before pend is used again.
+	pend []byte
+	tip  link
+
+	// written are the tool_use_ids in a calls stream (nil for events, or
+	// with WriterOptions.UniqueCalls); pendIDs those of pending lines.
+	written map[string]struct{}
+	pendIDs []string
+	dirty   bool // in Writer.dirty
 }
 
 // openStream opens the active file of a stream for appending and finds
@@ -402,7 +503,43 @@ func openStream(dir, name string, maxSize int64) (*stream, error) {
 		}
 		s.at = link{line: h.Line, hash: h.Hash}
 	}
+	s.tip = s.at
 	return s, nil
+}
+
+// maxSpare bounds the buffers a Writer keeps for pending lines between
+// flushes: a producer's batch, not the largest burst of a collector.
+const (
+	maxSpare      = 4
+	maxSpareBytes = 1 << 20
+)
+
+// flush writes the pending lines. When the write fails they are dropped
+// (and their tool_use_ids forgotten) and the chain goes on from at.
+func (s *stream) flush(w *Writer) error {
+	if s.dirty {
+		s.dirty = false
+		if i := slices.Index(w.dirty, s); i >= 0 {
+			w.dirty = slices.Delete(w.dirty, i, i+1)
+		}
+	}
+	if len(s.pend) == 0 {
+		return nil
+	}
+	err := s.write(s.pend, s.tip)
+	if err != nil {
+		for _, id := range s.pendIDs {
+			delete(s.written, id) // not written after all
+		}
+	}
+	clear(s.pendIDs)
+	s.pendIDs = s.pendIDs[:0]
+	s.tip = s.at
+	if cap(s.pend) <= maxSpareBytes && len(w.spare) < maxSpare {
+		w.spare = append(w.spare, s.pend[:0])
+	}
+	s.pend = nil
+	return err
 }
 
 // write appends lines, which end the chain at at, rotating first when the

@@ -110,6 +110,16 @@ type SubagentMeta struct {
 // generator, not crypto/rand: an id needs uniqueness, not secrecy, and
 // crypto/rand would link the FIPS module whose init every hook run pays.
 func NewID(t time.Time) string {
+	return UUIDString(newUUID(t))
+}
+
+// AppendNewID appends NewID(t) to dst: for a producer that writes ids into
+// a buffer it reuses, without a string of each.
+func AppendNewID(dst []byte, t time.Time) []byte {
+	return appendUUID(dst, newUUID(t))
+}
+
+func newUUID(t time.Time) [16]byte {
 	var u [16]byte
 	binary.LittleEndian.PutUint64(u[6:14], rand.Uint64())
 	binary.LittleEndian.PutUint16(u[14:16], uint16(rand.Uint32()))
@@ -117,22 +127,25 @@ func NewID(t time.Time) string {
 	binary.BigEndian.PutUint64(u[0:8], ms<<16|uint64(binary.BigEndian.Uint16(u[6:8])))
 	u[6] = 0x70 | u[6]&0x0f // version 7
 	u[8] = 0x80 | u[8]&0x3f // variant 10
-	return UUIDString(u)
+	return u
 }
 
 // UUIDString formats a UUID in its canonical 8-4-4-4-12 hex form.
 func UUIDString(u [16]byte) string {
 	var s [36]byte
-	hex.Encode(s[0:8], u[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], u[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], u[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], u[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], u[10:])
-	return string(s[:])
+	return string(appendUUID(s[:0], u))
+}
+
+func appendUUID(dst []byte, u [16]byte) []byte {
+	dst = hex.AppendEncode(dst, u[0:4])
+	dst = append(dst, '-')
+	dst = hex.AppendEncode(dst, u[4:6])
+	dst = append(dst, '-')
+	dst = hex.AppendEncode(dst, u[6:8])
+	dst = append(dst, '-')
+	dst = hex.AppendEncode(dst, u[8:10])
+	dst = append(dst, '-')
+	return hex.AppendEncode(dst, u[10:])
 }
 
 // ProbeSessionPrefix starts the session id of the events hookwatch sends

@@ -245,8 +245,17 @@ func TestDecodeInvalidUTF8(t *testing.T) {
 func TestNewID(t *testing.T) {
 	seen := map[string]bool{}
 	prev := ""
+	buf := []byte("x")
 	for i := 0; i < 1000; i++ {
 		id := event.NewID(timeAt(int64(i)))
+		if i%2 == 1 {
+			// AppendNewID makes the same ids, after what dst holds.
+			buf = event.AppendNewID(buf[:1], timeAt(int64(i)))
+			if buf[0] != 'x' {
+				t.Fatalf("AppendNewID overwrote dst: %q", buf)
+			}
+			id = string(buf[1:])
+		}
 		if len(id) != 36 || id[14] != '7' || !strings.ContainsRune("89ab", rune(id[19])) {
 			t.Fatalf("NewID = %q, not a UUIDv7", id)
 		}

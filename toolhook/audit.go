@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/hookwatch/hookwatch/audit"
 	"github.com/hookwatch/hookwatch/event"
@@ -39,10 +40,12 @@ type AuditOptions struct {
 // Give it a Writer made with audit.WriterOptions{UniqueCalls: true}: an
 // Executor records each call once, and the Writer need not remember them.
 //
-// Calls are buffered and written BatchSize at a time; call Flush before the
-// process ends (and whenever the trail must be current). A write error is
-// kept and returned by the next Flush; the calls of that batch are lost, the
-// agent is not stopped. An AuditRecorder is safe for concurrent use.
+// Each call's lines are encoded and chained as it ends, into buffers the
+// recorder and the Writer reuse (audit.Writer.AppendEvent), and written
+// BatchSize calls at a time; call Flush before the process ends (and
+// whenever the trail must be current). A write error is kept and returned
+// by the next Flush; the calls of that batch are lost, the agent is not
+// stopped. An AuditRecorder is safe for concurrent use.
 type AuditRecorder struct {
 	w       *audit.Writer
 	privacy privacy.Options
@@ -51,8 +54,7 @@ type AuditRecorder struct {
 
 	mu      sync.Mutex
 	seq     int64
-	pending []audit.Event
-	calls   []audit.ToolCall
+	pending int // calls appended since the last write
 	err     error
 }
 
@@ -68,29 +70,41 @@ func NewAuditRecorder(w *audit.Writer, o AuditOptions) *AuditRecorder {
 	return r
 }
 
-// Record adds c's records to the batch, and writes the batch when it is
-// full.
+// recording is what recording one call needs — the encoded members, the
+// records, their payloads and ids — kept for the next call: the records
+// are encoded before Record returns, and nothing of them is kept.
+type recording struct {
+	bufs     memberBufs
+	payloads []byte
+	ids      [2][36]byte
+	events   [2]audit.Event
+	call     audit.ToolCall
+	end      callEnd
+}
+
+var recordings = sync.Pool{New: func() any { return new(recording) }}
+
+// Record encodes c's lines, and writes the batch when it is full.
 func (r *AuditRecorder) Record(c *Call) {
-	m := membersOf(c, r.privacy)
-	call := toolCallRecord(c, &m)
-	var pre, post audit.Event
+	rc := recordings.Get().(*recording)
+	defer recordings.Put(rc)
+	// The privacy rules and the payloads outside the lock: concurrent
+	// agents wait for each other only to chain their lines.
+	m := membersOf(c, r.privacy, &rc.bufs)
+	toolCallRecord(&rc.call, &rc.end, c, &m)
+	var events []audit.Event
 	if r.events {
-		pre, post = eventRecords(c, &m)
+		events = eventRecords(rc, c, &m)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.events {
+	for i := range events {
 		r.seq++
-		pre.Seq = r.seq
-		r.pending = append(r.pending, pre)
-		if post.Schema != "" {
-			r.seq++
-			post.Seq = r.seq
-			r.pending = append(r.pending, post)
-		}
+		events[i].Seq = r.seq
+		r.fail(r.w.AppendEvent(&events[i]))
 	}
-	r.calls = append(r.calls, call)
-	if len(r.calls) >= r.batch {
+	r.fail(r.w.AppendToolCall(&rc.call))
+	if r.pending++; r.pending >= r.batch {
 		r.flushLocked()
 	}
 }
@@ -107,29 +121,8 @@ func (r *AuditRecorder) Flush() error {
 }
 
 func (r *AuditRecorder) flushLocked() {
-	// Each session's records in order, a run of one session at a time:
-	// an agent has one session, or a few in turn.
-	for evs := r.pending; len(evs) > 0; {
-		n := 1
-		for n < len(evs) && evs[n].SessionID == evs[0].SessionID {
-			n++
-		}
-		r.fail(r.w.WriteEvents(evs[0].SessionID, evs[:n]))
-		evs = evs[n:]
-	}
-	for calls := r.calls; len(calls) > 0; {
-		n := 1
-		for n < len(calls) && calls[n].SessionID == calls[0].SessionID {
-			n++
-		}
-		_, err := r.w.WriteToolCalls(calls[0].SessionID, calls[:n])
-		r.fail(err)
-		calls = calls[n:]
-	}
-	// Drop the references to the written records' strings and payloads.
-	clear(r.pending)
-	clear(r.calls)
-	r.pending, r.calls = r.pending[:0], r.calls[:0]
+	r.fail(r.w.Flush())
+	r.pending = 0
 }
 
 func (r *AuditRecorder) fail(err error) {
@@ -142,17 +135,22 @@ func (r *AuditRecorder) fail(err error) {
 // output and error passed through the privacy rules o. The task is recorded
 // as the call's prompt id.
 func ToolCallRecord(c *Call, o privacy.Options) audit.ToolCall {
-	m := membersOf(c, o)
-	return toolCallRecord(c, &m)
+	m := membersOf(c, o, nil)
+	var rec audit.ToolCall
+	toolCallRecord(&rec, new(callEnd), c, &m)
+	return rec
 }
 
-func toolCallRecord(c *Call, m *members) audit.ToolCall {
-	// One allocation for both of the record's pointers.
-	end := &struct {
-		at time.Time
-		ms int64
-	}{c.Start.Add(c.Duration).UTC(), c.Duration.Milliseconds()}
-	rec := audit.ToolCall{
+// callEnd holds what a call's record points to.
+type callEnd struct {
+	at time.Time
+	ms int64
+}
+
+// toolCallRecord sets rec to the record of c, its end in end.
+func toolCallRecord(rec *audit.ToolCall, end *callEnd, c *Call, m *members) {
+	*end = callEnd{c.Start.Add(c.Duration).UTC(), c.Duration.Milliseconds()}
+	*rec = audit.ToolCall{
 		Schema: audit.ToolCallSchema, SessionID: c.SessionID, ToolUseID: c.ToolUseID, ToolName: c.ToolName,
 		AgentID: c.AgentID, AgentType: agentType(c), ParentToolUseID: c.ParentToolUseID, Depth: c.Depth, PromptID: c.TaskID,
 		StartedAt: c.Start.UTC(), EndedAt: &end.at, DurationMS: &end.ms, Status: c.Status,
@@ -165,33 +163,37 @@ func toolCallRecord(c *Call, m *members) audit.ToolCall {
 	if m.errText != nil {
 		rec.Error, _ = jsonscan.Unquote(m.errText)
 	}
-	return rec
 }
 
-// eventRecords returns the records of c's PreToolUse and of the event that
-// ended it (a zero Event when it never ran), without their seq.
-func eventRecords(c *Call, m *members) (pre, post audit.Event) {
-	// Both payloads in one buffer.
-	buf := make([]byte, 0, 2*payloadSize(c, m))
-	ev := func(name string, at time.Time) audit.Event {
-		from := len(buf)
-		buf = appendPayload(buf, c, name, m)
-		e := audit.Event{
-			Schema: audit.EventSchema, SessionID: c.SessionID, ID: event.NewID(at), Time: at.UTC(),
+// eventRecords sets the records of c's PreToolUse and of the event that
+// ended it (none when it never ran), without their seq, in rc, and returns
+// them. They share rc's memory.
+func eventRecords(rc *recording, c *Call, m *members) []audit.Event {
+	post := postEvent(c)
+	// Both payloads in one buffer, sliced once it no longer grows.
+	buf := rc.payloads[:0]
+	buf = appendPayload(buf, c, event.PreToolUse, m)
+	preEnd := len(buf)
+	if post != "" {
+		buf = appendPayload(buf, c, post, m)
+	}
+	rc.payloads = buf
+	ev := func(i int, name string, at time.Time, payload []byte) {
+		id := event.AppendNewID(rc.ids[i][:0], at)
+		rc.events[i] = audit.Event{
+			Schema: audit.EventSchema, SessionID: c.SessionID, ID: unsafe.String(&id[0], len(id)), Time: at.UTC(),
 			Runtime: event.RuntimeGoSDK, Event: name, AgentID: c.AgentID, AgentType: agentType(c),
 			ToolName: c.ToolName, ToolUseID: c.ToolUseID, PromptID: c.TaskID,
-			Payload: buf[from:len(buf):len(buf)],
+			Payload: payload,
 		}
-		if name == event.PreToolUse {
-			e.Decision = m.decision
-		}
-		return e
 	}
-	pre = ev(event.PreToolUse, c.Start)
-	if name := postEvent(c); name != "" {
-		post = ev(name, c.Start.Add(c.Duration))
+	ev(0, event.PreToolUse, c.Start, buf[:preEnd])
+	rc.events[0].Decision = m.decision
+	if post == "" {
+		return rc.events[:1]
 	}
-	return pre, post
+	ev(1, post, c.Start.Add(c.Duration), buf[preEnd:])
+	return rc.events[:2]
 }
 
 // agentType is the agent_type of c's records: null for the main agent.

@@ -249,7 +249,7 @@ func (f *Forwarder) post(recs [][]byte) error {
 // envelopes encodes a finished call as its PreToolUse and PostToolUse (or
 // PostToolUseFailure) envelopes (payload.go).
 func (f *Forwarder) envelopes(c *Call) [][]byte {
-	m := membersOf(c, f.privacy)
+	m := membersOf(c, f.privacy, nil) // kept in the envelopes
 	var meta *event.SubagentMeta
 	if c.AgentID != "" {
 		meta = &event.SubagentMeta{AgentType: c.AgentType, ToolUseID: c.ParentToolUseID, SpawnDepth: c.Depth}

@@ -35,21 +35,45 @@ type members struct {
 	previewed     bool
 }
 
+// memberBufs are the buffers membersOf encodes a call's members into, for
+// a recorder that encodes them at once and reuses the buffers; nil buffers
+// are made.
+type memberBufs struct {
+	input, output, decision []byte
+}
+
 // membersOf encodes c's input, output and error and applies the privacy
-// rules o to them.
-func membersOf(c *Call, o privacy.Options) members {
+// rules o to them. The members may share the memory of bufs (nil: fresh
+// buffers), which then holds the grown buffers for the next call.
+func membersOf(c *Call, o privacy.Options, bufs *memberBufs) members {
+	var fresh memberBufs
+	if bufs == nil {
+		bufs = &fresh
+	}
+	buf := func(b *[]byte) []byte {
+		if *b == nil {
+			*b = make([]byte, 0, 128)
+		}
+		return (*b)[:0]
+	}
 	var m members
 	var nb [64]byte
 	name := jsonstr.AppendQuoted(nb[:0], c.ToolName)
 	if c.Input != nil {
-		if b, err := appendValue(make([]byte, 0, 128), c.Input); err == nil {
+		b, err := appendValue(buf(&bufs.input), c.Input)
+		bufs.input = b[:0]
+		if err == nil {
 			m.input, _ = privacy.Member("tool_input", b, name, o)
 		}
 	}
 	if c.Err != nil {
-		m.errText, _ = privacy.Member("error", jsonstr.AppendQuoted(nil, c.Err.Error()), name, o)
+		b := jsonstr.AppendQuoted(buf(&bufs.output), c.Err.Error())
+		bufs.output = b[:0]
+		m.errText, _ = privacy.Member("error", b, name, o)
 	} else if c.Output != nil {
-		if b, err := appendValue(make([]byte, 0, 128), c.Output); err == nil {
+		b, err := appendValue(buf(&bufs.output), c.Output)
+		bufs.output = b[:0]
+		if err == nil {
 			var head, tail string
 			m.output, head, tail, m.previewed = privacy.ToolResponse(b, o)
 			if m.previewed {
@@ -59,7 +83,8 @@ func membersOf(c *Call, o privacy.Options) members {
 	}
 	if c.Decision != nil {
 		if a := c.Decision.Audit(); a != nil {
-			m.decision = a.AppendJSON(make([]byte, 0, 128))
+			m.decision = a.AppendJSON(buf(&bufs.decision))
+			bufs.decision = m.decision[:0]
 		}
 	}
 	return m

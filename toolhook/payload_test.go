@@ -39,8 +39,10 @@ func FuzzMembers(f *testing.F) {
 			if errText != "" && !object {
 				c.Err = errors.New(errText)
 			}
-			m := membersOf(c, o)
-			rec := toolCallRecord(c, &m)
+			m := membersOf(c, o, nil)
+			var rec audit.ToolCall
+			var end callEnd
+			toolCallRecord(&rec, &end, c, &m)
 
 			p := map[string]json.RawMessage{"tool_name": json.RawMessage(`"Bash"`)}
 			p["tool_input"], _ = appendValue(nil, c.Input)
