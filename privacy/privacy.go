@@ -380,26 +380,51 @@ func previewObject(raw json.RawMessage, o Options) (b json.RawMessage, head, tai
 	b = append(b, `{"`+captureKey+`":"preview","bytes":`...)
 	b = strconv.AppendInt(b, int64(len(raw)), 10)
 	b = append(b, `,"head":`...)
+	hs := len(b)
 	b = jsonstr.AppendQuoted(b, head)
+	he, ts, te := len(b), len(b), len(b)
 	if tail != "" {
 		b = append(b, `,"tail":`...)
+		ts = len(b)
 		b = jsonstr.AppendQuoted(b, tail)
+		te = len(b)
 	}
 	b = append(b, '}')
 	ok = true
 	if o.Redact {
 		// A cut can make a secret of what was none (a key pattern too
 		// long to match, cut to the right length): redact the preview as
-		// a later pass would, so that a second Apply changes nothing.
-		for pass := 0; pass < 4; pass++ {
-			r, n := redact.JSON(b)
-			if n == 0 {
-				break
-			}
-			b, ok = r, false
+		// a later pass would (redact.JSON of the object, until it
+		// changes nothing, four passes at most), so that a second Apply
+		// changes nothing. Of the object's strings only head and tail
+		// can change — the keys and "preview" are constants that hold no
+		// secret — and neither "head" nor "tail" names a secret's kind,
+		// so each is redacted as the JSON string it is alone: the same
+		// bytes, without a pass over the rest (TestPreviewObjectRedaction).
+		rh, nh := redactPasses(b[hs:he])
+		rt, nt := redactPasses(b[ts:te])
+		if nh+nt > 0 {
+			r := make([]byte, 0, len(b)-(he-hs)-(te-ts)+len(rh)+len(rt))
+			r = append(append(r, b[:hs]...), rh...)
+			r = append(append(r, b[he:ts]...), rt...)
+			b, ok = append(r, b[te:]...), false
 		}
 	}
 	return b, head, tail, ok
+}
+
+// redactPasses redacts JSON text with redact.JSON until a pass changes
+// nothing, four passes at most.
+func redactPasses(v []byte) ([]byte, int) {
+	total := 0
+	for pass := 0; pass < 4; pass++ {
+		r, n := redact.JSON(v)
+		if n == 0 {
+			break
+		}
+		v, total = r, total+n
+	}
+	return v, total
 }
 
 const marker = "[REDACTED:"
