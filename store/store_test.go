@@ -144,7 +144,7 @@ func TestSummarize(t *testing.T) {
 		mk(4, "a", event.PreToolUse, 20, store.SessionFacts{CWD: "/2", TranscriptPath: "/t"}),
 		mk(5, "a", event.SessionEnd, 25, store.SessionFacts{}),
 		mk(6, "", event.Notification, 1, store.SessionFacts{}),
-		mk(7, "b", event.PreToolUse, 6, store.SessionFacts{}), // from a rollout: not counted
+		mk(7, "b", event.PreToolUse, 6, store.SessionFacts{}),  // from a rollout: not counted
 		mk(8, "b", event.PostToolUse, 7, store.SessionFacts{}), // from a transcript: not counted
 	}
 	events[len(events)-2].Kind = event.KindRollout
