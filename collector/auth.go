@@ -201,7 +201,10 @@ func adminOnly(next http.HandlerFunc) http.HandlerFunc {
 // claimSessions refuses (ErrForbidden) a batch sent with a user's token
 // that writes into a session another user recorded. With commit recording
 // the batch as the token's user, a laptop can neither write as someone
-// else nor into their sessions.
+// else nor into their sessions. It is the check for a store that is no
+// store.OwnedInserter, which checks the owners in its inserting
+// transaction instead: read before the commit, two users' first batches of
+// one new session can both pass it.
 func (s *Server) claimSessions(ctx context.Context, events []store.Event) error {
 	p, ok := principalOf(ctx)
 	if !ok || p.User == "" {

@@ -3,6 +3,7 @@ package collector_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
 // tokenDB is a store that keeps tokens, as both backends do.
@@ -271,6 +274,103 @@ func testFirstTokenCloses(t *testing.T, db store.TokenStore, servers ...*testSer
 			Payload: []byte(`{"hook_event_name":"SessionStart","session_id":"first-token"}`)}
 		if code, _ := s.do(t, http.MethodPost, "/v1/events", batch(t, []event.Envelope{env})); code != http.StatusUnauthorized {
 			t.Fatalf("collector %d: POST /v1/events without a token: %d, want 401", i, code)
+		}
+	}
+}
+
+// TestSessionOwnerRacePostgres: two users post their first events of one
+// new session id at once, through two collectors of one database: one
+// user's are all stored, the other's are all refused (403) and none of
+// them is stored.
+func TestSessionOwnerRacePostgres(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	db := postgres.MustOpenDB(t, url)
+	a := newServerOn(t, collector.Config{RequireAuth: true}, db)
+	b := newServerOn(t, collector.Config{RequireAuth: true}, postgres.MustOpenDB(t, url))
+	testSessionOwnerRace(t, db, a, b)
+}
+
+// TestSessionOwnerRaceSQLite is the same on one collector's SQLite file.
+func TestSessionOwnerRaceSQLite(t *testing.T) {
+	db := sqlite.MustOpenDB(t)
+	s := newServerOn(t, collector.Config{RequireAuth: true}, db)
+	testSessionOwnerRace(t, db, s, s)
+}
+
+func testSessionOwnerRace(t *testing.T, db tokenDB, annSrv, bobSrv *testServer) {
+	secrets := map[string]string{}
+	for _, u := range []string{"ann", "bob"} {
+		tok, secret := store.NewToken(u, "", store.RoleUser, time.Now())
+		if err := db.CreateToken(t.Context(), tok); err != nil {
+			t.Fatal(err)
+		}
+		secrets[u] = secret
+	}
+	const perUser = 12
+	var mu sync.Mutex
+	codes := map[string][]int{}
+	var ids sync.Map // envelope id → user
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 2 * perUser {
+		user, srv := "ann", annSrv
+		if i%2 == 1 {
+			user, srv = "bob", bobSrv
+		}
+		env := storetest.Envelope(event.RuntimeClaudeCode, storetest.At(i),
+			storetest.P("session_id", "s-shared", "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", fmt.Sprintf("toolu_%02d", i)))
+		ids.Store(env.ID, user)
+		body := batch(t, []event.Envelope{env})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			req, _ := http.NewRequest(http.MethodPost, srv.http.URL+"/v1/events", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+secrets[user])
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+			mu.Lock()
+			codes[user] = append(codes[user], res.StatusCode)
+			mu.Unlock()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	sess, err := db.Session(t.Context(), "s-shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	winner, loser := sess.User, "bob"
+	if winner == "bob" {
+		loser = "ann"
+	}
+	count := func(codes []int, want int) int {
+		n := 0
+		for _, c := range codes {
+			if c == want {
+				n++
+			}
+		}
+		return n
+	}
+	if count(codes[winner], http.StatusOK) != perUser || count(codes[loser], http.StatusForbidden) != perUser {
+		t.Fatalf("session owned by %q; answers: %v, want every one of %s's 200 and of %s's 403", winner, codes, winner, loser)
+	}
+	page, err := db.Events(t.Context(), store.EventFilter{SessionID: "s-shared", Limit: 4 * perUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Events) != perUser || sess.EventCount != perUser {
+		t.Fatalf("stored %d events (count %d), want %s's %d", len(page.Events), sess.EventCount, winner, perUser)
+	}
+	for _, e := range page.Events {
+		if u, _ := ids.Load(e.ID); u != winner {
+			t.Errorf("stored %s's event %s in %s's session", u, e.ID, winner)
 		}
 	}
 }

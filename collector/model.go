@@ -1023,3 +1023,13 @@ func (s modelingStore) Insert(ctx context.Context, events []store.Event) (int, e
 	}
 	return n, err
 }
+
+// InsertOwned is Insert through store.OwnedInserter, which the Server
+// asks for only of a store that implements it (commit).
+func (s modelingStore) InsertOwned(ctx context.Context, user string, events []store.Event) (int, error) {
+	n, err := s.Store.(store.OwnedInserter).InsertOwned(ctx, user, events)
+	if n > 0 {
+		s.m.mark(events)
+	}
+	return n, err
+}

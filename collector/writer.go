@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -53,10 +54,19 @@ func (s *Server) commit(ctx context.Context, envs []event.Envelope, decoded []*e
 	if err != nil {
 		return IngestResult{}, err
 	}
-	if err := s.claimSessions(ctx, events); err != nil {
-		return IngestResult{}, err
+	owner := ""
+	if p, ok := principalOf(ctx); ok {
+		owner = p.User
 	}
-	return s.writer.submit(ctx, events)
+	if _, ok := s.store.(store.OwnedInserter); !ok {
+		// A store that cannot check the owners as it inserts: check them
+		// before (two users' first batches of one session may both pass).
+		if err := s.claimSessions(ctx, events); err != nil {
+			return IngestResult{}, err
+		}
+		owner = ""
+	}
+	return s.writer.submit(ctx, events, owner)
 }
 
 // toEvents validates and converts a batch; now fills a missing received_at.
@@ -97,7 +107,10 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // commitReq is one batch waiting for the writer.
 type commitReq struct {
 	events []store.Event
-	done   chan commitRes // buffered: the writer never blocks on a gone waiter
+	// owner is the user of the token that sent the events, "" for none:
+	// they may go only into that user's sessions (store.OwnedInserter).
+	owner string
+	done  chan commitRes // buffered: the writer never blocks on a gone waiter
 }
 
 type commitRes struct {
@@ -138,12 +151,14 @@ func newWriter(st store.Store, maxEvents int, m *serverMetrics, h *hub, log *slo
 	return w
 }
 
-// submit queues events and waits for their commit.
-func (w *writer) submit(ctx context.Context, events []store.Event) (IngestResult, error) {
+// submit queues events and waits for their commit. owner, when not "",
+// is the user whose sessions alone they may write into: a batch writing
+// into another user's is refused with ErrForbidden.
+func (w *writer) submit(ctx context.Context, events []store.Event, owner string) (IngestResult, error) {
 	if len(events) == 0 {
 		return IngestResult{}, nil
 	}
-	req := &commitReq{events: events, done: make(chan commitRes, 1)}
+	req := &commitReq{events: events, owner: owner, done: make(chan commitRes, 1)}
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -204,9 +219,37 @@ func (w *writer) run() {
 	}
 }
 
-// commit stores the events of batch in one Insert and answers each request.
-// events is a reusable buffer, returned for the next round.
+// commit stores the events of batch and answers each request: in one
+// Insert per owner, since the owner is checked in the inserting
+// transaction. A round mixes owners only on a team server whose users
+// send at once. buf is a reusable buffer, returned for the next round.
 func (w *writer) commit(batch []*commitReq, buf []store.Event) []store.Event {
+	same := true
+	for _, req := range batch[1:] {
+		same = same && req.owner == batch[0].owner
+	}
+	if same {
+		return w.commitOwned(batch, batch[0].owner, buf)
+	}
+	byOwner := map[string][]*commitReq{}
+	var owners []string
+	for _, req := range batch {
+		if _, ok := byOwner[req.owner]; !ok {
+			owners = append(owners, req.owner)
+		}
+		byOwner[req.owner] = append(byOwner[req.owner], req)
+	}
+	for _, o := range owners {
+		buf = w.commitOwned(byOwner[o], o, buf)
+	}
+	return buf
+}
+
+// commitOwned stores the events of batch, all sent by owner, in one
+// Insert and answers each request. When a request writes into another
+// user's session the store refuses the whole Insert: then each request is
+// committed alone, so that only the offending one is refused.
+func (w *writer) commitOwned(batch []*commitReq, owner string, buf []store.Event) []store.Event {
 	// A lone request commits its own slice; several are copied into buf.
 	events := buf
 	if len(batch) == 1 {
@@ -219,9 +262,25 @@ func (w *writer) commit(batch []*commitReq, buf []store.Event) []store.Event {
 	start := time.Now()
 	// A commit is not canceled by any one client going away: other
 	// requests share it, and a half-done commit helps nobody.
-	inserted, err := w.store.Insert(context.Background(), events)
+	var inserted int
+	var err error
+	if owner != "" {
+		inserted, err = w.store.(store.OwnedInserter).InsertOwned(context.Background(), owner, events)
+	} else {
+		inserted, err = w.store.Insert(context.Background(), events)
+	}
 	w.metrics.commitDuration.UpdateDuration(start)
 	w.metrics.commitEvents.Update(float64(len(events)))
+	if errors.Is(err, store.ErrNotOwner) {
+		if len(batch) == 1 {
+			batch[0].done <- commitRes{err: fmt.Errorf("%w: %v", ErrForbidden, err)}
+			return buf[:0]
+		}
+		for _, req := range batch {
+			buf = w.commitOwned([]*commitReq{req}, owner, buf)
+		}
+		return buf[:0]
+	}
 	if err != nil {
 		w.log.Error("cannot commit events", "events", len(events), "requests", len(batch), "err", err)
 		w.metrics.commitErrors.Inc()

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -73,6 +74,34 @@ type TokenStore interface {
 	// revoked ones included: what a user recorded while in the team stays
 	// the team's.
 	TeamUsers(ctx context.Context, team string) ([]string, error)
+}
+
+// ErrNotOwner is returned (wrapped) by OwnedInserter.InsertOwned when a
+// session of the batch belongs to another user.
+var ErrNotOwner = errors.New("the session belongs to another user")
+
+// OwnedInserter is an EventLog that inserts a user's batch only into that
+// user's sessions, checking the owners in the transaction that inserts:
+// of two users' first batches for one new session id, however close, one
+// is stored and starts the session, the other is refused whole. Both
+// backends implement it; storetest.RunOwnedInsert pins the contract down.
+type OwnedInserter interface {
+	// InsertOwned is Insert for events sent by user (not ""): when a
+	// session of events is stored already with another Session.User, it
+	// stores nothing and returns an error wrapping ErrNotOwner.
+	InsertOwned(ctx context.Context, user string, events []Event) (int, error)
+}
+
+// CheckOwners returns an error wrapping ErrNotOwner when a session of
+// owners (session id → its stored Session.User) is not user's. Backends
+// call it with the owners they read in the inserting transaction.
+func CheckOwners(user string, owners map[string]string) error {
+	for id, u := range owners {
+		if u != user {
+			return fmt.Errorf("session %q: %w", id, ErrNotOwner)
+		}
+	}
+	return nil
 }
 
 // TokenPrefix starts every token secret, so that a secret scanner (and a

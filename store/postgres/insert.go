@@ -41,6 +41,13 @@ SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[], $4::bytea[], $5::byt
 // and committed in one order across every collector on the database, and an
 // id two collectors receive at once is stored by the first only.
 func (db *DB) Insert(ctx context.Context, events []store.Event) (int, error) {
+	return db.InsertOwned(ctx, "", events)
+}
+
+// InsertOwned implements store.OwnedInserter: the owners are read after
+// the insert lock is taken, so no other collector's batch commits between
+// the check and the insert. user "" checks nothing (Insert).
+func (db *DB) InsertOwned(ctx context.Context, user string, events []store.Event) (int, error) {
 	for i := range events {
 		events[i].Seq = 0
 	}
@@ -52,7 +59,7 @@ func (db *DB) Insert(ctx context.Context, events []store.Event) (int, error) {
 	if db.closed {
 		return 0, ErrClosed
 	}
-	n, err := db.insert(ctx, events)
+	n, err := db.insert(ctx, user, events)
 	if err != nil {
 		for i := range events {
 			events[i].Seq = 0
@@ -62,7 +69,7 @@ func (db *DB) Insert(ctx context.Context, events []store.Event) (int, error) {
 	return n, nil
 }
 
-func (db *DB) insert(ctx context.Context, events []store.Event) (int, error) {
+func (db *DB) insert(ctx context.Context, user string, events []store.Event) (int, error) {
 	// Repeats within the batch are dropped here: the first occurrence wins.
 	pos := make(map[string]int, len(events))
 	cols := make([][][]byte, 11)
@@ -90,6 +97,11 @@ func (db *DB) insert(ctx context.Context, events []store.Event) (int, error) {
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockInsert); err != nil {
 			return fmt.Errorf("cannot take the insert lock: %w", err)
+		}
+		if user != "" {
+			if err := checkOwners(ctx, tx, user, cols[1]); err != nil {
+				return err
+			}
 		}
 		rows, err := tx.Query(ctx, insertEventsSQL, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6],
 			cols[7], cols[8], cols[9], times, cols[10])
@@ -139,4 +151,27 @@ func (db *DB) insert(ctx context.Context, events []store.Event) (int, error) {
 		return 0, err
 	}
 	return inserted, nil
+}
+
+// checkOwners refuses (store.ErrNotOwner) a batch of sessions (ids, with
+// repeats) one of which another user recorded, reading the owners in tx.
+func checkOwners(ctx context.Context, tx pgx.Tx, user string, sessions [][]byte) error {
+	rows, err := tx.Query(ctx, `SELECT id, user_name FROM sessions WHERE id = ANY($1::bytea[])`, sessions)
+	if err != nil {
+		return fmt.Errorf("cannot read the sessions' owners: %w", err)
+	}
+	owners := map[string]string{}
+	for rows.Next() {
+		var id, owner string
+		if err := rows.Scan(str{&id}, str{&owner}); err != nil {
+			rows.Close()
+			return err
+		}
+		owners[id] = owner
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("cannot read the sessions' owners: %w", err)
+	}
+	return store.CheckOwners(user, owners)
 }

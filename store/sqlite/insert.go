@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/bits"
 	"strings"
@@ -97,6 +98,13 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
 // transaction on the writer connection: the events in chunks of multi-row
 // INSERTs, then one upsert per session touched.
 func (db *DB) Insert(ctx context.Context, events []store.Event) (int, error) {
+	return db.InsertOwned(ctx, "", events)
+}
+
+// InsertOwned implements store.OwnedInserter: the owners are read in the
+// inserting transaction, which the writer connection runs alone. user ""
+// checks nothing (Insert).
+func (db *DB) InsertOwned(ctx context.Context, user string, events []store.Event) (int, error) {
 	for i := range events {
 		events[i].Seq = 0
 	}
@@ -108,7 +116,7 @@ func (db *DB) Insert(ctx context.Context, events []store.Event) (int, error) {
 	if db.closed {
 		return 0, ErrClosed
 	}
-	n, err := db.insert(ctx, events)
+	n, err := db.insert(ctx, user, events)
 	if err != nil {
 		for i := range events {
 			events[i].Seq = 0
@@ -118,7 +126,7 @@ func (db *DB) Insert(ctx context.Context, events []store.Event) (int, error) {
 	return n, nil
 }
 
-func (db *DB) insert(ctx context.Context, events []store.Event) (int, error) {
+func (db *DB) insert(ctx context.Context, user string, events []store.Event) (int, error) {
 	// Repeats within the batch are dropped here, so that the statement only
 	// meets ids stored by earlier batches; the first occurrence wins.
 	pos := make(map[string]int, len(events))
@@ -142,6 +150,11 @@ func (db *DB) insert(ctx context.Context, events []store.Event) (int, error) {
 	}
 	defer tx.Rollback() // a no-op after Commit
 
+	if user != "" {
+		if err := checkOwners(ctx, tx, user, events); err != nil {
+			return 0, err
+		}
+	}
 	args := make([]any, 0, chunkRows*eventColumns)
 	inserted := 0
 	for rest := todo; len(rest) > 0; {
@@ -194,6 +207,28 @@ func (db *DB) insert(ctx context.Context, events []store.Event) (int, error) {
 	}
 	db.committed()
 	return inserted, nil
+}
+
+// checkOwners refuses (store.ErrNotOwner) events of a session another user
+// recorded, reading the owners in tx.
+func checkOwners(ctx context.Context, tx *sql.Tx, user string, events []store.Event) error {
+	owners := map[string]string{}
+	for i := range events {
+		id := events[i].SessionID
+		if _, ok := owners[id]; ok {
+			continue
+		}
+		var owner string
+		err := tx.QueryRowContext(ctx, `SELECT user_name FROM sessions WHERE id = ?`, id).Scan(&owner)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			owner = user // new: this batch starts it
+		case err != nil:
+			return fmt.Errorf("cannot read the owner of session %q: %w", id, err)
+		}
+		owners[id] = owner
+	}
+	return store.CheckOwners(user, owners)
 }
 
 func (db *DB) prepare(ctx context.Context) error {

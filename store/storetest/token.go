@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/event"
@@ -15,6 +16,7 @@ import (
 type TokenStore interface {
 	store.Store
 	store.TokenStore
+	store.OwnedInserter
 }
 
 // RunTokenStore runs the conformance suite of store.TokenStore and of the
@@ -25,6 +27,83 @@ func RunTokenStore(t *testing.T, open func(t *testing.T) TokenStore) {
 	t.Run("TokenRevoke", func(t *testing.T) { testTokenRevoke(t, open(t)) })
 	t.Run("TeamUsers", func(t *testing.T) { testTeamUsers(t, open(t)) })
 	t.Run("UsersFilters", func(t *testing.T) { testUsersFilters(t, open(t)) })
+	t.Run("OwnedInsert", func(t *testing.T) { testOwnedInsert(t, open(t)) })
+	t.Run("OwnedInsertRace", func(t *testing.T) { testOwnedInsertRace(t, open(t)) })
+}
+
+// userEvent is a Notification of session sid sent by user at At(ms).
+func userEvent(tb testing.TB, user, sid string, ms int) store.Event {
+	env := Envelope(event.RuntimeClaudeCode, At(ms), P("session_id", sid, "hook_event_name", "Notification"))
+	env.User = user
+	return MustEvent(tb, env)
+}
+
+// testOwnedInsert: a user's batch goes into that user's sessions and new
+// ones; one that touches another user's session is refused whole.
+func testOwnedInsert(t *testing.T, s TokenStore) {
+	if n, err := s.InsertOwned(ctx, "ann", []store.Event{userEvent(t, "ann", "s-ann", 1)}); n != 1 || err != nil {
+		t.Fatalf("InsertOwned(ann, new session) = %d, %v", n, err)
+	}
+	// An event without a user's token (Insert) keeps its envelope's user.
+	insert(t, s, []store.Event{userEvent(t, "cat", "s-cat", 2)})
+	bob := []store.Event{userEvent(t, "bob", "s-bob", 3), userEvent(t, "bob", "s-ann", 4)}
+	if n, err := s.InsertOwned(ctx, "bob", bob); !errors.Is(err, store.ErrNotOwner) || n != 0 {
+		t.Fatalf("InsertOwned(bob, into ann's session) = %d, %v; want ErrNotOwner", n, err)
+	}
+	if _, err := s.Session(ctx, "s-bob"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused batch started session s-bob: %v", err)
+	}
+	if n, err := s.InsertOwned(ctx, "bob", []store.Event{userEvent(t, "bob", "s-cat", 5)}); !errors.Is(err, store.ErrNotOwner) || n != 0 {
+		t.Fatalf("InsertOwned(bob, into the session cat's envelopes started) = %d, %v; want ErrNotOwner", n, err)
+	}
+	if n, err := s.InsertOwned(ctx, "ann", []store.Event{userEvent(t, "ann", "s-ann", 6), userEvent(t, "ann", "s-ann2", 7)}); n != 2 || err != nil {
+		t.Fatalf("InsertOwned(ann, her session and a new one) = %d, %v", n, err)
+	}
+	if got := session(t, s, "s-ann"); got.EventCount != 2 || got.User != "ann" {
+		t.Fatalf("s-ann = %+v, want ann's 2 events", got)
+	}
+}
+
+// testOwnedInsertRace: two users' goroutines insert at once into one new
+// session: one user's batches all succeed, the other's are all refused and
+// nothing of theirs is stored.
+func testOwnedInsertRace(t *testing.T, s TokenStore) {
+	const perUser = 16
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	stored := map[string]int{}
+	refused := map[string]int{}
+	start := make(chan struct{})
+	for i := range 2 * perUser {
+		user := []string{"ann", "bob"}[i%2]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e := userEvent(t, user, "s-race", i)
+			<-start
+			_, err := s.InsertOwned(ctx, user, []store.Event{e})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				stored[user]++
+			case errors.Is(err, store.ErrNotOwner):
+				refused[user]++
+			default:
+				t.Errorf("InsertOwned(%s): %v", user, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	got := session(t, s, "s-race")
+	winner, loser := got.User, "bob"
+	if winner == "bob" {
+		loser = "ann"
+	}
+	if stored[winner] != perUser || refused[winner] != 0 || stored[loser] != 0 || refused[loser] != perUser || got.EventCount != perUser {
+		t.Fatalf("session %+v; stored %v, refused %v: want one user's %d events stored and the other's all refused", got, stored, refused, perUser)
+	}
 }
 
 func token(id, user, team, role string, ms int) store.Token {
