@@ -213,7 +213,9 @@ func (x *Executor) run(ctx context.Context, name, id string, input map[string]an
 
 func (x *Executor) hooksAndTool(ctx context.Context, c *Call, tool Tool) (any, error) {
 	p := x.Registry.plan(c.ToolName, c.Phase)
-	var decisions []decision.Decision
+	// The hooks' decisions on the stack: a call has few.
+	var stack [2]decision.Decision
+	decisions := stack[:0]
 	for _, pre := range p.pre {
 		r := pre(ctx, c)
 		if r.Input != nil {
@@ -234,7 +236,7 @@ func (x *Executor) hooksAndTool(ctx context.Context, c *Call, tool Tool) (any, e
 			return r.Output, nil
 		}
 	}
-	if decisions != nil {
+	if len(decisions) > 0 {
 		c.setDecision(decisions)
 		if err := x.permit(ctx, c); err != nil {
 			c.Status = attribution.StatusDenied
@@ -289,7 +291,7 @@ func (x *Executor) permit(ctx context.Context, c *Call) error {
 
 // setDecision merges the hooks' decisions into c.Decision.
 func (c *Call) setDecision(ds []decision.Decision) {
-	if ds == nil {
+	if len(ds) == 0 {
 		return
 	}
 	// One Merge over every answer, as the policy engine merges its rules':

@@ -113,12 +113,12 @@ func payloadSize(c *Call, m *members) int {
 func appendPayload(b []byte, c *Call, name string, m *members) []byte {
 	b = append(b, '{')
 	sep := false
+	// The keys are plain words: written as they are, not escaped.
 	member := func(key, v string) {
 		if sep {
 			b = append(b, ',')
 		}
-		b = jsonstr.AppendQuoted(b, key)
-		b = append(b, ':')
+		b = append(append(append(b, '"'), key...), '"', ':')
 		b = jsonstr.AppendQuoted(b, v)
 		sep = true
 	}
@@ -134,8 +134,7 @@ func appendPayload(b []byte, c *Call, name string, m *members) []byte {
 		if sep {
 			b = append(b, ',')
 		}
-		b = jsonstr.AppendQuoted(b, key)
-		b = append(b, ':')
+		b = append(append(append(b, '"'), key...), '"', ':')
 		b = append(b, v...)
 		sep = true
 	}
