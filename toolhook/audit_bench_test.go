@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/audit"
@@ -16,11 +17,32 @@ import (
 // encoder and hash chain) into a real audit directory, 64 calls a write:
 // its tool_calls.jsonl line only, or with its two events.jsonl lines.
 func BenchmarkCallAudited(b *testing.B) {
+	benchmarkAudited(b, b.TempDir)
+}
+
+// BenchmarkCallAuditedTmpfs is BenchmarkCallAudited with the audit
+// directory on tmpfs (/dev/shm): the same writes, without the disk's file
+// system, whose cost on a machine others share depends on their writes.
+func BenchmarkCallAuditedTmpfs(b *testing.B) {
+	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
+		b.Skip("no /dev/shm")
+	}
+	benchmarkAudited(b, func() string {
+		dir, err := os.MkdirTemp("/dev/shm", "hookwatch-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { os.RemoveAll(dir) })
+		return dir
+	})
+}
+
+func benchmarkAudited(b *testing.B, tempDir func() string) {
 	input := map[string]any{"file_path": "/etc/hosts"}
 	ctx := SpawnAgent(WithTask(context.Background(), "t1"), "a1", "worker")
 	for _, events := range []bool{false, true} {
 		for _, match := range []bool{false, true} {
-			w, err := audit.NewWriter(b.TempDir(), audit.WriterOptions{UniqueCalls: true})
+			w, err := audit.NewWriter(tempDir(), audit.WriterOptions{UniqueCalls: true})
 			if err != nil {
 				b.Fatal(err)
 			}
