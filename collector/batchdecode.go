@@ -9,22 +9,72 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 )
 
 // DecodeBatch reads the body of POST /v1/events, {"envelopes":[…]}, where
-// each element is an event.Envelope, one envelope at a time: the body is
-// never held whole beside the envelopes decoded from it. Unknown top-level
-// keys are ignored. An element that is not an envelope fails with a
-// *BatchError naming it; an error of r is returned as it is (wrapped); any
-// other error describes what is wrong with the body. It only parses:
-// envelopes are validated by Ingest.
+// each element is an event.Envelope. Unknown top-level keys are ignored. An
+// element that is not an envelope fails with a *BatchError naming it; an
+// error of r is returned as it is (wrapped); any other error describes what
+// is wrong with the body. It only parses: envelopes are validated by
+// Ingest.
+//
+// The body is read whole and scanned once (jsonscan); the envelopes'
+// payloads are slices of it, so a batch is held once, as its text. A body
+// the scan does not take as it is — invalid, or any shape but the common
+// one — is decoded again by encoding/json's streaming decoder, whose
+// answer (the envelopes or the error) is the contract: the scan is only a
+// faster way to the same envelopes.
 func DecodeBatch(r io.Reader) ([]event.Envelope, error) {
 	rr := &recordingReader{r: r}
-	envs, err := decodeBatch(json.NewDecoder(&spaceCapReader{r: rr}))
+	data, _ := io.ReadAll(rr)
 	if rr.err != nil {
 		return nil, fmt.Errorf("cannot read the body: %w", rr.err)
 	}
-	return envs, err
+	return decodeBatchBytes(data)
+}
+
+// decodeBatchBytes is DecodeBatch of a body already read.
+func decodeBatchBytes(data []byte) ([]event.Envelope, error) {
+	if envs, ok := scanBatch(data); ok {
+		return envs, nil
+	}
+	return decodeBatch(json.NewDecoder(&spaceCapReader{r: bytes.NewReader(data)}))
+}
+
+// scanBatch is DecodeBatch's fast path: false when data is not a valid
+// batch of the common shape (one "envelopes" key, unescaped, an array of
+// objects each of which decodes), left to decodeBatch to decode or
+// describe.
+func scanBatch(data []byte) ([]event.Envelope, bool) {
+	var envs []event.Envelope
+	found, ok := false, true
+	_, valid := jsonscan.Members(data, func(key, val []byte) {
+		if !ok || string(key) != `"envelopes"` {
+			// Another key is ignored, unless it may be "envelopes"
+			// spelled with escapes.
+			ok = ok && bytes.IndexByte(key, '\\') < 0
+			return
+		}
+		if found || val[0] != '[' {
+			ok = false // the last one counts, or null, or not an array: rare
+			return
+		}
+		found, envs = true, []event.Envelope{}
+		_, arrayOK := jsonscan.Elements(val, func(elem []byte) {
+			if !ok {
+				return
+			}
+			if elem[0] != '{' {
+				ok = false
+				return
+			}
+			envs = append(envs, event.Envelope{})
+			ok = envs[len(envs)-1].UnmarshalShared(elem) == nil
+		})
+		ok = ok && arrayOK
+	})
+	return envs, ok && valid && found
 }
 
 func decodeBatch(dec *json.Decoder) ([]event.Envelope, error) {

@@ -22,8 +22,8 @@ import (
 //     (MaxInflightBytes): a request that would pass the cap is answered 503
 //     with Retry-After, which the hook treats as "spool and retry later".
 //
-// Bodies are decoded as they are read (DecodeBatch), so a batch is held
-// once, as envelopes, not also as the text they came from.
+// A body is read whole and its envelopes decoded in place (DecodeBatch):
+// their payloads are slices of the body, so a batch is held once.
 
 // bodyBudgetStep is how many bytes a body of unknown length (chunked, or
 // gzip once inflated) reserves at a time as it is read.

@@ -35,6 +35,13 @@ func FuzzDecodeBatch(f *testing.F) {
 	}
 	now := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, body []byte) {
+		// The scan is only a faster way to what encoding/json decodes.
+		if fast, ok := scanBatch(body); ok {
+			slow, err := decodeBatch(json.NewDecoder(bytes.NewReader(body)))
+			if err != nil || !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("the scan decoded %+v, encoding/json %+v (%v)", fast, slow, err)
+			}
+		}
 		envs, err := DecodeBatch(bytes.NewReader(body))
 		if err != nil {
 			if err.Error() == "" {

@@ -20,10 +20,13 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer body.Close()
-	envs, err := DecodeBatch(body)
+	// Read in a buffer sized by Content-Length: DecodeBatch's envelopes
+	// keep slices of it.
+	data, _ := body.readAll(r.ContentLength)
 	if s.readFailed(w, body) {
 		return
 	}
+	envs, err := decodeBatchBytes(data)
 	if err != nil {
 		s.metrics.rejected.Inc()
 		s.rejectBatch(w, err)

@@ -91,7 +91,19 @@ type plainEnvelope Envelope
 // or reads back, and the reflection cost more than the rest of reading one.
 // Like encoding/json, it sets only the fields data holds.
 func (e *Envelope) UnmarshalJSON(data []byte) error {
-	if out, ok := e.unmarshalCommon(data); ok {
+	if out, ok := e.unmarshalCommon(data, true); ok {
+		*e = out
+		return nil
+	}
+	return json.Unmarshal(data, (*plainEnvelope)(e))
+}
+
+// UnmarshalShared is UnmarshalJSON, except that Payload and Decision may
+// be slices of data rather than copies: for a caller that keeps data, and
+// does not change it, as long as it keeps the envelope (a batch decoded
+// from a body read whole holds the body once, not also a copy of it).
+func (e *Envelope) UnmarshalShared(data []byte) error {
+	if out, ok := e.unmarshalCommon(data, false); ok {
 		*e = out
 		return nil
 	}
@@ -99,8 +111,8 @@ func (e *Envelope) UnmarshalJSON(data []byte) error {
 }
 
 // unmarshalCommon is UnmarshalJSON's fast path; false sends data to
-// encoding/json.
-func (e *Envelope) unmarshalCommon(data []byte) (Envelope, bool) {
+// encoding/json. copyRaw copies Payload and Decision out of data.
+func (e *Envelope) unmarshalCommon(data []byte, copyRaw bool) (Envelope, bool) {
 	out := *e
 	var seen uint16
 	ok := true
@@ -135,7 +147,10 @@ func (e *Envelope) unmarshalCommon(data []byte) (Envelope, bool) {
 			if key[1] == 'd' {
 				bit = 1 << 9
 			}
-			raw := json.RawMessage(append([]byte(nil), val...)) // encoding/json copies too
+			raw := json.RawMessage(val[:len(val):len(val)]) // an append copies
+			if copyRaw {
+				raw = append([]byte(nil), val...) // encoding/json copies too
+			}
 			if bit == 1<<8 {
 				out.Payload = raw
 			} else {
