@@ -1,8 +1,6 @@
 package collector_test
 
 import (
-	"bytes"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +12,7 @@ import (
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
@@ -99,58 +98,22 @@ func TestSignalPolicies(t *testing.T) {
 	}
 }
 
-// shapes197 finds payloads of the real 2.1.197 capture by event name and
-// a string they hold (a tool_use_id, an agent id).
-func shapes197(t *testing.T) func(name, holding string) []byte {
-	var lines [][]byte
-	for _, p := range storetest.Corpus(t) {
-		if strings.HasPrefix(p.Label, "claude-code-2.1.197.jsonl:") {
-			lines = append(lines, p.JSON)
-		}
+// capture197 is the real 2.1.197 capture's JSONL, whose payloads
+// demo.FanOut and demo.Stalled make sessions of.
+func capture197(t *testing.T) []byte {
+	b, err := os.ReadFile("../testdata/payloads/claude-code-2.1.197.jsonl")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return func(name, holding string) []byte {
-		t.Helper()
-		for _, l := range lines {
-			if bytes.Contains(l, []byte(`"hook_event_name":"`+name+`"`)) && bytes.Contains(l, []byte(holding)) {
-				return l
-			}
-		}
-		t.Fatalf("no %s holding %q in the capture", name, holding)
-		return nil
-	}
+	return b
 }
 
-// fanOut197 is a session made of the real capture's payloads: its main
-// agent spawns an Explore subagent per count in turn (the capture's spawn,
-// start, stop and spawn result), which runs the capture's Bash call that
-// many times. Ids are rewritten in the payloads' text (the subagents'
-// from agents on); events are a second apart from start.
 func fanOut197(t *testing.T, session string, agents int, start time.Time, counts ...int) []event.Envelope {
-	shape := shapes197(t)
-	var out []event.Envelope
-	add := func(payload []byte, repl ...string) {
-		repl = append(repl, corpusMain, session)
-		for i := 0; i+1 < len(repl); i += 2 {
-			payload = bytes.ReplaceAll(payload, []byte(repl[i]), []byte(repl[i+1]))
-		}
-		out = append(out, storetest.Envelope(event.RuntimeClaudeCode, start.Add(time.Duration(len(out))*time.Second), payload))
+	envs, err := demo.FanOut(capture197(t), session, agents, start, counts...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	add(shape("SessionStart", `"source":"startup"`))
-	add(shape("UserPromptSubmit", corpusMain))
-	for i, n := range counts {
-		agent, spawn := fmt.Sprintf("a%016x", agents+i+1), fmt.Sprintf("toolu_spawn%02d", agents+i)
-		sub := []string{corpusExplore, agent, "toolu_00000013", spawn}
-		add(shape("PreToolUse", "toolu_00000013"), sub...)
-		add(shape("SubagentStart", corpusExplore), sub...)
-		for c := range n {
-			call := append([]string{"toolu_00000020", fmt.Sprintf("toolu_%02d_%03d", agents+i, c)}, sub...)
-			add(shape("PreToolUse", "toolu_00000020"), call...)
-			add(shape("PostToolUse", "toolu_00000020"), call...)
-		}
-		add(shape("SubagentStop", corpusExplore), sub...)
-		add(shape("PostToolUse", "toolu_00000013"), sub...)
-	}
-	return out
+	return envs
 }
 
 // TestSignalOutlier: of three Explore subagents made of the real
@@ -232,17 +195,15 @@ func TestSignalStalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Handle("POST /v1/hooks/claude", s.HandleClaudeHook(collector.ClaudeHookConfig{Home: home}))
-	shape := shapes197(t)
 	const id = "stalled-session"
 	// An hour ago: the http hook's own event is stamped with the real
 	// time, after the session's others.
 	base := time.Now().Add(-time.Hour).Truncate(time.Second)
 	at := func(sec int) time.Time { return base.Add(time.Duration(sec) * time.Second) }
-	env := func(sec int, payload []byte) event.Envelope {
-		return storetest.Envelope(event.RuntimeClaudeCode, at(sec), bytes.ReplaceAll(payload, []byte(corpusMain), []byte(id)))
+	envs, err := demo.Stalled(capture197(t), id, base)
+	if err != nil {
+		t.Fatal(err)
 	}
-	envs := []event.Envelope{env(0, shape("SessionStart", `"source":"startup"`)), env(1, shape("UserPromptSubmit", corpusMain)),
-		env(2, shape("PreToolUse", "toolu_00000009"))}
 	set(at(2))
 	s.post(t, envs, len(envs), 0)
 	s.settle(t)
@@ -269,7 +230,7 @@ func TestSignalStalled(t *testing.T) {
 	stream := s.openStream(t, "?session_id="+id)
 	set(at(2).Add(6 * time.Minute))
 	got := stalled()
-	if len(got) != 1 || got[0].AgentID != "" || strings.Join(got[0].Calls, ",") != "toolu_00000009" || got[0].Key != "stalled:toolu_00000009" ||
+	if len(got) != 1 || got[0].AgentID != "" || strings.Join(got[0].Calls, ",") != demo.StalledCall || got[0].Key != "stalled:"+demo.StalledCall ||
 		!strings.HasPrefix(got[0].Detail, "no event for 6m0s; Bash ") {
 		t.Fatalf("stalled after 6 minutes: %+v", got)
 	}
@@ -306,8 +267,11 @@ func TestSignalStalled(t *testing.T) {
 		t.Fatalf("stalled after the next event: %+v", got)
 	}
 	// Both calls' outcomes: nothing left to wait on, however late.
-	done := []event.Envelope{storetest.Envelope(event.RuntimeClaudeCode, time.Now(), bytes.ReplaceAll(shape("PostToolUseFailure", "toolu_00000009"), []byte(corpusMain), []byte(id))),
-		storetest.Envelope(event.RuntimeClaudeCode, time.Now().Add(time.Millisecond), []byte(`{"session_id":"`+id+`","cwd":"/tmp","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{"file_path":"/tmp/x"},"tool_use_id":"toolu_next","tool_response":"x"}`))}
+	outcome, err := demo.StalledOutcome(capture197(t), id, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := []event.Envelope{outcome, storetest.Envelope(event.RuntimeClaudeCode, time.Now().Add(time.Millisecond), []byte(`{"session_id":"`+id+`","cwd":"/tmp","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{"file_path":"/tmp/x"},"tool_use_id":"toolu_next","tool_response":"x"}`))}
 	s.post(t, done, 2, 0)
 	s.settle(t)
 	set(time.Now().Add(24 * time.Hour))

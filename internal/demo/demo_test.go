@@ -215,3 +215,44 @@ func TestStory(t *testing.T) {
 		t.Errorf("at speed 10: %d events over %v; at 1: %d over %v", len(fast), fast[len(fast)-1].ReceivedAt.Sub(t0), len(envs), envs[len(envs)-1].ReceivedAt.Sub(t0))
 	}
 }
+
+// TestSignalSessions: FanOut and Stalled make valid envelopes of the
+// capture's payloads, under the session and ids they are given.
+func TestSignalSessions(t *testing.T) {
+	capture, err := os.ReadFile("../../testdata/payloads/claude-code-2.1.197.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs, err := FanOut(capture, "fan", 4, t0, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := valid(t, envs)
+	// Start and prompt; per subagent spawn, start, 2 events per call, stop
+	// and the spawn's result.
+	if len(evs) != 2+(4+2*1)+(4+2*3) {
+		t.Fatalf("%d events", len(evs))
+	}
+	subs := map[string]int{}
+	for _, e := range evs {
+		if e.SessionID != "fan" || strings.Contains(string(mustPayload(t, e)), captureSession) {
+			t.Fatalf("an event of another session: %s", mustPayload(t, e))
+		}
+		if e.AgentID != "" && e.Event == event.PreToolUse {
+			subs[e.AgentID]++
+		}
+	}
+	if len(subs) != 2 || subs["a0000000000000005"] != 1 || subs["a0000000000000006"] != 3 {
+		t.Fatalf("calls per subagent: %v", subs)
+	}
+	envs, err = Stalled(capture, "stuck", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs := valid(t, envs); len(evs) != 3 || evs[2].Event != event.PreToolUse || evs[2].ToolUseID != StalledCall {
+		t.Fatalf("stalled: %+v", evs)
+	}
+	if _, err := FanOut([]byte(`{"hook_event_name":"Stop"}`), "x", 0, t0, 1); err == nil {
+		t.Fatal("a capture without the payloads: no error")
+	}
+}
