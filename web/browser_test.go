@@ -68,7 +68,9 @@ func serve(t testing.TB, envs []event.Envelope, token string) string {
 	// client gave it.
 	priv := privacy.DefaultOptions()
 	priv.Capture = privacy.CaptureFull
-	srv, err := collector.New(collector.Config{Store: db, Version: "test", Token: token, Privacy: priv, ArchiveDir: archiveFixture(t)})
+	// Stalls swept often: a session that stalls with a page open tells it
+	// at once.
+	srv, err := collector.New(collector.Config{Store: db, Version: "test", Token: token, Privacy: priv, ArchiveDir: archiveFixture(t), StallSweep: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,8 +175,30 @@ func fixtures(t testing.TB, now time.Time) []event.Envelope {
 	envs = append(envs, demo.Big(demo.BigSpec{SessionID: parallelSession, Start: now.Add(-12 * time.Minute), Events: 420, Agents: 6, Wave: 3, Seed: 3})...)
 	envs = append(envs, previewed(t, now.Add(-30*time.Minute))...)
 	envs = append(envs, background(t, now.Add(-3*time.Minute))...)
-	return envs
+	capture, err := os.ReadFile("../testdata/payloads/claude-code-2.1.197.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fan, err := demo.FanOut(capture, outlierSession, 0x0ed0, now.Add(-40*time.Minute), 3, 24, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck, err := demo.Stalled(capture, stalledSession, now.Add(-10*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(append(envs, fan...), stuck...)
 }
+
+// outlierSession is a fan-out of three Explore subagents made of the
+// 2.1.197 capture's payloads, the second making 24 calls against its
+// siblings' 3 and 2: an outlier (outlierAgent). stalledSession waits on a
+// call since ten minutes ago: stalled.
+const (
+	outlierSession = "0471e700-0000-4000-8000-0000000fa900"
+	outlierAgent   = "a0000000000000ed2"
+	stalledSession = "57a11ed0-0000-4000-8000-00000000057a"
+)
 
 // previewSession has one Bash call whose long output the privacy rules kept
 // as a preview, as the hook does by default.
@@ -270,6 +294,9 @@ func TestBrowser(t *testing.T) {
 			"HW_PREVIEW=" + previewSession,
 			"HW_BACKGROUND=" + backgroundSession,
 			"HW_RESUMED=" + resumedSession,
+			"HW_OUTLIER=" + outlierSession,
+			"HW_OUTLIER_AGENT=" + outlierAgent,
+			"HW_STALLED=" + stalledSession,
 			"HW_XSS_STRINGS=" + string(xss),
 		}, append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, append(args, "dashboard.test.mjs")...)...)
 		t.Logf("%s", out)

@@ -17,10 +17,15 @@ const PARALLEL = process.env.HW_PARALLEL;
 const PREVIEW = process.env.HW_PREVIEW;
 const BACKGROUND = process.env.HW_BACKGROUND;
 const RESUMED = process.env.HW_RESUMED;
+const OUTLIER = process.env.HW_OUTLIER;
+const OUTLIER_AGENT = process.env.HW_OUTLIER_AGENT;
+const STALLED = process.env.HW_STALLED;
 const XSS_STRINGS = JSON.parse(process.env.HW_XSS_STRINGS || '[]');
 const TOKEN = process.env.HW_TOKEN || '';
 const auth = TOKEN ? { Authorization: 'Bearer ' + TOKEN } : {};
-if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND || !RESUMED) throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW, HW_BACKGROUND and HW_RESUMED (go test ./web does)');
+if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND || !RESUMED || !OUTLIER || !OUTLIER_AGENT || !STALLED) {
+  throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW, HW_BACKGROUND, HW_RESUMED, HW_OUTLIER, HW_OUTLIER_AGENT and HW_STALLED (go test ./web does)');
+}
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -413,6 +418,52 @@ test('signals: a loop of failing calls shows on the session, the agent and its d
   assert.equal(await plain.page.locator('[data-testid=agent-signals]').count(), 0);
   clean(plain.seen);
   await plain.page.close();
+});
+
+test('signals: an outlier subagent and a stalled session show on the session and the agent', async () => {
+  // Three Explore subagents of the 2.1.197 capture's payloads; the second
+  // made 24 calls against its siblings' 3 and 2.
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(OUTLIER));
+  await loaded(page);
+  const list = page.getByTestId('signals');
+  await list.waitFor();
+  const text = await list.innerText();
+  assert.match(text, /1 signal/);
+  assert.match(text, /outlier Explore .*: Explore made 24 calls, 9\.6× the median of its 2 stopped siblings \(2\.5\)/);
+  assert.equal((await page.locator(`[data-agent="${OUTLIER_AGENT}"] [data-testid=agent-signals]`).innerText()).trim(), '⚠ 1');
+  assert.equal(await page.locator('[data-testid=agent-signals]').count(), 1, 'only the outlier has a badge');
+  clean(seen);
+  await page.close();
+
+  // A call started ten minutes ago, nothing since: stalled, on the main agent.
+  const stalled = await open('/#/s/' + encodeURIComponent(STALLED));
+  await loaded(stalled.page);
+  const slist = stalled.page.getByTestId('signals');
+  await slist.waitFor();
+  assert.match(await slist.innerText(), /stalled main: no event for (9|10|11)m\d+s; Bash go vet/);
+  assert.equal((await stalled.page.locator('[data-agent=""] [data-testid=agent-signals]').innerText()).trim(), '⚠ 1');
+  clean(stalled.seen);
+  await stalled.page.close();
+});
+
+test('signals: a session that stalls while it is shown says so without a reload', async () => {
+  // The real capture's start, prompt and go vet under a new session, the
+  // call started 15 s short of the collector's 5 minutes.
+  const events = await all(`/v1/sessions/${REAL}/events`, 'events');
+  const payload = (name, id) => events.map((e) => e.envelope?.payload).find((p) => p?.hook_event_name === name && (!id || p.tool_use_id === id));
+  const sid = '57a11ed1-0000-4000-8000-' + String(Date.now()).slice(-12).padStart(12, '0');
+  const start = Date.now() - 5 * 60 * 1000 + 15000;
+  const env = (n, p) => ({ id: `stall-${sid}-${n}`, runtime: 'claude-code', kind: 'hook', received_at: new Date(start - (2 - n) * 1000).toISOString(), payload: { ...p, session_id: sid } });
+  await post([env(0, payload('SessionStart')), env(1, payload('UserPromptSubmit')), env(2, payload('PreToolUse', 'toolu_00000009'))]);
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));
+  await loaded(page);
+  await page.waitForFunction(() => document.querySelector('.live')?.dataset.state === 'live');
+  await page.evaluate(() => { window.__sameDocument = true; });
+  await page.getByTestId('signals').filter({ hasText: /stalled main/ }).waitFor({ timeout: 60000 });
+  assert.ok(await page.evaluate(() => window.__hw.signalNotices >= 1), 'the stream told the stall');
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no reload');
+  clean(seen);
+  await page.close();
 });
 
 test('a selected call is in the URL, and the URL selects it', async () => {

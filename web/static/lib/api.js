@@ -92,8 +92,9 @@ export function sessionPath(id, sub = '') {
 /**
  * stream follows an event stream (path, by default /v1/stream; from
  * lastEventId on, or from what is stored when it connects) and calls
- * onEvent with each decoded event and onModel with each model message
- * (event: model). It is an EventSource written over fetch, because an
+ * onEvent with each decoded event, onModel with each model message
+ * (event: model) and onSignals with each notice of a stalled session
+ * (event: signals: {session_id, signals}). It is an EventSource written over fetch, because an
  * EventSource cannot send the Authorization header. It reconnects with
  * backoff, resuming from the last id it saw, sent back as it came ("<seq>",
  * or "<event seq>:<model seq>" from a collector with model messages).
@@ -101,7 +102,7 @@ export function sessionPath(id, sub = '') {
  * collector answered, which is when its starting point is fixed. It
  * returns close().
  */
-export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, onModel = () => {}, onState = () => {} }) {
+export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, onModel = () => {}, onSignals = () => {}, onState = () => {} }) {
   let last = lastEventId != null ? String(lastEventId) : '';
   let closed = false;
   let ctrl = null;
@@ -114,6 +115,7 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
     try { msg = JSON.parse(data); } catch { return; }
     try {
       if (type === 'model') onModel(msg);
+      else if (type === 'signals') onSignals(msg);
       else if (type === '' || type === 'message') onEvent(msg);
     } catch (e) { console.error('hookwatch: stream handler failed', e); }
   };

@@ -12,6 +12,9 @@ import { Inspector } from './inspector.js';
 import { showStreamState, CONNECT_WAIT } from '../lib/live.js';
 import { statusOf, statusLabel, lineageOf, lineageVerb, failedOf, countOf } from './sessions.js';
 
+/** SIGNAL_PARAMS are the thresholds of GET …/signals a link can set. */
+const SIGNAL_PARAMS = ['failed_repeats', 'read_repeats', 'thrash_switches', 'outlier_factor', 'outlier_siblings', 'outlier_calls', 'outlier_duration', 'stalled_after'];
+
 const TABS = [['timeline', 'Timeline'], ['turns', 'Turns'], ['events', 'Events'], ['numbers', 'Numbers']];
 
 function filtersFrom(params) {
@@ -121,9 +124,16 @@ function useSession(id, thresholds) {
     // hold the page for long.
     let connected;
     const live = new Promise((resolve) => { connected = resolve; });
+    // A stall depends on the collector's clock, not on an event: the
+    // stream's notice of one asks for the signals again.
+    const onSignals = () => {
+      window.__hw = window.__hw || {};
+      window.__hw.signalNotices = (window.__hw.signalNotices || 0) + 1;
+      if (signalsAt) loadSignals();
+    };
     const close = stream({
       path: withQuery('/v1/stream', { session_id: id }),
-      onEvent, onModel,
+      onEvent, onModel, onSignals,
       onState: (s) => {
         if (s === 'live') connected();
         if (alive) setState((st) => (st.live === s ? st : { ...st, live: s }));
@@ -177,7 +187,7 @@ function useSession(id, thresholds) {
       cancelAnimationFrame(raf.current);
       clearTimeout(signalsTimer);
     };
-  }, [id, thresholds.failed_repeats, thresholds.read_repeats]);
+  }, [id, JSON.stringify(thresholds)]);
   return { model: model.current, version, ...state };
 }
 
@@ -464,9 +474,9 @@ function selectionFrom(params) {
 
 /** SessionView shows session id; params are the fragment's query (tab, filters and the selected call). */
 export function SessionView({ id, params }) {
-  // Thresholds of the signals, from the link (failed_repeats=2): the
-  // collector's defaults otherwise.
-  const s = useSession(id, { failed_repeats: params.get('failed_repeats') || '', read_repeats: params.get('read_repeats') || '' });
+  // Thresholds of the signals, from the link (failed_repeats=2,
+  // stalled_after=1m): the collector's defaults otherwise.
+  const s = useSession(id, Object.fromEntries(SIGNAL_PARAMS.map((k) => [k, params.get(k) || ''])));
   const [tab, setTab] = useState(TABS.some(([k]) => k === params.get('tab')) ? params.get('tab') : 'timeline');
   const [filters, setFilters] = useState(() => filtersFrom(params));
   const [selected, setSelected] = useState(() => selectionFrom(params));
