@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,14 +59,43 @@ func SignalsGoingWrong() Scenario {
 	}
 }
 
+// SignalsOutlier has the main agent spawn three general-purpose
+// subagents in turn: the first and last run a command twice and three
+// times, the second twelve times; then it answers.
+func SignalsOutlier() Scenario {
+	sub := func(n int) []fakeclaude.Turn {
+		var turns []fakeclaude.Turn
+		for i := range n {
+			turns = append(turns, fakeclaude.Reply(fakeclaude.ToolUse("Bash", input{"command": fmt.Sprintf("echo look %d", i), "description": "Look"})))
+		}
+		return append(turns, fakeclaude.Reply(fakeclaude.Text("Looked.")))
+	}
+	spawnSub := func(marker string) fakeclaude.Turn {
+		return func(r *fakeclaude.Request) []fakeclaude.Block {
+			return []fakeclaude.Block{spawn(r, "general-purpose", "look around", marker+" look around")}
+		}
+	}
+	return Scenario{
+		Name:   "SignalsOutlier",
+		Prompt: "[e2e:outlier] look around, three times",
+		Script: fakeclaude.Script{
+			"[e2e:outlier]": {spawnSub("[e2e:sib-a]"), spawnSub("[e2e:sib-b]"), spawnSub("[e2e:sib-c]"), fakeclaude.Reply(fakeclaude.Text("Done."))},
+			"[e2e:sib-a]":   sub(2),
+			"[e2e:sib-b]":   sub(12),
+			"[e2e:sib-c]":   sub(3),
+		},
+	}
+}
+
 // apiSignals is GET /v1/sessions/{id}/signals as a client reads it.
 type apiSignals struct {
 	Agents []struct {
 		AgentID string `json:"agent_id"`
 		Signals []struct {
-			Kind   string   `json:"kind"`
-			Calls  []string `json:"calls"`
-			Detail string   `json:"detail"`
+			Kind     string   `json:"kind"`
+			Calls    []string `json:"calls"`
+			Detail   string   `json:"detail"`
+			Siblings []string `json:"siblings"`
 		} `json:"signals"`
 		FailuresInARow int `json:"failures_in_a_row"`
 	} `json:"agents"`
@@ -76,14 +106,16 @@ type apiSignals struct {
 // real hook into `hookwatch serve`, which answers the policies on its
 // socket. The API raises the retried deny and the loop on that subagent;
 // the policy on the loop denies the sixth run, which never runs, and the
-// model reads why. A clean session raises nothing.
+// model reads why. A clean session raises nothing. Of three sibling
+// subagents, the one making 12 calls against 2 and 3 is an outlier
+// (serve --signal-outlier-calls 10).
 func TestSignals(t *testing.T) {
 	Clients(t) // skip (or fail in CI) before building anything
 	EachClient(t, testSignals)
 }
 
 func testSignals(t *testing.T, cl Client) {
-	c := startCollector(t, "--signal-failed-repeats", "5")
+	c := startCollector(t, "--signal-failed-repeats", "5", "--signal-outlier-calls", "10")
 	writeFile(t, filepath.Join(c.home, "policy.yaml"), signalsPolicy)
 
 	a := c.newEnv(t, cl)
@@ -139,5 +171,28 @@ func testSignals(t *testing.T, cl Client) {
 				t.Errorf("the clean session %s raised %+v", id, ag.Signals)
 			}
 		}
+	}
+
+	// Three siblings, one making far more calls.
+	fan := c.newEnv(t, cl)
+	if res := fan.Play(SignalsOutlier()); res.SessionID == "" {
+		t.Fatalf("no fan-out session: %s", res.Stderr)
+	}
+	ids = fan.settle()
+	var out apiSignals
+	c.mustGet(t, "/v1/sessions/"+ids[0]+"/signals", &out)
+	var got []string
+	for _, ag := range out.Agents {
+		for _, s := range ag.Signals {
+			t.Logf("%s %s: %s (%d calls, siblings %v)", ag.AgentID, s.Kind, s.Detail, len(s.Calls), s.Siblings)
+			got = append(got, fmt.Sprintf("%s %d %d", s.Kind, len(s.Calls), len(s.Siblings)))
+			if ag.AgentID == "" || !strings.Contains(s.Detail, "made 12 calls") {
+				t.Errorf("the outlier is not the subagent that made 12 calls: %s %s", ag.AgentID, s.Detail)
+			}
+		}
+	}
+	// The evidence: the spawning call and the agent's 12 calls.
+	if strings.Join(got, ";") != "outlier 13 2" {
+		t.Errorf("signals of the fan-out %q, want one outlier with 13 calls and 2 siblings", got)
 	}
 }
