@@ -350,6 +350,10 @@ type ToolCall struct {
 	// from the patch's headers, which is all of it that is stored unless
 	// the capture is full.
 	Files []event.PatchFile `json:"files,omitempty"`
+	// FileStates are the states the hook recorded, on the call's
+	// PostToolUse, of the files it read or wrote (event.Envelope.Files):
+	// what the stale-context guard compares the files on disk with.
+	FileStates []event.FileState `json:"file_states,omitempty"`
 	// Meta is the call's meaning (subtype, effect, files read and
 	// written, the analysis of a shell command), computed once per input
 	// by package classify.

@@ -904,6 +904,10 @@ func (b *sessionBuilder) finishCall(c *callState) {
 	}
 	tc.Status, tc.EndedAt, tc.DurationMS, tc.Error, tc.Decision, tc.ExitCode = "", nil, nil, "", nil, nil
 	tc.Files = patchFiles(tc)
+	tc.FileStates = nil
+	if c.post != nil && len(c.post.env.Files) > 0 {
+		tc.FileStates = slices.Clone(c.post.env.Files)
+	}
 	if c.pre != nil {
 		tc.StartedAt, tc.PromptID = c.pre.at, cmp.Or(c.pre.p.PromptID, tc.PromptID)
 	}

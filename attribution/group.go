@@ -557,6 +557,9 @@ func contentKey(e *event.Envelope) string {
 		b.WriteByte(':')
 		b.WriteString(s)
 	}
+	for _, f := range e.Files {
+		b.WriteString("\x00file:" + strconv.Quote(f.Path) + strconv.FormatInt(f.MtimeNS, 10) + ":" + strconv.FormatInt(f.Size, 10) + strconv.Quote(f.Hash))
+	}
 	if m := e.Subagent; m != nil {
 		b.WriteString("\x00meta:" + strconv.Quote(m.ToolUseID) + strconv.Quote(m.AgentType) + strconv.Quote(m.Description) + strconv.Itoa(m.SpawnDepth))
 	}

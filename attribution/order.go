@@ -54,7 +54,14 @@ func compareEnvelopes(a, b *event.Envelope) int {
 			return c
 		}
 	}
+	if c := slices.CompareFunc(a.Files, b.Files, compareFileState); c != 0 {
+		return c
+	}
 	return compareMeta(a.Subagent, b.Subagent)
+}
+
+func compareFileState(a, b event.FileState) int {
+	return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.MtimeNS, b.MtimeNS), cmp.Compare(a.Size, b.Size), strings.Compare(a.Hash, b.Hash))
 }
 
 func compareMeta(a, b *event.SubagentMeta) int {

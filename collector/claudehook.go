@@ -68,6 +68,9 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 			// The transcript a compaction names is on this machine only when
 			// the agent is: a remote payload's path names the server's files.
 			run.ArchiveDir = s.cfg.ArchiveDir
+			// Likewise the files a tool read or wrote, whose state the
+			// stale-context guard compares at a resume.
+			run.RecordFiles = !s.cfg.NoFileStates
 		}
 		out, err := run.Run(r.Context(), data)
 		if errors.Is(err, ingest.ErrPayload) {

@@ -105,6 +105,11 @@ type Config struct {
 	// /v1/sessions/{id}/archives and written by the http hooks of agents
 	// on this machine (loopback requests); "" serves none.
 	ArchiveDir string
+	// NoFileStates keeps the http hooks of agents on this machine from
+	// recording the state of the files their tools read and write
+	// (ingest.Pipeline.RecordFiles), which the stale-context guard checks
+	// at a resume: HOOKWATCH_STALE_GUARD=0.
+	NoFileStates bool
 	// AuditMaxFileBytes is the size past which an audit file is rotated
 	// (default audit.DefaultMaxFileBytes).
 	AuditMaxFileBytes int64
@@ -260,6 +265,7 @@ func (s *Server) routes() {
 	s.Handle("GET /v1/sessions/{id}/tool-calls", http.HandlerFunc(s.handleToolCalls))
 	s.Handle("GET /v1/sessions/{id}/signals", http.HandlerFunc(s.handleSignals))
 	s.Handle("GET /v1/sessions/{id}/archives", http.HandlerFunc(s.handleArchives))
+	s.Handle("GET /v1/sessions/{id}/files", http.HandlerFunc(s.handleFiles))
 	s.Handle("GET /v1/sessions/{id}/compare/{other}", http.HandlerFunc(s.handleCompare))
 	s.Handle("GET /v1/stream", http.HandlerFunc(s.handleStream))
 	s.Handle("GET /metrics", adminOnly(s.handleMetrics))

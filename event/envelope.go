@@ -44,6 +44,13 @@ type Envelope struct {
 	// success. nil when unknown. Like Subagent, it is read from the
 	// agent's files, which the collector may not see.
 	ExitCode *int `json:"exit_code,omitempty"`
+	// Files is, on a PostToolUse of a tool that reads or writes one file
+	// (Read, Write, Edit, MultiEdit, NotebookEdit), the state of that file
+	// just after the call, taken by the hook where the file is: what the
+	// agent saw or left. At a resume the stale-context guard compares it
+	// with the file as it is then (package stale). Like Subagent, it is
+	// read from the agent's machine, which the collector may not be.
+	Files []FileState `json:"files,omitempty"`
 	// Traceparent is the W3C trace context the agent ran the hook in (the
 	// TRACEPARENT variable Claude Code sets when its own telemetry is on),
 	// "" when none or not well formed: spans of the event can link to the
@@ -80,6 +87,19 @@ func ValidTraceparent(s string) bool {
 		}
 	}
 	return !zeroTrace && !zeroSpan
+}
+
+// FileState is what a hook recorded of one file an agent read or wrote: its
+// path (absolute, as the session model names it) and, at that moment, its
+// modification time, size and, for files up to the hook's cap, a hash of
+// its content. Hash is "fnv1a64:" and 16 hex digits (FNV-1a), "" when not
+// taken (the file was over the cap): a checksum, not a digest, since it only tells a
+// change apart from a touch, next to the size and mtime.
+type FileState struct {
+	Path    string `json:"path"`
+	MtimeNS int64  `json:"mtime_ns"`
+	Size    int64  `json:"size"`
+	Hash    string `json:"hash,omitempty"`
 }
 
 // Kinds of envelope.

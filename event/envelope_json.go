@@ -63,6 +63,26 @@ func (e *Envelope) AppendJSON(b []byte) []byte {
 		b = append(b, `,"exit_code":`...)
 		b = strconv.AppendInt(b, int64(*e.ExitCode), 10)
 	}
+	if len(e.Files) > 0 {
+		b = append(b, `,"files":[`...)
+		for i, f := range e.Files {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"path":`...)
+			b = jsonstr.AppendQuoted(b, f.Path)
+			b = append(b, `,"mtime_ns":`...)
+			b = strconv.AppendInt(b, f.MtimeNS, 10)
+			b = append(b, `,"size":`...)
+			b = strconv.AppendInt(b, f.Size, 10)
+			if f.Hash != "" {
+				b = append(b, `,"hash":`...)
+				b = jsonstr.AppendQuoted(b, f.Hash)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
 	if e.Traceparent != "" {
 		b = append(b, `,"traceparent":`...)
 		b = jsonstr.AppendQuoted(b, e.Traceparent)
@@ -167,6 +187,13 @@ func (e *Envelope) unmarshalCommon(data []byte, copyRaw bool) (Envelope, bool) {
 			var m SubagentMeta // encoding/json would decode into one already there
 			ok = out.Subagent == nil && val[0] == '{' && json.Unmarshal(val, &m) == nil
 			out.Subagent = &m
+		case `"files"`:
+			bit = 1 << 13
+			// Rare (a file tool's PostToolUse) and small: reflection is
+			// cheap enough here.
+			var fs []FileState
+			ok = out.Files == nil && val[0] == '[' && json.Unmarshal(val, &fs) == nil
+			out.Files = fs
 		default:
 			ok = false // another field, or one spelled otherwise, which encoding/json may match
 		}

@@ -30,6 +30,8 @@ func TestAppendJSON(t *testing.T) {
 	for _, code := range []int{0, 3, -1, 255} {
 		f(event.Envelope{ID: "z", Runtime: "codex", Kind: "hook", ReceivedAt: at, ExitCode: &code, Payload: json.RawMessage(`{}`)})
 	}
+	f(event.Envelope{ID: "f", ReceivedAt: at, Files: []event.FileState{{Path: "/p/a \"b\"\n.go", MtimeNS: 1764300000123456789, Size: 42, Hash: "fnv1a64:0a1b2c3d4e5f6071"}, {Path: "/big", MtimeNS: -1, Size: 1 << 40}}, Payload: json.RawMessage(`{}`)})
+	f(event.Envelope{ID: "g", ReceivedAt: at, Files: []event.FileState{}, Payload: json.RawMessage(`{}`)})
 }
 
 func TestValidTraceparent(t *testing.T) {
@@ -86,11 +88,12 @@ func FuzzUnmarshalEnvelope(f *testing.F) {
 		{ID: "0190a0b0-0000-7000-8000-000000000001", Runtime: "claude-code", Kind: "hook", ReceivedAt: at, Host: "h", User: "u", HookwatchVersion: "v", Payload: json.RawMessage(`{"a":1}`)},
 		{ID: "y", ReceivedAt: at, Subagent: &event.SubagentMeta{AgentType: "w", ToolUseID: "toolu_1", SpawnDepth: 2}, ForkOf: "x\u2028", Decision: json.RawMessage(`{"action":"deny"}`), Payload: json.RawMessage(`{}`)},
 		{ID: "t", ReceivedAt: at, Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", Payload: json.RawMessage(`{}`)},
+		{ID: "f", ReceivedAt: at, Files: []event.FileState{{Path: "/a", MtimeNS: 1, Size: 2, Hash: "fnv1a64:0000000000000000"}}, Payload: json.RawMessage(`{}`)},
 	} {
 		f.Add(e.AppendJSON(nil))
 	}
 	for _, s := range []string{`{"ID":"x","payload":{}}`, `{"id":"a","id":"b"}`, `{"id":1}`, `{"payload":null}`, `{"received_at":"nope"}`,
-		`{"received_at":null,"decision":null}`, `{"subagent":{"spawnDepth":"deep"}}`, `{"subagent":null}`, `{"exit_code":3}`, `{"exit_code":-1,"id":"x"}`, `{"exit_code":1e2}`, `{"exit_code":99999999999999999999}`, `{"exit_code":null}`, `{"traceparent":null}`, `{"traceparent":"a","traceparent":"b"}`, `{"i\u0064":"x"}`, `[1]`, `"s"`, `1`, `{"extra":[1,{}],"id":"\ud800\xff"}`, `{}`} {
+		`{"received_at":null,"decision":null}`, `{"subagent":{"spawnDepth":"deep"}}`, `{"subagent":null}`, `{"exit_code":3}`, `{"exit_code":-1,"id":"x"}`, `{"exit_code":1e2}`, `{"exit_code":99999999999999999999}`, `{"exit_code":null}`, `{"traceparent":null}`, `{"files":[]}`, `{"files":null}`, `{"files":[null,{"size":"1"}]}`, `{"files":[{"path":"a"}],"files":[{}]}`, `{"traceparent":"a","traceparent":"b"}`, `{"i\u0064":"x"}`, `[1]`, `"s"`, `1`, `{"extra":[1,{}],"id":"\ud800\xff"}`, `{}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

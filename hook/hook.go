@@ -26,6 +26,7 @@ import (
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/spool"
+	"github.com/hookwatch/hookwatch/stale"
 )
 
 // Defaults of the hook's configuration.
@@ -63,6 +64,10 @@ type Config struct {
 	// (ingest.Pipeline.ArchiveDir): <home>/archive, "" when
 	// HOOKWATCH_ARCHIVE=0.
 	ArchiveDir string
+	// Stale configures the stale-context guard (package stale): the
+	// state of the files tools read and write is recorded, and checked at
+	// SessionStart(resume|compact), unless HOOKWATCH_STALE_GUARD=0.
+	Stale stale.Config
 
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
@@ -110,6 +115,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 		warn = append(warn, err.Error())
 	}
 	c.Privacy = p
+	sc, sw := stale.ConfigFromEnv(getenv)
+	c.Stale, warn = sc, append(warn, sw...)
 	return c, warn
 }
 
@@ -208,6 +215,7 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 		Now:         func() time.Time { return start },
 		Traceparent: cfg.Traceparent,
 		ArchiveDir:  cfg.ArchiveDir,
+		RecordFiles: !cfg.Stale.Off,
 		Decide: func(ctx context.Context, p *event.Payload, data []byte) func() (ingest.Verdict, error) {
 			q = cfg.ask(p, data, deadline)
 			return func() (ingest.Verdict, error) {
@@ -237,7 +245,11 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 	case out.DecideErr != nil:
 		oddities = append(oddities, out.DecideErr.Error())
 	}
-	res.Stdout, res.ExitCode = out.Verdict.Stdout, out.Verdict.Code
+	var gerr error
+	res.Stdout, res.ExitCode, gerr = cfg.guardStale(out, deadline)
+	if gerr != nil {
+		oddities = append(oddities, gerr.Error())
+	}
 	return res
 }
 

@@ -15,9 +15,9 @@ import (
 // waits for it. Linking the net package makes a cgo-enabled build dynamically
 // linked and starts the netpoller, which measured +1.2 to +1.4 ms per run here
 // (half the whole budget); a blocking socket with kernel timeouts costs a few
-// syscalls. So the hook speaks the one request it needs, HTTP/1.1 POST with
-// Connection: close, over a plain socket to an IP-literal or localhost
-// collector. Any other URL (https, a DNS name) is refused by parseEndpoint:
+// syscalls. So the hook speaks the two requests it needs, HTTP/1.1 POST with
+// Connection: close (and, at a resume, an HTTP/1.0 GET), over a plain socket
+// to an IP-literal or localhost collector. Any other URL (https, a DNS name) is refused by parseEndpoint:
 // the envelope is spooled and the reason logged, so nothing is lost.
 
 // statusError is a non-2xx answer of the collector.
@@ -29,30 +29,11 @@ func (e statusError) Error() string { return fmt.Sprintf("collector answered HTT
 // code. Every step is bounded by deadline: connect and write by SO_SNDTIMEO,
 // the reply by SO_RCVTIMEO, so a hung collector costs at most the budget.
 func post(ep endpoint, path, token string, body []byte, deadline time.Time) (int, error) {
-	family := syscall.AF_INET
-	if !ep.addr.is4 {
-		family = syscall.AF_INET6
-	}
-	fd, err := syscall.Socket(family, syscall.SOCK_STREAM, 0)
+	fd, err := dial(ep, deadline)
 	if err != nil {
-		return 0, fmt.Errorf("cannot open socket: %w", err)
-	}
-	defer syscall.Close(fd)
-	// Not SOCK_CLOEXEC, which macOS lacks; the hook starts no process
-	// while the socket is open, so setting it now leaves no window.
-	syscall.CloseOnExec(fd)
-	if err := sockio.SetTimeouts(fd, time.Until(deadline)); err != nil {
 		return 0, err
 	}
-	var sa syscall.Sockaddr
-	if family == syscall.AF_INET {
-		sa = &syscall.SockaddrInet4{Port: int(ep.addr.port), Addr: [4]byte(ep.addr.ip[12:])}
-	} else {
-		sa = &syscall.SockaddrInet6{Port: int(ep.addr.port), Addr: ep.addr.ip}
-	}
-	if err := sockio.RetryEINTR(func() error { return syscall.Connect(fd, sa) }); err != nil {
-		return 0, fmt.Errorf("cannot connect to collector %s: %w", ep.addr, err)
-	}
+	defer syscall.Close(fd)
 	var req bytes.Buffer
 	req.Grow(256 + len(body))
 	req.WriteString("POST ")
@@ -75,6 +56,79 @@ func post(ep endpoint, path, token string, body []byte, deadline time.Time) (int
 		return 0, fmt.Errorf("cannot read collector reply: %w", err)
 	}
 	return code, nil
+}
+
+// get asks for path on ep and returns the status code and the body, which
+// may hold at most max bytes. The request is HTTP/1.0, so that the reply
+// is never chunked: its body is what comes before the connection closes.
+// Bounded by deadline like post.
+func get(ep endpoint, path, token string, max int, deadline time.Time) (int, []byte, error) {
+	fd, err := dial(ep, deadline)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer syscall.Close(fd)
+	var req bytes.Buffer
+	req.WriteString("GET ")
+	req.WriteString(ep.basePath + path)
+	req.WriteString(" HTTP/1.0\r\nHost: ")
+	req.WriteString(ep.hostHdr)
+	req.WriteString("\r\nUser-Agent: hookwatch-hook\r\nAccept: application/json")
+	if token != "" {
+		req.WriteString("\r\nAuthorization: Bearer ")
+		req.WriteString(token)
+	}
+	req.WriteString("\r\n\r\n")
+	if err := sockio.WriteAll(fd, req.Bytes()); err != nil {
+		return 0, nil, fmt.Errorf("cannot send to collector: %w", err)
+	}
+	reply, err := sockio.ReadAll(fd, max+64<<10)
+	if err != nil {
+		return 0, nil, fmt.Errorf("cannot read collector reply: %w", err)
+	}
+	line, _, _ := bytes.Cut(reply, []byte("\n"))
+	code, err := parseStatusLine(bytes.TrimSuffix(line, []byte("\r")))
+	if err != nil {
+		return 0, nil, err
+	}
+	_, body, ok := bytes.Cut(reply, []byte("\r\n\r\n"))
+	if !ok {
+		return 0, nil, errors.New("cannot read collector reply: no end of headers")
+	}
+	if len(body) > max {
+		return 0, nil, fmt.Errorf("collector reply over %d bytes", max)
+	}
+	return code, body, nil
+}
+
+// dial connects a blocking socket to ep, its timeouts set to deadline.
+func dial(ep endpoint, deadline time.Time) (int, error) {
+	family := syscall.AF_INET
+	if !ep.addr.is4 {
+		family = syscall.AF_INET6
+	}
+	fd, err := syscall.Socket(family, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return -1, fmt.Errorf("cannot open socket: %w", err)
+	}
+	// Not SOCK_CLOEXEC, which macOS lacks; the hook starts no process
+	// while the socket is open, so setting it now leaves no window.
+	syscall.CloseOnExec(fd)
+	if err := sockio.SetTimeouts(fd, time.Until(deadline)); err != nil {
+		syscall.Close(fd)
+		return -1, err
+	}
+	var sa syscall.Sockaddr
+	if family == syscall.AF_INET {
+		sa = &syscall.SockaddrInet4{Port: int(ep.addr.port), Addr: [4]byte(ep.addr.ip[12:])}
+	} else {
+		sa = &syscall.SockaddrInet6{Port: int(ep.addr.port), Addr: ep.addr.ip}
+	}
+	if err := sockio.RetryEINTR(func() error { return syscall.Connect(fd, sa) }); err != nil {
+		syscall.Close(fd)
+		return -1, fmt.Errorf("cannot connect to collector %s: %w", ep.addr, err)
+	}
+	return fd, nil
 }
 
 // readStatus reads until the end of the status line and returns its code.

@@ -122,6 +122,11 @@ type Pipeline struct {
 	// ArchiveMaxBytes caps one copy (0: DefaultArchiveMaxBytes).
 	ArchiveDir      string
 	ArchiveMaxBytes int64
+	// RecordFiles has a PostToolUse of a tool that reads or writes a file
+	// record that file's state on the envelope (Envelope.Files), for the
+	// stale-context guard (package stale). Only where the file is: the
+	// hook, or the collector's http hooks from its own machine.
+	RecordFiles bool
 }
 
 // Outcome is what Run did with one payload.
@@ -193,6 +198,7 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 	if env.Runtime == event.RuntimeCodex {
 		env.ExitCode = exitCode(p)
 	}
+
 	if event.ValidTraceparent(pl.Traceparent) {
 		env.Traceparent = pl.Traceparent
 	}
@@ -205,11 +211,13 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 		wait = pl.Decide(ctx, p, data)
 	}
 	// While the policies are evaluated elsewhere: the compaction archive
-	// (PreCompact and PostCompact only) and the record's payload.
+	// (PreCompact and PostCompact only), the state of the file a tool read
+	// or wrote (PostToolUse) and the record's payload.
 	if kind == event.KindHook {
 		if err := pl.archive(p, start); err != nil {
 			out.Oddities = append(out.Oddities, err.Error())
 		}
+		env.Files = pl.fileStates(p)
 	}
 	if env.Payload, err = payloadJSON(p.Raw, data, privacy.Apply(p.Raw, pl.Privacy) || p.InvalidUTF8); err != nil {
 		return out, fmt.Errorf("cannot encode payload: %w", err)

@@ -22,6 +22,7 @@ import (
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/pricing"
 	"github.com/hookwatch/hookwatch/privacy"
+	"github.com/hookwatch/hookwatch/stale"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -132,8 +133,12 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		log.Warn("bad privacy setting; using the strictest capture", "err", err)
 	}
+	guard, warn := stale.ConfigFromEnv(os.Getenv)
+	for _, w := range warn {
+		log.Warn(w)
+	}
 	cfg := collector.Config{Store: db, Version: version, Token: token, RequireAuth: hasTokens, Logger: log, Privacy: priv,
-		Retain: time.Duration(retain), RetainBytes: int64(retainSize),
+		Retain: time.Duration(retain), RetainBytes: int64(retainSize), NoFileStates: guard.Off,
 		AuditDir: *auditDir, AuditMaxFileBytes: *auditMax,
 		Signals: attribution.Thresholds{FailedRepeats: *failedRepeats, ReadRepeats: *readRepeats, ThrashSwitches: *thrashSwitches,
 			OutlierFactor: *outlierFactor, OutlierSiblings: *outlierSiblings, OutlierCalls: *outlierCalls, OutlierDuration: *outlierDuration,
@@ -236,6 +241,8 @@ Environment:
   HOOKWATCH_AUDIT_DIR  the continuous audit trail's directory (default: none)
   HOOKWATCH_CAPTURE  tool output kept of every event stored: none, preview, full (default preview)
   HOOKWATCH_REDACT   0 to store secrets unredacted (default: redact on every path)
+  HOOKWATCH_STALE_GUARD  0: http hooks record no state of the files tools read and write
+                     (the stale-context guard, see README)
   HOOKWATCH_OTLP_ENDPOINT  OTLP/HTTP receiver the traces are pushed to (as --otlp-endpoint)
   HOOKWATCH_OTLP_HEADERS   its headers, k=v,k=v with URL-encoded values (authentication)
 
