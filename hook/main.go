@@ -63,6 +63,11 @@ Environment:
   HOOKWATCH_SPOOL_MAX    bytes the spool may hold (default 256 MiB)
   HOOKWATCH_CAPTURE      tool output kept: none, preview (default) or full
   HOOKWATCH_REDACT       0 to store secrets unredacted (default: redact)
+  HOOKWATCH_STALE_GUARD  0: record no file states, and say nothing at a resume
+                         about files changed since the session read them
+  HOOKWATCH_STALE_MAX_LISTED, HOOKWATCH_STALE_FRESH_ABOVE
+                         changed files named at most (20); above how many the
+                         context recommends starting fresh (10)
 
 Flags:
 `
