@@ -211,10 +211,10 @@ func (th Thresholds) Context(changes []Change) string {
 	b.WriteString(ContextHeader)
 	b.WriteByte(' ')
 	if len(changes) == 1 {
-		b.WriteString("1 file this session read or wrote before has changed on disk since it last did:\n")
+		b.WriteString("1 file this session read or wrote earlier has changed on disk since:\n")
 	} else {
 		b.WriteString(strconv.Itoa(len(changes)))
-		b.WriteString(" files this session read or wrote before have changed on disk since it last did:\n")
+		b.WriteString(" files this session read or wrote earlier have changed on disk since:\n")
 	}
 	listed := max(th.MaxListed, 1)
 	for i, c := range changes {

@@ -119,7 +119,7 @@ func TestDecide(t *testing.T) {
 		}
 	}
 	f(nil, false, nil, nil)
-	f([]stale.Change{{Path: "/p/a.go"}}, false, []string{"1 file this session read or wrote", "- /p/a.go (modified)\n"}, nil)
+	f([]stale.Change{{Path: "/p/a.go"}}, false, []string{"1 file this session read or wrote earlier has changed", "- /p/a.go (modified)\n"}, nil)
 	f([]stale.Change{{Path: "/p/a.go"}, {Path: "/p/b.go"}}, false, []string{"2 files", "/p/a.go", "/p/b.go"}, nil)
 	f([]stale.Change{{Path: "/p/a.go", Wrote: true}}, true, []string{"(modified; this session had edited it)", "edited itself were changed"}, nil)
 	f([]stale.Change{{Path: "/p/a.go", Deleted: true}}, true, []string{"/p/a.go (deleted)", "were deleted"}, nil)
