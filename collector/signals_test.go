@@ -13,6 +13,7 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/demo"
+	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
@@ -280,5 +281,49 @@ func TestSignalStalled(t *testing.T) {
 	}
 	if n := count(); n != 1 {
 		t.Fatalf(`hookwatch_signals_total{kind="stalled"} = %v at the end, want 1`, n)
+	}
+}
+
+// TestSignalStalledAfterRestart: a session that waits on a call when the
+// collector stops is swept by the next one on the same database, which
+// counts the stall once when its clock passes five minutes, though no
+// event of the session came since it started.
+func TestSignalStalledAfterRestart(t *testing.T) {
+	var clock atomic.Int64
+	cfg := patient
+	cfg.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	cfg.StallSweep = 10 * time.Millisecond
+	base := storetest.At(0)
+	clock.Store(base.UnixNano())
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	open := func() *sqlite.DB {
+		db, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	envs, err := demo.Stalled(capture197(t), "stalled-before", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := serverOn(t, open(), cfg)
+	first.post(t, envs, len(envs), 0)
+	first.settle(t)
+	first.stop()
+
+	second := serverOn(t, open(), cfg)
+	stream := second.openStream(t, "")
+	clock.Store(base.Add(10 * time.Minute).UnixNano())
+	for {
+		if ev := stream.next(); ev.Type == "signals" {
+			if !strings.Contains(ev.Data, `"session_id":"stalled-before"`) {
+				t.Fatalf("stall notice: %+v", ev)
+			}
+			break
+		}
+	}
+	if n := sum(second.scrape(t), "hookwatch_signals_total", `kind="stalled"`); n != 1 {
+		t.Fatalf(`hookwatch_signals_total{kind="stalled"} = %v, want 1`, n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/store"
 )
 
 // A stalled session (attribution.SignalStalled) is read from the clock,
@@ -62,9 +63,14 @@ type stalls struct {
 	waiting map[string]*waitingSession
 	notices []stallNotice
 	seq     int64 // of the latest notice
+	// noted are the sessions rounds noted while the stored ones are read
+	// at start (seed), which must not undo them; nil after.
+	noted map[string]bool
 }
 
-func newStalls() *stalls { return &stalls{waiting: map[string]*waitingSession{}} }
+func newStalls() *stalls {
+	return &stalls{waiting: map[string]*waitingSession{}, noted: map[string]bool{}}
+}
 
 // note records what session s, as a round of the model left it, waits
 // on; agents and calls are the group's own and are not kept.
@@ -72,6 +78,14 @@ func (st *stalls) note(s *attribution.Session, agents []*attribution.Agent, call
 	waiting := attribution.Waiting(s, agents, calls)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if st.noted != nil {
+		st.noted[s.SessionID] = true
+	}
+	st.put(s, waiting)
+}
+
+// put records what s waits on; st.mu is held.
+func (st *stalls) put(s *attribution.Session, waiting []*attribution.ToolCall) {
 	id := s.SessionID
 	if len(waiting) == 0 {
 		delete(st.waiting, id)
@@ -93,6 +107,76 @@ func (st *stalls) note(s *attribution.Session, agents []*attribution.Agent, call
 		cc := *c
 		ws.calls = append(ws.calls, &cc)
 	}
+}
+
+// seed notes what the stored model of the most recently active sessions
+// (the listing's first page, with an event within a day) waits on, so that
+// a session that stalled before the collector started is swept too. A
+// session a round noted meanwhile is newer than what was read: it is kept.
+// A store shared with other collectors is left to the rounds of the one
+// that computes the model, which alone counts.
+func (s *Server) seedStalls(ctx context.Context) error {
+	defer func() {
+		s.stalls.mu.Lock()
+		s.stalls.noted = nil
+		s.stalls.mu.Unlock()
+	}()
+	if _, shared := s.store.(store.Shared); shared {
+		return nil
+	}
+	page, err := s.store.Sessions(ctx, store.SessionFilter{Limit: store.MaxLimit})
+	if err != nil {
+		return err
+	}
+	since := s.cfg.Now().Add(-24 * time.Hour)
+	var ids []string
+	for _, sess := range page.Sessions {
+		if sess.LastEventAt.After(since) {
+			ids = append(ids, sess.ID)
+		}
+	}
+	models, err := s.store.SessionModels(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		m, ok := models[id]
+		sess := new(attribution.Session)
+		if !ok || m.AliasOf != "" || len(m.Summary) == 0 || json.Unmarshal(m.Summary, sess) != nil ||
+			sess.Status != attribution.SessionRunning && sess.Status != attribution.SessionBackground {
+			continue
+		}
+		pending, err := s.store.ToolCalls(ctx, store.ToolCallFilter{SessionID: id, Status: attribution.StatusPending, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(pending.ToolCalls) == 0 {
+			continue
+		}
+		// All of them: a later prompt's call leaves a pending one behind.
+		var calls []*attribution.ToolCall
+		err = store.EachToolCall(ctx, s.store, store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.ToolCallRow) error {
+			c := new(attribution.ToolCall)
+			if json.Unmarshal(r.Doc, c) == nil {
+				calls = append(calls, c)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		agents, err := s.allAgents(ctx, id)
+		if err != nil {
+			return err
+		}
+		waiting := attribution.Waiting(sess, agents, calls)
+		s.stalls.mu.Lock()
+		if !s.stalls.noted[id] {
+			s.stalls.put(sess, waiting)
+		}
+		s.stalls.mu.Unlock()
+	}
+	return nil
 }
 
 // since returns the notices after seq, and the latest seq.
@@ -169,8 +253,12 @@ func (st *stalls) sweep(ctx context.Context, now time.Time, th attribution.Thres
 	return true
 }
 
-// sweepStalls runs the sweep every Config.StallSweep until ctx ends.
+// sweepStalls reads the stored sessions' stalls (seedStalls), then runs
+// the sweep every Config.StallSweep until ctx ends.
 func (s *Server) sweepStalls(ctx context.Context) {
+	if err := s.seedStalls(ctx); err != nil && ctx.Err() == nil {
+		s.log.Warn("cannot read the stored sessions' stalls", "err", err)
+	}
 	t := time.NewTicker(s.cfg.StallSweep)
 	defer t.Stop()
 	var counter *metrics.Counter
