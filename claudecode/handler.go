@@ -10,6 +10,16 @@ import (
 // http handler whose URL path ends with it is hookwatch's.
 const HookPath = "/v1/hooks/claude"
 
+// HostHeader is the request header in which hookwatch's http handlers send
+// the name of the machine Claude Code runs on (HostEnv, which Claude Code
+// fills in from its environment), for the collector to record.
+const HostHeader = "X-Hookwatch-Host"
+
+// HostEnv is the environment variable that names this machine in its
+// events, when set: the hook stamps it, and the http handlers send it in
+// HostHeader. Unset, the hook stamps the system's host name.
+const HostEnv = "HOOKWATCH_HOST"
+
 // PluginLauncher is the command of every handler in hookwatch's plugin
 // (hooks/hooks.json). A plugin cannot rely on the hookwatch binary being on
 // PATH, and its directory holds the sources, not a binary, so the handler is

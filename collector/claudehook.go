@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/netip"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/policy"
@@ -32,10 +34,11 @@ type ClaudeHookConfig struct {
 // without changing the answer: the decision matters more to the agent than
 // the record.
 //
-// The http hook runs in the collector, so its envelopes name the
-// collector's host and user: http hooks are for a collector on the agent's
-// machine, whose command hooks (SessionStart allows no http handler) stamp
-// the same.
+// The http hook runs in the collector, but its envelopes name the machine
+// that sent it (hookHost): the one Claude Code names in
+// claudecode.HostHeader, else this one for a request from loopback, else
+// the sender's address. Their user is the token's, for a user's token;
+// else this collector's.
 func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 	if cfg.Policies == nil {
 		cfg.Policies = policy.NewEvaluator(cfg.Home)
@@ -64,6 +67,7 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 			return
 		}
 		run := pl
+		run.Origin.Host = hookHost(r, pl.Origin.Host)
 		if fromLoopback(r) {
 			// The transcript a compaction names is on this machine only when
 			// the agent is: a remote payload's path names the server's files.
@@ -84,4 +88,38 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(out.Verdict.Stdout)
 	})
+}
+
+// hookHost names the machine that sent the http hook r: the host Claude
+// Code sends in claudecode.HostHeader (from HOOKWATCH_HOST, where 'hookwatch
+// install --mode http' asks it to), else local, this collector's, for a
+// request from loopback, else the address it came from. A header that is
+// no host name (empty, an unset variable left as "$HOOKWATCH_HOST", longer
+// than a DNS name) is not taken.
+func hookHost(r *http.Request, local string) string {
+	if h := r.Header.Get(claudecode.HostHeader); validHostName(h) {
+		return h
+	}
+	if fromLoopback(r) {
+		return local
+	}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		return ap.Addr().Unmap().String()
+	}
+	return r.RemoteAddr
+}
+
+// validHostName reports whether s can be a host name or address: 1 to 253
+// letters, digits, '.', '-', '_' or ':'.
+func validHostName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_' || c == ':') {
+			return false
+		}
+	}
+	return true
 }

@@ -3,13 +3,21 @@ package collector_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tidwall/sjson"
 
 	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
 // TestClaudeHook: an http hook's payload is answered with the policy's
@@ -58,5 +66,54 @@ func TestClaudeHook(t *testing.T) {
 	var env struct{ Decision json.RawMessage }
 	if err := json.Unmarshal(page.Events[1].Envelope, &env); err != nil || len(env.Decision) != 0 {
 		t.Errorf("an event no rule answered carries a decision: %s", env.Decision)
+	}
+}
+
+// TestClaudeHookHost posts real payloads as Claude Code's http handlers
+// installed for a team server do: the host named in X-Hookwatch-Host (from
+// HOOKWATCH_HOST) is recorded, not the collector's, and the token's user
+// stays the events' user; without a usable header a request from loopback
+// is this machine's.
+func TestClaudeHookHost(t *testing.T) {
+	db := sqlite.MustOpenDB(t)
+	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
+	if err := db.CreateToken(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	s := newServerOn(t, collector.Config{RequireAuth: true}, db)
+	s.Handle("POST /v1/hooks/claude", s.HandleClaudeHook(collector.ClaudeHookConfig{Home: t.TempDir()}))
+	local := ingest.LocalOrigin("").Host
+	var payloads [][]byte
+	for _, p := range storetest.Corpus(t) {
+		if p.Runtime == event.RuntimeClaudeCode && strings.Contains(string(p.JSON), `"hook_event_name":"PreToolUse"`) {
+			payloads = append(payloads, p.JSON)
+		}
+	}
+	if len(payloads) < 4 {
+		t.Fatalf("%d PreToolUse payloads in the corpus, want 4", len(payloads))
+	}
+	for i, c := range []struct{ header, want string }{
+		{"laptop-7.corp.example", "laptop-7.corp.example"},
+		{"$HOOKWATCH_HOST", local}, // the variable was not set
+		{"", local},
+		{"bad host\tname", local},
+	} {
+		sid := fmt.Sprintf("http-host-%d", i)
+		payload, err := sjson.SetBytes(payloads[i], "session_id", sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, body := s.do(t, "POST", "/v1/hooks/claude", payload, "Content-Type", "application/json",
+			"Authorization", "Bearer "+secret, "X-Hookwatch-Host", c.header)
+		if code != 200 {
+			t.Fatalf("POST with host %q: %d %s", c.header, code, body)
+		}
+		sess, err := db.Session(t.Context(), sid)
+		if err != nil {
+			t.Fatalf("host %q: %v", c.header, err)
+		}
+		if sess.Host != c.want || sess.User != "ann" {
+			t.Errorf("X-Hookwatch-Host %q: session recorded on host %q as %q, want host %q as the token's user ann", c.header, sess.Host, sess.User, c.want)
+		}
 	}
 }

@@ -35,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"github.com/hookwatch/hookwatch/privacy"
@@ -54,11 +55,16 @@ type Origin struct {
 }
 
 // LocalOrigin returns the origin of payloads read on this machine by this
-// process: the host name, the user ($USER, else the numeric uid) and
-// version. The hook and the collector's http hooks, which run on the agent's
-// machine as its user, both stamp it.
+// process: the host name ($HOOKWATCH_HOST, else the system's), the user
+// ($USER, else the numeric uid) and version. The hook and the collector's
+// http hooks from its own machine both stamp it; HOOKWATCH_HOST is what
+// Claude Code's http handlers send a remote collector (claudecode.HostHeader),
+// so that both kinds of hook name the machine alike.
 func LocalOrigin(version string) Origin {
-	host, _ := os.Hostname()
+	host := os.Getenv(claudecode.HostEnv)
+	if host == "" {
+		host, _ = os.Hostname()
+	}
 	user := os.Getenv("USER")
 	if user == "" {
 		user = strconv.Itoa(os.Getuid())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -240,6 +241,23 @@ func (o Options) hookURL() string {
 	return strings.TrimRight(o.CollectorURL, "/") + claudecode.HookPath
 }
 
+// LocalCollector reports whether the collector at url (the default when
+// "") is on this machine: a loopback address or localhost.
+func LocalCollector(collectorURL string) bool {
+	if collectorURL == "" {
+		collectorURL = DefaultCollectorURL
+	}
+	u, err := url.Parse(collectorURL)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if ip, err := netip.ParseAddr(h); err == nil {
+		return ip.Unmap().IsLoopback()
+	}
+	return h == "localhost"
+}
+
 // group is the matcher group hookwatch registers for e: no matcher (every
 // occurrence), one handler.
 func (o Options) group(e Event) obj {
@@ -255,8 +273,19 @@ func (o Options) group(e Event) obj {
 	var h obj
 	if o.Mode == ModeHTTP && e.HTTP {
 		h = obj{{"type", "http"}, {"url", o.hookURL()}, {"timeout", e.Timeout}}
+		var headers obj
+		var env []string
+		if !LocalCollector(o.CollectorURL) {
+			// A remote collector records the machine Claude Code names
+			// from its environment; unset, it names the sender by its
+			// address. A local one is the machine.
+			headers, env = append(headers, kv{claudecode.HostHeader, "$" + claudecode.HostEnv}), append(env, claudecode.HostEnv)
+		}
 		if o.TokenHeader {
-			h = append(h, kv{"headers", obj{{"Authorization", "Bearer $" + TokenEnv}}}, kv{"allowedEnvVars", []string{TokenEnv}})
+			headers, env = append(headers, kv{"Authorization", "Bearer $" + TokenEnv}), append(env, TokenEnv)
+		}
+		if len(headers) > 0 {
+			h = append(h, kv{"headers", headers}, kv{"allowedEnvVars", env})
 		}
 	} else if o.version != nil && o.version.Compare(ExecFormSince) < 0 {
 		// Older clients ignore "args" and would run the bare binary through

@@ -236,6 +236,9 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *url != "" && o.Mode != install.ModeHTTP {
 		notes = append(notes, "--url only applies to --mode http: the command hook reads HOOKWATCH_URL from the environment Claude Code gives it; export HOOKWATCH_URL="+*url+" in the profile Claude Code starts from")
 	}
+	if o.Mode == install.ModeHTTP && !install.LocalCollector(o.CollectorURL) {
+		notes = append(notes, "the http hooks send the name of this machine from $"+claudecode.HostEnv+", which Claude Code reads from its environment: add 'export "+claudecode.HostEnv+"=\"$(hostname)\"' to the profile Claude Code starts from (unset, the collector records this machine by its address)")
+	}
 	if o.Mode != install.ModeHTTP && collector != "" && hook.NeedsForwarder(collector) {
 		notes = append(notes, "the hook posts only plain http:// to an IP address: it hands the events for "+collector+" to 'hookwatch forward', which the first hook starts in the background (keep it running across reboots: HOOKWATCH_URL="+collector+" hookwatch service install --forward; 'hookwatch doctor' says whether it runs)")
 	}

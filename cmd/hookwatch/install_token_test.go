@@ -125,3 +125,26 @@ func TestInstallForwarder(t *testing.T) {
 		t.Errorf("install for a URL the hook posts to names the forwarder:\n%s", out)
 	}
 }
+
+// TestInstallHTTPHost: http handlers for a team server send the machine's
+// name from HOOKWATCH_HOST (allowedEnvVars), beside the token; for the local
+// collector they send neither.
+func TestInstallHTTPHost(t *testing.T) {
+	e := newTestEnv(t)
+	e.fakeClaude(t, "2.1.100")
+	out := mustHW(t, "install", "--mode", "http", "--url", "http://10.0.0.5:7421", "--token", "hwt_0123")
+	settings := string(readFile(t, e.userSettings()))
+	for _, want := range []string{`"X-Hookwatch-Host": "$HOOKWATCH_HOST"`, `"Authorization": "Bearer $HOOKWATCH_TOKEN"`, `"HOOKWATCH_HOST"`, `"HOOKWATCH_TOKEN"`} {
+		if !strings.Contains(settings, want) {
+			t.Errorf("settings.json lacks %s:\n%s", want, settings)
+		}
+	}
+	if !strings.Contains(out, "export HOOKWATCH_HOST=") {
+		t.Errorf("install does not say to export HOOKWATCH_HOST:\n%s", out)
+	}
+	os.Remove(filepath.Join(e.hwHome, "token"))
+	out = mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:7421")
+	if settings := string(readFile(t, e.userSettings())); strings.Contains(settings, "X-Hookwatch-Host") || strings.Contains(out, "HOOKWATCH_HOST") {
+		t.Errorf("a local collector's handlers send the host:\n%s\n%s", settings, out)
+	}
+}
