@@ -44,7 +44,9 @@ type Options struct {
 	// privacy rules. Its Deliver is not used.
 	Pipeline *ingest.Pipeline
 	// Deliver takes each batch of envelopes; the batch's offsets are kept
-	// only once it returns nil. Nil with DryRun.
+	// only once it returns nil. Nil with DryRun. It is called on a
+	// goroutine of Run's own, one batch at a time and in order, while Run
+	// makes the next batch; the batch is Deliver's to keep.
 	Deliver func(ctx context.Context, envs []event.Envelope) error
 	// StatePath is the file that keeps each transcript's offset; "" reads
 	// every file from its start and keeps nothing.
@@ -53,7 +55,8 @@ type Options struct {
 	DryRun bool
 	// BatchSize is the most envelopes per Deliver call; 0 means 500.
 	BatchSize int
-	// Progress, when set, is called after each file and each batch.
+	// Progress, when set, is called once each file is delivered, on the
+	// goroutine that calls Deliver.
 	Progress func(Progress)
 	// Known returns what is already stored of a session (captured by
 	// hooks, or imported before), so that it is not sent twice; nil
@@ -159,6 +162,9 @@ func Find(paths []string) ([]claudecode.TranscriptFile, error) {
 	return out, nil
 }
 
+// saveEvery is how often Run saves the state file while it imports.
+const saveEvery = time.Second
+
 // fileState is what the state file keeps of one transcript.
 type fileState struct {
 	// Offset is the end of the last line imported.
@@ -232,9 +238,10 @@ func (st *state) save(path string) error {
 }
 
 // Run imports the transcript files. A file shorter than its kept offset
-// (rewritten since) is read again from its start.
-func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (Summary, error) {
-	sum := Summary{Envelopes: map[string]int{}}
+// (rewritten since) is read again from its start. The offsets reached are
+// saved at most every saveEvery, and when Run returns.
+func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (sum Summary, err error) {
+	sum = Summary{Envelopes: map[string]int{}}
 	st, err := loadState(opt.StatePath)
 	if err != nil {
 		return sum, err
@@ -255,13 +262,45 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (S
 	if batch == 0 {
 		batch = 500
 	}
+	kept := make([]fileState, len(files)) // read before the deliveries write st
+	for i, f := range files {
+		kept[i] = st.Files[f.Path]
+	}
+	// The batches are delivered in order by a goroutine of their own while
+	// the next ones are made, so that the import's work and the
+	// collector's overlap. A file's offset is kept (and the progress told)
+	// by that goroutine once the file's last batch is delivered; st and
+	// prog are its alone until it ends. The state holds every file's
+	// offset: written after each file, a tree of thousands of files would
+	// write it thousands of times (quadratic), so it is saved at most
+	// every saveEvery and at the end. What is read after the last save is
+	// read again by a run that follows a crash, and deduplicated by the
+	// envelopes' ids.
+	d := newDeliverer(ctx, opt)
+	saved, dirty := time.Now(), false
+	save := func() error {
+		saved, dirty = time.Now(), false
+		return st.save(opt.StatePath)
+	}
+	defer func() {
+		derr := d.finish()
+		if err == nil || errors.Is(err, errDelivery) {
+			err = derr
+		}
+		// The files imported before an error or a cancellation are kept.
+		if dirty {
+			if serr := save(); err == nil {
+				err = serr
+			}
+		}
+	}()
 	sessions := map[string]bool{}
 	known := map[string]*Known{}
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
 			return sum, err
 		}
-		fs := st.Files[f.Path]
+		fs := kept[i]
 		if fs.Offset > sizes[i] {
 			fs = fileState{}
 		}
@@ -283,29 +322,39 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (S
 			c.meta = ingest.ReadSubagentMeta(&event.Payload{Common: event.Common{TranscriptPath: f.MainPath, SessionID: f.SessionID, AgentID: f.AgentID}})
 		}
 		n, read, err := c.readFrom(fs.Offset, func(envs []event.Envelope) error {
-			if opt.DryRun || opt.Deliver == nil {
-				return nil
-			}
-			return opt.Deliver(ctx, envs)
+			return d.send(delivery{envs: envs, path: f.Path})
 		}, batch, &sum)
 		sum.Files++
 		sum.Bytes += read
-		prog.FilesDone++
-		prog.BytesDone += read
 		for _, s := range c.sessions {
 			sessions[s] = true
 		}
 		if err != nil {
-			return sum, fmt.Errorf("cannot import %s: %w", f.Path, err)
-		}
-		if !opt.DryRun {
-			st.Files[f.Path] = fileState{Offset: n, Prompt: c.prompt, Open: c.open}
-			if err := st.save(opt.StatePath); err != nil {
+			if errors.Is(err, errDelivery) {
 				return sum, err
 			}
+			return sum, fmt.Errorf("cannot import %s: %w", f.Path, err)
 		}
-		if opt.Progress != nil {
-			opt.Progress(prog)
+		path, done := f.Path, fileState{Offset: n, Prompt: c.prompt, Open: c.open}
+		err = d.send(delivery{path: path, after: func() error {
+			prog.FilesDone++
+			prog.BytesDone += read
+			if !opt.DryRun {
+				st.Files[path] = done
+				dirty = true
+				if time.Since(saved) >= saveEvery {
+					if err := save(); err != nil {
+						return err
+					}
+				}
+			}
+			if opt.Progress != nil {
+				opt.Progress(prog)
+			}
+			return nil
+		}})
+		if err != nil {
+			return sum, err
 		}
 	}
 	for s := range sessions {
@@ -313,6 +362,69 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (S
 	}
 	slices.Sort(sum.Sessions)
 	return sum, nil
+}
+
+// errDelivery stands for the delivery's error, which Run returns instead.
+var errDelivery = errors.New("a delivery failed")
+
+// delivery is one batch to deliver (none: only after), and what to do once
+// it is delivered.
+type delivery struct {
+	envs  []event.Envelope
+	path  string // the file the batch is made of
+	after func() error
+}
+
+// deliverer runs Options.Deliver on a goroutine of its own, in order.
+type deliverer struct {
+	items  chan delivery
+	failed chan struct{} // closed when err is set
+	done   chan struct{} // closed when the goroutine ends
+	err    error
+}
+
+func newDeliverer(ctx context.Context, opt Options) *deliverer {
+	d := &deliverer{items: make(chan delivery, 2), failed: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		for it := range d.items {
+			if d.err != nil {
+				continue // drained: the sender stops at failed
+			}
+			var err error
+			if len(it.envs) > 0 && !opt.DryRun && opt.Deliver != nil {
+				if err = opt.Deliver(ctx, it.envs); err != nil {
+					err = fmt.Errorf("cannot import %s: %w", it.path, err)
+				}
+			}
+			if err == nil && it.after != nil {
+				err = it.after()
+			}
+			if err != nil {
+				d.err = err
+				close(d.failed)
+			}
+		}
+	}()
+	return d
+}
+
+// send queues it; it fails with errDelivery once a delivery has failed.
+func (d *deliverer) send(it delivery) error {
+	select {
+	case d.items <- it:
+		return nil
+	case <-d.failed:
+		return errDelivery
+	}
+}
+
+// finish waits for what is queued to be delivered and returns the first
+// error.
+func (d *deliverer) finish() error {
+	close(d.items)
+	<-d.done
+	return d.err
 }
 
 // converter turns the records of one transcript file into envelopes.
@@ -353,7 +465,7 @@ func (c *converter) readFrom(offset int64, deliver func([]event.Envelope) error,
 		if err := deliver(c.pending); err != nil {
 			return err
 		}
-		c.pending = c.pending[:0]
+		c.pending = nil // the batch is the deliverer's now
 		return nil
 	}
 	// Offsets are kept per file, after its last batch: a failed delivery

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
@@ -30,6 +31,10 @@ type ImportOptions struct {
 	// CPUProfile, when not "", is where the CPU profile of the import
 	// (not of the tree's making) is written.
 	CPUProfile string
+	// EndToEnd also runs `hookwatch import` (built from Repo) on the tree
+	// against a collector of its own (hookwatch serve, SQLite, in a
+	// temporary home), as a user does.
+	EndToEnd bool
 }
 
 // ImportResult is what the import benchmark measured.
@@ -95,10 +100,57 @@ func Import(ctx context.Context, w io.Writer, o ImportOptions) (ImportResult, er
 		return res, err
 	}
 	mb := float64(res.Bytes) / 1e6
-	fmt.Fprintf(w, "import: %d files, %.0f MB, %d envelopes (%.0f per MB) in %.1f s: %.1f MB/s, %.0f envelopes/s; CPU %.1f s, %.1f ms per MB\n",
+	fmt.Fprintf(w, "import, importer only: %d files, %.0f MB, %d envelopes (%.0f per MB) in %.1f s: %.1f MB/s, %.0f envelopes/s; CPU %.1f s, %.1f ms per MB\n",
 		res.Files, mb, res.Envelopes, float64(n)/mb, res.Elapsed.Seconds(), res.MBps(), float64(n)/res.Elapsed.Seconds(),
 		res.CPU.Seconds(), res.CPU.Seconds()*1e3/mb)
+	if o.EndToEnd {
+		if err := importEndToEnd(ctx, w, o.Repo, filepath.Join(root, "projects"), res.Bytes); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
+}
+
+// importEndToEnd runs `hookwatch import` on tree, bytes of transcripts,
+// against a collector of its own, and prints the throughput and the CPU
+// time of both processes.
+func importEndToEnd(ctx context.Context, w io.Writer, repo, tree string, bytes int64) error {
+	dir, bin, err := buildHookwatch(ctx, repo, "import")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	home := filepath.Join(dir, "home")
+	col, err := startAbuseCollector(bin, home) // a collector on a free loopback port, no token
+	if err != nil {
+		return err
+	}
+	defer col.Stop(time.Minute)
+	url, pid := col.URL(), col.Pid()
+	before, err := procCPU(pid)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, bin, "import", "--no-start", tree)
+	cmd.Env = append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_URL="+url, "HOOKWATCH_TOKEN=")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("hookwatch import: %w\n%s", err, out.String())
+	}
+	el := time.Since(start)
+	after, err := procCPU(pid)
+	if err != nil {
+		return err
+	}
+	mb := float64(bytes) / 1e6
+	imp := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	colCPU := after - before
+	fmt.Fprintf(w, "import, end to end: %s", out.String())
+	fmt.Fprintf(w, "import, end to end: %.0f MB in %.1f s: %.1f MB/s; CPU: hookwatch import %.1f s (%.1f ms per MB), collector %.1f s (%.1f ms per MB)\n",
+		mb, el.Seconds(), mb/el.Seconds(), imp.Seconds(), imp.Seconds()*1e3/mb, colCPU.Seconds(), colCPU.Seconds()*1e3/mb)
+	return nil
 }
 
 // sampleSession is the real client's session the tree is made of

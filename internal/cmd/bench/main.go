@@ -63,6 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	duration := fs.Duration("duration", time.Minute, "length of the failover run (team benchmark; its throughput runs take a quarter each)")
 	db := fs.String("db", "", "database file for the query benchmark, reused when it already holds enough events")
 	transcriptMB := fs.Int64("transcript-mb", 1000, "size of the generated transcript tree (import benchmark), in MB")
+	importE2E := fs.Bool("e2e", false, "also run `hookwatch import` on the tree against a collector of its own (import benchmark)")
 	cpuProfile := fs.String("cpuprofile", "", "write the CPU profile of the measured work to this file (import benchmark)")
 	parse := func(args []string) error {
 		if err := fs.Parse(args); err != nil {
@@ -137,7 +138,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return bench.AgentMetrics(ctx, stdout, bench.AgentMetricsOptions{Events: *events, Rounds: r})
 		},
 		"import": func() error {
-			_, err := bench.Import(ctx, stdout, bench.ImportOptions{Repo: *repo, Bytes: *transcriptMB * 1e6, CPUProfile: *cpuProfile})
+			_, err := bench.Import(ctx, stdout, bench.ImportOptions{Repo: *repo, Bytes: *transcriptMB * 1e6, CPUProfile: *cpuProfile, EndToEnd: *importE2E})
 			return err
 		},
 		"session": func() error {
