@@ -28,16 +28,23 @@ func TestImportGolden(t *testing.T) {
 	full := privacy.DefaultOptions()
 	full.Capture = privacy.CaptureFull
 	for _, tc := range []struct {
-		tree, name string
-		opts       privacy.Options
+		trees []string
+		name  string
+		opts  privacy.Options
 	}{
-		{"parallel", "parallel.default", privacy.DefaultOptions()},
-		{"edges", "edges.default", privacy.DefaultOptions()},
-		{"edges", "edges.full", full},
-		{"edges", "edges.none", privacy.Options{}},
+		{[]string{"parallel"}, "parallel.default", privacy.DefaultOptions()},
+		{[]string{"edges"}, "edges.default", privacy.DefaultOptions()},
+		{[]string{"edges"}, "edges.full", full},
+		{[]string{"edges"}, "edges.none", privacy.Options{}},
+		// Two sessions, converted at once: delivered one after the other.
+		{[]string{"parallel", "edges"}, "both.default", privacy.DefaultOptions()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			files, err := importer.Find([]string{filepath.Join("testdata", tc.tree)})
+			var paths []string
+			for _, tree := range tc.trees {
+				paths = append(paths, filepath.Join("testdata", tree))
+			}
+			files, err := importer.Find(paths)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +71,13 @@ func TestImportGolden(t *testing.T) {
 				t.Fatalf("only %d envelopes", n)
 			}
 			path := filepath.Join("testdata", "golden", tc.name+".jsonl")
-			if *update {
+			if tc.name == "both.default" {
+				// edges sorts first (Find orders by path)
+				a, _ := os.ReadFile(filepath.Join("testdata", "golden", "edges.default.jsonl"))
+				b, _ := os.ReadFile(filepath.Join("testdata", "golden", "parallel.default.jsonl"))
+				path = filepath.Join(t.TempDir(), "both.jsonl")
+				os.WriteFile(path, append(a, b...), 0o644)
+			} else if *update {
 				if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -27,9 +27,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hookwatch/hookwatch/claudecode"
@@ -44,9 +46,10 @@ type Options struct {
 	// privacy rules. Its Deliver is not used.
 	Pipeline *ingest.Pipeline
 	// Deliver takes each batch of envelopes; the batch's offsets are kept
-	// only once it returns nil. Nil with DryRun. It is called on a
-	// goroutine of Run's own, one batch at a time and in order, while Run
-	// makes the next batch; the batch is Deliver's to keep.
+	// only once it returns nil. Nil with DryRun. It is called on Run's
+	// goroutine, one batch at a time, while workers make the next
+	// batches: a session's batches in its files' order, the sessions one
+	// after the other. The batch is Deliver's to keep.
 	Deliver func(ctx context.Context, envs []event.Envelope) error
 	// StatePath is the file that keeps each transcript's offset; "" reads
 	// every file from its start and keeps nothing.
@@ -55,8 +58,8 @@ type Options struct {
 	DryRun bool
 	// BatchSize is the most envelopes per Deliver call; 0 means 500.
 	BatchSize int
-	// Progress, when set, is called once each file is delivered, on the
-	// goroutine that calls Deliver.
+	// Progress, when set, is called once each file is delivered, on Run's
+	// goroutine.
 	Progress func(Progress)
 	// Known returns what is already stored of a session (captured by
 	// hooks, or imported before), so that it is not sent twice; nil
@@ -266,102 +269,125 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 	for i, f := range files {
 		kept[i] = st.Files[f.Path]
 	}
-	// The batches are delivered in order by a goroutine of their own while
-	// the next ones are made, so that the import's work and the
-	// collector's overlap. A file's offset is kept (and the progress told)
-	// by that goroutine once the file's last batch is delivered; st and
-	// prog are its alone until it ends. The state holds every file's
-	// offset: written after each file, a tree of thousands of files would
-	// write it thousands of times (quadratic), so it is saved at most
-	// every saveEvery and at the end. What is read after the last save is
-	// read again by a run that follows a crash, and deduplicated by the
-	// envelopes' ids.
-	d := newDeliverer(ctx, opt)
+	// The files of a session are converted in order, by one worker; the
+	// sessions are converted by as many workers as there are CPUs, and
+	// their batches delivered on this goroutine, a session after the
+	// other, while the next are made, so that the import's work and the
+	// collector's overlap. A file's offset is kept (and the summary and
+	// the progress counted) here once the file's last batch is delivered:
+	// st, sum and prog are not the workers'. The
+	// state holds every file's offset: written after each file, a tree of
+	// thousands of files would write it thousands of times (quadratic), so
+	// it is saved at most every saveEvery and at the end. What is read
+	// after the last save is read again by a run that follows a crash,
+	// and deduplicated by the envelopes' ids.
 	saved, dirty := time.Now(), false
 	save := func() error {
 		saved, dirty = time.Now(), false
 		return st.save(opt.StatePath)
 	}
+	sessions := map[string]bool{}
+	d := newDeliverer(ctx, opt)
 	defer func() {
-		derr := d.finish()
-		if err == nil || errors.Is(err, errDelivery) {
-			err = derr
-		}
 		// The files imported before an error or a cancellation are kept.
 		if dirty {
 			if serr := save(); err == nil {
 				err = serr
 			}
 		}
+		for s := range sessions {
+			sum.Sessions = append(sum.Sessions, s)
+		}
+		slices.Sort(sum.Sessions)
 	}()
-	sessions := map[string]bool{}
-	known := map[string]*Known{}
-	for i, f := range files {
-		if err := ctx.Err(); err != nil {
-			return sum, err
+	convert := func(j *job) error {
+		k := newKnown()
+		if opt.Known != nil {
+			var err error
+			if k, err = opt.Known(ctx, files[j.files[0]].SessionID); err != nil {
+				return fmt.Errorf("cannot read what is stored of session %s: %w", files[j.files[0]].SessionID, err)
+			}
 		}
-		fs := kept[i]
-		if fs.Offset > sizes[i] {
-			fs = fileState{}
-		}
-		k := known[f.SessionID]
-		if k == nil {
-			k = newKnown()
-			if opt.Known != nil {
-				if k, err = opt.Known(ctx, f.SessionID); err != nil {
-					return sum, fmt.Errorf("cannot read what is stored of session %s: %w", f.SessionID, err)
+		for _, i := range j.files {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			f := files[i]
+			fs := kept[i]
+			if fs.Offset > sizes[i] {
+				fs = fileState{}
+			}
+			var fsum Summary // this file's, counted once it is delivered
+			c := &converter{file: f, prompt: fs.Prompt, open: fs.Open, started: fs.Offset > 0, known: k, pl: opt.Pipeline, counts: map[string]int{}}
+			if f.AgentID == "" && fs.Offset == 0 {
+				c.copied = forkCopies(f)
+			}
+			if f.AgentID != "" {
+				c.meta = ingest.ReadSubagentMeta(&event.Payload{Common: event.Common{TranscriptPath: f.MainPath, SessionID: f.SessionID, AgentID: f.AgentID}})
+			}
+			n, read, err := c.readFrom(fs.Offset, func(envs []event.Envelope) error {
+				return d.send(j, delivery{envs: envs, path: f.Path})
+			}, batch, &fsum)
+			if err != nil {
+				if errors.Is(err, errDelivery) {
+					return err
 				}
+				return fmt.Errorf("cannot import %s: %w", f.Path, err)
 			}
-			known[f.SessionID] = k
-		}
-		c := &converter{file: f, prompt: fs.Prompt, open: fs.Open, started: fs.Offset > 0, known: k, pl: opt.Pipeline, counts: sum.Envelopes}
-		if f.AgentID == "" && fs.Offset == 0 {
-			c.copied = forkCopies(f)
-		}
-		if f.AgentID != "" {
-			c.meta = ingest.ReadSubagentMeta(&event.Payload{Common: event.Common{TranscriptPath: f.MainPath, SessionID: f.SessionID, AgentID: f.AgentID}})
-		}
-		n, read, err := c.readFrom(fs.Offset, func(envs []event.Envelope) error {
-			return d.send(delivery{envs: envs, path: f.Path})
-		}, batch, &sum)
-		sum.Files++
-		sum.Bytes += read
-		for _, s := range c.sessions {
-			sessions[s] = true
-		}
-		if err != nil {
-			if errors.Is(err, errDelivery) {
-				return sum, err
-			}
-			return sum, fmt.Errorf("cannot import %s: %w", f.Path, err)
-		}
-		path, done := f.Path, fileState{Offset: n, Prompt: c.prompt, Open: c.open}
-		err = d.send(delivery{path: path, after: func() error {
-			prog.FilesDone++
-			prog.BytesDone += read
-			if !opt.DryRun {
-				st.Files[path] = done
-				dirty = true
-				if time.Since(saved) >= saveEvery {
-					if err := save(); err != nil {
-						return err
+			done := fileState{Offset: n, Prompt: c.prompt, Open: c.open}
+			err = d.send(j, delivery{path: f.Path, after: func() error {
+				sum.Files++
+				sum.Bytes += read
+				sum.Records += fsum.Records
+				sum.Skipped += fsum.Skipped
+				for name, n := range c.counts {
+					sum.Envelopes[name] += n
+				}
+				for _, s := range c.sessions {
+					sessions[s] = true
+				}
+				prog.FilesDone++
+				prog.BytesDone += read
+				if !opt.DryRun {
+					st.Files[f.Path] = done
+					dirty = true
+					if time.Since(saved) >= saveEvery {
+						if err := save(); err != nil {
+							return err
+						}
 					}
 				}
+				if opt.Progress != nil {
+					opt.Progress(prog)
+				}
+				return nil
+			}})
+			if err != nil {
+				return err
 			}
-			if opt.Progress != nil {
-				opt.Progress(prog)
-			}
-			return nil
-		}})
-		if err != nil {
-			return sum, err
 		}
+		return nil
 	}
-	for s := range sessions {
-		sum.Sessions = append(sum.Sessions, s)
+	err = d.run(ctx, sessionJobs(files), convert)
+	return sum, err
+}
+
+// sessionJobs groups files by session, each session's in Find's order (its
+// main transcript, then its subagents'), the sessions in the order of their
+// first file.
+func sessionJobs(files []claudecode.TranscriptFile) []*job {
+	var jobs []*job
+	bySession := map[string]*job{}
+	for i, f := range files {
+		j := bySession[f.SessionID]
+		if j == nil {
+			j = &job{}
+			bySession[f.SessionID] = j
+			jobs = append(jobs, j)
+		}
+		j.files = append(j.files, i)
 	}
-	slices.Sort(sum.Sessions)
-	return sum, nil
+	return jobs
 }
 
 // errDelivery stands for the delivery's error, which Run returns instead.
@@ -375,25 +401,84 @@ type delivery struct {
 	after func() error
 }
 
-// deliverer runs Options.Deliver on a goroutine of its own, in order.
+// job is the files of one session (indices in Run's files), converted in
+// order by one worker.
+type job struct {
+	files []int
+	out   chan delivery // closed when the job ends
+	err   error         // why it ended early, read once out is closed
+}
+
+// deliverer converts jobs on workers and runs Options.Deliver and each
+// delivery's after on a goroutine of its own, in the jobs' order.
 type deliverer struct {
-	items  chan delivery
+	opt    Options
+	ctx    context.Context
 	failed chan struct{} // closed when err is set
-	done   chan struct{} // closed when the goroutine ends
 	err    error
 }
 
 func newDeliverer(ctx context.Context, opt Options) *deliverer {
-	d := &deliverer{items: make(chan delivery, 2), failed: make(chan struct{}), done: make(chan struct{})}
+	return &deliverer{ctx: ctx, opt: opt, failed: make(chan struct{})}
+}
+
+// send queues it from j's worker; it fails with errDelivery once a
+// delivery has failed.
+func (d *deliverer) send(j *job, it delivery) error {
+	select {
+	case j.out <- it:
+		return nil
+	case <-d.failed:
+		return errDelivery
+	}
+}
+
+func (d *deliverer) fail(err error) {
+	if d.err == nil {
+		d.err = err
+		close(d.failed)
+	}
+}
+
+// run converts the jobs with convert, as many at once as there are CPUs,
+// delivers what they make in their order, and returns the first error.
+// At most one job per worker and a few batches of each are held.
+func (d *deliverer) run(ctx context.Context, jobs []*job, convert func(*job) error) error {
+	workers := min(runtime.GOMAXPROCS(0), len(jobs))
+	work := make(chan *job)
+	ordered := make(chan *job, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				j.err = convert(j)
+				close(j.out)
+			}
+		}()
+	}
 	go func() {
-		defer close(d.done)
-		for it := range d.items {
+		defer close(work)
+		defer close(ordered)
+		for _, j := range jobs {
+			j.out = make(chan delivery, 2)
+			select {
+			case ordered <- j:
+			case <-d.failed:
+				return
+			}
+			work <- j
+		}
+	}()
+	for j := range ordered {
+		for it := range j.out {
 			if d.err != nil {
-				continue // drained: the sender stops at failed
+				continue // drained: the worker stops at failed
 			}
 			var err error
-			if len(it.envs) > 0 && !opt.DryRun && opt.Deliver != nil {
-				if err = opt.Deliver(ctx, it.envs); err != nil {
+			if len(it.envs) > 0 && !d.opt.DryRun && d.opt.Deliver != nil {
+				if err = d.opt.Deliver(ctx, it.envs); err != nil {
 					err = fmt.Errorf("cannot import %s: %w", it.path, err)
 				}
 			}
@@ -401,29 +486,14 @@ func newDeliverer(ctx context.Context, opt Options) *deliverer {
 				err = it.after()
 			}
 			if err != nil {
-				d.err = err
-				close(d.failed)
+				d.fail(err)
 			}
 		}
-	}()
-	return d
-}
-
-// send queues it; it fails with errDelivery once a delivery has failed.
-func (d *deliverer) send(it delivery) error {
-	select {
-	case d.items <- it:
-		return nil
-	case <-d.failed:
-		return errDelivery
+		if j.err != nil && !errors.Is(j.err, errDelivery) {
+			d.fail(j.err)
+		}
 	}
-}
-
-// finish waits for what is queued to be delivered and returns the first
-// error.
-func (d *deliverer) finish() error {
-	close(d.items)
-	<-d.done
+	wg.Wait()
 	return d.err
 }
 
