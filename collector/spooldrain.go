@@ -111,8 +111,15 @@ func (s *Server) drainOnce(ctx context.Context, sp *spool.Spool, tail *spool.Tai
 		}
 		return nil
 	})
-	if n > 0 {
+	switch {
+	case n >= spool.DefaultBatch:
+		// A backlog: what hooks spooled while no collector ran.
 		s.log.Info("delivered spooled events", "events", n)
+	case n > 0:
+		// The hand-off of an attached collector, one event or a few at a
+		// time: a line for each would fill the log with every session's
+		// events, and cost a formatted write per event.
+		s.log.Debug("delivered spooled events", "events", n)
 	}
 	return err
 }

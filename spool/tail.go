@@ -10,11 +10,18 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // DefaultRotateBytes is the size past which a Tail hands the active segment
 // over to the claim of Drain (see Tail).
 const DefaultRotateBytes = 1 << 20
+
+// leftoverEvery is how often a Tail looks for segments left by drains that
+// failed or died, besides its first pass and whenever a drainer claimed the
+// segment it followed: listing the directory for every event would cost more
+// than reading the event.
+const leftoverEvery = time.Second
 
 // tailName is the file in which a Tail publishes how far it has delivered the
 // active segment, for Stats.
@@ -59,6 +66,7 @@ type Tail struct {
 	dev, ino uint64 // its device and inode
 	off      int64  // bytes of it delivered, up to a line's end
 	rotateAt int64
+	listed   time.Time     // when it last looked for leftover segments; zero: at the next pass
 	br       *bufio.Reader // reused from pass to pass
 	mark     int           // the tail file, open for writing; -1 until needed
 	marked   int64         // the offset last published, -1 if none
@@ -74,7 +82,11 @@ func (s *Spool) Tail() *Tail {
 // Drain delivers what is pending, as Spool.Drain does and with the same
 // contract for deliver and for errors: first the segments claimed by drains
 // that failed or died, then the active segment from the Tail's offset,
-// rotating it when it has grown past its size.
+// rotating it when it has grown past its size. It looks for such leftover
+// segments on its first pass, after a drainer claimed the segment it
+// followed or a pass failed, and otherwise at most once a second: they are
+// rare (another drainer's failure or crash), and listing the directory for
+// every event would cost more than reading the event.
 func (t *Tail) Drain(ctx context.Context, max int, deliver func(records [][]byte) error) (delivered int, err error) {
 	if max <= 0 {
 		max = DefaultBatch
@@ -82,9 +94,17 @@ func (t *Tail) Drain(ctx context.Context, max int, deliver func(records [][]byte
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	left, err := t.s.segments()
-	if err != nil {
-		return 0, err
+	defer func() {
+		if err != nil {
+			t.listed = time.Time{} // a rotation may have left its segment
+		}
+	}()
+	var left []string
+	if now := time.Now(); t.fd < 0 || now.Sub(t.listed) >= leftoverEvery {
+		if left, err = t.s.segments(); err != nil {
+			return 0, err
+		}
+		t.listed = now
 	}
 	for _, name := range left {
 		if err := ctx.Err(); err != nil {
@@ -120,7 +140,11 @@ func (t *Tail) follow(ctx context.Context, max int, deliver func([][]byte) error
 	// same device and inode at the path mean the same file.
 	if t.fd < 0 || st.Ino != t.ino || st.Dev != t.dev {
 		// Another segment than the one the offset belongs to: a drainer
-		// claimed ours, and every record written to it is its to deliver.
+		// claimed ours, and every record written to it is its to deliver
+		// (if it fails, its segment is left: look for it next time).
+		if t.fd >= 0 {
+			t.listed = time.Time{}
+		}
 		t.closeSegment()
 		fd, err := openFile(t.s.current, syscall.O_RDONLY, 0)
 		if err != nil {
@@ -214,6 +238,7 @@ func (t *Tail) rotate(ctx context.Context, max int, deliver func([][]byte) error
 func (t *Tail) forget() {
 	t.closeSegment()
 	t.dev, t.ino, t.off = 0, 0, 0
+	t.listed = time.Time{}
 }
 
 func (t *Tail) closeSegment() {
@@ -290,7 +315,17 @@ func (t *Tail) close() {
 // formatTail returns the tail file's content: device, inode and offset, each
 // padded to a fixed width so that an overwrite leaves no older bytes behind.
 func formatTail(dev, ino uint64, off int64) []byte {
-	return fmt.Appendf(nil, "%20d %20d %20d\n", dev, ino, off)
+	b := make([]byte, 0, 63)
+	for i, v := range [3]uint64{dev, ino, uint64(off)} {
+		var num [20]byte
+		d := strconv.AppendUint(num[:0], v, 10)
+		for range 20 - len(d) {
+			b = append(b, ' ')
+		}
+		b = append(b, d...)
+		b = append(b, " \n"[min(i/2, 1)])
+	}
+	return b
 }
 
 // tailOf returns the offset of the segment dev, ino that the tail file says

@@ -313,3 +313,48 @@ func BenchmarkTailOne(b *testing.B) {
 		}
 	}
 }
+
+// TestTailFindsLeftoverOfAnotherDrainer: a drainer that claims the followed
+// segment and fails leaves it; the Tail, which looks for leftovers only now
+// and then, looks again once it sees its segment claimed.
+func TestTailFindsLeftoverOfAnotherDrainer(t *testing.T) {
+	s := attached(t)
+	tl := s.Tail()
+	defer tl.close()
+	mustAppend(t, s, rec("a"))
+	tailIDs(t, tl, 0)
+	mustAppend(t, s, rec("b"))
+	if _, err := s.Drain(context.Background(), 0, func([][]byte) error { return errCollectorDown }); !errors.Is(err, errCollectorDown) {
+		t.Fatalf("Drain = %v", err)
+	}
+	mustAppend(t, s, rec("c"))
+	got := tailIDs(t, tl, 0)
+	got = append(got, tailIDs(t, tl, 0)...)
+	for _, id := range []string{"b", "c"} {
+		if !slices.Contains(got, id) {
+			t.Errorf("two passes delivered %q, want %s among them", got, id)
+		}
+	}
+	if segs := segmentsOf(t, s); len(segs) != 0 {
+		t.Errorf("left segments %q", segs)
+	}
+}
+
+func TestFormatTail(t *testing.T) {
+	for _, v := range [][3]uint64{{0, 0, 0}, {2049, 1234567, 42}, {1<<64 - 1, 1<<64 - 1, 1<<63 - 1}} {
+		dir := t.TempDir()
+		b := formatTail(v[0], v[1], int64(v[2]))
+		if len(b) != 63 || b[62] != '\n' {
+			t.Fatalf("formatTail(%v) = %q, want 63 bytes ending in a newline", v, b)
+		}
+		if err := os.WriteFile(filepath.Join(dir, tailName), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := tailOf(dir, v[0], v[1]); got != int64(v[2]) {
+			t.Errorf("tailOf(formatTail(%v)) = %d", v, got)
+		}
+		if got := tailOf(dir, v[0], v[1]+1); got != 0 {
+			t.Errorf("tailOf for another inode = %d, want 0", got)
+		}
+	}
+}

@@ -1,10 +1,10 @@
 // Command bench runs hookwatch's benchmarks and prints their figures:
 // medians and ratios measured side by side in one run, never pass/fail.
 //
-//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|team|export|all]
+//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|trickle|team|export|all]
 //
 // It lives here rather than in the hookwatch binary because the hook,
-// policy, abuse, model and session benchmarks build the binaries they measure (and the floor program)
+// policy, abuse, model, session and trickle benchmarks build the binaries they measure (and the floor program)
 // from the repository with the Go toolchain: the shipped binary must not need
 // one for any of its subcommands.
 package main
@@ -44,18 +44,18 @@ func main() {
 // errUsage marks an error caused by bad arguments: exit code 2.
 var errUsage = errors.New("usage error")
 
-// run is `bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|team|export|all]`.
+// run is `bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|trickle|team|export|all]`.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|team|export|all]\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|trickle|team|export|all]\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	repo := fs.String("repo", ".", "repository root to build the binaries from (hook, policy and abuse benchmarks)")
+	repo := fs.String("repo", ".", "repository root to build the binaries from (hook, policy, abuse, session and trickle benchmarks)")
 	runs := fs.Int("runs", 200, "runs of each command per round (hook and policy benchmarks)")
-	rounds := fs.Int("rounds", 1, "rounds of runs; verdicts use the median of the rounds' medians (hook and policy benchmarks; session: default 5; metrics: runs each way, default 3; export: ingest runs with and without the audit directory, default 3)")
-	events := fs.Int("events", 0, "events to ingest (ingest, metrics), to hold in the database (query) of each session (model) or of the exported session (export); 0 = the benchmark's default")
+	rounds := fs.Int("rounds", 1, "rounds of runs; verdicts use the median of the rounds' medians (hook and policy benchmarks; session: default 5; trickle: default 3; metrics: runs each way, default 3; export: ingest runs with and without the audit directory, default 3)")
+	events := fs.Int("events", 0, "events to ingest (ingest, metrics), to hold in the database (query) of each session (model) or of the exported session (export), hooks per round (trickle); 0 = the benchmark's default")
 	sessions := fs.String("sessions", "1,3", "concurrent sessions of each run (model benchmark), comma-separated")
 	rate := fs.Int("rate", 5000, "events per second sent in all (model benchmark; team: its failover run)")
 	claude := fs.String("claude", "", "the Claude Code binary (session benchmark); default $HOOKWATCH_CLAUDE_BIN, else what scripts/install-claude.sh installs")
@@ -148,6 +148,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			return bench.Session(ctx, stdout, bench.SessionOptions{Repo: *repo, Claude: *claude, Rounds: r})
 		},
+		"trickle": func() error {
+			r := *rounds
+			if !roundsSet {
+				r = 0 // the benchmark's default
+			}
+			return bench.Trickle(ctx, stdout, bench.TrickleOptions{Repo: *repo, Events: *events, Rounds: r})
+		},
 		"export": func() error {
 			r := *rounds
 			if !roundsSet {
@@ -161,10 +168,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 	}
 	// team needs PostgreSQL's server: it runs only when named.
-	order := []string{"hook", "policy", "ingest", "query", "model", "metrics", "shell", "abuse", "import", "otlp", "session", "export"}
+	order := []string{"hook", "policy", "ingest", "query", "model", "metrics", "shell", "abuse", "import", "otlp", "session", "trickle", "export"}
 	if which != "all" {
 		if _, ok := benchmarks[which]; !ok {
-			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query, model, metrics, shell, abuse, import, otlp, session, team, export or all)", errUsage, which)
+			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query, model, metrics, shell, abuse, import, otlp, session, trickle, team, export or all)", errUsage, which)
 		}
 		order = []string{which}
 	}
