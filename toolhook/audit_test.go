@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -110,4 +112,88 @@ func TestAuditTrail(t *testing.T) {
 	if err := json.Unmarshal(deploy.Decision, &d); err != nil || deploy.Status != "denied" || d.Action != "deny" || d.Reason != "no deploys on Fridays" {
 		t.Fatalf("denied call: %+v, decision %s", deploy, deploy.Decision)
 	}
+}
+
+// TestAuditRecorderConcurrent records the calls of agents running at once
+// through one AuditRecorder: the trail verifies, holds every call once and
+// both of its events, the events' seq counts the lines, and each call's
+// PreToolUse comes before the event that ended it.
+func TestAuditRecorderConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	w, err := audit.NewWriter(dir, audit.WriterOptions{UniqueCalls: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rec := NewAuditRecorder(w, AuditOptions{BatchSize: 7})
+	x := &Executor{Recorder: rec, SessionID: "go-agents", Tools: map[string]Tool{"Bash": echo}}
+	const agents, calls = 8, 50
+	var wg sync.WaitGroup
+	for a := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := SpawnAgent(context.Background(), fmt.Sprintf("worker-%d", a), "checker")
+			for i := range calls {
+				x.Call(ctx, "Bash", map[string]any{"command": fmt.Sprintf("echo %d %d", a, i)})
+			}
+		}()
+	}
+	wg.Wait()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	reports, err := audit.Verify(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range reports {
+		if r.Problem != nil {
+			t.Fatal(audit.Summary(r))
+		}
+	}
+	sdir := filepath.Join(dir, audit.SessionDir("go-agents"))
+	events := readRecords[audit.Event](t, filepath.Join(sdir, audit.EventsFile))
+	if len(events) != 2*agents*calls {
+		t.Fatalf("%d events, want %d", len(events), 2*agents*calls)
+	}
+	pre := map[string]bool{}
+	for i, e := range events {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("line %d has seq %d", i+1, e.Seq)
+		}
+		switch e.Event {
+		case "PreToolUse":
+			pre[e.ToolUseID] = true
+		case "PostToolUse":
+			if !pre[e.ToolUseID] {
+				t.Fatalf("line %d: the PostToolUse of %s before its PreToolUse", i+1, e.ToolUseID)
+			}
+			delete(pre, e.ToolUseID)
+		}
+	}
+	ids := map[string]bool{}
+	for _, c := range readRecords[audit.ToolCall](t, filepath.Join(sdir, audit.ToolCallsFile)) {
+		ids[c.ToolUseID] = true
+	}
+	if len(pre) != 0 || len(ids) != agents*calls {
+		t.Fatalf("%d calls without their end, %d distinct calls recorded, want %d", len(pre), len(ids), agents*calls)
+	}
+}
+
+func readRecords[R any](t *testing.T, path string) []R {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []R
+	for line := range bytes.Lines(data) {
+		var r R
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
 }
