@@ -66,6 +66,10 @@ func TestFiles(t *testing.T) {
 	}
 	check := func(s *testServer, session string, want ...stale.Recorded) {
 		t.Helper()
+		// The endpoint reads the model as stored, without waiting: a read
+		// of the session waits for its events to be applied.
+		var view map[string]any
+		s.getJSON(t, "/v1/sessions/"+session, &view)
 		var resp collector.FilesResponse
 		s.getJSON(t, "/v1/sessions/"+session+"/files", &resp)
 		if len(resp.Files) != len(want) || resp.Truncated {

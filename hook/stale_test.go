@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -62,6 +63,14 @@ func TestStaleGuard(t *testing.T) {
 		in := map[string]any{"file_path": p}
 		run(cfg, payload("hook_event_name", "PreToolUse", "tool_name", "Read", "tool_input", in, "tool_use_id", id))
 		run(cfg, payload("hook_event_name", "PostToolUse", "tool_name", "Read", "tool_input", in, "tool_use_id", id, "tool_response", map[string]any{}))
+	}
+	// The guard reads the model as stored: wait, as a read of the session
+	// does, for the reads to be applied (at a real resume they were long
+	// since).
+	if res, err := http.Get(hs.URL + "/v1/sessions/" + session); err != nil || res.StatusCode != 200 {
+		t.Fatalf("GET the session: %v %v", res, err)
+	} else {
+		res.Body.Close()
 	}
 	resume := payload("hook_event_name", "SessionStart", "source", "resume")
 	if res := run(cfg, resume); len(res.Stdout) != 0 || res.Err != nil {
