@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -95,7 +96,41 @@ const (
 
 // rowStmts are the prepared statements of one rowTable.
 type rowStmts struct {
-	chunk, one, replace *sql.Stmt // upsertSQL(modelChunkRows), upsertSQL(1), replaceSQL()
+	chunk, replace *sql.Stmt // upsertSQL(modelChunkRows), replaceSQL()
+	// pow2[k] is upsertSQL(1<<k). A round's rows past its last chunk are
+	// written in pieces of those sizes, at most modelPow2Sizes statements,
+	// rather than one statement per row: each statement run costs more
+	// than a row.
+	pow2 [modelPow2Sizes]*sql.Stmt
+}
+
+// modelPow2Sizes covers every part shorter than modelChunkRows.
+const modelPow2Sizes = 7 // 1 … 64 rows
+
+// sized returns the statement for a part of n rows, the chunk or the
+// largest power of two not above n, and the number of rows it writes.
+func (r *rowStmts) sized(n int) (*sql.Stmt, int) {
+	if n >= modelChunkRows {
+		return r.chunk, modelChunkRows
+	}
+	k := bits.Len(uint(n)) - 1
+	return r.pow2[k], 1 << k
+}
+
+func (r *rowStmts) all() []**sql.Stmt {
+	out := []**sql.Stmt{&r.chunk, &r.replace}
+	for k := range r.pow2 {
+		out = append(out, &r.pow2[k])
+	}
+	return out
+}
+
+func (t rowTable) queries() []string {
+	out := []string{t.upsertSQL(modelChunkRows), t.replaceSQL()}
+	for k := range modelPow2Sizes {
+		out = append(out, t.upsertSQL(1<<k))
+	}
+	return out
 }
 
 // modelStmts are the writer's prepared statements of PutModel, made on
@@ -106,8 +141,8 @@ type modelStmts struct {
 }
 
 func (s *modelStmts) all() []**sql.Stmt {
-	return []**sql.Stmt{&s.session, &s.resetAgents, &s.resetCalls,
-		&s.agents.chunk, &s.agents.one, &s.agents.replace, &s.calls.chunk, &s.calls.one, &s.calls.replace}
+	out := []**sql.Stmt{&s.session, &s.resetAgents, &s.resetCalls}
+	return append(append(out, s.agents.all()...), s.calls.all()...)
 }
 
 func (s *modelStmts) close() {
@@ -124,9 +159,8 @@ func (db *DB) prepareModel(ctx context.Context) error {
 		return nil
 	}
 	var s modelStmts
-	queries := []string{upsertModelSessionSQL, resetAgentsSQL, resetToolCallsSQL,
-		agentTable.upsertSQL(modelChunkRows), agentTable.upsertSQL(1), agentTable.replaceSQL(),
-		toolCallTable.upsertSQL(modelChunkRows), toolCallTable.upsertSQL(1), toolCallTable.replaceSQL()}
+	queries := []string{upsertModelSessionSQL, resetAgentsSQL, resetToolCallsSQL}
+	queries = append(append(queries, agentTable.queries()...), toolCallTable.queries()...)
 	for i, dst := range s.all() {
 		st, err := db.writer.PrepareContext(ctx, queries[i])
 		if err != nil {
@@ -185,7 +219,13 @@ func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
 			return fmt.Errorf("session %q: %w", m.SessionID, err)
 		}
 	}
-	bound := func(r rowStmts) rowStmts { return rowStmts{st(r.chunk), st(r.one), st(r.replace)} }
+	bound := func(r rowStmts) rowStmts {
+		b := rowStmts{chunk: st(r.chunk), replace: st(r.replace)}
+		for k, p := range r.pow2 {
+			b.pow2[k] = st(p)
+		}
+		return b
+	}
 	err = putRows(ctx, bound(db.model.agents), b.Agents,
 		func(a store.AgentRow) rowKey { return rowKey{a.SessionID, a.AgentID} },
 		func(args []any, a store.AgentRow) []any {
@@ -217,7 +257,7 @@ func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
 type rowKey struct{ session, id string }
 
 // putRows writes rows in the two steps described at rowTable: chunks of
-// modelChunkRows rows, then the rest one by one, then the replace of the
+// modelChunkRows rows, then the rest in pieces of powers of two, then the replace of the
 // rows the first step left alone. A key given twice is written once, with
 // its last row, so that no statement meets a key twice.
 func putRows[R any](ctx context.Context, st rowStmts, rows []R, key func(R) rowKey, bind func([]any, R) []any) error {
@@ -240,10 +280,7 @@ func putRows[R any](ctx context.Context, st rowStmts, rows []R, key func(R) rowK
 	written := make(map[rowKey]bool, len(rows))
 	var args []any
 	for todo := rows; len(todo) > 0; {
-		stmt, n := st.chunk, modelChunkRows
-		if len(todo) < modelChunkRows {
-			stmt, n = st.one, 1
-		}
+		stmt, n := st.sized(len(todo))
 		args = args[:0]
 		for _, r := range todo[:n] {
 			args = bind(args, r)
