@@ -123,7 +123,11 @@ func Open(path string) (*DB, error) {
 }
 
 // checkpointInterval is the least time between two background checkpoints.
-const checkpointInterval = 100 * time.Millisecond
+// A checkpoint copies each page the WAL holds once, however many commits
+// wrote it: the pages every commit touches (the right edge of the events
+// and their indexes, the sessions' rows, the model's) are copied once a
+// second rather than ten times. The WAL holds about a second of writes.
+const checkpointInterval = time.Second
 
 // checkpointLoop runs a PASSIVE checkpoint after commits, at most every
 // checkpointInterval. PASSIVE never blocks the writer or the readers; once a
