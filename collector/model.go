@@ -70,6 +70,8 @@ const (
 	modelCacheBytes = 512 << 20
 	// staleBatch is the page size of the stale sessions read at start.
 	staleBatch = 500
+	// staleLoads is how many stale sessions one round loads at most.
+	staleLoads = 32
 	// maxKnownSessions bounds the session → group key memo.
 	maxKnownSessions = 100_000
 	// modelFlushWait bounds the last round at stop.
@@ -325,8 +327,23 @@ func (m *modeler) wait(ctx context.Context, id, key string) bool {
 
 // markStale queues every session whose model is missing or older than its
 // events: what was committed while no modeler ran (a crash, an upgrade).
+//
+// They are loaded most recently active first, staleLoads per round, so that
+// after a takeover the sessions being worked on are current first and the
+// events arriving meanwhile are not held behind every stale session.
 func (m *modeler) markStale(ctx context.Context) {
 	after := ""
+	var stale []store.Session
+	defer func() {
+		slices.SortStableFunc(stale, func(a, b store.Session) int { return b.LastEventAt.Compare(a.LastEventAt) })
+		m.mu.Lock()
+		for _, s := range stale {
+			m.loads = append(m.loads, s.ID)
+			m.pending[s.ID]++
+		}
+		m.mu.Unlock()
+		m.poke()
+	}()
 	for {
 		page, err := m.st.StaleModels(ctx, after, staleBatch)
 		if err != nil {
@@ -338,13 +355,7 @@ func (m *modeler) markStale(ctx context.Context) {
 		if len(page) == 0 {
 			return
 		}
-		m.mu.Lock()
-		for _, s := range page {
-			m.loads = append(m.loads, s.ID)
-			m.pending[s.ID]++
-		}
-		m.mu.Unlock()
-		m.poke()
+		stale = append(stale, page...)
 		after = page[len(page)-1].ID
 	}
 }
@@ -403,6 +414,11 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	m.queue = nil
 	loads := m.loads
 	m.loads = nil
+	if len(loads) > staleLoads && !all {
+		// The rest wait for the next rounds, in order.
+		loads, m.loads = loads[:staleLoads], slices.Clone(loads[staleLoads:])
+	}
+	moreLoads := len(m.loads) > 0
 	m.mu.Unlock()
 
 	now := time.Now()
@@ -428,6 +444,10 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 			oldest = minTime(oldest, p.arrived)
 		}
 		wait, again = max(modelHold-now.Sub(oldest), time.Millisecond), true
+	}
+	if moreLoads {
+		wait, again = time.Millisecond, true
+		loads = m.promoteLoads(ready, loads)
 	}
 	if len(ready) == 0 && len(loads) == 0 {
 		return wait, again
@@ -482,6 +502,27 @@ func minTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// promoteLoads moves the stale sessions that ready has events of from the
+// loads still waiting to this round's: the load reads their stored events
+// with the new ones, so the session is current at once, and correct (the
+// new events alone would leave out what it had before).
+func (m *modeler) promoteLoads(ready []pendingEvent, loads []string) []string {
+	touched := make(map[string]bool, len(ready))
+	for i := range ready {
+		touched[ready[i].ev.SessionID] = true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.loads = slices.DeleteFunc(m.loads, func(id string) bool {
+		if touched[id] {
+			loads = append(loads, id)
+			return true
+		}
+		return false
+	})
+	return loads
 }
 
 // dedupe sorts ids in place and returns them without repeats.

@@ -502,3 +502,46 @@ func TestReadBound(t *testing.T) {
 		}
 	}
 }
+
+// TestDeriveManyStaleOnStart: more stale sessions than one round loads are
+// derived over several rounds, the most recently active first, and an event
+// arriving for a stale session still waiting its turn makes it current with
+// everything it had before: the model equals the one a collector derived
+// live from the same events.
+func TestDeriveManyStaleOnStart(t *testing.T) {
+	const sessions = 100
+	var old []event.Envelope
+	for i := range sessions {
+		sid := fmt.Sprintf("stale-%03d", i)
+		cwd := fmt.Sprintf("/work/p%d", i%3) // groups of many sessions
+		ms := i * 10_000
+		old = append(old,
+			synth(ms, "session_id", sid, "cwd", cwd, "hook_event_name", "SessionStart", "source", "startup"),
+			synth(ms+1, "session_id", sid, "cwd", cwd, "hook_event_name", "UserPromptSubmit", "prompt", "list the files"),
+			synth(ms+2, "session_id", sid, "cwd", cwd, "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", "toolu_"+sid, "tool_input", map[string]any{"command": "ls"}),
+			synth(ms+3, "session_id", sid, "cwd", cwd, "hook_event_name", "PostToolUse", "tool_name", "Bash", "tool_use_id", "toolu_"+sid, "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a\nb"}))
+	}
+	// The least recently active session goes on after the restart.
+	late := []event.Envelope{
+		synth(sessions*10_000, "session_id", "stale-000", "cwd", "/work/p0", "hook_event_name", "PreToolUse", "tool_name", "Read", "tool_use_id", "toolu_late", "tool_input", map[string]any{"file_path": "/work/p0/a"}),
+		synth(sessions*10_000+1, "session_id", "stale-000", "cwd", "/work/p0", "hook_event_name", "Stop"),
+	}
+	ref := newServer(t, collector.Config{})
+	ref.post(t, append(slices.Clone(old), late...), len(old)+len(late), 0)
+	want := derivedView(t, ref)
+
+	db := sqlite.MustOpenDB(t)
+	events := make([]store.Event, len(old))
+	for i, e := range old {
+		events[i] = storetest.MustEvent(t, e)
+	}
+	if _, err := db.Insert(context.Background(), events); err != nil {
+		t.Fatal(err)
+	}
+	s := newServerOn(t, collector.Config{}, db)
+	s.db = db
+	s.post(t, late, len(late), 0)
+	if got := derivedView(t, s); got != want {
+		t.Fatalf("after a start on %d stale sessions:\n%s\nwant, as derived live:\n%s", sessions, got, want)
+	}
+}
