@@ -4,20 +4,27 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/treewatch"
 )
 
 // follower is what following a client's growing files takes, the same for
 // Codex's rollouts (FollowRollouts) and Claude Code's transcripts
-// (FollowTranscripts): a look every interval walks dir for the files
-// match accepts and hands each one that grew since the last look to read.
-// A file last written before since is left alone until it grows (an old
-// session goes on); a file is read from where its reader stopped, the
-// reader leaving a torn last line for the next look. Between looks nothing
-// runs: an idle client costs one walk of dir per interval.
+// (FollowTranscripts): it hands each file under dir that match accepts and
+// that grew since it was last read to read. A file last written before
+// since is left alone until it grows (an old session goes on); a file is
+// read from where its reader stopped, the reader leaving a torn last line
+// for the next look.
+//
+// Where the platform tells which files change (treewatch: inotify on
+// Linux), a look reads only those, at most one look per interval, and an
+// idle client costs nothing; the whole tree is walked at the start, after
+// lost notifications, and every fullLook as a safety net. Elsewhere, or
+// while dir does not exist yet, each interval walks the tree.
 type follower struct {
 	dir      string
 	match    func(path string) bool
@@ -28,35 +35,95 @@ type follower struct {
 	// stored, and the file is handed over again at the next look.
 	read func(ctx context.Context, path string, size int64) bool
 	// sizes are the sizes of the files at their last read, -1 for one
-	// to read at the next look.
+	// to read at the next look; retry are those, for a look told of
+	// changes.
 	sizes map[string]int64
+	retry map[string]bool
 	warn  func(msg string, args ...any)
 	what  string // the files, for the log
 }
 
+// fullLook is how often a follower told of changes walks its whole tree
+// anyway.
+const fullLook = 5 * time.Minute
+
 // run looks at the files until ctx ends.
 func (f *follower) run(ctx context.Context) {
-	f.sizes = map[string]int64{}
-	t := time.NewTicker(f.interval)
-	defer t.Stop()
+	f.sizes, f.retry = map[string]int64{}, map[string]bool{}
+	var (
+		w        *treewatch.Watcher
+		canWatch = true
+		walked   time.Time
+	)
 	for {
-		f.look(ctx)
+		if w == nil && canWatch {
+			if _, err := os.Stat(f.dir); err == nil {
+				// Watch first, then walk: nothing written in between is
+				// missed.
+				w, err = treewatch.New(ctx, f.dir)
+				canWatch = err == nil
+			}
+		}
+		if w == nil {
+			f.walk(ctx, f.dir)
+		} else if c := w.Take(); c.Overflow || walked.IsZero() || time.Since(walked) >= fullLook {
+			f.walk(ctx, f.dir)
+			walked = time.Now()
+		} else {
+			for p := range f.retry {
+				c.Paths = append(c.Paths, p)
+			}
+			clear(f.retry)
+			for _, p := range c.Paths {
+				f.lookAt(ctx, p)
+			}
+		}
+		next := time.NewTimer(f.interval)
+		if w != nil {
+			// Until something changes (or the next full walk), then at
+			// least an interval after this look.
+			full := time.NewTimer(fullLook - time.Since(walked))
+			select {
+			case <-ctx.Done():
+			case _, ok := <-w.Wake():
+				if !ok {
+					w, canWatch = nil, false // the watch failed: poll
+				}
+			case <-full.C:
+			}
+			full.Stop()
+		}
 		select {
 		case <-ctx.Done():
+			next.Stop()
 			return
-		case <-t.C:
+		case <-next.C:
 		}
 	}
 }
 
-// look hands every file that grew since the last look to read.
-func (f *follower) look(ctx context.Context) {
-	err := filepath.WalkDir(f.dir, func(path string, d fs.DirEntry, err error) error {
+// lookAt looks at one path a notification named: a file, or a directory
+// created (walked: its files may predate its watch).
+func (f *follower) lookAt(ctx context.Context, path string) {
+	info, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return // gone since
+	case info.IsDir():
+		f.walk(ctx, path)
+	case info.Mode().IsRegular() && f.match(path):
+		f.check(ctx, path, info)
+	}
+}
+
+// walk looks at every file below root.
+func (f *follower) walk(ctx context.Context, root string) {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
-			if d != nil && d.IsDir() && path != f.dir {
+			if d != nil && d.IsDir() && path != root {
 				return fs.SkipDir // unreadable: passed over
 			}
 			return err
@@ -71,26 +138,31 @@ func (f *follower) look(ctx context.Context) {
 		if err != nil {
 			return nil // gone since the directory was read
 		}
-		size, ok := f.sizes[path]
-		if !ok {
-			size = -1
-			if info.ModTime().Before(f.since) {
-				size = info.Size() // old: read only if it grows
-			}
-		}
-		if info.Size() == size {
-			return nil
-		}
-		f.sizes[path] = info.Size()
-		if !f.read(ctx, path, info.Size()) {
-			f.sizes[path] = -1
-			return ctx.Err()
-		}
-		return nil
+		return f.check(ctx, path, info)
 	})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
-		f.warn("cannot look at "+f.what, "dir", f.dir, "err", err)
+		f.warn("cannot look at "+f.what, "dir", root, "err", err)
 	}
+}
+
+// check hands the file to read when it grew since its last read.
+func (f *follower) check(ctx context.Context, path string, info fs.FileInfo) error {
+	size, ok := f.sizes[path]
+	if !ok {
+		size = -1
+		if info.ModTime().Before(f.since) {
+			size = info.Size() // old: read only if it grows
+		}
+	}
+	if info.Size() == size {
+		return nil
+	}
+	f.sizes[path] = info.Size()
+	if !f.read(ctx, path, info.Size()) {
+		f.sizes[path], f.retry[path] = -1, true
+		return ctx.Err()
+	}
+	return nil
 }
 
 // followBatch is how many envelopes of a followed file one commit stores.

@@ -1,0 +1,84 @@
+package treewatch_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/internal/treewatch"
+)
+
+// TestWatch: a file appended to, a directory created, a file created in
+// it, each named by the changes after a wake-up.
+func TestWatch(t *testing.T) {
+	root := t.TempDir()
+	old := filepath.Join(root, "p", "old.jsonl")
+	if err := os.MkdirAll(filepath.Dir(old), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(old, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := treewatch.New(ctx, root)
+	if errors.Is(err, treewatch.ErrUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// want waits until one of paths is reported.
+	want := func(paths ...string) {
+		t.Helper()
+		var got []string
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case <-w.Wake():
+			case <-deadline:
+				t.Fatalf("changes %q, want %q", got, paths)
+			}
+			c := w.Take()
+			for _, p := range c.Paths {
+				if !slices.Contains(got, p) {
+					got = append(got, p)
+				}
+			}
+			if slices.ContainsFunc(paths, func(p string) bool { return slices.Contains(got, p) }) {
+				return
+			}
+		}
+	}
+	f, err := os.OpenFile(old, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("{}\n"))
+	f.Close()
+	want(old)
+	sub := filepath.Join(root, "p", "s", "subagents")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want(filepath.Join(root, "p", "s"))
+	agent := filepath.Join(sub, "agent-a.jsonl")
+	if err := os.WriteFile(agent, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The file, or its directory when the file came before its watch:
+	// a walk of the directory reported finds it.
+	want(agent, sub)
+	cancel()
+	select {
+	case _, ok := <-w.Wake():
+		for ok {
+			_, ok = <-w.Wake()
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watcher did not stop with its context")
+	}
+}
