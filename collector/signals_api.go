@@ -22,8 +22,9 @@ const maxSignalCalls = 50000
 const policySignalWait = 500 * time.Millisecond
 
 // SignalsResponse is the body of GET /v1/sessions/{id}/signals: per agent
-// that made calls, its signals (attribution.Signals) and its run of
-// failures. Truncated is set when the session has more calls than were
+// that made calls or raised a signal, its signals (attribution.SignalsAt:
+// those of the events and, at the collector's clock, a stall) and its run
+// of failures. Truncated is set when the session has more calls than were
 // read (the first 50,000).
 type SignalsResponse struct {
 	Agents     []attribution.AgentSignals `json:"agents"`
