@@ -253,7 +253,7 @@ sessions: hookwatch import --codex.
 
 Claude Code: with its projects directory present ($CLAUDE_CONFIG_DIR/projects, default
 ~/.claude/projects), serve follows its transcripts (those written in the last 24 hours and
-on, a look every 2 seconds) and imports what they gain as hookwatch import would: the
+on, at most a look every 2 seconds) and imports what they gain as hookwatch import would: the
 tokens of every API response per agent and turn, and the prompts, calls and subagents no
 hook reported (a session without hooks appears from its transcripts alone; transcripts
 record no end, so such a session stays running). What the hooks also report is counted
