@@ -15,7 +15,7 @@ import (
 const maxFilesReply = 1 << 20
 
 // guardStale is the stale-context guard (package stale) at a
-// SessionStart(resume|compact): it asks the collector for the files the
+// SessionStart(resume|compact|fork): it asks the collector for the files the
 // session's lineage read or wrote and the state recorded of each, checks
 // them on this machine, and returns the answer to print — the policies'
 // (out.Verdict) with the guard's context merged in through package
@@ -29,15 +29,25 @@ func (cfg Config) guardStale(out ingest.Outcome, deadline time.Time) ([]byte, in
 		// Off, another event, or the full binary answered: it guarded.
 		return stdout, code, nil
 	}
-	if !safeID(p.SessionID) {
-		return stdout, code, fmt.Errorf("stale-context guard: unsafe session id %q", p.SessionID)
+	id := p.SessionID
+	if ss.Source == "fork" && out.Envelope != nil && out.Envelope.ForkOf != "" {
+		// A fork under a new id (clients from 2.1.332) starts from its
+		// parent's context: the files are the parent's, when the pipeline
+		// found it from the fork's transcript (Envelope.ForkOf). Else the
+		// id asked for is the event's: the parent's where a client
+		// reports the fork under it, one the collector does not know yet
+		// (nothing to say) where it is new.
+		id = out.Envelope.ForkOf
+	}
+	if !safeID(id) {
+		return stdout, code, fmt.Errorf("stale-context guard: unsafe session id %q", id)
 	}
 	ep, err := parseEndpoint(cfg.URL)
 	if err != nil {
 		return stdout, code, fmt.Errorf("stale-context guard: %w", err)
 	}
 	end := deadline.Add(-cfg.budget() / 10)
-	status, body, err := get(ep, "/v1/sessions/"+p.SessionID+"/files", cfg.Token, maxFilesReply, end)
+	status, body, err := get(ep, "/v1/sessions/"+id+"/files", cfg.Token, maxFilesReply, end)
 	switch {
 	case err != nil:
 		return stdout, code, fmt.Errorf("stale-context guard: %w", err)

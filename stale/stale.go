@@ -8,7 +8,7 @@
 //     state — modification time, size and, up to HashMaxBytes, an FNV-1a
 //     hash of its content — on the event's envelope (Take; event.FileState), and the
 //     session model keeps it on the call (attribution.ToolCall.FileStates);
-//   - at SessionStart(resume|compact) the hook asks the collector for the
+//   - at SessionStart(resume|compact|fork) the hook asks the collector for the
 //     files of the session's lineage with the state last recorded of each
 //     (Recorded; GET /v1/sessions/{id}/files), compares them with the files
 //     as they are now (Check), and answers with additionalContext naming
@@ -274,8 +274,12 @@ func (th Thresholds) Decide(runtime string, changes []Change) decision.Decision 
 }
 
 // Guarded reports whether a SessionStart with source starts from an earlier
-// context that may be stale: a resume, or the summary of a compaction.
-func Guarded(source string) bool { return source == "resume" || source == "compact" }
+// context that may be stale: a resume, a fork (its parent's context, under
+// a new id on clients from 2.1.332; older ones report a fork as a resume
+// of the parent), or the summary of a compaction.
+func Guarded(source string) bool {
+	return source == "resume" || source == "compact" || source == "fork"
+}
 
 // Config is the guard's configuration.
 type Config struct {
