@@ -50,6 +50,11 @@ func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if !forward.Forwardable(*url) {
 		return fmt.Errorf("%w: --url %q: want an http:// or https:// URL", errUsage, *url)
 	}
+	if !hook.NeedsForwarder(*url) {
+		// The hooks post there themselves and never hand the forwarder
+		// anything, while it would keep a local collector off the spool.
+		return fmt.Errorf("%w: the hook posts to %s itself (plain http:// to an IP address): no forwarder is needed", errUsage, *url)
+	}
 	client, err := forward.NewClient(*caFile)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -173,4 +174,16 @@ func TestForwardHTTPS(t *testing.T) {
 func readFileString(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
+}
+
+// TestForwardUsage: forward needs a URL the hook cannot post to itself.
+func TestForwardUsage(t *testing.T) {
+	t.Setenv("HOOKWATCH_HOME", t.TempDir())
+	for _, url := range []string{"", "ftp://example.com", "http://127.0.0.1:7421", "http://10.0.0.5:7421"} {
+		t.Setenv("HOOKWATCH_URL", url)
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), []string{"forward"}, nil, &out, &errOut); !errors.Is(err, errUsage) {
+			t.Errorf("forward with HOOKWATCH_URL=%q: %v, want a usage error", url, err)
+		}
+	}
 }
