@@ -113,9 +113,14 @@ func TestStaleGuard(t *testing.T) {
 		"off":            {off, resume},
 		"startup":        {cfg, payload("hook_event_name", "SessionStart", "source", "startup")},
 		"collector down": {config(t, deadURL(t)), resume},
+		"forwarded":      {config(t, "https://collector.example:7421"), resume},
 	} {
-		if res := run(c.cfg, c.data); len(res.Stdout) != 0 {
+		res := run(c.cfg, c.data)
+		if len(res.Stdout) != 0 {
 			t.Errorf("%s: %s", name, res.Stdout)
+		}
+		if wantErr := name == "collector down"; wantErr != (res.Err != nil && strings.Contains(res.Err.Error(), "stale-context guard")) {
+			t.Errorf("%s: the guard's failure logged: %v, want %v", name, res.Err, wantErr)
 		}
 	}
 }
