@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/internal/sqlq"
@@ -169,7 +170,7 @@ func (db *DB) insert(ctx context.Context, user string, events []store.Event) (in
 				agentType = *e.AgentType
 			}
 			args = append(args, e.ID, e.SessionID, e.Runtime, e.Kind, e.Event, e.AgentID, agentType,
-				e.ToolName, e.ToolUseID, e.PromptID, e.Time.UnixNano(), string(e.Envelope))
+				e.ToolName, e.ToolUseID, e.PromptID, e.Time.UnixNano(), boundText(e.Envelope))
 		}
 		rows, err := tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
 		if err != nil {
@@ -246,6 +247,17 @@ func (db *DB) prepare(ctx context.Context) error {
 	}
 	db.stmts = insertStmts{chunk: chunk, session: session}
 	return nil
+}
+
+// boundText returns b as a string without copying it, for a parameter of a
+// statement: the driver copies bound text into SQLite's memory as it binds
+// (modernc.org/sqlite: libc.CString), so b need only stay unchanged until
+// the statement has run, which the caller of Insert or PutModel guarantees
+// by handing the batch over for the call. An envelope or a document is
+// most of a row's bytes: a copy of each cost an allocation the size of the
+// batch, which the garbage collector then paid for again.
+func boundText(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func nullTime(t time.Time) any {

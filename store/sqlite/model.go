@@ -505,12 +505,13 @@ func queryRows(ctx context.Context, r *sql.DB, q string, args []any, scan func(*
 	return rows.Err()
 }
 
-// nullJSON stores an empty document as NULL.
+// nullJSON stores an empty document as NULL; b is bound without a copy
+// (boundText).
 func nullJSON(b []byte) any {
 	if len(b) == 0 {
 		return nil
 	}
-	return string(b)
+	return boundText(b)
 }
 
 // rawJSON reads back what nullJSON stored.
