@@ -645,7 +645,7 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 				if len(blocks) > 1 || len(resp) == 0 {
 					resp = b.Content // one record, several results: the result's own text
 				}
-				p["tool_response"] = json.RawMessage(orNull(resp))
+				p["tool_response"] = captured(orNull(resp), c.pl.Privacy)
 			}
 			p["tool_name"], p["tool_use_id"] = name, b.ToolUseID
 			if err := emit(p, "post:"+b.ToolUseID); err != nil {

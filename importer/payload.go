@@ -1,13 +1,16 @@
 package importer
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hookwatch/hookwatch/internal/jsonstr"
+	"github.com/hookwatch/hookwatch/privacy"
 )
 
 // marshalPayload returns what json.Marshal returns for the payload p made
@@ -41,6 +44,8 @@ func marshalPayload(p map[string]any) ([]byte, error) {
 		b = jsonstr.AppendQuoted(b, k)
 		b = append(b, ':')
 		switch v := p[k].(type) {
+		case encoded:
+			b = append(b, v...)
 		case json.RawMessage:
 			if v == nil {
 				b = append(b, "null"...)
@@ -65,6 +70,26 @@ func marshalPayload(p map[string]any) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// encoded is a payload member already in its final encoding, which
+// marshalPayload writes as it is.
+type encoded []byte
+
+// captured returns a tool's output raw (valid JSON) as the pipeline's
+// privacy rules o leave it in the payload json.Marshal made of it: the
+// output as json.Marshal writes it (compacted, escaped), its invalid UTF-8
+// replaced as event.Decode replaces it, then captured (privacy.Member).
+// The pipeline applies the rules again, which changes nothing (they are
+// idempotent), but it no longer decodes the whole output — most of a
+// transcript's bytes — only to cut it to a preview (FuzzCaptured).
+func captured(raw json.RawMessage, o privacy.Options) encoded {
+	b := appendCompactHTML(make([]byte, 0, len(raw)+len(raw)/64), raw)
+	if !utf8.Valid(b) {
+		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	}
+	v, _ := privacy.Member("tool_response", b, nil, o)
+	return encoded(v)
 }
 
 // appendCompactHTML appends the valid JSON text src to dst as json.Marshal

@@ -13,6 +13,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
@@ -100,9 +101,9 @@ func Import(ctx context.Context, w io.Writer, o ImportOptions) (ImportResult, er
 		return res, err
 	}
 	mb := float64(res.Bytes) / 1e6
-	fmt.Fprintf(w, "import, importer only: %d files, %.0f MB, %d envelopes (%.0f per MB) in %.1f s: %.1f MB/s, %.0f envelopes/s; CPU %.1f s, %.1f ms per MB\n",
+	fmt.Fprintf(w, "import, importer only: %d files, %.0f MB, %d envelopes (%.0f per MB) in %.1f s: %.1f MB/s, %.0f envelopes/s; CPU %.1f s, %.1f ms per MB; peak RSS %.0f MiB\n",
 		res.Files, mb, res.Envelopes, float64(n)/mb, res.Elapsed.Seconds(), res.MBps(), float64(n)/res.Elapsed.Seconds(),
-		res.CPU.Seconds(), res.CPU.Seconds()*1e3/mb)
+		res.CPU.Seconds(), res.CPU.Seconds()*1e3/mb, float64(procStatusKiB("VmHWM"))/1024)
 	if o.EndToEnd {
 		if err := importEndToEnd(ctx, w, o.Repo, filepath.Join(root, "projects"), res.Bytes); err != nil {
 			return res, err
@@ -148,8 +149,13 @@ func importEndToEnd(ctx context.Context, w io.Writer, repo, tree string, bytes i
 	imp := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	colCPU := after - before
 	fmt.Fprintf(w, "import, end to end: %s", out.String())
-	fmt.Fprintf(w, "import, end to end: %.0f MB in %.1f s: %.1f MB/s; CPU: hookwatch import %.1f s (%.1f ms per MB), collector %.1f s (%.1f ms per MB)\n",
-		mb, el.Seconds(), mb/el.Seconds(), imp.Seconds(), imp.Seconds()*1e3/mb, colCPU.Seconds(), colCPU.Seconds()*1e3/mb)
+	var impRSS int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		impRSS = ru.Maxrss << 10
+	}
+	colRSS, _ := peakRSS(col)
+	fmt.Fprintf(w, "import, end to end: %.0f MB in %.1f s: %.1f MB/s; CPU: hookwatch import %.1f s (%.1f ms per MB), collector %.1f s (%.1f ms per MB); peak RSS: hookwatch import %s, collector %s\n",
+		mb, el.Seconds(), mb/el.Seconds(), imp.Seconds(), imp.Seconds()*1e3/mb, colCPU.Seconds(), colCPU.Seconds()*1e3/mb, mib(impRSS), mib(colRSS))
 	return nil
 }
 
