@@ -138,7 +138,7 @@ func (t *Tail) follow(ctx context.Context, max int, deliver func([][]byte) error
 	// The segment is held open from one pass to the next: its inode cannot
 	// be freed meanwhile, so no new segment can take its number, and the
 	// same device and inode at the path mean the same file.
-	if t.fd < 0 || st.Ino != t.ino || st.Dev != t.dev {
+	if t.fd < 0 || st.Ino != t.ino || uint64(st.Dev) != t.dev {
 		// Another segment than the one the offset belongs to: a drainer
 		// claimed ours, and every record written to it is its to deliver
 		// (if it fails, its segment is left: look for it next time).
@@ -157,7 +157,7 @@ func (t *Tail) follow(ctx context.Context, max int, deliver func([][]byte) error
 			closeFD(fd)
 			return 0, 0, fmt.Errorf("cannot stat %s: %w", t.s.current, err)
 		}
-		t.fd, t.dev, t.ino, t.off = fd, st.Dev, st.Ino, 0
+		t.fd, t.dev, t.ino, t.off = fd, uint64(st.Dev), uint64(st.Ino), 0
 	}
 	if st.Size <= t.off {
 		return 0, st.Size, t.publish()
@@ -222,7 +222,7 @@ func (t *Tail) rotate(ctx context.Context, max int, deliver func([][]byte) error
 	}
 	var st syscall.Stat_t
 	from := int64(0)
-	if err := stat(filepath.Join(t.s.dir, name), &st); err == nil && st.Ino == t.ino && st.Dev == t.dev {
+	if err := stat(filepath.Join(t.s.dir, name), &st); err == nil && st.Ino == t.ino && uint64(st.Dev) == t.dev {
 		from = t.off
 	}
 	t.forget()
@@ -256,7 +256,7 @@ func (t *Tail) closeSegment() {
 func (t *Tail) Settle() error {
 	defer t.close()
 	var st syscall.Stat_t
-	if t.fd < 0 || t.off == 0 || stat(t.s.current, &st) != nil || st.Ino != t.ino || st.Dev != t.dev || st.Size != t.off {
+	if t.fd < 0 || t.off == 0 || stat(t.s.current, &st) != nil || st.Ino != t.ino || uint64(st.Dev) != t.dev || st.Size != t.off {
 		return nil // not ours, or not all delivered: the next consumer delivers it
 	}
 	name, err := t.s.claimCurrent()
@@ -274,7 +274,7 @@ func (t *Tail) Settle() error {
 	}
 	defer closeFD(fd)
 	if flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) == nil && fstat(fd, &st) == nil &&
-		st.Ino == ino && st.Dev == dev && st.Size == off {
+		st.Ino == ino && uint64(st.Dev) == dev && st.Size == off {
 		if err := syscall.Unlink(path); err != nil {
 			return fmt.Errorf("cannot remove delivered segment: %w", err)
 		}
