@@ -111,3 +111,18 @@ func TestRecordFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmitFiles: an envelope made elsewhere keeps the file states whose
+// path holds no secret, and loses the others.
+func TestAdmitFiles(t *testing.T) {
+	clean := event.FileState{Path: "/p/a.go", MtimeNS: 1, Size: 2}
+	env := &event.Envelope{Payload: json.RawMessage(`{"hook_event_name":"PostToolUse"}`), Files: []event.FileState{clean, {Path: "/p/" + ghp + "/b.go"}}}
+	pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+	pl.Admit(env)
+	if len(env.Files) != 1 || env.Files[0] != clean {
+		t.Errorf("admitted %+v", env.Files)
+	}
+	if b := env.AppendJSON(nil); strings.Contains(string(b), ghp) {
+		t.Errorf("a secret in %s", b)
+	}
+}

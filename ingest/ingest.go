@@ -257,6 +257,7 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 // is not a JSON object. The rules need only the payload's members: the typed
 // views are built once, of the members as stored.
 func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
+	env.Files = pl.admitFiles(env.Files)
 	raw, invalidUTF8, err := event.Split(env.Payload)
 	if err != nil {
 		return nil
