@@ -219,7 +219,8 @@ func (f *forwarder) drain(ctx context.Context) error {
 		return nil
 	})
 	if n > 0 {
-		f.o.Logger.Info("forwarded spooled events", "events", n, "url", f.base)
+		// Debug: a line per drain would grow forward.log with every hook.
+		f.o.Logger.Debug("forwarded spooled events", "events", n, "url", f.base)
 	}
 	return err
 }
