@@ -542,10 +542,13 @@ type groupState struct {
 	// counted is what the metrics per agent counted of the group; nil
 	// when they are not kept.
 	counted *counted
+	// stored are the sessions whose stored events load read.
+	stored map[string]bool
 }
 
 func newGroupState(key string) *groupState {
-	return &groupState{key: key, g: attribution.NewGroup(), seq: map[string]int64{}, first: map[string]time.Time{}, last: map[string]time.Time{}}
+	return &groupState{key: key, g: attribution.NewGroup(), seq: map[string]int64{}, first: map[string]time.Time{}, last: map[string]time.Time{},
+		stored: map[string]bool{}}
 }
 
 // note records what the store says of an applied event.
@@ -591,6 +594,11 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		w.touched[e.SessionID] = true
 	}
 	for _, id := range dedupe(slices.Clone(loads)) {
+		if gs := m.groups.groups[m.keys[id]]; gs != nil && gs.stored[id] {
+			// Loaded with its group since this modeler began: its stored
+			// events were read then, and those since are applied live.
+			continue
+		}
 		s, err := m.st.Session(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
@@ -985,6 +993,7 @@ func (m *modeler) load(ctx context.Context, key string, touched map[string]bool,
 			f.Cursor = page.Next
 		}
 		m.remember(id, key)
+		gs.stored[id] = true
 	}
 	gs.g.Apply(envs...)
 	return gs, nil
