@@ -65,8 +65,10 @@ func (f *follower) run(ctx context.Context) {
 			}
 		}
 		if w == nil {
+			clear(f.retry)
 			f.walk(ctx, f.dir)
 		} else if c := w.Take(); c.Overflow || walked.IsZero() || time.Since(walked) >= fullLook {
+			clear(f.retry)
 			f.walk(ctx, f.dir)
 			walked = time.Now()
 		} else {
@@ -79,7 +81,7 @@ func (f *follower) run(ctx context.Context) {
 			}
 		}
 		next := time.NewTimer(f.interval)
-		if w != nil {
+		if w != nil && len(f.retry) == 0 {
 			// Until something changes (or the next full walk), then at
 			// least an interval after this look.
 			full := time.NewTimer(fullLook - time.Since(walked))

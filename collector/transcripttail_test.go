@@ -264,3 +264,63 @@ func TestFollowTranscripts(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestFollowTranscriptsDirLater: a projects directory that does not exist
+// when the collector starts (Claude Code not run yet) is followed once it
+// appears, the session's records read as they are written.
+func TestFollowTranscriptsDirLater(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	dir := filepath.Join(t.TempDir(), "projects")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.FollowTranscripts(ctx, collector.TranscriptOptions{Dir: dir, StatePath: filepath.Join(t.TempDir(), "import-state.json"),
+			Host: "h", User: "u", Interval: 10 * time.Millisecond})
+	}()
+	defer func() { cancel(); <-done }()
+	time.Sleep(50 * time.Millisecond) // looks at nothing
+	src := filepath.Join(runDir, "projects", runProject)
+	main, err := os.ReadFile(filepath.Join(src, runSession+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := bytes.LastIndexByte(main[:len(main)/2], '\n') + 1
+	p := filepath.Join(dir, runProject, runSession+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, main[:half], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	calls := func() int {
+		st, _ := s.sessionState(t, runSession)
+		return len(st.Calls)
+	}
+	prompts := func() int {
+		st, _ := s.sessionState(t, runSession)
+		return st.Counts["prompts"]
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for prompts() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the transcript of a directory made after the start was not read")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	first := calls()
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(main[half:]); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for calls() != 3 { // the main agent's three Agent calls
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls after the transcript grew (%d before), want 3", calls(), first)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
