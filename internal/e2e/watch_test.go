@@ -104,7 +104,14 @@ func sessionTokens(want map[string][2]int64, id string) map[string][2]int64 {
 func TestWatchTranscripts(t *testing.T) {
 	Clients(t) // skip (or fail in CI) before building anything
 	EachClient(t, func(t *testing.T, cl Client) {
-		t.Run("Hooks", func(t *testing.T) { t.Parallel(); testWatchWithHooks(t, cl) })
+		scenarios := map[string]func(a *attrEnv){
+			"ParallelSubagents": func(a *attrEnv) { a.Play(ParallelSubagents(a.Project)) },
+			"NestedSubagents":   func(a *attrEnv) { a.Play(NestedSubagents()) },
+			"Lifecycle":         func(a *attrEnv) { a.PlayLifecycle(Lifecycle()) },
+		}
+		for name, play := range scenarios {
+			t.Run("Hooks/"+name, func(t *testing.T) { t.Parallel(); testWatchWithHooks(t, cl, play) })
+		}
 		t.Run("NoHooks", func(t *testing.T) { t.Parallel(); testWatchWithoutHooks(t, cl) })
 	})
 }
@@ -127,9 +134,9 @@ func watchedEnv(t *testing.T, cl Client, hooks bool) (*attrEnv, *collectorProc) 
 	return a, c
 }
 
-func testWatchWithHooks(t *testing.T, cl Client) {
+func testWatchWithHooks(t *testing.T, cl Client, play func(a *attrEnv)) {
 	a, w := watchedEnv(t, cl, true)
-	a.Play(ParallelSubagents(a.Project))
+	play(a)
 	want := transcriptTokens(t, filepath.Join(a.Home, ".claude", "projects"))
 
 	// Wait until the collector holds every payload the hooks sent, and
