@@ -128,7 +128,7 @@ func marshalEnvelope(env event.Envelope, payload []byte) (json.RawMessage, error
 // TestMarshalEnvelope holds marshalEnvelope to json.Marshal, and fails when
 // event.Envelope gains a field it does not write.
 func TestMarshalEnvelope(t *testing.T) {
-	known := []string{"ID", "Runtime", "Kind", "ReceivedAt", "Host", "User", "HookwatchVersion", "Subagent", "ForkOf", "ExitCode", "Traceparent", "Decision", "Payload"}
+	known := []string{"ID", "Runtime", "Kind", "ReceivedAt", "Host", "User", "HookwatchVersion", "Subagent", "ForkOf", "ExitCode", "Files", "Traceparent", "Decision", "Payload"}
 	var fields []string
 	rt := reflect.TypeFor[event.Envelope]()
 	for i := range rt.NumField() {
@@ -164,6 +164,8 @@ func TestMarshalEnvelope(t *testing.T) {
 		Decision:    json.RawMessage(` { "permissionDecision" : "deny" } `), Payload: json.RawMessage(`{"a":[1,2,{"b":"<c>"}]}`)})
 	three := 3
 	f(event.Envelope{ID: "x", Runtime: "codex", Kind: "rollout", ReceivedAt: at, ExitCode: &three, Payload: json.RawMessage(`{}`)})
+	f(event.Envelope{ID: "x", ReceivedAt: at, Files: []event.FileState{{Path: "/src/<a>.go", MtimeNS: 1, Size: 2, Hash: "h"}, {Path: "b"}},
+		Payload: json.RawMessage(`{}`)})
 	if _, err := marshalEnvelope(event.Envelope{ID: "x", ReceivedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, []byte(`{}`)); err == nil {
 		t.Fatal("a year beyond 9999 was encoded")
 	}
@@ -216,4 +218,7 @@ func TestDecodedAs(t *testing.T) {
 	f(event.Envelope{ID: "x", ReceivedAt: at, ForkOf: "\xfe", Payload: json.RawMessage(`{}`)}, true)
 	zero := 0
 	f(event.Envelope{ID: "x", Runtime: "codex", Kind: "rollout", ReceivedAt: at, ExitCode: &zero, Payload: json.RawMessage(`{}`)}, false)
+	f(event.Envelope{ID: "x", ReceivedAt: at, Files: []event.FileState{{Path: "/src/a.go", MtimeNS: 1, Size: 2, Hash: "h"}}, Payload: json.RawMessage(`{}`)}, false)
+	f(event.Envelope{ID: "x", ReceivedAt: at, Files: []event.FileState{}, Payload: json.RawMessage(`{}`)}, false)
+	f(event.Envelope{ID: "x", ReceivedAt: at, Files: []event.FileState{{Path: "bad\xff"}}, Payload: json.RawMessage(`{}`)}, true)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/hookwatch/hookwatch/event"
@@ -155,6 +156,15 @@ func decodedAs(env event.Envelope) *event.Envelope {
 	if x := env.ExitCode; x != nil {
 		c := *x
 		env.ExitCode = &c
+	}
+	for _, f := range env.Files {
+		if !utf8.ValidString(f.Path) || !utf8.ValidString(f.Hash) {
+			return nil
+		}
+	}
+	env.Files = slices.Clone(env.Files) // its own, and nil when empty, as decoded (omitempty)
+	if len(env.Files) == 0 {
+		env.Files = nil
 	}
 	if !utf8.Valid(env.Decision) {
 		return nil
