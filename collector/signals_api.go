@@ -28,9 +28,32 @@ const policySignalWait = 500 * time.Millisecond
 // read (the first 50,000).
 type SignalsResponse struct {
 	Agents     []attribution.AgentSignals `json:"agents"`
-	Thresholds attribution.Thresholds     `json:"thresholds"`
+	Thresholds SignalThresholds           `json:"thresholds"`
 	Truncated  bool                       `json:"truncated"`
 	DerivedSeq int64                      `json:"derived_seq"`
+}
+
+// SignalThresholds are the thresholds a signals answer used, named and
+// written as the query parameters that set them (signalParams): counts,
+// a factor, and durations as Go durations ("5m0s").
+type SignalThresholds struct {
+	FailedRepeats   int     `json:"failed_repeats"`
+	ReadRepeats     int     `json:"read_repeats"`
+	ThrashSwitches  int     `json:"thrash_switches"`
+	OutlierFactor   float64 `json:"outlier_factor"`
+	OutlierSiblings int     `json:"outlier_siblings"`
+	OutlierCalls    int     `json:"outlier_calls"`
+	OutlierDuration string  `json:"outlier_duration"`
+	StalledAfter    string  `json:"stalled_after"`
+}
+
+// SignalThresholdsOf is th as the signals API writes it.
+func SignalThresholdsOf(th attribution.Thresholds) SignalThresholds {
+	return SignalThresholds{
+		FailedRepeats: th.FailedRepeats, ReadRepeats: th.ReadRepeats, ThrashSwitches: th.ThrashSwitches,
+		OutlierFactor: th.OutlierFactor, OutlierSiblings: th.OutlierSiblings, OutlierCalls: th.OutlierCalls,
+		OutlierDuration: th.OutlierDuration.String(), StalledAfter: th.StalledAfter.String(),
+	}
 }
 
 // handleSignals is GET /v1/sessions/{id}/signals: the signs that an agent
@@ -55,7 +78,7 @@ func (s *Server) handleSignals(w http.ResponseWriter, r *http.Request) {
 	if m.SessionID == "" {
 		m.SessionID = res.sess.ID
 	}
-	body := SignalsResponse{Thresholds: th, DerivedSeq: res.own.Seq}
+	body := SignalsResponse{Thresholds: SignalThresholdsOf(th), DerivedSeq: res.own.Seq}
 	if body.Agents, body.Truncated, err = s.readSignals(r.Context(), m, th); err != nil {
 		s.storeError(w, r, err)
 		return

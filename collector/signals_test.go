@@ -94,7 +94,7 @@ func TestSignalPolicies(t *testing.T) {
 
 	var r collector.SignalsResponse
 	s.getJSON(t, "/v1/sessions/"+corpusMain+"/signals", &r)
-	if r.Thresholds != cfg.Signals.OrDefault() || len(r.Agents) == 0 || len(r.Agents[0].Signals) == 0 {
+	if r.Thresholds != collector.SignalThresholdsOf(cfg.Signals.OrDefault()) || len(r.Agents) == 0 || len(r.Agents[0].Signals) == 0 {
 		t.Fatalf("signals at the server's thresholds: %+v", r)
 	}
 }

@@ -129,7 +129,7 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 		{"GET", "/", "", 200, "<!doctype html>"},
 		{"POST", "/v1/hooks/claude", `{"session_id":"s0","hook_event_name":"Notification","message":"hi"}`, 200, ""},
 		// The signals' thresholds are the flags'.
-		{"GET", "/v1/sessions/s0/signals", "", 200, `"thresholds":{"FailedRepeats":7,"ReadRepeats":5,"ThrashSwitches":3,"OutlierFactor":3,"OutlierSiblings":2,"OutlierCalls":12,"OutlierDuration":300000000000,"StalledAfter":120000000000}`},
+		{"GET", "/v1/sessions/s0/signals", "", 200, `"thresholds":{"failed_repeats":7,"read_repeats":5,"thrash_switches":3,"outlier_factor":3,"outlier_siblings":2,"outlier_calls":12,"outlier_duration":"5m0s","stalled_after":"2m0s"}`},
 	} {
 		req, _ := http.NewRequest(c.method, url+c.path, strings.NewReader(c.body))
 		req.Header.Set("Content-Type", "application/json")
