@@ -58,21 +58,7 @@ func TestDrainSpool(t *testing.T) {
 	cancel()
 	<-done
 
-	stored := 0
-	var cursor string
-	for {
-		page, err := s.db.Sessions(context.Background(), store.SessionFilter{Cursor: cursor, Limit: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ses := range page.Sessions {
-			stored += int(ses.EventCount)
-		}
-		if cursor = page.Next; cursor == "" {
-			break
-		}
-	}
-	if stored != len(envs) {
+	if stored := storedEvents(t, s); stored != len(envs) {
 		t.Errorf("stored %d events, want %d", stored, len(envs))
 	}
 	rej, err := os.ReadFile(filepath.Join(home, "rejected.jsonl"))
