@@ -50,11 +50,15 @@ type Event struct {
 //
 // Synchronous events are the ones a policy can block or answer; a handler
 // that runs async cannot decide anything (spec §1.7.7). Everything else is
-// async so that the agent never waits on telemetry. Two deliberate exceptions:
+// async so that the agent never waits on telemetry. Three deliberate exceptions:
 //   - SessionEnd is synchronous although nothing can answer it: async hooks
 //     still running at teardown are killed ("cancelled"), which would lose the
 //     event that closes the session. Its output is discarded anyway, and the
 //     hook answers in milliseconds.
+//   - PostCompact is synchronous for the same reason: a compaction is often
+//     the last thing a process does (claude -p /compact exits right after
+//     it), and its handler, killed at teardown, lost the summary's event. It
+//     costs milliseconds once per compaction, which itself takes seconds.
 //   - SubagentStart is async, and a command handler even with --mode http: the
 //     client writes the subagent's sidecar meta file (which names the spawning
 //     tool call) only after synchronous SubagentStart handlers return, and an
@@ -89,7 +93,7 @@ var events = []Event{
 	asyncEvent("FileChanged", "2.1.83", withHTTP, "cannot block"),
 	asyncEvent("WorktreeRemove", "2.1.50", withHTTP, "cannot block"),
 	syncEvent("PreCompact", "1.0.48", withHTTP, "can block compaction"),
-	asyncEvent("PostCompact", "2.1.76", withHTTP, "cannot block"),
+	syncEvent("PostCompact", "2.1.76", withHTTP, "cannot block, but a compaction is often the last thing before teardown (claude -p /compact), which kills async handlers"),
 	syncEvent("SessionEnd", "1.0.85", withHTTP, "cannot block, but async handlers are killed at teardown and the event would be lost"),
 	syncEvent("Elicitation", "2.1.76", withHTTP, "can answer or deny an MCP elicitation"),
 	syncEvent("ElicitationResult", "2.1.76", withHTTP, "can override the user's elicitation answer"),
