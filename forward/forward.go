@@ -225,15 +225,14 @@ func (f *forwarder) drain(ctx context.Context) error {
 	return err
 }
 
-// deliver posts recs. A batch the collector refuses for what it is, or
-// because it writes into another user's session (403), is sent again one
-// envelope at a time, and the envelopes refused alone are set aside in
-// rejected.jsonl: nothing is dropped silently, and one bad envelope never
+// deliver posts recs. A batch the collector refuses for what it is
+// (hook.Refused) is sent again one envelope at a time, and the envelopes
+// refused alone are set aside in rejected.jsonl: nothing is dropped silently, and one bad envelope never
 // wedges the spool. Any other failure is returned, keeping the batch
 // spooled.
 func (f *forwarder) deliver(ctx context.Context, recs [][]byte) error {
 	code, err := f.post(ctx, recs)
-	if err != nil || !refused(code) {
+	if err != nil || !hook.Refused(code) {
 		return err
 	}
 	for _, r := range recs {
@@ -241,15 +240,13 @@ func (f *forwarder) deliver(ctx context.Context, recs [][]byte) error {
 		if err != nil {
 			return err
 		}
-		if refused(code) {
+		if hook.Refused(code) {
 			err := hook.Reject(f.o.Home, [][]byte{r}, fmt.Errorf("collector answered HTTP %d", code))
 			f.o.Logger.Warn("the collector refused a spooled event", "err", err)
 		}
 	}
 	return nil
 }
-
-func refused(code int) bool { return hook.Refused(code) || code == http.StatusForbidden }
 
 // post sends recs to POST /v1/events and returns the status of a 2xx or
 // refused answer; any other answer is an error.
@@ -270,7 +267,7 @@ func (f *forwarder) post(ctx context.Context, recs [][]byte) (int, error) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode <= 299, refused(resp.StatusCode):
+	case resp.StatusCode >= 200 && resp.StatusCode <= 299, hook.Refused(resp.StatusCode):
 		return resp.StatusCode, nil
 	case resp.StatusCode == http.StatusUnauthorized:
 		return 0, errors.New("the collector refuses the token (HTTP 401): set HOOKWATCH_TOKEN or 'hookwatch install --token'")

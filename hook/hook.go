@@ -402,9 +402,10 @@ func permanent(err error) bool {
 
 // Refused reports whether a collector answering POST /v1/events with the
 // HTTP status code refused the batch for what it is (malformed, too large,
-// invalid), so that sending it again can never succeed: such a batch must
-// not stay spooled, where it would block the ones behind it.
-func Refused(code int) bool { return code == 400 || code == 413 || code == 422 }
+// invalid, or writing into another user's session: 403), so that sending it
+// again can never succeed: such a batch must not stay spooled, where it
+// would block the ones behind it.
+func Refused(code int) bool { return code == 400 || code == 403 || code == 413 || code == 422 }
 
 // reject keeps envelopes the collector refused in rejected.jsonl, for a human
 // to inspect: nothing is dropped silently.

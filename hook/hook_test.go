@@ -215,6 +215,7 @@ func TestRunCollectorErrors(t *testing.T) {
 	f(401, true, false) // a wrong token is fixed by the user; keep the events
 	f(400, false, true)
 	f(413, false, true)
+	f(403, false, true) // another user's session: it never becomes this user's
 }
 
 // TestRunHungCollector: a collector that accepts connections and never
