@@ -31,6 +31,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/internal/envflag"
 	"github.com/hookwatch/hookwatch/spool"
 )
 
@@ -565,13 +566,7 @@ func (e *env) autostarts() bool {
 
 // autostartOn reports whether HOOKWATCH_AUTOSTART lets hooks start a
 // collector or a forwarder: on unless set off.
-func (e *env) autostartOn() bool {
-	switch strings.ToLower(strings.TrimSpace(e.Getenv("HOOKWATCH_AUTOSTART"))) {
-	case "0", "false", "off", "no":
-		return false
-	}
-	return true
-}
+func (e *env) autostartOn() bool { return !envflag.Off(e.Getenv("HOOKWATCH_AUTOSTART")) }
 
 // checkCollector asks the collector for /healthz.
 func (e *env) checkCollector(ctx context.Context) Check {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/internal/envflag"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/stale"
@@ -83,7 +84,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 		Token:       Token(getenv, Home(getenv)),
 		ProjectDir:  getenv("CLAUDE_PROJECT_DIR"),
 		Traceparent: getenv("TRACEPARENT"),
-		Autostart:   !isOff(getenv("HOOKWATCH_AUTOSTART")),
+		Autostart:   !envflag.Off(getenv("HOOKWATCH_AUTOSTART")),
 		Budget:      DefaultBudget,
 		Now:         time.Now,
 		ArchiveDir:  filepath.Join(Home(getenv), "archive"),
@@ -91,7 +92,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 	if c.URL == "" {
 		c.URL = DefaultURL
 	}
-	if isOff(getenv("HOOKWATCH_ARCHIVE")) {
+	if envflag.Off(getenv("HOOKWATCH_ARCHIVE")) {
 		c.ArchiveDir = ""
 	}
 	if s := getenv("HOOKWATCH_HOOK_BUDGET"); s != "" {
@@ -145,14 +146,6 @@ func ReadToken(home string) string {
 }
 
 // isOff reads a boolean setting that is on unless set to 0, false, off or no.
-func isOff(s string) bool {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "0", "false", "off", "no":
-		return true
-	}
-	return false
-}
-
 // Home returns hookwatch's data directory: $HOOKWATCH_HOME, else
 // ~/.hookwatch, else a per-user directory under the temp dir.
 func Home(getenv func(string) string) string {

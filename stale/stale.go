@@ -44,6 +44,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/envflag"
 	"github.com/hookwatch/hookwatch/redact"
 )
 
@@ -189,16 +190,25 @@ const ContextHeader = "hookwatch stale-context guard:"
 // Fresh reports whether changes call for starting fresh rather than
 // re-reading: more of them than FreshAbove, or one the session wrote, or a
 // deleted one.
-func (th Thresholds) Fresh(changes []Change) bool {
+func (th Thresholds) Fresh(changes []Change) bool { return th.freshReason(changes) != "" }
+
+// freshReason says why changes call for starting fresh (Fresh), "" when
+// they do not.
+func (th Thresholds) freshReason(changes []Change) string {
 	if len(changes) > th.FreshAbove {
-		return true
+		return "Many files changed"
 	}
+	wrote := false
 	for _, c := range changes {
-		if c.Wrote || c.Deleted {
-			return true
+		if c.Deleted {
+			return "Files this session used were deleted"
 		}
+		wrote = wrote || c.Wrote
 	}
-	return false
+	if wrote {
+		return "Files this session edited itself were changed by something else"
+	}
+	return ""
 }
 
 // Context returns the text for the agent about changes, "" for none. Paths
@@ -236,30 +246,12 @@ func (th Thresholds) Context(changes []Change) string {
 		b.WriteByte('\n')
 	}
 	b.WriteString("What you remember of these files is out of date: re-read them before relying on their earlier contents.")
-	if th.Fresh(changes) {
-		var why string
-		switch {
-		case len(changes) > th.FreshAbove:
-			why = "Many files changed"
-		case hasDeleted(changes):
-			why = "Files this session used were deleted"
-		default:
-			why = "Files this session edited itself were changed by something else"
-		}
+	if why := th.freshReason(changes); why != "" {
 		b.WriteString("\n")
 		b.WriteString(why)
 		b.WriteString(": the earlier work may no longer hold. Consider starting a fresh session from a short summary of the task and its state, re-reading the files you need, rather than continuing from memory.")
 	}
 	return b.String()
-}
-
-func hasDeleted(changes []Change) bool {
-	for _, c := range changes {
-		if c.Deleted {
-			return true
-		}
-	}
-	return false
 }
 
 // Decide returns the answer to a SessionStart of runtime whose recorded
@@ -296,10 +288,7 @@ type Config struct {
 // warning: the hook must run anyway.
 func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 	c := Config{Thresholds: DefaultThresholds}
-	switch strings.ToLower(strings.TrimSpace(getenv("HOOKWATCH_STALE_GUARD"))) {
-	case "0", "false", "off", "no":
-		c.Off = true
-	}
+	c.Off = envflag.Off(getenv("HOOKWATCH_STALE_GUARD"))
 	var warn []string
 	for _, v := range []struct {
 		key  string
