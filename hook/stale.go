@@ -26,7 +26,7 @@ func (cfg Config) guardStale(out ingest.Outcome, deadline time.Time) ([]byte, in
 	stdout, code := out.Verdict.Stdout, out.Verdict.Code
 	p := out.Payload
 	ss, ok := p.Event.(*event.SessionStartInput)
-	if !ok || cfg.Stale.Off || out.Verdict.Recorded || !stale.Guarded(ss.Source) || code != 0 {
+	if !ok || cfg.Stale.Off || out.Verdict.Recorded || out.Envelope == nil || !stale.Guarded(ss.Source) || code != 0 {
 		// Off, another event, or the full binary answered: it guarded.
 		return stdout, code, nil
 	}
@@ -68,10 +68,7 @@ func (cfg Config) guardStale(out ingest.Outcome, deadline time.Time) ([]byte, in
 	if err := json.Unmarshal(body, &list); err != nil {
 		return stdout, code, fmt.Errorf("stale-context guard: cannot read the collector's list: %w", err)
 	}
-	runtime := cfg.Runtime
-	if runtime == "" {
-		runtime = event.DetectRuntime(p.TranscriptPath)
-	}
+	runtime := out.Envelope.Runtime // the pipeline's: forced by the config, or detected
 	guard := cfg.Stale.Decide(runtime, stale.Check(list.Files, end))
 	if guard.IsZero() {
 		return stdout, code, nil
