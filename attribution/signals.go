@@ -160,7 +160,8 @@ func Signals(agents []*Agent, calls []*ToolCall, th Thresholds) []AgentSignals {
 }
 
 // thrashing reads, across a session's agents, the files that agents took
-// turns writing, and returns the signals by agent.
+// turns writing, and returns the signals by agent. calls are in the
+// model's order (compareCalls), as Signals sorts them.
 func thrashing(calls []*ToolCall, th Thresholds) map[string][]Signal {
 	type turns struct {
 		file     string
@@ -171,9 +172,7 @@ func thrashing(calls []*ToolCall, th Thresholds) map[string][]Signal {
 	}
 	var files []*turns
 	byFile := map[string]*turns{}
-	cs := slices.Clone(calls)
-	slices.SortFunc(cs, compareCalls)
-	for _, c := range cs {
+	for _, c := range calls {
 		if c.Status != StatusOK {
 			continue // a write that did not happen takes no turn
 		}

@@ -799,10 +799,11 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 				StartedAt: a.StartedAt, UpdatedSeq: version, Doc: doc,
 			})
 		}
+		agents, calls := gs.g.Agents(id), gs.g.ToolCalls(id) // each a new list: taken once
 		if m.perAgent != nil {
-			m.perAgent.observe(gs.counted, &sc, gs.g.Agents(id), gs.g.ToolCalls(id))
+			m.perAgent.observe(gs.counted, &sc, agents, calls)
 		}
-		m.stalls.note(sc.Session, gs.g.Agents(id), gs.g.ToolCalls(id))
+		m.stalls.note(sc.Session, agents, calls)
 		for _, c := range sc.ToolCalls {
 			doc, err := json.Marshal(c)
 			if err != nil {
