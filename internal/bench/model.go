@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -103,12 +104,14 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 	return runs, nil
 }
 
-func median(v []float64) float64 {
+// median is the middle of v (the upper one of an even count), 0 for none.
+func median[T cmp.Ordered](v []T) T {
+	var zero T
+	if len(v) == 0 {
+		return zero
+	}
 	c := slices.Clone(v)
 	slices.Sort(c)
-	if len(c) == 0 {
-		return 0
-	}
 	return c[len(c)/2]
 }
 

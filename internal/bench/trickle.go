@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -117,15 +116,15 @@ func Trickle(ctx context.Context, w io.Writer, o TrickleOptions) error {
 		wall := time.Since(start)
 		coll := end - idle1 - time.Duration(float64(idle1-idle0)*wall.Seconds())
 		perEvent := coll / time.Duration(got)
-		hooks, colls = append(hooks, medianDuration(hook)), append(colls, perEvent)
+		hooks, colls = append(hooks, median(hook)), append(colls, perEvent)
 		load, _ := os.ReadFile("/proc/loadavg")
-		fmt.Fprintf(tw, "%d\t%v\t%v\t%v\t%v\t%v\t%s\t\n", round+1, medianDuration(tru).Round(time.Microsecond), medianDuration(floor).Round(time.Microsecond),
-			medianDuration(hook).Round(time.Microsecond), (medianDuration(hook) - medianDuration(floor)).Round(time.Microsecond), perEvent.Round(time.Microsecond),
+		fmt.Fprintf(tw, "%d\t%v\t%v\t%v\t%v\t%v\t%s\t\n", round+1, median(tru).Round(time.Microsecond), median(floor).Round(time.Microsecond),
+			median(hook).Round(time.Microsecond), (median(hook) - median(floor)).Round(time.Microsecond), perEvent.Round(time.Microsecond),
 			strings.Join(strings.Fields(string(load))[:3], " "))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "median of %d rounds: hookwatch-hook %v CPU per run, the collector %v CPU per event (medians of the runs; the collector's CPU has the 10 ms resolution of /proc over the round)\n",
-		o.Rounds, medianDuration(hooks).Round(time.Microsecond), medianDuration(colls).Round(time.Microsecond))
+		o.Rounds, median(hooks).Round(time.Microsecond), median(colls).Round(time.Microsecond))
 	return nil
 }
 
@@ -165,13 +164,4 @@ func waitStored(ctx context.Context, client *http.Client, base, id string, want 
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-func medianDuration(s []time.Duration) time.Duration {
-	if len(s) == 0 {
-		return 0
-	}
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
