@@ -115,9 +115,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	defer logf.Close()
 	s.cmd = exec.Command(filepath.Join(bin, "postgres"), args...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	// SIGQUIT is PostgreSQL's immediate shutdown: a test binary that dies
-	// leaves no server behind.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
+	s.cmd.SysProcAttr = serverAttr(cred)
 	// The parent-death signal comes when the thread that started the
 	// process ends, and the Go runtime ends a thread whenever a goroutine
 	// that locked one returns: the server is started, and waited for, on a
