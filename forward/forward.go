@@ -21,7 +21,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,13 +64,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Ready, when set, is called once the forwarder is attached.
 	Ready func()
-}
-
-// Forwardable reports whether raw is a collector URL a forwarder can reach:
-// http:// or https://, with a host.
-func Forwardable(raw string) bool {
-	u, err := url.Parse(raw)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
 }
 
 // CAFileName is the file in the hookwatch home that 'hookwatch install
@@ -124,7 +116,7 @@ func NewClient(caFile string) (*http.Client, error) {
 // spooled until ctx ends. It returns spool.ErrAttached (wrapped) when
 // another consumer — a local collector, another forwarder — is attached.
 func Run(ctx context.Context, o Options) error {
-	if !Forwardable(o.URL) {
+	if !hook.Forwardable(o.URL) {
 		return fmt.Errorf("cannot forward to %q: want an http:// or https:// URL", o.URL)
 	}
 	if o.Client == nil {

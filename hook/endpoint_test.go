@@ -329,3 +329,27 @@ func FuzzParseEndpoint(f *testing.F) {
 		checkAgainstRef(t, raw)
 	})
 }
+
+// TestForwardable holds the forwarder's rule to what net/url reads of each
+// URL (an http or https scheme and a host: the rule the forwarder had when it
+// parsed with net/url), except a port above 65535, which net/url accepts and
+// no forwarder can reach.
+func TestForwardable(t *testing.T) {
+	for _, raw := range []string{
+		"https://hookwatch.example.com:8443/", "http://hookwatch.internal:7421", "HTTPS://10.0.0.5",
+		"https://[2001:db8::1]:443/base", "https://[fe80::1%25eth0]/", "https://user:pw@host/",
+		"http://127.0.0.1:7421", "https://h:/", "https://h?q=1", "https://h#f",
+		"https://", "https:///path", "https://:8443", "https://user@", "https://h:port",
+		"https://[]:80", "ftp://example.com", "https//x", "://x", "", "https://h\x7f", "https://h\n/",
+		"https://h:99999",
+	} {
+		u, err := url.Parse(raw)
+		want := err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Hostname() != ""
+		if raw == "https://h:99999" {
+			want = false
+		}
+		if got := Forwardable(raw); got != want {
+			t.Errorf("Forwardable(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}

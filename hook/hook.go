@@ -261,7 +261,7 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, a
 	spoolDir := filepath.Join(cfg.Home, "spool")
 	sp, spErr := spool.Open(spoolDir, spool.Options{MaxBytes: cfg.SpoolMax})
 	ep, err := parseEndpoint(cfg.URL)
-	if errors.Is(err, errUnsupportedURL) && spErr == nil && forwardable(cfg.URL) {
+	if errors.Is(err, errUnsupportedURL) && spErr == nil && Forwardable(cfg.URL) {
 		return cfg.forward(sp, spoolDir, rec, err)
 	}
 	if err == nil && spErr == nil && (attached == ep.addr.String() || spool.AttachedTo(spoolDir, ep.addr.String())) {
@@ -348,14 +348,40 @@ func ForwarderAddr(url string) string { return "forward " + trimSlash(url) }
 // naming a host.
 func NeedsForwarder(url string) bool {
 	_, err := parseEndpoint(url)
-	return errors.Is(err, errUnsupportedURL) && forwardable(url)
+	return errors.Is(err, errUnsupportedURL) && Forwardable(url)
 }
 
-// forwardable reports whether a forwarder can deliver to url, one the
-// hook cannot post to itself: it names the http or https scheme.
-func forwardable(url string) bool {
-	i := strings.Index(url, "://")
-	return i > 0 && (strings.EqualFold(url[:i], "https") || strings.EqualFold(url[:i], "http"))
+// Forwardable reports whether a forwarder (hookwatch forward) can deliver to
+// the collector at url: an http:// or https:// URL (the scheme in any case)
+// with a host, no control character and, when a port is written, a decimal
+// one. It is the one rule: the hook hands such a URL's events to a forwarder,
+// and the forwarder and its service accept no other. Written without net/url,
+// which the hook does not link (see endpoint.go).
+func Forwardable(url string) bool {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok || !strings.EqualFold(scheme, "https") && !strings.EqualFold(scheme, "http") {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; c < ' ' || c == 0x7f {
+			return false
+		}
+	}
+	authority := rest
+	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
+		authority = authority[:i]
+	}
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		authority = authority[i+1:] // user info
+	}
+	host, port := authority, ""
+	if i := strings.LastIndexByte(authority, ':'); i >= 0 && i > strings.LastIndexByte(authority, ']') {
+		host, port = authority[:i], authority[i+1:]
+	}
+	if _, ok := parsePort(port); !ok {
+		return false
+	}
+	return host != "" && host != "[]"
 }
 
 // drain delivers spooled envelopes while budget is left. Its failures are not

@@ -47,7 +47,7 @@ func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *url == "" {
 		return fmt.Errorf("%w: no collector URL: pass --url or set HOOKWATCH_URL", errUsage)
 	}
-	if !forward.Forwardable(*url) {
+	if !hook.Forwardable(*url) {
 		return fmt.Errorf("%w: --url %q: want an http:// or https:// URL", errUsage, *url)
 	}
 	if !hook.NeedsForwarder(*url) {

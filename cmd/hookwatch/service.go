@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/hookwatch/hookwatch/claudecode"
-	"github.com/hookwatch/hookwatch/forward"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
 )
 
@@ -66,7 +66,7 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	names, unit := serviceEnv, install.ServiceUnit
 	if *fwd {
 		names, unit = forwarderEnv, install.ForwarderUnit
-		if u := os.Getenv("HOOKWATCH_URL"); action == "install" && !forward.Forwardable(u) {
+		if u := os.Getenv("HOOKWATCH_URL"); action == "install" && !hook.Forwardable(u) {
 			return fmt.Errorf("%w: --forward needs HOOKWATCH_URL set to the remote collector's http:// or https:// URL, got %q", errUsage, u)
 		}
 	}
