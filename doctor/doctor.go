@@ -130,6 +130,11 @@ type env struct {
 	collector      bool     // the collector answered /healthz and takes the token
 	tokenRefused   bool     // the collector is up but refuses the token
 	claudeVers     string
+	// client asks the collector, built once per run (the CA file read once,
+	// and one connection kept alive across the checks); clientErr is why it
+	// could not be built, which every request then reports.
+	client    *http.Client
+	clientErr error
 }
 
 // Run runs every check and returns the report. It never fails: a check that
@@ -165,6 +170,10 @@ func Run(ctx context.Context, o Options) *Report {
 		e.url = hook.DefaultURL
 	}
 	e.token = hook.Token(e.Getenv, e.home)
+	e.client, e.clientErr = forward.NewClient(forward.CAFile(e.Getenv, e.home))
+	if e.client != nil {
+		defer e.client.CloseIdleConnections()
+	}
 	if e.PolicyFiles == nil {
 		e.PolicyFiles = []string{
 			filepath.Join(e.home, "policy.yaml"),
@@ -537,11 +546,10 @@ func (e *env) get(ctx context.Context, path string) (*http.Response, []byte, err
 	if e.token != "" {
 		req.Header.Set("Authorization", "Bearer "+e.token)
 	}
-	client, err := forward.NewClient(forward.CAFile(e.Getenv, e.home))
-	if err != nil {
-		return nil, nil, err
+	if e.clientErr != nil {
+		return nil, nil, e.clientErr
 	}
-	resp, err := client.Do(req)
+	resp, err := e.client.Do(req)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,11 +6,13 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -449,5 +451,42 @@ func TestForwarderCheck(t *testing.T) {
 	env["HOOKWATCH_URL"] = "http://127.0.0.1:1"
 	if _, ok := checks()["forwarder"]; ok {
 		t.Error("a forwarder check for a URL the hook posts to itself")
+	}
+}
+
+// TestOneClientPerRun: the checks of one run ask the collector over one
+// client, so its requests share one TLS connection rather than each dialling
+// and handshaking its own.
+func TestOneClientPerRun(t *testing.T) {
+	var conns, requests atomic.Int64
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		if r.URL.Path == "/healthz" {
+			io.WriteString(w, `{"status":"ok","version":"test","db":"ok"}`)
+			return
+		}
+		io.WriteString(w, `{"sessions":[]}`)
+	}))
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	ts.StartTLS()
+	defer ts.Close()
+	root := t.TempDir()
+	ca := filepath.Join(root, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": filepath.Join(root, "hw"), "HOOKWATCH_URL": ts.URL, "HOOKWATCH_CA_FILE": ca}
+	r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Version: "test", Timeout: 5 * time.Second})
+	for _, c := range r.Checks {
+		if c.Name == "collector" && c.Status != OK {
+			t.Fatalf("collector check = %+v", c)
+		}
+	}
+	if requests.Load() < 2 || conns.Load() != 1 {
+		t.Errorf("%d requests over %d connections, want at least 2 over 1", requests.Load(), conns.Load())
 	}
 }
