@@ -2,7 +2,6 @@ package importer
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookwatch/hookwatch/internal/jsonstr"
+	"github.com/hookwatch/hookwatch/internal/swar"
 	"github.com/hookwatch/hookwatch/privacy"
 )
 
@@ -144,12 +144,10 @@ func appendCompactHTML(dst, src []byte) []byte {
 // '<', '>', '&' or 0xE2 (the first byte of U+2028 and U+2029). It tests
 // eight bytes at a time: tool output is mostly long strings of plain text.
 func stringSpan(b []byte, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
 	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		if zero(x^(ones*'"'))|zero(x^(ones*'\\'))|zero(x^(ones*'<'))|zero(x^(ones*'>'))|
-			zero(x^(ones*'&'))|zero(x^(ones*0xE2)) != 0 {
+		x := swar.Load(b, i)
+		if swar.Has(x, '"')|swar.Has(x, '\\')|swar.Has(x, '<')|swar.Has(x, '>')|
+			swar.Has(x, '&')|swar.Has(x, 0xE2) != 0 {
 			break
 		}
 	}

@@ -17,11 +17,11 @@
 // Neither panics, neither recurses (hostile nesting cannot overflow the
 // stack), and both are linear in the length of their input. The package
 // does no work at init and links only standard packages the hook links
-// already (bytes, encoding/binary, unicode/utf8 and utf16), as the hook
-// reads every payload with it.
+// already (bytes, encoding/binary, unicode/utf8 and utf16) and internal/swar,
+// as the hook reads every payload with it.
 package jsonscan
 
-import "encoding/binary"
+import "github.com/hookwatch/hookwatch/internal/swar"
 
 // MaxDepth is encoding/json's nesting limit: Scanner agrees with json.Valid
 // on what is valid.
@@ -381,24 +381,16 @@ func stringEnd(b []byte, i int) (end int, esc, ok bool) {
 // cannot hold as it is: a quote, a backslash or a control character. It
 // tests eight bytes at a time, as tool output is mostly long strings.
 func plainEnd(b []byte, j int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for j < len(b) {
-		if j+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[j:])
-			q := x ^ (ones * '"')
-			bs := x ^ (ones * '\\')
-			// A byte below 0x20, or equal to '"' or '\\' (a zero byte in q
-			// or bs), sets its high bit in one of these; none is set
-			// for a word of plain bytes.
-			if ((x-ones*0x20)&^x|(q-ones)&^q|(bs-ones)&^bs)&highs == 0 {
-				j += 8
-				continue
-			}
+	for ; j+8 <= len(b); j += 8 {
+		x := swar.Load(b, j)
+		if swar.Has(x, '"')|swar.Has(x, '\\')|swar.Below(x, 0x20) != 0 {
+			break
 		}
+	}
+	for ; j < len(b); j++ {
 		if c := b[j]; c < 0x20 || c == '"' || c == '\\' {
 			return j
 		}
-		j++
 	}
 	return j
 }

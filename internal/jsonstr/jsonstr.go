@@ -3,7 +3,11 @@
 // redactor and the privacy previews).
 package jsonstr
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/hookwatch/hookwatch/internal/swar"
+)
 
 // AppendQuoted appends s to dst as a quoted JSON string.
 func AppendQuoted(dst []byte, s string) []byte {
@@ -30,10 +34,7 @@ func AppendEscaped(dst []byte, s string) []byte {
 			// paths, most of a text. The word that is not plain, or
 			// the last bytes, are read byte by byte.
 			for i+8 <= len(s) {
-				w := s[i : i+8]
-				x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-					uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-				if !plain8(x) {
+				if !plain8(swar.LoadString(s, i)) {
 					break
 				}
 				i += 8
@@ -82,16 +83,7 @@ func AppendEscaped(dst []byte, s string) []byte {
 }
 
 // plain8 reports whether the eight bytes of x are ASCII that needs no
-// escape: none is below 0x20, '"', '\\' or 0x80 and above. It tests them as
-// one word with the "has a zero byte" idiom, exact for "any byte":
-// x - 0x20 borrows in a byte, setting its high bit, only where a byte (the
-// lowest of those below 0x20) is below 0x20.
+// escape: none is below 0x20, '"', '\\' or 0x80 and above.
 func plain8(x uint64) bool {
-	const (
-		ones = 0x0101010101010101
-		high = 0x8080808080808080
-	)
-	quote := x ^ ('"' * ones)
-	backslash := x ^ ('\\' * ones)
-	return (x|(x-0x20*ones)|(quote-ones)&^quote|(backslash-ones)&^backslash)&high == 0
+	return swar.Below(x, 0x20)|swar.Has(x, '"')|swar.Has(x, '\\')|swar.NonASCII(x) == 0
 }
