@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -35,7 +36,7 @@ import (
 // whatever order they finish, are applied in the order they were read.
 //
 // A group not in memory (after a start, or evicted to stay within
-// modelCacheBytes) is loaded from the store: the sessions of its key active
+// Config.ModelCacheBytes: see groupCache) is loaded from the store: the sessions of its key active
 // within modelWindow of the events at hand, and the sessions their stored
 // model links them to (parent, children, throwaway ids), at most
 // modelMaxSessions, each with all of its events. Lineage evidence sits right
@@ -65,9 +66,8 @@ const (
 	modelWindow = time.Hour
 	// modelMaxSessions caps the sessions a group is loaded with.
 	modelMaxSessions = 64
-	// modelCacheBytes bounds the payload bytes the groups kept in memory
-	// hold; the least recently used group goes first.
-	modelCacheBytes = 512 << 20
+	// DefaultModelCacheBytes is the default of Config.ModelCacheBytes.
+	DefaultModelCacheBytes = 128 << 20
 	// staleBatch is the page size of the stale sessions read at start.
 	staleBatch = 500
 	// staleLoads is how many stale sessions one round loads at most.
@@ -111,6 +111,13 @@ type modeler struct {
 	groups *groupCache
 	keys   map[string]string // session → group key
 
+	// cacheBudget bounds the groups kept between rounds (groupCache);
+	// cached and cachedBytes are what they hold after the latest round,
+	// for /metrics.
+	cacheBudget         int
+	cached, cachedBytes atomic.Int64
+	evictions           *metrics.Counter
+
 	cancel context.CancelFunc
 	flush  chan struct{} // closed by stop: a last round, then exit
 	exited chan struct{}
@@ -134,25 +141,27 @@ type modeler struct {
 	stalls *stalls
 }
 
-func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, perAgent bool, a *auditor, sinks []ModelSink, signals attribution.Thresholds, stalls *stalls) *modeler {
+func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, cacheBytes int, perAgent bool, a *auditor, sinks []ModelSink, signals attribution.Thresholds, stalls *stalls) *modeler {
 	m := &modeler{
 		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks, stalls: stalls,
-		pending:   map[string]int{},
-		pendKeys:  map[string]int{},
-		changed:   make(chan struct{}),
-		wake:      make(chan struct{}, 1),
-		groups:    newGroupCache(modelCacheBytes),
-		keys:      map[string]string{},
-		flush:     make(chan struct{}),
-		exited:    make(chan struct{}),
-		version:   time.Now().UnixMicro(),
-		applied:   set.NewCounter(`hookwatch_model_events_applied_total`),
-		rebuilds:  set.NewCounter(`hookwatch_model_rebuilds_total`),
-		loadsDone: set.NewCounter(`hookwatch_model_group_loads_total`),
-		errors:    set.NewCounter(`hookwatch_model_errors_total`),
-		roundTime: set.NewHistogram(`hookwatch_model_round_duration_seconds`),
-		rows:      set.NewCounter(`hookwatch_model_rows_written_total`),
-		lag:       set.NewHistogram(`hookwatch_model_lag_seconds`),
+		pending:     map[string]int{},
+		pendKeys:    map[string]int{},
+		changed:     make(chan struct{}),
+		wake:        make(chan struct{}, 1),
+		groups:      newGroupCache(cacheBytes),
+		cacheBudget: cacheBytes,
+		evictions:   set.NewCounter(`hookwatch_model_group_evictions_total`),
+		keys:        map[string]string{},
+		flush:       make(chan struct{}),
+		exited:      make(chan struct{}),
+		version:     time.Now().UnixMicro(),
+		applied:     set.NewCounter(`hookwatch_model_events_applied_total`),
+		rebuilds:    set.NewCounter(`hookwatch_model_rebuilds_total`),
+		loadsDone:   set.NewCounter(`hookwatch_model_group_loads_total`),
+		errors:      set.NewCounter(`hookwatch_model_errors_total`),
+		roundTime:   set.NewHistogram(`hookwatch_model_round_duration_seconds`),
+		rows:        set.NewCounter(`hookwatch_model_rows_written_total`),
+		lag:         set.NewHistogram(`hookwatch_model_lag_seconds`),
 	}
 	if perAgent {
 		m.perAgent = newAgentMetrics(set)
@@ -167,6 +176,8 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		}
 		return float64(n)
 	})
+	set.NewGauge(`hookwatch_model_groups_cached`, func() float64 { return float64(m.cached.Load()) })
+	set.NewGauge(`hookwatch_model_cache_bytes`, func() float64 { return float64(m.cachedBytes.Load()) })
 	m.shared, _ = st.(store.Shared)
 	if m.shared == nil {
 		// Before New returns, so that a read right after a start waits
@@ -470,7 +481,8 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 		m.errors.Inc()
 		// What was not stored is stale and is loaded again: forget the
 		// groups, whose state may be ahead of the store.
-		m.groups = newGroupCache(modelCacheBytes)
+		m.groups = newGroupCache(m.cacheBudget)
+		m.noteCache()
 		retry := slices.Clone(loads)
 		for _, p := range ready {
 			retry = append(retry, p.ev.SessionID)
@@ -486,6 +498,7 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 		m.settled(ready, loads, 0)
 		return max(wait, time.Second), true
 	}
+	m.noteCache()
 	m.roundTime.UpdateDuration(start)
 	m.applied.Add(len(ready))
 	end := time.Now()
@@ -531,14 +544,23 @@ func dedupe(ids []string) []string {
 	return slices.Compact(ids)
 }
 
+// noteCache publishes what the groups kept hold, for /metrics.
+func (m *modeler) noteCache() {
+	m.cached.Store(int64(len(m.groups.groups)))
+	m.cachedBytes.Store(int64(m.groups.used))
+}
+
 // groupState is a lineage group kept in memory between rounds: its model,
 // and what the store says of the events each session id applied.
 type groupState struct {
-	key   string
-	g     *attribution.Group
-	seq   map[string]int64 // session id → largest event seq applied
-	first map[string]time.Time
-	last  map[string]time.Time
+	key string
+	g   *attribution.Group
+	// loaded is the group's Size when load read it from the store: the
+	// least a reload would hold (see groupCache.put).
+	loaded int
+	seq    map[string]int64 // session id → largest event seq applied
+	first  map[string]time.Time
+	last   map[string]time.Time
 	// counted is what the metrics per agent counted of the group; nil
 	// when they are not kept.
 	counted *counted
@@ -668,7 +690,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 			}
 			round = append(round, sc...)
 		}
-		m.groups.put(key, gs)
+		m.evictions.Add(m.groups.put(key, gs))
 	}
 	if !batch.Empty() {
 		m.rows.Add(len(batch.Sessions) + len(batch.Agents) + len(batch.ToolCalls))
@@ -997,6 +1019,7 @@ func (m *modeler) load(ctx context.Context, key string, touched map[string]bool,
 		gs.stored[id] = true
 	}
 	gs.g.Apply(envs...)
+	gs.loaded = gs.g.Size()
 	return gs, nil
 }
 
@@ -1016,17 +1039,31 @@ func mergeWindows(ws [][2]time.Time) [][2]time.Time {
 	return out
 }
 
-// groupCache keeps the groups' state between rounds, least recently used
-// first out, within a budget of payload bytes.
+// groupCache keeps the groups' state between rounds within a budget of
+// memory (attribution.Group.Size), the least recently used first out: an
+// idle group is dropped, its rows being in the store, and loaded again
+// (modeler.load) by the next round that has events of it. So the memory
+// the model holds does not grow with what was stored, only with what is
+// at hand.
+//
+// A group grows as its sessions do and as new sessions join it (a
+// project's sessions all share one group). One over the budget on its own
+// is dropped once it is more than twice the size it was loaded at, and
+// loaded afresh, with only the sessions at hand and those lineage may link
+// them to; a group that is that large when just loaded (one session over
+// the budget) is kept, alone, until it doubles: so a long session is
+// reloaded once per doubling rather than every round, and the model's
+// memory stays within the larger of the budget and twice the largest load.
 type groupCache struct {
 	budget int
 	used   int
 	groups map[string]*groupState
-	order  []string // least recently used first
+	sizes  map[string]int // each group's Size when it was put
+	order  []string       // least recently used first
 }
 
 func newGroupCache(budget int) *groupCache {
-	return &groupCache{budget: budget, groups: map[string]*groupState{}}
+	return &groupCache{budget: budget, groups: map[string]*groupState{}, sizes: map[string]int{}}
 }
 
 // take removes and returns the state of key, or nil.
@@ -1037,25 +1074,33 @@ func (c *groupCache) take(key string) *groupState {
 	}
 	delete(c.groups, key)
 	c.order = slices.DeleteFunc(c.order, func(k string) bool { return k == key })
-	c.used -= g.g.Bytes()
+	c.used -= c.sizes[key]
+	delete(c.sizes, key)
 	return g
 }
 
 // put keeps the state of key as the most recently used, evicting others
-// to stay within budget. A group larger than the budget is not kept.
-func (c *groupCache) put(key string, g *groupState) {
-	if g.g.Bytes() > c.budget {
-		return
+// to stay within budget, and returns how many groups it dropped (key's
+// included, when it is not kept).
+func (c *groupCache) put(key string, g *groupState) int {
+	size := g.g.Size()
+	if size > c.budget && size > 2*g.loaded {
+		return 1
 	}
-	for c.used+g.g.Bytes() > c.budget && len(c.order) > 0 {
+	n := 0
+	for c.used+size > c.budget && len(c.order) > 0 {
 		old := c.order[0]
 		c.order = c.order[1:]
-		c.used -= c.groups[old].g.Bytes()
+		c.used -= c.sizes[old]
 		delete(c.groups, old)
+		delete(c.sizes, old)
+		n++
 	}
 	c.groups[key] = g
+	c.sizes[key] = size
 	c.order = append(c.order, key)
-	c.used += g.g.Bytes()
+	c.used += size
+	return n
 }
 
 // modelingStore is the store as the writer sees it: every Insert that

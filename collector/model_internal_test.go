@@ -34,14 +34,16 @@ func TestMergeWindows(t *testing.T) {
 }
 
 func TestGroupCache(t *testing.T) {
-	c := newGroupCache(100)
-	// g is a group holding n bytes of payload.
+	// g is a group of one envelope, whose Size is unit plus n bytes of
+	// payload.
+	one := newGroupState("k")
+	one.g.Apply(event.Envelope{ID: "e", ReceivedAt: time.Unix(1, 0), Payload: json.RawMessage(`{"session_id":"s","p":""}`)})
+	unit := one.g.Size()
 	g := func(n int) *groupState {
 		x := newGroupState("k")
-		pad := strings.Repeat("x", n-len(`{"session_id":"s","p":""}`))
-		x.g.Apply(event.Envelope{ID: fmt.Sprint("e", n), ReceivedAt: time.Unix(1, 0), Payload: json.RawMessage(`{"session_id":"s","p":"` + pad + `"}`)})
-		if x.g.Bytes() != n {
-			t.Fatalf("group of %d bytes, want %d", x.g.Bytes(), n)
+		x.g.Apply(event.Envelope{ID: fmt.Sprint("e", n), ReceivedAt: time.Unix(1, 0), Payload: json.RawMessage(`{"session_id":"s","p":"` + strings.Repeat("x", n) + `"}`)})
+		if x.g.Size() != unit+n {
+			t.Fatalf("group of %d bytes, want %d", x.g.Size(), unit+n)
 		}
 		return x
 	}
@@ -49,29 +51,47 @@ func TestGroupCache(t *testing.T) {
 		if x == nil {
 			return 0
 		}
-		return x.g.Bytes()
+		return x.g.Size() - unit
 	}
-	c.put("a", g(40))
-	c.put("b", g(40))
+	c := newGroupCache(3*unit + 100)
+	evicted := 0
+	put := func(key string, x *groupState) { evicted += c.put(key, x) }
+	put("a", g(40))
+	put("b", g(40))
 	if x := c.take("a"); size(x) != 40 {
 		t.Fatal("a was not kept")
 	}
-	c.put("a", g(40)) // now the most recently used
-	c.put("c", g(40)) // evicts b, the least recently used
-	if x := c.take("b"); x != nil {
-		t.Fatal("b was not evicted")
+	put("a", g(40)) // now the most recently used
+	put("c", g(40)) // evicts b, the least recently used
+	if x := c.take("b"); x != nil || evicted != 1 {
+		t.Fatalf("b was not evicted (%d evictions)", evicted)
 	}
 	if x := c.take("a"); size(x) != 40 {
 		t.Fatal("a was evicted")
 	}
-	c.put("big", g(101)) // larger than the budget: not kept
-	if x := c.take("big"); x != nil || c.used != 40 {
-		t.Fatalf("an oversized group was kept (used %d)", c.used)
+	put("big", g(3*unit+101)) // larger than the budget: not kept
+	if x := c.take("big"); x != nil || c.used != unit+40 || evicted != 2 {
+		t.Fatalf("an oversized group was kept (used %d, %d evictions)", c.used, evicted)
 	}
 	for i := range 10 {
-		c.put(fmt.Sprint(i), g(30))
+		put(fmt.Sprint(i), g(30))
 	}
-	if c.used > 100 || len(c.groups) != 3 || len(c.order) != 3 {
+	if c.used > c.budget || len(c.groups) != 3 || len(c.order) != 3 || len(c.sizes) != 3 {
 		t.Fatalf("cache over budget: used %d, %d groups", c.used, len(c.groups))
+	}
+
+	// A group over the budget as loaded is kept, alone, until it has
+	// doubled: a reload could not make it smaller.
+	huge := g(3*unit + 101)
+	huge.loaded = huge.g.Size()
+	put("huge", huge)
+	if len(c.groups) != 1 || c.groups["huge"] == nil {
+		t.Fatalf("a group over the budget when loaded was not kept alone: %d groups", len(c.groups))
+	}
+	c.take("huge")
+	huge.g.Apply(event.Envelope{ID: "more", ReceivedAt: time.Unix(2, 0), Payload: json.RawMessage(`{"session_id":"s","p":"` + strings.Repeat("x", huge.loaded) + `"}`)})
+	put("huge", huge)
+	if c.groups["huge"] != nil || c.used != 0 {
+		t.Fatalf("a group grown past twice its loaded size was kept (used %d)", c.used)
 	}
 }

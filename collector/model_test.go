@@ -545,3 +545,66 @@ func TestDeriveManyStaleOnStart(t *testing.T) {
 		t.Fatalf("after a start on %d stale sessions:\n%s\nwant, as derived live:\n%s", sessions, got, want)
 	}
 }
+
+// TestDerivedWithEviction: with a model cache too small to keep any group
+// beyond the round that applies it, every group is dropped and loaded
+// again from the store round after round, and the model equals the one a
+// collector that kept every group derived: the 2.1.197 capture (a resume,
+// a fork, a compaction, a continue) beside sessions of three other
+// projects, posted in order and in random orders, in small batches over
+// many rounds, with duplicates.
+func TestDerivedWithEviction(t *testing.T) {
+	envs := claudeCorpus(t)
+	for i := range 12 {
+		sid := fmt.Sprintf("other-%02d", i)
+		cwd := fmt.Sprintf("/work/p%d", i%3)
+		ms := i * 1000
+		envs = append(envs,
+			synth(ms, "session_id", sid, "cwd", cwd, "hook_event_name", "SessionStart", "source", "startup"),
+			synth(ms+1, "session_id", sid, "cwd", cwd, "hook_event_name", "UserPromptSubmit", "prompt", "list the files"),
+			synth(ms+2, "session_id", sid, "cwd", cwd, "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", "toolu_"+sid, "tool_input", map[string]any{"command": "ls"}),
+			synth(ms+3, "session_id", sid, "cwd", cwd, "hook_event_name", "PostToolUse", "tool_name", "Bash", "tool_use_id", "toolu_"+sid, "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a\nb"}),
+			synth(ms+4, "session_id", sid, "cwd", cwd, "hook_event_name", "Stop"))
+	}
+	ref := newServer(t, collector.Config{})
+	ref.post(t, envs, len(envs), 0)
+	want := derivedView(t, ref)
+	if !strings.Contains(want, `"lineage": "fork"`) || !strings.Contains(want, "other-11") {
+		t.Fatalf("the reference lacks the fork or the other projects:\n%s", want)
+	}
+	for i := range 4 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			input := slices.Clone(envs)
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			if i > 0 {
+				for range rng.IntN(len(envs)/4) + 1 {
+					input = append(input, envs[rng.IntN(len(envs))])
+				}
+				rng.Shuffle(len(input), func(a, b int) { input[a], input[b] = input[b], input[a] })
+			}
+			s := newServer(t, collector.Config{ModelCacheBytes: 1})
+			for k := 0; len(input) > 0; k++ {
+				n := min(len(input), 1+rng.IntN(8))
+				if code, body := s.do(t, http.MethodPost, "/v1/events", batch(t, input[:n])); code != http.StatusOK {
+					t.Fatalf("POST: %d %s", code, body)
+				}
+				input = input[n:]
+				if k%3 == 0 {
+					time.Sleep(60 * time.Millisecond) // a round between
+				}
+			}
+			if got := derivedView(t, s); got != want {
+				t.Fatalf("derived state with groups evicted differs:\n%s\nwant, with every group kept:\n%s", got, want)
+			}
+			m := s.scrape(t)
+			if m["hookwatch_model_group_evictions_total"] == 0 || m["hookwatch_model_group_loads_total"] <= 4 {
+				t.Fatalf("groups were not evicted and loaded again: %v evictions, %v loads",
+					m["hookwatch_model_group_evictions_total"], m["hookwatch_model_group_loads_total"])
+			}
+			if m["hookwatch_model_groups_cached"] > 1 {
+				t.Fatalf("%v groups kept over a budget of 1 byte", m["hookwatch_model_groups_cached"])
+			}
+		})
+	}
+}

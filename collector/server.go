@@ -82,6 +82,11 @@ type Config struct {
 	// DeriveWait bounds how long a read of a session's model waits for
 	// committed events of it not applied yet (default DefaultDeriveWait).
 	DeriveWait time.Duration
+	// ModelCacheBytes bounds the memory, as attribution.Group.Size
+	// estimates it, of the session model's lineage groups kept between
+	// rounds; an idle group is dropped and loaded again from the store
+	// when it has events (default DefaultModelCacheBytes; see groupCache).
+	ModelCacheBytes int
 	// Retain, when not 0, is how long a session is kept after its latest
 	// event; RetainBytes, when not 0, caps the bytes the store's data
 	// takes (a store.Sizer), beyond which the least recently active
@@ -209,6 +214,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.DeriveWait <= 0 {
 		cfg.DeriveWait = DefaultDeriveWait
 	}
+	if cfg.ModelCacheBytes <= 0 {
+		cfg.ModelCacheBytes = DefaultModelCacheBytes
+	}
 	if cfg.Privacy == (privacy.Options{}) {
 		cfg.Privacy = privacy.DefaultOptions()
 	}
@@ -237,7 +245,7 @@ func New(cfg Config) (*Server, error) {
 		s.auditor = a
 	}
 	s.stalls = newStalls()
-	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, !cfg.NoAgentMetrics, s.auditor, cfg.ModelSinks, cfg.Signals, s.stalls)
+	s.modeler = newModeler(s.store, log, s.hub, s.metrics.set, cfg.DeriveWait, cfg.ModelCacheBytes, !cfg.NoAgentMetrics, s.auditor, cfg.ModelSinks, cfg.Signals, s.stalls)
 	s.writer = newWriter(modelingStore{s.store, s.modeler}, cfg.MaxCommitEvents, s.metrics, s.hub, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBackground = cancel

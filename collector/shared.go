@@ -110,7 +110,8 @@ func (m *modeler) stopLeading() {
 	m.changed = make(chan struct{})
 	m.mu.Unlock()
 	m.held = nil
-	m.groups = newGroupCache(modelCacheBytes)
+	m.groups = newGroupCache(m.cacheBudget)
+	m.noteCache()
 	clear(m.keys)
 }
 
