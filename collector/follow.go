@@ -14,11 +14,11 @@ import (
 
 // follower is what following a client's growing files takes, the same for
 // Codex's rollouts (FollowRollouts) and Claude Code's transcripts
-// (FollowTranscripts): it hands each file under dir that match accepts and
-// that grew since it was last read to read. A file last written before
-// since is left alone until it grows (an old session goes on); a file is
-// read from where its reader stopped, the reader leaving a torn last line
-// for the next look.
+// (FollowTranscripts): it hands the files under dir that match accepts and
+// that grew since they were last read to read, all those of a look at
+// once. A file last written before since is left alone until it grows (an
+// old session goes on); a file is read from where its reader stopped, the
+// reader leaving a torn last line for the next look.
 //
 // Where the platform tells which files change (treewatch: inotify on
 // Linux), a look reads only those, at most one look per interval, and an
@@ -30,17 +30,24 @@ type follower struct {
 	match    func(path string) bool
 	interval time.Duration
 	since    time.Time
-	// read reads what the file at path gained (size is its size at this
-	// look) and stores it; false means nothing of it can be trusted to be
-	// stored, and the file is handed over again at the next look.
-	read func(ctx context.Context, path string, size int64) bool
+	// read reads what the files of a look gained and stores it, and
+	// returns those of which nothing can be trusted to be stored: they
+	// are handed over again at the next look.
+	read func(ctx context.Context, files []grownFile) (failed []string)
 	// sizes are the sizes of the files at their last read, -1 for one
 	// to read at the next look; retry are those, for a look told of
-	// changes.
+	// changes; due are those the current look found grown.
 	sizes map[string]int64
 	retry map[string]bool
+	due   []grownFile
 	warn  func(msg string, args ...any)
 	what  string // the files, for the log
+}
+
+// grownFile is a file a look found grown, and its size then.
+type grownFile struct {
+	path string
+	size int64
 }
 
 // fullLook is how often a follower told of changes walks its whole tree
@@ -80,6 +87,7 @@ func (f *follower) run(ctx context.Context) {
 				f.lookAt(ctx, p)
 			}
 		}
+		f.readDue(ctx)
 		next := time.NewTimer(f.interval)
 		if w != nil && len(f.retry) == 0 {
 			// Until something changes (or the next full walk), then at
@@ -114,7 +122,7 @@ func (f *follower) lookAt(ctx context.Context, path string) {
 	case info.IsDir():
 		f.walk(ctx, path)
 	case info.Mode().IsRegular() && f.match(path):
-		f.check(ctx, path, info)
+		f.check(path, info)
 	}
 }
 
@@ -140,15 +148,16 @@ func (f *follower) walk(ctx context.Context, root string) {
 		if err != nil {
 			return nil // gone since the directory was read
 		}
-		return f.check(ctx, path, info)
+		f.check(path, info)
+		return nil
 	})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
 		f.warn("cannot look at "+f.what, "dir", root, "err", err)
 	}
 }
 
-// check hands the file to read when it grew since its last read.
-func (f *follower) check(ctx context.Context, path string, info fs.FileInfo) error {
+// check adds the file to the look's due when it grew since its last read.
+func (f *follower) check(path string, info fs.FileInfo) {
 	size, ok := f.sizes[path]
 	if !ok {
 		size = -1
@@ -157,14 +166,22 @@ func (f *follower) check(ctx context.Context, path string, info fs.FileInfo) err
 		}
 	}
 	if info.Size() == size {
-		return nil
+		return
 	}
 	f.sizes[path] = info.Size()
-	if !f.read(ctx, path, info.Size()) {
-		f.sizes[path], f.retry[path] = -1, true
-		return ctx.Err()
+	f.due = append(f.due, grownFile{path, info.Size()})
+}
+
+// readDue hands the files the look found grown to read, in one call.
+func (f *follower) readDue(ctx context.Context) {
+	if len(f.due) == 0 || ctx.Err() != nil {
+		return
 	}
-	return nil
+	due := f.due
+	f.due = nil
+	for _, p := range f.read(ctx, due) {
+		f.sizes[p], f.retry[p] = -1, true
+	}
 }
 
 // followBatch is how many envelopes of a followed file one commit stores.

@@ -57,30 +57,40 @@ func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 		o.Since = DefaultRolloutSince
 	}
 	tails := map[string]*rollout.Tail{}
+	// readOne reads what the rollout at path (size bytes at this look)
+	// gained and stores it; false means it is to be read again.
+	readOne := func(ctx context.Context, path string, size int64) bool {
+		t := tails[path]
+		if t == nil || size < t.Offset() {
+			// New, grown after a while, or rewritten: from its start.
+			t = rollout.NewTail(path, o.Host, o.User)
+			tails[path] = t
+		}
+		envs, err := t.Next()
+		if err != nil {
+			s.log.Warn("cannot read a Codex rollout", "path", path, "err", err)
+		}
+		if err := s.storeFollowed(ctx, "a Codex rollout", path, envs); err != nil {
+			// Read it again from its start at the next look: what was
+			// stored is not stored twice.
+			delete(tails, path)
+			if ctx.Err() == nil {
+				s.log.Warn("cannot store a Codex rollout's events", "path", path, "err", err)
+			}
+			return false
+		}
+		return true
+	}
 	f := &follower{
 		dir: o.Dir, match: codex.IsRollout, interval: o.Interval, since: time.Now().Add(-o.Since),
 		warn: s.log.Warn, what: "Codex's rollouts",
-		read: func(ctx context.Context, path string, size int64) bool {
-			t := tails[path]
-			if t == nil || size < t.Offset() {
-				// New, grown after a while, or rewritten: from its start.
-				t = rollout.NewTail(path, o.Host, o.User)
-				tails[path] = t
-			}
-			envs, err := t.Next()
-			if err != nil {
-				s.log.Warn("cannot read a Codex rollout", "path", path, "err", err)
-			}
-			if err := s.storeFollowed(ctx, "a Codex rollout", path, envs); err != nil {
-				// Read it again from its start at the next look: what was
-				// stored is not stored twice.
-				delete(tails, path)
-				if ctx.Err() == nil {
-					s.log.Warn("cannot store a Codex rollout's events", "path", path, "err", err)
+		read: func(ctx context.Context, files []grownFile) (failed []string) {
+			for _, g := range files {
+				if ctx.Err() != nil || !readOne(ctx, g.path, g.size) {
+					failed = append(failed, g.path)
 				}
-				return false
 			}
-			return true
+			return failed
 		},
 	}
 	f.run(ctx)

@@ -81,23 +81,40 @@ func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 		dir: dir, interval: o.Interval, since: time.Now().Add(-o.Since),
 		warn: s.log.Warn, what: "Claude Code's transcripts",
 		match: func(path string) bool { _, ok := transcriptOf(dir, path); return ok },
-		read: func(ctx context.Context, path string, _ int64) bool {
-			tf, _ := transcriptOf(dir, path)
-			_, err := importer.Run(ctx, []claudecode.TranscriptFile{tf}, importer.Options{
+		// One import of the files a look found grown: the state file is
+		// read and written once per look, not once per file.
+		read: func(ctx context.Context, files []grownFile) []string {
+			tfs := make([]claudecode.TranscriptFile, 0, len(files))
+			for _, g := range files {
+				tf, _ := transcriptOf(dir, g.path)
+				tfs = append(tfs, tf)
+			}
+			importer.SortFiles(tfs)
+			var failed []string
+			_, err := importer.Run(ctx, tfs, importer.Options{
 				Pipeline: pl, StatePath: o.StatePath,
 				Deliver: func(ctx context.Context, envs []event.Envelope) error {
-					return s.storeFollowed(ctx, what, path, envs)
+					return s.storeFollowed(ctx, what, dir, envs)
+				},
+				FileError: func(path string, err error) {
+					s.log.Warn("cannot import "+what, "path", path, "err", err)
+					failed = append(failed, path)
 				},
 			})
 			if err != nil {
-				// The file's offset was not kept: the next look reads what
-				// this one did again, which stores nothing twice.
+				// The offsets of the files not imported whole were not
+				// kept: the next look reads again what this one read of
+				// them, which stores nothing twice (and nothing of the
+				// files whose offset was kept).
 				if ctx.Err() == nil {
-					s.log.Warn("cannot import "+what, "path", path, "err", err)
+					s.log.Warn("cannot import "+what, "dir", dir, "err", err)
 				}
-				return false
+				failed = failed[:0]
+				for _, g := range files {
+					failed = append(failed, g.path)
+				}
 			}
-			return true
+			return failed
 		},
 	}
 	f.run(ctx)

@@ -65,6 +65,12 @@ type Options struct {
 	// hooks, or imported before), so that it is not sent twice; nil
 	// knows nothing. It is asked once per session.
 	Known func(ctx context.Context, sessionID string) (*Known, error)
+	// FileError, when set, is told of a file that cannot be read (gone,
+	// unreadable) on Run's goroutine, and Run goes on with the other
+	// files; that file's offset is not kept, so that the next Run reads it
+	// again. Nil ends the Run at such a file. A failed delivery ends the
+	// Run either way.
+	FileError func(path string, err error)
 }
 
 // Known is what the store already holds of one session, by the ids the
@@ -152,8 +158,16 @@ func Find(paths []string) ([]claudecode.TranscriptFile, error) {
 			return nil, fmt.Errorf("cannot walk %s: %w", root, err)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	SortFiles(out)
+	return out, nil
+}
+
+// SortFiles puts transcript files in the order Find returns them: by
+// session (its main transcript's path), a main transcript before its
+// subagents', in path order.
+func SortFiles(files []claudecode.TranscriptFile) {
+	sort.SliceStable(files, func(i, j int) bool {
+		a, b := files[i], files[j]
 		if a.MainPath != b.MainPath {
 			return a.MainPath < b.MainPath
 		}
@@ -162,7 +176,6 @@ func Find(paths []string) ([]claudecode.TranscriptFile, error) {
 		}
 		return a.Path < b.Path
 	})
-	return out, nil
 }
 
 // saveEvery is how often Run saves the state file while it imports.
@@ -332,7 +345,15 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 				if errors.Is(err, errDelivery) {
 					return err
 				}
-				return fmt.Errorf("cannot import %s: %w", f.Path, err)
+				err = fmt.Errorf("cannot import %s: %w", f.Path, err)
+				if opt.FileError == nil || ctx.Err() != nil {
+					return err
+				}
+				path := f.Path
+				if err := d.send(j, delivery{path: path, after: func() error { opt.FileError(path, err); return nil }}); err != nil {
+					return err
+				}
+				continue
 			}
 			done := fileState{Offset: n, Prompt: c.prompt, Open: c.open}
 			err = d.send(j, delivery{path: f.Path, after: func() error {

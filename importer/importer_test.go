@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/attribution"
@@ -248,5 +250,54 @@ func TestImportShape(t *testing.T) {
 	s := attribution.Build(envs).Sessions[0]
 	if s.Shape == nil || s.Shape.String() != "fan-out of 2" || s.Shape.Turns != 1 {
 		t.Fatalf("shape %+v, want a fan-out of 2 in one turn", s.Shape)
+	}
+}
+
+// TestImportFileError: a file that cannot be read (gone since it was
+// found) ends a Run without FileError; with it, the file is reported and
+// passed over, its offset not kept, and the other files are imported and
+// their offsets kept, so that a second Run reads only that file.
+func TestImportFileError(t *testing.T) {
+	root := copyTree(t, "parallel")
+	files, err := importer.Find([]string{root})
+	if err != nil || len(files) < 3 {
+		t.Fatalf("found %d files: %v", len(files), err)
+	}
+	gone := files[1] // a subagent's, after its main transcript
+	moved := gone.Path + ".away"
+	if err := os.Rename(gone.Path, moved); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(t.TempDir(), "import.json")
+	run := func(fileError func(string, error)) (int, importer.Summary, error) {
+		n := 0
+		sum, err := importer.Run(context.Background(), files, importer.Options{
+			Pipeline: pipeline(), StatePath: state, BatchSize: 7, FileError: fileError,
+			Deliver: func(_ context.Context, envs []event.Envelope) error { n += len(envs); return nil },
+		})
+		return n, sum, err
+	}
+	if _, _, err := run(nil); err == nil || !strings.Contains(err.Error(), gone.Path) {
+		t.Fatalf("without FileError: %v, want an error naming %s", err, gone.Path)
+	}
+	os.Remove(state)
+
+	var told []string
+	n, sum, err := run(func(path string, err error) { told = append(told, path) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(told, []string{gone.Path}) || sum.Files != len(files)-1 || n == 0 {
+		t.Fatalf("told of %q; %d of %d files imported, %d envelopes", told, sum.Files, len(files), n)
+	}
+	if err := os.Rename(moved, gone.Path); err != nil {
+		t.Fatal(err)
+	}
+	n, sum, err = run(nil)
+	if err != nil || sum.Files != len(files) || n == 0 {
+		t.Fatalf("again: %v, %d files, %d envelopes", err, sum.Files, n)
+	}
+	if info, err := os.Stat(gone.Path); err != nil || sum.Bytes != info.Size() {
+		t.Fatalf("the second run read %d bytes, want only the file passed over (%v)", sum.Bytes, err)
 	}
 }

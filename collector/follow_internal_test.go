@@ -1,0 +1,85 @@
+package collector
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestFollowerLooks: a look hands every file it found grown to read in one
+// call (the transcript follower makes it one import, one write of the
+// state file); a file read reports as failed is handed over again at the
+// next look though it did not change, alone; a file that grows is handed
+// over again, one that does not is not.
+func TestFollowerLooks(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) {
+		t.Helper()
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(s)
+		f.Close()
+	}
+	for _, n := range []string{"a.jsonl", "b.jsonl", "c.jsonl", "skip.txt"} {
+		write(n, "{}\n")
+	}
+	var mu sync.Mutex
+	var looks [][]string
+	f := &follower{
+		dir: dir, interval: 10 * time.Millisecond, warn: func(string, ...any) {}, what: "test files",
+		match: func(p string) bool { return strings.HasSuffix(p, ".jsonl") },
+		read: func(_ context.Context, files []grownFile) []string {
+			var paths []string
+			for _, g := range files {
+				paths = append(paths, filepath.Base(g.path))
+			}
+			slices.Sort(paths)
+			mu.Lock()
+			defer mu.Unlock()
+			looks = append(looks, paths)
+			if len(looks) == 1 {
+				return []string{filepath.Join(dir, "b.jsonl")}
+			}
+			return nil
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); f.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitLooks := func(n int) [][]string {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			mu.Lock()
+			got := slices.Clone(looks)
+			mu.Unlock()
+			if len(got) >= n {
+				return got
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d looks read something, want %d: %q", len(got), n, got)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	got := waitLooks(2)
+	if !slices.Equal(got[0], []string{"a.jsonl", "b.jsonl", "c.jsonl"}) || !slices.Equal(got[1], []string{"b.jsonl"}) {
+		t.Fatalf("looks read %q, want [a b c] in one, then the failed b alone", got)
+	}
+	write("c.jsonl", "{}\n")
+	got = waitLooks(3)
+	time.Sleep(50 * time.Millisecond) // looks that find nothing grown
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(got[2], []string{"c.jsonl"}) || len(looks) != 3 {
+		t.Fatalf("after c grew, looks read %q", looks)
+	}
+}
