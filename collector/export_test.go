@@ -7,3 +7,11 @@ func (s *Server) QueuedForTest() int { return len(s.writer.queue) }
 
 // SetPruneEveryForTest sets the interval of the retention passes.
 func SetPruneEveryForTest(d time.Duration) { pruneEvery = d }
+
+// SetModelMaxBacklogForTest sets the bound of the events committed and not
+// applied yet, and returns a function that restores it.
+func SetModelMaxBacklogForTest(n int) func() {
+	old := modelMaxBacklog
+	modelMaxBacklog = n
+	return func() { modelMaxBacklog = old }
+}

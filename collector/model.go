@@ -78,6 +78,13 @@ const (
 	modelFlushWait = 5 * time.Second
 )
 
+// modelMaxBacklog bounds the events committed and not applied yet (each
+// held with its decoded payload, ~4 KiB): a commit that finds more waits
+// for the model to catch up, and the rounds stop yielding to ingest (see
+// rounds), so that a long burst (an import) costs the time it takes rather
+// than memory that grows with it. A variable for the tests.
+var modelMaxBacklog = 20_000
+
 // pendingEvent is a committed event waiting to be applied.
 type pendingEvent struct {
 	ev      store.Event
@@ -101,10 +108,13 @@ type modeler struct {
 	loads    []string       // sessions to load whole (stale at start)
 	pending  map[string]int // session → events committed, not applied
 	pendKeys map[string]int // group key → the same, by group
-	changed  chan struct{}  // closed and replaced when pending shrinks
-	wake     chan struct{}  // buffered 1
-	version  int64          // UpdatedSeq of the latest PutModel
-	leading  bool           // this collector computes the model
+	backlog  int            // events committed (or read from the log), not applied
+	// maxBacklog is modelMaxBacklog when the modeler was made.
+	maxBacklog int
+	changed    chan struct{} // closed and replaced when pending shrinks
+	wake       chan struct{} // buffered 1
+	version    int64         // UpdatedSeq of the latest PutModel
+	leading    bool          // this collector computes the model
 
 	// Owned by the run goroutine.
 	held   []pendingEvent
@@ -135,6 +145,8 @@ type modeler struct {
 	roundTime *metrics.Histogram
 	rows      *metrics.Counter
 	lag       *metrics.Histogram
+	// backlogWaits counts the commits that waited for the model.
+	backlogWaits *metrics.Counter
 	// perAgent are the metrics per agent; nil when they are not kept.
 	perAgent *agentMetrics
 	// stalls are told what each session the rounds change waits on.
@@ -144,24 +156,26 @@ type modeler struct {
 func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, cacheBytes int, perAgent bool, a *auditor, sinks []ModelSink, signals attribution.Thresholds, stalls *stalls) *modeler {
 	m := &modeler{
 		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks, stalls: stalls,
-		pending:     map[string]int{},
-		pendKeys:    map[string]int{},
-		changed:     make(chan struct{}),
-		wake:        make(chan struct{}, 1),
-		groups:      newGroupCache(cacheBytes),
-		cacheBudget: cacheBytes,
-		evictions:   set.NewCounter(`hookwatch_model_group_evictions_total`),
-		keys:        map[string]string{},
-		flush:       make(chan struct{}),
-		exited:      make(chan struct{}),
-		version:     time.Now().UnixMicro(),
-		applied:     set.NewCounter(`hookwatch_model_events_applied_total`),
-		rebuilds:    set.NewCounter(`hookwatch_model_rebuilds_total`),
-		loadsDone:   set.NewCounter(`hookwatch_model_group_loads_total`),
-		errors:      set.NewCounter(`hookwatch_model_errors_total`),
-		roundTime:   set.NewHistogram(`hookwatch_model_round_duration_seconds`),
-		rows:        set.NewCounter(`hookwatch_model_rows_written_total`),
-		lag:         set.NewHistogram(`hookwatch_model_lag_seconds`),
+		pending:      map[string]int{},
+		pendKeys:     map[string]int{},
+		changed:      make(chan struct{}),
+		wake:         make(chan struct{}, 1),
+		groups:       newGroupCache(cacheBytes),
+		cacheBudget:  cacheBytes,
+		maxBacklog:   modelMaxBacklog,
+		evictions:    set.NewCounter(`hookwatch_model_group_evictions_total`),
+		keys:         map[string]string{},
+		flush:        make(chan struct{}),
+		exited:       make(chan struct{}),
+		version:      time.Now().UnixMicro(),
+		applied:      set.NewCounter(`hookwatch_model_events_applied_total`),
+		rebuilds:     set.NewCounter(`hookwatch_model_rebuilds_total`),
+		loadsDone:    set.NewCounter(`hookwatch_model_group_loads_total`),
+		errors:       set.NewCounter(`hookwatch_model_errors_total`),
+		roundTime:    set.NewHistogram(`hookwatch_model_round_duration_seconds`),
+		rows:         set.NewCounter(`hookwatch_model_rows_written_total`),
+		lag:          set.NewHistogram(`hookwatch_model_lag_seconds`),
+		backlogWaits: set.NewCounter(`hookwatch_model_backlog_waits_total`),
 	}
 	if perAgent {
 		m.perAgent = newAgentMetrics(set)
@@ -229,7 +243,11 @@ func keyOf(e *store.Event) string {
 }
 
 // mark records that events were committed (those with a Seq) and wakes the
-// goroutine.
+// goroutine. While more than modelMaxBacklog events wait to be applied, it
+// waits (on the writer's goroutine: the next commit waits with it) until
+// the model has applied enough of them, or stopped. The store has the
+// events by then: a hook whose POST times out meanwhile spools an event
+// the store keeps once.
 func (m *modeler) mark(events []store.Event) {
 	if m.shared != nil {
 		return // the lease holder reads every collector's events from the log
@@ -249,10 +267,36 @@ func (m *modeler) mark(events []store.Event) {
 		}
 		n++
 	}
+	m.backlog += n
 	m.mu.Unlock()
-	if n > 0 {
-		m.poke()
+	if n == 0 {
+		return
 	}
+	m.poke()
+	for waited := false; ; waited = true {
+		m.mu.Lock()
+		over, changed := m.backlog > m.maxBacklog, m.changed
+		m.mu.Unlock()
+		if !over {
+			return
+		}
+		if !waited {
+			m.backlogWaits.Inc()
+		}
+		select {
+		case <-changed:
+		case <-m.exited:
+			return
+		}
+	}
+}
+
+// behind reports whether the events waiting to be applied are at their
+// bound: the rounds then run back to back.
+func (m *modeler) behind() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.backlog >= m.maxBacklog
 }
 
 func (m *modeler) poke() {
@@ -267,6 +311,7 @@ func (m *modeler) poke() {
 func (m *modeler) settled(evs []pendingEvent, loaded []string, version int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.backlog = max(m.backlog-len(evs), 0)
 	for _, p := range evs {
 		if m.pending[p.ev.SessionID]--; m.pending[p.ev.SessionID] <= 0 {
 			delete(m.pending, p.ev.SessionID)
@@ -395,7 +440,7 @@ func (m *modeler) rounds(ctx context.Context) {
 		case <-m.wake:
 		case <-due:
 		}
-		if early := gap - time.Since(last); early > 0 {
+		if early := gap - time.Since(last); early > 0 && !m.behind() {
 			due = time.After(early)
 			continue
 		}

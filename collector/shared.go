@@ -106,6 +106,7 @@ func (m *modeler) stopLeading() {
 	m.queue, m.loads = nil, nil
 	clear(m.pending)
 	clear(m.pendKeys)
+	m.backlog = 0
 	close(m.changed)
 	m.changed = make(chan struct{})
 	m.mu.Unlock()
@@ -139,10 +140,12 @@ func (m *modeler) readTail(ctx context.Context) {
 			}
 			m.queue = append(m.queue, pendingEvent{ev: e, arrived: now})
 			m.pending[e.SessionID]++
+			m.backlog++
 		}
+		full := m.backlog >= m.maxBacklog
 		m.mu.Unlock()
-		if page.Next == "" {
-			return
+		if page.Next == "" || full {
+			return // at the bound: the next rounds read the rest
 		}
 	}
 }
