@@ -7,13 +7,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
@@ -137,10 +139,36 @@ func importEndToEnd(ctx context.Context, w io.Writer, repo, tree string, bytes i
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("hookwatch import: %w", err)
+	}
+	// Its peak RSS, read from /proc while it runs: the maxrss of a child
+	// counts what this process held when it started it.
+	var impRSS atomic.Int64
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if kib := pidStatusKiB(strconv.Itoa(cmd.Process.Pid), "VmHWM"); kib > 0 {
+				impRSS.Store(kib << 10)
+			} else {
+				return // exited
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	err = cmd.Wait()
+	el := time.Since(start)
+	<-sampled
+	if err != nil {
 		return fmt.Errorf("hookwatch import: %w\n%s", err, out.String())
 	}
-	el := time.Since(start)
+	// The collector's CPU and memory count its model of what was imported
+	// too: the rounds still applying it when the import returned.
+	m, caught, err := modelApplied(url + "/metrics")
+	if err != nil {
+		return err
+	}
 	after, err := procCPU(pid)
 	if err != nil {
 		return err
@@ -149,14 +177,34 @@ func importEndToEnd(ctx context.Context, w io.Writer, repo, tree string, bytes i
 	imp := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	colCPU := after - before
 	fmt.Fprintf(w, "import, end to end: %s", out.String())
-	var impRSS int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		impRSS = ru.Maxrss << 10
-	}
 	colRSS, _ := peakRSS(col)
 	fmt.Fprintf(w, "import, end to end: %.0f MB in %.1f s: %.1f MB/s; CPU: hookwatch import %.1f s (%.1f ms per MB), collector %.1f s (%.1f ms per MB); peak RSS: hookwatch import %s, collector %s\n",
-		mb, el.Seconds(), mb/el.Seconds(), imp.Seconds(), imp.Seconds()*1e3/mb, colCPU.Seconds(), colCPU.Seconds()*1e3/mb, mib(impRSS), mib(colRSS))
+		mb, el.Seconds(), mb/el.Seconds(), imp.Seconds(), imp.Seconds()*1e3/mb, colCPU.Seconds(), colCPU.Seconds()*1e3/mb, mib(impRSS.Load()), mib(colRSS))
+	fmt.Fprintf(w, "import, end to end: the model caught up %.1f s after the import; group loads %.0f, evictions %.0f, rebuilds %.0f; groups kept %.0f (%s estimated)\n",
+		caught.Seconds(), m["hookwatch_model_group_loads_total"], m["hookwatch_model_group_evictions_total"], m["hookwatch_model_rebuilds_total"],
+		m["hookwatch_model_groups_cached"], mib(int64(m["hookwatch_model_cache_bytes"])))
 	return nil
+}
+
+// modelApplied waits (at most 5 min) until the collector at url (its
+// /metrics) has applied every event committed to its model, and returns
+// its metrics then and how long it waited.
+func modelApplied(url string) (map[string]float64, time.Duration, error) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	start := time.Now()
+	for {
+		m, err := scrape(client, url)
+		if err != nil {
+			return nil, 0, fmt.Errorf("cannot read the collector's metrics: %w", err)
+		}
+		if m["hookwatch_model_pending_events"] == 0 {
+			return m, time.Since(start), nil
+		}
+		if time.Since(start) > 5*time.Minute {
+			return nil, 0, fmt.Errorf("the collector's model did not catch up in 5 min: %v events pending", m["hookwatch_model_pending_events"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // sampleSession is the real client's session the tree is made of

@@ -292,8 +292,11 @@ func benchExport(ctx context.Context, w io.Writer, dbPath, id string, events int
 func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
 // procStatusKiB reads a kB field of /proc/self/status; 0 when unknown.
-func procStatusKiB(field string) int64 {
-	b, err := os.ReadFile("/proc/self/status")
+func procStatusKiB(field string) int64 { return pidStatusKiB("self", field) }
+
+// pidStatusKiB is procStatusKiB of process pid ("self": this one).
+func pidStatusKiB(pid, field string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}
