@@ -52,37 +52,68 @@ func Outliers(agents []*Agent, calls map[string][]*ToolCall, th Thresholds) map[
 			continue // too few to have enough siblings
 		}
 		slices.SortFunc(f.members, compareAgents)
-		for _, a := range f.members {
-			var sib []*Agent
-			for _, s := range f.members {
-				if s.AgentID != a.AgentID && s.StoppedAt != nil {
-					sib = append(sib, s)
-				}
+		// The stopped members' figures, sorted once: a member's siblings
+		// are all of them but itself, whose medians are read without it.
+		var counts, durs []float64
+		stopped := 0
+		for _, s := range f.members {
+			if s.StoppedAt != nil {
+				counts = append(counts, float64(s.ToolCount))
+				durs = append(durs, float64(ranFor(s)))
+				stopped++
 			}
-			if len(sib) < th.OutlierSiblings {
+		}
+		slices.Sort(counts)
+		slices.Sort(durs)
+		rows := make(map[string]int, len(f.members))
+		for _, s := range f.members {
+			rows[s.AgentID]++
+		}
+		for _, a := range f.members {
+			nsib := stopped
+			medCount, medDur := func() float64 { return medianWithout(counts, -1) }, func() float64 { return medianWithout(durs, -1) }
+			switch {
+			case rows[a.AgentID] > 1:
+				// Duplicate rows of one agent (as stored rows can hold):
+				// none of them is its sibling.
+				var cs, ds []float64
+				for _, s := range f.members {
+					if s.AgentID != a.AgentID && s.StoppedAt != nil {
+						cs, ds = append(cs, float64(s.ToolCount)), append(ds, float64(ranFor(s)))
+					}
+				}
+				slices.Sort(cs)
+				slices.Sort(ds)
+				nsib = len(cs)
+				medCount, medDur = func() float64 { return medianWithout(cs, -1) }, func() float64 { return medianWithout(ds, -1) }
+			case a.StoppedAt != nil:
+				nsib--
+				i, _ := slices.BinarySearch(counts, float64(a.ToolCount))
+				j, _ := slices.BinarySearch(durs, float64(ranFor(a)))
+				medCount, medDur = func() float64 { return medianWithout(counts, i) }, func() float64 { return medianWithout(durs, j) }
+			}
+			if nsib < th.OutlierSiblings {
 				continue
 			}
 			var why []string
-			counts := make([]float64, len(sib))
-			durs := make([]float64, len(sib))
-			ids := make([]string, len(sib))
-			for i, s := range sib {
-				counts[i] = float64(s.ToolCount)
-				durs[i] = float64(ranFor(s))
-				ids[i] = s.AgentID
+			if n, med := a.ToolCount, medCount(); n >= th.OutlierCalls && float64(n) >= th.OutlierFactor*med {
+				why = append(why, fmt.Sprintf("made %d calls, %s the median of its %d stopped siblings (%s)", n, ratio(float64(n), med), nsib, trimFloat(med)))
 			}
-			if n, med := a.ToolCount, median(counts); n >= th.OutlierCalls && float64(n) >= th.OutlierFactor*med {
-				why = append(why, fmt.Sprintf("made %d calls, %s the median of its %d stopped siblings (%s)", n, ratio(float64(n), med), len(sib), trimFloat(med)))
-			}
-			if d, med := ranFor(a), median(durs); d >= th.OutlierDuration && float64(d) >= th.OutlierFactor*med {
+			if d, med := ranFor(a), medDur(); d >= th.OutlierDuration && float64(d) >= th.OutlierFactor*med {
 				verb := "ran"
 				if a.StoppedAt == nil {
 					verb = "has run"
 				}
-				why = append(why, fmt.Sprintf("%s %s, %s the median of its %d stopped siblings (%s)", verb, d.Round(time.Second), ratio(float64(d), med), len(sib), time.Duration(med).Round(time.Second)))
+				why = append(why, fmt.Sprintf("%s %s, %s the median of its %d stopped siblings (%s)", verb, d.Round(time.Second), ratio(float64(d), med), nsib, time.Duration(med).Round(time.Second)))
 			}
 			if len(why) == 0 {
 				continue
+			}
+			ids := make([]string, 0, nsib)
+			for _, s := range f.members {
+				if s.AgentID != a.AgentID && s.StoppedAt != nil {
+					ids = append(ids, s.AgentID)
+				}
 			}
 			var ev []string
 			if a.SpawnToolUseID != "" {
@@ -111,14 +142,23 @@ func ranFor(a *Agent) time.Duration {
 	return max(0, end.Sub(a.StartedAt))
 }
 
-// median of xs (not empty); xs is sorted in place.
-func median(xs []float64) float64 {
-	slices.Sort(xs)
+// medianWithout is the median of sorted xs without its element at skip
+// (none when skip < 0); at least one element remains.
+func medianWithout(xs []float64, skip int) float64 {
 	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
+	if skip >= 0 {
+		n--
 	}
-	return (xs[n/2-1] + xs[n/2]) / 2
+	at := func(i int) float64 {
+		if skip >= 0 && i >= skip {
+			return xs[i+1]
+		}
+		return xs[i]
+	}
+	if n%2 == 1 {
+		return at(n / 2)
+	}
+	return (at(n/2-1) + at(n/2)) / 2
 }
 
 func ratio(x, med float64) string {
