@@ -197,16 +197,21 @@ func thrashing(calls []*ToolCall, th Thresholds) map[string][]Signal {
 		if t.switches < th.ThrashSwitches {
 			continue
 		}
-		ids := t.ids
-		if len(ids) > maxEvidence {
-			ids = ids[:maxEvidence]
-		}
-		detail := fmt.Sprintf("%s written by %d agents in turn, the writer changing %s", t.file, len(t.agents), times(t.switches))
-		for _, a := range t.agents {
-			out[a] = append(out[a], Signal{Kind: SignalThrash, AgentID: a, Calls: ids, Detail: detail, Key: "thrash:" + t.file})
-		}
+		addThrash(out, t.file, t.ids, t.agents, t.switches)
 	}
 	return out
+}
+
+// addThrash adds to out the SignalThrash of a file on each of the agents
+// that wrote it (in order of first write), with the writing calls ids.
+func addThrash(out map[string][]Signal, file string, ids, agents []string, switches int) {
+	if len(ids) > maxEvidence {
+		ids = ids[:maxEvidence]
+	}
+	detail := fmt.Sprintf("%s written by %d agents in turn, the writer changing %s", file, len(agents), times(switches))
+	for _, a := range agents {
+		out[a] = append(out[a], Signal{Kind: SignalThrash, AgentID: a, Calls: ids, Detail: detail, Key: "thrash:" + file})
+	}
 }
 
 func failed(c *ToolCall) bool { return c.Status == StatusError || c.Status == StatusInterrupted }

@@ -197,14 +197,14 @@ func agentTypeOf(agentID string, agentType *string) string {
 }
 
 // observe notes what one session's changes count, against what c says was
-// counted already, and updates c; all are the session's calls as the model
-// holds them now, with its agents, read for its signals when calls or
-// agents changed. The counts wait in the round until flush.
-func (am *agentMetrics) observe(c *counted, sc *attribution.SessionChanges, agents []*attribution.Agent, all []*attribution.ToolCall) {
+// counted already, and updates c; w follows the session, its changes
+// applied, and is read for its signals when calls or agents changed. The
+// counts wait in the round until flush.
+func (am *agentMetrics) observe(c *counted, sc *attribution.SessionChanges, w *attribution.Watch) {
 	s := sc.Session
 	id := s.SessionID
 	if len(sc.ToolCalls) > 0 || len(sc.Agents) > 0 {
-		for _, sk := range raised(id, agents, all, am.thresholds) {
+		for _, sk := range raised(id, w.Signals()) {
 			if _, ok := c.signals[sk]; !ok {
 				c.signals[sk] = struct{}{}
 				am.roundSignals = append(am.roundSignals, sk.kind)
@@ -245,12 +245,11 @@ func (am *agentMetrics) observe(c *counted, sc *attribution.SessionChanges, agen
 	am.roundSessions[id] = liveSession{running: running, last: s.LastEventAt}
 }
 
-// raised names the signals (attribution.Signals) a session's agents and
-// calls raise. A stall, which depends on the clock, is counted by the
-// sweep (stall.go).
-func raised(session string, agents []*attribution.Agent, calls []*attribution.ToolCall, th attribution.Thresholds) []signalKey {
+// raised names the signals (attribution.Signals) of a session. A stall,
+// which depends on the clock, is counted by the sweep (stall.go).
+func raised(session string, signals []attribution.AgentSignals) []signalKey {
 	var out []signalKey
-	for _, a := range attribution.Signals(agents, calls, th) {
+	for _, a := range signals {
 		for _, sg := range a.Signals {
 			out = append(out, signalKey{session, a.AgentID, sg.Kind, sg.Key})
 		}
@@ -502,7 +501,7 @@ func (m *modeler) baseline(ctx context.Context, c *counted, ids []string) error 
 		if err != nil {
 			return err
 		}
-		for _, sk := range raised(id, agents, stored, m.perAgent.thresholds) {
+		for _, sk := range raised(id, attribution.Signals(agents, stored, m.perAgent.thresholds)) {
 			c.signals[sk] = struct{}{}
 		}
 	}

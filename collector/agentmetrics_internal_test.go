@@ -93,7 +93,10 @@ func BenchmarkAgentMetrics(b *testing.B) {
 	for b.Loop() {
 		c := newCounted()
 		for _, s := range res.Sessions {
-			am.observe(c, &attribution.SessionChanges{Session: s, Agents: s.Agents, ToolCalls: s.ToolCalls}, s.Agents, s.ToolCalls)
+			sc := attribution.SessionChanges{Session: s, Agents: s.Agents, ToolCalls: s.ToolCalls}
+			w := attribution.NewWatch(am.thresholds)
+			w.Apply(sc, true)
+			am.observe(c, &sc, w)
 		}
 		am.flush()
 	}

@@ -151,11 +151,13 @@ type modeler struct {
 	perAgent *agentMetrics
 	// stalls are told what each session the rounds change waits on.
 	stalls *stalls
+	// signals are the thresholds of the signals the rounds read.
+	signals attribution.Thresholds
 }
 
 func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, cacheBytes int, perAgent bool, a *auditor, sinks []ModelSink, signals attribution.Thresholds, stalls *stalls) *modeler {
 	m := &modeler{
-		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks, stalls: stalls,
+		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks, stalls: stalls, signals: signals,
 		pending:      map[string]int{},
 		pendKeys:     map[string]int{},
 		changed:      make(chan struct{}),
@@ -611,11 +613,24 @@ type groupState struct {
 	counted *counted
 	// stored are the sessions whose stored events load read.
 	stored map[string]bool
+	// watches follow each session's agents and calls for its signals and
+	// what it waits on, read after every round without reading every
+	// call again.
+	watches map[string]*attribution.Watch
 }
 
 func newGroupState(key string) *groupState {
 	return &groupState{key: key, g: attribution.NewGroup(), seq: map[string]int64{}, first: map[string]time.Time{}, last: map[string]time.Time{},
-		stored: map[string]bool{}}
+		stored: map[string]bool{}, watches: map[string]*attribution.Watch{}}
+}
+
+// size estimates the memory gs holds: its group's and its watches'.
+func (gs *groupState) size() int {
+	n := gs.g.Size()
+	for _, w := range gs.watches {
+		n += w.Size()
+	}
+	return n
 }
 
 // note records what the store says of an applied event.
@@ -838,6 +853,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 		return sm
 	}
 	if ch.Reset {
+		clear(gs.watches) // every session is in ch.Sessions, whole
 		for id := range gs.seq {
 			b.Reset = append(b.Reset, id)
 			model(id)
@@ -866,11 +882,16 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 				StartedAt: a.StartedAt, UpdatedSeq: version, Doc: doc,
 			})
 		}
-		agents, calls := gs.g.Agents(id), gs.g.ToolCalls(id) // each a new list: taken once
-		if m.perAgent != nil {
-			m.perAgent.observe(gs.counted, &sc, agents, calls)
+		w := gs.watches[id]
+		if w == nil {
+			w = attribution.NewWatch(m.signals)
+			gs.watches[id] = w
 		}
-		m.stalls.note(sc.Session, agents, calls)
+		w.Apply(sc, ch.Reset || sc.Reset)
+		if m.perAgent != nil {
+			m.perAgent.observe(gs.counted, &sc, w)
+		}
+		m.stalls.note(sc.Session, w.Waiting(sc.Session))
 		for _, c := range sc.ToolCalls {
 			doc, err := json.Marshal(c)
 			if err != nil {
@@ -1128,7 +1149,7 @@ func (c *groupCache) take(key string) *groupState {
 // to stay within budget, and returns how many groups it dropped (key's
 // included, when it is not kept).
 func (c *groupCache) put(key string, g *groupState) int {
-	size := g.g.Size()
+	size := g.size()
 	if size > c.budget && size > 2*g.loaded {
 		return 1
 	}

@@ -73,9 +73,8 @@ func newStalls() *stalls {
 }
 
 // note records what session s, as a round of the model left it, waits
-// on; agents and calls are the group's own and are not kept.
-func (st *stalls) note(s *attribution.Session, agents []*attribution.Agent, calls []*attribution.ToolCall) {
-	waiting := attribution.Waiting(s, agents, calls)
+// on (attribution.Waiting); waiting is not kept.
+func (st *stalls) note(s *attribution.Session, waiting []*attribution.ToolCall) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.noted != nil {

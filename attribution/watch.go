@@ -1,0 +1,280 @@
+package attribution
+
+import "slices"
+
+// Watch follows one session's agents and calls as a Group reports their
+// changes (SessionChanges), so that its signals and what it waits on are
+// read after every change at the cost of what changed, not of the whole
+// session: Signals and Waiting read every call each time, which grows a
+// round's work with the session. A Watch answers exactly what they answer
+// over the same agents and calls; it keeps the versions it was given,
+// which the caller must not change. It is not safe for concurrent use.
+type Watch struct {
+	th      Thresholds
+	agents  map[string]*Agent
+	calls   map[string]*ToolCall // by ToolUseID, the latest version given
+	byAgent map[string]*agentCalls
+	files   map[string]*fileWrites
+	pending map[string]*ToolCall
+	// dirtyFiles are the files whose writes changed since the last
+	// Signals; hot are those whose writers took turns often enough.
+	dirtyFiles map[string]*fileWrites
+	hot        map[string]*fileWrites
+}
+
+// watchCallCost estimates the memory a Watch holds per call: its copy of
+// the call (a ToolCall is 608 bytes on 64-bit platforms) and its places in
+// the Watch's maps and lists.
+const watchCallCost = 700
+
+// Size returns an estimate of the memory the Watch holds, for a caller
+// that bounds what it keeps (the calls' inputs and outputs are the
+// Group's, shared).
+func (w *Watch) Size() int { return len(w.calls) * watchCallCost }
+
+// agentCalls are one agent's calls and what Signals reads of them alone.
+type agentCalls struct {
+	calls []*ToolCall // in the model's order (compareCalls)
+	// prompt is the agent's latest call with a prompt id (Waiting).
+	prompt *ToolCall
+	// signals and failures are agentSignals and failuresInARow of calls,
+	// read again when dirty.
+	signals  []Signal
+	failures int
+	dirty    bool
+}
+
+// fileWrites are the calls that wrote one file with status ok, one entry
+// per mention, in the model's order: the turns thrashing reads.
+type fileWrites struct {
+	file     string
+	writes   []*ToolCall
+	switches int
+	agents   []string // in order of first write
+}
+
+// NewWatch returns an empty Watch reading signals with th (zero fields
+// take DefaultThresholds').
+func NewWatch(th Thresholds) *Watch {
+	w := &Watch{th: th.OrDefault()}
+	w.clear()
+	return w
+}
+
+func (w *Watch) clear() {
+	w.agents, w.calls, w.byAgent = map[string]*Agent{}, map[string]*ToolCall{}, map[string]*agentCalls{}
+	w.files, w.pending = map[string]*fileWrites{}, map[string]*ToolCall{}
+	w.dirtyFiles, w.hot = map[string]*fileWrites{}, map[string]*fileWrites{}
+}
+
+// Apply takes what changed in the session: with reset (the session, or
+// its group, was derived again: sc then holds all of it) it forgets what
+// it had first.
+func (w *Watch) Apply(sc SessionChanges, reset bool) {
+	if reset {
+		w.clear()
+	}
+	for _, a := range sc.Agents {
+		w.agents[a.AgentID] = a
+	}
+	for _, c := range sc.ToolCalls {
+		if old := w.calls[c.ToolUseID]; old != nil {
+			w.remove(old)
+		}
+		w.add(c)
+	}
+}
+
+func (w *Watch) add(c *ToolCall) {
+	w.calls[c.ToolUseID] = c
+	ac := w.byAgent[c.AgentID]
+	if ac == nil {
+		ac = &agentCalls{}
+		w.byAgent[c.AgentID] = ac
+	}
+	ac.calls = insertCall(ac.calls, c)
+	ac.dirty = true
+	if c.PromptID != "" && (ac.prompt == nil || compareCalls(c, ac.prompt) > 0) {
+		ac.prompt = c
+	}
+	if c.Status == StatusPending {
+		w.pending[c.ToolUseID] = c
+	}
+	if c.Status != StatusOK {
+		return
+	}
+	for _, f := range c.FilesWritten {
+		fw := w.files[f]
+		if fw == nil {
+			fw = &fileWrites{file: f}
+			w.files[f] = fw
+		}
+		fw.writes = insertCall(fw.writes, c)
+		w.dirtyFiles[f] = fw
+	}
+}
+
+func (w *Watch) remove(old *ToolCall) {
+	delete(w.calls, old.ToolUseID)
+	delete(w.pending, old.ToolUseID)
+	if ac := w.byAgent[old.AgentID]; ac != nil {
+		ac.calls = removeCall(ac.calls, old)
+		ac.dirty = true
+		if ac.prompt == old {
+			ac.prompt = nil
+			for i := len(ac.calls) - 1; i >= 0; i-- {
+				if ac.calls[i].PromptID != "" {
+					ac.prompt = ac.calls[i]
+					break
+				}
+			}
+		}
+		if len(ac.calls) == 0 {
+			delete(w.byAgent, old.AgentID)
+		}
+	}
+	if old.Status != StatusOK {
+		return
+	}
+	for _, f := range old.FilesWritten {
+		if fw := w.files[f]; fw != nil {
+			fw.writes = removeCall(fw.writes, old)
+			w.dirtyFiles[f] = fw
+		}
+	}
+}
+
+// insertCall inserts c into cs, kept in the model's order; a call
+// mentioned twice (a file written twice by one call) sits twice.
+func insertCall(cs []*ToolCall, c *ToolCall) []*ToolCall {
+	i, _ := slices.BinarySearchFunc(cs, c, compareCalls)
+	for i < len(cs) && compareCalls(cs[i], c) == 0 {
+		i++ // after the entries of the same call
+	}
+	return slices.Insert(cs, i, c)
+}
+
+// removeCall removes every entry of c, as given before, from cs.
+func removeCall(cs []*ToolCall, c *ToolCall) []*ToolCall {
+	i, _ := slices.BinarySearchFunc(cs, c, compareCalls)
+	j := i
+	for j < len(cs) && cs[j] == c {
+		j++
+	}
+	return slices.Delete(cs, i, j)
+}
+
+// Signals returns Signals of the session's agents and calls as given so
+// far, reading again only the agents and files whose calls changed.
+func (w *Watch) Signals() []AgentSignals {
+	order := make([]string, 0, len(w.byAgent))
+	for id, ac := range w.byAgent {
+		order = append(order, id)
+		if ac.dirty {
+			ac.signals, ac.failures, ac.dirty = agentSignals(id, ac.calls, w.th), failuresInARow(ac.calls), false
+		}
+	}
+	slices.SortFunc(order, func(x, y string) int { return compareCalls(w.byAgent[x].calls[0], w.byAgent[y].calls[0]) })
+	thrash := w.thrashing()
+	agents := make([]*Agent, 0, len(w.agents))
+	for _, a := range w.agents {
+		agents = append(agents, a)
+	}
+	byAgent := make(map[string][]*ToolCall, len(w.byAgent))
+	for id, ac := range w.byAgent {
+		byAgent[id] = ac.calls
+	}
+	outliers := Outliers(agents, byAgent, w.th)
+	out := make([]AgentSignals, 0, len(order))
+	for _, id := range order {
+		ac := w.byAgent[id]
+		sigs := append(slices.Clip(ac.signals), thrash[id]...)
+		if o, ok := outliers[id]; ok {
+			sigs = append(sigs, o)
+			delete(outliers, id)
+		}
+		out = append(out, AgentSignals{AgentID: id, Signals: sigs, FailuresInARow: ac.failures})
+	}
+	if len(outliers) > 0 {
+		slices.SortFunc(agents, compareAgents)
+		for _, a := range agents {
+			if o, ok := outliers[a.AgentID]; ok {
+				out = append(out, AgentSignals{AgentID: a.AgentID, Signals: []Signal{o}})
+			}
+		}
+	}
+	return out
+}
+
+// thrashing is thrashing over the calls given, reading again only the
+// files whose writes changed.
+func (w *Watch) thrashing() map[string][]Signal {
+	for f, fw := range w.dirtyFiles {
+		fw.switches, fw.agents = 0, fw.agents[:0]
+		for i, c := range fw.writes {
+			if i > 0 && fw.writes[i-1].AgentID != c.AgentID {
+				fw.switches++
+			}
+			if !slices.Contains(fw.agents, c.AgentID) {
+				fw.agents = append(fw.agents, c.AgentID)
+			}
+		}
+		if fw.switches >= w.th.ThrashSwitches {
+			w.hot[f] = fw
+		} else {
+			delete(w.hot, f)
+		}
+		if len(fw.writes) == 0 {
+			delete(w.files, f)
+		}
+	}
+	clear(w.dirtyFiles)
+	if len(w.hot) == 0 {
+		return nil
+	}
+	// In the order thrashing meets them: by first write, then by place
+	// among that call's files.
+	hot := make([]*fileWrites, 0, len(w.hot))
+	for _, fw := range w.hot {
+		hot = append(hot, fw)
+	}
+	slices.SortFunc(hot, func(x, y *fileWrites) int {
+		if c := compareCalls(x.writes[0], y.writes[0]); c != 0 {
+			return c
+		}
+		return slices.Index(x.writes[0].FilesWritten, x.file) - slices.Index(y.writes[0].FilesWritten, y.file)
+	})
+	out := map[string][]Signal{}
+	for _, fw := range hot {
+		ids := make([]string, 0, min(len(fw.writes), maxEvidence))
+		for _, c := range fw.writes[:min(len(fw.writes), maxEvidence)] {
+			ids = append(ids, c.ToolUseID)
+		}
+		addThrash(out, fw.file, ids, fw.agents, fw.switches)
+	}
+	return out
+}
+
+// Waiting returns Waiting of s (the session's summary, as its latest
+// changes gave it) over the agents and calls given so far: it reads the
+// calls still pending and each agent's latest call with a prompt id, which
+// are all that Waiting's answer depends on.
+func (w *Watch) Waiting(s *Session) []*ToolCall {
+	if s.Status != SessionRunning && s.Status != SessionBackground {
+		return nil
+	}
+	calls := make([]*ToolCall, 0, len(w.pending)+len(w.byAgent))
+	for _, c := range w.pending {
+		calls = append(calls, c)
+	}
+	agents := make([]*Agent, 0, len(w.agents))
+	for _, a := range w.agents {
+		agents = append(agents, a)
+	}
+	for _, ac := range w.byAgent {
+		if p := ac.prompt; p != nil && p.Status != StatusPending {
+			calls = append(calls, p)
+		}
+	}
+	return Waiting(s, agents, calls)
+}
