@@ -13,9 +13,14 @@ import (
 	"github.com/hookwatch/hookwatch/spool"
 )
 
-// DrainSpool delivers the envelopes hooks spooled on this machine: at once,
-// then whenever the spool is written to (where the platform says so) and at
-// least every interval, until ctx ends. Hooks write to the spool when the
+// spoolCoalesce is how long the drainer waits after a spool write before it
+// drains, so that a burst of hooks shares one drain.
+const spoolCoalesce = 5 * time.Millisecond
+
+// DrainSpool delivers the envelopes hooks spooled on this machine, with the
+// consumer's drain loop (spool.Follow): at once, then whenever the spool is
+// written to (where the platform says so) and at least every interval, until
+// ctx ends. Hooks write to the spool when the
 // collector is down, and also — the fast path — whenever a collector is
 // attached to the spool (spool.Attach): then the spool is the hand-off.
 // Hooks drain the spool too, after each successful post; whoever gets there
@@ -25,103 +30,68 @@ import (
 // An envelope the collector refuses for what it is goes to rejected.jsonl
 // next to the spool directory, so that one bad record never wedges the
 // spool and nothing is dropped silently.
-// spoolCoalesce is how long the drainer waits after a spool write before it
-// drains, so that a burst of hooks shares one drain.
-const spoolCoalesce = 5 * time.Millisecond
-
 func (s *Server) DrainSpool(ctx context.Context, sp *spool.Spool, interval time.Duration) {
 	s.metrics.spool.Store(sp) // its losses go to /metrics and /healthz
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	wake, _ := sp.Notify(ctx) // nil where unsupported: the ticker alone then
-	// Attached, the collector follows the active segment in place rather
-	// than claim it for every drain: hooks come one by one, and a claim
-	// creates files each time.
-	tail := sp.Tail()
-	defer func() {
-		// What the tail delivered is not delivered again by the next
-		// collector.
-		if err := tail.Settle(); err != nil {
-			s.log.Warn("cannot settle the spool", "dir", sp.Dir(), "err", err)
-		}
-	}()
-	for {
-		if err := s.drainOnce(ctx, sp, tail); err != nil && ctx.Err() == nil {
-			s.log.Warn("cannot drain the spool", "dir", sp.Dir(), "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-wake:
-			// Let the appends of a burst (parallel subagents) gather: one
-			// claim and one commit for all of them.
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(spoolCoalesce):
+	err := sp.Follow(ctx, spool.FollowOptions{
+		Interval: interval,
+		Coalesce: spoolCoalesce,
+		Batch:    spool.DefaultBatch,
+		Passed: func(n int, err error, _ time.Duration) {
+			switch {
+			case err != nil:
+				s.log.Warn("cannot drain the spool", "dir", sp.Dir(), "err", err)
+			case n >= spool.DefaultBatch:
+				// A backlog: what hooks spooled while no collector ran.
+				s.log.Info("delivered spooled events", "events", n)
+			default:
+				// The hand-off of an attached collector, one event or a
+				// few at a time: a line for each would fill the log with
+				// every session's events, and cost a formatted write per
+				// event.
+				s.log.Debug("delivered spooled events", "events", n)
 			}
-		}
+		},
+	}, func(recs [][]byte) error { return s.deliverSpooled(ctx, sp, recs) })
+	if err != nil {
+		// What was delivered may be delivered again by the next collector.
+		s.log.Warn("cannot settle the spool", "dir", sp.Dir(), "err", err)
 	}
 }
 
-func (s *Server) drainOnce(ctx context.Context, sp *spool.Spool, tail *spool.Tail) error {
-	drain := tail.Drain
-	if !sp.Attached() {
-		// Another consumer follows the spool (or none yet): claim what is
-		// pending, as any drainer does, rather than deliver it all twice.
-		if err := tail.Settle(); err != nil {
-			return err
+// deliverSpooled stores a batch of spooled records: those that are not
+// envelopes, and those the collector refuses for what they are, go to
+// rejected.jsonl.
+func (s *Server) deliverSpooled(ctx context.Context, sp *spool.Spool, recs [][]byte) error {
+	envs := make([]event.Envelope, 0, len(recs))
+	var bad [][]byte
+	for _, r := range recs {
+		var env event.Envelope
+		if json.Unmarshal(r, &env) != nil {
+			bad = append(bad, r)
+			continue
 		}
-		st, err := sp.Stats()
-		if err != nil || st.PendingBytes == 0 {
-			return err
-		}
-		drain = sp.Drain
+		envs = append(envs, env)
 	}
-	n, err := drain(ctx, spool.DefaultBatch, func(recs [][]byte) error {
-		envs := make([]event.Envelope, 0, len(recs))
-		var bad [][]byte
-		for _, r := range recs {
-			var env event.Envelope
-			if json.Unmarshal(r, &env) != nil {
-				bad = append(bad, r)
-				continue
+	_, err := s.Ingest(ctx, envs)
+	var be *BatchError
+	if errors.As(err, &be) {
+		// Find the refused envelopes one by one; store the rest.
+		for i, env := range envs {
+			if _, err := s.Ingest(ctx, []event.Envelope{env}); errors.As(err, &be) {
+				bad = append(bad, recs[i])
+			} else if err != nil {
+				return err
 			}
-			envs = append(envs, env)
 		}
-		_, err := s.Ingest(ctx, envs)
-		var be *BatchError
-		if errors.As(err, &be) {
-			// Find the refused envelopes one by one; store the rest.
-			for i, env := range envs {
-				if _, err := s.Ingest(ctx, []event.Envelope{env}); errors.As(err, &be) {
-					bad = append(bad, recs[i])
-				} else if err != nil {
-					return err
-				}
-			}
-			err = nil
-		}
-		if err != nil {
-			return err
-		}
-		if len(bad) > 0 {
-			return setAside(filepath.Join(filepath.Dir(sp.Dir()), "rejected.jsonl"), bad)
-		}
-		return nil
-	})
-	switch {
-	case n >= spool.DefaultBatch:
-		// A backlog: what hooks spooled while no collector ran.
-		s.log.Info("delivered spooled events", "events", n)
-	case n > 0:
-		// The hand-off of an attached collector, one event or a few at a
-		// time: a line for each would fill the log with every session's
-		// events, and cost a formatted write per event.
-		s.log.Debug("delivered spooled events", "events", n)
+		err = nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		return setAside(filepath.Join(filepath.Dir(sp.Dir()), "rejected.jsonl"), bad)
+	}
+	return nil
 }
 
 // setAside appends refused records to path.

@@ -4,9 +4,10 @@
 // every hook, the local ones included, more than a millisecond), so for
 // such a URL it appends each envelope to its home's spool, and a forwarder
 // attached to that spool, as a local collector attaches, posts them over
-// HTTPS with the hook's token: in batches, retried with backoff while the
-// collector cannot take them, each segment deleted only once the collector
-// acknowledged all of it. The collector stores an envelope id once, so a
+// HTTPS with the hook's token. It drains the spool with the collector's own
+// loop (spool.Follow: the active segment followed in place): in batches,
+// retried with backoff while the collector cannot take them, each segment
+// deleted only once the collector acknowledged all of it. The collector stores an envelope id once, so a
 // forwarder killed mid-batch and started again loses nothing and stores
 // nothing twice.
 package forward
@@ -144,77 +145,50 @@ func Run(ctx context.Context, o Options) error {
 	if o.Ready != nil {
 		o.Ready()
 	}
-	f := &forwarder{o: o, sp: sp, base: strings.TrimRight(o.URL, "/")}
-	wake, _ := sp.Notify(ctx) // nil where unsupported: the ticker alone then
-	t := time.NewTicker(o.Interval)
-	defer t.Stop()
-	var backoff time.Duration
-	for {
-		err := f.drain(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		wait := (<-chan struct{})(wake)
-		if err != nil {
-			// The collector cannot take the batch now: it stays spooled;
-			// wait longer each time, whatever the hooks append meanwhile.
-			backoff = min(max(2*backoff, minBackoff), maxBackoff)
-			o.Logger.Warn("cannot forward the spool; retrying", "url", f.base, "in", backoff, "err", err)
-			wait = nil
-			t.Reset(backoff)
-		} else if backoff > 0 {
-			backoff = 0
-			t.Reset(o.Interval)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		case <-wait:
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(coalesce):
+	f := &forwarder{o: o, base: strings.TrimRight(o.URL, "/")}
+	err = sp.Follow(ctx, spool.FollowOptions{
+		Interval:   o.Interval,
+		Coalesce:   coalesce,
+		Batch:      spool.DefaultBatch,
+		MinBackoff: minBackoff,
+		MaxBackoff: maxBackoff,
+		Passed: func(n int, err error, retryIn time.Duration) {
+			if err != nil {
+				o.Logger.Warn("cannot forward the spool; retrying", "url", f.base, "in", retryIn, "err", err)
+				return
 			}
-		}
+			// Debug: a line per drain would grow forward.log with every hook.
+			o.Logger.Debug("forwarded spooled events", "events", n, "url", f.base)
+		},
+	}, func(recs [][]byte) error { return f.send(ctx, recs) })
+	if err != nil {
+		// Not lost: the next consumer delivers the active segment again.
+		o.Logger.Warn("cannot settle the spool", "dir", sp.Dir(), "err", err)
 	}
+	return nil
 }
 
 type forwarder struct {
 	o    Options
-	sp   *spool.Spool
 	base string
 }
 
-// drain forwards everything spooled now, in batches.
-func (f *forwarder) drain(ctx context.Context) error {
-	st, err := f.sp.Stats()
-	if err != nil {
-		return err
-	}
-	if st.PendingBytes == 0 {
-		return nil
-	}
-	n, err := f.sp.Drain(ctx, spool.DefaultBatch, func(recs [][]byte) error {
-		for len(recs) > 0 {
-			// As many records as fit in one body; one at least.
-			size, i := 0, 0
-			for i < len(recs) && (i == 0 || size+len(recs[i]) < maxBodyBytes) {
-				size += len(recs[i]) + 1
-				i++
-			}
-			if err := f.deliver(ctx, recs[:i]); err != nil {
-				return err
-			}
-			recs = recs[i:]
+// send posts a batch the spool hands over: as many records as fit in one
+// body at a time.
+func (f *forwarder) send(ctx context.Context, recs [][]byte) error {
+	for len(recs) > 0 {
+		// As many records as fit in one body; one at least.
+		size, i := 0, 0
+		for i < len(recs) && (i == 0 || size+len(recs[i]) < maxBodyBytes) {
+			size += len(recs[i]) + 1
+			i++
 		}
-		return nil
-	})
-	if n > 0 {
-		// Debug: a line per drain would grow forward.log with every hook.
-		f.o.Logger.Debug("forwarded spooled events", "events", n, "url", f.base)
+		if err := f.deliver(ctx, recs[:i]); err != nil {
+			return err
+		}
+		recs = recs[i:]
 	}
-	return err
+	return nil
 }
 
 // deliver posts recs. A batch the collector refuses for what it is

@@ -1,0 +1,93 @@
+package spool
+
+import (
+	"context"
+	"time"
+)
+
+// FollowOptions configures Follow.
+type FollowOptions struct {
+	// Interval is how often the spool is looked at without a wake-up.
+	Interval time.Duration
+	// Coalesce is how long a pass waits after a wake-up, so that the
+	// appends of a burst (parallel subagents) share one batch.
+	Coalesce time.Duration
+	// Batch is the most records handed to deliver at once (DefaultBatch if
+	// not positive).
+	Batch int
+	// MinBackoff and MaxBackoff, when set, space the passes after a failed
+	// one: MinBackoff, then twice as long each time up to MaxBackoff,
+	// whatever is appended meanwhile, until a pass succeeds. Zero: the next
+	// pass comes as usual, at the next wake-up or Interval.
+	MinBackoff, MaxBackoff time.Duration
+	// Passed, when set, is told after each pass that delivered records or
+	// failed (not one ended by ctx): how many it delivered, its error, and
+	// the backoff before the next pass (0 when none).
+	Passed func(delivered int, err error, retryIn time.Duration)
+}
+
+// Follow is the drain loop of the spool's consumer, the process holding
+// Attach's lock (a collector, a forwarder): it delivers what is spooled at
+// once, then whenever the spool is written to (Notify, where the platform
+// tells) and at least every o.Interval, until ctx ends. deliver has Drain's
+// contract.
+//
+// While s holds the consumer's lock, Follow follows the active segment in
+// place (Tail): hooks append one by one, and a claim creates files each time.
+// Otherwise (another consumer attached, or none yet) each pass claims what is
+// pending, as any drainer does, rather than deliver it twice. When ctx ends
+// it settles the Tail, so that the next consumer does not deliver again what
+// this one did, and returns that error.
+func (s *Spool) Follow(ctx context.Context, o FollowOptions, deliver func(records [][]byte) error) error {
+	t := time.NewTicker(o.Interval)
+	defer t.Stop()
+	wake, _ := s.Notify(ctx) // nil where unsupported: the ticker alone then
+	tail := s.Tail()
+	var backoff time.Duration
+	for {
+		n, err := s.followOnce(ctx, tail, o.Batch, deliver)
+		if ctx.Err() != nil {
+			return tail.Settle()
+		}
+		wait := wake
+		if err != nil && o.MinBackoff > 0 {
+			// The receiver cannot take the batch now: it stays spooled;
+			// wait longer each time, whatever the hooks append meanwhile.
+			backoff = min(max(2*backoff, o.MinBackoff), max(o.MaxBackoff, o.MinBackoff))
+			wait = nil
+			t.Reset(backoff)
+		} else if backoff > 0 {
+			backoff = 0
+			t.Reset(o.Interval)
+		}
+		if o.Passed != nil && (n > 0 || err != nil) {
+			o.Passed(n, err, backoff)
+		}
+		select {
+		case <-ctx.Done():
+			return tail.Settle()
+		case <-t.C:
+		case <-wait:
+			select {
+			case <-ctx.Done():
+				return tail.Settle()
+			case <-time.After(o.Coalesce):
+			}
+		}
+	}
+}
+
+// followOnce is one pass of Follow.
+func (s *Spool) followOnce(ctx context.Context, tail *Tail, max int, deliver func([][]byte) error) (int, error) {
+	if s.Attached() {
+		return tail.Drain(ctx, max, deliver)
+	}
+	if err := tail.Settle(); err != nil {
+		return 0, err
+	}
+	st, err := s.Stats()
+	if err != nil || st.PendingBytes == 0 {
+		return 0, err
+	}
+	return s.Drain(ctx, max, deliver)
+}
