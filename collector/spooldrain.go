@@ -63,6 +63,7 @@ func (s *Server) DrainSpool(ctx context.Context, sp *spool.Spool, interval time.
 // rejected.jsonl.
 func (s *Server) deliverSpooled(ctx context.Context, sp *spool.Spool, recs [][]byte) error {
 	envs := make([]event.Envelope, 0, len(recs))
+	raw := make([][]byte, 0, len(recs)) // raw[i]: the record of envs[i]
 	var bad [][]byte
 	for _, r := range recs {
 		var env event.Envelope
@@ -71,6 +72,7 @@ func (s *Server) deliverSpooled(ctx context.Context, sp *spool.Spool, recs [][]b
 			continue
 		}
 		envs = append(envs, env)
+		raw = append(raw, r)
 	}
 	_, err := s.Ingest(ctx, envs)
 	var be *BatchError
@@ -78,7 +80,7 @@ func (s *Server) deliverSpooled(ctx context.Context, sp *spool.Spool, recs [][]b
 		// Find the refused envelopes one by one; store the rest.
 		for i, env := range envs {
 			if _, err := s.Ingest(ctx, []event.Envelope{env}); errors.As(err, &be) {
-				bad = append(bad, recs[i])
+				bad = append(bad, raw[i])
 			} else if err != nil {
 				return err
 			}

@@ -226,3 +226,44 @@ func storedEvents(t *testing.T, s *testServer) int {
 		}
 	}
 }
+
+// TestDrainSpoolSetsAsideTheRefused: in a batch with a record that is no
+// envelope, the envelope the collector refuses is the one set aside, and the
+// one it stored is not.
+func TestDrainSpoolSetsAsideTheRefused(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	home := t.TempDir()
+	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := json.Marshal(corpusEnvelopes(t)[0])
+	garbage := []byte(`{"id":5}`)
+	refused := []byte(`{"id":"","runtime":"claude-code","payload":{"hook_event_name":"Stop"}}`)
+	if err := sp.Append(garbage, good, refused); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.DrainSpool(ctx, sp, 20*time.Millisecond) }()
+	deadline := time.Now().Add(10 * time.Second)
+	var rej []byte
+	for {
+		rej, err = os.ReadFile(filepath.Join(home, "rejected.jsonl"))
+		if err == nil && strings.Count(string(rej), "\n") >= 2 && storedEvents(t, s) >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rejected.jsonl %q (%v), stored %d events", rej, err, storedEvents(t, s))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if want := string(garbage) + "\n" + string(refused) + "\n"; string(rej) != want {
+		t.Errorf("rejected.jsonl = %q, want %q", rej, want)
+	}
+	if n := storedEvents(t, s); n != 1 {
+		t.Errorf("stored %d events, want 1", n)
+	}
+}
