@@ -60,6 +60,15 @@ func Waiting(s *Session, agents []*Agent, calls []*ToolCall) []*ToolCall {
 // an event of the session arrives. Zero thresholds take
 // DefaultThresholds'.
 func Stalled(s *Session, agents []*Agent, calls []*ToolCall, now time.Time, th Thresholds) []Signal {
+	if now.Sub(s.LastEventAt) < th.OrDefault().StalledAfter {
+		return nil // before reading what it waits on
+	}
+	return StalledWaiting(s, Waiting(s, agents, calls), now, th)
+}
+
+// StalledWaiting is Stalled for a session whose waiting calls were read
+// already (Waiting): for one that keeps them between two looks at the clock.
+func StalledWaiting(s *Session, waiting []*ToolCall, now time.Time, th Thresholds) []Signal {
 	th = th.OrDefault()
 	quiet := now.Sub(s.LastEventAt)
 	if quiet < th.StalledAfter {
@@ -67,7 +76,7 @@ func Stalled(s *Session, agents []*Agent, calls []*ToolCall, now time.Time, th T
 	}
 	var out []Signal
 	byAgent := map[string]int{}
-	for _, c := range Waiting(s, agents, calls) {
+	for _, c := range waiting {
 		i, ok := byAgent[c.AgentID]
 		if !ok {
 			i = len(out)

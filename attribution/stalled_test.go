@@ -2,6 +2,7 @@ package attribution
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +17,17 @@ func TestStalled(t *testing.T) {
 	f := func(evs []ev, quiet time.Duration, want ...string) {
 		t.Helper()
 		s := only(t, Build(stream(t, evs...)))
+		now := s.LastEventAt.Add(quiet)
 		var got []string
-		for _, sg := range Stalled(s, s.Agents, s.ToolCalls, s.LastEventAt.Add(quiet), th) {
+		for _, sg := range Stalled(s, s.Agents, s.ToolCalls, now, th) {
 			got = append(got, fmt.Sprintf("%s %s %s %s", sg.AgentID, sg.Kind, sg.Key, strings.Join(sg.Calls, ",")))
 		}
 		if strings.Join(got, "; ") != strings.Join(want, "; ") {
 			t.Fatalf("stalled %q, want %q", got, want)
+		}
+		// The sweep keeps the waiting calls and asks again at each look.
+		if w := StalledWaiting(s, Waiting(s, s.Agents, s.ToolCalls), now, th); !reflect.DeepEqual(w, Stalled(s, s.Agents, s.ToolCalls, now, th)) {
+			t.Fatalf("StalledWaiting = %+v, Stalled %+v", w, got)
 		}
 	}
 	test := bash("go test ./...")
