@@ -17,7 +17,6 @@ import (
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/decision"
-	"github.com/hookwatch/hookwatch/store"
 )
 
 // The metrics per agent (docs/metrics.md) are counted from what the
@@ -473,33 +472,23 @@ func (m *modeler) baseline(ctx context.Context, c *counted, ids []string) error 
 		}
 	}
 	for _, id := range ids {
-		var stored []*attribution.ToolCall
-		err := store.EachToolCall(ctx, m.st, store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.ToolCallRow) error {
-			if r.Status != attribution.StatusPending {
-				c.calls[rowKey{id, r.ToolUseID}] = struct{}{}
-			}
-			tc := new(attribution.ToolCall)
-			if json.Unmarshal(r.Doc, tc) == nil {
-				stored = append(stored, tc)
-			}
-			return nil
-		})
+		stored, _, err := m.stored.calls(ctx, id, 0)
 		if err != nil {
 			return err
 		}
-		var agents []*attribution.Agent
-		err = store.EachAgent(ctx, m.st, store.AgentFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.AgentRow) error {
-			if r.AgentID != "" {
-				c.agents[rowKey{id, r.AgentID}] = struct{}{}
+		for _, tc := range stored {
+			if tc.Status != attribution.StatusPending {
+				c.calls[rowKey{id, tc.ToolUseID}] = struct{}{}
 			}
-			a := new(attribution.Agent)
-			if json.Unmarshal(r.Doc, a) == nil {
-				agents = append(agents, a)
-			}
-			return nil
-		})
+		}
+		agents, err := m.stored.agents(ctx, id)
 		if err != nil {
 			return err
+		}
+		for _, a := range agents {
+			if a.AgentID != "" {
+				c.agents[rowKey{id, a.AgentID}] = struct{}{}
+			}
 		}
 		for _, sk := range raised(id, attribution.Signals(agents, stored, m.perAgent.thresholds)) {
 			c.signals[sk] = struct{}{}

@@ -2,12 +2,10 @@ package collector
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
 	"github.com/hookwatch/hookwatch/attribution"
-	"github.com/hookwatch/hookwatch/store"
 )
 
 // CompareResponse is the body of GET /v1/sessions/{id}/compare/{other}:
@@ -88,19 +86,15 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 // of a comparison, one page at a time.
 func (s *Server) compareSide(ctx context.Context, sess *attribution.Session) (*attribution.Side, error) {
 	side := attribution.NewSide(sess)
-	agents, err := s.allAgents(ctx, sess.SessionID)
+	err := s.modeler.stored.eachAgent(ctx, sess.SessionID, func(a *attribution.Agent) error {
+		side.Agent(a)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range agents {
-		side.Agent(a)
-	}
-	err = store.EachToolCall(ctx, s.store, store.ToolCallFilter{SessionID: sess.SessionID, Limit: store.MaxLimit}, func(row store.ToolCallRow) error {
-		var c attribution.ToolCall
-		if err := json.Unmarshal(row.Doc, &c); err != nil {
-			return fmt.Errorf("cannot decode call %q of session %q: %w", row.ToolUseID, sess.SessionID, err)
-		}
-		side.Call(&c)
+	err = s.modeler.stored.eachCall(ctx, sess.SessionID, func(c *attribution.ToolCall) error {
+		side.Call(c)
 		return nil
 	})
 	return side, err

@@ -2,7 +2,6 @@ package collector
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -41,14 +40,21 @@ type FilesResponse struct {
 // throwaway id stands for the session it was folded into), then its parent
 // (ParentSessionID: a fork's, a clear's, a compaction's) and so on up,
 // each ancestor's calls counted up to where its child began. It reads the
-// model as stored, without waiting (storedModel).
+// model as stored, without waiting (resolveStored): the guard asks at a
+// SessionStart its hook has just delivered, which the model holds back for
+// ordering (~40 ms measured), while the calls it needs were applied long
+// before. A virtual subagent session is not found.
 func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m, err := s.storedModel(ctx, r.PathValue("id"))
+	res, err := s.resolveStored(ctx, r.PathValue("id"))
+	if err == nil && res.agent != nil {
+		err = fmt.Errorf("%s is a subagent's: %w", r.PathValue("id"), store.ErrNotFound)
+	}
 	if err != nil {
 		s.storeError(w, r, err)
 		return
 	}
+	m := res.data
 	body := FilesResponse{DerivedSeq: m.Seq}
 	sess := decodeSummary(m.Summary)
 	if sess == nil {
@@ -67,34 +73,6 @@ func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
 	}
 	body.Truncated = truncated
 	writeJSON(w, http.StatusOK, body)
-}
-
-// storedModel returns the model of session id as stored (that of the
-// session a throwaway id was folded into), for a principal that may read
-// it. Unlike resolve it does not wait for events not applied yet: the
-// guard asks at a SessionStart its hook has just delivered, which the
-// model holds back for ordering (~40 ms measured), while the calls it
-// needs were applied long before. Virtual subagent sessions are not found.
-func (s *Server) storedModel(ctx context.Context, id string) (store.SessionModel, error) {
-	sess, err := s.store.Session(ctx, id)
-	if err != nil {
-		return store.SessionModel{}, err
-	}
-	if p, ok := principalOf(ctx); ok && !p.sees(sess.User) {
-		return store.SessionModel{}, ErrForbidden
-	}
-	ms, err := s.store.SessionModels(ctx, []string{id})
-	if err != nil {
-		return store.SessionModel{}, err
-	}
-	m := ms[id]
-	if m.AliasOf != "" {
-		if ms, err = s.store.SessionModels(ctx, []string{m.AliasOf}); err != nil {
-			return store.SessionModel{}, err
-		}
-		m = ms[m.AliasOf]
-	}
-	return m, nil
 }
 
 // lineageCalls reads the calls of sess and of the sessions it continues,
@@ -126,14 +104,10 @@ func (s *Server) lineageCalls(ctx context.Context, sess *attribution.Session) (c
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
 		p := chain[i]
-		err := store.EachToolCall(ctx, s.store, store.ToolCallFilter{SessionID: p.id, Limit: store.MaxLimit}, func(row store.ToolCallRow) error {
+		err := s.modeler.stored.eachCall(ctx, p.id, func(c *attribution.ToolCall) error {
 			if len(calls) >= maxFilesCalls {
 				truncated = true
 				return errEnough
-			}
-			c := new(attribution.ToolCall)
-			if err := json.Unmarshal(row.Doc, c); err != nil {
-				return fmt.Errorf("cannot decode call %q of session %q: %w", row.ToolUseID, p.id, err)
 			}
 			if p.before.IsZero() || c.StartedAt.Before(p.before) {
 				calls = append(calls, c)
@@ -149,6 +123,3 @@ func (s *Server) lineageCalls(ctx context.Context, sess *attribution.Session) (c
 	}
 	return calls, truncated, nil
 }
-
-// errEnough stops a walk over stored rows that has read all it may.
-var errEnough = errors.New("enough rows read")

@@ -147,6 +147,9 @@ type modeler struct {
 	lag       *metrics.Histogram
 	// backlogWaits counts the commits that waited for the model.
 	backlogWaits *metrics.Counter
+	// stored reads the rows back, for the metrics' baseline and the
+	// server's reads.
+	stored modelRows
 	// perAgent are the metrics per agent; nil when they are not kept.
 	perAgent *agentMetrics
 	// stalls are told what each session the rounds change waits on.
@@ -178,6 +181,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		rows:         set.NewCounter(`hookwatch_model_rows_written_total`),
 		lag:          set.NewHistogram(`hookwatch_model_lag_seconds`),
 		backlogWaits: set.NewCounter(`hookwatch_model_backlog_waits_total`),
+		stored:       newModelRows(st, set),
 	}
 	if perAgent {
 		m.perAgent = newAgentMetrics(set)

@@ -192,24 +192,26 @@ func (s *Server) sessionViews(ctx context.Context, sessions []store.Session) ([]
 // modelFor returns a session's model, first waiting (bounded) for events of
 // it not applied yet. A session not modelled yet has a zero model.
 func (s *Server) modelFor(ctx context.Context, id string) (store.SessionModel, error) {
-	get := func() (store.SessionModel, error) {
-		ms, err := s.store.SessionModels(ctx, []string{id})
-		if err != nil {
-			return store.SessionModel{}, err
-		}
-		if m, ok := ms[id]; ok {
-			return m, nil
-		}
-		return store.SessionModel{SessionID: id}, nil
-	}
-	m, err := get()
+	m, err := s.storedModel(ctx, id)
 	if err != nil {
 		return m, err
 	}
 	if s.modeler.wait(ctx, id, m.GroupKey) {
-		return get()
+		return s.storedModel(ctx, id)
 	}
 	return m, nil
+}
+
+// storedModel is modelFor without waiting: the model as stored now.
+func (s *Server) storedModel(ctx context.Context, id string) (store.SessionModel, error) {
+	ms, err := s.store.SessionModels(ctx, []string{id})
+	if err != nil {
+		return store.SessionModel{}, err
+	}
+	if m, ok := ms[id]; ok {
+		return m, nil
+	}
+	return store.SessionModel{SessionID: id}, nil
 }
 
 // resolved is what a session id in a path stands for.
@@ -230,24 +232,38 @@ type resolved struct {
 // none, and ErrForbidden for a session the request's principal may not
 // read (auth.go): every endpoint of a session goes through it.
 func (s *Server) resolve(ctx context.Context, id string) (resolved, error) {
-	r, err := s.resolveAny(ctx, id)
+	return s.resolveAs(ctx, id, true)
+}
+
+// resolveStored is resolve without waiting: the models as stored now.
+func (s *Server) resolveStored(ctx context.Context, id string) (resolved, error) {
+	return s.resolveAs(ctx, id, false)
+}
+
+// resolveAs is resolve, waiting or not.
+func (s *Server) resolveAs(ctx context.Context, id string, wait bool) (resolved, error) {
+	r, err := s.resolveAny(ctx, id, wait)
 	if p, ok := principalOf(ctx); err == nil && ok && !p.sees(r.sess.User) {
 		return resolved{}, ErrForbidden
 	}
 	return r, err
 }
 
-// resolveAny is resolve for every principal.
-func (s *Server) resolveAny(ctx context.Context, id string) (resolved, error) {
+// resolveAny is resolveAs for every principal.
+func (s *Server) resolveAny(ctx context.Context, id string, wait bool) (resolved, error) {
+	model := s.storedModel
+	if wait {
+		model = s.modelFor
+	}
 	sess, err := s.store.Session(ctx, id)
 	if err == nil {
-		m, err := s.modelFor(ctx, id)
+		m, err := model(ctx, id)
 		if err != nil {
 			return resolved{}, err
 		}
 		r := resolved{sess: sess, own: m, data: m}
 		if m.AliasOf != "" {
-			t, err := s.modelFor(ctx, m.AliasOf)
+			t, err := model(ctx, m.AliasOf)
 			if err != nil {
 				return resolved{}, err
 			}
@@ -260,7 +276,7 @@ func (s *Server) resolveAny(ctx context.Context, id string) (resolved, error) {
 		return resolved{}, err
 	}
 	parent, err := s.store.SubagentSession(ctx, agentID)
-	if errors.Is(err, store.ErrNotFound) && s.modeler.wait(ctx, "", "") {
+	if errors.Is(err, store.ErrNotFound) && wait && s.modeler.wait(ctx, "", "") {
 		// Its session may have been waiting for its first update.
 		parent, err = s.store.SubagentSession(ctx, agentID)
 	}
@@ -270,11 +286,11 @@ func (s *Server) resolveAny(ctx context.Context, id string) (resolved, error) {
 	if sess, err = s.store.Session(ctx, parent); err != nil {
 		return resolved{}, err
 	}
-	m, err := s.modelFor(ctx, parent)
+	m, err := model(ctx, parent)
 	if err != nil {
 		return resolved{}, err
 	}
-	agents, err := s.allAgents(ctx, parent)
+	agents, err := s.modeler.stored.agents(ctx, parent)
 	if err != nil {
 		return resolved{}, err
 	}
@@ -285,20 +301,6 @@ func (s *Server) resolveAny(ctx context.Context, id string) (resolved, error) {
 	}
 	// Modelled again since the lookup, without the agent.
 	return resolved{}, fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
-}
-
-// allAgents reads every agent of a session, in the listing's order.
-func (s *Server) allAgents(ctx context.Context, sessionID string) ([]*attribution.Agent, error) {
-	var out []*attribution.Agent
-	err := store.EachAgent(ctx, s.store, store.AgentFilter{SessionID: sessionID, Limit: store.MaxLimit}, func(row store.AgentRow) error {
-		var a attribution.Agent
-		if err := json.Unmarshal(row.Doc, &a); err != nil {
-			return fmt.Errorf("cannot decode agent %q of session %q: %w", row.AgentID, sessionID, err)
-		}
-		out = append(out, &a)
-		return nil
-	})
-	return out, err
 }
 
 // virtualView is the view of a subagent as a session of its own.

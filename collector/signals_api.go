@@ -2,7 +2,6 @@ package collector
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -79,7 +78,8 @@ func (s *Server) handleSignals(w http.ResponseWriter, r *http.Request) {
 		m.SessionID = res.sess.ID
 	}
 	body := SignalsResponse{Thresholds: SignalThresholdsOf(th), DerivedSeq: res.own.Seq}
-	if body.Agents, body.Truncated, err = s.readSignals(r.Context(), m, th); err != nil {
+	// A virtual session's agents were read to resolve it: not again.
+	if body.Agents, body.Truncated, err = s.readSignals(r.Context(), m, res.agents, th); err != nil {
 		s.storeError(w, r, err)
 		return
 	}
@@ -130,50 +130,25 @@ func signalParams(q url.Values, th attribution.Thresholds) (attribution.Threshol
 	return th, nil
 }
 
-// readSignals reads the agents and calls of the session m is the model of
-// (at most about maxSignalCalls calls) and the signals attribution reads
-// from them at the server's now.
-func (s *Server) readSignals(ctx context.Context, m store.SessionModel, th attribution.Thresholds) (agents []attribution.AgentSignals, truncated bool, err error) {
-	sess := new(attribution.Session)
-	if len(m.Summary) > 0 {
-		if err := json.Unmarshal(m.Summary, sess); err != nil {
-			return nil, false, fmt.Errorf("cannot read the model of session %s: %w", m.SessionID, err)
+// readSignals reads the signals of the session m is the model of, read by
+// attribution from its agents (those given when the caller read them
+// already, else the stored ones) and its first maxSignalCalls calls, at the
+// server's now.
+func (s *Server) readSignals(ctx context.Context, m store.SessionModel, agents []*attribution.Agent, th attribution.Thresholds) (signals []attribution.AgentSignals, truncated bool, err error) {
+	sess := decodeSummary(m.Summary)
+	if sess == nil {
+		sess = &attribution.Session{SessionID: m.SessionID}
+	}
+	if agents == nil {
+		if agents, err = s.modeler.stored.agents(ctx, m.SessionID); err != nil {
+			return nil, false, err
 		}
 	}
-	var ags []*attribution.Agent
-	err = store.EachAgent(ctx, s.store, store.AgentFilter{SessionID: m.SessionID, Limit: store.MaxLimit}, func(r store.AgentRow) error {
-		a := new(attribution.Agent)
-		if json.Unmarshal(r.Doc, a) == nil {
-			ags = append(ags, a)
-		}
-		return nil
-	})
+	calls, truncated, err := s.modeler.stored.calls(ctx, m.SessionID, maxSignalCalls)
 	if err != nil {
 		return nil, false, err
 	}
-	var calls []*attribution.ToolCall
-	f := store.ToolCallFilter{SessionID: m.SessionID, Limit: store.MaxLimit}
-	for {
-		page, err := s.store.ToolCalls(ctx, f)
-		if err != nil {
-			return nil, false, err
-		}
-		for _, row := range page.ToolCalls {
-			c := new(attribution.ToolCall)
-			if json.Unmarshal(row.Doc, c) == nil {
-				calls = append(calls, c)
-			}
-		}
-		if page.Next == "" {
-			break
-		}
-		if len(calls) >= maxSignalCalls {
-			truncated = true
-			break
-		}
-		f.Cursor = page.Next
-	}
-	return attribution.SignalsAt(sess, ags, calls, s.cfg.Now(), th), truncated, nil
+	return attribution.SignalsAt(sess, agents, calls, s.cfg.Now(), th), truncated, nil
 }
 
 // PolicySignals is the policy.SignalSource of this server: the signals of
@@ -200,6 +175,6 @@ func (s *Server) PolicySignals(ctx context.Context, sessionID string) ([]attribu
 	if m.SessionID == "" {
 		m.SessionID = sessionID
 	}
-	agents, _, err := s.readSignals(ctx, m, s.cfg.Signals)
+	agents, _, err := s.readSignals(ctx, m, nil, s.cfg.Signals)
 	return agents, err
 }

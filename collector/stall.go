@@ -41,7 +41,8 @@ import (
 const maxStallNotices = 1024
 
 // waitingSession is what the sweep keeps of a session that waits on
-// calls: its summary and those calls, copies of the model's.
+// calls: its summary and those calls (attribution.Waiting, read when its
+// round noted it), copies of the model's.
 type waitingSession struct {
 	session *attribution.Session
 	calls   []*attribution.ToolCall
@@ -140,8 +141,8 @@ func (s *Server) seedStalls(ctx context.Context) error {
 	}
 	for _, id := range ids {
 		m, ok := models[id]
-		sess := new(attribution.Session)
-		if !ok || m.AliasOf != "" || len(m.Summary) == 0 || json.Unmarshal(m.Summary, sess) != nil ||
+		sess := decodeSummary(m.Summary)
+		if !ok || m.AliasOf != "" || sess == nil ||
 			sess.Status != attribution.SessionRunning && sess.Status != attribution.SessionBackground {
 			continue
 		}
@@ -153,18 +154,11 @@ func (s *Server) seedStalls(ctx context.Context) error {
 			continue
 		}
 		// All of them: a later prompt's call leaves a pending one behind.
-		var calls []*attribution.ToolCall
-		err = store.EachToolCall(ctx, s.store, store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.ToolCallRow) error {
-			c := new(attribution.ToolCall)
-			if json.Unmarshal(r.Doc, c) == nil {
-				calls = append(calls, c)
-			}
-			return nil
-		})
+		calls, _, err := s.modeler.stored.calls(ctx, id, 0)
 		if err != nil {
 			return err
 		}
-		agents, err := s.allAgents(ctx, id)
+		agents, err := s.modeler.stored.agents(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -210,7 +204,7 @@ func (st *stalls) sweep(ctx context.Context, now time.Time, th attribution.Thres
 	st.mu.Lock()
 	for id, ws := range st.waiting {
 		var sigs []attribution.Signal
-		for _, sg := range attribution.Stalled(ws.session, nil, ws.calls, now, th) {
+		for _, sg := range attribution.StalledWaiting(ws.session, ws.calls, now, th) {
 			k := sg.AgentID + "\x00" + sg.Key
 			if !ws.counted[k] {
 				ws.counted[k] = true

@@ -1,0 +1,91 @@
+package collector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/store"
+)
+
+// modelRows reads back the rows of the session model the store holds — a
+// session's agents and its tool calls — decoded into the model's own types.
+// It is the one reader of them in the collector: the signals, the files the
+// stale guard checks, the stall sweep's start, the per-agent metrics'
+// baseline, a comparison and a virtual session's agents all read through it.
+//
+// A row whose document cannot be decoded is skipped, as if it were not
+// stored, and counted in hookwatch_model_rows_undecodable_total; it is never
+// an error. The modeler writes every document from the model's types, so such
+// a row is damage or a document of another version: one must neither take
+// down every endpoint of its session nor stop its lineage group from loading,
+// and the counter says that an answer was computed without it. A session's
+// summary follows the same rule (decodeSummary: nil, as when none is stored).
+type modelRows struct {
+	st          store.ModelStore
+	undecodable *metrics.Counter
+}
+
+func newModelRows(st store.ModelStore, set *metrics.Set) modelRows {
+	return modelRows{st: st, undecodable: set.GetOrCreateCounter(`hookwatch_model_rows_undecodable_total`)}
+}
+
+// eachAgent calls fn with each agent of session id, in the listing's order,
+// until fn returns an error, which it returns as it is.
+func (r modelRows) eachAgent(ctx context.Context, id string, fn func(*attribution.Agent) error) error {
+	return store.EachAgent(ctx, r.st, store.AgentFilter{SessionID: id, Limit: store.MaxLimit}, func(row store.AgentRow) error {
+		a := new(attribution.Agent)
+		if json.Unmarshal(row.Doc, a) != nil {
+			r.undecodable.Inc()
+			return nil
+		}
+		return fn(a)
+	})
+}
+
+// agents returns every agent of session id, in the listing's order.
+func (r modelRows) agents(ctx context.Context, id string) ([]*attribution.Agent, error) {
+	var out []*attribution.Agent
+	err := r.eachAgent(ctx, id, func(a *attribution.Agent) error {
+		out = append(out, a)
+		return nil
+	})
+	return out, err
+}
+
+// eachCall calls fn with each call of session id, by start, until fn
+// returns an error, which it returns as it is (errEnough: it has read all
+// it may).
+func (r modelRows) eachCall(ctx context.Context, id string, fn func(*attribution.ToolCall) error) error {
+	return store.EachToolCall(ctx, r.st, store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}, func(row store.ToolCallRow) error {
+		c := new(attribution.ToolCall)
+		if json.Unmarshal(row.Doc, c) != nil {
+			r.undecodable.Inc()
+			return nil
+		}
+		return fn(c)
+	})
+}
+
+// calls returns the calls of session id, by start: the first max of them
+// when max > 0, truncated set when there were more.
+func (r modelRows) calls(ctx context.Context, id string, max int) (calls []*attribution.ToolCall, truncated bool, err error) {
+	err = r.eachCall(ctx, id, func(c *attribution.ToolCall) error {
+		if max > 0 && len(calls) == max {
+			truncated = true
+			return errEnough
+		}
+		calls = append(calls, c)
+		return nil
+	})
+	if errors.Is(err, errEnough) {
+		err = nil
+	}
+	return calls, truncated, err
+}
+
+// errEnough stops a walk over stored rows that has read all it may.
+var errEnough = errors.New("enough rows read")
