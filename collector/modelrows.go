@@ -36,13 +36,9 @@ func newModelRows(st store.ModelStore, set *metrics.Set) modelRows {
 // eachAgent calls fn with each agent of session id, in the listing's order,
 // until fn returns an error, which it returns as it is.
 func (r modelRows) eachAgent(ctx context.Context, id string, fn func(*attribution.Agent) error) error {
+	each := decoded(r.undecodable, fn)
 	return store.EachAgent(ctx, r.st, store.AgentFilter{SessionID: id, Limit: store.MaxLimit}, func(row store.AgentRow) error {
-		a := new(attribution.Agent)
-		if json.Unmarshal(row.Doc, a) != nil {
-			r.undecodable.Inc()
-			return nil
-		}
-		return fn(a)
+		return each(row.Doc)
 	})
 }
 
@@ -60,14 +56,23 @@ func (r modelRows) agents(ctx context.Context, id string) ([]*attribution.Agent,
 // returns an error, which it returns as it is (errEnough: it has read all
 // it may).
 func (r modelRows) eachCall(ctx context.Context, id string, fn func(*attribution.ToolCall) error) error {
+	each := decoded(r.undecodable, fn)
 	return store.EachToolCall(ctx, r.st, store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}, func(row store.ToolCallRow) error {
-		c := new(attribution.ToolCall)
-		if json.Unmarshal(row.Doc, c) != nil {
-			r.undecodable.Inc()
+		return each(row.Doc)
+	})
+}
+
+// decoded returns what calls fn with a document decoded as a T, and counts
+// in undecodable, without calling fn, a document that cannot be.
+func decoded[T any](undecodable *metrics.Counter, fn func(*T) error) func(doc []byte) error {
+	return func(doc []byte) error {
+		v := new(T)
+		if json.Unmarshal(doc, v) != nil {
+			undecodable.Inc()
 			return nil
 		}
-		return fn(c)
-	})
+		return fn(v)
+	}
 }
 
 // calls returns the calls of session id, by start: the first max of them

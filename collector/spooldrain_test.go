@@ -14,15 +14,21 @@ import (
 	"github.com/hookwatch/hookwatch/store"
 )
 
-// TestDrainSpool: what hooks spooled is stored once, garbage and refused
-// envelopes are set aside in rejected.jsonl, and the spool ends empty.
-func TestDrainSpool(t *testing.T) {
-	s := newServer(t, collector.Config{})
+// serverWithSpool is a collector and a spool in a new home, not drained yet.
+func serverWithSpool(t *testing.T) (*testServer, string, *spool.Spool) {
+	t.Helper()
 	home := t.TempDir()
 	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newServer(t, collector.Config{}), home, sp
+}
+
+// TestDrainSpool: what hooks spooled is stored once, garbage and refused
+// envelopes are set aside in rejected.jsonl, and the spool ends empty.
+func TestDrainSpool(t *testing.T) {
+	s, home, sp := serverWithSpool(t)
 	envs := corpusEnvelopes(t)[:20]
 	for _, e := range envs {
 		b, _ := json.Marshal(e)
@@ -47,6 +53,7 @@ func TestDrainSpool(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	var stored int
 	var rej []byte
+	var err error
 	for {
 		st, err := sp.Stats()
 		if err != nil {
@@ -231,12 +238,7 @@ func storedEvents(t *testing.T, s *testServer) int {
 // envelope, the envelope the collector refuses is the one set aside, and the
 // one it stored is not.
 func TestDrainSpoolSetsAsideTheRefused(t *testing.T) {
-	s := newServer(t, collector.Config{})
-	home := t.TempDir()
-	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, home, sp := serverWithSpool(t)
 	good, _ := json.Marshal(corpusEnvelopes(t)[0])
 	garbage := []byte(`{"id":5}`)
 	refused := []byte(`{"id":"","runtime":"claude-code","payload":{"hook_event_name":"Stop"}}`)
@@ -248,6 +250,7 @@ func TestDrainSpoolSetsAsideTheRefused(t *testing.T) {
 	go func() { defer close(done); s.DrainSpool(ctx, sp, 20*time.Millisecond) }()
 	deadline := time.Now().Add(10 * time.Second)
 	var rej []byte
+	var err error
 	for {
 		rej, err = os.ReadFile(filepath.Join(home, "rejected.jsonl"))
 		if err == nil && strings.Count(string(rej), "\n") >= 2 && storedEvents(t, s) >= 1 {

@@ -48,15 +48,8 @@ func (s *Spool) Drain(ctx context.Context, max int, deliver func(records [][]byt
 	if err != nil {
 		return 0, err
 	}
-	for _, name := range left {
-		if err := ctx.Err(); err != nil {
-			return delivered, err
-		}
-		n, err := s.drainSegment(ctx, name, false, 0, max, deliver)
-		delivered += n
-		if err != nil {
-			return delivered, err
-		}
+	if delivered, err = s.drainLeftovers(ctx, left, max, deliver); err != nil {
+		return delivered, err
 	}
 	name, err := s.claimCurrent()
 	if err != nil || name == "" {
@@ -69,6 +62,22 @@ func (s *Spool) Drain(ctx context.Context, max int, deliver func(records [][]byt
 		err = errors.Join(err, s.updateBacklog())
 	}
 	return delivered + n, err
+}
+
+// drainLeftovers delivers the claimed segments names (segments), in order,
+// until one fails.
+func (s *Spool) drainLeftovers(ctx context.Context, names []string, max int, deliver func([][]byte) error) (delivered int, err error) {
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return delivered, err
+		}
+		n, err := s.drainSegment(ctx, name, false, 0, max, deliver)
+		delivered += n
+		if err != nil {
+			return delivered, err
+		}
+	}
+	return delivered, nil
 }
 
 // segments lists the claimed segments, oldest first: their names start with

@@ -106,15 +106,8 @@ func (t *Tail) Drain(ctx context.Context, max int, deliver func(records [][]byte
 		}
 		t.listed = now
 	}
-	for _, name := range left {
-		if err := ctx.Err(); err != nil {
-			return delivered, err
-		}
-		n, err := t.s.drainSegment(ctx, name, false, 0, max, deliver)
-		delivered += n
-		if err != nil {
-			return delivered, err
-		}
+	if delivered, err = t.s.drainLeftovers(ctx, left, max, deliver); err != nil {
+		return delivered, err
 	}
 	n, size, err := t.follow(ctx, max, deliver)
 	delivered += n
