@@ -16,10 +16,13 @@ type Watch struct {
 	byAgent map[string]*agentCalls
 	files   map[string]*fileWrites
 	pending map[string]*ToolCall
-	// dirtyFiles are the files whose writes changed since the last
-	// Signals; hot are those whose writers took turns often enough.
+	// dirtyFiles are the files whose writes changed since they were
+	// last read; hot are those whose writers took turns often enough.
 	dirtyFiles map[string]*fileWrites
 	hot        map[string]*fileWrites
+	// freshAgents and freshFiles changed since the last Fresh.
+	freshAgents map[string]bool
+	freshFiles  map[string]*fileWrites
 }
 
 // watchCallCost estimates the memory a Watch holds per call: its copy of
@@ -65,6 +68,7 @@ func (w *Watch) clear() {
 	w.agents, w.calls, w.byAgent = map[string]*Agent{}, map[string]*ToolCall{}, map[string]*agentCalls{}
 	w.files, w.pending = map[string]*fileWrites{}, map[string]*ToolCall{}
 	w.dirtyFiles, w.hot = map[string]*fileWrites{}, map[string]*fileWrites{}
+	w.freshAgents, w.freshFiles = map[string]bool{}, map[string]*fileWrites{}
 }
 
 // Apply takes what changed in the session: with reset (the session, or
@@ -93,7 +97,7 @@ func (w *Watch) add(c *ToolCall) {
 		w.byAgent[c.AgentID] = ac
 	}
 	ac.calls = insertCall(ac.calls, c)
-	ac.dirty = true
+	ac.dirty, w.freshAgents[c.AgentID] = true, true
 	if c.PromptID != "" && (ac.prompt == nil || compareCalls(c, ac.prompt) > 0) {
 		ac.prompt = c
 	}
@@ -110,7 +114,7 @@ func (w *Watch) add(c *ToolCall) {
 			w.files[f] = fw
 		}
 		fw.writes = insertCall(fw.writes, c)
-		w.dirtyFiles[f] = fw
+		w.dirtyFiles[f], w.freshFiles[f] = fw, fw
 	}
 }
 
@@ -119,7 +123,7 @@ func (w *Watch) remove(old *ToolCall) {
 	delete(w.pending, old.ToolUseID)
 	if ac := w.byAgent[old.AgentID]; ac != nil {
 		ac.calls = removeCall(ac.calls, old)
-		ac.dirty = true
+		ac.dirty, w.freshAgents[old.AgentID] = true, true
 		if ac.prompt == old {
 			ac.prompt = nil
 			for i := len(ac.calls) - 1; i >= 0; i-- {
@@ -139,7 +143,7 @@ func (w *Watch) remove(old *ToolCall) {
 	for _, f := range old.FilesWritten {
 		if fw := w.files[f]; fw != nil {
 			fw.writes = removeCall(fw.writes, old)
-			w.dirtyFiles[f] = fw
+			w.dirtyFiles[f], w.freshFiles[f] = fw, fw
 		}
 	}
 }
@@ -170,21 +174,11 @@ func (w *Watch) Signals() []AgentSignals {
 	order := make([]string, 0, len(w.byAgent))
 	for id, ac := range w.byAgent {
 		order = append(order, id)
-		if ac.dirty {
-			ac.signals, ac.failures, ac.dirty = agentSignals(id, ac.calls, w.th), failuresInARow(ac.calls), false
-		}
+		w.read(id, ac)
 	}
 	slices.SortFunc(order, func(x, y string) int { return compareCalls(w.byAgent[x].calls[0], w.byAgent[y].calls[0]) })
 	thrash := w.thrashing()
-	agents := make([]*Agent, 0, len(w.agents))
-	for _, a := range w.agents {
-		agents = append(agents, a)
-	}
-	byAgent := make(map[string][]*ToolCall, len(w.byAgent))
-	for id, ac := range w.byAgent {
-		byAgent[id] = ac.calls
-	}
-	outliers := Outliers(agents, byAgent, w.th)
+	agents, outliers := w.outliers()
 	out := make([]AgentSignals, 0, len(order))
 	for _, id := range order {
 		ac := w.byAgent[id]
@@ -206,9 +200,71 @@ func (w *Watch) Signals() []AgentSignals {
 	return out
 }
 
-// thrashing is thrashing over the calls given, reading again only the
-// files whose writes changed.
-func (w *Watch) thrashing() map[string][]Signal {
+// Fresh returns the signals that can have been raised since the last
+// Fresh: those of the agents and files whose calls changed since, and
+// every outlier. Every signal Signals returns now and did not return at
+// the last Fresh is among them, as Signals returns it; a caller that
+// counts each signal once, by key, reads these rather than all of a
+// session's signals after every change.
+func (w *Watch) Fresh() []Signal {
+	var out []Signal
+	for id := range w.freshAgents {
+		if ac := w.byAgent[id]; ac != nil {
+			w.read(id, ac)
+			out = append(out, ac.signals...)
+		}
+	}
+	clear(w.freshAgents)
+	w.readFiles()
+	thrash := map[string][]Signal{}
+	for f, fw := range w.freshFiles {
+		if w.hot[f] != nil {
+			addThrash(thrash, f, fw.ids(), fw.agents, fw.switches)
+		}
+	}
+	clear(w.freshFiles)
+	for _, sigs := range thrash {
+		out = append(out, sigs...)
+	}
+	_, outliers := w.outliers()
+	for _, o := range outliers {
+		out = append(out, o)
+	}
+	return out
+}
+
+// read reads again what agentSignals and failuresInARow say of an
+// agent's calls, when they changed.
+func (w *Watch) read(id string, ac *agentCalls) {
+	if ac.dirty {
+		ac.signals, ac.failures, ac.dirty = agentSignals(id, ac.calls, w.th), failuresInARow(ac.calls), false
+	}
+}
+
+// outliers returns the agents and Outliers of them.
+func (w *Watch) outliers() ([]*Agent, map[string]Signal) {
+	agents := make([]*Agent, 0, len(w.agents))
+	for _, a := range w.agents {
+		agents = append(agents, a)
+	}
+	byAgent := make(map[string][]*ToolCall, len(w.byAgent))
+	for id, ac := range w.byAgent {
+		byAgent[id] = ac.calls
+	}
+	return agents, Outliers(agents, byAgent, w.th)
+}
+
+// ids are the calls that wrote the file, as a signal's evidence.
+func (fw *fileWrites) ids() []string {
+	ids := make([]string, 0, min(len(fw.writes), maxEvidence))
+	for _, c := range fw.writes[:min(len(fw.writes), maxEvidence)] {
+		ids = append(ids, c.ToolUseID)
+	}
+	return ids
+}
+
+// readFiles reads again the turns of the files whose writes changed.
+func (w *Watch) readFiles() {
 	for f, fw := range w.dirtyFiles {
 		fw.switches, fw.agents = 0, fw.agents[:0]
 		for i, c := range fw.writes {
@@ -229,6 +285,12 @@ func (w *Watch) thrashing() map[string][]Signal {
 		}
 	}
 	clear(w.dirtyFiles)
+}
+
+// thrashing is thrashing over the calls given, reading again only the
+// files whose writes changed.
+func (w *Watch) thrashing() map[string][]Signal {
+	w.readFiles()
 	if len(w.hot) == 0 {
 		return nil
 	}
@@ -246,11 +308,7 @@ func (w *Watch) thrashing() map[string][]Signal {
 	})
 	out := map[string][]Signal{}
 	for _, fw := range hot {
-		ids := make([]string, 0, min(len(fw.writes), maxEvidence))
-		for _, c := range fw.writes[:min(len(fw.writes), maxEvidence)] {
-			ids = append(ids, c.ToolUseID)
-		}
-		addThrash(out, fw.file, ids, fw.agents, fw.switches)
+		addThrash(out, fw.file, fw.ids(), fw.agents, fw.switches)
 	}
 	return out
 }

@@ -41,6 +41,9 @@ func (w *watches) apply(ch Changes) {
 // agent's first), so that the tests can tell they compared some.
 var raisedKinds = map[string]int{}
 
+// freshSeen are the signals (agent and key) each Watch's Fresh returned.
+var freshSeen = map[*Watch]map[string]bool{}
+
 // compared fails t unless the checks since clear compared each of kinds.
 func compared(t *testing.T, kinds ...string) {
 	t.Helper()
@@ -59,9 +62,30 @@ func checkWatch(t *testing.T, what string, w *Watch, s *Session, agents []*Agent
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: Watch.Signals differs from Signals:\n%s", what, firstDiff(mustJSON(t, got), mustJSON(t, want)))
 	}
+	// Fresh: each of its signals as Signals has it, and every signal not
+	// seen before among them.
+	now := map[string]Signal{}
 	for _, a := range want {
 		for _, sg := range a.Signals {
 			raisedKinds[sg.Kind]++
+			now[sg.AgentID+"\x00"+sg.Key] = sg
+		}
+	}
+	seen := freshSeen[w]
+	if seen == nil {
+		seen = map[string]bool{}
+		freshSeen[w] = seen
+	}
+	for _, sg := range w.Fresh() {
+		k := sg.AgentID + "\x00" + sg.Key
+		if n, ok := now[k]; !ok || !reflect.DeepEqual(n, sg) {
+			t.Fatalf("%s: Watch.Fresh has %+v, Signals %+v", what, sg, n)
+		}
+		seen[k] = true
+	}
+	for k, sg := range now {
+		if !seen[k] {
+			t.Fatalf("%s: %+v raised and never in Watch.Fresh", what, sg)
 		}
 	}
 	wantW, gotW := Waiting(s, agents, calls), w.Waiting(s)

@@ -197,13 +197,15 @@ func agentTypeOf(agentID string, agentType *string) string {
 
 // observe notes what one session's changes count, against what c says was
 // counted already, and updates c; w follows the session, its changes
-// applied, and is read for its signals when calls or agents changed. The
-// counts wait in the round until flush.
+// applied, and is read for the signals they can have raised
+// (attribution.Watch.Fresh) when calls or agents changed. The counts wait
+// in the round until flush.
 func (am *agentMetrics) observe(c *counted, sc *attribution.SessionChanges, w *attribution.Watch) {
 	s := sc.Session
 	id := s.SessionID
 	if len(sc.ToolCalls) > 0 || len(sc.Agents) > 0 {
-		for _, sk := range raised(id, w.Signals()) {
+		for _, sg := range w.Fresh() {
+			sk := signalKey{id, sg.AgentID, sg.Kind, sg.Key}
 			if _, ok := c.signals[sk]; !ok {
 				c.signals[sk] = struct{}{}
 				am.roundSignals = append(am.roundSignals, sk.kind)
