@@ -118,6 +118,7 @@ type modeler struct {
 
 	// Owned by the run goroutine.
 	held   []pendingEvent
+	ready  []pendingEvent // a round's events, its room kept (reuse)
 	groups *groupCache
 	keys   map[string]string // session → group key
 
@@ -473,7 +474,7 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	}
 	m.mu.Lock()
 	m.held = append(m.held, m.queue...)
-	m.queue = nil
+	m.queue = reuse(m.queue)
 	loads := m.loads
 	m.loads = nil
 	if len(loads) > staleLoads && !all {
@@ -496,7 +497,9 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 			cut = i
 		}
 	}
-	ready := slices.Clone(m.held[:cut+1])
+	m.ready = append(m.ready, m.held[:cut+1]...)
+	ready := m.ready
+	defer func() { m.ready = reuse(m.ready) }()
 	m.held = slices.Delete(m.held, 0, cut+1)
 	var wait time.Duration
 	again := false
@@ -559,6 +562,21 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	m.settled(ready, loads, version)
 	m.hub.notify()
 	return wait, again
+}
+
+// maxReused bounds the events whose room a buffer of the rounds keeps
+// for the next: after a burst the room goes, not the memory.
+const maxReused = 4096
+
+// reuse returns the room of a buffer of pending events, emptied (its
+// events released), for the next round: a round of a steady stream then
+// allocates no buffer for the events it takes.
+func reuse(evs []pendingEvent) []pendingEvent {
+	if cap(evs) > maxReused {
+		return nil
+	}
+	clear(evs)
+	return evs[:0]
 }
 
 func minTime(a, b time.Time) time.Time {
