@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/store"
@@ -46,4 +47,79 @@ func TestReopenKeepsData(t *testing.T) {
 
 func TestTokenStore(t *testing.T) {
 	storetest.RunTokenStore(t, func(t *testing.T) storetest.TokenStore { return postgres.MustOpenDB(t, pgtest.NewDatabase(t)) })
+}
+
+// TestLease: one collector at a time holds the model's lease; another
+// waits for it and gets it once the holder's connection ends, whether it
+// let go or its backend was terminated under it (a crashed process).
+func TestLease(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, b, c := postgres.MustOpenDB(t, url), postgres.MustOpenDB(t, url), postgres.MustOpenDB(t, url)
+	ctxA, stopA := context.WithCancel(context.Background())
+	defer stopA()
+	lostA, err := a.Lead(ctxA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type lease struct {
+		lost <-chan struct{}
+		err  error
+	}
+	wait := func(db *postgres.DB, ctx context.Context) chan lease {
+		got := make(chan lease, 1)
+		go func() {
+			lost, err := db.Lead(ctx)
+			got <- lease{lost, err}
+		}()
+		return got
+	}
+	ctxB, stopB := context.WithCancel(context.Background())
+	defer stopB()
+	gotB := wait(b, ctxB)
+	select {
+	case <-gotB:
+		t.Fatal("b took the lease a holds")
+	case <-time.After(300 * time.Millisecond):
+	}
+	stopA()
+	<-lostA
+	var lb lease
+	select {
+	case lb = <-gotB:
+	case <-time.After(30 * time.Second):
+		t.Fatal("b did not get the lease a let go")
+	}
+	if lb.err != nil {
+		t.Fatal(lb.err)
+	}
+
+	// The holder's backend ends under it, as when its process is killed:
+	// the lease is lost there and the waiter gets it.
+	ctxC, stopC := context.WithCancel(context.Background())
+	defer stopC()
+	gotC := wait(c, ctxC)
+	if _, err := c.Pool().Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lb.lost:
+	case <-time.After(30 * time.Second):
+		t.Fatal("b did not see its lease lost")
+	}
+	select {
+	case lc := <-gotC:
+		if lc.err != nil {
+			t.Fatal(lc.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("c did not get the lease b lost")
+	}
+
+	// Waiting ends with its context.
+	ctxD, stopD := context.WithCancel(context.Background())
+	gotD := wait(postgres.MustOpenDB(t, url), ctxD)
+	stopD()
+	if ld := <-gotD; ld.err == nil {
+		t.Fatal("Lead returned a lease after its context ended")
+	}
 }

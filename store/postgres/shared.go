@@ -22,16 +22,19 @@ var _ store.Shared = (*DB)(nil)
 //     lost notification (a reconnect) costs a delay, never an event.
 //   - The model lease is a session-level advisory lock (lockModel) held on a
 //     connection of its own: PostgreSQL releases it when that connection
-//     ends, however its collector ended (SIGKILL included), and the next
-//     collector that tries takes it.
+//     ends, however its collector ended (SIGKILL included). The others wait
+//     for it in pg_advisory_lock, each on a connection of its own, so that
+//     PostgreSQL hands it to one of them as soon as it is released rather
+//     than at their next try.
 
 const notifyChannel = "hookwatch"
 
 // lockModel is the advisory lock of the model lease (see lockMigrate).
 const lockModel int64 = 0x686f6f6b77_0003
 
-// leaseRetry is how often a collector that does not hold the lease tries
-// to take it, and how often the holder checks its connection.
+// leaseRetry is how long a collector waits before it waits for the lease
+// again after an error (its connection broke), and how often the holder
+// checks its connection.
 const leaseRetry = time.Second
 
 // Watch implements store.Shared.
@@ -76,14 +79,18 @@ func (db *DB) dedicated(ctx context.Context) (*pgx.Conn, error) {
 	return pgx.ConnectConfig(ctx, p.Config().ConnConfig.Copy())
 }
 
-// Lead implements store.Shared.
+// Lead implements store.Shared. It waits in pg_advisory_lock: PostgreSQL
+// grants the lock to a waiter as soon as the holder's connection ends, so
+// a takeover after a crash takes as long as PostgreSQL takes to see that
+// connection closed (at once for a process killed on a live host).
 func (db *DB) Lead(ctx context.Context) (<-chan struct{}, error) {
 	for {
 		conn, err := db.dedicated(ctx)
 		if err == nil {
-			var got bool
-			err = conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lockModel).Scan(&got)
-			if err == nil && got {
+			// ctx ending interrupts the wait: pgx closes the connection,
+			// and with it the request for the lock.
+			_, err = conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockModel)
+			if err == nil {
 				lost := make(chan struct{})
 				go db.hold(ctx, conn, lost)
 				return lost, nil
