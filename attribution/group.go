@@ -470,6 +470,18 @@ type SessionChanges struct {
 	ToolCalls []*ToolCall
 }
 
+// Restate makes the next Changes report session id whole, as derived
+// again (SessionChanges.Reset: all of its agents and calls), whatever
+// earlier calls reported. It is for a new writer of the model, whose store
+// may lag what the group holds. A session the group does not hold (a
+// throwaway id, or none) is ignored.
+func (g *Group) Restate(id string) {
+	if _, ok := g.sessions[id]; ok {
+		g.touched[id] = true
+		g.redone[id] = true
+	}
+}
+
 // Changes returns what changed since the previous call, and forgets it.
 func (g *Group) Changes() Changes {
 	out := Changes{Reset: g.reset, Aliases: map[string]string{}}

@@ -219,3 +219,39 @@ func TestGroupLateEnvelope(t *testing.T) {
 		t.Fatalf("a late SessionStart: group reset %v, %d rebuilds", ch.Reset, g.Rebuilds())
 	}
 }
+
+// TestGroupRestate: a group that applied events whose changes another
+// writer stored only in part (a standby taking over from a writer that
+// died) brings the store up to date by restating its sessions, and keeps
+// it so by its changes alone.
+func TestGroupRestate(t *testing.T) {
+	envs := append(syntheticSession(t, 3000, 20), stream(t, sessionStart("startup").sess("other"), prompt("hi").sess("other"))...)
+	want := mustJSON(t, Build(envs))
+	parts := batches(rand.New(rand.NewPCG(7, 11)), envs, 50)
+	standby, writer, m := NewGroup(), NewGroup(), newMirror()
+	died, takeover := len(parts)/3, len(parts)/2
+	for i, p := range parts[:takeover] {
+		standby.Apply(p...)
+		standby.Changes() // not stored
+		if i < died {
+			writer.Apply(p...)
+			m.apply(writer.Changes())
+		}
+	}
+	standby.Restate("no-such-session")
+	for _, id := range standby.order {
+		standby.Restate(id)
+	}
+	ch := standby.Changes()
+	if ch.Reset || len(ch.Sessions) != len(standby.order) || !ch.Sessions[0].Reset {
+		t.Fatalf("restated: group reset %v, %d of %d sessions", ch.Reset, len(ch.Sessions), len(standby.order))
+	}
+	m.apply(ch)
+	for _, p := range parts[takeover:] {
+		standby.Apply(p...)
+		m.apply(standby.Changes())
+	}
+	if got := mustJSON(t, m.result(standby.skipped)); !bytes.Equal(got, want) {
+		t.Fatalf("the model stored across the takeover differs from Build:\n%s", firstDiff(got, want))
+	}
+}
