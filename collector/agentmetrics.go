@@ -457,6 +457,37 @@ func labelByte(c byte) bool {
 		c == '_' || c == '-' || c == '.' || c == ':' || c == '@' || c == '/'
 }
 
+// countedOf is what a standby that takes the lease over counts as counted
+// of a group it kept (shared.go): everything the group holds, which the
+// previous holder counted as it stored it. What that holder had not stored
+// when it ended is counted by neither: its counters ended with it.
+func (m *modeler) countedOf(gs *groupState) *counted {
+	c := newCounted()
+	for id := range gs.seq {
+		s := gs.g.Session(id)
+		if s == nil {
+			continue
+		}
+		c.prompts[id] = s.Counts.Prompts
+		for _, tc := range gs.g.ToolCalls(id) {
+			if tc.Status != attribution.StatusPending {
+				c.calls[rowKey{id, tc.ToolUseID}] = struct{}{}
+			}
+		}
+		for _, a := range gs.g.Agents(id) {
+			if a.AgentID != "" {
+				c.agents[rowKey{id, a.AgentID}] = struct{}{}
+			}
+		}
+		if w := gs.watches[id]; w != nil {
+			for _, sk := range raised(id, w.Signals()) {
+				c.signals[sk] = struct{}{}
+			}
+		}
+	}
+	return c
+}
+
 // baseline fills c with what the store holds of sessions ids: a call
 // stored final, an agent stored, a session's prompts, the signals its
 // stored calls raise were counted when they were written.

@@ -76,6 +76,14 @@ const (
 	maxKnownSessions = 100_000
 	// modelFlushWait bounds the last round at stop.
 	modelFlushWait = 5 * time.Second
+	// tailBudget is the most events of other collectors one round reads
+	// from the log (shared.go): a round applies them before reading more.
+	tailBudget = 4 * store.MaxLimit
+	// sharedMaxGap bounds the pause between two rounds of a lease holder
+	// (see rounds): its rows go to the database on a connection of their
+	// own and do not hold up ingest, so a long round (a takeover's loads)
+	// is not followed by a longer pause.
+	sharedMaxGap = 300 * time.Millisecond
 )
 
 // modelMaxBacklog bounds the events committed and not applied yet (each
@@ -137,7 +145,21 @@ type modeler struct {
 	// collector is its only one (see shared.go).
 	shared store.Shared
 	tail   int64 // the last event seq read from the log, guarded by mu
-	leader *metrics.Gauge
+	// mine are the holder's own commits past tail, kept by mark as they
+	// were committed, decoded: readTail queues them in their place in the
+	// log instead of decoding them again. Guarded by mu.
+	mine map[int64]pendingEvent
+	// tailBudget is the most events one readTail queues.
+	tailBudget int
+	// leases tells the run goroutine of the lease: the context of a lease
+	// taken (ended when it is lost), nil when it was lost.
+	leases chan context.Context
+	// Owned by the run goroutine: the lease held (nil on a standby), and
+	// the stale sessions a new holder restates from its groups.
+	lease   context.Context
+	restate map[string]bool
+	leader  *metrics.Gauge
+	fromLog *metrics.Counter
 
 	applied   *metrics.Counter
 	rebuilds  *metrics.Counter
@@ -174,6 +196,8 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		flush:        make(chan struct{}),
 		exited:       make(chan struct{}),
 		version:      time.Now().UnixMicro(),
+		mine:         map[int64]pendingEvent{},
+		tailBudget:   tailBudget,
 		applied:      set.NewCounter(`hookwatch_model_events_applied_total`),
 		rebuilds:     set.NewCounter(`hookwatch_model_rebuilds_total`),
 		loadsDone:    set.NewCounter(`hookwatch_model_group_loads_total`),
@@ -181,6 +205,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		roundTime:    set.NewHistogram(`hookwatch_model_round_duration_seconds`),
 		rows:         set.NewCounter(`hookwatch_model_rows_written_total`),
 		lag:          set.NewHistogram(`hookwatch_model_lag_seconds`),
+		fromLog:      set.NewCounter(`hookwatch_model_events_read_total`),
 		backlogWaits: set.NewCounter(`hookwatch_model_backlog_waits_total`),
 		stored:       newModelRows(st, set),
 	}
@@ -200,6 +225,10 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 	set.NewGauge(`hookwatch_model_groups_cached`, func() float64 { return float64(m.cached.Load()) })
 	set.NewGauge(`hookwatch_model_cache_bytes`, func() float64 { return float64(m.cachedBytes.Load()) })
 	m.shared, _ = st.(store.Shared)
+	if m.shared != nil {
+		m.leases = make(chan context.Context)
+		m.restate = map[string]bool{}
+	}
 	if m.shared == nil {
 		// Before New returns, so that a read right after a start waits
 		// for what is stale rather than answering it.
@@ -208,7 +237,8 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 	m.leader = set.NewGauge(`hookwatch_model_leader`, func() float64 {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		if m.leading {
+		// The only collector on its store computes the model.
+		if m.leading || m.shared == nil {
 			return 1
 		}
 		return 0
@@ -254,11 +284,11 @@ func keyOf(e *store.Event) string {
 // waits (on the writer's goroutine: the next commit waits with it) until
 // the model has applied enough of them, or stopped. The store has the
 // events by then: a hook whose POST times out meanwhile spools an event
-// the store keeps once.
+// the store keeps once. On a shared store it keeps those past the log
+// read, for readTail to queue in their place in the log, and does not
+// wait: ingest is not held up by one collector's model (readTail bounds
+// what it reads); reads wait for them only on the lease holder.
 func (m *modeler) mark(events []store.Event) {
-	if m.shared != nil {
-		return // the lease holder reads every collector's events from the log
-	}
 	now := time.Now()
 	m.mu.Lock()
 	n := 0
@@ -267,12 +297,23 @@ func (m *modeler) mark(events []store.Event) {
 		if e.Seq == 0 || e.SessionID == "" {
 			continue
 		}
-		m.queue = append(m.queue, pendingEvent{ev: e, arrived: now})
+		if m.shared != nil {
+			if e.Seq <= m.tail {
+				continue // read from the log already
+			}
+			m.mine[e.Seq] = pendingEvent{ev: e, arrived: now}
+			n++
+			if !m.leading {
+				continue
+			}
+		} else {
+			m.queue = append(m.queue, pendingEvent{ev: e, arrived: now})
+			n++
+		}
 		m.pending[e.SessionID]++
 		if k := keyOf(&e); k != "" {
 			m.pendKeys[k]++
 		}
-		n++
 	}
 	m.backlog += n
 	m.mu.Unlock()
@@ -280,6 +321,9 @@ func (m *modeler) mark(events []store.Event) {
 		return
 	}
 	m.poke()
+	if m.shared != nil {
+		return
+	}
 	for waited := false; ; waited = true {
 		m.mu.Lock()
 		over, changed := m.backlog > m.maxBacklog, m.changed
@@ -446,6 +490,14 @@ func (m *modeler) rounds(ctx context.Context) {
 			return
 		case <-m.wake:
 		case <-due:
+		case l := <-m.leases:
+			if l == nil {
+				m.standDown()
+				continue
+			}
+			if !m.takeOver(ctx, l) {
+				return
+			}
 		}
 		if early := gap - time.Since(last); early > 0 && !m.behind() {
 			due = time.After(early)
@@ -459,6 +511,9 @@ func (m *modeler) rounds(ctx context.Context) {
 		// and the rounds grow, writing each call and agent once for more
 		// events, rather than competing with ingest event by event.
 		gap = max(modelCadence, 3*time.Since(last))
+		if m.shared != nil {
+			gap = min(gap, sharedMaxGap)
+		}
 		if again {
 			due = time.After(wait)
 		}
@@ -469,9 +524,7 @@ func (m *modeler) rounds(ctx context.Context) {
 // and loads the stale sessions. It returns how long until the next held
 // event is due.
 func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
-	if m.shared != nil {
-		m.readTail(ctx)
-	}
+	moreLog := m.shared != nil && m.readTail(ctx)
 	m.mu.Lock()
 	m.held = append(m.held, m.queue...)
 	m.queue = reuse(m.queue)
@@ -514,6 +567,9 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 		wait, again = time.Millisecond, true
 		loads = m.promoteLoads(ready, loads)
 	}
+	if moreLog {
+		wait, again = time.Millisecond, true
+	}
 	if len(ready) == 0 && len(loads) == 0 {
 		return wait, again
 	}
@@ -526,10 +582,16 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 		}
 	}
 	start := time.Now()
+	leading := m.shared == nil || m.lease != nil
 	version, err := m.apply(ctx, ready, loads, heldMin)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, false
+		}
+		if m.lease != nil && m.lease.Err() != nil {
+			// The lease was lost in the round: the groups hold its
+			// events, the next holder stores what this one did not.
+			return time.Millisecond, true
 		}
 		m.log.Error("cannot update the session model", "events", len(ready), "err", err)
 		m.errors.Inc()
@@ -545,7 +607,9 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 		m.mu.Lock()
 		m.loads = append(m.loads, retry...)
 		for _, id := range retry {
-			m.pending[id]++
+			if leading {
+				m.pending[id]++
+			}
 		}
 		m.mu.Unlock()
 		// What this round took is settled; readers now wait for the retry.
@@ -555,9 +619,11 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	m.noteCache()
 	m.roundTime.UpdateDuration(start)
 	m.applied.Add(len(ready))
-	end := time.Now()
-	for _, p := range ready {
-		m.lag.Update(end.Sub(p.arrived).Seconds())
+	if leading {
+		end := time.Now()
+		for _, p := range ready {
+			m.lag.Update(end.Sub(p.arrived).Seconds())
+		}
 	}
 	m.settled(ready, loads, version)
 	m.hub.notify()
@@ -646,6 +712,16 @@ func newGroupState(key string) *groupState {
 		stored: map[string]bool{}, watches: map[string]*attribution.Watch{}}
 }
 
+// watch returns the watch of session id, a new one when it has none.
+func (gs *groupState) watch(id string, th attribution.Thresholds) *attribution.Watch {
+	w := gs.watches[id]
+	if w == nil {
+		w = attribution.NewWatch(th)
+		gs.watches[id] = w
+	}
+	return w
+}
+
 // size estimates the memory gs holds: its group's and its watches'.
 func (gs *groupState) size() int {
 	n := gs.g.Size()
@@ -671,6 +747,9 @@ func (gs *groupState) note(e *store.Event) {
 // one PutModel; then it hands the events and the calls finished to the
 // audit trail. It returns the UpdatedSeq it stored them with.
 func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []string, heldMin map[string]int64) (int64, error) {
+	// A standby (shared.go) applies to its groups and stores nothing.
+	leading := m.shared == nil || m.lease != nil
+	restated := map[string]bool{} // group keys
 	type work struct {
 		gs      *groupState
 		evs     []*store.Event
@@ -698,6 +777,16 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		w.touched[e.SessionID] = true
 	}
 	for _, id := range dedupe(slices.Clone(loads)) {
+		if m.restate[id] {
+			// Stale in the store, current in memory: stored whole.
+			delete(m.restate, id)
+			if key, ok := m.keys[id]; ok && m.groups.groups[key] != nil {
+				m.groups.groups[key].g.Restate(id)
+				get(key).touched[id] = true
+				restated[key] = true
+				continue
+			}
+		}
 		if gs := m.groups.groups[m.keys[id]]; gs != nil && gs.stored[id] {
 			// Loaded with its group since this modeler began: its stored
 			// events were read then, and those since are applied live.
@@ -726,7 +815,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 	m.mu.Unlock()
 
 	var ar *auditRound
-	if m.audit != nil {
+	if m.audit != nil && leading {
 		ar = newAuditRound(ready)
 	}
 	var batch store.ModelBatch
@@ -738,14 +827,19 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		var stored storedDocs
 		if loaded {
 			var err error
-			if gs, err = m.load(ctx, key, w.touched, w.evs); err != nil {
+			if gs, err = m.load(ctx, key, w.touched, w.evs, leading); err != nil {
 				return 0, err
 			}
-			if len(m.sinks) > 0 {
-				if stored, err = m.storedRows(ctx, gs); err != nil {
-					return 0, err
-				}
+		}
+		if (loaded || restated[key]) && leading && len(m.sinks) > 0 {
+			var err error
+			if stored, err = m.storedRows(ctx, gs); err != nil {
+				return 0, err
 			}
+		}
+		if leading && m.perAgent != nil && gs.counted == nil {
+			// Kept as a standby: what it held was counted by the holder.
+			gs.counted = m.countedOf(gs)
 		}
 		envs := make([]event.Envelope, 0, len(w.evs))
 		payloads := make([]*event.Payload, 0, len(w.evs))
@@ -759,24 +853,44 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		before := gs.g.Rebuilds()
 		gs.g.ApplyDecoded(envs, payloads)
 		m.rebuilds.Add(gs.g.Rebuilds() - before)
+		if !leading {
+			// The holder stores the changes; the watches follow them, for
+			// the day this collector takes over.
+			ch := gs.g.Changes()
+			if ch.Reset {
+				clear(gs.watches)
+			}
+			for _, sc := range ch.Sessions {
+				gs.watch(sc.Session.SessionID, m.signals).Apply(sc, ch.Reset || sc.Reset)
+			}
+			m.evictions.Add(m.groups.put(key, gs))
+			continue
+		}
 		sc, err := m.changes(gs, w.touched, version, heldMin, &batch, ar)
 		if err != nil {
 			return 0, err
 		}
 		if len(m.sinks) > 0 {
-			if loaded {
+			if loaded || restated[key] {
 				// A group just loaded reports every row as changed; the
 				// sinks saw the rows as stored before (before a restart,
-				// or an eviction).
+				// or an eviction, or by the previous lease holder).
 				sc = unseen(sc, stored)
 			}
 			round = append(round, sc...)
 		}
 		m.evictions.Add(m.groups.put(key, gs))
 	}
+	if !leading {
+		return version, nil
+	}
 	if !batch.Empty() {
 		m.rows.Add(len(batch.Sessions) + len(batch.Agents) + len(batch.ToolCalls))
-		if err := m.st.PutModel(ctx, batch); err != nil {
+		wctx := ctx
+		if m.lease != nil {
+			wctx = m.lease // a holder that lost the lease writes no more
+		}
+		if err := m.st.PutModel(wctx, batch); err != nil {
 			return 0, err
 		}
 	}
@@ -904,11 +1018,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 				StartedAt: a.StartedAt, UpdatedSeq: version, Doc: doc,
 			})
 		}
-		w := gs.watches[id]
-		if w == nil {
-			w = attribution.NewWatch(m.signals)
-			gs.watches[id] = w
-		}
+		w := gs.watch(id, m.signals)
 		w.Apply(sc, ch.Reset || sc.Reset)
 		if m.perAgent != nil {
 			m.perAgent.observe(gs.counted, &sc, w)
@@ -1004,7 +1114,10 @@ func (m *modeler) remember(id, key string) {
 // load reads a group not in memory from the store: the sessions touched,
 // the sessions their stored models link them to, and the sessions of the
 // group active within modelWindow of the events at hand.
-func (m *modeler) load(ctx context.Context, key string, touched map[string]bool, evs []*store.Event) (*groupState, error) {
+//
+// counting (the metrics per agent) reads what the store counted of them; a
+// standby does not count.
+func (m *modeler) load(ctx context.Context, key string, touched map[string]bool, evs []*store.Event, counting bool) (*groupState, error) {
 	m.loadsDone.Inc()
 	members := make([]string, 0, modelMaxSessions)
 	in := map[string]bool{}
@@ -1077,15 +1190,24 @@ func (m *modeler) load(ctx context.Context, key string, touched map[string]bool,
 	}
 
 	gs := newGroupState(key)
-	if m.perAgent != nil {
+	if m.perAgent != nil && counting {
 		gs.counted = newCounted()
 		if err := m.baseline(ctx, gs.counted, members); err != nil {
 			return nil, err
 		}
 	}
+	// On a shared store, the events past the log read come through
+	// readTail, in their order: read now they would be decoded twice.
+	upTo := int64(-1)
+	if m.shared != nil {
+		m.mu.Lock()
+		upTo = m.tail
+		m.mu.Unlock()
+	}
 	var envs []event.Envelope
 	for _, id := range members {
 		f := store.EventFilter{SessionID: id, Limit: store.MaxLimit}
+	pages:
 		for {
 			page, err := m.st.Events(ctx, f)
 			if err != nil {
@@ -1093,6 +1215,9 @@ func (m *modeler) load(ctx context.Context, key string, touched map[string]bool,
 			}
 			for i := range page.Events {
 				e := &page.Events[i]
+				if upTo >= 0 && e.Seq > upTo {
+					break pages
+				}
 				if env, ok := m.envelope(e); ok {
 					envs = append(envs, env)
 				}

@@ -1,14 +1,21 @@
 package collector
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/store/postgres"
+	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
 func TestMergeWindows(t *testing.T) {
@@ -93,5 +100,61 @@ func TestGroupCache(t *testing.T) {
 	put("huge", huge)
 	if c.groups["huge"] != nil || c.used != 0 {
 		t.Fatalf("a group grown past twice its loaded size was kept (used %d)", c.used)
+	}
+}
+
+// TestReadTailBounded: the lease holder reads at most tailBudget events of
+// the log per round, however far behind it is, so that a log growing
+// faster than one read empties it still moves the model on; it queues
+// every event once, in seq order, those it committed itself as mark kept
+// them.
+func TestReadTailBounded(t *testing.T) {
+	ctx := context.Background()
+	db := postgres.MustOpenDB(t, pgtest.NewDatabase(t))
+	events := storetest.CorpusEvents(t)
+	if _, err := db.Insert(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	set := metrics.NewSet()
+	m := &modeler{st: db, log: slog.New(slog.DiscardHandler), pending: map[string]int{}, mine: map[int64]pendingEvent{},
+		tailBudget: 7, fromLog: set.NewCounter("read"), errors: set.NewCounter("errors")}
+	// The holder committed one of them itself: mark kept it, decoded.
+	var own int64
+	for _, e := range events {
+		if e.SessionID != "" {
+			own = e.Seq
+			m.mine[own] = pendingEvent{ev: e, arrived: time.Unix(1, 0)}
+			break
+		}
+	}
+	reads := 0
+	for more := true; more; reads++ {
+		before := len(m.queue)
+		more = m.readTail(ctx)
+		if n := len(m.queue) - before; n > m.tailBudget {
+			t.Fatalf("one read queued %d events, more than %d", n, m.tailBudget)
+		}
+		if reads > len(events) {
+			t.Fatal("readTail does not come to the log's end")
+		}
+	}
+	var want []int64
+	for _, e := range events {
+		if e.SessionID != "" {
+			want = append(want, e.Seq)
+		}
+	}
+	var got []int64
+	for _, p := range m.queue {
+		got = append(got, p.ev.Seq)
+		if (p.ev.Seq == own) != p.arrived.Equal(time.Unix(1, 0)) {
+			t.Fatalf("event %d: queued from the log rather than as committed, or the reverse", p.ev.Seq)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("queued seqs %v, want %v", got, want)
+	}
+	if reads < len(events)/m.tailBudget || len(m.mine) != 0 || m.tail != events[len(events)-1].Seq {
+		t.Fatalf("%d reads of %d events, %d own seqs left, tail %d", reads, len(events), len(m.mine), m.tail)
 	}
 }

@@ -16,9 +16,10 @@ import (
 //     what is new from its own cursor, so it shows the events of every
 //     collector and a notification lost in a reconnect only delays it.
 //   - The session model is computed by one collector at a time, the holder
-//     of the store's lease (Lead): it reads every event from the log as it
-//     is committed (readTail), whichever collector committed it, and writes
-//     the model; the others serve what it wrote. When the holder ends
+//     of the store's lease (Lead): it applies its own commits as they
+//     commit, decoded (mark), and reads the others' from the log by seq as
+//     they are announced (readTail), a bounded read per round; it writes
+//     the model, the others serve what it wrote. When the holder ends
 //     (SIGKILL included), another takes the lease, starts from the
 //     sessions whose model is stale and the log's end, and goes on.
 //
@@ -44,108 +45,162 @@ func (m *modeler) follow(modelSeq int64) {
 	m.poke()
 }
 
-// lead waits for the model lease, computes the model while it holds it,
-// and waits again when it loses it, until ctx ends.
+// lead follows the log from its end as a standby, and computes and stores
+// the model while this collector holds the lease, until ctx ends.
+//
+// A standby applies every event to its groups as the holder does, loading
+// a group when it first meets it, and stores nothing. So when the lease
+// comes to it (the holder ended, SIGKILL included) its groups are current:
+// it stores whole, from memory, the sessions whose stored model is stale —
+// what the previous holder had not stored — and goes on with the events as
+// they come; only a session whose group it does not hold is loaded from
+// the store.
 func (m *modeler) lead(ctx context.Context) {
-	for {
-		lost, err := m.shared.Lead(ctx)
-		if err != nil {
-			return // ctx ended
-		}
-		lctx, cancel := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-lost:
-				cancel()
-			case <-lctx.Done():
-			}
-		}()
-		if m.startLeading(lctx) {
-			m.log.Info("computing the session model for every collector on the database")
-			m.rounds(lctx)
-		}
-		cancel()
-		<-lost
-		m.stopLeading()
-		if ctx.Err() != nil {
-			return
-		}
-		m.log.Warn("lost the session model's lease; another collector takes it over")
-	}
-}
-
-// startLeading starts from the log's end and the sessions whose model is
-// stale: what the previous holder had not applied. It reports false when
-// ctx ended first.
-func (m *modeler) startLeading(ctx context.Context) bool {
 	for {
 		seq, err := m.st.LastSeq(ctx)
 		if err == nil {
 			m.mu.Lock()
-			m.tail, m.leading = seq, true
-			m.version = max(m.version, time.Now().UnixMicro())
+			m.tail = seq
+			for s := range m.mine {
+				if s <= seq {
+					delete(m.mine, s) // committed before the start: read by no one
+					m.backlog = max(m.backlog-1, 0)
+				}
+			}
 			m.mu.Unlock()
 			break
 		}
 		m.log.Error("cannot read the log's end", "err", err)
 		select {
 		case <-ctx.Done():
-			return false
+			return
 		case <-time.After(time.Second):
 		}
 	}
+	go m.waitLease(ctx)
+	m.rounds(ctx)
+}
+
+// waitLease waits for the lease and tells the run goroutine when it took
+// it and when it lost it, until ctx ends.
+func (m *modeler) waitLease(ctx context.Context) {
+	for {
+		lost, err := m.shared.Lead(ctx)
+		if err != nil {
+			return // ctx ended
+		}
+		lctx, cancel := context.WithCancel(ctx)
+		select {
+		case m.leases <- lctx:
+		case <-ctx.Done():
+			cancel()
+			return
+		}
+		select {
+		case <-lost:
+		case <-ctx.Done():
+		}
+		cancel()
+		select {
+		case m.leases <- nil:
+		case <-ctx.Done():
+			return
+		}
+		m.log.Warn("lost the session model's lease; another collector takes it over")
+	}
+}
+
+// takeOver makes this collector the holder of lease: it stores the stale
+// sessions, whole from its groups where it holds them, loading the others.
+// It reports false when ctx ended first.
+func (m *modeler) takeOver(ctx, lease context.Context) bool {
+	m.lease = lease
+	m.mu.Lock()
+	m.leading = true
+	m.version = max(m.version, time.Now().UnixMicro())
+	m.mu.Unlock()
 	m.markStale(ctx)
+	m.mu.Lock()
+	for _, id := range m.loads {
+		if gs := m.groups.groups[m.keys[id]]; gs != nil && gs.seq[id] > 0 {
+			m.restate[id] = true
+		}
+	}
+	restated, loads := len(m.restate), len(m.loads)
+	m.mu.Unlock()
+	m.log.Info("computing the session model for every collector on the database", "stale_sessions", loads, "restated_from_memory", restated)
 	return ctx.Err() == nil
 }
 
-// stopLeading forgets what the holder kept: another collector may write
-// the model now, so the groups in memory may be behind the store.
-func (m *modeler) stopLeading() {
+// standDown makes this collector a standby again when it lost the lease:
+// its groups stay (they hold what the log says), what readers waited for
+// and what it had to store go.
+func (m *modeler) standDown() {
+	m.lease = nil
 	m.mu.Lock()
 	m.leading = false
-	m.queue, m.loads = nil, nil
+	m.loads = nil
 	clear(m.pending)
 	clear(m.pendKeys)
-	m.backlog = 0
 	close(m.changed)
 	m.changed = make(chan struct{})
 	m.mu.Unlock()
-	m.held = nil
-	m.groups = newGroupCache(m.cacheBudget)
-	m.noteCache()
-	clear(m.keys)
+	clear(m.restate)
 }
 
 // readTail queues the events committed after the last one read, by every
-// collector.
-func (m *modeler) readTail(ctx context.Context) {
+// collector, in seq order, at most tailBudget of them: a round applies what
+// it read before the next reads more, so that a log growing faster than one
+// read empties it still moves the model on. In seq order, so that a
+// session's model never claims (derived_seq) an event another collector
+// committed before one applied. The holder's own commits are queued as
+// mark kept them, decoded, and counted from their commit; the others' from
+// their read. It reports whether more was left to read.
+func (m *modeler) readTail(ctx context.Context) bool {
+	read := 0
 	for {
 		m.mu.Lock()
 		tail := m.tail
 		m.mu.Unlock()
-		page, err := m.st.Events(ctx, store.EventFilter{Cursor: store.EventCursor(tail), Limit: store.MaxLimit})
+		limit := min(store.MaxLimit, m.tailBudget-read)
+		if limit <= 0 {
+			return true
+		}
+		page, err := m.st.Events(ctx, store.EventFilter{Cursor: store.EventCursor(tail), Limit: limit})
 		if err != nil {
 			if ctx.Err() == nil {
 				m.log.Error("cannot read the events to model", "after", tail, "err", err)
 				m.errors.Inc()
 			}
-			return
+			return false
 		}
+		read += len(page.Events)
 		now := time.Now()
 		m.mu.Lock()
 		for _, e := range page.Events {
 			m.tail = e.Seq
+			if p, ok := m.mine[e.Seq]; ok {
+				delete(m.mine, e.Seq)
+				m.queue = append(m.queue, p) // counted by mark
+				continue
+			}
 			if e.SessionID == "" {
 				continue
 			}
+			m.fromLog.Inc()
 			m.queue = append(m.queue, pendingEvent{ev: e, arrived: now})
-			m.pending[e.SessionID]++
 			m.backlog++
+			if m.leading {
+				m.pending[e.SessionID]++ // reads wait on the holder only
+			}
 		}
 		full := m.backlog >= m.maxBacklog
 		m.mu.Unlock()
-		if page.Next == "" || full {
-			return // at the bound: the next rounds read the rest
+		if page.Next == "" {
+			return false
+		}
+		if full {
+			return true // at the bound: the next rounds read the rest
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
 )
 
@@ -146,4 +148,171 @@ func metric(t *testing.T, s *testServer, name string) string {
 	}
 	t.Fatal(fmt.Sprintf("no %s on /metrics", name))
 	return ""
+}
+
+// TestSharedHolderAppliesLive: the lease holder applies the events it
+// commits itself as they commit, without reading them back from the log,
+// and those another collector commits from the log as they are announced;
+// every event once.
+func TestSharedHolderAppliesLive(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
+	b := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
+	deadline := time.Now().Add(30 * time.Second)
+	for metric(t, a, "hookwatch_model_leader") == metric(t, b, "hookwatch_model_leader") {
+		if time.Now().After(deadline) {
+			t.Fatal("no collector took the model's lease")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	holder, other := a, b
+	if leaders(t, a, b) != "a" {
+		holder, other = b, a
+	}
+	sessions := map[string]bool{}
+	sessionsOf := func(prefix string, base int) []event.Envelope {
+		var out []event.Envelope
+		for i := range 5 {
+			id := fmt.Sprint(prefix, i)
+			sessions[id] = true
+			ms := base + 10*i
+			out = append(out,
+				synth(ms, "session_id", id, "hook_event_name", "SessionStart", "cwd", "/p/"+id, "source", "startup"),
+				synth(ms+1, "session_id", id, "hook_event_name", "UserPromptSubmit", "cwd", "/p/"+id, "prompt", "hi"),
+				synth(ms+2, "session_id", id, "hook_event_name", "Stop", "cwd", "/p/"+id))
+		}
+		return out
+	}
+	own, others := sessionsOf("live-own-", 0), sessionsOf("live-other-", 1000)
+	holder.post(t, own, len(own), 0)
+	other.post(t, others, len(others), 0)
+	more := sessionsOf("live-own-late-", 2000)
+	holder.post(t, more, len(more), 0)
+	waitModeled(t, sessions, holder, other)
+
+	want := map[string]string{
+		"hookwatch_model_events_applied_total": fmt.Sprint(len(own) + len(others) + len(more)),
+		"hookwatch_model_events_read_total":    fmt.Sprint(len(others)),
+		"hookwatch_model_errors_total":         "0",
+	}
+	for name, v := range want {
+		for got := metric(t, holder, name); got != v; got = metric(t, holder, name) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the lease holder's %s is %s, want %s", name, got, v)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// The standby applies every event too, to its memory: it reads the
+	// holder's from the log.
+	for got := metric(t, other, "hookwatch_model_events_read_total"); got != fmt.Sprint(len(own)+len(more)); got = metric(t, other, "hookwatch_model_events_read_total") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby read %s events of the holder from the log, want %d", got, len(own)+len(more))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := metric(t, other, "hookwatch_model_rows_written_total"); got != "0" {
+		t.Errorf("the standby wrote %s rows of the model", got)
+	}
+}
+
+// TestSharedTakeoverFromMemory: the standby keeps the model in memory as
+// the holder does; when the holder goes, it stores from memory the
+// sessions whose stored model is stale, without loading them from the
+// store.
+func TestSharedTakeoverFromMemory(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	db := postgres.MustOpenDB(t, url)
+	a := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
+	b := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
+	deadline := time.Now().Add(30 * time.Second)
+	for metric(t, a, "hookwatch_model_leader") == metric(t, b, "hookwatch_model_leader") {
+		if time.Now().After(deadline) {
+			t.Fatal("no collector took the model's lease")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	holder, standby := a, b
+	if leaders(t, a, b) != "a" {
+		holder, standby = b, a
+	}
+	envs := corpusEnvelopes(t)
+	half := len(envs) / 2
+	holder.post(t, envs[:half], half, 0)
+	standby.post(t, envs[half:], len(envs)-half, 0)
+
+	// The session with the most calls, and every session.
+	sessions := map[string]bool{}
+	calls := map[string]int{}
+	modeled := 0
+	page, err := db.Events(context.Background(), store.EventFilter{Limit: store.MaxLimit})
+	if err != nil || page.Next != "" {
+		t.Fatalf("the corpus: %v, more than a page", err)
+	}
+	for _, e := range page.Events {
+		if e.SessionID != "" {
+			sessions[e.SessionID] = true
+			modeled++
+			if e.ToolUseID != "" {
+				calls[e.SessionID]++
+			}
+		}
+	}
+	var stale string
+	for id, n := range calls {
+		if stale == "" || n > calls[stale] {
+			stale = id
+		}
+	}
+	waitModeled(t, sessions, holder, standby)
+	for got := metric(t, standby, "hookwatch_model_events_applied_total"); got != fmt.Sprint(modeled); got = metric(t, standby, "hookwatch_model_events_applied_total") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby applied %s events, want %d", got, modeled)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	want := toolCalls(t, holder, stale)
+	if len(want) == 0 {
+		t.Fatalf("session %s has no calls", stale)
+	}
+
+	// What the holder had not stored when it ended: a stale model.
+	ctx := context.Background()
+	if _, err := db.Pool().Exec(ctx, `UPDATE model_sessions SET seq = 0 WHERE session_id = $1`, []byte(stale)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool().Exec(ctx, `DELETE FROM model_tool_calls WHERE session_id = $1`, []byte(stale)); err != nil {
+		t.Fatal(err)
+	}
+	loads := metric(t, standby, "hookwatch_model_group_loads_total")
+	holder.Shutdown(ctx)
+	waitModeled(t, map[string]bool{stale: true}, standby)
+	if got := toolCalls(t, standby, stale); !slices.Equal(got, want) {
+		t.Fatalf("the calls of %s after the takeover:\n%v\nwant\n%v", stale, got, want)
+	}
+	if got := metric(t, standby, "hookwatch_model_group_loads_total"); got != loads {
+		t.Errorf("the new holder loaded groups from the store to take over: %s loads, %s before", got, loads)
+	}
+	if got := metric(t, standby, "hookwatch_model_leader"); got != "1" {
+		t.Fatalf("the standby does not hold the lease: %q", got)
+	}
+}
+
+// toolCalls lists the calls of a session: tool_use_id and status.
+func toolCalls(t *testing.T, s *testServer, id string) []string {
+	t.Helper()
+	var page collector.ToolCallsResponse
+	s.getJSON(t, "/v1/sessions/"+id+"/tool-calls?limit=1000", &page)
+	var out []string
+	for _, raw := range page.ToolCalls {
+		var c struct {
+			ToolUseID string `json:"tool_use_id"`
+			Status    string `json:"status"`
+		}
+		if err := json.Unmarshal(raw, &c); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c.ToolUseID+" "+c.Status)
+	}
+	return out
 }
