@@ -67,6 +67,12 @@ type TeamRun struct {
 	// CatchUp is how long after the last acknowledgement every session's
 	// model reflected all of its events.
 	CatchUp time.Duration
+	// Lag is the derived lag read from the database (PostgreSQL runs):
+	// from the acknowledgement of a probed event to its session's model
+	// row reflecting it, before the kill, after it, and over the whole run.
+	Lag [3]LagFigures
+	// Takeover is how long after the kill the survivor held the lease.
+	Takeover time.Duration
 	// StreamFrom counts, for the stream of the collector that was not
 	// killed, the events it showed that each collector had acknowledged.
 	StreamFrom []int
@@ -144,6 +150,19 @@ func Team(ctx context.Context, w io.Writer, o TeamOptions) ([]TeamRun, error) {
 	fmt.Fprintf(w, "  side by side, batches of %d: PostgreSQL (2 collectors) %.0f events/s, %.1f µs CPU/event; SQLite (1 collector) %.0f events/s, %.1f µs CPU/event; CPU ratio %.2f\n",
 		o.Batch, pgr.EventsPerSec, pgr.CPUMicros, sq.EventsPerSec, sq.CPUMicros, pgr.CPUMicros/sq.CPUMicros)
 	return runs, nil
+}
+
+// LagFigures are the quantiles of derived lag probes.
+type LagFigures struct {
+	N        int
+	P50, P99 time.Duration
+}
+
+func (l LagFigures) String() string {
+	if l.N == 0 {
+		return "no probe"
+	}
+	return fmt.Sprintf("p50 %v p99 %v (%d probes)", l.P50.Round(10*time.Millisecond), l.P99.Round(10*time.Millisecond), l.N)
 }
 
 // teamRun runs collectors collectors on one database (dbURL, or a SQLite
@@ -229,6 +248,15 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 			return run, err
 		}
 	}
+	// The derived lag, read from the database while the run goes on.
+	var lagProbe *lagProbes
+	if dbURL != "" {
+		var err error
+		if lagProbe, err = startLagProbes(ctx, dbURL); err != nil {
+			return run, err
+		}
+		defer lagProbe.stop()
+	}
 	start := time.Now()
 	end := start.Add(dur)
 	// At a steady rate every developer has hookParallel hooks in flight
@@ -250,6 +278,7 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 			dev := devs[d]
 			var spool []byte // sent, not acknowledged
 			var spooled []string
+			var session string
 			next := time.Now().Add(time.Duration(k) * interval / time.Duration(senders))
 			for n := 0; ctx.Err() == nil; n++ {
 				if time.Now().After(end) && spool == nil {
@@ -264,7 +293,7 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 					if time.Now().After(end) {
 						return
 					}
-					body, ids = dev.next(batch)
+					body, ids, session = dev.next(batch)
 				}
 				u := urls.Load().([]string)
 				target := (k + n) % len(u) // a load balancer's round robin
@@ -278,6 +307,9 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 				}
 				lat := time.Since(t0)
 				spool, spooled = nil, nil
+				if lagProbe != nil {
+					lagProbe.offer(ids[len(ids)-1], session)
+				}
 				mu.Lock()
 				latencies = append(latencies, lat)
 				for _, id := range ids {
@@ -298,7 +330,21 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 			cpuDead += c
 			syscall.Kill(victim.Pid(), syscall.SIGKILL)
 			cpuMu.Unlock()
+			killedAt := time.Now()
+			lagProbe.killed(killedAt)
 			fmt.Fprintf(w, "  %s: SIGKILL collector 1 (pid %d) at %v\n", "postgres-failover", victim.Pid(), time.Since(start).Round(time.Millisecond))
+			survivor := procs[len(procs)-1].URL()
+			go func() {
+				for time.Since(killedAt) < time.Minute && ctx.Err() == nil {
+					if m, err := scrape(client, survivor+"/metrics"); err == nil && m["hookwatch_model_leader"] == 1 {
+						mu.Lock()
+						run.Takeover = time.Since(killedAt)
+						mu.Unlock()
+						return
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}()
 			victim.Stop(time.Second) // reaps it
 			time.Sleep(2 * time.Second)
 			o := env(0)
@@ -343,13 +389,27 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 		return run, err
 	}
 	run.CatchUp = caughtUp
+	if lagProbe != nil {
+		run.Lag = lagProbe.figures(ctx)
+	}
 	var modelLine strings.Builder
 	for i, p := range procs {
-		m, err := scrape(client, p.URL()+"/metrics")
-		if err != nil {
-			return run, err
+		// The model rows are stored before the round that wrote them
+		// counts its events: read the metrics once nothing is pending.
+		var m map[string]float64
+		for t0 := time.Now(); ; {
+			var err error
+			if m, err = scrape(client, p.URL()+"/metrics"); err != nil {
+				return run, err
+			}
+			if m["hookwatch_model_pending_events"] == 0 || time.Since(t0) > 30*time.Second {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		fmt.Fprintf(&modelLine, " collector %d: leader %v, %v events applied;", i+1, m["hookwatch_model_leader"], m["hookwatch_model_events_applied_total"])
+		fmt.Fprintf(&modelLine, " collector %d: leader %v, %v events applied (%v read from the log), %v group loads, %v rounds;", i+1,
+			m["hookwatch_model_leader"], m["hookwatch_model_events_applied_total"], m["hookwatch_model_events_read_total"],
+			m["hookwatch_model_group_loads_total"], m["hookwatch_model_round_duration_seconds_count"])
 		if m["hookwatch_model_leader"] == 1 || collectors == 1 {
 			if lag := histQuantile(m, "hookwatch_model_lag_seconds", 0.99); !math.IsNaN(lag) {
 				run.LagP99 = time.Duration(lag * float64(time.Second))
@@ -401,6 +461,17 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 		dbName(dbURL), collectors, dur, mode, run.Events, run.EventsPerSec,
 		run.LatencyP50.Round(10*time.Microsecond), run.LatencyP99.Round(10*time.Microsecond), run.CPUMicros, run.LagP99.Round(time.Millisecond))
 	fmt.Fprintf(w, "    model: up to date %v after the last acknowledgement;%s\n", run.CatchUp.Round(10*time.Millisecond), strings.TrimSuffix(modelLine.String(), ";"))
+	if lagProbe != nil {
+		mu.Lock() // the takeover's watcher is done: the model caught up
+		takeover := run.Takeover
+		mu.Unlock()
+		if kill {
+			fmt.Fprintf(w, "    derived lag (acknowledged → its session's model row, read from the database): before the kill %v; after it %v; whole run %v; lease taken over %v after the kill\n",
+				run.Lag[0], run.Lag[1], run.Lag[2], takeover.Round(time.Millisecond))
+		} else {
+			fmt.Fprintf(w, "    derived lag (acknowledged → its session's model row, read from the database): %v\n", run.Lag[2])
+		}
+	}
 	fmt.Fprintf(w, "    stored %d distinct events, %d stored twice, %d acknowledged but missing; the stream of collector %d showed %v events acknowledged by each collector\n",
 		len(seen), run.Duplicates, run.Missing, collectors, run.StreamFrom)
 	if run.Duplicates > 0 || run.Missing > 0 {
@@ -424,14 +495,23 @@ const hookParallel = 8
 // subagents (demo.Big: real payload shapes) made once, then sent again and
 // again under new session ids, from the developer's own host and user. The
 // envelopes are encoded once: a request patches in fresh ids (UUIDv7, as the
-// hook makes them) and the session id, so that the benchmark's own CPU goes
-// to sending, not to making sessions.
+// hook makes them), the session id, and, from the second session on, the
+// time the hook read the payload, moved past the previous session's end, so
+// that the developer's sessions follow one another in time as a real
+// developer's do (the same times again would make every event of a later
+// session arrive "late" for the model, into a group that already holds a
+// session at those times). The benchmark's own CPU goes to sending, not to
+// making sessions.
 type developer struct {
-	mu    sync.Mutex
-	id    int
-	envs  [][]byte // encoded envelopes, the session id sessionOf(id, 0)
-	pos   int      // next envelope
-	cycle int      // sessions sent whole so far
+	mu     sync.Mutex
+	id     int
+	envs   [][]byte    // encoded envelopes, the session id sessionOf(id, 0)
+	times  []time.Time // each envelope's received_at
+	timeAt []int       // where its received_at starts in its encoding
+	span   time.Duration
+	shift  time.Duration // added to the times of the current cycle
+	pos    int           // next envelope
+	cycle  int           // sessions sent whole so far
 }
 
 // sessionOf is the session id of a developer's cycle: the same width for
@@ -446,6 +526,9 @@ func newDeveloper(id int, start time.Time) (*developer, error) {
 	}) {
 		env.ID = event.NewID(start)
 		env.Host, env.User = fmt.Sprint("laptop-", id), fmt.Sprint("dev-", id)
+		// In UTC with a nanosecond that is not a multiple of 10, the time
+		// is encoded at one width: a later one is patched in place.
+		env.ReceivedAt = env.ReceivedAt.UTC().Truncate(time.Microsecond).Add(time.Nanosecond)
 		b, err := json.Marshal(env)
 		if err != nil {
 			return nil, err
@@ -453,21 +536,30 @@ func newDeveloper(id int, start time.Time) (*developer, error) {
 		if !bytes.HasPrefix(b, []byte(`{"id":"`+env.ID+`"`)) {
 			return nil, errors.New("an envelope does not start with its id")
 		}
+		at := bytes.Index(b, []byte(`"received_at":"`))
+		if at < 0 || !bytes.HasPrefix(b[at+len(`"received_at":"`):], env.ReceivedAt.AppendFormat(nil, time.RFC3339Nano)) {
+			return nil, errors.New("an envelope does not hold its received_at as expected")
+		}
 		d.envs = append(d.envs, b)
+		d.times = append(d.times, env.ReceivedAt)
+		d.timeAt = append(d.timeAt, at+len(`"received_at":"`))
 	}
+	d.span = d.times[len(d.times)-1].Sub(d.times[0])
 	return d, nil
 }
 
-// next returns a request body of the developer's next n events and their
-// ids.
-func (d *developer) next(n int) ([]byte, []string) {
+// next returns a request body of the developer's next n events, their ids
+// and the session of the last one.
+func (d *developer) next(n int) ([]byte, []string, string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	body := []byte(`{"envelopes":[`)
 	ids := make([]string, 0, n)
 	from, to := []byte(sessionOf(d.id, 0)), []byte(sessionOf(d.id, d.cycle))
 	now := time.Now()
+	var session string
 	for i := range n {
+		session = string(to)
 		if i > 0 {
 			body = append(body, ',')
 		}
@@ -478,6 +570,8 @@ func (d *developer) next(n int) ([]byte, []string) {
 		ids = append(ids, id)
 		if d.cycle > 0 {
 			env := body[at:]
+			t := d.times[d.pos].Add(d.shift).AppendFormat(nil, time.RFC3339Nano)
+			copy(env[d.timeAt[d.pos]:], t)
 			for off := 0; ; {
 				j := bytes.Index(env[off:], from)
 				if j < 0 {
@@ -490,9 +584,11 @@ func (d *developer) next(n int) ([]byte, []string) {
 		if d.pos++; d.pos == len(d.envs) {
 			d.pos, d.cycle = 0, d.cycle+1
 			to = []byte(sessionOf(d.id, d.cycle))
+			// The next session starts now, or after the last one ended.
+			d.shift = max(now.Sub(d.times[0]), d.shift+d.span+time.Millisecond).Truncate(time.Microsecond)
 		}
 	}
-	return append(body, "]}"...), ids
+	return append(body, "]}"...), ids, session
 }
 
 func postBody(c *http.Client, base string, body []byte) error {
