@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
@@ -226,6 +227,15 @@ type resolved struct {
 	agents []*attribution.Agent
 }
 
+// modelSessionID is the session whose model rows r shows: data's, or the
+// path's own session while no model of it is stored yet.
+func (r resolved) modelSessionID() string {
+	if r.data.SessionID != "" {
+		return r.data.SessionID
+	}
+	return r.sess.ID
+}
+
 // resolve finds the session a path names, waiting (bounded) for events not
 // applied yet: a stored session id, a throwaway id folded into a session,
 // or a virtual session sub--<agent_id>. It returns store.ErrNotFound for
@@ -338,23 +348,17 @@ func (s *Server) handleSessionView(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit, err := parseLimit(q)
+	limit, err := modelLimit(q)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
-	}
-	if limit == 0 {
-		limit = store.MaxLimit
 	}
 	res, err := s.resolve(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.storeError(w, r, err)
 		return
 	}
-	f := store.AgentFilter{SessionID: res.data.SessionID, Cursor: q.Get("cursor"), Limit: limit}
-	if f.SessionID == "" {
-		f.SessionID = res.sess.ID
-	}
+	f := store.AgentFilter{SessionID: res.modelSessionID(), Cursor: q.Get("cursor"), Limit: limit}
 	if res.agent != nil {
 		f.AgentIDs = []string{}
 		for _, a := range attribution.Subtree(res.agents, res.agent.AgentID) {
@@ -366,11 +370,8 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, r, err)
 		return
 	}
-	body := AgentsResponse{Agents: make([]json.RawMessage, 0, len(page.Agents)), NextCursor: page.Next, DerivedSeq: res.own.Seq, ModelSeq: res.data.UpdatedSeq}
-	for _, a := range page.Agents {
-		body.Agents = append(body.Agents, a.Doc)
-	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(w, http.StatusOK, AgentsResponse{Agents: docsOf(page.Agents, func(a store.AgentRow) json.RawMessage { return a.Doc }),
+		NextCursor: page.Next, DerivedSeq: res.own.Seq, ModelSeq: res.data.UpdatedSeq})
 }
 
 // handleToolCalls is GET /v1/sessions/{id}/tool-calls: a page of the calls
@@ -379,13 +380,10 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 // subagent's own calls.
 func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit, err := parseLimit(q)
+	limit, err := modelLimit(q)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
-	}
-	if limit == 0 {
-		limit = store.MaxLimit
 	}
 	f := store.ToolCallFilter{Tool: q.Get("tool"), Status: q.Get("status"), Subtype: q.Get("subtype"), Effect: q.Get("effect"),
 		Cursor: q.Get("cursor"), Limit: limit}
@@ -400,10 +398,7 @@ func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, r, err)
 		return
 	}
-	f.SessionID = res.data.SessionID
-	if f.SessionID == "" {
-		f.SessionID = res.sess.ID
-	}
+	f.SessionID = res.modelSessionID()
 	switch {
 	case res.agent != nil && q.Has("agent_id") && q.Get("agent_id") != res.agent.AgentID:
 		f.AgentIDs = []string{}
@@ -417,11 +412,29 @@ func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, r, err)
 		return
 	}
-	body := ToolCallsResponse{ToolCalls: make([]json.RawMessage, 0, len(page.ToolCalls)), NextCursor: page.Next, DerivedSeq: res.own.Seq, ModelSeq: res.data.UpdatedSeq}
-	for _, c := range page.ToolCalls {
-		body.ToolCalls = append(body.ToolCalls, c.Doc)
+	writeJSON(w, http.StatusOK, ToolCallsResponse{ToolCalls: docsOf(page.ToolCalls, func(c store.ToolCallRow) json.RawMessage { return c.Doc }),
+		NextCursor: page.Next, DerivedSeq: res.own.Seq, ModelSeq: res.data.UpdatedSeq})
+}
+
+// modelLimit reads the limit of a listing of a session's model rows
+// (agents, tool calls): absent is the largest page, store.MaxLimit, rather
+// than the store's default, since most sessions then fit in one.
+func modelLimit(q url.Values) (int, error) {
+	limit, err := parseLimit(q)
+	if err == nil && limit == 0 {
+		limit = store.MaxLimit
 	}
-	writeJSON(w, http.StatusOK, body)
+	return limit, err
+}
+
+// docsOf returns the stored documents of a page of model rows, [] (not
+// null) for none.
+func docsOf[R any](rows []R, doc func(R) json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, doc(r))
+	}
+	return out
 }
 
 // virtualEvents resolves the path of GET /v1/sessions/{id}/events: a

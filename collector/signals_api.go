@@ -74,9 +74,7 @@ func (s *Server) handleSignals(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m := res.data
-	if m.SessionID == "" {
-		m.SessionID = res.sess.ID
-	}
+	m.SessionID = res.modelSessionID()
 	body := SignalsResponse{Thresholds: SignalThresholdsOf(th), DerivedSeq: res.own.Seq}
 	// A virtual session's agents were read to resolve it: not again.
 	if body.Agents, body.Truncated, err = s.readSignals(r.Context(), m, res.agents, th); err != nil {
