@@ -355,7 +355,9 @@ func NeedsForwarder(url string) bool {
 // the collector at url: an http:// or https:// URL (the scheme in any case)
 // with a host, no control character and, when a port is written, a decimal
 // one. It is the one rule: the hook hands such a URL's events to a forwarder,
-// and the forwarder and its service accept no other. Written without net/url,
+// the forwarder and its service accept no other, and install accepts no
+// other for Claude Code's http handlers, which post there as a forwarder
+// would. Written without net/url,
 // which the hook does not link (see endpoint.go).
 func Forwardable(url string) bool {
 	scheme, rest, ok := strings.Cut(url, "://")

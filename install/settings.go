@@ -15,6 +15,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -223,9 +224,10 @@ func (o Options) checkInstall() error {
 		if o.version != nil && o.version.Compare(HTTPSince) < 0 {
 			return fmt.Errorf("http handlers need Claude Code %s or later, not %s", HTTPSince, o.ClaudeVersion)
 		}
-		u, err := url.Parse(o.CollectorURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("the collector URL %q is not an http(s) URL", o.CollectorURL)
+		// Claude Code posts there itself, as a forwarder would: the
+		// same rule, whose owner is the hook.
+		if !hook.Forwardable(o.CollectorURL) {
+			return fmt.Errorf("the collector URL %q is not an http(s) URL with a host", o.CollectorURL)
 		}
 	}
 	if o.Scope != claudecode.ScopeUser {
