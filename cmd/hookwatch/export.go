@@ -76,7 +76,7 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	since := fs.String("since", "", "export every session active since TIME: RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or a duration back from now (24h)")
 	format := fs.String("format", "jsonl", "output format: "+strings.Join(names, ", "))
 	out := fs.String("out", ".", "output directory")
-	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	dbFlag := dbFlagVar(fs)
 	traces := addOTLPFlags(fs)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
@@ -96,21 +96,14 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		}
 	}
 	home := hook.Home(os.Getenv)
-	dsn := *dbFlag
-	if dsn == "" {
-		dsn = os.Getenv("HOOKWATCH_DB")
-	}
-	if !postgres.IsURL(dsn) {
+	if dsn := dbDSN(*dbFlag); !postgres.IsURL(dsn) {
 		// Opening a SQLite file that is not there would create it.
-		path := dsn
-		if path == "" {
-			path = filepath.Join(home, "hookwatch.db")
-		}
+		path := dbFile(dsn, home)
 		if _, err := os.Stat(path); err != nil {
 			return fmt.Errorf("cannot export: no database at %s (set --db or HOOKWATCH_DB): %w", path, err)
 		}
 	}
-	db, dbName, err := openStore(ctx, dsn, home)
+	db, dbName, err := openStore(ctx, *dbFlag, home)
 	if err != nil {
 		return err
 	}

@@ -127,6 +127,14 @@ func TestExportAndVerify(t *testing.T) {
 	f(`unknown format "xml"`, "export", "--session", mainSession, "--format", "xml")
 	f("neither an RFC 3339 time", "export", "--since", "yesterday")
 	f("no database at", "export", "--session", mainSession, "--db", filepath.Join(t.TempDir(), "none.db"))
+	// Without --db: HOOKWATCH_DB, else the home's, as openStore reads them.
+	missing := filepath.Join(t.TempDir(), "gone.db")
+	t.Setenv("HOOKWATCH_DB", missing)
+	f("no database at "+missing, "export", "--session", mainSession)
+	home := t.TempDir()
+	t.Setenv("HOOKWATCH_DB", "")
+	t.Setenv("HOOKWATCH_HOME", home)
+	f("no database at "+filepath.Join(home, "hookwatch.db"), "export", "--session", mainSession)
 	f("no events.jsonl or tool_calls.jsonl", "audit", "verify", t.TempDir())
 	f("want audit verify", "audit", "check", out)
 }

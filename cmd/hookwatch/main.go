@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -70,11 +71,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		usage(stderr)
 		return fmt.Errorf("%w: missing subcommand", errUsage)
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
+	switch {
+	case slices.Contains(helpArgs[:], args[0]):
 		usage(stdout)
 		return nil
-	case "-version", "--version", "version":
+	case slices.Contains([]string{"-version", "--version", "version"}, args[0]):
 		fmt.Fprintf(stdout, "hookwatch %s\n", version)
 		return nil
 	}
@@ -84,6 +85,39 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fmt.Errorf("%w: unknown subcommand %q", errUsage, args[0])
 	}
 	return c.run(ctx, args[1:], stdin, stdout, stderr)
+}
+
+// helpArgs ask a command with subcommands for its usage.
+var helpArgs = [...]string{"-h", "-help", "--help", "help"}
+
+// subcommand is one subcommand of a command that has several.
+type subcommand struct {
+	name string
+	run  func(args []string) error
+}
+
+// runSubcommand runs the subcommand of command that args[0] names, as run
+// does for commands: usage goes to stdout when asked for, and to stderr
+// with a usage error when args name none of subs.
+func runSubcommand(command, usage string, args []string, stdout, stderr io.Writer, subs ...subcommand) error {
+	if len(args) == 0 {
+		io.WriteString(stderr, usage)
+		return fmt.Errorf("%w: missing %s subcommand", errUsage, command)
+	}
+	if slices.Contains(helpArgs[:], args[0]) {
+		io.WriteString(stdout, usage)
+		return nil
+	}
+	names := make([]string, len(subs))
+	for i, sub := range subs {
+		if sub.name == args[0] {
+			return sub.run(args[1:])
+		}
+		names[i] = sub.name
+	}
+	io.WriteString(stderr, usage)
+	want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return fmt.Errorf("%w: unknown %s subcommand %q (want %s)", errUsage, command, args[0], want)
 }
 
 func usage(w io.Writer) {

@@ -38,23 +38,10 @@ Run 'hookwatch policy <subcommand> --help' for its flags. See docs/policy.md for
 
 // runPolicy is `hookwatch policy`: it dispatches to check, test and explain.
 func runPolicy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		io.WriteString(stderr, policyUsage)
-		return fmt.Errorf("%w: missing policy subcommand", errUsage)
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		io.WriteString(stdout, policyUsage)
-		return nil
-	case "check":
-		return runPolicyCheck(args[1:], stdout, stderr)
-	case "test":
-		return runPolicyTest(args[1:], stdin, stdout, stderr)
-	case "explain":
-		return runPolicyExplain(args[1:], stdout, stderr)
-	}
-	io.WriteString(stderr, policyUsage)
-	return fmt.Errorf("%w: unknown policy subcommand %q (want check, test or explain)", errUsage, args[0])
+	return runSubcommand("policy", policyUsage, args, stdout, stderr,
+		subcommand{"check", func(args []string) error { return runPolicyCheck(args, stdout, stderr) }},
+		subcommand{"test", func(args []string) error { return runPolicyTest(args, stdin, stdout, stderr) }},
+		subcommand{"explain", func(args []string) error { return runPolicyExplain(args, stdout, stderr) }})
 }
 
 // runPolicyCheck is `hookwatch policy check [FILE…]`. Without files it

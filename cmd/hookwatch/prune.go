@@ -32,7 +32,7 @@ func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := newFlagSet("prune", "prune --older-than AGE [--db PATH|URL]", stderr)
 	var age duration
 	fs.Var(&age, "older-than", "delete the sessions whose latest event is older than this (90d, 36h, 2w)")
-	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	dbFlag := dbFlagVar(fs)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -42,7 +43,7 @@ func init() {
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--prices FILE] [--insecure-no-token] [--watch-transcripts auto|off|DIR] [--signal-failed-repeats N] [--signal-read-repeats N] [--signal-thrash-switches N] [--signal-outlier-factor X] [--signal-outlier-siblings N] [--signal-outlier-calls N] [--signal-outlier-duration D] [--signal-stalled-after D]", stderr)
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
-	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	dbFlag := dbFlagVar(fs)
 	var retain duration
 	var retainSize byteSize
 	fs.Var(&retain, "retain", "delete sessions whose latest event is older than this, in the background (90d, 2w; default: keep all)")
@@ -193,15 +194,35 @@ func addrInUse(ctx context.Context, home, addr string, err error) error {
 	return fmt.Errorf("%w; another program holds that address: listen elsewhere with --addr HOST:PORT or HOOKWATCH_ADDR (and point the hooks at it with HOOKWATCH_URL)", err)
 }
 
-// openStore opens the store dsn names (the --db flag; "" is HOOKWATCH_DB):
-// a postgres:// or postgresql:// URL is a PostgreSQL database, anything else
-// a SQLite file, "" the one in home. It returns the store and how to name it
-// to the user (never a password).
-func openStore(ctx context.Context, dsn, home string) (store.Store, string, error) {
-	if dsn == "" {
-		dsn = os.Getenv("HOOKWATCH_DB")
+// dbFlagVar defines --db, the store of every command that opens one
+// (openStore).
+func dbFlagVar(fs *flag.FlagSet) *string {
+	return fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+}
+
+// dbDSN is what the --db value flag names: itself, else HOOKWATCH_DB.
+func dbDSN(flag string) string {
+	if flag == "" {
+		return os.Getenv("HOOKWATCH_DB")
 	}
-	st, name, err := openDSN(ctx, dsn, home)
+	return flag
+}
+
+// dbFile is the SQLite file dsn, not a PostgreSQL URL, names: hookwatch.db
+// in home for "".
+func dbFile(dsn, home string) string {
+	if dsn == "" {
+		return filepath.Join(home, "hookwatch.db")
+	}
+	return dsn
+}
+
+// openStore opens the store the --db value names (dbDSN): a postgres:// or
+// postgresql:// URL is a PostgreSQL database, anything else a SQLite file
+// (dbFile). It returns the store and how to name it to the user (never a
+// password).
+func openStore(ctx context.Context, flag, home string) (store.Store, string, error) {
+	st, name, err := openDSN(ctx, dbDSN(flag), home)
 	if err != nil {
 		return nil, "", fmt.Errorf("cannot open the database: %w", err)
 	}
@@ -216,12 +237,13 @@ func openDSN(ctx context.Context, dsn, home string) (store.Store, string, error)
 		}
 		return db, "postgres " + db.Where(), nil
 	}
-	if dsn == "" {
-		dsn = filepath.Join(home, "hookwatch.db")
-	} else if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
-		return nil, "", fmt.Errorf("cannot create the database directory: %w", err)
+	// The directory of a file named is made; home is the caller's.
+	if dsn != "" {
+		if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
+			return nil, "", fmt.Errorf("cannot create the database directory: %w", err)
+		}
 	}
-	db, err := sqlite.Open(dsn)
+	db, err := sqlite.Open(dbFile(dsn, home))
 	if err != nil {
 		return nil, "", err
 	}

@@ -39,23 +39,10 @@ See docs/team-server.md.
 // runToken is `hookwatch token`: it dispatches to create, list and revoke,
 // which work on the database directly, so that a collector need not run.
 func runToken(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		io.WriteString(stderr, tokenUsage)
-		return fmt.Errorf("%w: missing token subcommand", errUsage)
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		io.WriteString(stdout, tokenUsage)
-		return nil
-	case "create":
-		return runTokenCreate(ctx, args[1:], stdout, stderr)
-	case "list":
-		return runTokenList(ctx, args[1:], stdout, stderr)
-	case "revoke":
-		return runTokenRevoke(ctx, args[1:], stdout, stderr)
-	}
-	io.WriteString(stderr, tokenUsage)
-	return fmt.Errorf("%w: unknown token subcommand %q (want create, list or revoke)", errUsage, args[0])
+	return runSubcommand("token", tokenUsage, args, stdout, stderr,
+		subcommand{"create", func(args []string) error { return runTokenCreate(ctx, args, stdout, stderr) }},
+		subcommand{"list", func(args []string) error { return runTokenList(ctx, args, stdout, stderr) }},
+		subcommand{"revoke", func(args []string) error { return runTokenRevoke(ctx, args, stdout, stderr) }})
 }
 
 // openTokens opens the database --db names and its tokens; close closes it.
@@ -81,7 +68,7 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	user := fs.String("user", "", "the user the token's events are recorded as (required)")
 	team := fs.String("team", "", "the team of the user: a team token sees the sessions of its team's users")
 	role := fs.String("role", store.RoleUser, "user: its own sessions; team: its team's; admin: everything, /metrics included")
-	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	dbFlag := dbFlagVar(fs)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -115,7 +102,7 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("token list", "token list [--json] [--db PATH|URL]", stderr)
 	asJSON := fs.Bool("json", false, "print a JSON array")
-	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	dbFlag := dbFlagVar(fs)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -154,7 +141,7 @@ func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 func runTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("token revoke", "token revoke [--db PATH|URL] ID", stderr)
-	dbFlag := fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	dbFlag := dbFlagVar(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

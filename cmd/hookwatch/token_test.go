@@ -31,6 +31,14 @@ func TestTokenCommands(t *testing.T) {
 			t.Errorf("token %v: no error", args)
 		}
 	}
+	for args, want := range map[string]string{"": "missing token subcommand", "nope": `unknown token subcommand "nope" (want create, list or revoke)`} {
+		if _, _, err := cmd(strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("token %s: %v, want an error with %q", args, err, want)
+		}
+	}
+	if out, _, err := cmd("help"); err != nil || !strings.Contains(out, "Usage: hookwatch token <subcommand>") {
+		t.Errorf("token help: %v\n%s", err, out)
+	}
 	secret, _, err := cmd("create", "--user", "ann", "--team", "red")
 	if err != nil {
 		t.Fatal(err)
