@@ -76,7 +76,7 @@ func putModel(ctx context.Context, tx pgx.Tx, b store.ModelBatch) error {
 			return fmt.Errorf("cannot reset %d sessions: %w", len(ids), err)
 		}
 	}
-	if sessions := lastOfKey(b.Sessions, func(m store.SessionModel) [2]string { return [2]string{m.SessionID} }); len(sessions) > 0 {
+	if sessions := sqlq.LastOfKey(b.Sessions, func(m store.SessionModel) [2]string { return [2]string{m.SessionID} }); len(sessions) > 0 {
 		var c columns
 		for _, m := range sessions {
 			c.bytes(0, m.SessionID).bytes(1, m.GroupKey).int(2, m.Seq).int(3, m.UpdatedSeq).
@@ -86,7 +86,7 @@ func putModel(ctx context.Context, tx pgx.Tx, b store.ModelBatch) error {
 			return fmt.Errorf("cannot store %d session models: %w", len(sessions), err)
 		}
 	}
-	if agents := lastOfKey(b.Agents, func(a store.AgentRow) [2]string { return [2]string{a.SessionID, a.AgentID} }); len(agents) > 0 {
+	if agents := sqlq.LastOfKey(b.Agents, func(a store.AgentRow) [2]string { return [2]string{a.SessionID, a.AgentID} }); len(agents) > 0 {
 		var c columns
 		for _, a := range agents {
 			var parent []byte // NULL for the main agent
@@ -100,7 +100,7 @@ func putModel(ctx context.Context, tx pgx.Tx, b store.ModelBatch) error {
 			return fmt.Errorf("cannot store %d agents: %w", len(agents), err)
 		}
 	}
-	if calls := lastOfKey(b.ToolCalls, func(t store.ToolCallRow) [2]string { return [2]string{t.SessionID, t.ToolUseID} }); len(calls) > 0 {
+	if calls := sqlq.LastOfKey(b.ToolCalls, func(t store.ToolCallRow) [2]string { return [2]string{t.SessionID, t.ToolUseID} }); len(calls) > 0 {
 		var c columns
 		for _, t := range calls {
 			c.bytes(0, t.SessionID).bytes(1, t.ToolUseID).bytes(2, t.AgentID).bytes(3, t.ToolName).bytes(4, t.Status).
@@ -111,25 +111,6 @@ func putModel(ctx context.Context, tx pgx.Tx, b store.ModelBatch) error {
 		}
 	}
 	return nil
-}
-
-// lastOfKey returns rows with each key once, its last row, in the order of
-// those last rows: an upsert may not meet a key twice.
-func lastOfKey[R any](rows []R, key func(R) [2]string) []R {
-	last := make(map[[2]string]int, len(rows))
-	for i, r := range rows {
-		last[key(r)] = i
-	}
-	if len(last) == len(rows) {
-		return rows
-	}
-	out := make([]R, 0, len(last))
-	for i, r := range rows {
-		if last[key(r)] == i {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // columns gathers the arrays an unnest upsert binds, column by column.
@@ -198,19 +179,12 @@ func (db *DB) SessionModels(ctx context.Context, ids []string) (map[string]store
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := p.Query(ctx, `SELECT `+sqlq.ModelSessionColumns+` FROM model_sessions WHERE session_id = ANY($1::bytea[])`, bytesOf(ids))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read session models: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = queryRows(ctx, p, `SELECT `+sqlq.ModelSessionColumns+` FROM model_sessions WHERE session_id = ANY(?::bytea[])`, []any{bytesOf(ids)}, func(rows pgx.Rows) error {
 		m, err := scanModelSession(rows)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read session models: %w", err)
-		}
 		out[m.SessionID] = m
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("cannot read session models: %w", err)
 	}
 	return out, nil
@@ -285,11 +259,13 @@ func (db *DB) SubagentSession(ctx context.Context, agentID string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	if agentID == "" {
-		return "", fmt.Errorf("the main agent has no session of its own: %w", store.ErrNotFound)
+	q, err := sqlq.SubagentSession(agentID)
+	if err != nil {
+		return "", err
 	}
 	var id string
-	err = p.QueryRow(ctx, `SELECT session_id FROM model_agents WHERE agent_id = $1 ORDER BY session_id LIMIT 1`, []byte(agentID)).Scan(str{&id})
+	sql, args := bind(q.SQL, q.Args)
+	err = p.QueryRow(ctx, sql, args...).Scan(str{&id})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,15 +11,12 @@ import (
 	"github.com/hookwatch/hookwatch/store/internal/sqlq"
 )
 
-// fromNanos reads an event time: Unix nanoseconds.
-func fromNanos(ns int64) time.Time { return time.Unix(0, ns).UTC() }
-
 func scanSession(rows pgx.Row) (store.Session, error) {
 	var s store.Session
 	var first, last int64
 	err := rows.Scan(str{&s.ID}, str{&s.Runtime}, str{&s.Host}, str{&s.User}, str{&s.CWD}, str{&s.TranscriptPath},
 		&first, &last, &s.EventCount, &s.LastSeq)
-	s.FirstEventAt, s.LastEventAt = fromNanos(first), fromNanos(last)
+	s.FirstEventAt, s.LastEventAt = sqlq.EventTime(first), sqlq.EventTime(last)
 	return s, err
 }
 
@@ -80,7 +76,7 @@ func (db *DB) Events(ctx context.Context, f store.EventFilter) (store.EventPage,
 			str{&e.AgentID}, nullStr{&e.AgentType}, str{&e.ToolName}, str{&e.ToolUseID}, str{&e.PromptID}, &t, &e.Envelope); err != nil {
 			return err
 		}
-		e.Time = fromNanos(t)
+		e.Time = sqlq.EventTime(t)
 		events = append(events, e)
 		return nil
 	})

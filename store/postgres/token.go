@@ -65,20 +65,13 @@ func (db *DB) Tokens(ctx context.Context) ([]store.Token, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := p.Query(ctx, sqlq.Tokens)
-	if err != nil {
-		return nil, fmt.Errorf("cannot list tokens: %w", err)
-	}
-	defer rows.Close()
 	var out []store.Token
-	for rows.Next() {
+	err = queryRows(ctx, p, sqlq.Tokens, nil, func(rows pgx.Rows) error {
 		t, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("cannot list tokens: %w", err)
-		}
 		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("cannot list tokens: %w", err)
 	}
 	return out, nil
@@ -115,21 +108,14 @@ func (db *DB) TeamUsers(ctx context.Context, team string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, args := bind(sqlq.TeamUsers, []any{team})
-	rows, err := p.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("cannot list the users of team %q: %w", team, err)
-	}
-	defer rows.Close()
 	users := []string{}
-	for rows.Next() {
+	err = queryRows(ctx, p, sqlq.TeamUsers, []any{team}, func(rows pgx.Rows) error {
 		var u string
-		if err := rows.Scan(str{&u}); err != nil {
-			return nil, fmt.Errorf("cannot list the users of team %q: %w", team, err)
-		}
+		err := rows.Scan(str{&u})
 		users = append(users, u)
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("cannot list the users of team %q: %w", team, err)
 	}
 	return users, nil

@@ -264,19 +264,7 @@ func putRows[R any](ctx context.Context, st rowStmts, rows []R, key func(R) rowK
 	if len(rows) == 0 {
 		return nil
 	}
-	last := make(map[rowKey]int, len(rows))
-	for i, r := range rows {
-		last[key(r)] = i
-	}
-	if len(last) < len(rows) {
-		unique := make([]R, 0, len(last))
-		for i, r := range rows {
-			if last[key(r)] == i {
-				unique = append(unique, r)
-			}
-		}
-		rows = unique
-	}
+	rows = sqlq.LastOfKey(rows, key)
 	written := make(map[rowKey]bool, len(rows))
 	var args []any
 	for todo := rows; len(todo) > 0; {
@@ -421,11 +409,12 @@ func (db *DB) SubagentSession(ctx context.Context, agentID string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	if agentID == "" {
-		return "", fmt.Errorf("the main agent has no session of its own: %w", store.ErrNotFound)
+	q, err := sqlq.SubagentSession(agentID)
+	if err != nil {
+		return "", err
 	}
 	var id string
-	err = r.QueryRowContext(ctx, `SELECT session_id FROM model_agents WHERE agent_id = ? ORDER BY session_id LIMIT 1`, agentID).Scan(&id)
+	err = r.QueryRowContext(ctx, q.SQL, q.Args...).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
 	}

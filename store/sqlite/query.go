@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/internal/sqlq"
@@ -18,11 +17,9 @@ func scanSession(sc interface{ Scan(...any) error }) (store.Session, error) {
 	if err != nil {
 		return s, err
 	}
-	s.FirstEventAt, s.LastEventAt = fromNanos(first), fromNanos(last)
+	s.FirstEventAt, s.LastEventAt = sqlq.EventTime(first), sqlq.EventTime(last)
 	return s, nil
 }
-
-func fromNanos(ns int64) time.Time { return time.Unix(0, ns).UTC() }
 
 // Session implements store.Store.
 func (db *DB) Session(ctx context.Context, id string) (store.Session, error) {
@@ -85,7 +82,7 @@ func (db *DB) Events(ctx context.Context, f store.EventFilter) (store.EventPage,
 		if agentType.Valid {
 			e.AgentType = &agentType.String
 		}
-		e.Time = fromNanos(t)
+		e.Time = sqlq.EventTime(t)
 		e.Envelope = env
 		events = append(events, e)
 		return nil

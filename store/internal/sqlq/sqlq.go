@@ -45,6 +45,30 @@ func Time(ns int64) time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
+// LastOfKey returns rows with each key once, its last row, in the order of
+// those last rows: a batch of model rows that gives a key twice stores its
+// last row, and an upsert of several rows may not meet a key twice.
+func LastOfKey[R any, K comparable](rows []R, key func(R) K) []R {
+	last := make(map[K]int, len(rows))
+	for i, r := range rows {
+		last[key(r)] = i
+	}
+	if len(last) == len(rows) {
+		return rows
+	}
+	out := make([]R, 0, len(last))
+	for i, r := range rows {
+		if last[key(r)] == i {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// EventTime reads back an event time (an event's, a session's first and
+// last), stored as its UnixNano: never the zero time, unlike Nanos.
+func EventTime(ns int64) time.Time { return time.Unix(0, ns).UTC() }
+
 // EventColumns are the columns of an event row, in store.Event's order.
 const EventColumns = `seq, id, session_id, runtime, kind, event, agent_id, agent_type, tool_name, tool_use_id, prompt_id, time, envelope`
 
@@ -185,6 +209,17 @@ func GroupSessions(key string, from, to time.Time, limit int) Query {
 
 // AgentColumns are the columns of an agent row, in store.AgentRow's order.
 const AgentColumns = `session_id, agent_id, parent_agent_id, depth, started_at, updated_seq, doc`
+
+// SubagentSession is the query of store.ModelStore.SubagentSession: the
+// session that holds agentID, the least by id when several do (hostile
+// input can repeat an agent id in other sessions). The main
+// agent ("") has no session of its own: an error wrapping store.ErrNotFound.
+func SubagentSession(agentID string) (Query, error) {
+	if agentID == "" {
+		return Query{}, fmt.Errorf("the main agent has no session of its own: %w", store.ErrNotFound)
+	}
+	return Query{SQL: `SELECT session_id FROM model_agents WHERE agent_id = ? ORDER BY session_id LIMIT 1`, Args: []any{agentID}}, nil
+}
 
 // Agents is the query of store.ModelStore.Agents.
 func Agents(f store.AgentFilter) (Query, error) {
