@@ -65,10 +65,14 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	outlierCalls := fs.Int("signal-outlier-calls", attribution.DefaultThresholds.OutlierCalls, "calls below which no subagent is an outlier by calls")
 	outlierDuration := fs.Duration("signal-outlier-duration", attribution.DefaultThresholds.OutlierDuration, "duration below which no subagent is an outlier by duration (1s to 720h)")
 	stalledAfter := fs.Duration("signal-stalled-after", attribution.DefaultThresholds.StalledAfter, "how long a session waiting on a pending call with no event is stalled after (1s to 720h)")
+	modelCache := fs.Int("model-cache-mb", collector.DefaultModelCacheBytes>>20, "memory the session model keeps between rounds, in MiB: the lineage groups of the sessions being worked on (those of a team's developers, on a team server); a group evicted is read again from the database at its next event")
 	flagUsage := fs.Usage
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
+	}
+	if *modelCache < 1 || *modelCache > 1<<20 {
+		return fmt.Errorf("%w: --model-cache-mb must be between 1 and 1048576", errUsage)
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
@@ -143,7 +147,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		AuditDir: *auditDir, AuditMaxFileBytes: *auditMax,
 		Signals: attribution.Thresholds{FailedRepeats: *failedRepeats, ReadRepeats: *readRepeats, ThrashSwitches: *thrashSwitches,
 			OutlierFactor: *outlierFactor, OutlierSiblings: *outlierSiblings, OutlierCalls: *outlierCalls, OutlierDuration: *outlierDuration,
-			StalledAfter: *stalledAfter}}
+			StalledAfter: *stalledAfter},
+		ModelCacheBytes: *modelCache << 20}
 	if exp, set, err := traces.exporter(log); err != nil {
 		db.Close()
 		return err

@@ -467,3 +467,13 @@ func TestServeAddressTaken(t *testing.T) {
 		t.Fatalf("the first serve: %v", err)
 	}
 }
+
+// TestServeModelCacheBounds: a model cache of no memory, or more than the
+// flag allows, is a usage error, not a collector that reloads every group.
+func TestServeModelCacheBounds(t *testing.T) {
+	for _, v := range []string{"0", "-5", "1048577", "lots"} {
+		if err := run(context.Background(), []string{"serve", "--model-cache-mb", v}, nil, io.Discard, io.Discard); err == nil {
+			t.Errorf("--model-cache-mb %s was accepted", v)
+		}
+	}
+}
