@@ -23,6 +23,7 @@ import (
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
+	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -44,6 +45,10 @@ type TeamOptions struct {
 	// Batch is the events per request of the throughput runs, sent as fast
 	// as the collectors answer (default 100: what a spool drain posts).
 	Batch int
+	// ModelCacheMB is the collectors' --model-cache-mb, 0 for serve's
+	// default. A team's developers each have a lineage group of their
+	// sessions: all of them being worked on, the model keeps them all.
+	ModelCacheMB int
 }
 
 // TeamRun is what one run of the team benchmark measured.
@@ -89,6 +94,9 @@ type TeamRun struct {
 //     SIGKILL and restarted 2 s later. Developers whose request fails keep
 //     the events (the hook's spool) and send them again, to either
 //     collector, until one acknowledges them.
+//  3. The same failover with what laptops send through hookwatch forward:
+//     one sender per developer posting, at the same rate in all, the
+//     events that accumulated since its last post (up to forwardBatch).
 //
 // Afterwards every event acknowledged must be stored exactly once (read from
 // the database), and the live stream of the collector that was not killed
@@ -116,8 +124,12 @@ func Team(ctx context.Context, w io.Writer, o TeamOptions) ([]TeamRun, error) {
 		return nil, err
 	}
 	defer pg.Stop()
-	fmt.Fprintf(w, "team: %d developers (sessions of a main agent and 8 subagents), PostgreSQL on port %d (fsync on), collectors built from %s\n",
-		o.Developers, pg.Port, o.Repo)
+	cache := "serve's default"
+	if o.ModelCacheMB > 0 {
+		cache = fmt.Sprintf("%d MiB", o.ModelCacheMB)
+	}
+	fmt.Fprintf(w, "team: %d developers (sessions of a main agent and 8 subagents), PostgreSQL on port %d (fsync on), collectors built from %s, model cache %s\n",
+		o.Developers, pg.Port, o.Repo, cache)
 
 	var runs []TeamRun
 	short := o.Duration / 4
@@ -126,6 +138,7 @@ func Team(ctx context.Context, w io.Writer, o TeamOptions) ([]TeamRun, error) {
 		return runs, fmt.Errorf("sqlite run: %w", err)
 	}
 	runs = append(runs, r)
+	var failed error
 	for _, spec := range []struct {
 		name        string
 		dur         time.Duration
@@ -134,17 +147,33 @@ func Team(ctx context.Context, w io.Writer, o TeamOptions) ([]TeamRun, error) {
 	}{
 		{"postgres", short, 0, o.Batch, false},
 		{"postgres-failover", o.Duration, o.Rate, 1, true},
+		// What laptops send through hookwatch forward: batches of what
+		// accumulated in the spool (forwardBatch).
+		{"postgres-failover-forward", o.Duration, o.Rate, forwardBatch, true},
 	} {
 		url, err := pg.CreateDatabase(ctx)
 		if err != nil {
 			return runs, err
 		}
 		r, err := teamRun(ctx, w, bin, filepath.Join(tmp, spec.name), url, 2, o, spec.dur, spec.rate, spec.batch, spec.kill)
+		if spec.name == "postgres-failover-forward" {
+			fmt.Fprintf(w, "    (as hookwatch forward drains a laptop's spool: one sender per developer, every batch what accumulated since the last, up to %d)\n", forwardBatch)
+		}
 		if err != nil {
-			return runs, fmt.Errorf("%s run: %w", spec.name, err)
+			// Said, and the next runs go on: a run whose model never
+			// caught up does not hide the others' figures.
+			fmt.Fprintf(w, "  %s run: %v\n", spec.name, err)
+			failed = errors.Join(failed, fmt.Errorf("%s run: %w", spec.name, err))
+			if ctx.Err() != nil {
+				return runs, failed
+			}
+			continue
 		}
 		r.Name = spec.name
 		runs = append(runs, r)
+	}
+	if failed != nil || len(runs) < 2 || runs[1].Name != "postgres" {
+		return runs, failed
 	}
 	sq, pgr := runs[0], runs[1]
 	fmt.Fprintf(w, "  side by side, batches of %d: PostgreSQL (2 collectors) %.0f events/s, %.1f µs CPU/event; SQLite (1 collector) %.0f events/s, %.1f µs CPU/event; CPU ratio %.2f\n",
@@ -167,7 +196,8 @@ func (l LagFigures) String() string {
 
 // teamRun runs collectors collectors on one database (dbURL, or a SQLite
 // file in home when empty) for dur, the developers sending rate events/s
-// in all (0: as fast as answered) in requests of batch events.
+// in all (0: as fast as answered) in requests of batch events; at a
+// steady rate, batch forwardBatch sends as hookwatch forward does.
 func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collectors int, o TeamOptions,
 	dur time.Duration, rate, batch int, kill bool) (TeamRun, error) {
 	run := TeamRun{Name: "sqlite", Killed: kill}
@@ -179,8 +209,12 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 	env := func(i int) serveproc.Options {
 		h := filepath.Join(home, fmt.Sprint("collector-", i))
 		os.MkdirAll(h, 0o700)
-		return serveproc.Options{Bin: bin, Healthy: time.Minute,
+		so := serveproc.Options{Bin: bin, Healthy: time.Minute,
 			Env: append(os.Environ(), "HOOKWATCH_HOME="+h, "HOOKWATCH_TOKEN=", dbEnv)}
+		if o.ModelCacheMB > 0 {
+			so.Args = []string{"--model-cache-mb", fmt.Sprint(o.ModelCacheMB)}
+		}
+		return so
 	}
 	for i := range procs {
 		p, err := serveproc.Start(env(i))
@@ -262,13 +296,15 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 	// At a steady rate every developer has hookParallel hooks in flight
 	// at once, as the parallel subagents of a session do.
 	senders := o.Developers
-	if rate > 0 {
+	forward := rate > 0 && batch == forwardBatch
+	if rate > 0 && !forward {
 		senders *= hookParallel
 	}
 	interval := time.Duration(0)
-	if rate > 0 {
+	if rate > 0 && !forward {
 		interval = time.Duration(float64(time.Second) * float64(senders*batch) / float64(rate))
 	}
+	perDev := float64(rate) / float64(o.Developers) // events/s, forward
 	var wg sync.WaitGroup
 	for k := range senders {
 		d := k % o.Developers
@@ -279,6 +315,7 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 			var spool []byte // sent, not acknowledged
 			var spooled []string
 			var session string
+			taken := 0 // forward: the developer's events posted so far
 			next := time.Now().Add(time.Duration(k) * interval / time.Duration(senders))
 			for n := 0; ctx.Err() == nil; n++ {
 				if time.Now().After(end) && spool == nil {
@@ -293,7 +330,21 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 					if time.Now().After(end) {
 						return
 					}
-					body, ids, session = dev.next(batch)
+					n := batch
+					if forward {
+						// The hooks append as the developer works; the
+						// forwarder, woken, waits forwardCoalesce and
+						// posts what accumulated.
+						due := int(time.Since(start).Seconds()*perDev) - taken
+						if due <= 0 {
+							wake := start.Add(time.Duration(float64(taken+1) / perDev * float64(time.Second)))
+							time.Sleep(time.Until(wake) + forwardCoalesce)
+							due = int(time.Since(start).Seconds()*perDev) - taken
+						}
+						n = max(1, min(due, forwardBatch))
+						taken += n
+					}
+					body, ids, session = dev.next(n)
 				}
 				u := urls.Load().([]string)
 				target := (k + n) % len(u) // a load balancer's round robin
@@ -332,7 +383,7 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 			cpuMu.Unlock()
 			killedAt := time.Now()
 			lagProbe.killed(killedAt)
-			fmt.Fprintf(w, "  %s: SIGKILL collector 1 (pid %d) at %v\n", "postgres-failover", victim.Pid(), time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(w, "  %s: SIGKILL collector 1 (pid %d) at %v\n", filepath.Base(home), victim.Pid(), time.Since(start).Round(time.Millisecond))
 			survivor := procs[len(procs)-1].URL()
 			go func() {
 				for time.Since(killedAt) < time.Minute && ctx.Err() == nil {
@@ -356,7 +407,7 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 			cpuMu.Lock()
 			procs[0] = p
 			cpuMu.Unlock()
-			fmt.Fprintf(w, "  %s: collector 1 restarted (pid %d) at %v\n", "postgres-failover", p.Pid(), time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(w, "  %s: collector 1 restarted (pid %d) at %v\n", filepath.Base(home), p.Pid(), time.Since(start).Round(time.Millisecond))
 		}
 	}
 	wg.Wait()
@@ -407,9 +458,9 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		fmt.Fprintf(&modelLine, " collector %d: leader %v, %v events applied (%v read from the log), %v group loads, %v rounds;", i+1,
+		fmt.Fprintf(&modelLine, " collector %d: leader %v, %v events applied (%v read from the log), %v group loads (%v evicted), %v rounds;", i+1,
 			m["hookwatch_model_leader"], m["hookwatch_model_events_applied_total"], m["hookwatch_model_events_read_total"],
-			m["hookwatch_model_group_loads_total"], m["hookwatch_model_round_duration_seconds_count"])
+			m["hookwatch_model_group_loads_total"], m["hookwatch_model_group_evictions_total"], m["hookwatch_model_round_duration_seconds_count"])
 		if m["hookwatch_model_leader"] == 1 || collectors == 1 {
 			if lag := histQuantile(m, "hookwatch_model_lag_seconds", 0.99); !math.IsNaN(lag) {
 				run.LagP99 = time.Duration(lag * float64(time.Second))
@@ -454,6 +505,9 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 		}
 	}
 	mode := fmt.Sprintf("%d events/s offered, 1 event per request", rate)
+	if forward {
+		mode = fmt.Sprintf("%d events/s offered, %.1f events per request (forwarded)", rate, float64(acked)/float64(max(1, len(latencies))))
+	}
 	if rate == 0 {
 		mode = fmt.Sprintf("as fast as answered, %d events per request", batch)
 	}
@@ -490,6 +544,14 @@ func dbName(url string) string {
 // hookParallel is how many hooks of one developer run at once at a steady
 // rate: those of a session's parallel subagents.
 const hookParallel = 8
+
+// forwardBatch and forwardCoalesce are what hookwatch forward posts at most
+// at once (spool.DefaultBatch) and how long it waits after a wake-up for
+// the appends of a burst (forward's coalesce).
+const (
+	forwardBatch    = spool.DefaultBatch
+	forwardCoalesce = 20 * time.Millisecond
+)
 
 // developer is one simulated developer: a session of a main agent with
 // subagents (demo.Big: real payload shapes) made once, then sent again and

@@ -61,6 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	claude := fs.String("claude", "", "the Claude Code binary (session benchmark); default $HOOKWATCH_CLAUDE_BIN, else what scripts/install-claude.sh installs")
 	developers := fs.Int("developers", 50, "simulated developers (team benchmark)")
 	duration := fs.Duration("duration", time.Minute, "length of the failover run (team benchmark; its throughput runs take a quarter each)")
+	modelCache := fs.Int("model-cache-mb", 1536, "the collectors' --model-cache-mb (team benchmark): the groups of its developers' sessions; 0 = serve's default")
 	db := fs.String("db", "", "database file for the query benchmark, reused when it already holds enough events")
 	transcriptMB := fs.Int64("transcript-mb", 1000, "size of the generated transcript tree (import benchmark), in MB")
 	importE2E := fs.Bool("e2e", false, "also run `hookwatch import` on the tree against a collector of its own (import benchmark)")
@@ -163,7 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return bench.Export(ctx, stdout, bench.ExportOptions{Repo: *repo, Events: *events, Rounds: r})
 		},
 		"team": func() error {
-			_, err := bench.Team(ctx, stdout, bench.TeamOptions{Repo: *repo, Developers: *developers, Duration: *duration, Rate: *rate})
+			_, err := bench.Team(ctx, stdout, bench.TeamOptions{Repo: *repo, Developers: *developers, Duration: *duration, Rate: *rate, ModelCacheMB: *modelCache})
 			return err
 		},
 	}
