@@ -54,6 +54,10 @@ type fileWrites struct {
 	writes   []*ToolCall
 	switches int
 	agents   []string // in order of first write
+	// stale: a write came in before others or went, and switches and
+	// agents are to be counted again (a write after all others adds to
+	// them as it comes).
+	stale bool
 }
 
 // NewWatch returns an empty Watch reading signals with th (zero fields
@@ -113,7 +117,18 @@ func (w *Watch) add(c *ToolCall) {
 			fw = &fileWrites{file: f}
 			w.files[f] = fw
 		}
+		n := len(fw.writes)
 		fw.writes = insertCall(fw.writes, c)
+		if !fw.stale && fw.writes[n] == c { // after all others
+			if n > 0 && fw.writes[n-1].AgentID != c.AgentID {
+				fw.switches++
+			}
+			if !slices.Contains(fw.agents, c.AgentID) {
+				fw.agents = append(fw.agents, c.AgentID)
+			}
+		} else {
+			fw.stale = true
+		}
 		w.dirtyFiles[f], w.freshFiles[f] = fw, fw
 	}
 }
@@ -142,7 +157,7 @@ func (w *Watch) remove(old *ToolCall) {
 	}
 	for _, f := range old.FilesWritten {
 		if fw := w.files[f]; fw != nil {
-			fw.writes = removeCall(fw.writes, old)
+			fw.writes, fw.stale = removeCall(fw.writes, old), true
 			w.dirtyFiles[f], w.freshFiles[f] = fw, fw
 		}
 	}
@@ -266,13 +281,15 @@ func (fw *fileWrites) ids() []string {
 // readFiles reads again the turns of the files whose writes changed.
 func (w *Watch) readFiles() {
 	for f, fw := range w.dirtyFiles {
-		fw.switches, fw.agents = 0, fw.agents[:0]
-		for i, c := range fw.writes {
-			if i > 0 && fw.writes[i-1].AgentID != c.AgentID {
-				fw.switches++
-			}
-			if !slices.Contains(fw.agents, c.AgentID) {
-				fw.agents = append(fw.agents, c.AgentID)
+		if fw.stale {
+			fw.switches, fw.agents, fw.stale = 0, fw.agents[:0], false
+			for i, c := range fw.writes {
+				if i > 0 && fw.writes[i-1].AgentID != c.AgentID {
+					fw.switches++
+				}
+				if !slices.Contains(fw.agents, c.AgentID) {
+					fw.agents = append(fw.agents, c.AgentID)
+				}
 			}
 		}
 		if fw.switches >= w.th.ThrashSwitches {
