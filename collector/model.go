@@ -591,6 +591,7 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 		if m.lease != nil && m.lease.Err() != nil {
 			// The lease was lost in the round: the groups hold its
 			// events, the next holder stores what this one did not.
+			m.settled(ready, loads, 0)
 			return time.Millisecond, true
 		}
 		m.log.Error("cannot update the session model", "events", len(ready), "err", err)
