@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/maphash"
+	"iter"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -750,7 +752,8 @@ func (gs *groupState) note(e *store.Event) {
 func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []string, heldMin map[string]int64) (int64, error) {
 	// A standby (shared.go) applies to its groups and stores nothing.
 	leading := m.shared == nil || m.lease != nil
-	restated := map[string]bool{} // group keys
+	restated := map[string]bool{}               // group keys
+	restatedIDs := map[string]map[string]bool{} // by group key
 	type work struct {
 		gs      *groupState
 		evs     []*store.Event
@@ -779,12 +782,17 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 	}
 	for _, id := range dedupe(slices.Clone(loads)) {
 		if m.restate[id] {
-			// Stale in the store, current in memory: stored whole.
+			// Stale in the store, current in memory: what the store
+			// lacks is written (onlyUnstored).
 			delete(m.restate, id)
 			if key, ok := m.keys[id]; ok && m.groups.groups[key] != nil {
 				m.groups.groups[key].g.Restate(id)
 				get(key).touched[id] = true
 				restated[key] = true
+				if restatedIDs[key] == nil {
+					restatedIDs[key] = map[string]bool{}
+				}
+				restatedIDs[key][id] = true
 				continue
 			}
 		}
@@ -834,7 +842,12 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		}
 		if (loaded || restated[key]) && leading && len(m.sinks) > 0 {
 			var err error
-			if stored, err = m.storedRows(ctx, gs); err != nil {
+			if stored, err = m.storedRows(ctx, maps.Keys(gs.seq)); err != nil {
+				return 0, err
+			}
+		} else if restated[key] && leading {
+			var err error
+			if stored, err = m.storedRows(ctx, maps.Keys(restatedIDs[key])); err != nil {
 				return 0, err
 			}
 		}
@@ -867,9 +880,13 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 			m.evictions.Add(m.groups.put(key, gs))
 			continue
 		}
+		from := batchMark{len(batch.Agents), len(batch.ToolCalls)}
 		sc, err := m.changes(gs, w.touched, version, heldMin, &batch, ar)
 		if err != nil {
 			return 0, err
+		}
+		if restated[key] {
+			onlyUnstored(&batch, from, restatedIDs[key], stored)
 		}
 		if len(m.sinks) > 0 {
 			if loaded || restated[key] {
@@ -921,10 +938,10 @@ type ModelSink interface {
 // calls: what the sinks were offered before the group was loaded.
 type storedDocs struct{ agents, calls map[rowKey]uint64 }
 
-// storedRows reads the storedDocs of the sessions of a group just loaded.
-func (m *modeler) storedRows(ctx context.Context, gs *groupState) (storedDocs, error) {
+// storedRows reads the storedDocs of sessions ids.
+func (m *modeler) storedRows(ctx context.Context, ids iter.Seq[string]) (storedDocs, error) {
 	out := storedDocs{agents: map[rowKey]uint64{}, calls: map[rowKey]uint64{}}
-	for id := range gs.seq {
+	for id := range ids {
 		err := store.EachAgent(ctx, m.st, store.AgentFilter{SessionID: id, Limit: store.MaxLimit}, func(r store.AgentRow) error {
 			out.agents[rowKey{id, r.AgentID}] = docHash(r.Doc)
 			return nil
@@ -941,6 +958,57 @@ func (m *modeler) storedRows(ctx context.Context, gs *groupState) (storedDocs, e
 		}
 	}
 	return out, nil
+}
+
+// batchMark is where the rows of a group begin in a ModelBatch.
+type batchMark struct{ agents, calls int }
+
+// onlyUnstored drops, of the rows b holds from mark on, those of the
+// restated sessions ids that are stored as they are (stored): a new holder
+// writes what the previous one had not stored, not every stale session
+// whole. A restated session is written whole (Reset) only when the store
+// holds a row its model no longer has, which writing over rows cannot
+// remove. Its session row is always written: it carries derived_seq.
+func onlyUnstored(b *store.ModelBatch, mark batchMark, ids map[string]bool, stored storedDocs) {
+	whole := map[string]bool{}
+	for id := range ids {
+		kept := map[rowKey]bool{}
+		for _, a := range b.Agents[mark.agents:] {
+			if a.SessionID == id {
+				kept[rowKey{id, a.AgentID}] = true
+			}
+		}
+		for _, c := range b.ToolCalls[mark.calls:] {
+			if c.SessionID == id {
+				kept[rowKey{id, c.ToolUseID}] = true
+			}
+		}
+		for k := range stored.agents {
+			if k.session == id && !kept[k] {
+				whole[id] = true
+			}
+		}
+		for k := range stored.calls {
+			if k.session == id && !kept[k] {
+				whole[id] = true
+			}
+		}
+	}
+	same := func(id string, docs map[rowKey]uint64, k rowKey, doc []byte) bool {
+		if !ids[id] || whole[id] {
+			return false
+		}
+		h, ok := docs[k]
+		return ok && h == docHash(doc)
+	}
+	b.Agents = slices.Concat(b.Agents[:mark.agents], slices.DeleteFunc(b.Agents[mark.agents:], func(a store.AgentRow) bool {
+		return same(a.SessionID, stored.agents, rowKey{a.SessionID, a.AgentID}, a.Doc)
+	}))
+	b.ToolCalls = slices.Concat(b.ToolCalls[:mark.calls], slices.DeleteFunc(b.ToolCalls[mark.calls:], func(c store.ToolCallRow) bool {
+		return same(c.SessionID, stored.calls, rowKey{c.SessionID, c.ToolUseID}, c.Doc)
+	}))
+	// changes sorts the whole of b.Reset; a session is of one group only.
+	b.Reset = slices.DeleteFunc(b.Reset, func(id string) bool { return ids[id] && !whole[id] })
 }
 
 var docSeed = maphash.MakeSeed()

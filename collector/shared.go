@@ -51,8 +51,9 @@ func (m *modeler) follow(modelSeq int64) {
 // A standby applies every event to its groups as the holder does, loading
 // a group when it first meets it, and stores nothing. So when the lease
 // comes to it (the holder ended, SIGKILL included) its groups are current:
-// it stores whole, from memory, the sessions whose stored model is stale —
-// what the previous holder had not stored — and goes on with the events as
+// it stores, from memory, of the sessions whose stored model is stale, the
+// rows the previous holder had not stored as its model has them (the
+// session row and the rows that differ: onlyUnstored), and goes on with the events as
 // they come; only a session whose group it does not hold is loaded from
 // the store.
 func (m *modeler) lead(ctx context.Context) {
@@ -111,7 +112,8 @@ func (m *modeler) waitLease(ctx context.Context) {
 }
 
 // takeOver makes this collector the holder of lease: it stores the stale
-// sessions, whole from its groups where it holds them, loading the others.
+// sessions, from its groups where it holds them (the rows the store lacks),
+// loading the others.
 // It reports false when ctx ended first.
 func (m *modeler) takeOver(ctx, lease context.Context) bool {
 	m.lease = lease

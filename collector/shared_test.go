@@ -220,9 +220,14 @@ func TestSharedHolderAppliesLive(t *testing.T) {
 // the holder does; when the holder goes, it stores from memory the
 // sessions whose stored model is stale, without loading them from the
 // store.
-func TestSharedTakeoverFromMemory(t *testing.T) {
+// takeoverSetup starts two collectors on one database, posts the corpus to
+// both and waits until the holder stored its model and the standby applied
+// every event. It returns the database, the holder, the standby, the
+// session with the most calls and its calls as the holder serves them.
+func takeoverSetup(t *testing.T) (db *postgres.DB, holder, standby *testServer, stale string, want []string) {
+	t.Helper()
 	url := pgtest.NewDatabase(t)
-	db := postgres.MustOpenDB(t, url)
+	db = postgres.MustOpenDB(t, url)
 	a := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
 	b := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
 	deadline := time.Now().Add(30 * time.Second)
@@ -232,7 +237,7 @@ func TestSharedTakeoverFromMemory(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	holder, standby := a, b
+	holder, standby = a, b
 	if leaders(t, a, b) != "a" {
 		holder, standby = b, a
 	}
@@ -258,7 +263,6 @@ func TestSharedTakeoverFromMemory(t *testing.T) {
 			}
 		}
 	}
-	var stale string
 	for id, n := range calls {
 		if stale == "" || n > calls[stale] {
 			stale = id
@@ -271,10 +275,15 @@ func TestSharedTakeoverFromMemory(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	want := toolCalls(t, holder, stale)
+	want = toolCalls(t, holder, stale)
 	if len(want) == 0 {
 		t.Fatalf("session %s has no calls", stale)
 	}
+	return db, holder, standby, stale, want
+}
+
+func TestSharedTakeoverFromMemory(t *testing.T) {
+	db, holder, standby, stale, want := takeoverSetup(t)
 
 	// What the holder had not stored when it ended: a stale model.
 	ctx := context.Background()
@@ -295,6 +304,61 @@ func TestSharedTakeoverFromMemory(t *testing.T) {
 	}
 	if got := metric(t, standby, "hookwatch_model_leader"); got != "1" {
 		t.Fatalf("the standby does not hold the lease: %q", got)
+	}
+}
+
+// TestSharedTakeoverWritesOnlyUnstored: the new holder writes of a stale
+// session the rows the previous holder had not stored, not the session
+// whole: a row stored as the model has it keeps its updated_seq.
+func TestSharedTakeoverWritesOnlyUnstored(t *testing.T) {
+	db, holder, standby, stale, want := takeoverSetup(t)
+	if len(want) < 3 {
+		t.Fatalf("session %s has %d calls, want 3 or more", stale, len(want))
+	}
+	ctx := context.Background()
+	versions := func() map[string]int64 {
+		out := map[string]int64{}
+		rows, err := db.Pool().Query(ctx, `SELECT 'call '||encode(tool_use_id, 'escape'), updated_seq FROM model_tool_calls WHERE session_id = $1
+			UNION ALL SELECT 'agent '||encode(agent_id, 'escape'), updated_seq FROM model_agents WHERE session_id = $1`, []byte(stale))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			var v int64
+			if err := rows.Scan(&k, &v); err != nil {
+				t.Fatal(err)
+			}
+			out[k] = v
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	// The holder ended having stored all but two of the session's calls.
+	if _, err := db.Pool().Exec(ctx, `UPDATE model_sessions SET seq = 0 WHERE session_id = $1`, []byte(stale)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool().Exec(ctx, `DELETE FROM model_tool_calls WHERE session_id = $1 AND tool_use_id IN
+		(SELECT tool_use_id FROM model_tool_calls WHERE session_id = $1 ORDER BY tool_use_id LIMIT 2)`, []byte(stale)); err != nil {
+		t.Fatal(err)
+	}
+	before := versions()
+	holder.Shutdown(ctx)
+	waitModeled(t, map[string]bool{stale: true}, standby)
+	if got := toolCalls(t, standby, stale); !slices.Equal(got, want) {
+		t.Fatalf("the calls of %s after the takeover:\n%v\nwant\n%v", stale, got, want)
+	}
+	after := versions()
+	if len(after) != len(before)+2 {
+		t.Fatalf("%d rows after the takeover, want %d", len(after), len(before)+2)
+	}
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("the takeover wrote %s again, stored as the model has it (updated_seq %d, was %d)", k, after[k], v)
+		}
 	}
 }
 
