@@ -734,6 +734,24 @@ func (gs *groupState) size() int {
 	return n
 }
 
+// holdsIdle reports whether a session of gs had no event within
+// modelWindow of the group's latest: one a load for the events at hand
+// would leave out.
+func (gs *groupState) holdsIdle() bool {
+	var latest time.Time
+	for _, t := range gs.last {
+		if t.After(latest) {
+			latest = t
+		}
+	}
+	for _, t := range gs.last {
+		if latest.Sub(t) > modelWindow {
+			return true
+		}
+	}
+	return false
+}
+
 // note records what the store says of an applied event.
 func (gs *groupState) note(e *store.Event) {
 	id := e.SessionID
@@ -1328,24 +1346,43 @@ func mergeWindows(ws [][2]time.Time) [][2]time.Time {
 // the model holds does not grow with what was stored, only with what is
 // at hand.
 //
+// What is at hand is never dropped for the budget: a group put within
+// cacheHot (one that had events in the last rounds) is kept, so that
+// sessions worked on at once, each applied in its turn, do not evict each
+// other round after round and each be read whole from the store again at
+// its next event. The budget holds the idle groups; the groups at hand
+// may go over it, up to cacheCeiling times it, beyond which the least
+// recently used goes whatever its age (a bound on memory whatever the
+// input).
+//
 // A group grows as its sessions do and as new sessions join it (a
 // project's sessions all share one group). One over the budget on its own
-// is dropped once it is more than twice the size it was loaded at, and
-// loaded afresh, with only the sessions at hand and those lineage may link
-// them to; a group that is that large when just loaded (one session over
-// the budget) is kept, alone, until it doubles: so a long session is
-// reloaded once per doubling rather than every round, and the model's
-// memory stays within the larger of the budget and twice the largest load.
+// that holds a session idle for more than modelWindow is dropped once it
+// is more than twice the size it was loaded at, and loaded afresh, with
+// only the sessions at hand and those lineage may link them to: so a
+// project's old sessions leave memory. One whose sessions are all at hand
+// would be loaded back as large as it is: it is kept, up to the ceiling.
 type groupCache struct {
 	budget int
 	used   int
 	groups map[string]*groupState
-	sizes  map[string]int // each group's Size when it was put
-	order  []string       // least recently used first
+	sizes  map[string]int       // each group's Size when it was put
+	at     map[string]time.Time // when each group was put
+	order  []string             // least recently used first
+	now    func() time.Time
 }
 
+const (
+	// cacheHot is how long a group put is kept whatever the budget.
+	cacheHot = 10 * time.Second
+	// cacheCeiling is how many times the budget the groups at hand may
+	// hold.
+	cacheCeiling = 16
+)
+
 func newGroupCache(budget int) *groupCache {
-	return &groupCache{budget: budget, groups: map[string]*groupState{}, sizes: map[string]int{}}
+	return &groupCache{budget: budget, groups: map[string]*groupState{}, sizes: map[string]int{},
+		at: map[string]time.Time{}, now: time.Now}
 }
 
 // take removes and returns the state of key, or nil.
@@ -1354,11 +1391,17 @@ func (c *groupCache) take(key string) *groupState {
 	if !ok {
 		return nil
 	}
+	c.drop(key)
+	return g
+}
+
+// drop forgets key, which the cache holds.
+func (c *groupCache) drop(key string) {
 	delete(c.groups, key)
 	c.order = slices.DeleteFunc(c.order, func(k string) bool { return k == key })
 	c.used -= c.sizes[key]
 	delete(c.sizes, key)
-	return g
+	delete(c.at, key)
 }
 
 // put keeps the state of key as the most recently used, evicting others
@@ -1366,20 +1409,23 @@ func (c *groupCache) take(key string) *groupState {
 // included, when it is not kept).
 func (c *groupCache) put(key string, g *groupState) int {
 	size := g.size()
-	if size > c.budget && size > 2*g.loaded {
+	ceiling := cacheCeiling * c.budget
+	if size > c.budget && (size > ceiling || size > 2*g.loaded && g.holdsIdle()) {
 		return 1
 	}
+	now := c.now()
 	n := 0
 	for c.used+size > c.budget && len(c.order) > 0 {
 		old := c.order[0]
-		c.order = c.order[1:]
-		c.used -= c.sizes[old]
-		delete(c.groups, old)
-		delete(c.sizes, old)
+		if now.Sub(c.at[old]) < cacheHot && c.used+size <= ceiling {
+			break // the rest is at hand too: more recent
+		}
+		c.drop(old)
 		n++
 	}
 	c.groups[key] = g
 	c.sizes[key] = size
+	c.at[key] = now
 	c.order = append(c.order, key)
 	c.used += size
 	return n

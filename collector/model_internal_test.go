@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/storetest"
 )
@@ -61,6 +62,9 @@ func TestGroupCache(t *testing.T) {
 		return x.g.Size() - unit
 	}
 	c := newGroupCache(3*unit + 100)
+	clock := time.Unix(1000, 0)
+	c.now = func() time.Time { return clock }
+	idle := func() { clock = clock.Add(cacheHot) } // what was put is no longer at hand
 	evicted := 0
 	put := func(key string, x *groupState) { evicted += c.put(key, x) }
 	put("a", g(40))
@@ -69,6 +73,7 @@ func TestGroupCache(t *testing.T) {
 		t.Fatal("a was not kept")
 	}
 	put("a", g(40)) // now the most recently used
+	idle()
 	put("c", g(40)) // evicts b, the least recently used
 	if x := c.take("b"); x != nil || evicted != 1 {
 		t.Fatalf("b was not evicted (%d evictions)", evicted)
@@ -76,30 +81,62 @@ func TestGroupCache(t *testing.T) {
 	if x := c.take("a"); size(x) != 40 {
 		t.Fatal("a was evicted")
 	}
-	put("big", g(3*unit+101)) // larger than the budget: not kept
-	if x := c.take("big"); x != nil || c.used != unit+40 || evicted != 2 {
-		t.Fatalf("an oversized group was kept (used %d, %d evictions)", c.used, evicted)
-	}
 	for i := range 10 {
+		idle()
 		put(fmt.Sprint(i), g(30))
 	}
-	if c.used > c.budget || len(c.groups) != 3 || len(c.order) != 3 || len(c.sizes) != 3 {
+	if c.used > c.budget || len(c.groups) != 3 || len(c.order) != 3 || len(c.sizes) != 3 || len(c.at) != 3 {
 		t.Fatalf("cache over budget: used %d, %d groups", c.used, len(c.groups))
 	}
 
-	// A group over the budget as loaded is kept, alone, until it has
-	// doubled: a reload could not make it smaller.
-	huge := g(3*unit + 101)
+	// Groups at hand are kept over the budget, up to the ceiling, the
+	// least recently used out beyond it.
+	idle()
+	for i := range 2 * cacheCeiling {
+		put(fmt.Sprint("hot", i), g(unit))
+	}
+	if c.used > cacheCeiling*c.budget || c.used <= c.budget {
+		t.Fatalf("groups at hand: used %d, want over the budget %d and within %d", c.used, c.budget, cacheCeiling*c.budget)
+	}
+	if c.groups["hot0"] != nil || c.groups[fmt.Sprint("hot", 2*cacheCeiling-1)] == nil {
+		t.Fatal("the ceiling did not evict the least recently used group at hand")
+	}
+	idle()
+	put("cold", g(30)) // what was at hand is idle now: back within budget
+	if c.used > c.budget || c.groups["cold"] == nil {
+		t.Fatalf("idle groups kept over the budget: used %d of %d", c.used, c.budget)
+	}
+	c.take("cold")
+
+	// A group over the budget whose sessions are all at hand is kept: a
+	// reload would hold as much.
+	big := g(3*unit + 101)
+	put("big", big)
+	if c.take("big") != big {
+		t.Fatal("a group at hand over the budget was not kept")
+	}
+	// One that holds a session idle for longer than modelWindow is dropped
+	// once twice its loaded size, to be loaded with the sessions at hand.
+	big.g.Apply(event.Envelope{ID: "new", ReceivedAt: time.Unix(1, 0).Add(2 * modelWindow), Payload: json.RawMessage(`{"session_id":"s2","p":""}`)})
+	big.note(&store.Event{SessionID: "s", Time: time.Unix(1, 0)})
+	big.note(&store.Event{SessionID: "s2", Time: time.Unix(1, 0).Add(2 * modelWindow)})
+	before := evicted
+	put("big", big)
+	if c.groups["big"] != nil || evicted != before+1 {
+		t.Fatalf("a group holding an idle session, over twice its loaded size, was kept (used %d)", c.used)
+	}
+	// Loaded that large, it is kept until it doubles.
+	big.loaded = big.g.Size()
+	put("big", big)
+	if c.take("big") != big {
+		t.Fatal("a group over the budget when loaded was not kept")
+	}
+	// Over the ceiling, nothing keeps it.
+	huge := g(cacheCeiling*c.budget + 1)
 	huge.loaded = huge.g.Size()
 	put("huge", huge)
-	if len(c.groups) != 1 || c.groups["huge"] == nil {
-		t.Fatalf("a group over the budget when loaded was not kept alone: %d groups", len(c.groups))
-	}
-	c.take("huge")
-	huge.g.Apply(event.Envelope{ID: "more", ReceivedAt: time.Unix(2, 0), Payload: json.RawMessage(`{"session_id":"s","p":"` + strings.Repeat("x", huge.loaded) + `"}`)})
-	put("huge", huge)
-	if c.groups["huge"] != nil || c.used != 0 {
-		t.Fatalf("a group grown past twice its loaded size was kept (used %d)", c.used)
+	if c.groups["huge"] != nil {
+		t.Fatalf("a group over the ceiling was kept (used %d)", c.used)
 	}
 }
 

@@ -85,7 +85,8 @@ type Config struct {
 	// ModelCacheBytes bounds the memory, as attribution.Group.Size
 	// estimates it, of the session model's lineage groups kept between
 	// rounds; an idle group is dropped and loaded again from the store
-	// when it has events (default DefaultModelCacheBytes; see groupCache).
+	// when it has events, the groups at hand being kept up to 16 times it
+	// (default DefaultModelCacheBytes; see groupCache).
 	ModelCacheBytes int
 	// Retain, when not 0, is how long a session is kept after its latest
 	// event; RetainBytes, when not 0, caps the bytes the store's data

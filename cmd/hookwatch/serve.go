@@ -65,7 +65,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	outlierCalls := fs.Int("signal-outlier-calls", attribution.DefaultThresholds.OutlierCalls, "calls below which no subagent is an outlier by calls")
 	outlierDuration := fs.Duration("signal-outlier-duration", attribution.DefaultThresholds.OutlierDuration, "duration below which no subagent is an outlier by duration (1s to 720h)")
 	stalledAfter := fs.Duration("signal-stalled-after", attribution.DefaultThresholds.StalledAfter, "how long a session waiting on a pending call with no event is stalled after (1s to 720h)")
-	modelCache := fs.Int("model-cache-mb", collector.DefaultModelCacheBytes>>20, "memory the session model keeps between rounds, in MiB: the lineage groups of the sessions being worked on (those of a team's developers, on a team server); a group evicted is read again from the database at its next event")
+	modelCache := fs.Int("model-cache-mb", collector.DefaultModelCacheBytes>>20, "memory the session model keeps between rounds for idle sessions, in MiB (the sessions with events in the last 10 s are kept beside it, up to 16 times as much); an idle session dropped is read again from the database at its next event")
 	flagUsage := fs.Usage
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
 	if err := parseFlagsNoArgs(fs, args); err != nil {
