@@ -77,11 +77,18 @@ func ForkParent(transcriptPath, sessionID string) string {
 	})
 	needle := []byte(`"uuid":"` + uuid + `"`)
 	for _, c := range cands[:min(len(cands), maxCandidates)] {
-		if head := readHead(filepath.Join(dir, c.id+".jsonl"), parentHeadBytes); bytes.Contains(head, needle) {
+		if head := readHead(SessionTranscript(transcriptPath, c.id), parentHeadBytes); bytes.Contains(head, needle) {
 			return c.id
 		}
 	}
 	return ""
+}
+
+// SessionTranscript is the main transcript of session id in the project
+// directory of transcriptPath, another main transcript: a fork's parent
+// (ForkParent) sits beside the fork.
+func SessionTranscript(transcriptPath, id string) string {
+	return filepath.Join(filepath.Dir(transcriptPath), id+".jsonl")
 }
 
 // isUUID reports whether s looks like a message uuid: hex digits and

@@ -2,6 +2,8 @@ package claudecode
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -36,6 +38,23 @@ const HostEnv = "HOOKWATCH_HOST"
 // in hooks.json rather than a script file so that the plugin needs no file
 // with an executable bit.
 const PluginLauncher = `for b in "${CLAUDE_PLUGIN_ROOT}/bin/hookwatch" "$(command -v hookwatch)" "${GOBIN:-$HOME/go/bin}/hookwatch"; do [ -f "$b" ] && [ -x "$b" ] && exec "$b" hook; done; exit 0`
+
+// PluginName returns the name the manifest of a plugin in dir,
+// dir/.claude-plugin/plugin.json, gives it: "" when dir holds no readable
+// manifest.
+func PluginName(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, ".claude-plugin", "plugin.json"))
+	if err != nil {
+		return ""
+	}
+	var m struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return ""
+	}
+	return m.Name
+}
 
 // Handler is one entry of a matcher group's "hooks" array, with the fields
 // that tell whose it is.

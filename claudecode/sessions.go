@@ -33,6 +33,33 @@ type SessionFile struct {
 	LastMessage string
 }
 
+// ProjectDir is one directory of the client's projects directory
+// (ProjectsDir): its name, the slug of its sessions' cwd, and its sessions
+// as ProjectSessions reads them.
+type ProjectDir struct {
+	Name     string
+	Sessions []SessionFile
+}
+
+// Projects reads the projects under projectsDir (ProjectsDir) that hold a
+// session, in the order of their names; a directory it cannot read holds
+// none.
+func Projects(projectsDir string) []ProjectDir {
+	dirs, _ := os.ReadDir(projectsDir)
+	var out []ProjectDir
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		ss, err := ProjectSessions(filepath.Join(projectsDir, d.Name()))
+		if err != nil || len(ss) == 0 {
+			continue
+		}
+		out = append(out, ProjectDir{Name: d.Name(), Sessions: ss})
+	}
+	return out
+}
+
 // ProjectSessions reads the sessions of one project directory,
 // <configDir>/projects/<project>, newest first. A missing directory has
 // none.

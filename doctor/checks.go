@@ -101,14 +101,7 @@ func findPluginRoots(dir string) []string {
 		if strings.Count(p, string(filepath.Separator))-base > 6 {
 			return filepath.SkipDir
 		}
-		b, err := os.ReadFile(filepath.Join(p, ".claude-plugin", "plugin.json"))
-		if err != nil {
-			return nil
-		}
-		var m struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(b, &m) == nil && m.Name == claudecode.BinaryName {
+		if claudecode.PluginName(p) == claudecode.BinaryName {
 			roots = append(roots, p)
 			return filepath.SkipDir
 		}

@@ -715,7 +715,7 @@ func forkCopies(f claudecode.TranscriptFile) map[string]bool {
 	if parent == "" {
 		return nil
 	}
-	pf, err := os.Open(filepath.Join(filepath.Dir(f.Path), parent+".jsonl"))
+	pf, err := os.Open(claudecode.SessionTranscript(f.Path, parent))
 	if err != nil {
 		return nil
 	}

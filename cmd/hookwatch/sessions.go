@@ -59,17 +59,9 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	known := collectorModels(ctx)
 	if *all {
-		dirs, _ := os.ReadDir(projects)
-		for _, d := range dirs {
-			if !d.IsDir() {
-				continue
-			}
-			ss, err := claudecode.ProjectSessions(filepath.Join(projects, d.Name()))
-			if err != nil || len(ss) == 0 {
-				continue
-			}
-			fmt.Fprintf(stdout, "%s (%s)\n", cmpOr(ss[0].CWD, d.Name()), d.Name())
-			printSessions(stdout, ss, known)
+		for _, p := range claudecode.Projects(projects) {
+			fmt.Fprintf(stdout, "%s (%s)\n", cmpOr(p.Sessions[0].CWD, p.Name), p.Name)
+			printSessions(stdout, p.Sessions, known)
 		}
 		return nil
 	}
@@ -149,14 +141,10 @@ type neighbour struct {
 // the usual reason a resume finds nothing.
 func neighbours(projects, cwd string) []neighbour {
 	real, _ := filepath.EvalSymlinks(cwd)
-	dirs, _ := os.ReadDir(projects)
 	var out []neighbour
-	for _, d := range dirs {
-		if !d.IsDir() {
-			continue
-		}
-		ss, err := claudecode.ProjectSessions(filepath.Join(projects, d.Name()))
-		if err != nil || len(ss) == 0 || ss[0].CWD == "" {
+	for _, p := range claudecode.Projects(projects) {
+		ss := p.Sessions
+		if ss[0].CWD == "" {
 			continue
 		}
 		other := filepath.Clean(ss[0].CWD)
