@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -33,12 +34,20 @@ type SessionOptions struct {
 	// Rounds is how many times each variant plays the session (default 5),
 	// after one unmeasured warm-up round.
 	Rounds int
+	// Variants, when not empty, names the variants to play by their keys
+	// (SessionVariants); "no hooks" and "/bin/true", the reference of every
+	// ratio, are always played.
+	Variants []string
 }
+
+// SessionVariants are the keys of the session benchmark's variants, in
+// the order they are printed.
+var SessionVariants = []string{"none", "true", "floor", "httpfloor", "command", "http"}
 
 // A sessionVariant is one way of hooking the client.
 type sessionVariant struct {
-	name string
-	env  *e2e.Env
+	key, name string
+	env       *e2e.Env
 	// stored says whether the variant's events reach the collector, whose
 	// counts are then checked after every run.
 	stored bool
@@ -75,11 +84,13 @@ const noHooks = `{"skipWebFetchPreflight": true}` + "\n"
 
 // Session plays e2e.ToolSession — e2e.SessionToolCalls tool calls, some in
 // two parallel subagents — with the real Claude Code client and the
-// scripted model five ways: without hooks; with /bin/true, then the floor
+// scripted model six ways: without hooks; with /bin/true, then the floor
 // program (a Go program that reads stdin), registered exactly where
-// `hookwatch install` registers the hook; and with hookwatch installed by
-// `hookwatch install` in command and in http mode, all sending to one
-// `hookwatch serve`. It prints, per variant, the medians of the session's
+// `hookwatch install` registers the hook; the floor of http hooks (a server
+// that answers at once, registered where --mode http registers http
+// handlers, /bin/true for the events that take commands only); and with
+// hookwatch installed by `hookwatch install` in command and in http mode,
+// both sending to one `hookwatch serve` (o.Variants may leave some out). It prints, per variant, the medians of the session's
 // wall time, of the client's time running tools and hooks (toolTime) and of
 // the CPU time of the client, its children and the collector, and what each
 // adds per tool call over no hooks, as a multiple of what /bin/true adds.
@@ -127,9 +138,24 @@ func Session(ctx context.Context, w io.Writer, o SessionOptions) error {
 	// The hooks share the collector's home, as on a developer's machine:
 	// command hooks hand their events over through its spool.
 	vars := []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url, "HOOKWATCH_TOKEN="}
-	variants := []*sessionVariant{
-		{name: "no hooks"}, {name: "/bin/true"}, {name: "floor (reads stdin)"},
-		{name: "hookwatch, command", stored: true}, {name: "hookwatch, http", stored: true},
+	// The floor of http hooks: a server that answers every request at once
+	// with an empty body (no opinion), registered where `hookwatch install
+	// --mode http` registers http handlers; the events that take only
+	// command handlers get /bin/true.
+	httpFloor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+	}))
+	defer httpFloor.Close()
+	all := []*sessionVariant{
+		{key: "none", name: "no hooks"}, {key: "true", name: "/bin/true"}, {key: "floor", name: "floor (reads stdin)"},
+		{key: "httpfloor", name: "http floor (answers at once)"},
+		{key: "command", name: "hookwatch, command", stored: true}, {key: "http", name: "hookwatch, http", stored: true},
+	}
+	var variants []*sessionVariant
+	for _, v := range all {
+		if v.key == "none" || v.key == "true" || len(o.Variants) == 0 || slices.Contains(o.Variants, v.key) {
+			variants = append(variants, v)
+		}
 	}
 	for i, v := range variants {
 		root := filepath.Join(tmp, fmt.Sprint("client-", i))
@@ -141,17 +167,19 @@ func Session(ctx context.Context, w io.Writer, o SessionOptions) error {
 		}
 		defer v.env.Close()
 		v.env.Model.SetScript(e2e.ToolSession(v.env.Project).Script)
-	}
-	for i, mode := range []string{"command", "command", "command", "http"} {
-		if err := installHooks(ctx, b.full, variants[i+1].env, mode, url); err != nil {
+		switch v.key {
+		case "true":
+			err = installInstead(ctx, b.full, v.env, "command", url, "/bin/true")
+		case "floor":
+			err = installInstead(ctx, b.full, v.env, "command", url, b.floor)
+		case "httpfloor":
+			err = installInstead(ctx, b.full, v.env, "http", httpFloor.URL, "/bin/true")
+		case "command", "http":
+			err = installHooks(ctx, b.full, v.env, v.key, url)
+		}
+		if err != nil {
 			return err
 		}
-	}
-	if err := registerInstead(variants[1].env.Settings, "/bin/true"); err != nil {
-		return err
-	}
-	if err := registerInstead(variants[2].env.Settings, b.floor); err != nil {
-		return err
 	}
 
 	fmt.Fprintf(w, "session: the real client (%s) plays %d tool calls, in parallel batches and two parallel subagents, %d rounds, variants interleaved\n",
@@ -200,7 +228,16 @@ func Session(ctx context.Context, w io.Writer, o SessionOptions) error {
 	}
 	fmt.Fprintf(w, "(medians of %d rounds; tools: the client's wall time between the model's answer and its next request, per call over the %d calls not spawning a subagent; CPU: the client's, its children's and the collector's over the whole session, per call over all %d)\n",
 		o.Rounds, calls, e2e.SessionToolCalls)
-	return checkCounts(w, variants[3:])
+	var stored []*sessionVariant
+	for _, v := range variants {
+		if v.stored {
+			stored = append(stored, v)
+		}
+	}
+	if len(stored) == 0 {
+		return nil
+	}
+	return checkCounts(w, stored)
 }
 
 // claudeBin finds the client as the end-to-end tests do (e2e.FindClients),
@@ -229,6 +266,15 @@ func installHooks(ctx context.Context, bin string, env *e2e.Env, mode, url strin
 		return fmt.Errorf("cannot install the hooks (%s mode): %w\n%s", mode, err, out)
 	}
 	return nil
+}
+
+// installInstead installs the hooks in mode, then registers bin instead
+// of every command handler (registerInstead).
+func installInstead(ctx context.Context, full string, env *e2e.Env, mode, url, bin string) error {
+	if err := installHooks(ctx, full, env, mode, url); err != nil {
+		return err
+	}
+	return registerInstead(env.Settings, bin)
 }
 
 // registerInstead replaces the command of every command handler of the

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,6 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	db := fs.String("db", "", "database file for the query benchmark, reused when it already holds enough events")
 	transcriptMB := fs.Int64("transcript-mb", 1000, "size of the generated transcript tree (import benchmark), in MB")
 	importE2E := fs.Bool("e2e", false, "also run `hookwatch import` on the tree against a collector of its own (import benchmark)")
+	variants := fs.String("variants", "", "comma-separated variants of the session benchmark to play besides none and true (the reference): "+strings.Join(bench.SessionVariants, ",")+"; default all")
 	cpuProfile := fs.String("cpuprofile", "", "write the CPU profile of the measured work to this file (import benchmark)")
 	parse := func(args []string) error {
 		if err := fs.Parse(args); err != nil {
@@ -147,7 +149,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if !roundsSet {
 				r = 0 // the benchmark's default
 			}
-			return bench.Session(ctx, stdout, bench.SessionOptions{Repo: *repo, Claude: *claude, Rounds: r})
+			o := bench.SessionOptions{Repo: *repo, Claude: *claude, Rounds: r}
+			for _, v := range strings.Split(*variants, ",") {
+				if v = strings.TrimSpace(v); v == "" {
+					continue
+				}
+				if !slices.Contains(bench.SessionVariants, v) {
+					return fmt.Errorf("%w: unknown session variant %q (want some of %s)", errUsage, v, strings.Join(bench.SessionVariants, ","))
+				}
+				o.Variants = append(o.Variants, v)
+			}
+			return bench.Session(ctx, stdout, o)
 		},
 		"trickle": func() error {
 			r := *rounds
