@@ -10,6 +10,7 @@ import (
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/policy"
+	"github.com/hookwatch/hookwatch/spool"
 )
 
 // ClaudeHookConfig configures HandleClaudeHook.
@@ -20,6 +21,12 @@ type ClaudeHookConfig struct {
 	// signals read this server's model (Server.PolicySignals). Share one
 	// between the handlers: it keeps the rules compiled.
 	Policies *policy.Evaluator
+	// Spool, when this server is attached to it (spool.Spool.Attach) and
+	// drains it (Server.DrainSpool), takes the events of requests that no
+	// user's token sent, as the spool takes the events of command hooks:
+	// the answer then waits for one write(2) instead of a commit. nil, or
+	// not attached: every event is committed before the answer.
+	Spool *spool.Spool
 }
 
 // HandleClaudeHook returns the handler of POST /v1/hooks/claude: Claude
@@ -33,6 +40,14 @@ type ClaudeHookConfig struct {
 // client treats as a non-blocking error, and a storage failure is logged
 // without changing the answer: the decision matters more to the agent than
 // the record.
+//
+// An answered event is durable: committed, or appended to the spool this
+// server is attached to and drains (ClaudeHookConfig.Spool), which, like the
+// store, keeps it through a crash of the collector; the next collector
+// delivers it. The hand-off spares the client the wait for the commit; the
+// event is stored a few milliseconds later. The events of a user's token
+// are committed, since only the commit checks that they go into that
+// user's sessions.
 //
 // The http hook runs in the collector, but its envelopes name the machine
 // that sent it (hookHost): the one Claude Code names in
@@ -51,6 +66,14 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 		return func() (ingest.Verdict, error) { return ingest.Verdict{Stdout: stdout, Code: code, Audit: audit}, nil }
 	}
 	pl.Deliver = func(ctx context.Context, env *event.Envelope) error {
+		if sp := cfg.Spool; sp != nil && sp.Attached() {
+			if p, ok := principalOf(ctx); !ok || p.User == "" {
+				// Offer: a full spool leaves the event to the commit.
+				if sp.Offer(env.AppendJSON(nil)) == nil {
+					return nil
+				}
+			}
+		}
 		_, err := s.commit(ctx, []event.Envelope{*env}, nil) // admitted by the pipeline already
 		return err
 	}

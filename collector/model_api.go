@@ -236,8 +236,9 @@ func (r resolved) modelSessionID() string {
 	return r.sess.ID
 }
 
-// resolve finds the session a path names, waiting (bounded) for events not
-// applied yet: a stored session id, a throwaway id folded into a session,
+// resolve finds the session a path names, waiting (bounded) for what hooks
+// handed over through the spool to be stored and for events not applied
+// yet: a stored session id, a throwaway id folded into a session,
 // or a virtual session sub--<agent_id>. It returns store.ErrNotFound for
 // none, and ErrForbidden for a session the request's principal may not
 // read (auth.go): every endpoint of a session goes through it.
@@ -264,6 +265,9 @@ func (s *Server) resolveAny(ctx context.Context, id string, wait bool) (resolved
 	model := s.storedModel
 	if wait {
 		model = s.modelFor
+		// An http hook answered a moment ago may be in the spool, not yet
+		// in the store: a read of its session sees it all the same.
+		s.flushSpool(ctx)
 	}
 	sess, err := s.store.Session(ctx, id)
 	if err == nil {
@@ -443,6 +447,7 @@ func docsOf[R any](rows []R, doc func(R) json.RawMessage) []json.RawMessage {
 // nor a subagent has the id.
 func (s *Server) virtualEvents(ctx context.Context, id string) (sessionID string, agentID *string, err error) {
 	if _, ok := attribution.VirtualAgentID(id); !ok {
+		s.flushSpool(ctx) // as resolve does
 		return id, nil, nil
 	}
 	if _, err := s.store.Session(ctx, id); err == nil {

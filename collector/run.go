@@ -109,9 +109,13 @@ func Start(o Options) (*Collector, error) {
 		}
 		return nil, err
 	}
+	log := srv.log
+	// The spool of this machine's hooks; attached below, it also takes the
+	// events of the http hooks.
+	sp, spoolErr := spool.Open(filepath.Join(o.Home, "spool"), spool.Options{})
 	// One evaluator answers the http hooks and the hook socket; its rules
 	// on signals read this server's model.
-	hooks := ClaudeHookConfig{Home: o.Home, Policies: policy.NewEvaluator(o.Home)}
+	hooks := ClaudeHookConfig{Home: o.Home, Policies: policy.NewEvaluator(o.Home), Spool: sp}
 	hooks.Policies.Signals = srv.PolicySignals
 	srv.Handle("POST /v1/hooks/claude", srv.HandleClaudeHook(hooks))
 	if o.Assets != nil {
@@ -154,10 +158,8 @@ func Start(o Options) (*Collector, error) {
 		c.followed.Add(1)
 		go func() { defer c.followed.Done(); srv.FollowTranscripts(drainCtx, o.Transcripts) }()
 	}
-	log := srv.log
-	sp, err := spool.Open(filepath.Join(o.Home, "spool"), spool.Options{})
-	if err != nil {
-		log.Warn("cannot open the local spool; spooled events wait for the next hook", "err", err)
+	if spoolErr != nil {
+		log.Warn("cannot open the local spool; spooled events wait for the next hook", "err", spoolErr)
 		close(c.drained)
 		return c, nil
 	}

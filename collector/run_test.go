@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -238,4 +239,120 @@ func TestRun(t *testing.T) {
 	}
 	defer db2.Close()
 	waitEvents(t, db2, "run-3", 1)
+}
+
+// TestClaudeHookHandOff: an attached collector answers an http hook once
+// its event is in the home's spool, which it drains, and stores what was
+// handed over before it stops; the events of a user's token are committed
+// before the answer, since only the commit checks whose session they write
+// into.
+func TestClaudeHookHandOff(t *testing.T) {
+	home := t.TempDir()
+	db := openStore(t)
+	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
+	if err := db.CreateToken(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	const adminSecret = "the-collector-token" // HOOKWATCH_TOKEN: no user of its own
+	c, err := collector.Start(collector.Options{Config: collector.Config{Store: db, Token: adminSecret}, Addr: "127.0.0.1:0", Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop(context.Background()) // a second Stop does nothing
+	post := func(session, secret string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", c.URL()+"/v1/hooks/claude",
+			strings.NewReader(`{"session_id":"`+session+`","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_`+session+`"}`))
+		req.Header.Set("Authorization", "Bearer "+secret)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("POST /v1/hooks/claude for %s: %s", session, res.Status)
+		}
+	}
+	spooled := func(session string) bool {
+		b, err := os.ReadFile(filepath.Join(home, "spool", "current.jsonl"))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		return bytes.Contains(b, []byte(`toolu_`+session))
+	}
+
+	post("handed-1", adminSecret)
+	if !spooled("handed-1") {
+		t.Fatal("the answered event is not in the spool")
+	}
+	waitEvents(t, db, "handed-1", 1)
+
+	post("owned-1", secret)
+	if spooled("owned-1") {
+		t.Error("the event of a user's token went through the spool")
+	}
+	sess, err := db.Session(t.Context(), "owned-1")
+	if err != nil || sess.User != "ann" || sess.EventCount != 1 {
+		t.Errorf("the event of a user's token is not committed as hers before the answer: %+v, %v", sess, err)
+	}
+
+	// Handed over, then the collector stops at once: stored all the same.
+	for i := range 20 {
+		post(fmt.Sprint("handed-2-", i), adminSecret)
+	}
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	db2, err := sqlite.Open(db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	for i := range 20 {
+		if sess, err := db2.Session(t.Context(), fmt.Sprint("handed-2-", i)); err != nil || sess.EventCount != 1 {
+			t.Errorf("event %d handed over before the stop: %+v, %v", i, sess, err)
+		}
+	}
+}
+
+// TestPolicySignalsSeeHandedOver: a policy reading a session's signals
+// sees the events its hooks handed over through the spool a moment before,
+// which the drainer would otherwise store only after its coalescing wait.
+func TestPolicySignalsSeeHandedOver(t *testing.T) {
+	home := t.TempDir()
+	db := openStore(t)
+	c, err := collector.Start(collector.Options{Config: collector.Config{Store: db}, Addr: "127.0.0.1:0", Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop(context.Background())
+	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The session starts; the drainer runs.
+	b, _ := json.Marshal(synth(0, "session_id", "handed-signals", "hook_event_name", "SessionStart", "source", "startup"))
+	if err := sp.Append(b); err != nil {
+		t.Fatal(err)
+	}
+	waitEvents(t, db, "handed-signals", 1)
+	for i := range 3 {
+		id := fmt.Sprint("toolu_failing_", i)
+		for j, kv := range [][]any{
+			{"hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_input", map[string]any{"command": "go test ./..."}, "tool_use_id", id},
+			{"hook_event_name", "PostToolUseFailure", "tool_name", "Bash", "tool_input", map[string]any{"command": "go test ./..."}, "tool_use_id", id, "error", "exit status 1"},
+		} {
+			b, _ := json.Marshal(synth(10*i+j+1, append([]any{"session_id", "handed-signals"}, kv...)...))
+			if err := sp.Append(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		agents, err := c.Server().PolicySignals(t.Context(), "handed-signals")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(agents) != 1 || agents[0].FailuresInARow != i+1 {
+			t.Fatalf("after %d failed calls handed over, the signals read %+v, want one agent with %d failures in a row", i+1, agents, i+1)
+		}
+	}
 }

@@ -173,6 +173,8 @@ type Server struct {
 	streamReads streamReads
 	// pipeline makes the envelopes of http hooks and admits every other.
 	pipeline ingest.Pipeline
+	// spoolFlush reaches the spool's drainer while one runs (DrainSpool).
+	spoolFlush atomic.Pointer[spoolFlush]
 
 	// done is closed when Shutdown begins; long-lived handlers (SSE) end.
 	done chan struct{}

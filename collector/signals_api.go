@@ -150,9 +150,9 @@ func (s *Server) readSignals(ctx context.Context, m store.SessionModel, agents [
 }
 
 // PolicySignals is the policy.SignalSource of this server: the signals of
-// a session's agents with the server's thresholds, once the session's
-// committed events are applied to the model (waiting at most
-// policySignalWait). A session the store does not know yet has none. The
+// a session's agents with the server's thresholds, once what hooks handed
+// over through the spool is committed and the session's committed events
+// are applied to the model (waiting at most policySignalWait). A session the store does not know yet has none. The
 // event being decided is not in the model yet, so a stall it reads is the
 // one this event ends: the session had waited that long before it.
 func (s *Server) PolicySignals(ctx context.Context, sessionID string) ([]attribution.AgentSignals, error) {
@@ -161,6 +161,9 @@ func (s *Server) PolicySignals(ctx context.Context, sessionID string) ([]attribu
 	}
 	wctx, cancel := context.WithTimeout(ctx, policySignalWait)
 	defer cancel()
+	// The session's latest hooks may still be in the spool: stored first,
+	// they are applied to the model below.
+	s.flushSpool(wctx)
 	m, err := s.modelFor(wctx, sessionID)
 	if err != nil && ctx.Err() == nil && wctx.Err() == nil {
 		return nil, err

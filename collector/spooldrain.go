@@ -14,28 +14,50 @@ import (
 )
 
 // spoolCoalesce is how long the drainer waits after a spool write before it
-// drains, so that a burst of hooks shares one drain.
+// drains, so that a burst of hooks shares one drain. A policy reading
+// signals, and a read of a session, do not wait for it: they have the
+// drainer store what is pending at once (flushSpool).
 const spoolCoalesce = 5 * time.Millisecond
+
+// spoolFlushWait bounds how long a question waits for the drainer to store
+// what was handed over (flushSpool).
+const spoolFlushWait = 500 * time.Millisecond
+
+// spoolFinalPass bounds the drainer's last pass, when it stops.
+const spoolFinalPass = 5 * time.Second
 
 // DrainSpool delivers the envelopes hooks spooled on this machine, with the
 // consumer's drain loop (spool.Follow): at once, then whenever the spool is
 // written to (where the platform says so) and at least every interval, until
-// ctx ends. Hooks write to the spool when the
-// collector is down, and also — the fast path — whenever a collector is
-// attached to the spool (spool.Attach): then the spool is the hand-off.
-// Hooks drain the spool too, after each successful post; whoever gets there
-// first delivers, and the store's idempotency by envelope id makes any
-// overlap harmless.
+// ctx ends; then once more, so that what was handed over before (an http
+// hook answered a moment ago) is stored before the collector stops rather
+// than at its next start. Hooks write to the spool when the collector is
+// down, and also — the fast path — whenever a collector is attached to the
+// spool (spool.Attach): then the spool is the hand-off, for command hooks
+// and for the collector's own http hooks (ClaudeHookConfig.Spool). Hooks
+// drain the spool too, after each successful post; whoever gets there first
+// delivers, and the store's idempotency by envelope id makes any overlap
+// harmless.
 //
 // An envelope the collector refuses for what it is goes to rejected.jsonl
 // next to the spool directory, so that one bad record never wedges the
 // spool and nothing is dropped silently.
 func (s *Server) DrainSpool(ctx context.Context, sp *spool.Spool, interval time.Duration) {
 	s.metrics.spool.Store(sp) // its losses go to /metrics and /healthz
+	flush := &spoolFlush{asks: make(chan chan struct{}), exited: make(chan struct{})}
+	s.spoolFlush.Store(flush)
+	defer close(flush.exited)
+	// The last pass runs after ctx ended: its commits need a context of
+	// their own, ended with the pass's bound.
+	dctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	context.AfterFunc(ctx, func() { time.AfterFunc(spoolFinalPass, stop) })
 	err := sp.Follow(ctx, spool.FollowOptions{
 		Interval: interval,
 		Coalesce: spoolCoalesce,
 		Batch:    spool.DefaultBatch,
+		Flush:    flush.asks,
+		Final:    spoolFinalPass,
 		Passed: func(n int, err error, _ time.Duration) {
 			switch {
 			case err != nil:
@@ -51,10 +73,49 @@ func (s *Server) DrainSpool(ctx context.Context, sp *spool.Spool, interval time.
 				s.log.Debug("delivered spooled events", "events", n)
 			}
 		},
-	}, func(recs [][]byte) error { return s.deliverSpooled(ctx, sp, recs) })
+	}, func(recs [][]byte) error { return s.deliverSpooled(dctx, sp, recs) })
 	if err != nil {
 		// What was delivered may be delivered again by the next collector.
 		s.log.Warn("cannot settle the spool", "dir", sp.Dir(), "err", err)
+	}
+}
+
+// spoolFlush is how the spool's drainer takes questions that need what hooks
+// handed over to be stored (Server.flushSpool).
+type spoolFlush struct {
+	// asks takes a channel, closed after a pass that began after it was
+	// received (spool.FollowOptions.Flush).
+	asks chan chan struct{}
+	// exited is closed when the drainer returns.
+	exited chan struct{}
+}
+
+// flushSpool returns once what hooks had handed over through the spool
+// before the call is stored — a pass of the drainer that began after the
+// call — or when ctx ends or spoolFlushWait has passed, or at once when no
+// drainer runs. The drainer waits a little after a hand-off so that a burst
+// shares one commit (spoolCoalesce); a policy reading a session's signals,
+// or a read of a session, must not miss the events of its latest hooks
+// meanwhile.
+func (s *Server) flushSpool(ctx context.Context) {
+	f := s.spoolFlush.Load()
+	if f == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, spoolFlushWait)
+	defer cancel()
+	done := make(chan struct{})
+	select {
+	case f.asks <- done:
+	case <-f.exited:
+		return
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case <-done:
+	case <-f.exited:
+	case <-ctx.Done():
 	}
 }
 

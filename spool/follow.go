@@ -24,6 +24,14 @@ type FollowOptions struct {
 	// failed (not one ended by ctx): how many it delivered, its error, and
 	// the backoff before the next pass (0 when none).
 	Passed func(delivered int, err error, retryIn time.Duration)
+	// Flush, when set, takes requests for a pass now, cutting a Coalesce
+	// wait (or a backoff) short: Follow closes each channel it receives after a pass that
+	// began after receiving it, or when it returns.
+	Flush <-chan chan struct{}
+	// Final, when positive, has Follow make one last pass when ctx ends,
+	// bounded by Final, so that what was appended until then is delivered
+	// now rather than by the next consumer (deliver must still work then).
+	Final time.Duration
 }
 
 // Follow is the drain loop of the spool's consumer, the process holding
@@ -43,12 +51,45 @@ func (s *Spool) Follow(ctx context.Context, o FollowOptions, deliver func(record
 	defer t.Stop()
 	wake, _ := s.Notify(ctx) // nil where unsupported: the ticker alone then
 	tail := s.Tail()
+	var asked []chan struct{} // flushes the next pass answers
+	defer func() {
+		for _, done := range asked {
+			close(done)
+		}
+	}()
+	// ask records a flush request: the next pass begins after it.
+	ask := func(done chan struct{}) { asked = append(asked, done) }
+	settle := func() error {
+		if o.Final > 0 {
+			final, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.Final)
+			n, err := s.followOnce(final, tail, o.Batch, deliver)
+			cancel()
+			if o.Passed != nil && (n > 0 || err != nil) {
+				o.Passed(n, err, 0)
+			}
+		}
+		return tail.Settle()
+	}
+	coalesce := time.NewTimer(o.Coalesce)
+	coalesce.Stop()
 	var backoff time.Duration
 	for {
+		for more := o.Flush != nil; more; {
+			select {
+			case done := <-o.Flush:
+				ask(done)
+			default:
+				more = false
+			}
+		}
 		n, err := s.followOnce(ctx, tail, o.Batch, deliver)
 		if ctx.Err() != nil {
-			return tail.Settle()
+			return settle()
 		}
+		for _, done := range asked {
+			close(done)
+		}
+		asked = asked[:0]
 		wait := wake
 		if err != nil && o.MinBackoff > 0 {
 			// The receiver cannot take the batch now: it stays spooled;
@@ -65,13 +106,19 @@ func (s *Spool) Follow(ctx context.Context, o FollowOptions, deliver func(record
 		}
 		select {
 		case <-ctx.Done():
-			return tail.Settle()
+			return settle()
 		case <-t.C:
+		case done := <-o.Flush:
+			ask(done)
 		case <-wait:
+			coalesce.Reset(o.Coalesce)
 			select {
 			case <-ctx.Done():
-				return tail.Settle()
-			case <-time.After(o.Coalesce):
+				return settle()
+			case <-coalesce.C:
+			case done := <-o.Flush:
+				ask(done)
+				coalesce.Stop()
 			}
 		}
 	}

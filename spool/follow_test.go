@@ -145,3 +145,42 @@ func TestFollowBackoff(t *testing.T) {
 		t.Errorf("backoffs without one %v, want [0 0]", f.retries)
 	}
 }
+
+// TestFollowFlushAndFinal: a flush cuts a long coalescing wait short, its
+// channel closed once the records appended before it are delivered; when
+// ctx ends, a Final pass delivers what was appended meanwhile, so that the
+// next consumer has nothing left.
+func TestFollowFlushAndFinal(t *testing.T) {
+	s := attached(t)
+	flush := make(chan chan struct{})
+	mustAppend(t, s, rec("a"))
+	f := follow(t, s, FollowOptions{Interval: time.Hour, Coalesce: time.Hour, Flush: flush, Final: 10 * time.Second}, 0)
+	f.waitFor(t, "a") // the first pass
+	mustAppend(t, s, rec("b"))
+	done := make(chan struct{})
+	select {
+	case flush <- done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Follow did not take the flush")
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the flush was not answered")
+	}
+	f.mu.Lock()
+	got := slices.Clone(f.ids)
+	f.mu.Unlock()
+	if !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("delivered %q when the flush was answered, want [a b]", got)
+	}
+
+	mustAppend(t, s, rec("c")) // within the hour's coalescing wait
+	f.stop(t)
+	if !slices.Equal(f.ids, []string{"a", "b", "c"}) {
+		t.Errorf("delivered %q by the stop, want [a b c]", f.ids)
+	}
+	if st := mustStats(t, s); st.PendingBytes != 0 || st.Segments != 0 {
+		t.Errorf("Stats after the consumer stopped = %+v, want nothing pending", st)
+	}
+}

@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/spool"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
 // TestNoLossAcrossRestarts: 16 concurrent hook processes send 5,000 events
@@ -113,6 +116,48 @@ func TestNoLossAcrossRestarts(t *testing.T) {
 		t.Fatal("no event was spooled during the restarts")
 	}
 	t.Logf("5,000 events stored exactly once across two collector restarts; %d went through the spool", spooled)
+}
+
+// TestHTTPHooksSurviveACrash: every event of an http hook the collector
+// answered is stored once, even when the collector is killed right after
+// answering (it hands the events over through its spool rather than wait
+// for their commit), once it is started again.
+func TestHTTPHooksSurviveACrash(t *testing.T) {
+	const total = 200
+	serveBin := testbin.Build(t, "./cmd/hookwatch")
+	home := t.TempDir()
+	c := testbin.StartCollector(t, serveBin, home, testbin.FreeAddr(t))
+	for n := range total {
+		payload := fmt.Sprintf(`{"session_id":"noloss-00","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo %d"},"tool_use_id":"toolu_%06d"}`, n, n)
+		res, err := http.Post(c.URL()+"/v1/hooks/claude", "application/json", strings.NewReader(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("http hook %d: %s", n, res.Status)
+		}
+	}
+	c.Kill(t)
+	db, err := sqlite.Open(filepath.Join(home, "hookwatch.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := db.Session(t.Context(), "noloss-00")
+	db.Close()
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		t.Fatal(err)
+	}
+	t.Logf("%d of %d answered events were stored when the collector was killed", sess.EventCount, total)
+
+	c.Start(t)
+	var stored map[string]bool
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if stored = storedIDs(t, c.URL(), 1); len(stored) == total {
+			return
+		}
+	}
+	t.Fatalf("stored %d distinct events after the restart, want %d", len(stored), total)
 }
 
 // storedIDs returns the distinct tool_use_ids stored in the sessions,

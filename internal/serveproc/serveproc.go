@@ -113,6 +113,12 @@ func (p *Proc) Stop(wait time.Duration) error {
 	}
 }
 
+// Kill ends the process with SIGKILL, as a crash would, and waits for it.
+func (p *Proc) Kill() {
+	p.cmd.Process.Kill()
+	<-p.exited
+}
+
 func freeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

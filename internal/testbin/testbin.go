@@ -128,6 +128,15 @@ func (c *Collector) Stop(tb testing.TB) {
 	}
 }
 
+// Kill ends the process with SIGKILL, as a crash would.
+func (c *Collector) Kill(tb testing.TB) {
+	tb.Helper()
+	if c.proc != nil {
+		c.proc.Kill()
+		c.proc = nil
+	}
+}
+
 // Log returns what the collector printed.
 func (c *Collector) Log() string { return c.log.String() }
 
