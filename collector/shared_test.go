@@ -121,6 +121,25 @@ func waitModeled(t *testing.T, sessions map[string]bool, servers ...*testServer)
 
 // leaders returns which of a and b computes the model, failing unless
 // exactly one does.
+// holderAndStandby starts two collectors on the database at url and
+// returns them once one holds the model's lease: the holder first.
+func holderAndStandby(t *testing.T, url string) (holder, standby *testServer) {
+	t.Helper()
+	a := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
+	b := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
+	deadline := time.Now().Add(30 * time.Second)
+	for metric(t, a, "hookwatch_model_leader") == metric(t, b, "hookwatch_model_leader") {
+		if time.Now().After(deadline) {
+			t.Fatal("no collector took the model's lease")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if leaders(t, a, b) != "a" {
+		return b, a
+	}
+	return a, b
+}
+
 func leaders(t *testing.T, a, b *testServer) string {
 	t.Helper()
 	la, lb := metric(t, a, "hookwatch_model_leader"), metric(t, b, "hookwatch_model_leader")
@@ -156,19 +175,8 @@ func metric(t *testing.T, s *testServer, name string) string {
 // every event once.
 func TestSharedHolderAppliesLive(t *testing.T) {
 	url := pgtest.NewDatabase(t)
-	a := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
-	b := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
+	holder, other := holderAndStandby(t, url)
 	deadline := time.Now().Add(30 * time.Second)
-	for metric(t, a, "hookwatch_model_leader") == metric(t, b, "hookwatch_model_leader") {
-		if time.Now().After(deadline) {
-			t.Fatal("no collector took the model's lease")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	holder, other := a, b
-	if leaders(t, a, b) != "a" {
-		holder, other = b, a
-	}
 	sessions := map[string]bool{}
 	sessionsOf := func(prefix string, base int) []event.Envelope {
 		var out []event.Envelope
@@ -228,19 +236,8 @@ func takeoverSetup(t *testing.T) (db *postgres.DB, holder, standby *testServer, 
 	t.Helper()
 	url := pgtest.NewDatabase(t)
 	db = postgres.MustOpenDB(t, url)
-	a := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
-	b := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
+	holder, standby = holderAndStandby(t, url)
 	deadline := time.Now().Add(30 * time.Second)
-	for metric(t, a, "hookwatch_model_leader") == metric(t, b, "hookwatch_model_leader") {
-		if time.Now().After(deadline) {
-			t.Fatal("no collector took the model's lease")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	holder, standby = a, b
-	if leaders(t, a, b) != "a" {
-		holder, standby = b, a
-	}
 	envs := corpusEnvelopes(t)
 	half := len(envs) / 2
 	holder.post(t, envs[:half], half, 0)
