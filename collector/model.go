@@ -132,10 +132,8 @@ type modeler struct {
 	groups *groupCache
 	keys   map[string]string // session → group key
 
-	// cacheBudget bounds the groups kept between rounds (groupCache);
-	// cached and cachedBytes are what they hold after the latest round,
-	// for /metrics.
-	cacheBudget         int
+	// cached and cachedBytes are what the groups kept between rounds
+	// (groupCache) hold after the latest round, for /metrics.
 	cached, cachedBytes atomic.Int64
 	evictions           *metrics.Counter
 
@@ -191,7 +189,6 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		changed:      make(chan struct{}),
 		wake:         make(chan struct{}, 1),
 		groups:       newGroupCache(cacheBytes),
-		cacheBudget:  cacheBytes,
 		maxBacklog:   modelMaxBacklog,
 		evictions:    set.NewCounter(`hookwatch_model_group_evictions_total`),
 		keys:         map[string]string{},
@@ -600,7 +597,7 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 		m.errors.Inc()
 		// What was not stored is stale and is loaded again: forget the
 		// groups, whose state may be ahead of the store.
-		m.groups = newGroupCache(m.cacheBudget)
+		m.groups = newGroupCache(m.groups.budget)
 		m.noteCache()
 		retry := slices.Clone(loads)
 		for _, p := range ready {
@@ -715,13 +712,17 @@ func newGroupState(key string) *groupState {
 		stored: map[string]bool{}, watches: map[string]*attribution.Watch{}}
 }
 
-// watch returns the watch of session id, a new one when it has none.
-func (gs *groupState) watch(id string, th attribution.Thresholds) *attribution.Watch {
+// follow hands a round's changes of a session to its watch (a new one
+// when it has none) and returns the watch; groupReset is the group's
+// Changes.Reset, which restates every session whole.
+func (gs *groupState) follow(sc attribution.SessionChanges, groupReset bool, th attribution.Thresholds) *attribution.Watch {
+	id := sc.Session.SessionID
 	w := gs.watches[id]
 	if w == nil {
 		w = attribution.NewWatch(th)
 		gs.watches[id] = w
 	}
+	w.Apply(sc, groupReset || sc.Reset)
 	return w
 }
 
@@ -893,7 +894,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 				clear(gs.watches)
 			}
 			for _, sc := range ch.Sessions {
-				gs.watch(sc.Session.SessionID, m.signals).Apply(sc, ch.Reset || sc.Reset)
+				gs.follow(sc, ch.Reset, m.signals)
 			}
 			m.evictions.Add(m.groups.put(key, gs))
 			continue
@@ -1105,8 +1106,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 				StartedAt: a.StartedAt, UpdatedSeq: version, Doc: doc,
 			})
 		}
-		w := gs.watch(id, m.signals)
-		w.Apply(sc, ch.Reset || sc.Reset)
+		w := gs.follow(sc, ch.Reset, m.signals)
 		if m.perAgent != nil {
 			m.perAgent.observe(gs.counted, &sc, w)
 		}
