@@ -52,13 +52,16 @@ func (s *Spool) Follow(ctx context.Context, o FollowOptions, deliver func(record
 	wake, _ := s.Notify(ctx) // nil where unsupported: the ticker alone then
 	tail := s.Tail()
 	var asked []chan struct{} // flushes the next pass answers
-	defer func() {
+	// ask records a flush request: the next pass begins after it.
+	ask := func(done chan struct{}) { asked = append(asked, done) }
+	// answer tells the flushes asked that a pass has run.
+	answer := func() {
 		for _, done := range asked {
 			close(done)
 		}
-	}()
-	// ask records a flush request: the next pass begins after it.
-	ask := func(done chan struct{}) { asked = append(asked, done) }
+		asked = asked[:0]
+	}
+	defer answer()
 	settle := func() error {
 		if o.Final > 0 {
 			final, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.Final)
@@ -86,10 +89,7 @@ func (s *Spool) Follow(ctx context.Context, o FollowOptions, deliver func(record
 		if ctx.Err() != nil {
 			return settle()
 		}
-		for _, done := range asked {
-			close(done)
-		}
-		asked = asked[:0]
+		answer()
 		wait := wake
 		if err != nil && o.MinBackoff > 0 {
 			// The receiver cannot take the batch now: it stays spooled;
