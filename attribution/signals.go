@@ -163,15 +163,12 @@ func Signals(agents []*Agent, calls []*ToolCall, th Thresholds) []AgentSignals {
 // turns writing, and returns the signals by agent. calls are in the
 // model's order (compareCalls), as Signals sorts them.
 func thrashing(calls []*ToolCall, th Thresholds) map[string][]Signal {
-	type turns struct {
-		file     string
-		ids      []string
-		agents   []string // in order of first write
-		last     string
-		switches int
+	type file struct {
+		name   string
+		writes []*ToolCall
 	}
-	var files []*turns
-	byFile := map[string]*turns{}
+	var files []*file
+	byFile := map[string]*file{}
 	for _, c := range calls {
 		if c.Status != StatusOK {
 			continue // a write that did not happen takes no turn
@@ -179,27 +176,47 @@ func thrashing(calls []*ToolCall, th Thresholds) map[string][]Signal {
 		for _, f := range c.FilesWritten {
 			t := byFile[f]
 			if t == nil {
-				t = &turns{file: f}
+				t = &file{name: f}
 				byFile[f] = t
 				files = append(files, t)
-			} else if t.last != c.AgentID {
-				t.switches++
 			}
-			t.last = c.AgentID
-			t.ids = append(t.ids, c.ToolUseID)
-			if !slices.Contains(t.agents, c.AgentID) {
-				t.agents = append(t.agents, c.AgentID)
-			}
+			t.writes = append(t.writes, c)
 		}
 	}
 	out := map[string][]Signal{}
 	for _, t := range files {
-		if t.switches < th.ThrashSwitches {
+		switches, agents := fileTurns(t.writes, nil)
+		if switches < th.ThrashSwitches {
 			continue
 		}
-		addThrash(out, t.file, t.ids, t.agents, t.switches)
+		addThrash(out, t.name, writeIDs(t.writes), agents, switches)
 	}
 	return out
+}
+
+// fileTurns reads the turns of a file's writes, in order: how many times
+// the writer changed from one write to the next, and the writers in order
+// of first write, appended to agents.
+func fileTurns(writes []*ToolCall, agents []string) (switches int, _ []string) {
+	for i, c := range writes {
+		if i > 0 && writes[i-1].AgentID != c.AgentID {
+			switches++
+		}
+		if !slices.Contains(agents, c.AgentID) {
+			agents = append(agents, c.AgentID)
+		}
+	}
+	return switches, agents
+}
+
+// writeIDs returns the ids of the first maxEvidence writes: a thrash's
+// evidence.
+func writeIDs(writes []*ToolCall) []string {
+	ids := make([]string, 0, min(len(writes), maxEvidence))
+	for _, c := range writes[:min(len(writes), maxEvidence)] {
+		ids = append(ids, c.ToolUseID)
+	}
+	return ids
 }
 
 // addThrash adds to out the SignalThrash of a file on each of the agents

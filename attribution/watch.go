@@ -119,13 +119,9 @@ func (w *Watch) add(c *ToolCall) {
 		}
 		n := len(fw.writes)
 		fw.writes = insertCall(fw.writes, c)
-		if !fw.stale && fw.writes[n] == c { // after all others
-			if n > 0 && fw.writes[n-1].AgentID != c.AgentID {
-				fw.switches++
-			}
-			if !slices.Contains(fw.agents, c.AgentID) {
-				fw.agents = append(fw.agents, c.AgentID)
-			}
+		if !fw.stale && fw.writes[n] == c { // after all others: its turn
+			switches, agents := fileTurns(fw.writes[max(n-1, 0):], fw.agents)
+			fw.switches, fw.agents = fw.switches+switches, agents
 		} else {
 			fw.stale = true
 		}
@@ -234,7 +230,7 @@ func (w *Watch) Fresh() []Signal {
 	thrash := map[string][]Signal{}
 	for f, fw := range w.freshFiles {
 		if w.hot[f] != nil {
-			addThrash(thrash, f, fw.ids(), fw.agents, fw.switches)
+			addThrash(thrash, f, writeIDs(fw.writes), fw.agents, fw.switches)
 		}
 	}
 	clear(w.freshFiles)
@@ -269,28 +265,12 @@ func (w *Watch) outliers() ([]*Agent, map[string]Signal) {
 	return agents, Outliers(agents, byAgent, w.th)
 }
 
-// ids are the calls that wrote the file, as a signal's evidence.
-func (fw *fileWrites) ids() []string {
-	ids := make([]string, 0, min(len(fw.writes), maxEvidence))
-	for _, c := range fw.writes[:min(len(fw.writes), maxEvidence)] {
-		ids = append(ids, c.ToolUseID)
-	}
-	return ids
-}
-
 // readFiles reads again the turns of the files whose writes changed.
 func (w *Watch) readFiles() {
 	for f, fw := range w.dirtyFiles {
 		if fw.stale {
-			fw.switches, fw.agents, fw.stale = 0, fw.agents[:0], false
-			for i, c := range fw.writes {
-				if i > 0 && fw.writes[i-1].AgentID != c.AgentID {
-					fw.switches++
-				}
-				if !slices.Contains(fw.agents, c.AgentID) {
-					fw.agents = append(fw.agents, c.AgentID)
-				}
-			}
+			fw.switches, fw.agents = fileTurns(fw.writes, fw.agents[:0])
+			fw.stale = false
 		}
 		if fw.switches >= w.th.ThrashSwitches {
 			w.hot[f] = fw
@@ -325,7 +305,7 @@ func (w *Watch) thrashing() map[string][]Signal {
 	})
 	out := map[string][]Signal{}
 	for _, fw := range hot {
-		addThrash(out, fw.file, fw.ids(), fw.agents, fw.switches)
+		addThrash(out, fw.file, writeIDs(fw.writes), fw.agents, fw.switches)
 	}
 	return out
 }
