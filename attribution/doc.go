@@ -120,7 +120,10 @@
 //     from that run. A SessionStart(resume or fork) of X is an orphan when no
 //     event of X other than pre-start events follows it before X's next
 //     SessionStart. Y is the fork of the latest unclaimed orphan of its group
-//     before Y's earliest event; each orphan claims one session. Y's
+//     before Y's first event that is not a pre-start event (the client runs
+//     a run's first hooks side by side, so Y's InstructionsLoaded may be
+//     stamped before X's SessionStart), provided X began before Y; each
+//     orphan claims one session. Y's
 //     transcript_path names Y's own file in X's project directory, so both
 //     share a group.
 //   - Otherwise a pre-start-only session is folded into the first later
@@ -143,8 +146,7 @@
 // start or keep an id and link nothing: a resume is a new Run of the same
 // session.
 //
-// A parent's evidence always precedes the child's earliest event, so
-// lineage has no cycles. The rules can mislink only when, in one group, a
+// A parent always begins before its child, so lineage has no cycles. The rules can mislink only when, in one group, a
 // session whose SessionStart was not captured begins after a resume that
 // died before sending any event.
 package attribution

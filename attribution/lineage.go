@@ -178,6 +178,29 @@ func linkSessions(recs []*record) *lineage {
 			l.aliasAt[into] = id
 		}
 	}
+	// forkOrphan returns the orphan a session whose earliest event is not a
+	// SessionStart forked from: the latest unclaimed one before its first
+	// event that is not a pre-start event (its first event when it has
+	// none). The client runs a run's first hooks side by side, so the
+	// fork's InstructionsLoaded may be stamped before the orphan
+	// SessionStart of the session it forked. The orphan's session must
+	// have begun before the fork, which keeps lineage free of cycles.
+	forkOrphan := func(rs []*record, preOnly bool) *record {
+		first, ref := rs[0], rs[0]
+		if !preOnly {
+			for _, r := range rs {
+				if !preStart(r.name) {
+					ref = r
+					break
+				}
+			}
+		}
+		o := latest(idx[first.group].orphans, ref)
+		if o == nil || bySession[o.session][0].seq > first.seq {
+			return nil
+		}
+		return o
+	}
 	fork := func(id string, o *record) {
 		used[o] = true
 		l.parent[id], l.kind[id] = o.session, LineageFork
@@ -233,7 +256,7 @@ func linkSessions(recs []*record) *lineage {
 				continue
 			}
 		}
-		if o := latest(x.orphans, first); o != nil {
+		if o := forkOrphan(rs, preOnly); o != nil {
 			fork(id, o)
 			continue
 		}

@@ -1,6 +1,7 @@
 package attribution
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -117,6 +118,16 @@ func TestLineage(t *testing.T) {
 		sessionStart("resume").sess("X"), il.sess("Y"),
 	}, []string{"X::", "Y:X:fork"}, nil)
 
+	f("fork whose InstructionsLoaded was stamped before the old id's SessionStart", []ev{
+		sessionStart("startup").sess("X"), prompt("a").sess("X"), sessionEnd("other").sess("X"),
+		il.sess("Y"), sessionStart("resume").sess("X"),
+		prompt("b").sess("Y"), stop.sess("Y"), sessionEnd("other").sess("Y"),
+	}, []string{"X::", "Y:X:fork"}, nil)
+
+	f("an orphan of a session begun after the fork's first event is not its parent", []ev{
+		il.sess("Y"), sessionStart("resume").sess("X"), prompt("b").sess("Y"),
+	}, []string{"Y::", "X::"}, nil)
+
 	f("a pre-start-only id with nothing after it is kept", []ev{
 		il.sess("T"),
 	}, []string{"T::"}, nil)
@@ -229,4 +240,38 @@ func reversed(envs []event.Envelope) []event.Envelope {
 	out := slices.Clone(envs)
 	slices.Reverse(out)
 	return out
+}
+
+// TestForkStampedBeforeItsOrphan: the 2.1.197 capture's fork, with its
+// InstructionsLoaded stamped before the SessionStart(resume) of the session
+// it forked, as happens when the client's side-by-side hooks are scheduled
+// the other way round: the fork is still linked, by Build and by a Group
+// fed one envelope at a time.
+func TestForkStampedBeforeItsOrphan(t *testing.T) {
+	envs := loadCorpus(t, "claude-code-2.1.197.jsonl", event.RuntimeClaudeCode)
+	var parent, fork string
+	for i := 1; i < len(envs); i++ {
+		a, errA := event.Decode(envs[i-1].Payload)
+		b, errB := event.Decode(envs[i].Payload)
+		if errA != nil || errB != nil {
+			continue
+		}
+		if s, ok := a.Event.(*event.SessionStartInput); ok && s.Source == "resume" &&
+			b.HookEventName == event.InstructionsLoaded && b.SessionID != a.SessionID {
+			envs[i-1].ReceivedAt, envs[i].ReceivedAt = envs[i].ReceivedAt, envs[i-1].ReceivedAt
+			parent, fork = a.SessionID, b.SessionID
+			break
+		}
+	}
+	if fork == "" {
+		t.Fatal("the capture has no fork whose InstructionsLoaded follows the orphan")
+	}
+	if s := Build(envs).Session(fork); s == nil || s.ParentSessionID != parent || s.Lineage != LineageFork {
+		t.Fatalf("Build: the fork %s is not linked to %s: %+v", fork, parent, s)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	g := checkGroup(t, "one at a time", envs, batches(rng, envs, 1))
+	if s := g.Result().Session(fork); s == nil || s.ParentSessionID != parent {
+		t.Fatalf("Group: the fork %s is not linked to %s", fork, parent)
+	}
 }
