@@ -95,7 +95,7 @@ func Split(data []byte) (raw Object, invalidUTF8 bool, err error) {
 	// json.Unmarshal into a map, whose reflection a one-event hook process
 	// pays in full.
 	raw = Object{}
-	d, ok := jsonscan.Members(data, func(key, val []byte) { raw[string(jsonscan.Name(key))] = val })
+	d, ok := jsonscan.Members(data, func(key, val []byte) { raw[memberKey(jsonscan.Name(key))] = val })
 	if !ok {
 		var v Object
 		err := json.Unmarshal(data, &v) // let encoding/json say what is wrong
