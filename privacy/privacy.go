@@ -285,6 +285,69 @@ func parseCaptured(t []byte, o Options) (captured, bool) {
 	if len(t) > maxCaptured || t[0] != '{' || !bytes.Contains(t, []byte(`"`+captureKey+`"`)) {
 		return captured{}, false
 	}
+	if c, ok := parseCapturedAsMade(t, o); ok {
+		return c, true
+	}
+	return parseCapturedJSON(t, o)
+}
+
+// parseCapturedAsMade recognises a capture object in the shape Apply makes
+// it (members in its order, keys unescaped, bytes a plain integer) with one
+// scan and no reflection: every tool_response a hook already captured comes
+// back to the collector so. It says nothing of any other shape, which
+// parseCapturedJSON reads; where it answers, it answers as parseCapturedJSON
+// does (FuzzParseCaptured).
+func parseCapturedAsMade(t []byte, o Options) (captured, bool) {
+	var vals [4][]byte
+	n := 0
+	names := [...]string{`"` + captureKey + `"`, `"bytes"`, `"head"`, `"tail"`}
+	_, ok := jsonscan.Members(t, func(key, val []byte) {
+		if n >= 0 && n < len(names) && string(key) == names[n] {
+			vals[n] = val
+			n++
+			return
+		}
+		n = -1
+	})
+	if !ok || n < 2 {
+		return captured{}, false
+	}
+	num := vals[1]
+	if len(num) == 0 || len(num) > 18 || (num[0] == '0' && len(num) > 1) {
+		return captured{}, false
+	}
+	for _, c := range num {
+		if c < '0' || c > '9' {
+			return captured{}, false
+		}
+	}
+	c := captured{bytes: string(num)}
+	switch string(vals[0]) {
+	case `"none"`:
+		c.mode = "none"
+		return c, n == 2
+	case `"preview"`:
+		c.mode = "preview"
+	default:
+		return captured{}, false
+	}
+	if n < 3 {
+		return captured{}, false
+	}
+	hb, tb := o.split()
+	if head, ok := jsonscan.Unquote(vals[2]); !ok || len(head) > hb+markerSlack {
+		return captured{}, false
+	}
+	if n == 4 {
+		if tail, ok := jsonscan.Unquote(vals[3]); !ok || len(tail) > tb+markerSlack {
+			return captured{}, false
+		}
+	}
+	return c, true
+}
+
+// parseCapturedJSON is parseCaptured of any shape, through encoding/json.
+func parseCapturedJSON(t []byte, o Options) (captured, bool) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(t, &m) != nil {
 		return captured{}, false
