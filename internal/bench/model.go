@@ -50,6 +50,13 @@ type ModelRun struct {
 	LagP50, LagP99 time.Duration
 	// Rebuilds and Loads count the groups rebuilt and read from the store.
 	Rebuilds, Loads float64
+	// RoundP50 and RoundP99 are how long the model's rounds took.
+	RoundP50, RoundP99 time.Duration
+	// GCCycles, GCMicros and AllocBytes are the collector's garbage
+	// collections, their CPU per event (µs) and the bytes allocated per
+	// event, over the whole run; PeakRSS is its peak resident set (VmHWM).
+	GCCycles, GCMicros, AllocBytes float64
+	PeakRSS                        int64
 	// FirstPage is the median time of GET …/tool-calls (the first page) on
 	// the first session once modelled.
 	FirstPage time.Duration
@@ -100,6 +107,8 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 		fmt.Fprintf(w, "    median %.0f µs/event, last/first slice %.2f; lag p50 %v, p99 %v; %v rebuilds, %v group loads; tool-calls first page (of %d calls) median %v\n",
 			median(r.SliceMicros), last/first, r.LagP50.Round(time.Millisecond), r.LagP99.Round(time.Millisecond),
 			r.Rebuilds, r.Loads, r.Calls, r.FirstPage.Round(10*time.Microsecond))
+		fmt.Fprintf(w, "    rounds p50 %v, p99 %v; %.0f GC cycles, GC %.1f µs/event, %.0f B allocated per event; peak RSS %d MiB\n",
+			r.RoundP50.Round(time.Millisecond), r.RoundP99.Round(time.Millisecond), r.GCCycles, r.GCMicros, r.AllocBytes, r.PeakRSS>>20)
 	}
 	return runs, nil
 }
@@ -262,6 +271,14 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 	run.LagP99 = time.Duration(histQuantile(m, "hookwatch_model_lag_seconds", 0.99) * float64(time.Second))
 	run.Rebuilds = m["hookwatch_model_rebuilds_total"]
 	run.Loads = m["hookwatch_model_group_loads_total"]
+	run.RoundP50 = time.Duration(histQuantile(m, "hookwatch_model_round_duration_seconds", 0.5) * float64(time.Second))
+	run.RoundP99 = time.Duration(histQuantile(m, "hookwatch_model_round_duration_seconds", 0.99) * float64(time.Second))
+	run.GCCycles = m["go_gc_duration_seconds_count"]
+	run.GCMicros = m["go_gc_cpu_seconds_total"] * 1e6 / float64(total)
+	run.AllocBytes = m["go_memstats_alloc_bytes_total"] / float64(total)
+	if run.PeakRSS, err = peakRSS(p); err != nil {
+		return run, err
+	}
 	return run, nil
 }
 
