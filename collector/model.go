@@ -479,6 +479,7 @@ func (m *modeler) run(ctx context.Context) {
 func (m *modeler) rounds(ctx context.Context) {
 	var due <-chan time.Time
 	var last time.Time
+	var took time.Duration // the rounds' time, smoothed
 	gap := modelCadence
 	for {
 		select {
@@ -505,11 +506,16 @@ func (m *modeler) rounds(ctx context.Context) {
 		due = nil
 		last = time.Now()
 		wait, again := m.round(ctx, false)
-		// Under a burst a round takes longer: the next waits three times
-		// as long, so that modelling takes at most a quarter of the time
-		// and the rounds grow, writing each call and agent once for more
-		// events, rather than competing with ingest event by event.
-		gap = max(modelCadence, 3*time.Since(last))
+		// Under a burst rounds take longer: the next waits three times as
+		// long, so that modelling takes at most a quarter of the time and
+		// the rounds grow, writing each call and agent once for more
+		// events, rather than competing with ingest event by event. The
+		// rounds' time is smoothed (a burst shows in a few rounds): one
+		// slow round of a steady stream (a garbage collection, a group
+		// loaded) would otherwise hold the next one back three times as
+		// long, and every event committed meanwhile with it.
+		took = (3*took + time.Since(last)) / 4
+		gap = max(modelCadence, 3*took)
 		if m.shared != nil {
 			gap = min(gap, sharedMaxGap)
 		}
