@@ -74,6 +74,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *modelCache < 1 || *modelCache > 1<<20 {
 		return fmt.Errorf("%w: --model-cache-mb must be between 1 and 1048576", errUsage)
 	}
+	serveGC(os.Getenv, int64(*modelCache)<<20)
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
 	}
@@ -272,6 +273,8 @@ Environment:
                      (the stale-context guard, see README)
   HOOKWATCH_OTLP_ENDPOINT  OTLP/HTTP receiver the traces are pushed to (as --otlp-endpoint)
   HOOKWATCH_OTLP_HEADERS   its headers, k=v,k=v with URL-encoded values (authentication)
+  GOGC, GOMEMLIMIT   the garbage collector's, as for any Go program (serve's defaults: 200,
+                     and a limit of 17 times --model-cache-mb plus 1 GiB)
 
 Codex: with Codex's home present ($CODEX_HOME, default ~/.codex), serve follows its rollout
 files (sessions/YYYY/MM/DD/rollout-*.jsonl, those written in the last 24 hours and on) for
