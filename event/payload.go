@@ -94,8 +94,32 @@ func Split(data []byte) (raw Object, invalidUTF8 bool, err error) {
 	// One validating scan of the top level costs a fraction of
 	// json.Unmarshal into a map, whose reflection a one-event hook process
 	// pays in full.
-	raw = Object{}
-	d, ok := jsonscan.Members(data, func(key, val []byte) { raw[memberKey(jsonscan.Name(key))] = val })
+	// The members are gathered first, so that the map is made once at its
+	// size rather than grown (a payload has ten to fifteen members).
+	var keys [16]string
+	var vals [16][]byte
+	n := 0
+	d, ok := jsonscan.Members(data, func(key, val []byte) {
+		k := memberKey(jsonscan.Name(key))
+		if raw == nil {
+			if n < len(keys) {
+				keys[n], vals[n] = k, val
+				n++
+				return
+			}
+			raw = make(Object, 2*len(keys))
+			for i := range n {
+				raw[keys[i]] = vals[i]
+			}
+		}
+		raw[k] = val // a later duplicate wins, as with encoding/json
+	})
+	if ok && raw == nil {
+		raw = make(Object, n)
+		for i := range n {
+			raw[keys[i]] = vals[i]
+		}
+	}
 	if !ok {
 		var v Object
 		err := json.Unmarshal(data, &v) // let encoding/json say what is wrong
