@@ -374,6 +374,11 @@ func decodeScalarPtr(rv json.RawMessage, fv reflect.Value) (ok, handled bool) {
 func lenientString(rv json.RawMessage) (string, bool) {
 	switch rv[0] {
 	case '"':
+		if n := len(rv); n >= 2 && n <= 32 && rv[n-1] == '"' {
+			if s, ok := constantValue(rv[1 : n-1]); ok {
+				return s, true
+			}
+		}
 		if s, ok := jsonscan.Unquote(rv); ok {
 			return s, true // what encoding/json gives, without its reflection
 		}
