@@ -180,6 +180,11 @@ func (g *Group) append(it *item) bool {
 		g.skipped++
 		return true
 	}
+	if n := len(g.recs); n > 0 && g.recs[n-1].group == r.group {
+		// One string of the key for the group's records, not one each:
+		// a group keeps every record of its sessions.
+		r.group = g.recs[n-1].group
+	}
 	relink := g.changesLineage(r)
 	g.recs = append(g.recs, r)
 	g.note(r)
