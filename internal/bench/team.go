@@ -49,7 +49,14 @@ type TeamOptions struct {
 	// default. A team's developers each have a lineage group of their
 	// sessions: all of them being worked on, the model keeps them all.
 	ModelCacheMB int
+	// Runs names the runs to make, of TeamRuns; empty for all of them.
+	Runs []string
 }
+
+// TeamRuns are the runs of the team benchmark, in the order they run:
+// sqlite and postgres are the throughput runs side by side, failover and
+// forward the two failover runs.
+var TeamRuns = []string{"sqlite", "postgres", "failover", "forward"}
 
 // TeamRun is what one run of the team benchmark measured.
 type TeamRun struct {
@@ -132,25 +139,31 @@ func Team(ctx context.Context, w io.Writer, o TeamOptions) ([]TeamRun, error) {
 		o.Developers, pg.Port, o.Repo, cache)
 
 	var runs []TeamRun
+	wanted := func(name string) bool { return len(o.Runs) == 0 || slices.Contains(o.Runs, name) }
 	short := o.Duration / 4
-	r, err := teamRun(ctx, w, bin, filepath.Join(tmp, "sqlite"), "", 1, o, short, 0, o.Batch, false)
-	if err != nil {
-		return runs, fmt.Errorf("sqlite run: %w", err)
+	if wanted("sqlite") {
+		r, err := teamRun(ctx, w, bin, filepath.Join(tmp, "sqlite"), "", 1, o, short, 0, o.Batch, false)
+		if err != nil {
+			return runs, fmt.Errorf("sqlite run: %w", err)
+		}
+		runs = append(runs, r)
 	}
-	runs = append(runs, r)
 	var failed error
 	for _, spec := range []struct {
-		name        string
+		run, name   string
 		dur         time.Duration
 		rate, batch int
 		kill        bool
 	}{
-		{"postgres", short, 0, o.Batch, false},
-		{"postgres-failover", o.Duration, o.Rate, 1, true},
+		{"postgres", "postgres", short, 0, o.Batch, false},
+		{"failover", "postgres-failover", o.Duration, o.Rate, 1, true},
 		// What laptops send through hookwatch forward: batches of what
 		// accumulated in the spool (forwardBatch).
-		{"postgres-failover-forward", o.Duration, o.Rate, forwardBatch, true},
+		{"forward", "postgres-failover-forward", o.Duration, o.Rate, forwardBatch, true},
 	} {
+		if !wanted(spec.run) {
+			continue
+		}
 		url, err := pg.CreateDatabase(ctx)
 		if err != nil {
 			return runs, err
@@ -172,7 +185,7 @@ func Team(ctx context.Context, w io.Writer, o TeamOptions) ([]TeamRun, error) {
 		r.Name = spec.name
 		runs = append(runs, r)
 	}
-	if failed != nil || len(runs) < 2 || runs[1].Name != "postgres" {
+	if failed != nil || len(runs) < 2 || runs[0].Name != "sqlite" || runs[1].Name != "postgres" {
 		return runs, failed
 	}
 	sq, pgr := runs[0], runs[1]

@@ -62,6 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	claude := fs.String("claude", "", "the Claude Code binary (session benchmark); default $HOOKWATCH_CLAUDE_BIN, else what scripts/install-claude.sh installs")
 	developers := fs.Int("developers", 50, "simulated developers (team benchmark)")
 	duration := fs.Duration("duration", time.Minute, "length of the failover run (team benchmark; its throughput runs take a quarter each)")
+	teamRuns := fs.String("team-runs", "", "comma-separated runs of the team benchmark, of "+strings.Join(bench.TeamRuns, ",")+" (sqlite and postgres: the throughput runs side by side); default all")
 	modelCache := fs.Int("model-cache-mb", 1536, "the collectors' --model-cache-mb (team benchmark): the groups of its developers' sessions; 0 = serve's default")
 	db := fs.String("db", "", "database file for the query benchmark, reused when it already holds enough events")
 	transcriptMB := fs.Int64("transcript-mb", 1000, "size of the generated transcript tree (import benchmark), in MB")
@@ -150,14 +151,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				r = 0 // the benchmark's default
 			}
 			o := bench.SessionOptions{Repo: *repo, Claude: *claude, Rounds: r}
-			for _, v := range strings.Split(*variants, ",") {
-				if v = strings.TrimSpace(v); v == "" {
-					continue
-				}
-				if !slices.Contains(bench.SessionVariants, v) {
-					return fmt.Errorf("%w: unknown session variant %q (want some of %s)", errUsage, v, strings.Join(bench.SessionVariants, ","))
-				}
-				o.Variants = append(o.Variants, v)
+			var err error
+			if o.Variants, err = someOf(*variants, bench.SessionVariants, "session variant"); err != nil {
+				return err
 			}
 			return bench.Session(ctx, stdout, o)
 		},
@@ -176,7 +172,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return bench.Export(ctx, stdout, bench.ExportOptions{Repo: *repo, Events: *events, Rounds: r})
 		},
 		"team": func() error {
-			_, err := bench.Team(ctx, stdout, bench.TeamOptions{Repo: *repo, Developers: *developers, Duration: *duration, Rate: *rate, ModelCacheMB: *modelCache})
+			o := bench.TeamOptions{Repo: *repo, Developers: *developers, Duration: *duration, Rate: *rate, ModelCacheMB: *modelCache}
+			var err error
+			if o.Runs, err = someOf(*teamRuns, bench.TeamRuns, "team run"); err != nil {
+				return err
+			}
+			_, err = bench.Team(ctx, stdout, o)
 			return err
 		},
 	}
@@ -197,4 +198,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout)
 	}
 	return nil
+}
+
+// someOf reads a comma-separated list of names of what (a flag's value),
+// each of which must be one of allowed; none for an empty list.
+func someOf(list string, allowed []string, what string) ([]string, error) {
+	var names []string
+	for _, v := range strings.Split(list, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		if !slices.Contains(allowed, v) {
+			return nil, fmt.Errorf("%w: unknown %s %q (want some of %s)", errUsage, what, v, strings.Join(allowed, ","))
+		}
+		names = append(names, v)
+	}
+	return names, nil
 }
