@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,6 +73,15 @@ type TeamRun struct {
 	// CPUMicros is the collectors' CPU (user + system, all of them) per
 	// stored event.
 	CPUMicros float64
+	// CatchUpCPUMicros is the collectors' CPU per stored event from the
+	// start until the model caught up after the run: what the model
+	// deferred under the burst counted.
+	CatchUpCPUMicros float64
+	// ServerCPUMicros and SenderCPUMicros are PostgreSQL's CPU (its
+	// postmaster and backends) and the benchmark's own (the developers'
+	// senders, the lag probes, the stream) per stored event during the
+	// run; with CPUMicros, what the run cost the machine.
+	ServerCPUMicros, SenderCPUMicros float64
 	// LagP99 is the model's lag on the collector computing it at the end
 	// (hookwatch_model_lag_seconds: from the commit, or on a shared
 	// database from the holder's read of the log, to the model stored).
@@ -142,7 +152,7 @@ func Team(ctx context.Context, w io.Writer, o TeamOptions) ([]TeamRun, error) {
 	wanted := func(name string) bool { return len(o.Runs) == 0 || slices.Contains(o.Runs, name) }
 	short := o.Duration / 4
 	if wanted("sqlite") {
-		r, err := teamRun(ctx, w, bin, filepath.Join(tmp, "sqlite"), "", 1, o, short, 0, o.Batch, false)
+		r, err := teamRun(ctx, w, bin, filepath.Join(tmp, "sqlite"), "", 0, 1, o, short, 0, o.Batch, false)
 		if err != nil {
 			return runs, fmt.Errorf("sqlite run: %w", err)
 		}
@@ -168,7 +178,7 @@ func Team(ctx context.Context, w io.Writer, o TeamOptions) ([]TeamRun, error) {
 		if err != nil {
 			return runs, err
 		}
-		r, err := teamRun(ctx, w, bin, filepath.Join(tmp, spec.name), url, 2, o, spec.dur, spec.rate, spec.batch, spec.kill)
+		r, err := teamRun(ctx, w, bin, filepath.Join(tmp, spec.name), url, pg.Pid(), 2, o, spec.dur, spec.rate, spec.batch, spec.kill)
 		if spec.name == "postgres-failover-forward" {
 			fmt.Fprintf(w, "    (as hookwatch forward drains a laptop's spool: one sender per developer, every batch what accumulated since the last, up to %d)\n", forwardBatch)
 		}
@@ -207,11 +217,11 @@ func (l LagFigures) String() string {
 	return fmt.Sprintf("p50 %v p99 %v (%d probes)", l.P50.Round(10*time.Millisecond), l.P99.Round(10*time.Millisecond), l.N)
 }
 
-// teamRun runs collectors collectors on one database (dbURL, or a SQLite
-// file in home when empty) for dur, the developers sending rate events/s
+// teamRun runs collectors collectors on one database (dbURL, served by the
+// PostgreSQL postmaster pgPid, or a SQLite file in home when empty) for dur, the developers sending rate events/s
 // in all (0: as fast as answered) in requests of batch events; at a
 // steady rate, batch forwardBatch sends as hookwatch forward does.
-func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collectors int, o TeamOptions,
+func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, pgPid, collectors int, o TeamOptions,
 	dur time.Duration, rate, batch int, kill bool) (TeamRun, error) {
 	run := TeamRun{Name: "sqlite", Killed: kill}
 	dbEnv := "HOOKWATCH_DB=" + filepath.Join(home, "hookwatch.db")
@@ -267,6 +277,8 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 		return total
 	}
 	cpu0 := cpu()
+	server0, _ := serverCPU(pgPid)
+	self0 := selfCPU()
 
 	var (
 		mu        sync.Mutex
@@ -426,6 +438,8 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpuUsed := cpu() - cpu0
+	server1, _ := serverCPU(pgPid)
+	serverUsed, selfUsed := server1-server0, selfCPU()-self0
 	if ctx.Err() != nil {
 		return run, ctx.Err()
 	}
@@ -453,6 +467,7 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 		return run, err
 	}
 	run.CatchUp = caughtUp
+	cpuCaughtUp := cpu() - cpu0
 	if lagProbe != nil {
 		run.Lag = lagProbe.figures(ctx)
 	}
@@ -502,7 +517,10 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 			run.Missing++
 		}
 	}
-	run.CPUMicros = cpuUsed.Seconds() * 1e6 / float64(max(1, len(seen)))
+	perEvent := func(d time.Duration) float64 { return d.Seconds() * 1e6 / float64(max(1, len(seen))) }
+	run.CPUMicros = perEvent(cpuUsed)
+	run.CatchUpCPUMicros = perEvent(cpuCaughtUp)
+	run.ServerCPUMicros, run.SenderCPUMicros = perEvent(serverUsed), perEvent(selfUsed)
 
 	// The stream of the surviving collector: what it showed of each
 	// collector's acknowledgements.
@@ -528,6 +546,12 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, collecto
 		dbName(dbURL), collectors, dur, mode, run.Events, run.EventsPerSec,
 		run.LatencyP50.Round(10*time.Microsecond), run.LatencyP99.Round(10*time.Microsecond), run.CPUMicros, run.LagP99.Round(time.Millisecond))
 	fmt.Fprintf(w, "    model: up to date %v after the last acknowledgement;%s\n", run.CatchUp.Round(10*time.Millisecond), strings.TrimSuffix(modelLine.String(), ";"))
+	server := ""
+	if pgPid != 0 {
+		server = fmt.Sprintf(", PostgreSQL %.1f", run.ServerCPUMicros)
+	}
+	fmt.Fprintf(w, "    CPU µs/event during the run: collectors %.1f%s, benchmark (senders, probes, stream) %.1f, all-in %.1f; collectors until the model caught up %.1f\n",
+		run.CPUMicros, server, run.SenderCPUMicros, run.CPUMicros+run.ServerCPUMicros+run.SenderCPUMicros, run.CatchUpCPUMicros)
 	if lagProbe != nil {
 		mu.Lock() // the takeover's watcher is done: the model caught up
 		takeover := run.Takeover
@@ -772,4 +796,55 @@ func modelCaughtUp(ctx context.Context, st store.Store, limit time.Duration) (ti
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// serverCPU is the CPU of PostgreSQL's postmaster pid and its children
+// (the backends, live or reaped); 0 for pid 0.
+func serverCPU(pid int) (time.Duration, error) {
+	if pid == 0 {
+		return 0, nil
+	}
+	total, err := procCPU(pid)
+	if err != nil {
+		return 0, err
+	}
+	// Reaped children are counted in the postmaster's cutime and cstime.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 14 {
+			cu, _ := strconv.ParseInt(f[13], 10, 64)
+			cs, _ := strconv.ParseInt(f[14], 10, 64)
+			total += time.Duration(cu+cs) * time.Second / 100
+		}
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return total, err
+	}
+	parent := fmt.Sprint(pid)
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); len(f) > 1 && f[1] == parent {
+			if c, err := procCPU(child); err == nil {
+				total += c
+			}
+		}
+	}
+	return total, nil
+}
+
+// selfCPU is this process's CPU, user and system.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

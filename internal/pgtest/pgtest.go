@@ -166,6 +166,15 @@ func (s *Server) waitReady(ctx context.Context) error {
 	}
 }
 
+// Pid is the process id of the server's postmaster, whose children are
+// its backends (for the benchmarks' CPU accounting); 0 before it started.
+func (s *Server) Pid() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Stop shuts the server down (fast shutdown: sessions are ended, nothing
 // waits for clients) and removes its directory.
 func (s *Server) Stop() error {
