@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store"
 )
 
 // TestDeveloperSessionsFollowInTime: a simulated developer's later
@@ -52,4 +53,25 @@ func TestDeveloperSessionsFollowInTime(t *testing.T) {
 			i += k
 		}
 	}
+}
+
+// TestStreamID: the id of a stream event is read from the front of the
+// collector's encoding of a stored event, and decoded from any other shape.
+func TestStreamID(t *testing.T) {
+	f := func(data, want string) {
+		t.Helper()
+		if got := streamID(data); got != want {
+			t.Fatalf("streamID(%s) = %q, want %q", data, got, want)
+		}
+	}
+	id := event.NewID(time.Now())
+	enc, err := json.Marshal(store.Event{Seq: 42, ID: id, SessionID: "s", Envelope: []byte(`{"id":"other"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f(string(enc), id)
+	f(`{"id":"a\"b","seq":1}`, `a"b`)
+	f(`{"seq":1,"id":"a\"b"}`, `a"b`)
+	f(`{"seq":1}`, "")
+	f(`not json`, "")
 }
