@@ -86,6 +86,15 @@ const (
 	// own and do not hold up ingest, so a long round (a takeover's loads)
 	// is not followed by a longer pause.
 	sharedMaxGap = 300 * time.Millisecond
+	// standbyCadence is the time between two rounds of a standby
+	// (shared.go), which stores nothing and whose groups only a takeover
+	// needs: it applies in fewer, larger rounds, each reading up to
+	// standbyBudget events of the log.
+	standbyCadence = time.Second
+	standbyBudget  = 5 * tailBudget
+	// burstQuiet is how long after its last commit a collector sharing
+	// its store still counts as ingesting (yields).
+	burstQuiet = time.Second
 )
 
 // modelMaxBacklog bounds the events committed and not applied yet (each
@@ -135,7 +144,9 @@ type modeler struct {
 	// cached and cachedBytes are what the groups kept between rounds
 	// (groupCache) hold after the latest round, for /metrics.
 	cached, cachedBytes atomic.Int64
-	evictions           *metrics.Counter
+	// committed is when mark last saw events committed (Unix ns).
+	committed atomic.Int64
+	evictions *metrics.Counter
 
 	cancel context.CancelFunc
 	flush  chan struct{} // closed by stop: a last round, then exit
@@ -319,6 +330,7 @@ func (m *modeler) mark(events []store.Event) {
 	if n == 0 {
 		return
 	}
+	m.committed.Store(now.UnixNano())
 	m.poke()
 	if m.shared != nil {
 		return
@@ -499,7 +511,7 @@ func (m *modeler) rounds(ctx context.Context) {
 				return
 			}
 		}
-		if early := gap - time.Since(last); early > 0 && !m.behind() {
+		if early := gap - time.Since(last); early > 0 && (!m.behind() || m.yields()) {
 			due = time.After(early)
 			continue
 		}
@@ -516,7 +528,15 @@ func (m *modeler) rounds(ctx context.Context) {
 		// long, and every event committed meanwhile with it.
 		took = (3*took + time.Since(last)) / 4
 		gap = max(modelCadence, 3*took)
-		if m.shared != nil {
+		switch {
+		case m.shared == nil:
+		case m.yields():
+			// So on a shared store too while a burst keeps the model at
+			// its bound: what waits beyond it waits in the log, not in
+			// memory (readTail), and ingest does not wait for the model.
+		case m.standby():
+			gap = standbyCadence
+		default:
 			gap = min(gap, sharedMaxGap)
 		}
 		if again {
@@ -524,6 +544,21 @@ func (m *modeler) rounds(ctx context.Context) {
 		}
 	}
 }
+
+// yields reports whether the rounds of a collector sharing its store
+// yield to ingest: the events waiting for the model are at their bound
+// while this collector commits (a burst), so the rounds keep to a quarter
+// of the time rather than running back to back (as they do at the bound
+// on a store of its own, whose commits wait for the model, and here once
+// ingest pauses, to catch up).
+func (m *modeler) yields() bool {
+	return m.shared != nil && m.behind() && time.Since(time.Unix(0, m.committed.Load())) < burstQuiet
+}
+
+// standby reports whether this collector shares its store and does not
+// hold the lease: its rounds keep its groups for a takeover and store
+// nothing.
+func (m *modeler) standby() bool { return m.shared != nil && m.lease == nil }
 
 // round applies the held events whose time has come (with all, every one)
 // and loads the stale sessions. It returns how long until the next held

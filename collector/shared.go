@@ -151,7 +151,8 @@ func (m *modeler) standDown() {
 }
 
 // readTail queues the events committed after the last one read, by every
-// collector, in seq order, at most tailBudget of them: a round applies what
+// collector, in seq order, at most tailBudget of them (a standby, which
+// applies in fewer rounds, standbyBudget): a round applies what
 // it read before the next reads more, so that a log growing faster than one
 // read empties it still moves the model on. In seq order, so that a
 // session's model never claims (derived_seq) an event another collector
@@ -159,12 +160,15 @@ func (m *modeler) standDown() {
 // mark kept them, decoded, and counted from their commit; the others' from
 // their read. It reports whether more was left to read.
 func (m *modeler) readTail(ctx context.Context) bool {
-	read := 0
+	read, budget := 0, m.tailBudget
+	if m.standby() {
+		budget *= standbyBudget / tailBudget // fewer, larger rounds
+	}
 	for {
 		m.mu.Lock()
 		tail := m.tail
 		m.mu.Unlock()
-		limit := min(store.MaxLimit, m.tailBudget-read)
+		limit := min(store.MaxLimit, budget-read)
 		if limit <= 0 {
 			return true
 		}
