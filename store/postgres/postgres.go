@@ -58,6 +58,9 @@ type DB struct {
 	// database's advisory lock, and guards closed.
 	mu     sync.Mutex
 	closed bool
+	// insertBuf is the room of the last insert's parameters, reused by
+	// the next (insertArgs); guarded by mu.
+	insertBuf []byte
 }
 
 // Open connects to the database at url (a postgres:// URL or a libpq
