@@ -290,7 +290,7 @@ func keyOf(e *store.Event) string {
 }
 
 // mark records that events were committed (those with a Seq) and wakes the
-// goroutine. While more than modelMaxBacklog events wait to be applied, it
+// goroutine. While the events waiting to be applied are at their bound (full), it
 // waits (on the writer's goroutine: the next commit waits with it) until
 // the model has applied enough of them, or stopped. The store has the
 // events by then: a hook whose POST times out meanwhile spools an event
@@ -337,7 +337,7 @@ func (m *modeler) mark(events []store.Event) {
 	}
 	for waited := false; ; waited = true {
 		m.mu.Lock()
-		over, changed := m.backlog > m.maxBacklog, m.changed
+		over, changed := m.full(), m.changed
 		m.mu.Unlock()
 		if !over {
 			return
@@ -358,8 +358,14 @@ func (m *modeler) mark(events []store.Event) {
 func (m *modeler) behind() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.backlog >= m.maxBacklog
+	return m.full()
 }
+
+// full reports whether the events waiting to be applied are at their
+// bound, the one test of it: a commit then waits (mark), the rounds run
+// back to back (behind) and the log is read no further (readTail). The
+// caller holds m.mu.
+func (m *modeler) full() bool { return m.backlog >= m.maxBacklog }
 
 func (m *modeler) poke() {
 	select {
@@ -1030,28 +1036,29 @@ type batchMark struct{ agents, calls int }
 // holds a row its model no longer has, which writing over rows cannot
 // remove. Its session row is always written: it carries derived_seq.
 func onlyUnstored(b *store.ModelBatch, mark batchMark, ids map[string]bool, stored storedDocs) {
+	// One pass over the batch and one over the stored rows: a stale
+	// session is written whole when the store has a row of it that the
+	// batch does not.
+	keptAgents, keptCalls := map[rowKey]bool{}, map[rowKey]bool{}
+	for _, a := range b.Agents[mark.agents:] {
+		if ids[a.SessionID] {
+			keptAgents[rowKey{a.SessionID, a.AgentID}] = true
+		}
+	}
+	for _, c := range b.ToolCalls[mark.calls:] {
+		if ids[c.SessionID] {
+			keptCalls[rowKey{c.SessionID, c.ToolUseID}] = true
+		}
+	}
 	whole := map[string]bool{}
-	for id := range ids {
-		kept := map[rowKey]bool{}
-		for _, a := range b.Agents[mark.agents:] {
-			if a.SessionID == id {
-				kept[rowKey{id, a.AgentID}] = true
-			}
+	for k := range stored.agents {
+		if ids[k.session] && !keptAgents[k] {
+			whole[k.session] = true
 		}
-		for _, c := range b.ToolCalls[mark.calls:] {
-			if c.SessionID == id {
-				kept[rowKey{id, c.ToolUseID}] = true
-			}
-		}
-		for k := range stored.agents {
-			if k.session == id && !kept[k] {
-				whole[id] = true
-			}
-		}
-		for k := range stored.calls {
-			if k.session == id && !kept[k] {
-				whole[id] = true
-			}
+	}
+	for k := range stored.calls {
+		if ids[k.session] && !keptCalls[k] {
+			whole[k.session] = true
 		}
 	}
 	same := func(id string, docs map[rowKey]uint64, k rowKey, doc []byte) bool {

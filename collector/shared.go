@@ -200,7 +200,7 @@ func (m *modeler) readTail(ctx context.Context) bool {
 				m.pending[e.SessionID]++ // reads wait on the holder only
 			}
 		}
-		full := m.backlog >= m.maxBacklog
+		full := m.full()
 		m.mu.Unlock()
 		if page.Next == "" {
 			return false
