@@ -159,7 +159,7 @@ type modeler struct {
 	// mine are the holder's own commits past tail, kept by mark as they
 	// were committed, decoded: readTail queues them in their place in the
 	// log instead of decoding them again. Guarded by mu.
-	mine map[int64]pendingEvent
+	mine ownCommits
 	// tailBudget is the most events one readTail queues.
 	tailBudget int
 	// leases tells the run goroutine of the lease: the context of a lease
@@ -206,7 +206,6 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		flush:        make(chan struct{}),
 		exited:       make(chan struct{}),
 		version:      time.Now().UnixMicro(),
-		mine:         map[int64]pendingEvent{},
 		tailBudget:   tailBudget,
 		applied:      set.NewCounter(`hookwatch_model_events_applied_total`),
 		rebuilds:     set.NewCounter(`hookwatch_model_rebuilds_total`),
@@ -311,7 +310,7 @@ func (m *modeler) mark(events []store.Event) {
 			if e.Seq <= m.tail {
 				continue // read from the log already
 			}
-			m.mine[e.Seq] = pendingEvent{ev: e, arrived: now}
+			m.mine.put(pendingEvent{ev: e, arrived: now})
 			n++
 			if !m.leading {
 				continue

@@ -153,14 +153,14 @@ func TestReadTailBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := metrics.NewSet()
-	m := &modeler{st: db, log: slog.New(slog.DiscardHandler), pending: map[string]int{}, mine: map[int64]pendingEvent{},
+	m := &modeler{st: db, log: slog.New(slog.DiscardHandler), pending: map[string]int{},
 		tailBudget: 7, fromLog: set.NewCounter("read"), errors: set.NewCounter("errors")}
 	// The holder committed one of them itself: mark kept it, decoded.
 	var own int64
 	for _, e := range events {
 		if e.SessionID != "" {
 			own = e.Seq
-			m.mine[own] = pendingEvent{ev: e, arrived: time.Unix(1, 0)}
+			m.mine.put(pendingEvent{ev: e, arrived: time.Unix(1, 0)})
 			break
 		}
 	}
@@ -191,7 +191,49 @@ func TestReadTailBounded(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("queued seqs %v, want %v", got, want)
 	}
-	if reads < len(events)/m.tailBudget || len(m.mine) != 0 || m.tail != events[len(events)-1].Seq {
-		t.Fatalf("%d reads of %d events, %d own seqs left, tail %d", reads, len(events), len(m.mine), m.tail)
+	if reads < len(events)/m.tailBudget || m.mine.len() != 0 || m.tail != events[len(events)-1].Seq {
+		t.Fatalf("%d reads of %d events, %d own seqs left, tail %d", reads, len(events), m.mine.len(), m.tail)
 	}
+}
+
+// TestOwnCommits: a collector's own commits come out of the queue in seq
+// order as the log read meets them, one marked late (two goroutines
+// inserting at once) in its place; those before the start are dropped.
+func TestOwnCommits(t *testing.T) {
+	var o ownCommits
+	put := func(seqs ...int64) {
+		for _, s := range seqs {
+			o.put(pendingEvent{ev: store.Event{Seq: s}})
+		}
+	}
+	take := func(seq int64, want bool) {
+		t.Helper()
+		p, ok := o.take(seq)
+		if ok != want || (ok && p.ev.Seq != seq) {
+			t.Fatalf("take(%d) = %d, %v; want %v", seq, p.ev.Seq, ok, want)
+		}
+	}
+	put(3, 4, 7, 5, 6)
+	if n := o.dropTo(3); n != 1 || o.len() != 4 {
+		t.Fatalf("dropTo(3) dropped %d, %d left", n, o.len())
+	}
+	take(5, false) // 4 comes first in the log
+	take(4, true)
+	take(5, true)
+	take(6, true)
+	take(8, false)
+	take(7, true)
+	if o.len() != 0 {
+		t.Fatalf("%d left", o.len())
+	}
+	for s := range int64(3000) {
+		put(s + 10)
+	}
+	for s := range int64(2999) {
+		take(s+10, true)
+	}
+	if o.len() != 1 || len(o.evs) > 1024 {
+		t.Fatalf("%d left in room of %d", o.len(), len(o.evs))
+	}
+	take(3009, true)
 }

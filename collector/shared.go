@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/hookwatch/hookwatch/store"
@@ -62,12 +63,8 @@ func (m *modeler) lead(ctx context.Context) {
 		if err == nil {
 			m.mu.Lock()
 			m.tail = seq
-			for s := range m.mine {
-				if s <= seq {
-					delete(m.mine, s) // committed before the start: read by no one
-					m.backlog = max(m.backlog-1, 0)
-				}
-			}
+			// Committed before the start: read by no one.
+			m.backlog = max(m.backlog-m.mine.dropTo(seq), 0)
 			m.mu.Unlock()
 			break
 		}
@@ -185,8 +182,7 @@ func (m *modeler) readTail(ctx context.Context) bool {
 		m.mu.Lock()
 		for _, e := range page.Events {
 			m.tail = e.Seq
-			if p, ok := m.mine[e.Seq]; ok {
-				delete(m.mine, e.Seq)
+			if p, ok := m.mine.take(e.Seq); ok {
 				m.queue = append(m.queue, p) // counted by mark
 				continue
 			}
@@ -208,5 +204,65 @@ func (m *modeler) readTail(ctx context.Context) bool {
 		if full {
 			return true // at the bound: the next rounds read the rest
 		}
+	}
+}
+
+// ownCommits are a collector's own commits past its read of the log, as
+// mark kept them, in seq order: readTail, reading the log in seq order,
+// meets them at the front. A queue rather than a map by seq: a burst
+// keeps thousands, each a copy of its event, which a map rehashes as it
+// grows.
+type ownCommits struct {
+	evs  []pendingEvent // in seq order from head on
+	head int
+}
+
+// put keeps p. Commits are marked in the order they committed, but for
+// two goroutines inserting at once: one marked after a later one goes in
+// its place.
+func (o *ownCommits) put(p pendingEvent) {
+	i := len(o.evs)
+	for i > o.head && o.evs[i-1].ev.Seq > p.ev.Seq {
+		i--
+	}
+	o.evs = slices.Insert(o.evs, i, p)
+}
+
+// take returns the commit of seq when it is the first kept.
+func (o *ownCommits) take(seq int64) (pendingEvent, bool) {
+	if o.head == len(o.evs) || o.evs[o.head].ev.Seq != seq {
+		return pendingEvent{}, false
+	}
+	p := o.evs[o.head]
+	o.evs[o.head] = pendingEvent{} // its payload goes with the round
+	o.head++
+	o.compact()
+	return p, true
+}
+
+// dropTo forgets the commits up to seq and returns how many it forgot.
+func (o *ownCommits) dropTo(seq int64) int {
+	n := 0
+	for o.head < len(o.evs) && o.evs[o.head].ev.Seq <= seq {
+		o.evs[o.head] = pendingEvent{}
+		o.head, n = o.head+1, n+1
+	}
+	o.compact()
+	return n
+}
+
+// len is how many commits are kept.
+func (o *ownCommits) len() int { return len(o.evs) - o.head }
+
+// compact reuses the room of the commits taken: all of it once none is
+// left, else by moving the rest down once the taken are the larger part.
+func (o *ownCommits) compact() {
+	switch {
+	case o.head == len(o.evs):
+		o.evs, o.head = reuse(o.evs), 0
+	case o.head > 1024 && o.head > len(o.evs)/2:
+		n := copy(o.evs, o.evs[o.head:])
+		clear(o.evs[n:])
+		o.evs, o.head = o.evs[:n], 0
 	}
 }
