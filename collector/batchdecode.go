@@ -70,11 +70,38 @@ func scanBatch(data []byte) ([]event.Envelope, bool) {
 				return
 			}
 			envs = append(envs, event.Envelope{})
-			ok = envs[len(envs)-1].UnmarshalShared(elem) == nil
+			n := len(envs)
+			ok = envs[n-1].UnmarshalShared(elem) == nil
+			if ok && n > 1 {
+				shareStrings(&envs[n-1], &envs[n-2])
+			}
 		})
 		ok = ok && arrayOK
 	})
 	return envs, ok && valid && found
+}
+
+// shareStrings points the fields of e that say where it comes from at
+// prev's strings when they are equal: the envelopes of a batch come from
+// one host, user, client and hook, and the session model keeps every
+// envelope of the sessions it holds, each string an object for the garbage
+// collector to mark.
+func shareStrings(e, prev *event.Envelope) {
+	if e.Runtime == prev.Runtime {
+		e.Runtime = prev.Runtime
+	}
+	if e.Host == prev.Host {
+		e.Host = prev.Host
+	}
+	if e.User == prev.User {
+		e.User = prev.User
+	}
+	if e.HookwatchVersion == prev.HookwatchVersion {
+		e.HookwatchVersion = prev.HookwatchVersion
+	}
+	if e.Kind == prev.Kind {
+		e.Kind = prev.Kind
+	}
 }
 
 func decodeBatch(dec *json.Decoder) ([]event.Envelope, error) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
@@ -158,5 +159,28 @@ func TestDecodeBatchWhitespace(t *testing.T) {
 	_, err := collector.DecodeBatch(strings.NewReader(`{"envelopes":[{"id":"a","payload":{"n":1` + spaces + `2}}]}`))
 	if err == nil || !strings.Contains(err.Error(), "malformed JSON") {
 		t.Fatalf("1<spaces>2 decoded: %v", err)
+	}
+}
+
+// TestDecodeBatchSharesStrings: the envelopes of a batch that come from
+// the same host, user, client and hook share one string of each, which the
+// session model keeps with every envelope.
+func TestDecodeBatchSharesStrings(t *testing.T) {
+	body := `{"envelopes":[` +
+		`{"id":"a","runtime":"claude-code","host":"dev-box","user":"ann","hookwatch_version":"1.2.3","received_at":"2026-11-28T08:00:00Z","payload":{"session_id":"s"}},` +
+		`{"id":"b","runtime":"claude-code","host":"dev-box","user":"ann","hookwatch_version":"1.2.3","received_at":"2026-11-28T08:00:01Z","payload":{"session_id":"s"}},` +
+		`{"id":"c","runtime":"claude-code","host":"other","user":"ann","hookwatch_version":"1.2.3","received_at":"2026-11-28T08:00:02Z","payload":{"session_id":"s"}}]}`
+	envs, err := collector.DecodeBatch(strings.NewReader(body))
+	if err != nil || len(envs) != 3 {
+		t.Fatalf("DecodeBatch: %d envelopes, %v", len(envs), err)
+	}
+	same := func(a, b string) bool { return a == b && unsafe.StringData(a) == unsafe.StringData(b) }
+	for _, e := range envs[1:] {
+		if !same(e.Runtime, envs[0].Runtime) || !same(e.User, envs[0].User) || !same(e.HookwatchVersion, envs[0].HookwatchVersion) {
+			t.Errorf("envelope %s does not share the batch's strings", e.ID)
+		}
+	}
+	if !same(envs[1].Host, envs[0].Host) || envs[2].Host != "other" {
+		t.Errorf("hosts %q %q %q", envs[0].Host, envs[1].Host, envs[2].Host)
 	}
 }
