@@ -110,13 +110,14 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 	fresh := make([]*item, 0, len(envs))
 	rebuild := false
 	for i := range envs {
-		e := envs[i]
-		it := &item{env: &e}
+		it := &item{own: envs[i]}
+		it.env = &it.own
+		e := it.env
 		if i < len(payloads) && payloads[i] != nil {
 			it.p, it.decoded = payloads[i], true
 		}
 		if e.ID == "" {
-			k := contentKey(&e)
+			k := contentKey(e)
 			if _, ok := g.anon[k]; ok {
 				continue
 			}

@@ -92,6 +92,9 @@ type item struct {
 	p       *event.Payload
 	decoded bool
 	applied bool // a Group derived from it
+	// own is the envelope env points at when the item holds its own copy:
+	// one object per envelope kept rather than two.
+	own event.Envelope
 }
 
 func (it *item) payload() *event.Payload {
