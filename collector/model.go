@@ -146,7 +146,15 @@ type modeler struct {
 	cached, cachedBytes atomic.Int64
 	// committed is when mark last saw events committed (Unix ns).
 	committed atomic.Int64
-	evictions *metrics.Counter
+	// head is the largest seq mark saw committed, guarded by mu.
+	head int64
+	// Owned by the run goroutine: what the latest round applied, and the
+	// rates yields compares (noteRates).
+	roundApplied       int
+	logRate, applyRate float64
+	prevStart          time.Time
+	prevHead           int64
+	evictions          *metrics.Counter
 
 	cancel context.CancelFunc
 	flush  chan struct{} // closed by stop: a last round, then exit
@@ -311,6 +319,7 @@ func (m *modeler) mark(events []store.Event) {
 				continue // read from the log already
 			}
 			m.mine.put(pendingEvent{ev: e, arrived: now})
+			m.head = max(m.head, e.Seq)
 			n++
 			if !m.leading {
 				continue
@@ -522,7 +531,11 @@ func (m *modeler) rounds(ctx context.Context) {
 		}
 		due = nil
 		last = time.Now()
+		head0 := m.logHead()
 		wait, again := m.round(ctx, false)
+		if m.shared != nil {
+			m.noteRates(last, head0, m.roundApplied, time.Since(last))
+		}
 		// Under a burst rounds take longer: the next waits three times as
 		// long, so that modelling takes at most a quarter of the time and
 		// the rounds grow, writing each call and agent once for more
@@ -552,12 +565,40 @@ func (m *modeler) rounds(ctx context.Context) {
 
 // yields reports whether the rounds of a collector sharing its store
 // yield to ingest: the events waiting for the model are at their bound
-// while this collector commits (a burst), so the rounds keep to a quarter
-// of the time rather than running back to back (as they do at the bound
-// on a store of its own, whose commits wait for the model, and here once
-// ingest pauses, to catch up).
+// while this collector commits, faster than the rounds apply them when
+// they run back to back (a burst the model cannot keep up with anyway), so
+// the rounds keep to a quarter of the time rather than competing with
+// ingest. A model behind a rate it can keep up with (after a takeover, a
+// restart) runs its rounds back to back to catch up, as it does once
+// ingest pauses, and as a store of its own does at the bound (its commits
+// wait for the model).
 func (m *modeler) yields() bool {
-	return m.shared != nil && m.behind() && time.Since(time.Unix(0, m.committed.Load())) < burstQuiet
+	return m.shared != nil && m.behind() && time.Since(time.Unix(0, m.committed.Load())) < burstQuiet &&
+		m.logRate > m.applyRate
+}
+
+// noteRates updates, after a round that began at start when the log's
+// head was at head0 and applied n events in took, the rates yields
+// compares, smoothed as the rounds' time is: the log's growth (events of
+// every collector per second, from the seqs this collector commits and
+// reads) and what the rounds apply per second of their own time.
+func (m *modeler) noteRates(start time.Time, head0 int64, n int, took time.Duration) {
+	if !m.prevStart.IsZero() {
+		if d := start.Sub(m.prevStart).Seconds(); d > 0 {
+			m.logRate = (3*m.logRate + float64(head0-m.prevHead)/d) / 4
+		}
+	}
+	m.prevStart, m.prevHead = start, head0
+	if n > 0 && took > 0 {
+		m.applyRate = (3*m.applyRate + float64(n)/took.Seconds()) / 4
+	}
+}
+
+// logHead is the largest seq this collector committed or read.
+func (m *modeler) logHead() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return max(m.head, m.tail)
 }
 
 // standby reports whether this collector shares its store and does not
@@ -569,6 +610,7 @@ func (m *modeler) standby() bool { return m.shared != nil && m.lease == nil }
 // and loads the stale sessions. It returns how long until the next held
 // event is due.
 func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
+	m.roundApplied = 0
 	moreLog := m.shared != nil && m.readTail(ctx)
 	m.mu.Lock()
 	m.held = append(m.held, m.queue...)
@@ -665,6 +707,7 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	m.noteCache()
 	m.roundTime.UpdateDuration(start)
 	m.applied.Add(len(ready))
+	m.roundApplied = len(ready)
 	if leading {
 		end := time.Now()
 		for _, p := range ready {
