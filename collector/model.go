@@ -74,6 +74,10 @@ const (
 	staleBatch = 500
 	// staleLoads is how many stale sessions one round loads at most.
 	staleLoads = 32
+	// standbyLoads is how many groups a standby loads at most in a round:
+	// a collector started beside a holder meets every active group at
+	// once, and loading them all in one round competes with the holder.
+	standbyLoads = 4
 	// maxKnownSessions bounds the session → group key memo.
 	maxKnownSessions = 100_000
 	// modelFlushWait bounds the last round at stop.
@@ -177,8 +181,12 @@ type modeler struct {
 	// the stale sessions a new holder restates from its groups.
 	lease   context.Context
 	restate map[string]bool
-	leader  *metrics.Gauge
-	fromLog *metrics.Counter
+	// deferred holds, by group key, the sessions whose events a standby
+	// left for the group's load (standbyLoads): read by then from the
+	// store, they are applied with it.
+	deferred map[string]map[string]bool
+	leader   *metrics.Gauge
+	fromLog  *metrics.Counter
 
 	applied   *metrics.Counter
 	rebuilds  *metrics.Counter
@@ -245,6 +253,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 	if m.shared != nil {
 		m.leases = make(chan context.Context)
 		m.restate = map[string]bool{}
+		m.deferred = map[string]map[string]bool{}
 	}
 	if m.shared == nil {
 		// Before New returns, so that a read right after a start waits
@@ -937,8 +946,29 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 	}
 	var batch store.ModelBatch
 	var round []attribution.SessionChanges // for the sinks
+	loadsLeft := standbyLoads
 	for _, key := range order {
 		w := byKey[key]
+		if m.groups.groups[key] == nil && m.deferred != nil {
+			if !leading && loadsLeft == 0 {
+				// Committed, so read from the store when the group is
+				// loaded: its events wait for that, not applied now.
+				d := m.deferred[key]
+				if d == nil {
+					d = map[string]bool{}
+					m.deferred[key] = d
+				}
+				for id := range w.touched {
+					d[id] = true
+				}
+				continue
+			}
+			loadsLeft--
+			for id := range m.deferred[key] {
+				w.touched[id] = true // members of the load
+			}
+			delete(m.deferred, key)
+		}
 		gs := m.groups.take(key)
 		loaded := gs == nil
 		var stored storedDocs

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -376,4 +377,71 @@ func toolCalls(t *testing.T, s *testServer, id string) []string {
 		out = append(out, c.ToolUseID+" "+c.Status)
 	}
 	return out
+}
+
+// TestSharedStandbyPacesLoads: a standby that meets many groups at once
+// loads a few of them a round and leaves the events of the others to their
+// load; the model it stores when it takes over is the holder's all the same.
+func TestSharedStandbyPacesLoads(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	db := postgres.MustOpenDB(t, url)
+	a := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
+	b := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
+	deadline := time.Now().Add(30 * time.Second)
+	for metric(t, a, "hookwatch_model_leader") == metric(t, b, "hookwatch_model_leader") {
+		if time.Now().After(deadline) {
+			t.Fatal("no collector took the model's lease")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	holder, standby := a, b
+	if leaders(t, a, b) != "a" {
+		holder, standby = b, a
+	}
+	envs := corpusEnvelopes(t)
+	holder.post(t, envs, len(envs), 0)
+	sessions := map[string]bool{}
+	modeled := 0
+	page, err := db.Events(context.Background(), store.EventFilter{Limit: store.MaxLimit})
+	if err != nil || page.Next != "" {
+		t.Fatalf("the corpus: %v, more than a page", err)
+	}
+	for _, e := range page.Events {
+		if e.SessionID != "" {
+			sessions[e.SessionID] = true
+			modeled++
+		}
+	}
+	waitModeled(t, sessions, holder)
+	for got := metric(t, standby, "hookwatch_model_events_applied_total"); got != fmt.Sprint(modeled); got = metric(t, standby, "hookwatch_model_events_applied_total") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby took %s events, want %d", got, modeled)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	groups, loads := metric(t, holder, "hookwatch_model_group_loads_total"), metric(t, standby, "hookwatch_model_group_loads_total")
+	if n, _ := strconv.Atoi(groups); n <= 4 {
+		t.Fatalf("the corpus has %d groups, too few to pace", n)
+	}
+	if loads == groups {
+		t.Errorf("the standby loaded every group it met at once: %s loads", loads)
+	}
+	want := map[string][]string{}
+	for id := range sessions {
+		want[id] = toolCalls(t, holder, id)
+	}
+	// The holder ended having stored nothing.
+	ctx := context.Background()
+	for _, q := range []string{`UPDATE model_sessions SET seq = 0`, `DELETE FROM model_tool_calls`, `DELETE FROM model_agents`} {
+		if _, err := db.Pool().Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holder.Shutdown(ctx)
+	waitModeled(t, sessions, standby)
+	for id := range sessions {
+		if got := toolCalls(t, standby, id); !slices.Equal(got, want[id]) {
+			t.Errorf("the calls of %s after the takeover:\n%v\nwant\n%v", id, got, want[id])
+		}
+	}
 }
