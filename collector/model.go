@@ -148,6 +148,8 @@ type modeler struct {
 	// cached and cachedBytes are what the groups kept between rounds
 	// (groupCache) hold after the latest round, for /metrics.
 	cached, cachedBytes atomic.Int64
+	// deferredGroups is len(deferred) after the latest round, for /metrics.
+	deferredGroups atomic.Int64
 	// committed is when mark last saw events committed (Unix ns).
 	committed atomic.Int64
 	// head is the largest seq mark saw committed, guarded by mu.
@@ -187,6 +189,9 @@ type modeler struct {
 	deferred map[string]map[string]bool
 	leader   *metrics.Gauge
 	fromLog  *metrics.Counter
+	// deferredEvents counts the events a standby left to their group's
+	// load (standbyLoads): not applied as they came.
+	deferredEvents *metrics.Counter
 
 	applied   *metrics.Counter
 	rebuilds  *metrics.Counter
@@ -211,33 +216,35 @@ type modeler struct {
 func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, cacheBytes int, perAgent bool, a *auditor, sinks []ModelSink, signals attribution.Thresholds, stalls *stalls) *modeler {
 	m := &modeler{
 		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks, stalls: stalls, signals: signals,
-		pending:      map[string]int{},
-		pendKeys:     map[string]int{},
-		changed:      make(chan struct{}),
-		wake:         make(chan struct{}, 1),
-		groups:       newGroupCache(cacheBytes),
-		maxBacklog:   modelMaxBacklog,
-		evictions:    set.NewCounter(`hookwatch_model_group_evictions_total`),
-		keys:         map[string]string{},
-		flush:        make(chan struct{}),
-		exited:       make(chan struct{}),
-		version:      time.Now().UnixMicro(),
-		tailBudget:   tailBudget,
-		applied:      set.NewCounter(`hookwatch_model_events_applied_total`),
-		rebuilds:     set.NewCounter(`hookwatch_model_rebuilds_total`),
-		loadsDone:    set.NewCounter(`hookwatch_model_group_loads_total`),
-		errors:       set.NewCounter(`hookwatch_model_errors_total`),
-		roundTime:    set.NewHistogram(`hookwatch_model_round_duration_seconds`),
-		rows:         set.NewCounter(`hookwatch_model_rows_written_total`),
-		lag:          set.NewHistogram(`hookwatch_model_lag_seconds`),
-		fromLog:      set.NewCounter(`hookwatch_model_events_read_total`),
-		backlogWaits: set.NewCounter(`hookwatch_model_backlog_waits_total`),
-		stored:       newModelRows(st, set),
+		pending:        map[string]int{},
+		pendKeys:       map[string]int{},
+		changed:        make(chan struct{}),
+		wake:           make(chan struct{}, 1),
+		groups:         newGroupCache(cacheBytes),
+		maxBacklog:     modelMaxBacklog,
+		evictions:      set.NewCounter(`hookwatch_model_group_evictions_total`),
+		keys:           map[string]string{},
+		flush:          make(chan struct{}),
+		exited:         make(chan struct{}),
+		version:        time.Now().UnixMicro(),
+		tailBudget:     tailBudget,
+		applied:        set.NewCounter(`hookwatch_model_events_applied_total`),
+		rebuilds:       set.NewCounter(`hookwatch_model_rebuilds_total`),
+		loadsDone:      set.NewCounter(`hookwatch_model_group_loads_total`),
+		errors:         set.NewCounter(`hookwatch_model_errors_total`),
+		roundTime:      set.NewHistogram(`hookwatch_model_round_duration_seconds`),
+		rows:           set.NewCounter(`hookwatch_model_rows_written_total`),
+		lag:            set.NewHistogram(`hookwatch_model_lag_seconds`),
+		fromLog:        set.NewCounter(`hookwatch_model_events_read_total`),
+		deferredEvents: set.NewCounter(`hookwatch_model_events_deferred_total`),
+		backlogWaits:   set.NewCounter(`hookwatch_model_backlog_waits_total`),
+		stored:         newModelRows(st, set),
 	}
 	if perAgent {
 		m.perAgent = newAgentMetrics(set)
 		m.perAgent.thresholds = signals
 	}
+	set.NewGauge(`hookwatch_model_deferred_groups`, func() float64 { return float64(m.deferredGroups.Load()) })
 	set.NewGauge(`hookwatch_model_pending_events`, func() float64 {
 		m.mu.Lock()
 		defer m.mu.Unlock()
@@ -666,7 +673,10 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	if moreLog {
 		wait, again = time.Millisecond, true
 	}
-	if len(ready) == 0 && len(loads) == 0 {
+	// A standby loads the groups it left to their load a few a round
+	// (apply), with or without events.
+	deferredLoads := m.standby() && len(m.deferred) > 0
+	if len(ready) == 0 && len(loads) == 0 && !deferredLoads {
 		return wait, again
 	}
 	// A session's model reflects its events up to the first one still
@@ -679,7 +689,7 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	}
 	start := time.Now()
 	leading := m.shared == nil || m.lease != nil
-	version, err := m.apply(ctx, ready, loads, heldMin)
+	version, applied, err := m.apply(ctx, ready, loads, heldMin)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, false
@@ -715,8 +725,8 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	}
 	m.noteCache()
 	m.roundTime.UpdateDuration(start)
-	m.applied.Add(len(ready))
-	m.roundApplied = len(ready)
+	m.applied.Add(applied)
+	m.roundApplied = len(ready) // taken from the log, deferred or not
 	if leading {
 		end := time.Now()
 		for _, p := range ready {
@@ -725,6 +735,9 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	}
 	m.settled(ready, loads, version)
 	m.hub.notify()
+	if m.standby() && len(m.deferred) > 0 {
+		wait, again = time.Millisecond, true // the next loads (apply)
+	}
 	return wait, again
 }
 
@@ -865,8 +878,10 @@ func (gs *groupState) note(e *store.Event) {
 
 // apply applies ready events and loads sessions, and stores the changes in
 // one PutModel; then it hands the events and the calls finished to the
-// audit trail. It returns the UpdatedSeq it stored them with.
-func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []string, heldMin map[string]int64) (int64, error) {
+// audit trail. It returns the round's version (the UpdatedSeq it stored
+// them with) and how many of ready it applied: a standby leaves the events
+// of groups beyond standbyLoads to their load.
+func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []string, heldMin map[string]int64) (int64, int, error) {
 	// A standby (shared.go) applies to its groups and stores nothing.
 	leading := m.shared == nil || m.lease != nil
 	restated := map[string]bool{}               // group keys
@@ -891,11 +906,20 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		e := &ready[i].ev
 		key, err := m.sessionKey(ctx, e)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		w := get(key)
 		w.evs = append(w.evs, e)
 		w.touched[e.SessionID] = true
+	}
+	if !leading && len(m.deferred) > 0 {
+		// Groups left to their load are loaded a few a round even when
+		// no event comes for them, after those that have events: a
+		// standby holds every group in memory a few rounds after its
+		// start, ready for a takeover.
+		for _, key := range slices.Sorted(maps.Keys(m.deferred))[:min(len(m.deferred), standbyLoads)] {
+			get(key)
+		}
 	}
 	for _, id := range dedupe(slices.Clone(loads)) {
 		if m.restate[id] {
@@ -923,7 +947,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 			continue
 		}
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		key := attribution.GroupKey(s.Host, s.User, s.TranscriptPath, s.CWD)
 		m.remember(id, key)
@@ -946,7 +970,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 	}
 	var batch store.ModelBatch
 	var round []attribution.SessionChanges // for the sinks
-	loadsLeft := standbyLoads
+	loadsLeft, deferred := standbyLoads, 0
 	for _, key := range order {
 		w := byKey[key]
 		if m.groups.groups[key] == nil && m.deferred != nil {
@@ -961,6 +985,8 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 				for id := range w.touched {
 					d[id] = true
 				}
+				deferred += len(w.evs)
+				m.deferredEvents.Add(len(w.evs))
 				continue
 			}
 			loadsLeft--
@@ -975,18 +1001,18 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		if loaded {
 			var err error
 			if gs, err = m.load(ctx, key, w.touched, w.evs, leading); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 		if (loaded || restated[key]) && leading && len(m.sinks) > 0 {
 			var err error
 			if stored, err = m.storedRows(ctx, maps.Keys(gs.seq)); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		} else if restated[key] && leading {
 			var err error
 			if stored, err = m.storedRows(ctx, maps.Keys(restatedIDs[key])); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 		if leading && m.perAgent != nil && gs.counted == nil {
@@ -1021,7 +1047,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		from := batchMark{len(batch.Agents), len(batch.ToolCalls)}
 		sc, err := m.changes(gs, w.touched, version, heldMin, &batch, ar)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if restated[key] {
 			onlyUnstored(&batch, from, restatedIDs[key], stored)
@@ -1037,8 +1063,9 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		}
 		m.evictions.Add(m.groups.put(key, gs))
 	}
+	m.deferredGroups.Store(int64(len(m.deferred)))
 	if !leading {
-		return version, nil
+		return version, len(ready) - deferred, nil
 	}
 	if !batch.Empty() {
 		m.rows.Add(len(batch.Sessions) + len(batch.Agents) + len(batch.ToolCalls))
@@ -1047,7 +1074,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 			wctx = m.lease // a holder that lost the lease writes no more
 		}
 		if err := m.st.PutModel(wctx, batch); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	if m.perAgent != nil {
@@ -1057,7 +1084,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 	for _, s := range m.sinks {
 		s.Offer(round)
 	}
-	return version, nil
+	return version, len(ready) - deferred, nil
 }
 
 // ModelSink receives the session model's changes as the collector stores
