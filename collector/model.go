@@ -170,6 +170,9 @@ type modeler struct {
 	// collector is its only one (see shared.go).
 	shared store.Shared
 	tail   int64 // the last event seq read from the log, guarded by mu
+	// tailRead is set once tail holds the log's end read at the start
+	// (newModeler, else lead); owned by the run goroutine after New.
+	tailRead bool
 	// mine are the holder's own commits past tail, kept by mark as they
 	// were committed, decoded: readTail queues them in their place in the
 	// log instead of decoding them again. Guarded by mu.
@@ -266,6 +269,16 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		// Before New returns, so that a read right after a start waits
 		// for what is stale rather than answering it.
 		m.markStale(context.Background())
+	} else {
+		// Before New returns too: the log from here on is this
+		// collector's to follow (lead), so that an event committed
+		// after a start is never taken for one committed before it. A
+		// failed read is retried by lead.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if seq, err := st.LastSeq(ctx); err == nil {
+			m.tail, m.tailRead = seq, true
+		}
+		cancel()
 	}
 	m.leader = set.NewGauge(`hookwatch_model_leader`, func() float64 {
 		m.mu.Lock()

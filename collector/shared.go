@@ -58,13 +58,14 @@ func (m *modeler) follow(modelSeq int64) {
 // they come; only a session whose group it does not hold is loaded from
 // the store.
 func (m *modeler) lead(ctx context.Context) {
-	for {
+	for !m.tailRead {
 		seq, err := m.st.LastSeq(ctx)
 		if err == nil {
 			m.mu.Lock()
 			m.tail = seq
 			// Committed before the start: read by no one.
 			m.backlog = max(m.backlog-m.mine.dropTo(seq), 0)
+			m.tailRead = true
 			m.mu.Unlock()
 			break
 		}
