@@ -245,22 +245,7 @@ func takeoverSetup(t *testing.T) (db *postgres.DB, holder, standby *testServer, 
 	standby.post(t, envs[half:], len(envs)-half, 0)
 
 	// The session with the most calls, and every session.
-	sessions := map[string]bool{}
-	calls := map[string]int{}
-	modeled := 0
-	page, err := db.Events(context.Background(), store.EventFilter{Limit: store.MaxLimit})
-	if err != nil || page.Next != "" {
-		t.Fatalf("the corpus: %v, more than a page", err)
-	}
-	for _, e := range page.Events {
-		if e.SessionID != "" {
-			sessions[e.SessionID] = true
-			modeled++
-			if e.ToolUseID != "" {
-				calls[e.SessionID]++
-			}
-		}
-	}
+	sessions, calls, modeled := storedSessions(t, db)
 	for id, n := range calls {
 		if stale == "" || n > calls[stale] {
 			stale = id
@@ -381,33 +366,11 @@ func toolCalls(t *testing.T, s *testServer, id string) []string {
 func TestSharedStandbyPacesLoads(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	db := postgres.MustOpenDB(t, url)
-	a := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
-	b := newServerOn(t, collector.Config{}, postgres.MustOpenDB(t, url))
+	holder, standby := holderAndStandby(t, url)
 	deadline := time.Now().Add(30 * time.Second)
-	for metric(t, a, "hookwatch_model_leader") == metric(t, b, "hookwatch_model_leader") {
-		if time.Now().After(deadline) {
-			t.Fatal("no collector took the model's lease")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	holder, standby := a, b
-	if leaders(t, a, b) != "a" {
-		holder, standby = b, a
-	}
 	envs := corpusEnvelopes(t)
 	holder.post(t, envs, len(envs), 0)
-	sessions := map[string]bool{}
-	modeled := 0
-	page, err := db.Events(context.Background(), store.EventFilter{Limit: store.MaxLimit})
-	if err != nil || page.Next != "" {
-		t.Fatalf("the corpus: %v, more than a page", err)
-	}
-	for _, e := range page.Events {
-		if e.SessionID != "" {
-			sessions[e.SessionID] = true
-			modeled++
-		}
-	}
+	sessions, _, modeled := storedSessions(t, db)
 	waitModeled(t, sessions, holder)
 	deferred := waitStandbyHolds(t, standby, modeled, deadline)
 	if deferred == 0 {
@@ -461,4 +424,26 @@ func waitStandbyHolds(t *testing.T, standby *testServer, modeled int, deadline t
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// storedSessions reads the events stored in db (one page): the sessions
+// they are of, the calls' events per session, and how many the model takes
+// (those with a session).
+func storedSessions(t *testing.T, db *postgres.DB) (sessions map[string]bool, calls map[string]int, modeled int) {
+	t.Helper()
+	page, err := db.Events(context.Background(), store.EventFilter{Limit: store.MaxLimit})
+	if err != nil || page.Next != "" {
+		t.Fatalf("the corpus: %v, more than a page", err)
+	}
+	sessions, calls = map[string]bool{}, map[string]int{}
+	for _, e := range page.Events {
+		if e.SessionID != "" {
+			sessions[e.SessionID] = true
+			modeled++
+			if e.ToolUseID != "" {
+				calls[e.SessionID]++
+			}
+		}
+	}
+	return sessions, calls, modeled
 }
