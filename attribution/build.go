@@ -150,6 +150,10 @@ type sessionBuilder struct {
 	turns     map[string]*turnTally
 	// prompts are the main agent's prompt ids seen so far (newPrompt).
 	prompts map[string]bool
+	// preRun is set while the latest run was started by a pre-start
+	// event and had only pre-start events since: its SessionStart,
+	// stamped after them, takes it over (run).
+	preRun bool
 }
 
 func newSessionBuilder(id string, first *record, lin *lineage) *sessionBuilder {
@@ -564,7 +568,10 @@ func (b *sessionBuilder) addTranscript(r *record) {
 // run keeps the session's runs: a SessionStart other than compact starts
 // one, SessionEnd ends it, and an event after an ended run (or before any)
 // starts one without a SessionStart. Folded throwaway events and statusLine
-// refreshes do not start runs.
+// refreshes do not start runs. The client runs a run's first hooks side by
+// side, so its InstructionsLoaded may be stamped before its SessionStart: a
+// run begun by pre-start events alone is the SessionStart's that follows
+// them, from the first of them.
 func (b *sessionBuilder) run(r *record) {
 	s := b.s
 	n := len(s.Runs)
@@ -574,8 +581,15 @@ func (b *sessionBuilder) run(r *record) {
 		if src == "compact" {
 			return
 		}
-		s.Runs = append(s.Runs, Run{Source: src, StartedAt: r.at, ForkedTo: b.lin.forkedTo[r], AliasSessionID: b.lin.aliasAt[r],
-			Resume: resumeStats(r)})
+		run := Run{Source: src, StartedAt: r.at, ForkedTo: b.lin.forkedTo[r], AliasSessionID: b.lin.aliasAt[r],
+			Resume: resumeStats(r)}
+		if b.preRun {
+			run.StartedAt = s.Runs[n-1].StartedAt
+			s.Runs[n-1] = run
+		} else {
+			s.Runs = append(s.Runs, run)
+		}
+		b.preRun = false
 		return
 	case r.alias || r.name == event.StatusLine:
 		return
@@ -585,7 +599,11 @@ func (b *sessionBuilder) run(r *record) {
 			src = s.Lineage
 		}
 		s.Runs = append(s.Runs, Run{Source: src, StartedAt: r.at})
+		b.preRun = true
 		n++
+	}
+	if !preStart(r.name) {
+		b.preRun = false
 	}
 	if e, ok := r.p.Event.(*event.SessionEndInput); ok && s.Runs[n-1].EndedAt == nil {
 		at := r.at

@@ -275,3 +275,29 @@ func TestForkStampedBeforeItsOrphan(t *testing.T) {
 		t.Fatalf("Group: the fork %s is not linked to %s", fork, parent)
 	}
 }
+
+// TestRunStartedBeforeItsSessionStart: the client runs a run's first hooks
+// side by side, so a run's InstructionsLoaded may be stamped before its
+// SessionStart; the run is still the SessionStart's, one run, not a run
+// without a source followed by the SessionStart's.
+func TestRunStartedBeforeItsSessionStart(t *testing.T) {
+	il := ev{"hook_event_name": "InstructionsLoaded", "file_path": "/w/p/CLAUDE.md"}
+	r := Build(stream(t,
+		il.sess("X"), sessionStart("startup").sess("X"), prompt("a").sess("X"), sessionEnd("other").sess("X"),
+		il.sess("X"), sessionStart("resume").sess("X"), prompt("b").sess("X"),
+		prompt("c").sess("Z"), il.sess("Z"), // no SessionStart: a run of its own
+	))
+	x := r.Session("X")
+	if len(x.Runs) != 2 || x.Runs[0].Source != "startup" || x.Runs[1].Source != "resume" ||
+		!x.Runs[0].StartedAt.Equal(at(0)) || !x.Runs[1].StartedAt.Equal(at(4)) || x.Runs[0].EndedAt == nil || x.Runs[1].EndedAt != nil {
+		t.Fatalf("runs %+v", x.Runs)
+	}
+	if z := r.Session("Z"); len(z.Runs) != 1 || z.Runs[0].Source != "" {
+		t.Fatalf("Z's runs %+v", z.Runs)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	envs := stream(t,
+		il.sess("X"), sessionStart("startup").sess("X"), prompt("a").sess("X"), sessionEnd("other").sess("X"),
+		il.sess("X"), sessionStart("resume").sess("X"), prompt("b").sess("X"))
+	checkGroup(t, "one at a time", envs, batches(rng, envs, 1))
+}
