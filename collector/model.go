@@ -278,9 +278,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		// after a start is never taken for one committed before it. A
 		// failed read is retried by lead.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if seq, err := st.LastSeq(ctx); err == nil {
-			m.tail, m.tailRead = seq, true
-		}
+		_ = m.readEnd(ctx)
 		cancel()
 	}
 	m.leader = set.NewGauge(`hookwatch_model_leader`, func() float64 {
@@ -704,7 +702,7 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 		}
 	}
 	start := time.Now()
-	leading := m.shared == nil || m.lease != nil
+	leading := !m.standby()
 	version, applied, err := m.apply(ctx, ready, loads, heldMin)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -742,6 +740,7 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	m.noteCache()
 	m.roundTime.UpdateDuration(start)
 	m.applied.Add(applied)
+	m.deferredEvents.Add(len(ready) - applied)
 	m.roundApplied = len(ready) // taken from the log, deferred or not
 	if leading {
 		end := time.Now()
@@ -899,7 +898,7 @@ func (gs *groupState) note(e *store.Event) {
 // of groups beyond standbyLoads to their load.
 func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []string, heldMin map[string]int64) (int64, int, error) {
 	// A standby (shared.go) applies to its groups and stores nothing.
-	leading := m.shared == nil || m.lease != nil
+	leading := !m.standby()
 	restated := map[string]bool{}               // group keys
 	restatedIDs := map[string]map[string]bool{} // by group key
 	type work struct {
@@ -1002,7 +1001,6 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 					d[id] = true
 				}
 				deferred += len(w.evs)
-				m.deferredEvents.Add(len(w.evs))
 				continue
 			}
 			loadsLeft--

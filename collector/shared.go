@@ -59,14 +59,8 @@ func (m *modeler) follow(modelSeq int64) {
 // the store.
 func (m *modeler) lead(ctx context.Context) {
 	for !m.tailRead {
-		seq, err := m.st.LastSeq(ctx)
+		err := m.readEnd(ctx)
 		if err == nil {
-			m.mu.Lock()
-			m.tail = seq
-			// Committed before the start: read by no one.
-			m.backlog = max(m.backlog-m.mine.dropTo(seq), 0)
-			m.tailRead = true
-			m.mu.Unlock()
 			break
 		}
 		m.log.Error("cannot read the log's end", "err", err)
@@ -78,6 +72,22 @@ func (m *modeler) lead(ctx context.Context) {
 	}
 	go m.waitLease(ctx)
 	m.rounds(ctx)
+}
+
+// readEnd reads the log's end: this collector follows the log from there
+// (tailRead). Its own commits up to it were committed before the start,
+// read by no one.
+func (m *modeler) readEnd(ctx context.Context) error {
+	seq, err := m.st.LastSeq(ctx)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.tail = seq
+	m.backlog = max(m.backlog-m.mine.dropTo(seq), 0)
+	m.tailRead = true
+	m.mu.Unlock()
+	return nil
 }
 
 // waitLease waits for the lease and tells the run goroutine when it took
