@@ -191,6 +191,11 @@ type fileState struct {
 	// Open maps the tool_use_id of a call whose result is not read yet
 	// to its tool name, which the result record lacks.
 	Open map[string]string `json:"open,omitempty"`
+	// PastCopies says a message record of the file's own was read: the
+	// copies of its parent's records a fork's transcript starts with (the
+	// client writes them one by one, so a file followed as it grows can
+	// be read in the middle of them) are all behind Offset.
+	PastCopies bool `json:"past_copies,omitempty"`
 }
 
 // state is the state file: offsets by transcript path.
@@ -331,8 +336,8 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 				fs = fileState{}
 			}
 			var fsum Summary // this file's, counted once it is delivered
-			c := &converter{file: f, prompt: fs.Prompt, open: fs.Open, started: fs.Offset > 0, known: k, pl: opt.Pipeline, counts: map[string]int{}}
-			if f.AgentID == "" && fs.Offset == 0 {
+			c := &converter{file: f, prompt: fs.Prompt, open: fs.Open, started: fs.Offset > 0, pastCopies: fs.PastCopies, known: k, pl: opt.Pipeline, counts: map[string]int{}}
+			if f.AgentID == "" && !fs.PastCopies {
 				c.copied = forkCopies(f)
 			}
 			if f.AgentID != "" {
@@ -355,7 +360,7 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 				}
 				continue
 			}
-			done := fileState{Offset: n, Prompt: c.prompt, Open: c.open}
+			done := fileState{Offset: n, Prompt: c.prompt, Open: c.open, PastCopies: c.pastCopies}
 			err = d.send(j, delivery{path: f.Path, after: func() error {
 				sum.Files++
 				sum.Bytes += read
@@ -520,17 +525,19 @@ func (d *deliverer) run(ctx context.Context, jobs []*job, convert func(*job) err
 
 // converter turns the records of one transcript file into envelopes.
 type converter struct {
-	file     claudecode.TranscriptFile
-	pl       *ingest.Pipeline
-	meta     *event.SubagentMeta // a subagent's sidecar
-	known    *Known
-	prompt   string            // the prompt id in force
-	open     map[string]string // calls without a result: tool name by id
-	started  bool              // the file was read before: its agent started
-	copied   map[string]bool   // uuids of a fork's records copied from its parent
-	pending  []event.Envelope
-	sessions []string
-	counts   map[string]int // envelopes made, by event name
+	file    claudecode.TranscriptFile
+	pl      *ingest.Pipeline
+	meta    *event.SubagentMeta // a subagent's sidecar
+	known   *Known
+	prompt  string            // the prompt id in force
+	open    map[string]string // calls without a result: tool name by id
+	started bool              // the file was read before: its agent started
+	copied  map[string]bool   // uuids of a fork's records copied from its parent
+	// pastCopies: a record of the file's own was read (fileState.PastCopies).
+	pastCopies bool
+	pending    []event.Envelope
+	sessions   []string
+	counts     map[string]int // envelopes made, by event name
 	// usage is the latest record of the response being read, sent when
 	// the next response starts or the read ends; usagePrompt the prompt
 	// id in force at it.
@@ -595,8 +602,11 @@ func (c *converter) readFrom(offset int64, deliver func([]event.Envelope) error,
 // client fired for it, less what the store already has (Known), and its
 // usage.
 func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope, error) {
-	if c.copied[rec.UUID] {
-		return nil, nil // the parent's record, imported with the parent
+	if rec.UUID != "" && !c.pastCopies {
+		if c.copied[rec.UUID] {
+			return nil, nil // the parent's record, imported with the parent
+		}
+		c.pastCopies = true
 	}
 	if rec.Type == "user" && rec.PromptID != "" {
 		c.prompt = rec.PromptID

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -299,5 +300,76 @@ func TestImportFileError(t *testing.T) {
 	}
 	if info, err := os.Stat(gone.Path); err != nil || sum.Bytes != info.Size() {
 		t.Fatalf("the second run read %d bytes, want only the file passed over (%v)", sum.Bytes, err)
+	}
+}
+
+// TestImportForkFollowed: a fork's transcript read as the client writes
+// it (its bookkeeping line first, then the copies of its parent's records
+// one by one, then its own) yields its own records only, as a whole read
+// of it does: the copies are its parent's, imported with the parent.
+func TestImportForkFollowed(t *testing.T) {
+	root := copyTree(t, "parallel")
+	files, _ := importer.Find([]string{root})
+	parent := files[0]
+	b, err := os.ReadFile(parent.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const fork = "f0f0f0f0-0000-4000-8000-000000000001"
+	var lines []string
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if strings.Contains(l, `"uuid"`) {
+			lines = append(lines, strings.ReplaceAll(l, parent.SessionID, fork))
+		}
+	}
+	own := `{"type":"assistant","uuid":"f0f0f0f0-0000-4000-8000-0000000000aa","sessionId":"` + fork + `","timestamp":"2026-11-25T14:00:01Z","message":{"id":"msg_fork_own","model":"claude-opus-4-8","usage":{"input_tokens":10,"output_tokens":5}}}` + "\n"
+	whole := `{"type":"queue-operation","operation":"enqueue","timestamp":"2026-11-25T14:00:00Z","sessionId":"` + fork + `"}` + "\n" + strings.Join(lines, "") + own
+	forkPath := filepath.Join(filepath.Dir(parent.Path), fork+".jsonl")
+	forkEnvs := func(envs []event.Envelope) map[string]bool {
+		ids := map[string]bool{}
+		for _, e := range envs {
+			var p struct {
+				SessionID string `json:"session_id"`
+			}
+			if json.Unmarshal(e.Payload, &p) == nil && p.SessionID == fork {
+				ids[e.ID] = true
+			}
+		}
+		return ids
+	}
+
+	// Read whole, once.
+	if err := os.WriteFile(forkPath, []byte(whole), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := importAll(t, root, "")
+	want := forkEnvs(all)
+	if len(want) == 0 {
+		t.Fatal("the fork's own record made no envelope")
+	}
+
+	// Followed: the parent read first, then the fork at each of its writes.
+	state := filepath.Join(t.TempDir(), "import.json")
+	if err := os.WriteFile(forkPath, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	importAll(t, root, state)
+	got := map[string]bool{}
+	f, err := os.OpenFile(forkPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	written := 0
+	for _, cut := range []int{strings.Index(whole, "\n") + 1, strings.Index(whole, lines[2]), len(whole) - len(own), len(whole)} {
+		if _, err := f.WriteString(whole[written:cut]); err != nil {
+			t.Fatal(err)
+		}
+		written = cut
+		envs, _ := importAll(t, root, state)
+		maps.Copy(got, forkEnvs(envs))
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("followed, the fork made %d envelopes; read whole, %d", len(got), len(want))
 	}
 }
