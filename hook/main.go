@@ -2,9 +2,9 @@ package hook
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Main is the whole hook command: flags, configuration, Run, and the output
@@ -15,9 +15,6 @@ import (
 // policy.Answer; the lean hook binary passes nil (see Config.Decide).
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, version string, decide DecideFunc) int {
 	growStack()
-	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	runtime := fs.String("runtime", "", "agent runtime that runs this hook: claude-code or codex (default: detected from the payload)")
 	cfg, warnings := ConfigFromEnv(getenv)
 	cfg.Version = version
 	cfg.Decide = decide
@@ -26,17 +23,16 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		// names the subcommand; flags follow it.
 		args = args[1:]
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fs.SetOutput(stderr)
-			fmt.Fprint(stderr, helpText)
-			fs.PrintDefaults()
-			return 0
-		}
+	runtime, help, err := parseArgs(args)
+	if help {
+		fmt.Fprint(stderr, helpText)
+		return 0
+	}
+	if err != nil {
 		// A bad flag in the agent's settings must not break the agent.
 		warnings = append(warnings, fmt.Sprintf("ignoring bad hook arguments %q: %v", args, err))
 	}
-	cfg.Runtime = *runtime
+	cfg.Runtime = runtime
 	res := Run(ctx, cfg, stdin)
 	for _, w := range warnings {
 		cfg.log(cfg.now(), "", "", fmt.Errorf("configuration: %s", w))
@@ -45,6 +41,47 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		_, _ = stdout.Write(res.Stdout)
 	}
 	return res.ExitCode
+}
+
+// parseArgs reads the hook's one flag, --runtime, and -h/--help, as package
+// flag would: one or two dashes, the value after "=" or as the next
+// argument, flags ending at "--" or at the first argument that is not one
+// (the rest is ignored). Not package flag itself: its package init and
+// first use are work every hook run would pay for one flag.
+func parseArgs(args []string) (runtime string, help bool, err error) {
+	for len(args) > 0 {
+		a := args[0]
+		if len(a) < 2 || a[0] != '-' {
+			break
+		}
+		args = args[1:]
+		if a == "--" {
+			break
+		}
+		name := a[1:]
+		if name[0] == '-' {
+			name = name[1:]
+		}
+		if name == "" || name[0] == '-' || name[0] == '=' {
+			return runtime, false, fmt.Errorf("bad flag syntax: %s", a)
+		}
+		name, value, hasValue := strings.Cut(name, "=")
+		switch name {
+		case "h", "help":
+			return "", true, nil
+		case "runtime":
+			if !hasValue {
+				if len(args) == 0 {
+					return runtime, false, fmt.Errorf("flag needs an argument: -%s", name)
+				}
+				value, args = args[0], args[1:]
+			}
+			runtime = value
+		default:
+			return runtime, false, fmt.Errorf("flag provided but not defined: -%s", name)
+		}
+	}
+	return runtime, false, nil
 }
 
 const helpText = `Usage: hookwatch hook [--runtime claude-code|codex] < payload.json
@@ -70,4 +107,6 @@ Environment:
                          context recommends starting fresh (10)
 
 Flags:
+  -runtime string
+    	agent runtime that runs this hook: claude-code or codex (default: detected from the payload)
 `

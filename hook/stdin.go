@@ -22,6 +22,9 @@ const MaxPayloadBytes = 8 << 20
 // past it, rather than at twice the live heap.
 const memoryLimit = 48 << 20
 
+// firstBufBytes is the buffer stdin is first read into.
+const firstBufBytes = 16 << 10
+
 // drainBufBytes is the buffer that discards what is beyond MaxPayloadBytes.
 const drainBufBytes = 256 << 10
 
@@ -29,8 +32,11 @@ const drainBufBytes = 256 << 10
 // MaxPayloadBytes, or still arriving when the budget ran out.
 var errCutShort = errors.New("payload not read whole")
 
-// readPayload reads stdin up to MaxPayloadBytes, before deadline. The read
-// runs beside the caller, which stops waiting at the deadline: a stdin
+// errBudget is what a read returns when the budget ran out before the
+// writer closed stdin.
+var errBudget = errors.New("stdin still open when the budget ran out")
+
+// readPayload reads stdin up to MaxPayloadBytes, before deadline: a stdin
 // left open (an agent that never closes it, `sleep 6 | hookwatch-hook`)
 // costs the budget, not more. What is beyond the bound is discarded, until
 // the writer closes or the deadline passes, so that the agent does not
@@ -44,63 +50,82 @@ func readPayload(r io.Reader, deadline time.Time) ([]byte, error) {
 	if r == nil {
 		return nil, errors.New("no stdin")
 	}
-	type result struct {
-		data  []byte
-		n     int64 // bytes read, the discarded ones included
-		err   error
-		whole bool
+	res := readBefore(r, deadline)
+	switch {
+	case errors.Is(res.err, errBudget):
+		return nil, fmt.Errorf("%w: %v", errCutShort, errBudget)
+	case res.err != nil:
+		return nil, fmt.Errorf("cannot read stdin: %w", res.err)
+	case !res.whole:
+		return nil, fmt.Errorf("%w: %d bytes, more than the %d the hook reads", errCutShort, res.n, MaxPayloadBytes)
 	}
+	if len(bytes.TrimSpace(res.data)) == 0 {
+		return nil, errors.New("empty stdin: no hook payload")
+	}
+	if len(res.data) > 1<<20 {
+		debug.SetMemoryLimit(memoryLimit)
+	}
+	return res.data, nil
+}
+
+// readResult is what reading stdin gave.
+type readResult struct {
+	data  []byte // the payload, when whole
+	n     int64  // bytes read, the discarded ones included
+	err   error
+	whole bool // the writer closed stdin within the bound
+}
+
+// readBounded reads with read until end of file, keeping at most
+// MaxPayloadBytes and discarding the rest.
+func readBounded(read func([]byte) (int, error)) readResult {
+	// Most payloads fit the first buffer. Not more: a buffer past 32 KiB
+	// is a large object, whose first allocation costs the heap more work.
+	buf := make([]byte, 0, firstBufBytes)
+	var err error
+	for len(buf) <= MaxPayloadBytes && err == nil {
+		if len(buf) == cap(buf) {
+			buf = append(make([]byte, 0, min(2*cap(buf), MaxPayloadBytes+1)), buf...)
+		}
+		var n int
+		n, err = read(buf[len(buf):min(cap(buf), MaxPayloadBytes+1)])
+		buf = buf[:len(buf)+n]
+	}
+	if err == io.EOF {
+		return readResult{data: buf, n: int64(len(buf)), whole: true}
+	}
+	if err != nil {
+		return readResult{err: err}
+	}
+	// Larger than the bound: drop it and discard the rest.
+	n := int64(len(buf))
+	buf = nil
+	d := make([]byte, drainBufBytes)
+	for err == nil {
+		var m int
+		m, err = read(d)
+		n += int64(m)
+	}
+	if err != io.EOF {
+		return readResult{err: err}
+	}
+	return readResult{n: n}
+}
+
+// readAside reads r with readBounded in a goroutine beside the caller,
+// which stops waiting at the deadline: for a reader that cannot be told a
+// deadline (readBefore's fallback).
+func readAside(r io.Reader, deadline time.Time) readResult {
 	// Buffered: a reader still blocked when the caller gives up must not
 	// leak past its read (the process exits anyway).
-	done := make(chan result, 1)
-	go func() {
-		buf := make([]byte, 0, 64<<10)
-		var err error
-		for len(buf) <= MaxPayloadBytes && err == nil {
-			if len(buf) == cap(buf) {
-				buf = append(buf, 0)[:len(buf)]
-			}
-			var n int
-			n, err = r.Read(buf[len(buf):min(cap(buf), MaxPayloadBytes+1)])
-			buf = buf[:len(buf)+n]
-		}
-		if err == io.EOF {
-			done <- result{data: buf, n: int64(len(buf)), whole: true}
-			return
-		}
-		if err != nil {
-			done <- result{err: fmt.Errorf("cannot read stdin: %w", err)}
-			return
-		}
-		// Larger than the bound: drop it and discard the rest.
-		n := int64(len(buf))
-		buf = nil
-		d := make([]byte, drainBufBytes)
-		for err == nil {
-			var m int
-			m, err = r.Read(d)
-			n += int64(m)
-		}
-		done <- result{n: n}
-	}()
+	done := make(chan readResult, 1)
+	go func() { done <- readBounded(r.Read) }()
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	select {
 	case res := <-done:
-		if res.err != nil {
-			return nil, res.err
-		}
-		if !res.whole {
-			return nil, fmt.Errorf("%w: %d bytes, more than the %d the hook reads", errCutShort, res.n, MaxPayloadBytes)
-		}
-		if len(bytes.TrimSpace(res.data)) == 0 {
-			return nil, errors.New("empty stdin: no hook payload")
-		}
-		if len(res.data) > 1<<20 {
-			debug.SetMemoryLimit(memoryLimit)
-		}
-		return res.data, nil
+		return res
 	case <-timer.C:
-		return nil, fmt.Errorf("%w: stdin still open when the budget ran out", errCutShort)
+		return readResult{err: errBudget}
 	}
 }
