@@ -228,6 +228,12 @@ func Session(ctx context.Context, w io.Writer, o SessionOptions) error {
 	}
 	fmt.Fprintf(w, "(medians of %d rounds; tools: the client's wall time between the model's answer and its next request, per call over the %d calls not spawning a subagent; CPU: the client's, its children's and the collector's over the whole session, per call over all %d)\n",
 		o.Rounds, calls, e2e.SessionToolCalls)
+	byKey := map[string]*sessionVariant{}
+	for _, v := range variants {
+		byKey[v.key] = v
+	}
+	decompose(w, none, truth, byKey["floor"], byKey["command"], "command hooks", "the Go runtime's start")
+	decompose(w, none, truth, byKey["httpfloor"], byKey["http"], "http hooks", "the client's HTTP handler")
 	var stored []*sessionVariant
 	for _, v := range variants {
 		if v.stored {
@@ -238,6 +244,37 @@ func Session(ctx context.Context, w io.Writer, o SessionOptions) error {
 		return nil
 	}
 	return checkCounts(w, stored)
+}
+
+// decompose prints what hookwatch's variant adds per tool call over
+// /bin/true's as two factors: its floor's over /bin/true's (what any hook
+// of that kind costs: floorIs) and hookwatch's over its floor's (the hook
+// processes' own work and the collector's), in CPU and in the client's
+// wall time running tools. It prints nothing when a variant was not played.
+func decompose(w io.Writer, none, truth, floor, hw *sessionVariant, what, floorIs string) {
+	if floor == nil || hw == nil {
+		return
+	}
+	cpu := func(r sessionRun) time.Duration { return r.cpu }
+	tools := func(r sessionRun) time.Duration { return r.tools }
+	collector := func(r sessionRun) time.Duration { return r.collector }
+	added := func(v *sessionVariant, of func(sessionRun) time.Duration) float64 {
+		return v.median(of) - none.median(of)
+	}
+	for _, m := range []struct {
+		name  string
+		of    func(sessionRun) time.Duration
+		calls int
+	}{{"CPU", cpu, e2e.SessionToolCalls}, {"tools (wall)", tools, e2e.SessionToolCalls - 2}} {
+		t, f, h := added(truth, m.of), added(floor, m.of), added(hw, m.of)
+		per := func(x float64) float64 { return 1000 * x / float64(m.calls) }
+		fmt.Fprintf(w, "%s, %s added per call: %+.2f ms = /bin/true's %+.2f ms × %.2f (the floor: %s) × %.2f (hookwatch over the floor: %+.2f ms per call",
+			what, m.name, per(h), per(t), f/t, floorIs, h/f, per(h-f))
+		if m.name == "CPU" {
+			fmt.Fprintf(w, ", of which the collector %.2f ms", per(hw.median(collector)))
+		}
+		fmt.Fprintln(w, ")")
+	}
 }
 
 // claudeBin finds the client as the end-to-end tests do (e2e.FindClients),
