@@ -488,6 +488,32 @@ func (g *Group) Restate(id string) {
 	}
 }
 
+// RestateRows makes the next Changes report, of session id, the agents and
+// calls that agent and call accept (by AgentID and ToolUseID) as changed,
+// whether they changed or not, besides those that did. It is Restate for a
+// new writer of the model that knows which rows its store may lack (those
+// that changed after the last change the previous writer stored), so that
+// it writes those rather than the session whole. A session the group does
+// not hold is ignored.
+func (g *Group) RestateRows(id string, agent, call func(id string) bool) {
+	b, ok := g.sessions[id]
+	if !ok {
+		return
+	}
+	g.touched[id] = true
+	for _, a := range b.agentSeq {
+		if agent(a.a.AgentID) {
+			a.shown = nil
+		}
+	}
+	for _, c := range b.callSeq {
+		if !c.reported && call(c.c.ToolUseID) {
+			c.reported = true
+			b.changed = append(b.changed, c)
+		}
+	}
+}
+
 // Changes returns what changed since the previous call, and forgets it.
 func (g *Group) Changes() Changes {
 	out := Changes{Reset: g.reset, Aliases: map[string]string{}}

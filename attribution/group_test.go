@@ -255,3 +255,74 @@ func TestGroupRestate(t *testing.T) {
 		t.Fatalf("the model stored across the takeover differs from Build:\n%s", firstDiff(got, want))
 	}
 }
+
+// TestGroupRestateRows: a standby that notes in which batch each row last
+// changed restates, when it takes over, only the rows that changed after
+// the last batch the writer stored (a session derived again since, whole),
+// and the model stored across the takeover is Build's.
+func TestGroupRestateRows(t *testing.T) {
+	envs := append(syntheticSession(t, 3000, 20), stream(t, sessionStart("startup").sess("other"), prompt("hi").sess("other"))...)
+	want := mustJSON(t, Build(envs))
+	parts := batches(rand.New(rand.NewPCG(7, 11)), envs, 50)
+	standby, writer, m := NewGroup(), NewGroup(), newMirror()
+	died, takeover := len(parts)/3, len(parts)/2
+	// The batch each row of each session last changed in, and in which
+	// the session was last reported whole.
+	type marks struct {
+		whole         int
+		agents, calls map[string]int
+	}
+	changed := map[string]*marks{}
+	for i, p := range parts[:takeover] {
+		standby.Apply(p...)
+		ch := standby.Changes() // not stored
+		for _, sc := range ch.Sessions {
+			id := sc.Session.SessionID
+			mk := changed[id]
+			if mk == nil || ch.Reset || sc.Reset {
+				mk = &marks{whole: i, agents: map[string]int{}, calls: map[string]int{}}
+				changed[id] = mk
+			}
+			for _, a := range sc.Agents {
+				mk.agents[a.AgentID] = i
+			}
+			for _, c := range sc.ToolCalls {
+				mk.calls[c.ToolUseID] = i
+			}
+		}
+		if i < died {
+			writer.Apply(p...)
+			m.apply(writer.Changes())
+		}
+	}
+	standby.RestateRows("no-such-session", func(string) bool { return true }, func(string) bool { return true })
+	calls := 0
+	for _, id := range standby.order {
+		mk := changed[id]
+		calls += len(mk.calls)
+		if mk.whole >= died {
+			standby.Restate(id)
+			continue
+		}
+		standby.RestateRows(id, func(a string) bool { return mk.agents[a] >= died }, func(c string) bool { return mk.calls[c] >= died })
+	}
+	ch := standby.Changes()
+	restated := 0
+	for _, sc := range ch.Sessions {
+		restated += len(sc.ToolCalls)
+	}
+	if ch.Reset || len(ch.Sessions) != len(standby.order) || restated == 0 || restated >= calls {
+		t.Fatalf("restated: group reset %v, %d of %d sessions, %d of %d calls", ch.Reset, len(ch.Sessions), len(standby.order), restated, calls)
+	}
+	m.apply(ch)
+	if got, at := mustJSON(t, m.result(standby.skipped)), mustJSON(t, Build(slices.Concat(parts[:takeover]...))); !bytes.Equal(got, at) {
+		t.Fatalf("the model stored at the takeover differs from Build:\n%s", firstDiff(got, at))
+	}
+	for _, p := range parts[takeover:] {
+		standby.Apply(p...)
+		m.apply(standby.Changes())
+	}
+	if got := mustJSON(t, m.result(standby.skipped)); !bytes.Equal(got, want) {
+		t.Fatalf("the model stored across the takeover differs from Build:\n%s", firstDiff(got, want))
+	}
+}
