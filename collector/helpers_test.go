@@ -27,6 +27,9 @@ type testServer struct {
 	db   *sqlite.DB
 	http *httptest.Server
 	tok  string
+	// reads counts the model rows the server read from its PostgreSQL
+	// store (holderAndStandby); nil on others.
+	reads *rowReads
 }
 
 func newServer(t *testing.T, cfg collector.Config) *testServer {

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -185,10 +186,12 @@ type modeler struct {
 	// leases tells the run goroutine of the lease: the context of a lease
 	// taken (ended when it is lost), nil when it was lost.
 	leases chan context.Context
-	// Owned by the run goroutine: the lease held (nil on a standby), and
-	// the stale sessions a new holder restates from its groups.
-	lease   context.Context
-	restate map[string]bool
+	// Owned by the run goroutine: the lease held (nil on a standby), the
+	// stale sessions a new holder restates from its groups, and by group
+	// key the seq each of them the store's model reflects (takeOver).
+	lease       context.Context
+	restate     map[string]bool
+	restateFrom map[string]map[string]int64
 	// deferred holds, by group key, the sessions whose events a standby
 	// left for the group's load (standbyLoads): read by then from the
 	// store, they are applied with it.
@@ -198,6 +201,9 @@ type modeler struct {
 	// deferredEvents counts the events a standby left to their group's
 	// load (standbyLoads): not applied as they came.
 	deferredEvents *metrics.Counter
+	// restated counts the agents and calls a new lease holder wrote from
+	// its groups for what the previous holder may not have stored.
+	restated *metrics.Counter
 
 	applied   *metrics.Counter
 	rebuilds  *metrics.Counter
@@ -243,6 +249,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		lag:            set.NewHistogram(`hookwatch_model_lag_seconds`),
 		fromLog:        set.NewCounter(`hookwatch_model_events_read_total`),
 		deferredEvents: set.NewCounter(`hookwatch_model_events_deferred_total`),
+		restated:       set.NewCounter(`hookwatch_model_restated_rows_total`),
 		backlogWaits:   set.NewCounter(`hookwatch_model_backlog_waits_total`),
 		stored:         newModelRows(st, set),
 	}
@@ -266,6 +273,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 	if m.shared != nil {
 		m.leases = make(chan context.Context)
 		m.restate = map[string]bool{}
+		m.restateFrom = map[string]map[string]int64{}
 		m.deferred = map[string]map[string]bool{}
 	}
 	if m.shared == nil {
@@ -648,8 +656,22 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	loads := m.loads
 	m.loads = nil
 	if len(loads) > staleLoads && !all {
-		// The rest wait for the next rounds, in order.
-		loads, m.loads = loads[:staleLoads], slices.Clone(loads[staleLoads:])
+		// The rest wait for the next rounds, in order. A new holder's
+		// sessions restated from memory all go in its first round: they
+		// cost what changed in them, not a load.
+		var now, later []string
+		n := 0
+		for _, id := range loads {
+			switch {
+			case m.restate[id]:
+				now = append(now, id)
+			case n < staleLoads:
+				now, n = append(now, id), n+1
+			default:
+				later = append(later, id)
+			}
+		}
+		loads, m.loads = now, later
 	}
 	moreLoads := len(m.loads) > 0
 	m.mu.Unlock()
@@ -831,16 +853,36 @@ type groupState struct {
 	// what it waits on, read after every round without reading every
 	// call again.
 	watches map[string]*attribution.Watch
+	// top is the largest event seq applied to the group, seqs those of
+	// each session's events applied, in order, and marks say, of each
+	// session, at which top its rows last changed (follow): what a new
+	// lease holder's store may lack of them (restate).
+	top   int64
+	seqs  map[string][]int64
+	marks map[string]*rowMarks
 }
+
+// rowMarks say what groupState.top was when a session was last reported
+// changed, when it was last reported whole (derived again), and when each
+// of its agents and calls last changed.
+type rowMarks struct {
+	seen, whole   int64
+	agents, calls map[string]int64
+}
+
+// markCost is what groupState.size counts per row of rowMarks, and per
+// seq of groupState.seqs.
+const markCost, seqCost = 64, 8
 
 func newGroupState(key string) *groupState {
 	return &groupState{key: key, g: attribution.NewGroup(), seq: map[string]int64{}, first: map[string]time.Time{}, last: map[string]time.Time{},
-		stored: map[string]bool{}, watches: map[string]*attribution.Watch{}}
+		stored: map[string]bool{}, watches: map[string]*attribution.Watch{}, seqs: map[string][]int64{}, marks: map[string]*rowMarks{}}
 }
 
 // follow hands a round's changes of a session to its watch (a new one
-// when it has none) and returns the watch; groupReset is the group's
-// Changes.Reset, which restates every session whole.
+// when it has none) and returns the watch, and marks what changed at the
+// group's top; groupReset is the group's Changes.Reset, which restates
+// every session whole.
 func (gs *groupState) follow(sc attribution.SessionChanges, groupReset bool, th attribution.Thresholds) *attribution.Watch {
 	id := sc.Session.SessionID
 	w := gs.watches[id]
@@ -849,14 +891,88 @@ func (gs *groupState) follow(sc attribution.SessionChanges, groupReset bool, th 
 		gs.watches[id] = w
 	}
 	w.Apply(sc, groupReset || sc.Reset)
+	mk := gs.marks[id]
+	if mk == nil || groupReset || sc.Reset {
+		mk = &rowMarks{whole: gs.top, agents: map[string]int64{}, calls: map[string]int64{}}
+		gs.marks[id] = mk
+	}
+	mk.seen = gs.top
+	for _, a := range sc.Agents {
+		mk.agents[a.AgentID] = gs.top
+	}
+	for _, c := range sc.ToolCalls {
+		mk.calls[c.ToolUseID] = gs.top
+	}
 	return w
 }
 
-// size estimates the memory gs holds: its group's and its watches'.
+// forget drops what follow kept of every session, for a group rebuilt:
+// its next changes report every session whole.
+func (gs *groupState) forget() {
+	clear(gs.watches)
+	clear(gs.marks)
+}
+
+// storedUpTo returns the seq up to which the store holds the model of
+// every event of the group when it holds that of stale sessions as of
+// their seq (what their stored models reflect) and the others' whole: the
+// seq before the first event of a stale session past its stored seq that
+// the group applied.
+func (gs *groupState) storedUpTo(stale map[string]int64) int64 {
+	upTo := int64(math.MaxInt64)
+	for id, stored := range stale {
+		seqs := gs.seqs[id]
+		if i, _ := slices.BinarySearch(seqs, stored+1); i < len(seqs) {
+			upTo = min(upTo, seqs[i]-1)
+		}
+	}
+	return upTo
+}
+
+// restate makes the group's next changes report what a store that holds
+// the model of every event of the group up to seq from may lack: of each
+// session reported changed since, the agents and calls that changed after
+// from, or the session whole when it was reported whole after from (a row
+// the store holds may have gone). The rows that last changed at or before
+// from are stored as the group has them: what changed them was stored, and
+// nothing applied since changed them. It returns how many agents and calls
+// it reports.
+func (gs *groupState) restate(from int64) int {
+	n := 0
+	changed := func(rows map[string]int64) func(string) bool {
+		return func(row string) bool {
+			if rows[row] > from {
+				n++
+				return true
+			}
+			return false
+		}
+	}
+	for id, mk := range gs.marks {
+		switch {
+		case mk.seen <= from:
+		case mk.whole > from:
+			gs.g.Restate(id)
+			n += len(mk.agents) + len(mk.calls)
+		default:
+			gs.g.RestateRows(id, changed(mk.agents), changed(mk.calls))
+		}
+	}
+	return n
+}
+
+// size estimates the memory gs holds: its group's, its watches' and its
+// marks'.
 func (gs *groupState) size() int {
 	n := gs.g.Size()
 	for _, w := range gs.watches {
 		n += w.Size()
+	}
+	for _, mk := range gs.marks {
+		n += (len(mk.agents) + len(mk.calls)) * markCost
+	}
+	for _, seqs := range gs.seqs {
+		n += cap(seqs) * seqCost
 	}
 	return n
 }
@@ -883,6 +999,13 @@ func (gs *groupState) holdsIdle() bool {
 func (gs *groupState) note(e *store.Event) {
 	id := e.SessionID
 	gs.seq[id] = max(gs.seq[id], e.Seq)
+	gs.top = max(gs.top, e.Seq)
+	seqs := gs.seqs[id]
+	if n := len(seqs); n == 0 || seqs[n-1] < e.Seq {
+		gs.seqs[id] = append(seqs, e.Seq)
+	} else if i, found := slices.BinarySearch(seqs, e.Seq); !found {
+		gs.seqs[id] = slices.Insert(seqs, i, e.Seq)
+	}
 	if f, ok := gs.first[id]; !ok || e.Time.Before(f) {
 		gs.first[id] = e.Time
 	}
@@ -899,8 +1022,7 @@ func (gs *groupState) note(e *store.Event) {
 func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []string, heldMin map[string]int64) (int64, int, error) {
 	// A standby (shared.go) applies to its groups and stores nothing.
 	leading := !m.standby()
-	restated := map[string]bool{}               // group keys
-	restatedIDs := map[string]map[string]bool{} // by group key
+	restated := map[string]bool{} // group keys
 	type work struct {
 		gs      *groupState
 		evs     []*store.Event
@@ -939,18 +1061,16 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 	for _, id := range dedupe(slices.Clone(loads)) {
 		if m.restate[id] {
 			// Stale in the store, current in memory: what the store
-			// lacks is written (onlyUnstored).
+			// may lack is written (groupState.restate), and the session
+			// row, which says what its model reflects.
 			delete(m.restate, id)
 			if key, ok := m.keys[id]; ok && m.groups.groups[key] != nil {
-				m.groups.groups[key].g.Restate(id)
 				get(key).touched[id] = true
 				restated[key] = true
-				if restatedIDs[key] == nil {
-					restatedIDs[key] = map[string]bool{}
-				}
-				restatedIDs[key][id] = true
 				continue
 			}
+			// Evicted since: loaded from the store, whole.
+			delete(m.restateFrom, m.keys[id])
 		}
 		if gs := m.groups.groups[m.keys[id]]; gs != nil && gs.stored[id] {
 			// Loaded with its group since this modeler began: its stored
@@ -1018,16 +1138,15 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 				return 0, 0, err
 			}
 		}
-		if (loaded || restated[key]) && leading && len(m.sinks) > 0 {
+		if loaded && leading && len(m.sinks) > 0 {
 			var err error
 			if stored, err = m.storedRows(ctx, maps.Keys(gs.seq)); err != nil {
 				return 0, 0, err
 			}
-		} else if restated[key] && leading {
-			var err error
-			if stored, err = m.storedRows(ctx, maps.Keys(restatedIDs[key])); err != nil {
-				return 0, 0, err
-			}
+		}
+		if stale, ok := m.restateFrom[key]; ok && restated[key] {
+			delete(m.restateFrom, key)
+			m.restated.Add(gs.restate(gs.storedUpTo(stale)))
 		}
 		if leading && m.perAgent != nil && gs.counted == nil {
 			// Kept as a standby: what it held was counted by the holder.
@@ -1050,7 +1169,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 			// the day this collector takes over.
 			ch := gs.g.Changes()
 			if ch.Reset {
-				clear(gs.watches)
+				gs.forget()
 			}
 			for _, sc := range ch.Sessions {
 				gs.follow(sc, ch.Reset, m.signals)
@@ -1058,19 +1177,16 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 			m.evictions.Add(m.groups.put(key, gs))
 			continue
 		}
-		from := batchMark{len(batch.Agents), len(batch.ToolCalls)}
 		sc, err := m.changes(gs, w.touched, version, heldMin, &batch, ar)
 		if err != nil {
 			return 0, 0, err
 		}
-		if restated[key] {
-			onlyUnstored(&batch, from, restatedIDs[key], stored)
-		}
 		if len(m.sinks) > 0 {
-			if loaded || restated[key] {
+			if loaded {
 				// A group just loaded reports every row as changed; the
 				// sinks saw the rows as stored before (before a restart,
-				// or an eviction, or by the previous lease holder).
+				// or an eviction). A restated group reports what the
+				// previous lease holder had not stored.
 				sc = unseen(sc, stored)
 			}
 			round = append(round, sc...)
@@ -1139,58 +1255,6 @@ func (m *modeler) storedRows(ctx context.Context, ids iter.Seq[string]) (storedD
 	return out, nil
 }
 
-// batchMark is where the rows of a group begin in a ModelBatch.
-type batchMark struct{ agents, calls int }
-
-// onlyUnstored drops, of the rows b holds from mark on, those of the
-// restated sessions ids that are stored as they are (stored): a new holder
-// writes what the previous one had not stored, not every stale session
-// whole. A restated session is written whole (Reset) only when the store
-// holds a row its model no longer has, which writing over rows cannot
-// remove. Its session row is always written: it carries derived_seq.
-func onlyUnstored(b *store.ModelBatch, mark batchMark, ids map[string]bool, stored storedDocs) {
-	// One pass over the batch and one over the stored rows: a stale
-	// session is written whole when the store has a row of it that the
-	// batch does not.
-	keptAgents, keptCalls := map[rowKey]bool{}, map[rowKey]bool{}
-	for _, a := range b.Agents[mark.agents:] {
-		if ids[a.SessionID] {
-			keptAgents[rowKey{a.SessionID, a.AgentID}] = true
-		}
-	}
-	for _, c := range b.ToolCalls[mark.calls:] {
-		if ids[c.SessionID] {
-			keptCalls[rowKey{c.SessionID, c.ToolUseID}] = true
-		}
-	}
-	whole := map[string]bool{}
-	for k := range stored.agents {
-		if ids[k.session] && !keptAgents[k] {
-			whole[k.session] = true
-		}
-	}
-	for k := range stored.calls {
-		if ids[k.session] && !keptCalls[k] {
-			whole[k.session] = true
-		}
-	}
-	same := func(id string, docs map[rowKey]uint64, k rowKey, doc []byte) bool {
-		if !ids[id] || whole[id] {
-			return false
-		}
-		h, ok := docs[k]
-		return ok && h == docHash(doc)
-	}
-	b.Agents = slices.Concat(b.Agents[:mark.agents], slices.DeleteFunc(b.Agents[mark.agents:], func(a store.AgentRow) bool {
-		return same(a.SessionID, stored.agents, rowKey{a.SessionID, a.AgentID}, a.Doc)
-	}))
-	b.ToolCalls = slices.Concat(b.ToolCalls[:mark.calls], slices.DeleteFunc(b.ToolCalls[mark.calls:], func(c store.ToolCallRow) bool {
-		return same(c.SessionID, stored.calls, rowKey{c.SessionID, c.ToolUseID}, c.Doc)
-	}))
-	// changes sorts the whole of b.Reset; a session is of one group only.
-	b.Reset = slices.DeleteFunc(b.Reset, func(id string) bool { return ids[id] && !whole[id] })
-}
-
 var docSeed = maphash.MakeSeed()
 
 func docHash(doc []byte) uint64 { return maphash.Bytes(docSeed, doc) }
@@ -1238,7 +1302,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 		return sm
 	}
 	if ch.Reset {
-		clear(gs.watches) // every session is in ch.Sessions, whole
+		gs.forget() // every session is in ch.Sessions, whole
 		for id := range gs.seq {
 			b.Reset = append(b.Reset, id)
 			model(id)

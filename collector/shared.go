@@ -120,8 +120,8 @@ func (m *modeler) waitLease(ctx context.Context) {
 }
 
 // takeOver makes this collector the holder of lease: it stores the stale
-// sessions, from its groups where it holds them (the rows the store lacks),
-// loading the others.
+// sessions, from its groups where it holds them (the rows the store may
+// lack: groupState.restate), loading the others.
 // It reports false when ctx ended first.
 func (m *modeler) takeOver(ctx, lease context.Context) bool {
 	m.lease = lease
@@ -131,14 +131,31 @@ func (m *modeler) takeOver(ctx, lease context.Context) bool {
 	m.mu.Unlock()
 	m.markStale(ctx)
 	m.mu.Lock()
+	var held []string
 	for _, id := range m.loads {
 		if gs := m.groups.groups[m.keys[id]]; gs != nil && gs.seq[id] > 0 {
 			m.restate[id] = true
+			held = append(held, id)
 		}
 	}
-	restated, loads := len(m.restate), len(m.loads)
+	loads := len(m.loads)
 	m.mu.Unlock()
-	m.log.Info("computing the session model for every collector on the database", "stale_sessions", loads, "restated_from_memory", restated)
+	// What the store's model of each reflects: of their rows, those that
+	// changed after it are written (groupState.restate).
+	stored, err := m.st.SessionModels(ctx, held)
+	if err != nil {
+		// As if none of them were stored: more is written, nothing
+		// lacks.
+		m.log.Error("cannot read the stale sessions' models", "err", err)
+	}
+	for _, id := range held {
+		key := m.keys[id]
+		if m.restateFrom[key] == nil {
+			m.restateFrom[key] = map[string]int64{}
+		}
+		m.restateFrom[key][id] = stored[id].Seq
+	}
+	m.log.Info("computing the session model for every collector on the database", "stale_sessions", loads, "restated_from_memory", len(held))
 	return ctx.Err() == nil
 }
 
@@ -156,6 +173,7 @@ func (m *modeler) standDown() {
 	m.changed = make(chan struct{})
 	m.mu.Unlock()
 	clear(m.restate)
+	clear(m.restateFrom)
 }
 
 // readTail queues the events committed after the last one read, by every
