@@ -562,6 +562,9 @@ func (m *modeler) rounds(ctx context.Context) {
 			if !m.takeOver(ctx, l) {
 				return
 			}
+			// The first round as holder runs at once, not a standby's
+			// cadence after its last: the events since wait for it.
+			gap = 0
 		}
 		if early := gap - time.Since(last); early > 0 && (!m.behind() || m.yields()) {
 			due = time.After(early)
