@@ -93,8 +93,10 @@ type TeamRun struct {
 	// from the acknowledgement of a probed event to its session's model
 	// row reflecting it, before the kill, after it, and over the whole run.
 	Lag [3]LagFigures
-	// Takeover is how long after the kill the survivor held the lease.
+	// Takeover is how long after the kill the survivor held the lease;
+	// Failover where the time after the kill went.
 	Takeover time.Duration
+	Failover Failover
 	// StreamFrom counts, for the stream of the collector that was not
 	// killed, the events it showed that each collector had acknowledged.
 	StreamFrom []int
@@ -469,7 +471,7 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, pgPid, c
 	run.CatchUp = caughtUp
 	cpuCaughtUp := cpu() - cpu0
 	if lagProbe != nil {
-		run.Lag = lagProbe.figures(ctx)
+		run.Lag, run.Failover = lagProbe.figures(ctx)
 	}
 	var modelLine strings.Builder
 	for i, p := range procs {
@@ -486,9 +488,16 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, pgPid, c
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		fmt.Fprintf(&modelLine, " collector %d: leader %v, %v events applied (%v read from the log), %v group loads (%v evicted), %v rounds;", i+1,
+		fmt.Fprintf(&modelLine, " collector %d: leader %v, %v events applied (%v read from the log), %v group loads (%v evicted), %v rounds", i+1,
 			m["hookwatch_model_leader"], m["hookwatch_model_events_applied_total"], m["hookwatch_model_events_read_total"],
 			m["hookwatch_model_group_loads_total"], m["hookwatch_model_group_evictions_total"], m["hookwatch_model_round_duration_seconds_count"])
+		if n := m["hookwatch_model_restated_rows_total"]; n > 0 {
+			fmt.Fprintf(&modelLine, ", %v rows restated at the takeover", n)
+		}
+		if n := m["hookwatch_model_errors_total"]; n > 0 {
+			fmt.Fprintf(&modelLine, ", %v failed rounds", n)
+		}
+		modelLine.WriteString(";")
 		if m["hookwatch_model_leader"] == 1 || collectors == 1 {
 			if lag := histQuantile(m, "hookwatch_model_lag_seconds", 0.99); !math.IsNaN(lag) {
 				run.LagP99 = time.Duration(lag * float64(time.Second))
@@ -559,6 +568,12 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, pgPid, c
 		if kill {
 			fmt.Fprintf(w, "    derived lag (acknowledged → its session's model row, read from the database): before the kill %v; after it %v; whole run %v; lease taken over %v after the kill\n",
 				run.Lag[0], run.Lag[1], run.Lag[2], takeover.Round(time.Millisecond))
+			f := run.Failover
+			slow := fmt.Sprintf("no probe at %v or more", lagGoal)
+			if f.Slow > 0 {
+				slow = fmt.Sprintf("%d probes at %v or more, the last acknowledged %v after the kill", f.Slow, lagGoal, f.LastSlow.Round(time.Millisecond))
+			}
+			fmt.Fprintf(w, "    after the kill: the new holder's first round stored %v after it; %s\n", f.FirstWrite.Round(time.Millisecond), slow)
 		} else {
 			fmt.Fprintf(w, "    derived lag (acknowledged → its session's model row, read from the database): %v\n", run.Lag[2])
 		}

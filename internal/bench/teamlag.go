@@ -27,6 +27,22 @@ type lagProbes struct {
 	open     []*lagProbe
 	closed   []*lagProbe
 	killedAt time.Time
+	// firstWrite is when a poll first saw a model row written after the
+	// kill: the new lease holder's first round stored.
+	firstWrite time.Time
+}
+
+// lagGoal is the derived lag the team server is to keep below (p99).
+const lagGoal = time.Second
+
+// Failover is where the time after a kill goes: how long until the
+// survivor's first round as lease holder stored its rows, and the probes
+// acknowledged after the kill whose lag was lagGoal or more, the last of
+// them how long after the kill.
+type Failover struct {
+	FirstWrite time.Duration
+	Slow       int
+	LastSlow   time.Duration
 }
 
 type lagProbe struct {
@@ -82,11 +98,25 @@ func (p *lagProbes) poll(ctx context.Context) {
 	}
 }
 
-// check polls the database once for the open probes.
+// check polls the database once for the open probes, and after a kill
+// for the new holder's first write.
 func (p *lagProbes) check(ctx context.Context) {
 	p.mu.Lock()
 	open := slices.Clone(p.open)
+	killed, written := p.killedAt, !p.firstWrite.IsZero()
 	p.mu.Unlock()
+	if !killed.IsZero() && !written {
+		// A model row's updated_seq is its round's version, at least the
+		// round's start in Unix µs: one written after the kill is the new
+		// holder's (the killed one's rounds began before it).
+		var latest int64
+		if p.conn.QueryRow(ctx, `SELECT coalesce(max(updated_seq), 0) FROM model_sessions`).Scan(&latest) == nil && latest >= killed.UnixMicro() {
+			now := time.Now()
+			p.mu.Lock()
+			p.firstWrite = now
+			p.mu.Unlock()
+		}
+	}
 	if len(open) == 0 {
 		return
 	}
@@ -122,9 +152,10 @@ func (p *lagProbes) check(ctx context.Context) {
 }
 
 // figures polls once more (call it once the model caught up), stops, and
-// returns the lag before the kill, after it and over the whole run. A
-// probe still open counts the time until now.
-func (p *lagProbes) figures(ctx context.Context) [3]LagFigures {
+// returns the lag before the kill, after it and over the whole run, and
+// where the time after the kill went. A probe still open counts the time
+// until now.
+func (p *lagProbes) figures(ctx context.Context) ([3]LagFigures, Failover) {
 	p.cancel()
 	<-p.done
 	p.check(ctx)
@@ -138,10 +169,18 @@ func (p *lagProbes) figures(ctx context.Context) [3]LagFigures {
 	}
 	p.open = nil
 	var parts [3][]time.Duration
+	var f Failover
+	if !p.killedAt.IsZero() && !p.firstWrite.IsZero() {
+		f.FirstWrite = p.firstWrite.Sub(p.killedAt)
+	}
 	for _, o := range p.closed {
 		i := 0
 		if !p.killedAt.IsZero() && !o.acked.Before(p.killedAt) {
 			i = 1
+			if o.lag >= lagGoal {
+				f.Slow++
+				f.LastSlow = max(f.LastSlow, o.acked.Sub(p.killedAt))
+			}
 		}
 		parts[i] = append(parts[i], o.lag)
 		parts[2] = append(parts[2], o.lag)
@@ -151,7 +190,7 @@ func (p *lagProbes) figures(ctx context.Context) [3]LagFigures {
 		slices.Sort(l)
 		out[i] = LagFigures{N: len(l), P50: quantile(l, 0.5), P99: quantile(l, 0.99)}
 	}
-	return out
+	return out, f
 }
 
 // stop ends the polling and closes the connection; it may be called
