@@ -74,16 +74,20 @@ func (db *DB) prepareSized(ctx context.Context, n int) error {
 
 func insertSQL(rows int) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO events (id, session_id, runtime, kind, event, agent_id, agent_type, tool_name, tool_use_id, prompt_id, time, envelope) VALUES `)
+	b.WriteString(`INSERT OR IGNORE INTO events (id, session_id, runtime, kind, event, agent_id, agent_type, tool_name, tool_use_id, prompt_id, time, envelope) VALUES `)
 	for i := range rows {
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?)")
 	}
-	// DO NOTHING skips an id stored earlier or earlier in this statement;
-	// RETURNING tells which rows were stored and their seq.
-	b.WriteString(` ON CONFLICT (id) DO NOTHING RETURNING seq, id`)
+	// OR IGNORE skips an id stored earlier; RETURNING tells which rows were
+	// stored and their seq. The id is the only constraint a row can break
+	// (every NOT NULL column is bound a value), and with OR IGNORE nothing
+	// can abort the statement half-way, so SQLite keeps no statement
+	// journal for it: with ON CONFLICT (id) DO NOTHING it copied every page
+	// the statement changed, ~4 % of the insert's CPU.
+	b.WriteString(` RETURNING seq, id`)
 	return b.String()
 }
 
