@@ -81,14 +81,65 @@ func insertSQL(rows int) string {
 		}
 		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?)")
 	}
-	// OR IGNORE skips an id stored earlier; RETURNING tells which rows were
-	// stored and their seq. The id is the only constraint a row can break
-	// (every NOT NULL column is bound a value), and with OR IGNORE nothing
-	// can abort the statement half-way, so SQLite keeps no statement
-	// journal for it: with ON CONFLICT (id) DO NOTHING it copied every page
-	// the statement changed, ~4 % of the insert's CPU.
-	b.WriteString(` RETURNING seq, id`)
+	// OR IGNORE skips an id stored earlier. The id is the only constraint
+	// a row can break (every NOT NULL column is bound a value), and with OR
+	// IGNORE nothing can abort the statement half-way, so SQLite keeps no
+	// statement journal for it: with ON CONFLICT (id) DO NOTHING it copied
+	// every page the statement changed, ~4 % of the insert's CPU. Which
+	// rows were stored, and their seq, is read from the statement's counts
+	// (see seqs), not with RETURNING, which cost a fifth of the insert: a
+	// table of the returned rows built in SQLite, then each row read back.
 	return b.String()
+}
+
+// seqs sets the Seq of the events part (indexes into events) that the
+// statement just run stored, and returns how many it stored. stored and
+// last are the statement's changes() and last_insert_rowid(). seq is
+// AUTOINCREMENT, so the statement gave its rows seqs above every seq
+// stored before, in the order of its rows: when it stored every row, they
+// are the stored-1 seqs before last, and last. Otherwise (a batch sent
+// again, in part: rare) the ids of part are read back, and the stored ones
+// are the stored rows with the highest seqs; a row ignored may have used a
+// seq without keeping it, so they need not follow each other.
+func seqs(ctx context.Context, tx *sql.Tx, events []store.Event, part []int, stored, last int64) (int, error) {
+	if stored == int64(len(part)) {
+		for k, i := range part {
+			events[i].Seq = last - stored + 1 + int64(k)
+		}
+		return len(part), nil
+	}
+	if stored == 0 {
+		return 0, nil
+	}
+	ids := make([]any, len(part))
+	at := make(map[string]int, len(part))
+	for k, i := range part {
+		ids[k] = events[i].ID
+		at[events[i].ID] = i
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT seq, id FROM events WHERE id IN (?`+
+		strings.Repeat(",?", len(part)-1)+`) ORDER BY seq DESC LIMIT ?`, append(ids, stored)...)
+	if err != nil {
+		return 0, fmt.Errorf("cannot read the seqs of a batch: %w", err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var seq int64
+		var id string
+		if err := rows.Scan(&seq, &id); err != nil {
+			return 0, fmt.Errorf("cannot read the seqs of a batch: %w", err)
+		}
+		events[at[id]].Seq = seq
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("cannot read the seqs of a batch: %w", err)
+	}
+	if n != int(stored) {
+		return 0, fmt.Errorf("cannot read the seqs of a batch: %d stored, %d found", stored, n)
+	}
+	return n, nil
 }
 
 // upsertSessionSQL merges a store.SessionDelta into the session's summary
@@ -134,11 +185,11 @@ func (db *DB) InsertOwned(ctx context.Context, user string, events []store.Event
 func (db *DB) insert(ctx context.Context, user string, events []store.Event) (int, error) {
 	// Repeats within the batch are dropped here, so that the statement only
 	// meets ids stored by earlier batches; the first occurrence wins.
-	pos := make(map[string]int, len(events))
+	seen := make(map[string]struct{}, len(events))
 	todo := make([]int, 0, len(events))
 	for i := range events {
-		if _, dup := pos[events[i].ID]; !dup {
-			pos[events[i].ID] = i
+		if _, dup := seen[events[i].ID]; !dup {
+			seen[events[i].ID] = struct{}{}
 			todo = append(todo, i)
 		}
 	}
@@ -176,26 +227,23 @@ func (db *DB) insert(ctx context.Context, user string, events []store.Event) (in
 			args = append(args, e.ID, e.SessionID, e.Runtime, e.Kind, e.Event, e.AgentID, agentType,
 				e.ToolName, e.ToolUseID, e.PromptID, e.Time.UnixNano(), boundText(e.Envelope))
 		}
-		rows, err := tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
+		res, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
 		if err != nil {
 			return 0, err
 		}
-		for rows.Next() {
-			var seq int64
-			var id string
-			if err := rows.Scan(&seq, &id); err != nil {
-				rows.Close()
-				return 0, err
-			}
-			events[pos[id]].Seq = seq
-			inserted++
-		}
-		if err := rows.Close(); err != nil {
+		stored, err := res.RowsAffected()
+		if err != nil {
 			return 0, err
 		}
-		if err := rows.Err(); err != nil {
+		last, err := res.LastInsertId()
+		if err != nil {
 			return 0, err
 		}
+		got, err := seqs(ctx, tx, events, part, stored, last)
+		if err != nil {
+			return 0, err
+		}
+		inserted += got
 	}
 
 	if inserted > 0 {

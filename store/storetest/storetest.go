@@ -250,6 +250,34 @@ func testIdempotent(t *testing.T, s EventLog) {
 	if got := all(t, s, store.EventFilter{}); len(got) != 21 {
 		t.Fatalf("store holds %d events, want 21", len(got))
 	}
+	// New ids between stored ones: each new event gets the seq it is
+	// stored with, in the order of the batch; the stored ones get none.
+	var woven []store.Event
+	for i := range 4 {
+		woven = append(woven, events[10+i], ev(t, 200+i, "session_id", "s-woven", "hook_event_name", "Notification"))
+	}
+	woven = append(woven, events[15])
+	for i := range woven {
+		woven[i].Seq = 0
+	}
+	if n := insert(t, s, woven); n != 4 {
+		t.Fatalf("woven batch stored %d events, want 4", n)
+	}
+	storedSeq := map[string]int64{}
+	for _, e := range all(t, s, store.EventFilter{SessionID: "s-woven"}) {
+		storedSeq[e.ID] = e.Seq
+	}
+	prev := mixed[5].Seq
+	for i, e := range woven {
+		switch {
+		case i%2 == 0 && e.Seq != 0:
+			t.Errorf("woven[%d], stored before, got seq %d", i, e.Seq)
+		case i%2 == 1 && (e.Seq != storedSeq[e.ID] || e.Seq <= prev):
+			t.Errorf("woven[%d]: seq %d, stored with %d, the one before %d", i, e.Seq, storedSeq[e.ID], prev)
+		case i%2 == 1:
+			prev = e.Seq
+		}
+	}
 	sess, err := s.Session(ctx, events[0].SessionID)
 	if err != nil {
 		t.Fatal(err)
