@@ -105,7 +105,9 @@ func (g *Group) Apply(envs ...event.Envelope) { g.ApplyDecoded(envs, nil) }
 
 // ApplyDecoded is Apply for envelopes some of whose payloads were decoded
 // already: payloads[i], when not nil, must be event.Decode of
-// envs[i].Payload, and is used instead of decoding it again.
+// envs[i].Payload, and is used instead of decoding it again (the group
+// keeps a copy of it without its map of members; payloads[i] itself is not
+// changed).
 func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 	fresh := make([]*item, 0, len(envs))
 	rebuild := false
@@ -114,7 +116,7 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 		it.env = &it.own
 		e := it.env
 		if i < len(payloads) && payloads[i] != nil {
-			it.p, it.decoded = payloads[i], true
+			it.p, it.decoded = kept(payloads[i], false), true
 		}
 		if e.ID == "" {
 			k := contentKey(e)

@@ -101,10 +101,29 @@ func (it *item) payload() *event.Payload {
 	if !it.decoded {
 		it.decoded = true
 		if p, err := event.Decode(it.env.Payload); err == nil {
-			it.p = p
+			it.p = kept(p, true)
 		}
 	}
 	return it.p
+}
+
+// kept returns what an item keeps of a decoded payload: its typed views
+// without its map of members (Raw), which nothing the model derives reads
+// once the views are built, and which is the largest part of a decoded
+// payload (a map per event, kept for every event of a group). Its name is
+// kept in HookEventName, as Name reads a statusLine's from Raw. own reports
+// that p is the item's own, changed in place rather than copied.
+func kept(p *event.Payload, own bool) *event.Payload {
+	if p == nil {
+		return nil
+	}
+	if !own {
+		c := *p
+		p = &c
+	}
+	p.HookEventName = p.Name()
+	p.Raw = nil
+	return p
 }
 
 // canonicalOrder deduplicates items by envelope id (keeping, among same-id
