@@ -256,8 +256,15 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 // fields, the session model) need not decode it again; nil when the payload
 // is not a JSON object. The rules need only the payload's members: the typed
 // views are built once, of the members as stored.
+//
+// env.Payload is read from a copy of its own, not from the buffer it may
+// share with other envelopes (a request body holding a batch): what keeps
+// the payload or its decoded members (the session model keeps them for as
+// long as it keeps the session's group) then keeps its bytes alone, not the
+// whole batch's, nor the tool output the rules cut from it.
 func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
 	env.Files = pl.admitFiles(env.Files)
+	env.Payload = bytes.Clone(env.Payload)
 	raw, invalidUTF8, err := event.Split(env.Payload)
 	if err != nil {
 		return nil
