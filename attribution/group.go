@@ -39,6 +39,7 @@ type Group struct {
 	order    []string // sessions by first record
 	raw      map[string]*rawSession
 	preOnly  map[*rawSession]bool
+	strs     strs // the strings the payloads and records kept repeat
 
 	touched  map[string]bool // sessions changed since Changes
 	redone   map[string]bool // sessions derived again since Changes
@@ -64,7 +65,7 @@ type rawSession struct {
 
 // NewGroup returns an empty Group.
 func NewGroup() *Group {
-	g := &Group{byID: map[string]*item{}, anon: map[string]*item{}, touched: map[string]bool{}, redone: map[string]bool{}}
+	g := &Group{byID: map[string]*item{}, anon: map[string]*item{}, touched: map[string]bool{}, redone: map[string]bool{}, strs: strs{}}
 	g.clear()
 	return g
 }
@@ -116,7 +117,7 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 		it.env = &it.own
 		e := it.env
 		if i < len(payloads) && payloads[i] != nil {
-			it.p, it.decoded = kept(payloads[i], false), true
+			it.p, it.decoded = kept(payloads[i], false, g.strs), true
 		}
 		if e.ID == "" {
 			k := contentKey(e)
@@ -178,15 +179,10 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 func (g *Group) append(it *item) bool {
 	it.applied = true
 	g.last = it.env
-	r := newRecord(it, len(g.recs))
+	r := newRecord(it, len(g.recs), g.strs)
 	if r == nil {
 		g.skipped++
 		return true
-	}
-	if n := len(g.recs); n > 0 && g.recs[n-1].group == r.group {
-		// One string of the key for the group's records, not one each:
-		// a group keeps every record of its sessions.
-		r.group = g.recs[n-1].group
 	}
 	relink := g.changesLineage(r)
 	g.recs = append(g.recs, r)
@@ -228,7 +224,7 @@ func (g *Group) add(r *record) {
 // parent when the record lands before its latest record.
 func (g *Group) insertLate(it *item) bool {
 	it.applied = true
-	r := newRecord(it, 0)
+	r := newRecord(it, 0, g.strs)
 	if r == nil {
 		g.skipped++
 		return true
@@ -358,7 +354,7 @@ func (g *Group) rebuild() {
 			g.last = it.env
 		}
 	}
-	g.recs, g.skipped = decodeAll(canonicalOrder(g.all))
+	g.recs, g.skipped = decodeAll(canonicalOrder(g.all), g.strs)
 	for _, r := range g.recs {
 		g.note(r)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/hookwatch/hookwatch/event"
 )
@@ -324,5 +325,60 @@ func TestGroupRestateRows(t *testing.T) {
 	}
 	if got := mustJSON(t, m.result(standby.skipped)); !bytes.Equal(got, want) {
 		t.Fatalf("the model stored across the takeover differs from Build:\n%s", firstDiff(got, want))
+	}
+}
+
+// TestGroupApplyDecoded: payloads decoded by the caller (the collector's
+// admission) give the model Build gives, statusLines included, and are
+// left as they were given: the group keeps copies of its own, without
+// their map of members.
+func TestGroupApplyDecoded(t *testing.T) {
+	for name, envs := range corpora(t) {
+		t.Run(name, func(t *testing.T) {
+			want := mustJSON(t, Build(envs))
+			payloads := make([]*event.Payload, len(envs))
+			names := make([]string, len(envs))
+			for i := range envs {
+				if p, err := event.Decode(envs[i].Payload); err == nil {
+					payloads[i], names[i] = p, p.HookEventName
+				}
+			}
+			g, m := NewGroup(), newMirror()
+			for i := 0; i < len(envs); i += 7 {
+				j := min(i+7, len(envs))
+				g.ApplyDecoded(envs[i:j], payloads[i:j])
+				m.apply(g.Changes())
+			}
+			if got := mustJSON(t, g.Result()); !bytes.Equal(got, want) {
+				t.Fatalf("Group result differs from Build:\n%s", firstDiff(got, want))
+			}
+			if got := mustJSON(t, m.result(g.skipped)); !bytes.Equal(got, want) {
+				t.Fatalf("the model built from Changes differs from Build:\n%s", firstDiff(got, want))
+			}
+			for i, p := range payloads {
+				if p != nil && (p.Raw == nil || p.HookEventName != names[i]) {
+					t.Fatalf("payload %d changed: Raw %v, name %q, was %q", i, p.Raw != nil, p.HookEventName, names[i])
+				}
+			}
+		})
+	}
+}
+
+// TestStrs: a group's strings are kept once, and the table stops growing
+// at its bound.
+func TestStrs(t *testing.T) {
+	in := strs{}
+	first := in.of(strings.Clone("session-a"))
+	if got := in.of(strings.Clone("session-a")); got != "session-a" || unsafe.StringData(got) != unsafe.StringData(first) {
+		t.Fatalf("of gave %q at %p, want the table's copy at %p", got, unsafe.StringData(got), unsafe.StringData(first))
+	}
+	for i := range 2 * maxStrs {
+		in.of(fmt.Sprint("id-", i))
+	}
+	if len(in) != maxStrs {
+		t.Fatalf("%d strings kept, want the bound %d", len(in), maxStrs)
+	}
+	if in.of("") != "" {
+		t.Fatal("the empty string")
 	}
 }

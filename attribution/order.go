@@ -97,11 +97,11 @@ type item struct {
 	own event.Envelope
 }
 
-func (it *item) payload() *event.Payload {
+func (it *item) payload(in strs) *event.Payload {
 	if !it.decoded {
 		it.decoded = true
 		if p, err := event.Decode(it.env.Payload); err == nil {
-			it.p = kept(p, true)
+			it.p = kept(p, true, in)
 		}
 	}
 	return it.p
@@ -110,10 +110,12 @@ func (it *item) payload() *event.Payload {
 // kept returns what an item keeps of a decoded payload: its typed views
 // without its map of members (Raw), which nothing the model derives reads
 // once the views are built, and which is the largest part of a decoded
-// payload (a map per event, kept for every event of a group). Its name is
-// kept in HookEventName, as Name reads a statusLine's from Raw. own reports
-// that p is the item's own, changed in place rather than copied.
-func kept(p *event.Payload, own bool) *event.Payload {
+// payload (a map per event, kept for every event of a group); the strings
+// its events repeat (the session, its paths, the agent, the prompt) are
+// in's copies. Its name is kept in HookEventName, as Name reads a
+// statusLine's from Raw. own reports that p is the item's own, changed in
+// place rather than copied.
+func kept(p *event.Payload, own bool, in strs) *event.Payload {
 	if p == nil {
 		return nil
 	}
@@ -123,7 +125,34 @@ func kept(p *event.Payload, own bool) *event.Payload {
 	}
 	p.HookEventName = p.Name()
 	p.Raw = nil
+	c := &p.Common
+	c.SessionID, c.TranscriptPath, c.CWD = in.of(c.SessionID), in.of(c.TranscriptPath), in.of(c.CWD)
+	c.AgentID, c.AgentType.Value, c.PromptID = in.of(c.AgentID), in.of(c.AgentType.Value), in.of(c.PromptID)
+	c.Model, c.TurnID, c.ScratchpadDir = in.of(c.Model), in.of(c.TurnID), in.of(c.ScratchpadDir)
 	return p
+}
+
+// strs holds one copy of each string a group's payloads repeat: a group
+// keeps every payload of its sessions decoded, and each decoded its own
+// copy of the session id, the paths, the agent id, the prompt id.
+type strs map[string]string
+
+// maxStrs bounds a strs: strings past it are kept as they are, so that a
+// stream of strings that never repeat costs no more than it did.
+const maxStrs = 1 << 14
+
+// of returns the table's copy of s, which it becomes when it has none.
+func (in strs) of(s string) string {
+	if s == "" {
+		return s
+	}
+	if t, ok := in[s]; ok {
+		return t
+	}
+	if len(in) < maxStrs {
+		in[s] = s
+	}
+	return s
 }
 
 // canonicalOrder deduplicates items by envelope id (keeping, among same-id
@@ -152,11 +181,11 @@ func canonicalOrder(items []*item) []*item {
 
 // decodeAll decodes the payloads of the ordered items. It returns the
 // records of attributable envelopes and how many were not.
-func decodeAll(items []*item) ([]*record, int) {
+func decodeAll(items []*item, in strs) ([]*record, int) {
 	recs := make([]*record, 0, len(items))
 	skipped := 0
 	for _, it := range items {
-		r := newRecord(it, len(recs))
+		r := newRecord(it, len(recs), in)
 		if r == nil {
 			skipped++
 			continue
@@ -169,15 +198,15 @@ func decodeAll(items []*item) ([]*record, int) {
 // newRecord decodes an item into the record at position seq, or returns nil
 // when it cannot be attributed: its payload is not a JSON object, or names
 // no session.
-func newRecord(it *item, seq int) *record {
-	p := it.payload()
+func newRecord(it *item, seq int, in strs) *record {
+	p := it.payload(in)
 	if p == nil || p.SessionID == "" {
 		return nil
 	}
 	e := it.env
 	return &record{
 		env: e, p: p, name: p.Name(), at: e.ReceivedAt.UTC(), seq: seq, session: p.SessionID,
-		group: GroupKey(e.Host, e.User, p.TranscriptPath, p.CWD),
+		group: in.of(GroupKey(e.Host, e.User, p.TranscriptPath, p.CWD)),
 	}
 }
 
