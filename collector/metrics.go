@@ -3,6 +3,7 @@ package collector
 import (
 	"fmt"
 	"net/http"
+	runtimemetrics "runtime/metrics"
 	"sync/atomic"
 	"time"
 
@@ -135,4 +136,17 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		pa.write(w, time.Now())
 	}
 	metrics.WriteProcessMetrics(w)
+	metrics.WriteGaugeUint64(w, "go_gc_heap_live_bytes", liveHeapBytes())
+}
+
+// liveHeapBytes is the heap the latest collection found reachable: what
+// the next one marks again (mostly the session model's groups), which
+// WriteProcessMetrics does not give.
+func liveHeapBytes() uint64 {
+	s := []runtimemetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	runtimemetrics.Read(s)
+	if s[0].Value.Kind() != runtimemetrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
