@@ -257,14 +257,13 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 // is not a JSON object. The rules need only the payload's members: the typed
 // views are built once, of the members as stored.
 //
-// env.Payload is read from a copy of its own, not from the buffer it may
-// share with other envelopes (a request body holding a batch): what keeps
-// the payload or its decoded members (the session model keeps them for as
-// long as it keeps the session's group) then keeps its bytes alone, not the
-// whole batch's, nor the tool output the rules cut from it.
+// The payload stored and its members are bytes of their own, not of the
+// buffer env.Payload may share with other envelopes (a request body holding
+// a batch): what keeps them (the session model keeps them for as long as it
+// keeps the session's group) keeps the payload alone, not the whole batch,
+// nor the tool output the rules cut from it.
 func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
 	env.Files = pl.admitFiles(env.Files)
-	env.Payload = bytes.Clone(env.Payload)
 	raw, invalidUTF8, err := event.Split(env.Payload)
 	if err != nil {
 		return nil
@@ -278,15 +277,33 @@ func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
 		return nil
 	}
 	compacted := len(b) != len(bytes.TrimSpace(env.Payload))
-	env.Payload = b
 	if compacted { // raw's values are not b's: rare enough to decode again
+		env.Payload = b
 		p, err := event.Decode(b)
 		if err != nil {
 			return nil
 		}
 		return p
 	}
+	env.Payload = ownBytes(raw, b)
 	return event.FromObject(raw)
+}
+
+// ownBytes returns a copy of data, the payload raw was split from, with
+// raw's values pointed at their bytes in the copy. A value is a slice of
+// data (event.Split keeps the members' bytes), at data's capacity less its
+// own from the start; one that is not (no such bytes there) is left as it
+// is, which costs memory, not correctness.
+func ownBytes(raw event.Object, data []byte) []byte {
+	c := bytes.Clone(data)
+	for k, v := range raw {
+		off := cap(data) - cap(v)
+		if off < 0 || off+len(v) > len(c) || !bytes.Equal(c[off:off+len(v)], v) {
+			continue
+		}
+		raw[k] = c[off : off+len(v) : off+len(v)]
+	}
+	return c
 }
 
 // oddities says what is off about a payload that decoded: each is worth a

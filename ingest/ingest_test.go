@@ -369,3 +369,36 @@ func TestAdmitDecodesWhatItStores(t *testing.T) {
 	f("{\"hook_event_name\":\"PreToolUse\",\"session_id\":\"s\",\"tool_name\":\"Bash\",\"tool_input\":{\r\n\"command\":\"echo " + akia + "\"}}")
 	f(`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_input":{"command":"<b>&</b>"},"tool_use_id":"t"}`)
 }
+
+// TestAdmitOwnsItsBytes: a payload admitted from a buffer it shares (a
+// request body holding a batch) is stored and decoded from bytes of its
+// own, whether the rules changed it or not: overwriting the buffer after
+// Admit changes neither.
+func TestAdmitOwnsItsBytes(t *testing.T) {
+	pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+	f := func(payload string) {
+		t.Helper()
+		body := []byte(`{"envelopes":[{"payload":` + payload + `}, {"payload":{}}]}`)
+		at := bytes.Index(body, []byte(payload))
+		env := event.Envelope{Payload: json.RawMessage(body[at : at+len(payload)])}
+		d := pl.Admit(&env)
+		stored := string(env.Payload)
+		want, err := event.Decode([]byte(stored))
+		if err != nil {
+			t.Fatalf("Admit(%q) stored %q: %v", payload, stored, err)
+		}
+		for i := range body {
+			body[i] = 'x'
+		}
+		if string(env.Payload) != stored {
+			t.Fatalf("Admit(%q): the stored payload shares the body: %q", payload, env.Payload)
+		}
+		if !reflect.DeepEqual(d, want) {
+			t.Fatalf("Admit(%q): the decoded payload shares the body: %+v, want %+v", payload, d, want)
+		}
+	}
+	f(`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t"}`)
+	f(`{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"token ` + ghp + `"}`)
+	f(`{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"stdout":"` + strings.Repeat("a", 64<<10) + `"}}`)
+	f("{\n\"hook_event_name\": \"Stop\",\n\"session_id\": \"s\"\n}")
+}
