@@ -109,7 +109,13 @@ func BenchmarkToolCallsFirstPage(b *testing.B) {
 				if i >= n-5 {
 					status = "running"
 				}
-				batch.ToolCalls = append(batch.ToolCalls, benchCall(session, i, status, int64(i+1)))
+				c := benchCall(session, i, status, int64(i+1))
+				// One call in 5,000 is of an agent and a tool no other
+				// call has: the first page a narrow index keeps short.
+				if i%5000 == 17 {
+					c.AgentID, c.ToolName = "a-rare", "WebSearch"
+				}
+				batch.ToolCalls = append(batch.ToolCalls, c)
 			}
 			if err := db.PutModel(ctx, batch); err != nil {
 				b.Fatal(err)
@@ -128,6 +134,8 @@ func BenchmarkToolCallsFirstPage(b *testing.B) {
 		{"all/limit=1000", store.ToolCallFilter{SessionID: "big", Limit: store.MaxLimit}},
 		{"main-agent", store.ToolCallFilter{SessionID: "big", AgentIDs: []string{""}}},
 		{"subtree-of-10", store.ToolCallFilter{SessionID: "big", AgentIDs: subtree}},
+		{"agent-rare", store.ToolCallFilter{SessionID: "big", AgentIDs: []string{"a-rare"}}},
+		{"tool-rare", store.ToolCallFilter{SessionID: "big", Tool: "WebSearch"}},
 		{"tool", store.ToolCallFilter{SessionID: "big", Tool: "Write"}},
 		{"status-rare", store.ToolCallFilter{SessionID: "big", Status: "running"}},
 		{"status-error", store.ToolCallFilter{SessionID: "big", Status: "error"}},
