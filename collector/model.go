@@ -96,9 +96,13 @@ const (
 	sharedMaxGap = 150 * time.Millisecond
 	// standbyCadence is the time between two rounds of a standby
 	// (shared.go), which stores nothing and whose groups only a takeover
-	// needs: it applies in fewer, larger rounds, each reading up to
-	// standbyBudget events of the log.
-	standbyCadence = time.Second
+	// needs: it applies in rounds larger than the holder's, each reading up
+	// to standbyBudget events of the log. Not much larger: a round of a
+	// second at 5,000 events/s was a burst that held the holder's rounds
+	// back, and at a takeover it left up to a second of the log to apply
+	// and its rows to restate (groupState.restate) before the new holder
+	// was current (docs/benchmarks.md, Team server).
+	standbyCadence = 250 * time.Millisecond
 	standbyBudget  = 5 * tailBudget
 	// burstQuiet is how long after its last commit a collector sharing
 	// its store still counts as ingesting (yields).
