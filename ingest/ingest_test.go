@@ -402,3 +402,38 @@ func TestAdmitOwnsItsBytes(t *testing.T) {
 	f(`{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"stdout":"` + strings.Repeat("a", 64<<10) + `"}}`)
 	f("{\n\"hook_event_name\": \"Stop\",\n\"session_id\": \"s\"\n}")
 }
+
+// FuzzAdmit: whatever a batch carries, Admit stores a payload that
+// decodes to what it hands on, and neither shares the batch's buffer:
+// overwriting the buffer afterwards changes nothing.
+func FuzzAdmit(f *testing.F) {
+	f.Add([]byte(`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t"}`))
+	f.Add([]byte("{\n\"hook_event_name\": \"Stop\",\n\"session_id\": \"s\"\n}"))
+	f.Add([]byte(`{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"token ` + ghp + `"}`))
+	f.Add([]byte(`{"a":{"b":[1,2,{"c":"\u00e9"}]},"a":2}`))
+	f.Add([]byte("{\"x\":\"\xff\"}"))
+	pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		body := append(append([]byte(`{"envelopes":[{"payload":`), payload...), `}]}`...)
+		at := len(`{"envelopes":[{"payload":`)
+		env := event.Envelope{Payload: json.RawMessage(body[at : at+len(payload)])}
+		d := pl.Admit(&env)
+		if d == nil {
+			return
+		}
+		stored := string(env.Payload)
+		want, err := event.Decode([]byte(stored))
+		if err != nil {
+			t.Fatalf("Admit(%q) stored %q: %v", payload, stored, err)
+		}
+		if !reflect.DeepEqual(d, want) {
+			t.Fatalf("Admit(%q) = %+v, want %+v (Decode of %q)", payload, d, want, stored)
+		}
+		for i := range body {
+			body[i] = ' '
+		}
+		if string(env.Payload) != stored || !reflect.DeepEqual(d, want) {
+			t.Fatalf("Admit(%q): what it stored or decoded shares the batch's buffer", payload)
+		}
+	})
+}
