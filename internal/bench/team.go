@@ -571,7 +571,8 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, pgPid, c
 			f := run.Failover
 			slow := fmt.Sprintf("no probe at %v or more", lagGoal)
 			if f.Slow > 0 {
-				slow = fmt.Sprintf("%d probes at %v or more, the last acknowledged %v after the kill", f.Slow, lagGoal, f.LastSlow.Round(time.Millisecond))
+				slow = fmt.Sprintf("%d probes at %v or more, acknowledged %v to %v after the kill", f.Slow, lagGoal,
+					f.FirstSlow.Round(time.Millisecond), f.LastSlow.Round(time.Millisecond))
 			}
 			fmt.Fprintf(w, "    after the kill: the new holder's first round stored %v after it; %s\n", f.FirstWrite.Round(time.Millisecond), slow)
 		} else {

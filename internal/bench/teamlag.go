@@ -37,12 +37,12 @@ const lagGoal = time.Second
 
 // Failover is where the time after a kill goes: how long until the
 // survivor's first round as lease holder stored its rows, and the probes
-// acknowledged after the kill whose lag was lagGoal or more, the last of
-// them how long after the kill.
+// acknowledged after the kill whose lag was lagGoal or more, the first and
+// the last of them how long after the kill (the takeover's, or later).
 type Failover struct {
-	FirstWrite time.Duration
-	Slow       int
-	LastSlow   time.Duration
+	FirstWrite          time.Duration
+	Slow                int
+	FirstSlow, LastSlow time.Duration
 }
 
 type lagProbe struct {
@@ -177,9 +177,12 @@ func (p *lagProbes) figures(ctx context.Context) ([3]LagFigures, Failover) {
 		i := 0
 		if !p.killedAt.IsZero() && !o.acked.Before(p.killedAt) {
 			i = 1
-			if o.lag >= lagGoal {
+			if at := o.acked.Sub(p.killedAt); o.lag >= lagGoal {
+				if f.Slow == 0 || at < f.FirstSlow {
+					f.FirstSlow = at
+				}
 				f.Slow++
-				f.LastSlow = max(f.LastSlow, o.acked.Sub(p.killedAt))
+				f.LastSlow = max(f.LastSlow, at)
 			}
 		}
 		parts[i] = append(parts[i], o.lag)
