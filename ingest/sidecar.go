@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"encoding/json"
 	"os"
 
 	"github.com/hookwatch/hookwatch/claudecode"
@@ -30,8 +29,8 @@ func ReadSubagentMeta(p *event.Payload) *event.SubagentMeta {
 	defer f.Close()
 	buf := make([]byte, maxMetaBytes)
 	n, _ := f.Read(buf)
-	var m event.SubagentMeta
-	if json.Unmarshal(buf[:n], &m) != nil || m.ToolUseID == "" {
+	m, ok := event.DecodeSubagentMeta(buf[:n])
+	if !ok || m.ToolUseID == "" {
 		return nil
 	}
 	return &m
