@@ -144,11 +144,24 @@ func FromObject(raw Object) *Payload {
 	if name == "" && looksLikeStatusLine(raw) {
 		name = StatusLine
 	}
-	if name == PreToolUse {
+	switch name {
+	case PreToolUse:
 		e := new(PreToolUseInput)
 		decodePreToolUse(raw, e, &p.Mistyped)
 		p.Event = e
-	} else if v := newEvent(name); v != nil {
+		return p
+	case PostToolUse:
+		e := new(PostToolUseInput)
+		decodePostToolUse(raw, e, &p.Mistyped)
+		p.Event = e
+		return p
+	case PostToolBatch:
+		e := new(PostToolBatchInput)
+		decodePostToolBatch(raw, e, &p.Mistyped)
+		p.Event = e
+		return p
+	}
+	if v := newEvent(name); v != nil {
 		decodeStruct(raw, reflect.ValueOf(v).Elem(), &p.Mistyped)
 		p.Event = v
 	}
