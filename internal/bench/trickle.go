@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,6 +25,9 @@ type TrickleOptions struct {
 	Events int           // hook events per round (default 300)
 	Rounds int           // rounds (default 3)
 	Gap    time.Duration // pause after each hook (default 15 ms)
+	// Payload is the hook payload every run reads (default: a PreToolUse
+	// of Claude Code 2.1.197); its session_id is replaced by each round's.
+	Payload []byte
 }
 
 // Trickle measures what one hook event costs when the hooks come one by
@@ -45,6 +49,17 @@ func Trickle(ctx context.Context, w io.Writer, o TrickleOptions) error {
 	if o.Gap <= 0 {
 		o.Gap = 15 * time.Millisecond
 	}
+	payload := o.Payload
+	if payload == nil {
+		payload = preToolUsePayload
+	}
+	var fields struct {
+		SessionID string `json:"session_id"`
+		Event     string `json:"hook_event_name"`
+	}
+	if err := json.Unmarshal(payload, &fields); err != nil || fields.SessionID == "" || fields.Event == "" {
+		return fmt.Errorf("the trickle payload must be a hook payload with a session_id and a hook_event_name (%v)", err)
+	}
 	b, err := buildAll(ctx, o.Repo)
 	if err != nil {
 		return err
@@ -63,7 +78,7 @@ func Trickle(ctx context.Context, w io.Writer, o TrickleOptions) error {
 	hookEnv := append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_URL="+p.URL(), projectDirEnv())
 	client := &http.Client{Timeout: 10 * time.Second}
 
-	fmt.Fprintf(w, "trickle: %d PreToolUse hooks per round, one at a time %v apart, the collector attached to their spool, %d rounds\n", o.Events, o.Gap, o.Rounds)
+	fmt.Fprintf(w, "trickle: %d %s hooks (%d bytes) per round, one at a time %v apart, the collector attached to their spool, %d rounds\n", o.Events, fields.Event, len(payload), o.Gap, o.Rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "round\t/bin/true CPU/run\tfloor CPU/run\thookwatch-hook CPU/run\thook − floor\tcollector CPU/event\tload\t")
 	var hooks, colls []time.Duration
@@ -87,7 +102,7 @@ func Trickle(ctx context.Context, w io.Writer, o TrickleOptions) error {
 		start := time.Now()
 		var tru, floor, hook []time.Duration
 		for i := range n {
-			payload := bytes.Replace(preToolUsePayload, []byte("0e2e0b5d-7136-4322-8086-c38ed16b10ad"), []byte(sid), -1)
+			payload := bytes.ReplaceAll(payload, []byte(fields.SessionID), []byte(sid))
 			payload = bytes.Replace(payload, []byte(`"toolu_00000009"`), fmt.Appendf(nil, `"toolu_%08d"`, i), 1)
 			for _, c := range []struct {
 				argv []string

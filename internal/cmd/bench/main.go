@@ -67,6 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	db := fs.String("db", "", "database file for the query benchmark, reused when it already holds enough events")
 	transcriptMB := fs.Int64("transcript-mb", 1000, "size of the generated transcript tree (import benchmark), in MB")
 	importE2E := fs.Bool("e2e", false, "also run `hookwatch import` on the tree against a collector of its own (import benchmark)")
+	payload := fs.String("payload", "", "hook payload the trickle benchmark's runs read, a JSON file (default: a PreToolUse of Claude Code 2.1.197, as the hook benchmark's)")
 	variants := fs.String("variants", "", "comma-separated variants of the session benchmark to play besides none and true (the reference): "+strings.Join(bench.SessionVariants, ",")+"; default all")
 	cpuProfile := fs.String("cpuprofile", "", "write the CPU profile of the measured work to this file (import benchmark)")
 	parse := func(args []string) error {
@@ -162,7 +163,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if !roundsSet {
 				r = 0 // the benchmark's default
 			}
-			return bench.Trickle(ctx, stdout, bench.TrickleOptions{Repo: *repo, Events: *events, Rounds: r})
+			o := bench.TrickleOptions{Repo: *repo, Events: *events, Rounds: r}
+			if *payload != "" {
+				b, err := os.ReadFile(*payload)
+				if err != nil {
+					return fmt.Errorf("%w: -payload: %v", errUsage, err)
+				}
+				o.Payload = b
+			}
+			return bench.Trickle(ctx, stdout, o)
 		},
 		"export": func() error {
 			r := *rounds
