@@ -280,7 +280,7 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, pgPid, c
 	}
 	cpu0 := cpu()
 	server0, _ := serverCPU(pgPid)
-	self0 := selfCPU()
+	self0 := cpuTime()
 
 	var (
 		mu        sync.Mutex
@@ -441,7 +441,7 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, pgPid, c
 	elapsed := time.Since(start)
 	cpuUsed := cpu() - cpu0
 	server1, _ := serverCPU(pgPid)
-	serverUsed, selfUsed := server1-server0, selfCPU()-self0
+	serverUsed, selfUsed := server1-server0, cpuTime()-self0
 	if ctx.Err() != nil {
 		return run, ctx.Err()
 	}
@@ -881,13 +881,4 @@ func serverCPU(pid int) (time.Duration, error) {
 		}
 	}
 	return total, nil
-}
-
-// selfCPU is this process's CPU, user and system.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
