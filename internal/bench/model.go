@@ -302,22 +302,40 @@ func getJSON(c *http.Client, url string, v any) error {
 
 // procCPU returns the user plus system CPU time of a process so far.
 func procCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := procStat(pid)
 	if err != nil {
 		return 0, err
 	}
-	// The command name may hold spaces: fields start after its ')'.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	return statTime(pid, f, 11, 12)
+}
+
+// procStat returns the fields of /proc/pid/stat that follow the command
+// name (which may hold spaces: they start after its ')'): f[1] is the
+// parent's pid, f[11] and f[12] utime and stime, f[13] and f[14] cutime and
+// cstime (the reaped children's).
+func procStat(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
 	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("bad /proc/%d/stat", pid)
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])), nil
+}
+
+// statTime is the sum of the clock-tick fields at of pid's procStat f.
+func statTime(pid int, f []string, at ...int) (time.Duration, error) {
+	var ticks int64
+	for _, i := range at {
+		if i >= len(f) {
+			return 0, fmt.Errorf("short /proc/%d/stat", pid)
+		}
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bad /proc/%d/stat", pid)
+		}
+		ticks += v
 	}
 	const hz = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / hz, nil
+	return time.Duration(ticks) * time.Second / hz, nil
 }
 
 // scrape reads a Prometheus text page into sample name (with labels) →

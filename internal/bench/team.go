@@ -847,18 +847,17 @@ func serverCPU(pid int) (time.Duration, error) {
 	if pid == 0 {
 		return 0, nil
 	}
-	total, err := procCPU(pid)
+	f, err := procStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	total, err := statTime(pid, f, 11, 12)
 	if err != nil {
 		return 0, err
 	}
 	// Reaped children are counted in the postmaster's cutime and cstime.
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) > 14 {
-			cu, _ := strconv.ParseInt(f[13], 10, 64)
-			cs, _ := strconv.ParseInt(f[14], 10, 64)
-			total += time.Duration(cu+cs) * time.Second / 100
-		}
+	if reaped, err := statTime(pid, f, 13, 14); err == nil {
+		total += reaped
 	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -870,12 +869,8 @@ func serverCPU(pid int) (time.Duration, error) {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
-		if err != nil {
-			continue
-		}
-		if f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); len(f) > 1 && f[1] == parent {
-			if c, err := procCPU(child); err == nil {
+		if f, err := procStat(child); err == nil && len(f) > 1 && f[1] == parent {
+			if c, err := statTime(child, f, 11, 12); err == nil {
 				total += c
 			}
 		}
