@@ -1583,7 +1583,7 @@ func mergeWindows(ws [][2]time.Time) [][2]time.Time {
 // sessions worked on at once, each applied in its turn, do not evict each
 // other round after round and each be read whole from the store again at
 // its next event. The budget holds the idle groups; the groups at hand
-// may go over it, up to cacheCeiling times it, beyond which the least
+// may go over it, up to ModelCacheCeiling times it, beyond which the least
 // recently used goes whatever its age (a bound on memory whatever the
 // input).
 //
@@ -1607,9 +1607,9 @@ type groupCache struct {
 const (
 	// cacheHot is how long a group put is kept whatever the budget.
 	cacheHot = 10 * time.Second
-	// cacheCeiling is how many times the budget the groups at hand may
-	// hold.
-	cacheCeiling = 16
+	// ModelCacheCeiling is how many times the budget the groups at hand may
+	// hold (serve derives its memory limit from it).
+	ModelCacheCeiling = 16
 )
 
 func newGroupCache(budget int) *groupCache {
@@ -1641,7 +1641,7 @@ func (c *groupCache) drop(key string) {
 // included, when it is not kept).
 func (c *groupCache) put(key string, g *groupState) int {
 	size := g.size()
-	ceiling := cacheCeiling * c.budget
+	ceiling := ModelCacheCeiling * c.budget
 	if size > c.budget && (size > ceiling || size > 2*g.loaded && g.holdsIdle()) {
 		return 1
 	}

@@ -92,13 +92,13 @@ func TestGroupCache(t *testing.T) {
 	// Groups at hand are kept over the budget, up to the ceiling, the
 	// least recently used out beyond it.
 	idle()
-	for i := range 2 * cacheCeiling {
+	for i := range 2 * ModelCacheCeiling {
 		put(fmt.Sprint("hot", i), g(unit))
 	}
-	if c.used > cacheCeiling*c.budget || c.used <= c.budget {
-		t.Fatalf("groups at hand: used %d, want over the budget %d and within %d", c.used, c.budget, cacheCeiling*c.budget)
+	if c.used > ModelCacheCeiling*c.budget || c.used <= c.budget {
+		t.Fatalf("groups at hand: used %d, want over the budget %d and within %d", c.used, c.budget, ModelCacheCeiling*c.budget)
 	}
-	if c.groups["hot0"] != nil || c.groups[fmt.Sprint("hot", 2*cacheCeiling-1)] == nil {
+	if c.groups["hot0"] != nil || c.groups[fmt.Sprint("hot", 2*ModelCacheCeiling-1)] == nil {
 		t.Fatal("the ceiling did not evict the least recently used group at hand")
 	}
 	idle()
@@ -132,7 +132,7 @@ func TestGroupCache(t *testing.T) {
 		t.Fatal("a group over the budget when loaded was not kept")
 	}
 	// Over the ceiling, nothing keeps it.
-	huge := g(cacheCeiling*c.budget + 1)
+	huge := g(ModelCacheCeiling*c.budget + 1)
 	huge.loaded = huge.g.Size()
 	put("huge", huge)
 	if c.groups["huge"] != nil {

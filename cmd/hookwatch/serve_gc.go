@@ -16,16 +16,17 @@ import (
 const serveGCPercent = 200
 
 // serveMemoryLimit is the soft memory limit of serve, derived from what it
-// bounds: the model's groups (the cache, and up to 16 times as much for the
-// sessions at hand) and a gigabyte for the rest (request bodies, the SQLite
-// page caches, the events waiting for the model, the streams). Near it the
+// bounds: the model's groups (the cache, and up to ModelCacheCeiling times
+// as much for the sessions at hand) and a gigabyte for the rest (request
+// bodies, the SQLite page caches, the events waiting for the model, the
+// streams). Near it the
 // garbage collector runs as often as it takes, so that serveGCPercent's
 // room is taken only when there is room.
 func serveMemoryLimit(modelCacheBytes int64) int64 {
 	if modelCacheBytes <= 0 {
 		modelCacheBytes = collector.DefaultModelCacheBytes
 	}
-	return 17*modelCacheBytes + 1<<30
+	return (1+collector.ModelCacheCeiling)*modelCacheBytes + 1<<30
 }
 
 // serveGC sets serve's garbage collector, but for what the environment
