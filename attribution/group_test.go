@@ -248,11 +248,19 @@ func TestGroupRestate(t *testing.T) {
 		t.Fatalf("restated: group reset %v, %d of %d sessions", ch.Reset, len(ch.Sessions), len(standby.order))
 	}
 	m.apply(ch)
-	for _, p := range parts[takeover:] {
-		standby.Apply(p...)
-		m.apply(standby.Changes())
+	storeRest(t, standby, m, parts[takeover:], want)
+}
+
+// storeRest has the group that took over apply the batches left, storing
+// its changes in m, and checks that the model stored across the takeover is
+// want, Build's of every batch.
+func storeRest(t *testing.T, g *Group, m *mirror, rest [][]event.Envelope, want []byte) {
+	t.Helper()
+	for _, p := range rest {
+		g.Apply(p...)
+		m.apply(g.Changes())
 	}
-	if got := mustJSON(t, m.result(standby.skipped)); !bytes.Equal(got, want) {
+	if got := mustJSON(t, m.result(g.skipped)); !bytes.Equal(got, want) {
 		t.Fatalf("the model stored across the takeover differs from Build:\n%s", firstDiff(got, want))
 	}
 }
@@ -319,13 +327,7 @@ func TestGroupRestateRows(t *testing.T) {
 	if got, at := mustJSON(t, m.result(standby.skipped)), mustJSON(t, Build(slices.Concat(parts[:takeover]...))); !bytes.Equal(got, at) {
 		t.Fatalf("the model stored at the takeover differs from Build:\n%s", firstDiff(got, at))
 	}
-	for _, p := range parts[takeover:] {
-		standby.Apply(p...)
-		m.apply(standby.Changes())
-	}
-	if got := mustJSON(t, m.result(standby.skipped)); !bytes.Equal(got, want) {
-		t.Fatalf("the model stored across the takeover differs from Build:\n%s", firstDiff(got, want))
-	}
+	storeRest(t, standby, m, parts[takeover:], want)
 }
 
 // TestGroupApplyDecoded: payloads decoded by the caller (the collector's
