@@ -145,7 +145,6 @@ type modeler struct {
 	changed    chan struct{} // closed and replaced when pending shrinks
 	wake       chan struct{} // buffered 1
 	version    int64         // UpdatedSeq of the latest PutModel
-	leading    bool          // this collector computes the model
 
 	// Owned by the run goroutine.
 	held   []pendingEvent
@@ -190,10 +189,12 @@ type modeler struct {
 	// leases tells the run goroutine of the lease: the context of a lease
 	// taken (ended when it is lost), nil when it was lost.
 	leases chan context.Context
-	// Owned by the run goroutine: the lease held (nil on a standby), the
-	// stale sessions a new holder restates from its groups, and by group
-	// key the seq each of them the store's model reflects (takeOver).
-	lease       context.Context
+	// lease is the lease held, nil on a standby: set by the run goroutine
+	// under mu (which reads it without), read by the others under mu.
+	lease context.Context
+	// Owned by the run goroutine: the stale sessions a new holder restates
+	// from its groups, and by group key the seq each of them the store's
+	// model reflects (takeOver).
 	restate     map[string]bool
 	restateFrom map[string]map[string]int64
 	// deferred holds, by group key, the sessions whose events a standby
@@ -297,7 +298,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		// The only collector on its store computes the model.
-		if m.leading || m.shared == nil {
+		if m.lease != nil || m.shared == nil {
 			return 1
 		}
 		return 0
@@ -363,7 +364,7 @@ func (m *modeler) mark(events []store.Event) {
 			m.mine.put(pendingEvent{ev: e, arrived: now})
 			m.head = max(m.head, e.Seq)
 			n++
-			if !m.leading {
+			if m.lease == nil {
 				continue
 			}
 		} else {

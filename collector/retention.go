@@ -98,5 +98,5 @@ func (s *Server) prune(ctx context.Context, r store.Retention, reason string, du
 func (m *modeler) isLeading() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.leading
+	return m.lease != nil
 }

@@ -124,9 +124,8 @@ func (m *modeler) waitLease(ctx context.Context) {
 // lack: groupState.restate), loading the others.
 // It reports false when ctx ended first.
 func (m *modeler) takeOver(ctx, lease context.Context) bool {
-	m.lease = lease
 	m.mu.Lock()
-	m.leading = true
+	m.lease = lease
 	m.version = max(m.version, time.Now().UnixMicro())
 	m.mu.Unlock()
 	m.markStale(ctx)
@@ -163,9 +162,8 @@ func (m *modeler) takeOver(ctx, lease context.Context) bool {
 // its groups stay (they hold what the log says), what readers waited for
 // and what it had to store go.
 func (m *modeler) standDown() {
-	m.lease = nil
 	m.mu.Lock()
-	m.leading = false
+	m.lease = nil
 	m.loads = nil
 	clear(m.pending)
 	clear(m.pendKeys)
@@ -221,7 +219,7 @@ func (m *modeler) readTail(ctx context.Context) bool {
 			m.fromLog.Inc()
 			m.queue = append(m.queue, pendingEvent{ev: e, arrived: now})
 			m.backlog++
-			if m.leading {
+			if m.lease != nil {
 				m.pending[e.SessionID]++ // reads wait on the holder only
 			}
 		}
