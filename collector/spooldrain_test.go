@@ -203,8 +203,19 @@ func TestDrainSpoolAttached(t *testing.T) {
 	if fi, err := os.Stat(current); err != nil || !os.SameFile(fi, first) {
 		t.Errorf("the active segment was claimed while the collector followed it (%v)", err)
 	}
-	if st, err := sp.Stats(); err != nil || st.PendingBytes != 0 {
-		t.Errorf("Stats after every event was stored = %+v, %v; want nothing pending", st, err)
+	// The drainer publishes its offset (spool/tail) once the delivery
+	// returned, a moment after the commit the loop above saw.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := sp.Stats()
+		if err == nil && st.PendingBytes == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("Stats after every event was stored = %+v, %v; want nothing pending", st, err)
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
 	<-done
