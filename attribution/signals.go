@@ -189,7 +189,7 @@ func thrashing(calls []*ToolCall, th Thresholds) map[string][]Signal {
 		if switches < th.ThrashSwitches {
 			continue
 		}
-		addThrash(out, t.name, writeIDs(t.writes), agents, switches)
+		addThrash(out, t.name, callIDs(t.writes), agents, switches)
 	}
 	return out
 }
@@ -207,16 +207,6 @@ func fileTurns(writes []*ToolCall, agents []string) (switches int, _ []string) {
 		}
 	}
 	return switches, agents
-}
-
-// writeIDs returns the ids of the first maxEvidence writes: a thrash's
-// evidence.
-func writeIDs(writes []*ToolCall) []string {
-	ids := make([]string, 0, min(len(writes), maxEvidence))
-	for _, c := range writes[:min(len(writes), maxEvidence)] {
-		ids = append(ids, c.ToolUseID)
-	}
-	return ids
 }
 
 // addThrash adds to out the SignalThrash of a file on each of the agents
@@ -251,67 +241,99 @@ func failuresInARow(cs []*ToolCall) int {
 // agentSignals reads one agent's calls, in start order.
 func agentSignals(agentID string, cs []*ToolCall, th Thresholds) []Signal {
 	var out []Signal
-	add := func(kind, key, detail string, ids []string) {
-		if len(ids) > maxEvidence {
-			ids = ids[:maxEvidence]
-		}
-		out = append(out, Signal{Kind: kind, AgentID: agentID, Calls: ids, Detail: detail, Key: key})
-	}
 	// Loops: the same failing call, the same file read.
 	type group struct {
-		what string
-		ids  []string
+		file  string
+		calls []*ToolCall
 	}
 	var failing, reads []*group
 	byCall, byFile := map[string]*group{}, map[string]*group{}
 	for _, c := range cs {
 		if failed(c) {
-			key := c.ToolName + "\x00" + string(c.Input)
+			key := failingKey(c)
 			g := byCall[key]
 			if g == nil {
-				g = &group{what: c.ToolName + " " + cutDetail(c.EntityName)}
+				g = &group{}
 				byCall[key] = g
 				failing = append(failing, g)
 			}
-			g.ids = append(g.ids, c.ToolUseID)
+			g.calls = append(g.calls, c)
 		}
 		if c.Subtype == classify.SubtypeReadFile {
 			for _, f := range c.FilesRead {
 				g := byFile[f]
 				if g == nil {
-					g = &group{what: f}
+					g = &group{file: f}
 					byFile[f] = g
 					reads = append(reads, g)
 				}
-				g.ids = append(g.ids, c.ToolUseID)
+				g.calls = append(g.calls, c)
 			}
 		}
 	}
 	for _, g := range failing {
-		if len(g.ids) >= th.FailedRepeats {
-			add(SignalLoop, "failed:"+g.ids[0], fmt.Sprintf("%s failed %s", g.what, times(len(g.ids))), g.ids)
+		if len(g.calls) >= th.FailedRepeats {
+			out = append(out, failingLoop(agentID, g.calls))
 		}
 	}
 	for _, g := range reads {
-		if len(g.ids) >= th.ReadRepeats {
-			add(SignalLoop, "read:"+g.what, fmt.Sprintf("read %s %s", g.what, times(len(g.ids))), g.ids)
+		if len(g.calls) >= th.ReadRepeats {
+			out = append(out, readLoop(agentID, g.file, g.calls))
 		}
 	}
 	// Denied, then the same effect on the same target in another form.
 	for i, d := range cs {
-		if d.Status != StatusDenied || d.Effect == "" {
-			continue
-		}
-		for _, c := range cs[i+1:] {
-			if c.Status == StatusDenied || c.Effect != d.Effect || !sameTarget(d, c) {
-				continue
-			}
-			add(SignalRetriedDeny, "denied:"+d.ToolUseID, fmt.Sprintf("denied %s, then %s (%s)", cutDetail(d.EntityName), cutDetail(c.EntityName), c.Effect),
-				[]string{d.ToolUseID, c.ToolUseID})
-			break
+		if sg, ok := retriedDeny(agentID, d, cs[i+1:]); ok {
+			out = append(out, sg)
 		}
 	}
 	return out
+}
+
+// failingKey tells failed calls apart: the same tool with the same input
+// is the same call failing again.
+func failingKey(c *ToolCall) string { return c.ToolName + "\x00" + string(c.Input) }
+
+// failingLoop is the SignalLoop of the same call failing, cs (in the
+// model's order, of one failingKey).
+func failingLoop(agentID string, cs []*ToolCall) Signal {
+	return Signal{Kind: SignalLoop, AgentID: agentID, Calls: callIDs(cs), Key: "failed:" + cs[0].ToolUseID,
+		Detail: fmt.Sprintf("%s %s failed %s", cs[0].ToolName, cutDetail(cs[0].EntityName), times(len(cs)))}
+}
+
+// readLoop is the SignalLoop of the reads cs of file (in the model's
+// order, a call once per mention of the file).
+func readLoop(agentID, file string, cs []*ToolCall) Signal {
+	return Signal{Kind: SignalLoop, AgentID: agentID, Calls: callIDs(cs), Key: "read:" + file,
+		Detail: fmt.Sprintf("read %s %s", file, times(len(cs)))}
+}
+
+// callIDs returns the ids of the first maxEvidence calls of cs: a
+// signal's evidence.
+func callIDs(cs []*ToolCall) []string {
+	ids := make([]string, 0, min(len(cs), maxEvidence))
+	for _, c := range cs[:min(len(cs), maxEvidence)] {
+		ids = append(ids, c.ToolUseID)
+	}
+	return ids
+}
+
+// retriedDeny returns the SignalRetriedDeny of d, when d is a denied call
+// with an effect and a call of later (those after it, in the model's
+// order) not denied has the same effect on the same target: the first
+// such call.
+func retriedDeny(agentID string, d *ToolCall, later []*ToolCall) (Signal, bool) {
+	if d.Status != StatusDenied || d.Effect == "" {
+		return Signal{}, false
+	}
+	for _, c := range later {
+		if c.Status == StatusDenied || c.Effect != d.Effect || !sameTarget(d, c) {
+			continue
+		}
+		return Signal{Kind: SignalRetriedDeny, AgentID: agentID, Calls: []string{d.ToolUseID, c.ToolUseID}, Key: "denied:" + d.ToolUseID,
+			Detail: fmt.Sprintf("denied %s, then %s (%s)", cutDetail(d.EntityName), cutDetail(c.EntityName), c.Effect)}, true
+	}
+	return Signal{}, false
 }
 
 // sameTarget reports whether two calls act on the same thing: a path one

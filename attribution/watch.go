@@ -1,6 +1,11 @@
 package attribution
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/hookwatch/hookwatch/classify"
+	"github.com/hookwatch/hookwatch/shell"
+)
 
 // Watch follows one session's agents and calls as a Group reports their
 // changes (SessionChanges), so that its signals and what it waits on are
@@ -41,10 +46,93 @@ type agentCalls struct {
 	// prompt is the agent's latest call with a prompt id (Waiting).
 	prompt *ToolCall
 	// signals and failures are agentSignals and failuresInARow of calls,
-	// read again when dirty.
+	// read again when dirty (Signals).
 	signals  []Signal
 	failures int
 	dirty    bool
+	// What agentSignals reads, kept as calls come and go, so that Fresh
+	// reads the signals of the groups and denials a change touched rather
+	// than all of the agent's calls: failing are the failed calls by tool
+	// and input, reads the reads of a file by file, denied the denied
+	// calls with an effect by effect, each in the model's order.
+	failing, reads map[string]*callGroup
+	denied         map[shell.Effect][]*ToolCall
+	// freshGroups and freshDenied changed since the last Fresh.
+	freshGroups map[*callGroup]bool
+	freshDenied map[*ToolCall]bool
+}
+
+// callGroup are the calls of one loop agentSignals looks for: the same
+// failing call, or the reads of one file (a call once per mention).
+type callGroup struct {
+	read  bool   // reads of file, else failures of one call
+	file  string // when read
+	calls []*ToolCall
+}
+
+func newAgentCalls() *agentCalls {
+	return &agentCalls{failing: map[string]*callGroup{}, reads: map[string]*callGroup{},
+		denied: map[shell.Effect][]*ToolCall{}, freshGroups: map[*callGroup]bool{}, freshDenied: map[*ToolCall]bool{}}
+}
+
+// note adds c to (or, with remove, removes it from) what agentSignals
+// reads of ac, and marks what it touched fresh.
+func (ac *agentCalls) note(c *ToolCall, remove bool) {
+	touch := func(m map[string]*callGroup, key string, read bool) {
+		cg := m[key]
+		switch {
+		case cg == nil && remove:
+			return
+		case cg == nil:
+			cg = &callGroup{read: read}
+			if read {
+				cg.file = key
+			}
+			m[key] = cg
+		}
+		if remove {
+			cg.calls = removeCall(cg.calls, c)
+			if len(cg.calls) == 0 {
+				delete(m, key)
+			}
+		} else {
+			cg.calls = insertCall(cg.calls, c)
+		}
+		ac.freshGroups[cg] = true
+	}
+	if failed(c) {
+		touch(ac.failing, failingKey(c), false)
+	}
+	if c.Subtype == classify.SubtypeReadFile {
+		for _, f := range c.FilesRead {
+			touch(ac.reads, f, true)
+		}
+	}
+	if c.Effect == "" {
+		return
+	}
+	if c.Status == StatusDenied {
+		if remove {
+			ac.denied[c.Effect] = removeCall(ac.denied[c.Effect], c)
+			if len(ac.denied[c.Effect]) == 0 {
+				delete(ac.denied, c.Effect)
+			}
+			delete(ac.freshDenied, c)
+		} else {
+			ac.denied[c.Effect] = insertCall(ac.denied[c.Effect], c)
+			ac.freshDenied[c] = true
+		}
+		return
+	}
+	// A call that can answer the denials before it of its effect.
+	for _, d := range ac.denied[c.Effect] {
+		if compareCalls(d, c) >= 0 {
+			break
+		}
+		if sameTarget(d, c) {
+			ac.freshDenied[d] = true
+		}
+	}
 }
 
 // fileWrites are the calls that wrote one file with status ok, one entry
@@ -97,10 +185,11 @@ func (w *Watch) add(c *ToolCall) {
 	w.calls[c.ToolUseID] = c
 	ac := w.byAgent[c.AgentID]
 	if ac == nil {
-		ac = &agentCalls{}
+		ac = newAgentCalls()
 		w.byAgent[c.AgentID] = ac
 	}
 	ac.calls = insertCall(ac.calls, c)
+	ac.note(c, false)
 	ac.dirty, w.freshAgents[c.AgentID] = true, true
 	if c.PromptID != "" && (ac.prompt == nil || compareCalls(c, ac.prompt) > 0) {
 		ac.prompt = c
@@ -134,6 +223,7 @@ func (w *Watch) remove(old *ToolCall) {
 	delete(w.pending, old.ToolUseID)
 	if ac := w.byAgent[old.AgentID]; ac != nil {
 		ac.calls = removeCall(ac.calls, old)
+		ac.note(old, true)
 		ac.dirty, w.freshAgents[old.AgentID] = true, true
 		if ac.prompt == old {
 			ac.prompt = nil
@@ -212,17 +302,17 @@ func (w *Watch) Signals() []AgentSignals {
 }
 
 // Fresh returns the signals that can have been raised since the last
-// Fresh: those of the agents and files whose calls changed since, and
-// every outlier. Every signal Signals returns now and did not return at
-// the last Fresh is among them, as Signals returns it; a caller that
+// Fresh: those of the loops, denials and files whose calls changed since,
+// and every outlier. Every signal Signals returns now and did not return
+// at the last Fresh is among them, as Signals returns it; a caller that
 // counts each signal once, by key, reads these rather than all of a
-// session's signals after every change.
+// session's signals after every change. Its work is that of what changed,
+// not of the agents' calls.
 func (w *Watch) Fresh() []Signal {
 	var out []Signal
 	for id := range w.freshAgents {
 		if ac := w.byAgent[id]; ac != nil {
-			w.read(id, ac)
-			out = append(out, ac.signals...)
+			out = ac.fresh(id, out, w.th)
 		}
 	}
 	clear(w.freshAgents)
@@ -230,7 +320,7 @@ func (w *Watch) Fresh() []Signal {
 	thrash := map[string][]Signal{}
 	for f, fw := range w.freshFiles {
 		if w.hot[f] != nil {
-			addThrash(thrash, f, writeIDs(fw.writes), fw.agents, fw.switches)
+			addThrash(thrash, f, callIDs(fw.writes), fw.agents, fw.switches)
 		}
 	}
 	clear(w.freshFiles)
@@ -241,6 +331,28 @@ func (w *Watch) Fresh() []Signal {
 	for _, o := range outliers {
 		out = append(out, o)
 	}
+	return out
+}
+
+// fresh appends to out the signals agentSignals reads of the groups and
+// denials of ac that changed since the last fresh, as it reads them.
+func (ac *agentCalls) fresh(agentID string, out []Signal, th Thresholds) []Signal {
+	for g := range ac.freshGroups {
+		switch {
+		case g.read && len(g.calls) >= th.ReadRepeats:
+			out = append(out, readLoop(agentID, g.file, g.calls))
+		case !g.read && len(g.calls) >= th.FailedRepeats:
+			out = append(out, failingLoop(agentID, g.calls))
+		}
+	}
+	clear(ac.freshGroups)
+	for d := range ac.freshDenied {
+		i, _ := slices.BinarySearchFunc(ac.calls, d, compareCalls)
+		if sg, ok := retriedDeny(agentID, d, ac.calls[i+1:]); ok {
+			out = append(out, sg)
+		}
+	}
+	clear(ac.freshDenied)
 	return out
 }
 
@@ -305,7 +417,7 @@ func (w *Watch) thrashing() map[string][]Signal {
 	})
 	out := map[string][]Signal{}
 	for _, fw := range hot {
-		addThrash(out, fw.file, writeIDs(fw.writes), fw.agents, fw.switches)
+		addThrash(out, fw.file, callIDs(fw.writes), fw.agents, fw.switches)
 	}
 	return out
 }

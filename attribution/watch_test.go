@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -206,6 +207,36 @@ func TestWatchCallsChanging(t *testing.T) {
 		}
 	}
 	compared(t, SignalLoop, SignalRetriedDeny, SignalThrash, SignalOutlier, "waiting")
+}
+
+// TestWatchFreshReadsWhatChanged: Fresh returns the signals of the loops
+// and denials a change touched, not every signal of an agent whose calls
+// changed, so that a round's work is that of what it changed.
+func TestWatchFreshReadsWhatChanged(t *testing.T) {
+	test, rm := `{"command":"go test ./..."}`, `{"command":"rm -rf /p/dir"}`
+	w := NewWatch(Thresholds{})
+	first := []*ToolCall{call(1, "a1", "Bash", StatusError, test), call(2, "a1", "Bash", StatusError, test), call(3, "a1", "Bash", StatusError, test),
+		call(4, "a1", "Bash", StatusDenied, rm), call(5, "a1", "Bash", StatusOK, `{"command":"find /p/dir -delete"}`)}
+	w.Apply(SessionChanges{ToolCalls: first}, false)
+	var keys []string
+	for _, sg := range w.Fresh() {
+		keys = append(keys, sg.Key)
+	}
+	slices.Sort(keys)
+	if want := []string{"denied:toolu_04", "failed:toolu_01"}; !slices.Equal(keys, want) {
+		t.Fatalf("first Fresh: %q, want %q", keys, want)
+	}
+	// Another call of the same agent touches neither the loop nor the denial.
+	w.Apply(SessionChanges{ToolCalls: []*ToolCall{call(6, "a1", "Read", StatusOK, `{"file_path":"/p/x.go"}`)}}, false)
+	if got := w.Fresh(); len(got) != 0 {
+		t.Fatalf("Fresh after an unrelated call: %+v, want none", got)
+	}
+	// A fourth failure touches the loop, which grows.
+	w.Apply(SessionChanges{ToolCalls: []*ToolCall{call(7, "a1", "Bash", StatusError, test)}}, false)
+	got := w.Fresh()
+	if len(got) != 1 || got[0].Key != "failed:toolu_01" || len(got[0].Calls) != 4 {
+		t.Fatalf("Fresh after a fourth failure: %+v, want the loop of four", got)
+	}
 }
 
 // BenchmarkWatch reads the signals and waits of a session of 20,000
