@@ -212,13 +212,19 @@ func fileTurns(writes []*ToolCall, agents []string) (switches int, _ []string) {
 // addThrash adds to out the SignalThrash of a file on each of the agents
 // that wrote it (in order of first write), with the writing calls ids.
 func addThrash(out map[string][]Signal, file string, ids, agents []string, switches int) {
+	for _, a := range agents {
+		out[a] = append(out[a], thrashSignal(file, a, ids, len(agents), switches))
+	}
+}
+
+// thrashSignal is the SignalThrash of a file on agent, one of the agents
+// writers that took turns writing it, with the writing calls ids.
+func thrashSignal(file, agent string, ids []string, writers, switches int) Signal {
 	if len(ids) > maxEvidence {
 		ids = ids[:maxEvidence]
 	}
-	detail := fmt.Sprintf("%s written by %d agents in turn, the writer changing %s", file, len(agents), times(switches))
-	for _, a := range agents {
-		out[a] = append(out[a], Signal{Kind: SignalThrash, AgentID: a, Calls: ids, Detail: detail, Key: "thrash:" + file})
-	}
+	return Signal{Kind: SignalThrash, AgentID: agent, Calls: ids, Key: "thrash:" + file,
+		Detail: fmt.Sprintf("%s written by %d agents in turn, the writer changing %s", file, writers, times(switches))}
 }
 
 func failed(c *ToolCall) bool { return c.Status == StatusError || c.Status == StatusInterrupted }

@@ -146,6 +146,9 @@ type fileWrites struct {
 	// agents are to be counted again (a write after all others adds to
 	// them as it comes).
 	stale bool
+	// reported are the agents whose SignalThrash of the file Fresh
+	// returned since the file last was hot.
+	reported map[string]bool
 }
 
 // NewWatch returns an empty Watch reading signals with th (zero fields
@@ -317,16 +320,30 @@ func (w *Watch) Fresh() []Signal {
 	}
 	clear(w.freshAgents)
 	w.readFiles()
-	thrash := map[string][]Signal{}
+	// A file's thrash is new on the agents that joined its writers since
+	// it was last read hot (all of them when it turned hot); on the others
+	// it was returned already.
 	for f, fw := range w.freshFiles {
-		if w.hot[f] != nil {
-			addThrash(thrash, f, callIDs(fw.writes), fw.agents, fw.switches)
+		if w.hot[f] == nil {
+			fw.reported = nil
+			continue
+		}
+		var ids []string
+		for _, a := range fw.agents {
+			if fw.reported[a] {
+				continue
+			}
+			if ids == nil {
+				ids = callIDs(fw.writes)
+			}
+			if fw.reported == nil {
+				fw.reported = map[string]bool{}
+			}
+			fw.reported[a] = true
+			out = append(out, thrashSignal(f, a, ids, len(fw.agents), fw.switches))
 		}
 	}
 	clear(w.freshFiles)
-	for _, sigs := range thrash {
-		out = append(out, sigs...)
-	}
 	_, outliers := w.outliers()
 	for _, o := range outliers {
 		out = append(out, o)

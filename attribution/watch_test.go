@@ -237,6 +237,30 @@ func TestWatchFreshReadsWhatChanged(t *testing.T) {
 	if len(got) != 1 || got[0].Key != "failed:toolu_01" || len(got[0].Calls) != 4 {
 		t.Fatalf("Fresh after a fourth failure: %+v, want the loop of four", got)
 	}
+	// Agents taking turns at a file: its thrash on each, once; then on a
+	// writer that joins, alone.
+	write := `{"file_path":"/p/t.go","content":"x"}`
+	w.Apply(SessionChanges{ToolCalls: []*ToolCall{call(10, "a2", "Write", StatusOK, write), call(11, "a3", "Write", StatusOK, write),
+		call(12, "a2", "Write", StatusOK, write), call(13, "a3", "Write", StatusOK, write)}}, false)
+	thrashOn := func(what string, want ...string) {
+		t.Helper()
+		var on []string
+		for _, sg := range w.Fresh() {
+			if sg.Kind != SignalThrash {
+				t.Fatalf("%s: Fresh has %+v", what, sg)
+			}
+			on = append(on, sg.AgentID)
+		}
+		slices.Sort(on)
+		if !slices.Equal(on, want) {
+			t.Fatalf("%s: thrash on %q, want %q", what, on, want)
+		}
+	}
+	thrashOn("turns", "a2", "a3")
+	w.Apply(SessionChanges{ToolCalls: []*ToolCall{call(14, "a2", "Write", StatusOK, write)}}, false)
+	thrashOn("another turn")
+	w.Apply(SessionChanges{ToolCalls: []*ToolCall{call(15, "a4", "Write", StatusOK, write)}}, false)
+	thrashOn("a new writer", "a4")
 }
 
 // BenchmarkWatch reads the signals and waits of a session of 20,000
