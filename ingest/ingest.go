@@ -358,7 +358,7 @@ func payloadJSON(raw event.Object, data []byte, reencode bool) (json.RawMessage,
 // as event.Split and the privacy rules leave them.
 func encodeMembers(raw event.Object) []byte {
 	keys := make([]string, 0, len(raw))
-	size := 2
+	size, keyBytes := 2, 0 // {}, and the keys quoted
 	for k, v := range raw {
 		if bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
 			var c bytes.Buffer
@@ -368,14 +368,21 @@ func encodeMembers(raw event.Object) []byte {
 			}
 		}
 		keys = append(keys, k)
-		size += len(k) + len(v) + 4
+		size += len(v) + 2 // and : and ,
+		keyBytes += len(k) + 2
 	}
 	slices.Sort(keys)
-	quoted := make([][]byte, len(keys))
-	for i, k := range keys {
-		quoted[i] = jsonstr.AppendQuoted(nil, k)
-		size += len(quoted[i]) - len(k) - 2
+	// The keys quoted one after the other in one buffer rather than one
+	// each (a payload has ten to fifteen members): ends[i] is where keys[i]
+	// ends in it.
+	quoted := make([]byte, 0, keyBytes)
+	var endsBuf [16]int
+	ends := endsBuf[:0]
+	for _, k := range keys {
+		quoted = jsonstr.AppendQuoted(quoted, k)
+		ends = append(ends, len(quoted))
 	}
+	size += len(quoted)
 	// Sized exactly, so that no append moves the bytes raw is pointed at.
 	b := make([]byte, 0, size)
 	b = append(b, '{')
@@ -383,11 +390,15 @@ func encodeMembers(raw event.Object) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, quoted[i]...)
+		from := 0
+		if i > 0 {
+			from = ends[i-1]
+		}
+		b = append(b, quoted[from:ends[i]]...)
 		b = append(b, ':')
-		start := len(b)
+		at := len(b)
 		b = append(b, raw[k]...)
-		raw[k] = b[start:len(b):len(b)]
+		raw[k] = b[at:len(b):len(b)]
 	}
 	return append(b, '}')
 }
