@@ -68,6 +68,10 @@ type callGroup struct {
 	read  bool   // reads of file, else failures of one call
 	file  string // when read
 	calls []*ToolCall
+	// reported is what names the loop Fresh last returned of the group
+	// (the first failure's id, or the file), "" when it was under its
+	// threshold since: a loop that grows keeps its key.
+	reported string
 }
 
 func newAgentCalls() *agentCalls {
@@ -352,13 +356,26 @@ func (w *Watch) Fresh() []Signal {
 }
 
 // fresh appends to out the signals agentSignals reads of the groups and
-// denials of ac that changed since the last fresh, as it reads them.
+// denials of ac that changed since the last fresh, as it reads them: of
+// the loops, those it did not return before under the same key.
 func (ac *agentCalls) fresh(agentID string, out []Signal, th Thresholds) []Signal {
 	for g := range ac.freshGroups {
+		names := ""
 		switch {
 		case g.read && len(g.calls) >= th.ReadRepeats:
-			out = append(out, readLoop(agentID, g.file, g.calls))
+			names = g.file
 		case !g.read && len(g.calls) >= th.FailedRepeats:
+			names = g.calls[0].ToolUseID
+		}
+		if names == g.reported {
+			continue // under the threshold, or returned already
+		}
+		g.reported = names
+		switch {
+		case names == "":
+		case g.read:
+			out = append(out, readLoop(agentID, g.file, g.calls))
+		default:
 			out = append(out, failingLoop(agentID, g.calls))
 		}
 	}

@@ -231,11 +231,16 @@ func TestWatchFreshReadsWhatChanged(t *testing.T) {
 	if got := w.Fresh(); len(got) != 0 {
 		t.Fatalf("Fresh after an unrelated call: %+v, want none", got)
 	}
-	// A fourth failure touches the loop, which grows.
+	// A fourth failure grows the loop, whose key stays: nothing new.
 	w.Apply(SessionChanges{ToolCalls: []*ToolCall{call(7, "a1", "Bash", StatusError, test)}}, false)
+	if got := w.Fresh(); len(got) != 0 {
+		t.Fatalf("Fresh after a fourth failure: %+v, want none", got)
+	}
+	// A failure before the first gives the loop another key.
+	w.Apply(SessionChanges{ToolCalls: []*ToolCall{call(0, "a1", "Bash", StatusError, test)}}, false)
 	got := w.Fresh()
-	if len(got) != 1 || got[0].Key != "failed:toolu_01" || len(got[0].Calls) != 4 {
-		t.Fatalf("Fresh after a fourth failure: %+v, want the loop of four", got)
+	if len(got) != 1 || got[0].Key != "failed:toolu_00" || len(got[0].Calls) != 5 {
+		t.Fatalf("Fresh after an earlier failure: %+v, want the loop of five from toolu_00", got)
 	}
 	// Agents taking turns at a file: its thrash on each, once; then on a
 	// writer that joins, alone.
