@@ -206,12 +206,30 @@ func newRecord(it *item, seq int, in strs) *record {
 	e := it.env
 	return &record{
 		env: e, p: p, name: p.Name(), at: e.ReceivedAt.UTC(), seq: seq, session: p.SessionID,
-		group: in.of(GroupKey(e.Host, e.User, p.TranscriptPath, p.CWD)),
+		group: in.groupKey(e.Host, e.User, p.TranscriptPath, p.CWD),
 	}
 }
 
 // GroupKey names the sessions lineage can link: those of the same host,
 // user and project (Project of the transcript path, else of the cwd).
 func GroupKey(host, user, transcriptPath, cwd string) string {
-	return host + "\x00" + user + "\x00" + projectOf(transcriptPath, cwd)
+	var buf [128]byte
+	return string(appendGroupKey(buf[:0], host, user, transcriptPath, cwd))
+}
+
+func appendGroupKey(dst []byte, host, user, transcriptPath, cwd string) []byte {
+	dst = append(append(dst, host...), 0)
+	dst = append(append(dst, user...), 0)
+	return append(dst, projectOf(transcriptPath, cwd)...)
+}
+
+// groupKey is in.of(GroupKey(…)) without making the key again when the
+// table has it: every record names its group.
+func (in strs) groupKey(host, user, transcriptPath, cwd string) string {
+	var buf [128]byte
+	k := appendGroupKey(buf[:0], host, user, transcriptPath, cwd)
+	if t, ok := in[string(k)]; ok {
+		return t
+	}
+	return in.of(string(k))
 }
