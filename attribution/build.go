@@ -79,6 +79,9 @@ type callState struct {
 	counted  string // the status the call is counted under ("" before)
 	dirty    bool   // in sessionBuilder.dirty
 	reported bool   // in sessionBuilder.changed
+	// shared: c was handed out as it is (sessionBuilder.changes), and is
+	// copied before it changes (own).
+	shared bool
 	// Read once: the agent a delegation call's response names, and what
 	// its input asks for (reset when the input changes).
 	spawned *string
@@ -92,6 +95,19 @@ type callState struct {
 	// directory the call ran in.
 	classified bool
 	cwd        string
+}
+
+// own returns the call's ToolCall to change: a copy of it when the
+// version the builder holds was handed out, which stays as it was given.
+// Every change to a call goes through own, so that a Group hands out its
+// calls without copying them all, and keeps one version of a call that
+// no longer changes rather than two.
+func (c *callState) own() *ToolCall {
+	if c.shared {
+		cp := *c.c
+		c.c, c.shared = &cp, false
+	}
+	return c.c
 }
 
 // done reports whether the call has an outcome.
@@ -334,7 +350,8 @@ func (b *sessionBuilder) add(r *record) {
 		if c.pre == nil || evidence(c.pre) {
 			c.pre = r
 			c.agent, c.first = ag, r
-			c.c.ToolName, c.c.Input, c.turnID = e.ToolName, rawCopy(e.ToolInput), p.TurnID
+			tc := c.own()
+			tc.ToolName, tc.Input, c.turnID = e.ToolName, rawCopy(e.ToolInput), p.TurnID
 			c.canon, c.asked, c.classified, c.cwd = nil, nil, false, p.CWD
 		}
 		b.decide(c, r)
@@ -363,7 +380,7 @@ func (b *sessionBuilder) add(r *record) {
 		c := b.call(r, &e.ToolCall, false)
 		if c.denied == nil {
 			c.denied = r
-			c.c.PermissionDenied = &PermissionDenied{At: r.at, Reason: e.Reason}
+			c.own().PermissionDenied = &PermissionDenied{At: r.at, Reason: e.Reason}
 		}
 		b.decide(c, r)
 		b.touch(c)
@@ -371,7 +388,7 @@ func (b *sessionBuilder) add(r *record) {
 		s.Counts.PermissionRequests++
 		if c, by := b.matchPermission(p.AgentID, &e.ToolCall); c != nil {
 			c.permReq = r
-			c.c.PermissionRequest = &PermissionRequest{At: r.at, MatchedBy: by, Decision: validRaw(r.env.Decision)}
+			c.own().PermissionRequest = &PermissionRequest{At: r.at, MatchedBy: by, Decision: validRaw(r.env.Decision)}
 			b.decide(c, r)
 			b.touch(c)
 		}
@@ -428,7 +445,8 @@ func (b *sessionBuilder) callEvidence(r *record) {
 		c := b.call(r, tc, true)
 		if c.pre == nil {
 			c.pre = r
-			c.c.ToolName, c.c.Input, c.turnID = e.ToolName, rawCopy(e.ToolInput), r.p.TurnID
+			tc := c.own()
+			tc.ToolName, tc.Input, c.turnID = e.ToolName, rawCopy(e.ToolInput), r.p.TurnID
 			c.canon, c.asked, c.classified, c.cwd = nil, nil, false, cmp.Or(r.p.CWD, c.cwd)
 		}
 		b.touch(c)
@@ -453,7 +471,7 @@ func (b *sessionBuilder) callEvidence(r *record) {
 		c := b.call(r, tc, false)
 		if c.denied == nil {
 			c.denied = r
-			c.c.PermissionDenied = &PermissionDenied{At: r.at, Reason: e.Reason}
+			c.own().PermissionDenied = &PermissionDenied{At: r.at, Reason: e.Reason}
 		}
 		b.touch(c)
 	}
@@ -639,8 +657,8 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 		}
 	}
 	if c, ok := b.calls[id]; ok {
-		if c.c.Traceparent == "" {
-			c.c.Traceparent = r.env.Traceparent
+		if c.c.Traceparent == "" && r.env.Traceparent != "" {
+			c.own().Traceparent = r.env.Traceparent
 		}
 		return c
 	}
@@ -704,7 +722,8 @@ func (b *sessionBuilder) decide(c *callState, r *record) {
 	if d == nil {
 		return
 	}
-	c.c.Decisions = append(c.c.Decisions, DecisionRecord{Event: r.name, At: r.at, Decision: d})
+	tc := c.own()
+	tc.Decisions = append(tc.Decisions, DecisionRecord{Event: r.name, At: r.at, Decision: d})
 	if c.deny != nil || (r.name != event.PreToolUse && r.name != event.PermissionRequest) {
 		return
 	}
@@ -820,7 +839,7 @@ func (b *sessionBuilder) settle() {
 		}
 		b.uncount(c)
 		b.finishCall(c)
-		tc := c.c
+		tc := c.own()
 		tc.AgentID = c.agent.a.AgentID
 		tc.AgentType = c.agent.a.AgentType
 		tc.ParentToolUseID = c.agent.a.SpawnToolUseID
@@ -915,7 +934,7 @@ func compareCalls(x, y *ToolCall) int {
 // the evidence gathered. Evidence outranks arrival: a denial beats a
 // failure, which beats a result, which beats the PostToolBatch summary.
 func (b *sessionBuilder) finishCall(c *callState) {
-	tc := c.c
+	tc := c.own()
 	tc.Family = classify.Family(tc.ToolName)
 	if !c.classified {
 		tc.Meta, c.classified = classify.Call(tc.ToolName, tc.Input, c.cwd), true
@@ -1013,14 +1032,19 @@ func (b *sessionBuilder) resolveParents() {
 	if len(subs) == 0 {
 		return
 	}
-	was := make([]string, len(b.spawners))
-	for i, c := range b.spawners {
-		was[i], c.c.SpawnedAgentID = c.c.SpawnedAgentID, ""
-	}
+	// The agent each call spawns, set on the calls at the end: only those
+	// whose agent changed are changed (and copied, when handed out).
+	spawned := map[*callState]string{}
 	defer func() {
-		for i, c := range b.spawners {
-			if c.c.SpawnedAgentID != was[i] {
+		for _, c := range b.spawners {
+			if id := spawned[c]; c.c.SpawnedAgentID != id {
+				c.own().SpawnedAgentID = id
 				b.touch(c)
+			}
+		}
+		for c, id := range spawned {
+			if !c.spawner && c.c.SpawnedAgentID != id {
+				c.own().SpawnedAgentID = id
 			}
 		}
 	}()
@@ -1028,7 +1052,7 @@ func (b *sessionBuilder) resolveParents() {
 	claim := func(a *agentState, c *callState, by string) {
 		a.spawn, a.parentSet, a.a.ResolvedBy = c, true, by
 		claimed[c] = true
-		c.c.SpawnedAgentID = a.a.AgentID
+		spawned[c] = a.a.AgentID
 	}
 
 	// (a) the sidecar.

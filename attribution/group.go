@@ -459,8 +459,11 @@ type Changes struct {
 	Aliases map[string]string
 }
 
-// SessionChanges is one session's part of Changes. The values are copies:
-// later Applies do not change them.
+// SessionChanges is one session's part of Changes. Later Applies do not
+// change the values: the agents and the summary are copies; a call is the
+// group's own version, which it copies before it changes it, so that a
+// call that no longer changes is held once by the group and whoever keeps
+// it. They must not be changed.
 type SessionChanges struct {
 	// Reset is set when the session alone was derived again (an envelope
 	// of it arrived late): Agents and ToolCalls then hold all of its
@@ -556,9 +559,10 @@ func (b *sessionBuilder) changes(all bool) SessionChanges {
 		calls = b.callSeq
 	}
 	for _, c := range calls {
-		c.reported = false
-		tc := *c.c
-		out.ToolCalls = append(out.ToolCalls, &tc)
+		// Handed out as it is: the call is copied before it changes again
+		// (callState.own), and one that no longer changes is held once.
+		c.reported, c.shared = false, true
+		out.ToolCalls = append(out.ToolCalls, c.c)
 	}
 	b.changed = b.changed[:0]
 	slices.SortFunc(out.ToolCalls, compareCalls)

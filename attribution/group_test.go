@@ -384,3 +384,50 @@ func TestStrs(t *testing.T) {
 		t.Fatal("the empty string")
 	}
 }
+
+// TestGroupChangesHandedOut: the calls a Group's Changes hands out stay as
+// they were given whatever the group applies next (a Watch and the audit
+// keep them), and the group holds a call that did not change since it was
+// handed out as that same version, not as a copy of it: the calls of the
+// real captures and of a synthetic session, given in batches out of order.
+func TestGroupChangesHandedOut(t *testing.T) {
+	sets := corpora(t)
+	sets["synthetic"] = syntheticSession(t, 1200, 12)
+	for name, envs := range sets {
+		rng := rand.New(rand.NewPCG(3, uint64(len(envs))))
+		g := NewGroup()
+		type given struct {
+			c   *ToolCall
+			doc string
+		}
+		var all []given
+		latest, ids := map[string]*ToolCall{}, map[string]bool{}
+		for _, p := range batches(rng, nearlyOrdered(rng, envs), 4) {
+			g.Apply(p...)
+			for _, sc := range g.Changes().Sessions {
+				for _, c := range sc.ToolCalls {
+					all = append(all, given{c, string(mustJSON(t, c))})
+					latest[sc.Session.SessionID+"\x00"+c.ToolUseID] = c
+				}
+				ids[sc.Session.SessionID] = true
+			}
+		}
+		for _, gv := range all {
+			if doc := string(mustJSON(t, gv.c)); doc != gv.doc {
+				t.Fatalf("%s: call %s changed after it was handed out:\n%s", name, gv.c.ToolUseID, firstDiff([]byte(doc), []byte(gv.doc)))
+			}
+		}
+		held := 0
+		for id := range ids {
+			for _, c := range g.ToolCalls(id) {
+				if latest[id+"\x00"+c.ToolUseID] != c {
+					t.Fatalf("%s: session %s holds call %s apart from the version it handed out last", name, id, c.ToolUseID)
+				}
+				held++
+			}
+		}
+		if held == 0 {
+			t.Fatalf("%s: no calls", name)
+		}
+	}
+}
