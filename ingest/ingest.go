@@ -257,13 +257,17 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 // is not a JSON object. The rules need only the payload's members: the typed
 // views are built once, of the members as stored.
 //
-// The payload stored and its members are bytes of their own, not of the
-// buffer env.Payload may share with other envelopes (a request body holding
-// a batch): what keeps them (the session model keeps them for as long as it
-// keeps the session's group) keeps the payload alone, not the whole batch,
-// nor the tool output the rules cut from it.
+// The payload stored and its members, and the decision, are bytes of their
+// own, not of the buffer env.Payload and env.Decision may share with other
+// envelopes (a request body holding a batch): what keeps them (the session
+// model keeps them for as long as it keeps the session's group) keeps the
+// envelope's own bytes alone, not the whole batch, nor the tool output the
+// rules cut from it.
 func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
 	env.Files = pl.admitFiles(env.Files)
+	if env.Decision != nil {
+		env.Decision = bytes.Clone(env.Decision)
+	}
 	raw, invalidUTF8, err := event.Split(env.Payload)
 	if err != nil {
 		return nil

@@ -381,15 +381,16 @@ func TestAdmitDecodesWhatItStores(t *testing.T) {
 
 // TestAdmitOwnsItsBytes: a payload admitted from a buffer it shares (a
 // request body holding a batch) is stored and decoded from bytes of its
-// own, whether the rules changed it or not: overwriting the buffer after
-// Admit changes neither.
+// own, whether the rules changed it or not, and so is its decision:
+// overwriting the buffer after Admit changes none of them.
 func TestAdmitOwnsItsBytes(t *testing.T) {
 	pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
 	f := func(payload string) {
 		t.Helper()
-		body := []byte(`{"envelopes":[{"payload":` + payload + `}, {"payload":{}}]}`)
-		at := bytes.Index(body, []byte(payload))
-		env := event.Envelope{Payload: json.RawMessage(body[at : at+len(payload)])}
+		const decision = `{"action":"deny","rule_ids":["r"],"reason":"no","enforced":true}`
+		body := []byte(`{"envelopes":[{"payload":` + payload + `,"decision":` + decision + `}, {"payload":{}}]}`)
+		at, dat := bytes.Index(body, []byte(payload)), bytes.Index(body, []byte(decision))
+		env := event.Envelope{Payload: json.RawMessage(body[at : at+len(payload)]), Decision: json.RawMessage(body[dat : dat+len(decision)])}
 		d := pl.Admit(&env)
 		stored := string(env.Payload)
 		want, err := event.Decode([]byte(stored))
@@ -401,6 +402,9 @@ func TestAdmitOwnsItsBytes(t *testing.T) {
 		}
 		if string(env.Payload) != stored {
 			t.Fatalf("Admit(%q): the stored payload shares the body: %q", payload, env.Payload)
+		}
+		if string(env.Decision) != decision {
+			t.Fatalf("Admit(%q): the decision shares the body: %q", payload, env.Decision)
 		}
 		if !reflect.DeepEqual(d, want) {
 			t.Fatalf("Admit(%q): the decoded payload shares the body: %+v, want %+v", payload, d, want)
