@@ -9,9 +9,18 @@ func (s *Server) QueuedForTest() int { return len(s.writer.queue) }
 func SetPruneEveryForTest(d time.Duration) { pruneEvery = d }
 
 // SetModelMaxBacklogForTest sets the bound of the events committed and not
-// applied yet, and returns a function that restores it.
+// applied yet that the model holds in memory, and returns a function that
+// restores it.
 func SetModelMaxBacklogForTest(n int) func() {
 	old := modelMaxBacklog
 	modelMaxBacklog = n
 	return func() { modelMaxBacklog = old }
+}
+
+// SetModelFlushWaitForTest sets how long the model's last rounds at stop
+// may take, and returns a function that restores it.
+func SetModelFlushWaitForTest(d time.Duration) func() {
+	old := modelFlushWait
+	modelFlushWait = d
+	return func() { modelFlushWait = old }
 }

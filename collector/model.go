@@ -26,7 +26,9 @@ import (
 // computed by package attribution and kept by the store as rows
 // (store.ModelStore); the collector only schedules it and serves it.
 //
-// After each commit the writer hands the committed events to the modeler.
+// After each commit the writer hands the committed events to the modeler,
+// which never makes it wait: past modelMaxBacklog events held in memory,
+// the events stay in the log for the rounds to read back (spill.go).
 // One goroutine applies them to the attribution.Group of their lineage group
 // (host, user and project: attribution.GroupKey), kept in memory between
 // commits, and stores what the Group reports as changed — the summaries of
@@ -81,8 +83,6 @@ const (
 	standbyLoads = 4
 	// maxKnownSessions bounds the session → group key memo.
 	maxKnownSessions = 100_000
-	// modelFlushWait bounds the last round at stop.
-	modelFlushWait = 5 * time.Second
 	// tailBudget is the most events of other collectors one round reads
 	// from the log (shared.go): a round applies them before reading more.
 	tailBudget = 4 * store.MaxLimit
@@ -109,12 +109,17 @@ const (
 	burstQuiet = time.Second
 )
 
-// modelMaxBacklog bounds the events committed and not applied yet (each
-// held with its decoded payload, ~4 KiB): a commit that finds more waits
-// for the model to catch up, and the rounds stop yielding to ingest (see
-// rounds), so that a long burst (an import) costs the time it takes rather
-// than memory that grows with it. A variable for the tests.
+// modelMaxBacklog bounds the events committed and not applied yet that the
+// model holds in memory (each with its decoded payload, ~4 KiB), so that a
+// long burst (an import) costs the time it takes rather than memory that
+// grows with it. No commit waits for it: with a store of its own, the
+// events committed past it are left in the log and read back as it has
+// room (spill.go); a shared store's lease holder reads no more of the log
+// than it (readTail). A variable for the tests.
 var modelMaxBacklog = 20_000
+
+// modelFlushWait bounds the last rounds at stop. A variable for the tests.
+var modelFlushWait = 5 * time.Second
 
 // pendingEvent is a committed event waiting to be applied.
 type pendingEvent struct {
@@ -139,12 +144,20 @@ type modeler struct {
 	loads    []string       // sessions to load whole (stale at start)
 	pending  map[string]int // session → events committed, not applied
 	pendKeys map[string]int // group key → the same, by group
-	backlog  int            // events committed (or read from the log), not applied
+	backlog  int            // events held in memory (queued, held, in a round), not applied
 	// maxBacklog is modelMaxBacklog when the modeler was made.
 	maxBacklog int
-	changed    chan struct{} // closed and replaced when pending shrinks
-	wake       chan struct{} // buffered 1
-	version    int64         // UpdatedSeq of the latest PutModel
+	// spill are the seqs of the events committed past maxBacklog with a
+	// store of its own, left in the log for readSpill (spill.go).
+	spill seqRanges
+	// recount is set when pending may count events that will not be
+	// settled (spilled events deleted before they were read, an envelope
+	// that no longer decodes): settled recounts it when nothing but the
+	// loads is pending.
+	recount bool
+	changed chan struct{} // closed and replaced when pending shrinks
+	wake    chan struct{} // buffered 1
+	version int64         // UpdatedSeq of the latest PutModel
 
 	// Owned by the run goroutine.
 	held   []pendingEvent
@@ -161,6 +174,9 @@ type modeler struct {
 	committed atomic.Int64
 	// head is the largest seq mark saw committed, guarded by mu.
 	head int64
+	// spillFailed says the latest round could not read the log (readSpill);
+	// owned by the run goroutine.
+	spillFailed bool
 	// Owned by the run goroutine: what the latest round applied, and the
 	// rates yields compares (noteRates).
 	roundApplied       int
@@ -217,8 +233,9 @@ type modeler struct {
 	roundTime *metrics.Histogram
 	rows      *metrics.Counter
 	lag       *metrics.Histogram
-	// backlogWaits counts the commits that waited for the model.
-	backlogWaits *metrics.Counter
+	// spilled counts the events left in the log for readSpill; fromLog
+	// counts them as they are read back.
+	spilled *metrics.Counter
 	// stored reads the rows back, for the metrics' baseline and the
 	// server's reads.
 	stored modelRows
@@ -255,7 +272,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		fromLog:        set.NewCounter(`hookwatch_model_events_read_total`),
 		deferredEvents: set.NewCounter(`hookwatch_model_events_deferred_total`),
 		restated:       set.NewCounter(`hookwatch_model_restated_rows_total`),
-		backlogWaits:   set.NewCounter(`hookwatch_model_backlog_waits_total`),
+		spilled:        set.NewCounter(`hookwatch_model_events_spilled_total`),
 		stored:         newModelRows(st, set),
 	}
 	if perAgent {
@@ -309,12 +326,14 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 	return m
 }
 
-// stop applies what is committed and not applied yet in a last round that
-// holds nothing back (call it after the writer stopped: nothing committed
-// later can sort before it), so that the model and the audit trail have
-// every event; then it ends the goroutine. After modelFlushWait it
-// abandons the round: what it did not apply is stale in the store and
-// applied on the next start. A collector sharing its store with others
+// stop applies what is committed and not applied yet, the events spilled
+// to the log included, in last rounds that hold nothing back (call it
+// after the writer stopped: nothing committed later can sort before it),
+// so that the model and the audit trail have every event; then it ends the
+// goroutine. After modelFlushWait it abandons the rounds: what they did not
+// apply is stale in the store (a session's stored model reflects its
+// events up to the first one not applied: spilled events are read back
+// lowest seq first) and applied on the next start (markStale). A collector sharing its store with others
 // (shared.go) stops at once: the next to lead applies what is left.
 func (m *modeler) stop() {
 	if m.shared == nil {
@@ -340,82 +359,69 @@ func keyOf(e *store.Event) string {
 }
 
 // mark records that events were committed (those with a Seq) and wakes the
-// goroutine. While the events waiting to be applied are at their bound (full), it
-// waits (on the writer's goroutine: the next commit waits with it) until
-// the model has applied enough of them, or stopped. The store has the
-// events by then: a hook whose POST times out meanwhile spools an event
-// the store keeps once. On a shared store it keeps those past the log
-// read, for readTail to queue in their place in the log, and does not
-// wait: ingest is not held up by one collector's model (readTail bounds
-// what it reads); reads wait for them only on the lease holder.
+// goroutine. It never waits for the model. With a store of its own it
+// queues each event, decoded, while the backlog has room and nothing is
+// spilled, and otherwise notes only its seq for readSpill (spill.go); both
+// count as pending for the session's readers. On a shared store it keeps
+// those past the log read, for readTail to queue in their place in the log;
+// reads wait for them only on the lease holder.
 func (m *modeler) mark(events []store.Event) {
 	now := time.Now()
 	m.mu.Lock()
-	n := 0
+	n, spilled := 0, 0
 	for i := range events {
-		e := events[i]
+		e := &events[i]
 		if e.Seq == 0 || e.SessionID == "" {
 			continue
 		}
-		if m.shared != nil {
+		m.head = max(m.head, e.Seq)
+		switch {
+		case m.shared != nil:
 			if e.Seq <= m.tail {
 				continue // read from the log already
 			}
-			m.mine.put(pendingEvent{ev: e, arrived: now})
-			m.head = max(m.head, e.Seq)
+			m.mine.put(pendingEvent{ev: *e, arrived: now})
+			m.backlog++
 			n++
 			if m.lease == nil {
 				continue
 			}
-		} else {
-			m.queue = append(m.queue, pendingEvent{ev: e, arrived: now})
+		case !m.spilling() && !m.full():
+			m.queue = append(m.queue, pendingEvent{ev: *e, arrived: now})
+			m.backlog++
 			n++
+		default:
+			m.spill.add(e.Seq, now)
+			spilled++
 		}
 		m.pending[e.SessionID]++
-		if k := keyOf(&e); k != "" {
+		if k := keyOf(e); k != "" {
 			m.pendKeys[k]++
 		}
 	}
-	m.backlog += n
 	m.mu.Unlock()
-	if n == 0 {
+	if n+spilled == 0 {
 		return
 	}
+	m.spilled.Add(spilled)
 	m.committed.Store(now.UnixNano())
 	m.poke()
-	if m.shared != nil {
-		return
-	}
-	for waited := false; ; waited = true {
-		m.mu.Lock()
-		over, changed := m.full(), m.changed
-		m.mu.Unlock()
-		if !over {
-			return
-		}
-		if !waited {
-			m.backlogWaits.Inc()
-		}
-		select {
-		case <-changed:
-		case <-m.exited:
-			return
-		}
-	}
 }
 
-// behind reports whether the events waiting to be applied are at their
-// bound: the rounds then run back to back.
+// behind reports whether the model is behind ingest: the events held in
+// memory are at their bound, or events wait in the log (spilled, or past a
+// shared store's read). The rounds then run back to back unless they yield
+// to ingest (yields).
 func (m *modeler) behind() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.full()
+	return m.full() || m.spilling()
 }
 
-// full reports whether the events waiting to be applied are at their
-// bound, the one test of it: a commit then waits (mark), the rounds run
-// back to back (behind) and the log is read no further (readTail). The
-// caller holds m.mu.
+// full reports whether the events held in memory are at their bound, the
+// one test of it: a commit on a store of its own then spills (mark),
+// readTail reads the log no further, and the model is behind. The caller
+// holds m.mu.
 func (m *modeler) full() bool { return m.backlog >= m.maxBacklog }
 
 func (m *modeler) poke() {
@@ -436,6 +442,9 @@ func (m *modeler) settled(evs []pendingEvent, loaded []string, version int64) {
 			delete(m.pending, p.ev.SessionID)
 		}
 		if k := keyOf(&p.ev); k != "" {
+			if _, ok := m.pendKeys[k]; !ok && m.shared == nil {
+				m.recount = true // counted under another key
+			}
 			if m.pendKeys[k]--; m.pendKeys[k] <= 0 {
 				delete(m.pendKeys, k)
 			}
@@ -445,6 +454,15 @@ func (m *modeler) settled(evs []pendingEvent, loaded []string, version int64) {
 		if m.pending[id]--; m.pending[id] <= 0 {
 			delete(m.pending, id)
 		}
+	}
+	if m.recount && m.backlog == 0 && len(m.queue) == 0 && !m.spilling() {
+		// Every event marked is applied: what is pending is the loads.
+		clear(m.pending)
+		clear(m.pendKeys)
+		for _, id := range m.loads {
+			m.pending[id]++
+		}
+		m.recount = false
 	}
 	if version > m.version {
 		m.version = version
@@ -555,8 +573,17 @@ func (m *modeler) rounds(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-m.flush:
-			m.round(ctx, true)
-			return
+			// Everything, the spilled events included, round after
+			// round: stop bounds the time it takes.
+			for {
+				m.round(ctx, true)
+				m.mu.Lock()
+				more := m.spilling()
+				m.mu.Unlock()
+				if !more || m.spillFailed || ctx.Err() != nil {
+					return
+				}
+			}
 		case <-m.wake:
 		case <-due:
 		case l := <-m.leases:
@@ -594,6 +621,9 @@ func (m *modeler) rounds(ctx context.Context) {
 		gap = max(modelCadence, 3*took)
 		switch {
 		case m.shared == nil:
+			// Behind a burst, the rounds run back to back once it pauses
+			// (yields); what waits meanwhile beyond the backlog waits in
+			// the log (spill.go).
 		case m.yields():
 			// So on a shared store too while a burst keeps the model at
 			// its bound: what waits beyond it waits in the log, not in
@@ -609,18 +639,28 @@ func (m *modeler) rounds(ctx context.Context) {
 	}
 }
 
-// yields reports whether the rounds of a collector sharing its store
-// yield to ingest: the events waiting for the model are at their bound
-// while this collector commits, faster than the rounds apply them when
-// they run back to back (a burst the model cannot keep up with anyway), so
-// the rounds keep to a quarter of the time rather than competing with
-// ingest. A model behind a rate it can keep up with (after a takeover, a
-// restart) runs its rounds back to back to catch up, as it does once
-// ingest pauses, and as a store of its own does at the bound (its commits
-// wait for the model).
+// yields reports whether the rounds of a model behind ingest (behind) keep
+// yielding to it, to a quarter of the time, rather than running back to
+// back to catch up; once ingest pauses (no commit for burstQuiet) they run
+// back to back.
+//
+// With a store of its own, they yield while this collector commits: its
+// commits are what the machine is busy with, rounds back to back would
+// take a core from them (the handlers, the writer and the rounds share the
+// machine), and what the rounds defer costs no memory (it waits in the
+// log, spill.go) and no commit waits for it. A burst that never pauses
+// leaves the model behind, which reads say (derived_seq).
+//
+// Sharing its store, a collector yields only while it commits faster than
+// its rounds apply when they run back to back (a burst the model cannot
+// keep up with anyway): a model behind a rate it can keep up with (after a
+// takeover, a restart) catches up back to back, since the others' commits
+// are not its machine's.
 func (m *modeler) yields() bool {
-	return m.shared != nil && m.behind() && time.Since(time.Unix(0, m.committed.Load())) < burstQuiet &&
-		m.logRate > m.applyRate
+	if !m.behind() || time.Since(time.Unix(0, m.committed.Load())) >= burstQuiet {
+		return false
+	}
+	return m.shared == nil || m.logRate > m.applyRate
 }
 
 // noteRates updates, after a round that began at start when the log's
@@ -658,8 +698,24 @@ func (m *modeler) standby() bool { return m.shared != nil && m.lease == nil }
 func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	m.roundApplied = 0
 	moreLog := m.shared != nil && m.readTail(ctx)
+	var spilled []pendingEvent
+	if m.shared == nil {
+		// The queue holds only events marked before the spill began
+		// (mark), older than any read here; held sorts them all.
+		var err error
+		spilled, moreLog, err = m.readSpill(ctx)
+		m.spillFailed = err != nil
+		if err != nil && ctx.Err() == nil {
+			// Retried next round; the events stay in the log, and in
+			// the worst case are applied at the next start (markStale).
+			m.log.Error("cannot read the spilled events to model", "err", err)
+			m.errors.Inc()
+			moreLog = false
+		}
+	}
 	m.mu.Lock()
 	m.held = append(m.held, m.queue...)
+	m.held = append(m.held, spilled...)
 	m.queue = reuse(m.queue)
 	loads := m.loads
 	m.loads = nil
@@ -716,6 +772,9 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	}
 	if moreLog {
 		wait, again = time.Millisecond, true
+	}
+	if m.spillFailed {
+		wait, again = max(wait, time.Second), true
 	}
 	// A standby loads the groups it left to their load a few a round
 	// (apply), with or without events.

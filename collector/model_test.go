@@ -86,6 +86,23 @@ func (s *testServer) settle(t *testing.T) []collector.SessionView {
 	}
 }
 
+// wantRows checks the agents and tool calls the API lists of session id
+// against ws, attribution's, and returns the calls' response.
+func (s *testServer) wantRows(t *testing.T, id string, ws *attribution.Session) collector.ToolCallsResponse {
+	t.Helper()
+	var agents collector.AgentsResponse
+	s.getJSON(t, "/v1/sessions/"+id+"/agents", &agents)
+	if got, w := jsonOf(t, agents.Agents), jsonOf(t, ws.Agents); got != w {
+		t.Errorf("agents of %s:\n%s\nwant:\n%s", id, got, w)
+	}
+	var calls collector.ToolCallsResponse
+	s.getJSON(t, "/v1/sessions/"+id+"/tool-calls", &calls)
+	if got, w := jsonOf(t, calls.ToolCalls), jsonOf(t, ws.ToolCalls); got != w {
+		t.Errorf("tool calls of %s:\n%s\nwant:\n%s", id, got, w)
+	}
+	return calls
+}
+
 // jsonOf is the canonical JSON of v (decoded and encoded again, so that
 // raw documents compare by value).
 func jsonOf(t testing.TB, v any) string {
@@ -129,16 +146,7 @@ func TestDerivedAPI(t *testing.T) {
 			continue
 		}
 		ws := want.Session(v.ID)
-		var agents collector.AgentsResponse
-		s.getJSON(t, "/v1/sessions/"+v.ID+"/agents", &agents)
-		if got, w := jsonOf(t, agents.Agents), jsonOf(t, ws.Agents); got != w {
-			t.Errorf("agents of %s:\n%s\nwant:\n%s", v.ID, got, w)
-		}
-		var calls collector.ToolCallsResponse
-		s.getJSON(t, "/v1/sessions/"+v.ID+"/tool-calls", &calls)
-		if got, w := jsonOf(t, calls.ToolCalls), jsonOf(t, ws.ToolCalls); got != w {
-			t.Errorf("tool calls of %s:\n%s\nwant:\n%s", v.ID, got, w)
-		}
+		calls := s.wantRows(t, v.ID, ws)
 		if calls.NextCursor != "" || calls.DerivedSeq != v.LastSeq {
 			t.Errorf("tool calls of %s: next %q, derived at %d of %d", v.ID, calls.NextCursor, calls.DerivedSeq, v.LastSeq)
 		}
@@ -606,43 +614,5 @@ func TestDerivedWithEviction(t *testing.T) {
 				t.Fatalf("%v groups kept over a budget of 1 byte", m["hookwatch_model_groups_cached"])
 			}
 		})
-	}
-}
-
-// TestModelBacklogBound: a commit that leaves more events waiting for the
-// model than its bound returns only once the model has caught up below
-// it, so that a burst of ingest does not pile up in memory; the model is
-// the one derived without the bound.
-func TestModelBacklogBound(t *testing.T) {
-	const bound = 50
-	var envs []event.Envelope
-	for i := range 40 {
-		sid := fmt.Sprintf("burst-%02d", i)
-		cwd := fmt.Sprintf("/work/p%d", i%4)
-		for k := range 10 {
-			ms := i*1000 + k*10
-			id := fmt.Sprintf("toolu_%s_%d", sid, k)
-			envs = append(envs,
-				synth(ms, "session_id", sid, "cwd", cwd, "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"}),
-				synth(ms+1, "session_id", sid, "cwd", cwd, "hook_event_name", "PostToolUse", "tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a"}))
-		}
-	}
-	ref := newServer(t, collector.Config{})
-	ref.post(t, envs, len(envs), 0)
-	want := derivedView(t, ref)
-
-	defer collector.SetModelMaxBacklogForTest(bound)()
-	s := newServer(t, collector.Config{})
-	for i := 0; i < len(envs); i += 100 {
-		s.post(t, envs[i:i+100], 100, 0)
-		if n := s.scrape(t)["hookwatch_model_pending_events"]; n > bound {
-			t.Fatalf("%v events wait for the model after a commit, bound %d", n, bound)
-		}
-	}
-	if n := s.scrape(t)["hookwatch_model_backlog_waits_total"]; n != float64(len(envs)/100) {
-		t.Fatalf("%v commits waited for the model, want every one: %d", n, len(envs)/100)
-	}
-	if got := derivedView(t, s); got != want {
-		t.Fatalf("derived state with the backlog bound differs:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -108,12 +108,7 @@ func fromDerived(env event.Envelope, d derived, payload []byte) (Event, error) {
 		ToolUseID: d.toolUseID,
 		PromptID:  d.promptID,
 		Time:      env.ReceivedAt,
-		Facts: SessionFacts{
-			CWD:            d.cwd,
-			TranscriptPath: d.transcriptPath,
-			Host:           env.Host,
-			User:           env.User,
-		},
+		Facts:     factsOf(env, d),
 	}
 	e.Envelope, err = encodeStored(stored)
 	if err != nil {
@@ -121,6 +116,29 @@ func fromDerived(env event.Envelope, d derived, payload []byte) (Event, error) {
 	}
 	e.Decoded = decodedAs(stored)
 	return e, nil
+}
+
+// factsOf is what an event of env, whose payload gave d, tells about its
+// session.
+func factsOf(env event.Envelope, d derived) SessionFacts {
+	return SessionFacts{CWD: d.cwd, TranscriptPath: d.transcriptPath, Host: env.Host, User: env.User}
+}
+
+// Redecode fills, of an event read back from a store (its Envelope as
+// stored), what FromEnvelope filled beside it when it was inserted:
+// Decoded, Payload and Facts, from one decoding of the envelope and of its
+// payload. On error the event is left as it was.
+func Redecode(e *Event) error {
+	var env event.Envelope
+	if err := json.Unmarshal(e.Envelope, &env); err != nil {
+		return fmt.Errorf("cannot decode a stored envelope: %w", err)
+	}
+	p, err := event.Decode(env.Payload)
+	if err != nil {
+		return fmt.Errorf("cannot decode a stored payload: %w", err)
+	}
+	e.Decoded, e.Payload, e.Facts = &env, p, factsOf(env, derivedOf(p))
+	return nil
 }
 
 // storedForm returns env as it is stored: payload (derive's) in place of

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
 var t0 = time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
@@ -184,4 +186,45 @@ func TestValidateIDMessage(t *testing.T) {
 	f("a b", `contains ' ' at offset 1; only letters, digits and -_.: are allowed`)
 	f("a\xffb", `contains byte 0xff at offset 1; only letters, digits and -_.: are allowed`)
 	f("a\nb", `contains '\n' at offset 1; only letters, digits and -_.: are allowed`)
+}
+
+// TestRedecode: an event read back (its stored envelope alone) redecoded
+// has the facts, the decoded envelope and the payload FromEnvelope gave it,
+// for every real payload of the corpus and for a status line, whose cwd is
+// its workspace's.
+func TestRedecode(t *testing.T) {
+	envs := []event.Envelope{env("status", `{"session_id":"s","hook_event_name":"StatusLine","workspace":{"current_dir":"/w/status"}}`)}
+	for i, p := range storetest.Corpus(t) {
+		e := storetest.Envelope(p.Runtime, storetest.At(i), p.JSON)
+		e.Host, e.User = "h", "u"
+		envs = append(envs, e)
+	}
+	for _, env := range envs {
+		in, err := store.FromEnvelope(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := store.Event{Seq: 7, ID: in.ID, SessionID: in.SessionID, Envelope: in.Envelope}
+		if err := store.Redecode(&back); err != nil {
+			t.Fatalf("%s: %v", in.ID, err)
+		}
+		if env.ID == "status" && back.Facts.CWD != "/w/status" {
+			t.Errorf("status line: facts %+v, want its workspace's cwd", back.Facts)
+		}
+		if back.Facts != in.Facts {
+			t.Errorf("%s: facts %+v, want %+v", in.ID, back.Facts, in.Facts)
+		}
+		want, err := event.Decode(in.Decoded.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Decoded == nil || back.Decoded.ID != in.ID || !bytes.Equal(back.Decoded.Payload, in.Decoded.Payload) ||
+			back.Payload == nil || back.Payload.Name() != want.Name() || back.Payload.SessionID != want.SessionID {
+			t.Errorf("%s: decoded %+v, payload %+v", in.ID, back.Decoded, back.Payload)
+		}
+	}
+	broken := store.Event{Envelope: json.RawMessage(`{"id":`)}
+	if err := store.Redecode(&broken); err == nil || broken.Decoded != nil {
+		t.Errorf("a broken envelope redecoded: %v %+v", err, broken)
+	}
 }

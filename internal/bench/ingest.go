@@ -128,6 +128,13 @@ type IngestResult struct {
 	Modelled       time.Duration
 	ModelRounds    int
 	ModelRoundTime time.Duration
+	// CPU is the process's CPU time (collector and clients) from the first
+	// request sent to the last reply; with WaitModel, ModelledCPU is the
+	// same to the last event applied.
+	CPU, ModelledCPU time.Duration
+	// With WaitModel: Spilled is how many events the model left in the
+	// log as they were committed, to read back (its backlog at its bound).
+	Spilled int
 	// With an AuditDir: the event lines the trail got and lost, and how
 	// long after the last reply it had every event.
 	AuditLines, AuditLost int64
@@ -208,6 +215,10 @@ func Ingest(ctx context.Context, w io.Writer, o IngestOptions) (IngestResult, er
 		mu.Unlock()
 		next.Store(int64(requests)) // stop every client
 	}
+	cpu0, err := processCPU()
+	if err != nil {
+		return IngestResult{}, err
+	}
 	start := time.Now()
 	for c := range o.Clients {
 		wg.Add(1)
@@ -250,6 +261,10 @@ func Ingest(ctx context.Context, w io.Writer, o IngestOptions) (IngestResult, er
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu1, err := processCPU()
+	if err != nil {
+		return IngestResult{}, err
+	}
 	if firstErr != nil {
 		return IngestResult{}, firstErr
 	}
@@ -270,12 +285,18 @@ func Ingest(ctx context.Context, w io.Writer, o IngestOptions) (IngestResult, er
 		if model, err = waitModel(ctx, client, "http://"+ln.Addr().String()+"/metrics", o.Events, start); err != nil {
 			return IngestResult{}, err
 		}
+		cpu2, err := processCPU()
+		if err != nil {
+			return IngestResult{}, err
+		}
+		model.ModelledCPU = cpu2 - cpu0
 	}
 	if err := srv.Shutdown(ctx); err != nil {
 		return IngestResult{}, err
 	}
 	res := IngestResult{
 		Modelled: model.Modelled, ModelRounds: model.ModelRounds, ModelRoundTime: model.ModelRoundTime,
+		ModelledCPU: model.ModelledCPU, Spilled: model.Spilled, CPU: cpu1 - cpu0,
 		AuditLines: audited, AuditLost: lost, AuditLag: lag,
 		Events:        o.Events,
 		Requests:      requests,
@@ -289,10 +310,16 @@ func Ingest(ctx context.Context, w io.Writer, o IngestOptions) (IngestResult, er
 	if o.Quiet {
 		return res, nil
 	}
-	fmt.Fprintf(w, "ingest: %d events in %d requests of %d from %d clients in %v: %.0f events/s (%.1f MB/s of JSON); request median %v, p95 %v; database %.1f MB\n",
+	perEvent := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(res.Events) }
+	fmt.Fprintf(w, "ingest: %d events in %d requests of %d from %d clients in %v: %.0f events/s (%.1f MB/s of JSON); request median %v, p95 %v; process CPU %.1f µs per event (clients included); database %.1f MB\n",
 		res.Events, res.Requests, o.BatchSize, o.Clients, res.Duration.Round(time.Millisecond), res.EventsPerSec,
 		float64(res.BodyBytes)/elapsed.Seconds()/1e6, res.RequestMedian.Round(time.Microsecond), res.RequestP95.Round(time.Microsecond),
-		float64(res.DBBytes)/1e6)
+		perEvent(res.CPU), float64(res.DBBytes)/1e6)
+	if o.WaitModel {
+		fmt.Fprintf(w, "  model: every event applied %v after the first request (%v after the last reply), in %d rounds of %v in all; %d events left in the log at their commit and read back; process CPU %.1f µs per event to there\n",
+			res.Modelled.Round(time.Millisecond), (res.Modelled - res.Duration).Round(time.Millisecond), res.ModelRounds,
+			res.ModelRoundTime.Round(time.Millisecond), res.Spilled, perEvent(res.ModelledCPU))
+	}
 	if o.AuditDir != "" {
 		fmt.Fprintf(w, "  audit trail: %d event lines, %d lost; complete %v after the last reply\n", res.AuditLines, res.AuditLost, res.AuditLag.Round(time.Millisecond))
 	}
@@ -312,6 +339,7 @@ func waitModel(ctx context.Context, c *http.Client, url string, events int, star
 				Modelled:       time.Since(start),
 				ModelRounds:    int(m["hookwatch_model_round_duration_seconds_count"]),
 				ModelRoundTime: time.Duration(m["hookwatch_model_round_duration_seconds_sum"] * float64(time.Second)),
+				Spilled:        int(m["hookwatch_model_events_spilled_total"]),
 			}, nil
 		}
 		if time.Since(start) > 10*time.Minute {

@@ -102,7 +102,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return bench.Policy(ctx, stdout, bench.PolicyOptions{Repo: *repo, Runs: *runs, Rounds: *rounds})
 		},
 		"ingest": func() error {
-			_, err := bench.Ingest(ctx, stdout, bench.IngestOptions{Events: *events})
+			// The model's figures too: how long after ingest it is
+			// current, and the CPU of the whole.
+			_, err := bench.Ingest(ctx, stdout, bench.IngestOptions{Events: *events, WaitModel: true})
 			return err
 		},
 		"model": func() error {
