@@ -51,24 +51,51 @@ func TestNotify(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ch, ok := sp.Notify(ctx)
-	if !ok {
+	n := sp.Notify(ctx)
+	if n == nil {
 		t.Skip("no notification on this platform")
 	}
 	// The first Append creates the active segment, the second appends to
-	// it: each is noticed.
-	for _, id := range []string{"1", "2"} {
+	// it: each is noticed once armed, whether it came before Arm or after.
+	for i, id := range []string{"1", "2", "3", "4"} {
+		if i%2 == 0 {
+			n.Arm()
+		}
 		if err := sp.Append([]byte(`{"id":"` + id + `"}`)); err != nil {
 			t.Fatal(err)
 		}
+		if i%2 == 1 {
+			n.Arm()
+		}
 		select {
-		case <-ch:
+		case <-n.C:
 		case <-time.After(5 * time.Second):
 			t.Fatalf("no notification after append %s", id)
 		}
-		// Drain what one Append may have notified twice (its create).
-		for len(ch) > 0 {
-			<-ch
-		}
+	}
+	// Not armed: an append is not told, but it is kept until Arm.
+	if err := sp.Append([]byte(`{"id":"5"}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-n.C:
+		t.Fatal("notified without Arm")
+	case <-time.After(100 * time.Millisecond):
+	}
+	// Discarded: the appends until then are not told at the next Arm.
+	n.Discard()
+	n.Arm()
+	select {
+	case <-n.C:
+		t.Fatal("notified of a discarded append")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := sp.Append([]byte(`{"id":"6"}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-n.C:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification after an append once armed again")
 	}
 }

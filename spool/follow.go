@@ -49,7 +49,11 @@ type FollowOptions struct {
 func (s *Spool) Follow(ctx context.Context, o FollowOptions, deliver func(records [][]byte) error) error {
 	t := time.NewTicker(o.Interval)
 	defer t.Stop()
-	wake, _ := s.Notify(ctx) // nil where unsupported: the ticker alone then
+	notify := s.Notify(ctx) // nil where unsupported: the ticker alone then
+	var wake <-chan struct{}
+	if notify != nil {
+		wake = notify.C
+	}
 	tail := s.Tail()
 	var asked []chan struct{} // flushes the next pass answers
 	// ask records a flush request: the next pass begins after it.
@@ -85,6 +89,11 @@ func (s *Spool) Follow(ctx context.Context, o FollowOptions, deliver func(record
 				more = false
 			}
 		}
+		if notify != nil {
+			// What was appended until now, this pass finds: the
+			// notifications of it would only wake the next wait.
+			notify.Discard()
+		}
 		n, err := s.followOnce(ctx, tail, o.Batch, deliver)
 		if ctx.Err() != nil {
 			return settle()
@@ -103,6 +112,11 @@ func (s *Spool) Follow(ctx context.Context, o FollowOptions, deliver func(record
 		}
 		if o.Passed != nil && (n > 0 || err != nil) {
 			o.Passed(n, err, backoff)
+		}
+		if wait != nil {
+			// Told of the next append only: not of those while
+			// coalescing, nor while passing (see Notifier).
+			notify.Arm()
 		}
 		select {
 		case <-ctx.Done():
