@@ -14,14 +14,19 @@ import (
 )
 
 // spoolCoalesce is how long the drainer waits after a spool write before it
-// drains, so that the hooks of a burst (parallel subagents) and of an
-// agent's run of tool calls, a few milliseconds apart, share one drain, one
-// commit and one round of the model: one event stored on its own costs the
-// collector about twice what it costs in a group of four or five (wake-ups,
-// a SQLite transaction). Nothing that decides waits for it: a policy reading
-// signals, and a read of a session, have the drainer store what is pending
-// at once (flushSpool), and the model holds events 40 ms anyway (modelHold).
-const spoolCoalesce = 50 * time.Millisecond
+// drains, so that the hooks of an agent's turn — its parallel tool calls'
+// PreToolUse and PostToolUse, the batch's PostToolBatch, parallel
+// subagents — share one pass, one commit and one round of the model. In a
+// session the hooks trickle, one every few to tens of milliseconds, and what
+// one pass costs (its wake-ups, during which the runtime's monitor thread
+// polls every 20 µs; a SQLite transaction for the events and one for the
+// model's rows) is more than the events it stores: at 50 ms a trickle cost
+// the collector ~0.7 ms of CPU per event, at 250 ms ~0.4 (docs/benchmarks.md,
+// "What hooks cost a session"). Nothing that decides waits for it: a policy
+// reading signals, and a read of a session, have the drainer store what is
+// pending at once (flushSpool); what it delays is only the live views
+// (streams, /metrics), by up to this much.
+const spoolCoalesce = 250 * time.Millisecond
 
 // spoolFlushWait bounds how long a question waits for the drainer to store
 // what was handed over (flushSpool).
