@@ -141,7 +141,7 @@ func (m *modeler) readSpill(ctx context.Context) ([]pendingEvent, bool, error) {
 	for {
 		m.mu.Lock()
 		first, ok := m.spill.first()
-		room := m.maxBacklog - m.backlog
+		room, left := m.maxBacklog-m.backlog, m.spill.n
 		// Every seq marked up to head was committed before the read
 		// below began: one the read does not return was deleted since
 		// (retention), not committed later.
@@ -152,6 +152,9 @@ func (m *modeler) readSpill(ctx context.Context) ([]pendingEvent, bool, error) {
 		}
 		if room <= 0 {
 			return out, true, nil
+		}
+		if out == nil {
+			out = make([]pendingEvent, 0, min(int64(room), left)) // the round's, sized once
 		}
 		limit := int(min(int64(min(store.MaxLimit, room)), first.hi-first.lo+1))
 		page, err := m.st.Events(ctx, store.EventFilter{Cursor: store.EventCursor(first.lo - 1), Limit: limit})

@@ -127,10 +127,13 @@ func factsOf(env event.Envelope, d derived) SessionFacts {
 // Redecode fills, of an event read back from a store (its Envelope as
 // stored), what FromEnvelope filled beside it when it was inserted:
 // Decoded, Payload and Facts, from one decoding of the envelope and of its
-// payload. On error the event is left as it was.
+// payload. Decoded's payload and decision are slices of Envelope, which the
+// caller must not change. On error the event is left as it was.
 func Redecode(e *Event) error {
 	var env event.Envelope
-	if err := json.Unmarshal(e.Envelope, &env); err != nil {
+	// Not through json.Unmarshal, which would scan the envelope once more
+	// to validate it first: the decoder validates what it reads.
+	if err := env.UnmarshalShared(e.Envelope); err != nil {
 		return fmt.Errorf("cannot decode a stored envelope: %w", err)
 	}
 	p, err := event.Decode(env.Payload)

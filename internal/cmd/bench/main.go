@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	importE2E := fs.Bool("e2e", false, "also run `hookwatch import` on the tree against a collector of its own (import benchmark)")
 	payload := fs.String("payload", "", "hook payload the trickle benchmark's runs read, a JSON file (default: a PreToolUse of Claude Code 2.1.197, as the hook benchmark's)")
 	variants := fs.String("variants", "", "comma-separated variants of the session benchmark to play besides none and true (the reference): "+strings.Join(bench.SessionVariants, ",")+"; default all")
-	cpuProfile := fs.String("cpuprofile", "", "write the CPU profile of the measured work to this file (import benchmark)")
+	cpuProfile := fs.String("cpuprofile", "", "write the CPU profile of the measured work to this file (import and ingest benchmarks)")
 	parse := func(args []string) error {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -104,6 +105,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		"ingest": func() error {
 			// The model's figures too: how long after ingest it is
 			// current, and the CPU of the whole.
+			if *cpuProfile != "" {
+				f, err := os.Create(*cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
 			_, err := bench.Ingest(ctx, stdout, bench.IngestOptions{Events: *events, WaitModel: true})
 			return err
 		},
