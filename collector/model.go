@@ -455,19 +455,28 @@ func (m *modeler) settled(evs []pendingEvent, loaded []string, version int64) {
 			delete(m.pending, id)
 		}
 	}
-	if m.recount && m.backlog == 0 && len(m.queue) == 0 && !m.spilling() {
-		// Every event marked is applied: what is pending is the loads.
-		clear(m.pending)
-		clear(m.pendKeys)
-		for _, id := range m.loads {
-			m.pending[id]++
-		}
-		m.recount = false
-	}
+	m.recounted()
 	if version > m.version {
 		m.version = version
 	}
 	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
+// recounted recounts pending when recount says it may count events that
+// will not be settled, once every event marked is applied or dropped:
+// what is pending then is the loads. The caller holds m.mu.
+func (m *modeler) recounted() {
+	if !m.recount || m.backlog > 0 || len(m.queue) > 0 || m.spilling() {
+		return
+	}
+	clear(m.pending)
+	clear(m.pendKeys)
+	for _, id := range m.loads {
+		m.pending[id]++
+	}
+	m.recount = false
+	close(m.changed) // readers waiting for what was dropped
 	m.changed = make(chan struct{})
 }
 

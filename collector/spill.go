@@ -177,14 +177,15 @@ func (m *modeler) readSpill(ctx context.Context) ([]pendingEvent, bool, error) {
 				out = append(out, pendingEvent{arrived: at})
 			}
 		}
+		m.backlog += len(taken)
 		if gone := m.spill.dropTo(covered) - int64(len(taken)); gone > 0 {
 			// Deleted before they were read (retention): their sessions'
 			// pending counts are recounted once nothing is pending but
-			// the loads (settled).
+			// the loads (recounted, here or as the rounds settle).
 			m.recount = true
+			m.recounted()
 			m.log.Warn("events left for the model were deleted before it read them", "events", gone)
 		}
-		m.backlog += len(taken)
 		m.mu.Unlock()
 		m.fromLog.Add(len(taken))
 		// Decoded outside the lock: the writer marks meanwhile.

@@ -235,3 +235,40 @@ func (s *testServer) sessions(t *testing.T) []collector.SessionView {
 	s.getJSON(t, "/v1/sessions?limit=1000", &page)
 	return page.Sessions
 }
+
+// TestModelSpillPruned: sessions deleted (retention) while their events
+// wait in the log for the model are not waited for forever: the events
+// gone are dropped from what the model has to read, and once it has
+// applied everything else nothing is pending.
+func TestModelSpillPruned(t *testing.T) {
+	envs := burstEnvelopes(t, 100)
+	defer collector.SetModelMaxBacklogForTest(spillBound)()
+	s := newServer(t, collector.Config{})
+	postAll(t, s, envs, 100, 1)
+	// The whole log, sessions and events, older than tomorrow.
+	if n, _, err := s.db.PruneSessions(context.Background(), time.Now().Add(24*time.Hour), 1000); err != nil || n == 0 {
+		t.Fatalf("pruned %d sessions: %v", n, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m := s.scrape(t)
+		if m["hookwatch_model_pending_events"] == 0 {
+			if m["hookwatch_model_events_read_total"] >= m["hookwatch_model_events_spilled_total"] {
+				t.Fatalf("every one of %v spilled events was read back before the prune: nothing tested", m["hookwatch_model_events_spilled_total"])
+			}
+			if m["hookwatch_model_errors_total"] != 0 {
+				t.Fatalf("%v model errors", m["hookwatch_model_errors_total"])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v events still pending 30 s after their sessions were deleted (%v spilled, %v read back)",
+				m["hookwatch_model_pending_events"], m["hookwatch_model_events_spilled_total"], m["hookwatch_model_events_read_total"])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// A read of a deleted session does not wait for what was spilled.
+	if code, _ := s.do(t, http.MethodGet, "/v1/sessions/burst-042", nil); code != http.StatusNotFound {
+		t.Fatalf("GET a deleted session: %d", code)
+	}
+}
