@@ -1,0 +1,318 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/demo"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/sqlite"
+)
+
+// storeCall is one write the collector made to its store: a batch of
+// events (Insert) or a round of the session model (PutModel), At after the
+// recording started.
+type storeCall struct {
+	At     time.Duration
+	Events []store.Event
+	Model  *store.ModelBatch
+}
+
+// BenchmarkModelStream replays into a fresh database the store writes of
+// the model benchmark (internal/bench.Model: three sessions of 100,000
+// events of internal/demo.Big, 5,000 events/s in all, POSTed to a
+// collector), to measure the storage's share of the collector's CPU per
+// event without HTTP, admission or the model. The writes are recorded once
+// into the file $HOOKWATCH_STREAM (a real collector on SQLite, about 100 s)
+// and replayed from it on later runs; the benchmark is skipped without it.
+// $HOOKWATCH_STREAM_SPEED paces the replay (1: as recorded, the default; 0:
+// as fast as it goes); $HOOKWATCH_STREAM_MERGE=k commits k consecutive
+// batches of events as one. It reports the process's CPU per event for
+// each slice of 10,000 events (the background checkpoint included) and the
+// Insert and PutModel calls' own CPU per event.
+//
+//	HOOKWATCH_STREAM=/tmp/stream.gob go test ./store/sqlite -run '^$' -bench ModelStream -benchtime 1x -v
+func BenchmarkModelStream(b *testing.B) {
+	path := os.Getenv("HOOKWATCH_STREAM")
+	if path == "" {
+		b.Skip("HOOKWATCH_STREAM is not set")
+	}
+	speed := 1.0
+	if v := os.Getenv("HOOKWATCH_STREAM_SPEED"); v != "" {
+		var err error
+		if speed, err = strconv.ParseFloat(v, 64); err != nil {
+			b.Fatalf("HOOKWATCH_STREAM_SPEED: %v", err)
+		}
+	}
+	merge := 1
+	if v := os.Getenv("HOOKWATCH_STREAM_MERGE"); v != "" {
+		var err error
+		if merge, err = strconv.Atoi(v); err != nil || merge < 1 {
+			b.Fatalf("HOOKWATCH_STREAM_MERGE: %q is not a count", v)
+		}
+	}
+	calls, err := readStream(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		calls, err = recordStream(b, path)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	calls = mergeInserts(calls, merge)
+	for range b.N {
+		replayStream(b, calls, speed)
+	}
+}
+
+func readStream(path string) ([]storeCall, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var calls []storeCall
+	if err := gob.NewDecoder(f).Decode(&calls); err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	return calls, nil
+}
+
+// mergeInserts joins every k consecutive batches of events, in the order
+// of the calls, into one.
+func mergeInserts(calls []storeCall, k int) []storeCall {
+	if k <= 1 {
+		return calls
+	}
+	var out []storeCall
+	at, n := -1, 0
+	for _, c := range calls {
+		if c.Model != nil {
+			out = append(out, c)
+			continue
+		}
+		if at < 0 {
+			out = append(out, c)
+			at, n = len(out)-1, 1
+		} else {
+			out[at].Events = append(slices.Clip(out[at].Events), c.Events...)
+			n++
+		}
+		if n == k {
+			at = -1
+		}
+	}
+	return out
+}
+
+func replayStream(b *testing.B, calls []storeCall, speed float64) {
+	db, err := sqlite.Open(filepath.Join(b.TempDir(), "hookwatch.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	const slice = 10_000
+	var perSlice []float64
+	var insertCPU, modelCPU time.Duration
+	sent := 0
+	start, cpu0 := time.Now(), cpuTime()
+	last := cpu0
+	for _, c := range calls {
+		if speed > 0 {
+			if d := time.Duration(float64(c.At)/speed) - time.Since(start); d > 0 {
+				time.Sleep(d)
+			}
+		}
+		t := cpuTime()
+		if c.Model != nil {
+			if err := db.PutModel(ctx, *c.Model); err != nil {
+				b.Fatal(err)
+			}
+			modelCPU += cpuTime() - t
+			continue
+		}
+		if _, err := db.Insert(ctx, c.Events); err != nil {
+			b.Fatal(err)
+		}
+		now := cpuTime()
+		insertCPU += now - t
+		before := sent / slice
+		sent += len(c.Events)
+		if sent/slice > before {
+			perSlice = append(perSlice, float64((now-last).Nanoseconds())/1e3/slice)
+			last = now
+		}
+	}
+	total := cpuTime() - cpu0
+	if len(perSlice) == 0 {
+		b.Fatal("no slice of 10,000 events")
+	}
+	var s strings.Builder
+	for _, us := range perSlice {
+		fmt.Fprintf(&s, " %.1f", us)
+	}
+	sorted := slices.Sorted(slices.Values(perSlice))
+	b.Logf("%d events, %d store calls; µs of CPU per event per slice:%s", sent, len(calls), s.String())
+	b.Logf("median %.1f µs/event, last/first slice %.2f; Insert %.1f µs/event, PutModel %.1f, all %.1f",
+		sorted[len(sorted)/2], perSlice[len(perSlice)-1]/perSlice[0], perEvent(insertCPU, sent), perEvent(modelCPU, sent), perEvent(total, sent))
+	b.ReportMetric(perEvent(total, sent), "cpu-µs/event")
+	b.ReportMetric(perEvent(insertCPU, sent), "insert-µs/event")
+	b.ReportMetric(perEvent(modelCPU, sent), "model-µs/event")
+}
+
+func perEvent(d time.Duration, events int) float64 {
+	return float64(d.Nanoseconds()) / 1e3 / float64(events)
+}
+
+// recordingStore is a collector's store that keeps a copy of every write.
+type recordingStore struct {
+	*sqlite.DB
+	start time.Time
+	mu    sync.Mutex
+	calls []storeCall
+}
+
+func (r *recordingStore) add(c storeCall) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c.At = time.Since(r.start)
+	r.calls = append(r.calls, c)
+}
+
+func (r *recordingStore) Insert(ctx context.Context, events []store.Event) (int, error) {
+	r.add(storeCall{Events: copyEvents(events)})
+	return r.DB.Insert(ctx, events)
+}
+
+func (r *recordingStore) InsertOwned(ctx context.Context, user string, events []store.Event) (int, error) {
+	r.add(storeCall{Events: copyEvents(events)})
+	return r.DB.InsertOwned(ctx, user, events)
+}
+
+func (r *recordingStore) PutModel(ctx context.Context, m store.ModelBatch) error {
+	c := m
+	c.Sessions = slices.Clone(m.Sessions)
+	for i := range c.Sessions {
+		c.Sessions[i].Summary = bytes.Clone(c.Sessions[i].Summary)
+	}
+	c.Agents = slices.Clone(m.Agents)
+	for i := range c.Agents {
+		c.Agents[i].Doc = bytes.Clone(c.Agents[i].Doc)
+	}
+	c.ToolCalls = slices.Clone(m.ToolCalls)
+	for i := range c.ToolCalls {
+		c.ToolCalls[i].Doc = bytes.Clone(c.ToolCalls[i].Doc)
+	}
+	r.add(storeCall{Model: &c})
+	return r.DB.PutModel(ctx, m)
+}
+
+// copyEvents copies what Insert stores of events; the decoded views,
+// which it does not store, are left out.
+func copyEvents(events []store.Event) []store.Event {
+	out := slices.Clone(events)
+	for i := range out {
+		out[i].Seq = 0
+		out[i].Envelope = bytes.Clone(out[i].Envelope)
+		out[i].Decoded, out[i].Payload = nil, nil
+	}
+	return out
+}
+
+// recordStream streams the model benchmark's sessions into a collector on
+// a recordingStore, as internal/bench.Model does, and writes what the
+// store was asked to path.
+func recordStream(b *testing.B, path string) ([]storeCall, error) {
+	const sessions, events, rate = 3, 100_000, 5000
+	start := time.Now()
+	streams := make([][]event.Envelope, sessions)
+	for i := range streams {
+		streams[i] = demo.Big(demo.BigSpec{
+			SessionID: fmt.Sprintf("bench-%d-%d", sessions, i), Start: start, Events: events, Agents: 50,
+			Project: fmt.Sprint("bench-project-", i), Seed: uint64(i + 1),
+		})
+	}
+	db, err := sqlite.Open(filepath.Join(b.TempDir(), "hookwatch.db"))
+	if err != nil {
+		return nil, err
+	}
+	rec := &recordingStore{DB: db, start: time.Now()}
+	c, err := collector.Start(collector.Options{
+		Config: collector.Config{Store: rec, Logger: slog.New(slog.DiscardHandler)},
+		Addr:   "127.0.0.1:0",
+		Home:   b.TempDir(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Stop(context.Background())
+	client := &http.Client{Timeout: time.Minute}
+	const tick = 10 * time.Millisecond
+	perTick := rate * int(tick/time.Millisecond) / 1000 / sessions
+	var wg sync.WaitGroup
+	errs := make(chan error, sessions)
+	for _, envs := range streams {
+		wg.Go(func() {
+			t := time.NewTicker(tick)
+			defer t.Stop()
+			for i := 0; i < len(envs); i += perTick {
+				<-t.C
+				batch := slices.Clone(envs[i:min(i+perTick, len(envs))])
+				now := time.Now().UTC()
+				for j := range batch {
+					batch[j].ReceivedAt = now.Add(time.Duration(j) * time.Microsecond)
+				}
+				body, err := json.Marshal(map[string]any{"envelopes": batch})
+				if err != nil {
+					errs <- err
+					return
+				}
+				res, err := client.Post(c.URL()+"/v1/events", "application/json", bytes.NewReader(body))
+				if err != nil {
+					errs <- err
+					return
+				}
+				res.Body.Close()
+				if res.StatusCode != http.StatusOK {
+					errs <- fmt.Errorf("POST /v1/events: %s", res.Status)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	time.Sleep(2 * time.Second) // the model's last rounds
+	rec.mu.Lock()
+	calls := slices.Clone(rec.calls)
+	rec.mu.Unlock()
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := gob.NewEncoder(f).Encode(calls); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return calls, f.Close()
+}
