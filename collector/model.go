@@ -333,8 +333,9 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 // goroutine. After modelFlushWait it abandons the rounds: what they did not
 // apply is stale in the store (a session's stored model reflects its
 // events up to the first one not applied: spilled events are read back
-// lowest seq first) and applied on the next start (markStale). A collector sharing its store with others
-// (shared.go) stops at once: the next to lead applies what is left.
+// lowest seq first) and applied on the next start (markStale). A collector
+// sharing its store with others (shared.go) stops at once: the next to
+// lead applies what is left.
 func (m *modeler) stop() {
 	if m.shared == nil {
 		close(m.flush)
