@@ -7,3 +7,23 @@ func (db *DB) ExecForTest(q string) error {
 	_, err := db.writer.ExecContext(context.Background(), q)
 	return err
 }
+
+// HoldCheckpointsForTest stops the background checkpointer and the
+// writer's automatic checkpoints, so that the WAL keeps every frame
+// written from then on, and empties it first.
+func (db *DB) HoldCheckpointsForTest() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	close(db.stopCkpt)
+	<-db.ckptDone
+	// Close stops the checkpointer again: give it channels that let it.
+	db.stopCkpt = make(chan struct{})
+	db.ckptDone = make(chan struct{})
+	close(db.ckptDone)
+	for _, q := range []string{"PRAGMA wal_autocheckpoint = 0", "PRAGMA wal_checkpoint(TRUNCATE)"} {
+		if _, err := db.writer.ExecContext(context.Background(), q); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -3,12 +3,15 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -48,7 +51,7 @@ type storeCall struct {
 // each slice of 10,000 events (the background checkpoint included) and the
 // Insert and PutModel calls' own CPU per event.
 //
-//	HOOKWATCH_STREAM=/tmp/stream.gob go test ./store/sqlite -run '^$' -bench ModelStream -benchtime 1x -v
+//	HOOKWATCH_STREAM=/tmp/stream.gob go test ./store/sqlite -run '^$' -bench 'ModelStream$' -benchtime 1x -v
 func BenchmarkModelStream(b *testing.B) {
 	path := os.Getenv("HOOKWATCH_STREAM")
 	if path == "" {
@@ -78,6 +81,133 @@ func BenchmarkModelStream(b *testing.B) {
 	calls = mergeInserts(calls, merge)
 	for range b.N {
 		replayStream(b, calls, speed)
+	}
+}
+
+// BenchmarkModelStreamPages replays three quarters of the recording of
+// BenchmarkModelStream, then 1,000 more calls with every checkpoint held,
+// and counts the pages each of those calls' transactions wrote to the WAL,
+// by b-tree (dbstat names the b-tree of each page).
+//
+//	HOOKWATCH_STREAM=/tmp/stream.gob go test ./store/sqlite -run '^$' -bench ModelStreamPages -benchtime 1x -v
+func BenchmarkModelStreamPages(b *testing.B) {
+	path := os.Getenv("HOOKWATCH_STREAM")
+	if path == "" {
+		b.Skip("HOOKWATCH_STREAM is not set")
+	}
+	calls, err := readStream(path)
+	if err != nil {
+		b.Fatalf("%v (BenchmarkModelStream records it)", err)
+	}
+	const counted = 1000
+	if len(calls) < 4*counted {
+		b.Fatalf("%d calls in %s: too few", len(calls), path)
+	}
+	for range b.N {
+		streamPages(b, calls[:len(calls)*3/4], calls[len(calls)*3/4:][:counted])
+	}
+}
+
+func streamPages(b *testing.B, before, counted []storeCall) {
+	file := filepath.Join(b.TempDir(), "hookwatch.db")
+	db, err := sqlite.Open(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	put := func(c storeCall) {
+		if c.Model != nil {
+			err = db.PutModel(ctx, *c.Model)
+		} else {
+			_, err = db.Insert(ctx, c.Events)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range before {
+		put(c)
+	}
+	if err := db.HoldCheckpointsForTest(); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range counted {
+		put(c)
+	}
+	// The b-tree of each page, as the transactions left them.
+	owner := map[uint32]string{1: "page 1"}
+	r, err := sql.Open("sqlite", file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	rows, err := r.Query(`SELECT name, pageno FROM dbstat`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		var page uint32
+		if err := rows.Scan(&name, &page); err != nil {
+			b.Fatal(err)
+		}
+		if page != 1 {
+			owner[page] = name
+		}
+	}
+	if err := rows.Close(); err != nil {
+		b.Fatal(err)
+	}
+	wal, err := os.ReadFile(file + "-wal")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// A WAL is a 32-byte header and frames of a 24-byte header (the page
+	// number, and the database's size in pages on a commit's last frame,
+	// else 0) and a page.
+	const walHeader, frameHeader, pageSize = 32, 24, 4096
+	pages := map[bool]map[string]int{false: {}, true: {}} // by model or not
+	txs := map[bool]int{}
+	tx := 0
+	current := map[string]int{}
+	for off := walHeader; off+frameHeader+pageSize <= len(wal) && tx < len(counted); off += frameHeader + pageSize {
+		page := binary.BigEndian.Uint32(wal[off:])
+		name := owner[page]
+		if name == "" {
+			name = "(free)"
+		}
+		current[name]++
+		if binary.BigEndian.Uint32(wal[off+4:]) == 0 {
+			continue
+		}
+		model := counted[tx].Model != nil
+		txs[model]++
+		for n, k := range current {
+			pages[model][n] += k
+		}
+		clear(current)
+		tx++
+	}
+	if tx != len(counted) {
+		b.Fatalf("%d transactions in the WAL for %d calls", tx, len(counted))
+	}
+	for _, model := range []bool{false, true} {
+		what := "inserts"
+		if model {
+			what = "model rounds"
+		}
+		total := 0
+		for _, k := range pages[model] {
+			total += k
+		}
+		names := slices.SortedFunc(maps.Keys(pages[model]), func(x, y string) int { return pages[model][y] - pages[model][x] })
+		var s strings.Builder
+		for _, n := range names {
+			fmt.Fprintf(&s, " %s %.2f,", n, float64(pages[model][n])/float64(txs[model]))
+		}
+		b.Logf("%d %s: %.1f pages each:%s", txs[model], what, float64(total)/float64(txs[model]), strings.TrimSuffix(s.String(), ","))
+		b.ReportMetric(float64(total)/float64(txs[model]), "pages/"+strings.ReplaceAll(strings.TrimSuffix(what, "s"), " ", "-"))
 	}
 }
 
