@@ -372,7 +372,18 @@ func (m *modeler) mark(events []store.Event) {
 	n, spilled := 0, 0
 	for i := range events {
 		e := &events[i]
-		if e.Seq == 0 || e.SessionID == "" {
+		if e.Seq == 0 {
+			continue // not stored: a duplicate
+		}
+		if e.SessionID == "" {
+			// Nothing to model. Noted while spilling all the same, so
+			// that the burst's range stays whole: events without a
+			// session would otherwise cost a range each (readSpill
+			// skips them).
+			if m.shared == nil && m.spilling() {
+				m.head = max(m.head, e.Seq)
+				m.spill.add(e.Seq, now)
+			}
 			continue
 		}
 		m.head = max(m.head, e.Seq)

@@ -43,9 +43,10 @@ type seqRange struct {
 }
 
 // seqRanges is a set of seqs kept as ranges in ascending order. The
-// writer commits in seq order, so a burst's seqs extend the last range and
-// the set costs a range per interruption (an event left out: no session,
-// a duplicate), not an entry per event.
+// writer commits in seq order, and mark notes every seq committed while
+// spilling (those of events without a session too), so a burst's seqs
+// extend the last range: the set costs a range per burst, not an entry
+// per event, whatever the events.
 type seqRanges struct {
 	r []seqRange
 	n int64 // seqs in the set
@@ -170,15 +171,20 @@ func (m *modeler) readSpill(ctx context.Context) ([]pendingEvent, bool, error) {
 			covered = max(covered, page.Events[n-1].Seq)
 		}
 		var taken []store.Event
+		matched := 0
 		m.mu.Lock()
 		for _, e := range page.Events {
 			if at, ok := m.spill.has(e.Seq); ok {
+				matched++
+				if e.SessionID == "" {
+					continue // noted to keep the range whole (mark)
+				}
 				taken = append(taken, e)
 				out = append(out, pendingEvent{arrived: at})
 			}
 		}
 		m.backlog += len(taken)
-		if gone := m.spill.dropTo(covered) - int64(len(taken)); gone > 0 {
+		if gone := m.spill.dropTo(covered) - int64(matched); gone > 0 {
 			// Deleted before they were read (retention): their sessions'
 			// pending counts are recounted once nothing is pending but
 			// the loads (recounted, here or as the rounds settle).

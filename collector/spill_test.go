@@ -3,10 +3,12 @@ package collector_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
@@ -270,5 +273,44 @@ func TestModelSpillPruned(t *testing.T) {
 	// A read of a deleted session does not wait for what was spilled.
 	if code, _ := s.do(t, http.MethodGet, "/v1/sessions/burst-042", nil); code != http.StatusNotFound {
 		t.Fatalf("GET a deleted session: %d", code)
+	}
+}
+
+// TestModelSpillSessionless: events without a session, interleaved with a
+// burst, are stored and skipped by the model while it reads the burst back
+// from the log; the model is the one derived without a bound.
+func TestModelSpillSessionless(t *testing.T) {
+	var envs []event.Envelope
+	for i, e := range burstEnvelopes(t, 40) {
+		envs = append(envs, e, synth(200_000+i, "hook_event_name", "Notification", "message", fmt.Sprint("no session ", i)))
+	}
+	ref := newServer(t, collector.Config{})
+	postAll(t, ref, envs, 200, 1)
+	want := derivedView(t, ref)
+
+	defer collector.SetModelMaxBacklogForTest(spillBound)()
+	var log lockedBuffer
+	s := newServer(t, collector.Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	postAll(t, s, envs, 100, 1)
+	if got := derivedView(t, s); got != want {
+		t.Fatalf("derived state after a spill with events without a session differs:\n%s\nwant:\n%s", got, want)
+	}
+	m := s.scrape(t)
+	if m["hookwatch_model_events_spilled_total"] == 0 || m["hookwatch_model_events_read_total"] != m["hookwatch_model_events_spilled_total"] ||
+		m["hookwatch_model_events_applied_total"] != float64(len(envs)/2) {
+		t.Fatalf("%v spilled, %v read back, %v applied of %d with a session",
+			m["hookwatch_model_events_spilled_total"], m["hookwatch_model_events_read_total"], m["hookwatch_model_events_applied_total"], len(envs)/2)
+	}
+	// They were noted with the burst and read back, not taken for
+	// events deleted meanwhile.
+	if l := log.String(); strings.Contains(l, "deleted before") || strings.Contains(l, "level=ERROR") {
+		t.Fatalf("the model logged:\n%s", l)
+	}
+	page, err := s.db.Events(context.Background(), store.EventFilter{Event: "Notification", Limit: store.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Events) != len(envs)/2 || page.Events[0].SessionID != "" {
+		t.Fatalf("%d events without a session stored: %+v", len(page.Events), page.Events[:min(1, len(page.Events))])
 	}
 }
