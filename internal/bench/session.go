@@ -353,7 +353,8 @@ func registerInstead(settings, bin string) error {
 
 // playSession plays the session once with v and measures it. For a variant
 // whose events are stored, it returns once the collector holds and has
-// modelled all of them, so that the collector's CPU covers storing them.
+// modelled all of them, so that the next run's work does not land on this
+// one's.
 func playSession(ctx context.Context, client *http.Client, collector *serveproc.Proc, v *sessionVariant) (sessionRun, error) {
 	// A fresh project state: the Write calls create their files, as in
 	// the first run (Write refuses to overwrite a file not read first).
@@ -373,17 +374,25 @@ func playSession(ctx context.Context, client *http.Client, collector *serveproc.
 		return sessionRun{}, fmt.Errorf("the session ended with %s", res.JSON)
 	}
 	r := sessionRun{elapsed: res.Elapsed, tools: toolTime(v.env.Model.Requests())}
+	// The collector's CPU is taken after a quiet second, long enough for it
+	// to store and model what the hooks handed over (it gathers hand-offs
+	// for a quarter of a second, then holds events 40 ms for the model),
+	// and before the check below reads the session back: those reads are
+	// the benchmark's, not the session's, and a read has the collector store
+	// what is pending at once.
+	time.Sleep(time.Second)
+	after, err := procCPU(collector.Pid())
+	if err != nil {
+		return r, err
+	}
+	r.collector = after - before
+	r.cpu = res.CPU + r.collector
 	if v.stored {
 		if r.counts, err = storedEvents(ctx, client, collector.URL(), res.SessionID); err != nil {
 			return r, err
 		}
-	} else {
-		time.Sleep(time.Second) // about the pause a stored run takes to check
 	}
-	after, err := procCPU(collector.Pid())
-	r.collector = after - before
-	r.cpu = res.CPU + r.collector
-	return r, err
+	return r, nil
 }
 
 // toolTime sums, over every scripted conversation, the time from the
