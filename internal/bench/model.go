@@ -107,14 +107,28 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 		}
 		first, last := r.SliceMicros[0], r.SliceMicros[len(r.SliceMicros)-1]
 		fmt.Fprintf(w, "  %d session(s), %d events: µs/event per slice:%s\n", n, r.Events, b.String())
-		fmt.Fprintf(w, "    median %.0f µs/event, last/first slice %.2f; lag p50 %v, p99 %v; %v rebuilds, %v group loads; tool-calls first page (of %d calls) median %v\n",
-			median(r.SliceMicros), last/first, r.LagP50.Round(time.Millisecond), r.LagP99.Round(time.Millisecond),
+		fmt.Fprintf(w, "    median %.0f µs/event, last/first slice %.2f (last three / first three slices' medians %.2f); lag p50 %v, p99 %v; %v rebuilds, %v group loads; tool-calls first page (of %d calls) median %v\n",
+			median(r.SliceMicros), last/first, trend(r.SliceMicros, 3), r.LagP50.Round(time.Millisecond), r.LagP99.Round(time.Millisecond),
 			r.Rebuilds, r.Loads, r.Calls, r.FirstPage.Round(10*time.Microsecond))
 		fmt.Fprintf(w, "    rounds p50 %v, p99 %v; %.0f GC cycles, GC %.1f µs/event, %.0f B allocated per event; peak RSS %d MiB; live heap at the last collection %.0f MiB (%.0f B per event sent)\n",
 			r.RoundP50.Round(time.Millisecond), r.RoundP99.Round(time.Millisecond), r.GCCycles, r.GCMicros, r.AllocBytes, r.PeakRSS>>20,
 			r.LiveHeap/(1<<20), r.LiveHeap/float64(r.Events))
 	}
 	return runs, nil
+}
+
+// trend is the median of the last k of per-slice figures over that of the
+// first k: how much a slice costs at the end of a run against its start,
+// read through k slices so that one garbage collection, which marks the
+// whole live heap and lands in one slice or another, does not decide it
+// alone (the single last/first ratio is printed beside it). With fewer
+// than 2k slices it compares the halves.
+func trend(slices []float64, k int) float64 {
+	k = min(k, len(slices)/2)
+	if k == 0 {
+		return 1
+	}
+	return median(slices[len(slices)-k:]) / median(slices[:k])
 }
 
 // median is the middle of v (the upper one of an even count), 0 for none.
