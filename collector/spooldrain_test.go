@@ -36,11 +36,12 @@ func TestDrainSpool(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The same envelope twice (a hook and a drainer raced) and one the
-	// collector refuses (no id).
+	// The same envelope twice (a hook and a drainer raced), one the
+	// collector refuses (no id), and JSON that is no envelope.
 	dup, _ := json.Marshal(envs[0])
 	refused := []byte(`{"id":"","runtime":"claude-code","payload":{"hook_event_name":"Stop"}}`)
-	if err := sp.Append(dup, refused); err != nil {
+	notEnvelopes := [][]byte{[]byte(`[{"id":"x"}]`), []byte(`{"id":["x"]}`), []byte(`null`)}
+	if err := sp.Append(append([][]byte{dup, refused}, notEnvelopes...)...); err != nil {
 		t.Fatal(err)
 	}
 
@@ -61,7 +62,7 @@ func TestDrainSpool(t *testing.T) {
 		}
 		stored = storedEvents(t, s)
 		rej, err = os.ReadFile(filepath.Join(home, "rejected.jsonl"))
-		if st.PendingBytes == 0 && stored >= len(envs) && err == nil && strings.Count(string(rej), "\n") >= 1 {
+		if st.PendingBytes == 0 && stored >= len(envs) && err == nil && strings.Count(string(rej), "\n") >= 1+len(notEnvelopes) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -76,8 +77,13 @@ func TestDrainSpool(t *testing.T) {
 		t.Errorf("stored %d events, want %d", stored, len(envs))
 	}
 	rej, err = os.ReadFile(filepath.Join(home, "rejected.jsonl"))
-	if err != nil || strings.Count(string(rej), "\n") != 1 || !strings.Contains(string(rej), `"id":""`) {
+	if err != nil || strings.Count(string(rej), "\n") != 1+len(notEnvelopes) || !strings.Contains(string(rej), `"id":""`) {
 		t.Errorf("rejected.jsonl = %q (%v)", rej, err)
+	}
+	for _, r := range notEnvelopes {
+		if !strings.Contains(string(rej), string(r)+"\n") {
+			t.Errorf("rejected.jsonl = %q, want %s set aside", rej, r)
+		}
 	}
 }
 
