@@ -214,10 +214,13 @@ func newRecord(it *item, seq int, in strs) *record {
 // user and project (Project of the transcript path, else of the cwd).
 func GroupKey(host, user, transcriptPath, cwd string) string {
 	var buf [128]byte
-	return string(appendGroupKey(buf[:0], host, user, transcriptPath, cwd))
+	return string(AppendGroupKey(buf[:0], host, user, transcriptPath, cwd))
 }
 
-func appendGroupKey(dst []byte, host, user, transcriptPath, cwd string) []byte {
+// AppendGroupKey appends GroupKey(host, user, transcriptPath, cwd) to dst,
+// for a caller that can compare it with a key it holds before making a
+// string of it.
+func AppendGroupKey(dst []byte, host, user, transcriptPath, cwd string) []byte {
 	dst = append(append(dst, host...), 0)
 	dst = append(append(dst, user...), 0)
 	return append(dst, projectOf(transcriptPath, cwd)...)
@@ -227,7 +230,7 @@ func appendGroupKey(dst []byte, host, user, transcriptPath, cwd string) []byte {
 // table has it: every record names its group.
 func (in strs) groupKey(host, user, transcriptPath, cwd string) string {
 	var buf [128]byte
-	k := appendGroupKey(buf[:0], host, user, transcriptPath, cwd)
+	k := AppendGroupKey(buf[:0], host, user, transcriptPath, cwd)
 	if t, ok := in[string(k)]; ok {
 		return t
 	}

@@ -125,6 +125,10 @@ var modelFlushWait = 5 * time.Second
 type pendingEvent struct {
 	ev      store.Event
 	arrived time.Time
+	// key is the group key ev names, made once when it is marked (and
+	// counted in pendKeys under it) for settled to find again; "" when
+	// not known (an event read back from the log) or when it names none.
+	key string
 }
 
 // modeler keeps the session model up to date. mark is called after
@@ -144,6 +148,7 @@ type modeler struct {
 	loads    []string       // sessions to load whole (stale at start)
 	pending  map[string]int // session → events committed, not applied
 	pendKeys map[string]int // group key → the same, by group
+	lastKey  string         // the last key mark counted, shared by the next events that name it
 	backlog  int            // events held in memory (queued, held, in a round), not applied
 	// maxBacklog is modelMaxBacklog when the modeler was made.
 	maxBacklog int
@@ -351,12 +356,20 @@ func (m *modeler) stop() {
 }
 
 // keyOf is the group key an event names, "" when it names no project.
-func keyOf(e *store.Event) string {
+// It returns last, a key made before, when the event names that one: the
+// events of a session, and of a batch, name one key, and a new string for
+// each of them would be garbage.
+func keyOf(e *store.Event, last string) string {
 	f := e.Facts
 	if f.TranscriptPath == "" && f.CWD == "" {
 		return ""
 	}
-	return attribution.GroupKey(f.Host, f.User, f.TranscriptPath, f.CWD)
+	var buf [128]byte
+	k := attribution.AppendGroupKey(buf[:0], f.Host, f.User, f.TranscriptPath, f.CWD)
+	if string(k) == last {
+		return last
+	}
+	return string(k)
 }
 
 // mark records that events were committed (those with a Seq) and wakes the
@@ -387,28 +400,33 @@ func (m *modeler) mark(events []store.Event) {
 			continue
 		}
 		m.head = max(m.head, e.Seq)
+		var k string
 		switch {
 		case m.shared != nil:
 			if e.Seq <= m.tail {
 				continue // read from the log already
 			}
-			m.mine.put(pendingEvent{ev: *e, arrived: now})
+			k = keyOf(e, m.lastKey)
+			m.mine.put(pendingEvent{ev: *e, arrived: now, key: k})
 			m.backlog++
 			n++
 			if m.lease == nil {
 				continue
 			}
 		case !m.spilling() && !m.full():
-			m.queue = append(m.queue, pendingEvent{ev: *e, arrived: now})
+			k = keyOf(e, m.lastKey)
+			m.queue = append(m.queue, pendingEvent{ev: *e, arrived: now, key: k})
 			m.backlog++
 			n++
 		default:
 			m.spill.add(e.Seq, now)
 			spilled++
+			k = keyOf(e, m.lastKey) // made again when it is read back
 		}
 		m.pending[e.SessionID]++
-		if k := keyOf(e); k != "" {
+		if k != "" {
 			m.pendKeys[k]++
+			m.lastKey = k
 		}
 	}
 	m.mu.Unlock()
@@ -453,7 +471,11 @@ func (m *modeler) settled(evs []pendingEvent, loaded []string, version int64) {
 		if m.pending[p.ev.SessionID]--; m.pending[p.ev.SessionID] <= 0 {
 			delete(m.pending, p.ev.SessionID)
 		}
-		if k := keyOf(&p.ev); k != "" {
+		k := p.key
+		if k == "" {
+			k = keyOf(&p.ev, "")
+		}
+		if k != "" {
 			if _, ok := m.pendKeys[k]; !ok && m.shared == nil {
 				m.recount = true // counted under another key
 			}
@@ -1491,7 +1513,7 @@ func (m *modeler) sessionKey(ctx context.Context, e *store.Event) (string, error
 	if k, ok := m.keys[e.SessionID]; ok {
 		return k, nil
 	}
-	if k := keyOf(e); k != "" {
+	if k := keyOf(e, ""); k != "" {
 		m.remember(e.SessionID, k)
 		return k, nil
 	}
