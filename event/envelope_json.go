@@ -130,6 +130,13 @@ func (e *Envelope) UnmarshalShared(data []byte) error {
 	return json.Unmarshal(data, (*plainEnvelope)(e))
 }
 
+// envelopeStrings holds the recent values of the envelope's fields that
+// say where it comes from, the same on every envelope of a client: a
+// collector keeps the envelopes of the sessions it models, and the same
+// value decoded anew for each would be an object of its own for the
+// garbage collector to allocate and mark.
+var envelopeStrings jsonscan.Interned
+
 // unmarshalCommon is UnmarshalJSON's fast path; false sends data to
 // encoding/json. copyRaw copies Payload and Decision out of data.
 func (e *Envelope) unmarshalCommon(data []byte, copyRaw bool) (Envelope, bool) {
@@ -142,19 +149,20 @@ func (e *Envelope) unmarshalCommon(data []byte, copyRaw bool) (Envelope, bool) {
 		}
 		var bit uint16
 		var str *string
+		repeats := false // a value every envelope of a client repeats
 		switch string(key) {
 		case `"id"`:
 			bit, str = 1<<0, &out.ID
 		case `"runtime"`:
-			bit, str = 1<<1, &out.Runtime
+			bit, str, repeats = 1<<1, &out.Runtime, true
 		case `"kind"`:
-			bit, str = 1<<2, &out.Kind
+			bit, str, repeats = 1<<2, &out.Kind, true
 		case `"host"`:
-			bit, str = 1<<3, &out.Host
+			bit, str, repeats = 1<<3, &out.Host, true
 		case `"user"`:
-			bit, str = 1<<4, &out.User
+			bit, str, repeats = 1<<4, &out.User, true
 		case `"hookwatch_version"`:
-			bit, str = 1<<5, &out.HookwatchVersion
+			bit, str, repeats = 1<<5, &out.HookwatchVersion, true
 		case `"fork_of"`:
 			bit, str = 1<<6, &out.ForkOf
 		case `"traceparent"`:
@@ -197,7 +205,10 @@ func (e *Envelope) unmarshalCommon(data []byte, copyRaw bool) (Envelope, bool) {
 		default:
 			ok = false // another field, or one spelled otherwise, which encoding/json may match
 		}
-		if str != nil {
+		switch {
+		case repeats:
+			*str, ok = envelopeStrings.Unquote(val)
+		case str != nil:
 			*str, ok = jsonscan.Unquote(val)
 		}
 		if seen&bit != 0 {

@@ -3,6 +3,7 @@ package jsonscan_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -111,6 +112,34 @@ func TestUnquote(t *testing.T) {
 	f(`a`, "", false)
 }
 
+// TestInterned holds Interned.Unquote to Unquote, and checks that a value
+// it holds is handed out again rather than made anew, also after many
+// distinct values went through its fixed slots.
+func TestInterned(t *testing.T) {
+	var tab jsonscan.Interned
+	for _, in := range []string{`"claude-code"`, `"\u0041"`, "\"bad \xff\"", `"a" `, `"a`, `""`,
+		`"` + strings.Repeat("x", jsonscan.MaxInterned+1) + `"`, `"claude-code"`} {
+		got, ok := tab.Unquote([]byte(in))
+		want, wantOK := jsonscan.Unquote([]byte(in))
+		if got != want || ok != wantOK {
+			t.Fatalf("Interned.Unquote(%q) = %q, %v; Unquote gives %q, %v", in, got, ok, want, wantOK)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { tab.Unquote([]byte(`"claude-code"`)) }); n != 0 {
+		t.Fatalf("a held value cost %v allocations, want 0", n)
+	}
+	for i := range 10_000 {
+		lit := fmt.Appendf(nil, `"host-%d"`, i)
+		if got, _ := tab.Unquote(lit); got != string(lit[1:len(lit)-1]) {
+			t.Fatalf("Interned.Unquote(%s) = %q", lit, got)
+		}
+	}
+	tab.Unquote([]byte(`"claude-code"`))
+	if n := testing.AllocsPerRun(100, func() { tab.Unquote([]byte(`"claude-code"`)) }); n != 0 {
+		t.Fatalf("a held value cost %v allocations after 10,000 others, want 0", n)
+	}
+}
+
 func TestDecodeCut(t *testing.T) {
 	f := func(in, want string) {
 		t.Helper()
@@ -192,8 +221,15 @@ func FuzzScan(f *testing.F) {
 		`{"a":1,"a":2}`, `[[[[]]]]`, `-1.5e3`, `{"a" : "b" , "c":[ ]}`, "\"\xff\""} {
 		f.Add([]byte(s))
 	}
+	var tab jsonscan.Interned
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkAgainstEncodingJSON(t, data)
+		for range 2 { // a miss, then a hit
+			got, ok := tab.Unquote(data)
+			if want, wantOK := jsonscan.Unquote(data); got != want || ok != wantOK {
+				t.Fatalf("Interned.Unquote(%q) = %q, %v; Unquote gives %q, %v", data, got, ok, want, wantOK)
+			}
+		}
 		// Strings never fails, and its ranges stay in order and in bounds.
 		it := jsonscan.NewStrings(data)
 		last := 0

@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"sync/atomic"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -22,6 +23,48 @@ func Unquote(lit []byte) (string, bool) {
 		return string(content), true
 	}
 	return string(AppendDecoded(make([]byte, 0, len(content)), content)), true
+}
+
+// Interned is a small table of recent string values, for fields whose
+// values repeat on every document (a client's name, a host, a user): its
+// Unquote returns the table's string instead of a new one when the value
+// is there. Its memory is bounded whatever the input: a fixed number of
+// slots, each holding one value of at most MaxInterned bytes; a new value
+// takes the slot its hash names, so distinct values only replace one
+// another. The zero value is ready to use; it is safe for concurrent use.
+type Interned struct {
+	slots [64]atomic.Pointer[string]
+}
+
+// MaxInterned is the length of the longest value an Interned keeps.
+const MaxInterned = 64
+
+// Unquote is Unquote(lit), except that a value held by the table is
+// returned as the table holds it, and a short plain value that is not is
+// kept in its slot.
+func (t *Interned) Unquote(lit []byte) (string, bool) {
+	if len(lit) < 2 || len(lit) > MaxInterned+2 || lit[0] != '"' {
+		return Unquote(lit)
+	}
+	end, esc, ok := stringEnd(lit, 0)
+	if !ok || end != len(lit) || esc {
+		return Unquote(lit)
+	}
+	content := lit[1 : end-1]
+	if !utf8.Valid(content) {
+		return Unquote(lit)
+	}
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range content {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	slot := &t.slots[h%uint32(len(t.slots))]
+	if p := slot.Load(); p != nil && *p == string(content) {
+		return *p, true
+	}
+	v := string(content)
+	slot.Store(&v)
+	return v, true
 }
 
 // Name returns the name a valid key literal (quotes included, as Members
