@@ -185,9 +185,23 @@ func (s *Server) sessionViews(ctx context.Context, sessions []store.Session) ([]
 	out := make([]SessionView, len(sessions))
 	for i, sess := range sessions {
 		m := ms[sess.ID]
+		if sess, err = s.sessionAsOf(ctx, sess, m); err != nil {
+			return nil, err
+		}
 		out[i] = view(sess, m, ms[m.AliasOf])
 	}
 	return out, nil
+}
+
+// sessionAsOf returns sess read again when its model m reflects events
+// past it: a round of the model stored between the two reads. So an answer
+// never shows a derived_seq past its last_seq (a session's last_seq only
+// grows).
+func (s *Server) sessionAsOf(ctx context.Context, sess store.Session, m store.SessionModel) (store.Session, error) {
+	if m.Seq <= sess.LastSeq {
+		return sess, nil
+	}
+	return s.store.Session(ctx, sess.ID)
 }
 
 // modelFor returns a session's model, first waiting (bounded) for events of
@@ -273,6 +287,10 @@ func (s *Server) resolveAny(ctx context.Context, id string, wait bool) (resolved
 	if err == nil {
 		m, err := model(ctx, id)
 		if err != nil {
+			return resolved{}, err
+		}
+		// Waiting for the model, the session may have had more events.
+		if sess, err = s.sessionAsOf(ctx, sess, m); err != nil {
 			return resolved{}, err
 		}
 		r := resolved{sess: sess, own: m, data: m}

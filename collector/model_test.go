@@ -616,3 +616,65 @@ func TestDerivedWithEviction(t *testing.T) {
 		})
 	}
 }
+
+// TestDerivedNeverPastLastSeq: a session read while its events keep coming
+// never answers a derived_seq past its last_seq, though a round of the
+// model may store events committed after the session was read (a read that
+// waits for the model waits for such a round).
+func TestDerivedNeverPastLastSeq(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	envs := claudeCorpus(t)
+	posted := make(chan error, 1)
+	go func() {
+		for i := range envs {
+			body, err := json.Marshal(map[string]any{"envelopes": envs[i : i+1]})
+			if err == nil {
+				var res *http.Response
+				if res, err = http.Post(s.http.URL+"/v1/events", "application/json", bytes.NewReader(body)); err == nil {
+					res.Body.Close()
+				}
+			}
+			if err != nil {
+				posted <- err
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		posted <- nil
+	}()
+	reads := 0
+	check := func(v collector.SessionView) {
+		reads++
+		if v.DerivedSeq > v.LastSeq {
+			t.Fatalf("session %s: derived_seq %d past last_seq %d", v.ID, v.DerivedSeq, v.LastSeq)
+		}
+	}
+	for done := false; !done; {
+		select {
+		case err := <-posted:
+			if err != nil {
+				t.Fatal(err)
+			}
+			done = true
+		default:
+		}
+		if code, body := s.do(t, http.MethodGet, "/v1/sessions/"+corpusMain, nil); code == http.StatusOK {
+			var v collector.SessionView
+			if err := json.Unmarshal(body, &v); err != nil {
+				t.Fatal(err)
+			}
+			check(v)
+		}
+		var page collector.SessionsResponse
+		s.getJSON(t, "/v1/sessions?limit=10", &page)
+		for _, v := range page.Sessions {
+			check(v)
+		}
+	}
+	if reads == 0 {
+		t.Fatal("no session read while the events came")
+	}
+	for _, v := range s.settle(t) {
+		check(v)
+	}
+}
