@@ -314,8 +314,13 @@ func getJSON(c *http.Client, url string, v any) error {
 	return json.NewDecoder(res.Body).Decode(v)
 }
 
-// procCPU returns the user plus system CPU time of a process so far.
+// procCPU returns the user plus system CPU time of a process so far: from
+// its CPU-time clock (cpuClock) where it can be read, to the nanosecond,
+// else from /proc/pid/stat, in clock ticks.
 func procCPU(pid int) (time.Duration, error) {
+	if d, ok := cpuClock(pid); ok {
+		return d, nil
+	}
 	f, err := procStat(pid)
 	if err != nil {
 		return 0, err

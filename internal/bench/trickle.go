@@ -34,11 +34,12 @@ type TrickleOptions struct {
 // one, as in an agent's session: hookwatch-hook runs with the collector
 // attached to its home's spool (events handed over through the spool), one
 // at a time, a gap apart, so that the collector drains, stores and models
-// each event on its own. The figures are CPU time, which the load of other
-// programs moves far less than wall time: the hook's per run (user + system,
-// from wait4), beside /bin/true's and the floor's run interleaved with it,
-// and the collector's per event (its CPU over the round, from /proc, less
-// what it spends idle over as long). Every round must store every event.
+// them as they trickle in, a few per pass of its spool's drainer. The figures
+// are CPU time, which the load of other programs moves far less than wall
+// time: the hook's per run (user + system, from wait4), beside /bin/true's
+// and the floor's run interleaved with it, and the collector's per event
+// (its CPU over the round, procCPU, less what it spends idle over as long).
+// Every round must store every event.
 func Trickle(ctx context.Context, w io.Writer, o TrickleOptions) error {
 	if o.Events <= 0 {
 		o.Events = 300
@@ -138,7 +139,7 @@ func Trickle(ctx context.Context, w io.Writer, o TrickleOptions) error {
 			strings.Join(strings.Fields(string(load))[:3], " "))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "median of %d rounds: hookwatch-hook %v CPU per run, the collector %v CPU per event (medians of the runs; the collector's CPU has the 10 ms resolution of /proc over the round)\n",
+	fmt.Fprintf(w, "median of %d rounds: hookwatch-hook %v CPU per run, the collector %v CPU per event (medians of the runs; the collector's from its CPU-time clock over the round)\n",
 		o.Rounds, median(hooks).Round(time.Microsecond), median(colls).Round(time.Microsecond))
 	return nil
 }
