@@ -130,12 +130,14 @@ func (e *Envelope) UnmarshalShared(data []byte) error {
 	return json.Unmarshal(data, (*plainEnvelope)(e))
 }
 
-// envelopeStrings holds the recent values of the envelope's fields that
-// say where it comes from, the same on every envelope of a client: a
-// collector keeps the envelopes of the sessions it models, and the same
-// value decoded anew for each would be an object of its own for the
-// garbage collector to allocate and mark.
-var envelopeStrings jsonscan.Interned
+// repeatedStrings holds the recent values of the fields that repeat from
+// one envelope to the next: those of the envelope that say where it comes
+// from, the same on every envelope of a client, and those of the payload
+// every event carries (Common: a session's id, transcript and directory, a
+// turn's prompt, an agent). A collector keeps the envelopes and payloads of
+// the sessions it models, and the same value decoded anew for each would be
+// an object of its own for the garbage collector to allocate and mark.
+var repeatedStrings jsonscan.Interned
 
 // unmarshalCommon is UnmarshalJSON's fast path; false sends data to
 // encoding/json. copyRaw copies Payload and Decision out of data.
@@ -207,7 +209,7 @@ func (e *Envelope) unmarshalCommon(data []byte, copyRaw bool) (Envelope, bool) {
 		}
 		switch {
 		case repeats:
-			*str, ok = envelopeStrings.Unquote(val)
+			*str, ok = repeatedStrings.Unquote(val)
 		case str != nil:
 			*str, ok = jsonscan.Unquote(val)
 		}

@@ -41,31 +41,37 @@ func commonFields(c *Common) [12]fieldRef {
 }
 
 // decodeFields reads fields from raw with the reflective decoder's rules.
-func decodeFields(raw Object, fields []fieldRef, mistyped *[]string) {
+// Strings are shared through repeatedStrings when repeated says that their
+// values repeat from one event to the next.
+func decodeFields(raw Object, fields []fieldRef, mistyped *[]string, repeated bool) {
 	for _, f := range fields {
 		rv, present := raw[f.key]
 		if !present {
 			continue
 		}
-		if !decodeField(trimJSON(rv), f.dst) {
+		if !decodeField(trimJSON(rv), f.dst, repeated) {
 			*mistyped = append(*mistyped, f.key)
 		}
 	}
 }
 
-func decodeField(rv json.RawMessage, dst any) bool {
+func decodeField(rv json.RawMessage, dst any, repeated bool) bool {
 	if len(rv) == 0 || string(rv) == "null" {
 		return true // null is absent
 	}
+	str := lenientString
+	if repeated {
+		str = repeatedString
+	}
 	switch d := dst.(type) {
 	case *string:
-		s, ok := lenientString(rv)
+		s, ok := str(rv)
 		if ok {
 			*d = s
 		}
 		return ok && rv[0] == '"'
 	case *OptString:
-		s, ok := lenientString(rv)
+		s, ok := str(rv)
 		if ok {
 			*d = OptString{Value: s, Set: true}
 		}
@@ -97,7 +103,7 @@ func decodePreToolUse(raw Object, e *PreToolUseInput, mistyped *[]string) {
 		{"tool_input", &e.ToolInput},
 		{"tool_use_id", &e.ToolUseID},
 	}
-	decodeFields(raw, fields[:], mistyped)
+	decodeFields(raw, fields[:], mistyped, false)
 }
 
 // decodePostToolUse reads PostToolUse's fields.
@@ -109,7 +115,7 @@ func decodePostToolUse(raw Object, e *PostToolUseInput, mistyped *[]string) {
 		{"tool_response", &e.ToolResponse},
 		{"duration_ms", &e.DurationMS},
 	}
-	decodeFields(raw, fields[:], mistyped)
+	decodeFields(raw, fields[:], mistyped, false)
 }
 
 // decodePostToolBatch reads PostToolBatch's tool_calls. The reflective

@@ -139,7 +139,7 @@ func Split(data []byte) (raw Object, invalidUTF8 bool, err error) {
 func FromObject(raw Object) *Payload {
 	p := &Payload{Raw: raw}
 	fields := commonFields(&p.Common)
-	decodeFields(raw, fields[:], &p.Mistyped)
+	decodeFields(raw, fields[:], &p.Mistyped, true)
 	name := p.HookEventName
 	if name == "" && looksLikeStatusLine(raw) {
 		name = StatusLine
@@ -379,6 +379,22 @@ func decodeScalarPtr(rv json.RawMessage, fv reflect.Value) (ok, handled bool) {
 		return false, false
 	}
 	return true, true
+}
+
+// repeatedString is lenientString for a value that repeats from one event
+// to the next: a string the table holds is shared rather than made anew.
+func repeatedString(rv json.RawMessage) (string, bool) {
+	if rv[0] == '"' {
+		if n := len(rv); n >= 2 && n <= 32 && rv[n-1] == '"' {
+			if s, ok := constantValue(rv[1 : n-1]); ok {
+				return s, true
+			}
+		}
+		if s, ok := repeatedStrings.Unquote(rv); ok {
+			return s, true
+		}
+	}
+	return lenientString(rv)
 }
 
 // lenientString accepts a JSON string, and also a number or boolean as its

@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"sync/atomic"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -26,18 +27,19 @@ func Unquote(lit []byte) (string, bool) {
 }
 
 // Interned is a small table of recent string values, for fields whose
-// values repeat on every document (a client's name, a host, a user): its
-// Unquote returns the table's string instead of a new one when the value
-// is there. Its memory is bounded whatever the input: a fixed number of
-// slots, each holding one value of at most MaxInterned bytes; a new value
-// takes the slot its hash names, so distinct values only replace one
-// another. The zero value is ready to use; it is safe for concurrent use.
+// values repeat from one document to the next (a client's name, a host, a
+// session's id and directory): its Unquote returns the table's string
+// instead of a new one when the value is there. Its memory is bounded
+// whatever the input: a fixed number of slots, each holding one value of
+// at most MaxInterned bytes; a new value takes the slot its hash names, so
+// distinct values only replace one another. The zero value is ready to
+// use; it is safe for concurrent use.
 type Interned struct {
-	slots [64]atomic.Pointer[string]
+	slots [256]atomic.Pointer[string]
 }
 
 // MaxInterned is the length of the longest value an Interned keeps.
-const MaxInterned = 64
+const MaxInterned = 128
 
 // Unquote is Unquote(lit), except that a value held by the table is
 // returned as the table holds it, and a short plain value that is not is
@@ -54,17 +56,35 @@ func (t *Interned) Unquote(lit []byte) (string, bool) {
 	if !utf8.Valid(content) {
 		return Unquote(lit)
 	}
-	h := uint32(2166136261) // FNV-1a
-	for _, c := range content {
-		h = (h ^ uint32(c)) * 16777619
-	}
-	slot := &t.slots[h%uint32(len(t.slots))]
+	slot := &t.slots[internHash(content)%uint64(len(t.slots))]
 	if p := slot.Load(); p != nil && *p == string(content) {
 		return *p, true
 	}
 	v := string(content)
 	slot.Store(&v)
 	return v, true
+}
+
+// internHash mixes the length and three words of b, its start, middle and
+// end: values of a field differ near their end (an id, a file name) or
+// anywhere in a short one, and a byte-by-byte hash of a 100-byte path costs
+// more than the allocation it saves. A collision costs a slot, not a
+// wrong answer.
+func internHash(b []byte) uint64 {
+	h := uint64(len(b))
+	if len(b) >= 8 {
+		h ^= binary.LittleEndian.Uint64(b)
+		h = (h ^ h>>29) * 0xbf58476d1ce4e5b9
+		h ^= binary.LittleEndian.Uint64(b[len(b)/2-4:])
+		h = (h ^ h>>29) * 0xbf58476d1ce4e5b9
+		h ^= binary.LittleEndian.Uint64(b[len(b)-8:])
+	} else {
+		for _, c := range b {
+			h = h<<8 | uint64(c)
+		}
+	}
+	h = (h ^ h>>31) * 0x94d049bb133111eb
+	return h ^ h>>32
 }
 
 // Name returns the name a valid key literal (quotes included, as Members
