@@ -52,11 +52,12 @@ type ModelRun struct {
 	Rebuilds, Loads float64
 	// RoundP50 and RoundP99 are how long the model's rounds took.
 	RoundP50, RoundP99 time.Duration
-	// GCCycles, GCMicros and AllocBytes are the collector's garbage
-	// collections, their CPU per event (µs) and the bytes allocated per
-	// event, over the whole run; PeakRSS is its peak resident set (VmHWM).
-	GCCycles, GCMicros, AllocBytes float64
-	PeakRSS                        int64
+	// GCCycles, GCMicros, AllocBytes and AllocObjects are the collector's
+	// garbage collections, their CPU per event (µs) and the bytes and
+	// objects allocated per event, over the whole run; PeakRSS is its peak
+	// resident set (VmHWM).
+	GCCycles, GCMicros, AllocBytes, AllocObjects float64
+	PeakRSS                                      int64
 	// LiveHeap is the heap the collector's latest collection found
 	// reachable (mostly the model's groups), in bytes.
 	LiveHeap float64
@@ -110,8 +111,8 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 		fmt.Fprintf(w, "    median %.0f µs/event, last/first slice %.2f (last three / first three slices' medians %.2f); lag p50 %v, p99 %v; %v rebuilds, %v group loads; tool-calls first page (of %d calls) median %v\n",
 			median(r.SliceMicros), last/first, trend(r.SliceMicros, 3), r.LagP50.Round(time.Millisecond), r.LagP99.Round(time.Millisecond),
 			r.Rebuilds, r.Loads, r.Calls, r.FirstPage.Round(10*time.Microsecond))
-		fmt.Fprintf(w, "    rounds p50 %v, p99 %v; %.0f GC cycles, GC %.1f µs/event, %.0f B allocated per event; peak RSS %d MiB; live heap at the last collection %.0f MiB (%.0f B per event sent)\n",
-			r.RoundP50.Round(time.Millisecond), r.RoundP99.Round(time.Millisecond), r.GCCycles, r.GCMicros, r.AllocBytes, r.PeakRSS>>20,
+		fmt.Fprintf(w, "    rounds p50 %v, p99 %v; %.0f GC cycles, GC %.1f µs/event, %.0f B and %.0f objects allocated per event; peak RSS %d MiB; live heap at the last collection %.0f MiB (%.0f B per event sent)\n",
+			r.RoundP50.Round(time.Millisecond), r.RoundP99.Round(time.Millisecond), r.GCCycles, r.GCMicros, r.AllocBytes, r.AllocObjects, r.PeakRSS>>20,
 			r.LiveHeap/(1<<20), r.LiveHeap/float64(r.Events))
 	}
 	return runs, nil
@@ -294,6 +295,7 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 	run.GCCycles = m["go_gc_duration_seconds_count"]
 	run.GCMicros = m["go_gc_cpu_seconds_total"] * 1e6 / float64(total)
 	run.AllocBytes = m["go_memstats_alloc_bytes_total"] / float64(total)
+	run.AllocObjects = m["go_memstats_mallocs_total"] / float64(total)
 	run.LiveHeap = m["go_gc_heap_live_bytes"]
 	if run.PeakRSS, err = peakRSS(p); err != nil {
 		return run, err
