@@ -560,6 +560,82 @@ func TestGroupCommit(t *testing.T) {
 	}
 }
 
+// heldStore holds each of its first Inserts until its gate is closed.
+type heldStore struct {
+	store.Store
+	calls   atomic.Int32
+	entered chan int // buffered: the number of the Insert held
+	gates   []chan struct{}
+}
+
+func (h *heldStore) Insert(ctx context.Context, events []store.Event) (int, error) {
+	if n := int(h.calls.Add(1)); n <= len(h.gates) {
+		h.entered <- n
+		<-h.gates[n-1]
+	}
+	return h.Store.Insert(ctx, events)
+}
+
+// TestGroupCommitAnswersFirst checks that a request is answered once its
+// own commit is done, not after the commits of those that queued behind
+// it, and that the writer stops only once every queued request is
+// committed.
+func TestGroupCommitAnswersFirst(t *testing.T) {
+	h := &heldStore{Store: sqlite.MustOpenDB(t), entered: make(chan int, 2), gates: []chan struct{}{make(chan struct{}), make(chan struct{})}}
+	srv, err := collector.New(collector.Config{Store: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	first, rest := make(chan error, 1), make(chan error, 5)
+	ingest := func(offset int, results chan<- error) {
+		res, err := srv.Ingest(ctx, []event.Envelope{synth(offset, "session_id", "s1")})
+		if err == nil && res.Accepted != 1 {
+			err = fmt.Errorf("accepted %d of 1", res.Accepted)
+		}
+		results <- err
+	}
+	go ingest(0, first)
+	<-h.entered // the first commit is held
+	for i := range 5 {
+		go ingest(i+1, rest)
+	}
+	for srv.QueuedForTest() < 5 {
+		time.Sleep(time.Millisecond)
+	}
+	close(h.gates[0])
+	if n := <-h.entered; n != 2 {
+		t.Fatalf("Insert %d held, want 2", n)
+	}
+	// The second commit, of the five queued, is held: the first request
+	// has its answer all the same.
+	select {
+	case err := <-first:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first request waits for the commit of the others")
+	}
+	stopped := make(chan struct{})
+	go func() { srv.Shutdown(ctx); close(stopped) }()
+	select {
+	case <-stopped:
+		t.Fatal("Shutdown returned before the queued requests were committed")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(h.gates[1])
+	for range 5 {
+		if err := <-rest; err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-stopped
+	if n := h.calls.Load(); n != 2 {
+		t.Fatalf("%d Inserts, want 2 (the five queued requests in one)", n)
+	}
+}
+
 func TestIngestAPI(t *testing.T) {
 	s := newServer(t, collector.Config{})
 	ctx := context.Background()
