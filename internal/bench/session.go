@@ -228,6 +228,18 @@ func Session(ctx context.Context, w io.Writer, o SessionOptions) error {
 	}
 	fmt.Fprintf(w, "(medians of %d rounds; tools: the client's wall time between the model's answer and its next request, per call over the %d calls not spawning a subagent; CPU: the client's, its children's and the collector's over the whole session, per call over all %d)\n",
 		o.Rounds, calls, e2e.SessionToolCalls)
+	// The same ratios read round by round: the variants of a round play
+	// one after the other, so a round in which the client itself ran slow
+	// (its CPU per call swings by more than what the hooks add) weighs on
+	// all of them, and a ratio of one round's differences leaves it out.
+	fmt.Fprintf(w, "round by round (median over the %d rounds of each round's added / /bin/true's added): ", o.Rounds)
+	for i, v := range variants[2:] {
+		if i > 0 {
+			fmt.Fprint(w, "; ")
+		}
+		fmt.Fprintf(w, "%s tools %.2f×, CPU %.2f×", v.name, pairedRatio(v, none, truth, tools), pairedRatio(v, none, truth, cpu))
+	}
+	fmt.Fprintln(w)
 	byKey := map[string]*sessionVariant{}
 	for _, v := range variants {
 		byKey[v.key] = v
@@ -244,6 +256,20 @@ func Session(ctx context.Context, w io.Writer, o SessionOptions) error {
 		return nil
 	}
 	return checkCounts(w, stored)
+}
+
+// pairedRatio is the median over the rounds of what v added over no
+// hooks in a round, as a multiple of what /bin/true (truth) added in the
+// same round, of one measure; rounds where /bin/true added nothing are
+// left out.
+func pairedRatio(v, none, truth *sessionVariant, of func(sessionRun) time.Duration) float64 {
+	var ratios []float64
+	for i := range v.runs {
+		if d := of(truth.runs[i]) - of(none.runs[i]); d > 0 {
+			ratios = append(ratios, float64(of(v.runs[i])-of(none.runs[i]))/float64(d))
+		}
+	}
+	return median(ratios)
 }
 
 // decompose prints what hookwatch's variant adds per tool call over
