@@ -21,6 +21,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/cputime"
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
 )
@@ -317,10 +318,10 @@ func getJSON(c *http.Client, url string, v any) error {
 }
 
 // procCPU returns the user plus system CPU time of a process so far: from
-// its CPU-time clock (cpuClock) where it can be read, to the nanosecond,
+// its CPU-time clock (cputime.Process) where it can be read, to the nanosecond,
 // else from /proc/pid/stat, in clock ticks.
 func procCPU(pid int) (time.Duration, error) {
-	if d, ok := cpuClock(pid); ok {
+	if d, ok := cputime.Process(pid); ok {
 		return d, nil
 	}
 	f, err := procStat(pid)

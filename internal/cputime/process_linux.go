@@ -1,4 +1,4 @@
-package bench
+package cputime
 
 import (
 	"syscall"
@@ -6,12 +6,12 @@ import (
 	"unsafe"
 )
 
-// cpuClock returns the CPU time of process pid so far, to the nanosecond:
+// Process returns the CPU time of process pid so far, to the nanosecond:
 // its CPU-time clock (clock_getcpuclockid(3): the scheduler's runtime of all
 // its threads, those that exited included). /proc's utime and stime count
 // in clock ticks (10 ms), coarser than what a collector spends on a
 // session's hooks. ok is false where the clock cannot be read.
-func cpuClock(pid int) (d time.Duration, ok bool) {
+func Process(pid int) (d time.Duration, ok bool) {
 	// MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED) of the kernel's
 	// posix-timers.h.
 	clock := int32(^pid)<<3 | 2
