@@ -2,12 +2,12 @@ package collector_test
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/internal/cputime"
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -41,13 +41,13 @@ func BenchmarkPolicySignals(b *testing.B) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	start := cpuTime()
+	start := cputime.Self()
 	for b.Loop() {
 		if _, err := srv.PolicySignals(ctx, corpusMain); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Self()-start)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkRoundSignals measures what reading a session's signals and the
@@ -70,7 +70,7 @@ func BenchmarkRoundSignals(b *testing.B) {
 				g := attribution.NewGroup()
 				watches := map[string]*attribution.Watch{}
 				for i := 0; i < len(envs); i += round {
-					t0 := cpuTime()
+					t0 := cputime.Self()
 					g.Apply(envs[i:min(i+round, len(envs))]...)
 					ch := g.Changes()
 					for _, sc := range ch.Sessions {
@@ -91,7 +91,7 @@ func BenchmarkRoundSignals(b *testing.B) {
 							w.Waiting(sc.Session)
 						}
 					}
-					d := cpuTime() - t0
+					d := cputime.Self() - t0
 					total += d
 					switch {
 					case i < len(envs)/10:
@@ -107,11 +107,4 @@ func BenchmarkRoundSignals(b *testing.B) {
 			b.ReportMetric(float64(last)/n*10, "last-ns/event")
 		})
 	}
-}
-
-// cpuTime is the process's CPU time so far (user and system).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

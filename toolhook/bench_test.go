@@ -3,11 +3,10 @@ package toolhook
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/internal/cputime"
 )
 
 // tenMatchers registers ten hooks of every matcher kind on tools other than
@@ -69,14 +68,8 @@ func BenchmarkCall(b *testing.B) {
 // machine, wall time per operation also counts the time other programs
 // held the cores.
 func reportCPU(b *testing.B) func() {
-	start := cpuTime()
+	start := cputime.Self()
 	return func() {
-		b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64((cputime.Self()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

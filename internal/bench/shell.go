@@ -5,11 +5,11 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
-	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
 
+	"github.com/hookwatch/hookwatch/internal/cputime"
 	"github.com/hookwatch/hookwatch/shell"
 )
 
@@ -54,11 +54,11 @@ func Shell(ctx context.Context, w io.Writer) error {
 		per := time.Duration(res.NsPerOp())
 		// CPU time, which a busy machine inflates less than wall time:
 		// the process's user and system time over as many runs.
-		cpu0 := cpuTime()
+		cpu0 := cputime.Self()
 		for range res.N {
 			shell.Analyze(r.src, shell.Options{Dir: "/w"})
 		}
-		cpu := (cpuTime() - cpu0) / time.Duration(res.N)
+		cpu := (cputime.Self() - cpu0) / time.Duration(res.N)
 		if i == 0 {
 			typical = cpu
 		}
@@ -73,13 +73,4 @@ func Shell(ctx context.Context, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "goal: a typical command ≤ %v of CPU: %s (%v)\n", ShellGoal, verdict, typical)
 	return nil
-}
-
-// cpuTime is the user and system time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

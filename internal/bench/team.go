@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/cputime"
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
@@ -280,7 +281,7 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, pgPid, c
 	}
 	cpu0 := cpu()
 	server0, _ := serverCPU(pgPid)
-	self0 := cpuTime()
+	self0 := cputime.Self()
 
 	var (
 		mu        sync.Mutex
@@ -441,7 +442,7 @@ func teamRun(ctx context.Context, w io.Writer, bin, home, dbURL string, pgPid, c
 	elapsed := time.Since(start)
 	cpuUsed := cpu() - cpu0
 	server1, _ := serverCPU(pgPid)
-	serverUsed, selfUsed := server1-server0, cpuTime()-self0
+	serverUsed, selfUsed := server1-server0, cputime.Self()-self0
 	if ctx.Err() != nil {
 		return run, ctx.Err()
 	}

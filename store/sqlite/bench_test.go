@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/cputime"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/store/storetest"
@@ -46,11 +47,11 @@ func BenchmarkInsert(b *testing.B) {
 				for j := range events {
 					events[j] = fresh(templates[(i*batch+j)%len(templates)], i*batch+j)
 				}
-				cpu0 := cpuTime()
+				cpu0 := cputime.Self()
 				if _, err := db.Insert(ctx, events); err != nil {
 					b.Fatal(err)
 				}
-				cpu += cpuTime() - cpu0
+				cpu += cputime.Self() - cpu0
 			}
 			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "events/s")
 			// CPU time, which the other work of a shared machine moves far

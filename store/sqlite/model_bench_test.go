@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/internal/cputime"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/store/storetest"
@@ -74,12 +75,12 @@ func BenchmarkPutModel(b *testing.B) {
 					fill(0, []string{"ok", "error"}[i%2])
 				}
 				b.StartTimer()
-				start, cpu0 := time.Now(), cpuTime()
+				start, cpu0 := time.Now(), cputime.Self()
 				if err := db.PutModel(ctx, batch); err != nil {
 					b.Fatal(err)
 				}
 				took = append(took, time.Since(start))
-				cpu += cpuTime() - cpu0
+				cpu += cputime.Self() - cpu0
 			}
 			b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds(), "rows/s")
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*rows), "cpu-µs/row")
@@ -147,7 +148,7 @@ func BenchmarkToolCallsFirstPage(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			took := make([]time.Duration, 0, b.N)
-			cpu0 := cpuTime()
+			cpu0 := cputime.Self()
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
 				p, err := db.ToolCalls(ctx, c.f)
@@ -156,7 +157,7 @@ func BenchmarkToolCallsFirstPage(b *testing.B) {
 				}
 				took = append(took, time.Since(start))
 			}
-			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N)/1000, "cpu-ms/op")
+			b.ReportMetric(float64((cputime.Self()-cpu0).Microseconds())/float64(b.N)/1000, "cpu-ms/op")
 			reportMedian(b, took)
 		})
 	}

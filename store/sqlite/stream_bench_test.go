@@ -24,6 +24,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/cputime"
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -262,7 +263,7 @@ func replayStream(b *testing.B, calls []storeCall, speed float64) {
 	var perSlice []float64
 	var insertCPU, modelCPU time.Duration
 	sent := 0
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), cputime.Self()
 	last := cpu0
 	for _, c := range calls {
 		if speed > 0 {
@@ -270,18 +271,18 @@ func replayStream(b *testing.B, calls []storeCall, speed float64) {
 				time.Sleep(d)
 			}
 		}
-		t := cpuTime()
+		t := cputime.Self()
 		if c.Model != nil {
 			if err := db.PutModel(ctx, *c.Model); err != nil {
 				b.Fatal(err)
 			}
-			modelCPU += cpuTime() - t
+			modelCPU += cputime.Self() - t
 			continue
 		}
 		if _, err := db.Insert(ctx, c.Events); err != nil {
 			b.Fatal(err)
 		}
-		now := cpuTime()
+		now := cputime.Self()
 		insertCPU += now - t
 		before := sent / slice
 		sent += len(c.Events)
@@ -290,7 +291,7 @@ func replayStream(b *testing.B, calls []storeCall, speed float64) {
 			last = now
 		}
 	}
-	total := cpuTime() - cpu0
+	total := cputime.Self() - cpu0
 	if len(perSlice) == 0 {
 		b.Fatal("no slice of 10,000 events")
 	}
