@@ -1484,13 +1484,9 @@ func (m *modeler) envelope(e *store.Event) (event.Envelope, bool) {
 	if e.Decoded != nil {
 		return *e.Decoded, true
 	}
-	var env event.Envelope
-	// Not through json.Unmarshal, which scans the envelope once more to
-	// validate it first (store.Redecode's reason): the decoder validates
-	// what it reads, and the payload may stay a slice of the event's bytes,
-	// which the store read for this event alone.
-	if err := env.UnmarshalShared(e.Envelope); err != nil {
-		m.log.Warn("cannot decode a stored envelope", "seq", e.Seq, "err", err)
+	env, err := store.StoredEnvelope(e)
+	if err != nil {
+		m.log.Warn("skipping a stored event", "seq", e.Seq, "err", err)
 		return env, false
 	}
 	return env, true

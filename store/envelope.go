@@ -130,11 +130,9 @@ func factsOf(env event.Envelope, d derived) SessionFacts {
 // payload. Decoded's payload and decision are slices of Envelope, which the
 // caller must not change. On error the event is left as it was.
 func Redecode(e *Event) error {
-	var env event.Envelope
-	// Not through json.Unmarshal, which would scan the envelope once more
-	// to validate it first: the decoder validates what it reads.
-	if err := env.UnmarshalShared(e.Envelope); err != nil {
-		return fmt.Errorf("cannot decode a stored envelope: %w", err)
+	env, err := StoredEnvelope(e)
+	if err != nil {
+		return err
 	}
 	p, err := event.Decode(env.Payload)
 	if err != nil {
@@ -142,6 +140,20 @@ func Redecode(e *Event) error {
 	}
 	e.Decoded, e.Payload, e.Facts = &env, p, factsOf(env, derivedOf(p))
 	return nil
+}
+
+// StoredEnvelope decodes the envelope of an event read back from a store
+// (its Envelope as stored). Its payload and decision are slices of
+// e.Envelope, which the caller must not change: the store read those bytes
+// for this event alone.
+func StoredEnvelope(e *Event) (event.Envelope, error) {
+	var env event.Envelope
+	// Not through json.Unmarshal, which would scan the envelope once more
+	// to validate it first: the decoder validates what it reads.
+	if err := env.UnmarshalShared(e.Envelope); err != nil {
+		return env, fmt.Errorf("cannot decode a stored envelope: %w", err)
+	}
+	return env, nil
 }
 
 // storedForm returns env as it is stored: payload (derive's) in place of
