@@ -159,12 +159,27 @@ func CollectorPIDs(addr string) []int {
 	return pids
 }
 
-// StopCollectorsAt ends the test by stopping every collector on addr.
+// StopCollectorsAt ends the test by stopping every collector on addr, and
+// waits until they are gone: a collector still stopping writes into its
+// home (its spool's offset, its lock), which the test's temporary
+// directory may be, removed by a cleanup registered before this one. One
+// still running after 10 s is killed.
 func StopCollectorsAt(tb testing.TB, addr string) {
 	tb.Cleanup(func() {
-		for _, pid := range CollectorPIDs(addr) {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+			pids := CollectorPIDs(addr)
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, sig)
+			}
+			for deadline := time.Now().Add(10 * time.Second); len(pids) > 0 && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+				pids = CollectorPIDs(addr) // an exited one has no command line
+			}
+			if len(pids) == 0 {
+				return
+			}
 		}
+		tb.Errorf("collectors on %s still running after SIGKILL", addr)
 	})
 }
 
