@@ -45,48 +45,74 @@ func decodeBatchBytes(data []byte) ([]event.Envelope, error) {
 // scanBatch is DecodeBatch's fast path: false when data is not a valid
 // batch of the common shape (one "envelopes" key, unescaped, an array of
 // objects each of which decodes), left to decodeBatch to decode or
-// describe.
+// describe. It reads data once, each envelope decoded as the scanner
+// reaches it (Envelope.UnmarshalScanned), rather than finding the array,
+// then each envelope in it, then decoding each: three passes over every
+// payload.
 func scanBatch(data []byte) ([]event.Envelope, bool) {
 	var envs []event.Envelope
-	found, ok := false, true
-	_, valid := jsonscan.Members(data, func(key, val []byte) {
-		if !ok || string(key) != `"envelopes"` {
+	s := jsonscan.NewScanner(data)
+	if s.Next().Kind != jsonscan.BeginObject {
+		return nil, false
+	}
+	found := false
+	for {
+		k := s.Next()
+		switch k.Kind {
+		case jsonscan.EndObject:
+			return envs, found && s.Next().Kind == jsonscan.End
+		case jsonscan.Key:
+		default:
+			return nil, false
+		}
+		v := s.Next()
+		if string(data[k.Start:k.End]) != `"envelopes"` {
 			// Another key is ignored, unless it may be "envelopes"
 			// spelled with escapes.
-			ok = ok && bytes.IndexByte(key, '\\') < 0
-			return
-		}
-		if found || val[0] != '[' {
-			ok = false // the last one counts, or null, or not an array: rare
-			return
-		}
-		found, envs = true, make([]event.Envelope, 0, batchLen(val))
-		_, arrayOK := jsonscan.Elements(val, func(elem []byte) {
-			if !ok {
-				return
+			if _, ok := s.Skip(v); !ok || k.Escaped {
+				return nil, false
 			}
-			if elem[0] != '{' {
-				ok = false
-				return
+			continue
+		}
+		if found || v.Kind != jsonscan.BeginArray {
+			return nil, false // the last one counts, or null, or not an array: rare
+		}
+		found = true
+		for {
+			e := s.Next()
+			if e.Kind == jsonscan.EndArray {
+				break
+			}
+			if e.Kind != jsonscan.BeginObject {
+				return nil, false
+			}
+			if envs == nil {
+				// The text from the first envelope on: the array and
+				// what may follow it, which only bounds the guess.
+				envs = make([]event.Envelope, 0, batchLen(data[e.Start:]))
 			}
 			envs = append(envs, event.Envelope{})
 			n := len(envs)
-			ok = envs[n-1].UnmarshalShared(elem) == nil
-			if ok && n > 1 {
+			if _, ok := envs[n-1].UnmarshalScanned(&s); !ok {
+				return nil, false
+			}
+			if n > 1 {
 				shareStrings(&envs[n-1], &envs[n-2])
 			}
-		})
-		ok = ok && arrayOK
-	})
-	return envs, ok && valid && found
+		}
+		if envs == nil {
+			envs = []event.Envelope{}
+		}
+	}
 }
 
-// batchLen guesses the number of envelopes in the array arr, to size
-// their slice once rather than grow it by doubling (a batch of 17 would
-// allocate room for 63): each envelope has one "received_at". A payload
-// may hold the key too, so the guess is at most the number of the
-// shortest envelopes with the key that arr can hold: no more room than
-// the envelopes of a body of that many would take.
+// batchLen guesses the number of envelopes in arr, the text of an array of
+// them (and perhaps of what follows it), to size their slice once rather
+// than grow it by doubling (a batch of 17 would allocate room for 63):
+// each envelope has one "received_at". A payload may hold the key too, so
+// the guess is at most the number of the shortest envelopes with the key
+// that arr can hold: no more room than the envelopes of a body of that
+// many would take.
 func batchLen(arr []byte) int {
 	n := bytes.Count(arr, []byte(`"received_at":`))
 	return min(n, len(arr)/minEnvelopeLen+1)

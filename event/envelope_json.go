@@ -139,84 +139,113 @@ func (e *Envelope) UnmarshalShared(data []byte) error {
 // an object of its own for the garbage collector to allocate and mark.
 var repeatedStrings jsonscan.Interned
 
+// UnmarshalScanned is UnmarshalShared of the envelope whose BeginObject
+// token s returned last, read in place: it consumes the envelope's text and
+// returns the index after it. ok is false, and e left as it was, when the
+// text is not valid JSON or not of the shape UnmarshalJSON decodes without
+// encoding/json; the caller then decodes the text otherwise
+// (UnmarshalShared). A batch read whole is scanned once this way, not once
+// to find each envelope and again to decode it.
+func (e *Envelope) UnmarshalScanned(s *jsonscan.Scanner) (end int, ok bool) {
+	d := envelopeDecoder{out: *e, ok: true}
+	end, valid := s.Members(d.member)
+	if !valid || !d.ok {
+		return end, false
+	}
+	*e = d.out
+	return end, true
+}
+
 // unmarshalCommon is UnmarshalJSON's fast path; false sends data to
 // encoding/json. copyRaw copies Payload and Decision out of data.
 func (e *Envelope) unmarshalCommon(data []byte, copyRaw bool) (Envelope, bool) {
-	out := *e
-	var seen uint16
-	ok := true
-	_, valid := jsonscan.Members(data, func(key, val []byte) {
-		if !ok {
-			return
+	d := envelopeDecoder{out: *e, ok: true, copyRaw: copyRaw}
+	_, valid := jsonscan.Members(data, d.member)
+	return d.out, d.ok && valid
+}
+
+// envelopeDecoder is UnmarshalJSON's fast path, member by member: out is
+// the envelope decoded so far, ok false once a member is not of the common
+// shape; copyRaw copies Payload and Decision out of the text.
+type envelopeDecoder struct {
+	out     Envelope
+	ok      bool
+	copyRaw bool
+	seen    uint16 // the fields given so far, a bit each
+}
+
+func (d *envelopeDecoder) member(key, val []byte) {
+	out, ok, copyRaw := &d.out, d.ok, d.copyRaw
+	if !ok {
+		return
+	}
+	var bit uint16
+	var str *string
+	repeats := false // a value every envelope of a client repeats
+	switch string(key) {
+	case `"id"`:
+		bit, str = 1<<0, &out.ID
+	case `"runtime"`:
+		bit, str, repeats = 1<<1, &out.Runtime, true
+	case `"kind"`:
+		bit, str, repeats = 1<<2, &out.Kind, true
+	case `"host"`:
+		bit, str, repeats = 1<<3, &out.Host, true
+	case `"user"`:
+		bit, str, repeats = 1<<4, &out.User, true
+	case `"hookwatch_version"`:
+		bit, str, repeats = 1<<5, &out.HookwatchVersion, true
+	case `"fork_of"`:
+		bit, str = 1<<6, &out.ForkOf
+	case `"traceparent"`:
+		bit, str = 1<<12, &out.Traceparent
+	case `"received_at"`:
+		bit = 1 << 7
+		ok = val[0] == '"' && out.ReceivedAt.UnmarshalJSON(val) == nil
+	case `"payload"`, `"decision"`:
+		bit = 1 << 8
+		if key[1] == 'd' {
+			bit = 1 << 9
 		}
-		var bit uint16
-		var str *string
-		repeats := false // a value every envelope of a client repeats
-		switch string(key) {
-		case `"id"`:
-			bit, str = 1<<0, &out.ID
-		case `"runtime"`:
-			bit, str, repeats = 1<<1, &out.Runtime, true
-		case `"kind"`:
-			bit, str, repeats = 1<<2, &out.Kind, true
-		case `"host"`:
-			bit, str, repeats = 1<<3, &out.Host, true
-		case `"user"`:
-			bit, str, repeats = 1<<4, &out.User, true
-		case `"hookwatch_version"`:
-			bit, str, repeats = 1<<5, &out.HookwatchVersion, true
-		case `"fork_of"`:
-			bit, str = 1<<6, &out.ForkOf
-		case `"traceparent"`:
-			bit, str = 1<<12, &out.Traceparent
-		case `"received_at"`:
-			bit = 1 << 7
-			ok = val[0] == '"' && out.ReceivedAt.UnmarshalJSON(val) == nil
-		case `"payload"`, `"decision"`:
-			bit = 1 << 8
-			if key[1] == 'd' {
-				bit = 1 << 9
-			}
-			raw := json.RawMessage(val[:len(val):len(val)]) // an append copies
-			if copyRaw {
-				raw = append([]byte(nil), val...) // encoding/json copies too
-			}
-			if bit == 1<<8 {
-				out.Payload = raw
-			} else {
-				out.Decision = raw
-			}
-			ok = val[0] != 'n' // null: let encoding/json say what it makes of it
-		case `"exit_code"`:
-			bit = 1 << 11
-			n, err := strconv.Atoi(string(val))    // refuses what encoding/json refuses for an int
-			ok = err == nil && out.ExitCode == nil // it would write into one already there
-			out.ExitCode = &n
-		case `"subagent"`:
-			bit = 1 << 10
-			var m SubagentMeta // encoding/json would decode into one already there
-			ok = out.Subagent == nil && val[0] == '{' && json.Unmarshal(val, &m) == nil
-			out.Subagent = &m
-		case `"files"`:
-			bit = 1 << 13
-			// Rare (a file tool's PostToolUse) and small: reflection is
-			// cheap enough here.
-			var fs []FileState
-			ok = out.Files == nil && val[0] == '[' && json.Unmarshal(val, &fs) == nil
-			out.Files = fs
-		default:
-			ok = false // another field, or one spelled otherwise, which encoding/json may match
+		raw := json.RawMessage(val[:len(val):len(val)]) // an append copies
+		if copyRaw {
+			raw = append([]byte(nil), val...) // encoding/json copies too
 		}
-		switch {
-		case repeats:
-			*str, ok = repeatedStrings.Unquote(val)
-		case str != nil:
-			*str, ok = jsonscan.Unquote(val)
+		if bit == 1<<8 {
+			out.Payload = raw
+		} else {
+			out.Decision = raw
 		}
-		if seen&bit != 0 {
-			ok = false // the merge rules of a field given twice are encoding/json's
-		}
-		seen |= bit
-	})
-	return out, ok && valid
+		ok = val[0] != 'n' // null: let encoding/json say what it makes of it
+	case `"exit_code"`:
+		bit = 1 << 11
+		n, err := strconv.Atoi(string(val))    // refuses what encoding/json refuses for an int
+		ok = err == nil && out.ExitCode == nil // it would write into one already there
+		out.ExitCode = &n
+	case `"subagent"`:
+		bit = 1 << 10
+		var m SubagentMeta // encoding/json would decode into one already there
+		ok = out.Subagent == nil && val[0] == '{' && json.Unmarshal(val, &m) == nil
+		out.Subagent = &m
+	case `"files"`:
+		bit = 1 << 13
+		// Rare (a file tool's PostToolUse) and small: reflection is
+		// cheap enough here.
+		var fs []FileState
+		ok = out.Files == nil && val[0] == '[' && json.Unmarshal(val, &fs) == nil
+		out.Files = fs
+	default:
+		ok = false // another field, or one spelled otherwise, which encoding/json may match
+	}
+	switch {
+	case repeats:
+		*str, ok = repeatedStrings.Unquote(val)
+	case str != nil:
+		*str, ok = jsonscan.Unquote(val)
+	}
+	if d.seen&bit != 0 {
+		ok = false // the merge rules of a field given twice are encoding/json's
+	}
+	d.seen |= bit
+	d.ok = ok
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 )
 
 // TestAppendJSON: the hand-written encoding decodes to what encoding/json
@@ -110,6 +111,21 @@ func FuzzUnmarshalEnvelope(f *testing.F) {
 		}
 		if !reflect.DeepEqual(got, event.Envelope(want)) {
 			t.Fatalf("%q:\n got %#v\nwant %#v", data, got, want)
+		}
+		// Read in place from a scanner, where it answers, it answers the
+		// same, and consumes the envelope's text whole.
+		s := jsonscan.NewScanner(data)
+		if s.Next().Kind != jsonscan.BeginObject {
+			return
+		}
+		var scanned event.Envelope
+		if _, ok := scanned.UnmarshalScanned(&s); ok {
+			if s.Next().Kind != jsonscan.End {
+				t.Fatalf("%q: UnmarshalScanned left text of the envelope", data)
+			}
+			if !reflect.DeepEqual(scanned, event.Envelope(want)) {
+				t.Fatalf("%q:\nscanned %#v\n   want %#v", data, scanned, want)
+			}
 		}
 	})
 }

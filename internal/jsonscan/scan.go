@@ -297,19 +297,34 @@ func Members(data []byte, fn func(key, val []byte)) (depth int, ok bool) {
 	if s.Next().Kind != BeginObject {
 		return s.maxDepth, false
 	}
+	if _, ok := s.Members(fn); !ok {
+		return s.maxDepth, false
+	}
+	return s.maxDepth, s.Next().Kind == End
+}
+
+// Members is the package's Members of the object whose BeginObject token s
+// returned last, read in place: it calls fn with every member as the
+// object's text holds it, consumes the object and returns the index after
+// it, or false on a syntax error (fn may have been called for the members
+// before it). A reader of a document of objects (a batch of envelopes)
+// reads each member once this way, where Members of each object's text,
+// once found, would read the object a second time.
+func (s *Scanner) Members(fn func(key, val []byte)) (end int, ok bool) {
+	data := s.data
 	for {
 		k := s.Next()
 		switch k.Kind {
 		case EndObject:
-			return s.maxDepth, s.Next().Kind == End
+			return k.End, true
 		case Key:
 		default:
-			return s.maxDepth, false
+			return 0, false
 		}
 		v := s.Next()
 		end, ok := s.Skip(v)
 		if !ok {
-			return s.maxDepth, false
+			return 0, false
 		}
 		fn(data[k.Start:k.End], data[v.Start:end])
 	}
