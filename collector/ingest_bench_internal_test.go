@@ -12,6 +12,7 @@ import (
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/privacy"
+	"github.com/hookwatch/hookwatch/store"
 )
 
 // BenchmarkBatchIngest measures POST /v1/events up to the writer, per
@@ -25,35 +26,16 @@ import (
 // writer. ns/event, B/event and allocs/event are per envelope; the insert
 // and the model are measured elsewhere (store/sqlite, BenchmarkModelHeap).
 func BenchmarkBatchIngest(b *testing.B) {
-	envs := demo.Big(demo.BigSpec{SessionID: "bench-1-0", Start: time.Unix(1_780_000_000, 0), Events: 20_000, Agents: 50, Project: "bench-project-0", Seed: 1})
-	pl := ingest.Pipeline{Origin: ingest.LocalOrigin("bench"), Privacy: privacy.DefaultOptions()}
+	pl := benchPipeline()
 	for _, perPost := range []int{50, 16} {
-		var bodies [][]byte
-		for i := 0; i < len(envs); i += perPost {
-			body, err := json.Marshal(map[string]any{"envelopes": envs[i:min(i+perPost, len(envs))]})
-			if err != nil {
-				b.Fatal(err)
-			}
-			bodies = append(bodies, body)
-		}
+		bodies := modelBenchBodies(b, 20_000, perPost)
 		b.Run(fmt.Sprint(perPost), func(b *testing.B) {
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
 			events := 0
 			for i := 0; b.Loop(); i++ {
-				body := bytes.Clone(bodies[i%len(bodies)]) // a body of its own, as readAll makes it
-				batch, err := decodeBatchBytes(body)
-				if err != nil {
-					b.Fatal(err)
-				}
-				decoded := make([]*event.Payload, len(batch))
-				for j := range batch {
-					decoded[j] = pl.Admit(&batch[j])
-				}
-				if _, err := toEvents(batch, decoded, time.Now()); err != nil {
-					b.Fatal(err)
-				}
-				events += len(batch)
+				evs := admitBody(b, &pl, bodies[i%len(bodies)])
+				events += len(evs)
 			}
 			runtime.ReadMemStats(&m1)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
@@ -61,4 +43,45 @@ func BenchmarkBatchIngest(b *testing.B) {
 			b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(events), "allocs/event")
 		})
 	}
+}
+
+// benchPipeline is the collector's pipeline, with the default privacy
+// rules.
+func benchPipeline() ingest.Pipeline {
+	return ingest.Pipeline{Origin: ingest.LocalOrigin("bench"), Privacy: privacy.DefaultOptions()}
+}
+
+// modelBenchBodies returns the bodies the model benchmark POSTs for its
+// first session (internal/demo.Big, 50 subagents) of about events events,
+// perPost envelopes each.
+func modelBenchBodies(b *testing.B, events, perPost int) [][]byte {
+	envs := demo.Big(demo.BigSpec{SessionID: "bench-1-0", Start: time.Unix(1_780_000_000, 0), Events: events, Agents: 50, Project: "bench-project-0", Seed: 1})
+	var bodies [][]byte
+	for i := 0; i < len(envs); i += perPost {
+		body, err := json.Marshal(map[string]any{"envelopes": envs[i:min(i+perPost, len(envs))]})
+		if err != nil {
+			b.Fatal(err)
+		}
+		bodies = append(bodies, body)
+	}
+	return bodies
+}
+
+// admitBody takes a body as POST /v1/events does up to the writer: read
+// into a buffer of its own, decoded, admitted and converted to the store's
+// events.
+func admitBody(b *testing.B, pl *ingest.Pipeline, body []byte) []store.Event {
+	batch, err := decodeBatchBytes(bytes.Clone(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	decoded := make([]*event.Payload, len(batch))
+	for j := range batch {
+		decoded[j] = pl.Admit(&batch[j])
+	}
+	evs, err := toEvents(batch, decoded, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return evs
 }

@@ -1,18 +1,12 @@
 package collector
 
 import (
-	"bytes"
-	"encoding/json"
 	"runtime"
 	"runtime/metrics"
 	"testing"
-	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/event"
-	"github.com/hookwatch/hookwatch/ingest"
-	"github.com/hookwatch/hookwatch/internal/demo"
-	"github.com/hookwatch/hookwatch/privacy"
 )
 
 // BenchmarkModelHeap measures the live heap the session model keeps per
@@ -24,18 +18,9 @@ import (
 // once the bodies, batches and changes are dropped: what every later
 // collection marks again. It is a measure of memory, not of time.
 func BenchmarkModelHeap(b *testing.B) {
-	envs := demo.Big(demo.BigSpec{SessionID: "bench-1-0", Start: time.Unix(1_780_000_000, 0), Events: 100_000, Agents: 50, Project: "bench-project-0", Seed: 1})
 	const perPost, round = 50, 500
-	var bodies [][]byte
-	for i := 0; i < len(envs); i += perPost {
-		body, err := json.Marshal(map[string]any{"envelopes": envs[i:min(i+perPost, len(envs))]})
-		if err != nil {
-			b.Fatal(err)
-		}
-		bodies = append(bodies, body)
-	}
-	envs = nil
-	pl := ingest.Pipeline{Origin: ingest.LocalOrigin("bench"), Privacy: privacy.DefaultOptions()}
+	bodies := modelBenchBodies(b, 100_000, perPost)
+	pl := benchPipeline()
 	var live float64
 	n := 0
 	for b.Loop() {
@@ -44,19 +29,7 @@ func BenchmarkModelHeap(b *testing.B) {
 		w := attribution.NewWatch(attribution.Thresholds{})
 		var ready []applied
 		for i, body := range bodies {
-			// A body of its own, read as handleEvents reads it.
-			batch, err := decodeBatchBytes(bytes.Clone(body))
-			if err != nil {
-				b.Fatal(err)
-			}
-			decoded := make([]*event.Payload, len(batch))
-			for j := range batch {
-				decoded[j] = pl.Admit(&batch[j])
-			}
-			evs, err := toEvents(batch, decoded, time.Now())
-			if err != nil {
-				b.Fatal(err)
-			}
+			evs := admitBody(b, &pl, body)
 			for j := range evs {
 				ready = append(ready, applied{*evs[j].Decoded, evs[j].Payload})
 			}
