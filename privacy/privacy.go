@@ -166,13 +166,15 @@ func (o Options) capture() Capture {
 // type or invalid JSON is left as is, or only redacted.
 func Apply(p map[string]json.RawMessage, o Options) (changed bool) {
 	var renamed []string // keys that hold a secret themselves
+	// Looked up once: no rule changes tool_name, which is kept (keep).
+	toolName := p["tool_name"]
 	for k, v := range p {
 		if o.Redact && !keep(k) {
 			if _, n := redact.String(k); n > 0 {
 				renamed = append(renamed, k)
 			}
 		}
-		if nv, ch := Member(k, v, p["tool_name"], o); ch {
+		if nv, ch := Member(k, v, toolName, o); ch {
 			p[k] = nv
 			changed = true
 		}
