@@ -296,13 +296,13 @@ func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
 // ownBytes returns a copy of data, the payload raw was split from, with
 // raw's values pointed at their bytes in the copy. A value is a slice of
 // data (event.Split keeps the members' bytes), at data's capacity less its
-// own from the start; one that is not (no such bytes there) is left as it
-// is, which costs memory, not correctness.
+// own from the start; one that is not (it does not start there) is left as
+// it is, which costs memory, not correctness.
 func ownBytes(raw event.Object, data []byte) []byte {
 	c := bytes.Clone(data)
 	for k, v := range raw {
 		off := cap(data) - cap(v)
-		if off < 0 || off+len(v) > len(c) || !bytes.Equal(c[off:off+len(v)], v) {
+		if len(v) == 0 || off < 0 || off+len(v) > len(data) || &data[off] != &v[0] {
 			continue
 		}
 		raw[k] = c[off : off+len(v) : off+len(v)]
