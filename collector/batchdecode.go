@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
@@ -50,11 +51,11 @@ func decodeBatchBytes(data []byte) ([]event.Envelope, error) {
 // then each envelope in it, then decoding each: three passes over every
 // payload.
 func scanBatch(data []byte) ([]event.Envelope, bool) {
-	var envs []event.Envelope
 	s := jsonscan.NewScanner(data)
 	if s.Next().Kind != jsonscan.BeginObject {
 		return nil, false
 	}
+	var envs []event.Envelope
 	found := false
 	for {
 		k := s.Next()
@@ -78,49 +79,55 @@ func scanBatch(data []byte) ([]event.Envelope, bool) {
 			return nil, false // the last one counts, or null, or not an array: rare
 		}
 		found = true
-		for {
-			e := s.Next()
-			if e.Kind == jsonscan.EndArray {
-				break
-			}
-			if e.Kind != jsonscan.BeginObject {
-				return nil, false
-			}
-			if envs == nil {
-				// The text from the first envelope on: the array and
-				// what may follow it, which only bounds the guess.
-				envs = make([]event.Envelope, 0, batchLen(data[e.Start:]))
-			}
-			envs = append(envs, event.Envelope{})
-			n := len(envs)
-			if _, ok := envs[n-1].UnmarshalScanned(&s); !ok {
-				return nil, false
-			}
-			if n > 1 {
-				shareStrings(&envs[n-1], &envs[n-2])
-			}
-		}
-		if envs == nil {
-			envs = []event.Envelope{}
+		var ok bool
+		if envs, ok = scanEnvelopes(&s); !ok {
+			return nil, false
 		}
 	}
 }
 
-// batchLen guesses the number of envelopes in arr, the text of an array of
-// them (and perhaps of what follows it), to size their slice once rather
-// than grow it by doubling (a batch of 17 would allocate room for 63):
-// each envelope has one "received_at". A payload may hold the key too, so
-// the guess is at most the number of the shortest envelopes with the key
-// that arr can hold: no more room than the envelopes of a body of that
-// many would take.
-func batchLen(arr []byte) int {
-	n := bytes.Count(arr, []byte(`"received_at":`))
-	return min(n, len(arr)/minEnvelopeLen+1)
+// scanEnvelopes decodes the elements of the array of envelopes whose
+// BeginArray token s returned last, and consumes it.
+//
+// They are decoded into a buffer kept from one batch to the next and
+// copied out at their number, which is known only at the end: the slice
+// is made once, at its size, without a pass over the body to guess it
+// nor growth by doubling (a batch of 17 would allocate room for 32).
+func scanEnvelopes(s *jsonscan.Scanner) ([]event.Envelope, bool) {
+	buf := scratchEnvelopes.Get().(*[]event.Envelope)
+	envs := (*buf)[:0]
+	defer func() {
+		clear(envs) // the envelopes point into the body
+		if cap(envs) <= maxScratchEnvelopes {
+			*buf = envs[:0]
+			scratchEnvelopes.Put(buf)
+		}
+	}()
+	for {
+		e := s.Next()
+		if e.Kind == jsonscan.EndArray {
+			return append([]event.Envelope{}, envs...), true
+		}
+		if e.Kind != jsonscan.BeginObject {
+			return nil, false
+		}
+		envs = append(envs, event.Envelope{})
+		n := len(envs)
+		if _, ok := envs[n-1].UnmarshalScanned(s); !ok {
+			return nil, false
+		}
+		if n > 1 {
+			shareStrings(&envs[n-1], &envs[n-2])
+		}
+	}
 }
 
-// minEnvelopeLen is the length of the shortest envelope with a
-// "received_at" the scan takes.
-const minEnvelopeLen = len(`{"received_at":"2006-01-02T15:04:05Z"}`)
+// scratchEnvelopes holds scanEnvelopes' buffers, of at most
+// maxScratchEnvelopes envelopes: a larger batch's is left to the garbage
+// collector rather than kept.
+var scratchEnvelopes = sync.Pool{New: func() any { return new([]event.Envelope) }}
+
+const maxScratchEnvelopes = 1024
 
 // shareStrings points the fields of e that say where it comes from at
 // prev's strings when they are equal: the envelopes of a batch come from
