@@ -165,8 +165,11 @@ type modeler struct {
 	version int64         // UpdatedSeq of the latest PutModel
 
 	// Owned by the run goroutine.
-	held   []pendingEvent
-	ready  []pendingEvent // a round's events, its room kept (reuse)
+	held  []pendingEvent
+	ready []pendingEvent // a round's events, its room kept (reuse)
+	// bufs is the room of a round's envelopes, rows and documents, kept
+	// for the next round (roundBufs).
+	bufs   roundBufs
 	groups *groupCache
 	keys   map[string]string // session → group key
 
@@ -1213,7 +1216,8 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 	if m.audit != nil && leading {
 		ar = newAuditRound(ready)
 	}
-	var batch store.ModelBatch
+	batch := m.bufs.batch
+	defer m.bufs.reuse(&batch)
 	var round []attribution.SessionChanges // for the sinks
 	loadsLeft, deferred := standbyLoads, 0
 	for _, key := range order {
@@ -1262,8 +1266,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 			// Kept as a standby: what it held was counted by the holder.
 			gs.counted = m.countedOf(gs)
 		}
-		envs := make([]event.Envelope, 0, len(w.evs))
-		payloads := make([]*event.Payload, 0, len(w.evs))
+		envs, payloads := m.bufs.envs[:0], m.bufs.payloads[:0]
 		for _, e := range w.evs {
 			if env, ok := m.envelope(e); ok {
 				envs = append(envs, env)
@@ -1273,6 +1276,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		}
 		before := gs.g.Rebuilds()
 		gs.g.ApplyDecoded(envs, payloads)
+		m.bufs.envs, m.bufs.payloads = envs, payloads
 		m.rebuilds.Add(gs.g.Rebuilds() - before)
 		if !leading {
 			// The holder stores the changes; the watches follow them, for
@@ -1428,11 +1432,11 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 		}
 		sm := model(id)
 		var err error
-		if sm.Summary, err = json.Marshal(sc.Session); err != nil {
+		if sm.Summary, err = m.bufs.doc(sc.Session); err != nil {
 			return nil, err
 		}
 		for _, a := range sc.Agents {
-			doc, err := json.Marshal(a)
+			doc, err := m.bufs.doc(a)
 			if err != nil {
 				return nil, err
 			}
@@ -1447,7 +1451,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 		}
 		m.stalls.note(sc.Session, w.Waiting(sc.Session))
 		for _, c := range sc.ToolCalls {
-			doc, err := json.Marshal(c)
+			doc, err := m.bufs.doc(c)
 			if err != nil {
 				return nil, err
 			}

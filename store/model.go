@@ -248,7 +248,8 @@ type EventLog interface {
 type ModelStore interface {
 	// PutModel applies b in one transaction: a reader sees all of it or
 	// none. Rows need not have events or a SessionModel stored: the model
-	// is kept apart from the log, and a later PutModel corrects it.
+	// is kept apart from the log, and a later PutModel corrects it. It
+	// keeps nothing of b once it returns: the caller reuses its room.
 	PutModel(ctx context.Context, b ModelBatch) error
 
 	// SessionModels returns the model of each of ids that has one, keyed by
