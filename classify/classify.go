@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 	"github.com/hookwatch/hookwatch/shell"
 )
 
@@ -105,9 +106,47 @@ const maxEntity = 200
 func Call(toolName string, input json.RawMessage, cwd string) Meta {
 	var in map[string]any
 	if len(input) > 0 && input[0] == '{' {
-		_ = json.Unmarshal(input, &in)
+		in = decodeInput(input)
 	}
 	return Input(toolName, in, cwd)
+}
+
+// decodeInput is json.Unmarshal of a call's input into a map as far as
+// Input reads it (nil when the input is not one valid JSON object): its
+// strings, and its arrays (commandOf) with their strings; every other value
+// is nil. The session model classifies every call it sees, and the
+// reflection of encoding/json, with a value made for every member and
+// every nested one, was most of the cost.
+func decodeInput(input []byte) map[string]any {
+	in := make(map[string]any, 4)
+	_, ok := jsonscan.Members(input, func(key, val []byte) {
+		k, _ := jsonscan.Unquote(key)
+		in[k] = inputValue(val)
+	})
+	if !ok {
+		return nil
+	}
+	return in
+}
+
+// inputValue is a member of decodeInput.
+func inputValue(val []byte) any {
+	switch val[0] {
+	case '"':
+		s, _ := jsonscan.Unquote(val)
+		return s
+	case '[':
+		out := []any{}
+		jsonscan.Elements(val, func(e []byte) {
+			var v any
+			if e[0] == '"' {
+				v, _ = jsonscan.Unquote(e)
+			}
+			out = append(out, v)
+		})
+		return out
+	}
+	return nil
 }
 
 // Input is Call for an input already decoded (the policy engine's

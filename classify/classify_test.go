@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/internal/corpus"
@@ -92,4 +93,33 @@ func TestCall(t *testing.T) {
 	if fmt.Sprint(m.FilesRead, m.FilesWritten) != "[/w/notes.txt] [/w/copy.txt]" {
 		t.Fatalf("files of a command: %v %v", m.FilesRead, m.FilesWritten)
 	}
+}
+
+// FuzzCall holds Call's reading of a call's input equal to encoding/json's
+// (json.Unmarshal into a map, then Input) for any input, valid or not.
+func FuzzCall(f *testing.F) {
+	for _, seed := range []string{
+		`{"command":"go test ./..."}`, `{"cmd":"rm -rf build"}`, `{"command":["bash","-lc","cat a.go"]}`,
+		`{"command":["a",1,null,{"b":"c"},"d e"]}`, `{"file_path":"a.go","file_path":{"x":1}}`,
+		`{"url":"https://x\u00e9\ud800"}`, `{"pattern":"\u0000","path":"src"}`, `{"command":[]}`,
+		`{"a":1} x`, `{"command":"x"`, `{"\u0063md":"ls"}`, "{\"command\":\"\xff\"}", `{}`,
+		`{"command":"ls","n":1e400}`,
+	} {
+		f.Add("Bash", []byte(seed))
+	}
+	f.Add("shell", []byte(`{"command":["git","status"]}`))
+	f.Add("apply_patch", []byte(`{"input":"*** Begin Patch\n*** Add File: b.go\n*** End Patch\n"}`))
+	f.Add("Read", []byte(`{"notebook_path":"n.ipynb"}`))
+	f.Add("WebFetch", []byte(`{"url":"https://example.com"}`))
+	f.Add("Task", []byte(`{"subagent_type":"Explore"}`))
+	f.Fuzz(func(t *testing.T, tool string, input []byte) {
+		var in map[string]any
+		if len(input) > 0 && input[0] == '{' {
+			_ = json.Unmarshal(input, &in) // as Call did: a number out of range leaves the rest
+		}
+		want := Input(tool, in, "/w")
+		if got := Call(tool, input, "/w"); !reflect.DeepEqual(got, want) {
+			t.Fatalf("Call(%q, %q) = %+v, want %+v", tool, input, got, want)
+		}
+	})
 }
