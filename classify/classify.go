@@ -112,21 +112,31 @@ func Call(toolName string, input json.RawMessage, cwd string) Meta {
 }
 
 // decodeInput is json.Unmarshal of a call's input into a map as far as
-// Input reads it (nil when the input is not one valid JSON object): its
-// strings, and its arrays (commandOf) with their strings; every other value
-// is nil. The session model classifies every call it sees, and the
-// reflection of encoding/json, with a value made for every member and
-// every nested one, was most of the cost.
+// Input reads it (nil when the input is not one valid JSON object): the
+// members named in inputKeys, strings, and arrays (commandOf) with their
+// strings; every other value is nil. The session model classifies every
+// call it sees, and the reflection of encoding/json, with a value made for
+// every member and every nested one (an Edit's old and new text, a Write's
+// whole content), was most of the cost.
 func decodeInput(input []byte) map[string]any {
 	in := make(map[string]any, 4)
 	_, ok := jsonscan.Members(input, func(key, val []byte) {
-		k, _ := jsonscan.Unquote(key)
-		in[k] = inputValue(val)
+		if name := jsonscan.Name(key); inputKeys[string(name)] {
+			in[string(name)] = inputValue(val)
+		}
 	})
 	if !ok {
 		return nil
 	}
 	return in
+}
+
+// inputKeys are the members of a call's input that Input reads (str and
+// commandOf): a key Input reads must be added here.
+var inputKeys = map[string]bool{
+	"command": true, "cmd": true, "input": true, "file_path": true, "notebook_path": true, "path": true,
+	"pattern": true, "query": true, "url": true, "subagent_type": true, "agent_type": true,
+	"description": true, "to": true, "subject": true, "taskId": true, "task_id": true,
 }
 
 // inputValue is a member of decodeInput.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/internal/corpus"
@@ -112,6 +113,12 @@ func FuzzCall(f *testing.F) {
 	f.Add("Read", []byte(`{"notebook_path":"n.ipynb"}`))
 	f.Add("WebFetch", []byte(`{"url":"https://example.com"}`))
 	f.Add("Task", []byte(`{"subagent_type":"Explore"}`))
+	f.Add("Edit", []byte(`{"file_path":"a.go","old_string":"x","new_string":"y"}`))
+	f.Add("Grep", []byte(`{"pattern":"func","path":"src","query":"q"}`))
+	f.Add("TaskCreate", []byte(`{"subject":"s","taskId":"1","task_id":"2"}`))
+	f.Add("SendMessage", []byte(`{"to":"a","agent_type":"b","description":"c"}`))
+	f.Add("WebSearch", []byte(`{"query":"go"}`))
+	f.Add("NotebookEdit", []byte(`{"notebook_path":"n.ipynb"}`))
 	f.Fuzz(func(t *testing.T, tool string, input []byte) {
 		var in map[string]any
 		if len(input) > 0 && input[0] == '{' {
@@ -122,4 +129,26 @@ func FuzzCall(f *testing.F) {
 			t.Fatalf("Call(%q, %q) = %+v, want %+v", tool, input, got, want)
 		}
 	})
+}
+
+// TestInputKeys holds inputKeys to the members Input reads: a str call or a
+// commandOf key missing from it would read nothing.
+func TestInputKeys(t *testing.T) {
+	src, err := os.ReadFile("classify.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := regexp.MustCompile(`str\("(\w+)"\)`).FindAllSubmatch(src, -1)
+	if len(read) < 10 {
+		t.Fatalf("only %d str calls found in classify.go", len(read))
+	}
+	keys := []string{"command", "cmd"} // commandOf
+	for _, m := range read {
+		keys = append(keys, string(m[1]))
+	}
+	for _, k := range keys {
+		if !inputKeys[k] {
+			t.Errorf("Input reads %q, which is not in inputKeys", k)
+		}
+	}
 }
