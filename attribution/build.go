@@ -141,6 +141,7 @@ type sessionBuilder struct {
 	// call was matched to yet (fallbackCall).
 	unclaimed []*callState
 	spawners  []*callState // calls of tools that spawn agents, in creation order
+	metas     metas        // the classifications of its calls' inputs
 	dirty     []*callState // calls changed since the last settle
 	changed   []*callState // calls settled since the last changes
 
@@ -937,7 +938,7 @@ func (b *sessionBuilder) finishCall(c *callState) {
 	tc := c.own()
 	tc.Family = classify.Family(tc.ToolName)
 	if !c.classified {
-		tc.Meta, c.classified = classify.Call(tc.ToolName, tc.Input, c.cwd), true
+		tc.Meta, c.classified = b.metas.classify(tc.ToolName, tc.Input, c.cwd), true
 	}
 	tc.Status, tc.EndedAt, tc.DurationMS, tc.Error, tc.Decision, tc.ExitCode = "", nil, nil, "", nil, nil
 	tc.Files = patchFiles(tc)
