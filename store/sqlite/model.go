@@ -235,6 +235,8 @@ func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
 		}
 		return b
 	}
+	var session, agent, tool, status, subtype, effect boxed
+	var version boxedInt
 	err = putRows(ctx, tx, bound(db.model.agents), b.Agents,
 		func(a store.AgentRow) rowKey { return rowKey{a.SessionID, a.AgentID} },
 		func(args []any, a store.AgentRow) []any {
@@ -242,7 +244,7 @@ func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
 			if a.ParentAgentID != nil {
 				parent = *a.ParentAgentID
 			}
-			return append(args, a.SessionID, a.AgentID, parent, a.Depth, nanos(a.StartedAt), a.UpdatedSeq, nullJSON(a.Doc))
+			return append(args, session.of(a.SessionID), a.AgentID, parent, a.Depth, nanos(a.StartedAt), version.of(a.UpdatedSeq), nullJSON(a.Doc))
 		})
 	if err != nil {
 		return fmt.Errorf("cannot store agents: %w", err)
@@ -250,7 +252,8 @@ func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
 	err = putRows(ctx, tx, bound(db.model.calls), b.ToolCalls,
 		func(c store.ToolCallRow) rowKey { return rowKey{c.SessionID, c.ToolUseID} },
 		func(args []any, c store.ToolCallRow) []any {
-			return append(args, c.SessionID, c.ToolUseID, c.AgentID, c.ToolName, c.Status, c.Subtype, c.Effect, nanos(c.StartedAt), c.UpdatedSeq, nullJSON(c.Doc))
+			return append(args, session.of(c.SessionID), c.ToolUseID, agent.of(c.AgentID), tool.of(c.ToolName),
+				status.of(c.Status), subtype.of(c.Subtype), effect.of(c.Effect), nanos(c.StartedAt), version.of(c.UpdatedSeq), nullJSON(c.Doc))
 		})
 	if err != nil {
 		return fmt.Errorf("cannot store tool calls: %w", err)
@@ -259,6 +262,36 @@ func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
 		return fmt.Errorf("cannot commit: %w", err)
 	}
 	return nil
+}
+
+// boxed is a column's latest value as a statement argument. database/sql
+// takes arguments as any, and a string put in one is an allocation of its
+// own: the columns whose value repeats from row to row (the session, the
+// agent, the tool, the status, the round's version) are boxed once per run
+// of equal values instead of once per row.
+type boxed struct {
+	s string
+	v any
+}
+
+func (b *boxed) of(s string) any {
+	if b.v == nil || s != b.s {
+		b.s, b.v = s, s
+	}
+	return b.v
+}
+
+// boxedInt is boxed for an integer column.
+type boxedInt struct {
+	n int64
+	v any
+}
+
+func (b *boxedInt) of(n int64) any {
+	if b.v == nil || n != b.n {
+		b.n, b.v = n, n
+	}
+	return b.v
 }
 
 // rowKey is the key of an agent or tool call row: the session and the
