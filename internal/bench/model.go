@@ -192,7 +192,10 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 	}
 
 	// Every tick each session sends its share: received_at is the time it
-	// is sent, as a hook stamps it.
+	// is sent, and the id a UUIDv7 of that time, as a hook makes both when
+	// it runs (ingest.Pipeline). demo.Big's ids are of its own clock, hours
+	// ahead: sessions sent side by side would insert them at as many places
+	// inside the events' id index, where hooks' ids append at its end.
 	const tick = 10 * time.Millisecond
 	perTick := max(1, o.Rate*int(tick/time.Millisecond)/1000/sessions)
 	cpu0, err := procCPU(p.Pid())
@@ -224,6 +227,7 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 				now := time.Now().UTC()
 				for j := range batch {
 					batch[j].ReceivedAt = now.Add(time.Duration(j) * time.Microsecond)
+					batch[j].ID = event.NewID(batch[j].ReceivedAt)
 				}
 				if err := post(batch); err != nil {
 					errs <- err

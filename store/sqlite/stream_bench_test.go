@@ -409,6 +409,7 @@ func recordStream(b *testing.B, path string) ([]storeCall, error) {
 				now := time.Now().UTC()
 				for j := range batch {
 					batch[j].ReceivedAt = now.Add(time.Duration(j) * time.Microsecond)
+					batch[j].ID = event.NewID(batch[j].ReceivedAt)
 				}
 				body, err := json.Marshal(map[string]any{"envelopes": batch})
 				if err != nil {
