@@ -173,7 +173,12 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 		total += len(s)
 	}
 
-	client := &http.Client{Timeout: time.Minute}
+	// Each session posts over a connection it keeps, as a forwarder does
+	// (hookwatch forward reads every answer whole): an answer left unread
+	// closes its connection, and the collector would accept, set up and
+	// close a connection per batch, which no sender of batches makes it do.
+	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: sessions}}
+	defer client.CloseIdleConnections()
 	post := func(envs []event.Envelope) error {
 		body, err := json.Marshal(map[string]any{"envelopes": envs})
 		if err != nil {
@@ -184,8 +189,8 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 			return err
 		}
 		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
 		if res.StatusCode != http.StatusOK {
-			b, _ := io.ReadAll(res.Body)
 			return fmt.Errorf("POST /v1/events: %d %s", res.StatusCode, b)
 		}
 		return nil
