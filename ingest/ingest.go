@@ -361,8 +361,11 @@ func payloadJSON(raw event.Object, data []byte, reencode bool) (json.RawMessage,
 // from raw are those of the payload as stored. The values must be valid JSON,
 // as event.Split and the privacy rules leave them.
 func encodeMembers(raw event.Object) []byte {
-	keys := make([]string, 0, len(raw))
-	size, keyBytes := 2, 0 // {}, and the keys quoted
+	// The keys and their quoted text in buffers on the stack (a payload
+	// has ten to fifteen members): only the result is allocated.
+	var keysBuf [16]string
+	keys := keysBuf[:0]
+	size := 2 // {}
 	for k, v := range raw {
 		if bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
 			var c bytes.Buffer
@@ -373,13 +376,13 @@ func encodeMembers(raw event.Object) []byte {
 		}
 		keys = append(keys, k)
 		size += len(v) + 2 // and : and ,
-		keyBytes += len(k) + 2
 	}
 	slices.Sort(keys)
 	// The keys quoted one after the other in one buffer rather than one
 	// each (a payload has ten to fifteen members): ends[i] is where keys[i]
 	// ends in it.
-	quoted := make([]byte, 0, keyBytes)
+	var quotedBuf [512]byte
+	quoted := quotedBuf[:0]
 	var endsBuf [16]int
 	ends := endsBuf[:0]
 	for _, k := range keys {
