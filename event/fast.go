@@ -42,20 +42,21 @@ func commonFields(c *Common) [12]fieldRef {
 
 // decodeFields reads fields from raw with the reflective decoder's rules.
 // Strings are shared through repeatedStrings when repeated says that their
-// values repeat from one event to the next.
-func decodeFields(raw Object, fields []fieldRef, mistyped *[]string, repeated bool) {
+// values repeat from one event to the next; raw JSON values are raw's own
+// when share says so (FromObjectShared), else copies.
+func decodeFields(raw Object, fields []fieldRef, mistyped *[]string, repeated, share bool) {
 	for _, f := range fields {
 		rv, present := raw[f.key]
 		if !present {
 			continue
 		}
-		if !decodeField(trimJSON(rv), f.dst, repeated) {
+		if !decodeField(trimJSON(rv), f.dst, repeated, share) {
 			*mistyped = append(*mistyped, f.key)
 		}
 	}
 }
 
-func decodeField(rv json.RawMessage, dst any, repeated bool) bool {
+func decodeField(rv json.RawMessage, dst any, repeated, share bool) bool {
 	if len(rv) == 0 || string(rv) == "null" {
 		return true // null is absent
 	}
@@ -83,7 +84,11 @@ func decodeField(rv json.RawMessage, dst any, repeated bool) bool {
 		}
 		return ok
 	case *json.RawMessage:
-		*d = append(json.RawMessage(nil), rv...)
+		if share {
+			*d = rv[:len(rv):len(rv)] // an append copies
+		} else {
+			*d = append(json.RawMessage(nil), rv...)
+		}
 		return true
 	case **float64: // as decodeScalarPtr
 		f, err := strconv.ParseFloat(string(rv), 64)
@@ -97,17 +102,17 @@ func decodeField(rv json.RawMessage, dst any, repeated bool) bool {
 }
 
 // decodePreToolUse reads PreToolUse's fields.
-func decodePreToolUse(raw Object, e *PreToolUseInput, mistyped *[]string) {
+func decodePreToolUse(raw Object, e *PreToolUseInput, mistyped *[]string, share bool) {
 	fields := [3]fieldRef{
 		{"tool_name", &e.ToolName},
 		{"tool_input", &e.ToolInput},
 		{"tool_use_id", &e.ToolUseID},
 	}
-	decodeFields(raw, fields[:], mistyped, false)
+	decodeFields(raw, fields[:], mistyped, false, share)
 }
 
 // decodePostToolUse reads PostToolUse's fields.
-func decodePostToolUse(raw Object, e *PostToolUseInput, mistyped *[]string) {
+func decodePostToolUse(raw Object, e *PostToolUseInput, mistyped *[]string, share bool) {
 	fields := [5]fieldRef{
 		{"tool_name", &e.ToolName},
 		{"tool_input", &e.ToolInput},
@@ -115,7 +120,7 @@ func decodePostToolUse(raw Object, e *PostToolUseInput, mistyped *[]string) {
 		{"tool_response", &e.ToolResponse},
 		{"duration_ms", &e.DurationMS},
 	}
-	decodeFields(raw, fields[:], mistyped, false)
+	decodeFields(raw, fields[:], mistyped, false, share)
 }
 
 // decodePostToolBatch reads PostToolBatch's tool_calls. The reflective

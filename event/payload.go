@@ -136,10 +136,20 @@ func Split(data []byte) (raw Object, invalidUTF8 bool, err error) {
 
 // FromObject builds the typed views of an already split payload object. The
 // map is kept, not copied.
-func FromObject(raw Object) *Payload {
+func FromObject(raw Object) *Payload { return fromObject(raw, false) }
+
+// FromObjectShared is FromObject, except that the typed views' raw JSON
+// values (tool_input, tool_response) are raw's values, not copies: for a
+// caller whose members are bytes of their own that nothing changes, and
+// that keeps them with the views (the collector's admission, whose session
+// model keeps each payload), so that its largest members are not held
+// twice.
+func FromObjectShared(raw Object) *Payload { return fromObject(raw, true) }
+
+func fromObject(raw Object, share bool) *Payload {
 	p := &Payload{Raw: raw}
 	fields := commonFields(&p.Common)
-	decodeFields(raw, fields[:], &p.Mistyped, true)
+	decodeFields(raw, fields[:], &p.Mistyped, true, false)
 	name := p.HookEventName
 	if name == "" && looksLikeStatusLine(raw) {
 		name = StatusLine
@@ -147,12 +157,12 @@ func FromObject(raw Object) *Payload {
 	switch name {
 	case PreToolUse:
 		e := new(PreToolUseInput)
-		decodePreToolUse(raw, e, &p.Mistyped)
+		decodePreToolUse(raw, e, &p.Mistyped, share)
 		p.Event = e
 		return p
 	case PostToolUse:
 		e := new(PostToolUseInput)
-		decodePostToolUse(raw, e, &p.Mistyped)
+		decodePostToolUse(raw, e, &p.Mistyped, share)
 		p.Event = e
 		return p
 	case PostToolBatch:

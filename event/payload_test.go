@@ -292,6 +292,17 @@ func FuzzDecode(f *testing.F) {
 		if p.Name() != q.Name() || p.SessionID != q.SessionID || p.AgentID != q.AgentID || p.AgentType != q.AgentType {
 			t.Fatalf("typed view changed after a round trip: %+v vs %+v", p.Common, q.Common)
 		}
+		// The views that share the members' bytes are the views that copy
+		// them.
+		raw, invalidUTF8, err := event.Split(data)
+		if err != nil {
+			t.Fatalf("Split refuses what Decode reads: %v", err)
+		}
+		shared := event.FromObjectShared(raw)
+		shared.InvalidUTF8 = invalidUTF8
+		if !reflect.DeepEqual(shared, p) {
+			t.Fatalf("FromObjectShared of %q:\n%+v\nDecode:\n%+v", data, shared, p)
+		}
 	})
 }
 

@@ -255,7 +255,8 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 // it now is, so that later readers in the same process (the store's indexed
 // fields, the session model) need not decode it again; nil when the payload
 // is not a JSON object. The rules need only the payload's members: the typed
-// views are built once, of the members as stored.
+// views are built once, of the members as stored, and share their bytes
+// (event.FromObjectShared).
 //
 // The payload stored and its members, and the decision, are bytes of their
 // own, not of the buffer env.Payload and env.Decision may share with other
@@ -274,7 +275,7 @@ func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
 	}
 	if privacy.Apply(raw, pl.Privacy) || invalidUTF8 {
 		env.Payload = encodeMembers(raw)
-		return event.FromObject(raw)
+		return event.FromObjectShared(raw)
 	}
 	b, err := payloadJSON(raw, env.Payload, false)
 	if err != nil {
@@ -290,7 +291,7 @@ func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
 		return p
 	}
 	env.Payload = ownBytes(raw, b)
-	return event.FromObject(raw)
+	return event.FromObjectShared(raw)
 }
 
 // ownBytes returns a copy of data, the payload raw was split from, with
