@@ -352,7 +352,7 @@ func (b *sessionBuilder) add(r *record) {
 			c.pre = r
 			c.agent, c.first = ag, r
 			tc := c.own()
-			tc.ToolName, tc.Input, c.turnID = e.ToolName, rawCopy(e.ToolInput), p.TurnID
+			tc.ToolName, tc.Input, c.turnID = e.ToolName, callInput(e.ToolInput), p.TurnID
 			c.canon, c.asked, c.classified, c.cwd = nil, nil, false, p.CWD
 		}
 		b.decide(c, r)
@@ -447,7 +447,7 @@ func (b *sessionBuilder) callEvidence(r *record) {
 		if c.pre == nil {
 			c.pre = r
 			tc := c.own()
-			tc.ToolName, tc.Input, c.turnID = e.ToolName, rawCopy(e.ToolInput), r.p.TurnID
+			tc.ToolName, tc.Input, c.turnID = e.ToolName, callInput(e.ToolInput), r.p.TurnID
 			c.canon, c.asked, c.classified, c.cwd = nil, nil, false, cmp.Or(r.p.CWD, c.cwd)
 		}
 		b.touch(c)
@@ -667,7 +667,7 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 	c := &callState{
 		c: &ToolCall{
 			ToolUseID: id, SyntheticID: synthetic, SessionID: b.s.SessionID, ToolName: tc.ToolName,
-			StartedAt: r.at, Input: rawCopy(tc.ToolInput), PromptID: r.p.PromptID,
+			StartedAt: r.at, Input: callInput(tc.ToolInput), PromptID: r.p.PromptID,
 			Traceparent: r.env.Traceparent,
 		},
 		agent: ag, first: r, turnID: r.p.TurnID, cwd: r.p.CWD,
@@ -1275,13 +1275,17 @@ func (b *sessionBuilder) agentTranscript(a *agentState) string {
 	return a.guessed
 }
 
-// rawCopy returns a copy of a JSON value, nil for an empty one.
-func rawCopy(raw json.RawMessage) json.RawMessage {
+// callInput returns a call's input as its payload holds it (blanks around
+// it trimmed), nil for an empty one. It is the payload's own bytes, not a
+// copy: the decoded payload holds a copy of its tool_input already (event's
+// decoder), the group keeps the payload as long as the call, and nobody
+// changes either. A copy per call was an allocation per event, held twice.
+func callInput(raw json.RawMessage) json.RawMessage {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return nil
 	}
-	return append(json.RawMessage(nil), raw...)
+	return raw[:len(raw):len(raw)]
 }
 
 // validRaw returns a copy of raw if it is a JSON value, else nil: an
