@@ -162,7 +162,13 @@ type modeler struct {
 	recount bool
 	changed chan struct{} // closed and replaced when pending shrinks
 	wake    chan struct{} // buffered 1
-	version int64         // UpdatedSeq of the latest PutModel
+	// armed says the run goroutine waits for a round it has timed, which
+	// takes whatever is queued by then: mark then queues without waking
+	// it. A wake per commit (a hundred and more a second) would cost a
+	// thread's wake-up and a switch each, only for the goroutine to find
+	// its round not due and wait again.
+	armed   bool
+	version int64 // UpdatedSeq of the latest PutModel
 
 	// Owned by the run goroutine.
 	held  []pendingEvent
@@ -432,13 +438,16 @@ func (m *modeler) mark(events []store.Event) {
 			m.lastKey = k
 		}
 	}
+	armed := m.armed
 	m.mu.Unlock()
 	if n+spilled == 0 {
 		return
 	}
 	m.spilled.Add(spilled)
 	m.committed.Store(now.UnixNano())
-	m.poke()
+	if !armed {
+		m.poke()
+	}
 }
 
 // behind reports whether the model is behind ingest: the events held in
@@ -610,11 +619,21 @@ func (m *modeler) run(ctx context.Context) {
 
 // rounds applies what is marked, round after round, until ctx ends.
 func (m *modeler) rounds(ctx context.Context) {
+	// due is timer's channel while a round is timed, nil otherwise; one
+	// timer serves every round.
 	var due <-chan time.Time
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	arm := func(d time.Duration) {
+		timer.Reset(d)
+		due = timer.C
+	}
 	var last time.Time
 	var took time.Duration // the rounds' time, smoothed
 	gap := modelCadence
 	for {
+		m.setArmed(due != nil)
 		select {
 		case <-ctx.Done():
 			return
@@ -632,6 +651,7 @@ func (m *modeler) rounds(ctx context.Context) {
 			}
 		case <-m.wake:
 		case <-due:
+			due = nil
 		case l := <-m.leases:
 			if l == nil {
 				m.standDown()
@@ -644,11 +664,15 @@ func (m *modeler) rounds(ctx context.Context) {
 			// cadence after its last: the events since wait for it.
 			gap = 0
 		}
+		m.setArmed(false)
 		if early := gap - time.Since(last); early > 0 && (!m.behind() || m.yields()) {
-			due = time.After(early)
+			arm(early)
 			continue
 		}
-		due = nil
+		if due != nil {
+			timer.Stop()
+			due = nil
+		}
 		last = time.Now()
 		head0 := m.logHead()
 		wait, again := m.round(ctx, false)
@@ -680,9 +704,17 @@ func (m *modeler) rounds(ctx context.Context) {
 			gap = min(gap, sharedMaxGap)
 		}
 		if again {
-			due = time.After(wait)
+			arm(wait)
 		}
 	}
+}
+
+// setArmed records whether the run goroutine waits for a timed round
+// (armed).
+func (m *modeler) setArmed(armed bool) {
+	m.mu.Lock()
+	m.armed = armed
+	m.mu.Unlock()
 }
 
 // yields reports whether the rounds of a model behind ingest (behind) keep

@@ -237,3 +237,34 @@ func TestOwnCommits(t *testing.T) {
 	}
 	take(3009, true)
 }
+
+// TestMarkWhileRoundTimed: a commit wakes the rounds' goroutine only when
+// no round is timed; while one is (armed), mark queues the events for it
+// without a wake, and the goroutine, once awake, lets the next commit wake
+// it again.
+func TestMarkWhileRoundTimed(t *testing.T) {
+	set := metrics.NewSet()
+	m := &modeler{pending: map[string]int{}, pendKeys: map[string]int{}, wake: make(chan struct{}, 1),
+		maxBacklog: 100, spilled: set.NewCounter("spilled")}
+	events := storetest.CorpusEvents(t)
+	var batch []store.Event
+	for i, e := range events {
+		if e.SessionID != "" {
+			e.Seq = int64(i + 1)
+			batch = append(batch, e)
+		}
+	}
+	if len(batch) < 4 {
+		t.Fatalf("%d events with a session in the corpus", len(batch))
+	}
+	m.setArmed(true)
+	m.mark(batch[:2])
+	if len(m.wake) != 0 || len(m.queue) != 2 {
+		t.Fatalf("marked while a round is timed: %d wakes, %d queued", len(m.wake), len(m.queue))
+	}
+	m.setArmed(false)
+	m.mark(batch[2:4])
+	if len(m.wake) != 1 || len(m.queue) != 4 || m.pending[batch[0].SessionID] == 0 {
+		t.Fatalf("marked with no round timed: %d wakes, %d queued", len(m.wake), len(m.queue))
+	}
+}
