@@ -344,7 +344,8 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 // to the log included, in last rounds that hold nothing back (call it
 // after the writer stopped: nothing committed later can sort before it),
 // so that the model and the audit trail have every event; then it ends the
-// goroutine. After modelFlushWait it abandons the rounds: what they did not
+// goroutine. After modelFlushWait it abandons the rounds (a write of the
+// model under way is finished, not interrupted): what they did not
 // apply is stale in the store (a session's stored model reflects its
 // events up to the first one not applied: spilled events are read back
 // lowest seq first) and applied on the next start (markStale). A collector
@@ -1345,9 +1346,16 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 	}
 	if !batch.Empty() {
 		m.rows.Add(len(batch.Sessions) + len(batch.Agents) + len(batch.ToolCalls))
-		wctx := ctx
+		// A collector alone on its store writes a round's rows whatever
+		// happens meanwhile: stop waits for the write rather than cancel
+		// it. Without a context that can end, the SQLite driver runs each
+		// statement without a goroutine of its own to interrupt it, made
+		// and woken per statement.
+		wctx := context.WithoutCancel(ctx)
 		if m.lease != nil {
 			wctx = m.lease // a holder that lost the lease writes no more
+		} else if m.shared != nil {
+			wctx = ctx
 		}
 		if err := m.st.PutModel(wctx, batch); err != nil {
 			return 0, 0, err

@@ -678,3 +678,38 @@ func TestDerivedNeverPastLastSeq(t *testing.T) {
 		check(v)
 	}
 }
+
+// cancelWatch is a SQLite store that records whether the contexts the
+// model is written with can end.
+type cancelWatch struct {
+	*sqlite.DB
+	mu             sync.Mutex
+	writes, canEnd int
+}
+
+func (c *cancelWatch) PutModel(ctx context.Context, b store.ModelBatch) error {
+	c.mu.Lock()
+	c.writes++
+	if ctx.Done() != nil {
+		c.canEnd++
+	}
+	c.mu.Unlock()
+	return c.DB.PutModel(ctx, b)
+}
+
+// TestModelWriteNotCanceled: a collector alone on its store writes the
+// model with a context that cannot end, so that the SQLite driver runs no
+// goroutine per statement to interrupt it; the model is written all the
+// same.
+func TestModelWriteNotCanceled(t *testing.T) {
+	st := &cancelWatch{DB: sqlite.MustOpenDB(t)}
+	s := newServerOn(t, collector.Config{}, st)
+	envs := claudeCorpus(t)
+	s.post(t, envs, len(envs), 0)
+	s.settle(t)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.writes == 0 || st.canEnd != 0 {
+		t.Fatalf("%d model writes, %d of them with a context that can end", st.writes, st.canEnd)
+	}
+}
