@@ -67,6 +67,11 @@ type ModelRun struct {
 	FirstPage time.Duration
 	// Calls is how many calls that session has.
 	Calls int
+	// Switches and Voluntary are the collector's context switches per
+	// event while the events were sent, all of them and those where a
+	// thread waited (a futex, a sleep, the network poller): the hand-offs
+	// between its goroutines and threads, counted rather than timed.
+	Switches, Voluntary float64
 }
 
 // Model streams synthetic sessions (demo.Big: real payload shapes, 50
@@ -115,6 +120,7 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 		fmt.Fprintf(w, "    rounds p50 %v, p99 %v; %.0f GC cycles, GC %.1f µs/event, %.0f B and %.0f objects allocated per event; peak RSS %d MiB; live heap at the last collection %.0f MiB (%.0f B per event sent)\n",
 			r.RoundP50.Round(time.Millisecond), r.RoundP99.Round(time.Millisecond), r.GCCycles, r.GCMicros, r.AllocBytes, r.AllocObjects, r.PeakRSS>>20,
 			r.LiveHeap/(1<<20), r.LiveHeap/float64(r.Events))
+		fmt.Fprintf(w, "    %.3f context switches per event while sending (%.3f where a thread waited)\n", r.Switches, r.Voluntary)
 	}
 	return runs, nil
 }
@@ -207,6 +213,10 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 	if err != nil {
 		return ModelRun{}, err
 	}
+	vol0, all0, err := procSwitches(p.Pid())
+	if err != nil {
+		return ModelRun{}, err
+	}
 	var (
 		mu       sync.Mutex
 		sent     int
@@ -259,9 +269,14 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 	if len(perSlice) == 0 {
 		return ModelRun{}, errors.New("no slice completed: send more events")
 	}
+	vol1, all1, err := procSwitches(p.Pid())
+	if err != nil {
+		return ModelRun{}, err
+	}
 
 	// Let the model catch up, then read the lag and the first page.
-	run := ModelRun{Sessions: sessions, Events: total, SliceMicros: perSlice}
+	run := ModelRun{Sessions: sessions, Events: total, SliceMicros: perSlice,
+		Switches: float64(all1-all0) / float64(total), Voluntary: float64(vol1-vol0) / float64(total)}
 	first := streams[0][0]
 	var sid struct {
 		SessionID string `json:"session_id"`
@@ -324,6 +339,38 @@ func getJSON(c *http.Client, url string, v any) error {
 		return fmt.Errorf("GET %s: %d %s", url, res.StatusCode, b)
 	}
 	return json.NewDecoder(res.Body).Decode(v)
+}
+
+// procSwitches returns the context switches of a process's threads so
+// far, from /proc/pid/task/*/status: those where a thread waited
+// (voluntary) and all of them. A thread that ended is no longer counted;
+// the collector's threads last as long as it does.
+func procSwitches(pid int) (voluntary, all int64, err error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, 0, fmt.Errorf("cannot count the context switches of %d: %w", pid, err)
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		for line := range strings.Lines(string(b)) {
+			name, v, ok := strings.Cut(line, ":")
+			if !ok || !strings.HasSuffix(name, "voluntary_ctxt_switches") {
+				continue
+			}
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, 0, fmt.Errorf("cannot read the context switches of %d: %q", pid, line)
+			}
+			all += n
+			if name == "voluntary_ctxt_switches" {
+				voluntary += n
+			}
+		}
+	}
+	return voluntary, all, nil
 }
 
 // procCPU returns the user plus system CPU time of a process so far: from

@@ -1,6 +1,10 @@
 package bench
 
-import "testing"
+import (
+	"os"
+	"testing"
+	"time"
+)
 
 func TestTrend(t *testing.T) {
 	for _, c := range []struct {
@@ -15,5 +19,27 @@ func TestTrend(t *testing.T) {
 		if got := trend(c.slices, 3); got != c.want {
 			t.Errorf("trend(%v) = %v, want %v", c.slices, got, c.want)
 		}
+	}
+}
+
+// TestProcSwitches: a process's threads that sleep count voluntary
+// switches, and all the switches count those.
+func TestProcSwitches(t *testing.T) {
+	vol0, all0, err := procSwitches(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		time.Sleep(time.Millisecond) // each parks a thread, or the poller waits
+	}
+	vol1, all1, err := procSwitches(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vol1-vol0 < 10 || all1 < vol1 || all1-all0 < vol1-vol0 {
+		t.Fatalf("voluntary %d → %d, all %d → %d", vol0, vol1, all0, all1)
+	}
+	if _, _, err := procSwitches(-1); err == nil {
+		t.Fatal("no error for a process that does not exist")
 	}
 }
