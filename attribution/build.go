@@ -1276,10 +1276,11 @@ func (b *sessionBuilder) agentTranscript(a *agentState) string {
 }
 
 // callInput returns a call's input as its payload holds it (blanks around
-// it trimmed), nil for an empty one. It is the payload's own bytes, not a
-// copy: the decoded payload holds a copy of its tool_input already (event's
-// decoder), the group keeps the payload as long as the call, and nobody
-// changes either. A copy per call was an allocation per event, held twice.
+// it trimmed), nil for an empty one. It is the payload's bytes, not a copy:
+// the decoded payload's tool_input is bytes of its own or of its members
+// (event.FromObjectShared) that nothing changes, the group keeps the
+// payload as long as the call, and a copy per call was an allocation per
+// event, held twice.
 func callInput(raw json.RawMessage) json.RawMessage {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
