@@ -117,7 +117,8 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 		it.env = &it.own
 		e := it.env
 		if i < len(payloads) && payloads[i] != nil {
-			it.p, it.decoded = kept(payloads[i], false, g.strs), true
+			it.ownP = *payloads[i]
+			it.p, it.decoded = kept(&it.ownP, g.strs), true
 		}
 		if e.ID == "" {
 			k := contentKey(e)

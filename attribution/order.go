@@ -92,16 +92,20 @@ type item struct {
 	p       *event.Payload
 	decoded bool
 	applied bool // a Group derived from it
-	// own is the envelope env points at when the item holds its own copy:
-	// one object per envelope kept rather than two.
-	own event.Envelope
+	// own is the envelope env points at when the item holds its own copy,
+	// ownP the payload p points at when the caller decoded it (a copy the
+	// item changes: kept), and rec the record newRecord made of the item
+	// last: one object per envelope kept rather than four.
+	own  event.Envelope
+	ownP event.Payload
+	rec  record
 }
 
 func (it *item) payload(in strs) *event.Payload {
 	if !it.decoded {
 		it.decoded = true
 		if p, err := event.Decode(it.env.Payload); err == nil {
-			it.p = kept(p, true, in)
+			it.p = kept(p, in)
 		}
 	}
 	return it.p
@@ -113,15 +117,10 @@ func (it *item) payload(in strs) *event.Payload {
 // payload (a map per event, kept for every event of a group); the strings
 // its events repeat (the session, its paths, the agent, the prompt) are
 // in's copies. Its name is kept in HookEventName, as Name reads a
-// statusLine's from Raw. own reports that p is the item's own, changed in
-// place rather than copied.
-func kept(p *event.Payload, own bool, in strs) *event.Payload {
+// statusLine's from Raw. p is the item's own, changed in place.
+func kept(p *event.Payload, in strs) *event.Payload {
 	if p == nil {
 		return nil
-	}
-	if !own {
-		c := *p
-		p = &c
 	}
 	p.HookEventName = p.Name()
 	p.Raw = nil
@@ -203,11 +202,14 @@ func newRecord(it *item, seq int, in strs) *record {
 	if p == nil || p.SessionID == "" {
 		return nil
 	}
+	// The item's record, made again when the group is derived again: by
+	// then nothing holds the one it replaces.
 	e := it.env
-	return &record{
+	it.rec = record{
 		env: e, p: p, name: p.Name(), at: e.ReceivedAt.UTC(), seq: seq, session: p.SessionID,
 		group: in.groupKey(e.Host, e.User, p.TranscriptPath, p.CWD),
 	}
+	return &it.rec
 }
 
 // GroupKey names the sessions lineage can link: those of the same host,
