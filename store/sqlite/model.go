@@ -235,8 +235,8 @@ func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
 		}
 		return b
 	}
-	var session, agent, tool, status, subtype, effect boxed
-	var version boxedInt
+	var session, agent, tool, status, subtype, effect boxed[string]
+	var version boxed[int64]
 	err = putRows(ctx, tx, bound(db.model.agents), b.Agents,
 		func(a store.AgentRow) rowKey { return rowKey{a.SessionID, a.AgentID} },
 		func(args []any, a store.AgentRow) []any {
@@ -269,27 +269,14 @@ func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
 // own: the columns whose value repeats from row to row (the session, the
 // agent, the tool, the status, the round's version) are boxed once per run
 // of equal values instead of once per row.
-type boxed struct {
-	s string
-	v any
+type boxed[T comparable] struct {
+	last T
+	v    any
 }
 
-func (b *boxed) of(s string) any {
-	if b.v == nil || s != b.s {
-		b.s, b.v = s, s
-	}
-	return b.v
-}
-
-// boxedInt is boxed for an integer column.
-type boxedInt struct {
-	n int64
-	v any
-}
-
-func (b *boxedInt) of(n int64) any {
-	if b.v == nil || n != b.n {
-		b.n, b.v = n, n
+func (b *boxed[T]) of(x T) any {
+	if b.v == nil || x != b.last {
+		b.last, b.v = x, x
 	}
 	return b.v
 }
