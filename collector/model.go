@@ -924,19 +924,21 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	return wait, again
 }
 
-// maxReused bounds the events whose room a buffer of the rounds keeps
-// for the next: after a burst the room goes, not the memory.
+// maxReused bounds the items (events, envelopes, rows) whose room a buffer
+// of the rounds keeps for the next: after a burst the room goes, not the
+// memory.
 const maxReused = 4096
 
-// reuse returns the room of a buffer of pending events, emptied (its
-// events released), for the next round: a round of a steady stream then
-// allocates no buffer for the events it takes.
-func reuse(evs []pendingEvent) []pendingEvent {
-	if cap(evs) > maxReused {
+// reuse returns the room of a buffer of the rounds, emptied (what it held
+// released), for the next round: a round of a steady stream then allocates
+// no buffer for the events it takes or the rows it writes. It returns nil
+// when the room is larger than maxReused.
+func reuse[T any](s []T) []T {
+	if cap(s) > maxReused {
 		return nil
 	}
-	clear(evs)
-	return evs[:0]
+	clear(s) // past len, the room was cleared before
+	return s[:0]
 }
 
 func minTime(a, b time.Time) time.Time {

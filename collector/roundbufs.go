@@ -23,11 +23,9 @@ type roundBufs struct {
 	enc  *json.Encoder
 }
 
-// maxKeptRows and maxKeptDocs bound the room roundBufs keeps between rounds.
-const (
-	maxKeptRows = 4096
-	maxKeptDocs = 4 << 20
-)
+// maxKeptDocs bounds the documents' room roundBufs keeps between rounds;
+// its other buffers are bounded as every buffer of the rounds (reuse).
+const maxKeptDocs = 4 << 20
 
 // docBuf is an io.Writer that appends to its bytes.
 type docBuf struct{ b []byte }
@@ -58,24 +56,14 @@ func (r *roundBufs) doc(v any) (json.RawMessage, error) {
 // its rows and documents released.
 func (r *roundBufs) reuse(b *store.ModelBatch) {
 	r.batch = store.ModelBatch{
-		Reset:     emptied(b.Reset),
-		Sessions:  emptied(b.Sessions),
-		Agents:    emptied(b.Agents),
-		ToolCalls: emptied(b.ToolCalls),
+		Reset:     reuse(b.Reset),
+		Sessions:  reuse(b.Sessions),
+		Agents:    reuse(b.Agents),
+		ToolCalls: reuse(b.ToolCalls),
 	}
-	r.envs, r.payloads = emptied(r.envs), emptied(r.payloads)
+	r.envs, r.payloads = reuse(r.envs), reuse(r.payloads)
 	if cap(r.docs.b) > maxKeptDocs {
 		r.docs.b = nil
 	}
 	r.docs.b = r.docs.b[:0]
-}
-
-// emptied returns s's room with nothing in it (what it held released),
-// nil when it is larger than a round's room is kept for.
-func emptied[T any](s []T) []T {
-	if cap(s) > maxKeptRows {
-		return nil
-	}
-	clear(s) // past len, the room was cleared before
-	return s[:0]
 }
