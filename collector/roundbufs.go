@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/hookwatch/hookwatch/event"
@@ -17,9 +18,9 @@ type roundBufs struct {
 	envs     []event.Envelope
 	payloads []*event.Payload
 	batch    store.ModelBatch
-	// docs holds the documents of the round's rows, each a slice of it;
-	// enc writes to it.
-	docs docBuf
+	// docs holds the documents of the round's rows, each a slice of its
+	// bytes (never read, so written only past them); enc writes to it.
+	docs bytes.Buffer
 	enc  *json.Encoder
 }
 
@@ -27,29 +28,21 @@ type roundBufs struct {
 // its other buffers are bounded as every buffer of the rounds (reuse).
 const maxKeptDocs = 4 << 20
 
-// docBuf is an io.Writer that appends to its bytes.
-type docBuf struct{ b []byte }
-
-func (d *docBuf) Write(p []byte) (int, error) {
-	d.b = append(d.b, p...)
-	return len(p), nil
-}
-
 // doc returns v as JSON, as json.Marshal does, in the round's room: valid
 // until the next round.
 func (r *roundBufs) doc(v any) (json.RawMessage, error) {
 	if r.enc == nil {
 		r.enc = json.NewEncoder(&r.docs) // escapes HTML, as json.Marshal
 	}
-	start := len(r.docs.b)
+	start := r.docs.Len()
 	if err := r.enc.Encode(v); err != nil {
-		r.docs.b = r.docs.b[:start]
+		r.docs.Truncate(start)
 		return nil, err
 	}
 	// Encode ends the document with a newline; the slice is capped so
 	// that appending to it cannot reach the next document.
-	end := len(r.docs.b) - 1
-	return r.docs.b[start:end:end], nil
+	end := r.docs.Len() - 1
+	return r.docs.Bytes()[start:end:end], nil
 }
 
 // reuse takes back the room of a round's batch once PutModel has returned,
@@ -62,8 +55,8 @@ func (r *roundBufs) reuse(b *store.ModelBatch) {
 		ToolCalls: reuse(b.ToolCalls),
 	}
 	r.envs, r.payloads = reuse(r.envs), reuse(r.payloads)
-	if cap(r.docs.b) > maxKeptDocs {
-		r.docs.b = nil
+	if r.docs.Cap() > maxKeptDocs {
+		r.docs = bytes.Buffer{}
 	}
-	r.docs.b = r.docs.b[:0]
+	r.docs.Reset()
 }
