@@ -81,6 +81,43 @@ func Decode(data []byte) (*Payload, error) {
 // replaced with U+FFFD in the members. FromObject of the members gives what
 // Decode gives, but for InvalidUTF8.
 func Split(data []byte) (raw Object, invalidUTF8 bool, err error) {
+	// The members are gathered first, so that the map is made once at its
+	// size rather than grown (a payload has ten to fifteen members).
+	var buf [16]Member
+	ms, invalidUTF8, err := SplitMembers(data, buf[:0])
+	if err != nil {
+		return nil, false, err
+	}
+	return ms.Object(), invalidUTF8, nil
+}
+
+// Member is one top-level member of a payload: its key, decoded, and its
+// value as received.
+type Member struct {
+	Key   string
+	Value json.RawMessage
+}
+
+// Members are the top-level members of a payload in the order they came,
+// a key possibly more than once.
+type Members []Member
+
+// Object returns the members as a map made at their number, a later
+// duplicate winning, as with encoding/json.
+func (ms Members) Object() Object {
+	raw := make(Object, len(ms))
+	for _, m := range ms {
+		raw[m.Key] = m.Value
+	}
+	return raw
+}
+
+// SplitMembers is Split for a reader that goes through the members once,
+// in order, before it needs them as a map (the collector's admission, which
+// makes the map once, of the members as stored): it validates data as
+// Split does and appends its members to dst, in their order, duplicates
+// included. invalidUTF8 and err are Split's.
+func SplitMembers(data []byte, dst Members) (ms Members, invalidUTF8 bool, err error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		return nil, false, ErrNotObject
@@ -94,32 +131,10 @@ func Split(data []byte) (raw Object, invalidUTF8 bool, err error) {
 	// One validating scan of the top level costs a fraction of
 	// json.Unmarshal into a map, whose reflection a one-event hook process
 	// pays in full.
-	// The members are gathered first, so that the map is made once at its
-	// size rather than grown (a payload has ten to fifteen members).
-	var keys [16]string
-	var vals [16][]byte
-	n := 0
+	ms = dst
 	d, ok := jsonscan.Members(data, func(key, val []byte) {
-		k := memberKey(jsonscan.Name(key))
-		if raw == nil {
-			if n < len(keys) {
-				keys[n], vals[n] = k, val
-				n++
-				return
-			}
-			raw = make(Object, 2*len(keys))
-			for i := range n {
-				raw[keys[i]] = vals[i]
-			}
-		}
-		raw[k] = val // a later duplicate wins, as with encoding/json
+		ms = append(ms, Member{memberKey(jsonscan.Name(key)), val})
 	})
-	if ok && raw == nil {
-		raw = make(Object, n)
-		for i := range n {
-			raw[keys[i]] = vals[i]
-		}
-	}
 	if !ok {
 		var v Object
 		err := json.Unmarshal(data, &v) // let encoding/json say what is wrong
@@ -131,7 +146,7 @@ func Split(data []byte) (raw Object, invalidUTF8 bool, err error) {
 	if d > MaxDepth {
 		return nil, false, fmt.Errorf("cannot decode payload: nested %d levels deep, more than %d", d, MaxDepth)
 	}
-	return raw, invalidUTF8, nil
+	return ms, invalidUTF8, nil
 }
 
 // FromObject builds the typed views of an already split payload object. The

@@ -269,6 +269,41 @@ func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
 	if env.Decision != nil {
 		env.Decision = bytes.Clone(env.Decision)
 	}
+	// The rules go through the members in order, and the map is made once,
+	// of the members as stored: neither the rules nor the copy of the
+	// payload walk or change a map. A payload whose key holds a secret or
+	// repeats, or that needs compacting, goes the way of a map
+	// (admitObject), rare enough to be split again.
+	var buf [16]event.Member
+	ms, invalidUTF8, err := event.SplitMembers(env.Payload, buf[:0])
+	if err != nil {
+		return nil
+	}
+	changed, ok := privacy.ApplyMembers(ms, pl.Privacy)
+	if !ok {
+		return pl.admitObject(env)
+	}
+	var b []byte
+	if changed || invalidUTF8 {
+		b = encodeMemberList(ms)
+	} else {
+		data := bytes.TrimSpace(env.Payload)
+		if hasLineBreak(data) {
+			return pl.admitObject(env)
+		}
+		b = ownBytes(ms, data)
+	}
+	raw := ms.Object()
+	if len(raw) != len(ms) {
+		return pl.admitObject(env)
+	}
+	env.Payload = b
+	return event.FromObjectShared(raw)
+}
+
+// admitObject is Admit's rules and copy of env's payload through the map of
+// its members, for the payloads Admit leaves to it.
+func (pl *Pipeline) admitObject(env *event.Envelope) *event.Payload {
 	raw, invalidUTF8, err := event.Split(env.Payload)
 	if err != nil {
 		return nil
@@ -290,23 +325,37 @@ func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
 		}
 		return p
 	}
-	env.Payload = ownBytes(raw, b)
+	ms := make(event.Members, 0, len(raw))
+	for k, v := range raw {
+		ms = append(ms, event.Member{Key: k, Value: v})
+	}
+	env.Payload = ownBytes(ms, b)
+	for _, m := range ms {
+		raw[m.Key] = m.Value
+	}
 	return event.FromObjectShared(raw)
 }
 
-// ownBytes returns a copy of data, the payload raw was split from, with
-// raw's values pointed at their bytes in the copy. A value is a slice of
-// data (event.Split keeps the members' bytes), at data's capacity less its
-// own from the start; one that is not (it does not start there) is left as
-// it is, which costs memory, not correctness.
-func ownBytes(raw event.Object, data []byte) []byte {
+// hasLineBreak reports whether data holds a line break, which a payload
+// stored on a spool's line must not.
+func hasLineBreak(data []byte) bool {
+	return bytes.IndexByte(data, '\n') >= 0 || bytes.IndexByte(data, '\r') >= 0
+}
+
+// ownBytes returns a copy of data, the payload ms was split from, with
+// ms's values pointed at their bytes in the copy. A value is a slice of
+// data (event.SplitMembers keeps the members' bytes), at data's capacity
+// less its own from the start; one that is not (it does not start there)
+// is left as it is, which costs memory, not correctness.
+func ownBytes(ms event.Members, data []byte) []byte {
 	c := bytes.Clone(data)
-	for k, v := range raw {
+	for i, m := range ms {
+		v := m.Value
 		off := cap(data) - cap(v)
 		if len(v) == 0 || off < 0 || off+len(v) > len(data) || &data[off] != &v[0] {
 			continue
 		}
-		raw[k] = c[off : off+len(v) : off+len(v)]
+		ms[i].Value = c[off : off+len(v) : off+len(v)]
 	}
 	return c
 }
@@ -354,47 +403,57 @@ func payloadJSON(raw event.Object, data []byte, reencode bool) (json.RawMessage,
 	return b.Bytes(), nil
 }
 
-// encodeMembers encodes the members of a payload as one JSON object, keys
-// sorted, each value as it is but compacted onto one line (the spool is a
-// line per envelope; a line break in valid JSON can only be a blank between
-// tokens). It then points raw's values at their bytes in the result, so that
-// raw holds what event.Split of the result would give: the typed views built
-// from raw are those of the payload as stored. The values must be valid JSON,
-// as event.Split and the privacy rules leave them.
+// encodeMembers is encodeMemberList of raw's members, raw's values then
+// pointed at their bytes in the result.
 func encodeMembers(raw event.Object) []byte {
-	// The keys and their quoted text in buffers on the stack (a payload
-	// has ten to fifteen members): only the result is allocated.
-	var keysBuf [16]string
-	keys := keysBuf[:0]
-	size := 2 // {}
+	var buf [16]event.Member
+	ms := event.Members(buf[:0])
 	for k, v := range raw {
-		if bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
+		ms = append(ms, event.Member{Key: k, Value: v})
+	}
+	b := encodeMemberList(ms)
+	for _, m := range ms {
+		raw[m.Key] = m.Value
+	}
+	return b
+}
+
+// encodeMemberList encodes the members of a payload, each key once, as one
+// JSON object, keys sorted, each value as it is but compacted onto one line
+// (the spool is a line per envelope; a line break in valid JSON can only be
+// a blank between tokens). It sorts ms and points their values at their
+// bytes in the result, so that they are what event.SplitMembers of the
+// result would give: the typed views built from them are those of the
+// payload as stored. The values must be valid JSON, as event.Split and the
+// privacy rules leave them.
+func encodeMemberList(ms event.Members) []byte {
+	size := 2 // {}
+	for i, m := range ms {
+		if hasLineBreak(m.Value) {
 			var c bytes.Buffer
-			if json.Compact(&c, v) == nil {
-				v = c.Bytes()
-				raw[k] = v
+			if json.Compact(&c, m.Value) == nil {
+				ms[i].Value = c.Bytes()
 			}
 		}
-		keys = append(keys, k)
-		size += len(v) + 2 // and : and ,
+		size += len(ms[i].Value) + 2 // and : and ,
 	}
-	slices.Sort(keys)
-	// The keys quoted one after the other in one buffer rather than one
-	// each (a payload has ten to fifteen members): ends[i] is where keys[i]
-	// ends in it.
+	slices.SortFunc(ms, func(a, b event.Member) int { return strings.Compare(a.Key, b.Key) })
+	// The keys quoted one after the other in a buffer on the stack rather
+	// than one each (a payload has ten to fifteen members): ends[i] is where
+	// ms[i]'s key ends in it.
 	var quotedBuf [512]byte
 	quoted := quotedBuf[:0]
 	var endsBuf [16]int
 	ends := endsBuf[:0]
-	for _, k := range keys {
-		quoted = jsonstr.AppendQuoted(quoted, k)
+	for _, m := range ms {
+		quoted = jsonstr.AppendQuoted(quoted, m.Key)
 		ends = append(ends, len(quoted))
 	}
 	size += len(quoted)
-	// Sized exactly, so that no append moves the bytes raw is pointed at.
+	// Sized exactly, so that no append moves the bytes ms is pointed at.
 	b := make([]byte, 0, size)
 	b = append(b, '{')
-	for i, k := range keys {
+	for i, m := range ms {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -405,8 +464,8 @@ func encodeMembers(raw event.Object) []byte {
 		b = append(b, quoted[from:ends[i]]...)
 		b = append(b, ':')
 		at := len(b)
-		b = append(b, raw[k]...)
-		raw[k] = b[at:len(b):len(b)]
+		b = append(b, m.Value...)
+		ms[i].Value = b[at:len(b):len(b)]
 	}
 	return append(b, '}')
 }

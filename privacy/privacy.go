@@ -198,6 +198,34 @@ func Apply(p map[string]json.RawMessage, o Options) (changed bool) {
 	return changed
 }
 
+// ApplyMembers is Apply for a payload given as its members (event.SplitMembers),
+// each key once: it applies o to each value in place and reports whether it
+// changed any, for a reader that then makes the map of the members as they
+// are now (the collector's admission) rather than changing one. ok is false
+// when a key holds a secret, which Apply renames in a map: the caller then
+// applies Apply to the map of the members as they were, ms being partly
+// applied.
+func ApplyMembers(ms event.Members, o Options) (changed, ok bool) {
+	var toolName json.RawMessage // as Apply: no rule changes tool_name
+	for _, m := range ms {
+		if m.Key == "tool_name" {
+			toolName = m.Value
+		}
+	}
+	for i, m := range ms {
+		if o.Redact && !keep(m.Key) {
+			if _, n := redact.String(m.Key); n > 0 {
+				return false, false
+			}
+		}
+		if nv, ch := Member(m.Key, m.Value, toolName, o); ch {
+			ms[i].Value = nv
+			changed = true
+		}
+	}
+	return changed, true
+}
+
 // Member applies o to the value v of the top-level member named key of a
 // hook payload whose tool_name member is toolName (its JSON text, nil when
 // none), as Apply does, and reports whether it changed it. It is Apply for
