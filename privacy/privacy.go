@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/jsonscan"
@@ -291,7 +292,7 @@ func captureValue(raw json.RawMessage, o Options) (json.RawMessage, bool) {
 		}
 		return raw, false
 	case CapturePreview:
-		b, _, _, _ := previewObject(raw, o)
+		b, _, _, _ := preview(raw, o, false)
 		return b, true
 	}
 	return noneObject(strconv.Itoa(len(raw))), true
@@ -448,16 +449,27 @@ func ToolResponse(raw json.RawMessage, o Options) (v json.RawMessage, head, tail
 // object itself changed them). Its redaction depends on the preview
 // budget, not on len(raw).
 func previewObject(raw json.RawMessage, o Options) (b json.RawMessage, head, tail string, ok bool) {
+	return preview(raw, o, true)
+}
+
+// preview is previewObject; head and tail are strings of their own when
+// own says so, else views of raw or of its redaction, valid only until raw
+// changes: for a caller that keeps only the object (captureValue), which
+// holds copies of them.
+func preview(raw json.RawMessage, o Options, own bool) (b json.RawMessage, head, tail string, ok bool) {
 	hb, tb := o.split()
 	// The text is redacted on its decoded strings, as it was sent, before
 	// it is cut: in the JSON text a secret on the second line of a
 	// command's output follows the "n" of "\n" and no word boundary.
 	red := func(from, to int) string {
+		r := raw[from:to]
 		if o.Redact {
-			r, _ := redact.JSONRange(raw, from, to)
+			r, _ = redact.JSONRange(raw, from, to)
+		}
+		if own || len(r) == 0 {
 			return string(r)
 		}
-		return string(raw[from:to])
+		return unsafe.String(&r[0], len(r))
 	}
 	if len(raw) <= hb+tb+2*window {
 		r := red(0, len(raw))
