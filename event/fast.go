@@ -15,38 +15,121 @@ import (
 // the hand-written code below; TestFastDecodeMatchesReflection holds it to
 // the reflective decoder, field for field.
 
-// fieldRef is one field to read: its JSON key and where to put it.
+// fieldRef is one field to read: its JSON key, its slot among the keys
+// the code below reads (fieldSlot) and where to put it.
 type fieldRef struct {
-	key string
-	dst any // *string, *OptString, **Effort, **float64 or *json.RawMessage
+	key  string
+	slot int
+	dst  any // *string, *OptString, **Effort, **float64 or *json.RawMessage
+}
+
+// The slots of the keys the code below reads, in a fields' values.
+const (
+	slotToolName = 12 + iota
+	slotToolInput
+	slotToolUseID
+	slotToolResponse
+	slotDurationMS
+	numSlots
+)
+
+// fieldSlot returns the slot of a key the code below reads, -1 for any
+// other.
+func fieldSlot(k string) int {
+	switch k {
+	case "session_id":
+		return 0
+	case "transcript_path":
+		return 1
+	case "cwd":
+		return 2
+	case "hook_event_name":
+		return 3
+	case "permission_mode":
+		return 4
+	case "prompt_id":
+		return 5
+	case "agent_id":
+		return 6
+	case "agent_type":
+		return 7
+	case "effort":
+		return 8
+	case "scratchpad_dir":
+		return 9
+	case "model":
+		return 10
+	case "turn_id":
+		return 11
+	case "tool_name":
+		return slotToolName
+	case "tool_input":
+		return slotToolInput
+	case "tool_use_id":
+		return slotToolUseID
+	case "tool_response":
+		return slotToolResponse
+	case "duration_ms":
+		return slotDurationMS
+	}
+	return -1
+}
+
+// fields is where the code below finds a payload's members: its map, or,
+// for a payload given as its members (FromMembers), their values by slot,
+// found in one pass over them rather than a lookup of the map each.
+type fields struct {
+	raw     Object
+	indexed bool
+	vals    [numSlots]json.RawMessage
+}
+
+// index reads the values of ms, whose keys are distinct, into fs.
+func (fs *fields) index(ms Members) {
+	fs.indexed = true
+	for _, m := range ms {
+		if s := fieldSlot(m.Key); s >= 0 {
+			fs.vals[s] = m.Value
+		}
+	}
+}
+
+// value returns the member of the field.
+func (fs *fields) value(f fieldRef) (json.RawMessage, bool) {
+	if fs.indexed {
+		v := fs.vals[f.slot]
+		return v, v != nil // a member's value is never empty
+	}
+	v, ok := fs.raw[f.key]
+	return v, ok
 }
 
 // commonFields lists Common's fields in struct order (the order the
 // reflective decoder reports mistyped fields in).
 func commonFields(c *Common) [12]fieldRef {
 	return [12]fieldRef{
-		{"session_id", &c.SessionID},
-		{"transcript_path", &c.TranscriptPath},
-		{"cwd", &c.CWD},
-		{"hook_event_name", &c.HookEventName},
-		{"permission_mode", &c.PermissionMode},
-		{"prompt_id", &c.PromptID},
-		{"agent_id", &c.AgentID},
-		{"agent_type", &c.AgentType},
-		{"effort", &c.Effort},
-		{"scratchpad_dir", &c.ScratchpadDir},
-		{"model", &c.Model},
-		{"turn_id", &c.TurnID},
+		{"session_id", 0, &c.SessionID},
+		{"transcript_path", 1, &c.TranscriptPath},
+		{"cwd", 2, &c.CWD},
+		{"hook_event_name", 3, &c.HookEventName},
+		{"permission_mode", 4, &c.PermissionMode},
+		{"prompt_id", 5, &c.PromptID},
+		{"agent_id", 6, &c.AgentID},
+		{"agent_type", 7, &c.AgentType},
+		{"effort", 8, &c.Effort},
+		{"scratchpad_dir", 9, &c.ScratchpadDir},
+		{"model", 10, &c.Model},
+		{"turn_id", 11, &c.TurnID},
 	}
 }
 
-// decodeFields reads fields from raw with the reflective decoder's rules.
+// decodeFields reads fields from src with the reflective decoder's rules.
 // Strings are shared through repeatedStrings when repeated says that their
 // values repeat from one event to the next; raw JSON values are raw's own
 // when share says so (FromObjectShared), else copies.
-func decodeFields(raw Object, fields []fieldRef, mistyped *[]string, repeated, share bool) {
-	for _, f := range fields {
-		rv, present := raw[f.key]
+func decodeFields(src *fields, refs []fieldRef, mistyped *[]string, repeated, share bool) {
+	for _, f := range refs {
+		rv, present := src.value(f)
 		if !present {
 			continue
 		}
@@ -102,25 +185,25 @@ func decodeField(rv json.RawMessage, dst any, repeated, share bool) bool {
 }
 
 // decodePreToolUse reads PreToolUse's fields.
-func decodePreToolUse(raw Object, e *PreToolUseInput, mistyped *[]string, share bool) {
-	fields := [3]fieldRef{
-		{"tool_name", &e.ToolName},
-		{"tool_input", &e.ToolInput},
-		{"tool_use_id", &e.ToolUseID},
+func decodePreToolUse(src *fields, e *PreToolUseInput, mistyped *[]string, share bool) {
+	refs := [3]fieldRef{
+		{"tool_name", slotToolName, &e.ToolName},
+		{"tool_input", slotToolInput, &e.ToolInput},
+		{"tool_use_id", slotToolUseID, &e.ToolUseID},
 	}
-	decodeFields(raw, fields[:], mistyped, false, share)
+	decodeFields(src, refs[:], mistyped, false, share)
 }
 
 // decodePostToolUse reads PostToolUse's fields.
-func decodePostToolUse(raw Object, e *PostToolUseInput, mistyped *[]string, share bool) {
-	fields := [5]fieldRef{
-		{"tool_name", &e.ToolName},
-		{"tool_input", &e.ToolInput},
-		{"tool_use_id", &e.ToolUseID},
-		{"tool_response", &e.ToolResponse},
-		{"duration_ms", &e.DurationMS},
+func decodePostToolUse(src *fields, e *PostToolUseInput, mistyped *[]string, share bool) {
+	refs := [5]fieldRef{
+		{"tool_name", slotToolName, &e.ToolName},
+		{"tool_input", slotToolInput, &e.ToolInput},
+		{"tool_use_id", slotToolUseID, &e.ToolUseID},
+		{"tool_response", slotToolResponse, &e.ToolResponse},
+		{"duration_ms", slotDurationMS, &e.DurationMS},
 	}
-	decodeFields(raw, fields[:], mistyped, false, share)
+	decodeFields(src, refs[:], mistyped, false, share)
 }
 
 // decodePostToolBatch reads PostToolBatch's tool_calls. The reflective

@@ -161,24 +161,69 @@ func FromObject(raw Object) *Payload { return fromObject(raw, false) }
 // twice.
 func FromObjectShared(raw Object) *Payload { return fromObject(raw, true) }
 
+// FromMembers is FromObjectShared of raw, the map of the members ms, each
+// key once: the typed views are read from ms in one pass rather than
+// looked up in raw one by one (the collector's admission, which has both).
+func FromMembers(raw Object, ms Members) *Payload {
+	src := fields{raw: raw}
+	src.index(ms)
+	return fromFields(&src, true)
+}
+
 func fromObject(raw Object, share bool) *Payload {
-	p := &Payload{Raw: raw}
-	fields := commonFields(&p.Common)
-	decodeFields(raw, fields[:], &p.Mistyped, true, false)
+	return fromFields(&fields{raw: raw}, share)
+}
+
+// toolCallPayload and toolResultPayload are a payload with its event, in one
+// object: most payloads are of a tool call, and a collector keeps them.
+type toolCallPayload struct {
+	p Payload
+	e PreToolUseInput
+}
+
+type toolResultPayload struct {
+	p Payload
+	e PostToolUseInput
+}
+
+func fromFields(src *fields, share bool) *Payload {
+	raw := src.raw
+	// The event's name as sent picks the object; the name as decoded, below,
+	// what is read into it (the same but for escapes).
+	var p *Payload
+	var pre *PreToolUseInput
+	var post *PostToolUseInput
+	switch v, _ := src.value(fieldRef{key: "hook_event_name", slot: 3}); string(trimJSON(v)) {
+	case `"` + PreToolUse + `"`:
+		t := new(toolCallPayload)
+		p, pre = &t.p, &t.e
+	case `"` + PostToolUse + `"`:
+		t := new(toolResultPayload)
+		p, post = &t.p, &t.e
+	default:
+		p = new(Payload)
+	}
+	p.Raw = raw
+	refs := commonFields(&p.Common)
+	decodeFields(src, refs[:], &p.Mistyped, true, false)
 	name := p.HookEventName
 	if name == "" && looksLikeStatusLine(raw) {
 		name = StatusLine
 	}
 	switch name {
 	case PreToolUse:
-		e := new(PreToolUseInput)
-		decodePreToolUse(raw, e, &p.Mistyped, share)
-		p.Event = e
+		if pre == nil {
+			pre = new(PreToolUseInput)
+		}
+		decodePreToolUse(src, pre, &p.Mistyped, share)
+		p.Event = pre
 		return p
 	case PostToolUse:
-		e := new(PostToolUseInput)
-		decodePostToolUse(raw, e, &p.Mistyped, share)
-		p.Event = e
+		if post == nil {
+			post = new(PostToolUseInput)
+		}
+		decodePostToolUse(src, post, &p.Mistyped, share)
+		p.Event = post
 		return p
 	case PostToolBatch:
 		e := new(PostToolBatchInput)

@@ -256,7 +256,7 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 // fields, the session model) need not decode it again; nil when the payload
 // is not a JSON object. The rules need only the payload's members: the typed
 // views are built once, of the members as stored, and share their bytes
-// (event.FromObjectShared).
+// (event.FromMembers, event.FromObjectShared).
 //
 // The payload stored and its members, and the decision, are bytes of their
 // own, not of the buffer env.Payload and env.Decision may share with other
@@ -298,7 +298,7 @@ func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
 		return pl.admitObject(env)
 	}
 	env.Payload = b
-	return event.FromObjectShared(raw)
+	return event.FromMembers(raw, ms)
 }
 
 // admitObject is Admit's rules and copy of env's payload through the map of
