@@ -4,7 +4,7 @@ import "context"
 
 // ExecForTest runs a statement on the writer connection.
 func (db *DB) ExecForTest(q string) error {
-	_, err := db.writer.ExecContext(context.Background(), q)
+	_, err := db.w.conn.ExecContext(context.Background(), q)
 	return err
 }
 
@@ -21,7 +21,7 @@ func (db *DB) HoldCheckpointsForTest() error {
 	db.ckptDone = make(chan struct{})
 	close(db.ckptDone)
 	for _, q := range []string{"PRAGMA wal_autocheckpoint = 0", "PRAGMA wal_checkpoint(TRUNCATE)"} {
-		if _, err := db.writer.ExecContext(context.Background(), q); err != nil {
+		if _, err := db.w.conn.ExecContext(context.Background(), q); err != nil {
 			return err
 		}
 	}

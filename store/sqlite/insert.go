@@ -2,8 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
+	"database/sql/driver"
 	"fmt"
 	"math/bits"
 	"strings"
@@ -19,34 +18,31 @@ import (
 // and measured on this machine larger statements are no faster.
 const chunkRows = 200
 
-const eventColumns = 12 // bound parameters per event row
-
 // insertStmts are the writer's prepared statements, made on first use.
 type insertStmts struct {
-	chunk   *sql.Stmt // chunkRows rows
-	session *sql.Stmt
+	chunk   wstmt // chunkRows rows
+	session wstmt
 	// pow2[k] inserts 1<<k rows. A batch's last part is written in pieces
 	// of those sizes rather than by a statement of its own size: compiling
 	// a statement of dozens of rows cost more than the rows (a collector
 	// fed small batches commits one every few milliseconds).
-	pow2 [pow2Sizes]*sql.Stmt
+	pow2 [pow2Sizes]wstmt
 }
 
 // pow2Sizes covers every part shorter than chunkRows.
 const pow2Sizes = 8 // 1 … 128 rows
 
-func (s *insertStmts) close() {
-	for _, st := range append([]*sql.Stmt{s.chunk, s.session}, s.pow2[:]...) {
-		if st != nil {
-			st.Close()
-		}
+func (s *insertStmts) all() []*wstmt {
+	out := []*wstmt{&s.chunk, &s.session}
+	for k := range s.pow2 {
+		out = append(out, &s.pow2[k])
 	}
-	*s = insertStmts{}
+	return out
 }
 
 // sized returns the prepared statement for a part of n rows, the chunk or
 // the largest power of two not above n, and the number of rows it inserts.
-func (s *insertStmts) sized(n int) (*sql.Stmt, int) {
+func (s *insertStmts) sized(n int) (wstmt, int) {
 	if n >= chunkRows {
 		return s.chunk, chunkRows
 	}
@@ -55,13 +51,12 @@ func (s *insertStmts) sized(n int) (*sql.Stmt, int) {
 }
 
 // prepareSized prepares the statements sized picks for a batch of n rows
-// that are not prepared yet. It must run outside a transaction: the writer
-// has one connection.
-func (db *DB) prepareSized(ctx context.Context, n int) error {
+// that are not prepared yet.
+func (db *DB) prepareSized(tx *wtx, n int) error {
 	for n %= chunkRows; n > 0; {
 		k := bits.Len(uint(n)) - 1
 		if db.stmts.pow2[k] == nil {
-			st, err := db.writer.PrepareContext(ctx, insertSQL(1<<k))
+			st, err := tx.prepare(insertSQL(1 << k))
 			if err != nil {
 				return fmt.Errorf("cannot prepare the insert of %d rows: %w", 1<<k, err)
 			}
@@ -101,7 +96,7 @@ func insertSQL(rows int) string {
 // again, in part: rare) the ids of part are read back, and the stored ones
 // are the stored rows with the highest seqs; a row ignored may have used a
 // seq without keeping it, so they need not follow each other.
-func seqs(ctx context.Context, tx *sql.Tx, events []store.Event, part []int, stored, last int64) (int, error) {
+func seqs(tx *wtx, events []store.Event, part []int, stored, last int64) (int, error) {
 	if stored == int64(len(part)) {
 		for k, i := range part {
 			events[i].Seq = last - stored + 1 + int64(k)
@@ -117,23 +112,22 @@ func seqs(ctx context.Context, tx *sql.Tx, events []store.Event, part []int, sto
 		ids[k] = events[i].ID
 		at[events[i].ID] = i
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT seq, id FROM events WHERE id IN (?`+
-		strings.Repeat(",?", len(part)-1)+`) ORDER BY seq DESC LIMIT ?`, append(ids, stored)...)
-	if err != nil {
-		return 0, fmt.Errorf("cannot read the seqs of a batch: %w", err)
-	}
-	defer rows.Close()
 	n := 0
-	for rows.Next() {
-		var seq int64
-		var id string
-		if err := rows.Scan(&seq, &id); err != nil {
-			return 0, fmt.Errorf("cannot read the seqs of a batch: %w", err)
+	err := tx.query(`SELECT seq, id FROM events WHERE id IN (?`+
+		strings.Repeat(",?", len(part)-1)+`) ORDER BY seq DESC LIMIT ?`, append(ids, stored), func(row []driver.Value) error {
+		seq, err := int64Of(row[0])
+		if err != nil {
+			return err
+		}
+		id, err := stringOf(row[1])
+		if err != nil {
+			return err
 		}
 		events[at[id]].Seq = seq
 		n++
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return 0, fmt.Errorf("cannot read the seqs of a batch: %w", err)
 	}
 	if n != int(stored) {
@@ -194,24 +188,33 @@ func (db *DB) insert(ctx context.Context, user string, events []store.Event) (in
 		}
 	}
 
-	if err := db.prepare(ctx); err != nil {
-		return 0, err
-	}
-	if err := db.prepareSized(ctx, len(todo)); err != nil {
-		return 0, err
-	}
-	tx, err := db.writer.BeginTx(ctx, nil)
+	var inserted int
+	err := db.w.tx(ctx, func(tx *wtx) (err error) {
+		inserted, err = db.insertIn(tx, user, events, todo)
+		return err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("cannot begin: %w", err)
+		return 0, err
 	}
-	defer tx.Rollback() // a no-op after Commit
+	db.committed()
+	return inserted, nil
+}
 
+// insertIn stores the events todo (indexes into events) in tx.
+func (db *DB) insertIn(tx *wtx, user string, events []store.Event, todo []int) (int, error) {
+	if err := db.prepare(tx); err != nil {
+		return 0, err
+	}
+	if err := db.prepareSized(tx, len(todo)); err != nil {
+		return 0, err
+	}
 	if user != "" {
-		if err := checkOwners(ctx, tx, user, events); err != nil {
+		if err := checkOwners(tx, user, events); err != nil {
 			return 0, err
 		}
 	}
-	args := make([]any, 0, chunkRows*eventColumns)
+	args := tx.argBuf()
+	defer func() { tx.keepArgs(args) }()
 	inserted := 0
 	for rest := todo; len(rest) > 0; {
 		stmt, n := db.stmts.sized(len(rest))
@@ -227,7 +230,7 @@ func (db *DB) insert(ctx context.Context, user string, events []store.Event) (in
 			args = append(args, e.ID, e.SessionID, e.Runtime, e.Kind, e.Event, e.AgentID, agentType,
 				e.ToolName, e.ToolUseID, e.PromptID, e.Time.UnixNano(), boundText(e.Envelope))
 		}
-		res, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+		res, err := tx.exec(stmt, args...)
 		if err != nil {
 			return 0, err
 		}
@@ -239,7 +242,7 @@ func (db *DB) insert(ctx context.Context, user string, events []store.Event) (in
 		if err != nil {
 			return 0, err
 		}
-		got, err := seqs(ctx, tx, events, part, stored, last)
+		got, err := seqs(tx, events, part, stored, last)
 		if err != nil {
 			return 0, err
 		}
@@ -247,36 +250,31 @@ func (db *DB) insert(ctx context.Context, user string, events []store.Event) (in
 	}
 
 	if inserted > 0 {
-		upsert := tx.StmtContext(ctx, db.stmts.session)
 		for _, d := range store.Summarize(events) {
-			if _, err := upsert.ExecContext(ctx, d.ID, d.Runtime, d.Host, d.User, d.CWD, d.TranscriptPath,
+			if _, err := tx.exec(db.stmts.session, d.ID, d.Runtime, d.Host, d.User, d.CWD, d.TranscriptPath,
 				d.FirstEventAt.UnixNano(), d.LastEventAt.UnixNano(), d.Count, d.LastSeq); err != nil {
 				return 0, fmt.Errorf("cannot update session %q: %w", d.ID, err)
 			}
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("cannot commit: %w", err)
-	}
-	db.committed()
 	return inserted, nil
 }
 
 // checkOwners refuses (store.ErrNotOwner) events of a session another user
 // recorded, reading the owners in tx.
-func checkOwners(ctx context.Context, tx *sql.Tx, user string, events []store.Event) error {
+func checkOwners(tx *wtx, user string, events []store.Event) error {
 	owners := map[string]string{}
 	for i := range events {
 		id := events[i].SessionID
 		if _, ok := owners[id]; ok {
 			continue
 		}
-		var owner string
-		err := tx.QueryRowContext(ctx, `SELECT user_name FROM sessions WHERE id = ?`, id).Scan(&owner)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			owner = user // new: this batch starts it
-		case err != nil:
+		owner := user // a session not stored yet: this batch starts it
+		err := tx.query(`SELECT user_name FROM sessions WHERE id = ?`, []any{id}, func(row []driver.Value) (err error) {
+			owner, err = stringOf(row[0])
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("cannot read the owner of session %q: %w", id, err)
 		}
 		owners[id] = owner
@@ -284,15 +282,15 @@ func checkOwners(ctx context.Context, tx *sql.Tx, user string, events []store.Ev
 	return store.CheckOwners(user, owners)
 }
 
-func (db *DB) prepare(ctx context.Context) error {
+func (db *DB) prepare(tx *wtx) error {
 	if db.stmts.chunk != nil {
 		return nil
 	}
-	chunk, err := db.writer.PrepareContext(ctx, insertSQL(chunkRows))
+	chunk, err := tx.prepare(insertSQL(chunkRows))
 	if err != nil {
 		return fmt.Errorf("cannot prepare the insert: %w", err)
 	}
-	session, err := db.writer.PrepareContext(ctx, upsertSessionSQL)
+	session, err := tx.prepare(upsertSessionSQL)
 	if err != nil {
 		chunk.Close()
 		return fmt.Errorf("cannot prepare the session upsert: %w", err)

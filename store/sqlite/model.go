@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -105,12 +106,12 @@ const (
 // rowStmts are the prepared statements of one rowTable.
 type rowStmts struct {
 	table          rowTable
-	chunk, replace *sql.Stmt // upsertSQL(modelChunkRows), replaceSQL()
+	chunk, replace wstmt // upsertSQL(modelChunkRows), replaceSQL()
 	// pow2[k] is upsertSQL(1<<k). A round's rows past its last chunk are
 	// written in pieces of those sizes, at most modelPow2Sizes statements,
 	// rather than one statement per row: each statement run costs more
 	// than a row.
-	pow2 [modelPow2Sizes]*sql.Stmt
+	pow2 [modelPow2Sizes]wstmt
 }
 
 // modelPow2Sizes covers every part shorter than modelChunkRows.
@@ -118,7 +119,7 @@ const modelPow2Sizes = 7 // 1 … 64 rows
 
 // sized returns the statement for a part of n rows, the chunk or the
 // largest power of two not above n, and the number of rows it writes.
-func (r *rowStmts) sized(n int) (*sql.Stmt, int) {
+func (r *rowStmts) sized(n int) (wstmt, int) {
 	if n >= modelChunkRows {
 		return r.chunk, modelChunkRows
 	}
@@ -126,8 +127,8 @@ func (r *rowStmts) sized(n int) (*sql.Stmt, int) {
 	return r.pow2[k], 1 << k
 }
 
-func (r *rowStmts) all() []**sql.Stmt {
-	out := []**sql.Stmt{&r.chunk, &r.replace}
+func (r *rowStmts) all() []*wstmt {
+	out := []*wstmt{&r.chunk, &r.replace}
 	for k := range r.pow2 {
 		out = append(out, &r.pow2[k])
 	}
@@ -145,12 +146,12 @@ func (t rowTable) queries() []string {
 // modelStmts are the writer's prepared statements of PutModel, made on
 // first use: a batch pays no parsing.
 type modelStmts struct {
-	session, resetAgents, resetCalls *sql.Stmt
+	session, resetAgents, resetCalls wstmt
 	agents, calls                    rowStmts
 }
 
-func (s *modelStmts) all() []**sql.Stmt {
-	out := []**sql.Stmt{&s.session, &s.resetAgents, &s.resetCalls}
+func (s *modelStmts) all() []*wstmt {
+	out := []*wstmt{&s.session, &s.resetAgents, &s.resetCalls}
 	return append(append(out, s.agents.all()...), s.calls.all()...)
 }
 
@@ -163,7 +164,7 @@ func (s *modelStmts) close() {
 	*s = modelStmts{}
 }
 
-func (db *DB) prepareModel(ctx context.Context) error {
+func (db *DB) prepareModel(tx *wtx) error {
 	if db.model.session != nil {
 		return nil
 	}
@@ -171,10 +172,10 @@ func (db *DB) prepareModel(ctx context.Context) error {
 	queries := []string{upsertModelSessionSQL, resetAgentsSQL, resetToolCallsSQL}
 	queries = append(append(queries, agentTable.queries()...), toolCallTable.queries()...)
 	for i, dst := range s.all() {
-		st, err := db.writer.PrepareContext(ctx, queries[i])
+		st, err := tx.prepare(queries[i])
 		if err != nil {
 			s.close()
-			return fmt.Errorf("cannot prepare %q: %w", queries[i], err)
+			return err
 		}
 		*dst = st
 	}
@@ -202,42 +203,31 @@ func (db *DB) PutModel(ctx context.Context, b store.ModelBatch) error {
 }
 
 func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
-	if err := db.prepareModel(ctx); err != nil {
+	return db.w.tx(ctx, func(tx *wtx) error { return db.putModelIn(tx, b) })
+}
+
+// putModelIn writes b in tx.
+func (db *DB) putModelIn(tx *wtx, b store.ModelBatch) error {
+	if err := db.prepareModel(tx); err != nil {
 		return err
 	}
-	tx, err := db.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("cannot begin: %w", err)
-	}
-	defer tx.Rollback() // a no-op after Commit
-	st := func(s *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, s) }
-
-	resetAgents, resetCalls := st(db.model.resetAgents), st(db.model.resetCalls)
 	for _, id := range b.Reset {
-		if _, err := resetAgents.ExecContext(ctx, id); err != nil {
+		if _, err := tx.exec(db.model.resetAgents, id); err != nil {
 			return fmt.Errorf("cannot reset session %q: %w", id, err)
 		}
-		if _, err := resetCalls.ExecContext(ctx, id); err != nil {
+		if _, err := tx.exec(db.model.resetCalls, id); err != nil {
 			return fmt.Errorf("cannot reset session %q: %w", id, err)
 		}
 	}
-	put := st(db.model.session)
 	for _, m := range b.Sessions {
-		if _, err := put.ExecContext(ctx, m.SessionID, m.GroupKey, m.Seq, m.UpdatedSeq,
+		if _, err := tx.exec(db.model.session, m.SessionID, m.GroupKey, m.Seq, m.UpdatedSeq,
 			nanos(m.FirstEventAt), nanos(m.LastEventAt), m.AliasOf, nullJSON(m.Summary)); err != nil {
 			return fmt.Errorf("session %q: %w", m.SessionID, err)
 		}
 	}
-	bound := func(r rowStmts) rowStmts {
-		b := rowStmts{table: r.table, chunk: st(r.chunk), replace: st(r.replace)}
-		for k, p := range r.pow2 {
-			b.pow2[k] = st(p)
-		}
-		return b
-	}
 	var session, agent, tool, status, subtype, effect boxed[string]
 	var version boxed[int64]
-	err = putRows(ctx, tx, bound(db.model.agents), b.Agents,
+	err := putRows(tx, &db.model.agents, b.Agents,
 		func(a store.AgentRow) rowKey { return rowKey{a.SessionID, a.AgentID} },
 		func(args []any, a store.AgentRow) []any {
 			var parent any // NULL for the main agent
@@ -249,7 +239,7 @@ func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
 	if err != nil {
 		return fmt.Errorf("cannot store agents: %w", err)
 	}
-	err = putRows(ctx, tx, bound(db.model.calls), b.ToolCalls,
+	err = putRows(tx, &db.model.calls, b.ToolCalls,
 		func(c store.ToolCallRow) rowKey { return rowKey{c.SessionID, c.ToolUseID} },
 		func(args []any, c store.ToolCallRow) []any {
 			return append(args, session.of(c.SessionID), c.ToolUseID, agent.of(c.AgentID), tool.of(c.ToolName),
@@ -258,15 +248,12 @@ func (db *DB) putModel(ctx context.Context, b store.ModelBatch) error {
 	if err != nil {
 		return fmt.Errorf("cannot store tool calls: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("cannot commit: %w", err)
-	}
 	return nil
 }
 
-// boxed is a column's latest value as a statement argument. database/sql
-// takes arguments as any, and a string put in one is an allocation of its
-// own: the columns whose value repeats from row to row (the session, the
+// boxed is a column's latest value as a statement argument. A statement
+// takes its arguments as any, and a string put in one is an allocation of
+// its own: the columns whose value repeats from row to row (the session, the
 // agent, the tool, the status, the round's version) are boxed once per run
 // of equal values instead of once per row.
 type boxed[T comparable] struct {
@@ -289,13 +276,14 @@ type rowKey struct{ session, id string }
 // modelChunkRows rows, then the rest in pieces of powers of two, then the replace of the
 // rows the first step left alone. A key given twice is written once, with
 // its last row, so that no statement meets a key twice.
-func putRows[R any](ctx context.Context, tx *sql.Tx, st rowStmts, rows []R, key func(R) rowKey, bind func([]any, R) []any) error {
+func putRows[R any](tx *wtx, st *rowStmts, rows []R, key func(R) rowKey, bind func([]any, R) []any) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	rows = sqlq.LastOfKey(rows, key)
 	var alone []R // rows the first step left alone
-	var args []any
+	args := tx.argBuf()
+	defer func() { tx.keepArgs(args) }()
 	for todo := rows; len(todo) > 0; {
 		stmt, n := st.sized(len(todo))
 		piece := todo[:n]
@@ -304,7 +292,7 @@ func putRows[R any](ctx context.Context, tx *sql.Tx, st rowStmts, rows []R, key 
 		for _, r := range piece {
 			args = bind(args, r)
 		}
-		res, err := stmt.ExecContext(ctx, args...)
+		res, err := tx.exec(stmt, args...)
 		if err != nil {
 			return err
 		}
@@ -318,7 +306,7 @@ func putRows[R any](ctx context.Context, tx *sql.Tx, st rowStmts, rows []R, key 
 		// The piece again, returning what it writes: the rows it wrote
 		// the first time (rewritten with the same values) and not the
 		// others, whose columns outside changing still differ.
-		written, err := returning(ctx, tx, st.table.returningSQL(n), args)
+		written, err := returning(tx, st.table.returningSQL(n), args)
 		if err != nil {
 			return err
 		}
@@ -329,7 +317,8 @@ func putRows[R any](ctx context.Context, tx *sql.Tx, st rowStmts, rows []R, key 
 		}
 	}
 	for _, r := range alone {
-		if _, err := st.replace.ExecContext(ctx, bind(args[:0], r)...); err != nil {
+		args = bind(args[:0], r)
+		if _, err := tx.exec(st.replace, args...); err != nil {
 			return err
 		}
 	}
@@ -338,21 +327,20 @@ func putRows[R any](ctx context.Context, tx *sql.Tx, st rowStmts, rows []R, key 
 
 // returning runs q, an upsert RETURNING the keys of the rows it wrote, and
 // returns those keys.
-func returning(ctx context.Context, tx *sql.Tx, q string, args []any) (map[rowKey]bool, error) {
-	res, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Close()
+func returning(tx *wtx, q string, args []any) (map[rowKey]bool, error) {
 	written := map[rowKey]bool{}
-	for res.Next() {
+	err := tx.query(q, args, func(row []driver.Value) (err error) {
 		var k rowKey
-		if err := res.Scan(&k.session, &k.id); err != nil {
-			return nil, err
+		if k.session, err = stringOf(row[0]); err != nil {
+			return err
+		}
+		if k.id, err = stringOf(row[1]); err != nil {
+			return err
 		}
 		written[k] = true
-	}
-	return written, res.Err()
+		return nil
+	})
+	return written, err
 }
 
 var nanos, timeOf = sqlq.Nanos, sqlq.Time

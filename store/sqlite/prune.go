@@ -23,7 +23,7 @@ func (db *DB) PruneSessions(ctx context.Context, before time.Time, limit int) (s
 	if db.closed {
 		return 0, 0, ErrClosed
 	}
-	tx, err := db.writer.BeginTx(ctx, nil)
+	tx, err := db.w.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, 0, fmt.Errorf("cannot begin: %w", err)
 	}

@@ -5,7 +5,9 @@
 // transactions take the write lock up front (BEGIN IMMEDIATE) so they never
 // fail half-way on a lock upgrade, and a separate pool of read-only
 // connections that WAL lets read while the writer writes. Inserts are batched
-// into one transaction with multi-row prepared INSERTs.
+// into one transaction with multi-row prepared INSERTs. The writer's
+// transactions run on the driver's connection and statements, not through
+// database/sql's (wconn.go).
 package sqlite
 
 import (
@@ -33,7 +35,8 @@ var ErrClosed = errors.New("sqlite store is closed")
 // DB is a SQLite store.Store. It is safe for concurrent use.
 type DB struct {
 	path   string
-	writer *sql.DB // exactly one connection
+	writer *sql.DB // exactly one connection, w's
+	w      *wconn
 	reader *sql.DB // read-only connections
 
 	// mu serializes writers (the single connection would anyway, but the
@@ -94,9 +97,14 @@ func Open(path string) (*DB, error) {
 		db.writer.Close()
 		return nil, fmt.Errorf("sqlite.Open: %w", err)
 	}
+	if db.w, err = newWconn(context.Background(), db.writer); err != nil {
+		db.writer.Close()
+		return nil, fmt.Errorf("sqlite.Open: %w", err)
+	}
 
 	db.reader, err = sql.Open("sqlite", dsn(abs, common+"&_pragma=cache_size(-16384)&_query_only=1"))
 	if err != nil {
+		db.w.close()
 		db.writer.Close()
 		return nil, fmt.Errorf("sqlite.Open: %w", err)
 	}
@@ -104,12 +112,14 @@ func Open(path string) (*DB, error) {
 	db.reader.SetMaxOpenConns(n)
 	db.reader.SetMaxIdleConns(n)
 	if err := db.reader.Ping(); err != nil {
+		db.w.close()
 		db.writer.Close()
 		db.reader.Close()
 		return nil, fmt.Errorf("sqlite.Open: cannot open read connection: %w", err)
 	}
 	db.ckpt, err = sql.Open("sqlite", dsn(abs, common+"&_pragma=synchronous(NORMAL)"))
 	if err != nil {
+		db.w.close()
 		db.writer.Close()
 		db.reader.Close()
 		return nil, fmt.Errorf("sqlite.Open: %w", err)
@@ -181,14 +191,13 @@ func (db *DB) Close() error {
 	db.closed = true
 	close(db.stopCkpt)
 	<-db.ckptDone
-	db.stmts.close()
-	db.model.close()
+	errS := db.w.close(append(db.stmts.all(), db.model.all()...)...)
 	// Closing the writer last lets SQLite checkpoint the WAL into the main
 	// file and remove it when it is the last connection.
 	errC := db.ckpt.Close()
 	errR := db.reader.Close()
 	errW := db.writer.Close()
-	if err := errors.Join(errC, errR, errW); err != nil {
+	if err := errors.Join(errS, errC, errR, errW); err != nil {
 		return fmt.Errorf("cannot close %s: %w", db.path, err)
 	}
 	return nil

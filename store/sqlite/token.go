@@ -33,7 +33,7 @@ func (db *DB) CreateToken(ctx context.Context, t store.Token) error {
 	if db.closed {
 		return ErrClosed
 	}
-	res, err := db.writer.ExecContext(ctx, sqlq.CreateToken, t.ID, t.User, t.Team, t.Role, t.Hash, sqlq.Nanos(t.CreatedAt))
+	res, err := db.w.conn.ExecContext(ctx, sqlq.CreateToken, t.ID, t.User, t.Team, t.Role, t.Hash, sqlq.Nanos(t.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("cannot create token %q: %w", t.ID, err)
 	}
@@ -84,7 +84,7 @@ func (db *DB) RevokeToken(ctx context.Context, id string, at time.Time) error {
 	if db.closed {
 		return ErrClosed
 	}
-	res, err := db.writer.ExecContext(ctx, sqlq.RevokeToken, sqlq.Nanos(at), id)
+	res, err := db.w.conn.ExecContext(ctx, sqlq.RevokeToken, sqlq.Nanos(at), id)
 	if err != nil {
 		return fmt.Errorf("cannot revoke token %q: %w", id, err)
 	}
@@ -92,7 +92,7 @@ func (db *DB) RevokeToken(ctx context.Context, id string, at time.Time) error {
 		return nil
 	}
 	var found int
-	if err := db.writer.QueryRowContext(ctx, sqlq.RevokeTokenExists, id).Scan(&found); err != nil {
+	if err := db.w.conn.QueryRowContext(ctx, sqlq.RevokeTokenExists, id).Scan(&found); err != nil {
 		return fmt.Errorf("cannot revoke token %q: %w", id, err)
 	}
 	if found == 0 {
