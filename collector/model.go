@@ -1493,7 +1493,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 		}
 		m.stalls.note(sc.Session, w.Waiting(sc.Session))
 		for _, c := range sc.ToolCalls {
-			doc, err := m.bufs.doc(c)
+			doc, err := m.bufs.call(c)
 			if err != nil {
 				return nil, err
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/store"
 )
@@ -42,6 +43,20 @@ func (r *roundBufs) doc(v any) (json.RawMessage, error) {
 	// Encode ends the document with a newline; the slice is capped so
 	// that appending to it cannot reach the next document.
 	end := r.docs.Len() - 1
+	return r.docs.Bytes()[start:end:end], nil
+}
+
+// call returns c's document (attribution.ToolCall.AppendJSON: what doc
+// would make of it, without reflection) in the round's room: valid until
+// the next round. A round writes one per call that changed.
+func (r *roundBufs) call(c *attribution.ToolCall) (json.RawMessage, error) {
+	start := r.docs.Len()
+	b, err := c.AppendJSON(r.docs.AvailableBuffer())
+	if err != nil {
+		return nil, err
+	}
+	r.docs.Write(b)
+	end := r.docs.Len()
 	return r.docs.Bytes()[start:end:end], nil
 }
 

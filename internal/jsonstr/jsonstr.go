@@ -22,7 +22,22 @@ func AppendQuoted(dst []byte, s string) []byte {
 // binary output) replaced by U+FFFD so that stores that insist on valid
 // UTF-8 accept it. '<', '>' and '&' stay as they are: nothing here is
 // embedded in HTML.
-func AppendEscaped(dst []byte, s string) []byte {
+func AppendEscaped(dst []byte, s string) []byte { return appendEscaped(dst, s, false) }
+
+// AppendQuotedHTML appends s to dst as a quoted JSON string exactly as
+// encoding/json writes a string (json.Marshal, an Encoder that escapes
+// HTML): as AppendQuoted does, and '<', '>', '&', U+2028 and U+2029 escaped
+// as \u003c, \u003e, \u0026, \u2028 and \u2029. It is for documents that
+// must stay byte for byte what json.Marshal made of them before.
+func AppendQuotedHTML(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendEscaped(dst, s, true)
+	return append(dst, '"')
+}
+
+// appendEscaped is AppendEscaped, with encoding/json's escapes of HTML
+// when html is set.
+func appendEscaped(dst []byte, s string, html bool) []byte {
 	const hex = "0123456789abcdef"
 	// Bytes that need nothing are copied in runs, not one by one: most
 	// text has no byte to escape at all.
@@ -34,7 +49,7 @@ func AppendEscaped(dst []byte, s string) []byte {
 			// paths, most of a text. The word that is not plain, or
 			// the last bytes, are read byte by byte.
 			for i+8 <= len(s) {
-				if !plain8(swar.LoadString(s, i)) {
+				if x := swar.LoadString(s, i); !plain8(x) || html && htmlIn8(x) {
 					break
 				}
 				i += 8
@@ -46,7 +61,7 @@ func AppendEscaped(dst []byte, s string) []byte {
 		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
 				i++
 				continue
 			}
@@ -72,14 +87,24 @@ func AppendEscaped(dst []byte, s string) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+		switch {
+		case r == utf8.RuneError && size == 1:
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
+			start = i + size
+		case html && (r == '\u2028' || r == '\u2029'):
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
 			start = i + size
 		}
 		i += size
 	}
 	return append(dst, s[start:]...)
+}
+
+// htmlIn8 reports whether one of the eight bytes of x is '<', '>' or '&'.
+func htmlIn8(x uint64) bool {
+	return swar.Has(x, '<')|swar.Has(x, '>')|swar.Has(x, '&') != 0
 }
 
 // plain8 reports whether the eight bytes of x are ASCII that needs no

@@ -11,7 +11,7 @@ import (
 )
 
 func FuzzAppendQuoted(f *testing.F) {
-	for _, s := range []string{"", "plain", "q\"b\\s", "\b\f\n\r\t\x00\x1f", "<&>", "ü\u2028", "bad \xff\xfe", "\xc3"} {
+	for _, s := range []string{"", "plain", "q\"b\\s", "\b\f\n\r\t\x00\x1f", "<&>", "ü\u2028\u2029…", "bad \xff\xfe", "\xc3", "abcdefg<hijklmn&op>"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -29,6 +29,9 @@ func FuzzAppendQuoted(f *testing.F) {
 		if want := escapeBytewise(s); string(out[1:len(out)-1]) != want {
 			t.Fatalf("AppendQuoted(%q) = %s, byte by byte %s", s, out, want)
 		}
+		if got, want := jsonstr.AppendQuotedHTML(nil, s), mustMarshal(t, s); string(got) != string(want) {
+			t.Fatalf("AppendQuotedHTML(%q) = %s, json.Marshal %s", s, got, want)
+		}
 	})
 }
 
@@ -43,6 +46,9 @@ func TestAppendEscapedWords(t *testing.T) {
 			for _, s := range []string{string(b), string(b[:at+1]), string(b[at:])} {
 				if got, want := string(jsonstr.AppendEscaped(nil, s)), escapeBytewise(s); got != want {
 					t.Fatalf("AppendEscaped(%q) = %q, byte by byte %q", s, got, want)
+				}
+				if got, want := jsonstr.AppendQuotedHTML(nil, s), mustMarshal(t, s); string(got) != string(want) {
+					t.Fatalf("AppendQuotedHTML(%q) = %s, json.Marshal %s", s, got, want)
 				}
 			}
 		}
@@ -78,4 +84,14 @@ func escapeBytewise(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// mustMarshal is json.Marshal of s: AppendQuotedHTML's contract.
+func mustMarshal(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
