@@ -215,6 +215,9 @@ func (db *DB) insertIn(tx *wtx, user string, events []store.Event, todo []int) (
 	}
 	args := tx.argBuf()
 	defer func() { tx.keepArgs(args) }()
+	// A batch is mostly runs of one session's events: the columns that
+	// repeat from row to row are boxed once per run (boxed).
+	var session, runtime, kind, hook, agent, subagent, tool, prompt boxed[string]
 	inserted := 0
 	for rest := todo; len(rest) > 0; {
 		stmt, n := db.stmts.sized(len(rest))
@@ -225,10 +228,11 @@ func (db *DB) insertIn(tx *wtx, user string, events []store.Event, todo []int) (
 			e := &events[i]
 			var agentType any // NULL when absent
 			if e.AgentType != nil {
-				agentType = *e.AgentType
+				agentType = subagent.of(*e.AgentType)
 			}
-			args = append(args, e.ID, e.SessionID, e.Runtime, e.Kind, e.Event, e.AgentID, agentType,
-				e.ToolName, e.ToolUseID, e.PromptID, e.Time.UnixNano(), boundText(e.Envelope))
+			args = append(args, e.ID, session.of(e.SessionID), runtime.of(e.Runtime), kind.of(e.Kind), hook.of(e.Event),
+				agent.of(e.AgentID), agentType, tool.of(e.ToolName), e.ToolUseID, prompt.of(e.PromptID), e.Time.UnixNano(),
+				boundText(e.Envelope))
 		}
 		res, err := tx.exec(stmt, args...)
 		if err != nil {
