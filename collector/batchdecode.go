@@ -37,10 +37,63 @@ func DecodeBatch(r io.Reader) ([]event.Envelope, error) {
 
 // decodeBatchBytes is DecodeBatch of a body already read.
 func decodeBatchBytes(data []byte) ([]event.Envelope, error) {
-	if envs, ok := scanBatch(data); ok {
+	sp := newSplitPayloads()
+	defer sp.release()
+	return decodeBatchSplit(data, sp)
+}
+
+// decodeBatchSplit is decodeBatchBytes, which also puts in sp the members
+// of the payloads it split as it scanned the body (splitPayloads.of), for
+// admission (ingest.Pipeline.AdmitSplit). sp is reset first.
+func decodeBatchSplit(data []byte, sp *splitPayloads) ([]event.Envelope, error) {
+	sp.members, sp.spans = sp.members[:0], sp.spans[:0]
+	if envs, ok := scanBatch(data, sp); ok {
 		return envs, nil
 	}
+	sp.members, sp.spans = sp.members[:0], sp.spans[:0]
 	return decodeBatch(json.NewDecoder(&spaceCapReader{r: bytes.NewReader(data)}))
+}
+
+// splitPayloads are the members of a batch's payloads, split as the batch
+// was scanned: spans[i] says where envelope i's are in members.
+type splitPayloads struct {
+	members event.Members
+	spans   []memberSpan
+}
+
+type memberSpan struct {
+	from, to int
+	split    bool // false: the payload was not split (not an object, or too deep)
+}
+
+// of returns the members of envelope i's payload, and false when it was
+// not split (then the payload is split again by whoever reads it).
+func (sp *splitPayloads) of(i int) (event.Members, bool) {
+	if sp == nil || i >= len(sp.spans) || !sp.spans[i].split {
+		return nil, false
+	}
+	m := sp.spans[i]
+	return sp.members[m.from:m.to:m.to], true
+}
+
+// scratchSplits holds splitPayloads for reuse: a batch's members are read
+// by admission and then dropped.
+var scratchSplits = sync.Pool{New: func() any { return new(splitPayloads) }}
+
+// maxScratchMembers bounds the members a kept splitPayloads holds room for.
+const maxScratchMembers = 16 * maxScratchEnvelopes
+
+func newSplitPayloads() *splitPayloads { return scratchSplits.Get().(*splitPayloads) }
+
+// release hands sp back for reuse; the members it held must not be used
+// again.
+func (sp *splitPayloads) release() {
+	clear(sp.members) // they point into the body
+	if cap(sp.members) > maxScratchMembers || cap(sp.spans) > maxScratchEnvelopes {
+		return
+	}
+	sp.members, sp.spans = sp.members[:0], sp.spans[:0]
+	scratchSplits.Put(sp)
 }
 
 // scanBatch is DecodeBatch's fast path: false when data is not a valid
@@ -50,7 +103,7 @@ func decodeBatchBytes(data []byte) ([]event.Envelope, error) {
 // reaches it (Envelope.UnmarshalScanned), rather than finding the array,
 // then each envelope in it, then decoding each: three passes over every
 // payload.
-func scanBatch(data []byte) ([]event.Envelope, bool) {
+func scanBatch(data []byte, sp *splitPayloads) ([]event.Envelope, bool) {
 	s := jsonscan.NewScanner(data)
 	if s.Next().Kind != jsonscan.BeginObject {
 		return nil, false
@@ -80,8 +133,15 @@ func scanBatch(data []byte) ([]event.Envelope, bool) {
 		}
 		found = true
 		var ok bool
-		if envs, ok = scanEnvelopes(&s); !ok {
+		if envs, ok = scanEnvelopes(&s, sp); !ok {
 			return nil, false
+		}
+		if s.MaxDepthSeen() > event.MaxDepth {
+			// A payload may nest deeper than admission takes: let it
+			// split them again, and refuse what it refuses.
+			for i := range sp.spans {
+				sp.spans[i].split = false
+			}
 		}
 	}
 }
@@ -93,7 +153,7 @@ func scanBatch(data []byte) ([]event.Envelope, bool) {
 // copied out at their number, which is known only at the end: the slice
 // is made once, at its size, without a pass over the body to guess it
 // nor growth by doubling (a batch of 17 would allocate room for 32).
-func scanEnvelopes(s *jsonscan.Scanner) ([]event.Envelope, bool) {
+func scanEnvelopes(s *jsonscan.Scanner, sp *splitPayloads) ([]event.Envelope, bool) {
 	buf := scratchEnvelopes.Get().(*[]event.Envelope)
 	envs := (*buf)[:0]
 	defer func() {
@@ -113,9 +173,13 @@ func scanEnvelopes(s *jsonscan.Scanner) ([]event.Envelope, bool) {
 		}
 		envs = append(envs, event.Envelope{})
 		n := len(envs)
-		if _, ok := envs[n-1].UnmarshalScanned(s); !ok {
+		from := len(sp.members)
+		_, members, split, ok := envs[n-1].UnmarshalScannedSplit(s, sp.members)
+		if !ok {
 			return nil, false
 		}
+		sp.members = members
+		sp.spans = append(sp.spans, memberSpan{from: from, to: len(members), split: split})
 		if n > 1 {
 			shareStrings(&envs[n-1], &envs[n-2])
 		}

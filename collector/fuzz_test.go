@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
 // FuzzDecodeBatch feeds arbitrary bodies to the batch decoder and the
@@ -36,7 +38,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	now := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		// The scan is only a faster way to what encoding/json decodes.
-		if fast, ok := scanBatch(body); ok {
+		if fast, ok := scanBatch(body, new(splitPayloads)); ok {
 			slow, err := decodeBatch(json.NewDecoder(bytes.NewReader(body)))
 			if err != nil || !reflect.DeepEqual(fast, slow) {
 				t.Fatalf("the scan decoded %+v, encoding/json %+v (%v)", fast, slow, err)
@@ -150,4 +152,118 @@ func (r *pieceReader) Read(p []byte) (int, error) {
 	k := copy(p[:min(len(p), r.n)], r.b)
 	r.b = r.b[k:]
 	return k, nil
+}
+
+// FuzzScanSplit: the members of the payloads the batch's scan splits are
+// those event.SplitMembers gives of each payload alone, and admitting an
+// envelope from them (AdmitSplit) stores and decodes what Admit does, in
+// bytes of its own: overwriting the body afterwards changes nothing.
+func FuzzScanSplit(f *testing.F) {
+	f.Add([]byte(`{"envelopes":[{"id":"a","payload":{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}},{"id":"b","payload":{}}]}`))
+	f.Add([]byte(`{"envelopes":[{"id":"x","payload":{"a":"\xff","a":{"b":[1]}}},{"id":"y","payload":[1]}]}`))
+	f.Add([]byte(`{"envelopes":[{"payload":{"hook_event_name":"PostToolUse","tool_response":{"stdout":"ghp_aB3dE6gH9jaB3dE6gH9jaB3dE6gH9jkLmNoP"}},"id":"z"}]}`))
+	f.Add([]byte(`{"envelopes":[{"payload":{"x":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}}]}`))
+	if b, err := os.ReadFile("../testdata/payloads/claude-code-2.1.197.jsonl"); err == nil && len(b) > 600 {
+		f.Add([]byte(`{"envelopes":[{"id":"a","payload":` + string(b[:bytesToNewline(b)]) + `}]}`))
+	}
+	pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkScanSplit(t, &pl, body)
+	})
+}
+
+// checkScanSplit fails when the payloads of body the scan splits are not
+// split as event.SplitMembers splits them, or are admitted otherwise than
+// by Admit. It returns how many it split.
+func checkScanSplit(t *testing.T, pl *ingest.Pipeline, body []byte) (split int) {
+	t.Helper()
+	sp := newSplitPayloads()
+	defer sp.release()
+	envs, err := decodeBatchSplit(body, sp)
+	if err != nil {
+		return 0
+	}
+	type admitted struct {
+		payload []byte
+		decoded *event.Payload
+	}
+	var got []admitted
+	for i, env := range envs {
+		ms, ok := sp.of(i)
+		if !ok {
+			continue
+		}
+		want, invalidUTF8, err := event.SplitMembers(env.Payload, nil)
+		if err == nil && !invalidUTF8 {
+			if len(ms) != len(want) {
+				t.Fatalf("envelope %d: the scan split %d members, SplitMembers %d", i, len(ms), len(want))
+			}
+			for j, m := range ms {
+				if m.Key != want[j].Key || !bytes.Equal(m.Value, want[j].Value) {
+					t.Fatalf("envelope %d: the scan split %q: %s, SplitMembers %q: %s", i, m.Key, m.Value, want[j].Key, want[j].Value)
+				}
+				if off := cap(env.Payload) - cap(m.Value); off < 0 || off+len(m.Value) > len(env.Payload) || &env.Payload[off] != &m.Value[0] {
+					t.Fatalf("envelope %d: member %q is not a slice of the payload at its offset", i, m.Key)
+				}
+			}
+		}
+		a, b := env, env
+		da := pl.AdmitSplit(&a, slices.Clone(ms))
+		db := pl.Admit(&b)
+		if !bytes.Equal(a.Payload, b.Payload) || !reflect.DeepEqual(da, db) {
+			t.Fatalf("envelope %d: AdmitSplit stored %s (%+v), Admit %s (%+v)", i, a.Payload, da, b.Payload, db)
+		}
+		got = append(got, admitted{a.Payload, da})
+		if da != nil {
+			if d, err := event.Decode(bytes.Clone(a.Payload)); err != nil || !reflect.DeepEqual(d, da) {
+				t.Fatalf("envelope %d: AdmitSplit decoded %+v, Decode of what it stored %+v (%v)", i, da, d, err)
+			}
+		}
+	}
+	stored := make([]string, len(got))
+	for i, g := range got {
+		stored[i] = string(g.payload)
+	}
+	for i := range body {
+		body[i] = ' '
+	}
+	for i, g := range got {
+		if string(g.payload) != stored[i] {
+			t.Fatalf("an admitted payload shares the body: %q, was %q", g.payload, stored[i])
+		}
+		if g.decoded != nil {
+			if d, err := event.Decode([]byte(stored[i])); err != nil || !reflect.DeepEqual(d, g.decoded) {
+				t.Fatalf("an admitted payload's decoding shares the body: %+v", g.decoded)
+			}
+		}
+	}
+	return len(got)
+}
+
+// TestScanSplit: every batch of the model benchmark's session, of one
+// envelope of each real payload and of payloads the scan does not split
+// (too deep, invalid UTF-8, not an object) holds to FuzzScanSplit.
+func TestScanSplit(t *testing.T) {
+	pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+	n := 0
+	for _, body := range modelBenchBodies(&testing.B{}, 2_000, 16) {
+		n += checkScanSplit(t, &pl, body)
+	}
+	if n < 2_000 {
+		t.Fatalf("the scan split %d of the 2,000 payloads of the model benchmark", n)
+	}
+	for i, p := range storetest.Corpus(t) {
+		env := storetest.Envelope(p.Runtime, storetest.At(i), p.JSON)
+		b, err := json.Marshal(map[string]any{"envelopes": []event.Envelope{env}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkScanSplit(t, &pl, b)
+	}
+	for _, p := range []string{`{"x":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`, "{\"a\":\"\xff\"}", `[1]`, `{}`, `{"a":1,"a":2}`} {
+		body := []byte(`{"envelopes":[{"id":"a","payload":` + p + `}]}`)
+		if n := checkScanSplit(t, &pl, body); n != 0 && p[0] == '[' {
+			t.Fatalf("the scan split %s", p)
+		}
+	}
 }

@@ -26,14 +26,16 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if s.readFailed(w, body) {
 		return
 	}
-	envs, err := decodeBatchBytes(data)
+	sp := newSplitPayloads()
+	defer sp.release()
+	envs, err := decodeBatchSplit(data, sp)
 	if err != nil {
 		s.metrics.rejected.Inc()
 		s.rejectBatch(w, err)
 		return
 	}
 	s.metrics.requestBatch.Update(float64(len(envs)))
-	res, err := s.Ingest(r.Context(), envs)
+	res, err := s.ingest(r.Context(), envs, sp)
 	var be *BatchError
 	switch {
 	case errors.As(err, &be):

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/internal/cputime"
 	"github.com/hookwatch/hookwatch/internal/demo"
@@ -21,8 +20,8 @@ import (
 // internal/demo.Big (real payload shapes, 50 subagents) stamped as a hook
 // stamps it, POSTed 50 envelopes at a time (one session at 5,000 events/s)
 // or 16 (three sessions). Each op is one batch: its body read into a buffer
-// of its own, decoded (decodeBatchBytes), admitted through the privacy
-// rules (Pipeline.Admit) and converted to the store's events (toEvents), as
+// of its own, decoded (decodeBatchSplit), admitted through the privacy
+// rules (admitAll) and converted to the store's events (toEvents), as
 // handleEvents, Ingest and commit do before they hand the events to the
 // writer. cpu-ns/event (the process's CPU time, the garbage collector's
 // included: less sensitive to a loaded machine than the wall time of
@@ -76,15 +75,13 @@ func modelBenchBodies(b *testing.B, events, perPost int) [][]byte {
 // into a buffer of its own, decoded, admitted and converted to the store's
 // events.
 func admitBody(b *testing.B, pl *ingest.Pipeline, body []byte) []store.Event {
-	batch, err := decodeBatchBytes(bytes.Clone(body))
+	sp := newSplitPayloads()
+	defer sp.release()
+	batch, err := decodeBatchSplit(bytes.Clone(body), sp)
 	if err != nil {
 		b.Fatal(err)
 	}
-	decoded := make([]*event.Payload, len(batch))
-	for j := range batch {
-		decoded[j] = pl.Admit(&batch[j])
-	}
-	evs, err := toEvents(batch, decoded, time.Now())
+	evs, err := toEvents(batch, admitAll(pl, batch, sp), time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -33,11 +34,27 @@ type IngestResult struct {
 // events may still be stored; ingesting them again is safe, as ingest is
 // idempotent by envelope id.
 func (s *Server) Ingest(ctx context.Context, envs []event.Envelope) (IngestResult, error) {
+	return s.ingest(ctx, envs, nil)
+}
+
+// ingest is Ingest of envelopes whose payloads' members sp holds where the
+// batch's scan split them (nil: none).
+func (s *Server) ingest(ctx context.Context, envs []event.Envelope, sp *splitPayloads) (IngestResult, error) {
+	return s.commit(ctx, envs, admitAll(&s.pipeline, envs, sp))
+}
+
+// admitAll admits envs through pl, each payload from its members in sp
+// when the scan split it, and returns the payloads decoded.
+func admitAll(pl *ingest.Pipeline, envs []event.Envelope, sp *splitPayloads) []*event.Payload {
 	decoded := make([]*event.Payload, len(envs))
 	for i := range envs {
-		decoded[i] = s.pipeline.Admit(&envs[i])
+		if ms, ok := sp.of(i); ok {
+			decoded[i] = pl.AdmitSplit(&envs[i], ms)
+		} else {
+			decoded[i] = pl.Admit(&envs[i])
+		}
 	}
-	return s.commit(ctx, envs, decoded)
+	return decoded
 }
 
 // commit validates and stores envelopes that have been admitted; decoded,

@@ -156,6 +156,43 @@ func (e *Envelope) UnmarshalScanned(s *jsonscan.Scanner) (end int, ok bool) {
 	return end, true
 }
 
+// UnmarshalScannedSplit is UnmarshalScanned, which also appends to ms the
+// members of the envelope's payload when it is an object, as SplitMembers
+// gives them of Payload alone (each value a slice of Payload, at Payload's
+// capacity less its offset), and reports so in split: a batch read whole is
+// scanned once for its envelopes and their payloads' members, not again for
+// each payload. The payload is valid JSON (the scan validated it) but may
+// hold invalid UTF-8 and nest deeper than MaxDepth, which SplitMembers
+// refuses or replaces: the caller checks both. When not ok, or not split,
+// ms is returned as it was given.
+func (e *Envelope) UnmarshalScannedSplit(s *jsonscan.Scanner, ms Members) (end int, out Members, split, ok bool) {
+	d := envelopeDecoder{out: *e, ok: true}
+	n0 := len(ms)
+	member := func(key, val []byte) {
+		if val[0] == '{' && string(key) == `"payload"` {
+			// The members' values are slices of the scan's whole text:
+			// made slices of the payload's, as SplitMembers of it makes them.
+			for i := n0; i < len(ms); i++ {
+				v := ms[i].Value
+				off := cap(val) - cap(v)
+				ms[i].Value = val[off : off+len(v) : len(val)]
+			}
+		}
+		d.member(key, val)
+	}
+	end, valid := s.MembersIn(member, `"payload"`, func(key, val []byte) {
+		ms = append(ms, Member{memberKey(jsonscan.Name(key)), val})
+	})
+	if !valid || !d.ok {
+		return end, ms[:n0], false, false
+	}
+	*e = d.out
+	if len(e.Payload) == 0 || e.Payload[0] != '{' {
+		return end, ms[:n0], false, true
+	}
+	return end, ms, true, true
+}
+
 // unmarshalCommon is UnmarshalJSON's fast path; false sends data to
 // encoding/json. copyRaw copies Payload and Decision out of data.
 func (e *Envelope) unmarshalCommon(data []byte, copyRaw bool) (Envelope, bool) {

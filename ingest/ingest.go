@@ -34,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
@@ -265,6 +266,24 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 // envelope's own bytes alone, not the whole batch, nor the tool output the
 // rules cut from it.
 func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
+	return pl.admit(env, nil)
+}
+
+// AdmitSplit is Admit of an envelope whose payload the caller split as it
+// read it: ms are the members of env.Payload, a JSON object it validated and
+// found nested at most event.MaxDepth deep, as event.SplitMembers gives them
+// of env.Payload alone (event.Envelope.UnmarshalScannedSplit), and Admit may
+// change them. A payload that is not valid UTF-8 is split again, as Admit
+// splits it.
+func (pl *Pipeline) AdmitSplit(env *event.Envelope, ms event.Members) *event.Payload {
+	if !utf8.Valid(env.Payload) {
+		ms = nil
+	}
+	return pl.admit(env, ms)
+}
+
+// admit is Admit, of the members split when not nil.
+func (pl *Pipeline) admit(env *event.Envelope, split event.Members) *event.Payload {
 	env.Files = pl.admitFiles(env.Files)
 	if env.Decision != nil {
 		env.Decision = bytes.Clone(env.Decision)
@@ -274,10 +293,13 @@ func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
 	// payload walk or change a map. A payload whose key holds a secret or
 	// repeats, or that needs compacting, goes the way of a map
 	// (admitObject), rare enough to be split again.
-	var buf [16]event.Member
-	ms, invalidUTF8, err := event.SplitMembers(env.Payload, buf[:0])
-	if err != nil {
-		return nil
+	ms, invalidUTF8 := split, false
+	if ms == nil {
+		var buf [16]event.Member
+		var err error
+		if ms, invalidUTF8, err = event.SplitMembers(env.Payload, buf[:0]); err != nil {
+			return nil
+		}
 	}
 	changed, ok := privacy.ApplyMembers(ms, pl.Privacy)
 	if !ok {

@@ -330,6 +330,38 @@ func (s *Scanner) Members(fn func(key, val []byte)) (end int, ok bool) {
 	}
 }
 
+// MembersIn is Members, except that when the value of the member whose key
+// is written inner (quotes included) is an object, its members are given to
+// innerFn as that object is read, before fn is called with the whole: a
+// reader of objects in objects (a batch's envelopes and their payloads)
+// splits the inner one in the same pass. innerFn is called for each member
+// given so; with a key given twice, for each.
+func (s *Scanner) MembersIn(fn func(key, val []byte), inner string, innerFn func(key, val []byte)) (end int, ok bool) {
+	data := s.data
+	for {
+		k := s.Next()
+		switch k.Kind {
+		case EndObject:
+			return k.End, true
+		case Key:
+		default:
+			return 0, false
+		}
+		v := s.Next()
+		var end int
+		var ok bool
+		if v.Kind == BeginObject && string(data[k.Start:k.End]) == inner {
+			end, ok = s.Members(innerFn)
+		} else {
+			end, ok = s.Skip(v)
+		}
+		if !ok {
+			return 0, false
+		}
+		fn(data[k.Start:k.End], data[v.Start:end])
+	}
+}
+
 // Elements calls fn with every element of the JSON array data, in order,
 // as written. It reports whether data is one valid JSON array (blanks
 // around it allowed) and how deeply it nests (the array itself is 1). On

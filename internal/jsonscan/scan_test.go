@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -230,6 +231,7 @@ func FuzzScan(f *testing.F) {
 				t.Fatalf("Interned.Unquote(%q) = %q, %v; Unquote gives %q, %v", data, got, ok, want, wantOK)
 			}
 		}
+		checkMembersIn(t, data)
 		// Strings never fails, and its ranges stay in order and in bounds.
 		it := jsonscan.NewStrings(data)
 		last := 0
@@ -386,5 +388,45 @@ func TestHostile(t *testing.T) {
 		}
 		jsonscan.DecodeCut(data)
 		t.Logf("%s: %d bytes read", name, len(data))
+	}
+}
+
+// checkMembersIn holds Scanner.MembersIn, for every key of data's object,
+// to Members: the same members, the same answer, and the members of the
+// object under that key those Members gives of it.
+func checkMembersIn(t *testing.T, data []byte) {
+	t.Helper()
+	type member struct{ key, val string }
+	var want []member
+	_, wantOK := jsonscan.Members(data, func(k, v []byte) { want = append(want, member{string(k), string(v)}) })
+	keys := []string{`"a"`}
+	for _, m := range want {
+		keys = append(keys, m.key)
+	}
+	for _, inner := range keys {
+		s := jsonscan.NewScanner(data)
+		var got, in []member
+		ok := s.Next().Kind == jsonscan.BeginObject
+		if ok {
+			_, ok = s.MembersIn(func(k, v []byte) {
+				got = append(got, member{string(k), string(v)})
+			}, inner, func(k, v []byte) { in = append(in, member{string(k), string(v)}) })
+			ok = ok && s.Next().Kind == jsonscan.End
+		}
+		if ok != wantOK || (ok && !slices.Equal(got, want)) {
+			t.Fatalf("MembersIn(%q, %s) = %v, %v; Members gives %v, %v", data, inner, got, ok, want, wantOK)
+		}
+		if !ok {
+			continue
+		}
+		var wantIn []member
+		for _, m := range want {
+			if m.key == inner && m.val[0] == '{' {
+				jsonscan.Members([]byte(m.val), func(k, v []byte) { wantIn = append(wantIn, member{string(k), string(v)}) })
+			}
+		}
+		if !slices.Equal(in, wantIn) {
+			t.Fatalf("MembersIn(%q, %s) gave the inner members %v; Members of them %v", data, inner, in, wantIn)
+		}
 	}
 }
