@@ -44,15 +44,14 @@ func (s *Server) ingest(ctx context.Context, envs []event.Envelope, sp *splitPay
 }
 
 // admitAll admits envs through pl, each payload from its members in sp
-// when the scan split it, and returns the payloads decoded.
+// when the scan split it, and returns the payloads' typed views, without
+// their maps of members, which neither the store's fields nor the model
+// read (ingest.Pipeline.AdmitSplit).
 func admitAll(pl *ingest.Pipeline, envs []event.Envelope, sp *splitPayloads) []*event.Payload {
 	decoded := make([]*event.Payload, len(envs))
 	for i := range envs {
-		if ms, ok := sp.of(i); ok {
-			decoded[i] = pl.AdmitSplit(&envs[i], ms)
-		} else {
-			decoded[i] = pl.Admit(&envs[i])
-		}
+		ms, _ := sp.of(i)
+		decoded[i] = pl.AdmitSplit(&envs[i], ms)
 	}
 	return decoded
 }

@@ -76,22 +76,55 @@ func fieldSlot(k string) int {
 }
 
 // fields is where the code below finds a payload's members: its map, or,
-// for a payload given as its members (FromMembers), their values by slot,
-// found in one pass over them rather than a lookup of the map each.
+// for a payload given as its members (FromMembers, ViewsOf), their values
+// by slot, found in one pass over them rather than a lookup of the map
+// each, and the map made only for a reader that needs it (object).
 type fields struct {
 	raw     Object
+	ms      Members
 	indexed bool
 	vals    [numSlots]json.RawMessage
 }
 
-// index reads the values of ms, whose keys are distinct, into fs.
-func (fs *fields) index(ms Members) {
-	fs.indexed = true
+// maxOtherKeys is how many keys that have no slot index compares one with
+// another to find a repeated one; past it, the map finds it.
+const maxOtherKeys = 16
+
+// index reads the values of ms into fs, and reports whether their keys are
+// distinct (known, false when it cannot tell).
+func (fs *fields) index(ms Members) (distinct, known bool) {
+	fs.indexed, fs.ms = true, ms
+	var seen uint32
+	var othersBuf [maxOtherKeys]string
+	others := othersBuf[:0]
 	for _, m := range ms {
 		if s := fieldSlot(m.Key); s >= 0 {
+			if seen&(1<<s) != 0 {
+				return false, true
+			}
+			seen |= 1 << s
 			fs.vals[s] = m.Value
+			continue
 		}
+		if len(others) == len(othersBuf) {
+			return false, false
+		}
+		for _, k := range others {
+			if k == m.Key {
+				return false, true
+			}
+		}
+		others = append(others, m.Key)
 	}
+	return true, true
+}
+
+// object returns the map of the payload's members, made of them if need be.
+func (fs *fields) object() Object {
+	if fs.raw == nil && fs.ms != nil {
+		fs.raw = fs.ms.Object()
+	}
+	return fs.raw
 }
 
 // value returns the member of the field.

@@ -170,6 +170,36 @@ func FromMembers(raw Object, ms Members) *Payload {
 	return fromFields(&src, true)
 }
 
+// ViewsOf is FromObjectShared of the map of the members ms, without the map:
+// Raw is nil, and HookEventName holds what Name answers (DropRaw), as a
+// reader of the typed views alone keeps them (the collector's model). ok is
+// false when a key of ms repeats.
+func ViewsOf(ms Members) (p *Payload, ok bool) {
+	var src fields
+	if distinct, known := src.index(ms); !known {
+		distinct = len(src.object()) == len(ms)
+		if !distinct {
+			return nil, false
+		}
+	} else if !distinct {
+		return nil, false
+	}
+	p = fromFields(&src, true)
+	if p.HookEventName == "" {
+		p.Raw = src.object() // for Name, which reads a statusLine's name from it
+	}
+	p.DropRaw()
+	return p, true
+}
+
+// DropRaw drops p's map of members (Raw), which none of the readers of
+// its typed views alone reads, keeping in HookEventName what Name answers
+// (a statusLine's name, which Name reads from the map).
+func (p *Payload) DropRaw() {
+	p.HookEventName = p.Name()
+	p.Raw = nil
+}
+
 func fromObject(raw Object, share bool) *Payload {
 	return fromFields(&fields{raw: raw}, share)
 }
@@ -187,7 +217,6 @@ type toolResultPayload struct {
 }
 
 func fromFields(src *fields, share bool) *Payload {
-	raw := src.raw
 	// The event's name as sent picks the object; the name as decoded, below,
 	// what is read into it (the same but for escapes).
 	var p *Payload
@@ -203,11 +232,11 @@ func fromFields(src *fields, share bool) *Payload {
 	default:
 		p = new(Payload)
 	}
-	p.Raw = raw
+	p.Raw = src.raw
 	refs := commonFields(&p.Common)
 	decodeFields(src, refs[:], &p.Mistyped, true, false)
 	name := p.HookEventName
-	if name == "" && looksLikeStatusLine(raw) {
+	if name == "" && looksLikeStatusLine(src.object()) {
 		name = StatusLine
 	}
 	switch name {
@@ -227,12 +256,12 @@ func fromFields(src *fields, share bool) *Payload {
 		return p
 	case PostToolBatch:
 		e := new(PostToolBatchInput)
-		decodePostToolBatch(raw, e, &p.Mistyped)
+		decodePostToolBatch(src.object(), e, &p.Mistyped)
 		p.Event = e
 		return p
 	}
 	if v := newEvent(name); v != nil {
-		decodeStruct(raw, reflect.ValueOf(v).Elem(), &p.Mistyped)
+		decodeStruct(src.object(), reflect.ValueOf(v).Elem(), &p.Mistyped)
 		p.Event = v
 	}
 	return p

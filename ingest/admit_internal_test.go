@@ -19,19 +19,32 @@ var admitOptions = []privacy.Options{privacy.DefaultOptions(), {Capture: privacy
 
 // checkAdmitPaths fails when Admit, which goes through a payload's members
 // in order, stores or decodes payload otherwise than admitObject, which
-// goes through the map of its members as Admit did before.
+// goes through the map of its members as Admit did before, or when
+// AdmitSplit does otherwise but for the map it leaves out.
 func checkAdmitPaths(t *testing.T, payload []byte) {
 	t.Helper()
 	for _, o := range admitOptions {
 		pl := Pipeline{Privacy: o}
 		got := event.Envelope{Payload: bytes.Clone(payload)}
 		want := event.Envelope{Payload: bytes.Clone(payload)}
-		dg, dw := pl.Admit(&got), pl.admitObject(&want)
+		dg, dw := pl.Admit(&got), pl.admitObject(&want, true)
 		if !bytes.Equal(got.Payload, want.Payload) {
 			t.Fatalf("%+v: Admit(%q) stored\n%s\nthe map's way stores\n%s", o, payload, got.Payload, want.Payload)
 		}
 		if !reflect.DeepEqual(dg, dw) {
 			t.Fatalf("%+v: Admit(%q) decoded %+v, the map's way %+v", o, payload, dg, dw)
+		}
+		// Without the map: the same bytes, the same views.
+		views := event.Envelope{Payload: bytes.Clone(payload)}
+		dv := pl.AdmitSplit(&views, nil)
+		if !bytes.Equal(views.Payload, want.Payload) {
+			t.Fatalf("%+v: AdmitSplit(%q) stored\n%s\nthe map's way stores\n%s", o, payload, views.Payload, want.Payload)
+		}
+		if dw != nil {
+			dw.DropRaw()
+		}
+		if !reflect.DeepEqual(dv, dw) {
+			t.Fatalf("%+v: AdmitSplit(%q) decoded %+v, the map's way without its map %+v", o, payload, dv, dw)
 		}
 	}
 }

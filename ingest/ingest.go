@@ -266,32 +266,37 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 // envelope's own bytes alone, not the whole batch, nor the tool output the
 // rules cut from it.
 func (pl *Pipeline) Admit(env *event.Envelope) *event.Payload {
-	return pl.admit(env, nil)
+	return pl.admit(env, nil, true)
 }
 
-// AdmitSplit is Admit of an envelope whose payload the caller split as it
-// read it: ms are the members of env.Payload, a JSON object it validated and
-// found nested at most event.MaxDepth deep, as event.SplitMembers gives them
-// of env.Payload alone (event.Envelope.UnmarshalScannedSplit), and Admit may
-// change them. A payload that is not valid UTF-8 is split again, as Admit
-// splits it.
+// AdmitSplit is Admit for a reader of the payload's typed views alone (the
+// collector, whose store and model read nothing else), given the payload
+// split as the caller read it. ms, when not nil, are the members of
+// env.Payload, a JSON object it validated and found nested at most
+// event.MaxDepth deep, as event.SplitMembers gives them of env.Payload alone
+// (event.Envelope.UnmarshalScannedSplit), and AdmitSplit may change them;
+// nil, or a payload that is not valid UTF-8, is split here, as Admit splits
+// it. What it stores is what Admit stores; the payload it returns is
+// Admit's without its map of members (event.Payload.DropRaw), which is
+// not made.
 func (pl *Pipeline) AdmitSplit(env *event.Envelope, ms event.Members) *event.Payload {
 	if !utf8.Valid(env.Payload) {
 		ms = nil
 	}
-	return pl.admit(env, ms)
+	return pl.admit(env, ms, false)
 }
 
-// admit is Admit, of the members split when not nil.
-func (pl *Pipeline) admit(env *event.Envelope, split event.Members) *event.Payload {
+// admit is Admit, of the members split when not nil, with the payload's map
+// of members when withRaw, else without (AdmitSplit).
+func (pl *Pipeline) admit(env *event.Envelope, split event.Members, withRaw bool) *event.Payload {
 	env.Files = pl.admitFiles(env.Files)
 	if env.Decision != nil {
 		env.Decision = bytes.Clone(env.Decision)
 	}
 	// The rules go through the members in order, and the map is made once,
-	// of the members as stored: neither the rules nor the copy of the
-	// payload walk or change a map. A payload whose key holds a secret or
-	// repeats, or that needs compacting, goes the way of a map
+	// of the members as stored, if at all: neither the rules nor the copy
+	// of the payload walk or change a map. A payload whose key holds a
+	// secret or repeats, or that needs compacting, goes the way of a map
 	// (admitObject), rare enough to be split again.
 	ms, invalidUTF8 := split, false
 	if ms == nil {
@@ -303,7 +308,7 @@ func (pl *Pipeline) admit(env *event.Envelope, split event.Members) *event.Paylo
 	}
 	changed, ok := privacy.ApplyMembers(ms, pl.Privacy)
 	if !ok {
-		return pl.admitObject(env)
+		return pl.admitObject(env, withRaw)
 	}
 	var b []byte
 	if changed || invalidUTF8 {
@@ -311,21 +316,38 @@ func (pl *Pipeline) admit(env *event.Envelope, split event.Members) *event.Paylo
 	} else {
 		data := bytes.TrimSpace(env.Payload)
 		if hasLineBreak(data) {
-			return pl.admitObject(env)
+			return pl.admitObject(env, withRaw)
 		}
 		b = ownBytes(ms, data)
 	}
+	if !withRaw {
+		p, ok := event.ViewsOf(ms)
+		if !ok {
+			return pl.admitObject(env, withRaw)
+		}
+		env.Payload = b
+		return p
+	}
 	raw := ms.Object()
 	if len(raw) != len(ms) {
-		return pl.admitObject(env)
+		return pl.admitObject(env, withRaw)
 	}
 	env.Payload = b
 	return event.FromMembers(raw, ms)
 }
 
-// admitObject is Admit's rules and copy of env's payload through the map of
-// its members, for the payloads Admit leaves to it.
-func (pl *Pipeline) admitObject(env *event.Envelope) *event.Payload {
+// admitObject is admit's rules and copy of env's payload through the map of
+// its members, for the payloads admit leaves to it.
+func (pl *Pipeline) admitObject(env *event.Envelope, withRaw bool) *event.Payload {
+	p := pl.admitMap(env)
+	if p != nil && !withRaw {
+		p.DropRaw()
+	}
+	return p
+}
+
+// admitMap is admitObject with the map.
+func (pl *Pipeline) admitMap(env *event.Envelope) *event.Payload {
 	raw, invalidUTF8, err := event.Split(env.Payload)
 	if err != nil {
 		return nil

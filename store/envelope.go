@@ -55,10 +55,10 @@ func FromEnvelope(env event.Envelope) (Event, error) {
 }
 
 // FromDecoded is FromEnvelope for an envelope whose payload the caller has
-// decoded already: p must be event.Decode of env.Payload, and env.Payload
-// as Decode reads it (no blanks around it, valid UTF-8), as the collector's
-// admission makes them. The payload is not read again, and the event's
-// Payload is p.
+// decoded already: p must be event.Decode of env.Payload, or its typed views
+// alone (event.Payload.DropRaw), and env.Payload as Decode reads it (no
+// blanks around it, valid UTF-8), as the collector's admission makes them.
+// The payload is not read again, and the event's Payload is p.
 func FromDecoded(env event.Envelope, p *event.Payload) (Event, error) {
 	if err := validate(env); err != nil {
 		return Event{}, err

@@ -82,7 +82,9 @@ type Event struct {
 	// on events read back, and when FromEnvelope could not tell.
 	Decoded *event.Envelope `json:"-"`
 	// Payload, when not nil, is event.Decode of Decoded.Payload, as the
-	// collector's admission decoded it; nil on events read back.
+	// collector's admission decoded it, possibly without its map of
+	// members (Raw nil, event.Payload.DropRaw: what the collector's
+	// admission hands on); nil on events read back.
 	Payload *event.Payload `json:"-"`
 }
 
