@@ -311,23 +311,7 @@ func Members(data []byte, fn func(key, val []byte)) (depth int, ok bool) {
 // reads each member once this way, where Members of each object's text,
 // once found, would read the object a second time.
 func (s *Scanner) Members(fn func(key, val []byte)) (end int, ok bool) {
-	data := s.data
-	for {
-		k := s.Next()
-		switch k.Kind {
-		case EndObject:
-			return k.End, true
-		case Key:
-		default:
-			return 0, false
-		}
-		v := s.Next()
-		end, ok := s.Skip(v)
-		if !ok {
-			return 0, false
-		}
-		fn(data[k.Start:k.End], data[v.Start:end])
-	}
+	return s.MembersIn(fn, "", nil) // no key is written "": it has its quotes
 }
 
 // MembersIn is Members, except that when the value of the member whose key
@@ -350,7 +334,7 @@ func (s *Scanner) MembersIn(fn func(key, val []byte), inner string, innerFn func
 		v := s.Next()
 		var end int
 		var ok bool
-		if v.Kind == BeginObject && string(data[k.Start:k.End]) == inner {
+		if v.Kind == BeginObject && inner != "" && string(data[k.Start:k.End]) == inner {
 			end, ok = s.Members(innerFn)
 		} else {
 			end, ok = s.Skip(v)
