@@ -16,9 +16,9 @@ import (
 // struct tags stay the document's one definition: TestToolCallJSON and
 // FuzzToolCallJSON hold this encoder to json.Marshal on calls with every
 // field set (a field added without its place here fails them) and on the
-// calls of the real captures. What it does not write itself — a command's
-// analysis (shell.Analysis), and the whole call when a time or a raw
-// document is one json.Marshal refuses — it leaves to encoding/json.
+// calls of the real captures. A command's analysis is shell.Analysis's
+// AppendJSON; a call with a time or a raw document json.Marshal refuses is
+// left to encoding/json, for its error.
 func (c *ToolCall) AppendJSON(b []byte) ([]byte, error) {
 	start := len(b)
 	if b, ok := c.appendJSON(b); ok {
@@ -65,12 +65,7 @@ func (c *ToolCall) appendJSON(b []byte) ([]byte, bool) {
 		if len(ss) == 0 {
 			return
 		}
-		b = append(b, name...)
-		for i, s := range ss {
-			b = append(b, ",["[1-min(i, 1)]) // '[' first, ',' after
-			b = jsonstr.AppendQuotedHTML(b, s)
-		}
-		b = append(b, ']')
+		b = jsonstr.AppendArrayHTML(append(b, name...), ss)
 	}
 
 	str(`{"tool_use_id":`, c.ToolUseID)
@@ -125,12 +120,7 @@ func (c *ToolCall) appendJSON(b []byte) ([]byte, bool) {
 	strs(`,"files_read":`, m.FilesRead)
 	strs(`,"files_written":`, m.FilesWritten)
 	if m.Command != nil {
-		doc, err := json.Marshal(m.Command)
-		if err != nil {
-			return b, false
-		}
-		b = append(b, `,"command":`...)
-		b = append(b, doc...)
+		b = m.Command.AppendJSON(append(b, `,"command":`...))
 	}
 	optStr(`,"mcp_server":`, m.MCPServer)
 	optStr(`,"mcp_tool":`, m.MCPTool)

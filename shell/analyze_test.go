@@ -111,5 +111,6 @@ func FuzzAnalyze(f *testing.F) {
 		if len(a.Steps) > MaxSteps {
 			t.Fatalf("%q: %d steps", cmd, len(a.Steps))
 		}
+		checkAnalysisJSON(t, cmd, &a)
 	})
 }

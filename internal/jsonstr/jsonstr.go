@@ -35,6 +35,19 @@ func AppendQuotedHTML(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// AppendArrayHTML appends ss to dst as a JSON array of strings, as
+// encoding/json writes a non-nil []string (AppendQuotedHTML).
+func AppendArrayHTML(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendQuotedHTML(dst, s)
+	}
+	return append(dst, ']')
+}
+
 // appendEscaped is AppendEscaped, with encoding/json's escapes of HTML
 // when html is set.
 func appendEscaped(dst []byte, s string, html bool) []byte {
