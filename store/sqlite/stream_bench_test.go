@@ -88,7 +88,11 @@ func BenchmarkModelStream(b *testing.B) {
 // BenchmarkModelStreamPages replays three quarters of the recording of
 // BenchmarkModelStream, then 1,000 more calls with every checkpoint held,
 // and counts the pages each of those calls' transactions wrote to the WAL,
-// by b-tree (dbstat names the b-tree of each page).
+// by b-tree (dbstat names the b-tree of each page); how many of them the
+// insert or round before had written too, and how many distinct pages all the
+// frames hold (what a checkpoint would copy of them); and the average size
+// of what the rows hold (an event's envelope, a call's and an agent's
+// document).
 //
 //	HOOKWATCH_STREAM=/tmp/stream.gob go test ./store/sqlite -run '^$' -bench ModelStreamPages -benchtime 1x -v
 func BenchmarkModelStreamPages(b *testing.B) {
@@ -172,6 +176,13 @@ func streamPages(b *testing.B, before, counted []storeCall) {
 	txs := map[bool]int{}
 	tx := 0
 	current := map[string]int{}
+	// The pages of the last insert and of the last model round, and of
+	// the transaction under way.
+	again := map[bool]int{} // pages the last transaction of its kind wrote too
+	last := map[bool]map[uint32]bool{false: {}, true: {}}
+	this := map[uint32]bool{}
+	distinct := map[uint32]bool{}
+	frames := 0
 	for off := walHeader; off+frameHeader+pageSize <= len(wal) && tx < len(counted); off += frameHeader + pageSize {
 		page := binary.BigEndian.Uint32(wal[off:])
 		name := owner[page]
@@ -179,11 +190,20 @@ func streamPages(b *testing.B, before, counted []storeCall) {
 			name = "(free)"
 		}
 		current[name]++
+		this[page], distinct[page] = true, true
+		frames++
 		if binary.BigEndian.Uint32(wal[off+4:]) == 0 {
 			continue
 		}
 		model := counted[tx].Model != nil
 		txs[model]++
+		for p := range this {
+			if last[model][p] {
+				again[model]++
+			}
+		}
+		last[model], this = this, last[model]
+		clear(this)
 		for n, k := range current {
 			pages[model][n] += k
 		}
@@ -207,9 +227,37 @@ func streamPages(b *testing.B, before, counted []storeCall) {
 		for _, n := range names {
 			fmt.Fprintf(&s, " %s %.2f,", n, float64(pages[model][n])/float64(txs[model]))
 		}
-		b.Logf("%d %s: %.1f pages each:%s", txs[model], what, float64(total)/float64(txs[model]), strings.TrimSuffix(s.String(), ","))
+		b.Logf("%d %s: %.1f pages each, %.1f of them written by the one before too:%s", txs[model], what,
+			float64(total)/float64(txs[model]), float64(again[model])/float64(txs[model]), strings.TrimSuffix(s.String(), ","))
 		b.ReportMetric(float64(total)/float64(txs[model]), "pages/"+strings.ReplaceAll(strings.TrimSuffix(what, "s"), " ", "-"))
 	}
+	b.Logf("%d frames of %d distinct pages (%.0f %% of the frames write a page an earlier frame of these calls wrote)",
+		frames, len(distinct), 100*float64(frames-len(distinct))/float64(frames))
+	var envelopes, calls, agents rowBytes
+	for _, c := range counted {
+		if c.Model == nil {
+			for _, e := range c.Events {
+				envelopes.add(e.Envelope)
+			}
+			continue
+		}
+		for _, r := range c.Model.ToolCalls {
+			calls.add(r.Doc)
+		}
+		for _, r := range c.Model.Agents {
+			agents.add(r.Doc)
+		}
+	}
+	b.Logf("average bytes: envelope %s, call doc %s, agent doc %s", envelopes, calls, agents)
+}
+
+// rowBytes is the count and total size of one kind of document.
+type rowBytes struct{ n, bytes int }
+
+func (r *rowBytes) add(doc []byte) { r.n, r.bytes = r.n+1, r.bytes+len(doc) }
+
+func (r rowBytes) String() string {
+	return fmt.Sprintf("%.0f (%d rows)", float64(r.bytes)/float64(max(r.n, 1)), r.n)
 }
 
 func readStream(path string) ([]storeCall, error) {
