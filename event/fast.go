@@ -1,9 +1,12 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/hookwatch/hookwatch/internal/jsonscan"
 )
@@ -158,7 +161,8 @@ func commonFields(c *Common) [12]fieldRef {
 
 // decodeFields reads fields from src with the reflective decoder's rules.
 // Strings are shared through repeatedStrings when repeated says that their
-// values repeat from one event to the next; raw JSON values are raw's own
+// values repeat from one event to the next; raw JSON values, and the other
+// strings where they are written as they read, are the members' own bytes
 // when share says so (FromObjectShared), else copies.
 func decodeFields(src *fields, refs []fieldRef, mistyped *[]string, repeated, share bool) {
 	for _, f := range refs {
@@ -177,8 +181,11 @@ func decodeField(rv json.RawMessage, dst any, repeated, share bool) bool {
 		return true // null is absent
 	}
 	str := lenientString
-	if repeated {
+	switch {
+	case repeated:
 		str = repeatedString
+	case share:
+		str = sharedString
 	}
 	switch d := dst.(type) {
 	case *string:
@@ -328,4 +335,21 @@ func trimJSON(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// sharedString is lenientString for the members of a payload whose bytes
+// nothing changes and that the typed views keep (FromObjectShared): a
+// string written as it reads (no escape, valid UTF-8) is those bytes, not
+// a copy of them.
+func sharedString(rv json.RawMessage) (string, bool) {
+	if n := len(rv); n > 2 && rv[0] == '"' && rv[n-1] == '"' {
+		c := rv[1 : n-1]
+		if s, ok := constantValue(c); ok {
+			return s, true
+		}
+		if bytes.IndexByte(c, '\\') < 0 && utf8.Valid(c) {
+			return unsafe.String(&c[0], len(c)), true
+		}
+	}
+	return lenientString(rv)
 }
