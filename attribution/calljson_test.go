@@ -98,3 +98,24 @@ func TestFullCallSetsEverything(t *testing.T) {
 		t.Fatalf("a full call has %d members, ToolCall %d fields", len(keys), want)
 	}
 }
+
+// BenchmarkToolCallJSON encodes the calls of the model benchmark's session
+// (internal/demo.Big: 20,000 events) with AppendJSON and with json.Marshal;
+// ns/op and allocs/op are per call.
+func BenchmarkToolCallJSON(b *testing.B) {
+	envs := demo.Big(demo.BigSpec{SessionID: "big", Start: time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC), Events: 20_000, Agents: 50, Project: "p", Seed: 1})
+	calls := Build(envs).Sessions[0].ToolCalls
+	b.Run("AppendJSON", func(b *testing.B) {
+		var buf []byte
+		for i := 0; b.Loop(); i++ {
+			buf, _ = calls[i%len(calls)].AppendJSON(buf[:0])
+		}
+	})
+	b.Run("json.Marshal", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := json.Marshal(calls[i%len(calls)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
