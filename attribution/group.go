@@ -27,7 +27,7 @@ import (
 //
 // A Group is not safe for concurrent use.
 type Group struct {
-	byID map[string]*item
+	byID idIndex
 	anon map[string]*item // envelopes without an id, by content
 	all  []*item          // every distinct envelope applied
 	last *event.Envelope  // the greatest envelope applied
@@ -65,7 +65,7 @@ type rawSession struct {
 
 // NewGroup returns an empty Group.
 func NewGroup() *Group {
-	g := &Group{byID: map[string]*item{}, anon: map[string]*item{}, touched: map[string]bool{}, redone: map[string]bool{}, strs: strs{}}
+	g := &Group{byID: newIDIndex(), anon: map[string]*item{}, touched: map[string]bool{}, redone: map[string]bool{}, strs: strs{}}
 	g.clear()
 	return g
 }
@@ -126,12 +126,12 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 				continue
 			}
 			g.anon[k] = it
-		} else if cur, ok := g.byID[e.ID]; ok {
+		} else if cur, h := g.byID.get(e.ID); cur != nil {
 			if compareEnvelopes(it.env, cur.env) >= 0 {
 				continue
 			}
 			// Same id, other content that sorts first: it replaces cur.
-			g.byID[e.ID] = it
+			g.byID.put(h, it)
 			g.all[slices.Index(g.all, cur)] = it
 			g.bytes += len(e.Payload) - len(cur.env.Payload)
 			if cur.applied {
@@ -141,7 +141,7 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 			}
 			continue
 		} else {
-			g.byID[e.ID] = it
+			g.byID.put(h, it)
 		}
 		g.all = append(g.all, it)
 		g.bytes += len(e.Payload)
