@@ -234,8 +234,10 @@ func decodePreToolUse(src *fields, e *PreToolUseInput, mistyped *[]string, share
 	decodeFields(src, refs[:], mistyped, false, share)
 }
 
-// decodePostToolUse reads PostToolUse's fields.
-func decodePostToolUse(src *fields, e *PostToolUseInput, mistyped *[]string, share bool) {
+// decodePostToolUse reads PostToolUse's fields; duration, when not nil, is
+// where DurationMS is kept (in the object of the event, not a float of its
+// own).
+func decodePostToolUse(src *fields, e *PostToolUseInput, mistyped *[]string, share bool, duration *float64) {
 	refs := [5]fieldRef{
 		{"tool_name", slotToolName, &e.ToolName},
 		{"tool_input", slotToolInput, &e.ToolInput},
@@ -243,7 +245,27 @@ func decodePostToolUse(src *fields, e *PostToolUseInput, mistyped *[]string, sha
 		{"tool_response", slotToolResponse, &e.ToolResponse},
 		{"duration_ms", slotDurationMS, &e.DurationMS},
 	}
-	decodeFields(src, refs[:], mistyped, false, share)
+	if duration == nil {
+		decodeFields(src, refs[:], mistyped, false, share)
+		return
+	}
+	decodeFields(src, refs[:4], mistyped, false, share)
+	// duration_ms last, as decodeFields would.
+	d := refs[4]
+	rv, present := src.value(d)
+	if !present {
+		return
+	}
+	if rv = trimJSON(rv); len(rv) == 0 || string(rv) == "null" {
+		return // null is absent
+	}
+	f, err := strconv.ParseFloat(string(rv), 64) // as decodeField
+	if err != nil {
+		*mistyped = append(*mistyped, d.key)
+		return
+	}
+	*duration = f
+	e.DurationMS = duration
 }
 
 // decodePostToolBatch reads PostToolBatch's tool_calls. The reflective

@@ -212,8 +212,9 @@ type toolCallPayload struct {
 }
 
 type toolResultPayload struct {
-	p Payload
-	e PostToolUseInput
+	p        Payload
+	e        PostToolUseInput
+	duration float64 // what e.DurationMS points to
 }
 
 func fromFields(src *fields, share bool) *Payload {
@@ -222,13 +223,14 @@ func fromFields(src *fields, share bool) *Payload {
 	var p *Payload
 	var pre *PreToolUseInput
 	var post *PostToolUseInput
+	var duration *float64
 	switch v, _ := src.value(fieldRef{key: "hook_event_name", slot: 3}); string(trimJSON(v)) {
 	case `"` + PreToolUse + `"`:
 		t := new(toolCallPayload)
 		p, pre = &t.p, &t.e
 	case `"` + PostToolUse + `"`:
 		t := new(toolResultPayload)
-		p, post = &t.p, &t.e
+		p, post, duration = &t.p, &t.e, &t.duration
 	default:
 		p = new(Payload)
 	}
@@ -251,7 +253,7 @@ func fromFields(src *fields, share bool) *Payload {
 		if post == nil {
 			post = new(PostToolUseInput)
 		}
-		decodePostToolUse(src, post, &p.Mistyped, share)
+		decodePostToolUse(src, post, &p.Mistyped, share, duration)
 		p.Event = post
 		return p
 	case PostToolBatch:
