@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -227,5 +228,44 @@ func TestCloseAfterWrites(t *testing.T) {
 	}
 	if err := db.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// TestWritesStartNoGoroutine: a write with a context that cannot end starts
+// no goroutine (database/sql's Tx started one per transaction to watch its
+// context, and the driver starts one per statement for a context that can
+// end): on two cores each was a hand-off between threads per transaction.
+func TestWritesStartNoGoroutine(t *testing.T) {
+	db := sqlite.MustOpenDB(t)
+	ctx := context.WithoutCancel(context.Background()) // as the collector's writer and model
+	events := benchEventsT(t, 100, 2)
+	put := func(i int) {
+		t.Helper()
+		if _, err := db.Insert(ctx, events[i%50:i%50+1]); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.PutModel(ctx, store.ModelBatch{ToolCalls: []store.ToolCallRow{benchCall("bench", i, "running", int64(i))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(0) // prepares the statements
+	sample := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	created := func() uint64 {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			t.Skip("the runtime does not count the goroutines it creates")
+		}
+		return sample[0].Value.Uint64()
+	}
+	before := created()
+	const writes = 50
+	for i := 1; i <= writes; i++ {
+		put(i)
+	}
+	// A few may be the runtime's or the test's own (a collection's workers).
+	n := created() - before
+	t.Logf("%d goroutines created by %d inserts and %d model writes", n, writes, writes)
+	if n >= writes/5 {
+		t.Fatalf("%d goroutines created by %d inserts and %d model writes", n, writes, writes)
 	}
 }
