@@ -22,7 +22,8 @@ import (
 
 // wconn is the writer connection: database/sql's connection, held from Open
 // to Close (the writer pool has no other), and what its transactions reuse.
-// The DB's mutex serializes its use.
+// The DB's mutex serializes its use. The writer's rarer statements (tokens,
+// pruning) run on conn through database/sql, Tx and all.
 type wconn struct {
 	conn                    *sql.Conn
 	begin, commit, rollback wstmt
