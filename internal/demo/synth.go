@@ -74,8 +74,20 @@ func Big(spec BigSpec) []event.Envelope {
 	if spec.Agents > 0 {
 		perAgent = max(4, (spec.Events-2*mainCalls-4*spec.Agents-30)/spec.Agents)
 	}
-	ids := 0
-	nextID := func() string { ids++; return fmt.Sprintf("toolu_%08d", ids) }
+	// Tool call ids have the real clients' shape: "toolu_01" and 22 random
+	// letters and digits (public captures), not a counter. Their order is
+	// what the model's store meets in a real session: a new call's id lands
+	// anywhere in an index by id, not at its end. A generator of their own
+	// keeps the rest of the session as it was.
+	idr := rand.New(rand.NewPCG(spec.Seed, 0x1d5))
+	nextID := func() string {
+		const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+		id := []byte("toolu_01")
+		for range 22 {
+			id = append(id, alphabet[idr.IntN(len(alphabet))])
+		}
+		return string(id)
+	}
 
 	// calls emits one agent's tool calls from t on, about n events, and
 	// returns when the agent's last call ended.
