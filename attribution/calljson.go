@@ -105,7 +105,7 @@ func (c *ToolCall) appendJSON(b []byte) ([]byte, bool) {
 	}
 	if len(c.FileStates) > 0 {
 		b = append(b, `,"file_states":`...)
-		b = appendFileStates(b, c.FileStates)
+		b = event.AppendFileStates(b, c.FileStates, jsonstr.AppendQuotedHTML)
 	}
 
 	// classify.Meta, embedded: its fields in its place.
@@ -171,24 +171,6 @@ func appendPatchFiles(b []byte, fs []event.PatchFile) []byte {
 		if f.MoveTo != "" {
 			b = append(b, `,"move_to":`...)
 			b = jsonstr.AppendQuotedHTML(b, f.MoveTo)
-		}
-		b = append(b, '}')
-	}
-	return append(b, ']')
-}
-
-func appendFileStates(b []byte, fs []event.FileState) []byte {
-	for i, f := range fs {
-		b = append(b, ",["[1-min(i, 1)])
-		b = append(b, `{"path":`...)
-		b = jsonstr.AppendQuotedHTML(b, f.Path)
-		b = append(b, `,"mtime_ns":`...)
-		b = strconv.AppendInt(b, f.MtimeNS, 10)
-		b = append(b, `,"size":`...)
-		b = strconv.AppendInt(b, f.Size, 10)
-		if f.Hash != "" {
-			b = append(b, `,"hash":`...)
-			b = jsonstr.AppendQuotedHTML(b, f.Hash)
 		}
 		b = append(b, '}')
 	}

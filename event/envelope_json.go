@@ -64,24 +64,8 @@ func (e *Envelope) AppendJSON(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(*e.ExitCode), 10)
 	}
 	if len(e.Files) > 0 {
-		b = append(b, `,"files":[`...)
-		for i, f := range e.Files {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"path":`...)
-			b = jsonstr.AppendQuoted(b, f.Path)
-			b = append(b, `,"mtime_ns":`...)
-			b = strconv.AppendInt(b, f.MtimeNS, 10)
-			b = append(b, `,"size":`...)
-			b = strconv.AppendInt(b, f.Size, 10)
-			if f.Hash != "" {
-				b = append(b, `,"hash":`...)
-				b = jsonstr.AppendQuoted(b, f.Hash)
-			}
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = append(b, `,"files":`...)
+		b = AppendFileStates(b, e.Files, jsonstr.AppendQuoted)
 	}
 	if e.Traceparent != "" {
 		b = append(b, `,"traceparent":`...)
@@ -285,4 +269,29 @@ func (d *envelopeDecoder) member(key, val []byte) {
 	}
 	d.seen |= bit
 	d.ok = ok
+}
+
+// AppendFileStates appends fs as a JSON array of FileState objects, each
+// string written by quote: jsonstr.AppendQuoted in an envelope,
+// jsonstr.AppendQuotedHTML where the bytes must be encoding/json's (the
+// session model's call documents).
+func AppendFileStates(b []byte, fs []FileState, quote func([]byte, string) []byte) []byte {
+	b = append(b, '[')
+	for i, f := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"path":`...)
+		b = quote(b, f.Path)
+		b = append(b, `,"mtime_ns":`...)
+		b = strconv.AppendInt(b, f.MtimeNS, 10)
+		b = append(b, `,"size":`...)
+		b = strconv.AppendInt(b, f.Size, 10)
+		if f.Hash != "" {
+			b = append(b, `,"hash":`...)
+			b = quote(b, f.Hash)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
