@@ -26,7 +26,12 @@ type fieldRef struct {
 	dst  any // *string, *OptString, **Effort, **float64 or *json.RawMessage
 }
 
-// The slots of the keys the code below reads, in a fields' values.
+// slotHookEventName is hook_event_name's slot among Common's (commonFields),
+// which the name of the event picks a payload's object by.
+const slotHookEventName = 3
+
+// The slots of the keys the code below reads, in a fields' values, after
+// Common's.
 const (
 	slotToolName = 12 + iota
 	slotToolInput
@@ -47,7 +52,7 @@ func fieldSlot(k string) int {
 	case "cwd":
 		return 2
 	case "hook_event_name":
-		return 3
+		return slotHookEventName
 	case "permission_mode":
 		return 4
 	case "prompt_id":
@@ -147,7 +152,7 @@ func commonFields(c *Common) [12]fieldRef {
 		{"session_id", 0, &c.SessionID},
 		{"transcript_path", 1, &c.TranscriptPath},
 		{"cwd", 2, &c.CWD},
-		{"hook_event_name", 3, &c.HookEventName},
+		{"hook_event_name", slotHookEventName, &c.HookEventName},
 		{"permission_mode", 4, &c.PermissionMode},
 		{"prompt_id", 5, &c.PromptID},
 		{"agent_id", 6, &c.AgentID},

@@ -176,12 +176,11 @@ func FromMembers(raw Object, ms Members) *Payload {
 // false when a key of ms repeats.
 func ViewsOf(ms Members) (p *Payload, ok bool) {
 	var src fields
-	if distinct, known := src.index(ms); !known {
+	distinct, known := src.index(ms)
+	if !known {
 		distinct = len(src.object()) == len(ms)
-		if !distinct {
-			return nil, false
-		}
-	} else if !distinct {
+	}
+	if !distinct {
 		return nil, false
 	}
 	p = fromFields(&src, true)
@@ -224,7 +223,7 @@ func fromFields(src *fields, share bool) *Payload {
 	var pre *PreToolUseInput
 	var post *PostToolUseInput
 	var duration *float64
-	switch v, _ := src.value(fieldRef{key: "hook_event_name", slot: 3}); string(trimJSON(v)) {
+	switch v, _ := src.value(fieldRef{key: "hook_event_name", slot: slotHookEventName}); string(trimJSON(v)) {
 	case `"` + PreToolUse + `"`:
 		t := new(toolCallPayload)
 		p, pre = &t.p, &t.e
