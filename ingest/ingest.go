@@ -369,14 +369,7 @@ func (pl *Pipeline) admitMap(env *event.Envelope) *event.Payload {
 		}
 		return p
 	}
-	ms := make(event.Members, 0, len(raw))
-	for k, v := range raw {
-		ms = append(ms, event.Member{Key: k, Value: v})
-	}
-	env.Payload = ownBytes(ms, b)
-	for _, m := range ms {
-		raw[m.Key] = m.Value
-	}
+	env.Payload = viaMembers(raw, func(ms event.Members) []byte { return ownBytes(ms, b) })
 	return event.FromObjectShared(raw)
 }
 
@@ -449,13 +442,16 @@ func payloadJSON(raw event.Object, data []byte, reencode bool) (json.RawMessage,
 
 // encodeMembers is encodeMemberList of raw's members, raw's values then
 // pointed at their bytes in the result.
-func encodeMembers(raw event.Object) []byte {
-	var buf [16]event.Member
-	ms := event.Members(buf[:0])
+func encodeMembers(raw event.Object) []byte { return viaMembers(raw, encodeMemberList) }
+
+// viaMembers returns what f makes of raw's members, and points raw's values
+// at the bytes f left the members' values at (ownBytes, encodeMemberList).
+func viaMembers(raw event.Object, f func(event.Members) []byte) []byte {
+	ms := make(event.Members, 0, len(raw))
 	for k, v := range raw {
 		ms = append(ms, event.Member{Key: k, Value: v})
 	}
-	b := encodeMemberList(ms)
+	b := f(ms)
 	for _, m := range ms {
 		raw[m.Key] = m.Value
 	}
