@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/bits"
 	"strings"
-	"time"
 	"unsafe"
 
 	"github.com/hookwatch/hookwatch/store"
@@ -312,11 +311,4 @@ func (db *DB) prepare(tx *wtx) error {
 // batch, which the garbage collector then paid for again.
 func boundText(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
-}
-
-func nullTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixNano()
 }
