@@ -380,7 +380,20 @@ type ToolCall struct {
 	// Traceparent is the client's trace context (W3C) on the first event of
 	// the call that carried one.
 	Traceparent string `json:"traceparent,omitempty"`
+
+	movedFrom []time.Time // see MovedFrom
 }
+
+// MovedFrom returns the starts the call had before its start now, which a
+// PreToolUse moved to its own time: the time of the call's first event,
+// when that was another event of the call (a rollout's record of it, or a
+// PostToolUse read first), and that of an earlier PreToolUse the hook's
+// replaced. Nearly always nil. A store that keys calls by their start
+// deletes the call's rows at those (store.ToolCallRow.MovedFrom). They
+// follow from the session's events alone, as the rest of the model does:
+// a model built again from them names the same ones. The slice must not be
+// changed.
+func (c *ToolCall) MovedFrom() []time.Time { return c.movedFrom }
 
 // DecisionRecord is a policy decision the hook answered one event of a call
 // with.

@@ -48,9 +48,14 @@ func syntheticSession(tb testing.TB, n, subagents int) []event.Envelope {
 			for c := range calls {
 				id := fmt.Sprintf("toolu_%03d_%05d", b+j, c)
 				input := map[string]any{"command": fmt.Sprintf("go test ./pkg%d/... -run Test%d", c%17, c)}
+				first, second := in(pre("Bash", id, input)), in(post("Bash", id, input, map[string]any{"stdout": "ok  \tpkg\t0.01s\n", "stderr": "", "interrupted": false}).with("duration_ms", 120))
+				if c%29 == 7 {
+					// The PreToolUse read after the PostToolUse (a
+					// clock that went back): the call's start moves.
+					first, second = second, first
+				}
 				bodies[j] = append(bodies[j],
-					in(pre("Bash", id, input)),
-					in(post("Bash", id, input, map[string]any{"stdout": "ok  \tpkg\t0.01s\n", "stderr": "", "interrupted": false}).with("duration_ms", 120)),
+					first, second,
 					in(ev{"hook_event_name": "PostToolBatch", "tool_calls": []any{map[string]any{"tool_name": "Bash", "tool_use_id": id, "tool_input": input, "tool_response": "ok"}}}),
 				)
 			}

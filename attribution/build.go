@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/decision"
@@ -55,8 +56,10 @@ type agentState struct {
 
 // callState is a tool call while its session is being derived.
 type callState struct {
-	c        *ToolCall
-	agent    *agentState
+	c     *ToolCall
+	agent *agentState
+	// opened is the call's first event: its start until a PreToolUse.
+	opened   *record
 	first    *record
 	pre      *record
 	post     *record
@@ -140,10 +143,13 @@ type sessionBuilder struct {
 	// unclaimed are the hooks' calls without tool_use_id that no rollout
 	// call was matched to yet (fallbackCall).
 	unclaimed []*callState
-	spawners  []*callState // calls of tools that spawn agents, in creation order
-	metas     metas        // the classifications of its calls' inputs
-	dirty     []*callState // calls changed since the last settle
-	changed   []*callState // calls settled since the last changes
+	// replacedPres are the times of the PreToolUse records of a call that
+	// a later one replaced (a rollout's, then the hook's): starts it had.
+	replacedPres map[*callState][]time.Time
+	spawners     []*callState // calls of tools that spawn agents, in creation order
+	metas        metas        // the classifications of its calls' inputs
+	dirty        []*callState // calls changed since the last settle
+	changed      []*callState // calls settled since the last changes
 
 	promptTitle string // the first main-agent prompt's title
 	altTitle    string // the client's session_title
@@ -349,6 +355,12 @@ func (b *sessionBuilder) add(r *record) {
 	case *event.PreToolUseInput:
 		c := b.call(r, &e.ToolCall, true)
 		if c.pre == nil || evidence(c.pre) {
+			if c.pre != nil {
+				if b.replacedPres == nil {
+					b.replacedPres = map[*callState][]time.Time{}
+				}
+				b.replacedPres[c] = append(b.replacedPres[c], c.pre.at)
+			}
 			c.pre = r
 			c.agent, c.first = ag, r
 			tc := c.own()
@@ -670,7 +682,7 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 			StartedAt: r.at, Input: callInput(tc.ToolInput), PromptID: r.p.PromptID,
 			Traceparent: r.env.Traceparent,
 		},
-		agent: ag, first: r, turnID: r.p.TurnID, cwd: r.p.CWD,
+		agent: ag, opened: r, first: r, turnID: r.p.TurnID, cwd: r.p.CWD,
 	}
 	b.calls[id] = c
 	b.callSeq = append(b.callSeq, c)
@@ -923,6 +935,22 @@ func compareAgents(x, y *Agent) int {
 	return strings.Compare(x.AgentID, y.AgentID)
 }
 
+// formerStarts returns the starts call c had before start, its start now,
+// for ToolCall.MovedFrom: nil unless a PreToolUse moved it.
+func (b *sessionBuilder) formerStarts(c *callState, start time.Time) []time.Time {
+	var out []time.Time
+	add := func(at time.Time) {
+		if !at.Equal(start) && !slices.ContainsFunc(out, at.Equal) {
+			out = append(out, at)
+		}
+	}
+	add(c.opened.at)
+	for _, at := range b.replacedPres[c] {
+		add(at)
+	}
+	return out
+}
+
 // compareCalls orders calls by start, then tool_use_id.
 func compareCalls(x, y *ToolCall) int {
 	if c := x.StartedAt.Compare(y.StartedAt); c != 0 {
@@ -946,8 +974,10 @@ func (b *sessionBuilder) finishCall(c *callState) {
 	if c.post != nil && len(c.post.env.Files) > 0 {
 		tc.FileStates = slices.Clone(c.post.env.Files)
 	}
+	tc.movedFrom = nil
 	if c.pre != nil {
 		tc.StartedAt, tc.PromptID = c.pre.at, cmp.Or(c.pre.p.PromptID, tc.PromptID)
+		tc.movedFrom = b.formerStarts(c, tc.StartedAt)
 	}
 	var end *record
 	switch {

@@ -14,13 +14,20 @@ import (
 )
 
 // mirror is what a store holds after applying every Changes of a Group in
-// turn, as the collector stores them: one summary per session, agents and
-// calls upserted by id.
+// turn, as the collector stores them: one summary per session, agents
+// upserted by id, calls upserted by start and id after the row at the start
+// they moved from is deleted (store.ModelBatch.ToolCalls).
 type mirror struct {
 	sessions map[string]*Session
 	agents   map[string]map[string]*Agent
-	calls    map[string]map[string]*ToolCall
+	calls    map[string]map[callKey]*ToolCall
 	aliases  map[string]string
+}
+
+// callKey is the key of a call's row in a store.
+type callKey struct {
+	start time.Time
+	id    string
 }
 
 func newMirror() *mirror {
@@ -30,7 +37,7 @@ func newMirror() *mirror {
 }
 
 func (m *mirror) clear() {
-	m.sessions, m.agents, m.calls = map[string]*Session{}, map[string]map[string]*Agent{}, map[string]map[string]*ToolCall{}
+	m.sessions, m.agents, m.calls = map[string]*Session{}, map[string]map[string]*Agent{}, map[string]map[callKey]*ToolCall{}
 }
 
 func (m *mirror) apply(ch Changes) {
@@ -42,13 +49,16 @@ func (m *mirror) apply(ch Changes) {
 		id := sc.Session.SessionID
 		m.sessions[id] = sc.Session
 		if m.agents[id] == nil || sc.Reset {
-			m.agents[id], m.calls[id] = map[string]*Agent{}, map[string]*ToolCall{}
+			m.agents[id], m.calls[id] = map[string]*Agent{}, map[callKey]*ToolCall{}
 		}
 		for _, a := range sc.Agents {
 			m.agents[id][a.AgentID] = a
 		}
 		for _, c := range sc.ToolCalls {
-			m.calls[id][c.ToolUseID] = c
+			for _, from := range c.MovedFrom() {
+				delete(m.calls[id], callKey{from.UTC(), c.ToolUseID})
+			}
+			m.calls[id][callKey{c.StartedAt.UTC(), c.ToolUseID}] = c
 		}
 	}
 }
@@ -429,5 +439,30 @@ func TestGroupChangesHandedOut(t *testing.T) {
 		if held == 0 {
 			t.Fatalf("%s: no calls", name)
 		}
+	}
+}
+
+// TestCallMovedFrom: a call read first from its PostToolUse, then from a
+// rollout's record of its start, then from the hook's PreToolUse, starts at
+// the hook's and names the two starts it had before, in whichever batches
+// its events come; a store keyed by start that deletes those holds it once.
+func TestCallMovedFrom(t *testing.T) {
+	input := map[string]any{"command": "make"}
+	envs := stream(t, sessionStart("startup"), prompt("go"),
+		post("Bash", "toolu_1", input, map[string]any{"stdout": "ok"}),
+		pre("Bash", "toolu_1", input),
+		pre("Bash", "toolu_1", input),
+		pre("Bash", "toolu_2", input))
+	envs[3].Kind = event.KindRollout
+	c := callOf(t, only(t, Build(envs)), "toolu_1")
+	if want := []time.Time{at(2), at(3)}; !c.StartedAt.Equal(at(4)) || !slices.EqualFunc(c.MovedFrom(), want, time.Time.Equal) {
+		t.Fatalf("started %v, moved from %v; want %v and %v", c.StartedAt, c.MovedFrom(), at(4), want)
+	}
+	if got := callOf(t, only(t, Build(envs)), "toolu_2").MovedFrom(); got != nil {
+		t.Errorf("a call that started at its PreToolUse moved from %v", got)
+	}
+	rng := rand.New(rand.NewPCG(5, 7))
+	for i := range 20 {
+		checkGroup(t, fmt.Sprintf("batches %d", i), envs, batches(rng, envs, 1+rng.IntN(3)))
 	}
 }
