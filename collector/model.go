@@ -1499,7 +1499,8 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 			}
 			b.ToolCalls = append(b.ToolCalls, store.ToolCallRow{
 				SessionID: id, ToolUseID: c.ToolUseID, AgentID: c.AgentID, ToolName: c.ToolName,
-				Status: c.Status, Subtype: c.Subtype, Effect: string(c.Effect), StartedAt: c.StartedAt, UpdatedSeq: version, Doc: doc,
+				Status: c.Status, Subtype: c.Subtype, Effect: string(c.Effect), StartedAt: c.StartedAt, MovedFrom: c.MovedFrom(),
+				UpdatedSeq: version, Doc: doc,
 			})
 			ar.call(c)
 		}

@@ -457,6 +457,59 @@ func TestDerivedOrderIndependence(t *testing.T) {
 	wg.Wait()
 }
 
+// TestMovedCallStoredOnce: a call whose PostToolUse was read before its
+// PreToolUse (a clock that went back) is stored at the PostToolUse's time,
+// then moved to the PreToolUse's when that comes: the store holds it once,
+// as in a collector given every event at once.
+func TestMovedCallStoredOnce(t *testing.T) {
+	envs := claudeCorpus(t)
+	type call struct {
+		Event     string `json:"hook_event_name"`
+		ToolUseID string `json:"tool_use_id"`
+	}
+	var payloads []call
+	for _, e := range envs {
+		var p call
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		payloads = append(payloads, p)
+	}
+	pre, post := -1, -1
+	for i, p := range payloads {
+		if p.Event == "PreToolUse" && pre < 0 {
+			pre = i
+		}
+		if pre >= 0 && p.Event == "PostToolUse" && p.ToolUseID == payloads[pre].ToolUseID {
+			post = i
+			break
+		}
+	}
+	if post < 0 {
+		t.Fatal("the corpus has no PreToolUse and PostToolUse of one call")
+	}
+	envs[pre], envs[post] = envs[post], envs[pre]
+	envs[pre].ReceivedAt, envs[post].ReceivedAt = envs[post].ReceivedAt, envs[pre].ReceivedAt
+
+	envs = envs[:post+1]
+	ref := newServer(t, collector.Config{})
+	ref.post(t, envs, len(envs), 0)
+	want := derivedView(t, ref)
+
+	s := newServer(t, collector.Config{})
+	s.post(t, envs[:pre+1], pre+1, 0)
+	first := derivedView(t, s) // the call stored at the PostToolUse's time
+	if !strings.Contains(first, payloads[pre].ToolUseID) {
+		t.Fatalf("the call %s is not stored before its PreToolUse", payloads[pre].ToolUseID)
+	}
+	for _, e := range envs[pre+1:] { // one at a time: the model follows them
+		s.post(t, []event.Envelope{e}, 1, 0)
+	}
+	if got := derivedView(t, s); got != want {
+		t.Fatalf("derived state differs:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 // checkOrder posts envs in the random order i, in random batches with
 // duplicates, into a fresh collector and wants the derived state want.
 func checkOrder(t *testing.T, i int, envs []event.Envelope, want string) {

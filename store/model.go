@@ -70,9 +70,20 @@ type ToolCallRow struct {
 	// Subtype and Effect are the call's meaning (package classify:
 	// run_test, modify_file …; read_only … destructive), "" when not
 	// classified. They are also in Doc; the columns serve the filters.
-	Subtype   string
-	Effect    string
+	Subtype string
+	Effect  string
+	// StartedAt is when the call started. With SessionID and ToolUseID it
+	// is the row's key: the key grows with time, so a new call's entry is
+	// written at the end of the key's index, next to the last one, where
+	// a key by the random tool use id alone would write a page of that
+	// index for each new call.
 	StartedAt time.Time
+	// MovedFrom are starts the call may have been stored with before (the
+	// time of its first event, when its PreToolUse came later and moved
+	// its start): the rows at those starts are deleted before this one is
+	// written, whether they are stored or not; StartedAt among them is
+	// ignored. Listings leave it nil.
+	MovedFrom []time.Time
 	// UpdatedSeq is the model position of the row's latest change (see
 	// SessionModel.UpdatedSeq).
 	UpdatedSeq int64
@@ -94,7 +105,11 @@ type ModelBatch struct {
 	Sessions []SessionModel
 	// Agents are upserted by (SessionID, AgentID).
 	Agents []AgentRow
-	// ToolCalls are upserted by (SessionID, ToolUseID).
+	// ToolCalls are upserted by (SessionID, StartedAt, ToolUseID), each
+	// after the row at its MovedFrom is deleted. A call's rows at other
+	// starts are kept: the writer, which moves a call's start, names the
+	// start it moves from (or resets the session). A key given twice is
+	// written once, with its last row.
 	ToolCalls []ToolCallRow
 }
 

@@ -34,9 +34,15 @@ ON CONFLICT (session_id, agent_id) DO UPDATE SET parent_agent_id = excluded.pare
 	upsertToolCallsSQL = `
 INSERT INTO model_tool_calls (session_id, tool_use_id, agent_id, tool_name, status, subtype, effect, started_at, updated_seq, doc)
 SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[], $6::bytea[], $7::bytea[], $8::bigint[], $9::bigint[], $10::bytea[])
-ON CONFLICT (session_id, tool_use_id) DO UPDATE SET agent_id = excluded.agent_id, tool_name = excluded.tool_name,
-	status = excluded.status, subtype = excluded.subtype, effect = excluded.effect, started_at = excluded.started_at,
+ON CONFLICT (session_id, started_at, tool_use_id) DO UPDATE SET agent_id = excluded.agent_id, tool_name = excluded.tool_name,
+	status = excluded.status, subtype = excluded.subtype, effect = excluded.effect,
 	updated_seq = excluded.updated_seq, doc = excluded.doc`
+
+	// deleteMovedCallsSQL deletes the rows calls had at their former
+	// starts (store.ToolCallRow.MovedFrom).
+	deleteMovedCallsSQL = `
+DELETE FROM model_tool_calls c USING unnest($1::bytea[], $2::bigint[], $3::bytea[]) AS m(session_id, started_at, tool_use_id)
+WHERE c.session_id = m.session_id AND c.started_at = m.started_at AND c.tool_use_id = m.tool_use_id`
 )
 
 // PutModel implements store.ModelStore, in one transaction.
@@ -98,6 +104,19 @@ func putModel(ctx context.Context, tx pgx.Tx, b store.ModelBatch) error {
 		}
 		if _, err := tx.Exec(ctx, upsertAgentsSQL, c.args(7)...); err != nil {
 			return fmt.Errorf("cannot store %d agents: %w", len(agents), err)
+		}
+	}
+	var moved columns
+	for _, t := range b.ToolCalls {
+		for _, from := range t.MovedFrom {
+			if !from.Equal(t.StartedAt) {
+				moved.bytes(0, t.SessionID).int(1, sqlq.Nanos(from)).bytes(2, t.ToolUseID)
+			}
+		}
+	}
+	if moved.cols != nil {
+		if _, err := tx.Exec(ctx, deleteMovedCallsSQL, moved.args(3)...); err != nil {
+			return fmt.Errorf("cannot move tool calls: %w", err)
 		}
 	}
 	if calls := sqlq.LastOfKey(b.ToolCalls, func(t store.ToolCallRow) [2]string { return [2]string{t.SessionID, t.ToolUseID} }); len(calls) > 0 {

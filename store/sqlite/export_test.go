@@ -1,6 +1,9 @@
 package sqlite
 
-import "context"
+import (
+	"context"
+	"database/sql"
+)
 
 // ExecForTest runs a statement on the writer connection.
 func (db *DB) ExecForTest(q string) error {
@@ -26,4 +29,16 @@ func (db *DB) HoldCheckpointsForTest() error {
 		}
 	}
 	return nil
+}
+
+// MigrateForTest makes the database at path (creating it) with the
+// migrations up to version applied: the file a hookwatch of that schema
+// left.
+func MigrateForTest(path string, version int) error {
+	w, err := sql.Open("sqlite", path)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	return migrateUpTo(context.Background(), w, path, version)
 }

@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/hookwatch/hookwatch/store/migration"
@@ -17,29 +19,35 @@ var migrationFS embed.FS
 // migrate applies, each in its own transaction, the migrations the database
 // has not seen, and refuses a database made by a newer hookwatch.
 func (db *DB) migrate(ctx context.Context) error {
+	return migrateUpTo(ctx, db.writer, db.path, math.MaxInt)
+}
+
+// migrateUpTo is migrate on the database of w at path, leaving out the
+// migrations after version upTo.
+func migrateUpTo(ctx context.Context, w *sql.DB, path string, upTo int) error {
 	ms, err := migration.Read(migrationFS, "migrations")
 	if err != nil {
 		return fmt.Errorf("cannot read migrations: %w", err)
 	}
-	if _, err := db.writer.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	if _, err := w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    INTEGER PRIMARY KEY,
 		name       TEXT    NOT NULL,
 		applied_at TEXT    NOT NULL
 	)`); err != nil {
-		return fmt.Errorf("cannot create schema_migrations in %s: %w", db.path, err)
+		return fmt.Errorf("cannot create schema_migrations in %s: %w", path, err)
 	}
 	var current int
-	if err := db.writer.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-		return fmt.Errorf("cannot read the schema version of %s: %w", db.path, err)
+	if err := w.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("cannot read the schema version of %s: %w", path, err)
 	}
 	if latest := ms[len(ms)-1].Version; current > latest {
-		return fmt.Errorf("database %s has schema version %d, newer than this hookwatch knows (%d): upgrade hookwatch", db.path, current, latest)
+		return fmt.Errorf("database %s has schema version %d, newer than this hookwatch knows (%d): upgrade hookwatch", path, current, latest)
 	}
 	for _, m := range ms {
-		if m.Version <= current {
+		if m.Version <= current || m.Version > upTo {
 			continue
 		}
-		tx, err := db.writer.BeginTx(ctx, nil)
+		tx, err := w.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("cannot begin migration %s: %w", m.Name, err)
 		}

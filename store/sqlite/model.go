@@ -37,16 +37,21 @@ const upsertModelSessionSQL = `INSERT INTO model_sessions
 // unchanged, then a full replace of the rows it left alone. On a call that
 // ends this writes 3 of the table's 7 b-trees. Which rows the upsert left
 // alone is asked only when its count of rows written says there are some
-// (rare: a call's agent, tool or start, or an agent's parent, depth or
-// start, changed): RETURNING every row written cost ~10 % of PutModel's CPU.
+// (rare: a call's agent or tool, or an agent's parent, depth or start,
+// changed): RETURNING every row written cost ~10 % of PutModel's CPU.
 
 // rowTable describes how PutModel writes the rows of one table.
 type rowTable struct {
-	table   string
-	columns []string // the first two are the key
-	// changing are the columns the first step updates; the others must
-	// be unchanged for it to update a row (compared with IS: they may be
-	// NULL).
+	table string
+	// columns are the columns written; the first two, the session and the
+	// agent or tool use id, name a row within a statement (rowKey).
+	columns []string
+	// key are the columns of the table's key, the upsert's conflict
+	// target.
+	key []string
+	// changing are the columns the first step updates; the others outside
+	// key must be unchanged for it to update a row (compared with IS: they
+	// may be NULL).
 	changing []string
 }
 
@@ -54,11 +59,13 @@ var (
 	agentTable = rowTable{
 		table:    "model_agents",
 		columns:  []string{"session_id", "agent_id", "parent_agent_id", "depth", "started_at", "updated_seq", "doc"},
+		key:      []string{"session_id", "agent_id"},
 		changing: []string{"updated_seq", "doc"},
 	}
 	toolCallTable = rowTable{
 		table:    "model_tool_calls",
 		columns:  []string{"session_id", "tool_use_id", "agent_id", "tool_name", "status", "subtype", "effect", "started_at", "updated_seq", "doc"},
+		key:      []string{"session_id", "started_at", "tool_use_id"},
 		changing: []string{"status", "subtype", "effect", "updated_seq", "doc"},
 	}
 )
@@ -66,10 +73,12 @@ var (
 // upsertSQL is the first step for rows rows.
 func (t rowTable) upsertSQL(rows int) string {
 	var set, same []string
-	for _, c := range t.columns[2:] {
-		if slices.Contains(t.changing, c) {
+	for _, c := range t.columns {
+		switch {
+		case slices.Contains(t.key, c):
+		case slices.Contains(t.changing, c):
 			set = append(set, c+" = excluded."+c)
-		} else {
+		default:
 			same = append(same, c+" IS excluded."+c)
 		}
 	}
@@ -77,8 +86,8 @@ func (t rowTable) upsertSQL(rows int) string {
 		" WHERE " + strings.Join(same, " AND ")
 }
 
-// returningSQL is upsertSQL returning the key of each row it inserted or
-// updated.
+// returningSQL is upsertSQL returning the rowKey of each row it inserted
+// or updated.
 func (t rowTable) returningSQL(rows int) string {
 	return t.upsertSQL(rows) + " RETURNING " + t.columns[0] + ", " + t.columns[1]
 }
@@ -86,8 +95,10 @@ func (t rowTable) returningSQL(rows int) string {
 // replaceSQL is the second step, for one row.
 func (t rowTable) replaceSQL() string {
 	var set []string
-	for _, c := range t.columns[2:] {
-		set = append(set, c+" = excluded."+c)
+	for _, c := range t.columns {
+		if !slices.Contains(t.key, c) {
+			set = append(set, c+" = excluded."+c)
+		}
 	}
 	return t.insertSQL(1) + " DO UPDATE SET " + strings.Join(set, ", ")
 }
@@ -95,12 +106,15 @@ func (t rowTable) replaceSQL() string {
 func (t rowTable) insertSQL(rows int) string {
 	row := "(?" + strings.Repeat(",?", len(t.columns)-1) + ")"
 	return "INSERT INTO " + t.table + " (" + strings.Join(t.columns, ", ") + ") VALUES " +
-		row + strings.Repeat(","+row, rows-1) + " ON CONFLICT (" + t.columns[0] + ", " + t.columns[1] + ")"
+		row + strings.Repeat(","+row, rows-1) + " ON CONFLICT (" + strings.Join(t.key, ", ") + ")"
 }
 
 const (
 	resetAgentsSQL    = `DELETE FROM model_agents WHERE session_id = ?`
 	resetToolCallsSQL = `DELETE FROM model_tool_calls WHERE session_id = ?`
+	// deleteMovedCallSQL deletes the row a call had at its former start
+	// (store.ToolCallRow.MovedFrom).
+	deleteMovedCallSQL = `DELETE FROM model_tool_calls WHERE session_id = ? AND started_at = ? AND tool_use_id = ?`
 )
 
 // rowStmts are the prepared statements of one rowTable.
@@ -146,12 +160,12 @@ func (t rowTable) queries() []string {
 // modelStmts are the writer's prepared statements of PutModel, made on
 // first use: a batch pays no parsing.
 type modelStmts struct {
-	session, resetAgents, resetCalls wstmt
-	agents, calls                    rowStmts
+	session, resetAgents, resetCalls, deleteMoved wstmt
+	agents, calls                                 rowStmts
 }
 
 func (s *modelStmts) all() []*wstmt {
-	out := []*wstmt{&s.session, &s.resetAgents, &s.resetCalls}
+	out := []*wstmt{&s.session, &s.resetAgents, &s.resetCalls, &s.deleteMoved}
 	return append(append(out, s.agents.all()...), s.calls.all()...)
 }
 
@@ -169,7 +183,7 @@ func (db *DB) prepareModel(tx *wtx) error {
 		return nil
 	}
 	s := modelStmts{agents: rowStmts{table: agentTable}, calls: rowStmts{table: toolCallTable}}
-	queries := []string{upsertModelSessionSQL, resetAgentsSQL, resetToolCallsSQL}
+	queries := []string{upsertModelSessionSQL, resetAgentsSQL, resetToolCallsSQL, deleteMovedCallSQL}
 	queries = append(append(queries, agentTable.queries()...), toolCallTable.queries()...)
 	for i, dst := range s.all() {
 		st, err := tx.prepare(queries[i])
@@ -225,6 +239,16 @@ func (db *DB) putModelIn(tx *wtx, b store.ModelBatch) error {
 			return fmt.Errorf("session %q: %w", m.SessionID, err)
 		}
 	}
+	for _, c := range b.ToolCalls {
+		for _, from := range c.MovedFrom {
+			if from.Equal(c.StartedAt) {
+				continue
+			}
+			if _, err := tx.exec(db.model.deleteMoved, c.SessionID, nanos(from), c.ToolUseID); err != nil {
+				return fmt.Errorf("cannot move tool call %q of session %q: %w", c.ToolUseID, c.SessionID, err)
+			}
+		}
+	}
 	var session, agent, tool, status, subtype, effect boxed[string]
 	var version boxed[int64]
 	err := putRows(tx, &db.model.agents, b.Agents,
@@ -268,8 +292,8 @@ func (b *boxed[T]) of(x T) any {
 	return b.v
 }
 
-// rowKey is the key of an agent or tool call row: the session and the
-// agent or tool use id.
+// rowKey names an agent or tool call row among those PutModel is given:
+// the session and the agent or tool use id.
 type rowKey struct{ session, id string }
 
 // putRows writes rows in the two steps described at rowTable: chunks of

@@ -33,6 +33,7 @@ func RunModelStore(t *testing.T, open func(t *testing.T) ModelStore) {
 	}{
 		{"ModelRoundTrip", testModelRoundTrip},
 		{"ModelUpsertReplaces", testModelUpsertReplaces},
+		{"ToolCallKey", testToolCallKey},
 		{"ModelReset", testModelReset},
 		{"ToolCallFilters", testToolCallFilters},
 		{"ToolCallPagingAllFilters", testToolCallPagingAllFilters},
@@ -120,7 +121,8 @@ func checkCall(tb testing.TB, got, want store.ToolCallRow) {
 	if !got.StartedAt.Equal(want.StartedAt) || !bytes.Equal(got.Doc, want.Doc) {
 		tb.Errorf("call %s/%s: started %v doc %s, want %v %s", want.SessionID, want.ToolUseID, got.StartedAt, got.Doc, want.StartedAt, want.Doc)
 	}
-	got.StartedAt, got.Doc, want.StartedAt, want.Doc = time.Time{}, nil, time.Time{}, nil
+	// MovedFrom tells the writer what to delete; a listing leaves it nil.
+	got.StartedAt, got.Doc, want.StartedAt, want.Doc, want.MovedFrom = time.Time{}, nil, time.Time{}, nil, nil
 	if !reflect.DeepEqual(got, want) {
 		tb.Errorf("call read back differs\n got %+v\nwant %+v", got, want)
 	}
@@ -273,9 +275,10 @@ func testModelUpsertReplaces(t *testing.T, s ModelStore) {
 	sm := store.SessionModel{SessionID: "s1", GroupKey: "k", Seq: 3, UpdatedSeq: 3, FirstEventAt: At(0), LastEventAt: At(10), Summary: hostileDoc("s1")}
 	putModel(t, s, store.ModelBatch{Sessions: []store.SessionModel{sm}, Agents: []store.AgentRow{agent}, ToolCalls: []store.ToolCallRow{call}})
 
-	// Every column changes; emptied documents read back empty.
+	// Every column changes, the start too (which the writer says it
+	// moves); emptied documents read back empty.
 	call2 := store.ToolCallRow{SessionID: "s1", ToolUseID: "toolu_1", AgentID: "a2", ToolName: "Read", Status: "ok",
-		StartedAt: At(11), UpdatedSeq: 8}
+		StartedAt: At(11), MovedFrom: []time.Time{At(10)}, UpdatedSeq: 8}
 	agent2 := store.AgentRow{SessionID: "s1", AgentID: "a1", ParentAgentID: ptr("a0"), Depth: 2, StartedAt: At(6), UpdatedSeq: 8}
 	sm2 := store.SessionModel{SessionID: "s1", GroupKey: "k2", Seq: 8, UpdatedSeq: 8, FirstEventAt: At(1), LastEventAt: At(20), AliasOf: "s0"}
 	putModel(t, s, store.ModelBatch{Sessions: []store.SessionModel{sm2}, Agents: []store.AgentRow{agent2}, ToolCalls: []store.ToolCallRow{call2}})
@@ -330,7 +333,7 @@ func testModelUpsertReplaces(t *testing.T, s ModelStore) {
 		case 2:
 			many[i].ToolName = "Read"
 		case 3:
-			many[i].StartedAt = At(-i)
+			many[i].StartedAt, many[i].MovedFrom = At(-i), []time.Time{many[i].StartedAt}
 		}
 	}
 	putModel(t, s, store.ModelBatch{ToolCalls: many})
@@ -340,6 +343,40 @@ func testModelUpsertReplaces(t *testing.T, s ModelStore) {
 	}
 	for i := range back {
 		checkCall(t, back[i], many[i])
+	}
+}
+
+func testToolCallKey(t *testing.T, s ModelStore) {
+	row := func(id string, start int, status string, seq int64, movedFrom ...int) store.ToolCallRow {
+		r := store.ToolCallRow{SessionID: "s1", ToolUseID: id, AgentID: "a1", ToolName: "Bash", Status: status,
+			StartedAt: At(start), UpdatedSeq: seq, Doc: hostileDoc(status)}
+		for _, ms := range movedFrom {
+			r.MovedFrom = append(r.MovedFrom, At(ms))
+		}
+		return r
+	}
+	putModel(t, s, store.ModelBatch{ToolCalls: []store.ToolCallRow{row("a", 10, "running", 1), row("b", 20, "running", 1), row("d", 15, "running", 1)}})
+	putModel(t, s, store.ModelBatch{ToolCalls: []store.ToolCallRow{row("d", 16, "running", 2, 15)}})
+
+	// a moves from 10 to 30, past b: its place in start order changes; b
+	// names its own start among those it moves from, which keeps it; c
+	// names a start it was never stored at; d moves a second time, naming
+	// both starts it had.
+	a, b, c, d := row("a", 30, "ok", 3, 10), row("b", 20, "ok", 3, 5, 20), row("c", 25, "running", 3, 7), row("d", 17, "ok", 3, 15, 16)
+	putModel(t, s, store.ModelBatch{ToolCalls: []store.ToolCallRow{a, b, c, d}})
+	got := allCalls(t, s, store.ToolCallFilter{SessionID: "s1"})
+	if want := []string{"s1/d", "s1/b", "s1/c", "s1/a"}; !slices.Equal(callKeys(got), want) {
+		t.Fatalf("calls after a move %v, want %v", callKeys(got), want)
+	}
+	for i, want := range []store.ToolCallRow{d, b, c, a} {
+		checkCall(t, got[i], want)
+	}
+
+	// Without MovedFrom, a call given at another start is a row of its
+	// own: the writer names the start it moves from.
+	putModel(t, s, store.ModelBatch{ToolCalls: []store.ToolCallRow{row("a", 40, "ok", 4)}})
+	if got, want := callKeys(allCalls(t, s, store.ToolCallFilter{SessionID: "s1", Status: "ok"})), []string{"s1/d", "s1/b", "s1/a", "s1/a"}; !slices.Equal(got, want) {
+		t.Errorf("calls after an unnamed move %v, want %v", got, want)
 	}
 }
 
