@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The two ways of inserting a batch of events that BenchmarkInsertWay
@@ -49,4 +50,15 @@ func (db *DB) InsertCopyForTest(ctx context.Context, cols [][][]byte, times []in
 		return err
 	})
 	return n, err
+}
+
+// MigrateForTest brings the database at url to the migrations up to
+// version: the database a hookwatch of that schema left.
+func MigrateForTest(ctx context.Context, url string, version int) error {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return migrateUpTo(ctx, pool, version)
 }

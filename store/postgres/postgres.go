@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -122,11 +123,17 @@ var migrationFS embed.FS
 // has not seen, and refuses a database made by a newer hookwatch. Collectors
 // starting together take turns on an advisory lock.
 func (db *DB) migrate(ctx context.Context) error {
+	return migrateUpTo(ctx, db.pool, math.MaxInt)
+}
+
+// migrateUpTo is migrate on the database of pool, leaving out the
+// migrations after version upTo.
+func migrateUpTo(ctx context.Context, pool *pgxpool.Pool, upTo int) error {
 	ms, err := migration.Read(migrationFS, "migrations")
 	if err != nil {
 		return fmt.Errorf("cannot read migrations: %w", err)
 	}
-	conn, err := db.pool.Acquire(ctx)
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot connect: %w", err)
 	}
@@ -150,7 +157,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("the database has schema version %d, newer than this hookwatch knows (%d): upgrade hookwatch", current, latest)
 	}
 	for _, m := range ms {
-		if m.Version <= current {
+		if m.Version <= current || m.Version > upTo {
 			continue
 		}
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
@@ -122,4 +124,33 @@ func TestLease(t *testing.T) {
 	if ld := <-gotD; ld.err == nil {
 		t.Fatal("Lead returned a lease after its context ended")
 	}
+}
+
+// TestCallKeyMigration migrates a database of the schema before tool calls
+// were keyed by their start (version 3) that holds storetest.PreKeyCalls.
+func TestCallKeyMigration(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	if err := postgres.MigrateForTest(ctx, url, 3); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range storetest.PreKeyCalls {
+		_, err := conn.Exec(ctx, `INSERT INTO model_tool_calls (session_id, tool_use_id, agent_id, tool_name, status, started_at, updated_seq, doc, subtype, effect)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			[]byte(c.SessionID), []byte(c.ToolUseID), []byte(c.AgentID), []byte(c.ToolName), []byte(c.Status),
+			c.StartedAt.UnixNano(), c.UpdatedSeq, []byte(c.Doc), []byte(c.Subtype), []byte(c.Effect))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close(ctx)
+	db := postgres.MustOpenDB(t, url)
+	if v, err := db.SchemaVersion(ctx); err != nil || v < 4 {
+		t.Fatalf("schema version %d, %v after Open", v, err)
+	}
+	storetest.CheckMigratedCalls(t, db)
 }

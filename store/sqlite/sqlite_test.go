@@ -3,13 +3,10 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -117,27 +114,25 @@ func TestTokenStore(t *testing.T) {
 }
 
 // TestCallKeyMigration opens a file of the schema before tool calls were
-// keyed by their start (version 7): its calls read back as they were, in
-// start order, and a call then moves its start as the contract says.
+// keyed by their start (version 7) that holds storetest.PreKeyCalls.
 func TestCallKeyMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hookwatch.db")
 	if err := sqlite.MigrateForTest(path, 7); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := sql.Open("sqlite", path) // the rows version 7 kept
+	raw, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, c := range []struct{ id, status string }{{"toolu_b", "ok"}, {"toolu_a", "running"}, {"toolu_c", "error"}} {
+	for _, c := range storetest.PreKeyCalls {
 		_, err := raw.Exec(`INSERT INTO model_tool_calls (session_id, tool_use_id, agent_id, tool_name, status, started_at, updated_seq, doc, subtype, effect)
-			VALUES ('s1', ?, 'a1', 'Bash', ?, ?, ?, ?, 'run_test', 'execute_check')`,
-			c.id, c.status, storetest.At(30-10*i).UnixNano(), i+1, `{"id":"`+c.id+`"}`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.SessionID, c.ToolUseID, c.AgentID, c.ToolName, c.Status, c.StartedAt.UnixNano(), c.UpdatedSeq, string(c.Doc), c.Subtype, c.Effect)
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	raw.Close()
-
 	db, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -146,33 +141,5 @@ func TestCallKeyMigration(t *testing.T) {
 	if v, err := db.SchemaVersion(context.Background()); err != nil || v < 8 {
 		t.Fatalf("schema version %d, %v after Open", v, err)
 	}
-	page, err := db.ToolCalls(context.Background(), store.ToolCallFilter{SessionID: "s1", Subtype: "run_test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, c := range page.ToolCalls {
-		got = append(got, fmt.Sprintf("%s %s %d %d %s", c.ToolUseID, c.Status, c.StartedAt.Sub(storetest.At(0)).Milliseconds(), c.UpdatedSeq, c.Doc))
-	}
-	want := []string{`toolu_c error 10 3 {"id":"toolu_c"}`, `toolu_a running 20 2 {"id":"toolu_a"}`, `toolu_b ok 30 1 {"id":"toolu_b"}`}
-	if !slices.Equal(got, want) {
-		t.Fatalf("calls after the migration:\n%q\nwant\n%q", got, want)
-	}
-
-	moved := store.ToolCallRow{SessionID: "s1", ToolUseID: "toolu_a", AgentID: "a1", ToolName: "Bash", Status: "ok",
-		StartedAt: storetest.At(40), MovedFrom: []time.Time{storetest.At(20)}, UpdatedSeq: 4}
-	if err := db.PutModel(context.Background(), store.ModelBatch{ToolCalls: []store.ToolCallRow{moved}}); err != nil {
-		t.Fatal(err)
-	}
-	page, err = db.ToolCalls(context.Background(), store.ToolCallFilter{SessionID: "s1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = got[:0]
-	for _, c := range page.ToolCalls {
-		got = append(got, c.ToolUseID)
-	}
-	if want := []string{"toolu_c", "toolu_b", "toolu_a"}; !slices.Equal(got, want) {
-		t.Errorf("calls after a move: %v, want %v", got, want)
-	}
+	storetest.CheckMigratedCalls(t, db)
 }

@@ -967,3 +967,36 @@ func testModelClosed(t *testing.T, s ModelStore) {
 	_, err = s.ToolCalls(ctx, store.ToolCallFilter{})
 	f("ToolCalls", err)
 }
+
+// PreKeyCalls are tool call rows as a store kept them before calls were
+// keyed by their start: a backend's migration test writes them with its own
+// SQL into a database of that schema, migrates it, and checks them with
+// CheckMigratedCalls.
+var PreKeyCalls = []store.ToolCallRow{
+	{SessionID: "s1", ToolUseID: "toolu_b", AgentID: "a1", ToolName: "Bash", Status: "ok", Subtype: "run_test",
+		Effect: "execute_check", StartedAt: At(30), UpdatedSeq: 1, Doc: []byte(`{"id":"toolu_b"}`)},
+	{SessionID: "s1", ToolUseID: "toolu_a", AgentID: "a1", ToolName: "Bash", Status: "running", Subtype: "run_test",
+		Effect: "execute_check", StartedAt: At(20), UpdatedSeq: 2, Doc: []byte(`{"id":"toolu_a"}`)},
+	{SessionID: "s1", ToolUseID: "toolu_c", AgentID: "a1", ToolName: "Bash", Status: "error", Subtype: "run_test",
+		Effect: "execute_check", StartedAt: At(10), UpdatedSeq: 3, Doc: []byte(`{"id":"toolu_c"}`)},
+}
+
+// CheckMigratedCalls checks that s, migrated from a database holding
+// PreKeyCalls, reads them back as they were, in start order, and that a
+// call then moves its start as store.ModelBatch.ToolCalls says.
+func CheckMigratedCalls(t *testing.T, s ModelStore) {
+	t.Helper()
+	got := allCalls(t, s, store.ToolCallFilter{SessionID: "s1", Subtype: "run_test"})
+	if want := []string{"s1/toolu_c", "s1/toolu_a", "s1/toolu_b"}; !slices.Equal(callKeys(got), want) {
+		t.Fatalf("calls after the migration %v, want %v", callKeys(got), want)
+	}
+	for i, want := range []store.ToolCallRow{PreKeyCalls[2], PreKeyCalls[1], PreKeyCalls[0]} {
+		checkCall(t, got[i], want)
+	}
+	moved := PreKeyCalls[1]
+	moved.Status, moved.StartedAt, moved.MovedFrom, moved.UpdatedSeq = "ok", At(40), []time.Time{At(20)}, 4
+	putModel(t, s, store.ModelBatch{ToolCalls: []store.ToolCallRow{moved}})
+	if got, want := callKeys(allCalls(t, s, store.ToolCallFilter{SessionID: "s1"})), []string{"s1/toolu_c", "s1/toolu_b", "s1/toolu_a"}; !slices.Equal(got, want) {
+		t.Errorf("calls after a move %v, want %v", got, want)
+	}
+}
