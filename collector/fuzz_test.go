@@ -163,6 +163,8 @@ func FuzzScanSplit(f *testing.F) {
 	f.Add([]byte(`{"envelopes":[{"id":"a","payload":{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}},{"id":"b","payload":{}}]}`))
 	f.Add([]byte(`{"envelopes":[{"id":"x","payload":{"a":"\xff","a":{"b":[1]}}},{"id":"y","payload":[1]}]}`))
 	f.Add([]byte(`{"envelopes":[{"payload":{"hook_event_name":"PostToolUse","tool_response":{"stdout":"ghp_aB3dE6gH9jaB3dE6gH9jaB3dE6gH9jkLmNoP"}},"id":"z"}]}`))
+	// A payload given twice: the envelope's is the last, and so are its members.
+	f.Add([]byte(`{"envelopes":[{"id":"r","payload":{"a":1,"b":{"c":2}},"payload":{"d":"3"}},{"id":"s","payload":{"e":4},"payload":5}]}`))
 	f.Add([]byte(`{"envelopes":[{"payload":{"x":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}}]}`))
 	if b, err := os.ReadFile("../testdata/payloads/claude-code-2.1.197.jsonl"); err == nil && len(b) > 600 {
 		f.Add([]byte(`{"envelopes":[{"id":"a","payload":` + string(b[:bytesToNewline(b)]) + `}]}`))

@@ -151,9 +151,15 @@ func (e *Envelope) UnmarshalScanned(s *jsonscan.Scanner) (end int, ok bool) {
 // ms is returned as it was given.
 func (e *Envelope) UnmarshalScannedSplit(s *jsonscan.Scanner, ms Members) (end int, out Members, split, ok bool) {
 	d := envelopeDecoder{out: *e, ok: true}
-	n0 := len(ms)
+	// ms[n0:] are the members of the latest payload read, ms[next:] those
+	// of the payload being read (hostile text may repeat the key).
+	n0, next := len(ms), len(ms)
 	member := func(key, val []byte) {
 		if val[0] == '{' && string(key) == `"payload"` {
+			// A payload given again replaces the one before, as the
+			// envelope's Payload is the last one given.
+			ms = append(ms[:n0], ms[next:]...)
+			next = len(ms)
 			// The members' values are slices of the scan's whole text:
 			// made slices of the payload's, as SplitMembers of it makes them.
 			for i := n0; i < len(ms); i++ {
