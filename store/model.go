@@ -106,10 +106,10 @@ type ModelBatch struct {
 	// Agents are upserted by (SessionID, AgentID).
 	Agents []AgentRow
 	// ToolCalls are upserted by (SessionID, StartedAt, ToolUseID), each
-	// after the row at its MovedFrom is deleted. A call's rows at other
+	// after the rows at its MovedFrom are deleted. A call's rows at other
 	// starts are kept: the writer, which moves a call's start, names the
-	// start it moves from (or resets the session). A key given twice is
-	// written once, with its last row.
+	// starts it moves from (or resets the session). A call (SessionID,
+	// ToolUseID) given twice is written once, with its last row.
 	ToolCalls []ToolCallRow
 }
 
