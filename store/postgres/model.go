@@ -326,7 +326,7 @@ func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Tool
 	if err != nil {
 		return store.ToolCallPage{}, err
 	}
-	q, err := sqlq.ToolCalls(f)
+	q, err := sqlq.ToolCalls(f, "model_tool_calls")
 	if err != nil || q.None {
 		return store.ToolCallPage{}, err
 	}

@@ -522,7 +522,7 @@ func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Tool
 	if err != nil {
 		return store.ToolCallPage{}, err
 	}
-	q, err := sqlq.ToolCalls(f)
+	q, err := sqlq.ToolCalls(f, toolCallsFrom(f))
 	if err != nil || q.None {
 		return store.ToolCallPage{}, err
 	}
@@ -540,6 +540,20 @@ func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Tool
 		return store.ToolCallPage{}, fmt.Errorf("cannot list tool calls: %w", err)
 	}
 	return sqlq.ToolCallsPage(f, q, calls), nil
+}
+
+// toolCallsFrom is the table a listing of tool calls reads, with the index
+// to read it by where SQLite's planner would choose badly. In start order
+// and without a filter an index of its own serves (one agent, a tool, a
+// status), the index by start holds what the filters by agents read beside
+// the order: a subtree's calls are found inside it. The planner does not
+// weigh that, and would read them by the key's index, which has the same
+// order and no agent: a row of the table for every call passed over.
+func toolCallsFrom(f store.ToolCallFilter) string {
+	if f.Order == store.ByStart && len(f.AgentIDs) != 1 && f.Tool == "" && f.Status == "" {
+		return "model_tool_calls INDEXED BY model_tool_calls_start"
+	}
+	return "model_tool_calls"
 }
 
 // queryRows runs q and calls scan for each row.

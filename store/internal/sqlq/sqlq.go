@@ -272,8 +272,10 @@ func AgentsPage(f store.AgentFilter, q Query, rows []store.AgentRow) store.Agent
 // store.ToolCallRow's order.
 const ToolCallColumns = `session_id, tool_use_id, agent_id, tool_name, status, subtype, effect, started_at, updated_seq, doc`
 
-// ToolCalls is the query of store.ModelStore.ToolCalls.
-func ToolCalls(f store.ToolCallFilter) (Query, error) {
+// ToolCalls is the query of store.ModelStore.ToolCalls, reading the rows
+// from from: the table model_tool_calls, with or without a backend's hint
+// of the index to read it by.
+func ToolCalls(f store.ToolCallFilter, from string) (Query, error) {
 	l, err := startListing(rowFilter{f.SessionID, f.AgentIDs, f.UpdatedAfter, f.Order, f.Cursor, f.Limit},
 		store.CallsByStart, store.CallsByChange)
 	if err != nil || l.none {
@@ -315,7 +317,7 @@ func ToolCalls(f store.ToolCallFilter) (Query, error) {
 			w.Add("(session_id, started_at, tool_use_id) > (?, ?, ?)", c.SessionID, c.Key, c.ID)
 		}
 	}
-	return Query{SQL: `SELECT ` + ToolCallColumns + ` FROM model_tool_calls` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`,
+	return Query{SQL: `SELECT ` + ToolCallColumns + ` FROM ` + from + w.String() + ` ORDER BY ` + order + ` LIMIT ?`,
 		Args: append(w.Args, l.limit+1), Limit: l.limit}, nil
 }
 

@@ -1,0 +1,59 @@
+package sqlite
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/internal/sqlq"
+)
+
+// TestToolCallPlans: each listing of tool calls reads the index that
+// serves its filters, so that a large session's page costs its rows, not
+// the session's: a subtree's, a subtype's or the whole session's calls in
+// start order by the index by start, which holds the agents beside the
+// order; one agent's, a tool's and a status's by their own.
+func TestToolCallPlans(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "hookwatch.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, c := range []struct {
+		f     store.ToolCallFilter
+		index string
+	}{
+		{store.ToolCallFilter{SessionID: "s"}, "model_tool_calls_start"},
+		{store.ToolCallFilter{SessionID: "s", AgentIDs: []string{"a", "b"}}, "model_tool_calls_start"},
+		{store.ToolCallFilter{SessionID: "s", Subtype: "run_test"}, "model_tool_calls_start"},
+		{store.ToolCallFilter{AgentIDs: []string{"a", "b"}}, "model_tool_calls_start"},
+		{store.ToolCallFilter{SessionID: "s", AgentIDs: []string{"a"}}, "model_tool_calls_agent"},
+		{store.ToolCallFilter{SessionID: "s", Tool: "Bash", AgentIDs: []string{"a", "b"}}, "model_tool_calls_tool"},
+		{store.ToolCallFilter{SessionID: "s", Status: "ok"}, "model_tool_calls_status"},
+		{store.ToolCallFilter{SessionID: "s", Order: store.ByChange, UpdatedAfter: 5}, "model_tool_calls_session_changed"},
+	} {
+		q, err := sqlq.ToolCalls(c.f, toolCallsFrom(c.f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.reader.Query("EXPLAIN QUERY PLAN "+q.SQL, q.Args...)
+		if err != nil {
+			t.Fatalf("%+v: %v", c.f, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if got := strings.Join(plan, "; "); !strings.Contains(got, "USING INDEX "+c.index+" ") && !strings.HasSuffix(got, "USING INDEX "+c.index) ||
+			strings.Contains(got, "TEMP B-TREE") {
+			t.Errorf("%+v: plan %q, want index %s and no sort", c.f, got, c.index)
+		}
+	}
+}
