@@ -543,14 +543,16 @@ func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Tool
 }
 
 // toolCallsFrom is the table a listing of tool calls reads, with the index
-// to read it by where SQLite's planner would choose badly. In start order
-// and without a filter an index of its own serves (one agent, a tool, a
-// status), the index by start holds what the filters by agents read beside
-// the order: a subtree's calls are found inside it. The planner does not
-// weigh that, and would read them by the key's index, which has the same
-// order and no agent: a row of the table for every call passed over.
+// to read it by where SQLite's planner would choose badly. A listing of
+// several agents' calls (a subtree's) in start order, without a tool or
+// status filter, which have indexes of their own, finds them inside the
+// index by start, which holds the agent beside the order. The planner does
+// not weigh that, and would read them by the key's index, which has the
+// same order and no agent: a row of the table for every call passed over.
+// Other listings read no column the key's index lacks and keep its
+// narrower entries.
 func toolCallsFrom(f store.ToolCallFilter) string {
-	if f.Order == store.ByStart && len(f.AgentIDs) != 1 && f.Tool == "" && f.Status == "" {
+	if f.Order == store.ByStart && len(f.AgentIDs) > 1 && f.Tool == "" && f.Status == "" {
 		return "model_tool_calls INDEXED BY model_tool_calls_start"
 	}
 	return "model_tool_calls"

@@ -11,9 +11,9 @@ import (
 
 // TestToolCallPlans: each listing of tool calls reads the index that
 // serves its filters, so that a large session's page costs its rows, not
-// the session's: a subtree's, a subtype's or the whole session's calls in
-// start order by the index by start, which holds the agents beside the
-// order; one agent's, a tool's and a status's by their own.
+// the session's: a subtree's calls in start order by the index by start,
+// which holds the agents beside the order; one agent's, a tool's and a
+// status's by their own; the others by the key.
 func TestToolCallPlans(t *testing.T) {
 	db, err := Open(filepath.Join(t.TempDir(), "hookwatch.db"))
 	if err != nil {
@@ -24,9 +24,9 @@ func TestToolCallPlans(t *testing.T) {
 		f     store.ToolCallFilter
 		index string
 	}{
-		{store.ToolCallFilter{SessionID: "s"}, "model_tool_calls_start"},
+		{store.ToolCallFilter{SessionID: "s"}, "sqlite_autoindex_model_tool_calls_1"},
 		{store.ToolCallFilter{SessionID: "s", AgentIDs: []string{"a", "b"}}, "model_tool_calls_start"},
-		{store.ToolCallFilter{SessionID: "s", Subtype: "run_test"}, "model_tool_calls_start"},
+		{store.ToolCallFilter{SessionID: "s", Subtype: "run_test"}, "sqlite_autoindex_model_tool_calls_1"},
 		{store.ToolCallFilter{AgentIDs: []string{"a", "b"}}, "model_tool_calls_start"},
 		{store.ToolCallFilter{SessionID: "s", AgentIDs: []string{"a"}}, "model_tool_calls_agent"},
 		{store.ToolCallFilter{SessionID: "s", Tool: "Bash", AgentIDs: []string{"a", "b"}}, "model_tool_calls_tool"},
