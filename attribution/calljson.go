@@ -133,10 +133,12 @@ func (c *ToolCall) appendJSON(b []byte) ([]byte, bool) {
 	optStr(`,"notification_status":`, c.NotificationStatus)
 	raw(`,"decision":`, c.Decision)
 	if len(c.Decisions) > 0 {
-		b = append(b, `,"decisions":`...)
+		b = append(b, `,"decisions":[`...)
 		for i := range c.Decisions {
 			d := &c.Decisions[i]
-			b = append(b, ",["[1-min(i, 1)])
+			if i > 0 {
+				b = append(b, ',')
+			}
 			str(`{"event":`, d.Event)
 			at(`,"at":`, d.At)
 			raw(`,"decision":`, d.Decision)
@@ -162,8 +164,11 @@ func (c *ToolCall) appendJSON(b []byte) ([]byte, bool) {
 }
 
 func appendPatchFiles(b []byte, fs []event.PatchFile) []byte {
+	b = append(b, '[')
 	for i, f := range fs {
-		b = append(b, ",["[1-min(i, 1)])
+		if i > 0 {
+			b = append(b, ',')
+		}
 		b = append(b, `{"op":`...)
 		b = jsonstr.AppendQuotedHTML(b, f.Op)
 		b = append(b, `,"path":`...)
