@@ -107,13 +107,10 @@ func putModel(ctx context.Context, tx pgx.Tx, b store.ModelBatch) error {
 		}
 	}
 	var moved columns
-	for _, t := range b.ToolCalls {
-		for _, from := range t.MovedFrom {
-			if !from.Equal(t.StartedAt) {
-				moved.bytes(0, t.SessionID).int(1, sqlq.Nanos(from)).bytes(2, t.ToolUseID)
-			}
-		}
-	}
+	sqlq.EachMove(b.ToolCalls, func(session string, from time.Time, id string) error {
+		moved.bytes(0, session).int(1, sqlq.Nanos(from)).bytes(2, id)
+		return nil
+	})
 	if moved.cols != nil {
 		if _, err := tx.Exec(ctx, deleteMovedCallsSQL, moved.args(3)...); err != nil {
 			return fmt.Errorf("cannot move tool calls: %w", err)

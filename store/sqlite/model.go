@@ -239,19 +239,18 @@ func (db *DB) putModelIn(tx *wtx, b store.ModelBatch) error {
 			return fmt.Errorf("session %q: %w", m.SessionID, err)
 		}
 	}
-	for _, c := range b.ToolCalls {
-		for _, from := range c.MovedFrom {
-			if from.Equal(c.StartedAt) {
-				continue
-			}
-			if _, err := tx.exec(db.model.deleteMoved, c.SessionID, nanos(from), c.ToolUseID); err != nil {
-				return fmt.Errorf("cannot move tool call %q of session %q: %w", c.ToolUseID, c.SessionID, err)
-			}
+	err := sqlq.EachMove(b.ToolCalls, func(session string, from time.Time, id string) error {
+		if _, err := tx.exec(db.model.deleteMoved, session, nanos(from), id); err != nil {
+			return fmt.Errorf("cannot move tool call %q of session %q: %w", id, session, err)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	var session, agent, tool, status, subtype, effect boxed[string]
 	var version boxed[int64]
-	err := putRows(tx, &db.model.agents, b.Agents,
+	err = putRows(tx, &db.model.agents, b.Agents,
 		func(a store.AgentRow) rowKey { return rowKey{a.SessionID, a.AgentID} },
 		func(args []any, a store.AgentRow) []any {
 			var parent any // NULL for the main agent

@@ -45,6 +45,24 @@ func Time(ns int64) time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
+// EachMove calls fn with the key of every row the MovedFrom of calls name
+// for deletion (store.ModelBatch.ToolCalls): each start a call names but its
+// own. It stops at fn's first error and returns it.
+func EachMove(calls []store.ToolCallRow, fn func(session string, from time.Time, id string) error) error {
+	for i := range calls {
+		c := &calls[i]
+		for _, from := range c.MovedFrom {
+			if from.Equal(c.StartedAt) {
+				continue
+			}
+			if err := fn(c.SessionID, from, c.ToolUseID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // LastOfKey returns rows with each key once, its last row, in the order of
 // those last rows: a batch of model rows that gives a key twice stores its
 // last row, and an upsert of several rows may not meet a key twice.
