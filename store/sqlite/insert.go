@@ -154,25 +154,14 @@ func (db *DB) Insert(ctx context.Context, events []store.Event) (int, error) {
 // inserting transaction, which the writer connection runs alone. user ""
 // checks nothing (Insert).
 func (db *DB) InsertOwned(ctx context.Context, user string, events []store.Event) (int, error) {
-	for i := range events {
-		events[i].Seq = 0
-	}
-	if len(events) == 0 {
-		return 0, nil
-	}
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	if db.closed {
-		return 0, ErrClosed
-	}
-	n, err := db.insert(ctx, user, events)
-	if err != nil {
-		for i := range events {
-			events[i].Seq = 0
+	return sqlq.Insert(events, func() (int, error) {
+		db.mu.Lock()
+		defer db.mu.Unlock()
+		if db.closed {
+			return 0, ErrClosed
 		}
-		return 0, fmt.Errorf("cannot insert %d events: %w", len(events), err)
-	}
-	return n, nil
+		return db.insert(ctx, user, events)
+	})
 }
 
 func (db *DB) insert(ctx context.Context, user string, events []store.Event) (int, error) {

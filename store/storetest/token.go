@@ -47,8 +47,16 @@ func testOwnedInsert(t *testing.T, s TokenStore) {
 	// An event without a user's token (Insert) keeps its envelope's user.
 	insert(t, s, []store.Event{userEvent(t, "cat", "s-cat", 2)})
 	bob := []store.Event{userEvent(t, "bob", "s-bob", 3), userEvent(t, "bob", "s-ann", 4)}
+	for i := range bob {
+		bob[i].Seq = 99 // a caller's leftover: a refused batch stored nothing
+	}
 	if n, err := s.InsertOwned(ctx, "bob", bob); !errors.Is(err, store.ErrNotOwner) || n != 0 {
 		t.Fatalf("InsertOwned(bob, into ann's session) = %d, %v; want ErrNotOwner", n, err)
+	}
+	for i, e := range bob {
+		if e.Seq != 0 {
+			t.Fatalf("the refused batch left bob[%d].Seq = %d, want 0", i, e.Seq)
+		}
 	}
 	if _, err := s.Session(ctx, "s-bob"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the refused batch started session s-bob: %v", err)

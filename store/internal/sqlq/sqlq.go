@@ -45,6 +45,30 @@ func Time(ns int64) time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
+// Insert runs insert, a backend's insert of events, under the Seq
+// contract of store.EventLog.Insert: every event's Seq is 0 before it runs,
+// insert sets the Seq of the events it stores, and when it fails every Seq
+// is 0 again, since nothing was stored. An empty batch stores nothing and
+// does not run insert.
+func Insert(events []store.Event, insert func() (int, error)) (int, error) {
+	clearSeqs(events)
+	if len(events) == 0 {
+		return 0, nil
+	}
+	n, err := insert()
+	if err != nil {
+		clearSeqs(events)
+		return 0, fmt.Errorf("cannot insert %d events: %w", len(events), err)
+	}
+	return n, nil
+}
+
+func clearSeqs(events []store.Event) {
+	for i := range events {
+		events[i].Seq = 0
+	}
+}
+
 // EachMove calls fn with the key of every row the MovedFrom of calls name
 // for deletion (store.ModelBatch.ToolCalls): each start a call names but its
 // own. It stops at fn's first error and returns it.
