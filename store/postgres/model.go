@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -177,7 +176,7 @@ func bytesOf(ss []string) [][]byte {
 	return out
 }
 
-func scanModelSession(rows pgx.Row) (store.SessionModel, error) {
+func scanModelSession(rows sqlq.Row) (store.SessionModel, error) {
 	var m store.SessionModel
 	var first, last int64
 	err := rows.Scan(str{&m.SessionID}, str{&m.GroupKey}, &m.Seq, &m.UpdatedSeq, &first, &last, str{&m.AliasOf}, doc{&m.Summary})
@@ -187,7 +186,7 @@ func scanModelSession(rows pgx.Row) (store.SessionModel, error) {
 
 // SessionModels implements store.ModelStore.
 func (db *DB) SessionModels(ctx context.Context, ids []string) (map[string]store.SessionModel, error) {
-	p, err := db.open()
+	rows, err := db.rows()
 	if err != nil {
 		return nil, err
 	}
@@ -195,8 +194,8 @@ func (db *DB) SessionModels(ctx context.Context, ids []string) (map[string]store
 	if len(ids) == 0 {
 		return out, nil
 	}
-	err = queryRows(ctx, p, `SELECT `+sqlq.ModelSessionColumns+` FROM model_sessions WHERE session_id = ANY(?::bytea[])`, []any{bytesOf(ids)}, func(rows pgx.Rows) error {
-		m, err := scanModelSession(rows)
+	err = rows(ctx, `SELECT `+sqlq.ModelSessionColumns+` FROM model_sessions WHERE session_id = ANY(?::bytea[])`, []any{bytesOf(ids)}, func(row sqlq.Row) error {
+		m, err := scanModelSession(row)
 		out[m.SessionID] = m
 		return err
 	})
@@ -208,137 +207,84 @@ func (db *DB) SessionModels(ctx context.Context, ids []string) (map[string]store
 
 // ChangedSessionModels implements store.ModelStore.
 func (db *DB) ChangedSessionModels(ctx context.Context, f store.SessionModelFilter) (store.SessionModelPage, error) {
-	p, err := db.open()
+	rows, err := db.rows()
 	if err != nil {
 		return store.SessionModelPage{}, err
 	}
-	q, err := sqlq.ChangedSessionModels(f)
-	if err != nil {
-		return store.SessionModelPage{}, err
-	}
-	var out []store.SessionModel
-	err = queryRows(ctx, p, q.SQL, q.Args, func(rows pgx.Rows) error {
-		m, err := scanModelSession(rows)
-		out = append(out, m)
-		return err
-	})
-	if err != nil {
-		return store.SessionModelPage{}, fmt.Errorf("cannot list changed session models: %w", err)
-	}
-	return sqlq.ChangedSessionModelsPage(q, out), nil
+	return sqlq.ReadChangedSessionModels(ctx, rows, f, scanModelSession)
+}
+
+// scanGroupSession reads a row of sqlq.GroupSessions.
+func scanGroupSession(rows sqlq.Row) (store.SessionModel, error) {
+	var m store.SessionModel
+	var first, last int64
+	err := rows.Scan(str{&m.SessionID}, &m.Seq, &m.UpdatedSeq, &first, &last, str{&m.AliasOf})
+	m.FirstEventAt, m.LastEventAt = sqlq.Time(first), sqlq.Time(last)
+	return m, err
 }
 
 // GroupSessions implements store.ModelStore.
 func (db *DB) GroupSessions(ctx context.Context, key string, from, to time.Time, limit int) ([]store.SessionModel, error) {
-	p, err := db.open()
+	rows, err := db.rows()
 	if err != nil {
 		return nil, err
 	}
-	var out []store.SessionModel
-	q := sqlq.GroupSessions(key, from, to, limit)
-	err = queryRows(ctx, p, q.SQL, q.Args, func(rows pgx.Rows) error {
-		m := store.SessionModel{GroupKey: key}
-		var first, last int64
-		err := rows.Scan(str{&m.SessionID}, &m.Seq, &m.UpdatedSeq, &first, &last, str{&m.AliasOf})
-		m.FirstEventAt, m.LastEventAt = sqlq.Time(first), sqlq.Time(last)
-		out = append(out, m)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cannot list the sessions of a group: %w", err)
-	}
-	return out, nil
+	return sqlq.ReadGroupSessions(ctx, rows, key, from, to, limit, scanGroupSession)
 }
 
 // StaleModels implements store.ModelStore.
 func (db *DB) StaleModels(ctx context.Context, after string, limit int) ([]store.Session, error) {
-	p, err := db.open()
+	rows, err := db.rows()
 	if err != nil {
 		return nil, err
 	}
-	var out []store.Session
-	q := sqlq.StaleModels(after, limit)
-	err = queryRows(ctx, p, q.SQL, q.Args, func(rows pgx.Rows) error {
-		s, err := scanSession(rows)
-		out = append(out, s)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cannot list sessions with a stale model: %w", err)
-	}
-	return out, nil
+	return sqlq.ReadStaleModels(ctx, rows, after, limit, scanSession)
 }
+
+// scanString reads a row of one bytea column.
+func scanString(rows sqlq.Row) (s string, err error) { return s, rows.Scan(str{&s}) }
 
 // SubagentSession implements store.ModelStore.
 func (db *DB) SubagentSession(ctx context.Context, agentID string) (string, error) {
-	p, err := db.open()
+	rows, err := db.rows()
 	if err != nil {
 		return "", err
 	}
-	q, err := sqlq.SubagentSession(agentID)
-	if err != nil {
-		return "", err
-	}
-	var id string
-	sql, args := bind(q.SQL, q.Args)
-	err = p.QueryRow(ctx, sql, args...).Scan(str{&id})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
-	}
-	if err != nil {
-		return "", fmt.Errorf("cannot find the session of agent %q: %w", agentID, err)
-	}
-	return id, nil
+	return sqlq.ReadSubagentSession(ctx, rows, agentID, scanString)
+}
+
+func scanAgent(rows sqlq.Row) (store.AgentRow, error) {
+	var a store.AgentRow
+	var started int64
+	var depth int32
+	err := rows.Scan(str{&a.SessionID}, str{&a.AgentID}, nullStr{&a.ParentAgentID}, &depth, &started, &a.UpdatedSeq, doc{&a.Doc})
+	a.Depth, a.StartedAt = int(depth), sqlq.Time(started)
+	return a, err
 }
 
 // Agents implements store.ModelStore.
 func (db *DB) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage, error) {
-	p, err := db.open()
+	rows, err := db.rows()
 	if err != nil {
 		return store.AgentPage{}, err
 	}
-	q, err := sqlq.Agents(f)
-	if err != nil || q.None {
-		return store.AgentPage{}, err
-	}
-	var agents []store.AgentRow
-	err = queryRows(ctx, p, q.SQL, q.Args, func(rows pgx.Rows) error {
-		var a store.AgentRow
-		var started int64
-		var depth int32
-		err := rows.Scan(str{&a.SessionID}, str{&a.AgentID}, nullStr{&a.ParentAgentID}, &depth, &started, &a.UpdatedSeq, doc{&a.Doc})
-		a.Depth, a.StartedAt = int(depth), sqlq.Time(started)
-		agents = append(agents, a)
-		return err
-	})
-	if err != nil {
-		return store.AgentPage{}, fmt.Errorf("cannot list agents: %w", err)
-	}
-	return sqlq.AgentsPage(f, q, agents), nil
+	return sqlq.ReadAgents(ctx, rows, f, scanAgent)
+}
+
+func scanToolCall(rows sqlq.Row) (store.ToolCallRow, error) {
+	var t store.ToolCallRow
+	var started int64
+	err := rows.Scan(str{&t.SessionID}, str{&t.ToolUseID}, str{&t.AgentID}, str{&t.ToolName}, str{&t.Status},
+		str{&t.Subtype}, str{&t.Effect}, &started, &t.UpdatedSeq, doc{&t.Doc})
+	t.StartedAt = sqlq.Time(started)
+	return t, err
 }
 
 // ToolCalls implements store.ModelStore.
 func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.ToolCallPage, error) {
-	p, err := db.open()
+	rows, err := db.rows()
 	if err != nil {
 		return store.ToolCallPage{}, err
 	}
-	q, err := sqlq.ToolCalls(f, "model_tool_calls")
-	if err != nil || q.None {
-		return store.ToolCallPage{}, err
-	}
-	calls := make([]store.ToolCallRow, 0, min(q.Limit+1, 64))
-	err = queryRows(ctx, p, q.SQL, q.Args, func(rows pgx.Rows) error {
-		var t store.ToolCallRow
-		var started int64
-		err := rows.Scan(str{&t.SessionID}, str{&t.ToolUseID}, str{&t.AgentID}, str{&t.ToolName}, str{&t.Status},
-			str{&t.Subtype}, str{&t.Effect}, &started, &t.UpdatedSeq, doc{&t.Doc})
-		t.StartedAt = sqlq.Time(started)
-		calls = append(calls, t)
-		return err
-	})
-	if err != nil {
-		return store.ToolCallPage{}, fmt.Errorf("cannot list tool calls: %w", err)
-	}
-	return sqlq.ToolCallsPage(f, q, calls), nil
+	return sqlq.ReadToolCalls(ctx, rows, f, "model_tool_calls", scanToolCall)
 }

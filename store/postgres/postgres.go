@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/internal/sqlq"
 	"github.com/hookwatch/hookwatch/store/migration"
 )
 
@@ -256,20 +257,22 @@ func nullDoc(b []byte) []byte {
 	return b
 }
 
-// queryRows runs q (of store/internal/sqlq) and calls scan for each row.
-func queryRows(ctx context.Context, p *pgxpool.Pool, q string, args []any, scan func(pgx.Rows) error) error {
-	q, args = bind(q, args)
-	rows, err := p.Query(ctx, q, args...)
+// rows is the pool's sqlq.Rows, or ErrClosed: it runs a query of
+// store/internal/sqlq, bound as bind says.
+func (db *DB) rows() (sqlq.Rows, error) {
+	p, err := db.open()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
+	return func(ctx context.Context, q string, args []any, each func(sqlq.Row) error) error {
+		q, args = bind(q, args)
+		rows, err := p.Query(ctx, q, args...)
+		if err != nil {
 			return err
 		}
-	}
-	return rows.Err()
+		defer rows.Close()
+		return sqlq.Each(rows, each)
+	}, nil
 }
 
 // TB is the part of testing.TB that MustOpenDB needs, declared here so that

@@ -2,11 +2,8 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/internal/sqlq"
@@ -14,7 +11,7 @@ import (
 
 var _ store.TokenStore = (*DB)(nil)
 
-func scanToken(r pgx.Row) (store.Token, error) {
+func scanToken(r sqlq.Row) (store.Token, error) {
 	var t store.Token
 	var created, revoked int64
 	err := r.Scan(str{&t.ID}, str{&t.User}, str{&t.Team}, str{&t.Role}, str{&t.Hash}, &created, &revoked)
@@ -44,37 +41,20 @@ func (db *DB) CreateToken(ctx context.Context, t store.Token) error {
 
 // TokenByHash implements store.TokenStore.
 func (db *DB) TokenByHash(ctx context.Context, hash string) (store.Token, error) {
-	p, err := db.open()
+	rows, err := db.rows()
 	if err != nil {
 		return store.Token{}, err
 	}
-	q, args := bind(sqlq.TokenByHash, []any{hash})
-	t, err := scanToken(p.QueryRow(ctx, q, args...))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Token{}, fmt.Errorf("token: %w", store.ErrNotFound)
-	}
-	if err != nil {
-		return store.Token{}, fmt.Errorf("cannot read a token: %w", err)
-	}
-	return t, nil
+	return sqlq.ReadTokenByHash(ctx, rows, hash, scanToken)
 }
 
 // Tokens implements store.TokenStore.
 func (db *DB) Tokens(ctx context.Context) ([]store.Token, error) {
-	p, err := db.open()
+	rows, err := db.rows()
 	if err != nil {
 		return nil, err
 	}
-	var out []store.Token
-	err = queryRows(ctx, p, sqlq.Tokens, nil, func(rows pgx.Rows) error {
-		t, err := scanToken(rows)
-		out = append(out, t)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cannot list tokens: %w", err)
-	}
-	return out, nil
+	return sqlq.ReadTokens(ctx, rows, scanToken)
 }
 
 // RevokeToken implements store.TokenStore.
@@ -104,19 +84,9 @@ func (db *DB) RevokeToken(ctx context.Context, id string, at time.Time) error {
 
 // TeamUsers implements store.TokenStore.
 func (db *DB) TeamUsers(ctx context.Context, team string) ([]string, error) {
-	p, err := db.open()
+	rows, err := db.rows()
 	if err != nil {
 		return nil, err
 	}
-	users := []string{}
-	err = queryRows(ctx, p, sqlq.TeamUsers, []any{team}, func(rows pgx.Rows) error {
-		var u string
-		err := rows.Scan(str{&u})
-		users = append(users, u)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cannot list the users of team %q: %w", team, err)
-	}
-	return users, nil
+	return sqlq.ReadTeamUsers(ctx, rows, team, scanString)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -368,7 +367,7 @@ func returning(tx *wtx, q string, args []any) (map[rowKey]bool, error) {
 
 var nanos, timeOf = sqlq.Nanos, sqlq.Time
 
-func scanModelSession(sc interface{ Scan(...any) error }) (store.SessionModel, error) {
+func scanModelSession(sc sqlq.Row) (store.SessionModel, error) {
 	var m store.SessionModel
 	var first, last int64
 	var summary sql.NullString
@@ -379,9 +378,42 @@ func scanModelSession(sc interface{ Scan(...any) error }) (store.SessionModel, e
 	return m, nil
 }
 
+// scanGroupSession reads a row of sqlq.GroupSessions.
+func scanGroupSession(rows sqlq.Row) (store.SessionModel, error) {
+	var m store.SessionModel
+	var first, last int64
+	err := rows.Scan(&m.SessionID, &m.Seq, &m.UpdatedSeq, &first, &last, &m.AliasOf)
+	m.FirstEventAt, m.LastEventAt = timeOf(first), timeOf(last)
+	return m, err
+}
+
+func scanAgent(rows sqlq.Row) (store.AgentRow, error) {
+	var a store.AgentRow
+	var parent, doc sql.NullString
+	var started int64
+	err := rows.Scan(&a.SessionID, &a.AgentID, &parent, &a.Depth, &started, &a.UpdatedSeq, &doc)
+	if parent.Valid {
+		a.ParentAgentID = &parent.String
+	}
+	a.StartedAt, a.Doc = timeOf(started), rawJSON(doc)
+	return a, err
+}
+
+func scanToolCall(rows sqlq.Row) (store.ToolCallRow, error) {
+	var t store.ToolCallRow
+	var doc sql.NullString
+	var started int64
+	err := rows.Scan(&t.SessionID, &t.ToolUseID, &t.AgentID, &t.ToolName, &t.Status, &t.Subtype, &t.Effect, &started, &t.UpdatedSeq, &doc)
+	t.StartedAt, t.Doc = timeOf(started), rawJSON(doc)
+	return t, err
+}
+
+// scanString reads a row of one text column.
+func scanString(rows sqlq.Row) (s string, err error) { return s, rows.Scan(&s) }
+
 // SessionModels implements store.ModelStore.
 func (db *DB) SessionModels(ctx context.Context, ids []string) (map[string]store.SessionModel, error) {
-	r, err := db.readerFor()
+	rows, err := db.rows()
 	if err != nil {
 		return nil, err
 	}
@@ -390,8 +422,8 @@ func (db *DB) SessionModels(ctx context.Context, ids []string) (map[string]store
 		part := ids[start:min(start+summaryChunk, len(ids))]
 		q := `SELECT ` + sqlq.ModelSessionColumns + ` FROM model_sessions WHERE session_id IN (?` +
 			strings.Repeat(",?", len(part)-1) + `)`
-		err := queryRows(ctx, r, q, sqlq.Anys(part), func(rows *sql.Rows) error {
-			m, err := scanModelSession(rows)
+		err := rows(ctx, q, sqlq.Anys(part), func(row sqlq.Row) error {
+			m, err := scanModelSession(row)
 			out[m.SessionID] = m
 			return err
 		})
@@ -404,141 +436,56 @@ func (db *DB) SessionModels(ctx context.Context, ids []string) (map[string]store
 
 // ChangedSessionModels implements store.ModelStore.
 func (db *DB) ChangedSessionModels(ctx context.Context, f store.SessionModelFilter) (store.SessionModelPage, error) {
-	r, err := db.readerFor()
+	rows, err := db.rows()
 	if err != nil {
 		return store.SessionModelPage{}, err
 	}
-	q, err := sqlq.ChangedSessionModels(f)
-	if err != nil {
-		return store.SessionModelPage{}, err
-	}
-	var rows []store.SessionModel
-	err = queryRows(ctx, r, q.SQL, q.Args, func(sc *sql.Rows) error {
-		m, err := scanModelSession(sc)
-		rows = append(rows, m)
-		return err
-	})
-	if err != nil {
-		return store.SessionModelPage{}, fmt.Errorf("cannot list changed session models: %w", err)
-	}
-	return sqlq.ChangedSessionModelsPage(q, rows), nil
+	return sqlq.ReadChangedSessionModels(ctx, rows, f, scanModelSession)
 }
 
 // GroupSessions implements store.ModelStore.
 func (db *DB) GroupSessions(ctx context.Context, key string, from, to time.Time, limit int) ([]store.SessionModel, error) {
-	r, err := db.readerFor()
+	rows, err := db.rows()
 	if err != nil {
 		return nil, err
 	}
-	var out []store.SessionModel
-	q := sqlq.GroupSessions(key, from, to, limit)
-	err = queryRows(ctx, r, q.SQL, q.Args, func(rows *sql.Rows) error {
-		m := store.SessionModel{GroupKey: key}
-		var first, last int64
-		err := rows.Scan(&m.SessionID, &m.Seq, &m.UpdatedSeq, &first, &last, &m.AliasOf)
-		m.FirstEventAt, m.LastEventAt = timeOf(first), timeOf(last)
-		out = append(out, m)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cannot list the sessions of a group: %w", err)
-	}
-	return out, nil
+	return sqlq.ReadGroupSessions(ctx, rows, key, from, to, limit, scanGroupSession)
 }
 
 // StaleModels implements store.ModelStore.
 func (db *DB) StaleModels(ctx context.Context, after string, limit int) ([]store.Session, error) {
-	r, err := db.readerFor()
+	rows, err := db.rows()
 	if err != nil {
 		return nil, err
 	}
-	var out []store.Session
-	q := sqlq.StaleModels(after, limit)
-	err = queryRows(ctx, r, q.SQL, q.Args, func(rows *sql.Rows) error {
-		s, err := scanSession(rows)
-		out = append(out, s)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cannot list sessions with a stale model: %w", err)
-	}
-	return out, nil
+	return sqlq.ReadStaleModels(ctx, rows, after, limit, scanSession)
 }
 
 // SubagentSession implements store.ModelStore.
 func (db *DB) SubagentSession(ctx context.Context, agentID string) (string, error) {
-	r, err := db.readerFor()
+	rows, err := db.rows()
 	if err != nil {
 		return "", err
 	}
-	q, err := sqlq.SubagentSession(agentID)
-	if err != nil {
-		return "", err
-	}
-	var id string
-	err = r.QueryRowContext(ctx, q.SQL, q.Args...).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
-	}
-	if err != nil {
-		return "", fmt.Errorf("cannot find the session of agent %q: %w", agentID, err)
-	}
-	return id, nil
+	return sqlq.ReadSubagentSession(ctx, rows, agentID, scanString)
 }
 
 // Agents implements store.ModelStore.
 func (db *DB) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage, error) {
-	r, err := db.readerFor()
+	rows, err := db.rows()
 	if err != nil {
 		return store.AgentPage{}, err
 	}
-	q, err := sqlq.Agents(f)
-	if err != nil || q.None {
-		return store.AgentPage{}, err
-	}
-	var agents []store.AgentRow
-	err = queryRows(ctx, r, q.SQL, q.Args, func(rows *sql.Rows) error {
-		var a store.AgentRow
-		var parent, doc sql.NullString
-		var started int64
-		err := rows.Scan(&a.SessionID, &a.AgentID, &parent, &a.Depth, &started, &a.UpdatedSeq, &doc)
-		if parent.Valid {
-			a.ParentAgentID = &parent.String
-		}
-		a.StartedAt, a.Doc = timeOf(started), rawJSON(doc)
-		agents = append(agents, a)
-		return err
-	})
-	if err != nil {
-		return store.AgentPage{}, fmt.Errorf("cannot list agents: %w", err)
-	}
-	return sqlq.AgentsPage(f, q, agents), nil
+	return sqlq.ReadAgents(ctx, rows, f, scanAgent)
 }
 
 // ToolCalls implements store.ModelStore.
 func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.ToolCallPage, error) {
-	r, err := db.readerFor()
+	rows, err := db.rows()
 	if err != nil {
 		return store.ToolCallPage{}, err
 	}
-	q, err := sqlq.ToolCalls(f, toolCallsFrom(f))
-	if err != nil || q.None {
-		return store.ToolCallPage{}, err
-	}
-	calls := make([]store.ToolCallRow, 0, min(q.Limit+1, 64))
-	err = queryRows(ctx, r, q.SQL, q.Args, func(rows *sql.Rows) error {
-		var t store.ToolCallRow
-		var doc sql.NullString
-		var started int64
-		err := rows.Scan(&t.SessionID, &t.ToolUseID, &t.AgentID, &t.ToolName, &t.Status, &t.Subtype, &t.Effect, &started, &t.UpdatedSeq, &doc)
-		t.StartedAt, t.Doc = timeOf(started), rawJSON(doc)
-		calls = append(calls, t)
-		return err
-	})
-	if err != nil {
-		return store.ToolCallPage{}, fmt.Errorf("cannot list tool calls: %w", err)
-	}
-	return sqlq.ToolCallsPage(f, q, calls), nil
+	return sqlq.ReadToolCalls(ctx, rows, f, toolCallsFrom(f), scanToolCall)
 }
 
 // toolCallsFrom is the table a listing of tool calls reads, with the index
@@ -557,19 +504,20 @@ func toolCallsFrom(f store.ToolCallFilter) string {
 	return "model_tool_calls"
 }
 
-// queryRows runs q and calls scan for each row.
-func queryRows(ctx context.Context, r *sql.DB, q string, args []any, scan func(*sql.Rows) error) error {
-	rows, err := r.QueryContext(ctx, q, args...)
+// rows is the reader's sqlq.Rows, or ErrClosed.
+func (db *DB) rows() (sqlq.Rows, error) {
+	r, err := db.readerFor()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
+	return func(ctx context.Context, q string, args []any, each func(sqlq.Row) error) error {
+		rows, err := r.QueryContext(ctx, q, args...)
+		if err != nil {
 			return err
 		}
-	}
-	return rows.Err()
+		defer rows.Close()
+		return sqlq.Each(rows, each)
+	}, nil
 }
 
 // nullJSON stores an empty document as NULL; b is bound without a copy

@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -13,9 +11,7 @@ import (
 
 var _ store.TokenStore = (*DB)(nil)
 
-type rowScanner interface{ Scan(dest ...any) error }
-
-func scanToken(r rowScanner) (store.Token, error) {
+func scanToken(r sqlq.Row) (store.Token, error) {
 	var t store.Token
 	var created, revoked int64
 	err := r.Scan(&t.ID, &t.User, &t.Team, &t.Role, &t.Hash, &created, &revoked)
@@ -45,36 +41,20 @@ func (db *DB) CreateToken(ctx context.Context, t store.Token) error {
 
 // TokenByHash implements store.TokenStore.
 func (db *DB) TokenByHash(ctx context.Context, hash string) (store.Token, error) {
-	r, err := db.readerFor()
+	rows, err := db.rows()
 	if err != nil {
 		return store.Token{}, err
 	}
-	t, err := scanToken(r.QueryRowContext(ctx, sqlq.TokenByHash, hash))
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Token{}, fmt.Errorf("token: %w", store.ErrNotFound)
-	}
-	if err != nil {
-		return store.Token{}, fmt.Errorf("cannot read a token: %w", err)
-	}
-	return t, nil
+	return sqlq.ReadTokenByHash(ctx, rows, hash, scanToken)
 }
 
 // Tokens implements store.TokenStore.
 func (db *DB) Tokens(ctx context.Context) ([]store.Token, error) {
-	r, err := db.readerFor()
+	rows, err := db.rows()
 	if err != nil {
 		return nil, err
 	}
-	var out []store.Token
-	err = queryRows(ctx, r, sqlq.Tokens, nil, func(rows *sql.Rows) error {
-		t, err := scanToken(rows)
-		out = append(out, t)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cannot list tokens: %w", err)
-	}
-	return out, nil
+	return sqlq.ReadTokens(ctx, rows, scanToken)
 }
 
 // RevokeToken implements store.TokenStore.
@@ -103,19 +83,9 @@ func (db *DB) RevokeToken(ctx context.Context, id string, at time.Time) error {
 
 // TeamUsers implements store.TokenStore.
 func (db *DB) TeamUsers(ctx context.Context, team string) ([]string, error) {
-	r, err := db.readerFor()
+	rows, err := db.rows()
 	if err != nil {
 		return nil, err
 	}
-	users := []string{}
-	err = queryRows(ctx, r, sqlq.TeamUsers, []any{team}, func(rows *sql.Rows) error {
-		var u string
-		err := rows.Scan(&u)
-		users = append(users, u)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cannot list the users of team %q: %w", team, err)
-	}
-	return users, nil
+	return sqlq.ReadTeamUsers(ctx, rows, team, scanString)
 }
