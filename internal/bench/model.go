@@ -202,11 +202,8 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 		return nil
 	}
 
-	// Every tick each session sends its share: received_at is the time it
-	// is sent, and the id a UUIDv7 of that time, as a hook makes both when
-	// it runs (ingest.Pipeline). demo.Big's ids are of its own clock, hours
-	// ahead: sessions sent side by side would insert them at as many places
-	// inside the events' id index, where hooks' ids append at its end.
+	// Every tick each session sends its share, stamped as a hook stamps
+	// what it sends (demo.Sent).
 	const tick = 10 * time.Millisecond
 	perTick := max(1, o.Rate*int(tick/time.Millisecond)/1000/sessions)
 	cpu0, err := procCPU(p.Pid())
@@ -238,12 +235,7 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 					return
 				case <-t.C:
 				}
-				batch := slices.Clone(envs[i:min(i+perTick, len(envs))])
-				now := time.Now().UTC()
-				for j := range batch {
-					batch[j].ReceivedAt = now.Add(time.Duration(j) * time.Microsecond)
-					batch[j].ID = event.NewID(batch[j].ReceivedAt)
-				}
+				batch := demo.Sent(envs[i:min(i+perTick, len(envs))], time.Now().UTC())
 				if err := post(batch); err != nil {
 					errs <- err
 					return

@@ -256,3 +256,32 @@ func TestSignalSessions(t *testing.T) {
 		t.Fatal("a capture without the payloads: no error")
 	}
 }
+
+// TestSent: a hook's stamps on a copy, in the batch's order, the ids
+// sorting as their times do.
+func TestSent(t *testing.T) {
+	envs := Big(BigSpec{SessionID: "sent", Start: time.Unix(1_780_000_000, 0), Events: 40, Agents: 2, Seed: 1})
+	ids := make([]string, len(envs))
+	for i := range envs {
+		ids[i] = envs[i].ID
+	}
+	now := time.Date(2026, 11, 28, 12, 0, 0, 999_990_000, time.UTC) // the batch crosses a millisecond
+	sent := Sent(envs, now)
+	for i := range envs {
+		if envs[i].ID != ids[i] {
+			t.Fatalf("Sent changed its argument's envelope %d", i)
+		}
+		if want := now.Add(time.Duration(i) * time.Microsecond); !sent[i].ReceivedAt.Equal(want) {
+			t.Errorf("envelope %d received at %v, want %v", i, sent[i].ReceivedAt, want)
+		}
+		if sent[i].ID == ids[i] || len(sent[i].ID) != 36 || sent[i].ID[14] != '7' {
+			t.Errorf("envelope %d: id %q is not a new UUIDv7", i, sent[i].ID)
+		}
+		if i > 0 && sent[i].ReceivedAt.UnixMilli() > sent[i-1].ReceivedAt.UnixMilli() && sent[i].ID <= sent[i-1].ID {
+			t.Errorf("ids of later milliseconds sort before earlier ones: %s after %s", sent[i].ID, sent[i-1].ID)
+		}
+		if string(sent[i].Payload) != string(envs[i].Payload) {
+			t.Errorf("envelope %d: payload changed", i)
+		}
+	}
+}

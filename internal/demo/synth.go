@@ -43,6 +43,20 @@ type stamped struct {
 	kind     string
 }
 
+// Sent returns a copy of envs stamped as a hook stamps the events it
+// sends at now: received_at now, a microsecond apart in their order, and
+// the id a UUIDv7 of it (ingest.Pipeline). Big's ids are of its own
+// clock: sessions replayed side by side would insert them at as many
+// places inside the events' id index, where hooks' ids append at its end.
+func Sent(envs []event.Envelope, now time.Time) []event.Envelope {
+	out := slices.Clone(envs)
+	for j := range out {
+		out[j].ReceivedAt = now.Add(time.Duration(j) * time.Microsecond)
+		out[j].ID = event.NewID(out[j].ReceivedAt)
+	}
+	return out
+}
+
 // Big returns the events of a synthetic session: a main agent that works
 // through a few prompts and spawns spec.Agents subagents in parallel waves,
 // every agent making tool calls of every family (some failing, some denied

@@ -453,12 +453,7 @@ func recordStream(b *testing.B, path string) ([]storeCall, error) {
 			defer t.Stop()
 			for i := 0; i < len(envs); i += perTick {
 				<-t.C
-				batch := slices.Clone(envs[i:min(i+perTick, len(envs))])
-				now := time.Now().UTC()
-				for j := range batch {
-					batch[j].ReceivedAt = now.Add(time.Duration(j) * time.Microsecond)
-					batch[j].ID = event.NewID(batch[j].ReceivedAt)
-				}
+				batch := demo.Sent(envs[i:min(i+perTick, len(envs))], time.Now().UTC())
 				body, err := json.Marshal(map[string]any{"envelopes": batch})
 				if err != nil {
 					errs <- err
