@@ -105,8 +105,9 @@ func (a *attrEnv) model(ids []string, id, forked string) any {
 	// timing (spec/real-client.md), and varies from run to run in either
 	// mode (seen on a loaded machine). Folded into the continued session,
 	// its events count in that session's model all the same: a throwaway
-	// id reads as that session, and what only tells whether there was one
-	// is left out (see volatile).
+	// id reads as that session, the events stored under it count in that
+	// session's event_count, and what only tells whether there was one is
+	// left out (see volatile).
 	main := a.c.session(t, id)
 	order := []string{id, forked}
 	for _, other := range ids {
@@ -119,13 +120,23 @@ func (a *attrEnv) model(ids []string, id, forked string) any {
 	for i, s := range order {
 		z.ids[s] = fmt.Sprintf("<session-%d>", i)
 	}
+	var folded int64
 	for _, alias := range main.AliasSessionIDs {
 		z.ids[alias] = z.ids[id]
+		var stored struct {
+			EventCount int64 `json:"event_count"`
+		}
+		a.c.mustGet(t, "/v1/sessions/"+url.PathEscape(alias), &stored)
+		folded += stored.EventCount
 	}
 	var out []any
 	for _, s := range order {
 		var session, agents, calls any
 		a.c.mustGet(t, "/v1/sessions/"+url.PathEscape(s), &session)
+		if m, ok := session.(map[string]any); ok && s == id {
+			n, _ := m["event_count"].(float64)
+			m["event_count"] = n + float64(folded)
+		}
 		a.c.mustGet(t, "/v1/sessions/"+url.PathEscape(s)+"/agents", &agents)
 		a.c.mustGet(t, "/v1/sessions/"+url.PathEscape(s)+"/tool-calls?limit=1000", &calls)
 		out = append(out, map[string]any{"session": z.value(session), "agents": z.value(agents), "tool_calls": z.value(calls)})
@@ -177,14 +188,11 @@ func (z *normalizer) value(v any) any {
 // scenario: times, durations, sequence numbers, cursors, the context size
 // and idle time the client reports (2.1.332 and later; the size follows the
 // length of the run's temporary paths), and whether a continue used a
-// throwaway id: the aliases, and event_count, the events stored under the
-// session's own id (the model's count of its events, folded ones included,
-// is counts.events).
+// throwaway id: the aliases.
 func volatile(key string) bool {
 	return strings.HasSuffix(key, "_at") || strings.HasSuffix(key, "seq") || strings.HasSuffix(key, "_ms") ||
 		key == "time" || key == "at" || key == "next_cursor" || key == "elapsed" || key == "context_tokens" ||
-		key == "seconds_since_last_response" ||
-		key == "alias_session_ids" || key == "alias_session_id" || key == "event_count"
+		key == "seconds_since_last_response" || key == "alias_session_ids" || key == "alias_session_id"
 }
 
 func (z *normalizer) str(s string) string {
