@@ -205,15 +205,6 @@ func (db *DB) SessionModels(ctx context.Context, ids []string) (map[string]store
 	return out, nil
 }
 
-// ChangedSessionModels implements store.ModelStore.
-func (db *DB) ChangedSessionModels(ctx context.Context, f store.SessionModelFilter) (store.SessionModelPage, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return store.SessionModelPage{}, err
-	}
-	return sqlq.ReadChangedSessionModels(ctx, rows, f, scanModelSession)
-}
-
 // scanGroupSession reads a row of sqlq.GroupSessions.
 func scanGroupSession(rows sqlq.Row) (store.SessionModel, error) {
 	var m store.SessionModel
@@ -223,35 +214,8 @@ func scanGroupSession(rows sqlq.Row) (store.SessionModel, error) {
 	return m, err
 }
 
-// GroupSessions implements store.ModelStore.
-func (db *DB) GroupSessions(ctx context.Context, key string, from, to time.Time, limit int) ([]store.SessionModel, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return nil, err
-	}
-	return sqlq.ReadGroupSessions(ctx, rows, key, from, to, limit, scanGroupSession)
-}
-
-// StaleModels implements store.ModelStore.
-func (db *DB) StaleModels(ctx context.Context, after string, limit int) ([]store.Session, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return nil, err
-	}
-	return sqlq.ReadStaleModels(ctx, rows, after, limit, scanSession)
-}
-
 // scanString reads a row of one bytea column.
 func scanString(rows sqlq.Row) (s string, err error) { return s, rows.Scan(str{&s}) }
-
-// SubagentSession implements store.ModelStore.
-func (db *DB) SubagentSession(ctx context.Context, agentID string) (string, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return "", err
-	}
-	return sqlq.ReadSubagentSession(ctx, rows, agentID, scanString)
-}
 
 func scanAgent(rows sqlq.Row) (store.AgentRow, error) {
 	var a store.AgentRow
@@ -262,15 +226,6 @@ func scanAgent(rows sqlq.Row) (store.AgentRow, error) {
 	return a, err
 }
 
-// Agents implements store.ModelStore.
-func (db *DB) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return store.AgentPage{}, err
-	}
-	return sqlq.ReadAgents(ctx, rows, f, scanAgent)
-}
-
 func scanToolCall(rows sqlq.Row) (store.ToolCallRow, error) {
 	var t store.ToolCallRow
 	var started int64
@@ -278,13 +233,4 @@ func scanToolCall(rows sqlq.Row) (store.ToolCallRow, error) {
 		str{&t.Subtype}, str{&t.Effect}, &started, &t.UpdatedSeq, doc{&t.Doc})
 	t.StartedAt = sqlq.Time(started)
 	return t, err
-}
-
-// ToolCalls implements store.ModelStore.
-func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.ToolCallPage, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return store.ToolCallPage{}, err
-	}
-	return sqlq.ReadToolCalls(ctx, rows, f, "model_tool_calls", scanToolCall)
 }

@@ -63,6 +63,10 @@ type DB struct {
 	// insertBuf is the room of the last insert's parameters, reused by
 	// the next (insertArgs); guarded by mu.
 	insertBuf []byte
+
+	// Reads are the store's reads, run through rows and this driver's
+	// scans (sqlq.Reads).
+	sqlq.Reads
 }
 
 // Open connects to the database at url (a postgres:// URL or a libpq
@@ -76,6 +80,11 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	cfg.MaxConns = max(cfg.MaxConns, 8)
 	cfg.ConnConfig.RuntimeParams["application_name"] = "hookwatch"
 	db := &DB{where: cfg.ConnConfig.Host + ":" + strconv.Itoa(int(cfg.ConnConfig.Port)) + "/" + cfg.ConnConfig.Database}
+	db.Reads = sqlq.NewReads(sqlq.Backend{
+		Rows: db.rows, Session: scanSession, Event: scanEvent, ModelSession: scanModelSession,
+		GroupSession: scanGroupSession, Agent: scanAgent, ToolCall: scanToolCall, Token: scanToken,
+		String: scanString,
+	})
 	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("postgres.Open %s: %w", db.where, err)
 	}

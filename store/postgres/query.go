@@ -1,8 +1,6 @@
 package postgres
 
 import (
-	"context"
-
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/internal/sqlq"
 )
@@ -16,24 +14,6 @@ func scanSession(rows sqlq.Row) (store.Session, error) {
 	return s, err
 }
 
-// Session implements store.EventLog.
-func (db *DB) Session(ctx context.Context, id string) (store.Session, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return store.Session{}, err
-	}
-	return sqlq.ReadSession(ctx, rows, id, scanSession)
-}
-
-// Sessions implements store.EventLog.
-func (db *DB) Sessions(ctx context.Context, f store.SessionFilter) (store.SessionPage, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return store.SessionPage{}, err
-	}
-	return sqlq.ReadSessions(ctx, rows, f, scanSession)
-}
-
 func scanEvent(rows sqlq.Row) (store.Event, error) {
 	var e store.Event
 	var t int64
@@ -41,22 +21,4 @@ func scanEvent(rows sqlq.Row) (store.Event, error) {
 		str{&e.AgentID}, nullStr{&e.AgentType}, str{&e.ToolName}, str{&e.ToolUseID}, str{&e.PromptID}, &t, &e.Envelope)
 	e.Time = sqlq.EventTime(t)
 	return e, err
-}
-
-// Events implements store.EventLog.
-func (db *DB) Events(ctx context.Context, f store.EventFilter) (store.EventPage, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return store.EventPage{}, err
-	}
-	return sqlq.ReadEvents(ctx, rows, f, scanEvent)
-}
-
-// LastSeq implements store.EventLog.
-func (db *DB) LastSeq(ctx context.Context) (int64, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return 0, err
-	}
-	return sqlq.ReadLastSeq(ctx, rows)
 }

@@ -434,60 +434,6 @@ func (db *DB) SessionModels(ctx context.Context, ids []string) (map[string]store
 	return out, nil
 }
 
-// ChangedSessionModels implements store.ModelStore.
-func (db *DB) ChangedSessionModels(ctx context.Context, f store.SessionModelFilter) (store.SessionModelPage, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return store.SessionModelPage{}, err
-	}
-	return sqlq.ReadChangedSessionModels(ctx, rows, f, scanModelSession)
-}
-
-// GroupSessions implements store.ModelStore.
-func (db *DB) GroupSessions(ctx context.Context, key string, from, to time.Time, limit int) ([]store.SessionModel, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return nil, err
-	}
-	return sqlq.ReadGroupSessions(ctx, rows, key, from, to, limit, scanGroupSession)
-}
-
-// StaleModels implements store.ModelStore.
-func (db *DB) StaleModels(ctx context.Context, after string, limit int) ([]store.Session, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return nil, err
-	}
-	return sqlq.ReadStaleModels(ctx, rows, after, limit, scanSession)
-}
-
-// SubagentSession implements store.ModelStore.
-func (db *DB) SubagentSession(ctx context.Context, agentID string) (string, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return "", err
-	}
-	return sqlq.ReadSubagentSession(ctx, rows, agentID, scanString)
-}
-
-// Agents implements store.ModelStore.
-func (db *DB) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return store.AgentPage{}, err
-	}
-	return sqlq.ReadAgents(ctx, rows, f, scanAgent)
-}
-
-// ToolCalls implements store.ModelStore.
-func (db *DB) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.ToolCallPage, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return store.ToolCallPage{}, err
-	}
-	return sqlq.ReadToolCalls(ctx, rows, f, toolCallsFrom(f), scanToolCall)
-}
-
 // toolCallsFrom is the table a listing of tool calls reads, with the index
 // to read it by where SQLite's planner would choose badly. A listing of
 // several agents' calls (a subtree's) in start order, without a tool or

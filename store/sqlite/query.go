@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"context"
 	"database/sql"
 
 	"github.com/hookwatch/hookwatch/store"
@@ -34,40 +33,4 @@ func scanEvent(rows sqlq.Row) (store.Event, error) {
 	e.Time = sqlq.EventTime(t)
 	e.Envelope = env
 	return e, nil
-}
-
-// Session implements store.Store.
-func (db *DB) Session(ctx context.Context, id string) (store.Session, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return store.Session{}, err
-	}
-	return sqlq.ReadSession(ctx, rows, id, scanSession)
-}
-
-// Sessions implements store.Store.
-func (db *DB) Sessions(ctx context.Context, f store.SessionFilter) (store.SessionPage, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return store.SessionPage{}, err
-	}
-	return sqlq.ReadSessions(ctx, rows, f, scanSession)
-}
-
-// Events implements store.Store.
-func (db *DB) Events(ctx context.Context, f store.EventFilter) (store.EventPage, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return store.EventPage{}, err
-	}
-	return sqlq.ReadEvents(ctx, rows, f, scanEvent)
-}
-
-// LastSeq implements store.Store.
-func (db *DB) LastSeq(ctx context.Context) (int64, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return 0, err
-	}
-	return sqlq.ReadLastSeq(ctx, rows)
 }

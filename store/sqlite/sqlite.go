@@ -25,6 +25,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/internal/sqlq"
 )
 
 var _ store.Store = (*DB)(nil)
@@ -54,6 +55,10 @@ type DB struct {
 	commits  chan struct{} // a commit happened; buffered 1
 	stopCkpt chan struct{}
 	ckptDone chan struct{}
+
+	// Reads are the store's reads, run through rows and this driver's
+	// scans (sqlq.Reads).
+	sqlq.Reads
 }
 
 // Open opens (creating it if needed) the SQLite database at path and brings
@@ -72,6 +77,11 @@ func Open(path string) (*DB, error) {
 		f.Close()
 	}
 	db := &DB{path: abs}
+	db.Reads = sqlq.NewReads(sqlq.Backend{
+		Rows: db.rows, Session: scanSession, Event: scanEvent, ModelSession: scanModelSession,
+		GroupSession: scanGroupSession, Agent: scanAgent, ToolCall: scanToolCall, Token: scanToken,
+		String: scanString, ToolCallsFrom: toolCallsFrom,
+	})
 
 	// busy_timeout covers the moments another process (a backup, the
 	// sqlite3 shell) holds a lock; synchronous=NORMAL is durable against a

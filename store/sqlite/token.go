@@ -39,24 +39,6 @@ func (db *DB) CreateToken(ctx context.Context, t store.Token) error {
 	return nil
 }
 
-// TokenByHash implements store.TokenStore.
-func (db *DB) TokenByHash(ctx context.Context, hash string) (store.Token, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return store.Token{}, err
-	}
-	return sqlq.ReadTokenByHash(ctx, rows, hash, scanToken)
-}
-
-// Tokens implements store.TokenStore.
-func (db *DB) Tokens(ctx context.Context) ([]store.Token, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return nil, err
-	}
-	return sqlq.ReadTokens(ctx, rows, scanToken)
-}
-
 // RevokeToken implements store.TokenStore.
 func (db *DB) RevokeToken(ctx context.Context, id string, at time.Time) error {
 	db.mu.Lock()
@@ -79,13 +61,4 @@ func (db *DB) RevokeToken(ctx context.Context, id string, at time.Time) error {
 		return fmt.Errorf("token %q: %w", id, store.ErrNotFound)
 	}
 	return nil
-}
-
-// TeamUsers implements store.TokenStore.
-func (db *DB) TeamUsers(ctx context.Context, team string) ([]string, error) {
-	rows, err := db.rows()
-	if err != nil {
-		return nil, err
-	}
-	return sqlq.ReadTeamUsers(ctx, rows, team, scanString)
 }

@@ -8,11 +8,6 @@ import (
 	"github.com/hookwatch/hookwatch/store"
 )
 
-// The reads of the store's contracts, run through a backend's Rows: the
-// query, what an error or a missing row means and the page cut from the
-// rows are decided here; a backend opens its database and scans a row's
-// columns into the store's types (its drivers read them differently).
-
 // Row is one row of a query's result, as either backend's driver gives it.
 type Row interface{ Scan(dest ...any) error }
 
@@ -67,9 +62,49 @@ func one[T any](ctx context.Context, rows Rows, q string, args []any, scan func(
 // that tells whether there is a next one, at most 64.
 func pageSize(q Query) int { return min(q.Limit+1, 64) }
 
-// ReadSession is store.EventLog.Session.
-func ReadSession(ctx context.Context, rows Rows, id string, scan func(Row) (store.Session, error)) (store.Session, error) {
-	s, found, err := one(ctx, rows, `SELECT `+SessionColumns+` FROM sessions WHERE id = ?`, []any{id}, scan)
+// Backend is what a backend gives its Reads: how it runs a read, and how
+// its driver scans each kind of row into the store's types.
+type Backend struct {
+	// Rows returns how to run a query on the database, or the error a
+	// read of a closed store returns.
+	Rows func() (Rows, error)
+
+	Session      func(Row) (store.Session, error)
+	Event        func(Row) (store.Event, error)
+	ModelSession func(Row) (store.SessionModel, error)
+	// GroupSession reads the columns of GroupSessions' query.
+	GroupSession func(Row) (store.SessionModel, error)
+	Agent        func(Row) (store.AgentRow, error)
+	ToolCall     func(Row) (store.ToolCallRow, error)
+	Token        func(Row) (store.Token, error)
+	// String reads a row of one text column: a session id, a user's name.
+	String func(Row) (string, error)
+
+	// ToolCallsFrom is the table a listing of tool calls reads (see
+	// ToolCalls), for a backend that names an index for some listings;
+	// nil reads model_tool_calls.
+	ToolCallsFrom func(store.ToolCallFilter) string
+}
+
+// Reads are the reads of the store's contracts — store.EventLog's,
+// store.ModelStore's and store.TokenStore's — for a backend that embeds
+// them: the backend gives its Backend; the queries, what an error or a
+// missing row means and the page cut from the rows are decided here.
+type Reads struct{ b Backend }
+
+// NewReads returns the Reads of a backend.
+func NewReads(b Backend) Reads { return Reads{b} }
+
+// rows opens the backend's database for a read.
+func (r Reads) rows() (Rows, error) { return r.b.Rows() }
+
+// Session implements store.EventLog.
+func (r Reads) Session(ctx context.Context, id string) (store.Session, error) {
+	rows, err := r.rows()
+	if err != nil {
+		return store.Session{}, err
+	}
+	s, found, err := one(ctx, rows, `SELECT `+SessionColumns+` FROM sessions WHERE id = ?`, []any{id}, r.b.Session)
 	switch {
 	case err != nil:
 		return store.Session{}, fmt.Errorf("cannot read session %q: %w", id, err)
@@ -79,34 +114,46 @@ func ReadSession(ctx context.Context, rows Rows, id string, scan func(Row) (stor
 	return s, nil
 }
 
-// ReadSessions is store.EventLog.Sessions.
-func ReadSessions(ctx context.Context, rows Rows, f store.SessionFilter, scan func(Row) (store.Session, error)) (store.SessionPage, error) {
+// Sessions implements store.EventLog.
+func (r Reads) Sessions(ctx context.Context, f store.SessionFilter) (store.SessionPage, error) {
+	rows, err := r.rows()
+	if err != nil {
+		return store.SessionPage{}, err
+	}
 	q, err := Sessions(f)
 	if err != nil {
 		return store.SessionPage{}, err
 	}
-	out, err := all(ctx, rows, q.SQL, q.Args, 0, scan)
+	out, err := all(ctx, rows, q.SQL, q.Args, 0, r.b.Session)
 	if err != nil {
 		return store.SessionPage{}, fmt.Errorf("cannot list sessions: %w", err)
 	}
 	return SessionsPage(q, out), nil
 }
 
-// ReadEvents is store.EventLog.Events.
-func ReadEvents(ctx context.Context, rows Rows, f store.EventFilter, scan func(Row) (store.Event, error)) (store.EventPage, error) {
+// Events implements store.EventLog.
+func (r Reads) Events(ctx context.Context, f store.EventFilter) (store.EventPage, error) {
+	rows, err := r.rows()
+	if err != nil {
+		return store.EventPage{}, err
+	}
 	q, err := Events(f)
 	if err != nil {
 		return store.EventPage{}, err
 	}
-	out, err := all(ctx, rows, q.SQL, q.Args, pageSize(q), scan)
+	out, err := all(ctx, rows, q.SQL, q.Args, pageSize(q), r.b.Event)
 	if err != nil {
 		return store.EventPage{}, fmt.Errorf("cannot list events: %w", err)
 	}
 	return EventsPage(q, out), nil
 }
 
-// ReadLastSeq is store.EventLog.LastSeq.
-func ReadLastSeq(ctx context.Context, rows Rows) (int64, error) {
+// LastSeq implements store.EventLog.
+func (r Reads) LastSeq(ctx context.Context) (int64, error) {
+	rows, err := r.rows()
+	if err != nil {
+		return 0, err
+	}
 	seq, _, err := one(ctx, rows, `SELECT coalesce(max(seq), 0) FROM events`, nil, func(r Row) (n int64, err error) {
 		return n, r.Scan(&n)
 	})
@@ -116,24 +163,32 @@ func ReadLastSeq(ctx context.Context, rows Rows) (int64, error) {
 	return seq, nil
 }
 
-// ReadChangedSessionModels is store.ModelStore.ChangedSessionModels.
-func ReadChangedSessionModels(ctx context.Context, rows Rows, f store.SessionModelFilter, scan func(Row) (store.SessionModel, error)) (store.SessionModelPage, error) {
+// ChangedSessionModels implements store.ModelStore.
+func (r Reads) ChangedSessionModels(ctx context.Context, f store.SessionModelFilter) (store.SessionModelPage, error) {
+	rows, err := r.rows()
+	if err != nil {
+		return store.SessionModelPage{}, err
+	}
 	q, err := ChangedSessionModels(f)
 	if err != nil {
 		return store.SessionModelPage{}, err
 	}
-	out, err := all(ctx, rows, q.SQL, q.Args, 0, scan)
+	out, err := all(ctx, rows, q.SQL, q.Args, 0, r.b.ModelSession)
 	if err != nil {
 		return store.SessionModelPage{}, fmt.Errorf("cannot list changed session models: %w", err)
 	}
 	return ChangedSessionModelsPage(q, out), nil
 }
 
-// ReadGroupSessions is store.ModelStore.GroupSessions; scan reads the
-// columns of GroupSessions' query, and the group's key is set on each row.
-func ReadGroupSessions(ctx context.Context, rows Rows, key string, from, to time.Time, limit int, scan func(Row) (store.SessionModel, error)) ([]store.SessionModel, error) {
+// GroupSessions implements store.ModelStore; the group's key is set on
+// each row.
+func (r Reads) GroupSessions(ctx context.Context, key string, from, to time.Time, limit int) ([]store.SessionModel, error) {
+	rows, err := r.rows()
+	if err != nil {
+		return nil, err
+	}
 	q := GroupSessions(key, from, to, limit)
-	out, err := all(ctx, rows, q.SQL, q.Args, 0, scan)
+	out, err := all(ctx, rows, q.SQL, q.Args, 0, r.b.GroupSession)
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the sessions of a group: %w", err)
 	}
@@ -143,24 +198,31 @@ func ReadGroupSessions(ctx context.Context, rows Rows, key string, from, to time
 	return out, nil
 }
 
-// ReadStaleModels is store.ModelStore.StaleModels.
-func ReadStaleModels(ctx context.Context, rows Rows, after string, limit int, scan func(Row) (store.Session, error)) ([]store.Session, error) {
+// StaleModels implements store.ModelStore.
+func (r Reads) StaleModels(ctx context.Context, after string, limit int) ([]store.Session, error) {
+	rows, err := r.rows()
+	if err != nil {
+		return nil, err
+	}
 	q := StaleModels(after, limit)
-	out, err := all(ctx, rows, q.SQL, q.Args, 0, scan)
+	out, err := all(ctx, rows, q.SQL, q.Args, 0, r.b.Session)
 	if err != nil {
 		return nil, fmt.Errorf("cannot list sessions with a stale model: %w", err)
 	}
 	return out, nil
 }
 
-// ReadSubagentSession is store.ModelStore.SubagentSession; scan reads the
-// session id of a row.
-func ReadSubagentSession(ctx context.Context, rows Rows, agentID string, scan func(Row) (string, error)) (string, error) {
+// SubagentSession implements store.ModelStore.
+func (r Reads) SubagentSession(ctx context.Context, agentID string) (string, error) {
+	rows, err := r.rows()
+	if err != nil {
+		return "", err
+	}
 	q, err := SubagentSession(agentID)
 	if err != nil {
 		return "", err
 	}
-	id, found, err := one(ctx, rows, q.SQL, q.Args, scan)
+	id, found, err := one(ctx, rows, q.SQL, q.Args, r.b.String)
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("cannot find the session of agent %q: %w", agentID, err)
@@ -170,36 +232,52 @@ func ReadSubagentSession(ctx context.Context, rows Rows, agentID string, scan fu
 	return id, nil
 }
 
-// ReadAgents is store.ModelStore.Agents.
-func ReadAgents(ctx context.Context, rows Rows, f store.AgentFilter, scan func(Row) (store.AgentRow, error)) (store.AgentPage, error) {
+// Agents implements store.ModelStore.
+func (r Reads) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage, error) {
+	rows, err := r.rows()
+	if err != nil {
+		return store.AgentPage{}, err
+	}
 	q, err := Agents(f)
 	if err != nil || q.None {
 		return store.AgentPage{}, err
 	}
-	out, err := all(ctx, rows, q.SQL, q.Args, 0, scan)
+	out, err := all(ctx, rows, q.SQL, q.Args, 0, r.b.Agent)
 	if err != nil {
 		return store.AgentPage{}, fmt.Errorf("cannot list agents: %w", err)
 	}
 	return AgentsPage(f, q, out), nil
 }
 
-// ReadToolCalls is store.ModelStore.ToolCalls, reading the rows from from
-// (see ToolCalls).
-func ReadToolCalls(ctx context.Context, rows Rows, f store.ToolCallFilter, from string, scan func(Row) (store.ToolCallRow, error)) (store.ToolCallPage, error) {
+// ToolCalls implements store.ModelStore, reading the rows from the
+// backend's ToolCallsFrom.
+func (r Reads) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.ToolCallPage, error) {
+	rows, err := r.rows()
+	if err != nil {
+		return store.ToolCallPage{}, err
+	}
+	from := "model_tool_calls"
+	if r.b.ToolCallsFrom != nil {
+		from = r.b.ToolCallsFrom(f)
+	}
 	q, err := ToolCalls(f, from)
 	if err != nil || q.None {
 		return store.ToolCallPage{}, err
 	}
-	out, err := all(ctx, rows, q.SQL, q.Args, pageSize(q), scan)
+	out, err := all(ctx, rows, q.SQL, q.Args, pageSize(q), r.b.ToolCall)
 	if err != nil {
 		return store.ToolCallPage{}, fmt.Errorf("cannot list tool calls: %w", err)
 	}
 	return ToolCallsPage(f, q, out), nil
 }
 
-// ReadTokenByHash is store.TokenStore.TokenByHash.
-func ReadTokenByHash(ctx context.Context, rows Rows, hash string, scan func(Row) (store.Token, error)) (store.Token, error) {
-	t, found, err := one(ctx, rows, TokenByHash, []any{hash}, scan)
+// TokenByHash implements store.TokenStore.
+func (r Reads) TokenByHash(ctx context.Context, hash string) (store.Token, error) {
+	rows, err := r.rows()
+	if err != nil {
+		return store.Token{}, err
+	}
+	t, found, err := one(ctx, rows, TokenByHash, []any{hash}, r.b.Token)
 	switch {
 	case err != nil:
 		return store.Token{}, fmt.Errorf("cannot read a token: %w", err)
@@ -209,19 +287,27 @@ func ReadTokenByHash(ctx context.Context, rows Rows, hash string, scan func(Row)
 	return t, nil
 }
 
-// ReadTokens is store.TokenStore.Tokens.
-func ReadTokens(ctx context.Context, rows Rows, scan func(Row) (store.Token, error)) ([]store.Token, error) {
-	out, err := all(ctx, rows, Tokens, nil, 0, scan)
+// Tokens implements store.TokenStore.
+func (r Reads) Tokens(ctx context.Context) ([]store.Token, error) {
+	rows, err := r.rows()
+	if err != nil {
+		return nil, err
+	}
+	out, err := all(ctx, rows, Tokens, nil, 0, r.b.Token)
 	if err != nil {
 		return nil, fmt.Errorf("cannot list tokens: %w", err)
 	}
 	return out, nil
 }
 
-// ReadTeamUsers is store.TokenStore.TeamUsers; scan reads a user's name.
-// A team without users has an empty list, not a nil one.
-func ReadTeamUsers(ctx context.Context, rows Rows, team string, scan func(Row) (string, error)) ([]string, error) {
-	users, err := all(ctx, rows, TeamUsers, []any{team}, 0, scan)
+// TeamUsers implements store.TokenStore. A team without users has an empty
+// list, not a nil one.
+func (r Reads) TeamUsers(ctx context.Context, team string) ([]string, error) {
+	rows, err := r.rows()
+	if err != nil {
+		return nil, err
+	}
+	users, err := all(ctx, rows, TeamUsers, []any{team}, 0, r.b.String)
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the users of team %q: %w", team, err)
 	}

@@ -1,10 +1,11 @@
 // Package sqlq is what the SQL backends (store/sqlite, store/postgres),
 // whose schemas have the same tables and columns, share of the store's
 // contracts: the SQL of the listings (their filters, orders and cursors),
-// the reads that run it through a backend's Rows (read.go: what an error, a
-// missing row or a page means), and the rules of a write that are not SQL
-// (Insert's seqs, the rows a call's move deletes). A backend opens its
-// database, runs queries and scans a row's columns into the store's types.
+// the reads of the contracts that run it (Reads, which each backend embeds:
+// what an error, a missing row or a page means), and the rules of a write
+// that are not SQL (Insert's seqs, the rows a call's move deletes). A
+// backend opens its database, runs queries and scans a row's columns into
+// the store's types (its Backend).
 //
 // Queries use ? placeholders, SQLite's; store/postgres numbers them. Times
 // are stored as Unix nanoseconds (Nanos). Boolean arguments compare with
