@@ -177,15 +177,8 @@ func serverOn(t *testing.T, db *sqlite.DB, cfg collector.Config) *testServer {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	s := &testServer{Server: srv, db: db, http: hs}
-	t.Cleanup(func() { s.stop() })
+	t.Cleanup(s.stop)
 	return s
-}
-
-// stop shuts the collector down without closing its database.
-func (s *testServer) stop() {
-	s.http.CloseClientConnections()
-	s.http.Close()
-	s.Server.Shutdown(context.Background())
 }
 
 // TestAgentMetricsCountOnce: the real captures, posted half to one

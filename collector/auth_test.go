@@ -36,9 +36,9 @@ func TestTokensSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// testTokens stops the collector, which closes db: neither the
+	// database nor its write-ahead log holds a secret.
 	secrets := testTokens(t, db)
-	// Neither the database nor its write-ahead log holds a secret.
-	db.Close()
 	files, _ := filepath.Glob(path + "*")
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -61,7 +61,8 @@ func TestTokensPostgres(t *testing.T) {
 }
 
 // testTokens runs a collector with per-user tokens on db and checks, through
-// real HTTP, who may send and read what. It returns the secrets it used.
+// real HTTP, who may send and read what. It stops the collector, which
+// closes db, and returns the secrets it used.
 func testTokens(t *testing.T, db tokenDB) []string {
 	now := time.Now()
 	mint := func(user, team, role string) (store.Token, string) {
@@ -205,6 +206,8 @@ func testTokens(t *testing.T, db tokenDB) []string {
 	send("", 401, synth(7, "session_id", "s-ann", "hook_event_name", "Stop"))
 
 	secrets := []string{ann, bob, lead, root, revoked, envAdmin}
+	// Stopped, the collector writes no more to the log or the store.
+	s.stop()
 	out := logs.String()
 	if !strings.Contains(out, "level=") && out != "" {
 		t.Fatalf("unexpected log format: %s", out)

@@ -54,13 +54,20 @@ func newServerOn(t *testing.T, cfg collector.Config, st store.Store) *testServer
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		hs.CloseClientConnections()
-		hs.Close()
-		srv.Shutdown(context.Background())
-	})
-	return &testServer{Server: srv, http: hs, tok: cfg.Token}
+	s := &testServer{Server: srv, http: httptest.NewServer(srv.Handler()), tok: cfg.Token}
+	t.Cleanup(s.stop)
+	return s
+}
+
+// stop closes the server's HTTP side, then shuts the collector down, its
+// store included; the test's cleanup calls it again, which does nothing. A
+// test that reads the store's files calls it first: until then the
+// collector's goroutines may hold a connection to the database, and the
+// last connection to close is the one that removes the write-ahead log.
+func (s *testServer) stop() {
+	s.http.CloseClientConnections()
+	s.http.Close()
+	s.Shutdown(context.Background())
 }
 
 // do sends a request and returns the status and body.
