@@ -123,11 +123,7 @@ func (a *attrEnv) model(ids []string, id, forked string) any {
 	var folded int64
 	for _, alias := range main.AliasSessionIDs {
 		z.ids[alias] = z.ids[id]
-		var stored struct {
-			EventCount int64 `json:"event_count"`
-		}
-		a.c.mustGet(t, "/v1/sessions/"+url.PathEscape(alias), &stored)
-		folded += stored.EventCount
+		folded += a.c.session(t, alias).EventCount
 	}
 	var out []any
 	for _, s := range order {
