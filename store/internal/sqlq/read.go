@@ -95,12 +95,9 @@ type Reads struct{ b Backend }
 // NewReads returns the Reads of a backend.
 func NewReads(b Backend) Reads { return Reads{b} }
 
-// rows opens the backend's database for a read.
-func (r Reads) rows() (Rows, error) { return r.b.Rows() }
-
 // Session implements store.EventLog.
 func (r Reads) Session(ctx context.Context, id string) (store.Session, error) {
-	rows, err := r.rows()
+	rows, err := r.b.Rows()
 	if err != nil {
 		return store.Session{}, err
 	}
@@ -116,7 +113,7 @@ func (r Reads) Session(ctx context.Context, id string) (store.Session, error) {
 
 // Sessions implements store.EventLog.
 func (r Reads) Sessions(ctx context.Context, f store.SessionFilter) (store.SessionPage, error) {
-	rows, err := r.rows()
+	rows, err := r.b.Rows()
 	if err != nil {
 		return store.SessionPage{}, err
 	}
@@ -133,7 +130,7 @@ func (r Reads) Sessions(ctx context.Context, f store.SessionFilter) (store.Sessi
 
 // Events implements store.EventLog.
 func (r Reads) Events(ctx context.Context, f store.EventFilter) (store.EventPage, error) {
-	rows, err := r.rows()
+	rows, err := r.b.Rows()
 	if err != nil {
 		return store.EventPage{}, err
 	}
@@ -150,7 +147,7 @@ func (r Reads) Events(ctx context.Context, f store.EventFilter) (store.EventPage
 
 // LastSeq implements store.EventLog.
 func (r Reads) LastSeq(ctx context.Context) (int64, error) {
-	rows, err := r.rows()
+	rows, err := r.b.Rows()
 	if err != nil {
 		return 0, err
 	}
@@ -165,7 +162,7 @@ func (r Reads) LastSeq(ctx context.Context) (int64, error) {
 
 // ChangedSessionModels implements store.ModelStore.
 func (r Reads) ChangedSessionModels(ctx context.Context, f store.SessionModelFilter) (store.SessionModelPage, error) {
-	rows, err := r.rows()
+	rows, err := r.b.Rows()
 	if err != nil {
 		return store.SessionModelPage{}, err
 	}
@@ -183,7 +180,7 @@ func (r Reads) ChangedSessionModels(ctx context.Context, f store.SessionModelFil
 // GroupSessions implements store.ModelStore; the group's key is set on
 // each row.
 func (r Reads) GroupSessions(ctx context.Context, key string, from, to time.Time, limit int) ([]store.SessionModel, error) {
-	rows, err := r.rows()
+	rows, err := r.b.Rows()
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +197,7 @@ func (r Reads) GroupSessions(ctx context.Context, key string, from, to time.Time
 
 // StaleModels implements store.ModelStore.
 func (r Reads) StaleModels(ctx context.Context, after string, limit int) ([]store.Session, error) {
-	rows, err := r.rows()
+	rows, err := r.b.Rows()
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +211,7 @@ func (r Reads) StaleModels(ctx context.Context, after string, limit int) ([]stor
 
 // SubagentSession implements store.ModelStore.
 func (r Reads) SubagentSession(ctx context.Context, agentID string) (string, error) {
-	rows, err := r.rows()
+	rows, err := r.b.Rows()
 	if err != nil {
 		return "", err
 	}
@@ -234,7 +231,7 @@ func (r Reads) SubagentSession(ctx context.Context, agentID string) (string, err
 
 // Agents implements store.ModelStore.
 func (r Reads) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage, error) {
-	rows, err := r.rows()
+	rows, err := r.b.Rows()
 	if err != nil {
 		return store.AgentPage{}, err
 	}
@@ -252,7 +249,7 @@ func (r Reads) Agents(ctx context.Context, f store.AgentFilter) (store.AgentPage
 // ToolCalls implements store.ModelStore, reading the rows from the
 // backend's ToolCallsFrom.
 func (r Reads) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.ToolCallPage, error) {
-	rows, err := r.rows()
+	rows, err := r.b.Rows()
 	if err != nil {
 		return store.ToolCallPage{}, err
 	}
@@ -273,7 +270,7 @@ func (r Reads) ToolCalls(ctx context.Context, f store.ToolCallFilter) (store.Too
 
 // TokenByHash implements store.TokenStore.
 func (r Reads) TokenByHash(ctx context.Context, hash string) (store.Token, error) {
-	rows, err := r.rows()
+	rows, err := r.b.Rows()
 	if err != nil {
 		return store.Token{}, err
 	}
@@ -289,7 +286,7 @@ func (r Reads) TokenByHash(ctx context.Context, hash string) (store.Token, error
 
 // Tokens implements store.TokenStore.
 func (r Reads) Tokens(ctx context.Context) ([]store.Token, error) {
-	rows, err := r.rows()
+	rows, err := r.b.Rows()
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +300,7 @@ func (r Reads) Tokens(ctx context.Context) ([]store.Token, error) {
 // TeamUsers implements store.TokenStore. A team without users has an empty
 // list, not a nil one.
 func (r Reads) TeamUsers(ctx context.Context, team string) ([]string, error) {
-	rows, err := r.rows()
+	rows, err := r.b.Rows()
 	if err != nil {
 		return nil, err
 	}
