@@ -112,6 +112,32 @@ func BenchmarkGroupApply(b *testing.B) {
 	}
 }
 
+// BenchmarkGroupRelink measures an event that may change the lineage (a
+// CLAUDE.md loaded lazily, as Claude Code does when a tool reads a
+// directory that has one) applied to a Group holding the 20,000-event
+// session: the lineage is derived again, and must cost what the sessions'
+// starts, ends and compactions do, not what all their events do.
+func BenchmarkGroupRelink(b *testing.B) {
+	envs := syntheticSession(b, 20000, 50)
+	loaded := stream(b, ev{"hook_event_name": "InstructionsLoaded", "file_path": "/w/p/pkg/CLAUDE.md", "memory_type": "Project", "load_reason": "nested_traversal"})[0]
+	g := NewGroup()
+	g.Apply(envs...)
+	g.Changes()
+	last := envs[len(envs)-1]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		e := loaded
+		e.ID = fmt.Sprintf("new-%09d", i)
+		e.ReceivedAt = last.ReceivedAt.Add(time.Duration(i+1) * time.Microsecond)
+		g.Apply(e)
+		g.Changes()
+	}
+	if g.Rebuilds() != 0 {
+		b.Fatalf("%d rebuilds", g.Rebuilds())
+	}
+}
+
 func TestSyntheticSession(t *testing.T) {
 	s := only(t, Build(syntheticSession(t, 2000, 10)))
 	if s.Counts.Subagents != 10 {

@@ -81,5 +81,15 @@ func FuzzBuild(f *testing.F) {
 		if again := Build(append(rev, envs...)); !reflect.DeepEqual(again, got) {
 			t.Fatalf("reversed and duplicated input gives another result:\n%s\nwant:\n%s", mustJSON(t, again), mustJSON(t, got))
 		}
+		// Applied one at a time, as the collector applies a live stream:
+		// each envelope to the kept state, the lineage derived again from
+		// the kept index.
+		g := NewGroup()
+		for _, e := range envs {
+			g.Apply(e)
+		}
+		if live, want := mustJSON(t, g.Result()), mustJSON(t, got); !bytes.Equal(live, want) {
+			t.Fatalf("input applied one at a time gives another result:\n%s", firstDiff(live, want))
+		}
 	})
 }

@@ -35,6 +35,7 @@ type Group struct {
 	recs     []*record // attributable records, in canonical order
 	skipped  int
 	lin      *lineage
+	lx       *linkIndex // recs indexed for linkSessions; nil until it runs
 	sessions map[string]*sessionBuilder
 	order    []string // sessions by first record
 	raw      map[string]*rawSession
@@ -71,7 +72,7 @@ func NewGroup() *Group {
 }
 
 func (g *Group) clear() {
-	g.recs, g.skipped, g.lin = nil, 0, &lineage{}
+	g.recs, g.skipped, g.lin, g.lx = nil, 0, &lineage{}, nil
 	g.sessions, g.order = map[string]*sessionBuilder{}, nil
 	g.raw, g.preOnly = map[string]*rawSession{}, map[*rawSession]bool{}
 }
@@ -187,6 +188,9 @@ func (g *Group) append(it *item) bool {
 	}
 	relink := g.changesLineage(r)
 	g.recs = append(g.recs, r)
+	if g.lx != nil {
+		g.lx.add(r)
+	}
 	g.note(r)
 	if relink {
 		lin := g.link()
@@ -252,6 +256,7 @@ func (g *Group) insertLate(it *item) bool {
 	for j := i; j < len(g.recs); j++ {
 		g.recs[j].seq = j
 	}
+	g.lx = nil // indexed again when the lineage next is
 	if !beforeLast {
 		rs.last = r
 	}
@@ -333,12 +338,18 @@ func (g *Group) note(r *record) {
 	}
 }
 
-// link derives the lineage of every record afresh.
+// link derives the lineage of every record afresh. Only the records of
+// the throwaway ids folded so far name another session than their own.
 func (g *Group) link() *lineage {
-	for _, r := range g.recs {
-		r.session, r.alias = r.p.SessionID, false
+	if g.lx == nil {
+		g.lx = newLinkIndex(g.recs)
 	}
-	return linkSessions(g.recs)
+	for id := range g.lin.alias {
+		for _, r := range g.lx.sessions[id].recs {
+			r.session, r.alias = id, false
+		}
+	}
+	return linkSessions(g.lx)
 }
 
 // rebuild derives the group again from every envelope applied.
@@ -359,7 +370,8 @@ func (g *Group) rebuild() {
 	for _, r := range g.recs {
 		g.note(r)
 	}
-	g.lin = linkSessions(g.recs)
+	g.lx = newLinkIndex(g.recs)
+	g.lin = linkSessions(g.lx)
 	for _, r := range g.recs {
 		g.add(r)
 	}

@@ -35,19 +35,20 @@ func startSource(r *record) string {
 }
 
 // forkOf returns the parent the hook proved from the transcript of the
-// fork whose records are rs (its SessionStart(fork) first): the ForkOf of
+// fork whose records are s's (its SessionStart(fork) first): the ForkOf of
 // the earliest SessionStart or SessionEnd of them that names one
 // (event.Envelope.ForkOf), or "" when
 // none does or it cannot be: a parent with records must be in the fork's
 // group and have begun before it, so that lineage keeps no cycles whatever
 // the envelopes claim. A parent without records is named all the same:
 // its events were not captured, but the transcript proves it.
-func forkOf(rs []*record, bySession map[string][]*record) string {
-	start := rs[0]
+func forkOf(s *linkSession, ix *linkIndex) string {
+	start := s.recs[0]
 	var parent string
-	for _, r := range rs {
+	for _, i := range s.marks {
 		// The hook reads it on these two only; any record of them relinks
 		// a Group, so that a late finding is not missed.
+		r := s.recs[i]
 		if r.name != event.SessionStart && r.name != event.SessionEnd {
 			continue
 		}
@@ -58,37 +59,77 @@ func forkOf(rs []*record, bySession map[string][]*record) string {
 	if parent == "" || parent == start.session {
 		return ""
 	}
-	if ps := bySession[parent]; len(ps) > 0 && (ps[0].group != start.group || ps[0].seq > start.seq) {
+	if ps := ix.sessions[parent]; ps != nil && (ps.recs[0].group != start.group || ps.recs[0].seq > start.seq) {
 		return ""
 	}
 	return parent
 }
 
-// linkSessions derives the lineage of the sessions in recs (in canonical
-// order) and folds throwaway ids into their sessions by setting
-// record.session and record.alias.
-func linkSessions(recs []*record) *lineage {
+// linkIndex is what linkSessions reads of a group's records, each list in
+// canonical order: each session id's records, each project's (record.group),
+// and the records that start, end or compact a session. A Group keeps it
+// as records are appended, so that deriving the lineage again, which a
+// CLAUDE.md loaded in the middle of a session asks for as a compaction
+// does, costs what the sessions and those records cost, not what every
+// record of the group does.
+type linkIndex struct {
+	sessions map[string]*linkSession // by the payload's session id
+	order    []string                // session ids by earliest record
+	groups   map[string][]*record    // by record.group
+	marks    []*record               // the SessionStart, SessionEnd and PreCompact records
+}
+
+// linkSession is one session id's records and the positions among them of
+// its SessionStart, SessionEnd and PreCompact records.
+type linkSession struct {
+	recs  []*record
+	marks []int
+}
+
+// newLinkIndex indexes recs, in canonical order.
+func newLinkIndex(recs []*record) *linkIndex {
+	ix := &linkIndex{sessions: map[string]*linkSession{}, groups: map[string][]*record{}}
+	for _, r := range recs {
+		ix.add(r)
+	}
+	return ix
+}
+
+// add indexes r, which sorts after every record indexed so far.
+func (ix *linkIndex) add(r *record) {
+	id := r.p.SessionID
+	s := ix.sessions[id]
+	if s == nil {
+		s = &linkSession{}
+		ix.sessions[id] = s
+		ix.order = append(ix.order, id)
+	}
+	switch r.name {
+	case event.SessionStart, event.SessionEnd, event.PreCompact:
+		s.marks = append(s.marks, len(s.recs))
+		ix.marks = append(ix.marks, r)
+	}
+	s.recs = append(s.recs, r)
+	ix.groups[r.group] = append(ix.groups[r.group], r)
+}
+
+// linkSessions derives the lineage of the sessions ix indexes, whose
+// records' session must be their payload's session id, and folds throwaway
+// ids into their sessions by setting record.session and record.alias.
+func linkSessions(ix *linkIndex) *lineage {
 	l := &lineage{
 		alias: map[string]string{}, aliasAt: map[*record]string{}, parent: map[string]string{},
 		kind: map[string]string{}, forkedTo: map[*record]string{}, forkFrom: map[string]*record{},
 		phantom: map[string]bool{},
 	}
-	bySession := map[string][]*record{}
-	var order []string // sessions by earliest record
-	for _, r := range recs {
-		if _, ok := bySession[r.session]; !ok {
-			order = append(order, r.session)
-		}
-		bySession[r.session] = append(bySession[r.session], r)
-	}
 
 	orphan := map[*record]bool{}
 	compactStartAfter := map[*record]bool{} // PreCompact followed by its session's SessionStart(compact)
-	for _, id := range order {
-		rs := bySession[id]
+	for _, id := range ix.order {
+		s := ix.sessions[id]
 		var openPre []*record
-		for i, r := range rs {
-			switch r.name {
+		for _, i := range s.marks {
+			switch r := s.recs[i]; r.name {
 			case event.PreCompact:
 				openPre = append(openPre, r)
 			case event.SessionStart:
@@ -103,7 +144,7 @@ func linkSessions(recs []*record) *lineage {
 					continue
 				}
 				o := true
-				for _, n := range rs[i+1:] {
+				for _, n := range s.recs[i+1:] {
 					if n.name == event.SessionStart {
 						break
 					}
@@ -119,14 +160,12 @@ func linkSessions(recs []*record) *lineage {
 
 	// Per group, the records lineage can point at, in canonical order.
 	type index struct{ all, orphans, clearEnds, preCompacts, starts []*record }
-	idx := map[string]*index{}
-	for _, r := range recs {
+	idx := make(map[string]*index, len(ix.groups))
+	for g, all := range ix.groups {
+		idx[g] = &index{all: all}
+	}
+	for _, r := range ix.marks {
 		x := idx[r.group]
-		if x == nil {
-			x = &index{}
-			idx[r.group] = x
-		}
-		x.all = append(x.all, r)
 		switch {
 		case orphan[r]:
 			x.orphans = append(x.orphans, r)
@@ -196,7 +235,7 @@ func linkSessions(recs []*record) *lineage {
 			}
 		}
 		o := latest(idx[first.group].orphans, ref)
-		if o == nil || bySession[o.session][0].seq > first.seq {
+		if o == nil || ix.sessions[o.session].recs[0].seq > first.seq {
 			return nil
 		}
 		return o
@@ -207,8 +246,9 @@ func linkSessions(recs []*record) *lineage {
 		l.forkedTo[o], l.forkFrom[id] = id, o
 	}
 
-	for _, id := range order {
-		rs := bySession[id]
+	for _, id := range ix.order {
+		s := ix.sessions[id]
+		rs := s.recs
 		first, last := rs[0], rs[len(rs)-1]
 		x := idx[first.group]
 		if first.name == event.SessionStart {
@@ -220,7 +260,7 @@ func linkSessions(recs []*record) *lineage {
 				}
 			case "fork":
 				l.kind[id] = LineageFork
-				if parent := forkOf(rs, bySession); parent != "" {
+				if parent := forkOf(s, ix); parent != "" {
 					l.parent[id] = parent
 				} else if o := latest(x.orphans, first); o != nil {
 					fork(id, o)
@@ -269,8 +309,8 @@ func linkSessions(recs []*record) *lineage {
 		}
 	}
 
-	for _, r := range recs {
-		if to, ok := l.alias[r.session]; ok {
+	for id, to := range l.alias {
+		for _, r := range ix.sessions[id].recs {
 			r.session, r.alias = to, true
 		}
 	}
