@@ -1,6 +1,7 @@
 package attribution
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 	"time"
@@ -133,6 +134,45 @@ func BenchmarkGroupRelink(b *testing.B) {
 		g.Apply(e)
 		g.Changes()
 	}
+	if g.Rebuilds() != 0 {
+		b.Fatalf("%d rebuilds", g.Rebuilds())
+	}
+}
+
+// BenchmarkGroupLate measures what serve --watch-transcripts sends a live
+// session every look: the usage of the API responses since the last look,
+// stamped by the transcript, so before the hooks' latest events, applied
+// to a Group holding the 20,000-event session, and the changes taken.
+func BenchmarkGroupLate(b *testing.B) {
+	envs := syntheticSession(b, 20000, 50)
+	g := NewGroup()
+	g.Apply(envs...)
+	g.Changes()
+	last := envs[len(envs)-1].ReceivedAt
+	const perLook = 4
+	template := stream(b, usageRec("msg_000000000", "claude-sonnet-4-5", 100, 40, 1000, 0))[0]
+	usage := func(i int) event.Envelope {
+		e := template
+		e.Payload = bytes.Replace(e.Payload, []byte("msg_000000000"), fmt.Appendf(nil, "msg_%09d", i), 1)
+		return e
+	}
+	rows := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		batch := make([]event.Envelope, perLook)
+		for k := range batch {
+			e := usage(i*perLook + k)
+			e.ID = fmt.Sprintf("usage-%09d-%d", i, k)
+			e.ReceivedAt = last.Add(-time.Second + time.Duration(i*perLook+k)*time.Microsecond)
+			batch[k] = e
+		}
+		g.Apply(batch...)
+		for _, s := range g.Changes().Sessions {
+			rows += len(s.ToolCalls) + len(s.Agents)
+		}
+	}
+	b.ReportMetric(float64(rows)/float64(b.N), "rows/op")
 	if g.Rebuilds() != 0 {
 		b.Fatalf("%d rebuilds", g.Rebuilds())
 	}

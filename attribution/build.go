@@ -31,13 +31,14 @@ func Build(envs []event.Envelope) *Result {
 
 // agentState is an agent while its session is being derived.
 type agentState struct {
-	a           *Agent
-	first       *record
-	typ         event.OptString // from the first event that carries agent_type
-	sidecar     *event.SubagentMeta
-	start, stop *record
-	ownPath     string // a transcript_path the agent's own events carry (Codex)
-	stopPath    string // SubagentStop's agent_transcript_path
+	a                    *Agent
+	first                *record
+	typ                  event.OptString // from the first event that carries agent_type
+	sidecar              *event.SubagentMeta
+	typFrom, sidecarFrom *record // the records typ and sidecar came from
+	start, stop          *record
+	ownPath              string // a transcript_path the agent's own events carry (Codex)
+	stopPath             string // SubagentStop's agent_transcript_path
 	// guessed is agentTranscript's guess, made from the session's
 	// transcript path guessedFrom.
 	guessed, guessedFrom string
@@ -151,6 +152,10 @@ type sessionBuilder struct {
 	dirty        []*callState // calls changed since the last settle
 	changed      []*callState // calls settled since the last changes
 
+	// runtimeFrom, cwdFrom and pathFrom are the records the session's
+	// runtime, directory and transcript path came from.
+	runtimeFrom, cwdFrom, pathFrom *record
+
 	promptTitle string // the first main-agent prompt's title
 	altTitle    string // the client's session_title
 	mainMsg     string
@@ -227,10 +232,10 @@ func (b *sessionBuilder) agentOf(r *record) *agentState {
 	ag := b.agent(p.AgentID, r)
 	if p.AgentID != "" && ag.sidecar == nil && r.env.Subagent != nil && r.env.Subagent.ToolUseID != "" {
 		m := *r.env.Subagent
-		ag.sidecar = &m
+		ag.sidecar, ag.sidecarFrom = &m, r
 	}
 	if p.AgentType.Set && !ag.typ.Set {
-		ag.typ = p.AgentType
+		ag.typ, ag.typFrom = p.AgentType, r
 	}
 	return ag
 }
@@ -497,17 +502,17 @@ func (b *sessionBuilder) callEvidence(r *record) {
 func (b *sessionBuilder) place(r *record) (ag *agentState, main bool) {
 	s, p := b.s, r.p
 	s.LastEventAt = lastOf(s.LastEventAt, r.at)
-	if s.Runtime == "" {
-		s.Runtime = r.env.Runtime
+	if s.Runtime == "" && r.env.Runtime != "" {
+		s.Runtime, b.runtimeFrom = r.env.Runtime, r
 	}
 	ag = b.agentOf(r)
 	ag.a.LastEventAt = lastOf(ag.a.LastEventAt, r.at)
 	if main = p.AgentID == ""; main {
-		if s.CWD == "" {
-			s.CWD = p.CWD
+		if s.CWD == "" && p.CWD != "" {
+			s.CWD, b.cwdFrom = p.CWD, r
 		}
-		if s.TranscriptPath == "" {
-			s.TranscriptPath = p.TranscriptPath
+		if s.TranscriptPath == "" && p.TranscriptPath != "" {
+			s.TranscriptPath, b.pathFrom = p.TranscriptPath, r
 		}
 	}
 	return ag, main

@@ -67,6 +67,16 @@ func FuzzBuild(f *testing.F) {
 {"session_id":"u","hook_event_name":"SessionEnd","reason":"clear"}
 {"session_id":"v","hook_event_name":"SessionStart","source":"clear"}
 {"session_id":"s","hook_event_name":"PostToolBatch","tool_calls":[{"tool_use_id":"t9","tool_response":"<tool_use_error>x"}]}`))
+	f.Add([]byte(`{"session_id":"s","hook_event_name":"SessionStart","source":"startup","cwd":"/w","transcript_path":"/t/s.jsonl"}
+{"session_id":"s","hook_event_name":"SubagentStart","agent_id":"a","agent_type":"w"}
+{"session_id":"s","hook_event_name":"TranscriptUsage","message_id":"m1","prompt_id":"p","model":"x","usage":{"input_tokens":5,"output_tokens":1}}
+{"session_id":"s","hook_event_name":"TranscriptUsage","message_id":"m1","prompt_id":"q","usage":{"input_tokens":5,"output_tokens":9}}
+{"session_id":"s","hook_event_name":"TranscriptUsage","message_id":"m2","agent_id":"a","agent_type":"v","usage":{"output_tokens":3}}
+{"session_id":"s","hook_event_name":"TranscriptUsage","message_id":"m2","usage":{"output_tokens":4},"cwd":"/v","transcript_path":"/u/s.jsonl"}
+{"session_id":"s","hook_event_name":"TranscriptUsage","uuid":"u3","agent_id":"a","toolUseId":"t","agentType":"w","usage":{"cache_read_input_tokens":7}}
+{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t1","tool_input":{"command":"ls"}}
+{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t1","tool_response":"ok"}
+{"session_id":"s","hook_event_name":"TranscriptUsage","message_id":"m3","agent_id":"a","usage":{"input_tokens":2}}`))
 	f.Add([]byte("{\"session_id\":1,\"agent_id\":{},\"hook_event_name\":null}\nnot json\n[]\n{\"session_id\":\"\\u0000\",\"tool_use_id\":\"\"}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		envs := fuzzEnvelopes(data)

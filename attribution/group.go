@@ -17,13 +17,17 @@ import (
 // that sorts after everything applied so far is applied to the kept state
 // of its session: its call and agent are updated, the session's fields and
 // counts adjusted, and nothing else is read again, so a long session costs
-// the same per event as a short one. The group is rebuilt from all its
-// envelopes only when an envelope sorts before one already applied, when one
-// replaces an applied envelope of the same id, or when it changes the
-// lineage (a session start, end or compaction, a continue's throwaway id, a
-// fork). Result always equals Build of every envelope applied; the property
-// tests hold that for every order, split into batches and duplication of
-// the real captures.
+// the same per event as a short one. Envelopes that sort before one already
+// applied are applied to their sessions' kept state too when that gives the
+// same model (the usage of API responses, which serve --watch-transcripts
+// reads after the hooks' later events); otherwise each session they belong
+// to is derived again from its records, once for all of them. The group is
+// rebuilt from all its envelopes only when one replaces an applied envelope
+// of the same id, or when one changes or may change the lineage (a session
+// start, end or compaction, a continue's throwaway id, a fork, an envelope
+// before another's that the lineage reads). Result always equals Build of
+// every envelope applied; the property tests hold that for every order,
+// split into batches and duplication of the real captures.
 //
 // A Group is not safe for concurrent use.
 type Group struct {
@@ -156,14 +160,14 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 		g.rebuild()
 		return
 	}
-	for _, it := range fresh {
-		ok := false
-		if compareEnvelopes(it.env, g.last) < 0 {
-			ok = g.insertLate(it)
-		} else {
-			ok = g.append(it)
-		}
-		if !ok {
+	// Those that sort before the greatest applied come first, together.
+	late, _ := slices.BinarySearchFunc(fresh, g.last, func(it *item, last *event.Envelope) int { return compareEnvelopes(it.env, last) })
+	if late > 0 && !g.insertLate(fresh[:late]) {
+		g.rebuild()
+		return
+	}
+	for _, it := range fresh[late:] {
+		if !g.append(it) {
 			g.rebuild()
 			return
 		}
@@ -220,67 +224,108 @@ func (g *Group) add(r *record) {
 	b.add(r)
 }
 
-// insertLate applies one envelope that sorts before an applied one: its
-// session alone is derived again from its records, when the envelope cannot
-// change the lineage. It reports false when it might: the group must be
-// rebuilt. The rules are changesLineage's, more cautious: besides them, a
-// late record must not come before its session's first, and no session of
-// its group may be pre-start only, nor may its own session be a fork's
-// parent when the record lands before its latest record.
-func (g *Group) insertLate(it *item) bool {
-	it.applied = true
-	r := newRecord(it, 0, g.strs)
-	if r == nil {
-		g.skipped++
-		return true
-	}
-	rs := g.raw[r.p.SessionID]
-	if g.changesLineage(r) || compareEnvelopes(r.env, rs.first.env) < 0 {
-		return false
-	}
-	for t := range g.preOnly {
-		if t.last.group == r.group {
+// insertLate applies envelopes (in canonical order) that sort before an
+// applied one. Each is applied to its session's kept state when that gives
+// what deriving the session again would (sessionBuilder.commutesLate: the
+// usage of an API response, which serve --watch-transcripts reads from the
+// transcripts after the hooks' later events); the other sessions they
+// belong to are derived again from their records, once for all of them.
+// It reports false when an envelope might change the lineage: the group
+// must be rebuilt. The rules are changesLineage's, more cautious: besides
+// them, a late record must not come before its session's first, and no
+// session of its group may be pre-start only, nor may its own session be a
+// fork's parent when the record lands before its latest record.
+func (g *Group) insertLate(items []*item) bool {
+	var recs []*record
+	redo := map[string]bool{}
+	for _, it := range items {
+		it.applied = true
+		r := newRecord(it, 0, g.strs)
+		if r == nil {
+			g.skipped++
+			continue
+		}
+		rs := g.raw[r.p.SessionID]
+		if g.changesLineage(r) || compareEnvelopes(r.env, rs.first.env) < 0 {
 			return false
 		}
-	}
-	beforeLast := compareEnvelopes(r.env, rs.last.env) < 0
-	if beforeLast {
-		for o := range g.lin.forkedTo {
-			if o.p.SessionID == rs.id {
+		for t := range g.preOnly {
+			if t.last.group == r.group {
 				return false
 			}
 		}
+		if compareEnvelopes(r.env, rs.last.env) < 0 {
+			for o := range g.lin.forkedTo {
+				if o.p.SessionID == rs.id {
+					return false
+				}
+			}
+		} else {
+			rs.last = r
+		}
+		if to, ok := g.lin.alias[r.session]; ok {
+			r.session, r.alias = to, true
+		}
+		recs = append(recs, r)
+		if b := g.sessions[r.session]; !redo[r.session] && len(g.anon) == 0 && b.commutesLate(r) {
+			b.add(r)
+			g.touched[r.session] = true
+		} else {
+			redo[r.session] = true
+		}
 	}
-	i, _ := slices.BinarySearchFunc(g.recs, r, func(a, b *record) int { return compareEnvelopes(a.env, b.env) })
-	g.recs = slices.Insert(g.recs, i, r)
-	for j := i; j < len(g.recs); j++ {
-		g.recs[j].seq = j
+	if len(recs) == 0 {
+		return true
+	}
+	var from int // where the first lands: the records before it keep their places
+	g.recs, from = mergeRecords(g.recs, recs)
+	for i := from; i < len(g.recs); i++ {
+		g.recs[i].seq = i
 	}
 	g.lx = nil // indexed again when the lineage next is
-	if !beforeLast {
-		rs.last = r
+	if len(redo) == 0 {
+		return true
 	}
-	if to, ok := g.lin.alias[r.session]; ok {
-		r.session, r.alias = to, true
-	}
-	// The session's records, in order, into a new builder; what the old one
-	// was told by the group (its children) carries over.
-	old := g.sessions[r.session]
-	var b *sessionBuilder
+	// The sessions' records, in order, into new builders; what the old ones
+	// were told by the group (their children) carries over.
+	fresh := map[string]*sessionBuilder{}
 	for _, x := range g.recs {
-		if x.session != r.session {
+		if !redo[x.session] {
 			continue
 		}
+		b := fresh[x.session]
 		if b == nil {
-			b = newSessionBuilder(r.session, x, g.lin)
-			b.s.ChildSessionIDs = old.s.ChildSessionIDs
+			b = newSessionBuilder(x.session, x, g.lin)
+			b.s.ChildSessionIDs = g.sessions[x.session].s.ChildSessionIDs
+			fresh[x.session] = b
 		}
 		b.add(x)
 	}
-	g.sessions[r.session] = b
-	g.touched[r.session] = true
-	g.redone[r.session] = true
+	for id, b := range fresh {
+		g.sessions[id] = b
+		g.touched[id] = true
+		g.redone[id] = true
+	}
 	return true
+}
+
+// mergeRecords merges late into recs, both in canonical order, and returns
+// the result and where the first of late landed. It merges from the end,
+// in place: late records are few, and land near it.
+func mergeRecords(recs, late []*record) ([]*record, int) {
+	i, j := len(recs)-1, len(late)-1
+	recs = append(recs, late...) // room for them
+	w := len(recs) - 1
+	for ; j >= 0; w-- {
+		if i >= 0 && compareEnvelopes(recs[i].env, late[j].env) > 0 {
+			recs[w] = recs[i]
+			i--
+		} else {
+			recs[w] = late[j]
+			j--
+		}
+	}
+	return recs, w + 1
 }
 
 // changesLineage reports whether appending r can change what linkSessions

@@ -231,6 +231,61 @@ func TestGroupLateEnvelope(t *testing.T) {
 	}
 }
 
+// TestGroupLateUsage: the usage of API responses that arrives after later
+// events (serve --watch-transcripts reads it from the transcripts) is
+// applied to its session as it stands, which reports its agent's new
+// tokens and nothing else; a late record that could change what the
+// session keeps first-come derives the session again. Either way the group
+// equals Build.
+func TestGroupLateUsage(t *testing.T) {
+	envs := syntheticSession(t, 2000, 10)
+	at := envs[len(envs)-1].ReceivedAt.Add(-time.Second)
+	late := func(n int, e ev) event.Envelope {
+		x := stream(t, e)[0]
+		x.ID, x.ReceivedAt = envID(100000+n), at.Add(time.Duration(n)*time.Millisecond)
+		return x
+	}
+	g := NewGroup()
+	g.Apply(envs...)
+	g.Changes()
+	sub := only(t, g.Result()).Agents[1]
+
+	batch := []event.Envelope{
+		late(1, usageRec("m1", "claude-sonnet-4-5", 100, 40, 1000, 0)),
+		late(2, usageRec("m2", "claude-sonnet-4-5", 7, 3, 0, 500).in(sub.AgentID, deref(sub.AgentType))),
+		late(3, usageRec("m1", "claude-sonnet-4-5", 100, 90, 1000, 0).with("uuid", "u-m1b")),
+	}
+	envs = append(envs, batch...)
+	g.Apply(batch...)
+	ch := g.Changes()
+	if ch.Reset || len(ch.Sessions) != 1 || ch.Sessions[0].Reset || len(ch.Sessions[0].ToolCalls) != 0 || len(ch.Sessions[0].Agents) != 2 {
+		t.Fatalf("late usage: group reset %v, %d sessions changed, session reset %v, %d calls and %d agents changed",
+			ch.Reset, len(ch.Sessions), ch.Sessions[0].Reset, len(ch.Sessions[0].ToolCalls), len(ch.Sessions[0].Agents))
+	}
+	if u := ch.Sessions[0].Session.Usage; u == nil || u.OutputTokens != 93 {
+		t.Fatalf("session usage after the late responses: %+v", u)
+	}
+	if got, want := mustJSON(t, g.Result()), mustJSON(t, Build(envs)); !bytes.Equal(got, want) {
+		t.Fatalf("late usage: Group differs from Build:\n%s", firstDiff(got, want))
+	}
+
+	// The same response claimed by another agent: whose it is depends on
+	// which record comes first.
+	other := late(4, usageRec("m2", "claude-sonnet-4-5", 9, 9, 0, 0).with("uuid", "u-m2b"))
+	other.ReceivedAt = at.Add(-time.Millisecond)
+	envs = append(envs, other)
+	g.Apply(other)
+	if ch := g.Changes(); ch.Reset || len(ch.Sessions) != 1 || !ch.Sessions[0].Reset {
+		t.Fatalf("a late response of another agent: group reset %v, %d sessions changed", ch.Reset, len(ch.Sessions))
+	}
+	if got, want := mustJSON(t, g.Result()), mustJSON(t, Build(envs)); !bytes.Equal(got, want) {
+		t.Fatalf("late response of another agent: Group differs from Build:\n%s", firstDiff(got, want))
+	}
+	if g.Rebuilds() != 0 {
+		t.Fatalf("%d rebuilds", g.Rebuilds())
+	}
+}
+
 // TestGroupRestate: a group that applied events whose changes another
 // writer stored only in part (a standby taking over from a writer that
 // died) brings the store up to date by restating its sessions, and keeps

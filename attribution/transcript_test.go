@@ -117,5 +117,45 @@ func TestTranscriptMerge(t *testing.T) {
 		checkGroup(t, fmt.Sprintf("shuffled %d", i), both, batches(rng, sh, 1+rng.IntN(len(sh))))
 	}
 	checkGroup(t, "hooks first", both, [][]event.Envelope{hooks, imported})
+	// As serve delivers them: the usage read from the transcripts while the
+	// hooks report (the importer leaves out what the collector has), the
+	// rest of them imported later.
+	var usage, rest []event.Envelope
+	for _, e := range imported {
+		if p, _ := event.Decode(e.Payload); p != nil && p.Name() == event.TranscriptUsage {
+			usage = append(usage, e)
+		} else {
+			rest = append(rest, e)
+		}
+	}
+	g := checkGroup(t, "as serve delivers them", both, append(servedLive(hooks, usage, 5), rest))
+	t.Logf("as serve delivers them: %d rebuilds", g.Rebuilds())
 	checkGroup(t, "transcripts first", both, [][]event.Envelope{imported, hooks})
+}
+
+// servedLive batches hooks and imported, two streams of one session, as
+// serve --watch-transcripts delivers them: the hooks' events in order, a
+// few at a time, and after each batch the transcripts' records stamped
+// before its last event, which sort before events applied already.
+func servedLive(hooks, imported []event.Envelope, per int) [][]event.Envelope {
+	byOrder := func(a, b event.Envelope) int { return compareEnvelopes(&a, &b) }
+	hooks, imported = slices.Clone(hooks), slices.Clone(imported)
+	slices.SortFunc(hooks, byOrder)
+	slices.SortFunc(imported, byOrder)
+	var out [][]event.Envelope
+	for len(hooks) > 0 {
+		n := min(per, len(hooks))
+		out = append(out, hooks[:n])
+		last := hooks[n-1]
+		hooks = hooks[n:]
+		k := 0
+		for k < len(imported) && byOrder(imported[k], last) < 0 {
+			k++
+		}
+		if k > 0 {
+			out = append(out, imported[:k])
+			imported = imported[k:]
+		}
+	}
+	return append(out, imported)
 }

@@ -150,6 +150,58 @@ func (b *sessionBuilder) usage(r *record, ag *agentState, u *event.TranscriptUsa
 	b.countResponse(cur, 1)
 }
 
+// commutesLate reports whether adding r, which sorts before records the
+// session has, as if it came last gives what deriving the session again in
+// canonical order would. It does for the usage of an API response whose
+// agent began before it, unless r would have given the session or the
+// agent a first-come value (the session's runtime, directory and
+// transcript, the agent's type and spawning call) other than the one a
+// later record gave, or its response already has records of another agent
+// or another prompt or model: the rest of what it adds are sums, maxima and
+// minima. A Group applies such records, which serve --watch-transcripts
+// reads after the hooks' later events, without deriving their session
+// again.
+func (b *sessionBuilder) commutesLate(r *record) bool {
+	u, ok := r.p.Event.(*event.TranscriptUsageInput)
+	if !ok {
+		return false
+	}
+	p, s := r.p, b.s
+	ag := b.agents[p.AgentID]
+	if ag == nil || !before(ag.first, r) {
+		return false
+	}
+	// kept: what r says of a first-come value is what the session holds,
+	// or nothing, or comes after the record the value came from.
+	kept := func(held, given string, from *record) bool {
+		return given == "" || held == "" || held == given || before(from, r)
+	}
+	if m := r.env.Subagent; p.AgentID != "" && m != nil && m.ToolUseID != "" && ag.sidecar != nil && *ag.sidecar != *m && !before(ag.sidecarFrom, r) {
+		return false
+	}
+	if p.AgentType.Set && ag.typ.Set && ag.typ != p.AgentType && !before(ag.typFrom, r) {
+		return false
+	}
+	if r.env.Kind != event.KindRollout { // a rollout's record places nothing (addRollout)
+		if !kept(s.Runtime, r.env.Runtime, b.runtimeFrom) {
+			return false
+		}
+		if p.AgentID == "" && (!kept(s.CWD, p.CWD, b.cwdFrom) || !kept(s.TranscriptPath, p.TranscriptPath, b.pathFrom)) {
+			return false
+		}
+	}
+	key := u.MessageID
+	if key == "" {
+		key = "uuid:" + cmp.Or(u.UUID, r.env.ID)
+	}
+	same := func(held, given string) bool { return held == "" || given == "" || held == given }
+	old := b.responses[key]
+	return old == nil || old.agent == ag && same(old.prompt, p.PromptID) && same(old.model, p.Model)
+}
+
+// before reports whether record a sorts before record b.
+func before(a, b *record) bool { return a != nil && compareEnvelopes(a.env, b.env) < 0 }
+
 // countResponse adds a response to (n = 1) or takes it from (n = -1) the tallies
 // of its agent and its turn.
 func (b *sessionBuilder) countResponse(r *response, n int) {

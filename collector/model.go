@@ -34,11 +34,13 @@ import (
 // commits, and stores what the Group reports as changed — the summaries of
 // the sessions touched, the agents and calls that moved — in one PutModel
 // per round. An event is applied without reading anything back from the
-// store; a Group rebuilds itself only for an event that arrives after a
-// later one of its group was applied, or that changes the lineage. To keep
-// the first case rare, events are held back modelHold after they were
-// committed, so that the hooks of parallel tool calls, which commit in
-// whatever order they finish, are applied in the order they were read.
+// store; a Group derives a session again only for an event that arrives
+// after a later one of its group was applied (but the usage of API
+// responses read from the transcripts, applied as it comes), and rebuilds
+// itself for one that changes the lineage. To keep the first case rare,
+// events are held back modelHold after they were committed, so that the
+// hooks of parallel tool calls, which commit in whatever order they
+// finish, are applied in the order they were read.
 //
 // A group not in memory (after a start, or evicted to stay within
 // Config.ModelCacheBytes: see groupCache) is loaded from the store: the sessions of its key active
