@@ -178,6 +178,42 @@ func BenchmarkGroupLate(b *testing.B) {
 	}
 }
 
+// BenchmarkGroupLateEvidence measures a late event that derives its
+// session again (a transcript's record of a call the hooks reported, read
+// after their later events) on a Group holding the 20,000-event session,
+// and the changes taken: what the store is given is what moved.
+func BenchmarkGroupLateEvidence(b *testing.B) {
+	envs := syntheticSession(b, 20000, 50)
+	g := NewGroup()
+	g.Apply(envs...)
+	g.Changes()
+	last := envs[len(envs)-1].ReceivedAt
+	var post event.Envelope
+	for _, e := range envs[len(envs)/2:] {
+		if p, _ := event.Decode(e.Payload); p != nil && p.Name() == event.PostToolUse {
+			post = e
+			break
+		}
+	}
+	post.Kind = event.KindTranscript
+	rows := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		e := post
+		e.ID = fmt.Sprintf("evidence-%09d", i)
+		e.ReceivedAt = last.Add(-time.Second + time.Duration(i)*time.Microsecond)
+		g.Apply(e)
+		for _, s := range g.Changes().Sessions {
+			rows += len(s.ToolCalls) + len(s.Agents)
+		}
+	}
+	b.ReportMetric(float64(rows)/float64(b.N), "rows/op")
+	if g.Rebuilds() != 0 {
+		b.Fatalf("%d rebuilds", g.Rebuilds())
+	}
+}
+
 func TestSyntheticSession(t *testing.T) {
 	s := only(t, Build(syntheticSession(t, 2000, 10)))
 	if s.Counts.Subagents != 10 {

@@ -93,13 +93,18 @@ func FuzzBuild(f *testing.F) {
 		}
 		// Applied one at a time, as the collector applies a live stream:
 		// each envelope to the kept state, the lineage derived again from
-		// the kept index.
-		g := NewGroup()
+		// the kept index, what changed written to a store (the mirror).
+		g, m := NewGroup(), newMirror()
 		for _, e := range envs {
 			g.Apply(e)
+			m.apply(g.Changes())
 		}
-		if live, want := mustJSON(t, g.Result()), mustJSON(t, got); !bytes.Equal(live, want) {
+		want := mustJSON(t, got)
+		if live := mustJSON(t, g.Result()); !bytes.Equal(live, want) {
 			t.Fatalf("input applied one at a time gives another result:\n%s", firstDiff(live, want))
+		}
+		if stored := mustJSON(t, m.result(g.skipped)); !bytes.Equal(stored, want) {
+			t.Fatalf("the model built from the changes of input applied one at a time differs:\n%s", firstDiff(stored, want))
 		}
 	})
 }

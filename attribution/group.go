@@ -1,6 +1,7 @@
 package attribution
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +22,8 @@ import (
 // applied are applied to their sessions' kept state too when that gives the
 // same model (the usage of API responses, which serve --watch-transcripts
 // reads after the hooks' later events); otherwise each session they belong
-// to is derived again from its records, once for all of them. The group is
+// to is derived again from its records, once for all of them, and reports
+// what differs from what it reported before. The group is
 // rebuilt from all its envelopes only when one replaces an applied envelope
 // of the same id, or when one changes or may change the lineage (a session
 // start, end or compaction, a continue's throwaway id, a fork, an envelope
@@ -47,7 +49,10 @@ type Group struct {
 	strs     strs // the strings the payloads and records kept repeat
 
 	touched  map[string]bool // sessions changed since Changes
-	redone   map[string]bool // sessions derived again since Changes
+	redone   map[string]bool // sessions to report whole at the next Changes
+	// prior are the builders, as Changes last saw them, of the sessions
+	// derived again since: their changes are what differs from them.
+	prior map[string]*sessionBuilder
 	reset    bool            // rebuilt since Changes
 	rebuilds int
 	bytes    int
@@ -70,7 +75,8 @@ type rawSession struct {
 
 // NewGroup returns an empty Group.
 func NewGroup() *Group {
-	g := &Group{byID: newIDIndex(), anon: map[string]*item{}, touched: map[string]bool{}, redone: map[string]bool{}, strs: strs{}}
+	g := &Group{byID: newIDIndex(), anon: map[string]*item{}, touched: map[string]bool{}, redone: map[string]bool{},
+		prior: map[string]*sessionBuilder{}, strs: strs{}}
 	g.clear()
 	return g
 }
@@ -302,9 +308,11 @@ func (g *Group) insertLate(items []*item) bool {
 		b.add(x)
 	}
 	for id, b := range fresh {
+		if _, ok := g.prior[id]; !ok {
+			g.prior[id] = g.sessions[id]
+		}
 		g.sessions[id] = b
 		g.touched[id] = true
-		g.redone[id] = true
 	}
 	return true
 }
@@ -524,8 +532,11 @@ type Changes struct {
 // it. They must not be changed.
 type SessionChanges struct {
 	// Reset is set when the session alone was derived again (an envelope
-	// of it arrived late): Agents and ToolCalls then hold all of its
-	// agents and calls, and one known before that is in neither is gone.
+	// of it arrived late) and lost an agent or a call, or moved a call to
+	// another start, since the last Changes (else only what differs is
+	// reported, as for any change): Agents and ToolCalls then hold all of
+	// its agents and calls, and one known before that is in neither is
+	// gone.
 	Reset bool
 	// Session is the session's summary (without agents and calls).
 	Session *Session
@@ -583,12 +594,18 @@ func (g *Group) Changes() Changes {
 		if !g.touched[id] {
 			continue
 		}
-		sc := g.sessions[id].changes(g.reset || g.redone[id])
-		sc.Reset = !g.reset && g.redone[id]
+		b := g.sessions[id]
+		all := g.reset || g.redone[id]
+		if old := g.prior[id]; old != nil && !all && !b.follows(old) {
+			all = true
+		}
+		sc := b.changes(all)
+		sc.Reset = !g.reset && all
 		out.Sessions = append(out.Sessions, sc)
 	}
 	clear(g.touched)
 	clear(g.redone)
+	clear(g.prior)
 	g.reset = false
 	return out
 }
@@ -625,6 +642,59 @@ func (b *sessionBuilder) changes(all bool) SessionChanges {
 	b.changed = b.changed[:0]
 	slices.SortFunc(out.ToolCalls, compareCalls)
 	return out
+}
+
+// follows reports whether the changes of b, a session derived again, can
+// bring what old, the same session before, reported to b's state: every
+// agent and call old had is still in b, each call at the same start. Then it leaves among b's changes
+// only the agents and calls that differ from what old last reported, so
+// that a late event reports what it moved rather than the session whole.
+// A call differs when its document does (ToolCall.AppendJSON, what a store
+// keeps of it).
+func (b *sessionBuilder) follows(old *sessionBuilder) bool {
+	for _, a := range old.agentSeq {
+		if b.agents[a.a.AgentID] == nil {
+			return false
+		}
+	}
+	for _, c := range old.callSeq {
+		// A store keys a call by its start too: one that moved is
+		// replaced with the session whole.
+		if n := b.calls[c.c.ToolUseID]; n == nil || !n.c.StartedAt.Equal(c.c.StartedAt) {
+			return false
+		}
+	}
+	for _, a := range b.agentSeq {
+		a.shown = old.agents[a.a.AgentID].shownOrNil()
+	}
+	var was, is []byte
+	changed := b.changed[:0]
+	for _, c := range b.changed {
+		// An old call not reported since it last changed is as Changes
+		// handed it out.
+		if o := old.calls[c.c.ToolUseID]; o != nil && !o.reported {
+			var err1, err2 error
+			was, err1 = o.c.AppendJSON(was[:0])
+			is, err2 = c.c.AppendJSON(is[:0])
+			if err1 == nil && err2 == nil && bytes.Equal(was, is) {
+				// The version handed out, held once.
+				c.c, c.shared, c.reported = o.c, true, false
+				continue
+			}
+		}
+		changed = append(changed, c)
+	}
+	clear(b.changed[len(changed):])
+	b.changed = changed
+	return true
+}
+
+// shownOrNil is a.shown, or nil for no agent.
+func (a *agentState) shownOrNil() *Agent {
+	if a == nil {
+		return nil
+	}
+	return a.shown
 }
 
 // sameAgent reports whether two versions of an agent are equal.

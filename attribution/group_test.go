@@ -65,7 +65,7 @@ func (m *mirror) apply(ch Changes) {
 
 // result rebuilds a Result from the mirror, ordered as Build orders it.
 func (m *mirror) result(skipped int) *Result {
-	res := &Result{Skipped: skipped}
+	res := &Result{Skipped: skipped, Sessions: []*Session{}}
 	for id, s := range m.sessions {
 		c := *s
 		for _, a := range m.agents[id] {
@@ -270,13 +270,15 @@ func TestGroupLateUsage(t *testing.T) {
 	}
 
 	// The same response claimed by another agent: whose it is depends on
-	// which record comes first.
+	// which record comes first, so the session is derived again, and
+	// reports the two agents whose tokens moved.
 	other := late(4, usageRec("m2", "claude-sonnet-4-5", 9, 9, 0, 0).with("uuid", "u-m2b"))
 	other.ReceivedAt = at.Add(-time.Millisecond)
 	envs = append(envs, other)
 	g.Apply(other)
-	if ch := g.Changes(); ch.Reset || len(ch.Sessions) != 1 || !ch.Sessions[0].Reset {
-		t.Fatalf("a late response of another agent: group reset %v, %d sessions changed", ch.Reset, len(ch.Sessions))
+	if ch := g.Changes(); ch.Reset || len(ch.Sessions) != 1 || ch.Sessions[0].Reset || len(ch.Sessions[0].ToolCalls) != 0 || len(ch.Sessions[0].Agents) != 2 {
+		t.Fatalf("a late response of another agent: group reset %v, %d sessions changed, session reset %v, %d calls and %d agents changed",
+			ch.Reset, len(ch.Sessions), ch.Sessions[0].Reset, len(ch.Sessions[0].ToolCalls), len(ch.Sessions[0].Agents))
 	}
 	if got, want := mustJSON(t, g.Result()), mustJSON(t, Build(envs)); !bytes.Equal(got, want) {
 		t.Fatalf("late response of another agent: Group differs from Build:\n%s", firstDiff(got, want))
