@@ -113,61 +113,21 @@ func BenchmarkGroupApply(b *testing.B) {
 	}
 }
 
-// BenchmarkGroupRelink measures an event that may change the lineage (a
-// CLAUDE.md loaded lazily, as Claude Code does when a tool reads a
-// directory that has one) applied to a Group holding the 20,000-event
-// session: the lineage is derived again, and must cost what the sessions'
-// starts, ends and compactions do, not what all their events do.
-func BenchmarkGroupRelink(b *testing.B) {
-	envs := syntheticSession(b, 20000, 50)
-	loaded := stream(b, ev{"hook_event_name": "InstructionsLoaded", "file_path": "/w/p/pkg/CLAUDE.md", "memory_type": "Project", "load_reason": "nested_traversal"})[0]
-	g := NewGroup()
-	g.Apply(envs...)
-	g.Changes()
-	last := envs[len(envs)-1]
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		e := loaded
-		e.ID = fmt.Sprintf("new-%09d", i)
-		e.ReceivedAt = last.ReceivedAt.Add(time.Duration(i+1) * time.Microsecond)
-		g.Apply(e)
-		g.Changes()
-	}
-	if g.Rebuilds() != 0 {
-		b.Fatalf("%d rebuilds", g.Rebuilds())
-	}
-}
-
-// BenchmarkGroupLate measures what serve --watch-transcripts sends a live
-// session every look: the usage of the API responses since the last look,
-// stamped by the transcript, so before the hooks' latest events, applied
-// to a Group holding the 20,000-event session, and the changes taken.
-func BenchmarkGroupLate(b *testing.B) {
+// benchGroupSession measures batch(i, last), envelopes applied to a Group
+// holding the 20,000-event session whose last envelope was received at
+// last, and the changes taken; it reports the agents and calls changed
+// per op, the rows a store is given.
+func benchGroupSession(b *testing.B, batch func(i int, last time.Time) []event.Envelope) {
 	envs := syntheticSession(b, 20000, 50)
 	g := NewGroup()
 	g.Apply(envs...)
 	g.Changes()
 	last := envs[len(envs)-1].ReceivedAt
-	const perLook = 4
-	template := stream(b, usageRec("msg_000000000", "claude-sonnet-4-5", 100, 40, 1000, 0))[0]
-	usage := func(i int) event.Envelope {
-		e := template
-		e.Payload = bytes.Replace(e.Payload, []byte("msg_000000000"), fmt.Appendf(nil, "msg_%09d", i), 1)
-		return e
-	}
 	rows := 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		batch := make([]event.Envelope, perLook)
-		for k := range batch {
-			e := usage(i*perLook + k)
-			e.ID = fmt.Sprintf("usage-%09d-%d", i, k)
-			e.ReceivedAt = last.Add(-time.Second + time.Duration(i*perLook+k)*time.Microsecond)
-			batch[k] = e
-		}
-		g.Apply(batch...)
+		g.Apply(batch(i, last)...)
 		for _, s := range g.Changes().Sessions {
 			rows += len(s.ToolCalls) + len(s.Agents)
 		}
@@ -178,16 +138,48 @@ func BenchmarkGroupLate(b *testing.B) {
 	}
 }
 
+// BenchmarkGroupRelink measures an event that may change the lineage (a
+// CLAUDE.md loaded lazily, as Claude Code does when a tool reads a
+// directory that has one) on the 20,000-event session: the lineage is
+// derived again, and must cost what the sessions' starts, ends and
+// compactions do, not what all their events do.
+func BenchmarkGroupRelink(b *testing.B) {
+	loaded := stream(b, ev{"hook_event_name": "InstructionsLoaded", "file_path": "/w/p/pkg/CLAUDE.md", "memory_type": "Project", "load_reason": "nested_traversal"})[0]
+	benchGroupSession(b, func(i int, last time.Time) []event.Envelope {
+		e := loaded
+		e.ID = fmt.Sprintf("new-%09d", i)
+		e.ReceivedAt = last.Add(time.Duration(i+1) * time.Microsecond)
+		return []event.Envelope{e}
+	})
+}
+
+// BenchmarkGroupLate measures what serve --watch-transcripts sends a live
+// session every look: the usage of the API responses since the last look,
+// stamped by the transcript, so before the hooks' latest events, on the
+// 20,000-event session.
+func BenchmarkGroupLate(b *testing.B) {
+	const perLook = 4
+	template := stream(b, usageRec("msg_000000000", "claude-sonnet-4-5", 100, 40, 1000, 0))[0]
+	benchGroupSession(b, func(i int, last time.Time) []event.Envelope {
+		batch := make([]event.Envelope, perLook)
+		for k := range batch {
+			n := i*perLook + k
+			e := template
+			e.Payload = bytes.Replace(e.Payload, []byte("msg_000000000"), fmt.Appendf(nil, "msg_%09d", n), 1)
+			e.ID = fmt.Sprintf("usage-%09d", n)
+			e.ReceivedAt = last.Add(-time.Second + time.Duration(n)*time.Microsecond)
+			batch[k] = e
+		}
+		return batch
+	})
+}
+
 // BenchmarkGroupLateEvidence measures a late event that derives its
 // session again (a transcript's record of a call the hooks reported, read
-// after their later events) on a Group holding the 20,000-event session,
-// and the changes taken: what the store is given is what moved.
+// after their later events) on the 20,000-event session: what the store is
+// given is what moved.
 func BenchmarkGroupLateEvidence(b *testing.B) {
 	envs := syntheticSession(b, 20000, 50)
-	g := NewGroup()
-	g.Apply(envs...)
-	g.Changes()
-	last := envs[len(envs)-1].ReceivedAt
 	var post event.Envelope
 	for _, e := range envs[len(envs)/2:] {
 		if p, _ := event.Decode(e.Payload); p != nil && p.Name() == event.PostToolUse {
@@ -196,22 +188,12 @@ func BenchmarkGroupLateEvidence(b *testing.B) {
 		}
 	}
 	post.Kind = event.KindTranscript
-	rows := 0
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
+	benchGroupSession(b, func(i int, last time.Time) []event.Envelope {
 		e := post
 		e.ID = fmt.Sprintf("evidence-%09d", i)
 		e.ReceivedAt = last.Add(-time.Second + time.Duration(i)*time.Microsecond)
-		g.Apply(e)
-		for _, s := range g.Changes().Sessions {
-			rows += len(s.ToolCalls) + len(s.Agents)
-		}
-	}
-	b.ReportMetric(float64(rows)/float64(b.N), "rows/op")
-	if g.Rebuilds() != 0 {
-		b.Fatalf("%d rebuilds", g.Rebuilds())
-	}
+		return []event.Envelope{e}
+	})
 }
 
 func TestSyntheticSession(t *testing.T) {

@@ -48,12 +48,12 @@ type Group struct {
 	preOnly  map[*rawSession]bool
 	strs     strs // the strings the payloads and records kept repeat
 
-	touched  map[string]bool // sessions changed since Changes
-	redone   map[string]bool // sessions to report whole at the next Changes
+	touched map[string]bool // sessions changed since Changes
+	redone  map[string]bool // sessions to report whole at the next Changes
 	// prior are the builders, as Changes last saw them, of the sessions
 	// derived again since: their changes are what differs from them.
-	prior map[string]*sessionBuilder
-	reset    bool            // rebuilt since Changes
+	prior    map[string]*sessionBuilder
+	reset    bool // rebuilt since Changes
 	rebuilds int
 	bytes    int
 }
