@@ -55,6 +55,7 @@ type Group struct {
 	prior    map[string]*sessionBuilder
 	reset    bool // rebuilt since Changes
 	rebuilds int
+	redos    int // sessions derived again for late envelopes
 	bytes    int
 }
 
@@ -108,6 +109,11 @@ func (g *Group) Size() int { return g.bytes + len(g.all)*envelopeCost }
 // Rebuilds returns how many times the group was rebuilt from all its
 // envelopes after its first Apply.
 func (g *Group) Rebuilds() int { return g.rebuilds }
+
+// Rederived returns how many times a session of the group was derived
+// again from its records for envelopes that sorted before applied ones and
+// could not be applied to its state as it stood.
+func (g *Group) Rederived() int { return g.redos }
 
 // Apply applies envelopes (copies of them) to the group. An envelope whose
 // id was already applied replaces the earlier one only if it sorts before
@@ -307,6 +313,7 @@ func (g *Group) insertLate(items []*item) bool {
 		}
 		b.add(x)
 	}
+	g.redos += len(fresh)
 	for id, b := range fresh {
 		if _, ok := g.prior[id]; !ok {
 			g.prior[id] = g.sessions[id]

@@ -262,6 +262,9 @@ func TestGroupLateUsage(t *testing.T) {
 		t.Fatalf("late usage: group reset %v, %d sessions changed, session reset %v, %d calls and %d agents changed",
 			ch.Reset, len(ch.Sessions), ch.Sessions[0].Reset, len(ch.Sessions[0].ToolCalls), len(ch.Sessions[0].Agents))
 	}
+	if g.Rederived() != 0 {
+		t.Fatalf("late usage derived its session again %d times", g.Rederived())
+	}
 	if u := ch.Sessions[0].Session.Usage; u == nil || u.OutputTokens != 93 {
 		t.Fatalf("session usage after the late responses: %+v", u)
 	}
@@ -283,8 +286,8 @@ func TestGroupLateUsage(t *testing.T) {
 	if got, want := mustJSON(t, g.Result()), mustJSON(t, Build(envs)); !bytes.Equal(got, want) {
 		t.Fatalf("late response of another agent: Group differs from Build:\n%s", firstDiff(got, want))
 	}
-	if g.Rebuilds() != 0 {
-		t.Fatalf("%d rebuilds", g.Rebuilds())
+	if g.Rebuilds() != 0 || g.Rederived() != 1 {
+		t.Fatalf("%d rebuilds, the session derived again %d times (want once)", g.Rebuilds(), g.Rederived())
 	}
 }
 

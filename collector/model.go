@@ -244,6 +244,7 @@ type modeler struct {
 
 	applied   *metrics.Counter
 	rebuilds  *metrics.Counter
+	rederived *metrics.Counter
 	loadsDone *metrics.Counter
 	errors    *metrics.Counter
 	roundTime *metrics.Histogram
@@ -280,6 +281,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		tailBudget:     tailBudget,
 		applied:        set.NewCounter(`hookwatch_model_events_applied_total`),
 		rebuilds:       set.NewCounter(`hookwatch_model_rebuilds_total`),
+		rederived:      set.NewCounter(`hookwatch_model_sessions_rederived_total`),
 		loadsDone:      set.NewCounter(`hookwatch_model_group_loads_total`),
 		errors:         set.NewCounter(`hookwatch_model_errors_total`),
 		roundTime:      set.NewHistogram(`hookwatch_model_round_duration_seconds`),
@@ -1311,10 +1313,11 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 			}
 			gs.note(e)
 		}
-		before := gs.g.Rebuilds()
+		rebuilds, rederived := gs.g.Rebuilds(), gs.g.Rederived()
 		gs.g.ApplyDecoded(envs, payloads)
 		m.bufs.envs, m.bufs.payloads = envs, payloads
-		m.rebuilds.Add(gs.g.Rebuilds() - before)
+		m.rebuilds.Add(gs.g.Rebuilds() - rebuilds)
+		m.rederived.Add(gs.g.Rederived() - rederived)
 		if !leading {
 			// The holder stores the changes; the watches follow them, for
 			// the day this collector takes over.

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/internal/demo"
+
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
@@ -507,6 +509,46 @@ func TestMovedCallStoredOnce(t *testing.T) {
 	}
 	if got := derivedView(t, s); got != want {
 		t.Fatalf("derived state differs:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestDerivedLateEvent: an event that arrives after later ones of its
+// session were modelled (a hook that delivered late) derives that session
+// again, counted in /metrics, and the model equals that of a collector
+// given every event at once.
+func TestDerivedLateEvent(t *testing.T) {
+	envs := demo.Big(demo.BigSpec{SessionID: "late-1", Start: time.Now().Add(-time.Hour), Events: 600, Agents: 4})
+	late := -1
+	for i, e := range envs[len(envs)/3:] {
+		var p struct {
+			Event string `json:"hook_event_name"`
+		}
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Event == "PostToolUse" {
+			late = len(envs)/3 + i
+			break
+		}
+	}
+	if late < 0 {
+		t.Fatal("the session has no PostToolUse past its first third")
+	}
+	ref := newServer(t, collector.Config{})
+	ref.post(t, envs, len(envs), 0)
+	want := derivedView(t, ref)
+
+	s := newServer(t, collector.Config{})
+	rest := slices.Delete(slices.Clone(envs), late, late+1)
+	s.post(t, rest, len(rest), 0)
+	derivedView(t, s) // modelled without it
+	before := sum(s.scrape(t), "hookwatch_model_sessions_rederived_total")
+	s.post(t, envs[late:late+1], 1, 0)
+	if got := derivedView(t, s); got != want {
+		t.Fatalf("derived state differs:\n%s\nwant:\n%s", got, want)
+	}
+	if n := sum(s.scrape(t), "hookwatch_model_sessions_rederived_total") - before; n != 1 {
+		t.Fatalf("hookwatch_model_sessions_rederived_total grew by %v for one late event, want 1", n)
 	}
 }
 
