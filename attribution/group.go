@@ -52,11 +52,11 @@ type Group struct {
 	redone  map[string]bool // sessions to report whole at the next Changes
 	// prior are the builders, as Changes last saw them, of the sessions
 	// derived again since: their changes are what differs from them.
-	prior    map[string]*sessionBuilder
-	reset    bool // rebuilt since Changes
-	rebuilds int
-	redos    int // sessions derived again for late envelopes
-	bytes    int
+	prior     map[string]*sessionBuilder
+	reset     bool // rebuilt since Changes
+	rebuilds  int
+	rederived int // sessions derived again for late envelopes
+	bytes     int
 }
 
 // rawSession is what lineage reads of one session id (before throwaway ids
@@ -113,7 +113,7 @@ func (g *Group) Rebuilds() int { return g.rebuilds }
 // Rederived returns how many times a session of the group was derived
 // again from its records for envelopes that sorted before applied ones and
 // could not be applied to its state as it stood.
-func (g *Group) Rederived() int { return g.redos }
+func (g *Group) Rederived() int { return g.rederived }
 
 // Apply applies envelopes (copies of them) to the group. An envelope whose
 // id was already applied replaces the earlier one only if it sorts before
@@ -313,7 +313,7 @@ func (g *Group) insertLate(items []*item) bool {
 		}
 		b.add(x)
 	}
-	g.redos += len(fresh)
+	g.rederived += len(fresh)
 	for id, b := range fresh {
 		if _, ok := g.prior[id]; !ok {
 			g.prior[id] = g.sessions[id]
@@ -653,11 +653,11 @@ func (b *sessionBuilder) changes(all bool) SessionChanges {
 
 // follows reports whether the changes of b, a session derived again, can
 // bring what old, the same session before, reported to b's state: every
-// agent and call old had is still in b, each call at the same start. Then it leaves among b's changes
-// only the agents and calls that differ from what old last reported, so
-// that a late event reports what it moved rather than the session whole.
-// A call differs when its document does (ToolCall.AppendJSON, what a store
-// keeps of it).
+// agent and call old had is still in b, each call at the same start. Then
+// it leaves among b's changes only the agents and calls that differ from
+// what old last reported, so that a late event reports what it moved
+// rather than the session whole. A call differs when its document does
+// (ToolCall.AppendJSON, what a store keeps of it).
 func (b *sessionBuilder) follows(old *sessionBuilder) bool {
 	for _, a := range old.agentSeq {
 		if b.agents[a.a.AgentID] == nil {
@@ -672,7 +672,9 @@ func (b *sessionBuilder) follows(old *sessionBuilder) bool {
 		}
 	}
 	for _, a := range b.agentSeq {
-		a.shown = old.agents[a.a.AgentID].shownOrNil()
+		if o := old.agents[a.a.AgentID]; o != nil {
+			a.shown = o.shown
+		}
 	}
 	var was, is []byte
 	changed := b.changed[:0]
@@ -694,14 +696,6 @@ func (b *sessionBuilder) follows(old *sessionBuilder) bool {
 	clear(b.changed[len(changed):])
 	b.changed = changed
 	return true
-}
-
-// shownOrNil is a.shown, or nil for no agent.
-func (a *agentState) shownOrNil() *Agent {
-	if a == nil {
-		return nil
-	}
-	return a.shown
 }
 
 // sameAgent reports whether two versions of an agent are equal.

@@ -171,11 +171,11 @@ func (b *sessionBuilder) commutesLate(r *record) bool {
 	if ag == nil || !before(ag.first, r) {
 		return false
 	}
-	// kept: what r says of a first-come value is what the session holds,
-	// or nothing, or comes after the record the value came from.
-	kept := func(held, given string, from *record) bool {
-		return given == "" || held == "" || held == given || before(from, r)
-	}
+	// same: r says nothing of a value, or what is held. kept: what r says
+	// of a first-come value is the same, or comes after the record the
+	// value came from.
+	same := func(held, given string) bool { return held == "" || given == "" || held == given }
+	kept := func(held, given string, from *record) bool { return same(held, given) || before(from, r) }
 	if m := r.env.Subagent; p.AgentID != "" && m != nil && m.ToolUseID != "" && ag.sidecar != nil && *ag.sidecar != *m && !before(ag.sidecarFrom, r) {
 		return false
 	}
@@ -194,7 +194,6 @@ func (b *sessionBuilder) commutesLate(r *record) bool {
 	if key == "" {
 		key = "uuid:" + cmp.Or(u.UUID, r.env.ID)
 	}
-	same := func(held, given string) bool { return held == "" || given == "" || held == given }
 	old := b.responses[key]
 	return old == nil || old.agent == ag && same(old.prompt, p.PromptID) && same(old.model, p.Model)
 }

@@ -15,11 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwatch/hookwatch/internal/demo"
-
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/store/storetest"
@@ -520,13 +519,11 @@ func TestDerivedLateEvent(t *testing.T) {
 	envs := demo.Big(demo.BigSpec{SessionID: "late-1", Start: time.Now().Add(-time.Hour), Events: 600, Agents: 4})
 	late := -1
 	for i, e := range envs[len(envs)/3:] {
-		var p struct {
-			Event string `json:"hook_event_name"`
-		}
-		if err := json.Unmarshal(e.Payload, &p); err != nil {
+		p, err := event.Decode(e.Payload)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Event == "PostToolUse" {
+		if p.Name() == event.PostToolUse {
 			late = len(envs)/3 + i
 			break
 		}
