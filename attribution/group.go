@@ -242,12 +242,19 @@ func (g *Group) add(r *record) {
 // usage of an API response, which serve --watch-transcripts reads from the
 // transcripts after the hooks' later events); the other sessions they
 // belong to are derived again from their records, once for all of them.
-// It reports false when an envelope might change the lineage: the group
-// must be rebuilt. The rules are changesLineage's, more cautious: besides
-// them, a late record must not come before its session's first, and no
-// session of its group may be pre-start only, nor may its own session be a
-// fork's parent when the record lands before its latest record.
+// It reports false when an envelope might change the lineage, or when the
+// group holds envelopes without an id: the group must be rebuilt. The
+// rules are changesLineage's, more cautious: besides them, a late record
+// must not come before its session's first, and no session of its group
+// may be pre-start only, nor may its own session be a fork's parent when
+// the record lands before its latest record.
 func (g *Group) insertLate(items []*item) bool {
+	if len(g.anon) > 0 {
+		// A record without an envelope id names a call it starts by its
+		// position (nouse:#seq), which a late record moves, in whichever
+		// session it is.
+		return false
+	}
 	var recs []*record
 	redo := map[string]bool{}
 	for _, it := range items {
@@ -279,7 +286,7 @@ func (g *Group) insertLate(items []*item) bool {
 			r.session, r.alias = to, true
 		}
 		recs = append(recs, r)
-		if b := g.sessions[r.session]; !redo[r.session] && len(g.anon) == 0 && b.commutesLate(r) {
+		if b := g.sessions[r.session]; !redo[r.session] && b.commutesLate(r) {
 			b.add(r)
 			g.touched[r.session] = true
 		} else {
