@@ -97,6 +97,10 @@ const (
 	StatusRejected    = "rejected"    // only in PostToolBatch as <tool_use_error>, no PreToolUse
 )
 
+// Statuses are every ToolCall.Status, pending first: what a filter by
+// status may name.
+var Statuses = []string{StatusPending, StatusOK, StatusError, StatusInterrupted, StatusDenied, StatusRejected}
+
 // Result is everything derived from a set of envelopes.
 type Result struct {
 	// Sessions are ordered by started_at, then session_id.

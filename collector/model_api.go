@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/shell"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -399,7 +402,8 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 // handleToolCalls is GET /v1/sessions/{id}/tool-calls: a page of the calls
 // by start, filtered by agent_id, tool, status, subtype, effect and since (RFC 3339: calls
 // started at or after it) in the database. A virtual session lists its
-// subagent's own calls.
+// subagent's own calls. A status or effect outside attribution.Statuses
+// or shell.Effects is refused (400).
 func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, err := modelLimit(q)
@@ -409,6 +413,16 @@ func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
 	}
 	f := store.ToolCallFilter{Tool: q.Get("tool"), Status: q.Get("status"), Subtype: q.Get("subtype"), Effect: q.Get("effect"),
 		Cursor: q.Get("cursor"), Limit: limit}
+	// A status or effect no call can have is a mistake (status=failed),
+	// not a filter that matches nothing.
+	if err := oneOf("status", f.Status, attribution.Statuses); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if err := oneOf("effect", shell.Effect(f.Effect), shell.Effects); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	if v := q.Get("since"); v != "" {
 		if f.Since, err = time.Parse(time.RFC3339Nano, v); err != nil {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("since must be an RFC 3339 time, got %q", v))
@@ -436,6 +450,19 @@ func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, ToolCallsResponse{ToolCalls: docsOf(page.ToolCalls, func(c store.ToolCallRow) json.RawMessage { return c.Doc }),
 		NextCursor: page.Next, DerivedSeq: res.own.Seq, ModelSeq: res.data.UpdatedSeq})
+}
+
+// oneOf checks the value of the filter name: "" (no filter) or one of
+// valid.
+func oneOf[T ~string](name string, v T, valid []T) error {
+	if v == "" || slices.Contains(valid, v) {
+		return nil
+	}
+	names := make([]string, len(valid))
+	for i, x := range valid {
+		names[i] = string(x)
+	}
+	return fmt.Errorf("%s must be one of %s, got %q", name, strings.Join(names, ", "), v)
 }
 
 // modelLimit reads the limit of a listing of a session's model rows

@@ -331,6 +331,10 @@ func TestToolCallFilters(t *testing.T) {
 	g("cursor=garbage", 400, "invalid cursor")
 	g("cursor="+store.EventCursor(3), 400, "invalid cursor")
 	g("limit=0", 400, "limit")
+	g("status=failed", 400, `status must be one of pending, ok, error, interrupted, denied, rejected, got \"failed\"`)
+	g("effect=delete", 400, `effect must be one of read_only, execute_check, network, write, destructive, got \"delete\"`)
+	g("since=yesterday", 400, "since must be an RFC 3339 time")
+	g("status=denied&effect=destructive", 200, `"tool_calls":[`)
 }
 
 func TestSessionStatus(t *testing.T) {

@@ -43,20 +43,16 @@ const (
 	Destructive Effect = "destructive"
 )
 
-// Rank orders effects: 0 for read_only up to 4 for destructive; an unknown
-// effect ranks as destructive.
+// Effects are the effects in increasing order of risk (Rank).
+var Effects = []Effect{ReadOnly, ExecuteCheck, Network, Write, Destructive}
+
+// Rank orders effects: 0 for read_only up to 4 for destructive (the index
+// in Effects); an unknown effect ranks as destructive.
 func (e Effect) Rank() int {
-	switch e {
-	case ReadOnly:
-		return 0
-	case ExecuteCheck:
-		return 1
-	case Network:
-		return 2
-	case Write:
-		return 3
+	if i := slices.Index(Effects, e); i >= 0 {
+		return i
 	}
-	return 4
+	return len(Effects) - 1
 }
 
 // Max returns the greater of two effects.
