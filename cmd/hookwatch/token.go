@@ -123,6 +123,12 @@ func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		enc.SetIndent("", "  ")
 		return enc.Encode(list) // Token's JSON has no hash
 	}
+	if len(list) == 0 {
+		// A header alone reads as a failure; without tokens (nor
+		// HOOKWATCH_TOKEN) serve stays on loopback: say what comes next.
+		fmt.Fprintln(stdout, "No tokens. Make one with: hookwatch token create --user NAME")
+		return nil
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tUSER\tTEAM\tROLE\tCREATED\tREVOKED")
 	for _, t := range list {

@@ -39,6 +39,12 @@ func TestTokenCommands(t *testing.T) {
 	if out, _, err := cmd("help"); err != nil || !strings.Contains(out, "Usage: hookwatch token <subcommand>") {
 		t.Errorf("token help: %v\n%s", err, out)
 	}
+	if out, _, err := cmd("list"); err != nil || !strings.Contains(out, "No tokens. Make one with: hookwatch token create --user NAME") {
+		t.Errorf("list of no tokens: %v\n%s", err, out)
+	}
+	if out, _, err := cmd("list", "--json"); err != nil || strings.TrimSpace(out) != "[]" {
+		t.Errorf("list --json of no tokens: %v\n%s", err, out)
+	}
 	secret, _, err := cmd("create", "--user", "ann", "--team", "red")
 	if err != nil {
 		t.Fatal(err)
