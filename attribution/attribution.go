@@ -2,6 +2,7 @@ package attribution
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,9 +98,12 @@ const (
 	StatusRejected    = "rejected"    // only in PostToolBatch as <tool_use_error>, no PreToolUse
 )
 
-// Statuses are every ToolCall.Status, pending first: what a filter by
-// status may name.
-var Statuses = []string{StatusPending, StatusOK, StatusError, StatusInterrupted, StatusDenied, StatusRejected}
+// callStatuses are every ToolCall.Status, pending first.
+var callStatuses = [...]string{StatusPending, StatusOK, StatusError, StatusInterrupted, StatusDenied, StatusRejected}
+
+// Statuses returns every ToolCall.Status, pending first: what a filter by
+// status may name. The slice is the caller's.
+func Statuses() []string { return slices.Clone(callStatuses[:]) }
 
 // Result is everything derived from a set of envelopes.
 type Result struct {

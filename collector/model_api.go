@@ -415,11 +415,11 @@ func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
 		Cursor: q.Get("cursor"), Limit: limit}
 	// A status or effect no call can have is a mistake (status=failed),
 	// not a filter that matches nothing.
-	if err := oneOf("status", f.Status, attribution.Statuses); err != nil {
+	if err := oneOf("status", f.Status, attribution.Statuses()); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if err := oneOf("effect", shell.Effect(f.Effect), shell.Effects); err != nil {
+	if err := oneOf("effect", shell.Effect(f.Effect), shell.Effects()); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}

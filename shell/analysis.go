@@ -43,16 +43,20 @@ const (
 	Destructive Effect = "destructive"
 )
 
-// Effects are the effects in increasing order of risk (Rank).
-var Effects = []Effect{ReadOnly, ExecuteCheck, Network, Write, Destructive}
+// effects are the effects in increasing order of risk.
+var effects = [...]Effect{ReadOnly, ExecuteCheck, Network, Write, Destructive}
 
-// Rank orders effects: 0 for read_only up to 4 for destructive (the index
-// in Effects); an unknown effect ranks as destructive.
+// Effects returns the effects in increasing order of risk (Rank). The
+// slice is the caller's.
+func Effects() []Effect { return slices.Clone(effects[:]) }
+
+// Rank orders effects: 0 for read_only up to 4 for destructive (the order
+// of Effects); an unknown effect ranks as destructive.
 func (e Effect) Rank() int {
-	if i := slices.Index(Effects, e); i >= 0 {
+	if i := slices.Index(effects[:], e); i >= 0 {
 		return i
 	}
-	return len(Effects) - 1
+	return len(effects) - 1
 }
 
 // Max returns the greater of two effects.
