@@ -118,15 +118,21 @@ type turnTally struct {
 	at time.Time
 }
 
+// responseKey names the API response r, a record of usage u, is of: its
+// message id, else the record's own uuid (or envelope id).
+func responseKey(r *record, u *event.TranscriptUsageInput) string {
+	if u.MessageID != "" {
+		return u.MessageID
+	}
+	return "uuid:" + cmp.Or(u.UUID, r.env.ID)
+}
+
 // usage takes one record of an API response. Records of one response
 // (same message id) repeat its usage as it grows: the response keeps the
 // largest figure of each kind, which does not depend on the order the
 // records come in.
 func (b *sessionBuilder) usage(r *record, ag *agentState, u *event.TranscriptUsageInput) {
-	key := u.MessageID
-	if key == "" {
-		key = "uuid:" + cmp.Or(u.UUID, r.env.ID)
-	}
+	key := responseKey(r, u)
 	if b.responses == nil {
 		b.responses, b.turns = map[string]*response{}, map[string]*turnTally{}
 	}
@@ -190,11 +196,7 @@ func (b *sessionBuilder) commutesLate(r *record) bool {
 			return false
 		}
 	}
-	key := u.MessageID
-	if key == "" {
-		key = "uuid:" + cmp.Or(u.UUID, r.env.ID)
-	}
-	old := b.responses[key]
+	old := b.responses[responseKey(r, u)]
 	return old == nil || old.agent == ag && same(old.prompt, p.PromptID) && same(old.model, p.Model)
 }
 
