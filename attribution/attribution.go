@@ -105,6 +105,12 @@ var callStatuses = [...]string{StatusPending, StatusOK, StatusError, StatusInter
 // status may name. The slice is the caller's.
 func Statuses() []string { return slices.Clone(callStatuses[:]) }
 
+// Failed reports whether a call of this status failed: it ran, or began
+// to, and ended in an error or an interruption. Denied and rejected calls
+// never ran; they are counted apart (Counts.Denials, Counts.Rejected).
+// Every count of failures in the model, and ToolCall.Failed, is this.
+func Failed(status string) bool { return status == StatusError || status == StatusInterrupted }
+
 // Result is everything derived from a set of envelopes.
 type Result struct {
 	// Sessions are ordered by started_at, then session_id.
@@ -179,6 +185,10 @@ type Session struct {
 	// Compactions are PreCompact … PostCompact spans.
 	Compactions []Compaction `json:"compactions,omitempty"`
 	Counts      Counts       `json:"counts"`
+	// Tools are the session's calls per tool name, most used first, then
+	// by name: at most 200 names, the calls of any others summed in one
+	// row named OtherNames. Nil in a virtual session (VirtualSession).
+	Tools []ToolCounts `json:"tools,omitempty"`
 	// Usage is the tokens and cost of all the session's agents, and
 	// Turns the same per prompt, in order; nil and empty until a
 	// transcript's usage is imported.
@@ -263,13 +273,23 @@ type Counts struct {
 	Agents            int `json:"agents"` // including the main agent
 	Subagents         int `json:"subagents"`
 	ToolCalls         int `json:"tool_calls"`
-	// Failures are calls with status error or interrupted.
+	// Failures are calls with status error or interrupted (Failed).
 	Failures int `json:"failures"`
 	// Denials are calls with status denied.
 	Denials            int `json:"denials"`
 	Rejected           int `json:"rejected"`
 	PermissionRequests int `json:"permission_requests"`
 	Compactions        int `json:"compactions"`
+}
+
+// ToolCounts are a session's calls of one tool: all of them (Calls), and
+// of those the failed (Failed), denied and rejected, as Counts counts them.
+type ToolCounts struct {
+	ToolName string `json:"tool_name"`
+	Calls    int    `json:"calls"`
+	Failures int    `json:"failures"`
+	Denials  int    `json:"denials"`
+	Rejected int    `json:"rejected"`
 }
 
 // Agent is the main agent or one subagent of a session.
@@ -336,20 +356,22 @@ type Agent struct {
 type ToolCall struct {
 	// ToolUseID is the client's id; for clients that send none it is
 	// "nouse:<envelope id of the first event>" and SyntheticID is set.
-	ToolUseID   string          `json:"tool_use_id"`
-	SyntheticID bool            `json:"synthetic_id,omitempty"`
-	SessionID   string          `json:"session_id"`
-	AgentID     string          `json:"agent_id"`
-	AgentType   *string         `json:"agent_type"`
-	ToolName    string          `json:"tool_name"`
-	Family      string          `json:"family"`
-	Status      string          `json:"status"`
-	StartedAt   time.Time       `json:"started_at"`
-	EndedAt     *time.Time      `json:"ended_at"`
-	DurationMS  *int64          `json:"duration_ms"`
-	Input       json.RawMessage `json:"input,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	PromptID    string          `json:"prompt_id,omitempty"`
+	ToolUseID   string  `json:"tool_use_id"`
+	SyntheticID bool    `json:"synthetic_id,omitempty"`
+	SessionID   string  `json:"session_id"`
+	AgentID     string  `json:"agent_id"`
+	AgentType   *string `json:"agent_type"`
+	ToolName    string  `json:"tool_name"`
+	Family      string  `json:"family"`
+	Status      string  `json:"status"`
+	// Failed is Failed(Status): what a viewer counts as a failure.
+	Failed     bool            `json:"failed,omitempty"`
+	StartedAt  time.Time       `json:"started_at"`
+	EndedAt    *time.Time      `json:"ended_at"`
+	DurationMS *int64          `json:"duration_ms"`
+	Input      json.RawMessage `json:"input,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	PromptID   string          `json:"prompt_id,omitempty"`
 	// ExitCode is the exit code of a command, where the hook could read
 	// it (Codex: from the rollout, event.Envelope.ExitCode); a command
 	// that exits non-zero has status error.

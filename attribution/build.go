@@ -151,6 +151,10 @@ type sessionBuilder struct {
 	metas        metas        // the classifications of its calls' inputs
 	dirty        []*callState // calls changed since the last settle
 	changed      []*callState // calls settled since the last changes
+	// tools are the counts of Session.Tools by tool name, kept as the
+	// calls are counted (tally); toolsChanged says Session.Tools lags them.
+	tools        map[string]*ToolCounts
+	toolsChanged bool
 
 	// runtimeFrom, cwdFrom and pathFrom are the records the session's
 	// runtime, directory and transcript path came from.
@@ -868,6 +872,9 @@ func (b *sessionBuilder) settle() {
 	for _, a := range b.agentSeq {
 		a.a.ToolCount, a.a.Failures, a.a.Denials, a.a.Rejected = a.toolCount, a.failures, a.denials, a.rejected
 	}
+	if b.toolsChanged {
+		s.Tools, b.toolsChanged = b.listTools(), false
+	}
 	s.Counts.Agents, s.Counts.Subagents = len(b.agentSeq), len(b.agentSeq)-1
 	b.shape()
 }
@@ -887,17 +894,60 @@ func (b *sessionBuilder) tally(c *callState, status string, n int) {
 	a, k := c.agent, &b.s.Counts
 	a.toolCount += n
 	k.ToolCalls += n
-	switch status {
-	case StatusError, StatusInterrupted:
+	t := b.tools[c.c.ToolName]
+	if t == nil {
+		if b.tools == nil {
+			b.tools = map[string]*ToolCounts{}
+		}
+		t = &ToolCounts{ToolName: c.c.ToolName}
+		b.tools[t.ToolName] = t
+	}
+	t.Calls += n
+	b.toolsChanged = true
+	switch {
+	case Failed(status):
 		a.failures += n
 		k.Failures += n
-	case StatusDenied:
+		t.Failures += n
+	case status == StatusDenied:
 		a.denials += n
 		k.Denials += n
-	case StatusRejected:
+		t.Denials += n
+	case status == StatusRejected:
 		a.rejected += n
 		k.Rejected += n
+		t.Rejected += n
 	}
+}
+
+// listTools returns the session's per-tool counts as Session.Tools lists
+// them: a new slice, so that copies handed out earlier stay as they were.
+// The order and the row of others follow from the counts alone, whatever
+// order the calls came in.
+func (b *sessionBuilder) listTools() []ToolCounts {
+	out := make([]ToolCounts, 0, len(b.tools))
+	for _, t := range b.tools {
+		if t.Calls > 0 {
+			out = append(out, *t)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	slices.SortFunc(out, func(x, y ToolCounts) int {
+		return cmp.Or(cmp.Compare(y.Calls, x.Calls), cmp.Compare(x.ToolName, y.ToolName))
+	})
+	if len(out) > maxNames {
+		rest := ToolCounts{ToolName: OtherNames}
+		for _, t := range out[maxNames:] {
+			rest.Calls += t.Calls
+			rest.Failures += t.Failures
+			rest.Denials += t.Denials
+			rest.Rejected += t.Rejected
+		}
+		out = append(out[:maxNames], rest)
+	}
+	return out
 }
 
 // snapshot fills in the session's ordered agents and tool calls, for a
@@ -1020,6 +1070,7 @@ func (b *sessionBuilder) finishCall(c *callState) {
 	default:
 		tc.Status = StatusPending
 	}
+	tc.Failed = Failed(tc.Status)
 	if end != nil {
 		at := end.at
 		tc.EndedAt = &at

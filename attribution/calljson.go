@@ -82,6 +82,9 @@ func (c *ToolCall) appendJSON(b []byte) ([]byte, bool) {
 	str(`,"tool_name":`, c.ToolName)
 	str(`,"family":`, c.Family)
 	str(`,"status":`, c.Status)
+	if c.Failed {
+		b = append(b, `,"failed":true`...)
+	}
 	at(`,"started_at":`, c.StartedAt)
 	optAt(`,"ended_at":`, c.EndedAt, false)
 	b = append(b, `,"duration_ms":`...)

@@ -14,17 +14,21 @@ import (
 // it cost (tokens) and how it split its work (Shape, agents). Everything in
 // it is read from the two sessions' models; nothing is derived again.
 
-// Comparison bounds: a session's calls can name any number of tools and
-// files, and a comparison is one response.
+// Bounds of what lists names: a session's calls can name any number of
+// tools and files, and a model and a comparison are each one document.
 const (
-	maxCompareNames = 200
+	// maxNames bounds a list of names (Session.Tools, a comparison's
+	// tools, subtypes and agent types): the rest are summed under
+	// OtherNames.
+	maxNames        = 200
 	maxCompareFiles = 2000
 	// maxLineageSteps bounds the walk from a session to its ancestors.
 	maxLineageSteps = 100
 )
 
-// OtherNames is the row a side's tools, subtypes or agent types beyond
-// the first 200 distinct names are counted under.
+// OtherNames is the row that sums the names a list leaves out: a side's
+// subtypes or agent types beyond the first 200 distinct names, a
+// session's tools beyond its 200 most used (Session.Tools).
 const OtherNames = "(others)"
 
 // Comparison is two sessions, A and B, side by side.
@@ -105,12 +109,16 @@ type Side struct {
 }
 
 // NewSide starts the side of session s (a summary: its agents and calls
-// are not read).
+// are not read; its calls per tool are its Tools).
 func NewSide(s *Session) *Side {
-	return &Side{
+	d := &Side{
 		session: s.Summary(),
 		tools:   map[string]int{}, subtypes: map[string]int{}, types: map[string]int{}, files: map[string]FileUse{},
 	}
+	for _, t := range s.Tools {
+		d.tools[t.ToolName] += t.Calls
+	}
+	return d
 }
 
 // SideOf is the side of a session with its agents and calls (a Result's).
@@ -138,9 +146,9 @@ func (d *Side) Agent(a *Agent) {
 	bump(d.types, t)
 }
 
-// Call counts a call by tool and subtype, and the files it touched.
+// Call counts a call by subtype, and the files it touched (by tool, the
+// session's Tools count it).
 func (d *Side) Call(c *ToolCall) {
-	bump(d.tools, c.ToolName)
 	bump(d.subtypes, c.Subtype)
 	use := func(paths []string, f func(*FileUse)) {
 		for _, p := range paths {
@@ -159,7 +167,7 @@ func (d *Side) Call(c *ToolCall) {
 
 // bump counts name in m, under OtherNames once m has its fill of names.
 func bump(m map[string]int, name string) {
-	if _, ok := m[name]; !ok && len(m) >= maxCompareNames {
+	if _, ok := m[name]; !ok && len(m) >= maxNames {
 		name = OtherNames
 	}
 	m[name]++

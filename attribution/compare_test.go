@@ -117,13 +117,15 @@ func TestCompareCapture(t *testing.T) {
 	}
 }
 
-// TestCompareBounds: a side keeps at most maxCompareNames names and
-// maxCompareFiles files, and counts what it leaves out.
+// TestCompareBounds: a side keeps at most maxNames subtypes and
+// maxCompareFiles files, and counts what it leaves out (a session's tools
+// come bounded in its Tools: TestToolsBound).
 func TestCompareBounds(t *testing.T) {
 	d := NewSide(&Session{SessionID: "s", StartedAt: time.Now()})
-	for i := range maxCompareNames + 50 {
-		name := "tool" + strings.Repeat("x", i)
-		d.Call(&ToolCall{ToolName: name})
+	for i := range maxNames + 50 {
+		tc := &ToolCall{ToolName: "Bash"}
+		tc.Subtype = "kind" + strings.Repeat("x", i)
+		d.Call(tc)
 	}
 	for i := range maxCompareFiles + 7 {
 		tc := &ToolCall{ToolName: "Read"}
@@ -131,10 +133,10 @@ func TestCompareBounds(t *testing.T) {
 		d.Call(tc)
 	}
 	c := Compare(d, NewSide(&Session{SessionID: "t"}), nil)
-	if len(c.Tools) != maxCompareNames+1 || len(c.Files) != maxCompareFiles || c.FilesOmitted != 7 {
-		t.Fatalf("%d tool rows, %d files, %d omitted", len(c.Tools), len(c.Files), c.FilesOmitted)
+	if len(c.Subtypes) != maxNames+1 || len(c.Files) != maxCompareFiles || c.FilesOmitted != 7 {
+		t.Fatalf("%d subtype rows, %d files, %d omitted", len(c.Subtypes), len(c.Files), c.FilesOmitted)
 	}
-	for _, r := range c.Tools {
+	for _, r := range c.Subtypes {
 		if r.Name == OtherNames && r.A != 50+maxCompareFiles+7 {
 			t.Errorf("others: %d", r.A)
 		}

@@ -227,13 +227,11 @@ func thrashSignal(file, agent string, ids []string, writers, switches int) Signa
 		Detail: fmt.Sprintf("%s written by %d agents in turn, the writer changing %s", file, writers, times(switches))}
 }
 
-func failed(c *ToolCall) bool { return c.Status == StatusError || c.Status == StatusInterrupted }
-
 func failuresInARow(cs []*ToolCall) int {
 	n := 0
 	for i := len(cs) - 1; i >= 0; i-- {
 		switch {
-		case failed(cs[i]):
+		case Failed(cs[i].Status):
 			n++
 		case cs[i].Status == StatusPending:
 			continue // still running: says nothing yet
@@ -255,7 +253,7 @@ func agentSignals(agentID string, cs []*ToolCall, th Thresholds) []Signal {
 	var failing, reads []*group
 	byCall, byFile := map[string]*group{}, map[string]*group{}
 	for _, c := range cs {
-		if failed(c) {
+		if Failed(c.Status) {
 			key := failingKey(c)
 			g := byCall[key]
 			if g == nil {

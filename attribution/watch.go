@@ -105,7 +105,7 @@ func (ac *agentCalls) note(c *ToolCall, remove bool) {
 		}
 		ac.freshGroups[cg] = true
 	}
-	if failed(c) {
+	if Failed(c.Status) {
 		touch(ac.failing, failingKey(c), false)
 	}
 	if c.Subtype == classify.SubtypeReadFile {

@@ -69,6 +69,9 @@ type SessionView struct {
 	// Shape is how the session split its work among agents
 	// (attribution.Shape); absent from a model stored before shapes.
 	Shape *attribution.Shape `json:"shape,omitempty"`
+	// Tools are its calls per tool (attribution.Session.Tools); absent
+	// from a virtual session.
+	Tools []attribution.ToolCounts `json:"tools,omitempty"`
 	// DerivedSeq is the last_seq of the session the model was computed
 	// at: it is current when it equals last_seq.
 	DerivedSeq int64 `json:"derived_seq"`
@@ -138,7 +141,7 @@ func view(sess store.Session, sm, target store.SessionModel) SessionView {
 			v.ParentSessionID, v.Lineage = s.ParentSessionID, s.Lineage
 			v.ChildSessionIDs, v.AliasSessionIDs, v.Phantom = s.ChildSessionIDs, s.AliasSessionIDs, s.Phantom
 			v.Runs, v.Compactions, v.Counts = s.Runs, s.Compactions, s.Counts
-			v.Usage, v.Turns, v.Shape = s.Usage, s.Turns, s.Shape
+			v.Usage, v.Turns, v.Shape, v.Tools = s.Usage, s.Turns, s.Shape, s.Tools
 		}
 	}
 	if v.Project == "" {

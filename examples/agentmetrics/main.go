@@ -41,7 +41,13 @@ type AgentStats struct {
 
 // Failures are the calls that failed or were aborted.
 func (s *AgentStats) Failures() int {
-	return s.ByStatus[attribution.StatusError] + s.ByStatus[attribution.StatusInterrupted]
+	n := 0
+	for status, k := range s.ByStatus {
+		if attribution.Failed(status) {
+			n += k
+		}
+	}
+	return n
 }
 
 // Metrics is a toolhook.Recorder that counts calls per agent. It is safe

@@ -154,3 +154,24 @@ func TestCallKeyMigration(t *testing.T) {
 	}
 	storetest.CheckMigratedCalls(t, db)
 }
+
+// TestRederiveMigration: the migration that made the model record each
+// session's tools leaves every stored model stale, so that the collector
+// derives it again at its start.
+func TestRederiveMigration(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	db := postgres.MustOpenDB(t, url)
+	ids := storetest.SeedCurrentModels(t, db)
+	db.Close()
+	// Take the migration back, as a database of the schema before it.
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `DELETE FROM schema_migrations WHERE name = '0005_rederive_tools.sql'`); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	storetest.CheckAllStale(t, postgres.MustOpenDB(t, url), ids)
+}

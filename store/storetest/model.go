@@ -1000,3 +1000,44 @@ func CheckMigratedCalls(t *testing.T, s ModelStore) {
 		t.Errorf("calls after a move %v, want %v", got, want)
 	}
 }
+
+// SeedCurrentModels fills s with two sessions of events whose models are
+// current (StaleModels lists neither), for a backend's test of a migration
+// that makes every stored model older than its events: the test seeds a
+// store, takes the migration back, opens the store again and checks with
+// CheckAllStale. It returns the sessions' ids.
+func SeedCurrentModels(t *testing.T, s ModelStore) []string {
+	t.Helper()
+	ids := []string{"s1", "s2"}
+	var events []store.Event
+	for i, id := range ids {
+		events = append(events, ev(t, i, "session_id", id, "hook_event_name", "Stop"))
+	}
+	insert(t, s, events)
+	var models []store.SessionModel
+	for _, id := range ids {
+		seq := session(t, s, id).LastSeq
+		models = append(models, store.SessionModel{SessionID: id, GroupKey: "k", Seq: seq, UpdatedSeq: seq, FirstEventAt: At(0), LastEventAt: At(1)})
+	}
+	putModel(t, s, store.ModelBatch{Sessions: models})
+	if got, err := s.StaleModels(ctx, "", 0); err != nil || len(got) != 0 {
+		t.Fatalf("StaleModels of current models: %v, %v", got, err)
+	}
+	return ids
+}
+
+// CheckAllStale checks that StaleModels lists every one of ids.
+func CheckAllStale(t *testing.T, s ModelStore, ids []string) {
+	t.Helper()
+	got, err := s.StaleModels(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stale []string
+	for _, sess := range got {
+		stale = append(stale, sess.ID)
+	}
+	if !slices.Equal(stale, ids) {
+		t.Fatalf("stale after the migration: %v, want %v", stale, ids)
+	}
+}
