@@ -165,7 +165,9 @@ test('the agent tree and the lanes show the agents and calls the API has', async
   const c = want.session.counts;
   assert.match(facts, new RegExp(`\\b${c.tool_calls} tool calls\\b`));
   assert.match(facts, new RegExp(`\\b${c.agents} agents\\b`));
-  assert.match(facts, new RegExp(`\\b${c.failures + c.rejected} failed\\b`));
+  assert.match(facts, new RegExp(`\\b${c.failures} failed\\b`));
+  assert.ok(c.rejected > 0, 'the capture has rejected calls');
+  assert.match(facts, new RegExp(`\\b${c.rejected} rejected\\b`));
   assert.equal(c.tool_calls, want.toolCalls.length);
   // Counts read as English: "1 call", never "1 calls".
   const text = await page.locator('.session').innerText();
@@ -186,6 +188,10 @@ test('the agent tree and the lanes show the agents and calls the API has', async
   await tools.waitFor();
   const bash = await tools.locator('tr', { hasText: /^Bash/ }).innerText();
   assert.match(bash, /^Bash\s+2\s+1\s+50%/, 'Bash: 2 calls, 1 failed');
+  // The client refused both Glob calls: rejected, not failed, as the
+  // collector counts them.
+  const glob = await tools.locator('tr', { hasText: /^Glob/ }).innerText();
+  assert.match(glob, /^Glob\s+2\s+0\s+0%\s+2\s+0\b/, 'Glob: 2 calls, 2 rejected');
   clean(seen);
   await page.close();
 });

@@ -82,10 +82,21 @@ test('the model shows the collector\'s agents and calls of the real capture', { 
   const tidy = m.turns().find((t) => t.prompt === 'tidy the project');
   assert.ok(tidy && tidy.calls.length > 0);
   assert.equal(tidy.calls.length, calls.filter((c) => c.prompt_id === tidy.id).length);
-  // Stats count the collector's calls by its statuses.
-  const bash = m.stats().tools.find((r) => r.key === 'Bash');
+  // The tables' counts are the collector's: the session's tools, each
+  // agent's own calls; the calls it says failed are those it counts.
+  const nums = m.numbers();
+  assert.ok(api.session.tools.length > 1, 'the collector lists the session\'s tools');
+  assert.deepEqual(nums.tools.map((r) => [r.key, r.count, r.failures, r.denials, r.rejected]),
+    api.session.tools.map((t) => [t.tool_name, t.calls, t.failures, t.denials, t.rejected]));
+  const bash = nums.tools.find((r) => r.key === 'Bash');
   const bashCalls = calls.filter((c) => c.tool_name === 'Bash');
-  assert.deepEqual([bash.count, bash.failures], [bashCalls.length, bashCalls.filter((c) => c.status === 'error' || c.status === 'interrupted' || c.status === 'rejected').length]);
+  assert.deepEqual([bash.count, bash.failures], [bashCalls.length, bashCalls.filter((c) => c.failed === true).length]);
+  assert.ok(bash.failures > 0 && bash.rate === bash.failures / bash.count, 'the capture\'s failed Bash call');
+  const durs = bashCalls.map((c) => c.duration_ms).filter(Number.isFinite).sort((a, b) => a - b);
+  assert.equal(bash.p50, quantile(durs, 0.5));
+  assert.deepEqual(nums.agents.map((r) => [r.key, r.count, r.failures, r.rejected]).sort(),
+    api.agents.agents.filter((a) => a.tool_count > 0).map((a) => [a.agent_id, a.tool_count, a.failures, a.rejected]).sort());
+  assert.equal([...m.calls.values()].filter((c) => c.failed).length, api.session.counts.failures);
 });
 
 test('2.1.332: background subagents, task notifications and the context a resume began with', { skip: !(BASE && RESUMED) && 'needs HW_RESUMED' }, async () => {
@@ -206,7 +217,7 @@ test('hostile and malformed answers never throw, and a parent cycle cannot hang 
   const order = m.layout().order;
   assert.equal(order.length, m.agents.size, 'every agent drawn once');
   assert.equal(m.calls.get('t').decision.action, 'deny');
-  m.stats();
+  m.numbers();
   m.turns();
   outputOf(m, 'b');
   for (const ev of m.events) {

@@ -188,9 +188,6 @@ export const STATUS_COLORS = {
   pending: '#1f77b4',
 };
 
-/** isFailure reports whether a call status counts as a failure. */
-export const isFailure = (status) => status === 'error' || status === 'interrupted' || status === 'rejected';
-
 /**
  * shapeLabel says a session's decomposition shape (attribution.Shape) in
  * the words the CLI uses; '' when the collector sent none.

@@ -9,7 +9,7 @@
 // file only indexes and lays them out. Everything it reads is hostile: any
 // field may be missing or of the wrong type, and nothing here may throw.
 
-import { ms, quantile, isFailure } from './format.js';
+import { ms, quantile } from './format.js';
 
 /** MAIN is the id of the main agent. */
 export const MAIN = '';
@@ -175,6 +175,9 @@ function callFrom(r) {
     filesWritten: strList(r.files_written),
     command: r.command && typeof r.command === 'object' && !Array.isArray(r.command) ? r.command : null,
     status: str(r.status) || 'pending',
+    // The collector's verdict (an error or an interruption): what the
+    // views count and mark as failed.
+    failed: r.failed === true,
     start,
     end: ms(r.ended_at),
     dur: num(r.duration_ms),
@@ -458,28 +461,35 @@ export class SessionModel {
     return this._layout;
   }
 
-  /** stats returns per-agent and per-tool call counts, failure rates and duration quantiles of the collector's calls. */
-  stats() {
-    if (this._stats && this._stats.version === this.version) return this._stats;
-    const group = () => ({ count: 0, failures: 0, denials: 0, durs: [] });
-    const byAgent = new Map(), byTool = new Map();
+  /**
+   * numbers returns the rows of the per-tool and per-agent tables: the
+   * collector's counts (the session's tools, each agent's own calls), most
+   * calls first, with the failure rate they make and the p50 and p95 of the
+   * durations of the calls loaded. Agents without calls are left out.
+   */
+  numbers() {
+    if (this._numbers && this._numbers.version === this.version) return this._numbers;
+    const durs = { agents: new Map(), tools: new Map() };
     for (const c of this.calls.values()) {
-      for (const [m, k] of [[byAgent, c.agent], [byTool, c.tool || '(unknown)']]) {
-        let g = m.get(k);
-        if (!g) { g = group(); m.set(k, g); }
-        g.count++;
-        if (isFailure(c.status)) g.failures++;
-        if (c.status === 'denied') g.denials++;
-        // The client's own duration: a call that never ran has none.
-        if (Number.isFinite(c.dur)) g.durs.push(c.dur);
+      // The client's own duration: a call that never ran has none.
+      if (!Number.isFinite(c.dur)) continue;
+      for (const [m, k] of [[durs.agents, c.agent], [durs.tools, c.tool]]) {
+        const l = m.get(k);
+        if (l) l.push(c.dur); else m.set(k, [c.dur]);
       }
     }
-    const finish = (m) => [...m.entries()].map(([key, g]) => {
-      g.durs.sort((a, b) => a - b);
-      return { key, count: g.count, failures: g.failures, denials: g.denials, rate: g.count ? g.failures / g.count : 0, p50: quantile(g.durs, 0.5), p95: quantile(g.durs, 0.95) };
-    }).sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : 1));
-    this._stats = { version: this.version, agents: finish(byAgent), tools: finish(byTool) };
-    return this._stats;
+    const row = (key, n, ds) => {
+      const d = ds ? ds.sort((a, b) => a - b) : [];
+      const calls = n.calls || 0, failures = n.failures || 0;
+      return { key, count: calls, failures, denials: n.denials || 0, rejected: n.rejected || 0, rate: calls ? failures / calls : 0, p50: quantile(d, 0.5), p95: quantile(d, 0.95) };
+    };
+    const most = (a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+    const tools = (Array.isArray(this.session?.tools) ? this.session.tools : []).map(obj)
+      .map((t) => row(str(t.tool_name), { calls: count(t.calls), failures: count(t.failures), denials: count(t.denials), rejected: count(t.rejected) }, durs.tools.get(str(t.tool_name))));
+    const agents = [...this.agents.values()].filter((a) => a.toolCount > 0)
+      .map((a) => row(a.id, { calls: a.toolCount, failures: a.failures, denials: a.denials, rejected: a.rejected }, durs.agents.get(a.id))).sort(most);
+    this._numbers = { version: this.version, tools: tools.sort(most), agents };
+    return this._numbers;
   }
 
   /**

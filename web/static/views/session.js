@@ -5,12 +5,12 @@ import { html, useState, useEffect, useLayoutEffect, useRef, useMemo, Select } f
 import { getJSON, pages, bodies, sessionPath, stream, withQuery, HTTPError } from '../lib/api.js';
 import { SessionModel, MAIN, EFFECTS, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
 import { VList } from '../lib/vlist.js';
-import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, isFailure, shapeLabel } from '../lib/format.js';
+import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, shapeLabel } from '../lib/format.js';
 import { comparePath } from './compare.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
 import { showStreamState, CONNECT_WAIT } from '../lib/live.js';
-import { statusOf, statusLabel, lineageOf, lineageVerb, failedOf, countOf } from './sessions.js';
+import { statusOf, statusLabel, lineageOf, lineageVerb, countOf } from './sessions.js';
 
 /** SIGNAL_PARAMS are the thresholds of GET …/signals a link can set. */
 const SIGNAL_PARAMS = ['failed_repeats', 'read_repeats', 'thrash_switches', 'outlier_factor', 'outlier_siblings', 'outlier_calls', 'outlier_duration', 'stalled_after'];
@@ -262,7 +262,8 @@ function Header({ model, version, id }) {
   const status = s ? statusOf(s) : '';
   const first = s ? ms(s.first_event_at) : model.t0;
   const last = s ? ms(s.ended_at || s.last_event_at) : model.t1;
-  const failed = s ? failedOf(s) : undefined;
+  const failed = s ? countOf(s, 'failures') : undefined;
+  const rejected = s ? countOf(s, 'rejected') : undefined;
   const denials = s ? countOf(s, 'denials') : undefined;
   const events = s ? (typeof s.event_count === 'number' ? s.event_count : countOf(s, 'events')) : undefined;
   const lin = s ? lineageOf(s) : [];
@@ -282,7 +283,8 @@ function Header({ model, version, id }) {
         <span>${n(s && countOf(s, 'agents'), 'agent')}</span>
         ${s && shapeLabel(s.shape) && html`<span class="tag" data-testid="session-shape" title="how the session split its work among agents">${shapeLabel(s.shape)}</span>`}
         <span>${n(s && countOf(s, 'tool_calls'), 'tool call')}</span>
-        <span class=${failed ? 'bad' : ''}><b>${fmtNum(failed)}</b> failed</span>
+        <span class=${failed ? 'bad' : ''} title="calls that ended in an error or were interrupted"><b>${fmtNum(failed)}</b> failed</span>
+        ${rejected > 0 && html`<span class="bad" title="calls the client refused to run (a malformed call)"><b>${fmtNum(rejected)}</b> rejected</span>`}
         <span class=${denials ? 'deny' : ''}><b>${fmtNum(denials)}</b> denied</span>
         <span>${n(events, 'event')}</span>
         ${s && html`<${ResumeFact} r=${s.resume} />`}
@@ -354,7 +356,7 @@ function TurnsTab({ model, version, filters, selected, onSelect }) {
   return html`
     <div class="turns" data-testid="turns">
       ${turns.map((t, i) => {
-        const failures = t.calls.filter((c) => isFailure(c.status)).length;
+        const failures = t.calls.filter((c) => c.failed).length;
         const denials = t.calls.filter((c) => c.status === 'denied').length;
         const isOpen = open === t.id;
         const evs = isOpen ? t.seqs.map((s) => model.bySeq.get(s)).filter((ev) => ev && eventMatches(ev, filters, model)) : [];
@@ -382,10 +384,10 @@ function TurnsTab({ model, version, filters, selected, onSelect }) {
 function StatTable({ title, rows, label }) {
   return html`
     <table class="stats" aria-label=${title}>
-      <thead><tr><th>${title}</th><th class="num">calls</th><th class="num">failed</th><th class="num">failure rate</th><th class="num">denied</th><th class="num">p50</th><th class="num">p95</th></tr></thead>
+      <thead><tr><th>${title}</th><th class="num">calls</th><th class="num">failed</th><th class="num">failure rate</th><th class="num">rejected</th><th class="num">denied</th><th class="num">p50</th><th class="num">p95</th></tr></thead>
       <tbody>${rows.map((r) => html`<tr>
         <td>${label(r.key)}</td><td class="num">${fmtNum(r.count)}</td><td class=${'num ' + (r.failures ? 'bad' : '')}>${fmtNum(r.failures)}</td>
-        <td class="num">${fmtPct(r.rate)}</td><td class=${'num ' + (r.denials ? 'deny' : '')}>${fmtNum(r.denials)}</td>
+        <td class="num">${fmtPct(r.rate)}</td><td class=${'num ' + (r.rejected ? 'bad' : '')}>${fmtNum(r.rejected)}</td><td class=${'num ' + (r.denials ? 'deny' : '')}>${fmtNum(r.denials)}</td>
         <td class="num">${fmtDur(r.p50)}</td><td class="num">${fmtDur(r.p95)}</td></tr>`)}
       </tbody>
     </table>`;
@@ -450,7 +452,7 @@ function UsageSection({ model, agentName }) {
 }
 
 function NumbersTab({ model, version }) {
-  const st = useMemo(() => model.stats(), [version]);
+  const st = useMemo(() => model.numbers(), [version]);
   const agentName = (id) => {
     const a = model.agents.get(id);
     return a ? `${agentLabel(a)}${id ? ' · ' + shortID(id, 7) : ''}` : id;
@@ -460,7 +462,7 @@ function NumbersTab({ model, version }) {
       <section><h3>Context window and cost</h3><${Curve} model=${model} version=${version} /></section>
       <section><h3>Tokens and cost</h3><${UsageSection} model=${model} agentName=${agentName} /></section>
       <section class="two">
-        <div><h3>Per tool</h3><${StatTable} title="tool" rows=${st.tools} label=${(k) => k} /></div>
+        <div><h3>Per tool</h3><${StatTable} title="tool" rows=${st.tools} label=${(k) => k || '(unknown)'} /></div>
         <div><h3>Per agent</h3><${StatTable} title="agent" rows=${st.agents} label=${agentName} /></div>
       </section>
     </div>`;

@@ -64,12 +64,6 @@ export function lineageVerb(l) {
   return l.kind === 'continued in' || l.kind === 'from' ? l.kind : l.kind + ' from';
 }
 
-/** failedOf counts a session's failed calls: errors, interruptions and calls the client rejected. */
-export function failedOf(s) {
-  const f = countOf(s, 'failures'), r = countOf(s, 'rejected');
-  return f === undefined && r === undefined ? undefined : (f || 0) + (r || 0);
-}
-
 /** countOf reads a session count, flat or under counts. */
 export function countOf(s, k) {
   const c = s.counts && typeof s.counts === 'object' ? s.counts[k] : undefined;
@@ -197,7 +191,7 @@ function Row({ s, now }) {
       <span class="num">${fmtNum(s.event_count ?? countOf(s, 'events'))}</span>
       <span class="num">${fmtNum(countOf(s, 'agents'))}</span>
       <span class="num">${fmtNum(countOf(s, 'tool_calls'))}</span>
-      ${count(failedOf(s), 'bad')}
+      ${count(countOf(s, 'failures'), 'bad')}
       ${count(countOf(s, 'denials'), 'deny')}
       <span class="lin"><${Lineage} s=${s} /></span>
     </div>`;

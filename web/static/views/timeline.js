@@ -6,7 +6,7 @@
 // anything here either.
 import { html, useEffect, useRef, useState, useLayoutEffect, useMemo } from '../lib/html.js';
 import { MAIN, callMatches, markerMatches, endOf, agentEnd, durationOf } from '../lib/model.js';
-import { familyColor, fmtDur, fmtClock, plural, shortID, truncate, STATUS_COLORS, EFFECT_COLORS, isFailure } from '../lib/format.js';
+import { familyColor, fmtDur, fmtClock, plural, shortID, truncate, STATUS_COLORS, EFFECT_COLORS } from '../lib/format.js';
 
 const ROW_H = 12;
 const ROW_GAP = 2;
@@ -257,7 +257,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
             ctx.fillStyle = EFFECT_COLORS.destructive;
             ctx.fillRect(x, y, w, 2);
           }
-          if (isFailure(c.status)) {
+          if (c.failed || c.status === 'rejected') {
             ctx.fillStyle = STATUS_COLORS[c.status];
             ctx.fillRect(x, y + ROW_H - 3, w, 3);
             ctx.fillRect(x, y, Math.min(w, 3), ROW_H);
