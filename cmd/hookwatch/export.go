@@ -14,7 +14,6 @@ import (
 	"github.com/hookwatch/hookwatch/audit"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/store"
-	"github.com/hookwatch/hookwatch/store/postgres"
 )
 
 func init() {
@@ -73,7 +72,7 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	fs := newFlagSet("export", "export (--session ID | --since TIME) [--format "+strings.Join(names, "|")+"] [--out DIR] [--db PATH]\n\n"+
 		"Reads the database directly; a collector may be running.\nFormats:"+formats.String(), stderr)
 	session := fs.String("session", "", "the session to export")
-	since := fs.String("since", "", "export every session active since TIME: RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or a duration back from now (24h)")
+	since := fs.String("since", "", "export every session active since TIME: RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or an age back from now (7d, 2w, 24h)")
 	format := fs.String("format", "jsonl", "output format: "+strings.Join(names, ", "))
 	out := fs.String("out", ".", "output directory")
 	dbFlag := dbFlagVar(fs)
@@ -95,15 +94,10 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 	}
-	home := hook.Home(os.Getenv)
-	if dsn := dbDSN(*dbFlag); !postgres.IsURL(dsn) {
-		// Opening a SQLite file that is not there would create it.
-		path := dbFile(dsn, home)
-		if _, err := os.Stat(path); err != nil {
-			return fmt.Errorf("cannot export: no database at %s (set --db or HOOKWATCH_DB): %w", path, err)
-		}
+	db, dbName, err := openExistingStore(ctx, *dbFlag, hook.Home(os.Getenv))
+	if errors.Is(err, errNoDatabase) {
+		return fmt.Errorf("cannot export: %w", err)
 	}
-	db, dbName, err := openStore(ctx, *dbFlag, home)
 	if err != nil {
 		return err
 	}
@@ -133,8 +127,9 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return f.export(ctx, db, ids, exportOptions{Out: *out, Stdout: stdout, Stderr: stderr, Progress: p, OTLP: traces})
 }
 
-// parseSince reads --since: an RFC 3339 time, a date (midnight UTC), or a
-// duration back from now.
+// parseSince reads --since: an RFC 3339 time, a date (midnight UTC), or an
+// age back from now as prune's --older-than reads it (parseAge: 7d, 2w,
+// 36h).
 func parseSince(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
@@ -142,10 +137,10 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return t, nil
 	}
-	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+	if d, err := parseAge(s); err == nil {
 		return now.Add(-d), nil
 	}
-	return time.Time{}, fmt.Errorf("--since %q is neither an RFC 3339 time, a date (YYYY-MM-DD) nor a duration such as 24h", s)
+	return time.Time{}, fmt.Errorf("--since %q is neither an RFC 3339 time, a date (YYYY-MM-DD) nor an age such as 7d or 24h", s)
 }
 
 // sessionsSince lists the sessions whose last event is at or after from,

@@ -138,3 +138,26 @@ func TestExportAndVerify(t *testing.T) {
 	f("no events.jsonl or tool_calls.jsonl", "audit", "verify", t.TempDir())
 	f("want audit verify", "audit", "check", out)
 }
+
+// TestParseSince: --since takes a time, a date, or an age as prune's
+// --older-than does (days and weeks included).
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"2026-11-21T15:00:00Z": time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC),
+		"2026-11-21":           time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC),
+		"24h":                  now.Add(-24 * time.Hour),
+		"7d":                   now.Add(-7 * 24 * time.Hour),
+		"2w":                   now.Add(-14 * 24 * time.Hour),
+		"1.5d":                 now.Add(-36 * time.Hour),
+	} {
+		if got, err := parseSince(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("parseSince(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "yesterday", "-3d", "0d", "0s", "d", "7x"} {
+		if got, err := parseSince(in, now); err == nil || !strings.Contains(err.Error(), "an age such as 7d or 24h") {
+			t.Errorf("parseSince(%q) = %v, %v; want an error", in, got, err)
+		}
+	}
+}

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -40,11 +42,10 @@ func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "hookwatch prune: --older-than is required")
 		return errUsage
 	}
-	home, err := serveHome()
-	if err != nil {
-		return err
+	db, name, err := openExistingStore(ctx, *dbFlag, hook.Home(os.Getenv))
+	if errors.Is(err, errNoDatabase) {
+		return fmt.Errorf("cannot prune: %w", err)
 	}
-	db, name, err := openStore(ctx, *dbFlag, home)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,5 +118,15 @@ func TestPrune(t *testing.T) {
 	})
 	if err := run(context.Background(), []string{"prune"}, nil, io.Discard, io.Discard); err == nil {
 		t.Error("prune without --older-than succeeded")
+	}
+	// A database that is not there is not made, and nothing is said
+	// deleted from it.
+	missing := filepath.Join(t.TempDir(), "gone.db")
+	err := run(context.Background(), []string{"prune", "--older-than", "90d", "--db", missing}, nil, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "cannot prune: no database at "+missing) {
+		t.Errorf("prune of a missing database: %v", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("prune made %s: %v", missing, err)
 	}
 }

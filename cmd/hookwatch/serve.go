@@ -235,6 +235,25 @@ func openStore(ctx context.Context, flag, home string) (store.Store, string, err
 	return st, name, nil
 }
 
+// errNoDatabase is what a command that reads or deletes returns when the
+// SQLite file it names is not there (openExistingStore).
+var errNoDatabase = errors.New("no database")
+
+// openExistingStore is openStore for a command that reads or deletes
+// (export, prune, token list and revoke): opening a SQLite file that is not
+// there would create an empty one, and report nothing or delete nothing as
+// if that were the user's database, so it returns errNoDatabase, naming
+// the file. A PostgreSQL URL is opened as openStore opens it.
+func openExistingStore(ctx context.Context, flag, home string) (store.Store, string, error) {
+	if dsn := dbDSN(flag); !postgres.IsURL(dsn) {
+		path := dbFile(dsn, home)
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil, "", fmt.Errorf("%w at %s (set --db or HOOKWATCH_DB)", errNoDatabase, path)
+		}
+	}
+	return openStore(ctx, flag, home)
+}
+
 func openDSN(ctx context.Context, dsn, home string) (store.Store, string, error) {
 	if postgres.IsURL(dsn) {
 		db, err := postgres.Open(ctx, dsn)

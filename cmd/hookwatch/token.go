@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -46,12 +48,19 @@ func runToken(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 }
 
 // openTokens opens the database --db names and its tokens; close closes it.
-func openTokens(ctx context.Context, dsn string) (tokens store.TokenStore, name string, close func() error, err error) {
-	home, err := serveHome()
-	if err != nil {
-		return nil, "", nil, err
+// Only create makes a SQLite file that is not there: list and revoke
+// return errNoDatabase (openExistingStore).
+func openTokens(ctx context.Context, dsn string, create bool) (tokens store.TokenStore, name string, close func() error, err error) {
+	var db store.Store
+	if create {
+		home, err := serveHome()
+		if err != nil {
+			return nil, "", nil, err
+		}
+		db, name, err = openStore(ctx, dsn, home)
+	} else {
+		db, name, err = openExistingStore(ctx, dsn, hook.Home(os.Getenv))
 	}
-	db, name, err := openStore(ctx, dsn, home)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -80,7 +89,7 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	case *role == store.RoleTeam && *team == "":
 		return fmt.Errorf("%w: a team token needs --team", errUsage)
 	}
-	tokens, name, closeDB, err := openTokens(ctx, *dbFlag)
+	tokens, name, closeDB, err := openTokens(ctx, *dbFlag, true)
 	if err != nil {
 		return err
 	}
@@ -106,14 +115,18 @@ func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
-	tokens, _, closeDB, err := openTokens(ctx, *dbFlag)
-	if err != nil {
+	var list []store.Token
+	tokens, _, closeDB, err := openTokens(ctx, *dbFlag, false)
+	switch {
+	case errors.Is(err, errNoDatabase):
+		// No database, no tokens: said as for an empty one.
+	case err != nil:
 		return err
-	}
-	defer closeDB()
-	list, err := tokens.Tokens(ctx)
-	if err != nil {
-		return err
+	default:
+		defer closeDB()
+		if list, err = tokens.Tokens(ctx); err != nil {
+			return err
+		}
 	}
 	if *asJSON {
 		if list == nil {
@@ -155,7 +168,10 @@ func runTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer
 		return fmt.Errorf("%w: token revoke takes one token ID (see hookwatch token list)", errUsage)
 	}
 	id := fs.Arg(0)
-	tokens, name, closeDB, err := openTokens(ctx, *dbFlag)
+	tokens, name, closeDB, err := openTokens(ctx, *dbFlag, false)
+	if errors.Is(err, errNoDatabase) {
+		return fmt.Errorf("no token %q: %w", id, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -44,6 +45,13 @@ func TestTokenCommands(t *testing.T) {
 	}
 	if out, _, err := cmd("list", "--json"); err != nil || strings.TrimSpace(out) != "[]" {
 		t.Errorf("list --json of no tokens: %v\n%s", err, out)
+	}
+	if _, _, err := cmd("revoke", "tok_x"); err == nil || !strings.Contains(err.Error(), "no database at "+filepath.Join(dir, "hookwatch.db")) {
+		t.Errorf("revoke without a database: %v", err)
+	}
+	// Listing or revoking made no database: only create does.
+	if _, err := os.Stat(filepath.Join(dir, "hookwatch.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the database after list and revoke: %v, want none", err)
 	}
 	secret, _, err := cmd("create", "--user", "ann", "--team", "red")
 	if err != nil {
