@@ -110,8 +110,13 @@ test('the session list shows every session the API has, and its filters work', a
   await page.getByLabel('Search sessions').fill(REAL.slice(0, 8));
   await count.filter({ hasText: /^1 of / }).waitFor();
   const row = page.locator(`[data-session="${REAL}"]`);
+  const real0 = sessions.find((s) => s.id === REAL);
   await row.waitFor();
   assert.match(await row.innerText(), /demo/);
+  // Its failed calls are the collector's failures; the calls the client
+  // rejected, counted apart, are said on the cell.
+  const failedCell = row.locator('.num.bad').filter({ hasText: new RegExp(`^${real0.counts.failures}$`) });
+  assert.equal(await failedCell.getAttribute('title'), `and ${real0.counts.rejected} rejected: calls the client refused to run`);
 
   await page.getByLabel('Search sessions').fill('');
   // Projects group as the collector groups them, and read as the directory name.

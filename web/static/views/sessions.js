@@ -176,7 +176,8 @@ function Lineage({ s }) {
 function Row({ s, now }) {
   const end = s.ended_at ? ms(s.ended_at) : s._last;
   const dur = end - s._first;
-  const count = (v, cls) => html`<span class=${'num ' + (v > 0 ? cls : v === 0 ? 'zero' : '')}>${fmtNum(v)}</span>`;
+  const count = (v, cls, title) => html`<span class=${'num ' + (v > 0 ? cls : v === 0 ? 'zero' : '')} title=${title || undefined}>${fmtNum(v)}</span>`;
+  const rejected = countOf(s, 'rejected');
   return html`
     <div class=${'srow st-' + s._status} role="listitem" data-session=${s.id} onClick=${(e) => { if (!e.target.closest('a') && !getSelection().toString()) location.hash = href(s.id); }}>
       <span><span class=${'pill pill-' + s._status} title=${statusLabel(s._status)}>${s._status === 'background' ? 'background' : s._status}</span></span>
@@ -191,7 +192,7 @@ function Row({ s, now }) {
       <span class="num">${fmtNum(s.event_count ?? countOf(s, 'events'))}</span>
       <span class="num">${fmtNum(countOf(s, 'agents'))}</span>
       <span class="num">${fmtNum(countOf(s, 'tool_calls'))}</span>
-      ${count(countOf(s, 'failures'), 'bad')}
+      ${count(countOf(s, 'failures'), 'bad', rejected > 0 ? `and ${fmtNum(rejected)} rejected: calls the client refused to run` : '')}
       ${count(countOf(s, 'denials'), 'deny')}
       <span class="lin"><${Lineage} s=${s} /></span>
     </div>`;
