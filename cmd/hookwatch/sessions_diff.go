@@ -83,6 +83,8 @@ func printComparison(w io.Writer, c *attribution.Comparison) {
 	row("tool calls", a, b)
 	a, b = num(func(s *attribution.Session) int { return s.Counts.Failures })
 	row("failures", a, b)
+	a, b = num(func(s *attribution.Session) int { return s.Counts.Rejected })
+	row("rejected", a, b)
 	a, b = num(func(s *attribution.Session) int { return s.Counts.Denials })
 	row("denials", a, b)
 	if c.A.Usage == nil && c.B.Usage == nil {

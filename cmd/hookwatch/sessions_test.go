@@ -179,6 +179,15 @@ func TestSessionsDiff(t *testing.T) {
 	if f := line("tool calls"); f[2] != fmt.Sprint(api.A.Counts.ToolCalls) || f[3] != fmt.Sprint(api.B.Counts.ToolCalls) {
 		t.Errorf("tool calls %v, the API says %d %d", f, api.A.Counts.ToolCalls, api.B.Counts.ToolCalls)
 	}
+	for name, n := range map[string][2]int{
+		"failures": {api.A.Counts.Failures, api.B.Counts.Failures},
+		"rejected": {api.A.Counts.Rejected, api.B.Counts.Rejected},
+		"denials":  {api.A.Counts.Denials, api.B.Counts.Denials},
+	} {
+		if f := line(name + " "); f[1] != fmt.Sprint(n[0]) || f[2] != fmt.Sprint(n[1]) {
+			t.Errorf("%s %v, the API says %d %d", name, f, n[0], n[1])
+		}
+	}
 	if len(api.Files) == 0 || !strings.Contains(out, "  "+api.Files[0].Path+" ") {
 		t.Errorf("files %v not listed:\n%s", api.Files, out)
 	}

@@ -726,6 +726,7 @@ test('a fork beside its baseline: both sides, their shapes and calls as the API 
   assert.ok(REAL.startsWith(sa.replace('…', '')) && fork.startsWith(sb.replace('…', '')), `sessions ${sa} | ${sb}`);
   assert.deepEqual(await cells('compare-shape'), ['fan-out of 2', 'single agent']);
   assert.deepEqual(await cells('compare-calls'), [String(want.a.counts.tool_calls), String(want.b.counts.tool_calls)]);
+  assert.deepEqual(await cells('compare-rejected'), [String(want.a.counts.rejected), String(want.b.counts.rejected)]);
   const [ba, bb] = await cells('compare-branch');
   assert.equal(ba, 'is the baseline');
   assert.match(bb, /^fork of /);

@@ -79,6 +79,7 @@ export function CompareView({ a, b, params }) {
         <${Row} name="agents" a=${num(A.counts?.agents)} b=${num(B.counts?.agents)} cls="num" />
         <${Row} name="tool calls" a=${num(A.counts?.tool_calls)} b=${num(B.counts?.tool_calls)} cls="num" testid="compare-calls" />
         <${Row} name="failures" a=${num(A.counts?.failures)} b=${num(B.counts?.failures)} cls="num" />
+        <${Row} name="rejected" a=${num(A.counts?.rejected)} b=${num(B.counts?.rejected)} cls="num" testid="compare-rejected" />
         <${Row} name="denials" a=${num(A.counts?.denials)} b=${num(B.counts?.denials)} cls="num" />
         <${Row} name="input tokens" a=${usage(A, 'input_tokens')} b=${usage(B, 'input_tokens')} cls="num" />
         <${Row} name="output tokens" a=${usage(A, 'output_tokens')} b=${usage(B, 'output_tokens')} cls="num" />
