@@ -23,6 +23,7 @@ import (
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/spool"
+	"github.com/hookwatch/hookwatch/store/postgres"
 )
 
 // lookPath finds a program on PATH; a variable so that the launcher
@@ -198,21 +199,18 @@ func (e *env) checkHookLog() Check {
 	return c
 }
 
-// checkDatabase checks that the collector could write its SQLite database.
+// checkDatabase checks that the collector could write its SQLite database
+// (Options.Database).
 func (e *env) checkDatabase() Check {
 	c := Check{Name: "database", Status: OK}
-	dsn := e.Getenv("HOOKWATCH_DB")
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	path := e.Database
+	switch {
+	case path == "":
+		c.Status, c.Message = Info, "not checked"
+		return c
+	case postgres.IsURL(path):
 		c.Status, c.Message = Info, "PostgreSQL: not checked here; hookwatch serve reports connection errors"
 		return c
-	}
-	path := dsn
-	if path == "" {
-		path = filepath.Join(e.home, "hookwatch.db")
-	}
-	path = strings.TrimPrefix(path, "file:")
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		path = path[:i]
 	}
 	dir := filepath.Dir(path)
 	fixDir := "export HOOKWATCH_DB=<a writable path>.db"

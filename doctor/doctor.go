@@ -97,6 +97,11 @@ type Options struct {
 	HookBinary string
 	// Version is the running hookwatch's version.
 	Version string
+	// Database is the database hookwatch serve would open, as the caller
+	// resolves it for serve (HOOKWATCH_DB, else hookwatch.db in
+	// HOOKWATCH_HOME): a postgres:// URL, or a SQLite file's path. The
+	// database check reads no setting itself; "" skips it.
+	Database string
 	// RoundTrip runs the registered hook once with a synthetic event.
 	RoundTrip bool
 	// ManagedSettings is the organisation's managed settings file; default

@@ -55,11 +55,13 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stdout, "started a collector at %s (log: %s)\n\n", base, filepath.Join(home, "serve.log"))
 	}
 	r := doctor.Run(ctx, doctor.Options{
-		Getenv:      os.Getenv,
-		WorkDir:     *project,
-		Self:        self,
-		HookBinary:  hookBin,
-		Version:     version,
+		Getenv:     os.Getenv,
+		WorkDir:    *project,
+		Self:       self,
+		HookBinary: hookBin,
+		Version:    version,
+		// The database serve would open without --db.
+		Database:    dbFile(dbDSN(""), home),
 		RoundTrip:   !*noTrip,
 		CheckPolicy: policy.Check,
 	})

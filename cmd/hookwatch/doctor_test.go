@@ -11,6 +11,7 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/doctor"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/policy"
 	"github.com/hookwatch/hookwatch/spool"
@@ -334,4 +335,22 @@ func TestDoctorLosses(t *testing.T) {
 	sp.Append([]byte(`{"id":"y"}`))
 	r, _ = runDoctorJSON(t, "--no-round-trip")
 	wantCheck(t, r, "spool", doctor.Warn, "4 dropped", "degraded, 1 lost event not acknowledged")
+}
+
+// TestDoctorDatabase: the database check looks at the database serve would
+// open, resolved as serve resolves it (dbDSN, dbFile), not by a rule of
+// its own.
+func TestDoctorDatabase(t *testing.T) {
+	newTestEnv(t)
+	mustHW(t, "install")
+	t.Setenv("HOOKWATCH_DB", "")
+	r, _ := runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "database", doctor.OK, dbFile(dbDSN(""), hook.Home(os.Getenv))+" ")
+	own := filepath.Join(t.TempDir(), "own.db")
+	t.Setenv("HOOKWATCH_DB", own)
+	r, _ = runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "database", doctor.OK, own+" is writable")
+	t.Setenv("HOOKWATCH_DB", "postgres://hookwatch@db.invalid/hookwatch")
+	r, _ = runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "database", doctor.Info, "PostgreSQL")
 }
