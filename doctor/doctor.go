@@ -164,17 +164,15 @@ func Run(ctx context.Context, o Options) *Report {
 	if e.ManagedSettings == "" {
 		e.ManagedSettings = claudecode.ManagedSettingsPath()
 	}
-	e.home = hook.Home(e.Getenv)
+	// The collector, home and token the hook would use, read as it reads
+	// them.
+	cfg, _ := hook.ConfigFromEnv(e.Getenv)
+	e.home, e.url, e.token = cfg.Home, strings.TrimRight(cfg.URL, "/"), cfg.Token
 	e.userHome = e.Getenv("HOME")
 	if e.userHome == "" {
 		e.userHome, _ = os.UserHomeDir()
 	}
 	e.configDir, _ = claudecode.UserConfigDir(e.Getenv, e.userHome)
-	e.url = strings.TrimRight(e.Getenv("HOOKWATCH_URL"), "/")
-	if e.url == "" {
-		e.url = hook.DefaultURL
-	}
-	e.token = hook.Token(e.Getenv, e.home)
 	e.client, e.clientErr = forward.NewClient(forward.CAFile(e.Getenv, e.home))
 	if e.client != nil {
 		defer e.client.CloseIdleConnections()
