@@ -72,6 +72,9 @@ func (c *ToolCall) appendJSON(b []byte) ([]byte, bool) {
 	if c.SyntheticID {
 		b = append(b, `,"synthetic_id":true`...)
 	}
+	if c.Failed {
+		b = append(b, `,"failed":true`...)
+	}
 	str(`,"session_id":`, c.SessionID)
 	str(`,"agent_id":`, c.AgentID)
 	if c.AgentType == nil {
@@ -82,9 +85,6 @@ func (c *ToolCall) appendJSON(b []byte) ([]byte, bool) {
 	str(`,"tool_name":`, c.ToolName)
 	str(`,"family":`, c.Family)
 	str(`,"status":`, c.Status)
-	if c.Failed {
-		b = append(b, `,"failed":true`...)
-	}
 	at(`,"started_at":`, c.StartedAt)
 	optAt(`,"ended_at":`, c.EndedAt, false)
 	b = append(b, `,"duration_ms":`...)
