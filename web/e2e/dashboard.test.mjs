@@ -281,6 +281,9 @@ test('filters narrow the timeline and the event list, and survive a reload', asy
   assert.equal(only[0].calls, want.calls.get(explore).size);
 
   await page.getByLabel('Agent', { exact: true }).selectOption('*');
+  // The status filter offers the statuses the collector gave the calls.
+  const offered = await page.getByLabel('Status', { exact: true }).locator('option').evaluateAll((os) => os.map((o) => o.value).filter(Boolean));
+  assert.deepEqual(offered, [...new Set(want.toolCalls.map((c) => c.status))].sort());
   await page.getByLabel('Status', { exact: true }).selectOption('error');
   assert.equal(sum(await lanes()), want.toolCalls.filter((c) => c.status === 'error').length, 'failed calls');
   await page.getByLabel('Status', { exact: true }).selectOption('rejected');

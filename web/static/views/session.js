@@ -307,6 +307,9 @@ function Filters({ model, version, filters, setFilters }) {
   };
   const agentValue = filters.agent == null ? '*' : filters.agent === MAIN ? 'main' : filters.agent;
   const subtypes = useMemo(() => withCurrent([...new Set([...model.calls.values()].map((c) => c.subtype).filter(Boolean))].sort(), filters.subtype), [version, filters.subtype]);
+  // The statuses the collector gave the calls loaded, as the tools and
+  // subtypes: no list of them is kept here.
+  const statuses = useMemo(() => withCurrent([...new Set([...model.calls.values()].map((c) => c.status))].sort(), filters.status), [version, filters.status]);
   const any = filters.agent != null || filters.tool || filters.event || filters.status || filters.subtype || filters.effect;
   const agentOptions = [['*', 'all agents'], ...order.map((a) => [a.id === MAIN ? 'main' : a.id, '\u00a0'.repeat(a.level * 2) + agentLabel(a) + (a.id ? ' · ' + shortID(a.id, 7) : '')])];
   if (filters.agent != null && filters.agent !== MAIN && !model.agents.has(filters.agent)) agentOptions.push([filters.agent, shortID(filters.agent, 12)]);
@@ -316,7 +319,7 @@ function Filters({ model, version, filters, setFilters }) {
       <${Select} label="Tool" value=${filters.tool} onChange=${set('tool')} options=${[['', 'all tools'], ...tools.map((t) => [t, t])]} />
       <${Select} label="Event" value=${filters.event} onChange=${set('event')} options=${[['', 'all events'], ...events.map((t) => [t, t])]} />
       <${Select} label="Status" value=${filters.status} onChange=${set('status')}
-        options=${[['', 'any status'], ...['ok', 'error', 'rejected', 'interrupted', 'denied', 'pending'].map((t) => [t, t])]} />
+        options=${[['', 'any status'], ...statuses.map((t) => [t, t])]} />
       <${Select} label="Subtype" value=${filters.subtype} onChange=${set('subtype')} options=${[['', 'all subtypes'], ...subtypes.map((t) => [t, t])]} />
       <${Select} label="Effect" value=${filters.effect} onChange=${set('effect')} options=${[['', 'any effect'], ...EFFECTS.map((t) => [t, t])]} />
       ${any && html`<button type="button" onClick=${() => setFilters(emptyFilters())}>clear filters</button>`}
