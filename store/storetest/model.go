@@ -891,21 +891,28 @@ func testSubagentSession(t *testing.T, s ModelStore) {
 	f("dropped", "")
 }
 
+// staleIDs returns the ids of StaleModels(after, limit), checking that
+// each session comes with its summary.
+func staleIDs(tb testing.TB, s ModelStore, after string, limit int) []string {
+	tb.Helper()
+	got, err := s.StaleModels(ctx, after, limit)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var ids []string
+	for _, sess := range got {
+		ids = append(ids, sess.ID)
+		if sess.LastSeq == 0 || sess.EventCount == 0 {
+			tb.Errorf("stale session read back without its summary: %+v", sess)
+		}
+	}
+	return ids
+}
+
 func testStaleModels(t *testing.T, s ModelStore) {
 	stale := func(after string, limit int) []string {
 		t.Helper()
-		got, err := s.StaleModels(ctx, after, limit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, sess := range got {
-			ids = append(ids, sess.ID)
-			if sess.LastSeq == 0 || sess.EventCount == 0 {
-				t.Errorf("stale session read back without its summary: %+v", sess)
-			}
-		}
-		return ids
+		return staleIDs(t, s, after, limit)
 	}
 	if got := stale("", 0); len(got) != 0 {
 		t.Fatalf("stale sessions of an empty store: %v", got)
@@ -1020,8 +1027,8 @@ func SeedCurrentModels(t *testing.T, s ModelStore) []string {
 		models = append(models, store.SessionModel{SessionID: id, GroupKey: "k", Seq: seq, UpdatedSeq: seq, FirstEventAt: At(0), LastEventAt: At(1)})
 	}
 	putModel(t, s, store.ModelBatch{Sessions: models})
-	if got, err := s.StaleModels(ctx, "", 0); err != nil || len(got) != 0 {
-		t.Fatalf("StaleModels of current models: %v, %v", got, err)
+	if stale := staleIDs(t, s, "", 0); len(stale) != 0 {
+		t.Fatalf("StaleModels of current models: %v", stale)
 	}
 	return ids
 }
@@ -1029,15 +1036,7 @@ func SeedCurrentModels(t *testing.T, s ModelStore) []string {
 // CheckAllStale checks that StaleModels lists every one of ids.
 func CheckAllStale(t *testing.T, s ModelStore, ids []string) {
 	t.Helper()
-	got, err := s.StaleModels(ctx, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stale []string
-	for _, sess := range got {
-		stale = append(stale, sess.ID)
-	}
-	if !slices.Equal(stale, ids) {
+	if stale := staleIDs(t, s, "", 0); !slices.Equal(stale, ids) {
 		t.Fatalf("stale after the migration: %v, want %v", stale, ids)
 	}
 }
