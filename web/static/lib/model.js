@@ -463,9 +463,10 @@ export class SessionModel {
 
   /**
    * numbers returns the rows of the per-tool and per-agent tables: the
-   * collector's counts (the session's tools, each agent's own calls), most
-   * calls first, with the failure rate they make and the p50 and p95 of the
-   * durations of the calls loaded. Agents without calls are left out.
+   * collector's counts (the session's tools, in the collector's order;
+   * each agent's own calls, most first), with the failure rate they make
+   * and the p50 and p95 of the durations of the calls loaded. Agents
+   * without calls are left out.
    */
   numbers() {
     if (this._numbers && this._numbers.version === this.version) return this._numbers;
@@ -488,7 +489,7 @@ export class SessionModel {
       .map((t) => row(str(t.tool_name), { calls: count(t.calls), failures: count(t.failures), denials: count(t.denials), rejected: count(t.rejected) }, durs.tools.get(str(t.tool_name))));
     const agents = [...this.agents.values()].filter((a) => a.toolCount > 0)
       .map((a) => row(a.id, { calls: a.toolCount, failures: a.failures, denials: a.denials, rejected: a.rejected }, durs.agents.get(a.id))).sort(most);
-    this._numbers = { version: this.version, tools: tools.sort(most), agents };
+    this._numbers = { version: this.version, tools, agents };
     return this._numbers;
   }
 
