@@ -18,6 +18,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/spool"
 )
 
@@ -102,17 +103,6 @@ func config(t *testing.T, url string) hook.Config {
 	return cfg
 }
 
-// deadURL returns a loopback URL on which nothing listens.
-func deadURL(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
-}
-
 func logLines(t *testing.T, home string) []string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(home, "hook.log"))
@@ -168,7 +158,7 @@ func TestRunTraceparent(t *testing.T) {
 }
 
 func TestRunSpoolsThenDrains(t *testing.T) {
-	cfg := config(t, deadURL(t))
+	cfg := config(t, testbin.DeadURL(t))
 	for i := 0; i < 3; i++ {
 		res := hook.Run(context.Background(), cfg, bytes.NewReader(preToolUse(t)))
 		if !res.Spooled || res.Delivered || res.ExitCode != 0 {
@@ -314,7 +304,7 @@ func TestHostileInput(t *testing.T) {
 		t.Fatalf("hostile corpus has %d inputs", len(inputs))
 	}
 	c := newCollector(t)
-	for _, url := range []string{deadURL(t), c.srv.URL} {
+	for _, url := range []string{testbin.DeadURL(t), c.srv.URL} {
 		for name, in := range inputs {
 			home := t.TempDir()
 			cmd := exec.Command(bin)

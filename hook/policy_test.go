@@ -13,6 +13,7 @@ import (
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/hooksock"
+	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/spool"
 )
 
@@ -68,7 +69,7 @@ func spooled(t *testing.T, cfg hook.Config) []event.Envelope {
 // answers the agent with the reply, and — the reply naming the collector at
 // its URL — hands the event over through the spool with the audit record.
 func TestRunAsksTheLocalCollector(t *testing.T) {
-	url := deadURL(t) // the collector's HTTP side is not needed
+	url := testbin.DeadURL(t) // the collector's HTTP side is not needed
 	cfg := config(t, url)
 	cfg.ProjectDir = t.TempDir()
 	asked := answering(t, cfg, func(r hooksock.Request) hooksock.Reply {
@@ -104,7 +105,7 @@ func TestRunAsksTheLocalCollector(t *testing.T) {
 // gives no answer leaves the agent unanswered (fail-open, exit 0), the event
 // recorded, and one line saying why.
 func TestRunCollectorFailsToAnswer(t *testing.T) {
-	cfg := config(t, deadURL(t))
+	cfg := config(t, testbin.DeadURL(t))
 	answering(t, cfg, func(hooksock.Request) hooksock.Reply { panic("evaluator bug") })
 	res := hook.Run(context.Background(), cfg, bytes.NewReader(preToolUse(t)))
 	if res.ExitCode != 0 || len(res.Stdout) != 0 || !res.Spooled {

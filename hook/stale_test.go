@@ -15,6 +15,7 @@ import (
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/hooksock"
+	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/stale"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -112,7 +113,7 @@ func TestStaleGuard(t *testing.T) {
 	}{
 		"off":            {off, resume},
 		"startup":        {cfg, payload("hook_event_name", "SessionStart", "source", "startup")},
-		"collector down": {config(t, deadURL(t)), resume},
+		"collector down": {config(t, testbin.DeadURL(t)), resume},
 		"forwarded":      {config(t, "https://collector.example:7421"), resume},
 	} {
 		res := run(c.cfg, c.data)

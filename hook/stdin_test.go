@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/bench"
+	"github.com/hookwatch/hookwatch/internal/testbin"
 )
 
 // runHookOnPipe runs the real hook binary with a real pipe as stdin, fed
@@ -32,7 +33,7 @@ func runHookOnPipe(t *testing.T, budget string, feed func(w *os.File)) (took tim
 		t.Fatal(wrapErr)
 	}
 	home = t.TempDir()
-	env := []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + deadURL(t), "HOOKWATCH_AUTOSTART=0", "HOOKWATCH_HOOK_BUDGET=" + budget}
+	env := []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + testbin.DeadURL(t), "HOOKWATCH_AUTOSTART=0", "HOOKWATCH_HOOK_BUDGET=" + budget}
 	m, err := bench.MeasureRSS(context.Background(), wrap, []string{bin}, env, feed, 20*time.Second)
 	if err != nil {
 		t.Fatalf("hook: %v", err)

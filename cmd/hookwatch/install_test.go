@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,6 +18,7 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/doctor"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -69,7 +69,8 @@ func newTestEnv(t *testing.T) *testEnv {
 	t.Setenv("HOOKWATCH_HOME", e.hwHome)
 	t.Setenv("CLAUDE_CONFIG_DIR", e.config)
 	t.Setenv("PATH", filepath.Join(root, "path")+":/usr/bin:/bin")
-	t.Setenv("HOOKWATCH_URL", closedURL(t))
+	// Nothing listens there until a test starts a collector on it.
+	t.Setenv("HOOKWATCH_URL", "http://"+testbin.FreeAddr(t))
 	for _, k := range []string{"HOOKWATCH_DB", "HOOKWATCH_TOKEN", "HOOKWATCH_ADDR", "GOBIN", "HOOKWATCH_HOOK_BUDGET"} {
 		t.Setenv(k, "")
 	}
@@ -93,18 +94,6 @@ func (e *testEnv) fakeClaude(t *testing.T, version string) {
 }
 
 func (e *testEnv) userSettings() string { return filepath.Join(e.config, "settings.json") }
-
-// closedURL is the URL of a loopback port nothing listens on.
-func closedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := "http://" + l.Addr().String()
-	l.Close()
-	return u
-}
 
 // hw runs the hookwatch CLI in-process and returns stdout, stderr and the
 // error.

@@ -19,6 +19,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hookwatch/hookwatch/internal/deadport"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
 )
 
@@ -107,7 +108,12 @@ func Abuse(ctx context.Context, w io.Writer, o AbuseOptions) error {
 
 	// The hook.
 	const budget = time.Second
-	env := []string{"HOOKWATCH_HOME=" + filepath.Join(b.tmp, "hook-home"), "HOOKWATCH_URL=" + mustDeadURL(), "HOOKWATCH_AUTOSTART=0", "HOOKWATCH_HOOK_BUDGET=" + budget.String()}
+	dead, err := deadport.Open()
+	if err != nil {
+		return err
+	}
+	defer dead.Close()
+	env := []string{"HOOKWATCH_HOME=" + filepath.Join(b.tmp, "hook-home"), "HOOKWATCH_URL=" + dead.URL(), "HOOKWATCH_AUTOSTART=0", "HOOKWATCH_HOOK_BUDGET=" + budget.String()}
 	largest := `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Write","tool_use_id":"toolu_1","cwd":"/tmp","tool_input":{"file_path":"/tmp/f","content":"` + strings.Repeat("y", 8<<20-1024) + `"}}`
 	hookCases := []struct {
 		name string
@@ -366,12 +372,4 @@ func main() {
 // dir and returns its path.
 func BuildRSSWrapper(ctx context.Context, repo, dir string) (string, error) {
 	return buildSource(ctx, repo, dir, "rsswrap", rssWrapSource)
-}
-
-func mustDeadURL() string {
-	u, err := deadURL()
-	if err != nil {
-		return "http://127.0.0.1:9"
-	}
-	return u
 }

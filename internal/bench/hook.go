@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
 
 	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/internal/deadport"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
 )
 
@@ -101,10 +101,12 @@ func Hook(ctx context.Context, w io.Writer, o HookOptions) error {
 	}
 	defer stop()
 
-	down, err := deadURL()
+	dead, err := deadport.Open()
 	if err != nil {
 		return err
 	}
+	defer dead.Close()
+	down := dead.URL()
 	// A hook sharing the collector's home finds it attached to its spool
 	// and hands the event over there (the default on one machine); a hook
 	// with another home posts each event and waits for the commit, as with
@@ -237,14 +239,4 @@ func startCollector(bin, home string) (url string, stop func(), err error) {
 		return "", nil, err
 	}
 	return p.URL(), func() { _ = p.Stop(time.Minute) }, nil
-}
-
-// deadURL returns a loopback URL on which nothing listens.
-func deadURL() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return "http://" + l.Addr().String(), nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/internal/deadport"
 	"github.com/hookwatch/hookwatch/policy"
 )
 
@@ -56,10 +57,12 @@ func Policy(ctx context.Context, w io.Writer, o PolicyOptions) error {
 	}
 	defer os.RemoveAll(b.tmp)
 	tmp, floor, hookBin, fullBin := b.tmp, b.floor, b.hook, b.full
-	down, err := deadURL()
+	dead, err := deadport.Open()
 	if err != nil {
 		return err
 	}
+	defer dead.Close()
+	down := dead.URL()
 	noPolicy, withPolicy := filepath.Join(tmp, "home-none"), filepath.Join(tmp, "home-policy")
 	policyFile := filepath.Join(withPolicy, "policy.yaml")
 	if err := os.MkdirAll(withPolicy, 0o700); err != nil {

@@ -29,7 +29,7 @@ func TestDoctorNamesClient(t *testing.T) {
 		cmd := exec.Command(hookwatch, "doctor", "--json", "--no-round-trip")
 		cmd.Dir = dir
 		cmd.Env = []string{"PATH=" + path + ":/usr/bin:/bin", "HOME=" + dir, "HOOKWATCH_HOME=" + filepath.Join(dir, "hw"),
-			"HOOKWATCH_URL=" + deadURL(t), "HOOKWATCH_AUTOSTART=0"}
+			"HOOKWATCH_URL=" + testbin.DeadURL(t), "HOOKWATCH_AUTOSTART=0"}
 		out, _ := cmd.Output() // nothing is installed: doctor reports problems
 		var r doctor.Report
 		if err := json.Unmarshal(out, &r); err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/hookwatch/hookwatch/internal/testbin"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"github.com/hookwatch/hookwatch/decision"
 	hwevent "github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/fakeclaude"
+	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/spool"
 )
 
@@ -69,22 +68,11 @@ func newPolicyEnv(t *testing.T, bins policyBins, userPolicy string) *policyEnv {
 	p := &policyEnv{t: t, hwHome: hwHome}
 	// No collector, and none started by the hook: every envelope stays in
 	// the spool for the test to read.
-	p.Env = New(t, bins.client, Hook{Command: bins.hook}, "HOOKWATCH_HOME="+hwHome, "HOOKWATCH_URL="+deadURL(t), "HOOKWATCH_AUTOSTART=0")
+	p.Env = New(t, bins.client, Hook{Command: bins.hook}, "HOOKWATCH_HOME="+hwHome, "HOOKWATCH_URL="+testbin.DeadURL(t), "HOOKWATCH_AUTOSTART=0")
 	if userPolicy != "" {
 		writeFile(t, filepath.Join(hwHome, "policy.yaml"), userPolicy)
 	}
 	return p
-}
-
-// deadURL is a loopback URL on which nothing listens.
-func deadURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return "http://" + l.Addr().String()
 }
 
 // spooled is one envelope the hook spooled, decoded.
@@ -130,7 +118,8 @@ func (p *policyEnv) envelopes() []spooled {
 		p.t.Fatal(err)
 	}
 	if len(out) == 0 {
-		p.t.Fatal("the hook spooled nothing")
+		log, _ := os.ReadFile(filepath.Join(p.hwHome, "hook.log"))
+		p.t.Fatalf("the hook spooled nothing; hook.log:\n%s", log)
 	}
 	return out
 }

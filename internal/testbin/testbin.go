@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/internal/deadport"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
 )
 
@@ -61,6 +62,19 @@ func Build(tb testing.TB, pkg string) string {
 func ModuleRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// DeadURL returns a loopback URL on which connections are refused until the
+// test ends: a collector that is down. Its port is held (deadport), so no
+// server of a parallel test can take the requests meant to fail.
+func DeadURL(tb testing.TB) string {
+	tb.Helper()
+	p, err := deadport.Open()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { p.Close() })
+	return p.URL()
 }
 
 // FreeAddr returns a loopback address nothing listens on right now.
