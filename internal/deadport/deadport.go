@@ -24,7 +24,15 @@ type Port struct {
 // it. The socket does not set SO_REUSEADDR, so that no listener, with or
 // without it, can bind the port while it is held.
 func Open() (*Port, error) {
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	// Not inherited by the processes a test starts: SOCK_CLOEXEC is not on
+	// every system, so the flag is set under the fork lock, as package net
+	// does there.
+	syscall.ForkLock.RLock()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return nil, fmt.Errorf("cannot create a socket: %w", err)
 	}
