@@ -2,6 +2,7 @@ package install
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -238,9 +239,10 @@ func (o Options) checkInstall() error {
 	return nil
 }
 
-// hookURL is the http handler's URL.
-func (o Options) hookURL() string {
-	return strings.TrimRight(o.CollectorURL, "/") + claudecode.HookPath
+// HookURL is the URL the http handlers of --mode http post to: the
+// collector's (DefaultCollectorURL when unset) hook endpoint.
+func (o Options) HookURL() string {
+	return strings.TrimRight(cmp.Or(o.CollectorURL, DefaultCollectorURL), "/") + claudecode.HookPath
 }
 
 // LocalCollector reports whether the collector at url (the default when
@@ -274,7 +276,7 @@ func (o Options) group(e Event) obj {
 	}
 	var h obj
 	if o.Mode == ModeHTTP && e.HTTP {
-		h = obj{{"type", "http"}, {"url", o.hookURL()}, {"timeout", e.Timeout}}
+		h = obj{{"type", "http"}, {"url", o.HookURL()}, {"timeout", e.Timeout}}
 		var headers obj
 		var env []string
 		if !LocalCollector(o.CollectorURL) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -228,7 +229,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		if err != nil {
 			return err
 		}
-		o.Mode = orDefault(m, install.ModeCommand)
+		o.Mode = cmp.Or(m, install.ModeCommand)
 		if m == install.ModeHTTP && *url == "" && u != "" {
 			o.CollectorURL = u
 		}
@@ -258,10 +259,10 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if !sf.dryRun && r.Changed {
 		how := bin + " hook"
 		if o.Mode == install.ModeHTTP {
-			how = "POST " + strings.TrimRight(orDefault(o.CollectorURL, install.DefaultCollectorURL), "/") + claudecode.HookPath + " (where Claude Code allows it), else " + how
+			how = "POST " + o.HookURL() + " (where Claude Code allows it), else " + how
 		}
 		fmt.Fprintf(stdout, "Hooks run: %s\n", how)
-		fmt.Fprintf(stdout, "Next: open Claude Code. The first hook starts the collector in the background; the dashboard is at %s.\nCheck the setup any time with 'hookwatch doctor'; keep the collector running across reboots with 'hookwatch service install'.\n", orDefault(collector, install.DefaultCollectorURL))
+		fmt.Fprintf(stdout, "Next: open Claude Code. The first hook starts the collector in the background; the dashboard is at %s.\nCheck the setup any time with 'hookwatch doctor'; keep the collector running across reboots with 'hookwatch service install'.\n", cmp.Or(o.CollectorURL, install.DefaultCollectorURL))
 	}
 	return nil
 }
@@ -349,11 +350,4 @@ func diffStat(diff string) string {
 		}
 	}
 	return fmt.Sprintf("+%d -%d lines", add, del)
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -442,7 +442,10 @@ func TestInstallModeSwitch(t *testing.T) {
 		return "command"
 	}
 	mustHW(t, "install")
-	mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:9999")
+	// What the install says is what it wrote.
+	if out := mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:9999/"); !strings.Contains(out, "Hooks run: POST http://127.0.0.1:9999/v1/hooks/claude ") {
+		t.Fatalf("install --mode http says:\n%s", out)
+	}
 	mustHW(t, "install")
 	if got := mode(); got != "http" {
 		t.Fatalf("after --mode http and a plain install: %s", got)

@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
@@ -425,7 +426,7 @@ func clientLink(traceparent string) *tracepb.Span_Link {
 // agent runtime is the service.
 func Resource(s *attribution.Session) *resourcepb.Resource {
 	r := &resourcepb.Resource{Attributes: []*commonpb.KeyValue{
-		str(attrServiceName, orDefault(s.Runtime, "unknown")),
+		str(attrServiceName, cmp.Or(s.Runtime, "unknown")),
 		str(attrRuntime, s.Runtime),
 	}}
 	if s.ClientVersion != "" {
@@ -482,13 +483,6 @@ func minNonZero(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // cut returns s cut to at most n bytes, a rune cut in two dropped.
