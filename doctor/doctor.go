@@ -167,7 +167,7 @@ func Run(ctx context.Context, o Options) *Report {
 	// The collector, home and token the hook would use, read as it reads
 	// them.
 	cfg, _ := hook.ConfigFromEnv(e.Getenv)
-	e.home, e.url, e.token = cfg.Home, strings.TrimRight(cfg.URL, "/"), cfg.Token
+	e.home, e.url, e.token = cfg.Home, cfg.Base(), cfg.Token
 	e.userHome = e.Getenv("HOME")
 	if e.userHome == "" {
 		e.userHome, _ = os.UserHomeDir()

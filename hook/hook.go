@@ -74,6 +74,9 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Base is URL without a trailing slash, for joining the API's paths to it.
+func (cfg Config) Base() string { return strings.TrimRight(cfg.URL, "/") }
+
 // ConfigFromEnv reads the configuration from getenv. Bad values fall back to
 // defaults and are reported as warnings, because the hook must run anyway.
 func ConfigFromEnv(getenv func(string) string) (Config, []string) {

@@ -157,6 +157,23 @@ func TestRunTraceparent(t *testing.T) {
 	}
 }
 
+// TestConfigBase: the API's paths join the collector's URL however it
+// ends, and the hook keeps the URL as it was given.
+func TestConfigBase(t *testing.T) {
+	for url, want := range map[string]string{
+		"http://127.0.0.1:7421":    "http://127.0.0.1:7421",
+		"http://127.0.0.1:7421/":   "http://127.0.0.1:7421",
+		"https://hw.example.com//": "https://hw.example.com",
+	} {
+		cfg, _ := hook.ConfigFromEnv(func(k string) string {
+			return map[string]string{"HOOKWATCH_HOME": t.TempDir(), "HOOKWATCH_URL": url}[k]
+		})
+		if cfg.URL != url || cfg.Base() != want {
+			t.Errorf("HOOKWATCH_URL %q: URL %q, Base %q; want Base %q", url, cfg.URL, cfg.Base(), want)
+		}
+	}
+}
+
 func TestRunSpoolsThenDrains(t *testing.T) {
 	cfg := config(t, testbin.DeadURL(t))
 	for i := 0; i < 3; i++ {

@@ -23,7 +23,7 @@ import (
 // HOOKWATCH_TOKEN or the home's token file).
 func collectorURL() (base, token string) {
 	cfg, _ := hook.ConfigFromEnv(os.Getenv)
-	return strings.TrimRight(cfg.URL, "/"), cfg.Token
+	return cfg.Base(), cfg.Token
 }
 
 // runningCollector returns the collector attached to the spool of home, as
