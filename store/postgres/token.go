@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/hookwatch/hookwatch/store"
@@ -24,42 +23,24 @@ func scanToken(r sqlq.Row) (store.Token, error) {
 
 // CreateToken implements store.TokenStore.
 func (db *DB) CreateToken(ctx context.Context, t store.Token) error {
-	p, err := db.open()
-	if err != nil {
-		return err
-	}
-	q, args := bind(sqlq.CreateToken, []any{t.ID, t.User, t.Team, t.Role, t.Hash, sqlq.Nanos(t.CreatedAt)})
-	tag, err := p.Exec(ctx, q, args...)
-	if err != nil {
-		return fmt.Errorf("cannot create token %q: %w", t.ID, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("token %q: %w", t.ID, store.ErrExists)
-	}
-	return nil
+	return sqlq.CreateToken(ctx, db.exec, t)
 }
 
 // RevokeToken implements store.TokenStore.
 func (db *DB) RevokeToken(ctx context.Context, id string, at time.Time) error {
+	return sqlq.RevokeToken(ctx, db.exec, id, at)
+}
+
+// exec runs one statement on the pool (sqlq.Exec).
+func (db *DB) exec(ctx context.Context, q string, args ...any) (int64, error) {
 	p, err := db.open()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	q, args := bind(sqlq.RevokeToken, []any{sqlq.Nanos(at), id})
+	q, args = bind(q, args)
 	tag, err := p.Exec(ctx, q, args...)
 	if err != nil {
-		return fmt.Errorf("cannot revoke token %q: %w", id, err)
+		return 0, err
 	}
-	if tag.RowsAffected() > 0 {
-		return nil
-	}
-	var found int64
-	q, args = bind(sqlq.RevokeTokenExists, []any{id})
-	if err := p.QueryRow(ctx, q, args...).Scan(&found); err != nil {
-		return fmt.Errorf("cannot revoke token %q: %w", id, err)
-	}
-	if found == 0 {
-		return fmt.Errorf("token %q: %w", id, store.ErrNotFound)
-	}
-	return nil
+	return tag.RowsAffected(), nil
 }

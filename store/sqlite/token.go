@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/hookwatch/hookwatch/store"
@@ -24,41 +23,25 @@ func scanToken(r sqlq.Row) (store.Token, error) {
 
 // CreateToken implements store.TokenStore.
 func (db *DB) CreateToken(ctx context.Context, t store.Token) error {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	if db.closed {
-		return ErrClosed
-	}
-	res, err := db.w.conn.ExecContext(ctx, sqlq.CreateToken, t.ID, t.User, t.Team, t.Role, t.Hash, sqlq.Nanos(t.CreatedAt))
-	if err != nil {
-		return fmt.Errorf("cannot create token %q: %w", t.ID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("token %q: %w", t.ID, store.ErrExists)
-	}
-	return nil
+	return sqlq.CreateToken(ctx, db.exec, t)
 }
 
 // RevokeToken implements store.TokenStore.
 func (db *DB) RevokeToken(ctx context.Context, id string, at time.Time) error {
+	return sqlq.RevokeToken(ctx, db.exec, id, at)
+}
+
+// exec runs a statement outside the writer's transactions, on its
+// connection (sqlq.Exec).
+func (db *DB) exec(ctx context.Context, q string, args ...any) (int64, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
-		return ErrClosed
+		return 0, ErrClosed
 	}
-	res, err := db.w.conn.ExecContext(ctx, sqlq.RevokeToken, sqlq.Nanos(at), id)
+	res, err := db.w.conn.ExecContext(ctx, q, args...)
 	if err != nil {
-		return fmt.Errorf("cannot revoke token %q: %w", id, err)
+		return 0, err
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
-		return nil
-	}
-	var found int
-	if err := db.w.conn.QueryRowContext(ctx, sqlq.RevokeTokenExists, id).Scan(&found); err != nil {
-		return fmt.Errorf("cannot revoke token %q: %w", id, err)
-	}
-	if found == 0 {
-		return fmt.Errorf("token %q: %w", id, store.ErrNotFound)
-	}
-	return nil
+	return res.RowsAffected()
 }
