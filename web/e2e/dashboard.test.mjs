@@ -383,6 +383,13 @@ test('a call shows its meaning: subtype, effect, the steps of its command, the f
   await page.goto(BASE + '/#/s/' + encodeURIComponent(RESUMED) + '?effect=write');
   await loaded(page);
   assert.equal(await page.getByLabel('Effect', { exact: true }).inputValue(), 'write');
+  // The effect filter offers the effects the collector gave the calls,
+  // harmless first.
+  const rank = ['read_only', 'execute_check', 'network', 'write', 'destructive'];
+  const effects = [...new Set((await all(`/v1/sessions/${RESUMED}/tool-calls`, 'tool_calls')).map((c) => c.effect).filter(Boolean))];
+  const offered = await page.getByLabel('Effect', { exact: true }).locator('option').evaluateAll((os) => os.map((o) => o.value).filter(Boolean));
+  assert.deepEqual(offered, effects.sort((a, b) => rank.indexOf(a) - rank.indexOf(b)));
+  assert.ok(offered.length >= 2, `effects offered: ${offered}`);
   await page.getByRole('tab', { name: 'Events' }).click();
   const list = page.getByRole('list', { name: 'Events' });
   await list.waitFor();

@@ -623,9 +623,6 @@ export function eventMatches(ev, f, model) {
   return true;
 }
 
-/** EFFECTS are the effects of a call, from harmless to irreversible. */
-export const EFFECTS = ['read_only', 'execute_check', 'network', 'write', 'destructive'];
-
 /** callsTouching returns the calls other than id that read or wrote path. */
 export function callsTouching(model, path, id) {
   const out = [];

@@ -3,9 +3,9 @@
 // pages and kept live from the event stream.
 import { html, useState, useEffect, useLayoutEffect, useRef, useMemo, Select } from '../lib/html.js';
 import { getJSON, pages, bodies, sessionPath, stream, withQuery, HTTPError } from '../lib/api.js';
-import { SessionModel, MAIN, EFFECTS, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
+import { SessionModel, MAIN, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
 import { VList } from '../lib/vlist.js';
-import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, shapeLabel } from '../lib/format.js';
+import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, shapeLabel, EFFECT_COLORS } from '../lib/format.js';
 import { comparePath } from './compare.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
@@ -310,6 +310,14 @@ function Filters({ model, version, filters, setFilters }) {
   // The statuses the collector gave the calls loaded, as the tools and
   // subtypes: no list of them is kept here.
   const statuses = useMemo(() => withCurrent([...new Set([...model.calls.values()].map((c) => c.status))].sort(), filters.status), [version, filters.status]);
+  // So the effects, in the order of their colours (harmless to
+  // irreversible); one the palette does not know comes last.
+  const effects = useMemo(() => {
+    const rank = (e) => { const i = Object.keys(EFFECT_COLORS).indexOf(e); return i < 0 ? Infinity : i; };
+    const seen = [...new Set([...model.calls.values()].map((c) => c.effect).filter(Boolean))];
+    if (filters.effect && !seen.includes(filters.effect)) seen.push(filters.effect);
+    return seen.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+  }, [version, filters.effect]);
   const any = filters.agent != null || filters.tool || filters.event || filters.status || filters.subtype || filters.effect;
   const agentOptions = [['*', 'all agents'], ...order.map((a) => [a.id === MAIN ? 'main' : a.id, '\u00a0'.repeat(a.level * 2) + agentLabel(a) + (a.id ? ' · ' + shortID(a.id, 7) : '')])];
   if (filters.agent != null && filters.agent !== MAIN && !model.agents.has(filters.agent)) agentOptions.push([filters.agent, shortID(filters.agent, 12)]);
@@ -321,7 +329,7 @@ function Filters({ model, version, filters, setFilters }) {
       <${Select} label="Status" value=${filters.status} onChange=${set('status')}
         options=${[['', 'any status'], ...statuses.map((t) => [t, t])]} />
       <${Select} label="Subtype" value=${filters.subtype} onChange=${set('subtype')} options=${[['', 'all subtypes'], ...subtypes.map((t) => [t, t])]} />
-      <${Select} label="Effect" value=${filters.effect} onChange=${set('effect')} options=${[['', 'any effect'], ...EFFECTS.map((t) => [t, t])]} />
+      <${Select} label="Effect" value=${filters.effect} onChange=${set('effect')} options=${[['', 'any effect'], ...effects.map((t) => [t, t])]} />
       ${any && html`<button type="button" onClick=${() => setFilters(emptyFilters())}>clear filters</button>`}
     </div>`;
 }
