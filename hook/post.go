@@ -107,13 +107,10 @@ func dial(ep endpoint, deadline time.Time) (int, error) {
 	if !ep.addr.is4 {
 		family = syscall.AF_INET6
 	}
-	fd, err := syscall.Socket(family, syscall.SOCK_STREAM, 0)
+	fd, err := sockio.Socket(family)
 	if err != nil {
-		return -1, fmt.Errorf("cannot open socket: %w", err)
+		return -1, err
 	}
-	// Not SOCK_CLOEXEC, which macOS lacks; the hook starts no process
-	// while the socket is open, so setting it now leaves no window.
-	syscall.CloseOnExec(fd)
 	if err := sockio.SetTimeouts(fd, time.Until(deadline)); err != nil {
 		syscall.Close(fd)
 		return -1, err

@@ -33,13 +33,10 @@ func send(path string, r Request, deadline time.Time) (int, error) {
 	if len(path) > maxPathLen {
 		return -1, ErrNoCollector // such a collector cannot listen either
 	}
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	fd, err := sockio.Socket(syscall.AF_UNIX)
 	if err != nil {
-		return -1, fmt.Errorf("cannot open a socket: %w", err)
+		return -1, err
 	}
-	// Not SOCK_CLOEXEC, which macOS lacks: a hook starts no process while
-	// the socket is open.
-	syscall.CloseOnExec(fd)
 	fail := func(err error) (int, error) {
 		syscall.Close(fd)
 		return -1, err

@@ -49,15 +49,9 @@ func Listen(path string) (*Server, error) {
 	if len(path) > maxPathLen {
 		return nil, fmt.Errorf("cannot listen on %s: a socket path has at most %d bytes, this one %d; a shorter HOOKWATCH_HOME fixes it", path, maxPathLen, len(path))
 	}
-	// Under ForkLock, so no process started meanwhile inherits it.
-	syscall.ForkLock.RLock()
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-	if err == nil {
-		syscall.CloseOnExec(fd)
-	}
-	syscall.ForkLock.RUnlock()
+	fd, err := sockio.Socket(syscall.AF_UNIX)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open a socket: %w", err)
+		return nil, err
 	}
 	fail := func(what string, err error) (*Server, error) {
 		syscall.Close(fd)
@@ -174,7 +168,7 @@ func (s *Server) Close() error {
 	// it does not, a connection per thread wakes them.
 	_ = syscall.Shutdown(s.fd, syscall.SHUT_RDWR)
 	for range s.started {
-		if fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0); err == nil {
+		if fd, err := sockio.Socket(syscall.AF_UNIX); err == nil {
 			_ = syscall.Connect(fd, &syscall.SockaddrUnix{Name: s.path})
 			syscall.Close(fd)
 		}

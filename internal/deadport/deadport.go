@@ -12,6 +12,8 @@ package deadport
 import (
 	"fmt"
 	"syscall"
+
+	"github.com/hookwatch/hookwatch/internal/sockio"
 )
 
 // Port is a held loopback port on which connections are refused.
@@ -24,17 +26,9 @@ type Port struct {
 // it. The socket does not set SO_REUSEADDR, so that no listener, with or
 // without it, can bind the port while it is held.
 func Open() (*Port, error) {
-	// Not inherited by the processes a test starts: SOCK_CLOEXEC is not on
-	// every system, so the flag is set under the fork lock, as package net
-	// does there.
-	syscall.ForkLock.RLock()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
-	if err == nil {
-		syscall.CloseOnExec(fd)
-	}
-	syscall.ForkLock.RUnlock()
+	fd, err := sockio.Socket(syscall.AF_INET) // not inherited by the processes a test starts
 	if err != nil {
-		return nil, fmt.Errorf("cannot create a socket: %w", err)
+		return nil, err
 	}
 	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		syscall.Close(fd)

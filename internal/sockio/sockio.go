@@ -16,6 +16,22 @@ import (
 	"time"
 )
 
+// Socket opens a stream socket of family (syscall.AF_UNIX, AF_INET,
+// AF_INET6) that no program the process starts inherits. SOCK_CLOEXEC is
+// not on every system (macOS lacks it), so the flag is set after, under
+// syscall.ForkLock, as package os/exec forks under it: no process started
+// in between holds the socket.
+func Socket(family int) (int, error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	fd, err := syscall.Socket(family, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return -1, fmt.Errorf("cannot open a socket: %w", err)
+	}
+	syscall.CloseOnExec(fd)
+	return fd, nil
+}
+
 // SetTimeouts bounds every later send and receive on fd by d. A d under a
 // millisecond is an error: nothing useful fits in it.
 func SetTimeouts(fd int, d time.Duration) error {
