@@ -299,24 +299,24 @@ function Filters({ model, version, filters, setFilters }) {
   const order = model.layout().order;
   // A filter from the URL may name what has not loaded yet: keep it an
   // option, or the select would show another value than the one applied.
-  const withCurrent = (list, v) => (v && !list.includes(v) ? [...list, v].sort() : list);
+  const withCurrent = (list, v, by) => (v && !list.includes(v) ? [...list, v].sort(by) : list);
+  // The values the collector gave the loaded calls of a field: no list of
+  // them is kept here.
+  const callValues = (field) => [...new Set([...model.calls.values()].map((c) => c[field]).filter(Boolean))];
   const tools = useMemo(() => withCurrent(model.toolNames(), filters.tool), [version, filters.tool]);
   const events = useMemo(() => withCurrent(model.eventNames(), filters.event), [version, filters.event]);
   const set = (k) => (v) => {
     setFilters({ ...filters, [k]: k === 'agent' ? (v === '*' ? null : v === 'main' ? MAIN : v) : v });
   };
   const agentValue = filters.agent == null ? '*' : filters.agent === MAIN ? 'main' : filters.agent;
-  const subtypes = useMemo(() => withCurrent([...new Set([...model.calls.values()].map((c) => c.subtype).filter(Boolean))].sort(), filters.subtype), [version, filters.subtype]);
-  // The statuses the collector gave the calls loaded, as the tools and
-  // subtypes: no list of them is kept here.
-  const statuses = useMemo(() => withCurrent([...new Set([...model.calls.values()].map((c) => c.status))].sort(), filters.status), [version, filters.status]);
-  // So the effects, in the order of their colours (harmless to
-  // irreversible); one the palette does not know comes last.
+  const subtypes = useMemo(() => withCurrent(callValues('subtype').sort(), filters.subtype), [version, filters.subtype]);
+  const statuses = useMemo(() => withCurrent(callValues('status').sort(), filters.status), [version, filters.status]);
+  // The effects in the order of their colours (harmless to irreversible);
+  // one the palette does not know comes last.
   const effects = useMemo(() => {
     const rank = (e) => { const i = Object.keys(EFFECT_COLORS).indexOf(e); return i < 0 ? Infinity : i; };
-    const seen = [...new Set([...model.calls.values()].map((c) => c.effect).filter(Boolean))];
-    if (filters.effect && !seen.includes(filters.effect)) seen.push(filters.effect);
-    return seen.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+    const byRank = (a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
+    return withCurrent(callValues('effect').sort(byRank), filters.effect, byRank);
   }, [version, filters.effect]);
   const any = filters.agent != null || filters.tool || filters.event || filters.status || filters.subtype || filters.effect;
   const agentOptions = [['*', 'all agents'], ...order.map((a) => [a.id === MAIN ? 'main' : a.id, '\u00a0'.repeat(a.level * 2) + agentLabel(a) + (a.id ? ' · ' + shortID(a.id, 7) : '')])];
