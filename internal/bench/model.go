@@ -72,6 +72,14 @@ type ModelRun struct {
 	// thread waited (a futex, a sleep, the network poller): the hand-offs
 	// between its goroutines and threads, counted rather than timed.
 	Switches, Voluntary float64
+	// Commits is how many transactions stored the events, and
+	// EventsPerCommit their mean size: the writer commits what queued
+	// while its previous commit ran, so sessions that post apart pay a
+	// commit each, and a commit costs pages of its own (the session's
+	// summary row and its indexes, the tables' right edges) whatever it
+	// holds.
+	Commits         float64
+	EventsPerCommit float64
 }
 
 // Model streams synthetic sessions (demo.Big: real payload shapes, 50
@@ -120,7 +128,8 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 		fmt.Fprintf(w, "    rounds p50 %v, p99 %v; %.0f GC cycles, GC %.1f µs/event, %.0f B and %.0f objects allocated per event; peak RSS %d MiB; live heap at the last collection %.0f MiB (%.0f B per event sent)\n",
 			r.RoundP50.Round(time.Millisecond), r.RoundP99.Round(time.Millisecond), r.GCCycles, r.GCMicros, r.AllocBytes, r.AllocObjects, r.PeakRSS>>20,
 			r.LiveHeap/(1<<20), r.LiveHeap/float64(r.Events))
-		fmt.Fprintf(w, "    %.3f context switches per event while sending (%.3f where a thread waited)\n", r.Switches, r.Voluntary)
+		fmt.Fprintf(w, "    %.3f context switches per event while sending (%.3f where a thread waited); %.0f commits of the events, %.1f events each\n",
+			r.Switches, r.Voluntary, r.Commits, r.EventsPerCommit)
 	}
 	return runs, nil
 }
@@ -307,6 +316,10 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 	run.LagP99 = time.Duration(histQuantile(m, "hookwatch_model_lag_seconds", 0.99) * float64(time.Second))
 	run.Rebuilds = m["hookwatch_model_rebuilds_total"]
 	run.Loads = m["hookwatch_model_group_loads_total"]
+	run.Commits = m["hookwatch_commit_events_count"]
+	if run.Commits > 0 {
+		run.EventsPerCommit = m["hookwatch_commit_events_sum"] / run.Commits
+	}
 	run.RoundP50 = time.Duration(histQuantile(m, "hookwatch_model_round_duration_seconds", 0.5) * float64(time.Second))
 	run.RoundP99 = time.Duration(histQuantile(m, "hookwatch_model_round_duration_seconds", 0.99) * float64(time.Second))
 	run.GCCycles = m["go_gc_duration_seconds_count"]
