@@ -80,6 +80,7 @@ type callState struct {
 	turnID   string
 	canon    *string
 	spawner  bool   // in sessionBuilder.spawners
+	named    bool   // in sessionBuilder.named
 	counted  string // the status the call is counted under ("" before)
 	dirty    bool   // in sessionBuilder.dirty
 	reported bool   // in sessionBuilder.changed
@@ -148,9 +149,14 @@ type sessionBuilder struct {
 	// a later one replaced (a rollout's, then the hook's): starts it had.
 	replacedPres map[*callState][]time.Time
 	spawners     []*callState // calls of tools that spawn agents, in creation order
-	metas        metas        // the classifications of its calls' inputs
-	dirty        []*callState // calls changed since the last settle
-	changed      []*callState // calls settled since the last changes
+	// named are the other calls a subagent's sidecar named as its
+	// spawning call (a call whose tool name is missing or unknown), in
+	// the order first named: like the spawners, a later resolveParents
+	// sets or clears the agent they spawned.
+	named   []*callState
+	metas   metas        // the classifications of its calls' inputs
+	dirty   []*callState // calls changed since the last settle
+	changed []*callState // calls settled since the last changes
 	// tools are the counts of Session.Tools by tool name, kept as the
 	// calls are counted (tally); toolsChanged says Session.Tools lags them.
 	tools        map[string]*ToolCounts
@@ -1120,18 +1126,22 @@ func (b *sessionBuilder) resolveParents() {
 		return
 	}
 	// The agent each call spawns, set on the calls at the end: only those
-	// whose agent changed are changed (and copied, when handed out).
+	// whose agent changed are changed (and copied, when handed out), and
+	// reported as changed.
 	spawned := map[*callState]string{}
 	defer func() {
-		for _, c := range b.spawners {
-			if id := spawned[c]; c.c.SpawnedAgentID != id {
-				c.own().SpawnedAgentID = id
-				b.touch(c)
+		for _, a := range subs { // in their order, not the map's
+			if c := a.spawn; c != nil && !c.spawner && !c.named {
+				c.named = true
+				b.named = append(b.named, c)
 			}
 		}
-		for c, id := range spawned {
-			if !c.spawner && c.c.SpawnedAgentID != id {
-				c.own().SpawnedAgentID = id
+		for _, calls := range [][]*callState{b.spawners, b.named} {
+			for _, c := range calls {
+				if id := spawned[c]; c.c.SpawnedAgentID != id {
+					c.own().SpawnedAgentID = id
+					b.touch(c)
+				}
 			}
 		}
 	}()
