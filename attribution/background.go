@@ -63,6 +63,16 @@ type taskNotification struct {
 // status and a one-line summary.
 const maxTag = 1024
 
+// IsTaskNotification reports whether prompt is one the client submitted
+// itself to report a background task's end (see the package doc): no
+// prompt of the user's, counted in Counts.TaskNotifications. It is the
+// model's rule for the views that show prompts (the collector marks such
+// events for them), so that none decides it again.
+func IsTaskNotification(prompt string) bool {
+	_, ok := parseTaskNotification(prompt)
+	return ok
+}
+
 // parseTaskNotification reads a prompt that the client submitted to report
 // a background task's end, and reports whether prompt is one: it starts
 // with <task-notification> (leading whitespace aside) and names a task-id.

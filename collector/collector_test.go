@@ -120,7 +120,9 @@ func TestIngestAndQuery(t *testing.T) {
 		for {
 			var page collector.EventsResponse
 			s.getJSON(t, "/v1/sessions/"+sid+"/events?limit=7&"+query+"&cursor="+url.QueryEscape(cursor), &page)
-			got = append(got, page.Events...)
+			for _, e := range page.Events {
+				got = append(got, e.Stored())
+			}
 			if page.NextCursor == "" {
 				break
 			}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -19,8 +21,56 @@ type SessionsResponse struct {
 
 // EventsResponse is the body of GET /v1/sessions/{id}/events.
 type EventsResponse struct {
-	Events     []store.Event `json:"events"`
-	NextCursor string        `json:"next_cursor"`
+	Events     []EventView `json:"events"`
+	NextCursor string      `json:"next_cursor"`
+}
+
+// EventView is a stored event as the API and the stream serve it: its
+// stored fields, and what the session model says of the event that a view
+// needs, so that no view decides it again.
+type EventView struct {
+	storedEvent // its fields inline, as the store reads them
+	// TaskNotification marks a UserPromptSubmit whose prompt the client
+	// submitted itself to report a background task's end
+	// (attribution.IsTaskNotification): no prompt of the user's.
+	TaskNotification bool `json:"task_notification,omitempty"`
+}
+
+// storedEvent is store.Event under a name of its own, so that EventView's
+// promoted fields keep their names (Event is the hook event's).
+type storedEvent = store.Event
+
+// Stored returns the event as the store holds it.
+func (v EventView) Stored() store.Event { return v.storedEvent }
+
+// eventView returns e as the API serves it. Only a UserPromptSubmit is
+// decoded, to read its prompt; one that cannot be is served unmarked.
+func eventView(e store.Event) EventView {
+	v := EventView{storedEvent: e}
+	if e.Event != event.UserPromptSubmit {
+		return v
+	}
+	env, err := store.StoredEnvelope(&e)
+	if err != nil {
+		return v
+	}
+	p, err := event.Decode(env.Payload)
+	if err != nil {
+		return v
+	}
+	if in, ok := p.Event.(*event.UserPromptSubmitInput); ok {
+		v.TaskNotification = attribution.IsTaskNotification(in.Prompt)
+	}
+	return v
+}
+
+// eventViews returns events as the API serves them, never nil.
+func eventViews(events []store.Event) []EventView {
+	out := make([]EventView, len(events))
+	for i, e := range events {
+		out[i] = eventView(e)
+	}
+	return out
 }
 
 // parseLimit reads the limit parameter: absent is the store's default, too
@@ -125,8 +175,5 @@ func (s *Server) handleSessionEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if page.Events == nil {
-		page.Events = []store.Event{}
-	}
-	writeJSON(w, http.StatusOK, EventsResponse{Events: page.Events, NextCursor: page.Next})
+	writeJSON(w, http.StatusOK, EventsResponse{Events: eventViews(page.Events), NextCursor: page.Next})
 }

@@ -39,7 +39,7 @@ const DefaultStreamStall = 30 * time.Second
 // send inline: the envelope without its payload, and payload_omitted, which
 // says how large the envelope is and where to fetch the whole event.
 type streamRef struct {
-	*store.Event
+	*EventView
 	Envelope       json.RawMessage `json:"envelope"`
 	PayloadOmitted omittedPayload  `json:"payload_omitted"`
 }
@@ -55,8 +55,9 @@ type omittedPayload struct {
 // streamJSON returns the JSON of e as the stream sends it: e itself, or a
 // streamRef when its envelope is larger than streamInlineMax.
 func streamJSON(e *store.Event) ([]byte, error) {
+	v := eventView(*e)
 	if len(e.Envelope) <= streamInlineMax {
-		return json.Marshal(e)
+		return json.Marshal(&v)
 	}
 	// Decoding into a payload that ignores its value skips the payload
 	// without copying it.
@@ -73,8 +74,8 @@ func streamJSON(e *store.Event) ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(streamRef{
-		Event:    e,
-		Envelope: head,
+		EventView: &v,
+		Envelope:  head,
 		PayloadOmitted: omittedPayload{
 			EnvelopeBytes: len(e.Envelope),
 			URL:           "/v1/sessions/" + url.PathEscape(e.SessionID) + "/events?limit=1&cursor=" + store.EventCursor(e.Seq-1),

@@ -212,7 +212,11 @@ func (c *testCollector) session(t *testing.T, id string) []store.Event {
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		t.Fatalf("GET /v1/sessions/%s/events: HTTP %d: %v", id, resp.StatusCode, err)
 	}
-	return body.Events
+	events := make([]store.Event, len(body.Events))
+	for i, e := range body.Events {
+		events[i] = e.Stored()
+	}
+	return events
 }
 
 // registered reads a settings file the way doctor does.

@@ -180,7 +180,10 @@ type (
 		SessionID string `json:"session_id"`
 		Event     string `json:"event"`
 		AgentID   string `json:"agent_id"`
-		Envelope  struct {
+		// TaskNotification: the collector's mark of a prompt the
+		// client submitted itself.
+		TaskNotification bool `json:"task_notification"`
+		Envelope         struct {
 			ID      string          `json:"id"`
 			Payload json.RawMessage `json:"payload"`
 		} `json:"envelope"`

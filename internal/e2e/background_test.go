@@ -182,6 +182,17 @@ func testBackgroundSubagents(t *testing.T, c *collectorProc, cl Client) {
 	if s.Status != "ended" || s.Title != prompt || s.Counts["prompts"] != 1 || (notes == 0) == bg || s.Counts["task_notifications"] != notes {
 		t.Fatalf("session: status %s title %q counts %v; %d notifications recorded", s.Status, s.Title, s.Counts, notes)
 	}
+	// The events API marks the same prompts, for the views that draw
+	// prompts.
+	marked := 0
+	for _, ev := range c.events(t, id) {
+		if ev.TaskNotification {
+			marked++
+		}
+	}
+	if marked != notes {
+		t.Errorf("%d events marked as task notifications, %d recorded", marked, notes)
+	}
 	// Spans: in the background each spawning call returned while its agent
 	// ran on, in the foreground after its agent stopped; each agent's own
 	// Bash call is its own.

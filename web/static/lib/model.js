@@ -102,8 +102,9 @@ function markerOf(ev, t, agent) {
     case 'SessionStart': return mk(p.source === 'compact' ? 'compact' : 'start', str(p.source));
     case 'SessionEnd': return mk('end', str(p.reason));
     // The client's own <task-notification> prompt (2.1.332) is no prompt
-    // of the user; the model marks the subagent it names (notified_at).
-    case 'UserPromptSubmit': return str(p.prompt).trimStart().startsWith('<task-notification>') ? null : mk('prompt', str(p.prompt));
+    // of the user's: the collector marks it (task_notification), and the
+    // model marks the subagent it names (notified_at).
+    case 'UserPromptSubmit': return ev.task_notification === true ? null : mk('prompt', str(p.prompt));
     case 'Stop': case 'SubagentStop': return mk('stop', '');
     case 'StopFailure': return mk('stopfail', str(p.error));
     case 'PreCompact': case 'PostCompact': return mk('compact', str(p.trigger));
