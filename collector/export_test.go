@@ -24,3 +24,11 @@ func SetModelFlushWaitForTest(d time.Duration) func() {
 	modelFlushWait = d
 	return func() { modelFlushWait = old }
 }
+
+// SetBeforeSocketForTest sets what Start calls once attached to the spool,
+// before the hook socket listens, and returns a function that restores it.
+func SetBeforeSocketForTest(f func()) func() {
+	old := beforeSocket
+	beforeSocket = f
+	return func() { beforeSocket = old }
+}

@@ -85,8 +85,11 @@ type Collector struct {
 // Start brings a collector up, each part after the ones it needs: the
 // Server (with the http hooks and the assets), the listener, the spool
 // drainer, then — attached to the spool, so that hooks on this machine hand
-// their events over through it instead of a request each — the hook socket.
-// Stop takes them down in the reverse order. A part that cannot start makes
+// their events over through it instead of a request each — the hook socket;
+// only then does it serve requests, so that a client that finds it
+// healthy finds this home's hooks answered by it too (until then a
+// connection waits in the listener's backlog). Stop takes them down in the
+// reverse order. A part that cannot start makes
 // Start fail only for the listener; without the spool or the socket the
 // collector still serves, hooks post instead, and a warning is logged.
 func Start(o Options) (*Collector, error) {
@@ -139,9 +142,14 @@ func Start(o Options) (*Collector, error) {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
 	c := &Collector{srv: srv, ln: ln, served: make(chan struct{}), drained: make(chan struct{}), release: func() {}}
-	go func() {
-		c.serveErr = srv.Serve(ln)
-		close(c.served)
+	// Served last, on every return from here: a hook that ran between a
+	// healthy answer and the socket would have found no collector to ask
+	// its policy and answered nothing.
+	defer func() {
+		go func() {
+			c.serveErr = srv.Serve(ln)
+			close(c.served)
+		}()
 	}()
 
 	// Deliver what hooks on this machine spooled while no collector ran.
@@ -173,6 +181,7 @@ func Start(o Options) (*Collector, error) {
 	// Attached, it also answers this home's hooks when policies are in
 	// force. The socket goes before the spool is released, so a successor
 	// never has its socket removed.
+	beforeSocket()
 	sock, err := hooksock.Listen(hooksock.Path(o.Home))
 	if err != nil {
 		log.Warn("hooks will answer policies without the collector, one process per event", "err", err)
@@ -182,6 +191,10 @@ func Start(o Options) (*Collector, error) {
 	c.release = func() { sock.Close(); detach() }
 	return c, nil
 }
+
+// beforeSocket is called by Start once attached to the spool, before the
+// hook socket listens: where a test holds Start.
+var beforeSocket = func() {}
 
 // Server returns the collector's Server.
 func (c *Collector) Server() *Server { return c.srv }

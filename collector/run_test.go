@@ -19,6 +19,7 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hooksock"
+	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -354,5 +355,58 @@ func TestPolicySignalsSeeHandedOver(t *testing.T) {
 		if len(agents) != 1 || agents[0].FailuresInARow != i+1 {
 			t.Fatalf("after %d failed calls handed over, the signals read %+v, want one agent with %d failures in a row", i+1, agents, i+1)
 		}
+	}
+}
+
+// TestHealthyOnceAttached: a client that finds the collector healthy finds
+// it attached to the home's spool and answering the hook socket. A hook run
+// in between would find no collector to ask its policy of (the lean hook
+// has no engine of its own) and answer nothing. Start is held where it is
+// attached and the socket does not listen yet: /healthz must not answer
+// there, and answers once Start goes on.
+func TestHealthyOnceAttached(t *testing.T) {
+	home := t.TempDir()
+	addr := testbin.FreeAddr(t)
+	held, release := make(chan struct{}), make(chan struct{})
+	defer collector.SetBeforeSocketForTest(func() { close(held); <-release })()
+	type started struct {
+		c   *collector.Collector
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		c, err := collector.Start(collector.Options{
+			Config: collector.Config{Store: openStore(t), Version: "test", Logger: slog.New(slog.DiscardHandler)},
+			Addr:   addr,
+			Home:   home,
+		})
+		done <- started{c, err}
+	}()
+	select {
+	case <-held:
+	case s := <-done:
+		t.Fatalf("Start returned without opening the hook socket: %v", s.err)
+	}
+	if !spool.AttachedTo(filepath.Join(home, "spool"), addr) {
+		t.Error("not attached to the spool before the hook socket")
+	}
+	client := &http.Client{Timeout: 300 * time.Millisecond}
+	if res, err := client.Get("http://" + addr + "/healthz"); err == nil {
+		res.Body.Close()
+		t.Errorf("/healthz answered %d before the hook socket listens", res.StatusCode)
+	}
+	close(release)
+	s := <-done
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	defer s.c.Stop(context.Background())
+	res, err := http.Get(s.c.URL() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if _, err := os.Stat(hooksock.Path(home)); res.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("/healthz %d, hook socket: %v", res.StatusCode, err)
 	}
 }
