@@ -118,6 +118,13 @@ test('2.1.332: background subagents, task notifications and the context a resume
   const prompts = m.markers.filter((k) => k.kind === 'prompt');
   assert.equal(prompts.length, api.session.counts.prompts);
   assert.ok(prompts.every((k) => !k.label.includes('<task-notification>')));
+  // Turns: those the client began with a notification are marked and take
+  // no prompt from it; the user's prompts title the others.
+  const turns = m.turns();
+  const notes = turns.filter((t) => t.notification);
+  assert.equal(notes.length, api.session.counts.task_notifications);
+  assert.ok(notes.length > 0 && notes.every((t) => t.prompt === ''));
+  assert.equal(turns.filter((t) => t.prompt).length, api.session.counts.prompts);
 });
 
 test('calls carry their meaning: subtype and effect filters, the files a command touched beside Read calls', { skip: needAPI || (!RESUMED && 'needs HW_RESUMED') }, async () => {

@@ -496,7 +496,9 @@ export class SessionModel {
 
   /**
    * turns groups the loaded events and the collector's calls by prompt_id,
-   * in time order: the per-turn view.
+   * in time order: the per-turn view. A turn the client began itself, with
+   * a task notification (the collector's task_notification), is marked
+   * notification and takes no prompt from it.
    */
   turns() {
     this.settle();
@@ -504,7 +506,7 @@ export class SessionModel {
     const turn = (id) => {
       let t = turns.get(id);
       if (!t) {
-        t = { id, prompt: '', start: Infinity, end: -Infinity, seqs: [], agents: new Set(), calls: [] };
+        t = { id, prompt: '', notification: false, start: Infinity, end: -Infinity, seqs: [], agents: new Set(), calls: [] };
         turns.set(id, t);
       }
       return t;
@@ -519,7 +521,9 @@ export class SessionModel {
       t.seqs.push(ev.seq);
       t.agents.add(typeof ev.agent_id === 'string' ? ev.agent_id : MAIN);
       span(t, ms(ev.time));
-      if (ev.event === 'UserPromptSubmit' && !t.prompt) t.prompt = str(payloadOf(ev).prompt);
+      if (ev.event !== 'UserPromptSubmit') continue;
+      if (ev.task_notification === true) t.notification = true;
+      else if (!t.prompt) t.prompt = str(payloadOf(ev).prompt);
     }
     for (const c of this.calls.values()) {
       const t = turn(c.promptId);

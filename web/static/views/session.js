@@ -363,7 +363,9 @@ function TurnsTab({ model, version, filters, selected, onSelect }) {
   const [open, setOpen] = useState(null);
   const turns = useMemo(() => model.turns(), [version]);
   let n = 0;
-  const number = turns.map((t) => (t.id ? ++n : 0));
+  // The user's prompts are numbered; a turn the client began to report
+  // a background task is not one of them.
+  const number = turns.map((t) => (t.id && !t.notification ? ++n : 0));
   return html`
     <div class="turns" data-testid="turns">
       ${turns.map((t, i) => {
@@ -374,8 +376,9 @@ function TurnsTab({ model, version, filters, selected, onSelect }) {
         return html`
           <div class=${'turn' + (isOpen ? ' open' : '')} key=${t.id} data-prompt=${t.id}>
             <button type="button" class="thead" aria-expanded=${isOpen} onClick=${() => setOpen(isOpen ? null : t.id)}>
-              <span class="tn">${t.id ? '#' + number[i] : '–'}</span>
-              <span class="tp">${t.prompt ? truncate(t.prompt.slice(0, 1000).replace(/\s+/g, ' '), 200) : html`<span class="muted">${t.id ? 'prompt ' + shortID(t.id, 10) : 'events without a prompt'}</span>`}</span>
+              <span class="tn">${number[i] ? '#' + number[i] : '–'}</span>
+              <span class="tp">${t.prompt ? truncate(t.prompt.slice(0, 1000).replace(/\s+/g, ' '), 200)
+                : html`<span class="muted">${t.notification ? 'a background task reported back' : t.id ? 'prompt ' + shortID(t.id, 10) : 'events without a prompt'}</span>`}</span>
               <span class="num">${fmtClock(t.start)}</span>
               <span class="num">${fmtDur(t.end - t.start)}</span>
               <span class="num">${plural(t.agents.size, 'agent')}</span>
