@@ -86,12 +86,12 @@ type Collector struct {
 // Server (with the http hooks and the assets), the listener, the spool
 // drainer, then — attached to the spool, so that hooks on this machine hand
 // their events over through it instead of a request each — the hook socket;
-// only then does it serve requests, so that a client that finds it
-// healthy finds this home's hooks answered by it too (until then a
-// connection waits in the listener's backlog). Stop takes them down in the
-// reverse order. A part that cannot start makes
-// Start fail only for the listener; without the spool or the socket the
-// collector still serves, hooks post instead, and a warning is logged.
+// only then does it serve requests, so that a client that finds it healthy
+// finds this home's hooks answered by it too (until then a connection waits
+// in the listener's backlog). Stop takes them down in the reverse order. A
+// part that cannot start makes Start fail only for the listener; without
+// the spool or the socket the collector still serves, hooks post instead,
+// and a warning is logged.
 func Start(o Options) (*Collector, error) {
 	if o.Home == "" {
 		if o.Store != nil {
