@@ -472,7 +472,7 @@ func preview(raw json.RawMessage, o Options, own bool) (b json.RawMessage, head,
 			// a head or tail grown past its budget would not be
 			// recognised as a preview (parseCaptured): a second Apply
 			// would preview the preview.
-			return replaceInvalid(r)
+			return jsonstr.Decoded(r)
 		}
 		if own || len(r) == 0 {
 			return string(r)
@@ -557,23 +557,6 @@ func cutHead(s string, n int) string {
 		}
 	}
 	return s[:n]
-}
-
-// replaceInvalid returns s with each byte that is not part of valid UTF-8
-// replaced by U+FFFD, as jsonstr.AppendQuoted writes it.
-func replaceInvalid(s []byte) string {
-	var b strings.Builder
-	b.Grow(len(s) + 32)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b.WriteRune(utf8.RuneError)
-		} else {
-			b.Write(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
 }
 
 // cutTail returns the last n bytes of s that start at or after from, cut

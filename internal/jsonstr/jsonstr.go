@@ -4,6 +4,7 @@
 package jsonstr
 
 import (
+	"strings"
 	"unicode/utf8"
 
 	"github.com/hookwatch/hookwatch/internal/swar"
@@ -23,6 +24,24 @@ func AppendQuoted(dst []byte, s string) []byte {
 // UTF-8 accept it. '<', '>' and '&' stay as they are: nothing here is
 // embedded in HTML.
 func AppendEscaped(dst []byte, s string) []byte { return appendEscaped(dst, s, false) }
+
+// Decoded returns what a JSON string AppendEscaped writes of s decodes to:
+// s with each byte that is not part of valid UTF-8 a U+FFFD. For a caller
+// that measures or cuts text as it will be read back.
+func Decoded(s []byte) string {
+	var b strings.Builder
+	b.Grow(len(s) + 32)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.Write(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
 
 // AppendQuotedHTML appends s to dst as a quoted JSON string exactly as
 // encoding/json writes a string (json.Marshal, an Encoder that escapes

@@ -26,6 +26,9 @@ func FuzzAppendQuoted(f *testing.F) {
 		if !utf8.ValidString(s) && !utf8.ValidString(back) {
 			t.Fatalf("invalid UTF-8 survived: %q", back)
 		}
+		if want := jsonstr.Decoded([]byte(s)); back != want {
+			t.Fatalf("AppendQuoted(%q) decodes to %q, Decoded says %q", s, back, want)
+		}
 		if want := escapeBytewise(s); string(out[1:len(out)-1]) != want {
 			t.Fatalf("AppendQuoted(%q) = %s, byte by byte %s", s, out, want)
 		}
