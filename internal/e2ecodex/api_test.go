@@ -34,7 +34,7 @@ func startCollector(t *testing.T, env ...string) *collector {
 	CodexBin(t) // skip before building anything
 	bin, hook := testbin.Build(t, "./cmd/hookwatch"), testbin.Build(t, "./cmd/hookwatch-hook")
 	home := t.TempDir()
-	c := testbin.StartCollector(t, bin, home, testbin.FreeAddr(t), env...)
+	c := testbin.StartCollector(t, bin, home, "", env...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("hookwatch serve output:\n%s", c.Log())

@@ -22,7 +22,7 @@ import (
 func TestCorpusThroughHook(t *testing.T) {
 	hookBin := testbin.Build(t, "./cmd/hookwatch-hook")
 	serveBin := testbin.Build(t, "./cmd/hookwatch")
-	c := testbin.StartCollector(t, serveBin, t.TempDir(), testbin.FreeAddr(t))
+	c := testbin.StartCollector(t, serveBin, t.TempDir(), "")
 	hookHome := t.TempDir() // not the collector's: every event is POSTed
 
 	type sent struct {

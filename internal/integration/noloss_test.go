@@ -38,7 +38,7 @@ func TestNoLossAcrossRestarts(t *testing.T) {
 	hookBin := testbin.Build(t, "./cmd/hookwatch-hook")
 	serveBin := testbin.Build(t, "./cmd/hookwatch")
 	home := t.TempDir()
-	c := testbin.StartCollector(t, serveBin, home, testbin.FreeAddr(t))
+	c := testbin.StartCollector(t, serveBin, home, "")
 
 	var sent atomic.Int64
 	var wg sync.WaitGroup
@@ -126,7 +126,7 @@ func TestHTTPHooksSurviveACrash(t *testing.T) {
 	const total = 200
 	serveBin := testbin.Build(t, "./cmd/hookwatch")
 	home := t.TempDir()
-	c := testbin.StartCollector(t, serveBin, home, testbin.FreeAddr(t))
+	c := testbin.StartCollector(t, serveBin, home, "")
 	for n := range total {
 		payload := fmt.Sprintf(`{"session_id":"noloss-00","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo %d"},"tool_use_id":"toolu_%06d"}`, n, n)
 		res, err := http.Post(c.URL()+"/v1/hooks/claude", "application/json", strings.NewReader(payload))

@@ -69,7 +69,7 @@ func TestNoSecretOnDisk(t *testing.T) {
 	t.Run("hook, collector up", func(t *testing.T) {
 		home, other := t.TempDir(), t.TempDir()
 		auditIn(t, home)
-		c := testbin.StartCollector(t, serveBin, home, testbin.FreeAddr(t))
+		c := testbin.StartCollector(t, serveBin, home, "")
 		// Half the hooks share the collector's home (its attached spool:
 		// the fast path), half have their own (a POST).
 		runHooks(t, hookBin, c.URL(), func(i int) string {
@@ -84,7 +84,7 @@ func TestNoSecretOnDisk(t *testing.T) {
 	t.Run("http hooks", func(t *testing.T) {
 		home := t.TempDir()
 		auditIn(t, home)
-		c := testbin.StartCollector(t, serveBin, home, testbin.FreeAddr(t))
+		c := testbin.StartCollector(t, serveBin, home, "")
 		for _, p := range joined {
 			resp, err := http.Post(c.URL()+"/v1/hooks/claude", "application/json", bytes.NewReader(p))
 			if err != nil {
@@ -101,7 +101,7 @@ func TestNoSecretOnDisk(t *testing.T) {
 	t.Run("batch endpoint", func(t *testing.T) {
 		home := t.TempDir()
 		auditIn(t, home)
-		c := testbin.StartCollector(t, serveBin, home, testbin.FreeAddr(t))
+		c := testbin.StartCollector(t, serveBin, home, "")
 		postEnvelopes(t, c.URL(), append(alone, joined...))
 		storedWithoutSecrets(t, c, len(alone)+len(joined), home)
 	})
@@ -110,7 +110,7 @@ func TestNoSecretOnDisk(t *testing.T) {
 		t.Setenv("HOOKWATCH_REDACT", "0")
 		home := t.TempDir()
 		auditIn(t, home)
-		c := testbin.StartCollector(t, serveBin, home, testbin.FreeAddr(t))
+		c := testbin.StartCollector(t, serveBin, home, "")
 		postEnvelopes(t, c.URL(), joined)
 		waitStored(t, c.URL(), len(joined))
 		c.Stop(t)

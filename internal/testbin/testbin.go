@@ -103,7 +103,11 @@ type Collector struct {
 func (c *Collector) URL() string { return "http://" + c.Addr }
 
 // StartCollector runs `hookwatch serve` on addr with HOOKWATCH_HOME=home and
-// waits until it answers /healthz. It is stopped when the test ends.
+// waits until it answers /healthz. It is stopped when the test ends. An
+// empty addr picks a free loopback port when the process starts, and
+// another if that one was taken meanwhile (serveproc): prefer it to
+// FreeAddr unless the address must be known before the start. A restart
+// (Start after Stop) keeps the address.
 func StartCollector(tb testing.TB, bin, home, addr string, env ...string) *Collector {
 	tb.Helper()
 	c := &Collector{Bin: bin, Home: home, Addr: addr, Env: env}
@@ -126,7 +130,7 @@ func (c *Collector) Start(tb testing.TB) {
 	if err != nil {
 		tb.Fatalf("%v:\n%s", err, c.log.String())
 	}
-	c.proc = p
+	c.proc, c.Addr = p, p.Addr
 }
 
 // Stop sends SIGTERM and waits for a clean exit.
