@@ -130,7 +130,10 @@ func (c *Collector) Start(tb testing.TB) {
 	if err != nil {
 		tb.Fatalf("%v:\n%s", err, c.log.String())
 	}
-	c.proc, c.Addr = p, p.Addr
+	c.proc = p
+	if c.Addr == "" { // a restart keeps it, and tests read it meanwhile
+		c.Addr = p.Addr
+	}
 }
 
 // Stop sends SIGTERM and waits for a clean exit.
