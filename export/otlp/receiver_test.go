@@ -215,11 +215,13 @@ func TestExporterBounded(t *testing.T) {
 	if d := time.Since(start); d > 100*time.Millisecond {
 		t.Fatalf("Offer took %v", d)
 	}
-	e.mu.Lock()
-	queued := e.queued
-	e.mu.Unlock()
-	if queued != 5 {
-		t.Fatalf("%d spans queued, want the bound 5", queued)
+	// Offer queues under one lock: the bound was taken and the rest
+	// dropped at once. The queue itself cannot be read for it: the sender,
+	// woken at the second span, may have taken a batch since.
+	var offered strings.Builder
+	set.WritePrometheus(&offered)
+	if full := metricValue(t, offered.String(), `hookwatch_otlp_spans_dropped_total{reason="queue_full"}`); full != total-5 {
+		t.Fatalf("%d of %d spans dropped for a full queue, want all but the bound 5", full, total)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
