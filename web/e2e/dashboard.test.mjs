@@ -78,6 +78,17 @@ async function loaded(page) {
     && (window.__hw.loadedRender || !document.querySelector('[data-testid=timeline]')), null, { timeout: 30000 });
 }
 
+/**
+ * selectedOnceOffered returns the value of the filter labelled label once
+ * it offers value. A filter's options are what the page loaded (the
+ * events come after the model), and it holds the value the URL names only
+ * once that option is drawn.
+ */
+async function selectedOnceOffered(page, label, value) {
+  await page.waitForFunction(([l, v]) => [...(document.querySelector(`select[aria-label="${l}"]`)?.options || [])].some((o) => o.value === v), [label, value]);
+  return page.getByLabel(label, { exact: true }).inputValue();
+}
+
 /** expected reads what the API says about a session: its events, agents and calls. */
 async function expected(id) {
   const p = `/v1/sessions/${encodeURIComponent(id)}`;
@@ -299,7 +310,7 @@ test('filters narrow the timeline and the event list, and survive a reload', asy
   await page.waitForURL(/event=UserPromptSubmit/);
   await page.reload();
   await loaded(page);
-  assert.equal(await page.getByLabel('Event', { exact: true }).inputValue(), 'UserPromptSubmit');
+  assert.equal(await selectedOnceOffered(page, 'Event', 'UserPromptSubmit'), 'UserPromptSubmit');
   assert.equal(+(await page.getByRole('list', { name: 'Events' }).getAttribute('data-count')), prompts);
   // An event opens in the inspector with its payload.
   await page.locator('.erow').first().click();
@@ -382,12 +393,13 @@ test('a call shows its meaning: subtype, effect, the steps of its command, the f
   // The subtype and effect filters come from the URL and keep only those calls.
   await page.goto(BASE + '/#/s/' + encodeURIComponent(RESUMED) + '?effect=write');
   await loaded(page);
-  assert.equal(await page.getByLabel('Effect', { exact: true }).inputValue(), 'write');
+  const effect = page.getByLabel('Effect', { exact: true });
+  assert.equal(await selectedOnceOffered(page, 'Effect', 'write'), 'write');
   // The effect filter offers the effects the collector gave the calls,
   // harmless first.
   const rank = ['read_only', 'execute_check', 'network', 'write', 'destructive'];
   const effects = [...new Set((await all(`/v1/sessions/${RESUMED}/tool-calls`, 'tool_calls')).map((c) => c.effect).filter(Boolean))];
-  const offered = await page.getByLabel('Effect', { exact: true }).locator('option').evaluateAll((os) => os.map((o) => o.value).filter(Boolean));
+  const offered = await effect.locator('option').evaluateAll((os) => os.map((o) => o.value).filter(Boolean));
   assert.deepEqual(offered, effects.sort((a, b) => rank.indexOf(a) - rank.indexOf(b)));
   assert.ok(offered.length >= 2, `effects offered: ${offered}`);
   await page.getByRole('tab', { name: 'Events' }).click();
