@@ -72,6 +72,10 @@ type ModelRun struct {
 	// thread waited (a futex, a sleep, the network poller): the hand-offs
 	// between its goroutines and threads, counted rather than timed.
 	Switches, Voluntary float64
+	// Faults are the collector's page faults per event while the events
+	// were sent: mostly its heap growing into memory it never touched,
+	// which the kernel zeroes at the first write.
+	Faults float64
 	// Commits is how many transactions stored the events, and
 	// EventsPerCommit their mean size: the writer commits what queued
 	// while its previous commit ran, so sessions that post apart pay a
@@ -128,8 +132,8 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 		fmt.Fprintf(w, "    rounds p50 %v, p99 %v; %.0f GC cycles, GC %.1f µs/event, %.0f B and %.0f objects allocated per event; peak RSS %d MiB; live heap at the last collection %.0f MiB (%.0f B per event sent)\n",
 			r.RoundP50.Round(time.Millisecond), r.RoundP99.Round(time.Millisecond), r.GCCycles, r.GCMicros, r.AllocBytes, r.AllocObjects, r.PeakRSS>>20,
 			r.LiveHeap/(1<<20), r.LiveHeap/float64(r.Events))
-		fmt.Fprintf(w, "    %.3f context switches per event while sending (%.3f where a thread waited); %.0f commits of the events, %.1f events each\n",
-			r.Switches, r.Voluntary, r.Commits, r.EventsPerCommit)
+		fmt.Fprintf(w, "    %.3f context switches per event while sending (%.3f where a thread waited), %.2f page faults; %.0f commits of the events, %.1f events each\n",
+			r.Switches, r.Voluntary, r.Faults, r.Commits, r.EventsPerCommit)
 	}
 	return runs, nil
 }
@@ -223,6 +227,10 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 	if err != nil {
 		return ModelRun{}, err
 	}
+	faults0, err := procFaults(p.Pid())
+	if err != nil {
+		return ModelRun{}, err
+	}
 	var (
 		mu       sync.Mutex
 		sent     int
@@ -274,10 +282,15 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 	if err != nil {
 		return ModelRun{}, err
 	}
+	faults1, err := procFaults(p.Pid())
+	if err != nil {
+		return ModelRun{}, err
+	}
 
 	// Let the model catch up, then read the lag and the first page.
 	run := ModelRun{Sessions: sessions, Events: total, SliceMicros: perSlice,
-		Switches: float64(all1-all0) / float64(total), Voluntary: float64(vol1-vol0) / float64(total)}
+		Switches: float64(all1-all0) / float64(total), Voluntary: float64(vol1-vol0) / float64(total),
+		Faults: float64(faults1-faults0) / float64(total)}
 	first := streams[0][0]
 	var sid struct {
 		SessionID string `json:"session_id"`
@@ -392,10 +405,32 @@ func procCPU(pid int) (time.Duration, error) {
 	return statTime(pid, f, 11, 12)
 }
 
+// procFaults returns the page faults of a process so far, minor and major,
+// from /proc/pid/stat (its threads', those that exited included).
+func procFaults(pid int) (int64, error) {
+	f, err := procStat(pid)
+	if err != nil {
+		return 0, fmt.Errorf("cannot count the page faults of %d: %w", pid, err)
+	}
+	var n int64
+	for _, i := range []int{7, 9} { // minflt, majflt
+		if i >= len(f) {
+			return 0, fmt.Errorf("short /proc/%d/stat", pid)
+		}
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("cannot read the page faults of %d: %q", pid, f[i])
+		}
+		n += v
+	}
+	return n, nil
+}
+
 // procStat returns the fields of /proc/pid/stat that follow the command
 // name (which may hold spaces: they start after its ')'): f[1] is the
-// parent's pid, f[11] and f[12] utime and stime, f[13] and f[14] cutime and
-// cstime (the reaped children's).
+// parent's pid, f[7] and f[9] the minor and major page faults, f[11] and
+// f[12] utime and stime, f[13] and f[14] cutime and cstime (the reaped
+// children's).
 func procStat(pid int) ([]string, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -40,6 +41,35 @@ func TestProcSwitches(t *testing.T) {
 		t.Fatalf("voluntary %d → %d, all %d → %d", vol0, vol1, all0, all1)
 	}
 	if _, _, err := procSwitches(-1); err == nil {
+		t.Fatal("no error for a process that does not exist")
+	}
+}
+
+// TestProcFaults: memory the process writes for the first time faults it
+// in, a page at a time.
+func TestProcFaults(t *testing.T) {
+	before, err := procFaults(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pages = 4096
+	page := os.Getpagesize()
+	mem, err := syscall.Mmap(-1, 0, pages*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	for i := 0; i < len(mem); i += page {
+		mem[i] = 1
+	}
+	after, err := procFaults(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after-before < pages/2 {
+		t.Fatalf("%d page faults for %d pages written", after-before, pages)
+	}
+	if _, err := procFaults(-1); err == nil {
 		t.Fatal("no error for a process that does not exist")
 	}
 }
