@@ -412,18 +412,7 @@ func procFaults(pid int) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("cannot count the page faults of %d: %w", pid, err)
 	}
-	var n int64
-	for _, i := range []int{7, 9} { // minflt, majflt
-		if i >= len(f) {
-			return 0, fmt.Errorf("short /proc/%d/stat", pid)
-		}
-		v, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("cannot read the page faults of %d: %q", pid, f[i])
-		}
-		n += v
-	}
-	return n, nil
+	return statSum(pid, f, 7, 9) // minflt, majflt
 }
 
 // procStat returns the fields of /proc/pid/stat that follow the command
@@ -441,7 +430,14 @@ func procStat(pid int) ([]string, error) {
 
 // statTime is the sum of the clock-tick fields at of pid's procStat f.
 func statTime(pid int, f []string, at ...int) (time.Duration, error) {
-	var ticks int64
+	ticks, err := statSum(pid, f, at...)
+	const hz = 100 // USER_HZ on Linux
+	return time.Duration(ticks) * time.Second / hz, err
+}
+
+// statSum is the sum of the counters at of pid's procStat f.
+func statSum(pid int, f []string, at ...int) (int64, error) {
+	var n int64
 	for _, i := range at {
 		if i >= len(f) {
 			return 0, fmt.Errorf("short /proc/%d/stat", pid)
@@ -450,10 +446,9 @@ func statTime(pid int, f []string, at ...int) (time.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("bad /proc/%d/stat", pid)
 		}
-		ticks += v
+		n += v
 	}
-	const hz = 100 // USER_HZ on Linux
-	return time.Duration(ticks) * time.Second / hz, nil
+	return n, nil
 }
 
 // scrape reads a Prometheus text page into sample name (with labels) →
