@@ -82,13 +82,9 @@ func FuzzDecodeBatch(f *testing.F) {
 				// The stored envelope, as the model reads it: FromEnvelope's
 				// decoding, else (it could not tell: a string of the
 				// envelope was not UTF-8) the stored JSON decoded.
-				stored := fromBytes[i].Decoded
-				if stored == nil {
-					env, err := store.StoredEnvelope(&fromBytes[i])
-					if err != nil {
-						t.Fatalf("envelope %d: the stored envelope does not decode: %v", i, err)
-					}
-					stored = &env
+				stored, err := store.EnvelopeOf(&fromBytes[i])
+				if err != nil {
+					t.Fatalf("envelope %d: the stored envelope does not decode: %v", i, err)
 				}
 				if want, err := event.Decode(stored.Payload); err != nil || !reflect.DeepEqual(d, want) {
 					t.Fatalf("envelope %d: admission decoded %+v, the stored payload decodes to %+v (%v)", i, d, want, err)

@@ -1533,10 +1533,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 // broken one (stored envelopes are valid JSON) is logged and skipped, not
 // allowed to stop every later update; its seq still counts as applied.
 func (m *modeler) envelope(e *store.Event) (event.Envelope, bool) {
-	if e.Decoded != nil {
-		return *e.Decoded, true
-	}
-	env, err := store.StoredEnvelope(e)
+	env, err := store.EnvelopeOf(e)
 	if err != nil {
 		m.log.Warn("skipping a stored event", "seq", e.Seq, "err", err)
 		return env, false

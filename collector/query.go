@@ -43,20 +43,24 @@ type storedEvent = store.Event
 // Stored returns the event as the store holds it.
 func (v EventView) Stored() store.Event { return v.storedEvent }
 
-// eventView returns e as the API serves it. Only a UserPromptSubmit is
-// decoded, to read its prompt; one that cannot be is served unmarked.
+// eventView returns e as the API serves it. Only a UserPromptSubmit's
+// payload is read, for its prompt: as admission decoded it when the event
+// was just committed (the stream), else decoded from the stored envelope.
+// One that cannot be decoded is served unmarked.
 func eventView(e store.Event) EventView {
 	v := EventView{storedEvent: e}
 	if e.Event != event.UserPromptSubmit {
 		return v
 	}
-	env, err := store.StoredEnvelope(&e)
-	if err != nil {
-		return v
-	}
-	p, err := event.Decode(env.Payload)
-	if err != nil {
-		return v
+	p := e.Payload
+	if p == nil {
+		env, err := store.EnvelopeOf(&e)
+		if err != nil {
+			return v
+		}
+		if p, err = event.Decode(env.Payload); err != nil {
+			return v
+		}
 	}
 	if in, ok := p.Event.(*event.UserPromptSubmitInput); ok {
 		v.TaskNotification = attribution.IsTaskNotification(in.Prompt)

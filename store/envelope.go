@@ -142,6 +142,17 @@ func Redecode(e *Event) error {
 	return nil
 }
 
+// EnvelopeOf returns the envelope of e: Decoded, when FromEnvelope made it
+// (an event just stored, in this process), else StoredEnvelope's decoding
+// of its JSON. The same caveat holds: its payload and decision are not the
+// caller's to change.
+func EnvelopeOf(e *Event) (event.Envelope, error) {
+	if e.Decoded != nil {
+		return *e.Decoded, nil
+	}
+	return StoredEnvelope(e)
+}
+
 // StoredEnvelope decodes the envelope of an event read back from a store
 // (its Envelope as stored). Its payload and decision are slices of
 // e.Envelope, which the caller must not change: the store read those bytes

@@ -188,6 +188,31 @@ func TestValidateIDMessage(t *testing.T) {
 	f("a\nb", `contains '\n' at offset 1; only letters, digits and -_.: are allowed`)
 }
 
+// TestEnvelopeOf: an event just stored gives the envelope FromEnvelope
+// decoded, not a second decoding; one read back gives its stored JSON
+// decoded; a broken one an error.
+func TestEnvelopeOf(t *testing.T) {
+	in, err := store.FromEnvelope(env("s1", `{"session_id":"s","hook_event_name":"Stop"}`))
+	if err != nil || in.Decoded == nil {
+		t.Fatalf("%v %+v", err, in)
+	}
+	marked := *in.Decoded
+	marked.Host = "as decoded"
+	in.Decoded = &marked
+	if got, err := store.EnvelopeOf(&in); err != nil || got.Host != "as decoded" {
+		t.Errorf("just stored: %+v, %v; want the envelope FromEnvelope decoded", got, err)
+	}
+	back := store.Event{ID: in.ID, Envelope: in.Envelope}
+	got, err := store.EnvelopeOf(&back)
+	want, _ := store.StoredEnvelope(&back)
+	if err != nil || got.ID != in.ID || got.Host != "" || !bytes.Equal(got.Payload, want.Payload) {
+		t.Errorf("read back: %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := store.EnvelopeOf(&store.Event{Envelope: json.RawMessage(`{"id":`)}); err == nil {
+		t.Error("a broken envelope decoded")
+	}
+}
+
 // TestRedecode: an event read back (its stored envelope alone) redecoded
 // has the facts, the decoded envelope and the payload FromEnvelope gave it,
 // for every real payload of the corpus and for a status line, whose cwd is
