@@ -123,9 +123,10 @@ func (g *Group) Apply(envs ...event.Envelope) { g.ApplyDecoded(envs, nil) }
 
 // ApplyDecoded is Apply for envelopes some of whose payloads were decoded
 // already: payloads[i], when not nil, must be event.Decode of
-// envs[i].Payload, and is used instead of decoding it again (the group
-// keeps a copy of it without its map of members; payloads[i] itself is not
-// changed).
+// envs[i].Payload, and is used instead of decoding it again. The group
+// keeps payloads[i] itself when it holds the typed views alone (as
+// event.ViewsOf makes them), which the caller must then not change, and a
+// copy of it without its map of members otherwise; it changes neither.
 func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 	fresh := make([]*item, 0, len(envs))
 	rebuild := false
@@ -134,8 +135,7 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 		it.env = &it.own
 		e := it.env
 		if i < len(payloads) && payloads[i] != nil {
-			it.ownP = *payloads[i]
-			it.p, it.decoded = kept(&it.ownP, g.strs), true
+			it.p, it.decoded = keptDecoded(payloads[i], g.strs), true
 		}
 		if e.ID == "" {
 			k := contentKey(e)

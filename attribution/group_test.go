@@ -402,37 +402,65 @@ func TestGroupRestateRows(t *testing.T) {
 
 // TestGroupApplyDecoded: payloads decoded by the caller (the collector's
 // admission) give the model Build gives, statusLines included, and are
-// left as they were given: the group keeps copies of its own, without
-// their map of members.
+// left as they were given. Typed views alone (event.ViewsOf, as the
+// collector's admission makes them) are kept as they are, not copied;
+// whole payloads (event.Decode) are copied without their map of members.
 func TestGroupApplyDecoded(t *testing.T) {
+	decoders := map[string]func([]byte) *event.Payload{
+		"decoded": func(b []byte) *event.Payload {
+			p, _ := event.Decode(b)
+			return p
+		},
+		"views": func(b []byte) *event.Payload {
+			ms, _, err := event.SplitMembers(b, nil)
+			if err != nil {
+				return nil
+			}
+			p, _ := event.ViewsOf(ms)
+			return p
+		},
+	}
 	for name, envs := range corpora(t) {
-		t.Run(name, func(t *testing.T) {
-			want := mustJSON(t, Build(envs))
-			payloads := make([]*event.Payload, len(envs))
-			names := make([]string, len(envs))
-			for i := range envs {
-				if p, err := event.Decode(envs[i].Payload); err == nil {
-					payloads[i], names[i] = p, p.HookEventName
+		for how, decode := range decoders {
+			t.Run(name+"/"+how, func(t *testing.T) {
+				want := mustJSON(t, Build(envs))
+				payloads := make([]*event.Payload, len(envs))
+				names := make([]string, len(envs))
+				raws := make([]bool, len(envs))
+				for i := range envs {
+					if p := decode(envs[i].Payload); p != nil {
+						payloads[i], names[i], raws[i] = p, p.HookEventName, p.Raw != nil
+					}
 				}
-			}
-			g, m := NewGroup(), newMirror()
-			for i := 0; i < len(envs); i += 7 {
-				j := min(i+7, len(envs))
-				g.ApplyDecoded(envs[i:j], payloads[i:j])
-				m.apply(g.Changes())
-			}
-			if got := mustJSON(t, g.Result()); !bytes.Equal(got, want) {
-				t.Fatalf("Group result differs from Build:\n%s", firstDiff(got, want))
-			}
-			if got := mustJSON(t, m.result(g.skipped)); !bytes.Equal(got, want) {
-				t.Fatalf("the model built from Changes differs from Build:\n%s", firstDiff(got, want))
-			}
-			for i, p := range payloads {
-				if p != nil && (p.Raw == nil || p.HookEventName != names[i]) {
-					t.Fatalf("payload %d changed: Raw %v, name %q, was %q", i, p.Raw != nil, p.HookEventName, names[i])
+				g, m := NewGroup(), newMirror()
+				for i := 0; i < len(envs); i += 7 {
+					j := min(i+7, len(envs))
+					g.ApplyDecoded(envs[i:j], payloads[i:j])
+					m.apply(g.Changes())
 				}
-			}
-		})
+				if got := mustJSON(t, g.Result()); !bytes.Equal(got, want) {
+					t.Fatalf("Group result differs from Build:\n%s", firstDiff(got, want))
+				}
+				if got := mustJSON(t, m.result(g.skipped)); !bytes.Equal(got, want) {
+					t.Fatalf("the model built from Changes differs from Build:\n%s", firstDiff(got, want))
+				}
+				shared := 0
+				for i, p := range payloads {
+					if p != nil && ((p.Raw != nil) != raws[i] || p.HookEventName != names[i]) {
+						t.Fatalf("payload %d changed: Raw %v, name %q, was %q", i, p.Raw != nil, p.HookEventName, names[i])
+					}
+					if it, _ := g.byID.get(envs[i].ID); p != nil && it != nil && it.p == p {
+						if raws[i] {
+							t.Fatalf("payload %d, with its map of members, kept rather than copied", i)
+						}
+						shared++
+					}
+				}
+				if how == "views" && shared == 0 {
+					t.Fatal("no payload of typed views kept as given")
+				}
+			})
+		}
 	}
 }
 

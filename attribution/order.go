@@ -93,12 +93,10 @@ type item struct {
 	decoded bool
 	applied bool // a Group derived from it
 	// own is the envelope env points at when the item holds its own copy,
-	// ownP the payload p points at when the caller decoded it (a copy the
-	// item changes: kept), and rec the record newRecord made of the item
-	// last: one object per envelope kept rather than four.
-	own  event.Envelope
-	ownP event.Payload
-	rec  record
+	// and rec the record newRecord made of the item last: one object per
+	// envelope kept rather than three.
+	own event.Envelope
+	rec record
 }
 
 func (it *item) payload(in strs) *event.Payload {
@@ -109,6 +107,21 @@ func (it *item) payload(in strs) *event.Payload {
 		}
 	}
 	return it.p
+}
+
+// keptDecoded returns what an item keeps of p, a payload its caller
+// decoded: p itself when it is the typed views alone (as event.ViewsOf
+// gives them: no map of members, the name in HookEventName), which the
+// item only reads, else kept of a copy of p, so that p is not changed.
+// Keeping p rather than a copy keeps one Payload per event, not two: a
+// decoded tool event's views are one allocation with its Payload, which
+// the copy's Event would hold anyway.
+func keptDecoded(p *event.Payload, in strs) *event.Payload {
+	if p.Raw == nil && p.HookEventName != "" {
+		return p
+	}
+	c := *p
+	return kept(&c, in)
 }
 
 // kept returns what an item keeps of a decoded payload: its typed views
