@@ -55,7 +55,9 @@ type agentState struct {
 	usage tally
 }
 
-// callState is a tool call while its session is being derived.
+// callState is a tool call while its session is being derived. Its
+// flags are kept together, after the pointers and strings, so that they
+// share one word rather than pad four.
 type callState struct {
 	c     *ToolCall
 	agent *agentState
@@ -67,7 +69,6 @@ type callState struct {
 	postResp json.RawMessage
 	durMS    *float64
 	failure  *record
-	isIntr   bool
 	failErr  string
 	denied   *record // PermissionDenied
 	deny     *record // event carrying an enforced policy deny
@@ -79,14 +80,7 @@ type callState struct {
 	permReq  *record
 	turnID   string
 	canon    *string
-	spawner  bool   // in sessionBuilder.spawners
-	named    bool   // in sessionBuilder.named
 	counted  string // the status the call is counted under ("" before)
-	dirty    bool   // in sessionBuilder.dirty
-	reported bool   // in sessionBuilder.changed
-	// shared: c was handed out as it is (sessionBuilder.changes), and is
-	// copied before it changes (own).
-	shared bool
 	// Read once: the agent a delegation call's response names, and what
 	// its input asks for (reset when the input changes).
 	spawned *string
@@ -96,10 +90,19 @@ type callState struct {
 	// rolloutExit is the exit code a Codex rollout recorded for the
 	// call's command, for when the hook's PostToolUse has none.
 	rolloutExit *int
-	// classified: ToolCall.Meta is of the current input; cwd is the
-	// directory the call ran in.
+	// cwd is the directory the call ran in.
+	cwd string
+
+	isIntr   bool // the failure is an interrupt
+	spawner  bool // in sessionBuilder.spawners
+	named    bool // in sessionBuilder.named
+	dirty    bool // in sessionBuilder.dirty
+	reported bool // in sessionBuilder.changed
+	// shared: c was handed out as it is (sessionBuilder.changes), and is
+	// copied before it changes (own).
+	shared bool
+	// classified: ToolCall.Meta is of the current input.
 	classified bool
-	cwd        string
 }
 
 // own returns the call's ToolCall to change: a copy of it when the
