@@ -122,22 +122,48 @@ func nearlyOrdered(rng *rand.Rand, envs []event.Envelope) []event.Envelope {
 
 // checkGroup applies envs to a Group in the given batches, taking Changes
 // after each, and checks that both the Group's Result and the store the
-// changes build are byte for byte Build of envs.
+// changes build are byte for byte Build of envs. It does so twice: with
+// Apply, and with ApplyDecoded given each envelope's typed views as the
+// collector's admission makes them (viewsOf), which the group keeps as
+// they are. It returns the first group.
 func checkGroup(t *testing.T, name string, envs []event.Envelope, parts [][]event.Envelope) *Group {
 	t.Helper()
 	want := mustJSON(t, Build(envs))
-	g, m := NewGroup(), newMirror()
-	for _, p := range parts {
-		g.Apply(p...)
-		m.apply(g.Changes())
+	var first *Group
+	for _, how := range []string{"Apply", "ApplyDecoded"} {
+		g, m := NewGroup(), newMirror()
+		for _, p := range parts {
+			if how == "Apply" {
+				g.Apply(p...)
+			} else {
+				g.ApplyDecoded(p, viewsOf(p))
+			}
+			m.apply(g.Changes())
+		}
+		if got := mustJSON(t, g.Result()); !bytes.Equal(got, want) {
+			t.Fatalf("%s, %s: Group result differs from Build:\n%s", name, how, firstDiff(got, want))
+		}
+		if got := mustJSON(t, m.result(g.skipped)); !bytes.Equal(got, want) {
+			t.Fatalf("%s, %s: the model built from Changes differs from Build:\n%s", name, how, firstDiff(got, want))
+		}
+		if first == nil {
+			first = g
+		}
 	}
-	if got := mustJSON(t, g.Result()); !bytes.Equal(got, want) {
-		t.Fatalf("%s: Group result differs from Build:\n%s", name, firstDiff(got, want))
+	return first
+}
+
+// viewsOf returns the typed views of each envelope's payload as the
+// collector's admission makes them (event.ViewsOf of its members), nil
+// where they cannot be made.
+func viewsOf(envs []event.Envelope) []*event.Payload {
+	out := make([]*event.Payload, len(envs))
+	for i := range envs {
+		if ms, _, err := event.SplitMembers(envs[i].Payload, nil); err == nil {
+			out[i], _ = event.ViewsOf(ms)
+		}
 	}
-	if got := mustJSON(t, m.result(g.skipped)); !bytes.Equal(got, want) {
-		t.Fatalf("%s: the model built from Changes differs from Build:\n%s", name, firstDiff(got, want))
-	}
-	return g
+	return out
 }
 
 // firstDiff shows the first line where got and want differ, with context.
@@ -412,12 +438,7 @@ func TestGroupApplyDecoded(t *testing.T) {
 			return p
 		},
 		"views": func(b []byte) *event.Payload {
-			ms, _, err := event.SplitMembers(b, nil)
-			if err != nil {
-				return nil
-			}
-			p, _ := event.ViewsOf(ms)
-			return p
+			return viewsOf([]event.Envelope{{Payload: b}})[0]
 		},
 	}
 	for name, envs := range corpora(t) {
