@@ -200,7 +200,7 @@ type sessionBuilder struct {
 func newSessionBuilder(id string, first *record, lin *lineage) *sessionBuilder {
 	b := &sessionBuilder{
 		s: &Session{
-			SessionID: id, StartedAt: first.at, ParentSessionID: lin.parent[id], Lineage: lin.kind[id],
+			SessionID: id, StartedAt: first.at(), ParentSessionID: lin.parent[id], Lineage: lin.kind[id],
 			Phantom: lin.phantom[id], Runs: []Run{},
 		},
 		lin: lin, agents: map[string]*agentState{}, calls: map[string]*callState{},
@@ -232,7 +232,7 @@ func (b *sessionBuilder) agent(id string, r *record) *agentState {
 	if a, ok := b.agents[id]; ok {
 		return a
 	}
-	a := &agentState{a: &Agent{AgentID: id, StartedAt: r.at, VirtualSessionID: virtualID(id)}, first: r}
+	a := &agentState{a: &Agent{AgentID: id, StartedAt: r.at(), VirtualSessionID: virtualID(id)}, first: r}
 	b.agents[id] = a
 	b.agentSeq = append(b.agentSeq, a)
 	return a
@@ -357,14 +357,14 @@ func (b *sessionBuilder) add(r *record) {
 	case *event.CompactInput:
 		switch r.name {
 		case event.PreCompact:
-			s.Compactions = append(s.Compactions, Compaction{Trigger: e.Trigger, StartedAt: r.at})
+			s.Compactions = append(s.Compactions, Compaction{Trigger: e.Trigger, StartedAt: r.at()})
 		case event.PostCompact:
 			n := len(s.Compactions)
 			if n == 0 || s.Compactions[n-1].EndedAt != nil {
-				s.Compactions = append(s.Compactions, Compaction{Trigger: e.Trigger, StartedAt: r.at})
+				s.Compactions = append(s.Compactions, Compaction{Trigger: e.Trigger, StartedAt: r.at()})
 				n++
 			}
-			at := r.at
+			at := r.at()
 			s.Compactions[n-1].EndedAt = &at
 			if s.Compactions[n-1].Trigger == "" {
 				s.Compactions[n-1].Trigger = e.Trigger
@@ -377,7 +377,7 @@ func (b *sessionBuilder) add(r *record) {
 				if b.replacedPres == nil {
 					b.replacedPres = map[*callState][]time.Time{}
 				}
-				b.replacedPres[c] = append(b.replacedPres[c], c.pre.at)
+				b.replacedPres[c] = append(b.replacedPres[c], c.pre.at())
 			}
 			c.pre = r
 			c.agent, c.first = ag, r
@@ -411,7 +411,7 @@ func (b *sessionBuilder) add(r *record) {
 		c := b.call(r, &e.ToolCall, false)
 		if c.denied == nil {
 			c.denied = r
-			c.own().PermissionDenied = &PermissionDenied{At: r.at, Reason: e.Reason}
+			c.own().PermissionDenied = &PermissionDenied{At: r.at(), Reason: e.Reason}
 		}
 		b.decide(c, r)
 		b.touch(c)
@@ -419,7 +419,7 @@ func (b *sessionBuilder) add(r *record) {
 		s.Counts.PermissionRequests++
 		if c, by := b.matchPermission(p.AgentID, &e.ToolCall); c != nil {
 			c.permReq = r
-			c.own().PermissionRequest = &PermissionRequest{At: r.at, MatchedBy: by, Decision: validRaw(r.env.Decision)}
+			c.own().PermissionRequest = &PermissionRequest{At: r.at(), MatchedBy: by, Decision: validRaw(r.env.Decision)}
 			b.decide(c, r)
 			b.touch(c)
 		}
@@ -502,7 +502,7 @@ func (b *sessionBuilder) callEvidence(r *record) {
 		c := b.call(r, tc, false)
 		if c.denied == nil {
 			c.denied = r
-			c.own().PermissionDenied = &PermissionDenied{At: r.at, Reason: e.Reason}
+			c.own().PermissionDenied = &PermissionDenied{At: r.at(), Reason: e.Reason}
 		}
 		b.touch(c)
 	}
@@ -514,12 +514,12 @@ func (b *sessionBuilder) callEvidence(r *record) {
 // the main agent's.
 func (b *sessionBuilder) place(r *record) (ag *agentState, main bool) {
 	s, p := b.s, r.p
-	s.LastEventAt = lastOf(s.LastEventAt, r.at)
+	s.LastEventAt = lastOf(s.LastEventAt, r.at())
 	if s.Runtime == "" && r.env.Runtime != "" {
 		s.Runtime, b.runtimeFrom = r.env.Runtime, r
 	}
 	ag = b.agentOf(r)
-	ag.a.LastEventAt = lastOf(ag.a.LastEventAt, r.at)
+	ag.a.LastEventAt = lastOf(ag.a.LastEventAt, r.at())
 	if main = p.AgentID == ""; main {
 		if s.CWD == "" && p.CWD != "" {
 			s.CWD, b.cwdFrom = p.CWD, r
@@ -630,7 +630,7 @@ func (b *sessionBuilder) run(r *record) {
 		if src == "compact" {
 			return
 		}
-		run := Run{Source: src, StartedAt: r.at, ForkedTo: b.lin.forkedTo[r], AliasSessionID: b.lin.aliasAt[r],
+		run := Run{Source: src, StartedAt: r.at(), ForkedTo: b.lin.forkedTo[r], AliasSessionID: b.lin.aliasAt[r],
 			Resume: resumeStats(r)}
 		if b.preRun {
 			run.StartedAt = s.Runs[n-1].StartedAt
@@ -647,7 +647,7 @@ func (b *sessionBuilder) run(r *record) {
 		if n == 0 {
 			src = s.Lineage
 		}
-		s.Runs = append(s.Runs, Run{Source: src, StartedAt: r.at})
+		s.Runs = append(s.Runs, Run{Source: src, StartedAt: r.at()})
 		b.preRun = true
 		n++
 	}
@@ -655,7 +655,7 @@ func (b *sessionBuilder) run(r *record) {
 		b.preRun = false
 	}
 	if e, ok := r.p.Event.(*event.SessionEndInput); ok && s.Runs[n-1].EndedAt == nil {
-		at := r.at
+		at := r.at()
 		s.Runs[n-1].EndedAt, s.Runs[n-1].EndReason = &at, e.Reason
 	}
 }
@@ -697,7 +697,7 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 	c := &callState{
 		c: &ToolCall{
 			ToolUseID: id, SyntheticID: synthetic, SessionID: b.s.SessionID, ToolName: tc.ToolName,
-			StartedAt: r.at, Input: callInput(tc.ToolInput), PromptID: r.p.PromptID,
+			StartedAt: r.at(), Input: callInput(tc.ToolInput), PromptID: r.p.PromptID,
 			Traceparent: r.env.Traceparent,
 		},
 		agent: ag, opened: r, first: r, turnID: r.p.TurnID, cwd: r.p.CWD,
@@ -754,7 +754,7 @@ func (b *sessionBuilder) decide(c *callState, r *record) {
 		return
 	}
 	tc := c.own()
-	tc.Decisions = append(tc.Decisions, DecisionRecord{Event: r.name, At: r.at, Decision: d})
+	tc.Decisions = append(tc.Decisions, DecisionRecord{Event: r.name, At: r.at(), Decision: d})
 	if c.deny != nil || (r.name != event.PreToolUse && r.name != event.PermissionRequest) {
 		return
 	}
@@ -1008,7 +1008,7 @@ func (b *sessionBuilder) formerStarts(c *callState, start time.Time) []time.Time
 			out = append(out, at)
 		}
 	}
-	add(c.opened.at)
+	add(c.opened.at())
 	for _, at := range b.replacedPres[c] {
 		add(at)
 	}
@@ -1040,7 +1040,7 @@ func (b *sessionBuilder) finishCall(c *callState) {
 	}
 	tc.movedFrom = nil
 	if c.pre != nil {
-		tc.StartedAt, tc.PromptID = c.pre.at, cmp.Or(c.pre.p.PromptID, tc.PromptID)
+		tc.StartedAt, tc.PromptID = c.pre.at(), cmp.Or(c.pre.p.PromptID, tc.PromptID)
 		tc.movedFrom = b.formerStarts(c, tc.StartedAt)
 	}
 	var end *record
@@ -1081,7 +1081,7 @@ func (b *sessionBuilder) finishCall(c *callState) {
 	}
 	tc.Failed = Failed(tc.Status)
 	if end != nil {
-		at := end.at
+		at := end.at()
 		tc.EndedAt = &at
 	}
 	tc.NotifiedAt, tc.NotificationStatus = nil, ""
@@ -1094,7 +1094,7 @@ func (b *sessionBuilder) finishCall(c *callState) {
 		ms := int64(math.Round(*c.durMS))
 		tc.DurationMS = &ms
 	case c.pre != nil && tc.EndedAt != nil:
-		ms := tc.EndedAt.Sub(c.pre.at).Milliseconds()
+		ms := tc.EndedAt.Sub(c.pre.at()).Milliseconds()
 		tc.DurationMS = &ms
 	}
 	switch {
@@ -1297,9 +1297,9 @@ func (b *sessionBuilder) finishAgents() {
 			ag.Description = a.sidecar.Description
 		}
 		ag.ParentAgentID = &parent
-		ag.StartedAt = a.first.at
+		ag.StartedAt = a.first.at()
 		if a.start != nil {
-			ag.StartedAt = a.start.at
+			ag.StartedAt = a.start.at()
 		} else if ag.Role == RoleCompaction {
 			for _, c := range s.Compactions {
 				if slices.Contains(c.AgentIDs, ag.AgentID) {
@@ -1309,7 +1309,7 @@ func (b *sessionBuilder) finishAgents() {
 		}
 		ag.StoppedAt = nil
 		if a.stop != nil {
-			at := a.stop.at
+			at := a.stop.at()
 			ag.StoppedAt = &at
 		}
 		ag.TranscriptPath = cmp.Or(a.stopPath, b.agentTranscript(a))
@@ -1403,7 +1403,7 @@ func validRaw(raw json.RawMessage) json.RawMessage {
 // agent and about a call is kept, and the agent counts as a background
 // one.
 func (b *sessionBuilder) notify(r *record, n taskNotification) {
-	note := notice{at: r.at, status: n.Status}
+	note := notice{at: r.at(), status: n.Status}
 	b.agentNotes[n.TaskID] = note
 	b.background[n.TaskID] = true
 	if n.ToolUseID != "" {
@@ -1445,7 +1445,7 @@ func resumeStats(r *record) *ResumeStats {
 	if !ok || e.ContextTokens == nil && e.SecondsSinceLastResponse == nil && e.PromptCacheLikelyExpired == nil && e.EstimatedCacheWriteUSD == nil {
 		return nil
 	}
-	st := &ResumeStats{At: r.at, PromptCacheLikelyExpired: e.PromptCacheLikelyExpired}
+	st := &ResumeStats{At: r.at(), PromptCacheLikelyExpired: e.PromptCacheLikelyExpired}
 	finite := func(f *float64) *float64 {
 		if f == nil || math.IsNaN(*f) || math.IsInf(*f, 0) || *f < 0 {
 			return nil

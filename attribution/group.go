@@ -133,6 +133,8 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 	for i := range envs {
 		it := &item{own: envs[i]}
 		it.env = &it.own
+		// In UTC once, for every time derived from it (record.at).
+		it.own.ReceivedAt = it.own.ReceivedAt.UTC()
 		e := it.env
 		if i < len(payloads) && payloads[i] != nil {
 			it.p, it.decoded = keptDecoded(payloads[i], g.strs), true

@@ -15,14 +15,18 @@ type record struct {
 	env  *event.Envelope
 	p    *event.Payload
 	name string // event name
-	at   time.Time
-	seq  int // position in the sorted, deduplicated input
+	seq  int    // position in the sorted, deduplicated input
 	// session is the session the record counts for: the payload's
 	// session_id, or the continued session for a throwaway id.
 	session string
 	alias   bool // folded in from a throwaway id
 	group   string
 }
+
+// at is when the record's envelope was received, in UTC (as its item
+// keeps it): a method rather than a copy, as a group keeps a record for
+// every envelope.
+func (r *record) at() time.Time { return r.env.ReceivedAt }
 
 // compareEnvelopes is a total order on envelope content: received_at, id,
 // then every other field, so that envelopes differing in anything never
@@ -219,7 +223,7 @@ func newRecord(it *item, seq int, in strs) *record {
 	// then nothing holds the one it replaces.
 	e := it.env
 	it.rec = record{
-		env: e, p: p, name: p.Name(), at: e.ReceivedAt.UTC(), seq: seq, session: p.SessionID,
+		env: e, p: p, name: p.Name(), seq: seq, session: p.SessionID,
 		group: in.groupKey(e.Host, e.User, p.TranscriptPath, p.CWD),
 	}
 	return &it.rec

@@ -136,7 +136,7 @@ func (b *sessionBuilder) usage(r *record, ag *agentState, u *event.TranscriptUsa
 	if b.responses == nil {
 		b.responses, b.turns = map[string]*response{}, map[string]*turnTally{}
 	}
-	cur := &response{agent: ag, prompt: r.p.PromptID, model: r.p.Model, at: r.at, tokens: pricing.Tokens{
+	cur := &response{agent: ag, prompt: r.p.PromptID, model: r.p.Model, at: r.at(), tokens: pricing.Tokens{
 		Input: u.Usage.InputTokens, Output: u.Usage.OutputTokens, CacheRead: u.Usage.CacheReadInputTokens,
 		CacheWrite: u.Usage.CacheCreationInputTokens, CacheWrite1h: u.Usage.CacheCreation.Ephemeral1h,
 	}}
