@@ -129,28 +129,37 @@ func nearlyOrdered(rng *rand.Rand, envs []event.Envelope) []event.Envelope {
 func checkGroup(t *testing.T, name string, envs []event.Envelope, parts [][]event.Envelope) *Group {
 	t.Helper()
 	want := mustJSON(t, Build(envs))
-	var first *Group
-	for _, how := range []string{"Apply", "ApplyDecoded"} {
-		g, m := NewGroup(), newMirror()
-		for _, p := range parts {
-			if how == "Apply" {
-				g.Apply(p...)
-			} else {
-				g.ApplyDecoded(p, viewsOf(p))
-			}
-			m.apply(g.Changes())
-		}
-		if got := mustJSON(t, g.Result()); !bytes.Equal(got, want) {
-			t.Fatalf("%s, %s: Group result differs from Build:\n%s", name, how, firstDiff(got, want))
-		}
-		if got := mustJSON(t, m.result(g.skipped)); !bytes.Equal(got, want) {
-			t.Fatalf("%s, %s: the model built from Changes differs from Build:\n%s", name, how, firstDiff(got, want))
-		}
-		if first == nil {
-			first = g
-		}
+	views := make([][]*event.Payload, len(parts))
+	for i, p := range parts {
+		views[i] = viewsOf(p)
 	}
-	return first
+	g := checkApplied(t, name+", Apply", want, parts, nil)
+	checkApplied(t, name+", ApplyDecoded", want, parts, views)
+	return g
+}
+
+// checkApplied applies parts to a new Group, with ApplyDecoded and
+// payloads[i] for parts[i] (Apply when payloads is nil), taking Changes
+// after each, and checks that both the Group's Result and the store the
+// changes build are byte for byte want.
+func checkApplied(t *testing.T, name string, want []byte, parts [][]event.Envelope, payloads [][]*event.Payload) *Group {
+	t.Helper()
+	g, m := NewGroup(), newMirror()
+	for i, p := range parts {
+		if payloads == nil {
+			g.Apply(p...)
+		} else {
+			g.ApplyDecoded(p, payloads[i])
+		}
+		m.apply(g.Changes())
+	}
+	if got := mustJSON(t, g.Result()); !bytes.Equal(got, want) {
+		t.Fatalf("%s: Group result differs from Build:\n%s", name, firstDiff(got, want))
+	}
+	if got := mustJSON(t, m.result(g.skipped)); !bytes.Equal(got, want) {
+		t.Fatalf("%s: the model built from Changes differs from Build:\n%s", name, firstDiff(got, want))
+	}
+	return g
 }
 
 // viewsOf returns the typed views of each envelope's payload as the
@@ -453,18 +462,13 @@ func TestGroupApplyDecoded(t *testing.T) {
 						payloads[i], names[i], raws[i] = p, p.HookEventName, p.Raw != nil
 					}
 				}
-				g, m := NewGroup(), newMirror()
+				var parts [][]event.Envelope
+				var given [][]*event.Payload
 				for i := 0; i < len(envs); i += 7 {
 					j := min(i+7, len(envs))
-					g.ApplyDecoded(envs[i:j], payloads[i:j])
-					m.apply(g.Changes())
+					parts, given = append(parts, envs[i:j]), append(given, payloads[i:j])
 				}
-				if got := mustJSON(t, g.Result()); !bytes.Equal(got, want) {
-					t.Fatalf("Group result differs from Build:\n%s", firstDiff(got, want))
-				}
-				if got := mustJSON(t, m.result(g.skipped)); !bytes.Equal(got, want) {
-					t.Fatalf("the model built from Changes differs from Build:\n%s", firstDiff(got, want))
-				}
+				g := checkApplied(t, how, want, parts, given)
 				shared := 0
 				for i, p := range payloads {
 					if p != nil && ((p.Raw != nil) != raws[i] || p.HookEventName != names[i]) {
