@@ -206,6 +206,12 @@ type Session struct {
 	ToolCalls []*ToolCall `json:"tool_calls,omitempty"`
 }
 
+// Live reports whether the session still works: running, or waiting on
+// background work. The stall sweep and the live-session counts read it.
+func (s *Session) Live() bool {
+	return s.Status == SessionRunning || s.Status == SessionBackground
+}
+
 // Summary returns a copy of s without its agents and tool calls, for
 // session listings.
 func (s *Session) Summary() *Session {

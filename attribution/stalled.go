@@ -15,7 +15,7 @@ import (
 // agent, a subagent, stopped, or when its agent started a call of a later
 // prompt. It is read from the events alone; Stalled adds the clock.
 func Waiting(s *Session, agents []*Agent, calls []*ToolCall) []*ToolCall {
-	if s.Status != SessionRunning && s.Status != SessionBackground {
+	if !s.Live() {
 		return nil
 	}
 	var since time.Time

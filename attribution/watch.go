@@ -462,7 +462,7 @@ func (w *Watch) thrashing() map[string][]Signal {
 // calls still pending and each agent's latest call with a prompt id, which
 // are all that Waiting's answer depends on.
 func (w *Watch) Waiting(s *Session) []*ToolCall {
-	if s.Status != SessionRunning && s.Status != SessionBackground {
+	if !s.Live() {
 		return nil
 	}
 	calls := make([]*ToolCall, 0, len(w.pending)+len(w.byAgent))

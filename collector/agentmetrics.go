@@ -242,8 +242,7 @@ func (am *agentMetrics) observe(c *counted, sc *attribution.SessionChanges, w *a
 		am.roundPrompts += n - c.prompts[id]
 		c.prompts[id] = n
 	}
-	running := s.Status == attribution.SessionRunning || s.Status == attribution.SessionBackground
-	am.roundSessions[id] = liveSession{running: running, last: s.LastEventAt}
+	am.roundSessions[id] = liveSession{running: s.Live(), last: s.LastEventAt}
 }
 
 // raised names the signals (attribution.Signals) of a session. A stall,

@@ -142,8 +142,7 @@ func (s *Server) seedStalls(ctx context.Context) error {
 	for _, id := range ids {
 		m, ok := models[id]
 		sess := decodeSummary(m.Summary)
-		if !ok || m.AliasOf != "" || sess == nil ||
-			sess.Status != attribution.SessionRunning && sess.Status != attribution.SessionBackground {
+		if !ok || m.AliasOf != "" || sess == nil || !sess.Live() {
 			continue
 		}
 		pending, err := s.store.ToolCalls(ctx, store.ToolCallFilter{SessionID: id, Status: attribution.StatusPending, Limit: 1})
