@@ -360,20 +360,20 @@ func CallSpan(s *attribution.Session, c *attribution.ToolCall) *tracepb.Span {
 	if l := clientLink(c.Traceparent); l != nil {
 		sp.Links = append(sp.Links, l)
 	}
-	switch c.Status {
-	case attribution.StatusError, attribution.StatusInterrupted:
+	switch {
+	case c.Failed:
 		errType := "tool_error"
 		if c.Status == attribution.StatusInterrupted {
 			errType = "interrupted"
 		}
 		sp.Attributes = append(sp.Attributes, str(attrErrorType, errType))
 		sp.Status = &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: cut(c.Error, maxStatusMessage)}
-	case attribution.StatusDenied:
+	case c.Status == attribution.StatusDenied:
 		sp.Attributes = append(sp.Attributes, boolean(attrToolDenied, true))
 		if c.PermissionDenied != nil && c.PermissionDenied.Reason != "" {
 			sp.Attributes = append(sp.Attributes, str(attrDeniedReason, cut(c.PermissionDenied.Reason, maxStatusMessage)))
 		}
-	case attribution.StatusRejected:
+	case c.Status == attribution.StatusRejected:
 		sp.Attributes = append(sp.Attributes, boolean(attrToolRejected, true))
 	}
 	return sp

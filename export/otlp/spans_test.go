@@ -126,7 +126,7 @@ func checkTrace(t *testing.T, s *attribution.Session, spans []*tracepb.Span) {
 		if !bytes.Equal(sp.ParentSpanId, parentAgentSpanID(s, c.AgentID, c.StartedAt)) {
 			t.Fatalf("%s: call %s is not under its agent %q", s.SessionID, c.ToolUseID, c.AgentID)
 		}
-		failed := c.Status == attribution.StatusError || c.Status == attribution.StatusInterrupted
+		failed := attribution.Failed(c.Status)
 		if failed != (attr(sp, attrErrorType) != "") || failed != (sp.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR) {
 			t.Fatalf("%s: call %s with status %s: error.type %q, status %v", s.SessionID, c.ToolUseID, c.Status, attr(sp, attrErrorType), sp.Status)
 		}
