@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/jsonscan"
 	"github.com/hookwatch/hookwatch/shell"
@@ -269,22 +270,12 @@ func commandOf(toolName string, in map[string]any) (string, bool) {
 			parts := make([]string, 0, len(v))
 			for _, a := range v {
 				s, _ := a.(string)
-				parts = append(parts, shellQuote(s))
+				parts = append(parts, claudecode.ShellQuote(s))
 			}
 			return strings.Join(parts, " "), len(parts) > 0
 		}
 	}
 	return "", false
-}
-
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,@%+", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // appendPath appends p unless it is there, within 100 paths.
