@@ -39,6 +39,17 @@ const HostEnv = "HOOKWATCH_HOST"
 // with an executable bit.
 const PluginLauncher = `for b in "${CLAUDE_PLUGIN_ROOT}/bin/hookwatch" "$(command -v hookwatch)" "${GOBIN:-$HOME/go/bin}/hookwatch"; do [ -f "$b" ] && [ -x "$b" ] && exec "$b" hook; done; exit 0`
 
+// Plugin is the name hookwatch's plugin gives itself in its manifest
+// (.claude-plugin/plugin.json, read by PluginName).
+const Plugin = "hookwatch"
+
+// IsOurPlugin reports whether a key of the settings' enabledPlugins,
+// <plugin>@<marketplace>, names hookwatch's plugin.
+func IsOurPlugin(key string) bool {
+	name, _, ok := strings.Cut(key, "@")
+	return ok && name == Plugin
+}
+
 // PluginName returns the name the manifest of a plugin in dir,
 // dir/.claude-plugin/plugin.json, gives it: "" when dir holds no readable
 // manifest.

@@ -43,10 +43,23 @@ func TestProjects(t *testing.T) {
 // TestPluginName reads the repository's own plugin manifest, and none
 // where there is none.
 func TestPluginName(t *testing.T) {
-	if got := PluginName(".."); got != BinaryName {
-		t.Errorf("PluginName of the repository = %q, want %q", got, BinaryName)
+	if got := PluginName(".."); got != Plugin {
+		t.Errorf("PluginName of the repository = %q, want %q", got, Plugin)
 	}
 	if got := PluginName(t.TempDir()); got != "" {
 		t.Errorf("PluginName of an empty directory = %q", got)
+	}
+}
+
+// TestIsOurPlugin: an enabledPlugins key names the plugin, then its
+// marketplace.
+func TestIsOurPlugin(t *testing.T) {
+	for key, want := range map[string]bool{
+		"hookwatch@hookwatch": true, "hookwatch@local-dev": true, "hookwatch@": true,
+		"hookwatch": false, "hookwatch-extra@m": false, "my-hookwatch@m": false, "other@hookwatch": false, "": false,
+	} {
+		if got := IsOurPlugin(key); got != want {
+			t.Errorf("IsOurPlugin(%q) = %v, want %v", key, got, want)
+		}
 	}
 }

@@ -102,7 +102,7 @@ func findPluginRoots(dir string) []string {
 		if strings.Count(p, string(filepath.Separator))-base > 6 {
 			return filepath.SkipDir
 		}
-		if claudecode.PluginName(p) == claudecode.BinaryName {
+		if claudecode.PluginName(p) == claudecode.Plugin {
 			roots = append(roots, p)
 			return filepath.SkipDir
 		}

@@ -115,7 +115,7 @@ func ReadSettings(scope, path string) (*Settings, error) {
 		s.Statusline = cs.StatusLine
 	}
 	for _, p := range cs.EnabledPlugins {
-		if strings.HasPrefix(p, "hookwatch@") {
+		if claudecode.IsOurPlugin(p) {
 			s.Plugins = append(s.Plugins, p)
 		}
 	}
