@@ -1462,17 +1462,11 @@ func resumeStats(r *record) *ResumeStats {
 	return st
 }
 
-// patchFiles returns the files an apply_patch call touches, from its
-// input {"command": "<patch or its headers>"}; nil for other calls.
+// patchFiles returns the files an apply_patch call touches; nil for other
+// calls.
 func patchFiles(tc *ToolCall) []event.PatchFile {
-	if tc.ToolName != event.ApplyPatch || len(tc.Input) == 0 {
+	if tc.ToolName != event.ApplyPatch {
 		return nil
 	}
-	var in struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(tc.Input, &in) != nil {
-		return nil
-	}
-	return event.PatchFiles(in.Command)
+	return classify.PatchFiles(tc.Input)
 }

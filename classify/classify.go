@@ -192,7 +192,7 @@ func Input(toolName string, in map[string]any, cwd string) Meta {
 		}
 	case toolName == event.ApplyPatch:
 		m.Subtype, m.Operation, m.Effect, m.EntityType = SubtypeModifyFile, "write", shell.Write, "file"
-		files := event.PatchFiles(firstOf(str("command"), str("input")))
+		files := event.PatchFiles(patchText(in))
 		deletes := len(files) > 0
 		for _, f := range files {
 			m.FilesWritten = appendPath(m.FilesWritten, abs(f.Path, cwd))
@@ -328,6 +328,27 @@ func abs(p, cwd string) string {
 		return p
 	}
 	return path.Join(cwd, p)
+}
+
+// PatchFiles returns the files an apply_patch call touches, as its patch
+// names them (paths relative to the call's directory), from its input:
+// what FilesWritten holds resolved, with each file's operation.
+func PatchFiles(input json.RawMessage) []event.PatchFile {
+	if len(input) == 0 || input[0] != '{' {
+		return nil
+	}
+	return event.PatchFiles(patchText(decodeInput(input)))
+}
+
+// patchText is an apply_patch input's patch: its "command" member (as
+// Codex's hooks send it), else its "input".
+func patchText(in map[string]any) string {
+	for _, k := range [...]string{"command", "input"} {
+		if s, _ := in[k].(string); s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 func firstOf(ss ...string) string {

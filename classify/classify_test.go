@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/corpus"
 	"github.com/hookwatch/hookwatch/shell"
 )
@@ -149,6 +150,28 @@ func TestInputKeys(t *testing.T) {
 	for _, k := range keys {
 		if !inputKeys[k] {
 			t.Errorf("Input reads %q, which is not in inputKeys", k)
+		}
+	}
+}
+
+// TestPatchFiles: the files of an apply_patch input are those its
+// FilesWritten resolves, whichever member holds the patch.
+func TestPatchFiles(t *testing.T) {
+	patch := `*** Begin Patch\n*** Add File: a.md\n+x\n*** Update File: b.go\n*** Move to: c.go\n@@\n-y\n+z\n*** End Patch\n`
+	want := []event.PatchFile{{Op: event.PatchAdd, Path: "a.md"}, {Op: event.PatchUpdate, Path: "b.go", MoveTo: "c.go"}}
+	for _, input := range []string{`{"command":"` + patch + `"}`, `{"input":"` + patch + `"}`} {
+		got := PatchFiles(json.RawMessage(input))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("PatchFiles(%s) = %+v, want %+v", input, got, want)
+		}
+		m := Call(event.ApplyPatch, json.RawMessage(input), "/w")
+		if !reflect.DeepEqual(m.FilesWritten, []string{"/w/a.md", "/w/b.go", "/w/c.go"}) {
+			t.Errorf("FilesWritten of %s = %v", input, m.FilesWritten)
+		}
+	}
+	for _, input := range []string{``, `null`, `{"command":1}`, `{"path":"x"}`, `{"command":"not a patch"}`} {
+		if got := PatchFiles(json.RawMessage(input)); len(got) != 0 {
+			t.Errorf("PatchFiles(%s) = %+v, want none", input, got)
 		}
 	}
 }
