@@ -23,6 +23,7 @@ import (
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/pricing"
 	"github.com/hookwatch/hookwatch/privacy"
+	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/stale"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
@@ -119,6 +120,12 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	if s, ok := db.(*sqlite.DB); ok {
+		if err := s.Claim(); err != nil {
+			db.Close()
+			return claimed(home, dbName, err)
+		}
+	}
 	// Tokens in the database (hookwatch token create) make every request
 	// need one, on loopback too: whoever made them wants them checked.
 	hasTokens, err := serveHasTokens(ctx, db)
@@ -188,16 +195,39 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // its address; otherwise it names the ways out.
 func addrInUse(ctx context.Context, home, addr string, err error) error {
 	if c, ok := runningCollector(home); ok && c.Addr == addr {
-		pid := ""
-		if c.PID > 0 {
-			pid = fmt.Sprintf(" (pid %d)", c.PID)
-		}
-		return fmt.Errorf("a collector already runs for %s at http://%s%s, started in the background by a hook, hookwatch demo or a service; its dashboard is there. To run one in the foreground instead: hookwatch stop, then hookwatch serve", home, addr, pid)
+		return alreadyRuns(home, c)
 	}
 	if healthy(ctx, "http://"+addr, time.Second) {
 		return fmt.Errorf("cannot listen on %s: a hookwatch collector of another HOOKWATCH_HOME answers there; stop it where it runs, or listen elsewhere with --addr (and point the hooks at it with HOOKWATCH_URL)", addr)
 	}
 	return fmt.Errorf("%w; another program holds that address: listen elsewhere with --addr HOST:PORT or HOOKWATCH_ADDR (and point the hooks at it with HOOKWATCH_URL)", err)
+}
+
+// alreadyRuns is the error of a serve that finds c, the collector of
+// home, running.
+func alreadyRuns(home string, c spool.ConsumerInfo) error {
+	pid := ""
+	if c.PID > 0 {
+		pid = fmt.Sprintf(" (pid %d)", c.PID)
+	}
+	return fmt.Errorf("a collector already runs for %s at http://%s%s, started in the background by a hook, hookwatch demo or a service; its dashboard is there. To run one in the foreground instead: hookwatch stop, then hookwatch serve", home, c.Addr, pid)
+}
+
+// claimed explains a database another collector serves (sqlite.Claim): the
+// collector of this home, whatever its address, or another one.
+func claimed(home, dbName string, err error) error {
+	var ce *sqlite.ClaimedError
+	if !errors.As(err, &ce) {
+		return fmt.Errorf("cannot serve %s: %w", dbName, err)
+	}
+	if c, ok := runningCollector(home); ok && ce.PID > 0 && c.PID == ce.PID {
+		return alreadyRuns(home, c)
+	}
+	who, stop := "another collector", "stop it where it runs"
+	if ce.PID > 0 {
+		who, stop = fmt.Sprintf("another collector (pid %d)", ce.PID), fmt.Sprintf("stop it (kill %d)", ce.PID)
+	}
+	return fmt.Errorf("cannot serve %s: %s serves it, for another HOOKWATCH_HOME; a database has one collector: %s, or serve another database with --db", dbName, who, stop)
 }
 
 // dbFlagVar defines --db, the store of every command that opens one

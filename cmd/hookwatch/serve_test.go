@@ -455,6 +455,8 @@ func TestServeAddressTaken(t *testing.T) {
 	}
 	f(addr, "a collector already runs for", "http://"+addr, "hookwatch stop")
 
+	// Another home's collector, whose address another program holds.
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(t.TempDir(), "other"))
 	other, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -465,6 +467,47 @@ func TestServeAddressTaken(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("the first serve: %v", err)
+	}
+}
+
+// TestServeOneCollectorPerDatabase: a second collector on a SQLite file one
+// already serves refuses to start, on any address, naming the first: two
+// would each keep and write a model of the same sessions.
+func TestServeOneCollectorPerDatabase(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	t.Setenv("HOOKWATCH_HOME", home)
+	t.Setenv("HOOKWATCH_DB", "")
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0")
+	url, _, _ := strings.Cut(strings.TrimPrefix(line, "hookwatch serve: listening on "), " ")
+
+	serveErr := func(args ...string) string {
+		t.Helper()
+		err := run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), nil, io.Discard, io.Discard)
+		if err == nil {
+			t.Fatalf("a second serve %v started", args)
+		}
+		return err.Error()
+	}
+	// This home's collector: the second is told where it runs.
+	if msg := serveErr(); !strings.Contains(msg, "a collector already runs for "+home) || !strings.Contains(msg, url) || !strings.Contains(msg, "hookwatch stop") {
+		t.Errorf("second serve of the home: %q", msg)
+	}
+	// Another home, the same database: its process is named.
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(t.TempDir(), "other"))
+	db := filepath.Join(home, "hookwatch.db")
+	if msg := serveErr("--db", db); !strings.Contains(msg, "cannot serve "+db) || !strings.Contains(msg, fmt.Sprintf("(pid %d)", os.Getpid())) || !strings.Contains(msg, "--db") {
+		t.Errorf("second serve of the database: %q", msg)
+	}
+	// Another database of the other home serves.
+	_, done2 := startServe(t, ctx, "--addr", "127.0.0.1:0")
+	cancel()
+	for _, d := range []<-chan error{done, done2} {
+		if err := <-d; err != nil {
+			t.Fatalf("serve: %v", err)
+		}
 	}
 }
 

@@ -59,6 +59,8 @@ type DB struct {
 	// Reads are the store's reads, run through rows and this driver's
 	// scans (sqlq.Reads).
 	sqlq.Reads
+
+	claim *os.File // the lock Claim holds, until Close
 }
 
 // Open opens (creating it if needed) the SQLite database at path and brings
@@ -207,7 +209,9 @@ func (db *DB) Close() error {
 	errC := db.ckpt.Close()
 	errR := db.reader.Close()
 	errW := db.writer.Close()
-	if err := errors.Join(errS, errC, errR, errW); err != nil {
+	// The claim goes last: a successor claims once the WAL is checkpointed.
+	errL := db.release()
+	if err := errors.Join(errS, errC, errR, errW, errL); err != nil {
 		return fmt.Errorf("cannot close %s: %w", db.path, err)
 	}
 	return nil
