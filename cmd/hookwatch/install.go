@@ -237,6 +237,19 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *url != "" && o.Mode != install.ModeHTTP {
 		notes = append(notes, "--url only applies to --mode http: the command hook reads HOOKWATCH_URL from the environment Claude Code gives it; export HOOKWATCH_URL="+*url+" in the profile Claude Code starts from")
 	}
+	httpURL := strings.TrimRight(cmp.Or(o.CollectorURL, install.DefaultCollectorURL), "/")
+	if o.Mode == install.ModeHTTP && httpURL != strings.TrimRight(cmp.Or(os.Getenv("HOOKWATCH_URL"), install.DefaultCollectorURL), "/") {
+		// The events that take no http handler run the command hook, which
+		// posts where HOOKWATCH_URL says: another collector would get part
+		// of each session.
+		var cmds []string
+		for _, e := range install.Events() {
+			if !e.HTTP {
+				cmds = append(cmds, e.Name)
+			}
+		}
+		notes = append(notes, strings.Join(cmds, ", ")+" take no http handler and run the command hook, which posts to $HOOKWATCH_URL: add 'export HOOKWATCH_URL="+httpURL+"' to the profile Claude Code starts from, so that their events reach the same collector")
+	}
 	if o.Mode == install.ModeHTTP && !install.LocalCollector(o.CollectorURL) {
 		notes = append(notes, "the http hooks send the name of this machine from $"+claudecode.HostEnv+", which Claude Code reads from its environment: add 'export "+claudecode.HostEnv+"=\"$(hostname)\"' to the profile Claude Code starts from (unset, the collector records this machine by its address)")
 	}

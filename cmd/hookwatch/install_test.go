@@ -508,6 +508,21 @@ func TestInstallOldClaudeGetsShellForm(t *testing.T) {
 
 func TestInstallHTTPMode(t *testing.T) {
 	e := newTestEnv(t)
+	// The events without http handlers post where HOOKWATCH_URL says:
+	// install says to point it at the same collector, once it is not.
+	const note = "SessionStart, Setup, SubagentStart take no http handler and run the command hook, which posts to $HOOKWATCH_URL: add 'export HOOKWATCH_URL=http://127.0.0.1:9999'"
+	t.Setenv("HOOKWATCH_URL", "")
+	if out := mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:9999"); !strings.Contains(out, note) {
+		t.Errorf("install --mode http to another port, HOOKWATCH_URL unset, says:\n%s", out)
+	}
+	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:9999/")
+	if out := mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:9999"); strings.Contains(out, "take no http handler") {
+		t.Errorf("install --mode http with HOOKWATCH_URL set to its URL says:\n%s", out)
+	}
+	t.Setenv("HOOKWATCH_URL", "")
+	if out := mustHW(t, "install", "--mode", "http"); strings.Contains(out, "take no http handler") {
+		t.Errorf("install --mode http to the default URL says:\n%s", out)
+	}
 	mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:9999")
 	s := registered(t, "user", e.userSettings())
 	http, command := 0, 0
