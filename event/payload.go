@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -239,6 +240,8 @@ func fromFields(src *fields, share bool) *Payload {
 	name := p.HookEventName
 	if name == "" && looksLikeStatusLine(src.object()) {
 		name = StatusLine
+		// Its model is an object, StatusLineInput's, not Common's string.
+		p.Mistyped = slices.DeleteFunc(p.Mistyped, func(f string) bool { return f == "model" })
 	}
 	switch name {
 	case PreToolUse:

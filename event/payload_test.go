@@ -63,6 +63,10 @@ func TestCorpusRoundTrip(t *testing.T) {
 func summary(p *event.Payload) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "event=%s session=%s agent=%q", p.Name(), p.SessionID, p.AgentID)
+	if len(p.Mistyped) > 0 {
+		// A real payload's field of a type the model does not expect.
+		fmt.Fprintf(&b, " mistyped=%v", p.Mistyped)
+	}
 	if p.AgentType.Set {
 		fmt.Fprintf(&b, " agent_type=%q", p.AgentType.Value)
 	}
