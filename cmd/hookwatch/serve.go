@@ -54,8 +54,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	auditDir := fs.String("audit-dir", os.Getenv("HOOKWATCH_AUDIT_DIR"), "write the continuous audit trail here: one directory per session, hash-chained JSONL, see docs/audit.md (env HOOKWATCH_AUDIT_DIR)")
 	auditMax := fs.Int64("audit-max-bytes", audit.DefaultMaxFileBytes, "rotate an audit file past this size")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without a token")
-	rollouts := fs.String("codex-rollouts", serveEnvOr("HOOKWATCH_CODEX_ROLLOUTS", "auto"), "follow Codex's rollout files for what its hooks miss: auto (when Codex's home exists), off, or the sessions directory (env HOOKWATCH_CODEX_ROLLOUTS)")
-	transcripts := fs.String("watch-transcripts", serveEnvOr("HOOKWATCH_WATCH_TRANSCRIPTS", "auto"), "follow Claude Code's transcripts as they grow, for the tokens of every agent and turn and what its hooks miss: auto (when Claude Code's projects directory exists), off, or the projects directory (env HOOKWATCH_WATCH_TRANSCRIPTS)")
+	rollouts := fs.String("codex-rollouts", serveEnvOr("HOOKWATCH_CODEX_ROLLOUTS", "auto"), "follow Codex's rollout files for what its hooks miss: auto (Codex's sessions directory, once it exists), off, or the sessions directory (env HOOKWATCH_CODEX_ROLLOUTS)")
+	transcripts := fs.String("watch-transcripts", serveEnvOr("HOOKWATCH_WATCH_TRANSCRIPTS", "auto"), "follow Claude Code's transcripts as they grow, for the tokens of every agent and turn and what its hooks miss: auto (Claude Code's projects directory, once it exists), off, or the projects directory (env HOOKWATCH_WATCH_TRANSCRIPTS)")
 	prices := fs.String("prices", "", "price table (JSON: {\"date\":…,\"models\":{\"<model>\":{\"input\":…,\"output\":…,\"cache_read\":…,\"cache_write_5m\":…,\"cache_write_1h\":…}}}, USD per million tokens) replacing the built-in one")
 	traces := addOTLPFlags(fs)
 	failedRepeats := fs.Int("signal-failed-repeats", attribution.DefaultThresholds.FailedRepeats, "failures of the same call that make a loop signal (docs/policy.md)")
@@ -325,13 +325,13 @@ Environment:
   GOGC, GOMEMLIMIT   the garbage collector's, as for any Go program (serve's defaults: 200,
                      and a limit of 17 times --model-cache-mb plus 1 GiB)
 
-Codex: with Codex's home present ($CODEX_HOME, default ~/.codex), serve follows its rollout
-files (sessions/YYYY/MM/DD/rollout-*.jsonl, those written in the last 24 hours and on) for
+Codex: once Codex's sessions directory exists ($CODEX_HOME/sessions, default ~/.codex), serve
+follows its rollout files (sessions/YYYY/MM/DD/rollout-*.jsonl, those written in the last 24 hours and on) for
 what Codex's hooks miss; each call is counted once. --codex-rollouts=off turns it off; older
 sessions: hookwatch import --codex.
 
-Claude Code: with its projects directory present ($CLAUDE_CONFIG_DIR/projects, default
-~/.claude/projects), serve follows its transcripts (those written in the last 24 hours and
+Claude Code: once its projects directory exists ($CLAUDE_CONFIG_DIR/projects, default
+~/.claude/projects, made by the first session), serve follows its transcripts (those written in the last 24 hours and
 on, at most a look every 2 seconds) and imports what they gain as hookwatch import would: the
 tokens of every API response per agent and turn, and the prompts, calls and subagents no
 hook reported (a session without hooks appears from its transcripts alone; transcripts
@@ -369,7 +369,7 @@ func serveEnvOr(key, def string) string {
 func serveRolloutsDir(setting string) (string, error) {
 	return serveFollowDir("--codex-rollouts", setting, func() (string, error) {
 		home, err := codex.Home(os.Getenv)
-		if err != nil || !isDir(home) {
+		if err != nil {
 			return "", err
 		}
 		return filepath.Join(home, "sessions"), nil
@@ -378,15 +378,13 @@ func serveRolloutsDir(setting string) (string, error) {
 
 // serveTranscriptsDir returns the Claude Code projects directory the
 // collector follows for setting ("" for none): "auto" follows
-// claudecode.ProjectsDir when it exists — Claude Code ran on this machine
-// as this user —, "off" nothing, anything else is the directory itself.
+// claudecode.ProjectsDir, from the moment it exists (a collector a hook
+// started may well start first: Claude Code makes the directory when its
+// first session writes its transcript), "off" nothing, anything else is
+// the directory itself.
 func serveTranscriptsDir(setting string) (string, error) {
 	return serveFollowDir("--watch-transcripts", setting, func() (string, error) {
-		dir, err := claudecode.ProjectsDir(os.Getenv)
-		if err != nil || !isDir(dir) {
-			return "", err
-		}
-		return dir, nil
+		return claudecode.ProjectsDir(os.Getenv)
 	})
 }
 
@@ -404,11 +402,6 @@ func serveFollowDir(flag, setting string, auto func() (string, error)) (string, 
 		return "", fmt.Errorf("%w: %s is auto, off or a directory", errUsage, flag)
 	}
 	return filepath.Abs(setting)
-}
-
-func isDir(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.IsDir()
 }
 
 // serveHome returns hookwatch's data directory, the same one the hook uses

@@ -221,8 +221,9 @@ func TestServeRefuses(t *testing.T) {
 	}
 }
 
-// TestServeTranscriptsDir: auto follows Claude Code's projects directory
-// only where it exists, off nothing, anything else that directory.
+// TestServeTranscriptsDir: auto follows Claude Code's projects directory,
+// there or not yet (the collector looks until it appears), off nothing,
+// anything else that directory.
 func TestServeTranscriptsDir(t *testing.T) {
 	config := t.TempDir()
 	t.Setenv("CLAUDE_CONFIG_DIR", config)
@@ -232,7 +233,7 @@ func TestServeTranscriptsDir(t *testing.T) {
 			t.Errorf("serveTranscriptsDir(%q) = %q, %v; want %q", setting, got, err, want)
 		}
 	}
-	f("auto", "") // Claude Code never ran here
+	f("auto", filepath.Join(config, "projects")) // Claude Code has not run here yet
 	if err := os.Mkdir(filepath.Join(config, "projects"), 0o700); err != nil {
 		t.Fatal(err)
 	}
