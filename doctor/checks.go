@@ -24,6 +24,7 @@ import (
 	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/postgres"
+	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
 // lookPath finds a program on PATH; a variable so that the launcher
@@ -199,9 +200,9 @@ func (e *env) checkHookLog() Check {
 	return c
 }
 
-// checkDatabase checks that the collector could write its SQLite database
-// (Options.Database).
-func (e *env) checkDatabase() Check {
+// checkDatabase checks that the collector could open and write its SQLite
+// database (Options.Database).
+func (e *env) checkDatabase(ctx context.Context) Check {
 	c := Check{Name: "database", Status: OK}
 	path := e.Database
 	switch {
@@ -226,6 +227,14 @@ func (e *env) checkDatabase() Check {
 			return c
 		}
 		f.Close()
+		if err := sqlite.Readable(ctx, path); err != nil {
+			// serve cannot start on it: say so before a hook tries.
+			aside := claudecode.ShellQuote(path + ".damaged")
+			c.Status, c.Message = Fail, err.Error()+": hookwatch serve cannot open it"
+			c.Fix = "move it aside with its -wal and -shm files, and the next collector makes a new database: mkdir " + aside + " && mv " +
+				claudecode.ShellQuote(path) + " " + claudecode.ShellQuote(path+"-wal") + " " + claudecode.ShellQuote(path+"-shm") + " " + aside + "/ 2>/dev/null (sqlite3's .recover may save what it held)"
+			return c
+		}
 	}
 	// The nearest existing directory decides: serve creates the rest.
 	probe := dir

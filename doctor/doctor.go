@@ -201,7 +201,7 @@ func Run(ctx context.Context, o Options) *Report {
 	}
 	r.add(e.checkSpool())
 	r.add(e.checkHookLog())
-	r.add(e.checkDatabase())
+	r.add(e.checkDatabase(ctx))
 	r.add(e.checkPolicy())
 	if e.RoundTrip {
 		r.add(e.checkRoundTrip(ctx))

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/pem"
@@ -23,6 +24,7 @@ import (
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/spool"
+	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
 func TestReadSettings(t *testing.T) {
@@ -488,5 +490,47 @@ func TestOneClientPerRun(t *testing.T) {
 	}
 	if requests.Load() < 2 || conns.Load() != 1 {
 		t.Errorf("%d requests over %d connections, want at least 2 over 1", requests.Load(), conns.Load())
+	}
+}
+
+// TestDatabaseCheck: a database serve could not open fails the check, with
+// a fix that moves it aside; a good one passes; neither is changed.
+func TestDatabaseCheck(t *testing.T) {
+	root := t.TempDir()
+	good := filepath.Join(root, "good.db")
+	db, err := sqlite.Open(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(root, "bad.db")
+	if err := os.WriteFile(bad, bytes.Repeat([]byte{0xA5, 0x17}, 50000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadDir(root)
+	check := func(path string) Check {
+		env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": filepath.Join(root, "hw"), "HOOKWATCH_URL": "http://127.0.0.1:1"}
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"),
+			Version: "test", Timeout: time.Second, Database: path})
+		for _, c := range r.Checks {
+			if c.Name == "database" {
+				return c
+			}
+		}
+		t.Fatal("no database check")
+		return Check{}
+	}
+	if c := check(good); c.Status != OK {
+		t.Errorf("a good database: %+v", c)
+	}
+	c := check(bad)
+	if c.Status != Fail || !strings.Contains(c.Message, "does not read as a SQLite database") || !strings.Contains(c.Fix, "mv "+bad+" "+bad+"-wal "+bad+"-shm "+bad+".damaged/") {
+		t.Errorf("a file of noise: %+v", c)
+	}
+	after, _ := os.ReadDir(root)
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Errorf("doctor changed the directory: %v, then %v", before, after)
 	}
 }
