@@ -2,10 +2,12 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/store"
 )
 
 // CompareResponse is the body of GET /v1/sessions/{id}/compare/{other}:
@@ -35,6 +37,10 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	var seqs [2]int64
 	for i, id := range []string{r.PathValue("id"), r.PathValue("other")} {
 		res, err := s.resolve(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			writeError(w, http.StatusNotFound, fmt.Sprintf("session %s not found", id))
+			return
+		}
 		if err != nil {
 			s.storeError(w, r, err)
 			return

@@ -126,7 +126,8 @@ func TestCompareForks(t *testing.T) {
 	want(capture2332Fork, corpusFork, "", http.StatusConflict, "unrelated=1")
 	want(capture2332, capture2332, "", http.StatusBadRequest, "same session")
 	want(capture2332, "sub--"+corpusExplore, "", http.StatusBadRequest, "subagent")
-	want(capture2332, "no-such-session", "", http.StatusNotFound, "not found")
+	want(capture2332, "no-such-session", "", http.StatusNotFound, "session no-such-session not found")
+	want("no-such-session", capture2332, "", http.StatusNotFound, "session no-such-session not found")
 	want(capture2332, corpusMain, "?unrelated=yes", http.StatusBadRequest, "unrelated")
 	code, c, body := compare(capture2332, corpusMain, "?unrelated=1")
 	if code != http.StatusOK || c.Baseline != nil || c.A.SessionID != capture2332 || c.B.SessionID != corpusMain {

@@ -121,5 +121,14 @@ func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
 	if json.Unmarshal(body, &e) != nil || e.Error == "" {
 		e.Error = strings.TrimSpace(string(body))
 	}
-	return nil, errors.New(e.Error)
+	return nil, &apiError{Status: resp.StatusCode, Message: e.Error}
 }
+
+// apiError is the collector's answer to a request it refused: its HTTP
+// status and the message of its {"error": …} body.
+type apiError struct {
+	Status  int
+	Message string
+}
+
+func (e *apiError) Error() string { return e.Message }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -71,6 +72,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
+	}
+	if err := checkListenAddr(*addr); err != nil {
+		return fmt.Errorf("%w: --addr %q (or HOOKWATCH_ADDR): %v", errUsage, *addr, err)
 	}
 	if *modelCache < 1 || *modelCache > 1<<20 {
 		return fmt.Errorf("%w: --model-cache-mb must be between 1 and 1048576", errUsage)
@@ -431,6 +435,23 @@ func serveHasTokens(ctx context.Context, db store.Store) (bool, error) {
 // serveIsLoopback reports whether addr listens only on the loopback
 // interface. An empty host listens on every interface; a host name other
 // than localhost is not trusted to resolve to loopback.
+// checkListenAddr says what is wrong with addr as a listen address, before
+// anything is decided by its host: HOST:PORT, the host empty (every
+// interface), a name, or an IP address, the port a number up to 65535.
+func checkListenAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want HOST:PORT, such as 127.0.0.1:7421 (%v)", err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("the port %q is not a number from 0 to 65535", port)
+	}
+	if host != "" && net.ParseIP(host) == nil && strings.Trim(host, "0123456789.") == "" {
+		return fmt.Errorf("%q is not an IP address", host)
+	}
+	return nil
+}
+
 func serveIsLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {

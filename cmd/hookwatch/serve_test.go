@@ -242,6 +242,31 @@ func TestServeTranscriptsDir(t *testing.T) {
 	f("/some/projects", "/some/projects")
 }
 
+// TestServeBadAddr: an address that is not HOST:PORT is a usage error that
+// says so, not a refusal to listen without a token.
+func TestServeBadAddr(t *testing.T) {
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(t.TempDir(), "home"))
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	for addr, want := range map[string]string{
+		"127.0.0.1":       "want HOST:PORT",
+		"nonsense":        "want HOST:PORT",
+		"127.0.0.1:http":  `the port "http"`,
+		"127.0.0.1:70000": `the port "70000"`,
+		"127.0.0.1:":      `the port ""`,
+		"256.1.1.1:80":    `"256.1.1.1" is not an IP address`,
+	} {
+		err := run(context.Background(), []string{"serve", "--addr", addr}, nil, io.Discard, io.Discard)
+		if err == nil || !errors.Is(err, errUsage) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "authentication") {
+			t.Errorf("serve --addr %s: %v, want a usage error saying %s", addr, err, want)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:0", ":7421", "localhost:7421", "[::1]:7421", "0.0.0.0:7421", "example.com:80"} {
+		if err := checkListenAddr(addr); err != nil {
+			t.Errorf("checkListenAddr(%s): %v", addr, err)
+		}
+	}
+}
+
 func TestServeIsLoopback(t *testing.T) {
 	f := func(addr string, want bool) {
 		t.Helper()

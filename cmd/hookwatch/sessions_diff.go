@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"text/tabwriter"
 	"time"
@@ -43,6 +45,9 @@ func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Write
 		u += "?unrelated=1"
 	}
 	body, err := apiGet(ctx, base, token, u)
+	if ae := (*apiError)(nil); errors.As(err, &ae) && ae.Status == http.StatusConflict {
+		return fmt.Errorf("sessions %s and %s share no baseline: neither was forked from the other or from a session they both continue (--unrelated compares them anyway)", a, b)
+	}
 	if err != nil {
 		return err
 	}

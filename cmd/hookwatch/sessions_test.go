@@ -201,8 +201,11 @@ func TestSessionsDiff(t *testing.T) {
 	}
 
 	_, _, err := hw(t, "", "sessions", "diff", diffBase, diffOther)
-	if err == nil || !strings.Contains(err.Error(), "share no baseline") {
+	if err == nil || !strings.Contains(err.Error(), "share no baseline") || !strings.Contains(err.Error(), "--unrelated compares them anyway") {
 		t.Errorf("unrelated sessions: %v", err)
+	}
+	if _, _, err := hw(t, "", "sessions", "diff", diffBase, "no-such-session"); err == nil || !strings.Contains(err.Error(), "session no-such-session not found") {
+		t.Errorf("an unknown session: %v", err)
 	}
 	if out := mustHW(t, "sessions", "diff", "--unrelated", diffBase, diffOther); !strings.Contains(out, "fan-out of 2") || !strings.Contains(out, "share no baseline") {
 		t.Errorf("--unrelated:\n%s", out)
