@@ -613,9 +613,16 @@ func (e *env) checkCollector(ctx context.Context) Check {
 	if resp.StatusCode != http.StatusOK {
 		c.Status = Fail
 		c.Message = fmt.Sprintf("%s/healthz answered HTTP %d", e.url, resp.StatusCode)
+		if h.Status == "" {
+			// Not hookwatch's answer: another program holds the address.
+			c.Message += ", which is not a hookwatch collector's answer: another program listens there"
+			c.Fix = "run the collector elsewhere and point the hooks at it: hookwatch serve --addr 127.0.0.1:<port>, and export HOOKWATCH_URL=http://127.0.0.1:<port>"
+			return c
+		}
 		if h.DB != "" && h.DB != "ok" {
 			c.Message += ": database: " + h.DB
 		}
+		c.Fix = "read why in the collector's log (" + claudecode.ShellQuote(filepath.Join(e.home, "serve.log")) + " when a hook started it), then restart it: hookwatch stop; hookwatch serve"
 		return c
 	}
 	e.collector = true

@@ -264,6 +264,40 @@ func TestCollectorDegraded(t *testing.T) {
 	t.Fatal("no collector check")
 }
 
+// TestCollectorNotOK: a /healthz that is not OK fails the check, with a fix
+// that fits: another program on the address, or a collector whose database
+// fails.
+func TestCollectorNotOK(t *testing.T) {
+	for _, tc := range []struct {
+		code           int
+		body, msg, fix string
+	}{
+		{404, "404 page not found", "not a hookwatch collector's answer: another program listens there", "export HOOKWATCH_URL="},
+		{503, `{"status":"degraded","version":"test","db":"disk I/O error"}`, "database: disk I/O error", "hookwatch stop; hookwatch serve"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(tc.code)
+			io.WriteString(w, tc.body)
+		}))
+		root := t.TempDir()
+		env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": filepath.Join(root, "hw"), "HOOKWATCH_URL": srv.URL}
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Version: "test", Timeout: time.Second})
+		srv.Close()
+		found := false
+		for _, c := range r.Checks {
+			if c.Name == "collector" {
+				found = true
+				if c.Status != Fail || !strings.Contains(c.Message, tc.msg) || !strings.Contains(c.Fix, tc.fix) {
+					t.Errorf("HTTP %d %s: collector check = %+v", tc.code, tc.body, c)
+				}
+			}
+		}
+		if !found {
+			t.Fatal("no collector check")
+		}
+	}
+}
+
 // TestManagedSettings: hookwatch registered in the managed settings and
 // again in the user's is registered twice; the fix removes the user's, since
 // hookwatch does not edit the administrator's file, and a managed file that
