@@ -14,10 +14,15 @@ type ArchivesResponse struct {
 	Archives []ingest.Archive `json:"archives"`
 }
 
-// handleArchives is GET /v1/sessions/{id}/archives. The archive lives in
-// the home the collector shares with the hooks (Config.ArchiveDir); a
-// collector without one lists none.
+// handleArchives is GET /v1/sessions/{id}/archives, of a session the
+// caller may read (404 and 403 as for the session itself). The archive
+// lives in the home the collector shares with the hooks
+// (Config.ArchiveDir); a collector without one lists none.
 func (s *Server) handleArchives(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.resolve(r.Context(), r.PathValue("id")); err != nil {
+		s.storeError(w, r, err)
+		return
+	}
 	resp := ArchivesResponse{Archives: []ingest.Archive{}}
 	if s.cfg.ArchiveDir != "" {
 		list, err := ingest.ListArchives(s.cfg.ArchiveDir, r.PathValue("id"))

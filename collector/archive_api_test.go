@@ -11,7 +11,7 @@ import (
 
 // TestArchives: an http hook's PreCompact from this machine archives the
 // transcript it compacts, its PostCompact the summary, and GET
-// /v1/sessions/{id}/archives lists them; a session without any lists none.
+// /v1/sessions/{id}/archives lists them; a session never seen is not found.
 func TestArchives(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "archive")
 	s := newServer(t, collector.Config{ArchiveDir: dir})
@@ -39,7 +39,9 @@ func TestArchives(t *testing.T) {
 		}
 		return resp
 	}
-	f("other", 0)
+	if code, body := s.do(t, "GET", "/v1/sessions/other/archives", nil); code != 404 {
+		t.Errorf("archives of a session never seen: %d %s, want 404", code, body)
+	}
 	a := f(id, 1).Archives[0]
 	b, _ := os.ReadFile(a.Path)
 	if a.Agent != "main" || a.SummaryPath == "" || !strings.Contains(string(b), "before the compaction") {

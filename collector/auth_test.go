@@ -192,7 +192,8 @@ func testTokens(t *testing.T, db tokenDB) []string {
 		get(path, 401, "Authorization", ann) // no scheme
 	}
 	for _, path := range []string{"/v1/sessions/s-bob", "/v1/sessions/s-bob/events", "/v1/sessions/s-bob/agents",
-		"/v1/sessions/s-bob/tool-calls", "/v1/sessions/s-bob/signals", "/v1/stream?session_id=s-bob"} {
+		"/v1/sessions/s-bob/tool-calls", "/v1/sessions/s-bob/signals", "/v1/sessions/s-bob/archives", "/v1/sessions/s-bob/files",
+		"/v1/sessions/s-bob/compare/s-lead", "/v1/sessions/s-lead/compare/s-bob", "/v1/stream?session_id=s-bob"} {
 		get(path, 403, as(ann)...)
 		get(path, 403, as(lead)...) // bob is not in lead's team
 	}
