@@ -31,12 +31,14 @@ const sessionsSynopsis = `sessions [--cwd DIR] [--all]
 Lists the Claude Code sessions of a directory (default: the current one),
 newest first, from the client's transcripts: Claude Code keeps them under
 $CLAUDE_CONFIG_DIR/projects (else ~/.claude/projects) in a directory named
-after the absolute cwd with every character other than A-Z, a-z and 0-9
-replaced by "-", and resumes only sessions of the directory it runs in.
+after the directory's real path (symlinks followed) with every character
+other than A-Z, a-z and 0-9 replaced by "-", and resumes only sessions of
+the directory it runs in.
 Each session shows its title, last activity, lineage (forked from,
 compactions), subagents and last answer, and the commands that continue
-it. When the directory has none but a neighbouring one does (a symlink, a
-parent or a child directory), it says where to cd. Where the collector
+it. When the directory has none but a neighbouring one does (the same
+directory recorded by another path, a parent or a child directory), it
+says where to cd. Where the collector
 ($HOOKWATCH_URL) knows a session, it adds its decomposition shape and
 outcome. "sessions diff A B" compares two sessions (see sessions diff -h).
 
@@ -74,6 +76,13 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if cwd, err = filepath.Abs(cwd); err != nil {
 		return err
 	}
+	// Claude Code names a project by the directory's real path (getcwd, as
+	// the shell's $PWD may be a symlink's): so does the listing. A
+	// directory gone since keeps its sessions, under the path given.
+	real, rerr := filepath.EvalSymlinks(cwd)
+	if rerr == nil {
+		cwd = real
+	}
 	slug := claudecode.Slug(cwd)
 	ss, err := claudecode.ProjectSessions(filepath.Join(projects, slug))
 	if err != nil {
@@ -85,6 +94,9 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return nil
 	}
 	fmt.Fprintf(stdout, "No Claude Code session was started in %s (looked in %s).\n", cwd, filepath.Join(projects, slug))
+	if errors.Is(rerr, os.ErrNotExist) {
+		fmt.Fprintf(stdout, "%s does not exist.\n", cwd)
+	}
 	if near := neighbours(projects, cwd); len(near) > 0 {
 		fmt.Fprintf(stdout, "Resuming here starts a fresh session: the client looks only at this directory's sessions. Sessions exist for:\n")
 		for _, n := range near {

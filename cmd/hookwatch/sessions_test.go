@@ -69,7 +69,15 @@ func TestSessions(t *testing.T) {
 	}
 	f(filepath.Dir(project), "a child directory")
 	f(filepath.Join(project, "sub"), "a parent directory")
-	f(link, "a symlink")
+	// Claude Code names the project by the real path: through a symlink,
+	// the client resumes the same sessions, and the listing shows them.
+	if out := mustHW(t, "sessions", "--cwd", link); !strings.HasPrefix(out, project+" (") || !strings.Contains(out, "claude --resume "+id) {
+		t.Errorf("sessions --cwd %s (a symlink to the project):\n%s", link, out)
+	}
+	gone := filepath.Join(root, "gone")
+	if out := mustHW(t, "sessions", "--cwd", gone); !strings.Contains(out, gone+" does not exist.") {
+		t.Errorf("sessions --cwd %s (no such directory):\n%s", gone, out)
+	}
 
 	other := filepath.Join(root, "other")
 	os.Mkdir(other, 0o755)
