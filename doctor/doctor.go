@@ -631,6 +631,12 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		c.Status = Fail
 		c.Message = fmt.Sprintf("%s is up but refuses HOOKWATCH_TOKEN (HTTP %d): the hook's events are refused and stay in the spool", e.url, resp.StatusCode)
 		c.Fix = "export HOOKWATCH_TOKEN=<the token hookwatch serve runs with>   # in the environment of Claude Code too"
+		if hook.SpoolDelivers(e.home, e.url) {
+			// The command hook's events reach it through the spool; only
+			// the API, and http hooks, need the token.
+			c.Status = Warn
+			c.Message = fmt.Sprintf("%s is up but its API refuses HOOKWATCH_TOKEN (HTTP %d): the command hook's events reach it through the spool, but http hooks, hookwatch sessions and the other commands that ask it are refused", e.url, resp.StatusCode)
+		}
 		e.collector, e.tokenRefused = false, true
 		return c
 	}

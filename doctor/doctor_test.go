@@ -298,6 +298,49 @@ func TestCollectorNotOK(t *testing.T) {
 	}
 }
 
+// TestTokenRefused: a collector that refuses the token fails the check,
+// unless it is the one attached to the home's spool, through which the
+// command hook's events reach it without a token: then a warning about
+// its API.
+func TestTokenRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			io.WriteString(w, `{"status":"ok","version":"test","db":"ok"}`)
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	root := t.TempDir()
+	home := filepath.Join(root, "hw")
+	check := func() Check {
+		env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": home, "HOOKWATCH_URL": srv.URL}
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Version: "test", Timeout: time.Second})
+		for _, c := range r.Checks {
+			if c.Name == "collector" {
+				return c
+			}
+		}
+		t.Fatal("no collector check")
+		return Check{}
+	}
+	if c := check(); c.Status != Fail || !strings.Contains(c.Message, "the hook's events are refused") {
+		t.Errorf("a collector not attached to the spool: %+v", c)
+	}
+	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	detach, err := sp.Attach(strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer detach()
+	if c := check(); c.Status != Warn || !strings.Contains(c.Message, "reach it through the spool") || !strings.Contains(c.Fix, "HOOKWATCH_TOKEN") {
+		t.Errorf("the collector attached to the spool: %+v", c)
+	}
+}
+
 // TestManagedSettings: hookwatch registered in the managed settings and
 // again in the user's is registered twice; the fix removes the user's, since
 // hookwatch does not edit the administrator's file, and a managed file that

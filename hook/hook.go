@@ -256,6 +256,19 @@ func (cfg Config) origin() ingest.Origin {
 	return o
 }
 
+// SpoolDelivers reports whether the hook of home hands its events for the
+// collector at url to the home's spool, which that collector drains as it
+// is written (it is attached at url's address): such events need no token
+// and no request.
+func SpoolDelivers(home, url string) bool {
+	ep, err := parseEndpoint(url)
+	return err == nil && drainedBy(filepath.Join(home, "spool"), ep)
+}
+
+// drainedBy reports whether the collector at ep is attached to the spool
+// in dir.
+func drainedBy(dir string, ep endpoint) bool { return spool.AttachedTo(dir, ep.addr.String()) }
+
 // deliver posts one envelope, spooling it when the collector cannot take it,
 // and opportunistically drains the spool after a successful post. attached
 // is the address of the collector attached to this home's spool when the
@@ -267,7 +280,7 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, a
 	if errors.Is(err, errUnsupportedURL) && spErr == nil && Forwardable(cfg.URL) {
 		return cfg.forward(sp, spoolDir, rec, err)
 	}
-	if err == nil && spErr == nil && (attached == ep.addr.String() || spool.AttachedTo(spoolDir, ep.addr.String())) {
+	if err == nil && spErr == nil && (attached == ep.addr.String() || drainedBy(spoolDir, ep)) {
 		// The fast path: the collector at our URL drains this spool as it
 		// is written, so appending to it is delivery — durable at once, and
 		// no round trip through the collector's commit for the agent to
