@@ -54,7 +54,8 @@ type Options struct {
 	// StatePath is the file that keeps each transcript's offset; "" reads
 	// every file from its start and keeps nothing.
 	StatePath string
-	// DryRun reads and converts, but delivers nothing and keeps no offset.
+	// DryRun reads (from the offsets StatePath keeps) and converts, but
+	// delivers nothing and keeps no offset.
 	DryRun bool
 	// BatchSize is the most envelopes per Deliver call; 0 means 500.
 	BatchSize int

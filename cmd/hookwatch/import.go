@@ -95,6 +95,8 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	opt := importer.Options{
 		Pipeline: &ingest.Pipeline{Origin: ingest.LocalOrigin(version), Privacy: priv},
 		DryRun:   *dryRun,
+		// A dry run reads from the offsets kept too, and keeps none.
+		StatePath: filepath.Join(home, "import-state.json"),
 	}
 	base, token := collectorURL()
 	client := &http.Client{}
@@ -116,7 +118,6 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		opt.Deliver = func(ctx context.Context, envs []event.Envelope) error {
 			return postEnvelopes(ctx, client, base, token, envs, "the imported records")
 		}
-		opt.StatePath = filepath.Join(home, "import-state.json")
 	}
 	if isTerminal(stderr) {
 		opt.Progress = func(p importer.Progress) { drawProgress(stderr, p) }

@@ -103,6 +103,10 @@ func TestImportUsage(t *testing.T) {
 	if !strings.HasPrefix(again, "imported 0 records") {
 		t.Fatalf("second import:\n%s", again)
 	}
+	// A dry run after it reads from the offsets kept, as the import would.
+	if dry := mustHW(t, "import", "--dry-run", projects); !strings.HasPrefix(dry, "would import 0 records") {
+		t.Fatalf("dry run after the import:\n%s", dry)
+	}
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
