@@ -63,14 +63,7 @@ func (s *Set) compileAll() []Problem {
 		if r.invalid != nil {
 			continue // already reported when loading
 		}
-		if c := r.compiled(); c.err != nil {
-			var p Problem
-			if errors.As(c.err, &p) {
-				out = append(out, p)
-			} else {
-				out = append(out, Problem{File: r.File, Line: r.Line, RuleID: r.ID, Msg: c.err.Error()})
-			}
-		}
+		out = append(out, r.compiled().problems...)
 	}
 	return out
 }

@@ -23,8 +23,10 @@ func (r *Rule) compiled() *compiled {
 func (r *Rule) compile() *compiled {
 	c := &compiled{}
 	fail := func(line int, format string, args ...any) {
+		p := Problem{File: r.File, Line: line, RuleID: r.ID, Msg: fmt.Sprintf(format, args...), Events: r.Events}
+		c.problems = append(c.problems, p)
 		if c.err == nil {
-			c.err = Problem{File: r.File, Line: line, RuleID: r.ID, Msg: fmt.Sprintf(format, args...), Events: r.Events}
+			c.err = p
 		}
 	}
 	var err error

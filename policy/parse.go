@@ -403,6 +403,12 @@ func (p *parser) rule(idx int, n *yaml.Node, fileClosed bool) *Rule {
 	for _, e := range errs {
 		p.problems = append(p.problems, Problem{File: p.src.Path, Line: e.line, RuleID: id, Msg: e.msg, Events: r.Events})
 	}
+	// Its matchers and expressions are checked as well, so that one check
+	// says everything wrong with the rule.
+	for _, cp := range r.compile().problems {
+		cp.RuleID = id
+		p.problems = append(p.problems, cp)
+	}
 	if r.Scope == ScopeManaged && r.OnErrorClosed && r.ID != "" {
 		r.invalid = errors.New(errs[0].msg)
 		return r

@@ -151,7 +151,11 @@ type Quota struct {
 
 // compiled is a rule's lazily compiled form.
 type compiled struct {
-	err       error
+	// err is the first of problems, or the rule's invalid: what makes a
+	// fail-closed rule fail.
+	err error
+	// problems are every matcher and expression that did not compile.
+	problems  []Problem
 	matcher   matcher.Matcher
 	narrow    matcher.Matcher // for FileChanged / StopFailure
 	agentType matcher.Matcher
