@@ -41,6 +41,6 @@ func exportOTLP(ctx context.Context, st store.Store, ids []string, c *otlp.Clien
 		fmt.Fprintf(stdout, "session %s: %d spans (trace %x)\n", id, n, otlp.TraceID(id))
 		total += n
 	}
-	fmt.Fprintf(stdout, "%d sessions, %d spans sent to %s\n", len(ids), total, url)
+	fmt.Fprintf(stdout, "%s, %s sent to %s\n", counted(len(ids), "session"), counted(total, "span"), url)
 	return nil
 }

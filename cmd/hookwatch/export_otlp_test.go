@@ -62,7 +62,7 @@ func TestExportOTLP(t *testing.T) {
 	t.Setenv("HOOKWATCH_OTLP_HEADERS", "X-Tenant=team%20a,Authorization=Bearer%20env")
 	out := mustHW(t, "export", "--format", "otlp", "--session", "export-otlp", "--db", path,
 		"--otlp-endpoint", srv.URL, "--otlp-header", "Authorization=Bearer flag")
-	if len(rcv.spans) != len(want) || !strings.Contains(out, "1 sessions, ") {
+	if len(rcv.spans) != len(want) || !strings.Contains(out, "1 session, ") {
 		t.Fatalf("the receiver got %d spans, the model has %d; output:\n%s", len(rcv.spans), len(want), out)
 	}
 	byID := map[string]*tracepb.Span{}

@@ -133,7 +133,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if *dryRun {
 		verb = "would import"
 	}
-	fmt.Fprintf(stdout, "%s %d records of %d sessions from %d files (%s read)", verb, sum.Total(), len(sum.Sessions), sum.Files, megabytes(sum.Bytes))
+	fmt.Fprintf(stdout, "%s %s of %s from %s (%s read)", verb, counted(sum.Total(), "record"), counted(len(sum.Sessions), "session"), counted(sum.Files, "file"), megabytes(sum.Bytes))
 	names := make([]string, 0, len(sum.Envelopes))
 	for n := range sum.Envelopes {
 		names = append(names, n)

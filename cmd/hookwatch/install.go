@@ -219,8 +219,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		StatuslineBinary: self,
 		DryRun:           sf.dryRun,
 	}
-	path, err := install.SettingsPath(o)
-	if err != nil {
+	if _, err := install.SettingsPath(o); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if o.Mode == "" {
@@ -265,7 +264,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	r, err := install.Install(o)
 	if err != nil {
-		return fmt.Errorf("cannot install into %s: %w", path, err)
+		return err // it names the file
 	}
 	r.Notes = append(notes, r.Notes...)
 	printResult(stdout, r, "install", sf.dryRun)
@@ -297,13 +296,12 @@ func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err
 	}
 	o := install.Options{Scope: sf.scope, Binary: hookBin, ProjectDir: sf.project, DryRun: sf.dryRun}
-	path, err := install.SettingsPath(o)
-	if err != nil {
+	if _, err := install.SettingsPath(o); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	r, err := install.Uninstall(o)
 	if err != nil {
-		return fmt.Errorf("cannot uninstall from %s: %w", path, err)
+		return err // it names the file
 	}
 	printResult(stdout, r, "uninstall", sf.dryRun)
 	if c, ok := runningCollector(hook.Home(os.Getenv)); ok && !sf.dryRun {

@@ -54,7 +54,7 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 	path, _ := install.SettingsPath(o)
 	r, err := install.Install(o)
 	if err != nil {
-		return fmt.Errorf("cannot install into %s: %w", path, err)
+		return err // it names the file
 	}
 	printResult(stdout, r, "install", sf.dryRun)
 	config, err := install.CodexConfigPath(o)
@@ -161,10 +161,9 @@ func uninstallCodex(sf scopeFlags, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cannot remove the hooks' trust from %s: %w", tr.Path, err)
 	}
-	path, _ := install.SettingsPath(o)
 	r, err := install.Uninstall(o)
 	if err != nil {
-		return fmt.Errorf("cannot uninstall from %s: %w", path, err)
+		return err // it names the file
 	}
 	printResult(stdout, r, "uninstall", sf.dryRun)
 	if tr.Changed {

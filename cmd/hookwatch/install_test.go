@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -568,5 +569,19 @@ func TestInstallProjectScopeNote(t *testing.T) {
 	}
 	if exists(e.userSettings()) {
 		t.Fatalf("the project scope wrote the user settings")
+	}
+}
+
+// TestHelpCommand: "help COMMAND" is COMMAND's help; a word that names no
+// command is a usage error.
+func TestHelpCommand(t *testing.T) {
+	for _, name := range []string{"install", "serve", "sessions", "policy"} {
+		out, errOut, err := hw(t, "", "help", name)
+		if err != nil && !errors.Is(err, flag.ErrHelp) || !strings.Contains(out+errOut, "Usage: hookwatch "+name) {
+			t.Errorf("help %s: %v\n%s%s", name, err, out, errOut)
+		}
+	}
+	if _, _, err := hw(t, "", "help", "nosuch"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), `"nosuch"`) {
+		t.Errorf("help nosuch: %v, want a usage error naming it", err)
 	}
 }

@@ -72,6 +72,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fmt.Errorf("%w: missing subcommand", errUsage)
 	}
 	switch {
+	case args[0] == "help" && len(args) > 1:
+		// help COMMAND is COMMAND --help.
+		c, ok := commands[args[1]]
+		if !ok {
+			usage(stderr)
+			return fmt.Errorf("%w: no help for %q: it is not a subcommand", errUsage, args[1])
+		}
+		return c.run(ctx, []string{"--help"}, stdin, stdout, stderr)
 	case slices.Contains(helpArgs[:], args[0]):
 		usage(stdout)
 		return nil
@@ -168,4 +176,12 @@ func parseFlagsNoArgs(fs *flag.FlagSet, args []string) error {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	return nil
+}
+
+// counted is n and noun, plural unless n is 1: "1 session", "2 sessions".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

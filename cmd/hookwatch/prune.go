@@ -39,8 +39,7 @@ func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	if age <= 0 {
-		fmt.Fprintln(stderr, "hookwatch prune: --older-than is required")
-		return errUsage
+		return fmt.Errorf("%w: prune needs --older-than AGE (90d, 36h, 2w)", errUsage)
 	}
 	db, name, err := openExistingStore(ctx, *dbFlag, hook.Home(os.Getenv))
 	if errors.Is(err, errNoDatabase) {
@@ -66,8 +65,8 @@ func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			break
 		}
 	}
-	fmt.Fprintf(stdout, "hookwatch prune: deleted %d sessions and %d events older than %s from %s\n",
-		sessions, events, before.UTC().Format(time.RFC3339), name)
+	fmt.Fprintf(stdout, "hookwatch prune: deleted %s and %s older than %s from %s\n",
+		counted(sessions, "session"), counted(events, "event"), before.UTC().Format(time.RFC3339), name)
 	return nil
 }
 

@@ -90,7 +90,7 @@ func TestPrune(t *testing.T) {
 		if err := run(context.Background(), []string{"prune", "--older-than", "90d", "--db", dsn}, nil, &stdout, io.Discard); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(stdout.String(), "deleted 1 sessions and 1 events older than") {
+		if !strings.Contains(stdout.String(), "deleted 1 session and 1 event older than") {
 			t.Errorf("prune printed %q", stdout.String())
 		}
 		st = open()

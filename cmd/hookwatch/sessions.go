@@ -100,7 +100,7 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if near := neighbours(projects, cwd); len(near) > 0 {
 		fmt.Fprintf(stdout, "Resuming here starts a fresh session: the client looks only at this directory's sessions. Sessions exist for:\n")
 		for _, n := range near {
-			fmt.Fprintf(stdout, "  %s (%s, %d sessions, last %s): cd %s\n", n.cwd, n.why, n.count, n.last.Local().Format(time.DateTime), claudecode.ShellQuote(n.cwd))
+			fmt.Fprintf(stdout, "  %s (%s, %s, last %s): cd %s\n", n.cwd, n.why, counted(n.count, "session"), n.last.Local().Format(time.DateTime), claudecode.ShellQuote(n.cwd))
 		}
 	}
 	return nil
@@ -125,7 +125,7 @@ func printSessions(w io.Writer, ss []claudecode.SessionFile, known func(id strin
 		if s.Compactions > 0 {
 			facts = append(facts, fmt.Sprintf("compacted %d×", s.Compactions))
 		}
-		facts = append(facts, fmt.Sprintf("%d prompts", s.Prompts), fmt.Sprintf("%d subagents", s.Subagents))
+		facts = append(facts, counted(s.Prompts, "prompt"), counted(s.Subagents, "subagent"))
 		if m := known(s.ID); m != nil {
 			if m.Shape != nil {
 				facts = append(facts, m.Shape.String())

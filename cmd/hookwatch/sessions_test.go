@@ -49,7 +49,7 @@ func TestSessions(t *testing.T) {
 	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:1")
 
 	out := mustHW(t, "sessions", "--cwd", project)
-	for _, want := range []string{id, "[e2e:session] work through the project", "2 subagents", "1 prompts",
+	for _, want := range []string{id, "[e2e:session] work through the project", "2 subagents", "1 prompt,",
 		"claude --resume " + id, "claude --resume " + id + " --fork-session"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sessions --cwd %s lacks %q:\n%s", project, want, out)
