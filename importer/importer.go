@@ -127,7 +127,8 @@ func (s *Summary) Total() int {
 // Find returns the transcript files under the given paths, each a file or
 // a directory walked for *.jsonl files in the client's layout (see
 // claudecode.ParseTranscriptPath), main transcripts before their
-// subagents', in path order.
+// subagents', in path order. A file named that is not in that layout is an
+// error.
 func Find(paths []string) ([]claudecode.TranscriptFile, error) {
 	var out []claudecode.TranscriptFile
 	seen := map[string]bool{}
@@ -143,6 +144,9 @@ func Find(paths []string) ([]claudecode.TranscriptFile, error) {
 			return nil, fmt.Errorf("cannot read %s: %w", root, err)
 		}
 		if !info.IsDir() {
+			if _, ok := claudecode.ParseTranscriptPath(root); !ok {
+				return nil, fmt.Errorf("%s is not a Claude Code transcript: <session id>.jsonl, or <session id>/subagents/agent-<id>.jsonl, in a project directory", root)
+			}
 			add(root)
 			continue
 		}

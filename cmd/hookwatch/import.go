@@ -147,6 +147,9 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stdout, ": %s", strings.Join(parts, ", "))
 	}
 	fmt.Fprintln(stdout)
+	if sum.Records == 0 && sum.Skipped > 0 {
+		fmt.Fprintf(stderr, "hookwatch import: none of the %s read was a transcript record: are these Claude Code's transcripts?\n", counted(sum.Skipped, "line"))
+	}
 	if *dryRun {
 		for _, s := range sum.Sessions {
 			fmt.Fprintf(stdout, "  session %s\n", s)

@@ -128,3 +128,23 @@ func TestImportNothingYet(t *testing.T) {
 		}
 	}
 }
+
+// TestImportNotTranscripts: a file named that is not a transcript is an
+// error, and lines that are none of the client's records are said.
+func TestImportNotTranscripts(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:1")
+	notes := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notes, []byte("hello\n"), 0o600)
+	if _, _, err := hw(t, "", "import", "--dry-run", notes); err == nil || !strings.Contains(err.Error(), notes+" is not a Claude Code transcript") {
+		t.Errorf("import of %s: %v", notes, err)
+	}
+	garbage := filepath.Join(dir, "projects", "-p", "4f1c2a8e-0000-4000-8000-000000000001.jsonl")
+	os.MkdirAll(filepath.Dir(garbage), 0o700)
+	os.WriteFile(garbage, []byte("not json\n{\"x\":1}\nstill not\n"), 0o600)
+	out, errOut, err := hw(t, "", "import", "--dry-run", garbage)
+	if err != nil || !strings.Contains(out, "would import 0 records") || !strings.Contains(errOut, "none of the 3 lines read was a transcript record") {
+		t.Errorf("import of lines that are no records: %v\n%s%s", err, out, errOut)
+	}
+}

@@ -146,6 +146,14 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("--retain-size needs a SQLite database: PostgreSQL keeps the space deleted rows free in its files, so its size is its operator's to manage; use --retain")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	for _, f := range []struct{ flag, setting, dir string }{{"--watch-transcripts", *transcripts, transcriptsDir}, {"--codex-rollouts", *rollouts, rolloutsDir}} {
+		if f.dir != "" && f.setting != "auto" {
+			if _, err := os.Stat(f.dir); err != nil {
+				// Followed all the same, once it appears: say so, as it may be a typo.
+				log.Warn(f.flag+" names a directory that is not there (yet); it is followed once it appears", "dir", f.dir, "err", err)
+			}
+		}
+	}
 	priv, err := privacy.OptionsFromEnv(os.Getenv)
 	if err != nil {
 		log.Warn("bad privacy setting; using the strictest capture", "err", err)
