@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
+	"github.com/hookwatch/hookwatch/privacy"
 )
 
 // Background subagents (clients from 2.1.332). Agent calls made in parallel
@@ -117,19 +120,20 @@ func launchedAsync(resp json.RawMessage) bool {
 	}
 	switch resp[0] {
 	case '{':
-		var obj struct {
-			IsAsync *bool  `json:"isAsync"`
-			Status  string `json:"status"`
-			Capture string `json:"hookwatch_capture"`
-			Head    string `json:"head"`
+		if c, ok := privacy.ReadCapture(resp); ok {
+			// The head is the start of the output's JSON text.
+			return strings.Contains(c.Head, `"async_launched"`) || strings.Contains(c.Head, `"isAsync":true`)
 		}
-		if json.Unmarshal(resp, &obj) != nil {
-			return false
-		}
-		if obj.Capture != "" {
-			return strings.Contains(obj.Head, `"async_launched"`) || strings.Contains(obj.Head, `"isAsync":true`)
-		}
-		return obj.IsAsync != nil && *obj.IsAsync || obj.Status == "async_launched"
+		async := false
+		_, ok := jsonscan.Members(resp, func(key, val []byte) {
+			switch string(jsonscan.Name(key)) {
+			case "isAsync":
+				async = async || string(val) == "true"
+			case "status":
+				async = async || jsonString(val) == "async_launched"
+			}
+		})
+		return ok && async
 	case '"':
 		if t := strings.TrimSpace(jsonString(resp)); strings.HasPrefix(t, "{") {
 			return launchedAsync(json.RawMessage(t))

@@ -14,6 +14,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 )
 
 // Build derives sessions, agents, tool calls and lineage from envs. The
@@ -1239,18 +1240,29 @@ func (c *callState) requested() *delegation {
 	if c.asked != nil {
 		return c.asked
 	}
-	var in struct {
-		SubagentType *string `json:"subagent_type"`
-		AgentType    *string `json:"agent_type"`
-		Description  string  `json:"description"`
-	}
-	_ = json.Unmarshal(c.c.Input, &in)
-	d := &delegation{Type: "general-purpose", Description: in.Description}
+	// The members classify reads the agent type from, by their exact names;
+	// a member that is not a string is absent.
+	var subagentType, agentType *string
+	d := &delegation{Type: "general-purpose"}
+	jsonscan.Members(c.c.Input, func(key, val []byte) {
+		s, ok := jsonscan.Unquote(val)
+		if !ok {
+			return
+		}
+		switch string(jsonscan.Name(key)) {
+		case "subagent_type":
+			subagentType = &s
+		case "agent_type":
+			agentType = &s
+		case "description":
+			d.Description = s
+		}
+	})
 	switch {
-	case in.SubagentType != nil:
-		d.Type = *in.SubagentType
-	case in.AgentType != nil:
-		d.Type = *in.AgentType
+	case subagentType != nil:
+		d.Type = *subagentType
+	case agentType != nil:
+		d.Type = *agentType
 	case strings.HasSuffix(c.c.ToolName, "spawn_agent"):
 		d.Type = "default"
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/internal/jsonscan"
+	"github.com/hookwatch/hookwatch/privacy"
 )
 
 // Project returns the project a payload's transcript_path and cwd belong
@@ -73,13 +74,13 @@ func spawnedAgentID(resp json.RawMessage) string {
 				return id
 			}
 		}
-		if f.capture != "" {
+		if c, ok := privacy.ReadCapture(resp); ok {
 			// head is the start of the JSON text, tail its end: either may
 			// be cut inside the id.
-			if id := scanAgentID(f.head, true); id != "" {
+			if id := scanAgentID(c.Head, true); id != "" {
 				return id
 			}
-			return scanAgentID(f.tail, false)
+			return scanAgentID(c.Tail, false)
 		}
 	case '"':
 		s := jsonString(resp)
@@ -96,8 +97,7 @@ func spawnedAgentID(resp json.RawMessage) string {
 // agentFields are the members of a delegation call's response that name
 // the spawned agent, each "" unless it is a string.
 type agentFields struct {
-	ids                 [2]string // by agentIDKeys
-	capture, head, tail string    // of a privacy preview
+	ids [2]string // by agentIDKeys
 }
 
 // agentFieldsOf reads the agentFields of a JSON object, and false when
@@ -110,12 +110,6 @@ func agentFieldsOf(resp json.RawMessage) (agentFields, bool) {
 			f.ids[0] = jsonString(val)
 		case agentIDKeys[1]:
 			f.ids[1] = jsonString(val)
-		case "hookwatch_capture":
-			f.capture = jsonString(val)
-		case "head":
-			f.head = jsonString(val)
-		case "tail":
-			f.tail = jsonString(val)
 		}
 	})
 	return f, ok
@@ -215,20 +209,11 @@ func responseText(resp json.RawMessage) (string, bool) {
 		// The hook keeps tool output as a preview by default: its head is
 		// the start of the JSON text, here a string literal that may be
 		// cut anywhere, even inside an escape.
-		var capture, head json.RawMessage
-		_, ok := jsonscan.Members(resp, func(key, val []byte) {
-			switch string(jsonscan.Name(key)) {
-			case "hookwatch_capture":
-				capture = val
-			case "head":
-				head = val
-			}
-		})
-		h := jsonString(head)
-		if !ok || !isStringOrNull(capture) || !isStringOrNull(head) || jsonString(capture) != "preview" || !strings.HasPrefix(h, `"`) {
+		c, ok := privacy.ReadCapture(resp)
+		if !ok || c.Mode != privacy.CapturePreview || !strings.HasPrefix(c.Head, `"`) {
 			return "", false
 		}
-		text = jsonscan.DecodeCut([]byte(h))
+		text = jsonscan.DecodeCut([]byte(c.Head))
 	case resp[0] == '[':
 		// An array of content blocks, each an object (or null) whose text
 		// is a string (or null); the first block's text is the message.

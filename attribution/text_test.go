@@ -160,12 +160,7 @@ func refAgentFields(resp json.RawMessage) (agentFields, bool) {
 	if json.Unmarshal(resp, &obj) != nil {
 		return agentFields{}, false
 	}
-	return agentFields{
-		ids:     [2]string{refString(obj[agentIDKeys[0]]), refString(obj[agentIDKeys[1]])},
-		capture: refString(obj["hookwatch_capture"]),
-		head:    refString(obj["head"]),
-		tail:    refString(obj["tail"]),
-	}, true
+	return agentFields{ids: [2]string{refString(obj[agentIDKeys[0]]), refString(obj[agentIDKeys[1]])}}, true
 }
 
 func refString(raw json.RawMessage) string {

@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// previewJSON is Preview as encoding/json reads it, the reference the
-// scanner must agree with.
+// previewJSON is Preview as encoding/json reads it (the capture object as
+// privacy.ReadCapture reads it: exact names), the reference the scanner must
+// agree with.
 func previewJSON(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -17,15 +18,23 @@ func previewJSON(raw json.RawMessage) string {
 	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
 		return cut(s)
 	}
-	var kept struct {
-		Capture    string `json:"hookwatch_capture"`
-		Head, Tail string
-	}
-	if raw[0] == '{' && bytes.Contains(raw, []byte(`"hookwatch_capture"`)) && json.Unmarshal(raw, &kept) == nil && kept.Capture != "" {
-		if kept.Tail != "" {
-			return cut(kept.Head + " … " + kept.Tail)
+	// A capture object: its three members by their exact names, each a
+	// string or null.
+	var obj map[string]json.RawMessage
+	if raw[0] == '{' && json.Unmarshal(raw, &obj) == nil {
+		var kept [3]string
+		valid := true
+		for i, name := range []string{"hookwatch_capture", "head", "tail"} {
+			if v, ok := obj[name]; ok && string(v) != "null" && json.Unmarshal(v, &kept[i]) != nil {
+				valid = false
+			}
 		}
-		return cut(kept.Head)
+		if valid && kept[0] != "" {
+			if kept[2] != "" {
+				return cut(kept[1] + " … " + kept[2])
+			}
+			return cut(kept[1])
+		}
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {
@@ -50,7 +59,7 @@ func TestPreview(t *testing.T) {
 	f(`"bad \x"`, `"bad \x"`)
 	f(`{"hookwatch_capture":"preview","bytes":9,"head":"abc","tail":"xyz"}`, "abc … xyz")
 	f(`{"hookwatch_capture":"preview","bytes":9,"head":"a\"c"}`, `a"c`)
-	f(`{"HEAD":"h","hookwatch_capture":"preview","Tail":"t","tail":"u"}`, "h … u")
+	f(`{"HEAD":"h","hookwatch_capture":"preview","Tail":"t","tail":"u"}`, " … u") // names match exactly
 	f(`{"hookwatch_capture":"preview","head":null,"tail":"t"}`, " … t")
 	f(`{"hookwatch_capture":"","head":"h"}`, `{"hookwatch_capture":"","head":"h"}`)
 	f(`{"hookwatch_capture":"preview","head":1}`, `{"hookwatch_capture":"preview","head":1}`)

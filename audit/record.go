@@ -23,6 +23,7 @@ import (
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/jsonscan"
+	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -186,8 +187,8 @@ func Preview(raw json.RawMessage) string {
 	}
 	// What the privacy rules kept of a tool's output: its head and tail.
 	if raw[0] == '{' && bytes.Contains(raw, []byte(`"hookwatch_capture"`)) {
-		if head, tail, ok := captured(raw); ok {
-			return CapturedPreview(head, tail)
+		if c, ok := privacy.ReadCapture(raw); ok {
+			return CapturedPreview(c.Head, c.Tail)
 		}
 	}
 	if !bytes.ContainsAny(raw, " \t\r\n") {
@@ -209,39 +210,6 @@ func CapturedPreview(head, tail string) string {
 		return cut(head + " … " + tail)
 	}
 	return cut(head)
-}
-
-// captured reads the head and tail of a privacy preview object
-// ({"hookwatch_capture":…,"head":…,"tail":…}) as encoding/json would into
-// string fields (names matched case-insensitively, the last of a name wins,
-// null leaves a field as it was), without its cost: ok is false when raw is
-// no such object.
-func captured(raw []byte) (head, tail string, ok bool) {
-	var capture string
-	valid := true
-	_, whole := jsonscan.Members(raw, func(key, val []byte) {
-		var dst *string
-		switch name := jsonscan.Name(key); {
-		case bytes.EqualFold(name, []byte("hookwatch_capture")):
-			dst = &capture
-		case bytes.EqualFold(name, []byte("head")):
-			dst = &head
-		case bytes.EqualFold(name, []byte("tail")):
-			dst = &tail
-		default:
-			return
-		}
-		if string(val) == "null" {
-			return
-		}
-		s, isStr := jsonscan.Unquote(val)
-		if !isStr {
-			valid = false
-			return
-		}
-		*dst = s
-	})
-	return head, tail, whole && valid && capture != ""
 }
 
 func cut(s string) string {

@@ -70,3 +70,41 @@ func TestParseCapturedAsMade(t *testing.T) {
 		t.Errorf("none object not recognised")
 	}
 }
+
+// TestReadCapture: what ToolResponse says its preview object holds is what
+// ReadCapture reads back from it, for every output of the real payloads and
+// at every preview size; a capture of nothing reads as mode none; other
+// objects do not read.
+func TestReadCapture(t *testing.T) {
+	n := 0
+	for _, l := range readLines(t, "testdata/payloads.jsonl") {
+		p := decode(t, l)
+		raw, ok := p["tool_response"]
+		if !ok {
+			continue
+		}
+		for _, size := range []int{0, 3, 64, 1024} {
+			v, head, tail, made := ToolResponse(raw, Options{Capture: CapturePreview, PreviewBytes: size, Redact: true})
+			if !made {
+				continue
+			}
+			n++
+			c, ok := ReadCapture(v)
+			if !ok || c.Mode != CapturePreview || c.Head != head || c.Tail != tail {
+				t.Fatalf("ReadCapture(%s) = %+v, %v; ToolResponse made head %q, tail %q", v, c, ok, head, tail)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no preview was made")
+	}
+	if c, ok := ReadCapture(noneObject("12")); !ok || c.Mode != CaptureNone || c.Head != "" || c.Tail != "" {
+		t.Errorf("the capture of nothing: %+v, %v", c, ok)
+	}
+	for _, s := range []string{``, `"x"`, `{"head":"h"}`, `{"hookwatch_capture":""}`, `{"hookwatch_capture":1}`,
+		`{"hookwatch_capture":"preview","head":2}`, `{"HookWatch_Capture":"preview"}`, `{"hookwatch_capture":"preview"`} {
+		if c, ok := ReadCapture([]byte(s)); ok {
+			t.Errorf("ReadCapture(%s) = %+v: read as a capture", s, c)
+		}
+	}
+}
