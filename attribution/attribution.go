@@ -35,6 +35,23 @@ const (
 	RoleCompaction = "compaction" // agent_type "" (the internal compact agent)
 )
 
+// TypeName names an agent by its kind, as the views and the exports label
+// it: RoleMain for the main agent (agentID ""), RoleCompaction for the
+// client's compaction agent (agent_type ""), else its agent_type, or
+// unknown, the caller's word, when no event named the type. A call is named
+// by its agent's AgentID and AgentType.
+func TypeName(agentID string, agentType *string, unknown string) string {
+	switch {
+	case agentID == "":
+		return RoleMain
+	case agentType == nil:
+		return unknown
+	case *agentType == "":
+		return RoleCompaction
+	}
+	return *agentType
+}
+
 // How a subagent's parent was found (Agent.ResolvedBy), most precise first.
 const (
 	// ResolvedBySidecar: the envelope's Subagent meta (the client's

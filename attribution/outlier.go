@@ -126,7 +126,7 @@ func Outliers(agents []*Agent, calls map[string][]*ToolCall, th Thresholds) map[
 				ev = append(ev, c.ToolUseID)
 			}
 			out[a.AgentID] = Signal{Kind: SignalOutlier, AgentID: a.AgentID, Calls: ev, Key: "outlier", Siblings: ids,
-				Detail: typeLabel(a) + " " + strings.Join(why, "; ")}
+				Detail: TypeName(a.AgentID, a.AgentType, RoleSubagent) + " " + strings.Join(why, "; ")}
 		}
 	}
 	return out
@@ -169,10 +169,3 @@ func ratio(x, med float64) string {
 }
 
 func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0") }
-
-func typeLabel(a *Agent) string {
-	if a.AgentType == nil {
-		return "subagent"
-	}
-	return *a.AgentType
-}

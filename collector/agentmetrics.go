@@ -184,15 +184,7 @@ func newAgentMetrics(set *metrics.Set) *agentMetrics {
 // agentTypeOf is the agent_type label of an agent or a call's agent,
 // unbounded.
 func agentTypeOf(agentID string, agentType *string) string {
-	switch {
-	case agentID == "":
-		return labelMain
-	case agentType == nil:
-		return labelUnknown
-	case *agentType == "":
-		return labelCompaction
-	}
-	return *agentType
+	return attribution.TypeName(agentID, agentType, labelUnknown)
 }
 
 // observe notes what one session's changes count, against what c says was

@@ -132,15 +132,7 @@ func Spans(s Session) []*tracepb.Span {
 // AgentName is the gen_ai.agent.name of an agent: "main", "compaction", its
 // agent_type, or "subagent" when no event gave its type.
 func AgentName(a *attribution.Agent) string {
-	switch {
-	case a.Role == attribution.RoleMain:
-		return "main"
-	case a.Role == attribution.RoleCompaction:
-		return "compaction"
-	case a.AgentType != nil && *a.AgentType != "":
-		return *a.AgentType
-	}
-	return "subagent"
+	return attribution.TypeName(a.AgentID, a.AgentType, attribution.RoleSubagent)
 }
 
 // AgentSpans returns the invoke_agent spans of agent a of session s: the
