@@ -555,12 +555,9 @@ func (b *sessionBuilder) prompt(r *record, e *event.UserPromptSubmitInput, main 
 	}
 }
 
-// evidence reports whether r was read from a client's own file (a Codex
-// rollout, a Claude Code transcript) rather than sent by a hook: it gives
-// way to the hook's event of the same call, prompt or agent.
-func evidence(r *record) bool {
-	return r.env.Kind == event.KindRollout || r.env.Kind == event.KindTranscript
-}
+// evidence reports whether r was read from a client's own file
+// (event.IsEvidence).
+func evidence(r *record) bool { return event.IsEvidence(r.env.Kind) }
 
 // newPrompt reports whether the main agent's prompt of this prompt id is
 // seen for the first time, remembering it: a prompt the hook and the

@@ -115,6 +115,12 @@ const (
 	KindTranscript = "transcript"
 )
 
+// IsEvidence reports whether an envelope of this kind was read from a
+// client's own file (a Codex rollout, a Claude Code transcript) rather than
+// sent by a hook: it gives way to the hook's event of the same call, prompt
+// or agent, and counts in no event total.
+func IsEvidence(kind string) bool { return kind == KindRollout || kind == KindTranscript }
+
 // SubagentMeta is the content of
 // <transcript dir>/<session>/subagents/agent-<id>.meta.json.
 type SubagentMeta struct {

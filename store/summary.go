@@ -59,7 +59,7 @@ func Summarize(events []Event) []SessionDelta {
 			})
 		}
 		d := &out[j]
-		if e.Kind != event.KindRollout && e.Kind != event.KindTranscript {
+		if !event.IsEvidence(e.Kind) {
 			d.Count++
 		}
 		d.LastSeq = max(d.LastSeq, e.Seq)
