@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/shell"
 	"github.com/hookwatch/hookwatch/store"
 )
@@ -55,12 +56,15 @@ type SessionView struct {
 	ChildSessionIDs []string `json:"child_session_ids"`
 	// AliasSessionIDs are the throwaway ids of continues folded into this
 	// session; AliasOf, on such a throwaway id, names the session.
-	AliasSessionIDs []string                 `json:"alias_session_ids"`
-	AliasOf         string                   `json:"alias_of,omitempty"`
-	Phantom         bool                     `json:"phantom,omitempty"`
-	Runs            []attribution.Run        `json:"runs"`
-	Compactions     []attribution.Compaction `json:"compactions"`
-	Counts          attribution.Counts       `json:"counts"`
+	AliasSessionIDs []string `json:"alias_session_ids"`
+	AliasOf         string   `json:"alias_of,omitempty"`
+	Phantom         bool     `json:"phantom,omitempty"`
+	// Probe marks a session of hookwatch's own check (event.IsProbe:
+	// doctor's round trip), which the session list leaves out.
+	Probe       bool                     `json:"probe,omitempty"`
+	Runs        []attribution.Run        `json:"runs"`
+	Compactions []attribution.Compaction `json:"compactions"`
+	Counts      attribution.Counts       `json:"counts"`
 	// Usage is the tokens and cost of all the session's agents, and Turns
 	// per prompt (attribution.Session.Usage, Turns), from imported
 	// transcripts; absent before any.
@@ -120,7 +124,8 @@ func decodeSummary(raw json.RawMessage) *attribution.Session {
 // none); target is the model of the session an alias was folded into, when
 // sess is one.
 func view(sess store.Session, sm, target store.SessionModel) SessionView {
-	v := SessionView{Session: sess, Status: attribution.SessionRunning, DerivedSeq: sm.Seq, ModelSeq: max(sm.UpdatedSeq, target.UpdatedSeq)}
+	v := SessionView{Session: sess, Status: attribution.SessionRunning, DerivedSeq: sm.Seq, ModelSeq: max(sm.UpdatedSeq, target.UpdatedSeq),
+		Probe: event.IsProbe(sess.ID)}
 	v.AliasOf = sm.AliasOf
 	sum := sm.Summary
 	if sm.AliasOf != "" {

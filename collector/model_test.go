@@ -809,3 +809,28 @@ func TestModelWriteNotCanceled(t *testing.T) {
 		t.Fatalf("%d model writes, %d of them with a context that can end", st.writes, st.canEnd)
 	}
 }
+
+// TestProbeSessionMarked: a session of hookwatch's own check is marked as
+// one in its view and in the stream's model messages, so that the
+// dashboard need not know its ids; any other session is not.
+func TestProbeSessionMarked(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	stream := s.openStream(t, "")
+	probe := event.ProbeSessionPrefix + "0194f1a2-0000-7000-8000-000000000001"
+	s.post(t, []event.Envelope{synth(1, "session_id", probe, "hook_event_name", "Notification")}, 1, 0)
+	_, m := stream.nextModel()
+	if m.Session == nil || m.Session.ID != probe || !m.Session.Probe {
+		t.Fatalf("model message of the probe session: %+v", m.Session)
+	}
+	s.post(t, []event.Envelope{synth(2, "session_id", "s1", "hook_event_name", "Notification")}, 1, 0)
+	var v collector.SessionView
+	s.getJSON(t, "/v1/sessions/"+probe, &v)
+	if !v.Probe {
+		t.Errorf("view of the probe session: not marked")
+	}
+	var other collector.SessionView
+	s.getJSON(t, "/v1/sessions/s1", &other)
+	if other.Probe {
+		t.Errorf("view of session s1: marked a probe")
+	}
+}

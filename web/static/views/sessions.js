@@ -99,14 +99,11 @@ function put(s) {
   store.byID.set(s.id, s);
 }
 
-// isProbe tells hookwatch's own checks (doctor's round trip): stored, not listed.
-const isProbe = (id) => id.startsWith('hookwatch-probe-');
-
 // A model message carries the session's view as the collector has it now:
 // the row is updated from it, without a request.
 function onModel(msg) {
   if (!msg || typeof msg !== 'object' || !msg.session || typeof msg.session.id !== 'string') return;
-  if (isProbe(msg.session.id)) return;
+  if (msg.session.probe) return; // hookwatch's own check (doctor's round trip): stored, not listed
   put(msg.session);
   if (!store.changeTimer) store.changeTimer = requestAnimationFrame(() => { store.changeTimer = 0; changed(); });
 }
