@@ -13,6 +13,7 @@
 package claudecode
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -158,6 +159,24 @@ func Project(transcriptPath, cwd string) string {
 		return ""
 	}
 	return Slug(cwd)
+}
+
+// ProjectName is a project's name for people: the last element of cwd
+// when the project is cwd's own directory under projects/ (Project of
+// cwd: its Slug, or that slug cut with the client's hash appended, for a
+// long path), else the project as given.
+func ProjectName(project, cwd string) string {
+	_, base := splitPath(strings.TrimRight(cwd, `/\`))
+	if project == "" || project == cwd {
+		return cmp.Or(base, project)
+	}
+	if cwd != "" {
+		s := Slug(cwd)
+		if project == s || len(s) >= maxSlug && strings.HasPrefix(project, s) {
+			return cmp.Or(base, project)
+		}
+	}
+	return project
 }
 
 // splitPath returns the directory and the last element of a slash or

@@ -46,6 +46,27 @@ func TestProject(t *testing.T) {
 	f("s1.jsonl", "", "")
 }
 
+// TestProjectName: a project named after its cwd reads as the cwd's last
+// element; any other project as it is.
+func TestProjectName(t *testing.T) {
+	long := "/home/dev/" + strings.Repeat("deep/", 50) + "app"
+	for _, c := range [][3]string{
+		{"", "/home/dev/src/demo/", "demo"},
+		{"-home-dev-src-pay-api", "/home/dev/src/pay-api", "pay-api"},
+		{"/w/p", "/w/p", "p"},
+		{`C--w-api`, `C:\w\api`, "api"},
+		{Slug(long) + "-1x2y3z", long, "app"}, // the client's hash after a long path's cut slug
+		{"-real-path", "/link/path", "-real-path"},
+		{"p", "/x", "p"},
+		{"p", "", "p"},
+		{"", "", ""},
+	} {
+		if got := ProjectName(c[0], c[1]); got != c[2] {
+			t.Errorf("ProjectName(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
+}
+
 // TestPathsOfRealSessions checks the paths against what a real client
 // (Claude Code 2.1.197) sent: each payload's transcript_path is where
 // TranscriptPath says, and a subagent's agent_transcript_path where

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/shell"
 	"github.com/hookwatch/hookwatch/store"
@@ -37,8 +38,10 @@ type SessionView struct {
 	// with SessionEnd.
 	EndedAt   *time.Time `json:"ended_at"`
 	EndReason string     `json:"end_reason"`
-	// Project is the client's project directory name (attribution.Project).
-	Project string `json:"project"`
+	// Project is the client's project directory name (attribution.Project);
+	// ProjectName its name for people (claudecode.ProjectName).
+	Project     string `json:"project"`
+	ProjectName string `json:"project_name"`
 	// Status is attribution.SessionRunning, SessionEnded, SessionFailed or
 	// SessionBackground (waiting on background subagents).
 	Status string `json:"status"`
@@ -152,6 +155,7 @@ func view(sess store.Session, sm, target store.SessionModel) SessionView {
 	if v.Project == "" {
 		v.Project = attribution.Project(sess.TranscriptPath, sess.CWD)
 	}
+	v.ProjectName = claudecode.ProjectName(v.Project, sess.CWD)
 	if v.ChildSessionIDs == nil {
 		v.ChildSessionIDs = []string{}
 	}

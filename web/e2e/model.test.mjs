@@ -287,9 +287,8 @@ test('formatting', () => {
   f(plural(0, 'call'), '0 calls');
   f(plural(1024, 'event'), '1,024 events');
   f(plural(2, 'agent'), '2 agents');
-  f(projectOf({ cwd: '/home/dev/src/demo/' }), 'demo');
-  f(projectOf({ project: '-home-dev-src-pay-api', cwd: '/home/dev/src/pay-api' }), 'pay-api');
-  f(projectOf({ project: 'p', cwd: '/x' }), 'p');
+  f(projectOf({ project: '-home-dev-src-pay-api', project_name: 'pay-api' }), 'pay-api');
+  f(projectOf({ project: 'p' }), 'p');
   f(projectOf({}), '');
   f(truncate('abcdef', 4), 'abc…');
   f(toolSummary({ command: 'ls' }), 'ls');

@@ -116,19 +116,9 @@ export function projectKey(s) {
   return typeof s.cwd === 'string' ? s.cwd : '';
 }
 
-const slug = (cwd) => cwd.replace(/[^A-Za-z0-9]/g, '-');
-
-/**
- * projectOf returns the project's name for people: the last element of the
- * cwd when the project is the cwd's slug (as Claude Code names its project
- * directories), else the project as the collector sent it.
- */
+/** projectOf returns the project's name for people, as the collector names it (project_name). */
 export function projectOf(s) {
-  const cwd = typeof s.cwd === 'string' ? s.cwd : '';
-  const base = cwd.split(/[\\/]/).filter(Boolean).pop() || '';
-  const p = typeof s.project === 'string' ? s.project : '';
-  if (!p || p === cwd || (cwd && slug(cwd) === p)) return base || p;
-  return p;
+  return (typeof s.project_name === 'string' && s.project_name) || (typeof s.project === 'string' && s.project) || '';
 }
 
 // Tool families and call subtypes, as the collector's classification
