@@ -72,18 +72,31 @@ func findExitCode(buf, needle []byte, callID string) (int, bool) {
 		if !bytes.Contains(line, needle) || !bytes.Contains(line, []byte(`"exit_code"`)) {
 			continue
 		}
-		var r struct {
-			Payload struct {
-				Type string `json:"type"`
-				Item struct {
-					ID       string `json:"id"`
-					ExitCode *int   `json:"exit_code"`
-				} `json:"item"`
-			} `json:"payload"`
-		}
-		if json.Unmarshal(line, &r) == nil && r.Payload.Type == "item_completed" && r.Payload.Item.ID == callID && r.Payload.Item.ExitCode != nil {
-			return *r.Payload.Item.ExitCode, true
+		if id, code, ok := CommandEnd(line); ok && id == callID {
+			return code, true
 		}
 	}
 	return 0, false
+}
+
+// CommandEnd reads a rollout record as the end of a command Codex ran:
+// {"type":"event_msg","payload":{"type":"item_completed","item":{"id":
+// call id,"exit_code": n}}}, written before the call's output record. ok is
+// false for any other line. It is the one reading of a command's exit code,
+// for the hook (ExitCode) and for the rollout's reader.
+func CommandEnd(line []byte) (callID string, exitCode int, ok bool) {
+	var r struct {
+		Type    string `json:"type"`
+		Payload struct {
+			Type string `json:"type"`
+			Item struct {
+				ID       string `json:"id"`
+				ExitCode *int   `json:"exit_code"`
+			} `json:"item"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(line, &r) != nil || r.Type != "event_msg" || r.Payload.Type != "item_completed" || r.Payload.Item.ExitCode == nil {
+		return "", 0, false
+	}
+	return r.Payload.Item.ID, *r.Payload.Item.ExitCode, true
 }

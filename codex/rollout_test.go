@@ -78,3 +78,21 @@ func BenchmarkExitCode(b *testing.B) {
 		}
 	}
 }
+
+// TestCommandEnd: only an event_msg record of an item_completed with an
+// exit code ends a command.
+func TestCommandEnd(t *testing.T) {
+	for line, want := range map[string]bool{
+		`{"type":"event_msg","payload":{"type":"item_completed","item":{"id":"call_1","exit_code":3}}}`:     true,
+		`{"type":"response_item","payload":{"type":"item_completed","item":{"id":"call_1","exit_code":3}}}`: false,
+		`{"type":"event_msg","payload":{"type":"item_started","item":{"id":"call_1","exit_code":3}}}`:       false,
+		`{"type":"event_msg","payload":{"type":"item_completed","item":{"id":"call_1"}}}`:                   false,
+		`{"type":"event_msg","payload":{"type":"item_completed","item":{"id":"call_1","exit_code":"3"}}}`:   false,
+		`not json`: false,
+	} {
+		id, code, ok := CommandEnd([]byte(line))
+		if ok != want || ok && (id != "call_1" || code != 3) {
+			t.Errorf("CommandEnd(%s) = %q, %d, %v; want ok %v", line, id, code, ok, want)
+		}
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/event"
 )
 
@@ -59,13 +60,7 @@ type item struct {
 	// web_search_call
 	Status string          `json:"status"`
 	Action json.RawMessage `json:"action"`
-	// item_completed (event_msg)
-	Item *struct {
-		Type     string `json:"type"`
-		ID       string `json:"id"`
-		ExitCode *int   `json:"exit_code"`
-	} `json:"item"`
-	Meta struct {
+	Meta   struct {
 		TurnID string `json:"turn_id"`
 	} `json:"internal_chat_message_metadata_passthrough"`
 	TurnID string `json:"turn_id"`
@@ -182,11 +177,11 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 		}
 		p["tool_response"] = it.Output
 		return []event.Envelope{r.envelope(p, event.PostToolUse, c.id, rec.Timestamp, c.exit)}
-	case rec.Type == "event_msg" && it.Type == "item_completed" && it.Item != nil && it.Item.ExitCode != nil:
-		// Written before the call's output record.
-		if c := r.pending[it.Item.ID]; c != nil {
-			x := *it.Item.ExitCode
-			c.exit = &x
+	case rec.Type == "event_msg" && it.Type == "item_completed":
+		if id, code, ok := codex.CommandEnd(line); ok {
+			if c := r.pending[id]; c != nil {
+				c.exit = &code
+			}
 		}
 	}
 	return nil
