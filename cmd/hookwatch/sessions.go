@@ -117,7 +117,17 @@ func cmpOr(a, b string) string {
 // what known (collectorModels) says of them.
 func printSessions(w io.Writer, ss []claudecode.SessionFile, known func(id string) *sessionFacts) {
 	for _, s := range ss {
-		fmt.Fprintf(w, "  %s  %s  %s\n", s.ID, s.LastActivity.Local().Format(time.DateTime), cmpOr(s.Title, "(no prompt)"))
+		// What the collector's model says wins over what the transcript
+		// alone tells: its title and counts are those of the dashboard.
+		m := known(s.ID)
+		title, prompts, subagents := s.Title, s.Prompts, s.Subagents
+		if m != nil {
+			title, prompts = cmpOr(m.Title, title), m.Counts.Prompts
+			if m.Shape != nil {
+				subagents = m.Shape.Subagents
+			}
+		}
+		fmt.Fprintf(w, "  %s  %s  %s\n", s.ID, s.LastActivity.Local().Format(time.DateTime), cmpOr(title, "(no prompt)"))
 		var facts []string
 		if s.ForkedFrom != "" {
 			facts = append(facts, "forked from "+s.ForkedFrom)
@@ -125,8 +135,8 @@ func printSessions(w io.Writer, ss []claudecode.SessionFile, known func(id strin
 		if s.Compactions > 0 {
 			facts = append(facts, fmt.Sprintf("compacted %d×", s.Compactions))
 		}
-		facts = append(facts, counted(s.Prompts, "prompt"), counted(s.Subagents, "subagent"))
-		if m := known(s.ID); m != nil {
+		facts = append(facts, counted(prompts, "prompt"), counted(subagents, "subagent"))
+		if m != nil {
 			if m.Shape != nil {
 				facts = append(facts, m.Shape.String())
 			}
@@ -182,7 +192,9 @@ func neighbours(projects, cwd string) []neighbour {
 
 // sessionFacts is what the listing shows of a session the collector knows.
 type sessionFacts struct {
+	Title  string             `json:"title"`
 	Status string             `json:"status"`
+	Counts attribution.Counts `json:"counts"`
 	Shape  *attribution.Shape `json:"shape"`
 }
 
