@@ -819,7 +819,7 @@ func extends(fields map[string]json.RawMessage, input json.RawMessage) bool {
 func (b *sessionBuilder) settle() {
 	s := b.s
 	s.Title = cmp.Or(b.promptTitle, title(b.altTitle))
-	s.Project = projectOf(s.TranscriptPath, s.CWD)
+	s.Project = Project(s.TranscriptPath, s.CWD)
 	s.Model = b.model
 	if o := b.lin.forkFrom[s.SessionID]; o != nil && s.Model == "" {
 		s.Model = o.p.Model // the fork's run began with that SessionStart

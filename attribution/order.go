@@ -242,7 +242,7 @@ func GroupKey(host, user, transcriptPath, cwd string) string {
 func AppendGroupKey(dst []byte, host, user, transcriptPath, cwd string) []byte {
 	dst = append(append(dst, host...), 0)
 	dst = append(append(dst, user...), 0)
-	return append(dst, projectOf(transcriptPath, cwd)...)
+	return append(dst, Project(transcriptPath, cwd)...)
 }
 
 // groupKey is in.of(GroupKey(…)) without making the key again when the

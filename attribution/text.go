@@ -18,9 +18,6 @@ import (
 // Group keeps together.
 func Project(transcriptPath, cwd string) string { return claudecode.Project(transcriptPath, cwd) }
 
-// projectOf is claudecode.Project.
-func projectOf(transcriptPath, cwd string) string { return claudecode.Project(transcriptPath, cwd) }
-
 // maxTitle is the length a title is cut to, in characters.
 const maxTitle = 100
 

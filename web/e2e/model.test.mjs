@@ -10,6 +10,7 @@ import { SessionModel, MAIN, callMatches, callsTouching, emptyFilters, eventMatc
 import { readable, outputView } from '../static/lib/output.js';
 import { fmtDur, fmtPct, quantile, projectOf, truncate, plural } from '../static/lib/format.js';
 import { sseParser, withQuery } from '../static/lib/api.js';
+import { lineageOf } from '../static/views/sessions.js';
 
 const BASE = process.env.HOOKWATCH_URL;
 const REAL = process.env.HW_REAL;
@@ -149,6 +150,16 @@ test('calls carry their meaning: subtype and effect filters, the files a command
   const path = bash.filesWritten.find((f) => f.endsWith('/notes.txt'));
   const readers = callsTouching(m2, path, bash.id);
   assert.ok(readers.some((c) => c.tool === 'Read'), 'the Read of notes.txt is beside the command');
+});
+
+test('the session list reads lineage as the collector states it: a fork, resumes, compactions', { skip: needAPI || (!RESUMED && 'needs HW_RESUMED') }, async () => {
+  const kinds = (l) => l.map((x) => x.kind + (x.from ? ' ' + x.from : '') + (x.n ? ' ×' + x.n : ''));
+  const real = await get('/v1/sessions/' + encodeURIComponent(REAL));
+  const fork = real.child_session_ids[0];
+  assert.ok(fork, 'the 2.1.197 capture has a fork');
+  assert.deepEqual(kinds(lineageOf(await get('/v1/sessions/' + encodeURIComponent(fork)))).slice(0, 1), ['forked ' + REAL]);
+  const r = kinds(lineageOf(await get('/v1/sessions/' + encodeURIComponent(RESUMED))));
+  assert.ok(r.some((k) => k.startsWith('resumed ×')) && r.some((k) => k.startsWith('compacted ×')), `the 2.1.332 session, resumed and compacted, reads ${r}`);
 });
 
 test('events are kept once, in seq order whatever the arrival order', { skip: needAPI }, async () => {

@@ -6,10 +6,9 @@ import { subscribeModel, startLive } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtAgo, fmtNum, plural, projectOf, projectKey, shortID, truncate } from '../lib/format.js';
 
-/** statusOf returns the collector's status (running, background, ended, failed), else running or ended. */
+/** statusOf returns the collector's status: running, background, ended or failed. */
 export function statusOf(s) {
-  if (typeof s.status === 'string' && s.status) return s.status;
-  return s.ended_at ? 'ended' : 'running';
+  return typeof s.status === 'string' && s.status ? s.status : 'running';
 }
 
 /**
@@ -21,38 +20,25 @@ export function statusLabel(status) {
 }
 
 /**
- * lineageOf lists how a session relates to earlier ones, from whatever the
- * collector sends: a lineage array or object, parent_session_id, and the
- * source of its latest SessionStart.
+ * lineageOf lists how a session relates to earlier ones, as the collector
+ * says: its lineage (fork, clear, compact, subagent) from its parent, the
+ * session a throwaway id was folded into, a phantom, and how many times it
+ * was resumed and compacted (else, before its model, its start source).
  */
 export function lineageOf(s) {
   const out = [];
-  const kindOf = (k) => ({ resume: 'resumed', resumed: 'resumed', fork: 'forked', forked: 'forked', compact: 'compacted', compacted: 'compacted', clear: 'cleared', continue: 'continued', alias: 'continued in' }[k] || k);
-  const add = (kind, from) => {
-    kind = kindOf(typeof kind === 'string' ? kind : '');
-    from = typeof from === 'string' ? from : '';
-    if (!kind && !from) return;
-    if (!out.some((l) => l.kind === kind && l.from === from)) out.push({ kind: kind || 'from', from });
-  };
-  const lin = s.lineage;
-  const items = Array.isArray(lin) ? lin : lin && typeof lin === 'object' ? [lin] : [];
-  for (const l of items) {
-    if (!l || typeof l !== 'object') continue;
-    add(l.kind || l.relation || l.type || l.source, l.parent_session_id || l.session_id || l.from);
-  }
-  if (typeof lin === 'string') add(lin, s.parent_session_id);
-  if (typeof s.parent_session_id === 'string' && s.parent_session_id && !out.some((l) => l.from === s.parent_session_id)) {
-    add(s.source && s.source !== 'startup' ? s.source : 'from', s.parent_session_id);
-  }
-  if (typeof s.alias_of === 'string' && s.alias_of) add('alias', s.alias_of);
+  const kinds = { fork: 'forked', clear: 'cleared', compact: 'compacted', subagent: 'subagent' };
+  const str = (v) => (typeof v === 'string' ? v : '');
+  if (str(s.parent_session_id)) out.push({ kind: kinds[s.lineage] || 'from', from: s.parent_session_id });
+  if (str(s.alias_of)) out.push({ kind: 'continued in', from: s.alias_of });
   if (s.phantom === true) out.push({ kind: 'phantom', from: '' });
   if (Array.isArray(s.runs)) {
     const resumes = s.runs.filter((r) => r && (r.source === 'resume' || r.source === 'continue')).length;
     if (resumes) out.push({ kind: 'resumed', from: '', n: resumes });
     const compactions = Array.isArray(s.compactions) ? s.compactions.length : 0;
     if (compactions) out.push({ kind: 'compacted', from: '', n: compactions });
-  } else if (!out.length && typeof s.source === 'string' && s.source && s.source !== 'startup') {
-    add(s.source, '');
+  } else if (!out.length && str(s.source) && s.source !== 'startup') {
+    out.push({ kind: { resume: 'resumed', continue: 'continued', ...kinds }[s.source] || s.source, from: '' });
   }
   return out;
 }
