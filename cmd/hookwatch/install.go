@@ -340,7 +340,11 @@ func printResult(w io.Writer, r install.Result, verb string, dry bool) {
 		fmt.Fprintf(&b, "Updated %s (%s).\n", r.Path, diffStat(r.Diff))
 	}
 	if r.Backup != "" {
-		fmt.Fprintf(&b, "Backup: %s\n", r.Backup)
+		if _, err := os.Stat(r.Backup); err != nil && dry {
+			fmt.Fprintf(&b, "Backup of the file as it is: would be written to %s\n", r.Backup)
+		} else {
+			fmt.Fprintf(&b, "Backup of the file from before hookwatch: %s\n", r.Backup)
+		}
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "Note: %s\n", n)

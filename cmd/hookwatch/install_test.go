@@ -299,6 +299,33 @@ const userSettings = `{
 }
 `
 
+// TestUninstallRemovesWhatInstallMade: a project's settings file install
+// created goes at uninstall with the .claude directory made for it; a
+// directory that holds anything else stays.
+func TestUninstallRemovesWhatInstallMade(t *testing.T) {
+	e := newTestEnv(t)
+	dir := filepath.Join(e.project, ".claude")
+	mustHW(t, "install", "--scope", "project")
+	if !exists(filepath.Join(dir, "settings.json")) {
+		t.Fatal("install --scope project made no settings file")
+	}
+	if out := mustHW(t, "uninstall", "--scope", "project"); !strings.Contains(out, "Removed") {
+		t.Fatalf("uninstall output:\n%s", out)
+	}
+	if exists(dir) {
+		t.Errorf("uninstall left the empty %s", dir)
+	}
+	mustHW(t, "install", "--scope", "project")
+	keep := filepath.Join(dir, "agents")
+	if err := os.Mkdir(keep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustHW(t, "uninstall", "--scope", "project")
+	if !exists(keep) {
+		t.Errorf("uninstall removed %s", keep)
+	}
+}
+
 func TestUninstallRestoresBytes(t *testing.T) {
 	f := func(scope, path string, args ...string) {
 		t.Helper()
@@ -310,7 +337,7 @@ func TestUninstallRestoresBytes(t *testing.T) {
 		}
 		out := mustHW(t, append([]string{"install"}, args...)...)
 		backup := path + ".hookwatch-backup"
-		if !strings.Contains(out, "Updated "+path) || !strings.Contains(out, "Backup: "+backup) {
+		if !strings.Contains(out, "Updated "+path) || !strings.Contains(out, "Backup of the file from before hookwatch: "+backup) {
 			t.Fatalf("install %v output:\n%s", args, out)
 		}
 		if b := readFile(t, backup); string(b) != userSettings {
@@ -358,6 +385,9 @@ func TestInstallDryRun(t *testing.T) {
 	}
 	if exists(e.userSettings() + ".hookwatch-backup") {
 		t.Fatalf("dry run wrote a backup")
+	}
+	if !strings.Contains(out, "Backup of the file as it is: would be written to "+e.userSettings()+".hookwatch-backup") {
+		t.Errorf("dry-run output does not say where the backup would go:\n%s", out)
 	}
 	mustHW(t, "install")
 	installed := readFile(t, e.userSettings())

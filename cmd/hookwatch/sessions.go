@@ -61,7 +61,11 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	known := collectorModels(ctx)
 	if *all {
-		for _, p := range claudecode.Projects(projects) {
+		ps := claudecode.Projects(projects)
+		if len(ps) == 0 {
+			fmt.Fprintf(stdout, "No Claude Code session found in %s.\n", projects)
+		}
+		for _, p := range ps {
 			fmt.Fprintf(stdout, "%s (%s)\n", cmpOr(p.Sessions[0].CWD, p.Name), p.Name)
 			printSessions(stdout, p.Sessions, known)
 		}

@@ -30,6 +30,9 @@ func TestSessions(t *testing.T) {
 	os.MkdirAll(filepath.Join(project, "sub"), 0o755)
 	config := filepath.Join(root, "config")
 	t.Setenv("CLAUDE_CONFIG_DIR", config)
+	if out := mustHW(t, "sessions", "--all"); out != "No Claude Code session found in "+filepath.Join(config, "projects")+".\n" {
+		t.Errorf("sessions --all before any session:\n%s", out)
+	}
 	// The fixture's transcripts, as if recorded in project.
 	src := "../../importer/testdata/parallel/projects/-tmp-hc-1665870347-c-demo"
 	dst := filepath.Join(config, "projects", claudecode.Slug(project))
