@@ -451,6 +451,11 @@ type ToolCall struct {
 // changed.
 func (c *ToolCall) MovedFrom() []time.Time { return c.movedFrom }
 
+// Finished reports whether the call has an outcome: any status but
+// StatusPending. A finished call's status can still change as later
+// evidence arrives (a denial outranks a result).
+func (c *ToolCall) Finished() bool { return c.Status != StatusPending }
+
 // DecisionRecord is a policy decision the hook answered one event of a call
 // with.
 type DecisionRecord struct {

@@ -146,10 +146,6 @@ func ToolCallOf(c *attribution.ToolCall, output string) ToolCall {
 	return r
 }
 
-// Finished reports whether the model has an outcome for call c: the
-// continuous trail writes a call once, when it is finished.
-func Finished(c *attribution.ToolCall) bool { return c.Status != attribution.StatusPending }
-
 // Outputs are the previews of calls' outputs, by tool_use_id, read from
 // their PostToolUse events: the model keeps no output.
 type Outputs map[string]string

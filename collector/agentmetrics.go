@@ -205,7 +205,7 @@ func (am *agentMetrics) observe(c *counted, sc *attribution.SessionChanges, w *a
 		}
 	}
 	for _, tc := range sc.ToolCalls {
-		if tc.Status == attribution.StatusPending {
+		if !tc.Finished() {
 			continue
 		}
 		k := rowKey{id, tc.ToolUseID}
@@ -461,7 +461,7 @@ func (m *modeler) countedOf(gs *groupState) *counted {
 		}
 		c.prompts[id] = s.Counts.Prompts
 		for _, tc := range gs.g.ToolCalls(id) {
-			if tc.Status != attribution.StatusPending {
+			if tc.Finished() {
 				c.calls[rowKey{id, tc.ToolUseID}] = struct{}{}
 			}
 		}
@@ -501,7 +501,7 @@ func (m *modeler) baseline(ctx context.Context, c *counted, ids []string) error 
 			return err
 		}
 		for _, tc := range stored {
-			if tc.Status != attribution.StatusPending {
+			if tc.Finished() {
 				c.calls[rowKey{id, tc.ToolUseID}] = struct{}{}
 			}
 		}

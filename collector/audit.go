@@ -47,7 +47,7 @@ func newAuditRound(ready []pendingEvent) *auditRound {
 // call notes a call the model reported changed; a finished one goes to the
 // trail (the Writer writes each call once).
 func (r *auditRound) call(c *attribution.ToolCall) {
-	if r != nil && audit.Finished(c) {
+	if r != nil && c.Finished() { // the continuous trail writes a call once, when it is finished
 		r.calls = append(r.calls, audit.ToolCallOf(c, r.outputs[c.ToolUseID]))
 	}
 }

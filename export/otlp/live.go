@@ -168,7 +168,7 @@ func (e *Exporter) Offer(changes []attribution.SessionChanges) {
 		t.summary, t.changed = sc.Session, now
 		var out []*tracepb.Span
 		for _, c := range sc.ToolCalls {
-			if c.Status == attribution.StatusPending {
+			if !c.Finished() {
 				t.pending[c.ToolUseID] = c
 				continue
 			}
