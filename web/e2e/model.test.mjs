@@ -126,6 +126,14 @@ test('2.1.332: background subagents, task notifications and the context a resume
   assert.equal(notes.length, api.session.counts.task_notifications);
   assert.ok(notes.length > 0 && notes.every((t) => t.prompt === ''));
   assert.equal(turns.filter((t) => t.prompt).length, api.session.counts.prompts);
+  // The user's prompts are numbered 1…n in turn order, as the collector
+  // counts them: not the notifications' turns, nor the turn of a /compact,
+  // which submits no prompt. The Turns tab and the usage per turn read
+  // these numbers.
+  const numbers = m.turnNumbers();
+  assert.deepEqual([...numbers.values()], Array.from({ length: api.session.counts.prompts }, (_, i) => i + 1));
+  assert.deepEqual([...numbers.keys()], turns.filter((t) => t.prompt).map((t) => t.id));
+  assert.ok(turns.some((t) => t.compaction && !numbers.has(t.id)), 'the /compact turn is marked and not numbered');
 });
 
 test('calls carry their meaning: subtype and effect filters, the files a command touched beside Read calls', { skip: needAPI || (!RESUMED && 'needs HW_RESUMED') }, async () => {

@@ -6,7 +6,10 @@
 // Nothing here derives the model: agents, tool calls, statuses, families,
 // durations and counts are the collector's (GET /v1/sessions/{id},
 // /agents, /tool-calls, and the model messages of the live stream). This
-// file only indexes and lays them out. Everything it reads is hostile: any
+// file only indexes and lays them out; the one grouping of its own is
+// turns(), the loaded events and calls by their prompt id for the Turns
+// tab, whose user prompts it numbers as the collector counts them
+// (turnNumbers, checked against counts.prompts). Everything it reads is hostile: any
 // field may be missing or of the wrong type, and nothing here may throw.
 
 import { ms, quantile } from './format.js';
@@ -506,7 +509,7 @@ export class SessionModel {
     const turn = (id) => {
       let t = turns.get(id);
       if (!t) {
-        t = { id, prompt: '', notification: false, start: Infinity, end: -Infinity, seqs: [], agents: new Set(), calls: [] };
+        t = { id, prompt: '', user: false, notification: false, compaction: false, start: Infinity, end: -Infinity, seqs: [], agents: new Set(), calls: [] };
         turns.set(id, t);
       }
       return t;
@@ -521,9 +524,13 @@ export class SessionModel {
       t.seqs.push(ev.seq);
       t.agents.add(typeof ev.agent_id === 'string' ? ev.agent_id : MAIN);
       span(t, ms(ev.time));
+      if (ev.event === 'PreCompact') t.compaction = true;
       if (ev.event !== 'UserPromptSubmit') continue;
       if (ev.task_notification === true) t.notification = true;
-      else if (!t.prompt) t.prompt = str(payloadOf(ev).prompt);
+      else {
+        t.user = true;
+        if (!t.prompt) t.prompt = str(payloadOf(ev).prompt);
+      }
     }
     for (const c of this.calls.values()) {
       const t = turn(c.promptId);
@@ -532,6 +539,19 @@ export class SessionModel {
       span(t, c.start);
     }
     return [...turns.values()].sort((a, b) => a.start - b.start);
+  }
+
+  /**
+   * turnNumbers numbers the user's prompts in the order of their turns
+   * (turns()), by prompt id, as the collector counts prompts: a turn the
+   * client began to report a background task is not one of them, nor a
+   * turn that submitted no prompt (a /compact). Every view that says "turn
+   * N" reads it.
+   */
+  turnNumbers() {
+    const out = new Map();
+    for (const t of this.turns()) if (t.id && t.user) out.set(t.id, out.size + 1);
+    return out;
   }
 
   /** toolNames returns the distinct tool names, sorted. */

@@ -362,29 +362,29 @@ function EventsTab({ model, version, filters, selected, onSelect }) {
 function TurnsTab({ model, version, filters, selected, onSelect }) {
   const [open, setOpen] = useState(null);
   const turns = useMemo(() => model.turns(), [version]);
-  let n = 0;
-  // The user's prompts are numbered; a turn the client began to report
-  // a background task is not one of them.
-  const number = turns.map((t) => (t.id && !t.notification ? ++n : 0));
+  const numbers = useMemo(() => model.turnNumbers(), [version]);
   return html`
     <div class="turns" data-testid="turns">
-      ${turns.map((t, i) => {
+      ${turns.map((t) => {
         const failures = t.calls.filter((c) => c.failed).length;
         const denials = t.calls.filter((c) => c.status === 'denied').length;
+        const rejections = t.calls.filter((c) => c.status === 'rejected').length;
+        const n = numbers.get(t.id);
         const isOpen = open === t.id;
         const evs = isOpen ? t.seqs.map((s) => model.bySeq.get(s)).filter((ev) => ev && eventMatches(ev, filters, model)) : [];
         return html`
           <div class=${'turn' + (isOpen ? ' open' : '')} key=${t.id} data-prompt=${t.id}>
             <button type="button" class="thead" aria-expanded=${isOpen} onClick=${() => setOpen(isOpen ? null : t.id)}>
-              <span class="tn">${number[i] ? '#' + number[i] : '–'}</span>
+              <span class="tn">${n ? '#' + n : '–'}</span>
               <span class="tp">${t.prompt ? truncate(t.prompt.slice(0, 1000).replace(/\s+/g, ' '), 200)
-                : html`<span class="muted">${t.notification ? 'a background task reported back' : t.id ? 'prompt ' + shortID(t.id, 10) : 'events without a prompt'}</span>`}</span>
+                : html`<span class="muted">${t.notification ? 'a background task reported back' : t.compaction && !t.user ? 'a compaction' : t.id ? 'prompt ' + shortID(t.id, 10) : 'events without a prompt'}</span>`}</span>
               <span class="num">${fmtClock(t.start)}</span>
               <span class="num">${fmtDur(t.end - t.start)}</span>
               <span class="num">${plural(t.agents.size, 'agent')}</span>
               <span class="num">${plural(t.calls.length, 'call')}</span>
               <span class=${'num ' + (failures ? 'bad' : '')}>${failures} failed</span>
               <span class=${'num ' + (denials ? 'deny' : '')}>${denials} denied</span>
+              ${rejections > 0 && html`<span class="num deny">${rejections} rejected</span>`}
             </button>
             ${isOpen && html`<div class="tbody" style=${{ height: Math.min(420, evs.length * 28 + 4) + 'px' }}>
               <${VList} items=${evs} rowHeight=${28} label="Turn events"
@@ -453,7 +453,12 @@ function UsageTable({ title, rows, testid }) {
 function UsageSection({ model, agentName }) {
   const sess = model.session || {};
   const agents = [...model.agents.values()].filter((a) => a.raw && a.raw.usage).map((a) => ({ label: agentName(a.id), u: a.raw.usage }));
-  const turns = (Array.isArray(sess.turns) ? sess.turns : []).map((t, i) => ({ label: `turn ${i + 1}${t.prompt_id ? ' · ' + shortID(t.prompt_id, 8) : ''}`, u: t }));
+  // Numbered as the Turns tab numbers them: "turn 3" is the same turn there.
+  const numbers = model.turnNumbers();
+  const turns = (Array.isArray(sess.turns) ? sess.turns : []).map((t) => {
+    const n = numbers.get(t.prompt_id);
+    return { label: `${n ? 'turn ' + n : 'turn –'}${t.prompt_id ? ' · ' + shortID(t.prompt_id, 8) : ''}`, u: t };
+  });
   if (!sess.usage && !agents.length) {
     return html`<p class="muted">No token usage yet: run <code>hookwatch import</code> to read it from the session's transcripts.</p>`;
   }
