@@ -25,7 +25,7 @@ func serveInProcess(t *testing.T, flags ...string) string {
 	t.Cleanup(func() { cancel(); <-done })
 	select {
 	case line := <-out.line:
-		url, _, _ := strings.Cut(strings.TrimPrefix(line, "hookwatch serve: listening on "), " ")
+		url := servedURL(line)
 		return url
 	case err := <-done:
 		t.Fatalf("serve exited: %v %s", err, stderr.String())

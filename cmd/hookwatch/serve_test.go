@@ -72,6 +72,23 @@ func startServe(t *testing.T, ctx context.Context, args ...string) (string, <-ch
 	return "", nil
 }
 
+// servedURL is the URL of serve's first line, "hookwatch serve: listening
+// on URL (database …)".
+func servedURL(line string) string {
+	url, _, _ := strings.Cut(strings.TrimPrefix(line, "hookwatch serve: listening on "), " ")
+	return url
+}
+
+// freshHome points HOOKWATCH_HOME at a new directory, with no database or
+// token from the environment, for the test, and returns it.
+func freshHome(t *testing.T) string {
+	home := filepath.Join(t.TempDir(), "home")
+	t.Setenv("HOOKWATCH_HOME", home)
+	t.Setenv("HOOKWATCH_DB", "")
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	return home
+}
+
 // lockedBuffer is a bytes.Buffer safe for a writer and a reader at once.
 type lockedBuffer struct {
 	mu  sync.Mutex
@@ -245,8 +262,7 @@ func TestServeTranscriptsDir(t *testing.T) {
 // TestServeBadAddr: an address that is not HOST:PORT is a usage error that
 // says so, not a refusal to listen without a token.
 func TestServeBadAddr(t *testing.T) {
-	t.Setenv("HOOKWATCH_HOME", filepath.Join(t.TempDir(), "home"))
-	t.Setenv("HOOKWATCH_TOKEN", "")
+	freshHome(t)
 	for addr, want := range map[string]string{
 		"127.0.0.1":       "want HOST:PORT",
 		"nonsense":        "want HOST:PORT",
@@ -324,16 +340,14 @@ func TestServeHelpNamesTheToken(t *testing.T) {
 // is stored there and served back.
 func TestServePostgres(t *testing.T) {
 	dbURL := pgtest.NewDatabase(t)
-	t.Setenv("HOOKWATCH_HOME", filepath.Join(t.TempDir(), "home"))
-	t.Setenv("HOOKWATCH_DB", "")
-	t.Setenv("HOOKWATCH_TOKEN", "")
+	freshHome(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0", "--db", dbURL)
 	if !strings.Contains(line, "(database postgres 127.0.0.1:") {
 		t.Errorf("the line does not name the PostgreSQL database: %q", line)
 	}
-	url, _, _ := strings.Cut(strings.TrimPrefix(line, "hookwatch serve: listening on "), " ")
+	url := servedURL(line)
 
 	env := event.Envelope{ID: event.NewID(time.Now()), Runtime: event.RuntimeClaudeCode, ReceivedAt: time.Now(),
 		Payload: json.RawMessage(`{"session_id":"pg-1","hook_event_name":"Stop"}`)}
@@ -406,7 +420,7 @@ func startServeTLS(t *testing.T, ctx context.Context, dir string) (url, certFile
 	t.Helper()
 	certFile, keyFile, der := testCert(t, dir)
 	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile)
-	url, _, _ = strings.Cut(strings.TrimPrefix(line, "hookwatch serve: listening on "), " ")
+	url = servedURL(line)
 	if !strings.HasPrefix(url, "https://") {
 		t.Fatalf("serve with TLS announced %q", line)
 	}
@@ -457,13 +471,11 @@ func TestServeTLS(t *testing.T) {
 // why — the usual case being the collector a hook or `hookwatch demo`
 // already started for this home — instead of a bare bind error.
 func TestServeAddressTaken(t *testing.T) {
-	t.Setenv("HOOKWATCH_HOME", filepath.Join(t.TempDir(), "home"))
-	t.Setenv("HOOKWATCH_DB", "")
-	t.Setenv("HOOKWATCH_TOKEN", "")
+	freshHome(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0")
-	url, _, _ := strings.Cut(strings.TrimPrefix(line, "hookwatch serve: listening on "), " ")
+	url := servedURL(line)
 	addr := strings.TrimPrefix(url, "http://")
 
 	f := func(addr string, want ...string) {
@@ -500,14 +512,11 @@ func TestServeAddressTaken(t *testing.T) {
 // already serves refuses to start, on any address, naming the first: two
 // would each keep and write a model of the same sessions.
 func TestServeOneCollectorPerDatabase(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "home")
-	t.Setenv("HOOKWATCH_HOME", home)
-	t.Setenv("HOOKWATCH_DB", "")
-	t.Setenv("HOOKWATCH_TOKEN", "")
+	home := freshHome(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0")
-	url, _, _ := strings.Cut(strings.TrimPrefix(line, "hookwatch serve: listening on "), " ")
+	url := servedURL(line)
 
 	serveErr := func(args ...string) string {
 		t.Helper()
