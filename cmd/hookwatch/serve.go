@@ -337,19 +337,20 @@ Environment:
   GOGC, GOMEMLIMIT   the garbage collector's, as for any Go program (serve's defaults: 200,
                      and a limit of 17 times --model-cache-mb plus 1 GiB)
 
-Codex: once Codex's sessions directory exists ($CODEX_HOME/sessions, default ~/.codex), serve
-follows its rollout files (sessions/YYYY/MM/DD/rollout-*.jsonl, those written in the last 24 hours and on) for
-what Codex's hooks miss; each call is counted once. --codex-rollouts=off turns it off; older
-sessions: hookwatch import --codex.
+Codex: once Codex's sessions directory exists ($CODEX_HOME/sessions, default ~/.codex/sessions),
+serve follows its rollout files (sessions/YYYY/MM/DD/rollout-*.jsonl, those written in the
+last 24 hours and on) for what Codex's hooks miss; each call is counted once.
+--codex-rollouts=off turns it off; older sessions: hookwatch import --codex.
 
 Claude Code: once its projects directory exists ($CLAUDE_CONFIG_DIR/projects, default
-~/.claude/projects, made by the first session), serve follows its transcripts (those written in the last 24 hours and
-on, at most a look every 2 seconds) and imports what they gain as hookwatch import would: the
-tokens of every API response per agent and turn, and the prompts, calls and subagents no
-hook reported (a session without hooks appears from its transcripts alone; transcripts
-record no end, so such a session stays running). What the hooks also report is counted
-once. The offsets are hookwatch import's ($HOOKWATCH_HOME/import-state.json).
---watch-transcripts=off turns it off; older sessions: hookwatch import.
+~/.claude/projects, made by the first session), serve follows its transcripts (those written
+in the last 24 hours and on, at most a look every 2 seconds) and imports what they gain as
+hookwatch import would: the tokens of every API response per agent and turn, and the
+prompts, calls and subagents no hook reported (a session without hooks appears from its
+transcripts alone; transcripts record no end, so such a session stays running). What the
+hooks also report is counted once. The offsets are hookwatch import's
+($HOOKWATCH_HOME/import-state.json). --watch-transcripts=off turns it off; older sessions:
+hookwatch import.
 
 Stop it with Ctrl-C, or 'hookwatch stop' when it runs in the background.
 `
