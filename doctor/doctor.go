@@ -390,6 +390,28 @@ func (e *env) checkOneSettings(s *Settings) Check {
 			}
 		}
 	}
+	// The events that take no http handler run the command hook, which
+	// posts to HOOKWATCH_URL: another collector than the http hooks' gets
+	// part of every session.
+	var byCommand []string
+	httpTo := ""
+	for _, h := range s.Handlers {
+		switch {
+		case h.Type == "http" && h.Collector != "":
+			httpTo = h.Collector
+		case h.Type == "command":
+			byCommand = appendNew(byCommand, h.Event)
+		}
+	}
+	if httpTo != "" && len(byCommand) > 0 && strings.TrimRight(httpTo, "/") != strings.TrimRight(e.url, "/") {
+		if c.Status == OK {
+			c.Status = Warn
+		}
+		c.Details = append(c.Details, fmt.Sprintf("the http hooks post to %s, but %s run the command hook, which posts to %s (HOOKWATCH_URL): each session is split between the two", httpTo, strings.Join(byCommand, ", "), e.url))
+		if c.Fix == "" {
+			c.Fix = "export HOOKWATCH_URL=" + strings.TrimRight(httpTo, "/") + "   # in the profile Claude Code starts from"
+		}
+	}
 	if d := s.Duplicates(); len(d) > 0 {
 		// Install keeps one hookwatch group per event and removes the rest.
 		fail(fmt.Sprintf("hookwatch is registered more than once for %s: those events arrive twice", strings.Join(d, ", ")), reinstall)

@@ -611,3 +611,37 @@ func TestDatabaseCheck(t *testing.T) {
 		t.Errorf("doctor changed the directory: %v, then %v", before, after)
 	}
 }
+
+// TestHTTPHooksElsewhere: http hooks posting to another collector than
+// HOOKWATCH_URL, where the command hooks of the events without an http
+// handler post, is a warning with the export that joins them.
+func TestHTTPHooksElsewhere(t *testing.T) {
+	root := t.TempDir()
+	self := filepath.Join(root, "hookwatch")
+	if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := install.Options{Scope: "user", ConfigDir: filepath.Join(root, "home", ".claude"), Mode: install.ModeHTTP, CollectorURL: "http://127.0.0.1:7452", Binary: self}
+	if _, err := install.Install(o); err != nil {
+		t.Fatal(err)
+	}
+	check := func(url string) Check {
+		t.Helper()
+		env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": filepath.Join(root, "hw"), "HOOKWATCH_URL": url}
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: self, HookBinary: self, Version: "test", Timeout: time.Second})
+		for _, c := range r.Checks {
+			if c.Name == "settings (user)" {
+				return c
+			}
+		}
+		t.Fatal("no check of the user settings")
+		return Check{}
+	}
+	c := check("")
+	if c.Status != Warn || !strings.Contains(strings.Join(c.Details, "\n"), "the http hooks post to http://127.0.0.1:7452, but SessionStart") || c.Fix != "export HOOKWATCH_URL=http://127.0.0.1:7452   # in the profile Claude Code starts from" {
+		t.Errorf("http hooks to another collector than the default URL: %+v", c)
+	}
+	if c := check("http://127.0.0.1:7452/"); strings.Contains(strings.Join(c.Details, "\n"), "the http hooks post to") {
+		t.Errorf("HOOKWATCH_URL naming the http hooks' collector: %+v", c)
+	}
+}

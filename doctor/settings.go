@@ -23,8 +23,10 @@ type Handler struct {
 	Shell bool `json:"shell,omitempty"`
 	// Command is the "command" field as written.
 	Command string `json:"command,omitempty"`
-	// URL is an http handler's URL.
-	URL string `json:"url,omitempty"`
+	// URL is an http handler's URL; Collector the base URL of the
+	// collector it posts to (claudecode.Handler.CollectorURL).
+	URL       string `json:"url,omitempty"`
+	Collector string `json:"collector,omitempty"`
 	// Launcher reports the plugin's launcher one-liner
 	// (claudecode.PluginLauncher) pasted into a settings file.
 	Launcher bool `json:"launcher,omitempty"`
@@ -102,6 +104,7 @@ func ReadSettings(scope, path string) (*Settings, error) {
 			continue
 		}
 		out := Handler{Event: h.Event, Type: h.Type, Command: h.Command, URL: h.URL}
+		out.Collector, _ = h.CollectorURL()
 		switch {
 		case k == claudecode.Launcher:
 			out.Launcher, out.Shell = true, true
