@@ -615,3 +615,15 @@ func TestHelpCommand(t *testing.T) {
 		t.Errorf("help nosuch: %v, want a usage error naming it", err)
 	}
 }
+
+// TestBadFlagSaidOnce: a bad flag's error comes once, after the usage.
+func TestBadFlagSaidOnce(t *testing.T) {
+	_, errOut, err := hw(t, "", "prune", "--older-than", "xyz")
+	if !errors.Is(err, errUsage) || !strings.HasPrefix(errOut, "Usage: hookwatch prune") || strings.Contains(errOut, "invalid value") {
+		t.Errorf("prune --older-than xyz: %v; stderr:\n%s", err, errOut)
+	}
+	var b bytes.Buffer
+	if exitCode(err, &b) != 2 || strings.Count(b.String(), "invalid value") != 1 {
+		t.Errorf("what is printed of the error: %q", b.String())
+	}
+}

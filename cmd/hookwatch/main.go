@@ -147,10 +147,14 @@ func usage(w io.Writer) {
 // prints its usage with the given synopsis to stderr.
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// A bad flag's error is printed once, after the usage, by the caller
+	// of run (exitCode): the flag package's own line before it goes.
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: hookwatch %s\n\n", synopsis)
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
 	return fs
 }
