@@ -31,7 +31,11 @@ func runAudit(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fs.Usage()
 		return fmt.Errorf("%w: want audit verify DIR|FILE…", errUsage)
 	}
-	paths := fs.Args()[1:]
+	// Flags may follow the subcommand: audit verify --help.
+	if err := parseFlags(fs, fs.Args()[1:]); err != nil {
+		return err
+	}
+	paths := fs.Args()
 	if len(paths) == 0 {
 		return fmt.Errorf("%w: audit verify needs a directory or a file", errUsage)
 	}

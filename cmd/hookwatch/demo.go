@@ -50,7 +50,7 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
-	if *speed <= 0 || *speed > 1000 {
+	if !(*speed > 0 && *speed <= 1000) { // NaN included
 		return fmt.Errorf("%w: --speed must be above 0 and at most 1000", errUsage)
 	}
 	base, token := collectorURL()

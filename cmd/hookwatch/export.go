@@ -84,7 +84,10 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if !ok {
 		return fmt.Errorf("%w: unknown format %q (want %s)", errUsage, *format, strings.Join(names, ", "))
 	}
-	if (*session == "") == (*since == "") {
+	if *session != "" && *since != "" {
+		return fmt.Errorf("%w: --session and --since go one at a time: one session, or every session active since a time", errUsage)
+	}
+	if *session == "" && *since == "" {
 		return fmt.Errorf("%w: give --session ID or --since TIME", errUsage)
 	}
 	var from time.Time

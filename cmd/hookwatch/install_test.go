@@ -614,6 +614,15 @@ func TestHelpCommand(t *testing.T) {
 	if _, _, err := hw(t, "", "help", "nosuch"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), `"nosuch"`) {
 		t.Errorf("help nosuch: %v, want a usage error naming it", err)
 	}
+	// A subcommand's flags follow it.
+	if _, errOut, err := hw(t, "", "audit", "verify", "--help"); !errors.Is(err, flag.ErrHelp) || !strings.Contains(errOut, "Usage: hookwatch audit verify") {
+		t.Errorf("audit verify --help: %v\n%s", err, errOut)
+	}
+	for _, speed := range []string{"NaN", "0", "-1", "Inf"} {
+		if _, _, err := hw(t, "", "demo", "--no-start", "--speed", speed); !errors.Is(err, errUsage) {
+			t.Errorf("demo --speed %s: %v, want a usage error", speed, err)
+		}
+	}
 }
 
 // TestBadFlagSaidOnce: a bad flag's error comes once, after the usage.

@@ -170,6 +170,25 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// parseInterleaved is parseFlags for a subcommand whose flags may also
+// follow its arguments (A B --json): the arguments are fs.Args() after.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return rest, nil
+		}
+		if args[0] == "--" {
+			return append(rest, args[1:]...), nil
+		}
+		rest, args = append(rest, args[0]), args[1:]
+	}
+}
+
 // parseFlagsNoArgs is parseFlags for subcommands that take no arguments
 // besides their flags.
 func parseFlagsNoArgs(fs *flag.FlagSet, args []string) error {

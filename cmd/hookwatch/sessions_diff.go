@@ -32,13 +32,14 @@ func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := newFlagSet("sessions diff", sessionsDiffSynopsis, stderr)
 	asJSON := fs.Bool("json", false, "print the collector's answer as JSON")
 	unrelated := fs.Bool("unrelated", false, "compare two sessions even when they share no baseline")
-	if err := parseFlags(fs, args); err != nil {
+	ids, err := parseInterleaved(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 2 {
-		return fmt.Errorf("%w: sessions diff takes two session ids, got %d arguments", errUsage, fs.NArg())
+	if len(ids) != 2 {
+		return fmt.Errorf("%w: sessions diff takes two session ids, got %d arguments", errUsage, len(ids))
 	}
-	a, b := fs.Arg(0), fs.Arg(1)
+	a, b := ids[0], ids[1]
 	base, token := collectorURL()
 	u := base + "/v1/sessions/" + url.PathEscape(a) + "/compare/" + url.PathEscape(b)
 	if *unrelated {

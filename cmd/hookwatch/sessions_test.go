@@ -221,6 +221,10 @@ func TestSessionsDiff(t *testing.T) {
 	if out := mustHW(t, "sessions", "diff", "--unrelated", diffBase, diffOther); !strings.Contains(out, "fan-out of 2") || !strings.Contains(out, "share no baseline") {
 		t.Errorf("--unrelated:\n%s", out)
 	}
+	// Flags may follow the ids too.
+	if out := mustHW(t, "sessions", "diff", diffBase, diffOther, "--unrelated"); !strings.Contains(out, "fan-out of 2") {
+		t.Errorf("A B --unrelated:\n%s", out)
+	}
 	if _, _, err := hw(t, "", "sessions", "diff", diffBase); err == nil || !strings.Contains(err.Error(), "two session ids") {
 		t.Errorf("one id: %v", err)
 	}

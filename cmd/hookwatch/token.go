@@ -102,8 +102,8 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 		"Its secret is printed below, once; the database keeps only its hash. Give it to %s,\n"+
 		"who points a laptop at the server with:\n"+
 		"  hookwatch install --url http://<server>:7421 --token-file <file holding the secret>\n"+
-		"A collector started without HOOKWATCH_TOKEN and without tokens in its database\n"+
-		"runs open: restart it so that it requires them.\n", t.ID, t.User, t.Role, name, t.User)
+		"A collector of this database that ran open (no HOOKWATCH_TOKEN, no tokens) requires a\n"+
+		"token of every request from now on, within a second, without a restart.\n", t.ID, t.User, t.Role, name, t.User)
 	fmt.Fprintln(stdout, secret)
 	return nil
 }
