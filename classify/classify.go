@@ -46,6 +46,18 @@ const (
 	SubtypeOther             = "other"
 )
 
+// subtypes are every Meta.Subtype.
+var subtypes = [...]string{
+	SubtypeReadFile, SubtypeListFiles, SubtypeSearch, SubtypeModifyFile, SubtypeDeleteFile,
+	SubtypeRunTest, SubtypeRunBuild, SubtypeRunLint, SubtypeFormatCode, SubtypeInstallDependency,
+	SubtypeGitCommit, SubtypeGitPush, SubtypeGitOperation, SubtypeWebFetch, SubtypeRunCommand, SubtypeUnknown,
+	SubtypeWebSearch, SubtypeDelegation, SubtypeMCPCall, SubtypePlan, SubtypeOther,
+}
+
+// Subtypes returns every Meta.Subtype: what a filter or a rule may name.
+// The slice is the caller's.
+func Subtypes() []string { return slices.Clone(subtypes[:]) }
+
 // Groups (Meta.Group) gather subtypes for colours and filters.
 const (
 	GroupFile       = "file"       // read, list, search, modify, delete

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/classify"
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/shell"
@@ -414,8 +415,8 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 // handleToolCalls is GET /v1/sessions/{id}/tool-calls: a page of the calls
 // by start, filtered by agent_id, tool, status, subtype, effect and since (RFC 3339: calls
 // started at or after it) in the database. A virtual session lists its
-// subagent's own calls. A status or effect outside attribution.Statuses
-// or shell.Effects is refused (400).
+// subagent's own calls. A status, effect or subtype outside
+// attribution.Statuses, shell.Effects or classify.Subtypes is refused (400).
 func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, err := modelLimit(q)
@@ -432,6 +433,10 @@ func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := oneOf("effect", shell.Effect(f.Effect), shell.Effects()); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if err := oneOf("subtype", f.Subtype, classify.Subtypes()); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}

@@ -333,6 +333,8 @@ func TestToolCallFilters(t *testing.T) {
 	g("limit=0", 400, "limit")
 	g("status=failed", 400, `status must be one of pending, ok, error, interrupted, denied, rejected, got \"failed\"`)
 	g("effect=delete", 400, `effect must be one of read_only, execute_check, network, write, destructive, got \"delete\"`)
+	g("subtype=bogus", 400, `subtype must be one of read_file, `)
+	g("subtype=run_test", 200, `"tool_calls":[`)
 	g("since=yesterday", 400, "since must be an RFC 3339 time")
 	g("status=denied&effect=destructive", 200, `"tool_calls":[`)
 }

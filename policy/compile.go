@@ -3,10 +3,12 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/expr-lang/expr/file"
 
+	"github.com/hookwatch/hookwatch/classify"
 	"github.com/hookwatch/hookwatch/matcher"
 )
 
@@ -50,6 +52,13 @@ func (r *Rule) compile() *compiled {
 	if c.subtype, err = matcher.Compile(r.Subtype); err != nil {
 		fail(r.line("subtype"), "subtype: %v", err)
 		c.subtype = matcher.Matcher{}
+	} else if c.subtype.Kind() == matcher.Exact {
+		// A name no call can have is a typo that would never match.
+		for _, n := range c.subtype.Names() {
+			if !slices.Contains(classify.Subtypes(), n) {
+				fail(r.line("subtype"), "subtype %q is none of %s", n, strings.Join(classify.Subtypes(), ", "))
+			}
+		}
 	}
 	c.meaning = r.Subtype != ""
 	if r.invalid != nil {
