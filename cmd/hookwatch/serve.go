@@ -317,6 +317,15 @@ func openDSN(ctx context.Context, dsn, home string) (store.Store, string, error)
 	return db, db.Path(), nil
 }
 
+// serveEnv are the variables serve reads, its flags' defaults and the
+// settings no flag has (TestServeEnvListed holds it to serve --help).
+var serveEnv = []string{
+	"HOOKWATCH_ADDR", "HOOKWATCH_AUDIT_DIR", "HOOKWATCH_CODEX_ROLLOUTS", "HOOKWATCH_DB", "HOOKWATCH_HOME",
+	"HOOKWATCH_OTLP_ENDPOINT", "HOOKWATCH_OTLP_HEADERS", "HOOKWATCH_STALE_FRESH_ABOVE", "HOOKWATCH_STALE_GUARD",
+	"HOOKWATCH_STALE_MAX_LISTED", "HOOKWATCH_TOKEN", "HOOKWATCH_WATCH_TRANSCRIPTS", privacy.EnvCapture, privacy.EnvRedact,
+	"GOGC", "GOMEMLIMIT",
+}
+
 // serveEnvHelp ends `serve --help`: what the environment sets that no flag does.
 const serveEnvHelp = `
 Environment:
@@ -332,6 +341,9 @@ Environment:
   HOOKWATCH_REDACT   0 to store secrets unredacted (default: redact on every path)
   HOOKWATCH_STALE_GUARD  0: http hooks record no state of the files tools read and write
                      (the stale-context guard, see README)
+  HOOKWATCH_STALE_MAX_LISTED, HOOKWATCH_STALE_FRESH_ABOVE
+                     changed files a resume's context names at most (20); above how many it
+                     recommends starting fresh (10)
   HOOKWATCH_OTLP_ENDPOINT  OTLP/HTTP receiver the traces are pushed to (as --otlp-endpoint)
   HOOKWATCH_OTLP_HEADERS   its headers, k=v,k=v with URL-encoded values (authentication)
   GOGC, GOMEMLIMIT   the garbage collector's, as for any Go program (serve's defaults: 200,

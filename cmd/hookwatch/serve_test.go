@@ -21,6 +21,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -553,5 +555,27 @@ func TestServeModelCacheBounds(t *testing.T) {
 		if err := run(context.Background(), []string{"serve", "--model-cache-mb", v}, nil, io.Discard, io.Discard); err == nil {
 			t.Errorf("--model-cache-mb %s was accepted", v)
 		}
+	}
+}
+
+// TestServeEnvListed: the variables serve reads (serveEnv, which a service
+// unit passes on) are those its --help names.
+func TestServeEnvListed(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"serve", "--help"}, nil, &out, &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("serve --help: %v", err)
+	}
+	named := regexp.MustCompile(`HOOKWATCH_[A-Z_]+[A-Z]`).FindAllString(out.String(), -1)
+	slices.Sort(named)
+	named = slices.Compact(named)
+	var ours []string
+	for _, k := range serveEnv {
+		if strings.HasPrefix(k, "HOOKWATCH_") {
+			ours = append(ours, k)
+		}
+	}
+	slices.Sort(ours)
+	if !slices.Equal(named, ours) {
+		t.Errorf("serve --help names %v\nserveEnv holds %v", named, ours)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,9 +27,9 @@ func init() {
 }
 
 // serviceEnv are the variables the service inherits from the shell that
-// installs it, when set there: the collector should see what the user
-// configured for it.
-var serviceEnv = []string{"HOOKWATCH_ADDR", "HOOKWATCH_DB", "HOOKWATCH_HOME", "HOOKWATCH_TOKEN"}
+// installs it, when set there: every one serve reads (serveEnv), so that the
+// collector sees what the user configured for it.
+var serviceEnv = serveEnv
 
 // forwarderEnv are those of a forwarder's service (--forward): where to
 // send, with what to trust. The token stays in $HOOKWATCH_HOME/token
@@ -74,6 +75,13 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	for _, k := range names {
 		if v := os.Getenv(k); v != "" {
 			env[k] = v
+		}
+	}
+	if !*fwd && env["HOOKWATCH_ADDR"] == "" {
+		// The hooks post to HOOKWATCH_URL: a collector on this machine
+		// listens there, not on serve's default address.
+		if u, err := url.Parse(os.Getenv("HOOKWATCH_URL")); err == nil && u.Scheme == "http" && u.Port() != "" && install.LocalCollector(u.String()) {
+			env["HOOKWATCH_ADDR"] = u.Host
 		}
 	}
 	rel, content := unit(*goos, self, env)

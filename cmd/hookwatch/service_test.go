@@ -14,7 +14,8 @@ func TestServicePrint(t *testing.T) {
 	e := newTestEnv(t)
 	f := func(goos string) {
 		t.Helper()
-		_, want := install.ServiceUnit(goos, e.self, map[string]string{"HOOKWATCH_HOME": e.hwHome})
+		// The collector listens where the hooks post (HOOKWATCH_URL).
+		_, want := install.ServiceUnit(goos, e.self, map[string]string{"HOOKWATCH_HOME": e.hwHome, "HOOKWATCH_ADDR": strings.TrimPrefix(os.Getenv("HOOKWATCH_URL"), "http://")})
 		if got := mustHW(t, "service", "print", "--os", goos); got != string(want) {
 			t.Fatalf("service print --os %s:\n%s\nwant:\n%s", goos, got, want)
 		}
@@ -26,6 +27,22 @@ func TestServicePrint(t *testing.T) {
 	}
 }
 
+// TestServicePassesServeSettings: every setting serve reads from the
+// environment reaches the unit, and HOOKWATCH_ADDR, when set, wins over
+// the address of HOOKWATCH_URL.
+func TestServicePassesServeSettings(t *testing.T) {
+	newTestEnv(t)
+	t.Setenv("HOOKWATCH_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+	t.Setenv("HOOKWATCH_AUDIT_DIR", "/var/audit")
+	t.Setenv("HOOKWATCH_ADDR", "127.0.0.1:7999")
+	got := mustHW(t, "service", "print", "--os", "linux")
+	for _, want := range []string{`Environment="HOOKWATCH_OTLP_ENDPOINT=http://127.0.0.1:4318"`, `Environment="HOOKWATCH_AUDIT_DIR=/var/audit"`, `Environment="HOOKWATCH_ADDR=127.0.0.1:7999"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the unit lacks %s:\n%s", want, got)
+		}
+	}
+}
+
 func TestServiceInstallUninstallSystemd(t *testing.T) {
 	e := newTestEnv(t)
 	t.Setenv("HOOKWATCH_DB", filepath.Join(e.root, "data", "hw.db"))
@@ -33,7 +50,7 @@ func TestServiceInstallUninstallSystemd(t *testing.T) {
 	unit := filepath.Join(e.home, ".config", "systemd", "user", "hookwatch.service")
 	out := mustHW(t, "service", "install", "--os", "linux")
 	if !strings.Contains(out, "Wrote "+unit) || !strings.Contains(out, "systemctl --user daemon-reload && systemctl --user enable --now hookwatch") ||
-		!strings.Contains(out, "HOOKWATCH_DB, HOOKWATCH_HOME, HOOKWATCH_TOKEN") {
+		!strings.Contains(out, "HOOKWATCH_ADDR, HOOKWATCH_DB, HOOKWATCH_HOME, HOOKWATCH_TOKEN") {
 		t.Fatalf("service install output:\n%s", out)
 	}
 	b := readFile(t, unit)
