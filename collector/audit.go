@@ -33,21 +33,28 @@ const auditQueueBytes = 64 << 20
 // auditRound collects what one modeler round hands to the auditor.
 type auditRound struct {
 	outputs audit.Outputs
-	calls   []audit.ToolCall
+	// sessions are those the round's events belong to: the only ones
+	// whose calls the round can have finished.
+	sessions map[string]bool
+	calls    []audit.ToolCall
 }
 
 func newAuditRound(ready []pendingEvent) *auditRound {
-	r := &auditRound{outputs: audit.Outputs{}}
+	r := &auditRound{outputs: audit.Outputs{}, sessions: map[string]bool{}}
 	for i := range ready {
 		r.outputs.Add(&ready[i].ev)
+		r.sessions[ready[i].ev.SessionID] = true
 	}
 	return r
 }
 
-// call notes a call the model reported changed; a finished one goes to the
-// trail (the Writer writes each call once).
+// call notes a call the model reported changed; a finished one of a
+// session the round's events belong to goes to the trail (the Writer
+// writes each call once). The calls of another session of a group the
+// round loaded, which the model reports changed too, stay out with the
+// events they came from (see above).
 func (r *auditRound) call(c *attribution.ToolCall) {
-	if r != nil && c.Finished() { // the continuous trail writes a call once, when it is finished
+	if r != nil && c.Finished() && r.sessions[c.SessionID] {
 		r.calls = append(r.calls, audit.ToolCallOf(c, r.outputs[c.ToolUseID]))
 	}
 }

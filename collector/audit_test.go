@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/audit"
 	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
@@ -188,5 +189,54 @@ func TestAuditDirWriteErrors(t *testing.T) {
 				lost, written, want, len(envs)-want)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestAuditDirLeavesLoadedSessions: a session recorded before the audit
+// directory was set is not half written into it when a round loads its
+// group for another session of the project: neither its events nor its
+// calls are in the continuous trail, and the new session's are.
+func TestAuditDirLeavesLoadedSessions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	call := func(ms int, session, id string) []event.Envelope {
+		tp := "/home/dev/.claude/projects/-w-p/" + session + ".jsonl"
+		pre := synth(ms, "session_id", session, "transcript_path", tp, "cwd", "/w/p", "hook_event_name", "PreToolUse",
+			"tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"})
+		post := synth(ms+1, "session_id", session, "transcript_path", tp, "cwd", "/w/p", "hook_event_name", "PostToolUse",
+			"tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"}, "tool_response", "ok")
+		return []event.Envelope{pre, post}
+	}
+	db, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := newServerOn(t, collector.Config{}, db)
+	before.post(t, call(1, "old", "toolu_old"), 2, 0)
+	before.settle(t)
+	before.stop()
+
+	dir := t.TempDir()
+	db, err = sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServerOn(t, collector.Config{AuditDir: dir}, db)
+	s.post(t, call(1000, "new", "toolu_new"), 2, 0)
+	s.settle(t)
+	deadline := time.Now().Add(20 * time.Second)
+	for count(t, s, `hookwatch_audit_lines_written_total{file="tool_calls"}`) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the new session's call was not written")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.stop() // the auditor writes all it was given before it stops
+	calls, err := filepath.Glob(filepath.Join(dir, "*", "tool_calls*.jsonl"))
+	if err != nil || len(calls) != 1 || filepath.Base(filepath.Dir(calls[0])) != "new" {
+		t.Errorf("call files %v, want the new session's alone", calls)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "old")); err == nil {
+		entries, _ := os.ReadDir(filepath.Join(dir, "old"))
+		t.Errorf("the session recorded before the audit directory has a trail: %v", entries)
 	}
 }
