@@ -747,6 +747,11 @@ test('a fork beside its baseline: both sides, their shapes and calls as the API 
   const [sa, sb] = await cells('compare-session');
   assert.ok(REAL.startsWith(sa.replace('…', '')) && fork.startsWith(sb.replace('…', '')), `sessions ${sa} | ${sb}`);
   assert.deepEqual(await cells('compare-shape'), ['fan-out of 2', 'single agent']);
+  // A long title wraps in its column rather than running into the other's.
+  await page.getByTestId('compare-title').waitFor();
+  const overflowing = await page.evaluate(() => [...document.querySelectorAll('table.ctable td')].filter((td) => td.scrollWidth > td.clientWidth + 1).map((td) => td.textContent));
+  assert.deepEqual(overflowing, [], 'cells wider than their column');
+  assert.deepEqual(await page.getByTestId('compare-title').locator('td').evaluateAll((tds) => tds.map((td) => getComputedStyle(td).whiteSpace)), ['normal', 'normal']);
   assert.deepEqual(await cells('compare-calls'), [String(want.a.counts.tool_calls), String(want.b.counts.tool_calls)]);
   assert.deepEqual(await cells('compare-rejected'), [String(want.a.counts.rejected), String(want.b.counts.rejected)]);
   const [ba, bb] = await cells('compare-branch');

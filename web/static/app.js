@@ -54,7 +54,7 @@ function TokenPrompt({ onDone }) {
   const [v, setV] = useState(getToken());
   return html`
     <form class="token" onSubmit=${(e) => { e.preventDefault(); setToken(v.trim()); onDone(); }}>
-      <label>The collector requires a token (HOOKWATCH_TOKEN):
+      <label>The collector requires a token (its HOOKWATCH_TOKEN, or one of hookwatch token create):
         <input type="password" autocomplete="off" value=${v} onInput=${(e) => setV(e.currentTarget.value)} />
       </label>
       <button type="submit">Use token</button>

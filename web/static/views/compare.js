@@ -58,7 +58,7 @@ export function CompareView({ a, b, params }) {
   if (st.error) {
     return html`<div class="compare" data-testid="compare">
       <p class="error" data-testid="compare-error">${st.error}</p>
-      ${st.status === 409 && html`<p><a href=${comparePath(a, b, true)}>Compare them anyway</a> (they share no baseline: the figures are two unrelated sessions').</p>`}
+      ${st.status === 409 && html`<p><a href=${comparePath(a, b, true)}>Compare them anyway</a> (they share no baseline: the figures are those of two unrelated sessions).</p>`}
     </div>`;
   }
   if (!c) return html`<div class="compare" data-testid="compare"><p class="muted">Loading…</p></div>`;
@@ -71,7 +71,7 @@ export function CompareView({ a, b, params }) {
       <thead><tr><th></th><th>A</th><th>B</th></tr></thead>
       <tbody data-testid="compare-facts">
         <${Row} name="session" a=${sessionLink(A.session_id)} b=${sessionLink(B.session_id)} testid="compare-session" />
-        <${Row} name="title" a=${truncate(A.title || '', 80)} b=${truncate(B.title || '', 80)} />
+        <${Row} name="title" a=${truncate(A.title || '', 80)} b=${truncate(B.title || '', 80)} testid="compare-title" />
         <${Row} name="baseline" a=${branch(c, 'a')} b=${branch(c, 'b')} testid="compare-branch" />
         <${Row} name="outcome" a=${outcome(A)} b=${outcome(B)} testid="compare-outcome" />
         <${Row} name="shape" a=${shapeLabel(A.shape) || '–'} b=${shapeLabel(B.shape) || '–'} testid="compare-shape" />
