@@ -373,7 +373,8 @@ func ExplainCommand(w io.Writer, home, dir, command string, asJSON bool) error {
 	m := ev.meaning()
 	d := set.Evaluate(context.Background(), payload, MemoryState())
 	if asJSON {
-		b, err := json.MarshalIndent(map[string]any{"command": m.command, "subtype": m.subtype, "decision": d}, "", "  ")
+		// The decision as the audit records it (nil: no rule had an opinion).
+		b, err := json.MarshalIndent(map[string]any{"command": m.command, "subtype": m.subtype, "decision": d.Audit()}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("cannot encode the analysis: %w", err)
 		}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"github.com/hookwatch/hookwatch/decision"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -282,12 +284,15 @@ func TestPolicyExplainCommand(t *testing.T) {
 			Effect string   `json:"effect"`
 			Writes []string `json:"writes"`
 		} `json:"command"`
-		Subtype string `json:"subtype"`
+		Subtype  string          `json:"subtype"`
+		Decision *decision.Audit `json:"decision"`
 	}
 	if err := json.Unmarshal([]byte(mustHW(t, "policy", "explain", "--json", "--command", "git clean -fdx", e.project)), &v); err != nil {
 		t.Fatal(err)
 	}
-	if v.Command.Effect != "destructive" || v.Subtype != "git_operation" || len(v.Command.Writes) != 1 {
-		t.Fatalf("--json: %+v", v)
+	// The decision reads as the audit records it.
+	if v.Command.Effect != "destructive" || v.Subtype != "git_operation" || len(v.Command.Writes) != 1 ||
+		v.Decision == nil || v.Decision.Action != decision.ActionDeny || !slices.Equal(v.Decision.RuleIDs, []string{"no-destruction"}) {
+		t.Fatalf("--json: %+v, decision %+v", v, v.Decision)
 	}
 }
