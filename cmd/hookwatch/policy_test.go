@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"github.com/hookwatch/hookwatch/decision"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hookwatch/hookwatch/decision"
 )
 
 // userPolicy is a valid user policy: two rules.
