@@ -312,7 +312,15 @@ func Explain(w io.Writer, home, dir string) error {
 			if r.invalid != nil {
 				mode = "INVALID: denies"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scope, r.ID, describeEvents(r.Events), dash(r.Matcher),
+			// What selects the calls: the tool, the subtype, the condition.
+			matcher := dash(r.Matcher)
+			if r.Subtype != "" {
+				matcher += " subtype=" + r.Subtype
+			}
+			if r.When != "" {
+				matcher += " when " + oneLine(r.When)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scope, r.ID, describeEvents(r.Events), matcher,
 				agent, describeAction(r), mode, onErr, oneLine(r.Description))
 		}
 		if err := tw.Flush(); err != nil {

@@ -202,7 +202,7 @@ func TestPolicyExplain(t *testing.T) {
 	for _, want := range []string{
 		"user " + user + " 2 rules",
 		"project " + project + " 2 rules, 1 problem",
-		"user no-rm-rf PreToolUse Bash - deny enforce open",
+		`user no-rm-rf PreToolUse Bash when tool_input.command matches "rm\\s+-[a-zA-Z]*(rf|fr)" - deny enforce open`,
 		"user bash-quota PreToolUse Bash - deny+quota 1/session enforce open",
 		"project fine UserPromptSubmit - - context enforce open",
 		"Problems (these parts are NOT in force; they fail open):",
