@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/decision"
+	hookevent "github.com/hookwatch/hookwatch/event"
 )
 
 // Check validates and compiles the given policy files as they would be in
@@ -121,7 +122,7 @@ func Test(w io.Writer, policyFile string, events io.Reader, jsonOut bool) error 
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "LINE\tEVENT\tTOOL\tAGENT\tRULE\tACTION\tENFORCED\tREASON")
 	}
-	var total, decided, denied int
+	var total, decided, denied, statusLines int
 	br := bufio.NewReaderSize(events, 64<<10)
 	for lineNo := 1; ; lineNo++ {
 		line, err := readLine(br)
@@ -131,6 +132,14 @@ func Test(w io.Writer, policyFile string, events io.Reader, jsonOut bool) error 
 		if len(bytes.TrimSpace(line)) > 0 {
 			payload, at, perr := payloadOf(line)
 			res := TestResult{Line: lineNo}
+			if errors.Is(perr, errStatusLine) {
+				// An export holds them beside the hook events: passed over.
+				statusLines++
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				continue
+			}
 			if perr != nil {
 				res.Error = perr.Error()
 			} else {
@@ -167,7 +176,11 @@ func Test(w io.Writer, policyFile string, events io.Reader, jsonOut bool) error 
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("cannot write table: %w", err)
 		}
-		fmt.Fprintf(w, "%d event%s, %d with a decision, %d denied or blocked\n", total, plural(total), decided, denied)
+		fmt.Fprintf(w, "%d event%s, %d with a decision, %d denied or blocked", total, plural(total), decided, denied)
+		if statusLines > 0 {
+			fmt.Fprintf(w, " (%d statusLine payload%s passed over: no rule applies to them)", statusLines, plural(statusLines))
+		}
+		fmt.Fprintln(w)
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("policy %s has %d problem%s (invalid rules were left out of the dry run)", policyFile, len(problems), plural(len(problems)))
@@ -187,6 +200,10 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
+// errStatusLine is payloadOf's answer for an envelope of a statusLine
+// payload, which is no hook event: no rule applies to it.
+var errStatusLine = errors.New("a statusLine payload")
+
 // payloadOf extracts the hook payload from a line: the object itself when it
 // has hook_event_name, else its "payload" object. at is the wrapper's
 // received_at time, if any.
@@ -201,6 +218,9 @@ func payloadOf(line []byte) (map[string]any, time.Time, error) {
 	p, ok := obj["payload"].(map[string]any)
 	if !ok {
 		return nil, time.Time{}, errors.New(`not a hook payload: no "hook_event_name" and no "payload" object`)
+	}
+	if obj["kind"] == hookevent.KindStatusLine {
+		return nil, time.Time{}, errStatusLine
 	}
 	if _, ok := p["hook_event_name"].(string); !ok {
 		return nil, time.Time{}, errors.New(`the "payload" object has no "hook_event_name"`)

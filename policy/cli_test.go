@@ -115,3 +115,18 @@ func TestExplain(t *testing.T) {
 	}
 	golden(t, "explain.golden", strings.Join(lines, "\n"))
 }
+
+// TestDryRunPassesOverStatusLines: an export's statusLine envelopes are no
+// hook events: passed over and counted, not reported as errors.
+func TestDryRunPassesOverStatusLines(t *testing.T) {
+	events := `{"id":"1","kind":"statusline","payload":{"session_id":"s","cost":{"total_cost_usd":1}}}
+{"id":"2","kind":"hook","payload":{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t"}}
+`
+	var out bytes.Buffer
+	if err := Test(&out, "testdata/basic.yaml", strings.NewReader(events), false); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); strings.Contains(s, "hook_event_name") || !strings.Contains(s, "1 event, ") || !strings.Contains(s, "(1 statusLine payload passed over") {
+		t.Errorf("dry run of an export with a statusLine:\n%s", s)
+	}
+}
