@@ -9,7 +9,6 @@ import (
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/stale"
-	"github.com/hookwatch/hookwatch/store"
 )
 
 // Bounds of GET /v1/sessions/{id}/files.
@@ -48,7 +47,9 @@ func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	res, err := s.resolveStored(ctx, r.PathValue("id"))
 	if err == nil && res.agent != nil {
-		err = fmt.Errorf("%s is a subagent's: %w", r.PathValue("id"), store.ErrNotFound)
+		// The files are the session's, whichever agent read them.
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s is a subagent: its files are its session's, /v1/sessions/%s/files", r.PathValue("id"), res.sess.ID))
+		return
 	}
 	if err != nil {
 		s.storeError(w, r, err)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/collector"
@@ -85,6 +86,13 @@ func TestFiles(t *testing.T) {
 	check(s, second, state("d.go", false), state("b.go", true), state("a.go", false))
 	if code, body := s.do(t, http.MethodGet, "/v1/sessions/nope/files", nil); code != http.StatusNotFound {
 		t.Errorf("an unknown session: %d %s", code, body)
+	}
+	// A subagent's virtual session points at its session's files.
+	run(s, []map[string]any{{"session_id": first, "hook_event_name": "SubagentStart", "agent_id": "a1", "agent_type": "Explore"}})
+	var view map[string]any
+	s.getJSON(t, "/v1/sessions/sub--a1", &view)
+	if code, body := s.do(t, http.MethodGet, "/v1/sessions/sub--a1/files", nil); code != http.StatusBadRequest || !strings.Contains(string(body), "/v1/sessions/"+first+"/files") {
+		t.Errorf("a subagent's files: %d %s", code, body)
 	}
 
 	off := newServer(t, collector.Config{NoFileStates: true})

@@ -113,7 +113,7 @@ func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
 	case resp.StatusCode == http.StatusOK:
 		return body, nil
 	case resp.StatusCode == http.StatusUnauthorized:
-		return nil, fmt.Errorf("the collector at %s refuses HOOKWATCH_TOKEN (HTTP 401): set the token it runs with", base)
+		return nil, fmt.Errorf("the collector at %s refuses HOOKWATCH_TOKEN (HTTP 401): export HOOKWATCH_TOKEN as its own, or one of hookwatch token create", base)
 	}
 	var e struct {
 		Error string `json:"error"`
