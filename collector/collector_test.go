@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -707,5 +708,39 @@ func TestModelSeqResumes(t *testing.T) {
 	_, m := st.nextModel()
 	if len(m.ToolCalls) != 1 || !strings.Contains(string(m.ToolCalls[0]), `"status":"ok"`) || m.ModelSeq <= v.ModelSeq {
 		t.Fatalf("first message after the read: %+v", m)
+	}
+}
+
+// TestUnmatchedAPIPathsAnswerJSON: a path under /v1/ that no route takes is
+// answered with the API's JSON error, 404 or 405 with the methods it allows.
+func TestUnmatchedAPIPathsAnswerJSON(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	s.HandleAssets("GET /", http.NotFoundHandler())
+	for _, c := range []struct {
+		method, path string
+		code         int
+		msg, allow   string
+	}{
+		{http.MethodGet, "/v1/nope", 404, "no such endpoint: /v1/nope", ""},
+		{http.MethodGet, "/v1/events", 404, "no such endpoint: /v1/events", ""},
+		{http.MethodDelete, "/v1/sessions/x", 405, "/v1/sessions/x does not take DELETE", "GET, HEAD"},
+	} {
+		req, _ := http.NewRequest(c.method, s.http.URL+c.path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var e struct {
+			Error string `json:"error"`
+		}
+		if res.StatusCode != c.code || json.Unmarshal(body, &e) != nil || !strings.HasPrefix(e.Error, c.msg) || res.Header.Get("Allow") != c.allow {
+			t.Errorf("%s %s: %d %s (Allow %q), want %d %q", c.method, c.path, res.StatusCode, body, res.Header.Get("Allow"), c.code, c.msg)
+		}
+	}
+	// Outside the API the assets answer as they do.
+	if code, _ := s.do(t, http.MethodGet, "/nope.js", nil); code != 404 {
+		t.Errorf("GET /nope.js: %d", code)
 	}
 }

@@ -15,12 +15,14 @@
 package collector
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -154,6 +156,9 @@ type Server struct {
 	tokensChecked atomic.Int64
 	log           *slog.Logger
 	mux           *http.ServeMux
+	// assetsPattern is HandleAssets' route, which takes every GET no
+	// other route takes; "" without one.
+	assetsPattern string
 	handler       http.Handler
 	metrics       *serverMetrics
 	hub           *hub
@@ -260,9 +265,48 @@ func New(cfg Config) (*Server, error) {
 		s.background.Go(func() { s.retain(ctx, r) })
 	}
 	s.routes()
-	s.handler = s.instrument(s.mux)
+	s.handler = s.instrument(s.jsonUnmatched())
 	return s, nil
 }
+
+// jsonUnmatched answers a request under /v1/ that no route takes — 404, or
+// 405 for a path whose routes are of other methods — with the API's JSON
+// error body, as every endpoint answers its own errors, instead of
+// net/http's text.
+func (s *Server) jsonUnmatched() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := s.mux.Handler(r)
+		// The dashboard's files (HandleAssets) take every other GET.
+		if pattern != "" && pattern != s.assetsPattern || !strings.HasPrefix(r.URL.Path, "/v1/") {
+			s.mux.ServeHTTP(w, r)
+			return
+		}
+		// The mux's own answer says which of the two it is, and the
+		// methods the path allows.
+		rec := &unmatched{header: http.Header{}}
+		h.ServeHTTP(rec, r)
+		if allow := rec.header.Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		code := cmp.Or(rec.code, http.StatusNotFound)
+		msg := "no such endpoint: " + r.URL.Path
+		if code == http.StatusMethodNotAllowed {
+			msg = fmt.Sprintf("%s does not take %s (it takes %s)", r.URL.Path, r.Method, rec.header.Get("Allow"))
+		}
+		writeError(w, code, msg)
+	})
+}
+
+// unmatched records the status and headers of the mux's answer to a
+// request no route took; its body is dropped.
+type unmatched struct {
+	header http.Header
+	code   int
+}
+
+func (u *unmatched) Header() http.Header         { return u.header }
+func (u *unmatched) Write(b []byte) (int, error) { return len(b), nil }
+func (u *unmatched) WriteHeader(code int)        { u.code = code }
 
 // routes registers the built-in endpoints. Endpoints added later (the
 // policy engine's POST /v1/hooks/claude) use Handle, and Ingest for storage.
@@ -294,6 +338,7 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 // browser can load the page that then asks for the token. Every /v1 data
 // endpoint stays behind Handle's authentication.
 func (s *Server) HandleAssets(pattern string, h http.Handler) {
+	s.assetsPattern = pattern
 	s.mux.Handle(pattern, h)
 }
 
