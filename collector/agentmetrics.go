@@ -377,9 +377,9 @@ func (am *agentMetrics) writeActive(w io.Writer, now time.Time) {
 	}
 	am.mu.Unlock()
 	metrics.WriteGaugeUint64(w, "hookwatch_active_sessions", uint64(sessions))
-	if sessions > 0 {
-		byType[labelMain] += uint64(sessions)
-	}
+	// The main agents' series is always there, 0 while nothing runs, so
+	// that a panel on it reads 0 rather than no data.
+	byType[labelMain] += uint64(sessions)
 	types := make([]string, 0, len(byType))
 	for t := range byType {
 		types = append(types, t)

@@ -343,6 +343,9 @@ func TestActiveMetrics(t *testing.T) {
 			t.Errorf("active sessions, main agents, Explore agents: %v, want %v", got, [3]float64{sessions, main, explore})
 		}
 	}
+	if _, ok := s.scrape(t)[`hookwatch_active_agents{agent_type="main"}`]; !ok {
+		t.Error("no hookwatch_active_agents series before any session: a panel on it reads no data")
+	}
 	send("hook_event_name", "SessionStart", "source", "startup")
 	send("hook_event_name", "UserPromptSubmit", "prompt", "look around")
 	check(1, 1, 0)
