@@ -53,19 +53,15 @@ func healthy(ctx context.Context, base string, timeout time.Duration) bool {
 // listening at base's address, the way a hook's autostart does, and waits
 // until it answers. It refuses a base that is not on this machine.
 func startCollector(ctx context.Context, home, base string) error {
-	u, err := url.Parse(base)
-	if err != nil || u.Scheme != "http" || u.Port() == "" {
-		return fmt.Errorf("cannot start a collector for HOOKWATCH_URL=%s: want http://<loopback address>:<port>", base)
-	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("cannot start a collector for HOOKWATCH_URL=%s: it is not on this machine", base)
+	addr, err := localListenAddr(base)
+	if err != nil {
+		return fmt.Errorf("cannot start a collector for HOOKWATCH_URL=%s: %w", base, err)
 	}
 	self, _, err := binaries()
 	if err != nil {
 		return err
 	}
-	if err := hook.StartServe(self, home, u.Host); err != nil {
+	if err := hook.StartServe(self, home, addr); err != nil {
 		return fmt.Errorf("cannot start hookwatch serve: %w", err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -76,6 +72,20 @@ func startCollector(ctx context.Context, home, base string) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return nil
+}
+
+// localListenAddr is the address a collector on this machine listens on
+// to answer at base, an http:// URL of a loopback host with a port.
+func localListenAddr(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme != "http" || u.Port() == "" {
+		return "", errors.New("want http://<loopback address>:<port>")
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return "", errors.New("it is not on this machine")
+	}
+	return u.Host, nil
 }
 
 // errNotRunning is returned by stopCollector when no collector holds the

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -80,8 +79,8 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if !*fwd && env["HOOKWATCH_ADDR"] == "" {
 		// The hooks post to HOOKWATCH_URL: a collector on this machine
 		// listens there, not on serve's default address.
-		if u, err := url.Parse(os.Getenv("HOOKWATCH_URL")); err == nil && u.Scheme == "http" && u.Port() != "" && install.LocalCollector(u.String()) {
-			env["HOOKWATCH_ADDR"] = u.Host
+		if addr, err := localListenAddr(os.Getenv("HOOKWATCH_URL")); err == nil {
+			env["HOOKWATCH_ADDR"] = addr
 		}
 	}
 	rel, content := unit(*goos, self, env)
