@@ -237,7 +237,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		notes = append(notes, "--url only applies to --mode http: the command hook reads HOOKWATCH_URL from the environment Claude Code gives it; export HOOKWATCH_URL="+*url+" in the profile Claude Code starts from")
 	}
 	httpURL := strings.TrimRight(cmp.Or(o.CollectorURL, install.DefaultCollectorURL), "/")
-	if o.Mode == install.ModeHTTP && httpURL != strings.TrimRight(cmp.Or(os.Getenv("HOOKWATCH_URL"), install.DefaultCollectorURL), "/") {
+	if commandURL, _ := collectorURL(); o.Mode == install.ModeHTTP && httpURL != commandURL {
 		// The events that take no http handler run the command hook, which
 		// posts where HOOKWATCH_URL says: another collector would get part
 		// of each session.
