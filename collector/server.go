@@ -275,9 +275,13 @@ func New(cfg Config) (*Server, error) {
 // net/http's text.
 func (s *Server) jsonUnmatched() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, pattern := s.mux.Handler(r)
+		if !strings.HasPrefix(r.URL.Path, "/v1/") {
+			s.mux.ServeHTTP(w, r)
+			return
+		}
 		// The dashboard's files (HandleAssets) take every other GET.
-		if pattern != "" && pattern != s.assetsPattern || !strings.HasPrefix(r.URL.Path, "/v1/") {
+		h, pattern := s.mux.Handler(r)
+		if pattern != "" && pattern != s.assetsPattern {
 			s.mux.ServeHTTP(w, r)
 			return
 		}
