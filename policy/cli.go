@@ -123,6 +123,44 @@ func Test(w io.Writer, policyFile string, events io.Reader, jsonOut bool) error 
 		fmt.Fprintln(tw, "LINE\tEVENT\tTOOL\tAGENT\tRULE\tACTION\tENFORCED\tREASON")
 	}
 	var total, decided, denied, statusLines int
+	// one tests a line that is not blank.
+	one := func(lineNo int, line []byte) error {
+		payload, at, perr := payloadOf(line)
+		if errors.Is(perr, errStatusLine) {
+			// An export holds them beside the hook events: passed over.
+			statusLines++
+			return nil
+		}
+		res := TestResult{Line: lineNo}
+		if perr != nil {
+			res.Error = perr.Error()
+		} else {
+			total++
+			clock = at
+			d := set.Evaluate(context.Background(), payload, st)
+			res.Event = asString(payload["hook_event_name"])
+			res.ToolName = asString(payload["tool_name"])
+			res.AgentID = asString(payload["agent_id"])
+			res.AgentType = asString(payload["agent_type"])
+			res.Decision = d.Audit()
+			out, code := decision.Render(d)
+			res.Stdout, res.ExitCode = string(out), code
+			if res.Decision != nil {
+				decided++
+				if res.Decision.Enforced && (res.Decision.Action == decision.ActionDeny || res.Decision.Action == decision.ActionBlock) {
+					denied++
+				}
+			}
+		}
+		if jsonOut {
+			if err := enc.Encode(res); err != nil {
+				return fmt.Errorf("cannot write result: %w", err)
+			}
+			return nil
+		}
+		writeRows(tw, res)
+		return nil
+	}
 	br := bufio.NewReaderSize(events, 64<<10)
 	for lineNo := 1; ; lineNo++ {
 		line, err := readLine(br)
@@ -130,42 +168,8 @@ func Test(w io.Writer, policyFile string, events io.Reader, jsonOut bool) error 
 			return fmt.Errorf("cannot read events: %w", err)
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			payload, at, perr := payloadOf(line)
-			res := TestResult{Line: lineNo}
-			if errors.Is(perr, errStatusLine) {
-				// An export holds them beside the hook events: passed over.
-				statusLines++
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				continue
-			}
-			if perr != nil {
-				res.Error = perr.Error()
-			} else {
-				total++
-				clock = at
-				d := set.Evaluate(context.Background(), payload, st)
-				res.Event = asString(payload["hook_event_name"])
-				res.ToolName = asString(payload["tool_name"])
-				res.AgentID = asString(payload["agent_id"])
-				res.AgentType = asString(payload["agent_type"])
-				res.Decision = d.Audit()
-				out, code := decision.Render(d)
-				res.Stdout, res.ExitCode = string(out), code
-				if res.Decision != nil {
-					decided++
-					if res.Decision.Enforced && (res.Decision.Action == decision.ActionDeny || res.Decision.Action == decision.ActionBlock) {
-						denied++
-					}
-				}
-			}
-			if jsonOut {
-				if err := enc.Encode(res); err != nil {
-					return fmt.Errorf("cannot write result: %w", err)
-				}
-			} else {
-				writeRows(tw, res)
+			if err := one(lineNo, line); err != nil {
+				return err
 			}
 		}
 		if errors.Is(err, io.EOF) {
