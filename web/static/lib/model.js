@@ -546,11 +546,11 @@ export class SessionModel {
    * (turns()), by prompt id, as the collector counts prompts: a turn the
    * client began to report a background task is not one of them, nor a
    * turn that submitted no prompt (a /compact). Every view that says "turn
-   * N" reads it.
+   * N" reads it; a view that has turns() at hand passes them.
    */
-  turnNumbers() {
+  turnNumbers(turns = this.turns()) {
     const out = new Map();
-    for (const t of this.turns()) if (t.id && t.user) out.set(t.id, out.size + 1);
+    for (const t of turns) if (t.id && t.user) out.set(t.id, out.size + 1);
     return out;
   }
 

@@ -362,7 +362,7 @@ function EventsTab({ model, version, filters, selected, onSelect }) {
 function TurnsTab({ model, version, filters, selected, onSelect }) {
   const [open, setOpen] = useState(null);
   const turns = useMemo(() => model.turns(), [version]);
-  const numbers = useMemo(() => model.turnNumbers(), [version]);
+  const numbers = useMemo(() => model.turnNumbers(turns), [turns]);
   return html`
     <div class="turns" data-testid="turns">
       ${turns.map((t) => {
@@ -450,11 +450,10 @@ function UsageTable({ title, rows, testid }) {
     </table>`;
 }
 
-function UsageSection({ model, agentName }) {
+function UsageSection({ model, agentName, numbers }) {
   const sess = model.session || {};
   const agents = [...model.agents.values()].filter((a) => a.raw && a.raw.usage).map((a) => ({ label: agentName(a.id), u: a.raw.usage }));
-  // Numbered as the Turns tab numbers them: "turn 3" is the same turn there.
-  const numbers = model.turnNumbers();
+  // numbers are the Turns tab's (turnNumbers): "turn 3" is the same turn there.
   const turns = (Array.isArray(sess.turns) ? sess.turns : []).map((t) => {
     const n = numbers.get(t.prompt_id);
     return { label: `${n ? 'turn ' + n : 'turn –'}${t.prompt_id ? ' · ' + shortID(t.prompt_id, 8) : ''}`, u: t };
@@ -472,6 +471,7 @@ function UsageSection({ model, agentName }) {
 
 function NumbersTab({ model, version }) {
   const st = useMemo(() => model.numbers(), [version]);
+  const numbers = useMemo(() => model.turnNumbers(), [version]);
   const agentName = (id) => {
     const a = model.agents.get(id);
     return a ? `${agentLabel(a)}${id ? ' · ' + shortID(id, 7) : ''}` : id;
@@ -479,7 +479,7 @@ function NumbersTab({ model, version }) {
   return html`
     <div class="numbers">
       <section><h3>Context window and cost</h3><${Curve} model=${model} version=${version} /></section>
-      <section><h3>Tokens and cost</h3><${UsageSection} model=${model} agentName=${agentName} /></section>
+      <section><h3>Tokens and cost</h3><${UsageSection} model=${model} agentName=${agentName} numbers=${numbers} /></section>
       <section class="two">
         <div><h3>Per tool</h3><${StatTable} title="tool" rows=${st.tools} label=${(k) => k || '(unknown)'} /></div>
         <div><h3>Per agent</h3><${StatTable} title="agent" rows=${st.agents} label=${agentName} /></div>
