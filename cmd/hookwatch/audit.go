@@ -23,7 +23,7 @@ func runAudit(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		"Checks the hash chain of audit trails (an audit directory, a session's directory, or one\n"+
 		"file) and reports, per stream, the first line altered, removed or reordered, a file cut\n"+
 		"short, or OK with the number of lines and the hash of the last one (keep it elsewhere to\n"+
-		"detect later that lines were cut off at the end).", stderr)
+		"detect later that lines were cut off at the end).", stdout, stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ Flags:`
 
 // runDemo is `hookwatch demo`.
 func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("demo", demoSynopsis, stderr)
+	fs := newFlagSet("demo", demoSynopsis, stdout, stderr)
 	speed := fs.Float64("speed", 1, "play faster (2 = twice as fast) or slower (0.5)")
 	noStart := fs.Bool("no-start", false, "do not start a collector when none answers")
 	if err := parseFlagsNoArgs(fs, args); err != nil {

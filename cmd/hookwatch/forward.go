@@ -36,7 +36,7 @@ the spool and starts this forwarder in the background when none runs
 
 // runForward is `hookwatch forward`.
 func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("forward", forwardSynopsis, stderr)
+	fs := newFlagSet("forward", forwardSynopsis, stdout, stderr)
 	url := fs.String("url", os.Getenv("HOOKWATCH_URL"), "the collector's base URL (env HOOKWATCH_URL)")
 	home := hook.Home(os.Getenv)
 	caFile := fs.String("ca-file", forward.CAFile(os.Getenv, home), "PEM certificates to trust besides the system's, for a collector whose certificate a team's own authority signed (env HOOKWATCH_CA_FILE; default $HOOKWATCH_HOME/"+forward.CAFileName+" when it exists)")

@@ -62,11 +62,11 @@ Flags:`
 
 // runImport is `hookwatch import`.
 func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("import", importSynopsis, stderr)
+	fs := newFlagSet("import", importSynopsis, stdout, stderr)
 	isCodex := fs.Bool("codex", false, "import Codex rollout files: the PATHs (files or directories), default every rollout under $CODEX_HOME/sessions")
 	dryRun := fs.Bool("dry-run", false, "read and count what would be imported; send and keep nothing")
 	noStart := fs.Bool("no-start", false, "do not start a collector when none answers")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	paths := fs.Args()

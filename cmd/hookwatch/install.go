@@ -171,7 +171,7 @@ func (f *scopeFlags) register(fs *flag.FlagSet) {
 }
 
 func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("install", "install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL] [--token SECRET|-] [--token-file FILE]\n       hookwatch install --codex [--scope user|project [--trust-project]] [--codex-bin PATH] [--dry-run] [--project DIR]", stderr)
+	fs := newFlagSet("install", "install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL] [--token SECRET|-] [--token-file FILE]\n       hookwatch install --codex [--scope user|project [--trust-project]] [--codex-bin PATH] [--dry-run] [--project DIR]", stdout, stderr)
 	var sf scopeFlags
 	sf.register(fs)
 	mode := fs.String("mode", "", "command: Claude Code runs the hook binary per event (events are spooled while the collector is down); http: Claude Code posts events to the collector where it can (default: the mode already installed in this scope, else command)")
@@ -280,7 +280,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 }
 
 func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("uninstall", "uninstall [--codex] [--scope user|project|local] [--dry-run] [--project DIR]", stderr)
+	fs := newFlagSet("uninstall", "uninstall [--codex] [--scope user|project|local] [--dry-run] [--project DIR]", stdout, stderr)
 	var sf scopeFlags
 	sf.register(fs)
 	var cf codexFlags

@@ -602,21 +602,30 @@ func TestInstallProjectScopeNote(t *testing.T) {
 	}
 }
 
-// TestHelpCommand: "help COMMAND" is COMMAND's help; a word that names no
-// command is a usage error.
+// TestHelpCommand: "help COMMAND" and "COMMAND --help" print COMMAND's
+// help to stdout, where a pager or grep reads it, and succeed; a word that
+// names no command is a usage error.
 func TestHelpCommand(t *testing.T) {
-	for _, name := range []string{"install", "serve", "sessions", "policy"} {
-		out, errOut, err := hw(t, "", "help", name)
-		if err != nil && !errors.Is(err, flag.ErrHelp) || !strings.Contains(out+errOut, "Usage: hookwatch "+name) {
-			t.Errorf("help %s: %v\n%s%s", name, err, out, errOut)
+	for name := range commands {
+		if name == "hook" { // the hook's arguments are Claude Code's, not a person's
+			continue
 		}
+		for _, args := range [][]string{{"help", name}, {name, "--help"}, {name, "-h"}} {
+			out, errOut, err := hw(t, "", args...)
+			if err != nil && !errors.Is(err, flag.ErrHelp) || !strings.HasPrefix(out, "Usage: hookwatch "+name) || errOut != "" {
+				t.Errorf("hookwatch %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
+			}
+		}
+	}
+	if out, _, _ := hw(t, "", "serve", "--help"); !strings.HasSuffix(out, serveEnvHelp) {
+		t.Errorf("serve --help does not end with the variables serve reads:\n%s", out)
 	}
 	if _, _, err := hw(t, "", "help", "nosuch"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), `"nosuch"`) {
 		t.Errorf("help nosuch: %v, want a usage error naming it", err)
 	}
 	// A subcommand's flags follow it.
-	if _, errOut, err := hw(t, "", "audit", "verify", "--help"); !errors.Is(err, flag.ErrHelp) || !strings.Contains(errOut, "Usage: hookwatch audit verify") {
-		t.Errorf("audit verify --help: %v\n%s", err, errOut)
+	if out, _, err := hw(t, "", "audit", "verify", "--help"); !errors.Is(err, flag.ErrHelp) || !strings.Contains(out, "Usage: hookwatch audit verify") {
+		t.Errorf("audit verify --help: %v\n%s", err, out)
 	}
 	for _, speed := range []string{"NaN", "0", "-1", "Inf"} {
 		if _, _, err := hw(t, "", "demo", "--no-start", "--speed", speed); !errors.Is(err, errUsage) {
@@ -634,5 +643,16 @@ func TestBadFlagSaidOnce(t *testing.T) {
 	var b bytes.Buffer
 	if exitCode(err, &b) != 2 || strings.Count(b.String(), "invalid value") != 1 {
 		t.Errorf("what is printed of the error: %q", b.String())
+	}
+	// So for every command a person runs (the statusline's flags are its
+	// settings', which it takes quietly; the hook's are Claude Code's).
+	for name := range commands {
+		if name == "hook" || name == "statusline" {
+			continue
+		}
+		out, errOut, err := hw(t, "", name, "--no-such-flag")
+		if !errors.Is(err, errUsage) || out != "" || !strings.HasPrefix(errOut, "Usage: hookwatch "+name) {
+			t.Errorf("hookwatch %s --no-such-flag: %v\nstdout:\n%s\nstderr:\n%s", name, err, out, errOut)
+		}
 	}
 }

@@ -143,31 +143,65 @@ func usage(w io.Writer) {
 	io.WriteString(w, b.String())
 }
 
-// newFlagSet returns a flag set that reports errors instead of exiting, and
-// prints its usage with the given synopsis to stderr.
-func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+// newFlagSet returns a flag set that reports errors instead of exiting.
+// Its usage, the synopsis then the flags, goes to stdout when asked for
+// (--help: the answer, to page or grep) and to stderr with a usage error.
+func newFlagSet(name, synopsis string, stdout, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	// A bad flag's error is printed once, after the usage, by the caller
-	// of run (exitCode): the flag package's own line before it goes.
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: hookwatch %s\n\n", synopsis)
-		fs.SetOutput(stderr)
+	out := &flagOutput{stdout: stdout}
+	out.usage = func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: hookwatch %s\n\n", synopsis)
+		fs.SetOutput(w)
 		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		fs.SetOutput(out)
+		io.WriteString(w, out.trailer)
 	}
+	fs.SetOutput(out)
+	fs.Usage = func() { out.usage(stderr) }
 	return fs
 }
 
-// parseFlags parses args and wraps a bad flag as a usage error.
+// flagOutput is the output of a flag set of newFlagSet. What the flag
+// package writes to it is dropped: a bad flag's error is printed once,
+// after the usage, by the caller of run (exitCode).
+type flagOutput struct {
+	stdout  io.Writer
+	usage   func(io.Writer) // prints the usage
+	trailer string          // what the usage ends with (usageTrailer)
+}
+
+func (*flagOutput) Write(p []byte) (int, error) { return len(p), nil }
+
+// usageTrailer ends the usage of fs, a flag set of newFlagSet, with text.
+func usageTrailer(fs *flag.FlagSet, text string) {
+	fs.Output().(*flagOutput).trailer = text
+}
+
+// printHelp prints the usage of fs, a flag set of newFlagSet, where --help
+// prints it.
+func printHelp(fs *flag.FlagSet) {
+	out := fs.Output().(*flagOutput)
+	out.usage(out.stdout)
+}
+
+// parseFlags parses args and wraps a bad flag as a usage error, after
+// fs.Usage; --help prints the usage to stdout (printHelp) and returns
+// flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
+	usage := fs.Usage
+	fs.Usage = func() {} // printed below, where it belongs
+	err := fs.Parse(args)
+	fs.Usage = usage
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		printHelp(fs)
+		return err
+	default:
+		usage()
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	return nil
 }
 
 // parseInterleaved is parseFlags for a subcommand whose flags may also

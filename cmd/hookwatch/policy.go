@@ -49,7 +49,7 @@ func runPolicy(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 // find them (managed, user, project). Problems are printed one per line as
 // file:line: rule "id": message, and make the exit status 1.
 func runPolicyCheck(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy check", "policy check [FILE…]\n\nValidates and compiles policy files as they would be in force together\n(a rule id defined twice is a problem). Without FILE, checks the files in\nforce for the working directory: managed, $HOOKWATCH_HOME/policy.yaml and\nthe project's .hookwatch/policy.yaml. Exit status 1 when a file has a problem.", stderr)
+	fs := newFlagSet("policy check", "policy check [FILE…]\n\nValidates and compiles policy files as they would be in force together\n(a rule id defined twice is a problem). Without FILE, checks the files in\nforce for the working directory: managed, $HOOKWATCH_HOME/policy.yaml and\nthe project's .hookwatch/policy.yaml. Exit status 1 when a file has a problem.", stdout, stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func projectDir(cwd string) string {
 
 // runPolicyTest is `hookwatch policy test FILE --events EVENTS.jsonl`.
 func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy test", "policy test FILE --events EVENTS.jsonl [--json]\n\nDry-runs the policy FILE over recorded hook events (one JSON object per\nline: a raw payload, or an envelope with the payload under \"payload\", as\nthe corpus files and exports hold) and prints what each rule would decide.\nQuotas count in memory from zero. Exit status 1 when the policy has problems.", stderr)
+	fs := newFlagSet("policy test", "policy test FILE --events EVENTS.jsonl [--json]\n\nDry-runs the policy FILE over recorded hook events (one JSON object per\nline: a raw payload, or an envelope with the payload under \"payload\", as\nthe corpus files and exports hold) and prints what each rule would decide.\nQuotas count in memory from zero. Exit status 1 when the policy has problems.", stdout, stderr)
 	events := fs.String("events", "", "JSON Lines file of hook events to replay (- for stdin)")
 	asJSON := fs.Bool("json", false, "print one JSON result per event (JSON Lines) instead of a table")
 	// The policy file may come before or after the flags.
@@ -130,7 +130,7 @@ func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 
 // runPolicyExplain is `hookwatch policy explain [DIR]`.
 func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy explain", "policy explain [DIR] [--command CMD [--json]]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.\nWith --command, shows how the rules see a shell command run in DIR: its\nsteps, effect and files (the variables command and subtype) and what the\nrules in force answer to a Bash call of it.", stderr)
+	fs := newFlagSet("policy explain", "policy explain [DIR] [--command CMD [--json]]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.\nWith --command, shows how the rules see a shell command run in DIR: its\nsteps, effect and files (the variables command and subtype) and what the\nrules in force answer to a Bash call of it.", stdout, stderr)
 	command := fs.String("command", "", "a shell command to analyse")
 	asJSON := fs.Bool("json", false, "with --command: write the variables and the answer as JSON")
 	if err := parseFlags(fs, args); err != nil {

@@ -31,7 +31,7 @@ const pruneBatch = 100
 // runPrune is `hookwatch prune --older-than AGE`: the background retention
 // of `serve --retain`, once, by hand.
 func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("prune", "prune --older-than AGE [--db PATH|URL]", stderr)
+	fs := newFlagSet("prune", "prune --older-than AGE [--db PATH|URL]", stdout, stderr)
 	var age duration
 	fs.Var(&age, "older-than", "delete the sessions whose latest event is older than this (90d, 36h, 2w)")
 	dbFlag := dbFlagVar(fs)

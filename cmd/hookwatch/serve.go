@@ -43,7 +43,7 @@ func init() {
 // runServe is `hookwatch serve`. It returns nil after a clean shutdown on
 // SIGINT/SIGTERM (ctx canceled).
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--prices FILE] [--insecure-no-token] [--watch-transcripts auto|off|DIR] [--signal-failed-repeats N] [--signal-read-repeats N] [--signal-thrash-switches N] [--signal-outlier-factor X] [--signal-outlier-siblings N] [--signal-outlier-calls N] [--signal-outlier-duration D] [--signal-stalled-after D]", stderr)
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--prices FILE] [--insecure-no-token] [--watch-transcripts auto|off|DIR] [--signal-failed-repeats N] [--signal-read-repeats N] [--signal-thrash-switches N] [--signal-outlier-factor X] [--signal-outlier-siblings N] [--signal-outlier-calls N] [--signal-outlier-duration D] [--signal-stalled-after D]", stdout, stderr)
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
 	dbFlag := dbFlagVar(fs)
 	var retain duration
@@ -68,8 +68,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	outlierDuration := fs.Duration("signal-outlier-duration", attribution.DefaultThresholds.OutlierDuration, "duration below which no subagent is an outlier by duration (1s to 720h)")
 	stalledAfter := fs.Duration("signal-stalled-after", attribution.DefaultThresholds.StalledAfter, "how long a session waiting on a pending call with no event is stalled after (1s to 720h)")
 	modelCache := fs.Int("model-cache-mb", collector.DefaultModelCacheBytes>>20, "memory the session model keeps between rounds for idle sessions, in MiB (the sessions with events in the last 10 s are kept beside it, up to 16 times as much); an idle session dropped is read again from the database at its next event")
-	flagUsage := fs.Usage
-	fs.Usage = func() { flagUsage(); io.WriteString(stderr, serveEnvHelp) }
+	usageTrailer(fs, serveEnvHelp)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}

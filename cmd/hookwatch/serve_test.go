@@ -332,8 +332,8 @@ func TestServeHelpNamesTheToken(t *testing.T) {
 		t.Fatalf("serve --help: %v", err)
 	}
 	for _, want := range []string{"HOOKWATCH_TOKEN", "HOOKWATCH_HOME", "--addr", "hookwatch stop", "--watch-transcripts", "HOOKWATCH_WATCH_TRANSCRIPTS"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("serve --help does not mention %s:\n%s", want, stderr.String())
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("serve --help does not mention %s:\n%s", want, stdout.String())
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/hookwatch/hookwatch/claudecode"
@@ -41,7 +42,7 @@ const serviceSynopsis = "service install|uninstall|print [--os linux|darwin] [--
 // prints the systemctl or launchctl commands to run: starting a long-lived
 // process is the user's call, so it never runs them itself.
 func runService(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("service", serviceSynopsis, stderr)
+	fs := newFlagSet("service", serviceSynopsis, stdout, stderr)
 	goos := fs.String("os", runtime.GOOS, "service manager to write for: linux (systemd user unit) or darwin (launchd agent)")
 	fwd := fs.Bool("forward", false, "run 'hookwatch forward' instead of the collector: for a machine whose hooks send to a remote https:// collector (HOOKWATCH_URL, which must be set)")
 	if len(args) == 0 {
@@ -49,8 +50,8 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return fmt.Errorf("%w: missing action: install, uninstall or print", errUsage)
 	}
 	action := args[0]
-	if action == "-h" || action == "-help" || action == "--help" {
-		fs.Usage()
+	if slices.Contains(helpArgs[:], action) {
+		printHelp(fs)
 		return nil
 	}
 	if err := parseFlags(fs, args[1:]); err != nil {

@@ -49,7 +49,7 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if len(args) > 0 && args[0] == "diff" {
 		return runSessionsDiff(ctx, args[1:], stdout, stderr)
 	}
-	fs := newFlagSet("sessions", sessionsSynopsis, stderr)
+	fs := newFlagSet("sessions", sessionsSynopsis, stdout, stderr)
 	cwdFlag := fs.String("cwd", "", "the directory whose sessions to list (default: the current one)")
 	all := fs.Bool("all", false, "list the sessions of every project")
 	if err := parseFlagsNoArgs(fs, args); err != nil {

@@ -29,7 +29,7 @@ Flags:`
 
 // runSessionsDiff is `hookwatch sessions diff`.
 func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("sessions diff", sessionsDiffSynopsis, stderr)
+	fs := newFlagSet("sessions diff", sessionsDiffSynopsis, stdout, stderr)
 	asJSON := fs.Bool("json", false, "print the collector's answer as JSON")
 	unrelated := fs.Bool("unrelated", false, "compare two sessions even when they share no baseline")
 	ids, err := parseInterleaved(fs, args)

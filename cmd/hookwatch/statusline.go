@@ -44,16 +44,12 @@ const (
 // runStatusline is `hookwatch statusline`. Like the hook, it never breaks
 // the agent: whatever the input, it prints at most a line and exits 0.
 func runStatusline(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("statusline", "statusline [--wrap 'CMD'] < statusline.json", stderr)
+	fs := newFlagSet("statusline", "statusline [--wrap 'CMD'] < statusline.json", stdout, stderr)
 	wrap := fs.String("wrap", "", "run this statusLine command (with sh -c, on the same input) and print its output above hookwatch's line")
 	// A bad flag in the settings must not print errors into the status bar:
 	// flag errors stay quiet, and only --help prints.
-	usage := fs.Usage
 	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
 	if err := parseFlags(fs, args); errors.Is(err, flag.ErrHelp) {
-		fs.SetOutput(stderr)
-		usage()
 		return err
 	}
 	data, _ := io.ReadAll(io.LimitReader(stdin, statuslineMaxInput))

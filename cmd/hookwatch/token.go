@@ -73,7 +73,7 @@ func openTokens(ctx context.Context, dsn string, create bool) (tokens store.Toke
 }
 
 func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("token create", "token create --user NAME [--team TEAM] [--role user|team|admin] [--db PATH|URL]", stderr)
+	fs := newFlagSet("token create", "token create --user NAME [--team TEAM] [--role user|team|admin] [--db PATH|URL]", stdout, stderr)
 	user := fs.String("user", "", "the user the token's events are recorded as (required)")
 	team := fs.String("team", "", "the team of the user: a team token sees the sessions of its team's users")
 	role := fs.String("role", store.RoleUser, "user: its own sessions; team: its team's; admin: everything, /metrics included")
@@ -109,7 +109,7 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("token list", "token list [--json] [--db PATH|URL]", stderr)
+	fs := newFlagSet("token list", "token list [--json] [--db PATH|URL]", stdout, stderr)
 	asJSON := fs.Bool("json", false, "print a JSON array")
 	dbFlag := dbFlagVar(fs)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
@@ -159,7 +159,7 @@ func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func runTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("token revoke", "token revoke [--db PATH|URL] ID", stderr)
+	fs := newFlagSet("token revoke", "token revoke [--db PATH|URL] ID", stdout, stderr)
 	dbFlag := dbFlagVar(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
