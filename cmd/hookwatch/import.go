@@ -71,7 +71,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	paths := fs.Args()
 	if *isCodex {
-		return runImportCodex(ctx, paths, stdout, stderr)
+		return runImportCodex(ctx, paths, *dryRun, *noStart, stdout, stderr)
 	}
 	if len(paths) == 0 {
 		projects, err := claudecode.ProjectsDir(os.Getenv)
@@ -98,23 +98,15 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		// A dry run reads from the offsets kept too, and keeps none.
 		StatePath: filepath.Join(home, "import-state.json"),
 	}
-	base, token := collectorURL()
+	base, token, up, err := importCollector(ctx, *dryRun, *noStart, stderr)
+	if err != nil {
+		return err
+	}
 	client := &http.Client{}
-	if *dryRun {
-		if healthy(ctx, base, 2*time.Second) {
-			opt.Known = storedOf(client, base, token)
-		}
-	} else {
-		if !healthy(ctx, base, 2*time.Second) {
-			if cfg, _ := hook.ConfigFromEnv(os.Getenv); *noStart || !cfg.Autostart {
-				return fmt.Errorf("no collector answers at %s: start one with 'hookwatch serve'", base)
-			}
-			if err := startCollector(ctx, home, base); err != nil {
-				return err
-			}
-			fmt.Fprintf(stderr, "No collector answered at %s: started one in the background (stop it with: hookwatch stop).\n", base)
-		}
+	if up {
 		opt.Known = storedOf(client, base, token)
+	}
+	if !*dryRun {
 		opt.Deliver = func(ctx context.Context, envs []event.Envelope) error {
 			return postEnvelopes(ctx, client, base, token, envs, "the imported records")
 		}
@@ -193,13 +185,35 @@ func drawProgress(w io.Writer, p importer.Progress) {
 
 func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
+// importCollector returns the collector import sends to and its token, and
+// whether it answers. Unless dryRun, which sends nothing, it starts one in
+// the background when none answers, as a hook would, or with noStart (or
+// the hooks' autostart off) fails saying how to start one.
+func importCollector(ctx context.Context, dryRun, noStart bool, stderr io.Writer) (base, token string, up bool, err error) {
+	base, token = collectorURL()
+	if healthy(ctx, base, 2*time.Second) {
+		return base, token, true, nil
+	}
+	if dryRun {
+		return base, token, false, nil
+	}
+	if cfg, _ := hook.ConfigFromEnv(os.Getenv); noStart || !cfg.Autostart {
+		return "", "", false, fmt.Errorf("no collector answers at %s: start one with 'hookwatch serve'", base)
+	}
+	if err := startCollector(ctx, hook.Home(os.Getenv), base); err != nil {
+		return "", "", false, err
+	}
+	fmt.Fprintf(stderr, "No collector answered at %s: started one in the background (stop it with: hookwatch stop).\n", base)
+	return base, token, true, nil
+}
+
 // importBatch is how many envelopes one POST of Codex rollout events
 // carries.
 const importBatch = 500
 
 // runImportCodex imports Codex rollout files: the paths, default every
 // rollout under $CODEX_HOME/sessions.
-func runImportCodex(ctx context.Context, paths []string, stdout, stderr io.Writer) error {
+func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, stdout, stderr io.Writer) error {
 	if len(paths) == 0 {
 		home, err := codex.Home(os.Getenv)
 		if err != nil {
@@ -211,7 +225,10 @@ func runImportCodex(ctx context.Context, paths []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	base, token := collectorURL()
+	base, token, _, err := importCollector(ctx, dryRun, noStart, stderr)
+	if err != nil {
+		return err
+	}
 	// The hook's origin, so that imported calls join the sessions the
 	// hooks recorded (lineage groups by host and user).
 	origin := ingest.LocalOrigin(version)
@@ -223,7 +240,7 @@ func runImportCodex(ctx context.Context, paths []string, stdout, stderr io.Write
 			fmt.Fprintf(stderr, "hookwatch import: skipping %s: %v\n", f, err)
 			continue
 		}
-		for i := 0; i < len(envs); i += importBatch {
+		for i := 0; i < len(envs) && !dryRun; i += importBatch {
 			if err := postEnvelopes(ctx, &client, base, token, envs[i:min(i+importBatch, len(envs))], "the imported events"); err != nil {
 				return err
 			}
@@ -236,7 +253,12 @@ func runImportCodex(ctx context.Context, paths []string, stdout, stderr io.Write
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "Imported %d tool events and %d token usage records from %d rollout file(s) into %s (events already there are ignored).\n", calls, usage, len(files), base)
+	verb := "Imported"
+	if dryRun {
+		verb = "Would import"
+	}
+	fmt.Fprintf(stdout, "%s %s and %s from %s into %s (events already there are ignored).\n", verb,
+		counted(calls, "tool event"), counted(usage, "token usage record"), counted(len(files), "rollout file"), base)
 	return nil
 }
 

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hookwatch/hookwatch/internal/deadport"
 )
 
 // copyDir copies the directory src into dst.
@@ -146,5 +149,47 @@ func TestImportNotTranscripts(t *testing.T) {
 	out, errOut, err := hw(t, "", "import", "--dry-run", garbage)
 	if err != nil || !strings.Contains(out, "would import 0 records") || !strings.Contains(errOut, "none of the 3 lines read was a transcript record") {
 		t.Errorf("import of lines that are no records: %v\n%s%s", err, out, errOut)
+	}
+}
+
+// TestImportCodexDryRun: import --codex --dry-run counts what the rollouts
+// hold and sends nothing, whether a collector answers or not; --no-start
+// without one is an error, as for Claude Code's transcripts.
+func TestImportCodexDryRun(t *testing.T) {
+	dir := t.TempDir()
+	rollouts := filepath.Join(dir, "sessions")
+	copyDir(t, "../../codex/testdata", rollouts)
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "down"))
+	dead, err := deadport.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dead.Close()
+	t.Setenv("HOOKWATCH_URL", dead.URL())
+	if out := mustHW(t, "import", "--codex", "--dry-run", rollouts); !strings.HasPrefix(out, "Would import ") || !strings.Contains(out, "from 3 rollout files") {
+		t.Fatalf("dry run with no collector:\n%s", out)
+	}
+	if _, _, err := hw(t, "", "import", "--codex", "--no-start", rollouts); err == nil || !strings.Contains(err.Error(), "no collector answers") {
+		t.Fatalf("import --codex --no-start with no collector: %v", err)
+	}
+
+	base := collectorIn(t, filepath.Join(dir, "home"))
+	dry := mustHW(t, "import", "--codex", "--dry-run", rollouts)
+	if !strings.HasPrefix(dry, "Would import ") {
+		t.Fatalf("dry run:\n%s", dry)
+	}
+	var list struct {
+		Sessions []json.RawMessage `json:"sessions"`
+	}
+	getJSON(t, base, "/v1/sessions", &list)
+	if len(list.Sessions) != 0 {
+		t.Fatalf("the dry run stored %d sessions", len(list.Sessions))
+	}
+	if out := mustHW(t, "import", "--codex", rollouts); out != "Imported "+strings.TrimPrefix(dry, "Would import ") {
+		t.Fatalf("import:\n%s\nafter the dry run:\n%s", out, dry)
+	}
+	getJSON(t, base, "/v1/sessions", &list)
+	if len(list.Sessions) == 0 {
+		t.Fatal("the import stored no session")
 	}
 }
