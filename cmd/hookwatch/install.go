@@ -186,6 +186,9 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
+	if set := claudeOnly(fs); cf.codex && len(set) > 0 {
+		return fmt.Errorf("%w: %s apply to Claude Code's hooks only: Codex runs the command hook, which posts where HOOKWATCH_URL says", errUsage, strings.Join(set, ", "))
+	}
 	hasToken, err := installToken(*tokenFlag, *tokenFile, stdin, sf.dryRun)
 	if err != nil {
 		return err
@@ -288,9 +291,23 @@ func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
+	uninstall := uninstallClaude
 	if cf.codex {
-		return uninstallCodex(sf, stdout)
+		uninstall = uninstallCodex
 	}
+	if err := uninstall(sf, stdout); err != nil {
+		return err
+	}
+	if c, ok := runningCollector(hook.Home(os.Getenv)); ok && !sf.dryRun {
+		// The hooks are gone, the collector is not: say so rather than
+		// leave a server listening that the user believes uninstalled.
+		fmt.Fprintf(stdout, "A collector is still running at http://%s%s; stop it with: hookwatch stop\n", c.Addr, pidNote(c.PID))
+	}
+	return nil
+}
+
+// uninstallClaude removes hookwatch from the Claude Code settings of sf.
+func uninstallClaude(sf scopeFlags, stdout io.Writer) error {
 	_, hookBin, err := binaries()
 	if err != nil {
 		return err
@@ -304,11 +321,6 @@ func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err // it names the file
 	}
 	printResult(stdout, r, "uninstall", sf.dryRun)
-	if c, ok := runningCollector(hook.Home(os.Getenv)); ok && !sf.dryRun {
-		// The hooks are gone, the collector is not: say so rather than
-		// leave a server listening that the user believes uninstalled.
-		fmt.Fprintf(stdout, "A collector is still running at http://%s%s; stop it with: hookwatch stop\n", c.Addr, pidNote(c.PID))
-	}
 	return nil
 }
 

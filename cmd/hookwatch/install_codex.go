@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
@@ -38,6 +39,21 @@ func codexOptions(sf scopeFlags) (install.Options, error) {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return o, nil
+}
+
+// claudeOnlyFlags are install's flags that apply to Claude Code's hooks
+// alone: Codex runs command hooks, and has no statusLine.
+var claudeOnlyFlags = []string{"mode", "statusline", "url"}
+
+// claudeOnly returns the flags of claudeOnlyFlags set in fs.
+func claudeOnly(fs *flag.FlagSet) []string {
+	var set []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(claudeOnlyFlags, f.Name) {
+			set = append(set, "--"+f.Name)
+		}
+	})
+	return set
 }
 
 // trustStep is what the user must do when hookwatch cannot trust the hooks
@@ -89,7 +105,7 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 		bin, _ = exec.LookPath("codex")
 	}
 	if bin == "" {
-		fmt.Fprintf(stdout, "Codex is not on PATH, so the hooks are not trusted yet: %s.\n", trustStep)
+		fmt.Fprintf(stdout, "Codex is not on PATH, so hookwatch cannot ask it whether it trusts the hooks (an untrusted hook is skipped silently by codex exec): %s.\n", trustStep)
 		return nil
 	}
 	cwd := sf.project

@@ -656,3 +656,19 @@ func TestBadFlagSaidOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallCodexRefusesClaudeFlags: a flag of Claude Code's hooks alone
+// given with --codex is a usage error naming it, and nothing is written.
+func TestInstallCodexRefusesClaudeFlags(t *testing.T) {
+	e := newTestEnv(t)
+	t.Setenv("CODEX_HOME", filepath.Join(e.root, "codex"))
+	for _, args := range [][]string{{"--mode", "http"}, {"--statusline"}, {"--url", "http://127.0.0.1:7999"}} {
+		_, _, err := hw(t, "", append([]string{"install", "--codex"}, args...)...)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("install --codex %s: %v, want a usage error naming %s", strings.Join(args, " "), err, args[0])
+		}
+	}
+	if exists(filepath.Join(e.root, "codex")) {
+		t.Error("a refused install wrote Codex's files")
+	}
+}

@@ -72,8 +72,12 @@ func TestStartAndStop(t *testing.T) {
 		t.Fatalf("after doctor --start: collector %+v, %v; want one at %s", c, ok, base)
 	}
 	out = mustHW(t, "uninstall")
-	if want := fmt.Sprintf("A collector is still running at %s (pid %d); stop it with: hookwatch stop", base, c.PID); !strings.Contains(out, want) {
+	want := fmt.Sprintf("A collector is still running at %s (pid %d); stop it with: hookwatch stop", base, c.PID)
+	if !strings.Contains(out, want) {
 		t.Fatalf("uninstall does not say %q:\n%s", want, out)
+	}
+	if out := mustHW(t, "uninstall", "--codex"); !strings.Contains(out, want) {
+		t.Fatalf("uninstall --codex does not say %q:\n%s", want, out)
 	}
 
 	out = mustHW(t, "stop")
