@@ -195,6 +195,38 @@ func TestCodex(t *testing.T) {
 	if interrupted != 1 {
 		t.Fatalf("%d interrupted calls, want 1", interrupted)
 	}
+	// A main agent's call's prompt is the Codex turn its PreToolUse names,
+	// as a Claude Code call's is the prompt_id its events carry; a
+	// subagent's turn is no user prompt.
+	turns := map[[2]string]string{} // of session and call
+	for _, e := range loadCorpus(t, "codex-0.169.jsonl", event.RuntimeCodex) {
+		var p struct {
+			Event   string `json:"hook_event_name"`
+			Session string `json:"session_id"`
+			Call    string `json:"tool_use_id"`
+			Turn    string `json:"turn_id"`
+		}
+		if json.Unmarshal(e.Payload, &p) == nil && p.Event == event.PreToolUse {
+			turns[[2]string{p.Session, p.Call}] = p.Turn
+		}
+	}
+	calls := 0
+	for _, s := range r.Sessions {
+		for _, c := range s.ToolCalls {
+			if want, ok := turns[[2]string{s.SessionID, c.ToolUseID}]; ok {
+				calls++
+				if c.AgentID != "" {
+					want = ""
+				}
+				if c.PromptID != want || want == "" && c.AgentID == "" {
+					t.Errorf("call %s: prompt %q, want the turn %q", c.ToolUseID, c.PromptID, want)
+				}
+			}
+		}
+	}
+	if calls == 0 {
+		t.Fatal("no call of a PreToolUse")
+	}
 }
 
 func countStatus(s *Session, status string) int {

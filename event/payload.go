@@ -237,6 +237,7 @@ func fromFields(src *fields, share bool) *Payload {
 	p.Raw = src.raw
 	refs := commonFields(&p.Common)
 	decodeFields(src, refs[:], &p.Mistyped, true, false)
+	p.PromptID = PromptOf(p.PromptID, p.TurnID, p.AgentID)
 	name := p.HookEventName
 	if name == "" && looksLikeStatusLine(src.object()) {
 		name = StatusLine
@@ -269,6 +270,20 @@ func fromFields(src *fields, share bool) *Payload {
 		p.Event = v
 	}
 	return p
+}
+
+// PromptOf is the prompt id of a payload that carries promptID, turnID
+// and agentID: promptID, else the turn_id of a Codex main agent's event. A
+// Codex turn of the main agent is one user prompt's, so that the model's
+// turns, the store's column and the exports group Codex's events as they
+// group Claude Code's. A subagent's turn is its own, prompted by its
+// parent: Claude Code names the user's prompt there, Codex does not, and a
+// subagent's turn taken for a user's would be counted as one.
+func PromptOf(promptID, turnID, agentID string) string {
+	if promptID == "" && agentID == "" {
+		return turnID
+	}
+	return promptID
 }
 
 // Name returns the event name: hook_event_name, or StatusLine for a statusLine

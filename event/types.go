@@ -10,7 +10,9 @@ type Common struct {
 	CWD            string `json:"cwd"`
 	HookEventName  string `json:"hook_event_name"`
 	PermissionMode string `json:"permission_mode"`
-	PromptID       string `json:"prompt_id"`
+	// PromptID names the user prompt the event belongs to; a Codex main
+	// agent's payload's is its turn_id (such a turn is one prompt's).
+	PromptID string `json:"prompt_id"`
 	// AgentID is set only when the event fired inside a subagent; the main
 	// agent is "".
 	AgentID string `json:"agent_id"`

@@ -53,6 +53,7 @@ func derive(data []byte) (derived, []byte, error) {
 	var (
 		d                                                  derived
 		hasName, hasContextWindow, hasCost, statusLineName bool
+		turnID                                             string
 	)
 	depth := event.ScanObject(data, func(key []byte, val []byte) {
 		str := func() string { return lenientString(val) }
@@ -68,6 +69,8 @@ func derive(data []byte) (derived, []byte, error) {
 			d.agentType = lenientOpt(val)
 		case "prompt_id":
 			d.promptID = str()
+		case "turn_id":
+			turnID = str()
 		case "tool_name":
 			d.toolName = str()
 		case "tool_use_id":
@@ -95,6 +98,7 @@ func derive(data []byte) (derived, []byte, error) {
 		return deriveSlow(data)
 	}
 	d.name = name
+	d.promptID = event.PromptOf(d.promptID, turnID, d.agentID)
 	// The event-specific fields belong to the typed view of the event only.
 	if !toolEvents()[name] {
 		d.toolName, d.toolUseID = "", ""
