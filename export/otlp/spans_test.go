@@ -3,6 +3,7 @@ package otlp
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -82,6 +83,9 @@ func checkTrace(t *testing.T, s *attribution.Session, spans []*tracepb.Span) {
 			t.Fatalf("%s: two spans with id %x: %s and %s", s.SessionID, sp.SpanId, byID[k].Name, sp.Name)
 		}
 		byID[k] = sp
+		if attr(sp, attrProviderName) != provider(s.Runtime) {
+			t.Fatalf("%s: span %s has %s %q, want %q", s.SessionID, sp.Name, attrProviderName, attr(sp, attrProviderName), provider(s.Runtime))
+		}
 		if sp.EndTimeUnixNano < sp.StartTimeUnixNano {
 			t.Fatalf("%s: %s ends before it starts", s.SessionID, sp.Name)
 		}
@@ -125,6 +129,9 @@ func checkTrace(t *testing.T, s *attribution.Session, spans []*tracepb.Span) {
 		}
 		if !bytes.Equal(sp.ParentSpanId, parentAgentSpanID(s, c.AgentID, c.StartedAt)) {
 			t.Fatalf("%s: call %s is not under its agent %q", s.SessionID, c.ToolUseID, c.AgentID)
+		}
+		if c.Status == attribution.StatusDenied && attr(sp, attrDeniedReason) != cut(c.Error, maxStatusMessage) {
+			t.Fatalf("%s: denied call %s: %s %q, want %q", s.SessionID, c.ToolUseID, attrDeniedReason, attr(sp, attrDeniedReason), c.Error)
 		}
 		failed := attribution.Failed(c.Status)
 		if failed != (attr(sp, attrErrorType) != "") || failed != (sp.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR) {
@@ -261,4 +268,21 @@ func TestClientTraceLinks(t *testing.T) {
 	f("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", true)
 	f("", false)
 	f("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7", false)
+}
+
+// TestPolicyDenialReason: a call a policy denied carries the policy's
+// reason, as one the client refused carries the client's.
+func TestPolicyDenialReason(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
+	pre := `{"session_id":"s1","transcript_path":"/home/u/.claude/projects/p/s1.jsonl","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git push --force"},"tool_use_id":"toolu_1"}`
+	deny := `{"action":"deny","rule_ids":["no-force-push"],"reason":"force pushes are not allowed","enforced":true}`
+	envs := []event.Envelope{{ID: "0190f000-0000-7000-8000-000000000001", Runtime: event.RuntimeClaudeCode, Kind: event.KindHook,
+		ReceivedAt: t0, Payload: json.RawMessage(pre), Decision: json.RawMessage(deny)}}
+	s := attribution.Build(envs).Sessions[0]
+	spans := Spans(sessionOf(s))
+	checkTrace(t, s, spans)
+	sp := spans[len(spans)-1]
+	if c := s.ToolCalls[0]; c.Status != attribution.StatusDenied || attr(sp, attrToolDenied) != "true" || attr(sp, attrDeniedReason) != "force pushes are not allowed" {
+		t.Fatalf("call %s %q: span %s denied %q reason %q", c.Status, c.Error, sp.Name, attr(sp, attrToolDenied), attr(sp, attrDeniedReason))
+	}
 }
