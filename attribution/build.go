@@ -393,7 +393,7 @@ func (b *sessionBuilder) add(r *record) {
 		if c.post == nil || evidence(c.post) {
 			c.post, c.postResp, c.durMS = r, e.ToolResponse, e.DurationMS
 		}
-		if c.failure != nil && evidence(c.failure) {
+		if c.failure != nil && evidence(c.failure) && !outcomeBlind(r) {
 			// The hook says the call succeeded: the transcript's error
 			// result gives way.
 			c.failure, c.failErr, c.isIntr = nil, "", false
@@ -494,7 +494,7 @@ func (b *sessionBuilder) callEvidence(r *record) {
 		b.touch(c)
 	case *event.PostToolUseFailureInput:
 		c := b.call(r, tc, false)
-		if c.failure == nil && (c.post == nil || evidence(c.post)) {
+		if c.failure == nil && (c.post == nil || evidence(c.post) || outcomeBlind(c.post)) {
 			c.failure, c.failErr = r, e.Error
 			c.isIntr = e.IsInterrupt != nil && *e.IsInterrupt
 		}
@@ -554,6 +554,12 @@ func (b *sessionBuilder) prompt(r *record, e *event.UserPromptSubmitInput, main 
 		}
 	}
 }
+
+// outcomeBlind reports whether r, a hook's PostToolUse, says nothing of
+// the call's outcome: Codex fires PostToolUse whether the call succeeded
+// or not (a command's exit 3 reads as a success there), so that a failure
+// its rollout records stands beside it.
+func outcomeBlind(r *record) bool { return r.env.Runtime == event.RuntimeCodex }
 
 // evidence reports whether r was read from a client's own file
 // (event.IsEvidence).

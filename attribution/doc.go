@@ -66,6 +66,9 @@
 // same tool_use_id (its call_id); when the hooks sent none, it joins the
 // oldest id-less hook call of the same agent, turn, tool name and input
 // (canonical JSON), so that a call both report is counted once either way.
+// Codex fires PostToolUse whatever the outcome, so a failure its rollout
+// records (a PostToolUseFailure) stands beside the hook's PostToolUse, as
+// the rollout's exit code does.
 //
 // A Claude Code transcript's record (event.KindTranscript: hookwatch
 // import, serve --watch-transcripts) is read the same way: the hook event

@@ -157,3 +157,149 @@ func TestRolloutFallbackKeys(t *testing.T) {
 		checkGroup(t, fmt.Sprintf("shuffled %d", i), both, batches(rng, sh, 1+rng.IntN(len(sh))))
 	}
 }
+
+// rolloutOf reads a real rollout of Codex 0.169 from codex/testdata.
+func rolloutOf(t *testing.T, name string) []event.Envelope {
+	t.Helper()
+	envs, err := rollout.Read("../codex/testdata/"+name, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return envs
+}
+
+// codexHook returns a Codex hook's envelope of payload p at the given
+// time (RFC 3339), the n-th of a test.
+func codexHook(t *testing.T, n int, at string, p map[string]any) event.Envelope {
+	t.Helper()
+	tm, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(p)
+	return event.Envelope{ID: envID(n), Runtime: event.RuntimeCodex, Kind: event.KindHook, ReceivedAt: tm, Payload: b}
+}
+
+// TestRolloutInterrupted: a command interrupted with Ctrl-C (a real
+// rollout: its output "aborted by user", then turn_aborted, then its
+// item_completed with exit code -1) is interrupted and counted as a
+// failure, known from the rollout alone or merged with the hooks that
+// fired (PreToolUse, then Interrupt: no PostToolUse).
+func TestRolloutInterrupted(t *testing.T) {
+	const session, turn = "01a229da-93cd-7040-bd45-f5ddb1d5c40a", "01a229da-93dd-7990-b276-cc903d1d1afd"
+	imported := rolloutOf(t, "rollout-2026-11-30T00-28-40-"+session+".jsonl")
+	common := func(name string) map[string]any {
+		return map[string]any{"session_id": session, "turn_id": turn, "cwd": "/home/dev/src/demo", "hook_event_name": name,
+			"model": "gpt-5.5", "permission_mode": "bypassPermissions"}
+	}
+	pre := common(event.PreToolUse)
+	pre["tool_name"], pre["tool_use_id"], pre["tool_input"] = "Bash", "call_000016", map[string]string{"command": "sleep 30; echo late"}
+	hooks := []event.Envelope{
+		codexHook(t, 1, "2026-11-30T00:28:40.390Z", pre),
+		codexHook(t, 2, "2026-11-30T00:28:46.135Z", common(event.Interrupt)),
+	}
+	f := func(name string, envs []event.Envelope) {
+		t.Helper()
+		s := only(t, Build(envs))
+		c := callOf(t, s, "call_000016")
+		if c.Status != StatusInterrupted || !c.Failed || c.EndedAt == nil || s.Counts.Failures != 1 || s.Counts.ToolCalls != 1 {
+			t.Errorf("%s: call %+v, counts %+v", name, c, s.Counts)
+		}
+		if tc := s.Tools[0]; tc.ToolName != "Bash" || tc.Failures != 1 {
+			t.Errorf("%s: tools %+v", name, s.Tools)
+		}
+	}
+	f("rollout", imported)
+	both := append(append([]event.Envelope(nil), hooks...), imported...)
+	f("hooks and rollout", both)
+	checkOrders(t, both)
+}
+
+// TestRolloutYielded: a command that yielded and was killed when `codex
+// exec` ended (a real rollout; no PostToolUse hook fires for it) is an
+// error with exit code -1, ended when its process did.
+func TestRolloutYielded(t *testing.T) {
+	s := only(t, Build(rolloutOf(t, "rollout-2026-11-30T00-30-20-01a229dc-1aa3-7a63-b2bf-bdf2419a639b.jsonl")))
+	c := callOf(t, s, "call_000011")
+	if c.Status != StatusError || !c.Failed || c.ExitCode == nil || *c.ExitCode != -1 || s.Counts.Failures != 1 {
+		t.Fatalf("call %+v, counts %+v", c, s.Counts)
+	}
+	if c.EndedAt.Format(time.RFC3339Nano) != "2026-11-30T00:30:21.187Z" {
+		t.Errorf("the call ended at %v, not when its process did", c.EndedAt)
+	}
+}
+
+// TestRolloutPatchFailed: a patch Codex refused (a real rollout: no
+// FileChange item, the output "apply_patch verification failed: …") is an
+// error, counted as a failure, with a failed command beside it, from the
+// rollout alone or with the hooks that fired (a PreToolUse: 0.169 fires no
+// PostToolUse for a patch it refused). A Codex PostToolUse, which fires
+// whatever the outcome (for `exit 3` too), does not overrule the failure
+// the rollout records.
+func TestRolloutPatchFailed(t *testing.T) {
+	const session = "01a229dc-18be-7000-9cea-a05da2ec00c3"
+	imported := rolloutOf(t, "rollout-2026-11-30T00-30-19-"+session+".jsonl")
+	patch := "*** Begin Patch\n*** Update File: missing.md\n@@\n-old\n+new\n*** End Patch\n"
+	refused := "apply_patch verification failed: Failed to read file to update /home/dev/src/demo/missing.md: No such file or directory (os error 2)"
+	common := func(name string) map[string]any {
+		return map[string]any{"session_id": session, "turn_id": "01a229dc-18e2-7153-a022-f30ef5be939f", "cwd": "/home/dev/src/demo",
+			"hook_event_name": name, "model": "gpt-5.5", "permission_mode": "bypassPermissions",
+			"tool_name": "apply_patch", "tool_use_id": "call_000003", "tool_input": map[string]string{"command": patch}}
+	}
+	post := common(event.PostToolUse)
+	post["tool_response"] = refused
+	hooks := []event.Envelope{codexHook(t, 1, "2026-11-30T00:30:19.967Z", common(event.PreToolUse))}
+	f := func(name string, envs []event.Envelope) {
+		t.Helper()
+		s := only(t, Build(envs))
+		c := callOf(t, s, "call_000003")
+		if c.Status != StatusError || !c.Failed || c.Error != refused || s.Counts.Failures != 2 {
+			t.Errorf("%s: patch %+v, counts %+v", name, c, s.Counts)
+		}
+		if c := callOf(t, s, "call_000006"); c.Status != StatusError || *c.ExitCode != 127 {
+			t.Errorf("%s: command %+v", name, c)
+		}
+	}
+	f("rollout", imported)
+	both := append(append([]event.Envelope(nil), hooks...), imported...)
+	f("hooks and rollout", both)
+	checkOrders(t, both)
+	blind := append(append([]event.Envelope(nil), both...), codexHook(t, 2, "2026-11-30T00:30:19.977Z", post))
+	f("a PostToolUse, hooks and rollout", blind)
+	checkOrders(t, blind)
+	// The hooks alone cannot tell: the PostToolUse is the patch's result.
+	if c := callOf(t, only(t, Build(blind[:1:1])), "call_000003"); c.Status != StatusPending {
+		t.Errorf("PreToolUse alone: %+v", c)
+	}
+	if c := callOf(t, only(t, Build([]event.Envelope{blind[0], blind[len(blind)-1]})), "call_000003"); c.Status != StatusOK {
+		t.Errorf("hooks alone: %+v", c)
+	}
+}
+
+// TestRolloutOnlySession: a `codex exec` run with no hook installed,
+// known from its rollout alone (real), has its prompt as its title, the
+// turn's model, Codex as its runtime and its directory, and ends with its
+// turn; a prompt the hooks also report counts once.
+func TestRolloutOnlySession(t *testing.T) {
+	imported := rolloutOf(t, "rollout-2026-11-30T00-30-19-01a229dc-18be-7000-9cea-a05da2ec00c3.jsonl")
+	s := only(t, Build(imported))
+	if s.Title != "Patch failure" || s.Model != "gpt-5.5" || s.Runtime != event.RuntimeCodex || s.CWD != "/home/dev/src/demo" ||
+		s.Status != SessionEnded || s.EndedAt == nil || s.EndReason != "other" || s.Counts.Prompts != 1 || s.Counts.Events != 0 {
+		t.Errorf("session %q model %q runtime %q cwd %q status %q ended %v (%q), counts %+v",
+			s.Title, s.Model, s.Runtime, s.CWD, s.Status, s.EndedAt, s.EndReason, s.Counts)
+	}
+	if s.EndedAt.Format(time.RFC3339Nano) != "2026-11-30T00:30:20.174Z" || !s.LastEventAt.Equal(*s.EndedAt) {
+		t.Errorf("ended at %v, last event at %v: want task_complete's time", s.EndedAt, s.LastEventAt)
+	}
+	// Until the turn completes, the session runs.
+	var open []event.Envelope
+	for _, e := range imported {
+		if p, _ := event.Decode(e.Payload); p.Name() != event.SessionEnd {
+			open = append(open, e)
+		}
+	}
+	if s := only(t, Build(open)); s.Status != SessionRunning || s.EndedAt != nil {
+		t.Errorf("before its end: %q %v", s.Status, s.EndedAt)
+	}
+	checkOrders(t, imported)
+}

@@ -188,13 +188,11 @@ func (b *sessionBuilder) commutesLate(r *record) bool {
 	if p.AgentType.Set && ag.typ.Set && ag.typ != p.AgentType && !before(ag.typFrom, r) {
 		return false
 	}
-	if r.env.Kind != event.KindRollout { // a rollout's record places nothing (addRollout)
-		if !kept(s.Runtime, r.env.Runtime, b.runtimeFrom) {
-			return false
-		}
-		if p.AgentID == "" && (!kept(s.CWD, p.CWD, b.cwdFrom) || !kept(s.TranscriptPath, p.TranscriptPath, b.pathFrom)) {
-			return false
-		}
+	if !kept(s.Runtime, r.env.Runtime, b.runtimeFrom) {
+		return false
+	}
+	if p.AgentID == "" && (!kept(s.CWD, p.CWD, b.cwdFrom) || !kept(s.TranscriptPath, p.TranscriptPath, b.pathFrom)) {
+		return false
 	}
 	old := b.responses[responseKey(r, u)]
 	return old == nil || old.agent == ag && same(old.prompt, p.PromptID) && same(old.model, p.Model)

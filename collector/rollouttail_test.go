@@ -80,9 +80,9 @@ func TestFollowRollouts(t *testing.T) {
 		}
 	}
 	const liveID, oldID = "01a2132b-c636-7c31-93a8-aeaecf1768f7", "01a2134a-a05f-7352-b020-bbc5e8c0633b"
-	// 6 tool events and 4 responses' usage; the torn last line is the
-	// last usage record.
-	wait(liveID, 9)
+	// The prompt, 6 tool events and 3 responses' usage; the torn last
+	// line is the last usage record, before the turn's end.
+	wait(liveID, 10)
 	f, err := os.OpenFile(livePath, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -91,10 +91,10 @@ func TestFollowRollouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	wait(liveID, 10)
+	wait(liveID, 12) // the last usage, and the end of the exec run
 	time.Sleep(100 * time.Millisecond) // looks that find nothing new
-	if n := events(liveID); n != 10 {
-		t.Errorf("%d events after more looks, want 10", n)
+	if n := events(liveID); n != 12 {
+		t.Errorf("%d events after more looks, want 12", n)
 	}
 	if n := events(oldID); n != 0 {
 		t.Errorf("a rollout older than the window was read: %d events", n)

@@ -56,7 +56,9 @@ transcripts grow (serve --watch-transcripts, on by default), sharing these
 offsets: import is for what it did not see.
 
 With --codex it imports Codex rollout files instead (default: every rollout
-under $CODEX_HOME/sessions): the tool calls hooks missed, and exit codes.
+under $CODEX_HOME/sessions): the tool calls hooks missed, their outcomes
+(exit codes, interruptions, refused patches), and the prompts and ends of
+sessions no hook saw.
 
 Flags:`
 
@@ -233,7 +235,7 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	// hooks recorded (lineage groups by host and user).
 	origin := ingest.LocalOrigin(version)
 	var client http.Client
-	calls, usage := 0, 0
+	calls, session, usage := 0, 0, 0
 	for _, f := range files {
 		envs, err := rollout.Read(f, origin.Host, origin.User)
 		if err != nil {
@@ -246,10 +248,13 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 			}
 		}
 		for _, e := range envs {
-			if rollout.IsUsage(e) {
+			switch p, _ := event.Decode(e.Payload); {
+			case rollout.IsUsage(e):
 				usage++
-			} else {
+			case p != nil && p.Tool() != nil:
 				calls++
+			default: // a prompt, a run's end
+				session++
 			}
 		}
 	}
@@ -257,8 +262,9 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	if dryRun {
 		verb = "Would import"
 	}
-	fmt.Fprintf(stdout, "%s %s and %s from %s into %s (events already there are ignored).\n", verb,
-		counted(calls, "tool event"), counted(usage, "token usage record"), counted(len(files), "rollout file"), base)
+	fmt.Fprintf(stdout, "%s %s, %s and %s from %s into %s (events already there are ignored).\n", verb,
+		counted(calls, "tool event"), counted(session, "session event"), counted(usage, "token usage record"),
+		counted(len(files), "rollout file"), base)
 	return nil
 }
 

@@ -166,7 +166,7 @@ func TestImportCodexDryRun(t *testing.T) {
 	}
 	defer dead.Close()
 	t.Setenv("HOOKWATCH_URL", dead.URL())
-	if out := mustHW(t, "import", "--codex", "--dry-run", rollouts); !strings.HasPrefix(out, "Would import ") || !strings.Contains(out, "from 3 rollout files") {
+	if out := mustHW(t, "import", "--codex", "--dry-run", rollouts); !strings.HasPrefix(out, "Would import ") || !strings.Contains(out, "from 6 rollout files") {
 		t.Fatalf("dry run with no collector:\n%s", out)
 	}
 	if _, _, err := hw(t, "", "import", "--codex", "--no-start", rollouts); err == nil || !strings.Contains(err.Error(), "no collector answers") {

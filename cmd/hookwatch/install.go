@@ -277,9 +277,26 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			how = "POST " + o.HookURL() + " (where Claude Code allows it), else " + how
 		}
 		fmt.Fprintf(stdout, "Hooks run: %s\n", how)
-		fmt.Fprintf(stdout, "Next: open Claude Code. The first hook starts the collector in the background; the dashboard is at %s.\nCheck the setup any time with 'hookwatch doctor'; keep the collector running across reboots with 'hookwatch service install'.\n", cmp.Or(o.CollectorURL, install.DefaultCollectorURL))
+		io.WriteString(stdout, nextSteps(cmp.Or(o.CollectorURL, collector, install.DefaultCollectorURL)))
 	}
 	return nil
+}
+
+// nextSteps is what install says to do once the hooks send to the
+// collector at base: a collector on this machine starts with the first
+// hook; a remote one's events go through a forwarder the first hook
+// starts, or straight from the hook.
+func nextSteps(base string) string {
+	const doctor = "Check the setup any time with 'hookwatch doctor'"
+	switch {
+	case install.LocalCollector(base):
+		return "Next: open Claude Code. The first hook starts the collector in the background; the dashboard is at " + base + ".\n" +
+			doctor + "; keep the collector running across reboots with 'hookwatch service install'.\n"
+	case hook.NeedsForwarder(base):
+		return "Next: open Claude Code. The first hook starts 'hookwatch forward' in the background, which sends the events to " + base + " (its dashboard).\n" +
+			doctor + "; keep the forwarder running across reboots with 'HOOKWATCH_URL=" + base + " hookwatch service install --forward'.\n"
+	}
+	return "Next: open Claude Code. The hooks send the events to " + base + " (its dashboard).\n" + doctor + ".\n"
 }
 
 func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {

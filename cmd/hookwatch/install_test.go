@@ -672,3 +672,22 @@ func TestInstallCodexRefusesClaudeFlags(t *testing.T) {
 		t.Error("a refused install wrote Codex's files")
 	}
 }
+
+// TestNextSteps: what install says next names what the first hook starts:
+// the collector on this machine, a forwarder for a remote https://
+// collector, nothing for one the hook posts to itself.
+func TestNextSteps(t *testing.T) {
+	for base, want := range map[string]string{
+		"http://127.0.0.1:7421":           "starts the collector in the background",
+		"https://hooks.example.com":       "starts 'hookwatch forward' in the background, which sends the events to https://hooks.example.com",
+		"http://10.0.0.5:7421":            "The hooks send the events to http://10.0.0.5:7421",
+		"http://localhost:7999/somewhere": "starts the collector in the background",
+	} {
+		if got := nextSteps(base); !strings.Contains(got, want) {
+			t.Errorf("nextSteps(%q) = %q, want it to say %q", base, got, want)
+		}
+	}
+	if got := nextSteps("https://hooks.example.com"); !strings.Contains(got, "service install --forward") {
+		t.Errorf("a remote collector's next steps do not name the forwarder's service: %q", got)
+	}
+}

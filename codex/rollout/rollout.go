@@ -1,14 +1,41 @@
 // Package rollout reads Codex's rollout files (its transcripts:
 // $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl) into envelopes of kind
-// event.KindRollout, for `hookwatch import --codex`: the tool calls the
-// rollout records, each as the PreToolUse and PostToolUse payloads Codex's
-// hooks would have sent for it (same tool names and inputs), so that the
-// session model merges them with the hook events by tool_use_id (Codex's
-// call_id) and counts each call once, whichever way it arrived. The
-// rollout adds what hooks lack: the exit code of a command, and calls that
-// fired no hook (denied — read as a PermissionDenied with the hook's
-// reason —, interrupted or still running — a PreToolUse alone —, or made
-// while no hook was installed).
+// event.KindRollout, for `hookwatch import --codex`: what the rollout
+// records, each as the payload Codex's hooks would have sent for it (same
+// tool names and inputs), so that the session model merges them with the
+// hook events — a call by tool_use_id (Codex's call_id), a prompt by its
+// turn — and counts each once, whichever way it arrived. The rollout adds
+// what hooks lack: the exit code of a command, the outcome of a call no
+// PostToolUse reported, calls that fired no hook (made while no hook was
+// installed), and, for a session no hook saw, its prompts and its end.
+//
+// What Codex 0.169 writes of a call, and what it is read as:
+//
+//   - a command: its item_completed (exit code) and then its output: a
+//     PostToolUse with the exit code;
+//   - a command interrupted (Ctrl-C, turn/interrupt): its output "aborted
+//     by user", the turn's turn_aborted, then its item_completed (exit
+//     code -1). No hook reports it; it is read, at the turn_aborted, as a
+//     PostToolUseFailure with is_interrupt, as Claude Code reports an
+//     interrupted call. So is every call of that turn still without a
+//     result, output or not;
+//   - a command that yielded (still running when yield_time_ms passed):
+//     its output "Process running with session ID …" is not its end; its
+//     item_completed is, whenever the process ends (exit code -1 when
+//     Codex killed it): a PostToolUse with that exit code, then;
+//   - a patch: its item_completed (a FileChange, status completed or
+//     failed), then its output; a patch Codex refused before applying it
+//     ("apply_patch verification failed: …") has no item at all. A patch
+//     whose item is not completed is a PostToolUseFailure with the output
+//     as its error;
+//   - a call a PreToolUse hook denied: the output "Command blocked by
+//     PreToolUse hook: …", read as a PermissionDenied with the reason;
+//   - a call still running when the file ends: its PreToolUse alone.
+//
+// A user's prompt (item_completed of a UserMessage) is a UserPromptSubmit
+// with the turn's model; the end of a `codex exec` turn (task_complete or
+// turn_aborted of a thread whose source is exec: the process exits with
+// it) is a SessionEnd, as exec's hook reports it.
 //
 // It is not linked into the hook.
 package rollout
@@ -21,6 +48,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,16 +100,37 @@ type item struct {
 	// turn_context
 	Model string `json:"model"`
 	// session_meta
-	ID        string `json:"id"`
-	SessionID string `json:"session_id"`
-	CWD       string `json:"cwd"`
+	ID        string          `json:"id"`
+	SessionID string          `json:"session_id"`
+	CWD       string          `json:"cwd"`
+	Source    json.RawMessage `json:"source"`
+	// item_completed: the item (its exit code is read by codex.CommandEnd)
+	Item struct {
+		Type    string `json:"type"`
+		ID      string `json:"id"`
+		Status  string `json:"status"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"item"`
+	// turn_aborted
+	Reason string `json:"reason"`
 }
 
 // call is one tool call whose result has not been read yet.
 type call struct {
 	id, name, turn string
 	input          json.RawMessage
+	seq            int // the order of the calls, for the results one record ends
 	exit           *int
+	// command: an exec_command, whose end is its item_completed.
+	command bool
+	// output is the command's output, read before its end (held: it
+	// yielded, or was interrupted); nil before.
+	output any
+	// patch is the status of the patch's FileChange item; "" before.
+	patch string
 }
 
 // maxPending bounds the calls a Reader keeps waiting for their results:
@@ -98,6 +147,9 @@ type Reader struct {
 	path, host, user     string
 	thread, session, cwd string
 	pending              map[string]*call
+	seq                  int
+	// exec: the thread is a `codex exec` run's, which ends with its turn.
+	exec bool
 	// turn and model are the latest a record named; total the session's
 	// token total at the last token_count record.
 	turn, model string
@@ -139,6 +191,7 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 			if r.session == "" {
 				r.session = r.thread
 			}
+			r.exec = string(it.Source) == `"exec"`
 		}
 	case r.session == "":
 	case rec.Type == "turn_context":
@@ -157,7 +210,9 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 			return nil
 		}
 		name, input := hookView(it)
-		c := &call{id: it.CallID, name: name, input: input, turn: it.Meta.TurnID}
+		r.seq++
+		c := &call{id: it.CallID, name: name, input: input, turn: it.Meta.TurnID, seq: r.seq,
+			command: it.Type == "function_call" && it.Name == "exec_command"}
 		if len(r.pending) < maxPending {
 			r.pending[c.id] = c
 		}
@@ -167,24 +222,166 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 		if c == nil {
 			return nil
 		}
-		delete(r.pending, c.id)
-		p := r.payload(c)
 		if why, ok := blocked(it.Output); ok {
 			// No tool_response for a call a hook denied: the client's
 			// refusal, as Claude Code reports one.
+			delete(r.pending, c.id)
+			p := r.payload(c)
 			p["reason"] = why
 			return []event.Envelope{r.envelope(p, event.PermissionDenied, c.id, rec.Timestamp, nil)}
 		}
-		p["tool_response"] = it.Output
-		return []event.Envelope{r.envelope(p, event.PostToolUse, c.id, rec.Timestamp, c.exit)}
-	case rec.Type == "event_msg" && it.Type == "item_completed":
-		if id, code, ok := codex.CommandEnd(line); ok {
-			if c := r.pending[id]; c != nil {
-				c.exit = &code
+		if c.command && c.exit == nil {
+			// A command's end is written before its output; an output
+			// before it is of a command still running (it yielded) or
+			// interrupted: its item_completed, or the turn's
+			// turn_aborted, says how it ended.
+			c.output = it.Output
+			if c.output == nil {
+				c.output = ""
 			}
+			return nil
 		}
+		delete(r.pending, c.id)
+		if c.name == patchTool && c.patch != itemCompleted {
+			// Codex records a FileChange item for every patch it
+			// applies; one refused before (its verification failed)
+			// has none, only the error it answers the model with.
+			return []event.Envelope{r.failure(c, rec.Timestamp, outputText(it.Output), false)}
+		}
+		return []event.Envelope{r.post(c, it.Output, rec.Timestamp)}
+	case rec.Type == "event_msg" && it.Type == "item_completed":
+		return r.itemCompleted(rec, it, line)
+	case rec.Type == "event_msg" && it.Type == "turn_aborted":
+		return r.turnEnded(rec, it.TurnID, it.Reason)
+	case rec.Type == "event_msg" && it.Type == "task_complete":
+		return r.turnEnded(rec, it.TurnID, "")
 	}
 	return nil
+}
+
+// patchTool is the tool that edits files; itemCompleted the status of an
+// item that ended well.
+const (
+	patchTool     = "apply_patch"
+	itemCompleted = "completed"
+)
+
+// itemCompleted reads an item_completed record: a command's end (its exit
+// code; the call's result when its output came first), a patch's status,
+// a user's prompt.
+func (r *Reader) itemCompleted(rec record, it item, line []byte) []event.Envelope {
+	if id, code, ok := codex.CommandEnd(line); ok {
+		c := r.pending[id]
+		switch {
+		case c == nil:
+		case c.output != nil:
+			delete(r.pending, c.id)
+			c.exit = &code
+			return []event.Envelope{r.post(c, c.output, rec.Timestamp)}
+		default:
+			c.exit = &code
+		}
+		return nil
+	}
+	switch it.Item.Type {
+	case "FileChange":
+		if c := r.pending[it.Item.ID]; c != nil {
+			c.patch = it.Item.Status
+		}
+	case "UserMessage":
+		var parts []string
+		for _, p := range it.Item.Content {
+			if p.Type == "text" {
+				parts = append(parts, p.Text)
+			}
+		}
+		if len(parts) == 0 || it.Item.ID == "" {
+			return nil
+		}
+		p := r.common(it.TurnID)
+		p["prompt"] = strings.Join(parts, "\n")
+		if r.model != "" {
+			p["model"] = r.model
+		}
+		return []event.Envelope{r.envelope(p, event.UserPromptSubmit, it.Item.ID, rec.Timestamp, nil)}
+	}
+	return nil
+}
+
+// turnEnded reads the end of a turn (turn_aborted with its reason, or
+// task_complete): an aborted turn's calls without a result were
+// interrupted — all but commands that yielded, still running; and a
+// `codex exec` process ends with its turn. A call whose output came but
+// not its end when the turn completed (a Codex that records none) has that
+// output as its result.
+func (r *Reader) turnEnded(rec record, turn, aborted string) []event.Envelope {
+	var ended []*call
+	for _, c := range r.pending {
+		if (turn == "" || c.turn == turn) && (aborted != "" || c.output != nil) && !running(c.output) {
+			ended = append(ended, c)
+		}
+	}
+	slices.SortFunc(ended, func(x, y *call) int { return x.seq - y.seq })
+	var envs []event.Envelope
+	for _, c := range ended {
+		delete(r.pending, c.id)
+		if aborted == "" {
+			envs = append(envs, r.post(c, c.output, rec.Timestamp))
+			continue
+		}
+		why := outputText(c.output)
+		if why == "" {
+			why = "turn " + aborted
+		}
+		envs = append(envs, r.failure(c, rec.Timestamp, why, true))
+	}
+	if r.exec && r.thread == r.session {
+		// As exec's SessionEnd hook says it: no turn, reason other.
+		p := r.common("")
+		p["reason"] = "other"
+		envs = append(envs, r.envelope(p, event.SessionEnd, "end-"+turn, rec.Timestamp, nil))
+	}
+	return envs
+}
+
+// post returns the PostToolUse of a call that ended with output.
+func (r *Reader) post(c *call, output any, at time.Time) event.Envelope {
+	p := r.payload(c)
+	p["tool_response"] = output
+	return r.envelope(p, event.PostToolUse, c.id, at, c.exit)
+}
+
+// failure returns the PostToolUseFailure of a call that failed or, with
+// interrupt, was interrupted.
+func (r *Reader) failure(c *call, at time.Time, why string, interrupt bool) event.Envelope {
+	p := r.payload(c)
+	p["error"] = why
+	if interrupt {
+		p["is_interrupt"] = true
+	}
+	return r.envelope(p, event.PostToolUseFailure, c.id, at, c.exit)
+}
+
+// runningPrefix is what the output of a command that yielded while
+// running says: "Process running with session ID <n>".
+const runningPrefix = "Process running with session ID "
+
+// running reports whether a command's output says it is still running.
+func running(output any) bool {
+	s, _ := output.(string)
+	return strings.HasPrefix(s, runningPrefix) || strings.Contains(s, "\n"+runningPrefix)
+}
+
+// outputText returns a call's output as text: the string, else its JSON.
+func outputText(output any) string {
+	switch o := output.(type) {
+	case nil:
+		return ""
+	case string:
+		return o
+	}
+	b, _ := json.Marshal(output)
+	return string(b)
 }
 
 // UsageEvent is the name of the envelopes that carry a model response's
@@ -254,10 +451,18 @@ func (r *Reader) usage(rec record, it item) []event.Envelope {
 }
 
 func (r *Reader) payload(c *call) map[string]any {
-	p := map[string]any{"session_id": r.session, "transcript_path": r.path, "cwd": r.cwd,
-		"tool_name": c.name, "tool_input": c.input, "tool_use_id": c.id}
-	if c.turn != "" {
-		p["turn_id"] = c.turn
+	p := r.common(c.turn)
+	p["tool_name"], p["tool_input"], p["tool_use_id"] = c.name, c.input, c.id
+	return p
+}
+
+// common returns the fields every payload the rollout gives carries, as
+// Codex's hooks send them: the session, the rollout, the directory, the
+// turn, and in a subagent's rollout the agent.
+func (r *Reader) common(turn string) map[string]any {
+	p := map[string]any{"session_id": r.session, "transcript_path": r.path, "cwd": r.cwd}
+	if turn != "" {
+		p["turn_id"] = turn
 	}
 	if r.thread != r.session {
 		p["agent_id"] = r.thread // a subagent's rollout: its thread is the agent

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/event"
 )
@@ -28,10 +29,19 @@ func TestRead(t *testing.T) {
 	}
 	var got []view
 	var usage []string
+	ends, prompts := 0, []string(nil)
 	for _, e := range envs {
 		p, err := event.Decode(e.Payload)
 		if err != nil {
 			t.Fatal(err)
+		}
+		switch e := p.Event.(type) {
+		case *event.SessionEndInput:
+			ends++
+			continue
+		case *event.UserPromptSubmitInput:
+			prompts = append(prompts, e.Prompt+" "+p.Model+" "+p.TurnID)
+			continue
 		}
 		if p.Name() == UsageEvent {
 			var u struct {
@@ -71,6 +81,14 @@ func TestRead(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("%d: got %+v, want %+v", i, got[i], want[i])
 		}
+	}
+	// The user's prompt (the file keeps no turn_context: no model).
+	if fmt.Sprint(prompts) != "[do it  01a2132b-c66b-7141-b184-5de8b4391722]" {
+		t.Errorf("prompts %q", prompts)
+	}
+	// A `codex exec` run ends with its turn.
+	if ends != 1 {
+		t.Errorf("%d session ends, want the exec run's", ends)
 	}
 	// One usage a response: the four token_count records, each moving the
 	// running total.
@@ -238,4 +256,150 @@ func TestReadWebSearch(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// summary returns one line per envelope of envs that is not token usage:
+// its event, tool, call, exit code, and the failure's error and interrupt.
+func summary(t *testing.T, envs []event.Envelope) []string {
+	t.Helper()
+	var out []string
+	for _, e := range envs {
+		if IsUsage(e) {
+			continue
+		}
+		var p struct {
+			Name      string `json:"hook_event_name"`
+			Tool      string `json:"tool_name"`
+			ID        string `json:"tool_use_id"`
+			Error     string `json:"error"`
+			Interrupt bool   `json:"is_interrupt"`
+			Prompt    string `json:"prompt"`
+			Model     string `json:"model"`
+			Reason    string `json:"reason"`
+			Turn      string `json:"turn_id"`
+		}
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		line := p.Name
+		switch p.Name {
+		case event.UserPromptSubmit:
+			line += fmt.Sprintf(" %q %s %s", p.Prompt, p.Model, p.Turn)
+		case event.SessionEnd:
+			line += " " + p.Reason
+		default:
+			line += " " + p.Tool + " " + p.ID
+			if e.ExitCode != nil {
+				line += fmt.Sprintf(" exit %d", *e.ExitCode)
+			}
+			if p.Error != "" {
+				line += fmt.Sprintf(" error %q", p.Error)
+			}
+			if p.Interrupt {
+				line += " interrupt"
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func readSummary(t *testing.T, path string) []string {
+	t.Helper()
+	envs, err := Read(path, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return summary(t, envs)
+}
+
+func sameLines(t *testing.T, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestReadInterrupted: a command interrupted by the user (a real rollout
+// of Codex 0.169: Ctrl-C on `codex exec` during `sleep 30`) — its output
+// "aborted by user", then the turn_aborted, then its item_completed with
+// exit code -1 — is a PostToolUseFailure with is_interrupt, not a
+// result; the exec run ends with the turn.
+func TestReadInterrupted(t *testing.T) {
+	sameLines(t, readSummary(t, "../testdata/rollout-2026-11-30T00-28-40-01a229da-93cd-7040-bd45-f5ddb1d5c40a.jsonl"), []string{
+		`UserPromptSubmit "Run a slow one" gpt-5.5 01a229da-93dd-7990-b276-cc903d1d1afd`,
+		`PreToolUse Bash call_000016`,
+		`PostToolUseFailure Bash call_000016 error "Wall time: 5.7 seconds\naborted by user" interrupt`,
+		`SessionEnd other`,
+	})
+}
+
+// TestReadYielded: a command that yielded (yield_time_ms) and was killed
+// when `codex exec` ended (a real rollout): its output "Process running
+// with session ID …" is not its end, its item_completed is — exit code -1,
+// after the turn's task_complete.
+func TestReadYielded(t *testing.T) {
+	envs, err := Read("../testdata/rollout-2026-11-30T00-30-20-01a229dc-1aa3-7a63-b2bf-bdf2419a639b.jsonl", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, summary(t, envs), []string{
+		`UserPromptSubmit "Yield test" gpt-5.5 01a229dc-1aba-7571-b403-c84045030c3d`,
+		`PreToolUse Bash call_000011`,
+		`SessionEnd other`,
+		`PostToolUse Bash call_000011 exit -1`,
+	})
+	// The result is stamped when the process ended, not when it yielded.
+	if at := envs[len(envs)-1].ReceivedAt.Format(time.RFC3339Nano); at != "2026-11-30T00:30:21.187Z" {
+		t.Errorf("the command ended at %s", at)
+	}
+}
+
+// TestReadPatchFailed: a patch Codex refused (a real rollout: an Update
+// File of a file that does not exist — no FileChange item, the output
+// "apply_patch verification failed: …") is a PostToolUseFailure; a
+// command that failed is a result with its exit code.
+func TestReadPatchFailed(t *testing.T) {
+	sameLines(t, readSummary(t, "../testdata/rollout-2026-11-30T00-30-19-01a229dc-18be-7000-9cea-a05da2ec00c3.jsonl"), []string{
+		`UserPromptSubmit "Patch failure" gpt-5.5 01a229dc-18e2-7153-a022-f30ef5be939f`,
+		`PreToolUse apply_patch call_000003`,
+		`PostToolUseFailure apply_patch call_000003 error "apply_patch verification failed: Failed to read file to update /home/dev/src/demo/missing.md: No such file or directory (os error 2)"`,
+		`PreToolUse Bash call_000006`,
+		`PostToolUse Bash call_000006 exit 127`,
+		`SessionEnd other`,
+	})
+}
+
+// TestReadPatchStatus: a patch's outcome is its FileChange item's status,
+// whatever its output says; a command whose end never came has no result.
+func TestReadPatchStatus(t *testing.T) {
+	meta := `{"timestamp":"2026-11-30T00:00:00Z","type":"session_meta","payload":{"id":"t1","session_id":"t1","cwd":"/w","source":"cli"}}`
+	call := func(id, name string) string {
+		return `{"timestamp":"2026-11-30T00:00:01Z","type":"response_item","payload":{"type":"custom_tool_call","call_id":"` + id + `","name":"` + name + `","input":"*** Begin Patch\n*** End Patch\n","internal_chat_message_metadata_passthrough":{"turn_id":"u1"}}}`
+	}
+	item := func(id, status string) string {
+		return `{"timestamp":"2026-11-30T00:00:02Z","type":"event_msg","payload":{"type":"item_completed","turn_id":"u1","item":{"type":"FileChange","id":"` + id + `","status":"` + status + `"}}}`
+	}
+	output := func(id, out string) string {
+		return `{"timestamp":"2026-11-30T00:00:03Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"` + id + `","output":"` + out + `"}}`
+	}
+	command := `{"timestamp":"2026-11-30T00:00:04Z","type":"response_item","payload":{"type":"function_call","call_id":"c9","name":"exec_command","arguments":"{\"cmd\":\"sleep 9\"}","internal_chat_message_metadata_passthrough":{"turn_id":"u1"}}}`
+	running := `{"timestamp":"2026-11-30T00:00:05Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c9","output":"Process running with session ID 7"}}`
+	done := `{"timestamp":"2026-11-30T00:00:06Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"u1"}}`
+	r := NewReader("/w/rollout-x.jsonl", "", "")
+	var envs []event.Envelope
+	for _, l := range []string{meta,
+		call("p1", "apply_patch"), item("p1", "completed"), output("p1", "Exit code: 0"),
+		call("p2", "apply_patch"), item("p2", "failed"), output("p2", "Exit code: 1"),
+		call("p3", "other_tool"), output("p3", "whatever"),
+		command, running, done,
+	} {
+		envs = append(envs, r.Record([]byte(l))...)
+	}
+	sameLines(t, summary(t, envs), []string{
+		`PreToolUse apply_patch p1`, `PostToolUse apply_patch p1`,
+		`PreToolUse apply_patch p2`, `PostToolUseFailure apply_patch p2 error "Exit code: 1"`,
+		`PreToolUse other_tool p3`, `PostToolUse other_tool p3`,
+		`PreToolUse Bash c9`, // still running: no end, and no session end (not exec)
+	})
 }

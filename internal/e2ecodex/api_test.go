@@ -77,6 +77,7 @@ type (
 		ID              string         `json:"id"`
 		Runtime         string         `json:"runtime"`
 		Status          string         `json:"status"`
+		Title           string         `json:"title"`
 		Model           string         `json:"model"`
 		ParentSessionID string         `json:"parent_session_id"`
 		Lineage         string         `json:"lineage"`
@@ -267,19 +268,32 @@ func sessionOf(rollout string) string {
 	return b[len(b)-36:]
 }
 
-// rolloutEvents counts the stored events read from rollouts: tool events
-// and token usage records (one a model response).
-func rolloutEvents(evs []apiEvent) (tools, usage int) {
+// rolloutEvents counts the stored events read from rollouts: tool events,
+// session events (the prompts, a codex exec run's end) and token usage
+// records (one a model response).
+func rolloutEvents(evs []apiEvent) (tools, session, usage int) {
 	for _, e := range evs {
 		switch {
 		case e.Envelope.Kind != "rollout":
 		case e.Event == "TranscriptUsage":
 			usage++
+		case e.Event == "UserPromptSubmit" || e.Event == "SessionEnd":
+			session++
 		default:
 			tools++
 		}
 	}
-	return tools, usage
+	return tools, session, usage
+}
+
+// checkUnwatched fails unless the session of a codex exec run with no
+// hook installed, known from its rollout alone, has its prompt as title,
+// the model, and ended with its turn.
+func checkUnwatched(t *testing.T, s apiSession, prompt string) {
+	t.Helper()
+	if s.Runtime != "codex" || s.Title != prompt || s.Model != ModelClassic || s.Status != "ended" || s.Counts["prompts"] != 1 || s.Counts["events"] != 0 {
+		t.Errorf("unwatched session %+v", s)
+	}
 }
 
 // execUnwatched removes the hooks of e and runs prompt with codex exec, so

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	fo "github.com/hookwatch/hookwatch/internal/fakeopenai"
 )
@@ -90,6 +91,29 @@ func TestAppServer(t *testing.T) {
 	if ses.Runtime != "codex" || ses.Status != "ended" || len(ses.Compactions) != 1 || ses.Compactions[0].Trigger != "manual" || len(ses.Runs) != 1 ||
 		ses.Counts["permission_requests"] != 1 || ses.Counts["failures"] != 1 {
 		t.Errorf("session %+v", ses)
+	}
+
+	// The rollout, imported, says the same: its record of the interrupted
+	// command (its output "aborted by user", then the turn aborted) is an
+	// interruption, not the command's result.
+	hookwatch(t, e, "import", "--codex")
+	evs = c.waitEvents(t, id, total+1)
+	if tools, _, _ := rolloutEvents(evs); tools == 0 {
+		t.Fatalf("nothing imported: %d events", len(evs))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		calls = c.toolCalls(t, id)
+		if len(calls) == 2 && calls[1].Status == "interrupted" && c.session(t, id).Counts["failures"] == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(calls) != 2 || calls[1].Status != "interrupted" || calls[1].ExitCode != nil {
+		t.Errorf("after the import: calls %v", calls)
+	}
+	if ses := c.session(t, id); ses.Status != "ended" || ses.Counts["failures"] != 1 {
+		t.Errorf("after the import: session %+v", ses)
 	}
 }
 

@@ -25,15 +25,16 @@ func TestImport(t *testing.T) {
 	before := c.toolCalls(t, id)
 
 	importAll := func() string { t.Helper(); return hookwatch(t, e, "import", "--codex") }
-	if out := importAll(); !strings.Contains(out, "Imported 4 tool events and 3 token usage records from 1 rollout") {
+	if out := importAll(); !strings.Contains(out, "Imported 4 tool events, 2 session events and 3 token usage records from 1 rollout") {
 		t.Fatalf("import: %s", out)
 	}
 	importAll()
 	// The import is applied once the collector has it: wait for its events.
-	evs := c.waitEvents(t, id, total+4+3)
+	evs := c.waitEvents(t, id, total+4+2+3)
 	sameCounts(t, "stored hook events", countEvents(evs), want)
-	if tools, usage := rolloutEvents(evs); len(evs) != total+4+3 || tools != 4 || usage != 3 {
-		t.Errorf("%d events stored, %d tool events and %d usage records imported; want %d hook events, 4 and 3 (one a model response)", len(evs), tools, usage, total)
+	if tools, session, usage := rolloutEvents(evs); len(evs) != total+4+2+3 || tools != 4 || session != 2 || usage != 3 {
+		t.Errorf("%d events stored, %d tool events, %d session events and %d usage records imported; want %d hook events, 4, 2 (the prompt, exec's end) and 3 (one a model response)",
+			len(evs), tools, session, usage, total)
 	}
 	after := c.toolCalls(t, id)
 	if len(before) != 2 || len(after) != 2 {
@@ -52,12 +53,10 @@ func TestImport(t *testing.T) {
 	// No hooks at all: the rollout is all there is.
 	id2 := execUnwatched(t, e, "Unwatched", id)
 	importAll()
-	c.waitEvents(t, id2, 2)
+	c.waitEvents(t, id2, 2+2+2)
 	calls := c.toolCalls(t, id2)
 	if len(calls) != 1 || calls[0].ToolName != "Bash" || calls[0].Status != "ok" || calls[0].ExitCode == nil || *calls[0].ExitCode != 0 {
 		t.Errorf("unwatched session's calls %v", calls)
 	}
-	if s := c.session(t, id2); s.Runtime != "codex" {
-		t.Errorf("unwatched session %+v", s)
-	}
+	checkUnwatched(t, c.session(t, id2), "Unwatched")
 }
