@@ -174,6 +174,12 @@ type sessionBuilder struct {
 	altTitle    string // the client's session_title
 	mainMsg     string
 	model       string
+	// fileModel is the model the client's file named for the main
+	// agent's latest prompt (evidence), fileEnd the end it recorded after
+	// it (a Codex rollout's SessionEnd) and fileEndWhy its reason.
+	fileModel   string
+	fileEnd     *record
+	fileEndWhy  string
 	effort      string
 	turnFailure bool // the main agent's latest turn ended with StopFailure
 	// waitingOn are the subagents the main agent's latest Stop listed as
@@ -447,20 +453,16 @@ func (b *sessionBuilder) add(r *record) {
 	}
 }
 
-// addRollout takes a tool event read from a Codex rollout
-// (event.KindRollout): evidence of a call, merged with the hook events by
-// tool_use_id (the rollout's call_id), which it gives way to. It is no
-// event of the session: it counts in no total, starts no run and moves no
-// time but the call's.
+// addRollout takes an event read from a Codex rollout (event.KindRollout):
+// evidence, as a transcript's record is (addTranscript), merged with the
+// hook events — a call by tool_use_id (the rollout's call_id), which it
+// gives way to, or, when the hooks sent none, with the id-less hook call it
+// matches.
 func (b *sessionBuilder) addRollout(r *record) {
 	if tc := r.p.Tool(); tc != nil && tc.ToolUseID != "" && b.calls[tc.ToolUseID] == nil {
 		b.claimIdless(r, tc)
 	}
-	if e, ok := r.p.Event.(*event.TranscriptUsageInput); ok { // a response's tokens: summed as a transcript's are
-		b.usage(r, b.agentOf(r), e)
-		return
-	}
-	b.callEvidence(r)
+	b.addTranscript(r)
 }
 
 // callEvidence takes a tool event read from a client's file (a rollout, a
@@ -603,6 +605,18 @@ func (b *sessionBuilder) addTranscript(r *record) {
 		b.usage(r, ag, e)
 	case *event.UserPromptSubmitInput:
 		b.prompt(r, e, main)
+		if main {
+			// The model a hook names wins (settle); a session no hook
+			// saw has its file's, which a Codex rollout's prompt names.
+			b.fileModel = cmp.Or(p.Model, b.fileModel)
+			b.fileEnd = nil
+		}
+	case *event.SessionEndInput:
+		// A Codex rollout's: `codex exec` ended with its turn. It ends a
+		// session no hook saw (settle); the hooks' runs say the rest.
+		if main {
+			b.fileEnd, b.fileEndWhy = r, e.Reason
+		}
 	case *event.SubagentStartInput:
 		if ag.start == nil {
 			ag.start = r
@@ -826,7 +840,7 @@ func (b *sessionBuilder) settle() {
 	s := b.s
 	s.Title = cmp.Or(b.promptTitle, title(b.altTitle))
 	s.Project = Project(s.TranscriptPath, s.CWD)
-	s.Model = b.model
+	s.Model = cmp.Or(b.model, b.fileModel)
 	if o := b.lin.forkFrom[s.SessionID]; o != nil && s.Model == "" {
 		s.Model = o.p.Model // the fork's run began with that SessionStart
 	}
@@ -839,6 +853,11 @@ func (b *sessionBuilder) settle() {
 			s.EndedAt, s.EndReason = s.Runs[i].EndedAt, s.Runs[i].EndReason
 		}
 		break
+	}
+	if len(s.Runs) == 0 && b.fileEnd != nil {
+		// No hook reported the session: the end its file records is its.
+		at := b.fileEnd.at()
+		s.EndedAt, s.EndReason = &at, b.fileEndWhy
 	}
 	s.Counts.Compactions = len(s.Compactions)
 	s.Effort = b.effort

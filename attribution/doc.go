@@ -78,10 +78,14 @@
 // Like a rollout's, it is evidence, not an event of the session: it counts
 // in no Counts.Events and starts no run, and a prompt counts once per
 // prompt id, so that a session counts the same whether its transcripts are
-// read before, after or while its hooks report, or never. A session known
-// only from its transcripts (no hook reported it) therefore has no run:
-// transcripts record no end, so its status stays running, and its
-// LastEventAt (the time of its latest record) says how long ago it moved.
+// read before, after or while its hooks report, or never. A Codex
+// rollout's records (its prompts, with the turn's model) are read the same
+// way. A session known only from its files (no hook reported it) therefore
+// has no run: its model is the one its latest prompt names (Codex's), a
+// hook's winning; transcripts record no end, so its status stays running,
+// and its LastEventAt (the time of its latest record) says how long ago it
+// moved — but a Codex rollout records the end of a `codex exec` run
+// (SessionEnd), after which it is ended until its next prompt.
 //
 // # Background subagents
 //

@@ -91,7 +91,7 @@ func TestFollowRollouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	wait(liveID, 12) // the last usage, and the end of the exec run
+	wait(liveID, 12)                   // the last usage, and the end of the exec run
 	time.Sleep(100 * time.Millisecond) // looks that find nothing new
 	if n := events(liveID); n != 12 {
 		t.Errorf("%d events after more looks, want 12", n)
