@@ -362,8 +362,10 @@ func CallSpan(s *attribution.Session, c *attribution.ToolCall) *tracepb.Span {
 		sp.Status = &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: cut(c.Error, maxStatusMessage)}
 	case c.Status == attribution.StatusDenied:
 		sp.Attributes = append(sp.Attributes, boolean(attrToolDenied, true))
-		if c.PermissionDenied != nil && c.PermissionDenied.Reason != "" {
-			sp.Attributes = append(sp.Attributes, str(attrDeniedReason, cut(c.PermissionDenied.Reason, maxStatusMessage)))
+		// The model's error of a denied call is why: the client's reason,
+		// or the policy's.
+		if c.Error != "" {
+			sp.Attributes = append(sp.Attributes, str(attrDeniedReason, cut(c.Error, maxStatusMessage)))
 		}
 	case c.Status == attribution.StatusRejected:
 		sp.Attributes = append(sp.Attributes, boolean(attrToolRejected, true))
@@ -386,7 +388,7 @@ func CompactionSpan(s *attribution.Session, c *attribution.Compaction) *tracepb.
 		Kind:              tracepb.Span_SPAN_KIND_INTERNAL,
 		StartTimeUnixNano: unixNano(c.StartedAt),
 		EndTimeUnixNano:   unixNano(end),
-		Attributes:        []*commonpb.KeyValue{str(attrConversationID, s.SessionID)},
+		Attributes:        []*commonpb.KeyValue{str(attrProviderName, provider(s.Runtime)), str(attrConversationID, s.SessionID)},
 	}
 	if c.Trigger != "" {
 		sp.Attributes = append(sp.Attributes, str(attrCompactTrigger, c.Trigger))
