@@ -30,6 +30,8 @@ func (r *Event) appendJSON(b []byte) []byte {
 	b = appendTime(b, r.Time)
 	b = append(b, `,"runtime":`...)
 	b = jsonstr.AppendQuoted(b, r.Runtime)
+	b = append(b, `,"kind":`...)
+	b = jsonstr.AppendQuoted(b, r.Kind)
 	b = append(b, `,"event":`...)
 	b = jsonstr.AppendQuoted(b, r.Event)
 	b = append(b, `,"agent_id":`...)

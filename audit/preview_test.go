@@ -29,7 +29,7 @@ func previewJSON(raw json.RawMessage) string {
 				valid = false
 			}
 		}
-		if valid && kept[0] != "" {
+		if valid && kept[0] != "" && kept[0] != "patch" {
 			if kept[2] != "" {
 				return cut(kept[1] + " … " + kept[2])
 			}
@@ -66,11 +66,14 @@ func TestPreview(t *testing.T) {
 	f(`{"hookwatch_capture":"preview","head":"h"`, `{"hookwatch_capture":"preview","head":"h"`)
 	f(`{"hookwatch_capture":"preview", "other":[1, 2],"head":"h"}`, "h")
 	f(`{ "file_path" : "/etc/hosts" }`, `{"file_path":"/etc/hosts"}`)
+	// An apply_patch input reduced to its headers is shown as it is.
+	f(`{"command":"*** Begin Patch\n*** Add File: a.md\n*** End Patch\n","hookwatch_capture":"patch","bytes":72}`,
+		`{"command":"*** Begin Patch\n*** Add File: a.md\n*** End Patch\n","hookwatch_capture":"patch","bytes":72}`)
 }
 
 // FuzzPreview holds Preview to what encoding/json reads.
 func FuzzPreview(f *testing.F) {
-	for _, s := range []string{`"x"`, `{"hookwatch_capture":"preview","head":"a","tail":"b"}`, `{"HookWatch_Capture":"p","HEAD":"\u00e9"}`, `[1]`} {
+	for _, s := range []string{`"x"`, `{"hookwatch_capture":"preview","head":"a","tail":"b"}`, `{"command":"p","hookwatch_capture":"patch"}`, `{"HookWatch_Capture":"p","HEAD":"\u00e9"}`, `[1]`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {

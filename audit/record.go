@@ -59,6 +59,10 @@ type Event struct {
 	// Time is when the hook read the payload.
 	Time    time.Time `json:"time"`
 	Runtime string    `json:"runtime"`
+	// Kind is where the event came from: a hook ("hook", "statusline"),
+	// or a record of the client's files ("rollout", "transcript"), which
+	// may tell of a call a hook told of too (event.IsEvidence).
+	Kind string `json:"kind"`
 	// Event is the hook event name ("" when the payload names none).
 	Event string `json:"event"`
 	// AgentID is "" for the main agent. AgentType is null when the payload
@@ -123,7 +127,7 @@ func EventOf(e *store.Event) (Event, error) {
 	}
 	return Event{
 		Schema: EventSchema, SessionID: e.SessionID, Seq: e.Seq, ID: e.ID, Time: e.Time.UTC(),
-		Runtime: e.Runtime, Event: e.Event, AgentID: e.AgentID, AgentType: e.AgentType,
+		Runtime: e.Runtime, Kind: e.Kind, Event: e.Event, AgentID: e.AgentID, AgentType: e.AgentType,
 		ToolName: e.ToolName, ToolUseID: e.ToolUseID, PromptID: e.PromptID,
 		Payload: orNull(payload), Decision: orNull(decision),
 	}, nil
@@ -182,8 +186,9 @@ func Preview(raw json.RawMessage) string {
 		}
 	}
 	// What the privacy rules kept of a tool's output: its head and tail.
+	// A patch's input reduced to its headers is previewed as any input.
 	if raw[0] == '{' && bytes.Contains(raw, []byte(`"hookwatch_capture"`)) {
-		if c, ok := privacy.ReadCapture(raw); ok {
+		if c, ok := privacy.ReadCapture(raw); ok && c.Mode != privacy.CapturePatch {
 			return CapturedPreview(c.Head, c.Tail)
 		}
 	}

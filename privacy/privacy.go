@@ -39,6 +39,11 @@ const (
 	CapturePreview Capture = "preview"
 	// CaptureFull keeps the whole output (redacted when Options.Redact).
 	CaptureFull Capture = "full"
+
+	// CapturePatch marks an apply_patch tool_input reduced to its header
+	// lines (see Apply): not a mode of Options, the mark of what the
+	// preview and none modes keep of a patch.
+	CapturePatch Capture = "patch"
 )
 
 // Environment variables read by OptionsFromEnv.
@@ -684,7 +689,7 @@ func patchInput(raw json.RawMessage, o Options) (json.RawMessage, bool) {
 		return raw, false
 	}
 	headers := event.PatchHeaders(patch)
-	if headers == patch && string(in[captureKey]) == `"patch"` && len(in) == 3 {
+	if headers == patch && string(in[captureKey]) == `"`+string(CapturePatch)+`"` && len(in) == 3 {
 		// Reduced already (a hook's pipeline, then the collector's).
 		if o.Redact {
 			return redactRaw(raw)
@@ -696,7 +701,7 @@ func patchInput(raw json.RawMessage, o Options) (json.RawMessage, bool) {
 	}
 	b := []byte(`{"command":`)
 	b = jsonstr.AppendQuoted(b, headers)
-	b = append(b, `,"`+captureKey+`":"patch","bytes":`...)
+	b = append(b, `,"`+captureKey+`":"`+string(CapturePatch)+`","bytes":`...)
 	b = strconv.AppendInt(b, int64(len(patch)), 10)
 	return append(b, '}'), true
 }

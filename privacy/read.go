@@ -9,8 +9,9 @@ import (
 // Captured is what a capture object holds for its readers: how the tool's
 // output was kept and, for a preview, its head and tail.
 type Captured struct {
-	// Mode is CaptureNone or CapturePreview as this package writes them;
-	// any other non-empty string a forged or future object says.
+	// Mode is CaptureNone, CapturePreview or CapturePatch as this package
+	// writes them; any other non-empty string a forged or future object
+	// says.
 	Mode Capture
 	// Head and Tail are the start and the end of the output's JSON text,
 	// each cut anywhere (even inside an escape); "" for a mode none.

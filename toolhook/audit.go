@@ -182,7 +182,7 @@ func eventRecords(rc *recording, c *Call, m *members) []audit.Event {
 		id := event.AppendNewID(rc.ids[i][:0], at)
 		rc.events[i] = audit.Event{
 			Schema: audit.EventSchema, SessionID: c.SessionID, ID: unsafe.String(&id[0], len(id)), Time: at.UTC(),
-			Runtime: event.RuntimeGoSDK, Event: name, AgentID: c.AgentID, AgentType: agentType(c),
+			Runtime: event.RuntimeGoSDK, Kind: event.KindHook, Event: name, AgentID: c.AgentID, AgentType: agentType(c),
 			ToolName: c.ToolName, ToolUseID: c.ToolUseID, PromptID: c.TaskID,
 			Payload: payload,
 		}
