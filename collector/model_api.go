@@ -364,7 +364,7 @@ func virtualView(r resolved) SessionView {
 		ChildSessionIDs: []string{}, AliasSessionIDs: []string{}, Runs: []attribution.Run{},
 		Compactions: []attribution.Compaction{}, Counts: vs.Counts, DerivedSeq: r.own.Seq, ModelSeq: r.own.UpdatedSeq, Agent: r.agent,
 	}
-	v.ID = vs.SessionID
+	v.ID, v.TranscriptPath = vs.SessionID, vs.TranscriptPath
 	v.AgentID = &r.agent.AgentID
 	v.FirstEventAt, v.LastEventAt, v.EndedAt, v.EventCount = vs.StartedAt, vs.LastEventAt, vs.EndedAt, int64(vs.Counts.Events)
 	v.Model = vs.Model

@@ -212,6 +212,10 @@ func TestVirtualSession(t *testing.T) {
 		*v.AgentID != corpusExplore || v.Agent == nil || v.Status != attribution.SessionEnded || v.Counts.ToolCalls != 2 || v.Counts.Rejected != 1 || v.Title == "" {
 		t.Fatalf("virtual session %s: %s", id, jsonOf(t, v))
 	}
+	// Its transcript is the subagent's own, not its parent's.
+	if v.TranscriptPath == "" || v.TranscriptPath != v.Agent.TranscriptPath {
+		t.Fatalf("virtual session %s: transcript %q, the agent's %q", id, v.TranscriptPath, v.Agent.TranscriptPath)
+	}
 	var events collector.EventsResponse
 	s.getJSON(t, "/v1/sessions/"+id+"/events", &events)
 	if len(events.Events) != v.Agent.Events || len(events.Events) == 0 {
