@@ -50,6 +50,13 @@ type Payload struct {
 	// InvalidUTF8 reports that the input held invalid UTF-8, which Decode
 	// replaced with U+FFFD.
 	InvalidUTF8 bool
+
+	// RepeatedKeys reports that a top-level key came more than once (keys
+	// compared as decoded: "pro\u006dpt" repeats "prompt"). Raw holds the
+	// last value of each, as encoding/json reads them; the earlier ones are
+	// in the input alone, which a reader that stores the payload must
+	// therefore not keep as it came: the privacy rules see only Raw.
+	RepeatedKeys bool
 }
 
 // MaxDepth is the deepest nesting of objects and arrays Decode accepts. Real
@@ -64,14 +71,17 @@ var ErrNotObject = errors.New("payload is not a JSON object")
 // object (ErrNotObject, or the JSON syntax error); any object decodes, whatever
 // fields it has or lacks. Invalid UTF-8 inside strings is replaced by U+FFFD.
 // The values in the payload's Raw map share data's memory: the caller must
-// not modify data afterwards.
+// not modify data afterwards. A key that repeats keeps its last value
+// (RepeatedKeys).
 func Decode(data []byte) (*Payload, error) {
-	raw, invalidUTF8, err := Split(data)
+	var buf [16]Member
+	ms, invalidUTF8, err := SplitMembers(data, buf[:0])
 	if err != nil {
 		return nil, err
 	}
+	raw := ms.Object()
 	p := FromObject(raw)
-	p.InvalidUTF8 = invalidUTF8
+	p.InvalidUTF8, p.RepeatedKeys = invalidUTF8, len(raw) != len(ms)
 	return p, nil
 }
 
@@ -80,7 +90,9 @@ func Decode(data []byte) (*Payload, error) {
 // reader that needs only the members (the privacy rules) and would pay for
 // the views for nothing. invalidUTF8 reports that data held invalid UTF-8,
 // replaced with U+FFFD in the members. FromObject of the members gives what
-// Decode gives, but for InvalidUTF8.
+// Decode gives, but for InvalidUTF8 and RepeatedKeys: a key that repeats
+// keeps its last value, and nothing says that it repeated (SplitMembers
+// does).
 func Split(data []byte) (raw Object, invalidUTF8 bool, err error) {
 	// The members are gathered first, so that the map is made once at its
 	// size rather than grown (a payload has ten to fifteen members).

@@ -296,6 +296,14 @@ func FuzzDecode(f *testing.F) {
 		if p.Name() != q.Name() || p.SessionID != q.SessionID || p.AgentID != q.AgentID || p.AgentType != q.AgentType {
 			t.Fatalf("typed view changed after a round trip: %+v vs %+v", p.Common, q.Common)
 		}
+		// A key repeats as encoding/json reads the keys; the re-encoding
+		// holds each once.
+		if want := repeatsTopLevelKey(t, data); p.RepeatedKeys != want {
+			t.Fatalf("Decode(%q).RepeatedKeys = %v, want %v", data, p.RepeatedKeys, want)
+		}
+		if q.RepeatedKeys {
+			t.Fatalf("the re-encoding %q repeats a key", out)
+		}
 		// The views that share the members' bytes are the views that copy
 		// them.
 		raw, invalidUTF8, err := event.Split(data)
@@ -303,11 +311,62 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Split refuses what Decode reads: %v", err)
 		}
 		shared := event.FromObjectShared(raw)
-		shared.InvalidUTF8 = invalidUTF8
+		shared.InvalidUTF8, shared.RepeatedKeys = invalidUTF8, p.RepeatedKeys
 		if !reflect.DeepEqual(shared, p) {
 			t.Fatalf("FromObjectShared of %q:\n%+v\nDecode:\n%+v", data, shared, p)
 		}
 	})
+}
+
+// repeatsTopLevelKey reports whether a top-level key of the JSON object
+// data comes twice, the keys read by encoding/json's tokenizer.
+func repeatsTopLevelKey(t *testing.T, data []byte) bool {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(bytes.ToValidUTF8(data, []byte("\uFFFD"))))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("%q: not an object to encoding/json: %v %v", data, tok, err)
+	}
+	seen := map[string]bool{}
+	repeats := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("%q: %v", data, err)
+		}
+		k := tok.(string)
+		repeats = repeats || seen[k]
+		seen[k] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%q: %v", data, err)
+		}
+	}
+	return repeats
+}
+
+// TestDecodeRepeatedKeys: a key that comes twice, written alike or by
+// another escape, keeps its last value and is reported; keys that differ
+// only by case are two keys.
+func TestDecodeRepeatedKeys(t *testing.T) {
+	f := func(in string, want bool, prompt string) {
+		t.Helper()
+		p, err := event.Decode([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.RepeatedKeys != want || repeatsTopLevelKey(t, []byte(in)) != want {
+			t.Errorf("Decode(%s).RepeatedKeys = %v, want %v", in, p.RepeatedKeys, want)
+		}
+		if e, ok := p.Event.(*event.UserPromptSubmitInput); !ok || e.Prompt != prompt {
+			t.Errorf("Decode(%s): prompt %+v, want %q", in, p.Event, prompt)
+		}
+	}
+	f(`{"hook_event_name":"UserPromptSubmit","prompt":"a"}`, false, "a")
+	f(`{"hook_event_name":"UserPromptSubmit","prompt":"a","prompt":"b"}`, true, "b")
+	f(`{"hook_event_name":"UserPromptSubmit","pro\u006dpt":"a","prompt":"b"}`, true, "b")
+	f(`{"hook_event_name":"UserPromptSubmit","prompt":"b","pro\u006dpt":"c"}`, true, "c")
+	f(`{"hook_event_name":"UserPromptSubmit","Prompt":"a","prompt":"b"}`, false, "b")
+	f(`{"hook_event_name":"UserPromptSubmit","x":{"k":1,"k":2},"prompt":"b"}`, false, "b") // nested: not the top level's
 }
 
 // TestScalarsAsEncodingJSON: the hand-read scalars and effort accept and
