@@ -226,7 +226,10 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 		}
 		env.Files = pl.fileStates(p)
 	}
-	if env.Payload, err = payloadJSON(p.Raw, data, privacy.Apply(p.Raw, pl.Privacy) || p.InvalidUTF8); err != nil {
+	// A key that repeats is re-encoded from Raw, which holds its last
+	// value, the one the rules saw: the earlier ones, in data alone, would
+	// otherwise be stored as they came, unredacted and uncut.
+	if env.Payload, err = payloadJSON(p.Raw, data, privacy.Apply(p.Raw, pl.Privacy) || p.InvalidUTF8 || p.RepeatedKeys); err != nil {
 		return out, fmt.Errorf("cannot encode payload: %w", err)
 	}
 	if wait != nil {
@@ -249,8 +252,10 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 // wrapped elsewhere — by a hook's pipeline (which may run other rules), an
 // older hook, a script, an import — so that what is stored obeys the rules
 // of whoever stores it, whatever the path. The rules are idempotent: on a
-// payload they already shaped Admit changes no byte. A payload that is not
-// a JSON object is left as it is, for the store to refuse.
+// payload they already shaped Admit changes no byte. A payload whose
+// top-level key repeats is encoded again from the last value of each, the
+// one the rules and every reader see. A payload that is not a JSON object
+// is left as it is, for the store to refuse.
 //
 // It returns the payload as decoded, which is event.Decode of env.Payload as
 // it now is, so that later readers in the same process (the store's indexed
@@ -348,11 +353,15 @@ func (pl *Pipeline) admitObject(env *event.Envelope, withRaw bool) *event.Payloa
 
 // admitMap is admitObject with the map.
 func (pl *Pipeline) admitMap(env *event.Envelope) *event.Payload {
-	raw, invalidUTF8, err := event.Split(env.Payload)
+	var buf [16]event.Member
+	ms, invalidUTF8, err := event.SplitMembers(env.Payload, buf[:0])
 	if err != nil {
 		return nil
 	}
-	if privacy.Apply(raw, pl.Privacy) || invalidUTF8 {
+	raw := ms.Object()
+	// A key that repeats is encoded again, as in the hook (Pipeline.run):
+	// the map holds its last value alone, which is all the rules see.
+	if privacy.Apply(raw, pl.Privacy) || invalidUTF8 || len(raw) != len(ms) {
 		env.Payload = encodeMembers(raw)
 		return event.FromObjectShared(raw)
 	}
@@ -409,6 +418,9 @@ func oddities(p *event.Payload, size int) []string {
 	}
 	if p.InvalidUTF8 {
 		odd = append(odd, "invalid UTF-8 replaced with U+FFFD")
+	}
+	if p.RepeatedKeys {
+		odd = append(odd, "a repeated key, the last of each kept")
 	}
 	if size > largePayloadBytes {
 		odd = append(odd, fmt.Sprintf("large payload of %d bytes", size))

@@ -450,3 +450,45 @@ func FuzzAdmit(f *testing.F) {
 		}
 	})
 }
+
+// TestRepeatedKeys: a payload whose top-level key repeats — alike or by
+// another escape — is stored with the last value of each, the one the
+// policies and every reader decode, whichever way it comes.
+func TestRepeatedKeys(t *testing.T) {
+	pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+	f := func(repeated bool, payload, want string) {
+		t.Helper()
+		out, err := pl.Run(context.Background(), []byte(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(out.Envelope.Payload); got != want {
+			t.Errorf("Run(%s) stored\n%s\nwant\n%s", payload, got, want)
+		}
+		if strings.Contains(strings.Join(out.Oddities, "; "), "repeated key") != repeated {
+			t.Errorf("Run(%s): oddities %q", payload, out.Oddities)
+		}
+		for _, admit := range []func(*event.Envelope) *event.Payload{pl.Admit, func(env *event.Envelope) *event.Payload { return pl.AdmitSplit(env, nil) }} {
+			env := event.Envelope{Payload: json.RawMessage(payload)}
+			admit(&env)
+			if got := string(env.Payload); got != want {
+				t.Errorf("admission of %s stored\n%s\nwant\n%s", payload, got, want)
+			}
+		}
+	}
+	f(true, `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t61","tool_input":{"command":"echo `+ghp+`"},"tool_input":{"command":"ls"}}`,
+		`{"hook_event_name":"PreToolUse","session_id":"s","tool_input":{"command":"ls"},"tool_name":"Bash","tool_use_id":"t61"}`)
+	f(true, `{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"`+ghp+`","prompt":"hello"}`,
+		`{"hook_event_name":"UserPromptSubmit","prompt":"hello","session_id":"s"}`)
+	f(true, `{"session_id":"s","hook_event_name":"UserPromptSubmit","pro\u006dpt":"`+ghp+`","prompt":"hello"}`,
+		`{"hook_event_name":"UserPromptSubmit","prompt":"hello","session_id":"s"}`)
+	f(true, `{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"hello","pro\u006dpt":"`+ghp+`"}`,
+		`{"hook_event_name":"UserPromptSubmit","prompt":"[REDACTED:github_token]","session_id":"s"}`)
+	f(true, `{"session_id":"`+ghp+`","session_id":"s","hook_event_name":"Stop"}`,
+		`{"hook_event_name":"Stop","session_id":"s"}`)
+	f(true, `{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":{"stdout":"`+ghp+`"},"tool_response":null}`,
+		`{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Bash","tool_response":null}`)
+	// Nested: each copy is redacted where it is.
+	f(false, `{"session_id":"s","hook_event_name":"PreToolUse","tool_input":{"command":"echo `+ghp+`","command":"ls"}}`,
+		`{"hook_event_name":"PreToolUse","session_id":"s","tool_input":{"command":"echo [REDACTED:github_token]","command":"ls"}}`)
+}
