@@ -25,6 +25,8 @@ func FuzzParseCaptured(f *testing.F) {
 		`{"hookwatch_capture":"none","bytes":99999999999999999999}`,
 		`{"bytes":12,"hookwatch_capture":"none"}`,
 		`{"hookwatch_capture":"none","bytes":12,"hookwatch_capture":"preview"}`,
+		`{"hookwatch_capture":"none","bytes":"TOKEN=abc123","bytes":12}`,
+		`{"hookwatch_capture":"none","byt\u0065s":"x","bytes":12}`,
 		`{"hookwatch_capture":"n\u006fne","bytes":12}`,
 		`{"hookwatch_capture" : "none" , "bytes" : 12 }`,
 		`{"hookwatch_capture":"preview","bytes":12,"head":"` + "\xff" + `"}`,

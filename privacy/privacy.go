@@ -385,7 +385,10 @@ func parseCapturedAsMade(t []byte, o Options) (captured, bool) {
 // parseCapturedJSON is parseCaptured of any shape, through encoding/json.
 func parseCapturedJSON(t []byte, o Options) (captured, bool) {
 	var m map[string]json.RawMessage
-	if json.Unmarshal(t, &m) != nil {
+	if json.Unmarshal(t, &m) != nil || repeatsKey(t) {
+		// A repeated key is a forgery: the map keeps its last value, and
+		// the earlier ones ("bytes":"<the whole output>","bytes":5) would
+		// be kept as they are, neither cut nor redacted.
 		return captured{}, false
 	}
 	var c captured
@@ -672,6 +675,24 @@ func toolCall(obj []byte, o Options) ([]byte, bool) {
 	return append(out, '}'), true
 }
 
+// repeatsKey reports whether a key of the JSON object obj, a small one
+// (a capture object, an apply_patch input), comes more than once, keys
+// compared as decoded, as encoding/json compares them: a map of obj holds
+// the last value of each, and a rule that judges obj by its map must not
+// keep obj's bytes, which hold the earlier ones too. Invalid JSON repeats
+// nothing.
+func repeatsKey(obj []byte) bool {
+	var buf [8]string
+	keys := buf[:0]
+	repeats := false
+	jsonscan.Members(obj, func(key, _ []byte) {
+		k := string(jsonscan.Name(key))
+		repeats = repeats || slices.Contains(keys, k)
+		keys = append(keys, k)
+	})
+	return repeats
+}
+
 // isPatchTool reports whether the tool_name member names Codex's apply_patch.
 func isPatchTool(name json.RawMessage) bool {
 	return string(name) == `"`+event.ApplyPatch+`"`
@@ -689,7 +710,7 @@ func patchInput(raw json.RawMessage, o Options) (json.RawMessage, bool) {
 		return raw, false
 	}
 	headers := event.PatchHeaders(patch)
-	if headers == patch && string(in[captureKey]) == `"`+string(CapturePatch)+`"` && len(in) == 3 {
+	if headers == patch && string(in[captureKey]) == `"`+string(CapturePatch)+`"` && len(in) == 3 && !repeatsKey(raw) {
 		// Reduced already (a hook's pipeline, then the collector's).
 		if o.Redact {
 			return redactRaw(raw)

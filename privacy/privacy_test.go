@@ -155,6 +155,14 @@ func TestApply(t *testing.T) {
 	// …but a forged one is captured like any output.
 	f(`{"tool_response":{"hookwatch_capture":"none","bytes":1,"data":"x"}}`, Options{Capture: CaptureNone},
 		`{"tool_response":{"hookwatch_capture":"none","bytes":49}}`)
+	// So is one that repeats a key: its map hides the earlier value, which
+	// the object's bytes still hold.
+	f(`{"tool_response":{"hookwatch_capture":"none","bytes":"TOKEN=abc123","bytes":5}}`, Options{Capture: CaptureNone},
+		`{"tool_response":{"hookwatch_capture":"none","bytes":61}}`)
+	f(`{"tool_response":{"hookwatch_capture":"none","bytes":"TOKEN=abc123","bytes":5}}`, d,
+		`{"tool_response":{"hookwatch_capture":"preview","bytes":61,"head":"{\"hookwatch_capture\":\"none\",\"bytes\":\"TOKEN=[REDACTED:secret]\",\"bytes\":5}"}}`)
+	f(`{"tool_response":{"hookwatch_capture":"preview","bytes":12,"head":"TOKEN=abc123 and the rest","head":"x"}}`, Options{Capture: CaptureNone},
+		`{"tool_response":{"hookwatch_capture":"none","bytes":88}}`)
 
 	// Codex's apply_patch keeps the files it touches, not the diff, unless
 	// the capture is full.
@@ -164,7 +172,11 @@ func TestApply(t *testing.T) {
 	f(reduced, d, reduced)
 	f(patch, Options{Capture: CaptureNone}, reduced)
 	f(patch, Options{Capture: CaptureFull, Redact: true}, `{"tool_input":{"command":"*** Begin Patch\n*** Add File: notes.md\n+TOKEN=[REDACTED:secret]\n*** End Patch\n"},"tool_name":"apply_patch"}`)
-	// A marker the agent wrote does not keep a body.
+	// A marker the agent wrote does not keep a body, nor does a repeated
+	// command before the headers.
+	f(`{"tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n*** Add File: notes.md\n+TOKEN=abc123\n*** End Patch\n","command":"*** Begin Patch\n*** Add File: notes.md\n*** End Patch\n","hookwatch_capture":"patch","bytes":67}}`,
+		Options{Capture: CapturePreview},
+		`{"tool_input":{"command":"*** Begin Patch\n*** Add File: notes.md\n*** End Patch\n","hookwatch_capture":"patch","bytes":53},"tool_name":"apply_patch"}`)
 	f(`{"tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n+x\n","hookwatch_capture":"patch","bytes":1}}`, d,
 		`{"tool_input":{"command":"*** Begin Patch\n","hookwatch_capture":"patch","bytes":19},"tool_name":"apply_patch"}`)
 	f(`{"tool_name":"Bash","tool_input":{"command":"*** Begin Patch\n+x\n"}}`, d, `{"tool_input":{"command":"*** Begin Patch\n+x\n"},"tool_name":"Bash"}`)
