@@ -15,6 +15,7 @@ import (
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/internal/corpus"
+	"github.com/hookwatch/hookwatch/internal/secrettest"
 	"github.com/hookwatch/hookwatch/privacy"
 )
 
@@ -449,6 +450,52 @@ func FuzzAdmit(f *testing.F) {
 			t.Fatalf("Admit(%q): what it stored or decoded shares the batch's buffer", payload)
 		}
 	})
+}
+
+// TestNoSecretStoredOnAnyPath places a secret of every kind everywhere a
+// payload carries text (secrettest.Placements: keys that repeat included,
+// at the top level, by another escape and nested), written every way JSON
+// allows, and finds none of them in what the pipeline stores of it: the
+// envelope a hook or an http hook makes (Run), and the payload the
+// collector admits from a posted or spooled envelope (Admit, and AdmitSplit
+// of the members as the batch's scan splits them). What Run stores, Admit
+// keeps byte for byte.
+func TestNoSecretStoredOnAnyPath(t *testing.T) {
+	pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+	for _, s := range secrettest.Samples() {
+		for _, place := range secrettest.Placements() {
+			for _, l := range secrettest.Literals {
+				payload := []byte(place.Payload(l.Lit, s.Text))
+				where := s.Kind + " in " + place.Name + " (" + l.Name + ")"
+				out, err := pl.Run(context.Background(), payload)
+				if err != nil {
+					t.Fatalf("%s: %v", where, err)
+				}
+				stored := out.Envelope.AppendJSON(nil)
+				if secrettest.Leaks(stored, s.Secret) {
+					t.Errorf("%s: the hook stores it in clear: %s", where, stored)
+				}
+				again := event.Envelope{Payload: bytes.Clone(out.Envelope.Payload)}
+				if pl.Admit(&again); !bytes.Equal(again.Payload, out.Envelope.Payload) {
+					t.Errorf("%s: Admit changed what the hook stored\n%s\n%s", where, out.Envelope.Payload, again.Payload)
+				}
+				env := event.Envelope{Payload: bytes.Clone(payload)}
+				pl.Admit(&env)
+				if secrettest.Leaks(env.Payload, s.Secret) {
+					t.Errorf("%s: Admit stores it in clear: %s", where, env.Payload)
+				}
+				env = event.Envelope{Payload: bytes.Clone(payload)}
+				ms, _, err := event.SplitMembers(env.Payload, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pl.AdmitSplit(&env, ms)
+				if secrettest.Leaks(env.Payload, s.Secret) {
+					t.Errorf("%s: AdmitSplit stores it in clear: %s", where, env.Payload)
+				}
+			}
+		}
+	}
 }
 
 // TestRepeatedKeys: a payload whose top-level key repeats — alike or by

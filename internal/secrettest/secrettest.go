@@ -175,6 +175,34 @@ func Placements() []Placement {
 		{"statusLine and others", func(lit func(string) string, x string) string {
 			return `{` + IDs + `,"hook_event_name":"Stop","last_assistant_message":` + lit("Done.\n"+x) + `,"background_tasks":[{"command":` + lit(x) + `}]}`
 		}},
+		// A key that repeats: readers keep its last value, which is all the
+		// rules see; the earlier one must not be stored as it came.
+		{"repeated prompt", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"UserPromptSubmit","prompt":` + lit(x) + `,"prompt":"hello"}`
+		}},
+		{"repeated prompt, the key escaped", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"UserPromptSubmit","pro\u006dpt":` + lit(x) + `,"prompt":"hello"}`
+		}},
+		{"repeated tool_input", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":` + lit("echo\n"+x) + `},"tool_input":{"command":"ls"},"tool_use_id":"t"}`
+		}},
+		{"repeated key in tool_input", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":` + lit("echo\n"+x) + `,"command":"ls"},"tool_use_id":"t"}`
+		}},
+		{"repeated id", func(lit func(string) string, x string) string {
+			return `{"session_id":` + lit(x) + `,` + IDs + `,"hook_event_name":"Notification","message":"hi"}`
+		}},
+		{"repeated tool_response", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"env"},"tool_response":{"stdout":` + lit(x) +
+				`},"tool_response":null,"tool_use_id":"toolu_01"}`
+		}},
+		{"repeated key of a capture object", func(lit func(string) string, x string) string {
+			return post("Bash", `{"command":"env"}`, `{"hookwatch_capture":"none","bytes":`+lit(x)+`,"bytes":5}`)
+		}},
+		{"repeated key of a capture object in a batch", func(lit func(string) string, x string) string {
+			return `{` + IDs + `,"hook_event_name":"PostToolBatch","tool_calls":[{"tool_name":"Bash","tool_input":{"command":"env"},"tool_use_id":"t1","tool_response":{"hookwatch_capture":"none","bytes":` +
+				lit(x) + `,"bytes":5}}]}`
+		}},
 	}
 }
 
