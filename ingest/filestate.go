@@ -62,23 +62,3 @@ func (pl *Pipeline) fileStates(p *event.Payload) []event.FileState {
 	}
 	return []event.FileState{st}
 }
-
-// admitFiles applies the rule fileStates follows to the file states of an
-// envelope made elsewhere (a hook that redacts nothing, a script): a state
-// whose path redaction would change is dropped, so that no path stores a
-// secret whatever made the envelope.
-func (pl *Pipeline) admitFiles(files []event.FileState) []event.FileState {
-	if !pl.Privacy.Redact {
-		return files
-	}
-	kept := files[:0:0]
-	for _, f := range files {
-		if _, n := redact.String(f.Path); n == 0 {
-			kept = append(kept, f)
-		}
-	}
-	if len(kept) == len(files) {
-		return files
-	}
-	return kept
-}

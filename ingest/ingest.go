@@ -11,8 +11,10 @@
 // SessionStart, the parent its transcript was copied from, apply the privacy
 // rules (package privacy), wrap the result in an envelope stamped with the
 // pipeline's Origin (host, user, hookwatch version, runtime) and the
-// policies' audit record, and hand it to Deliver (injected: the spool or an
-// HTTP post in the hook, the collector's writer in the collector).
+// policies' audit record, apply the same rules to the envelope's own text
+// (privacy.Envelope: the sidecar's description, the audit record, …), and
+// hand it to Deliver (injected: the spool or an HTTP post in the hook, the
+// collector's writer in the collector).
 //
 // Because every envelope is made here, an envelope carries the same fields
 // whichever path it took, and what the session model derives from them —
@@ -239,6 +241,7 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 		}
 		env.Decision = out.Verdict.Audit
 	}
+	privacy.Envelope(env, pl.Privacy)
 	out.Envelope = env
 	if pl.Deliver != nil {
 		if err := pl.Deliver(ctx, env); err != nil {
@@ -250,12 +253,14 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 
 // Admit applies the pipeline's privacy rules to the payload of an envelope
 // wrapped elsewhere — by a hook's pipeline (which may run other rules), an
-// older hook, a script, an import — so that what is stored obeys the rules
-// of whoever stores it, whatever the path. The rules are idempotent: on a
-// payload they already shaped Admit changes no byte. A payload whose
-// top-level key repeats is encoded again from the last value of each, the
-// one the rules and every reader see. A payload that is not a JSON object
-// is left as it is, for the store to refuse.
+// older hook, a script, an import — and to the envelope's own text
+// (privacy.Envelope: the sidecar's description, the decision, host, user
+// …), so that what is stored obeys the rules of whoever stores it, whatever
+// the path. The rules are idempotent: on a payload they already shaped
+// Admit changes no byte. A payload whose top-level key repeats is encoded
+// again from the last value of each, the one the rules and every reader
+// see. A payload that is not a JSON object is left as it is, for the store
+// to refuse.
 //
 // It returns the payload as decoded, which is event.Decode of env.Payload as
 // it now is, so that later readers in the same process (the store's indexed
@@ -294,10 +299,10 @@ func (pl *Pipeline) AdmitSplit(env *event.Envelope, ms event.Members) *event.Pay
 // admit is Admit, of the members split when not nil, with the payload's map
 // of members when withRaw, else without (AdmitSplit).
 func (pl *Pipeline) admit(env *event.Envelope, split event.Members, withRaw bool) *event.Payload {
-	env.Files = pl.admitFiles(env.Files)
 	if env.Decision != nil {
 		env.Decision = bytes.Clone(env.Decision)
 	}
+	privacy.Envelope(env, pl.Privacy)
 	// The rules go through the members in order, and the map is made once,
 	// of the members as stored, if at all: neither the rules nor the copy
 	// of the payload walk or change a map. A payload whose key holds a

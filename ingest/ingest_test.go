@@ -539,3 +539,95 @@ func TestRepeatedKeys(t *testing.T) {
 	f(false, `{"session_id":"s","hook_event_name":"PreToolUse","tool_input":{"command":"echo `+ghp+`","command":"ls"}}`,
 		`{"hook_event_name":"PreToolUse","session_id":"s","tool_input":{"command":"echo [REDACTED:github_token]","command":"ls"}}`)
 }
+
+// TestRunRedactsTheEnvelope: the text the hook puts in an envelope beside
+// the payload — the subagent's description read from its sidecar file, the
+// policies' audit record, the origin — is redacted like the payload, the
+// ids attribution matches are kept, and the sidecar a caller hands over
+// (RunRecorded) is not written to.
+func TestRunRedactsTheEnvelope(t *testing.T) {
+	dir := t.TempDir()
+	meta := filepath.Join(dir, "s-1", "subagents", "agent-a1.meta.json")
+	if err := os.MkdirAll(filepath.Dir(meta), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(meta, []byte(`{"agentType":"Explore","description":"use `+ghp+` to push","toolUseId":"toolu_spawn","spawnDepth":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pl := ingest.Pipeline{
+		Origin:  ingest.Origin{Host: "ci-" + akia, User: "dev", Version: "1.2.3"},
+		Privacy: privacy.DefaultOptions(),
+		Decide: func(ctx context.Context, p *event.Payload, data []byte) func() (ingest.Verdict, error) {
+			return func() (ingest.Verdict, error) {
+				return ingest.Verdict{
+					Stdout: []byte(`{"hookSpecificOutput":{"permissionDecisionReason":"saw ` + slack + `"}}`),
+					Audit:  json.RawMessage(`{"action":"deny","rule_ids":["r"],"reason":"saw ` + slack + `","enforced":true}`),
+				}, nil
+			}
+		},
+	}
+	tp := `"transcript_path":` + string(mustJSON(t, filepath.Join(dir, "s-1.jsonl")))
+	out, err := pl.Run(context.Background(), []byte(`{"session_id":"s-1",`+tp+`,"agent_id":"a1","agent_type":"Explore","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t1","tool_input":{"command":"git push"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := out.Envelope
+	stored := env.AppendJSON(nil)
+	for _, secret := range []string{ghp, akia, slack} {
+		if bytes.Contains(stored, []byte(secret)) {
+			t.Errorf("%.8s… stored in clear: %s", secret, stored)
+		}
+	}
+	if m := env.Subagent; m == nil || m.Description != "use [REDACTED:github_token] to push" || m.ToolUseID != "toolu_spawn" || m.AgentType != "Explore" {
+		t.Errorf("subagent %+v", m)
+	}
+	if env.Host != "ci-[REDACTED:aws_access_key_id]" || !bytes.Contains(env.Decision, []byte(`"reason":"saw [REDACTED:slack_token]"`)) {
+		t.Errorf("host %q, decision %s", env.Host, env.Decision)
+	}
+	// The answer to the agent is the policies', not the record's.
+	if !bytes.Contains(out.Verdict.Stdout, []byte(slack)) {
+		t.Errorf("the answer was redacted: %s", out.Verdict.Stdout)
+	}
+
+	sub := &event.SubagentMeta{AgentType: "Explore", Description: "use " + ghp, ToolUseID: "toolu_spawn"}
+	out, err = pl.RunRecorded(context.Background(), []byte(`{"session_id":"s-1","agent_id":"a1","hook_event_name":"UserPromptSubmit","prompt":"p"}`), "rec-1", time.Now(), sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Envelope.Subagent.Description != "use [REDACTED:github_token]" || sub.Description != "use "+ghp {
+		t.Errorf("recorded: envelope's sidecar %+v, the caller's %+v", *out.Envelope.Subagent, *sub)
+	}
+}
+
+// TestAdmitRedactsTheEnvelope: an envelope posted or spooled with secrets
+// in its own fields is stored without them, whichever admission takes it;
+// its id and the sidecar's ids stay as they are.
+func TestAdmitRedactsTheEnvelope(t *testing.T) {
+	pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+	for _, split := range []bool{false, true} {
+		env := event.Envelope{
+			ID: "dup-1", Runtime: event.RuntimeClaudeCode, Kind: event.KindHook,
+			Host: "ci-" + ghp, User: "u-" + akia, HookwatchVersion: slack, ForkOf: ghp,
+			Subagent:    &event.SubagentMeta{AgentType: "Explore", Description: "use " + ghp, ToolUseID: "toolu_spawn", SpawnDepth: 1},
+			Traceparent: "00-" + ghp,
+			Files:       []event.FileState{{Path: "/w/" + akia}, {Path: "/w/a.go", Hash: "fnv1a64:0123456789abcdef"}},
+			Decision:    json.RawMessage(`{"action":"deny","hookSpecificOutput":{"permissionDecisionReason":"token ` + ghp + `"}}`),
+			Payload:     json.RawMessage(`{"session_id":"s","hook_event_name":"Stop"}`),
+		}
+		if split {
+			pl.AdmitSplit(&env, nil)
+		} else {
+			pl.Admit(&env)
+		}
+		stored := env.AppendJSON(nil)
+		for _, secret := range []string{ghp, akia, slack} {
+			if bytes.Contains(stored, []byte(secret)) {
+				t.Errorf("split %v: %.8s… stored in clear: %s", split, secret, stored)
+			}
+		}
+		if env.ID != "dup-1" || env.Subagent.ToolUseID != "toolu_spawn" || env.Subagent.AgentType != "Explore" || env.Traceparent != "" ||
+			len(env.Files) != 1 || env.Files[0].Path != "/w/a.go" {
+			t.Errorf("split %v: %s", split, stored)
+		}
+	}
+}
