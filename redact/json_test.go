@@ -52,6 +52,8 @@ func TestJSON(t *testing.T) {
 	f(`{"pass\u0077ord":"hunter2"}`, `{"pass\u0077ord":"`+r("password")+`"}`)
 	f(`{"client_secret":"a b c"}`, `{"client_secret":"`+r("secret")+`"}`)
 	f(`{"Cookie":"session=abc"}`, `{"Cookie":"`+r("cookie")+`"}`)
+	f(`{"password":"Passw0rd123"}`, `{"password":"`+r("password")+`"}`)
+	f(`{"prompt":"my password is DB_PASSWORD=SuperSecretPw99"}`, `{"prompt":"my password is DB_PASSWORD=`+r("password")+`"}`)
 
 	// …unless it is empty, a reference, not a string, or not a secret-bearing key.
 	f(`{"password":""}`, `{"password":""}`)

@@ -180,6 +180,18 @@ func TestString(t *testing.T) {
 	f("POSTGRES_PASSWORD: example1", "POSTGRES_PASSWORD: "+r("password"))
 	f("POSTGRES_PASSWORD: example\n", "POSTGRES_PASSWORD: "+r("password")+"\n")
 
+	// Passwords and tokens that contain a keyword of a secret's name are
+	// values, not names.
+	f("DB_PASSWORD=Passw0rd123", "DB_PASSWORD="+r("password"))
+	f("export PGPASSWORD=mypass2024", "export PGPASSWORD="+r("password"))
+	f("Password=SuperSecretPw99", "Password="+r("password"))
+	f("TOKEN=SuperSecretPw99", "TOKEN="+r("secret"))
+	f("GITHUB_TOKEN=tokenXk93mzPq77abc", "GITHUB_TOKEN="+r("secret"))
+	f("STRIPE_SECRET=key_9f8e7d6c5b4a", "STRIPE_SECRET="+r("secret"))
+	f("my password is DB_PASSWORD=SuperSecretPw99", "my password is DB_PASSWORD="+r("password"))
+	f(`password := "Passw0rd123"`, `password := "`+r("password")+`"`)
+	f("--master-user-password secret99", "--master-user-password "+r("password"))
+
 	// Not secrets: English, empty values, references, code.
 	f("the token is valid; refresh the token and retry", "the token is valid; refresh the token and retry")
 	f("Enter your password when asked.", "Enter your password when asked.")
@@ -228,6 +240,13 @@ func TestString(t *testing.T) {
 	f(`lastToken = "-" + x`, `lastToken = "-" + x`)
 	f(`println("failed to revert to previous token:", err)`, `println("failed to revert to previous token:", err)`)
 	f(`case "Authorization", "WWW-Authenticate", "Cookie":`, `case "Authorization", "WWW-Authenticate", "Cookie":`)
+	f("password=$PASSWORD", "password=$PASSWORD")
+	f("token: ${{ secrets.X }}", "token: ${{ secrets.X }}")
+	f("api_key=value_of_another_key_name", "api_key=value_of_another_key_name")
+	f("API_KEY=your_api_key_here", "API_KEY=your_api_key_here")
+	f("token=oauth2Token sig=sha256_sig key=base64Key", "token=oauth2Token sig=sha256_sig key=base64Key")
+	f("password: <password>", "password: <password>")
+	f("password: ***", "password: ***")
 	f("", "")
 
 	// JSON text read as text (a preview's tail cut from a Codex output
@@ -283,6 +302,35 @@ func TestNameKind(t *testing.T) {
 	f("primary_key", "")
 	f("password_hint", "")
 	f("", "")
+}
+
+func TestNameLike(t *testing.T) {
+	f := func(v string, want bool) {
+		t.Helper()
+		if got := nameLike(v); got != want {
+			t.Errorf("nameLike(%q) = %v, want %v", v, got, want)
+		}
+	}
+	f("token", true)
+	f("get_password", true)
+	f("s._password", true)
+	f("authHeader", true)
+	f("HTTPToken", true)
+	f("value_of_another_key_name", true)
+	f("oauth2Token", true)
+	f("token2", true)
+	f("sha256_sig", true)
+	f("x509Cert", true)
+	f("key_1", true)
+	f("default-pw", true)
+	f("Passw0rd123", false)
+	f("SuperSecretPw99", false)
+	f("mypass2024", false)
+	f("tokenXk93mzPq77abc", false)
+	f("key_9f8e7d6c5b4a", false)
+	f("f8f8f2", false)
+	f("a b", false)
+	f("", false)
 }
 
 func TestClassTable(t *testing.T) {

@@ -977,7 +977,10 @@ func nullish(v string) bool {
 
 // identWithKeyword reports whether v is an identifier (or a.b selector)
 // that names a secret rather than being one: token=token,
-// password=get_password, this._password=s._password.
+// password=get_password, this._password=s._password,
+// API_KEY=your_api_key_here. A value that only contains a keyword, such as
+// Passw0rd123, mypass2024 or tokenXk93mzPq77abc, is not a name (nameLike):
+// many real passwords and tokens contain pass, key or token.
 func identWithKeyword(v string) bool {
 	for i := 0; i < len(v); i++ {
 		if class[v[i]]&cWord == 0 && v[i] != '.' {
@@ -986,8 +989,54 @@ func identWithKeyword(v string) bool {
 	}
 	for _, w := range [...]string{"pass", "secret", "token", "key", "auth", "cookie", "cred", "sig"} {
 		if containsFold(v, w) {
-			return true
+			return nameLike(v)
 		}
+	}
+	return false
+}
+
+// nameLike reports whether v reads as a name in code or configuration:
+// words of letters, joined by _ . - or written in camelCase, each of which
+// may end in one digit or in a width (token2, oauth2Token, sha256_sig,
+// base64Key, key_1). A chosen or random string mixes digits into its words
+// or ends in several: Passw0rd123, SuperSecretPw99, mypass2024,
+// tokenXk93mzPq77abc, key_9f8e7d6c5b4a, f8f8f2.
+func nameLike(v string) bool {
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); {
+		if c := v[i]; c == '_' || c == '.' || c == '-' {
+			i++
+			continue
+		}
+		ws := i
+		for i < len(v) && isLetter(v[i]) && (i == ws || !isUpper(v[i]) || !isLower(v[i-1])) {
+			i++ // a camelCase word ends before the upper-case letter that follows a lower-case one
+		}
+		ds := i
+		for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+			i++
+		}
+		if i == ws {
+			return false // neither a letter, a digit nor a separator
+		}
+		if i-ds > 1 && !width(v[ds:i]) {
+			return false
+		}
+		if i > ds && i < len(v) && isLower(v[i]) {
+			return false // a digit inside a word: Passw0rd, Xk93mz
+		}
+	}
+	return true
+}
+
+// width reports whether the digits d are a size that names carry: sha256,
+// base64, int32, x509, ed25519.
+func width(d string) bool {
+	switch d {
+	case "16", "32", "64", "128", "224", "256", "384", "512", "1024", "2048", "4096", "509", "25519":
+		return true
 	}
 	return false
 }
@@ -1083,6 +1132,7 @@ func quoteBefore(s string, b int) string {
 func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
 
 func skipBlank(s string, k int) int {
 	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
