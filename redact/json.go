@@ -145,7 +145,7 @@ func redactValue(v, kind string, nest int) (string, int) {
 		return redactText(v, nest)
 	}
 	t := strings.TrimSpace(v)
-	if t == "" || skipValue(t) {
+	if t == "" || skipString(t) {
 		return redactText(v, nest)
 	}
 	switch kind {
@@ -153,7 +153,7 @@ func redactValue(v, kind string, nest int) (string, int) {
 		// Keep the scheme: "Bearer [REDACTED:authorization]".
 		if sp := strings.IndexByte(t, ' '); sp > 0 && isSchemeToken(t[:sp]) {
 			rest := strings.TrimLeft(t[sp:], " ")
-			if rest == "" || skipValue(rest) {
+			if rest == "" || skipString(rest) {
 				return redactText(v, nest)
 			}
 			return t[:sp] + " " + markerPrefix + kind + "]", 1

@@ -54,6 +54,9 @@ func TestJSON(t *testing.T) {
 	f(`{"Cookie":"session=abc"}`, `{"Cookie":"`+r("cookie")+`"}`)
 	f(`{"password":"Passw0rd123"}`, `{"password":"`+r("password")+`"}`)
 	f(`{"prompt":"my password is DB_PASSWORD=SuperSecretPw99"}`, `{"prompt":"my password is DB_PASSWORD=`+r("password")+`"}`)
+	f(`{"password":"#Xk93mzPq77"}`, `{"password":"`+r("password")+`"}`)
+	f(`{"env":{"DB_PASSWORD":"!Xk93mzPq77"}}`, `{"env":{"DB_PASSWORD":"`+r("password")+`"}}`)
+	f(`{"password":"!hunter","token":"*abc","secret":"#f8f8f2"}`, `{"password":"`+r("password")+`","token":"`+r("secret")+`","secret":"`+r("secret")+`"}`)
 
 	// …unless it is empty, a reference, not a string, or not a secret-bearing key.
 	f(`{"password":""}`, `{"password":""}`)
@@ -63,6 +66,8 @@ func TestJSON(t *testing.T) {
 	f(`{"max_tokens":"100","tokenizer":"bpe","input_tokens":3}`, `{"max_tokens":"100","tokenizer":"bpe","input_tokens":3}`)
 	f(`{"tokens":["a","b"]}`, `{"tokens":["a","b"]}`)
 	f(`{"password":["hunter2"]}`, `{"password":["hunter2"]}`)
+	f(`{"password":"#{db_password}","token":"@token","secret":"***","api_key":"<api-key>"}`, `{"password":"#{db_password}","token":"@token","secret":"***","api_key":"<api-key>"}`)
+	f(`{"password":"# set in .env","token":"!"}`, `{"password":"# set in .env","token":"!"}`)
 
 	// Keys are redacted like values, and so are escaped secrets.
 	f(`{"`+ghp+`":1,"b":{"`+akia+`":"x"}}`, `{"`+r("github_token")+`":1,"b":{"`+r("aws_access_key_id")+`":"x"}}`)

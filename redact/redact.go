@@ -39,10 +39,11 @@
 //
 // Assignments keep their name and replace only the value, and are skipped when
 // the value is empty, a variable reference ($TOKEN, ${API_KEY}, {{ .x }}), a
-// placeholder (<token>, %s, ***, your_api_key) or, in code, an expression
+// placeholder (<token>, %s, ***, your_api_key), a name behind a sigil
+// (!secret db_password, *alias, @token, #{x}) or, in code, an expression
 // (getToken(), cfg.Password, token = token, password: string). A value that
-// mixes digits into its words is not a name, whatever it contains:
-// Passw0rd123 and tokenXk93mzPq77abc are redacted.
+// mixes digits into its words is not a name, whatever it contains or starts
+// with: Passw0rd123, tokenXk93mzPq77abc, !Xk93mzPq77 are redacted.
 package redact
 
 // String returns s with every secret replaced by "[REDACTED:<kind>]" and the

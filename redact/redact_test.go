@@ -192,6 +192,17 @@ func TestString(t *testing.T) {
 	f(`password := "Passw0rd123"`, `password := "`+r("password")+`"`)
 	f("--master-user-password secret99", "--master-user-password "+r("password"))
 
+	// Nor are values that start with punctuation, quoted or not.
+	f("DB_PASSWORD=!Xk93mzPq77", "DB_PASSWORD="+r("password"))
+	f("DB_PASSWORD=#Xk93mzPq77", "DB_PASSWORD="+r("password"))
+	f("DB_PASSWORD=@Xk93mzPq77", "DB_PASSWORD="+r("password"))
+	f("DB_PASSWORD=+Xk93mzPq77", "DB_PASSWORD="+r("password"))
+	f("DB_PASSWORD=&Xk93mzPq77 ./run", "DB_PASSWORD=&Xk93mzPq77 ./run") // & ends a shell word: a background job
+	f(`DB_PASSWORD="!Xk93mzPq77"`, `DB_PASSWORD="`+r("password")+`"`)
+	f(`DB_PASSWORD="#Xk93mzPq77"`, `DB_PASSWORD="`+r("password")+`"`)
+	f(`{"password":"#Xk93mzPq77"}`, `{"password":"`+r("password")+`"}`)
+	f(`{"env":{"DB_PASSWORD":"!Xk93mzPq77"}}`, `{"env":{"DB_PASSWORD":"`+r("password")+`"}}`)
+
 	// Not secrets: English, empty values, references, code.
 	f("the token is valid; refresh the token and retry", "the token is valid; refresh the token and retry")
 	f("Enter your password when asked.", "Enter your password when asked.")
@@ -247,6 +258,17 @@ func TestString(t *testing.T) {
 	f("token=oauth2Token sig=sha256_sig key=base64Key", "token=oauth2Token sig=sha256_sig key=base64Key")
 	f("password: <password>", "password: <password>")
 	f("password: ***", "password: ***")
+	f("password: !secret db_password", "password: !secret db_password")
+	f("password: !vault |", "password: !vault |")
+	f("password: *default_pw", "password: *default_pw")
+	f("password: &pw x", "password: &pw x")
+	f("password: # set it in .env", "password: # set it in .env")
+	f(`token = "#{ENV['TOKEN']}"`, `token = "#{ENV['TOKEN']}"`)
+	f("token = @token", "token = @token")
+	f("token = *ptr", "token = *ptr")
+	f("password: ~", "password: ~")
+	f(`url = "https://x/?token="+token+"&a=1"`, `url = "https://x/?token="+token+"&a=1"`)
+	f(`        Token:              "#f8f8f2",`, `        Token:              "#f8f8f2",`)
 	f("", "")
 
 	// JSON text read as text (a preview's tail cut from a Codex output
@@ -384,6 +406,7 @@ func FuzzString(f *testing.F) {
 		pemRSA, pemRSA[:60], pemRSA[40:], jwt, ghp, akia, openai, "password: [REDACTED:password]",
 		`{\"password\":\"x\"}`, "a=b:c,d-e", "--password --token x", "-u a:b", "sk-ant-" + mixed48,
 		"https://hooks.slack.com/services/" + alnum36, "PASSWORD '", "Authorization: Bearer [REDACTED:authorization]x",
+		"DB_PASSWORD=!Xk93", `password: "#f8f8f2"`,
 	} {
 		f.Add(s)
 	}

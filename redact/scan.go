@@ -931,20 +931,84 @@ func keywordEnd(c byte) bool {
 
 // skipValue reports whether a value is a reference or a placeholder rather
 // than a secret: $VAR, ${VAR}, $(cmd), {{ tmpl }}, %s, <your-token>, ***,
-// an already redacted value.
+// an already redacted value, or a name behind a sigil (see sigilRef).
 func skipValue(v string) bool {
-	return v == "" || skipLead(v[0]) || strings.Trim(v, "*.x") == ""
+	return v == "" || skipLead(v[0]) || strings.Trim(v, "*.x") == "" || (sigil(v[0]) && sigilRef(v, false))
+}
+
+// skipString is skipValue for the whole of a decoded JSON string under a
+// key that names a secret (see sigilRef).
+func skipString(v string) bool {
+	return v == "" || skipLead(v[0]) || strings.Trim(v, "*.x") == "" || (sigil(v[0]) && sigilRef(v, true))
 }
 
 // skipLead reports whether a value starting with c is a reference, a
-// placeholder or code rather than a secret.
+// placeholder or code rather than a secret, whatever follows.
 func skipLead(c byte) bool {
 	switch c {
-	case '$', '%', '{', '<', '[', '(', '@', '!', '*', '&', '|', '>', '~', '?', ':', '#', '`', '\\',
-		',', ')', ';', ']', '}', '+':
+	case '$', '%', '{', '<', '[', '(', '|', '>', '?', ':', '`', '\\',
+		',', ')', ';', ']', '}':
 		return true
 	}
 	return false
+}
+
+// sigil reports whether a value starting with c may be a reference or code
+// (a YAML tag, anchor or alias, a comment, an instance variable, a pointer,
+// a concatenation after a closing quote) or a secret that happens to start
+// with punctuation: sigilRef decides which from what follows.
+func sigil(c byte) bool {
+	switch c {
+	case '!', '#', '@', '&', '*', '+', '~':
+		return true
+	}
+	return false
+}
+
+// sigilRef reports whether v, which starts with a sigil, is a reference or
+// code: when nothing or punctuation follows the sigil ("# comment",
+// "#{interp}", "!!binary", "~/.pgpass"), or a name (!secret db_password,
+// !vault, *default, &anchor, @token, "password="+password): nameLike on the
+// word that follows. A word that mixes digits into its letters is a secret:
+// !Xk93mzPq77. A '#' before a hex colour ("#f8f8f2" in a style sheet) is a
+// colour.
+//
+// whole says v is the whole of a decoded JSON string under a key that names
+// a secret, which is text, not YAML or code: there only a sigil alone or
+// before punctuation ("#{…}", "# …") and @name (a SQL parameter) stay
+// references.
+func sigilRef(v string, whole bool) bool {
+	rest := v[1:]
+	if rest == "" || class[rest[0]]&cAlnum == 0 {
+		return true
+	}
+	switch {
+	case whole && v[0] != '@':
+		return false
+	case v[0] == '#' && hexColour(rest):
+		return true
+	}
+	w := 0
+	for w < len(rest) && (class[rest[w]]&cWord != 0 || rest[w] == '.' || rest[w] == '-') {
+		w++
+	}
+	return nameLike(rest[:w])
+}
+
+// hexColour reports whether v is the hex digits of a CSS colour (#fff,
+// #f8f8f2, #ffffff80).
+func hexColour(v string) bool {
+	switch len(v) {
+	case 3, 4, 6, 8:
+	default:
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i] | 0x20; class[c]&cHex == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // skipCredential is skipValue for the password of a URL or of user:password,
