@@ -23,6 +23,8 @@ var hostile = []struct{ name, unit string }{
 	{"url", "a://b:c"},
 	{"flags", " --password --token "},
 	{"assign-chain", "token=$token="},
+	{"p-flags", " -p"},
+	{"login-p-flags", "login -p -p "},
 }
 
 func TestStringHostile(t *testing.T) {

@@ -57,6 +57,9 @@ func TestJSON(t *testing.T) {
 	f(`{"password":"#Xk93mzPq77"}`, `{"password":"`+r("password")+`"}`)
 	f(`{"env":{"DB_PASSWORD":"!Xk93mzPq77"}}`, `{"env":{"DB_PASSWORD":"`+r("password")+`"}}`)
 	f(`{"password":"!hunter","token":"*abc","secret":"#f8f8f2"}`, `{"password":"`+r("password")+`","token":"`+r("secret")+`","secret":"`+r("secret")+`"}`)
+	f(`{"command":"mysql -u root -pXk93mzPq77 db"}`, `{"command":"mysql -u root -p`+r("password")+` db"}`)
+	f(`{"command":"sshpass -p Xk93mzPq77 ssh h"}`, `{"command":"sshpass -p `+r("password")+` ssh h"}`)
+	f(`{"command":"docker login -u me -p Xk93mzPq77"}`, `{"command":"docker login -u me -p `+r("password")+`"}`)
 
 	// …unless it is empty, a reference, not a string, or not a secret-bearing key.
 	f(`{"password":""}`, `{"password":""}`)

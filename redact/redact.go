@@ -33,7 +33,8 @@
 //	url_password           the password in scheme://user:password@host (user and host are kept)
 //	password               the value assigned to a name ending in PASSWORD, PASSWD, PASSPHRASE
 //	                       or PASS (DB_PASSWORD=…, --password …, password: …, "password": "…"),
-//	                       SQL PASSWORD '…' / IDENTIFIED BY '…', curl -u user:password
+//	                       SQL PASSWORD '…' / IDENTIFIED BY '…', curl -u user:password,
+//	                       mysql -p…, sshpass -p …, docker (podman, oc …) login -p …
 //	secret                 the value assigned to a name ending in SECRET, TOKEN, API_KEY,
 //	                       SECRET_KEY, PRIVATE_KEY, SIGNATURE and a few more
 //

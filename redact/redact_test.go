@@ -203,6 +203,35 @@ func TestString(t *testing.T) {
 	f(`{"password":"#Xk93mzPq77"}`, `{"password":"`+r("password")+`"}`)
 	f(`{"env":{"DB_PASSWORD":"!Xk93mzPq77"}}`, `{"env":{"DB_PASSWORD":"`+r("password")+`"}}`)
 
+	// The -p of the commands whose -p takes a password.
+	f("mysql -u root -pXk93mzPq77 db", "mysql -u root -p"+r("password")+" db")
+	f("mysql -uroot -p'Xk93mzPq77' db", "mysql -uroot -p'"+r("password")+"' db")
+	f("docker exec -it db mysql -uroot -pXk93mzPq77 app", "docker exec -it db mysql -uroot -p"+r("password")+" app")
+	f(`bash -c "mysqldump -pXk93mzPq77 app > a.sql"`, `bash -c "mysqldump -p`+r("password")+` app > a.sql"`)
+	f("sshpass -p Xk93mzPq77 ssh h", "sshpass -p "+r("password")+" ssh h")
+	f("sshpass -pXk93mzPq77 ssh -p 2222 h", "sshpass -p"+r("password")+" ssh -p 2222 h")
+	f("docker login -u me -p Xk93mzPq77", "docker login -u me -p "+r("password"))
+	f("docker login -u me -p=Xk93mzPq77 reg", "docker login -u me -p="+r("password")+" reg")
+	f("docker login -u me --password Xk93mzPq77 reg", "docker login -u me --password "+r("password")+" reg")
+	f("podman login -u me -p Xk93mzPq77 quay.io", "podman login -u me -p "+r("password")+" quay.io")
+	f("helm registry login -u me -p Xk93mzPq77 r", "helm registry login -u me -p "+r("password")+" r")
+	f("oc login -u dev -p Xk93mzPq77 https://api", "oc login -u dev -p "+r("password")+" https://api")
+	f(`{"command":"mysql -u root -pXk93mzPq77 db"}`, `{"command":"mysql -u root -p`+r("password")+` db"}`)
+	f(`ok\nmysql -pXk93mzPq77 db`, `ok\nmysql -p`+r("password")+` db`)
+
+	// …and not the -p of others, nor a -p without a password.
+	f("ls -p; mkdir -p dir; grep -p x; cp -p a b; tar -pxf a.tar", "ls -p; mkdir -p dir; grep -p x; cp -p a b; tar -pxf a.tar")
+	f("ssh -p 2222 host", "ssh -p 2222 host")
+	f("sshpass -e ssh -p 2222 host", "sshpass -e ssh -p 2222 host")
+	f("docker run --name mysql -p 3306:3306 mysql:8", "docker run --name mysql -p 3306:3306 mysql:8")
+	f("docker run --name mysql -p3306:3306 mysql:8", "docker run --name mysql -p3306:3306 mysql:8")
+	f("mysql -u root -p db", "mysql -u root -p db")
+	f("mysql -u root -p$MYSQL_PWD db", "mysql -u root -p$MYSQL_PWD db")
+	f(`sshpass -p "$PW" ssh h`, `sshpass -p "$PW" ssh h`)
+	f("docker login -u me -p $TOKEN reg", "docker login -u me -p $TOKEN reg")
+	f("docker login -u me --password-stdin reg", "docker login -u me --password-stdin reg")
+	f("login -p root", "login -p root")
+
 	// Not secrets: English, empty values, references, code.
 	f("the token is valid; refresh the token and retry", "the token is valid; refresh the token and retry")
 	f("Enter your password when asked.", "Enter your password when asked.")
@@ -407,6 +436,7 @@ func FuzzString(f *testing.F) {
 		`{\"password\":\"x\"}`, "a=b:c,d-e", "--password --token x", "-u a:b", "sk-ant-" + mixed48,
 		"https://hooks.slack.com/services/" + alnum36, "PASSWORD '", "Authorization: Bearer [REDACTED:authorization]x",
 		"DB_PASSWORD=!Xk93", `password: "#f8f8f2"`,
+		"mysql -uroot -pXk93 db", "sshpass -p x ssh -p 22 h", "docker login -u me -p=x",
 	} {
 		f.Add(s)
 	}

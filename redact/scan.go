@@ -43,11 +43,12 @@ type scanner struct {
 // scanned ends where that one ended, which is exact, so results do not
 // depend on it.
 type memo struct {
-	runs  [9]span // by class bit: no byte of s[from:to] stops the run, s[to] does
-	quote [5]span // closeQuote, by quote (see quoteIndex)
-	line  [6]span // lineEnd, by quote, and 5 for none
-	value span    // unquoted values
-	end   span    // to is the index of the next "-----END " at or after from, or -1
+	runs  [9]span  // by class bit: no byte of s[from:to] stops the run, s[to] does
+	quote [5]span  // closeQuote, by quote (see quoteIndex)
+	line  [6]span  // lineEnd, by quote, and 5 for none
+	value span     // unquoted values
+	end   span     // to is the index of the next "-----END " at or after from, or -1
+	cmd   cmdWords // the words before the last -p flag (pflagTool)
 }
 
 type span struct {
@@ -163,7 +164,7 @@ func worthSep(s string, i int) bool {
 	c, n := s[i], s[i+1]
 	switch c {
 	case '-':
-		return n == '-' || n == 'u'
+		return n == '-' || n == 'u' || n == 'p'
 	case ',':
 		return i > 0 && isQuote(s[i-1])
 	case ':':
@@ -441,6 +442,9 @@ func (sc *scanner) dash(i int) int {
 	if hasAt(s, i, "-u ") {
 		return sc.userPassword(skipBlank(s, i+3))
 	}
+	if hasAt(s, i, "-p") {
+		return sc.shortPassword(i)
+	}
 	if !hasAt(s, i, "--") {
 		return 0
 	}
@@ -462,6 +466,167 @@ func (sc *scanner) dash(i int) int {
 		return 0
 	}
 	return sc.value(k, ' ', kind, false, false, false, "")
+}
+
+// shortPassword redacts the value of the -p flag at s[i] for the few
+// commands whose -p takes a password: mysql's and mariadb's tools
+// (-p<password>, attached: a word after "-p " is the database), sshpass -p,
+// and the -p of a login subcommand (docker, podman or helm registry login,
+// oc login, cf login). Anywhere else -p is a port, a path or a flag without
+// a value (mkdir -p, ls -p, docker run -p 8080:80): it stays.
+func (sc *scanner) shortPassword(i int) int {
+	s := sc.s
+	k := i + 2
+	if k >= len(s) {
+		return 0
+	}
+	tool := sc.m.pflagTool(s, i)
+	switch {
+	case tool == "":
+		return 0
+	case !isBlank(s[k]):
+		// -p<password>, and -p=<password> to docker's flag parser.
+		if s[k] == '=' && tool != "mysql" {
+			k++
+		}
+	case tool == "mysql":
+		return 0 // mysql -p prompts; a word after it is the database
+	default:
+		k = skipBlank(s, k)
+		if k >= len(s) || s[k] == '-' {
+			return 0
+		}
+	}
+	if tool == "mysql" && portMapping(s, k) {
+		return 0 // docker run --name mysql -p3306:3306
+	}
+	return sc.value(k, ' ', "password", false, false, false, "")
+}
+
+// pflagTool names the command a -p flag at s[i] belongs to when that -p
+// takes a password: "mysql", "sshpass" or "login"; or "". It reads the
+// words before the flag back to the start of the command (a line, ;, |, &,
+// a subshell): the nearest of a mysql or mariadb tool, a login subcommand,
+// and sshpass with only flags after it.
+func (m *memo) pflagTool(s string, i int) string {
+	// fw is the start of the flag's word (-p or '-p…').
+	fw := i
+	for fw > 0 && !wordStop(s[fw-1]) {
+		fw--
+	}
+	c := cmdWords{at: fw, mysql: -1, login: -1, sshpass: -1, nonFlag: -1}
+	prev := &m.cmd
+	for e := fw; ; {
+		for e > 0 && (s[e-1] == ' ' || s[e-1] == '\t') {
+			e--
+		}
+		b := e
+		for b > 0 && !wordStop(s[b-1]) {
+			b--
+		}
+		if b == e {
+			break // the start of the command
+		}
+		c.add(s, b, e)
+		if prev.ok && b == prev.at {
+			// The words before this one were read for the flag there.
+			c.merge(prev)
+			break
+		}
+		e = b
+	}
+	*prev = c
+	prev.ok = true
+	tool, at := "", -1
+	if c.mysql > at {
+		tool, at = "mysql", c.mysql
+	}
+	if c.login > at {
+		tool, at = "login", c.login
+	}
+	if c.sshpass > at && c.nonFlag == c.sshpass {
+		tool = "sshpass" // sshpass -d 3 -p …, not sshpass -e ssh -p 22
+	}
+	return tool
+}
+
+// cmdWords is what pflagTool read of the words of a command that start
+// before at: the start of the nearest word of each kind, or -1.
+type cmdWords struct {
+	ok                             bool
+	at                             int
+	mysql, login, sshpass, nonFlag int
+}
+
+// add reads the word s[b:e], nearer to at than any read before.
+func (c *cmdWords) add(s string, b, e int) {
+	// The name: what follows a path, a quote, a JSON key's colon or an
+	// escaped line break (/usr/bin/mysql, "command":"mysql, \nmysql in JSON
+	// text read as text).
+	t := e
+	for t > b && class[s[t-1]]&cName != 0 {
+		t--
+	}
+	if t > b && s[t-1] == '\\' && t < e && escapeLetter(s[t]) {
+		t++
+	}
+	w := s[t:e]
+	if c.mysql < 0 && (strings.HasPrefix(w, "mysql") || strings.HasPrefix(w, "mariadb")) {
+		c.mysql = b
+	}
+	if c.login < 0 && w == "login" && wordBefore(s, b) {
+		c.login = b // docker login, not login(1)'s -p
+	}
+	if c.sshpass < 0 && w == "sshpass" {
+		c.sshpass = b
+	}
+	if c.nonFlag < 0 && s[b] != '-' {
+		c.nonFlag = b
+	}
+}
+
+// merge completes c with p, the reading of the words before p.at.
+func (c *cmdWords) merge(p *cmdWords) {
+	for _, f := range [...]struct{ to, from *int }{{&c.mysql, &p.mysql}, {&c.login, &p.login},
+		{&c.sshpass, &p.sshpass}, {&c.nonFlag, &p.nonFlag}} {
+		if *f.to < 0 {
+			*f.to = *f.from
+		}
+	}
+}
+
+// wordStop reports whether c ends a word of a command: a blank or a
+// separator of commands.
+func wordStop(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', ';', '|', '&', '(', ')', '`', '{', '}':
+		return true
+	}
+	return false
+}
+
+// wordBefore reports whether a word of the same command stands before
+// s[b].
+func wordBefore(s string, b int) bool {
+	for b > 0 && (s[b-1] == ' ' || s[b-1] == '\t') {
+		b--
+	}
+	return b > 0 && !wordStop(s[b-1])
+}
+
+// portMapping reports whether the word at s[k] is a port mapping such as
+// 3306:3306 or 127.0.0.1:3306:3306.
+func portMapping(s string, k int) bool {
+	colon := false
+	for ; k < len(s) && !valueStop(s[k]); k++ {
+		switch c := s[k]; {
+		case c == ':':
+			colon = true
+		case c != '.' && (c < '0' || c > '9'):
+			return false
+		}
+	}
+	return colon
 }
 
 // userPassword redacts the password of curl's user:password at s[k].
