@@ -52,6 +52,14 @@ import (
 // the child's first event within the same process start), so the hour also
 // covers a fork whose first event waits for the user's prompt.
 //
+// A group so loaded holds some of its key's sessions whole. A session it
+// meets later may have events in the log it never read: one that was
+// idle beyond the window, one a stale load's turn left out, one whose
+// events a collector committed and died before modelling (no model row
+// names it). Its events are never applied to the group alone, which would
+// make its model of them and have its seq claim the rest: the group is
+// loaded again with it (lacks).
+//
 // Reads: GET /v1/sessions/{id} and its /agents and /tool-calls wait up to
 // Config.DeriveWait while events of that session (or of its group) are
 // committed but not applied, then answer what is stored. Every answer
@@ -999,8 +1007,12 @@ type groupState struct {
 	// counted is what the metrics per agent counted of the group; nil
 	// when they are not kept.
 	counted *counted
-	// stored are the sessions whose stored events load read.
-	stored map[string]bool
+	// whole are the sessions the group holds every event of, up to what
+	// it applied: those whose stored events load read, and those met in
+	// the group's events later whose log held none before them (lacks).
+	// Events of any other session must not be applied to the group: they
+	// would make a model of the session from them alone.
+	whole map[string]bool
 	// watches follow each session's agents and calls for its signals and
 	// what it waits on, read after every round without reading every
 	// call again.
@@ -1028,7 +1040,7 @@ const markCost, seqCost = 64, 8
 
 func newGroupState(key string) *groupState {
 	return &groupState{key: key, g: attribution.NewGroup(), seq: map[string]int64{}, first: map[string]time.Time{}, last: map[string]time.Time{},
-		stored: map[string]bool{}, watches: map[string]*attribution.Watch{}, seqs: map[string][]int64{}, marks: map[string]*rowMarks{}}
+		whole: map[string]bool{}, watches: map[string]*attribution.Watch{}, seqs: map[string][]int64{}, marks: map[string]*rowMarks{}}
 }
 
 // follow hands a round's changes of a session to its watch (a new one
@@ -1224,9 +1236,10 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 			// Evicted since: loaded from the store, whole.
 			delete(m.restateFrom, m.keys[id])
 		}
-		if gs := m.groups.groups[m.keys[id]]; gs != nil && gs.stored[id] {
-			// Loaded with its group since this modeler began: its stored
-			// events were read then, and those since are applied live.
+		if gs := m.groups.groups[m.keys[id]]; gs != nil && gs.whole[id] {
+			// Whole in its group: its stored events were read when it
+			// was loaded (or it had none), and those since are applied
+			// live.
 			continue
 		}
 		s, err := m.st.Session(ctx, id)
@@ -1283,11 +1296,24 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 			delete(m.deferred, key)
 		}
 		gs := m.groups.take(key)
+		var keep []string
+		if gs != nil {
+			lacks, err := m.lacks(ctx, gs, w.evs)
+			if err != nil {
+				return 0, 0, err
+			}
+			if lacks {
+				// Loaded again, with the new session and every session it
+				// held: each of them whole.
+				keep = slices.Collect(maps.Keys(gs.whole))
+				gs = nil
+			}
+		}
 		loaded := gs == nil
 		var stored storedDocs
 		if loaded {
 			var err error
-			if gs, err = m.load(ctx, key, w.touched, w.evs, leading); err != nil {
+			if gs, err = m.load(ctx, key, w.touched, keep, w.evs, leading); err != nil {
 				return 0, 0, err
 			}
 		}
@@ -1583,17 +1609,18 @@ func (m *modeler) remember(id, key string) {
 }
 
 // load reads a group not in memory from the store: the sessions touched,
-// the sessions their stored models link them to, and the sessions of the
-// group active within modelWindow of the events at hand.
+// the sessions keep (those a group loaded again held), the sessions their
+// stored models link them to, and the sessions of the group active within
+// modelWindow of the events at hand.
 //
 // counting (the metrics per agent) reads what the store counted of them; a
 // standby does not count.
-func (m *modeler) load(ctx context.Context, key string, touched map[string]bool, evs []*store.Event, counting bool) (*groupState, error) {
+func (m *modeler) load(ctx context.Context, key string, touched map[string]bool, keep []string, evs []*store.Event, counting bool) (*groupState, error) {
 	m.loadsDone.Inc()
 	members := make([]string, 0, modelMaxSessions)
 	in := map[string]bool{}
 	add := func(id string) {
-		if id != "" && !in[id] && len(members) < max(modelMaxSessions, len(touched)) {
+		if id != "" && !in[id] && len(members) < max(modelMaxSessions, len(touched))+len(keep) {
 			in[id] = true
 			members = append(members, id)
 		}
@@ -1604,6 +1631,10 @@ func (m *modeler) load(ctx context.Context, key string, touched map[string]bool,
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
+		add(id)
+	}
+	slices.Sort(keep)
+	for _, id := range keep {
 		add(id)
 	}
 	prev, err := m.st.SessionModels(ctx, ids)
@@ -1700,11 +1731,50 @@ func (m *modeler) load(ctx context.Context, key string, touched map[string]bool,
 			f.Cursor = page.Next
 		}
 		m.remember(id, key)
-		gs.stored[id] = true
+		gs.whole[id] = true
 	}
 	gs.g.Apply(envs...)
 	gs.loaded = gs.g.Size()
 	return gs, nil
+}
+
+// lacks reports whether group gs, held in memory, lacks stored events of a
+// session evs (events about to be applied to it) has: a session it is not
+// whole of, whose log holds an event before the first of evs. A group is
+// loaded with the sessions at hand and those the store's model links or
+// dates near them, so a session it meets later may have events it never
+// read: one committed by a collector that died before modelling them (no
+// model row names it), or one back after more than modelWindow idle.
+// Applied alone, its new events would make its model from them, which the
+// session's seq would then claim current. The sessions it finds whole are
+// marked so (gs.whole): each is looked up once, at its first events in the
+// group.
+func (m *modeler) lacks(ctx context.Context, gs *groupState, evs []*store.Event) (bool, error) {
+	var first map[string]int64
+	for _, e := range evs {
+		if gs.whole[e.SessionID] {
+			continue
+		}
+		if first == nil {
+			first = map[string]int64{}
+		}
+		if s, ok := first[e.SessionID]; !ok || e.Seq < s {
+			first[e.SessionID] = e.Seq
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(first)) {
+		page, err := m.st.Events(ctx, store.EventFilter{SessionID: id, Limit: 1})
+		if err != nil {
+			return false, err
+		}
+		if len(page.Events) > 0 && page.Events[0].Seq < first[id] {
+			// Possibly an event still held (applied later, once more):
+			// the load reads it too.
+			return true, nil
+		}
+		gs.whole[id] = true
+	}
+	return false, nil
 }
 
 // mergeWindows sorts time windows and merges those that overlap.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -838,5 +839,105 @@ func TestProbeSessionMarked(t *testing.T) {
 	s.getJSON(t, "/v1/sessions/s1", &other)
 	if other.Probe {
 		t.Errorf("view of session s1: marked a probe")
+	}
+}
+
+// TestDerivedSessionBackAfterIdle: a session that goes on after more than
+// modelWindow idle, while its project's group is held in memory without it
+// (loaded, after a restart, for a session that began meanwhile), is made
+// current with everything it had before: the model equals the one a
+// collector that was given every event derives.
+func TestDerivedSessionBackAfterIdle(t *testing.T) {
+	const hours = 2 * 3600 * 1000
+	call := func(ms int, sid, id string) []event.Envelope {
+		return []event.Envelope{
+			synth(ms, "session_id", sid, "cwd", "/work/p", "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"}),
+			synth(ms+1, "session_id", sid, "cwd", "/work/p", "hook_event_name", "PostToolUse", "tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a"}),
+		}
+	}
+	old := append([]event.Envelope{
+		synth(0, "session_id", "idle-a", "cwd", "/work/p", "hook_event_name", "SessionStart", "source", "startup"),
+		synth(1, "session_id", "idle-a", "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "first"),
+	}, call(2, "idle-a", "toolu_a1")...)
+	other := []event.Envelope{
+		synth(hours, "session_id", "idle-b", "cwd", "/work/p", "hook_event_name", "SessionStart", "source", "startup"),
+		synth(hours+1, "session_id", "idle-b", "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "other"),
+	}
+	back := append([]event.Envelope{
+		synth(hours+10_000, "session_id", "idle-a", "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "second"),
+	}, call(hours+10_001, "idle-a", "toolu_a2")...)
+	ref := newServer(t, collector.Config{})
+	ref.post(t, slices.Concat(old, other, back), len(old)+len(other)+len(back), 0)
+	want := derivedView(t, ref)
+
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	open := func() *testServer {
+		db, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newServerOn(t, patient, db)
+		s.db = db
+		return s
+	}
+	s := open()
+	s.post(t, old, len(old), 0)
+	s.settle(t)
+	s.stop()
+	s = open()
+	s.post(t, other, len(other), 0)
+	s.settle(t)
+	s.post(t, back, len(back), 0)
+	if got := derivedView(t, s); got != want {
+		t.Fatalf("a session back after an idle hour:\n%s\nwant, given every event:\n%s", got, want)
+	}
+}
+
+// TestDeriveStaleThenLive: more stale sessions of one project than a round
+// loads (a crash: events committed, never modelled) are loaded over
+// several rounds, each loading the project's group again with the
+// sessions of its turn; then sessions loaded in the earlier rounds go on.
+// Their model has every event, those committed before the start included,
+// as a collector given every event derives it.
+func TestDeriveStaleThenLive(t *testing.T) {
+	checkStaleThenLive(t, sqlite.MustOpenDB(t))
+}
+
+// checkStaleThenLive runs TestDeriveStaleThenLive on db, an empty store.
+func checkStaleThenLive(t *testing.T, db store.Store) {
+	const sessions = 100
+	var old []event.Envelope
+	for i := range sessions {
+		sid := fmt.Sprintf("stale-%03d", i)
+		ms := i * 10_000 // the newest first: stale-099 loads first
+		old = append(old,
+			synth(ms, "session_id", sid, "cwd", "/work/p", "hook_event_name", "SessionStart", "source", "startup"),
+			synth(ms+1, "session_id", sid, "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "first "+sid),
+			synth(ms+2, "session_id", sid, "cwd", "/work/p", "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", "toolu_"+sid, "tool_input", map[string]any{"command": "ls"}),
+			synth(ms+3, "session_id", sid, "cwd", "/work/p", "hook_event_name", "PostToolUse", "tool_name", "Bash", "tool_use_id", "toolu_"+sid, "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a\nb"}))
+	}
+	var late []event.Envelope
+	for k, sid := range []string{"stale-090", "stale-050", "stale-030"} { // loaded in the first, second and third round
+		ms := sessions*10_000 + k*10
+		late = append(late,
+			synth(ms, "session_id", sid, "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "second "+sid),
+			synth(ms+1, "session_id", sid, "cwd", "/work/p", "hook_event_name", "Stop"))
+	}
+	ref := newServer(t, collector.Config{})
+	ref.post(t, slices.Concat(old, late), len(old)+len(late), 0)
+	want := derivedView(t, ref)
+
+	events := make([]store.Event, len(old))
+	for i, e := range old {
+		events[i] = storetest.MustEvent(t, e)
+	}
+	if _, err := db.Insert(context.Background(), events); err != nil {
+		t.Fatal(err)
+	}
+	s := newServerOn(t, patient, db)
+	s.settle(t)
+	s.post(t, late, len(late), 0)
+	if got := derivedView(t, s); got != want {
+		t.Fatalf("after a start on %d stale sessions, then live:\n%s\nwant, given every event:\n%s", sessions, got, want)
 	}
 }

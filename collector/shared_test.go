@@ -17,6 +17,7 @@ import (
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
+	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
 // TestSharedDatabase runs two collectors on one real PostgreSQL database:
@@ -534,4 +535,82 @@ func storedSessions(t *testing.T, db *postgres.DB) (sessions map[string]bool, ca
 		}
 	}
 	return sessions, calls, modeled
+}
+
+// TestSharedRestartAfterCrash: a collector dies after committing events of
+// a session and before its model round (SIGKILL: no model row for them);
+// the collector started after it follows the log as a standby while the
+// lease is not free yet, loads the session's group for another session of
+// its project, then meets new events of the first session; when it takes
+// the lease, the model it stores of that session has every event the log
+// holds, those the dead collector committed included, as a collector given
+// every event derives it.
+func TestSharedRestartAfterCrash(t *testing.T) {
+	call := func(ms int, sid, id string) []event.Envelope {
+		return []event.Envelope{
+			synth(ms, "session_id", sid, "cwd", "/work/p", "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"}),
+			synth(ms+1, "session_id", sid, "cwd", "/work/p", "hook_event_name", "PostToolUse", "tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a"}),
+		}
+	}
+	// Committed by the collector that died.
+	dead := append([]event.Envelope{
+		synth(0, "session_id", "crash-a", "cwd", "/work/p", "hook_event_name", "SessionStart", "source", "startup"),
+		synth(1, "session_id", "crash-a", "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "first"),
+	}, call(2, "crash-a", "toolu_a1")...)
+	other := []event.Envelope{
+		synth(60_000, "session_id", "crash-b", "cwd", "/work/p", "hook_event_name", "SessionStart", "source", "startup"),
+		synth(60_001, "session_id", "crash-b", "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "other"),
+	}
+	after := append([]event.Envelope{
+		synth(70_000, "session_id", "crash-a", "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "second"),
+	}, call(70_001, "crash-a", "toolu_a2")...)
+	ref := newServer(t, collector.Config{})
+	ref.post(t, slices.Concat(dead, other, after), len(dead)+len(other)+len(after), 0)
+	want := derivedView(t, ref)
+
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	db := postgres.MustOpenDB(t, url)
+	events := make([]store.Event, len(dead))
+	for i, e := range dead {
+		events[i] = storetest.MustEvent(t, e)
+	}
+	if _, err := db.Insert(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	// The lease is not free yet when the new collector starts.
+	lctx, release := context.WithCancel(ctx)
+	defer release()
+	if _, err := postgres.MustOpenDB(t, url).Lead(lctx); err != nil {
+		t.Fatal(err)
+	}
+	s := newServerOn(t, patient, postgres.MustOpenDB(t, url))
+	applied := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for got := metric(t, s, "hookwatch_model_events_applied_total"); got != fmt.Sprint(n); got = metric(t, s, "hookwatch_model_events_applied_total") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the standby applied %s events, want %d", got, n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	s.post(t, other, len(other), 0)
+	applied(len(other))
+	s.post(t, after, len(after), 0)
+	applied(len(other) + len(after))
+	if got := metric(t, s, "hookwatch_model_leader"); got != "0" {
+		t.Fatalf("the collector holds the lease before it is free: %s", got)
+	}
+	release()
+	if got := derivedView(t, s); got != want {
+		t.Fatalf("the model after the restart:\n%s\nwant, given every event:\n%s", got, want)
+	}
+}
+
+// TestSharedStaleThenLive is TestDeriveStaleThenLive on PostgreSQL: the
+// collector takes the lease at its start, after a collector died having
+// committed events it never modelled.
+func TestSharedStaleThenLive(t *testing.T) {
+	checkStaleThenLive(t, postgres.MustOpenDB(t, pgtest.NewDatabase(t)))
 }
