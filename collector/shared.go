@@ -132,7 +132,9 @@ func (m *modeler) takeOver(ctx, lease context.Context) bool {
 	m.mu.Lock()
 	var held []string
 	for _, id := range m.loads {
-		if gs := m.groups.groups[m.keys[id]]; gs != nil && gs.seq[id] > 0 {
+		// Only a session the group holds whole: of one it holds some
+		// events of, the others are read from the store.
+		if gs := m.groups.groups[m.keys[id]]; gs != nil && gs.whole[id] && gs.seq[id] > 0 {
 			m.restate[id] = true
 			held = append(held, id)
 		}
