@@ -178,7 +178,12 @@ type modeler struct {
 	// thread's wake-up and a switch each, only for the goroutine to find
 	// its round not due and wait again.
 	armed   bool
-	version int64 // UpdatedSeq of the latest PutModel
+	version int64 // UpdatedSeq of the latest round, stored or being stored
+	// storedVersion is the UpdatedSeq of the latest round whose rows are
+	// stored: where a stream that starts now starts. version runs ahead
+	// of it while a round writes, and a stream starting at version then
+	// would never send that round's rows.
+	storedVersion int64
 
 	// Owned by the run goroutine.
 	held  []pendingEvent
@@ -273,6 +278,7 @@ type modeler struct {
 }
 
 func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxWait time.Duration, cacheBytes int, perAgent bool, a *auditor, sinks []ModelSink, signals attribution.Thresholds, stalls *stalls) *modeler {
+	now := time.Now().UnixMicro()
 	m := &modeler{
 		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks, stalls: stalls, signals: signals,
 		pending:        map[string]int{},
@@ -285,7 +291,8 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		keys:           map[string]string{},
 		flush:          make(chan struct{}),
 		exited:         make(chan struct{}),
-		version:        time.Now().UnixMicro(),
+		version:        now,
+		storedVersion:  now,
 		tailBudget:     tailBudget,
 		applied:        set.NewCounter(`hookwatch_model_events_applied_total`),
 		rebuilds:       set.NewCounter(`hookwatch_model_rebuilds_total`),
@@ -518,6 +525,9 @@ func (m *modeler) settled(evs []pendingEvent, loaded []string, version int64) {
 	if version > m.version {
 		m.version = version
 	}
+	if version > m.storedVersion {
+		m.storedVersion = version
+	}
 	close(m.changed)
 	m.changed = make(chan struct{})
 }
@@ -539,11 +549,11 @@ func (m *modeler) recounted() {
 	m.changed = make(chan struct{})
 }
 
-// currentVersion is the UpdatedSeq of the model's latest change.
+// currentVersion is the UpdatedSeq of the model's latest stored change.
 func (m *modeler) currentVersion() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.version
+	return m.storedVersion
 }
 
 // isPending reports whether session id, or a session of group key, has

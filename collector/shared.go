@@ -42,6 +42,7 @@ func (s *Server) watch(ctx context.Context, sh store.Shared) {
 func (m *modeler) follow(modelSeq int64) {
 	m.mu.Lock()
 	m.version = max(m.version, modelSeq)
+	m.storedVersion = max(m.storedVersion, modelSeq) // announced once written
 	m.mu.Unlock()
 	m.poke()
 }
