@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -411,6 +412,78 @@ func TestStream(t *testing.T) {
 	code, body := s.do(t, http.MethodGet, "/v1/stream", nil, "Last-Event-ID", "abc")
 	if code != 400 {
 		t.Fatalf("bad Last-Event-ID: %d %s", code, body)
+	}
+}
+
+// TestStreamResumesFromConnect: a stream opens with the id of where it
+// starts, so a client that received nothing before it was cut off (an idle
+// session's page, a collector restarted) resumes from there: what was
+// committed while it was away comes, events and model changes alike, for a
+// session's stream and for the list's, from the collector that comes back
+// on the same database.
+func TestStreamResumesFromConnect(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	open := func() *sqlite.DB {
+		db, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	first := serverOn(t, open(), collector.Config{})
+	first.post(t, []event.Envelope{synth(0, "session_id", "s1", "hook_event_name", "UserPromptSubmit", "prompt", "go")}, 1, 0)
+	first.settle(t)
+	session := first.openStream(t, "?session_id=s1")
+	list := first.openStream(t, "")
+	for _, r := range []*sseReader{session, list} {
+		if _, err := strconv.ParseInt(strings.Split(r.start, ":")[0], 10, 64); err != nil || !strings.Contains(r.start, ":") {
+			t.Fatalf("stream opened with id %q, want \"<event seq>:<model seq>\"", r.start)
+		}
+	}
+	if session.start != list.start {
+		// Nothing was committed between the two.
+		t.Fatalf("streams opened at %q and %q", session.start, list.start)
+	}
+	first.stop()
+
+	// While no collector runs, nothing reaches the clients; the next one
+	// stores a call of s1 and a new session.
+	second := serverOn(t, open(), collector.Config{})
+	second.post(t, []event.Envelope{
+		synth(1, "session_id", "s1", "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", "t1", "tool_input", map[string]any{"command": "ls"}),
+		synth(2, "session_id", "s2", "hook_event_name", "SessionStart", "source", "startup"),
+	}, 2, 0)
+	second.settle(t)
+
+	resumed := second.openStream(t, "?session_id=s1", "Last-Event-ID", session.start)
+	if ev := resumed.nextEvent(); !strings.Contains(ev.Data, `"tool_use_id":"t1"`) {
+		t.Fatalf("resumed session stream's first event: %+v", ev)
+	}
+	if _, m := resumed.nextModel(); m.SessionID != "s1" || len(m.ToolCalls) != 1 || m.Session == nil || m.Session.Counts.ToolCalls != 1 {
+		t.Fatalf("resumed session stream's model: %+v", m)
+	}
+	all := second.openStream(t, "", "Last-Event-ID", list.start)
+	var events []string
+	for range 2 {
+		var got store.Event
+		if err := json.Unmarshal([]byte(all.nextEvent().Data), &got); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, got.SessionID)
+	}
+	if !slices.Equal(events, []string{"s1", "s2"}) {
+		t.Fatalf("resumed list stream's events: %v", events)
+	}
+	seen := map[string]bool{}
+	for len(seen) < 2 {
+		_, m := all.nextModel()
+		if m.Session == nil {
+			t.Fatalf("list model message without its session: %+v", m)
+		}
+		seen[m.SessionID] = true
+	}
+	if !seen["s1"] || !seen["s2"] {
+		t.Fatalf("resumed list stream's sessions: %v", seen)
 	}
 }
 

@@ -157,6 +157,9 @@ type sseReader struct {
 	t    *testing.T
 	body io.ReadCloser
 	buf  []byte
+	// start is the id of the block the stream opens with: the position
+	// it starts from.
+	start string
 }
 
 // sseEvent is one dispatched event, or a comment when Comment is set.
@@ -188,9 +191,11 @@ func (s *testServer) openStream(t *testing.T, query string, hdr ...string) *sseR
 		t.Fatalf("GET /v1/stream: %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), b)
 	}
 	r := &sseReader{t: t, body: res.Body}
-	if ev := r.next(); ev.Comment != "connected" {
+	ev := r.next()
+	if ev.Comment != "connected" {
 		t.Fatalf("stream did not start with the connected comment: %+v", ev)
 	}
+	r.start = ev.ID
 	return r
 }
 

@@ -46,8 +46,10 @@ const streamPage = 500
 // "<event seq>:<model seq>". Without
 // Last-Event-ID the stream starts with what is stored after the request;
 // with it, it first replays every event after that seq (and, given as
-// "E:M", every model change after M). The optional session_id parameter
-// keeps one session's events and model.
+// "E:M", every model change after M). The first block, sent on connecting
+// with the ": connected" comment, carries the id of the starting position
+// and no data, so that a client always has an id to resume from. The
+// optional session_id parameter keeps one session's events and model.
 //
 // An event whose envelope is larger than 64 KiB is sent without its
 // payload: its envelope lacks "payload", and "payload_omitted" holds
@@ -95,8 +97,12 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // tell nginx not to buffer the stream
 	w.WriteHeader(http.StatusOK)
-	// retry: asks EventSource clients to reconnect after 2 s.
-	if _, err := w.Write([]byte("retry: 2000\n: connected\n\n")); err != nil {
+	// retry: asks EventSource clients to reconnect after 2 s. id: is the
+	// position the stream starts from: a client that receives nothing
+	// before the connection drops (an idle session, a collector
+	// restarted) resumes from it, rather than from whatever is stored
+	// when it comes back, and misses nothing in between.
+	if _, err := w.Write([]byte("retry: 2000\nid: " + pos.String() + "\n: connected\n\n")); err != nil {
 		return
 	}
 	if rc.Flush() != nil {
