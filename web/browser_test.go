@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,6 +79,10 @@ func serve(t testing.TB, envs []event.Envelope, token string) string {
 	mux.Handle("/", web.Handler())
 	mux.Handle("/v1/", srv.Handler())
 	mux.Handle("/healthz", srv.Handler())
+	gate := &streamGate{open: make(chan struct{}), streams: map[*http.Request]context.CancelFunc{}}
+	close(gate.open)
+	mux.Handle("GET /v1/stream", gate.wrap(srv.Handler()))
+	mux.HandleFunc("POST /test/streams", gate.set)
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		// Shutdown ends the open event streams; only then can the test
@@ -93,6 +98,61 @@ func serve(t testing.TB, envs []event.Envelope, token string) string {
 		}
 	}
 	return hs.URL
+}
+
+// streamGate stands for the network between the pages and the collector's
+// stream: POST /test/streams?hold=1 cuts every open stream and holds the
+// pages' reconnections (as a collector that is down, while what the test
+// posts is stored); ?hold=0 lets them through. The pages see a dropped
+// connection, not an error.
+type streamGate struct {
+	mu      sync.Mutex
+	open    chan struct{} // closed while streams pass
+	streams map[*http.Request]context.CancelFunc
+}
+
+func (g *streamGate) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		open := g.open
+		g.mu.Unlock()
+		select {
+		case <-open:
+		case <-r.Context().Done():
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		r = r.WithContext(ctx)
+		g.mu.Lock()
+		g.streams[r] = cancel
+		g.mu.Unlock()
+		defer func() {
+			g.mu.Lock()
+			delete(g.streams, r)
+			g.mu.Unlock()
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (g *streamGate) set(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.open:
+		if r.URL.Query().Get("hold") == "1" {
+			g.open = make(chan struct{})
+			for _, cancel := range g.streams {
+				cancel()
+			}
+		}
+	default:
+		if r.URL.Query().Get("hold") == "0" {
+			close(g.open)
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // archiveFixture returns an archive directory holding one compaction

@@ -365,6 +365,67 @@ test('a new event arriving over the stream shows without a reload', async () => 
   await page.close();
 });
 
+/** streams cuts the pages' streams and holds their reconnections (hold true), or lets them through (see streamGate). */
+async function streams(hold) {
+  const res = await fetch(BASE + '/test/streams?hold=' + (hold ? 1 : 0), { method: 'POST' });
+  assert.equal(res.status, 204);
+}
+
+const hookEnv = (sid, n, payload) => ({ id: `${sid}-${n}`, runtime: 'claude-code', kind: 'hook', received_at: new Date().toISOString(),
+  payload: { session_id: sid, cwd: '/home/dev/src/live', transcript_path: '/t.jsonl', ...payload } });
+const newID = (prefix) => prefix + '-0000-4000-8000-' + String(Date.now()).slice(-12).padStart(12, '0');
+const liveState = (page) => page.waitForFunction(() => document.querySelector('.live')?.dataset.state === 'live');
+
+test('pages that received nothing catch up with what was stored while their stream was down', async () => {
+  const sid = newID('c0ffee01');
+  const pre = (n) => ({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_use_id: `toolu_down_${n}`, tool_input: { command: `echo ${n}` } });
+  await post([hookEnv(sid, 0, { hook_event_name: 'SessionStart', source: 'startup' }), hookEnv(sid, 1, pre(1))]);
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));
+  await loaded(page);
+  await liveState(page);
+  const list = await open('/#/');
+  await list.page.locator(`[data-session="${sid}"]`).waitFor();
+  await liveState(list.page);
+  for (const p of [page, list.page]) await p.evaluate(() => { window.__sameDocument = true; });
+  // Nothing came on either stream since it opened. It is cut, and while
+  // the pages cannot reconnect a call starts and a session begins.
+  await streams(true);
+  try {
+    for (const p of [page, list.page]) await p.waitForFunction(() => document.querySelector('.live')?.dataset.state !== 'live');
+    const other = newID('c0ffee02');
+    await post([hookEnv(sid, 2, pre(2)), hookEnv(other, 0, { hook_event_name: 'SessionStart', source: 'startup', session_title: 'Begun while away' })]);
+    await streams(false);
+    await page.waitForFunction(() => /\b2 tool calls\b/.test(document.querySelector('.facts')?.innerText || ''), null, { timeout: 15000 });
+    assert.ok(await page.evaluate(() => window.__hw.model.calls.has('toolu_down_2')));
+    await list.page.locator(`[data-session="${other}"]`).waitFor({ timeout: 15000 });
+    assert.match(await list.page.locator(`[data-session="${other}"]`).innerText(), /Begun while away/);
+  } finally {
+    await streams(false);
+  }
+  for (const p of [page, list.page]) assert.equal(await p.evaluate(() => window.__sameDocument), true, 'no reload');
+  clean(seen);
+  clean(list.seen);
+  await page.close();
+  await list.page.close();
+});
+
+test('a link to a session the collector does not know yet shows the session once it begins', async () => {
+  const sid = newID('c0ffee03');
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));
+  await page.getByTestId('not-found').waitFor();
+  assert.match(await page.getByTestId('not-found').innerText(), /shows the session as soon as its first event arrives/);
+  await liveState(page);
+  await post([hookEnv(sid, 0, { hook_event_name: 'SessionStart', source: 'startup' }), hookEnv(sid, 1, { hook_event_name: 'UserPromptSubmit', prompt: 'arrived after the link' }),
+    hookEnv(sid, 2, { hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_use_id: 'toolu_late', tool_input: { command: 'ls' } })]);
+  await page.locator('.shdr h2', { hasText: 'arrived after the link' }).waitFor({ timeout: 10000 });
+  await page.waitForFunction(() => /\b1 tool call\b/.test(document.querySelector('.facts')?.innerText || ''));
+  assert.equal(await page.getByTestId('not-found').count(), 0);
+  // The 404s of the first look are the only errors.
+  assert.deepEqual(seen.errors, []);
+  assert.deepEqual(seen.console.filter((m) => !/404 \(Not Found\)/.test(m)), []);
+  await page.close();
+});
+
 /** openLinked opens a session by a link that selects one of its calls; it returns the inspector too. */
 async function openLinked(session, call) {
   const { page, seen } = await open('/#/s/' + encodeURIComponent(session) + '?call=' + encodeURIComponent(call));

@@ -97,10 +97,14 @@ export function sessionPath(id, sub = '') {
  * (event: signals: {session_id, signals}). It is an EventSource written over fetch, because an
  * EventSource cannot send the Authorization header. It reconnects with
  * backoff, resuming from the last id it saw, sent back as it came ("<seq>",
- * or "<event seq>:<model seq>" from a collector with model messages).
- * onState receives 'connecting' | 'live' | 'retrying': live once the
- * collector answered, which is when its starting point is fixed. It
- * returns close().
+ * or "<event seq>:<model seq>" from a collector with model messages; the
+ * collector sends one as the stream opens, so a stream that received
+ * nothing still resumes where it started).
+ * onState receives 'connecting' | 'live' | 'retrying', and { resumed }:
+ * live once the collector answered, which is when its starting point is
+ * fixed; resumed when that point is where an earlier connection left off,
+ * rather than what is stored now (the first connection, or one that had
+ * no id to send). It returns close().
  */
 export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, onModel = () => {}, onSignals = () => {}, onState = () => {} }) {
   let last = lastEventId != null ? String(lastEventId) : '';
@@ -122,15 +126,16 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
 
   async function connect() {
     if (closed) return;
-    onState('connecting');
+    onState('connecting', { resumed: false });
     ctrl = new AbortController();
     try {
       const h = headers({ Accept: 'text/event-stream' });
+      const resumed = Boolean(last);
       if (last) h['Last-Event-ID'] = last;
       const res = await fetch(path, { headers: h, signal: ctrl.signal, cache: 'no-store' });
       if (res.status === 401) authListeners.forEach((fn) => fn());
       if (!res.ok || !res.body) throw new HTTPError(res.status, 'stream: ' + res.status);
-      onState('live');
+      onState('live', { resumed });
       delay = 250;
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       const parse = sseParser({
@@ -146,7 +151,7 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
       if (closed) return;
     }
     if (closed) return;
-    onState('retrying');
+    onState('retrying', { resumed: false });
     timer = setTimeout(connect, delay);
     delay = Math.min(delay * 2, 5000);
   }

@@ -5,10 +5,15 @@ import { stream } from './api.js';
 const stateListeners = new Set();
 let close = null;
 let state = 'idle';
-let starting = null;
+// Callers of startLive waiting for the stream to connect.
+let waiters = [];
 
 function setState(s) {
   state = s;
+  if (s === 'live') {
+    waiters.forEach((fn) => fn());
+    waiters = [];
+  }
   stateListeners.forEach((fn) => fn(liveState()));
 }
 
@@ -39,25 +44,44 @@ export function subscribeModel(fn) {
   return () => modelSubscribers.delete(fn);
 }
 
+const restartSubscribers = new Set();
+
 /**
- * startLive opens the stream once. It starts at what is stored when it
- * connects, events and model changes alike: a caller that waits for the
- * promise (resolved once connected, or after a while if it cannot connect)
- * before reading its snapshot misses nothing in between.
+ * subscribeRestart calls fn when the stream connects again without a
+ * position to resume from: it starts at what is stored then, and what
+ * changed while it was away (or before it first connected) must be read
+ * again.
+ */
+export function subscribeRestart(fn) {
+  restartSubscribers.add(fn);
+  return () => restartSubscribers.delete(fn);
+}
+
+/**
+ * startLive opens the stream once, and resolves once it is connected (or
+ * after a while if it cannot connect). It starts at what is stored when
+ * it connects, events and model changes alike: a caller that waits for
+ * the promise before reading its snapshot misses nothing in between.
  */
 export function startLive() {
-  if (starting) return starting;
-  let connected;
-  const live = new Promise((resolve) => { connected = resolve; });
-  close = stream({
-    onState: (s) => {
-      setState(s);
-      if (s === 'live') connected();
-    },
-    onModel: (msg) => modelSubscribers.forEach((fn) => fn(msg)),
+  if (!close) {
+    let attempts = 0;
+    close = stream({
+      onState: (s, { resumed } = {}) => {
+        if (s === 'connecting') attempts++;
+        // Connected after a failed attempt, from what is stored now: the
+        // callers read before (or failed to) and missed what came since.
+        if (s === 'live' && attempts > 1 && !resumed) restartSubscribers.forEach((fn) => fn());
+        setState(s);
+      },
+      onModel: (msg) => modelSubscribers.forEach((fn) => fn(msg)),
+    });
+  }
+  if (state === 'live') return Promise.resolve();
+  return new Promise((resolve) => {
+    waiters.push(resolve);
+    setTimeout(resolve, CONNECT_WAIT);
   });
-  starting = Promise.race([live, new Promise((resolve) => setTimeout(resolve, CONNECT_WAIT))]);
-  return starting;
 }
 
 /** CONNECT_WAIT is how long a page waits for a stream to connect before loading anyway. */

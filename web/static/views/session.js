@@ -64,15 +64,20 @@ function useSession(id, thresholds) {
       if (raf.current) return;
       raf.current = requestAnimationFrame(() => { raf.current = 0; if (alive) { m.settle(); setVersion(m.version); signalsSoon(); } });
     };
-    const fail = (e) => {
+    // waiting: the collector has no such session (yet); the stream stays
+    // open, and what it brings of the session has it read again.
+    let waiting = false;
+    const fail = (e, signal) => {
       if (!alive || signal.aborted) return;
-      if (e instanceof HTTPError && e.status === 404) setState((st) => ({ ...st, notFound: true, loading: false, eventsLoading: false }));
-      else setState((st) => ({ ...st, error: String(e.message || e), loading: false, eventsLoading: false }));
+      if (e instanceof HTTPError && e.status === 404) {
+        waiting = true;
+        setState((st) => ({ ...st, notFound: true, loading: false, eventsLoading: false }));
+      } else setState((st) => ({ ...st, error: String(e.message || e), loading: false, eventsLoading: false }));
     };
 
     // The model as the collector has it now: the session view, its agents
     // and every page of its tool calls, each as of the event seq it reflects.
-    const loadModel = async () => {
+    const loadModel = async (signal) => {
       // All at once: the session view, the agents and the calls, each
       // listing page after page by its cursor.
       const sessionP = getJSON(sessionPath(id), { signal });
@@ -97,62 +102,24 @@ function useSession(id, thresholds) {
       await agentsP;
     };
 
-    const onEvent = (ev) => {
-      // A large event comes without its payload, with where to read it whole.
-      const ref = ev && typeof ev === 'object' ? ev.payload_omitted : null;
-      if (ref && typeof ref.url === 'string' && ref.url.startsWith('/v1/sessions/')) {
-        getJSON(ref.url, { signal }).then((body) => {
-          const whole = Array.isArray(body?.events) ? body.events.find((e) => e && e.seq === ev.seq) : null;
-          onEvent(whole || { ...ev, payload_omitted: undefined });
-        }, () => onEvent({ ...ev, payload_omitted: undefined }));
-        return;
-      }
-      if (m.addEvent(ev)) bump();
-    };
-    const onModel = (msg) => {
-      if (m.applyModel(msg)) {
-        performance.mark('hw:live-model');
-        bump();
-      }
-    };
-
-    // The session's stream first: it starts at what is stored when it
-    // connects (events and model changes), and the snapshot read after that
-    // misses nothing. Events are kept once by seq, and a listing older than
-    // a change the stream brought cannot undo it (upserts are as of a seq),
-    // so the overlap is harmless. A stream that cannot connect does not
-    // hold the page for long.
-    let connected;
-    const live = new Promise((resolve) => { connected = resolve; });
-    // A stall depends on the collector's clock, not on an event: the
-    // stream's notice of one asks for the signals again.
-    const onSignals = () => {
-      window.__hw = window.__hw || {};
-      window.__hw.signalNotices = (window.__hw.signalNotices || 0) + 1;
-      if (signalsAt) loadSignals();
-    };
-    const close = stream({
-      path: withQuery('/v1/stream', { session_id: id }),
-      onEvent, onModel, onSignals,
-      onState: (s) => {
-        if (s === 'live') connected();
-        if (alive) setState((st) => (st.live === s ? st : { ...st, live: s }));
-      },
-    });
-
-    (async () => {
-      await Promise.race([live, new Promise((resolve) => setTimeout(resolve, CONNECT_WAIT))]);
-      if (!alive) return;
+    // load reads the model, then the events. Read again (the session
+    // appeared, the stream started afresh), it drops the read under way:
+    // what both bring is kept once (events by seq, rows as of their seq).
+    let loadCtrl = null;
+    const load = async () => {
+      if (loadCtrl) loadCtrl.abort();
+      const lc = (loadCtrl = new AbortController());
+      const signal = lc.signal;
+      waiting = false;
       try {
-        await loadModel();
+        await loadModel(signal);
       } catch (e) {
-        fail(e);
-        ctrl.abort();
+        fail(e, signal);
         return;
       }
-      if (!alive) return;
+      if (!alive || signal.aborted) return;
       performance.mark('hw:model');
-      setState((st) => ({ ...st, loading: false }));
+      setState((st) => ({ ...st, notFound: false, error: '', loading: false, eventsLoading: true }));
       loadSignals();
       bump();
       // The events come after the model: the model alone draws the
@@ -160,7 +127,7 @@ function useSession(id, thresholds) {
       let loaded = 0, shown = 0;
       try {
         for await (const page of pages(sessionPath(id, 'events'), 'events', { limit: 1000 }, { signal })) {
-          if (!alive) return;
+          if (!alive || signal.aborted) return;
           for (const ev of page) m.addEvent(ev);
           loaded += page.length;
           // Draw at most a few times a second: re-rendering after every
@@ -173,16 +140,76 @@ function useSession(id, thresholds) {
           }
         }
       } catch (e) {
-        fail(e);
+        fail(e, signal);
       }
-      if (!alive) return;
+      if (!alive || signal.aborted) return;
       performance.mark('hw:events');
       setState((st) => ({ ...st, loaded, eventsLoading: false }));
       bump();
+    };
+
+    const onEvent = (ev) => {
+      if (waiting) load();
+      // A large event comes without its payload, with where to read it whole.
+      const ref = ev && typeof ev === 'object' ? ev.payload_omitted : null;
+      if (ref && typeof ref.url === 'string' && ref.url.startsWith('/v1/sessions/')) {
+        getJSON(ref.url, { signal }).then((body) => {
+          const whole = Array.isArray(body?.events) ? body.events.find((e) => e && e.seq === ev.seq) : null;
+          onEvent(whole || { ...ev, payload_omitted: undefined });
+        }, () => onEvent({ ...ev, payload_omitted: undefined }));
+        return;
+      }
+      if (m.addEvent(ev)) bump();
+    };
+    const onModel = (msg) => {
+      if (waiting) load();
+      if (m.applyModel(msg)) {
+        performance.mark('hw:live-model');
+        bump();
+      }
+    };
+
+    // The session's stream first: it starts at what is stored when it
+    // connects (events and model changes), and the snapshot read after that
+    // misses nothing. Events are kept once by seq, and a listing older than
+    // a change the stream brought cannot undo it (upserts are as of a seq),
+    // so the overlap is harmless. A stream that cannot connect does not
+    // hold the page for long; when it connects later, or again without a
+    // position to resume from, it starts at what is stored then, and the
+    // snapshot is read again.
+    let connected;
+    const live = new Promise((resolve) => { connected = resolve; });
+    let attempts = 0, started = false;
+    // A stall depends on the collector's clock, not on an event: the
+    // stream's notice of one asks for the signals again.
+    const onSignals = () => {
+      window.__hw = window.__hw || {};
+      window.__hw.signalNotices = (window.__hw.signalNotices || 0) + 1;
+      if (signalsAt) loadSignals();
+    };
+    const close = stream({
+      path: withQuery('/v1/stream', { session_id: id }),
+      onEvent, onModel, onSignals,
+      onState: (s, { resumed } = {}) => {
+        if (s === 'connecting') attempts++;
+        if (s === 'live') {
+          connected();
+          if (started && attempts > 1 && !resumed && alive) load();
+        }
+        if (alive) setState((st) => (st.live === s ? st : { ...st, live: s }));
+      },
+    });
+
+    (async () => {
+      await Promise.race([live, new Promise((resolve) => setTimeout(resolve, CONNECT_WAIT))]);
+      if (!alive) return;
+      started = true;
+      load();
     })();
     return () => {
       alive = false;
       ctrl.abort();
+      if (loadCtrl) loadCtrl.abort();
       close();
       cancelAnimationFrame(raf.current);
       clearTimeout(signalsTimer);
@@ -558,7 +585,11 @@ export function SessionView({ id, params }) {
   window.__hw.loading = s.loading || s.eventsLoading;
   useEffect(() => { document.body.dataset.loading = s.loading || s.eventsLoading ? '1' : '0'; });
 
-  if (s.notFound) return html`<section class="notfound"><h2>No such session</h2><p class="muted mono">${id}</p><p><a href="#/">Back to the sessions</a></p></section>`;
+  if (s.notFound) {
+    return html`<section class="notfound" data-testid="not-found"><h2>No such session yet</h2><p class="muted mono">${id}</p>
+      <p>The collector has no events of it yet. This page keeps listening and shows the session as soon as its first event arrives.</p>
+      <p><a href="#/">Back to the sessions</a></p></section>`;
+  }
   const m = s.model;
   const merge = (f) => { setFilters({ ...filters, ...f }); setTab('timeline'); };
   return html`

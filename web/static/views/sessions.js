@@ -2,7 +2,7 @@
 // first, kept live from the event stream, searchable and filterable.
 import { html, useState, useEffect, useMemo, useRef, Select } from '../lib/html.js';
 import { pages } from '../lib/api.js';
-import { subscribeModel, startLive } from '../lib/live.js';
+import { subscribeModel, subscribeRestart, startLive } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtAgo, fmtNum, plural, projectOf, projectKey, shortID, truncate } from '../lib/format.js';
 
@@ -67,6 +67,8 @@ const store = {
   changeTimer: 0,
   listeners: new Set(),
   started: false,
+  reading: false,
+  again: false,
 };
 
 function changed() {
@@ -100,9 +102,11 @@ async function load() {
   store.loading = true;
   store.error = '';
   subscribeModel(onModel);
+  subscribeRestart(reload);
   // The stream first: it starts at what is stored when it connects, and
   // the list read after that misses nothing.
   await startLive();
+  store.reading = true;
   try {
     let first = true;
     for await (const page of pages('/v1/sessions', 'sessions', { limit: 1000 })) {
@@ -119,9 +123,28 @@ async function load() {
     store.started = false;
   }
   store.loading = false;
+  store.reading = false;
   store.done = true;
   changed();
   mark('loaded');
+  if (store.again) {
+    store.again = false;
+    reload();
+  }
+}
+
+// reload reads the list again when the stream connected afresh, without
+// the position it had (or after the first read failed): what changed in
+// between came on no stream.
+function reload() {
+  if (store.loading) {
+    // A read that has begun may have missed it: read once more after it.
+    // One that waits for the stream reads after it anyway.
+    if (store.reading) store.again = true;
+    return;
+  }
+  store.started = false;
+  load();
 }
 
 // mark records list milestones for the benchmark: when the first page and
