@@ -843,11 +843,22 @@ test('a fork beside its baseline: both sides, their shapes and calls as the API 
 test('with a token, the dashboard asks for it, then loads and follows the stream', { skip: !TOKEN && 'the collector has no token' }, async () => {
   const sessions = await all('/v1/sessions', 'sessions');
   const { page, seen } = await open('/#/');
+  let refusals = 0;
+  page.on('console', (m) => { if (/401 \(Unauthorized\)/.test(m.text())) refusals++; });
   const form = page.locator('form.token');
   await form.waitFor();
+  // Nothing is drawn but the question, and the badge says what is missing.
+  await page.getByTestId('needs-token').waitFor();
+  assert.equal(await page.locator('.sessions, .session').count(), 0, 'no empty view behind the question');
+  await page.locator('.live[data-state=unauthorized]', { hasText: 'token needed' }).waitFor();
   await form.locator('input').fill('not the token');
   await form.locator('button').click();
-  await form.waitFor(); // asked again
+  await page.getByTestId('token-refused').filter({ hasText: /refused that token/ }).waitFor(); // asked again, saying why
+  await form.waitFor();
+  // Refused, the stream waits for another token rather than asking again and again.
+  const before = refusals;
+  await page.waitForTimeout(3000);
+  assert.ok(refusals - before <= 1, `${refusals - before} refusals while waiting for a token`);
   await form.locator('input').fill(TOKEN);
   await form.locator('button').click();
   const count = page.getByTestId('session-count');

@@ -4,8 +4,8 @@
 // #/compare/<a>/<b>) so that the
 // collector only ever serves "/" and cannot confuse a dashboard path with an
 // API path.
-import { html, render, useState, useEffect } from './lib/html.js';
-import { onAuthRequired, setToken, getToken } from './lib/api.js';
+import { html, render, useState, useEffect, useRef } from './lib/html.js';
+import { onAuthRequired, setToken, getJSON, HTTPError } from './lib/api.js';
 import { onLiveState, liveState } from './lib/live.js';
 import { SessionList } from './views/sessions.js';
 import { SessionView } from './views/session.js';
@@ -43,29 +43,61 @@ function useRoute() {
   return route;
 }
 
-function LiveBadge() {
-  const [s, setS] = useState(liveState());
+function LiveBadge({ needToken }) {
+  const [st, setS] = useState(liveState());
   useEffect(() => onLiveState(setS), []);
-  const label = { idle: 'offline', connecting: 'connecting', live: 'live', retrying: 'reconnecting' }[s] || s;
-  return html`<span class=${'live live-' + s} data-state=${s} title="Event stream from the collector">${label}</span>`;
+  const s = needToken ? 'unauthorized' : st;
+  const label = { idle: 'offline', connecting: 'connecting', live: 'live', retrying: 'reconnecting', unauthorized: 'token needed' }[s] || s;
+  const title = s === 'unauthorized' ? 'The collector requires a token: nothing is shown or followed until one is given' : 'Event stream from the collector';
+  return html`<span class=${'live live-' + s} data-state=${s} title=${title}>${label}</span>`;
 }
 
-function TokenPrompt({ onDone }) {
-  const [v, setV] = useState(getToken());
+/**
+ * TokenPrompt asks for the collector's token. It tries the token given
+ * before the page uses it: a refused one is said so, and asked for again.
+ */
+function TokenPrompt({ refused, onDone }) {
+  const [v, setV] = useState('');
+  const [busy, setBusy] = useState(false);
+  const input = useRef(null);
+  useEffect(() => { input.current?.focus(); }, [refused]);
+  const submit = async (e) => {
+    e.preventDefault();
+    const t = v.trim();
+    if (!t || busy) return;
+    setBusy(true);
+    setToken(t);
+    try {
+      await getJSON('/v1/sessions?limit=1');
+    } catch (err) {
+      // A refused token comes back through onAuthRequired, refused; any
+      // other failure (the collector is down) is for the pages to show.
+      if (err instanceof HTTPError && err.status === 401) {
+        setBusy(false);
+        setV('');
+        input.current?.focus();
+        return;
+      }
+    }
+    setBusy(false);
+    onDone();
+  };
   return html`
-    <form class="token" onSubmit=${(e) => { e.preventDefault(); setToken(v.trim()); onDone(); }}>
-      <label>The collector requires a token (its HOOKWATCH_TOKEN, or one of hookwatch token create):
-        <input type="password" autocomplete="off" value=${v} onInput=${(e) => setV(e.currentTarget.value)} />
+    <form class="token" data-testid="token-form" onSubmit=${submit}>
+      <label>The collector requires a token (its HOOKWATCH_TOKEN, or one of <code>hookwatch token create</code>):
+        <input ref=${input} type="password" autocomplete="off" value=${v} onInput=${(e) => setV(e.currentTarget.value)} />
       </label>
-      <button type="submit">Use token</button>
+      <button type="submit" disabled=${busy}>Use token</button>
+      ${refused && html`<span class="token-error" role="alert" data-testid="token-refused">The collector refused that token: check it and try again.</span>`}
     </form>`;
 }
 
 function App() {
   const route = useRoute();
-  const [needToken, setNeedToken] = useState(false);
+  // null, or { refused } once the collector asked for a token.
+  const [needToken, setNeedToken] = useState(null);
   const [epoch, setEpoch] = useState(0);
-  useEffect(() => onAuthRequired(() => setNeedToken(true)), []);
+  useEffect(() => onAuthRequired(({ refused }) => setNeedToken({ refused })), []);
   useEffect(() => {
     document.title = route.name === 'session' ? `hookwatch · ${route.id.slice(0, 8)}`
       : route.name === 'compare' ? `hookwatch · ${route.id.slice(0, 8)} vs ${route.other.slice(0, 8)}` : 'hookwatch · sessions';
@@ -79,15 +111,17 @@ function App() {
         ${route.name === 'compare' && html`<span class="sep">/</span><span class="crumb-id">compare ${route.id.slice(0, 8)} · ${route.other.slice(0, 8)}</span>`}
       </nav>
       <span class="spacer"></span>
-      <${LiveBadge} />
+      <${LiveBadge} needToken=${Boolean(needToken)} />
     </header>
-    ${needToken && html`<${TokenPrompt} onDone=${() => { setNeedToken(false); setEpoch(epoch + 1); }} />`}
+    ${needToken && html`<${TokenPrompt} refused=${needToken.refused} onDone=${() => { setNeedToken(null); setEpoch(epoch + 1); }} />`}
     <main class="main" key=${epoch}>
-      ${route.name === 'session'
-        ? html`<${SessionView} key=${route.id} id=${route.id} params=${route.params} />`
-        : route.name === 'compare'
-          ? html`<${CompareView} key=${route.id + '/' + route.other} a=${route.id} b=${route.other} params=${route.params} />`
-          : html`<${SessionList} params=${route.params} />`}
+      ${needToken
+        ? html`<p class="boot" data-testid="needs-token">Enter the collector's token above to see its sessions.</p>`
+        : route.name === 'session'
+          ? html`<${SessionView} key=${route.id} id=${route.id} params=${route.params} />`
+          : route.name === 'compare'
+            ? html`<${CompareView} key=${route.id + '/' + route.other} a=${route.id} b=${route.other} params=${route.params} />`
+            : html`<${SessionList} params=${route.params} />`}
     </main>`;
 }
 

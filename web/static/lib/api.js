@@ -14,8 +14,13 @@ export function getToken() {
   try { return sessionStorage.getItem(TOKEN_KEY) || ''; } catch { return ''; }
 }
 
+// Listeners told when the token changes: a stream the collector refused
+// waits for one.
+const tokenListeners = new Set();
+
 export function setToken(t) {
   try { t ? sessionStorage.setItem(TOKEN_KEY, t) : sessionStorage.removeItem(TOKEN_KEY); } catch { /* private mode */ }
+  tokenListeners.forEach((fn) => fn());
 }
 
 function headers(extra) {
@@ -25,15 +30,18 @@ function headers(extra) {
   return h;
 }
 
-// Listeners told when the API answers 401, so the shell can ask for a token.
+// Listeners told when the API answers 401, so the shell can ask for a
+// token: fn({ refused }), refused when a token was sent (a wrong one).
 const authListeners = new Set();
 export function onAuthRequired(fn) { authListeners.add(fn); return () => authListeners.delete(fn); }
+const authRequired = (sent) => authListeners.forEach((fn) => fn({ refused: Boolean(sent.Authorization) }));
 
 /** getJSON fetches an API path and decodes its JSON body. */
 export async function getJSON(path, { signal } = {}) {
-  const res = await fetch(path, { headers: headers(), signal, credentials: 'same-origin' });
+  const h = headers();
+  const res = await fetch(path, { headers: h, signal, credentials: 'same-origin' });
   if (!res.ok) {
-    if (res.status === 401) authListeners.forEach((fn) => fn());
+    if (res.status === 401) authRequired(h);
     let msg = res.statusText;
     try { const body = await res.json(); if (body && typeof body.error === 'string') msg = body.error; } catch { /* not JSON */ }
     throw new HTTPError(res.status, `${path}: ${res.status} ${msg}`);
@@ -100,11 +108,13 @@ export function sessionPath(id, sub = '') {
  * or "<event seq>:<model seq>" from a collector with model messages; the
  * collector sends one as the stream opens, so a stream that received
  * nothing still resumes where it started).
- * onState receives 'connecting' | 'live' | 'retrying', and { resumed }:
- * live once the collector answered, which is when its starting point is
- * fixed; resumed when that point is where an earlier connection left off,
- * rather than what is stored now (the first connection, or one that had
- * no id to send). It returns close().
+ * onState receives 'connecting' | 'live' | 'retrying' | 'unauthorized',
+ * and { resumed }: live once the collector answered, which is when its
+ * starting point is fixed; resumed when that point is where an earlier
+ * connection left off, rather than what is stored now (the first
+ * connection, or one that had no id to send). Refused for want of a token
+ * (401), it does not retry: it connects again when the token changes. It
+ * returns close().
  */
 export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, onModel = () => {}, onSignals = () => {}, onState = () => {} }) {
   let last = lastEventId != null ? String(lastEventId) : '';
@@ -112,6 +122,17 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
   let ctrl = null;
   let delay = 250;
   let timer = 0;
+  let refused = false;
+  const offToken = (() => {
+    const fn = () => {
+      if (!refused || closed) return;
+      refused = false;
+      delay = 250;
+      connect();
+    };
+    tokenListeners.add(fn);
+    return () => tokenListeners.delete(fn);
+  })();
 
   const dispatch = (data, type) => {
     if (!data) return;
@@ -133,7 +154,13 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
       const resumed = Boolean(last);
       if (last) h['Last-Event-ID'] = last;
       const res = await fetch(path, { headers: h, signal: ctrl.signal, cache: 'no-store' });
-      if (res.status === 401) authListeners.forEach((fn) => fn());
+      if (res.status === 401) {
+        // Trying again with the same token would be refused again.
+        refused = true;
+        onState('unauthorized', { resumed: false });
+        authRequired(h);
+        return;
+      }
       if (!res.ok || !res.body) throw new HTTPError(res.status, 'stream: ' + res.status);
       onState('live', { resumed });
       delay = 250;
@@ -158,6 +185,7 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
   connect();
   return () => {
     closed = true;
+    offToken();
     clearTimeout(timer);
     if (ctrl) ctrl.abort();
   };

@@ -10,7 +10,7 @@ let waiters = [];
 
 function setState(s) {
   state = s;
-  if (s === 'live') {
+  if (s === 'live' || s === 'unauthorized') {
     waiters.forEach((fn) => fn());
     waiters = [];
   }
@@ -21,7 +21,7 @@ function setState(s) {
 // page shows is then that stream's.
 let shown = null;
 
-/** liveState returns the state of the stream the page shows: idle, connecting, live or retrying. */
+/** liveState returns the state of the stream the page shows: idle, connecting, live, retrying or unauthorized. */
 export function liveState() { return shown ?? state; }
 
 /** showStreamState makes the page show the state of another stream (a session's), or again the shared one's (null). */
@@ -59,9 +59,10 @@ export function subscribeRestart(fn) {
 
 /**
  * startLive opens the stream once, and resolves once it is connected (or
- * after a while if it cannot connect). It starts at what is stored when
- * it connects, events and model changes alike: a caller that waits for
- * the promise before reading its snapshot misses nothing in between.
+ * after a while if it cannot connect, or at once if the collector wants a
+ * token). It starts at what is stored when it connects, events and model
+ * changes alike: a caller that waits for the promise before reading its
+ * snapshot misses nothing in between.
  */
 export function startLive() {
   if (!close) {
@@ -77,7 +78,7 @@ export function startLive() {
       onModel: (msg) => modelSubscribers.forEach((fn) => fn(msg)),
     });
   }
-  if (state === 'live') return Promise.resolve();
+  if (state === 'live' || state === 'unauthorized') return Promise.resolve();
   return new Promise((resolve) => {
     waiters.push(resolve);
     setTimeout(resolve, CONNECT_WAIT);
