@@ -426,6 +426,28 @@ test('a link to a session the collector does not know yet shows the session once
   await page.close();
 });
 
+test('the Turns tab keeps each turn on one row, its rejected calls in their own column', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL) + '?tab=turns');
+  await loaded(page);
+  await page.locator('.turn').first().waitFor();
+  const rows = await page.$$eval('.turn .thead', (els) => els.map((el) => {
+    const cells = [...el.children].filter((c) => getComputedStyle(c).display !== 'none');
+    return {
+      text: el.innerText.replace(/\s+/g, ' '),
+      columns: getComputedStyle(el).gridTemplateColumns.split(' ').length,
+      cells: cells.length,
+      tops: new Set(cells.filter((c) => c.textContent.trim()).map((c) => c.offsetTop)).size,
+    };
+  }));
+  assert.ok(rows.some((r) => /\brejected\b/.test(r.text)), 'a turn of the capture has rejected calls');
+  for (const r of rows) {
+    assert.equal(r.cells, r.columns, `a cell per column: ${r.text}`);
+    assert.equal(r.tops, 1, `one row: ${r.text}`);
+  }
+  clean(seen);
+  await page.close();
+});
+
 /** openLinked opens a session by a link that selects one of its calls; it returns the inspector too. */
 async function openLinked(session, call) {
   const { page, seen } = await open('/#/s/' + encodeURIComponent(session) + '?call=' + encodeURIComponent(call));

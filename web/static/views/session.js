@@ -411,7 +411,7 @@ function TurnsTab({ model, version, filters, selected, onSelect }) {
               <span class="num">${plural(t.calls.length, 'call')}</span>
               <span class=${'num ' + (failures ? 'bad' : '')}>${failures} failed</span>
               <span class=${'num ' + (denials ? 'deny' : '')}>${denials} denied</span>
-              ${rejections > 0 && html`<span class="num deny">${rejections} rejected</span>`}
+              <span class="num deny">${rejections > 0 ? `${rejections} rejected` : ''}</span>
             </button>
             ${isOpen && html`<div class="tbody" style=${{ height: Math.min(420, evs.length * 28 + 4) + 'px' }}>
               <${VList} items=${evs} rowHeight=${28} label="Turn events"
