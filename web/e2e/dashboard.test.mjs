@@ -448,6 +448,28 @@ test('the Turns tab keeps each turn on one row, its rejected calls in their own 
   await page.close();
 });
 
+test('the Numbers tab fits its tables in the page', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(PARALLEL) + '?tab=numbers');
+  for (const width of [1400, 1000]) {
+    await page.setViewportSize({ width, height: 900 });
+    await loaded(page);
+    await page.getByRole('table', { name: 'agent' }).waitFor();
+    const over = await page.evaluate(() => {
+      const pane = document.querySelector('.numbers').getBoundingClientRect();
+      return [...document.querySelectorAll('.numbers table.stats')].map((t) => {
+        const box = t.parentElement.getBoundingClientRect();
+        return { label: t.getAttribute('aria-label'), right: box.right, paneRight: pane.right, hidden: t.scrollWidth > t.parentElement.clientWidth && getComputedStyle(t.parentElement).overflowX === 'visible' };
+      }).filter((t) => t.right > t.paneRight + 1 || t.hidden);
+    });
+    assert.deepEqual(over, [], `tables past the page at ${width} px`);
+    // The agent table's last column is in view.
+    const p95 = await page.getByRole('table', { name: 'agent' }).locator('th', { hasText: /^p95$/ }).boundingBox();
+    assert.ok(p95 && p95.x + p95.width <= width, `p95 in view at ${width} px: ${JSON.stringify(p95)}`);
+  }
+  clean(seen);
+  await page.close();
+});
+
 /** openLinked opens a session by a link that selects one of its calls; it returns the inspector too. */
 async function openLinked(session, call) {
   const { page, seen } = await open('/#/s/' + encodeURIComponent(session) + '?call=' + encodeURIComponent(call));
