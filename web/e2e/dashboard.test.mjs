@@ -470,6 +470,29 @@ test('the Numbers tab fits its tables in the page', async () => {
   await page.close();
 });
 
+test('the comparison: live on a direct link, and plain words when it cannot compare', async () => {
+  const fork = (await api('/v1/sessions/' + encodeURIComponent(REAL))).body.child_session_ids[0];
+  const { page, seen } = await open(`/#/compare/${encodeURIComponent(REAL)}/${encodeURIComponent(fork)}`);
+  await page.getByTestId('compare-shape').waitFor();
+  await liveState(page);
+  assert.equal(await page.locator('.live').innerText(), 'live');
+  // Unrelated sessions: said so, with a way to compare them anyway.
+  await page.goto(`${BASE}/#/compare/${encodeURIComponent(REAL)}/${encodeURIComponent(PARALLEL)}`);
+  const err = page.getByTestId('compare-error');
+  await err.waitFor();
+  const words = await page.getByTestId('compare').innerText();
+  assert.match(words, /share no baseline/);
+  assert.doesNotMatch(words, /\/v1\/|unrelated=1|\b409\b/, 'no API path or status: ' + words);
+  seen.console = seen.console.filter((m) => !/409 \(Conflict\)/.test(m)); // the refusal, as the browser logs it
+  assert.equal(await page.getByRole('link', { name: 'Compare them anyway' }).count(), 1);
+  // A session with itself.
+  await page.goto(`${BASE}/#/compare/${encodeURIComponent(REAL)}/${encodeURIComponent(REAL)}`);
+  await page.getByTestId('compare-error').filter({ hasText: /same session/ }).waitFor();
+  assert.doesNotMatch(await page.getByTestId('compare').innerText(), /\/v1\/|\b400\b/);
+  clean(seen);
+  await page.close();
+});
+
 /** openLinked opens a session by a link that selects one of its calls; it returns the inspector too. */
 async function openLinked(session, call) {
   const { page, seen } = await open('/#/s/' + encodeURIComponent(session) + '?call=' + encodeURIComponent(call));

@@ -2,11 +2,15 @@
 
 const TOKEN_KEY = 'hookwatch.token';
 
-/** HTTPError carries the status of a failed API call. */
+/**
+ * HTTPError carries the status of a failed API call, and in detail the
+ * collector's own words (its JSON error) without the path and status.
+ */
 export class HTTPError extends Error {
-  constructor(status, message) {
+  constructor(status, message, detail = '') {
     super(message);
     this.status = status;
+    this.detail = detail || message;
   }
 }
 
@@ -44,7 +48,7 @@ export async function getJSON(path, { signal } = {}) {
     if (res.status === 401) authRequired(h);
     let msg = res.statusText;
     try { const body = await res.json(); if (body && typeof body.error === 'string') msg = body.error; } catch { /* not JSON */ }
-    throw new HTTPError(res.status, `${path}: ${res.status} ${msg}`);
+    throw new HTTPError(res.status, `${path}: ${res.status} ${msg}`, msg);
   }
   return res.json();
 }

@@ -5,6 +5,7 @@
 // it; this view only lays it out.
 import { html, useState, useEffect } from '../lib/html.js';
 import { getJSON, sessionPath, withQuery, HTTPError } from '../lib/api.js';
+import { startLive, subscribeModel } from '../lib/live.js';
 import { ms, fmtDate, fmtNum, shortID, truncate, shapeLabel } from '../lib/format.js';
 import { statusLabel } from './sessions.js';
 
@@ -42,6 +43,26 @@ function Counts({ title, rows, testid }) {
   </tbody>`;
 }
 
+/**
+ * CompareError says why two sessions were not compared, as a person would,
+ * with what can be done about it.
+ */
+function CompareError({ a, b, st }) {
+  let body;
+  if (st.status === 409) {
+    body = html`<p data-testid="compare-error">Sessions ${sessionLink(a)} and ${sessionLink(b)} share no baseline: neither was forked from the other, and they do not both continue one session.</p>
+      <p>Their figures can still be set side by side, as two unrelated sessions. <a class="button" href=${comparePath(a, b, true)}>Compare them anyway</a></p>`;
+  } else if (st.error === 'same' || (st.status === 400 && /same session/.test(st.error))) {
+    body = html`<p data-testid="compare-error">Both sides are the same session, ${sessionLink(a)}${a !== b ? html` (${sessionLink(b)} is another id of it)` : ''}: there is nothing to compare.</p>
+      <p>Open a session and follow its lineage (a fork offers “compare with the baseline”) to compare two.</p>`;
+  } else if (st.status === 404) {
+    body = html`<p data-testid="compare-error">One of the two sessions is not known to the collector: ${st.error}.</p>`;
+  } else {
+    body = html`<p class="error" data-testid="compare-error">Cannot compare these sessions: ${st.error}</p>`;
+  }
+  return html`<div class="compare compare-msg" data-testid="compare">${body}<p><a href="#/">Back to the sessions</a></p></div>`;
+}
+
 /** CompareView shows the comparison of sessions a and b. */
 export function CompareView({ a, b, params }) {
   const unrelated = params.get('unrelated') === '1';
@@ -49,18 +70,28 @@ export function CompareView({ a, b, params }) {
   useEffect(() => {
     const ctl = new AbortController();
     setSt({ c: null, error: '', status: 0 });
-    getJSON(withQuery(sessionPath(a, 'compare/' + encodeURIComponent(b)), { unrelated: unrelated ? 1 : '' }), { signal: ctl.signal })
-      .then((c) => setSt({ c, error: '', status: 200 }))
-      .catch((e) => { if (!ctl.signal.aborted) setSt({ c: null, error: String(e.message || e), status: e instanceof HTTPError ? e.status : 0 }); });
-    return () => ctl.abort();
+    if (a === b) {
+      setSt({ c: null, error: 'same', status: 400 });
+      return () => {};
+    }
+    let timer = 0, at = 0;
+    const read = () => {
+      at = Date.now();
+      getJSON(withQuery(sessionPath(a, 'compare/' + encodeURIComponent(b)), { unrelated: unrelated ? 1 : '' }), { signal: ctl.signal })
+        .then((c) => setSt({ c, error: '', status: 200 }))
+        .catch((e) => { if (!ctl.signal.aborted) setSt({ c: null, error: String(e.detail || e.message || e), status: e instanceof HTTPError ? e.status : 0 }); });
+    };
+    // The comparison follows the sessions as they change (read again at
+    // most every 2 s), from the stream the session list shares.
+    const off = subscribeModel((msg) => {
+      if (!msg || (msg.session_id !== a && msg.session_id !== b) || timer) return;
+      timer = setTimeout(() => { timer = 0; if (!ctl.signal.aborted) read(); }, Math.max(0, at + 2000 - Date.now()));
+    });
+    startLive().then(() => { if (!ctl.signal.aborted) read(); });
+    return () => { ctl.abort(); off(); clearTimeout(timer); };
   }, [a, b, unrelated]);
   const { c } = st;
-  if (st.error) {
-    return html`<div class="compare" data-testid="compare">
-      <p class="error" data-testid="compare-error">${st.error}</p>
-      ${st.status === 409 && html`<p><a href=${comparePath(a, b, true)}>Compare them anyway</a> (they share no baseline: the figures are those of two unrelated sessions).</p>`}
-    </div>`;
-  }
+  if (st.error) return html`<${CompareError} a=${a} b=${b} st=${st} />`;
   if (!c) return html`<div class="compare" data-testid="compare"><p class="muted">Loading…</p></div>`;
   const A = c.a || {}, B = c.b || {};
   return html`<div class="compare" data-testid="compare">
