@@ -493,6 +493,19 @@ test('the comparison: live on a direct link, and plain words when it cannot comp
   await page.close();
 });
 
+test('a search that matches no session says so', async () => {
+  const { page, seen } = await open('/#/?q=zzzznomatch');
+  const none = page.getByTestId('no-match');
+  await none.waitFor();
+  assert.match(await none.innerText(), /No session matches “zzzznomatch”/);
+  await none.getByRole('button', { name: 'Clear the filters' }).click();
+  await page.getByTestId('session-count').filter({ hasText: /^[\d,]+ sessions$/ }).waitFor();
+  assert.equal(await page.getByLabel('Search sessions').inputValue(), '');
+  assert.equal(await none.count(), 0);
+  clean(seen);
+  await page.close();
+});
+
 /** openLinked opens a session by a link that selects one of its calls; it returns the inspector too. */
 async function openLinked(session, call) {
   const { page, seen } = await open('/#/s/' + encodeURIComponent(session) + '?call=' + encodeURIComponent(call));

@@ -204,6 +204,17 @@ function Row({ s, now }) {
     </div>`;
 }
 
+/** describeFilters says what the list's filters ask for, in words. */
+function describeFilters({ q, project, status, range }) {
+  const parts = [];
+  if (q.trim()) parts.push(`“${q.trim()}”`);
+  if (project) parts.push(`in ${project}`);
+  if (status) parts.push(statusLabel(status));
+  const r = RANGES.find(([k]) => k === range);
+  if (range && r) parts.push(`active in the ${r[1]}`);
+  return parts.length ? parts.join(', ') : 'these filters';
+}
+
 /** SessionList is the list view; params are the fragment's query. */
 export function SessionList({ params }) {
   const st = useSessions();
@@ -274,7 +285,10 @@ export function SessionList({ params }) {
       <div class="sbody">
         ${st.done && !st.error && !st.list.length
           ? html`<div class="empty"><p>No sessions yet.</p><p class="muted">Install the hook (<code>hookwatch install</code>) and start Claude Code; sessions appear here as they run.</p></div>`
-          : html`<${VList} label="Sessions" items=${shown} rowHeight=${44} class="slist" row=${(s) => html`<${Row} key=${s.id} s=${s} now=${now} />`} />`}
+          : st.done && st.list.length && !shown.length
+            ? html`<div class="empty" data-testid="no-match"><p>No session matches ${describeFilters({ q, project: projects.find(([k]) => k === project)?.[1] || project, status, range })}.</p>
+                <p><button type="button" onClick=${() => { setQ(''); setProject(''); setStatus(''); setRange(''); searchRef.current?.focus(); }}>Clear the filters</button></p></div>`
+            : html`<${VList} label="Sessions" items=${shown} rowHeight=${44} class="slist" row=${(s) => html`<${Row} key=${s.id} s=${s} now=${now} />`} />`}
       </div>
     </section>`;
 }
