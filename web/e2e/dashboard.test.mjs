@@ -506,6 +506,33 @@ test('a search that matches no session says so', async () => {
   await page.close();
 });
 
+test('narrow screens: the list and the filters fit, and the details can be closed on a phone', async () => {
+  const { page, seen } = await open('/#/');
+  await page.setViewportSize({ width: 800, height: 800 });
+  await page.getByTestId('session-count').filter({ hasText: /^[\d,]+ sessions$/ }).waitFor();
+  const fits = (sel) => page.$$eval(sel, (els) => els.filter((e) => getComputedStyle(e).display !== 'none')
+    .map((e) => ({ sel: e.className || e.tagName, right: Math.round(e.getBoundingClientRect().right) })).filter((r) => r.right > innerWidth));
+  assert.deepEqual(await fits('.toolbar > *'), [], 'the list toolbar at 800 px');
+  assert.deepEqual(await page.evaluate(() => { const l = document.querySelector('.slist'); return l.scrollWidth - l.clientWidth; }), 0, 'the list scrolls sideways at 800 px');
+  await page.goto(BASE + '/#/s/' + encodeURIComponent(REAL));
+  await loaded(page);
+  assert.deepEqual(await fits('.tabs > *, .filters > *'), [], 'the tabs and filters at 800 px');
+  // On a phone the details of a call lie over the timeline, closable.
+  await page.setViewportSize({ width: 390, height: 800 });
+  await page.goto(BASE + '/#/s/' + encodeURIComponent(REAL) + '?call=toolu_00000009');
+  await loaded(page);
+  const insp = page.getByTestId('inspector');
+  await insp.waitFor();
+  const box = await insp.boundingBox();
+  assert.ok(box.x >= 0 && box.x + box.width <= 390, 'the inspector in the viewport: ' + JSON.stringify(box));
+  const close = await insp.getByRole('button', { name: 'Close details' }).boundingBox();
+  assert.ok(close.x >= 0 && close.x + close.width <= 390, 'its close button in the viewport: ' + JSON.stringify(close));
+  await insp.getByRole('button', { name: 'Close details' }).click();
+  await insp.waitFor({ state: 'detached' });
+  clean(seen);
+  await page.close();
+});
+
 /** openLinked opens a session by a link that selects one of its calls; it returns the inspector too. */
 async function openLinked(session, call) {
   const { page, seen } = await open('/#/s/' + encodeURIComponent(session) + '?call=' + encodeURIComponent(call));
