@@ -533,6 +533,38 @@ test('narrow screens: the list and the filters fit, and the details can be close
   await page.close();
 });
 
+test('the keyboard: events open with Enter, and closing the details gives the focus back', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL) + '?tab=events');
+  await loaded(page);
+  const first = page.locator('.erow').first();
+  await first.focus();
+  await page.keyboard.press('ArrowDown');
+  const seq = await page.evaluate(() => document.activeElement.dataset.seq);
+  assert.ok(seq, 'arrow down moves to the next event');
+  await page.keyboard.press('Enter');
+  const insp = page.getByTestId('inspector');
+  await insp.waitFor();
+  await page.waitForURL(/tab=events/);
+  // Into the details, then out with Esc: back on the row.
+  await insp.getByRole('button', { name: 'Close details' }).focus();
+  await page.keyboard.press('Escape');
+  await insp.waitFor({ state: 'detached' });
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.seq), seq, 'focus back on the event that opened the details');
+  // An agent opened from the tree, closed from inside the details.
+  await page.getByRole('tab', { name: 'Timeline' }).click();
+  const agent = page.locator('[role=treeitem]').nth(1);
+  const id = await agent.getAttribute('data-agent');
+  await agent.focus();
+  await page.keyboard.press('Enter');
+  await insp.waitFor();
+  await insp.getByRole('button', { name: 'Show only this agent' }).focus();
+  await page.keyboard.press('Escape');
+  await insp.waitFor({ state: 'detached' });
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('data-agent')), id, 'focus back on the agent');
+  clean(seen);
+  await page.close();
+});
+
 /** openLinked opens a session by a link that selects one of its calls; it returns the inspector too. */
 async function openLinked(session, call) {
   const { page, seen } = await open('/#/s/' + encodeURIComponent(session) + '?call=' + encodeURIComponent(call));

@@ -361,11 +361,28 @@ function Filters({ model, version, filters, setFilters }) {
     </div>`;
 }
 
+// onRowKey opens a row with Enter or Space, and moves to the row above or
+// below with the arrow keys.
+function onRowKey(e, open) {
+  if (e.key === 'Enter' || e.key === ' ') {
+    e.preventDefault();
+    open();
+  } else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+    const next = e.key === 'ArrowDown' ? e.currentTarget.nextElementSibling : e.currentTarget.previousElementSibling;
+    if (next) {
+      e.preventDefault();
+      next.focus();
+    }
+  }
+}
+
 function EventRow({ ev, model, selected, onSelect }) {
   const st = model.eventStatus(ev);
   const a = model.agents.get(ev.agent_id || MAIN);
+  const open = () => onSelect({ kind: 'event', seq: ev.seq });
   return html`
-    <div class=${'erow' + (selected ? ' sel' : '')} role="listitem" data-seq=${ev.seq} onClick=${() => onSelect({ kind: 'event', seq: ev.seq })}>
+    <div class=${'erow' + (selected ? ' sel' : '')} role="listitem" tabIndex="0" aria-current=${selected ? 'true' : undefined} data-seq=${ev.seq}
+      onClick=${open} onKeyDown=${(e) => onRowKey(e, open)}>
       <span class="mono muted">${fmtClock(ms(ev.time), true)}</span>
       <span class="ag">${a ? agentLabel(a) : 'agent'}${ev.agent_id ? html` <span class="muted">${shortID(ev.agent_id, 6)}</span>` : ''}</span>
       <span class="en">${eventName(ev) || ev.kind}</span>
@@ -573,6 +590,29 @@ export function SessionView({ id, params }) {
     addEventListener('keydown', onKey);
     return () => removeEventListener('keydown', onKey);
   }, []);
+
+  // What opened the inspector gets the focus back when it closes, rather
+  // than the page's body (where it falls when the focus was inside the
+  // inspector, or on a row a virtual list has since replaced).
+  const opener = useRef(null);
+  const wasSelected = useRef(null);
+  useLayoutEffect(() => {
+    const prev = wasSelected.current;
+    wasSelected.current = selected;
+    if (selected && !prev) {
+      const el = document.activeElement;
+      opener.current = el && el !== document.body && !el.closest('.inspector') ? el : null;
+    } else if (!selected && prev) {
+      const el = opener.current;
+      opener.current = null;
+      const lost = !document.activeElement || document.activeElement === document.body;
+      if (!lost) return;
+      const back = el && el.isConnected ? el
+        : document.querySelector(prev.kind === 'event' ? `.erow[data-seq="${prev.seq}"]`
+          : prev.kind === 'agent' ? `[role=treeitem][data-agent="${CSS.escape(prev.id)}"]` : '.tl-canvas');
+      if (back) back.focus({ preventScroll: true });
+    }
+  }, [selected]);
 
   useEffect(() => { showStreamState(s.live); }, [s.live]);
   useEffect(() => () => showStreamState(null), []);
