@@ -82,10 +82,14 @@ async function loaded(page) {
  * selectedOnceOffered returns the value of the filter labelled label once
  * it offers value. A filter's options are what the page loaded (the
  * events come after the model), and it holds the value the URL names only
- * once that option is drawn.
+ * once that option is drawn. A link followed in the same page is applied a
+ * frame or two after the navigation: the value is given that long to
+ * show, then read whatever it is.
  */
 async function selectedOnceOffered(page, label, value) {
-  await page.waitForFunction(([l, v]) => [...(document.querySelector(`select[aria-label="${l}"]`)?.options || [])].some((o) => o.value === v), [label, value]);
+  const sel = `select[aria-label="${label}"]`;
+  await page.waitForFunction(([s, v]) => [...(document.querySelector(s)?.options || [])].some((o) => o.value === v), [sel, value]);
+  await page.waitForFunction(([s, v]) => document.querySelector(s)?.value === v, [sel, value], { timeout: 2000 }).catch(() => {});
   return page.getByLabel(label, { exact: true }).inputValue();
 }
 
