@@ -193,6 +193,11 @@ const backgroundSession = "bac6670d-0000-4000-8000-0000000b6b6b"
 // a status line.
 const resumedSession = "74975720-1a50-4d17-9463-df6fabfdeb7c"
 
+// orphanFork is the fork of the 2.1.332 capture: its transcript names no
+// parent hookwatch saw, so the collector knows it as a fork without a
+// parent.
+const orphanFork = "03760423-27f3-4a00-8d63-b14ec37ed695"
+
 // backgroundCut is the number of payloads of the 2.1.332 capture
 // backgroundSession holds: up to the survey agent's own Agent call's end.
 const backgroundCut = 34
@@ -329,7 +334,7 @@ func TestModel(t *testing.T) {
 		t.Skip("the dashboard's unit tests need node")
 	}
 	url := serve(t, fixtures(t, time.Now().UTC()), "")
-	t.Logf("%s", runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_REAL=" + realSession, "HW_RESUMED=" + resumedSession}, "--test", "--test-reporter=spec", "model.test.mjs"))
+	t.Logf("%s", runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_REAL=" + realSession, "HW_RESUMED=" + resumedSession, "HW_FORK=" + orphanFork}, "--test", "--test-reporter=spec", "model.test.mjs"))
 }
 
 // TestBrowser runs e2e/dashboard.test.mjs in headless Chromium against a
@@ -354,6 +359,7 @@ func TestBrowser(t *testing.T) {
 			"HW_PREVIEW=" + previewSession,
 			"HW_BACKGROUND=" + backgroundSession,
 			"HW_RESUMED=" + resumedSession,
+			"HW_FORK=" + orphanFork,
 			"HW_OUTLIER=" + outlierSession,
 			"HW_OUTLIER_AGENT=" + outlierAgent,
 			"HW_STALLED=" + stalledSession,

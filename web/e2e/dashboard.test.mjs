@@ -17,14 +17,15 @@ const PARALLEL = process.env.HW_PARALLEL;
 const PREVIEW = process.env.HW_PREVIEW;
 const BACKGROUND = process.env.HW_BACKGROUND;
 const RESUMED = process.env.HW_RESUMED;
+const FORK = process.env.HW_FORK;
 const OUTLIER = process.env.HW_OUTLIER;
 const OUTLIER_AGENT = process.env.HW_OUTLIER_AGENT;
 const STALLED = process.env.HW_STALLED;
 const XSS_STRINGS = JSON.parse(process.env.HW_XSS_STRINGS || '[]');
 const TOKEN = process.env.HW_TOKEN || '';
 const auth = TOKEN ? { Authorization: 'Bearer ' + TOKEN } : {};
-if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND || !RESUMED || !OUTLIER || !OUTLIER_AGENT || !STALLED) {
-  throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW, HW_BACKGROUND, HW_RESUMED, HW_OUTLIER, HW_OUTLIER_AGENT and HW_STALLED (go test ./web does)');
+if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND || !RESUMED || !OUTLIER || !OUTLIER_AGENT || !STALLED || !FORK) {
+  throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW, HW_BACKGROUND, HW_RESUMED, HW_OUTLIER, HW_OUTLIER_AGENT, HW_STALLED and HW_FORK (go test ./web does)');
 }
 
 let browser;
@@ -929,6 +930,23 @@ test('a resumed session: the cost of an expired cache, and a context curve witho
   await page.getByRole('tab', { name: 'Numbers' }).click();
   await page.getByTestId('curve').locator('canvas').first().waitFor();
   assert.equal(Number(await page.getByTestId('curve').getAttribute('data-points')), want.session.runs.filter((x) => x.resume).length, 'one point per resume');
+  clean(seen);
+  await page.close();
+});
+
+test('a fork whose parent the collector never saw reads as a fork, in the header and the list', async () => {
+  const want = (await api('/v1/sessions/' + encodeURIComponent(FORK))).body;
+  assert.deepEqual([want.lineage, want.parent_session_id, want.runs.at(-1).source], ['fork', '', 'fork']);
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(FORK));
+  await loaded(page);
+  assert.equal(await page.getByTestId('session-lineage').innerText(), 'forked (parent unknown)');
+  assert.match(await page.getByTestId('resume-cost').innerText(), new RegExp(`^forked ${want.resume.context_tokens} tokens, cache warm$`));
+  assert.equal(await page.getByTestId('compare-parent').count(), 0, 'no baseline to compare with');
+  await page.goto(BASE + '/#/?q=' + FORK.slice(0, 8));
+  const tag = page.locator(`[data-session="${FORK}"] .lin .tag`);
+  await tag.waitFor();
+  assert.equal(await tag.innerText(), 'forked');
+  assert.match(await tag.getAttribute('title'), /forked from a session hookwatch has no record of/);
   clean(seen);
   await page.close();
 });

@@ -15,6 +15,7 @@ import { lineageOf } from '../static/views/sessions.js';
 const BASE = process.env.HOOKWATCH_URL;
 const REAL = process.env.HW_REAL;
 const RESUMED = process.env.HW_RESUMED;
+const FORK = process.env.HW_FORK;
 const needAPI = !(BASE && REAL) && 'needs the collector of go test ./web (HOOKWATCH_URL, HW_REAL)';
 
 async function get(path) {
@@ -168,6 +169,12 @@ test('the session list reads lineage as the collector states it: a fork, resumes
   assert.deepEqual(kinds(lineageOf(await get('/v1/sessions/' + encodeURIComponent(fork)))).slice(0, 1), ['forked ' + REAL]);
   const r = kinds(lineageOf(await get('/v1/sessions/' + encodeURIComponent(RESUMED))));
   assert.ok(r.some((k) => k.startsWith('resumed ×')) && r.some((k) => k.startsWith('compacted ×')), `the 2.1.332 session, resumed and compacted, reads ${r}`);
+  // The 2.1.332 fork names no parent the collector saw: a fork all the same.
+  if (FORK) {
+    const f = await get('/v1/sessions/' + encodeURIComponent(FORK));
+    assert.deepEqual([f.lineage, f.parent_session_id], ['fork', '']);
+    assert.deepEqual(lineageOf(f).map((x) => [x.kind, x.from, x.unknownParent]), [['forked', '', true]]);
+  }
 });
 
 test('events are kept once, in seq order whatever the arrival order', { skip: needAPI }, async () => {

@@ -10,7 +10,7 @@ import { comparePath } from './compare.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
 import { showStreamState, CONNECT_WAIT } from '../lib/live.js';
-import { statusOf, statusLabel, lineageOf, lineageVerb, countOf } from './sessions.js';
+import { statusOf, statusLabel, lineageOf, lineageVerb, lineageTitle, countOf } from './sessions.js';
 
 /** SIGNAL_PARAMS are the thresholds of GET …/signals a link can set. */
 const SIGNAL_PARAMS = ['failed_repeats', 'read_repeats', 'thrash_switches', 'outlier_factor', 'outlier_siblings', 'outlier_calls', 'outlier_duration', 'stalled_after'];
@@ -268,17 +268,32 @@ function Archives({ id }) {
  * with (clients from 2.1.332): its context, and what writing it to the
  * prompt cache again cost when the cache had likely expired.
  */
-function ResumeFact({ r }) {
+function ResumeFact({ s }) {
+  const r = s.resume;
   if (!r || typeof r !== 'object') return null;
+  const verb = resumeVerb(s);
   const tokens = typeof r.context_tokens === 'number' ? r.context_tokens : NaN;
   const usd = typeof r.estimated_cache_write_usd === 'number' ? r.estimated_cache_write_usd : NaN;
   const idle = typeof r.seconds_since_last_response === 'number' ? r.seconds_since_last_response * 1000 : NaN;
   const ctx = Number.isFinite(tokens) ? html`<b>${fmtNum(tokens)}</b> tokens` : 'its context';
-  const title = Number.isFinite(idle) ? `idle ${fmtDur(idle)} before the resume` : '';
+  const title = Number.isFinite(idle) ? `idle ${fmtDur(idle)} before the ${verb === 'forked' ? 'fork' : 'resume'}` : '';
   if (r.prompt_cache_likely_expired === true) {
-    return html`<span class="warn" data-testid="resume-cost" title=${title}>resumed ${ctx} with an expired cache${Number.isFinite(usd) ? html`: ~<b>$${usd >= 1 ? usd.toFixed(2) : String(Number(usd.toPrecision(2)))}</b> to write it again` : ''}</span>`;
+    return html`<span class="warn" data-testid="resume-cost" title=${title}>${verb} ${ctx} with an expired cache${Number.isFinite(usd) ? html`: ~<b>$${usd >= 1 ? usd.toFixed(2) : String(Number(usd.toPrecision(2)))}</b> to write it again` : ''}</span>`;
   }
-  return html`<span data-testid="resume-cost" title=${title}>resumed ${ctx}, cache warm</span>`;
+  return html`<span data-testid="resume-cost" title=${title}>${verb} ${ctx}, cache warm</span>`;
+}
+
+/**
+ * resumeVerb says how the run that reported the session's resume figures
+ * began: the source of the collector's run that carries them (forked,
+ * resumed, continued), else of its latest run.
+ */
+function resumeVerb(s) {
+  const runs = Array.isArray(s.runs) ? s.runs.filter((x) => x && typeof x === 'object') : [];
+  const at = s.resume && typeof s.resume.at === 'string' ? s.resume.at : '';
+  const run = runs.find((x) => x.resume && x.resume.at === at) || runs[runs.length - 1];
+  const source = run && typeof run.source === 'string' ? run.source : typeof s.source === 'string' ? s.source : '';
+  return { fork: 'forked', continue: 'continued' }[source] || 'resumed';
 }
 
 // seqOr reads a derived_seq, 0 when absent.
@@ -314,8 +329,8 @@ function Header({ model, version, id }) {
         ${rejected > 0 && html`<span class="bad" title="calls the client refused to run (a malformed call)"><b>${fmtNum(rejected)}</b> rejected</span>`}
         <span class=${denials ? 'deny' : ''}><b>${fmtNum(denials)}</b> denied</span>
         <span>${n(events, 'event')}</span>
-        ${s && html`<${ResumeFact} r=${s.resume} />`}
-        ${lin.map((l) => html`<span class=${'tag tag-' + l.kind.split(' ')[0]}>${l.from ? lineageVerb(l) : l.kind}${l.n > 1 ? ' ×' + l.n : ''}${l.from && html` <a href=${'#/s/' + encodeURIComponent(l.from)}>${shortID(l.from)}</a>`}</span>`)}
+        ${s && html`<${ResumeFact} s=${s} />`}
+        ${lin.map((l) => html`<span class=${'tag tag-' + l.kind.split(' ')[0]} data-testid="session-lineage" title=${lineageTitle(l)}>${l.from ? lineageVerb(l) : l.unknownParent ? l.kind + ' (parent unknown)' : l.kind}${l.n > 1 ? ' ×' + l.n : ''}${l.from && html` <a href=${'#/s/' + encodeURIComponent(l.from)}>${shortID(l.from)}</a>`}</span>`)}
         ${s && s.lineage === 'fork' && s.parent_session_id && html`<a data-testid="compare-parent" href=${comparePath(s.parent_session_id, id)}>compare with the baseline</a>`}
         <span class="muted mono" title="session id">${id}</span>
       </div>

@@ -30,6 +30,9 @@ export function lineageOf(s) {
   const kinds = { fork: 'forked', clear: 'cleared', compact: 'compacted', subagent: 'subagent' };
   const str = (v) => (typeof v === 'string' ? v : '');
   if (str(s.parent_session_id)) out.push({ kind: kinds[s.lineage] || 'from', from: s.parent_session_id });
+  // A lineage whose parent the collector has not seen (a fork of a
+  // session that ran without hookwatch) is said all the same.
+  else if (kinds[str(s.lineage)]) out.push({ kind: kinds[s.lineage], from: '', unknownParent: true });
   if (str(s.alias_of)) out.push({ kind: 'continued in', from: s.alias_of });
   if (s.phantom === true) out.push({ kind: 'phantom', from: '' });
   if (Array.isArray(s.runs)) {
@@ -44,6 +47,12 @@ export function lineageOf(s) {
 }
 
 const href = (id) => '#/s/' + encodeURIComponent(id);
+
+/** lineageTitle is the tooltip of a lineage entry. */
+export function lineageTitle(x) {
+  if (x.from) return `${lineageVerb(x)} ${x.from}`;
+  return x.unknownParent ? `${x.kind} from a session hookwatch has no record of` : x.kind;
+}
 
 /** lineageVerb says how a session relates to the one a lineage entry names. */
 export function lineageVerb(l) {
@@ -176,7 +185,7 @@ function Lineage({ s }) {
   const l = lineageOf(s);
   if (!l.length) return null;
   return html`<span class="lineage">${l.map((x) => html`
-    <span class=${'tag tag-' + x.kind.split(' ')[0]} title=${x.from ? `${lineageVerb(x)} ${x.from}` : x.kind}>${x.from ? lineageVerb(x) : x.kind}${x.n > 1 ? ' ×' + x.n : ''}${x.from && html` <a href=${href(x.from)}>${shortID(x.from)}</a>`}</span>`)}</span>`;
+    <span class=${'tag tag-' + x.kind.split(' ')[0]} title=${lineageTitle(x)}>${x.from ? lineageVerb(x) : x.kind}${x.n > 1 ? ' ×' + x.n : ''}${x.from && html` <a href=${href(x.from)}>${shortID(x.from)}</a>`}</span>`)}</span>`;
 }
 
 function Row({ s, now }) {
