@@ -934,6 +934,26 @@ test('a resumed session: the cost of an expired cache, and a context curve witho
   await page.close();
 });
 
+test('a session links to the sessions forked from it, in its header and its row of the list', async () => {
+  const base = (await api('/v1/sessions/' + encodeURIComponent(REAL))).body;
+  const fork = base.child_session_ids[0];
+  assert.equal((await api('/v1/sessions/' + encodeURIComponent(fork))).body.lineage, 'fork');
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL));
+  const children = page.getByTestId('session-children');
+  await children.filter({ hasText: /^forked into / }).waitFor();
+  assert.equal(await children.innerText(), 'forked into ' + fork.slice(0, 8) + '…');
+  await children.getByRole('link').click();
+  await page.waitForURL(new RegExp('#/s/' + fork + '$'));
+  await page.getByTestId('session-lineage').filter({ hasText: 'forked from ' + REAL.slice(0, 8) }).waitFor();
+  // The list: the parent's row says it was forked, and links to the fork.
+  await page.goto(BASE + '/#/?q=' + REAL.slice(0, 8));
+  const tag = page.locator(`[data-session="${REAL}"] [data-testid=session-children]`);
+  await tag.filter({ hasText: /forked into/ }).waitFor();
+  assert.equal(await tag.getByRole('link').getAttribute('href'), '#/s/' + fork);
+  clean(seen);
+  await page.close();
+});
+
 test('a fork whose parent the collector never saw reads as a fork, in the header and the list', async () => {
   const want = (await api('/v1/sessions/' + encodeURIComponent(FORK))).body;
   assert.deepEqual([want.lineage, want.parent_session_id, want.runs.at(-1).source], ['fork', '', 'fork']);

@@ -10,7 +10,7 @@ import { comparePath } from './compare.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
 import { showStreamState, CONNECT_WAIT } from '../lib/live.js';
-import { statusOf, statusLabel, lineageOf, lineageVerb, lineageTitle, countOf } from './sessions.js';
+import { statusOf, statusLabel, lineageOf, lineageVerb, lineageTitle, countOf, childrenOf, knownSession } from './sessions.js';
 
 /** SIGNAL_PARAMS are the thresholds of GET …/signals a link can set. */
 const SIGNAL_PARAMS = ['failed_repeats', 'read_repeats', 'thrash_switches', 'outlier_factor', 'outlier_siblings', 'outlier_calls', 'outlier_duration', 'stalled_after'];
@@ -296,6 +296,32 @@ function resumeVerb(s) {
   return { fork: 'forked', continue: 'continued' }[source] || 'resumed';
 }
 
+/**
+ * Children links the sessions that began from this one (the collector's
+ * child_session_ids: forks, sessions a /clear or a compaction started),
+ * each group named by how its sessions began, which their own views say:
+ * read from the session list when it has them, else asked for (the first
+ * MAX_CHILD_VIEWS).
+ */
+const MAX_CHILD_VIEWS = 20;
+function Children({ s }) {
+  const ids = Array.isArray(s.child_session_ids) ? s.child_session_ids.filter((x) => typeof x === 'string' && x) : [];
+  const [views, setViews] = useState(() => new Map());
+  const key = ids.join(',');
+  useEffect(() => {
+    const ctl = new AbortController();
+    const want = ids.filter((id) => !knownSession(id) && !views.has(id)).slice(0, MAX_CHILD_VIEWS);
+    Promise.all(want.map((id) => getJSON(sessionPath(id), { signal: ctl.signal }).then((v) => [id, v], () => null))).then((got) => {
+      const ok = got.filter(Boolean);
+      if (ok.length && !ctl.signal.aborted) setViews((old) => new Map([...old, ...ok]));
+    });
+    return () => ctl.abort();
+  }, [key]);
+  if (!ids.length) return null;
+  const groups = childrenOf(s, (id) => knownSession(id) || views.get(id));
+  return groups.map((g) => html`<span class=${'tag tag-child tag-' + g.kind} data-testid="session-children" key=${g.verb}>${g.verb}${g.ids.map((id, i) => html`${i ? ',' : ''} <a href=${'#/s/' + encodeURIComponent(id)} title=${id}>${shortID(id)}</a>`)}</span>`);
+}
+
 // seqOr reads a derived_seq, 0 when absent.
 const seqOr = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
@@ -331,6 +357,7 @@ function Header({ model, version, id }) {
         <span>${n(events, 'event')}</span>
         ${s && html`<${ResumeFact} s=${s} />`}
         ${lin.map((l) => html`<span class=${'tag tag-' + l.kind.split(' ')[0]} data-testid="session-lineage" title=${lineageTitle(l)}>${l.from ? lineageVerb(l) : l.unknownParent ? l.kind + ' (parent unknown)' : l.kind}${l.n > 1 ? ' ×' + l.n : ''}${l.from && html` <a href=${'#/s/' + encodeURIComponent(l.from)}>${shortID(l.from)}</a>`}</span>`)}
+        ${s && html`<${Children} s=${s} />`}
         ${s && s.lineage === 'fork' && s.parent_session_id && html`<a data-testid="compare-parent" href=${comparePath(s.parent_session_id, id)}>compare with the baseline</a>`}
         <span class="muted mono" title="session id">${id}</span>
       </div>

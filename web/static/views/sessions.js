@@ -48,6 +48,34 @@ export function lineageOf(s) {
 
 const href = (id) => '#/s/' + encodeURIComponent(id);
 
+// CHILD_VERBS say how a session relates to a child, by the child's lineage.
+const CHILD_VERBS = { fork: 'forked into', clear: 'cleared into', compact: 'compacted into', subagent: 'subagent session' };
+
+/**
+ * childrenOf groups the sessions the collector lists as a session's
+ * children (child_session_ids, in its order) by how they began, as their
+ * own views say (view(id): a session view or undefined when not read):
+ * [{ verb, kind, ids }], a child not read yet under "followed by".
+ */
+export function childrenOf(s, view = knownSession) {
+  const ids = Array.isArray(s.child_session_ids) ? s.child_session_ids.filter((x) => typeof x === 'string' && x) : [];
+  const groups = new Map();
+  for (const id of ids) {
+    const v = view(id);
+    const lineage = v && typeof v.lineage === 'string' ? v.lineage : '';
+    const verb = CHILD_VERBS[lineage] || 'followed by';
+    let g = groups.get(verb);
+    if (!g) groups.set(verb, (g = { verb, kind: lineage || 'child', ids: [] }));
+    g.ids.push(id);
+  }
+  return [...groups.values()];
+}
+
+/** knownSession returns the session list's view of id, when the list has it. */
+export function knownSession(id) {
+  return store.byID.get(id);
+}
+
 /** lineageTitle is the tooltip of a lineage entry. */
 export function lineageTitle(x) {
   if (x.from) return `${lineageVerb(x)} ${x.from}`;
@@ -183,9 +211,11 @@ const RANGE_MS = { '1h': 3600e3, '24h': 86400e3, '7d': 7 * 86400e3, '30d': 30 * 
 
 function Lineage({ s }) {
   const l = lineageOf(s);
-  if (!l.length) return null;
+  const children = childrenOf(s);
+  if (!l.length && !children.length) return null;
   return html`<span class="lineage">${l.map((x) => html`
-    <span class=${'tag tag-' + x.kind.split(' ')[0]} title=${lineageTitle(x)}>${x.from ? lineageVerb(x) : x.kind}${x.n > 1 ? ' ×' + x.n : ''}${x.from && html` <a href=${href(x.from)}>${shortID(x.from)}</a>`}</span>`)}</span>`;
+    <span class=${'tag tag-' + x.kind.split(' ')[0]} title=${lineageTitle(x)}>${x.from ? lineageVerb(x) : x.kind}${x.n > 1 ? ' ×' + x.n : ''}${x.from && html` <a href=${href(x.from)}>${shortID(x.from)}</a>`}</span>`)}${children.map((g) => html`
+    <span class=${'tag tag-child tag-' + g.kind} data-testid="session-children" title=${g.verb + ' ' + g.ids.join(', ')}>→ ${g.verb} <a href=${href(g.ids[0])}>${shortID(g.ids[0])}</a>${g.ids.length > 1 ? ` +${g.ids.length - 1}` : ''}</span>`)}</span>`;
 }
 
 function Row({ s, now }) {
