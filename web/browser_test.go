@@ -252,7 +252,46 @@ func fixtures(t testing.TB, now time.Time) []event.Envelope {
 	if err != nil {
 		t.Fatal(err)
 	}
+	envs = append(envs, codexCapture(t, now.Add(-25*time.Minute))...)
 	return append(append(envs, fan...), stuck...)
+}
+
+// codexSession is the run of the Codex 0.169 capture whose main agent
+// spawns a subagent (spawn_agent) and waits for it: the subagent's events
+// and calls carry no prompt id of the user's.
+const codexSession = "01a1fec1-e798-7443-975d-177a9c6c32f3"
+
+// codexCapture returns the envelopes of the Codex 0.169 capture (its
+// payloads unwrapped from the capture's records), runtime codex, timed
+// from at.
+func codexCapture(t testing.TB, at time.Time) []event.Envelope {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/payloads/codex-0.169.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payloads bytes.Buffer
+	for line := range bytes.Lines(b) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var rec struct {
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil || len(rec.Payload) == 0 {
+			t.Fatalf("cannot read the Codex capture: %v", err)
+		}
+		payloads.Write(rec.Payload)
+		payloads.WriteByte('\n')
+	}
+	envs, err := demo.Payloads(&payloads, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range envs {
+		envs[i].Runtime = event.RuntimeCodex
+	}
+	return envs
 }
 
 // outlierSession is a fan-out of three Explore subagents made of the
@@ -334,7 +373,7 @@ func TestModel(t *testing.T) {
 		t.Skip("the dashboard's unit tests need node")
 	}
 	url := serve(t, fixtures(t, time.Now().UTC()), "")
-	t.Logf("%s", runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_REAL=" + realSession, "HW_RESUMED=" + resumedSession, "HW_FORK=" + orphanFork}, "--test", "--test-reporter=spec", "model.test.mjs"))
+	t.Logf("%s", runNode(t, node, []string{"HOOKWATCH_URL=" + url, "HW_REAL=" + realSession, "HW_RESUMED=" + resumedSession, "HW_FORK=" + orphanFork, "HW_CODEX=" + codexSession}, "--test", "--test-reporter=spec", "model.test.mjs"))
 }
 
 // TestBrowser runs e2e/dashboard.test.mjs in headless Chromium against a
@@ -360,6 +399,7 @@ func TestBrowser(t *testing.T) {
 			"HW_BACKGROUND=" + backgroundSession,
 			"HW_RESUMED=" + resumedSession,
 			"HW_FORK=" + orphanFork,
+			"HW_CODEX=" + codexSession,
 			"HW_OUTLIER=" + outlierSession,
 			"HW_OUTLIER_AGENT=" + outlierAgent,
 			"HW_STALLED=" + stalledSession,

@@ -18,14 +18,15 @@ const PREVIEW = process.env.HW_PREVIEW;
 const BACKGROUND = process.env.HW_BACKGROUND;
 const RESUMED = process.env.HW_RESUMED;
 const FORK = process.env.HW_FORK;
+const CODEX = process.env.HW_CODEX;
 const OUTLIER = process.env.HW_OUTLIER;
 const OUTLIER_AGENT = process.env.HW_OUTLIER_AGENT;
 const STALLED = process.env.HW_STALLED;
 const XSS_STRINGS = JSON.parse(process.env.HW_XSS_STRINGS || '[]');
 const TOKEN = process.env.HW_TOKEN || '';
 const auth = TOKEN ? { Authorization: 'Bearer ' + TOKEN } : {};
-if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND || !RESUMED || !OUTLIER || !OUTLIER_AGENT || !STALLED || !FORK) {
-  throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW, HW_BACKGROUND, HW_RESUMED, HW_OUTLIER, HW_OUTLIER_AGENT, HW_STALLED and HW_FORK (go test ./web does)');
+if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND || !RESUMED || !OUTLIER || !OUTLIER_AGENT || !STALLED || !FORK || !CODEX) {
+  throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW, HW_BACKGROUND, HW_RESUMED, HW_OUTLIER, HW_OUTLIER_AGENT, HW_STALLED, HW_FORK and HW_CODEX (go test ./web does)');
 }
 
 let browser;
@@ -449,6 +450,25 @@ test('the Turns tab keeps each turn on one row, its rejected calls in their own 
     assert.equal(r.cells, r.columns, `a cell per column: ${r.text}`);
     assert.equal(r.tops, 1, `one row: ${r.text}`);
   }
+  clean(seen);
+  await page.close();
+});
+
+test('the Turns tab of a Codex session puts its subagent\'s work in the turn that spawned it', async () => {
+  const want = await expected(CODEX);
+  assert.equal(want.session.runtime, 'codex');
+  assert.equal(want.session.counts.prompts, 1);
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(CODEX) + '?tab=turns');
+  await loaded(page);
+  await page.locator('.turn').first().waitFor();
+  const turn = page.locator('.turn', { has: page.locator('.tn', { hasText: '#1' }) });
+  const text = (await turn.locator('.thead').innerText()).replace(/\s+/g, ' ');
+  assert.match(text, new RegExp(`\\b${want.agents.size} agents\\b`), text);
+  assert.match(text, new RegExp(`\\b${want.toolCalls.length} calls\\b`), text);
+  // Only the session's start and end are left without a prompt.
+  const rest = page.locator('.turn', { has: page.locator('.tn', { hasText: '–' }) });
+  assert.equal(await rest.count(), 1);
+  assert.match((await rest.innerText()).replace(/\s+/g, ' '), /\b1 agent\b.*\b0 calls\b/);
   clean(seen);
   await page.close();
 });

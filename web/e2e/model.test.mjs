@@ -16,6 +16,7 @@ const BASE = process.env.HOOKWATCH_URL;
 const REAL = process.env.HW_REAL;
 const RESUMED = process.env.HW_RESUMED;
 const FORK = process.env.HW_FORK;
+const CODEX = process.env.HW_CODEX;
 const needAPI = !(BASE && REAL) && 'needs the collector of go test ./web (HOOKWATCH_URL, HW_REAL)';
 
 async function get(path) {
@@ -175,6 +176,53 @@ test('the session list reads lineage as the collector states it: a fork, resumes
     assert.deepEqual([f.lineage, f.parent_session_id], ['fork', '']);
     assert.deepEqual(lineageOf(f).map((x) => [x.kind, x.from, x.unknownParent]), [['forked', '', true]]);
   }
+});
+
+test('Codex: a subagent\'s events and calls, which carry no prompt id, are in the turn of the call that spawned it', { skip: !(BASE && CODEX) && 'needs HW_CODEX' }, async () => {
+  const api = await load(CODEX);
+  const m = build(api, CODEX);
+  const calls = api.calls.flatMap((b) => b.tool_calls);
+  const sub = api.agents.agents.find((a) => a.agent_id);
+  const spawn = calls.find((c) => c.tool_use_id === sub.spawn_tool_use_id);
+  assert.ok(spawn && spawn.prompt_id, 'the spawning call is in a turn of the user\'s');
+  const own = calls.filter((c) => c.agent_id === sub.agent_id);
+  assert.ok(own.length && own.every((c) => !c.prompt_id), 'the subagent\'s calls carry no prompt id');
+  const subEvents = api.events.filter((e) => e.agent_id === sub.agent_id);
+  assert.ok(subEvents.length && subEvents.every((e) => !e.prompt_id));
+  assert.ok(subEvents.some((e) => e.event === 'UserPromptSubmit'), 'Codex submits the subagent\'s task as a prompt');
+  const turns = m.turns();
+  const t = turns.find((x) => x.id === spawn.prompt_id);
+  assert.deepEqual(t.calls.map((c) => c.id).sort(), calls.map((c) => c.tool_use_id).sort(), 'every call in the one turn');
+  for (const e of subEvents) assert.ok(t.seqs.includes(e.seq), `${e.event} of the subagent in the turn`);
+  assert.ok(t.agents.has(sub.agent_id));
+  // What is left without a prompt is the main agent's start and end.
+  const rest = turns.find((x) => x.id === '');
+  assert.deepEqual(rest ? rest.seqs.map((s) => m.bySeq.get(s).event) : [], ['SessionStart', 'SessionEnd']);
+  // The subagent's task is no prompt of the user's: the turns are numbered as the collector counts prompts.
+  assert.equal(m.turnNumbers(turns).size, api.session.counts.prompts);
+  assert.equal(t.prompt, api.events.find((e) => e.event === 'UserPromptSubmit' && !e.agent_id).envelope.payload.prompt);
+});
+
+test('turns: a nested subagent without a prompt id joins the turn up its chain of spawns, and a spawn cycle ends', () => {
+  const m = new SessionModel('s');
+  const at = (s) => new Date(Date.UTC(2026, 0, 1, 12, 0, s)).toISOString();
+  m.upsertAgents([
+    { agent_id: '', depth: 0 },
+    { agent_id: 'a1', parent_agent_id: '', spawn_tool_use_id: 'c1', depth: 1 },
+    { agent_id: 'a2', parent_agent_id: 'a1', spawn_tool_use_id: 'c2', depth: 2 },
+    { agent_id: 'x', parent_agent_id: 'y', spawn_tool_use_id: 'cy', depth: 1 },
+    { agent_id: 'y', parent_agent_id: 'x', spawn_tool_use_id: 'cx', depth: 1 },
+  ]);
+  m.upsertCalls([
+    { tool_use_id: 'c1', agent_id: '', status: 'ok', started_at: at(1), prompt_id: 'p1' },
+    { tool_use_id: 'c2', agent_id: 'a1', status: 'ok', started_at: at(2) },
+    { tool_use_id: 'c3', agent_id: 'a2', status: 'ok', started_at: at(3) },
+    { tool_use_id: 'cx', agent_id: 'x', status: 'ok', started_at: at(4) },
+    { tool_use_id: 'cy', agent_id: 'y', status: 'ok', started_at: at(5) },
+  ]);
+  const byId = new Map(m.turns().map((t) => [t.id, t.calls.map((c) => c.id).sort()]));
+  assert.deepEqual(byId.get('p1'), ['c1', 'c2', 'c3']);
+  assert.deepEqual(byId.get(''), ['cx', 'cy']);
 });
 
 test('events are kept once, in seq order whatever the arrival order', { skip: needAPI }, async () => {

@@ -8,7 +8,8 @@
 // /agents, /tool-calls, and the model messages of the live stream). This
 // file only indexes and lays them out; the one grouping of its own is
 // turns(), the loaded events and calls by their prompt id for the Turns
-// tab, whose user prompts it numbers as the collector counts them
+// tab (a subagent's without one by the prompt of the call that spawned
+// it), whose user prompts it numbers as the collector counts them
 // (turnNumbers, checked against counts.prompts). Everything it reads is hostile: any
 // field may be missing or of the wrong type, and nothing here may throw.
 
@@ -499,7 +500,9 @@ export class SessionModel {
 
   /**
    * turns groups the loaded events and the collector's calls by prompt_id,
-   * in time order: the per-turn view. A turn the client began itself, with
+   * in time order: the per-turn view. A subagent's event or call without
+   * a prompt id (Codex's) goes to the turn of the call that spawned its
+   * agent (_spawnPrompts). A turn the client began itself, with
    * a task notification (the collector's task_notification), is marked
    * notification and takes no prompt from it.
    */
@@ -518,14 +521,18 @@ export class SessionModel {
       if (at < t.start) t.start = at;
       if (at > t.end) t.end = at;
     };
+    const spawnedIn = this._spawnPrompts();
     for (const ev of this.events) {
-      const id = typeof ev.prompt_id === 'string' ? ev.prompt_id : str(payloadOf(ev).prompt_id);
-      const t = turn(id);
+      const agent = typeof ev.agent_id === 'string' ? ev.agent_id : MAIN;
+      const own = typeof ev.prompt_id === 'string' ? ev.prompt_id : str(payloadOf(ev).prompt_id);
+      const t = turn(own || spawnedIn(agent));
       t.seqs.push(ev.seq);
-      t.agents.add(typeof ev.agent_id === 'string' ? ev.agent_id : MAIN);
+      t.agents.add(agent);
       span(t, ms(ev.time));
       if (ev.event === 'PreCompact') t.compaction = true;
-      if (ev.event !== 'UserPromptSubmit') continue;
+      // A subagent's own prompt (Codex's: the task it was given) is no
+      // prompt of the user's.
+      if (ev.event !== 'UserPromptSubmit' || (!own && agent !== MAIN)) continue;
       if (ev.task_notification === true) t.notification = true;
       else {
         t.user = true;
@@ -533,12 +540,35 @@ export class SessionModel {
       }
     }
     for (const c of this.calls.values()) {
-      const t = turn(c.promptId);
+      const t = turn(c.promptId || spawnedIn(c.agent));
       t.calls.push(c);
       t.agents.add(c.agent);
       span(t, c.start);
     }
     return [...turns.values()].sort((a, b) => a.start - b.start);
+  }
+
+  /**
+   * _spawnPrompts returns agent id → the prompt id of the call that spawned
+   * the agent (its spawn tool_use_id), up the chain of spawning agents
+   * while a call has none; '' for the main agent and when unknown. A
+   * Claude Code subagent's events carry the prompt id of the turn that
+   * spawned it; a Codex subagent's carry none (its turn is its own): this
+   * puts them in the same turn, from the collector's agents and calls.
+   */
+  _spawnPrompts() {
+    const memo = new Map();
+    const of = (id) => {
+      if (id === MAIN || typeof id !== 'string') return '';
+      if (memo.has(id)) return memo.get(id);
+      memo.set(id, ''); // a spawn cycle (a corrupt answer) ends here
+      const a = this.agents.get(id);
+      const c = a && a.spawn ? this.calls.get(a.spawn) : null;
+      const p = !c ? '' : c.promptId || (c.agent !== id ? of(c.agent) : '');
+      memo.set(id, p);
+      return p;
+    };
+    return of;
   }
 
   /**
