@@ -599,6 +599,53 @@ async function openLinked(session, call) {
   return { page, seen, insp };
 }
 
+test('a call the session ended without an outcome of reads so, and ends where its agent was last seen', async () => {
+  const sid = '0dd0c0de-0000-4000-8000-' + String(Date.now()).slice(-12).padStart(12, '0');
+  const t0 = Date.now() - 10 * 60e3;
+  const base = { session_id: sid, cwd: '/home/dev/src/nooutcome', transcript_path: '/t.jsonl' };
+  const env = (n, ms, payload) => ({ id: `nooutcome-${sid}-${n}`, runtime: 'claude-code', kind: 'hook', received_at: new Date(t0 + ms).toISOString(), payload: { ...base, ...payload } });
+  const call = (id, ev, extra) => ({ hook_event_name: ev, tool_name: 'Bash', tool_use_id: id, tool_input: { command: 'sleep 600' }, prompt_id: 'p1', ...extra });
+  await post([
+    env(1, 0, { hook_event_name: 'SessionStart', source: 'startup' }),
+    env(2, 1000, { hook_event_name: 'UserPromptSubmit', prompt: 'wait', prompt_id: 'p1' }),
+    env(3, 2000, call('toolu_lost', 'PreToolUse')),
+    env(4, 3000, call('toolu_done', 'PreToolUse')),
+    env(5, 4000, call('toolu_done', 'PostToolUse', { tool_response: { stdout: '' }, duration_ms: 1000 })),
+    env(6, 2500, { hook_event_name: 'SubagentStart', agent_id: 'a0000000000000dd1', agent_type: 'Explore' }),
+    env(8, 2600, call('toolu_sub_lost', 'PreToolUse', { agent_id: 'a0000000000000dd1', agent_type: 'Explore' })),
+    env(9, 4500, { hook_event_name: 'SubagentStop', agent_id: 'a0000000000000dd1', agent_type: 'Explore', prompt_id: 'p1' }),
+    env(10, 5000, { hook_event_name: 'Stop', prompt_id: 'p1' }),
+    env(7, 90000, { hook_event_name: 'SessionEnd', reason: 'other' }),
+  ]);
+  const want = await expected(sid);
+  assert.equal(want.session.status, 'ended');
+  const lost = want.toolCalls.find((c) => c.tool_use_id === 'toolu_lost');
+  assert.equal(lost.status, 'pending', 'the model keeps the call pending');
+  const main = want.agentList.find((a) => a.agent_id === '');
+  const { page, seen, insp } = await openLinked(sid, 'toolu_lost');
+  assert.equal(await insp.getByTestId('call-status').innerText(), 'no outcome reported');
+  assert.match(await insp.innerText(), /ended\s+no outcome reported/);
+  assert.match(await insp.innerText(), /session ended before the call's outcome was reported/);
+  assert.equal(await page.getByTestId('no-outcome').innerText(), '2 without outcome');
+  // A bar stops where its agent was last seen (its stop), else at the session's end.
+  const ends = await page.evaluate(() => { const m = window.__hw.model; return ['toolu_lost', 'toolu_sub_lost'].map((id) => m.callEnd(m.calls.get(id))); });
+  const stop = (a, c) => (a.stopped_at && Date.parse(a.stopped_at) >= Date.parse(c.started_at) ? Math.min(Date.parse(a.stopped_at), Date.parse(want.session.ended_at)) : Date.parse(want.session.ended_at));
+  const sub = want.agentList.find((a) => a.agent_id === 'a0000000000000dd1');
+  const subLost = want.toolCalls.find((c) => c.tool_use_id === 'toolu_sub_lost');
+  assert.equal(subLost.status, 'pending');
+  assert.deepEqual(ends, [stop(main, lost), stop(sub, subLost)]);
+  assert.ok(ends[1] < Date.parse(want.session.ended_at), 'the subagent stopped before the session ended: ' + sub.stopped_at);
+  const rect = await page.evaluate(() => window.__hw.timeline.rectOf('toolu_lost'));
+  await page.mouse.move(rect.x + rect.w / 2, rect.y + rect.h / 2);
+  assert.equal(await page.getByTestId('tip-status').innerText(), 'no outcome reported');
+  // The status filter stays the model's.
+  await page.getByLabel('Status', { exact: true }).selectOption('pending');
+  await page.getByRole('tab', { name: 'Events' }).click();
+  assert.match(await page.locator('.erow').first().innerText(), /no outcome/);
+  clean(seen);
+  await page.close();
+});
+
 test('a call shows its meaning: subtype, effect, the steps of its command, the files it touched and who else did', async () => {
   let { page, seen, insp } = await openLinked(REAL, 'toolu_00000009'); // Bash `go vet ./... 2>&1; exit 3`
   const text = await insp.innerText();

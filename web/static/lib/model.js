@@ -387,6 +387,39 @@ export class SessionModel {
     return (this.byCall.get(callID) || []).map((s) => this.bySeq.get(s)).filter(Boolean).sort((a, b) => a.seq - b.seq);
   }
 
+  /** over reports whether the collector's status says the session is over (ended or failed). */
+  over() {
+    const st = this.session && this.session.status;
+    return st === 'ended' || st === 'failed';
+  }
+
+  /**
+   * noOutcome reports whether a call is one the session ended without: the
+   * collector's status is still pending (no outcome was reported) but the
+   * session is over. The status stays the collector's; only how it is
+   * drawn and worded changes.
+   */
+  noOutcome(c) {
+    return c.status === 'pending' && this.over();
+  }
+
+  /**
+   * callEnd returns where a call's bar ends: its end; while it is pending,
+   * the session's last activity (t1); and once the session is over without
+   * an outcome, where its agent was last seen (its stop, when after the
+   * call's start) or else the session's end, never beyond.
+   */
+  callEnd(c) {
+    if (Number.isFinite(c.end) || c.status !== 'pending' || !this.over()) return endOf(c, this.t1);
+    const s = this.session;
+    let end = ms(s.ended_at);
+    if (!Number.isFinite(end)) end = ms(s.last_event_at);
+    if (!Number.isFinite(end)) end = this.t1;
+    const a = this.agents.get(c.agent);
+    if (a && Number.isFinite(a.stop) && a.stop >= c.start && a.stop < end) end = a.stop;
+    return Math.max(end, c.start);
+  }
+
   /** span returns the session's [start, end] in ms; an empty model spans the last minute. */
   span() {
     if (!Number.isFinite(this.t0)) {
@@ -447,7 +480,7 @@ export class SessionModel {
       const rowEnd = [];
       let maxDur = 0;
       for (const c of a.calls) {
-        const s = c.start, e = endOf(c, this.t1);
+        const s = c.start, e = this.callEnd(c);
         let row = rowEnd.findIndex((end) => end <= s);
         if (row < 0) {
           if (rowEnd.length < MAX_ROWS) { row = rowEnd.length; rowEnd.push(e); } else {
@@ -600,6 +633,15 @@ export class SessionModel {
     if (typeof id === 'string' && id) return this.calls.get(id)?.status || '';
     return '';
   }
+}
+
+/**
+ * callStatusLabel is how a call's status reads: the collector's status,
+ * but "no outcome reported" for a call still pending when its session is
+ * over (SessionModel.noOutcome), which no longer runs.
+ */
+export function callStatusLabel(c, model) {
+  return model && model.noOutcome(c) ? 'no outcome reported' : c.status;
 }
 
 /** endOf returns a call's end, or until (the session's last activity) while it runs. */

@@ -1,6 +1,6 @@
 // The inspector: details of the selected tool call, event or agent.
 import { html } from '../lib/html.js';
-import { MAIN, payloadOf, decisionOf, durationOf, agentEnd, eventSummary, eventName, outputOf, callsTouching } from '../lib/model.js';
+import { MAIN, payloadOf, decisionOf, durationOf, agentEnd, eventSummary, eventName, outputOf, callsTouching, callStatusLabel } from '../lib/model.js';
 import { outputView } from '../lib/output.js';
 import { fmtDur, fmtISO, fmtNum, plural, shortID, familyColor, EFFECT_COLORS } from '../lib/format.js';
 import { JSONView } from './json.js';
@@ -30,6 +30,7 @@ function Output({ model, c, eventsLoading }) {
   const out = outputOf(model, c.id);
   if (!out.found) {
     if (eventsLoading) return html`<p class="muted">Loading the call's events…</p>`;
+    if (model.noOutcome(c)) return html`<p class="muted">None: the session ended before the call's outcome was reported.</p>`;
     if (c.status === 'pending') return html`<p class="muted">None yet: the call is running.</p>`;
     if (c.status !== 'ok') return html`<p class="muted">None: the call did not complete (${c.status}).</p>`;
     return html`<p class="muted">Not captured (see HOOKWATCH_CAPTURE).</p>`;
@@ -100,7 +101,7 @@ function CallDetails({ model, c, onSelect, onFocus, eventsLoading }) {
     <header class="ihead">
       <span class="fam" style=${{ background: familyColor(c.subtype || c.family) }}></span>
       <h3>${c.tool || 'tool call'}</h3>
-      <span class=${'pill pill-' + c.status}>${c.status}</span>
+      <span class=${'pill pill-' + (model.noOutcome(c) ? 'nooutcome' : c.status)} data-testid="call-status">${callStatusLabel(c, model)}</span>
       ${onFocus && html`<button type="button" class="zoomto" onClick=${() => onFocus(c.id)}>show on timeline</button>`}
     </header>
     <section class="isec">
@@ -111,7 +112,7 @@ function CallDetails({ model, c, onSelect, onFocus, eventsLoading }) {
       ${c.effect && html`<${Field} k="effect"><${Effect} e=${c.effect} />${c.importance ? html` <span class="muted">importance ${c.importance}</span>` : ''}<//>`}
       ${c.entity && html`<${Field} k="on"><span class="pre">${c.entity}</span><//>`}
       <${Field} k="started">${fmtISO(c.start)}<//>
-      <${Field} k="ended">${Number.isFinite(c.end) ? fmtISO(c.end) : c.status === 'pending' ? 'running' : '–'}<//>
+      <${Field} k="ended">${Number.isFinite(c.end) ? fmtISO(c.end) : model.noOutcome(c) ? 'no outcome reported' : c.status === 'pending' ? 'running' : '–'}<//>
       <${Field} k="duration">${fmtDur(dur)}<//>
       ${c.promptId && html`<${Field} k="prompt_id"><code>${c.promptId}</code><//>`}
       ${c.parentCall && html`<${Field} k="parent call"><${CallLink} model=${model} id=${c.parentCall} onSelect=${onSelect} /><//>`}

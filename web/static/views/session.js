@@ -335,6 +335,9 @@ function Header({ model, version, id }) {
   const denials = s ? countOf(s, 'denials') : undefined;
   const events = s ? (typeof s.event_count === 'number' ? s.event_count : countOf(s, 'events')) : undefined;
   const lin = s ? lineageOf(s) : [];
+  // Calls the session ended without an outcome of (still pending, as the
+  // collector has them): the loaded calls, said apart from the failures.
+  const noOutcome = model.over() ? [...model.calls.values()].filter((c) => c.status === 'pending').length : 0;
   const n = (v, one, many) => html`<b>${fmtNum(v)}</b> ${v === 1 ? one : many || one + 's'}`;
   return html`
     <div class="shdr">
@@ -352,6 +355,7 @@ function Header({ model, version, id }) {
         ${s && shapeLabel(s.shape) && html`<span class="tag" data-testid="session-shape" title="how the session split its work among agents">${shapeLabel(s.shape)}</span>`}
         <span>${n(s && countOf(s, 'tool_calls'), 'tool call')}</span>
         <span class=${failed ? 'bad' : ''} title="calls that ended in an error or were interrupted"><b>${fmtNum(failed)}</b> failed</span>
+        ${noOutcome > 0 && html`<span class="warn" data-testid="no-outcome" title="calls whose outcome no event reported before the session ended"><b>${fmtNum(noOutcome)}</b> without outcome</span>`}
         ${rejected > 0 && html`<span class="bad" title="calls the client refused to run (a malformed call)"><b>${fmtNum(rejected)}</b> rejected</span>`}
         <span class=${denials ? 'deny' : ''}><b>${fmtNum(denials)}</b> denied</span>
         <span>${n(events, 'event')}</span>
@@ -430,7 +434,7 @@ function EventRow({ ev, model, selected, onSelect }) {
       <span class="en">${eventName(ev) || ev.kind}</span>
       <span class="tn">${ev.tool_name || ''}</span>
       <span class="sm">${truncate(eventSummary(ev).slice(0, 1000).replace(/\s+/g, ' '), 220)}</span>
-      <span>${st && st !== 'ok' && html`<span class=${'pill pill-' + st}>${st}</span>`}</span>
+      <span>${st && st !== 'ok' && html`<span class=${'pill pill-' + (st === 'pending' && model.over() ? 'nooutcome' : st)}>${st === 'pending' && model.over() ? 'no outcome' : st}</span>`}</span>
     </div>`;
 }
 

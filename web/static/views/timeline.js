@@ -5,7 +5,7 @@
 // out. Text drawn on a canvas is pixels, so payload text cannot inject
 // anything here either.
 import { html, useEffect, useRef, useState, useLayoutEffect, useMemo } from '../lib/html.js';
-import { MAIN, callMatches, markerMatches, endOf, agentEnd, durationOf } from '../lib/model.js';
+import { MAIN, callMatches, markerMatches, agentEnd, durationOf, callStatusLabel } from '../lib/model.js';
 import { familyColor, fmtDur, fmtClock, plural, shortID, truncate, STATUS_COLORS, EFFECT_COLORS } from '../lib/format.js';
 
 const ROW_H = 12;
@@ -233,7 +233,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         const c = calls[i];
         if (c.start > t1) break;
         if (!callMatches(c, f)) continue;
-        const e = endOf(c, m.t1);
+        const e = m.callEnd(c);
         if (e < t0) continue;
         const x = X(c.start);
         const w = Math.max(2, X(e) - x);
@@ -265,6 +265,13 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
               // Rejected before running: a zero-length call, drawn as a red tick with a cap.
               ctx.fillRect(x - 2, y, Math.min(w, 3) + 4, 2);
             }
+          } else if (m.noOutcome(c)) {
+            // The session ended without the call's outcome: not running,
+            // so not striped; faded, with its last edge open.
+            ctx.fillStyle = 'rgba(255,255,255,0.6)';
+            ctx.fillRect(x, y, w, ROW_H);
+            ctx.fillStyle = th.muted;
+            for (let sy = y; sy < y + ROW_H; sy += 4) ctx.fillRect(x + w - 1, sy, 1, 2);
           } else if (c.status === 'pending') {
             ctx.fillStyle = 'rgba(255,255,255,0.45)';
             for (let sx = x; sx < x + w; sx += 6) ctx.fillRect(sx, y, 2, ROW_H);
@@ -382,7 +389,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
   const focus = (id) => {
     const c = model.calls.get(id);
     if (!c || !Number.isFinite(c.start)) return false;
-    const e = endOf(c, model.t1);
+    const e = model.callEnd(c);
     const pad = Math.max((e - c.start) * 4, 1500);
     view.current = { t0: c.start - pad, t1: e + pad, fit: false };
     const l = geo.current.lanes.find((x) => x.a.id === c.agent);
@@ -414,7 +421,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         if (l.y < scroll.scrollTop || l.y + l.h > scroll.scrollTop + scroll.clientHeight) scroll.scrollTop = l.y;
         const box = canvas.getBoundingClientRect();
         const x = (c.start - t0) * scale;
-        const w = Math.max(2, (endOf(c, model.t1) - c.start) * scale);
+        const w = Math.max(2, (model.callEnd(c) - c.start) * scale);
         return { x: box.left + x, y: box.top + y0 - scroll.scrollTop, w, h: ROW_H };
       },
       lanes: () => geo.current.lanes.map((l) => ({ agent: l.a.id, type: l.a.type, y: l.y, h: l.h, calls: l.a.calls.filter((c) => callMatches(c, props.current.filters)).length,
@@ -453,10 +460,10 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
       if (c.start > t + slack) break;
       if (!callMatches(c, f)) continue;
       if (row >= 0 && row < a.rows && c.row !== row) continue;
-      const e = Math.max(endOf(c, m.t1), c.start + 2 / scale);
+      const e = Math.max(m.callEnd(c), c.start + 2 / scale);
       if (t < c.start - slack || t > e + slack) continue;
       const dist = t < c.start ? c.start - t : t > e ? t - e : 0;
-      if (dist < bestDist || (dist === bestDist && bestC && e - c.start < endOf(bestC, m.t1) - bestC.start)) { bestC = c; bestDist = dist; }
+      if (dist < bestDist || (dist === bestDist && bestC && e - c.start < m.callEnd(bestC) - bestC.start)) { bestC = c; bestDist = dist; }
     }
     if (bestC) return { kind: 'call', id: bestC.id, call: bestC };
     return null;
@@ -630,7 +637,7 @@ function Tip({ hover, model }) {
   let body;
   if (hover.kind === 'call') {
     const c = hover.call;
-    body = html`<b>${c.tool}</b> <span class=${'pill pill-' + c.status}>${c.status}</span>
+    body = html`<b>${c.tool}</b> <span class=${'pill pill-' + (model.noOutcome(c) ? 'nooutcome' : c.status)} data-testid="tip-status">${callStatusLabel(c, model)}</span>
       <div>${fmtDur(durationOf(c))} · ${fmtClock(c.start, true)}</div>
       <div class="muted">${c.subtype || c.family}${c.effect ? ' · ' + c.effect : ''}${c.agent ? ' · ' + shortID(c.agent, 7) : ' · main'}</div>
       ${c.entity && html`<div class="muted">${truncate(c.entity, 120)}</div>`}`;
@@ -649,6 +656,7 @@ function Legend({ model, version }) {
     ${fams.map((f) => html`<span class="lg"><i style=${{ background: familyColor(f) }}></i>${f}</span>`)}
     <span class="lg"><i class="lg-destructive"></i>destructive</span>
     <span class="lg"><i class="lg-err"></i>failed</span>
+    ${model.over() && [...model.calls.values()].some((c) => c.status === 'pending') && html`<span class="lg"><i class="lg-nooutcome"></i>no outcome reported</span>`}
     <span class="lg"><i class="lg-deny">✕</i>denied</span>
     <span class="lg"><i class="lg-prompt"></i>prompt</span>
     <span class="lg"><i class="lg-compact"></i>compaction</span>
