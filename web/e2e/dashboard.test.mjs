@@ -518,6 +518,31 @@ test('the comparison: live on a direct link, and plain words when it cannot comp
   await page.close();
 });
 
+test('a running session with no event for an hour or more reads idle, and still filters as running', async () => {
+  const sid = '1d1e0000-0000-4000-8000-' + String(Date.now()).slice(-12).padStart(12, '0');
+  const t0 = Date.now() - 49 * 86400e3 - 3600e3;
+  const env = (n, ms, payload) => ({ id: `idle-${sid}-${n}`, runtime: 'claude-code', kind: 'hook', received_at: new Date(t0 + ms).toISOString(),
+    payload: { session_id: sid, cwd: '/home/dev/src/idle', transcript_path: '/t.jsonl', ...payload } });
+  await post([env(1, 0, { hook_event_name: 'SessionStart', source: 'startup' }), env(2, 1000, { hook_event_name: 'UserPromptSubmit', prompt: 'left open' })]);
+  const want = (await api('/v1/sessions/' + sid)).body;
+  assert.equal(want.status, 'running', 'the collector has no end of it');
+  const { page, seen } = await open('/#/?status=running');
+  const pill = page.locator(`[data-session="${sid}"] .pill`);
+  await pill.waitFor();
+  assert.equal(await pill.innerText(), 'idle 49d');
+  assert.equal(await pill.getAttribute('data-status'), 'running');
+  assert.match(await pill.getAttribute('title'), /^running as the collector has it \(no end event\), but no event for 49d/);
+  assert.match(await page.getByLabel('Status', { exact: true }).locator('option[value=running]').innerText(), /running \([\d,]+, [\d,]+ idle\)/);
+  // A session at work is not idle.
+  const busy = page.locator('.srow.st-running .pill:not(.pill-idle)').first();
+  await busy.waitFor();
+  assert.equal(await busy.innerText(), 'running');
+  await page.goto(BASE + '/#/s/' + sid);
+  await page.getByTestId('session-status').filter({ hasText: /^idle 49d$/ }).waitFor();
+  clean(seen);
+  await page.close();
+});
+
 test('a search that matches no session says so', async () => {
   const { page, seen } = await open('/#/?q=zzzznomatch');
   const none = page.getByTestId('no-match');

@@ -8,9 +8,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SessionModel, MAIN, callMatches, callsTouching, emptyFilters, eventMatches, toolSummary, eventSummary, outputOf, contextPoints } from '../static/lib/model.js';
 import { readable, outputView } from '../static/lib/output.js';
-import { fmtDur, fmtPct, quantile, projectOf, truncate, plural } from '../static/lib/format.js';
+import { fmtDur, fmtAge, fmtPct, quantile, projectOf, truncate, plural } from '../static/lib/format.js';
 import { sseParser, withQuery } from '../static/lib/api.js';
-import { lineageOf } from '../static/views/sessions.js';
+import { lineageOf, idleFor, IDLE_AFTER } from '../static/views/sessions.js';
 
 const BASE = process.env.HOOKWATCH_URL;
 const REAL = process.env.HW_REAL;
@@ -349,6 +349,17 @@ test('formatting', () => {
   f(fmtDur(38), '38 ms');
   f(fmtDur(3210), '3.2 s');
   f(fmtDur(65000), '1m 05s');
+  f(fmtAge(45e3), '45s');
+  f(fmtAge(12 * 60e3 + 5e3), '12m');
+  f(fmtAge(49 * 86400e3 + 3600e3), '49d');
+  // Idle: running (or background) and silent for IDLE_AFTER; the status is not changed.
+  const now = Date.parse('2026-03-01T00:00:00Z');
+  const at = (ago) => new Date(now - ago).toISOString();
+  f(idleFor({ status: 'running', last_event_at: at(IDLE_AFTER - 1) }, now), 0);
+  f(idleFor({ status: 'running', last_event_at: at(IDLE_AFTER) }, now), IDLE_AFTER);
+  f(idleFor({ status: 'background', last_event_at: at(2 * IDLE_AFTER) }, now), 2 * IDLE_AFTER);
+  f(idleFor({ status: 'ended', last_event_at: at(2 * IDLE_AFTER) }, now), 0);
+  f(idleFor({ status: 'running' }, now), 0);
   f(fmtDur(2 * 3600e3 + 3 * 60e3), '2h 03m');
   f(fmtDur(NaN), '–');
   f(fmtDur(-1), '–');

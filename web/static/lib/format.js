@@ -64,6 +64,16 @@ export function fmtAgo(t, now = Date.now()) {
   return Math.floor(s / 86400) + 'd ago';
 }
 
+/** fmtAge renders a long stretch of time in its largest unit: 45s, 12m, 3h, 49d. */
+export function fmtAge(d) {
+  if (!Number.isFinite(d) || d < 0) return '–';
+  const s = Math.floor(d / 1000);
+  if (s < 60) return s + 's';
+  if (s < 3600) return Math.floor(s / 60) + 'm';
+  if (s < 86400) return Math.floor(s / 3600) + 'h';
+  return Math.floor(s / 86400) + 'd';
+}
+
 // One formatter for every count: toLocaleString builds a new one per call,
 // which costs more than the rest of drawing a lane.
 const numberFormat = new Intl.NumberFormat('en', { maximumFractionDigits: 0 });

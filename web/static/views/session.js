@@ -10,7 +10,7 @@ import { comparePath } from './compare.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
 import { showStreamState, CONNECT_WAIT } from '../lib/live.js';
-import { statusOf, statusLabel, lineageOf, lineageVerb, lineageTitle, countOf, childrenOf, knownSession } from './sessions.js';
+import { statusOf, lineageOf, lineageVerb, lineageTitle, countOf, childrenOf, knownSession, StatusPill } from './sessions.js';
 
 /** SIGNAL_PARAMS are the thresholds of GET …/signals a link can set. */
 const SIGNAL_PARAMS = ['failed_repeats', 'read_repeats', 'thrash_switches', 'outlier_factor', 'outlier_siblings', 'outlier_calls', 'outlier_duration', 'stalled_after'];
@@ -342,7 +342,7 @@ function Header({ model, version, id }) {
   return html`
     <div class="shdr">
       <div class="h1row">
-        ${status && html`<span class=${'pill pill-' + status} data-testid="session-status">${statusLabel(status)}</span>`}
+        ${status && html`<${StatusPill} s=${s} testid="session-status" long=${true} />`}
         <h2 title=${s?.title || ''}>${s?.title ? truncate(s.title, 160) : html`<span class="muted">untitled session</span>`}</h2>
       </div>
       <div class="facts">

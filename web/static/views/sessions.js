@@ -4,7 +4,7 @@ import { html, useState, useEffect, useMemo, useRef, Select } from '../lib/html.
 import { pages } from '../lib/api.js';
 import { subscribeModel, subscribeRestart, startLive } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
-import { ms, fmtDur, fmtDate, fmtAgo, fmtNum, plural, projectOf, projectKey, shortID, truncate } from '../lib/format.js';
+import { ms, fmtDur, fmtDate, fmtAgo, fmtAge, fmtNum, plural, projectOf, projectKey, shortID, truncate } from '../lib/format.js';
 
 /** statusOf returns the collector's status: running, background, ended or failed. */
 export function statusOf(s) {
@@ -17,6 +17,41 @@ export function statusOf(s) {
  */
 export function statusLabel(status) {
   return status === 'background' ? 'background work running' : status;
+}
+
+/**
+ * IDLE_AFTER is how long a session the collector still calls running (or
+ * waiting on background work) may go without any event before it reads
+ * "idle": an hour. A client that exits without its SessionEnd (killed, a
+ * closed terminal) leaves its session running forever; a session at work
+ * sends an event at least every few minutes (every tool call, prompt and
+ * stop), and the collector's stall signal already fires after five
+ * minutes on a call without an outcome. An hour of silence is a session
+ * nobody works in, not a long call. The status stays the collector's:
+ * the list's status filter still counts it as running.
+ */
+export const IDLE_AFTER = 3600e3;
+
+/** idleFor returns how long a running session has had no event, when that is IDLE_AFTER or more; else 0. */
+export function idleFor(s, now = Date.now()) {
+  const st = statusOf(s);
+  if (st !== 'running' && st !== 'background') return 0;
+  const quiet = now - ms(s.last_event_at);
+  return Number.isFinite(quiet) && quiet >= IDLE_AFTER ? quiet : 0;
+}
+
+/**
+ * StatusPill shows a session's status as the collector has it, but a
+ * running session idle for IDLE_AFTER or more as "idle 49d".
+ */
+export function StatusPill({ s, now = Date.now(), testid, long = false }) {
+  const st = statusOf(s);
+  const idle = idleFor(s, now);
+  if (idle) {
+    return html`<span class="pill pill-idle" data-testid=${testid} data-status=${st}
+      title=${`${statusLabel(st)} as the collector has it (no end event), but no event for ${fmtDur(idle)}`}>idle ${fmtAge(idle)}</span>`;
+  }
+  return html`<span class=${'pill pill-' + st} data-testid=${testid} data-status=${st} title=${statusLabel(st)}>${long || st !== 'background' ? statusLabel(st) : 'background'}</span>`;
 }
 
 /**
@@ -225,7 +260,7 @@ function Row({ s, now }) {
   const rejected = countOf(s, 'rejected');
   return html`
     <div class=${'srow st-' + s._status} role="listitem" data-session=${s.id} onClick=${(e) => { if (!e.target.closest('a') && !getSelection().toString()) location.hash = href(s.id); }}>
-      <span><span class=${'pill pill-' + s._status} title=${statusLabel(s._status)}>${s._status === 'background' ? 'background' : s._status}</span></span>
+      <span><${StatusPill} s=${s} now=${now} /></span>
       <span class="title">
         <a class="t1" href=${href(s.id)}>${s.title ? truncate(s.title, 140) : html`<span class="muted">untitled</span>`}</a>
         <span class="t2">${shortID(s.id, 8)}${s.model ? ' · ' + s.model : ''}${s.user ? ' · ' + s.user : ''}</span>
@@ -297,10 +332,13 @@ export function SessionList({ params }) {
   }, [st.list, q, project, status, range]);
 
   const byStatus = useMemo(() => {
-    const c = { running: 0, background: 0, ended: 0, failed: 0 };
-    for (const s of st.list) c[s._status] = (c[s._status] || 0) + 1;
+    const c = { running: 0, background: 0, ended: 0, failed: 0, idle: 0 };
+    for (const s of st.list) {
+      c[s._status] = (c[s._status] || 0) + 1;
+      if (s._status === 'running' && idleFor(s, now)) c.idle++;
+    }
     return c;
-  }, [st.list]);
+  }, [st.list, now]);
 
   return html`
     <section class="sessions">
@@ -309,7 +347,7 @@ export function SessionList({ params }) {
           value=${q} onInput=${(e) => setQ(e.currentTarget.value)} />
         <${Select} label="Project" value=${project} onChange=${setProject} options=${[['', 'all projects'], ...projects]} />
         <${Select} label="Status" value=${status} onChange=${setStatus} options=${[['', 'any status'],
-          ['running', `running (${fmtNum(byStatus.running)})`], ['background', `background work running (${fmtNum(byStatus.background)})`], ['ended', `ended (${fmtNum(byStatus.ended)})`], ['failed', `failed (${fmtNum(byStatus.failed)})`]]} />
+          ['running', `running (${fmtNum(byStatus.running)}${byStatus.idle ? `, ${fmtNum(byStatus.idle)} idle` : ''})`], ['background', `background work running (${fmtNum(byStatus.background)})`], ['ended', `ended (${fmtNum(byStatus.ended)})`], ['failed', `failed (${fmtNum(byStatus.failed)})`]]} />
         <${Select} label="Time range" value=${range} onChange=${setRange} options=${RANGES} />
         <span class="spacer"></span>
         <span class="count" data-testid="session-count">${shown.length !== st.list.length ? `${fmtNum(shown.length)} of ${plural(st.list.length, 'session')}` : plural(shown.length, 'session')}${st.done ? '' : ' · loading…'}</span>
