@@ -671,6 +671,44 @@ test('a call the session ended without an outcome of reads so, and ends where it
   await page.close();
 });
 
+test('calls a lane has no row for show as +N where they are, and open every row', async () => {
+  const sid = '5ace0000-0000-4000-8000-' + String(Date.now()).slice(-12).padStart(12, '0');
+  const t0 = Date.now() - 5 * 60e3;
+  const N = 12;
+  const env = (n, ms, payload) => ({ id: `rows-${sid}-${n}`, runtime: 'claude-code', kind: 'hook', received_at: new Date(t0 + ms).toISOString(),
+    payload: { session_id: sid, cwd: '/home/dev/src/rows', transcript_path: '/t.jsonl', ...payload } });
+  const call = (i, ev) => ({ hook_event_name: ev, tool_name: 'Read', tool_use_id: `toolu_par_${String(i).padStart(2, '0')}`, tool_input: { file_path: `/src/f${i}.go` }, ...(ev === 'PostToolUse' ? { tool_response: {}, duration_ms: 20000 } : {}) });
+  const envs = [env(0, 0, { hook_event_name: 'SessionStart', source: 'startup' })];
+  for (let i = 0; i < N; i++) envs.push(env(1 + i, 1000 + i * 100, call(i, 'PreToolUse')));
+  for (let i = 0; i < N; i++) envs.push(env(100 + i, 21000 + i * 100, call(i, 'PostToolUse')));
+  await post(envs);
+  const { page, seen } = await open('/#/s/' + sid);
+  await loaded(page);
+  let lane = (await page.evaluate(() => window.__hw.timeline.lanes()))[0];
+  assert.deepEqual([lane.rows, lane.stacked], [4, N - 4]);
+  const row = page.locator('[role=treeitem][data-agent=""]');
+  assert.equal(await row.getByTestId('lane-rows').innerText(), '+' + (N - 4));
+  const [mark] = await page.evaluate(() => window.__hw.timeline.overflowRects(''));
+  assert.equal(mark.n, N - 4);
+  await page.mouse.move(mark.x + mark.w / 2, mark.y + mark.h / 2);
+  await page.locator('.tip').filter({ hasText: `${N - 4} more calls` }).waitFor();
+  await page.mouse.click(mark.x + mark.w / 2, mark.y + mark.h / 2);
+  await page.waitForFunction((n) => window.__hw.timeline.lanes()[0].rows === n, N);
+  lane = (await page.evaluate(() => window.__hw.timeline.lanes()))[0];
+  assert.equal(lane.stacked, 0);
+  assert.equal(await page.getByTestId('inspector').count(), 0, 'the mark selects nothing');
+  // Every call is reachable: the last one, stacked before, opens on a click.
+  const last = `toolu_par_${String(N - 1).padStart(2, '0')}`;
+  const r = await page.evaluate((id) => window.__hw.timeline.rectOf(id), last);
+  await page.mouse.click(r.x + Math.min(r.w / 2, 20), r.y + r.h / 2);
+  await page.waitForURL(new RegExp('call=' + last));
+  // The tree's button folds the lane again.
+  await row.getByTestId('lane-rows').filter({ hasText: 'fewer rows' }).click();
+  await page.waitForFunction(() => window.__hw.timeline.lanes()[0].rows === 4);
+  clean(seen);
+  await page.close();
+});
+
 test('a call shows its meaning: subtype, effect, the steps of its command, the files it touched and who else did', async () => {
   let { page, seen, insp } = await openLinked(REAL, 'toolu_00000009'); // Bash `go vet ./... 2>&1; exit 3`
   const text = await insp.innerText();

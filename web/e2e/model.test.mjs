@@ -281,6 +281,26 @@ test('parallel calls of one agent get their own rows', () => {
   assert.equal(main.rows, 2);
 });
 
+test('calls beyond the rows of a lane are counted where they stack, and every row shows when asked', () => {
+  const m = new SessionModel('s');
+  const at = (ms) => new Date(Date.UTC(2026, 0, 1, 12, 0, 0) + ms).toISOString();
+  // A fan-out of 50 spawning calls at once, and a lone call after them.
+  const fan = Array.from({ length: 50 }, (_, i) => ({ tool_use_id: 'f' + String(i).padStart(2, '0'), agent_id: '', status: 'ok', started_at: at(i), ended_at: at(60000 + i) }));
+  m.upsertCalls([...fan, { tool_use_id: 'z', agent_id: '', status: 'ok', started_at: at(120000), ended_at: at(121000) }]);
+  let main = m.layout().order[0];
+  assert.equal(main.rows, 4);
+  assert.equal(main.stacked, 46);
+  assert.deepEqual(main.overflow.map((o) => [o.n, o.start]), [[46, Date.parse(at(4))]]);
+  assert.equal(main.calls.filter((c) => c.stacked).length, 46);
+  m.toggleRows('');
+  main = m.layout().order[0];
+  assert.equal(main.rows, 50);
+  assert.equal(main.stacked, 0);
+  assert.equal(new Set(main.calls.filter((c) => c.id !== 'z').map((c) => c.row)).size, 50, 'a row per call');
+  m.toggleRows('');
+  assert.equal(m.layout().order[0].rows, 4);
+});
+
 test('hostile and malformed answers never throw, and a parent cycle cannot hang the tree', () => {
   const m = new SessionModel('s');
   const junk = [null, 1, 'x', [], {}, { agent_id: 5 }, { agent_id: 'x', parent_agent_id: 'x', depth: 'deep', started_at: {} },

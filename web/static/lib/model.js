@@ -245,6 +245,8 @@ export class SessionModel {
     this.signals = new Map();
     this._layout = null;
     this._stats = null;
+    /** expanded are the agents whose lanes show every row of their overlapping calls (toggleRows). */
+    this.expanded = new Set();
     this._unsorted = false;
   }
 
@@ -429,12 +431,21 @@ export class SessionModel {
     return [this.t0, Math.max(this.t1, this.t0 + 1)];
   }
 
+  /** toggleRows shows every row of an agent's overlapping calls, or MAX_ROWS again. */
+  toggleRows(id) {
+    if (this.expanded.has(id)) this.expanded.delete(id); else this.expanded.add(id);
+    this._layout = null;
+  }
+
   /**
    * layout returns the agent tree in display order (depth-first, children by
    * start), each agent with its calls sorted by start and packed into
-   * sub-rows so parallel calls of one agent do not hide each other. The
-   * tree is the collector's (parent_agent_id); depth is the position in
-   * what is drawn.
+   * sub-rows so parallel calls of one agent do not hide each other: at most
+   * MAX_ROWS, or MAX_EXPANDED for an agent in expanded. A call that finds
+   * no free row is drawn over another (stacked: true); an agent's stacked
+   * counts them, and overflow lists where they are: [{start, end, n}],
+   * overlapping stacked calls together. The tree is the collector's
+   * (parent_agent_id); depth is the position in what is drawn.
    */
   layout() {
     this.settle();
@@ -474,17 +485,23 @@ export class SessionModel {
     };
     visit(this.agents.get(MAIN), 0);
     for (const a of agents) if (!seen.has(a.id)) visit(a, 1);
-    const MAX_ROWS = 4;
     for (const a of order) {
       a.calls.sort((x, y) => (x.start - y.start) || (x.id < y.id ? -1 : 1));
+      const cap = this.expanded.has(a.id) ? MAX_EXPANDED : MAX_ROWS;
       const rowEnd = [];
-      let maxDur = 0;
+      const overflow = [];
+      let maxDur = 0, stacked = 0;
       for (const c of a.calls) {
         const s = c.start, e = this.callEnd(c);
         let row = rowEnd.findIndex((end) => end <= s);
+        c.stacked = false;
         if (row < 0) {
-          if (rowEnd.length < MAX_ROWS) { row = rowEnd.length; rowEnd.push(e); } else {
+          if (rowEnd.length < cap) { row = rowEnd.length; rowEnd.push(e); } else {
             row = rowEnd.indexOf(Math.min(...rowEnd));
+            c.stacked = true;
+            stacked++;
+            const last = overflow[overflow.length - 1];
+            if (last && s <= last.end) { last.n++; last.end = Math.max(last.end, e); } else overflow.push({ start: s, end: e, n: 1 });
           }
         }
         rowEnd[row] = Math.max(rowEnd[row] ?? -Infinity, e);
@@ -493,6 +510,8 @@ export class SessionModel {
       }
       a.rows = Math.max(1, rowEnd.length);
       a.maxDur = maxDur;
+      a.stacked = stacked;
+      a.overflow = overflow;
     }
     this.markers.sort((x, y) => x.t - y.t);
     this._layout = { version: this.version, order };
@@ -643,6 +662,10 @@ export class SessionModel {
 export function callStatusLabel(c, model) {
   return model && model.noOutcome(c) ? 'no outcome reported' : c.status;
 }
+
+/** MAX_ROWS is how many rows a lane gives an agent's overlapping calls; MAX_EXPANDED once expanded. */
+export const MAX_ROWS = 4;
+export const MAX_EXPANDED = 200;
 
 /** endOf returns a call's end, or until (the session's last activity) while it runs. */
 export function endOf(c, until) {

@@ -14,6 +14,13 @@ const LANE_PAD = 11;
 const MIN_LANE = 38;
 const AXIS_H = 26;
 
+// OVERFLOW_H is the height of the "+N" marks of stacked calls, in a lane's bottom padding.
+const OVERFLOW_H = 10;
+
+/** overflowLabel is the mark of a lane's stacked calls; overflowWidth its width in CSS pixels. */
+const overflowLabel = (o) => '+' + o.n;
+const overflowWidth = (o) => 8 + 6 * overflowLabel(o).length;
+
 /** laneHeight returns the height of an agent's lane in CSS pixels. */
 export function laneHeight(a) {
   return Math.max(MIN_LANE, LANE_PAD * 2 + a.rows * ROW_H + (a.rows - 1) * ROW_GAP);
@@ -233,6 +240,10 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         const c = calls[i];
         if (c.start > t1) break;
         if (!callMatches(c, f)) continue;
+        // A call stacked over another for want of rows is counted by the
+        // lane's +N, and drawn only when it failed or was denied (which must
+        // stay in sight) or is selected.
+        if (c.stacked && !c.failed && c.status !== 'denied' && c.status !== 'rejected' && c.id !== selID) continue;
         const e = m.callEnd(c);
         if (e < t0) continue;
         const x = X(c.start);
@@ -276,7 +287,8 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
             ctx.fillStyle = 'rgba(255,255,255,0.45)';
             for (let sx = x; sx < x + w; sx += 6) ctx.fillRect(sx, y, 2, ROW_H);
           }
-          if (w > 34) {
+          // A stacked call's name would be written over another's.
+          if (w > 34 && !c.stacked) {
             const chars = Math.floor((w - 6) / 6.3);
             ctx.fillStyle = '#fff';
             ctx.fillText(truncate(c.tool, Math.max(2, chars)), x + 4, y + ROW_H / 2 + 0.5);
@@ -284,7 +296,21 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         }
         if (c.id === selID) selRect = [x, y, w, ROW_H];
       }
-      // Markers.
+      // Calls stacked over others for want of rows: a "+N" where they
+      // are, which opens every row of the lane.
+      if (a.overflow && a.overflow.length) {
+        ctx.font = 'bold 9px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+        const by = l.y - top + l.h - OVERFLOW_H - 1;
+        for (const o of a.overflow) {
+          if (o.end < t0 || o.start > t1) continue;
+          const bx = Math.round(X(o.start)), bw = overflowWidth(o);
+          ctx.fillStyle = th.text;
+          ctx.fillRect(bx, by, bw, OVERFLOW_H);
+          ctx.fillStyle = th.bg;
+          ctx.fillText(overflowLabel(o), bx + 4, by + OVERFLOW_H / 2 + 0.5);
+        }
+        ctx.font = '11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+      }
     }
     const ms = m.markers;
     let lo = 0, hi = ms.length;
@@ -425,9 +451,20 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         return { x: box.left + x, y: box.top + y0 - scroll.scrollTop, w, h: ROW_H };
       },
       lanes: () => geo.current.lanes.map((l) => ({ agent: l.a.id, type: l.a.type, y: l.y, h: l.h, calls: l.a.calls.filter((c) => callMatches(c, props.current.filters)).length,
+        rows: l.a.rows, stacked: l.a.stacked, overflow: l.a.overflow,
         start: l.a.start, end: agentEnd(l.a, model.t1), background: backgroundSpan(l.a, model) })),
       view: () => ({ ...view.current }),
       zoom, pan, focus,
+      // Where a lane's "+N" marks are drawn, in page pixels.
+      overflowRects(agent) {
+        const l = geo.current.lanes.find((x) => x.a.id === agent);
+        const canvas = canvasRef.current, scroll = scrollRef.current;
+        if (!l || !canvas || !scroll || !l.a.overflow) return [];
+        const box = canvas.getBoundingClientRect();
+        const { t0, t1 } = view.current;
+        const scale = canvas.clientWidth / (t1 - t0);
+        return l.a.overflow.map((o) => ({ n: o.n, x: box.left + Math.round((o.start - t0) * scale), y: box.top + l.y - scroll.scrollTop + l.h - OVERFLOW_H - 1, w: overflowWidth(o), h: OVERFLOW_H }));
+      },
     };
   });
 
@@ -442,6 +479,13 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
     const scale = box.width / (t1 - t0);
     const { model: m, filters: f } = props.current;
     const a = l.a;
+    // The "+N" marks of stacked calls, in the lane's bottom padding.
+    if (a.overflow && a.overflow.length && py >= l.y + l.h - OVERFLOW_H - 1 && py < l.y + l.h - 1) {
+      for (const o of a.overflow) {
+        const bx = Math.round((o.start - t0) * scale);
+        if (px >= bx && px <= bx + overflowWidth(o)) return { kind: 'overflow', agent: a.id, overflow: o };
+      }
+    }
     // Markers first: they are small and drawn on top.
     let best = null, bestD = 6;
     for (const mk of m.markers) {
@@ -495,6 +539,10 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
     drag.current = null;
     if (d && !d.moved) {
       const h = hit(e.clientX, e.clientY);
+      if (h && h.kind === 'overflow') {
+        toggleRows(h.agent);
+        return;
+      }
       props.current.onSelect(h ? (h.kind === 'call' ? { kind: 'call', id: h.id } : { kind: 'event', seq: h.seq }) : null);
     }
   };
@@ -527,6 +575,12 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
   };
 
   const sel = selected;
+  // toggleRows shows every row of an agent's lane, or MAX_ROWS again.
+  function toggleRows(id) {
+    model.toggleRows(id);
+    setHover(null);
+    force((x) => x + 1);
+  }
   return html`
     <div class="timeline" data-testid="timeline">
       <div class="tl-tools">
@@ -544,7 +598,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
       <div class="tl-scroll" ref=${scrollRef} onScroll=${request}>
         <div class="tl-inner" style=${{ height: g.height + 'px' }}>
           <div class="tl-tree" role="tree" aria-label="Agents">
-            ${g.lanes.map((l) => html`<${AgentRow} key=${l.a.id} lane=${l} model=${model} selected=${sel && sel.kind === 'agent' && sel.id === l.a.id} onSelect=${onSelect} />`)}
+            ${g.lanes.map((l) => html`<${AgentRow} key=${l.a.id} lane=${l} model=${model} selected=${sel && sel.kind === 'agent' && sel.id === l.a.id} onSelect=${onSelect} onRows=${toggleRows} />`)}
           </div>
           <div class="tl-canvas" ref=${holderRef} tabIndex="0" onKeyDown=${onKey}
             onPointerDown=${onPointerDown} onPointerMove=${onPointerMove} onPointerUp=${onPointerUp} onPointerLeave=${() => setHover(null)}>
@@ -603,7 +657,7 @@ export function backgroundSpan(a, model) {
   return to > c.end ? [c.end, to] : null;
 }
 
-function AgentRow({ lane, model, selected, onSelect }) {
+function AgentRow({ lane, model, selected, onSelect, onRows }) {
   const a = lane.a;
   const dur = agentEnd(a, model.t1) - a.start;
   const spawn = a.spawn ? model.calls.get(a.spawn) : null;
@@ -625,6 +679,9 @@ function AgentRow({ lane, model, selected, onSelect }) {
         ${failed > 0 && html`<span class="badge bad" title="failed calls">${failed}</span>`}
         ${a.background && html`<span class="badge bg" title=${'ran on in the background after its call returned' + (a.notificationStatus ? '; the client notified: ' + a.notificationStatus : '')}>${Number.isFinite(a.stop) ? 'background' : 'bg running'}</span>`}
         ${a.denials > 0 && html`<span class="badge deny" title="denied calls">${a.denials}</span>`}
+        ${(a.stacked > 0 || model.expanded.has(a.id)) && html`<button type="button" class="rows" data-testid="lane-rows"
+          title=${a.stacked > 0 ? `${plural(a.stacked, 'call')} overlap others and are drawn under them: show every row` : 'show at most 4 rows'}
+          onClick=${(e) => { e.stopPropagation(); onRows(a.id); }} onKeyDown=${(e) => e.stopPropagation()}>${a.stacked > 0 ? `+${a.stacked}` : 'fewer rows'}</button>`}
         ${sig && sig.signals.length > 0 && html`<span class="badge warnb" data-testid="agent-signals" title=${sig.signals.map((x) => x.kind + ': ' + x.detail).join('\n')}>⚠ ${sig.signals.length}</span>`}
       </div>
       <div class="a2">
@@ -635,7 +692,9 @@ function AgentRow({ lane, model, selected, onSelect }) {
 
 function Tip({ hover, model }) {
   let body;
-  if (hover.kind === 'call') {
+  if (hover.kind === 'overflow') {
+    body = html`<b>${plural(hover.overflow.n, 'more call')}</b><div class="muted">overlapping others here, drawn under them: click to show every row</div>`;
+  } else if (hover.kind === 'call') {
     const c = hover.call;
     body = html`<b>${c.tool}</b> <span class=${'pill pill-' + (model.noOutcome(c) ? 'nooutcome' : c.status)} data-testid="tip-status">${callStatusLabel(c, model)}</span>
       <div>${fmtDur(durationOf(c))} · ${fmtClock(c.start, true)}</div>
