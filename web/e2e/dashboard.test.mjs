@@ -857,6 +857,44 @@ test('a selected call is in the URL, and the URL selects it', async () => {
   await page.close();
 });
 
+test('Back retraces the calls and agents opened from the details, then leaves the session', async () => {
+  const want = await expected(REAL);
+  const child = want.toolCalls.find((c) => c.parent_tool_use_id && want.toolCalls.some((p) => p.tool_use_id === c.parent_tool_use_id));
+  assert.ok(child, 'the capture has a call of a subagent');
+  const parent = want.toolCalls.find((c) => c.tool_use_id === child.parent_tool_use_id);
+  const { page, seen } = await open('/#/');
+  await page.locator(`[data-session="${REAL}"]`).waitFor();
+  await page.evaluate(([s, c]) => { location.hash = '#/s/' + s + '?call=' + c; }, [REAL, child.tool_use_id]);
+  await loaded(page);
+  const insp = page.getByTestId('inspector');
+  const shows = (id) => insp.locator('code', { hasText: new RegExp('^' + id + '$') }).waitFor();
+  await shows(child.tool_use_id);
+  // The parent call, then its agent, from the details.
+  await insp.locator('.kv', { hasText: 'parent call' }).getByRole('button').click();
+  await page.waitForURL(new RegExp('call=' + parent.tool_use_id));
+  await shows(parent.tool_use_id);
+  await insp.locator('.kv', { hasText: /^agent/ }).getByRole('button').click();
+  await page.waitForURL(/[?&]inspect=main(&|$)/);
+  await insp.locator('h3', { hasText: 'main' }).waitFor();
+  // Back: the parent call, the child call, the list.
+  await page.goBack();
+  await page.waitForURL(new RegExp('call=' + parent.tool_use_id));
+  await shows(parent.tool_use_id);
+  await page.goBack();
+  await page.waitForURL(new RegExp('call=' + child.tool_use_id));
+  await shows(child.tool_use_id);
+  // Forward steps again.
+  await page.goForward();
+  await shows(parent.tool_use_id);
+  await page.goBack();
+  await shows(child.tool_use_id);
+  await page.goBack();
+  await page.waitForURL(/#\/$/);
+  await page.locator(`[data-session="${REAL}"]`).waitFor();
+  clean(seen);
+  await page.close();
+});
+
 test('tool output kept as a preview is shown decoded', async () => {
   const { page, seen, insp } = await openLinked(PREVIEW, 'toolu_preview');
   const events = await all(`/v1/sessions/${PREVIEW}/events`, 'events');

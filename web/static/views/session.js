@@ -577,11 +577,18 @@ function NumbersTab({ model, version }) {
     </div>`;
 }
 
-// selectionFrom reads the selected call of a deep link (call=<tool_use_id>).
+// selectionFrom reads the selection of a deep link: a call
+// (call=<tool_use_id>) or an agent (inspect=<agent id>, main for the main
+// agent).
 function selectionFrom(params) {
   const id = params.get('call');
-  return id ? { kind: 'call', id } : null;
+  if (id) return { kind: 'call', id };
+  const agent = params.get('inspect');
+  if (agent) return { kind: 'agent', id: agent === 'main' ? MAIN : agent };
+  return null;
 }
+
+const sameSelection = (a, b) => (a === b) || (a && b && a.kind === b.kind && a.id === b.id && a.seq === b.seq);
 
 /** SessionView shows session id; params are the fragment's query (tab, filters and the selected call). */
 export function SessionView({ id, params }) {
@@ -593,6 +600,13 @@ export function SessionView({ id, params }) {
   const [selected, setSelected] = useState(() => selectionFrom(params));
   const [focusOn, setFocusOn] = useState(null);
   const linked = useRef(params.get('call') || '');
+  const pushNext = useRef(false);
+  // step selects what a link of the inspector names, as a step of the history.
+  const step = (sel) => {
+    if (sameSelection(sel, selected)) return;
+    pushNext.current = true;
+    setSelected(sel);
+  };
 
   useEffect(() => {
     const p = new URLSearchParams();
@@ -604,21 +618,28 @@ export function SessionView({ id, params }) {
     if (filters.subtype) p.set('subtype', filters.subtype);
     if (filters.effect) p.set('effect', filters.effect);
     if (selected && selected.kind === 'call') p.set('call', selected.id);
+    if (selected && selected.kind === 'agent') p.set('inspect', selected.id === MAIN ? 'main' : selected.id);
     const h = '#/s/' + encodeURIComponent(id) + (p.toString() ? '?' + p : '');
-    if (location.hash !== h) history.replaceState(null, '', h);
+    // Following a link of the inspector to another call or agent is a
+    // step Back undoes; everything else (a click on the timeline, a tab, a
+    // filter) only keeps the address up to date.
+    const step = pushNext.current;
+    pushNext.current = false;
+    if (location.hash !== h) (step ? history.pushState : history.replaceState).call(history, null, '', h);
   }, [tab, filters, selected, id]);
 
   // The URL changed under the view (back, forward, an edited address):
-  // follow it. The view's own updates use replaceState, which the router
-  // does not see: params is a new object only after a hashchange, even one
-  // back to the address the view was opened with.
+  // follow it. The view's own updates use replaceState or pushState, which
+  // the router does not see: params is a new object only after a
+  // hashchange, even one back to the address the view was opened with.
   useEffect(() => {
     const t = params.get('tab');
     setTab(TABS.some(([k]) => k === t) ? t : 'timeline');
     const f = filtersFrom(params);
     setFilters((old) => (JSON.stringify(old) === JSON.stringify(f) ? old : f));
     const call = params.get('call') || '';
-    setSelected((old) => (call ? (old && old.kind === 'call' && old.id === call ? old : { kind: 'call', id: call }) : old && old.kind === 'call' ? null : old));
+    const want = selectionFrom(params);
+    setSelected((old) => (want ? (sameSelection(old, want) ? old : want) : old && (old.kind === 'call' || old.kind === 'agent') ? null : old));
     if (call) linked.current = call;
   }, [params]);
 
@@ -697,7 +718,7 @@ export function SessionView({ id, params }) {
           ${tab === 'events' && html`<${EventsTab} model=${m} version=${s.version} filters=${filters} selected=${selected} onSelect=${setSelected} />`}
           ${tab === 'numbers' && html`<${NumbersTab} model=${m} version=${s.version} />`}
         </div>
-        ${selected && html`<${Inspector} model=${m} version=${s.version} loading=${s.loading} eventsLoading=${s.eventsLoading} selected=${selected} onSelect=${setSelected} onClose=${() => setSelected(null)} onFilter=${merge} onFocus=${(id) => { setTab('timeline'); setSelected({ kind: 'call', id }); setFocusOn({ id }); }} />`}
+        ${selected && html`<${Inspector} model=${m} version=${s.version} loading=${s.loading} eventsLoading=${s.eventsLoading} selected=${selected} onSelect=${step} onClose=${() => setSelected(null)} onFilter=${merge} onFocus=${(id) => { setTab('timeline'); setSelected({ kind: 'call', id }); setFocusOn({ id }); }} />`}
       </div>
     </section>`;
 }
