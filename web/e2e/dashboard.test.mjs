@@ -709,6 +709,53 @@ test('calls a lane has no row for show as +N where they are, and open every row'
   await page.close();
 });
 
+test('long agent ids and types keep to one line in the agent tree, whole in their tooltips', async () => {
+  const sid = '10ad0000-0000-4000-8000-' + String(Date.now()).slice(-12).padStart(12, '0');
+  const t0 = Date.now() - 5 * 60e3;
+  const env = (n, ms, payload) => ({ id: `long-${sid}-${n}`, runtime: 'claude-code', kind: 'hook', received_at: new Date(t0 + ms).toISOString(),
+    payload: { session_id: sid, cwd: '/home/dev/src/long', transcript_path: '/t.jsonl', ...payload } });
+  const A = 'a 1 b 2 c 3 researcher of the quarterly billing report', B = 'nested reviewer of the researcher findings', T = 'plugin-reports:deep-research-agent-with-a-long-type';
+  const as = (id) => ({ agent_id: id, agent_type: T });
+  const spawn = (id, ev, who) => ({ hook_event_name: ev, tool_name: 'Agent', tool_use_id: id, tool_input: { description: 'research the quarterly billing numbers in depth' }, ...(who ? as(who) : {}), ...(ev === 'PostToolUse' ? { tool_response: {} } : {}) });
+  await post([
+    env(0, 0, { hook_event_name: 'SessionStart', source: 'startup' }),
+    env(1, 100, spawn('toolu_sp1', 'PreToolUse')),
+    env(2, 200, { hook_event_name: 'SubagentStart', ...as(A) }),
+    env(3, 300, spawn('toolu_sp2', 'PreToolUse', A)),
+    env(4, 400, { hook_event_name: 'SubagentStart', ...as(B) }),
+    env(5, 500, { hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_use_id: 'toolu_fail', tool_input: { command: 'false' }, ...as(B) }),
+    env(6, 600, { hook_event_name: 'PostToolUseFailure', tool_name: 'Bash', tool_use_id: 'toolu_fail', tool_input: { command: 'false' }, error: 'exit 1', ...as(B) }),
+    env(7, 700, { hook_event_name: 'SubagentStop', ...as(B) }),
+    env(8, 800, spawn('toolu_sp2', 'PostToolUse', A)),
+    env(9, 900, { hook_event_name: 'SubagentStop', ...as(A) }),
+    env(10, 1000, spawn('toolu_sp1', 'PostToolUse')),
+  ]);
+  const { page, seen } = await open('/#/s/' + sid);
+  await loaded(page);
+  await page.locator('[role=treeitem]').nth(2).waitFor();
+  for (const width of [1440, 700]) {
+    await page.setViewportSize({ width, height: 800 });
+    await page.waitForTimeout(100);
+    const rows = await page.$$eval('[role=treeitem]', (els) => els.map((el) => {
+      const box = el.getBoundingClientRect();
+      const line = (sel) => { const e = el.querySelector(sel); const r = e.getBoundingClientRect(); return { h: r.height, top: r.top - box.top, bottom: r.bottom - box.top, lh: parseFloat(getComputedStyle(e).lineHeight) || 16 }; };
+      const aid = el.querySelector('.aid');
+      return { id: el.dataset.agent, h: box.height, a1: line('.a1'), a2: line('.a2'), aid: aid ? aid.title : '', type: el.querySelector('.atype').title, meta: el.querySelector('.a2').title };
+    }));
+    for (const r of rows) {
+      assert.ok(r.a1.h <= 20, `${width}px: the first line of ${r.id} is one line: ${JSON.stringify(r.a1)}`);
+      assert.ok(r.a2.h <= 16 && r.a2.top >= 0 && r.a2.bottom <= r.h, `${width}px: the meta line of ${r.id} is whole in its row: ${JSON.stringify(r)}`);
+      if (r.id) {
+        assert.equal(r.aid, r.id, 'the whole id in the tooltip');
+        assert.equal(r.type, T);
+        assert.match(r.meta, /^1 call · \d+ ms/, 'the whole meta line in the tooltip');
+      }
+    }
+  }
+  clean(seen);
+  await page.close();
+});
+
 test('a call shows its meaning: subtype, effect, the steps of its command, the files it touched and who else did', async () => {
   let { page, seen, insp } = await openLinked(REAL, 'toolu_00000009'); // Bash `go vet ./... 2>&1; exit 3`
   const text = await insp.innerText();

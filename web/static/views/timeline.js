@@ -673,8 +673,8 @@ function AgentRow({ lane, model, selected, onSelect, onRows }) {
       onClick=${() => onSelect({ kind: 'agent', id: a.id })} title=${a.id ? `agent ${a.id}` : 'main agent'}>
       ${a.level > 0 && html`<span class="branch" aria-hidden="true" style=${{ left: a.level * 16 - 6 + 'px' }}></span>`}
       <div class="a1">
-        <span class=${'atype' + (a.id === MAIN ? ' main' : '')}>${agentLabel(a)}</span>
-        ${a.id && html`<span class="aid">${shortID(a.id, 7)}</span>`}
+        <span class=${'atype' + (a.id === MAIN ? ' main' : '')} title=${agentLabel(a)}>${agentLabel(a)}</span>
+        ${a.id && html`<span class="aid" title=${a.id}>${shortID(a.id, 7)}</span>`}
         <span class="spacer"></span>
         ${failed > 0 && html`<span class="badge bad" title="failed calls">${failed}</span>`}
         ${a.background && html`<span class="badge bg" title=${'ran on in the background after its call returned' + (a.notificationStatus ? '; the client notified: ' + a.notificationStatus : '')}>${Number.isFinite(a.stop) ? 'background' : 'bg running'}</span>`}
@@ -684,8 +684,8 @@ function AgentRow({ lane, model, selected, onSelect, onRows }) {
           onClick=${(e) => { e.stopPropagation(); onRows(a.id); }} onKeyDown=${(e) => e.stopPropagation()}>${a.stacked > 0 ? `+${a.stacked}` : 'fewer rows'}</button>`}
         ${sig && sig.signals.length > 0 && html`<span class="badge warnb" data-testid="agent-signals" title=${sig.signals.map((x) => x.kind + ': ' + x.detail).join('\n')}>⚠ ${sig.signals.length}</span>`}
       </div>
-      <div class="a2">
-        ${plural(a.toolCount ?? a.calls.length, 'call')} · ${fmtDur(dur)}${spawn ? html` · <span title=${'spawned by ' + spawn.id}>via ${truncate(desc || spawn.tool, 28)}</span>` : ''}
+      <div class="a2" title=${`${plural(a.toolCount ?? a.calls.length, 'call')} · ${fmtDur(dur)}${spawn ? ` · via ${desc || spawn.tool} (spawned by ${spawn.id})` : ''}`}>
+        ${plural(a.toolCount ?? a.calls.length, 'call')} · ${fmtDur(dur)}${spawn ? html` · <span>via ${truncate(desc || spawn.tool, 28)}</span>` : ''}
       </div>
     </div>`;
 }
