@@ -315,13 +315,25 @@ func Explain(w io.Writer, home, dir string) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("cannot write files table: %w", err)
 	}
-	if len(set.Rules) == 0 {
+	// A rule that does not compile is not in force (it fails open) unless
+	// it is a managed fail-closed rule, which then denies what it selects:
+	// only those appear in the table, marked.
+	var rules []*Rule
+	leftOut := 0
+	for _, r := range set.Rules {
+		if r.compiled().err != nil && !r.failsClosedWhenInvalid() {
+			leftOut++
+			continue
+		}
+		rules = append(rules, r)
+	}
+	if len(rules) == 0 {
 		fmt.Fprintln(w, "\nNo rules in force.")
 	} else {
 		fmt.Fprintln(w, "\nRules (all matching rules are evaluated; deny > defer > ask > allow; managed rules cannot be redefined):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "SCOPE\tID\tEVENTS\tMATCHER\tAGENT\tACTION\tMODE\tON_ERROR\tDESCRIPTION")
-		for _, r := range set.Rules {
+		for _, r := range rules {
 			agent := dash(r.Agent)
 			if r.AgentType != "" {
 				agent += " type=" + r.AgentType
@@ -333,7 +345,7 @@ func Explain(w io.Writer, home, dir string) error {
 			if r.OnErrorClosed {
 				onErr = "closed"
 			}
-			if r.invalid != nil {
+			if r.compiled().err != nil {
 				mode = "INVALID: denies"
 			}
 			// What selects the calls: the tool, the subtype, the condition.
@@ -351,8 +363,11 @@ func Explain(w io.Writer, home, dir string) error {
 			return fmt.Errorf("cannot write rules table: %w", err)
 		}
 	}
+	if leftOut > 0 {
+		fmt.Fprintf(w, "\n%d invalid rule%s left out of the table: not in force (see Problems).\n", leftOut, plural(leftOut))
+	}
 	if len(problems) > 0 {
-		fmt.Fprintln(w, "\nProblems (these parts are NOT in force; they fail open):")
+		fmt.Fprintln(w, "\nProblems (these parts are NOT in force: they fail open, except that an invalid managed on_error: closed rule denies what it selects):")
 		for _, p := range problems {
 			fmt.Fprintf(w, "  %s\n", p.Error())
 		}

@@ -75,6 +75,11 @@ func TestExplain(t *testing.T) {
     when: 'glob("**/.env", tool_input.file_path)'
     action: deny
     on_error: closed
+  - id: org-broken-closed
+    tool: Write
+    when: 'glob('
+    action: deny
+    on_error: closed
 `)
 	home := filepath.Join(root, "home")
 	writeFile(t, home, "policy.yaml", `rules:

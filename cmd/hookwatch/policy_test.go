@@ -205,12 +205,17 @@ func TestPolicyExplain(t *testing.T) {
 		`user no-rm-rf PreToolUse Bash when tool_input.command matches "rm\\s+-[a-zA-Z]*(rf|fr)" - deny enforce open`,
 		"user bash-quota PreToolUse Bash - deny+quota 1/session enforce open",
 		"project fine UserPromptSubmit - - context enforce open",
-		"Problems (these parts are NOT in force; they fail open):",
+		"Problems (these parts are NOT in force: they fail open",
 		project + `:4: rule "typo": cannot compile when`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("policy explain lacks %q:\n%s", want, out)
 		}
+	}
+	// The rule that does not compile is not in force: it is no row of the
+	// rules table, only a problem.
+	if strings.Contains(out, "project typo") || !strings.Contains(out, "1 invalid rule left out of the table") {
+		t.Fatalf("policy explain lists the invalid rule as in force:\n%s", out)
 	}
 	// DIR is where Claude Code would start, so it is also the project
 	// directory: as for the hook, the search for a project policy stops
