@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/decision"
 	hookevent "github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/policy/policyfile"
 )
 
 // Check validates and compiles the given policy files as they would be in
@@ -293,13 +296,108 @@ func oneLine(s string) string {
 	return s
 }
 
+// Project is the project directory the command line takes for a
+// directory, and how it was found (see GuessProject).
+type Project struct {
+	Dir string
+	// Why says how Dir was found, for the output: "CLAUDE_PROJECT_DIR",
+	// "the repository root", …
+	Why string
+	// FromEnv is set when Dir is CLAUDE_PROJECT_DIR.
+	FromEnv bool
+}
+
+// String is the project directory and how it was found.
+func (p Project) String() string { return p.Dir + " (" + p.Why + ")" }
+
+// GuessProject returns the project directory a session working in dir most
+// likely has, for a command run outside any session. The hook looks for a
+// project policy from the event's cwd up to CLAUDE_PROJECT_DIR, which
+// Claude Code sets to the directory it was started in; so:
+//
+//   - claudeProjectDir (the command's CLAUDE_PROJECT_DIR) when dir is inside
+//     it, as the hook would see it;
+//   - else the nearest directory from dir upwards that holds a project
+//     policy file (.hookwatch/policy.yaml, not the user's) or a repository
+//     (.git): where a session of the project is commonly started, so that
+//     dir is a working directory within it;
+//   - else dir itself.
+func GuessProject(home, dir, claudeProjectDir string) Project {
+	dir = filepath.Clean(dir)
+	if claudeProjectDir != "" && filepath.IsAbs(claudeProjectDir) && policyfile.Under(dir, claudeProjectDir) {
+		return Project{Dir: filepath.Clean(claudeProjectDir), Why: "CLAUDE_PROJECT_DIR", FromEnv: true}
+	}
+	userFile := ""
+	if home != "" {
+		userFile = filepath.Clean(filepath.Join(home, "policy.yaml"))
+	}
+	for d, i := dir, 0; i < 256; i++ {
+		if p := filepath.Join(d, ".hookwatch", "policy.yaml"); p != userFile {
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+				why := "the nearest directory with a project policy; CLAUDE_PROJECT_DIR is not set"
+				if d == dir {
+					why = "the directory itself holds a project policy; CLAUDE_PROJECT_DIR is not set"
+				}
+				return Project{Dir: d, Why: why}
+			}
+		}
+		if isRepoRoot(d) {
+			return Project{Dir: d, Why: "the repository root; CLAUDE_PROJECT_DIR is not set"}
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	return Project{Dir: dir, Why: "the directory itself: no project policy or repository above it; CLAUDE_PROJECT_DIR is not set"}
+}
+
+// isRepoRoot reports whether dir is the top of a git work tree: its .git is
+// a file (a linked worktree, a submodule) or a directory with a HEAD (an
+// empty .git directory is no repository, for git either).
+func isRepoRoot(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, ".git"))
+	if err != nil {
+		return false
+	}
+	if fi.Mode().IsRegular() {
+		return true
+	}
+	_, err = os.Stat(filepath.Join(dir, ".git", "HEAD"))
+	return fi.IsDir() && err == nil
+}
+
+// projectNote warns, when the project file in force lies above dir and the
+// project directory was assumed rather than given, that a session started
+// in dir itself would not apply it: Claude Code's CLAUDE_PROJECT_DIR is
+// the directory it is started in, and the search stops there.
+func projectNote(w io.Writer, set *Set, dir string, proj Project) {
+	if proj.FromEnv {
+		return
+	}
+	for _, f := range set.Files {
+		if f.Scope != ScopeProject || !f.Found {
+			continue
+		}
+		root := filepath.Dir(filepath.Dir(f.Path))
+		if root != dir && policyfile.Under(dir, root) {
+			fmt.Fprintf(w, "Note: %s applies to sessions started in %s (or above it); Claude Code started in %s itself would not apply it (CLAUDE_PROJECT_DIR is where Claude Code starts, and the search stops there).\n",
+				f.Path, root, dir)
+		}
+	}
+}
+
 // Explain writes which policy files apply to dir (with home as
-// HOOKWATCH_HOME and dir also taken as the project dir), which rules are in
-// force in evaluation order, and which parts are invalid and left out.
-func Explain(w io.Writer, home, dir string) error {
-	set := Discover(home, dir, dir)
+// HOOKWATCH_HOME, and proj as the project directory: see GuessProject),
+// which rules are in force in evaluation order, and which parts are
+// invalid and left out.
+func Explain(w io.Writer, home, dir string, proj Project) error {
+	set := Discover(home, dir, proj.Dir)
 	problems := append(set.Problems, set.compileAll()...)
-	fmt.Fprintf(w, "Policy in force for %s\n\n", dir)
+	fmt.Fprintf(w, "Policy in force for %s\nProject directory: %s\n", dir, proj)
+	projectNote(w, set, dir, proj)
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCOPE\tFILE\tSTATUS")
 	for _, f := range set.Files {
@@ -408,20 +506,22 @@ func describeAction(r *Rule) string {
 
 // ExplainCommand shows how the policy sees a shell command run in dir:
 // its analysis (the variable `command` of conditions, and `subtype`),
-// step by step, and what the rules in force for dir answer to a Bash
-// call of it (PreToolUse). With asJSON it writes the variables as JSON.
-func ExplainCommand(w io.Writer, home, dir, command string, asJSON bool) error {
+// step by step, and what the rules in force for dir (proj being the
+// project directory, see GuessProject) answer to a Bash call of it
+// (PreToolUse). With asJSON it writes the variables as JSON.
+func ExplainCommand(w io.Writer, home, dir string, proj Project, command string, asJSON bool) error {
 	payload := map[string]any{
 		"hook_event_name": "PreToolUse", "session_id": "policy-explain", "cwd": dir, "tool_name": "Bash",
 		"tool_use_id": "toolu_explain", "tool_input": map[string]any{"command": command},
 	}
-	set := Discover(home, dir, dir)
+	set := Discover(home, dir, proj.Dir)
 	ev := &evaluation{set: set, ctx: context.Background(), name: "PreToolUse", payload: payload}
 	m := ev.meaning()
 	d := set.Evaluate(context.Background(), payload, MemoryState())
 	if asJSON {
 		// The decision as the audit records it (nil: no rule had an opinion).
-		b, err := json.MarshalIndent(map[string]any{"command": m.command, "subtype": m.subtype, "decision": d.Audit()}, "", "  ")
+		b, err := json.MarshalIndent(map[string]any{"command": m.command, "subtype": m.subtype, "decision": d.Audit(),
+			"project_dir": proj.Dir, "policy_files": foundFiles(set)}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("cannot encode the analysis: %w", err)
 		}
@@ -458,7 +558,10 @@ func ExplainCommand(w io.Writer, home, dir, command string, asJSON bool) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("cannot write steps table: %w", err)
 	}
-	fmt.Fprintf(w, "\nPolicy in force for %s answers a Bash call of it (PreToolUse): ", dir)
+	fmt.Fprintf(w, "\nProject directory: %s\n", proj)
+	fmt.Fprintf(w, "Policy files: %s\n", dash(strings.Join(foundFiles(set), ", ")))
+	projectNote(w, set, dir, proj)
+	fmt.Fprintf(w, "Policy in force for %s answers a Bash call of it (PreToolUse): ", dir)
 	switch {
 	case d.Verdict != decision.None:
 		fmt.Fprintf(w, "%s", d.Verdict)
@@ -476,6 +579,17 @@ func ExplainCommand(w io.Writer, home, dir, command string, asJSON bool) error {
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// foundFiles lists the set's files that exist.
+func foundFiles(set *Set) []string {
+	var out []string
+	for _, f := range set.Files {
+		if f.Found {
+			out = append(out, f.Path)
+		}
+	}
+	return out
 }
 
 func cutText(s string, n int) string {

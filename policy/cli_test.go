@@ -108,7 +108,7 @@ func TestExplain(t *testing.T) {
     action: deny
 `)
 	var buf bytes.Buffer
-	if err := Explain(&buf, home, proj); err != nil {
+	if err := Explain(&buf, home, proj, GuessProject(home, proj, "")); err != nil {
 		t.Fatal(err)
 	}
 	// The temporary root's length varies, and with it the column widths:
@@ -133,5 +133,114 @@ func TestDryRunPassesOverStatusLines(t *testing.T) {
 	}
 	if s := out.String(); strings.Contains(s, "hook_event_name") || !strings.Contains(s, "1 event, ") || !strings.Contains(s, "(1 statusLine payload passed over") {
 		t.Errorf("dry run of an export with a statusLine:\n%s", s)
+	}
+}
+
+// TestGuessProject: without CLAUDE_PROJECT_DIR the command line takes the
+// nearest directory holding a project policy or a repository; with it, the
+// hook's own project directory.
+func TestGuessProject(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home", ".hookwatch")
+	writeFile(t, home, "policy.yaml", "rules: []\n") // the user file: never a project's
+	repo := filepath.Join(root, "repo")
+	deep := filepath.Join(repo, "sub", "deeper")
+	plain := filepath.Join(root, "plain", "a", "b")
+	inHome := filepath.Join(root, "home", "work")
+	for _, d := range []string{deep, plain, inHome} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, repo, ".git/HEAD", "ref: refs/heads/main\n")
+	// An empty .git directory is no repository.
+	if err := os.MkdirAll(filepath.Join(root, "plain", ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := func(dir, env, want, why string) {
+		t.Helper()
+		got := GuessProject(home, dir, env)
+		if got.Dir != want || !strings.HasPrefix(got.Why, why) {
+			t.Errorf("GuessProject(%s, %q) = %s, want %s (%s…)", dir, env, got, want, why)
+		}
+	}
+	f(deep, "", repo, "the repository root")
+	f(deep, filepath.Join(repo, "sub"), filepath.Join(repo, "sub"), "CLAUDE_PROJECT_DIR")
+	f(deep, "/elsewhere", repo, "the repository root") // not around dir: not this session's
+	f(deep, "relative", repo, "the repository root")
+	// Without a repository above the temporary directory, nothing is found.
+	if above := repoAbove(root); above == "" {
+		f(plain, "", plain, "the directory itself: no project policy")
+		f(inHome, "", inHome, "the directory itself: no project policy") // ~/.hookwatch/policy.yaml is the user's
+	} else {
+		f(plain, "", above, "the repository root")
+		f(inHome, "", above, "the repository root")
+	}
+	writeFile(t, filepath.Join(root, "plain"), ".hookwatch/policy.yaml", "rules: []\n")
+	f(plain, "", filepath.Join(root, "plain"), "the nearest directory with a project policy")
+	writeFile(t, filepath.Join(repo, "sub"), ".hookwatch/policy.yaml", "rules: []\n")
+	f(deep, "", filepath.Join(repo, "sub"), "the nearest directory with a project policy")
+	f(filepath.Join(repo, "sub"), "", filepath.Join(repo, "sub"), "the directory itself holds")
+}
+
+// TestExplainFindsTheProjectAbove: explained from a subdirectory of the
+// project, the project's policy is in force, as for a session started at
+// the project's root working there, and the output says which project
+// directory it took and that a session started in the subdirectory would
+// not apply it.
+func TestExplainFindsTheProjectAbove(t *testing.T) {
+	root := t.TempDir()
+	old := managedPath
+	managedPath = filepath.Join(root, "etc", "policy.yaml")
+	defer func() { managedPath = old }()
+	home := filepath.Join(root, "home")
+	proj := filepath.Join(root, "proj4")
+	deep := filepath.Join(proj, "sub", "deeper")
+	writeFile(t, proj, ".git/HEAD", "ref: refs/heads/main\n")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, proj, ".hookwatch/policy.yaml", `rules:
+  - id: no-secrets
+    tool: Bash
+    when: 'tool_input.command contains "secret"'
+    action: deny
+    reason: no secrets
+`)
+	var buf bytes.Buffer
+	if err := ExplainCommand(&buf, home, deep, GuessProject(home, deep, ""), "echo secret; pwd", false); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"Project directory: " + proj + " (the nearest directory with a project policy; CLAUDE_PROJECT_DIR is not set)",
+		"Policy files: " + filepath.Join(proj, ".hookwatch", "policy.yaml"),
+		"Claude Code started in " + deep + " itself would not apply it",
+		`answers a Bash call of it (PreToolUse): deny`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain --command lacks %q:\n%s", want, out)
+		}
+	}
+	// With CLAUDE_PROJECT_DIR, as in a session started in the subdirectory:
+	// the search stops there, as the hook's does.
+	buf.Reset()
+	if err := Explain(&buf, home, deep, GuessProject(home, deep, deep)); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); !strings.Contains(out, "No rules in force") || !strings.Contains(out, "Project directory: "+deep+" (CLAUDE_PROJECT_DIR)") {
+		t.Errorf("explain with CLAUDE_PROJECT_DIR=%s:\n%s", deep, out)
+	}
+}
+
+// repoAbove returns the nearest directory above dir holding .git, or "".
+func repoAbove(dir string) string {
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if isRepoRoot(d) {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
 	}
 }

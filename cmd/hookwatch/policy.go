@@ -49,7 +49,7 @@ func runPolicy(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 // find them (managed, user, project). Problems are printed one per line as
 // file:line: rule "id": message, and make the exit status 1.
 func runPolicyCheck(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy check", "policy check [FILE…]\n\nValidates and compiles policy files as they would be in force together\n(a rule id defined twice is a problem). Without FILE, checks the files in\nforce for the working directory: managed, $HOOKWATCH_HOME/policy.yaml and\nthe project's .hookwatch/policy.yaml. Exit status 1 when a file has a problem.", stdout, stderr)
+	fs := newFlagSet("policy check", "policy check [FILE…]\n\nValidates and compiles policy files as they would be in force together\n(a rule id defined twice is a problem). Without FILE, checks the files in\nforce for the working directory: managed, $HOOKWATCH_HOME/policy.yaml and\nthe project's .hookwatch/policy.yaml (found as policy explain finds it). Exit status 1 when a file has a problem.", stdout, stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -59,30 +59,22 @@ func runPolicyCheck(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("cannot get the working directory: %w", err)
 		}
+		home := hook.Home(os.Getenv)
+		proj := policy.GuessProject(home, cwd, os.Getenv("CLAUDE_PROJECT_DIR"))
 		var looked []string
-		for _, src := range policy.Locate(hook.Home(os.Getenv), cwd, projectDir(cwd)) {
+		for _, src := range policy.Locate(home, cwd, proj.Dir) {
 			looked = append(looked, src.Path)
 			if fi, err := os.Stat(src.Path); err == nil && !fi.IsDir() {
 				files = append(files, src.Path)
 			}
 		}
 		if len(files) == 0 {
-			fmt.Fprintf(stdout, "no policy files in force for %s (looked for %s)\n", cwd, strings.Join(looked, ", "))
+			fmt.Fprintf(stdout, "no policy files in force for %s (project directory %s; looked for %s)\n", cwd, proj, strings.Join(looked, ", "))
 			return nil
 		}
+		fmt.Fprintf(stdout, "policy files in force for %s (project directory %s):\n", cwd, proj)
 	}
 	return policy.Check(stdout, files...) // an error exits 1
-}
-
-// projectDir is CLAUDE_PROJECT_DIR when cwd is inside it (the hook stops its
-// search for a project policy there), else cwd.
-func projectDir(cwd string) string {
-	if p := os.Getenv("CLAUDE_PROJECT_DIR"); p != "" && filepath.IsAbs(p) {
-		if rel, err := filepath.Rel(p, cwd); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return p
-		}
-	}
-	return cwd
 }
 
 // runPolicyTest is `hookwatch policy test FILE --events EVENTS.jsonl`.
@@ -130,7 +122,7 @@ func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 
 // runPolicyExplain is `hookwatch policy explain [DIR]`.
 func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy explain", "policy explain [DIR] [--command CMD [--json]]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.\nWith --command, shows how the rules see a shell command run in DIR: its\nsteps, effect and files (the variables command and subtype) and what the\nrules in force answer to a Bash call of it.", stdout, stderr)
+	fs := newFlagSet("policy explain", "policy explain [DIR] [--command CMD [--json]]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.\nThe project directory is CLAUDE_PROJECT_DIR when DIR is inside it, else\nthe nearest directory from DIR up holding .hookwatch/policy.yaml or .git\n(where a session is commonly started); the output names the one taken.\nWith --command, shows how the rules see a shell command run in DIR: its\nsteps, effect and files (the variables command and subtype) and what the\nrules in force answer to a Bash call of it.", stdout, stderr)
 	command := fs.String("command", "", "a shell command to analyse")
 	asJSON := fs.Bool("json", false, "with --command: write the variables and the answer as JSON")
 	if err := parseFlags(fs, args); err != nil {
@@ -152,8 +144,10 @@ func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
 	} else if !fi.IsDir() {
 		return fmt.Errorf("%w: %s is not a directory", errUsage, dir)
 	}
+	home := hook.Home(os.Getenv)
+	proj := policy.GuessProject(home, abs, os.Getenv("CLAUDE_PROJECT_DIR"))
 	if *command != "" {
-		return policy.ExplainCommand(stdout, hook.Home(os.Getenv), abs, *command, *asJSON)
+		return policy.ExplainCommand(stdout, home, abs, proj, *command, *asJSON)
 	}
-	return policy.Explain(stdout, hook.Home(os.Getenv), abs)
+	return policy.Explain(stdout, home, abs, proj)
 }

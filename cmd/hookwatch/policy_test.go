@@ -65,6 +65,7 @@ func exitCodeOf(err error) int { return exitCode(err, &strings.Builder{}) }
 
 func TestPolicyCheck(t *testing.T) {
 	e := newTestEnv(t)
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
 
 	// Nothing in force: not an error.
 	out, _, err := hw(t, "", "policy", "check")
@@ -74,7 +75,7 @@ func TestPolicyCheck(t *testing.T) {
 
 	user := writePolicy(t, filepath.Join(e.hwHome, "policy.yaml"), userPolicy)
 	out = mustHW(t, "policy", "check")
-	if want := user + ": ok, 2 rules\n"; out != want {
+	if want := user + ": ok, 2 rules\n"; !strings.HasPrefix(out, "policy files in force for "+e.project) || !strings.HasSuffix(out, want) {
 		t.Fatalf("check of the user policy printed %q, want %q", out, want)
 	}
 
@@ -192,6 +193,7 @@ func TestPolicyTest(t *testing.T) {
 
 func TestPolicyExplain(t *testing.T) {
 	e := newTestEnv(t)
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
 	user := writePolicy(t, filepath.Join(e.hwHome, "policy.yaml"), userPolicy)
 	project := writePolicy(t, filepath.Join(e.project, ".hookwatch", "policy.yaml"), brokenPolicy)
 	sub := filepath.Join(e.project, "pkg", "deep")
@@ -217,12 +219,33 @@ func TestPolicyExplain(t *testing.T) {
 	if strings.Contains(out, "project typo") || !strings.Contains(out, "1 invalid rule left out of the table") {
 		t.Fatalf("policy explain lists the invalid rule as in force:\n%s", out)
 	}
-	// DIR is where Claude Code would start, so it is also the project
-	// directory: as for the hook, the search for a project policy stops
-	// there and a parent's policy is not in force.
+	// From a subdirectory of the project, the project's policy is in force,
+	// as for a session started in the project working there, and the
+	// output says so.
+	out = strings.Join(strings.Fields(mustHW(t, "policy", "explain", sub)), " ")
+	for _, want := range []string{
+		"Project directory: " + e.project + " (the nearest directory with a project policy; CLAUDE_PROJECT_DIR is not set)",
+		"project " + project + " 2 rules, 1 problem",
+		"project fine UserPromptSubmit",
+		"Claude Code started in " + sub + " itself would not apply it",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("policy explain %s lacks %q:\n%s", sub, want, out)
+		}
+	}
+	// In a session started in the subdirectory (CLAUDE_PROJECT_DIR), the
+	// hook's search stops there and the parent's policy is not in force.
+	t.Setenv("CLAUDE_PROJECT_DIR", sub)
 	out = strings.Join(strings.Fields(mustHW(t, "policy", "explain", sub)), " ")
 	if want := "project " + filepath.Join(sub, ".hookwatch", "policy.yaml") + " not found"; !strings.Contains(out, want) || strings.Contains(out, "project fine") {
-		t.Fatalf("policy explain %s lacks %q or shows the parent's rules:\n%s", sub, want, out)
+		t.Fatalf("policy explain %s with CLAUDE_PROJECT_DIR=%[1]s lacks %q or shows the parent's rules:\n%s", sub, want, out)
+	}
+	// policy check, run in the subdirectory, checks the project file too.
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	t.Chdir(sub)
+	out, _, _ = hw(t, "", "policy", "check")
+	if !strings.Contains(out, "(project directory "+e.project+" (") || !strings.Contains(out, project+": 2 problems") {
+		t.Fatalf("policy check in %s:\n%s", sub, out)
 	}
 	_, _, err := hw(t, "", "policy", "explain", filepath.Join(e.root, "nowhere"))
 	if exitCodeOf(err) != 1 {
