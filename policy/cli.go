@@ -97,8 +97,11 @@ type TestResult struct {
 
 // Test dry-runs policyFile over recorded events: one JSON object per line,
 // either a raw hook payload or an object wrapping it under "payload" (the
-// corpus files and envelope exports). Quotas count in memory, from zero, with
-// the time taken from the wrapper's "received_at" when present. It writes a
+// corpus files, envelopes, `hookwatch export` and audit event lines). Only
+// what a hook sent is evaluated: wrapped records of another "kind"
+// (statusline, transcript, rollout) are passed over and counted in the
+// summary. Quotas count in memory, from zero, with the time taken from the
+// wrapper's "received_at" when present. It writes a
 // table of what each rule would decide and the merged answer per event, or,
 // with jsonOut, one TestResult per line (JSON Lines). It returns an error if
 // the policy has problems (after the dry run of its valid rules) or reading
@@ -125,13 +128,15 @@ func Test(w io.Writer, policyFile string, events io.Reader, jsonOut bool) error 
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "LINE\tEVENT\tTOOL\tAGENT\tRULE\tACTION\tENFORCED\tREASON")
 	}
-	var total, decided, denied, statusLines int
+	var total, decided, denied int
+	over := map[passedOver]int{}
 	// one tests a line that is not blank.
 	one := func(lineNo int, line []byte) error {
 		payload, at, perr := payloadOf(line)
-		if errors.Is(perr, errStatusLine) {
+		var po passedOver
+		if errors.As(perr, &po) {
 			// An export holds them beside the hook events: passed over.
-			statusLines++
+			over[po]++
 			return nil
 		}
 		res := TestResult{Line: lineNo}
@@ -184,8 +189,15 @@ func Test(w io.Writer, policyFile string, events io.Reader, jsonOut bool) error 
 			return fmt.Errorf("cannot write table: %w", err)
 		}
 		fmt.Fprintf(w, "%d event%s, %d with a decision, %d denied or blocked", total, plural(total), decided, denied)
-		if statusLines > 0 {
-			fmt.Fprintf(w, " (%d statusLine payload%s passed over: no rule applies to them)", statusLines, plural(statusLines))
+		var notes []string
+		for _, po := range []passedOver{overStatusLine, overTranscript, overRollout, overUsage, overOther} {
+			if n := over[po]; n > 0 {
+				what, why, _ := strings.Cut(string(po), "|")
+				notes = append(notes, fmt.Sprintf("%d %s%s passed over: %s", n, what, plural(n), why))
+			}
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(w, " (%s)", strings.Join(notes, "; "))
 		}
 		fmt.Fprintln(w)
 	}
@@ -207,37 +219,76 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// errStatusLine is payloadOf's answer for an envelope of a statusLine
-// payload, which is no hook event: no rule applies to it.
-var errStatusLine = errors.New("a statusLine payload")
+// passedOver is payloadOf's answer for a line that holds no hook event: a
+// record of an export that no hook sent. Its text names what it is and why
+// it is passed over, for the summary.
+type passedOver string
 
-// payloadOf extracts the hook payload from a line: the object itself when it
-// has hook_event_name, else its "payload" object. at is the wrapper's
-// received_at time, if any.
+func (p passedOver) Error() string { return string(p) }
+
+// What an export holds besides hook events.
+const (
+	overStatusLine = passedOver("statusLine payload|no rule applies to them")
+	overTranscript = passedOver("transcript record|read from Claude Code's transcript, not sent by a hook: replaying them would count calls twice")
+	overRollout    = passedOver("rollout record|read from Codex's rollout, not sent by a hook: replaying them would count calls twice")
+	overOther      = passedOver("record of another kind|not sent by a hook")
+	overUsage      = passedOver("TranscriptUsage record|token usage read from a transcript, no hook event")
+)
+
+// payloadOf extracts the hook payload from a line: the object itself when
+// it has hook_event_name (a raw payload), else its "payload" object (an
+// envelope, an audit or export event line, a corpus line). Only what a hook
+// sent is a hook event: a wrapper whose "kind" is not "hook" (statusline,
+// transcript, rollout) is passed over (a passedOver error). at is the
+// wrapper's received_at time, if any.
 func payloadOf(line []byte) (map[string]any, time.Time, error) {
 	var obj map[string]any
 	if err := json.Unmarshal(line, &obj); err != nil {
 		return nil, time.Time{}, fmt.Errorf("not a JSON object: %v", err)
 	}
-	if _, ok := obj["hook_event_name"].(string); ok {
+	if name, ok := obj["hook_event_name"].(string); ok {
+		if name == rolloutUsageEvent {
+			return nil, time.Time{}, overUsage
+		}
 		return obj, time.Time{}, nil
 	}
 	p, ok := obj["payload"].(map[string]any)
 	if !ok {
 		return nil, time.Time{}, errors.New(`not a hook payload: no "hook_event_name" and no "payload" object`)
 	}
-	if obj["kind"] == hookevent.KindStatusLine {
-		return nil, time.Time{}, errStatusLine
+	switch kind, _ := obj["kind"].(string); kind {
+	case "", hookevent.KindHook:
+	case hookevent.KindStatusLine:
+		return nil, time.Time{}, overStatusLine
+	case hookevent.KindTranscript:
+		return nil, time.Time{}, overTranscript
+	case hookevent.KindRollout:
+		return nil, time.Time{}, overRollout
+	default:
+		return nil, time.Time{}, overOther
 	}
-	if _, ok := p["hook_event_name"].(string); !ok {
+	name, ok := p["hook_event_name"].(string)
+	if !ok {
 		return nil, time.Time{}, errors.New(`the "payload" object has no "hook_event_name"`)
 	}
+	if name == rolloutUsageEvent {
+		return nil, time.Time{}, overUsage
+	}
 	var at time.Time
-	if s, ok := obj["received_at"].(string); ok {
-		at, _ = time.Parse(time.RFC3339Nano, s)
+	for _, k := range []string{"received_at"} {
+		if s, ok := obj[k].(string); ok {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				at = t
+				break
+			}
+		}
 	}
 	return p, at, nil
 }
+
+// rolloutUsageEvent is the event name of token usage read from a
+// transcript or rollout (codex/rollout.UsageEvent), which no hook sends.
+const rolloutUsageEvent = "TranscriptUsage"
 
 func writeRows(tw *tabwriter.Writer, res TestResult) {
 	agent := "main"

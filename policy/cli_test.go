@@ -244,3 +244,52 @@ func repoAbove(dir string) string {
 		}
 	}
 }
+
+// TestDryRunReplaysOnlyHookEvents: an export holds, beside the hook events,
+// records read from the client's transcript or rollout that tell of the
+// same calls; replayed, they would count each call twice against a quota.
+// Only hook events (and raw payloads) are evaluated; the others are counted
+// in the summary with the reason.
+func TestDryRunReplaysOnlyHookEvents(t *testing.T) {
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte(`rules:
+  - id: two-bash
+    tool: Bash
+    quota: {limit: 2, per: [session]}
+    action: deny
+    reason: two Bash per session
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bash := func(kind, id string) string {
+		k := ""
+		if kind != "" {
+			k = `"kind":"` + kind + `",`
+		}
+		return `{"schema":"hookwatch.audit.event/v1",` + k + `"time":"2026-11-30T01:00:00Z","payload":{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"` + id + `"}}` + "\n"
+	}
+	events := bash("hook", "t1") + bash("transcript", "t1") + bash("hook", "t2") + bash("transcript", "t2") +
+		bash("rollout", "t2") + `{"kind":"transcript","payload":{"session_id":"s","hook_event_name":"TranscriptUsage"}}` + "\n" +
+		bash("", "t3") + // an envelope without kind: a hook's
+		`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}` + "\n" // a raw payload
+	var out bytes.Buffer
+	if err := Test(&out, pol, strings.NewReader(events), false); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{
+		"4 events, 2 with a decision, 2 denied or blocked (",
+		"3 transcript records passed over: read from Claude Code's transcript, not sent by a hook",
+		"1 rollout record passed over: read from Codex's rollout",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, s)
+		}
+	}
+	// The lines denied are the third and fourth hook events: 7 and 8.
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "two-bash") && !strings.HasPrefix(l, "7 ") && !strings.HasPrefix(l, "8 ") {
+			t.Errorf("line denied too early: %s", l)
+		}
+	}
+}
