@@ -100,8 +100,8 @@ type TestResult struct {
 // corpus files, envelopes, `hookwatch export` and audit event lines). Only
 // what a hook sent is evaluated: wrapped records of another "kind"
 // (statusline, transcript, rollout) are passed over and counted in the
-// summary. Quotas count in memory, from zero, with the time taken from the
-// wrapper's "received_at" when present. It writes a
+// summary. Quotas count in memory, from zero, at the wrapper's
+// "received_at" or "time" when present (else the wall clock). It writes a
 // table of what each rule would decide and the merged answer per event, or,
 // with jsonOut, one TestResult per line (JSON Lines). It returns an error if
 // the policy has problems (after the dry run of its valid rules) or reading
@@ -240,7 +240,8 @@ const (
 // envelope, an audit or export event line, a corpus line). Only what a hook
 // sent is a hook event: a wrapper whose "kind" is not "hook" (statusline,
 // transcript, rollout) is passed over (a passedOver error). at is the
-// wrapper's received_at time, if any.
+// wrapper's time: "received_at" (an envelope) or "time" (an audit or export
+// event line), zero when it has none.
 func payloadOf(line []byte) (map[string]any, time.Time, error) {
 	var obj map[string]any
 	if err := json.Unmarshal(line, &obj); err != nil {
@@ -275,7 +276,7 @@ func payloadOf(line []byte) (map[string]any, time.Time, error) {
 		return nil, time.Time{}, overUsage
 	}
 	var at time.Time
-	for _, k := range []string{"received_at"} {
+	for _, k := range []string{"received_at", "time"} {
 		if s, ok := obj[k].(string); ok {
 			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 				at = t

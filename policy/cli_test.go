@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -292,4 +293,37 @@ func TestDryRunReplaysOnlyHookEvents(t *testing.T) {
 			t.Errorf("line denied too early: %s", l)
 		}
 	}
+}
+// TestDryRunWindowsAtTheEventTime: a windowed quota counts at the time of
+// the recorded event — an envelope's received_at, an export line's time —
+// not at the time of the dry run.
+func TestDryRunWindowsAtTheEventTime(t *testing.T) {
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte(`rules:
+  - id: win
+    tool: Bash
+    quota: {limit: 1, per: [session], window: 90s}
+    action: deny
+    reason: one Bash per 90s
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	line := func(key, at string) string {
+		return `{"kind":"hook","` + key + `":"` + at + `","payload":{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}}` + "\n"
+	}
+	f := func(events string, wantDenied int) {
+		t.Helper()
+		var out bytes.Buffer
+		if err := Test(&out, pol, strings.NewReader(events), false); err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("%d denied or blocked", wantDenied); !strings.Contains(out.String(), want) {
+			t.Errorf("dry run: want %q:\n%s", want, out.String())
+		}
+	}
+	// An hour apart: the window has passed each time.
+	f(line("time", "2026-11-30T01:00:00Z")+line("time", "2026-11-30T02:00:00Z")+line("time", "2026-11-30T03:00:00.5Z"), 0)
+	f(line("received_at", "2026-11-30T01:00:00Z")+line("received_at", "2026-11-30T02:00:00Z"), 0)
+	// A minute apart: within the window.
+	f(line("time", "2026-11-30T01:00:00Z")+line("time", "2026-11-30T01:01:00Z"), 1)
 }
