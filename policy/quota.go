@@ -238,6 +238,14 @@ func (s *State) Counts() (map[string]int64, error) {
 }
 
 // quotaKey is the bucket of a quota rule for this payload.
+//
+// An agent is an agent of one session: the main agent has no agent_id in
+// any session, and a subagent's id is only known to be unique within its
+// session. So the agent dimension is "agent=<session_id>/<agent_id>": each
+// session's main agent, and each subagent instance, has its own bucket.
+// (Before, it was "agent=<agent_id>", one bucket for the main agents of
+// every session; such buckets are no longer read, and are dropped like any
+// unused bucket, after 30 days or once their window has passed.)
 func quotaKey(r *Rule, p map[string]any) string {
 	var b strings.Builder
 	b.WriteString(r.ID)
@@ -246,6 +254,10 @@ func quotaKey(r *Rule, p map[string]any) string {
 		b.WriteString("|")
 		b.WriteString(dim)
 		b.WriteString("=")
+		if dim == "agent" {
+			b.WriteString(asString(p["session_id"]))
+			b.WriteString("/")
+		}
 		b.WriteString(asString(p[field]))
 	}
 	return b.String()

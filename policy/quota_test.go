@@ -192,3 +192,47 @@ func TestQuotaPrune(t *testing.T) {
 		t.Fatalf("after 31d: %v", counts)
 	}
 }
+
+// TestQuotaPerAgent: per agent means per agent instance of a session: the
+// main agent of each session has its own budget, as has each subagent, even
+// one whose id another session's subagent had.
+func TestQuotaPerAgent(t *testing.T) {
+	set := loadYAML(t, `rules:
+  - id: one-bash
+    tool: Bash
+    quota: {limit: 1, per: [agent]}
+    action: deny
+    reason: one Bash per agent
+`)
+	st := MemoryState()
+	call := func(session, agentID string) decision.Verdict {
+		p := pick(t, "PreToolUse", "Bash", "main")
+		p["session_id"] = session
+		delete(p, "agent_id")
+		delete(p, "agent_type")
+		if agentID != "" {
+			p["agent_id"], p["agent_type"] = agentID, "Explore"
+		}
+		return set.Evaluate(context.Background(), p, st).Verdict
+	}
+	f := func(session, agentID string, want decision.Verdict) {
+		t.Helper()
+		if got := call(session, agentID); got != want {
+			t.Errorf("session %s agent %q: %v, want %v", session, agentID, got, want)
+		}
+	}
+	f("s1", "", decision.None)
+	f("s1", "", decision.Deny)
+	f("s2", "", decision.None) // another session's main agent
+	f("s1", "a1", decision.None)
+	f("s1", "a1", decision.Deny)
+	f("s2", "a1", decision.None) // the same id in another session
+	counts, err := st.Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"one-bash|agent=s1/": 1, "one-bash|agent=s2/": 1, "one-bash|agent=s1/a1": 1, "one-bash|agent=s2/a1": 1}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("counts %v, want %v", counts, want)
+	}
+}
