@@ -294,6 +294,7 @@ func TestDryRunReplaysOnlyHookEvents(t *testing.T) {
 		}
 	}
 }
+
 // TestDryRunWindowsAtTheEventTime: a windowed quota counts at the time of
 // the recorded event — an envelope's received_at, an export line's time —
 // not at the time of the dry run.

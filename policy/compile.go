@@ -68,7 +68,7 @@ func (r *Rule) compile() *compiled {
 		return c
 	}
 	if r.When != "" {
-		c.when, err = exprs.compile(r.When, true)
+		c.when, err = exprs.compile(r.When, true, r.globBase())
 		if err != nil {
 			fail(r.line("when")+exprLine(err), "cannot compile when: %s", conditionMessage(err))
 		}
@@ -76,7 +76,7 @@ func (r *Rule) compile() *compiled {
 		c.signals = usesSignals(c.when)
 	}
 	for _, u := range r.UpdateInput {
-		prog, err := exprs.compile(u.Expr, false)
+		prog, err := exprs.compile(u.Expr, false, r.globBase())
 		if err != nil {
 			fail(u.Line+exprLine(err), "cannot compile update_input.%s: %s", u.Field, exprMessage(err))
 			continue

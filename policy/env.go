@@ -4,11 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/hookwatch/hookwatch/policy/policyfile"
-	"path"
-	"path/filepath"
 	"reflect"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/expr-lang/expr"
@@ -150,7 +147,8 @@ type exprCompiler struct {
 var exprs = &exprCompiler{}
 
 // compile compiles src; asBool requires a boolean result (conditions).
-func (x *exprCompiler) compile(src string, asBool bool) (*vm.Program, error) {
+// globBase is where relative glob patterns start from (see globPatcher).
+func (x *exprCompiler) compile(src string, asBool bool, globBase string) (*vm.Program, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.cfg == nil {
@@ -172,9 +170,16 @@ func (x *exprCompiler) compile(src string, asBool bool) (*vm.Program, error) {
 	if asBool {
 		c.Expect = reflect.Bool
 	}
+	globs := &globPatcher{base: globBase}
+	shared := c.Visitors
+	c.Visitors = append(shared[:len(shared):len(shared)], globs)
 	tree, err := checker.ParseCheck(src, c)
+	c.Visitors = shared
 	if err != nil {
 		return nil, err
+	}
+	if globs.err != nil {
+		return nil, globs.err
 	}
 	if c.Optimize {
 		if err := optimizer.Optimize(&tree.Node, c); err != nil {
@@ -192,9 +197,20 @@ func (x *exprCompiler) compile(src string, asBool bool) (*vm.Program, error) {
 func exprOptions(extra ...expr.Option) []expr.Option {
 	opts := []expr.Option{
 		expr.Env(envTypes()),
+		// glob(pattern, path) is completed to glob(pattern, path, dir) when
+		// a rule compiles (globPatcher): dir is where a relative pattern
+		// starts from.
 		expr.Function("glob", func(params ...any) (any, error) {
-			return globMatch(params[0].(string), params[1].(string)), nil
-		}, new(func(pattern, name string) bool)),
+			var s [3]string
+			for i, p := range params {
+				v, ok := p.(string)
+				if !ok || i >= len(s) {
+					return false, errNotString
+				}
+				s[i] = v
+			}
+			return globMatch(s[0], s[1], s[2])
+		}, new(func(pattern, path string) bool), new(func(pattern, path, dir string) bool)),
 		expr.Function("under", func(params ...any) (any, error) {
 			return under(params[0].(string), params[1].(string)), nil
 		}, new(func(path, dir string) bool)),
@@ -209,42 +225,6 @@ var defaultRedactor = sync.OnceValue(func() *Redactor {
 	r, _ := NewRedactor(RedactOptions{})
 	return r
 })
-
-// globMatch matches name against a shell glob where "**" spans directories.
-// A pattern without '/' is also tried against the last element of name, so
-// "*.go" matches "/src/main.go".
-func globMatch(pattern, name string) bool {
-	if !strings.Contains(pattern, "/") {
-		if ok, _ := path.Match(pattern, path.Base(filepath.ToSlash(name))); ok {
-			return true
-		}
-	}
-	return globSegments(strings.Split(pattern, "/"), strings.Split(filepath.ToSlash(name), "/"), 0)
-}
-
-func globSegments(pat, name []string, depth int) bool {
-	if depth > 64 {
-		return false
-	}
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(name); i++ {
-				if globSegments(pat[1:], name[i:], depth+1) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], name[0]); !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
-	}
-	return len(name) == 0
-}
 
 // under reports whether p is dir or inside it, after cleaning both (so
 // "/proj/../etc/passwd" is not under "/proj"). A relative p is never under

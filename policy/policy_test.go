@@ -468,8 +468,8 @@ func TestConditionFunctions(t *testing.T) {
 
 	g := func(pattern, name string, want bool) {
 		t.Helper()
-		if globMatch(pattern, name) != want {
-			t.Fatalf("glob(%q, %q) != %v", pattern, name, want)
+		if ok, err := globMatch(pattern, name, ""); ok != want || err != nil {
+			t.Fatalf("glob(%q, %q) = %v, %v; want %v", pattern, name, ok, err, want)
 		}
 	}
 	g("*.go", "/a/b/c.go", true)
@@ -586,6 +586,7 @@ func FuzzParse(f *testing.F) {
 		"version: 1\non_error: closed\nrules:\n  - id: q\n    quota: {limit: 2, per: [session], window: 1h}\n    action: deny\n",
 		"rules:\n  - id: t\n    events: PostToolUse\n    transform:\n      - timestamps: {epoch: all}\n      - redact: {kinds: [email]}\n",
 		"rules: [{id: x, when: 'tool_input.command matches \"(\"', action: deny}]",
+		"rules: [{id: g, when: 'glob(\"src/{a,b}/*.go\", file_path) or glob(\"[\", file_path, cwd)', action: deny}]",
 	} {
 		f.Add(s)
 	}
