@@ -108,6 +108,16 @@ type TestResult struct {
 // events fails.
 func Test(w io.Writer, policyFile string, events io.Reader, jsonOut bool) error {
 	set, _ := Load(policyFile)
+	if abs, err := filepath.Abs(policyFile); err == nil && isProjectPolicyPath(abs) {
+		// A project's file is dry-run as the project's: its relative glob
+		// patterns start from the project's directory, as in the hook.
+		set = LoadSources(Source{Path: abs, Scope: ScopeProject})
+		for _, f := range set.Files {
+			if !f.Found {
+				set.Problems = append(set.Problems, Problem{File: f.Path, Msg: "no such policy file"})
+			}
+		}
+	}
 	problems := append(set.Problems, set.compileAll()...)
 	var clock time.Time
 	st := MemoryState()
