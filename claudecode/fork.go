@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
 // Bounds of ForkParent's reads: it runs in the hook, on the agent's path,
@@ -47,7 +49,9 @@ func ForkParent(transcriptPath, sessionID string) string {
 		return ""
 	}
 	dir := filepath.Dir(transcriptPath)
-	d, err := os.Open(dir)
+	// O_DIRECTORY: a FIFO swapped in for the directory fails to open
+	// rather than blocking.
+	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return ""
 	}
@@ -128,14 +132,10 @@ func firstMessageUUID(path string) string {
 	return ""
 }
 
-// readHead returns up to n bytes from the start of the file at path.
+// readHead returns up to n bytes from the start of the regular file at
+// path; nothing, without blocking, for a FIFO or a device (regfile).
 func readHead(path string, n int64) []byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, n))
+	b, _ := regfile.ReadHead(path, n)
 	return b
 }
 

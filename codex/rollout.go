@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
 // Rollout files: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl,
@@ -37,15 +38,13 @@ func ExitCode(path, callID string) (code int, ok bool) {
 	if callID == "" || !IsRollout(path) {
 		return 0, false
 	}
-	f, err := os.Open(path)
+	// The path is the payload's: a FIFO named like a rollout must not
+	// hold the hook (regfile refuses it without blocking).
+	f, st, err := regfile.Open(path)
 	if err != nil {
 		return 0, false
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return 0, false
-	}
 	needle, _ := json.Marshal(callID)
 	for _, tail := range tails {
 		off := max(st.Size()-tail, 0)

@@ -14,6 +14,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/jsonstr"
+	"github.com/hookwatch/hookwatch/internal/regfile"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/redact"
 )
@@ -114,7 +115,7 @@ func compactedTranscript(p *event.Payload) string {
 // redacted (package redact) when red, stopping with ArchiveCutMarker before
 // dst would exceed max bytes. dst is created 0600 and must not exist.
 func copyRedacted(dst, src string, max int64, red bool) (err error) {
-	in, err := os.Open(src)
+	in, _, err := regfile.Open(src) // a FIFO there must not hold the hook
 	if err != nil {
 		return fmt.Errorf("cannot open the transcript: %w", err)
 	}

@@ -1,11 +1,10 @@
 package ingest
 
 import (
-	"os"
-
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
 // maxMetaBytes bounds the sidecar read; real ones are ~200 bytes.
@@ -22,14 +21,13 @@ func ReadSubagentMeta(p *event.Payload) *event.SubagentMeta {
 	if !ok {
 		return nil
 	}
-	f, err := os.Open(path)
+	// The path is made of the payload's fields: it may name a FIFO or a
+	// device, which regfile refuses without blocking.
+	buf, err := regfile.ReadHead(path, maxMetaBytes)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	buf := make([]byte, maxMetaBytes)
-	n, _ := f.Read(buf)
-	m, ok := event.DecodeSubagentMeta(buf[:n])
+	m, ok := event.DecodeSubagentMeta(buf)
 	if !ok || m.ToolUseID == "" {
 		return nil
 	}

@@ -45,6 +45,7 @@ import (
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/envflag"
+	"github.com/hookwatch/hookwatch/internal/regfile"
 	"github.com/hookwatch/hookwatch/redact"
 )
 
@@ -61,20 +62,14 @@ const hashPrefix = "fnv1a64:"
 
 // Take returns the state of the regular file at path now: its modification
 // time, size and, when it holds at most HashMaxBytes, the hash of its
-// content. It fails for anything but a regular file.
+// content. It fails, without blocking, for anything but a regular file
+// (regfile.Open): the path comes from a payload.
 func Take(path string) (event.FileState, error) {
-	f, err := os.Open(path)
+	f, fi, err := regfile.Open(path)
 	if err != nil {
-		return event.FileState{}, err
+		return event.FileState{}, fmt.Errorf("cannot record %s: %w", path, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return event.FileState{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return event.FileState{}, fmt.Errorf("cannot record %s: not a regular file", path)
-	}
 	st := event.FileState{Path: path, MtimeNS: fi.ModTime().UnixNano(), Size: fi.Size()}
 	if fi.Size() <= HashMaxBytes {
 		if st.Hash, err = hashOf(f, fi.Size()); err != nil {
