@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
 // SessionFile is what a project directory's transcripts say of one
@@ -103,7 +105,7 @@ func ProjectSessions(dir string) ([]SessionFile, error) {
 
 // readSession fills in what the transcript itself says.
 func readSession(s *SessionFile) {
-	f, err := os.Open(s.Path)
+	f, _, err := regfile.Open(s.Path)
 	if err != nil {
 		return
 	}

@@ -3,8 +3,10 @@ package collector_test
 import (
 	"bytes"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,14 +15,26 @@ import (
 )
 
 // TestClaudeHookFIFO: http hooks from loopback, whose file states and
-// compaction archive the collector records itself, name FIFOs and devices:
-// every request is answered at once, and none leaves a goroutine behind.
+// compaction archive the collector records itself, name FIFOs and devices
+// (and a project whose policy file is a link to a FIFO): every request is
+// answered at once, and none leaves a goroutine behind.
 func TestClaudeHookFIFO(t *testing.T) {
 	archive := filepath.Join(t.TempDir(), "archive")
 	s := newServer(t, collector.Config{ArchiveDir: archive})
 	s.Handle("POST /v1/hooks/claude", s.HandleClaudeHook(collector.ClaudeHookConfig{Home: t.TempDir()}))
 
 	cases := fifotest.Payloads(t)
+	project := t.TempDir()
+	fifo := fifotest.Mkfifo(t, filepath.Join(t.TempDir(), "fifo"))
+	if err := os.MkdirAll(filepath.Join(project, ".hookwatch"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(fifo, filepath.Join(project, ".hookwatch", "policy.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, fifotest.Case{Name: "PreToolUse in a project whose policy file is a FIFO",
+		Payload: []byte(`{"session_id":"fifo-policy","cwd":` + strconv.Quote(project) + `,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"tp","tool_input":{"command":"ls"}}`)})
+
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	post := func(c fifotest.Case) {
 		t.Helper()

@@ -37,6 +37,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
 // Options configure an import.
@@ -553,7 +554,7 @@ type converter struct {
 // readFrom reads the file from offset, handing envelopes to deliver in
 // batches; it returns the offset reached and the bytes read.
 func (c *converter) readFrom(offset int64, deliver func([]event.Envelope) error, batch int, sum *Summary) (int64, int64, error) {
-	f, err := os.Open(c.file.Path)
+	f, _, err := regfile.Open(c.file.Path)
 	if err != nil {
 		return offset, 0, err
 	}
@@ -730,7 +731,7 @@ func forkCopies(f claudecode.TranscriptFile) map[string]bool {
 	if parent == "" {
 		return nil
 	}
-	pf, err := os.Open(claudecode.SessionTranscript(f.Path, parent))
+	pf, _, err := regfile.Open(claudecode.SessionTranscript(f.Path, parent))
 	if err != nil {
 		return nil
 	}

@@ -41,7 +41,7 @@ func readFileCached(src Source, dir string) (parsedFile, error) {
 	if dir == "" || src.Scope == ScopeManaged {
 		return readFile(src)
 	}
-	data, err := os.ReadFile(src.Path)
+	data, err := readPolicy(src.Path)
 	if err != nil {
 		return readFile(src) // reports missing or unreadable files
 	}

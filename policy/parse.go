@@ -3,7 +3,6 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
 // maxFileSize bounds a policy file: policies are small, and a runaway file
@@ -50,22 +50,26 @@ type parsedFile struct {
 // readFile parses the policy file at src.Path. A missing file is reported
 // through os.ErrNotExist; every other failure becomes a Problem.
 func readFile(src Source) (parsedFile, error) {
-	f, err := os.Open(src.Path)
+	data, err := readPolicy(src.Path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return parsedFile{}, err
 		}
-		return parsedFile{problems: []Problem{{File: src.Path, Msg: fmt.Sprintf("cannot open policy file: %v", err)}}}, nil
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
 		return parsedFile{problems: []Problem{{File: src.Path, Msg: fmt.Sprintf("cannot read policy file: %v", err)}}}, nil
 	}
 	if len(data) > maxFileSize {
 		return parsedFile{problems: []Problem{{File: src.Path, Msg: fmt.Sprintf("policy file is larger than %d bytes", maxFileSize)}}}, nil
 	}
 	return parse(src, data), nil
+}
+
+// readPolicy reads the policy file at path, up to one byte more than
+// maxFileSize (a larger file is refused whole). A project's file is found
+// from the payload's cwd, in a repository whoever wrote it may have made it
+// a link to a FIFO or to /dev/zero: regfile refuses those without blocking,
+// and the read is bounded.
+func readPolicy(path string) ([]byte, error) {
+	return regfile.ReadHead(path, maxFileSize+1)
 }
 
 // yamlError describes a YAML syntax error: the line it is on and yaml.v3's

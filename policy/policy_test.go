@@ -8,8 +8,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/internal/fifotest"
 )
 
 // TestParseProblems checks that every invalid rule is reported as
@@ -617,4 +619,34 @@ func FuzzEvaluate(f *testing.F) {
 			d.Audit()
 		}
 	})
+}
+
+// TestLoadNotRegular: a project's policy file comes from a repository
+// whoever wrote it may have made a link to a FIFO or to /dev/zero; loading
+// it, with the parse cache or without, is a problem reported at once, not a
+// hang or a read without end.
+func TestLoadNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := fifotest.Mkfifo(t, filepath.Join(dir, "fifo"))
+	for _, target := range []string{fifo, "/dev/zero", dir} {
+		link := filepath.Join(t.TempDir(), ".hookwatch", "policy.yaml")
+		if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		for _, cache := range []string{"", t.TempDir()} {
+			done := make(chan *Set, 1)
+			go func() { done <- loadSources(cache, []Source{{Path: link, Scope: ScopeProject}}) }()
+			select {
+			case set := <-done:
+				if len(set.Rules) != 0 || len(set.Problems) != 1 || !strings.Contains(set.Problems[0].Msg, "not a regular file") {
+					t.Errorf("link to %s (cache %q): rules %v, problems %v", target, cache, set.Rules, set.Problems)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("link to %s (cache %q): loading blocked", target, cache)
+			}
+		}
+	}
 }

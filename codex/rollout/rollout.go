@@ -46,7 +46,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -55,6 +54,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
 // maxLine bounds one rollout record; a record past it is skipped.
@@ -473,7 +473,7 @@ func (r *Reader) common(turn string) map[string]any {
 // Read reads the rollout at path into envelopes, in the file's order; host
 // and user are the envelopes'. A line that is not a record is skipped.
 func Read(path, host, user string) ([]event.Envelope, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open rollout: %w", err)
 	}
@@ -574,7 +574,7 @@ func (t *Tail) Session() string { return t.r.Session() }
 
 // Next reads the lines appended since the last call into envelopes.
 func (t *Tail) Next() ([]event.Envelope, error) {
-	f, err := os.Open(t.r.path)
+	f, _, err := regfile.Open(t.r.path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open rollout: %w", err)
 	}
