@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,5 +60,34 @@ func TestPayloadPathsFIFO(t *testing.T) {
 	}
 	if len(sessions) != len(cases) {
 		t.Errorf("the collector got the events of %d sessions, want %d", len(sessions), len(cases))
+	}
+}
+
+// TestLastResortEndsRun: a step the budget does not bound that hangs (here
+// hook.log is a FIFO no one reads, as a file on a mount that stopped
+// answering would hang) ends the real hook binary at twice its budget, exit
+// code 0, nothing on stdout.
+func TestLastResortEndsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the hook binary")
+	}
+	bin := testbin.Build(t, "./cmd/hookwatch-hook")
+	home := t.TempDir()
+	fifotest.Mkfifo(t, filepath.Join(home, "hook.log"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Env = append(cmd.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_URL="+testbin.DeadURL(t), "HOOKWATCH_AUTOSTART=0", "HOOKWATCH_HOOK_BUDGET=300ms")
+	cmd.Stdin = strings.NewReader("not a payload") // logged: hook.log is opened
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	if err != nil || stdout.Len() != 0 || stderr.Len() != 0 {
+		t.Errorf("after %v: %v, stdout %q, stderr %q; want exit 0 and nothing", took, err, stdout.String(), stderr.String())
+	}
+	if took < 600*time.Millisecond || took > 3*time.Second {
+		t.Errorf("ended after %v, want about 600ms (twice the budget)", took)
 	}
 }

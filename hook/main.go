@@ -10,6 +10,8 @@ import (
 // Main is the whole hook command: flags, configuration, Run, and the output
 // contract. It returns the process exit code, which is 0 unless a policy
 // decided otherwise. The only thing it ever writes to stderr is --help.
+// A run that outlives twice its budget however (armLastResort) ends the
+// process itself, with exit code 0 and nothing on stdout.
 //
 // decide evaluates policies in process: the full binary passes
 // policy.Answer; the lean hook binary passes nil (see Config.Decide).
@@ -33,9 +35,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		warnings = append(warnings, fmt.Sprintf("ignoring bad hook arguments %q: %v", args, err))
 	}
 	cfg.Runtime = runtime
+	disarm := cfg.armLastResort(cfg.now())
 	res := Run(ctx, cfg, stdin)
 	for _, w := range warnings {
 		cfg.log(cfg.now(), "", "", fmt.Errorf("configuration: %s", w))
+	}
+	if !disarm() {
+		return 0 // the last resort is ending the process: say nothing
 	}
 	if len(res.Stdout) > 0 {
 		_, _ = stdout.Write(res.Stdout)

@@ -1,0 +1,42 @@
+package hook
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+// TestLastResort: a run that finishes in time disarms the last resort,
+// which never ends the process; one that outlives twice its budget is
+// ended with exit code 0, and the run, finishing after all, writes
+// nothing.
+func TestLastResort(t *testing.T) {
+	exited := make(chan int, 1)
+	exitProcess = func(code int) { exited <- code }
+	t.Cleanup(func() { exitProcess = os.Exit })
+	cfg := Config{Home: t.TempDir(), Budget: 20 * time.Millisecond}
+
+	disarm := cfg.armLastResort(time.Now())
+	if !disarm() {
+		t.Fatal("a run that finished in time was ended")
+	}
+	select {
+	case code := <-exited:
+		t.Fatalf("the disarmed last resort exited with %d", code)
+	case <-time.After(100 * time.Millisecond):
+	}
+
+	start := time.Now()
+	disarm = cfg.armLastResort(start)
+	select {
+	case code := <-exited:
+		if took := time.Since(start); code != 0 || took < lastResortFactor*cfg.Budget {
+			t.Errorf("ended with %d after %v, want 0 after %v", code, took, lastResortFactor*cfg.Budget)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the last resort did not fire")
+	}
+	if disarm() {
+		t.Error("the run may still answer after the last resort ended it")
+	}
+}
