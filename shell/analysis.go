@@ -9,9 +9,13 @@
 // destructive; a command's effect is the greatest of its steps'. What cannot
 // be known statically counts as the worst case it could be: input that does
 // not parse, that is too large or too deeply nested, a program named by a
-// variable or a command substitution, a shell fed from a pipe. So a rule on
-// `effect == "destructive"` is not dodged by rephrasing a command; it may be
-// too cautious about a command built at run time, never too lenient.
+// variable or a command substitution, a shell fed from a pipe, an awk
+// program that runs commands. Such an analysis is Unknown, Destructive and
+// writes Anywhere ("/"), and a destructive step always writes something
+// (Anywhere when what it destroys is no path). So a rule on
+// `effect == "destructive"`, or on where a command writes, is not dodged by
+// rephrasing a command; it may be too cautious about a command built at
+// run time, never too lenient.
 //
 // Analyze never panics and is bounded in time and memory by the input's size
 // (MaxInput), the nesting of shells in shells (maxDepth) and the number of
@@ -105,14 +109,19 @@ type Analysis struct {
 	// Subtype is the most telling subtype of the steps (subtypePriority).
 	Subtype string `json:"subtype"`
 	// Unknown is set when the command could not be analysed in full
-	// (Reason says why): its effect is then Destructive.
+	// (Reason says why) — it does not parse, it is too large, or a step
+	// is Dynamic: its effect is then Destructive and Writes holds
+	// Anywhere.
 	Unknown bool   `json:"unknown,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	// Steps are the simple commands in source order, those inside
 	// command substitutions, nested shells and called functions included.
 	Steps []Step `json:"steps"`
 	// Reads, Writes and Hosts are the union of the steps', in order of
-	// appearance, each listed once. Writes include deleted paths.
+	// appearance, each listed once. Writes include deleted paths; a
+	// destructive command's Writes are never empty (Anywhere when what it
+	// destroys is no path). Hosts hold "<remote NAME>" for a git remote
+	// whose URL the command does not give.
 	Reads  []string `json:"reads,omitempty"`
 	Writes []string `json:"writes,omitempty"`
 	Hosts  []string `json:"hosts,omitempty"`
@@ -122,7 +131,8 @@ type Analysis struct {
 type Step struct {
 	// Program is the program that runs, after the wrappers in Via:
 	// `sudo env X=1 rm -rf d` is rm. "" when it cannot be known statically
-	// (a variable, a command substitution); Dynamic is then set.
+	// (a variable, a command substitution); Dynamic is then set, and with
+	// it the analysis's Unknown, and the step writes Anywhere.
 	// "redirect" is the redirections of a statement without a command of
 	// its own (`> f`, `{ …; } > f`).
 	Program string `json:"program"`
@@ -168,6 +178,10 @@ func (a *Analysis) finish() {
 		a.Reads = appendNew(a.Reads, s.Reads...)
 		a.Writes = appendNew(a.Writes, s.Writes...)
 		a.Hosts = appendNew(a.Hosts, s.Hosts...)
+	}
+	if a.Unknown {
+		// What was not analysed may write anywhere.
+		a.Writes = appendNew(a.Writes, Anywhere)
 	}
 	if a.Subtype == "" {
 		a.Subtype = SubtypeRunCommand

@@ -31,6 +31,15 @@ const (
 	maxText = 200
 )
 
+// Anywhere is the path a step writes when what it writes cannot be named
+// as a path: a program or code not known before run time (`$TOOL -rf x`,
+// `bash -c "$CMD"`, `curl … | sh`, awk's system()), and what a destructive
+// program destroys that is no file of the command (a container, a remote
+// branch, a cloud bucket, a database). It is the root, the one directory
+// every path is under, so `under(#, dir)` holds for it only when dir is /:
+// a rule that allows destruction under a directory never allows it.
+const Anywhere = "/"
+
 // parsers keeps parsers for reuse: a parser is a few KB of buffers, more
 // than the rest of the analysis of a typical command allocates. A parser
 // resets itself on every Parse.
@@ -47,7 +56,7 @@ type Options struct {
 // Analyze analyses a shell command (bash syntax). It never fails: what it
 // cannot analyse makes the result Unknown, with effect Destructive.
 func Analyze(src string, opt Options) (a Analysis) {
-	w := &walker{dir: opt.Dir, vars: map[string]string{}}
+	w := &walker{dir: opt.Dir, start: opt.Dir, vars: map[string]string{}}
 	w.a.Steps = make([]Step, 0, 4)
 	defer func() {
 		if r := recover(); r != nil {
@@ -68,9 +77,16 @@ func Analyze(src string, opt Options) (a Analysis) {
 // walker is the state of one analysis.
 type walker struct {
 	a     Analysis
-	dir   string            // working directory, "" when unknown
-	vars  map[string]string // variables whose value is known
-	funcs map[string]*syntax.Stmt
+	dir   string // working directory, "" when unknown
+	start string // the directory the command starts in (Options.Dir)
+	// remotes maps the git remotes the command names (git remote add,
+	// set-url) to the host of their URL.
+	remotes map[string]string
+	vars    map[string]string // variables whose value is known
+	funcs   map[string]*syntax.Stmt
+	// known says which arguments of the program being applied are known
+	// statically (args of program, aligned), for the custom analyses.
+	known []bool
 	depth int
 	work  int
 	bytes int
@@ -408,16 +424,28 @@ func (w *walker) abs(p string) string {
 	return path.Join(w.dir, p)
 }
 
-// add appends a step, within MaxSteps.
+// add appends a step, within MaxSteps. What a step does that cannot be
+// known counts as the worst it could be: a dynamic step makes the analysis
+// unknown and writes Anywhere; a destructive step always names what it
+// destroys, Anywhere when that is no path, so that a rule such as
+// `all(command.writes, {under(#, dir)})` is never true of it for want of
+// a path.
 func (w *walker) add(st Step) {
 	if w.limit() {
 		return
+	}
+	if st.Dynamic {
+		st.Effect, st.Subtype = Destructive, SubtypeUnknown
+		w.unknown(cmpOr(st.Why, "a command not known before run time"))
 	}
 	if st.Effect == "" {
 		st.Effect = ReadOnly
 	}
 	if st.Subtype == "" {
 		st.Subtype = SubtypeRunCommand
+	}
+	if st.Dynamic || (st.Effect == Destructive && len(st.Writes) == 0) {
+		st.Writes = appendNew(st.Writes, Anywhere)
 	}
 	w.a.Steps = append(w.a.Steps, st)
 }

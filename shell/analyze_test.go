@@ -111,6 +111,7 @@ func FuzzAnalyze(f *testing.F) {
 		if len(a.Steps) > MaxSteps {
 			t.Fatalf("%q: %d steps", cmd, len(a.Steps))
 		}
+		checkWorst(t, cmd, a)
 		checkAnalysisJSON(t, cmd, &a)
 	})
 }

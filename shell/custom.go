@@ -3,6 +3,7 @@ package shell
 import (
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -94,13 +95,47 @@ func wgetOutput(w *walker, st *Step, args []string) {
 	}
 }
 
-// mvToNull: mv x /dev/null deletes x.
-func mvToNull(w *walker, st *Step, args []string) {
-	ops := splitOperands(args, copyValued)
-	if n := len(ops); n > 1 && ops[n-1] == "/dev/null" {
-		st.Effect, st.Subtype, st.Why = Destructive, SubtypeDeleteFile, "mv to /dev/null"
-		st.Writes = st.Reads
-		st.Reads = nil
+// copyTarget: cp, ln and install -t DIR write DIR and read every operand.
+func copyTarget(w *walker, st *Step, args []string) {
+	dir, ok := optValue(args, "-t", "--target-directory")
+	if !ok {
+		return
+	}
+	st.Reads, st.Writes = nil, nil
+	for _, o := range splitOperands(args, copyValued) {
+		st.Reads = appendNew(st.Reads, w.abs(o))
+	}
+	w.write(st, dir)
+}
+
+// mvSources: mv removes its sources, so they are written as well as the
+// destination; mv x /dev/null deletes x.
+func mvSources(w *walker, st *Step, args []string) {
+	copyTarget(w, st, args)
+	if _, ok := optValue(args, "-t", "--target-directory"); !ok {
+		if ops := splitOperands(args, copyValued); len(ops) > 1 && ops[len(ops)-1] == "/dev/null" {
+			st.Effect, st.Subtype, st.Why = Destructive, SubtypeDeleteFile, "mv to /dev/null"
+			st.Writes = st.Reads
+			st.Reads = nil
+			return
+		}
+	}
+	st.Writes = appendNew(slices.Clone(st.Reads), st.Writes...)
+}
+
+// dropSizes: mkfs DEVICE [BLOCKS] — a number is a size, not a file.
+func dropSizes(w *walker, st *Step, args []string) {
+	st.Writes = nil
+	for _, o := range splitOperands(args, mkfsValued) {
+		if o != "" && strings.Trim(o, "0123456789kKmMgGtT") != "" {
+			st.Writes = appendNew(st.Writes, w.abs(o))
+		}
+	}
+	switch st.Program {
+	case "fdisk", "sfdisk", "gdisk", "sgdisk", "parted":
+		if hasOpt(args, "-l", "--list", "-p", "--print") {
+			st.Effect, st.Subtype, st.Reads, st.Writes = ReadOnly, SubtypeRunCommand, st.Writes, nil
+		}
 	}
 }
 
@@ -127,52 +162,6 @@ func remoteHosts(w *walker, st *Step, args []string) {
 		return out
 	}
 	st.Reads, st.Writes = keep(st.Reads), keep(st.Writes)
-}
-
-// sedInPlace: sed -i writes the files it edits; otherwise it reads them.
-func sedInPlace(w *walker, st *Step, args []string) {
-	ops := splitOperands(args, "-e -f -l --expression --file")
-	if !hasOpt(args, "-e", "-f", "--expression", "--file") && len(ops) > 0 {
-		ops = ops[1:] // the script
-	}
-	inPlace := false
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if strings.HasPrefix(a, "--in-place") || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "i") && (isLetters(a[1:]) || strings.HasPrefix(a, "-i"))) {
-			inPlace = true
-		}
-	}
-	st.Reads = nil
-	for _, o := range ops {
-		if inPlace {
-			w.write(st, o)
-		} else {
-			st.Reads = appendNew(st.Reads, w.abs(o))
-		}
-	}
-	if inPlace {
-		st.Why = "-i"
-	}
-}
-
-// awkInPlace: gawk -i inplace writes the files it edits.
-func awkInPlace(w *walker, st *Step, args []string) {
-	ops := splitOperands(args, "-f -v -F -i --file --assign --field-separator --include")
-	if v, _ := optValue(args, "-i", "--include"); v == "inplace" {
-		for _, o := range ops[min(1, len(ops)):] {
-			w.write(st, o)
-		}
-		st.Why = "-i inplace"
-		return
-	}
-	if !hasOpt(args, "-f", "--file") && len(ops) > 0 {
-		ops = ops[1:]
-	}
-	for _, o := range ops {
-		st.Reads = appendNew(st.Reads, w.abs(o))
-	}
 }
 
 // tarMode: tar -c writes the archive, -x writes the files it extracts
@@ -216,6 +205,7 @@ func tarMode(w *walker, st *Step, args []string) {
 			}
 		}
 	}
+	tarRuns(w, st, args)
 	switch mode {
 	case 'x':
 		dir, ok := optValue(args, "-C", "--directory")
@@ -239,6 +229,46 @@ func tarMode(w *walker, st *Step, args []string) {
 	}
 }
 
+// tarRuns: tar runs commands given by options — --checkpoint-action=exec=,
+// --to-command, --use-compress-program (-I), --info-script (-F),
+// --rsh-command: each is analysed as a shell command, or dynamic when it
+// is not known.
+func tarRuns(w *walker, st *Step, args []string) {
+	known := w.known
+	var cmds []string
+	for i := 0; i < len(args); i++ {
+		a, v, idx := args[i], "", -1
+		for _, n := range []string{"--checkpoint-action", "--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "-I", "-F"} {
+			switch {
+			case a == n && i+1 < len(args):
+				v, idx = args[i+1], i+1
+			case strings.HasPrefix(n, "--") && strings.HasPrefix(a, n+"="):
+				v, idx = a[len(n)+1:], i
+			default:
+				continue
+			}
+			if n == "--checkpoint-action" {
+				var ok bool
+				if v, ok = strings.CutPrefix(v, "exec="); !ok {
+					idx = -1 // dot, echo, sleep …: nothing runs
+				}
+			}
+			break
+		}
+		if idx < 0 {
+			continue
+		}
+		if !w.argKnownIn(known, idx) {
+			dynamic(st, "tar runs a command not known before run time")
+			return
+		}
+		cmds = append(cmds, v)
+	}
+	for _, c := range cmds {
+		w.script(c, []string{"tar"})
+	}
+}
+
 // ddOperands: dd if= reads, of= overwrites.
 func ddOperands(w *walker, st *Step, args []string) {
 	for _, a := range args {
@@ -258,7 +288,10 @@ func interpreter(inline ...string) func(w *walker, st *Step, args []string) {
 	return func(w *walker, st *Step, args []string) {
 		for i, a := range args {
 			for _, f := range inline {
-				if a == f || (len(f) == 2 && strings.HasPrefix(a, f) && a != f && f != "-p") {
+				// -c CODE, -cCODE, and a group ending in the flag (-Bc, -pe).
+				short := len(f) == 2 && len(a) > 2 && a[0] == '-' && a[1] != '-'
+				if a == f || (short && strings.HasPrefix(a, f) && f != "-p") ||
+					(short && a[len(a)-1] == f[1] && isLetters(a[1:])) {
 					st.Effect, st.Subtype, st.Why = Write, SubtypeRunCommand, "inline code "+f
 					return
 				}
@@ -370,15 +403,15 @@ func (w *walker) find(st *Step, args []string, in *input) {
 				j++
 			}
 			cmd := make([]string, 0, j-i-1)
+			known := make([]bool, 0, j-i-1)
 			for _, a := range args[i+1 : j] {
+				// A word holding {} is a found file's name: known as a
+				// path under the roots, not as a program or a script.
 				cmd = append(cmd, strings.ReplaceAll(a, "{}", roots[0]))
+				known = append(known, !strings.Contains(a, "{}") || len(known) > 0 && !isShell(path.Base(cmd[0])))
 			}
 			if len(cmd) > 0 {
 				sub := Step{}
-				known := make([]bool, len(cmd))
-				for k := range known {
-					known[k] = true
-				}
 				n := len(w.a.Steps)
 				w.resolve(&sub, cmd, known, nil)
 				sub.Via = append([]string{"find " + args[i]}, sub.Via...)
@@ -402,15 +435,39 @@ func (w *walker) find(st *Step, args []string, in *input) {
 // discards work (reset --hard, clean -f, checkout -- ., restore, branch -D,
 // stash drop, push --force) is destructive.
 func gitCommand(w *walker, st *Step, args []string) {
+	known := w.known
+	// -C applies to this git only.
+	dir := w.dir
+	defer func() { w.dir = dir }()
+	aliases := map[string]string{}
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i], "-") {
-		switch args[i] {
-		case "-C":
+		a := args[i]
+		switch {
+		case a == "-C":
 			if i+1 < len(args) {
 				w.dir = w.abs(args[i+1])
 			}
 			i++
-		case "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path":
+		case a == "-c" || strings.HasPrefix(a, "--config-env"):
+			kv := ""
+			if a == "-c" || a == "--config-env" {
+				if i+1 < len(args) {
+					i++
+					kv = args[i]
+				}
+			} else {
+				kv = strings.TrimPrefix(a, "--config-env=")
+			}
+			key, val, _ := strings.Cut(kv, "=")
+			if why := gitConfig(w, st, strings.ToLower(key), val, a == "-c" && w.argKnownIn(known, i)); why != "" {
+				dynamic(st, why)
+				return
+			}
+			if name, ok := strings.CutPrefix(strings.ToLower(key), "alias."); ok {
+				aliases[name] = val
+			}
+		case a == "--git-dir" || a == "--work-tree" || a == "--namespace" || a == "--exec-path":
 			i++
 		}
 		i++
@@ -420,6 +477,24 @@ func gitCommand(w *walker, st *Step, args []string) {
 		return
 	}
 	sub, rest := args[i], args[i+1:]
+	// An alias given with -c runs what it stands for: a shell command
+	// (!…) cannot be bounded, another git command is analysed.
+	for n := 0; n < 8; n++ {
+		val, ok := aliases[strings.ToLower(sub)]
+		if !ok {
+			break
+		}
+		if strings.HasPrefix(val, "!") {
+			dynamic(st, "a git alias that runs a shell command")
+			return
+		}
+		f := strings.Fields(val)
+		if len(f) == 0 {
+			break
+		}
+		delete(aliases, strings.ToLower(sub))
+		sub, rest = f[0], append(f[1:], rest...)
+	}
 	ops := splitOperands(rest, "-m -F -C -c -b -B -u --message --file --author --date -s --strategy -X --onto --upstream -o --orphan -t --track --depth --branch --reference")
 	destroy := func(why string, paths ...string) {
 		st.Effect, st.Why = Destructive, why
@@ -427,37 +502,80 @@ func gitCommand(w *walker, st *Step, args []string) {
 			st.Writes = appendNew(st.Writes, w.abs(p))
 		}
 	}
-	remote := func() {
-		for _, o := range ops {
-			if strings.Contains(o, "://") || strings.Contains(o, "@") {
-				st.Hosts = appendNew(st.Hosts, hostOf(o))
+	// repo is what an operation on the repository as a whole destroys:
+	// git finds the repository in the directory it runs in or above, so
+	// the directory is named only when it is the one the command starts
+	// in (the payload's cwd); elsewhere it is Anywhere.
+	repo := func() string {
+		if w.dir != "" && w.dir == w.start {
+			return w.dir
+		}
+		return Anywhere
+	}
+	// remote reads the repository a push, fetch or pull reaches: a URL
+	// names its host; a remote the command set up (git remote add) the
+	// host of its URL; another named remote, whose URL is in the
+	// repository's configuration, "<remote NAME>"; none, "<remote>".
+	remote := func(valued string) {
+		if hasOpt(rest, "--receive-pack", "--upload-pack", "--exec") || (sub == "clone" && hasOpt(rest, "-u")) {
+			dynamic(st, "git runs a program named by --receive-pack/--upload-pack")
+			return
+		}
+		ops := splitOperands(rest, valued)
+		r, ok := optValue(rest, "--repo")
+		if !ok && len(ops) > 0 {
+			r, ok = ops[0], true
+		}
+		switch {
+		case !ok:
+			st.Hosts = appendNew(st.Hosts, "<remote>")
+		case gitHost(r) != "":
+			st.Hosts = appendNew(st.Hosts, gitHost(r))
+		case strings.ContainsAny(r, "/.") || sub == "clone":
+			// a repository on this machine
+		default:
+			if h, ok := w.remotes[r]; ok {
+				st.Hosts = appendNew(st.Hosts, h)
+			} else {
+				st.Hosts = appendNew(st.Hosts, "<remote "+r+">")
 			}
 		}
 	}
+	const fetchValued = "--depth --deepen --shallow-since --shallow-exclude --refmap -j --jobs --negotiation-tip --server-option -o --push-option --recurse-submodules-default --filter -s --strategy -X --strategy-option --upload-pack --receive-pack --exec --repo"
 	switch sub {
+	case "reflog":
+		st.Effect = ReadOnly
+		if len(ops) > 0 && (ops[0] == "expire" || ops[0] == "delete") {
+			destroy("reflog "+ops[0], repo())
+		}
 	case "status", "log", "diff", "show", "rev-parse", "ls-files", "ls-tree", "blame", "grep", "describe",
-		"shortlog", "reflog", "cat-file", "for-each-ref", "whatchanged", "help", "version", "check-ignore",
+		"shortlog", "cat-file", "for-each-ref", "whatchanged", "help", "version", "check-ignore",
 		"name-rev", "show-ref", "rev-list", "merge-base", "count-objects", "var", "annotate", "difftool", "range-diff":
 		st.Effect = ReadOnly
 	case "commit":
 		st.Effect, st.Subtype = Write, SubtypeGitCommit
 	case "push":
+		// What a forced push destroys is on the remote: no local path.
 		st.Effect, st.Subtype = Network, SubtypeGitPush
-		remote()
+		remote(fetchValued)
 		if hasOpt(rest, "--force", "-f", "--force-with-lease", "--mirror", "--delete", "-d", "--prune") {
-			destroy("push --force")
+			destroy("push --force", Anywhere)
 		}
-		for _, o := range ops {
+		for _, o := range splitOperands(rest, fetchValued) {
 			if strings.HasPrefix(o, "+") || strings.HasPrefix(o, ":") {
-				destroy("push " + o)
+				destroy("push "+o, Anywhere)
 			}
 		}
 	case "fetch", "ls-remote":
 		st.Effect = Network
-		remote()
+		if sub == "fetch" && hasOpt(rest, "--all", "--multiple") {
+			st.Hosts = appendNew(st.Hosts, "<remote>")
+			break
+		}
+		remote(fetchValued)
 	case "pull", "clone":
 		st.Effect = Write
-		remote()
+		remote(fetchValued + " -b --branch --reference -c --config --origin --template --separate-git-dir")
 		if sub == "clone" && len(ops) > 1 {
 			st.Writes = appendNew(st.Writes, w.abs(ops[len(ops)-1]))
 		}
@@ -475,7 +593,7 @@ func gitCommand(w *walker, st *Step, args []string) {
 	case "reset":
 		st.Effect = Write
 		if hasOpt(rest, "--hard", "--merge", "--keep") {
-			destroy("reset --hard", ".")
+			destroy("reset --hard", repo())
 		}
 	case "checkout":
 		st.Effect = Write
@@ -488,7 +606,7 @@ func gitCommand(w *walker, st *Step, args []string) {
 			}
 			destroy("checkout -- discards changes", paths...)
 		case hasOpt(rest, "-f", "--force"):
-			destroy("checkout --force", ".")
+			destroy("checkout --force", repo())
 		case len(ops) == 1 && (ops[0] == "." || strings.ContainsAny(ops[0], "/*")) && !hasOpt(rest, "-b", "-B"):
 			destroy("checkout of paths discards changes", ops...)
 		}
@@ -504,7 +622,7 @@ func gitCommand(w *walker, st *Step, args []string) {
 	case "switch":
 		st.Effect = Write
 		if hasOpt(rest, "--discard-changes", "-f", "--force") {
-			destroy("switch --discard-changes", ".")
+			destroy("switch --discard-changes", repo())
 		}
 	case "rm":
 		destroy("git rm", ops...)
@@ -512,7 +630,7 @@ func gitCommand(w *walker, st *Step, args []string) {
 		st.Effect = ReadOnly
 		switch {
 		case hasOpt(rest, "-D", "--delete", "-d") && len(ops) > 0:
-			destroy("branch delete")
+			destroy("branch delete", repo())
 		case len(ops) > 0 || hasOpt(rest, "-m", "-M", "-c", "-C"):
 			st.Effect = Write
 		}
@@ -520,7 +638,7 @@ func gitCommand(w *walker, st *Step, args []string) {
 		st.Effect = ReadOnly
 		switch {
 		case hasOpt(rest, "-d", "--delete"):
-			destroy("tag -d")
+			destroy("tag -d", repo())
 		case len(ops) > 0 && !hasOpt(rest, "-l", "--list"):
 			st.Effect = Write
 		}
@@ -531,11 +649,12 @@ func gitCommand(w *walker, st *Step, args []string) {
 			case "list", "show":
 				st.Effect = ReadOnly
 			case "drop", "clear":
-				destroy("stash " + ops[0])
+				destroy("stash "+ops[0], repo())
 			}
 		}
 	case "config", "remote", "worktree", "submodule", "notes", "lfs":
 		st.Effect = ReadOnly
+		gitRemoteURL(w, st, sub, ops)
 		if len(ops) > 1 || (len(ops) == 1 && !strings.HasPrefix(ops[0], "-") && sub != "config" && ops[0] != "list" && ops[0] != "-v" && ops[0] != "show") {
 			st.Effect = Write
 		}
@@ -548,13 +667,96 @@ func gitCommand(w *walker, st *Step, args []string) {
 	case "update-ref":
 		st.Effect = Write
 		if hasOpt(rest, "-d") {
-			destroy("update-ref -d")
+			destroy("update-ref -d", repo())
 		}
 	case "filter-branch", "filter-repo":
-		destroy(sub + " rewrites history")
+		destroy(sub+" rewrites history", repo())
 	case "gc", "prune":
 		st.Effect = Write
 	default:
 		st.Effect = Write
 	}
+}
+
+// gitHost returns the host of a git URL (scheme://host/…, [user@]host:path),
+// "" for a path on this machine.
+func gitHost(u string) string {
+	if strings.Contains(u, "://") {
+		if strings.HasPrefix(u, "file://") {
+			return ""
+		}
+		return hostOf(u)
+	}
+	c := strings.IndexByte(u, ':')
+	if c <= 0 || strings.Contains(u[:c], "/") {
+		return ""
+	}
+	return hostOf(u)
+}
+
+// gitRemoteURL records the URL a command gives a remote (git remote add
+// NAME URL, remote set-url NAME URL, config remote.NAME.url URL): its
+// host is one the command reaches — and what a later push to NAME in the
+// same command reaches.
+func gitRemoteURL(w *walker, st *Step, sub string, ops []string) {
+	name, url := "", ""
+	switch {
+	case sub == "remote" && len(ops) >= 3 && (ops[0] == "add" || ops[0] == "set-url"):
+		name, url = ops[1], ops[2]
+	case sub == "config" && len(ops) >= 2:
+		k := strings.ToLower(ops[0])
+		if strings.HasPrefix(k, "remote.") && (strings.HasSuffix(k, ".url") || strings.HasSuffix(k, ".pushurl")) {
+			name, url = ops[0][len("remote."):strings.LastIndexByte(ops[0], '.')], ops[1]
+		}
+	default:
+		return
+	}
+	h := gitHost(url)
+	st.Hosts = appendNew(st.Hosts, h)
+	if w.remotes == nil {
+		w.remotes = map[string]string{}
+	}
+	w.remotes[name] = h
+}
+
+// gitConfig reads a `git -c key=value`: it returns why the command is
+// dynamic when the key makes git run a command (an editor, a pager, a
+// hook, a filter, an ssh command, a credential helper, a config file
+// included …), and records the hosts a URL key names.
+func gitConfig(w *walker, st *Step, key, val string, known bool) string {
+	parts := strings.Split(key, ".")
+	last := parts[len(parts)-1]
+	switch {
+	case parts[0] == "alias":
+		if !known {
+			return "a git alias not known before run time"
+		}
+		return ""
+	case parts[0] == "remote" && len(parts) >= 3 && (last == "url" || last == "pushurl"):
+		if !known {
+			st.Hosts = appendNew(st.Hosts, "<remote "+strings.Join(parts[1:len(parts)-1], ".")+">")
+			return ""
+		}
+		gitRemoteURL(w, st, "config", []string{key, val})
+		return ""
+	case parts[0] == "url" && len(parts) >= 3:
+		// url.BASE.insteadOf=X: URLs starting with X reach BASE.
+		st.Hosts = appendNew(st.Hosts, gitHost(strings.Join(parts[1:len(parts)-1], ".")))
+		return ""
+	case parts[0] == "include" || parts[0] == "includeif",
+		key == "core.pager", key == "core.editor", key == "core.sshcommand", key == "core.fsmonitor",
+		key == "core.hookspath", key == "core.askpass", key == "core.gitproxy", key == "core.alternaterefscommand",
+		key == "diff.external", key == "sequence.editor", key == "init.templatedir", key == "uploadpack.packobjectshook",
+		key == "gpg.program", key == "credential.helper", key == "sendmail.smtpserver", key == "web.browser",
+		parts[0] == "pager", parts[0] == "filter", parts[0] == "protocol",
+		parts[0] == "difftool" || parts[0] == "mergetool" || parts[0] == "man" || parts[0] == "browser",
+		parts[0] == "credential" && last == "helper",
+		parts[0] == "gpg" && last == "program",
+		parts[0] == "diff" && (last == "textconv" || last == "command"),
+		parts[0] == "merge" && last == "driver",
+		parts[0] == "submodule" && last == "update",
+		parts[0] == "remote" && (last == "uploadpack" || last == "receivepack" || last == "proxy" || last == "vcs"):
+		return "git -c " + key + " runs a command"
+	}
+	return ""
 }

