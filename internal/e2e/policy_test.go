@@ -229,6 +229,7 @@ func TestPolicy(t *testing.T) {
 		bins.client = c
 		t.Run("DenyRmRf", func(t *testing.T) { t.Parallel(); testPolicyDeny(t, bins) })
 		t.Run("DenyByEffect", func(t *testing.T) { t.Parallel(); testPolicyDenyByEffect(t, bins) })
+		t.Run("DenyDynamic", func(t *testing.T) { t.Parallel(); testPolicyDenyDynamic(t, bins) })
 		t.Run("RewriteInput", func(t *testing.T) { t.Parallel(); testPolicyRewrite(t, bins) })
 		t.Run("SubagentType", func(t *testing.T) { t.Parallel(); testPolicySubagent(t, bins) })
 		t.Run("MCPTimestamps", func(t *testing.T) { t.Parallel(); testPolicyMCP(t, bins) })
@@ -270,6 +271,14 @@ const effectPolicy = denyPolicy + `  - id: no-destruction
 // and the model sees the reason.
 func testPolicyDenyByEffect(t *testing.T, bins policyBins) {
 	checkDeniedDelete(t, bins, effectPolicy, "victim", "bash -c 'rm -r -f victim'", "no-destruction",
+		"This command destroys data outside build/.")
+}
+
+// testPolicyDenyDynamic: a command whose program is only known when it
+// runs writes anywhere, so the rule that allows destruction under build/
+// denies it.
+func testPolicyDenyDynamic(t *testing.T, bins policyBins) {
+	checkDeniedDelete(t, bins, effectPolicy, "victim", `eval "$(echo rm) -rf victim"`, "no-destruction",
 		"This command destroys data outside build/.")
 }
 
