@@ -51,6 +51,14 @@ func loadSources(cacheDir string, srcs []Source) *Set {
 	defined := map[string]*Rule{}
 	for _, src := range srcs {
 		st := FileStatus{Source: src, Found: true}
+		if src.Scope == ScopeProject {
+			if why := policyfile.Foreign(src.Path); why != "" {
+				set.Problems = append(set.Problems, Problem{File: src.Path, Msg: why})
+				st.Problems++
+				set.Files = append(set.Files, st)
+				continue
+			}
+		}
 		pf, err := readFileCached(src, cacheDir)
 		if err != nil {
 			st.Found = false
