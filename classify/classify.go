@@ -184,7 +184,11 @@ func Input(toolName string, in map[string]any, cwd string) Meta {
 			m.Command = &a
 			m.Subtype, m.Effect = a.Subtype, a.Effect
 			m.EntityType, m.EntityName = "command", cut(cmd)
-			m.FilesRead, m.FilesWritten = a.Reads, a.Writes
+			// shell.Anywhere in the analysis's writes is what a command
+			// whose target cannot be known may write, for the rules: not a
+			// file the call wrote (the thrash signal, the stale-context
+			// guard and the comparison read these).
+			m.FilesRead, m.FilesWritten = a.Reads, filesNamed(a.Writes)
 			m.Operation = "execute"
 			switch a.Subtype {
 			case SubtypeReadFile, SubtypeListFiles:
@@ -381,4 +385,12 @@ func cut(s string) string {
 		i--
 	}
 	return s[:i] + "…"
+}
+
+// filesNamed returns writes without shell.Anywhere.
+func filesNamed(writes []string) []string {
+	if !slices.Contains(writes, shell.Anywhere) {
+		return writes
+	}
+	return slices.DeleteFunc(slices.Clone(writes), func(w string) bool { return w == shell.Anywhere })
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/event"
@@ -94,6 +95,12 @@ func TestCall(t *testing.T) {
 	m = Call("Bash", json.RawMessage(`{"command":"cat notes.txt > copy.txt"}`), "/w")
 	if fmt.Sprint(m.FilesRead, m.FilesWritten) != "[/w/notes.txt] [/w/copy.txt]" {
 		t.Fatalf("files of a command: %v %v", m.FilesRead, m.FilesWritten)
+	}
+	// A command whose target cannot be known may write anywhere, for the
+	// rules; it names no file the call wrote.
+	m = Call("Bash", json.RawMessage(`{"command":"eval \"$X\" > out.txt"}`), "/w")
+	if !m.Command.Unknown || !slices.Contains(m.Command.Writes, shell.Anywhere) || fmt.Sprint(m.FilesWritten) != "[/w/out.txt]" {
+		t.Fatalf("an unknown command: writes %v, files written %v", m.Command.Writes, m.FilesWritten)
 	}
 }
 
