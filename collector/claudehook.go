@@ -91,7 +91,8 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 		}
 		run := pl
 		run.Origin.Host = hookHost(r, pl.Origin.Host)
-		if fromLoopback(r) {
+		run.Remote = !fromLoopback(r)
+		if !run.Remote {
 			// The transcript a compaction names is on this machine only when
 			// the agent is: a remote payload's path names the server's files.
 			run.ArchiveDir = s.cfg.ArchiveDir

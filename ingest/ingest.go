@@ -136,6 +136,13 @@ type Pipeline struct {
 	// stale-context guard (package stale). Only where the file is: the
 	// hook, or the collector's http hooks from its own machine.
 	RecordFiles bool
+	// Remote says the payloads come from another machine (the collector's
+	// http hooks from a remote client): the paths they name are that
+	// machine's, so none of the client's files is read here — no subagent
+	// sidecar, no fork's parent from the transcripts, no Codex rollout's
+	// exit code — lest a remote sender read this machine's files through
+	// them.
+	Remote bool
 }
 
 // Outcome is what Run did with one payload.
@@ -201,10 +208,10 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 		HookwatchVersion: pl.Origin.Version,
 		Subagent:         sub,
 	}
-	if kind == event.KindHook {
+	if kind == event.KindHook && !pl.Remote {
 		env.Subagent, env.ForkOf = ReadSubagentMeta(p), forkOf(p)
 	}
-	if env.Runtime == event.RuntimeCodex {
+	if env.Runtime == event.RuntimeCodex && !pl.Remote {
 		env.ExitCode = exitCode(p)
 	}
 
