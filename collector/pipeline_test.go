@@ -101,20 +101,7 @@ func TestEveryPathMakesTheSameEnvelope(t *testing.T) {
 		`{"session_id":"path-1","transcript_path":` + string(transcript) + `,"cwd":"/tmp/p","hook_event_name":"UserPromptSubmit","prompt":"ship it with ` + secretGitHub + `"}`,
 		`{"session_id":"path-1","transcript_path":` + string(transcript) + `,"cwd":"/tmp/p","agent_id":"a7","agent_type":"Explore","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_9","tool_input":{"command":"ls"},"tool_response":{"stdout":"` + strings.Repeat("x", 3000) + `"}}`,
 	}
-	cfg, warn := hook.ConfigFromEnv(func(k string) string {
-		switch k {
-		case "HOOKWATCH_HOME":
-			return home
-		case "HOOKWATCH_URL":
-			return s.http.URL
-		case "HOOKWATCH_AUTOSTART":
-			return "0"
-		}
-		return ""
-	})
-	if len(warn) > 0 {
-		t.Fatal(warn)
-	}
+	cfg := hookConfig(t, home, s.http.URL)
 	cfg.Version = "test"
 	for _, p := range payloads {
 		if res := hook.Run(context.Background(), cfg, strings.NewReader(p)); !res.Delivered || res.Err != nil {
@@ -195,20 +182,7 @@ func TestEveryPathRedactsRepeatedKeysAndTheEnvelope(t *testing.T) {
 			`{` + ids + `,"agent_id":"a7","agent_type":"Explore","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t65","tool_input":{"command":"git push"}}`,
 		}
 	}
-	cfg, warn := hook.ConfigFromEnv(func(k string) string {
-		switch k {
-		case "HOOKWATCH_HOME":
-			return home
-		case "HOOKWATCH_URL":
-			return s.http.URL
-		case "HOOKWATCH_AUTOSTART":
-			return "0"
-		}
-		return ""
-	})
-	if len(warn) > 0 {
-		t.Fatal(warn)
-	}
+	cfg := hookConfig(t, home, s.http.URL)
 	sent := 0
 	for _, p := range payloads("dup-hook") {
 		// A repeated key is an oddity the hook logs, not a reason to drop
@@ -295,4 +269,25 @@ func TestEveryPathRedactsRepeatedKeysAndTheEnvelope(t *testing.T) {
 			}
 		}
 	}
+}
+
+// hookConfig is the configuration of a hook of home that posts to the
+// collector at url and starts none.
+func hookConfig(t *testing.T, home, url string) hook.Config {
+	t.Helper()
+	cfg, warn := hook.ConfigFromEnv(func(k string) string {
+		switch k {
+		case "HOOKWATCH_HOME":
+			return home
+		case "HOOKWATCH_URL":
+			return url
+		case "HOOKWATCH_AUTOSTART":
+			return "0"
+		}
+		return ""
+	})
+	if len(warn) > 0 {
+		t.Fatal(warn)
+	}
+	return cfg
 }
