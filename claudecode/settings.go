@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
+
+	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
 // Settings is what one settings file says that concerns hookwatch.
@@ -34,6 +35,29 @@ type Hook struct {
 	Handler
 }
 
+// MaxConfigBytes bounds a settings or configuration file ReadConfigFile
+// reads: a real one is a few KiB.
+const MaxConfigBytes = 16 << 20
+
+// ReadConfigFile reads a client's settings or configuration file (Claude
+// Code's settings, Codex's hooks file and config.toml). A missing file is
+// not an error (exists false). A path a project names may be anything, so
+// a file that is not regular (a FIFO, a device: reading it would block or
+// never end) or is larger than MaxConfigBytes is an error, and nothing of
+// it is read.
+func ReadConfigFile(path string) (b []byte, exists bool, err error) {
+	b, err = regfile.ReadHead(path, MaxConfigBytes+1)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("cannot read %s: %w", path, err)
+	case len(b) > MaxConfigBytes:
+		return nil, false, fmt.Errorf("cannot read %s: larger than %d MiB, no settings file", path, MaxConfigBytes>>20)
+	}
+	return b, true, nil
+}
+
 // ReadSettings reads the settings file path. A missing file is not an
 // error (Exists is false), and a blank one reads as {}, as Claude Code reads
 // it; a file that is not a JSON object is an error. Members of an
@@ -41,12 +65,9 @@ type Hook struct {
 // and install's when it edits the file.
 func ReadSettings(path string) (*Settings, error) {
 	s := &Settings{Path: path}
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return s, nil
-	case err != nil:
-		return s, fmt.Errorf("cannot read %s: %w", path, err)
+	b, exists, err := ReadConfigFile(path)
+	if !exists || err != nil {
+		return s, err
 	}
 	s.Exists = true
 	b = bytes.TrimPrefix(b, []byte("\ufeff"))

@@ -3,7 +3,6 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -87,7 +86,7 @@ func (e *env) checkCodexFile(ctx context.Context, o install.Options, scope, path
 	if bin == "" {
 		// Without Codex the hashes cannot be checked; the tables can.
 		config, _ := install.CodexConfigPath(o)
-		b, _ := os.ReadFile(config)
+		b, _, _ := claudecode.ReadConfigFile(config)
 		n := 0
 		for _, k := range keys {
 			if strings.Contains(string(b), "[hooks.state."+fmt.Sprintf("%q", k)+"]") {

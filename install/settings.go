@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/netip"
 	"net/url"
 	"os"
@@ -412,16 +411,10 @@ func Uninstall(o Options) (Result, error) {
 	return commit(r, old, true, after, remove, backup, false, o.DryRun)
 }
 
-// readFile reads path; a missing file is not an error.
+// readFile reads path; a missing file is not an error
+// (claudecode.ReadConfigFile).
 func readFile(path string) (b []byte, exists bool, err error) {
-	b, err = os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, false, nil
-	case err != nil:
-		return nil, false, fmt.Errorf("cannot read %s: %w", path, err)
-	}
-	return b, true, nil
+	return claudecode.ReadConfigFile(path)
 }
 
 // settings is a parsed settings file.
