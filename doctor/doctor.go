@@ -25,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -671,6 +672,14 @@ func (e *env) checkCollector(ctx context.Context) Check {
 			c.Message += fmt.Sprintf(" (this hookwatch is %s)", e.Version)
 		}
 	}
+	if info, attached := spool.Consumer(filepath.Join(e.home, "spool")); attached && "http://"+info.Addr == e.url && replacedBinary(info.PID) {
+		// An upgrade replaced the binary; the collector a hook started
+		// before it still runs the old one, and this home's hooks ask it
+		// for their policies' answers.
+		c.Status = Warn
+		c.Message += fmt.Sprintf("; it (pid %d) runs a hookwatch binary replaced since it started: its policies, model and schema are the old version's", info.PID)
+		c.Fix = "hookwatch stop   # the next hook starts the new one (or: hookwatch serve; a service: hookwatch service install again)"
+	}
 	if h.Status == "degraded" {
 		c.Status = Warn
 		c.Message += ", degraded"
@@ -785,4 +794,15 @@ func recentLogLines(path string, since time.Time) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// replacedBinary reports whether process pid runs an executable that was
+// replaced (deleted or renamed over) since it started, as an upgrade
+// does: Linux names it "… (deleted)". Elsewhere, or without a pid, false.
+func replacedBinary(pid int) bool {
+	if pid <= 0 || runtime.GOOS != "linux" {
+		return false
+	}
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	return err == nil && strings.HasSuffix(exe, " (deleted)")
 }

@@ -155,9 +155,9 @@ func TestCallKeyMigration(t *testing.T) {
 	storetest.CheckMigratedCalls(t, db)
 }
 
-// TestRederiveMigration: the migration that made the model record each
-// session's tools leaves every stored model stale, so that the collector
-// derives it again at its start.
+// TestRederiveMigration: the latest migration that changed what the model
+// derives (the meaning of calls) leaves every stored model stale, so that
+// the collector derives it again at its start.
 func TestRederiveMigration(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
@@ -169,7 +169,7 @@ func TestRederiveMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, `DELETE FROM schema_migrations WHERE name = '0005_rederive_tools.sql'`); err != nil {
+	if _, err := conn.Exec(ctx, `DELETE FROM schema_migrations WHERE name = '0006_rederive_meaning.sql'`); err != nil {
 		t.Fatal(err)
 	}
 	conn.Close(ctx)

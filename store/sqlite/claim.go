@@ -71,6 +71,26 @@ func (db *DB) Claim() error {
 	return nil
 }
 
+// claimHolder reports whether a process holds the claim on the database
+// at path (Claim), and its process id when it said; it takes nothing.
+func claimHolder(path string) (pid int, held bool) {
+	f, err := os.Open(path + claimSuffix)
+	if err != nil {
+		return 0, false // no claim file: no collector ever claimed it
+	}
+	defer f.Close()
+	if err := flock(f, syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+		_ = flock(f, syscall.LOCK_UN)
+		return 0, false
+	} else if !errors.Is(err, syscall.EWOULDBLOCK) {
+		return 0, false
+	}
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	pid, _ = strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	return pid, true
+}
+
 // release gives the claim up: its file is emptied, then closed, which
 // drops the lock.
 func (db *DB) release() error {

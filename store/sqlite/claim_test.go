@@ -1,9 +1,12 @@
 package sqlite
 
 import (
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -40,4 +43,56 @@ func TestClaim(t *testing.T) {
 	if err := b.Claim(); err != nil {
 		t.Fatalf("claim after the claimant closed: %v", err)
 	}
+}
+
+// TestOpenLeavesAnOlderCollectorsDatabase: a database of an older schema
+// that a collector serves is not migrated under it (its writes would fail
+// from then on): Open says so and changes nothing; once the collector is
+// gone, Open brings the schema up to date.
+func TestOpenLeavesAnOlderCollectorsDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	if err := MigrateForTest(path, 7); err != nil {
+		t.Fatal(err)
+	}
+	// The older collector's claim: a lock on <db>.collector naming it.
+	held, err := os.OpenFile(path+claimSuffix, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := flock(held, syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	held.WriteString("4242\n")
+	_, err = Open(path)
+	var oe *OlderCollectorError
+	if !errors.As(err, &oe) || oe.PID != 4242 || oe.Schema != 7 || !strings.Contains(err.Error(), "hookwatch stop") {
+		t.Fatalf("Open under an older collector: %v", err)
+	}
+	if v := schemaOf(t, path); v != 7 {
+		t.Fatalf("schema %d after the refusal, want 7", v)
+	}
+	held.Close() // the collector exits
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if v, err := db.SchemaVersion(t.Context()); err != nil || v <= 7 {
+		t.Fatalf("schema %d, %v after the collector left", v, err)
+	}
+}
+
+// schemaOf reads the schema version of the database at path.
+func schemaOf(t *testing.T, path string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v int
+	if err := db.QueryRow(`SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -40,8 +40,18 @@ func migrateUpTo(ctx context.Context, w *sql.DB, path string, upTo int) error {
 	if err := w.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
 		return fmt.Errorf("cannot read the schema version of %s: %w", path, err)
 	}
-	if latest := ms[len(ms)-1].Version; current > latest {
+	latest := ms[len(ms)-1].Version
+	if current > latest {
 		return fmt.Errorf("database %s has schema version %d, newer than this hookwatch knows (%d): upgrade hookwatch", path, current, latest)
+	}
+	if target := min(latest, upTo); current < target {
+		// A collector serving the database writes it with the schema it
+		// knows: changed under it, its writes fail from then on. So a
+		// newer hookwatch (serve refused, export, prune, token) leaves it
+		// as it is while an older collector holds it.
+		if pid, held := claimHolder(path); held {
+			return &OlderCollectorError{Path: path, PID: pid, Schema: current, Latest: target}
+		}
 	}
 	for _, m := range ms {
 		if m.Version <= current || m.Version > upTo {
@@ -78,4 +88,21 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("cannot read the schema version: %w", err)
 	}
 	return v, nil
+}
+
+// OlderCollectorError is Open's error for a database whose schema is older
+// than this hookwatch's while a collector (an older hookwatch) serves it:
+// nothing was changed.
+type OlderCollectorError struct {
+	Path           string
+	PID            int // the collector's process id; 0 when it did not say
+	Schema, Latest int
+}
+
+func (e *OlderCollectorError) Error() string {
+	who := "a collector"
+	if e.PID > 0 {
+		who = fmt.Sprintf("a collector (pid %d)", e.PID)
+	}
+	return fmt.Sprintf("%s of an older hookwatch serves %s (schema version %d; this hookwatch's is %d): nothing was changed; stop it with 'hookwatch stop' and start this one ('hookwatch serve'), then run this again", who, e.Path, e.Schema, e.Latest)
 }

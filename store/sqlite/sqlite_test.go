@@ -144,15 +144,15 @@ func TestCallKeyMigration(t *testing.T) {
 	storetest.CheckMigratedCalls(t, db)
 }
 
-// TestRederiveMigration: the migration that made the model record each
-// session's tools leaves every stored model stale, so that the collector
-// derives it again at its start.
+// TestRederiveMigration: the latest migration that changed what the model
+// derives (the meaning of calls) leaves every stored model stale, so that
+// the collector derives it again at its start.
 func TestRederiveMigration(t *testing.T) {
 	db := sqlite.MustOpenDB(t)
 	path := db.Path()
 	ids := storetest.SeedCurrentModels(t, db)
 	// Take the migration back, as a file of the schema before it.
-	if err := db.ExecForTest(`DELETE FROM schema_migrations WHERE name = '0009_rederive_tools.sql'`); err != nil {
+	if err := db.ExecForTest(`DELETE FROM schema_migrations WHERE name = '0010_rederive_meaning.sql'`); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
