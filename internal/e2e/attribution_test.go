@@ -180,6 +180,11 @@ type (
 		SessionID string `json:"session_id"`
 		Event     string `json:"event"`
 		AgentID   string `json:"agent_id"`
+		// Kind is where the event came from: "hook", or "transcript"
+		// for a record the collector read from the client's transcript
+		// (which may tell of what a hook told of too: the model counts
+		// it once).
+		Kind string `json:"kind"`
 		// TaskNotification: the collector's mark of a prompt the
 		// client submitted itself.
 		TaskNotification bool `json:"task_notification"`
