@@ -216,6 +216,9 @@ func (x *Executor) hooksAndTool(ctx context.Context, c *Call, tool Tool) (any, e
 	// The hooks' decisions on the stack: a call has few.
 	var stack [2]decision.Decision
 	decisions := stack[:0]
+	// skip is the Skip that ended the pre hooks, if one did: it answers in
+	// place of the tool only if the merged decision lets the call through.
+	var skip *PreResult
 	for _, pre := range p.pre {
 		r := pre(ctx, c)
 		if r.Input != nil {
@@ -231,9 +234,10 @@ func (x *Executor) hooksAndTool(ctx context.Context, c *Call, tool Tool) (any, e
 			c.Status = attribution.StatusInterrupted
 			return nil, &AbortError{Tool: c.ToolName, Reason: r.Reason}
 		case Skip:
-			c.setDecision(decisions)
-			c.Status = attribution.StatusOK
-			return r.Output, nil
+			skip = &r
+		}
+		if skip != nil {
+			break
 		}
 	}
 	if len(decisions) > 0 {
@@ -245,6 +249,10 @@ func (x *Executor) hooksAndTool(ctx context.Context, c *Call, tool Tool) (any, e
 			}
 			return nil, err
 		}
+	}
+	if skip != nil {
+		c.Status = attribution.StatusOK
+		return skip.Output, nil
 	}
 
 	out, err := tool(context.WithValue(ctx, callKey{}, c), c.Input)

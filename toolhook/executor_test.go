@@ -108,6 +108,22 @@ func TestSkipAndAbort(t *testing.T) {
 		r.Pre("*", pre("b", PreResult{}))
 		r.Post("*", post("p", PostResult{}))
 	}, "cached", "<nil>", "ok", "a")
+	// A Skip answers in place of the tool only if the merged decision
+	// lets the call through: a deny before or with it refuses the call.
+	deny := decision.Decision{Verdict: decision.Deny, Reasons: []string{"no"}}
+	f(func(r *Registry) {
+		r.Pre("*", pre("a", PreResult{Decision: deny}))
+		r.Pre("*", pre("b", PreResult{Action: Skip, Output: "cached"}))
+		r.Pre("*", pre("c", PreResult{}))
+		r.Post("*", post("p", PostResult{}))
+	}, nil, "tool T: deny: no", "denied", "a", "b")
+	f(func(r *Registry) {
+		r.Pre("*", pre("a", PreResult{Action: Skip, Output: "cached", Decision: deny}))
+	}, nil, "tool T: deny: no", "denied", "a")
+	f(func(r *Registry) {
+		r.Pre("*", pre("a", PreResult{Decision: decision.Decision{Verdict: decision.Allow}}))
+		r.Pre("*", pre("b", PreResult{Action: Skip, Output: "cached"}))
+	}, "cached", "<nil>", "ok", "a", "b")
 	f(func(r *Registry) {
 		r.Pre("*", pre("a", PreResult{}))
 		r.Pre("*", pre("b", PreResult{Action: Abort, Reason: "budget spent"}))

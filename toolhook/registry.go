@@ -18,7 +18,10 @@ const (
 	// Continue runs the next hook, then the tool (the zero Action).
 	Continue Action = iota
 	// Skip ends the pre hooks and does not run the tool: the call returns
-	// PreResult.Output and no error, and post hooks do not run. A post hook
+	// PreResult.Output and no error, and post hooks do not run — once the
+	// merged decision of the hooks so far (the skipping one's included)
+	// lets the call through; a deny, a defer or an unapproved ask refuses
+	// it as it would have refused the tool (DeniedError). A post hook
 	// cannot skip (the tool has run); Skip there means Continue.
 	Skip
 	// Abort ends the call: no further hook runs, the tool does not run (from
