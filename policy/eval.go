@@ -62,6 +62,9 @@ func (s *Set) evaluate(ctx context.Context, event map[string]any, st *State, src
 	if w := s.warning(name, ev.warnings); w != "" {
 		d.SystemMessages = append([]string{w}, d.SystemMessages...)
 	}
+	if ev.cutShort != nil {
+		d.SystemMessages = append(d.SystemMessages, fmt.Sprintf("hookwatch: policy evaluation cut short (%v): the rules not reached were not applied (fail-open)", ev.cutShort))
+	}
 	ev.finishQuota(d.Verdict != decision.Deny && d.Verdict != decision.Defer && !d.Stop)
 	return ev.carryStops(d)
 }
@@ -79,6 +82,7 @@ type evaluation struct {
 	input    map[string]any // tool_input after rewrites (nil: unchanged)
 	output   any            // tool_response after transforms (nil: unchanged)
 	warnings []string
+	cutShort error // the context's error, when it ended the evaluation
 
 	mean *meaning // the call's classification, once a rule needs it
 
@@ -101,7 +105,8 @@ func (ev *evaluation) run() []decision.Decision {
 	var frags []decision.Decision
 	for _, r := range ev.set.order[ev.name] {
 		if err := ev.ctx.Err(); err != nil {
-			ev.warnings = append(ev.warnings, fmt.Sprintf("evaluation cut short: %v", err))
+			// Not a problem of the policy: the caller's time ran out.
+			ev.cutShort = err
 			break
 		}
 		if d, ok := ev.rule(r); ok {

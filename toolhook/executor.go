@@ -132,7 +132,9 @@ type Executor struct {
 // Call runs the tool named name with input through the hooks, with a fresh
 // tool_use_id, and returns the output as the post hooks left it. Its error
 // is the tool's own, a *DeniedError (the merged decision refused the call),
-// an *AbortError (a hook aborted it) or ErrUnknownTool (wrapped). Every
+// an *AbortError (a hook aborted it), ErrUnknownTool (wrapped) or ctx.Err()
+// when ctx was done before the tool could start (the call is then recorded
+// as interrupted, and neither the remaining hooks nor the tool run). Every
 // call, refused or not, is recorded. Panics in hooks and tools are not
 // recovered.
 func (x *Executor) Call(ctx context.Context, name string, input map[string]any) (any, error) {
@@ -212,6 +214,12 @@ func (x *Executor) run(ctx context.Context, name, id string, input map[string]an
 }
 
 func (x *Executor) hooksAndTool(ctx context.Context, c *Call, tool Tool) (any, error) {
+	// A call whose context is done is over before it starts: no hook
+	// decides about it and the tool does not run.
+	if err := ctx.Err(); err != nil {
+		c.Status = attribution.StatusInterrupted
+		return nil, err
+	}
 	p := x.Registry.plan(c.ToolName, c.Phase)
 	// The hooks' decisions on the stack: a call has few.
 	var stack [2]decision.Decision
@@ -253,6 +261,12 @@ func (x *Executor) hooksAndTool(ctx context.Context, c *Call, tool Tool) (any, e
 	if skip != nil {
 		c.Status = attribution.StatusOK
 		return skip.Output, nil
+	}
+	// The hooks let the call through, but its context may have ended
+	// while they ran: the tool must not start then either.
+	if err := ctx.Err(); err != nil {
+		c.Status = attribution.StatusInterrupted
+		return nil, err
 	}
 
 	out, err := tool(context.WithValue(ctx, callKey{}, c), c.Input)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/policy"
 )
 
@@ -22,13 +23,21 @@ import (
 // gets the reason as Claude Code's model would). st keeps quota counts
 // (policy.MemoryState for a process, policy.OpenState to share them with
 // hooks); nil fails quota rules per their on_error.
+//
+// The rules are evaluated under the call's context values but not its
+// cancellation, within PolicyBudget: a caller's deadline does not turn
+// the policy off (a call whose context is done does not run at all).
 func (r *Registry) UsePolicy(set *policy.Set, st *policy.State) {
 	// "*" always compiles.
 	_ = r.Pre("*", func(ctx context.Context, c *Call) PreResult {
+		ctx, cancel := policyContext(ctx)
+		defer cancel()
 		d := set.Evaluate(ctx, payload(c, "PreToolUse", false), st)
 		return PreResult{Decision: d, Input: d.UpdatedInput}
 	})
 	_ = r.Post("*", func(ctx context.Context, c *Call) PostResult {
+		ctx, cancel := policyContext(ctx)
+		defer cancel()
 		d := set.Evaluate(ctx, payload(c, "PostToolUse", true), st)
 		res := PostResult{Output: d.UpdatedToolOutput}
 		switch {
@@ -42,6 +51,21 @@ func (r *Registry) UsePolicy(set *policy.Set, st *policy.State) {
 		}
 		return res
 	})
+}
+
+// PolicyBudget bounds the time the policy engine takes for one event of a
+// call, as the hook's budget (hook.DefaultBudget) bounds it for Claude
+// Code: rules not reached by then are not applied (and the decision says
+// so in a system message).
+const PolicyBudget = hook.DefaultBudget
+
+// policyContext is the context rules are evaluated in: the call's values,
+// but not its cancellation — an engine that stops at the first rule when
+// the caller's deadline has passed answers nothing, and a policy must not
+// turn off because a caller was late (the Executor does not run the tool
+// of a call whose context is done) — and the engine's own budget.
+func policyContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), PolicyBudget)
 }
 
 // LoadPolicy loads policy files (as user-scope policies, in order; see

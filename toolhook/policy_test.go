@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/policy"
@@ -126,5 +127,69 @@ rules:
 	err := r2.LoadPolicy(filepath.Join(t.TempDir(), "missing.yaml"))
 	if err == nil || !errors.Is(err, os.ErrNotExist) && !strings.Contains(err.Error(), "missing.yaml") {
 		t.Fatalf("a missing file: %v", err)
+	}
+}
+
+// TestDoneContext checks that a call whose context is done does not run,
+// and that a caller's deadline passing while the hooks run does not turn
+// the policy off.
+func TestDoneContext(t *testing.T) {
+	var r Registry
+	if err := r.LoadPolicy(writePolicy(t, `version: 1
+rules:
+  - id: refund-cap
+    tool: process_refund
+    when: 'tool_input.amount > 500'
+    action: deny
+    reason: Refunds above 500 must go through escalate_to_human.
+`)); err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	rec := &memRecorder{}
+	x := &Executor{Registry: &r, Recorder: rec, SessionID: "s", Tools: map[string]Tool{
+		"process_refund": func(context.Context, map[string]any) (any, error) { ran = true; return "refunded", nil },
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	for _, amount := range []float64{800, 10} {
+		_, err := x.Call(ctx, "process_refund", map[string]any{"amount": amount})
+		if !errors.Is(err, context.DeadlineExceeded) || ran {
+			t.Fatalf("amount %v, context past its deadline: error %v, tool ran %v; want the deadline's error, no run", amount, err, ran)
+		}
+		if c := rec.calls[len(rec.calls)-1]; c.Status != "interrupted" {
+			t.Fatalf("recorded status %q, want interrupted", c.Status)
+		}
+	}
+
+	// The deadline passes while the hooks run: the rules still answer.
+	var late Registry
+	lateCtx, lateCancel := context.WithCancel(context.Background())
+	late.Pre("*", func(context.Context, *Call) PreResult { lateCancel(); return PreResult{} })
+	if err := late.LoadPolicy(writePolicy(t, `version: 1
+rules:
+  - id: refund-cap
+    tool: process_refund
+    when: 'tool_input.amount > 500'
+    action: deny
+    reason: Refunds above 500 must go through escalate_to_human.
+`)); err != nil {
+		t.Fatal(err)
+	}
+	x.Registry = &late
+	_, err := x.Call(lateCtx, "process_refund", map[string]any{"amount": 800.0})
+	var denied *DeniedError
+	if !errors.As(err, &denied) || ran {
+		t.Fatalf("cancelled while the hooks ran: error %v, tool ran %v; want the rule's deny", err, ran)
+	}
+	c := rec.calls[len(rec.calls)-1]
+	if c.Status != "denied" || c.Decision == nil || strings.Contains(fmt.Sprint(c.Decision.SystemMessages), "invalid") {
+		t.Fatalf("recorded %s %+v, want a denied call and no word of an invalid policy", c.Status, c.Decision)
+	}
+	// Allowed by the rules, but the context is done: the tool does not start.
+	_, err = x.Call(lateCtx, "process_refund", map[string]any{"amount": 10.0})
+	if !errors.Is(err, context.Canceled) || ran {
+		t.Fatalf("allowed call, cancelled context: error %v, ran %v", err, ran)
 	}
 }
