@@ -35,6 +35,10 @@ type Call struct {
 	AgentType       string
 	ParentToolUseID string // the call that spawned the agent ("" for the main agent)
 	Depth           int    // the agent's depth (0 main)
+	// Cwd is the agent's working directory (Executor.Dir): the payload's
+	// cwd, which policy rules read. "" means the process's working
+	// directory when a policy asks for it.
+	Cwd string
 
 	// Input is the tool input, as rewritten by the pre hooks so far.
 	Input map[string]any
@@ -120,6 +124,11 @@ type Executor struct {
 	Tools map[string]Tool
 	// SessionID is the session of calls whose context names none.
 	SessionID string
+	// Dir is the agent's working directory, the cwd of the payloads the
+	// policy engine sees (UsePolicy): relative paths and globs of the
+	// rules, and cwd in their conditions, are taken from it. "" means the
+	// process's working directory at the time of each call.
+	Dir string
 	// Recorder, if not nil, records every call (see AuditRecorder).
 	Recorder Recorder
 	// Approve answers a merged "ask": true runs the call. nil denies it.
@@ -195,6 +204,7 @@ func (x *Executor) run(ctx context.Context, name, id string, input map[string]an
 		AgentType:       sc.agentType,
 		ParentToolUseID: sc.parentToolUseID,
 		Depth:           sc.depth,
+		Cwd:             x.Dir,
 		Input:           input,
 	}
 	if c.SessionID == "" {

@@ -2,6 +2,8 @@ package toolhook
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/hook"
@@ -13,8 +15,11 @@ import (
 // very rules a team wrote for Claude Code (see package policy for the
 // file format, scopes and precedence). Each call is presented to the
 // engine as the payload Claude Code would send: hook_event_name, session_id,
-// tool_name, tool_input, tool_use_id, agent_id and agent_type (for a
-// sub-agent), and tool_response after the tool.
+// cwd (Executor.Dir, else the process's working directory), tool_name,
+// tool_input, tool_use_id, agent_id and agent_type (for a sub-agent), and
+// tool_response after the tool. Claude Code's permission_mode and
+// transcript_path have no counterpart in process and are left out: rules
+// reading them see them empty.
 //
 // Before the tool, the engine's decision becomes the hook's: its verdict
 // merges with the other hooks', its updated input rewrites the call, a stop
@@ -68,19 +73,55 @@ func policyContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), PolicyBudget)
 }
 
-// LoadPolicy loads policy files (as user-scope policies, in order; see
-// policy.Load) and registers them with UsePolicy and an in-memory quota
-// state. Invalid rules are left out, as in the hook; the error lists them
+// LoadPolicy loads policy files and registers them with UsePolicy and an
+// in-memory quota state. Each file has the scope it has for the hook: a
+// <dir>/.hookwatch/policy.yaml is a project policy of the project <dir>
+// (its relative globs are taken from <dir>), policy.ManagedPath the
+// managed policy (its on_error: closed rules deny when they cannot be
+// applied), any other file a user policy; rules apply strongest scope
+// first, as policy.LoadSources orders them. With Executor.Dir set to the
+// project's directory (or the process running in it), a call is answered
+// as `hookwatch hook` answers Claude Code's call of the same tool and
+// input. Invalid rules are left out, as in the hook; the error lists them
 // (and a missing file), and the valid rules are registered all the same.
 func (r *Registry) LoadPolicy(paths ...string) error {
-	set, err := policy.Load(paths...)
+	srcs := make([]policy.Source, len(paths))
+	for i, p := range paths {
+		srcs[i] = policySource(p)
+	}
+	set := policy.LoadSources(srcs...)
+	for _, f := range set.Files {
+		if !f.Found {
+			set.Problems = append(set.Problems, policy.Problem{File: f.Path, Msg: "no such policy file"})
+		}
+	}
 	r.UsePolicy(set, policy.MemoryState())
-	return err
+	return set.Err()
+}
+
+// policySource is the file at path with the scope the hook gives it.
+func policySource(path string) policy.Source {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return policy.Source{Path: path, Scope: policy.ScopeUser}
+	}
+	switch {
+	case abs == policy.ManagedPath:
+		return policy.Source{Path: abs, Scope: policy.ScopeManaged}
+	case filepath.Base(abs) == "policy.yaml" && filepath.Base(filepath.Dir(abs)) == ".hookwatch":
+		return policy.Source{Path: abs, Scope: policy.ScopeProject}
+	}
+	return policy.Source{Path: path, Scope: policy.ScopeUser}
 }
 
 // payload is the hook payload Claude Code would send for c.
 func payload(c *Call, event string, post bool) map[string]any {
+	cwd := c.Cwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
 	p := map[string]any{
+		"cwd":             cwd,
 		"hook_event_name": event,
 		"session_id":      c.SessionID,
 		"tool_name":       c.ToolName,

@@ -2,6 +2,7 @@ package toolhook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -191,5 +192,69 @@ rules:
 	_, err = x.Call(lateCtx, "process_refund", map[string]any{"amount": 10.0})
 	if !errors.Is(err, context.Canceled) || ran {
 		t.Fatalf("allowed call, cancelled context: error %v, ran %v", err, ran)
+	}
+}
+
+// TestPolicyAnswersAsTheHook checks that a project's policy file loaded
+// with LoadPolicy answers calls as the hook answers Claude Code's calls of
+// the same tools and inputs from the project's directory: relative globs
+// from the project, cwd the agent's directory.
+func TestPolicyAnswersAsTheHook(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".hookwatch"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, ".hookwatch", "policy.yaml")
+	if err := os.WriteFile(file, []byte(`rules:
+  - id: no-go-for-designers
+    tool: Write
+    when: 'glob("src/**/*.go", tool_input.file_path)'
+    action: deny
+    reason: designers do not write Go
+  - id: no-destruction-outside-build
+    tool: Bash|exec_command
+    when: command.effect == "destructive" and not all(command.writes, {under(#, cwd + "/build")})
+    action: deny
+    reason: This command deletes or overwrites data outside build/.
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var r Registry
+	if err := r.LoadPolicy(file); err != nil {
+		t.Fatal(err)
+	}
+	x := &Executor{Registry: &r, SessionID: "s", Dir: dir, Tools: map[string]Tool{"Write": echo, "Bash": echo}}
+	home := t.TempDir()
+	calls := []struct {
+		tool  string
+		input map[string]any
+	}{
+		{"Write", map[string]any{"file_path": filepath.Join(dir, "src/a/b.go"), "content": "x"}},
+		{"Write", map[string]any{"file_path": "src/a/b.go", "content": "x"}},
+		{"Write", map[string]any{"file_path": filepath.Join(dir, "docs/a.md"), "content": "x"}},
+		{"Bash", map[string]any{"command": "rm -rf build/out"}},
+		{"Bash", map[string]any{"command": "rm -rf " + filepath.Join(dir, "build/out")}},
+		{"Bash", map[string]any{"command": "rm -rf src"}},
+		{"Bash", map[string]any{"command": "ls"}},
+	}
+	denials := 0
+	for _, c := range calls {
+		data, _ := json.Marshal(map[string]any{
+			"hook_event_name": "PreToolUse", "session_id": "s", "cwd": dir,
+			"tool_name": c.tool, "tool_input": c.input, "tool_use_id": "toolu_1",
+		})
+		stdout, _, _ := policy.Answer(context.Background(), home, dir, "", data)
+		hookDenies := strings.Contains(string(stdout), `"permissionDecision":"deny"`)
+		_, err := x.Call(context.Background(), c.tool, c.input)
+		var denied *DeniedError
+		if got := errors.As(err, &denied); got != hookDenies {
+			t.Errorf("%s %v: the executor denies: %v (%v), the hook: %v (%s)", c.tool, c.input, got, err, hookDenies, stdout)
+		}
+		if hookDenies {
+			denials++
+		}
+	}
+	if denials != 3 {
+		t.Errorf("the hook denied %d calls, want 3", denials)
 	}
 }
