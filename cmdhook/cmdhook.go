@@ -129,10 +129,16 @@ type Result struct {
 	Err      error
 }
 
-// Replay runs h over recorded payloads, one JSON object per line (the
-// corpus format of /work/shared/payloads and testdata/payloads; blank lines
-// are skipped), exactly as Run would answer each, and returns the answers in
-// order. It fails only when r cannot be read.
+// Replay runs h over recorded payloads, one JSON object per line, exactly
+// as Run would answer each, and returns the answers in order. A line is
+// read as `hookwatch policy test` reads it (event.RecordedPayload): a raw
+// payload, or an object wrapping one under "payload" — an envelope, a line
+// of an audit trail's or an export's events.jsonl, a corpus line of
+// testdata/payloads. The handler gets the payload, which is also the
+// Result's Payload. A wrapped record no hook was sent (a statusline,
+// transcript or rollout record) is not answered: its Result has the
+// wrapper's line as Payload and an Err saying why. Blank lines are skipped.
+// It fails only when r cannot be read.
 func Replay(ctx context.Context, h Handler, r io.Reader) ([]Result, error) {
 	var results []Result
 	sc := bufio.NewScanner(r)
@@ -142,10 +148,20 @@ func Replay(ctx context.Context, h Handler, r io.Reader) ([]Result, error) {
 		if len(line) == 0 {
 			continue
 		}
+		// A line that is no recorded payload at all goes to Run as it is,
+		// which reports why it cannot be read.
+		payload, kind, _, err := event.RecordedPayload(line)
+		if err != nil {
+			payload = line
+		} else if kind != event.KindHook {
+			results = append(results, Result{Line: n, Payload: bytes.Clone(line),
+				Err: fmt.Errorf("a %s record, not a hook event: not answered", kind)})
+			continue
+		}
 		var stdout, stderr bytes.Buffer
-		code := Run(ctx, h, bytes.NewReader(line), &stdout, &stderr)
-		res := Result{Line: n, Payload: bytes.Clone(line), Stdout: stdout.Bytes(), ExitCode: code}
-		if p, err := event.Decode(line); err == nil {
+		code := Run(ctx, h, bytes.NewReader(payload), &stdout, &stderr)
+		res := Result{Line: n, Payload: bytes.Clone(payload), Stdout: stdout.Bytes(), ExitCode: code}
+		if p, err := event.Decode(payload); err == nil {
 			res.Event = p.Name()
 		}
 		if stderr.Len() > 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,7 +33,7 @@ func TestReplayRecordedPayloads(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no recorded payloads in testdata/payloads")
 	}
-	denied := 0
+	var denied []string
 	for _, f := range files {
 		results, err := ReplayFile(context.Background(), guard, f)
 		if err != nil {
@@ -60,15 +61,21 @@ func TestReplayRecordedPayloads(t *testing.T) {
 			}
 			h := out.HookSpecificOutput
 			if r.Event != event.PreToolUse || h.HookEventName != event.PreToolUse || h.PermissionDecision != "deny" ||
-				h.PermissionDecisionReason != "no redirections: echo hello > notes.txt" {
+				!strings.HasPrefix(h.PermissionDecisionReason, "no redirections: ") {
 				t.Fatalf("%s:%d: %s answered %s", f, r.Line, r.Event, r.Stdout)
 			}
-			denied++
+			denied = append(denied, filepath.Base(f)+": "+strings.TrimPrefix(h.PermissionDecisionReason, "no redirections: "))
 		}
 	}
-	// claude-code-2.1.332.jsonl records "echo hello > notes.txt" once.
-	if denied != 1 {
-		t.Fatalf("%d payloads denied, want 1", denied)
+	if len(denied) != 2 {
+		t.Fatalf("denied %q, want 2", denied)
+	}
+	// claude-code-2.1.332.jsonl records "echo hello > notes.txt" once,
+	// codex-0.169.jsonl (wrapped) "echo hello > hi.txt && ls".
+	for _, want := range []string{"claude-code-2.1.332.jsonl: echo hello > notes.txt", "codex-0.169.jsonl: echo hello > hi.txt && ls"} {
+		if !slices.Contains(denied, want) {
+			t.Fatalf("denied %q, want %q among them", denied, want)
+		}
 	}
 }
 
@@ -90,4 +97,42 @@ func TestFailuresAnswerNothing(t *testing.T) {
 	f(func(context.Context, *event.Payload) (decision.Decision, error) { panic("boom") }, pre, "hook handler panicked: boom")
 	f(guard, strings.Repeat(" ", 9<<20), "larger than")
 	f(guard, `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":5}}`, "hook handler failed: cannot decode the input of Bash")
+}
+
+// TestReplayUnwraps checks that every line of the corpus reaches the
+// handler as the payload a hook got, wrapped (codex, public captures) or
+// not, and that a record no hook was sent is not answered.
+func TestReplayUnwraps(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/payloads/*.jsonl")
+	for _, f := range files {
+		calls := 0
+		results, err := ReplayFile(context.Background(), func(_ context.Context, p *event.Payload) (decision.Decision, error) {
+			calls++
+			return decision.Decision{}, nil
+		}, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range results {
+			if r.Event == "" || r.Err != nil {
+				t.Fatalf("%s:%d: event %q, %v", f, r.Line, r.Event, r.Err)
+			}
+		}
+		if calls != len(results) {
+			t.Fatalf("%s: %d payloads answered of %d", f, calls, len(results))
+		}
+	}
+	in := `{"kind":"hook","received_at":"2026-11-21T10:00:00Z","payload":{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo hi > x"}}}
+{"kind":"statusline","payload":{"hook_event_name":"Status"}}
+`
+	results, err := Replay(context.Background(), guard, strings.NewReader(in))
+	if err != nil || len(results) != 2 {
+		t.Fatalf("%d results, %v", len(results), err)
+	}
+	if r := results[0]; r.Event != event.PreToolUse || !strings.Contains(string(r.Stdout), `"deny"`) || strings.HasPrefix(string(r.Payload), `{"kind"`) {
+		t.Fatalf("an envelope's payload: %s answered %s (payload %s)", r.Event, r.Stdout, r.Payload)
+	}
+	if r := results[1]; r.Err == nil || r.Stdout != nil {
+		t.Fatalf("a statusline record: answered %s, %v", r.Stdout, r.Err)
+	}
 }

@@ -253,22 +253,12 @@ const (
 // wrapper's time: "received_at" (an envelope) or "time" (an audit or export
 // event line), zero when it has none.
 func payloadOf(line []byte) (map[string]any, time.Time, error) {
-	var obj map[string]any
-	if err := json.Unmarshal(line, &obj); err != nil {
-		return nil, time.Time{}, fmt.Errorf("not a JSON object: %v", err)
+	raw, kind, at, err := hookevent.RecordedPayload(line)
+	if err != nil {
+		return nil, time.Time{}, err
 	}
-	if name, ok := obj["hook_event_name"].(string); ok {
-		if name == rolloutUsageEvent {
-			return nil, time.Time{}, overUsage
-		}
-		return obj, time.Time{}, nil
-	}
-	p, ok := obj["payload"].(map[string]any)
-	if !ok {
-		return nil, time.Time{}, errors.New(`not a hook payload: no "hook_event_name" and no "payload" object`)
-	}
-	switch kind, _ := obj["kind"].(string); kind {
-	case "", hookevent.KindHook:
+	switch kind {
+	case hookevent.KindHook:
 	case hookevent.KindStatusLine:
 		return nil, time.Time{}, overStatusLine
 	case hookevent.KindTranscript:
@@ -278,21 +268,16 @@ func payloadOf(line []byte) (map[string]any, time.Time, error) {
 	default:
 		return nil, time.Time{}, overOther
 	}
+	var p map[string]any
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, time.Time{}, fmt.Errorf("not a JSON object: %v", err)
+	}
 	name, ok := p["hook_event_name"].(string)
 	if !ok {
 		return nil, time.Time{}, errors.New(`the "payload" object has no "hook_event_name"`)
 	}
 	if name == rolloutUsageEvent {
 		return nil, time.Time{}, overUsage
-	}
-	var at time.Time
-	for _, k := range []string{"received_at", "time"} {
-		if s, ok := obj[k].(string); ok {
-			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-				at = t
-				break
-			}
-		}
 	}
 	return p, at, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hookwatch/hookwatch/cmdhook"
+	"github.com/hookwatch/hookwatch/event"
 )
 
 func TestRecursiveForce(t *testing.T) {
@@ -32,8 +33,9 @@ func TestRecursiveForce(t *testing.T) {
 	f("go vet ./...", false)
 }
 
-// TestReplay answers every recorded payload as Claude Code would receive it,
-// and the recorded Bash calls rewritten to rm -rf.
+// TestReplay answers every recorded payload as Claude Code would receive it
+// (a recorded rm -rf denied, nothing else answered), and the recorded Bash
+// calls rewritten to rm -rf.
 func TestReplay(t *testing.T) {
 	files, _ := filepath.Glob("../../testdata/payloads/*.jsonl")
 	var corpus, dangerous bytes.Buffer
@@ -44,8 +46,8 @@ func TestReplay(t *testing.T) {
 		}
 		corpus.Write(b)
 		for _, line := range bytes.Split(b, []byte("\n")) {
-			var p map[string]any
-			if json.Unmarshal(line, &p) != nil || p["hook_event_name"] != "PreToolUse" || p["tool_name"] != "Bash" {
+			p, ok := bashCall(line)
+			if !ok {
 				continue
 			}
 			p["tool_input"] = map[string]any{"command": "rm -rf ./build"}
@@ -57,10 +59,22 @@ func TestReplay(t *testing.T) {
 	if err != nil || len(results) < 100 {
 		t.Fatalf("%d results, %v", len(results), err)
 	}
+	denied := 0
 	for _, r := range results {
-		if len(r.Stdout) != 0 || r.ExitCode != 0 || r.Err != nil {
+		p, bash := bashCall(r.Payload)
+		in, _ := p["tool_input"].(map[string]any)
+		command, _ := in["command"].(string)
+		wantDeny := bash && recursiveForce(command)
+		if r.ExitCode != 0 || r.Err != nil || wantDeny != strings.Contains(string(r.Stdout), `"permissionDecision":"deny"`) ||
+			!wantDeny && len(r.Stdout) != 0 {
 			t.Fatalf("line %d (%s): %s, exit %d, %v", r.Line, r.Event, r.Stdout, r.ExitCode, r.Err)
 		}
+		if wantDeny {
+			denied++
+		}
+	}
+	if denied == 0 {
+		t.Fatal("no recorded rm -rf denied")
 	}
 	results, err = cmdhook.Replay(context.Background(), guard, &dangerous)
 	if err != nil || len(results) == 0 {
@@ -71,4 +85,15 @@ func TestReplay(t *testing.T) {
 			t.Fatalf("line %d: %s, exit %d", r.Line, r.Stdout, r.ExitCode)
 		}
 	}
+}
+
+// bashCall is the payload of a recorded line (raw or wrapped, as Replay
+// reads it) when it is a PreToolUse of Bash.
+func bashCall(line []byte) (map[string]any, bool) {
+	raw, kind, _, err := event.RecordedPayload(line)
+	var p map[string]any
+	if err != nil || kind != event.KindHook || json.Unmarshal(raw, &p) != nil {
+		return nil, false
+	}
+	return p, p["hook_event_name"] == "PreToolUse" && p["tool_name"] == "Bash"
 }
