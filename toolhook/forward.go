@@ -24,8 +24,10 @@ type ForwardOptions struct {
 	URL   string
 	Token string
 	// SpoolDir is where envelopes the collector could not take are kept
-	// (package spool, the hook's own queue) and sent again from later.
-	// "" keeps none: they are counted as dropped.
+	// (package spool, the hook's own queue) and sent again from later, and
+	// where the ones it refused for what they are go, in rejected.jsonl,
+	// as the hook keeps them (hook.Reject). "" keeps none: they are
+	// counted as dropped.
 	SpoolDir string
 	// QueueSize bounds the calls waiting to be sent (default 4096). A call
 	// recorded while the queue is full is dropped and counted, never waited
@@ -33,6 +35,13 @@ type ForwardOptions struct {
 	QueueSize int
 	// BatchSize is how many envelopes one POST carries at most (default 256).
 	BatchSize int
+	// MaxBatchBytes is how large one POST's body may be (default
+	// DefaultMaxBatchBytes); an envelope larger than that is sent alone.
+	MaxBatchBytes int
+	// RetryAfter is how long, after a delivery failed, batches go straight
+	// to the spool before the collector is tried again (default 5 s): a
+	// collector that hangs costs one timeout, not one per batch.
+	RetryAfter time.Duration
 	// Privacy is applied to each call's input, output and error, as the
 	// hook applies it to a payload. The zero value means
 	// privacy.DefaultOptions().
@@ -40,6 +49,14 @@ type ForwardOptions struct {
 	// Client sends the batches (default: a client with a 5 s timeout).
 	Client *http.Client
 }
+
+// DefaultMaxBatchBytes is the default ForwardOptions.MaxBatchBytes: a
+// quarter of the body a collector takes by default (32 MiB).
+const DefaultMaxBatchBytes = 8 << 20
+
+// CloseTimeout bounds Close: the time it gives the collector to take the
+// queued calls before it spools them.
+const CloseTimeout = 10 * time.Second
 
 // Forwarder is a Recorder that sends every call to a hookwatch collector,
 // so that an agent written in Go shows up there as Claude Code's sessions
@@ -50,13 +67,18 @@ type ForwardOptions struct {
 // spawned it and its depth, the linkage attribution reads first.
 //
 // Record never blocks: calls wait in a bounded queue and are sent in
-// batches by one goroutine; a call that finds the queue full is dropped and
-// counted (Dropped). Envelopes the collector cannot take now are appended to
-// the spool, and the spool is drained after each batch the collector took.
-// Call Close before the process ends. The envelopes are made in that
-// goroutine, after Record returned: a program must not change a call's
-// Input or Output (the maps and slices it passed in or returned) once the
-// call is over.
+// batches (BatchSize envelopes, MaxBatchBytes) by one goroutine; a call
+// that finds the queue full is dropped and counted (Dropped). Envelopes the
+// collector cannot take now are appended to the spool; after such a
+// failure the next batches go to the spool without waiting on the
+// collector, for RetryAfter, and the spool is drained after each batch the
+// collector took. A batch the collector finds too large (413) is split and
+// sent again; envelopes it refuses for what they are are kept in the spool
+// directory's rejected.jsonl, as the hook keeps them: nothing is dropped
+// silently. Call Close (or CloseContext) before the process ends. The
+// envelopes are made in that goroutine, after Record returned: a program
+// must not change a call's Input or Output (the maps and slices it passed
+// in or returned) once the call is over.
 type Forwarder struct {
 	o       ForwardOptions
 	privacy privacy.Options
@@ -65,9 +87,19 @@ type Forwarder struct {
 	done    chan struct{}
 	dropped atomic.Int64
 
+	// ctx is the requests'; cancelled when CloseContext runs out of time,
+	// after which everything left is spooled.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	// closeMu orders Record's sends before Close's close of the queue.
 	closeMu sync.RWMutex
 	closed  bool
+
+	// retryAt and downErr belong to the sending goroutine: until retryAt,
+	// the collector is not tried; downErr is why.
+	retryAt time.Time
+	downErr error
 
 	mu  sync.Mutex
 	err error
@@ -85,6 +117,12 @@ func NewForwarder(o ForwardOptions) (*Forwarder, error) {
 	if o.BatchSize <= 0 {
 		o.BatchSize = 256
 	}
+	if o.MaxBatchBytes <= 0 {
+		o.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if o.RetryAfter <= 0 {
+		o.RetryAfter = 5 * time.Second
+	}
 	if o.Client == nil {
 		o.Client = &http.Client{Timeout: 5 * time.Second}
 	}
@@ -99,6 +137,7 @@ func NewForwarder(o ForwardOptions) (*Forwarder, error) {
 		}
 		f.sp = sp
 	}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
 	go f.run()
 	return f, nil
 }
@@ -120,20 +159,36 @@ func (f *Forwarder) Record(c *Call) {
 }
 
 // Dropped is how many calls were lost: recorded while the queue was full,
-// or neither sent nor spooled.
+// or neither sent nor spooled (nor kept as rejected).
 func (f *Forwarder) Dropped() int64 { return f.dropped.Load() }
 
-// Close sends or spools the queued calls, then stops the Forwarder. It
-// returns the last delivery error, if the calls it concerned were lost.
-// Calls recorded after Close are dropped.
+// Close is CloseContext with a bound of CloseTimeout.
 func (f *Forwarder) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), CloseTimeout)
+	defer cancel()
+	return f.CloseContext(ctx)
+}
+
+// CloseContext sends or spools the queued calls, then stops the Forwarder.
+// When ctx ends first, the request under way is abandoned and what is left
+// is spooled (without a spool, dropped); CloseContext then returns once
+// that is done, which waits on the disk only. It returns the last delivery
+// error, if the calls it concerned were lost or rejected. Calls recorded
+// after Close are dropped.
+func (f *Forwarder) CloseContext(ctx context.Context) error {
 	f.closeMu.Lock()
 	if !f.closed {
 		f.closed = true
 		close(f.queue)
 	}
 	f.closeMu.Unlock()
-	<-f.done
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		f.cancel()
+		<-f.done
+	}
+	f.cancel()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.err
@@ -146,15 +201,18 @@ func (f *Forwarder) run() {
 	recs := make([][]byte, 0, f.o.BatchSize)
 	for c := range f.queue {
 		recs = append(recs, f.envelopes(c)...)
+		size := batchBytes(recs)
 		// Take what else is queued now, up to a batch, without waiting.
 	more:
-		for len(recs) < f.o.BatchSize {
+		for len(recs) < f.o.BatchSize && size < f.o.MaxBatchBytes {
 			select {
 			case c, ok := <-f.queue:
 				if !ok {
 					break more
 				}
+				n := len(recs)
 				recs = append(recs, f.envelopes(c)...)
+				size += batchBytes(recs[n:])
 			default:
 				break more
 			}
@@ -165,43 +223,125 @@ func (f *Forwarder) run() {
 	}
 }
 
-// deliver posts recs, spools them when the collector cannot take them, and
-// drains the spool once it could.
-func (f *Forwarder) deliver(recs [][]byte) {
-	err := f.post(recs)
-	if err == nil {
-		f.drain()
-		return
+// batchBytes is about the size recs add to a batch's body.
+func batchBytes(recs [][]byte) int {
+	n := 0
+	for _, r := range recs {
+		n += len(r) + 1
 	}
-	if f.sp != nil && !refused(err) {
-		serr := f.sp.Append(recs...)
-		if serr == nil {
-			return
-		}
-		err = fmt.Errorf("%v; and cannot spool: %w", err, serr)
-	}
-	f.lost(len(recs), err)
+	return n
 }
 
-// drain sends what the spool holds, if anything; what the collector does
-// not take stays spooled.
-func (f *Forwarder) drain() {
+// fit is how many of recs, at least one, one POST carries.
+func (f *Forwarder) fit(recs [][]byte) int {
+	size := 16
+	for i, r := range recs {
+		size += len(r) + 1
+		if i > 0 && (i == f.o.BatchSize || size > f.o.MaxBatchBytes) {
+			return i
+		}
+	}
+	return len(recs)
+}
+
+// deliver posts recs, in batches that fit, and spools what the collector
+// cannot take; once a batch went through, it drains the spool. After a
+// failure, it spools without trying the collector until RetryAfter passed.
+func (f *Forwarder) deliver(recs [][]byte) {
+	for len(recs) > 0 {
+		if f.ctx.Err() != nil || time.Now().Before(f.retryAt) {
+			why := f.downErr
+			if f.ctx.Err() != nil {
+				why = errors.New("closing: out of time")
+			}
+			f.keep(recs, why)
+			return
+		}
+		n := f.fit(recs)
+		left, err := f.send(recs[:n])
+		if err != nil {
+			f.retryAt, f.downErr = time.Now().Add(f.o.RetryAfter), err
+			f.keep(left, err)
+		} else {
+			f.drain()
+		}
+		recs = recs[n:]
+	}
+}
+
+// send posts recs (a batch that fits) and returns those not delivered,
+// with the transient error that kept them. A batch the collector finds too
+// large is split in halves and sent again; envelopes it refuses for what
+// they are are rejected (kept aside), not returned.
+func (f *Forwarder) send(recs [][]byte) (left [][]byte, err error) {
+	err = f.post(recs)
+	switch {
+	case err == nil:
+		return nil, nil
+	case !refused(err):
+		return recs, err
+	case tooLarge(err) && len(recs) > 1:
+		h := len(recs) / 2
+		if left, err := f.send(recs[:h]); err != nil {
+			return append(left, recs[h:]...), err
+		}
+		return f.send(recs[h:])
+	}
+	f.reject(recs, err)
+	return nil, nil
+}
+
+// keep spools recs, which the collector could not take for cause.
+func (f *Forwarder) keep(recs [][]byte, cause error) {
+	if len(recs) == 0 {
+		return
+	}
 	if f.sp == nil {
+		f.lost(len(recs), cause)
+		return
+	}
+	if err := f.sp.Append(recs...); err != nil {
+		f.lost(len(recs), fmt.Errorf("%v; and cannot spool: %w", cause, err))
+	}
+}
+
+// reject keeps envelopes the collector refused for what they are in the
+// spool directory's rejected.jsonl, as the hook does (hook.Reject):
+// sending them again can never succeed, and nothing is dropped silently.
+func (f *Forwarder) reject(recs [][]byte, cause error) {
+	if f.o.SpoolDir == "" {
+		f.lost(len(recs), cause)
+		return
+	}
+	err := hook.Reject(f.o.SpoolDir, recs, cause)
+	f.mu.Lock()
+	f.err = fmt.Errorf("%d envelopes: %w", len(recs), err)
+	f.mu.Unlock()
+}
+
+// drain sends what the spool holds, if anything and if the collector is
+// not known to be down; what the collector does not take stays spooled.
+func (f *Forwarder) drain() {
+	if f.sp == nil || time.Now().Before(f.retryAt) {
 		return
 	}
 	if st, err := f.sp.Stats(); err != nil || st.PendingBytes == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
 	defer cancel()
-	_, _ = f.sp.Drain(ctx, 0, func(recs [][]byte) error {
-		err := f.post(recs)
-		if refused(err) {
-			// Sent again it would be refused again, and wedge the spool.
-			f.lost(len(recs), err)
-			return nil
+	_, _ = f.sp.Drain(ctx, f.o.BatchSize, func(recs [][]byte) error {
+		for len(recs) > 0 {
+			n := f.fit(recs)
+			if _, err := f.send(recs[:n]); err != nil {
+				// The batch stays spooled, delivered or not (the
+				// collector dedups by envelope id).
+				f.retryAt, f.downErr = time.Now().Add(f.o.RetryAfter), err
+				return err
+			}
+			recs = recs[n:]
 		}
-		return err
+		return nil
 	})
 }
 
@@ -225,9 +365,15 @@ func refused(err error) bool {
 	return errors.As(err, &se) && hook.Refused(se.code)
 }
 
+// tooLarge reports whether the collector refused a batch for its size.
+func tooLarge(err error) bool {
+	var se statusError
+	return errors.As(err, &se) && se.code == http.StatusRequestEntityTooLarge
+}
+
 // post sends envelopes to the collector's POST /v1/events.
 func (f *Forwarder) post(recs [][]byte) error {
-	req, err := http.NewRequest(http.MethodPost, f.o.URL+"/v1/events", bytes.NewReader(hook.BatchBody(recs)))
+	req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, f.o.URL+"/v1/events", bytes.NewReader(hook.BatchBody(recs)))
 	if err != nil {
 		return err
 	}
