@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -196,4 +198,63 @@ func readRecords[R any](t *testing.T, path string) []R {
 		out = append(out, r)
 	}
 	return out
+}
+
+// TestPhaseAndMetadataRecorded checks that a call's phase and the hooks'
+// metadata reach its payloads, in the trail and at the collector, the
+// metadata through the privacy rules.
+func TestPhaseAndMetadataRecorded(t *testing.T) {
+	secret := "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	var hooks Registry
+	hooks.Pre("*", func(context.Context, *Call) PreResult {
+		return PreResult{Metadata: map[string]any{"cache": "miss", "token": secret}}
+	})
+	dir := t.TempDir()
+	w, err := audit.NewWriter(dir, audit.WriterOptions{UniqueCalls: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	trail := NewAuditRecorder(w, AuditOptions{})
+	var body bytes.Buffer
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		body.ReadFrom(r.Body)
+	}))
+	defer srv.Close()
+	fw, err := NewForwarder(ForwardOptions{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &Executor{Registry: &hooks, Recorder: Recorders{trail, fw}, SessionID: "s", Tools: map[string]Tool{"T": echo}}
+	if _, err := x.Call(WithPhase(context.Background(), "plan"), "T", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := trail.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	events := readRecords[audit.Event](t, filepath.Join(dir, "s", "events.jsonl"))
+	mu.Lock()
+	sent := body.String()
+	mu.Unlock()
+	for _, e := range events {
+		var p struct {
+			Phase    string         `json:"phase"`
+			Metadata map[string]any `json:"metadata"`
+		}
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Phase != "plan" || p.Metadata["cache"] != "miss" || strings.Contains(string(e.Payload), secret) {
+			t.Fatalf("%s payload %s: want phase plan, the metadata, no secret", e.Event, e.Payload)
+		}
+	}
+	if len(events) != 2 || strings.Count(sent, `"phase":"plan"`) != 2 || strings.Count(sent, `"cache":"miss"`) != 2 || strings.Contains(sent, secret) {
+		t.Fatalf("%d events in the trail; sent %s", len(events), sent)
+	}
 }

@@ -45,7 +45,9 @@ type Call struct {
 	// Decision is the merge of the pre hooks' decisions (decision.Merge),
 	// nil when no hook had an opinion.
 	Decision *decision.Decision
-	// Metadata is what the hooks attached, merged in hook order.
+	// Metadata is what the hooks attached, merged in hook order. It is
+	// recorded with the call (the payloads' "metadata" member, through the
+	// privacy rules), as Phase is (their "phase" member).
 	Metadata map[string]any
 
 	// Outcome, set once the call ends.

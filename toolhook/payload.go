@@ -29,6 +29,8 @@ type members struct {
 	input, output, errText json.RawMessage
 	// decision is the merged decision's decision.Audit, nil when none.
 	decision json.RawMessage
+	// metadata is the call's Metadata, nil when none.
+	metadata json.RawMessage
 	// outputPreview is the preview of output, when privacy made it
 	// (previewed).
 	outputPreview string
@@ -81,6 +83,12 @@ func membersOf(c *Call, o privacy.Options, bufs *memberBufs) members {
 			}
 		}
 	}
+	if len(c.Metadata) > 0 {
+		// Rare, and fresh: hooks attach metadata to few calls.
+		if b, err := appendValue(nil, c.Metadata); err == nil {
+			m.metadata, _ = privacy.Member("metadata", b, name, o)
+		}
+	}
 	if c.Decision != nil {
 		if a := c.Decision.Audit(); a != nil {
 			m.decision = a.AppendJSON(buf(&bufs.decision))
@@ -103,13 +111,16 @@ func postEvent(c *Call) string {
 
 // payloadSize is about the size of a payload of c.
 func payloadSize(c *Call, m *members) int {
-	return 192 + len(c.AgentID) + len(c.AgentType) + len(c.TaskID) + len(c.SessionID) + len(c.ToolName) +
-		len(c.ToolUseID) + len(m.input) + len(m.output) + len(m.errText)
+	return 192 + len(c.AgentID) + len(c.AgentType) + len(c.TaskID) + len(c.Phase) + len(c.SessionID) + len(c.ToolName) +
+		len(c.ToolUseID) + len(m.input) + len(m.output) + len(m.errText) + len(m.metadata)
 }
 
 // appendPayload appends the payload of c's event name (PreToolUse or
 // postEvent's), its members sorted by key as encoding/json sorts a map's.
-// The task is the payload's prompt_id: the turn the call belongs to.
+// The task is the payload's prompt_id: the turn the call belongs to. The
+// phase (WithPhase) and the hooks' Metadata have no member in Claude
+// Code's payloads: they are the Go SDK's own members "phase" and
+// "metadata" (docs/audit.md), which readers keep as unknown members.
 func appendPayload(b []byte, c *Call, name string, m *members) []byte {
 	b = append(b, '{')
 	sep := false
@@ -151,6 +162,8 @@ func appendPayload(b []byte, c *Call, name string, m *members) []byte {
 	if post && m.errText != nil && c.Status == attribution.StatusInterrupted {
 		raw("is_interrupt", json.RawMessage("true"))
 	}
+	raw("metadata", m.metadata)
+	str("phase", c.Phase)
 	str("prompt_id", c.TaskID)
 	str("session_id", c.SessionID)
 	raw("tool_input", m.input)
