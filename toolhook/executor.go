@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/event"
 )
 
 // Tool is a tool an agent can call: it gets the (possibly rewritten) input
@@ -124,7 +125,10 @@ type Executor struct {
 	Registry *Registry
 	// Tools are the tools Call finds by name.
 	Tools map[string]Tool
-	// SessionID is the session of calls whose context names none.
+	// SessionID is the session of calls whose context names none. When
+	// it is "", the Executor makes one at its first such call (a UUIDv7,
+	// as event.NewID makes them) and keeps it: every call is recorded and
+	// forwarded in a session that listings show.
 	SessionID string
 	// Dir is the agent's working directory, the cwd of the payloads the
 	// policy engine sees (UsePolicy): relative paths and globs of the
@@ -138,6 +142,18 @@ type Executor struct {
 
 	idBase sync.Once
 	ids    atomic.Uint64
+
+	session     sync.Once
+	madeSession string
+}
+
+// sessionID is SessionID, or the session the Executor made for itself.
+func (x *Executor) sessionID() string {
+	if x.SessionID != "" {
+		return x.SessionID
+	}
+	x.session.Do(func() { x.madeSession = event.NewID(time.Now()) })
+	return x.madeSession
 }
 
 // Call runs the tool named name with input through the hooks, with a fresh
@@ -210,7 +226,7 @@ func (x *Executor) run(ctx context.Context, name, id string, input map[string]an
 		Input:           input,
 	}
 	if c.SessionID == "" {
-		c.SessionID = x.SessionID
+		c.SessionID = x.sessionID()
 	}
 	if c.ToolUseID == "" {
 		c.ToolUseID = x.newID(c)

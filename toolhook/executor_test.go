@@ -286,3 +286,24 @@ func TestIDsOfParallelFirstCalls(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// TestSessionWithoutID checks that an Executor without a SessionID records
+// its calls in one session of its own, not in the session "".
+func TestSessionWithoutID(t *testing.T) {
+	rec := &memRecorder{}
+	x := &Executor{Recorder: rec, Tools: map[string]Tool{"T": echo}}
+	x.Call(context.Background(), "T", nil)
+	x.Call(WithTask(context.Background(), "task"), "T", nil)
+	if s := rec.calls[0].SessionID; s == "" || rec.calls[1].SessionID != s {
+		t.Fatalf("sessions %q and %q, want one, not empty", s, rec.calls[1].SessionID)
+	}
+	other := &Executor{Recorder: rec, Tools: map[string]Tool{"T": echo}}
+	other.Call(context.Background(), "T", nil)
+	if rec.calls[2].SessionID == rec.calls[0].SessionID {
+		t.Fatalf("two executors share session %q", rec.calls[0].SessionID)
+	}
+	x.Call(WithSession(context.Background(), "named"), "T", nil)
+	if rec.calls[3].SessionID != "named" {
+		t.Fatalf("session %q, want the context's", rec.calls[3].SessionID)
+	}
+}
