@@ -79,6 +79,11 @@ const CloseTimeout = 10 * time.Second
 // envelopes are made in that goroutine, after Record returned: a program
 // must not change a call's Input or Output (the maps and slices it passed
 // in or returned) once the call is over.
+//
+// Only tool calls are forwarded: no SessionStart, SessionEnd, SubagentStart
+// or SubagentStop. The collector shows a forwarded session and its agents
+// from their calls; they have no end (no ended_at, no stopped_at), as a
+// Claude Code session whose end the collector never heard of.
 type Forwarder struct {
 	o       ForwardOptions
 	privacy privacy.Options

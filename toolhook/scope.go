@@ -63,6 +63,11 @@ func WithPhase(ctx context.Context, phase string) context.Context {
 // context a tool received, so that the agent tree shows which call spawned
 // the agent. Called outside any tool, the parent is the spawning agent's own
 // parent. Session, task and phase are inherited.
+//
+// agentType is recorded as Claude Code sends a sub-agent's agent_type, ""
+// included — and an agent_type "" is how Claude Code names its compaction
+// agent, which hookwatch keeps apart from the others: give every other
+// sub-agent a type. An agentID of "" is the main agent's, not a sub-agent.
 func SpawnAgent(ctx context.Context, agentID, agentType string) context.Context {
 	parent := scopeOf(ctx).parentToolUseID
 	if c, ok := ctx.Value(callKey{}).(*Call); ok {
