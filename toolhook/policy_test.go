@@ -131,19 +131,22 @@ rules:
 	}
 }
 
-// TestDoneContext checks that a call whose context is done does not run,
-// and that a caller's deadline passing while the hooks run does not turn
-// the policy off.
-func TestDoneContext(t *testing.T) {
-	var r Registry
-	if err := r.LoadPolicy(writePolicy(t, `version: 1
+// refundCapPolicy denies refunds above 500.
+const refundCapPolicy = `version: 1
 rules:
   - id: refund-cap
     tool: process_refund
     when: 'tool_input.amount > 500'
     action: deny
     reason: Refunds above 500 must go through escalate_to_human.
-`)); err != nil {
+`
+
+// TestDoneContext checks that a call whose context is done does not run,
+// and that a caller's deadline passing while the hooks run does not turn
+// the policy off.
+func TestDoneContext(t *testing.T) {
+	var r Registry
+	if err := r.LoadPolicy(writePolicy(t, refundCapPolicy)); err != nil {
 		t.Fatal(err)
 	}
 	ran := false
@@ -168,14 +171,7 @@ rules:
 	var late Registry
 	lateCtx, lateCancel := context.WithCancel(context.Background())
 	late.Pre("*", func(context.Context, *Call) PreResult { lateCancel(); return PreResult{} })
-	if err := late.LoadPolicy(writePolicy(t, `version: 1
-rules:
-  - id: refund-cap
-    tool: process_refund
-    when: 'tool_input.amount > 500'
-    action: deny
-    reason: Refunds above 500 must go through escalate_to_human.
-`)); err != nil {
+	if err := late.LoadPolicy(writePolicy(t, refundCapPolicy)); err != nil {
 		t.Fatal(err)
 	}
 	x.Registry = &late
