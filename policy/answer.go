@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/policy/policyfile"
 )
 
 // Answer evaluates the policies in force for one hook payload (data, its
@@ -81,15 +82,10 @@ func (e *Evaluator) Answer(ctx context.Context, cwd, projectDir string, data []b
 // confused caller cannot have any file read as rules.
 func (e *Evaluator) AnswerProject(ctx context.Context, project string, data []byte) (stdout []byte, code int, audit json.RawMessage) {
 	srcs := []Source{{Path: managedPath, Scope: ScopeManaged}, {Path: filepath.Join(e.home, "policy.yaml"), Scope: ScopeUser}}
-	if isProjectPolicyPath(project) && project != srcs[0].Path && project != srcs[1].Path {
+	if policyfile.ProjectFile(srcs[0].Path, srcs[1].Path, project) {
 		srcs = append(srcs, Source{Path: project, Scope: ScopeProject})
 	}
 	return e.answerSources(ctx, srcs, data)
-}
-
-func isProjectPolicyPath(p string) bool {
-	return filepath.IsAbs(p) && filepath.Clean(p) == p &&
-		filepath.Base(p) == "policy.yaml" && filepath.Base(filepath.Dir(p)) == ".hookwatch"
 }
 
 func (e *Evaluator) answerSources(ctx context.Context, srcs []Source, data []byte) (stdout []byte, code int, audit json.RawMessage) {

@@ -106,9 +106,9 @@ type TestResult struct {
 // with jsonOut, one TestResult per line (JSON Lines). It returns an error if
 // the policy has problems (after the dry run of its valid rules) or reading
 // events fails.
-func Test(w io.Writer, policyFile string, events io.Reader, jsonOut bool) error {
+func Test(w io.Writer, home, policyFile string, events io.Reader, jsonOut bool) error {
 	set, _ := Load(policyFile)
-	if abs, err := filepath.Abs(policyFile); err == nil && isProjectPolicyPath(abs) {
+	if abs, err := filepath.Abs(policyFile); err == nil && policyfile.ProjectFile(managedPath, filepath.Join(home, "policy.yaml"), abs) {
 		// A project's file is dry-run as the project's: its relative glob
 		// patterns start from the project's directory, as in the hook.
 		set = LoadSources(Source{Path: abs, Scope: ScopeProject})

@@ -43,19 +43,19 @@ func TestDryRun(t *testing.T) {
 	all := events.Bytes()
 
 	var table bytes.Buffer
-	if err := Test(&table, "testdata/basic.yaml", bytes.NewReader(all), false); err != nil {
+	if err := Test(&table, "", "testdata/basic.yaml", bytes.NewReader(all), false); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "dryrun/table.golden", table.String())
 
 	var js bytes.Buffer
-	if err := Test(&js, "testdata/basic.yaml", bytes.NewReader(all), true); err != nil {
+	if err := Test(&js, "", "testdata/basic.yaml", bytes.NewReader(all), true); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "dryrun/results.jsonl", js.String())
 
 	var bad bytes.Buffer
-	err := Test(&bad, "testdata/check/bad.yaml", bytes.NewReader(all), false)
+	err := Test(&bad, "", "testdata/check/bad.yaml", bytes.NewReader(all), false)
 	if err == nil || !strings.Contains(err.Error(), "has 9 problems") {
 		t.Fatalf("invalid policy must fail the dry run: %v", err)
 	}
@@ -129,7 +129,7 @@ func TestDryRunPassesOverStatusLines(t *testing.T) {
 {"id":"2","kind":"hook","payload":{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t"}}
 `
 	var out bytes.Buffer
-	if err := Test(&out, "testdata/basic.yaml", strings.NewReader(events), false); err != nil {
+	if err := Test(&out, "", "testdata/basic.yaml", strings.NewReader(events), false); err != nil {
 		t.Fatal(err)
 	}
 	if s := out.String(); strings.Contains(s, "hook_event_name") || !strings.Contains(s, "1 event, ") || !strings.Contains(s, "(1 statusLine payload passed over") {
@@ -274,7 +274,7 @@ func TestDryRunReplaysOnlyHookEvents(t *testing.T) {
 		bash("", "t3") + // an envelope without kind: a hook's
 		`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}` + "\n" // a raw payload
 	var out bytes.Buffer
-	if err := Test(&out, pol, strings.NewReader(events), false); err != nil {
+	if err := Test(&out, "", pol, strings.NewReader(events), false); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
@@ -315,7 +315,7 @@ func TestDryRunWindowsAtTheEventTime(t *testing.T) {
 	f := func(events string, wantDenied int) {
 		t.Helper()
 		var out bytes.Buffer
-		if err := Test(&out, pol, strings.NewReader(events), false); err != nil {
+		if err := Test(&out, "", pol, strings.NewReader(events), false); err != nil {
 			t.Fatal(err)
 		}
 		if want := fmt.Sprintf("%d denied or blocked", wantDenied); !strings.Contains(out.String(), want) {

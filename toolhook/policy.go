@@ -8,6 +8,7 @@ import (
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/policy"
+	"github.com/hookwatch/hookwatch/policy/policyfile"
 )
 
 // UsePolicy registers the PreToolUse and PostToolUse rules of set as a pre
@@ -108,7 +109,7 @@ func policySource(path string) policy.Source {
 	switch {
 	case abs == policy.ManagedPath:
 		return policy.Source{Path: abs, Scope: policy.ScopeManaged}
-	case filepath.Base(abs) == "policy.yaml" && filepath.Base(filepath.Dir(abs)) == ".hookwatch":
+	case policyfile.ProjectFile(policy.ManagedPath, filepath.Join(hook.Home(os.Getenv), "policy.yaml"), abs):
 		return policy.Source{Path: abs, Scope: policy.ScopeProject}
 	}
 	return policy.Source{Path: path, Scope: policy.ScopeUser}

@@ -254,3 +254,19 @@ func TestPolicyAnswersAsTheHook(t *testing.T) {
 		t.Errorf("the hook denied %d calls, want 3", denials)
 	}
 }
+
+// TestPolicySourceUserFile: the user's own policy file, under
+// $HOOKWATCH_HOME, has a project file's shape by default
+// (~/.hookwatch/policy.yaml) and is still loaded as the user's.
+func TestPolicySourceUserFile(t *testing.T) {
+	home := filepath.Join(t.TempDir(), ".hookwatch")
+	t.Setenv("HOOKWATCH_HOME", home)
+	user := filepath.Join(home, "policy.yaml")
+	if s := policySource(user); s.Scope != policy.ScopeUser {
+		t.Errorf("%s: scope %v, want user", user, s.Scope)
+	}
+	proj := filepath.Join(t.TempDir(), "proj", ".hookwatch", "policy.yaml")
+	if s := policySource(proj); s.Scope != policy.ScopeProject {
+		t.Errorf("%s: scope %v, want project", proj, s.Scope)
+	}
+}

@@ -117,7 +117,7 @@ func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 		defer f.Close()
 		in = f
 	}
-	return policy.Test(stdout, files[0], in, *asJSON) // an error exits 1
+	return policy.Test(stdout, hook.Home(os.Getenv), files[0], in, *asJSON) // an error exits 1
 }
 
 // runPolicyExplain is `hookwatch policy explain [DIR]`.

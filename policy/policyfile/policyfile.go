@@ -99,7 +99,7 @@ func locate(managed, home, cwd, projectDir string) (srcs []Source, projectFound 
 // the search from cwd stops at projectDir, the fallback path is the one
 // just found missing, so it is not looked at again.
 func findProject(managed, cwd, projectDir, userPath string) (path string, found bool) {
-	skip := func(p string) bool { return p == filepath.Clean(userPath) || p == filepath.Clean(managed) }
+	skip := func(p string) bool { return !ProjectFile(managed, userPath, p) }
 	candidate := func(dir string) string { return filepath.Join(dir, ".hookwatch", "policy.yaml") }
 	base := projectDir
 	if base == "" {
@@ -134,6 +134,17 @@ func findProject(managed, cwd, projectDir, userPath string) (path string, found 
 		return p, !searchedBase && exists(p)
 	}
 	return "", false
+}
+
+// ProjectFile reports whether path, absolute and clean, names a project
+// policy file: <dir>/.hookwatch/policy.yaml, and neither the managed file
+// nor userPath, the user's ($HOOKWATCH_HOME/policy.yaml, which is
+// ~/.hookwatch/policy.yaml by default and so has a project file's shape).
+// It is the one rule of which scope a file found or named has.
+func ProjectFile(managed, userPath, path string) bool {
+	return filepath.IsAbs(path) && filepath.Clean(path) == path &&
+		filepath.Base(path) == "policy.yaml" && filepath.Base(filepath.Dir(path)) == ".hookwatch" &&
+		path != filepath.Clean(managed) && (userPath == "" || path != filepath.Clean(userPath))
 }
 
 // Under reports whether path p is dir or inside it, lexically (so

@@ -92,3 +92,25 @@ func anyExists(srcs []Source) bool {
 	}
 	return false
 }
+
+// TestProjectFile: a project file has the shape .hookwatch/policy.yaml,
+// but the user's file, ~/.hookwatch/policy.yaml by default, has it too,
+// and is the user's.
+func TestProjectFile(t *testing.T) {
+	const managed, user = "/etc/hookwatch/policy.yaml", "/home/u/.hookwatch/policy.yaml"
+	for path, want := range map[string]bool{
+		"/home/u/proj/.hookwatch/policy.yaml": true,
+		user:                                  false,
+		managed:                               false,
+		"/home/u/proj/policy.yaml":            false,
+		"relative/.hookwatch/policy.yaml":     false,
+		"/home/u/proj/../x/.hookwatch/policy.yaml": false, // not clean
+	} {
+		if got := ProjectFile(managed, user, path); got != want {
+			t.Errorf("ProjectFile(%s) = %v, want %v", path, got, want)
+		}
+	}
+	if !ProjectFile(managed, "", "/home/u/.hookwatch/policy.yaml") {
+		t.Error("with no user file, a home's .hookwatch/policy.yaml is a project's")
+	}
+}
