@@ -316,6 +316,9 @@ func lookup(name string) *program { return programTable()[name] }
 // resolve fills a step from a command's words: the program through its
 // wrappers, then the table.
 func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
+	// rooted: a chroot into another root wraps the command, whose paths
+	// name files under that root, not the ones they name here.
+	rooted := false
 	for len(args) > 0 {
 		if !known[0] {
 			st.Program, st.Args = "", args
@@ -349,11 +352,18 @@ func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 			if name == "env" || name == "sudo" || name == "doas" {
 				w.envChdir(args[:n])
 			}
+			if name == "chroot" {
+				root := args[n-1]
+				rooted = rooted || !known[n-1] || path.Clean(root) != "/"
+			}
 			args, known = args[n:], known[n:]
 			continue
 		}
 		st.Program, st.Args = name, args[1:]
 		w.program(st, name, args[1:], known[1:], in)
+		if rooted {
+			dynamic(st, "run in another root (chroot): its paths are not the ones it names")
+		}
 		return
 	}
 }
@@ -397,9 +407,10 @@ func (w *walker) envChdir(args []string) {
 // the command after them (sudo -u x, env A=1, nice -n 5, timeout 10,
 // xargs -0), or 0 when args[0] is not a wrapper or names no command.
 func wrapped(name string, args []string) int {
-	var valued string // options taking a value
-	positional := 0   // operands before the command (timeout's duration)
-	assigns := false  // NAME=value words before the command (env)
+	var valued string    // options taking a value
+	positional := 0      // operands before the command (timeout's duration)
+	assigns := false     // NAME=value words before the command (env)
+	runsCommand := false // runuser -u: a command, not a shell
 	switch name {
 	case "sudo", "doas":
 		valued = "-u -g -C -D -h -p -r -t -U -T --user --group --chdir --host --prompt --role --type --other-user --close-from"
@@ -444,6 +455,9 @@ func wrapped(name string, args []string) int {
 	i := 1
 	for i < len(args) {
 		a := args[i]
+		if name == "runuser" && (a == "-u" || a == "--user") {
+			runsCommand = true // runuser -u user cmd: the command itself
+		}
 		switch {
 		case a == "--":
 			return i + 1
@@ -468,6 +482,9 @@ func wrapped(name string, args []string) int {
 			positional--
 			i++
 		default:
+			if name == "runuser" && !runsCommand {
+				return 0 // runuser user -c cmd: a shell, as su
+			}
 			return i
 		}
 	}

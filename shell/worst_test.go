@@ -166,8 +166,10 @@ func TestCommandsRunningCommands(t *testing.T) {
 	checkCases(t, []worstCase{
 		{cmd: `busybox rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `busybox sh -c 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
-		{cmd: `chroot /srv rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
-		{cmd: `chroot --userspec=1:1 /srv rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		// In another root the paths named are under it: not known here.
+		{cmd: `chroot /srv rm -rf /x`, effect: Destructive, unknown: true, writes: []string{"/x", "/"}},
+		{cmd: `chroot --userspec=1:1 /srv rm -rf /x`, effect: Destructive, unknown: true, writes: []string{"/x", "/"}},
+		{cmd: `chroot / rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `env rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `env - rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `env -i PATH=/bin rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
@@ -180,6 +182,7 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `exec rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `fakeroot rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `runuser -u app -- rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `runuser root -c "rm -rf /x"`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `find . | xargs rm -rf`, effect: Destructive, writes: []string{"<xargs input>"}},
 		{cmd: `ls | xargs -I % rm %`, effect: Destructive, writes: []string{"<xargs input>"}},
 		{cmd: `git -c alias.x='!rm -rf /x' x`, effect: Destructive, unknown: true, writes: []string{"/"}},
