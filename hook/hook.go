@@ -444,13 +444,17 @@ func permanent(err error) bool {
 // would block the ones behind it.
 func Refused(code int) bool { return code == 400 || code == 403 || code == 413 || code == 422 }
 
+// ErrNotKept is in the error of Reject when the envelopes could not be
+// kept either: they are lost, and the caller counts them so.
+var ErrNotKept = errors.New("cannot keep the rejected event")
+
 // reject keeps envelopes the collector refused in rejected.jsonl, for a human
 // to inspect: nothing is dropped silently.
 func (cfg Config) reject(recs [][]byte, cause error) error {
 	path := filepath.Join(cfg.Home, "rejected.jsonl")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("%v; and cannot keep the rejected event: %w", cause, err)
+		return fmt.Errorf("%v; and %w: %w", cause, ErrNotKept, err)
 	}
 	defer f.Close()
 	var b bytes.Buffer
@@ -459,13 +463,14 @@ func (cfg Config) reject(recs [][]byte, cause error) error {
 		b.WriteByte('\n')
 	}
 	if _, err := f.Write(b.Bytes()); err != nil {
-		return fmt.Errorf("%v; and cannot keep the rejected event: %w", cause, err)
+		return fmt.Errorf("%v; and %w: %w", cause, ErrNotKept, err)
 	}
 	return fmt.Errorf("collector refused the event, kept in %s: %w", path, cause)
 }
 
 // Reject keeps envelopes a collector refused in home's rejected.jsonl, as
-// a hook does, and returns the error that says where.
+// a hook does, and returns the error that says where; one that wraps
+// ErrNotKept when they could not be kept.
 func Reject(home string, recs [][]byte, cause error) error {
 	return Config{Home: home}.reject(recs, cause)
 }

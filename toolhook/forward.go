@@ -319,6 +319,10 @@ func (f *Forwarder) reject(recs [][]byte, cause error) {
 		return
 	}
 	err := hook.Reject(f.o.SpoolDir, recs, cause)
+	if errors.Is(err, hook.ErrNotKept) {
+		f.lost(len(recs), err)
+		return
+	}
 	f.mu.Lock()
 	f.err = fmt.Errorf("%d envelopes: %w", len(recs), err)
 	f.mu.Unlock()

@@ -111,6 +111,21 @@ func TestForwarderRefused(t *testing.T) {
 	if err := fw.Close(); err == nil || fw.Dropped() != 2 {
 		t.Fatalf("close without a spool: %v, %d dropped", err, fw.Dropped())
 	}
+
+	// rejected.jsonl cannot be written: what it would have kept is lost,
+	// and counted so.
+	dir = t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "rejected.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fw, err = NewForwarder(ForwardOptions{URL: srv.URL, SpoolDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Record(&Call{SessionID: "s", ToolName: "Read", ToolUseID: "t", Status: "ok", Start: time.Now()})
+	if err := fw.Close(); err == nil || fw.Dropped() != 2 {
+		t.Fatalf("close with rejected.jsonl not writable: %v, %d dropped", err, fw.Dropped())
+	}
 }
 
 func readLines(t *testing.T, path string) []string {

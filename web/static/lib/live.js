@@ -81,7 +81,12 @@ export function startLive() {
   if (state === 'live' || state === 'unauthorized') return Promise.resolve();
   return new Promise((resolve) => {
     waiters.push(resolve);
-    setTimeout(resolve, CONNECT_WAIT);
+    // Given up on: out of the list, which a collector down for long would
+    // otherwise grow by one at every view a user opens.
+    setTimeout(() => {
+      waiters = waiters.filter((w) => w !== resolve);
+      resolve();
+    }, CONNECT_WAIT);
   });
 }
 
