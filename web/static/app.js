@@ -36,9 +36,15 @@ export function parseRoute(hash) {
 function useRoute() {
   const [route, setRoute] = useState(() => parseRoute(location.hash));
   useEffect(() => {
+    // Back and Forward between entries the views pushed (pushState) fire
+    // popstate, and not always hashchange: both are followed.
     const on = () => setRoute(parseRoute(location.hash));
     addEventListener('hashchange', on);
-    return () => removeEventListener('hashchange', on);
+    addEventListener('popstate', on);
+    return () => {
+      removeEventListener('hashchange', on);
+      removeEventListener('popstate', on);
+    };
   }, []);
   return route;
 }
