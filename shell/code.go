@@ -76,25 +76,12 @@ func awkCommand(w *walker, st *Step, args []string) {
 	if !progFile && len(progs) == 0 && len(ops) > 0 {
 		progs, progKnown, ops = append(progs, args[ops[0]]), w.argKnownIn(known, ops[0]), ops[1:]
 	}
-	for _, i := range ops {
-		o := args[i]
-		if eq := strings.IndexByte(o, '='); eq > 0 && isName(o[:eq]) {
-			continue // an assignment operand, not a file
-		}
-		if inplace {
-			w.write(st, o)
-		} else if o != "-" {
-			st.Reads = appendNew(st.Reads, w.abs(o))
-		}
+	assignment := func(o string) bool { // an assignment operand, not a file
+		eq := strings.IndexByte(o, '=')
+		return eq > 0 && isName(o[:eq])
 	}
-	if inplace {
-		st.Why = "-i inplace"
-	}
-	if progFile {
-		st.Effect, st.Subtype = Max(st.Effect, ExecuteCheck), SubtypeRunCommand
-	}
-	if !progKnown {
-		dynamic(st, "an awk program not known before run time")
+	w.scriptOperands(st, args, ops, inplace, "-i inplace", assignment)
+	if !scriptKnown(st, progFile, progKnown, "an awk program") {
 		return
 	}
 	for _, prog := range progs {
@@ -317,21 +304,8 @@ func sedCommand(w *walker, st *Step, args []string) {
 	if !scriptFile && len(scripts) == 0 && len(ops) > 0 {
 		scripts, scriptsKnown, ops = append(scripts, args[ops[0]]), w.argKnownIn(known, ops[0]), ops[1:]
 	}
-	for _, i := range ops {
-		if inPlace {
-			w.write(st, args[i])
-		} else if args[i] != "-" {
-			st.Reads = appendNew(st.Reads, w.abs(args[i]))
-		}
-	}
-	if inPlace {
-		st.Why = "-i"
-	}
-	if scriptFile {
-		st.Effect, st.Subtype = Max(st.Effect, ExecuteCheck), SubtypeRunCommand
-	}
-	if !scriptsKnown {
-		dynamic(st, "a sed script not known before run time")
+	w.scriptOperands(st, args, ops, inPlace, "-i", nil)
+	if !scriptKnown(st, scriptFile, scriptsKnown, "a sed script") {
 		return
 	}
 	var cmds []string
@@ -801,4 +775,39 @@ func ghCommand(w *walker, st *Step, args []string) {
 	if !cloudVerb(st, ops[1]) {
 		st.Effect = Write
 	}
+}
+
+// scriptOperands records the file operands of an awk or sed run, ops
+// (indexes into args): files it writes with inPlace (why names the
+// option), else files it reads ("-" is its input). notFile, when not nil,
+// passes over operands that name no file.
+func (w *walker) scriptOperands(st *Step, args []string, ops []int, inPlace bool, why string, notFile func(string) bool) {
+	for _, i := range ops {
+		o := args[i]
+		switch {
+		case notFile != nil && notFile(o):
+		case inPlace:
+			w.write(st, o)
+		case o != "-":
+			st.Reads = appendNew(st.Reads, w.abs(o))
+		}
+	}
+	if inPlace {
+		st.Why = why
+	}
+}
+
+// scriptKnown settles what an awk or sed run's program alone says of its
+// step: one read from a file (fromFile) runs what the file holds, at least
+// a check; one not known before run time (known false) makes the step
+// dynamic, and scriptKnown reports false: what of names is then not read.
+func scriptKnown(st *Step, fromFile, known bool, what string) bool {
+	if fromFile {
+		st.Effect, st.Subtype = Max(st.Effect, ExecuteCheck), SubtypeRunCommand
+	}
+	if !known {
+		dynamic(st, what+" not known before run time")
+		return false
+	}
+	return true
 }
