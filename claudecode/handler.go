@@ -2,7 +2,6 @@ package claudecode
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,8 +53,8 @@ func IsOurPlugin(key string) bool {
 // dir/.claude-plugin/plugin.json, gives it: "" when dir holds no readable
 // manifest.
 func PluginName(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, ".claude-plugin", "plugin.json"))
-	if err != nil {
+	b, ok, err := ReadConfigFile(filepath.Join(dir, ".claude-plugin", "plugin.json"))
+	if !ok || err != nil {
 		return ""
 	}
 	var m struct {
