@@ -379,7 +379,7 @@ func GuessProject(home, dir, claudeProjectDir string) Project {
 		userFile = filepath.Clean(filepath.Join(home, "policy.yaml"))
 	}
 	for d, i := dir, 0; i < 256; i++ {
-		if p := filepath.Join(d, ".hookwatch", "policy.yaml"); p != userFile {
+		if p := filepath.Join(d, ".hookwatch", "policy.yaml"); policyfile.ProjectFile(managedPath, userFile, p) {
 			if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
 				why := "the nearest directory with a project policy; CLAUDE_PROJECT_DIR is not set"
 				if d == dir {
