@@ -152,6 +152,34 @@ func synth(ms int, kv ...any) event.Envelope {
 	return storetest.Envelope(event.RuntimeClaudeCode, storetest.At(ms), storetest.P(kv...))
 }
 
+// goesOn is a session a that goes on after another session b of its
+// project began: a's start, first prompt and a call at 0 ms (before); b's
+// start and prompt at gap ms (other); a's second prompt and a call at
+// later ms (after). Every session is in /work/p.
+func goesOn(a, b string, gap, later int) (before, other, after []event.Envelope) {
+	ev := func(ms int, sid string, kv ...any) event.Envelope {
+		return synth(ms, append([]any{"session_id", sid, "cwd", "/work/p"}, kv...)...)
+	}
+	call := func(ms int, id string) []event.Envelope {
+		return []event.Envelope{
+			ev(ms, a, "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"}),
+			ev(ms+1, a, "hook_event_name", "PostToolUse", "tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a"}),
+		}
+	}
+	before = append([]event.Envelope{
+		ev(0, a, "hook_event_name", "SessionStart", "source", "startup"),
+		ev(1, a, "hook_event_name", "UserPromptSubmit", "prompt", "first"),
+	}, call(2, "toolu_a1")...)
+	other = []event.Envelope{
+		ev(gap, b, "hook_event_name", "SessionStart", "source", "startup"),
+		ev(gap+1, b, "hook_event_name", "UserPromptSubmit", "prompt", "other"),
+	}
+	after = append([]event.Envelope{
+		ev(later, a, "hook_event_name", "UserPromptSubmit", "prompt", "second"),
+	}, call(later+1, "toolu_a2")...)
+	return before, other, after
+}
+
 // sseReader reads a text/event-stream.
 type sseReader struct {
 	t    *testing.T

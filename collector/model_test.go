@@ -849,23 +849,7 @@ func TestProbeSessionMarked(t *testing.T) {
 // collector that was given every event derives.
 func TestDerivedSessionBackAfterIdle(t *testing.T) {
 	const hours = 2 * 3600 * 1000
-	call := func(ms int, sid, id string) []event.Envelope {
-		return []event.Envelope{
-			synth(ms, "session_id", sid, "cwd", "/work/p", "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"}),
-			synth(ms+1, "session_id", sid, "cwd", "/work/p", "hook_event_name", "PostToolUse", "tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a"}),
-		}
-	}
-	old := append([]event.Envelope{
-		synth(0, "session_id", "idle-a", "cwd", "/work/p", "hook_event_name", "SessionStart", "source", "startup"),
-		synth(1, "session_id", "idle-a", "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "first"),
-	}, call(2, "idle-a", "toolu_a1")...)
-	other := []event.Envelope{
-		synth(hours, "session_id", "idle-b", "cwd", "/work/p", "hook_event_name", "SessionStart", "source", "startup"),
-		synth(hours+1, "session_id", "idle-b", "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "other"),
-	}
-	back := append([]event.Envelope{
-		synth(hours+10_000, "session_id", "idle-a", "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "second"),
-	}, call(hours+10_001, "idle-a", "toolu_a2")...)
+	old, other, back := goesOn("idle-a", "idle-b", hours, hours+10_000)
 	ref := newServer(t, collector.Config{})
 	ref.post(t, slices.Concat(old, other, back), len(old)+len(other)+len(back), 0)
 	want := derivedView(t, ref)

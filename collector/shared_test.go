@@ -546,24 +546,8 @@ func storedSessions(t *testing.T, db *postgres.DB) (sessions map[string]bool, ca
 // holds, those the dead collector committed included, as a collector given
 // every event derives it.
 func TestSharedRestartAfterCrash(t *testing.T) {
-	call := func(ms int, sid, id string) []event.Envelope {
-		return []event.Envelope{
-			synth(ms, "session_id", sid, "cwd", "/work/p", "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"}),
-			synth(ms+1, "session_id", sid, "cwd", "/work/p", "hook_event_name", "PostToolUse", "tool_name", "Bash", "tool_use_id", id, "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a"}),
-		}
-	}
-	// Committed by the collector that died.
-	dead := append([]event.Envelope{
-		synth(0, "session_id", "crash-a", "cwd", "/work/p", "hook_event_name", "SessionStart", "source", "startup"),
-		synth(1, "session_id", "crash-a", "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "first"),
-	}, call(2, "crash-a", "toolu_a1")...)
-	other := []event.Envelope{
-		synth(60_000, "session_id", "crash-b", "cwd", "/work/p", "hook_event_name", "SessionStart", "source", "startup"),
-		synth(60_001, "session_id", "crash-b", "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "other"),
-	}
-	after := append([]event.Envelope{
-		synth(70_000, "session_id", "crash-a", "cwd", "/work/p", "hook_event_name", "UserPromptSubmit", "prompt", "second"),
-	}, call(70_001, "crash-a", "toolu_a2")...)
+	// dead: committed by the collector that died.
+	dead, other, after := goesOn("crash-a", "crash-b", 60_000, 70_000)
 	ref := newServer(t, collector.Config{})
 	ref.post(t, slices.Concat(dead, other, after), len(dead)+len(other)+len(after), 0)
 	want := derivedView(t, ref)
