@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
+
+	"github.com/hookwatch/hookwatch/internal/lockfile"
 )
 
 // consumerFile is the file a consumer holds locked, exclusively, for as
@@ -27,32 +28,19 @@ var ErrAttached = errors.New("another consumer is attached to the spool")
 // attached append instead of contacting it (see AttachedTo).
 func (s *Spool) Attach(addr string) (release func(), err error) {
 	path := filepath.Join(s.dir, consumerFile)
-	fd, err := openFile(path, syscall.O_RDWR|syscall.O_CREAT, 0o600)
+	l, err := lockfile.Take(path, []byte(addr+"\n"+strconv.Itoa(os.Getpid())+"\n"))
+	if errors.Is(err, lockfile.ErrHeld) {
+		return nil, ErrAttached
+	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot open %s: %w", path, err)
-	}
-	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		closeFD(fd)
-		if err == syscall.EWOULDBLOCK {
-			return nil, ErrAttached
-		}
-		return nil, fmt.Errorf("cannot lock %s: %w", path, err)
-	}
-	if err := syscall.Ftruncate(fd, 0); err != nil {
-		closeFD(fd)
-		return nil, fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if _, err := syscall.Pwrite(fd, []byte(addr+"\n"+strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
-		closeFD(fd)
-		return nil, fmt.Errorf("cannot write %s: %w", path, err)
+		return nil, fmt.Errorf("cannot attach to the spool with %s: %w", path, err)
 	}
 	s.attached.Add(1)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			s.attached.Add(-1)
-			_ = syscall.Ftruncate(fd, 0)
-			closeFD(fd)
+			_ = l.Release()
 		})
 	}, nil
 }
@@ -84,21 +72,11 @@ func Consumer(dir string) (ConsumerInfo, bool) { return consumer(dir) }
 
 func consumer(dir string) (ConsumerInfo, bool) {
 	var c ConsumerInfo
-	fd, err := openFile(filepath.Join(dir, consumerFile), syscall.O_RDONLY, 0)
-	if err != nil {
+	desc, held := lockfile.Holder(filepath.Join(dir, consumerFile))
+	if !held {
 		return c, false
 	}
-	defer closeFD(fd)
-	if err := syscall.Flock(fd, syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
-		_ = syscall.Flock(fd, syscall.LOCK_UN)
-		return c, false // nobody holds it: no consumer
-	}
-	var buf [256]byte
-	n, err := syscall.Pread(fd, buf[:], 0)
-	if err != nil || n <= 0 {
-		return c, false
-	}
-	addr, rest, _ := bytes.Cut(buf[:n], []byte{'\n'})
+	addr, rest, _ := bytes.Cut(desc, []byte{'\n'})
 	c.Addr = string(bytes.TrimSpace(addr))
 	pid, _, _ := bytes.Cut(rest, []byte{'\n'})
 	c.PID, _ = strconv.Atoi(string(bytes.TrimSpace(pid)))

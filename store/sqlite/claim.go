@@ -6,7 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/hookwatch/hookwatch/internal/lockfile"
 )
 
 // ClaimedError is Claim's error when another process serves the database.
@@ -45,50 +46,29 @@ func (db *DB) Claim() error {
 	if db.claim != nil {
 		return nil
 	}
-	path := db.path + claimSuffix
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("cannot claim %s: %w", db.path, err)
-	}
-	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		defer f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			b := make([]byte, 32)
-			n, _ := f.ReadAt(b, 0)
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:n])))
-			return &ClaimedError{Path: db.path, PID: pid}
-		}
-		return fmt.Errorf("cannot claim %s: %w", db.path, err)
-	}
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	l, err := lockfile.Take(db.path+claimSuffix, []byte(strconv.Itoa(os.Getpid())+"\n"))
+	var held *lockfile.HeldError
+	if errors.As(err, &held) {
+		return &ClaimedError{Path: db.path, PID: pidOf(held.Desc)}
 	}
 	if err != nil {
-		f.Close()
 		return fmt.Errorf("cannot claim %s: %w", db.path, err)
 	}
-	db.claim = f
+	db.claim = l
 	return nil
 }
 
 // claimHolder reports whether a process holds the claim on the database
 // at path (Claim), and its process id when it said; it takes nothing.
 func claimHolder(path string) (pid int, held bool) {
-	f, err := os.Open(path + claimSuffix)
-	if err != nil {
-		return 0, false // no claim file: no collector ever claimed it
-	}
-	defer f.Close()
-	if err := flock(f, syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
-		_ = flock(f, syscall.LOCK_UN)
-		return 0, false
-	} else if !errors.Is(err, syscall.EWOULDBLOCK) {
-		return 0, false
-	}
-	b := make([]byte, 32)
-	n, _ := f.ReadAt(b, 0)
-	pid, _ = strconv.Atoi(strings.TrimSpace(string(b[:n])))
-	return pid, true
+	desc, held := lockfile.Holder(path + claimSuffix)
+	return pidOf(desc), held
+}
+
+// pidOf reads the process id a claim holds; 0 when it holds none.
+func pidOf(desc []byte) int {
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(desc)))
+	return pid
 }
 
 // release gives the claim up: its file is emptied, then closed, which
@@ -97,16 +77,7 @@ func (db *DB) release() error {
 	if db.claim == nil {
 		return nil
 	}
-	_ = db.claim.Truncate(0)
-	err := db.claim.Close()
+	err := db.claim.Release()
 	db.claim = nil
 	return err
-}
-
-func flock(f *os.File, how int) error {
-	for {
-		if err := syscall.Flock(int(f.Fd()), how); err != syscall.EINTR {
-			return err
-		}
-	}
 }

@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/hookwatch/hookwatch/internal/lockfile"
 )
 
 // TestClaim: one open DB of a file claims it at a time, the claim names
@@ -55,14 +56,10 @@ func TestOpenLeavesAnOlderCollectorsDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The older collector's claim: a lock on <db>.collector naming it.
-	held, err := os.OpenFile(path+claimSuffix, os.O_RDWR|os.O_CREATE, 0o600)
+	held, err := lockfile.Take(path+claimSuffix, []byte("4242\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := flock(held, syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	held.WriteString("4242\n")
 	_, err = Open(path)
 	var oe *OlderCollectorError
 	if !errors.As(err, &oe) || oe.PID != 4242 || oe.Schema != 7 || !strings.Contains(err.Error(), "hookwatch stop") {
@@ -71,7 +68,7 @@ func TestOpenLeavesAnOlderCollectorsDatabase(t *testing.T) {
 	if v := schemaOf(t, path); v != 7 {
 		t.Fatalf("schema %d after the refusal, want 7", v)
 	}
-	held.Close() // the collector exits
+	held.Release() // the collector exits
 	db, err := Open(path)
 	if err != nil {
 		t.Fatal(err)

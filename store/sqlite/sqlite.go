@@ -24,6 +24,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/hookwatch/hookwatch/internal/lockfile"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/internal/sqlq"
 )
@@ -60,7 +61,7 @@ type DB struct {
 	// scans (sqlq.Reads).
 	sqlq.Reads
 
-	claim *os.File // the lock Claim holds, until Close
+	claim *lockfile.Lock // the lock Claim holds, until Close
 }
 
 // Open opens (creating it if needed) the SQLite database at path and brings
