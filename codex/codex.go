@@ -37,6 +37,16 @@ func Home(getenv func(string) string) (string, error) {
 	return filepath.Join(home, ".codex"), nil
 }
 
+// SessionsDir returns where Codex keeps its rollout files (its sessions):
+// <Home>/sessions, in YYYY/MM/DD directories below.
+func SessionsDir(getenv func(string) string) (string, error) {
+	home, err := Home(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, "sessions"), nil
+}
+
 // Hooks files and the config file, relative to Codex's home (user scope)
 // or to a project (project scope: <project>/.codex/hooks.json).
 const (

@@ -216,14 +216,7 @@ const importBatch = 500
 // runImportCodex imports Codex rollout files: the paths, default every
 // rollout under $CODEX_HOME/sessions.
 func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, stdout, stderr io.Writer) error {
-	if len(paths) == 0 {
-		home, err := codex.Home(os.Getenv)
-		if err != nil {
-			return err
-		}
-		paths = []string{filepath.Join(home, "sessions")}
-	}
-	files, err := rolloutFiles(paths)
+	files, err := codexRollouts(paths)
 	if err != nil {
 		return err
 	}
@@ -268,9 +261,21 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	return nil
 }
 
-// rolloutFiles returns the rollout files of paths, each a file or a
-// directory searched below, sorted.
-func rolloutFiles(paths []string) ([]string, error) {
+// codexRollouts returns the rollout files of paths, each a file or a
+// directory searched below, sorted; no paths is every rollout under
+// codex.SessionsDir, and when that does not exist the error says where it
+// looked.
+func codexRollouts(paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		dir, err := codex.SessionsDir(os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no Codex rollouts: %s does not exist (Codex has not run as this user, or keeps its files elsewhere: set %s)", dir, codex.HomeEnv)
+		}
+		paths = []string{dir}
+	}
 	var out []string
 	for _, p := range paths {
 		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {

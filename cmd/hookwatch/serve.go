@@ -391,13 +391,7 @@ func serveEnvOr(key, def string) string {
 // machine, whose hooks miss exit codes and the calls they did not see —,
 // "off" nothing, anything else is the directory itself.
 func serveRolloutsDir(setting string) (string, error) {
-	return serveFollowDir("--codex-rollouts", setting, func() (string, error) {
-		home, err := codex.Home(os.Getenv)
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(home, "sessions"), nil
-	})
+	return serveFollowDir("--codex-rollouts", setting, func() (string, error) { return codex.SessionsDir(os.Getenv) })
 }
 
 // serveTranscriptsDir returns the Claude Code projects directory the
