@@ -104,6 +104,7 @@ type item struct {
 	SessionID string          `json:"session_id"`
 	CWD       string          `json:"cwd"`
 	Source    json.RawMessage `json:"source"`
+	Parent    string          `json:"parent_thread_id"`
 	// item_completed: the item (its exit code is read by codex.CommandEnd)
 	Item struct {
 		Type    string `json:"type"`
@@ -116,6 +117,8 @@ type item struct {
 	} `json:"item"`
 	// turn_aborted
 	Reason string `json:"reason"`
+	// task_complete
+	LastAgentMessage string `json:"last_agent_message"`
 }
 
 // call is one tool call whose result has not been read yet.
@@ -154,6 +157,67 @@ type Reader struct {
 	// token total at the last token_count record.
 	turn, model string
 	total       tokens
+	// sum is what the rollout says of its thread as a whole (Summary).
+	sum Summary
+}
+
+// Summary is what a rollout says of its thread as a whole, as far as it
+// was read: what a listing of sessions shows (`hookwatch sessions
+// --codex`). A session's own rollout has Thread == Session; a subagent's
+// has its own thread, its root's session and the thread that spawned it.
+type Summary struct {
+	// Path is the rollout's absolute path.
+	Path            string
+	Thread, Session string
+	// Parent is the thread that spawned a subagent's thread; "" for a
+	// session's own.
+	Parent string
+	// CWD is the directory the thread runs in (session_meta's).
+	CWD string
+	// Source is what started the thread as Codex names it ("cli", "exec",
+	// "vscode", …), or "subagent".
+	Source string
+	// Model is the latest turn's model.
+	Model string
+	// FirstPrompt is the user's first prompt, whole; Prompts counts them.
+	FirstPrompt string
+	Prompts     int
+	// LastAnswer is the thread's latest answer, whole.
+	LastAnswer string
+	// Started is the time of the session_meta record; LastActivity that
+	// of the latest record.
+	Started, LastActivity time.Time
+}
+
+// Summary returns what the records read so far say of the thread; its
+// Thread is "" until the session_meta record was read.
+func (r *Reader) Summary() Summary {
+	s := r.sum
+	s.Path, s.Thread, s.Session, s.CWD, s.Model = r.path, r.thread, r.session, r.cwd, r.model
+	return s
+}
+
+// sourceSubagent is Summary.Source of a subagent's thread, whose
+// session_meta source is an object ({"subagent":{"thread_spawn":{…}}}).
+const sourceSubagent = "subagent"
+
+// source reads session_meta's source: a name, or an object naming a
+// subagent's spawn (its parent thread, when the record has none beside).
+func source(raw json.RawMessage) (name, parent string) {
+	if json.Unmarshal(raw, &name) == nil {
+		return name, ""
+	}
+	var o struct {
+		Subagent *struct {
+			ThreadSpawn struct {
+				Parent string `json:"parent_thread_id"`
+			} `json:"thread_spawn"`
+		} `json:"subagent"`
+	}
+	if json.Unmarshal(raw, &o) != nil || o.Subagent == nil {
+		return "", ""
+	}
+	return sourceSubagent, o.Subagent.ThreadSpawn.Parent
 }
 
 // NewReader returns a Reader for the rollout at path; host and user are
@@ -184,6 +248,9 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 	if t := cmp.Or(it.TurnID, it.Meta.TurnID); t != "" {
 		r.turn = t
 	}
+	if (r.session != "" || rec.Type == "session_meta") && rec.Timestamp.After(r.sum.LastActivity) {
+		r.sum.LastActivity = rec.Timestamp
+	}
 	switch {
 	case rec.Type == "session_meta":
 		if r.thread == "" {
@@ -191,7 +258,11 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 			if r.session == "" {
 				r.session = r.thread
 			}
-			r.exec = string(it.Source) == `"exec"`
+			var parent string
+			r.sum.Source, parent = source(it.Source)
+			r.sum.Parent = cmp.Or(it.Parent, parent)
+			r.sum.Started = rec.Timestamp
+			r.exec = r.sum.Source == "exec"
 		}
 	case r.session == "":
 	case rec.Type == "turn_context":
@@ -254,6 +325,9 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 	case rec.Type == "event_msg" && it.Type == "turn_aborted":
 		return r.turnEnded(rec, it.TurnID, it.Reason)
 	case rec.Type == "event_msg" && it.Type == "task_complete":
+		if it.LastAgentMessage != "" {
+			r.sum.LastAnswer = it.LastAgentMessage
+		}
 		return r.turnEnded(rec, it.TurnID, "")
 	}
 	return nil
@@ -288,24 +362,39 @@ func (r *Reader) itemCompleted(rec record, it item, line []byte) []event.Envelop
 		if c := r.pending[it.Item.ID]; c != nil {
 			c.patch = it.Item.Status
 		}
-	case "UserMessage":
-		var parts []string
-		for _, p := range it.Item.Content {
-			if p.Type == "text" {
-				parts = append(parts, p.Text)
-			}
+	case "AgentMessage":
+		if parts := itemText(it); len(parts) > 0 {
+			r.sum.LastAnswer = strings.Join(parts, "\n")
 		}
+	case "UserMessage":
+		parts := itemText(it)
 		if len(parts) == 0 || it.Item.ID == "" {
 			return nil
 		}
+		text := strings.Join(parts, "\n")
+		if r.sum.Prompts++; r.sum.FirstPrompt == "" {
+			r.sum.FirstPrompt = text
+		}
 		p := r.common(it.TurnID)
-		p["prompt"] = strings.Join(parts, "\n")
+		p["prompt"] = text
 		if r.model != "" {
 			p["model"] = r.model
 		}
 		return []event.Envelope{r.envelope(p, event.UserPromptSubmit, it.Item.ID, rec.Timestamp, nil)}
 	}
 	return nil
+}
+
+// itemText returns the text parts of an item_completed's message: a
+// UserMessage's are "text", an AgentMessage's "Text".
+func itemText(it item) []string {
+	var parts []string
+	for _, p := range it.Item.Content {
+		if strings.EqualFold(p.Type, "text") {
+			parts = append(parts, p.Text)
+		}
+	}
+	return parts
 }
 
 // turnEnded reads the end of a turn (turn_aborted with its reason, or
@@ -473,17 +562,50 @@ func (r *Reader) common(turn string) map[string]any {
 // Read reads the rollout at path into envelopes, in the file's order; host
 // and user are the envelopes'. A line that is not a record is skipped.
 func Read(path, host, user string) ([]event.Envelope, error) {
+	var envs []event.Envelope
+	if _, err := read(path, host, user, func(r *Reader, envs1 []event.Envelope) bool {
+		envs = append(envs, envs1...)
+		return true
+	}); err != nil {
+		return nil, err
+	}
+	return envs, nil
+}
+
+// Summarize reads the rollout at path for its Summary. keep is asked once,
+// as soon as the session_meta record is read (the thread, its session,
+// cwd and source are known): when it says no, the rest of the file is not
+// read and ok is false.
+func Summarize(path string, keep func(Summary) bool) (s Summary, ok bool, err error) {
+	asked, kept := false, false
+	r, err := read(path, "", "", func(r *Reader, _ []event.Envelope) bool {
+		if asked || r.session == "" {
+			return true
+		}
+		asked, kept = true, keep(r.Summary())
+		return kept
+	})
+	if err != nil || !kept {
+		return Summary{}, false, err
+	}
+	return r.Summary(), true, nil
+}
+
+// read reads the rollout at path record after record, handing each
+// record's envelopes to each until it returns false.
+func read(path, host, user string, each func(*Reader, []event.Envelope) bool) (*Reader, error) {
 	f, _, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open rollout: %w", err)
 	}
 	defer f.Close()
 	r := NewReader(path, host, user)
-	var envs []event.Envelope
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for sc.Scan() {
-		envs = append(envs, r.Record(sc.Bytes())...)
+		if !each(r, r.Record(sc.Bytes())) {
+			return r, nil
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("cannot read rollout %s: %w", path, err)
@@ -491,7 +613,7 @@ func Read(path, host, user string) ([]event.Envelope, error) {
 	if r.session == "" {
 		return nil, fmt.Errorf("rollout %s has no session_meta", path)
 	}
-	return envs, nil
+	return r, nil
 }
 
 func (r *Reader) envelope(p map[string]any, name, callID string, at time.Time, exit *int) event.Envelope {

@@ -403,3 +403,75 @@ func TestReadPatchStatus(t *testing.T) {
 		`PreToolUse Bash c9`, // still running: no end, and no session end (not exec)
 	})
 }
+
+// TestSummarize reads real rollouts of Codex 0.169 for what a listing of
+// sessions shows, and stops at the session_meta record when keep says no.
+func TestSummarize(t *testing.T) {
+	const patch = "../testdata/rollout-2026-11-30T00-30-19-01a229dc-18be-7000-9cea-a05da2ec00c3.jsonl"
+	s, ok, err := Summarize(patch, func(s Summary) bool {
+		if s.Thread != "01a229dc-18be-7000-9cea-a05da2ec00c3" || s.CWD != "/home/dev/src/demo" || s.Source != "exec" || s.Prompts != 0 {
+			t.Errorf("keep asked with %+v", s)
+		}
+		return true
+	})
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	abs, _ := filepath.Abs(patch)
+	want := Summary{Path: abs, Thread: "01a229dc-18be-7000-9cea-a05da2ec00c3", Session: "01a229dc-18be-7000-9cea-a05da2ec00c3",
+		CWD: "/home/dev/src/demo", Source: "exec", Model: "gpt-5.5", FirstPrompt: "Patch failure", Prompts: 1, LastAnswer: "Patch failed.",
+		Started: time.Date(2026, 11, 30, 0, 30, 19, 884e6, time.UTC), LastActivity: time.Date(2026, 11, 30, 0, 30, 20, 174e6, time.UTC)}
+	if s != want {
+		t.Errorf("summary\n%+v, want\n%+v", s, want)
+	}
+
+	// Refused at its session_meta: nothing more is read.
+	s, ok, err = Summarize(file, func(Summary) bool { return false })
+	if err != nil || ok || s != (Summary{}) {
+		t.Errorf("refused: %+v %v %v", s, ok, err)
+	}
+	notRollout := filepath.Join(t.TempDir(), "rollout-x.jsonl")
+	os.WriteFile(notRollout, []byte("{}\nnot json\n"), 0o644)
+	if _, _, err := Summarize(notRollout, func(Summary) bool { return true }); err == nil || !strings.Contains(err.Error(), "no session_meta") {
+		t.Errorf("a file with no session_meta: %v", err)
+	}
+}
+
+// TestSummarySubagent: a subagent's session_meta names its root's session
+// and, in its source, the thread that spawned it.
+func TestSummarySubagent(t *testing.T) {
+	r := NewReader("x.jsonl", "", "")
+	r.Record([]byte(`{"timestamp":"2026-11-30T00:00:00Z","ordinal":0,"type":"session_meta","payload":{"id":"child","session_id":"root","cwd":"/p",` +
+		`"source":{"subagent":{"thread_spawn":{"parent_thread_id":"root","depth":1,"agent_nickname":"x"}}}}}`))
+	if s := r.Summary(); s.Thread != "child" || s.Session != "root" || s.Parent != "root" || s.Source != "subagent" {
+		t.Errorf("subagent summary %+v", s)
+	}
+}
+
+// FuzzRecord feeds a Reader lines built from a real rollout's, cut and
+// altered: it never panics, its envelopes are JSON, and its summary has
+// no first prompt without counting it, nor activity before its start.
+func FuzzRecord(f *testing.F) {
+	b, err := os.ReadFile("../testdata/rollout-2026-11-30T00-30-19-01a229dc-18be-7000-9cea-a05da2ec00c3.jsonl")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		f.Add(l)
+	}
+	meta, _, _ := bytes.Cut(b, []byte("\n"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r := NewReader("x.jsonl", "h", "u")
+		for _, l := range [][]byte{line, meta, line, line} {
+			for _, e := range r.Record(l) {
+				if !json.Valid(e.Payload) {
+					t.Fatalf("invalid payload %s", e.Payload)
+				}
+			}
+		}
+		s := r.Summary()
+		if s.FirstPrompt != "" && s.Prompts == 0 || s.LastActivity.Before(s.Started) {
+			t.Fatalf("summary %+v", s)
+		}
+	})
+}
