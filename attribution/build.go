@@ -549,7 +549,7 @@ func (b *sessionBuilder) prompt(r *record, e *event.UserPromptSubmitInput, main 
 	if main && b.newPrompt(r.p.PromptID) {
 		s.Counts.Prompts++
 		if b.promptTitle == "" {
-			b.promptTitle = title(e.Prompt)
+			b.promptTitle = Title(e.Prompt)
 		}
 		if b.altTitle == "" {
 			b.altTitle = e.SessionTitle
@@ -838,7 +838,7 @@ func extends(fields map[string]json.RawMessage, input json.RawMessage) bool {
 // number of agents and touched calls, not in the size of the session.
 func (b *sessionBuilder) settle() {
 	s := b.s
-	s.Title = cmp.Or(b.promptTitle, title(b.altTitle))
+	s.Title = cmp.Or(b.promptTitle, Title(b.altTitle))
 	s.Project = Project(s.TranscriptPath, s.CWD)
 	s.Model = cmp.Or(b.model, b.fileModel)
 	if o := b.lin.forkFrom[s.SessionID]; o != nil && s.Model == "" {

@@ -21,10 +21,12 @@ func Project(transcriptPath, cwd string) string { return claudecode.Project(tran
 // maxTitle is the length a title is cut to, in characters.
 const maxTitle = 100
 
-// title makes a one-line title of a prompt: whitespace runs become one
-// space, and a long prompt is cut at a word boundary near maxTitle
-// characters and marked with "…".
-func title(prompt string) string {
+// Title makes the one-line title of a session from its first prompt, as
+// the session model's Title has it: whitespace runs become one space, and
+// a long prompt is cut at a word boundary near 100 characters and marked
+// with "…". A listing that reads a session from the client's files alone
+// titles it with the same.
+func Title(prompt string) string {
 	s := strings.Join(strings.FieldsFunc(prompt, unicode.IsSpace), " ")
 	if utf8.RuneCountInString(s) <= maxTitle {
 		return s

@@ -13,8 +13,8 @@ import (
 func TestTitle(t *testing.T) {
 	f := func(prompt, want string) {
 		t.Helper()
-		if got := title(prompt); got != want {
-			t.Fatalf("title(%q) = %q, want %q", prompt, got, want)
+		if got := Title(prompt); got != want {
+			t.Fatalf("Title(%q) = %q, want %q", prompt, got, want)
 		}
 	}
 	f("tidy the project", "tidy the project")

@@ -20,12 +20,12 @@ import (
 func init() {
 	register(command{
 		name:    "sessions",
-		summary: "list this directory's Claude Code sessions and how to resume or fork one",
+		summary: "list this directory's Claude Code (or, with --codex, Codex) sessions and how to resume or fork one",
 		run:     runSessions,
 	})
 }
 
-const sessionsSynopsis = `sessions [--cwd DIR] [--all]
+const sessionsSynopsis = `sessions [--codex] [--cwd DIR] [--all]
        hookwatch sessions diff [--json] [--unrelated] A B
 
 Lists the Claude Code sessions of a directory (default: the current one),
@@ -40,7 +40,19 @@ it. When the directory has none but a neighbouring one does (the same
 directory recorded by another path, a parent or a child directory), it
 says where to cd. Where the collector
 ($HOOKWATCH_URL) knows a session, it adds its decomposition shape and
-outcome. "sessions diff A B" compares two sessions (see sessions diff -h).
+outcome. When the directory has Codex sessions too, it says how many and
+that --codex lists them.
+
+With --codex it lists the directory's Codex sessions instead, newest first,
+from Codex's rollout files ($CODEX_HOME/sessions, else ~/.codex/sessions:
+each session's own rollout, and its subagents' beside it): the first prompt
+as title, last activity, model, subagents and last answer, and the commands
+that continue it (codex resume ID) or fork it (codex fork ID). A session
+belongs to the directory its rollout records (symlinks followed); when the
+directory has none, parent and child directories that do are named, as for
+Claude Code. What the collector knows of a session is added the same way.
+
+"sessions diff A B" compares two sessions (see sessions diff -h).
 
 Flags:`
 
@@ -50,16 +62,36 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return runSessionsDiff(ctx, args[1:], stdout, stderr)
 	}
 	fs := newFlagSet("sessions", sessionsSynopsis, stdout, stderr)
+	isCodex := fs.Bool("codex", false, "list Codex's sessions (its rollouts under $CODEX_HOME/sessions) instead of Claude Code's")
 	cwdFlag := fs.String("cwd", "", "the directory whose sessions to list (default: the current one)")
 	all := fs.Bool("all", false, "list the sessions of every project")
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
+	known := collectorModels(ctx)
+	var cwd string
+	var gone bool
+	if !*all {
+		var err error
+		if cwd, gone, err = sessionsDir(*cwdFlag); err != nil {
+			return err
+		}
+	}
+	if *isCodex {
+		return listCodexSessions(cwd, gone, *all, known, stdout, stderr)
+	}
 	projects, err := claudecode.ProjectsDir(os.Getenv)
 	if err != nil {
 		return err
 	}
-	known := collectorModels(ctx)
+	// The command that lists the Codex sessions of the same place.
+	codexCmd := "hookwatch sessions --codex"
+	switch {
+	case *all:
+		codexCmd += " --all"
+	case *cwdFlag != "":
+		codexCmd += " --cwd " + claudecode.ShellQuote(cwd)
+	}
 	if *all {
 		ps := claudecode.Projects(projects)
 		if len(ps) == 0 {
@@ -69,23 +101,8 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			fmt.Fprintf(stdout, "%s (%s)\n", cmpOr(p.Sessions[0].CWD, p.Name), p.Name)
 			printSessions(stdout, p.Sessions, known)
 		}
+		codexHint(stdout, "", codexCmd)
 		return nil
-	}
-	cwd := *cwdFlag
-	if cwd == "" {
-		if cwd, err = os.Getwd(); err != nil {
-			return err
-		}
-	}
-	if cwd, err = filepath.Abs(cwd); err != nil {
-		return err
-	}
-	// Claude Code names a project by the directory's real path (getcwd, as
-	// the shell's $PWD may be a symlink's): so does the listing. A
-	// directory gone since keeps its sessions, under the path given.
-	real, rerr := filepath.EvalSymlinks(cwd)
-	if rerr == nil {
-		cwd = real
 	}
 	slug := claudecode.Slug(cwd)
 	ss, err := claudecode.ProjectSessions(filepath.Join(projects, slug))
@@ -95,19 +112,44 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if len(ss) > 0 {
 		fmt.Fprintf(stdout, "%s (%s)\n", cwd, slug)
 		printSessions(stdout, ss, known)
+		codexHint(stdout, cwd, codexCmd)
 		return nil
 	}
 	fmt.Fprintf(stdout, "No Claude Code session was started in %s (looked in %s).\n", cwd, filepath.Join(projects, slug))
-	if errors.Is(rerr, os.ErrNotExist) {
+	if gone {
 		fmt.Fprintf(stdout, "%s does not exist.\n", cwd)
 	}
-	if near := neighbours(projects, cwd); len(near) > 0 {
-		fmt.Fprintf(stdout, "Resuming here starts a fresh session: the client looks only at this directory's sessions. Sessions exist for:\n")
-		for _, n := range near {
-			fmt.Fprintf(stdout, "  %s (%s, %s, last %s): cd %s\n", n.cwd, n.why, counted(n.count, "session"), n.last.Local().Format(time.DateTime), claudecode.ShellQuote(n.cwd))
+	var places []place
+	for _, p := range claudecode.Projects(projects) {
+		if ss := p.Sessions; ss[0].CWD != "" {
+			places = append(places, place{cwd: filepath.Clean(ss[0].CWD), count: len(ss), last: ss[0].LastActivity})
 		}
 	}
+	printNeighbours(stdout, "Resuming here starts a fresh session: the client looks only at this directory's sessions.", neighbours(cwd, places))
+	codexHint(stdout, cwd, codexCmd)
 	return nil
+}
+
+// sessionsDir returns the directory whose sessions to list: dir, default
+// the current one, absolute, by its real path; gone says it does not exist.
+func sessionsDir(dir string) (cwd string, gone bool, err error) {
+	if cwd = dir; cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return "", false, err
+		}
+	}
+	if cwd, err = filepath.Abs(cwd); err != nil {
+		return "", false, err
+	}
+	// Claude Code names a project by the directory's real path (getcwd, as
+	// the shell's $PWD may be a symlink's), and Codex records that path as
+	// a session's cwd: so does the listing. A directory gone since keeps
+	// its sessions, under the path given.
+	real, err := filepath.EvalSymlinks(cwd)
+	if err == nil {
+		cwd = real
+	}
+	return cwd, errors.Is(err, os.ErrNotExist), nil
 }
 
 func cmpOr(a, b string) string {
@@ -117,81 +159,131 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// printSessions prints sessions with the commands that continue them, and
-// what known (collectorModels) says of them.
+// printSessions prints Claude Code's sessions with the commands that
+// continue them, and what known (collectorModels) says of them.
 func printSessions(w io.Writer, ss []claudecode.SessionFile, known func(id string) *sessionFacts) {
 	for _, s := range ss {
-		// What the collector's model says wins over what the transcript
-		// alone tells: its title and counts are those of the dashboard.
-		m := known(s.ID)
-		title, prompts, subagents := s.Title, s.Prompts, s.Subagents
-		if m != nil {
-			title, prompts = cmpOr(m.Title, title), m.Counts.Prompts
-			if m.Shape != nil {
-				subagents = m.Shape.Subagents
-			}
-		}
-		fmt.Fprintf(w, "  %s  %s  %s\n", s.ID, s.LastActivity.Local().Format(time.DateTime), cmpOr(title, "(no prompt)"))
-		var facts []string
+		l := listedSession{id: s.ID, last: s.LastActivity, title: s.Title, prompts: s.Prompts, subagents: s.Subagents, answer: s.LastMessage,
+			commands: fmt.Sprintf("continue: claude --resume %s    fork: claude --resume %s --fork-session", s.ID, s.ID)}
 		if s.ForkedFrom != "" {
-			facts = append(facts, "forked from "+s.ForkedFrom)
+			l.facts = append(l.facts, "forked from "+s.ForkedFrom)
 		}
 		if s.Compactions > 0 {
-			facts = append(facts, fmt.Sprintf("compacted %d×", s.Compactions))
+			l.facts = append(l.facts, fmt.Sprintf("compacted %d×", s.Compactions))
 		}
-		facts = append(facts, counted(prompts, "prompt"), counted(subagents, "subagent"))
-		if m != nil {
-			if m.Shape != nil {
-				facts = append(facts, m.Shape.String())
-			}
-			facts = append(facts, m.Status)
-		}
-		fmt.Fprintf(w, "      %s\n", strings.Join(facts, ", "))
-		if s.LastMessage != "" {
-			fmt.Fprintf(w, "      last answer: %s\n", s.LastMessage)
-		}
-		fmt.Fprintf(w, "      continue: claude --resume %s    fork: claude --resume %s --fork-session\n", s.ID, s.ID)
+		printListed(w, l, known(s.ID))
 	}
 }
 
-// neighbour is a project directory whose sessions ran in a directory
-// near the one asked about.
-type neighbour struct {
-	cwd, why string
-	count    int
-	last     time.Time
+// listedSession is one session as a listing shows it, whichever client's files
+// told it.
+type listedSession struct {
+	id    string
+	last  time.Time
+	title string
+	// facts are what the client's files say before the counts (lineage,
+	// model).
+	facts              []string
+	prompts, subagents int
+	answer             string
+	// commands is the line of commands that continue the session.
+	commands string
 }
 
-// neighbours finds the projects whose sessions' cwd is the asked one by
-// another name (a symlink, a trailing slash), a parent or a child of it:
-// the usual reason a resume finds nothing.
-func neighbours(projects, cwd string) []neighbour {
+// printListed prints a session and what the collector's model says of it
+// (m, nil when it does not know it).
+func printListed(w io.Writer, l listedSession, m *sessionFacts) {
+	// What the collector's model says wins over what the client's files
+	// alone tell: its title and counts are those of the dashboard.
+	title, prompts, subagents := l.title, l.prompts, l.subagents
+	if m != nil {
+		title, prompts = cmpOr(m.Title, title), m.Counts.Prompts
+		if m.Shape != nil {
+			subagents = m.Shape.Subagents
+		}
+	}
+	fmt.Fprintf(w, "  %s  %s  %s\n", l.id, l.last.Local().Format(time.DateTime), cmpOr(title, "(no prompt)"))
+	facts := append(slices.Clip(l.facts), counted(prompts, "prompt"), counted(subagents, "subagent"))
+	if m != nil {
+		if m.Shape != nil {
+			facts = append(facts, m.Shape.String())
+		}
+		facts = append(facts, m.Status)
+	}
+	fmt.Fprintf(w, "      %s\n", strings.Join(facts, ", "))
+	if l.answer != "" {
+		fmt.Fprintf(w, "      last answer: %s\n", l.answer)
+	}
+	fmt.Fprintf(w, "      %s\n", l.commands)
+}
+
+// place is a directory sessions ran in: how many, and the latest
+// activity of any.
+type place struct {
+	cwd   string
+	count int
+	last  time.Time
+}
+
+// neighbour is a place near the directory asked about, and why.
+type neighbour struct {
+	place
+	why string
+}
+
+// How the directory of other sessions relates to the one asked about
+// (relation).
+const (
+	sameProjectName = "the same directory under another project name"
+	sameBySymlink   = "the same directory by another path (a symlink)"
+	parentDir       = "a parent directory"
+	childDir        = "a child directory"
+)
+
+// relation says how other, a directory sessions ran in, relates to cwd
+// (real: its real path, "" when it has none): the same directory (by
+// name or through a symlink), a parent or a child; "" when unrelated.
+func relation(cwd, real, other string) string {
+	other = filepath.Clean(other)
+	otherReal, _ := filepath.EvalSymlinks(other)
+	switch {
+	case other == cwd:
+		return sameProjectName
+	case real != "" && (otherReal == real || other == real):
+		return sameBySymlink
+	case strings.HasPrefix(cwd, other+string(filepath.Separator)):
+		return parentDir
+	case strings.HasPrefix(other, cwd+string(filepath.Separator)):
+		return childDir
+	}
+	return ""
+}
+
+// neighbours returns the places whose directory is the asked one by
+// another name (a symlink, a trailing slash), a parent or a child of it,
+// newest first: the usual reason a resume finds nothing.
+func neighbours(cwd string, places []place) []neighbour {
 	real, _ := filepath.EvalSymlinks(cwd)
 	var out []neighbour
-	for _, p := range claudecode.Projects(projects) {
-		ss := p.Sessions
-		if ss[0].CWD == "" {
-			continue
+	for _, p := range places {
+		if why := relation(cwd, real, p.cwd); why != "" {
+			out = append(out, neighbour{place: p, why: why})
 		}
-		other := filepath.Clean(ss[0].CWD)
-		otherReal, _ := filepath.EvalSymlinks(other)
-		why := ""
-		switch {
-		case other == cwd:
-			why = "the same directory under another project name"
-		case real != "" && (otherReal == real || other == real):
-			why = "the same directory by another path (a symlink)"
-		case strings.HasPrefix(cwd, other+string(filepath.Separator)):
-			why = "a parent directory"
-		case strings.HasPrefix(other, cwd+string(filepath.Separator)):
-			why = "a child directory"
-		default:
-			continue
-		}
-		out = append(out, neighbour{cwd: other, why: why, count: len(ss), last: ss[0].LastActivity})
 	}
 	slices.SortFunc(out, func(a, b neighbour) int { return b.last.Compare(a.last) })
 	return out
+}
+
+// printNeighbours prints the neighbours, if any, after lead, with the cd
+// to each.
+func printNeighbours(w io.Writer, lead string, near []neighbour) {
+	if len(near) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s Sessions exist for:\n", lead)
+	for _, n := range near {
+		fmt.Fprintf(w, "  %s (%s, %s, last %s): cd %s\n", n.cwd, n.why, counted(n.count, "session"), n.last.Local().Format(time.DateTime), claudecode.ShellQuote(n.cwd))
+	}
 }
 
 // sessionFacts is what the listing shows of a session the collector knows.

@@ -17,19 +17,31 @@ import (
 	"github.com/hookwatch/hookwatch/internal/demo"
 )
 
+// sessionsRoot returns a fresh directory by its real path, with a project
+// directory below (and its child "sub"), and points Claude Code's and
+// Codex's homes into it (config, codexhome), still empty.
+func sessionsRoot(t *testing.T) (root, project string) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	project = filepath.Join(root, "work", "demo")
+	if err := os.MkdirAll(filepath.Join(project, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(root, "config"))
+	t.Setenv("CODEX_HOME", filepath.Join(root, "codexhome"))
+	return root, project
+}
+
 // TestSessions lists the sessions of a real transcript tree (the client's
 // parallel-subagents session, moved to a project directory made here), and
 // points a user in a neighbouring directory — parent, child, symlink — to
 // the right cd.
 func TestSessions(t *testing.T) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	project := filepath.Join(root, "work", "demo")
-	os.MkdirAll(filepath.Join(project, "sub"), 0o755)
+	root, project := sessionsRoot(t)
 	config := filepath.Join(root, "config")
-	t.Setenv("CLAUDE_CONFIG_DIR", config)
 	if out := mustHW(t, "sessions", "--all"); out != "No Claude Code session found in "+filepath.Join(config, "projects")+".\n" {
 		t.Errorf("sessions --all before any session:\n%s", out)
 	}
@@ -237,4 +249,85 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestSessionsCodex lists the Codex sessions of real rollouts (Codex
+// 0.169's, moved to a project directory made here), newest first with
+// the commands that continue them; a neighbouring directory is pointed to
+// them, the Claude Code listing says they exist, and a missing
+// $CODEX_HOME/sessions is named. A collector that imported them adds what
+// it knows.
+func TestSessionsCodex(t *testing.T) {
+	root, project := sessionsRoot(t)
+	codexHome := filepath.Join(root, "codexhome")
+	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:1")
+	sessions := filepath.Join(codexHome, "sessions")
+	if _, _, err := hw(t, "", "sessions", "--codex", "--cwd", project); err == nil || !strings.Contains(err.Error(), sessions+" does not exist") {
+		t.Errorf("no Codex home: %v", err)
+	}
+	if out := mustHW(t, "sessions", "--cwd", project); strings.Contains(out, "Codex:") {
+		t.Errorf("no Codex home, Claude Code's listing:\n%s", out)
+	}
+
+	day := filepath.Join(sessions, "2026", "11", "30")
+	os.MkdirAll(day, 0o755)
+	rollouts, _ := filepath.Glob("../../codex/testdata/rollout-*.jsonl")
+	for _, f := range rollouts {
+		b, _ := os.ReadFile(f)
+		os.WriteFile(filepath.Join(day, filepath.Base(f)), []byte(strings.ReplaceAll(string(b), "/home/dev/src/demo", project)), 0o600)
+	}
+	const (
+		newest = "01a229dc-1aa3-7a63-b2bf-bdf2419a639b"
+		patch  = "01a229dc-18be-7000-9cea-a05da2ec00c3"
+		oldest = "01a2132b-c636-7c31-93a8-aeaecf1768f7"
+	)
+	out := mustHW(t, "sessions", "--codex", "--cwd", project)
+	for _, want := range []string{project + " (Codex)\n", patch + "  2026-11-30 ", "  Patch failure\n", "model gpt-5.5, codex exec, 1 prompt, 0 subagents\n",
+		"last answer: Patch failed.\n", "continue: codex resume " + patch + "    fork: codex fork " + patch + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sessions --codex lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "codex resume ") != len(rollouts) || strings.Index(out, newest) > strings.Index(out, patch) || strings.Index(out, patch) > strings.Index(out, oldest) {
+		t.Errorf("not every session, newest first:\n%s", out)
+	}
+	link := filepath.Join(root, "link")
+	os.Symlink(project, link)
+	if out := mustHW(t, "sessions", "--codex", "--cwd", link); !strings.HasPrefix(out, project+" (Codex)") {
+		t.Errorf("through a symlink:\n%s", out)
+	}
+	sub := filepath.Join(project, "sub")
+	out = mustHW(t, "sessions", "--codex", "--cwd", sub)
+	if !strings.Contains(out, "No Codex session was started in "+sub+" (looked in "+sessions+")") ||
+		!strings.Contains(out, project+" (a parent directory, 6 sessions, last ") || !strings.Contains(out, "cd "+project) || strings.Contains(out, "continue: ") {
+		t.Errorf("sessions --codex in a child directory:\n%s", out)
+	}
+	if out := mustHW(t, "sessions", "--codex", "--all"); !strings.HasPrefix(out, project+" (Codex)\n") || strings.Count(out, "codex resume ") != len(rollouts) {
+		t.Errorf("sessions --codex --all:\n%s", out)
+	}
+	// Claude Code's listing names them, and how to list them.
+	if out := mustHW(t, "sessions", "--cwd", project); !strings.Contains(out, "No Claude Code session was started in "+project) ||
+		!strings.Contains(out, "Codex: 6 sessions in "+project+" (hookwatch sessions --codex --cwd "+project+" lists them).") {
+		t.Errorf("sessions in a directory with Codex sessions only:\n%s", out)
+	}
+	if out := mustHW(t, "sessions", "--cwd", sub); strings.Contains(out, "Codex:") {
+		t.Errorf("Codex sessions of another directory named:\n%s", out)
+	}
+	if out := mustHW(t, "sessions", "--all"); !strings.Contains(out, "Codex: 6 sessions (hookwatch sessions --codex --all lists them).") {
+		t.Errorf("sessions --all:\n%s", out)
+	}
+
+	// A collector that imported the rollouts adds the sessions' shape
+	// and outcome.
+	collectorIn(t, filepath.Join(root, "home"))
+	mustHW(t, "import", "--codex")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out = mustHW(t, "sessions", "--codex", "--cwd", project)
+		if strings.Contains(out, "model gpt-5.5, codex exec, 1 prompt, 0 subagents, single agent, ended\n      last answer: Patch failed.") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sessions --codex with a collector:\n%s", out)
+		}
+	}
 }
