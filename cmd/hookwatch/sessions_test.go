@@ -330,4 +330,9 @@ func TestSessionsCodex(t *testing.T) {
 			t.Fatalf("sessions --codex with a collector:\n%s", out)
 		}
 	}
+	// The collector compares Codex sessions as any other: these two share
+	// no baseline.
+	if out := mustHW(t, "sessions", "diff", "--unrelated", patch, newest); !strings.Contains(out, patch) || !strings.Contains(out, newest) || !strings.Contains(out, "share no baseline") {
+		t.Errorf("sessions diff of two Codex sessions:\n%s", out)
+	}
 }
