@@ -19,8 +19,10 @@ type SessionFile struct {
 	Project string
 	// CWD is the first working directory the transcript records.
 	CWD string
-	// Title is the user's first prompt, whitespace collapsed and cut.
-	Title string
+	// FirstPrompt is the user's first prompt, its first maxKept bytes: a
+	// listing makes its title with the session model's rule
+	// (attribution.Title).
+	FirstPrompt string
 	// LastActivity is when the transcript was last written.
 	LastActivity time.Time
 	// ForkedFrom is the session a fork was copied from ("" for none);
@@ -31,8 +33,9 @@ type SessionFile struct {
 	Prompts     int
 	// Subagents counts the subagents' transcripts beside it.
 	Subagents int
-	// LastMessage is the main agent's latest answer, cut.
-	LastMessage string
+	// LastAnswer is the main agent's latest answer, its first maxKept
+	// bytes.
+	LastAnswer string
 }
 
 // ProjectDir is one directory of the client's projects directory
@@ -122,20 +125,24 @@ func readSession(s *SessionFile) {
 		}
 		if text, ok := r.Prompt(); ok && !strings.HasPrefix(text, "<") {
 			s.Prompts++
-			if s.Title == "" {
-				s.Title = cut(strings.Join(strings.Fields(text), " "), 80)
+			if s.FirstPrompt == "" {
+				s.FirstPrompt = cut(text, maxKept)
 			}
 		}
 		if r.Type == "assistant" {
 			for _, b := range r.Blocks() {
 				if b.Type == "text" && b.Text != "" {
-					s.LastMessage = cut(strings.Join(strings.Fields(b.Text), " "), 80)
+					s.LastAnswer = cut(b.Text, maxKept)
 				}
 			}
 		}
 		return nil
 	})
 }
+
+// maxKept bounds the text a SessionFile keeps of a prompt or an answer,
+// which may hold whole pasted files: far more than a title shows.
+const maxKept = 4096
 
 // cut shortens s to about n bytes on a rune boundary, marking the cut.
 func cut(s string, n int) string {

@@ -163,7 +163,7 @@ func cmpOr(a, b string) string {
 // continue them, and what known (collectorModels) says of them.
 func printSessions(w io.Writer, ss []claudecode.SessionFile, known func(id string) *sessionFacts) {
 	for _, s := range ss {
-		l := listedSession{id: s.ID, last: s.LastActivity, title: s.Title, prompts: s.Prompts, subagents: s.Subagents, answer: s.LastMessage,
+		l := listedSession{id: s.ID, last: s.LastActivity, title: attribution.Title(s.FirstPrompt), prompts: s.Prompts, subagents: s.Subagents, answer: attribution.Title(s.LastAnswer),
 			commands: fmt.Sprintf("continue: claude --resume %s    fork: claude --resume %s --fork-session", s.ID, s.ID)}
 		if s.ForkedFrom != "" {
 			l.facts = append(l.facts, "forked from "+s.ForkedFrom)

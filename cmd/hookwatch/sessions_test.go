@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
@@ -35,6 +36,70 @@ func sessionsRoot(t *testing.T) (root, project string) {
 	return root, project
 }
 
+// parallelSession is the session of importer/testdata/parallel.
+const parallelSession = "04c54c49-9580-4ffd-ac42-925d83960a3b"
+
+// copyParallel copies the real transcripts of importer/testdata/parallel
+// into the projects directory of the Claude Code configuration config as
+// if recorded in project, with every old string replaced by new in turn
+// (the recorded project's path first).
+func copyParallel(t *testing.T, config, project string, oldnew ...string) {
+	t.Helper()
+	src := "../../importer/testdata/parallel/projects/-tmp-hc-1665870347-c-demo"
+	dst := filepath.Join(config, "projects", claudecode.Slug(project))
+	r := strings.NewReplacer(oldnew...)
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), []byte(r.Replace(string(b))), 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSessionsTitleIsTheModels: a long first prompt over several lines is
+// titled in the listing as the session model titles it
+// (attribution.Title), from the transcript alone and once a collector
+// knows the session — one title, whichever tells it.
+func TestSessionsTitleIsTheModels(t *testing.T) {
+	root, project := sessionsRoot(t)
+	config := filepath.Join(root, "config")
+	prompt := "[e2e:session] work through the project\\n\\tthen " + strings.Repeat("check every file twice, ", 8)
+	copyParallel(t, config, project, "/tmp/hc-1665870347/c/demo", project, "[e2e:session] work through the project", prompt)
+	want := attribution.Title(strings.NewReplacer(`\n`, "\n", `\t`, "\t").Replace(prompt))
+	if !strings.HasSuffix(want, "…") || strings.ContainsAny(want, "\n\t") {
+		t.Fatalf("the test's title %q is not a cut one-line title", want)
+	}
+	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:1")
+	if out := mustHW(t, "sessions", "--cwd", project); !strings.Contains(out, want+"\n") {
+		t.Errorf("from the transcript, the title is not %q:\n%s", want, out)
+	}
+	collectorIn(t, filepath.Join(root, "home"))
+	mustHW(t, "import", filepath.Join(config, "projects"))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out := mustHW(t, "sessions", "--cwd", project)
+		if strings.Contains(out, "fan-out of 2") {
+			if !strings.Contains(out, want+"\n") {
+				t.Errorf("with the collector, the title is not %q:\n%s", want, out)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sessions with a collector:\n%s", out)
+		}
+	}
+}
+
 // TestSessions lists the sessions of a real transcript tree (the client's
 // parallel-subagents session, moved to a project directory made here), and
 // points a user in a neighbouring directory — parent, child, symlink — to
@@ -45,21 +110,8 @@ func TestSessions(t *testing.T) {
 	if out := mustHW(t, "sessions", "--all"); out != "No Claude Code session found in "+filepath.Join(config, "projects")+".\n" {
 		t.Errorf("sessions --all before any session:\n%s", out)
 	}
-	// The fixture's transcripts, as if recorded in project.
-	src := "../../importer/testdata/parallel/projects/-tmp-hc-1665870347-c-demo"
-	dst := filepath.Join(config, "projects", claudecode.Slug(project))
-	filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(src, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, _ := os.ReadFile(p)
-		return os.WriteFile(filepath.Join(dst, rel), []byte(strings.ReplaceAll(string(b), "/tmp/hc-1665870347/c/demo", project)), 0o600)
-	})
-	const id = "04c54c49-9580-4ffd-ac42-925d83960a3b"
+	copyParallel(t, config, project, "/tmp/hc-1665870347/c/demo", project)
+	const id = parallelSession
 	// No collector: the listing comes from the transcripts alone.
 	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:1")
 
