@@ -89,6 +89,13 @@
 // agent tree appear as Claude Code's do; Recorders hands each call to
 // several.
 //
+// Every payload carries what Claude Code's carry of the session: its cwd
+// (Executor.Dir, by default the process's working directory at the
+// Executor's first call), from which the collector attributes the session
+// to a project, and, when the program sets them, permission_mode and
+// transcript_path (Executor.PermissionMode, TranscriptPath), which policy
+// rules may read.
+//
 // # Cost
 //
 // With hooks registered but none matching, a call costs two allocations

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,10 +37,13 @@ type Call struct {
 	AgentType       string
 	ParentToolUseID string // the call that spawned the agent ("" for the main agent)
 	Depth           int    // the agent's depth (0 main)
-	// Cwd is the agent's working directory (Executor.Dir): the payload's
-	// cwd, which policy rules read. "" means the process's working
-	// directory when a policy asks for it.
-	Cwd string
+	// Cwd, PermissionMode and TranscriptPath are the session's, from the
+	// Executor (Dir, PermissionMode, TranscriptPath): its payloads' cwd,
+	// permission_mode and transcript_path, which policy rules read and
+	// which are recorded and forwarded with the call.
+	Cwd            string
+	PermissionMode string
+	TranscriptPath string
 
 	// Input is the tool input, as rewritten by the pre hooks so far.
 	Input map[string]any
@@ -130,11 +134,25 @@ type Executor struct {
 	// as event.NewID makes them) and keeps it: every call is recorded and
 	// forwarded in a session that listings show.
 	SessionID string
-	// Dir is the agent's working directory, the cwd of the payloads the
-	// policy engine sees (UsePolicy): relative paths and globs of the
-	// rules, and cwd in their conditions, are taken from it. "" means the
-	// process's working directory at the time of each call.
+	// Dir is the agent's working directory, the cwd of every payload of
+	// its calls: the policy engine takes relative paths and globs of the
+	// rules, and cwd in their conditions, from it (UsePolicy), and the
+	// collector attributes a forwarded session to the project of its
+	// first cwd, as it does Claude Code's. "" means the process's working
+	// directory at the Executor's first call, kept from then on as the
+	// session's: a program that changes directory while its agent works
+	// sets Dir.
 	Dir string
+	// PermissionMode and TranscriptPath are the payloads' permission_mode
+	// and transcript_path, as Claude Code sends them: the mode the agent
+	// runs its tools in ("default", "acceptEdits", "plan",
+	// "bypassPermissions", …) and the file it keeps its conversation in.
+	// Policy rules may read them (a rule on permission_mode answers as it
+	// answers Claude Code's call in that mode), and the collector shows
+	// the session's permission mode. "" leaves them out of the payloads,
+	// where rules read them as "", as they read a payload without them.
+	PermissionMode string
+	TranscriptPath string
 	// Recorder, if not nil, records every call (see AuditRecorder).
 	Recorder Recorder
 	// Approve answers a merged "ask": true runs the call. nil denies it.
@@ -145,6 +163,21 @@ type Executor struct {
 
 	session     sync.Once
 	madeSession string
+
+	cwd     sync.Once
+	madeCwd string
+}
+
+// dir is Dir, or the process's working directory when the Executor first
+// asked for it ("" if it cannot be known).
+func (x *Executor) dir() string {
+	if x.Dir != "" {
+		return x.Dir
+	}
+	// Once: a call pays no system call for it, and the session keeps one
+	// cwd, as the model keeps the first.
+	x.cwd.Do(func() { x.madeCwd, _ = os.Getwd() })
+	return x.madeCwd
 }
 
 // sessionID is SessionID, or the session the Executor made for itself.
@@ -222,7 +255,9 @@ func (x *Executor) run(ctx context.Context, name, id string, input map[string]an
 		AgentType:       sc.agentType,
 		ParentToolUseID: sc.parentToolUseID,
 		Depth:           sc.depth,
-		Cwd:             x.Dir,
+		Cwd:             x.dir(),
+		PermissionMode:  x.PermissionMode,
+		TranscriptPath:  x.TranscriptPath,
 		Input:           input,
 	}
 	if c.SessionID == "" {

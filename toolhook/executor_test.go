@@ -307,3 +307,25 @@ func TestSessionWithoutID(t *testing.T) {
 		t.Fatalf("session %q, want the context's", rec.calls[3].SessionID)
 	}
 }
+
+// TestSessionDir: every call carries the session's cwd — the process's
+// working directory at the Executor's first call, which a later change of
+// directory does not move — and its permission mode and transcript.
+func TestSessionDir(t *testing.T) {
+	first, later := t.TempDir(), t.TempDir()
+	t.Chdir(first)
+	rec := &memRecorder{}
+	x := &Executor{Recorder: rec, PermissionMode: "plan", TranscriptPath: "/t/conversation.jsonl", Tools: map[string]Tool{"T": echo}}
+	x.Call(context.Background(), "T", nil)
+	t.Chdir(later)
+	x.Call(WithSession(context.Background(), "other"), "T", nil)
+	for _, c := range rec.calls {
+		if c.Cwd != first || c.PermissionMode != x.PermissionMode || c.TranscriptPath != x.TranscriptPath {
+			t.Errorf("call in %s: cwd %q, mode %q, transcript %q; want %s", c.SessionID, c.Cwd, c.PermissionMode, c.TranscriptPath, first)
+		}
+	}
+	x = &Executor{Recorder: rec, Dir: first, Tools: map[string]Tool{"T": echo}}
+	if x.Call(context.Background(), "T", nil); rec.calls[2].Cwd != first {
+		t.Errorf("Dir %s: cwd %q", first, rec.calls[2].Cwd)
+	}
+}

@@ -111,66 +111,82 @@ func postEvent(c *Call) string {
 
 // payloadSize is about the size of a payload of c.
 func payloadSize(c *Call, m *members) int {
-	return 192 + len(c.AgentID) + len(c.AgentType) + len(c.TaskID) + len(c.Phase) + len(c.SessionID) + len(c.ToolName) +
-		len(c.ToolUseID) + len(m.input) + len(m.output) + len(m.errText) + len(m.metadata)
+	return 256 + len(c.AgentID) + len(c.AgentType) + len(c.TaskID) + len(c.Phase) + len(c.SessionID) + len(c.ToolName) +
+		len(c.ToolUseID) + len(c.Cwd) + len(c.PermissionMode) + len(c.TranscriptPath) +
+		len(m.input) + len(m.output) + len(m.errText) + len(m.metadata)
 }
 
 // appendPayload appends the payload of c's event name (PreToolUse or
 // postEvent's), its members sorted by key as encoding/json sorts a map's.
-// The task is the payload's prompt_id: the turn the call belongs to. The
+// The task is the payload's prompt_id: the turn the call belongs to; cwd,
+// permission_mode and transcript_path are the session's (Executor.Dir,
+// PermissionMode, TranscriptPath), as on every Claude Code payload. The
 // phase (WithPhase) and the hooks' Metadata have no member in Claude
 // Code's payloads: they are the Go SDK's own members "phase" and
 // "metadata" (docs/audit.md), which readers keep as unknown members.
 func appendPayload(b []byte, c *Call, name string, m *members) []byte {
-	b = append(b, '{')
-	sep := false
-	// The keys are plain words: written as they are, not escaped.
-	member := func(key, v string) {
-		if sep {
-			b = append(b, ',')
-		}
-		b = append(append(append(b, '"'), key...), '"', ':')
-		b = jsonstr.AppendQuoted(b, v)
-		sep = true
-	}
-	str := func(key, v string) {
-		if v != "" {
-			member(key, v)
-		}
-	}
-	raw := func(key string, v json.RawMessage) {
-		if v == nil {
-			return
-		}
-		if sep {
-			b = append(b, ',')
-		}
-		b = append(append(append(b, '"'), key...), '"', ':')
-		b = append(b, v...)
-		sep = true
-	}
+	w := object{b: append(b, '{')}
 	post := name != event.PreToolUse
-	str("agent_id", c.AgentID)
+	w.str("agent_id", c.AgentID)
 	if c.AgentID != "" {
 		// A sub-agent's type, "" included, as Claude Code sends it.
-		member("agent_type", c.AgentType)
+		w.member("agent_type", c.AgentType)
 	}
+	w.str("cwd", c.Cwd)
 	if post {
-		raw("error", m.errText)
+		w.raw("error", m.errText)
 	}
-	str("hook_event_name", name)
+	w.str("hook_event_name", name)
 	if post && m.errText != nil && c.Status == attribution.StatusInterrupted {
-		raw("is_interrupt", json.RawMessage("true"))
+		w.raw("is_interrupt", json.RawMessage("true"))
 	}
-	raw("metadata", m.metadata)
-	str("phase", c.Phase)
-	str("prompt_id", c.TaskID)
-	str("session_id", c.SessionID)
-	raw("tool_input", m.input)
-	str("tool_name", c.ToolName)
+	w.raw("metadata", m.metadata)
+	w.str("permission_mode", c.PermissionMode)
+	w.str("phase", c.Phase)
+	w.str("prompt_id", c.TaskID)
+	w.str("session_id", c.SessionID)
+	w.raw("tool_input", m.input)
+	w.str("tool_name", c.ToolName)
 	if post {
-		raw("tool_response", m.output)
+		w.raw("tool_response", m.output)
 	}
-	str("tool_use_id", c.ToolUseID)
-	return append(b, '}')
+	w.str("tool_use_id", c.ToolUseID)
+	w.str("transcript_path", c.TranscriptPath)
+	return append(w.b, '}')
+}
+
+// object appends the members of a payload's JSON object to b, after its
+// '{'. The keys are plain words: written as they are, not escaped.
+type object struct {
+	b   []byte
+	sep bool
+}
+
+func (w *object) key(k string) {
+	if w.sep {
+		w.b = append(w.b, ',')
+	}
+	w.b = append(append(append(w.b, '"'), k...), '"', ':')
+	w.sep = true
+}
+
+// member appends the string member k.
+func (w *object) member(k, v string) {
+	w.key(k)
+	w.b = jsonstr.AppendQuoted(w.b, v)
+}
+
+// str appends the string member k unless v is "".
+func (w *object) str(k, v string) {
+	if v != "" {
+		w.member(k, v)
+	}
+}
+
+// raw appends the member k of JSON value v unless v is nil.
+func (w *object) raw(k string, v json.RawMessage) {
+	if v != nil {
+		w.key(k)
+		w.b = append(w.b, v...)
+	}
 }

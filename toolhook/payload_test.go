@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hookwatch/hookwatch/audit"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"github.com/hookwatch/hookwatch/privacy"
 )
@@ -66,6 +67,43 @@ func FuzzMembers(f *testing.F) {
 			}
 			if want := audit.Preview(p["tool_response"]); c.Err == nil && rec.OutputPreview != want {
 				t.Fatalf("%+v: output preview %q, want %q", o, rec.OutputPreview, want)
+			}
+		}
+	})
+}
+
+// FuzzPayloads reads the payloads a call is recorded with back through the
+// lenient reader of every payload (event.Decode): whatever the session's
+// strings, each is valid JSON and carries them.
+func FuzzPayloads(f *testing.F) {
+	f.Add("/home/dev/src/demo", "bypassPermissions", "/home/dev/.claude/projects/-home-dev-src-demo/s.jsonl", "s")
+	f.Add("", "", "", "")
+	f.Add("C:\\Users\\dev \"q\"", "<plan>", "\xff\x00", "é")
+	f.Fuzz(func(t *testing.T, cwd, mode, transcript, session string) {
+		c := &Call{SessionID: session, ToolName: "Bash", ToolUseID: "toolu_1", Cwd: cwd, PermissionMode: mode, TranscriptPath: transcript,
+			Input: map[string]any{"command": "ls"}, Status: "ok", Output: "x"}
+		m := membersOf(c, privacy.DefaultOptions(), nil)
+		// The reader reads strings as encoding/json does: invalid UTF-8
+		// as U+FFFD.
+		var want []string
+		b, _ := json.Marshal([]string{cwd, mode, transcript, session})
+		json.Unmarshal(b, &want)
+		for _, data := range [][]byte{
+			appendPayload(nil, c, event.PreToolUse, &m),
+			appendPayload(nil, c, event.PostToolUse, &m),
+		} {
+			if !json.Valid(data) {
+				t.Fatalf("not JSON: %s", data)
+			}
+			p, err := event.Decode(data)
+			if err != nil {
+				t.Fatalf("%s: %v", data, err)
+			}
+			if p.CWD != want[0] || p.TranscriptPath != want[2] || p.SessionID != want[3] {
+				t.Fatalf("%s: read cwd %q, transcript %q, session %q", data, p.CWD, p.TranscriptPath, p.SessionID)
+			}
+			if p.PermissionMode != want[1] {
+				t.Fatalf("%s: read permission_mode %q", data, p.PermissionMode)
 			}
 		}
 	})

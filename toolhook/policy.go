@@ -17,10 +17,10 @@ import (
 // file format, scopes and precedence). Each call is presented to the
 // engine as the payload Claude Code would send: hook_event_name, session_id,
 // cwd (Executor.Dir, else the process's working directory), tool_name,
-// tool_input, tool_use_id, agent_id and agent_type (for a sub-agent), and
-// tool_response after the tool. Claude Code's permission_mode and
-// transcript_path have no counterpart in process and are left out: rules
-// reading them see them empty.
+// tool_input, tool_use_id, agent_id and agent_type (for a sub-agent),
+// permission_mode and transcript_path (Executor.PermissionMode and
+// TranscriptPath, when set: rules reading them see "" otherwise), and
+// tool_response after the tool.
 //
 // Before the tool, the engine's decision becomes the hook's: its verdict
 // merges with the other hooks', its updated input rewrites the call, a stop
@@ -117,12 +117,8 @@ func policySource(path string) policy.Source {
 
 // payload is the hook payload Claude Code would send for c.
 func payload(c *Call, event string, post bool) map[string]any {
-	cwd := c.Cwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
 	p := map[string]any{
-		"cwd":             cwd,
+		"cwd":             c.Cwd,
 		"hook_event_name": event,
 		"session_id":      c.SessionID,
 		"tool_name":       c.ToolName,
@@ -134,6 +130,12 @@ func payload(c *Call, event string, post bool) map[string]any {
 	}
 	if c.AgentType != "" {
 		p["agent_type"] = c.AgentType
+	}
+	if c.PermissionMode != "" {
+		p["permission_mode"] = c.PermissionMode
+	}
+	if c.TranscriptPath != "" {
+		p["transcript_path"] = c.TranscriptPath
 	}
 	if post {
 		p["tool_response"] = c.Output

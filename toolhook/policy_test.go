@@ -194,7 +194,8 @@ func TestDoneContext(t *testing.T) {
 // TestPolicyAnswersAsTheHook checks that a project's policy file loaded
 // with LoadPolicy answers calls as the hook answers Claude Code's calls of
 // the same tools and inputs from the project's directory: relative globs
-// from the project, cwd the agent's directory.
+// from the project, cwd the agent's directory, and permission_mode and
+// transcript_path the Executor's, set or not.
 func TestPolicyAnswersAsTheHook(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".hookwatch"), 0o700); err != nil {
@@ -212,6 +213,16 @@ func TestPolicyAnswersAsTheHook(t *testing.T) {
     when: command.effect == "destructive" and not all(command.writes, {under(#, cwd + "/build")})
     action: deny
     reason: This command deletes or overwrites data outside build/.
+  - id: no-commands-unchecked
+    tool: Bash
+    when: permission_mode == "bypassPermissions"
+    action: deny
+    reason: Commands are checked in this project.
+  - id: docs-with-a-record
+    tool: Write
+    when: 'glob("docs/**", tool_input.file_path) and transcript_path == ""'
+    action: deny
+    reason: Writes to docs/ keep their conversation.
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +230,6 @@ func TestPolicyAnswersAsTheHook(t *testing.T) {
 	if err := r.LoadPolicy(file); err != nil {
 		t.Fatal(err)
 	}
-	x := &Executor{Registry: &r, SessionID: "s", Dir: dir, Tools: map[string]Tool{"Write": echo, "Bash": echo}}
 	home := t.TempDir()
 	calls := []struct {
 		tool  string
@@ -233,25 +243,46 @@ func TestPolicyAnswersAsTheHook(t *testing.T) {
 		{"Bash", map[string]any{"command": "rm -rf src"}},
 		{"Bash", map[string]any{"command": "ls"}},
 	}
-	denials := 0
-	for _, c := range calls {
-		data, _ := json.Marshal(map[string]any{
-			"hook_event_name": "PreToolUse", "session_id": "s", "cwd": dir,
-			"tool_name": c.tool, "tool_input": c.input, "tool_use_id": "toolu_1",
-		})
-		stdout, _, _ := policy.Answer(context.Background(), home, dir, "", data)
-		hookDenies := strings.Contains(string(stdout), `"permissionDecision":"deny"`)
-		_, err := x.Call(context.Background(), c.tool, c.input)
-		var denied *DeniedError
-		if got := errors.As(err, &denied); got != hookDenies {
-			t.Errorf("%s %v: the executor denies: %v (%v), the hook: %v (%s)", c.tool, c.input, got, err, hookDenies, stdout)
+	for _, session := range []struct {
+		mode, transcript string
+		denials          int
+	}{
+		{"", "", 4},
+		{"default", filepath.Join(dir, "conversation.jsonl"), 3},
+		{"bypassPermissions", filepath.Join(dir, "conversation.jsonl"), 6},
+		{"bypassPermissions", "", 7},
+	} {
+		x := &Executor{Registry: &r, SessionID: "s", Dir: dir, PermissionMode: session.mode, TranscriptPath: session.transcript,
+			Tools: map[string]Tool{"Write": echo, "Bash": echo}}
+		denials := 0
+		for _, c := range calls {
+			p := map[string]any{
+				"hook_event_name": "PreToolUse", "session_id": "s", "cwd": dir,
+				"tool_name": c.tool, "tool_input": c.input, "tool_use_id": "toolu_1",
+			}
+			// As Claude Code sends them: with a value, or not at all.
+			if session.mode != "" {
+				p["permission_mode"] = session.mode
+			}
+			if session.transcript != "" {
+				p["transcript_path"] = session.transcript
+			}
+			data, _ := json.Marshal(p)
+			stdout, _, _ := policy.Answer(context.Background(), home, dir, "", data)
+			hookDenies := strings.Contains(string(stdout), `"permissionDecision":"deny"`)
+			_, err := x.Call(context.Background(), c.tool, c.input)
+			var denied *DeniedError
+			if got := errors.As(err, &denied); got != hookDenies {
+				t.Errorf("mode %q, transcript %q: %s %v: the executor denies: %v (%v), the hook: %v (%s)",
+					session.mode, session.transcript, c.tool, c.input, got, err, hookDenies, stdout)
+			}
+			if hookDenies {
+				denials++
+			}
 		}
-		if hookDenies {
-			denials++
+		if denials != session.denials {
+			t.Errorf("mode %q, transcript %q: the hook denied %d calls, want %d", session.mode, session.transcript, denials, session.denials)
 		}
-	}
-	if denials != 3 {
-		t.Errorf("the hook denied %d calls, want 3", denials)
 	}
 }
 

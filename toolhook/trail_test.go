@@ -32,9 +32,10 @@ const (
 // refused call, an interrupted one, secrets everywhere — and compares its
 // audit directory with the golden files (testdata/trail/; -update
 // rewrites them), times, envelope ids and hashes masked: events.jsonl has
-// the calls' PreToolUse and PostToolUse(/Failure) events, tool_calls.jsonl
-// the calls. Every line validates against the published schema of its
-// file, both chains verify, and no secret is in either file.
+// the calls' PreToolUse and PostToolUse(/Failure) events, each payload
+// with the session's cwd and permission mode, tool_calls.jsonl the calls.
+// Every line validates against the published schema of its file, both
+// chains verify, and no secret is in either file.
 func TestTrailGolden(t *testing.T) {
 	dir := t.TempDir()
 	w, err := audit.NewWriter(dir, audit.WriterOptions{UniqueCalls: true})
@@ -54,7 +55,7 @@ func TestTrailGolden(t *testing.T) {
 		}
 		return PreResult{}
 	})
-	x := &Executor{Registry: &hooks, Recorder: rec, SessionID: "go-agent-golden"}
+	x := &Executor{Registry: &hooks, Recorder: rec, SessionID: "go-agent-golden", Dir: "/home/dev/src/agent", PermissionMode: "acceptEdits"}
 	x.Tools = map[string]Tool{
 		"Bash": func(_ context.Context, in map[string]any) (any, error) {
 			return map[string]any{"stdout": "export GITHUB_TOKEN=" + secretToken + "\n<done> & ok", "exit_code": 0}, nil
