@@ -32,7 +32,8 @@ type AuditOptions struct {
 // `hookwatch export` writes a session: its hook events as lines of
 // events.jsonl (a PreToolUse, then a PostToolUse or PostToolUseFailure; see
 // Forwarder) and the call as a line of tool_calls.jsonl — the records,
-// encoder, hash chain and files of package audit. Inputs, outputs and
+// encoder, hash chain and files of package audit — and the end of a
+// session (Executor.EndSession) as its SessionEnd event. Inputs, outputs and
 // errors pass through the privacy rules first, once, and the call's record
 // previews what they kept, as an export does. An event's seq counts the
 // events the AuditRecorder wrote, from 1.
@@ -104,6 +105,29 @@ func (r *AuditRecorder) Record(c *Call) {
 		r.fail(r.w.AppendEvent(&events[i]))
 	}
 	r.fail(r.w.AppendToolCall(&rc.call))
+	if r.pending++; r.pending >= r.batch {
+		r.flushLocked()
+	}
+}
+
+// RecordEnd writes the end of a session (Executor.EndSession) as a line of
+// its events.jsonl: the SessionEnd event the Forwarder sends, which an
+// export of the forwarded session holds too. With AuditOptions.NoEvents,
+// it writes nothing.
+func (r *AuditRecorder) RecordEnd(e *SessionEnd) {
+	if !r.events {
+		return
+	}
+	rec := audit.Event{
+		Schema: audit.EventSchema, SessionID: e.SessionID, ID: event.NewID(e.At), Time: e.At.UTC(),
+		Runtime: event.RuntimeGoSDK, Kind: event.KindHook, Event: event.SessionEnd,
+		Payload: appendEndPayload(nil, e),
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	rec.Seq = r.seq
+	r.fail(r.w.AppendEvent(&rec))
 	if r.pending++; r.pending >= r.batch {
 		r.flushLocked()
 	}
@@ -203,3 +227,5 @@ func agentType(c *Call) *string {
 	}
 	return &c.AgentType
 }
+
+var _ SessionRecorder = (*AuditRecorder)(nil)

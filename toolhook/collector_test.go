@@ -53,8 +53,10 @@ type sessionView struct {
 // collector (in process, SQLite) beside a Claude Code session of the same
 // project, whose captured payloads go to the collector's http hook: the
 // project's rule on permission_mode answers the agent's calls as it
-// answers Claude Code's in each mode, and the collector shows both
-// sessions alike — the same cwd, project and permission mode.
+// answers Claude Code's in each mode, and once EndSession and Claude Code's
+// SessionEnd ended them, the collector shows both sessions alike — ended,
+// with the same reason, cwd, project and permission mode. A session the
+// agent did not end, the Forwarder closed, stays running.
 func TestCollectorSeesAClaudeCodeSession(t *testing.T) {
 	home := t.TempDir()
 	c, err := collector.Start(collector.Options{
@@ -84,6 +86,7 @@ func TestCollectorSeesAClaudeCodeSession(t *testing.T) {
 	pre := capture(t, func(p map[string]any) bool {
 		return p["hook_event_name"] == "PreToolUse" && p["tool_name"] == "Bash" && p["permission_mode"] == "bypassPermissions"
 	})
+	end := capture(t, func(p map[string]any) bool { return p["hook_event_name"] == "SessionEnd" })
 	// The agent runs in the project: its cwd is the process's.
 	t.Chdir(project)
 	// Claude Code's session, moved to the project.
@@ -130,6 +133,13 @@ func TestCollectorSeesAClaudeCodeSession(t *testing.T) {
 			t.Errorf("mode %s: the SDK denies: %v (%v), the hook: %v (%s)", mode, sdkDenies, err, hookDenies, answer)
 		}
 	}
+	claude(end, nil)
+	x.EndSession(ctx, end["reason"].(string))
+	// Another session of the agent, which it does not end.
+	open := WithSession(ctx, event.NewID(time.Now()))
+	if _, err := x.Call(open, "Read", map[string]any{"file_path": filepath.Join(project, "notes.txt")}); err != nil {
+		t.Fatal(err)
+	}
 	if err := fw.Close(); err != nil || fw.Dropped() != 0 {
 		t.Fatalf("close: %v, %d dropped", err, fw.Dropped())
 	}
@@ -156,13 +166,17 @@ func TestCollectorSeesAClaudeCodeSession(t *testing.T) {
 		}
 		return v
 	}
-	both := func(v sessionView) bool { return v.Counts.ToolCalls == 2 }
-	cc, sdk := view(ccID, both), view(sdkID, both)
-	if !both(cc) || cc.Status != "running" || cc.CWD != project || cc.Project == "" ||
+	ended := func(v sessionView) bool { return v.Status == "ended" && v.Counts.ToolCalls == 2 }
+	cc, sdk := view(ccID, ended), view(sdkID, ended)
+	if !ended(cc) || cc.EndedAt == nil || cc.EndReason != "other" || cc.CWD != project || cc.Project == "" ||
 		cc.ProjectName != "demo" || cc.PermissionMode != "bypassPermissions" {
 		t.Fatalf("the Claude Code session: %+v", cc)
 	}
+	cc.EndedAt, sdk.EndedAt = nil, nil
 	if sdk != cc {
 		t.Errorf("the agent's session\n%+v\nClaude Code's\n%+v", sdk, cc)
+	}
+	if v := view(scopeOf(open).sessionID, func(v sessionView) bool { return v.Counts.ToolCalls == 1 }); v.Status != "running" || v.EndedAt != nil || v.CWD != project {
+		t.Errorf("the session not ended: %+v", v)
 	}
 }

@@ -57,6 +57,8 @@
 //	if errors.As(err, &denied) {
 //		// tell the model denied.Reason, as Claude Code would
 //	}
+//	// The work is done: the trail (and a collector) show the session ended.
+//	x.EndSession(ctx, "")
 //
 // # Attribution
 //
@@ -94,7 +96,10 @@
 // Executor's first call), from which the collector attributes the session
 // to a project, and, when the program sets them, permission_mode and
 // transcript_path (Executor.PermissionMode, TranscriptPath), which policy
-// rules may read.
+// rules may read. Executor.EndSession ends a session: the Recorders record
+// the SessionEnd event Claude Code sends at a session's end, and the
+// collector shows the session ended as it shows Claude Code's. Nothing
+// else ends one — closing the Forwarder does not.
 //
 // # Cost
 //

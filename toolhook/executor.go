@@ -110,6 +110,30 @@ type Recorder interface {
 	Record(c *Call)
 }
 
+// SessionEnd is the end of a session, as Executor.EndSession reports it:
+// Claude Code's SessionEnd event.
+type SessionEnd struct {
+	// SessionID is the session that ended; Reason is why, in Claude
+	// Code's words (EndSession).
+	SessionID string
+	Reason    string
+	// Cwd and TranscriptPath are the session's, as on its calls
+	// (Call.Cwd, Call.TranscriptPath).
+	Cwd            string
+	TranscriptPath string
+	// At is when the session ended.
+	At time.Time
+}
+
+// SessionRecorder is a Recorder that also records the end of a session
+// (Executor.EndSession). The Forwarder, the AuditRecorder and Recorders
+// are SessionRecorders. RecordEnd is called as Record is: once, in the
+// goroutine that ended the session, without blocking for long.
+type SessionRecorder interface {
+	Recorder
+	RecordEnd(e *SessionEnd)
+}
+
 // Recorders is a Recorder that hands each call to all of its Recorders, in
 // order: an audit trail and a collector, say.
 type Recorders []Recorder
@@ -118,6 +142,15 @@ type Recorders []Recorder
 func (rs Recorders) Record(c *Call) {
 	for _, r := range rs {
 		r.Record(c)
+	}
+}
+
+// RecordEnd passes e to each of its Recorders that is a SessionRecorder.
+func (rs Recorders) RecordEnd(e *SessionEnd) {
+	for _, r := range rs {
+		if sr, ok := r.(SessionRecorder); ok {
+			sr.RecordEnd(e)
+		}
 	}
 }
 
@@ -139,9 +172,9 @@ type Executor struct {
 	// rules, and cwd in their conditions, from it (UsePolicy), and the
 	// collector attributes a forwarded session to the project of its
 	// first cwd, as it does Claude Code's. "" means the process's working
-	// directory at the Executor's first call, kept from then on as the
-	// session's: a program that changes directory while its agent works
-	// sets Dir.
+	// directory when the Executor first needs one (its first call, or
+	// EndSession), kept from then on as the session's: a program that
+	// changes directory while its agent works sets Dir.
 	Dir string
 	// PermissionMode and TranscriptPath are the payloads' permission_mode
 	// and transcript_path, as Claude Code sends them: the mode the agent
@@ -187,6 +220,41 @@ func (x *Executor) sessionID() string {
 	}
 	x.session.Do(func() { x.madeSession = event.NewID(time.Now()) })
 	return x.madeSession
+}
+
+// DefaultEndReason is the reason EndSession gives an end of none: Claude
+// Code's for a session that ended other than by /clear, a logout or the
+// user leaving the prompt.
+const DefaultEndReason = "other"
+
+// EndSession ends the session of the calls made under ctx (WithSession's,
+// else the Executor's SessionID or the one it made), as Claude Code ends
+// one: its Recorder, if it is a SessionRecorder, records the SessionEnd
+// event Claude Code sends at a session's end, with reason ("clear",
+// "logout", "prompt_input_exit", "other"…; "" means DefaultEndReason) and
+// the session's cwd and transcript_path. A collector then shows the
+// session ended exactly as a Claude Code session that ended — status
+// ended, its ended_at and end_reason — for the session model has one
+// notion of an ended run (package attribution), which this event feeds.
+// A call made in the session afterwards starts a new run of it, as a
+// resumed Claude Code session does.
+//
+// Nothing else ends a session: neither Forwarder.Close nor the process's
+// end. A session never ended stays running, idle since its last call, as
+// a Claude Code session killed before its SessionEnd hook ran.
+func (x *Executor) EndSession(ctx context.Context, reason string) {
+	sr, ok := x.Recorder.(SessionRecorder)
+	if !ok {
+		return
+	}
+	id := scopeOf(ctx).sessionID
+	if id == "" {
+		id = x.sessionID()
+	}
+	if reason == "" {
+		reason = DefaultEndReason
+	}
+	sr.RecordEnd(&SessionEnd{SessionID: id, Reason: reason, Cwd: x.dir(), TranscriptPath: x.TranscriptPath, At: time.Now()})
 }
 
 // Call runs the tool named name with input through the hooks, with a fresh
@@ -397,3 +465,5 @@ func (c *Call) addMetadata(m map[string]any) {
 	}
 	maps.Copy(c.Metadata, m)
 }
+
+var _ SessionRecorder = Recorders(nil)

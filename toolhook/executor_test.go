@@ -329,3 +329,44 @@ func TestSessionDir(t *testing.T) {
 		t.Errorf("Dir %s: cwd %q", first, rec.calls[2].Cwd)
 	}
 }
+
+// endRecorder is a memRecorder that also keeps the ends of sessions.
+type endRecorder struct {
+	memRecorder
+	ends []*SessionEnd
+}
+
+func (m *endRecorder) RecordEnd(e *SessionEnd) {
+	m.mu.Lock()
+	m.ends = append(m.ends, e)
+	m.mu.Unlock()
+}
+
+// TestEndSession ends the session of a context and the Executor's own,
+// through Recorders, which hands the ends to its SessionRecorders only,
+// each with the session's cwd and transcript, as its calls have them.
+func TestEndSession(t *testing.T) {
+	ends, calls := &endRecorder{}, &memRecorder{}
+	x := &Executor{Recorder: Recorders{calls, ends}, TranscriptPath: "/t/conversation.jsonl", Tools: map[string]Tool{"T": echo}}
+	x.Call(context.Background(), "T", nil)
+	other := WithSession(context.Background(), "other")
+	x.EndSession(other, "logout")
+	x.EndSession(context.Background(), "")
+	if len(calls.calls) != 1 || len(ends.calls) != 1 || len(ends.ends) != 2 {
+		t.Fatalf("%d and %d calls, %d ends recorded", len(calls.calls), len(ends.calls), len(ends.ends))
+	}
+	c := calls.calls[0]
+	for i, want := range []SessionEnd{
+		{SessionID: "other", Reason: "logout"},
+		{SessionID: c.SessionID, Reason: DefaultEndReason},
+	} {
+		e := ends.ends[i]
+		if e.SessionID != want.SessionID || e.Reason != want.Reason || e.Cwd != c.Cwd || e.Cwd == "" || e.TranscriptPath != c.TranscriptPath || e.At.IsZero() {
+			t.Errorf("end %d: %+v, want session %s, reason %s, the call's cwd %s", i, e, want.SessionID, want.Reason, c.Cwd)
+		}
+	}
+
+	// Without a SessionRecorder, there is nothing to tell.
+	(&Executor{Recorder: calls}).EndSession(context.Background(), "")
+	(&Executor{}).EndSession(context.Background(), "")
+}

@@ -80,15 +80,18 @@ const CloseTimeout = 10 * time.Second
 // must not change a call's Input or Output (the maps and slices it passed
 // in or returned) once the call is over.
 //
-// Only tool calls are forwarded: no SessionStart, SessionEnd, SubagentStart
-// or SubagentStop. The collector shows a forwarded session and its agents
-// from their calls; they have no end (no ended_at, no stopped_at), as a
-// Claude Code session whose end the collector never heard of.
+// Tool calls and the end of sessions (Executor.EndSession, a SessionEnd
+// envelope, queued after the calls made before it) are forwarded: no
+// SessionStart, SubagentStart or SubagentStop. The collector shows a
+// forwarded session and its agents from their calls, attributed to the
+// project of their cwd (Executor.Dir); the session ends when
+// Executor.EndSession ends it, not when the Forwarder closes; its
+// sub-agents have no end (no stopped_at).
 type Forwarder struct {
 	o       ForwardOptions
 	privacy privacy.Options
 	sp      *spool.Spool
-	queue   chan *Call
+	queue   chan queued
 	done    chan struct{}
 	dropped atomic.Int64
 
@@ -108,6 +111,12 @@ type Forwarder struct {
 
 	mu  sync.Mutex
 	err error
+}
+
+// queued is what waits to be sent: a finished call, or a session's end.
+type queued struct {
+	call *Call
+	end  *SessionEnd
 }
 
 // NewForwarder returns a running Forwarder.
@@ -131,7 +140,7 @@ func NewForwarder(o ForwardOptions) (*Forwarder, error) {
 	if o.Client == nil {
 		o.Client = &http.Client{Timeout: 5 * time.Second}
 	}
-	f := &Forwarder{o: o, privacy: privacy.DefaultOptions(), queue: make(chan *Call, o.QueueSize), done: make(chan struct{})}
+	f := &Forwarder{o: o, privacy: privacy.DefaultOptions(), queue: make(chan queued, o.QueueSize), done: make(chan struct{})}
 	if o.Privacy != nil {
 		f.privacy = *o.Privacy
 	}
@@ -149,7 +158,14 @@ func NewForwarder(o ForwardOptions) (*Forwarder, error) {
 
 // Record queues c to be sent, or drops it when the queue is full or the
 // Forwarder closed.
-func (f *Forwarder) Record(c *Call) {
+func (f *Forwarder) Record(c *Call) { f.enqueue(queued{call: c}) }
+
+// RecordEnd queues the end of a session to be sent, after the calls queued
+// before it, or drops it as Record drops a call. Executor.EndSession calls
+// it.
+func (f *Forwarder) RecordEnd(e *SessionEnd) { f.enqueue(queued{end: e}) }
+
+func (f *Forwarder) enqueue(q queued) {
 	f.closeMu.RLock()
 	defer f.closeMu.RUnlock()
 	if f.closed {
@@ -157,14 +173,15 @@ func (f *Forwarder) Record(c *Call) {
 		return
 	}
 	select {
-	case f.queue <- c:
+	case f.queue <- q:
 	default:
 		f.dropped.Add(1)
 	}
 }
 
-// Dropped is how many calls were lost: recorded while the queue was full,
-// or neither sent nor spooled (nor kept as rejected).
+// Dropped is how many calls and session ends were lost, recorded while
+// the queue was full or after Close, and how many envelopes were neither
+// sent nor spooled (nor kept as rejected).
 func (f *Forwarder) Dropped() int64 { return f.dropped.Load() }
 
 // Close is CloseContext with a bound of CloseTimeout.
@@ -179,7 +196,8 @@ func (f *Forwarder) Close() error {
 // is spooled (without a spool, dropped); CloseContext then returns once
 // that is done, which waits on the disk only. It returns the last delivery
 // error, if the calls it concerned were lost or rejected. Calls recorded
-// after Close are dropped.
+// after Close are dropped. Close ends no session: call Executor.EndSession
+// for those that are over before closing.
 func (f *Forwarder) CloseContext(ctx context.Context) error {
 	f.closeMu.Lock()
 	if !f.closed {
@@ -204,19 +222,19 @@ func (f *Forwarder) run() {
 	// What an earlier run could not deliver goes first.
 	f.drain()
 	recs := make([][]byte, 0, f.o.BatchSize)
-	for c := range f.queue {
-		recs = append(recs, f.envelopes(c)...)
+	for q := range f.queue {
+		recs = f.envelopes(recs, q)
 		size := batchBytes(recs)
 		// Take what else is queued now, up to a batch, without waiting.
 	more:
 		for len(recs) < f.o.BatchSize && size < f.o.MaxBatchBytes {
 			select {
-			case c, ok := <-f.queue:
+			case q, ok := <-f.queue:
 				if !ok {
 					break more
 				}
 				n := len(recs)
-				recs = append(recs, f.envelopes(c)...)
+				recs = f.envelopes(recs, q)
 				size += batchBytes(recs[n:])
 			default:
 				break more
@@ -401,9 +419,18 @@ func (f *Forwarder) post(recs [][]byte) error {
 	return nil
 }
 
-// envelopes encodes a finished call as its PreToolUse and PostToolUse (or
-// PostToolUseFailure) envelopes (payload.go).
-func (f *Forwarder) envelopes(c *Call) [][]byte {
+// envelopes appends the envelopes of q to recs: a session's end as its
+// SessionEnd, a finished call as its PreToolUse and PostToolUse (or
+// PostToolUseFailure) (payload.go).
+func (f *Forwarder) envelopes(recs [][]byte, q queued) [][]byte {
+	if e := q.end; e != nil {
+		env := event.Envelope{
+			ID: event.NewID(e.At), Runtime: event.RuntimeGoSDK, Kind: event.KindHook, ReceivedAt: e.At.UTC(),
+			Payload: appendEndPayload(nil, e),
+		}
+		return append(recs, env.AppendJSON(nil))
+	}
+	c := q.call
 	m := membersOf(c, f.privacy, nil) // kept in the envelopes
 	var meta *event.SubagentMeta
 	if c.AgentID != "" {
@@ -419,9 +446,11 @@ func (f *Forwarder) envelopes(c *Call) [][]byte {
 		}
 		return e.AppendJSON(nil)
 	}
-	out := [][]byte{enc(event.PreToolUse, c.Start)}
+	recs = append(recs, enc(event.PreToolUse, c.Start))
 	if post := postEvent(c); post != "" {
-		out = append(out, enc(post, c.Start.Add(c.Duration)))
+		recs = append(recs, enc(post, c.Start.Add(c.Duration)))
 	}
-	return out
+	return recs
 }
+
+var _ SessionRecorder = (*Forwarder)(nil)

@@ -190,3 +190,16 @@ func (w *object) raw(k string, v json.RawMessage) {
 		w.b = append(w.b, v...)
 	}
 }
+
+// appendEndPayload appends the payload of the SessionEnd event e, its
+// members sorted by key: those Claude Code's SessionEnd has, but for the
+// prompt_id of a turn, which the end of a session belongs to none of.
+func appendEndPayload(b []byte, e *SessionEnd) []byte {
+	w := object{b: append(b, '{')}
+	w.str("cwd", e.Cwd)
+	w.str("hook_event_name", event.SessionEnd)
+	w.str("reason", e.Reason)
+	w.str("session_id", e.SessionID)
+	w.str("transcript_path", e.TranscriptPath)
+	return append(w.b, '}')
+}

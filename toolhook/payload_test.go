@@ -72,25 +72,27 @@ func FuzzMembers(f *testing.F) {
 	})
 }
 
-// FuzzPayloads reads the payloads a call is recorded with back through the
-// lenient reader of every payload (event.Decode): whatever the session's
-// strings, each is valid JSON and carries them.
+// FuzzPayloads reads the payloads a call and a session's end are recorded
+// with back through the lenient reader of every payload (event.Decode):
+// whatever the session's strings, each is valid JSON and carries them.
 func FuzzPayloads(f *testing.F) {
-	f.Add("/home/dev/src/demo", "bypassPermissions", "/home/dev/.claude/projects/-home-dev-src-demo/s.jsonl", "s")
-	f.Add("", "", "", "")
-	f.Add("C:\\Users\\dev \"q\"", "<plan>", "\xff\x00", "é")
-	f.Fuzz(func(t *testing.T, cwd, mode, transcript, session string) {
+	f.Add("/home/dev/src/demo", "bypassPermissions", "/home/dev/.claude/projects/-home-dev-src-demo/s.jsonl", "s", "other")
+	f.Add("", "", "", "", "")
+	f.Add("C:\\Users\\dev \"q\"", "<plan>", "\xff\x00", "é", "prompt_input_exit")
+	f.Fuzz(func(t *testing.T, cwd, mode, transcript, session, reason string) {
 		c := &Call{SessionID: session, ToolName: "Bash", ToolUseID: "toolu_1", Cwd: cwd, PermissionMode: mode, TranscriptPath: transcript,
 			Input: map[string]any{"command": "ls"}, Status: "ok", Output: "x"}
 		m := membersOf(c, privacy.DefaultOptions(), nil)
+		end := &SessionEnd{SessionID: session, Reason: reason, Cwd: cwd, TranscriptPath: transcript}
 		// The reader reads strings as encoding/json does: invalid UTF-8
 		// as U+FFFD.
 		var want []string
-		b, _ := json.Marshal([]string{cwd, mode, transcript, session})
+		b, _ := json.Marshal([]string{cwd, mode, transcript, session, reason})
 		json.Unmarshal(b, &want)
 		for _, data := range [][]byte{
 			appendPayload(nil, c, event.PreToolUse, &m),
 			appendPayload(nil, c, event.PostToolUse, &m),
+			appendEndPayload(nil, end),
 		} {
 			if !json.Valid(data) {
 				t.Fatalf("not JSON: %s", data)
@@ -102,7 +104,11 @@ func FuzzPayloads(f *testing.F) {
 			if p.CWD != want[0] || p.TranscriptPath != want[2] || p.SessionID != want[3] {
 				t.Fatalf("%s: read cwd %q, transcript %q, session %q", data, p.CWD, p.TranscriptPath, p.SessionID)
 			}
-			if p.PermissionMode != want[1] {
+			if e, ok := p.Event.(*event.SessionEndInput); ok {
+				if e.Reason != want[4] {
+					t.Fatalf("%s: read reason %q", data, e.Reason)
+				}
+			} else if p.PermissionMode != want[1] {
 				t.Fatalf("%s: read permission_mode %q", data, p.PermissionMode)
 			}
 		}

@@ -29,13 +29,14 @@ const (
 )
 
 // TestTrailGolden records a small agent tree — a sub-agent, a failure, a
-// refused call, an interrupted one, secrets everywhere — and compares its
-// audit directory with the golden files (testdata/trail/; -update
-// rewrites them), times, envelope ids and hashes masked: events.jsonl has
-// the calls' PreToolUse and PostToolUse(/Failure) events, each payload
-// with the session's cwd and permission mode, tool_calls.jsonl the calls.
-// Every line validates against the published schema of its file, both
-// chains verify, and no secret is in either file.
+// refused call, an interrupted one, secrets everywhere, the session's end —
+// and compares its audit directory with the golden files (testdata/trail/;
+// -update rewrites them), times, envelope ids and hashes masked:
+// events.jsonl has the calls' PreToolUse and PostToolUse(/Failure) events,
+// each payload with the session's cwd and permission mode, and the
+// SessionEnd, tool_calls.jsonl the calls. Every line validates against the
+// published schema of its file, both chains verify, and no secret is in
+// either file.
 func TestTrailGolden(t *testing.T) {
 	dir := t.TempDir()
 	w, err := audit.NewWriter(dir, audit.WriterOptions{UniqueCalls: true})
@@ -79,6 +80,7 @@ func TestTrailGolden(t *testing.T) {
 	}
 	x.CallID(ctx, "login", "toolu_login_1", map[string]any{"user": "ops", "password": secretPass})
 	x.CallID(ctx, "deploy", "toolu_deploy_1", map[string]any{"env": "prod"})
+	x.EndSession(ctx, "prompt_input_exit")
 	if err := rec.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestTrailGolden(t *testing.T) {
 		schema string
 		lines  int
 	}{
-		{audit.EventsFile, "event.v1.schema.json", 9}, // 5 calls ran, the deploy was refused
+		{audit.EventsFile, "event.v1.schema.json", 10}, // 5 calls ran, the deploy was refused; the end
 		{audit.ToolCallsFile, "tool_call.v1.schema.json", 5},
 	} {
 		data, err := os.ReadFile(filepath.Join(session, f.name))

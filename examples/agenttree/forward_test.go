@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/audit"
 	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/toolhook"
@@ -24,7 +25,8 @@ import (
 // collector is down (they are spooled), then starts a real collector (a
 // SQLite file) at that address, whose model of the session, read through
 // /v1/sessions/{id}/agents, must be the program's tree once a new
-// Forwarder delivered the spool. An export of that session (`hookwatch
+// Forwarder delivered the spool, and the session ended as the program
+// ended it. An export of that session (`hookwatch
 // export`) holds the events the program's own audit trail holds.
 func TestCollectorShowsTheTree(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -82,7 +84,7 @@ func TestCollectorShowsTheTree(t *testing.T) {
 	}
 
 	want := []string{
-		"<- via  depth 0 tools 2 runtime go-sdk",
+		"<- via  depth 0 tools 2 runtime go-sdk ended",
 		"worker-a-1<-worker-a via spawn-worker-a-1 depth 2 tools 1 sub-worker",
 		"worker-a-2<-worker-a via spawn-worker-a-2 depth 2 tools 1 sub-worker",
 		"worker-a<- via spawn-worker-a depth 1 tools 3 worker",
@@ -110,8 +112,9 @@ func TestCollectorShowsTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	sdk, exported := trailEvents(t, sdkDir), trailEvents(t, exportDir)
-	if len(sdk) != 24 || len(exported) != len(sdk) { // 12 calls, each a PreToolUse and a PostToolUse
-		t.Fatalf("%d events in the program's trail, %d in the export, want 24", len(sdk), len(exported))
+	// 12 calls, each a PreToolUse and a PostToolUse, and the session's end.
+	if len(sdk) != 25 || len(exported) != len(sdk) || sdk[" "+event.SessionEnd] == "" {
+		t.Fatalf("%d events in the program's trail, %d in the export, want 24 and a SessionEnd", len(sdk), len(exported))
 	}
 	for k, e := range sdk {
 		if x := exported[k]; x != e {
@@ -145,10 +148,12 @@ func trailEvents(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// agents reads the session's agents from the collector, one line each.
+// agents reads the session's agents from the collector, one line each, the
+// main agent's with the session's runtime and status.
 func agents(t *testing.T, url string) []string {
 	var sess struct {
 		Runtime string `json:"runtime"`
+		Status  string `json:"status"`
 	}
 	get(t, url+"/v1/sessions/"+SessionID, &sess)
 	var body struct {
@@ -164,7 +169,7 @@ func agents(t *testing.T, url string) []string {
 	get(t, url+"/v1/sessions/"+SessionID+"/agents", &body)
 	var out []string
 	for _, a := range body.Agents {
-		parent, typ := "", "runtime "+sess.Runtime
+		parent, typ := "", "runtime "+sess.Runtime+" "+sess.Status
 		if a.ParentAgentID != nil {
 			parent = *a.ParentAgentID
 		}

@@ -82,6 +82,9 @@ func run(ctx context.Context, dir string, also toolhook.Recorder) error {
 	if err := spawnAll(toolhook.WithTask(ctx, "build-report"), x, []string{"worker-a", "worker-b"}, "worker"); err != nil {
 		return err
 	}
+	// The report is built: the session is over, for the trail and the
+	// collector alike.
+	x.EndSession(ctx, "")
 	return rec.Flush()
 }
 
