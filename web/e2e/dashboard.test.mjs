@@ -624,7 +624,7 @@ async function openLinked(session, call) {
   return { page, seen, insp };
 }
 
-test('a call the session ended without an outcome of reads so, and ends where its agent was last seen', async () => {
+test('a call or an agent the session ended without an outcome or a stop of reads so, and a call ends where its agent was last seen', async () => {
   const sid = '0dd0c0de-0000-4000-8000-' + String(Date.now()).slice(-12).padStart(12, '0');
   const t0 = Date.now() - 10 * 60e3;
   const base = { session_id: sid, cwd: '/home/dev/src/nooutcome', transcript_path: '/t.jsonl' };
@@ -639,6 +639,8 @@ test('a call the session ended without an outcome of reads so, and ends where it
     env(6, 2500, { hook_event_name: 'SubagentStart', agent_id: 'a0000000000000dd1', agent_type: 'Explore' }),
     env(8, 2600, call('toolu_sub_lost', 'PreToolUse', { agent_id: 'a0000000000000dd1', agent_type: 'Explore' })),
     env(9, 4500, { hook_event_name: 'SubagentStop', agent_id: 'a0000000000000dd1', agent_type: 'Explore', prompt_id: 'p1' }),
+    // A subagent the session ended without a stop of.
+    env(11, 4600, { hook_event_name: 'SubagentStart', agent_id: 'a0000000000000dd2', agent_type: 'Plan' }),
     env(10, 5000, { hook_event_name: 'Stop', prompt_id: 'p1' }),
     env(7, 90000, { hook_event_name: 'SessionEnd', reason: 'other' }),
   ]);
@@ -663,6 +665,14 @@ test('a call the session ended without an outcome of reads so, and ends where it
   const rect = await page.evaluate(() => window.__hw.timeline.rectOf('toolu_lost'));
   await page.mouse.move(rect.x + rect.w / 2, rect.y + rect.h / 2);
   assert.equal(await page.getByTestId('tip-status').innerText(), 'no outcome reported');
+  // An agent the session ended without a stop of no longer reads as running.
+  assert.equal(want.agentList.find((a) => a.agent_id === 'a0000000000000dd2').stopped_at, null);
+  await page.locator('[role=treeitem][data-agent="a0000000000000dd2"]').click();
+  await insp.getByText('a0000000000000dd2').waitFor();
+  assert.match(await insp.innerText(), /stopped\s+no stop reported/);
+  await page.locator('[role=treeitem][data-agent="a0000000000000dd1"]').click();
+  await insp.getByText('a0000000000000dd1').waitFor();
+  assert.match(await insp.innerText(), /stopped\s+\d{4}-/);
   // The status filter stays the model's.
   await page.getByLabel('Status', { exact: true }).selectOption('pending');
   await page.getByRole('tab', { name: 'Events' }).click();

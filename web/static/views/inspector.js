@@ -169,7 +169,7 @@ function AgentDetails({ model, a, onSelect, onFilter }) {
       ${a.spawn && html`<${Field} k="spawned by"><${CallLink} model=${model} id=${a.spawn} onSelect=${onSelect} /><//>`}
       ${a.description && html`<${Field} k="description">${a.description}<//>`}
       <${Field} k="started">${fmtISO(a.start)}<//>
-      <${Field} k="stopped">${Number.isFinite(a.stop) ? fmtISO(a.stop) : 'running'}<//>
+      <${Field} k="stopped">${Number.isFinite(a.stop) ? fmtISO(a.stop) : model.over() ? 'no stop reported' : 'running'}<//>
       <${Field} k="duration">${fmtDur(dur)}<//>
       <${Field} k="tool calls">${plural(a.toolCount ?? a.calls.length, 'call')}${counts.length ? ` (${counts.join(', ')})` : ''}<//>
       <${Field} k="events">${fmtNum(a.events)}<//>

@@ -677,7 +677,7 @@ function AgentRow({ lane, model, selected, onSelect, onRows }) {
         ${a.id && html`<span class="aid" title=${a.id}>${shortID(a.id, 7)}</span>`}
         <span class="spacer"></span>
         ${failed > 0 && html`<span class="badge bad" title="failed calls">${failed}</span>`}
-        ${a.background && html`<span class="badge bg" title=${'ran on in the background after its call returned' + (a.notificationStatus ? '; the client notified: ' + a.notificationStatus : '')}>${Number.isFinite(a.stop) ? 'background' : 'bg running'}</span>`}
+        ${a.background && html`<span class="badge bg" title=${'ran on in the background after its call returned' + (a.notificationStatus ? '; the client notified: ' + a.notificationStatus : '')}>${Number.isFinite(a.stop) || model.over() ? 'background' : 'bg running'}</span>`}
         ${a.denials > 0 && html`<span class="badge deny" title="denied calls">${a.denials}</span>`}
         ${(a.stacked > 0 || model.expanded.has(a.id)) && html`<button type="button" class="rows" data-testid="lane-rows"
           title=${a.stacked > 0 ? `${plural(a.stacked, 'call')} overlap others and are drawn under them: show every row` : 'show at most 4 rows'}
