@@ -69,7 +69,7 @@ var class = [256]uint16{
 	's': cWord | cTok | cAlnum | cB64 | cName | cTrigB,
 	't': cWord | cTok | cAlnum | cB64 | cName,
 	'u': cWord | cTok | cAlnum | cB64 | cName,
-	'v': cWord | cTok | cAlnum | cB64 | cName,
+	'v': cWord | cTok | cAlnum | cB64 | cName | cTrigB,
 	'w': cWord | cTok | cAlnum | cB64 | cName | cTrigB,
 	'x': cWord | cTok | cAlnum | cB64 | cName | cTrigB,
 	'y': cWord | cTok | cAlnum | cB64 | cName,

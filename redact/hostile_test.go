@@ -25,6 +25,14 @@ var hostile = []struct{ name, unit string }{
 	{"assign-chain", "token=$token="},
 	{"p-flags", " -p"},
 	{"login-p-flags", "login -p -p "},
+	{"short-flags", " -a -w -s -U"},
+	{"tool-flags", "redis-cli -a ldapsearch -w "},
+	{"pass-source", " -passin pass:"},
+	{"htpasswd", "htpasswd -b "},
+	{"htpasswd-quote", "htpasswd -b '"},
+	{"rabbitmqctl", "rabbitmqctl add_user "},
+	{"net-use", "\nnet use \\\\a "},
+	{"vault-login", "vault login "},
 }
 
 func TestStringHostile(t *testing.T) {

@@ -32,11 +32,26 @@
 //	                       its END line or when only its END half is present
 //	url_password           the password in scheme://user:password@host (user and host are kept)
 //	password               the value assigned to a name ending in PASSWORD, PASSWD, PASSPHRASE
-//	                       or PASS (DB_PASSWORD=…, --password …, password: …, "password": "…"),
-//	                       SQL PASSWORD '…' / IDENTIFIED BY '…', curl -u user:password,
-//	                       mysql -p…, sshpass -p …, docker (podman, oc …) login -p …
+//	                       or PASS (DB_PASSWORD=…, --password …, --pass …, password: …,
+//	                       "password": "…"), SQL PASSWORD '…' / IDENTIFIED BY '…', and the
+//	                       passwords of command lines: curl -u (--user) user:password, mysql -p…,
+//	                       sshpass -p …, docker (podman, oc …) login -p …, redis-cli -a …,
+//	                       zip and unzip -P …, 7z -p…, openssl -pass (-passin, -passout) pass:…
+//	                       and -k …, apksigner --ks-pass pass:…, ldapsearch (ldapmodify, ldappasswd
+//	                       …) -w …, htpasswd -b file user …, smbclient (rpcclient, net …)
+//	                       -U user%…, mongosh (mongo, mongodump …) -p …, rabbitmqctl add_user
+//	                       (change_password) user …, Windows' net use \\host\share … and net
+//	                       user name …, keytool (jarsigner) -storepass … -keypass …
 //	secret                 the value assigned to a name ending in SECRET, TOKEN, API_KEY,
-//	                       SECRET_KEY, PRIVATE_KEY, SIGNATURE and a few more
+//	                       SECRET_KEY, PRIVATE_KEY, SIGNATURE and a few more; openssl -K …,
+//	                       and the token of vault login when it is one (long, mixed case, digits)
+//
+// A flag is a password only for the commands that read it so: elsewhere -p
+// is a port or a path (ssh -p 22, redis-cli -p 6379, mkdir -p), and -a, -k,
+// -P, -w mean other things (ls -a, curl -k, scp -P 2222, wc -w; unzip -p
+// pipes). A password given elsewhere (openssl's env:VAR and file:…, keytool's
+// -storepass:env) or prompted for (mysql -p alone, 7z -p, ldapsearch -W,
+// curl -u user, a * to net use) leaves nothing to redact.
 //
 // Assignments keep their name and replace only the value, and are skipped when
 // the value is empty, a variable reference ($TOKEN, ${API_KEY}, {{ .x }}), a

@@ -407,7 +407,7 @@ func TestClassTable(t *testing.T) {
 			{cHex, digit + "abcdef"},
 			{cName, alnum + "_.-"},
 			{cTrig, "=:-,\\"},
-			{cTrigB, "srwgxAenhSpPiId"},
+			{cTrigB, "srwgxAenhSpPiIdv"},
 		} {
 			if c != 0 && in(c, d.set) {
 				want |= d.bit
@@ -422,9 +422,12 @@ func TestClassTable(t *testing.T) {
 	for _, p := range []string{"sk-", "sk_", "rk_", "whsec_", "ghp_", "gho_", "github_pat_", "glpat-", "gldt-",
 		"glrt-", "glptt-", "xoxb-", "xapp-", "AKIA", "ASIA", "ABIA", "ACCA", "AIza", "eyJ", "npm_", "hf_",
 		"hooks.", "SG.", "pypi-", "dop_", "doo_", "dor_", "dckr_", "discord", "password ", "PASSWORD ",
-		"Password ", "identified by ", "IDENTIFIED BY ", "Identified by "} {
+		"Password ", "identified by ", "IDENTIFIED BY ", "Identified by ", "htpasswd", "rabbitmqctl", "net", "vault"} {
 		if class[p[0]]&cTrigB == 0 || second[p[0]]>>(p[1]-64)&1 == 0 {
 			t.Errorf("prefix %q is never tried", p)
+		}
+		if th := third[p[0]]; th != 0 && p[1] == byte(th>>8) && p[2] != byte(th) {
+			t.Errorf("prefix %q is never tried: third[%q] wants %q", p, p[0], byte(th))
 		}
 	}
 }
@@ -437,6 +440,11 @@ func FuzzString(f *testing.F) {
 		"https://hooks.slack.com/services/" + alnum36, "PASSWORD '", "Authorization: Bearer [REDACTED:authorization]x",
 		"DB_PASSWORD=!Xk93", `password: "#f8f8f2"`,
 		"mysql -uroot -pXk93 db", "sshpass -p x ssh -p 22 h", "docker login -u me -p=x",
+		"redis-cli -a Xk93 ping", "redis-cli -u redis://:x@h", "zip -P x a.zip", "7z a -px a.7z",
+		"openssl rsa -passin pass:x -passout env:Y", "openssl enc -k x -K 0a", "ldappasswd -w x -a y -s z",
+		"htpasswd -nbC 10 u x", "smbclient -U 'D\\u%x'", "mongosh -p x", "rabbitmqctl -n n add_user u x",
+		"net use Z: \\\\s\\h x /user:u", "net user u x", "keytool -storepass x -keypass y",
+		"vault login s." + "Xk93mzPq77AbCdEfGhIj", "wget --ask-password x",
 	} {
 		f.Add(s)
 	}

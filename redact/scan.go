@@ -48,7 +48,7 @@ type memo struct {
 	line  [6]span  // lineEnd, by quote, and 5 for none
 	value span     // unquoted values
 	end   span     // to is the index of the next "-----END " at or after from, or -1
-	cmd   cmdWords // the words before the last -p flag (pflagTool)
+	cmd   cmdWords // the words before the last flag that may be a password (flagTool)
 }
 
 type span struct {
@@ -105,6 +105,9 @@ func scan(s string) (string, int) {
 			if i+1 >= len(s) || s[i+1] < 64 || s[i+1] >= 128 || second[s[i]]>>(s[i+1]-64)&1 == 0 {
 				continue
 			}
+			if t := third[s[i]]; t != 0 && s[i+1] == byte(t>>8) && (i+2 >= len(s) || s[i+2] != byte(t)) {
+				continue // http, range, new, value: not a command's name
+			}
 		} else if s[i] == '\\' {
 			// JSON text read as text — a piece of a Codex output cut from
 			// the middle of its string — writes a line break as `\n`: the
@@ -138,14 +141,15 @@ func escapeLetter(c byte) bool { return c == 'n' || c == 't' || c == 'r' || c ==
 // letters). TestClassTable checks it against the prefixes.
 var second = [256]uint64{
 	's': 1 << ('k' - 64),
-	'r': 1 << ('k' - 64),
+	'r': 1<<('k'-64) | 1<<('a'-64),
 	'w': 1 << ('h' - 64),
 	'g': 1<<('h'-64) | 1<<('i'-64) | 1<<('l'-64),
 	'x': 1<<('o'-64) | 1<<('a'-64),
 	'A': 1<<('K'-64) | 1<<('S'-64) | 1<<('B'-64) | 1<<('C'-64) | 1<<('I'-64),
 	'e': 1 << ('y' - 64),
-	'n': 1 << ('p' - 64),
-	'h': 1<<('f'-64) | 1<<('o'-64),
+	'n': 1<<('p'-64) | 1<<('e'-64),
+	'h': 1<<('f'-64) | 1<<('o'-64) | 1<<('t'-64),
+	'v': 1 << ('a' - 64),
 	'S': 1 << ('G' - 64),
 	'p': 1<<('y'-64) | 1<<('a'-64) | 1<<('A'-64),
 	'P': 1<<('a'-64) | 1<<('A'-64),
@@ -153,6 +157,23 @@ var second = [256]uint64{
 	'I': 1<<('d'-64) | 1<<('D'-64),
 	'd': 1<<('o'-64) | 1<<('c'-64) | 1<<('i'-64),
 }
+
+// third holds, for a letter that starts the name of a command whose
+// arguments command reads, the name's second letter (high byte) and third
+// (low byte): the second alone would let through words as common as http,
+// range, new and var. TestClassTable checks it against the names.
+var third = [256]uint16{
+	'h': 't'<<8 | 'p', // htpasswd
+	'r': 'a'<<8 | 'b', // rabbitmqctl
+	'n': 'e'<<8 | 't', // net
+	'v': 'a'<<8 | 'u', // vault
+}
+
+// flagStart holds the letters that can follow the '-' of a flag dash
+// reads (bit b-64 stands for byte b): -u, -p, the letters passwordLetter
+// lists, and the first letters of shortFlag's names (-dest…, -src…).
+const flagStart uint64 = 1<<('u'-64) | 1<<('d'-64) | 1<<('p'-64) | 1<<('a'-64) | 1<<('P'-64) |
+	1<<('k'-64) | 1<<('K'-64) | 1<<('w'-64) | 1<<('s'-64) | 1<<('U'-64)
 
 // worthSep is the cheap look for the separators = : , and -: whether a
 // name that may end in a secret-bearing word stands before it, or what
@@ -164,7 +185,12 @@ func worthSep(s string, i int) bool {
 	c, n := s[i], s[i+1]
 	switch c {
 	case '-':
-		return n == '-' || n == 'u' || n == 'p'
+		if n == '-' {
+			return true
+		}
+		// -u, -dest…, and shortFlag's flags, which follow a blank or a
+		// quote.
+		return n >= 64 && n < 128 && flagStart>>(n-64)&1 != 0 && (i == 0 || isBlank(s[i-1]) || isQuote(s[i-1]))
 	case ',':
 		return i > 0 && isQuote(s[i-1])
 	case ':':
@@ -223,6 +249,10 @@ func (sc *scanner) at(i int) int {
 	case 'i', 'I':
 		if hasFoldAt(s, i, "identified by ") {
 			return sc.sqlLiteral(i+14, "password")
+		}
+	case 'h', 'r', 'n', 'v':
+		if end := sc.command(i); end > 0 {
+			return end
 		}
 	}
 	if start, end, kind := matchToken(&sc.m, s, i); end > start {
@@ -425,8 +455,9 @@ func authorityStop(c byte) bool {
 	return false
 }
 
-// dash handles what starts with '-': PEM blocks, --name value flags and
-// curl's -u/--user user:password.
+// dash handles what starts with '-': PEM blocks, and the flags of a command
+// line that carry a password (--name value here, a single dash in
+// shortFlag).
 func (sc *scanner) dash(i int) int {
 	s := sc.s
 	if hasAt(s, i, "-----BEGIN ") {
@@ -440,13 +471,10 @@ func (sc *scanner) dash(i int) int {
 		return 0
 	}
 	if hasAt(s, i, "-u ") {
-		return sc.userPassword(skipBlank(s, i+3))
-	}
-	if hasAt(s, i, "-p") {
-		return sc.shortPassword(i)
+		return sc.userPassword(skipBlank(s, i+3), ':')
 	}
 	if !hasAt(s, i, "--") {
-		return 0
+		return sc.shortFlag(i)
 	}
 	ns := i + 2
 	ne := run(s, ns, cTok)
@@ -456,40 +484,64 @@ func (sc *scanner) dash(i int) int {
 	name := s[ns:ne]
 	k := skipBlank(s, ne)
 	if name == "user" || name == "proxy-user" {
-		return sc.userPassword(k)
+		return sc.userPassword(k, ':')
 	}
-	if strings.HasPrefix(name, "no-") || k >= len(s) || s[k] == '-' {
-		return 0
+	if strings.HasPrefix(name, "no-") || strings.HasPrefix(name, "ask-") || k >= len(s) || s[k] == '-' {
+		return 0 // --no-password, wget's --ask-password: switches
 	}
-	kind := nameKind(name)
+	// The name with its dashes, as assign reads --pass=…: --pass is a
+	// flag's name (redis-cli's), a bare "pass" is not.
+	kind := nameKind(s[i:ne])
 	if kind == "" || kind == "authorization" || kind == "cookie" || kind == "signature" {
 		return 0
+	}
+	if kind == "password" {
+		var ok bool
+		if k, ok = passSource(s, k, true); !ok {
+			return 0 // apksigner --ks-pass env:VAR names where the password is
+		}
 	}
 	return sc.value(k, ' ', kind, false, false, false, "")
 }
 
-// shortPassword redacts the value of the -p flag at s[i] for the few
-// commands whose -p takes a password: mysql's and mariadb's tools
-// (-p<password>, attached: a word after "-p " is the database), sshpass -p,
-// and the -p of a login subcommand (docker, podman or helm registry login,
-// oc login, cf login). Anywhere else -p is a port, a path or a flag without
-// a value (mkdir -p, ls -p, docker run -p 8080:80): it stays.
-func (sc *scanner) shortPassword(i int) int {
+// shortFlag redacts the value of the single-dash flag at s[i] when it is a
+// password: openssl's -pass, -passin and -passout pass:…, keytool's and
+// jarsigner's -storepass, -keypass (and their -src and -dest forms), and a
+// letter that the command it belongs to reads as its password (see
+// flagPassword).
+func (sc *scanner) shortFlag(i int) int {
 	s := sc.s
+	if ne := run(s, i+1, cTok); ne < len(s) && isBlank(s[ne]) {
+		k := skipBlank(s, ne)
+		switch s[i+1 : ne] {
+		case "pass", "passin", "passout":
+			if k, ok := passSource(s, k, false); ok {
+				return sc.value(k, ' ', "password", false, false, false, "")
+			}
+		case "storepass", "keypass", "srcstorepass", "deststorepass", "srckeypass", "destkeypass":
+			if k < len(s) && s[k] != '-' {
+				return sc.value(k, ' ', "password", false, false, false, "")
+			}
+			return 0
+		}
+	}
 	k := i + 2
-	if k >= len(s) {
+	if k >= len(s) || !passwordLetter(s[i+1]) {
 		return 0
 	}
-	tool := sc.m.pflagTool(s, i)
+	form, kind := flagPassword(sc.m.flagTool(s, i), s[i+1])
 	switch {
-	case tool == "":
+	case form == 0:
 		return 0
 	case !isBlank(s[k]):
+		if form&fAttached == 0 {
+			return 0
+		}
 		// -p<password>, and -p=<password> to docker's flag parser.
-		if s[k] == '=' && tool != "mysql" {
+		if s[k] == '=' && form&fSeparate != 0 {
 			k++
 		}
-	case tool == "mysql":
+	case form&fSeparate == 0:
 		return 0 // mysql -p prompts; a word after it is the database
 	default:
 		k = skipBlank(s, k)
@@ -497,24 +549,122 @@ func (sc *scanner) shortPassword(i int) int {
 			return 0
 		}
 	}
-	if tool == "mysql" && portMapping(s, k) {
+	if portMapping(s, k) {
 		return 0 // docker run --name mysql -p3306:3306
 	}
-	return sc.value(k, ' ', "password", false, false, false, "")
+	if form&fUserPct != 0 {
+		return sc.userPassword(k, '%')
+	}
+	return sc.value(k, ' ', kind, false, false, false, "")
 }
 
-// pflagTool names the command a -p flag at s[i] belongs to when that -p
-// takes a password: "mysql", "sshpass" or "login"; or "". It reads the
-// words before the flag back to the start of the command (a line, ;, |, &,
-// a subshell): the nearest of a mysql or mariadb tool, a login subcommand,
-// and sshpass with only flags after it.
-func (m *memo) pflagTool(s string, i int) string {
+// How a flag takes a password (flagPassword).
+const (
+	fAttached = 1 << iota // -p<password>
+	fSeparate             // -p <password>
+	fUserPct              // -U user%password
+)
+
+// passwordLetter reports whether some command reads the flag -c as its
+// password (see flagPassword): the cheap look before finding the command.
+func passwordLetter(c byte) bool {
+	switch c {
+	case 'p', 'a', 'P', 'k', 'K', 'w', 's', 'U':
+		return true
+	}
+	return false
+}
+
+// flagPassword says how the short flag -c of tool (as flagTool names the
+// command) takes a password, and the kind of secret it is; form is 0 when
+// it takes none. It is the one list of such flags: each letter is a port,
+// a path or a switch to other commands (ssh -p 22, redis-cli -p 6379, scp
+// -P 2222, unzip -p, curl -k, wc -w, mkdir -p), so a flag is a password
+// only for the commands named here.
+func flagPassword(tool string, c byte) (form int, kind string) {
+	kind = "password"
+	switch tool {
+	case "mysql", "7z":
+		if c == 'p' {
+			return fAttached, kind // a word after mysql's -p is the database; 7z -p alone prompts
+		}
+	case "sshpass", "login", "mongo":
+		if c == 'p' {
+			return fAttached | fSeparate, kind
+		}
+	case "redis-cli":
+		if c == 'a' {
+			return fSeparate, kind
+		}
+	case "zip":
+		if c == 'P' {
+			return fSeparate, kind
+		}
+	case "openssl":
+		switch c {
+		case 'k':
+			return fSeparate, kind // enc -k password
+		case 'K':
+			return fSeparate, "secret" // enc -K key, in hex
+		}
+	case "ldap":
+		if c == 'w' {
+			return fAttached | fSeparate, kind
+		}
+	case "ldappasswd":
+		if c == 'w' || c == 'a' || c == 's' {
+			return fAttached | fSeparate, kind // the bind, the old and the new password
+		}
+	case "smb":
+		if c == 'U' {
+			return fAttached | fSeparate | fUserPct, kind
+		}
+	}
+	return 0, ""
+}
+
+// toolOf names the command w as flagPassword knows it, or "". w is a
+// word of a command line, without its path; s[b] starts that word.
+func toolOf(s string, b int, w string) string {
+	w = strings.TrimSuffix(w, ".exe")
+	switch w {
+	case "sshpass", "redis-cli", "openssl", "zip", "ldappasswd":
+		return w
+	case "login":
+		if wordBefore(s, b) {
+			return w // docker login, not login(1)'s -p
+		}
+	case "7z", "7za", "7zr", "7zz":
+		return "7z"
+	case "valkey-cli", "keydb-cli":
+		return "redis-cli"
+	case "unzip":
+		return "zip"
+	case "mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport", "mongostat", "mongotop", "mongofiles":
+		return "mongo" // not mongod or mongos, whose -p is nothing
+	case "ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapmodrdn", "ldapcompare", "ldapwhoami", "ldapexop":
+		return "ldap"
+	case "smbclient", "rpcclient", "smbcacls", "smbget", "smbtree", "net":
+		return "smb"
+	}
+	if strings.HasPrefix(w, "mysql") || strings.HasPrefix(w, "mariadb") {
+		return "mysql"
+	}
+	return ""
+}
+
+// flagTool names the command a short flag at s[i] belongs to, as toolOf
+// names it, or "". It reads the words before the flag back to the start of
+// the command (a line, ;, |, &, a subshell) and takes the nearest command
+// toolOf knows, except sshpass when a word not a flag stands between
+// (sshpass -d 3 -p …, not sshpass -e ssh -p 22).
+func (m *memo) flagTool(s string, i int) string {
 	// fw is the start of the flag's word (-p or '-p…').
 	fw := i
 	for fw > 0 && !wordStop(s[fw-1]) {
 		fw--
 	}
-	c := cmdWords{at: fw, mysql: -1, login: -1, sshpass: -1, nonFlag: -1}
+	c := cmdWords{at: fw, toolAt: -1, nonFlag: -1}
 	prev := &m.cmd
 	for e := fw; ; {
 		for e > 0 && (s[e-1] == ' ' || s[e-1] == '\t') {
@@ -537,25 +687,20 @@ func (m *memo) pflagTool(s string, i int) string {
 	}
 	*prev = c
 	prev.ok = true
-	tool, at := "", -1
-	if c.mysql > at {
-		tool, at = "mysql", c.mysql
+	if c.tool == "sshpass" && c.nonFlag != c.toolAt {
+		return ""
 	}
-	if c.login > at {
-		tool, at = "login", c.login
-	}
-	if c.sshpass > at && c.nonFlag == c.sshpass {
-		tool = "sshpass" // sshpass -d 3 -p …, not sshpass -e ssh -p 22
-	}
-	return tool
+	return c.tool
 }
 
-// cmdWords is what pflagTool read of the words of a command that start
-// before at: the start of the nearest word of each kind, or -1.
+// cmdWords is what flagTool read of the words of a command that start
+// before at: the nearest command toolOf knows and the nearest word that is
+// not a flag, their starts -1 when there is none.
 type cmdWords struct {
-	ok                             bool
-	at                             int
-	mysql, login, sshpass, nonFlag int
+	ok              bool
+	at              int
+	tool            string
+	toolAt, nonFlag int
 }
 
 // add reads the word s[b:e], nearer to at than any read before.
@@ -570,15 +715,12 @@ func (c *cmdWords) add(s string, b, e int) {
 	if t > b && s[t-1] == '\\' && t < e && escapeLetter(s[t]) {
 		t++
 	}
-	w := s[t:e]
-	if c.mysql < 0 && (strings.HasPrefix(w, "mysql") || strings.HasPrefix(w, "mariadb")) {
-		c.mysql = b
-	}
-	if c.login < 0 && w == "login" && wordBefore(s, b) {
-		c.login = b // docker login, not login(1)'s -p
-	}
-	if c.sshpass < 0 && w == "sshpass" {
-		c.sshpass = b
+	// A name after '=' or after a long option is that option's value:
+	// docker run --name mongo -p 27017, --name=mongo.
+	if c.toolAt < 0 && (t == b || s[t-1] != '=') && !optionValue(s, b) {
+		if tool := toolOf(s, b, s[t:e]); tool != "" {
+			c.tool, c.toolAt = tool, b
+		}
 	}
 	if c.nonFlag < 0 && s[b] != '-' {
 		c.nonFlag = b
@@ -587,12 +729,27 @@ func (c *cmdWords) add(s string, b, e int) {
 
 // merge completes c with p, the reading of the words before p.at.
 func (c *cmdWords) merge(p *cmdWords) {
-	for _, f := range [...]struct{ to, from *int }{{&c.mysql, &p.mysql}, {&c.login, &p.login},
-		{&c.sshpass, &p.sshpass}, {&c.nonFlag, &p.nonFlag}} {
-		if *f.to < 0 {
-			*f.to = *f.from
-		}
+	if c.toolAt < 0 {
+		c.tool, c.toolAt = p.tool, p.toolAt
 	}
+	if c.nonFlag < 0 {
+		c.nonFlag = p.nonFlag
+	}
+}
+
+// optionValue reports whether the word before s[b] in its command is a
+// long option without its value (--name, not --rm=true nor the -- that
+// ends the options), whose value the word at s[b] then is.
+func optionValue(s string, b int) bool {
+	for b > 0 && (s[b-1] == ' ' || s[b-1] == '\t') {
+		b--
+	}
+	p := b
+	for p > 0 && !wordStop(s[p-1]) {
+		p--
+	}
+	w := s[p:b]
+	return len(w) > 2 && w[0] == '-' && w[1] == '-' && strings.IndexByte(w, '=') < 0
 }
 
 // wordStop reports whether c ends a word of a command: a blank or a
@@ -629,8 +786,26 @@ func portMapping(s string, k int) bool {
 	return colon
 }
 
-// userPassword redacts the password of curl's user:password at s[k].
-func (sc *scanner) userPassword(k int) int {
+// passSource reads the password argument of openssl's -pass, -passin and
+// -passout, or of apksigner's --ks-pass, at s[k]: pass:<password> holds the
+// password, which starts at the index returned; env:VAR, file:PATH, fd:N
+// and stdin say where to read it, ok false. Any other word is the password
+// itself when plain is true.
+func passSource(s string, k int, plain bool) (start int, ok bool) {
+	j := k + len(quoteAt(s, k))
+	switch {
+	case hasAt(s, j, "pass:"):
+		return j + 5, true
+	case hasAt(s, j, "env:"), hasAt(s, j, "file:"), hasAt(s, j, "fd:"), hasAt(s, j, "stdin"):
+		return k, false
+	}
+	return k, plain
+}
+
+// userPassword redacts the password of user<sep>password at s[k]: curl's
+// -u and --user user:password, smbclient's -U user%password (whose user
+// may be DOMAIN\user).
+func (sc *scanner) userPassword(k int, sep byte) int {
 	s := sc.s
 	if q := quoteAt(s, k); q != "" {
 		k += len(q)
@@ -639,13 +814,17 @@ func (sc *scanner) userPassword(k int) int {
 		return 0 // -u sk_test_…: the token was the user, redacted already
 	}
 	u := k
-	for u < len(s) && !isBlank(s[u]) && !isQuote(s[u]) && s[u] != ':' && s[u] != '@' && s[u] != '\\' && s[u] != '/' {
+	for u < len(s) && !isBlank(s[u]) && !isQuote(s[u]) && s[u] != sep &&
+		(sep != ':' || (s[u] != '@' && s[u] != '\\' && s[u] != '/')) {
 		u++
 	}
-	if u == k || u >= len(s) || s[u] != ':' {
+	if u == k || u >= len(s) || s[u] != sep {
 		return 0
 	}
 	ps := u + 1
+	if hasAt(s, ps, "//") {
+		return 0 // -u redis://user:password@host: url keeps the user and the host
+	}
 	pe := ps
 	for pe < len(s) && !isBlank(s[pe]) && !isQuote(s[pe]) && s[pe] != '\\' {
 		pe++
@@ -654,6 +833,244 @@ func (sc *scanner) userPassword(k int) int {
 		return 0 // docker -u 1000:1000
 	}
 	return sc.emit(ps, pe, "password")
+}
+
+// maxArgs and maxArg bound how far command reads a command line: the
+// words of the commands it knows are few and short, and the bounds keep a
+// text of their names linear.
+const (
+	maxArgs = 16
+	maxArg  = 1024
+)
+
+// command redacts the password that the command named at s[i] takes as an
+// argument rather than as a flag's value: htpasswd -b's, rabbitmqctl
+// add_user's, change_password's and authenticate_user's, net use's and net
+// user's (Windows), and the token of vault login when it reads as one. It
+// returns 0 when s[i] names none of them.
+func (sc *scanner) command(i int) int {
+	s := sc.s
+	var name string
+	switch s[i] {
+	case 'h':
+		name = "htpasswd"
+	case 'r':
+		name = "rabbitmqctl"
+	case 'n':
+		name = "net"
+	case 'v':
+		name = "vault"
+	}
+	e := i + len(name)
+	if !hasAt(s, i, name) || (i > 0 && !cmdStart(s, i)) {
+		return 0
+	}
+	if hasAt(s, e, ".exe") {
+		e += 4
+	}
+	if e >= len(s) || (s[e] != ' ' && s[e] != '\t') {
+		return 0
+	}
+	switch name {
+	case "htpasswd":
+		return sc.htpasswd(e)
+	case "rabbitmqctl":
+		return sc.rabbitmqctl(e)
+	case "net":
+		if cmdPosition(s, i) {
+			return sc.net(e) // not "the net user count"
+		}
+	case "vault":
+		return sc.vaultLogin(e)
+	}
+	return 0
+}
+
+// cmdStart reports whether a command name can start at s[i]: after
+// anything but a byte of a name or '=' (a blank, a separator of commands, a
+// quote, a path, a diff's +, grep's file:line:), or after an escaped line
+// break.
+func cmdStart(s string, i int) bool {
+	c := s[i-1]
+	if class[c]&cName == 0 && c != '=' {
+		return true
+	}
+	return i > 1 && s[i-2] == '\\' && escapeLetter(c)
+}
+
+// cmdPosition reports whether the word at s[i] is the first of its
+// command: only blanks stand between it and the start of the text, a line,
+// a separator of commands, or a prompt or trace (C:\> , $ , set -x's + ).
+func cmdPosition(s string, i int) bool {
+	for i > 0 && (s[i-1] == ' ' || s[i-1] == '\t') {
+		i--
+	}
+	return i == 0 || cmdStart(s, i) || strings.IndexByte("+$>#", s[i-1]) >= 0
+}
+
+// nextArg returns the bounds of the argument of a command line after s[k],
+// or b == e at the end of the command (or past maxArg bytes). A quoted
+// argument runs to its closing quote.
+func nextArg(s string, k int) (b, e int) {
+	b = skipBlank(s, k)
+	if b < len(s) && isQuote(s[b]) {
+		if c := indexWithin(s, b+1, s[b:b+1], maxArg); c >= 0 {
+			return b, c + 1
+		}
+	}
+	e = b
+	for e < len(s) && !wordStop(s[e]) {
+		if e-b == maxArg {
+			return b, b
+		}
+		e++
+	}
+	return b, e
+}
+
+// htpasswd redacts the password of htpasswd -b [-c…] file user password
+// (or -nb user password); s[k] follows the command's name. Without -b the
+// password is prompted for, and the last word is the user.
+func (sc *scanner) htpasswd(k int) int {
+	s := sc.s
+	batch, noFile, pos := false, false, 0
+	for n := 0; n < maxArgs; n++ {
+		b, e := nextArg(s, k)
+		if b == e {
+			return 0
+		}
+		k = e
+		if s[b] == '-' {
+			f := s[b+1 : e]
+			batch = batch || strings.IndexByte(f, 'b') >= 0
+			noFile = noFile || strings.IndexByte(f, 'n') >= 0
+			if strings.HasSuffix(f, "C") || strings.HasSuffix(f, "r") {
+				_, k = nextArg(s, k) // -C cost, -r rounds
+			}
+			continue
+		}
+		if pos++; pos == 3 || (pos == 2 && noFile) {
+			if !batch {
+				return 0
+			}
+			return sc.value(b, ' ', "password", false, false, false, "")
+		}
+	}
+	return 0
+}
+
+// rabbitmqctl redacts the password of rabbitmqctl add_user (and
+// change_password, authenticate_user) user password; s[k] follows the
+// command's name.
+func (sc *scanner) rabbitmqctl(k int) int {
+	s := sc.s
+	sub, pos := false, 0
+	for n := 0; n < maxArgs; n++ {
+		b, e := nextArg(s, k)
+		if b == e {
+			return 0
+		}
+		k = e
+		w := s[b:e]
+		switch {
+		case w[0] == '-':
+			if !sub && (w == "-n" || w == "--node" || w == "-t" || w == "--timeout") {
+				_, k = nextArg(s, k)
+			}
+		case !sub:
+			if w != "add_user" && w != "change_password" && w != "authenticate_user" {
+				return 0
+			}
+			sub = true
+		default:
+			if pos++; pos == 2 {
+				return sc.value(b, ' ', "password", false, false, false, "")
+			}
+		}
+	}
+	return 0
+}
+
+// net redacts the password of Windows' net use [device] \\host\share
+// password and net user name password; s[k] follows the command's name.
+// Options start with '/' (/user:name, /persistent:no); a password of * is
+// prompted for.
+func (sc *scanner) net(k int) int {
+	s := sc.s
+	b, e := nextArg(s, k)
+	sub := s[b:e]
+	if sub != "use" && sub != "user" {
+		return 0
+	}
+	k = e
+	var args [3]int // the starts of the first arguments that are not options
+	n := 0
+	for w := 0; w < maxArgs && n < len(args); w++ {
+		b, e := nextArg(s, k)
+		if b == e {
+			break
+		}
+		k = e
+		if s[b] == '/' && !hasAt(s, b, "//") {
+			continue
+		}
+		args[n] = b
+		n++
+	}
+	at := 1 // net user name password
+	if sub == "use" {
+		if n > 0 && netDevice(s, args[0]) {
+			args[0], args[1], args[2] = args[1], args[2], 0
+			n--
+		}
+		if n < 2 || !(hasAt(s, args[0], `\\`) || hasAt(s, args[0], "//")) {
+			return 0
+		}
+	}
+	if n <= at {
+		return 0
+	}
+	return sc.value(args[at], ' ', "password", false, false, false, "")
+}
+
+// netDevice reports whether the argument at s[b] is the device of net use:
+// Z:, LPT1:, or * for the next free one.
+func netDevice(s string, b int) bool {
+	_, e := nextArg(s, b)
+	w := s[b:e]
+	return w == "*" || (len(w) >= 2 && len(w) <= 5 && w[len(w)-1] == ':' && letters(w[:1]))
+}
+
+// vaultLogin redacts the token of vault login TOKEN when it is shaped
+// like one (long, of mixed case and digits); s[k] follows the command's
+// name. The key=value pairs of other methods are assignments, which the
+// main loop reads (password=…).
+func (sc *scanner) vaultLogin(k int) int {
+	s := sc.s
+	b, e := nextArg(s, k)
+	if s[b:e] != "login" {
+		return 0
+	}
+	k = e
+	for n := 0; n < maxArgs; n++ {
+		b, e := nextArg(s, k)
+		if b == e {
+			return 0
+		}
+		k = e
+		if s[b] == '-' || strings.IndexByte(s[b:e], '=') >= 0 {
+			continue
+		}
+		v := s[b:e]
+		if q := quoteAt(v, 0); q != "" && len(v) >= 2*len(q) {
+			v = v[len(q) : len(v)-len(q)]
+		}
+		if len(v) < 16 || run(v, 0, cName) != len(v) || !mixedCase(v) {
+			return 0
+		}
+		return sc.value(b, ' ', "secret", false, false, false, "")
+	}
+	return 0
 }
 
 // pemBegin redacts a PEM private key block from its BEGIN line through its

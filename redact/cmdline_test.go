@@ -1,0 +1,195 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// commandLines are passwords given on the command lines of common tools,
+// with what the redactor must make of them, and near misses that must stay
+// as they are: a flag that is a port, a path or a switch to another command,
+// a password that is prompted for or read from elsewhere.
+func commandLines() []struct{ cmd, want string } {
+	pw, sec := r("password"), r("secret")
+	// Vault tokens are assembled at run time so that the repository holds
+	// no string a secret scanner would flag.
+	hvs := "hvs." + "CAESIXk93mzPq77" + strings.Repeat("AbCdEfGhIjKl", 7)
+	legacy := "s." + "Xk93mzPq77" + "AbCdEfGhIjKlMn"
+	return []struct{ cmd, want string }{
+		// redis-cli (and valkey-cli): -a, --pass, -u with a URL.
+		{"redis-cli -a Xk93mzPq77 ping", "redis-cli -a " + pw + " ping"},
+		{"redis-cli -h cache -p 6379 -a Xk93mzPq77 --no-auth-warning info", "redis-cli -h cache -p 6379 -a " + pw + " --no-auth-warning info"},
+		{"docker exec -it cache redis-cli -a 'Xk93mzPq77' ping", "docker exec -it cache redis-cli -a '" + pw + "' ping"},
+		{"valkey-cli -a Xk93mzPq77 ping", "valkey-cli -a " + pw + " ping"},
+		{"redis-cli --pass Xk93mzPq77 ping", "redis-cli --pass " + pw + " ping"},
+		{"redis-cli -u redis://default:Xk93mzPq77@cache:6379 ping", "redis-cli -u redis://default:" + r("url_password") + "@cache:6379 ping"},
+		{"redis-cli -u redis://:Xk93mzPq77@cache:6379/0 ping", "redis-cli -u redis://:" + r("url_password") + "@cache:6379/0 ping"},
+		{"redis-cli -h cache -p 6379 ping", ""},
+		{"redis-cli -a $REDIS_PASSWORD ping", ""},
+		{"git add -A; ls -a; cp -a src dst", ""},
+		{"curl -sS -a -o out https://example.com", ""},
+
+		// zip, unzip -P; 7z -p<password>.
+		{"zip -e -P Xk93mzPq77 -r out.zip dir", "zip -e -P " + pw + " -r out.zip dir"},
+		{"unzip -P Xk93mzPq77 out.zip -d dir", "unzip -P " + pw + " out.zip -d dir"},
+		{"7z a -pXk93mzPq77 -mhe=on out.7z dir", "7z a -p" + pw + " -mhe=on out.7z dir"},
+		{"7za x -pXk93mzPq77 out.7z", "7za x -p" + pw + " out.7z"},
+		{"unzip -p out.zip a.txt | head", ""},
+		{"7z a -p out.7z dir", ""},
+		{"gzip -P 4 a", ""},
+		{"scp -P 2222 a.txt host:/tmp", ""},
+		{"docker run --name zip -P nginx", ""},
+
+		// openssl: -pass, -passin, -passout pass:…, enc -k and -K.
+		{"openssl rsa -in k.pem -passin pass:Xk93mzPq77 -out o.pem", "openssl rsa -in k.pem -passin pass:" + pw + " -out o.pem"},
+		{"openssl pkcs12 -export -in c.pem -passout pass:Xk93mzPq77 -out c.p12", "openssl pkcs12 -export -in c.pem -passout pass:" + pw + " -out c.p12"},
+		{"openssl enc -aes-256-cbc -pbkdf2 -pass pass:Xk93mzPq77 -in a -out b", "openssl enc -aes-256-cbc -pbkdf2 -pass pass:" + pw + " -in a -out b"},
+		{"openssl enc -aes-256-cbc -k Xk93mzPq77 -in a -out b", "openssl enc -aes-256-cbc -k " + pw + " -in a -out b"},
+		{"openssl enc -d -aes-128-cbc -K 00112233445566778899aabbccddeeff -iv 01 -in a", "openssl enc -d -aes-128-cbc -K " + sec + " -iv 01 -in a"},
+		{"openssl rsa -in k.pem -passin env:KEY_PW -out o.pem", ""},
+		{"openssl rsa -in k.pem -passin file:pw.txt -passout stdin", ""},
+		{"openssl rsa -in k.pem -passin pass:$KEY_PW", ""},
+		{"openssl req -new -key k.pem -out r.csr", ""},
+		{"curl -k https://localhost:8443", ""},
+		{"apksigner sign --ks k.jks --ks-pass pass:Xk93mzPq77 a.apk", "apksigner sign --ks k.jks --ks-pass pass:" + pw + " a.apk"},
+		{"apksigner sign --ks k.jks --ks-pass env:KS_PW a.apk", ""},
+
+		// curl -u and --user user:password; a user alone is prompted for.
+		{"curl -u admin:Xk93mzPq77 https://example.com", "curl -u admin:" + pw + " https://example.com"},
+		{"curl --user admin:Xk93mzPq77 https://example.com", "curl --user admin:" + pw + " https://example.com"},
+		{"curl -u admin https://example.com", ""},
+
+		// wget.
+		{"wget --user=me --password=Xk93mzPq77 https://example.com/f", "wget --user=me --password=" + pw + " https://example.com/f"},
+		{"wget --http-password=Xk93mzPq77 https://example.com/f", "wget --http-password=" + pw + " https://example.com/f"},
+		{"wget --ftp-password=Xk93mzPq77 ftp://example.com/f", "wget --ftp-password=" + pw + " ftp://example.com/f"},
+		{"wget --ask-password https://example.com/f", ""},
+
+		// OpenLDAP's tools: -w; ldappasswd's -a and -s too.
+		{"ldapsearch -x -H ldap://dc -D cn=admin,dc=x -w Xk93mzPq77 -b dc=x", "ldapsearch -x -H ldap://dc -D cn=admin,dc=x -w " + pw + " -b dc=x"},
+		{"ldapmodify -x -D cn=admin,dc=x -wXk93mzPq77 -f a.ldif", "ldapmodify -x -D cn=admin,dc=x -w" + pw + " -f a.ldif"},
+		{"ldappasswd -x -D cn=admin -w Xk93mzPq77 -a Old93mzPq77 -s New93mzPq77 uid=a", "ldappasswd -x -D cn=admin -w " + pw + " -a " + pw + " -s " + pw + " uid=a"},
+		{"ldapsearch -x -W -b dc=x", ""},
+		{"wc -w a.txt; grep -w word a.txt; curl -w '%{http_code}' https://example.com", ""},
+
+		// htpasswd -b: the password is the last word.
+		{"htpasswd -b .htpasswd alice Xk93mzPq77", "htpasswd -b .htpasswd alice " + pw},
+		{"htpasswd -cbB /etc/nginx/.htpasswd alice Xk93mzPq77", "htpasswd -cbB /etc/nginx/.htpasswd alice " + pw},
+		{"htpasswd -B -C 12 -b .htpasswd alice Xk93mzPq77", "htpasswd -B -C 12 -b .htpasswd alice " + pw},
+		{"htpasswd -nb alice Xk93mzPq77 > .htpasswd", "htpasswd -nb alice " + pw + " > .htpasswd"},
+		{"htpasswd -c .htpasswd alice", ""},
+		{"htpasswd -n alice", ""},
+
+		// Samba's tools: -U user%password.
+		{"smbclient //srv/share -U alice%Xk93mzPq77 -c ls", "smbclient //srv/share -U alice%" + pw + " -c ls"},
+		{`smbclient //srv/share -U 'CORP\alice%Xk93mzPq77' -c ls`, `smbclient //srv/share -U 'CORP\alice%` + pw + `' -c ls`},
+		{"net ads join -U admin%Xk93mzPq77", "net ads join -U admin%" + pw},
+		{"smbclient //srv/share -U alice -c ls", ""},
+		{"smbclient -L //srv -U%", ""},
+
+		// MongoDB's shells and tools: -p and --password; mongod's port is --port.
+		{"mongosh -u admin -p Xk93mzPq77 --authenticationDatabase admin", "mongosh -u admin -p " + pw + " --authenticationDatabase admin"},
+		{"mongodump -u admin -pXk93mzPq77 --db app", "mongodump -u admin -p" + pw + " --db app"},
+		{"mongo --password Xk93mzPq77 app", "mongo --password " + pw + " app"},
+		{"mongosh -u admin -p --authenticationDatabase admin", ""},
+		{"mongod --port 27017 --dbpath /data", ""},
+		{"docker run -d --name mongo -p 27017 mongo:7", ""},
+		{"docker run -d --name mongo -p 27017:27017 mongo:7", ""},
+
+		// psql's conninfo and URL.
+		{`psql "host=db user=app password=Xk93mzPq77 dbname=app"`, `psql "host=db user=app password=` + pw + ` dbname=app"`},
+		{`psql "postgresql://app:Xk93mzPq77@db:5432/app"`, `psql "postgresql://app:` + r("url_password") + `@db:5432/app"`},
+		{"psql -h db -p 5432 -U app app", ""},
+
+		// rabbitmqctl add_user, change_password.
+		{"rabbitmqctl add_user alice Xk93mzPq77", "rabbitmqctl add_user alice " + pw},
+		{"rabbitmqctl -n rabbit@mq change_password alice Xk93mzPq77", "rabbitmqctl -n rabbit@mq change_password alice " + pw},
+		{"docker exec mq rabbitmqctl add_user alice 'Xk93 mzPq77'", "docker exec mq rabbitmqctl add_user alice '" + pw + "'"},
+		{"rabbitmqctl add_user alice", ""},
+		{"rabbitmqctl delete_user alice; rabbitmqctl list_users", ""},
+
+		// Windows' net use and net user.
+		{`net use Z: \\srv\share Xk93mzPq77 /user:CORP\alice /persistent:no`, `net use Z: \\srv\share ` + pw + ` /user:CORP\alice /persistent:no`},
+		{`net use \\srv\share /user:alice Xk93mzPq77`, `net use \\srv\share /user:alice ` + pw},
+		{"net user alice Xk93mzPq77 /add", "net user alice " + pw + " /add"},
+		{`net use Z: \\srv\share * /user:alice`, ""},
+		{"net use Z: /delete; net user alice /delete", ""},
+		{"the net user count grew; net use of it too", ""},
+
+		// keytool and jarsigner.
+		{"keytool -genkeypair -alias a -keystore k.jks -storepass Xk93mzPq77 -keypass Xk93mzPq78", "keytool -genkeypair -alias a -keystore k.jks -storepass " + pw + " -keypass " + pw},
+		{"keytool -importkeystore -srcstorepass Xk93mzPq77 -deststorepass Xk93mzPq78", "keytool -importkeystore -srcstorepass " + pw + " -deststorepass " + pw},
+		{"keytool -list -keystore k.jks -storepass:env KS_PW", ""},
+
+		// vault login TOKEN, when it reads as one.
+		{"vault login " + hvs, "vault login " + sec},
+		{"vault login " + legacy, "vault login " + sec},
+		{"vault login -method=userpass username=alice password=Xk93mzPq77", "vault login -method=userpass username=alice password=" + pw},
+		{"vault login -method=github", ""},
+		{"vault login -", ""},
+		{"vault login token_value_here", ""},
+		{"vault kv get secret/app", ""},
+
+		// The -p of others.
+		{"ssh -p 2222 host; mkdir -p a/b; docker run -p 8080:80 nginx", ""},
+	}
+}
+
+func TestCommandLinePasswords(t *testing.T) {
+	pre := readFile(t, "testdata/pretooluse-bash.json")
+	post := readFile(t, "testdata/posttooluse-bash.json")
+	codex := readFile(t, "testdata/codex-posttooluse-bash.json")
+	for _, c := range commandLines() {
+		want := c.want
+		if want == "" {
+			want = c.cmd
+		}
+		if got, _ := String(c.cmd); got != want {
+			t.Errorf("String(%q)\n got %q\nwant %q", c.cmd, got, want)
+		}
+		// In the payloads of a Bash call: its command, and the command
+		// echoed in its output (set -x).
+		for _, p := range []struct {
+			name, old string
+			raw       []byte
+			field     func(map[string]any) any
+			text      func(cmd string) string
+		}{
+			{"PreToolUse command", `"go vet ./... 2>&1; exit 3"`, pre,
+				func(m map[string]any) any { return m["tool_input"].(map[string]any)["command"] },
+				func(cmd string) string { return cmd }},
+			{"PostToolUse stdout", `"stdout":"2"`, post,
+				func(m map[string]any) any { return m["tool_response"].(map[string]any)["stdout"] },
+				func(cmd string) string { return "+ " + cmd + "\n2" }},
+			{"Codex PostToolUse output", `"tool_response":"hi.txt\n"`, codex,
+				func(m map[string]any) any { return m["tool_response"] },
+				func(cmd string) string { return "+ " + cmd + "\nhi.txt\n" }},
+		} {
+			lit, _ := json.Marshal(p.text(c.cmd))
+			repl := string(lit)
+			if i := strings.IndexByte(p.old, ':'); p.old[0] == '"' && i > 0 && p.old[i-1] == '"' {
+				repl = p.old[:i+1] + repl // keep the key
+			}
+			in := bytes.Replace(p.raw, []byte(p.old), []byte(repl), 1)
+			if bytes.Equal(in, p.raw) {
+				t.Fatalf("%s: %s not in the payload", p.name, p.old)
+			}
+			got, n := JSON(in)
+			if c.want == "" {
+				if n != 0 || !bytes.Equal(got, in) {
+					t.Errorf("%s: %q changed:\n%s", p.name, c.cmd, got)
+				}
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal(got, &m); err != nil {
+				t.Fatalf("%s: %v in %s", p.name, err, got)
+			}
+			if v := p.field(m); v != p.text(want) {
+				t.Errorf("%s: %q\n got %q\nwant %q", p.name, c.cmd, v, p.text(want))
+			}
+		}
+	}
+}
