@@ -68,6 +68,12 @@ func Samples() []Sample {
 		{"private_key", pemKey, pemBody[:40]},
 		{"url_password", "postgres://app:Pw7Xq2Zr9Lm4@db.example.com:5432/app", "Pw7Xq2Zr9Lm4"},
 		{"password", "DB_PASSWORD=Hv8Rq3Xz7Wm2", "Hv8Rq3Xz7Wm2"},
+		// Passwords on the command lines of tools: a flag's value, a
+		// flag's pass: argument, a positional argument, user%password.
+		{"password", "redis-cli -a Rq7Xw2Zk9Lm4 ping", "Rq7Xw2Zk9Lm4"},
+		{"password", "openssl rsa -in k.pem -passin pass:Hq4Zx8Wr2Nv6 -out o.pem", "Hq4Zx8Wr2Nv6"},
+		{"password", "htpasswd -b .htpasswd alice Vm3Lq9Xt5Rz8", "Vm3Lq9Xt5Rz8"},
+		{"password", "smbclient //srv/share -U alice%Jw6Pk2Zr8Xq4 -c ls", "Jw6Pk2Zr8Xq4"},
 		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
 	}
 }
