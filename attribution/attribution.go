@@ -211,6 +211,13 @@ type Session struct {
 	// transcript's usage is imported.
 	Usage *Usage      `json:"usage,omitempty"`
 	Turns []TurnUsage `json:"turns,omitempty"`
+	// SharedPrompts are the main agent's prompts (by prompt id) that more
+	// than one source reported — a hook and a transcript or rollout —,
+	// with what reported each, in the order they were first reported
+	// twice: a prompt counts once (Counts.Prompts), and Sources.Copy
+	// tells the events that copy the hook's. Prompts one source alone
+	// reported are left out.
+	SharedPrompts []PromptSources `json:"shared_prompts,omitempty"`
 	// Shape is how the session split its work among agents (single,
 	// chain, fan-out, orchestrator-workers); nil only in a model stored
 	// before shapes were derived.
@@ -362,7 +369,13 @@ type Agent struct {
 	// events that carried one: the client's own trace, when its telemetry
 	// is on.
 	Traceparent string `json:"traceparent,omitempty"`
-	Events      int    `json:"events"`
+	// StartSources and StopSources say what reported the subagent's start
+	// (SubagentStart) and its stop (SubagentStop): hooks, its
+	// transcript, or both (Sources.Copy tells an event that copies a
+	// hook's).
+	StartSources Sources `json:"start_sources,omitempty"`
+	StopSources  Sources `json:"stop_sources,omitempty"`
+	Events       int     `json:"events"`
 	// ToolCount counts the agent's own calls (not its subagents'); of
 	// them, Failures have status error or interrupted, Denials denied and
 	// Rejected rejected. SubtreeCounts adds them up over a subtree.
@@ -385,19 +398,26 @@ type ToolCall struct {
 	// sits beside SyntheticID, in the padding before SessionID: a call
 	// 8 bytes larger would no longer fit its allocation's size class with
 	// the runtime's header, and cost 64 bytes more per call held.
-	Failed     bool            `json:"failed,omitempty"`
-	SessionID  string          `json:"session_id"`
-	AgentID    string          `json:"agent_id"`
-	AgentType  *string         `json:"agent_type"`
-	ToolName   string          `json:"tool_name"`
-	Family     string          `json:"family"`
-	Status     string          `json:"status"`
-	StartedAt  time.Time       `json:"started_at"`
-	EndedAt    *time.Time      `json:"ended_at"`
-	DurationMS *int64          `json:"duration_ms"`
-	Input      json.RawMessage `json:"input,omitempty"`
-	Error      string          `json:"error,omitempty"`
-	PromptID   string          `json:"prompt_id,omitempty"`
+	Failed bool `json:"failed,omitempty"`
+	// StartSources and EndSources say what reported the call's start
+	// (PreToolUse) and its end (PostToolUse, PostToolUseFailure,
+	// PermissionDenied): hooks, the client's files, or both (Sources.Copy
+	// tells an event that copies a hook's). One byte each, in the same
+	// padding as the flags.
+	StartSources Sources         `json:"start_sources,omitempty"`
+	EndSources   Sources         `json:"end_sources,omitempty"`
+	SessionID    string          `json:"session_id"`
+	AgentID      string          `json:"agent_id"`
+	AgentType    *string         `json:"agent_type"`
+	ToolName     string          `json:"tool_name"`
+	Family       string          `json:"family"`
+	Status       string          `json:"status"`
+	StartedAt    time.Time       `json:"started_at"`
+	EndedAt      *time.Time      `json:"ended_at"`
+	DurationMS   *int64          `json:"duration_ms"`
+	Input        json.RawMessage `json:"input,omitempty"`
+	Error        string          `json:"error,omitempty"`
+	PromptID     string          `json:"prompt_id,omitempty"`
 	// ExitCode is the exit code of a command, where the hook could read
 	// it (Codex: from the rollout, event.Envelope.ExitCode); a command
 	// that exits non-zero has status error.

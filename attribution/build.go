@@ -119,6 +119,22 @@ func (c *callState) own() *ToolCall {
 	return c.c
 }
 
+// from notes that r reported the call's start (start) or its end, by
+// its source (Sources): a hook, or the client's file it was read from.
+func (c *callState) from(r *record, start bool) {
+	s, have := SourceOf(r.env.Kind), c.c.EndSources
+	if start {
+		have = c.c.StartSources
+	}
+	switch {
+	case have&s != 0:
+	case start:
+		c.own().StartSources |= s
+	default:
+		c.own().EndSources |= s
+	}
+}
+
 // done reports whether the call has an outcome.
 func (c *callState) done() bool {
 	return c.post != nil || c.failure != nil || c.denied != nil || c.deny != nil || c.intr != nil || c.batch != nil
@@ -198,6 +214,8 @@ type sessionBuilder struct {
 	turns     map[string]*turnTally
 	// prompts are the main agent's prompt ids seen so far (newPrompt).
 	prompts map[string]bool
+	// promptSrc are what reported each of them so far (promptFrom).
+	promptSrc map[string]Sources
 	// preRun is set while the latest run was started by a pre-start
 	// event and had only pre-start events since: its SessionStart,
 	// stamped after them, takes it over (run).
@@ -331,10 +349,12 @@ func (b *sessionBuilder) add(r *record) {
 		}
 
 	case *event.SubagentStartInput:
+		ag.a.StartSources |= SourceOf(r.env.Kind)
 		if ag.start == nil || evidence(ag.start) {
 			ag.start = r
 		}
 	case *event.SubagentStopInput:
+		ag.a.StopSources |= SourceOf(r.env.Kind)
 		if ag.stop != nil && evidence(ag.stop) {
 			// The transcript's reading of the stop gives way to the hook's.
 			ag.stopPath, ag.a.LastMessage = "", ""
@@ -379,6 +399,7 @@ func (b *sessionBuilder) add(r *record) {
 		}
 	case *event.PreToolUseInput:
 		c := b.call(r, &e.ToolCall, true)
+		c.from(r, true)
 		if c.pre == nil || evidence(c.pre) {
 			if c.pre != nil {
 				if b.replacedPres == nil {
@@ -396,6 +417,7 @@ func (b *sessionBuilder) add(r *record) {
 		b.touch(c)
 	case *event.PostToolUseInput:
 		c := b.call(r, &e.ToolCall, false)
+		c.from(r, false)
 		if c.post == nil || evidence(c.post) {
 			c.post, c.postResp, c.durMS = r, e.ToolResponse, e.DurationMS
 		}
@@ -408,6 +430,7 @@ func (b *sessionBuilder) add(r *record) {
 		b.touch(c)
 	case *event.PostToolUseFailureInput:
 		c := b.call(r, &e.ToolCall, false)
+		c.from(r, false)
 		if c.failure == nil || evidence(c.failure) {
 			c.failure, c.durMS, c.failErr = r, e.DurationMS, e.Error
 			c.isIntr = e.IsInterrupt != nil && *e.IsInterrupt
@@ -416,6 +439,7 @@ func (b *sessionBuilder) add(r *record) {
 		b.touch(c)
 	case *event.PermissionDeniedInput:
 		c := b.call(r, &e.ToolCall, false)
+		c.from(r, false)
 		if c.denied == nil {
 			c.denied = r
 			c.own().PermissionDenied = &PermissionDenied{At: r.at(), Reason: e.Reason}
@@ -477,6 +501,7 @@ func (b *sessionBuilder) callEvidence(r *record) {
 	switch e := r.p.Event.(type) {
 	case *event.PreToolUseInput:
 		c := b.call(r, tc, true)
+		c.from(r, true)
 		if c.pre == nil {
 			c.pre = r
 			tc := c.own()
@@ -486,6 +511,7 @@ func (b *sessionBuilder) callEvidence(r *record) {
 		b.touch(c)
 	case *event.PostToolUseInput:
 		c := b.call(r, tc, false)
+		c.from(r, false)
 		if c.rolloutExit == nil && r.env.ExitCode != nil {
 			x := *r.env.ExitCode
 			c.rolloutExit = &x
@@ -496,6 +522,7 @@ func (b *sessionBuilder) callEvidence(r *record) {
 		b.touch(c)
 	case *event.PostToolUseFailureInput:
 		c := b.call(r, tc, false)
+		c.from(r, false)
 		if c.failure == nil && (c.post == nil || evidence(c.post) || outcomeBlind(c.post)) {
 			c.failure, c.failErr = r, e.Error
 			c.isIntr = e.IsInterrupt != nil && *e.IsInterrupt
@@ -503,6 +530,7 @@ func (b *sessionBuilder) callEvidence(r *record) {
 		b.touch(c)
 	case *event.PermissionDeniedInput: // a hook denied the call
 		c := b.call(r, tc, false)
+		c.from(r, false)
 		if c.denied == nil {
 			c.denied = r
 			c.own().PermissionDenied = &PermissionDenied{At: r.at(), Reason: e.Reason}
@@ -539,6 +567,9 @@ func (b *sessionBuilder) place(r *record) (ag *agentState, main bool) {
 // submits is no prompt of the user's.
 func (b *sessionBuilder) prompt(r *record, e *event.UserPromptSubmitInput, main bool) {
 	s := b.s
+	if main {
+		b.promptFrom(r)
+	}
 	if n, ok := parseTaskNotification(e.Prompt); ok {
 		b.notify(r, n)
 		if main && b.newPrompt(r.p.PromptID) {
@@ -618,10 +649,12 @@ func (b *sessionBuilder) addTranscript(r *record) {
 			b.fileEnd, b.fileEndWhy = r, e.Reason
 		}
 	case *event.SubagentStartInput:
+		ag.a.StartSources |= SourceOf(r.env.Kind)
 		if ag.start == nil {
 			ag.start = r
 		}
 	case *event.SubagentStopInput:
+		ag.a.StopSources |= SourceOf(r.env.Kind)
 		if ag.stop == nil || evidence(ag.stop) {
 			ag.stop = r
 			ag.stopPath = cmp.Or(e.AgentTranscriptPath, ag.stopPath)

@@ -75,6 +75,12 @@ func (c *ToolCall) appendJSON(b []byte) ([]byte, bool) {
 	if c.Failed {
 		b = append(b, `,"failed":true`...)
 	}
+	if c.StartSources != 0 {
+		b = c.StartSources.appendJSON(append(b, `,"start_sources":`...))
+	}
+	if c.EndSources != 0 {
+		b = c.EndSources.appendJSON(append(b, `,"end_sources":`...))
+	}
 	str(`,"session_id":`, c.SessionID)
 	str(`,"agent_id":`, c.AgentID)
 	if c.AgentType == nil {

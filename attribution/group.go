@@ -636,6 +636,7 @@ func (b *sessionBuilder) changes(all bool) SessionChanges {
 	s.ChildSessionIDs = slices.Clone(s.ChildSessionIDs)
 	s.AliasSessionIDs = slices.Clone(s.AliasSessionIDs)
 	s.Turns = slices.Clone(s.Turns)
+	s.SharedPrompts = slices.Clone(s.SharedPrompts)
 	out := SessionChanges{Session: &s}
 	for _, a := range b.agentSeq {
 		if all || a.shown == nil || !sameAgent(a.shown, a.a) {
@@ -718,6 +719,7 @@ func sameAgent(x, y *Agent) bool {
 		x.TranscriptPath == y.TranscriptPath && x.LastMessage == y.LastMessage &&
 		x.VirtualSessionID == y.VirtualSessionID && x.Events == y.Events && x.ToolCount == y.ToolCount &&
 		x.Failures == y.Failures && x.Denials == y.Denials && x.Rejected == y.Rejected &&
+		x.StartSources == y.StartSources && x.StopSources == y.StopSources &&
 		x.Background == y.Background && x.NotificationStatus == y.NotificationStatus && sameUsage(x.Usage, y.Usage) && x.Traceparent == y.Traceparent &&
 		(x.NotifiedAt == nil) == (y.NotifiedAt == nil) && (x.NotifiedAt == nil || x.NotifiedAt.Equal(*y.NotifiedAt))
 }

@@ -1,19 +1,13 @@
 package attribution
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/event"
-	"github.com/hookwatch/hookwatch/importer"
-	"github.com/hookwatch/hookwatch/ingest"
-	"github.com/hookwatch/hookwatch/privacy"
+	"github.com/hookwatch/hookwatch/internal/demo"
 )
 
 // claudeRun is one real run of Claude Code 2.1.197 (three subagents in
@@ -24,30 +18,7 @@ import (
 // transcript, with the hooks' host and user.
 func claudeRun(t *testing.T) (hooks, imported []event.Envelope) {
 	t.Helper()
-	f, err := os.Open("testdata/claude-transcript/envelopes.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e event.Envelope
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatal(err)
-		}
-		hooks = append(hooks, e)
-	}
-	files, err := importer.Find([]string{"testdata/claude-transcript/projects"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl := &ingest.Pipeline{Origin: ingest.Origin{Host: hooks[0].Host, User: hooks[0].User}, Privacy: privacy.DefaultOptions()}
-	_, err = importer.Run(context.Background(), files, importer.Options{Pipeline: pl,
-		Deliver: func(_ context.Context, envs []event.Envelope) error {
-			imported = append(imported, envs...)
-			return nil
-		}})
+	hooks, imported, err := demo.Transcripts("testdata/claude-transcript")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,4 +129,75 @@ func servedLive(hooks, imported []event.Envelope, per int) [][]event.Envelope {
 		}
 	}
 	return append(out, imported)
+}
+
+// TestTranscriptSources: of a real run reported by its hooks and read
+// from its transcripts, every record the transcripts hold of a call's
+// start or end, or of a subagent's start or stop, that a hook delivered
+// too is a copy (Sources.Copy), and the hook's event names the
+// transcript (Sources.Also); a call whose hook events are missing is the
+// transcript's alone, and its records are no copies.
+func TestTranscriptSources(t *testing.T) {
+	hooks, imported := claudeRun(t)
+	kept, lost := demo.LoseCall(hooks)
+	all := append(append([]event.Envelope(nil), kept...), imported...)
+	s := only(t, Build(all))
+	calls := map[string]*ToolCall{}
+	for _, c := range s.ToolCalls {
+		calls[c.ToolUseID] = c
+	}
+	agents := map[string]*Agent{}
+	for _, a := range s.Agents {
+		agents[a.AgentID] = a
+	}
+	sourcesOf := func(e event.Envelope) (Sources, bool) {
+		p, err := event.Decode(e.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc := p.Tool(); tc != nil && tc.ToolUseID != "" {
+			c := calls[tc.ToolUseID]
+			if c == nil {
+				t.Fatalf("no call %s", tc.ToolUseID)
+			}
+			return c.SourcesOf(p.HookEventName), p.HookEventName != event.PermissionRequest
+		}
+		if a := agents[p.AgentID]; a != nil && (p.HookEventName == event.SubagentStart || p.HookEventName == event.SubagentStop) {
+			return a.SourcesOf(p.HookEventName), true
+		}
+		return 0, false
+	}
+	copies, own, also := 0, 0, 0
+	for _, e := range imported {
+		src, ok := sourcesOf(e)
+		if !ok {
+			continue
+		}
+		p, _ := event.Decode(e.Payload)
+		isLost := p.Tool() != nil && p.Tool().ToolUseID == lost
+		if src.Copy(e.Kind) == isLost {
+			t.Errorf("%s %s (lost %v): sources %v, copy %v", p.HookEventName, e.ID, isLost, src.Names(), src.Copy(e.Kind))
+		}
+		if isLost {
+			own++
+		} else {
+			copies++
+		}
+	}
+	for _, e := range kept {
+		src, ok := sourcesOf(e)
+		if !ok {
+			continue
+		}
+		if src.Copy(e.Kind) {
+			t.Errorf("hook event %s is a copy", e.ID)
+		}
+		if src.Also(e.Kind) == SourceTranscript {
+			also++
+		}
+	}
+	if copies == 0 || own == 0 || also == 0 {
+		t.Fatalf("copies %d, transcript's own %d, hook events also in the transcript %d: want some of each", copies, own, also)
+	}
+	t.Logf("copies %d, transcript's own %d, hook events also read from the transcript %d", copies, own, also)
 }

@@ -118,6 +118,8 @@ func fill(v reflect.Value, f *filler) {
 		v.SetBool(f.byte()%2 == 1)
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		v.SetInt(int64(int8(f.byte())) << (f.byte() % 40))
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint:
+		v.SetUint(uint64(f.byte()))
 	case reflect.Float64:
 		v.SetFloat(float64(int8(f.byte())) / 7)
 	case reflect.Pointer:

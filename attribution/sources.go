@@ -1,0 +1,175 @@
+package attribution
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/hookwatch/hookwatch/event"
+)
+
+// Sources says what reported one happening of the model — a call's start
+// or end, an agent's start or stop: a hook, a client's own file read as
+// evidence (a Claude Code transcript, a Codex rollout), or several of
+// them. The model counts the happening once whatever reported it, the
+// hook's event winning (see the package doc); a view that lists events
+// reads Sources to show each happening once (Copy, Also). It encodes as
+// a JSON array of names: "hook", "transcript", "rollout".
+type Sources uint8
+
+// The reporters of a happening (Sources).
+const (
+	SourceHook Sources = 1 << iota
+	SourceTranscript
+	SourceRollout
+)
+
+// sourceNames are the names of the bits of Sources, in bit order.
+var sourceNames = [...]string{"hook", event.KindTranscript, event.KindRollout}
+
+// SourceOf returns the reporter an envelope of kind stands for: the file
+// it was read from for evidence (event.IsEvidence), else a hook.
+func SourceOf(kind string) Sources {
+	switch kind {
+	case event.KindTranscript:
+		return SourceTranscript
+	case event.KindRollout:
+		return SourceRollout
+	}
+	return SourceHook
+}
+
+// Copy reports whether an envelope of kind that told of a happening
+// reported by s is a copy: read from a client's file (evidence) while a
+// hook delivered the same happening, which the model counts as the hook's.
+func (s Sources) Copy(kind string) bool {
+	return event.IsEvidence(kind) && s&SourceHook != 0
+}
+
+// Also returns, for a hook's envelope (kind not evidence) that told of a
+// happening reported by s, the files that recorded it too, whose copies
+// Copy names; 0 for evidence.
+func (s Sources) Also(kind string) Sources {
+	if event.IsEvidence(kind) {
+		return 0
+	}
+	return s &^ SourceHook
+}
+
+// Names returns the names of the reporters in s, in bit order.
+func (s Sources) Names() []string {
+	var out []string
+	for i, n := range sourceNames {
+		if s&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// MarshalJSON encodes s as an array of names.
+func (s Sources) MarshalJSON() ([]byte, error) { return s.appendJSON(nil), nil }
+
+// appendJSON appends s as MarshalJSON encodes it.
+func (s Sources) appendJSON(b []byte) []byte {
+	b = append(b, '[')
+	for i, n := range s.Names() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, '"'), n...), '"')
+	}
+	return append(b, ']')
+}
+
+// UnmarshalJSON reads an array of names; a name it does not know is
+// ignored, as a reader of a newer model's rows would.
+func (s *Sources) UnmarshalJSON(b []byte) error {
+	var names []string
+	if err := json.Unmarshal(b, &names); err != nil {
+		return fmt.Errorf("attribution.Sources: %w", err)
+	}
+	*s = 0
+	for _, n := range names {
+		for i, known := range sourceNames {
+			if n == known {
+				*s |= 1 << i
+			}
+		}
+	}
+	return nil
+}
+
+// SourcesOf returns what reported the happening an event of this name
+// tells of the call: its start (PreToolUse) or its end (PostToolUse,
+// PostToolUseFailure, PermissionDenied); 0 for any other event.
+func (c *ToolCall) SourcesOf(name string) Sources {
+	switch name {
+	case event.PreToolUse:
+		return c.StartSources
+	case event.PostToolUse, event.PostToolUseFailure, event.PermissionDenied:
+		return c.EndSources
+	}
+	return 0
+}
+
+// SourcesOf returns what reported the happening an event of this name
+// tells of the agent: its start (SubagentStart) or its stop
+// (SubagentStop); 0 for any other event.
+func (a *Agent) SourcesOf(name string) Sources {
+	switch name {
+	case event.SubagentStart:
+		return a.StartSources
+	case event.SubagentStop:
+		return a.StopSources
+	}
+	return 0
+}
+
+// PromptSources is what reported one prompt of the main agent
+// (Session.SharedPrompts).
+type PromptSources struct {
+	PromptID string  `json:"prompt_id"`
+	Sources  Sources `json:"sources"`
+}
+
+// PromptSourcesOf returns what reported the main agent's prompt of this
+// id, as far as SharedPrompts tell: 0 for a prompt one source alone
+// reported, whose event is no copy and has none.
+func (s *Session) PromptSourcesOf(promptID string) Sources {
+	for _, p := range s.SharedPrompts {
+		if p.PromptID == promptID {
+			return p.Sources
+		}
+	}
+	return 0
+}
+
+// promptFrom notes that r reported the main agent's prompt of its prompt
+// id (a prompt without one pairs with none): once a second source
+// reported it, it is among the session's SharedPrompts.
+func (b *sessionBuilder) promptFrom(r *record) {
+	id := r.p.PromptID
+	if id == "" {
+		return
+	}
+	if b.promptSrc == nil {
+		b.promptSrc = map[string]Sources{}
+	}
+	was := b.promptSrc[id]
+	is := was | SourceOf(r.env.Kind)
+	if is == was {
+		return
+	}
+	b.promptSrc[id] = is
+	if was == 0 {
+		return
+	}
+	s := b.s
+	for i := range s.SharedPrompts {
+		if s.SharedPrompts[i].PromptID == id {
+			s.SharedPrompts[i].Sources = is
+			return
+		}
+	}
+	s.SharedPrompts = append(s.SharedPrompts, PromptSources{PromptID: id, Sources: is})
+}
