@@ -156,7 +156,7 @@ func TestCallKeyMigration(t *testing.T) {
 }
 
 // TestRederiveMigration: the latest migration that changed what the model
-// derives (the meaning of calls) leaves every stored model stale, so that
+// derives (what reported each happening) leaves every stored model stale, so that
 // the collector derives it again at its start.
 func TestRederiveMigration(t *testing.T) {
 	ctx := context.Background()
@@ -169,7 +169,7 @@ func TestRederiveMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, `DELETE FROM schema_migrations WHERE name = '0006_rederive_meaning.sql'`); err != nil {
+	if _, err := conn.Exec(ctx, `DELETE FROM schema_migrations WHERE name = '0007_rederive_sources.sql'`); err != nil {
 		t.Fatal(err)
 	}
 	conn.Close(ctx)

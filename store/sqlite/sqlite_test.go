@@ -145,14 +145,14 @@ func TestCallKeyMigration(t *testing.T) {
 }
 
 // TestRederiveMigration: the latest migration that changed what the model
-// derives (the meaning of calls) leaves every stored model stale, so that
+// derives (what reported each happening) leaves every stored model stale, so that
 // the collector derives it again at its start.
 func TestRederiveMigration(t *testing.T) {
 	db := sqlite.MustOpenDB(t)
 	path := db.Path()
 	ids := storetest.SeedCurrentModels(t, db)
 	// Take the migration back, as a file of the schema before it.
-	if err := db.ExecForTest(`DELETE FROM schema_migrations WHERE name = '0010_rederive_meaning.sql'`); err != nil {
+	if err := db.ExecForTest(`DELETE FROM schema_migrations WHERE name = '0011_rederive_sources.sql'`); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
