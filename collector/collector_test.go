@@ -118,17 +118,8 @@ func TestIngestAndQuery(t *testing.T) {
 	f := func(query string, want int) {
 		t.Helper()
 		var got []store.Event
-		cursor := ""
-		for {
-			var page collector.EventsResponse
-			s.getJSON(t, "/v1/sessions/"+sid+"/events?limit=7&"+query+"&cursor="+url.QueryEscape(cursor), &page)
-			for _, e := range page.Events {
-				got = append(got, e.Stored())
-			}
-			if page.NextCursor == "" {
-				break
-			}
-			cursor = page.NextCursor
+		for _, e := range s.listEvents(t, sid, "limit=7&"+query) {
+			got = append(got, e.Stored())
 		}
 		if len(got) != want {
 			t.Errorf("events?%s: %d events, want %d", query, len(got), want)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -127,6 +128,21 @@ func (s *testServer) post(t *testing.T, envs []event.Envelope, accepted, duplica
 	}
 	if res.Accepted != accepted || res.Duplicates != duplicates {
 		t.Fatalf("POST /v1/events: %+v, want accepted %d duplicates %d", res, accepted, duplicates)
+	}
+}
+
+// listEvents reads every page of the session's events with the query q.
+func (s *testServer) listEvents(t *testing.T, id, q string) []collector.EventView {
+	t.Helper()
+	var out []collector.EventView
+	cursor := ""
+	for {
+		var page collector.EventsResponse
+		s.getJSON(t, "/v1/sessions/"+id+"/events?"+q+"&cursor="+url.QueryEscape(cursor), &page)
+		out = append(out, page.Events...)
+		if cursor = page.NextCursor; cursor == "" {
+			return out
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -34,6 +35,17 @@ type EventView struct {
 	// submitted itself to report a background task's end
 	// (attribution.IsTaskNotification): no prompt of the user's.
 	TaskNotification bool `json:"task_notification,omitempty"`
+	// Copy marks an event read from a client's file (kind transcript or
+	// rollout) that tells of a happening a hook delivered too — a call's
+	// start or end, a subagent's start or stop, a prompt —, which the model counts
+	// as the hook's event (attribution.Sources.Copy). The stream of one
+	// session marks it too.
+	Copy bool `json:"copy,omitempty"`
+	// AlsoReadFrom names, on a hook's event, the files that recorded its
+	// happening too ("transcript", "rollout"), whose events are marked
+	// Copy (attribution.Sources.Also). Events of the list only: the
+	// stream sends a hook's event before its copies are read.
+	AlsoReadFrom []string `json:"also_read_from,omitempty"`
 }
 
 // storedEvent is store.Event under a name of its own, so that EventView's
@@ -167,17 +179,143 @@ func (s *Server) handleSessionEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		f.AgentID = &a
 	}
-	page, err := s.store.Events(r.Context(), f)
+	withCopies, err := parseCopies(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	views, next, err := s.eventPage(r.Context(), f, withCopies)
 	if err != nil {
 		s.storeError(w, r, err)
 		return
 	}
-	if len(page.Events) == 0 && f.Cursor == "" {
+	if len(views) == 0 && f.Cursor == "" && next == "" {
 		// An empty first page: tell an unknown session from a quiet filter.
 		if _, err := s.store.Session(r.Context(), f.SessionID); err != nil {
 			s.storeError(w, r, err)
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, EventsResponse{Events: eventViews(page.Events), NextCursor: page.Next})
+	writeJSON(w, http.StatusOK, EventsResponse{Events: views, NextCursor: next})
+}
+
+// parseCopies reads the copies parameter: include (the default) lists
+// every event, exclude leaves out those marked Copy.
+func parseCopies(q url.Values) (bool, error) {
+	switch v := q.Get("copies"); v {
+	case "", "include":
+		return true, nil
+	case "exclude":
+		return false, nil
+	default:
+		return false, fmt.Errorf("copies must be include or exclude, got %q", v)
+	}
+}
+
+// eventPage returns a page of the events f selects, marked with what the
+// session's stored model says of who reported them (markSources), and
+// the cursor of the next. Without copies, the events marked Copy are left
+// out and more of the log is read to fill the page, up to a few store
+// pages: a page may then hold fewer events than the limit with a cursor
+// to go on.
+func (s *Server) eventPage(ctx context.Context, f store.EventFilter, copies bool) ([]EventView, string, error) {
+	limit := store.ClampLimit(f.Limit)
+	out := []EventView{}
+	for i := 1; ; i++ {
+		// Asked for what the page lacks, a store page never overfills it.
+		f.Limit = limit - len(out)
+		page, err := s.store.Events(ctx, f)
+		if err != nil {
+			return nil, "", err
+		}
+		views := eventViews(page.Events)
+		if err := s.markSources(ctx, f.SessionID, views, nil); err != nil {
+			return nil, "", err
+		}
+		for _, v := range views {
+			if copies || !v.Copy {
+				out = append(out, v)
+			}
+		}
+		if copies || page.Next == "" || len(out) == limit || i == maxCopyPages {
+			return out, page.Next, nil
+		}
+		f.Cursor = page.Next
+	}
+}
+
+// maxCopyPages bounds the store pages one request reads to fill a page
+// without copies.
+const maxCopyPages = 8
+
+// markSources marks each of views with what the stored model of session
+// id says of who reported its happening — its calls, its agents, its
+// main agent's prompts (Session.SharedPrompts) —: Copy on a client's
+// file's record of what a hook delivered too, AlsoReadFrom on the hook's
+// event (attribution.Sources). The rows are read only when views hold events
+// they speak of; a session without a stored model leaves every event
+// unmarked.
+func (s *Server) markSources(ctx context.Context, id string, views []EventView, which func(*EventView) bool) error {
+	needCalls, needAgents, needPrompts := false, false, false
+	for i := range views {
+		if which != nil && !which(&views[i]) {
+			continue
+		}
+		switch views[i].Event {
+		case event.PreToolUse, event.PostToolUse, event.PostToolUseFailure, event.PermissionDenied:
+			needCalls = needCalls || views[i].ToolUseID != ""
+		case event.SubagentStart, event.SubagentStop:
+			needAgents = true
+		case event.UserPromptSubmit:
+			needPrompts = needPrompts || views[i].AgentID == "" && views[i].PromptID != ""
+		}
+	}
+	var sess *attribution.Session
+	if needPrompts {
+		ms, err := s.store.SessionModels(ctx, []string{id})
+		if err != nil {
+			return err
+		}
+		sess = decodeSummary(ms[id].Summary)
+	}
+	calls := map[string]*attribution.ToolCall{}
+	agents := map[string]*attribution.Agent{}
+	if needCalls {
+		err := s.modeler.stored.eachCall(ctx, id, func(c *attribution.ToolCall) error {
+			calls[c.ToolUseID] = c
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if needAgents {
+		err := s.modeler.stored.eachAgent(ctx, id, func(a *attribution.Agent) error {
+			agents[a.AgentID] = a
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for i := range views {
+		v := &views[i]
+		if which != nil && !which(v) {
+			continue
+		}
+		var src attribution.Sources
+		switch {
+		case v.Event == event.UserPromptSubmit:
+			if sess != nil && v.AgentID == "" && v.PromptID != "" {
+				src = sess.PromptSourcesOf(v.PromptID)
+			}
+		case calls[v.ToolUseID] != nil && v.ToolUseID != "":
+			src = calls[v.ToolUseID].SourcesOf(v.Event)
+		case agents[v.AgentID] != nil:
+			src = agents[v.AgentID].SourcesOf(v.Event)
+		}
+		v.Copy = src.Copy(v.Kind)
+		v.AlsoReadFrom = src.Also(v.Kind).Names()
+	}
+	return nil
 }

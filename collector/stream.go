@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -130,10 +131,25 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			more := page.Next != ""
+			views := eventViews(page.Events)
+			if filter.SessionID != "" {
+				// A session's stream marks the records read from its
+				// files as the list does: they come seconds after the
+				// hook's events they copy, which the model has by then.
+				// The hook's events came before their copies, unmarked.
+				err = s.markSources(r.Context(), filter.SessionID, views, func(v *EventView) bool { return event.IsEvidence(v.Kind) })
+				if err != nil {
+					s.streamReads.release()
+					if r.Context().Err() == nil {
+						s.log.Warn("stream cannot read the model", "err", err)
+					}
+					return
+				}
+			}
 			buf.Reset()
-			for i := range page.Events {
-				writeSSE(&buf, &page.Events[i], pos.model)
-				cursor = page.Events[i].Seq
+			for i := range views {
+				writeSSE(&buf, &views[i], pos.model)
+				cursor = views[i].Seq
 				if buf.Len() >= streamQueueBytes {
 					more = more || i < len(page.Events)-1
 					break
@@ -205,7 +221,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 // event holds no raw newline (encoding/json escapes them in strings and the
 // envelope is stored compact), but a data: line must not contain one
 // whatever happens, so any is split into continuation lines.
-func writeSSE(buf *bytes.Buffer, e *store.Event, modelSeq int64) {
+func writeSSE(buf *bytes.Buffer, e *EventView, modelSeq int64) {
 	b, err := streamJSON(e)
 	if err != nil {
 		return

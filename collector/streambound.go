@@ -52,12 +52,12 @@ type omittedPayload struct {
 	URL string `json:"url"`
 }
 
-// streamJSON returns the JSON of e as the stream sends it: e itself, or a
+// streamJSON returns the JSON of v as the stream sends it: v itself, or a
 // streamRef when its envelope is larger than streamInlineMax.
-func streamJSON(e *store.Event) ([]byte, error) {
-	v := eventView(*e)
+func streamJSON(v *EventView) ([]byte, error) {
+	e := &v.storedEvent
 	if len(e.Envelope) <= streamInlineMax {
-		return json.Marshal(&v)
+		return json.Marshal(v)
 	}
 	// Decoding into a payload that ignores its value skips the payload
 	// without copying it.
@@ -74,7 +74,7 @@ func streamJSON(e *store.Event) ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(streamRef{
-		EventView: &v,
+		EventView: v,
 		Envelope:  head,
 		PayloadOmitted: omittedPayload{
 			EnvelopeBytes: len(e.Envelope),
