@@ -253,6 +253,8 @@ func fixtures(t testing.TB, now time.Time) []event.Envelope {
 		t.Fatal(err)
 	}
 	envs = append(envs, codexCapture(t, now.Add(-25*time.Minute))...)
+	run, _ := transcriptRun(t)
+	envs = append(envs, run...)
 	return append(append(envs, fan...), stuck...)
 }
 
@@ -292,6 +294,29 @@ func codexCapture(t testing.TB, at time.Time) []event.Envelope {
 		envs[i].Runtime = event.RuntimeCodex
 	}
 	return envs
+}
+
+// transcriptSession is the real run of Claude Code 2.1.197 with three
+// subagents that the session model's tests use, reported by its hooks and
+// read from its transcripts (attribution/testdata/claude-transcript), but
+// for the hook events of its last finished call, lost: the transcripts
+// copy every other call, prompt and subagent, and that call is theirs
+// alone. transcriptLost returns its tool_use_id.
+const transcriptSession = "b4383b84-90ed-4ee7-986f-80e2b6c88baa"
+
+const transcriptRunDir = "../attribution/testdata/claude-transcript"
+
+// transcriptRun returns the hooks' envelopes of transcriptSession but the
+// lost call's, and its transcripts read by the importer, and the lost
+// call's id.
+func transcriptRun(t testing.TB) (envs []event.Envelope, lost string) {
+	t.Helper()
+	hooks, imported, err := demo.Transcripts(transcriptRunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, lost := demo.LoseCall(hooks)
+	return append(kept, imported...), lost
 }
 
 // outlierSession is a fan-out of three Explore subagents made of the
@@ -387,6 +412,7 @@ func TestModel(t *testing.T) {
 func TestBrowser(t *testing.T) {
 	node := browserTools(t)
 	xss, _ := json.Marshal(demo.XSSStrings)
+	_, lost := transcriptRun(t)
 	run := func(t *testing.T, token string, args ...string) {
 		url := serve(t, fixtures(t, time.Now().UTC()), token)
 		out := runNode(t, node, []string{
@@ -403,6 +429,8 @@ func TestBrowser(t *testing.T) {
 			"HW_OUTLIER=" + outlierSession,
 			"HW_OUTLIER_AGENT=" + outlierAgent,
 			"HW_STALLED=" + stalledSession,
+			"HW_TRANSCRIPT=" + transcriptSession,
+			"HW_TRANSCRIPT_LOST=" + lost,
 			"HW_XSS_STRINGS=" + string(xss),
 		}, append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, append(args, "dashboard.test.mjs")...)...)
 		t.Logf("%s", out)

@@ -22,11 +22,13 @@ const CODEX = process.env.HW_CODEX;
 const OUTLIER = process.env.HW_OUTLIER;
 const OUTLIER_AGENT = process.env.HW_OUTLIER_AGENT;
 const STALLED = process.env.HW_STALLED;
+const TRANSCRIPT = process.env.HW_TRANSCRIPT;
+const TRANSCRIPT_LOST = process.env.HW_TRANSCRIPT_LOST;
 const XSS_STRINGS = JSON.parse(process.env.HW_XSS_STRINGS || '[]');
 const TOKEN = process.env.HW_TOKEN || '';
 const auth = TOKEN ? { Authorization: 'Bearer ' + TOKEN } : {};
-if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND || !RESUMED || !OUTLIER || !OUTLIER_AGENT || !STALLED || !FORK || !CODEX) {
-  throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW, HW_BACKGROUND, HW_RESUMED, HW_OUTLIER, HW_OUTLIER_AGENT, HW_STALLED, HW_FORK and HW_CODEX (go test ./web does)');
+if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND || !RESUMED || !OUTLIER || !OUTLIER_AGENT || !STALLED || !FORK || !CODEX || !TRANSCRIPT || !TRANSCRIPT_LOST) {
+  throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW, HW_BACKGROUND, HW_RESUMED, HW_OUTLIER, HW_OUTLIER_AGENT, HW_STALLED, HW_FORK, HW_CODEX, HW_TRANSCRIPT and HW_TRANSCRIPT_LOST (go test ./web does)');
 }
 
 let browser;
@@ -136,10 +138,14 @@ test('the session list shows every session the API has, and its filters work', a
   assert.equal(await failedCell.getAttribute('title'), `and ${real0.counts.rejected} rejected: calls the client refused to run`);
 
   await page.getByLabel('Search sessions').fill('');
-  // Projects group as the collector groups them, and read as the directory name.
+  // Projects group as the collector groups them, and read as the directory
+  // name; projects of the same name (both real 2.1.197 runs ran in a demo
+  // directory) read as their keys.
   const key = (s) => s.project || s.cwd || '';
   const real = sessions.find((s) => s.id === REAL);
-  await page.getByLabel('Project', { exact: true }).selectOption({ label: 'demo' });
+  assert.equal(real.project_name, 'demo');
+  const namesakes = new Set(sessions.filter((s) => s.project_name === real.project_name).map(key));
+  await page.getByLabel('Project', { exact: true }).selectOption({ label: namesakes.size > 1 ? key(real) : 'demo' });
   assert.equal(await page.getByLabel('Project', { exact: true }).inputValue(), key(real));
   const demo = sessions.filter((s) => key(s) === key(real)).length;
   await count.filter({ hasText: new RegExp(`^${demo} of `) }).waitFor();
@@ -469,6 +475,48 @@ test('the Turns tab of a Codex session puts its subagent\'s work in the turn tha
   const rest = page.locator('.turn', { has: page.locator('.tn', { hasText: '–' }) });
   assert.equal(await rest.count(), 1);
   assert.match((await rest.innerText()).replace(/\s+/g, ' '), /\b1 agent\b.*\b0 calls\b/);
+  clean(seen);
+  await page.close();
+});
+
+test('events: each happening once, what only a transcript told marked, every raw event behind a control', async () => {
+  // The real run's hooks and its transcripts, the hooks of one call lost.
+  const events = await all(`/v1/sessions/${TRANSCRIPT}/events`, 'events');
+  const copies = events.filter((e) => e.copy === true);
+  const theirs = events.filter((e) => e.kind === 'transcript' && !e.copy);
+  const also = events.filter((e) => (e.also_read_from || []).includes('transcript'));
+  const lost = theirs.filter((e) => e.tool_use_id === TRANSCRIPT_LOST);
+  assert.ok(copies.length >= 20 && lost.length === 2 && also.length === copies.length, `the fixture: ${copies.length} copies, ${lost.length} records of the lost call, ${also.length} hook events copied`);
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(TRANSCRIPT) + '?tab=events');
+  await page.setViewportSize({ width: 1400, height: 3600 });
+  await loaded(page);
+  const listed = () => page.$$eval('.elist .erow', (rows) => rows.map((r) => Number(r.dataset.seq)).sort((a, b) => a - b));
+  const origin = (e) => page.locator(`.elist .erow[data-seq="${e.seq}"] .origin`);
+  const once = events.filter((e) => !e.copy).map((e) => e.seq).sort((a, b) => a - b);
+  await page.waitForFunction((n) => document.querySelectorAll('.elist .erow').length === n, once.length);
+  assert.deepEqual(await listed(), once, 'each happening once');
+  for (const e of lost) {
+    assert.equal(await origin(e).getAttribute('data-origin'), 'transcript', `${e.event} of the lost call`);
+    assert.equal((await origin(e).innerText()).trim(), 'transcript');
+  }
+  for (const e of also) {
+    assert.equal(await origin(e).getAttribute('data-origin'), 'also', `${e.event} ${e.tool_use_id || e.agent_id}`);
+    assert.match(await origin(e).getAttribute('title'), /also read from the transcript/i);
+  }
+  const plain = events.find((e) => e.kind === 'hook' && !e.also_read_from);
+  assert.equal(await origin(plain).count(), 0, 'a hook event no file recorded has no mark');
+
+  // Every raw event, the copies marked, and the address keeps the choice.
+  await page.getByTestId('raw-events').check();
+  await page.waitForURL(/[?&]raw=1(&|$)/);
+  await page.waitForFunction((n) => document.querySelectorAll('.elist .erow').length === n, events.length);
+  assert.deepEqual(await listed(), events.map((e) => e.seq).sort((a, b) => a - b), 'every raw event');
+  for (const e of copies) assert.equal(await origin(e).getAttribute('data-origin'), 'copy', `copy ${e.event}`);
+  await page.reload();
+  await loaded(page);
+  assert.equal(await page.getByTestId('raw-events').isChecked(), true);
+  await page.getByTestId('raw-events').uncheck();
+  await page.waitForFunction((n) => document.querySelectorAll('.elist .erow').length === n, once.length);
   clean(seen);
   await page.close();
 });

@@ -705,10 +705,12 @@ export function durationOf(c) {
 /**
  * Filters select what the session view shows. Empty fields select
  * everything: agent is an agent id ('' the main agent, null all), tool a tool
- * name, event a hook event name, status a call status.
+ * name, event a hook event name, status a call status. raw lists every
+ * stored event, the copies too: the records read from a transcript or a
+ * rollout of what a hook delivered (the collector marks them copy).
  */
 export function emptyFilters() {
-  return { agent: null, tool: '', event: '', status: '', subtype: '', effect: '' };
+  return { agent: null, tool: '', event: '', status: '', subtype: '', effect: '', raw: false };
 }
 
 /** callMatches reports whether a call passes the filters. */
@@ -732,6 +734,7 @@ export function markerMatches(m, f) {
 
 /** eventMatches reports whether an event passes the filters. */
 export function eventMatches(ev, f, model) {
+  if (!f.raw && ev.copy === true) return false;
   if (f.agent != null && (ev.agent_id || '') !== f.agent) return false;
   if (f.tool && ev.tool_name !== f.tool) return false;
   if (f.event && eventName(ev) !== f.event) return false;

@@ -25,6 +25,7 @@ function filtersFrom(params) {
   f.status = params.get('status') || '';
   f.subtype = params.get('subtype') || '';
   f.effect = params.get('effect') || '';
+  f.raw = params.get('raw') === '1';
   return f;
 }
 
@@ -391,7 +392,7 @@ function Filters({ model, version, filters, setFilters }) {
     const byRank = (a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
     return withCurrent(callValues('effect').sort(byRank), filters.effect, byRank);
   }, [version, filters.effect]);
-  const any = filters.agent != null || filters.tool || filters.event || filters.status || filters.subtype || filters.effect;
+  const any = filters.agent != null || filters.tool || filters.event || filters.status || filters.subtype || filters.effect || filters.raw;
   const agentOptions = [['*', 'all agents'], ...order.map((a) => [a.id === MAIN ? 'main' : a.id, '\u00a0'.repeat(a.level * 2) + agentLabel(a) + (a.id ? ' · ' + shortID(a.id, 7) : '')])];
   if (filters.agent != null && filters.agent !== MAIN && !model.agents.has(filters.agent)) agentOptions.push([filters.agent, shortID(filters.agent, 12)]);
   return html`
@@ -403,6 +404,8 @@ function Filters({ model, version, filters, setFilters }) {
         options=${[['', 'any status'], ...statuses.map((t) => [t, t])]} />
       <${Select} label="Subtype" value=${filters.subtype} onChange=${set('subtype')} options=${[['', 'all subtypes'], ...subtypes.map((t) => [t, t])]} />
       <${Select} label="Effect" value=${filters.effect} onChange=${set('effect')} options=${[['', 'any effect'], ...effects.map((t) => [t, t])]} />
+      <label class="raw" title="Also list the records read from a transcript or rollout of what a hook delivered: every stored event">
+        <input type="checkbox" data-testid="raw-events" checked=${filters.raw} onChange=${(e) => setFilters({ ...filters, raw: e.currentTarget.checked })} /> all raw events</label>
       ${any && html`<button type="button" onClick=${() => setFilters(emptyFilters())}>clear filters</button>`}
     </div>`;
 }
@@ -422,6 +425,29 @@ function onRowKey(e, open) {
   }
 }
 
+// FILES name the client's files the collector reads events from, by
+// envelope kind.
+const FILES = { transcript: 'transcript', rollout: 'rollout' };
+
+/**
+ * Origin marks where an event came from when not from a hook alone, as
+ * the collector says: a copy of a hook's event read from a file (listed
+ * with the raw events only), a record of a file no hook delivered, or a
+ * hook's event a file recorded too.
+ */
+function Origin({ ev }) {
+  const file = FILES[ev.kind];
+  if (file && ev.copy === true) {
+    return html`<span class="origin copy" data-origin="copy" title=${`A copy read from the ${file} of what a hook delivered: counted once, as the hook's event`}>copy</span>`;
+  }
+  if (file) return html`<span class="origin file" data-origin=${file} title=${`Read from the ${file}: no hook delivered it`}>${file}</span>`;
+  const also = Array.isArray(ev.also_read_from) ? ev.also_read_from.filter((k) => FILES[k]) : [];
+  if (also.length) {
+    return html`<span class="origin also" data-origin="also" title=${`Also read from the ${also.join(' and ')}`}>+${also.join('+')}</span>`;
+  }
+  return null;
+}
+
 function EventRow({ ev, model, selected, onSelect }) {
   const st = model.eventStatus(ev);
   const a = model.agents.get(ev.agent_id || MAIN);
@@ -431,7 +457,7 @@ function EventRow({ ev, model, selected, onSelect }) {
       onClick=${open} onKeyDown=${(e) => onRowKey(e, open)}>
       <span class="mono muted">${fmtClock(ms(ev.time), true)}</span>
       <span class="ag">${a ? agentLabel(a) : 'agent'}${ev.agent_id ? html` <span class="muted">${shortID(ev.agent_id, 6)}</span>` : ''}</span>
-      <span class="en">${eventName(ev) || ev.kind}</span>
+      <span class="en">${eventName(ev) || ev.kind}${' '}<${Origin} ev=${ev} /></span>
       <span class="tn">${ev.tool_name || ''}</span>
       <span class="sm">${truncate(eventSummary(ev).slice(0, 1000).replace(/\s+/g, ' '), 220)}</span>
       <span>${st && st !== 'ok' && html`<span class=${'pill pill-' + (st === 'pending' && model.over() ? 'nooutcome' : st)}>${st === 'pending' && model.over() ? 'no outcome' : st}</span>`}</span>
@@ -617,6 +643,7 @@ export function SessionView({ id, params }) {
     if (filters.status) p.set('status', filters.status);
     if (filters.subtype) p.set('subtype', filters.subtype);
     if (filters.effect) p.set('effect', filters.effect);
+    if (filters.raw) p.set('raw', '1');
     if (selected && selected.kind === 'call') p.set('call', selected.id);
     if (selected && selected.kind === 'agent') p.set('inspect', selected.id === MAIN ? 'main' : selected.id);
     const h = '#/s/' + encodeURIComponent(id) + (p.toString() ? '?' + p : '');
