@@ -479,6 +479,24 @@ test('the Turns tab of a Codex session puts its subagent\'s work in the turn tha
   await page.close();
 });
 
+test('the session list shows a background status whole at every width', async () => {
+  const { page, seen } = await open('/#/');
+  const pill = page.locator(`[data-session="${BACKGROUND}"] .pill`);
+  await pill.waitFor();
+  for (const width of [1600, 1440, 1280, 1100, 900, 600, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.waitForTimeout(100);
+    const r = await pill.evaluate((el) => {
+      const p = el.getBoundingClientRect(), c = el.parentElement.getBoundingClientRect();
+      return { text: el.textContent, left: p.left, right: p.right, cellLeft: c.left, cellRight: c.right, scroll: el.scrollWidth, client: el.clientWidth };
+    });
+    assert.equal(r.text, 'background');
+    assert.ok(r.left >= r.cellLeft - 0.5 && r.right <= r.cellRight + 0.5 && r.scroll <= r.client, `${width} px: the pill is cut: ${JSON.stringify(r)}`);
+  }
+  clean(seen);
+  await page.close();
+});
+
 test('events: each happening once, what only a transcript told marked, every raw event behind a control', async () => {
   // The real run's hooks and its transcripts, the hooks of one call lost.
   const events = await all(`/v1/sessions/${TRANSCRIPT}/events`, 'events');
