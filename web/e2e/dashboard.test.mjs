@@ -911,6 +911,37 @@ test('signals: a loop of failing calls shows on the session, the agent and its d
   await plain.page.close();
 });
 
+test('signals: Back returns from what a signal opened to where the user was', async () => {
+  const { page, seen } = await open('/#/');
+  await page.locator(`[data-session="${REAL}"]`).waitFor();
+  await page.evaluate((id) => { location.hash = '#/s/' + encodeURIComponent(id) + '?failed_repeats=2'; }, RESUMED);
+  await loaded(page);
+  const list = page.getByTestId('signals');
+  await list.waitFor();
+  const insp = page.getByTestId('inspector');
+  // A call the signal names, then its agent.
+  await list.locator('button.mono').first().click();
+  await page.waitForURL(/[?&]call=/);
+  const call = decodeURIComponent(/[?&]call=([^&]+)/.exec(new URL(page.url()).hash)[1]);
+  const shows = () => insp.locator('code', { hasText: new RegExp('^' + call + '$') }).waitFor();
+  await shows();
+  await list.getByRole('button', { name: /^main/ }).click();
+  await page.waitForURL(/[?&]inspect=main(&|$)/);
+  await insp.locator('h3', { hasText: 'main' }).waitFor();
+  // Back: the call, the session as it was opened, the list.
+  await page.goBack();
+  await page.waitForURL(/[?&]call=/);
+  await shows();
+  await page.goBack();
+  await page.waitForURL((u) => u.hash.includes('failed_repeats=2') && !u.hash.includes('call=') && !u.hash.includes('inspect='));
+  await insp.waitFor({ state: 'detached' });
+  await page.goBack();
+  await page.waitForURL(/#\/$/);
+  await page.locator(`[data-session="${REAL}"]`).waitFor();
+  clean(seen);
+  await page.close();
+});
+
 test('signals: an outlier subagent and a stalled session show on the session and the agent', async () => {
   // Three Explore subagents of the 2.1.197 capture's payloads; the second
   // made 24 calls against its siblings' 3 and 2.

@@ -620,7 +620,11 @@ const sameSelection = (a, b) => (a === b) || (a && b && a.kind === b.kind && a.i
 export function SessionView({ id, params }) {
   // Thresholds of the signals, from the link (failed_repeats=2,
   // stalled_after=1m): the collector's defaults otherwise.
-  const s = useSession(id, Object.fromEntries(SIGNAL_PARAMS.map((k) => [k, params.get(k) || ''])));
+  const thresholds = Object.fromEntries(SIGNAL_PARAMS.map((k) => [k, params.get(k) || '']));
+  const s = useSession(id, thresholds);
+  // The thresholds stay in the address the view writes: an entry the view
+  // pushes or replaces, and Back to it, shows the same signals.
+  const thresholdsKey = new URLSearchParams(Object.entries(thresholds).filter(([, v]) => v)).toString();
   const [tab, setTab] = useState(TABS.some(([k]) => k === params.get('tab')) ? params.get('tab') : 'timeline');
   const [filters, setFilters] = useState(() => filtersFrom(params));
   const [selected, setSelected] = useState(() => selectionFrom(params));
@@ -644,6 +648,7 @@ export function SessionView({ id, params }) {
     if (filters.subtype) p.set('subtype', filters.subtype);
     if (filters.effect) p.set('effect', filters.effect);
     if (filters.raw) p.set('raw', '1');
+    for (const [k, v] of new URLSearchParams(thresholdsKey)) p.set(k, v);
     if (selected && selected.kind === 'call') p.set('call', selected.id);
     if (selected && selected.kind === 'agent') p.set('inspect', selected.id === MAIN ? 'main' : selected.id);
     const h = '#/s/' + encodeURIComponent(id) + (p.toString() ? '?' + p : '');
@@ -653,7 +658,7 @@ export function SessionView({ id, params }) {
     const step = pushNext.current;
     pushNext.current = false;
     if (location.hash !== h) (step ? history.pushState : history.replaceState).call(history, null, '', h);
-  }, [tab, filters, selected, id]);
+  }, [tab, filters, selected, id, thresholdsKey]);
 
   // The URL changed under the view (back, forward, an edited address):
   // follow it. The view's own updates use replaceState or pushState, which
@@ -730,7 +735,7 @@ export function SessionView({ id, params }) {
     <section class="session">
       <${Header} model=${m} version=${s.version} id=${id} />
       ${s.error && html`<p class="error">${s.error}</p>`}
-      <${Signals} model=${m} version=${s.version} onSelect=${setSelected} />
+      <${Signals} model=${m} version=${s.version} onSelect=${step} />
       <${Archives} id=${id} />
       <div class="tabs" role="tablist">
         ${TABS.map(([k, l]) => html`<button type="button" role="tab" aria-selected=${tab === k} class=${tab === k ? 'on' : ''} onClick=${() => setTab(k)}>${l}</button>`)}
