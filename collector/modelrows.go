@@ -36,8 +36,14 @@ func newModelRows(st store.ModelStore, set *metrics.Set) modelRows {
 // eachAgent calls fn with each agent of session id, in the listing's order,
 // until fn returns an error, which it returns as it is.
 func (r modelRows) eachAgent(ctx context.Context, id string, fn func(*attribution.Agent) error) error {
+	return r.eachAgentOf(ctx, id, nil, fn)
+}
+
+// eachAgentOf is eachAgent of the agents of session id named in ids
+// alone (nil: every one; at most store.MaxFilterIDs).
+func (r modelRows) eachAgentOf(ctx context.Context, id string, ids []string, fn func(*attribution.Agent) error) error {
 	each := decoded(r.undecodable, fn)
-	return store.EachAgent(ctx, r.st, store.AgentFilter{SessionID: id, Limit: store.MaxLimit}, func(row store.AgentRow) error {
+	return store.EachAgent(ctx, r.st, store.AgentFilter{SessionID: id, AgentIDs: ids, Limit: store.MaxLimit}, func(row store.AgentRow) error {
 		return each(row.Doc)
 	})
 }
@@ -56,8 +62,14 @@ func (r modelRows) agents(ctx context.Context, id string) ([]*attribution.Agent,
 // returns an error, which it returns as it is (errEnough: it has read all
 // it may).
 func (r modelRows) eachCall(ctx context.Context, id string, fn func(*attribution.ToolCall) error) error {
+	return r.eachCallOf(ctx, id, nil, fn)
+}
+
+// eachCallOf is eachCall of the calls of session id named in ids alone
+// (nil: every one; at most store.MaxFilterIDs).
+func (r modelRows) eachCallOf(ctx context.Context, id string, ids []string, fn func(*attribution.ToolCall) error) error {
 	each := decoded(r.undecodable, fn)
-	return store.EachToolCall(ctx, r.st, store.ToolCallFilter{SessionID: id, Limit: store.MaxLimit}, func(row store.ToolCallRow) error {
+	return store.EachToolCall(ctx, r.st, store.ToolCallFilter{SessionID: id, ToolUseIDs: ids, Limit: store.MaxLimit}, func(row store.ToolCallRow) error {
 		return each(row.Doc)
 	})
 }

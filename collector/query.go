@@ -256,18 +256,30 @@ const maxCopyPages = 8
 // they speak of; a session without a stored model leaves every event
 // unmarked.
 func (s *Server) markSources(ctx context.Context, id string, views []EventView, which func(*EventView) bool) error {
-	needCalls, needAgents, needPrompts := false, false, false
+	// Only the calls and agents the views speak of are read: a page costs
+	// its own rows, not the session's.
+	var callIDs, agentIDs []string
+	seen := map[string]bool{} // "c" or "a" and an id
+	add := func(ids *[]string, kind, id string) {
+		if !seen[kind+id] {
+			seen[kind+id] = true
+			*ids = append(*ids, id)
+		}
+	}
+	needPrompts := false
 	for i := range views {
 		if which != nil && !which(&views[i]) {
 			continue
 		}
-		switch views[i].Event {
+		switch v := &views[i]; v.Event {
 		case event.PreToolUse, event.PostToolUse, event.PostToolUseFailure, event.PermissionDenied:
-			needCalls = needCalls || views[i].ToolUseID != ""
+			if v.ToolUseID != "" {
+				add(&callIDs, "c", v.ToolUseID)
+			}
 		case event.SubagentStart, event.SubagentStop:
-			needAgents = true
+			add(&agentIDs, "a", v.AgentID)
 		case event.UserPromptSubmit:
-			needPrompts = needPrompts || views[i].AgentID == "" && views[i].PromptID != ""
+			needPrompts = needPrompts || v.AgentID == "" && v.PromptID != ""
 		}
 	}
 	var sess *attribution.Session
@@ -280,8 +292,8 @@ func (s *Server) markSources(ctx context.Context, id string, views []EventView, 
 	}
 	calls := map[string]*attribution.ToolCall{}
 	agents := map[string]*attribution.Agent{}
-	if needCalls {
-		err := s.modeler.stored.eachCall(ctx, id, func(c *attribution.ToolCall) error {
+	if len(callIDs) > 0 {
+		err := s.modeler.stored.eachCallOf(ctx, id, callIDs, func(c *attribution.ToolCall) error {
 			calls[c.ToolUseID] = c
 			return nil
 		})
@@ -289,8 +301,8 @@ func (s *Server) markSources(ctx context.Context, id string, views []EventView, 
 			return err
 		}
 	}
-	if needAgents {
-		err := s.modeler.stored.eachAgent(ctx, id, func(a *attribution.Agent) error {
+	if len(agentIDs) > 0 {
+		err := s.modeler.stored.eachAgentOf(ctx, id, agentIDs, func(a *attribution.Agent) error {
 			agents[a.AgentID] = a
 			return nil
 		})

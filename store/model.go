@@ -118,8 +118,8 @@ func (b ModelBatch) Empty() bool {
 	return len(b.Reset) == 0 && len(b.Sessions) == 0 && len(b.Agents) == 0 && len(b.ToolCalls) == 0
 }
 
-// MaxFilterIDs is the most AgentIDs a filter holds; a listing returns an
-// error for more.
+// MaxFilterIDs is the most AgentIDs (or ToolUseIDs) a filter holds; a
+// listing returns an error for more.
 const MaxFilterIDs = 10000
 
 // ModelOrder is the order of a model listing.
@@ -147,6 +147,10 @@ type ToolCallFilter struct {
 	// (a subtree's ids); an empty non-nil slice matches nothing. It holds
 	// at most MaxFilterIDs ids.
 	AgentIDs []string
+	// ToolUseIDs, when not nil, keeps only the calls with one of those
+	// ids (the calls a page of events speaks of); an empty non-nil slice
+	// matches nothing. It holds at most MaxFilterIDs ids.
+	ToolUseIDs []string
 	// Tool and Status, when not empty, keep only calls with that tool name
 	// and status.
 	Tool   string

@@ -441,10 +441,12 @@ func (db *DB) SessionModels(ctx context.Context, ids []string) (map[string]store
 // index by start, which holds the agent beside the order. The planner does
 // not weigh that, and would read them by the key's index, which has the
 // same order and no agent: a row of the table for every call passed over.
+// So for the calls of a session picked by their ids, which no index leads
+// with: the index by start holds the id, so only the rows picked are read.
 // Other listings read no column the key's index lacks and keep its
 // narrower entries.
 func toolCallsFrom(f store.ToolCallFilter) string {
-	if f.Order == store.ByStart && len(f.AgentIDs) > 1 && f.Tool == "" && f.Status == "" {
+	if f.Order == store.ByStart && (len(f.AgentIDs) > 1 || f.ToolUseIDs != nil) && f.Tool == "" && f.Status == "" {
 		return "model_tool_calls INDEXED BY model_tool_calls_start"
 	}
 	return "model_tool_calls"

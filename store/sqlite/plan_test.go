@@ -26,6 +26,7 @@ func TestToolCallPlans(t *testing.T) {
 	}{
 		{store.ToolCallFilter{SessionID: "s"}, "sqlite_autoindex_model_tool_calls_1"},
 		{store.ToolCallFilter{SessionID: "s", AgentIDs: []string{"a", "b"}}, "model_tool_calls_start"},
+		{store.ToolCallFilter{SessionID: "s", ToolUseIDs: []string{"toolu_1", "toolu_2"}}, "model_tool_calls_start"},
 		{store.ToolCallFilter{SessionID: "s", Subtype: "run_test"}, "sqlite_autoindex_model_tool_calls_1"},
 		{store.ToolCallFilter{AgentIDs: []string{"a", "b"}}, "model_tool_calls_start"},
 		{store.ToolCallFilter{SessionID: "s", AgentIDs: []string{"a"}}, "model_tool_calls_agent"},

@@ -445,6 +445,10 @@ func testToolCallFilters(t *testing.T, s ModelStore) {
 	f(store.ToolCallFilter{SessionID: "s1", AgentIDs: []string{"a1"}}, "s1/b", "s1/d")
 	f(store.ToolCallFilter{SessionID: "s1", AgentIDs: []string{""}}, "s1/c")
 	f(store.ToolCallFilter{SessionID: "s1", AgentIDs: []string{}})
+	f(store.ToolCallFilter{SessionID: "s1", ToolUseIDs: []string{"d", "a", "x"}}, "s1/a", "s1/d")
+	f(store.ToolCallFilter{ToolUseIDs: []string{"a"}}, "s1/a", "s2/a")
+	f(store.ToolCallFilter{SessionID: "s1", ToolUseIDs: []string{"b", "c"}, AgentIDs: []string{"a1"}}, "s1/b")
+	f(store.ToolCallFilter{SessionID: "s1", ToolUseIDs: []string{}})
 	f(store.ToolCallFilter{SessionID: "s1", Since: At(30)}, "s1/c", "s1/d") // since is inclusive
 	f(store.ToolCallFilter{UpdatedAfter: 3}, "s1/b", "s1/d")
 	f(store.ToolCallFilter{Order: store.ByChange}, "s1/c", "s2/a", "s1/a", "s1/b", "s1/d")
@@ -469,6 +473,7 @@ func expected[R any](rows []R, keep func(R) bool, order func(a, b R) int) []R {
 func matchCall(c store.ToolCallRow, f store.ToolCallFilter) bool {
 	return (f.SessionID == "" || c.SessionID == f.SessionID) &&
 		(f.AgentIDs == nil || slices.Contains(f.AgentIDs, c.AgentID)) &&
+		(f.ToolUseIDs == nil || slices.Contains(f.ToolUseIDs, c.ToolUseID)) &&
 		(f.Tool == "" || c.ToolName == f.Tool) &&
 		(f.Status == "" || c.Status == f.Status) &&
 		(f.Subtype == "" || c.Subtype == f.Subtype) &&
@@ -494,19 +499,21 @@ func testToolCallPagingAllFilters(t *testing.T, s ModelStore) {
 	n := 0
 	for _, session := range []string{"", "s1", "s2", "nope"} {
 		for _, agents := range [][]string{nil, {}, {""}, {"a1", hostileAgentID}} {
-			for _, tool := range []string{"", "Bash", "Task"} {
-				for _, status := range []string{"", "error"} {
-					for _, since := range []time.Time{{}, At(6)} {
-						for _, after := range []int64{0, 9} {
-							for _, order := range []store.ModelOrder{store.ByStart, store.ByChange} {
-								for _, limit := range []int{0, 4} {
-									f := store.ToolCallFilter{SessionID: session, AgentIDs: agents, Tool: tool, Status: status,
-										Since: since, UpdatedAfter: after, Order: order, Limit: limit}
-									want := expected(b.ToolCalls, func(c store.ToolCallRow) bool { return matchCall(c, f) }, compareCalls(order))
-									if got := callKeys(allCalls(t, s, f)); !slices.Equal(got, callKeys(want)) {
-										t.Fatalf("ToolCalls(%+v)\n got %v\nwant %v", f, got, callKeys(want))
+			for _, ids := range [][]string{nil, {"toolu_s1_01", "toolu_s1_05", hostileCallID, "toolu_s2_05", "toolu_s1_30"}} {
+				for _, tool := range []string{"", "Bash", "Task"} {
+					for _, status := range []string{"", "error"} {
+						for _, since := range []time.Time{{}, At(6)} {
+							for _, after := range []int64{0, 9} {
+								for _, order := range []store.ModelOrder{store.ByStart, store.ByChange} {
+									for _, limit := range []int{0, 4} {
+										f := store.ToolCallFilter{SessionID: session, AgentIDs: agents, ToolUseIDs: ids, Tool: tool, Status: status,
+											Since: since, UpdatedAfter: after, Order: order, Limit: limit}
+										want := expected(b.ToolCalls, func(c store.ToolCallRow) bool { return matchCall(c, f) }, compareCalls(order))
+										if got := callKeys(allCalls(t, s, f)); !slices.Equal(got, callKeys(want)) {
+											t.Fatalf("ToolCalls(%+v)\n got %v\nwant %v", f, got, callKeys(want))
+										}
+										n += len(want)
 									}
-									n += len(want)
 								}
 							}
 						}
@@ -750,6 +757,9 @@ func testModelFilterErrors(t *testing.T, s ModelStore) {
 	}
 	if _, err := s.ToolCalls(ctx, store.ToolCallFilter{AgentIDs: many}); err == nil {
 		t.Error("ToolCalls with more than MaxFilterIDs agents succeeded")
+	}
+	if _, err := s.ToolCalls(ctx, store.ToolCallFilter{ToolUseIDs: many}); err == nil {
+		t.Error("ToolCalls with more than MaxFilterIDs tool use ids succeeded")
 	}
 	if _, err := s.Agents(ctx, store.AgentFilter{AgentIDs: many}); err == nil {
 		t.Error("Agents with more than MaxFilterIDs agents succeeded")

@@ -328,6 +328,15 @@ func ToolCalls(f store.ToolCallFilter, from string) (Query, error) {
 		return Query{None: l.none}, err
 	}
 	c, w := l.cursor, &l.where
+	if len(f.ToolUseIDs) > store.MaxFilterIDs {
+		return Query{}, fmt.Errorf("%d tool use ids in a filter, more than %d", len(f.ToolUseIDs), store.MaxFilterIDs)
+	}
+	if f.ToolUseIDs != nil {
+		if len(f.ToolUseIDs) == 0 {
+			return Query{None: true}, nil
+		}
+		w.In("tool_use_id", f.ToolUseIDs)
+	}
 	if f.Tool != "" {
 		w.Add("tool_name = ?", f.Tool)
 	}
