@@ -66,8 +66,8 @@ func stopCollector(ctx context.Context, home string, wait time.Duration) (spool.
 	if c.PID <= 0 {
 		return c, fmt.Errorf("cannot stop the collector at %s: its lock does not name its process (it predates hookwatch stop); stop it where it runs", c.Addr)
 	}
-	if !isServe(c.PID) {
-		return c, fmt.Errorf("cannot stop the collector at %s: process %d is not hookwatch serve", c.Addr, c.PID)
+	if !isConsumer(c.PID) {
+		return c, fmt.Errorf("cannot stop the collector at %s: process %d is not hookwatch serve or forward", c.Addr, c.PID)
 	}
 	if err := syscall.Kill(c.PID, syscall.SIGTERM); err != nil {
 		if errors.Is(err, syscall.ESRCH) {
@@ -89,18 +89,19 @@ func stopCollector(ctx context.Context, home string, wait time.Duration) (spool.
 	return c, nil
 }
 
-// isServe reports whether process pid runs `hookwatch serve`, where the
-// system says (Linux's /proc): a lock left by a process whose pid was since
+// isConsumer reports whether process pid runs `hookwatch serve` or
+// `hookwatch forward`, the two that hold a spool's lock, where the system
+// says (Linux's /proc): a lock left by a process whose pid was since
 // reused must not make stop signal another program. Elsewhere it trusts
-// the lock, which only the collector itself writes.
-func isServe(pid int) bool {
+// the lock, which only the collector or the forwarder itself writes.
+func isConsumer(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	if err != nil {
 		return true
 	}
 	args := bytes.Split(bytes.TrimRight(b, "\x00"), []byte{0})
 	for _, a := range args[min(1, len(args)):] {
-		if string(a) == "serve" {
+		if string(a) == "serve" || string(a) == "forward" {
 			return true
 		}
 	}

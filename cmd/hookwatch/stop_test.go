@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/testbin"
 )
 
@@ -95,5 +97,39 @@ func TestStartAndStop(t *testing.T) {
 	}
 	if out := mustHW(t, "uninstall"); strings.Contains(out, "still running") {
 		t.Fatalf("uninstall after stop: %s", out)
+	}
+}
+
+// TestStopForwarder: stop stops the forwarder of this home as it stops a
+// collector, as its help says.
+func TestStopForwarder(t *testing.T) {
+	e := newTestEnv(t)
+	const remote = "https://127.0.0.1:1"
+	cmd := exec.Command(e.self, "forward")
+	cmd.Env = append(os.Environ(), "HOOKWATCH_URL="+remote)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, ok := runningCollector(e.hwHome); ok && c.Addr == hook.ForwarderAddr(remote) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the forwarder did not attach to the spool")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out := mustHW(t, "stop")
+	if !strings.Contains(out, "stopped the forwarder to "+remote) {
+		t.Fatalf("stop: %q", out)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the forwarder still runs after stop")
 	}
 }
