@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
 // Kinds of Problem.
@@ -70,6 +72,10 @@ func Verify(path string) ([]StreamReport, error) {
 		return nil, fmt.Errorf("cannot verify %s: %w", path, err)
 	}
 	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() {
+			// Opening a FIFO waits for a writer: forever, here.
+			return nil, fmt.Errorf("cannot verify %s: not a regular file or a directory (%v)", path, fi.Mode().Type())
+		}
 		return []StreamReport{verifyFile(path)}, nil
 	}
 	var reports []StreamReport
@@ -189,7 +195,7 @@ func checkChain(file string, lines []lineHeader, at *link, anchored *bool, count
 // at the first line that is not a chain line, or at a cut last line, and
 // returns the lines before it with the problem.
 func readHeaders(file string) ([]lineHeader, *Problem) {
-	f, err := os.Open(file)
+	f, _, err := regfile.Open(file)
 	if err != nil {
 		return nil, &Problem{File: file, Line: 0, Kind: Malformed, Detail: err.Error()}
 	}

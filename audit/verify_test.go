@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -269,4 +270,45 @@ func TestSessionDir(t *testing.T) {
 	f("a/b", false)
 	f("x-0123", false) // the prefix of the hashed names stays theirs
 	f(strings.Repeat("a", 129), false)
+}
+
+// TestVerifyNotRegular: a FIFO, named or found where a stream's file would
+// be, is refused at once; opening it would wait for a writer forever.
+func TestVerifyNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "named.jsonl")
+	session := filepath.Join(dir, "session")
+	if err := os.Mkdir(session, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, filepath.Join(session, audit.EventsFile)} {
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skip("no FIFOs here:", err)
+		}
+	}
+	verify := func(path string) ([]audit.StreamReport, error) {
+		type result struct {
+			r   []audit.StreamReport
+			err error
+		}
+		c := make(chan result, 1)
+		go func() {
+			r, err := audit.Verify(path)
+			c <- result{r, err}
+		}()
+		select {
+		case res := <-c:
+			return res.r, res.err
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Verify(%s) blocks", path)
+			return nil, nil
+		}
+	}
+	if _, err := verify(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Verify of a FIFO: %v, want an error saying it is not a regular file", err)
+	}
+	r, err := verify(session)
+	if err != nil || len(r) != 1 || r[0].Problem == nil {
+		t.Fatalf("Verify of a session whose events file is a FIFO: %+v, %v; want its stream failed", r, err)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hookwatch/hookwatch/internal/regfile"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -670,15 +671,11 @@ func lastLine(f *os.File, size int64) ([]byte, int64, error) {
 }
 
 func readLastLine(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, fi, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	last, _, err := lastLine(f, fi.Size())
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the end of %s: %w", path, err)
