@@ -15,6 +15,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -73,6 +74,9 @@ func Open(path string) (*DB, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.Open: cannot resolve %q: %w", path, err)
+	}
+	if err := checkOwnFile(abs); err != nil {
+		return nil, fmt.Errorf("sqlite.Open: %w", err)
 	}
 	// The database holds prompts and commands: create it readable by its
 	// owner only. SQLite gives the -wal and -shm files the same mode.
@@ -185,6 +189,42 @@ func (db *DB) committed() {
 
 // dsn builds a file: URI for path, escaped so that any file name works,
 // with the driver parameters in query.
+// checkOwnFile refuses, before anything opens it, a path that is not a
+// regular file (opening a FIFO waits for a writer forever), and a SQLite
+// database of another program: a wrong --db or HOOKWATCH_DB must not
+// get hookwatch's tables, nor its journal switched to WAL. A file that
+// is not there, an empty one, and one of hookwatch's (it has
+// schema_migrations) pass; so does one that is not SQLite at all, which
+// the migration then reports.
+func checkOwnFile(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory, not a database file", path)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
+	case fi.Size() == 0:
+		return nil
+	}
+	ro, err := sql.Open("sqlite", dsn(path, "mode=ro&_pragma=busy_timeout(10000)"))
+	if err != nil {
+		return err
+	}
+	defer ro.Close()
+	var tables, ours int
+	if err := ro.QueryRow(`SELECT count(*), count(*) FILTER (WHERE name = 'schema_migrations') FROM sqlite_master WHERE type = 'table'`).Scan(&tables, &ours); err != nil {
+		return nil // not SQLite, or unreadable: the migration says which
+	}
+	if tables > 0 && ours == 0 {
+		return fmt.Errorf("%s is not a hookwatch database: it holds another program's tables and no schema_migrations; name hookwatch's database (--db or HOOKWATCH_DB), or a new file", path)
+	}
+	return nil
+}
+
 func dsn(path, query string) string {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path)}
 	return u.String() + "?" + query

@@ -1,12 +1,15 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -164,4 +167,58 @@ func TestRederiveMigration(t *testing.T) {
 	}
 	defer again.Close()
 	storetest.CheckAllStale(t, again, ids)
+}
+
+// TestOpenRefusesFIFO: a FIFO named as the database is refused at once;
+// opening it would wait for a writer forever.
+func TestOpenRefusesFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fifo.db")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		db, err := sqlite.Open(path)
+		if err == nil {
+			db.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("Open of a FIFO: %v, want an error saying it is not a regular file", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Open of a FIFO blocks")
+	}
+}
+
+// TestOpenRefusesForeignDatabase: a SQLite database of another program
+// (a wrong --db) is left as it is, not given hookwatch's tables.
+func TestOpenRefusesForeignDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "places.sqlite")
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TABLE bookmarks (id INTEGER PRIMARY KEY, url TEXT); INSERT INTO bookmarks (url) VALUES ('https://example.com')`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(path)
+	if err == nil {
+		db.Close()
+		t.Fatal("Open of another program's database succeeded")
+	}
+	if !strings.Contains(err.Error(), "not a hookwatch database") {
+		t.Errorf("Open of another program's database: %v, want it to say it is not a hookwatch database", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("Open changed another program's database")
+	}
 }
