@@ -154,7 +154,7 @@ func postEnvelopes(ctx context.Context, client *http.Client, base, token string,
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
-		return fmt.Errorf("the collector at %s refuses HOOKWATCH_TOKEN (HTTP 401): export HOOKWATCH_TOKEN as its own, or one of hookwatch token create", base)
+		return errTokenRefused(base)
 	case resp.StatusCode/100 != 2:
 		return fmt.Errorf("the collector at %s refused %s: HTTP %d: %s", base, what, resp.StatusCode, bytes.TrimSpace(msg))
 	}

@@ -310,7 +310,7 @@ func storedOf(client *http.Client, base, token string) func(ctx context.Context,
 			} `json:"tool_calls"`
 			NextCursor string `json:"next_cursor"`
 		}
-		found, err := apiPages(ctx, client, token, sess+"/tool-calls?limit=1000", &calls, &calls.NextCursor, func() {
+		found, err := apiPages(ctx, client, base, token, sess+"/tool-calls?limit=1000", &calls, &calls.NextCursor, func() {
 			for _, c := range calls.ToolCalls {
 				k.Calls[c.ToolUseID] = c.Status != attribution.StatusPending
 			}
@@ -325,7 +325,7 @@ func storedOf(client *http.Client, base, token string) func(ctx context.Context,
 			} `json:"agents"`
 			NextCursor string `json:"next_cursor"`
 		}
-		if _, err := apiPages(ctx, client, token, sess+"/agents?limit=1000", &agents, &agents.NextCursor, func() {
+		if _, err := apiPages(ctx, client, base, token, sess+"/agents?limit=1000", &agents, &agents.NextCursor, func() {
 			for _, a := range agents.Agents {
 				k.Agents[a.AgentID] = a.StoppedAt != nil
 			}
@@ -338,7 +338,7 @@ func storedOf(client *http.Client, base, token string) func(ctx context.Context,
 			} `json:"events"`
 			NextCursor string `json:"next_cursor"`
 		}
-		_, err = apiPages(ctx, client, token, sess+"/events?event="+event.UserPromptSubmit+"&limit=1000", &prompts, &prompts.NextCursor, func() {
+		_, err = apiPages(ctx, client, base, token, sess+"/events?event="+event.UserPromptSubmit+"&limit=1000", &prompts, &prompts.NextCursor, func() {
 			for _, e := range prompts.Events {
 				if e.PromptID != "" {
 					k.Prompts[e.PromptID] = true
@@ -351,8 +351,8 @@ func storedOf(client *http.Client, base, token string) func(ctx context.Context,
 
 // apiPages GETs every page of a listing of the API into page (whose
 // next_cursor is *next), calling each after each page; found is false when
-// the API answers 404.
-func apiPages(ctx context.Context, client *http.Client, token, u string, page any, next *string, each func()) (found bool, err error) {
+// the API answers 404. base is the collector's, to name it in errors.
+func apiPages(ctx context.Context, client *http.Client, base, token, u string, page any, next *string, each func()) (found bool, err error) {
 	cursor := ""
 	for {
 		*next = ""
@@ -367,9 +367,13 @@ func apiPages(ctx context.Context, client *http.Client, token, u string, page an
 		if err != nil {
 			return false, fmt.Errorf("cannot read %s: %w", u, err)
 		}
-		if resp.StatusCode == http.StatusNotFound {
+		switch resp.StatusCode {
+		case http.StatusNotFound:
 			resp.Body.Close()
 			return false, nil
+		case http.StatusUnauthorized:
+			resp.Body.Close()
+			return false, errTokenRefused(base)
 		}
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()

@@ -193,3 +193,25 @@ func TestImportCodexDryRun(t *testing.T) {
 		t.Fatal("the import stored no session")
 	}
 }
+
+// TestImportTokenRefused: a collector that requires a token the shell does
+// not give is said so, with what to do, as demo and sessions say it.
+func TestImportTokenRefused(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_DB", "")
+	t.Setenv("HOOKWATCH_ADDR", "")
+	t.Setenv("HOOKWATCH_TOKEN", "the-collector's-own")
+	base := serveInProcess(t)
+	t.Setenv("HOOKWATCH_URL", base)
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	projects := filepath.Join(dir, "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	out, _, err := hw(t, "", "import", projects)
+	if err == nil || !strings.Contains(err.Error(), "refuses HOOKWATCH_TOKEN (HTTP 401): export HOOKWATCH_TOKEN") {
+		t.Fatalf("import into a collector that refuses the token: %v", err)
+	}
+	if out != "" {
+		t.Errorf("import that failed printed to stdout: %q", out)
+	}
+}

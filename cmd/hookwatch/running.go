@@ -123,7 +123,7 @@ func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
 	case resp.StatusCode == http.StatusOK:
 		return body, nil
 	case resp.StatusCode == http.StatusUnauthorized:
-		return nil, fmt.Errorf("the collector at %s refuses HOOKWATCH_TOKEN (HTTP 401): export HOOKWATCH_TOKEN as its own, or one of hookwatch token create", base)
+		return nil, errTokenRefused(base)
 	}
 	var e struct {
 		Error string `json:"error"`
@@ -132,6 +132,12 @@ func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
 		e.Error = strings.TrimSpace(string(body))
 	}
 	return nil, &apiError{Status: resp.StatusCode, Message: e.Error}
+}
+
+// errTokenRefused is the error of a request the collector at base refused
+// for its token (HTTP 401), saying what to do.
+func errTokenRefused(base string) error {
+	return fmt.Errorf("the collector at %s refuses HOOKWATCH_TOKEN (HTTP 401): export HOOKWATCH_TOKEN as its own, or one of hookwatch token create", base)
 }
 
 // apiError is the collector's answer to a request it refused: its HTTP
