@@ -16,6 +16,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/store/postgres"
 )
 
 func init() {
@@ -64,6 +65,9 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
+	if action == "install" && isTemporaryBuild(self) {
+		return fmt.Errorf("%s is a temporary build of 'go run', deleted when it exits: install hookwatch (go install ./cmd/hookwatch), then run that binary's 'hookwatch service install'", self)
+	}
 	names, unit := serviceEnv, install.ServiceUnit
 	if *fwd {
 		names, unit = forwarderEnv, install.ForwarderUnit
@@ -77,6 +81,7 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			env[k] = v
 		}
 	}
+	absolutePaths(env)
 	if !*fwd && env["HOOKWATCH_ADDR"] == "" {
 		// The hooks post to HOOKWATCH_URL: a collector on this machine
 		// listens there, not on serve's default address.
@@ -104,6 +109,41 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	fs.Usage()
 	return fmt.Errorf("%w: unknown action %q: want install, uninstall or print", errUsage, action)
+}
+
+// pathEnv are the settings of serviceEnv and forwarderEnv that name a file
+// or a directory.
+var pathEnv = []string{"HOOKWATCH_AUDIT_DIR", "HOOKWATCH_CA_FILE", "HOOKWATCH_CODEX_ROLLOUTS", "HOOKWATCH_DB", "HOOKWATCH_HOME", "HOOKWATCH_WATCH_TRANSCRIPTS"}
+
+// absolutePaths makes the relative paths of env's pathEnv absolute, from
+// the working directory: the service runs in another (systemd: the home
+// directory; launchd: /), where they would name other files than the
+// shell's hooks use. Keywords (auto, off) and database URLs are kept.
+func absolutePaths(env map[string]string) {
+	for _, k := range pathEnv {
+		v, ok := env[k]
+		if !ok || filepath.IsAbs(v) || v == "auto" || v == "off" || postgres.IsURL(v) {
+			continue
+		}
+		if abs, err := filepath.Abs(v); err == nil {
+			env[k] = abs
+		}
+	}
+}
+
+// isTemporaryBuild reports whether path is where 'go run' builds the
+// binary it runs: <temp>/go-build…/…/exe/<name>, removed when it exits.
+func isTemporaryBuild(path string) bool {
+	dir := filepath.Dir(path)
+	if filepath.Base(dir) != "exe" {
+		return false
+	}
+	for d := filepath.Dir(dir); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if strings.HasPrefix(filepath.Base(d), "go-build") {
+			return true
+		}
+	}
+	return false
 }
 
 func serviceInstall(w io.Writer, goos, path string, content []byte, names []string, env map[string]string) error {

@@ -134,3 +134,46 @@ func TestServiceForward(t *testing.T) {
 		t.Fatalf("forwarder unit:\n%s", b)
 	}
 }
+
+// TestServiceAbsolutePaths: a relative path in a setting the unit passes
+// on is made absolute from the installing shell's directory: the service
+// runs elsewhere (systemd: in the home directory; launchd: in /), where it
+// would name other files than the hooks use.
+func TestServiceAbsolutePaths(t *testing.T) {
+	e := newTestEnv(t)
+	t.Chdir(e.project)
+	t.Setenv("HOOKWATCH_HOME", "hw")
+	t.Setenv("HOOKWATCH_DB", "data/hw.db")
+	t.Setenv("HOOKWATCH_AUDIT_DIR", "./audit")
+	t.Setenv("HOOKWATCH_WATCH_TRANSCRIPTS", "auto")
+	got := mustHW(t, "service", "print", "--os", "linux")
+	for _, want := range []string{
+		`Environment="HOOKWATCH_HOME=` + filepath.Join(e.project, "hw") + `"`,
+		`Environment="HOOKWATCH_DB=` + filepath.Join(e.project, "data", "hw.db") + `"`,
+		`Environment="HOOKWATCH_AUDIT_DIR=` + filepath.Join(e.project, "audit") + `"`,
+		`Environment="HOOKWATCH_WATCH_TRANSCRIPTS=auto"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the unit lacks %s:\n%s", want, got)
+		}
+	}
+	t.Setenv("HOOKWATCH_DB", "postgres://hw@db.example/hookwatch")
+	if got := mustHW(t, "service", "print", "--os", "linux"); !strings.Contains(got, `Environment="HOOKWATCH_DB=postgres://hw@db.example/hookwatch"`) {
+		t.Errorf("a PostgreSQL URL changed in the unit:\n%s", got)
+	}
+}
+
+// TestServiceRefusesTemporaryBuild: the binary of 'go run' is deleted when
+// it exits; a unit naming it would fail at the next start.
+func TestServiceRefusesTemporaryBuild(t *testing.T) {
+	e := newTestEnv(t)
+	tmp := filepath.Join(os.TempDir(), "go-build1234567", "b001", "exe", "hookwatch")
+	executable = func() (string, error) { return tmp, nil }
+	_, _, err := hw(t, "", "service", "install", "--os", "linux")
+	if err == nil || !strings.Contains(err.Error(), "go install") {
+		t.Fatalf("service install from a go run build: %v, want an error saying to install the binary", err)
+	}
+	if exists(filepath.Join(e.home, ".config", "systemd", "user", "hookwatch.service")) {
+		t.Fatal("service install wrote a unit naming a temporary build")
+	}
+}
