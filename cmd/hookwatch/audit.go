@@ -24,6 +24,9 @@ func runAudit(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		"file) and reports, per stream, the first line altered, removed or reordered, a file cut\n"+
 		"short, or OK with the number of lines and the hash of the last one (keep it elsewhere to\n"+
 		"detect later that lines were cut off at the end).", stdout, stderr)
+	usageTrailer(fs, "Examples:\n"+
+		"  hookwatch audit verify ~/hookwatch-audit          # every session's trail; exit 1 when a stream fails\n"+
+		"  hookwatch audit verify trail/<session>/events.jsonl\n")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -62,12 +62,21 @@ sessions no hook saw.
 
 Flags:`
 
+// importExamples ends import --help.
+const importExamples = `
+Examples:
+  hookwatch import                      # every transcript under ~/.claude/projects
+  hookwatch import --dry-run ~/.claude/projects/-home-ann-src-api
+  hookwatch import --codex              # every Codex rollout
+`
+
 // runImport is `hookwatch import`.
 func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("import", importSynopsis, stdout, stderr)
 	isCodex := fs.Bool("codex", false, "import Codex rollout files: the PATHs (files or directories), default every rollout under $CODEX_HOME/sessions")
 	dryRun := fs.Bool("dry-run", false, "read and count what would be imported; send and keep nothing")
 	noStart := fs.Bool("no-start", false, "do not start a collector when none answers")
+	usageTrailer(fs, importExamples)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -634,6 +634,34 @@ func TestHelpCommand(t *testing.T) {
 	}
 }
 
+// TestHelpExplains: the help of a command run by hand says what it does,
+// past its synopsis and flags, and shows how it is run; version is a
+// command like the others, listed, with a help and no arguments.
+func TestHelpExplains(t *testing.T) {
+	for _, name := range []string{"service", "statusline", "prune", "audit", "import", "demo", "stop"} {
+		out, _, _ := hw(t, "", name, "--help")
+		synopsis, rest, _ := strings.Cut(out, "\n\n")
+		explanation, _, _ := strings.Cut(rest, "\n\n")
+		if !strings.HasPrefix(synopsis, "Usage: hookwatch "+name) || len(explanation) < 150 || strings.HasPrefix(explanation, "  -") {
+			t.Errorf("hookwatch %s --help says nothing of what it does:\n%s", name, out)
+		}
+		if name != "demo" && name != "stop" && !strings.Contains(out, "\nExample") {
+			t.Errorf("hookwatch %s --help has no example:\n%s", name, out)
+		}
+	}
+	if usage, _, _ := hw(t, "", "help"); !strings.Contains(usage, "\n  version ") {
+		t.Errorf("the usage does not list version:\n%s", usage)
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		if out, _, err := hw(t, "", args...); err != nil || out != "hookwatch "+version+"\n" {
+			t.Errorf("hookwatch %s: %q, %v", args[0], out, err)
+		}
+	}
+	if out, _, err := hw(t, "", "version", "extra"); !errors.Is(err, errUsage) || out != "" {
+		t.Errorf("hookwatch version extra: %q, %v; want a usage error and nothing on stdout", out, err)
+	}
+}
+
 // TestBadFlagSaidOnce: a bad flag's error comes once, after the usage.
 func TestBadFlagSaidOnce(t *testing.T) {
 	_, errOut, err := hw(t, "", "prune", "--older-than", "xyz")

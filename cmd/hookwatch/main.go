@@ -83,9 +83,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case slices.Contains(helpArgs[:], args[0]):
 		usage(stdout)
 		return nil
-	case slices.Contains([]string{"-version", "--version", "version"}, args[0]):
-		fmt.Fprintf(stdout, "hookwatch %s\n", version)
-		return nil
+	case args[0] == "-version" || args[0] == "--version":
+		return runVersion(ctx, args[1:], stdin, stdout, stderr)
 	}
 	c, ok := commands[args[0]]
 	if !ok {

@@ -28,13 +28,32 @@ func init() {
 // a collector running on the same database waits for one batch at most.
 const pruneBatch = 100
 
+const pruneSynopsis = `prune --older-than AGE [--db PATH|URL]
+
+Deletes from the database, directly, the sessions whose latest event is
+older than AGE, with everything recorded of them, and says how many it
+deleted; a session still active is kept whole. It is what
+'hookwatch serve --retain AGE' does in the background, once; a collector
+may be running on the same database (it waits for one batch of 100
+sessions at most).
+
+Flags:`
+
+// pruneExamples ends prune --help.
+const pruneExamples = `
+Examples:
+  hookwatch prune --older-than 90d
+  hookwatch prune --older-than 2w --db "$HOOKWATCH_DB"   # a PostgreSQL database
+`
+
 // runPrune is `hookwatch prune --older-than AGE`: the background retention
 // of `serve --retain`, once, by hand.
 func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("prune", "prune --older-than AGE [--db PATH|URL]", stdout, stderr)
+	fs := newFlagSet("prune", pruneSynopsis, stdout, stderr)
 	var age duration
 	fs.Var(&age, "older-than", "delete the sessions whose latest event is older than this (90d, 36h, 2w)")
 	dbFlag := dbFlagVar(fs)
+	usageTrailer(fs, pruneExamples)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -37,7 +37,24 @@ var serviceEnv = serveEnv
 // unless HOOKWATCH_TOKEN is set.
 var forwarderEnv = []string{"HOOKWATCH_CA_FILE", "HOOKWATCH_HOME", "HOOKWATCH_TOKEN", "HOOKWATCH_URL"}
 
-const serviceSynopsis = "service install|uninstall|print [--os linux|darwin] [--forward]"
+const serviceSynopsis = `service install|uninstall|print [--os linux|darwin] [--forward]
+
+Writes (install), removes (uninstall) or prints (print) the user service that
+runs 'hookwatch serve' at every login — or 'hookwatch forward' with --forward —
+with the HOOKWATCH_* settings of this shell: a systemd user unit,
+~/.config/systemd/user/hookwatch.service, or a launchd agent,
+~/Library/LaunchAgents/` + install.ServiceLabel + `.plist. It prints the systemctl or
+launchctl commands that start or stop it, and runs none of them itself.
+
+Flags:`
+
+// serviceExamples ends service --help.
+const serviceExamples = `
+Examples:
+  hookwatch service install              # then run the systemctl command it prints
+  hookwatch service print --os darwin    # the launchd agent, written nowhere
+  HOOKWATCH_URL=https://hookwatch.example.com hookwatch service install --forward
+`
 
 // runService is `hookwatch service`. It writes or removes the unit file and
 // prints the systemctl or launchctl commands to run: starting a long-lived
@@ -46,6 +63,7 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs := newFlagSet("service", serviceSynopsis, stdout, stderr)
 	goos := fs.String("os", runtime.GOOS, "service manager to write for: linux (systemd user unit) or darwin (launchd agent)")
 	fwd := fs.Bool("forward", false, "run 'hookwatch forward' instead of the collector: for a machine whose hooks send to a remote https:// collector (HOOKWATCH_URL, which must be set)")
+	usageTrailer(fs, serviceExamples)
 	if len(args) == 0 {
 		fs.Usage()
 		return fmt.Errorf("%w: missing action: install, uninstall or print", errUsage)

@@ -41,11 +41,30 @@ const (
 	statuslineModelChars = 40
 )
 
+const statuslineSynopsis = `statusline [--wrap 'CMD'] < statusline.json
+
+Claude Code's statusLine command: Claude Code runs it after each assistant
+message with the session's state as JSON on stdin. It sends that snapshot
+to the collector (the context window and cost curves of the dashboard) and
+prints one line: ctx 42% · $0.31 · 3 agents running. Like the hook, it
+never breaks the agent: whatever its input, it prints at most that line
+and exits 0; a bad flag prints nothing. 'hookwatch install --statusline'
+registers it, wrapping the statusLine command already set.
+
+Flags:`
+
+// statuslineExamples ends statusline --help.
+const statuslineExamples = `
+Example, in ~/.claude/settings.json (--wrap keeps the status line you had):
+  "statusLine": {"type": "command", "command": "hookwatch statusline --wrap '~/bin/status.sh'"}
+`
+
 // runStatusline is `hookwatch statusline`. Like the hook, it never breaks
 // the agent: whatever the input, it prints at most a line and exits 0.
 func runStatusline(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("statusline", "statusline [--wrap 'CMD'] < statusline.json", stdout, stderr)
+	fs := newFlagSet("statusline", statuslineSynopsis, stdout, stderr)
 	wrap := fs.String("wrap", "", "run this statusLine command (with sh -c, on the same input) and print its output above hookwatch's line")
+	usageTrailer(fs, statuslineExamples)
 	// A bad flag in the settings must not print errors into the status bar:
 	// flag errors stay quiet, and only --help prints.
 	fs.Usage = func() {}

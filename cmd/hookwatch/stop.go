@@ -31,7 +31,7 @@ const stopWait = collector.DefaultShutdownTimeout + 5*time.Second
 
 // runStop is `hookwatch stop`.
 func runStop(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("stop", "stop\n\nStops the collector, or the forwarder (hookwatch forward), that runs for this\nHOOKWATCH_HOME (the one holding $HOOKWATCH_HOME/spool/consumer.lock, whether a\nhook started it or you did) with SIGTERM, and waits until it has exited: what it accepted is committed first.\nA collector kept running by 'hookwatch service install' is restarted by the\nservice manager: use 'hookwatch service uninstall' for that one.", stdout, stderr)
+	fs := newFlagSet("stop", "stop\n\nStops the collector, or the forwarder (hookwatch forward), that runs for this\nHOOKWATCH_HOME (the one holding $HOOKWATCH_HOME/spool/consumer.lock, whether a\nhook started it or you did) with SIGTERM, and waits until it has exited: what it accepted is committed first.\nOne that 'hookwatch service install' runs exits cleanly, so the service manager\nleaves it stopped, but starts it again at the next login: to stop it for good,\nsystemctl --user disable --now hookwatch (launchd: launchctl unload -w <its plist>).", stdout, stderr)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
