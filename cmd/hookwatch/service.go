@@ -64,20 +64,22 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	goos := fs.String("os", runtime.GOOS, "service manager to write for: linux (systemd user unit) or darwin (launchd agent)")
 	fwd := fs.Bool("forward", false, "run 'hookwatch forward' instead of the collector: for a machine whose hooks send to a remote https:// collector (HOOKWATCH_URL, which must be set)")
 	usageTrailer(fs, serviceExamples)
-	if len(args) == 0 {
+	// The flags may come before the action too: service --os darwin print.
+	rest, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) == 0 {
 		fs.Usage()
 		return fmt.Errorf("%w: missing action: install, uninstall or print", errUsage)
 	}
-	action := args[0]
+	action := rest[0]
 	if slices.Contains(helpArgs[:], action) {
 		printHelp(fs)
 		return nil
 	}
-	if err := parseFlags(fs, args[1:]); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if len(rest) > 1 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, rest[1])
 	}
 	self, _, err := binaries()
 	if err != nil {
@@ -89,7 +91,7 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	names, unit := serviceEnv, install.ServiceUnit
 	if *fwd {
 		names, unit = forwarderEnv, install.ForwarderUnit
-		if u := os.Getenv("HOOKWATCH_URL"); action == "install" && !hook.Forwardable(u) {
+		if u := os.Getenv("HOOKWATCH_URL"); action != "uninstall" && !hook.Forwardable(u) {
 			return fmt.Errorf("%w: --forward needs HOOKWATCH_URL set to the remote collector's http:// or https:// URL, got %q", errUsage, u)
 		}
 	}

@@ -177,3 +177,23 @@ func TestServiceRefusesTemporaryBuild(t *testing.T) {
 		t.Fatal("service install wrote a unit naming a temporary build")
 	}
 }
+
+// TestServiceArgumentOrder: the flags may come before the action or after
+// it; print --forward, like install --forward, needs the remote URL rather
+// than printing a forwarder with nowhere to send.
+func TestServiceArgumentOrder(t *testing.T) {
+	newTestEnv(t)
+	after := mustHW(t, "service", "print", "--os", "darwin")
+	if before := mustHW(t, "service", "--os", "darwin", "print"); before != after || !strings.Contains(before, "<plist") {
+		t.Errorf("service --os darwin print:\n%s\nwant:\n%s", before, after)
+	}
+	for _, args := range [][]string{{"service", "--os", "linux"}, {"service", "print", "extra"}, {"service", "--os", "linux", "print", "extra"}} {
+		if out, _, err := hw(t, "", args...); !errors.Is(err, errUsage) || out != "" {
+			t.Errorf("hookwatch %s: %v, stdout %q; want a usage error and nothing on stdout", strings.Join(args, " "), err, out)
+		}
+	}
+	t.Setenv("HOOKWATCH_URL", "")
+	if out, _, err := hw(t, "", "service", "print", "--forward"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "HOOKWATCH_URL") || out != "" {
+		t.Errorf("service print --forward without HOOKWATCH_URL: %v, stdout %q; want a usage error naming HOOKWATCH_URL", err, out)
+	}
+}
