@@ -150,6 +150,9 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stdout, ": %s", strings.Join(parts, ", "))
 	}
 	fmt.Fprintln(stdout)
+	if len(files) == 0 {
+		fmt.Fprintf(stderr, "hookwatch import: no Claude Code transcript (<session id>.jsonl in a project directory) in %s\n", strings.Join(paths, ", "))
+	}
 	if sum.Records == 0 && sum.Skipped > 0 {
 		fmt.Fprintf(stderr, "hookwatch import: none of the %s read was a transcript record: are these Claude Code's transcripts?\n", counted(sum.Skipped, "line"))
 	}

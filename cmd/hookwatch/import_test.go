@@ -143,10 +143,17 @@ func TestImportNotTranscripts(t *testing.T) {
 	if _, _, err := hw(t, "", "import", "--dry-run", notes); err == nil || !strings.Contains(err.Error(), notes+" is not a Claude Code transcript") {
 		t.Errorf("import of %s: %v", notes, err)
 	}
+	// A directory that holds none (a wrong one) is said so.
+	empty := filepath.Join(dir, "empty")
+	os.MkdirAll(filepath.Join(empty, "-p"), 0o700)
+	out, errOut, err := hw(t, "", "import", "--dry-run", empty)
+	if err != nil || !strings.Contains(out, "from 0 files") || !strings.Contains(errOut, "no Claude Code transcript") || !strings.Contains(errOut, empty) {
+		t.Errorf("import of a directory without transcripts: %v\n%s%s", err, out, errOut)
+	}
 	garbage := filepath.Join(dir, "projects", "-p", "4f1c2a8e-0000-4000-8000-000000000001.jsonl")
 	os.MkdirAll(filepath.Dir(garbage), 0o700)
 	os.WriteFile(garbage, []byte("not json\n{\"x\":1}\nstill not\n"), 0o600)
-	out, errOut, err := hw(t, "", "import", "--dry-run", garbage)
+	out, errOut, err = hw(t, "", "import", "--dry-run", garbage)
 	if err != nil || !strings.Contains(out, "would import 0 records") || !strings.Contains(errOut, "none of the 3 lines read was a transcript record") {
 		t.Errorf("import of lines that are no records: %v\n%s%s", err, out, errOut)
 	}
