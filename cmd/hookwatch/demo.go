@@ -65,6 +65,11 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stdout, "No collector answered at %s: started one in the background (stop it with: hookwatch stop).\n", base)
 	}
 
+	// A collector that refuses the token says so before the link to a
+	// session it would never record is printed.
+	if _, err := apiGet(ctx, base, token, base+"/v1/sessions?limit=1"); err != nil {
+		return err
+	}
 	id := event.NewID(time.Now()) // a UUID, as Claude Code's session ids are
 	envs := demo.Story(id, time.Now().Add(500*time.Millisecond), *speed)
 	fmt.Fprintf(stdout, "Playing a demo session into %s. Watch it live:\n\n    %s/#/s/%s\n\n", base, base, url.PathEscape(id))

@@ -49,6 +49,20 @@ func collectorIn(t *testing.T, home string, flags ...string) string {
 	return base
 }
 
+// collectorWithToken is collectorIn for a collector that requires a token
+// (HOOKWATCH_TOKEN) which the shell, left with none, does not give.
+func collectorWithToken(t *testing.T, home string) string {
+	t.Helper()
+	t.Setenv("HOOKWATCH_HOME", home)
+	t.Setenv("HOOKWATCH_DB", "")
+	t.Setenv("HOOKWATCH_ADDR", "")
+	t.Setenv("HOOKWATCH_TOKEN", "the-collector's-own")
+	base := serveInProcess(t)
+	t.Setenv("HOOKWATCH_URL", base)
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	return base
+}
+
 // getJSON decodes the answer of GET base+path into v.
 func getJSON(t *testing.T, base, path string, v any) {
 	t.Helper()
@@ -171,5 +185,18 @@ func TestDemoNoStart(t *testing.T) {
 	}
 	if _, _, err := hw(t, "", "demo", "--speed", "0"); err == nil {
 		t.Fatal("demo --speed 0 accepted")
+	}
+}
+
+// TestDemoTokenRefused: a collector that refuses the shell's token is said
+// so, and no link to a session it will not record is printed.
+func TestDemoTokenRefused(t *testing.T) {
+	collectorWithToken(t, filepath.Join(t.TempDir(), "home"))
+	out, _, err := hw(t, "", "demo", "--speed", "1000")
+	if err == nil || !strings.Contains(err.Error(), "refuses HOOKWATCH_TOKEN") {
+		t.Fatalf("demo into a collector that refuses the token: %v", err)
+	}
+	if out != "" {
+		t.Errorf("demo printed, then failed:\n%s", out)
 	}
 }

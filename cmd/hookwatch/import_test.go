@@ -205,13 +205,7 @@ func TestImportCodexDryRun(t *testing.T) {
 // not give is said so, with what to do, as demo and sessions say it.
 func TestImportTokenRefused(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
-	t.Setenv("HOOKWATCH_DB", "")
-	t.Setenv("HOOKWATCH_ADDR", "")
-	t.Setenv("HOOKWATCH_TOKEN", "the-collector's-own")
-	base := serveInProcess(t)
-	t.Setenv("HOOKWATCH_URL", base)
-	t.Setenv("HOOKWATCH_TOKEN", "")
+	collectorWithToken(t, filepath.Join(dir, "home"))
 	projects := filepath.Join(dir, "projects")
 	copyDir(t, "../../importer/testdata/parallel/projects", projects)
 	out, _, err := hw(t, "", "import", projects)
