@@ -129,4 +129,14 @@ func TestPrune(t *testing.T) {
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("prune made %s: %v", missing, err)
 	}
+	// Nor is an empty file (touched, or cut to nothing) made one.
+	empty := filepath.Join(t.TempDir(), "empty.db")
+	os.WriteFile(empty, nil, 0o600)
+	err = run(context.Background(), []string{"prune", "--older-than", "90d", "--db", empty}, nil, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "cannot prune: no database at "+empty) {
+		t.Errorf("prune of an empty file: %v", err)
+	}
+	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
+		t.Errorf("prune changed the empty file %s: %v", empty, err)
+	}
 }

@@ -284,12 +284,25 @@ var errNoDatabase = errors.New("no database")
 // (export, prune, token list and revoke): opening a SQLite file that is not
 // there would create an empty one, and report nothing or delete nothing as
 // if that were the user's database, so it returns errNoDatabase, naming
-// the file. A PostgreSQL URL is opened as openStore opens it.
+// the file; so for an empty file (with no write-ahead log beside it, which
+// would hold the database), which opening would make a database.
+// A PostgreSQL URL is opened as openStore opens it.
+// hasWAL reports whether the SQLite database at path has a write-ahead log
+// that holds something.
+func hasWAL(path string) bool {
+	fi, err := os.Stat(path + "-wal")
+	return err == nil && fi.Size() > 0
+}
+
 func openExistingStore(ctx context.Context, flag, home string) (store.Store, string, error) {
 	if dsn := dbDSN(flag); !postgres.IsURL(dsn) {
 		path := dbFile(dsn, home)
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		fi, err := os.Stat(path)
+		if errors.Is(err, os.ErrNotExist) {
 			return nil, "", fmt.Errorf("%w at %s (set --db or HOOKWATCH_DB)", errNoDatabase, path)
+		}
+		if err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && !hasWAL(path) {
+			return nil, "", fmt.Errorf("%w at %s, an empty file (set --db or HOOKWATCH_DB)", errNoDatabase, path)
 		}
 	}
 	return openStore(ctx, flag, home)
