@@ -43,6 +43,14 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal asks the command to end cleanly; the next one
+		// ends the process, as it would have without NotifyContext, should
+		// the command be stuck where ctx does not reach (an open or a read
+		// of a FIFO no one writes).
+		<-ctx.Done()
+		stop()
+	}()
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
