@@ -50,8 +50,9 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
-	if !(*speed > 0 && *speed <= 1000) { // NaN included
-		return fmt.Errorf("%w: --speed must be above 0 and at most 1000", errUsage)
+	if !(*speed >= 0.01 && *speed <= 1000) { // NaN included
+		// Below a hundredth the ~20 s story takes more than half an hour.
+		return fmt.Errorf("%w: --speed must be from 0.01 to 1000", errUsage)
 	}
 	base, token := collectorURL()
 	if !healthy(ctx, base, 2*time.Second) {

@@ -183,8 +183,10 @@ func TestDemoNoStart(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "start one with 'hookwatch serve'") {
 		t.Fatalf("demo --no-start without a collector: %v", err)
 	}
-	if _, _, err := hw(t, "", "demo", "--speed", "0"); err == nil {
-		t.Fatal("demo --speed 0 accepted")
+	for _, speed := range []string{"0", "1e-300", "0.009", "NaN", "1001"} {
+		if _, _, err := hw(t, "", "demo", "--speed", speed); err == nil {
+			t.Errorf("demo --speed %s accepted", speed)
+		}
 	}
 }
 

@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/store"
@@ -84,6 +87,10 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	switch {
 	case *user == "":
 		return fmt.Errorf("%w: --user is required", errUsage)
+	case !printableName(*user):
+		return fmt.Errorf("%w: --user must be printable text without surrounding spaces, got %q", errUsage, *user)
+	case !printableName(*team) && *team != "":
+		return fmt.Errorf("%w: --team must be printable text without surrounding spaces, got %q", errUsage, *team)
 	case !store.ValidRole(*role):
 		return fmt.Errorf("%w: --role must be user, team or admin, got %q", errUsage, *role)
 	case *role == store.RoleTeam && *team == "":
@@ -176,6 +183,16 @@ func runTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	defer closeDB()
+	all, err := tokens.Tokens(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range all {
+		if t.ID == id && !t.RevokedAt.IsZero() {
+			fmt.Fprintf(stdout, "hookwatch token: %s was revoked already, at %s\n", id, t.RevokedAt.Local().Format(time.DateTime))
+			return nil
+		}
+	}
 	if err := tokens.RevokeToken(ctx, id, time.Now()); errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("no token %q in %s (see hookwatch token list)", id, name)
 	} else if err != nil {
@@ -183,4 +200,20 @@ func runTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	fmt.Fprintf(stdout, "hookwatch token: revoked %s\n", id)
 	return nil
+}
+
+// printableName reports whether a user's or a team's name is one line of
+// printable text without leading or trailing spaces: the name every
+// session of the token's events is recorded under, shown in listings,
+// logs and exports.
+func printableName(s string) bool {
+	if s == "" || strings.TrimSpace(s) != s || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }

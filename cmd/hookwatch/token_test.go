@@ -27,7 +27,8 @@ func TestTokenCommands(t *testing.T) {
 		err := run(context.Background(), append([]string{"token"}, args...), nil, &stdout, &stderr)
 		return stdout.String(), stderr.String(), err
 	}
-	for _, args := range [][]string{{"create"}, {"create", "--user", "a", "--role", "root"}, {"create", "--user", "a", "--role", "team"}, {"revoke"}, {"nope"}} {
+	for _, args := range [][]string{{"create"}, {"create", "--user", "a", "--role", "root"}, {"create", "--user", "a", "--role", "team"}, {"revoke"}, {"nope"},
+		{"create", "--user", "ann\nroot"}, {"create", "--user", " ann"}, {"create", "--user", "ann\x1b[2J"}, {"create", "--user", "ann", "--team", "a\tb"}} {
 		if _, _, err := cmd(args...); err == nil {
 			t.Errorf("token %v: no error", args)
 		}
@@ -86,8 +87,12 @@ func TestTokenCommands(t *testing.T) {
 	if _, _, err := cmd("revoke", "nope"); err == nil || !strings.Contains(err.Error(), "no token") {
 		t.Errorf("revoke of an unknown id: %v", err)
 	}
-	if out, _, err := cmd("revoke", list[1].ID); err != nil || !strings.Contains(out, list[1].ID) {
+	if out, _, err := cmd("revoke", list[1].ID); err != nil || !strings.Contains(out, list[1].ID) || strings.Contains(out, "already") {
 		t.Fatalf("revoke: %v %s", err, out)
+	}
+	// Revoked again: said so, and the first time is kept.
+	if out, _, err := cmd("revoke", list[1].ID); err != nil || !strings.Contains(out, list[1].ID+" was revoked already, at ") {
+		t.Errorf("revoke of a revoked token: %v %s", err, out)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "hookwatch.db"))
 	if err != nil || bytes.Contains(b, []byte(secret)) || bytes.Contains(b, []byte(other)) {
