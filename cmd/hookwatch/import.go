@@ -240,13 +240,14 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	// hooks recorded (lineage groups by host and user).
 	origin := ingest.LocalOrigin(version)
 	var client http.Client
-	calls, session, usage := 0, 0, 0
+	calls, session, usage, read := 0, 0, 0, 0
 	for _, f := range files {
 		envs, err := rollout.Read(f, origin.Host, origin.User)
 		if err != nil {
 			fmt.Fprintf(stderr, "hookwatch import: skipping %s: %v\n", f, err)
 			continue
 		}
+		read++
 		for i := 0; i < len(envs) && !dryRun; i += importBatch {
 			if err := postEnvelopes(ctx, &client, base, token, envs[i:min(i+importBatch, len(envs))], "the imported events"); err != nil {
 				return err
@@ -267,9 +268,13 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	if dryRun {
 		verb = "Would import"
 	}
+	from := counted(read, "rollout file")
+	if skipped := len(files) - read; skipped > 0 {
+		from += fmt.Sprintf(" (%d skipped, said above)", skipped)
+	}
 	fmt.Fprintf(stdout, "%s %s, %s and %s from %s into %s (events already there are ignored).\n", verb,
 		counted(calls, "tool event"), counted(session, "session event"), counted(usage, "token usage record"),
-		counted(len(files), "rollout file"), base)
+		from, base)
 	return nil
 }
 

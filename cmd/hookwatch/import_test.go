@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/internal/deadport"
@@ -173,9 +174,19 @@ func TestImportCodexDryRun(t *testing.T) {
 	}
 	defer dead.Close()
 	t.Setenv("HOOKWATCH_URL", dead.URL())
-	if out := mustHW(t, "import", "--codex", "--dry-run", rollouts); !strings.HasPrefix(out, "Would import ") || !strings.Contains(out, "from 6 rollout files") {
+	if out := mustHW(t, "import", "--codex", "--dry-run", rollouts); !strings.HasPrefix(out, "Would import ") || !strings.Contains(out, "from 6 rollout files into") {
 		t.Fatalf("dry run with no collector:\n%s", out)
 	}
+	// A FIFO named as a rollout is skipped, and not counted as read.
+	fifo := filepath.Join(rollouts, "rollout-2026-01-01T00-00-00-fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, err := hw(t, "", "import", "--codex", "--dry-run", rollouts); err != nil || !strings.Contains(out, "from 6 rollout files (1 skipped, said above)") ||
+		!strings.Contains(errOut, "skipping "+fifo) {
+		t.Fatalf("dry run with a FIFO among the rollouts: %v\n%s%s", err, out, errOut)
+	}
+	os.Remove(fifo)
 	if _, _, err := hw(t, "", "import", "--codex", "--no-start", rollouts); err == nil || !strings.Contains(err.Error(), "no collector answers") {
 		t.Fatalf("import --codex --no-start with no collector: %v", err)
 	}
