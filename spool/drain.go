@@ -3,7 +3,6 @@ package spool
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 )
 
 // DefaultBatch is the batch size Drain uses when max is not positive.
@@ -280,6 +281,15 @@ func (s *Spool) updateBacklog() error {
 	return nil
 }
 
+// valid reports whether a record is JSON, exactly as json.Valid does
+// (jsonscan's FuzzScan holds the two to it), in a third of json.Valid's
+// time: a collector reads every event its hooks hand over here, and then
+// decodes it.
+func valid(rec []byte) bool {
+	_, ok := jsonscan.Valid(rec)
+	return ok
+}
+
 // readSegment calls fn with every record of a segment, in order, and returns
 // how many lines it skipped as corrupt: a last line without its '\n' (a torn
 // write), a line that is not valid JSON, a line longer than MaxRecordBytes.
@@ -332,7 +342,7 @@ func readLines(br *bufio.Reader, partial bool, fn func(rec []byte, end, skipped 
 			tooLong = false
 			corrupt++
 		case len(line) == 0:
-		case !json.Valid(line):
+		case !valid(line):
 			corrupt++
 		default:
 			if err := fn(line, pos, corrupt); err != nil {
