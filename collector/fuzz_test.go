@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/storetest"
@@ -217,15 +218,7 @@ func checkScanSplit(t *testing.T, pl *ingest.Pipeline, body []byte) (split int) 
 				}
 			}
 		}
-		a, b := env, env
-		da := pl.AdmitSplit(&a, slices.Clone(ms))
-		db := pl.Admit(&b)
-		if db != nil {
-			db.DropRaw()
-		}
-		if !bytes.Equal(a.Payload, b.Payload) || !reflect.DeepEqual(da, db) {
-			t.Fatalf("envelope %d: AdmitSplit stored %s (%+v), Admit %s (%+v)", i, a.Payload, da, b.Payload, db)
-		}
+		a, da := admitAlike(t, pl, i, env, ms)
 		got = append(got, admitted{a.Payload, da})
 		if da != nil {
 			if d, err := event.Decode(bytes.Clone(a.Payload)); err != nil || !reflect.DeepEqual(withoutRaw(d), da) {
@@ -287,4 +280,101 @@ func TestScanSplit(t *testing.T) {
 			t.Fatalf("the scan split %s", p)
 		}
 	}
+}
+
+// FuzzDecodeSpooled holds the spool's decoder to what each record decoded
+// alone gives (decodeEach, the way it replaced): the same
+// envelopes of the same records, in order, and the same records refused,
+// whichever way the pass was decoded. The fuzzer's text is split into
+// records at its line breaks, and only those the spool would hand over
+// (valid JSON) are kept.
+func FuzzDecodeSpooled(f *testing.F) {
+	var lines []string
+	for i, p := range storetest.Corpus(f) {
+		b, err := json.Marshal(storetest.Envelope(p.Runtime, storetest.At(i), p.JSON))
+		if err != nil {
+			f.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	for i := 0; i+3 <= len(lines); i += 3 {
+		f.Add(strings.Join(lines[i:i+3], "\n"))
+	}
+	f.Add(lines[0] + "\n" + `{"id":5}` + "\n" + lines[1])
+	f.Add(lines[0] + "\n" + `[1,2]` + "\n" + `"x"`)
+	f.Add(`{"id":"a","payload":{"a":1,"a":2}}` + "\n" + `{"id":"b","payload":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		var recs [][]byte
+		for _, l := range strings.Split(text, "\n") {
+			if _, ok := jsonscan.Valid([]byte(l)); ok {
+				recs = append(recs, []byte(l))
+			}
+		}
+		want, wantRaw, wantBad := decodeEach(recs)
+		split := newSplitPayloads()
+		defer split.release()
+		envs, raw, bad := decodeSpooled(recs, split)
+		if !reflect.DeepEqual(envs, want) && !(len(envs) == 0 && len(want) == 0) {
+			t.Fatalf("decoded %+v, each record alone %+v", envs, want)
+		}
+		if !slices.EqualFunc(raw, wantRaw, bytes.Equal) || !slices.EqualFunc(bad, wantBad, bytes.Equal) {
+			t.Fatalf("records %q and refused %q, each alone %q and %q", raw, bad, wantRaw, wantBad)
+		}
+		// What the pass split is what admission would split: the
+		// payloads are admitted alike either way.
+		pl := ingest.Pipeline{Privacy: privacy.DefaultOptions()}
+		for i := range envs {
+			if ms, ok := split.of(i); ok {
+				admitAlike(t, &pl, i, envs[i], ms)
+			}
+		}
+	})
+}
+
+// TestDecodeSpooled: the hooks' envelopes of the real clients are decoded
+// in one scan of the pass, each payload split as it goes, and a record that
+// is not an envelope costs the pass that scan, not an envelope.
+func TestDecodeSpooled(t *testing.T) {
+	var recs [][]byte
+	for i, p := range storetest.Corpus(t) {
+		b, err := json.Marshal(storetest.Envelope(p.Runtime, storetest.At(i), p.JSON))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, b)
+	}
+	split := newSplitPayloads()
+	defer split.release()
+	envs, raw, bad := decodeSpooled(recs, split)
+	if len(envs) != len(recs) || len(raw) != len(recs) || len(bad) != 0 {
+		t.Fatalf("%d records: %d envelopes, %d refused", len(recs), len(envs), len(bad))
+	}
+	for i := range envs {
+		if _, ok := split.of(i); !ok && len(envs[i].Payload) > 0 && envs[i].Payload[0] == '{' {
+			t.Errorf("record %d: its payload was not split as the pass was scanned", i)
+		}
+	}
+	garbage := []byte(`{"id":5}`)
+	mixed := append([][]byte{garbage}, recs...)
+	envs, raw, bad = decodeSpooled(mixed, split)
+	if len(envs) != len(recs) || !bytes.Equal(raw[0], recs[0]) || len(bad) != 1 || !bytes.Equal(bad[0], garbage) {
+		t.Fatalf("with a record that is no envelope: %d envelopes of %d, refused %q", len(envs), len(recs), bad)
+	}
+}
+
+// admitAlike admits envelope i of a batch, env, with the members ms its
+// scan split, and on its own, and fails t unless both store the same
+// payload and decode it alike; it returns what the first admitted.
+func admitAlike(t *testing.T, pl *ingest.Pipeline, i int, env event.Envelope, ms event.Members) (event.Envelope, *event.Payload) {
+	t.Helper()
+	a, b := env, env
+	da := pl.AdmitSplit(&a, slices.Clone(ms))
+	db := pl.Admit(&b)
+	if db != nil {
+		db.DropRaw()
+	}
+	if !bytes.Equal(a.Payload, b.Payload) || !reflect.DeepEqual(da, db) {
+		t.Fatalf("envelope %d: AdmitSplit stored %s (%+v), Admit %s (%+v)", i, a.Payload, da, b.Payload, db)
+	}
+	return a, da
 }

@@ -131,22 +131,10 @@ func (s *Server) flushSpool(ctx context.Context) {
 // envelopes, and those the collector refuses for what they are, go to
 // rejected.jsonl.
 func (s *Server) deliverSpooled(ctx context.Context, sp *spool.Spool, recs [][]byte) error {
-	envs := make([]event.Envelope, 0, len(recs))
-	raw := make([][]byte, 0, len(recs)) // raw[i]: the record of envs[i]
-	var bad [][]byte
-	for _, r := range recs {
-		// The envelope's own decoder, not json.Unmarshal: it validates the
-		// record as it reads it, where json.Unmarshal scans it once more
-		// first: 5.9 against 1.2 µs for a hook's 750-byte envelope.
-		var env event.Envelope
-		if env.UnmarshalJSON(r) != nil {
-			bad = append(bad, r)
-			continue
-		}
-		envs = append(envs, env)
-		raw = append(raw, r)
-	}
-	_, err := s.Ingest(ctx, envs)
+	split := newSplitPayloads()
+	defer split.release()
+	envs, raw, bad := decodeSpooled(recs, split)
+	_, err := s.ingest(ctx, envs, split)
 	var be *BatchError
 	if errors.As(err, &be) {
 		// Find the refused envelopes one by one; store the rest.
@@ -166,6 +154,59 @@ func (s *Server) deliverSpooled(ctx context.Context, sp *spool.Spool, recs [][]b
 		return setAside(filepath.Join(filepath.Dir(sp.Dir()), "rejected.jsonl"), bad)
 	}
 	return nil
+}
+
+// decodeSpooled decodes spooled records into envelopes (raw[i] is the
+// record of envs[i]) and the records that are none (bad), and puts in
+// split the members of the payloads it split as it scanned them.
+//
+// The records are the spool reader's buffer, valid only during the pass;
+// the envelopes, which admission and the model read, point into one copy
+// of them all, written as the body of a POST /v1/events: the batch's
+// decoder scans it once, each envelope with its payload's members
+// (scanBatch), where each record alone was scanned once for the envelope
+// and once more for its payload's members. A pass with a record that is
+// not an envelope of the common shape is decoded record by record.
+func decodeSpooled(recs [][]byte, split *splitPayloads) (envs []event.Envelope, raw, bad [][]byte) {
+	size := len(`{"envelopes":[]}`) + len(recs)
+	for _, r := range recs {
+		size += len(r)
+	}
+	body := make([]byte, 0, size)
+	body = append(body, `{"envelopes":[`...)
+	for i, r := range recs {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, r...)
+	}
+	body = append(body, "]}"...)
+	split.members, split.spans = split.members[:0], split.spans[:0]
+	if envs, ok := scanBatch(body, split); ok && len(envs) == len(recs) {
+		return envs, recs, nil
+	}
+	split.members, split.spans = split.members[:0], split.spans[:0]
+	return decodeEach(recs)
+}
+
+// decodeEach is decodeSpooled record by record, without splitting the
+// payloads.
+func decodeEach(recs [][]byte) (envs []event.Envelope, raw, bad [][]byte) {
+	envs = make([]event.Envelope, 0, len(recs))
+	raw = make([][]byte, 0, len(recs))
+	for _, r := range recs {
+		// The envelope's own decoder, not json.Unmarshal: it validates the
+		// record as it reads it, where json.Unmarshal scans it once more
+		// first: 5.9 against 1.2 µs for a hook's 750-byte envelope.
+		var env event.Envelope
+		if env.UnmarshalJSON(r) != nil {
+			bad = append(bad, r)
+			continue
+		}
+		envs = append(envs, env)
+		raw = append(raw, r)
+	}
+	return envs, raw, bad
 }
 
 // setAside appends refused records to path.
