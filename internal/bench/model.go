@@ -24,6 +24,7 @@ import (
 	"github.com/hookwatch/hookwatch/internal/cputime"
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
+	"github.com/hookwatch/hookwatch/spool"
 )
 
 // ModelOptions configure the session model benchmark.
@@ -39,11 +40,52 @@ type ModelOptions struct {
 	Rate int
 	// Slice is the number of events per CPU figure (default 10,000).
 	Slice int
+	// Via are the ways the events reach the collector, one run each per
+	// number of sessions (default ViaSpool and ViaPost).
+	Via []Via
+}
+
+// Via is how the model benchmark hands its events to the collector.
+type Via string
+
+const (
+	// ViaSpool appends each event alone to the collector's spool, as a
+	// hook on the collector's machine hands it over (command and http
+	// hooks alike: hook.SpoolDelivers, collector.ClaudeHookConfig.Spool);
+	// the collector drains what gathered (collector.DrainSpool).
+	ViaSpool Via = "spool"
+	// ViaPost POSTs each session's events of every 10 ms tick to
+	// /v1/events, as a forwarder or the SDK sends its batches.
+	ViaPost Via = "post"
+)
+
+// how says how the events of a run reached the collector.
+func (v Via) how() string {
+	if v == ViaSpool {
+		return "each appended to the spool, as hooks hand them over"
+	}
+	return "POSTed to /v1/events, a batch per session every 10 ms, as forwarders send"
+}
+
+// ParseVia reads a comma-separated list of ways (spool, post).
+func ParseVia(list string) ([]Via, error) {
+	var out []Via
+	for _, f := range strings.Split(list, ",") {
+		switch v := Via(strings.TrimSpace(f)); v {
+		case ViaSpool, ViaPost:
+			out = append(out, v)
+		default:
+			return nil, fmt.Errorf("unknown way %q (want spool or post)", f)
+		}
+	}
+	return out, nil
 }
 
 // ModelRun is what one run of the model benchmark measured.
 type ModelRun struct {
 	Sessions, Events int
+	// Via is how the events reached the collector.
+	Via Via
 	// SliceMicros is the collector's CPU per event, in µs, for each slice
 	// of Slice events sent (all sessions together).
 	SliceMicros []float64
@@ -88,11 +130,14 @@ type ModelRun struct {
 
 // Model streams synthetic sessions (demo.Big: real payload shapes, 50
 // subagents in parallel waves, parallel calls, failures, denials, a
-// compaction) into a real `hookwatch serve` at a steady rate, and measures
+// compaction) into a real `hookwatch serve` at a steady rate, once by each
+// way of o.Via for each number of sessions, and measures
 // the collector's CPU per event for each slice of events (from
 // /proc/<pid>/stat), the lag from commit to model (the collector's
 // hookwatch_model_lag_seconds histogram) and the first page of a session's
-// tool calls once everything is modelled.
+// tool calls once everything is modelled. Through the spool the events
+// reach the store up to a drain's gathering (collector.spoolCoalesce) after
+// they were appended, before the lag counts.
 func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error) {
 	if len(o.Sessions) == 0 {
 		o.Sessions = []int{1, 3}
@@ -106,6 +151,9 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 	if o.Slice <= 0 {
 		o.Slice = 10_000
 	}
+	if len(o.Via) == 0 {
+		o.Via = []Via{ViaSpool, ViaPost}
+	}
 	tmp, bin, err := buildHookwatch(ctx, o.Repo, "model")
 	if err != nil {
 		return nil, err
@@ -115,27 +163,34 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 		o.Events, o.Rate, o.Slice)
 	var runs []ModelRun
 	for _, n := range o.Sessions {
-		r, err := modelRun(ctx, bin, filepath.Join(tmp, fmt.Sprint("run-", n)), n, o)
-		if err != nil {
-			return runs, err
+		for _, via := range o.Via {
+			r, err := modelRun(ctx, bin, filepath.Join(tmp, fmt.Sprint("run-", n, "-", via)), n, via, o)
+			if err != nil {
+				return runs, err
+			}
+			runs = append(runs, r)
+			printModelRun(w, r)
 		}
-		runs = append(runs, r)
-		var b strings.Builder
-		for _, us := range r.SliceMicros {
-			fmt.Fprintf(&b, " %.0f", us)
-		}
-		first, last := r.SliceMicros[0], r.SliceMicros[len(r.SliceMicros)-1]
-		fmt.Fprintf(w, "  %d session(s), %d events: µs/event per slice:%s\n", n, r.Events, b.String())
-		fmt.Fprintf(w, "    median %.0f µs/event, last/first slice %.2f (last three / first three slices' medians %.2f); lag p50 %v, p99 %v; %v rebuilds, %v group loads; tool-calls first page (of %d calls) median %v\n",
-			median(r.SliceMicros), last/first, trend(r.SliceMicros, 3), r.LagP50.Round(time.Millisecond), r.LagP99.Round(time.Millisecond),
-			r.Rebuilds, r.Loads, r.Calls, r.FirstPage.Round(10*time.Microsecond))
-		fmt.Fprintf(w, "    rounds p50 %v, p99 %v; %.0f GC cycles, GC %.1f µs/event, %.0f B and %.0f objects allocated per event; peak RSS %d MiB; live heap at the last collection %.0f MiB (%.0f B per event sent)\n",
-			r.RoundP50.Round(time.Millisecond), r.RoundP99.Round(time.Millisecond), r.GCCycles, r.GCMicros, r.AllocBytes, r.AllocObjects, r.PeakRSS>>20,
-			r.LiveHeap/(1<<20), r.LiveHeap/float64(r.Events))
-		fmt.Fprintf(w, "    %.3f context switches per event while sending (%.3f where a thread waited), %.2f page faults; %.0f commits of the events, %.1f events each\n",
-			r.Switches, r.Voluntary, r.Faults, r.Commits, r.EventsPerCommit)
 	}
 	return runs, nil
+}
+
+// printModelRun writes the figures of one run.
+func printModelRun(w io.Writer, r ModelRun) {
+	var b strings.Builder
+	for _, us := range r.SliceMicros {
+		fmt.Fprintf(&b, " %.0f", us)
+	}
+	first, last := r.SliceMicros[0], r.SliceMicros[len(r.SliceMicros)-1]
+	fmt.Fprintf(w, "  %d session(s), %d events %s: µs/event per slice:%s\n", r.Sessions, r.Events, r.Via.how(), b.String())
+	fmt.Fprintf(w, "    median %.0f µs/event, last/first slice %.2f (last three / first three slices' medians %.2f); lag p50 %v, p99 %v; %v rebuilds, %v group loads; tool-calls first page (of %d calls) median %v\n",
+		median(r.SliceMicros), last/first, trend(r.SliceMicros, 3), r.LagP50.Round(time.Millisecond), r.LagP99.Round(time.Millisecond),
+		r.Rebuilds, r.Loads, r.Calls, r.FirstPage.Round(10*time.Microsecond))
+	fmt.Fprintf(w, "    rounds p50 %v, p99 %v; %.0f GC cycles, GC %.1f µs/event, %.0f B and %.0f objects allocated per event; peak RSS %d MiB; live heap at the last collection %.0f MiB (%.0f B per event sent)\n",
+		r.RoundP50.Round(time.Millisecond), r.RoundP99.Round(time.Millisecond), r.GCCycles, r.GCMicros, r.AllocBytes, r.AllocObjects, r.PeakRSS>>20,
+		r.LiveHeap/(1<<20), r.LiveHeap/float64(r.Events))
+	fmt.Fprintf(w, "    %.3f context switches per event while sending (%.3f where a thread waited), %.2f page faults; %.0f commits of the events, %.1f events each\n",
+		r.Switches, r.Voluntary, r.Faults, r.Commits, r.EventsPerCommit)
 }
 
 // trend is the median of the last k of per-slice figures over that of the
@@ -163,7 +218,7 @@ func median[T cmp.Ordered](v []T) T {
 	return c[len(c)/2]
 }
 
-func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOptions) (ModelRun, error) {
+func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o ModelOptions) (ModelRun, error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return ModelRun{}, err
 	}
@@ -198,7 +253,24 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 	// close a connection per batch, which no sender of batches makes it do.
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: sessions}}
 	defer client.CloseIdleConnections()
+	var sp *spool.Spool
+	if via == ViaSpool {
+		// The spool the collector attached to at its start, as a hook
+		// finds it in the home they share.
+		if sp, err = spool.Open(filepath.Join(home, "spool"), spool.Options{}); err != nil {
+			return ModelRun{}, err
+		}
+	}
 	post := func(envs []event.Envelope) error {
+		if sp != nil {
+			// One record an Offer, as each hook run offers its event.
+			for i := range envs {
+				if err := sp.Offer(envs[i].AppendJSON(nil)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		body, err := json.Marshal(map[string]any{"envelopes": envs})
 		if err != nil {
 			return err
@@ -288,7 +360,7 @@ func modelRun(ctx context.Context, bin, home string, sessions int, o ModelOption
 	}
 
 	// Let the model catch up, then read the lag and the first page.
-	run := ModelRun{Sessions: sessions, Events: total, SliceMicros: perSlice,
+	run := ModelRun{Sessions: sessions, Events: total, Via: via, SliceMicros: perSlice,
 		Switches: float64(all1-all0) / float64(total), Voluntary: float64(vol1-vol0) / float64(total),
 		Faults: float64(faults1-faults0) / float64(total)}
 	first := streams[0][0]

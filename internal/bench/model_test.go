@@ -2,6 +2,7 @@ package bench
 
 import (
 	"os"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -71,5 +72,17 @@ func TestProcFaults(t *testing.T) {
 	}
 	if _, err := procFaults(-1); err == nil {
 		t.Fatal("no error for a process that does not exist")
+	}
+}
+
+func TestParseVia(t *testing.T) {
+	got, err := ParseVia("spool, post")
+	if err != nil || !slices.Equal(got, []Via{ViaSpool, ViaPost}) {
+		t.Fatalf("ParseVia(spool, post) = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "spool,", "http", "Spool"} {
+		if got, err := ParseVia(bad); err == nil {
+			t.Errorf("ParseVia(%q) = %v, want an error", bad, got)
+		}
 	}
 }
