@@ -211,6 +211,14 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	}
 }
 
+// flagSet reports whether the flag name was given on the command line,
+// rather than left at its default.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // parseInterleaved is parseFlags for a subcommand whose flags may also
 // follow its arguments (A B --json): the arguments are fs.Args() after.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {

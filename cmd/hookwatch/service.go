@@ -78,6 +78,9 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		printHelp(fs)
 		return nil
 	}
+	if *goos != "linux" && *goos != "darwin" && flagSet(fs, "os") {
+		return fmt.Errorf("%w: --os takes linux or darwin, got %q; elsewhere, run 'hookwatch serve' from your own init system", errUsage, *goos)
+	}
 	if len(rest) > 1 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, rest[1])
 	}

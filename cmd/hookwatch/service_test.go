@@ -22,7 +22,7 @@ func TestServicePrint(t *testing.T) {
 	}
 	f("linux")
 	f("darwin")
-	if _, _, err := hw(t, "", "service", "print", "--os", "plan9"); err == nil || !strings.Contains(err.Error(), "hookwatch serve") {
+	if _, _, err := hw(t, "", "service", "print", "--os", "plan9"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "hookwatch serve") {
 		t.Fatalf("service print --os plan9: %v", err)
 	}
 }
@@ -110,6 +110,9 @@ func TestServiceUsage(t *testing.T) {
 	f("start")
 	f("install", "extra")
 	f("print", "--bogus")
+	f("print", "--os", "windows")
+	f("--os", "freebsd", "install")
+	f("print", "--os", "")
 }
 
 // TestServiceForward writes the unit of a forwarder: it runs 'hookwatch

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -98,7 +99,7 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			fmt.Fprintf(stdout, "No Claude Code session found in %s.\n", projects)
 		}
 		for _, p := range ps {
-			fmt.Fprintf(stdout, "%s (%s)\n", cmpOr(p.Sessions[0].CWD, p.Name), p.Name)
+			fmt.Fprintf(stdout, "%s (%s)\n", cmp.Or(p.Sessions[0].CWD, p.Name), p.Name)
 			printSessions(stdout, p.Sessions, known)
 		}
 		codexHint(stdout, "", codexCmd)
@@ -152,13 +153,6 @@ func sessionsDir(dir string) (cwd string, gone bool, err error) {
 	return cwd, errors.Is(err, os.ErrNotExist), nil
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // printSessions prints Claude Code's sessions with the commands that
 // continue them, and what known (collectorModels) says of them.
 func printSessions(w io.Writer, ss []claudecode.SessionFile, known func(id string) *sessionFacts) {
@@ -197,12 +191,12 @@ func printListed(w io.Writer, l listedSession, m *sessionFacts) {
 	// alone tell: its title and counts are those of the dashboard.
 	title, prompts, subagents := l.title, l.prompts, l.subagents
 	if m != nil {
-		title, prompts = cmpOr(m.Title, title), m.Counts.Prompts
+		title, prompts = cmp.Or(m.Title, title), m.Counts.Prompts
 		if m.Shape != nil {
 			subagents = m.Shape.Subagents
 		}
 	}
-	fmt.Fprintf(w, "  %s  %s  %s\n", l.id, l.last.Local().Format(time.DateTime), cmpOr(title, "(no prompt)"))
+	fmt.Fprintf(w, "  %s  %s  %s\n", l.id, l.last.Local().Format(time.DateTime), cmp.Or(title, "(no prompt)"))
 	facts := append(slices.Clip(l.facts), counted(prompts, "prompt"), counted(subagents, "subagent"))
 	if m != nil {
 		if m.Shape != nil {
