@@ -302,7 +302,7 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, a
 		}
 		return Result{Delivered: true}
 	}
-	if permanent(err) {
+	if Permanent(err) {
 		return Result{Err: cfg.reject([][]byte{rec}, err)}
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) {
@@ -412,29 +412,46 @@ func (cfg Config) drain(ctx context.Context, sp *spool.Spool, ep endpoint, deadl
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	_, _ = sp.Drain(ctx, drainMax, func(recs [][]byte) error {
-		err := postBatch(ep, cfg.Token, recs, deadline)
-		if !permanent(err) {
+		send := func(recs [][]byte) error { return postBatch(ep, cfg.Token, recs, deadline) }
+		if err := send(recs); !Permanent(err) {
 			return err
 		}
-		// One bad envelope must not wedge the spool: find it by sending one
-		// at a time, set rejected ones aside, keep the rest spooled on a
-		// transient failure.
-		for _, r := range recs {
-			if err := postBatch(ep, cfg.Token, [][]byte{r}, deadline); permanent(err) {
-				cfg.log(cfg.now(), "", "", cfg.reject([][]byte{r}, err))
-			} else if err != nil {
-				return err
-			}
-		}
-		return nil
+		// One bad envelope must not wedge the spool; on a transient failure
+		// the whole batch stays spooled (the collector dedups by id).
+		_, err := SendEach(recs, send, func(rec []byte, err error) {
+			cfg.log(cfg.now(), "", "", cfg.reject([][]byte{rec}, err))
+		})
+		return err
 	})
 }
 
-// permanent reports whether the collector refused a batch for what it is, so
-// that sending it again can never succeed.
-func permanent(err error) bool {
-	var se statusError
-	return errors.As(err, &se) && Refused(se.code)
+// SendEach sends recs again one envelope at a time, after the collector
+// refused them as one batch for what it is (Permanent): one bad envelope
+// must not take the good ones with it. send posts a batch; an envelope
+// refused on its own is handed to reject, with the refusal, and the others
+// are delivered. At the first other failure SendEach stops and returns it
+// with the envelopes not yet delivered nor refused, the one that failed
+// first. One at a time rather than by halves: refusals are rare (a
+// malformed envelope, another user's session), a batch is at most a few
+// hundred envelopes, and every refused envelope costs the same one request.
+func SendEach(recs [][]byte, send func([][]byte) error, reject func(rec []byte, refusal error)) (left [][]byte, err error) {
+	for i := range recs {
+		err := send(recs[i : i+1])
+		if Permanent(err) {
+			reject(recs[i], err)
+		} else if err != nil {
+			return recs[i:], err
+		}
+	}
+	return nil, nil
+}
+
+// Permanent reports whether err is the collector's refusal of a batch for
+// what it is (a StatusError whose code is Refused), so that sending it
+// again can never succeed.
+func Permanent(err error) bool {
+	var se StatusError
+	return errors.As(err, &se) && Refused(se.Code)
 }
 
 // Refused reports whether a collector answering POST /v1/events with the
@@ -483,7 +500,7 @@ func postBatch(ep endpoint, token string, recs [][]byte, deadline time.Time) err
 		return err
 	}
 	if code < 200 || code > 299 {
-		return statusError{code}
+		return StatusError{code}
 	}
 	return nil
 }

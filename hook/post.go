@@ -20,10 +20,12 @@ import (
 // to an IP-literal or localhost collector. Any other URL (https, a DNS name) is refused by parseEndpoint:
 // the envelope is spooled and the reason logged, so nothing is lost.
 
-// statusError is a non-2xx answer of the collector.
-type statusError struct{ code int }
+// StatusError is a collector's answer other than 2xx, with its HTTP status
+// code. The SDK's forwarder (toolhook) returns it too, so that one rule
+// (Permanent) tells what sending again cannot fix.
+type StatusError struct{ Code int }
 
-func (e statusError) Error() string { return fmt.Sprintf("collector answered HTTP %d", e.code) }
+func (e StatusError) Error() string { return fmt.Sprintf("collector answered HTTP %d", e.Code) }
 
 // post sends body as application/json to path on ep and returns the status
 // code. Every step is bounded by deadline: connect and write by SO_SNDTIMEO,

@@ -60,7 +60,7 @@ func (cfg Config) guardStale(out ingest.Outcome, deadline time.Time) ([]byte, in
 	case status == 404:
 		return stdout, code, nil // a session the collector never saw: nothing recorded
 	case status != 200:
-		return stdout, code, fmt.Errorf("stale-context guard: %w", statusError{status})
+		return stdout, code, fmt.Errorf("stale-context guard: %w", StatusError{status})
 	}
 	var list struct {
 		Files []stale.Recorded `json:"files"`

@@ -73,7 +73,9 @@ const CloseTimeout = 10 * time.Second
 // failure the next batches go to the spool without waiting on the
 // collector, for RetryAfter, and the spool is drained after each batch the
 // collector took. A batch the collector finds too large (413) is split and
-// sent again; envelopes it refuses for what they are are kept in the spool
+// sent again; one it refuses for what it is is sent again one envelope at a
+// time, as the hook does (hook.SendEach): the envelopes it takes are
+// delivered, and only those it refuses on their own are kept in the spool
 // directory's rejected.jsonl, as the hook keeps them: nothing is dropped
 // silently. Call Close (or CloseContext) before the process ends. The
 // envelopes are made in that goroutine, after Record returned: a program
@@ -294,24 +296,36 @@ func (f *Forwarder) deliver(recs [][]byte) {
 
 // send posts recs (a batch that fits) and returns those not delivered,
 // with the transient error that kept them. A batch the collector finds too
-// large is split in halves and sent again; envelopes it refuses for what
-// they are are rejected (kept aside), not returned.
+// large is split in halves and sent again. A batch it refuses for what it
+// is is sent again one envelope at a time (hook.SendEach, as the hook
+// drains its spool): the envelopes it takes are delivered, and only those
+// it refuses on their own are rejected (kept aside), not returned.
 func (f *Forwarder) send(recs [][]byte) (left [][]byte, err error) {
 	err = f.post(recs)
 	switch {
 	case err == nil:
 		return nil, nil
-	case !refused(err):
+	case !hook.Permanent(err):
 		return recs, err
-	case tooLarge(err) && len(recs) > 1:
+	case len(recs) == 1:
+		f.reject(recs, err)
+		return nil, nil
+	case tooLarge(err):
 		h := len(recs) / 2
 		if left, err := f.send(recs[:h]); err != nil {
 			return append(left, recs[h:]...), err
 		}
 		return f.send(recs[h:])
 	}
-	f.reject(recs, err)
-	return nil, nil
+	var refused [][]byte
+	var why error
+	left, err = hook.SendEach(recs, f.post, func(rec []byte, refusal error) {
+		refused, why = append(refused, rec), refusal
+	})
+	if len(refused) > 0 {
+		f.reject(refused, why)
+	}
+	return left, err
 }
 
 // keep spools recs, which the collector could not take for cause.
@@ -380,22 +394,10 @@ func (f *Forwarder) lost(n int, cause error) {
 	f.mu.Unlock()
 }
 
-// statusError is a collector's answer other than 2xx.
-type statusError struct{ code int }
-
-func (e statusError) Error() string { return fmt.Sprintf("collector answered %d", e.code) }
-
-// refused reports whether the collector refused a batch for what it is
-// (hook.Refused).
-func refused(err error) bool {
-	var se statusError
-	return errors.As(err, &se) && hook.Refused(se.code)
-}
-
 // tooLarge reports whether the collector refused a batch for its size.
 func tooLarge(err error) bool {
-	var se statusError
-	return errors.As(err, &se) && se.code == http.StatusRequestEntityTooLarge
+	var se hook.StatusError
+	return errors.As(err, &se) && se.Code == http.StatusRequestEntityTooLarge
 }
 
 // post sends envelopes to the collector's POST /v1/events.
@@ -414,7 +416,7 @@ func (f *Forwarder) post(recs [][]byte) error {
 	}
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return statusError{resp.StatusCode}
+		return hook.StatusError{Code: resp.StatusCode}
 	}
 	return nil
 }
