@@ -522,6 +522,26 @@ func BatchBody(recs [][]byte) []byte {
 	return append(b, "]}"...)
 }
 
+// BatchFit is how many of recs, one at least, one POST /v1/events carries
+// when a batch holds at most maxRecs envelopes and its body (BatchBody) at most
+// maxBytes: the bound a collector enforces on a body (its MaxBodyBytes, on
+// the Content-Length) is on those bytes, the framing and the commas
+// included. A record larger than maxBytes on its own is a batch of one, for
+// the collector to refuse (413).
+func BatchFit(recs [][]byte, maxRecs, maxBytes int) int {
+	size := len(`{"envelopes":[]}`)
+	for i, r := range recs {
+		if i > 0 {
+			size++ // the comma before r
+		}
+		size += len(r)
+		if i > 0 && (i == maxRecs || size > maxBytes) {
+			return i
+		}
+	}
+	return len(recs)
+}
+
 func (cfg Config) now() time.Time {
 	if cfg.Now != nil {
 		return cfg.Now()

@@ -36,7 +36,10 @@ type ForwardOptions struct {
 	// BatchSize is how many envelopes one POST carries at most (default 256).
 	BatchSize int
 	// MaxBatchBytes is how large one POST's body may be (default
-	// DefaultMaxBatchBytes); an envelope larger than that is sent alone.
+	// DefaultMaxBatchBytes), measured as a collector measures a body
+	// against its bound (collector.Config.MaxBodyBytes), so that a
+	// collector whose bound is at least this takes every batch. An
+	// envelope larger than that is sent alone.
 	MaxBatchBytes int
 	// RetryAfter is how long, after a delivery failed, batches go straight
 	// to the spool before the collector is tried again (default 5 s): a
@@ -51,7 +54,8 @@ type ForwardOptions struct {
 }
 
 // DefaultMaxBatchBytes is the default ForwardOptions.MaxBatchBytes: a
-// quarter of the body a collector takes by default (32 MiB).
+// quarter of the body a collector takes by default
+// (collector.DefaultMaxBodyBytes, 32 MiB).
 const DefaultMaxBatchBytes = 8 << 20
 
 // CloseTimeout bounds Close: the time it gives the collector to take the
@@ -224,74 +228,63 @@ func (f *Forwarder) run() {
 	// What an earlier run could not deliver goes first.
 	f.drain()
 	recs := make([][]byte, 0, f.o.BatchSize)
-	for q := range f.queue {
-		recs = f.envelopes(recs, q)
-		size := batchBytes(recs)
-		// Take what else is queued now, up to a batch, without waiting.
+	for {
+		if len(recs) == 0 {
+			q, ok := <-f.queue
+			if !ok {
+				return
+			}
+			recs = f.envelopes(recs, q)
+		}
+		// Take what else is queued now, until a batch is full, without
+		// waiting. The envelopes past a full batch start the next one.
+		n := f.fit(recs)
 	more:
-		for len(recs) < f.o.BatchSize && size < f.o.MaxBatchBytes {
+		for n == len(recs) && n < f.o.BatchSize {
 			select {
 			case q, ok := <-f.queue:
 				if !ok {
 					break more
 				}
-				n := len(recs)
 				recs = f.envelopes(recs, q)
-				size += batchBytes(recs[n:])
+				n = f.fit(recs)
 			default:
 				break more
 			}
 		}
-		f.deliver(recs)
-		clear(recs)
-		recs = recs[:0]
+		f.deliver(recs[:n])
+		rest := copy(recs, recs[n:])
+		clear(recs[rest:])
+		recs = recs[:rest]
 	}
 }
 
-// batchBytes is about the size recs add to a batch's body.
-func batchBytes(recs [][]byte) int {
-	n := 0
-	for _, r := range recs {
-		n += len(r) + 1
-	}
-	return n
-}
-
-// fit is how many of recs, at least one, one POST carries.
+// fit is how many of recs, at least one, one POST carries: BatchSize
+// envelopes at most, in a body of MaxBatchBytes at most, as the collector
+// measures it (hook.BatchFit). run gathers batches and drain splits the
+// spool's by this one measure.
 func (f *Forwarder) fit(recs [][]byte) int {
-	size := 16
-	for i, r := range recs {
-		size += len(r) + 1
-		if i > 0 && (i == f.o.BatchSize || size > f.o.MaxBatchBytes) {
-			return i
-		}
-	}
-	return len(recs)
+	return hook.BatchFit(recs, f.o.BatchSize, f.o.MaxBatchBytes)
 }
 
-// deliver posts recs, in batches that fit, and spools what the collector
-// cannot take; once a batch went through, it drains the spool. After a
+// deliver posts recs, a batch that fits, and spools what the collector
+// cannot take; once the batch went through, it drains the spool. After a
 // failure, it spools without trying the collector until RetryAfter passed.
 func (f *Forwarder) deliver(recs [][]byte) {
-	for len(recs) > 0 {
-		if f.ctx.Err() != nil || time.Now().Before(f.retryAt) {
-			why := f.downErr
-			if f.ctx.Err() != nil {
-				why = errors.New("closing: out of time")
-			}
-			f.keep(recs, why)
-			return
+	if f.ctx.Err() != nil || time.Now().Before(f.retryAt) {
+		why := f.downErr
+		if f.ctx.Err() != nil {
+			why = errors.New("closing: out of time")
 		}
-		n := f.fit(recs)
-		left, err := f.send(recs[:n])
-		if err != nil {
-			f.retryAt, f.downErr = time.Now().Add(f.o.RetryAfter), err
-			f.keep(left, err)
-		} else {
-			f.drain()
-		}
-		recs = recs[n:]
+		f.keep(recs, why)
+		return
 	}
+	if left, err := f.send(recs); err != nil {
+		f.retryAt, f.downErr = time.Now().Add(f.o.RetryAfter), err
+		f.keep(left, err)
+		return
+	}
+	f.drain()
 }
 
 // send posts recs (a batch that fits) and returns those not delivered,

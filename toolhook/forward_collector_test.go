@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -210,5 +211,95 @@ func TestForwarderIsolatesRefused(t *testing.T) {
 	}
 	if left := spooled(t, dir); len(left) != 0 {
 		t.Fatalf("%d records left in the spool", len(left))
+	}
+}
+
+// TestForwarderBatchesFit checks the bound on a batch's body against a
+// collector that enforces it (MaxBodyBytes) with envelopes near it: a batch
+// whose body is exactly the bound goes in one POST, which the collector
+// takes; and calls recorded faster than they are sent are gathered in
+// batches that each go in one POST, every one of them full but the last: a
+// batch never holds more than one POST carries, to be sent in pieces.
+func TestForwarderBatchesFit(t *testing.T) {
+	const limit = 64 << 10
+
+	// Spooled envelopes whose batch's body is exactly limit bytes.
+	url, posts := realCollector(t, limit, nil, nil)
+	dir := t.TempDir()
+	envelope := func(i, pad int) []byte {
+		payload := fmt.Sprintf(`{"hook_event_name":"PreToolUse","session_id":"s-exact","tool_name":"Read","tool_use_id":"t%d","tool_input":{"pad":"%s"}}`, i, strings.Repeat("x", pad))
+		e := event.Envelope{ID: event.NewID(time.Now()), Runtime: event.RuntimeGoSDK, Kind: event.KindHook,
+			ReceivedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Payload: json.RawMessage(payload)}
+		return e.AppendJSON(nil)
+	}
+	recs := [][]byte{envelope(0, limit/5), envelope(1, limit/5), envelope(2, limit/5), envelope(3, 0)}
+	recs[3] = envelope(3, limit-len(hook.BatchBody(recs)))
+	if n := len(hook.BatchBody(recs)); n != limit {
+		t.Fatalf("the batch's body is %d bytes, want %d", n, limit)
+	}
+	sp, err := spool.Open(dir, spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Append(recs...); err != nil {
+		t.Fatal(err)
+	}
+	fw, err := NewForwarder(ForwardOptions{URL: url, SpoolDir: dir, MaxBatchBytes: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil || fw.Dropped() != 0 {
+		t.Fatalf("close: %v, %d dropped", err, fw.Dropped())
+	}
+	if p := posts(); len(p) != 1 || p[0].body != limit || p[0].status != http.StatusOK {
+		t.Fatalf("POSTs %+v; want one of %d bytes, taken", p, limit)
+	}
+	if n := len(storedIDs(t, url, "s-exact")); n != 4 {
+		t.Fatalf("%d events stored, want 4", n)
+	}
+
+	// Calls queued while the collector is busy with the first.
+	gate, entered := make(chan struct{}), make(chan struct{}, 1)
+	url, posts = realCollector(t, limit, gate, entered)
+	fw, err = NewForwarder(ForwardOptions{URL: url, MaxBatchBytes: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := strings.Repeat("lorem ipsum ", limit/5/12/2) // envelopes of some 8 KB, several to a batch
+	call := func(i int) *Call {
+		return &Call{SessionID: "s-gathered", ToolName: "Write", ToolUseID: fmt.Sprint("t", i), Status: "ok", Start: time.Now(),
+			Input: map[string]any{"file_path": "/p/f.txt", "content": content}, Output: content}
+	}
+	const calls = 40
+	fw.Record(call(0))
+	<-entered
+	for i := 1; i < calls; i++ {
+		fw.Record(call(i))
+	}
+	close(gate)
+	if err := fw.Close(); err != nil || fw.Dropped() != 0 {
+		t.Fatalf("close: %v, %d dropped", err, fw.Dropped())
+	}
+	p := posts()
+	largest := 0
+	for _, q := range p {
+		for _, n := range q.envelopes {
+			largest = max(largest, n)
+		}
+	}
+	for i, q := range p {
+		if q.status != http.StatusOK || q.body > limit {
+			t.Errorf("POST %d: %d bytes, answered %d", i, q.body, q.status)
+		}
+		// The first POST is the call recorded alone; the last, what was left.
+		if i > 0 && i < len(p)-1 && q.body+1+largest <= limit {
+			t.Errorf("POST %d of %d: %d bytes (%d envelopes), room left for another envelope of at most %d", i, len(p), q.body, len(q.envelopes), largest)
+		}
+	}
+	if n := len(storedIDs(t, url, "s-gathered")); n != 2*calls {
+		t.Fatalf("%d events stored, want %d", n, 2*calls)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rejected.jsonl")); !os.IsNotExist(err) {
+		t.Fatalf("rejected.jsonl: %v", err)
 	}
 }
