@@ -174,52 +174,40 @@ type forwarder struct {
 }
 
 // send posts a batch the spool hands over: as many records as fit in one
-// body at a time.
+// body at a time (hook.BatchFit, the collector's measure of a body).
 func (f *forwarder) send(ctx context.Context, recs [][]byte) error {
 	for len(recs) > 0 {
-		// As many records as fit in one body; one at least.
-		size, i := 0, 0
-		for i < len(recs) && (i == 0 || size+len(recs[i]) < maxBodyBytes) {
-			size += len(recs[i]) + 1
-			i++
-		}
-		if err := f.deliver(ctx, recs[:i]); err != nil {
+		n := hook.BatchFit(recs, len(recs), maxBodyBytes)
+		if err := f.deliver(ctx, recs[:n]); err != nil {
 			return err
 		}
-		recs = recs[i:]
+		recs = recs[n:]
 	}
 	return nil
 }
 
 // deliver posts recs. A batch the collector refuses for what it is
-// (hook.Refused) is sent again one envelope at a time, and the envelopes
-// refused alone are set aside in rejected.jsonl: nothing is dropped silently, and one bad envelope never
-// wedges the spool. Any other failure is returned, keeping the batch
-// spooled.
+// (hook.Permanent) is sent again one envelope at a time (hook.SendEach),
+// and the envelopes refused alone are set aside in rejected.jsonl: nothing
+// is dropped silently, and one bad envelope never wedges the spool. Any
+// other failure is returned, keeping the batch spooled.
 func (f *forwarder) deliver(ctx context.Context, recs [][]byte) error {
-	code, err := f.post(ctx, recs)
-	if err != nil || !hook.Refused(code) {
+	post := func(recs [][]byte) error { return f.post(ctx, recs) }
+	if err := post(recs); !hook.Permanent(err) {
 		return err
 	}
-	for _, r := range recs {
-		code, err := f.post(ctx, [][]byte{r})
-		if err != nil {
-			return err
-		}
-		if hook.Refused(code) {
-			err := hook.Reject(f.o.Home, [][]byte{r}, fmt.Errorf("collector answered HTTP %d", code))
-			f.o.Logger.Warn("the collector refused a spooled event", "err", err)
-		}
-	}
-	return nil
+	_, err := hook.SendEach(recs, post, func(rec []byte, refusal error) {
+		f.o.Logger.Warn("the collector refused a spooled event", "err", hook.Reject(f.o.Home, [][]byte{rec}, refusal))
+	})
+	return err
 }
 
-// post sends recs to POST /v1/events and returns the status of a 2xx or
-// refused answer; any other answer is an error.
-func (f *forwarder) post(ctx context.Context, recs [][]byte) (int, error) {
+// post sends recs to POST /v1/events. A refusal is a hook.StatusError
+// (hook.Permanent); any other answer but a 2xx is an error that says it.
+func (f *forwarder) post(ctx context.Context, recs [][]byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.base+"/v1/events", bytes.NewReader(hook.BatchBody(recs)))
 	if err != nil {
-		return 0, err
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "hookwatch-forward")
@@ -228,15 +216,17 @@ func (f *forwarder) post(ctx context.Context, recs [][]byte) (int, error) {
 	}
 	resp, err := f.o.Client.Do(req)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode <= 299, hook.Refused(resp.StatusCode):
-		return resp.StatusCode, nil
+	case resp.StatusCode >= 200 && resp.StatusCode <= 299:
+		return nil
+	case hook.Refused(resp.StatusCode):
+		return hook.StatusError{Code: resp.StatusCode}
 	case resp.StatusCode == http.StatusUnauthorized:
-		return 0, errors.New("the collector refuses the token (HTTP 401): set HOOKWATCH_TOKEN or 'hookwatch install --token'")
+		return errors.New("the collector refuses the token (HTTP 401): set HOOKWATCH_TOKEN or 'hookwatch install --token'")
 	}
-	return 0, fmt.Errorf("collector answered HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))
+	return fmt.Errorf("collector answered HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))
 }

@@ -197,3 +197,55 @@ func countEvents(t *testing.T, db store.Store) int64 {
 		f.Cursor = page.Next
 	}
 }
+
+// TestForwardIsolatesRefused forwards a spooled batch in which the
+// collector refuses one envelope (an id it does not accept): the others are
+// stored, and only that one is set aside in rejected.jsonl.
+func TestForwardIsolatesRefused(t *testing.T) {
+	db := sqlite.MustOpenDB(t)
+	srv, err := collector.New(collector.Config{Store: db, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+
+	home := t.TempDir()
+	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs [][]byte
+	for i, p := range storetest.Corpus(t)[:20] {
+		env := storetest.Envelope(p.Runtime, storetest.At(i), p.JSON)
+		if i == 7 {
+			env.ID = "not an id!"
+		}
+		recs = append(recs, env.AppendJSON(nil))
+	}
+	if err := sp.Append(recs...); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- forward.Run(ctx, forward.Options{Home: home, URL: ts.URL, Interval: 50 * time.Millisecond})
+	}()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if st, _ := sp.Stats(); st.PendingBytes == 0 {
+			break
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := countEvents(t, db); n != int64(len(recs)-1) {
+		t.Fatalf("stored %d events, want %d", n, len(recs)-1)
+	}
+	b, err := os.ReadFile(filepath.Join(home, "rejected.jsonl"))
+	if err != nil || string(b) != string(recs[7])+"\n" {
+		t.Fatalf("rejected.jsonl: %v %q; want the bad envelope alone", err, b)
+	}
+}
