@@ -165,6 +165,11 @@ type EventFilter struct {
 	Event string
 	// Tool, when not empty, keeps only events with that tool_name.
 	Tool string
+	// ToolUseIDs, when not nil, keeps only the events of those calls (by
+	// tool_use_id), and PromptIDs those of those prompts (by prompt_id);
+	// an empty slice matches nothing. Each holds at most MaxFilterIDs ids.
+	ToolUseIDs []string
+	PromptIDs  []string
 	// Users, when not nil, keeps only the events of the sessions of those
 	// users (Session.User), as SessionFilter.Users does.
 	Users []string

@@ -491,7 +491,7 @@ func testInvalidCursor(t *testing.T, s EventLog) {
 func testEventFilters(t *testing.T, s EventLog) {
 	const sid = "s-filters"
 	events := []store.Event{
-		ev(t, 0, "session_id", sid, "hook_event_name", "SessionStart", "source", "startup"),
+		ev(t, 0, "session_id", sid, "hook_event_name", "SessionStart", "source", "startup", "prompt_id", "p1"),
 		ev(t, 1, "session_id", sid, "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", "t1", "tool_input", map[string]any{"command": "ls"}),
 		ev(t, 2, "session_id", sid, "hook_event_name", "PostToolUse", "tool_name", "Bash", "tool_use_id", "t1"),
 		ev(t, 3, "session_id", sid, "hook_event_name", "SubagentStart", "agent_id", "a1", "agent_type", "Explore"),
@@ -528,6 +528,11 @@ func testEventFilters(t *testing.T, s EventLog) {
 	f(store.EventFilter{Event: "NoSuchEvent"})
 	f(store.EventFilter{SessionID: "nope"})
 	f(store.EventFilter{SessionID: sid, Tool: "Bash", Limit: 1}, 1, 2, 5)
+	f(store.EventFilter{SessionID: sid, ToolUseIDs: []string{"t1", "t3", "t5"}}, 1, 2, 5)
+	f(store.EventFilter{ToolUseIDs: []string{"t5"}}, 8)
+	f(store.EventFilter{SessionID: sid, ToolUseIDs: []string{}})
+	f(store.EventFilter{SessionID: sid, PromptIDs: []string{"p1"}}, 0)
+	f(store.EventFilter{SessionID: sid, PromptIDs: []string{}})
 }
 
 func deref(p *string) any {

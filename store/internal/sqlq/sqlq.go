@@ -138,6 +138,12 @@ func Events(f store.EventFilter) (Query, error) {
 	if f.Tool != "" {
 		w.Add("tool_name = ?", f.Tool)
 	}
+	if err := w.InIDs("tool_use_id", f.ToolUseIDs); err != nil {
+		return Query{}, err
+	}
+	if err := w.InIDs("prompt_id", f.PromptIDs); err != nil {
+		return Query{}, err
+	}
 	if err := w.OfUsers("session_id", f.Users); err != nil {
 		return Query{}, err
 	}
@@ -470,14 +476,25 @@ func (w *Where) In(column string, values []string) {
 // InUsers adds "column IN (users…)" for a Users filter that is not nil:
 // an empty one matches nothing.
 func (w *Where) InUsers(column string, users []string) error {
-	if len(users) > store.MaxFilterIDs {
-		return fmt.Errorf("%d users: at most %d", len(users), store.MaxFilterIDs)
+	if users == nil {
+		users = []string{}
 	}
-	if len(users) == 0 {
+	return w.InIDs(column, users)
+}
+
+// InIDs adds "column IN (ids…)" for a filter of ids that is not nil: an
+// empty one matches nothing.
+func (w *Where) InIDs(column string, ids []string) error {
+	switch {
+	case ids == nil:
+		return nil
+	case len(ids) > store.MaxFilterIDs:
+		return fmt.Errorf("%d values of %s: at most %d", len(ids), column, store.MaxFilterIDs)
+	case len(ids) == 0:
 		w.Add("1 = 0")
 		return nil
 	}
-	w.In(column, users)
+	w.In(column, ids)
 	return nil
 }
 
