@@ -74,7 +74,15 @@ func TestEventCopies(t *testing.T) {
 			t.Fatalf("event %d: seq %d in pages of 3 (copy %v), %d in one page", i, small[i].Seq, small[i].Copy, once[i].Seq)
 		}
 	}
-	// The session's stream marks the copies as the list does.
+	// The session's stream marks the copies as the list does, and names
+	// on each the hook's events it copies, with their also_read_from as
+	// listed: every hook's event listed as also read from the transcript
+	// is named by a copy, and no other.
+	listed := map[int64]collector.EventView{}
+	for _, e := range all {
+		listed[e.Seq] = e
+	}
+	named := map[int64]bool{}
 	stream := s.openStream(t, "?session_id="+runSession, "Last-Event-ID", "0")
 	for _, want := range all {
 		var e collector.EventView
@@ -84,6 +92,27 @@ func TestEventCopies(t *testing.T) {
 		}
 		if e.Seq != want.Seq || e.Copy != want.Copy {
 			t.Fatalf("streamed seq %d copy %v, listed seq %d copy %v", e.Seq, e.Copy, want.Seq, want.Copy)
+		}
+		if e.Copy && len(e.CopyOf) == 0 {
+			t.Errorf("streamed copy %d (%s %s %s) names no hook's event it copies", e.Seq, e.Event, e.ToolUseID, e.AgentID)
+		}
+		if !e.Copy && e.CopyOf != nil {
+			t.Errorf("streamed event %d, no copy, names copy_of %v", e.Seq, e.CopyOf)
+		}
+		for _, c := range e.CopyOf {
+			h := listed[c.Seq]
+			if h.Kind != event.KindHook || h.Event != e.Event && h.ToolUseID == "" || c.Seq >= e.Seq {
+				t.Errorf("copy %d (%s %s) names %d (%s %s %s) as the hook's event it copies", e.Seq, e.Event, e.ToolUseID, c.Seq, h.Kind, h.Event, h.ToolUseID)
+			}
+			if !slices.Equal(c.AlsoReadFrom, h.AlsoReadFrom) {
+				t.Errorf("copy %d names %d also read from %v, listed %v", e.Seq, c.Seq, c.AlsoReadFrom, h.AlsoReadFrom)
+			}
+			named[c.Seq] = true
+		}
+	}
+	for _, e := range all {
+		if len(e.AlsoReadFrom) > 0 && !named[e.Seq] {
+			t.Errorf("hook's event %d (%s %s) listed also read from %v, named by no streamed copy", e.Seq, e.Event, e.ToolUseID, e.AlsoReadFrom)
 		}
 	}
 	if code, body := s.do(t, http.MethodGet, "/v1/sessions/"+runSession+"/events?copies=some", nil); code != http.StatusBadRequest {

@@ -44,8 +44,21 @@ type EventView struct {
 	// AlsoReadFrom names, on a hook's event, the files that recorded its
 	// happening too ("transcript", "rollout"), whose events are marked
 	// Copy (attribution.Sources.Also). Events of the list only: the
-	// stream sends a hook's event before its copies are read.
+	// stream sends a hook's event before its copies are read, and tells
+	// of them in CopyOf.
 	AlsoReadFrom []string `json:"also_read_from,omitempty"`
+	// CopyOf names, on a copy the stream of one session sends, the hook's
+	// events it copies (already sent), each with its AlsoReadFrom as the
+	// list now serves it, this copy's file included: what a view that
+	// shows the hook's event updates. Not in the list, whose hook's
+	// events carry their AlsoReadFrom.
+	CopyOf []CopiedEvent `json:"copy_of,omitempty"`
+}
+
+// CopiedEvent is a hook's event a streamed copy copies (EventView.CopyOf).
+type CopiedEvent struct {
+	Seq          int64    `json:"seq"`
+	AlsoReadFrom []string `json:"also_read_from"`
 }
 
 // storedEvent is store.Event under a name of its own, so that EventView's
@@ -256,32 +269,76 @@ const maxCopyPages = 8
 // they speak of; a session without a stored model leaves every event
 // unmarked.
 func (s *Server) markSources(ctx context.Context, id string, views []EventView, which func(*EventView) bool) error {
-	// Only the calls and agents the views speak of are read: a page costs
-	// its own rows, not the session's.
-	var callIDs, agentIDs []string
-	seen := map[string]bool{} // "c" or "a" and an id
-	add := func(ids *[]string, kind, id string) {
-		if !seen[kind+id] {
-			seen[kind+id] = true
-			*ids = append(*ids, id)
+	return s.eachSources(ctx, id, views, which, func(v *EventView, src attribution.Sources) {
+		v.Copy = src.Copy(v.Kind)
+		v.AlsoReadFrom = src.Also(v.Kind).Names()
+	})
+}
+
+// happening is what an event tells of that the model keeps the Sources
+// of: a call's start or end, an agent's start or stop, a prompt of the
+// main agent. The zero value is none.
+type happening struct {
+	of  byte // 'c' a call, 'a' an agent, 'p' a prompt
+	id  string
+	end bool
+}
+
+// happeningOf returns what v tells of, as the model's SourcesOf read it.
+func happeningOf(v *EventView) happening {
+	switch v.Event {
+	case event.PreToolUse, event.PostToolUse, event.PostToolUseFailure, event.PermissionDenied:
+		if v.ToolUseID != "" {
+			return happening{of: 'c', id: v.ToolUseID, end: v.Event != event.PreToolUse}
+		}
+	case event.SubagentStart, event.SubagentStop:
+		return happening{of: 'a', id: v.AgentID, end: v.Event == event.SubagentStop}
+	case event.UserPromptSubmit:
+		if v.AgentID == "" && v.PromptID != "" {
+			return happening{of: 'p', id: v.PromptID}
 		}
 	}
-	needPrompts := false
+	return happening{}
+}
+
+// happeningIDs are the ids of the calls, agents and prompts events tell
+// of (happeningOf), each once.
+type happeningIDs struct{ calls, agents, prompts []string }
+
+// idsOf returns what views (those which keeps, all if nil) tell of.
+func idsOf(views []EventView, which func(*EventView) bool) happeningIDs {
+	var ids happeningIDs
+	seen := map[happening]bool{} // by kind and id only
 	for i := range views {
 		if which != nil && !which(&views[i]) {
 			continue
 		}
-		switch v := &views[i]; v.Event {
-		case event.PreToolUse, event.PostToolUse, event.PostToolUseFailure, event.PermissionDenied:
-			if v.ToolUseID != "" {
-				add(&callIDs, "c", v.ToolUseID)
-			}
-		case event.SubagentStart, event.SubagentStop:
-			add(&agentIDs, "a", v.AgentID)
-		case event.UserPromptSubmit:
-			needPrompts = needPrompts || v.AgentID == "" && v.PromptID != ""
+		h := happeningOf(&views[i])
+		h.end = false
+		if h.of == 0 || seen[h] {
+			continue
+		}
+		seen[h] = true
+		switch h.of {
+		case 'c':
+			ids.calls = append(ids.calls, h.id)
+		case 'a':
+			ids.agents = append(ids.agents, h.id)
+		case 'p':
+			ids.prompts = append(ids.prompts, h.id)
 		}
 	}
+	return ids
+}
+
+// eachSources calls fn with each of views (those which keeps, all if nil)
+// and what the stored model of session id says reported its happening
+// (see markSources).
+func (s *Server) eachSources(ctx context.Context, id string, views []EventView, which func(*EventView) bool, fn func(*EventView, attribution.Sources)) error {
+	// Only the calls and agents the views speak of are read: a page costs
+	// its own rows, not the session's.
+	ids := idsOf(views, which)
+	callIDs, agentIDs, needPrompts := ids.calls, ids.agents, len(ids.prompts) > 0
 	var sess *attribution.Session
 	if needPrompts {
 		ms, err := s.store.SessionModels(ctx, []string{id})
@@ -316,18 +373,21 @@ func (s *Server) markSources(ctx context.Context, id string, views []EventView, 
 			continue
 		}
 		var src attribution.Sources
-		switch {
-		case v.Event == event.UserPromptSubmit:
-			if sess != nil && v.AgentID == "" && v.PromptID != "" {
-				src = sess.PromptSourcesOf(v.PromptID)
+		switch h := happeningOf(v); h.of {
+		case 'p':
+			if sess != nil {
+				src = sess.PromptSourcesOf(h.id)
 			}
-		case calls[v.ToolUseID] != nil && v.ToolUseID != "":
-			src = calls[v.ToolUseID].SourcesOf(v.Event)
-		case agents[v.AgentID] != nil:
-			src = agents[v.AgentID].SourcesOf(v.Event)
+		case 'c':
+			if c := calls[h.id]; c != nil {
+				src = c.SourcesOf(v.Event)
+			}
+		case 'a':
+			if a := agents[h.id]; a != nil {
+				src = a.SourcesOf(v.Event)
+			}
 		}
-		v.Copy = src.Copy(v.Kind)
-		v.AlsoReadFrom = src.Also(v.Kind).Names()
+		fn(v, src)
 	}
 	return nil
 }

@@ -2,11 +2,14 @@ package collector
 
 import (
 	"bytes"
+	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/store"
 )
@@ -138,6 +141,9 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 				// hook's events they copy, which the model has by then.
 				// The hook's events came before their copies, unmarked.
 				err = s.markSources(r.Context(), filter.SessionID, views, func(v *EventView) bool { return event.IsEvidence(v.Kind) })
+				if err == nil {
+					err = s.markCopied(r.Context(), filter.SessionID, views)
+				}
 				if err != nil {
 					s.streamReads.release()
 					if r.Context().Err() == nil {
@@ -215,6 +221,68 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// markCopied sets CopyOf on each copy among views (of session id): the
+// stored hook's events of the same happening, each with what the list
+// serves now as its AlsoReadFrom — and the copy's file, which the model
+// may not have read yet when the stream sends the copy.
+func (s *Server) markCopied(ctx context.Context, id string, views []EventView) error {
+	isCopy := func(v *EventView) bool { return v.Copy }
+	copies := map[happening][]int{} // the copies among views, by what they tell of
+	for i := range views {
+		if isCopy(&views[i]) {
+			h := happeningOf(&views[i])
+			copies[h] = append(copies[h], i)
+		}
+	}
+	if len(copies) == 0 {
+		return nil
+	}
+	ids := idsOf(views, isCopy)
+	var hooks []store.Event
+	read := func(f store.EventFilter) error {
+		f.SessionID, f.Limit = id, store.MaxLimit
+		for {
+			page, err := s.store.Events(ctx, f)
+			if err != nil {
+				return err
+			}
+			for _, e := range page.Events {
+				if !event.IsEvidence(e.Kind) {
+					hooks = append(hooks, e)
+				}
+			}
+			if page.Next == "" {
+				return nil
+			}
+			f.Cursor = page.Next
+		}
+	}
+	mainAgent := ""
+	filters := []store.EventFilter{}
+	for ids := range slices.Chunk(ids.calls, store.MaxFilterIDs) {
+		filters = append(filters, store.EventFilter{ToolUseIDs: ids})
+	}
+	for ids := range slices.Chunk(ids.prompts, store.MaxFilterIDs) {
+		filters = append(filters, store.EventFilter{PromptIDs: ids, AgentID: &mainAgent, Event: event.UserPromptSubmit})
+	}
+	for _, a := range ids.agents {
+		filters = append(filters,
+			store.EventFilter{AgentID: &a, Event: event.SubagentStart},
+			store.EventFilter{AgentID: &a, Event: event.SubagentStop})
+	}
+	for _, f := range filters {
+		if err := read(f); err != nil {
+			return err
+		}
+	}
+	return s.eachSources(ctx, id, eventViews(hooks), nil, func(hook *EventView, src attribution.Sources) {
+		for _, i := range copies[happeningOf(hook)] {
+			also := (src | attribution.SourceOf(views[i].Kind)).Also(hook.Kind)
+			views[i].CopyOf = append(views[i].CopyOf, CopiedEvent{Seq: hook.Seq, AlsoReadFrom: also.Names()})
+		}
+	})
 }
 
 // writeSSE appends one event in the text/event-stream format. The JSON of an
