@@ -539,6 +539,33 @@ test('events: each happening once, what only a transcript told marked, every raw
   await page.close();
 });
 
+test('a hook event on screen is marked +transcript live when the transcript\'s copy arrives', async () => {
+  const sid = newID('c0b1e5a1');
+  const call = { tool_name: 'Bash', tool_use_id: 'toolu_copied_' + Date.now(), tool_input: { command: 'ls' } };
+  await post([hookEnv(sid, 1, { hook_event_name: 'SessionStart', source: 'startup' }),
+    hookEnv(sid, 2, { hook_event_name: 'PreToolUse', ...call })]);
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(sid) + '?tab=events');
+  await loaded(page);
+  await liveState(page);
+  await page.evaluate(() => { window.__sameDocument = true; });
+  const [hook] = (await all(`/v1/sessions/${sid}/events`, 'events')).filter((e) => e.event === 'PreToolUse');
+  const row = page.locator(`.elist .erow[data-seq="${hook.seq}"]`);
+  await row.waitFor();
+  assert.equal(await row.locator('.origin').count(), 0, 'no mark before the transcript told of it');
+  // The transcript's record of the same call, as the collector reads it.
+  await post([{ ...hookEnv(sid, 3, { hook_event_name: 'PreToolUse', ...call }), kind: 'transcript' }]);
+  const t0 = Date.now();
+  await row.locator('.origin[data-origin="also"]').waitFor({ timeout: 10000 });
+  const latency = Date.now() - t0;
+  console.log(`# copy mark latency: ${latency} ms (goal < 1000 ms)`);
+  if (latency > 1000) console.log('# WARNING: the mark took longer than one second');
+  assert.equal((await row.locator('.origin').innerText()).trim(), '+transcript');
+  assert.equal(await page.locator('.elist .erow').count(), 2, 'the copy itself stays hidden');
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no reload');
+  clean(seen);
+  await page.close();
+});
+
 test('the Numbers tab fits its tables in the page', async () => {
   const { page, seen } = await open('/#/s/' + encodeURIComponent(PARALLEL) + '?tab=numbers');
   for (const width of [1400, 1000]) {

@@ -267,6 +267,26 @@ test('model messages upsert agents and calls, and a snapshot older than a change
   assert.equal(m.calls.has('x'), false);
 });
 
+test('a streamed copy marks the hook\'s event it copies, before or after the listing brings it', () => {
+  const m = new SessionModel('s');
+  const hook = (seq, also) => ({ seq, session_id: 's', kind: 'hook', event: 'PreToolUse', tool_use_id: 't' + seq, time: '2026-01-01T12:00:00Z', ...(also ? { also_read_from: also } : {}) });
+  const copy = (seq, of) => ({ seq, session_id: 's', kind: 'transcript', event: 'PreToolUse', copy: true, time: '2026-01-01T12:00:01Z',
+    copy_of: [{ seq: of, also_read_from: ['transcript'] }] });
+  m.addEvent(hook(1));
+  const v = m.version;
+  m.addEvent(copy(3, 1));
+  assert.equal(m.applyCopyOf(copy(3, 1)), true, 'the hook\'s event shown changed');
+  assert.deepEqual(m.bySeq.get(1).also_read_from, ['transcript']);
+  assert.ok(m.version > v);
+  assert.equal(m.applyCopyOf(copy(3, 1)), false, 'told again, nothing changes');
+  // The copy arrives before a listing read earlier brings the hook's event unmarked.
+  assert.equal(m.applyCopyOf(copy(4, 2)), false, 'nothing shown yet');
+  m.addEvent(hook(2));
+  assert.deepEqual(m.bySeq.get(2).also_read_from, ['transcript']);
+  // Hostile copy_of entries are ignored.
+  assert.equal(m.applyCopyOf({ copy_of: [null, 7, { seq: 'x' }, { seq: 1, also_read_from: 'transcript' }] }), false);
+});
+
 test('parallel calls of one agent get their own rows', () => {
   const m = new SessionModel('s');
   const at = (s) => new Date(Date.UTC(2026, 0, 1, 12, 0, s)).toISOString();

@@ -233,6 +233,9 @@ export class SessionModel {
     // statusLine snapshots they carry.
     this.events = [];
     this.bySeq = new Map();
+    // also_read_from of hook events as the stream's copies said (copy_of),
+    // by seq: kept for an event the listing brings later.
+    this.alsoBySeq = new Map();
     this.byCall = new Map(); // tool_use_id -> seqs of its events, for the inspector
     this.names = new Set(); // event names seen, for the event filter
     this.markers = [];
@@ -351,6 +354,7 @@ export class SessionModel {
     const seq = typeof ev.seq === 'number' ? ev.seq : NaN;
     if (!Number.isFinite(seq) || this.bySeq.has(seq)) return false;
     if (ev.session_id !== undefined && ev.session_id !== this.id) return false;
+    this._also(ev, this.alsoBySeq.get(seq));
     this.bySeq.set(seq, ev);
     // Pages and the stream interleave: append, and sort once in settle().
     if (seq < this.lastSeq) this._unsorted = true;
@@ -375,6 +379,39 @@ export class SessionModel {
       console.error('hookwatch: cannot show event', seq, e);
     }
     this.version++;
+    return true;
+  }
+
+  /**
+   * applyCopyOf takes what a copy the stream sent says of the hook's
+   * events it copies (copy_of: each one's seq and its also_read_from as
+   * the collector serves it now), so that an event on screen is marked
+   * without a reload; one not loaded yet is marked when it comes. It
+   * returns whether a shown event changed.
+   */
+  applyCopyOf(ev) {
+    const list = ev && typeof ev === 'object' && Array.isArray(ev.copy_of) ? ev.copy_of : [];
+    let changed = false;
+    for (const raw of list) {
+      const c = obj(raw);
+      if (typeof c.seq !== 'number' || !Array.isArray(c.also_read_from)) continue;
+      const kept = this.alsoBySeq.get(c.seq);
+      if (!kept || kept.length < c.also_read_from.length) this.alsoBySeq.set(c.seq, c.also_read_from);
+      const shown = this.bySeq.get(c.seq);
+      if (shown && this._also(shown, c.also_read_from)) changed = true;
+    }
+    if (changed) this.version++;
+    return changed;
+  }
+
+  // _also sets ev's also_read_from to also when also names more files: the
+  // files that recorded a happening only grow, and a listing read before a
+  // copy arrived must not undo what the stream said of it.
+  _also(ev, also) {
+    if (!Array.isArray(also)) return false;
+    const had = Array.isArray(ev.also_read_from) ? ev.also_read_from : [];
+    if (also.length <= had.length) return false;
+    ev.also_read_from = also;
     return true;
   }
 

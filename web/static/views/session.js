@@ -160,7 +160,9 @@ function useSession(id, thresholds) {
         }, () => onEvent({ ...ev, payload_omitted: undefined }));
         return;
       }
-      if (m.addEvent(ev)) bump();
+      const added = m.addEvent(ev);
+      // A copy names the hook's events it copies, with what marks them now.
+      if (m.applyCopyOf(ev) || added) bump();
     };
     const onModel = (msg) => {
       if (waiting) load();
