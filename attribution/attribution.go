@@ -218,6 +218,11 @@ type Session struct {
 	// tells the events that copy the hook's. Prompts one source alone
 	// reported are left out.
 	SharedPrompts []PromptSources `json:"shared_prompts,omitempty"`
+	// MatchedCalls are the calls whose hook events carried no tool_use_id
+	// and which a client's file (a Codex rollout) reported with its id,
+	// matched by content, in the order they were matched: what ties those
+	// events to their call (CallOf), as a shared id ties the others.
+	MatchedCalls []MatchedCall `json:"matched_calls,omitempty"`
 	// Shape is how the session split its work among agents (single,
 	// chain, fan-out, orchestrator-workers); nil only in a model stored
 	// before shapes were derived.

@@ -216,6 +216,9 @@ type sessionBuilder struct {
 	prompts map[string]bool
 	// promptSrc are what reported each of them so far (promptFrom).
 	promptSrc map[string]Sources
+	// matchedAt is the index in Session.MatchedCalls of each call
+	// matched by content (matched); nil before the first.
+	matchedAt map[*callState]int
 	// preRun is set while the latest run was started by a pre-start
 	// event and had only pre-start events since: its SessionStart,
 	// stamped after them, takes it over (run).
@@ -720,6 +723,8 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 		if pre && r.env.Kind != event.KindRollout {
 			if c := b.rolloutCall(r, tc); c != nil {
 				b.idless = append(b.idless, c) // for the hook's outcome
+				b.matched(c, c.c.ToolUseID)
+				b.idlessFrom(c, r)
 				return c
 			}
 		}
@@ -728,6 +733,7 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 			for i, c := range b.idless {
 				if c.agent.a.AgentID == r.p.AgentID && c.c.ToolName == tc.ToolName && c.canonInput() == canon {
 					b.idless = slices.Delete(b.idless, i, i+1)
+					b.idlessFrom(c, r)
 					return c
 				}
 			}
@@ -781,6 +787,7 @@ func (b *sessionBuilder) claimIdless(r *record, tc *event.ToolCall) {
 		if sameCallKeys(c, r, tc) {
 			b.unclaimed = slices.Delete(b.unclaimed, i, i+1)
 			b.calls[tc.ToolUseID] = c
+			b.matched(c, tc.ToolUseID)
 			return
 		}
 	}

@@ -65,7 +65,10 @@
 // A Codex rollout's call (event.KindRollout) joins the hooks' call of the
 // same tool_use_id (its call_id); when the hooks sent none, it joins the
 // oldest id-less hook call of the same agent, turn, tool name and input
-// (canonical JSON), so that a call both report is counted once either way.
+// (canonical JSON), so that a call both report is counted once either way;
+// Session.MatchedCalls keeps such pairs, so that a view of the events ties
+// the hook's id-less events and the rollout's records to the call
+// (Session.CallOf), as a shared id does.
 // Codex fires PostToolUse whatever the outcome, so a failure its rollout
 // records (a PostToolUseFailure) stands beside the hook's PostToolUse, as
 // the rollout's exit code does.

@@ -637,6 +637,10 @@ func (b *sessionBuilder) changes(all bool) SessionChanges {
 	s.AliasSessionIDs = slices.Clone(s.AliasSessionIDs)
 	s.Turns = slices.Clone(s.Turns)
 	s.SharedPrompts = slices.Clone(s.SharedPrompts)
+	s.MatchedCalls = slices.Clone(s.MatchedCalls)
+	for i := range s.MatchedCalls {
+		s.MatchedCalls[i].EventIDs = slices.Clone(s.MatchedCalls[i].EventIDs)
+	}
 	out := SessionChanges{Session: &s}
 	for _, a := range b.agentSeq {
 		if all || a.shown == nil || !sameAgent(a.shown, a.a) {

@@ -136,9 +136,40 @@ func TestRolloutFallbackKeys(t *testing.T) {
 		if fmt.Sprint(statuses) != "[ok ok error]" {
 			t.Errorf("%s: statuses %v (exit 3 is an error only the rollout knows)", name, statuses)
 		}
+		// CallOf ties each hook event of a call and each rollout record
+		// of it to the call, which both reported.
+		if len(s.MatchedCalls) != 3 {
+			t.Fatalf("%s: matched calls %+v", name, s.MatchedCalls)
+		}
+		for _, e := range envs {
+			p, _ := event.Decode(e.Payload)
+			tc := p.Tool()
+			if tc == nil || p.Name() != event.PreToolUse && p.Name() != event.PostToolUse {
+				continue
+			}
+			id := s.CallOf(e.ID, tc.ToolUseID)
+			if id == "" && e.Kind == event.KindRollout {
+				id = tc.ToolUseID // the call is stored under the rollout's id
+			}
+			c := callOf(t, s, id)
+			if src := c.SourcesOf(p.Name()); src != SourceHook|SourceRollout {
+				t.Errorf("%s: %s %s %q: call %s reported by %v", name, e.Kind, p.Name(), tc.ToolUseID, id, src.Names())
+			}
+		}
 	}
 	f("id-less hooks, then the rollout", append(append([]event.Envelope(nil), idless...), imported...))
 	f("the rollout, then id-less hooks", append(append([]event.Envelope(nil), imported...), idless...))
+	// Hooks received a minute earlier start each call before its rollout
+	// record: the call keeps its synthetic id, which the rollout's joins.
+	early := make([]event.Envelope, len(idless))
+	for i, e := range idless {
+		e.ReceivedAt = e.ReceivedAt.Add(-time.Minute)
+		early[i] = e
+	}
+	f("id-less hooks a minute earlier", append(append([]event.Envelope(nil), early...), imported...))
+	if s := only(t, Build(append(append([]event.Envelope(nil), early...), imported...))); !s.ToolCalls[0].SyntheticID {
+		t.Errorf("hooks a minute earlier: call %+v has the rollout's id", s.ToolCalls[0])
+	}
 	// Different inputs do not match: the calls stay apart.
 	other := append([]event.Envelope(nil), idless...)
 	for i, e := range other {
@@ -155,6 +186,11 @@ func TestRolloutFallbackKeys(t *testing.T) {
 	for i := range 20 {
 		sh := shuffled(rng, both)
 		checkGroup(t, fmt.Sprintf("shuffled %d", i), both, batches(rng, sh, 1+rng.IntN(len(sh))))
+	}
+	both = append(append([]event.Envelope(nil), early...), imported...)
+	for i := range 20 {
+		sh := shuffled(rng, both)
+		checkGroup(t, fmt.Sprintf("shuffled early %d", i), both, batches(rng, sh, 1+rng.IntN(len(sh))))
 	}
 }
 

@@ -3,6 +3,7 @@ package attribution
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/hookwatch/hookwatch/event"
 )
@@ -172,4 +173,64 @@ func (b *sessionBuilder) promptFrom(r *record) {
 		}
 	}
 	s.SharedPrompts = append(s.SharedPrompts, PromptSources{PromptID: id, Sources: is})
+}
+
+// MatchedCall is a call whose hook events carried no tool_use_id, matched
+// by content with a client's file's record of it (Session.MatchedCalls).
+type MatchedCall struct {
+	// ToolUseID is the call's id in the model: the file's, when its
+	// record came first, else the synthetic id of the hook's PreToolUse
+	// (ToolCall.SyntheticID).
+	ToolUseID string `json:"tool_use_id"`
+	// CallID is the id the file reported the call under.
+	CallID string `json:"call_id"`
+	// EventIDs are the envelope ids of the hook's events of the call, in
+	// the order the model took them.
+	EventIDs []string `json:"event_ids"`
+}
+
+// CallOf returns the id in the model (ToolCall.ToolUseID) of the call a
+// tool event tells of that only content tied to it, as far as
+// MatchedCalls tell: the event of envelope id eventID when it carries no
+// tool_use_id, else the file's record of the call id toolUseID. It
+// returns "" for any other event, whose call is its tool_use_id's.
+func (s *Session) CallOf(eventID, toolUseID string) string {
+	for i := range s.MatchedCalls {
+		m := &s.MatchedCalls[i]
+		if toolUseID != "" && m.CallID == toolUseID || toolUseID == "" && eventID != "" && slices.Contains(m.EventIDs, eventID) {
+			return m.ToolUseID
+		}
+	}
+	return ""
+}
+
+// idlessFrom notes that r, a hook's event without a tool_use_id, is one
+// of c's: once c is matched, its envelope id is among its MatchedCall's.
+// Before, matched finds it on c.
+func (b *sessionBuilder) idlessFrom(c *callState, r *record) {
+	if i, ok := b.matchedAt[c]; ok && r.env.ID != "" {
+		m := &b.s.MatchedCalls[i]
+		m.EventIDs = append(m.EventIDs, r.env.ID)
+	}
+}
+
+// matched notes that c, a call of hook events without a tool_use_id, is
+// the one a client's file reported under callID: it is among the
+// session's MatchedCalls from now on, with the hook events it has (an
+// id-less call's outcome pairs with it once, so these are all of them).
+func (b *sessionBuilder) matched(c *callState, callID string) {
+	if _, ok := b.matchedAt[c]; ok {
+		return
+	}
+	if b.matchedAt == nil {
+		b.matchedAt = map[*callState]int{}
+	}
+	var ids []string
+	for _, r := range [...]*record{c.pre, c.post, c.failure, c.denied} {
+		if r != nil && !evidence(r) && r.env.ID != "" && r.p.Tool().ToolUseID == "" {
+			ids = append(ids, r.env.ID)
+		}
+	}
+	b.matchedAt[c] = len(b.s.MatchedCalls)
+	b.s.MatchedCalls = append(b.s.MatchedCalls, MatchedCall{ToolUseID: c.c.ToolUseID, CallID: callID, EventIDs: ids})
 }

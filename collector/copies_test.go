@@ -1,11 +1,17 @@
 package collector_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net/http"
+	"os"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/hookwatch/hookwatch/codex/rollout"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/demo"
@@ -26,13 +32,7 @@ func TestEventCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept, lost := demo.LoseCall(hooks)
-	s := newServer(t, collector.Config{})
-	s.post(t, kept, len(kept), 0)
-	s.settle(t)
-	s.post(t, imported, len(imported), 0)
-	s.settle(t)
-
-	all := s.listEvents(t, runSession, "limit=1000")
+	s, all := hooksThenFiles(t, runSession, kept, imported)
 	if len(all) != len(kept)+len(imported) {
 		t.Fatalf("%d events listed, want %d", len(all), len(kept)+len(imported))
 	}
@@ -83,16 +83,7 @@ func TestEventCopies(t *testing.T) {
 		listed[e.Seq] = e
 	}
 	named := map[int64]bool{}
-	stream := s.openStream(t, "?session_id="+runSession, "Last-Event-ID", "0")
-	for _, want := range all {
-		var e collector.EventView
-		ev := stream.nextEvent()
-		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
-			t.Fatalf("%v in %.200s", err, ev.Data)
-		}
-		if e.Seq != want.Seq || e.Copy != want.Copy {
-			t.Fatalf("streamed seq %d copy %v, listed seq %d copy %v", e.Seq, e.Copy, want.Seq, want.Copy)
-		}
+	for _, e := range streamsCopies(t, s, runSession, all) {
 		if e.Copy && len(e.CopyOf) == 0 {
 			t.Errorf("streamed copy %d (%s %s %s) names no hook's event it copies", e.Seq, e.Event, e.ToolUseID, e.AgentID)
 		}
@@ -118,4 +109,155 @@ func TestEventCopies(t *testing.T) {
 	if code, body := s.do(t, http.MethodGet, "/v1/sessions/"+runSession+"/events?copies=some", nil); code != http.StatusBadRequest {
 		t.Errorf("copies=some: %d %s, want 400", code, body)
 	}
+}
+
+// TestEventCopiesIdless: a real Codex run whose hooks sent no tool_use_id
+// (its payloads with the field taken out) and its rollout, which has the
+// call ids: the model pairs each call's hook events with its rollout
+// records by content, and the events list marks them as it marks a pair
+// of the same id — each rollout record of a call's start or end a copy,
+// each hook event also read from the rollout — whichever came first; with
+// copies=exclude each call's start and end is listed once. The session's
+// stream marks the copies too.
+func TestEventCopiesIdless(t *testing.T) {
+	for _, shift := range []time.Duration{0, -time.Minute, time.Minute} {
+		t.Run(fmt.Sprint("hooks moved ", shift), func(t *testing.T) {
+			hooks, imported := idlessCodexRun(t, shift)
+			s, all := hooksThenFiles(t, codexSession, hooks, imported)
+			copies, also, marked := 0, 0, 0
+			for _, e := range all {
+				if e.Copy {
+					marked++ // the prompt's record too
+				}
+				tool := e.Event == event.PreToolUse || e.Event == event.PostToolUse || e.Event == event.PostToolUseFailure
+				switch {
+				case !tool:
+				case e.Kind == event.KindRollout:
+					if !e.Copy {
+						t.Errorf("rollout's %s %s not marked a copy", e.Event, e.ToolUseID)
+					}
+					copies++
+				case e.Copy:
+					t.Errorf("hook's %s %s marked a copy", e.Event, e.ID)
+				case !slices.Equal(e.AlsoReadFrom, []string{event.KindRollout}):
+					t.Errorf("hook's %s %s also read from %v, want the rollout", e.Event, e.ID, e.AlsoReadFrom)
+				default:
+					also++
+				}
+			}
+			// Three calls, each started and ended by both.
+			if also != 6 || copies != 6 {
+				t.Fatalf("%d hook events also read from the rollout, %d rollout copies: want 6 of each", also, copies)
+			}
+			once := s.listEvents(t, codexSession, "limit=1000&copies=exclude")
+			if len(once) != len(all)-marked {
+				t.Errorf("copies=exclude lists %d events, want %d", len(once), len(all)-marked)
+			}
+			for _, e := range once {
+				if e.Kind == event.KindRollout && e.ToolUseID != "" {
+					t.Errorf("copies=exclude lists the rollout's %s %s", e.Event, e.ToolUseID)
+				}
+			}
+			streamsCopies(t, s, codexSession, all)
+		})
+	}
+}
+
+// TestStreamCopiesIdless: a session's stream, open while the rollout of
+// the run TestEventCopiesIdless reads is posted after its id-less hooks,
+// sends each rollout record of a call's start or end marked a copy,
+// though the model matches it by content only once it has the record.
+func TestStreamCopiesIdless(t *testing.T) {
+	for _, shift := range []time.Duration{0, -time.Minute} {
+		hooks, imported := idlessCodexRun(t, shift)
+		s := newServer(t, collector.Config{})
+		s.post(t, hooks, len(hooks), 0)
+		s.settle(t)
+		stream := s.openStream(t, "?session_id="+codexSession)
+		s.post(t, imported, len(imported), 0)
+		copies := 0
+		for range imported {
+			var e collector.EventView
+			ev := stream.nextEvent()
+			if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+				t.Fatalf("%v in %.200s", err, ev.Data)
+			}
+			if e.ToolUseID == "" || e.Event != event.PreToolUse && e.Event != event.PostToolUse {
+				continue
+			}
+			copies++
+			if !e.Copy {
+				t.Errorf("hooks moved %v: streamed the rollout's %s %s not marked a copy", shift, e.Event, e.ToolUseID)
+			}
+		}
+		if copies != 6 {
+			t.Errorf("hooks moved %v: streamed %d rollout records of calls, want 6", shift, copies)
+		}
+	}
+}
+
+// hooksThenFiles returns a collector that took the hooks' events, then,
+// once its model had them, the records read from the client's files, and
+// had them too; and session's events it lists.
+func hooksThenFiles(t *testing.T, session string, hooks, files []event.Envelope) (*testServer, []collector.EventView) {
+	t.Helper()
+	s := newServer(t, collector.Config{})
+	s.post(t, hooks, len(hooks), 0)
+	s.settle(t)
+	s.post(t, files, len(files), 0)
+	s.settle(t)
+	return s, s.listEvents(t, session, "limit=1000")
+}
+
+// streamsCopies checks that the session's stream, from its first event,
+// marks the copies as the list all does, and returns what it streamed.
+func streamsCopies(t *testing.T, s *testServer, session string, all []collector.EventView) []collector.EventView {
+	t.Helper()
+	stream := s.openStream(t, "?session_id="+session, "Last-Event-ID", "0")
+	var out []collector.EventView
+	for _, want := range all {
+		var e collector.EventView
+		ev := stream.nextEvent()
+		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+			t.Fatalf("%v in %.200s", err, ev.Data)
+		}
+		if e.Seq != want.Seq || e.Copy != want.Copy {
+			t.Fatalf("streamed seq %d copy %v, listed seq %d copy %v", e.Seq, e.Copy, want.Seq, want.Copy)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// codexSession is the session of the Codex 0.169 run idlessCodexRun reads.
+const codexSession = "01a2132b-c636-7c31-93a8-aeaecf1768f7"
+
+// idlessCodexRun returns a real run of Codex 0.169 captured twice: its
+// hooks' payloads, received when they ran moved by shift, without their
+// tool_use_id, and its rollout.
+func idlessCodexRun(t *testing.T, shift time.Duration) (hooks, imported []event.Envelope) {
+	t.Helper()
+	raw, err := os.ReadFile("../attribution/testdata/codex-rollout/hooks.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+		var line struct {
+			T       float64                    `json:"t"`
+			Payload map[string]json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal(l, &line); err != nil {
+			t.Fatal(err)
+		}
+		delete(line.Payload, "tool_use_id")
+		p, _ := json.Marshal(line.Payload)
+		sec, frac := math.Modf(line.T)
+		hooks = append(hooks, event.Envelope{ID: fmt.Sprintf("0190f000-0000-7000-8000-%012d", i), Runtime: event.RuntimeCodex,
+			Kind: event.KindHook, ReceivedAt: time.Unix(int64(sec), int64(frac*1e9)).Add(shift).UTC(), Payload: p})
+	}
+	imported, err = rollout.Read("../codex/testdata/rollout-2026-11-25T14-46-05-"+codexSession+".jsonl", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hooks, imported
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/hookwatch/hookwatch/attribution"
@@ -242,7 +243,7 @@ func (s *Server) eventPage(ctx context.Context, f store.EventFilter, copies bool
 			return nil, "", err
 		}
 		views := eventViews(page.Events)
-		if err := s.markSources(ctx, f.SessionID, views, nil); err != nil {
+		if _, err := s.markSources(ctx, f.SessionID, views, nil); err != nil {
 			return nil, "", err
 		}
 		for _, v := range views {
@@ -265,10 +266,18 @@ const maxCopyPages = 8
 // id says of who reported its happening — its calls, its agents, its
 // main agent's prompts (Session.SharedPrompts) —: Copy on a client's
 // file's record of what a hook delivered too, AlsoReadFrom on the hook's
-// event (attribution.Sources). The rows are read only when views hold events
-// they speak of; a session without a stored model leaves every event
-// unmarked.
-func (s *Server) markSources(ctx context.Context, id string, views []EventView, which func(*EventView) bool) error {
+// event (attribution.Sources). A tool event's call is its tool_use_id's,
+// or, for the events of a call the model matched by content (hook events
+// without an id, the file's records of a call stored under the hook's
+// synthetic id), the one Session.CallOf names. The rows are read only
+// when views hold events they speak of; a session without a stored model
+// leaves every event unmarked.
+//
+// It returns the index of the first of views that may be marked once the
+// model has it (len(views) when none): a record read from a client's
+// file of a call the model does not know, after the last event the model
+// was computed from — a copy the model has yet to match by content.
+func (s *Server) markSources(ctx context.Context, id string, views []EventView, which func(*EventView) bool) (pending int, err error) {
 	return s.eachSources(ctx, id, views, which, func(v *EventView, src attribution.Sources) {
 		v.Copy = src.Copy(v.Kind)
 		v.AlsoReadFrom = src.Also(v.Kind).Names()
@@ -284,16 +293,28 @@ type happening struct {
 	end bool
 }
 
-// happeningOf returns what v tells of, as the model's SourcesOf read it.
-func happeningOf(v *EventView) happening {
-	switch v.Event {
+// isCallEvent reports whether an event of this name tells of a call's
+// start or end (attribution.ToolCall.SourcesOf).
+func isCallEvent(name string) bool {
+	switch name {
 	case event.PreToolUse, event.PostToolUse, event.PostToolUseFailure, event.PermissionDenied:
+		return true
+	}
+	return false
+}
+
+// happeningOf returns what v tells of, as the model's SourcesOf read it.
+// A call's event without a tool_use_id tells of none: only the model
+// knows its call (Session.CallOf).
+func happeningOf(v *EventView) happening {
+	switch {
+	case isCallEvent(v.Event):
 		if v.ToolUseID != "" {
 			return happening{of: 'c', id: v.ToolUseID, end: v.Event != event.PreToolUse}
 		}
-	case event.SubagentStart, event.SubagentStop:
+	case v.Event == event.SubagentStart || v.Event == event.SubagentStop:
 		return happening{of: 'a', id: v.AgentID, end: v.Event == event.SubagentStop}
-	case event.UserPromptSubmit:
+	case v.Event == event.UserPromptSubmit:
 		if v.AgentID == "" && v.PromptID != "" {
 			return happening{of: 'p', id: v.PromptID}
 		}
@@ -333,61 +354,93 @@ func idsOf(views []EventView, which func(*EventView) bool) happeningIDs {
 
 // eachSources calls fn with each of views (those which keeps, all if nil)
 // and what the stored model of session id says reported its happening
-// (see markSources).
-func (s *Server) eachSources(ctx context.Context, id string, views []EventView, which func(*EventView) bool, fn func(*EventView, attribution.Sources)) error {
+// (see markSources), and the index markSources returns.
+func (s *Server) eachSources(ctx context.Context, id string, views []EventView, which func(*EventView) bool, fn func(*EventView, attribution.Sources)) (pending int, err error) {
 	// Only the calls and agents the views speak of are read: a page costs
 	// its own rows, not the session's.
 	ids := idsOf(views, which)
 	callIDs, agentIDs, needPrompts := ids.calls, ids.agents, len(ids.prompts) > 0
-	var sess *attribution.Session
-	if needPrompts {
-		ms, err := s.store.SessionModels(ctx, []string{id})
-		if err != nil {
-			return err
-		}
-		sess = decodeSummary(ms[id].Summary)
-	}
 	calls := map[string]*attribution.ToolCall{}
-	agents := map[string]*attribution.Agent{}
-	if len(callIDs) > 0 {
-		err := s.modeler.stored.eachCallOf(ctx, id, callIDs, func(c *attribution.ToolCall) error {
+	eachCall := func(ids []string) error {
+		if len(ids) == 0 {
+			return nil
+		}
+		return s.modeler.stored.eachCallOf(ctx, id, ids, func(c *attribution.ToolCall) error {
 			calls[c.ToolUseID] = c
 			return nil
 		})
-		if err != nil {
-			return err
+	}
+	if err := eachCall(callIDs); err != nil {
+		return 0, err
+	}
+	// A tool event whose call is not its id's may be one of a call
+	// matched by content: the session's summary names it.
+	callOf := make([]string, len(views)) // the model's id of each tool event's call
+	matched := false
+	for i := range views {
+		if v := &views[i]; (which == nil || which(v)) && isCallEvent(v.Event) {
+			callOf[i] = v.ToolUseID
+			matched = matched || calls[v.ToolUseID] == nil
 		}
 	}
+	var sess *attribution.Session
+	var derived int64 // the last event the model was computed from
+	if needPrompts || matched {
+		ms, err := s.store.SessionModels(ctx, []string{id})
+		if err != nil {
+			return 0, err
+		}
+		sess, derived = decodeSummary(ms[id].Summary), ms[id].Seq
+	}
+	if matched && sess != nil {
+		var more []string
+		for i := range views {
+			if v := &views[i]; callOf[i] == v.ToolUseID && calls[callOf[i]] == nil && isCallEvent(v.Event) && (which == nil || which(v)) {
+				if c := sess.CallOf(v.ID, v.ToolUseID); c != "" {
+					callOf[i] = c
+					more = append(more, c)
+				}
+			}
+		}
+		slices.Sort(more)
+		if err := eachCall(slices.Compact(more)); err != nil {
+			return 0, err
+		}
+	}
+	agents := map[string]*attribution.Agent{}
 	if len(agentIDs) > 0 {
 		err := s.modeler.stored.eachAgentOf(ctx, id, agentIDs, func(a *attribution.Agent) error {
 			agents[a.AgentID] = a
 			return nil
 		})
 		if err != nil {
-			return err
+			return 0, err
 		}
 	}
+	pending = len(views)
 	for i := range views {
 		v := &views[i]
 		if which != nil && !which(v) {
 			continue
 		}
 		var src attribution.Sources
-		switch h := happeningOf(v); h.of {
-		case 'p':
+		switch h := happeningOf(v); {
+		case callOf[i] != "":
+			if c := calls[callOf[i]]; c != nil {
+				src = c.SourcesOf(v.Event)
+			} else if event.IsEvidence(v.Kind) && v.Seq > derived {
+				pending = min(pending, i)
+			}
+		case h.of == 'p':
 			if sess != nil {
 				src = sess.PromptSourcesOf(h.id)
 			}
-		case 'c':
-			if c := calls[h.id]; c != nil {
-				src = c.SourcesOf(v.Event)
-			}
-		case 'a':
+		case h.of == 'a':
 			if a := agents[h.id]; a != nil {
 				src = a.SourcesOf(v.Event)
 			}
 		}
 		fn(v, src)
 	}
-	return nil
+	return pending, nil
 }

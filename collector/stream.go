@@ -44,6 +44,12 @@ func (h *hub) notify() {
 // streamPage is the most events one store read sends before flushing.
 const streamPage = 500
 
+// streamHold is the longest a session's stream holds a record read from a
+// client's file that the model has not yet taken, to send it marked a copy
+// when the model matches it by content; the model takes it within
+// milliseconds unless it lags.
+const streamHold = 2 * time.Second
+
 // handleStream is GET /v1/stream: Server-Sent Events, one per stored event,
 // with data: its JSON (as in the events listing), and the model messages of
 // stream_model.go, and the stall notices of stall.go; every id: is
@@ -116,8 +122,10 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
 	var buf bytes.Buffer
+	var held time.Time // since when the stream holds a record for the model
 	for {
 		wake := s.hub.wait()
+		holding := false
 		// Drain everything stored after cursor, at most streamQueueBytes
 		// at a time (see streambound.go).
 		for {
@@ -140,7 +148,20 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 				// files as the list does: they come seconds after the
 				// hook's events they copy, which the model has by then.
 				// The hook's events came before their copies, unmarked.
-				err = s.markSources(r.Context(), filter.SessionID, views, func(v *EventView) bool { return event.IsEvidence(v.Kind) })
+				// A record the model has yet to match by content is
+				// held until the model has it (it wakes the stream), for
+				// at most streamHold.
+				var pending int
+				pending, err = s.markSources(r.Context(), filter.SessionID, views, func(v *EventView) bool { return event.IsEvidence(v.Kind) })
+				switch {
+				case pending == len(views):
+					held = time.Time{}
+				case held.IsZero() || time.Since(held) < streamHold:
+					if held.IsZero() {
+						held = time.Now()
+					}
+					views, more, holding = views[:pending], false, true
+				}
 				if err == nil {
 					err = s.markCopied(r.Context(), filter.SessionID, views)
 				}
@@ -205,8 +226,13 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return
 		}
+		var hold <-chan time.Time
+		if holding {
+			hold = time.After(streamHold - time.Since(held))
+		}
 		select {
 		case <-wake:
+		case <-hold:
 		case <-heartbeat.C:
 			rc.SetWriteDeadline(time.Now().Add(s.cfg.StreamStall))
 			if _, err := w.Write([]byte(": ping\n\n")); err != nil {
@@ -277,12 +303,13 @@ func (s *Server) markCopied(ctx context.Context, id string, views []EventView) e
 			return err
 		}
 	}
-	return s.eachSources(ctx, id, eventViews(hooks), nil, func(hook *EventView, src attribution.Sources) {
+	_, err := s.eachSources(ctx, id, eventViews(hooks), nil, func(hook *EventView, src attribution.Sources) {
 		for _, i := range copies[happeningOf(hook)] {
 			also := (src | attribution.SourceOf(views[i].Kind)).Also(hook.Kind)
 			views[i].CopyOf = append(views[i].CopyOf, CopiedEvent{Seq: hook.Seq, AlsoReadFrom: also.Names()})
 		}
 	})
+	return err
 }
 
 // writeSSE appends one event in the text/event-stream format. The JSON of an
