@@ -81,6 +81,17 @@ func commandLines() []struct{ cmd, want string } {
 		{"htpasswd -nb alice Xk93mzPq77 > .htpasswd", "htpasswd -nb alice " + pw + " > .htpasswd"},
 		{"htpasswd -c .htpasswd alice", ""},
 		{"htpasswd -n alice", ""},
+		// A user with a blank in it, quoted or escaped, is one word; so
+		// is a quoted user inside another command's quotes, or in JSON
+		// text read as text, where its quotes are escaped.
+		{`htpasswd -b .htpasswd "John Doe" Xk93mzPq77`, `htpasswd -b .htpasswd "John Doe" ` + pw},
+		{`htpasswd -bc .htpasswd 'John Doe' Xk93mzPq77`, `htpasswd -bc .htpasswd 'John Doe' ` + pw},
+		{`htpasswd -nb "John Doe" Xk93mzPq77`, `htpasswd -nb "John Doe" ` + pw},
+		{`htpasswd -b .htpasswd John\ Doe Xk93mzPq77`, `htpasswd -b .htpasswd John\ Doe ` + pw},
+		{`bash -c "htpasswd -b .htpasswd \"John Doe\" Xk93mzPq77"`, `bash -c "htpasswd -b .htpasswd \"John Doe\" ` + pw + `"`},
+		{`{"cmd":"htpasswd -bc .htpasswd \"John Doe\" Xk93mzPq77"}`, `{"cmd":"htpasswd -bc .htpasswd \"John Doe\" ` + pw + `"}`},
+		{`htpasswd -D .htpasswd "John Doe"; htpasswd -D .htpasswd alice`, ""},
+		{`htpasswd -v .htpasswd "John Doe"`, ""},
 
 		// Samba's tools: -U user%password.
 		{"smbclient //srv/share -U alice%Xk93mzPq77 -c ls", "smbclient //srv/share -U alice%" + pw + " -c ls"},

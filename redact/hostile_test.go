@@ -32,6 +32,7 @@ var hostile = []struct{ name, unit string }{
 	{"htpasswd-quote", "htpasswd -b '"},
 	{"rabbitmqctl", "rabbitmqctl add_user "},
 	{"net-use", "\nnet use \\\\a "},
+	{"htpasswd-escaped-quote", `htpasswd -b \"`},
 	{"vault-login", "vault login "},
 }
 

@@ -910,16 +910,22 @@ func cmdPosition(s string, i int) bool {
 
 // nextArg returns the bounds of the argument of a command line after s[k],
 // or b == e at the end of the command (or past maxArg bytes). A quoted
-// argument runs to its closing quote.
+// argument runs to its closing quote, also when the quotes are escaped, as
+// in a command inside another's quotes (bash -c "htpasswd -b f \"A B\" …")
+// and in JSON text read as text; a blank escaped with a backslash does not
+// end a word (htpasswd -b f A\ B …).
 func nextArg(s string, k int) (b, e int) {
 	b = skipBlank(s, k)
-	if b < len(s) && isQuote(s[b]) {
-		if c := indexWithin(s, b+1, s[b:b+1], maxArg); c >= 0 {
-			return b, c + 1
+	if q := quoteAt(s, b); q != "" {
+		if c := indexWithin(s, b+len(q), q, maxArg); c >= 0 {
+			return b, c + len(q)
 		}
 	}
 	e = b
-	for e < len(s) && !wordStop(s[e]) {
+	for e < len(s) {
+		if wordStop(s[e]) && (s[e] != ' ' || e == b || s[e-1] != '\\') {
+			break // John\ Doe is one word
+		}
 		if e-b == maxArg {
 			return b, b
 		}

@@ -74,6 +74,7 @@ func Samples() []Sample {
 		{"password", "openssl rsa -in k.pem -passin pass:Hq4Zx8Wr2Nv6 -out o.pem", "Hq4Zx8Wr2Nv6"},
 		{"password", "htpasswd -b .htpasswd alice Vm3Lq9Xt5Rz8", "Vm3Lq9Xt5Rz8"},
 		{"password", "smbclient //srv/share -U alice%Jw6Pk2Zr8Xq4 -c ls", "Jw6Pk2Zr8Xq4"},
+		{"password", `htpasswd -bc .htpasswd "John Doe" Tw4Rk8Zq2Mx6`, "Tw4Rk8Zq2Mx6"},
 		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
 	}
 }
