@@ -128,6 +128,18 @@ func commandLines() []struct{ cmd, want string } {
 		{`net use Z: \\srv\share * /user:alice`, ""},
 		{"net use Z: /delete; net user alice /delete", ""},
 		{"the net user count grew; net use of it too", ""},
+		// Behind cmd /c (or /k) and PowerShell's -Command.
+		{"cmd /c net user alice Xk93mzPq77 /add", "cmd /c net user alice " + pw + " /add"},
+		{`cmd.exe /C "net use \\srv\share Xk93mzPq77 /user:alice"`, `cmd.exe /C "net use \\srv\share ` + pw + ` /user:alice"`},
+		{`C:\Windows\System32\cmd.exe /Q /K net use Z: \\srv\share Xk93mzPq77 /user:alice`, `C:\Windows\System32\cmd.exe /Q /K net use Z: \\srv\share ` + pw + ` /user:alice`},
+		{`powershell -NoProfile -Command "net user alice Xk93mzPq77 /add"`, `powershell -NoProfile -Command "net user alice ` + pw + ` /add"`},
+		{"pwsh.exe -c net user alice Xk93mzPq77 /add", "pwsh.exe -c net user alice " + pw + " /add"},
+		{`"C:\Program Files\PowerShell\7\pwsh.exe" -c net user alice Xk93mzPq77`, `"C:\Program Files\PowerShell\7\pwsh.exe" -c net user alice ` + pw},
+		{"a.bat:3:cmd /c net user alice Xk93mzPq77 /add", "a.bat:3:cmd /c net user alice " + pw + " /add"},
+		{"/mnt/c/Windows/System32/cmd.exe /c net user alice Xk93mzPq77 /add", "/mnt/c/Windows/System32/cmd.exe /c net user alice " + pw + " /add"},
+		{`{"output":"ok\ncmd /c net user alice Xk93mzPq77 /add"}`, `{"output":"ok\ncmd /c net user alice ` + pw + ` /add"}`},
+		{`cmd /c net user alice; cmd /c net use \\srv\share /delete; cmd /c net use Z: \\srv\share * /user:alice`, ""},
+		{"git commit -c net user alice Xk93mzPq77; grep /c net user alice Xk93mzPq77", ""},
 
 		// keytool and jarsigner.
 		{"keytool -genkeypair -alias a -keystore k.jks -storepass Xk93mzPq77 -keypass Xk93mzPq78", "keytool -genkeypair -alias a -keystore k.jks -storepass " + pw + " -keypass " + pw},

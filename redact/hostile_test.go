@@ -32,6 +32,8 @@ var hostile = []struct{ name, unit string }{
 	{"htpasswd-quote", "htpasswd -b '"},
 	{"rabbitmqctl", "rabbitmqctl add_user "},
 	{"net-use", "\nnet use \\\\a "},
+	{"cmd-net", "cmd /c net use \\\\a "},
+	{"shell-switches", "/c /x/net "},
 	{"htpasswd-escaped-quote", `htpasswd -b \"`},
 	{"vault-login", "vault login "},
 }

@@ -41,7 +41,8 @@
 //	                       …) -w …, htpasswd -b file user …, smbclient (rpcclient, net …)
 //	                       -U user%…, mongosh (mongo, mongodump …) -p …, rabbitmqctl add_user
 //	                       (change_password) user …, Windows' net use \\host\share … and net
-//	                       user name …, keytool (jarsigner) -storepass … -keypass …
+//	                       user name … (also behind cmd /c and powershell -Command), keytool
+//	                       (jarsigner) -storepass … -keypass …
 //	secret                 the value assigned to a name ending in SECRET, TOKEN, API_KEY,
 //	                       SECRET_KEY, PRIVATE_KEY, SIGNATURE and a few more; openssl -K …,
 //	                       and the token of vault login when it is one (long, mixed case, digits)

@@ -445,7 +445,7 @@ func FuzzString(f *testing.F) {
 		"htpasswd -nbC 10 u x", "smbclient -U 'D\\u%x'", "mongosh -p x", "rabbitmqctl -n n add_user u x",
 		"net use Z: \\\\s\\h x /user:u", "net user u x", "keytool -storepass x -keypass y",
 		"vault login s." + "Xk93mzPq77AbCdEfGhIj", "wget --ask-password x",
-		`htpasswd -b f \"A B\" x`, "htpasswd -b f A\\ B x",
+		`htpasswd -b f \"A B\" x`, "htpasswd -b f A\\ B x", "cmd /c net user u x", "pwsh -c net use \\\\s\\h x",
 	} {
 		f.Add(s)
 	}

@@ -705,16 +705,7 @@ type cmdWords struct {
 
 // add reads the word s[b:e], nearer to at than any read before.
 func (c *cmdWords) add(s string, b, e int) {
-	// The name: what follows a path, a quote, a JSON key's colon or an
-	// escaped line break (/usr/bin/mysql, "command":"mysql, \nmysql in JSON
-	// text read as text).
-	t := e
-	for t > b && class[s[t-1]]&cName != 0 {
-		t--
-	}
-	if t > b && s[t-1] == '\\' && t < e && escapeLetter(s[t]) {
-		t++
-	}
+	t := nameStart(s, b, e)
 	// A name after '=' or after a long option is that option's value:
 	// docker run --name mongo -p 27017, --name=mongo.
 	if c.toolAt < 0 && (t == b || s[t-1] != '=') && !optionValue(s, b) {
@@ -725,6 +716,21 @@ func (c *cmdWords) add(s string, b, e int) {
 	if c.nonFlag < 0 && s[b] != '-' {
 		c.nonFlag = b
 	}
+}
+
+// nameStart returns where the name of the command in the word s[b:e]
+// starts: after a path, a quote, a JSON key's colon or an escaped line
+// break (/usr/bin/mysql, "command":"mysql, a.env:3:mysql in grep's output,
+// \nmysql in JSON text read as text).
+func nameStart(s string, b, e int) int {
+	t := e
+	for t > b && class[s[t-1]]&cName != 0 {
+		t--
+	}
+	if t > b && s[t-1] == '\\' && t < e && escapeLetter(s[t]) {
+		t++
+	}
+	return t
 }
 
 // merge completes c with p, the reading of the words before p.at.
@@ -877,7 +883,7 @@ func (sc *scanner) command(i int) int {
 	case "rabbitmqctl":
 		return sc.rabbitmqctl(e)
 	case "net":
-		if cmdPosition(s, i) {
+		if cmdPosition(s, i) || shellCommand(s, i) {
 			return sc.net(e) // not "the net user count"
 		}
 	case "vault":
@@ -906,6 +912,54 @@ func cmdPosition(s string, i int) bool {
 		i--
 	}
 	return i == 0 || cmdStart(s, i) || strings.IndexByte("+$>#", s[i-1]) >= 0
+}
+
+// shellCommand reports whether the words before s[i] hand the rest of the
+// command line to one of Windows' shells as a command of its own: cmd's /c
+// or /k (cmd /q /c net …), PowerShell's -Command or an abbreviation of it
+// (powershell -NoProfile -c net …). Quoted, the command starts after the
+// quote and cmdPosition sees it; unquoted, it follows a switch. Switches
+// with a value (-ExecutionPolicy Bypass) hide the shell's name.
+func shellCommand(s string, i int) bool {
+	sw := byte(0) // the first byte of the switch that takes the command
+	e := i
+	for n := 0; n < maxArgs; n++ {
+		for e > 0 && (s[e-1] == ' ' || s[e-1] == '\t') {
+			e--
+		}
+		b := e
+		for b > 0 && !wordStop(s[b-1]) && e-b < maxArg {
+			b--
+		}
+		if b == e {
+			return false
+		}
+		w := s[b:e]
+		switch {
+		case sw == 0:
+			if !strings.EqualFold(w, "/c") && !strings.EqualFold(w, "/k") &&
+				!(len(w) >= 2 && len(w) <= len("-command") && strings.EqualFold(w, "-command"[:len(w)])) {
+				return false
+			}
+			sw = w[0]
+		case w[0] != sw || strings.IndexAny(w[1:], `/\`) >= 0:
+			// The shell's name, before .exe, quoted or not, after its
+			// path: "C:\Windows\System32\cmd.exe", /mnt/c/…/cmd.exe.
+			if isQuote(s[e-1]) {
+				e--
+			}
+			w = s[nameStart(s, b, e):e]
+			if len(w) > 4 && strings.EqualFold(w[len(w)-4:], ".exe") {
+				w = w[:len(w)-4]
+			}
+			if sw == '/' {
+				return strings.EqualFold(w, "cmd")
+			}
+			return strings.EqualFold(w, "powershell") || strings.EqualFold(w, "pwsh")
+		}
+		e = b
+	}
+	return false
 }
 
 // nextArg returns the bounds of the argument of a command line after s[k],

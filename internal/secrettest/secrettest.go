@@ -75,6 +75,7 @@ func Samples() []Sample {
 		{"password", "htpasswd -b .htpasswd alice Vm3Lq9Xt5Rz8", "Vm3Lq9Xt5Rz8"},
 		{"password", "smbclient //srv/share -U alice%Jw6Pk2Zr8Xq4 -c ls", "Jw6Pk2Zr8Xq4"},
 		{"password", `htpasswd -bc .htpasswd "John Doe" Tw4Rk8Zq2Mx6`, "Tw4Rk8Zq2Mx6"},
+		{"password", "cmd /c net user bob Pz7Wq3Xk9Rv2 /add", "Pz7Wq3Xk9Rv2"},
 		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
 	}
 }
