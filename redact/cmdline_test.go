@@ -100,6 +100,20 @@ func commandLines() []struct{ cmd, want string } {
 		{"smbclient //srv/share -U alice -c ls", ""},
 		{"smbclient -L //srv -U%", ""},
 
+		// NetExec (nxc; formerly CrackMapExec, cme) and smbmap: -p.
+		{"netexec smb 10.0.0.5 -u bob -p Xk93mzPq77 --shares", "netexec smb 10.0.0.5 -u bob -p " + pw + " --shares"},
+		{"nxc winrm srv -u bob -p 'Xk93 mzPq77' -x whoami", "nxc winrm srv -u bob -p '" + pw + "' -x whoami"},
+		{"crackmapexec smb srv -d CORP -u bob -p Xk93mzPq77", "crackmapexec smb srv -d CORP -u bob -p " + pw},
+		{"cme smb srv -u bob -p Xk93mzPq77", "cme smb srv -u bob -p " + pw},
+		{"proxychains -q nxc.exe smb srv -u bob -p Xk93mzPq77", "proxychains -q nxc.exe smb srv -u bob -p " + pw},
+		{"smbmap -u bob -p Xk93mzPq77 -d CORP -H srv", "smbmap -u bob -p " + pw + " -d CORP -H srv"},
+		{"smbmap -H srv -P 445 -u bob -p Xk93mzPq77", "smbmap -H srv -P 445 -u bob -p " + pw},
+		{"smbmap -H srv -P 445", ""},
+		{"netexec smb srv -u bob -p ''; nxc smb srv -u '' -p \"\"", ""},
+		{"nxc smb srv -u bob -p $PASS --local-auth", ""},
+		{"netexec smb srv -u users.txt -p -- ; cme smb srv -k --use-kcache", ""},
+		{"nxc smb srv; ssh -p 22 bob@srv", ""},
+
 		// MongoDB's shells and tools: -p and --password; mongod's port is --port.
 		{"mongosh -u admin -p Xk93mzPq77 --authenticationDatabase admin", "mongosh -u admin -p " + pw + " --authenticationDatabase admin"},
 		{"mongodump -u admin -pXk93mzPq77 --db app", "mongodump -u admin -p" + pw + " --db app"},

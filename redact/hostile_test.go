@@ -35,6 +35,7 @@ var hostile = []struct{ name, unit string }{
 	{"cmd-net", "cmd /c net use \\\\a "},
 	{"shell-switches", "/c /x/net "},
 	{"htpasswd-escaped-quote", `htpasswd -b \"`},
+	{"netexec", "nxc -p "},
 	{"vault-login", "vault login "},
 }
 

@@ -39,7 +39,8 @@
 //	                       zip and unzip -P …, 7z -p…, openssl -pass (-passin, -passout) pass:…
 //	                       and -k …, apksigner --ks-pass pass:…, ldapsearch (ldapmodify, ldappasswd
 //	                       …) -w …, htpasswd -b file user …, smbclient (rpcclient, net …)
-//	                       -U user%…, mongosh (mongo, mongodump …) -p …, rabbitmqctl add_user
+//	                       -U user%…, netexec (nxc, crackmapexec, cme) and smbmap -p …,
+//	                       mongosh (mongo, mongodump …) -p …, rabbitmqctl add_user
 //	                       (change_password) user …, Windows' net use \\host\share … and net
 //	                       user name … (also behind cmd /c and powershell -Command), keytool
 //	                       (jarsigner) -storepass … -keypass …
@@ -49,8 +50,8 @@
 //
 // A flag is a password only for the commands that read it so: elsewhere -p
 // is a port or a path (ssh -p 22, redis-cli -p 6379, mkdir -p), and -a, -k,
-// -P, -w mean other things (ls -a, curl -k, scp -P 2222, wc -w; unzip -p
-// pipes). A password given elsewhere (openssl's env:VAR and file:…, keytool's
+// -P, -w mean other things (ls -a, curl -k, scp -P 2222 and smbmap -P 445,
+// wc -w; unzip -p pipes). A password given elsewhere (openssl's env:VAR and file:…, keytool's
 // -storepass:env) or prompted for (mysql -p alone, 7z -p, ldapsearch -W,
 // curl -u user, a * to net use) leaves nothing to redact.
 //

@@ -446,6 +446,7 @@ func FuzzString(f *testing.F) {
 		"net use Z: \\\\s\\h x /user:u", "net user u x", "keytool -storepass x -keypass y",
 		"vault login s." + "Xk93mzPq77AbCdEfGhIj", "wget --ask-password x",
 		`htpasswd -b f \"A B\" x`, "htpasswd -b f A\\ B x", "cmd /c net user u x", "pwsh -c net use \\\\s\\h x",
+		"nxc smb h -u u -p x", "smbmap -H h -P 445 -p x",
 	} {
 		f.Add(s)
 	}

@@ -619,6 +619,10 @@ func flagPassword(tool string, c byte) (form int, kind string) {
 		if c == 'U' {
 			return fAttached | fSeparate | fUserPct, kind
 		}
+	case "netexec":
+		if c == 'p' {
+			return fSeparate, kind // smbmap's -P is its port
+		}
 	}
 	return 0, ""
 }
@@ -646,6 +650,8 @@ func toolOf(s string, b int, w string) string {
 		return "ldap"
 	case "smbclient", "rpcclient", "smbcacls", "smbget", "smbtree", "net":
 		return "smb"
+	case "netexec", "nxc", "crackmapexec", "cme", "smbmap":
+		return "netexec" // NetExec, CrackMapExec as it was named before, and smbmap: -p alike
 	}
 	if strings.HasPrefix(w, "mysql") || strings.HasPrefix(w, "mariadb") {
 		return "mysql"

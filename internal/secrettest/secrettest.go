@@ -76,6 +76,8 @@ func Samples() []Sample {
 		{"password", "smbclient //srv/share -U alice%Jw6Pk2Zr8Xq4 -c ls", "Jw6Pk2Zr8Xq4"},
 		{"password", `htpasswd -bc .htpasswd "John Doe" Tw4Rk8Zq2Mx6`, "Tw4Rk8Zq2Mx6"},
 		{"password", "cmd /c net user bob Pz7Wq3Xk9Rv2 /add", "Pz7Wq3Xk9Rv2"},
+		{"password", "smbmap -u bob -p Kx5Rm9Wq3Zt7 -H srv", "Kx5Rm9Wq3Zt7"},
+		{"password", "netexec smb srv -u bob -p Qz8Tv4Xm6Wr2", "Qz8Tv4Xm6Wr2"},
 		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
 	}
 }
