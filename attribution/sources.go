@@ -100,27 +100,66 @@ func (s *Sources) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// SourcesOf returns what reported the happening an event of this name
-// tells of the call: its start (PreToolUse) or its end (PostToolUse,
-// PostToolUseFailure, PermissionDenied); 0 for any other event.
-func (c *ToolCall) SourcesOf(name string) Sources {
+// Told is what an event tells of that the model keeps the Sources of.
+type Told uint8
+
+const (
+	// ToldNothing: no call's, agent's or prompt's happening.
+	ToldNothing Told = iota
+	// ToldCallStart and ToldCallEnd: a call's start, its end.
+	ToldCallStart
+	ToldCallEnd
+	// ToldAgentStart and ToldAgentStop: a subagent's start, its stop.
+	ToldAgentStart
+	ToldAgentStop
+	// ToldPrompt: a prompt (its Sources are kept for the main agent's).
+	ToldPrompt
+)
+
+// TellsOf returns what an event of this name tells of: a call's start
+// (PreToolUse) or end (PostToolUse, PostToolUseFailure, PermissionDenied),
+// a subagent's start or stop, a prompt. It is how the Sources the model
+// keeps are read for an event (ToolCall.SourcesOf, Agent.SourcesOf).
+func TellsOf(name string) Told {
 	switch name {
 	case event.PreToolUse:
-		return c.StartSources
+		return ToldCallStart
 	case event.PostToolUse, event.PostToolUseFailure, event.PermissionDenied:
+		return ToldCallEnd
+	case event.SubagentStart:
+		return ToldAgentStart
+	case event.SubagentStop:
+		return ToldAgentStop
+	case event.UserPromptSubmit:
+		return ToldPrompt
+	}
+	return ToldNothing
+}
+
+// Call reports whether t is a call's start or end.
+func (t Told) Call() bool { return t == ToldCallStart || t == ToldCallEnd }
+
+// SourcesOf returns what reported the happening an event of this name
+// tells of the call (TellsOf): its start or its end; 0 for any other
+// event.
+func (c *ToolCall) SourcesOf(name string) Sources {
+	switch TellsOf(name) {
+	case ToldCallStart:
+		return c.StartSources
+	case ToldCallEnd:
 		return c.EndSources
 	}
 	return 0
 }
 
 // SourcesOf returns what reported the happening an event of this name
-// tells of the agent: its start (SubagentStart) or its stop
-// (SubagentStop); 0 for any other event.
+// tells of the agent (TellsOf): its start or its stop; 0 for any other
+// event.
 func (a *Agent) SourcesOf(name string) Sources {
-	switch name {
-	case event.SubagentStart:
+	switch TellsOf(name) {
+	case ToldAgentStart:
 		return a.StartSources
-	case event.SubagentStop:
+	case ToldAgentStop:
 		return a.StopSources
 	}
 	return 0

@@ -294,27 +294,21 @@ type happening struct {
 }
 
 // isCallEvent reports whether an event of this name tells of a call's
-// start or end (attribution.ToolCall.SourcesOf).
-func isCallEvent(name string) bool {
-	switch name {
-	case event.PreToolUse, event.PostToolUse, event.PostToolUseFailure, event.PermissionDenied:
-		return true
-	}
-	return false
-}
+// start or end (attribution.TellsOf).
+func isCallEvent(name string) bool { return attribution.TellsOf(name).Call() }
 
-// happeningOf returns what v tells of, as the model's SourcesOf read it.
-// A call's event without a tool_use_id tells of none: only the model
-// knows its call (Session.CallOf).
+// happeningOf returns what v tells of, as the model's SourcesOf read it
+// (attribution.TellsOf). A call's event without a tool_use_id tells of
+// none: only the model knows its call (Session.CallOf).
 func happeningOf(v *EventView) happening {
-	switch {
-	case isCallEvent(v.Event):
+	switch t := attribution.TellsOf(v.Event); {
+	case t.Call():
 		if v.ToolUseID != "" {
-			return happening{of: 'c', id: v.ToolUseID, end: v.Event != event.PreToolUse}
+			return happening{of: 'c', id: v.ToolUseID, end: t == attribution.ToldCallEnd}
 		}
-	case v.Event == event.SubagentStart || v.Event == event.SubagentStop:
-		return happening{of: 'a', id: v.AgentID, end: v.Event == event.SubagentStop}
-	case v.Event == event.UserPromptSubmit:
+	case t == attribution.ToldAgentStart || t == attribution.ToldAgentStop:
+		return happening{of: 'a', id: v.AgentID, end: t == attribution.ToldAgentStop}
+	case t == attribution.ToldPrompt:
 		if v.AgentID == "" && v.PromptID != "" {
 			return happening{of: 'p', id: v.PromptID}
 		}
