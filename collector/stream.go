@@ -46,9 +46,11 @@ const streamPage = 500
 
 // streamHold is the longest a session's stream holds a record read from a
 // client's file that the model has not yet taken, to send it marked a copy
-// when the model matches it by content; the model takes it within
-// milliseconds unless it lags.
-const streamHold = 2 * time.Second
+// when the model matches it by content. The model takes it at its next
+// round (modelCadence), unless it lags; held longer, the record would miss
+// the second within which a live change reaches the page, so past this it
+// goes unmarked (a reload marks it).
+const streamHold = 750 * time.Millisecond
 
 // handleStream is GET /v1/stream: Server-Sent Events, one per stored event,
 // with data: its JSON (as in the events listing), and the model messages of
