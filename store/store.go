@@ -170,6 +170,10 @@ type EventFilter struct {
 	// an empty slice matches nothing. Each holds at most MaxFilterIDs ids.
 	ToolUseIDs []string
 	PromptIDs  []string
+	// IDs, when not nil, keeps only the events of those envelope ids
+	// (Event.ID); an empty slice matches nothing. It holds at most
+	// MaxFilterIDs ids.
+	IDs []string
 	// Users, when not nil, keeps only the events of the sessions of those
 	// users (Session.User), as SessionFilter.Users does.
 	Users []string

@@ -533,6 +533,9 @@ func testEventFilters(t *testing.T, s EventLog) {
 	f(store.EventFilter{SessionID: sid, ToolUseIDs: []string{}})
 	f(store.EventFilter{SessionID: sid, PromptIDs: []string{"p1"}}, 0)
 	f(store.EventFilter{SessionID: sid, PromptIDs: []string{}})
+	f(store.EventFilter{SessionID: sid, IDs: []string{events[5].ID, events[1].ID, events[8].ID, "no-such-id"}}, 1, 5)
+	f(store.EventFilter{IDs: []string{events[8].ID}}, 8)
+	f(store.EventFilter{SessionID: sid, IDs: []string{}})
 }
 
 func deref(p *string) any {

@@ -144,6 +144,9 @@ func Events(f store.EventFilter) (Query, error) {
 	if err := w.InIDs("prompt_id", f.PromptIDs); err != nil {
 		return Query{}, err
 	}
+	if err := w.InIDs("id", f.IDs); err != nil {
+		return Query{}, err
+	}
 	if err := w.OfUsers("session_id", f.Users); err != nil {
 		return Query{}, err
 	}
