@@ -173,6 +173,10 @@ func TestStreamCopiesIdless(t *testing.T) {
 		s := newServer(t, collector.Config{})
 		s.post(t, hooks, len(hooks), 0)
 		s.settle(t)
+		hookAt := map[int64]collector.EventView{} // the hook's events, by seq
+		for _, v := range s.listEvents(t, codexSession, "limit=1000") {
+			hookAt[v.Seq] = v
+		}
 		stream := s.openStream(t, "?session_id="+codexSession)
 		s.post(t, imported, len(imported), 0)
 		copies := 0
@@ -188,6 +192,16 @@ func TestStreamCopiesIdless(t *testing.T) {
 			copies++
 			if !e.Copy {
 				t.Errorf("hooks moved %v: streamed the rollout's %s %s not marked a copy", shift, e.Event, e.ToolUseID)
+			}
+			// It names the hook's event it copies, which carries no id,
+			// and that event's files now.
+			if len(e.CopyOf) != 1 {
+				t.Errorf("hooks moved %v: the rollout's %s %s copies %+v, want the hook's event", shift, e.Event, e.ToolUseID, e.CopyOf)
+				continue
+			}
+			hook, ok := hookAt[e.CopyOf[0].Seq]
+			if !ok || hook.Event != e.Event || hook.ToolUseID != "" || !slices.Equal(e.CopyOf[0].AlsoReadFrom, []string{"rollout"}) {
+				t.Errorf("hooks moved %v: the rollout's %s %s copies %+v: hook event %+v", shift, e.Event, e.ToolUseID, e.CopyOf, hook)
 			}
 		}
 		if copies != 6 {

@@ -305,13 +305,69 @@ func (s *Server) markCopied(ctx context.Context, id string, views []EventView) e
 			return err
 		}
 	}
-	_, err := s.eachSources(ctx, id, eventViews(hooks), nil, func(hook *EventView, src attribution.Sources) {
-		for _, i := range copies[happeningOf(hook)] {
+	idless, err := s.idlessHooks(ctx, id, copies, hooks, read)
+	if err != nil {
+		return err
+	}
+	_, err = s.eachSources(ctx, id, eventViews(hooks), nil, func(hook *EventView, src attribution.Sources) {
+		h := happeningOf(hook)
+		if t := attribution.TellsOf(hook.Event); h.of == 0 && t.Call() && idless[hook.ID] != "" {
+			h = happening{of: 'c', id: idless[hook.ID], end: t == attribution.ToldCallEnd}
+		}
+		for _, i := range copies[h] {
 			also := (src | attribution.SourceOf(views[i].Kind)).Also(hook.Kind)
 			views[i].CopyOf = append(views[i].CopyOf, CopiedEvent{Seq: hook.Seq, AlsoReadFrom: also.Names()})
 		}
 	})
 	return err
+}
+
+// idlessHooks reads, for markCopied, the hook's events without a
+// tool_use_id of the calls copies tell of that no event read by id (hooks)
+// tells of: the model matched them to the file's record by content, and
+// the session's summary names their envelope ids (Session.MatchedCalls).
+// read appends to hooks the events of a filter. It returns the call id the
+// file reported each such event's call under, by envelope id.
+func (s *Server) idlessHooks(ctx context.Context, id string, copies map[happening][]int, hooks []store.Event, read func(store.EventFilter) error) (map[string]string, error) {
+	told := map[string]bool{} // the calls the hook's events read tell of
+	for _, v := range eventViews(hooks) {
+		if h := happeningOf(&v); h.of == 'c' {
+			told[h.id] = true
+		}
+	}
+	untold := map[string]bool{}
+	for h := range copies {
+		if h.of == 'c' && !told[h.id] {
+			untold[h.id] = true
+		}
+	}
+	if len(untold) == 0 {
+		return nil, nil
+	}
+	ms, err := s.store.SessionModels(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	sess := decodeSummary(ms[id].Summary)
+	if sess == nil {
+		return nil, nil
+	}
+	callOf := map[string]string{}
+	var eventIDs []string
+	for _, m := range sess.MatchedCalls {
+		if untold[m.CallID] {
+			for _, e := range m.EventIDs {
+				callOf[e] = m.CallID
+				eventIDs = append(eventIDs, e)
+			}
+		}
+	}
+	for ids := range slices.Chunk(eventIDs, store.MaxFilterIDs) {
+		if err := read(store.EventFilter{IDs: ids}); err != nil {
+			return nil, err
+		}
+	}
+	return callOf, nil
 }
 
 // writeSSE appends one event in the text/event-stream format. The JSON of an
