@@ -74,16 +74,24 @@ func TestEventCopies(t *testing.T) {
 			t.Fatalf("event %d: seq %d in pages of 3 (copy %v), %d in one page", i, small[i].Seq, small[i].Copy, once[i].Seq)
 		}
 	}
-	// The session's stream marks the copies as the list does, and names
-	// on each the hook's events it copies, with their also_read_from as
-	// listed: every hook's event listed as also read from the transcript
-	// is named by a copy, and no other.
+	streamsCopiesOf(t, s, runSession, all)
+	if code, body := s.do(t, http.MethodGet, "/v1/sessions/"+runSession+"/events?copies=some", nil); code != http.StatusBadRequest {
+		t.Errorf("copies=some: %d %s, want 400", code, body)
+	}
+}
+
+// streamsCopiesOf checks that the session's stream marks the copies as the
+// list all does, and names on each the hook's events it copies, with their
+// also_read_from as listed: every hook's event listed as also read from a
+// file is named by a copy, and no other.
+func streamsCopiesOf(t *testing.T, s *testServer, session string, all []collector.EventView) {
+	t.Helper()
 	listed := map[int64]collector.EventView{}
 	for _, e := range all {
 		listed[e.Seq] = e
 	}
 	named := map[int64]bool{}
-	for _, e := range streamsCopies(t, s, runSession, all) {
+	for _, e := range streamsCopies(t, s, session, all) {
 		if e.Copy && len(e.CopyOf) == 0 {
 			t.Errorf("streamed copy %d (%s %s %s) names no hook's event it copies", e.Seq, e.Event, e.ToolUseID, e.AgentID)
 		}
@@ -106,9 +114,29 @@ func TestEventCopies(t *testing.T) {
 			t.Errorf("hook's event %d (%s %s) listed also read from %v, named by no streamed copy", e.Seq, e.Event, e.ToolUseID, e.AlsoReadFrom)
 		}
 	}
-	if code, body := s.do(t, http.MethodGet, "/v1/sessions/"+runSession+"/events?copies=some", nil); code != http.StatusBadRequest {
-		t.Errorf("copies=some: %d %s, want 400", code, body)
+}
+
+// TestStreamCopiesLongAfter: a transcript read long after its hooks ran,
+// more events stored between them than a stream looks back over for the
+// hook's events a copy copies, still has each copy name them.
+func TestStreamCopiesLongAfter(t *testing.T) {
+	hooks, imported, err := demo.Transcripts(runDir)
+	if err != nil {
+		t.Fatal(err)
 	}
+	s := newServer(t, collector.Config{})
+	s.post(t, hooks, len(hooks), 0)
+	between := demo.Big(demo.BigSpec{SessionID: "between", Start: time.Now().Add(-time.Hour), Events: collector.CopyLookback + 500, Agents: 2, Project: "elsewhere", Seed: 7})
+	for part := range slices.Chunk(between, 1000) {
+		s.post(t, part, len(part), 0)
+	}
+	s.post(t, imported, len(imported), 0)
+	s.settle(t)
+	all := s.listEvents(t, runSession, "limit=1000")
+	if len(all) != len(hooks)+len(imported) {
+		t.Fatalf("%d events listed, want %d", len(all), len(hooks)+len(imported))
+	}
+	streamsCopiesOf(t, s, runSession, all)
 }
 
 // TestEventCopiesIdless: a real Codex run whose hooks sent no tool_use_id

@@ -32,3 +32,7 @@ func SetBeforeSocketForTest(f func()) func() {
 	beforeSocket = f
 	return func() { beforeSocket = old }
 }
+
+// CopyLookback is copyLookback: how many events before a stream's first
+// copy it looks for the hook's events that copy copies.
+const CopyLookback = copyLookback

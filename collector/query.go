@@ -320,6 +320,38 @@ func happeningOf(v *EventView) happening {
 // of (happeningOf), each once.
 type happeningIDs struct{ calls, agents, prompts []string }
 
+// empty reports whether ids hold none.
+func (ids happeningIDs) empty() bool {
+	return len(ids.calls) == 0 && len(ids.agents) == 0 && len(ids.prompts) == 0
+}
+
+// without returns the ids of ids that none of events tells of; idless
+// names, by envelope id, the call an event without a tool_use_id tells of
+// (markCopied's idlessHooks).
+func (ids happeningIDs) without(events []store.Event, idless map[string]string) happeningIDs {
+	told := map[happening]bool{}
+	for _, v := range eventViews(events) {
+		h := happeningOf(&v)
+		if c := idless[v.ID]; h.of == 0 && c != "" {
+			h = happening{of: 'c', id: c}
+		}
+		h.end = false
+		told[h] = true
+	}
+	var out happeningIDs
+	keep := func(of byte, in []string) []string {
+		var kept []string
+		for _, id := range in {
+			if !told[happening{of: of, id: id}] {
+				kept = append(kept, id)
+			}
+		}
+		return kept
+	}
+	out.calls, out.agents, out.prompts = keep('c', ids.calls), keep('a', ids.agents), keep('p', ids.prompts)
+	return out
+}
+
 // idsOf returns what views (those which keeps, all if nil) tell of.
 func idsOf(views []EventView, which func(*EventView) bool) happeningIDs {
 	var ids happeningIDs

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"net/http"
 	"slices"
@@ -267,7 +268,6 @@ func (s *Server) markCopied(ctx context.Context, id string, views []EventView) e
 	if len(copies) == 0 {
 		return nil
 	}
-	ids := idsOf(views, isCopy)
 	var hooks []store.Event
 	read := func(f store.EventFilter) error {
 		f.SessionID, f.Limit = id, store.MaxLimit
@@ -287,6 +287,62 @@ func (s *Server) markCopied(ctx context.Context, id string, views []EventView) e
 			f.Cursor = page.Next
 		}
 	}
+	// The hook's events of what a copy tells of were, as a rule, stored
+	// shortly before it: a client's file is read after its hooks ran. They
+	// are looked for among the copyLookback events stored before the first
+	// copy, a range of the session's index, and in the whole log only for
+	// what that leaves without one (a transcript imported long after its
+	// hooks): the index does not hold the calls' ids, and a lookup over the
+	// whole of a session of 100,000 events read each of its rows, ~130 ms
+	// at each flush of a stream that sent a copy.
+	ids := idsOf(views, isCopy)
+	recent := store.EventCursor(max(0, views[copies[firstCopy(copies)][0]].Seq-copyLookback))
+	if err := readEach(read, ids, recent); err != nil {
+		return err
+	}
+	idless, err := s.idlessHooks(ctx, id, copies, hooks, read)
+	if err != nil {
+		return err
+	}
+	if rest := ids.without(hooks, idless); !rest.empty() {
+		if err := readEach(read, rest, ""); err != nil {
+			return err
+		}
+		slices.SortFunc(hooks, func(a, b store.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+		hooks = slices.CompactFunc(hooks, func(a, b store.Event) bool { return a.Seq == b.Seq })
+	}
+	_, err = s.eachSources(ctx, id, eventViews(hooks), nil, func(hook *EventView, src attribution.Sources) {
+		h := happeningOf(hook)
+		if t := attribution.TellsOf(hook.Event); h.of == 0 && t.Call() && idless[hook.ID] != "" {
+			h = happening{of: 'c', id: idless[hook.ID], end: t == attribution.ToldCallEnd}
+		}
+		for _, i := range copies[h] {
+			also := (src | attribution.SourceOf(views[i].Kind)).Also(hook.Kind)
+			views[i].CopyOf = append(views[i].CopyOf, CopiedEvent{Seq: hook.Seq, AlsoReadFrom: also.Names()})
+		}
+	})
+	return err
+}
+
+// copyLookback is how many events before a stream's first copy markCopied
+// looks for the hook's events it copies before it reads the whole log.
+const copyLookback = 10_000
+
+// firstCopy returns the happening of copies whose first copy comes first.
+func firstCopy(copies map[happening][]int) happening {
+	var first happening
+	at := -1
+	for h, is := range copies {
+		if at < 0 || is[0] < at {
+			first, at = h, is[0]
+		}
+	}
+	return first
+}
+
+// readEach reads with read the hook's events of the calls, prompts and
+// agents of ids, from cursor on.
+func readEach(read func(store.EventFilter) error, ids happeningIDs, cursor string) error {
 	mainAgent := ""
 	filters := []store.EventFilter{}
 	for ids := range slices.Chunk(ids.calls, store.MaxFilterIDs) {
@@ -301,25 +357,12 @@ func (s *Server) markCopied(ctx context.Context, id string, views []EventView) e
 			store.EventFilter{AgentID: &a, Event: event.SubagentStop})
 	}
 	for _, f := range filters {
+		f.Cursor = cursor
 		if err := read(f); err != nil {
 			return err
 		}
 	}
-	idless, err := s.idlessHooks(ctx, id, copies, hooks, read)
-	if err != nil {
-		return err
-	}
-	_, err = s.eachSources(ctx, id, eventViews(hooks), nil, func(hook *EventView, src attribution.Sources) {
-		h := happeningOf(hook)
-		if t := attribution.TellsOf(hook.Event); h.of == 0 && t.Call() && idless[hook.ID] != "" {
-			h = happening{of: 'c', id: idless[hook.ID], end: t == attribution.ToldCallEnd}
-		}
-		for _, i := range copies[h] {
-			also := (src | attribution.SourceOf(views[i].Kind)).Also(hook.Kind)
-			views[i].CopyOf = append(views[i].CopyOf, CopiedEvent{Seq: hook.Seq, AlsoReadFrom: also.Names()})
-		}
-	})
-	return err
+	return nil
 }
 
 // idlessHooks reads, for markCopied, the hook's events without a
