@@ -53,6 +53,31 @@ const streamPage = 500
 // goes unmarked (a reload marks it).
 const streamHold = 750 * time.Millisecond
 
+// copyHold is a stream's hold of a record the model has yet to take
+// (streamHold); its zero value holds nothing.
+type copyHold struct {
+	since time.Time // when the record held first was, zero for none
+}
+
+// cut decides, of n views of which the first pending the model has taken
+// (markSources), how many to send now: all when none waits for the model,
+// or when the wait has lasted streamHold (the next record waits anew),
+// else the first pending, and hold reports that the rest is held.
+func (h *copyHold) cut(pending, n int, now time.Time) (send int, hold bool) {
+	switch {
+	case pending >= n:
+		h.since = time.Time{}
+		return n, false
+	case h.since.IsZero():
+		h.since = now
+		return pending, true
+	case now.Sub(h.since) < streamHold:
+		return pending, true
+	}
+	h.since = time.Time{}
+	return n, false
+}
+
 // handleStream is GET /v1/stream: Server-Sent Events, one per stored event,
 // with data: its JSON (as in the events listing), and the model messages of
 // stream_model.go, and the stall notices of stall.go; every id: is
@@ -125,7 +150,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
 	var buf bytes.Buffer
-	var held time.Time // since when the stream holds a record for the model
+	var held copyHold
 	for {
 		wake := s.hub.wait()
 		holding := false
@@ -156,14 +181,8 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 				// at most streamHold.
 				var pending int
 				pending, err = s.markSources(r.Context(), filter.SessionID, views, func(v *EventView) bool { return event.IsEvidence(v.Kind) })
-				switch {
-				case pending == len(views):
-					held = time.Time{}
-				case held.IsZero() || time.Since(held) < streamHold:
-					if held.IsZero() {
-						held = time.Now()
-					}
-					views, more, holding = views[:pending], false, true
+				if send, hold := held.cut(pending, len(views), time.Now()); hold {
+					views, more, holding = views[:send], false, true
 				}
 				if err == nil {
 					err = s.markCopied(r.Context(), filter.SessionID, views)
@@ -231,7 +250,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		}
 		var hold <-chan time.Time
 		if holding {
-			hold = time.After(streamHold - time.Since(held))
+			hold = time.After(streamHold - time.Since(held.since))
 		}
 		select {
 		case <-wake:
