@@ -327,14 +327,13 @@ func (ids happeningIDs) empty() bool {
 
 // without returns the ids of ids that none of events tells of; idless
 // names, by envelope id, the call an event without a tool_use_id tells of
-// (markCopied's idlessHooks).
+// (copiedHappening).
 func (ids happeningIDs) without(events []store.Event, idless map[string]string) happeningIDs {
 	told := map[happening]bool{}
-	for _, v := range eventViews(events) {
-		h := happeningOf(&v)
-		if c := idless[v.ID]; h.of == 0 && c != "" {
-			h = happening{of: 'c', id: c}
-		}
+	for _, e := range events {
+		// What an event tells of is in its columns: its view, which
+		// decodes a prompt's envelope, is not needed.
+		h := copiedHappening(&EventView{storedEvent: e}, idless)
 		h.end = false
 		told[h] = true
 	}

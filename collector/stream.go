@@ -315,11 +315,11 @@ func (s *Server) markCopied(ctx context.Context, id string, views []EventView) e
 	// whole of a session of 100,000 events read each of its rows, ~130 ms
 	// at each flush of a stream that sent a copy.
 	ids := idsOf(views, isCopy)
-	recent := store.EventCursor(max(0, views[copies[firstCopy(copies)][0]].Seq-copyLookback))
-	if err := readEach(read, ids, recent); err != nil {
+	first := views[slices.IndexFunc(views, func(v EventView) bool { return v.Copy })]
+	if err := readEach(read, ids, store.EventCursor(max(0, first.Seq-copyLookback))); err != nil {
 		return err
 	}
-	idless, err := s.idlessHooks(ctx, id, copies, hooks, read)
+	idless, err := s.idlessHooks(ctx, id, ids.without(hooks, nil).calls, read)
 	if err != nil {
 		return err
 	}
@@ -331,11 +331,7 @@ func (s *Server) markCopied(ctx context.Context, id string, views []EventView) e
 		hooks = slices.CompactFunc(hooks, func(a, b store.Event) bool { return a.Seq == b.Seq })
 	}
 	_, err = s.eachSources(ctx, id, eventViews(hooks), nil, func(hook *EventView, src attribution.Sources) {
-		h := happeningOf(hook)
-		if t := attribution.TellsOf(hook.Event); h.of == 0 && t.Call() && idless[hook.ID] != "" {
-			h = happening{of: 'c', id: idless[hook.ID], end: t == attribution.ToldCallEnd}
-		}
-		for _, i := range copies[h] {
+		for _, i := range copies[copiedHappening(hook, idless)] {
 			also := (src | attribution.SourceOf(views[i].Kind)).Also(hook.Kind)
 			views[i].CopyOf = append(views[i].CopyOf, CopiedEvent{Seq: hook.Seq, AlsoReadFrom: also.Names()})
 		}
@@ -347,16 +343,15 @@ func (s *Server) markCopied(ctx context.Context, id string, views []EventView) e
 // looks for the hook's events it copies before it reads the whole log.
 const copyLookback = 10_000
 
-// firstCopy returns the happening of copies whose first copy comes first.
-func firstCopy(copies map[happening][]int) happening {
-	var first happening
-	at := -1
-	for h, is := range copies {
-		if at < 0 || is[0] < at {
-			first, at = h, is[0]
-		}
+// copiedHappening is what a hook's event tells of, for markCopied: its
+// happening (happeningOf), or, for a call's event without a tool_use_id,
+// the call idless names by its envelope id (idlessHooks).
+func copiedHappening(v *EventView, idless map[string]string) happening {
+	h := happeningOf(v)
+	if t := attribution.TellsOf(v.Event); h.of == 0 && t.Call() && idless[v.ID] != "" {
+		h = happening{of: 'c', id: idless[v.ID], end: t == attribution.ToldCallEnd}
 	}
-	return first
+	return h
 }
 
 // readEach reads with read the hook's events of the calls, prompts and
@@ -385,24 +380,13 @@ func readEach(read func(store.EventFilter) error, ids happeningIDs, cursor strin
 }
 
 // idlessHooks reads, for markCopied, the hook's events without a
-// tool_use_id of the calls copies tell of that no event read by id (hooks)
-// tells of: the model matched them to the file's record by content, and
-// the session's summary names their envelope ids (Session.MatchedCalls).
-// read appends to hooks the events of a filter. It returns the call id the
-// file reported each such event's call under, by envelope id.
-func (s *Server) idlessHooks(ctx context.Context, id string, copies map[happening][]int, hooks []store.Event, read func(store.EventFilter) error) (map[string]string, error) {
-	told := map[string]bool{} // the calls the hook's events read tell of
-	for _, v := range eventViews(hooks) {
-		if h := happeningOf(&v); h.of == 'c' {
-			told[h.id] = true
-		}
-	}
-	untold := map[string]bool{}
-	for h := range copies {
-		if h.of == 'c' && !told[h.id] {
-			untold[h.id] = true
-		}
-	}
+// tool_use_id of the calls untold, which copies tell of and no hook's
+// event read by id does: the model matched them to the file's record by
+// content, and the session's summary names their envelope ids
+// (Session.MatchedCalls). read appends the events of a filter to what
+// markCopied read. It returns the call id the file reported each such
+// event's call under, by envelope id.
+func (s *Server) idlessHooks(ctx context.Context, id string, untold []string, read func(store.EventFilter) error) (map[string]string, error) {
 	if len(untold) == 0 {
 		return nil, nil
 	}
@@ -414,10 +398,14 @@ func (s *Server) idlessHooks(ctx context.Context, id string, copies map[happenin
 	if sess == nil {
 		return nil, nil
 	}
+	wanted := map[string]bool{}
+	for _, c := range untold {
+		wanted[c] = true
+	}
 	callOf := map[string]string{}
 	var eventIDs []string
 	for _, m := range sess.MatchedCalls {
-		if untold[m.CallID] {
+		if wanted[m.CallID] {
 			for _, e := range m.EventIDs {
 				callOf[e] = m.CallID
 				eventIDs = append(eventIDs, e)
