@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/spool"
 )
 
@@ -162,25 +163,14 @@ func (s *Server) deliverSpooled(ctx context.Context, sp *spool.Spool, recs [][]b
 //
 // The records are the spool reader's buffer, valid only during the pass;
 // the envelopes, which admission and the model read, point into one copy
-// of them all, written as the body of a POST /v1/events: the batch's
+// of them all, written as the body of a POST /v1/events (hook.BatchBody,
+// as hooks and forwarders send spooled records): the batch's
 // decoder scans it once, each envelope with its payload's members
 // (scanBatch), where each record alone was scanned once for the envelope
 // and once more for its payload's members. A pass with a record that is
 // not an envelope of the common shape is decoded record by record.
 func decodeSpooled(recs [][]byte, split *splitPayloads) (envs []event.Envelope, raw, bad [][]byte) {
-	size := len(`{"envelopes":[]}`) + len(recs)
-	for _, r := range recs {
-		size += len(r)
-	}
-	body := make([]byte, 0, size)
-	body = append(body, `{"envelopes":[`...)
-	for i, r := range recs {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, r...)
-	}
-	body = append(body, "]}"...)
+	body := hook.BatchBody(recs)
 	split.members, split.spans = split.members[:0], split.spans[:0]
 	if envs, ok := scanBatch(body, split); ok && len(envs) == len(recs) {
 		return envs, recs, nil
