@@ -21,6 +21,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/internal/cputime"
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
@@ -41,7 +42,7 @@ type ModelOptions struct {
 	// Slice is the number of events per CPU figure (default 10,000).
 	Slice int
 	// Via are the ways the events reach the collector, one run each per
-	// number of sessions (default ViaSpool and ViaPost).
+	// number of sessions (default ViaSpool, ViaForward and ViaPost).
 	Via []Via
 }
 
@@ -55,27 +56,35 @@ const (
 	// the collector drains what gathered (collector.DrainSpool).
 	ViaSpool Via = "spool"
 	// ViaPost POSTs each session's events of every 10 ms tick to
-	// /v1/events, as a forwarder or the SDK sends its batches.
+	// /v1/events, as the SDK sends its batches.
 	ViaPost Via = "post"
+	// ViaForward appends each event alone to a spool of the session's
+	// own, as hooks on another machine do, which a forwarder of its own
+	// (package forward, what `hookwatch forward` runs) posts to the
+	// collector: batches as the forwarder gathers them.
+	ViaForward Via = "forward"
 )
 
 // how says how the events of a run reached the collector.
 func (v Via) how() string {
-	if v == ViaSpool {
+	switch v {
+	case ViaSpool:
 		return "each appended to the spool, as hooks hand them over"
+	case ViaForward:
+		return "each appended to a spool per session that a forwarder per session posts from, as from other machines"
 	}
-	return "POSTed to /v1/events, a batch per session every 10 ms, as forwarders send"
+	return "POSTed to /v1/events, a batch per session every 10 ms, as the SDK sends"
 }
 
-// ParseVia reads a comma-separated list of ways (spool, post).
+// ParseVia reads a comma-separated list of ways (spool, post, forward).
 func ParseVia(list string) ([]Via, error) {
 	var out []Via
 	for _, f := range strings.Split(list, ",") {
 		switch v := Via(strings.TrimSpace(f)); v {
-		case ViaSpool, ViaPost:
+		case ViaSpool, ViaPost, ViaForward:
 			out = append(out, v)
 		default:
-			return nil, fmt.Errorf("unknown way %q (want spool or post)", f)
+			return nil, fmt.Errorf("unknown way %q (want spool, post or forward)", f)
 		}
 	}
 	return out, nil
@@ -89,6 +98,13 @@ type ModelRun struct {
 	// SliceMicros is the collector's CPU per event, in µs, for each slice
 	// of Slice events sent (all sessions together).
 	SliceMicros []float64
+	// SliceGC is the CPU per event, in µs, of the collector's garbage
+	// collections that ended in each slice (its go_gc_cpu_seconds_total,
+	// read just after the slice's end), and SliceGCCycles how many ended
+	// in it: a collection marks the whole live heap, mostly the model's
+	// groups, and lands in one slice or another.
+	SliceGC       []float64
+	SliceGCCycles []float64
 	// LagP50 and LagP99 are the time from commit to the model stored.
 	LagP50, LagP99 time.Duration
 	// Rebuilds and Loads count the groups rebuilt and read from the store.
@@ -152,7 +168,7 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 		o.Slice = 10_000
 	}
 	if len(o.Via) == 0 {
-		o.Via = []Via{ViaSpool, ViaPost}
+		o.Via = []Via{ViaSpool, ViaForward, ViaPost}
 	}
 	tmp, bin, err := buildHookwatch(ctx, o.Repo, "model")
 	if err != nil {
@@ -186,6 +202,21 @@ func printModelRun(w io.Writer, r ModelRun) {
 	fmt.Fprintf(w, "    median %.0f µs/event, last/first slice %.2f (last three / first three slices' medians %.2f); lag p50 %v, p99 %v; %v rebuilds, %v group loads; tool-calls first page (of %d calls) median %v\n",
 		median(r.SliceMicros), last/first, trend(r.SliceMicros, 3), r.LagP50.Round(time.Millisecond), r.LagP99.Round(time.Millisecond),
 		r.Rebuilds, r.Loads, r.Calls, r.FirstPage.Round(10*time.Microsecond))
+	if len(r.SliceGC) == len(r.SliceMicros) {
+		// Where the collections fell: one marks the whole live heap,
+		// mostly the model's groups, so one late in a run costs a slice
+		// or two much more than one early, and which slices it lands in
+		// is a matter of where the heap crossed its goal. Its CPU counts
+		// when it ends, maybe a slice after the one it ran in.
+		b.Reset()
+		for i, gc := range r.SliceGC {
+			fmt.Fprintf(&b, " %.0f", gc)
+			if r.SliceGCCycles[i] > 0 {
+				fmt.Fprintf(&b, "(%.0f)", r.SliceGCCycles[i])
+			}
+		}
+		fmt.Fprintf(w, "    of which garbage collection, µs/event per slice (collections ended in it):%s\n", b.String())
+	}
 	fmt.Fprintf(w, "    rounds p50 %v, p99 %v; %.0f GC cycles, GC %.1f µs/event, %.0f B and %.0f objects allocated per event; peak RSS %d MiB; live heap at the last collection %.0f MiB (%.0f B per event sent)\n",
 		r.RoundP50.Round(time.Millisecond), r.RoundP99.Round(time.Millisecond), r.GCCycles, r.GCMicros, r.AllocBytes, r.AllocObjects, r.PeakRSS>>20,
 		r.LiveHeap/(1<<20), r.LiveHeap/float64(r.Events))
@@ -253,16 +284,29 @@ func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o Mo
 	// close a connection per batch, which no sender of batches makes it do.
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: sessions}}
 	defer client.CloseIdleConnections()
-	var sp *spool.Spool
-	if via == ViaSpool {
+	// The spools the events are offered to, one per session (nil when
+	// they are POSTed).
+	spools := make([]*spool.Spool, sessions)
+	switch via {
+	case ViaSpool:
 		// The spool the collector attached to at its start, as a hook
 		// finds it in the home they share.
-		if sp, err = spool.Open(filepath.Join(home, "spool"), spool.Options{}); err != nil {
+		sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
+		if err != nil {
 			return ModelRun{}, err
 		}
+		for i := range spools {
+			spools[i] = sp
+		}
+	case ViaForward:
+		stop, err := startForwarders(ctx, filepath.Join(home, "machines"), p.URL(), spools)
+		if err != nil {
+			return ModelRun{}, err
+		}
+		defer stop()
 	}
-	post := func(envs []event.Envelope) error {
-		if sp != nil {
+	post := func(session int, envs []event.Envelope) error {
+		if sp := spools[session]; sp != nil {
 			// One record an Offer, as each hook run offers its event.
 			for i := range envs {
 				if err := sp.Offer(envs[i].AppendJSON(nil)); err != nil {
@@ -309,9 +353,29 @@ func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o Mo
 		perSlice []float64
 		lastAt   = cpu0
 	)
+	// At each slice's end the collector's metrics are read for what its
+	// garbage collector took, off the senders' way.
+	sliced := make(chan struct{}, 1024)
+	var perSliceGC, perSliceCycles []float64
+	gcRead := make(chan error, 1)
+	go func() {
+		gc0, cycles0, err := gcSoFar(client, p.URL())
+		for range sliced {
+			if err != nil {
+				continue
+			}
+			var gc, cycles float64
+			if gc, cycles, err = gcSoFar(client, p.URL()); err == nil {
+				perSliceGC = append(perSliceGC, (gc-gc0)*1e6/float64(o.Slice))
+				perSliceCycles = append(perSliceCycles, cycles-cycles0)
+				gc0, cycles0 = gc, cycles
+			}
+		}
+		gcRead <- err
+	}()
 	var wg sync.WaitGroup
 	errs := make(chan error, sessions)
-	for _, envs := range streams {
+	for session, envs := range streams {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -325,7 +389,7 @@ func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o Mo
 				case <-t.C:
 				}
 				batch := demo.Sent(envs[i:min(i+perTick, len(envs))], time.Now().UTC())
-				if err := post(batch); err != nil {
+				if err := post(session, batch); err != nil {
 					errs <- err
 					return
 				}
@@ -336,6 +400,7 @@ func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o Mo
 					if c, err := procCPU(p.Pid()); err == nil {
 						perSlice = append(perSlice, (c-lastAt).Seconds()*1e6/float64(o.Slice))
 						lastAt = c
+						sliced <- struct{}{}
 					}
 				}
 				mu.Unlock()
@@ -343,6 +408,10 @@ func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o Mo
 		}()
 	}
 	wg.Wait()
+	close(sliced)
+	if err := <-gcRead; err != nil {
+		return ModelRun{}, fmt.Errorf("cannot read the collector's garbage collections: %w", err)
+	}
 	close(errs)
 	if err := <-errs; err != nil {
 		return ModelRun{}, err
@@ -359,8 +428,12 @@ func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o Mo
 		return ModelRun{}, err
 	}
 
-	// Let the model catch up, then read the lag and the first page.
-	run := ModelRun{Sessions: sessions, Events: total, Via: via, SliceMicros: perSlice,
+	// Everything offered delivered, then the model caught up; then the
+	// lag and the first page.
+	if err := delivered(ctx, spools, 2*time.Minute); err != nil {
+		return ModelRun{}, err
+	}
+	run := ModelRun{Sessions: sessions, Events: total, Via: via, SliceMicros: perSlice, SliceGC: perSliceGC, SliceGCCycles: perSliceCycles,
 		Switches: float64(all1-all0) / float64(total), Voluntary: float64(vol1-vol0) / float64(total),
 		Faults: float64(faults1-faults0) / float64(total)}
 	first := streams[0][0]
@@ -521,6 +594,82 @@ func statSum(pid int, f []string, at ...int) (int64, error) {
 		n += v
 	}
 	return n, nil
+}
+
+// startForwarders starts a forwarder (forward.Run) for each of spools, as
+// `hookwatch forward` runs on each of as many machines, each with a home
+// of its own under dir, posting to the collector at url; spools[i] becomes
+// the spool of the i-th, which its hooks append to. stop ends them.
+func startForwarders(ctx context.Context, dir, url string, spools []*spool.Spool) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	stop = func() { cancel(); wg.Wait() }
+	failed := make(chan error, len(spools))
+	for i := range spools {
+		home := filepath.Join(dir, fmt.Sprint("machine-", i))
+		if spools[i], err = spool.Open(filepath.Join(home, "spool"), spool.Options{}); err != nil {
+			stop()
+			return nil, err
+		}
+		ready := make(chan struct{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A plain client: the benchmark's collector listens on
+			// loopback without TLS.
+			err := forward.Run(ctx, forward.Options{Home: home, URL: url, Client: &http.Client{Timeout: time.Minute},
+				Ready: func() { close(ready) }})
+			failed <- fmt.Errorf("the forwarder of %s stopped: %v", home, err)
+		}()
+		select {
+		case <-ready:
+		case err := <-failed:
+			stop()
+			return nil, err
+		}
+	}
+	return stop, nil
+}
+
+// delivered waits until every spool of spools (nil ones aside) holds
+// nothing its consumer has yet to deliver, for at most wait.
+func delivered(ctx context.Context, spools []*spool.Spool, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for _, sp := range spools {
+		for sp != nil {
+			st, err := sp.Stats()
+			if err != nil {
+				return err
+			}
+			if st.PendingBytes == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s still holds %d bytes to deliver after %v", sp.Dir(), st.PendingBytes, wait)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// gcSoFar reads the CPU seconds the collector at url spent in garbage
+// collection so far, and the collections it ran.
+func gcSoFar(c *http.Client, url string) (seconds, cycles float64, err error) {
+	m, err := scrape(c, url+"/metrics")
+	if err != nil {
+		return 0, 0, err
+	}
+	seconds, ok := m["go_gc_cpu_seconds_total"]
+	cycles, ok2 := m["go_gc_duration_seconds_count"]
+	if !ok || !ok2 {
+		return 0, 0, errors.New("no go_gc_cpu_seconds_total or go_gc_duration_seconds_count in /metrics")
+	}
+	return seconds, cycles, nil
 }
 
 // scrape reads a Prometheus text page into sample name (with labels) →

@@ -1,11 +1,16 @@
 package bench
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"runtime"
 	"slices"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/VictoriaMetrics/metrics"
 )
 
 func TestTrend(t *testing.T) {
@@ -76,13 +81,50 @@ func TestProcFaults(t *testing.T) {
 }
 
 func TestParseVia(t *testing.T) {
-	got, err := ParseVia("spool, post")
-	if err != nil || !slices.Equal(got, []Via{ViaSpool, ViaPost}) {
-		t.Fatalf("ParseVia(spool, post) = %v, %v", got, err)
+	got, err := ParseVia("spool, post,forward")
+	if err != nil || !slices.Equal(got, []Via{ViaSpool, ViaPost, ViaForward}) {
+		t.Fatalf("ParseVia(spool, post,forward) = %v, %v", got, err)
 	}
 	for _, bad := range []string{"", "spool,", "http", "Spool"} {
 		if got, err := ParseVia(bad); err == nil {
 			t.Errorf("ParseVia(%q) = %v, want an error", bad, got)
 		}
+	}
+}
+
+// TestGCSoFar reads the garbage collector's figures from a /metrics page
+// written as the collector writes its own (metrics.WriteProcessMetrics):
+// collections run between two readings count.
+func TestGCSoFar(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		metrics.WriteProcessMetrics(w)
+	}))
+	defer srv.Close()
+	sec0, cycles0, err := gcSoFar(srv.Client(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		runtime.GC()
+	}
+	sec1, cycles1, err := gcSoFar(srv.Client(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cycles1-cycles0 < 3 {
+		t.Errorf("collections %v then %v, across three runtime.GC", cycles0, cycles1)
+	}
+	if sec1 < sec0 {
+		t.Errorf("GC CPU went back from %v to %v", sec0, sec1)
+	}
+	// A page without them is an error, not zeros.
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer bare.Close()
+	if _, _, err := gcSoFar(bare.Client(), bare.URL); err == nil {
+		t.Error("no error for a /metrics page without the collector's figures")
 	}
 }

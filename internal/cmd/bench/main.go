@@ -59,7 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rounds := fs.Int("rounds", 1, "rounds of runs; verdicts use the median of the rounds' medians (hook and policy benchmarks; session: default 5; trickle: default 3; metrics: runs each way, default 3; export: ingest runs with and without the audit directory, default 3)")
 	events := fs.Int("events", 0, "events to ingest (ingest, metrics), to hold in the database (query) of each session (model) or of the exported session (export), hooks per round (trickle); 0 = the benchmark's default")
 	sessions := fs.String("sessions", "1,3", "concurrent sessions of each run (model benchmark), comma-separated")
-	via := fs.String("via", "spool,post", "how the model benchmark hands its events to the collector, comma-separated: spool (each appended to the collector's spool, as hooks hand them over) and post (POST /v1/events, a batch per session every 10 ms, as forwarders send)")
+	via := fs.String("via", "spool,forward,post", "how the model benchmark hands its events to the collector, comma-separated: spool (each appended to the collector's spool, as hooks hand them over), forward (each appended to a spool per session that a forwarder per session posts from, as `hookwatch forward` on other machines) and post (POST /v1/events, a batch per session every 10 ms, as the SDK sends)")
 	rate := fs.Int("rate", 5000, "events per second sent in all (model benchmark; team: its failover run)")
 	claude := fs.String("claude", "", "the Claude Code binary (session benchmark); default $HOOKWATCH_CLAUDE_BIN, else what scripts/install-claude.sh installs")
 	developers := fs.Int("developers", 50, "simulated developers (team benchmark)")
