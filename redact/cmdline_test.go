@@ -113,7 +113,6 @@ func commandLines() []struct{ cmd, want string } {
 		{"nxc smb srv -u bob -p $PASS --local-auth", ""},
 		{"netexec smb srv -u users.txt -p -- ; cme smb srv -k --use-kcache", ""},
 		{"nxc smb srv; ssh -p 22 bob@srv", ""},
-
 		// MongoDB's shells and tools: -p and --password; mongod's port is --port.
 		{"mongosh -u admin -p Xk93mzPq77 --authenticationDatabase admin", "mongosh -u admin -p " + pw + " --authenticationDatabase admin"},
 		{"mongodump -u admin -pXk93mzPq77 --db app", "mongodump -u admin -p" + pw + " --db app"},
@@ -168,6 +167,22 @@ func commandLines() []struct{ cmd, want string } {
 		{"vault login -", ""},
 		{"vault login token_value_here", ""},
 		{"vault kv get secret/app", ""},
+
+		// A blank or punctuation escaped with a backslash is part of the
+		// password's word, also where JSON text read as text doubles the
+		// backslash; JSON text's own escapes (\n) end it.
+		{`mysql -u root -pS3cret\ pass db`, "mysql -u root -p" + pw + " db"},
+		{`nxc smb h -u a -p S3cret\ pass --shares`, "nxc smb h -u a -p " + pw + " --shares"},
+		{`mysql -u root -pXk93\!mz\;Pq77 db`, "mysql -u root -p" + pw + " db"},
+		{`curl -u admin:Xk93\ mzPq77 https://example.com`, "curl -u admin:" + pw + " https://example.com"},
+		{`redis-cli -a Xk93\ mzPq77 ping`, "redis-cli -a " + pw + " ping"},
+		{`DB_PASSWORD=Xk93\ mzPq77 ./run`, "DB_PASSWORD=" + pw + " ./run"},
+		{`htpasswd -b .htpasswd John\ Doe Xk93\ mzPq77`, `htpasswd -b .htpasswd John\ Doe ` + pw},
+		{`net user alice Xk93\ mzPq77 /add`, "net user alice " + pw + " /add"},
+		{`{"cmd":"mysql -u root -pXk93\\ mzPq77 db"}`, `{"cmd":"mysql -u root -p` + pw + ` db"}`},
+		{`{"output":"ok\nmysql -u root -pXk93mzPq77\nls -la"}`, `{"output":"ok\nmysql -u root -p` + pw + `\nls -la"}`},
+		{`net use \\srv\temp Xk93mzPq77 /user:alice`, `net use \\srv\temp ` + pw + ` /user:alice`},
+		{`cp a\ b c\ d; mysql -u root -p\ db`, ""},
 
 		// The -p of others.
 		{"ssh -p 2222 host; mkdir -p a/b; docker run -p 8080:80 nginx", ""},

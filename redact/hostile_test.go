@@ -36,6 +36,8 @@ var hostile = []struct{ name, unit string }{
 	{"shell-switches", "/c /x/net "},
 	{"htpasswd-escaped-quote", `htpasswd -b \"`},
 	{"netexec", "nxc -p "},
+	{"escaped-blanks", `-p a\ `},
+	{"escaped-json-blanks", `-p a\\ `},
 	{"vault-login", "vault login "},
 }
 

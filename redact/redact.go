@@ -43,7 +43,8 @@
 //	                       mongosh (mongo, mongodump …) -p …, rabbitmqctl add_user
 //	                       (change_password) user …, Windows' net use \\host\share … and net
 //	                       user name … (also behind cmd /c and powershell -Command), keytool
-//	                       (jarsigner) -storepass … -keypass …
+//	                       (jarsigner) -storepass … -keypass …; a blank or punctuation escaped
+//	                       with a backslash (S3cret\ pass) is part of the password
 //	secret                 the value assigned to a name ending in SECRET, TOKEN, API_KEY,
 //	                       SECRET_KEY, PRIVATE_KEY, SIGNATURE and a few more; openssl -K …,
 //	                       and the token of vault login when it is one (long, mixed case, digits)
@@ -51,9 +52,9 @@
 // A flag is a password only for the commands that read it so: elsewhere -p
 // is a port or a path (ssh -p 22, redis-cli -p 6379, mkdir -p), and -a, -k,
 // -P, -w mean other things (ls -a, curl -k, scp -P 2222 and smbmap -P 445,
-// wc -w; unzip -p pipes). A password given elsewhere (openssl's env:VAR and file:…, keytool's
-// -storepass:env) or prompted for (mysql -p alone, 7z -p, ldapsearch -W,
-// curl -u user, a * to net use) leaves nothing to redact.
+// wc -w; unzip -p pipes). A password given elsewhere (openssl's env:VAR and
+// file:…, keytool's -storepass:env) or prompted for (mysql -p alone, 7z -p,
+// ldapsearch -W, curl -u user, a * to net use) leaves nothing to redact.
 //
 // Assignments keep their name and replace only the value, and are skipped when
 // the value is empty, a variable reference ($TOKEN, ${API_KEY}, {{ .x }}), a

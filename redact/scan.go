@@ -838,8 +838,14 @@ func (sc *scanner) userPassword(k int, sep byte) int {
 		return 0 // -u redis://user:password@host: url keeps the user and the host
 	}
 	pe := ps
-	for pe < len(s) && !isBlank(s[pe]) && !isQuote(s[pe]) && s[pe] != '\\' {
-		pe++
+	for pe < len(s) && !isBlank(s[pe]) && !isQuote(s[pe]) {
+		if s[pe] != '\\' {
+			pe++
+		} else if n := wordEscape(s, pe); n > 0 {
+			pe += n
+		} else {
+			break
+		}
 	}
 	if pe == ps || skipCredential(s[ps:pe]) || allDigits(s[ps:pe]) {
 		return 0 // docker -u 1000:1000
@@ -972,8 +978,8 @@ func shellCommand(s string, i int) bool {
 // or b == e at the end of the command (or past maxArg bytes). A quoted
 // argument runs to its closing quote, also when the quotes are escaped, as
 // in a command inside another's quotes (bash -c "htpasswd -b f \"A B\" …")
-// and in JSON text read as text; a blank escaped with a backslash does not
-// end a word (htpasswd -b f A\ B …).
+// and in JSON text read as text; a blank or a separator escaped with a
+// backslash does not end a word (htpasswd -b f A\ B …, see wordEscape).
 func nextArg(s string, k int) (b, e int) {
 	b = skipBlank(s, k)
 	if q := quoteAt(s, b); q != "" {
@@ -983,15 +989,42 @@ func nextArg(s string, k int) (b, e int) {
 	}
 	e = b
 	for e < len(s) {
-		if wordStop(s[e]) && (s[e] != ' ' || e == b || s[e-1] != '\\') {
-			break // John\ Doe is one word
-		}
-		if e-b == maxArg {
+		if e-b >= maxArg {
 			return b, b
+		}
+		if s[e] == '\\' {
+			if n := wordEscape(s, e); n > 0 {
+				e += n // John\ Doe is one word
+				continue
+			}
+		}
+		if wordStop(s[e]) {
+			break
 		}
 		e++
 	}
 	return b, e
+}
+
+// wordEscape returns how many bytes the backslash at s[i] and what it
+// escapes take in a shell word, or 0 when it escapes nothing there. A
+// backslash keeps a blank or a punctuation byte in the word (S3cret\ pass,
+// P\!x, a\;b, a\\b), and in JSON text read as text, where that escape
+// is written \\ before a blank, the same (S3cret\\ pass): the whole word
+// is one password, one user. A letter or a digit after it is an escape of
+// JSON text (\n, \u0041) and a quote an escaped quote (quoteAt), which
+// end an unquoted value.
+func wordEscape(s string, i int) int {
+	if i+1 >= len(s) {
+		return 0
+	}
+	switch c := s[i+1]; {
+	case c == '\\' && i+2 < len(s) && s[i+2] == ' ':
+		return 3
+	case c == ' ' || (c > ' ' && c < 0x7f && class[c]&cAlnum == 0 && c != '"' && c != '\''):
+		return 2
+	}
+	return 0
 }
 
 // htpasswd redacts the password of htpasswd -b [-c…] file user password
@@ -1348,10 +1381,23 @@ func (sc *scanner) value(k int, sep byte, kind string, spaced, nameQuoted, quote
 		}
 	}
 	c := &sc.m.value
-	if !c.covers(start) {
+	// A scan from inside a stretch already scanned ends at the same place,
+	// unless it starts right after a backslash, which may have escaped it.
+	if !c.covers(start) || (start > c.from && s[start-1] == '\\') {
 		ve := start
-		for ve < len(s) && !valueStop(s[ve]) {
-			ve++
+		for ve < len(s) {
+			if !valueStop(s[ve]) {
+				ve++
+				continue
+			}
+			n := 0
+			if s[ve] == '\\' {
+				n = wordEscape(s, ve) // S3cret\ pass is one word
+			}
+			if n == 0 {
+				break
+			}
+			ve += n
 		}
 		*c = span{start, ve, true}
 	}
