@@ -153,6 +153,14 @@ func commandLines() []struct{ cmd, want string } {
 		{`{"output":"ok\ncmd /c net user alice Xk93mzPq77 /add"}`, `{"output":"ok\ncmd /c net user alice ` + pw + ` /add"}`},
 		{`cmd /c net user alice; cmd /c net use \\srv\share /delete; cmd /c net use Z: \\srv\share * /user:alice`, ""},
 		{"git commit -c net user alice Xk93mzPq77; grep /c net user alice Xk93mzPq77", ""},
+		// PowerShell's switches with a value before -Command.
+		{"powershell -ExecutionPolicy Bypass -Command net user bob Xk93mzPq77 /add", "powershell -ExecutionPolicy Bypass -Command net user bob " + pw + " /add"},
+		{"pwsh -NoProfile -NonInteractive -Command net user bob Xk93mzPq77 /add", "pwsh -NoProfile -NonInteractive -Command net user bob " + pw + " /add"},
+		{`powershell.exe -nop -ep bypass -w hidden -c net use \\srv\share Xk93mzPq77 /user:bob`, `powershell.exe -nop -ep bypass -w hidden -c net use \\srv\share ` + pw + ` /user:bob`},
+		{`pwsh -wd C:\tmp -Version 7 -Command net user bob Xk93mzPq77`, `pwsh -wd C:\tmp -Version 7 -Command net user bob ` + pw},
+		{"POWERSHELL -EP Bypass -WindowStyle Hidden -ex x -COMMAND net user bob Xk93mzPq77", "POWERSHELL -EP Bypass -WindowStyle Hidden -ex x -COMMAND net user bob " + pw},
+		{"powershell -Foo Bar -Command net user bob Xk93mzPq77; powershell -e Bypass -Command net user bob Xk93mzPq77", ""},
+		{"tool -ExecutionPolicy Bypass -Command net user bob Xk93mzPq77; powershell -File a.ps1 -c net user bob Xk93mzPq77", ""},
 
 		// keytool and jarsigner.
 		{"keytool -genkeypair -alias a -keystore k.jks -storepass Xk93mzPq77 -keypass Xk93mzPq78", "keytool -genkeypair -alias a -keystore k.jks -storepass " + pw + " -keypass " + pw},

@@ -38,6 +38,7 @@ var hostile = []struct{ name, unit string }{
 	{"netexec", "nxc -p "},
 	{"escaped-blanks", `-p a\ `},
 	{"escaped-json-blanks", `-p a\\ `},
+	{"ps-switches", "-ep x -c net user "},
 	{"vault-login", "vault login "},
 }
 

@@ -930,20 +930,14 @@ func cmdPosition(s string, i int) bool {
 // command line to one of Windows' shells as a command of its own: cmd's /c
 // or /k (cmd /q /c net …), PowerShell's -Command or an abbreviation of it
 // (powershell -NoProfile -c net …). Quoted, the command starts after the
-// quote and cmdPosition sees it; unquoted, it follows a switch. Switches
-// with a value (-ExecutionPolicy Bypass) hide the shell's name.
+// quote and cmdPosition sees it; unquoted, it follows a switch, after the
+// shell's other switches, PowerShell's with their values
+// (-ExecutionPolicy Bypass, see psValueSwitch).
 func shellCommand(s string, i int) bool {
 	sw := byte(0) // the first byte of the switch that takes the command
-	e := i
+	b, e := i, i
 	for n := 0; n < maxArgs; n++ {
-		for e > 0 && (s[e-1] == ' ' || s[e-1] == '\t') {
-			e--
-		}
-		b := e
-		for b > 0 && !wordStop(s[b-1]) && e-b < maxArg {
-			b--
-		}
-		if b == e {
+		if b, e = lastWord(s, b); b == e {
 			return false
 		}
 		w := s[b:e]
@@ -957,19 +951,65 @@ func shellCommand(s string, i int) bool {
 		case w[0] != sw || strings.IndexAny(w[1:], `/\`) >= 0:
 			// The shell's name, before .exe, quoted or not, after its
 			// path: "C:\Windows\System32\cmd.exe", /mnt/c/…/cmd.exe.
-			if isQuote(s[e-1]) {
-				e--
+			ne := e
+			if isQuote(s[ne-1]) {
+				ne--
 			}
-			w = s[nameStart(s, b, e):e]
-			if len(w) > 4 && strings.EqualFold(w[len(w)-4:], ".exe") {
-				w = w[:len(w)-4]
+			name := s[nameStart(s, b, ne):ne]
+			if len(name) > 4 && strings.EqualFold(name[len(name)-4:], ".exe") {
+				name = name[:len(name)-4]
 			}
 			if sw == '/' {
-				return strings.EqualFold(w, "cmd")
+				return strings.EqualFold(name, "cmd")
 			}
-			return strings.EqualFold(w, "powershell") || strings.EqualFold(w, "pwsh")
+			if strings.EqualFold(name, "powershell") || strings.EqualFold(name, "pwsh") {
+				return true
+			}
+			// Or the value of a switch before it.
+			pb, pe := lastWord(s, b)
+			if pb == pe || !psValueSwitch(s[pb:pe]) {
+				return false
+			}
+			b = pb
 		}
-		e = b
+	}
+	return false
+}
+
+// lastWord returns the bounds of the word of a command that ends before
+// s[e], after blanks, or b == e at the start of the command. A word longer
+// than maxArg is cut there.
+func lastWord(s string, e int) (b, end int) {
+	for e > 0 && (s[e-1] == ' ' || s[e-1] == '\t') {
+		e--
+	}
+	b = e
+	for b > 0 && !wordStop(s[b-1]) && e-b < maxArg {
+		b--
+	}
+	return b, e
+}
+
+// psValueSwitch reports whether w is a switch of PowerShell (powershell.exe
+// or pwsh) that takes a value as the next word: its name, a prefix of it
+// as PowerShell accepts one, or an alias.
+func psValueSwitch(w string) bool {
+	if len(w) < 2 || w[0] != '-' {
+		return false
+	}
+	w = w[1:]
+	for _, p := range [...]struct {
+		name string
+		min  int // the shortest prefix PowerShell takes for it
+	}{
+		{"executionpolicy", 2}, {"windowstyle", 1}, {"version", 1}, {"inputformat", 3},
+		{"outputformat", 1}, {"workingdirectory", 2}, {"configurationname", 6},
+		{"psconsolefile", 3}, {"settingsfile", 3}, {"custompipename", 3},
+		{"ep", 2}, {"if", 2}, {"of", 2}, {"wd", 2}, // aliases
+	} {
+		if len(w) >= p.min && len(w) <= len(p.name) && strings.EqualFold(w, p.name[:len(w)]) {
+			return true
+		}
 	}
 	return false
 }
