@@ -113,6 +113,15 @@ func commandLines() []struct{ cmd, want string } {
 		{"nxc smb srv -u bob -p $PASS --local-auth", ""},
 		{"netexec smb srv -u users.txt -p -- ; cme smb srv -k --use-kcache", ""},
 		{"nxc smb srv; ssh -p 22 bob@srv", ""},
+		// NetExec tries every password after -p, up to the next option or
+		// the end of the command.
+		{"nxc smb 10.0.0.5 -u admin -p 'Summer2024!' 'Winter2024!'", "nxc smb 10.0.0.5 -u admin -p '" + pw + "' '" + pw + "'"},
+		{"netexec smb srv -u bob alice -p Xk93mzPq77 Xk93mzPq78 \"Xk93 mzPq79\" --shares", "netexec smb srv -u bob alice -p " + pw + " " + pw + " \"" + pw + "\" --shares"},
+		{"nxc smb srv -u bob -p Xk93mzPq77 Xk93mzPq78 2>&1 | tee out", "nxc smb srv -u bob -p " + pw + " " + pw + " 2>&1 | tee out"},
+		{"cme smb srv -u bob -p Xk93mzPq77 > out.txt; ls srv", "cme smb srv -u bob -p " + pw + " > out.txt; ls srv"},
+		{"nxc smb srv -u bob -p Xk93mzPq77 # the old one", "nxc smb srv -u bob -p " + pw + " # the old one"},
+		{`{"output":"ok\nnxc smb srv -u bob -p Xk93mzPq77\nls -la srv"}`, `{"output":"ok\nnxc smb srv -u bob -p ` + pw + `\nls -la srv"}`},
+		{"smbmap -u bob -p Xk93mzPq77 -d CORP -H srv && ls srv", "smbmap -u bob -p " + pw + " -d CORP -H srv && ls srv"},
 		// MongoDB's shells and tools: -p and --password; mongod's port is --port.
 		{"mongosh -u admin -p Xk93mzPq77 --authenticationDatabase admin", "mongosh -u admin -p " + pw + " --authenticationDatabase admin"},
 		{"mongodump -u admin -pXk93mzPq77 --db app", "mongodump -u admin -p" + pw + " --db app"},

@@ -36,6 +36,7 @@ var hostile = []struct{ name, unit string }{
 	{"shell-switches", "/c /x/net "},
 	{"htpasswd-escaped-quote", `htpasswd -b \"`},
 	{"netexec", "nxc -p "},
+	{"netexec-many", "nxc -p a "},
 	{"escaped-blanks", `-p a\ `},
 	{"escaped-json-blanks", `-p a\\ `},
 	{"ps-switches", "-ep x -c net user "},

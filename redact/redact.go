@@ -39,13 +39,13 @@
 //	                       zip and unzip -P …, 7z -p…, openssl -pass (-passin, -passout) pass:…
 //	                       and -k …, apksigner --ks-pass pass:…, ldapsearch (ldapmodify, ldappasswd
 //	                       …) -w …, htpasswd -b file user …, smbclient (rpcclient, net …)
-//	                       -U user%…, netexec (nxc, crackmapexec, cme) and smbmap -p …,
-//	                       mongosh (mongo, mongodump …) -p …, rabbitmqctl add_user
-//	                       (change_password) user …, Windows' net use \\host\share … and net
-//	                       user name … (also behind cmd /c and powershell -Command, after
-//	                       PowerShell's other switches), keytool (jarsigner) -storepass …
-//	                       -keypass …; a blank or punctuation escaped with a backslash
-//	                       (S3cret\ pass) is part of the password
+//	                       -U user%…, netexec (nxc, crackmapexec, cme) -p … (every password it
+//	                       takes there) and smbmap -p …, mongosh (mongo, mongodump …) -p …,
+//	                       rabbitmqctl add_user (change_password) user …, Windows' net use
+//	                       \\host\share … and net user name … (also behind cmd /c and
+//	                       powershell -Command, after PowerShell's other switches), keytool
+//	                       (jarsigner) -storepass … -keypass …; a blank or punctuation escaped
+//	                       with a backslash (S3cret\ pass) is part of the password
 //	secret                 the value assigned to a name ending in SECRET, TOKEN, API_KEY,
 //	                       SECRET_KEY, PRIVATE_KEY, SIGNATURE and a few more; openssl -K …,
 //	                       and the token of vault login when it is one (long, mixed case, digits)

@@ -555,7 +555,7 @@ func (sc *scanner) shortFlag(i int) int {
 	if form&fUserPct != 0 {
 		return sc.userPassword(k, '%')
 	}
-	return sc.value(k, ' ', kind, false, false, false, "")
+	return sc.flagValues(k, form, kind)
 }
 
 // How a flag takes a password (flagPassword).
@@ -563,7 +563,54 @@ const (
 	fAttached = 1 << iota // -p<password>
 	fSeparate             // -p <password>
 	fUserPct              // -U user%password
+	fMany                 // -p <password> <password>…, up to the next option
 )
+
+// flagValues redacts the value at s[k] of a flag that flagPassword
+// describes with form, and with fMany the values that follow it: NetExec
+// tries every word after its -p up to the next option or the end of the
+// command as one more password. It stops at the first word not
+// redacted, which the main loop then reads (a token, $PASS), and returns
+// the end of the last value redacted, or 0.
+func (sc *scanner) flagValues(k, form int, kind string) int {
+	s := sc.s
+	end := sc.flagValue(k, form, kind)
+	for n := 0; end > 0 && form&fMany != 0 && n < maxArgs; n++ {
+		e := end
+		if q := quoteAt(s, k); q != "" && hasAt(s, e, q) {
+			e += len(q)
+		}
+		if e >= len(s) || (s[e] != ' ' && s[e] != '\t') {
+			break // the end of a line, of the command, of JSON text's string
+		}
+		b, we := nextArg(s, e)
+		if b == we || !moreValue(s[b:we]) {
+			break
+		}
+		next := sc.flagValue(b, form, kind)
+		if next == 0 {
+			break
+		}
+		k, end = b, next
+	}
+	return end
+}
+
+// flagValue redacts one value of a flag, as flagValues.
+func (sc *scanner) flagValue(k, form int, kind string) int {
+	return sc.value(k, ' ', kind, false, false, false, "")
+}
+
+// moreValue reports whether the word w, after a value of a flag that takes
+// several, is one more: not an option, a redirection (2>&1, >out) or a
+// comment.
+func moreValue(w string) bool {
+	d := 0
+	for d < len(w) && w[d] >= '0' && w[d] <= '9' {
+		d++
+	}
+	return w[0] != '-' && w[0] != '#' && (d == len(w) || (w[d] != '>' && w[d] != '<'))
+}
 
 // passwordLetter reports whether some command reads the flag -c as its
 // password (see flagPassword): the cheap look before finding the command.
@@ -621,7 +668,11 @@ func flagPassword(tool string, c byte) (form int, kind string) {
 		}
 	case "netexec":
 		if c == 'p' {
-			return fSeparate, kind // smbmap's -P is its port
+			return fSeparate | fMany, kind
+		}
+	case "smbmap":
+		if c == 'p' {
+			return fSeparate, kind // -P is its port
 		}
 	}
 	return 0, ""
@@ -650,8 +701,10 @@ func toolOf(s string, b int, w string) string {
 		return "ldap"
 	case "smbclient", "rpcclient", "smbcacls", "smbget", "smbtree", "net":
 		return "smb"
-	case "netexec", "nxc", "crackmapexec", "cme", "smbmap":
-		return "netexec" // NetExec, CrackMapExec as it was named before, and smbmap: -p alike
+	case "netexec", "nxc", "crackmapexec", "cme":
+		return "netexec" // NetExec, and CrackMapExec as it was named before
+	case "smbmap":
+		return w
 	}
 	if strings.HasPrefix(w, "mysql") || strings.HasPrefix(w, "mariadb") {
 		return "mysql"

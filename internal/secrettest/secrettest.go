@@ -78,6 +78,7 @@ func Samples() []Sample {
 		{"password", "cmd /c net user bob Pz7Wq3Xk9Rv2 /add", "Pz7Wq3Xk9Rv2"},
 		{"password", "smbmap -u bob -p Kx5Rm9Wq3Zt7 -H srv", "Kx5Rm9Wq3Zt7"},
 		{"password", "netexec smb srv -u bob -p Qz8Tv4Xm6Wr2", "Qz8Tv4Xm6Wr2"},
+		{"password", "nxc smb srv -u bob -p Qz8Tv4Xm6Wr2 Wk3Rp7Zn5Xq9 --shares", "Wk3Rp7Zn5Xq9"},
 		{"password", "powershell -ExecutionPolicy Bypass -Command net user bob Hn4Wq8Zr2Tx6 /add", "Hn4Wq8Zr2Tx6"},
 		{"password", `mysql -u root -pMq5Zr\ Tx8Wk3Lp app`, "Tx8Wk3Lp"},
 		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
