@@ -17,6 +17,9 @@ func commandLines() []struct{ cmd, want string } {
 	// no string a secret scanner would flag.
 	hvs := "hvs." + "CAESIXk93mzPq77" + strings.Repeat("AbCdEfGhIjKl", 7)
 	legacy := "s." + "Xk93mzPq77" + "AbCdEfGhIjKlMn"
+	// NTLM hashes: the LM hash of the empty password, and an NT hash.
+	lm := strings.Repeat("aad3b435b51404ee", 2)
+	nt := "8846f7eaee8fb117" + "ad06bdd830b7586c"
 	return []struct{ cmd, want string }{
 		// redis-cli (and valkey-cli): -a, --pass, -u with a URL.
 		{"redis-cli -a Xk93mzPq77 ping", "redis-cli -a " + pw + " ping"},
@@ -122,6 +125,23 @@ func commandLines() []struct{ cmd, want string } {
 		{"nxc smb srv -u bob -p Xk93mzPq77 # the old one", "nxc smb srv -u bob -p " + pw + " # the old one"},
 		{`{"output":"ok\nnxc smb srv -u bob -p Xk93mzPq77\nls -la srv"}`, `{"output":"ok\nnxc smb srv -u bob -p ` + pw + `\nls -la srv"}`},
 		{"smbmap -u bob -p Xk93mzPq77 -d CORP -H srv && ls srv", "smbmap -u bob -p " + pw + " -d CORP -H srv && ls srv"},
+		// Their -H and --hash: an NTLM hash, as LM:NT or NT alone, also
+		// several. smbmap's -H is the host; its hash is a -p LM:NT.
+		{"nxc smb 10.0.0.5 -u admin -H " + lm + ":" + nt + " --shares", "nxc smb 10.0.0.5 -u admin -H " + pw + " --shares"},
+		{"netexec winrm srv -u admin -H " + nt + " -x whoami", "netexec winrm srv -u admin -H " + pw + " -x whoami"},
+		{"crackmapexec smb srv -u admin --hash " + strings.ToUpper(nt), "crackmapexec smb srv -u admin --hash " + pw},
+		{"nxc smb srv -u admin -H '" + lm + ":" + nt + "' " + nt + " --local-auth", "nxc smb srv -u admin -H '" + pw + "' " + pw + " --local-auth"},
+		{"smbmap -H 10.0.0.5 -u admin -p " + lm + ":" + nt, "smbmap -H 10.0.0.5 -u admin -p " + pw},
+		{"smbmap -H 10.0.0.5; smbmap -H " + nt[:8] + " -u admin", ""},
+		{"nxc smb srv -u admin -H hashes.txt; nxc smb srv -u admin -H $NT --hash " + nt + "x", ""},
+		{"curl -H 'Accept: x' -H \"X-Trace: " + nt + "\" https://example.com; ls -H " + nt, ""},
+		{"curl -H 'Authorization: Bearer Xk93mzPq77' https://example.com", "curl -H 'Authorization: Bearer " + r("authorization") + "' https://example.com"},
+		// Impacket's -hashes LM:NT (or :NT).
+		{"impacket-psexec -hashes " + lm + ":" + nt + " corp/admin@10.0.0.5", "impacket-psexec -hashes " + pw + " corp/admin@10.0.0.5"},
+		{"secretsdump.py -hashes :" + nt + " corp/admin@dc", "secretsdump.py -hashes " + pw + " corp/admin@dc"},
+		{"python3 wmiexec.py -hashes '" + lm + ":" + nt + "' -shell-type powershell admin@h", "python3 wmiexec.py -hashes '" + pw + "' -shell-type powershell admin@h"},
+		{"impacket-psexec -hashes $HASHES admin@h; secretsdump.py -hashes " + lm + ": admin@h", ""},
+
 		// MongoDB's shells and tools: -p and --password; mongod's port is --port.
 		{"mongosh -u admin -p Xk93mzPq77 --authenticationDatabase admin", "mongosh -u admin -p " + pw + " --authenticationDatabase admin"},
 		{"mongodump -u admin -pXk93mzPq77 --db app", "mongodump -u admin -p" + pw + " --db app"},

@@ -37,6 +37,8 @@ var hostile = []struct{ name, unit string }{
 	{"htpasswd-escaped-quote", `htpasswd -b \"`},
 	{"netexec", "nxc -p "},
 	{"netexec-many", "nxc -p a "},
+	{"netexec-hash", "nxc -H aad3b435b51404eeaad3b435b51404ee:"},
+	{"hashes", " -hashes :"},
 	{"escaped-blanks", `-p a\ `},
 	{"escaped-json-blanks", `-p a\\ `},
 	{"ps-switches", "-ep x -c net user "},

@@ -40,7 +40,8 @@
 //	                       and -k …, apksigner --ks-pass pass:…, ldapsearch (ldapmodify, ldappasswd
 //	                       …) -w …, htpasswd -b file user …, smbclient (rpcclient, net …)
 //	                       -U user%…, netexec (nxc, crackmapexec, cme) -p … (every password it
-//	                       takes there) and smbmap -p …, mongosh (mongo, mongodump …) -p …,
+//	                       takes there) and its NTLM hashes -H (--hash) LM:NT or NT, smbmap
+//	                       -p …, Impacket's -hashes LM:NT, mongosh (mongo, mongodump …) -p …,
 //	                       rabbitmqctl add_user (change_password) user …, Windows' net use
 //	                       \\host\share … and net user name … (also behind cmd /c and
 //	                       powershell -Command, after PowerShell's other switches), keytool
@@ -52,10 +53,12 @@
 //
 // A flag is a password only for the commands that read it so: elsewhere -p
 // is a port or a path (ssh -p 22, redis-cli -p 6379, mkdir -p), and -a, -k,
-// -P, -w mean other things (ls -a, curl -k, scp -P 2222 and smbmap -P 445,
-// wc -w; unzip -p pipes). A password given elsewhere (openssl's env:VAR and
-// file:…, keytool's -storepass:env) or prompted for (mysql -p alone, 7z -p,
-// ldapsearch -W, curl -u user, a * to net use) leaves nothing to redact.
+// -P, -w, -H mean other things (ls -a, curl -k, scp -P 2222 and smbmap -P 445,
+// wc -w, curl -H with a header, smbmap -H with its host; unzip -p pipes). A
+// password given elsewhere (openssl's env:VAR and file:…, keytool's
+// -storepass:env, a file of hashes after -H) or prompted for (mysql -p alone,
+// 7z -p, ldapsearch -W, curl -u user, a * to net use) leaves nothing to
+// redact.
 //
 // Assignments keep their name and replace only the value, and are skipped when
 // the value is empty, a variable reference ($TOKEN, ${API_KEY}, {{ .x }}), a

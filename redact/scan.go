@@ -171,9 +171,10 @@ var third = [256]uint16{
 
 // flagStart holds the letters that can follow the '-' of a flag dash
 // reads (bit b-64 stands for byte b): -u, -p, the letters passwordLetter
-// lists, and the first letters of shortFlag's names (-dest…, -src…).
+// lists, and the first letters of shortFlag's names (-dest…, -src…,
+// -hashes).
 const flagStart uint64 = 1<<('u'-64) | 1<<('d'-64) | 1<<('p'-64) | 1<<('a'-64) | 1<<('P'-64) |
-	1<<('k'-64) | 1<<('K'-64) | 1<<('w'-64) | 1<<('s'-64) | 1<<('U'-64)
+	1<<('k'-64) | 1<<('K'-64) | 1<<('w'-64) | 1<<('s'-64) | 1<<('U'-64) | 1<<('H'-64) | 1<<('h'-64)
 
 // worthSep is the cheap look for the separators = : , and -: whether a
 // name that may end in a secret-bearing word stands before it, or what
@@ -489,6 +490,13 @@ func (sc *scanner) dash(i int) int {
 	if strings.HasPrefix(name, "no-") || strings.HasPrefix(name, "ask-") || k >= len(s) || s[k] == '-' {
 		return 0 // --no-password, wget's --ask-password: switches
 	}
+	if name == "hash" {
+		// NetExec's --hash is its -H.
+		if form, kind := flagPassword(sc.m.flagTool(s, i), 'H'); form != 0 {
+			return sc.flagValues(k, form, kind)
+		}
+		return 0
+	}
 	// The name with its dashes, as assign reads --pass=…: --pass is a
 	// flag's name (redis-cli's), a bare "pass" is not.
 	kind := nameKind(s[i:ne])
@@ -506,9 +514,9 @@ func (sc *scanner) dash(i int) int {
 
 // shortFlag redacts the value of the single-dash flag at s[i] when it is a
 // password: openssl's -pass, -passin and -passout pass:…, keytool's and
-// jarsigner's -storepass, -keypass (and their -src and -dest forms), and a
-// letter that the command it belongs to reads as its password (see
-// flagPassword).
+// jarsigner's -storepass, -keypass (and their -src and -dest forms),
+// Impacket's -hashes LM:NT, and a letter that the command it belongs to
+// reads as its password (see flagPassword).
 func (sc *scanner) shortFlag(i int) int {
 	s := sc.s
 	if ne := run(s, i+1, cTok); ne < len(s) && isBlank(s[ne]) {
@@ -523,11 +531,18 @@ func (sc *scanner) shortFlag(i int) int {
 				return sc.value(k, ' ', "password", false, false, false, "")
 			}
 			return 0
+		case "hashes":
+			return sc.ntHash(k) // impacket-psexec, secretsdump.py …: only Impacket spells it so
 		}
 	}
 	k := i + 2
 	if k >= len(s) || !passwordLetter(s[i+1]) {
 		return 0
+	}
+	if s[i+1] == 'H' {
+		if cs, e := ntHashAt(s, skipBlank(s, k)); e == cs {
+			return 0 // curl -H 'Accept: …', smbmap -H host: no need to find the command
+		}
 	}
 	form, kind := flagPassword(sc.m.flagTool(s, i), s[i+1])
 	switch {
@@ -564,12 +579,13 @@ const (
 	fSeparate             // -p <password>
 	fUserPct              // -U user%password
 	fMany                 // -p <password> <password>…, up to the next option
+	fHash                 // an NTLM hash (ntHash), not a password
 )
 
 // flagValues redacts the value at s[k] of a flag that flagPassword
 // describes with form, and with fMany the values that follow it: NetExec
-// tries every word after its -p up to the next option or the end of the
-// command as one more password. It stops at the first word not
+// tries every word after its -p (-H) up to the next option or the end of
+// the command as one more password (hash). It stops at the first word not
 // redacted, which the main loop then reads (a token, $PASS), and returns
 // the end of the last value redacted, or 0.
 func (sc *scanner) flagValues(k, form int, kind string) int {
@@ -598,6 +614,9 @@ func (sc *scanner) flagValues(k, form int, kind string) int {
 
 // flagValue redacts one value of a flag, as flagValues.
 func (sc *scanner) flagValue(k, form int, kind string) int {
+	if form&fHash != 0 {
+		return sc.ntHash(k)
+	}
 	return sc.value(k, ' ', kind, false, false, false, "")
 }
 
@@ -612,11 +631,48 @@ func moreValue(w string) bool {
 	return w[0] != '-' && w[0] != '#' && (d == len(w) || (w[d] != '>' && w[d] != '<'))
 }
 
+// ntHash redacts the NTLM hash at s[k], quoted or not: LM:NT, :NT or NT
+// alone, each 32 hex digits. It authenticates as the password does (pass
+// the hash). Anything else after the flag, such as a file of hashes, is
+// left as it is.
+func (sc *scanner) ntHash(k int) int {
+	if cs, e := ntHashAt(sc.s, k); e > cs {
+		return sc.emit(cs, e, "password")
+	}
+	return 0
+}
+
+// ntHashAt returns the bounds of the NTLM hash at s[k] (after its quote),
+// or e == cs when there is none.
+func ntHashAt(s string, k int) (cs, e int) {
+	cs = k + len(quoteAt(s, k))
+	e = hexRun(s, cs)
+	if lm := e - cs; e < len(s) && s[e] == ':' && (lm == 0 || lm == 32) {
+		if e = hexRun(s, e+1); e-cs != lm+33 {
+			return cs, cs
+		}
+	} else if lm != 32 {
+		return cs, cs
+	}
+	if e < len(s) && !valueStop(s[e]) {
+		return cs, cs // a longer word
+	}
+	return cs, e
+}
+
+// hexRun returns the end of the run of hex digits, of either case, at s[i].
+func hexRun(s string, i int) int {
+	for i < len(s) && (class[s[i]]&cHex != 0 || (s[i] >= 'A' && s[i] <= 'F')) {
+		i++
+	}
+	return i
+}
+
 // passwordLetter reports whether some command reads the flag -c as its
 // password (see flagPassword): the cheap look before finding the command.
 func passwordLetter(c byte) bool {
 	switch c {
-	case 'p', 'a', 'P', 'k', 'K', 'w', 's', 'U':
+	case 'p', 'a', 'P', 'k', 'K', 'w', 's', 'U', 'H':
 		return true
 	}
 	return false
@@ -667,12 +723,15 @@ func flagPassword(tool string, c byte) (form int, kind string) {
 			return fAttached | fSeparate | fUserPct, kind
 		}
 	case "netexec":
-		if c == 'p' {
+		switch c {
+		case 'p':
 			return fSeparate | fMany, kind
+		case 'H':
+			return fSeparate | fMany | fHash, kind // and --hash
 		}
 	case "smbmap":
 		if c == 'p' {
-			return fSeparate, kind // -P is its port
+			return fSeparate, kind // -P is its port, -H its host; a hash is given as -p LM:NT
 		}
 	}
 	return 0, ""

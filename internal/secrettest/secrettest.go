@@ -39,6 +39,9 @@ func Samples() []Sample {
 	pemBody := "MIIEowIBAAKCAQEA7bq" + strings.Repeat("x2Zq", 16) + "\n" + strings.Repeat("Qm9vb2", 10) + "==\n"
 	pemKey := "-----BEGIN RSA " + "PRIVATE KEY-----\n" + pemBody + "-----END RSA " + "PRIVATE KEY-----"
 	s := func(kind, secret string) Sample { return Sample{kind, secret, secret} }
+	// NTLM hashes (pass the hash): the LM hash of the empty password, and NT hashes.
+	lmHash := strings.Repeat("aad3b435b51404ee", 2)
+	ntHash, ntHash2 := "c3a9f1e07b5d4286"+"a1f0e9d8c7b6a543", "7e21b0c95fd3a864"+"0b9c1d2e3f4a5b6c"
 	return []Sample{
 		s("anthropic_key", Anthropic),
 		s("openai_key", OpenAI),
@@ -79,6 +82,8 @@ func Samples() []Sample {
 		{"password", "smbmap -u bob -p Kx5Rm9Wq3Zt7 -H srv", "Kx5Rm9Wq3Zt7"},
 		{"password", "netexec smb srv -u bob -p Qz8Tv4Xm6Wr2", "Qz8Tv4Xm6Wr2"},
 		{"password", "nxc smb srv -u bob -p Qz8Tv4Xm6Wr2 Wk3Rp7Zn5Xq9 --shares", "Wk3Rp7Zn5Xq9"},
+		{"password", "nxc smb srv -u bob -H " + lmHash + ":" + ntHash, ntHash},
+		{"password", "impacket-psexec -hashes :" + ntHash2 + " corp/bob@srv", ntHash2},
 		{"password", "powershell -ExecutionPolicy Bypass -Command net user bob Hn4Wq8Zr2Tx6 /add", "Hn4Wq8Zr2Tx6"},
 		{"password", `mysql -u root -pMq5Zr\ Tx8Wk3Lp app`, "Tx8Wk3Lp"},
 		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
