@@ -447,6 +447,9 @@ func FuzzString(f *testing.F) {
 		"vault login s." + "Xk93mzPq77AbCdEfGhIj", "wget --ask-password x",
 		`htpasswd -b f \"A B\" x`, "htpasswd -b f A\\ B x", "cmd /c net user u x", "pwsh -c net use \\\\s\\h x",
 		"nxc smb h -u u -p x", "smbmap -H h -P 445 -p x",
+		"nxc smb h -u u -p x 'y z' 2>&1", "nxc -H " + strings.Repeat("0a", 16) + " :" + strings.Repeat("F", 32),
+		"psexec.py -hashes :" + strings.Repeat("9b", 16), "powershell -ep bypass -w 1 -c net user u x",
+		"mysql -pa\\ b\\!c db", `{"c":"mysql -pa\\\\ b"}`,
 	} {
 		f.Add(s)
 	}
