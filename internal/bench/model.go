@@ -199,8 +199,8 @@ func printModelRun(w io.Writer, r ModelRun) {
 	}
 	first, last := r.SliceMicros[0], r.SliceMicros[len(r.SliceMicros)-1]
 	fmt.Fprintf(w, "  %d session(s), %d events %s: µs/event per slice:%s\n", r.Sessions, r.Events, r.Via.how(), b.String())
-	fmt.Fprintf(w, "    median %.0f µs/event, last/first slice %.2f (last three / first three slices' medians %.2f); lag p50 %v, p99 %v; %v rebuilds, %v group loads; tool-calls first page (of %d calls) median %v\n",
-		median(r.SliceMicros), last/first, trend(r.SliceMicros, 3), r.LagP50.Round(time.Millisecond), r.LagP99.Round(time.Millisecond),
+	fmt.Fprintf(w, "    median %.0f µs/event, last/first slice %.2f (last three / first three slices' medians %.2f, last third / first third's means %.2f); lag p50 %v, p99 %v; %v rebuilds, %v group loads; tool-calls first page (of %d calls) median %v\n",
+		median(r.SliceMicros), last/first, trend(r.SliceMicros, 3), thirds(r.SliceMicros), r.LagP50.Round(time.Millisecond), r.LagP99.Round(time.Millisecond),
 		r.Rebuilds, r.Loads, r.Calls, r.FirstPage.Round(10*time.Microsecond))
 	if len(r.SliceGC) == len(r.SliceMicros) {
 		// Where the collections fell: one marks the whole live heap,
@@ -236,6 +236,31 @@ func trend(slices []float64, k int) float64 {
 		return 1
 	}
 	return median(slices[len(slices)-k:]) / median(slices[:k])
+}
+
+// thirds is the mean of the last third of per-slice figures over that of
+// the first third: what the whole work costs at the end of a run against
+// its start, the garbage collections included wherever they fell. A third
+// of a run holds a collection or two of its heap, while three slices may
+// hold none or one that counts twice (trend); the means show what the
+// collections cost more as the heap grows, which trend's medians leave
+// out. With fewer than two slices it is 1.
+func thirds(slices []float64) float64 {
+	k := len(slices) / 3
+	if len(slices) == 2 {
+		k = 1
+	}
+	if k == 0 {
+		return 1
+	}
+	mean := func(v []float64) float64 {
+		t := 0.0
+		for _, x := range v {
+			t += x
+		}
+		return t / float64(len(v))
+	}
+	return mean(slices[len(slices)-k:]) / mean(slices[:k])
 }
 
 // median is the middle of v (the upper one of an even count), 0 for none.

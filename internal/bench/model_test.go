@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +26,26 @@ func TestTrend(t *testing.T) {
 	} {
 		if got := trend(c.slices, 3); got != c.want {
 			t.Errorf("trend(%v) = %v, want %v", c.slices, got, c.want)
+		}
+	}
+}
+
+func TestThirds(t *testing.T) {
+	for _, c := range []struct {
+		slices []float64
+		want   float64
+	}{
+		// Thirds of three: (120+60+60)/3 over (60+60+60)/3, the late
+		// collection counted once.
+		{[]float64{60, 60, 60, 50, 55, 58, 120, 60, 60}, 80.0 / 60},
+		// A third of ten is three slices; the middle four are not read.
+		{[]float64{40, 50, 60, 1, 1, 1, 1, 50, 60, 70}, 60.0 / 50},
+		{[]float64{40, 80}, 2},
+		{[]float64{50}, 1},
+		{nil, 1},
+	} {
+		if got := thirds(c.slices); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("thirds(%v) = %v, want %v", c.slices, got, c.want)
 		}
 	}
 }
