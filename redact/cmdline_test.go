@@ -122,12 +122,19 @@ func commandLines() []struct{ cmd, want string } {
 		{"netexec smb srv -u bob alice -p Xk93mzPq77 Xk93mzPq78 \"Xk93 mzPq79\" --shares", "netexec smb srv -u bob alice -p " + pw + " " + pw + " \"" + pw + "\" --shares"},
 		{"nxc smb srv -u bob -p Xk93mzPq77 Xk93mzPq78 2>&1 | tee out", "nxc smb srv -u bob -p " + pw + " " + pw + " 2>&1 | tee out"},
 		{"cme smb srv -u bob -p Xk93mzPq77 > out.txt; ls srv", "cme smb srv -u bob -p " + pw + " > out.txt; ls srv"},
+		// A variable or an empty value among them is passed over: the
+		// words after it are passwords still.
+		{"nxc smb srv -u bob -p $PASS Xk93mzPq77 --shares", "nxc smb srv -u bob -p $PASS " + pw + " --shares"},
+		{`netexec smb srv -u bob -p '' "${OLD_PW}" Xk93mzPq77 "$NEW"`, `netexec smb srv -u bob -p '' "${OLD_PW}" ` + pw + ` "$NEW"`},
+		{"cme smb srv -u bob -p Xk93mzPq77 $NEXT Xk93mzPq78", "cme smb srv -u bob -p " + pw + " $NEXT " + pw},
+		{"nxc smb srv -u bob -p $PASS $OTHER --local-auth", ""},
 		{"nxc smb srv -u bob -p Xk93mzPq77 # the old one", "nxc smb srv -u bob -p " + pw + " # the old one"},
 		{`{"output":"ok\nnxc smb srv -u bob -p Xk93mzPq77\nls -la srv"}`, `{"output":"ok\nnxc smb srv -u bob -p ` + pw + `\nls -la srv"}`},
 		{"smbmap -u bob -p Xk93mzPq77 -d CORP -H srv && ls srv", "smbmap -u bob -p " + pw + " -d CORP -H srv && ls srv"},
 		// Their -H and --hash: an NTLM hash, as LM:NT or NT alone, also
 		// several. smbmap's -H is the host; its hash is a -p LM:NT.
 		{"nxc smb 10.0.0.5 -u admin -H " + lm + ":" + nt + " --shares", "nxc smb 10.0.0.5 -u admin -H " + pw + " --shares"},
+		{"nxc smb srv -u admin -H $NT " + nt + " --shares", "nxc smb srv -u admin -H $NT " + pw + " --shares"},
 		{"netexec winrm srv -u admin -H " + nt + " -x whoami", "netexec winrm srv -u admin -H " + pw + " -x whoami"},
 		{"crackmapexec smb srv -u admin --hash " + strings.ToUpper(nt), "crackmapexec smb srv -u admin --hash " + pw},
 		{"nxc smb srv -u admin -H '" + lm + ":" + nt + "' " + nt + " --local-auth", "nxc smb srv -u admin -H '" + pw + "' " + pw + " --local-auth"},

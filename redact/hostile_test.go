@@ -37,6 +37,7 @@ var hostile = []struct{ name, unit string }{
 	{"htpasswd-escaped-quote", `htpasswd -b \"`},
 	{"netexec", "nxc -p "},
 	{"netexec-many", "nxc -p a "},
+	{"netexec-placeholders", "nxc -p $A $B '' "},
 	{"netexec-hash", "nxc -H aad3b435b51404eeaad3b435b51404ee:"},
 	{"hashes", " -hashes :"},
 	{"escaped-blanks", `-p a\ `},

@@ -540,8 +540,11 @@ func (sc *scanner) shortFlag(i int) int {
 		return 0
 	}
 	if s[i+1] == 'H' {
-		if cs, e := ntHashAt(s, skipBlank(s, k)); e == cs {
-			return 0 // curl -H 'Accept: …', smbmap -H host: no need to find the command
+		v := skipBlank(s, k)
+		if cs, e := ntHashAt(s, v); e == cs {
+			if b, we := nextArg(s, v); b == we || !placeholder(s[b:we]) {
+				return 0 // curl -H 'Accept: …', smbmap -H host: no need to find the command
+			}
 		}
 	}
 	form, kind := flagPassword(sc.m.flagTool(s, i), s[i+1])
@@ -585,17 +588,30 @@ const (
 // flagValues redacts the value at s[k] of a flag that flagPassword
 // describes with form, and with fMany the values that follow it: NetExec
 // tries every word after its -p (-H) up to the next option or the end of
-// the command as one more password (hash). It stops at the first word not
-// redacted, which the main loop then reads (a token, $PASS), and returns
-// the end of the last value redacted, or 0.
+// the command as one more password (hash). A placeholder among them (a
+// variable, an empty value: placeholder) is passed over, as NetExec reads
+// the words after it too; the list stops at any other word not redacted,
+// which the main loop then reads (a token). It returns the end of the last
+// value redacted, or 0.
 func (sc *scanner) flagValues(k, form int, kind string) int {
 	s := sc.s
 	end := sc.flagValue(k, form, kind)
-	for n := 0; end > 0 && form&fMany != 0 && n < maxArgs; n++ {
-		e := end
-		if q := quoteAt(s, k); q != "" && hasAt(s, e, q) {
-			e += len(q)
+	if form&fMany == 0 {
+		return end
+	}
+	// e is the end of the last word read, its closing quote included.
+	e := end
+	if q := quoteAt(s, k); end > 0 && q != "" && hasAt(s, e, q) {
+		e += len(q)
+	}
+	if end == 0 {
+		b, we := nextArg(s, k)
+		if b == we || !placeholder(s[b:we]) {
+			return 0
 		}
+		e = we
+	}
+	for n := 0; n < maxArgs; n++ {
 		if e >= len(s) || (s[e] != ' ' && s[e] != '\t') {
 			break // the end of a line, of the command, of JSON text's string
 		}
@@ -604,12 +620,53 @@ func (sc *scanner) flagValues(k, form int, kind string) int {
 			break
 		}
 		next := sc.flagValue(b, form, kind)
-		if next == 0 {
-			break
+		switch {
+		case next > 0:
+			end, e = next, next
+			if q := quoteAt(s, b); q != "" && hasAt(s, e, q) {
+				e += len(q)
+			}
+		case placeholder(s[b:we]):
+			e = we
+		default:
+			return end
 		}
-		k, end = b, next
 	}
 	return end
+}
+
+// placeholder reports whether the word w stands for a value rather than
+// being one: a shell variable ($PASS, ${PASS}, quoted in double quotes or
+// not) or an empty quoted value. It holds no secret to redact, and
+// nothing the main loop would find in it: a variable with a default
+// (${PASS:-…}) or anything else is not a placeholder.
+func placeholder(w string) bool {
+	if len(w) >= 2 && (w[0] == '"' && w[len(w)-1] == '"' || w[0] == '\'' && w[len(w)-1] == '\'') {
+		if len(w) == 2 {
+			return true
+		}
+		if w[0] == '\'' {
+			return false // '$PASS' is the word $PASS itself
+		}
+		w = w[1 : len(w)-1]
+	}
+	if len(w) < 2 || w[0] != '$' {
+		return false
+	}
+	name := w[1:]
+	if name[0] == '{' {
+		if len(name) < 3 || name[len(name)-1] != '}' {
+			return false
+		}
+		name = name[1 : len(name)-1]
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // flagValue redacts one value of a flag, as flagValues.

@@ -82,6 +82,7 @@ func Samples() []Sample {
 		{"password", "smbmap -u bob -p Kx5Rm9Wq3Zt7 -H srv", "Kx5Rm9Wq3Zt7"},
 		{"password", "netexec smb srv -u bob -p Qz8Tv4Xm6Wr2", "Qz8Tv4Xm6Wr2"},
 		{"password", "nxc smb srv -u bob -p Qz8Tv4Xm6Wr2 Wk3Rp7Zn5Xq9 --shares", "Wk3Rp7Zn5Xq9"},
+		{"password", "nxc smb srv -u bob -p $PASS Vr6Kq2Wz8Xm4 --shares", "Vr6Kq2Wz8Xm4"},
 		{"password", "nxc smb srv -u bob -H " + lmHash + ":" + ntHash, ntHash},
 		{"password", "impacket-psexec -hashes :" + ntHash2 + " corp/bob@srv", ntHash2},
 		{"password", "powershell -ExecutionPolicy Bypass -Command net user bob Hn4Wq8Zr2Tx6 /add", "Hn4Wq8Zr2Tx6"},
