@@ -135,6 +135,8 @@ func commandLines() []struct{ cmd, want string } {
 		// several. smbmap's -H is the host; its hash is a -p LM:NT.
 		{"nxc smb 10.0.0.5 -u admin -H " + lm + ":" + nt + " --shares", "nxc smb 10.0.0.5 -u admin -H " + pw + " --shares"},
 		{"nxc smb srv -u admin -H $NT " + nt + " --shares", "nxc smb srv -u admin -H $NT " + pw + " --shares"},
+		{"nxc smb srv -u admin --hash=" + lm + ":" + nt + " --shares", "nxc smb srv -u admin --hash=" + pw + " --shares"},
+		{"git hash-object --hash=sha256 a.txt; nxc smb srv --hash=hashes.txt", ""},
 		{"netexec winrm srv -u admin -H " + nt + " -x whoami", "netexec winrm srv -u admin -H " + pw + " -x whoami"},
 		{"crackmapexec smb srv -u admin --hash " + strings.ToUpper(nt), "crackmapexec smb srv -u admin --hash " + pw},
 		{"nxc smb srv -u admin -H '" + lm + ":" + nt + "' " + nt + " --local-auth", "nxc smb srv -u admin -H '" + pw + "' " + pw + " --local-auth"},

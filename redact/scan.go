@@ -479,6 +479,14 @@ func (sc *scanner) dash(i int) int {
 	}
 	ns := i + 2
 	ne := run(s, ns, cTok)
+	if ne < len(s) && s[ne] == '=' && s[ns:ne] == "hash" {
+		// NetExec's --hash=LM:NT, which assign would not know for a
+		// secret: "hash" names digests far more often.
+		if form, kind := flagPassword(sc.m.flagTool(s, i), 'H'); form != 0 {
+			return sc.flagValues(ne+1, form, kind)
+		}
+		return 0
+	}
 	if ne == ns || ne >= len(s) || !isBlank(s[ne]) {
 		return 0 // --name=value is assign's
 	}
