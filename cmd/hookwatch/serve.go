@@ -269,16 +269,53 @@ func dbFile(dsn, home string) string {
 // (dbFile). It returns the store and how to name it to the user (never a
 // password).
 func openStore(ctx context.Context, flag, home string) (store.Store, string, error) {
-	st, name, err := openDSN(ctx, dbDSN(flag), home)
+	dsn := dbDSN(flag)
+	if err := checkDSN(dsn); err != nil {
+		return nil, "", err
+	}
+	st, name, err := openDSN(ctx, dsn, home)
 	if err != nil {
 		return nil, "", fmt.Errorf("cannot open the database: %w", err)
 	}
 	return st, name, nil
 }
 
+// checkDSN refuses a URL of a database hookwatch does not speak (mysql://,
+// sqlite://, a misspelt postgres://): taken for a SQLite path, it would
+// become an empty database in a directory named after the scheme, and the
+// collector would start on it as if it were the one meant. Only the scheme
+// is named: the rest may hold a password.
+func checkDSN(dsn string) error {
+	scheme, _, ok := strings.Cut(dsn, "://")
+	if !ok || postgres.IsURL(dsn) || !isURLScheme(scheme) {
+		return nil
+	}
+	return fmt.Errorf("%w: --db (or HOOKWATCH_DB) is a %s:// URL; hookwatch stores in SQLite, named by a file path, or in PostgreSQL, named by a postgres:// URL",
+		errUsage, scheme)
+}
+
+// isURLScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, +, - and .), which no path component holding a slash is.
+func isURLScheme(s string) bool {
+	for i, r := range s {
+		letter := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+		if !letter && (i == 0 || !('0' <= r && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // errNoDatabase is what a command that reads or deletes returns when the
 // SQLite file it names is not there (openExistingStore).
 var errNoDatabase = errors.New("no database")
+
+// hasWAL reports whether the SQLite database at path has a write-ahead log
+// that holds something.
+func hasWAL(path string) bool {
+	fi, err := os.Stat(path + "-wal")
+	return err == nil && fi.Size() > 0
+}
 
 // openExistingStore is openStore for a command that reads or deletes
 // (export, prune, token list and revoke): opening a SQLite file that is not
@@ -287,15 +324,12 @@ var errNoDatabase = errors.New("no database")
 // the file; so for an empty file (with no write-ahead log beside it, which
 // would hold the database), which opening would make a database.
 // A PostgreSQL URL is opened as openStore opens it.
-// hasWAL reports whether the SQLite database at path has a write-ahead log
-// that holds something.
-func hasWAL(path string) bool {
-	fi, err := os.Stat(path + "-wal")
-	return err == nil && fi.Size() > 0
-}
-
 func openExistingStore(ctx context.Context, flag, home string) (store.Store, string, error) {
-	if dsn := dbDSN(flag); !postgres.IsURL(dsn) {
+	dsn := dbDSN(flag)
+	if err := checkDSN(dsn); err != nil {
+		return nil, "", err
+	}
+	if !postgres.IsURL(dsn) {
 		path := dbFile(dsn, home)
 		fi, err := os.Stat(path)
 		if errors.Is(err, os.ErrNotExist) {

@@ -240,6 +240,46 @@ func TestServeRefuses(t *testing.T) {
 	}
 }
 
+// TestServeDBOtherURL: a --db or HOOKWATCH_DB URL of a database hookwatch
+// does not speak is a usage error naming its scheme, not a SQLite file
+// made in a directory called "mysql:" that the collector then serves (nor
+// an empty result of export); the rest of the URL, which may hold a
+// password, is not repeated. A path or a postgres:// URL is not a URL to
+// refuse.
+func TestServeDBOtherURL(t *testing.T) {
+	freshHome(t)
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	for _, args := range [][]string{
+		{"serve", "--addr", "127.0.0.1:0", "--db", "mysql://hw:s3cr3t@127.0.0.1/hw"},
+		{"serve", "--addr", "127.0.0.1:0", "--db", "sqlite:///var/lib/hw.db"},
+		{"export", "--since", "1d", "--db", "mysql://hw:s3cr3t@127.0.0.1/hw"},
+		{"prune", "--older-than", "1d", "--db", "Postgres://hw:s3cr3t@127.0.0.1/hw"},
+	} {
+		var stdout, stderr bytes.Buffer
+		// A serve that starts after all ends here, and fails the test.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		err := run(ctx, args, nil, &stdout, &stderr)
+		cancel()
+		scheme, _, _ := strings.Cut(args[len(args)-1], "://")
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), scheme+":// URL") || !strings.Contains(err.Error(), "postgres://") ||
+			strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("%v: %v, want a usage error naming %s:// and not the password", args, err, scheme)
+		}
+		if stdout.Len() > 0 {
+			t.Errorf("%v printed %q", args, stdout.String())
+		}
+	}
+	if made, _ := os.ReadDir(cwd); len(made) > 0 {
+		t.Errorf("the refused URLs made %v in the working directory", made)
+	}
+	for _, dsn := range []string{"", "hw.db", "./a://b.db", "/var/lib/hw.db", `C:\hw\hw.db`, "postgres://h/db", "postgresql://h/db"} {
+		if err := checkDSN(dsn); err != nil {
+			t.Errorf("checkDSN(%q): %v", dsn, err)
+		}
+	}
+}
+
 // TestServeTranscriptsDir: auto follows Claude Code's projects directory,
 // there or not yet (the collector looks until it appears), off nothing,
 // anything else that directory.
