@@ -246,7 +246,7 @@ func (e *env) checkDatabase(ctx context.Context) Check {
 	}
 	f, err := os.CreateTemp(probe, ".hookwatch-doctor-*")
 	if err != nil {
-		c.Status, c.Message = Fail, fmt.Sprintf("cannot write in %s: %v", probe, unwrapPath(err))
+		c.Status, c.Message = Fail, fmt.Sprintf("cannot write in %s: %v", probe, UnwrapPath(err))
 		c.Fix = fixDir
 		return c
 	}
@@ -259,8 +259,8 @@ func (e *env) checkDatabase(ctx context.Context) Check {
 	return c
 }
 
-// unwrapPath drops the *PathError wrapper, whose path the message has already.
-func unwrapPath(err error) error {
+// UnwrapPath drops the *PathError wrapper, whose path the message has already.
+func UnwrapPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
@@ -429,7 +429,7 @@ func (e *env) checkRoundTrip(ctx context.Context) Check {
 		return c
 	case err != nil:
 		c.Status = Fail
-		c.Message = fmt.Sprintf("cannot run %s: %v", hc.bin, unwrapPath(err))
+		c.Message = fmt.Sprintf("cannot run %s: %v", hc.bin, UnwrapPath(err))
 		c.Fix = reinstall
 		return c
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/doctor"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/pricing"
@@ -470,12 +471,25 @@ func serveFollowDir(flag, setting string, auto func() (string, error)) (string, 
 }
 
 // serveHome returns hookwatch's data directory, the same one the hook uses
-// (hook.Home), created 0700: it holds prompts and commands.
+// (hook.Home), created 0700: it holds prompts and commands. The collector
+// writes there whatever its database (the spool's lock, the hooks' socket),
+// so a directory it cannot write in is refused at once, saying which one
+// and how to name another, not with an error of the database or the spool.
 func serveHome() (string, error) {
 	home := hook.Home(os.Getenv)
+	const fix = "set HOOKWATCH_HOME to a directory you can write in (default ~/.hookwatch)"
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return "", fmt.Errorf("cannot create %s: %w", home, err)
+		if fi, serr := os.Stat(home); serr == nil && !fi.IsDir() {
+			return "", fmt.Errorf("the data directory %s (HOOKWATCH_HOME) is a file: move it away, or %s", home, fix)
+		}
+		return "", fmt.Errorf("cannot create the data directory %s (HOOKWATCH_HOME): %v; %s", home, doctor.UnwrapPath(err), fix)
 	}
+	f, err := os.CreateTemp(home, ".hookwatch-probe-*")
+	if err != nil {
+		return "", fmt.Errorf("cannot write in the data directory %s (HOOKWATCH_HOME): %v; %s", home, doctor.UnwrapPath(err), fix)
+	}
+	f.Close()
+	os.Remove(f.Name())
 	return home, nil
 }
 

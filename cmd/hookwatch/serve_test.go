@@ -280,6 +280,43 @@ func TestServeDBOtherURL(t *testing.T) {
 	}
 }
 
+// TestServeHomeUnusable: a HOOKWATCH_HOME that is a file, or one under a
+// file, or one serve cannot write in, stops serve before the database is
+// opened, with an error naming the directory, the variable and the way out.
+func TestServeHomeUnusable(t *testing.T) {
+	freshHome(t)
+	file := filepath.Join(t.TempDir(), "home")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := func(home string, want ...string) {
+		t.Helper()
+		t.Setenv("HOOKWATCH_HOME", home)
+		var stdout bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, nil, &stdout, io.Discard)
+		for _, w := range append(want, home+" (HOOKWATCH_HOME)", "set HOOKWATCH_HOME to a directory you can write in") {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("serve with HOOKWATCH_HOME=%s: %v, want an error saying %q", home, err, w)
+			}
+		}
+		if stdout.Len() > 0 {
+			t.Errorf("serve with HOOKWATCH_HOME=%s printed %q", home, stdout.String())
+		}
+	}
+	f(file, "is a file", "move it away")
+	f(filepath.Join(file, "sub"), "cannot create the data directory")
+	if os.Geteuid() != 0 { // root writes in any directory
+		ro := t.TempDir()
+		if err := os.Chmod(ro, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(ro, 0o700) })
+		f(ro, "cannot write in the data directory")
+	}
+}
+
 // TestServeTranscriptsDir: auto follows Claude Code's projects directory,
 // there or not yet (the collector looks until it appears), off nothing,
 // anything else that directory.
