@@ -202,9 +202,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 }
 
 // addrInUse explains a listen address that is taken. The usual case is a
-// collector already running for this home — started in the background by a
-// hook or by `hookwatch demo` — and the user then needs no second one, only
-// its address; otherwise it names the ways out.
+// collector already running for this home — started by serve in another
+// shell, or in the background by a hook or by `hookwatch demo` — and the
+// user then needs no second one, only its address; otherwise it names the
+// ways out.
 func addrInUse(ctx context.Context, home, addr string, err error) error {
 	if c, ok := runningCollector(home); ok && c.Addr == addr {
 		return alreadyRuns(home, c)
@@ -222,7 +223,7 @@ func alreadyRuns(home string, c spool.ConsumerInfo) error {
 	if c.PID > 0 {
 		pid = fmt.Sprintf(" (pid %d)", c.PID)
 	}
-	return fmt.Errorf("a collector already runs for %s at http://%s%s, started in the background by a hook, hookwatch demo or a service; its dashboard is there. To run one in the foreground instead: hookwatch stop, then hookwatch serve", home, c.Addr, pid)
+	return fmt.Errorf("a collector already runs for %s at http://%s%s, started by a hookwatch serve in another shell, by a hook, hookwatch demo or a service; its dashboard is there. To run one in the foreground instead: hookwatch stop, then hookwatch serve", home, c.Addr, pid)
 }
 
 // claimed explains a database another collector serves (sqlite.Claim): the

@@ -571,6 +571,9 @@ func TestServeAddressTaken(t *testing.T) {
 		}
 	}
 	f(addr, "a collector already runs for", "http://"+addr, "hookwatch stop")
+	// That collector is a serve run in the foreground, as a user runs it in
+	// another shell: the error must not say a hook started it.
+	f(addr, "started by a hookwatch serve in another shell")
 
 	// Another home's collector, whose address another program holds.
 	t.Setenv("HOOKWATCH_HOME", filepath.Join(t.TempDir(), "other"))
