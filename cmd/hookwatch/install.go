@@ -181,7 +181,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	tokenFile := fs.String("token-file", "", "read the team server's token from this file instead of --token")
 	caFile := fs.String("ca-file", "", "the PEM certificate of the authority that signed an https:// team server's certificate, when the system does not trust it: kept in $HOOKWATCH_HOME/"+forward.CAFileName+" for the forwarder")
 	var cf codexFlags
-	cf.register(fs)
+	cf.register(fs, false)
 	fs.BoolVar(&cf.trustProject, "trust-project", false, "with --codex --scope project: also trust the project in $CODEX_HOME/config.toml (Codex loads a project's .codex/ hooks only then; it trusts all of the project's Codex configuration)")
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
@@ -304,7 +304,7 @@ func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	var sf scopeFlags
 	sf.register(fs)
 	var cf codexFlags
-	cf.register(fs)
+	cf.register(fs, true)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -23,8 +23,18 @@ type codexFlags struct {
 	trustProject bool
 }
 
-func (f *codexFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.codex, "codex", false, "edit Codex's hooks file instead of Claude Code's settings: $CODEX_HOME/hooks.json (user scope) or .codex/hooks.json (project scope), and trust the hooks in $CODEX_HOME/config.toml")
+// register adds the flags to fs, described for install or, with
+// uninstall, for uninstall, which takes the trust out without asking Codex.
+func (f *codexFlags) register(fs *flag.FlagSet, uninstall bool) {
+	const files = "$CODEX_HOME/hooks.json (user scope) or .codex/hooks.json (project scope)"
+	if uninstall {
+		fs.BoolVar(&f.codex, "codex", false, "edit Codex's hooks file instead of Claude Code's settings: remove the hooks from "+files+", and their trust from $CODEX_HOME/config.toml")
+		// Accepted, so that an install command line with uninstall in its
+		// place runs.
+		fs.StringVar(&f.bin, "codex-bin", "", "ignored: uninstall needs no Codex binary (install's flag, accepted here too)")
+		return
+	}
+	fs.BoolVar(&f.codex, "codex", false, "edit Codex's hooks file instead of Claude Code's settings: "+files+", and trust the hooks in $CODEX_HOME/config.toml")
 	fs.StringVar(&f.bin, "codex-bin", "", "the Codex binary that reports the hooks' trust hashes (default: codex on PATH)")
 }
 

@@ -634,6 +634,24 @@ func TestHelpCommand(t *testing.T) {
 	}
 }
 
+// TestUninstallHelpCodex: uninstall's --codex says it removes the hooks and
+// their trust, not what install's does (adds them), and --codex-bin, which
+// uninstall takes without using, says so.
+func TestUninstallHelpCodex(t *testing.T) {
+	out, _, _ := hw(t, "", "uninstall", "--help")
+	for _, want := range []string{"remove the hooks from $CODEX_HOME/hooks.json", "their trust from $CODEX_HOME/config.toml", "ignored: uninstall needs no Codex binary"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("uninstall --help does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "trust the hooks") || strings.Contains(out, "reports the hooks' trust hashes") {
+		t.Errorf("uninstall --help describes install's flags:\n%s", out)
+	}
+	if out, _, _ := hw(t, "", "install", "--help"); !strings.Contains(out, "trust the hooks in $CODEX_HOME/config.toml") {
+		t.Errorf("install --help lost its --codex:\n%s", out)
+	}
+}
+
 // TestHelpExplains: the help of a command run by hand says what it does,
 // past its synopsis and flags, and shows how it is run; version is a
 // command like the others, listed, with a help and no arguments.
