@@ -112,10 +112,17 @@ func findPluginRoots(dir string) []string {
 	return roots
 }
 
-// checkSpool reports the spool's backlog and counters.
+// checkSpool reports the spool's backlog and counters. A home that is not
+// a directory is the home's fault, not the spool's, and the fix says so:
+// the hook can spool nothing while the collector is down.
 func (e *env) checkSpool() Check {
 	c := Check{Name: "spool", Status: OK}
 	dir := filepath.Join(e.home, "spool")
+	if fi, err := os.Stat(e.home); err == nil && !fi.IsDir() {
+		c.Status, c.Message = Fail, e.home+" (HOOKWATCH_HOME) is a file, not a directory: the hook has nowhere to spool events while the collector is down"
+		c.Fix = "move it away, or export HOOKWATCH_HOME=<a directory> in the shell Claude Code starts from"
+		return c
+	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		c.Message = dir + " is empty"
 		return c

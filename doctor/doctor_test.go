@@ -612,6 +612,30 @@ func TestDatabaseCheck(t *testing.T) {
 	}
 }
 
+// TestHomeIsAFile: a HOOKWATCH_HOME that is a file fails the spool check
+// naming the variable, with a fix that is about the home, not a listing of
+// a spool directory that cannot exist.
+func TestHomeIsAFile(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "hw")
+	if err := os.WriteFile(home, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": home, "HOOKWATCH_URL": "http://127.0.0.1:1"}
+	r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"),
+		Version: "test", Timeout: time.Second})
+	for _, c := range r.Checks {
+		if c.Name != "spool" {
+			continue
+		}
+		if c.Status != Fail || !strings.Contains(c.Message, home+" (HOOKWATCH_HOME) is a file") || !strings.Contains(c.Fix, "HOOKWATCH_HOME=") {
+			t.Errorf("spool check with a file for a home: %+v", c)
+		}
+		return
+	}
+	t.Fatal("no spool check")
+}
+
 // TestHTTPHooksElsewhere: http hooks posting to another collector than
 // HOOKWATCH_URL, where the command hooks of the events without an http
 // handler post, is a warning with the export that joins them.
