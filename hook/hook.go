@@ -148,7 +148,6 @@ func ReadToken(home string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// isOff reads a boolean setting that is on unless set to 0, false, off or no.
 // Home returns hookwatch's data directory: $HOOKWATCH_HOME, else
 // ~/.hookwatch, else a per-user directory under the temp dir.
 func Home(getenv func(string) string) string {
