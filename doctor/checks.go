@@ -220,6 +220,12 @@ func (e *env) checkDatabase(ctx context.Context) Check {
 		c.Status, c.Message = Info, "PostgreSQL: not checked here; hookwatch serve reports connection errors"
 		return c
 	}
+	if scheme, ok := postgres.OtherURL(path); ok {
+		c.Status = Fail
+		c.Message = "HOOKWATCH_DB is a " + scheme + ":// URL: hookwatch serve refuses it; it stores in SQLite, named by a file path, or in PostgreSQL, named by a postgres:// URL"
+		c.Fix = "export HOOKWATCH_DB=<a writable path>.db (or a postgres:// URL; unset, it is hookwatch.db in HOOKWATCH_HOME)"
+		return c
+	}
 	dir := filepath.Dir(path)
 	fixDir := "export HOOKWATCH_DB=<a writable path>.db"
 	if fi, err := os.Stat(path); err == nil {

@@ -606,6 +606,16 @@ func TestDatabaseCheck(t *testing.T) {
 	if c.Status != Fail || !strings.Contains(c.Message, "does not read as a SQLite database") || !strings.Contains(c.Fix, "mv "+bad+" "+bad+"-wal "+bad+"-shm "+bad+".damaged/") {
 		t.Errorf("a file of noise: %+v", c)
 	}
+	// A URL of another database: serve refuses it, and so does the check,
+	// naming the scheme and not the password.
+	for _, url := range []string{"mysql://hw:s3cr3t@127.0.0.1/hw", "Postgres://hw:s3cr3t@db/hw", "sqlite:///var/hw.db"} {
+		c := check(url)
+		scheme, _, _ := strings.Cut(url, "://")
+		if c.Status != Fail || !strings.Contains(c.Message, "HOOKWATCH_DB is a "+scheme+":// URL") || !strings.Contains(c.Fix, "HOOKWATCH_DB=") ||
+			strings.Contains(c.Message+c.Fix, "s3cr3t") {
+			t.Errorf("%s: %+v", url, c)
+		}
+	}
 	after, _ := os.ReadDir(root)
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Errorf("doctor changed the directory: %v, then %v", before, after)

@@ -282,30 +282,17 @@ func openStore(ctx context.Context, flag, home string) (store.Store, string, err
 	return st, name, nil
 }
 
-// checkDSN refuses a URL of a database hookwatch does not speak (mysql://,
-// sqlite://, a misspelt postgres://): taken for a SQLite path, it would
-// become an empty database in a directory named after the scheme, and the
-// collector would start on it as if it were the one meant. Only the scheme
-// is named: the rest may hold a password.
+// checkDSN refuses a URL of a database hookwatch does not speak
+// (postgres.OtherURL): taken for a SQLite path, it would become an empty
+// database in a directory named after the scheme, and the collector would
+// start on it as if it were the one meant.
 func checkDSN(dsn string) error {
-	scheme, _, ok := strings.Cut(dsn, "://")
-	if !ok || postgres.IsURL(dsn) || !isURLScheme(scheme) {
+	scheme, ok := postgres.OtherURL(dsn)
+	if !ok {
 		return nil
 	}
 	return fmt.Errorf("%w: --db (or HOOKWATCH_DB) is a %s:// URL; hookwatch stores in SQLite, named by a file path, or in PostgreSQL, named by a postgres:// URL",
 		errUsage, scheme)
-}
-
-// isURLScheme reports whether s is a URL scheme (RFC 3986: a letter, then
-// letters, digits, +, - and .), which no path component holding a slash is.
-func isURLScheme(s string) bool {
-	for i, r := range s {
-		letter := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
-		if !letter && (i == 0 || !('0' <= r && r <= '9' || r == '+' || r == '-' || r == '.')) {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // errNoDatabase is what a command that reads or deletes returns when the

@@ -40,6 +40,33 @@ func IsURL(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
+// OtherURL reports whether dsn is a URL (scheme://…) that does not name a
+// PostgreSQL database (IsURL), and returns its scheme: mysql://…,
+// sqlite://…, Postgres://… in capitals. hookwatch takes any name that is
+// not a PostgreSQL URL for a SQLite file's path, and one of these would
+// become an empty database in a directory named after the scheme, so a
+// reader of a database's name refuses it instead. Only the scheme is
+// returned: the rest may hold a password.
+func OtherURL(dsn string) (scheme string, ok bool) {
+	scheme, _, ok = strings.Cut(dsn, "://")
+	if !ok || IsURL(dsn) || !isScheme(scheme) {
+		return "", false
+	}
+	return scheme, true
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, +, - and .), which no path component holding a slash is.
+func isScheme(s string) bool {
+	for i, r := range s {
+		letter := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+		if !letter && (i == 0 || !('0' <= r && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // Advisory lock keys of hookwatch in a database (pg_advisory_lock takes one
 // bigint; these spell "hookwatch" and a purpose, well away from small
 // numbers another application would pick).
