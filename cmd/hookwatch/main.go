@@ -84,6 +84,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// help COMMAND is COMMAND --help.
 		c, ok := commands[args[1]]
 		if !ok {
+			if near := nearestCommand(args[1]); near != "" {
+				return fmt.Errorf("%w: no help for %q: it is not a subcommand; did you mean %q?", errUsage, args[1], near)
+			}
 			usage(stderr)
 			return fmt.Errorf("%w: no help for %q: it is not a subcommand", errUsage, args[1])
 		}
@@ -96,10 +99,63 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	c, ok := commands[args[0]]
 	if !ok {
+		if near := nearestCommand(args[0]); near != "" {
+			// A slip of the fingers: the one name it was meant for says
+			// more than the list of all of them.
+			return fmt.Errorf("%w: unknown subcommand %q; did you mean %q? ('hookwatch help' lists them all)", errUsage, args[0], near)
+		}
 		usage(stderr)
 		return fmt.Errorf("%w: unknown subcommand %q", errUsage, args[0])
 	}
 	return c.run(ctx, args[1:], stdin, stdout, stderr)
+}
+
+// nearestCommand returns the subcommand name is a slip of (two edits or
+// fewer: a letter missing, extra, wrong, or two swapped; one for a short
+// name), the first in alphabetical order when two are as near, or "" for
+// none.
+func nearestCommand(name string) string {
+	limit := 2
+	if len(name) <= 4 {
+		limit = 1
+	}
+	best, bestD := "", limit+1
+	for cand := range commands {
+		if d := editDistance(strings.ToLower(name), cand); d < bestD || d == bestD && cand < best {
+			best, bestD = cand, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// the insertions, deletions, substitutions and swaps of two neighbouring
+// bytes that turn a into b.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64 // no subcommand is that long: not a slip
+	}
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
 
 // helpArgs ask a command with subcommands for its usage.

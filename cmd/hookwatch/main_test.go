@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -39,5 +41,53 @@ func TestSecondInterruptEnds(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("a second interrupt did not end the command")
+	}
+}
+
+// TestUnknownSubcommand: a slip of the fingers is answered with the
+// subcommand it was meant for, alone; a name near none gets the list.
+// Both are usage errors.
+func TestUnknownSubcommand(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		near  string // "" for no suggestion
+		usage bool
+	}{
+		{[]string{"srve"}, "serve", false},
+		{[]string{"instal", "--mode", "http"}, "install", false},
+		{[]string{"docter"}, "doctor", false},
+		{[]string{"exprot"}, "export", false},
+		{[]string{"SERVE"}, "serve", false},
+		{[]string{"help", "srve"}, "serve", false},
+		{[]string{"xyzzy"}, "", true},
+		{[]string{"rm"}, "", true},
+		{[]string{"help", "xyzzy"}, "", true},
+	} {
+		var stdout, stderr strings.Builder
+		err := run(context.Background(), c.args, strings.NewReader(""), &stdout, &stderr)
+		if code := exitCode(err, &stderr); code != 2 {
+			t.Errorf("%v: exit %d, want 2", c.args, code)
+		}
+		msg := stderr.String()
+		if got := strings.Contains(msg, "did you mean"); got != (c.near != "") || c.near != "" && !strings.Contains(msg, `did you mean "`+c.near+`"?`) {
+			t.Errorf("%v: %q, want a suggestion of %q", c.args, msg, c.near)
+		}
+		if got := strings.Contains(msg, "Usage:"); got != c.usage {
+			t.Errorf("%v: the list of subcommands printed: %v, want %v", c.args, got, c.usage)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"serve", "serve", 0}, {"srve", "serve", 1}, {"sreve", "serve", 1}, {"servee", "serve", 1},
+		{"sever", "serve", 2}, {"xyzzy", "serve", 5}, {"", "stop", 4}, {"ca", "abc", 3},
+	} {
+		if got := editDistance(c.a, c.b); got != c.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
 	}
 }
