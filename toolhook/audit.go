@@ -32,8 +32,9 @@ type AuditOptions struct {
 // `hookwatch export` writes a session: its hook events as lines of
 // events.jsonl (a PreToolUse, then a PostToolUse or PostToolUseFailure; see
 // Forwarder) and the call as a line of tool_calls.jsonl — the records,
-// encoder, hash chain and files of package audit — and the end of a
-// session (Executor.EndSession) as its SessionEnd event. Inputs, outputs and
+// encoder, hash chain and files of package audit — the starts and stops of
+// sub-agents (AgentEvent) as their SubagentStart and SubagentStop events,
+// and the end of a session (Executor.EndSession) as its SessionEnd event. Inputs, outputs and
 // errors pass through the privacy rules first, once, and the call's record
 // previews what they kept, as an export does. An event's seq counts the
 // events the AuditRecorder wrote, from 1.
@@ -115,19 +116,35 @@ func (r *AuditRecorder) Record(c *Call) {
 // export of the forwarded session holds too. With AuditOptions.NoEvents,
 // it writes nothing.
 func (r *AuditRecorder) RecordEnd(e *SessionEnd) {
+	r.appendEvent(&audit.Event{
+		SessionID: e.SessionID, ID: event.NewID(e.At), Time: e.At.UTC(), Event: event.SessionEnd,
+		Payload: appendEndPayload(nil, e),
+	})
+}
+
+// RecordAgent writes a sub-agent's start or stop as a line of its
+// session's events.jsonl: the SubagentStart or SubagentStop the Forwarder
+// sends. With AuditOptions.NoEvents, it writes nothing.
+func (r *AuditRecorder) RecordAgent(e *AgentEvent) {
+	r.appendEvent(&audit.Event{
+		SessionID: e.SessionID, ID: event.NewID(e.At), Time: e.At.UTC(), Event: e.Event,
+		AgentID: e.AgentID, AgentType: &e.AgentType, PromptID: e.TaskID,
+		Payload: appendAgentPayload(nil, e),
+	})
+}
+
+// appendEvent writes rec, an event of the session's own, as a hook event
+// of runtime go-sdk, unless the recorder writes no events.
+func (r *AuditRecorder) appendEvent(rec *audit.Event) {
 	if !r.events {
 		return
 	}
-	rec := audit.Event{
-		Schema: audit.EventSchema, SessionID: e.SessionID, ID: event.NewID(e.At), Time: e.At.UTC(),
-		Runtime: event.RuntimeGoSDK, Kind: event.KindHook, Event: event.SessionEnd,
-		Payload: appendEndPayload(nil, e),
-	}
+	rec.Schema, rec.Runtime, rec.Kind = audit.EventSchema, event.RuntimeGoSDK, event.KindHook
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
 	rec.Seq = r.seq
-	r.fail(r.w.AppendEvent(&rec))
+	r.fail(r.w.AppendEvent(rec))
 	if r.pending++; r.pending >= r.batch {
 		r.flushLocked()
 	}
@@ -228,4 +245,7 @@ func agentType(c *Call) *string {
 	return &c.AgentType
 }
 
-var _ SessionRecorder = (*AuditRecorder)(nil)
+var (
+	_ SessionRecorder = (*AuditRecorder)(nil)
+	_ AgentRecorder   = (*AuditRecorder)(nil)
+)

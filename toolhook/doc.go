@@ -46,7 +46,8 @@
 //			"process_refund": processRefund,
 //			"Task": func(ctx context.Context, in map[string]any) (any, error) {
 //				// A sub-agent: its calls are one level deeper, with this
-//				// call as their parent.
+//				// call as their parent; it starts now and stops when
+//				// this call ends.
 //				return runWorker(toolhook.SpawnAgent(ctx, "worker-1", "refund-checker"), in)
 //			},
 //		},
@@ -84,7 +85,12 @@
 // A call is recorded as the hook events Claude Code would have fired for
 // it: a PreToolUse, then a PostToolUse or a PostToolUseFailure (none after
 // a refused call), their payloads passed through the privacy rules (package
-// privacy) as the hook passes a payload. An AuditRecorder writes those
+// privacy) as the hook passes a payload. A sub-agent is recorded as Claude
+// Code records its own (AgentEvent, for Recorders that are AgentRecorders):
+// a SubagentStart when SpawnAgent starts it inside a call, before its first
+// call, and a SubagentStop when that call ends, before the call is
+// recorded — so that a collector shows it started, stopped and under the
+// call that spawned it, as it shows Claude Code's. An AuditRecorder writes those
 // events and the call to the audit trail, so that a session's directory
 // holds what `hookwatch export` writes (docs/audit.md); a Forwarder sends
 // the same payloads to a hookwatch collector, where the session and its

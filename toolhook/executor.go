@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,6 +64,16 @@ type Call struct {
 	Duration time.Duration
 
 	idbuf [len(idPrefix) + 16]byte
+	// spawning is 1 once an agent was spawned in the call (atomic: a
+	// plain word, so that a Call stays a value programs may copy): a call
+	// without one ends without taking x.agentsMu, which the calls of
+	// parallel agents would contend for.
+	spawning uint32
+	// x is the Executor that runs the call, whose Recorder records the
+	// sub-agents spawned in it; spawned are their starts (SpawnAgent), the
+	// agents whose stops the call's end records, guarded by x.agentsMu.
+	x       *Executor
+	spawned []*AgentEvent
 }
 
 // AbortError is returned by a call a hook aborted.
@@ -134,6 +145,45 @@ type SessionRecorder interface {
 	RecordEnd(e *SessionEnd)
 }
 
+// AgentEvent is the start or the stop of a sub-agent, as the Executor
+// reports them: Claude Code's SubagentStart and SubagentStop. A sub-agent
+// starts when SpawnAgent makes its context, and stops when the call it was
+// spawned in ends (the agent ran inside it): Claude Code's order, the start
+// before the agent's first call and the stop before the spawning call's
+// PostToolUse.
+type AgentEvent struct {
+	// Event is event.SubagentStart or event.SubagentStop.
+	Event string
+	// SessionID and TaskID are the spawning call's session and task.
+	SessionID string
+	TaskID    string
+	// AgentID, AgentType, ParentToolUseID and Depth are the agent's, as
+	// its calls carry them (Call): ParentToolUseID names the call it was
+	// spawned in.
+	AgentID         string
+	AgentType       string
+	ParentToolUseID string
+	Depth           int
+	// Cwd, PermissionMode and TranscriptPath are the session's, as on its
+	// calls.
+	Cwd            string
+	PermissionMode string
+	TranscriptPath string
+	// At is when the agent started or stopped.
+	At time.Time
+}
+
+// AgentRecorder is a Recorder that also records the starts and stops of
+// sub-agents (AgentEvent). The Forwarder, the AuditRecorder and Recorders
+// are AgentRecorders; a Recorder that is not records calls only, as
+// before. RecordAgent is called as Record is: once per event, in the
+// goroutine that spawned the agent or ended its spawning call, without
+// blocking for long.
+type AgentRecorder interface {
+	Recorder
+	RecordAgent(e *AgentEvent)
+}
+
 // Recorders is a Recorder that hands each call to all of its Recorders, in
 // order: an audit trail and a collector, say.
 type Recorders []Recorder
@@ -150,6 +200,15 @@ func (rs Recorders) RecordEnd(e *SessionEnd) {
 	for _, r := range rs {
 		if sr, ok := r.(SessionRecorder); ok {
 			sr.RecordEnd(e)
+		}
+	}
+}
+
+// RecordAgent passes e to each of its Recorders that is an AgentRecorder.
+func (rs Recorders) RecordAgent(e *AgentEvent) {
+	for _, r := range rs {
+		if ar, ok := r.(AgentRecorder); ok {
+			ar.RecordAgent(e)
 		}
 	}
 }
@@ -199,6 +258,9 @@ type Executor struct {
 
 	cwd     sync.Once
 	madeCwd string
+
+	// agentsMu guards the sub-agents of calls (Call.spawned).
+	agentsMu sync.Mutex
 }
 
 // dir is Dir, or the process's working directory when the Executor first
@@ -327,6 +389,7 @@ func (x *Executor) run(ctx context.Context, name, id string, input map[string]an
 		PermissionMode:  x.PermissionMode,
 		TranscriptPath:  x.TranscriptPath,
 		Input:           input,
+		x:               x,
 	}
 	if c.SessionID == "" {
 		c.SessionID = x.sessionID()
@@ -338,10 +401,56 @@ func (x *Executor) run(ctx context.Context, name, id string, input map[string]an
 	out, err := x.hooksAndTool(ctx, c, tool)
 	c.Duration = time.Since(c.Start)
 	c.Output, c.Err = out, err
+	// The agents spawned in the call stop when it ends, as its records
+	// say it ends.
+	x.stopAgents(c, c.Start.Add(c.Duration))
 	if x.Recorder != nil {
 		x.Recorder.Record(c)
 	}
 	return out, err
+}
+
+// startAgent reports the start of the sub-agent of scope sc, spawned in
+// the call c, and keeps it for the stop c's end reports (stopAgents). An
+// agent spawned again in the same call started once; one spawned after
+// the call ended (by a goroutine the tool left running) has no stop.
+func (x *Executor) startAgent(c *Call, sc *scope) {
+	ar, ok := x.Recorder.(AgentRecorder)
+	if !ok {
+		return
+	}
+	e := &AgentEvent{
+		Event: event.SubagentStart, SessionID: c.SessionID, TaskID: sc.taskID,
+		AgentID: sc.agentID, AgentType: sc.agentType, ParentToolUseID: sc.parentToolUseID, Depth: sc.depth,
+		Cwd: c.Cwd, PermissionMode: c.PermissionMode, TranscriptPath: c.TranscriptPath, At: time.Now(),
+	}
+	x.agentsMu.Lock()
+	again := slices.ContainsFunc(c.spawned, func(s *AgentEvent) bool { return s.AgentID == e.AgentID })
+	if !again {
+		c.spawned = append(c.spawned, e)
+		atomic.StoreUint32(&c.spawning, 1)
+	}
+	x.agentsMu.Unlock()
+	if !again {
+		ar.RecordAgent(e)
+	}
+}
+
+// stopAgents reports the stops, at end, of the sub-agents spawned in the
+// call c, which ended.
+func (x *Executor) stopAgents(c *Call, end time.Time) {
+	if atomic.LoadUint32(&c.spawning) == 0 {
+		return
+	}
+	x.agentsMu.Lock()
+	spawned := c.spawned
+	x.agentsMu.Unlock()
+	ar := x.Recorder.(AgentRecorder) // none was spawned otherwise
+	for _, s := range spawned {
+		stop := *s
+		stop.Event, stop.At = event.SubagentStop, end
+		ar.RecordAgent(&stop)
+	}
 }
 
 func (x *Executor) hooksAndTool(ctx context.Context, c *Call, tool Tool) (any, error) {
@@ -466,4 +575,7 @@ func (c *Call) addMetadata(m map[string]any) {
 	maps.Copy(c.Metadata, m)
 }
 
-var _ SessionRecorder = Recorders(nil)
+var (
+	_ SessionRecorder = Recorders(nil)
+	_ AgentRecorder   = Recorders(nil)
+)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/event"
 )
 
 type memRecorder struct {
@@ -369,4 +370,90 @@ func TestEndSession(t *testing.T) {
 	// Without a SessionRecorder, there is nothing to tell.
 	(&Executor{Recorder: calls}).EndSession(context.Background(), "")
 	(&Executor{}).EndSession(context.Background(), "")
+}
+
+// agentRecorder keeps, in order, what it records: a call as "<tool>
+// <agent>", a sub-agent's start or stop as "<event> <agent> <parent>
+// <depth>".
+type agentRecorder struct {
+	mu     sync.Mutex
+	lines  []string
+	events []*AgentEvent
+}
+
+func (m *agentRecorder) Record(c *Call) {
+	m.mu.Lock()
+	m.lines = append(m.lines, c.ToolName+" "+c.AgentID)
+	m.mu.Unlock()
+}
+
+func (m *agentRecorder) RecordAgent(e *AgentEvent) {
+	m.mu.Lock()
+	m.lines = append(m.lines, fmt.Sprintf("%s %s %s %d", e.Event, e.AgentID, e.ParentToolUseID, e.Depth))
+	m.events = append(m.events, e)
+	m.mu.Unlock()
+}
+
+// TestAgentStartsAndStops spawns sub-agents as Claude Code runs its own:
+// each starts when SpawnAgent starts it, before its first call, and stops
+// when the call it was spawned in ends, before that call is recorded; one
+// spawned again in the same call starts once; one spawned from another
+// sub-agent's context outside any tool runs inside the same call; one
+// spawned from the main agent's context outside any tool has neither a
+// start nor a stop. Recorders hands the events to its AgentRecorders only.
+func TestAgentStartsAndStops(t *testing.T) {
+	rec, calls := &agentRecorder{}, &memRecorder{}
+	var x *Executor
+	x = &Executor{Recorder: Recorders{calls, rec}, SessionID: "s", PermissionMode: "plan", Tools: map[string]Tool{
+		"Read": echo,
+		"Inner": func(ctx context.Context, in map[string]any) (any, error) {
+			return x.Call(SpawnAgent(ctx, "w2", "inner"), "Read", nil)
+		},
+		"Task": func(ctx context.Context, in map[string]any) (any, error) {
+			w := SpawnAgent(ctx, "w1", "worker")
+			x.Call(w, "Read", nil)
+			SpawnAgent(ctx, "w1", "worker") // the same agent, again
+			x.CallID(w, "Inner", "nested", nil)
+			x.Call(SpawnAgent(w, "w1-b", "helper"), "Read", nil) // no call of w1 in between
+			return nil, errors.New("the worker failed")
+		},
+	}}
+	ctx := WithTask(context.Background(), "turn-1")
+	x.CallID(ctx, "Task", "task", nil)
+	x.Call(SpawnAgent(ctx, "loose", "worker"), "Read", nil)
+	want := []string{
+		"SubagentStart w1 task 1",
+		"Read w1",
+		// The sub-agent of w1's call, spawned in it.
+		"SubagentStart w2 nested 2",
+		"Read w2",
+		"SubagentStop w2 nested 2",
+		"Inner w1",
+		"SubagentStart w1-b task 2",
+		"Read w1-b",
+		"SubagentStop w1 task 1",
+		"SubagentStop w1-b task 2",
+		"Task ",
+		"Read loose",
+	}
+	if !reflect.DeepEqual(rec.lines, want) {
+		t.Fatalf("recorded\n%s\nwant\n%s", strings.Join(rec.lines, "\n"), strings.Join(want, "\n"))
+	}
+	task := calls.calls[len(calls.calls)-2]
+	for _, e := range rec.events {
+		if e.SessionID != "s" || e.TaskID != "turn-1" || e.Cwd != task.Cwd || e.PermissionMode != "plan" || e.At.Before(task.Start) {
+			t.Errorf("%+v: not of the spawning call %+v", e, task)
+		}
+		if e.Event == event.SubagentStop && e.ParentToolUseID == "task" && !e.At.Equal(task.Start.Add(task.Duration)) {
+			t.Errorf("%s %s stopped at %v, its call ended at %v", e.Event, e.AgentID, e.At, task.Start.Add(task.Duration))
+		}
+	}
+
+	// Without an AgentRecorder, the calls are recorded as before.
+	plain := &memRecorder{}
+	x.Recorder = plain
+	x.CallID(ctx, "Task", "task-2", nil)
+	if len(plain.calls) != 5 {
+		t.Fatalf("%d calls recorded, want 5", len(plain.calls))
+	}
 }

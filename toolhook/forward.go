@@ -86,13 +86,15 @@ const CloseTimeout = 10 * time.Second
 // must not change a call's Input or Output (the maps and slices it passed
 // in or returned) once the call is over.
 //
-// Tool calls and the end of sessions (Executor.EndSession, a SessionEnd
-// envelope, queued after the calls made before it) are forwarded: no
-// SessionStart, SubagentStart or SubagentStop. The collector shows a
-// forwarded session and its agents from their calls, attributed to the
-// project of their cwd (Executor.Dir); the session ends when
-// Executor.EndSession ends it, not when the Forwarder closes; its
-// sub-agents have no end (no stopped_at).
+// Tool calls, the starts and stops of sub-agents (AgentEvent: a
+// SubagentStart when SpawnAgent starts one, a SubagentStop when the call
+// it was spawned in ends) and the end of sessions (Executor.EndSession, a
+// SessionEnd envelope) are forwarded, each queued after what was recorded
+// before it: no SessionStart. The collector shows a forwarded session and
+// its agents as it shows Claude Code's, attributed to the project of their
+// cwd (Executor.Dir): a sub-agent started and stopped when those events
+// say, the session ended when Executor.EndSession ends it, not when the
+// Forwarder closes.
 type Forwarder struct {
 	o       ForwardOptions
 	privacy privacy.Options
@@ -119,10 +121,12 @@ type Forwarder struct {
 	err error
 }
 
-// queued is what waits to be sent: a finished call, or a session's end.
+// queued is what waits to be sent: a finished call, a session's end, or a
+// sub-agent's start or stop.
 type queued struct {
-	call *Call
-	end  *SessionEnd
+	call  *Call
+	end   *SessionEnd
+	agent *AgentEvent
 }
 
 // NewForwarder returns a running Forwarder.
@@ -170,6 +174,10 @@ func (f *Forwarder) Record(c *Call) { f.enqueue(queued{call: c}) }
 // before it, or drops it as Record drops a call. Executor.EndSession calls
 // it.
 func (f *Forwarder) RecordEnd(e *SessionEnd) { f.enqueue(queued{end: e}) }
+
+// RecordAgent queues a sub-agent's start or stop to be sent, in order with
+// the calls, or drops it as Record drops a call. The Executor calls it.
+func (f *Forwarder) RecordAgent(e *AgentEvent) { f.enqueue(queued{agent: e}) }
 
 func (f *Forwarder) enqueue(q queued) {
 	f.closeMu.RLock()
@@ -415,7 +423,8 @@ func (f *Forwarder) post(recs [][]byte) error {
 }
 
 // envelopes appends the envelopes of q to recs: a session's end as its
-// SessionEnd, a finished call as its PreToolUse and PostToolUse (or
+// SessionEnd, a sub-agent's start or stop as its SubagentStart or
+// SubagentStop, a finished call as its PreToolUse and PostToolUse (or
 // PostToolUseFailure) (payload.go).
 func (f *Forwarder) envelopes(recs [][]byte, q queued) [][]byte {
 	if e := q.end; e != nil {
@@ -425,12 +434,17 @@ func (f *Forwarder) envelopes(recs [][]byte, q queued) [][]byte {
 		}
 		return append(recs, env.AppendJSON(nil))
 	}
+	if e := q.agent; e != nil {
+		env := event.Envelope{
+			ID: event.NewID(e.At), Runtime: event.RuntimeGoSDK, Kind: event.KindHook, ReceivedAt: e.At.UTC(),
+			Subagent: subagentMeta(e.AgentID, e.AgentType, e.ParentToolUseID, e.Depth),
+			Payload:  appendAgentPayload(nil, e),
+		}
+		return append(recs, env.AppendJSON(nil))
+	}
 	c := q.call
 	m := membersOf(c, f.privacy, nil) // kept in the envelopes
-	var meta *event.SubagentMeta
-	if c.AgentID != "" {
-		meta = &event.SubagentMeta{AgentType: c.AgentType, ToolUseID: c.ParentToolUseID, SpawnDepth: c.Depth}
-	}
+	meta := subagentMeta(c.AgentID, c.AgentType, c.ParentToolUseID, c.Depth)
 	enc := func(name string, at time.Time) []byte {
 		e := event.Envelope{
 			ID: event.NewID(at), Runtime: event.RuntimeGoSDK, Kind: event.KindHook, ReceivedAt: at.UTC(),
@@ -448,4 +462,17 @@ func (f *Forwarder) envelopes(recs [][]byte, q queued) [][]byte {
 	return recs
 }
 
-var _ SessionRecorder = (*Forwarder)(nil)
+// subagentMeta is the Subagent meta of a sub-agent's envelopes: the call
+// that spawned it and its depth, the linkage attribution reads first; nil
+// for the main agent's.
+func subagentMeta(agentID, agentType, parentToolUseID string, depth int) *event.SubagentMeta {
+	if agentID == "" {
+		return nil
+	}
+	return &event.SubagentMeta{AgentType: agentType, ToolUseID: parentToolUseID, SpawnDepth: depth}
+}
+
+var (
+	_ SessionRecorder = (*Forwarder)(nil)
+	_ AgentRecorder   = (*Forwarder)(nil)
+)

@@ -203,3 +203,28 @@ func appendEndPayload(b []byte, e *SessionEnd) []byte {
 	w.str("transcript_path", e.TranscriptPath)
 	return append(w.b, '}')
 }
+
+// appendAgentPayload appends the payload of a sub-agent's start or stop
+// (SubagentStart, SubagentStop), its members sorted by key: those Claude
+// Code's carry — a stop its permission_mode and stop_hook_active, which a
+// start has not — but for agent_transcript_path and last_assistant_message,
+// which an agent in Go has not.
+func appendAgentPayload(b []byte, e *AgentEvent) []byte {
+	stop := attribution.TellsOf(e.Event) == attribution.ToldAgentStop
+	w := object{b: append(b, '{')}
+	w.str("agent_id", e.AgentID)
+	// The type, "" included, as Claude Code sends it.
+	w.member("agent_type", e.AgentType)
+	w.str("cwd", e.Cwd)
+	w.str("hook_event_name", e.Event)
+	if stop {
+		w.str("permission_mode", e.PermissionMode)
+	}
+	w.str("prompt_id", e.TaskID)
+	w.str("session_id", e.SessionID)
+	if stop {
+		w.raw("stop_hook_active", json.RawMessage("false"))
+	}
+	w.str("transcript_path", e.TranscriptPath)
+	return append(w.b, '}')
+}

@@ -13,6 +13,9 @@ type scope struct {
 	agentType       string
 	parentToolUseID string
 	depth           int
+	// spawnCall is the call the agent was spawned in (the call of
+	// parentToolUseID), nil for the main agent or when it is not known.
+	spawnCall *Call
 }
 
 type scopeKey struct{}
@@ -64,21 +67,34 @@ func WithPhase(ctx context.Context, phase string) context.Context {
 // the agent. Called outside any tool, the parent is the spawning agent's own
 // parent. Session, task and phase are inherited.
 //
+// The sub-agent starts now: the Recorder of the Executor that runs its
+// parent call records its start (an AgentEvent, Claude Code's
+// SubagentStart), and the end of that call records its stop (SubagentStop):
+// the agent is taken to run inside the call it was spawned in. With no
+// parent call (SpawnAgent from the main agent's context, outside any tool)
+// it has neither, and the collector shows it from its calls alone.
+//
 // agentType is recorded as Claude Code sends a sub-agent's agent_type, ""
 // included — and an agent_type "" is how Claude Code names its compaction
 // agent, which hookwatch keeps apart from the others: give every other
 // sub-agent a type. An agentID of "" is the main agent's, not a sub-agent.
 func SpawnAgent(ctx context.Context, agentID, agentType string) context.Context {
-	parent := scopeOf(ctx).parentToolUseID
+	outer := scopeOf(ctx)
+	parent, spawn := outer.parentToolUseID, outer.spawnCall
 	if c, ok := ctx.Value(callKey{}).(*Call); ok {
-		parent = c.ToolUseID
+		parent, spawn = c.ToolUseID, c
 	}
-	return withScope(ctx, func(s *scope) {
+	ctx = withScope(ctx, func(s *scope) {
 		s.agentID = agentID
 		s.agentType = agentType
 		s.parentToolUseID = parent
 		s.depth++
+		s.spawnCall = spawn
 	})
+	if spawn != nil && spawn.x != nil && agentID != "" {
+		spawn.x.startAgent(spawn, scopeOf(ctx))
+	}
+	return ctx
 }
 
 // CurrentCall returns the call whose tool ctx runs in, or nil outside any

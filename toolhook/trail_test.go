@@ -33,8 +33,9 @@ const (
 // and compares its audit directory with the golden files (testdata/trail/;
 // -update rewrites them), times, envelope ids and hashes masked:
 // events.jsonl has the calls' PreToolUse and PostToolUse(/Failure) events,
-// each payload with the session's cwd and permission mode, and the
-// SessionEnd, tool_calls.jsonl the calls. Every line validates against the
+// each payload with the session's cwd and permission mode, the sub-agent's
+// SubagentStart and SubagentStop around its calls, and the SessionEnd,
+// tool_calls.jsonl the calls. Every line validates against the
 // published schema of its file, both chains verify, and no secret is in
 // either file.
 func TestTrailGolden(t *testing.T) {
@@ -103,7 +104,7 @@ func TestTrailGolden(t *testing.T) {
 		schema string
 		lines  int
 	}{
-		{audit.EventsFile, "event.v1.schema.json", 10}, // 5 calls ran, the deploy was refused; the end
+		{audit.EventsFile, "event.v1.schema.json", 12}, // 5 calls ran, the deploy was refused; the sub-agent's start and stop; the end
 		{audit.ToolCallsFile, "tool_call.v1.schema.json", 5},
 	} {
 		data, err := os.ReadFile(filepath.Join(session, f.name))

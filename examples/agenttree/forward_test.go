@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,10 +25,11 @@ import (
 // TestCollectorShowsTheTree forwards the program's calls while the
 // collector is down (they are spooled), then starts a real collector (a
 // SQLite file) at that address, whose model of the session, read through
-// /v1/sessions/{id}/agents, must be the program's tree once a new
-// Forwarder delivered the spool, and the session ended as the program
-// ended it. An export of that session (`hookwatch
-// export`) holds the events the program's own audit trail holds.
+// /v1/sessions/{id}/agents, must be the program's tree, every agent
+// stopped, once a new Forwarder delivered the spool, and the session ended
+// as the program ended it. An export of that session (`hookwatch export`)
+// holds the events the program's own audit trail holds, the sub-agents'
+// starts and stops among them.
 func TestCollectorShowsTheTree(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -84,13 +86,13 @@ func TestCollectorShowsTheTree(t *testing.T) {
 	}
 
 	want := []string{
-		"<- via  depth 0 tools 2 runtime go-sdk ended",
-		"worker-a-1<-worker-a via spawn-worker-a-1 depth 2 tools 1 sub-worker",
-		"worker-a-2<-worker-a via spawn-worker-a-2 depth 2 tools 1 sub-worker",
-		"worker-a<- via spawn-worker-a depth 1 tools 3 worker",
-		"worker-b-1<-worker-b via spawn-worker-b-1 depth 2 tools 1 sub-worker",
-		"worker-b-2<-worker-b via spawn-worker-b-2 depth 2 tools 1 sub-worker",
-		"worker-b<- via spawn-worker-b depth 1 tools 3 worker",
+		"<- via  depth 0 tools 2 runtime go-sdk ended stopped",
+		"worker-a-1<-worker-a via spawn-worker-a-1 depth 2 tools 1 sub-worker stopped",
+		"worker-a-2<-worker-a via spawn-worker-a-2 depth 2 tools 1 sub-worker stopped",
+		"worker-a<- via spawn-worker-a depth 1 tools 3 worker stopped",
+		"worker-b-1<-worker-b via spawn-worker-b-1 depth 2 tools 1 sub-worker stopped",
+		"worker-b-2<-worker-b via spawn-worker-b-2 depth 2 tools 1 sub-worker stopped",
+		"worker-b<- via spawn-worker-b depth 1 tools 3 worker stopped",
 	}
 	var got []string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -112,9 +114,10 @@ func TestCollectorShowsTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	sdk, exported := trailEvents(t, sdkDir), trailEvents(t, exportDir)
-	// 12 calls, each a PreToolUse and a PostToolUse, and the session's end.
-	if len(sdk) != 25 || len(exported) != len(sdk) || sdk[" "+event.SessionEnd] == "" {
-		t.Fatalf("%d events in the program's trail, %d in the export, want 24 and a SessionEnd", len(sdk), len(exported))
+	// 12 calls, each a PreToolUse and a PostToolUse, 6 sub-agents, each a
+	// SubagentStart and a SubagentStop, and the session's end.
+	if len(sdk) != 37 || len(exported) != len(sdk) || sdk[" "+event.SessionEnd] == "" || sdk["worker-a-1 "+event.SubagentStop] == "" {
+		t.Fatalf("%d events in the program's trail, %d in the export, want 36 and a SessionEnd", len(sdk), len(exported))
 	}
 	for k, e := range sdk {
 		if x := exported[k]; x != e {
@@ -124,7 +127,7 @@ func TestCollectorShowsTheTree(t *testing.T) {
 }
 
 // trailEvents reads the events.jsonl of the session in an audit directory,
-// by tool_use_id and event, without what only its writer knows: the
+// by tool_use_id (an agent's start and stop: agent_id) and event, without what only its writer knows: the
 // sequence number, the envelope id, and the chain.
 func trailEvents(t *testing.T, dir string) map[string]string {
 	t.Helper()
@@ -143,7 +146,9 @@ func trailEvents(t *testing.T, dir string) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[e.ToolUseID+" "+e.Event] = string(b)
+		// A call's events by its id, an agent's start and stop by the
+		// agent's.
+		out[cmp.Or(e.ToolUseID, e.AgentID)+" "+e.Event] = string(b)
 	}
 	return out
 }
@@ -164,6 +169,7 @@ func agents(t *testing.T, url string) []string {
 			SpawnToolUseID string  `json:"spawn_tool_use_id"`
 			Depth          int     `json:"depth"`
 			ToolCount      int     `json:"tool_count"`
+			StoppedAt      *string `json:"stopped_at"`
 		} `json:"agents"`
 	}
 	get(t, url+"/v1/sessions/"+SessionID+"/agents", &body)
@@ -175,6 +181,9 @@ func agents(t *testing.T, url string) []string {
 		}
 		if a.AgentType != nil {
 			typ = *a.AgentType
+		}
+		if a.StoppedAt != nil {
+			typ += " stopped"
 		}
 		out = append(out, fmt.Sprintf("%s<-%s via %s depth %d tools %d %s", a.AgentID, parent, a.SpawnToolUseID, a.Depth, a.ToolCount, typ))
 	}
