@@ -72,9 +72,11 @@ func FuzzMembers(f *testing.F) {
 	})
 }
 
-// FuzzPayloads reads the payloads a call and a session's end are recorded
-// with back through the lenient reader of every payload (event.Decode):
-// whatever the session's strings, each is valid JSON and carries them.
+// FuzzPayloads reads the payloads a call, a sub-agent's start and stop and
+// a session's end are recorded with back through the lenient reader of
+// every payload (event.Decode): whatever the session's strings, each is
+// valid JSON and carries them. The sub-agent's id is the reason's string,
+// its type the permission mode's.
 func FuzzPayloads(f *testing.F) {
 	f.Add("/home/dev/src/demo", "bypassPermissions", "/home/dev/.claude/projects/-home-dev-src-demo/s.jsonl", "s", "other")
 	f.Add("", "", "", "", "")
@@ -84,6 +86,10 @@ func FuzzPayloads(f *testing.F) {
 			Input: map[string]any{"command": "ls"}, Status: "ok", Output: "x"}
 		m := membersOf(c, privacy.DefaultOptions(), nil)
 		end := &SessionEnd{SessionID: session, Reason: reason, Cwd: cwd, TranscriptPath: transcript}
+		start := &AgentEvent{Event: event.SubagentStart, SessionID: session, AgentID: reason, AgentType: mode,
+			Cwd: cwd, PermissionMode: mode, TranscriptPath: transcript}
+		stop := *start
+		stop.Event = event.SubagentStop
 		// The reader reads strings as encoding/json does: invalid UTF-8
 		// as U+FFFD.
 		var want []string
@@ -93,6 +99,8 @@ func FuzzPayloads(f *testing.F) {
 			appendPayload(nil, c, event.PreToolUse, &m),
 			appendPayload(nil, c, event.PostToolUse, &m),
 			appendEndPayload(nil, end),
+			appendAgentPayload(nil, start),
+			appendAgentPayload(nil, &stop),
 		} {
 			if !json.Valid(data) {
 				t.Fatalf("not JSON: %s", data)
@@ -103,6 +111,15 @@ func FuzzPayloads(f *testing.F) {
 			}
 			if p.CWD != want[0] || p.TranscriptPath != want[2] || p.SessionID != want[3] {
 				t.Fatalf("%s: read cwd %q, transcript %q, session %q", data, p.CWD, p.TranscriptPath, p.SessionID)
+			}
+			switch p.Event.(type) {
+			case *event.SubagentStartInput, *event.SubagentStopInput:
+				// A start has no permission_mode, as Claude Code's has none.
+				_, stops := p.Event.(*event.SubagentStopInput)
+				if p.AgentID != want[4] || !p.AgentType.Set || p.AgentType.Value != want[1] || stops != (p.PermissionMode == want[1]) && want[1] != "" {
+					t.Fatalf("%s: read agent %q of type %+v, permission_mode %q", data, p.AgentID, p.AgentType, p.PermissionMode)
+				}
+				continue
 			}
 			if e, ok := p.Event.(*event.SessionEndInput); ok {
 				if e.Reason != want[4] {
