@@ -257,6 +257,19 @@ func (e *env) checkDatabase(ctx context.Context) Check {
 		}
 		probe = filepath.Dir(probe)
 	}
+	if fi, err := os.Stat(probe); err == nil && !fi.IsDir() {
+		// The database's directory is under a file: when that file is
+		// the home, the home is what to fix (the spool check says so
+		// too), not the database.
+		c.Status, c.Message = Fail, fmt.Sprintf("%s is a file, not a directory: %s cannot be created under it", probe, path)
+		if probe == e.home {
+			c.Message = fmt.Sprintf("%s (HOOKWATCH_HOME) is a file, not a directory: the database %s cannot be created in it", probe, path)
+			c.Fix = "move it away, or export HOOKWATCH_HOME=<a directory>"
+		} else {
+			c.Fix = fixDir
+		}
+		return c
+	}
 	f, err := os.CreateTemp(probe, ".hookwatch-doctor-*")
 	if err != nil {
 		c.Status, c.Message = Fail, fmt.Sprintf("cannot write in %s: %v", probe, UnwrapPath(err))

@@ -633,17 +633,21 @@ func TestHomeIsAFile(t *testing.T) {
 	}
 	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": home, "HOOKWATCH_URL": "http://127.0.0.1:1"}
 	r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"),
-		Version: "test", Timeout: time.Second})
+		Version: "test", Timeout: time.Second, Database: filepath.Join(home, "hookwatch.db")})
+	seen := 0
 	for _, c := range r.Checks {
-		if c.Name != "spool" {
+		if c.Name != "spool" && c.Name != "database" {
 			continue
 		}
-		if c.Status != Fail || !strings.Contains(c.Message, home+" (HOOKWATCH_HOME) is a file") || !strings.Contains(c.Fix, "HOOKWATCH_HOME=") {
-			t.Errorf("spool check with a file for a home: %+v", c)
+		seen++
+		if c.Status != Fail || !strings.Contains(c.Message, home+" (HOOKWATCH_HOME) is a file") || !strings.Contains(c.Fix, "HOOKWATCH_HOME=") ||
+			strings.Contains(c.Fix, "HOOKWATCH_DB") {
+			t.Errorf("%s check with a file for a home: %+v", c.Name, c)
 		}
-		return
 	}
-	t.Fatal("no spool check")
+	if seen != 2 {
+		t.Fatalf("%d of the spool and database checks", seen)
+	}
 }
 
 // TestHTTPHooksElsewhere: http hooks posting to another collector than
