@@ -267,7 +267,7 @@ func TestDoctorEnvironmentProblems(t *testing.T) {
 	r, err := runDoctorJSON(t, "--no-round-trip")
 	wantExit1(t, err)
 	wantCheck(t, r, "collector", doctor.Fail, "http://", "export HOOKWATCH_URL=http://127.0.0.1:7421")
-	wantCheck(t, r, "database", doctor.Fail, "cannot write", "HOOKWATCH_DB")
+	wantCheck(t, r, "database", doctor.Fail, "is a file, not a directory", "HOOKWATCH_DB")
 	wantCheck(t, r, "settings (user)", doctor.Fail, "cannot parse", "$EDITOR")
 
 	os.Remove(e.userSettings())
