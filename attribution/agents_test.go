@@ -1,6 +1,8 @@
 package attribution
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/event"
@@ -187,7 +189,7 @@ func TestAgentDetails(t *testing.T) {
 	)))
 	a1, a2 := agentOf(t, s, "a1"), agentOf(t, s, "a2")
 	if a1.TranscriptPath != "/elsewhere/agent-a1.jsonl" || a1.LastMessage != "done a1" || a1.Description != "d-t1" ||
-		a1.VirtualSessionID != "sub--a1" || a1.ToolCount != 1 || a1.Failures != 1 || a1.Events != 4 {
+		a1.VirtualSessionID != "sub--s1--a1" || a1.ToolCount != 1 || a1.Failures != 1 || a1.Events != 4 {
 		t.Fatalf("a1 %+v", a1)
 	}
 	if a2.TranscriptPath != "/h/.claude/projects/-w-p/s1/subagents/agent-a2.jsonl" || a2.StoppedAt != nil {
@@ -195,5 +197,53 @@ func TestAgentDetails(t *testing.T) {
 	}
 	if s.Counts.Agents != 3 || s.Counts.Subagents != 2 || s.Counts.Failures != 1 {
 		t.Fatalf("counts %+v", s.Counts)
+	}
+}
+
+// TestVirtualRefs: a virtual session id is read every way its "--" allow,
+// the session first, then as an agent's id alone (the form without the
+// session); the readings are bounded.
+func TestVirtualRefs(t *testing.T) {
+	for _, c := range []struct {
+		id   string
+		want []VirtualRef
+	}{
+		{"sub--s1--a1", []VirtualRef{{"s1", "a1"}, {"", "s1--a1"}}},
+		{"sub--a43b7af849cd70f20", []VirtualRef{{"", "a43b7af849cd70f20"}}},
+		{"sub--run--7--worker-1", []VirtualRef{{"run", "7--worker-1"}, {"run--7", "worker-1"}, {"", "run--7--worker-1"}}},
+		// A "--" at either end or one dash of three is no split of an id
+		// that is not empty.
+		{"sub----a", []VirtualRef{{"", "--a"}}},
+		{"sub--a--", []VirtualRef{{"", "a--"}}},
+	} {
+		got, ok := VirtualRefs(c.id)
+		if !ok || !slices.Equal(got, c.want) {
+			t.Errorf("VirtualRefs(%q) = %v, %v; want %v", c.id, got, ok, c.want)
+		}
+	}
+	for _, id := range []string{"sub--", "s1", "", "sub-a1"} {
+		if got, ok := VirtualRefs(id); ok {
+			t.Errorf("VirtualRefs(%q) = %v, want none", id, got)
+		}
+	}
+	if got, _ := VirtualRefs("sub--" + strings.Repeat("a--", 100) + "b"); len(got) != maxVirtualRefs {
+		t.Errorf("%d readings of a long id, want %d", len(got), maxVirtualRefs)
+	}
+	// The id the model gives an agent of a real capture reads back to it
+	// first.
+	n := 0
+	for _, s := range Build(loadCorpus(t, "claude-code-2.1.332.jsonl", event.RuntimeClaudeCode)).Sessions {
+		for _, a := range s.Agents {
+			if a.AgentID == "" {
+				continue
+			}
+			n++
+			if refs, _ := VirtualRefs(a.VirtualSessionID); refs[0] != (VirtualRef{s.SessionID, a.AgentID}) {
+				t.Errorf("agent %s: %s reads first as %v", a.AgentID, a.VirtualSessionID, refs[0])
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no subagent in the capture")
 	}
 }

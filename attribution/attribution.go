@@ -86,23 +86,52 @@ const (
 	SessionBackground = "background"
 )
 
-// VirtualPrefix starts the id of a virtual session: VirtualPrefix +
-// agent_id addresses one subagent like a session (Agent.VirtualSessionID).
+// VirtualPrefix starts the id of a virtual session, which addresses one
+// subagent like a session: VirtualPrefix + session_id + "--" + agent_id
+// (Agent.VirtualSessionID).
 const VirtualPrefix = "sub--"
 
-// virtualID is the virtual session id of an agent; "" for the main agent.
-func virtualID(agentID string) string {
+// virtualID is the virtual session id of agent agentID of session; "" for
+// the main agent. The session is in it because an agent's id is its
+// session's alone: Claude Code's are random, but the Go SDK's are the
+// program's own names (worker-1 in every session).
+func virtualID(session, agentID string) string {
 	if agentID == "" {
 		return ""
 	}
-	return VirtualPrefix + agentID
+	return VirtualPrefix + session + "--" + agentID
 }
 
-// VirtualAgentID returns the agent a virtual session id addresses, and
-// whether id is one.
-func VirtualAgentID(id string) (string, bool) {
-	a, ok := strings.CutPrefix(id, VirtualPrefix)
-	return a, ok && a != ""
+// VirtualRef is what a virtual session id may address: the subagent
+// AgentID of session SessionID, or, with SessionID "", the subagent
+// AgentID of whichever session has one (the form of the ids made before
+// the session was in them, sub--<agent_id>).
+type VirtualRef struct{ SessionID, AgentID string }
+
+// maxVirtualRefs bounds the readings of one virtual session id.
+const maxVirtualRefs = 8
+
+// VirtualRefs returns what a virtual session id may address, in the order
+// to try them: each split of what follows VirtualPrefix at a "--" (a
+// session's or an agent's id may hold one itself), then the whole as an
+// agent's id alone. ok is false when id is not a virtual session id.
+func VirtualRefs(id string) (refs []VirtualRef, ok bool) {
+	rest, ok := strings.CutPrefix(id, VirtualPrefix)
+	if !ok || rest == "" {
+		return nil, false
+	}
+	for i := 0; len(refs) < maxVirtualRefs-1; {
+		j := strings.Index(rest[i:], "--")
+		if j < 0 {
+			break
+		}
+		at := i + j
+		if at > 0 && at+2 < len(rest) {
+			refs = append(refs, VirtualRef{SessionID: rest[:at], AgentID: rest[at+2:]})
+		}
+		i = at + 1
+	}
+	return append(refs, VirtualRef{AgentID: rest}), true
 }
 
 // Tool call statuses (ToolCall.Status).
@@ -357,8 +386,9 @@ type Agent struct {
 	// LastMessage is the last assistant message (SubagentStop; Stop for the
 	// main agent).
 	LastMessage string `json:"last_message,omitempty"`
-	// VirtualSessionID is "sub--<agent_id>" for subagents, for viewers that
-	// show each subagent as a child session.
+	// VirtualSessionID is "sub--<session_id>--<agent_id>" for subagents
+	// (VirtualPrefix), for viewers that show each subagent as a child
+	// session.
 	VirtualSessionID string `json:"virtual_session_id,omitempty"`
 	// Background marks a subagent that ran on after its spawning call
 	// returned (the call's response said async_launched, a

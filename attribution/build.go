@@ -260,7 +260,7 @@ func (b *sessionBuilder) agent(id string, r *record) *agentState {
 	if a, ok := b.agents[id]; ok {
 		return a
 	}
-	a := &agentState{a: &Agent{AgentID: id, StartedAt: r.at(), VirtualSessionID: virtualID(id)}, first: r}
+	a := &agentState{a: &Agent{AgentID: id, StartedAt: r.at(), VirtualSessionID: virtualID(b.s.SessionID, id)}, first: r}
 	b.agents[id] = a
 	b.agentSeq = append(b.agentSeq, a)
 	return a

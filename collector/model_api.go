@@ -319,19 +319,43 @@ func (s *Server) resolveAny(ctx context.Context, id string, wait bool) (resolved
 		}
 		return r, nil
 	}
-	agentID, virtual := attribution.VirtualAgentID(id)
+	refs, virtual := attribution.VirtualRefs(id)
 	if !errors.Is(err, store.ErrNotFound) || !virtual {
 		return resolved{}, err
 	}
-	parent, err := s.store.SubagentSession(ctx, agentID)
-	if errors.Is(err, store.ErrNotFound) && wait && s.modeler.wait(ctx, "", "") {
-		// Its session may have been waiting for its first update.
-		parent, err = s.store.SubagentSession(ctx, agentID)
+	for _, ref := range refs {
+		parent := ref.SessionID
+		if parent == "" {
+			// sub--<agent_id>: the session that has the agent.
+			parent, err = s.store.SubagentSession(ctx, ref.AgentID)
+			if errors.Is(err, store.ErrNotFound) && wait && s.modeler.wait(ctx, "", "") {
+				// Its session may have been waiting for its first update.
+				parent, err = s.store.SubagentSession(ctx, ref.AgentID)
+			}
+		} else {
+			_, err = s.store.Session(ctx, parent)
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return resolved{}, err
+		}
+		r, err := s.resolveAgent(ctx, parent, ref.AgentID, model)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		return r, err
 	}
+	return resolved{}, fmt.Errorf("subagent %q: %w", id, store.ErrNotFound)
+}
+
+// resolveAgent is resolveAny of the subagent agentID of session parent,
+// through model (stored or waited for); store.ErrNotFound when the
+// session has no such agent.
+func (s *Server) resolveAgent(ctx context.Context, parent, agentID string, model func(context.Context, string) (store.SessionModel, error)) (resolved, error) {
+	sess, err := s.store.Session(ctx, parent)
 	if err != nil {
-		return resolved{}, err
-	}
-	if sess, err = s.store.Session(ctx, parent); err != nil {
 		return resolved{}, err
 	}
 	m, err := model(ctx, parent)
@@ -347,7 +371,7 @@ func (s *Server) resolveAny(ctx context.Context, id string, wait bool) (resolved
 			return resolved{sess: sess, own: m, data: m, agent: a, agents: agents}, nil
 		}
 	}
-	// Modelled again since the lookup, without the agent.
+	// Modelled again since the lookup, without the agent, or never had it.
 	return resolved{}, fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
 }
 
@@ -508,7 +532,7 @@ func docsOf[R any](rows []R, doc func(R) json.RawMessage) []json.RawMessage {
 // filter's session and agent, and store.ErrNotFound when neither a session
 // nor a subagent has the id.
 func (s *Server) virtualEvents(ctx context.Context, id string) (sessionID string, agentID *string, err error) {
-	if _, ok := attribution.VirtualAgentID(id); !ok {
+	if _, ok := attribution.VirtualRefs(id); !ok {
 		s.flushSpool(ctx) // as resolve does
 		return id, nil, nil
 	}

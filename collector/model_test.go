@@ -925,3 +925,76 @@ func checkStaleThenLive(t *testing.T, db store.Store) {
 		t.Fatalf("after a start on %d stale sessions, then live:\n%s\nwant, given every event:\n%s", sessions, got, want)
 	}
 }
+
+// TestVirtualSessionsOfOneAgentID: two sessions whose subagents have the
+// same id, as a program on the Go SDK names its agents (worker-1 in every
+// session), each have a virtual session of their own subagent, with its
+// own calls; the id without the session still finds one of them.
+func TestVirtualSessionsOfOneAgentID(t *testing.T) {
+	s := newServer(t, patient)
+	var envs []event.Envelope
+	for i, sid := range []string{"sdk-a", "sdk-b"} {
+		ms := i * 1000
+		ev := func(d int, kv ...any) event.Envelope {
+			return synth(ms+d, append([]any{"session_id", sid, "cwd", "/work/p"}, kv...)...)
+		}
+		file := "/work/p/" + sid + ".txt"
+		envs = append(envs,
+			ev(0, "hook_event_name", "SessionStart", "source", "startup"),
+			ev(10, "hook_event_name", "PreToolUse", "tool_name", "Task", "tool_use_id", "task-"+sid, "tool_input", map[string]any{"subagent_type": "checker", "prompt": "check"}),
+			ev(20, "hook_event_name", "SubagentStart", "agent_id", "worker-1", "agent_type", "checker"),
+			ev(30, "hook_event_name", "PreToolUse", "agent_id", "worker-1", "agent_type", "checker", "tool_name", "Read", "tool_use_id", "read-"+sid, "tool_input", map[string]any{"file_path": file}),
+			ev(40, "hook_event_name", "PostToolUse", "agent_id", "worker-1", "agent_type", "checker", "tool_name", "Read", "tool_use_id", "read-"+sid, "tool_input", map[string]any{"file_path": file}, "tool_response", "ok"),
+			ev(50, "hook_event_name", "SubagentStop", "agent_id", "worker-1", "agent_type", "checker"),
+			ev(60, "hook_event_name", "PostToolUse", "tool_name", "Task", "tool_use_id", "task-"+sid, "tool_input", map[string]any{"subagent_type": "checker", "prompt": "check"}, "tool_response", "done"),
+		)
+	}
+	s.post(t, envs, len(envs), 0)
+	for _, sid := range []string{"sdk-a", "sdk-b"} {
+		var agents struct {
+			Agents []attribution.Agent `json:"agents"`
+		}
+		s.getJSON(t, "/v1/sessions/"+sid+"/agents", &agents)
+		var vid string
+		for _, a := range agents.Agents {
+			if a.AgentID == "worker-1" {
+				vid = a.VirtualSessionID
+			}
+		}
+		if vid != attribution.VirtualPrefix+sid+"--worker-1" {
+			t.Fatalf("%s: worker-1's virtual session %q", sid, vid)
+		}
+		var view collector.SessionView
+		s.getJSON(t, "/v1/sessions/"+vid, &view)
+		if view.ID != vid || view.ParentSessionID != sid || view.AgentID == nil || *view.AgentID != "worker-1" || view.Counts.ToolCalls != 1 {
+			t.Errorf("%s: %s", vid, jsonOf(t, view))
+		}
+		var calls collector.ToolCallsResponse
+		s.getJSON(t, "/v1/sessions/"+vid+"/tool-calls", &calls)
+		if len(calls.ToolCalls) != 1 || !bytes.Contains(calls.ToolCalls[0], []byte(`"read-`+sid+`"`)) {
+			t.Errorf("%s: calls %s", vid, jsonOf(t, calls.ToolCalls))
+		}
+		var events collector.EventsResponse
+		s.getJSON(t, "/v1/sessions/"+vid+"/events", &events)
+		for _, e := range events.Events {
+			if e.SessionID != sid || e.AgentID != "worker-1" {
+				t.Errorf("%s: an event of another session or agent: %+v", vid, e)
+			}
+		}
+		if len(events.Events) != 4 {
+			t.Errorf("%s: %d events, want 4", vid, len(events.Events))
+		}
+	}
+	// The form without the session: one of them, a subagent all the same.
+	var old collector.SessionView
+	s.getJSON(t, "/v1/sessions/"+attribution.VirtualPrefix+"worker-1", &old)
+	if old.AgentID == nil || *old.AgentID != "worker-1" || old.ParentSessionID != "sdk-a" && old.ParentSessionID != "sdk-b" {
+		t.Errorf("sub--worker-1: %s", jsonOf(t, old))
+	}
+	// A session id that is not there, or one without the agent.
+	for _, id := range []string{"sdk-c--worker-1", "sdk-a--worker-2"} {
+		if code, body := s.do(t, http.MethodGet, "/v1/sessions/"+attribution.VirtualPrefix+id, nil); code != http.StatusNotFound {
+			t.Errorf("%s: %d %s", id, code, body)
+		}
+	}
+}

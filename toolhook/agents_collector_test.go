@@ -50,7 +50,7 @@ func readModel(t *testing.T, url, sid, subagent string) modelView {
 		m.calls[c.ToolUseID] = c
 	}
 	var sub struct{ Status string }
-	get("sub--"+subagent, &sub)
+	get(attribution.VirtualPrefix+sid+"--"+subagent, &sub)
 	m.subagent = sub.Status
 	return m
 }
@@ -66,8 +66,8 @@ func readModel(t *testing.T, url, sid, subagent string) modelView {
 // counts are the same.
 func TestCollectorSeesSubagentsAsClaudeCodes(t *testing.T) {
 	url, _ := realCollector(t, collector.DefaultMaxBodyBytes, nil, nil)
-	// Each session's subagent has its own id: a subagent's view
-	// (sub--<agent_id>) is found by its id alone.
+	// Each session's subagent has its own id, though its view
+	// (sub--<session_id>--<agent_id>) names its session too.
 	const worker, sdkWorker, workerType = "worker-cc", "worker-sdk", "Explore"
 
 	// Claude Code's session, through the envelopes its hook sends: the
