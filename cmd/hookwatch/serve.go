@@ -139,7 +139,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if token == "" && !hasTokens && !*insecure && !serveIsLoopback(*addr) {
 		db.Close()
-		return fmt.Errorf("refusing to listen on %s without authentication: anyone who can reach it could read every prompt and command; create tokens (hookwatch token create), set HOOKWATCH_TOKEN, listen on 127.0.0.1, or pass --insecure-no-token", *addr)
+		return fmt.Errorf("%w: refusing to listen on %s without authentication: anyone who can reach it could read every prompt and command; create tokens (hookwatch token create), set HOOKWATCH_TOKEN, listen on 127.0.0.1, or pass --insecure-no-token", errUsage, *addr)
 	}
 	if _, ok := db.(store.Sizer); retainSize > 0 && !ok {
 		db.Close()

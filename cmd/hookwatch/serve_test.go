@@ -223,6 +223,10 @@ func TestServeRefuses(t *testing.T) {
 	f("refusing to listen on 0.0.0.0:0 without authentication", "--addr", "0.0.0.0:0")
 	f("refusing to listen on :7421", "--addr", ":7421")
 	f("--insecure-no-token", "--addr", "[::]:0")
+	// The flags asked for what serve never does: a usage error, exit 2.
+	if code := exitCode(run(context.Background(), []string{"serve", "--addr", "0.0.0.0:0"}, nil, io.Discard, io.Discard), io.Discard); code != 2 {
+		t.Errorf("serve --addr 0.0.0.0:0 without a token: exit %d, want 2", code)
+	}
 	f("unexpected argument", "extra")
 	f("flag provided but not defined", "--nope")
 	f("the --signal-* flags take a count from 1 to 1000", "--signal-read-repeats", "0")
