@@ -206,12 +206,19 @@ func TestVirtualSession(t *testing.T) {
 	s := newServer(t, patient)
 	envs := claudeCorpus(t)
 	s.post(t, envs, len(envs), 0)
-	id := attribution.VirtualPrefix + corpusExplore
+	id := attribution.VirtualPrefix + corpusMain + "--" + corpusExplore
 	var v collector.SessionView
 	s.getJSON(t, "/v1/sessions/"+id, &v)
 	if v.ID != id || v.ParentSessionID != corpusMain || v.Lineage != "subagent" || v.AgentID == nil ||
 		*v.AgentID != corpusExplore || v.Agent == nil || v.Status != attribution.SessionEnded || v.Counts.ToolCalls != 2 || v.Counts.Rejected != 1 || v.Title == "" {
 		t.Fatalf("virtual session %s: %s", id, jsonOf(t, v))
+	}
+	// The form without the session finds the same subagent, under the id
+	// its agent gives it.
+	var old collector.SessionView
+	s.getJSON(t, "/v1/sessions/"+attribution.VirtualPrefix+corpusExplore, &old)
+	if jsonOf(t, old) != jsonOf(t, v) {
+		t.Fatalf("sub--%s: %s, want %s", corpusExplore, jsonOf(t, old), jsonOf(t, v))
 	}
 	// Its transcript is the subagent's own, not its parent's.
 	if v.TranscriptPath == "" || v.TranscriptPath != v.Agent.TranscriptPath {
