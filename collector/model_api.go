@@ -332,15 +332,15 @@ func (s *Server) resolveAny(ctx context.Context, id string, wait bool) (resolved
 				// Its session may have been waiting for its first update.
 				parent, err = s.store.SubagentSession(ctx, ref.AgentID)
 			}
-		} else {
-			_, err = s.store.Session(ctx, parent)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return resolved{}, err
+			}
 		}
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return resolved{}, err
-		}
+		// A session that is not there is not found, as one without the
+		// agent: resolveAgent reads the session first.
 		r, err := s.resolveAgent(ctx, parent, ref.AgentID, model)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
@@ -351,8 +351,8 @@ func (s *Server) resolveAny(ctx context.Context, id string, wait bool) (resolved
 }
 
 // resolveAgent is resolveAny of the subagent agentID of session parent,
-// through model (stored or waited for); store.ErrNotFound when the
-// session has no such agent.
+// through model (stored or waited for); store.ErrNotFound when there is
+// no such session, or it has no such agent.
 func (s *Server) resolveAgent(ctx context.Context, parent, agentID string, model func(context.Context, string) (store.SessionModel, error)) (resolved, error) {
 	sess, err := s.store.Session(ctx, parent)
 	if err != nil {
