@@ -131,7 +131,7 @@ func (ms Members) Object() Object {
 // Split does and appends its members to dst, in their order, duplicates
 // included. invalidUTF8 and err are Split's.
 func SplitMembers(data []byte, dst Members) (ms Members, invalidUTF8 bool, err error) {
-	data = bytes.TrimSpace(data)
+	data = jsonscan.TrimBlank(data)
 	if len(data) == 0 || data[0] != '{' {
 		return nil, false, ErrNotObject
 	}
@@ -413,7 +413,7 @@ func decodeStruct(raw Object, v reflect.Value, mistyped *[]string) {
 
 // decodeValue sets fv from rv and reports whether rv had the expected type.
 func decodeValue(rv json.RawMessage, fv reflect.Value) bool {
-	rv = bytes.TrimSpace(rv)
+	rv = jsonscan.TrimBlank(rv)
 	if len(rv) == 0 || string(rv) == "null" {
 		return true // null is absent
 	}

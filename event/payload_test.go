@@ -220,7 +220,9 @@ func TestDecodeLenient(t *testing.T) {
 }
 
 func TestDecodeRejects(t *testing.T) {
-	for _, in := range []string{"", "   ", "not json", "[1,2]", `"str"`, "42", "null", `{"a":`, `{"a":1} trailing`} {
+	for _, in := range []string{"", "   ", "not json", "[1,2]", `"str"`, "42", "null", `{"a":`, `{"a":1} trailing`,
+		// Blanks to Unicode, not to JSON: encoding/json refuses them too.
+		"\f{}", "{}\f", "\v{}", "{}\u00a0", "\u0085{}"} {
 		if _, err := event.Decode([]byte(in)); err == nil {
 			t.Errorf("Decode(%q) = nil error, want one", in)
 		}

@@ -40,6 +40,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 	"github.com/hookwatch/hookwatch/internal/jsonstr"
 	"github.com/hookwatch/hookwatch/privacy"
 )
@@ -331,7 +332,7 @@ func (pl *Pipeline) admit(env *event.Envelope, split event.Members, withRaw bool
 	if changed || invalidUTF8 {
 		b = encodeMemberList(ms)
 	} else {
-		data := bytes.TrimSpace(env.Payload)
+		data := jsonscan.TrimBlank(env.Payload)
 		if hasLineBreak(data) {
 			return pl.admitObject(env, withRaw)
 		}
@@ -381,7 +382,7 @@ func (pl *Pipeline) admitMap(env *event.Envelope) *event.Payload {
 	if err != nil {
 		return nil
 	}
-	compacted := len(b) != len(bytes.TrimSpace(env.Payload))
+	compacted := len(b) != len(jsonscan.TrimBlank(env.Payload))
 	if compacted { // raw's values are not b's: rare enough to decode again
 		env.Payload = b
 		p, err := event.Decode(b)
@@ -453,7 +454,7 @@ func payloadJSON(raw event.Object, data []byte, reencode bool) (json.RawMessage,
 	if reencode {
 		return encodeMembers(raw), nil
 	}
-	data = bytes.TrimSpace(data)
+	data = jsonscan.TrimBlank(data)
 	if bytes.IndexByte(data, '\n') < 0 && bytes.IndexByte(data, '\r') < 0 {
 		return data, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 )
 
 // derived is what FromEnvelope takes from a payload.
@@ -34,7 +35,7 @@ type derived struct {
 // It returns the payload as it must be stored: trimmed, with invalid UTF-8
 // replaced as event.Decode does.
 func derive(data []byte) (derived, []byte, error) {
-	data = bytes.TrimSpace(data)
+	data = jsonscan.TrimBlank(data)
 	if len(data) == 0 || data[0] != '{' {
 		return derived{}, nil, event.ErrNotObject
 	}
@@ -108,7 +109,7 @@ func derive(data []byte) (derived, []byte, error) {
 
 // deriveSlow is derive through event.Decode: the reference semantics.
 func deriveSlow(data []byte) (derived, []byte, error) {
-	data = bytes.TrimSpace(data)
+	data = jsonscan.TrimBlank(data)
 	p, err := event.Decode(data)
 	if err != nil {
 		return derived{}, nil, err

@@ -89,6 +89,7 @@ var deriveCases = []string{
 	"{\"session_id\":\"bad \xff utf8\",\"x\":\"\xfe\"}",
 	"{\"session_id\"\t:\n\"ws\" ,\r\"cwd\" : \"/x\" }",
 	`{"session_id":"s"`, `{"session_id":}`, `{"a":1}x`, `[]`, `null`, ``, `"x"`, `{"a":1,}`,
+	"\f{}", "{}\u00a0", // not blanks to JSON
 	`{"x":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`,
 	`{"x":` + strings.Repeat("[", 510) + strings.Repeat("]", 510) + `}`,
 	`{"x":` + strings.Repeat("[", 511) + strings.Repeat("]", 511) + `}`,

@@ -368,6 +368,19 @@ func Elements(data []byte, fn func(elem []byte)) (depth int, ok bool) {
 	}
 }
 
+// TrimBlank returns b without the blanks JSON allows around a value (space,
+// tab, line feed, carriage return). Unlike bytes.TrimSpace it keeps the
+// other spaces of Unicode (form feed, no-break space…), which no JSON
+// reader takes for blanks, so that what is trimmed is still refused.
+func TrimBlank(b []byte) []byte {
+	i := skipBlank(b, 0)
+	j := len(b)
+	for j > i && (b[j-1] == ' ' || b[j-1] == '\t' || b[j-1] == '\n' || b[j-1] == '\r') {
+		j--
+	}
+	return b[i:j]
+}
+
 func skipBlank(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++

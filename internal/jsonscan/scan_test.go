@@ -78,6 +78,26 @@ func TestMembers(t *testing.T) {
 	f(`"s"`, nil, 0, false)
 }
 
+func TestTrimBlank(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                 "",
+		" \t\r\n":          "",
+		"\n {\"a\":1}\r\n": `{"a":1}`,
+		"\f{}":             "\f{}",
+		"{}\u00a0":         "{}\u00a0",
+		" \v{} ":           "\v{}",
+		"\t\"x\"\t":        `"x"`,
+	} {
+		if got := string(jsonscan.TrimBlank([]byte(in))); got != want {
+			t.Errorf("TrimBlank(%q) = %q, want %q", in, got, want)
+		}
+		_, ok := jsonscan.Valid([]byte(in))
+		if ok != json.Valid([]byte(in)) {
+			t.Errorf("Valid(%q) = %v, encoding/json says otherwise", in, ok)
+		}
+	}
+}
+
 func TestElements(t *testing.T) {
 	f := func(in string, want []string, wantOK bool) {
 		t.Helper()
