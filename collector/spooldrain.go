@@ -13,21 +13,6 @@ import (
 	"github.com/hookwatch/hookwatch/spool"
 )
 
-// spoolCoalesce is how long the drainer waits after a spool write before it
-// drains, so that the hooks of an agent's turn — its parallel tool calls'
-// PreToolUse and PostToolUse, the batch's PostToolBatch, parallel
-// subagents — share one pass, one commit and one round of the model. In a
-// session the hooks trickle, one every few to tens of milliseconds, and what
-// one pass costs (its wake-ups, during which the runtime's monitor thread
-// polls every 20 µs; a SQLite transaction for the events and one for the
-// model's rows) is more than the events it stores: at 50 ms a trickle cost
-// the collector ~0.7 ms of CPU per event, at 250 ms ~0.4 (docs/benchmarks.md,
-// "What hooks cost a session"). Nothing that decides waits for it: a policy
-// reading signals, and a read of a session, have the drainer store what is
-// pending at once (flushSpool); what it delays is only the live views
-// (streams, /metrics), by up to this much.
-const spoolCoalesce = 250 * time.Millisecond
-
 // spoolFlushWait bounds how long a question waits for the drainer to store
 // what was handed over (flushSpool).
 const spoolFlushWait = 500 * time.Millisecond
@@ -63,7 +48,10 @@ func (s *Server) DrainSpool(ctx context.Context, sp *spool.Spool, interval time.
 	context.AfterFunc(ctx, func() { time.AfterFunc(spoolFinalPass, stop) })
 	err := sp.Follow(ctx, spool.FollowOptions{
 		Interval: interval,
-		Coalesce: spoolCoalesce,
+		// Nothing that decides waits for the gathering: a policy reading
+		// signals, and a read of a session, have the drainer store what is
+		// pending at once (flushSpool).
+		Coalesce: spool.DefaultCoalesce,
 		Batch:    spool.DefaultBatch,
 		Flush:    flush.asks,
 		Final:    spoolFinalPass,
@@ -103,7 +91,7 @@ type spoolFlush struct {
 // before the call is stored — a pass of the drainer that began after the
 // call — or when ctx ends or spoolFlushWait has passed, or at once when no
 // drainer runs. The drainer waits a little after a hand-off so that a burst
-// shares one commit (spoolCoalesce); a policy reading a session's signals,
+// shares one commit (spool.DefaultCoalesce); a policy reading a session's signals,
 // or a read of a session, must not miss the events of its latest hooks
 // meanwhile.
 func (s *Server) flushSpool(ctx context.Context) {

@@ -42,9 +42,6 @@ const (
 	// maxBodyBytes caps one POST, below the collector's default cap on a
 	// body (32 MiB): a batch of records past it is sent in several.
 	maxBodyBytes = 8 << 20
-	// coalesce is how long after a spool write the forwarder waits, so
-	// that a burst of hooks shares one POST.
-	coalesce = 20 * time.Millisecond
 )
 
 // Options configures Run.
@@ -148,7 +145,7 @@ func Run(ctx context.Context, o Options) error {
 	f := &forwarder{o: o, base: strings.TrimRight(o.URL, "/")}
 	err = sp.Follow(ctx, spool.FollowOptions{
 		Interval:   o.Interval,
-		Coalesce:   coalesce,
+		Coalesce:   spool.DefaultCoalesce, // a turn's hooks share one POST
 		Batch:      spool.DefaultBatch,
 		MinBackoff: minBackoff,
 		MaxBackoff: maxBackoff,

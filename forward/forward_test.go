@@ -249,3 +249,60 @@ func TestForwardIsolatesRefused(t *testing.T) {
 		t.Fatalf("rejected.jsonl: %v %q; want the bad envelope alone", err, b)
 	}
 }
+
+// TestForwardGathersATurn appends the hooks of a turn as they trickle in,
+// 40 ms apart: the forwarder posts them together (spool.DefaultCoalesce),
+// as the collector's own drainer stores them, rather than a request each.
+func TestForwardGathersATurn(t *testing.T) {
+	db := sqlite.MustOpenDB(t)
+	srv, err := collector.New(collector.Config{Store: db, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	var posts atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/events" {
+			posts.Add(1)
+		}
+		srv.Handler().ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+
+	home := t.TempDir()
+	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	ready := make(chan struct{})
+	go func() {
+		done <- forward.Run(ctx, forward.Options{Home: home, URL: ts.URL, Ready: func() { close(ready) }})
+	}()
+	<-ready
+	corpus := storetest.Corpus(t)[:5]
+	for i, p := range corpus {
+		if i > 0 {
+			time.Sleep(40 * time.Millisecond)
+		}
+		env := storetest.Envelope(p.Runtime, storetest.At(i), p.JSON)
+		if err := sp.Append(env.AppendJSON(nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); countEvents(t, db) < int64(len(corpus)) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := countEvents(t, db); n != int64(len(corpus)) {
+		t.Fatalf("stored %d events, want %d", n, len(corpus))
+	}
+	// One POST, two should the machine stall past the gathering.
+	if n := posts.Load(); n > 2 {
+		t.Fatalf("%d POSTs for a turn of %d hooks 40 ms apart, want them gathered", n, len(corpus))
+	}
+}

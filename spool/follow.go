@@ -5,6 +5,22 @@ import (
 	"time"
 )
 
+// DefaultCoalesce is how long a consumer that delivers to a collector
+// gathers after a wake-up before it passes (FollowOptions.Coalesce): the
+// collector's own drainer, a forwarder, the SDK's sender. So the hooks of
+// an agent's turn — its parallel tool calls' PreToolUse and PostToolUse,
+// the batch's PostToolBatch, parallel subagents — share one pass, one
+// commit and one round of the model. In a session the hooks trickle, one
+// every few to tens of milliseconds, and what a pass costs the collector
+// (its wake-ups, during which the runtime's monitor thread polls every
+// 20 µs; a SQLite transaction for the events and one for the model's rows;
+// a request, when the pass is a POST) is more than the events it stores:
+// at 50 ms a trickle cost the collector ~0.7 ms of CPU per event, at
+// 250 ms ~0.4; three busy sessions forwarded at 20 ms cost it ~70 µs per
+// event, at 250 ms ~45 (docs/benchmarks.md, "What hooks cost a session"
+// and "The session model"). What it delays is only what is shown live.
+const DefaultCoalesce = 250 * time.Millisecond
+
 // FollowOptions configures Follow.
 type FollowOptions struct {
 	// Interval is how often the spool is looked at without a wake-up.
