@@ -33,8 +33,15 @@ type ForwardOptions struct {
 	// recorded while the queue is full is dropped and counted, never waited
 	// for: the agent is not slowed by its collector.
 	QueueSize int
-	// BatchSize is how many envelopes one POST carries at most (default 256).
+	// BatchSize is how many envelopes one POST carries at most (default
+	// DefaultBatchSize).
 	BatchSize int
+	// Linger is how long a batch waits for more envelopes after its first
+	// before it is sent, unless it fills first (default
+	// spool.DefaultCoalesce, as the hooks' forwarder gathers: a request
+	// costs the collector more than the few envelopes a single call
+	// makes); negative sends what is queued at once. Close sends at once.
+	Linger time.Duration
 	// MaxBatchBytes is how large one POST's body may be (default
 	// DefaultMaxBatchBytes), measured as a collector measures a body
 	// against its bound (collector.Config.MaxBodyBytes), so that a
@@ -52,6 +59,9 @@ type ForwardOptions struct {
 	// Client sends the batches (default: a client with a 5 s timeout).
 	Client *http.Client
 }
+
+// DefaultBatchSize is the default ForwardOptions.BatchSize.
+const DefaultBatchSize = 256
 
 // DefaultMaxBatchBytes is the default ForwardOptions.MaxBatchBytes: a
 // quarter of the body a collector takes by default
@@ -71,7 +81,7 @@ const CloseTimeout = 10 * time.Second
 // spawned it and its depth, the linkage attribution reads first.
 //
 // Record never blocks: calls wait in a bounded queue and are sent in
-// batches (BatchSize envelopes, MaxBatchBytes) by one goroutine; a call
+// batches (BatchSize envelopes, MaxBatchBytes, gathered for Linger) by one goroutine; a call
 // that finds the queue full is dropped and counted (Dropped). Envelopes the
 // collector cannot take now are appended to the spool; after such a
 // failure the next batches go to the spool without waiting on the
@@ -139,10 +149,13 @@ func NewForwarder(o ForwardOptions) (*Forwarder, error) {
 		o.QueueSize = 4096
 	}
 	if o.BatchSize <= 0 {
-		o.BatchSize = 256
+		o.BatchSize = DefaultBatchSize
 	}
 	if o.MaxBatchBytes <= 0 {
 		o.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if o.Linger == 0 {
+		o.Linger = spool.DefaultCoalesce
 	}
 	if o.RetryAfter <= 0 {
 		o.RetryAfter = 5 * time.Second
@@ -236,6 +249,8 @@ func (f *Forwarder) run() {
 	// What an earlier run could not deliver goes first.
 	f.drain()
 	recs := make([][]byte, 0, f.o.BatchSize)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
 	for {
 		if len(recs) == 0 {
 			q, ok := <-f.queue
@@ -244,22 +259,39 @@ func (f *Forwarder) run() {
 			}
 			recs = f.envelopes(recs, q)
 		}
-		// Take what else is queued now, until a batch is full, without
-		// waiting. The envelopes past a full batch start the next one.
+		// Take what else is queued until a batch is full or has waited
+		// Linger since it began. The envelopes past a full batch start the
+		// next one.
+		var expired <-chan time.Time
+		if f.o.Linger > 0 {
+			linger.Reset(f.o.Linger)
+			expired = linger.C
+		}
 		n := f.fit(recs)
 	more:
 		for n == len(recs) && n < f.o.BatchSize {
-			select {
-			case q, ok := <-f.queue:
-				if !ok {
+			var q queued
+			var ok bool
+			if expired == nil {
+				select {
+				case q, ok = <-f.queue:
+				default:
 					break more
 				}
-				recs = f.envelopes(recs, q)
-				n = f.fit(recs)
-			default:
+			} else {
+				select {
+				case q, ok = <-f.queue:
+				case <-expired:
+					break more
+				}
+			}
+			if !ok {
 				break more
 			}
+			recs = f.envelopes(recs, q)
+			n = f.fit(recs)
 		}
+		linger.Stop()
 		f.deliver(recs[:n])
 		rest := copy(recs, recs[n:])
 		clear(recs[rest:])

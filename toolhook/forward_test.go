@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -307,5 +308,73 @@ func TestForwarderRedacts(t *testing.T) {
 	all := strings.Join(bodies, "\n")
 	if strings.Count(all, `"tool_use_id":"t`) != 4 || strings.Contains(all, "Qw2-Er5tXy7_") {
 		t.Fatalf("sent %s", all)
+	}
+}
+
+// TestForwarderLinger sends the calls of a trickle in one POST when they
+// come within Linger of the first, each in a POST of its own without
+// lingering, and has Close send what waits at once rather than after
+// Linger.
+func TestForwarderLinger(t *testing.T) {
+	var mu sync.Mutex
+	var posts []int // envelopes per POST
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Envelopes []event.Envelope }
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			w.WriteHeader(400)
+			return
+		}
+		mu.Lock()
+		posts = append(posts, len(body.Envelopes))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	trickle := func(linger time.Duration, calls int, last func(*Forwarder)) []int {
+		t.Helper()
+		mu.Lock()
+		posts = nil
+		mu.Unlock()
+		fw, err := NewForwarder(ForwardOptions{URL: srv.URL, Linger: linger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range calls {
+			if i > 0 {
+				time.Sleep(20 * time.Millisecond)
+			}
+			fw.Record(&Call{SessionID: "s", ToolName: "Read", ToolUseID: fmt.Sprint("t", i), Status: "ok", Start: time.Now(), Output: "x"})
+		}
+		last(fw)
+		if err := fw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(posts)
+	}
+	// A trickle of five calls, 20 ms apart, within a linger of 10 s.
+	wait := func(fw *Forwarder) {
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			mu.Lock()
+			n := len(posts)
+			mu.Unlock()
+			if n > 0 {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if got := trickle(2*time.Second, 5, wait); !slices.Equal(got, []int{10}) {
+		t.Errorf("lingering: envelopes per POST %v, want [10]", got)
+	}
+	// Without lingering each call goes as it comes.
+	if got := trickle(-1, 5, wait); len(got) != 5 {
+		t.Errorf("not lingering: envelopes per POST %v, want a POST per call", got)
+	}
+	// Close does not wait out an hour's linger.
+	start := time.Now()
+	if got := trickle(time.Hour, 2, func(*Forwarder) {}); !slices.Equal(got, []int{4}) || time.Since(start) > 30*time.Second {
+		t.Errorf("closed while lingering: envelopes per POST %v after %v, want [4] at once", got, time.Since(start))
 	}
 }
