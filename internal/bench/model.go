@@ -26,6 +26,7 @@ import (
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
 	"github.com/hookwatch/hookwatch/spool"
+	"github.com/hookwatch/hookwatch/toolhook"
 )
 
 // ModelOptions configure the session model benchmark.
@@ -55,8 +56,9 @@ const (
 	// hooks alike: hook.SpoolDelivers, collector.ClaudeHookConfig.Spool);
 	// the collector drains what gathered (collector.DrainSpool).
 	ViaSpool Via = "spool"
-	// ViaPost POSTs each session's events of every 10 ms tick to
-	// /v1/events, as the SDK sends its batches.
+	// ViaPost POSTs each session's events to /v1/events in batches as
+	// the SDK's sender gathers them (toolhook.ForwardOptions: BatchSize,
+	// Linger).
 	ViaPost Via = "post"
 	// ViaForward appends each event alone to a spool of the session's
 	// own, as hooks on another machine do, which a forwarder of its own
@@ -73,7 +75,7 @@ func (v Via) how() string {
 	case ViaForward:
 		return "each appended to a spool per session that a forwarder per session posts from, as from other machines"
 	}
-	return "POSTed to /v1/events, a batch per session every 10 ms, as the SDK sends"
+	return "POSTed to /v1/events in batches as the SDK gathers them"
 }
 
 // ParseVia reads a comma-separated list of ways (spool, post, forward).
@@ -152,7 +154,7 @@ type ModelRun struct {
 // /proc/<pid>/stat), the lag from commit to model (the collector's
 // hookwatch_model_lag_seconds histogram) and the first page of a session's
 // tool calls once everything is modelled. Through the spool the events
-// reach the store up to a drain's gathering (collector.spoolCoalesce) after
+// reach the store up to a drain's gathering (spool.DefaultCoalesce) after
 // they were appended, before the lag counts.
 func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error) {
 	if len(o.Sessions) == 0 {
@@ -406,6 +408,25 @@ func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o Mo
 			defer wg.Done()
 			t := time.NewTicker(tick)
 			defer t.Stop()
+			// What was sent counts in its slice.
+			sentNow := func(n int) {
+				mu.Lock()
+				defer mu.Unlock()
+				before := sent / o.Slice
+				sent += n
+				if sent/o.Slice > before {
+					if c, err := procCPU(p.Pid()); err == nil {
+						perSlice = append(perSlice, (c-lastAt).Seconds()*1e6/float64(o.Slice))
+						lastAt = c
+						sliced <- struct{}{}
+					}
+				}
+			}
+			// Posted, the events gather as the SDK's sender gathers them:
+			// full batches at once, the rest once the first has waited
+			// its linger.
+			var pending []event.Envelope
+			var first time.Time
 			for i := 0; i < len(envs); i += perTick {
 				select {
 				case <-ctx.Done():
@@ -414,21 +435,30 @@ func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o Mo
 				case <-t.C:
 				}
 				batch := demo.Sent(envs[i:min(i+perTick, len(envs))], time.Now().UTC())
-				if err := post(session, batch); err != nil {
-					errs <- err
-					return
-				}
-				mu.Lock()
-				before := sent / o.Slice
-				sent += len(batch)
-				if sent/o.Slice > before {
-					if c, err := procCPU(p.Pid()); err == nil {
-						perSlice = append(perSlice, (c-lastAt).Seconds()*1e6/float64(o.Slice))
-						lastAt = c
-						sliced <- struct{}{}
+				if via != ViaPost {
+					if err := post(session, batch); err != nil {
+						errs <- err
+						return
 					}
+					sentNow(len(batch))
+					continue
 				}
-				mu.Unlock()
+				if len(pending) == 0 {
+					first = time.Now()
+				}
+				pending = append(pending, batch...)
+				for len(pending) > 0 {
+					n := min(len(pending), toolhook.DefaultBatchSize)
+					if n < toolhook.DefaultBatchSize && time.Since(first) < spool.DefaultCoalesce && i+perTick < len(envs) {
+						break
+					}
+					if err := post(session, pending[:n]); err != nil {
+						errs <- err
+						return
+					}
+					sentNow(n)
+					pending, first = pending[n:], time.Now()
+				}
 			}
 		}()
 	}
