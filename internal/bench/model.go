@@ -107,6 +107,12 @@ type ModelRun struct {
 	// groups, and lands in one slice or another.
 	SliceGC       []float64
 	SliceGCCycles []float64
+	// SliceKernel is the collector's system CPU per event, in µs (from
+	// /proc, in 10 ms ticks), and SliceFaults its page faults per event,
+	// for each slice: a heap that grows into memory the process never
+	// touched costs a fault and the zeroing of a page at each first
+	// write, which counts as the collector's CPU.
+	SliceKernel, SliceFaults []float64
 	// LagP50 and LagP99 are the time from commit to the model stored.
 	LagP50, LagP99 time.Duration
 	// Rebuilds and Loads count the groups rebuilt and read from the store.
@@ -218,6 +224,13 @@ func printModelRun(w io.Writer, r ModelRun) {
 			}
 		}
 		fmt.Fprintf(w, "    of which garbage collection, µs/event per slice (collections ended in it):%s\n", b.String())
+	}
+	if len(r.SliceKernel) == len(r.SliceMicros) {
+		b.Reset()
+		for i, k := range r.SliceKernel {
+			fmt.Fprintf(&b, " %.0f(%.1f)", k, r.SliceFaults[i])
+		}
+		fmt.Fprintf(w, "    of which the kernel, µs/event per slice (page faults per event):%s\n", b.String())
 	}
 	fmt.Fprintf(w, "    rounds p50 %v, p99 %v; %.0f GC cycles, GC %.1f µs/event, %.0f B and %.0f objects allocated per event; peak RSS %d MiB; live heap at the last collection %.0f MiB (%.0f B per event sent)\n",
 		r.RoundP50.Round(time.Millisecond), r.RoundP99.Round(time.Millisecond), r.GCCycles, r.GCMicros, r.AllocBytes, r.AllocObjects, r.PeakRSS>>20,
@@ -374,11 +387,18 @@ func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o Mo
 	if err != nil {
 		return ModelRun{}, err
 	}
+	kernel0, err := procKernel(p.Pid())
+	if err != nil {
+		return ModelRun{}, err
+	}
 	var (
 		mu       sync.Mutex
 		sent     int
 		perSlice []float64
 		lastAt   = cpu0
+		// the kernel's share and the faults, per slice
+		perSliceKernel, perSliceFaults []float64
+		lastKernel, lastFaults         = kernel0, faults0
 	)
 	// At each slice's end the collector's metrics are read for what its
 	// garbage collector took, off the senders' way.
@@ -419,6 +439,13 @@ func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o Mo
 						perSlice = append(perSlice, (c-lastAt).Seconds()*1e6/float64(o.Slice))
 						lastAt = c
 						sliced <- struct{}{}
+					}
+					k, kerr := procKernel(p.Pid())
+					f, ferr := procFaults(p.Pid())
+					if kerr == nil && ferr == nil {
+						perSliceKernel = append(perSliceKernel, (k-lastKernel).Seconds()*1e6/float64(o.Slice))
+						perSliceFaults = append(perSliceFaults, float64(f-lastFaults)/float64(o.Slice))
+						lastKernel, lastFaults = k, f
 					}
 				}
 			}
@@ -489,6 +516,7 @@ func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o Mo
 		return ModelRun{}, err
 	}
 	run := ModelRun{Sessions: sessions, Events: total, Via: via, SliceMicros: perSlice, SliceGC: perSliceGC, SliceGCCycles: perSliceCycles,
+		SliceKernel: perSliceKernel, SliceFaults: perSliceFaults,
 		Switches: float64(all1-all0) / float64(total), Voluntary: float64(vol1-vol0) / float64(total),
 		Faults: float64(faults1-faults0) / float64(total)}
 	first := streams[0][0]
@@ -603,6 +631,16 @@ func procCPU(pid int) (time.Duration, error) {
 		return 0, err
 	}
 	return statTime(pid, f, 11, 12)
+}
+
+// procKernel returns the system CPU time of a process so far, from
+// /proc/pid/stat, in clock ticks.
+func procKernel(pid int) (time.Duration, error) {
+	f, err := procStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	return statTime(pid, f, 12)
 }
 
 // procFaults returns the page faults of a process so far, minor and major,
