@@ -22,6 +22,7 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/forward"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/cputime"
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
@@ -355,11 +356,12 @@ func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o Mo
 			}
 			return nil
 		}
-		body, err := json.Marshal(map[string]any{"envelopes": envs})
-		if err != nil {
-			return err
+		// The body as the SDK's sender makes it.
+		recs := make([][]byte, len(envs))
+		for i := range envs {
+			recs[i] = envs[i].AppendJSON(nil)
 		}
-		res, err := client.Post(p.URL()+"/v1/events", "application/json", bytes.NewReader(body))
+		res, err := client.Post(p.URL()+"/v1/events", "application/json", bytes.NewReader(hook.BatchBody(recs)))
 		if err != nil {
 			return err
 		}
