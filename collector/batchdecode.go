@@ -173,17 +173,26 @@ func scanEnvelopes(s *jsonscan.Scanner, sp *splitPayloads) ([]event.Envelope, bo
 		}
 		envs = append(envs, event.Envelope{})
 		n := len(envs)
-		from := len(sp.members)
-		_, members, split, ok := envs[n-1].UnmarshalScannedSplit(s, sp.members)
-		if !ok {
+		if !scanEnvelope(s, &envs[n-1], sp) {
 			return nil, false
 		}
-		sp.members = members
-		sp.spans = append(sp.spans, memberSpan{from: from, to: len(members), split: split})
 		if n > 1 {
 			shareStrings(&envs[n-1], &envs[n-2])
 		}
 	}
+}
+
+// scanEnvelope decodes into env the envelope whose BeginObject s returned
+// last, consumes it, and puts its payload's members in sp.
+func scanEnvelope(s *jsonscan.Scanner, env *event.Envelope, sp *splitPayloads) bool {
+	from := len(sp.members)
+	_, members, split, ok := env.UnmarshalScannedSplit(s, sp.members)
+	if !ok {
+		return false
+	}
+	sp.members = members
+	sp.spans = append(sp.spans, memberSpan{from: from, to: len(members), split: split})
+	return true
 }
 
 // scratchEnvelopes holds scanEnvelopes' buffers, of at most

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
-	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/internal/jsonscan"
 	"github.com/hookwatch/hookwatch/spool"
 )
 
@@ -149,22 +149,31 @@ func (s *Server) deliverSpooled(ctx context.Context, sp *spool.Spool, recs [][]b
 // record of envs[i]) and the records that are none (bad), and puts in
 // split the members of the payloads it split as it scanned them.
 //
-// The records are the spool reader's buffer, valid only during the pass;
-// the envelopes, which admission and the model read, point into one copy
-// of them all, written as the body of a POST /v1/events (hook.BatchBody,
-// as hooks and forwarders send spooled records): the batch's
-// decoder scans it once, each envelope with its payload's members
-// (scanBatch), where each record alone was scanned once for the envelope
-// and once more for its payload's members. A pass with a record that is
-// not an envelope of the common shape is decoded record by record.
+// The envelopes, which admission and the model read, point into the
+// records, which the spool's reader hands over to keep (spool.Drain). Each
+// record is scanned once, its envelope with its payload's members, as the
+// batch decoder scans the envelopes of a body (scanEnvelope), where
+// UnmarshalJSON and SplitMembers would scan it twice. A pass with a record
+// that is not an envelope of the common shape is decoded record by record.
 func decodeSpooled(recs [][]byte, split *splitPayloads) (envs []event.Envelope, raw, bad [][]byte) {
-	body := hook.BatchBody(recs)
 	split.members, split.spans = split.members[:0], split.spans[:0]
-	if envs, ok := scanBatch(body, split); ok && len(envs) == len(recs) {
-		return envs, recs, nil
+	envs = make([]event.Envelope, len(recs))
+	for i, r := range recs {
+		s := jsonscan.NewScanner(r)
+		if s.Next().Kind != jsonscan.BeginObject || !scanEnvelope(&s, &envs[i], split) || s.Next().Kind != jsonscan.End {
+			split.members, split.spans = split.members[:0], split.spans[:0]
+			return decodeEach(recs)
+		}
+		if s.MaxDepthSeen() > event.MaxDepth {
+			// A payload may nest deeper than admission takes: let it
+			// split it again, and refuse what it refuses.
+			split.spans[i].split = false
+		}
+		if i > 0 {
+			shareStrings(&envs[i], &envs[i-1])
+		}
 	}
-	split.members, split.spans = split.members[:0], split.spans[:0]
-	return decodeEach(recs)
+	return envs, recs, nil
 }
 
 // decodeEach is decodeSpooled record by record, without splitting the
