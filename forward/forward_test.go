@@ -182,6 +182,19 @@ func TestForwardRefusesAttachedSpool(t *testing.T) {
 }
 
 // countEvents counts every stored event, page by page.
+// startCollector returns a collector on a SQLite store of its own, shut
+// down when the test ends, and its store.
+func startCollector(t *testing.T) (store.Store, *collector.Server) {
+	t.Helper()
+	db := sqlite.MustOpenDB(t)
+	srv, err := collector.New(collector.Config{Store: db, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	return db, srv
+}
+
 func countEvents(t *testing.T, db store.Store) int64 {
 	var n int64
 	f := store.EventFilter{Limit: store.MaxLimit}
@@ -202,12 +215,7 @@ func countEvents(t *testing.T, db store.Store) int64 {
 // collector refuses one envelope (an id it does not accept): the others are
 // stored, and only that one is set aside in rejected.jsonl.
 func TestForwardIsolatesRefused(t *testing.T) {
-	db := sqlite.MustOpenDB(t)
-	srv, err := collector.New(collector.Config{Store: db, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	db, srv := startCollector(t)
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
 
@@ -254,12 +262,7 @@ func TestForwardIsolatesRefused(t *testing.T) {
 // 40 ms apart: the forwarder posts them together (spool.DefaultCoalesce),
 // as the collector's own drainer stores them, rather than a request each.
 func TestForwardGathersATurn(t *testing.T) {
-	db := sqlite.MustOpenDB(t)
-	srv, err := collector.New(collector.Config{Store: db, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	db, srv := startCollector(t)
 	var posts atomic.Int64
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/events" {
