@@ -91,9 +91,9 @@ type spoolFlush struct {
 // before the call is stored — a pass of the drainer that began after the
 // call — or when ctx ends or spoolFlushWait has passed, or at once when no
 // drainer runs. The drainer waits a little after a hand-off so that a burst
-// shares one commit (spool.DefaultCoalesce); a policy reading a session's signals,
-// or a read of a session, must not miss the events of its latest hooks
-// meanwhile.
+// shares one commit (spool.DefaultCoalesce); a policy reading a session's
+// signals, or a read of a session, must not miss the events of its latest
+// hooks meanwhile.
 func (s *Server) flushSpool(ctx context.Context) {
 	f := s.spoolFlush.Load()
 	if f == nil {

@@ -80,21 +80,21 @@ const CloseTimeout = 10 * time.Second
 // and, in the envelope's Subagent meta, the tool_use_id of the call that
 // spawned it and its depth, the linkage attribution reads first.
 //
-// Record never blocks: calls wait in a bounded queue and are sent in
-// batches (BatchSize envelopes, MaxBatchBytes, gathered for Linger) by one goroutine; a call
-// that finds the queue full is dropped and counted (Dropped). Envelopes the
-// collector cannot take now are appended to the spool; after such a
-// failure the next batches go to the spool without waiting on the
-// collector, for RetryAfter, and the spool is drained after each batch the
-// collector took. A batch the collector finds too large (413) is split and
-// sent again; one it refuses for what it is is sent again one envelope at a
-// time, as the hook does (hook.SendEach): the envelopes it takes are
-// delivered, and only those it refuses on their own are kept in the spool
-// directory's rejected.jsonl, as the hook keeps them: nothing is dropped
-// silently. Call Close (or CloseContext) before the process ends. The
-// envelopes are made in that goroutine, after Record returned: a program
-// must not change a call's Input or Output (the maps and slices it passed
-// in or returned) once the call is over.
+// Record never blocks: calls wait in a bounded queue and are sent in batches
+// (BatchSize envelopes, MaxBatchBytes, gathered for Linger) by one
+// goroutine; a call that finds the queue full is dropped and counted
+// (Dropped). Envelopes the collector cannot take now are appended to the
+// spool; after such a failure the next batches go to the spool without
+// waiting on the collector, for RetryAfter, and the spool is drained after
+// each batch the collector took. A batch the collector finds too large (413)
+// is split and sent again; one it refuses for what it is is sent again one
+// envelope at a time, as the hook does (hook.SendEach): the envelopes it
+// takes are delivered, and only those it refuses on their own are kept in
+// the spool directory's rejected.jsonl, as the hook keeps them: nothing is
+// dropped silently. Call Close (or CloseContext) before the process ends.
+// The envelopes are made in that goroutine, after Record returned: a program
+// must not change a call's Input or Output (the maps and slices it passed in
+// or returned) once the call is over.
 //
 // Tool calls, the starts and stops of sub-agents (AgentEvent: a
 // SubagentStart when SpawnAgent starts one, a SubagentStop when the call
