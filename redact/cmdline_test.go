@@ -137,6 +137,16 @@ func commandLines() []struct{ cmd, want string } {
 		{"nxc smb srv -u admin -H $NT " + nt + " --shares", "nxc smb srv -u admin -H $NT " + pw + " --shares"},
 		{"nxc smb srv -u admin --hash=" + lm + ":" + nt + " --shares", "nxc smb srv -u admin --hash=" + pw + " --shares"},
 		{"git hash-object --hash=sha256 a.txt; nxc smb srv --hash=hashes.txt", ""},
+		// argparse reads -H=<hash>, -p=<password> and -p<password> as the
+		// flag's value, the only one it then takes.
+		{"nxc smb 10.0.0.5 -u admin -H=" + lm + ":" + nt, "nxc smb 10.0.0.5 -u admin -H=" + pw},
+		{"netexec smb srv -u admin -H" + nt + " --shares", "netexec smb srv -u admin -H" + pw + " --shares"},
+		{"nxc smb srv -u admin -H='" + nt + "' --local-auth", "nxc smb srv -u admin -H='" + pw + "' --local-auth"},
+		{"nxc smb srv -u bob -p=Xk93mzPq77 --shares", "nxc smb srv -u bob -p=" + pw + " --shares"},
+		{"cme smb -u bob -pXk93mzPq77 srv", "cme smb -u bob -p" + pw + " srv"},
+		{"smbmap -u bob -p=Xk93mzPq77 -H srv", "smbmap -u bob -p=" + pw + " -H srv"},
+		{"impacket-psexec -hashes=:" + nt + " corp/bob@srv", "impacket-psexec -hashes=" + pw + " corp/bob@srv"},
+		{"nxc smb srv -u bob -p=$PASS -H=$NT; nxc smb srv -H=hashes.txt; curl -H=x -p=y srv", ""},
 		{"netexec winrm srv -u admin -H " + nt + " -x whoami", "netexec winrm srv -u admin -H " + pw + " -x whoami"},
 		{"crackmapexec smb srv -u admin --hash " + strings.ToUpper(nt), "crackmapexec smb srv -u admin --hash " + pw},
 		{"nxc smb srv -u admin -H '" + lm + ":" + nt + "' " + nt + " --local-auth", "nxc smb srv -u admin -H '" + pw + "' " + pw + " --local-auth"},

@@ -41,7 +41,8 @@
 //	                       …) -w …, htpasswd -b file user …, smbclient (rpcclient, net …)
 //	                       -U user%…, netexec (nxc, crackmapexec, cme) -p … (every password it
 //	                       takes there) and its NTLM hashes -H (--hash) LM:NT or NT, smbmap
-//	                       -p …, Impacket's -hashes LM:NT, mongosh (mongo, mongodump …) -p …,
+//	                       -p …, Impacket's -hashes LM:NT (these also as -p=…, -p…, -H=…,
+//	                       --hash=…, -hashes=…), mongosh (mongo, mongodump …) -p …,
 //	                       rabbitmqctl add_user (change_password) user …, Windows' net use
 //	                       \\host\share … and net user name … (also behind cmd /c and
 //	                       powershell -Command, after PowerShell's other switches), keytool

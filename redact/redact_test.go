@@ -450,6 +450,7 @@ func FuzzString(f *testing.F) {
 		"nxc smb h -u u -p x 'y z' 2>&1", "nxc -H " + strings.Repeat("0a", 16) + " :" + strings.Repeat("F", 32),
 		"psexec.py -hashes :" + strings.Repeat("9b", 16), "powershell -ep bypass -w 1 -c net user u x",
 		"mysql -pa\\ b\\!c db", `{"c":"mysql -pa\\\\ b"}`,
+		"nxc -H=" + strings.Repeat("0a", 16) + " -px y", "smbmap -p=x", "psexec.py -hashes=:" + strings.Repeat("9b", 16),
 	} {
 		f.Add(s)
 	}

@@ -523,11 +523,14 @@ func (sc *scanner) dash(i int) int {
 // shortFlag redacts the value of the single-dash flag at s[i] when it is a
 // password: openssl's -pass, -passin and -passout pass:…, keytool's and
 // jarsigner's -storepass, -keypass (and their -src and -dest forms),
-// Impacket's -hashes LM:NT, and a letter that the command it belongs to
-// reads as its password (see flagPassword).
+// Impacket's -hashes LM:NT (or -hashes=LM:NT, as argparse reads it), and a
+// letter that the command it belongs to reads as its password (see
+// flagPassword).
 func (sc *scanner) shortFlag(i int) int {
 	s := sc.s
-	if ne := run(s, i+1, cTok); ne < len(s) && isBlank(s[ne]) {
+	if ne := run(s, i+1, cTok); ne < len(s) && s[ne] == '=' && s[i+1:ne] == "hashes" {
+		return sc.ntHash(ne + 1)
+	} else if ne < len(s) && isBlank(s[ne]) {
 		k := skipBlank(s, ne)
 		switch s[i+1 : ne] {
 		case "pass", "passin", "passout":
@@ -549,6 +552,9 @@ func (sc *scanner) shortFlag(i int) int {
 	}
 	if s[i+1] == 'H' {
 		v := skipBlank(s, k)
+		if s[k] == '=' {
+			v = k + 1 // NetExec's -H=LM:NT
+		}
 		if cs, e := ntHashAt(s, v); e == cs {
 			if b, we := nextArg(s, v); b == we || !placeholder(s[b:we]) {
 				return 0 // curl -H 'Accept: …', smbmap -H host: no need to find the command
@@ -563,10 +569,12 @@ func (sc *scanner) shortFlag(i int) int {
 		if form&fAttached == 0 {
 			return 0
 		}
-		// -p<password>, and -p=<password> to docker's flag parser.
+		// -p<password>, and -p=<password> to docker's flag parser and
+		// to argparse, which then takes no further value.
 		if s[k] == '=' && form&fSeparate != 0 {
 			k++
 		}
+		form &^= fMany
 	case form&fSeparate == 0:
 		return 0 // mysql -p prompts; a word after it is the database
 	default:
@@ -589,7 +597,7 @@ const (
 	fAttached = 1 << iota // -p<password>
 	fSeparate             // -p <password>
 	fUserPct              // -U user%password
-	fMany                 // -p <password> <password>…, up to the next option
+	fMany                 // -p <password> <password>…, up to the next option; one when attached
 	fHash                 // an NTLM hash (ntHash), not a password
 )
 
@@ -789,14 +797,17 @@ func flagPassword(tool string, c byte) (form int, kind string) {
 		}
 	case "netexec":
 		switch c {
+		// argparse's: -p <password>…, -p<password>, -p=<password>.
 		case 'p':
-			return fSeparate | fMany, kind
+			return fAttached | fSeparate | fMany, kind
 		case 'H':
-			return fSeparate | fMany | fHash, kind // and --hash
+			return fAttached | fSeparate | fMany | fHash, kind // and --hash
 		}
 	case "smbmap":
 		if c == 'p' {
-			return fSeparate, kind // -P is its port, -H its host; a hash is given as -p LM:NT
+			// argparse's too. -P is its port, -H its host; a hash is
+			// given as -p LM:NT.
+			return fAttached | fSeparate, kind
 		}
 	}
 	return 0, ""

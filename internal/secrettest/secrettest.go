@@ -84,6 +84,8 @@ func Samples() []Sample {
 		{"password", "nxc smb srv -u bob -p Qz8Tv4Xm6Wr2 Wk3Rp7Zn5Xq9 --shares", "Wk3Rp7Zn5Xq9"},
 		{"password", "nxc smb srv -u bob -p $PASS Vr6Kq2Wz8Xm4 --shares", "Vr6Kq2Wz8Xm4"},
 		{"password", "nxc smb srv -u bob -H " + lmHash + ":" + ntHash, ntHash},
+		{"password", "nxc smb srv -u bob -H=" + lmHash + ":" + ntHash2, ntHash2},
+		{"password", "nxc smb srv -u bob -p=Wq4Zt8Xr2Kv6 --shares", "Wq4Zt8Xr2Kv6"},
 		{"password", "impacket-psexec -hashes :" + ntHash2 + " corp/bob@srv", ntHash2},
 		{"password", "powershell -ExecutionPolicy Bypass -Command net user bob Hn4Wq8Zr2Tx6 /add", "Hn4Wq8Zr2Tx6"},
 		{"password", `mysql -u root -pMq5Zr\ Tx8Wk3Lp app`, "Tx8Wk3Lp"},
