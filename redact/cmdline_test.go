@@ -128,6 +128,18 @@ func commandLines() []struct{ cmd, want string } {
 		{`netexec smb srv -u bob -p '' "${OLD_PW}" Xk93mzPq77 "$NEW"`, `netexec smb srv -u bob -p '' "${OLD_PW}" ` + pw + ` "$NEW"`},
 		{"cme smb srv -u bob -p Xk93mzPq77 $NEXT Xk93mzPq78", "cme smb srv -u bob -p " + pw + " $NEXT " + pw},
 		{"nxc smb srv -u bob -p $PASS $OTHER --local-auth", ""},
+		// So is a parameter with an operator (a default, a trim) or a
+		// positional one; a default that holds a secret is redacted too.
+		{"nxc smb srv -u bob -p ${PASS:-x} Xk93mzPq77 --shares", "nxc smb srv -u bob -p ${PASS:-x} " + pw + " --shares"},
+		{`netexec smb srv -u bob -p Xk93mzPq77 "${OLD_PW-}" ${NEW#v} Xk93mzPq78`, `netexec smb srv -u bob -p ` + pw + ` "${OLD_PW-}" ${NEW#v} ` + pw},
+		{"cme smb srv -u bob -p $1 ${2:?no password} Xk93mzPq77", "cme smb srv -u bob -p $1 ${2:?no password} " + pw},
+		{"nxc smb srv -u admin -H ${NT:-none} " + nt + " --shares", "nxc smb srv -u admin -H ${NT:-none} " + pw + " --shares"},
+		{"nxc smb srv -u bob -p ${T:-" + ghp + "} Xk93mzPq77", "nxc smb srv -u bob -p ${T:-" + r("github_token") + "} " + pw},
+		{"nxc smb srv -u bob -p ${PASS:-$OLD} ${PASS%%x} --local-auth; nxc smb srv -p ${A}x} b", ""},
+		// A parameter's braces hold one word, blanks and all, wherever
+		// the words of a command are counted.
+		{"htpasswd -b .htpasswd ${WEB_USER:-web admin} Xk93mzPq77", "htpasswd -b .htpasswd ${WEB_USER:-web admin} " + pw},
+		{"net user ${U} Xk93mzPq77 /add", "net user ${U} " + pw + " /add"},
 		{"nxc smb srv -u bob -p Xk93mzPq77 # the old one", "nxc smb srv -u bob -p " + pw + " # the old one"},
 		{`{"output":"ok\nnxc smb srv -u bob -p Xk93mzPq77\nls -la srv"}`, `{"output":"ok\nnxc smb srv -u bob -p ` + pw + `\nls -la srv"}`},
 		{"smbmap -u bob -p Xk93mzPq77 -d CORP -H srv && ls srv", "smbmap -u bob -p " + pw + " -d CORP -H srv && ls srv"},

@@ -38,6 +38,8 @@ var hostile = []struct{ name, unit string }{
 	{"netexec", "nxc -p "},
 	{"netexec-many", "nxc -p a "},
 	{"netexec-placeholders", "nxc -p $A $B '' "},
+	{"netexec-defaults", "nxc -p ${A:-x} ${B#-p} "},
+	{"netexec-open-braces", "nxc -p ${A:-${ "},
 	{"netexec-hash", "nxc -H aad3b435b51404eeaad3b435b51404ee:"},
 	{"netexec-attached", "nxc -H=aad3b435b51404eeaad3b435b51404ee:"},
 	{"hashes", " -hashes :"},

@@ -451,6 +451,7 @@ func FuzzString(f *testing.F) {
 		"psexec.py -hashes :" + strings.Repeat("9b", 16), "powershell -ep bypass -w 1 -c net user u x",
 		"mysql -pa\\ b\\!c db", `{"c":"mysql -pa\\\\ b"}`,
 		"nxc -H=" + strings.Repeat("0a", 16) + " -px y", "smbmap -p=x", "psexec.py -hashes=:" + strings.Repeat("9b", 16),
+		"nxc -p ${A:-x} ${B:-" + ghp + "} y ${C%%-p z}",
 	} {
 		f.Add(s)
 	}

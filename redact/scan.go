@@ -605,10 +605,10 @@ const (
 // describes with form, and with fMany the values that follow it: NetExec
 // tries every word after its -p (-H) up to the next option or the end of
 // the command as one more password (hash). A placeholder among them (a
-// variable, an empty value: placeholder) is passed over, as NetExec reads
-// the words after it too; the list stops at any other word not redacted,
-// which the main loop then reads (a token). It returns the end of the last
-// value redacted, or 0.
+// variable, ${PASS:-x}, an empty value: placeholder) is passed over, as
+// NetExec reads the words after it too; the list stops at any other word
+// not redacted, which the main loop then reads (a token). It returns the
+// end of the last value redacted, or 0.
 func (sc *scanner) flagValues(k, form int, kind string) int {
 	s := sc.s
 	end := sc.flagValue(k, form, kind)
@@ -652,10 +652,12 @@ func (sc *scanner) flagValues(k, form int, kind string) int {
 }
 
 // placeholder reports whether the word w stands for a value rather than
-// being one: a shell variable ($PASS, ${PASS}, quoted in double quotes or
-// not) or an empty quoted value. It holds no secret to redact, and
-// nothing the main loop would find in it: a variable with a default
-// (${PASS:-…}) or anything else is not a placeholder.
+// being one: a shell parameter ($PASS, ${PASS}, $1, quoted in double
+// quotes or not), also expanded with an operator (${PASS:-default},
+// ${PASS#prefix}), or an empty quoted value. It holds no secret to redact,
+// and nothing the main loop would find in it: an operator's word that
+// holds a secret (${T:-ghp_…}) makes it no placeholder, so that the main
+// loop reads it, as it reads anything else.
 func placeholder(w string) bool {
 	if len(w) >= 2 && (w[0] == '"' && w[len(w)-1] == '"' || w[0] == '\'' && w[len(w)-1] == '\'') {
 		if len(w) == 2 {
@@ -670,19 +672,42 @@ func placeholder(w string) bool {
 		return false
 	}
 	name := w[1:]
-	if name[0] == '{' {
-		if len(name) < 3 || name[len(name)-1] != '}' {
-			return false
-		}
-		name = name[1 : len(name)-1]
+	if name[0] != '{' {
+		return paramName(name) == len(name) && (name[0] > '9' || len(name) == 1) // $12 is $1 and a 2
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
+	if braceEnd(name, 0, len(name)) != len(name) {
+		return false // ${A}x} is ${A} and x}
 	}
-	return true
+	name = name[1 : len(name)-1]
+	n := paramName(name)
+	if n == 0 {
+		return false
+	}
+	if n == len(name) {
+		return true
+	}
+	word := name[n:]
+	if strings.IndexByte(":-=?+#%/^,", word[0]) < 0 {
+		return false
+	}
+	_, found := scan(word)
+	return found == 0
+}
+
+// paramName returns the length of the shell parameter's name that starts
+// w: a variable's name or a positional parameter's digits.
+func paramName(w string) int {
+	n := 0
+	if w != "" && w[0] >= '0' && w[0] <= '9' {
+		for n < len(w) && w[n] >= '0' && w[n] <= '9' {
+			n++
+		}
+		return n
+	}
+	for n < len(w) && (w[n] == '_' || class[w[n]]&cAlnum != 0) {
+		n++
+	}
+	return n
 }
 
 // flagValue redacts one value of a flag, as flagValues.
@@ -1207,7 +1232,8 @@ func psValueSwitch(w string) bool {
 // argument runs to its closing quote, also when the quotes are escaped, as
 // in a command inside another's quotes (bash -c "htpasswd -b f \"A B\" …")
 // and in JSON text read as text; a blank or a separator escaped with a
-// backslash does not end a word (htpasswd -b f A\ B …, see wordEscape).
+// backslash does not end a word (htpasswd -b f A\ B …, see wordEscape),
+// nor does one inside a parameter's braces (${PASS:?not set}).
 func nextArg(s string, k int) (b, e int) {
 	b = skipBlank(s, k)
 	if q := quoteAt(s, b); q != "" {
@@ -1226,12 +1252,35 @@ func nextArg(s string, k int) (b, e int) {
 				continue
 			}
 		}
+		if s[e] == '$' && e+1 < len(s) && s[e+1] == '{' {
+			if c := braceEnd(s, e+1, maxArg-(e-b)); c > 0 {
+				e = c
+				continue
+			}
+		}
 		if wordStop(s[e]) {
 			break
 		}
 		e++
 	}
 	return b, e
+}
+
+// braceEnd returns the index after the brace that closes the one at s[i],
+// braces nested within counted, or 0 when none does in the next max bytes.
+func braceEnd(s string, i, max int) int {
+	open := 0
+	for j := i; j < len(s) && j-i < max; j++ {
+		switch s[j] {
+		case '{':
+			open++
+		case '}':
+			if open--; open == 0 {
+				return j + 1
+			}
+		}
+	}
+	return 0
 }
 
 // wordEscape returns how many bytes the backslash at s[i] and what it

@@ -83,6 +83,7 @@ func Samples() []Sample {
 		{"password", "netexec smb srv -u bob -p Qz8Tv4Xm6Wr2", "Qz8Tv4Xm6Wr2"},
 		{"password", "nxc smb srv -u bob -p Qz8Tv4Xm6Wr2 Wk3Rp7Zn5Xq9 --shares", "Wk3Rp7Zn5Xq9"},
 		{"password", "nxc smb srv -u bob -p $PASS Vr6Kq2Wz8Xm4 --shares", "Vr6Kq2Wz8Xm4"},
+		{"password", "nxc smb srv -u bob -p ${PASS:-x} Zm7Rw3Xq9Kt5 --shares", "Zm7Rw3Xq9Kt5"},
 		{"password", "nxc smb srv -u bob -H " + lmHash + ":" + ntHash, ntHash},
 		{"password", "nxc smb srv -u bob -H=" + lmHash + ":" + ntHash2, ntHash2},
 		{"password", "nxc smb srv -u bob -p=Wq4Zt8Xr2Kv6 --shares", "Wq4Zt8Xr2Kv6"},
