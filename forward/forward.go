@@ -157,7 +157,13 @@ func Run(ctx context.Context, o Options) error {
 			// Debug: a line per drain would grow forward.log with every hook.
 			o.Logger.Debug("forwarded spooled events", "events", n, "url", f.base)
 		},
-	}, func(recs [][]byte) error { return f.send(ctx, recs) })
+	}, func(recs [][]byte) error {
+		return hook.SendSpooled(recs, func(recs [][]byte, refuse func([]byte, error)) error {
+			return f.send(ctx, recs, refuse)
+		}, func(rec []byte, refusal error) {
+			o.Logger.Warn("the collector refused a spooled event", "err", hook.Reject(o.Home, [][]byte{rec}, refusal))
+		})
+	})
 	if err != nil {
 		// Not lost: the next consumer delivers the active segment again.
 		o.Logger.Warn("cannot settle the spool", "dir", sp.Dir(), "err", err)
@@ -171,11 +177,13 @@ type forwarder struct {
 }
 
 // send posts a batch the spool hands over: as many records as fit in one
-// body at a time (hook.BatchFit, the collector's measure of a body).
-func (f *forwarder) send(ctx context.Context, recs [][]byte) error {
+// body at a time (hook.BatchFit, the collector's measure of a body). The
+// envelopes the collector refuses on their own go to refuse, to be set
+// aside once the whole batch is settled (hook.SendSpooled).
+func (f *forwarder) send(ctx context.Context, recs [][]byte, refuse func(rec []byte, refusal error)) error {
 	for len(recs) > 0 {
 		n := hook.BatchFit(recs, len(recs), maxBodyBytes)
-		if err := f.deliver(ctx, recs[:n]); err != nil {
+		if err := f.deliver(ctx, recs[:n], refuse); err != nil {
 			return err
 		}
 		recs = recs[n:]
@@ -185,17 +193,15 @@ func (f *forwarder) send(ctx context.Context, recs [][]byte) error {
 
 // deliver posts recs. A batch the collector refuses for what it is
 // (hook.Permanent) is sent again one envelope at a time (hook.SendEach),
-// and the envelopes refused alone are set aside in rejected.jsonl: nothing
-// is dropped silently, and one bad envelope never wedges the spool. Any
-// other failure is returned, keeping the batch spooled.
-func (f *forwarder) deliver(ctx context.Context, recs [][]byte) error {
+// and the envelopes refused alone go to refuse: one bad envelope never
+// wedges the spool. Any other failure is returned, keeping the batch
+// spooled.
+func (f *forwarder) deliver(ctx context.Context, recs [][]byte, refuse func(rec []byte, refusal error)) error {
 	post := func(recs [][]byte) error { return f.post(ctx, recs) }
 	if err := post(recs); !hook.Permanent(err) {
 		return err
 	}
-	_, err := hook.SendEach(recs, post, func(rec []byte, refusal error) {
-		f.o.Logger.Warn("the collector refused a spooled event", "err", hook.Reject(f.o.Home, [][]byte{rec}, refusal))
-	})
+	_, err := hook.SendEach(recs, post, refuse)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package forward_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/pem"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/forward"
+	"github.com/hookwatch/hookwatch/internal/rejecttest"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -126,7 +128,7 @@ func TestForwardCrashAfterCommit(t *testing.T) {
 	var stored int64
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		stored = countEvents(t, db)
+		stored = storetest.CountEvents(t, db)
 		st, _ := sp.Stats()
 		if stored >= int64(len(recs)) && st.PendingBytes == 0 || time.Now().After(deadline) {
 			break
@@ -181,7 +183,6 @@ func TestForwardRefusesAttachedSpool(t *testing.T) {
 	}
 }
 
-// countEvents counts every stored event, page by page.
 // startCollector returns a collector on a SQLite store of its own, shut
 // down when the test ends, and its store.
 func startCollector(t *testing.T) (store.Store, *collector.Server) {
@@ -195,42 +196,20 @@ func startCollector(t *testing.T) (store.Store, *collector.Server) {
 	return db, srv
 }
 
-func countEvents(t *testing.T, db store.Store) int64 {
-	var n int64
-	f := store.EventFilter{Limit: store.MaxLimit}
-	for {
-		page, err := db.Events(t.Context(), f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += int64(len(page.Events))
-		if page.Next == "" {
-			return n
-		}
-		f.Cursor = page.Next
-	}
-}
-
 // TestForwardIsolatesRefused forwards a spooled batch in which the
 // collector refuses one envelope (an id it does not accept): the others are
-// stored, and only that one is set aside in rejected.jsonl.
+// stored, and only that one is set aside in rejected.jsonl. The collector
+// drops the connection once, while the batch is sent one envelope at a
+// time, on an envelope after the refused one: the batch stays spooled and
+// is forwarded again, and the refused envelope is set aside once, not once
+// per attempt.
 func TestForwardIsolatesRefused(t *testing.T) {
-	db, srv := startCollector(t)
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
-
+	recs := rejecttest.Records(t)
+	url, db, dropped := rejecttest.Collector(t, recs)
 	home := t.TempDir()
 	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
 	if err != nil {
 		t.Fatal(err)
-	}
-	var recs [][]byte
-	for i, p := range storetest.Corpus(t)[:20] {
-		env := storetest.Envelope(p.Runtime, storetest.At(i), p.JSON)
-		if i == 7 {
-			env.ID = "not an id!"
-		}
-		recs = append(recs, env.AppendJSON(nil))
 	}
 	if err := sp.Append(recs...); err != nil {
 		t.Fatal(err)
@@ -238,7 +217,7 @@ func TestForwardIsolatesRefused(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- forward.Run(ctx, forward.Options{Home: home, URL: ts.URL, Interval: 50 * time.Millisecond})
+		done <- forward.Run(ctx, forward.Options{Home: home, URL: url, Interval: 50 * time.Millisecond})
 	}()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if st, _ := sp.Stats(); st.PendingBytes == 0 {
@@ -249,12 +228,15 @@ func TestForwardIsolatesRefused(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := countEvents(t, db); n != int64(len(recs)-1) {
+	if !dropped() {
+		t.Fatal("the connection was never dropped")
+	}
+	if n := storetest.CountEvents(t, db); n != int64(len(recs)-1) {
 		t.Fatalf("stored %d events, want %d", n, len(recs)-1)
 	}
 	b, err := os.ReadFile(filepath.Join(home, "rejected.jsonl"))
-	if err != nil || string(b) != string(recs[7])+"\n" {
-		t.Fatalf("rejected.jsonl: %v %q; want the bad envelope alone", err, b)
+	if err != nil || string(b) != string(recs[rejecttest.Refused])+"\n" {
+		t.Fatalf("rejected.jsonl: %v, %d lines; want the bad envelope once", err, bytes.Count(b, []byte("\n")))
 	}
 }
 
@@ -294,14 +276,14 @@ func TestForwardGathersATurn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for deadline := time.Now().Add(30 * time.Second); countEvents(t, db) < int64(len(corpus)) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); storetest.CountEvents(t, db) < int64(len(corpus)) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := countEvents(t, db); n != int64(len(corpus)) {
+	if n := storetest.CountEvents(t, db); n != int64(len(corpus)) {
 		t.Fatalf("stored %d events, want %d", n, len(corpus))
 	}
 	// One POST, two should the machine stall past the gathering.

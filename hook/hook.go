@@ -411,17 +411,51 @@ func (cfg Config) drain(ctx context.Context, sp *spool.Spool, ep endpoint, deadl
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	_, _ = sp.Drain(ctx, drainMax, func(recs [][]byte) error {
-		send := func(recs [][]byte) error { return postBatch(ep, cfg.Token, recs, deadline) }
-		if err := send(recs); !Permanent(err) {
-			return err
-		}
 		// One bad envelope must not wedge the spool; on a transient failure
 		// the whole batch stays spooled (the collector dedups by id).
-		_, err := SendEach(recs, send, func(rec []byte, err error) {
+		return SendSpooled(recs, func(recs [][]byte, refuse func([]byte, error)) error {
+			send := func(recs [][]byte) error { return postBatch(ep, cfg.Token, recs, deadline) }
+			if err := send(recs); !Permanent(err) {
+				return err
+			}
+			_, err := SendEach(recs, send, refuse)
+			return err
+		}, func(rec []byte, err error) {
 			cfg.log(cfg.now(), "", "", cfg.reject([][]byte{rec}, err))
 		})
-		return err
 	})
+}
+
+// SendSpooled delivers recs, a batch a spool handed over, with send, which
+// posts all of them (in as many requests as it takes: parts that fit a
+// body, SendEach after a refusal) and hands each envelope the collector
+// refused on its own to refuse. Those envelopes go to setAside only once
+// send returned nil, every envelope of the batch delivered or refused.
+// When send fails, SendSpooled returns its error and the batch stays
+// spooled, the envelopes refused so far with it: the batch's next delivery
+// refuses them again, and sets them aside then — each once, where setting
+// them aside at once would set them aside again at every retry.
+//
+// Waiting costs nothing: a retry sends the refused envelopes again anyway
+// (the batch that holds them is refused whole, then sent one envelope at a
+// time), and nothing needs remembering — not across hook processes, which
+// drain the same spool, nor by reading back rejected.jsonl, which grows
+// without bound. An envelope stays spooled until it is set aside; only a
+// process killed between the two sets it aside twice.
+func SendSpooled(recs [][]byte, send func(recs [][]byte, refuse func(rec []byte, refusal error)) error, setAside func(rec []byte, refusal error)) error {
+	type refusal struct {
+		rec []byte
+		err error
+	}
+	var refused []refusal
+	err := send(recs, func(rec []byte, err error) { refused = append(refused, refusal{rec, err}) })
+	if err != nil {
+		return err
+	}
+	for _, r := range refused {
+		setAside(r.rec, r.err)
+	}
+	return nil
 }
 
 // SendEach sends recs again one envelope at a time, after the collector

@@ -319,7 +319,12 @@ func (f *Forwarder) deliver(recs [][]byte) {
 		f.keep(recs, why)
 		return
 	}
-	if left, err := f.send(recs); err != nil {
+	// The refused envelopes are not among those left: they are kept aside
+	// whether or not the rest went through.
+	var refused refusals
+	left, err := f.send(recs, refused.add)
+	f.reject(refused.recs, refused.why)
+	if err != nil {
 		f.retryAt, f.downErr = time.Now().Add(f.o.RetryAfter), err
 		f.keep(left, err)
 		return
@@ -327,13 +332,22 @@ func (f *Forwarder) deliver(recs [][]byte) {
 	f.drain()
 }
 
+// refusals gathers the envelopes the collector refused on their own, to
+// be kept aside together (Forwarder.reject), with the last refusal.
+type refusals struct {
+	recs [][]byte
+	why  error
+}
+
+func (r *refusals) add(rec []byte, why error) { r.recs, r.why = append(r.recs, rec), why }
+
 // send posts recs (a batch that fits) and returns those not delivered,
 // with the transient error that kept them. A batch the collector finds too
 // large is split in halves and sent again. A batch it refuses for what it
 // is is sent again one envelope at a time (hook.SendEach, as the hook
-// drains its spool): the envelopes it takes are delivered, and only those
-// it refuses on their own are rejected (kept aside), not returned.
-func (f *Forwarder) send(recs [][]byte) (left [][]byte, err error) {
+// drains its spool): the envelopes it takes are delivered, and those it
+// refuses on their own go to refuse, not among those returned.
+func (f *Forwarder) send(recs [][]byte, refuse func(rec []byte, refusal error)) (left [][]byte, err error) {
 	err = f.post(recs)
 	switch {
 	case err == nil:
@@ -341,24 +355,16 @@ func (f *Forwarder) send(recs [][]byte) (left [][]byte, err error) {
 	case !hook.Permanent(err):
 		return recs, err
 	case len(recs) == 1:
-		f.reject(recs, err)
+		refuse(recs[0], err)
 		return nil, nil
 	case tooLarge(err):
 		h := len(recs) / 2
-		if left, err := f.send(recs[:h]); err != nil {
+		if left, err := f.send(recs[:h], refuse); err != nil {
 			return append(left, recs[h:]...), err
 		}
-		return f.send(recs[h:])
+		return f.send(recs[h:], refuse)
 	}
-	var refused [][]byte
-	var why error
-	left, err = hook.SendEach(recs, f.post, func(rec []byte, refusal error) {
-		refused, why = append(refused, rec), refusal
-	})
-	if len(refused) > 0 {
-		f.reject(refused, why)
-	}
-	return left, err
+	return hook.SendEach(recs, f.post, refuse)
 }
 
 // keep spools recs, which the collector could not take for cause.
@@ -379,6 +385,9 @@ func (f *Forwarder) keep(recs [][]byte, cause error) {
 // spool directory's rejected.jsonl, as the hook does (hook.Reject):
 // sending them again can never succeed, and nothing is dropped silently.
 func (f *Forwarder) reject(recs [][]byte, cause error) {
+	if len(recs) == 0 {
+		return
+	}
 	if f.o.SpoolDir == "" {
 		f.lost(len(recs), cause)
 		return
@@ -405,16 +414,26 @@ func (f *Forwarder) drain() {
 	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
 	defer cancel()
 	_, _ = f.sp.Drain(ctx, f.o.BatchSize, func(recs [][]byte) error {
-		for len(recs) > 0 {
-			n := f.fit(recs)
-			if _, err := f.send(recs[:n]); err != nil {
-				// The batch stays spooled, delivered or not (the
-				// collector dedups by envelope id).
-				f.retryAt, f.downErr = time.Now().Add(f.o.RetryAfter), err
-				return err
+		// The refused envelopes are kept aside once the whole batch is
+		// settled (hook.SendSpooled): until then they stay spooled with it.
+		var refused refusals
+		err := hook.SendSpooled(recs, func(recs [][]byte, refuse func([]byte, error)) error {
+			for len(recs) > 0 {
+				n := f.fit(recs)
+				if _, err := f.send(recs[:n], refuse); err != nil {
+					return err
+				}
+				recs = recs[n:]
 			}
-			recs = recs[n:]
+			return nil
+		}, refused.add)
+		if err != nil {
+			// The batch stays spooled, delivered or not (the
+			// collector dedups by envelope id).
+			f.retryAt, f.downErr = time.Now().Add(f.o.RetryAfter), err
+			return err
 		}
+		f.reject(refused.recs, refused.why)
 		return nil
 	})
 }

@@ -17,8 +17,10 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/internal/rejecttest"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
 // postSeen is a POST /v1/events a collector answered: its body's length,
@@ -301,5 +303,45 @@ func TestForwarderBatchesFit(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "rejected.jsonl")); !os.IsNotExist(err) {
 		t.Fatalf("rejected.jsonl: %v", err)
+	}
+}
+
+// TestForwarderRefusedOnceAcrossRetries drains a spooled batch in which the
+// collector refuses one envelope, and the connection drops once, while the
+// batch is sent one envelope at a time, on an envelope after the refused
+// one: the batch stays spooled, and the next Forwarder drains it again.
+// The refused envelope is kept in rejected.jsonl once, not once per drain,
+// and every other one is stored.
+func TestForwarderRefusedOnceAcrossRetries(t *testing.T) {
+	recs := rejecttest.Records(t)
+	url, db, dropped := rejecttest.Collector(t, recs)
+	dir := t.TempDir()
+	sp, err := spool.Open(dir, spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Append(recs...); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		fw, err := NewForwarder(ForwardOptions{URL: url, SpoolDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fw.Close(); fw.Dropped() != 0 {
+			t.Fatalf("close: %v, %d dropped", err, fw.Dropped())
+		}
+	}
+	if !dropped() {
+		t.Fatal("the connection was never dropped")
+	}
+	if left := spooled(t, dir); len(left) != 0 {
+		t.Fatalf("%d records left in the spool", len(left))
+	}
+	if lines := readLines(t, filepath.Join(dir, "rejected.jsonl")); len(lines) != 1 || lines[0] != string(recs[rejecttest.Refused]) {
+		t.Fatalf("rejected.jsonl holds %d lines; want the bad envelope once", len(lines))
+	}
+	if n := storetest.CountEvents(t, db); n != int64(len(recs)-1) {
+		t.Fatalf("stored %d events, want %d", n, len(recs)-1)
 	}
 }

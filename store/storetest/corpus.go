@@ -56,3 +56,21 @@ func CorpusEvents(tb testing.TB) []store.Event {
 	}
 	return out
 }
+
+// CountEvents returns how many events s holds, paging through them all.
+func CountEvents(tb testing.TB, s store.Store) int64 {
+	tb.Helper()
+	var n int64
+	f := store.EventFilter{Limit: store.MaxLimit}
+	for {
+		page, err := s.Events(tb.Context(), f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		n += int64(len(page.Events))
+		if page.Next == "" {
+			return n
+		}
+		f.Cursor = page.Next
+	}
+}
