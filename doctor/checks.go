@@ -22,6 +22,7 @@ import (
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -272,7 +273,7 @@ func (e *env) checkDatabase(ctx context.Context) Check {
 	}
 	f, err := os.CreateTemp(probe, ".hookwatch-doctor-*")
 	if err != nil {
-		c.Status, c.Message = Fail, fmt.Sprintf("cannot write in %s: %v", probe, UnwrapPath(err))
+		c.Status, c.Message = Fail, fmt.Sprintf("cannot write in %s: %v", probe, patherr.Strip(err))
 		c.Fix = fixDir
 		return c
 	}
@@ -283,15 +284,6 @@ func (e *env) checkDatabase(ctx context.Context) Check {
 		c.Message = path + " can be created"
 	}
 	return c
-}
-
-// UnwrapPath drops the *PathError wrapper, whose path the message has already.
-func UnwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // checkPolicy validates the policy files that exist.
@@ -455,7 +447,7 @@ func (e *env) checkRoundTrip(ctx context.Context) Check {
 		return c
 	case err != nil:
 		c.Status = Fail
-		c.Message = fmt.Sprintf("cannot run %s: %v", hc.bin, UnwrapPath(err))
+		c.Message = fmt.Sprintf("cannot run %s: %v", hc.bin, patherr.Strip(err))
 		c.Fix = reinstall
 		return c
 	}

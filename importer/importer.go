@@ -37,6 +37,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
@@ -142,7 +143,7 @@ func Find(paths []string) ([]claudecode.TranscriptFile, error) {
 	for _, root := range paths {
 		info, err := os.Stat(root)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read %s: %w", root, err)
+			return nil, fmt.Errorf("cannot read %s: %w", root, patherr.Strip(err))
 		}
 		if !info.IsDir() {
 			if _, ok := claudecode.ParseTranscriptPath(root); !ok {

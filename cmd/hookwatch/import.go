@@ -24,6 +24,7 @@ import (
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/importer"
 	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/privacy"
 )
 
@@ -296,6 +297,9 @@ func codexRollouts(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
 		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil && path == p {
+				return patherr.Strip(err) // the message names p
+			}
 			if err != nil {
 				return err
 			}

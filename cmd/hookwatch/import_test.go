@@ -160,6 +160,24 @@ func TestImportNotTranscripts(t *testing.T) {
 	}
 }
 
+// TestImportMissingPath: a path that does not exist is named once in the
+// message, with why it cannot be read, and the exit status is 1; for
+// Claude Code's transcripts and for Codex's rollouts alike.
+func TestImportMissingPath(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:1")
+	missing := filepath.Join(dir, "missing")
+	for _, args := range [][]string{{"import", "--dry-run", missing}, {"import", "--codex", "--dry-run", missing}} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), args, nil, &stdout, &stderr)
+		code := exitCode(err, &stderr)
+		if want := "hookwatch: cannot read " + missing + ": no such file or directory\n"; code != 1 || stderr.String() != want || stdout.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 1, stderr %q", args, code, stderr.String(), stdout.String(), want)
+		}
+	}
+}
+
 // TestImportCodexDryRun: import --codex --dry-run counts what the rollouts
 // hold and sends nothing, whether a collector answers or not; --no-start
 // without one is an error, as for Claude Code's transcripts.

@@ -20,9 +20,9 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/collector"
-	"github.com/hookwatch/hookwatch/doctor"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/pricing"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/spool"
@@ -470,11 +470,11 @@ func serveHome() (string, error) {
 		if fi, serr := os.Stat(home); serr == nil && !fi.IsDir() {
 			return "", fmt.Errorf("the data directory %s (HOOKWATCH_HOME) is a file: move it away, or %s", home, fix)
 		}
-		return "", fmt.Errorf("cannot create the data directory %s (HOOKWATCH_HOME): %v; %s", home, doctor.UnwrapPath(err), fix)
+		return "", fmt.Errorf("cannot create the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err), fix)
 	}
 	f, err := os.CreateTemp(home, ".hookwatch-probe-*")
 	if err != nil {
-		return "", fmt.Errorf("cannot write in the data directory %s (HOOKWATCH_HOME): %v; %s", home, doctor.UnwrapPath(err), fix)
+		return "", fmt.Errorf("cannot write in the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err), fix)
 	}
 	f.Close()
 	os.Remove(f.Name())
