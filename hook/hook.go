@@ -44,7 +44,7 @@ type Config struct {
 	Home     string        // HOOKWATCH_HOME: hook.log and spool/ live here
 	URL      string        // HOOKWATCH_URL: collector base URL
 	Token    string        // HOOKWATCH_TOKEN: bearer token for the collector
-	Budget   time.Duration // HOOKWATCH_HOOK_BUDGET: wall time the hook may take
+	Budget   time.Duration // HOOKWATCH_HOOK_BUDGET: wall time the hook may take past its payload (stdinWait)
 	SpoolMax int64         // HOOKWATCH_SPOOL_MAX: bytes the spool may hold
 	Runtime  string        // forced runtime; "" detects it from the payload
 	// ProjectDir is CLAUDE_PROJECT_DIR, where project policies are found
@@ -72,6 +72,10 @@ type Config struct {
 
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
+
+	// payloadRead, when set, is told once the payload is read (Main's
+	// last resort: lastResort.payloadRead).
+	payloadRead func()
 }
 
 // Base is URL without a trailing slash, for joining the API's paths to it.
@@ -182,7 +186,6 @@ type Result struct {
 // and never returns a non-zero exit code on its own failure.
 func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 	start := cfg.now()
-	deadline := start.Add(cfg.budget())
 	var name, session string
 	var oddities []string // the payload was read, but something about it is off
 	var q *question
@@ -199,9 +202,15 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 		}
 	}()
 
-	data, err := readPayload(stdin, deadline)
+	data, err := readPayload(stdin, start.Add(cfg.stdinWait()))
 	if err != nil {
 		return Result{Err: err}
+	}
+	// The budget counts from the payload: what a slow writer took is not
+	// taken from the delivery.
+	deadline := cfg.now().Add(cfg.budget())
+	if cfg.payloadRead != nil {
+		cfg.payloadRead()
 	}
 	var attached string // the collector that answered the policies, if one did
 	pl := ingest.Pipeline{
@@ -588,3 +597,14 @@ func (cfg Config) budget() time.Duration {
 	}
 	return DefaultBudget
 }
+
+// stdinWait is how long the hook waits for its payload: StdinWaitFactor
+// times its budget. A client on a loaded machine can be late to write it
+// (seen: Claude Code's SessionStart more than a second after the hook
+// started, on two cores running five times their load), and a payload not
+// read is an event lost; a stdin that never closes (`sleep 60 | hookwatch-hook`) is
+// not a client's, and costs this, not more.
+func (cfg Config) stdinWait() time.Duration { return StdinWaitFactor * cfg.budget() }
+
+// StdinWaitFactor is how many budgets the hook waits for its payload.
+const StdinWaitFactor = 5

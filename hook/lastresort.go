@@ -28,22 +28,28 @@ const lastResortLogWait = 100 * time.Millisecond
 // exitProcess ends the process; tests replace it.
 var exitProcess = os.Exit
 
-// armLastResort starts the last resort's timer for a run started at start
-// and returns what disarms it, which the run calls once it has its result.
-// disarm reports false when the last resort fired first: the process is
-// ending, and the run must write nothing. A timer costs the run nothing
-// until it fires.
-func (cfg Config) armLastResort(start time.Time) (disarm func() bool) {
-	var state atomic.Int32 // 0: running, 1: finished, 2: ended by the last resort
-	limit := lastResortFactor * cfg.budget()
-	t := time.AfterFunc(limit, func() {
-		if !state.CompareAndSwap(0, 2) {
+// lastResort ends a run that outlives its bound (armLastResort).
+type lastResort struct {
+	t     *time.Timer
+	limit time.Duration
+	state atomic.Int32 // 0: running, 1: finished, 2: ended by the last resort
+}
+
+// armLastResort starts the last resort's timer for a run started at start.
+// Until the run has read its payload the bound is the wait for it
+// (Config.stdinWait, a bound of its own) and lastResortFactor budgets
+// more; payloadRead bounds the rest of the run to lastResortFactor budgets
+// from then. A timer costs the run nothing until it fires.
+func (cfg Config) armLastResort(start time.Time) *lastResort {
+	lr := &lastResort{limit: lastResortFactor * cfg.budget()}
+	lr.t = time.AfterFunc(cfg.stdinWait()+lr.limit, func() {
+		if !lr.state.CompareAndSwap(0, 2) {
 			return
 		}
 		logged := make(chan struct{})
 		go func() {
 			defer close(logged)
-			cfg.log(start, "", "", fmt.Errorf("the run outlived %v, %d times its budget: ended without an answer", limit, lastResortFactor))
+			cfg.log(start, "", "", fmt.Errorf("the run outlived %v, %d times its budget, past its payload: ended without an answer", lr.limit, lastResortFactor))
 		}()
 		select {
 		case <-logged:
@@ -51,8 +57,22 @@ func (cfg Config) armLastResort(start time.Time) (disarm func() bool) {
 		}
 		exitProcess(0)
 	})
-	return func() bool {
-		t.Stop()
-		return state.CompareAndSwap(0, 1)
+	return lr
+}
+
+// payloadRead restarts the bound from now, the payload read: the rest of
+// the run has lastResortFactor budgets. It does nothing once the last
+// resort fired.
+func (lr *lastResort) payloadRead() {
+	if lr != nil && lr.state.Load() == 0 {
+		lr.t.Reset(lr.limit)
 	}
+}
+
+// disarm stops the last resort once the run has its result, and reports
+// false when the last resort fired first: the process is ending, and the
+// run must write nothing.
+func (lr *lastResort) disarm() bool {
+	lr.t.Stop()
+	return lr.state.CompareAndSwap(0, 1)
 }

@@ -16,8 +16,8 @@ func TestLastResort(t *testing.T) {
 	t.Cleanup(func() { exitProcess = os.Exit })
 	cfg := Config{Home: t.TempDir(), Budget: 20 * time.Millisecond}
 
-	disarm := cfg.armLastResort(time.Now())
-	if !disarm() {
+	lr := cfg.armLastResort(time.Now())
+	if !lr.disarm() {
 		t.Fatal("a run that finished in time was ended")
 	}
 	select {
@@ -27,7 +27,8 @@ func TestLastResort(t *testing.T) {
 	}
 
 	start := time.Now()
-	disarm = cfg.armLastResort(start)
+	lr = cfg.armLastResort(start)
+	lr.payloadRead()
 	select {
 	case code := <-exited:
 		if took := time.Since(start); code != 0 || took < lastResortFactor*cfg.Budget {
@@ -36,7 +37,20 @@ func TestLastResort(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the last resort did not fire")
 	}
-	if disarm() {
+	if lr.disarm() {
 		t.Error("the run may still answer after the last resort ended it")
 	}
+
+	// Before its payload, a run has the wait for it too.
+	start = time.Now()
+	lr = cfg.armLastResort(start)
+	select {
+	case <-exited:
+		if took, want := time.Since(start), cfg.stdinWait()+lastResortFactor*cfg.Budget; took < want {
+			t.Errorf("a run waiting for its payload was ended after %v, want %v", took, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the last resort did not fire")
+	}
+	lr.disarm()
 }

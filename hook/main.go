@@ -10,8 +10,9 @@ import (
 // Main is the whole hook command: flags, configuration, Run, and the output
 // contract. It returns the process exit code, which is 0 unless a policy
 // decided otherwise. The only thing it ever writes to stderr is --help.
-// A run that outlives twice its budget however (armLastResort) ends the
-// process itself, with exit code 0 and nothing on stdout.
+// A run that outlives twice its budget past its payload however
+// (armLastResort) ends the process itself, with exit code 0 and nothing on
+// stdout.
 //
 // decide evaluates policies in process: the full binary passes
 // policy.Answer; the lean hook binary passes nil (see Config.Decide).
@@ -35,12 +36,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		warnings = append(warnings, fmt.Sprintf("ignoring bad hook arguments %q: %v", args, err))
 	}
 	cfg.Runtime = runtime
-	disarm := cfg.armLastResort(cfg.now())
+	lr := cfg.armLastResort(cfg.now())
+	cfg.payloadRead = lr.payloadRead
 	res := Run(ctx, cfg, stdin)
 	for _, w := range warnings {
 		cfg.log(cfg.now(), "", "", fmt.Errorf("configuration: %s", w))
 	}
-	if !disarm() {
+	if !lr.disarm() {
 		return 0 // the last resort is ending the process: say nothing
 	}
 	if len(res.Stdout) > 0 {
@@ -102,7 +104,8 @@ Environment:
   HOOKWATCH_HOME         data directory (default ~/.hookwatch)
   HOOKWATCH_URL          collector base URL, http:// with an IP or localhost
   HOOKWATCH_TOKEN        bearer token for the collector
-  HOOKWATCH_HOOK_BUDGET  wall time the hook may take (default 1s)
+  HOOKWATCH_HOOK_BUDGET  wall time the hook may take once its payload is read
+                         (default 1s; it waits five times as long for the payload)
   HOOKWATCH_SPOOL_MAX    bytes the spool may hold (default 256 MiB)
   HOOKWATCH_CAPTURE      tool output kept: none, preview (default) or full
   HOOKWATCH_REDACT       0 to store secrets unredacted (default: redact)

@@ -32,13 +32,13 @@ const drainBufBytes = 256 << 10
 // MaxPayloadBytes, or still arriving when the budget ran out.
 var errCutShort = errors.New("payload not read whole")
 
-// errBudget is what a read returns when the budget ran out before the
-// writer closed stdin.
-var errBudget = errors.New("stdin still open when the budget ran out")
+// errBudget is what a read returns when the wait for the payload
+// (Config.stdinWait) ran out before the writer closed stdin.
+var errBudget = errors.New("stdin still open when the wait for the payload ran out")
 
 // readPayload reads stdin up to MaxPayloadBytes, before deadline: a stdin
-// left open (an agent that never closes it, `sleep 6 | hookwatch-hook`)
-// costs the budget, not more. What is beyond the bound is discarded, until
+// left open (a writer that never closes it, `sleep 60 | hookwatch-hook`)
+// costs the wait for the payload (Config.stdinWait), not more. What is beyond the bound is discarded, until
 // the writer closes or the deadline passes, so that the agent does not
 // block on a full pipe.
 //

@@ -19,6 +19,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/deadport"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
 )
@@ -45,7 +46,8 @@ type AbuseOptions struct {
 //   - the hook with 300 MB on stdin, with the largest payload it takes,
 //     and with a payload whose stdin stays open: its peak RSS (the
 //     wait4 maxrss, measured under a small wrapper process) and wall time
-//     against its budget (1 s).
+//     against its bounds: its budget (1 s) past its payload, which it
+//     waits five budgets for.
 func Abuse(ctx context.Context, w io.Writer, o AbuseOptions) error {
 	b, err := buildAll(ctx, o.Repo)
 	if err != nil {
@@ -115,9 +117,12 @@ func Abuse(ctx context.Context, w io.Writer, o AbuseOptions) error {
 	defer dead.Close()
 	env := []string{"HOOKWATCH_HOME=" + filepath.Join(b.tmp, "hook-home"), "HOOKWATCH_URL=" + dead.URL(), "HOOKWATCH_AUTOSTART=0", "HOOKWATCH_HOOK_BUDGET=" + budget.String()}
 	largest := `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Write","tool_use_id":"toolu_1","cwd":"/tmp","tool_input":{"file_path":"/tmp/f","content":"` + strings.Repeat("y", 8<<20-1024) + `"}}`
+	// A run ends within its budget once it has its payload, which it
+	// waits StdinWaitFactor budgets for.
 	hookCases := []struct {
-		name string
-		feed func(w *os.File)
+		name  string
+		feed  func(w *os.File)
+		bound time.Duration
 	}{
 		{"hook: 300 MB on stdin", func(w *os.File) {
 			w.WriteString(`{"session_id":"s","hook_event_name":"PostToolUse","tool_response":"`)
@@ -128,16 +133,16 @@ func Abuse(ctx context.Context, w io.Writer, o AbuseOptions) error {
 				}
 			}
 			w.Close()
-		}},
+		}, budget + budget/4},
 		{fmt.Sprintf("hook: a payload of %d bytes", len(largest)), func(w *os.File) {
 			w.WriteString(largest)
 			w.Close()
-		}},
+		}, budget + budget/4},
 		{"hook: stdin left open (sleep 6 | hook)", func(w *os.File) {
 			w.Write(preToolUsePayload)
 			time.Sleep(6 * time.Second)
 			w.Close()
-		}},
+		}, hook.StdinWaitFactor*budget + budget/4},
 	}
 	for _, c := range hookCases {
 		m, err := MeasureRSS(ctx, wrap, []string{b.hook}, env, c.feed, 20*time.Second)
@@ -149,7 +154,7 @@ func Abuse(ctx context.Context, w io.Writer, o AbuseOptions) error {
 			answers = fmt.Sprintf("exit %d, %d bytes on stdout", m.ExitCode, len(m.Stdout))
 			missed = append(missed, c.name)
 		}
-		row(c.name, m.PeakRSS, m.Took, answers, AbuseHookGoal, budget+budget/4)
+		row(c.name, m.PeakRSS, m.Took, answers, AbuseHookGoal, c.bound)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -157,7 +162,7 @@ func Abuse(ctx context.Context, w io.Writer, o AbuseOptions) error {
 	if len(missed) > 0 {
 		fmt.Fprintf(w, "goals MISSED: %s\n", strings.Join(missed, "; "))
 	} else {
-		fmt.Fprintln(w, "goals met: collector < 300 MiB in both cases, hook < 64 MiB on any input and within its budget")
+		fmt.Fprintln(w, "goals met: collector < 300 MiB in both cases, hook < 64 MiB on any input and within its bounds")
 	}
 	return nil
 }
