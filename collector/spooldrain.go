@@ -3,12 +3,11 @@ package collector
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/jsonscan"
 	"github.com/hookwatch/hookwatch/spool"
 )
@@ -140,7 +139,13 @@ func (s *Server) deliverSpooled(ctx context.Context, sp *spool.Spool, recs [][]b
 		return err
 	}
 	if len(bad) > 0 {
-		return setAside(filepath.Join(filepath.Dir(sp.Dir()), "rejected.jsonl"), bad)
+		// Kept as a hook keeps what it is refused, in the home's
+		// rejected.jsonl. What cannot be kept stays spooled: this pass
+		// fails, and the next one tries again.
+		err := hook.Reject(filepath.Dir(sp.Dir()), bad, errors.New("not an envelope the collector takes"))
+		if errors.Is(err, hook.ErrNotKept) {
+			return err
+		}
 	}
 	return nil
 }
@@ -194,21 +199,4 @@ func decodeEach(recs [][]byte) (envs []event.Envelope, raw, bad [][]byte) {
 		raw = append(raw, r)
 	}
 	return envs, raw, bad
-}
-
-// setAside appends refused records to path.
-func setAside(path string, recs [][]byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("cannot keep refused spool records: %w", err)
-	}
-	defer f.Close()
-	var b []byte
-	for _, r := range recs {
-		b = append(append(b, r...), '\n')
-	}
-	if _, err := f.Write(b); err != nil {
-		return fmt.Errorf("cannot keep refused spool records: %w", err)
-	}
-	return nil
 }

@@ -287,3 +287,55 @@ func TestDrainSpoolSetsAsideTheRefused(t *testing.T) {
 		t.Errorf("stored %d events, want 1", n)
 	}
 }
+
+// TestDrainSpoolKeepsWhatCannotBeSetAside: an envelope the collector
+// refuses while rejected.jsonl cannot be written stays in the spool, the
+// others stored meanwhile, and is set aside once the file can be written.
+func TestDrainSpoolKeepsWhatCannotBeSetAside(t *testing.T) {
+	s, home, sp := serverWithSpool(t)
+	rejected := filepath.Join(home, "rejected.jsonl")
+	if err := os.Mkdir(rejected, 0o700); err != nil { // not a file: no append
+		t.Fatal(err)
+	}
+	envs := corpusEnvelopes(t)[:5]
+	for _, e := range envs {
+		b, _ := json.Marshal(e)
+		if err := sp.Append(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refused := []byte(`{"id":"","runtime":"claude-code","payload":{"hook_event_name":"Stop"}}`)
+	if err := sp.Append(refused); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.DrainSpool(ctx, sp, 20*time.Millisecond) }()
+	defer func() { cancel(); <-done }()
+
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: stored %d events", what, storedEvents(t, s))
+			}
+		}
+	}
+	waitFor("the envelopes stored", func() bool { return storedEvents(t, s) == len(envs) })
+	// Passes go on failing: the refused envelope is still spooled.
+	time.Sleep(200 * time.Millisecond)
+	if st, err := sp.Stats(); err != nil || st.PendingBytes == 0 {
+		t.Fatalf("the spool let go of an envelope it could not set aside: %+v %v", st, err)
+	}
+	if err := os.Remove(rejected); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the refused envelope set aside", func() bool {
+		b, _ := os.ReadFile(rejected)
+		st, _ := sp.Stats()
+		return string(b) == string(refused)+"\n" && st.PendingBytes == 0
+	})
+	if n := storedEvents(t, s); n != len(envs) {
+		t.Errorf("stored %d events, want %d", n, len(envs))
+	}
+}
