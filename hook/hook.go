@@ -44,7 +44,7 @@ type Config struct {
 	Home     string        // HOOKWATCH_HOME: hook.log and spool/ live here
 	URL      string        // HOOKWATCH_URL: collector base URL
 	Token    string        // HOOKWATCH_TOKEN: bearer token for the collector
-	Budget   time.Duration // HOOKWATCH_HOOK_BUDGET: wall time the hook may take past its payload (stdinWait)
+	Budget   time.Duration // HOOKWATCH_HOOK_BUDGET: wall time the hook may take once its payload is read (which it waits StdinWaitFactor budgets for)
 	SpoolMax int64         // HOOKWATCH_SPOOL_MAX: bytes the spool may hold
 	Runtime  string        // forced runtime; "" detects it from the payload
 	// ProjectDir is CLAUDE_PROJECT_DIR, where project policies are found
@@ -602,8 +602,9 @@ func (cfg Config) budget() time.Duration {
 // times its budget. A client on a loaded machine can be late to write it
 // (seen: Claude Code's SessionStart more than a second after the hook
 // started, on two cores running five times their load), and a payload not
-// read is an event lost; a stdin that never closes (`sleep 60 | hookwatch-hook`) is
-// not a client's, and costs this, not more.
+// read is an event lost; a stdin that never closes
+// (`sleep 60 | hookwatch-hook`) is not a client's, and costs this, not
+// more.
 func (cfg Config) stdinWait() time.Duration { return StdinWaitFactor * cfg.budget() }
 
 // StdinWaitFactor is how many budgets the hook waits for its payload.
