@@ -142,7 +142,7 @@ func (s *Server) deliverSpooled(ctx context.Context, sp *spool.Spool, recs [][]b
 		// Kept as a hook keeps what it is refused, in the home's
 		// rejected.jsonl. What cannot be kept stays spooled: this pass
 		// fails, and the next one tries again.
-		err := hook.Reject(filepath.Dir(sp.Dir()), bad, errors.New("not an envelope the collector takes"))
+		err := hook.Reject(filepath.Dir(sp.Dir()), bad, errors.New("not an envelope, or one the collector refuses for what it is"))
 		if errors.Is(err, hook.ErrNotKept) {
 			return err
 		}
