@@ -34,10 +34,10 @@ type AuditOptions struct {
 // Forwarder) and the call as a line of tool_calls.jsonl — the records,
 // encoder, hash chain and files of package audit — the starts and stops of
 // sub-agents (AgentEvent) as their SubagentStart and SubagentStop events,
-// and the end of a session (Executor.EndSession) as its SessionEnd event. Inputs, outputs and
-// errors pass through the privacy rules first, once, and the call's record
-// previews what they kept, as an export does. An event's seq counts the
-// events the AuditRecorder wrote, from 1.
+// and the end of a session (Executor.EndSession) as its SessionEnd event.
+// Inputs, outputs and errors pass through the privacy rules first, once, and
+// the call's record previews what they kept, as an export does. An event's
+// seq counts the events the AuditRecorder wrote, from 1.
 //
 // Give it a Writer made with audit.WriterOptions{UniqueCalls: true}: an
 // Executor records each call once, and the Writer need not remember them.
