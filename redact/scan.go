@@ -704,10 +704,7 @@ func paramName(w string) int {
 		}
 		return n
 	}
-	for n < len(w) && (w[n] == '_' || class[w[n]]&cAlnum != 0) {
-		n++
-	}
-	return n
+	return run(w, 0, cWord)
 }
 
 // flagValue redacts one value of a flag, as flagValues.
