@@ -36,7 +36,7 @@ type Group struct {
 	byID idIndex
 	anon map[string]*item // envelopes without an id, by content
 	all  []*item          // every distinct envelope applied
-	last *event.Envelope  // the greatest envelope applied
+	last *item            // the greatest envelope applied
 
 	recs     []*record // attributable records, in canonical order
 	skipped  int
@@ -123,36 +123,38 @@ func (g *Group) Apply(envs ...event.Envelope) { g.ApplyDecoded(envs, nil) }
 
 // ApplyDecoded is Apply for envelopes some of whose payloads were decoded
 // already: payloads[i], when not nil, must be event.Decode of
-// envs[i].Payload, and is used instead of decoding it again. The group
-// keeps payloads[i] itself when it holds the typed views alone (as
-// event.ViewsOf makes them), which the caller must then not change, and a
-// copy of it without its map of members otherwise; it changes neither.
+// envs[i].Payload (or its typed views alone, as event.ViewsOf makes them),
+// and is used instead of decoding it again. The group takes payloads[i]:
+// it keeps it without its map of members, and points the strings and
+// bytes it keeps at copies of its own (a tool event's tool_response only
+// where it reads it), so that no payload's bytes stay alive for the
+// group's sake. The caller must not read payloads[i]'s fields afterwards
+// but Event, which the group does not change (the event it points to
+// it may). envs are not changed.
 func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 	fresh := make([]*item, 0, len(envs))
 	rebuild := false
 	for i := range envs {
-		it := &item{own: envs[i]}
-		it.env = &it.own
-		// In UTC once, for every time derived from it (record.at).
-		it.own.ReceivedAt = it.own.ReceivedAt.UTC()
-		e := it.env
-		if i < len(payloads) && payloads[i] != nil {
-			it.p, it.decoded = keptDecoded(payloads[i], g.strs), true
+		var p *event.Payload
+		if i < len(payloads) {
+			p = payloads[i]
 		}
+		it := newItem(&envs[i], p, g.strs)
+		e := it.env
 		if e.ID == "" {
-			k := contentKey(e)
+			k := contentKey(it)
 			if _, ok := g.anon[k]; ok {
 				continue
 			}
 			g.anon[k] = it
 		} else if cur, h := g.byID.get(e.ID); cur != nil {
-			if compareEnvelopes(it.env, cur.env) >= 0 {
+			if compareItems(it, cur) >= 0 {
 				continue
 			}
 			// Same id, other content that sorts first: it replaces cur.
 			g.byID.put(h, it)
 			g.all[slices.Index(g.all, cur)] = it
-			g.bytes += len(e.Payload) - len(cur.env.Payload)
+			g.bytes += it.size - cur.size
 			if cur.applied {
 				rebuild = true
 			} else {
@@ -163,19 +165,19 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 			g.byID.put(h, it)
 		}
 		g.all = append(g.all, it)
-		g.bytes += len(e.Payload)
+		g.bytes += it.size
 		fresh = append(fresh, it)
 	}
 	if len(fresh) == 0 && !rebuild {
 		return
 	}
-	slices.SortFunc(fresh, func(a, b *item) int { return compareEnvelopes(a.env, b.env) })
+	slices.SortFunc(fresh, compareItems)
 	if rebuild || g.last == nil {
 		g.rebuild()
 		return
 	}
 	// Those that sort before the greatest applied come first, together.
-	late, _ := slices.BinarySearchFunc(fresh, g.last, func(it *item, last *event.Envelope) int { return compareEnvelopes(it.env, last) })
+	late, _ := slices.BinarySearchFunc(fresh, g.last, compareItems)
 	if late > 0 && !g.insertLate(fresh[:late]) {
 		g.rebuild()
 		return
@@ -198,7 +200,7 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 // rebuilt.
 func (g *Group) append(it *item) bool {
 	it.applied = true
-	g.last = it.env
+	g.last = it
 	r := newRecord(it, len(g.recs), g.strs)
 	if r == nil {
 		g.skipped++
@@ -267,7 +269,7 @@ func (g *Group) insertLate(items []*item) bool {
 			continue
 		}
 		rs := g.raw[r.p.SessionID]
-		if g.changesLineage(r) || compareEnvelopes(r.env, rs.first.env) < 0 {
+		if g.changesLineage(r) || compareItems(r.it, rs.first.it) < 0 {
 			return false
 		}
 		for t := range g.preOnly {
@@ -275,7 +277,7 @@ func (g *Group) insertLate(items []*item) bool {
 				return false
 			}
 		}
-		if compareEnvelopes(r.env, rs.last.env) < 0 {
+		if compareItems(r.it, rs.last.it) < 0 {
 			for o := range g.lin.forkedTo {
 				if o.p.SessionID == rs.id {
 					return false
@@ -341,7 +343,7 @@ func mergeRecords(recs, late []*record) ([]*record, int) {
 	recs = append(recs, late...) // room for them
 	w := len(recs) - 1
 	for ; j >= 0; w-- {
-		if i >= 0 && compareEnvelopes(recs[i].env, late[j].env) > 0 {
+		if i >= 0 && compareItems(recs[i].it, late[j].it) > 0 {
 			recs[w] = recs[i]
 			i--
 		} else {
@@ -431,8 +433,8 @@ func (g *Group) rebuild() {
 	g.last = nil
 	for _, it := range g.all {
 		it.applied = true
-		if g.last == nil || compareEnvelopes(it.env, g.last) > 0 {
-			g.last = it.env
+		if g.last == nil || compareItems(it, g.last) > 0 {
+			g.last = it
 		}
 	}
 	g.recs, g.skipped = decodeAll(canonicalOrder(g.all), g.strs)
@@ -748,11 +750,14 @@ func mapsEqual[K, V comparable](a, b map[K]V) bool {
 }
 
 // contentKey identifies an envelope without an id by everything
-// compareEnvelopes compares.
-func contentKey(e *event.Envelope) string {
+// compareItems compares.
+func contentKey(it *item) string {
+	e := it.env
 	var b strings.Builder
 	b.WriteString(strconv.FormatInt(e.ReceivedAt.UnixNano(), 10))
-	for _, s := range []string{string(e.Payload), string(e.Decision), e.Runtime, e.Kind, e.Host, e.User, e.HookwatchVersion, e.ForkOf, e.Traceparent} {
+	b.WriteByte(0)
+	b.WriteString(strconv.FormatUint(it.sum, 16))
+	for _, s := range []string{string(e.Decision), e.Runtime, e.Kind, e.Host, e.User, e.HookwatchVersion, e.ForkOf, e.Traceparent} {
 		b.WriteByte(0)
 		b.WriteString(strconv.Itoa(len(s)))
 		b.WriteByte(':')

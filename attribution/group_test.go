@@ -2,8 +2,11 @@ package attribution
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"testing"
@@ -436,10 +439,11 @@ func TestGroupRestateRows(t *testing.T) {
 }
 
 // TestGroupApplyDecoded: payloads decoded by the caller (the collector's
-// admission) give the model Build gives, statusLines included, and are
-// left as they were given. Typed views alone (event.ViewsOf, as the
-// collector's admission makes them) are kept as they are, not copied;
-// whole payloads (event.Decode) are copied without their map of members.
+// admission) give the model Build gives, statusLines included. The group
+// takes them as they are given, typed views alone (event.ViewsOf, as the
+// collector's admission makes them) or whole (event.Decode): it keeps each
+// (not a copy), without its map of members, and what it keeps of a tool
+// event points into no payload's bytes.
 func TestGroupApplyDecoded(t *testing.T) {
 	decoders := map[string]func([]byte) *event.Payload{
 		"decoded": func(b []byte) *event.Payload {
@@ -455,12 +459,8 @@ func TestGroupApplyDecoded(t *testing.T) {
 			t.Run(name+"/"+how, func(t *testing.T) {
 				want := mustJSON(t, Build(envs))
 				payloads := make([]*event.Payload, len(envs))
-				names := make([]string, len(envs))
-				raws := make([]bool, len(envs))
 				for i := range envs {
-					if p := decode(envs[i].Payload); p != nil {
-						payloads[i], names[i], raws[i] = p, p.HookEventName, p.Raw != nil
-					}
+					payloads[i] = decode(envs[i].Payload)
 				}
 				var parts [][]event.Envelope
 				var given [][]*event.Payload
@@ -469,22 +469,136 @@ func TestGroupApplyDecoded(t *testing.T) {
 					parts, given = append(parts, envs[i:j]), append(given, payloads[i:j])
 				}
 				g := checkApplied(t, how, want, parts, given)
-				shared := 0
+				tools := 0
 				for i, p := range payloads {
-					if p != nil && ((p.Raw != nil) != raws[i] || p.HookEventName != names[i]) {
-						t.Fatalf("payload %d changed: Raw %v, name %q, was %q", i, p.Raw != nil, p.HookEventName, names[i])
+					it, _ := g.byID.get(envs[i].ID)
+					if p == nil || it == nil || it.env.ID != envs[i].ID {
+						continue
 					}
-					if it, _ := g.byID.get(envs[i].ID); p != nil && it != nil && it.p == p {
-						if raws[i] {
-							t.Fatalf("payload %d, with its map of members, kept rather than copied", i)
+					if it.p != p {
+						t.Fatalf("payload %d copied rather than kept", i)
+					}
+					if p.Raw != nil || it.env.Payload != nil {
+						t.Fatalf("payload %d: its map of members or its bytes kept", i)
+					}
+					if tc := p.Tool(); tc != nil {
+						tools++
+						for _, v := range [][]byte{[]byte(tc.ToolUseID), []byte(tc.ToolName), tc.ToolInput, responseOf(p)} {
+							if within(v, envs[i].Payload) {
+								t.Fatalf("payload %d: a view kept points into the payload's bytes: %.40s", i, v)
+							}
 						}
-						shared++
 					}
 				}
-				if how == "views" && shared == 0 {
-					t.Fatal("no payload of typed views kept as given")
+				if tools == 0 {
+					t.Fatal("no tool event kept")
 				}
 			})
+		}
+	}
+}
+
+// responseOf is a PostToolUse's tool_response, nil for any other event.
+func responseOf(p *event.Payload) json.RawMessage {
+	if e, ok := p.Event.(*event.PostToolUseInput); ok {
+		return e.ToolResponse
+	}
+	return nil
+}
+
+// within reports whether v's bytes lie in data's.
+func within(v, data []byte) bool {
+	if len(v) == 0 || len(data) == 0 {
+		return false
+	}
+	at, lo := uintptr(unsafe.Pointer(unsafe.SliceData(v))), uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	return at >= lo && at < lo+uintptr(len(data))
+}
+
+// TestGroupKeepsNoPayload: what a group keeps of a session whose tools
+// return whole files costs a small part of the payloads once the caller
+// drops them: a tool's output is not kept where the model does not read
+// it, and no view kept holds its payload's bytes alive. Before, the group
+// kept every payload whole.
+func TestGroupKeepsNoPayload(t *testing.T) {
+	const calls, output = 200, 64 << 10
+	file := strings.Repeat("x", output)
+	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	envs := []event.Envelope{}
+	add := func(payload string) {
+		envs = append(envs, event.Envelope{ID: fmt.Sprint("e", len(envs)), ReceivedAt: at.Add(time.Duration(len(envs)) * time.Millisecond), Kind: event.KindHook, Payload: []byte(payload)})
+	}
+	common := `"session_id":"s1","transcript_path":"/home/u/.claude/projects/-p/s1.jsonl","cwd":"/p",`
+	add(`{` + common + `"hook_event_name":"SessionStart","source":"startup"}`)
+	for i := range calls {
+		call := fmt.Sprintf(`"tool_name":"Read","tool_use_id":"toolu_%04d","tool_input":{"file_path":"/p/f%d.go"}`, i, i)
+		add(`{` + common + `"hook_event_name":"PreToolUse",` + call + `}`)
+		add(`{` + common + `"hook_event_name":"PostToolUse",` + call + `,"tool_response":{"type":"text","file":{"filePath":"/p/f.go","content":"` + file + `"}}}`)
+	}
+	sent := 0
+	for _, e := range envs {
+		sent += len(e.Payload)
+	}
+	for how, apply := range map[string]func(*Group, []event.Envelope){
+		"Apply":        func(g *Group, envs []event.Envelope) { g.Apply(envs...) },
+		"ApplyDecoded": func(g *Group, envs []event.Envelope) { g.ApplyDecoded(envs, viewsOf(envs)) },
+	} {
+		before := liveHeap()
+		g := NewGroup()
+		for i := 0; i < len(envs); i += 50 {
+			// Each batch's payloads the group's alone, as the collector's.
+			part := slices.Clone(envs[i:min(i+50, len(envs))])
+			for j := range part {
+				part[j].Payload = bytes.Clone(part[j].Payload)
+			}
+			apply(g, part)
+			g.Changes()
+		}
+		kept := int(liveHeap()) - int(before)
+		if got := g.Result().Sessions[0].ToolCalls; len(got) != calls {
+			t.Fatalf("%s: %d calls, want %d", how, len(got), calls)
+		}
+		t.Logf("%s: %d payload bytes sent, %d kept", how, sent, kept)
+		if kept > sent/20 {
+			t.Errorf("%s: the group keeps %d bytes of %d sent: the payloads' bytes are kept", how, kept, sent)
+		}
+		runtime.KeepAlive(g)
+	}
+}
+
+// liveHeap is the heap reachable after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestKeepsResponse: a PostToolUse's tool_response is kept where the model
+// reads it (a delegation call's names its agent; one that says it runs in
+// the background is read for a spawn a sidecar names), and dropped
+// elsewhere.
+func TestKeepsResponse(t *testing.T) {
+	for _, c := range []struct {
+		tool, resp string
+		keep       bool
+	}{
+		{"Agent", `{"agentId":"a1","content":[]}`, true},
+		{"Task", `{"agentId":"a1"}`, true},
+		{"spawn_agent", `"{\"agent_id\":\"a1\"}"`, true},
+		{"Bash", `{"stdout":"ok","stderr":""}`, false},
+		{"Read", `{"file":{"content":"package x"}}`, false},
+		{"mcp__team__delegate", `{"status":"async_launched","agentId":"a2"}`, true},
+		{"mcp__team__delegate", `"{\"isAsync\":true}"`, true},
+		{"mcp__team__delegate", `{"status":"done"}`, false},
+	} {
+		p, err := event.Decode([]byte(`{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"` + c.tool + `","tool_use_id":"t1","tool_input":{},"tool_response":` + c.resp + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept(p, strs{})
+		if got := responseOf(p); (got != nil) != c.keep || c.keep && string(got) != c.resp {
+			t.Errorf("%s %s: kept %q, want kept %v", c.tool, c.resp, got, c.keep)
 		}
 	}
 }

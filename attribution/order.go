@@ -3,15 +3,19 @@ package attribution
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/hookwatch/hookwatch/event"
 )
 
 // record is one decoded envelope in the derivation order.
 type record struct {
+	it   *item // the item the record was made of
 	env  *event.Envelope
 	p    *event.Payload
 	name string // event name
@@ -28,18 +32,20 @@ type record struct {
 // every envelope.
 func (r *record) at() time.Time { return r.env.ReceivedAt }
 
-// compareEnvelopes is a total order on envelope content: received_at, id,
-// then every other field, so that envelopes differing in anything never
-// compare equal and the choice among same-id duplicates does not depend on
-// input order.
-func compareEnvelopes(a, b *event.Envelope) int {
+// compareItems is a total order on envelope content: received_at, id,
+// the payload (by its hash: an item does not keep the payload's bytes),
+// then every other field, so that envelopes differing in anything compare
+// equal only when their payloads' hashes collide, and the choice among
+// same-id duplicates does not depend on input order.
+func compareItems(x, y *item) int {
+	a, b := x.env, y.env
 	if c := a.ReceivedAt.Compare(b.ReceivedAt); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(a.ID, b.ID); c != 0 {
 		return c
 	}
-	if c := bytes.Compare(a.Payload, b.Payload); c != 0 {
+	if c := cmp.Compare(x.sum, y.sum); c != 0 {
 		return c
 	}
 	if c := bytes.Compare(a.Decision, b.Decision); c != 0 {
@@ -89,43 +95,50 @@ func compareMeta(a, b *event.SubagentMeta) int {
 	return cmp.Compare(a.SpawnDepth, b.SpawnDepth)
 }
 
-// item is an envelope with its payload decoded once (a Builder keeps items
-// across Results).
+// item is an envelope with its payload decoded once, when the item is
+// made: it keeps the typed views it derives from and the payload's hash
+// (sum), not the payload's bytes, which the store keeps. A Group keeps an
+// item for every envelope applied, and a payload holds what the views do
+// not need (its keys, the output of tools that spawn nothing).
 type item struct {
-	env     *event.Envelope
-	p       *event.Payload
-	decoded bool
+	env *event.Envelope
+	p   *event.Payload
+	sum uint64 // the payload's hash (payloadSeed)
+	// size is the length of the payload (Group.Bytes).
+	size    int
 	applied bool // a Group derived from it
-	// own is the envelope env points at when the item holds its own copy,
-	// and rec the record newRecord made of the item last: one object per
-	// envelope kept rather than three.
+	// own is the envelope env points at, without its payload, and rec the
+	// record newRecord made of the item last: one object per envelope kept
+	// rather than three.
 	own event.Envelope
 	rec record
 }
 
-func (it *item) payload(in strs) *event.Payload {
-	if !it.decoded {
-		it.decoded = true
-		if p, err := event.Decode(it.env.Payload); err == nil {
+// payloadSeed seeds the payloads' hashes: a process's own, so that the
+// payloads a sender could make collide cannot be found from outside. Which
+// of two same-id envelopes a model keeps may differ from one process to
+// the next (the store keeps one of them already), never from one order of
+// the same envelopes to another.
+var payloadSeed = maphash.MakeSeed()
+
+// newItem makes the item of e, whose payload p is when not nil (as
+// Group.ApplyDecoded takes it), else is decoded; the strings it keeps are
+// in's copies.
+func newItem(e *event.Envelope, p *event.Payload, in strs) *item {
+	it := &item{own: *e, sum: maphash.Bytes(payloadSeed, e.Payload), size: len(e.Payload)}
+	it.env = &it.own
+	// In UTC once, for every time derived from it (record.at).
+	it.own.ReceivedAt = it.own.ReceivedAt.UTC()
+	it.own.Payload = nil
+	switch {
+	case p != nil:
+		it.p = kept(p, in)
+	default:
+		if p, err := event.Decode(e.Payload); err == nil {
 			it.p = kept(p, in)
 		}
 	}
-	return it.p
-}
-
-// keptDecoded returns what an item keeps of p, a payload its caller
-// decoded: p itself when it is the typed views alone (as event.ViewsOf
-// gives them: no map of members, the name in HookEventName), which the
-// item only reads, else kept of a copy of p, so that p is not changed.
-// Keeping p rather than a copy keeps one Payload per event, not two: a
-// decoded tool event's views are one allocation with its Payload, which
-// the copy's Event would hold anyway.
-func keptDecoded(p *event.Payload, in strs) *event.Payload {
-	if p.Raw == nil && p.HookEventName != "" {
-		return p
-	}
-	c := *p
-	return kept(&c, in)
+	return it
 }
 
 // kept returns what an item keeps of a decoded payload: its typed views
@@ -133,8 +146,9 @@ func keptDecoded(p *event.Payload, in strs) *event.Payload {
 // once the views are built, and which is the largest part of a decoded
 // payload (a map per event, kept for every event of a group); the strings
 // its events repeat (the session, its paths, the agent, the prompt) are
-// in's copies. Its name is kept in HookEventName, as Name reads a
-// statusLine's from Raw. p is the item's own, changed in place.
+// in's copies; a tool event's views have bytes of their own (ownTool).
+// Its name is kept in HookEventName, as Name reads a statusLine's from
+// Raw. p is the item's own, changed in place.
 func kept(p *event.Payload, in strs) *event.Payload {
 	if p == nil {
 		return nil
@@ -145,6 +159,7 @@ func kept(p *event.Payload, in strs) *event.Payload {
 	c.SessionID, c.TranscriptPath, c.CWD = in.of(c.SessionID), in.of(c.TranscriptPath), in.of(c.CWD)
 	c.AgentID, c.AgentType.Value, c.PromptID = in.of(c.AgentID), in.of(c.AgentType.Value), in.of(c.PromptID)
 	c.Model, c.TurnID, c.ScratchpadDir = in.of(c.Model), in.of(c.TurnID), in.of(c.ScratchpadDir)
+	ownTool(p, in)
 	return p
 }
 
@@ -156,6 +171,15 @@ type strs map[string]string
 // maxStrs bounds a strs: strings past it are kept as they are, so that a
 // stream of strings that never repeat costs no more than it did.
 const maxStrs = 1 << 14
+
+// own is of for a string that may share a payload's bytes: the table's
+// copy is a copy of s, and s itself is copied past maxStrs.
+func (in strs) own(s string) string {
+	if t, ok := in[s]; ok || s == "" {
+		return t
+	}
+	return in.of(strings.Clone(s))
+}
 
 // of returns the table's copy of s, which it becomes when it has none.
 func (in strs) of(s string) string {
@@ -172,7 +196,7 @@ func (in strs) of(s string) string {
 }
 
 // canonicalOrder deduplicates items by envelope id (keeping, among same-id
-// envelopes, the least by compareEnvelopes; envelopes without an id are
+// envelopes, the least by compareItems; envelopes without an id are
 // deduplicated only when wholly identical) and sorts them by received_at,
 // then id. The input slice is not modified.
 func canonicalOrder(items []*item) []*item {
@@ -183,16 +207,15 @@ func canonicalOrder(items []*item) []*item {
 			out = append(out, it)
 			continue
 		}
-		if cur, ok := byID[it.env.ID]; !ok || compareEnvelopes(it.env, cur.env) < 0 {
+		if cur, ok := byID[it.env.ID]; !ok || compareItems(it, cur) < 0 {
 			byID[it.env.ID] = it
 		}
 	}
 	for _, it := range byID {
 		out = append(out, it)
 	}
-	cmpItems := func(a, b *item) int { return compareEnvelopes(a.env, b.env) }
-	slices.SortFunc(out, cmpItems)
-	return slices.CompactFunc(out, func(a, b *item) bool { return cmpItems(a, b) == 0 })
+	slices.SortFunc(out, compareItems)
+	return slices.CompactFunc(out, func(a, b *item) bool { return compareItems(a, b) == 0 })
 }
 
 // decodeAll decodes the payloads of the ordered items. It returns the
@@ -215,7 +238,7 @@ func decodeAll(items []*item, in strs) ([]*record, int) {
 // when it cannot be attributed: its payload is not a JSON object, or names
 // no session.
 func newRecord(it *item, seq int, in strs) *record {
-	p := it.payload(in)
+	p := it.p
 	if p == nil || p.SessionID == "" {
 		return nil
 	}
@@ -223,7 +246,7 @@ func newRecord(it *item, seq int, in strs) *record {
 	// then nothing holds the one it replaces.
 	e := it.env
 	it.rec = record{
-		env: e, p: p, name: p.Name(), seq: seq, session: p.SessionID,
+		it: it, env: e, p: p, name: p.Name(), seq: seq, session: p.SessionID,
 		group: in.groupKey(e.Host, e.User, p.TranscriptPath, p.CWD),
 	}
 	return &it.rec
@@ -254,4 +277,52 @@ func (in strs) groupKey(host, user, transcriptPath, cwd string) string {
 		return t
 	}
 	return in.of(string(k))
+}
+
+// ownTool points the views of a tool event (PreToolUse, PostToolUse) at
+// bytes of their own: the decoder may have left them in the payload's
+// (event.ViewsOf), which a view would keep whole. A PostToolUse keeps its
+// tool_response only where the model reads it (keepsResponse). p is the
+// item's own, changed in place.
+func ownTool(p *event.Payload, in strs) {
+	var call *event.ToolCall
+	var resp *json.RawMessage
+	switch e := p.Event.(type) {
+	case *event.PreToolUseInput:
+		call = &e.ToolCall
+	case *event.PostToolUseInput:
+		call, resp = &e.ToolCall, &e.ToolResponse
+		if !keepsResponse(e) {
+			*resp = nil
+		}
+	default:
+		return
+	}
+	var r []byte
+	if resp != nil {
+		r = *resp
+	}
+	buf := make([]byte, 0, len(call.ToolUseID)+len(call.ToolInput)+len(r))
+	buf = append(append(append(buf, call.ToolUseID...), call.ToolInput...), r...)
+	call.ToolName = in.own(call.ToolName)
+	if n := len(call.ToolUseID); n > 0 {
+		call.ToolUseID, buf = unsafe.String(&buf[0], n), buf[n:]
+	}
+	if n := len(call.ToolInput); call.ToolInput != nil {
+		call.ToolInput, buf = buf[:n:n], buf[n:]
+	}
+	if r != nil {
+		*resp = buf
+	}
+}
+
+// keepsResponse reports whether the model reads a PostToolUse's
+// tool_response: a delegation call's names the agent it spawned
+// (spawnedAgentID), and a call a subagent's sidecar names as its spawn
+// reads from it whether the agent runs on in the background
+// (launchedAsync, which finds one of two names in the text). Any other
+// output, which may be a whole file, is not kept.
+func keepsResponse(e *event.PostToolUseInput) bool {
+	r := e.ToolResponse
+	return spawnsAgent(e.ToolName) || bytes.Contains(r, []byte("async_launched")) || bytes.Contains(r, []byte("isAsync"))
 }
