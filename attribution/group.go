@@ -91,7 +91,9 @@ func (g *Group) clear() {
 // Len returns the number of distinct envelopes applied.
 func (g *Group) Len() int { return len(g.all) }
 
-// Bytes returns the size of the payloads held.
+// Bytes returns what the group keeps of its payloads' bytes: for a tool
+// event, the bytes its views read (its id, input, and the output of a call
+// that may spawn an agent); for any other, its payload's length.
 func (g *Group) Bytes() int { return g.bytes }
 
 // envelopeCost is what a group keeps per envelope besides its payload:

@@ -562,6 +562,11 @@ func TestGroupKeepsNoPayload(t *testing.T) {
 		if kept > sent/20 {
 			t.Errorf("%s: the group keeps %d bytes of %d sent: the payloads' bytes are kept", how, kept, sent)
 		}
+		// Bytes, which the collector's bound on its groups reads, counts
+		// what is kept: the calls' ids and inputs.
+		if b := g.Bytes(); b > kept || b < calls*2*len(`toolu_0000{"file_path":"/p/f0.go"}`) {
+			t.Errorf("%s: Bytes %d, with %d bytes kept", how, b, kept)
+		}
 		runtime.KeepAlive(g)
 	}
 }

@@ -104,7 +104,9 @@ type item struct {
 	env *event.Envelope
 	p   *event.Payload
 	sum uint64 // the payload's hash (payloadSeed)
-	// size is the length of the payload (Group.Bytes).
+	// size is what the item keeps of the payload's bytes (Group.Bytes):
+	// a tool event's, those ownTool copied; any other's, the payload's
+	// length, which bounds the strings its views hold.
 	size    int
 	applied bool // a Group derived from it
 	// own is the envelope env points at, without its payload, and rec the
@@ -137,6 +139,9 @@ func newItem(e *event.Envelope, p *event.Payload, in strs) *item {
 		if p, err := event.Decode(e.Payload); err == nil {
 			it.p = kept(p, in)
 		}
+	}
+	if n, ok := ownedBytes(it.p); ok {
+		it.size = n
 	}
 	return it
 }
@@ -314,6 +319,21 @@ func ownTool(p *event.Payload, in strs) {
 	if r != nil {
 		*resp = buf
 	}
+}
+
+// ownedBytes returns how many bytes of its own ownTool gave p's views,
+// and false when p is not a tool event's.
+func ownedBytes(p *event.Payload) (int, bool) {
+	if p == nil {
+		return 0, false
+	}
+	switch e := p.Event.(type) {
+	case *event.PreToolUseInput:
+		return len(e.ToolUseID) + len(e.ToolInput), true
+	case *event.PostToolUseInput:
+		return len(e.ToolUseID) + len(e.ToolInput) + len(e.ToolResponse), true
+	}
+	return 0, false
 }
 
 // keepsResponse reports whether the model reads a PostToolUse's
