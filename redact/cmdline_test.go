@@ -252,6 +252,43 @@ func commandLines() []struct{ cmd, want string } {
 		{`net use \\srv\temp Xk93mzPq77 /user:alice`, `net use \\srv\temp ` + pw + ` /user:alice`},
 		{`cp a\ b c\ d; mysql -u root -p\ db`, ""},
 
+		// A parameter's default (${PASS:-…}, ${PASS-…}, ${PASS:=…},
+		// ${PASS=…}) and alternate value (${PASS:+…}, ${PASS+…}) are
+		// written in the command: each is redacted as the same value
+		// would be in the parameter's place, the expansion kept around it.
+		{"mysql -u root -p${PASS:-Realpw9x} db", "mysql -u root -p${PASS:-" + pw + "} db"},
+		{"nxc smb host -u admin -p ${PASS:-Realpw9x}", "nxc smb host -u admin -p ${PASS:-" + pw + "}"},
+		{"DB_PASSWORD=${PASS:-Realpw9x} ./run", "DB_PASSWORD=${PASS:-" + pw + "} ./run"},
+		{"export API_TOKEN=${TOKEN:-sk_live_abcdef123456}", "export API_TOKEN=${TOKEN:-" + sec + "}"},
+		{"PGPASSWORD=${PGPASSWORD:-hunter2pw} psql", "PGPASSWORD=${PGPASSWORD:-" + pw + "} psql"},
+		{"curl -u user:${PW:-Secretpw1} https://x", "curl -u user:${PW:-" + pw + "} https://x"},
+		{`DB_PASSWORD="${PASS-Realpw9x}" ./run`, `DB_PASSWORD="${PASS-` + pw + `}" ./run`},
+		{"DB_PASSWORD=${PASS:+Realpw9x} DB_PASSWORD=${PASS+Realpw9x} DB_PASSWORD=${PASS=Realpw9x} DB_PASSWORD=${PASS:=Realpw9x}",
+			"DB_PASSWORD=${PASS:+" + pw + "} DB_PASSWORD=${PASS+" + pw + "} DB_PASSWORD=${PASS=" + pw + "} DB_PASSWORD=${PASS:=" + pw + "}"},
+		{"redis-cli -a ${REDIS_PASSWORD:-Xk93mzPq77} ping; mongo --password ${PW:-Xk93mzPq77} app", "redis-cli -a ${REDIS_PASSWORD:-" + pw + "} ping; mongo --password ${PW:-" + pw + "} app"},
+		{"curl -u ${U:-me}:${PW:-Secretpw1} https://x", "curl -u ${U:-me}:${PW:-" + pw + "} https://x"},
+		{"psql postgres://${U:-app}:${DB_PASS:-Xk93mzPq77}@db:5432/app", "psql postgres://${U:-app}:${DB_PASS:-" + r("url_password") + "}@db:5432/app"},
+		// The parameter's own name may say what it holds, as NAME=… does.
+		{`: "${DB_PASSWORD:=Realpw9x}"; echo ${API_TOKEN:-Xk93mzPq77}`, `: "${DB_PASSWORD:=` + pw + `}"; echo ${API_TOKEN:-` + sec + `}`},
+		// Its word is one to the shell, blanks and all; NetExec reads the
+		// words after it, defaults or not.
+		{"DB_PASSWORD=${PASS:-two words9} ./run", "DB_PASSWORD=${PASS:-" + pw + "} ./run"},
+		{`nxc smb srv -u bob -p ${P:-Xk93mzPq77} Xk93mzPq78 "${Q:-Xk93mzPq79}" --shares`, `nxc smb srv -u bob -p ${P:-` + pw + `} ` + pw + ` "${Q:-` + pw + `}" --shares`},
+		{"nxc smb srv -u admin -H ${NT:-" + nt + "} " + nt + " --shares", "nxc smb srv -u admin -H ${NT:-" + pw + "} " + pw + " --shares"},
+		// A token keeps its kind.
+		{"export API_TOKEN=${TOKEN:-" + ghp + "}", "export API_TOKEN=${TOKEN:-" + r("github_token") + "}"},
+		// A default that is a reference or empty, the message of
+		// ${VAR:?…}, a pattern or an offset, and the default of a flag or
+		// an argument that takes no password stay as they are.
+		{"ls ${HOME:-/tmp}; cp a.txt ${DEST:-/tmp/out}", ""},
+		{`DB_PASSWORD=${A:-$B} API_TOKEN=${A:-${B}} DB_PASSWORD=${A:-} DB_PASSWORD="${A-}" ./run`, ""},
+		{"DB_PASSWORD=${VAR:?need VAR} ./run; : ${API_TOKEN:?need API_TOKEN}", ""},
+		{"DB_PASSWORD=${PASS#Realpw9x} ${DB_PASSWORD%%Realpw9x} ${API_TOKEN/a/Xk93mzPq77} ${DB_PASSWORD:0:4}", ""},
+		{"docker run -p ${PORT:-8080}:80 nginx; ssh -p ${SSH_PORT:-2222} h; redis-cli -p ${REDIS_PORT:-6379} ping", ""},
+		{"mysql -u root -p ${DB:-app}; mkdir -p ${DIR:-/tmp/x}; sshpass -p ${PW:-x} ssh -p ${PORT:-22} h", ""},
+		{"API_TOKEN=${TOKEN:-your_api_key} DB_PASSWORD=${PW:-x} GITHUB_TOKEN=${T:-none}; echo ${GITHUB_TOKEN:-not set}", ""},
+		{"curl -u ${USER:-me} https://x; curl -u user:${PW} https://x; psql postgres://app:${PW:-}@db/app", ""},
+
 		// The -p of others.
 		{"ssh -p 2222 host; mkdir -p a/b; docker run -p 8080:80 nginx", ""},
 	}

@@ -68,6 +68,19 @@
 // (getToken(), cfg.Password, token = token, password: string). A value that
 // mixes digits into its words is not a name, whatever it contains or starts
 // with: Passw0rd123, tokenXk93mzPq77abc, !Xk93mzPq77 are redacted.
+//
+// A shell parameter's default (${PASS:-…}, ${PASS-…}, ${PASS:=…},
+// ${PASS=…}) and alternate value (${PASS:+…}, ${PASS+…}) are values written
+// in the text: each is redacted as the same value would be in the
+// parameter's place, and ${NAME:- and } are kept (DB_PASSWORD=${PASS:-…},
+// mysql -p${PASS:-…}, nxc -p ${PASS:-…}, curl -u user:${PW:-…}, a URL's
+// password, an Authorization header's credential, a JSON string under a
+// key that names a secret ("DB_PASSWORD": "${PASS:-…}"), and
+// ${DB_PASSWORD:-…}, ${DB_PASSWORD:=…} alone, whose own name says what
+// they hold). A default that is only a reference (${A:-$B}, ${A:-${B}}) or
+// empty, the message of ${VAR:?message}, and the pattern of ${VAR#…} are
+// left alone, as is a default where the value would not be a secret
+// (ssh -p ${PORT:-22}, ls ${HOME:-/tmp}).
 package redact
 
 // String returns s with every secret replaced by "[REDACTED:<kind>]" and the

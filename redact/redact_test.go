@@ -180,6 +180,15 @@ func TestString(t *testing.T) {
 	f("POSTGRES_PASSWORD: example1", "POSTGRES_PASSWORD: "+r("password"))
 	f("POSTGRES_PASSWORD: example\n", "POSTGRES_PASSWORD: "+r("password")+"\n")
 
+	// A parameter's default is a value written in the text, in a compose
+	// file as in a header; a token there keeps its kind, and one too
+	// short to be a Stripe key is a secret by its name.
+	f("  POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-changeme}\n", "  POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-"+r("password")+"}\n")
+	f(`curl -H "Authorization: Bearer ${TOKEN:-abc123}" x`, `curl -H "Authorization: Bearer ${TOKEN:-`+r("authorization")+`}" x`)
+	f("echo ${STRIPE_KEY:-"+skLive+"} ${AWS_KEY_ID-"+akia+"}", "echo ${STRIPE_KEY:-"+r("stripe_key")+"} ${AWS_KEY_ID-"+r("aws_access_key_id")+"}")
+	f("echo ${TOKEN:-sk_live_abcdef123456}", "echo ${TOKEN:-"+r("secret")+"}")
+	f("echo sk_live_abcdef123456", "echo sk_live_abcdef123456")
+
 	// Passwords and tokens that contain a keyword of a secret's name are
 	// values, not names.
 	f("DB_PASSWORD=Passw0rd123", "DB_PASSWORD="+r("password"))
@@ -452,6 +461,8 @@ func FuzzString(f *testing.F) {
 		"mysql -pa\\ b\\!c db", `{"c":"mysql -pa\\\\ b"}`,
 		"nxc -H=" + strings.Repeat("0a", 16) + " -px y", "smbmap -p=x", "psexec.py -hashes=:" + strings.Repeat("9b", 16),
 		"nxc -p ${A:-x} ${B:-" + ghp + "} y ${C%%-p z}",
+		"mysql -p${P:-x} db", `DB_PASSWORD="${P:-a b}"`, "curl -u ${U:-a}:${P:-b} a://${U:-u}:${P:-p}@h",
+		": ${DB_PASSWORD:=x} ${T:+" + ghp + "}", "nxc -H ${N:-" + strings.Repeat("0a", 16) + "}",
 	} {
 		f.Add(s)
 	}

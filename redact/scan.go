@@ -426,8 +426,14 @@ func (sc *scanner) url(i int) int {
 	s := sc.s
 	as := i + 3
 	ae := as
+	// A parameter's braces are part of the authority
+	// (postgres://${DB_USER:-app}:${DB_PASS:-…}@db), its ':' no separator.
 	for ae < len(s) && ae-as < 2048 && !authorityStop(s[ae]) {
-		ae++
+		if s[ae] != '$' {
+			ae++
+		} else {
+			ae = braceSkip(s, ae)
+		}
 	}
 	at := strings.LastIndexByte(s[as:ae], '@')
 	if at < 0 || hasAt(s, as, markerPrefix) {
@@ -437,7 +443,22 @@ func (sc *scanner) url(i int) int {
 	if colon < 0 {
 		return 0
 	}
-	ps, pe := as+colon+1, as+at
+	colon += as
+	if strings.IndexByte(s[as:colon], '$') >= 0 {
+		// The ':' may be an expansion's: the separator is the first
+		// after them.
+		colon = as
+		for colon < as+at && s[colon] != ':' {
+			colon = braceSkip(s, colon)
+		}
+		if colon >= as+at {
+			return 0
+		}
+	}
+	ps, pe := colon+1, as+at
+	if ws, we := defaultWord(s, ps); we > 0 && we+1 == pe {
+		ps, pe = ws, we // the password is the word of ${PW:-password}
+	}
 	if ps == pe || skipCredential(s[ps:pe]) {
 		return 0
 	}
@@ -446,6 +467,17 @@ func (sc *scanner) url(i int) int {
 		kind = k // https://x-access-token:ghs_…@github.com
 	}
 	return sc.emit(ps, pe, kind)
+}
+
+// braceSkip returns the index after the parameter expansion ${…} that
+// starts at s[i] and closes within maxDefault bytes, or i+1.
+func braceSkip(s string, i int) int {
+	if hasAt(s, i, "${") {
+		if e := braceEnd(s, i+1, maxDefault); e > 0 {
+			return e
+		}
+	}
+	return i + 1
 }
 
 func authorityStop(c byte) bool {
@@ -653,11 +685,13 @@ func (sc *scanner) flagValues(k, form int, kind string) int {
 
 // placeholder reports whether the word w stands for a value rather than
 // being one: a shell parameter ($PASS, ${PASS}, $1, quoted in double
-// quotes or not), also expanded with an operator (${PASS:-default},
+// quotes or not), also expanded with an operator (${PASS:-x},
 // ${PASS#prefix}), or an empty quoted value. It holds no secret to redact,
 // and nothing the main loop would find in it: an operator's word that
 // holds a secret (${T:-ghp_…}) makes it no placeholder, so that the main
-// loop reads it, as it reads anything else.
+// loop reads it, as it reads anything else. A default that is a value
+// (${PASS:-S3cret}, see defaultWord) is redacted by value before a caller
+// asks.
 func placeholder(w string) bool {
 	if len(w) >= 2 && (w[0] == '"' && w[len(w)-1] == '"' || w[0] == '\'' && w[len(w)-1] == '\'') {
 		if len(w) == 2 {
@@ -694,6 +728,44 @@ func placeholder(w string) bool {
 	return found == 0
 }
 
+// defaultWord returns where the word of the shell parameter expansion at
+// s[k] starts and ends (the index of its closing brace) when that word is a
+// value written in the command: the default of ${NAME:-word}, ${NAME-word},
+// ${NAME:=word} and ${NAME=word}, the alternate value of ${NAME:+word} and
+// ${NAME+word}. A secret there is as much in the text as after a flag or an
+// '=', and value reads it as it would read it there. we is 0 when s[k]
+// starts no such expansion: the word of ${NAME:?word} is a message, the
+// others' a pattern or an offset. The braces must close within
+// maxDefault bytes.
+func defaultWord(s string, k int) (ws, we int) {
+	if !hasAt(s, k, "${") {
+		return 0, 0
+	}
+	n := paramName(s[k+2:])
+	if n == 0 {
+		return 0, 0
+	}
+	op := k + 2 + n
+	if op < len(s) && s[op] == ':' {
+		op++
+	}
+	if op >= len(s) || (s[op] != '-' && s[op] != '=' && s[op] != '+') {
+		return 0, 0
+	}
+	e := braceEnd(s, k+1, maxDefault)
+	if e == 0 {
+		return 0, 0
+	}
+	return op + 1, e - 1
+}
+
+// maxDefault bounds the expansion that defaultWord and braceSkip read: a
+// password or a token is far shorter, and the bound keeps the cost of
+// braces that never close (value, url and userPassword look at every one)
+// well below nextArg's. A longer default is left to the main loop, as a
+// token in it is.
+const maxDefault = 256
+
 // paramName returns the length of the shell parameter's name that starts
 // w: a variable's name or a positional parameter's digits.
 func paramName(w string) int {
@@ -726,21 +798,28 @@ func moreValue(w string) bool {
 	return w[0] != '-' && w[0] != '#' && (d == len(w) || (w[d] != '>' && w[d] != '<'))
 }
 
-// ntHash redacts the NTLM hash at s[k], quoted or not: LM:NT, :NT or NT
-// alone, each 32 hex digits. It authenticates as the password does (pass
-// the hash). Anything else after the flag, such as a file of hashes, is
-// left as it is.
+// ntHash redacts the NTLM hash at s[k], quoted or not, also as the word of
+// ${NT:-hash}: LM:NT, :NT or NT alone, each 32 hex digits. It
+// authenticates as the password does (pass the hash). Anything else after
+// the flag, such as a file of hashes, is left as it is.
 func (sc *scanner) ntHash(k int) int {
 	if cs, e := ntHashAt(sc.s, k); e > cs {
-		return sc.emit(cs, e, "password")
+		end := sc.emit(cs, e, "password")
+		if _, we := defaultWord(sc.s, k+len(quoteAt(sc.s, k))); we == e {
+			end++ // the expansion is read whole
+		}
+		return end
 	}
 	return 0
 }
 
-// ntHashAt returns the bounds of the NTLM hash at s[k] (after its quote),
-// or e == cs when there is none.
+// ntHashAt returns the bounds of the NTLM hash at s[k] (after its quote,
+// in the word of ${NT:-hash}), or e == cs when there is none.
 func ntHashAt(s string, k int) (cs, e int) {
 	cs = k + len(quoteAt(s, k))
+	if ws, we := defaultWord(s, cs); we > 0 {
+		cs = ws
+	}
 	e = hexRun(s, cs)
 	if lm := e - cs; e < len(s) && s[e] == ':' && (lm == 0 || lm == 32) {
 		if e = hexRun(s, e+1); e-cs != lm+33 {
@@ -1038,7 +1117,11 @@ func (sc *scanner) userPassword(k int, sep byte) int {
 	u := k
 	for u < len(s) && !isBlank(s[u]) && !isQuote(s[u]) && s[u] != sep &&
 		(sep != ':' || (s[u] != '@' && s[u] != '\\' && s[u] != '/')) {
-		u++
+		if s[u] != '$' {
+			u++
+		} else {
+			u = braceSkip(s, u) // ${USER:-me}: its ':' is not the separator
+		}
 	}
 	if u == k || u >= len(s) || s[u] != sep {
 		return 0
@@ -1047,8 +1130,14 @@ func (sc *scanner) userPassword(k int, sep byte) int {
 	if hasAt(s, ps, "//") {
 		return 0 // -u redis://user:password@host: url keeps the user and the host
 	}
+	// The password may be the word of ${PW:-password} (defaultWord).
+	limit := len(s)
+	ws, we := defaultWord(s, ps)
+	if we > 0 {
+		ps, limit = ws, we
+	}
 	pe := ps
-	for pe < len(s) && !isBlank(s[pe]) && !isQuote(s[pe]) {
+	for pe < limit && !isBlank(s[pe]) && !isQuote(s[pe]) {
 		if s[pe] != '\\' {
 			pe++
 		} else if n := wordEscape(s, pe); n > 0 {
@@ -1060,7 +1149,11 @@ func (sc *scanner) userPassword(k int, sep byte) int {
 	if pe == ps || skipCredential(s[ps:pe]) || allDigits(s[ps:pe]) {
 		return 0 // docker -u 1000:1000
 	}
-	return sc.emit(ps, pe, "password")
+	end := sc.emit(ps, pe, "password")
+	if pe == we {
+		end++ // the expansion is read whole
+	}
+	return end
 }
 
 // maxArgs and maxArg bound how far command reads a command line: the
@@ -1570,8 +1663,11 @@ func (sc *scanner) assign(i int) int {
 	if sep == ',' && !nameQuoted {
 		return 0
 	}
-	if b > 0 && (s[b-1] == '$' || (s[b-1] == '{' && b > 1 && s[b-2] == '$')) {
-		return 0 // "$TOKEN" = …, ${TOKEN:-default}
+	if b > 0 && s[b-1] == '$' {
+		return 0 // "$TOKEN" = …
+	}
+	if b > 1 && s[b-1] == '{' && s[b-2] == '$' {
+		return sc.paramDefault(b-2, i, nameKind(s[b:e])) // ${TOKEN:-default}
 	}
 	kind := nameKind(s[b:e])
 	if kind == "" {
@@ -1618,6 +1714,13 @@ func (sc *scanner) value(k int, sep byte, kind string, spaced, nameQuoted, quote
 		k++ // Python b"…", r"…"
 		q = quoteAt(s, k)
 	}
+	if ws, we := defaultWord(s, k+len(q)); we > 0 {
+		if q == "" && (quotedOnly || nameQuoted) {
+			return 0
+		}
+		// The expansion's quotes only keep its word whole.
+		return sc.wordValue(ws, we, sep, kind, spaced)
+	}
 	if q != "" {
 		cs := k + len(q)
 		if startsSecret(&sc.m, s, cs) {
@@ -1651,6 +1754,9 @@ func (sc *scanner) value(k int, sep byte, kind string, spaced, nameQuoted, quote
 		if w := sc.m.run(s, k, cTok); w > k && w < len(s) && s[w] == ' ' {
 			if k2 := skipBlank(s, w); k2 < len(s) && !valueStop(s[k2]) {
 				start = k2
+			}
+			if ws, we := defaultWord(s, start); we > 0 && start > k {
+				return sc.wordValue(ws, we, sep, kind, spaced) // Bearer ${TOKEN:-…}
 			}
 		}
 	}
@@ -1712,6 +1818,53 @@ func (sc *scanner) value(k int, sep byte, kind string, spaced, nameQuoted, quote
 	return sc.emit(start, ve, kind)
 }
 
+// wordValue redacts the word s[ws:we] of a parameter expansion
+// (defaultWord) as value reads a value that stands there alone, quoted
+// when it is. A word of several, ${PASS:-two words}, is one to the shell:
+// it is read as a quoted value, a passphrase (or a message, which literal
+// does not take for a token). It returns the index after the expansion's
+// brace when it redacted the whole word, so that the expansion is read
+// whole.
+func (sc *scanner) wordValue(ws, we int, sep byte, kind string, spaced bool) int {
+	var end int
+	if blankWords(sc.s[ws:we]) {
+		end = sc.literal(ws, we, kind, "")
+	} else {
+		end = sc.value(ws, sep, kind, spaced, false, false, "")
+	}
+	if end > 0 && end <= we && (end == we || sc.s[end:we] == quoteAt(sc.s, ws)) {
+		end = we + 1
+	}
+	return end
+}
+
+// blankWords reports whether w is words separated by blanks, with nothing
+// in it that the shell reads otherwise: a quote, an expansion, an escape,
+// a brace, a line break.
+func blankWords(w string) bool {
+	blank := false
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c == ' ' || c == '\t':
+			blank = true
+		case c < ' ' || c == 0x7f || isQuote(c) || c == '$' || c == '\\' || c == '{' || c == '}':
+			return false
+		}
+	}
+	return blank
+}
+
+// paramDefault redacts the word of the expansion ${NAME:-word} at s[k]
+// (defaultWord), whose operator is at s[i], when NAME names a secret of
+// kind: as NAME=word would be (${DB_PASSWORD:-…}, : "${API_TOKEN:=…}").
+func (sc *scanner) paramDefault(k, i int, kind string) int {
+	ws, we := defaultWord(sc.s, k)
+	if we == 0 || (ws-1 != i && ws-2 != i) || kind == "" || kind == "signature" {
+		return 0 // not this operator's; a signature is a function's more often than not
+	}
+	return sc.wordValue(ws, we, '=', kind, false)
+}
+
 // literal redacts s[cs:ce], a quoted (or header) value. q is the quote that
 // closes it, if any: a credential that stops short of it (Digest, AWS4
 // signatures) extends to it.
@@ -1734,6 +1887,9 @@ func (sc *scanner) literal(cs, ce int, kind, q string) int {
 			}
 			if k == ce {
 				return 0
+			}
+			if ws, we := defaultWord(s, k); we > 0 && we < ce {
+				return sc.wordValue(ws, we, ':', kind, false) // Bearer ${TOKEN:-…}
 			}
 			if skipValue(s[k:ce]) {
 				return 0
