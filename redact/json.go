@@ -146,6 +146,15 @@ func redactValue(v, kind string, nest int) (string, int) {
 	}
 	t := strings.TrimSpace(v)
 	if t == "" || skipString(t) {
+		// "${PASS:-S3cret}" (an MCP server's env, expanded by the client):
+		// the word is the value (defaultWord).
+		if ws, we := defaultWord(t, 0); we > 0 && we == len(t)-1 {
+			if r, n := redactValue(t[ws:we], kind, nest); n > 0 {
+				// The rest is read as text, as it is without a default.
+				r, m := redactText(t[:ws]+r+t[we:], nest)
+				return r, n + m
+			}
+		}
 		return redactText(v, nest)
 	}
 	switch kind {

@@ -61,7 +61,13 @@ func TestJSON(t *testing.T) {
 	f(`{"command":"sshpass -p Xk93mzPq77 ssh h"}`, `{"command":"sshpass -p `+r("password")+` ssh h"}`)
 	f(`{"command":"docker login -u me -p Xk93mzPq77"}`, `{"command":"docker login -u me -p `+r("password")+`"}`)
 
+	f(`{"env":{"DB_PASSWORD":"${PASS:-Realpw9x}","API_TOKEN":"${T:-`+ghp+`}","SECRET":"${S:-two words}"}}`,
+		`{"env":{"DB_PASSWORD":"${PASS:-`+r("password")+`}","API_TOKEN":"${T:-`+r("github_token")+`}","SECRET":"${S:-`+r("secret")+`}"}}`)
+	f(`{"password":"${`+ghp+`-x1}"}`, `{"password":"${`+r("github_token")+`-`+r("password")+`}"}`) // the rest is text still
+
 	// …unless it is empty, a reference, not a string, or not a secret-bearing key.
+	f(`{"password":"${A:-}","token":"${A:-$B}","secret":"${A:?need A}","api_key":"${A#x}","DB_PASSWORD":"${A:-${B}}"}`,
+		`{"password":"${A:-}","token":"${A:-$B}","secret":"${A:?need A}","api_key":"${A#x}","DB_PASSWORD":"${A:-${B}}"}`)
 	f(`{"password":""}`, `{"password":""}`)
 	f(`{"token":"$TOKEN","api_key":"${API_KEY}"}`, `{"token":"$TOKEN","api_key":"${API_KEY}"}`)
 	f(`{"password":12345,"token":null,"secret":true}`, `{"password":12345,"token":null,"secret":true}`)
@@ -135,6 +141,7 @@ func FuzzJSON(f *testing.F) {
 		`{"command":"curl -H \"Authorization: Bearer abc\" x"}`, `{"password":"x1"}`, `["\ud800\udc00","\ud800"]`,
 		`{"a":[1,-2.5e+3,true,false,null,{}]}`, `"` + ghp + `"`, `{"k":"\u0041KIAIOSFODNN7EXAMPLE"}`,
 		`{"Authorization":"Bearer [REDACTED:authorization]"}`, `{"pem":"` + strings.ReplaceAll(pemRSA, "\n", `\n`) + `"}`,
+		`{"password":"${A:-x1}","token":" ${B:+y z} ","c":"DB_PASSWORD=${A-\"b\"}"}`,
 	} {
 		f.Add([]byte(s))
 	}
