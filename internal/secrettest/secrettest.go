@@ -90,6 +90,8 @@ func Samples() []Sample {
 		{"password", "impacket-psexec -hashes :" + ntHash2 + " corp/bob@srv", ntHash2},
 		{"password", "powershell -ExecutionPolicy Bypass -Command net user bob Hn4Wq8Zr2Tx6 /add", "Hn4Wq8Zr2Tx6"},
 		{"password", `mysql -u root -pMq5Zr\ Tx8Wk3Lp app`, "Tx8Wk3Lp"},
+		// The default of a shell parameter, written in the command.
+		{"password", "PGPASSWORD=${PGPASSWORD:-Nx4Wq8Zr2Kt6} psql -h db", "Nx4Wq8Zr2Kt6"},
 		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
 	}
 }
