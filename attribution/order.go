@@ -123,9 +123,9 @@ type item struct {
 // the same envelopes to another.
 var payloadSeed = maphash.MakeSeed()
 
-// newItem makes the item of e, whose payload p is when not nil (as
-// Group.ApplyDecoded takes it), else is decoded; the strings it keeps are
-// in's copies.
+// newItem makes the item of e: its payload decoded, or p when not nil (a
+// payload decoded already, which the item takes, as Group.ApplyDecoded
+// does); the strings it keeps are in's copies.
 func newItem(e *event.Envelope, p *event.Payload, in strs) *item {
 	it := &item{own: *e, sum: maphash.Bytes(payloadSeed, e.Payload), size: len(e.Payload)}
 	it.env = &it.own
