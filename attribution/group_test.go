@@ -559,7 +559,10 @@ func TestGroupKeepsNoPayload(t *testing.T) {
 			t.Fatalf("%s: %d calls, want %d", how, len(got), calls)
 		}
 		t.Logf("%s: %d payload bytes sent, %d kept", how, sent, kept)
-		if kept > sent/20 {
+		// ~0.6 MB kept of 13.2 MB sent (the calls' ids and inputs and
+		// what the model derives); all of it and more before. The bound
+		// leaves room for what the runtime keeps beside.
+		if kept > sent/5 {
 			t.Errorf("%s: the group keeps %d bytes of %d sent: the payloads' bytes are kept", how, kept, sent)
 		}
 		// Bytes, which the collector's bound on its groups reads, counts
