@@ -271,7 +271,7 @@ func (g *Group) insertLate(items []*item) bool {
 			continue
 		}
 		rs := g.raw[r.p.SessionID]
-		if g.changesLineage(r) || compareItems(r.it, rs.first.it) < 0 {
+		if g.changesLineage(r) || compareItems(r.item, rs.first.item) < 0 {
 			return false
 		}
 		for t := range g.preOnly {
@@ -279,7 +279,7 @@ func (g *Group) insertLate(items []*item) bool {
 				return false
 			}
 		}
-		if compareItems(r.it, rs.last.it) < 0 {
+		if compareItems(r.item, rs.last.item) < 0 {
 			for o := range g.lin.forkedTo {
 				if o.p.SessionID == rs.id {
 					return false
@@ -345,7 +345,7 @@ func mergeRecords(recs, late []*record) ([]*record, int) {
 	recs = append(recs, late...) // room for them
 	w := len(recs) - 1
 	for ; j >= 0; w-- {
-		if i >= 0 && compareItems(recs[i].it, late[j].it) > 0 {
+		if i >= 0 && compareItems(recs[i].item, late[j].item) > 0 {
 			recs[w] = recs[i]
 			i--
 		} else {

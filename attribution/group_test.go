@@ -604,7 +604,7 @@ func TestKeepsResponse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		kept(p, strs{})
+		ownTool(p, strs{})
 		if got := responseOf(p); (got != nil) != c.keep || c.keep && string(got) != c.resp {
 			t.Errorf("%s %s: kept %q, want kept %v", c.tool, c.resp, got, c.keep)
 		}

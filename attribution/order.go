@@ -15,9 +15,9 @@ import (
 
 // record is one decoded envelope in the derivation order.
 type record struct {
-	it   *item // the item the record was made of
-	env  *event.Envelope
-	p    *event.Payload
+	// item is the item the record was made of, whose envelope (env) and
+	// typed payload (p) the record reads.
+	*item
 	name string // event name
 	seq  int    // position in the sorted, deduplicated input
 	// session is the session the record counts for: the payload's
@@ -132,16 +132,13 @@ func newItem(e *event.Envelope, p *event.Payload, in strs) *item {
 	// In UTC once, for every time derived from it (record.at).
 	it.own.ReceivedAt = it.own.ReceivedAt.UTC()
 	it.own.Payload = nil
-	switch {
-	case p != nil:
-		it.p = kept(p, in)
-	default:
-		if p, err := event.Decode(e.Payload); err == nil {
-			it.p = kept(p, in)
-		}
+	if p == nil {
+		p, _ = event.Decode(e.Payload) // nil when not an object: not attributable
 	}
-	if n, ok := ownedBytes(it.p); ok {
-		it.size = n
+	if it.p = kept(p, in); it.p != nil {
+		if n, ok := ownTool(it.p, in); ok {
+			it.size = n
+		}
 	}
 	return it
 }
@@ -151,9 +148,8 @@ func newItem(e *event.Envelope, p *event.Payload, in strs) *item {
 // once the views are built, and which is the largest part of a decoded
 // payload (a map per event, kept for every event of a group); the strings
 // its events repeat (the session, its paths, the agent, the prompt) are
-// in's copies; a tool event's views have bytes of their own (ownTool).
-// Its name is kept in HookEventName, as Name reads a statusLine's from
-// Raw. p is the item's own, changed in place.
+// in's copies. Its name is kept in HookEventName, as Name reads a
+// statusLine's from Raw. p is the item's own, changed in place.
 func kept(p *event.Payload, in strs) *event.Payload {
 	if p == nil {
 		return nil
@@ -164,7 +160,6 @@ func kept(p *event.Payload, in strs) *event.Payload {
 	c.SessionID, c.TranscriptPath, c.CWD = in.of(c.SessionID), in.of(c.TranscriptPath), in.of(c.CWD)
 	c.AgentID, c.AgentType.Value, c.PromptID = in.of(c.AgentID), in.of(c.AgentType.Value), in.of(c.PromptID)
 	c.Model, c.TurnID, c.ScratchpadDir = in.of(c.Model), in.of(c.TurnID), in.of(c.ScratchpadDir)
-	ownTool(p, in)
 	return p
 }
 
@@ -251,7 +246,7 @@ func newRecord(it *item, seq int, in strs) *record {
 	// then nothing holds the one it replaces.
 	e := it.env
 	it.rec = record{
-		it: it, env: e, p: p, name: p.Name(), seq: seq, session: p.SessionID,
+		item: it, name: p.Name(), seq: seq, session: p.SessionID,
 		group: in.groupKey(e.Host, e.User, p.TranscriptPath, p.CWD),
 	}
 	return &it.rec
@@ -288,8 +283,9 @@ func (in strs) groupKey(host, user, transcriptPath, cwd string) string {
 // bytes of their own: the decoder may have left them in the payload's
 // (event.ViewsOf), which a view would keep whole. A PostToolUse keeps its
 // tool_response only where the model reads it (keepsResponse). p is the
-// item's own, changed in place.
-func ownTool(p *event.Payload, in strs) {
+// item's own, changed in place. It returns how many bytes the views now
+// own, and false when p is no tool event's.
+func ownTool(p *event.Payload, in strs) (int, bool) {
 	var call *event.ToolCall
 	var resp *json.RawMessage
 	switch e := p.Event.(type) {
@@ -301,14 +297,14 @@ func ownTool(p *event.Payload, in strs) {
 			*resp = nil
 		}
 	default:
-		return
+		return 0, false
 	}
 	var r []byte
 	if resp != nil {
 		r = *resp
 	}
-	buf := make([]byte, 0, len(call.ToolUseID)+len(call.ToolInput)+len(r))
-	buf = append(append(append(buf, call.ToolUseID...), call.ToolInput...), r...)
+	size := len(call.ToolUseID) + len(call.ToolInput) + len(r)
+	buf := append(append(append(make([]byte, 0, size), call.ToolUseID...), call.ToolInput...), r...)
 	call.ToolName = in.own(call.ToolName)
 	if n := len(call.ToolUseID); n > 0 {
 		call.ToolUseID, buf = unsafe.String(&buf[0], n), buf[n:]
@@ -319,21 +315,7 @@ func ownTool(p *event.Payload, in strs) {
 	if r != nil {
 		*resp = buf
 	}
-}
-
-// ownedBytes returns how many bytes of its own ownTool gave p's views,
-// and false when p is not a tool event's.
-func ownedBytes(p *event.Payload) (int, bool) {
-	if p == nil {
-		return 0, false
-	}
-	switch e := p.Event.(type) {
-	case *event.PreToolUseInput:
-		return len(e.ToolUseID) + len(e.ToolInput), true
-	case *event.PostToolUseInput:
-		return len(e.ToolUseID) + len(e.ToolInput) + len(e.ToolResponse), true
-	}
-	return 0, false
+	return size, true
 }
 
 // keepsResponse reports whether the model reads a PostToolUse's

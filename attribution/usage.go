@@ -199,7 +199,7 @@ func (b *sessionBuilder) commutesLate(r *record) bool {
 }
 
 // before reports whether record a sorts before record b.
-func before(a, b *record) bool { return a != nil && compareItems(a.it, b.it) < 0 }
+func before(a, b *record) bool { return a != nil && compareItems(a.item, b.item) < 0 }
 
 // countResponse adds a response to (n = 1) or takes it from (n = -1) the tallies
 // of its agent and its turn.
