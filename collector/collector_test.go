@@ -775,6 +775,62 @@ func TestModelSeqResumes(t *testing.T) {
 	}
 }
 
+// seenStore holds each Insert after its commit, before the writer learns
+// of it, until released: other connections see the events by then.
+type seenStore struct {
+	store.Store
+	committed chan struct{} // buffered
+	release   chan struct{}
+}
+
+func (s *seenStore) Insert(ctx context.Context, events []store.Event) (int, error) {
+	n, err := s.Store.Insert(ctx, events)
+	s.committed <- struct{}{}
+	<-s.release
+	return n, err
+}
+
+// TestReadWaitsForCommitUnderWay: a reader that finds events stored while
+// the writer has not yet handed them to the model (a page polling the
+// events, then reading the calls) waits for their model, and does not
+// answer one without them.
+func TestReadWaitsForCommitUnderWay(t *testing.T) {
+	db := sqlite.MustOpenDB(t)
+	st := &seenStore{Store: db, committed: make(chan struct{}, 1), release: make(chan struct{})}
+	s := newServerOn(t, collector.Config{}, st)
+	defer close(st.release) // before the server stops
+	call := func(ms int, name string) event.Envelope {
+		return synth(ms, "session_id", "s1", "hook_event_name", name, "tool_name", "Bash", "tool_use_id", "t1", "tool_input", map[string]any{"command": "ls"})
+	}
+	posted := make(chan error, 1)
+	go func() {
+		_, err := s.Ingest(context.Background(), []event.Envelope{call(0, "PreToolUse"), call(1, "PostToolUse")})
+		posted <- err
+	}()
+	<-st.committed
+	if evs, err := db.Events(context.Background(), store.EventFilter{SessionID: "s1"}); err != nil || len(evs.Events) != 2 {
+		t.Fatalf("stored before the writer knows: %d events, %v", len(evs.Events), err)
+	}
+	read := make(chan collector.ToolCallsResponse, 1)
+	go func() {
+		var calls collector.ToolCallsResponse
+		s.getJSON(t, "/v1/sessions/s1/tool-calls", &calls)
+		read <- calls
+	}()
+	select {
+	case calls := <-read:
+		t.Fatalf("answered before the commit was handed to the model: %d calls", len(calls.ToolCalls))
+	case <-time.After(200 * time.Millisecond):
+	}
+	st.release <- struct{}{}
+	if err := <-posted; err != nil {
+		t.Fatal(err)
+	}
+	if calls := <-read; len(calls.ToolCalls) != 1 || !strings.Contains(string(calls.ToolCalls[0]), `"status":"ok"`) {
+		t.Fatalf("calls %+v", calls.ToolCalls)
+	}
+}
+
 // TestUnmatchedAPIPathsAnswerJSON: a path under /v1/ that no route takes is
 // answered with the API's JSON error, 404 or 405 with the methods it allows.
 func TestUnmatchedAPIPathsAnswerJSON(t *testing.T) {

@@ -153,10 +153,15 @@ type modeler struct {
 	audit *auditor
 	sinks []ModelSink
 
-	mu       sync.Mutex
-	queue    []pendingEvent
-	loads    []string       // sessions to load whole (stale at start)
-	pending  map[string]int // session → events committed, not applied
+	mu      sync.Mutex
+	queue   []pendingEvent
+	loads   []string       // sessions to load whole (stale at start)
+	pending map[string]int // session → events committed, not applied
+	// inCommit counts, by session, the events of the commits under way
+	// (committing): another connection sees a commit before the writer
+	// learns it is done, and a reader that found the events stored then
+	// would answer a model without them. mark moves them to pending.
+	inCommit map[string]int
 	pendKeys map[string]int // group key → the same, by group
 	lastKey  string         // the last key mark counted, shared by the next events that name it
 	backlog  int            // events held in memory (queued, held, in a round), not applied
@@ -283,6 +288,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks, stalls: stalls, signals: signals,
 		pending:        map[string]int{},
 		pendKeys:       map[string]int{},
+		inCommit:       map[string]int{},
 		changed:        make(chan struct{}),
 		wake:           make(chan struct{}, 1),
 		groups:         newGroupCache(cacheBytes),
@@ -401,8 +407,8 @@ func keyOf(e *store.Event, last string) string {
 	return string(k)
 }
 
-// mark records that events were committed (those with a Seq) and wakes the
-// goroutine. It never waits for the model. With a store of its own it
+// mark records that events were committed (those with a Seq), ends their
+// committing, and wakes the goroutine. It never waits for the model. With a store of its own it
 // queues each event, decoded, while the backlog has room and nothing is
 // spilled, and otherwise notes only its seq for readSpill (spill.go); both
 // count as pending for the session's readers. On a shared store it keeps
@@ -459,6 +465,9 @@ func (m *modeler) mark(events []store.Event) {
 		}
 	}
 	armed := m.armed
+	if m.uncommit(events) { // after pending counts what was stored
+		m.wakeReaders()
+	}
 	m.mu.Unlock()
 	if n+spilled == 0 {
 		return
@@ -528,8 +537,7 @@ func (m *modeler) settled(evs []pendingEvent, loaded []string, version int64) {
 	if version > m.storedVersion {
 		m.storedVersion = version
 	}
-	close(m.changed)
-	m.changed = make(chan struct{})
+	m.wakeReaders()
 }
 
 // recounted recounts pending when recount says it may count events that
@@ -545,8 +553,7 @@ func (m *modeler) recounted() {
 		m.pending[id]++
 	}
 	m.recount = false
-	close(m.changed) // readers waiting for what was dropped
-	m.changed = make(chan struct{})
+	m.wakeReaders() // readers waiting for what was dropped
 }
 
 // currentVersion is the UpdatedSeq of the model's latest stored change.
@@ -556,16 +563,64 @@ func (m *modeler) currentVersion() int64 {
 	return m.storedVersion
 }
 
+// committing counts events as pending for their sessions' readers while
+// they are being committed; mark, or abandon when the commit stored none,
+// ends it.
+func (m *modeler) committing(events []store.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range events {
+		if id := events[i].SessionID; id != "" {
+			m.inCommit[id]++
+		}
+	}
+}
+
+// abandon ends committing for a commit that stored none of events.
+func (m *modeler) abandon(events []store.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.uncommit(events) {
+		m.wakeReaders()
+	}
+}
+
+// uncommit ends committing for events and reports whether a session they
+// name may no longer be pending for its readers. The caller holds m.mu.
+func (m *modeler) uncommit(events []store.Event) bool {
+	dropped := false
+	for i := range events {
+		id := events[i].SessionID
+		switch c := m.inCommit[id]; {
+		case c > 1:
+			m.inCommit[id] = c - 1
+		case c == 1:
+			delete(m.inCommit, id)
+			dropped = dropped || m.pending[id] == 0
+		}
+	}
+	return dropped
+}
+
+// wakeReaders wakes the readers that wait for pending to change. The
+// caller holds m.mu.
+func (m *modeler) wakeReaders() {
+	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
 // isPending reports whether session id, or a session of group key, has
 // events not applied (with both empty: whether any session has), and
 // returns the channel closed when that may have changed.
 func (m *modeler) isPending(id, key string) (bool, <-chan struct{}) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// A standby's readers do not wait for its commits (mark).
+	committing := !m.standby() && (id == "" && len(m.inCommit) > 0 || m.inCommit[id] > 0)
 	if id == "" && key == "" {
-		return len(m.pending) > 0, m.changed
+		return len(m.pending) > 0 || committing, m.changed
 	}
-	return m.pending[id] > 0 || key != "" && m.pendKeys[key] > 0, m.changed
+	return m.pending[id] > 0 || committing || key != "" && m.pendKeys[key] > 0, m.changed
 }
 
 // wait blocks while session id, or a session of group key, has events not
@@ -1905,19 +1960,27 @@ type modelingStore struct {
 }
 
 func (s modelingStore) Insert(ctx context.Context, events []store.Event) (int, error) {
+	s.m.committing(events)
 	n, err := s.Store.Insert(ctx, events)
+	s.marked(events, n)
+	return n, err
+}
+
+// marked hands the events of a commit that stored n of them to the
+// modeler.
+func (s modelingStore) marked(events []store.Event, n int) {
 	if n > 0 {
 		s.m.mark(events)
+	} else {
+		s.m.abandon(events)
 	}
-	return n, err
 }
 
 // InsertOwned is Insert through store.OwnedInserter, which the Server
 // asks for only of a store that implements it (commit).
 func (s modelingStore) InsertOwned(ctx context.Context, user string, events []store.Event) (int, error) {
+	s.m.committing(events)
 	n, err := s.Store.(store.OwnedInserter).InsertOwned(ctx, user, events)
-	if n > 0 {
-		s.m.mark(events)
-	}
+	s.marked(events, n)
 	return n, err
 }

@@ -170,8 +170,7 @@ func (m *modeler) standDown() {
 	m.loads = nil
 	clear(m.pending)
 	clear(m.pendKeys)
-	close(m.changed)
-	m.changed = make(chan struct{})
+	m.wakeReaders()
 	m.mu.Unlock()
 	clear(m.restate)
 	clear(m.restateFrom)
