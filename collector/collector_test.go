@@ -775,59 +775,91 @@ func TestModelSeqResumes(t *testing.T) {
 	}
 }
 
-// seenStore holds each Insert after its commit, before the writer learns
-// of it, until released: other connections see the events by then.
+// seenStore holds each Insert, while hold is set, after its commit and
+// before the writer learns of it, until released: other connections see
+// the events by then.
 type seenStore struct {
 	store.Store
+	hold      atomic.Bool
 	committed chan struct{} // buffered
 	release   chan struct{}
 }
 
 func (s *seenStore) Insert(ctx context.Context, events []store.Event) (int, error) {
 	n, err := s.Store.Insert(ctx, events)
-	s.committed <- struct{}{}
-	<-s.release
+	if s.hold.Load() {
+		s.committed <- struct{}{}
+		<-s.release
+	}
 	return n, err
 }
 
 // TestReadWaitsForCommitUnderWay: a reader that finds events stored while
 // the writer has not yet handed them to the model (a page polling the
 // events, then reading the calls) waits for their model, and does not
-// answer one without them.
+// answer one without them: the model of their session, and that of the
+// other sessions of their group (a fork's parent lists it).
 func TestReadWaitsForCommitUnderWay(t *testing.T) {
-	db := sqlite.MustOpenDB(t)
-	st := &seenStore{Store: db, committed: make(chan struct{}, 1), release: make(chan struct{})}
-	s := newServerOn(t, collector.Config{}, st)
-	defer close(st.release) // before the server stops
 	call := func(ms int, name string) event.Envelope {
 		return synth(ms, "session_id", "s1", "hook_event_name", name, "tool_name", "Bash", "tool_use_id", "t1", "tool_input", map[string]any{"command": "ls"})
 	}
-	posted := make(chan error, 1)
-	go func() {
-		_, err := s.Ingest(context.Background(), []event.Envelope{call(0, "PreToolUse"), call(1, "PostToolUse")})
-		posted <- err
-	}()
-	<-st.committed
-	if evs, err := db.Events(context.Background(), store.EventFilter{SessionID: "s1"}); err != nil || len(evs.Events) != 2 {
-		t.Fatalf("stored before the writer knows: %d events, %v", len(evs.Events), err)
+	var before, fork []event.Envelope
+	for _, env := range claudeCorpus(t) {
+		if strings.Contains(string(env.Payload), corpusFork) {
+			fork = append(fork, env)
+		} else {
+			before = append(before, env)
+		}
 	}
-	read := make(chan collector.ToolCallsResponse, 1)
-	go func() {
-		var calls collector.ToolCallsResponse
-		s.getJSON(t, "/v1/sessions/s1/tool-calls", &calls)
-		read <- calls
-	}()
-	select {
-	case calls := <-read:
-		t.Fatalf("answered before the commit was handed to the model: %d calls", len(calls.ToolCalls))
-	case <-time.After(200 * time.Millisecond):
-	}
-	st.release <- struct{}{}
-	if err := <-posted; err != nil {
-		t.Fatal(err)
-	}
-	if calls := <-read; len(calls.ToolCalls) != 1 || !strings.Contains(string(calls.ToolCalls[0]), `"status":"ok"`) {
-		t.Fatalf("calls %+v", calls.ToolCalls)
+	for _, c := range []struct {
+		name, path string
+		envs       []event.Envelope
+		want       func(body []byte) bool
+	}{
+		{"session", "/v1/sessions/s1/tool-calls", []event.Envelope{call(0, "PreToolUse"), call(1, "PostToolUse")}, func(body []byte) bool {
+			var calls collector.ToolCallsResponse
+			return json.Unmarshal(body, &calls) == nil && len(calls.ToolCalls) == 1 && strings.Contains(string(calls.ToolCalls[0]), `"status":"ok"`)
+		}},
+		{"group", "/v1/sessions/" + corpusMain, fork, func(body []byte) bool {
+			var v collector.SessionView
+			return json.Unmarshal(body, &v) == nil && slices.Equal(v.ChildSessionIDs, []string{corpusFork})
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := sqlite.MustOpenDB(t)
+			st := &seenStore{Store: db, committed: make(chan struct{}, 1), release: make(chan struct{})}
+			s := newServerOn(t, patient, st)
+			s.post(t, before, len(before), 0)
+			s.settle(t)
+			st.hold.Store(true)
+			defer close(st.release) // before the server stops
+			posted := make(chan error, 1)
+			go func() {
+				_, err := s.Ingest(context.Background(), c.envs)
+				posted <- err
+			}()
+			<-st.committed
+			read := make(chan []byte, 1)
+			go func() {
+				code, body := s.do(t, http.MethodGet, c.path, nil)
+				if code != http.StatusOK {
+					body = fmt.Appendf(nil, "%d %s", code, body)
+				}
+				read <- body
+			}()
+			select {
+			case body := <-read:
+				t.Fatalf("answered before the commit was handed to the model: %s", body)
+			case <-time.After(200 * time.Millisecond):
+			}
+			st.release <- struct{}{}
+			if err := <-posted; err != nil {
+				t.Fatal(err)
+			}
+			if body := <-read; !c.want(body) {
+				t.Fatalf("GET %s: %s", c.path, body)
+			}
+		})
 	}
 }
 

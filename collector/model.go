@@ -157,14 +157,15 @@ type modeler struct {
 	queue   []pendingEvent
 	loads   []string       // sessions to load whole (stale at start)
 	pending map[string]int // session → events committed, not applied
-	// inCommit counts, by session, the events of the commits under way
-	// (committing): another connection sees a commit before the writer
-	// learns it is done, and a reader that found the events stored then
-	// would answer a model without them. mark moves them to pending.
-	inCommit map[string]int
-	pendKeys map[string]int // group key → the same, by group
-	lastKey  string         // the last key mark counted, shared by the next events that name it
-	backlog  int            // events held in memory (queued, held, in a round), not applied
+	// inCommit and inCommitKeys count, by session and by group key, the
+	// events of the commits under way (committing): another connection
+	// sees a commit before the writer learns it is done, and a reader
+	// that found the events stored then would answer a model without
+	// them. mark moves them to pending.
+	inCommit, inCommitKeys tally
+	pendKeys               map[string]int // group key → the same, by group
+	lastKey                string         // the last key committing made, shared by the next events that name it
+	backlog                int            // events held in memory (queued, held, in a round), not applied
 	// maxBacklog is modelMaxBacklog when the modeler was made.
 	maxBacklog int
 	// spill are the seqs of the events committed past maxBacklog with a
@@ -288,7 +289,8 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks, stalls: stalls, signals: signals,
 		pending:        map[string]int{},
 		pendKeys:       map[string]int{},
-		inCommit:       map[string]int{},
+		inCommit:       tally{},
+		inCommitKeys:   tally{},
 		changed:        make(chan struct{}),
 		wake:           make(chan struct{}, 1),
 		groups:         newGroupCache(cacheBytes),
@@ -408,13 +410,14 @@ func keyOf(e *store.Event, last string) string {
 }
 
 // mark records that events were committed (those with a Seq), ends their
-// committing, and wakes the goroutine. It never waits for the model. With a store of its own it
+// committing (keys are the group keys it returned), and wakes the
+// goroutine. It never waits for the model. With a store of its own it
 // queues each event, decoded, while the backlog has room and nothing is
 // spilled, and otherwise notes only its seq for readSpill (spill.go); both
 // count as pending for the session's readers. On a shared store it keeps
 // those past the log read, for readTail to queue in their place in the log;
 // reads wait for them only on the lease holder.
-func (m *modeler) mark(events []store.Event) {
+func (m *modeler) mark(events []store.Event, keys []string) {
 	now := time.Now()
 	m.mu.Lock()
 	n, spilled := 0, 0
@@ -435,13 +438,12 @@ func (m *modeler) mark(events []store.Event) {
 			continue
 		}
 		m.head = max(m.head, e.Seq)
-		var k string
+		k := keys[i]
 		switch {
 		case m.shared != nil:
 			if e.Seq <= m.tail {
 				continue // read from the log already
 			}
-			k = keyOf(e, m.lastKey)
 			m.mine.put(pendingEvent{ev: *e, arrived: now, key: k})
 			m.backlog++
 			n++
@@ -449,23 +451,20 @@ func (m *modeler) mark(events []store.Event) {
 				continue
 			}
 		case !m.spilling() && !m.full():
-			k = keyOf(e, m.lastKey)
 			m.queue = append(m.queue, pendingEvent{ev: *e, arrived: now, key: k})
 			m.backlog++
 			n++
 		default:
 			m.spill.add(e.Seq, now)
-			spilled++
-			k = keyOf(e, m.lastKey) // made again when it is read back
+			spilled++ // its key is made again when it is read back
 		}
 		m.pending[e.SessionID]++
 		if k != "" {
 			m.pendKeys[k]++
-			m.lastKey = k
 		}
 	}
 	armed := m.armed
-	if m.uncommit(events) { // after pending counts what was stored
+	if m.uncommit(events, keys) { // after pending counts what was stored
 		m.wakeReaders()
 	}
 	m.mu.Unlock()
@@ -563,43 +562,68 @@ func (m *modeler) currentVersion() int64 {
 	return m.storedVersion
 }
 
-// committing counts events as pending for their sessions' readers while
-// they are being committed; mark, or abandon when the commit stored none,
-// ends it.
-func (m *modeler) committing(events []store.Event) {
+// committing counts events as pending for the readers of their sessions
+// and groups while they are being committed, and returns the group key
+// each names (keyOf); mark, or abandon when the commit stored none, ends
+// it.
+func (m *modeler) committing(events []store.Event) []string {
+	keys := make([]string, len(events))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := range events {
-		if id := events[i].SessionID; id != "" {
-			m.inCommit[id]++
+		e := &events[i]
+		if e.SessionID == "" {
+			continue
+		}
+		m.inCommit.add(e.SessionID)
+		if k := keyOf(e, m.lastKey); k != "" {
+			keys[i], m.lastKey = k, k
+			m.inCommitKeys.add(k)
 		}
 	}
+	return keys
 }
 
 // abandon ends committing for a commit that stored none of events.
-func (m *modeler) abandon(events []store.Event) {
+func (m *modeler) abandon(events []store.Event, keys []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.uncommit(events) {
+	if m.uncommit(events, keys) {
 		m.wakeReaders()
 	}
 }
 
-// uncommit ends committing for events and reports whether a session they
-// name may no longer be pending for its readers. The caller holds m.mu.
-func (m *modeler) uncommit(events []store.Event) bool {
+// uncommit ends committing for events and reports whether a session or
+// group they name may no longer be pending for its readers. The caller
+// holds m.mu.
+func (m *modeler) uncommit(events []store.Event, keys []string) bool {
 	dropped := false
 	for i := range events {
-		id := events[i].SessionID
-		switch c := m.inCommit[id]; {
-		case c > 1:
-			m.inCommit[id] = c - 1
-		case c == 1:
-			delete(m.inCommit, id)
-			dropped = dropped || m.pending[id] == 0
+		if id := events[i].SessionID; id != "" && m.inCommit.drop(id) && m.pending[id] == 0 {
+			dropped = true
+		}
+		if k := keys[i]; k != "" && m.inCommitKeys.drop(k) && m.pendKeys[k] == 0 {
+			dropped = true
 		}
 	}
 	return dropped
+}
+
+// tally counts by name; a name counted zero times is not in it.
+type tally map[string]int
+
+func (t tally) add(name string) { t[name]++ }
+
+// drop takes one from name's count, and reports whether that was its last.
+func (t tally) drop(name string) bool {
+	switch c := t[name]; {
+	case c > 1:
+		t[name] = c - 1
+	case c == 1:
+		delete(t, name)
+		return true
+	}
+	return false
 }
 
 // wakeReaders wakes the readers that wait for pending to change. The
@@ -616,11 +640,12 @@ func (m *modeler) isPending(id, key string) (bool, <-chan struct{}) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	// A standby's readers do not wait for its commits (mark).
-	committing := !m.standby() && (id == "" && len(m.inCommit) > 0 || m.inCommit[id] > 0)
+	standby := m.standby()
 	if id == "" && key == "" {
-		return len(m.pending) > 0 || committing, m.changed
+		return len(m.pending) > 0 || !standby && len(m.inCommit) > 0, m.changed
 	}
-	return m.pending[id] > 0 || committing || key != "" && m.pendKeys[key] > 0, m.changed
+	return m.pending[id] > 0 || key != "" && m.pendKeys[key] > 0 ||
+		!standby && (m.inCommit[id] > 0 || key != "" && m.inCommitKeys[key] > 0), m.changed
 }
 
 // wait blocks while session id, or a session of group key, has events not
@@ -1960,27 +1985,27 @@ type modelingStore struct {
 }
 
 func (s modelingStore) Insert(ctx context.Context, events []store.Event) (int, error) {
-	s.m.committing(events)
+	keys := s.m.committing(events)
 	n, err := s.Store.Insert(ctx, events)
-	s.marked(events, n)
+	s.marked(events, keys, n)
 	return n, err
 }
 
 // marked hands the events of a commit that stored n of them to the
 // modeler.
-func (s modelingStore) marked(events []store.Event, n int) {
+func (s modelingStore) marked(events []store.Event, keys []string, n int) {
 	if n > 0 {
-		s.m.mark(events)
+		s.m.mark(events, keys)
 	} else {
-		s.m.abandon(events)
+		s.m.abandon(events, keys)
 	}
 }
 
 // InsertOwned is Insert through store.OwnedInserter, which the Server
 // asks for only of a store that implements it (commit).
 func (s modelingStore) InsertOwned(ctx context.Context, user string, events []store.Event) (int, error) {
-	s.m.committing(events)
+	keys := s.m.committing(events)
 	n, err := s.Store.(store.OwnedInserter).InsertOwned(ctx, user, events)
-	s.marked(events, n)
+	s.marked(events, keys, n)
 	return n, err
 }

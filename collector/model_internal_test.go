@@ -244,7 +244,7 @@ func TestOwnCommits(t *testing.T) {
 // it again.
 func TestMarkWhileRoundTimed(t *testing.T) {
 	set := metrics.NewSet()
-	m := &modeler{pending: map[string]int{}, pendKeys: map[string]int{}, wake: make(chan struct{}, 1),
+	m := &modeler{pending: map[string]int{}, pendKeys: map[string]int{}, inCommit: tally{}, inCommitKeys: tally{}, wake: make(chan struct{}, 1),
 		maxBacklog: 100, spilled: set.NewCounter("spilled")}
 	events := storetest.CorpusEvents(t)
 	var batch []store.Event
@@ -258,12 +258,12 @@ func TestMarkWhileRoundTimed(t *testing.T) {
 		t.Fatalf("%d events with a session in the corpus", len(batch))
 	}
 	m.setArmed(true)
-	m.mark(batch[:2])
+	m.mark(batch[:2], m.committing(batch[:2]))
 	if len(m.wake) != 0 || len(m.queue) != 2 {
 		t.Fatalf("marked while a round is timed: %d wakes, %d queued", len(m.wake), len(m.queue))
 	}
 	m.setArmed(false)
-	m.mark(batch[2:4])
+	m.mark(batch[2:4], m.committing(batch[2:4]))
 	if len(m.wake) != 1 || len(m.queue) != 4 || m.pending[batch[0].SessionID] == 0 {
 		t.Fatalf("marked with no round timed: %d wakes, %d queued", len(m.wake), len(m.queue))
 	}
