@@ -1,7 +1,7 @@
 // Command bench runs hookwatch's benchmarks and prints their figures:
 // medians and ratios measured side by side in one run, never pass/fail.
 //
-//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|trickle|team|export|all]
+//	go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|trickle|team|export|pages|all]
 //
 // It lives here rather than in the hookwatch binary because the hook,
 // policy, abuse, model, session and trickle benchmarks build the binaries they measure (and the floor program)
@@ -46,12 +46,12 @@ func main() {
 // errUsage marks an error caused by bad arguments: exit code 2.
 var errUsage = errors.New("usage error")
 
-// run is `bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|trickle|team|export|all]`.
+// run is `bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|trickle|team|export|pages|all]`.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|trickle|team|export|all]\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: go run ./internal/cmd/bench [flags] [hook|policy|ingest|query|model|metrics|shell|abuse|import|otlp|session|trickle|team|export|pages|all]\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	repo := fs.String("repo", ".", "repository root to build the binaries from (hook, policy, abuse, session and trickle benchmarks)")
@@ -71,6 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	importE2E := fs.Bool("e2e", false, "also run `hookwatch import` on the tree against a collector of its own (import benchmark)")
 	payload := fs.String("payload", "", "hook payload the trickle benchmark's runs read, a JSON file (default: a PreToolUse of Claude Code 2.1.197, as the hook benchmark's)")
 	variants := fs.String("variants", "", "comma-separated variants of the session benchmark to play besides none and true (the reference): "+strings.Join(bench.SessionVariants, ",")+"; default all")
+	pagesMB := fs.Int("pages-mb", 4096, "memory the pages benchmark grows to, in MiB")
 	cpuProfile := fs.String("cpuprofile", "", "write the CPU profile of the measured work to this file (import and ingest benchmarks)")
 	parse := func(args []string) error {
 		if err := fs.Parse(args); err != nil {
@@ -209,12 +210,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			_, err = bench.Team(ctx, stdout, o)
 			return err
 		},
+		"pages": func() error {
+			return bench.Pages(ctx, stdout, bench.PagesOptions{MiB: *pagesMB})
+		},
 	}
-	// team needs PostgreSQL's server: it runs only when named.
+	// team needs PostgreSQL's server, and pages gigabytes of memory: they
+	// run only when named.
 	order := []string{"hook", "policy", "ingest", "query", "model", "metrics", "shell", "abuse", "import", "otlp", "session", "trickle", "export"}
 	if which != "all" {
 		if _, ok := benchmarks[which]; !ok {
-			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query, model, metrics, shell, abuse, import, otlp, session, trickle, team, export or all)", errUsage, which)
+			return fmt.Errorf("%w: unknown benchmark %q (want hook, policy, ingest, query, model, metrics, shell, abuse, import, otlp, session, trickle, team, export, pages or all)", errUsage, which)
 		}
 		order = []string{which}
 	}
