@@ -273,7 +273,7 @@ func (e *env) checkDatabase(ctx context.Context) Check {
 	}
 	f, err := os.CreateTemp(probe, ".hookwatch-doctor-*")
 	if err != nil {
-		c.Status, c.Message = Fail, fmt.Sprintf("cannot write in %s: %v", probe, patherr.Strip(err))
+		c.Status, c.Message = Fail, fmt.Sprintf("cannot write in %s: %v", probe, patherr.Strip(err, probe))
 		c.Fix = fixDir
 		return c
 	}
@@ -447,7 +447,7 @@ func (e *env) checkRoundTrip(ctx context.Context) Check {
 		return c
 	case err != nil:
 		c.Status = Fail
-		c.Message = fmt.Sprintf("cannot run %s: %v", hc.bin, patherr.Strip(err))
+		c.Message = fmt.Sprintf("cannot run %s: %v", hc.bin, patherr.Strip(err, hc.bin))
 		c.Fix = reinstall
 		return c
 	}

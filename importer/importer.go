@@ -143,7 +143,7 @@ func Find(paths []string) ([]claudecode.TranscriptFile, error) {
 	for _, root := range paths {
 		info, err := os.Stat(root)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read %s: %w", root, patherr.Strip(err))
+			return nil, fmt.Errorf("cannot read %s: %w", root, patherr.Strip(err, root))
 		}
 		if !info.IsDir() {
 			if _, ok := claudecode.ParseTranscriptPath(root); !ok {

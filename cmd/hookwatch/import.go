@@ -298,7 +298,7 @@ func codexRollouts(paths []string) ([]string, error) {
 	for _, p := range paths {
 		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil && path == p {
-				return patherr.Strip(err) // the message names p
+				return patherr.Strip(err, p) // the message names p
 			}
 			if err != nil {
 				return err

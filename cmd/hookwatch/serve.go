@@ -470,11 +470,11 @@ func serveHome() (string, error) {
 		if fi, serr := os.Stat(home); serr == nil && !fi.IsDir() {
 			return "", fmt.Errorf("the data directory %s (HOOKWATCH_HOME) is a file: move it away, or %s", home, fix)
 		}
-		return "", fmt.Errorf("cannot create the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err), fix)
+		return "", fmt.Errorf("cannot create the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err, home), fix)
 	}
 	f, err := os.CreateTemp(home, ".hookwatch-probe-*")
 	if err != nil {
-		return "", fmt.Errorf("cannot write in the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err), fix)
+		return "", fmt.Errorf("cannot write in the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err, home), fix)
 	}
 	f.Close()
 	os.Remove(f.Name())

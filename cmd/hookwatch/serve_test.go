@@ -311,6 +311,7 @@ func TestServeHomeUnusable(t *testing.T) {
 	}
 	f(file, "is a file", "move it away")
 	f(filepath.Join(file, "sub"), "cannot create the data directory")
+	f(filepath.Join(file, "sub", "deeper"), "cannot create the data directory", "mkdir "+file+": not a directory")
 	if os.Geteuid() != 0 { // root writes in any directory
 		ro := t.TempDir()
 		if err := os.Chmod(ro, 0o500); err != nil {
