@@ -277,6 +277,12 @@ func commandLines() []struct{ cmd, want string } {
 		{"nxc smb srv -u admin -H ${NT:-" + nt + "} " + nt + " --shares", "nxc smb srv -u admin -H ${NT:-" + pw + "} " + pw + " --shares"},
 		// A token keeps its kind.
 		{"export API_TOKEN=${TOKEN:-" + ghp + "}", "export API_TOKEN=${TOKEN:-" + r("github_token") + "}"},
+		// A command substitution is one word among NetExec's passwords,
+		// as is a command in backquotes; htpasswd counts it as one.
+		{"nxc smb srv -u bob -p $(cat pw.txt) Xk93mzPq77 --shares", "nxc smb srv -u bob -p $(cat pw.txt) " + pw + " --shares"},
+		{`nxc smb srv -u bob -p Xk93mzPq76 "$(pass show smb/bob)" $(cat "$(ls f*)") Xk93mzPq77`, `nxc smb srv -u bob -p ` + pw + ` "$(pass show smb/bob)" $(cat "$(ls f*)") ` + pw},
+		{"nxc smb srv -u bob -p `cat pw.txt` Xk93mzPq77 --shares; sshpass -p `pass show h` ssh h", "nxc smb srv -u bob -p `cat pw.txt` " + pw + " --shares; sshpass -p `pass show h` ssh h"},
+		{"htpasswd -b .htpasswd $(id -un) Xk93mzPq77", "htpasswd -b .htpasswd $(id -un) " + pw},
 		// A default that is a reference or empty, the message of
 		// ${VAR:?…}, a pattern or an offset, and the default of a flag or
 		// an argument that takes no password stay as they are.

@@ -44,6 +44,7 @@ var hostile = []struct{ name, unit string }{
 	{"named-defaults", "${DB_PASSWORD:-${"},
 	{"url-defaults", "a://${A:-b:${"},
 	{"user-defaults", "curl -u ${A:-"},
+	{"netexec-substitutions", "nxc -p $(a "},
 	{"netexec-hash", "nxc -H aad3b435b51404eeaad3b435b51404ee:"},
 	{"netexec-attached", "nxc -H=aad3b435b51404eeaad3b435b51404ee:"},
 	{"hashes", " -hashes :"},

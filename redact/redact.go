@@ -80,7 +80,9 @@
 // they hold). A default that is only a reference (${A:-$B}, ${A:-${B}}) or
 // empty, the message of ${VAR:?message}, and the pattern of ${VAR#…} are
 // left alone, as is a default where the value would not be a secret
-// (ssh -p ${PORT:-22}, ls ${HOME:-/tmp}).
+// (ssh -p ${PORT:-22}, ls ${HOME:-/tmp}). A command substitution ($(cat
+// f), `cat f`) is one word of a command line, which NetExec reads past as
+// it reads past $PASS.
 package redact
 
 // String returns s with every secret replaced by "[REDACTED:<kind>]" and the

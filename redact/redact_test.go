@@ -463,6 +463,7 @@ func FuzzString(f *testing.F) {
 		"nxc -p ${A:-x} ${B:-" + ghp + "} y ${C%%-p z}",
 		"mysql -p${P:-x} db", `DB_PASSWORD="${P:-a b}"`, "curl -u ${U:-a}:${P:-b} a://${U:-u}:${P:-p}@h",
 		": ${DB_PASSWORD:=x} ${T:+" + ghp + "}", "nxc -H ${N:-" + strings.Repeat("0a", 16) + "}",
+		"nxc -p $(cat f) x `g` y", "htpasswd -b f $(id -un) x",
 	} {
 		f.Add(s)
 	}

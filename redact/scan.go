@@ -637,8 +637,8 @@ const (
 // describes with form, and with fMany the values that follow it: NetExec
 // tries every word after its -p (-H) up to the next option or the end of
 // the command as one more password (hash). A placeholder among them (a
-// variable, ${PASS:-x}, an empty value: placeholder) is passed over, as
-// NetExec reads the words after it too; the list stops at any other word
+// variable, ${PASS:-x}, $(cat f), an empty value: placeholder) is passed
+// over, as NetExec reads the words after it too; the list stops at any other word
 // not redacted, which the main loop then reads (a token). It returns the
 // end of the last value redacted, or 0.
 func (sc *scanner) flagValues(k, form int, kind string) int {
@@ -686,8 +686,9 @@ func (sc *scanner) flagValues(k, form int, kind string) int {
 // placeholder reports whether the word w stands for a value rather than
 // being one: a shell parameter ($PASS, ${PASS}, $1, quoted in double
 // quotes or not), also expanded with an operator (${PASS:-x},
-// ${PASS#prefix}), or an empty quoted value. It holds no secret to redact,
-// and nothing the main loop would find in it: an operator's word that
+// ${PASS#prefix}), a command substitution ($(cat pw.txt), `cat pw.txt`),
+// or an empty quoted value. It holds no secret to redact, and nothing the
+// main loop would find in it (a command's text is read for it): an operator's word that
 // holds a secret (${T:-ghp_…}) makes it no placeholder, so that the main
 // loop reads it, as it reads anything else. A default that is a value
 // (${PASS:-S3cret}, see defaultWord) is redacted by value before a caller
@@ -702,10 +703,22 @@ func placeholder(w string) bool {
 		}
 		w = w[1 : len(w)-1]
 	}
+	if len(w) >= 2 && w[0] == '`' && w[len(w)-1] == '`' {
+		_, found := scan(w[1 : len(w)-1]) // `cat pw.txt`, as $(…)
+		return found == 0
+	}
 	if len(w) < 2 || w[0] != '$' {
 		return false
 	}
 	name := w[1:]
+	if name[0] == '(' {
+		// A command substitution $(…): what the command prints.
+		if braceEnd(name, 0, len(name)) != len(name) {
+			return false
+		}
+		_, found := scan(name[1 : len(name)-1])
+		return found == 0
+	}
 	if name[0] != '{' {
 		return paramName(name) == len(name) && (name[0] > '9' || len(name) == 1) // $12 is $1 and a 2
 	}
@@ -783,6 +796,9 @@ func paramName(w string) int {
 func (sc *scanner) flagValue(k, form int, kind string) int {
 	if form&fHash != 0 {
 		return sc.ntHash(k)
+	}
+	if hasAt(sc.s, k, "`") {
+		return 0 // a command substitution on a command line, not a quoted value (placeholder)
 	}
 	return sc.value(k, ' ', kind, false, false, false, "")
 }
@@ -1323,7 +1339,8 @@ func psValueSwitch(w string) bool {
 // in a command inside another's quotes (bash -c "htpasswd -b f \"A B\" …")
 // and in JSON text read as text; a blank or a separator escaped with a
 // backslash does not end a word (htpasswd -b f A\ B …, see wordEscape),
-// nor does one inside a parameter's braces (${PASS:?not set}).
+// nor does one inside a parameter's braces (${PASS:?not set}) or a command
+// substitution ($(cat pw.txt)).
 func nextArg(s string, k int) (b, e int) {
 	b = skipBlank(s, k)
 	if q := quoteAt(s, b); q != "" {
@@ -1342,7 +1359,9 @@ func nextArg(s string, k int) (b, e int) {
 				continue
 			}
 		}
-		if s[e] == '$' && e+1 < len(s) && s[e+1] == '{' {
+		if s[e] == '$' && e+1 < len(s) && (s[e+1] == '{' || s[e+1] == '(') {
+			// ${…} and a command substitution $(…) are one word, or
+			// part of one.
 			if c := braceEnd(s, e+1, maxArg-(e-b)); c > 0 {
 				e = c
 				continue
@@ -1356,15 +1375,20 @@ func nextArg(s string, k int) (b, e int) {
 	return b, e
 }
 
-// braceEnd returns the index after the brace that closes the one at s[i],
-// braces nested within counted, or 0 when none does in the next max bytes.
+// braceEnd returns the index after the brace (or parenthesis) that closes
+// the one at s[i], those nested within counted, or 0 when none does in the
+// next max bytes.
 func braceEnd(s string, i, max int) int {
+	opening, closing := byte('{'), byte('}')
+	if s[i] == '(' {
+		opening, closing = '(', ')'
+	}
 	open := 0
 	for j := i; j < len(s) && j-i < max; j++ {
 		switch s[j] {
-		case '{':
+		case opening:
 			open++
-		case '}':
+		case closing:
 			if open--; open == 0 {
 				return j + 1
 			}
