@@ -4,6 +4,7 @@ package redact
 // composite literal of constants, so the compiler lays it out statically and the
 // hook pays no init; TestClassTable checks every entry against the definitions.
 var class = [256]uint16{
+	'$': cTrig, // a parameter's expansion, ${NAME…}
 	'+': cB64,
 	',': cTrig,
 	'-': cTok | cName | cTrig,

@@ -277,6 +277,31 @@ func commandLines() []struct{ cmd, want string } {
 		{"nxc smb srv -u admin -H ${NT:-" + nt + "} " + nt + " --shares", "nxc smb srv -u admin -H ${NT:-" + pw + "} " + pw + " --shares"},
 		// A token keeps its kind.
 		{"export API_TOKEN=${TOKEN:-" + ghp + "}", "export API_TOKEN=${TOKEN:-" + r("github_token") + "}"},
+		// Every operator of bash's, with a colon or without, after a
+		// name that says what the parameter holds: the word of - = + is
+		// a value, and so is that of ? when it is not a message (prose,
+		// or a word of letters alone).
+		{"echo ${DB_PASSWORD-Xk93mzPq77} ${DB_PASSWORD+Xk93mzPq77} ${DB_PASSWORD=Xk93mzPq77} ${DB_PASSWORD?Xk93mzPq77}",
+			"echo ${DB_PASSWORD-" + pw + "} ${DB_PASSWORD+" + pw + "} ${DB_PASSWORD=" + pw + "} ${DB_PASSWORD?" + pw + "}"},
+		{"echo ${DB_PASSWORD:=Xk93mzPq77} ${DB_PASSWORD:?Xk93mzPq77} ${DB_PASSWORD:+Xk93mzPq77} ${API_TOKEN+Xk93mzPq77}",
+			"echo ${DB_PASSWORD:=" + pw + "} ${DB_PASSWORD:?" + pw + "} ${DB_PASSWORD:+" + pw + "} ${API_TOKEN+" + sec + "}"},
+		{"${DB_PASSWORD-Xk93mzPq77}", "${DB_PASSWORD-" + pw + "}"},
+		{`psql "host=db password=${PGPASSWORD?Xk93mzPq77}"`, `psql "host=db password=${PGPASSWORD?` + pw + `}"`},
+		{`: ${DB_PASSWORD:?unset} ${DB_PASSWORD?"set DB_PASSWORD"} ${API_TOKEN?required}`, ""},
+		// A bare PASS is a password's name in a parameter, where it is
+		// not go test's verdict.
+		{"echo ${PASS:-pw}", "echo ${PASS:-" + pw + "}"},
+		{"mysql -u root -p\"${PASS-Xk93mzPq77}\" app; echo ${pass:-Xk93mzPq77}", "mysql -u root -p\"${PASS-" + pw + "}\" app; echo ${pass:-" + pw + "}"},
+		// A default longer than the braces are first read for is
+		// redacted whole all the same.
+		{"echo ${DB_PASSWORD:-" + strings.Repeat("Xk93mzPq77", 30) + "} ok", "echo ${DB_PASSWORD:-" + pw + "} ok"},
+		{"DB_PASSWORD=${A:-" + strings.Repeat("Xk93mzPq77", 30) + "} ./run", "DB_PASSWORD=${A:-" + pw + "} ./run"},
+		{"echo ${API_TOKEN:-" + strings.Repeat("Xk93mzPq77 ", 30) + "}", "echo ${API_TOKEN:-" + sec + "}"},
+		{"echo ${DB_PASSWORD:-" + strings.Repeat("Xk93mzPq77", 30) + "\nls", "echo ${DB_PASSWORD:-" + pw + "\nls"},
+		// A nested expansion is part of the word.
+		{"DB_PASSWORD=${A:-x${B}} ./run", "DB_PASSWORD=${A:-" + pw + "} ./run"},
+		{"echo ${DB_PASSWORD:-Xk93${B}mzPq77} ok", "echo ${DB_PASSWORD:-" + pw + "} ok"},
+		{"DB_PASSWORD=${A:-${B:-Xk93mzPq77}} ./run", "DB_PASSWORD=${A:-${B:-" + pw + "}} ./run"},
 		// A command substitution is one word among NetExec's passwords,
 		// as is a command in backquotes; htpasswd counts it as one.
 		{"nxc smb srv -u bob -p $(cat pw.txt) Xk93mzPq77 --shares", "nxc smb srv -u bob -p $(cat pw.txt) " + pw + " --shares"},

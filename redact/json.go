@@ -147,8 +147,9 @@ func redactValue(v, kind string, nest int) (string, int) {
 	t := strings.TrimSpace(v)
 	if t == "" || skipString(t) {
 		// "${PASS:-S3cret}" (an MCP server's env, expanded by the client):
-		// the word is the value (defaultWord).
-		if ws, we := defaultWord(t, 0); we > 0 && we == len(t)-1 {
+		// the word is the value (defaultWord's, the braces read to the
+		// end of the string, however long the word).
+		if ws, we, op, closed := paramWord(t, 0, len(t)); closed && op != '?' && we == len(t)-1 {
 			if r, n := redactValue(t[ws:we], kind, nest); n > 0 {
 				// The rest is read as text, as it is without a default.
 				r, m := redactText(t[:ws]+r+t[we:], nest)

@@ -64,6 +64,9 @@ func TestJSON(t *testing.T) {
 	f(`{"env":{"DB_PASSWORD":"${PASS:-Realpw9x}","API_TOKEN":"${T:-`+ghp+`}","SECRET":"${S:-two words}"}}`,
 		`{"env":{"DB_PASSWORD":"${PASS:-`+r("password")+`}","API_TOKEN":"${T:-`+r("github_token")+`}","SECRET":"${S:-`+r("secret")+`}"}}`)
 	f(`{"password":"${`+ghp+`-x1}"}`, `{"password":"${`+r("github_token")+`-`+r("password")+`}"}`) // the rest is text still
+	long := strings.Repeat("Xk93mzPq77", 30)
+	f(`{"env":{"DB_PASSWORD":"${A:-`+long+`}","API_TOKEN":"${A:-x${B}}"},"command":"echo ${PASS-pw} ${DB_PASSWORD:-`+long+`}"}`,
+		`{"env":{"DB_PASSWORD":"${A:-`+r("password")+`}","API_TOKEN":"${A:-`+r("secret")+`}"},"command":"echo ${PASS-`+r("password")+`} ${DB_PASSWORD:-`+r("password")+`}"}`)
 
 	// …unless it is empty, a reference, not a string, or not a secret-bearing key.
 	f(`{"password":"${A:-}","token":"${A:-$B}","secret":"${A:?need A}","api_key":"${A#x}","DB_PASSWORD":"${A:-${B}}"}`,
@@ -142,6 +145,7 @@ func FuzzJSON(f *testing.F) {
 		`{"a":[1,-2.5e+3,true,false,null,{}]}`, `"` + ghp + `"`, `{"k":"\u0041KIAIOSFODNN7EXAMPLE"}`,
 		`{"Authorization":"Bearer [REDACTED:authorization]"}`, `{"pem":"` + strings.ReplaceAll(pemRSA, "\n", `\n`) + `"}`,
 		`{"password":"${A:-x1}","token":" ${B:+y z} ","c":"DB_PASSWORD=${A-\"b\"}"}`,
+		`{"password":"${A:-` + strings.Repeat("x1", 200) + `}","c":"echo ${PASS?y} $(cat f)\n${DB_PASSWORD:-a${B}"}`,
 	} {
 		f.Add([]byte(s))
 	}

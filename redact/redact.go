@@ -70,16 +70,22 @@
 // with: Passw0rd123, tokenXk93mzPq77abc, !Xk93mzPq77 are redacted.
 //
 // A shell parameter's default (${PASS:-…}, ${PASS-…}, ${PASS:=…},
-// ${PASS=…}) and alternate value (${PASS:+…}, ${PASS+…}) are values written
-// in the text: each is redacted as the same value would be in the
+// ${PASS=…}) and alternate value (${PASS:+…}, ${PASS+…}) are values
+// written in the text: each is redacted as the same value would be in the
 // parameter's place, and ${NAME:- and } are kept (DB_PASSWORD=${PASS:-…},
 // mysql -p${PASS:-…}, nxc -p ${PASS:-…}, curl -u user:${PW:-…}, a URL's
 // password, an Authorization header's credential, a JSON string under a
-// key that names a secret ("DB_PASSWORD": "${PASS:-…}"), and
-// ${DB_PASSWORD:-…}, ${DB_PASSWORD:=…} alone, whose own name says what
-// they hold). A default that is only a reference (${A:-$B}, ${A:-${B}}) or
-// empty, the message of ${VAR:?message}, and the pattern of ${VAR#…} are
-// left alone, as is a default where the value would not be a secret
+// key that names a secret ("DB_PASSWORD": "${PASS:-…}"), and an expansion
+// alone whose own name says what it holds: ${DB_PASSWORD-…},
+// ${API_TOKEN:+…}, ${PASS:-…} (a bare PASS names a password there), with
+// any of bash's operators). The word is one, nested expansions and
+// blanks included (${A:-x${B}}); one longer than the 256 bytes its braces
+// are first read for is redacted all the same, up to its brace or the end
+// of its line. A default that is only a reference (${A:-$B}, ${A:-${B}},
+// ${A:-$(cmd)}) or empty, the pattern of ${VAR#…}, and the message of
+// ${VAR:?message} (which is also left after a name that says what it holds
+// when it reads as one: words with a blank between, or a word of letters)
+// are left alone, as is a default where the value would not be a secret
 // (ssh -p ${PORT:-22}, ls ${HOME:-/tmp}). A command substitution ($(cat
 // f), `cat f`) is one word of a command line, which NetExec reads past as
 // it reads past $PASS.

@@ -415,7 +415,7 @@ func TestClassTable(t *testing.T) {
 			{cUpNum, upper + digit},
 			{cHex, digit + "abcdef"},
 			{cName, alnum + "_.-"},
-			{cTrig, "=:-,\\"},
+			{cTrig, "=:-,\\$"},
 			{cTrigB, "srwgxAenhSpPiIdv"},
 		} {
 			if c != 0 && in(c, d.set) {
@@ -463,6 +463,7 @@ func FuzzString(f *testing.F) {
 		"nxc -p ${A:-x} ${B:-" + ghp + "} y ${C%%-p z}",
 		"mysql -p${P:-x} db", `DB_PASSWORD="${P:-a b}"`, "curl -u ${U:-a}:${P:-b} a://${U:-u}:${P:-p}@h",
 		": ${DB_PASSWORD:=x} ${T:+" + ghp + "}", "nxc -H ${N:-" + strings.Repeat("0a", 16) + "}",
+		"echo ${PASS-x} ${DB_PASSWORD?y} ${API_TOKEN:+z${B}w}", "DB_PASSWORD=${A:-" + strings.Repeat("Xk93 ", 60) + "}",
 		"nxc -p $(cat f) x `g` y", "htpasswd -b f $(id -un) x",
 	} {
 		f.Add(s)

@@ -15,7 +15,7 @@ const (
 	cUpNum             // [A-Z0-9]: AWS key ids
 	cHex               // [0-9a-f]
 	cName              // [A-Za-z0-9_.-]: the name in an assignment
-	cTrig              // = : - , may start a secret wherever they stand; \ an escape that ends a word
+	cTrig              // = : - , may start a secret wherever they stand, $ a parameter's expansion; \ an escape that ends a word
 	cTrigB             // first letters of token prefixes: only at a word start
 )
 
@@ -185,6 +185,8 @@ func worthSep(s string, i int) bool {
 	}
 	c, n := s[i], s[i+1]
 	switch c {
+	case '$':
+		return n == '{' // ${NAME…}: paramDefault
 	case '-':
 		if n == '-' {
 			return true
@@ -243,6 +245,8 @@ func (sc *scanner) at(i int) int {
 		return sc.assign(i)
 	case '-':
 		return sc.dash(i)
+	case '$':
+		return sc.paramDefault(i)
 	case 'p', 'P':
 		if hasFoldAt(s, i, "password ") {
 			return sc.sqlLiteral(i+9, "password")
@@ -751,32 +755,53 @@ func placeholder(w string) bool {
 // others' a pattern or an offset. The braces must close within
 // maxDefault bytes.
 func defaultWord(s string, k int) (ws, we int) {
-	if !hasAt(s, k, "${") {
+	ws, we, op, closed := paramWord(s, k, maxDefault)
+	if !closed || op == '?' {
 		return 0, 0
+	}
+	return ws, we
+}
+
+// paramWord reads the shell parameter expansion at s[k] when it is one of
+// bash's that take a word: ${NAME-word}, ${NAME=word}, ${NAME?word} and
+// ${NAME+word}, each also with a colon before its operator. It returns
+// where the word starts, the index of the closing brace (braces nested in
+// the word counted: ${A:-x${B}}) and the operator op (- = ? or +), which
+// is 0 when s[k] starts no such expansion. When the braces do not close
+// within max bytes, closed is false and we is where the bound ends (or the
+// text), at ws at least.
+func paramWord(s string, k, max int) (ws, we int, op byte, closed bool) {
+	if !hasAt(s, k, "${") {
+		return 0, 0, 0, false
 	}
 	n := paramName(s[k+2:])
 	if n == 0 {
-		return 0, 0
+		return 0, 0, 0, false
 	}
-	op := k + 2 + n
-	if op < len(s) && s[op] == ':' {
-		op++
+	o := k + 2 + n
+	if o < len(s) && s[o] == ':' {
+		o++
 	}
-	if op >= len(s) || (s[op] != '-' && s[op] != '=' && s[op] != '+') {
-		return 0, 0
+	if o >= len(s) || (s[o] != '-' && s[o] != '=' && s[o] != '?' && s[o] != '+') {
+		return 0, 0, 0, false
 	}
-	e := braceEnd(s, k+1, maxDefault)
-	if e == 0 {
-		return 0, 0
+	if e := braceEnd(s, k+1, max); e > 0 {
+		return o + 1, e - 1, s[o], true
 	}
-	return op + 1, e - 1
+	we = min(k+1+max, len(s))
+	if we < o+1 {
+		we = o + 1
+	}
+	return o + 1, we, s[o], false
 }
 
-// maxDefault bounds the expansion that defaultWord and braceSkip read: a
+// maxDefault bounds the expansion that paramWord and braceSkip read: a
 // password or a token is far shorter, and the bound keeps the cost of
 // braces that never close (value, url and userPassword look at every one)
-// well below nextArg's. A longer default is left to the main loop, as a
-// token in it is.
+// well below nextArg's. A longer default where a value is read (value,
+// paramDefault) is redacted whole all the same (longWord); elsewhere (a
+// URL's password, curl -u's) it is left to the main loop, as a token in it
+// is.
 const maxDefault = 256
 
 // paramName returns the length of the shell parameter's name that starts
@@ -1691,7 +1716,7 @@ func (sc *scanner) assign(i int) int {
 		return 0 // "$TOKEN" = …
 	}
 	if b > 1 && s[b-1] == '{' && s[b-2] == '$' {
-		return sc.paramDefault(b-2, i, nameKind(s[b:e])) // ${TOKEN:-default}
+		return 0 // ${TOKEN:-default}: paramDefault read it at its '$'
 	}
 	kind := nameKind(s[b:e])
 	if kind == "" {
@@ -1738,9 +1763,12 @@ func (sc *scanner) value(k int, sep byte, kind string, spaced, nameQuoted, quote
 		k++ // Python b"…", r"…"
 		q = quoteAt(s, k)
 	}
-	if ws, we := defaultWord(s, k+len(q)); we > 0 {
+	if ws, we, op, closed := paramWord(s, k+len(q), maxDefault); op != 0 && op != '?' {
 		if q == "" && (quotedOnly || nameQuoted) {
 			return 0
+		}
+		if !closed {
+			return sc.longWord(k+len(q), ws, we, kind)
 		}
 		// The expansion's quotes only keep its word whole.
 		return sc.wordValue(ws, we, sep, kind, spaced)
@@ -1851,9 +1879,15 @@ func (sc *scanner) value(k int, sep byte, kind string, spaced, nameQuoted, quote
 // whole.
 func (sc *scanner) wordValue(ws, we int, sep byte, kind string, spaced bool) int {
 	var end int
-	if blankWords(sc.s[ws:we]) {
+	switch w := sc.s[ws:we]; {
+	case blankWords(w):
 		end = sc.literal(ws, we, kind, "")
-	} else {
+	case w != "" && w[0] != '$' && !isQuote(w[0]) && w[0] != '\\' && strings.IndexAny(w, "$`") > 0:
+		// Xk93${B}mz, x$(id -u): one word to the shell, which value
+		// would end at the nested expansion's brace or parenthesis. (A
+		// word that starts with one is value's: ${A:-${B:-word}}.)
+		end = sc.literal(ws, we, kind, "")
+	default:
 		end = sc.value(ws, sep, kind, spaced, false, false, "")
 	}
 	if end > 0 && end <= we && (end == we || sc.s[end:we] == quoteAt(sc.s, ws)) {
@@ -1878,15 +1912,73 @@ func blankWords(w string) bool {
 	return blank
 }
 
-// paramDefault redacts the word of the expansion ${NAME:-word} at s[k]
-// (defaultWord), whose operator is at s[i], when NAME names a secret of
-// kind: as NAME=word would be (${DB_PASSWORD:-…}, : "${API_TOKEN:=…}").
-func (sc *scanner) paramDefault(k, i int, kind string) int {
-	ws, we := defaultWord(sc.s, k)
-	if we == 0 || (ws-1 != i && ws-2 != i) || kind == "" || kind == "signature" {
-		return 0 // not this operator's; a signature is a function's more often than not
+// paramDefault redacts the word of the expansion ${NAME<op>word} at s[k]
+// (paramWord) when NAME names a secret (paramKind): as NAME=word would be
+// (${DB_PASSWORD:-…}, ${PASS-…}, : "${API_TOKEN:=…}"), for every operator.
+// The word of ${NAME:?word} is the message the shell prints when NAME is
+// not set, and a message reads as one: words with a blank between, or a
+// word of letters (unset, required); another word is a value written in
+// the wrong place (${DB_PASSWORD:?S3cret}) and redacted.
+func (sc *scanner) paramDefault(k int) int {
+	s := sc.s
+	// The name first: most parameters name no secret, and their braces
+	// need not be read.
+	kind := paramKind(s[k+2 : k+2+paramName(s[k+2:])])
+	if kind == "" || kind == "signature" {
+		return 0 // a signature is a function's more often than not
 	}
-	return sc.wordValue(ws, we, '=', kind, false)
+	ws, we, op, closed := paramWord(s, k, maxDefault)
+	if op == 0 {
+		return 0
+	}
+	if op == '?' && strings.ContainsAny(s[ws:we], " \t") {
+		return 0 // a message
+	}
+	if !closed {
+		return sc.longWord(k, ws, we, kind)
+	}
+	// spaced for ?: a word of letters is a message's word.
+	return sc.wordValue(ws, we, '=', kind, op == '?')
+}
+
+// paramKind is nameKind for the name of a shell parameter, where a bare
+// PASS (or pass) names a password: go test's "--- PASS" is no parameter.
+func paramKind(name string) string {
+	if strings.EqualFold(name, "pass") {
+		return "password"
+	}
+	return nameKind(name)
+}
+
+// longWord redacts the word at s[ws:] of the expansion at s[k] whose
+// braces do not close within maxDefault bytes (paramWord; we is where the
+// bound ends), where a value of kind is read: up to its closing brace, or
+// the end of the line when it has none there. The search goes past the
+// bound only once the word is to be redacted, and the main loop goes on
+// after it, so that braces that never close cost a scan of the rest of the
+// text once, not once each. A word that is a reference ($(…), ${…}), a
+// token or a PEM block (which the main loop reads), or already redacted,
+// is left.
+func (sc *scanner) longWord(k, ws, we int, kind string) int {
+	s := sc.s
+	if ws >= we || skipLead(s[ws]) || hasAt(s, ws, markerPrefix) || startsSecret(&sc.m, s, ws+len(quoteAt(s, ws))) {
+		return 0
+	}
+	e, open := k+1, 0
+	for ; e < len(s); e++ {
+		c := s[e]
+		if c == '\n' || c == '\r' || (c == '\\' && e+1 < len(s) && escapeLetter(s[e+1])) {
+			break // a line break, also as JSON text writes it
+		}
+		if c == '{' {
+			open++
+		} else if c == '}' {
+			if open--; open == 0 {
+				break
+			}
+		}
+	}
+	return sc.emit(ws, e, kind)
 }
 
 // literal redacts s[cs:ce], a quoted (or header) value. q is the quote that
