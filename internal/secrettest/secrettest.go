@@ -92,6 +92,15 @@ func Samples() []Sample {
 		{"password", `mysql -u root -pMq5Zr\ Tx8Wk3Lp app`, "Tx8Wk3Lp"},
 		// The default of a shell parameter, written in the command.
 		{"password", "PGPASSWORD=${PGPASSWORD:-Nx4Wq8Zr2Kt6} psql -h db", "Nx4Wq8Zr2Kt6"},
+		// Every operator of bash's that takes a word, a bare PASS, a
+		// default longer than the braces are first read for, a nested
+		// expansion in it.
+		{"password", "echo ${DB_PASSWORD-Kw7Zr3Xq9Mt5}", "Kw7Zr3Xq9Mt5"},
+		{"password", "echo ${PASS:-Rz4Xm8Wq2Tv6}", "Rz4Xm8Wq2Tv6"},
+		{"password", "DB_PASSWORD=${A:-" + strings.Repeat("Tq6Wx2Zr8Km4", 24) + "Hx5Vn9Pc3Lj7} ./run", "Hx5Vn9Pc3Lj7"},
+		{"password", "echo ${DB_PASSWORD:-Nv3Qx8${SUFFIX}Wr5Kz2Lm7P}", "Wr5Kz2Lm7P"},
+		// A command substitution among NetExec's passwords.
+		{"password", "nxc smb srv -u bob -p $(cat pw.txt) Jm6Tz2Wx8Rq4 --shares", "Jm6Tz2Wx8Rq4"},
 		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
 	}
 }
