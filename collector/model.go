@@ -62,7 +62,8 @@ import (
 //
 // Reads: GET /v1/sessions/{id} and its /agents and /tool-calls wait up to
 // Config.DeriveWait while events of that session (or of its group) are
-// committed but not applied, then answer what is stored. Every answer
+// being committed, or committed but not applied, then answer what is
+// stored. Every answer
 // carries derived_seq, the session's last_seq the model reflects: it is
 // current when it equals last_seq.
 const (
