@@ -302,6 +302,21 @@ func commandLines() []struct{ cmd, want string } {
 		{"DB_PASSWORD=${A:-x${B}} ./run", "DB_PASSWORD=${A:-" + pw + "} ./run"},
 		{"echo ${DB_PASSWORD:-Xk93${B}mzPq77} ok", "echo ${DB_PASSWORD:-" + pw + "} ok"},
 		{"DB_PASSWORD=${A:-${B:-Xk93mzPq77}} ./run", "DB_PASSWORD=${A:-${B:-" + pw + "}} ./run"},
+		// So is an expansion that starts it, when text follows it.
+		{"echo ${DB_PASSWORD:-${VAULT_PW}x} ok", "echo ${DB_PASSWORD:-" + pw + "} ok"},
+		{"DB_PASSWORD=${A:-${B}Xk93mzPq77} ./run", "DB_PASSWORD=${A:-" + pw + "} ./run"},
+		// A value that mixes text and expansions is one word to the
+		// shell, and redacted whole: no part of it after an expansion,
+		// a command substitution or a command in backquotes is left.
+		{"DB_PASSWORD=Xk93${X}mzPq77 ./run", "DB_PASSWORD=" + pw + " ./run"},
+		{"export API_TOKEN=abc$(cat x)def; ls", "export API_TOKEN=" + sec + "; ls"},
+		{"export API_TOKEN=abc`cat x`def; ls", "export API_TOKEN=" + sec + "; ls"},
+		{"DB_PASSWORD=Xk93$(cat x) ./run", "DB_PASSWORD=" + pw + " ./run"},
+		{"DB_PASSWORD=Xk93${A:-b}mz$(c)Pq77`d`e ./run", "DB_PASSWORD=" + pw + " ./run"},
+		{"DB_PASSWORD=${VAULT_PW}mzPq77 ./run", "DB_PASSWORD=" + pw + " ./run"},
+		{`DB_PASSWORD="${VAULT_PW}mzPq77" ./run`, `DB_PASSWORD="` + pw + `" ./run`},
+		{"DB_PASSWORD=${A:-Xk93}mzPq77 ./run", "DB_PASSWORD=" + pw + " ./run"},
+		{`DB_PASSWORD="${A:-Xk93}mzPq77" ./run`, `DB_PASSWORD="` + pw + `" ./run`},
 		// A command substitution is one word among NetExec's passwords,
 		// as is a command in backquotes; htpasswd counts it as one.
 		{"nxc smb srv -u bob -p $(cat pw.txt) Xk93mzPq77 --shares", "nxc smb srv -u bob -p $(cat pw.txt) " + pw + " --shares"},
@@ -319,6 +334,8 @@ func commandLines() []struct{ cmd, want string } {
 		{"mysql -u root -p ${DB:-app}; mkdir -p ${DIR:-/tmp/x}; sshpass -p ${PW:-x} ssh -p ${PORT:-22} h", ""},
 		{"API_TOKEN=${TOKEN:-your_api_key} DB_PASSWORD=${PW:-x} GITHUB_TOKEN=${T:-none}; echo ${GITHUB_TOKEN:-not set}", ""},
 		{"curl -u ${USER:-me} https://x; curl -u user:${PW} https://x; psql postgres://app:${PW:-}@db/app", ""},
+		{"DB_PASSWORD=${HOME}/.pw API_TOKEN=$(cat f) DB_PASSWORD=${A}${B} API_TOKEN=$(a)$(b) ./run", ""},
+		{"const url = `token=${t}`; DB_PASSWORD=$(vault read -field=pw x) ./run", ""},
 
 		// The -p of others.
 		{"ssh -p 2222 host; mkdir -p a/b; docker run -p 8080:80 nginx", ""},

@@ -156,6 +156,10 @@ func redactValue(v, kind string, nest int) (string, int) {
 				return r, n + m
 			}
 		}
+		if t != "" && expansionAt(t, 0) && textAfterExpansions(t, 0, len(t)) {
+			// "${VAULT_PW}Xk93": one word, as on a command line.
+			return markerPrefix + kind + "]", 1
+		}
 		return redactText(v, nest)
 	}
 	switch kind {

@@ -68,9 +68,15 @@ func TestJSON(t *testing.T) {
 	f(`{"env":{"DB_PASSWORD":"${A:-`+long+`}","API_TOKEN":"${A:-x${B}}"},"command":"echo ${PASS-pw} ${DB_PASSWORD:-`+long+`}"}`,
 		`{"env":{"DB_PASSWORD":"${A:-`+r("password")+`}","API_TOKEN":"${A:-`+r("secret")+`}"},"command":"echo ${PASS-`+r("password")+`} ${DB_PASSWORD:-`+r("password")+`}"}`)
 
+	// Text after an expansion makes one word with it, in a string under
+	// a secret's key as in a command.
+	f(`{"env":{"DB_PASSWORD":"${VAULT_PW}Xk93","API_TOKEN":"${A:-${B}x}","SECRET":"${A:-x}Xk93"},"command":"export API_TOKEN=abc$(cat x)def"}`,
+		`{"env":{"DB_PASSWORD":"`+r("password")+`","API_TOKEN":"${A:-`+r("secret")+`}","SECRET":"`+r("secret")+`"},"command":"export API_TOKEN=`+r("secret")+`"}`)
+
 	// …unless it is empty, a reference, not a string, or not a secret-bearing key.
 	f(`{"password":"${A:-}","token":"${A:-$B}","secret":"${A:?need A}","api_key":"${A#x}","DB_PASSWORD":"${A:-${B}}"}`,
 		`{"password":"${A:-}","token":"${A:-$B}","secret":"${A:?need A}","api_key":"${A#x}","DB_PASSWORD":"${A:-${B}}"}`)
+	f(`{"password":"${HOME}/.pw","token":"$(cat f)","secret":"${A}${B}"}`, `{"password":"${HOME}/.pw","token":"$(cat f)","secret":"${A}${B}"}`)
 	f(`{"password":""}`, `{"password":""}`)
 	f(`{"token":"$TOKEN","api_key":"${API_KEY}"}`, `{"token":"$TOKEN","api_key":"${API_KEY}"}`)
 	f(`{"password":12345,"token":null,"secret":true}`, `{"password":12345,"token":null,"secret":true}`)

@@ -46,9 +46,53 @@ type memo struct {
 	runs  [9]span  // by class bit: no byte of s[from:to] stops the run, s[to] does
 	quote [5]span  // closeQuote, by quote (see quoteIndex)
 	line  [6]span  // lineEnd, by quote, and 5 for none
-	value span     // unquoted values
+	value span     // unquoted values (valueEnd)
+	steps stepped  // the expansions valueEnd stepped over in value's stretch
 	end   span     // to is the index of the next "-----END " at or after from, or -1
 	cmd   cmdWords // the words before the last flag that may be a password (flagTool)
+}
+
+// stepped lists spans in order: the first few in an array of its own, so
+// that a text with few of them costs no allocation.
+type stepped struct {
+	first [4]span
+	n     int
+	more  []span
+}
+
+func (l *stepped) add(c span) {
+	if l.n < len(l.first) {
+		l.first[l.n] = c
+	} else {
+		l.more = append(l.more, c)
+	}
+	l.n++
+}
+
+func (l *stepped) at(i int) span {
+	if i < len(l.first) {
+		return l.first[i]
+	}
+	return l.more[i-len(l.first)]
+}
+
+func (l *stepped) reset() { l.n, l.more = 0, l.more[:0] }
+
+// inside reports whether i is inside one of the spans, after its first
+// byte: a binary search for the first that ends after i.
+func (l *stepped) inside(i int) (c span, ok bool) {
+	lo, hi := 0, l.n
+	for lo < hi {
+		if mid := int(uint(lo+hi) >> 1); l.at(mid).to <= i {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == l.n || l.at(lo).from >= i {
+		return span{}, false
+	}
+	return l.at(lo), true
 }
 
 type span struct {
@@ -1763,7 +1807,9 @@ func (sc *scanner) value(k int, sep byte, kind string, spaced, nameQuoted, quote
 		k++ // Python b"…", r"…"
 		q = quoteAt(s, k)
 	}
-	if ws, we, op, closed := paramWord(s, k+len(q), maxDefault); op != 0 && op != '?' {
+	if ws, we, op, closed := paramWord(s, k+len(q), maxDefault); op != 0 && op != '?' && (!closed || wordDone(s, we+1, q)) {
+		// (Text after the braces makes the expansion part of a word,
+		// read below: ${A:-x}y, "${A:-x}y".)
 		if q == "" && (quotedOnly || nameQuoted) {
 			return 0
 		}
@@ -1779,6 +1825,11 @@ func (sc *scanner) value(k int, sep byte, kind string, spaced, nameQuoted, quote
 			return 0
 		}
 		if cs < len(s) && skipLead(s[cs]) {
+			if expansionAt(s, cs) {
+				if ce := sc.closeQuote(cs, q); textAfterExpansions(s, cs, ce) {
+					return sc.emit(cs, ce, kind) // "${VAULT_PW}Xk93"
+				}
+			}
 			return 0 // decided by the first byte: no need to find the end
 		}
 		ce := sc.closeQuote(cs, q)
@@ -1792,7 +1843,7 @@ func (sc *scanner) value(k int, sep byte, kind string, spaced, nameQuoted, quote
 		}
 		return sc.literal(cs, ce, kind, q)
 	}
-	if quotedOnly || nameQuoted || skipLead(s[k]) || startsSecret(&sc.m, s, k) {
+	if quotedOnly || nameQuoted || (skipLead(s[k]) && (!expansionAt(s, k) || expansionEnd(s, k) == 0)) || startsSecret(&sc.m, s, k) {
 		return 0 // "key": 42 in JSON-ish text is not a string; a token is named by the main loop
 	}
 	header := kind == "authorization" || kind == "cookie"
@@ -1812,41 +1863,26 @@ func (sc *scanner) value(k int, sep byte, kind string, spaced, nameQuoted, quote
 			}
 		}
 	}
-	c := &sc.m.value
-	// A scan from inside a stretch already scanned ends at the same place,
-	// unless it starts right after a backslash, which may have escaped it.
-	if !c.covers(start) || (start > c.from && s[start-1] == '\\') {
-		ve := start
-		for ve < len(s) {
-			if !valueStop(s[ve]) {
-				ve++
-				continue
-			}
-			n := 0
-			if s[ve] == '\\' {
-				n = wordEscape(s, ve) // S3cret\ pass is one word
-			}
-			if n == 0 {
-				break
-			}
-			ve += n
-		}
-		*c = span{start, ve, true}
-	}
-	ve := c.to
+	ve := sc.valueEnd(start)
 	v := s[start:ve]
+	if s[start] == '$' && (!textAfterExpansions(s, start, ve) || (ve < len(s) && s[ve] == '}')) {
+		// $(cat pw.txt), ${A}${B}, ${HOME}/.pw: a reference. Before a
+		// brace that closes nothing of it (${A}x}), the word is not read
+		// as the shell would; the word of an expansion is wordValue's.
+		return 0
+	}
 	if kind == "cookie" && strings.IndexByte(v, '=') > 0 {
 		// Cookie: a=b; c=d runs to the end of the line.
 		ve = sc.lineEnd(start, "")
 		v = s[start:ve]
 	}
-	if v == "" || skipValue(v) || nullish(v) || identWithKeyword(v) || !hasAlnum(v) {
+	if v == "" || (s[start] != '$' && skipValue(v)) || nullish(v) || identWithKeyword(v) || !hasAlnum(v) {
 		return 0
 	}
 	if kind == "authorization" && start == k && isScheme(v) {
 		return 0 // a lone "Bearer"
 	}
-	if ve < len(s) && (s[ve] == '(' || s[ve] == '[' || (spaced && (s[ve] == '<' || s[ve] == '>'))) {
+	if ve < len(s) && ((s[ve] == '(' && s[ve-1] != '$') || s[ve] == '[' || (spaced && (s[ve] == '<' || s[ve] == '>'))) {
 		return 0 // a call, an index, a grammar (token = 1*<any CHAR>): code
 	}
 	if spaced && (dottedIdent(v) || strings.IndexByte(v, '[') >= 0) {
@@ -1870,23 +1906,129 @@ func (sc *scanner) value(k int, sep byte, kind string, spaced, nameQuoted, quote
 	return sc.emit(start, ve, kind)
 }
 
+// valueEnd returns where the unquoted value at s[start] ends: at a byte
+// that ends a value (valueStop), not escaped (wordEscape: S3cret\ pass is
+// one word). An expansion ${…}, a command substitution $(…) and a command
+// in backquotes followed by more of the word are part of it, as they are
+// of a shell word (Xk93${X}mz, abc$(cat x)def, abc`cat x`def), each when
+// it closes within maxDefault bytes (expansionEnd).
+//
+// A scan from inside the stretch of the last one ends at the same place,
+// and is not made again (memo.value), unless it starts right after a
+// backslash, which may have escaped its byte, or inside an expansion that
+// scan stepped over (memo.steps): from there it ends at the expansion's
+// end at the latest, and reads no further.
+func (sc *scanner) valueEnd(start int) int {
+	s, m := sc.s, &sc.m
+	c := &m.value
+	if c.covers(start) && (start == c.from || s[start-1] != '\\') {
+		if in, ok := m.steps.inside(start); ok {
+			return wordEnd(s, start, in.to, nil)
+		}
+		return c.to
+	}
+	m.steps.reset()
+	*c = span{start, wordEnd(s, start, len(s), &m.steps), true}
+	return c.to
+}
+
+// wordEnd is valueEnd's scan from s[i], up to limit at most; it appends
+// the expansions it steps over to steps, if not nil.
+func wordEnd(s string, i, limit int, steps *stepped) int {
+	for i < limit {
+		c := s[i]
+		if c == '$' || c == '`' {
+			if e := expansionEnd(s, i); e > 0 {
+				if steps != nil {
+					steps.add(span{i, e, true})
+				}
+				i = min(e, limit)
+				continue
+			}
+		}
+		if !valueStop(c) {
+			i++
+			continue
+		}
+		n := 0
+		if c == '\\' {
+			n = wordEscape(s, i)
+		}
+		if n == 0 {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
+// expansionEnd returns the index after the expansion that starts at s[i]
+// when it is part of a word: ${…} and $(…) closing within maxDefault
+// bytes, or a command in backquotes that does within a line and is
+// followed by more of the word (abc`cat x`def: a backquote is also a
+// quote, and a closing one, in `token=abc` + `x` of JavaScript, stands
+// before a blank or punctuation). It returns 0 otherwise.
+func expansionEnd(s string, i int) int {
+	if expansionAt(s, i) {
+		return braceEnd(s, i+1, maxDefault)
+	}
+	if s[i] != '`' || i+1 >= len(s) || isBlank(s[i+1]) {
+		return 0
+	}
+	e := indexWithin(s, i+1, "`", maxDefault)
+	if e < 0 || e+1 >= len(s) || valueStop(s[e+1]) || strings.IndexByte(s[i+1:e], '\n') >= 0 {
+		return 0
+	}
+	return e + 1
+}
+
+// wordDone reports whether a word ends at s[i], in quotes q or none.
+func wordDone(s string, i int, q string) bool {
+	if q != "" {
+		return hasAt(s, i, q)
+	}
+	return i == len(s) || valueStop(s[i])
+}
+
+// expansionAt reports whether s[i] starts a parameter expansion ${…} or a
+// command substitution $(…).
+func expansionAt(s string, i int) bool {
+	return s[i] == '$' && i+1 < len(s) && (s[i+1] == '{' || s[i+1] == '(')
+}
+
+// textAfterExpansions reports whether the value s[start:end], which starts
+// with a '$', is a word of text after its leading expansions
+// (${VAULT_PW}Xk93, ${A:-x}y) rather than a reference: expansions alone,
+// a variable ($TOKEN), or a path under one (${HOME}/.pw).
+func textAfterExpansions(s string, start, end int) bool {
+	i := start
+	for i < end && expansionAt(s, i) {
+		e := braceEnd(s, i+1, maxDefault)
+		if e == 0 || e > end {
+			return false
+		}
+		i = e
+	}
+	return i > start && i < end && s[i] != '/' && hasAlnum(s[i:end])
+}
+
 // wordValue redacts the word s[ws:we] of a parameter expansion
 // (defaultWord) as value reads a value that stands there alone, quoted
 // when it is. A word of several, ${PASS:-two words}, is one to the shell:
 // it is read as a quoted value, a passphrase (or a message, which literal
-// does not take for a token). It returns the index after the expansion's
-// brace when it redacted the whole word, so that the expansion is read
-// whole.
+// does not take for a token). A word that mixes text and expansions
+// (Xk93${B}mz, x$(id -u), ${VAULT_PW}x) is one too, which value reads
+// whole, and so is text after leading expansions, which value leaves
+// before the brace that ends the word (see textAfterExpansions). It
+// returns the index after the expansion's brace when it redacted the
+// whole word, so that the expansion is read whole.
 func (sc *scanner) wordValue(ws, we int, sep byte, kind string, spaced bool) int {
 	var end int
 	switch w := sc.s[ws:we]; {
 	case blankWords(w):
 		end = sc.literal(ws, we, kind, "")
-	case w != "" && w[0] != '$' && !isQuote(w[0]) && w[0] != '\\' && strings.IndexAny(w, "$`") > 0:
-		// Xk93${B}mz, x$(id -u): one word to the shell, which value
-		// would end at the nested expansion's brace or parenthesis. (A
-		// word that starts with one is value's: ${A:-${B:-word}}.)
-		end = sc.literal(ws, we, kind, "")
+	case w != "" && expansionAt(w, 0) && textAfterExpansions(sc.s, ws, we):
+		end = sc.emit(ws, we, kind)
 	default:
 		end = sc.value(ws, sep, kind, spaced, false, false, "")
 	}

@@ -99,6 +99,9 @@ func Samples() []Sample {
 		{"password", "echo ${PASS:-Rz4Xm8Wq2Tv6}", "Rz4Xm8Wq2Tv6"},
 		{"password", "DB_PASSWORD=${A:-" + strings.Repeat("Tq6Wx2Zr8Km4", 24) + "Hx5Vn9Pc3Lj7} ./run", "Hx5Vn9Pc3Lj7"},
 		{"password", "echo ${DB_PASSWORD:-Nv3Qx8${SUFFIX}Wr5Kz2Lm7P}", "Wr5Kz2Lm7P"},
+		{"password", "DB_PASSWORD=Hd4Kx9${SUFFIX}Qm7Zt3Wv5R ./run", "Qm7Zt3Wv5R"},
+		{"secret", "export API_TOKEN=Rv8$(cat part)Lx3Zq6Nw9T", "Lx3Zq6Nw9T"},
+		{"password", "echo ${DB_PASSWORD:-${VAULT_PW}Tz5Wq8Kr2Mx}", "Tz5Wq8Kr2Mx"},
 		// A command substitution among NetExec's passwords.
 		{"password", "nxc smb srv -u bob -p $(cat pw.txt) Jm6Tz2Wx8Rq4 --shares", "Jm6Tz2Wx8Rq4"},
 		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
