@@ -495,7 +495,19 @@ func preview(raw json.RawMessage, o Options, own bool) (b json.RawMessage, head,
 		}
 	} else {
 		head = cutHead(red(0, hb+window), hb)
-		tail = cutTail(red(len(raw)-tb-window, len(raw)), tb, 0)
+		// Redaction shortens the text (a long default, a private key
+		// become a marker), and the tail cut from a shortened range may
+		// start within what was read without the text before the range
+		// (the rest of a URL's password whose expansion started before
+		// it): the range grows, twice as long each time, until a window
+		// of it is left before the tail, or it starts at the text's.
+		from := len(raw) - tb - window
+		r := red(from, len(raw))
+		for from > 0 && len(r) < tb+window {
+			from = max(0, len(raw)-2*(len(raw)-from))
+			r = red(from, len(raw))
+		}
+		tail = cutTail(r, tb, 0)
 	}
 	b = make([]byte, 0, len(head)+len(tail)+96)
 	b = append(b, `{"`+captureKey+`":"preview","bytes":`...)

@@ -253,6 +253,20 @@ func TestPreviewCuts(t *testing.T) {
 			t.Errorf("n=%d: part of a secret survived a cut: %s", n, s)
 		}
 	}
+	// Redaction that shortens the text before the tail (a long default
+	// becomes a marker) does not bring into the tail text read without
+	// what starts it: the rest of a password whose expansion starts
+	// before the window around the cut.
+	for _, n := range []int{3000, 4100, 4200} {
+		text := strings.Repeat("x\n", 10000) + "DB_PASSWORD=${A:-" + strings.Repeat("Gm2Xr7Vk4Qz9", 24) + "Bn6Hw3Jt8Ly5} ./run\n" +
+			"API_TOKEN=${A:-" + strings.Repeat("Xk93mzPq77", n/10) + "} ./run"
+		raw, _ := json.Marshal(text)
+		p := map[string]json.RawMessage{"tool_response": raw}
+		Apply(p, d)
+		if s := string(p["tool_response"]); strings.Contains(s, "Bn6Hw3Jt8Ly5") || strings.Contains(s, "Xk93mzPq77") {
+			t.Errorf("n=%d: a password read out of its context survived the tail's cut: %s", n, s)
+		}
+	}
 	// A private key cut by the head or tail does not leak its body.
 	for _, text := range []string{strings.Repeat("x", 300) + pem + strings.Repeat("y", 20000), strings.Repeat("y", 20000) + pem + "done"} {
 		raw, _ := json.Marshal(text)
