@@ -317,6 +317,10 @@ func commandLines() []struct{ cmd, want string } {
 		{`DB_PASSWORD="${VAULT_PW}mzPq77" ./run`, `DB_PASSWORD="` + pw + `" ./run`},
 		{"DB_PASSWORD=${A:-Xk93}mzPq77 ./run", "DB_PASSWORD=" + pw + " ./run"},
 		{`DB_PASSWORD="${A:-Xk93}mzPq77" ./run`, `DB_PASSWORD="` + pw + `" ./run`},
+		// A default longer than the braces are first read for, in a
+		// URL's password or in curl's user:password.
+		{"curl -s https://user:${PW:-" + strings.Repeat("Xk93mzPq77", 30) + "}@host/x", "curl -s https://user:${PW:-" + r("url_password") + "}@host/x"},
+		{"curl -u user:${PW:-" + strings.Repeat("Xk93mzPq77", 30) + "} https://x", "curl -u user:${PW:-" + pw + "} https://x"},
 		// A command substitution is one word among NetExec's passwords,
 		// as is a command in backquotes; htpasswd counts it as one.
 		{"nxc smb srv -u bob -p $(cat pw.txt) Xk93mzPq77 --shares", "nxc smb srv -u bob -p $(cat pw.txt) " + pw + " --shares"},

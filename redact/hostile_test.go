@@ -52,6 +52,8 @@ var hostile = []struct{ name, unit string }{
 	{"word-backquotes", "token=a`b"},
 	{"word-open-braces", "token=a${b:-token=c${"},
 	{"lead-expansions", `token="${b}${`},
+	{"url-long-defaults", "a://b:${A:-"},
+	{"user-long-defaults", "curl -u a:${A:-"},
 	{"netexec-substitutions", "nxc -p $(a "},
 	{"netexec-hash", "nxc -H aad3b435b51404eeaad3b435b51404ee:"},
 	{"netexec-attached", "nxc -H=aad3b435b51404eeaad3b435b51404ee:"},

@@ -476,12 +476,26 @@ func (sc *scanner) url(i int) int {
 	ae := as
 	// A parameter's braces are part of the authority
 	// (postgres://${DB_USER:-app}:${DB_PASS:-…}@db), its ':' no separator.
+	first := -1 // the first ':' outside them
 	for ae < len(s) && ae-as < 2048 && !authorityStop(s[ae]) {
-		if s[ae] != '$' {
-			ae++
-		} else {
-			ae = braceSkip(s, ae)
+		switch {
+		case s[ae] == ':' && first < 0:
+			first = ae
+		case s[ae] == '$':
+			if e := braceSkip(s, ae); e > ae+1 {
+				ae = e
+				continue
+			}
+			if first == ae-1 && first > as {
+				// user:${PW:-…} whose braces do not close within
+				// maxDefault bytes: a password's place, where a
+				// port's default is not that long.
+				if ws, we, op, closed := paramWord(s, ae, maxDefault); op != 0 && op != '?' && !closed {
+					return sc.longWord(ae, ws, we, "url_password")
+				}
+			}
 		}
+		ae++
 	}
 	at := strings.LastIndexByte(s[as:ae], '@')
 	if at < 0 || hasAt(s, as, markerPrefix) {
@@ -842,9 +856,9 @@ func paramWord(s string, k, max int) (ws, we int, op byte, closed bool) {
 // maxDefault bounds the expansion that paramWord and braceSkip read: a
 // password or a token is far shorter, and the bound keeps the cost of
 // braces that never close (value, url and userPassword look at every one)
-// well below nextArg's. A longer default where a value is read (value,
-// paramDefault) is redacted whole all the same (longWord); elsewhere (a
-// URL's password, curl -u's) it is left to the main loop, as a token in it
+// well below nextArg's. A longer default where a value or a password is
+// read (value, paramDefault, url, userPassword) is redacted whole all the
+// same (longWord); elsewhere it is left to the main loop, as a token in it
 // is.
 const maxDefault = 256
 
@@ -1215,10 +1229,16 @@ func (sc *scanner) userPassword(k int, sep byte) int {
 	if hasAt(s, ps, "//") {
 		return 0 // -u redis://user:password@host: url keeps the user and the host
 	}
-	// The password may be the word of ${PW:-password} (defaultWord).
+	// The password may be the word of ${PW:-password} (defaultWord),
+	// also when its braces close further than defaultWord reads.
 	limit := len(s)
-	ws, we := defaultWord(s, ps)
-	if we > 0 {
+	ws, we, op, closed := paramWord(s, ps, maxDefault)
+	switch {
+	case op == 0 || op == '?':
+		we = 0
+	case !closed:
+		return sc.longWord(ps, ws, we, "password")
+	default:
 		ps, limit = ws, we
 	}
 	pe := ps

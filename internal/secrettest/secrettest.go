@@ -102,6 +102,8 @@ func Samples() []Sample {
 		{"password", "DB_PASSWORD=Hd4Kx9${SUFFIX}Qm7Zt3Wv5R ./run", "Qm7Zt3Wv5R"},
 		{"secret", "export API_TOKEN=Rv8$(cat part)Lx3Zq6Nw9T", "Lx3Zq6Nw9T"},
 		{"password", "echo ${DB_PASSWORD:-${VAULT_PW}Tz5Wq8Kr2Mx}", "Tz5Wq8Kr2Mx"},
+		{"url_password", "curl https://app:${PW:-" + strings.Repeat("Gm2Xr7Vk4Qz9", 24) + "Bn6Hw3Jt8Ly5}@db.example.com/", "Bn6Hw3Jt8Ly5"},
+		{"password", "curl -u app:${PW:-" + strings.Repeat("Gm2Xr7Vk4Qz9", 24) + "Cq7Jn4Ws9Pd2} https://x", "Cq7Jn4Ws9Pd2"},
 		// A command substitution among NetExec's passwords.
 		{"password", "nxc smb srv -u bob -p $(cat pw.txt) Jm6Tz2Wx8Rq4 --shares", "Jm6Tz2Wx8Rq4"},
 		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
