@@ -147,6 +147,7 @@ func TestJSONDepth(t *testing.T) {
 func FuzzJSON(f *testing.F) {
 	f.Add(readFile(f, "testdata/pretooluse-bash.json"))
 	for _, s := range []string{
+		`{"password":"${A}x","token":"${B:-${C}y}z","c":"DB_PASSWORD=a$(b)c` + "`d`" + `e"}`,
 		`{"command":"curl -H \"Authorization: Bearer abc\" x"}`, `{"password":"x1"}`, `["\ud800\udc00","\ud800"]`,
 		`{"a":[1,-2.5e+3,true,false,null,{}]}`, `"` + ghp + `"`, `{"k":"\u0041KIAIOSFODNN7EXAMPLE"}`,
 		`{"Authorization":"Bearer [REDACTED:authorization]"}`, `{"pem":"` + strings.ReplaceAll(pemRSA, "\n", `\n`) + `"}`,

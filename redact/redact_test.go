@@ -465,6 +465,8 @@ func FuzzString(f *testing.F) {
 		": ${DB_PASSWORD:=x} ${T:+" + ghp + "}", "nxc -H ${N:-" + strings.Repeat("0a", 16) + "}",
 		"echo ${PASS-x} ${DB_PASSWORD?y} ${API_TOKEN:+z${B}w}", "DB_PASSWORD=${A:-" + strings.Repeat("Xk93 ", 60) + "}",
 		"nxc -p $(cat f) x `g` y", "htpasswd -b f $(id -un) x",
+		"DB_PASSWORD=a${b}c$(d)e`f`g h", "TOKEN=${A:-x${B}}y \"${C}z\" ${D}/e", "password: `a`b$(c",
+		"curl -u a:${P:-" + strings.Repeat("x", 300) + "} https://u:${P:-" + strings.Repeat("y", 300) + "}@h",
 	} {
 		f.Add(s)
 	}
