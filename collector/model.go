@@ -156,17 +156,17 @@ type modeler struct {
 
 	mu      sync.Mutex
 	queue   []pendingEvent
-	loads   []string       // sessions to load whole (stale at start)
-	pending map[string]int // session → events committed, not applied
+	loads   []string // sessions to load whole (stale at start)
+	pending tally    // session → events committed, not applied
 	// inCommit and inCommitKeys count, by session and by group key, the
 	// events of the commits under way (committing): another connection
 	// sees a commit before the writer learns it is done, and a reader
 	// that found the events stored then would answer a model without
 	// them. mark moves them to pending.
 	inCommit, inCommitKeys tally
-	pendKeys               map[string]int // group key → the same, by group
-	lastKey                string         // the last key committing made, shared by the next events that name it
-	backlog                int            // events held in memory (queued, held, in a round), not applied
+	pendKeys               tally  // group key → the same, by group
+	lastKey                string // the last key committing made, shared by the next events that name it
+	backlog                int    // events held in memory (queued, held, in a round), not applied
 	// maxBacklog is modelMaxBacklog when the modeler was made.
 	maxBacklog int
 	// spill are the seqs of the events committed past maxBacklog with a
@@ -288,8 +288,8 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 	now := time.Now().UnixMicro()
 	m := &modeler{
 		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks, stalls: stalls, signals: signals,
-		pending:        map[string]int{},
-		pendKeys:       map[string]int{},
+		pending:        tally{},
+		pendKeys:       tally{},
 		inCommit:       tally{},
 		inCommitKeys:   tally{},
 		changed:        make(chan struct{}),
@@ -459,9 +459,9 @@ func (m *modeler) mark(events []store.Event, keys []string) {
 			m.spill.add(e.Seq, now)
 			spilled++ // its key is made again when it is read back
 		}
-		m.pending[e.SessionID]++
+		m.pending.add(e.SessionID)
 		if k != "" {
-			m.pendKeys[k]++
+			m.pendKeys.add(k)
 		}
 	}
 	armed := m.armed
@@ -509,9 +509,7 @@ func (m *modeler) settled(evs []pendingEvent, loaded []string, version int64) {
 	defer m.mu.Unlock()
 	m.backlog = max(m.backlog-len(evs), 0)
 	for _, p := range evs {
-		if m.pending[p.ev.SessionID]--; m.pending[p.ev.SessionID] <= 0 {
-			delete(m.pending, p.ev.SessionID)
-		}
+		m.pending.drop(p.ev.SessionID)
 		k := p.key
 		if k == "" {
 			k = keyOf(&p.ev, "")
@@ -520,15 +518,11 @@ func (m *modeler) settled(evs []pendingEvent, loaded []string, version int64) {
 			if _, ok := m.pendKeys[k]; !ok && m.shared == nil {
 				m.recount = true // counted under another key
 			}
-			if m.pendKeys[k]--; m.pendKeys[k] <= 0 {
-				delete(m.pendKeys, k)
-			}
+			m.pendKeys.drop(k)
 		}
 	}
 	for _, id := range loaded {
-		if m.pending[id]--; m.pending[id] <= 0 {
-			delete(m.pending, id)
-		}
+		m.pending.drop(id)
 	}
 	m.recounted()
 	if version > m.version {
@@ -550,7 +544,7 @@ func (m *modeler) recounted() {
 	clear(m.pending)
 	clear(m.pendKeys)
 	for _, id := range m.loads {
-		m.pending[id]++
+		m.pending.add(id)
 	}
 	m.recount = false
 	m.wakeReaders() // readers waiting for what was dropped
@@ -691,7 +685,7 @@ func (m *modeler) markStale(ctx context.Context) {
 		m.mu.Lock()
 		for _, s := range stale {
 			m.loads = append(m.loads, s.ID)
-			m.pending[s.ID]++
+			m.pending.add(s.ID)
 		}
 		m.mu.Unlock()
 		m.poke()
@@ -1000,7 +994,7 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 		m.loads = append(m.loads, retry...)
 		for _, id := range retry {
 			if leading {
-				m.pending[id]++
+				m.pending.add(id)
 			}
 		}
 		m.mu.Unlock()

@@ -222,7 +222,7 @@ func (m *modeler) readTail(ctx context.Context) bool {
 			m.queue = append(m.queue, pendingEvent{ev: e, arrived: now})
 			m.backlog++
 			if m.lease != nil {
-				m.pending[e.SessionID]++ // reads wait on the holder only
+				m.pending.add(e.SessionID) // reads wait on the holder only
 			}
 		}
 		full := m.full()
