@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"strings"
 )
 
 // Strip returns err without its *fs.PathError wrapper (the operation and
@@ -28,7 +27,6 @@ func Strip(err error, named string) error {
 
 // within reports whether path is dir or a path inside it.
 func within(path, dir string) bool {
-	path, dir = filepath.Clean(path), filepath.Clean(dir)
 	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	return err == nil && filepath.IsLocal(rel)
 }
