@@ -1448,7 +1448,7 @@ func nextArg(s string, k int) (b, e int) {
 				continue
 			}
 		}
-		if s[e] == '$' && e+1 < len(s) && (s[e+1] == '{' || s[e+1] == '(') {
+		if expansionAt(s, e) {
 			// ${…} and a command substitution $(…) are one word, or
 			// part of one.
 			if c := braceEnd(s, e+1, maxArg-(e-b)); c > 0 {
