@@ -21,12 +21,8 @@ import (
 func runHookOnPipe(t *testing.T, budget string, feed func(w *os.File)) (took time.Duration, maxRSS int64, home string) {
 	t.Helper()
 	bin := buildHook(t)
+	dir := testbin.Dir(t)
 	wrapOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "hookwatch-rsswrap-")
-		if err != nil {
-			wrapErr = err
-			return
-		}
 		wrap, wrapErr = bench.BuildRSSWrapper(context.Background(), "..", dir)
 	})
 	if wrapErr != nil {

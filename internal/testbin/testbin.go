@@ -22,17 +22,27 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/internal/deadport"
+	"github.com/hookwatch/hookwatch/internal/lockfile"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
 )
 
 var (
 	mu    sync.Mutex
 	built = map[string]string{} // package → binary, once per test process
-	dir   string
+	dir   string                // this process's directory (Dir)
+	held  *lockfile.Lock        // its lock, held until the process ends
+)
+
+// dirPrefix names the directories of binaries in the system's temporary
+// directory; lockName is the lock file in each.
+const (
+	dirPrefix = "hookwatch-testbin-"
+	lockName  = "lock"
 )
 
 // Build compiles pkg (e.g. "./cmd/hookwatch-hook", relative to the module
-// root) as a static binary, once per test process, and returns its path.
+// root) as a static binary, once per test process, into Dir, and returns
+// its path.
 func Build(tb testing.TB, pkg string) string {
 	tb.Helper()
 	mu.Lock()
@@ -40,14 +50,11 @@ func Build(tb testing.TB, pkg string) string {
 	if bin, ok := built[pkg]; ok {
 		return bin
 	}
-	if dir == "" {
-		d, err := os.MkdirTemp("", "hookwatch-testbin-")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		dir = d
+	d, err := processDir()
+	if err != nil {
+		tb.Fatal(err)
 	}
-	bin := filepath.Join(dir, filepath.Base(pkg))
+	bin := filepath.Join(d, filepath.Base(pkg))
 	cmd := exec.Command("go", "build", "-o", bin, pkg)
 	cmd.Dir = ModuleRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -56,6 +63,61 @@ func Build(tb testing.TB, pkg string) string {
 	}
 	built[pkg] = bin
 	return bin
+}
+
+// Dir is a directory for the files a test process builds once and shares
+// between its tests (binaries, mostly). It lives as long as the process:
+// no test may remove it, and a later process that asks for one removes it
+// (see sweep). A test binary cannot clean up after its last test without
+// a TestMain in every package; this bounds what is left to the processes
+// of one run, crashed and killed ones included.
+func Dir(tb testing.TB) string {
+	tb.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	d, err := processDir()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+// processDir makes the process's directory on first use, after sweeping
+// the ones of processes that have ended; mu is held.
+func processDir() (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	sweep(os.TempDir(), time.Minute)
+	d, err := os.MkdirTemp("", dirPrefix)
+	if err != nil {
+		return "", err
+	}
+	l, err := lockfile.Take(filepath.Join(d, lockName), []byte(strconv.Itoa(os.Getpid())+"\n"))
+	if err != nil {
+		os.RemoveAll(d)
+		return "", fmt.Errorf("cannot lock %s: %w", d, err)
+	}
+	dir, held = d, l
+	return dir, nil
+}
+
+// sweep removes the directories of binaries in tmp whose process has
+// ended: their lock is held by no one. A directory changed in the last
+// grace may be one being made, whose lock is not yet taken: it stays.
+// Sweeping is best effort: what cannot be removed stays for the next
+// process.
+func sweep(tmp string, grace time.Duration) {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, dirPrefix+"*"))
+	for _, d := range dirs {
+		if _, held := lockfile.Holder(filepath.Join(d, lockName)); held {
+			continue
+		}
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < grace {
+			continue
+		}
+		os.RemoveAll(d)
+	}
 }
 
 // ModuleRoot is the directory of the module's go.mod.
