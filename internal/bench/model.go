@@ -46,6 +46,15 @@ type ModelOptions struct {
 	// Via are the ways the events reach the collector, one run each per
 	// number of sessions (default ViaSpool, ViaForward and ViaPost).
 	Via []Via
+	// WarmMiB is how much memory is written and given back right before
+	// each run (0: none). On a virtual machine whose host backs the
+	// guest's memory when it is first touched and takes back what the
+	// guest frees (see Pages), a page the guest has not used lately costs
+	// several times one it has: without a warm-up, how the collector's
+	// late slices compare with its first depends on what ran on the
+	// machine before, not on the collector. The run then grows into pages
+	// used lately, as a collector does on a machine in use.
+	WarmMiB int
 }
 
 // Via is how the model benchmark hands its events to the collector.
@@ -96,6 +105,10 @@ func ParseVia(list string) ([]Via, error) {
 // ModelRun is what one run of the model benchmark measured.
 type ModelRun struct {
 	Sessions, Events int
+	// WarmFault is the median system time per page fault, in µs, of the
+	// warm-up before the run (ModelOptions.WarmMiB; 0 without one): how
+	// cold the machine's memory was.
+	WarmFault float64
 	// Via is how the events reached the collector.
 	Via Via
 	// SliceMicros is the collector's CPU per event, in µs, for each slice
@@ -189,10 +202,19 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 	var runs []ModelRun
 	for _, n := range o.Sessions {
 		for _, via := range o.Via {
+			var warm float64
+			if o.WarmMiB > 0 {
+				perFault, err := touchFresh(ctx, o.WarmMiB)
+				if err != nil {
+					return runs, fmt.Errorf("cannot warm the memory up: %w", err)
+				}
+				warm = median(perFault)
+			}
 			r, err := modelRun(ctx, bin, filepath.Join(tmp, fmt.Sprint("run-", n, "-", via)), n, via, o)
 			if err != nil {
 				return runs, err
 			}
+			r.WarmFault = warm
 			runs = append(runs, r)
 			printModelRun(w, r)
 		}
@@ -207,7 +229,11 @@ func printModelRun(w io.Writer, r ModelRun) {
 		fmt.Fprintf(&b, " %.0f", us)
 	}
 	first, last := r.SliceMicros[0], r.SliceMicros[len(r.SliceMicros)-1]
-	fmt.Fprintf(w, "  %d session(s), %d events %s: µs/event per slice:%s\n", r.Sessions, r.Events, r.Via.how(), b.String())
+	warm := ""
+	if r.WarmFault > 0 {
+		warm = fmt.Sprintf(" (memory warmed up first at %.1f µs per page fault)", r.WarmFault)
+	}
+	fmt.Fprintf(w, "  %d session(s), %d events %s%s: µs/event per slice:%s\n", r.Sessions, r.Events, r.Via.how(), warm, b.String())
 	fmt.Fprintf(w, "    median %.0f µs/event, last/first slice %.2f (last three / first three slices' medians %.2f, last third / first third's means %.2f); lag p50 %v, p99 %v; %v rebuilds, %v group loads; tool-calls first page (of %d calls) median %v\n",
 		median(r.SliceMicros), last/first, trend(r.SliceMicros, 3), thirds(r.SliceMicros), r.LagP50.Round(time.Millisecond), r.LagP99.Round(time.Millisecond),
 		r.Rebuilds, r.Loads, r.Calls, r.FirstPage.Round(10*time.Microsecond))

@@ -72,6 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	payload := fs.String("payload", "", "hook payload the trickle benchmark's runs read, a JSON file (default: a PreToolUse of Claude Code 2.1.197, as the hook benchmark's)")
 	variants := fs.String("variants", "", "comma-separated variants of the session benchmark to play besides none and true (the reference): "+strings.Join(bench.SessionVariants, ",")+"; default all")
 	pagesMB := fs.Int("pages-mb", 4096, "memory the pages benchmark grows to, in MiB")
+	warmMB := fs.Int("warm-mb", 4096, "memory written and given back right before each model run, in MiB, so that the collector grows into pages the machine used lately (a virtual machine's host may charge several times as much for the others: see the pages benchmark); 0 = none")
 	cpuProfile := fs.String("cpuprofile", "", "write the CPU profile of the measured work to this file (import and ingest benchmarks)")
 	parse := func(args []string) error {
 		if err := fs.Parse(args); err != nil {
@@ -136,6 +137,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("%w: -via: %v", errUsage, err)
 			}
 			o.Via = ways
+			if *warmMB < 0 {
+				return fmt.Errorf("%w: -warm-mb takes MiB, 0 or more, got %d", errUsage, *warmMB)
+			}
+			o.WarmMiB = *warmMB
 			_, err = bench.Model(ctx, stdout, o)
 			return err
 		},
