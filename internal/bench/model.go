@@ -55,6 +55,10 @@ type ModelOptions struct {
 	// machine before, not on the collector. The run then grows into pages
 	// used lately, as a collector does on a machine in use.
 	WarmMiB int
+	// Rounds is how many times each run is made (default 1), every run
+	// of a round before the next round: with more than one, each slice's
+	// median over the rounds is printed too, and measured as one run is.
+	Rounds int
 }
 
 // Via is how the model benchmark hands its events to the collector.
@@ -200,26 +204,74 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 	fmt.Fprintf(w, "model: sessions of %d events (50 subagents), %d events/s in all, CPU per event of the collector per slice of %d events\n",
 		o.Events, o.Rate, o.Slice)
 	var runs []ModelRun
-	for _, n := range o.Sessions {
-		for _, via := range o.Via {
-			var warm float64
-			if o.WarmMiB > 0 {
-				perFault, err := touchFresh(ctx, o.WarmMiB)
-				if err != nil {
-					return runs, fmt.Errorf("cannot warm the memory up: %w", err)
+	for round := range max(o.Rounds, 1) {
+		for _, n := range o.Sessions {
+			for _, via := range o.Via {
+				var warm float64
+				if o.WarmMiB > 0 {
+					perFault, err := touchFresh(ctx, o.WarmMiB)
+					if err != nil {
+						return runs, fmt.Errorf("cannot warm the memory up: %w", err)
+					}
+					warm = median(perFault)
 				}
-				warm = median(perFault)
+				r, err := modelRun(ctx, bin, filepath.Join(tmp, fmt.Sprint("run-", n, "-", via, "-", round)), n, via, o)
+				if err != nil {
+					return runs, err
+				}
+				r.WarmFault = warm
+				runs = append(runs, r)
+				printModelRun(w, r)
 			}
-			r, err := modelRun(ctx, bin, filepath.Join(tmp, fmt.Sprint("run-", n, "-", via)), n, via, o)
-			if err != nil {
-				return runs, err
-			}
-			r.WarmFault = warm
-			runs = append(runs, r)
-			printModelRun(w, r)
 		}
 	}
+	if o.Rounds > 1 {
+		printModelRounds(w, runs)
+	}
 	return runs, nil
+}
+
+// printModelRounds writes, for each number of sessions and way, the median
+// of each slice over its runs, and the run's measures of them: a slice
+// that the machine slowed in one run (another program, a collection)
+// counts as the other runs had it.
+func printModelRounds(w io.Writer, runs []ModelRun) {
+	type config struct {
+		sessions int
+		via      Via
+	}
+	var order []config
+	of := map[config][]ModelRun{}
+	for _, r := range runs {
+		c := config{r.Sessions, r.Via}
+		if of[c] == nil {
+			order = append(order, c)
+		}
+		of[c] = append(of[c], r)
+	}
+	for _, c := range order {
+		rs := of[c]
+		n := len(rs[0].SliceMicros)
+		for _, r := range rs {
+			n = min(n, len(r.SliceMicros))
+		}
+		if n == 0 {
+			continue
+		}
+		per := make([]float64, n)
+		var b strings.Builder
+		for i := range per {
+			at := make([]float64, len(rs))
+			for j, r := range rs {
+				at[j] = r.SliceMicros[i]
+			}
+			per[i] = median(at)
+			fmt.Fprintf(&b, " %.0f", per[i])
+		}
+		fmt.Fprintf(w, "  %d session(s) %s, median of %d runs per slice:%s\n", c.sessions, c.via.how(), len(rs), b.String())
+		fmt.Fprintf(w, "    median %.0f µs/event, last/first slice %.2f (last three / first three slices' medians %.2f, last third / first third's means %.2f)\n",
+			median(per), per[n-1]/per[0], trend(per, 3), thirds(per))
+	}
 }
 
 // printModelRun writes the figures of one run.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -147,5 +148,27 @@ func TestGCSoFar(t *testing.T) {
 	defer bare.Close()
 	if _, _, err := gcSoFar(bare.Client(), bare.URL); err == nil {
 		t.Error("no error for a /metrics page without the collector's figures")
+	}
+}
+
+// TestPrintModelRounds: over several rounds each slice's figure is the
+// median of its runs, one slow slice in one run does not move it, and the
+// measures are those of the medians; each way and number of sessions is
+// summed up apart, in the order first run.
+func TestPrintModelRounds(t *testing.T) {
+	runs := []ModelRun{
+		{Sessions: 3, Via: ViaSpool, SliceMicros: []float64{40, 40, 40, 40, 40, 40, 90}},
+		{Sessions: 1, Via: ViaPost, SliceMicros: []float64{30, 60}},
+		{Sessions: 3, Via: ViaSpool, SliceMicros: []float64{42, 90, 41, 40, 44, 41, 44}},
+		{Sessions: 3, Via: ViaSpool, SliceMicros: []float64{38, 41, 39, 42, 41, 43, 42, 50}},
+	}
+	var out bytes.Buffer
+	printModelRounds(&out, runs)
+	want := "  3 session(s) each appended to the spool, as hooks hand them over, median of 3 runs per slice: 40 41 40 40 41 41 44\n" +
+		"    median 41 µs/event, last/first slice 1.10 (last three / first three slices' medians 1.02, last third / first third's means 1.05)\n" +
+		"  1 session(s) POSTed to /v1/events in batches as the SDK gathers them, median of 1 runs per slice: 30 60\n" +
+		"    median 60 µs/event, last/first slice 2.00 (last three / first three slices' medians 2.00, last third / first third's means 2.00)\n"
+	if out.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
 	}
 }

@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	repo := fs.String("repo", ".", "repository root to build the binaries from (hook, policy, abuse, session and trickle benchmarks)")
 	runs := fs.Int("runs", 200, "runs of each command per round (hook and policy benchmarks)")
-	rounds := fs.Int("rounds", 1, "rounds of runs; verdicts use the median of the rounds' medians (hook and policy benchmarks; session: default 5; trickle: default 3; metrics: runs each way, default 3; export: ingest runs with and without the audit directory, default 3)")
+	rounds := fs.Int("rounds", 1, "rounds of runs; verdicts use the median of the rounds' medians (hook and policy benchmarks; model: each slice's median over the rounds; session: default 5; trickle: default 3; metrics: runs each way, default 3; export: ingest runs with and without the audit directory, default 3)")
 	events := fs.Int("events", 0, "events to ingest (ingest, metrics), to hold in the database (query) of each session (model) or of the exported session (export), hooks per round (trickle); 0 = the benchmark's default")
 	sessions := fs.String("sessions", "1,3", "concurrent sessions of each run (model benchmark), comma-separated")
 	via := fs.String("via", "spool,forward,post", "how the model benchmark hands its events to the collector, comma-separated: spool (each appended to the collector's spool, as hooks hand them over), forward (each appended to a spool per session that a forwarder per session posts from, as `hookwatch forward` on other machines) and post (POST /v1/events, in batches as the SDK gathers them)")
@@ -141,6 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("%w: -warm-mb takes MiB, 0 or more, got %d", errUsage, *warmMB)
 			}
 			o.WarmMiB = *warmMB
+			o.Rounds = *rounds
 			_, err = bench.Model(ctx, stdout, o)
 			return err
 		},
