@@ -215,7 +215,12 @@ func Model(ctx context.Context, w io.Writer, o ModelOptions) ([]ModelRun, error)
 					}
 					warm = median(perFault)
 				}
-				r, err := modelRun(ctx, bin, filepath.Join(tmp, fmt.Sprint("run-", n, "-", via, "-", round)), n, via, o)
+				// Each run's home (its database, ~0.4 GiB with three
+				// sessions) goes once its figures are read: rounds
+				// would otherwise pile them up.
+				home := filepath.Join(tmp, fmt.Sprint("run-", n, "-", via, "-", round))
+				r, err := modelRun(ctx, bin, home, n, via, o)
+				os.RemoveAll(home)
 				if err != nil {
 					return runs, err
 				}
