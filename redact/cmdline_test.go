@@ -20,6 +20,8 @@ func commandLines() []struct{ cmd, want string } {
 	// NTLM hashes: the LM hash of the empty password, and an NT hash.
 	lm := strings.Repeat("aad3b435b51404ee", 2)
 	nt := "8846f7eaee8fb117" + "ad06bdd830b7586c"
+	// A user name longer than the braces of ${U:-…} are first read for.
+	long := strings.Repeat("abcdefghij", 30)
 	return []struct{ cmd, want string }{
 		// redis-cli (and valkey-cli): -a, --pass, -u with a URL.
 		{"redis-cli -a Xk93mzPq77 ping", "redis-cli -a " + pw + " ping"},
@@ -321,6 +323,12 @@ func commandLines() []struct{ cmd, want string } {
 		// URL's password or in curl's user:password.
 		{"curl -s https://user:${PW:-" + strings.Repeat("Xk93mzPq77", 30) + "}@host/x", "curl -s https://user:${PW:-" + r("url_password") + "}@host/x"},
 		{"curl -u user:${PW:-" + strings.Repeat("Xk93mzPq77", 30) + "} https://x", "curl -u user:${PW:-" + pw + "} https://x"},
+		// A URL's user part that is such a default: the password after
+		// it, also when the default's braces never close.
+		{"curl https://${U:-" + long + "}:Xk93mzPq77secret@db.example.com/x", "curl https://${U:-" + long + "}:" + r("url_password") + "@db.example.com/x"},
+		{"curl https://${U:-" + long + "}:${PW:-Xk93mzPq77}@db.example.com/x", "curl https://${U:-" + long + "}:${PW:-" + r("url_password") + "}@db.example.com/x"},
+		{"curl https://${U:-" + long + ":Xk93mzPq77secret@db.example.com/x", "curl https://${U:-" + long + ":" + r("url_password") + "@db.example.com/x"},
+		{"curl https://a${U:-" + long + "}:Xk93mzPq77secret@db.example.com/x", "curl https://a${U:-" + long + "}:" + r("url_password") + "@db.example.com/x"},
 		// A command substitution is one word among NetExec's passwords,
 		// as is a command in backquotes; htpasswd counts it as one.
 		{"nxc smb srv -u bob -p $(cat pw.txt) Xk93mzPq77 --shares", "nxc smb srv -u bob -p $(cat pw.txt) " + pw + " --shares"},
@@ -338,6 +346,7 @@ func commandLines() []struct{ cmd, want string } {
 		{"mysql -u root -p ${DB:-app}; mkdir -p ${DIR:-/tmp/x}; sshpass -p ${PW:-x} ssh -p ${PORT:-22} h", ""},
 		{"API_TOKEN=${TOKEN:-your_api_key} DB_PASSWORD=${PW:-x} GITHUB_TOKEN=${T:-none}; echo ${GITHUB_TOKEN:-not set}", ""},
 		{"curl -u ${USER:-me} https://x; curl -u user:${PW} https://x; psql postgres://app:${PW:-}@db/app", ""},
+		{"curl https://${U:-" + long + "}@host/; curl https://${U:-" + long + ":x}@host/ https://${U:-" + long + "}:8443/x https://host/path", ""},
 		{"DB_PASSWORD=${HOME}/.pw API_TOKEN=$(cat f) DB_PASSWORD=${A}${B} API_TOKEN=$(a)$(b) ./run", ""},
 		{"const url = `token=${t}`; DB_PASSWORD=$(vault read -field=pw x) ./run", ""},
 

@@ -467,6 +467,7 @@ func FuzzString(f *testing.F) {
 		"nxc -p $(cat f) x `g` y", "htpasswd -b f $(id -un) x",
 		"DB_PASSWORD=a${b}c$(d)e`f`g h", "TOKEN=${A:-x${B}}y \"${C}z\" ${D}/e", "password: `a`b$(c",
 		"curl -u a:${P:-" + strings.Repeat("x", 300) + "} https://u:${P:-" + strings.Repeat("y", 300) + "}@h",
+		"a://${U:-" + strings.Repeat("x", 300) + "}:p@h a://${U:-" + strings.Repeat("y:{", 100) + ":p@h/",
 	} {
 		f.Add(s)
 	}

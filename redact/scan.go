@@ -477,22 +477,51 @@ func (sc *scanner) url(i int) int {
 	// A parameter's braces are part of the authority
 	// (postgres://${DB_USER:-app}:${DB_PASS:-…}@db), its ':' no separator.
 	first := -1 // the first ':' outside them
-	for ae < len(s) && ae-as < 2048 && !authorityStop(s[ae]) {
+	// A user's default whose braces do not close within maxDefault bytes
+	// (https://${U:-…300 bytes…}:pw@host) is not skipped as a whole, which
+	// would take a look ahead as long as the text for every such brace: the
+	// scan goes on into its word, counting its braces as braceEnd does,
+	// where a ':' is no separator. The scan still ends at the first other
+	// stop, so that it stays as short as the authority it reads.
+	depth, longColon := 0, -1 // the braces open in such a default; the first ':' in it
+	for ae < len(s) && ae-as < 2048 && (!authorityStop(s[ae]) || depth > 0 && (s[ae] == '{' || s[ae] == '}')) {
 		switch {
+		case depth > 0:
+			switch s[ae] {
+			case '{':
+				depth++
+			case '}':
+				depth--
+			case ':':
+				if longColon < 0 {
+					longColon = ae
+				}
+			}
 		case s[ae] == ':' && first < 0:
 			first = ae
 		case s[ae] == '$':
-			if e := braceSkip(s, ae); e > ae+1 {
-				ae = e
+			ws, we, op, closed := paramWord(s, ae, maxDefault)
+			if closed {
+				ae = we + 1
 				continue
 			}
-			if first == ae-1 && first > as {
+			if op == 0 {
+				if e := braceSkip(s, ae); e > ae+1 {
+					ae = e
+					continue
+				}
+				break
+			}
+			if first < 0 {
+				depth, longColon = 1, -1
+				ae = ws
+				continue
+			}
+			if first == ae-1 && first > as && op != '?' {
 				// user:${PW:-…} whose braces do not close within
 				// maxDefault bytes: a password's place, where a
 				// port's default is not that long.
-				if ws, we, op, closed := paramWord(s, ae, maxDefault); op != 0 && op != '?' && !closed {
-					return sc.longWord(ae, ws, we, "url_password")
-				}
+				return sc.longWord(ae, ws, we, "url_password")
 			}
 		}
 		ae++
@@ -501,21 +530,15 @@ func (sc *scanner) url(i int) int {
 	if at < 0 || hasAt(s, as, markerPrefix) {
 		return 0 // no user info, or a token in the user part, redacted already
 	}
-	colon := strings.IndexByte(s[as:as+at], ':')
-	if colon < 0 {
-		return 0
+	colon := first
+	if depth > 0 {
+		// The user's default never closes: the password is after its
+		// first ':', and what of the user is after a ':' of its own
+		// (${U:-a:b:pw@host, which no shell expands) goes with it.
+		colon = longColon
 	}
-	colon += as
-	if strings.IndexByte(s[as:colon], '$') >= 0 {
-		// The ':' may be an expansion's: the separator is the first
-		// after them.
-		colon = as
-		for colon < as+at && s[colon] != ':' {
-			colon = braceSkip(s, colon)
-		}
-		if colon >= as+at {
-			return 0
-		}
+	if colon < 0 || colon >= as+at {
+		return 0
 	}
 	ps, pe := colon+1, as+at
 	if ws, we := defaultWord(s, ps); we > 0 && we+1 == pe {
