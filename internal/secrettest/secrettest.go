@@ -104,6 +104,9 @@ func Samples() []Sample {
 		{"password", "echo ${DB_PASSWORD:-${VAULT_PW}Tz5Wq8Kr2Mx}", "Tz5Wq8Kr2Mx"},
 		{"url_password", "curl https://app:${PW:-" + strings.Repeat("Gm2Xr7Vk4Qz9", 24) + "Bn6Hw3Jt8Ly5}@db.example.com/", "Bn6Hw3Jt8Ly5"},
 		{"password", "curl -u app:${PW:-" + strings.Repeat("Gm2Xr7Vk4Qz9", 24) + "Cq7Jn4Ws9Pd2} https://x", "Cq7Jn4Ws9Pd2"},
+		// A URL's user part that is such a default, its braces closed or not.
+		{"url_password", "curl https://${U:-" + strings.Repeat("Gm2Xr7Vk4Qz9", 24) + "}:Wd3Kp8Zx5Rt7@db.example.com/", "Wd3Kp8Zx5Rt7"},
+		{"url_password", "curl https://${U:-" + strings.Repeat("Gm2Xr7Vk4Qz9", 24) + ":Fz6Lq2Vn9Hc4@db.example.com/", "Fz6Lq2Vn9Hc4"},
 		// A command substitution among NetExec's passwords.
 		{"password", "nxc smb srv -u bob -p $(cat pw.txt) Jm6Tz2Wx8Rq4 --shares", "Jm6Tz2Wx8Rq4"},
 		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
