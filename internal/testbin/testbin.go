@@ -110,7 +110,7 @@ func processDir() (string, error) {
 func sweep(tmp string, grace time.Duration) {
 	dirs, _ := filepath.Glob(filepath.Join(tmp, dirPrefix+"*"))
 	for _, d := range dirs {
-		if _, held := lockfile.Holder(filepath.Join(d, lockName)); held {
+		if _, busy := lockfile.Holder(filepath.Join(d, lockName)); busy {
 			continue
 		}
 		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < grace {
