@@ -86,6 +86,16 @@ const (
 	SessionBackground = "background"
 )
 
+// ModelVersion names what this package derives from a set of events. A
+// store keeps it beside each session's model (store.SessionModel.Version),
+// and a collector derives again, when it starts, every model of an older
+// version, as it does a model older than its session's events: a model
+// stored before a change to what is derived (a new field, another id for
+// a virtual session) is not served as it was. Raise it with any change to
+// what Build returns for the same events; TestModelVersion holds it to the
+// golden models of the real captures.
+const ModelVersion = 1
+
 // VirtualPrefix starts the id of a virtual session, which addresses one
 // subagent like a session: VirtualPrefix + session_id + "--" + agent_id
 // (Agent.VirtualSessionID).

@@ -671,8 +671,9 @@ func (m *modeler) wait(ctx context.Context, id, key string) bool {
 	}
 }
 
-// markStale queues every session whose model is missing or older than its
-// events: what was committed while no modeler ran (a crash, an upgrade).
+// markStale queues every session whose model is missing, older than its
+// events (what was committed while no modeler ran: a crash, an upgrade) or
+// derived by an older attribution.ModelVersion (an upgrade).
 //
 // They are loaded most recently active first, staleLoads per round, so that
 // after a takeover the sessions being worked on are current first and the
@@ -691,7 +692,7 @@ func (m *modeler) markStale(ctx context.Context) {
 		m.poke()
 	}()
 	for {
-		page, err := m.st.StaleModels(ctx, after, staleBatch)
+		page, err := m.st.StaleModels(ctx, attribution.ModelVersion, after, staleBatch)
 		if err != nil {
 			if ctx.Err() == nil {
 				m.log.Error("cannot list the sessions to model", "err", err)
@@ -1563,7 +1564,7 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 		sm := models[id]
 		if sm == nil {
 			sm = &store.SessionModel{
-				SessionID: id, GroupKey: gs.key, Seq: gs.seq[id], UpdatedSeq: version,
+				SessionID: id, GroupKey: gs.key, Seq: gs.seq[id], Version: attribution.ModelVersion, UpdatedSeq: version,
 				FirstEventAt: gs.first[id], LastEventAt: gs.last[id], AliasOf: ch.Aliases[id],
 			}
 			if h, ok := heldMin[id]; ok && h <= sm.Seq {

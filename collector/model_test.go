@@ -3,6 +3,7 @@ package collector_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -419,6 +420,58 @@ func TestDeriveStaleOnStart(t *testing.T) {
 		t.Fatalf("fork after a start: %s", jsonOf(t, v))
 	}
 	s.settle(t)
+}
+
+// TestDeriveOlderVersionOnStart: a model stored by an older derivation
+// (attribution.ModelVersion) is derived again when a collector starts, as
+// one older than its events is; a model of this version is served as
+// stored.
+func TestDeriveOlderVersionOnStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	open := func() *sqlite.DB {
+		t.Helper()
+		db, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	s := newServerOn(t, patient, open())
+	postAll(t, s, claudeCorpus(t), 50, 1)
+	want := derivedView(t, s)
+	s.stop() // closes the store
+	// What a derivation that kept no agents would have stored, of version.
+	storedAs := func(version int) *testServer {
+		t.Helper()
+		raw, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{`DELETE FROM model_agents`, fmt.Sprintf(`UPDATE model_sessions SET version = %d`, version)} {
+			if _, err := raw.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := raw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return newServerOn(t, patient, open())
+	}
+	s = storedAs(attribution.ModelVersion)
+	if derivedView(t, s) == want {
+		t.Fatal("the models of this version, their agents deleted, read back whole: the store was not changed")
+	}
+	s.stop()
+	s = storedAs(attribution.ModelVersion - 1)
+	if got := derivedView(t, s); got != want {
+		t.Fatalf("models of an older version after a start:\n%s\nwant:\n%s", got, want)
+	}
+	s.stop()
+	db := open()
+	defer db.Close()
+	if stale, err := db.StaleModels(context.Background(), attribution.ModelVersion, "", 1000); err != nil || len(stale) != 0 {
+		t.Fatalf("stale after the start: %v, %v", stale, err)
+	}
 }
 
 // derivedView is what must not depend on arrival order: every derived

@@ -206,7 +206,7 @@ func TestModelSpillStop(t *testing.T) {
 	if db, err = sqlite.Open(path); err != nil {
 		t.Fatal(err)
 	}
-	stale, err := db.StaleModels(context.Background(), "", 1000)
+	stale, err := db.StaleModels(context.Background(), attribution.ModelVersion, "", 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

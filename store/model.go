@@ -26,6 +26,10 @@ type SessionModel struct {
 	// from. The model is stale while Seq is below the session's LastSeq
 	// (StaleModels).
 	Seq int64
+	// Version names the derivation that computed the model
+	// (attribution.ModelVersion), which the store only compares: a model
+	// of an older version is stale (StaleModels).
+	Version int
 	// UpdatedSeq is the model position of the latest change to this row,
 	// increasing with every write of the model; a stream resumes on it
 	// (ChangedSessionModels with UpdatedAfter). The store only compares it.
@@ -286,10 +290,11 @@ type ModelStore interface {
 	GroupSessions(ctx context.Context, key string, from, to time.Time, limit int) ([]SessionModel, error)
 
 	// StaleModels returns up to limit sessions of the event log
-	// (ClampLimit applies) whose model is missing or older than their
-	// events (SessionModel.Seq < Session.LastSeq), in id order after the
-	// id after ("" starts at the first).
-	StaleModels(ctx context.Context, after string, limit int) ([]Session, error)
+	// (ClampLimit applies) whose model is missing, older than their
+	// events (SessionModel.Seq < Session.LastSeq) or of a version before
+	// version (SessionModel.Version), in id order after the id after (""
+	// starts at the first).
+	StaleModels(ctx context.Context, version int, after string, limit int) ([]Session, error)
 
 	// SubagentSession returns the session that has a row for the subagent
 	// agentID (the least session id if several do), or ErrNotFound; the

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/cputime"
 	"github.com/hookwatch/hookwatch/internal/demo"
@@ -828,7 +829,7 @@ func storedIDs(ctx context.Context, st store.Store) ([]string, error) {
 func modelCaughtUp(ctx context.Context, st store.Store, limit time.Duration) (time.Duration, error) {
 	start := time.Now()
 	for {
-		stale, err := st.StaleModels(ctx, "", 1)
+		stale, err := st.StaleModels(ctx, attribution.ModelVersion, "", 1)
 		if err != nil {
 			return 0, err
 		}

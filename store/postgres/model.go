@@ -18,10 +18,10 @@ import (
 
 const (
 	upsertModelSessionsSQL = `
-INSERT INTO model_sessions (session_id, group_key, seq, updated_seq, first_event_at, last_event_at, alias_of, summary)
-SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bytea[], $8::bytea[])
+INSERT INTO model_sessions (session_id, group_key, seq, version, updated_seq, first_event_at, last_event_at, alias_of, summary)
+SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bigint[], $4::integer[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bytea[], $9::bytea[])
 ON CONFLICT (session_id) DO UPDATE SET group_key = excluded.group_key, seq = excluded.seq,
-	updated_seq = excluded.updated_seq, first_event_at = excluded.first_event_at,
+	version = excluded.version, updated_seq = excluded.updated_seq, first_event_at = excluded.first_event_at,
 	last_event_at = excluded.last_event_at, alias_of = excluded.alias_of, summary = excluded.summary`
 
 	upsertAgentsSQL = `
@@ -84,10 +84,10 @@ func putModel(ctx context.Context, tx pgx.Tx, b store.ModelBatch) error {
 	if sessions := sqlq.LastOfKey(b.Sessions, func(m store.SessionModel) [2]string { return [2]string{m.SessionID} }); len(sessions) > 0 {
 		var c columns
 		for _, m := range sessions {
-			c.bytes(0, m.SessionID).bytes(1, m.GroupKey).int(2, m.Seq).int(3, m.UpdatedSeq).
-				int(4, sqlq.Nanos(m.FirstEventAt)).int(5, sqlq.Nanos(m.LastEventAt)).bytes(6, m.AliasOf).raw(7, nullDoc(m.Summary))
+			c.bytes(0, m.SessionID).bytes(1, m.GroupKey).int(2, m.Seq).int32(3, int32(m.Version)).int(4, m.UpdatedSeq).
+				int(5, sqlq.Nanos(m.FirstEventAt)).int(6, sqlq.Nanos(m.LastEventAt)).bytes(7, m.AliasOf).raw(8, nullDoc(m.Summary))
 		}
-		if _, err := tx.Exec(ctx, upsertModelSessionsSQL, c.args(8)...); err != nil {
+		if _, err := tx.Exec(ctx, upsertModelSessionsSQL, c.args(9)...); err != nil {
 			return fmt.Errorf("cannot store %d session models: %w", len(sessions), err)
 		}
 	}
@@ -179,7 +179,7 @@ func bytesOf(ss []string) [][]byte {
 func scanModelSession(rows sqlq.Row) (store.SessionModel, error) {
 	var m store.SessionModel
 	var first, last int64
-	err := rows.Scan(str{&m.SessionID}, str{&m.GroupKey}, &m.Seq, &m.UpdatedSeq, &first, &last, str{&m.AliasOf}, doc{&m.Summary})
+	err := rows.Scan(str{&m.SessionID}, str{&m.GroupKey}, &m.Seq, &m.Version, &m.UpdatedSeq, &first, &last, str{&m.AliasOf}, doc{&m.Summary})
 	m.FirstEventAt, m.LastEventAt = sqlq.Time(first), sqlq.Time(last)
 	return m, err
 }

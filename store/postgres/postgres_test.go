@@ -155,10 +155,10 @@ func TestCallKeyMigration(t *testing.T) {
 	storetest.CheckMigratedCalls(t, db)
 }
 
-// TestRederiveMigration: the latest migration that changed what the model
-// derives (what reported each happening) leaves every stored model stale, so that
-// the collector derives it again at its start.
-func TestRederiveMigration(t *testing.T) {
+// TestModelVersionMigration: the models stored before they named their
+// version are of version 0, stale for any collector, which derives them
+// again at its start.
+func TestModelVersionMigration(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	db := postgres.MustOpenDB(t, url)
@@ -169,8 +169,10 @@ func TestRederiveMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, `DELETE FROM schema_migrations WHERE name = '0007_rederive_sources.sql'`); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{`ALTER TABLE model_sessions DROP COLUMN version`, `DELETE FROM schema_migrations WHERE name = '0008_model_version.sql'`} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	conn.Close(ctx)
 	storetest.CheckAllStale(t, postgres.MustOpenDB(t, url), ids)

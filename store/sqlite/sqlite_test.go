@@ -147,16 +147,18 @@ func TestCallKeyMigration(t *testing.T) {
 	storetest.CheckMigratedCalls(t, db)
 }
 
-// TestRederiveMigration: the latest migration that changed what the model
-// derives (what reported each happening) leaves every stored model stale, so that
-// the collector derives it again at its start.
-func TestRederiveMigration(t *testing.T) {
+// TestModelVersionMigration: the models stored before they named their
+// version are of version 0, stale for any collector, which derives them
+// again at its start.
+func TestModelVersionMigration(t *testing.T) {
 	db := sqlite.MustOpenDB(t)
 	path := db.Path()
 	ids := storetest.SeedCurrentModels(t, db)
 	// Take the migration back, as a file of the schema before it.
-	if err := db.ExecForTest(`DELETE FROM schema_migrations WHERE name = '0011_rederive_sources.sql'`); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{`ALTER TABLE model_sessions DROP COLUMN version`, `DELETE FROM schema_migrations WHERE name = '0012_model_version.sql'`} {
+		if err := db.ExecForTest(q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)

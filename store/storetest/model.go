@@ -152,7 +152,7 @@ func checkSessionModel(tb testing.TB, got, want store.SessionModel) {
 	got.FirstEventAt, got.LastEventAt, got.Summary = time.Time{}, time.Time{}, nil
 	want.FirstEventAt, want.LastEventAt, want.Summary = time.Time{}, time.Time{}, nil
 	if got.SessionID != want.SessionID || got.GroupKey != want.GroupKey || got.Seq != want.Seq ||
-		got.UpdatedSeq != want.UpdatedSeq || got.AliasOf != want.AliasOf {
+		got.Version != want.Version || got.UpdatedSeq != want.UpdatedSeq || got.AliasOf != want.AliasOf {
 		tb.Errorf("session model read back differs\n got %+v\nwant %+v", got, want)
 	}
 }
@@ -222,7 +222,7 @@ func agentKeys(rows []store.AgentRow) []string {
 func testModelRoundTrip(t *testing.T, s ModelStore) {
 	putModel(t, s, store.ModelBatch{}) // nothing to store is not an error
 	b := modelFixture()
-	sm := store.SessionModel{SessionID: "s1", GroupKey: "host\x00user\x00-proj", Seq: 7, UpdatedSeq: 9,
+	sm := store.SessionModel{SessionID: "s1", GroupKey: "host\x00user\x00-proj", Seq: 7, Version: 3, UpdatedSeq: 9,
 		FirstEventAt: At(0), LastEventAt: At(900), Summary: hostileDoc("s1")}
 	alias := store.SessionModel{SessionID: "s-throwaway", GroupKey: sm.GroupKey, Seq: 1, UpdatedSeq: 1,
 		FirstEventAt: At(5), LastEventAt: At(5), AliasOf: "s1"}
@@ -272,7 +272,7 @@ func testModelUpsertReplaces(t *testing.T, s ModelStore) {
 	call := store.ToolCallRow{SessionID: "s1", ToolUseID: "toolu_1", AgentID: "a1", ToolName: "Bash", Status: "running",
 		StartedAt: At(10), UpdatedSeq: 3, Doc: hostileDoc("v1")}
 	agent := store.AgentRow{SessionID: "s1", AgentID: "a1", ParentAgentID: ptr(""), Depth: 1, StartedAt: At(5), UpdatedSeq: 2, Doc: hostileDoc("a1")}
-	sm := store.SessionModel{SessionID: "s1", GroupKey: "k", Seq: 3, UpdatedSeq: 3, FirstEventAt: At(0), LastEventAt: At(10), Summary: hostileDoc("s1")}
+	sm := store.SessionModel{SessionID: "s1", GroupKey: "k", Seq: 3, Version: 1, UpdatedSeq: 3, FirstEventAt: At(0), LastEventAt: At(10), Summary: hostileDoc("s1")}
 	putModel(t, s, store.ModelBatch{Sessions: []store.SessionModel{sm}, Agents: []store.AgentRow{agent}, ToolCalls: []store.ToolCallRow{call}})
 
 	// Every column changes, the start too (which the writer says it
@@ -280,7 +280,7 @@ func testModelUpsertReplaces(t *testing.T, s ModelStore) {
 	call2 := store.ToolCallRow{SessionID: "s1", ToolUseID: "toolu_1", AgentID: "a2", ToolName: "Read", Status: "ok",
 		StartedAt: At(11), MovedFrom: []time.Time{At(10)}, UpdatedSeq: 8}
 	agent2 := store.AgentRow{SessionID: "s1", AgentID: "a1", ParentAgentID: ptr("a0"), Depth: 2, StartedAt: At(6), UpdatedSeq: 8}
-	sm2 := store.SessionModel{SessionID: "s1", GroupKey: "k2", Seq: 8, UpdatedSeq: 8, FirstEventAt: At(1), LastEventAt: At(20), AliasOf: "s0"}
+	sm2 := store.SessionModel{SessionID: "s1", GroupKey: "k2", Seq: 8, Version: 2, UpdatedSeq: 8, FirstEventAt: At(1), LastEventAt: At(20), AliasOf: "s0"}
 	putModel(t, s, store.ModelBatch{Sessions: []store.SessionModel{sm2}, Agents: []store.AgentRow{agent2}, ToolCalls: []store.ToolCallRow{call2}})
 
 	calls := allCalls(t, s, store.ToolCallFilter{SessionID: "s1"})
@@ -901,11 +901,22 @@ func testSubagentSession(t *testing.T, s ModelStore) {
 	f("dropped", "")
 }
 
-// staleIDs returns the ids of StaleModels(after, limit), checking that
-// each session comes with its summary.
+// modelVersion is the version of the models the suite stores, and of the
+// StaleModels it asks but where it says otherwise.
+const modelVersion = 4
+
+// staleIDs returns the ids of StaleModels(modelVersion, after, limit),
+// checking that each session comes with its summary.
 func staleIDs(tb testing.TB, s ModelStore, after string, limit int) []string {
 	tb.Helper()
-	got, err := s.StaleModels(ctx, after, limit)
+	return staleOfVersion(tb, s, modelVersion, after, limit)
+}
+
+// staleOfVersion returns the ids of StaleModels(version, after, limit),
+// checking that each session comes with its summary.
+func staleOfVersion(tb testing.TB, s ModelStore, version int, after string, limit int) []string {
+	tb.Helper()
+	got, err := s.StaleModels(ctx, version, after, limit)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -942,7 +953,7 @@ func testStaleModels(t *testing.T, s ModelStore) {
 	f("", 2, "s1", "s2")
 	f("s2", 2, "s3", "s4")
 	fresh := func(id string, seq int64) store.SessionModel {
-		return store.SessionModel{SessionID: id, GroupKey: "k", Seq: seq, UpdatedSeq: seq, FirstEventAt: At(0), LastEventAt: At(1)}
+		return store.SessionModel{SessionID: id, GroupKey: "k", Seq: seq, Version: modelVersion, UpdatedSeq: seq, FirstEventAt: At(0), LastEventAt: At(1)}
 	}
 	putModel(t, s, store.ModelBatch{Sessions: []store.SessionModel{
 		fresh("s1", session(t, s, "s1").LastSeq), fresh("s3", session(t, s, "s3").LastSeq-1), fresh("s4", session(t, s, "s4").LastSeq+5),
@@ -955,6 +966,19 @@ func testStaleModels(t *testing.T, s ModelStore) {
 		fresh("s1", session(t, s, "s1").LastSeq), fresh("s2", session(t, s, "s2").LastSeq), fresh("s3", session(t, s, "s3").LastSeq),
 	}})
 	f("", 0)
+
+	// A model of an older version is stale however current its seq; one
+	// of a later version (a newer collector's, on a shared store) is not.
+	older, newer := fresh("s2", session(t, s, "s2").LastSeq), fresh("s3", session(t, s, "s3").LastSeq)
+	older.Version, newer.Version = modelVersion-1, modelVersion+1
+	putModel(t, s, store.ModelBatch{Sessions: []store.SessionModel{older, newer}})
+	f("", 0, "s2")
+	f("s2", 0)
+	for version, want := range map[int][]string{0: nil, modelVersion - 1: nil, modelVersion + 1: {"s1", "s2", "s4"}, modelVersion + 2: {"s1", "s2", "s3", "s4"}} {
+		if got := staleOfVersion(t, s, version, "", 0); !slices.Equal(got, want) {
+			t.Errorf("StaleModels(%d, \"\", 0) = %v, want %v", version, got, want)
+		}
+	}
 }
 
 func testModelClosed(t *testing.T, s ModelStore) {
@@ -975,7 +999,7 @@ func testModelClosed(t *testing.T, s ModelStore) {
 	f("ChangedSessionModels", err)
 	_, err = s.GroupSessions(ctx, "k", At(0), At(1), 0)
 	f("GroupSessions", err)
-	_, err = s.StaleModels(ctx, "", 0)
+	_, err = s.StaleModels(ctx, modelVersion, "", 0)
 	f("StaleModels", err)
 	_, err = s.SubagentSession(ctx, "a1")
 	f("SubagentSession", err)
@@ -1034,7 +1058,7 @@ func SeedCurrentModels(t *testing.T, s ModelStore) []string {
 	var models []store.SessionModel
 	for _, id := range ids {
 		seq := session(t, s, id).LastSeq
-		models = append(models, store.SessionModel{SessionID: id, GroupKey: "k", Seq: seq, UpdatedSeq: seq, FirstEventAt: At(0), LastEventAt: At(1)})
+		models = append(models, store.SessionModel{SessionID: id, GroupKey: "k", Seq: seq, Version: modelVersion, UpdatedSeq: seq, FirstEventAt: At(0), LastEventAt: At(1)})
 	}
 	putModel(t, s, store.ModelBatch{Sessions: models})
 	if stale := staleIDs(t, s, "", 0); len(stale) != 0 {

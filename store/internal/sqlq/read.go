@@ -196,12 +196,12 @@ func (r Reads) GroupSessions(ctx context.Context, key string, from, to time.Time
 }
 
 // StaleModels implements store.ModelStore.
-func (r Reads) StaleModels(ctx context.Context, after string, limit int) ([]store.Session, error) {
+func (r Reads) StaleModels(ctx context.Context, version int, after string, limit int) ([]store.Session, error) {
 	rows, err := r.b.Rows()
 	if err != nil {
 		return nil, err
 	}
-	q := StaleModels(after, limit)
+	q := StaleModels(version, after, limit)
 	out, err := all(ctx, rows, q.SQL, q.Args, 0, r.b.Session)
 	if err != nil {
 		return nil, fmt.Errorf("cannot list sessions with a stale model: %w", err)

@@ -212,14 +212,14 @@ func SessionsPage(q Query, rows []store.Session) store.SessionPage {
 }
 
 // StaleModels is the query of store.ModelStore.StaleModels.
-func StaleModels(after string, limit int) Query {
+func StaleModels(version int, after string, limit int) Query {
 	return Query{SQL: `SELECT ` + SessionColumns + ` FROM sessions
-		WHERE id > ? AND NOT EXISTS (SELECT 1 FROM model_sessions m WHERE m.session_id = sessions.id AND m.seq >= sessions.last_seq)
-		ORDER BY id LIMIT ?`, Args: []any{after, store.ClampLimit(limit)}}
+		WHERE id > ? AND NOT EXISTS (SELECT 1 FROM model_sessions m WHERE m.session_id = sessions.id AND m.seq >= sessions.last_seq AND m.version >= ?)
+		ORDER BY id LIMIT ?`, Args: []any{after, version, store.ClampLimit(limit)}}
 }
 
 // ModelSessionColumns are the columns of a session model row.
-const ModelSessionColumns = `session_id, group_key, seq, updated_seq, first_event_at, last_event_at, alias_of, summary`
+const ModelSessionColumns = `session_id, group_key, seq, version, updated_seq, first_event_at, last_event_at, alias_of, summary`
 
 // ChangedSessionModels is the query of store.ModelStore.ChangedSessionModels.
 func ChangedSessionModels(f store.SessionModelFilter) (Query, error) {
