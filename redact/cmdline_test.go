@@ -329,6 +329,12 @@ func commandLines() []struct{ cmd, want string } {
 		{"curl https://${U:-" + long + "}:${PW:-Xk93mzPq77}@db.example.com/x", "curl https://${U:-" + long + "}:${PW:-" + r("url_password") + "}@db.example.com/x"},
 		{"curl https://${U:-" + long + ":Xk93mzPq77secret@db.example.com/x", "curl https://${U:-" + long + ":" + r("url_password") + "@db.example.com/x"},
 		{"curl https://a${U:-" + long + "}:Xk93mzPq77secret@db.example.com/x", "curl https://a${U:-" + long + "}:" + r("url_password") + "@db.example.com/x"},
+		// The whole user info in a default, its braces closed after the
+		// '@', within the bound or beyond it; with any operator but '?'.
+		{"curl https://${U:-app:Xk93mzPq77secret@db.example.com}/x", "curl https://${U:-app:" + r("url_password") + "@db.example.com}/x"},
+		{"curl https://${U:=app:Xk93mzPq77secret@db}/x https://${U+app:Xk93mzPq77secret@db}", "curl https://${U:=app:" + r("url_password") + "@db}/x https://${U+app:" + r("url_password") + "@db}"},
+		{"curl https://${U:-" + long + ":Xk93mzPq77secret@db.example.com}/x", "curl https://${U:-" + long + ":" + r("url_password") + "@db.example.com}/x"},
+		{"curl https://${U:-" + long + ":Xk93mzPq77secret@db.example.com}:8443/x", "curl https://${U:-" + long + ":" + r("url_password") + "@db.example.com}:8443/x"},
 		// A command substitution is one word among NetExec's passwords,
 		// as is a command in backquotes; htpasswd counts it as one.
 		{"nxc smb srv -u bob -p $(cat pw.txt) Xk93mzPq77 --shares", "nxc smb srv -u bob -p $(cat pw.txt) " + pw + " --shares"},
@@ -347,6 +353,7 @@ func commandLines() []struct{ cmd, want string } {
 		{"API_TOKEN=${TOKEN:-your_api_key} DB_PASSWORD=${PW:-x} GITHUB_TOKEN=${T:-none}; echo ${GITHUB_TOKEN:-not set}", ""},
 		{"curl -u ${USER:-me} https://x; curl -u user:${PW} https://x; psql postgres://app:${PW:-}@db/app", ""},
 		{"curl https://${U:-" + long + "}@host/; curl https://${U:-" + long + ":x}@host/ https://${U:-" + long + "}:8443/x https://host/path", ""},
+		{"curl https://${U:-app@db}/x https://${U:-app:${PW}@db}/x https://${U:?app:Xk93mzPq77secret@db} https://${H:-db:5432}/x", ""},
 		{"DB_PASSWORD=${HOME}/.pw API_TOKEN=$(cat f) DB_PASSWORD=${A}${B} API_TOKEN=$(a)$(b) ./run", ""},
 		{"const url = `token=${t}`; DB_PASSWORD=$(vault read -field=pw x) ./run", ""},
 

@@ -57,6 +57,8 @@ var hostile = []struct{ name, unit string }{
 	{"url-user-long-defaults", "a://${A:-" + strings.Repeat("b", 300)},
 	{"url-user-long-defaults-closed", "a://${A:-" + strings.Repeat("b", 300) + "}:c"},
 	{"url-user-long-defaults-colons", "a://${A:-" + strings.Repeat("b:", 150)},
+	{"url-userinfo-defaults", "a://${A:-b" + strings.Repeat(":@", 120) + "}"},
+	{"url-userinfo-long-defaults", "a://${A:-" + strings.Repeat(":@", 150) + "}"},
 	{"user-long-defaults", "curl -u a:${A:-"},
 	{"netexec-substitutions", "nxc -p $(a "},
 	{"netexec-hash", "nxc -H aad3b435b51404eeaad3b435b51404ee:"},

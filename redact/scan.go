@@ -484,6 +484,7 @@ func (sc *scanner) url(i int) int {
 	// where a ':' is no separator. The scan still ends at the first other
 	// stop, so that it stays as short as the authority it reads.
 	depth, longColon := 0, -1 // the braces open in such a default; the first ':' in it
+	closed := -1              // where such a default's braces closed
 	for ae < len(s) && ae-as < 2048 && (!authorityStop(s[ae]) || depth > 0 && (s[ae] == '{' || s[ae] == '}')) {
 		switch {
 		case depth > 0:
@@ -491,7 +492,9 @@ func (sc *scanner) url(i int) int {
 			case '{':
 				depth++
 			case '}':
-				depth--
+				if depth--; depth == 0 {
+					closed = ae
+				}
 			case ':':
 				if longColon < 0 {
 					longColon = ae
@@ -500,8 +503,15 @@ func (sc *scanner) url(i int) int {
 		case s[ae] == ':' && first < 0:
 			first = ae
 		case s[ae] == '$':
-			ws, we, op, closed := paramWord(s, ae, maxDefault)
-			if closed {
+			ws, we, op, ok := paramWord(s, ae, maxDefault)
+			if ok {
+				if first < 0 && op != '?' {
+					// The whole user info in a default
+					// (https://${U:-user:pw@host}/x): its password.
+					if e := sc.userInfo(ws, we); e > 0 {
+						return e
+					}
+				}
 				ae = we + 1
 				continue
 			}
@@ -531,10 +541,12 @@ func (sc *scanner) url(i int) int {
 		return 0 // no user info, or a token in the user part, redacted already
 	}
 	colon := first
-	if depth > 0 {
-		// The user's default never closes: the password is after its
-		// first ':', and what of the user is after a ':' of its own
-		// (${U:-a:b:pw@host, which no shell expands) goes with it.
+	if depth > 0 || closed > as+at {
+		// The user's default never closes, or closes after the '@'
+		// (https://${U:-…300 bytes…:pw@host}/x, a ':' after it is a
+		// port's): the password is after its first ':', and what of the
+		// user is after a ':' of its own (${U:-a:b:pw@host, which no
+		// shell expands) goes with it.
 		colon = longColon
 	}
 	if colon < 0 || colon >= as+at {
@@ -552,6 +564,23 @@ func (sc *scanner) url(i int) int {
 		kind = k // https://x-access-token:ghs_…@github.com
 	}
 	return sc.emit(ps, pe, kind)
+}
+
+// userInfo redacts the password of the user info user:password@host that
+// is the word s[ws:we] of a default (${U:-user:pw@host}), and returns the
+// end of what it replaced, or 0 when the word holds no password. A word
+// with an expansion of its own is left to the main loop.
+func (sc *scanner) userInfo(ws, we int) int {
+	w := sc.s[ws:we]
+	at := strings.LastIndexByte(w, '@')
+	if at < 0 || strings.IndexByte(w, '$') >= 0 {
+		return 0
+	}
+	colon := strings.IndexByte(w[:at], ':')
+	if colon < 0 || colon+1 == at || skipCredential(w[colon+1:at]) {
+		return 0
+	}
+	return sc.emit(ws+colon+1, ws+at, "url_password")
 }
 
 // braceSkip returns the index after the parameter expansion ${…} that

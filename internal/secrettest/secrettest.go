@@ -107,6 +107,8 @@ func Samples() []Sample {
 		// A URL's user part that is such a default, its braces closed or not.
 		{"url_password", "curl https://${U:-" + strings.Repeat("Gm2Xr7Vk4Qz9", 24) + "}:Wd3Kp8Zx5Rt7@db.example.com/", "Wd3Kp8Zx5Rt7"},
 		{"url_password", "curl https://${U:-" + strings.Repeat("Gm2Xr7Vk4Qz9", 24) + ":Fz6Lq2Vn9Hc4@db.example.com/", "Fz6Lq2Vn9Hc4"},
+		{"url_password", "curl https://${U:-app:Mb5Tw8Jq3Ys6@db.example.com}/x", "Mb5Tw8Jq3Ys6"},
+		{"url_password", "curl https://${U:-" + strings.Repeat("Gm2Xr7Vk4Qz9", 24) + ":Pc7Hn4Rd2Wv9@db.example.com}:8443/x", "Pc7Hn4Rd2Wv9"},
 		// A command substitution among NetExec's passwords.
 		{"password", "nxc smb srv -u bob -p $(cat pw.txt) Jm6Tz2Wx8Rq4 --shares", "Jm6Tz2Wx8Rq4"},
 		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
