@@ -3,24 +3,27 @@ package attribution
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
+	"slices"
 	"testing"
-
-	"github.com/hookwatch/hookwatch/event"
 )
 
 // modelSums are the sums of the models ModelVersion derives from the real
 // captures (modelSum), one per version: what a collector of that version
 // stored.
 var modelSums = map[int]string{
-	1: "7aaeb287bcb77b5a31428d778f2d485182c67a77207cfddd914f410d5538a8ec",
+	1: "aca4f3e9fd5973d537e019ef1ec8d7ab5148e2ac1c08f19afb7f3a5724ecda8f",
 }
 
-// modelSum is the sha256 of the models of the real captures, as the golden
-// files hold them.
+// modelSum is the sha256 of the models Build derives from each of the real
+// captures (corpora), in the order of their names.
 func modelSum(t *testing.T) string {
 	h := sha256.New()
-	h.Write(mustJSON(t, Build(loadCorpus(t, "claude-code-2.1.197.jsonl", event.RuntimeClaudeCode))))
-	h.Write(mustJSON(t, Build(load2332(t))))
+	cs := corpora(t)
+	for _, name := range slices.Sorted(maps.Keys(cs)) {
+		h.Write([]byte(name))
+		h.Write(mustJSON(t, Build(cs[name])))
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
