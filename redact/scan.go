@@ -477,14 +477,15 @@ func (sc *scanner) url(i int) int {
 	// A parameter's braces are part of the authority
 	// (postgres://${DB_USER:-app}:${DB_PASS:-…}@db), its ':' no separator.
 	first := -1 // the first ':' outside them
-	// A user's default whose braces do not close within maxDefault bytes
-	// (https://${U:-…300 bytes…}:pw@host) is not skipped as a whole, which
-	// would take a look ahead as long as the text for every such brace: the
+	// A user's default is not skipped as a whole: it may hold the whole
+	// user info (https://${U:-user:pw@host}/x), and one whose braces do not
+	// close within maxDefault bytes (https://${U:-…300 bytes…}:pw@host)
+	// would take a look ahead as long as the text for every such brace. The
 	// scan goes on into its word, counting its braces as braceEnd does,
 	// where a ':' is no separator. The scan still ends at the first other
 	// stop, so that it stays as short as the authority it reads.
 	depth, longColon := 0, -1 // the braces open in such a default; the first ':' in it
-	closed := -1              // where such a default's braces closed
+	closedAt := -1            // where such a default's braces closed
 	for ae < len(s) && ae-as < 2048 && (!authorityStop(s[ae]) || depth > 0 && (s[ae] == '{' || s[ae] == '}')) {
 		switch {
 		case depth > 0:
@@ -493,7 +494,7 @@ func (sc *scanner) url(i int) int {
 				depth++
 			case '}':
 				if depth--; depth == 0 {
-					closed = ae
+					closedAt = ae
 				}
 			case ':':
 				if longColon < 0 {
@@ -503,15 +504,8 @@ func (sc *scanner) url(i int) int {
 		case s[ae] == ':' && first < 0:
 			first = ae
 		case s[ae] == '$':
-			ws, we, op, ok := paramWord(s, ae, maxDefault)
-			if ok {
-				if first < 0 && op != '?' {
-					// The whole user info in a default
-					// (https://${U:-user:pw@host}/x): its password.
-					if e := sc.userInfo(ws, we); e > 0 {
-						return e
-					}
-				}
+			ws, we, op, closed := paramWord(s, ae, maxDefault)
+			if closed && (first >= 0 || op == '?') {
 				ae = we + 1
 				continue
 			}
@@ -523,6 +517,9 @@ func (sc *scanner) url(i int) int {
 				break
 			}
 			if first < 0 {
+				// The user's default, closed or not: read into it, as
+				// it may hold the whole user info
+				// (https://${U:-user:pw@host}/x).
 				depth, longColon = 1, -1
 				ae = ws
 				continue
@@ -541,7 +538,7 @@ func (sc *scanner) url(i int) int {
 		return 0 // no user info, or a token in the user part, redacted already
 	}
 	colon := first
-	if depth > 0 || closed > as+at {
+	if depth > 0 || closedAt > as+at {
 		// The user's default never closes, or closes after the '@'
 		// (https://${U:-…300 bytes…:pw@host}/x, a ':' after it is a
 		// port's): the password is after its first ':', and what of the
@@ -564,23 +561,6 @@ func (sc *scanner) url(i int) int {
 		kind = k // https://x-access-token:ghs_…@github.com
 	}
 	return sc.emit(ps, pe, kind)
-}
-
-// userInfo redacts the password of the user info user:password@host that
-// is the word s[ws:we] of a default (${U:-user:pw@host}), and returns the
-// end of what it replaced, or 0 when the word holds no password. A word
-// with an expansion of its own is left to the main loop.
-func (sc *scanner) userInfo(ws, we int) int {
-	w := sc.s[ws:we]
-	at := strings.LastIndexByte(w, '@')
-	if at < 0 || strings.IndexByte(w, '$') >= 0 {
-		return 0
-	}
-	colon := strings.IndexByte(w[:at], ':')
-	if colon < 0 || colon+1 == at || skipCredential(w[colon+1:at]) {
-		return 0
-	}
-	return sc.emit(ws+colon+1, ws+at, "url_password")
 }
 
 // braceSkip returns the index after the parameter expansion ${…} that
