@@ -3,10 +3,13 @@ package collector
 import (
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/cputime"
 )
 
 // BenchmarkModelHeap measures the live heap the session model keeps per
@@ -16,15 +19,21 @@ import (
 // Group in rounds of 500 with a Watch following its changes, as the
 // modeler does. live-B/event is what stays reachable, after a collection,
 // once the bodies, batches and changes are dropped: what every later
-// collection marks again. It is a measure of memory, not of time.
+// collection marks again; live-objects/event the objects it makes, each of
+// which a collection finds and marks on its own. mark-ns/event is what a
+// collection of it costs: the process's CPU time over a forced one (the
+// median of five), per event kept. Whenever a collection comes, it costs
+// about that much per event the collector's groups hold: what makes the
+// slice of the model benchmark it lands in dearer than the next.
 func BenchmarkModelHeap(b *testing.B) {
 	const perPost, round = 50, 500
 	bodies := modelBenchBodies(b, 100_000, perPost)
 	pl := benchPipeline()
-	var live float64
+	var live, objects float64
+	var marks []time.Duration
 	n := 0
 	for b.Loop() {
-		before := liveHeap()
+		before, objects0 := liveHeap()
 		g := attribution.NewGroup()
 		w := attribution.NewWatch(attribution.Thresholds{})
 		var ready []applied
@@ -48,11 +57,21 @@ func BenchmarkModelHeap(b *testing.B) {
 			}
 		}
 		n = g.Len()
-		live = float64(liveHeap() - before)
+		after, objects1 := liveHeap()
+		live, objects = float64(after-before), float64(objects1-objects0)
+		marks = marks[:0]
+		for range 5 {
+			t0 := cputime.Self()
+			runtime.GC()
+			marks = append(marks, cputime.Self()-t0)
+		}
 		runtime.KeepAlive(g)
 		runtime.KeepAlive(w)
 	}
 	b.ReportMetric(live/float64(n), "live-B/event")
+	b.ReportMetric(objects/float64(n), "live-objects/event")
+	slices.Sort(marks)
+	b.ReportMetric(float64(marks[len(marks)/2].Nanoseconds())/float64(n), "mark-ns/event")
 }
 
 // applied is an event as the modeler hands it to its group.
@@ -61,10 +80,11 @@ type applied struct {
 	p   *event.Payload
 }
 
-// liveHeap is the heap reachable after a collection.
-func liveHeap() uint64 {
+// liveHeap is the heap reachable after a collection: its bytes and its
+// objects.
+func liveHeap() (bytes, objects uint64) {
 	runtime.GC()
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/objects:objects"}}
 	metrics.Read(s)
-	return s[0].Value.Uint64()
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
 }
