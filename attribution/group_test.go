@@ -604,9 +604,15 @@ func TestKeepsResponse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ownTool(p, strs{})
+		id := strings.Clone("0190b3c2-envelope")
+		ownTool(p, &id, strs{})
 		if got := responseOf(p); (got != nil) != c.keep || c.keep && string(got) != c.resp {
 			t.Errorf("%s %s: kept %q, want kept %v", c.tool, c.resp, got, c.keep)
+		}
+		// The envelope's id shares the views' bytes: one object, not two.
+		call := p.Event.(*event.PostToolUseInput).ToolCall
+		if id != "0190b3c2-envelope" || unsafe.Add(unsafe.Pointer(unsafe.StringData(id)), len(id)) != unsafe.Pointer(unsafe.StringData(call.ToolUseID)) {
+			t.Errorf("%s: the id %q is not kept right before the tool_use_id %q", c.tool, id, call.ToolUseID)
 		}
 	}
 }

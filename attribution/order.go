@@ -105,8 +105,9 @@ type item struct {
 	p   *event.Payload
 	sum uint64 // the payload's hash (payloadSeed)
 	// size is what the item keeps of the payload's bytes (Group.Bytes):
-	// a tool event's, those ownTool copied; any other's, the payload's
-	// length, which bounds the strings its views hold.
+	// a tool event's, those ownTool copied (its envelope's id among
+	// them); any other's, the payload's length, which bounds the strings
+	// its views hold.
 	size    int
 	applied bool // a Group derived from it
 	// own is the envelope env points at, without its payload, and rec the
@@ -136,7 +137,7 @@ func newItem(e *event.Envelope, p *event.Payload, in strs) *item {
 		p, _ = event.Decode(e.Payload) // nil when not an object: not attributable
 	}
 	if it.p = kept(p, in); it.p != nil {
-		if n, ok := ownTool(it.p, in); ok {
+		if n, ok := ownTool(it.p, &it.own.ID, in); ok {
 			it.size = n
 		}
 	}
@@ -282,10 +283,13 @@ func (in strs) groupKey(host, user, transcriptPath, cwd string) string {
 // ownTool points the views of a tool event (PreToolUse, PostToolUse) at
 // bytes of their own: the decoder may have left them in the payload's
 // (event.ViewsOf), which a view would keep whole. A PostToolUse keeps its
-// tool_response only where the model reads it (keepsResponse). p is the
-// item's own, changed in place. It returns how many bytes the views now
-// own, and false when p is no tool event's.
-func ownTool(p *event.Payload, in strs) (int, bool) {
+// tool_response only where the model reads it (keepsResponse). The
+// envelope's id, which no other event shares, moves into the same bytes:
+// one object kept per event rather than two, each of which every
+// collection marks. p and *id are the item's own, changed in place. It
+// returns how many bytes the item now owns, and false when p is no tool
+// event's.
+func ownTool(p *event.Payload, id *string, in strs) (int, bool) {
 	var call *event.ToolCall
 	var resp *json.RawMessage
 	switch e := p.Event.(type) {
@@ -303,9 +307,13 @@ func ownTool(p *event.Payload, in strs) (int, bool) {
 	if resp != nil {
 		r = *resp
 	}
-	size := len(call.ToolUseID) + len(call.ToolInput) + len(r)
-	buf := append(append(append(make([]byte, 0, size), call.ToolUseID...), call.ToolInput...), r...)
+	size := len(*id) + len(call.ToolUseID) + len(call.ToolInput) + len(r)
+	buf := make([]byte, 0, size)
+	buf = append(append(append(append(buf, *id...), call.ToolUseID...), call.ToolInput...), r...)
 	call.ToolName = in.own(call.ToolName)
+	if n := len(*id); n > 0 {
+		*id, buf = unsafe.String(&buf[0], n), buf[n:]
+	}
 	if n := len(call.ToolUseID); n > 0 {
 		call.ToolUseID, buf = unsafe.String(&buf[0], n), buf[n:]
 	}
