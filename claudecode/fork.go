@@ -3,7 +3,6 @@ package claudecode
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,12 +17,22 @@ import (
 // and reads files an attacker with write access to the project directory
 // may have shaped.
 const (
-	// forkHeadBytes is how much of the fork's transcript is read for its
-	// first message; the copied messages start on its first lines.
+	// forkHeadBytes is how much of a transcript StartsWithCopies reads:
+	// the copied messages start on a fork's first lines.
 	forkHeadBytes = 64 << 10
-	// parentHeadBytes is how much of each candidate parent is searched for
-	// that message: it is the parent's first message too, so near its head.
+	// parentHeadBytes is how much of each transcript of the directory is
+	// searched for the fork's first message, the first message of its
+	// whole family, so near the head of each member's (and read of the
+	// fork's own, for that message and its copies).
 	parentHeadBytes = 256 << 10
+	// copiesBytes is how much of the fork's transcript is searched for the
+	// first messages of its family's own, and how much of a member whose
+	// copies run past its head is read for its own; maxDeepReads is how
+	// many members are read that far, the most recently modified first.
+	// Past either, in a family of long transcripts, a fork of a fork is
+	// taken for a fork of the session its parent was copied from.
+	copiesBytes  = 4 << 20
+	maxDeepReads = 4
 	// maxDirEntries and maxCandidates bound the directory read and the
 	// files opened.
 	maxDirEntries = 4096
@@ -32,20 +41,29 @@ const (
 
 // ForkParent returns the session a forked session was copied from, proven
 // from the transcripts: clients from 2.1.332 send SessionStart(source
-// "fork") under the new id only, and no event names the parent. The fork's
+// "fork") under the new id only, and no event names the parent. A fork's
 // transcript (transcriptPath, of session sessionID) starts with copies of
-// the parent's messages, same uuid, sessionId rewritten; the parent is the
-// other transcript of the same project directory that holds the first
-// copied message, looked for among the most recently modified ones. It
-// returns "" when the fork's transcript has no copied message yet, or no
-// candidate holds it. When several do (the parent and earlier forks of it),
-// the most recently modified wins.
+// its parent's messages, same uuid and timestamp, sessionId rewritten
+// (StartsWithCopies); the parent's own may start with copies of its own
+// parent's. So the fork's first message is the first message of its whole
+// family — the session that wrote it, its forks, their forks — and every
+// member's transcript of the same project directory holds it near its head
+// (among the most recently modified ones, which are searched). Each member
+// has its own messages after its copies, the first of which
+// (ownFirstMessage) the fork copied only from that member or from one of
+// its forks: the parent is the member whose own first message comes last
+// among the fork's copies. An ancestor's come before it, and another fork
+// of the same parent, or a later fork of the fork, is not among them at
+// all. It returns "" when the transcript is not a fork's, or has no copied
+// message yet, or no member of its family qualifies (the parent's
+// transcript deleted).
 func ForkParent(transcriptPath, sessionID string) string {
 	if !safeName(sessionID) || filepath.Base(transcriptPath) != sessionID+".jsonl" {
 		return ""
 	}
-	uuid := firstMessageUUID(transcriptPath)
-	if uuid == "" {
+	fork := readHead(transcriptPath, parentHeadBytes)
+	uuid := firstMessageUUID(fork)
+	if uuid == "" || !startsWithCopies(fork) {
 		return ""
 	}
 	dir := filepath.Dir(transcriptPath)
@@ -79,13 +97,39 @@ func ForkParent(transcriptPath, sessionID string) string {
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	needle := []byte(`"uuid":"` + uuid + `"`)
+	// Heads first, the rest up to copiesBytes only for a member whose
+	// copies run past its head (a fork of a long transcript): a session
+	// forked once reads no more than its parent's head.
+	parent, at, forkWhole, deep := "", -1, false, 0
 	for _, c := range cands[:min(len(cands), maxCandidates)] {
-		if head := readHead(SessionTranscript(transcriptPath, c.id), parentHeadBytes); bytes.Contains(head, needle) {
-			return c.id
+		path := SessionTranscript(transcriptPath, c.id)
+		head := readHead(path, parentHeadBytes)
+		if !bytes.Contains(head, uuidKey(uuid)) {
+			continue
+		}
+		own := ownFirstMessage(head)
+		if own == "" && len(head) == parentHeadBytes && deep < maxDeepReads {
+			own, deep = ownFirstMessage(readHead(path, copiesBytes)), deep+1
+		}
+		if own == "" {
+			continue
+		}
+		i := bytes.Index(fork, uuidKey(own))
+		if i < 0 && !forkWhole && len(fork) == parentHeadBytes {
+			fork, forkWhole = readHead(transcriptPath, copiesBytes), true
+			i = bytes.Index(fork, uuidKey(own))
+		}
+		if i > at {
+			parent, at = c.id, i
 		}
 	}
-	return ""
+	return parent
+}
+
+// uuidKey is how a transcript's line names its message uuid: what
+// ForkParent looks for in other transcripts.
+func uuidKey(uuid string) []byte {
+	return []byte(`"uuid":"` + uuid + `"`)
 }
 
 // SessionTranscript is the main transcript of session id in the project
@@ -109,27 +153,85 @@ func isUUID(s string) bool {
 	return true
 }
 
-// firstMessageUUID returns the uuid of the first complete line of the
-// transcript at path that has one and belongs to its session, or "".
-func firstMessageUUID(path string) string {
-	head := readHead(path, forkHeadBytes)
+// firstMessageUUID returns the uuid of the first complete line of a
+// transcript's head that has one, or "" (also when that one does not look
+// like a uuid, which could change the text searched for).
+func firstMessageUUID(head []byte) string {
+	uuid := ""
+	eachStamp(head, func(s stamp) bool {
+		uuid = s.uuid
+		return uuid == ""
+	})
+	if !isUUID(uuid) {
+		return ""
+	}
+	return uuid
+}
+
+// ownFirstMessage returns the uuid of the first message a transcript's
+// head holds that is its session's own rather than a copy: the first
+// timestamped line with a uuid that is not older than the transcript's
+// first timestamped line (see StartsWithCopies); "" when the head holds
+// none, or it does not look like a uuid.
+func ownFirstMessage(head []byte) string {
+	var first time.Time
+	uuid := ""
+	eachStamp(head, func(s stamp) bool {
+		if s.at.IsZero() {
+			return true
+		}
+		if first.IsZero() {
+			first = s.at
+		}
+		if s.uuid != "" && !s.at.Before(first) {
+			uuid = s.uuid
+			return false
+		}
+		return true
+	})
+	if !isUUID(uuid) {
+		return ""
+	}
+	return uuid
+}
+
+// stamp is what fork detection reads of a transcript's line: its message
+// uuid and its time, either of them empty.
+type stamp struct {
+	uuid string
+	at   time.Time
+}
+
+// stampFields are the members of a line a stamp is read from.
+var stampFields = []string{"uuid", "timestamp"}
+
+// eachStamp calls fn with the stamp of each complete line of head, in
+// order, until fn returns false. A line that is not a JSON object, or
+// whose uuid or timestamp is not a string, has an empty stamp; a time
+// that is not RFC 3339 is empty.
+func eachStamp(head []byte, fn func(stamp) bool) {
 	for len(head) > 0 {
 		line, rest, ok := bytes.Cut(head, []byte{'\n'})
 		if !ok {
-			return "" // a cut line: its end is beyond the bound
+			return // a cut line: its end is beyond the bound
 		}
 		head = rest
-		var m struct {
-			UUID string `json:"uuid"`
-		}
-		if json.Unmarshal(line, &m) == nil && m.UUID != "" {
-			if !isUUID(m.UUID) {
-				return ""
+		var s stamp
+		var ts string
+		if decodeObject(line, stampFields, func(i int, val []byte) bool {
+			if i == 0 {
+				return setString(val, &s.uuid)
 			}
-			return m.UUID
+			return setString(val, &ts)
+		}) {
+			s.at, _ = time.Parse(time.RFC3339Nano, ts)
+		} else {
+			s = stamp{}
+		}
+		if !fn(s) {
+			return
 		}
 	}
-	return ""
 }
 
 // readHead returns up to n bytes from the start of the regular file at
@@ -144,34 +246,28 @@ func readHead(path string, n int64) []byte {
 // their original timestamps, so the file's first timestamped line (the
 // client's own bookkeeping, written when the fork started) is later than
 // its first message. A session's own transcript starts no later than its
-// first message. ForkParent alone cannot tell a fork from its parent, whose
-// first message the fork holds too; this can, from the file alone.
+// first message. The fork's first message alone cannot tell a fork from
+// its parent, which holds it too; this can, from the file alone.
 func StartsWithCopies(path string) bool {
-	head := readHead(path, forkHeadBytes)
+	return startsWithCopies(readHead(path, forkHeadBytes))
+}
+
+// startsWithCopies is StartsWithCopies of a transcript's head.
+func startsWithCopies(head []byte) bool {
 	var first time.Time
-	for len(head) > 0 {
-		line, rest, ok := bytes.Cut(head, []byte{'\n'})
-		if !ok {
-			return false
-		}
-		head = rest
-		var m struct {
-			UUID      string `json:"uuid"`
-			Timestamp string `json:"timestamp"`
-		}
-		if json.Unmarshal(line, &m) != nil || m.Timestamp == "" {
-			continue
-		}
-		at, err := time.Parse(time.RFC3339Nano, m.Timestamp)
-		if err != nil {
-			continue
+	copied := false
+	eachStamp(head, func(s stamp) bool {
+		if s.at.IsZero() {
+			return true
 		}
 		if first.IsZero() {
-			first = at
+			first = s.at
 		}
-		if m.UUID != "" {
-			return at.Before(first)
+		if s.uuid != "" {
+			copied = s.at.Before(first)
+			return false
 		}
-	}
-	return false
+		return true
+	})
+	return copied
 }

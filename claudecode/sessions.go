@@ -113,9 +113,7 @@ func readSession(s *SessionFile) {
 		return
 	}
 	defer f.Close()
-	if StartsWithCopies(s.Path) {
-		s.ForkedFrom = ForkParent(s.Path, s.ID)
-	}
+	s.ForkedFrom = ForkParent(s.Path, s.ID)
 	ReadTranscript(f, func(r *TranscriptRecord) error {
 		if s.CWD == "" {
 			s.CWD = r.CWD

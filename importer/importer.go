@@ -725,9 +725,6 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 // are the parent's prompts, calls and responses, not the fork's. Nil for a
 // transcript that is not a fork's.
 func forkCopies(f claudecode.TranscriptFile) map[string]bool {
-	if !claudecode.StartsWithCopies(f.Path) {
-		return nil
-	}
 	parent := claudecode.ForkParent(f.Path, f.SessionID)
 	if parent == "" {
 		return nil

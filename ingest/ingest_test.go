@@ -338,8 +338,8 @@ func TestRunForkParent(t *testing.T) {
 	f(start(y, "resume"), "")
 	f(strings.Replace(start(y, "fork"), "SessionStart", "UserPromptSubmit", 1), "")
 	f(strings.Replace(end(y), "SessionEnd", "Stop", 1), "")
-	// The parent's own end names its fork: lineage ignores it there.
-	f(end(x), y)
+	// The parent's own end names nothing: its transcript is no fork's.
+	f(end(x), "")
 	// A transcript_path that is not the session's own file proves nothing.
 	f(strings.Replace(start(y, "fork"), y+".jsonl", x+".jsonl", 1), "")
 	// Hostile heads: a uuid that is not one, a line cut by the bound.

@@ -40,8 +40,7 @@ func ReadSubagentMeta(p *event.Payload) *event.SubagentMeta {
 // nothing to a fork's transcript before its first prompt has been
 // answered, so its SessionStart finds no copied message: SessionEnd, once
 // per run and off the agent's working path, is where the proof is read.
-// On a session that is not a fork it may name a later fork of it; lineage
-// ignores it there (see package attribution).
+// A session that is not a fork names none.
 func forkOf(p *event.Payload) string {
 	switch e := p.Event.(type) {
 	case *event.SessionStartInput:

@@ -847,4 +847,31 @@ func testAttribution(t *testing.T, c *collectorProc, cl Client) {
 			t.Fatalf("prompts: main %d (recorded %d), fork %d", main.Counts["prompts"], prompts, fork.Counts["prompts"])
 		}
 	})
+
+	// Forks of one session, and a fork of a fork: every transcript of the
+	// family holds the session's first message, so each fork must be told
+	// from its siblings and its own forks. Each names the session it was
+	// forked from, and each session lists exactly its own forks.
+	t.Run("ForkFamily", func(t *testing.T) {
+		t.Parallel()
+		a := c.newEnv(t, cl)
+		x := a.Play(Lifecycle()).SessionID
+		y := a.Fork(x, ForkPrompt).SessionID
+		z := a.Fork(x, ForkPrompt).SessionID
+		w := a.Fork(y, ForkPrompt).SessionID
+		a.settle()
+		for _, s := range []struct {
+			id, parent string
+			children   []string
+		}{{x, "", []string{y, z}}, {y, x, []string{w}}, {z, x, nil}, {w, y, nil}} {
+			got := a.c.session(t, s.id)
+			children := slices.Clone(got.ChildSessionIDs)
+			slices.Sort(children)
+			slices.Sort(s.children)
+			if got.ParentSessionID != s.parent || !slices.Equal(children, s.children) {
+				t.Errorf("session %s: parent %q, forks %v; want parent %q, forks %v (x %s, y %s, z %s, w %s)",
+					s.id, got.ParentSessionID, got.ChildSessionIDs, s.parent, s.children, x, y, z, w)
+			}
+		}
+	})
 }
