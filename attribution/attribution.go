@@ -94,7 +94,7 @@ const (
 // a virtual session) is not served as it was. Raise it with any change to
 // what Build returns for the same events; TestModelVersion holds it to the
 // golden models of the real captures.
-const ModelVersion = 1
+const ModelVersion = 2
 
 // VirtualPrefix starts the id of a virtual session, which addresses one
 // subagent like a session: VirtualPrefix + session_id + "--" + agent_id
@@ -344,9 +344,12 @@ type Counts struct {
 	// TaskNotifications.
 	Prompts           int `json:"prompts"`
 	TaskNotifications int `json:"task_notifications"`
-	Agents            int `json:"agents"` // including the main agent
-	Subagents         int `json:"subagents"`
-	ToolCalls         int `json:"tool_calls"`
+	// Agents counts every agent: the main agent, its subagents and the
+	// client's compaction agents. Subagents counts those of RoleSubagent,
+	// the agents a call spawned (Shape.Subagents, the same).
+	Agents    int `json:"agents"`
+	Subagents int `json:"subagents"`
+	ToolCalls int `json:"tool_calls"`
 	// Failures are calls with status error or interrupted (Failed).
 	Failures int `json:"failures"`
 	// Denials are calls with status denied.

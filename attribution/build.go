@@ -947,7 +947,12 @@ func (b *sessionBuilder) settle() {
 	if b.toolsChanged {
 		s.Tools, b.toolsChanged = b.listTools(), false
 	}
-	s.Counts.Agents, s.Counts.Subagents = len(b.agentSeq), len(b.agentSeq)-1
+	s.Counts.Agents, s.Counts.Subagents = len(b.agentSeq), 0
+	for _, a := range b.agentSeq {
+		if a.a.Role == RoleSubagent {
+			s.Counts.Subagents++
+		}
+	}
 	b.shape()
 }
 

@@ -38,7 +38,8 @@ type Shape struct {
 	// Kind is ShapeSingle, ShapeChain, ShapeFanOut or
 	// ShapeOrchestratorWorkers.
 	Kind string `json:"kind"`
-	// Subagents counts the subagents (not the compaction agents).
+	// Subagents counts the subagents (RoleSubagent, not the compaction
+	// agents), as Counts.Subagents does.
 	Subagents int `json:"subagents"`
 	// Depth is the depth of the deepest subagent; 0 for a single agent.
 	Depth int `json:"depth"`
@@ -74,7 +75,7 @@ func shapeOf(agents []*Agent, turnOf func(*Agent) string) Shape {
 	mainTurns := map[string]bool{}
 	var s Shape
 	for _, a := range agents {
-		if a.AgentID == "" || a.Role == RoleCompaction {
+		if a.Role != RoleSubagent {
 			continue
 		}
 		parent := ""

@@ -87,3 +87,32 @@ func TestShapeOfCaptures(t *testing.T) {
 	f(capture2332Y, "single agent")
 	f("67de0528-46aa-4c7c-81ce-92a028dc4ccb", "fan-out of 2")
 }
+
+// TestSubagentCounts: a session counts its subagents once — the agents a
+// call spawned, not the compaction agents — in its counts and its shape
+// alike. The captures' compactions (two compaction agents in one /compact
+// of 2.1.332) make the two differ if either counts them.
+func TestSubagentCounts(t *testing.T) {
+	compactions := 0
+	for name, envs := range corpora(t) {
+		for _, s := range Build(envs).Sessions {
+			subagents, compaction := 0, 0
+			for _, a := range s.Agents {
+				switch a.Role {
+				case RoleSubagent:
+					subagents++
+				case RoleCompaction:
+					compaction++
+				}
+			}
+			compactions += compaction
+			if s.Counts.Subagents != subagents || s.Shape.Subagents != subagents || s.Counts.Agents != 1+subagents+compaction {
+				t.Errorf("%s: session %s counts %d agents, %d subagents, its shape %d subagents; it has %d subagents and %d compaction agents",
+					name, s.SessionID, s.Counts.Agents, s.Counts.Subagents, s.Shape.Subagents, subagents, compaction)
+			}
+		}
+	}
+	if compactions == 0 {
+		t.Fatal("no capture has a compaction agent: the test proves nothing")
+	}
+}

@@ -162,13 +162,15 @@ func branchOf(c *attribution.Comparison, id string) string {
 	return s
 }
 
-// agents is a side's count of agents, and of them the subagents that
-// shape its work (not the compaction agents).
+// agents is a side's count of agents, and what they are beside the main
+// agent: the subagents that shape its work, and the client's compaction
+// agents, which the agents count too.
 func agents(s *attribution.Session) string {
-	if s.Shape == nil {
-		return fmt.Sprint(s.Counts.Agents)
+	out := fmt.Sprintf("%d (%s", s.Counts.Agents, counted(s.Counts.Subagents, "subagent"))
+	if n := s.Counts.Agents - 1 - s.Counts.Subagents; n > 0 {
+		out += ", " + counted(n, "compaction agent")
 	}
-	return fmt.Sprintf("%d (%d subagents)", s.Counts.Agents, s.Shape.Subagents)
+	return out + ")"
 }
 
 // outcome is a session's status and end reason.

@@ -263,6 +263,13 @@ func TestSessionsDiff(t *testing.T) {
 			t.Errorf("%s %v, the API says %d %d", name, f, n[0], n[1])
 		}
 	}
+	// The capture's session has two compaction agents (one /compact of
+	// 2.1.332): counted among its agents, not among its subagents.
+	agentsRow := strings.Join(line("agents "), " ")
+	if want := fmt.Sprintf("%d (%d subagents, 2 compaction agents)", api.A.Counts.Agents, api.A.Counts.Subagents); !strings.Contains(agentsRow, want) ||
+		api.A.Counts.Subagents != api.A.Shape.Subagents {
+		t.Errorf("agents %q, want %q (its shape: %d subagents)", agentsRow, want, api.A.Shape.Subagents)
+	}
 	if len(api.Files) == 0 || !strings.Contains(out, "  "+api.Files[0].Path+" ") {
 		t.Errorf("files %v not listed:\n%s", api.Files, out)
 	}
