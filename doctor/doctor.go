@@ -605,9 +605,9 @@ func (e *env) autostartOn() bool { return !envflag.Off(e.Getenv("HOOKWATCH_AUTOS
 // checkCollector asks the collector for /healthz.
 func (e *env) checkCollector(ctx context.Context) Check {
 	c := Check{Name: "collector"}
-	if msg := hookCanPost(e.url); msg != "" && !hook.NeedsForwarder(e.url) {
-		c.Status, c.Message = Fail, msg
-		c.Fix = "export HOOKWATCH_URL=" + hook.DefaultURL
+	if err := hook.CheckURL(e.url); err != nil {
+		c.Status, c.Message = Fail, fmt.Sprintf("HOOKWATCH_URL: %v: every event is spooled and never delivered", err)
+		c.Fix = "export HOOKWATCH_URL=" + hook.DefaultURL + "   # or unset it, for that default"
 		return c
 	}
 	resp, body, err := e.get(ctx, "/healthz")
@@ -717,45 +717,6 @@ func (e *env) checkForwarder() Check {
 		c.Fix = "hookwatch forward   # or keep it running: hookwatch service install --forward"
 	}
 	return c
-}
-
-// hookCanPost says why the hook cannot post to url ("" when it can): it
-// speaks plain HTTP to an IP address or localhost only.
-func hookCanPost(raw string) string {
-	i := strings.Index(raw, "://")
-	if i < 0 || raw[:i] != "http" {
-		return fmt.Sprintf("HOOKWATCH_URL=%s: the hook posts only to http:// URLs with an IP address or localhost, so every event is spooled and never delivered", raw)
-	}
-	host := raw[i+3:]
-	if j := strings.IndexAny(host, "/?#"); j >= 0 {
-		host = host[:j]
-	}
-	if j := strings.LastIndex(host, "@"); j >= 0 {
-		host = host[j+1:]
-	}
-	if strings.HasPrefix(host, "[") {
-		return "" // an IPv6 literal
-	}
-	if j := strings.LastIndex(host, ":"); j >= 0 {
-		host = host[:j]
-	}
-	if host == "localhost" || isIPv4(host) {
-		return ""
-	}
-	return fmt.Sprintf("HOOKWATCH_URL=%s: the hook posts only to an IP address or localhost, not a host name, so every event is spooled and never delivered", raw)
-}
-
-func isIPv4(s string) bool {
-	parts := strings.Split(s, ".")
-	if len(parts) != 4 {
-		return false
-	}
-	for _, p := range parts {
-		if p == "" || len(p) > 3 || strings.Trim(p, "0123456789") != "" {
-			return false
-		}
-	}
-	return true
 }
 
 // shortErr drops the "Get \"url\": " prefix net/http puts on its errors.

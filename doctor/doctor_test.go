@@ -117,23 +117,6 @@ func FuzzReadSettings(f *testing.F) {
 	})
 }
 
-func TestHookCanPost(t *testing.T) {
-	f := func(url string, ok bool) {
-		t.Helper()
-		if got := hookCanPost(url) == ""; got != ok {
-			t.Fatalf("hookCanPost(%q) = %q, want ok=%v", url, hookCanPost(url), ok)
-		}
-	}
-	f("http://127.0.0.1:7421", true)
-	f("http://localhost:7421/base", true)
-	f("http://[::1]:7421", true)
-	f("http://user:pw@10.0.0.1", true)
-	f("https://127.0.0.1:7421", false)
-	f("http://hookwatch.internal:7421", false)
-	f("127.0.0.1:7421", false)
-	f("", false)
-}
-
 func TestRunWithoutAnything(t *testing.T) {
 	root := t.TempDir()
 	env := map[string]string{
@@ -187,6 +170,34 @@ func TestCollectorDownAutostarts(t *testing.T) {
 	f("http://127.0.0.1:1", "", Warn)
 	f("http://localhost:1", "1", Warn)
 	f("http://127.0.0.1:1", "0", Fail)
+}
+
+// TestCollectorURLRefused: a HOOKWATCH_URL no collector can be reached at
+// fails the collector check, saying what is wrong with it, whether or not
+// hooks would start a collector (they could not start one there): not the
+// warning that the next hook starts one.
+func TestCollectorURLRefused(t *testing.T) {
+	root := t.TempDir()
+	for url, why := range map[string]string{
+		"http://localhost:99999": `its port "99999" is not a number up to 65535`,
+		"127.0.0.1:7421":         "it has no scheme",
+		"ftp://127.0.0.1:7421":   "its scheme is not http or https",
+	} {
+		env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": filepath.Join(root, "hw"), "HOOKWATCH_URL": url}
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"), Version: "test", Timeout: time.Second})
+		found := false
+		for _, c := range r.Checks {
+			if c.Name == "collector" {
+				found = true
+				if c.Status != Fail || !strings.Contains(c.Message, why) || !strings.Contains(c.Fix, "HOOKWATCH_URL=") {
+					t.Errorf("HOOKWATCH_URL=%s: %s %q (fix %q), want a failure saying %q", url, c.Status, c.Message, c.Fix, why)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("HOOKWATCH_URL=%s: no collector check", url)
+		}
+	}
 }
 
 // TestPolicyAnswerer: with policy files in force, doctor says whether the

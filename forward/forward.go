@@ -114,8 +114,8 @@ func NewClient(caFile string) (*http.Client, error) {
 // spooled until ctx ends. It returns spool.ErrAttached (wrapped) when
 // another consumer — a local collector, another forwarder — is attached.
 func Run(ctx context.Context, o Options) error {
-	if !hook.Forwardable(o.URL) {
-		return fmt.Errorf("cannot forward to %q: want an http:// or https:// URL", o.URL)
+	if err := hook.CheckURL(o.URL); err != nil {
+		return fmt.Errorf("cannot forward: %w", err)
 	}
 	if o.Client == nil {
 		c, err := NewClient("")

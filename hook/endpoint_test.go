@@ -353,3 +353,33 @@ func TestForwardable(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckURL: what CheckURL says of a URL no collector can be reached at
+// names the part that is wrong, shows what one looks like, and never
+// repeats a password the URL holds.
+func TestCheckURL(t *testing.T) {
+	for raw, why := range map[string]string{
+		"127.0.0.1:7421":            "it has no scheme",
+		"not a url":                 "it has no scheme",
+		"":                          "it is empty",
+		"ftp://example.com":         "its scheme is not http or https",
+		"http://localhost:99999":    `its port "99999" is not a number up to 65535`,
+		"https://h:port/x":          `its port "port" is not a number up to 65535`,
+		"http://:7421":              "it has no host",
+		"https://u:s3cret@:8443/":   "it has no host",
+		"http://127.0.0.1:7421\n/x": "it holds a control character",
+	} {
+		err := CheckURL(raw)
+		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "like "+DefaultURL) {
+			t.Errorf("CheckURL(%q) = %v, want it to say %q and what a collector URL looks like", raw, err, why)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("CheckURL(%q) repeats the password: %v", raw, err)
+		}
+	}
+	for _, raw := range []string{DefaultURL, "https://hookwatch.example.com", "http://[::1]:7421/base", "https://u:pw@h:8443"} {
+		if err := CheckURL(raw); err != nil {
+			t.Errorf("CheckURL(%q) = %v, want nil", raw, err)
+		}
+	}
+}

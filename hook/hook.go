@@ -376,21 +376,31 @@ func NeedsForwarder(url string) bool {
 }
 
 // Forwardable reports whether a forwarder (hookwatch forward) can deliver to
-// the collector at url: an http:// or https:// URL (the scheme in any case)
-// with a host, no control character and, when a port is written, a decimal
-// one. It is the one rule: the hook hands such a URL's events to a forwarder,
-// the forwarder and its service accept no other, and install accepts no
-// other for Claude Code's http handlers, which post there as a forwarder
-// would. Written without net/url,
-// which the hook does not link (see endpoint.go).
-func Forwardable(url string) bool {
+// the collector at url: CheckURL finds nothing wrong with it.
+func Forwardable(url string) bool { return CheckURL(url) == nil }
+
+// CheckURL says what is wrong with url as a collector URL, nil when
+// nothing is: an http:// or https:// URL (the scheme in any case) with a
+// host, no control character and, when a port is written, a decimal one
+// up to 65535. It is the one rule: the hook hands such a URL's events to a
+// forwarder when it cannot post to it itself, the forwarder and its
+// service accept no other, install accepts no other for Claude Code's
+// http handlers, which post there as a forwarder would, and the commands
+// that ask the collector refuse any other HOOKWATCH_URL. Written without
+// net/url, which the hook does not link (see endpoint.go).
+func CheckURL(url string) error {
 	scheme, rest, ok := strings.Cut(url, "://")
-	if !ok || !strings.EqualFold(scheme, "https") && !strings.EqualFold(scheme, "http") {
-		return false
+	switch {
+	case url == "":
+		return urlError(url, "it is empty")
+	case !ok:
+		return urlError(url, "it has no scheme")
+	case !strings.EqualFold(scheme, "https") && !strings.EqualFold(scheme, "http"):
+		return urlError(url, "its scheme is not http or https")
 	}
 	for i := 0; i < len(rest); i++ {
 		if c := rest[i]; c < ' ' || c == 0x7f {
-			return false
+			return urlError(url, "it holds a control character")
 		}
 	}
 	authority := rest
@@ -405,9 +415,28 @@ func Forwardable(url string) bool {
 		host, port = authority[:i], authority[i+1:]
 	}
 	if _, ok := parsePort(port); !ok {
-		return false
+		return urlError(url, fmt.Sprintf("its port %q is not a number up to 65535", port))
 	}
-	return host != "" && host != "[]"
+	if host == "" || host == "[]" {
+		return urlError(url, "it has no host")
+	}
+	return nil
+}
+
+// urlError is CheckURL's error: url, why it is not a collector URL, and
+// what one looks like. url is quoted whole but for its user info, which
+// may hold a password.
+func urlError(url, why string) error {
+	if scheme, rest, ok := strings.Cut(url, "://"); ok {
+		authority := rest
+		if i := strings.IndexAny(authority, "/?#"); i >= 0 {
+			authority = authority[:i]
+		}
+		if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+			url = scheme + "://" + rest[i+1:]
+		}
+	}
+	return fmt.Errorf("%q is not a collector URL: %s (want http://HOST:PORT or https://HOST, like %s)", url, why, DefaultURL)
 }
 
 // drain delivers spooled envelopes while budget is left. Its failures are not

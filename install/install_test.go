@@ -428,10 +428,10 @@ func TestInstallErrors(t *testing.T) {
 	f(`{}`, Options{}, "binary is required")
 	f(`{}`, Options{Binary: "hookwatch"}, "is not absolute")
 	f(`{}`, Options{Binary: testBinary, Mode: "grpc"}, `unknown mode "grpc"`)
-	f(`{}`, Options{Binary: testBinary, Mode: ModeHTTP, CollectorURL: "localhost:7421"}, "is not an http(s) URL")
-	// hook.Forwardable's rule: a host, and a port one can reach.
-	f(`{}`, Options{Binary: testBinary, Mode: ModeHTTP, CollectorURL: "http://:7421"}, "is not an http(s) URL with a host")
-	f(`{}`, Options{Binary: testBinary, Mode: ModeHTTP, CollectorURL: "http://127.0.0.1:99999"}, "is not an http(s) URL with a host")
+	f(`{}`, Options{Binary: testBinary, Mode: ModeHTTP, CollectorURL: "localhost:7421"}, "it has no scheme")
+	// hook.CheckURL's rule: a host, and a port one can reach.
+	f(`{}`, Options{Binary: testBinary, Mode: ModeHTTP, CollectorURL: "http://:7421"}, "it has no host")
+	f(`{}`, Options{Binary: testBinary, Mode: ModeHTTP, CollectorURL: "http://127.0.0.1:99999"}, `its port "99999" is not a number up to 65535`)
 	f("", Options{Binary: testBinary, Scope: "everywhere"}, `unknown scope "everywhere"`)
 	f(`{}`, Options{Binary: testBinary, Mode: ModeHTTP, ClaudeVersion: "2.1.50"}, "http handlers need Claude Code 2.1.63")
 }

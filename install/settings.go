@@ -226,8 +226,8 @@ func (o Options) checkInstall() error {
 		}
 		// Claude Code posts there itself, as a forwarder would: the
 		// same rule, whose owner is the hook.
-		if !hook.Forwardable(o.CollectorURL) {
-			return fmt.Errorf("the collector URL %q is not an http(s) URL with a host", o.CollectorURL)
+		if err := hook.CheckURL(o.CollectorURL); err != nil {
+			return fmt.Errorf("the http hooks' collector URL: %w", err)
 		}
 	}
 	if o.Scope != claudecode.ScopeUser {

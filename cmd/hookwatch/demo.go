@@ -54,7 +54,10 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		// Below a hundredth the ~20 s story takes more than half an hour.
 		return fmt.Errorf("%w: --speed must be from 0.01 to 1000", errUsage)
 	}
-	base, token := collectorURL()
+	base, token, err := collectorURL()
+	if err != nil {
+		return err
+	}
 	if !healthy(ctx, base, 2*time.Second) {
 		if cfg, _ := hook.ConfigFromEnv(os.Getenv); *noStart || !cfg.Autostart {
 			return fmt.Errorf("no collector answers at %s: start one with 'hookwatch serve' (or run demo without --no-start, with HOOKWATCH_AUTOSTART on)", base)

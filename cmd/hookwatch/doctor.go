@@ -48,7 +48,9 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			return err
 		}
 	}
-	if base, _ := collectorURL(); *start && !healthy(ctx, base, time.Second) {
+	// A HOOKWATCH_URL that is no collector URL starts nothing: the report
+	// says what is wrong with it.
+	if base, _, err := collectorURL(); *start && err == nil && !healthy(ctx, base, time.Second) {
 		if err := startCollector(ctx, home, base); err != nil {
 			return err
 		}

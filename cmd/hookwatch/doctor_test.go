@@ -255,6 +255,7 @@ func TestDoctorEnvironmentProblems(t *testing.T) {
 	e := newTestEnv(t)
 	mustHW(t, "install")
 	// A URL neither the hook nor a forwarder can post to.
+	goodURL := os.Getenv("HOOKWATCH_URL")
 	t.Setenv("HOOKWATCH_URL", "ftp://hookwatch.example.com")
 	// A database under a regular file.
 	blocker := filepath.Join(e.root, "file")
@@ -271,6 +272,7 @@ func TestDoctorEnvironmentProblems(t *testing.T) {
 	wantCheck(t, r, "settings (user)", doctor.Fail, "cannot parse", "$EDITOR")
 
 	os.Remove(e.userSettings())
+	t.Setenv("HOOKWATCH_URL", goodURL) // install refuses hooks that would deliver nothing
 	e.fakeClaude(t, "2.1.268")
 	mustHW(t, "install")
 	e.fakeClaude(t, "2.1.100")

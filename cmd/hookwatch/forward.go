@@ -47,8 +47,8 @@ func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *url == "" {
 		return fmt.Errorf("%w: no collector URL: pass --url or set HOOKWATCH_URL", errUsage)
 	}
-	if !hook.Forwardable(*url) {
-		return fmt.Errorf("%w: --url %q: want an http:// or https:// URL", errUsage, *url)
+	if err := hook.CheckURL(*url); err != nil {
+		return fmt.Errorf("%w: --url: %v", errUsage, err)
 	}
 	if !hook.NeedsForwarder(*url) {
 		// The hooks post there themselves and never hand the forwarder

@@ -205,7 +205,9 @@ func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 // the background when none answers, as a hook would, or with noStart (or
 // the hooks' autostart off) fails saying how to start one.
 func importCollector(ctx context.Context, dryRun, noStart bool, stderr io.Writer) (base, token string, up bool, err error) {
-	base, token = collectorURL()
+	if base, token, err = collectorURL(); err != nil {
+		return "", "", false, err
+	}
 	if healthy(ctx, base, 2*time.Second) {
 		return base, token, true, nil
 	}

@@ -203,6 +203,12 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
+	// The command hooks post where HOOKWATCH_URL says: installed with one
+	// no collector answers at, they would spool every event for good.
+	commandURL, _, err := collectorURL()
+	if err != nil {
+		return fmt.Errorf("%w: the hooks would deliver no event; fix it, or unset it for the default %s", err, hook.DefaultURL)
+	}
 	var notes []string
 	// The hooks run the lean binary; the statusLine needs hookwatch itself.
 	bin := hookBin
@@ -240,7 +246,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		notes = append(notes, "--url only applies to --mode http: the command hook reads HOOKWATCH_URL from the environment Claude Code gives it; export HOOKWATCH_URL="+*url+" in the profile Claude Code starts from")
 	}
 	httpURL := strings.TrimRight(cmp.Or(o.CollectorURL, install.DefaultCollectorURL), "/")
-	if commandURL, _ := collectorURL(); o.Mode == install.ModeHTTP && httpURL != commandURL {
+	if o.Mode == install.ModeHTTP && httpURL != commandURL {
 		// The events that take no http handler run the command hook, which
 		// posts where HOOKWATCH_URL says: another collector would get part
 		// of each session.

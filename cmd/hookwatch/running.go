@@ -20,10 +20,15 @@ import (
 
 // collectorURL is the collector the hook sends to, and the token it sends,
 // read exactly as the hook reads them (hook.ConfigFromEnv: HOOKWATCH_URL,
-// HOOKWATCH_TOKEN or the home's token file).
-func collectorURL() (base, token string) {
+// HOOKWATCH_TOKEN or the home's token file). It fails when HOOKWATCH_URL
+// is no collector URL (hook.CheckURL), saying why: asked there, the
+// collector would seem down.
+func collectorURL() (base, token string, err error) {
 	cfg, _ := hook.ConfigFromEnv(os.Getenv)
-	return cfg.Base(), cfg.Token
+	if err := hook.CheckURL(cfg.URL); err != nil {
+		return "", "", fmt.Errorf("HOOKWATCH_URL: %w", err)
+	}
+	return cfg.Base(), cfg.Token, nil
 }
 
 // runningCollector returns the collector attached to the spool of home, as

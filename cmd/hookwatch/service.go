@@ -94,8 +94,8 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	names, unit := serviceEnv, install.ServiceUnit
 	if *fwd {
 		names, unit = forwarderEnv, install.ForwarderUnit
-		if u := os.Getenv("HOOKWATCH_URL"); action != "uninstall" && !hook.Forwardable(u) {
-			return fmt.Errorf("%w: --forward needs HOOKWATCH_URL set to the remote collector's http:// or https:// URL, got %q", errUsage, u)
+		if err := hook.CheckURL(os.Getenv("HOOKWATCH_URL")); action != "uninstall" && err != nil {
+			return fmt.Errorf("%w: --forward needs HOOKWATCH_URL set to the remote collector's URL: %v", errUsage, err)
 		}
 	}
 	env := map[string]string{}

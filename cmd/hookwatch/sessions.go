@@ -69,7 +69,7 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
-	known := collectorModels(ctx)
+	known := collectorModels(ctx, stderr)
 	var cwd string
 	var gone bool
 	if !*all {
@@ -292,10 +292,15 @@ type sessionFacts struct {
 // $HOOKWATCH_URL (GET /v1/sessions/{id}, with $HOOKWATCH_TOKEN): nil for a
 // session it does not know. A collector that does not answer within a
 // second is asked nothing more, so the listing never waits on one that is
-// down.
-func collectorModels(ctx context.Context) func(id string) *sessionFacts {
-	base, token := collectorURL()
-	down := false
+// down; nor is one at a HOOKWATCH_URL that is no collector URL, which
+// stderr is told.
+func collectorModels(ctx context.Context, stderr io.Writer) func(id string) *sessionFacts {
+	base, token, err := collectorURL()
+	down := err != nil
+	if down {
+		// The listing is the client's files': it goes on without.
+		fmt.Fprintf(stderr, "hookwatch sessions: %v: listing without what the collector knows\n", err)
+	}
 	return func(id string) *sessionFacts {
 		if down {
 			return nil

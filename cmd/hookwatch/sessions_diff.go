@@ -40,7 +40,10 @@ func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Write
 		return fmt.Errorf("%w: sessions diff takes two session ids, got %d arguments", errUsage, len(ids))
 	}
 	a, b := ids[0], ids[1]
-	base, token := collectorURL()
+	base, token, err := collectorURL()
+	if err != nil {
+		return err
+	}
 	u := base + "/v1/sessions/" + url.PathEscape(a) + "/compare/" + url.PathEscape(b)
 	if *unrelated {
 		u += "?unrelated=1"

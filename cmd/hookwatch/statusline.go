@@ -134,7 +134,10 @@ func recordStatusline(ctx context.Context, data []byte) {
 // runningAgents asks the collector how many subagents of the session have
 // started and not stopped; -1 when it cannot tell quickly.
 func runningAgents(ctx context.Context, session string) int {
-	base, token := collectorURL()
+	base, token, err := collectorURL()
+	if err != nil {
+		return -1
+	}
 	ctx, cancel := context.WithTimeout(ctx, statuslineAgentsWait)
 	defer cancel()
 	body, err := apiGet(ctx, base, token, base+"/v1/sessions/"+url.PathEscape(session)+"/agents")

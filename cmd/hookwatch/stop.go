@@ -40,7 +40,7 @@ func runStop(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	switch {
 	case errors.Is(err, errNotRunning):
 		fmt.Fprintf(stdout, "hookwatch stop: no collector is running for %s\n", home)
-		if base, _ := collectorURL(); healthy(ctx, base, time.Second) {
+		if base, _, err := collectorURL(); err == nil && healthy(ctx, base, time.Second) {
 			fmt.Fprintf(stdout, "(a collector answers at %s, but for another HOOKWATCH_HOME, or it is too old to say: stop it where it runs)\n", base)
 		}
 		return nil

@@ -39,7 +39,10 @@ func newRealEnv(t *testing.T) *testEnv {
 // says that one still runs, and stop stops the one this home runs.
 func TestStartAndStop(t *testing.T) {
 	e := newRealEnv(t)
-	base, _ := collectorURL()
+	base, _, err := collectorURL()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 
 	out := mustHW(t, "stop")
@@ -131,5 +134,39 @@ func TestStopForwarder(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the forwarder still runs after stop")
+	}
+}
+
+// TestBadCollectorURL: every command that asks the collector refuses a
+// HOOKWATCH_URL no collector can be reached at, saying what is wrong with
+// it, instead of reporting the collector down; install refuses to install
+// hooks that would deliver nothing; sessions lists without the collector
+// and says why.
+func TestBadCollectorURL(t *testing.T) {
+	e := newTestEnv(t)
+	if err := os.MkdirAll(filepath.Join(e.config, "projects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for url, why := range map[string]string{
+		"127.0.0.1:7421":         "it has no scheme",
+		"not a url":              "it has no scheme",
+		"http://localhost:99999": `its port "99999" is not a number up to 65535`,
+	} {
+		t.Setenv("HOOKWATCH_URL", url)
+		for _, args := range [][]string{
+			{"sessions", "diff", "a", "b"},
+			{"demo", "--no-start"},
+			{"import", "--no-start"},
+			{"install"},
+		} {
+			_, _, err := hw(t, "", args...)
+			if err == nil || !strings.Contains(err.Error(), "HOOKWATCH_URL") || !strings.Contains(err.Error(), why) {
+				t.Errorf("HOOKWATCH_URL=%q hookwatch %s: %v, want it to say %q", url, strings.Join(args, " "), err, why)
+			}
+		}
+		_, stderr, err := hw(t, "", "sessions", "--all")
+		if err != nil || !strings.Contains(stderr, why) {
+			t.Errorf("HOOKWATCH_URL=%q hookwatch sessions --all: %v, stderr %q; want a listing and a warning saying %q", url, err, stderr, why)
+		}
 	}
 }
