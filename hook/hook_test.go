@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -356,6 +358,31 @@ func TestMainHelp(t *testing.T) {
 		t.Errorf("--help: code %d stdout %q stderr %q", code, stdout.String(), stderr.String())
 	}
 }
+
+// TestMainVersion: --version prints the version and exits 0 without
+// waiting for a payload, and leaves hook.log alone: a person ran it, and
+// doctor would report a logged error for a day.
+func TestMainVersion(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOOKWATCH_HOME": home}
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"hook", "--version"}, {"--version=true"}} {
+		var stdout, stderr bytes.Buffer
+		// A reader that never ends: a run that waited for a payload would
+		// time out after the stdin wait, and log it.
+		code := hook.Main(context.Background(), args, blockingReader{}, &stdout, &stderr, func(k string) string { return env[k] }, "1.2.3", nil)
+		if code != 0 || stdout.String() != "hookwatch 1.2.3\n" || stderr.Len() != 0 {
+			t.Errorf("%q: code %d stdout %q stderr %q", args, code, stdout.String(), stderr.String())
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(home, "hook.log")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("hook.log written: %q, %v", b, err)
+	}
+}
+
+// blockingReader is a stdin that never has anything to read.
+type blockingReader struct{}
+
+func (blockingReader) Read([]byte) (int, error) { select {} }
 
 func TestMainBadFlagStillRecords(t *testing.T) {
 	c := newCollector(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -26,9 +27,15 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		// names the subcommand; flags follow it.
 		args = args[1:]
 	}
-	runtime, help, err := parseArgs(args)
+	runtime, help, showVersion, err := parseArgs(args)
 	if help {
 		fmt.Fprint(stderr, helpText)
+		return 0
+	}
+	if showVersion {
+		// A person asking, not an agent: no payload to wait for, nothing
+		// for hook.log.
+		fmt.Fprintf(stdout, "hookwatch %s\n", version)
 		return 0
 	}
 	if err != nil {
@@ -51,12 +58,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	return res.ExitCode
 }
 
-// parseArgs reads the hook's one flag, --runtime, and -h/--help, as package
-// flag would: one or two dashes, the value after "=" or as the next
-// argument, flags ending at "--" or at the first argument that is not one
-// (the rest is ignored). Not package flag itself: its package init and
-// first use are work every hook run would pay for one flag.
-func parseArgs(args []string) (runtime string, help bool, err error) {
+// parseArgs reads the hook's flags, --runtime and --version, and -h/--help,
+// as package flag would: one or two dashes, the value after "=" or as the
+// next argument (a boolean's only after "="), flags ending at "--" or at
+// the first argument that is not one (the rest is ignored). Not package
+// flag itself: its package init and first use are work every hook run
+// would pay for two flags.
+func parseArgs(args []string) (runtime string, help, version bool, err error) {
 	for len(args) > 0 {
 		a := args[0]
 		if len(a) < 2 || a[0] != '-' {
@@ -71,25 +79,35 @@ func parseArgs(args []string) (runtime string, help bool, err error) {
 			name = name[1:]
 		}
 		if name == "" || name[0] == '-' || name[0] == '=' {
-			return runtime, false, fmt.Errorf("bad flag syntax: %s", a)
+			return runtime, false, version, fmt.Errorf("bad flag syntax: %s", a)
 		}
 		name, value, hasValue := strings.Cut(name, "=")
 		switch name {
 		case "h", "help":
-			return "", true, nil
+			return "", true, false, nil
+		case "version":
+			if !hasValue {
+				version = true
+				break
+			}
+			b, perr := strconv.ParseBool(value)
+			if perr != nil {
+				return runtime, false, version, fmt.Errorf("invalid boolean value %q for -%s: parse error", value, name)
+			}
+			version = b
 		case "runtime":
 			if !hasValue {
 				if len(args) == 0 {
-					return runtime, false, fmt.Errorf("flag needs an argument: -%s", name)
+					return runtime, false, version, fmt.Errorf("flag needs an argument: -%s", name)
 				}
 				value, args = args[0], args[1:]
 			}
 			runtime = value
 		default:
-			return runtime, false, fmt.Errorf("flag provided but not defined: -%s", name)
+			return runtime, false, version, fmt.Errorf("flag provided but not defined: -%s", name)
 		}
 	}
-	return runtime, false, nil
+	return runtime, false, version, nil
 }
 
 const helpText = `Usage: hookwatch hook [--runtime claude-code|codex] < payload.json
@@ -118,4 +136,6 @@ Environment:
 Flags:
   -runtime string
     	agent runtime that runs this hook: claude-code or codex (default: detected from the payload)
+  -version
+    	print the version and exit, reading no payload
 `

@@ -8,8 +8,8 @@ import (
 )
 
 // TestParseArgsAsFlag: parseArgs reads the hook's command line as package
-// flag read it, which the hook no longer links: the same runtime, help and
-// failure for each command line.
+// flag read it, which the hook no longer links: the same runtime, version,
+// help and failure for each command line.
 func TestParseArgsAsFlag(t *testing.T) {
 	for _, args := range [][]string{
 		nil, {}, {"--runtime", "codex"}, {"-runtime", "codex"}, {"--runtime=codex"}, {"-runtime=claude-code"},
@@ -17,15 +17,18 @@ func TestParseArgsAsFlag(t *testing.T) {
 		{"---runtime", "codex"}, {"-=x"}, {"--", "--runtime", "codex"}, {"PreToolUse", "--runtime", "codex"},
 		{"-", "--runtime", "codex"}, {"--runtime", "codex", "extra"}, {"--runtime", "codex", "--runtime", "x"},
 		{"-runtime", "-h"}, {"--runtime", "--"}, {""}, {"-"},
+		{"--version"}, {"-version"}, {"--version=false"}, {"--version=x"}, {"--version", "--runtime", "codex"},
+		{"--runtime", "codex", "--version", "extra"}, {"--version", "-h"},
 	} {
 		fs := flag.NewFlagSet("hook", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		want := fs.String("runtime", "", "")
+		wantVersion := fs.Bool("version", false, "")
 		werr := fs.Parse(args)
 		wantHelp := errors.Is(werr, flag.ErrHelp)
-		got, help, err := parseArgs(args)
-		if help != wantHelp || (err != nil) != (werr != nil && !wantHelp) || !help && got != *want {
-			t.Errorf("%q: parseArgs = %q, help %v, %v; flag: %q, %v", args, got, help, err, *want, werr)
+		got, help, version, err := parseArgs(args)
+		if help != wantHelp || (err != nil) != (werr != nil && !wantHelp) || !help && (got != *want || werr == nil && version != *wantVersion) {
+			t.Errorf("%q: parseArgs = %q, help %v, version %v, %v; flag: %q, %v, %v", args, got, help, version, err, *want, *wantVersion, werr)
 		}
 	}
 }
