@@ -170,8 +170,30 @@ func (f *scopeFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the change as a diff and write nothing")
 }
 
+const installSynopsis = `install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL] [--token SECRET|-] [--token-file FILE] [--ca-file FILE]
+       hookwatch install --codex [--scope user|project [--trust-project]] [--codex-bin PATH] [--dry-run] [--project DIR]
+
+Registers hookwatch for every hook event in Claude Code's settings file of the
+scope (user: ~/.claude/settings.json), beside the hooks already there, and
+keeps a copy of the file as it was (<file>.hookwatch-backup). In command mode,
+the default, Claude Code runs hookwatch-hook for each event, which hands it to
+the collector and keeps it in the spool while the collector is down; in http
+mode Claude Code posts the events to the collector itself, but for the few
+events that take no http handler. Run again, install replaces its own entries
+and keeps the mode installed unless --mode says otherwise; 'hookwatch
+uninstall' removes exactly what it added. --codex does the same for OpenAI
+Codex's hooks. For a team server, --token or --token-file keeps its token in
+$HOOKWATCH_HOME/token, never in the settings file (see docs/team-server.md).
+
+Examples:
+  hookwatch install
+  hookwatch install --scope project --dry-run
+  hookwatch install --mode http
+  hookwatch install --url https://hookwatch.example.com --token-file ann.token
+  hookwatch install --codex`
+
 func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("install", "install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL] [--token SECRET|-] [--token-file FILE]\n       hookwatch install --codex [--scope user|project [--trust-project]] [--codex-bin PATH] [--dry-run] [--project DIR]", stdout, stderr)
+	fs := newFlagSet("install", installSynopsis, stdout, stderr)
 	var sf scopeFlags
 	sf.register(fs)
 	mode := fs.String("mode", "", "command: Claude Code runs the hook binary per event (events are spooled while the collector is down); http: Claude Code posts events to the collector where it can (default: the mode already installed in this scope, else command)")
@@ -283,18 +305,22 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			how = "POST " + o.HookURL() + " (where Claude Code allows it), else " + how
 		}
 		fmt.Fprintf(stdout, "Hooks run: %s\n", how)
-		io.WriteString(stdout, nextSteps(cmp.Or(o.CollectorURL, collector, install.DefaultCollectorURL)))
+		base := cmp.Or(o.CollectorURL, collector, install.DefaultCollectorURL)
+		io.WriteString(stdout, nextSteps(base, install.LocalCollector(base) && healthy(ctx, base, time.Second)))
 	}
 	return nil
 }
 
 // nextSteps is what install says to do once the hooks send to the
 // collector at base: a collector on this machine starts with the first
-// hook; a remote one's events go through a forwarder the first hook
-// starts, or straight from the hook.
-func nextSteps(base string) string {
+// hook, unless it runs already (running); a remote one's events go through
+// a forwarder the first hook starts, or straight from the hook.
+func nextSteps(base string, running bool) string {
 	const doctor = "Check the setup any time with 'hookwatch doctor'"
 	switch {
+	case install.LocalCollector(base) && running:
+		return "Next: open Claude Code. The collector runs already; the dashboard is at " + base + ".\n" +
+			doctor + "; keep the collector running across reboots with 'hookwatch service install'.\n"
 	case install.LocalCollector(base):
 		return "Next: open Claude Code. The first hook starts the collector in the background; the dashboard is at " + base + ".\n" +
 			doctor + "; keep the collector running across reboots with 'hookwatch service install'.\n"
@@ -305,8 +331,22 @@ func nextSteps(base string) string {
 	return "Next: open Claude Code. The hooks send the events to " + base + " (its dashboard).\n" + doctor + ".\n"
 }
 
+const uninstallSynopsis = `uninstall [--codex] [--scope user|project|local] [--dry-run] [--project DIR]
+
+Removes from the settings file of the scope exactly the hooks and status line
+'hookwatch install' added, and leaves everything else in it as it is. When the
+file then says what it said before install, the copy install kept is written
+back byte for byte and deleted; when it does not (it was edited since), the
+copy stays beside it. It says when a collector still runs: 'hookwatch stop'
+stops it.
+
+Examples:
+  hookwatch uninstall
+  hookwatch uninstall --scope project --dry-run
+  hookwatch uninstall --codex`
+
 func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("uninstall", "uninstall [--codex] [--scope user|project|local] [--dry-run] [--project DIR]", stdout, stderr)
+	fs := newFlagSet("uninstall", uninstallSynopsis, stdout, stderr)
 	var sf scopeFlags
 	sf.register(fs)
 	var cf codexFlags

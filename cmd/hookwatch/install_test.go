@@ -656,7 +656,7 @@ func TestUninstallHelpCodex(t *testing.T) {
 // past its synopsis and flags, and shows how it is run; version is a
 // command like the others, listed, with a help and no arguments.
 func TestHelpExplains(t *testing.T) {
-	for _, name := range []string{"service", "statusline", "prune", "audit", "import", "demo", "stop"} {
+	for _, name := range []string{"service", "statusline", "prune", "audit", "import", "demo", "stop", "install", "uninstall"} {
 		out, _, _ := hw(t, "", name, "--help")
 		synopsis, rest, _ := strings.Cut(out, "\n\n")
 		explanation, _, _ := strings.Cut(rest, "\n\n")
@@ -720,8 +720,8 @@ func TestInstallCodexRefusesClaudeFlags(t *testing.T) {
 }
 
 // TestNextSteps: what install says next names what the first hook starts:
-// the collector on this machine, a forwarder for a remote https://
-// collector, nothing for one the hook posts to itself.
+// the collector on this machine (unless it runs already), a forwarder for a
+// remote https:// collector, nothing for one the hook posts to itself.
 func TestNextSteps(t *testing.T) {
 	for base, want := range map[string]string{
 		"http://127.0.0.1:7421":           "starts the collector in the background",
@@ -729,11 +729,24 @@ func TestNextSteps(t *testing.T) {
 		"http://10.0.0.5:7421":            "The hooks send the events to http://10.0.0.5:7421",
 		"http://localhost:7999/somewhere": "starts the collector in the background",
 	} {
-		if got := nextSteps(base); !strings.Contains(got, want) {
+		if got := nextSteps(base, false); !strings.Contains(got, want) {
 			t.Errorf("nextSteps(%q) = %q, want it to say %q", base, got, want)
 		}
 	}
-	if got := nextSteps("https://hooks.example.com"); !strings.Contains(got, "service install --forward") {
+	if got := nextSteps("http://127.0.0.1:7421", true); !strings.Contains(got, "The collector runs already; the dashboard is at http://127.0.0.1:7421") {
+		t.Errorf("with the collector running: %q", got)
+	}
+	if got := nextSteps("https://hooks.example.com", false); !strings.Contains(got, "service install --forward") {
 		t.Errorf("a remote collector's next steps do not name the forwarder's service: %q", got)
+	}
+	// What install prints, with no collector and then with one running.
+	newTestEnv(t)
+	if out := mustHW(t, "install"); !strings.Contains(out, "The first hook starts the collector") {
+		t.Errorf("install with no collector running:\n%s", out)
+	}
+	mustHW(t, "uninstall")
+	c := newTestCollector(t)
+	if out := mustHW(t, "install"); !strings.Contains(out, "The collector runs already; the dashboard is at "+c.URL) {
+		t.Errorf("install with a collector running:\n%s", out)
 	}
 }

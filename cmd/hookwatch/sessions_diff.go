@@ -37,7 +37,7 @@ func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	if len(ids) != 2 {
-		return fmt.Errorf("%w: sessions diff takes two session ids, got %d arguments", errUsage, len(ids))
+		return fmt.Errorf("%w: sessions diff takes two session ids, got %s", errUsage, counted(len(ids), "argument"))
 	}
 	a, b := ids[0], ids[1]
 	base, token, err := collectorURL()
