@@ -79,8 +79,12 @@ type Handler struct {
 	// Exec reports the exec form: the handler has "args", and Claude Code
 	// runs Command without a shell.
 	Exec bool
-	// URL is an http handler's URL.
-	URL string
+	// URL is an http handler's URL, Headers the headers it sends, as
+	// written, and AllowedEnvVars the variables Claude Code fills in
+	// there (Handler.HTTPHeaders).
+	URL            string
+	Headers        map[string]string
+	AllowedEnvVars []string
 
 	malformed bool // a field of the wrong type: the client does not run it
 }
@@ -113,8 +117,60 @@ func ParseHandler(raw []byte) (h Handler, ok bool) {
 		}
 	case "http":
 		h.URL = str("url")
+		if v, ok := m["headers"]; ok && json.Unmarshal(v, &h.Headers) != nil {
+			h.malformed = true
+		}
+		if v, ok := m["allowedEnvVars"]; ok && json.Unmarshal(v, &h.AllowedEnvVars) != nil {
+			h.malformed = true
+		}
 	}
 	return h, true
+}
+
+// HTTPHeaders returns the headers an http handler sends, as Claude Code
+// fills them in: $VAR and ${VAR} replaced by getenv's value of VAR when
+// AllowedEnvVars lists it, any other left as written.
+func (h Handler) HTTPHeaders(getenv func(string) string) map[string]string {
+	out := make(map[string]string, len(h.Headers))
+	for k, v := range h.Headers {
+		var b strings.Builder
+		for i := 0; i < len(v); {
+			name, n := envRef(v[i:])
+			if n > 0 && slices.Contains(h.AllowedEnvVars, name) {
+				b.WriteString(getenv(name))
+				i += n
+				continue
+			}
+			b.WriteByte(v[i])
+			i++
+		}
+		out[k] = b.String()
+	}
+	return out
+}
+
+// envRef reads the variable s starts with a reference to, $NAME or
+// ${NAME}, and how many bytes the reference takes; 0 when s starts with
+// none.
+func envRef(s string) (name string, n int) {
+	if len(s) < 2 || s[0] != '$' {
+		return "", 0
+	}
+	if s[1] == '{' {
+		end := strings.IndexByte(s, '}')
+		if end < 3 {
+			return "", 0
+		}
+		return s[2:end], end + 1
+	}
+	end := 1
+	for end < len(s) && (s[end] == '_' || 'A' <= s[end] && s[end] <= 'Z' || 'a' <= s[end] && s[end] <= 'z' || end > 1 && '0' <= s[end] && s[end] <= '9') {
+		end++
+	}
+	if end == 1 {
+		return "", 0
+	}
+	return s[1:end], end
 }
 
 // Kind says whether a handler runs hookwatch, and whether it is one that

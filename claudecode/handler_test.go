@@ -3,6 +3,7 @@ package claudecode
 import (
 	"bufio"
 	"encoding/json"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -245,4 +246,24 @@ func FuzzParseHandler(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHTTPHeaders: an http handler's headers are filled in as Claude Code
+// fills them in, from the variables allowedEnvVars lists only.
+func TestHTTPHeaders(t *testing.T) {
+	h, ok := ParseHandler([]byte(`{"type":"http","url":"http://127.0.0.1:7421/v1/hooks/claude",
+		"headers":{"Authorization":"Bearer $HOOKWATCH_TOKEN","X-Hookwatch-Host":"${HOOKWATCH_HOST}","X-Other":"$HOME and ${HOME} cost $5, $ or ${}"},
+		"allowedEnvVars":["HOOKWATCH_TOKEN","HOOKWATCH_HOST"]}`))
+	if !ok || h.malformed {
+		t.Fatalf("ParseHandler: %+v", h)
+	}
+	env := map[string]string{"HOOKWATCH_TOKEN": "s3cret", "HOOKWATCH_HOST": "ann-laptop", "HOME": "/home/ann"}
+	got := h.HTTPHeaders(func(k string) string { return env[k] })
+	want := map[string]string{"Authorization": "Bearer s3cret", "X-Hookwatch-Host": "ann-laptop", "X-Other": "$HOME and ${HOME} cost $5, $ or ${}"}
+	if !maps.Equal(got, want) {
+		t.Errorf("HTTPHeaders = %v, want %v", got, want)
+	}
+	if h, _ := ParseHandler([]byte(`{"type":"http","url":"u","headers":["x"]}`)); !h.malformed {
+		t.Errorf("headers of the wrong type: %+v, want malformed", h)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -473,6 +474,90 @@ func (e *env) checkRoundTrip(ctx context.Context) Check {
 	c.Message += "; but the collector did not store session " + session
 	c.Details = append(c.Details, e.logLinesFor(session)...)
 	c.Fix = "export HOOKWATCH_URL=" + e.url + "   # in the environment Claude Code runs hooks with"
+	return c
+}
+
+// httpHandler returns the first of hookwatch's http handlers the settings
+// register, which posts to a collector's HookPath, and its scope.
+func (e *env) httpHandler() (h Handler, scope string, ok bool) {
+	for _, s := range e.settings {
+		for _, h := range s.Handlers {
+			if h.Type == "http" && h.Collector != "" {
+				return h, s.Scope, true
+			}
+		}
+	}
+	return Handler{}, "", false
+}
+
+// checkHTTPRoundTrip posts a synthetic Notification where the http handler
+// h posts, with the headers Claude Code would send from this environment
+// (its token among them), and looks for it in the collector. An http hook
+// cannot spool: what this finds wrong loses events, not delays them.
+func (e *env) checkHTTPRoundTrip(ctx context.Context, h Handler, scope string) Check {
+	c := Check{Name: "round trip (http)"}
+	session := event.ProbeSessionPrefix + event.NewID(e.Now())
+	payload, _ := json.Marshal(map[string]string{
+		"session_id":        session,
+		"transcript_path":   "",
+		"cwd":               e.WorkDir,
+		"hook_event_name":   "Notification",
+		"message":           "hookwatch doctor: round trip",
+		"notification_type": "hookwatch_doctor",
+	})
+	rctx, cancel := context.WithTimeout(ctx, e.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, h.URL, bytes.NewReader(payload))
+	if err != nil {
+		c.Status, c.Message = Fail, fmt.Sprintf("the http hooks post to %s, which is no URL: %v", h.URL, err)
+		c.Fix = e.fix("install", scope, "--mode", "http")
+		return c
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h.http.HTTPHeaders(e.Getenv) {
+		req.Header.Set(k, v)
+	}
+	if e.clientErr != nil {
+		c.Status, c.Message = Fail, e.clientErr.Error()
+		return c
+	}
+	start := time.Now()
+	resp, err := e.client.Do(req)
+	took := time.Since(start)
+	if err != nil {
+		c.Status = Fail
+		c.Message = fmt.Sprintf("POST %s: %v: the http hooks' events are lost while it does not answer (an http hook cannot spool)", h.URL, shortErr(err))
+		c.Fix = "hookwatch serve   # or keep it running: hookwatch service install"
+		return c
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	c.Message = fmt.Sprintf("POST %s answered HTTP %d in %v", h.URL, resp.StatusCode, took.Round(100*time.Microsecond))
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		c.Status = Fail
+		c.Message += ": the collector refuses the token the http hooks send (Authorization: Bearer $" + install.TokenEnv + "), so it drops their events"
+		c.Fix = "export " + install.TokenEnv + "=\"$(cat " + claudecode.ShellQuote(filepath.Join(e.home, hook.TokenFile)) + ")\"   # in the profile Claude Code starts from"
+		return c
+	case resp.StatusCode/100 != 2:
+		c.Status = Fail
+		if s := strings.TrimSpace(string(body)); s != "" {
+			c.Details = append(c.Details, "answer: "+firstLine(s))
+		}
+		c.Message += ": the http hooks' events are not stored"
+		c.Fix = e.fix("install", scope, "--mode", "http")
+		return c
+	}
+	c.Status = OK
+	if strings.TrimRight(h.Collector, "/") != e.url || !e.collector || e.tokenRefused {
+		return c // not HOOKWATCH_URL's collector, which doctor can ask
+	}
+	if e.storedSession(ctx, session) {
+		c.Message += "; the collector stored session " + session
+		return c
+	}
+	c.Status = Fail
+	c.Message += "; but the collector did not store session " + session
 	return c
 }
 

@@ -12,7 +12,9 @@
 // starts with event.ProbeSessionPrefix, so the collector stores it (the check
 // looks for it) but leaves it out of the session list. With no collector to
 // take it, the hook runs in a scratch HOOKWATCH_HOME, so that neither the
-// spool nor hook.log keeps a trace of it.
+// spool nor hook.log keeps a trace of it. With http hooks installed, a
+// second round trip posts one where they post, with the headers Claude Code
+// would send from this environment (the token among them).
 package doctor
 
 import (
@@ -206,6 +208,9 @@ func Run(ctx context.Context, o Options) *Report {
 	r.add(e.checkPolicy())
 	if e.RoundTrip {
 		r.add(e.checkRoundTrip(ctx))
+		if h, scope, ok := e.httpHandler(); ok {
+			r.add(e.checkHTTPRoundTrip(ctx, h, scope))
+		}
 	}
 	r.add(e.checkClaude(ctx))
 	return r

@@ -27,6 +27,9 @@ type Handler struct {
 	// collector it posts to (claudecode.Handler.CollectorURL).
 	URL       string `json:"url,omitempty"`
 	Collector string `json:"collector,omitempty"`
+	// http is the handler as Claude Code reads it, for the headers it
+	// sends (the http round trip).
+	http claudecode.Handler
 	// Launcher reports the plugin's launcher one-liner
 	// (claudecode.PluginLauncher) pasted into a settings file.
 	Launcher bool `json:"launcher,omitempty"`
@@ -104,6 +107,9 @@ func ReadSettings(scope, path string) (*Settings, error) {
 			continue
 		}
 		out := Handler{Event: h.Event, Type: h.Type, Command: h.Command, URL: h.URL}
+		if h.Type == "http" {
+			out.http = h.Handler
+		}
 		out.Collector, _ = h.CollectorURL()
 		switch {
 		case k == claudecode.Launcher:

@@ -304,6 +304,37 @@ func TestDoctorToken(t *testing.T) {
 	wantCheck(t, r, "spool", doctor.OK, "is empty")
 }
 
+// TestDoctorHTTPRoundTrip: with http hooks installed, doctor posts a
+// synthetic event where they post, with the headers Claude Code would send
+// from this environment, and says when the collector would drop their
+// events: its token not exported, the collector down.
+func TestDoctorHTTPRoundTrip(t *testing.T) {
+	e := newTestEnv(t)
+	c := newTestCollectorToken(t, "right")
+	tokenFile := filepath.Join(e.root, "ann.token")
+	if err := os.WriteFile(tokenFile, []byte("right\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustHW(t, "install", "--mode", "http", "--url", c.URL, "--token-file", tokenFile)
+	// The command hooks read the token file; Claude Code's http hooks
+	// send $HOOKWATCH_TOKEN, which is not exported.
+	r, err := runDoctorJSON(t)
+	wantExit1(t, err)
+	wantCheck(t, r, "round trip (http)", doctor.Fail, "POST "+c.URL+"/v1/hooks/claude answered HTTP 401", "refuses the token", "export HOOKWATCH_TOKEN=")
+	wantCheck(t, r, "round trip", doctor.OK, "stored session "+event.ProbeSessionPrefix)
+
+	t.Setenv("HOOKWATCH_TOKEN", "right")
+	r, err = runDoctorJSON(t)
+	if err != nil {
+		t.Fatalf("doctor with the token exported: %v: %+v", err, r.Checks)
+	}
+	wantCheck(t, r, "round trip (http)", doctor.OK, "answered HTTP 2", "stored session "+event.ProbeSessionPrefix)
+
+	c.Close()
+	r, _ = runDoctorJSON(t)
+	wantCheck(t, r, "round trip (http)", doctor.Fail, "lost while it does not answer")
+}
+
 func TestDoctorUsage(t *testing.T) {
 	newTestEnv(t)
 	if _, _, err := hw(t, "", "doctor", "extra"); !errors.Is(err, errUsage) {

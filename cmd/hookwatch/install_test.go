@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/doctor"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
@@ -158,6 +159,8 @@ func newTestCollectorToken(t *testing.T, token string) *testCollector {
 		db.Close()
 		t.Fatal(err)
 	}
+	// As serve's: the http hooks post there.
+	srv.Handle("POST "+claudecode.HookPath, srv.HandleClaudeHook(collector.ClaudeHookConfig{Home: t.TempDir()}))
 	c := &testCollector{agents: `{"agents":[]}`}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/sessions/{id}/agents", func(w http.ResponseWriter, r *http.Request) {
