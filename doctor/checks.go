@@ -125,9 +125,18 @@ func (e *env) checkSpool() Check {
 		c.Fix = "move it away, or export HOOKWATCH_HOME=<a directory> in the shell Claude Code starts from"
 		return c
 	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		c.Message = dir + " is empty"
-		return c
+	if _, err := os.Stat(dir); err != nil {
+		// The first event spooled makes it: it must be able to.
+		if probe, perr := probeDir(dir); perr != nil {
+			c.Status = Fail
+			c.Message = fmt.Sprintf("%s cannot be created (%s: %v): the hook has nowhere to spool events while the collector is down", dir, probe, patherr.Strip(perr, probe))
+			c.Fix = "export HOOKWATCH_HOME=<a directory you can write>   # in the shell Claude Code starts from"
+			return c
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			c.Message = dir + " is empty"
+			return c
+		}
 	}
 	sp, err := spool.Open(dir, spool.Options{})
 	var st spool.Stats
@@ -230,6 +239,10 @@ func (e *env) checkDatabase(ctx context.Context) Check {
 	}
 	dir := filepath.Dir(path)
 	fixDir := "export HOOKWATCH_DB=<a writable path>.db"
+	// The default database is in the home: one that cannot be made there
+	// is the home's to fix (the spool check says so too).
+	defaultDB := e.Getenv("HOOKWATCH_DB") == "" && within(path, e.home)
+	const fixHome = "export HOOKWATCH_HOME=<a directory you can write>   # in the shell Claude Code starts from"
 	if fi, err := os.Stat(path); err == nil {
 		if fi.IsDir() {
 			c.Status, c.Message, c.Fix = Fail, path+" is a directory, not a database", fixDir
@@ -252,7 +265,47 @@ func (e *env) checkDatabase(ctx context.Context) Check {
 		}
 	}
 	// The nearest existing directory decides: serve creates the rest.
-	probe := dir
+	probe, err := probeDir(dir)
+	switch {
+	case errors.Is(err, errNotDir):
+		// The database's directory is under a file: when that file is
+		// the home, the home is what to fix (the spool check says so
+		// too), not the database.
+		c.Status, c.Message = Fail, fmt.Sprintf("%s is a file, not a directory: %s cannot be created under it", probe, path)
+		switch {
+		case probe == e.home:
+			c.Message = fmt.Sprintf("%s (HOOKWATCH_HOME) is a file, not a directory: the database %s cannot be created in it", probe, path)
+			c.Fix = "move it away, or export HOOKWATCH_HOME=<a directory>"
+		case defaultDB:
+			c.Fix = fixHome
+		default:
+			c.Fix = fixDir
+		}
+		return c
+	case err != nil:
+		c.Status, c.Message = Fail, fmt.Sprintf("cannot write in %s: %v", probe, patherr.Strip(err, probe))
+		c.Fix = fixDir
+		if defaultDB {
+			c.Fix = fixHome
+		}
+		return c
+	}
+	c.Message = path + " is writable"
+	if probe != dir {
+		c.Message = path + " can be created"
+	}
+	return c
+}
+
+// errNotDir is probeDir's error for a path under a file.
+var errNotDir = errors.New("a file, not a directory")
+
+// probeDir returns the nearest directory at or above path that exists, and
+// whether a file can be made in it: a program that creates path would have
+// to. It makes a file there and removes it; errNotDir when the nearest
+// path that exists is a file.
+func probeDir(path string) (probe string, err error) {
+	probe = path
 	for {
 		if _, err := os.Stat(probe); err == nil || filepath.Dir(probe) == probe {
 			break
@@ -260,31 +313,21 @@ func (e *env) checkDatabase(ctx context.Context) Check {
 		probe = filepath.Dir(probe)
 	}
 	if fi, err := os.Stat(probe); err == nil && !fi.IsDir() {
-		// The database's directory is under a file: when that file is
-		// the home, the home is what to fix (the spool check says so
-		// too), not the database.
-		c.Status, c.Message = Fail, fmt.Sprintf("%s is a file, not a directory: %s cannot be created under it", probe, path)
-		if probe == e.home {
-			c.Message = fmt.Sprintf("%s (HOOKWATCH_HOME) is a file, not a directory: the database %s cannot be created in it", probe, path)
-			c.Fix = "move it away, or export HOOKWATCH_HOME=<a directory>"
-		} else {
-			c.Fix = fixDir
-		}
-		return c
+		return probe, errNotDir
 	}
 	f, err := os.CreateTemp(probe, ".hookwatch-doctor-*")
 	if err != nil {
-		c.Status, c.Message = Fail, fmt.Sprintf("cannot write in %s: %v", probe, patherr.Strip(err, probe))
-		c.Fix = fixDir
-		return c
+		return probe, err
 	}
 	f.Close()
 	os.Remove(f.Name())
-	c.Message = path + " is writable"
-	if probe != dir {
-		c.Message = path + " can be created"
-	}
-	return c
+	return probe, nil
+}
+
+// within reports whether path is dir or under it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // checkPolicy validates the policy files that exist.

@@ -661,6 +661,39 @@ func TestHomeIsAFile(t *testing.T) {
 	}
 }
 
+// TestHomeCannotBeMade: a HOOKWATCH_HOME that does not exist and cannot be
+// made (under a file; under /proc, where nothing can be made) fails the
+// spool check, and the default database's check, with a fix about the home.
+func TestHomeCannotBeMade(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	homes := []string{filepath.Join(file, "sub", "hw")}
+	if fi, err := os.Stat("/proc/self"); err == nil && fi.IsDir() {
+		homes = append(homes, "/proc/hookwatch-nope")
+	}
+	for _, home := range homes {
+		env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": home, "HOOKWATCH_URL": "http://127.0.0.1:1"}
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"),
+			Version: "test", Timeout: time.Second, Database: filepath.Join(home, "hookwatch.db")})
+		seen := 0
+		for _, c := range r.Checks {
+			if c.Name != "spool" && c.Name != "database" {
+				continue
+			}
+			seen++
+			if c.Status != Fail || !strings.Contains(c.Fix, "HOOKWATCH_HOME=") || strings.Contains(c.Fix, "HOOKWATCH_DB") {
+				t.Errorf("HOOKWATCH_HOME=%s: %s check %+v", home, c.Name, c)
+			}
+		}
+		if seen != 2 {
+			t.Fatalf("%d of the spool and database checks", seen)
+		}
+	}
+}
+
 // TestHTTPHooksElsewhere: http hooks posting to another collector than
 // HOOKWATCH_URL, where the command hooks of the events without an http
 // handler post, is a warning with the export that joins them.
