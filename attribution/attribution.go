@@ -94,7 +94,7 @@ const (
 // a virtual session) is not served as it was. Raise it with any change to
 // what Build returns for the same events; TestModelVersion holds it to the
 // golden models of the real captures.
-const ModelVersion = 2
+const ModelVersion = 3
 
 // VirtualPrefix starts the id of a virtual session, which addresses one
 // subagent like a session: VirtualPrefix + session_id + "--" + agent_id
@@ -150,7 +150,7 @@ const (
 	StatusOK          = "ok"          // PostToolUse (or a non-error PostToolBatch result)
 	StatusError       = "error"       // PostToolUseFailure, or a <tool_use_error> result
 	StatusInterrupted = "interrupted" // PostToolUseFailure is_interrupt, or Codex Interrupt
-	StatusDenied      = "denied"      // PermissionDenied, or an enforced policy deny
+	StatusDenied      = "denied"      // PermissionDenied, an enforced policy deny, or the client's denial (deniedText)
 	StatusRejected    = "rejected"    // only in PostToolBatch as <tool_use_error>, no PreToolUse
 )
 

@@ -1121,6 +1121,8 @@ func (b *sessionBuilder) finishCall(c *callState) {
 		tc.Status, end, tc.Error = StatusError, c.failure, c.failErr
 		if c.isIntr {
 			tc.Status = StatusInterrupted
+		} else if msg, ok := deniedText(c.failErr); ok {
+			tc.Status, tc.Error = StatusDenied, msg
 		}
 	case c.post != nil:
 		tc.Status, end = StatusOK, c.post
@@ -1136,7 +1138,13 @@ func (b *sessionBuilder) finishCall(c *callState) {
 	case c.batch != nil:
 		end = c.batch
 		msg, isErr := toolUseError(c.batchRes)
+		denial, denied := "", false
+		if text, ok := responseText(c.batchRes); ok {
+			denial, denied = deniedText(text)
+		}
 		switch {
+		case denied:
+			tc.Status, tc.Error = StatusDenied, denial
 		case isErr && c.pre == nil:
 			tc.Status, tc.Error = StatusRejected, msg
 		case isErr:

@@ -262,6 +262,36 @@ func toolUseErrorText(text string) (string, bool) {
 	return strings.TrimSpace(t), true
 }
 
+// deniedText reports whether text, what a call answered in place of its
+// result (a PostToolBatch's tool_response, a PostToolUseFailure's error),
+// is the client's word that the call was denied rather than run, and
+// returns its message without a <tool_use_error> wrapper. The client
+// denies a call by a permission rule or the user's no, in the message
+// families it names itself ("Permission to use …", "Permission for this
+// …", "Permission to edit …" and a path "denied by your permission
+// settings"; "The user doesn't want to proceed with this tool use"), and
+// reports a PreToolUse hook that blocked the call as "PreToolUse:<tool>
+// hook error: <why>". A call that ran answers with its own result instead,
+// and its PostToolUse or PostToolUseFailure comes first (finishCall).
+func deniedText(text string) (string, bool) {
+	t := strings.TrimSpace(text)
+	if m, ok := toolUseErrorText(t); ok {
+		t = m
+	}
+	switch {
+	case strings.HasPrefix(t, "Permission to use "), strings.HasPrefix(t, "Permission for this "), strings.HasPrefix(t, "Permission to edit "):
+		return t, strings.Contains(t, " denied")
+	case strings.HasPrefix(t, "File is in a directory that is denied by your permission settings"),
+		strings.HasPrefix(t, "The user doesn't want to proceed with this tool use"):
+		return t, true
+	}
+	if rest, ok := strings.CutPrefix(t, "PreToolUse:"); ok {
+		tool, _, ok := strings.Cut(rest, " hook error: ")
+		return t, ok && tool != "" && !strings.ContainsAny(tool, " \n")
+	}
+	return "", false
+}
+
 // isStringOrNull reports whether a member's raw value (nil when absent) is
 // a JSON string, null or absent.
 func isStringOrNull(raw json.RawMessage) bool {

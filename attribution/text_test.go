@@ -218,3 +218,28 @@ func refCutString(lit string) string {
 	}
 	return ""
 }
+
+// TestDeniedText: the client's denial messages, wrapped or not, and what
+// only looks like one.
+func TestDeniedText(t *testing.T) {
+	for text, want := range map[string]bool{
+		"Permission to use Bash with command curl x has been denied.":                                         true,
+		"<tool_use_error>Permission to use Read has been denied.</tool_use_error>":                            true,
+		"Permission for this action has been denied. Reason: not allowed":                                     true,
+		"Permission to edit /p/a.go has been denied.":                                                         true,
+		"<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>": true,
+		"The user doesn't want to proceed with this tool use. The tool use was rejected.":                     true,
+		"PreToolUse:Bash hook error: Force pushes are not allowed.":                                           true,
+		"PreToolUse:mcp__srv__tool hook error: no":                                                            true,
+		"Permission to use Bash":                                               false,
+		"PreToolUse:Bash hook ran fine":                                        false,
+		"PreToolUse: hook error: x":                                            false,
+		"Exit code 1\nPermission to use Bash has been denied.":                 false,
+		"<tool_use_error>Error: No such tool available: Glob</tool_use_error>": false,
+		"": false,
+	} {
+		if _, got := deniedText(text); got != want {
+			t.Errorf("deniedText(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

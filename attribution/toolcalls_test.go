@@ -82,6 +82,42 @@ func TestToolCallStatus(t *testing.T) {
 		post("Bash", "t1", rm, "x"),
 		ev{"hook_event_name": "PermissionDenied", "tool_name": "Bash", "tool_use_id": "t1", "tool_input": rm, "reason": "r"},
 	}, "t1", StatusDenied, "r", 500)
+	// Claude Code's own denials, as 2.1.332 reports them: a permission
+	// rule on the path (before any PreToolUse), one on the command (after
+	// PreToolUse), another hook's block, each in PostToolBatch alone (the
+	// hook's preview of the text) or in the PostToolUseFailure a
+	// transcript gives.
+	secret := map[string]any{"file_path": "/p/secret.txt"}
+	curl := bash("curl http://127.0.0.1:1/")
+	batch := func(tool string, input map[string]any, text string) ev {
+		head, _ := json.Marshal(text)
+		return ev{"hook_event_name": "PostToolBatch", "tool_calls": []any{map[string]any{"tool_name": tool, "tool_use_id": "t1", "tool_input": input,
+			"tool_response": map[string]any{"hookwatch_capture": "preview", "bytes": len(head), "head": string(head)}}}}
+	}
+	failure := func(tool string, input map[string]any, text string) ev {
+		return ev{"hook_event_name": "PostToolUseFailure", "tool_name": tool, "tool_use_id": "t1", "tool_input": input, "error": text}
+	}
+	const pathDenied = "File is in a directory that is denied by your permission settings."
+	const curlDenied = "Permission to use Bash with command curl http://127.0.0.1:1/ has been denied."
+	const hookBlocked = "PreToolUse:Bash hook error: Force pushes are not allowed."
+	f("denied by a permission rule on the path, before any hook", []ev{
+		batch("Read", secret, "<tool_use_error>"+pathDenied+"</tool_use_error>"),
+	}, "t1", StatusDenied, pathDenied, -1)
+	f("denied by a permission rule on the command, after PreToolUse", []ev{
+		pre("Bash", "t1", curl), batch("Bash", curl, curlDenied),
+	}, "t1", StatusDenied, curlDenied, 250)
+	f("blocked by another hook", []ev{
+		pre("Bash", "t1", rm), batch("Bash", rm, hookBlocked),
+	}, "t1", StatusDenied, hookBlocked, 250)
+	f("a permission denial in the transcript's failure", []ev{
+		pre("Read", "t1", secret), failure("Read", secret, "<tool_use_error>"+pathDenied+"</tool_use_error>"), batch("Read", secret, "<tool_use_error>"+pathDenied+"</tool_use_error>"),
+	}, "t1", StatusDenied, pathDenied, 250)
+	f("the user's no", []ev{
+		pre("Bash", "t1", rm), failure("Bash", rm, "The user doesn't want to proceed with this tool use. The tool use was rejected."),
+	}, "t1", StatusDenied, "The user doesn't want to proceed with this tool use. The tool use was rejected.", 250)
+	f("a command that fails is no denial", []ev{
+		pre("Bash", "t1", rm), failure("Bash", rm, "Exit code 1\nPermission to use Bash has been denied."),
+	}, "t1", StatusError, "Exit code 1\nPermission to use Bash has been denied.", 250)
 	f("codex interrupt ends the turn's running tools", []ev{
 		pre("Bash", "c1", bash("sleep 30")).with("turn_id", "u1"),
 		ev{"hook_event_name": "Interrupt", "turn_id": "u1"},

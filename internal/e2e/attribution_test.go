@@ -571,6 +571,28 @@ func testAttribution(t *testing.T, c *collectorProc, cl Client) {
 		}
 	})
 
+	t.Run("PermissionDenials", func(t *testing.T) {
+		t.Parallel()
+		a := c.newEnv(t, cl)
+		writeFile(t, filepath.Join(a.Project, ".claude", "settings.json"), DenyingSettings)
+		writeFile(t, filepath.Join(a.Project, "secret.txt"), "s3cret\n")
+		res := a.Play(PermissionDenials(a.Project))
+		a.settle()
+		blocks := replies(a.Model.Requests(), "[e2e:permission-denials]")
+		calls := a.c.toolCalls(t, res.SessionID)
+		if len(blocks) != 2 || len(calls) != 2 {
+			t.Fatalf("calls %v, model calls %v", calls, blocks)
+		}
+		for _, got := range calls {
+			if got.Status != "denied" || !strings.Contains(got.Error, "denied") {
+				t.Errorf("%s %s: status %s error %q, want denied", got.ToolName, got.ToolUseID, got.Status, got.Error)
+			}
+		}
+		if s := a.c.session(t, res.SessionID); s.Counts["denials"] != 2 || s.Counts["failures"] != 0 {
+			t.Errorf("session counts %v, want 2 denials and no failure", s.Counts)
+		}
+	})
+
 	t.Run("RejectedCall", func(t *testing.T) {
 		t.Parallel()
 		a := c.newEnv(t, cl)

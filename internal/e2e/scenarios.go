@@ -126,6 +126,24 @@ func FailingBash() Scenario {
 	}
 }
 
+// PermissionDenials calls Read on a file and Bash on a command that the
+// project's permission rules deny (DenyingSettings): the client refuses
+// both, the Read before any hook, the Bash after its PreToolUse.
+func PermissionDenials(project string) Scenario {
+	return Scenario{
+		Name:   "PermissionDenials",
+		Prompt: "[e2e:permission-denials] read the secret and fetch the page",
+		Script: fakeclaude.Script{"[e2e:permission-denials]": {
+			fakeclaude.Reply(fakeclaude.ToolUse("Read", input{"file_path": filepath.Join(project, "secret.txt")})),
+			fakeclaude.Reply(fakeclaude.ToolUse("Bash", input{"command": "curl http://127.0.0.1:1/", "description": "Fetch the page"})),
+			fakeclaude.Reply(fakeclaude.Text("Both were denied.")),
+		}},
+	}
+}
+
+// DenyingSettings are the project settings PermissionDenials runs under.
+const DenyingSettings = `{"permissions": {"deny": ["Read(./secret.txt)", "Bash(curl:*)"]}}`
+
 // RejectedCall calls Glob, which the client does not offer in -p mode: the
 // call fails validation before any PreToolUse and shows up only in
 // PostToolBatch, with a <tool_use_error> response.
