@@ -51,7 +51,7 @@ Examples:
 func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("prune", pruneSynopsis, stdout, stderr)
 	var age duration
-	fs.Var(&age, "older-than", "delete the sessions whose latest event is older than this (90d, 36h, 2w)")
+	fs.Var(&age, "older-than", "delete the sessions whose latest event is older than this (90d, 36h, 2w; at least 1h: m is minutes)")
 	dbFlag := dbFlagVar(fs)
 	usageTrailer(fs, pruneExamples)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
@@ -59,6 +59,9 @@ func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if age <= 0 {
 		return fmt.Errorf("%w: prune needs --older-than AGE (90d, 36h, 2w)", errUsage)
+	}
+	if err := age.retention("older-than"); err != nil {
+		return err
 	}
 	db, name, err := openExistingStore(ctx, *dbFlag, hook.Home(os.Getenv))
 	if errors.Is(err, errNoDatabase) {
@@ -101,6 +104,20 @@ func (d *duration) Set(s string) error {
 	v, err := parseAge(s)
 	*d = duration(v)
 	return err
+}
+
+// minRetention is the least age prune and serve --retain take: what is
+// more recent may be a session running now, and an age under an hour is
+// far more often "1m" written for a month, which is a minute, than meant.
+const minRetention = time.Hour
+
+// retention checks d as the age of the sessions to delete, given as
+// --flag: minRetention or more.
+func (d duration) retention(flag string) error {
+	if time.Duration(d) >= minRetention {
+		return nil
+	}
+	return fmt.Errorf("%w: --%s %v deletes every session older than %v: refused under %v (a month is 30d; m is minutes)", errUsage, flag, time.Duration(d), time.Duration(d), minRetention)
 }
 
 // parseAge reads "90d", "2w", "36h", "90m"…: positive.

@@ -71,6 +71,44 @@ func TestParseSize(t *testing.T) {
 	f("10XB", -1)
 }
 
+// TestPruneRefusesRecentAges: an age under an hour, "1m" written for a
+// month most often, deletes nothing, in prune and in serve --retain alike.
+func TestPruneRefusesRecentAges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hw.db")
+	db, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := storetest.MustEvent(t, storetest.Envelope(event.RuntimeClaudeCode, time.Now().Add(-10*time.Minute),
+		storetest.P("session_id", "ten-minutes-old", "hook_event_name", "Stop")))
+	if _, err := db.Insert(context.Background(), []store.Event{st}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, args := range [][]string{
+		{"prune", "--older-than", "1m", "--db", path},
+		{"prune", "--older-than", "59m", "--db", path},
+		{"serve", "--retain", "5m", "--db", path, "--addr", "127.0.0.1:0"},
+	} {
+		err := run(context.Background(), args, nil, io.Discard, io.Discard)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "a month is 30d") {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+	db, err = sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Session(context.Background(), "ten-minutes-old"); err != nil {
+		t.Errorf("the session is gone: %v", err)
+	}
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"prune", "--older-than", "1h", "--db", path}, nil, &stdout, io.Discard); err != nil || !strings.Contains(stdout.String(), "deleted 0 sessions") {
+		t.Errorf("prune --older-than 1h: %v, %q", err, stdout.String())
+	}
+}
+
 // TestPrune runs `hookwatch prune` on both backends: the old session goes,
 // whole, the recent one stays.
 func TestPrune(t *testing.T) {

@@ -49,7 +49,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	dbFlag := dbFlagVar(fs)
 	var retain duration
 	var retainSize byteSize
-	fs.Var(&retain, "retain", "delete sessions whose latest event is older than this, in the background (90d, 2w; default: keep all)")
+	fs.Var(&retain, "retain", "delete sessions whose latest event is older than this, in the background (90d, 2w; at least 1h: m is minutes; default: keep all)")
 	fs.Var(&retainSize, "retain-size", "delete the least recently active sessions while the SQLite database holds more than this (10GB)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
@@ -72,6 +72,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	usageTrailer(fs, serveEnvHelp)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
+	}
+	if retain > 0 {
+		if err := retain.retention("retain"); err != nil {
+			return err
+		}
 	}
 	if err := checkListenAddr(*addr); err != nil {
 		return fmt.Errorf("%w: --addr %q (or HOOKWATCH_ADDR): %v", errUsage, *addr, err)
