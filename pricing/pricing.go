@@ -44,7 +44,18 @@ func Builtin() *Table {
 	sonnet := Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite5m: 3.75, CacheWrite1h: 6}
 	haiku45 := Price{Input: 1, Output: 5, CacheRead: 0.1, CacheWrite5m: 1.25, CacheWrite1h: 2}
 	haiku35 := Price{Input: 0.8, Output: 4, CacheRead: 0.08, CacheWrite5m: 1, CacheWrite1h: 1.6}
-	return &Table{Date: "2025-11-24", Models: map[string]Price{
+	// Claude Code's default model from 2.1.332 on, and its lineup. Not
+	// here: Haiku 5.5, whose price depends on each request's prompt
+	// length, which a response's usage does not say; Fable 5.1, whose
+	// cache prices were not published beside its base ones.
+	opus55 := Price{Input: 4, Output: 20, CacheRead: 0.2, CacheWrite5m: 5, CacheWrite1h: 8}
+	sonnet5 := Price{Input: 2, Output: 10, CacheRead: 0.2, CacheWrite5m: 2.5, CacheWrite1h: 4}
+	sonnet55 := Price{Input: 2, Output: 10, CacheRead: 0.1, CacheWrite5m: 2.5, CacheWrite1h: 4} // cache reads cut on 2026-10-07
+	return &Table{Date: "2026-12-01", Models: map[string]Price{
+		"claude-opus-5-5":   opus55,
+		"claude-opus-5":     opus45,
+		"claude-sonnet-5-5": sonnet55,
+		"claude-sonnet-5":   sonnet5,
 		"claude-opus-4-5":   opus45,
 		"claude-opus-4-1":   opus4,
 		"claude-opus-4":     opus4,

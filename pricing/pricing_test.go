@@ -25,6 +25,10 @@ func TestCost(t *testing.T) {
 	f("claude-sonnet-4-5", pricing.Tokens{CacheWrite: 2_000_000, CacheWrite1h: 1_000_000}, 3.75+6, true)
 	f("claude-opus-4-5-20251101", pricing.Tokens{Input: 10, Output: 5}, (10*5+5*25)/1e6, true)
 	f("claude-opus-4-1-20250805", pricing.Tokens{Input: 10, Output: 5}, (10*15+5*75)/1e6, true)
+	// 2.1.332's default model.
+	f("claude-opus-5-5", pricing.Tokens{Input: 1_000_000, Output: 1_000_000, CacheRead: 1_000_000}, 4+20+0.2, true)
+	f("claude-opus-5-5[1m]", pricing.Tokens{CacheWrite: 2_000_000, CacheWrite1h: 1_000_000}, 5+8, true)
+	f("claude-sonnet-5-5", pricing.Tokens{CacheRead: 1_000_000}, 0.1, true)
 	// Not guessed: an unknown model, or a version the table does not name.
 	f("claude-opus-4-8", pricing.Tokens{Input: 10}, 0, false)
 	f("gpt-5", pricing.Tokens{Input: 10}, 0, false)
