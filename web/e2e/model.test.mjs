@@ -6,7 +6,7 @@
 //   HOOKWATCH_URL=… HW_REAL=… node --test model.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SessionModel, MAIN, callMatches, callsTouching, emptyFilters, eventMatches, toolSummary, eventSummary, outputOf, contextPoints } from '../static/lib/model.js';
+import { SessionModel, MAIN, callMatches, callsTouching, emptyFilters, eventMatches, markerMatches, toolSummary, eventSummary, outputOf, contextPoints } from '../static/lib/model.js';
 import { readable, outputView } from '../static/lib/output.js';
 import { fmtDur, fmtAge, fmtPct, quantile, projectOf, truncate, plural } from '../static/lib/format.js';
 import { sseParser, withQuery } from '../static/lib/api.js';
@@ -265,6 +265,19 @@ test('model messages upsert agents and calls, and a snapshot older than a change
   // Another session's message is not applied.
   assert.equal(m.applyModel({ session_id: 'other', tool_calls: [{ tool_use_id: 'x', status: 'ok' }] }, 15), false);
   assert.equal(m.calls.has('x'), false);
+});
+
+test('a copy draws no marker of its own but in the raw view: one prompt, one end', () => {
+  const m = new SessionModel('s');
+  const at = (s) => new Date(Date.UTC(2026, 0, 1, 12, 0, s)).toISOString();
+  const ev = (seq, kind, event, copy, payload) => ({ seq, session_id: 's', kind, event, time: at(seq), copy, envelope: { payload: { hook_event_name: event, ...payload } } });
+  m.addEvent(ev(1, 'hook', 'UserPromptSubmit', false, { prompt: 'go' }));
+  m.addEvent(ev(2, 'rollout', 'UserPromptSubmit', true, { prompt: 'go' }));
+  m.addEvent(ev(3, 'hook', 'SessionEnd', false, { reason: 'other' }));
+  m.addEvent(ev(4, 'rollout', 'SessionEnd', true, { reason: 'other' }));
+  const shown = (raw) => m.markers.filter((k) => markerMatches(k, { ...emptyFilters(), raw })).map((k) => [k.kind, k.seq]);
+  assert.deepEqual(shown(false), [['prompt', 1], ['end', 3]]);
+  assert.deepEqual(shown(true), [['prompt', 1], ['prompt', 2], ['end', 3], ['end', 4]]);
 });
 
 test('a streamed copy marks the hook\'s event it copies, before or after the listing brings it', () => {

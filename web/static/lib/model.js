@@ -98,10 +98,12 @@ export function snapshotOf(ev) {
   return { t: ms(ev.time), tokens, size, pct, cost: num(cost.total_cost_usd) };
 }
 
-// markerOf returns the timeline marker an event draws, or null.
+// markerOf returns the timeline marker an event draws, or null. A copy
+// (what a transcript or a rollout recorded of what a hook delivered) draws
+// one that only the raw view shows (markerMatches).
 function markerOf(ev, t, agent) {
   const p = payloadOf(ev);
-  const mk = (kind, label) => ({ t, kind, agent, seq: ev.seq, label: label || '', event: ev.event });
+  const mk = (kind, label) => ({ t, kind, agent, seq: ev.seq, label: label || '', event: ev.event, copy: ev.copy === true });
   switch (ev.event) {
     case 'SessionStart': return mk(p.source === 'compact' ? 'compact' : 'start', str(p.source));
     case 'SessionEnd': return mk('end', str(p.reason));
@@ -763,6 +765,7 @@ export function callMatches(c, f) {
 
 /** markerMatches reports whether a marker passes the filters. */
 export function markerMatches(m, f) {
+  if (!f.raw && m.copy) return false;
   if (f.agent != null && m.agent !== f.agent) return false;
   if (f.tool || f.status || f.subtype || f.effect) return false;
   if (f.event && m.event !== f.event) return false;
