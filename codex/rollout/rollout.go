@@ -613,21 +613,19 @@ func (r *Reader) usage(rec record, it item) []event.Envelope {
 	r.total = *it.Info.Total
 	last := it.Info.Last
 	id := r.thread + ":" + strconv.FormatInt(*rec.Ordinal, 10)
-	p := map[string]any{"session_id": r.session, "transcript_path": r.path, "cwd": r.cwd, "message_id": id,
-		"usage": map[string]int64{
-			"input_tokens":                max(last.Input-last.CachedInput, 0),
-			"cache_read_input_tokens":     last.CachedInput,
-			"cache_creation_input_tokens": last.CacheWrite,
-			"output_tokens":               last.Output,
-		}}
+	// Its turn and agent as every record's: the prompt id is the turn's
+	// for the main agent's only (event.PromptOf), as on the hooks' events;
+	// a subagent's turn is no prompt of the user's.
+	p := r.common(r.turn)
+	p["message_id"] = id
+	p["usage"] = map[string]int64{
+		"input_tokens":                max(last.Input-last.CachedInput, 0),
+		"cache_read_input_tokens":     last.CachedInput,
+		"cache_creation_input_tokens": last.CacheWrite,
+		"output_tokens":               last.Output,
+	}
 	if r.model != "" {
 		p["model"] = r.model
-	}
-	if r.turn != "" {
-		p["turn_id"], p["prompt_id"] = r.turn, r.turn // a Codex turn is one prompt's
-	}
-	if r.thread != r.session {
-		p["agent_id"] = r.thread
 	}
 	return []event.Envelope{r.envelope(p, UsageEvent, "usage-"+strconv.FormatInt(*rec.Ordinal, 10), rec.Timestamp, nil)}
 }

@@ -550,3 +550,37 @@ func otherCase(data []byte, keys ...string) bool {
 	})
 	return found
 }
+
+// TestReadUsagePrompt: a response's usage names the turn it was spent in,
+// and its prompt as the hooks' events name it (event.PromptOf): the
+// turn's for the main agent, none for a subagent, whose turn is no prompt
+// of the user's. The subagent's rollout is a real one of Codex 0.169,
+// spawned by spawn_agent.
+func TestReadUsagePrompt(t *testing.T) {
+	for name, sub := range map[string]bool{
+		"rollout-2026-12-01T03-54-03-01a22fbc-f7e2-7d32-aa89-c0fb650dcf4f.jsonl": true,
+		"rollout-2026-11-30T00-30-19-01a229dc-18be-7000-9cea-a05da2ec00c3.jsonl": false,
+	} {
+		envs, err := Read(filepath.Join("..", "testdata", name), "h", "u")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range envs {
+			p, err := event.Decode(e.Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Name() != UsageEvent {
+				continue
+			}
+			n++
+			if p.TurnID == "" || (p.AgentID != "") != sub || sub && p.PromptID != "" || !sub && p.PromptID != p.TurnID {
+				t.Errorf("%s: usage of agent %q, turn %q, prompt %q", name, p.AgentID, p.TurnID, p.PromptID)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no usage read", name)
+		}
+	}
+}
