@@ -588,6 +588,17 @@ test('the Numbers tab fits its tables in the page', async () => {
   await page.close();
 });
 
+test('the Numbers tab of a Codex session gives advice that fits Codex', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(CODEX) + '?tab=numbers');
+  await loaded(page);
+  const curve = page.getByTestId('curve-none');
+  await curve.waitFor();
+  assert.match(await curve.innerText(), /Codex tells hooks nothing of its context window/);
+  assert.doesNotMatch(await page.locator('.numbers').innerText(), /statusLine command|hookwatch import/);
+  clean(seen);
+  await page.close();
+});
+
 test('the comparison: live on a direct link, and plain words when it cannot compare', async () => {
   const fork = (await api('/v1/sessions/' + encodeURIComponent(REAL))).body.child_session_ids[0];
   const { page, seen } = await open(`/#/compare/${encodeURIComponent(REAL)}/${encodeURIComponent(fork)}`);

@@ -541,7 +541,8 @@ function Curve({ model, version }) {
     }).catch((e) => setErr(String(e.message || e)));
     return () => { gone = true; if (plot) plot.destroy(); };
   }, [version, n]);
-  if (!n) return html`<p class="muted">No statusLine snapshots and no resume in this session: configure hookwatch as the statusLine command to record the context window and cost.</p>`;
+  if (!n && model.session?.runtime === 'codex') return html`<p class="muted" data-testid="curve-none">Codex tells hooks nothing of its context window: the curve is drawn from Claude Code's status line.</p>`;
+  if (!n) return html`<p class="muted" data-testid="curve-none">No statusLine snapshots and no resume in this session: configure hookwatch as the statusLine command (<code>hookwatch install --statusline</code>) to record the context window and cost.</p>`;
   return html`<div class="curve" ref=${ref} data-testid="curve" data-points=${n}></div>${err && html`<p class="error">${err}</p>`}`;
 }
 
@@ -576,8 +577,11 @@ function UsageSection({ model, agentName, numbers }) {
     const n = numbers.get(t.prompt_id);
     return { label: `${n ? 'turn ' + n : 'turn –'}${t.prompt_id ? ' · ' + shortID(t.prompt_id, 8) : ''}`, u: t };
   });
+  if (!sess.usage && !agents.length && sess.runtime === 'codex') {
+    return html`<p class="muted" data-testid="usage-none">No token usage yet: the collector reads it from the session's rollout as Codex writes it (<code>hookwatch serve --codex-rollouts</code>, on by default).</p>`;
+  }
   if (!sess.usage && !agents.length) {
-    return html`<p class="muted">No token usage yet: run <code>hookwatch import</code> to read it from the session's transcripts.</p>`;
+    return html`<p class="muted" data-testid="usage-none">No token usage from the session's transcripts yet: the collector reads them as Claude Code writes them (<code>hookwatch serve --watch-transcripts</code>, on by default), and <code>hookwatch import</code> reads those written before it ran.</p>`;
   }
   const total = sess.usage ? [{ label: 'session (all agents)', u: sess.usage }] : [];
   return html`
