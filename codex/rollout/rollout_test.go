@@ -557,11 +557,13 @@ func otherCase(data []byte, keys ...string) bool {
 // of the user's. The subagent's rollout is a real one of Codex 0.169,
 // spawned by spawn_agent.
 func TestReadUsagePrompt(t *testing.T) {
+	// The subagent's rollout is this package's alone: the sessions of
+	// the shared fixtures are whole sessions, for the commands' tests.
 	for name, sub := range map[string]bool{
-		"rollout-2026-12-01T03-54-03-01a22fbc-f7e2-7d32-aa89-c0fb650dcf4f.jsonl": true,
-		"rollout-2026-11-30T00-30-19-01a229dc-18be-7000-9cea-a05da2ec00c3.jsonl": false,
+		filepath.Join("testdata", "rollout-2026-12-01T03-54-03-01a22fbc-f7e2-7d32-aa89-c0fb650dcf4f.jsonl"):       true,
+		filepath.Join("..", "testdata", "rollout-2026-11-30T00-30-19-01a229dc-18be-7000-9cea-a05da2ec00c3.jsonl"): false,
 	} {
-		envs, err := Read(filepath.Join("..", "testdata", name), "h", "u")
+		envs, err := Read(name, "h", "u")
 		if err != nil {
 			t.Fatal(err)
 		}
