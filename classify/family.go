@@ -1,6 +1,9 @@
 package classify
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Tool families (Meta.Family, attribution.ToolCall.Family): what kind of
 // tool a call used, from its name alone.
@@ -42,6 +45,17 @@ var families = map[string]string{
 	"update_plan": FamilyTask,
 
 	"ListMcpResourcesTool": FamilyMCPCall, "ReadMcpResourceTool": FamilyMCPCall,
+}
+
+// ToolNames returns the tools whose family Family knows by name, sorted:
+// Claude Code's and Codex's own (MCP tools, named mcp__…, are not).
+func ToolNames() []string {
+	names := make([]string, 0, len(families))
+	for n := range families {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // Family classifies a tool by name: mcp__<server>__<tool> is mcp_call, the

@@ -19,7 +19,7 @@ func TestCheck(t *testing.T) {
 	}
 	buf.Reset()
 	err := Check(&buf, "testdata/check/bad.yaml", "testdata/nope.yaml")
-	if err == nil || err.Error() != "policy check failed: 10 problems" {
+	if err == nil || err.Error() != "policy check failed: 14 problems" {
 		t.Fatalf("err %v", err)
 	}
 	golden(t, "check/bad.golden", buf.String())
@@ -56,7 +56,7 @@ func TestDryRun(t *testing.T) {
 
 	var bad bytes.Buffer
 	err := Test(&bad, "", "testdata/check/bad.yaml", bytes.NewReader(all), false)
-	if err == nil || !strings.Contains(err.Error(), "has 9 problems") {
+	if err == nil || !strings.Contains(err.Error(), "has 13 problems") {
 		t.Fatalf("invalid policy must fail the dry run: %v", err)
 	}
 	if !strings.Contains(bad.String(), `problem: testdata/check/bad.yaml:9: rule "typo"`) {

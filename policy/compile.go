@@ -6,10 +6,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/vm"
 
 	"github.com/hookwatch/hookwatch/classify"
 	"github.com/hookwatch/hookwatch/matcher"
+	"github.com/hookwatch/hookwatch/shell"
 )
 
 // compiled returns the rule's compiled form, compiling it on first use.
@@ -45,6 +48,15 @@ func (r *Rule) compile() *compiled {
 			break
 		}
 	}
+	if c.matcher.Kind() == matcher.Exact && r.matchesToolNames() {
+		// A tool's name in another case is a typo that would never
+		// match: tool names are compared exactly, as the client does.
+		for _, n := range c.matcher.Names() {
+			if k := toolNameFolded(n); k != "" && k != n {
+				fail(r.line("matcher"), "tool %q matches no call: tool names are case-sensitive; did you mean %q?", n, k)
+			}
+		}
+	}
 	if c.agentType, err = matcher.Compile(r.AgentType); err != nil {
 		fail(r.line("agent_type"), "agent_type: %v", err)
 		c.agentType = matcher.Matcher{}
@@ -74,6 +86,9 @@ func (r *Rule) compile() *compiled {
 		}
 		c.meaning = c.meaning || usesMeaning(c.when)
 		c.signals = usesSignals(c.when)
+		for _, msg := range unknownValues(c.when) {
+			fail(r.line("when"), "%s", msg)
+		}
 	}
 	for _, u := range r.UpdateInput {
 		prog, err := exprs.compile(u.Expr, false, r.globBase())
@@ -97,6 +112,138 @@ func (r *Rule) compile() *compiled {
 		c.redactors = append(c.redactors, rd)
 	}
 	return c
+}
+
+// matchesToolNames reports whether the rule's matcher is tested against
+// tool names: one of its events (or every event, when it names none) is a
+// tool event.
+func (r *Rule) matchesToolNames() bool {
+	if len(r.Events) == 0 {
+		return true
+	}
+	for _, e := range r.Events {
+		if f, ok := matcherFieldOf(e); ok && f == "tool_name" {
+			return true
+		}
+	}
+	return false
+}
+
+// toolNameFolded returns the tool classify knows whose name is n in
+// another case ("Bash" for "bash"), n itself for a known tool, "" for a
+// name it does not know (an MCP tool's, another client's).
+func toolNameFolded(n string) string {
+	known := ""
+	for _, k := range classify.ToolNames() {
+		if k == n {
+			return n
+		}
+		if known == "" && strings.EqualFold(k, n) {
+			known = k
+		}
+	}
+	return known
+}
+
+// unknownValues returns what a condition compares the effect or the
+// subtype of a command with that none can have: `command.effect ==
+// "destrucive"` is a typo that would never match, as a subtype: key naming
+// no subtype is.
+func unknownValues(prog *vm.Program) []string {
+	if prog == nil {
+		return nil
+	}
+	var out []string
+	check := func(field string, values []string) {
+		known := classify.Subtypes()
+		if field == "effect" {
+			known = known[:0:0]
+			for _, e := range shell.Effects() {
+				known = append(known, string(e))
+			}
+		}
+		for _, v := range values {
+			if !slices.Contains(known, v) {
+				out = append(out, fmt.Sprintf("%s %q is none of %s", field, v, strings.Join(known, ", ")))
+			}
+		}
+	}
+	ast.Find(prog.Node(), func(n ast.Node) bool {
+		b, ok := n.(*ast.BinaryNode)
+		if !ok {
+			return false
+		}
+		switch b.Operator {
+		case "==", "!=":
+			if f := meaningField(b.Left); f != "" {
+				check(f, stringsOf(b.Right))
+			} else if f := meaningField(b.Right); f != "" {
+				check(f, stringsOf(b.Left))
+			}
+		case "in", "not in":
+			if f := meaningField(b.Left); f != "" {
+				check(f, stringsOf(b.Right))
+			}
+		}
+		return false
+	})
+	return out
+}
+
+// meaningField returns "effect" or "subtype" when n reads a command's or
+// a step's effect or subtype (command.effect, #.subtype, subtype), else "".
+func meaningField(n ast.Node) string {
+	switch n := n.(type) {
+	case *ast.IdentifierNode:
+		if n.Value == "subtype" {
+			return "subtype"
+		}
+	case *ast.MemberNode:
+		if p, ok := n.Property.(*ast.StringNode); ok && (p.Value == "effect" || p.Value == "subtype") {
+			return p.Value
+		}
+	}
+	return ""
+}
+
+// stringsOf returns the string literals n is: one, or an array's (as
+// written, or as the optimizer folded it).
+func stringsOf(n ast.Node) []string {
+	switch n := n.(type) {
+	case *ast.StringNode:
+		return []string{n.Value}
+	case *ast.ArrayNode:
+		var out []string
+		for _, e := range n.Nodes {
+			if s, ok := e.(*ast.StringNode); ok {
+				out = append(out, s.Value)
+			}
+		}
+		return out
+	case *ast.ConstantNode:
+		switch v := n.Value.(type) {
+		case string:
+			return []string{v}
+		case []string:
+			return v
+		case []any:
+			var out []string
+			for _, e := range v {
+				if s, ok := e.(string); ok {
+					out = append(out, s)
+				}
+			}
+			return out
+		case map[string]struct{}:
+			var out []string
+			for s := range v {
+				out = append(out, s)
+			}
+			slices.Sort(out)
+			return out
+		}
+	}
+	return nil
 }
 
 // line returns the line of a rule key, or the rule's own line.
