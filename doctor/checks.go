@@ -426,6 +426,21 @@ func (e *env) roundTripCommand() hookCommand {
 	return hookCommand{bin: e.HookBinary, args: []string{"hook"}}
 }
 
+// probe returns a synthetic Notification for a round trip, and the session
+// it names: a new one, whose id starts with event.ProbeSessionPrefix.
+func (e *env) probe() (session string, payload []byte) {
+	session = event.ProbeSessionPrefix + event.NewID(e.Now())
+	payload, _ = json.Marshal(map[string]string{
+		"session_id":        session,
+		"transcript_path":   "",
+		"cwd":               e.WorkDir,
+		"hook_event_name":   "Notification",
+		"message":           "hookwatch doctor: round trip",
+		"notification_type": "hookwatch_doctor",
+	})
+	return session, payload
+}
+
 // checkRoundTrip runs the registered hook with a synthetic Notification and
 // looks for it in the collector.
 func (e *env) checkRoundTrip(ctx context.Context) Check {
@@ -436,15 +451,7 @@ func (e *env) checkRoundTrip(ctx context.Context) Check {
 		c.Status, c.Message = Info, "no hook to run"
 		return c
 	}
-	session := event.ProbeSessionPrefix + event.NewID(e.Now())
-	payload, _ := json.Marshal(map[string]string{
-		"session_id":        session,
-		"transcript_path":   "",
-		"cwd":               e.WorkDir,
-		"hook_event_name":   "Notification",
-		"message":           "hookwatch doctor: round trip",
-		"notification_type": "hookwatch_doctor",
-	})
+	session, payload := e.probe()
 	rctx, cancel := context.WithTimeout(ctx, e.Timeout+5*time.Second)
 	defer cancel()
 	var cmd *exec.Cmd
@@ -539,15 +546,7 @@ func (e *env) httpHandler() (h Handler, scope string, ok bool) {
 // cannot spool: what this finds wrong loses events, not delays them.
 func (e *env) checkHTTPRoundTrip(ctx context.Context, h Handler, scope string) Check {
 	c := Check{Name: "round trip (http)"}
-	session := event.ProbeSessionPrefix + event.NewID(e.Now())
-	payload, _ := json.Marshal(map[string]string{
-		"session_id":        session,
-		"transcript_path":   "",
-		"cwd":               e.WorkDir,
-		"hook_event_name":   "Notification",
-		"message":           "hookwatch doctor: round trip",
-		"notification_type": "hookwatch_doctor",
-	})
+	session, payload := e.probe()
 	rctx, cancel := context.WithTimeout(ctx, e.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, h.URL, bytes.NewReader(payload))

@@ -642,22 +642,10 @@ func TestHomeIsAFile(t *testing.T) {
 	if err := os.WriteFile(home, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": home, "HOOKWATCH_URL": "http://127.0.0.1:1"}
-	r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"),
-		Version: "test", Timeout: time.Second, Database: filepath.Join(home, "hookwatch.db")})
-	seen := 0
-	for _, c := range r.Checks {
-		if c.Name != "spool" && c.Name != "database" {
-			continue
-		}
-		seen++
-		if c.Status != Fail || !strings.Contains(c.Message, home+" (HOOKWATCH_HOME) is a file") || !strings.Contains(c.Fix, "HOOKWATCH_HOME=") ||
-			strings.Contains(c.Fix, "HOOKWATCH_DB") {
+	for _, c := range homeChecks(t, root, home) {
+		if !strings.Contains(c.Message, home+" (HOOKWATCH_HOME) is a file") {
 			t.Errorf("%s check with a file for a home: %+v", c.Name, c)
 		}
-	}
-	if seen != 2 {
-		t.Fatalf("%d of the spool and database checks", seen)
 	}
 }
 
@@ -675,23 +663,32 @@ func TestHomeCannotBeMade(t *testing.T) {
 		homes = append(homes, "/proc/hookwatch-nope")
 	}
 	for _, home := range homes {
-		env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": home, "HOOKWATCH_URL": "http://127.0.0.1:1"}
-		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"),
-			Version: "test", Timeout: time.Second, Database: filepath.Join(home, "hookwatch.db")})
-		seen := 0
-		for _, c := range r.Checks {
-			if c.Name != "spool" && c.Name != "database" {
-				continue
-			}
-			seen++
-			if c.Status != Fail || !strings.Contains(c.Fix, "HOOKWATCH_HOME=") || strings.Contains(c.Fix, "HOOKWATCH_DB") {
-				t.Errorf("HOOKWATCH_HOME=%s: %s check %+v", home, c.Name, c)
-			}
+		homeChecks(t, root, home)
+	}
+}
+
+// homeChecks runs doctor with home for HOOKWATCH_HOME and its default
+// database, and returns its spool and database checks, having checked that
+// both fail with a fix about the home.
+func homeChecks(t *testing.T, root, home string) []Check {
+	t.Helper()
+	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": home, "HOOKWATCH_URL": "http://127.0.0.1:1"}
+	r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"),
+		Version: "test", Timeout: time.Second, Database: filepath.Join(home, "hookwatch.db")})
+	var out []Check
+	for _, c := range r.Checks {
+		if c.Name != "spool" && c.Name != "database" {
+			continue
 		}
-		if seen != 2 {
-			t.Fatalf("%d of the spool and database checks", seen)
+		out = append(out, c)
+		if c.Status != Fail || !strings.Contains(c.Fix, "HOOKWATCH_HOME=") || strings.Contains(c.Fix, "HOOKWATCH_DB") {
+			t.Errorf("HOOKWATCH_HOME=%s: %s check %+v", home, c.Name, c)
 		}
 	}
+	if len(out) != 2 {
+		t.Fatalf("HOOKWATCH_HOME=%s: %d of the spool and database checks", home, len(out))
+	}
+	return out
 }
 
 // TestHTTPHooksElsewhere: http hooks posting to another collector than
