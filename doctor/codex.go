@@ -95,6 +95,8 @@ func (e *env) checkCodexFile(ctx context.Context, o install.Options, scope, path
 		}
 		if n < len(s.Handlers) {
 			fail(Fail, fmt.Sprintf("%s records no trust for some of hookwatch's hooks: codex exec skips an untrusted hook silently", config))
+			// install asks Codex for the hooks' hashes: it needs the binary.
+			c.Fix = reinstall + " --codex-bin PATH   # Codex is not on PATH"
 		} else {
 			c.Details = append(c.Details, "codex is not on PATH: trust recorded in "+config+", its hashes not checked")
 		}
@@ -117,6 +119,7 @@ func (e *env) checkCodexFile(ctx context.Context, o install.Options, scope, path
 	switch {
 	case listed == 0 && scope == claudecode.ScopeProject:
 		fail(Fail, "Codex ignores this file: the project is not trusted (codex exec --trust, or trust_level = \"trusted\" for it in config.toml)")
+		c.Fix = reinstall + " --trust-project"
 	case listed == 0:
 		fail(Fail, "Codex does not list hookwatch's hooks of this file")
 	case untrusted > 0:

@@ -436,7 +436,8 @@ func TestCodex(t *testing.T) {
 		}
 		return *user
 	}
-	if c := check(); c.Status != Fail || c.Fix != "hookwatch install --codex" || !strings.Contains(strings.Join(c.Details, " "), "untrusted") &&
+	// No codex on PATH: the fix names the binary install needs to ask.
+	if c := check(); c.Status != Fail || !strings.HasPrefix(c.Fix, "hookwatch install --codex --codex-bin PATH") || !strings.Contains(strings.Join(c.Details, " "), "untrusted") &&
 		!strings.Contains(strings.Join(c.Details, " "), "no trust") {
 		t.Errorf("untrusted: %+v", c)
 	}

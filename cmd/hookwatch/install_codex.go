@@ -68,7 +68,7 @@ func claudeOnly(fs *flag.FlagSet) []string {
 
 // trustStep is what the user must do when hookwatch cannot trust the hooks
 // itself.
-const trustStep = "open Codex and trust hookwatch's hooks with /hooks (an untrusted hook is skipped silently by codex exec), or run `hookwatch install --codex --codex-bin PATH` again with Codex's binary"
+const trustStep = "open Codex and trust hookwatch's hooks with /hooks, or run `hookwatch install --codex --codex-bin PATH` again with Codex's binary"
 
 // installCodex writes the hooks file, then asks Codex for the hooks' trust
 // hashes and records them, as Codex's own /hooks review does.
@@ -106,17 +106,25 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 			fmt.Fprintf(stdout, "%s the project in %s (%s), as codex exec --trust would.\n", verb, config, diffStat(tr.Diff))
 		}
 	}
-	if sf.dryRun {
-		fmt.Fprintf(stdout, "Then hookwatch's hooks would be trusted in %s with the hashes Codex reports for them.\n", config)
-		return nil
-	}
 	bin := cf.bin
 	if bin == "" {
 		bin, _ = exec.LookPath("codex")
 	}
-	if bin == "" {
-		fmt.Fprintf(stdout, "Codex is not on PATH, so hookwatch cannot ask it whether it trusts the hooks (an untrusted hook is skipped silently by codex exec): %s.\n", trustStep)
+	if sf.dryRun {
+		if bin == "" {
+			fmt.Fprintf(stdout, "Then hookwatch's hooks would stay untrusted: Codex is not on PATH, and its hashes of them are what %s records (pass --codex-bin PATH).\n", config)
+			return nil
+		}
+		fmt.Fprintf(stdout, "Then hookwatch's hooks would be trusted in %s with the hashes Codex reports for them.\n", config)
 		return nil
+	}
+	// Installed but untrusted, the hooks never run: a failure, said so,
+	// with the step that makes them run.
+	untrusted := func(why string) error {
+		return fmt.Errorf("hookwatch's hooks are in %s, but %s, and codex exec skips an untrusted hook silently: %s", path, why, trustStep)
+	}
+	if bin == "" {
+		return untrusted("Codex is not on PATH to say which of them it trusts")
 	}
 	cwd := sf.project
 	if cwd == "" {
@@ -124,16 +132,14 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 	}
 	hooks, err := codex.ListHooks(ctx, bin, cwd, os.Environ())
 	if err != nil {
-		fmt.Fprintf(stdout, "Cannot ask Codex which hooks it trusts (%v): %s.\n", err, trustStep)
-		return nil
+		return untrusted(fmt.Sprintf("Codex could not be asked which of them it trusts (%v)", err))
 	}
 	keys, err := install.CodexKeys(o)
 	if err != nil {
 		return err
 	}
 	if len(listed(hooks, keys)) == 0 {
-		fmt.Fprintf(stdout, "Codex does not list the hooks of %s: a project's hooks apply only once the project is trusted (run this again with --trust-project, or trust it with codex exec --trust, or add [projects.%q] trust_level = \"trusted\" to %s and run this again).\n", path, cwd, config)
-		return nil
+		return fmt.Errorf("Codex does not list the hooks of %s: a project's hooks apply only once the project is trusted (run this again with --trust-project, or trust it with codex exec --trust, or add [projects.%q] trust_level = \"trusted\" to %s and run this again)", path, cwd, config)
 	}
 	tr, err := install.TrustCodex(o, hooks)
 	if err != nil {
@@ -147,15 +153,14 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 	}
 	// Ask again: what counts is what Codex says.
 	if hooks, err = codex.ListHooks(ctx, bin, cwd, os.Environ()); err == nil {
-		untrusted := 0
+		n := 0
 		for _, h := range listed(hooks, keys) {
 			if !h.Trusted() {
-				untrusted++
+				n++
 			}
 		}
-		if untrusted > 0 {
-			fmt.Fprintf(stdout, "Codex still reports %d of hookwatch's hooks untrusted: %s.\n", untrusted, trustStep)
-			return nil
+		if n > 0 {
+			return untrusted(fmt.Sprintf("Codex still reports %d of them untrusted", n))
 		}
 	}
 	fmt.Fprintf(stdout, "Codex runs the hooks: %s hook\n", o.Binary)

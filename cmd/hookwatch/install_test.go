@@ -722,6 +722,28 @@ func TestInstallCodexRefusesClaudeFlags(t *testing.T) {
 	}
 }
 
+// TestInstallCodexWithoutCodex: with no Codex binary to ask for the hooks'
+// hashes, the dry run does not promise trust, install fails (the hooks it
+// wrote would never run) naming --codex-bin, and doctor's fix names it
+// too.
+func TestInstallCodexWithoutCodex(t *testing.T) {
+	e := newTestEnv(t)
+	t.Setenv("CODEX_HOME", filepath.Join(e.root, "codex"))
+	if out := mustHW(t, "install", "--codex", "--dry-run"); !strings.Contains(out, "would stay untrusted") || strings.Contains(out, "would be trusted") {
+		t.Errorf("install --codex --dry-run without Codex:\n%s", out)
+	}
+	_, _, err := hw(t, "", "install", "--codex")
+	if err == nil || !strings.Contains(err.Error(), "Codex is not on PATH") || !strings.Contains(err.Error(), "--codex-bin") ||
+		strings.Count(err.Error(), "skips an untrusted hook") != 1 {
+		t.Errorf("install --codex without Codex: %v", err)
+	}
+	if !exists(filepath.Join(e.root, "codex", "hooks.json")) {
+		t.Error("the hooks file was not written")
+	}
+	r, _ := runDoctorJSON(t, "--no-round-trip")
+	wantCheck(t, r, "codex hooks (user)", doctor.Fail, "records no trust", "--codex-bin")
+}
+
 // TestNextSteps: what install says next names what the first hook starts:
 // the collector on this machine (unless it runs already), a forwarder for a
 // remote https:// collector, nothing for one the hook posts to itself.

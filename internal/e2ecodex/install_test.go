@@ -68,7 +68,7 @@ func read(t *testing.T, path string) []byte {
 
 // TestInstallProject: `hookwatch install --codex --scope project` writes
 // the project's .codex/hooks.json; Codex ignores it until the project is
-// trusted, which install says, and does with --trust-project; then the
+// trusted, which install says, failing, and does with --trust-project; then the
 // hooks fire with no other step; uninstall gives config.toml back byte for
 // byte and takes the project's hooks file away.
 func TestInstallProject(t *testing.T) {
@@ -79,14 +79,17 @@ func TestInstallProject(t *testing.T) {
 	before := read(t, config)
 
 	hw := func(args ...string) string { t.Helper(); return hookwatch(t, e, args...) }
-	out := hw("install", "--codex", "--scope", "project", "--codex-bin", e.Bin)
-	if !strings.Contains(out, "--trust-project") || strings.Contains(out, "Codex runs the hooks") {
-		t.Fatalf("install in an untrusted project:\n%s", out)
+	// Installed in an untrusted project, the hooks would never run: a
+	// failure, which says how to trust the project.
+	cmd := exec.Command(testbin.Build(t, "./cmd/hookwatch"), "install", "--codex", "--scope", "project", "--codex-bin", e.Bin)
+	cmd.Dir, cmd.Env = e.Project, e.Environ()
+	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "--trust-project") || strings.Contains(string(b), "Codex runs the hooks") {
+		t.Fatalf("install in an untrusted project: %v\n%s", err, b)
 	}
 	if _, err := os.Stat(projectHooks); err != nil {
 		t.Fatalf("no project hooks file: %v", err)
 	}
-	out = hw("install", "--codex", "--scope", "project", "--trust-project", "--codex-bin", e.Bin)
+	out := hw("install", "--codex", "--scope", "project", "--trust-project", "--codex-bin", e.Bin)
 	if !strings.Contains(out, "Trusted the project") || !strings.Contains(out, "Codex runs the hooks") {
 		t.Fatalf("install --trust-project:\n%s", out)
 	}
