@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,6 +25,8 @@ the baseline both were forked from and when each left it, their outcome,
 decomposition shape, turns, agents, failures, denials, tokens and cost,
 and the calls per tool, per subtype and per file. Two sessions that share
 no baseline are refused unless --unrelated asks to compare them anyway.
+A and B are session ids, whole or their first 8 characters or more, as the
+comparison and 'hookwatch sessions' print them.
 
 Flags:`
 
@@ -39,11 +42,16 @@ func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Write
 	if len(ids) != 2 {
 		return fmt.Errorf("%w: sessions diff takes two session ids, got %s", errUsage, counted(len(ids), "argument"))
 	}
-	a, b := ids[0], ids[1]
 	base, token, err := collectorURL()
 	if err != nil {
 		return err
 	}
+	for i, id := range ids {
+		if ids[i], err = sessionByPrefix(ctx, base, token, id); err != nil {
+			return err
+		}
+	}
+	a, b := ids[0], ids[1]
 	u := base + "/v1/sessions/" + url.PathEscape(a) + "/compare/" + url.PathEscape(b)
 	if *unrelated {
 		u += "?unrelated=1"
@@ -70,6 +78,46 @@ func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	printComparison(stdout, c.Comparison)
 	return nil
+}
+
+// minPrefix is the shortest start of a session id sessionByPrefix looks
+// for: the 8 characters sessions diff and sessions print of one.
+const minPrefix = 8
+
+// sessionByPrefix returns the session of the collector at base whose id
+// starts with id, when id is shorter than a whole id (36 characters) but
+// at least minPrefix: the short ids the comparison and the listings print.
+// Any other id, or one no session starts with, is returned as given, for
+// the API to say it is not found; one that several start with is an
+// error naming them.
+func sessionByPrefix(ctx context.Context, base, token, id string) (string, error) {
+	if len(id) < minPrefix || len(id) >= 36 {
+		return id, nil
+	}
+	var page struct {
+		Sessions []struct {
+			ID string `json:"id"`
+		} `json:"sessions"`
+		NextCursor string `json:"next_cursor"`
+	}
+	var found []string
+	if _, err := apiPages(ctx, http.DefaultClient, base, token, base+"/v1/sessions?limit=1000", &page, &page.NextCursor, func() {
+		for _, s := range page.Sessions {
+			if strings.HasPrefix(s.ID, id) {
+				found = append(found, s.ID)
+			}
+		}
+		page.Sessions = nil
+	}); err != nil {
+		return "", err
+	}
+	switch len(found) {
+	case 0:
+		return id, nil
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("%w: %d sessions start with %s: %s; give more of its id", errUsage, len(found), id, strings.Join(found, ", "))
 }
 
 // printComparison prints a comparison as a table: A's column, then B's.

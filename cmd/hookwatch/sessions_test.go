@@ -274,6 +274,14 @@ func TestSessionsDiff(t *testing.T) {
 		t.Errorf("files %v not listed:\n%s", api.Files, out)
 	}
 
+	// The short ids the comparison prints of them name them too.
+	if short := mustHW(t, "sessions", "diff", diffBase[:8], diffFork[:8]); short != out {
+		t.Errorf("sessions diff %s %s:\n%s\nwant what the whole ids give:\n%s", diffBase[:8], diffFork[:8], short, out)
+	}
+	if _, _, err := hw(t, "", "sessions", "diff", diffBase[:8], "ffffffff"); err == nil || !strings.Contains(err.Error(), "session ffffffff not found") {
+		t.Errorf("a prefix no session has: %v", err)
+	}
+
 	var asJSON collector.CompareResponse
 	if err := json.Unmarshal([]byte(mustHW(t, "sessions", "diff", "--json", diffBase, diffFork)), &asJSON); err != nil {
 		t.Fatal(err)
