@@ -310,6 +310,10 @@ type Retention interface {
 	// events it deleted; 0 sessions and 0 events means nothing is left
 	// to prune before that time.
 	PruneSessions(ctx context.Context, before time.Time, limit int) (sessions, events int, err error)
+	// Prunable returns how many sessions and events PruneSessions would
+	// delete before that time, all its batches together, deleting
+	// nothing: what a dry run says.
+	Prunable(ctx context.Context, before time.Time) (sessions, events int, err error)
 }
 
 // Sizer is implemented by a backend that can tell how much of its storage

@@ -28,20 +28,22 @@ func init() {
 // a collector running on the same database waits for one batch at most.
 const pruneBatch = 100
 
-const pruneSynopsis = `prune --older-than AGE [--db PATH|URL]
+const pruneSynopsis = `prune --older-than AGE [--dry-run] [--db PATH|URL]
 
 Deletes from the database, directly, the sessions whose latest event is
 older than AGE, with everything recorded of them, and says how many it
 deleted; a session still active is kept whole. It is what
 'hookwatch serve --retain AGE' does in the background, once; a collector
 may be running on the same database (it waits for one batch of 100
-sessions at most).
+sessions at most). --dry-run says how many it would delete, and deletes
+nothing.
 
 Flags:`
 
 // pruneExamples ends prune --help.
 const pruneExamples = `
 Examples:
+  hookwatch prune --older-than 90d --dry-run
   hookwatch prune --older-than 90d
   hookwatch prune --older-than 2w --db "$HOOKWATCH_DB"   # a PostgreSQL database
 `
@@ -52,6 +54,7 @@ func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := newFlagSet("prune", pruneSynopsis, stdout, stderr)
 	var age duration
 	fs.Var(&age, "older-than", "delete the sessions whose latest event is older than this (90d, 36h, 2w; at least 1h: m is minutes)")
+	dryRun := fs.Bool("dry-run", false, "say how many sessions and events would be deleted, and delete nothing")
 	dbFlag := dbFlagVar(fs)
 	usageTrailer(fs, pruneExamples)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
@@ -76,6 +79,15 @@ func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("the database %s cannot prune", name)
 	}
 	before := time.Now().Add(-time.Duration(age))
+	if *dryRun {
+		sessions, events, err := r.Prunable(ctx, before)
+		if err != nil {
+			return fmt.Errorf("cannot count what %s holds: %w", name, err)
+		}
+		fmt.Fprintf(stdout, "hookwatch prune: would delete %s and %s older than %s from %s (dry run: nothing deleted)\n",
+			counted(sessions, "session"), counted(events, "event"), before.UTC().Format(time.RFC3339), name)
+		return nil
+	}
 	var sessions, events int
 	for {
 		n, e, err := r.PruneSessions(ctx, before, pruneBatch)

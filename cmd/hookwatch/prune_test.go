@@ -125,6 +125,17 @@ func TestPrune(t *testing.T) {
 		}
 		st.Close()
 		var stdout bytes.Buffer
+		// A dry run says what the prune below deletes, and deletes nothing.
+		for range 2 {
+			stdout.Reset()
+			if err := run(context.Background(), []string{"prune", "--older-than", "90d", "--dry-run", "--db", dsn}, nil, &stdout, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(stdout.String(), "would delete 1 session and 1 event older than") || !strings.Contains(stdout.String(), "nothing deleted") {
+				t.Errorf("prune --dry-run printed %q", stdout.String())
+			}
+		}
+		stdout.Reset()
 		if err := run(context.Background(), []string{"prune", "--older-than", "90d", "--db", dsn}, nil, &stdout, io.Discard); err != nil {
 			t.Fatal(err)
 		}

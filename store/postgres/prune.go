@@ -17,6 +17,20 @@ var _ store.Retention = (*DB)(nil)
 // after autovacuum but stays in the tables' files, so no cheap figure tells
 // when a size cap is met. Its operator sizes it; hookwatch prunes by age.
 
+// Prunable implements store.Retention.
+func (db *DB) Prunable(ctx context.Context, before time.Time) (sessions, events int, err error) {
+	p, err := db.open()
+	if err != nil {
+		return 0, 0, err
+	}
+	q := sqlq.Prunable(before)
+	sql, args := bind(q.SQL, q.Args)
+	if err := p.QueryRow(ctx, sql, args...).Scan(&sessions, &events); err != nil {
+		return 0, 0, fmt.Errorf("cannot count what would be pruned: %w", err)
+	}
+	return sessions, events, nil
+}
+
 // PruneSessions implements store.Retention, in one transaction.
 func (db *DB) PruneSessions(ctx context.Context, before time.Time, limit int) (sessions, events int, err error) {
 	p, err := db.open()

@@ -61,6 +61,19 @@ func (db *DB) PruneSessions(ctx context.Context, before time.Time, limit int) (s
 	return len(ids), events, nil
 }
 
+// Prunable implements store.Retention, on a reader: it holds no lock.
+func (db *DB) Prunable(ctx context.Context, before time.Time) (sessions, events int, err error) {
+	r, err := db.readerFor()
+	if err != nil {
+		return 0, 0, err
+	}
+	q := sqlq.Prunable(before)
+	if err := r.QueryRowContext(ctx, q.SQL, q.Args...).Scan(&sessions, &events); err != nil {
+		return 0, 0, fmt.Errorf("cannot count what would be pruned: %w", err)
+	}
+	return sessions, events, nil
+}
+
 // UsedBytes implements store.Sizer: the pages in use, not those on the
 // free list, which SQLite reuses before it grows the file.
 func (db *DB) UsedBytes(ctx context.Context) (int64, error) {

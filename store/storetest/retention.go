@@ -63,6 +63,15 @@ func sessionIDs(t *testing.T, s RetentionStore) []string {
 
 func testPruneSessions(t *testing.T, s RetentionStore) {
 	retentionFixture(t, s)
+	// What a dry run says is what is deleted, and it deletes nothing.
+	for range 2 {
+		if n, evs, err := s.Prunable(ctx, At(50)); err != nil || n != 3 || evs != 10 {
+			t.Fatalf("Prunable = %d sessions, %d events, %v; want 3, 10", n, evs, err)
+		}
+	}
+	if n, evs, err := s.Prunable(ctx, At(0)); err != nil || n != 0 || evs != 0 {
+		t.Fatalf("Prunable before anything = %d, %d, %v", n, evs, err)
+	}
 	n, evs, err := s.PruneSessions(ctx, At(50), 0)
 	if err != nil || n != 3 || evs != 10 {
 		t.Fatalf("PruneSessions = %d sessions, %d events, %v; want 3, 10 (9 of sessions, 1 of none)", n, evs, err)
@@ -91,6 +100,9 @@ func testPruneSessions(t *testing.T, s RetentionStore) {
 	// Nothing more is due: a second pass deletes nothing.
 	if n, evs, err := s.PruneSessions(ctx, At(50), 0); err != nil || n != 0 || evs != 0 {
 		t.Fatalf("second PruneSessions = %d, %d, %v", n, evs, err)
+	}
+	if n, evs, err := s.Prunable(ctx, At(50)); err != nil || n != 0 || evs != 0 {
+		t.Fatalf("Prunable after pruning = %d, %d, %v", n, evs, err)
 	}
 	// New events still get new seqs.
 	e := []store.Event{ev(t, 300, "session_id", "new-1", "hook_event_name", "Stop")}

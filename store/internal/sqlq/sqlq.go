@@ -539,6 +539,17 @@ func PruneCandidates(before time.Time, limit int) Query {
 		Args: []any{before.UnixNano(), store.ClampLimit(limit)}}
 }
 
+// Prunable counts what PruneCandidates and PruneDeletes would delete
+// before that time, in every batch: the sessions, then their events (the
+// summaries count them) and the events of no session.
+func Prunable(before time.Time) Query {
+	at := before.UnixNano()
+	return Query{SQL: `SELECT (SELECT COUNT(*) FROM sessions WHERE last_event_at < ?),
+		(SELECT COALESCE(SUM(event_count), 0) FROM sessions WHERE last_event_at < ?) +
+		(SELECT COUNT(*) FROM events WHERE session_id = '' AND time < ?)`,
+		Args: []any{at, at, at}}
+}
+
 // PruneDeletes are the statements that delete sessions ids (from
 // PruneCandidates) whole, then up to limit events older than before that
 // belong to no session; the first and the last count events.
