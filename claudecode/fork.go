@@ -17,9 +17,6 @@ import (
 // and reads files an attacker with write access to the project directory
 // may have shaped.
 const (
-	// forkHeadBytes is how much of a transcript StartsWithCopies reads:
-	// the copied messages start on a fork's first lines.
-	forkHeadBytes = 64 << 10
 	// parentHeadBytes is how much of each transcript of the directory is
 	// searched for the fork's first message, the first message of its
 	// whole family, so near the head of each member's (and read of the
@@ -44,7 +41,7 @@ const (
 // "fork") under the new id only, and no event names the parent. A fork's
 // transcript (transcriptPath, of session sessionID) starts with copies of
 // its parent's messages, same uuid and timestamp, sessionId rewritten
-// (StartsWithCopies); the parent's own may start with copies of its own
+// (startsWithCopies); the parent's own may start with copies of its own
 // parent's. So the fork's first message is the first message of its whole
 // family — the session that wrote it, its forks, their forks — and every
 // member's transcript of the same project directory holds it near its head
@@ -169,13 +166,30 @@ func firstMessageUUID(head []byte) string {
 }
 
 // ownFirstMessage returns the uuid of the first message a transcript's
-// head holds that is its session's own rather than a copy: the first
-// timestamped line with a uuid that is not older than the transcript's
-// first timestamped line (see StartsWithCopies); "" when the head holds
-// none, or it does not look like a uuid.
+// head holds that is its session's own rather than a copy (eachMessage);
+// "" when the head holds none, or it does not look like a uuid.
 func ownFirstMessage(head []byte) string {
-	var first time.Time
 	uuid := ""
+	eachMessage(head, func(id string, copied bool) bool {
+		if !copied {
+			uuid = id
+		}
+		return copied
+	})
+	if !isUUID(uuid) {
+		return ""
+	}
+	return uuid
+}
+
+// eachMessage calls fn with the uuid of each timestamped line of a
+// transcript's head that has one, in order, and whether it is a copy,
+// until fn returns false. A fork's copies keep their original timestamps,
+// so they are older than the file's first timestamped line (the client's
+// own bookkeeping, written when the fork started); a session's own
+// messages are not.
+func eachMessage(head []byte, fn func(uuid string, copied bool) bool) {
+	var first time.Time
 	eachStamp(head, func(s stamp) bool {
 		if s.at.IsZero() {
 			return true
@@ -183,16 +197,8 @@ func ownFirstMessage(head []byte) string {
 		if first.IsZero() {
 			first = s.at
 		}
-		if s.uuid != "" && !s.at.Before(first) {
-			uuid = s.uuid
-			return false
-		}
-		return true
+		return s.uuid == "" || fn(s.uuid, s.at.Before(first))
 	})
-	if !isUUID(uuid) {
-		return ""
-	}
-	return uuid
 }
 
 // stamp is what fork detection reads of a transcript's line: its message
@@ -241,33 +247,16 @@ func readHead(path string, n int64) []byte {
 	return b
 }
 
-// StartsWithCopies reports whether the transcript at path begins with
-// messages copied from another session, as a fork's does: the copies keep
-// their original timestamps, so the file's first timestamped line (the
-// client's own bookkeeping, written when the fork started) is later than
-// its first message. A session's own transcript starts no later than its
-// first message. The fork's first message alone cannot tell a fork from
-// its parent, which holds it too; this can, from the file alone.
-func StartsWithCopies(path string) bool {
-	return startsWithCopies(readHead(path, forkHeadBytes))
-}
-
-// startsWithCopies is StartsWithCopies of a transcript's head.
+// startsWithCopies reports whether a transcript's head begins with
+// messages copied from another session, as a fork's does (eachMessage). A
+// session's own transcript starts with its own first message. The fork's
+// first message alone cannot tell a fork from its parent, which holds it
+// too; this can, from the file alone.
 func startsWithCopies(head []byte) bool {
-	var first time.Time
 	copied := false
-	eachStamp(head, func(s stamp) bool {
-		if s.at.IsZero() {
-			return true
-		}
-		if first.IsZero() {
-			first = s.at
-		}
-		if s.uuid != "" {
-			copied = s.at.Before(first)
-			return false
-		}
-		return true
+	eachMessage(head, func(_ string, c bool) bool {
+		copied = c
+		return false
 	})
 	return copied
 }

@@ -54,8 +54,8 @@ func TestStartsWithCopies(t *testing.T) {
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if got := StartsWithCopies(p); got != want {
-			t.Fatalf("StartsWithCopies(%q) = %v, want %v", content, got, want)
+		if got := startsWithCopies(readHead(p, parentHeadBytes)); got != want {
+			t.Fatalf("startsWithCopies(%q) = %v, want %v", content, got, want)
 		}
 	}
 	// As 2.1.332 writes them: a fork's bookkeeping line, written when the
