@@ -1137,9 +1137,11 @@ func (b *sessionBuilder) finishCall(c *callState) {
 		tc.Status, end = StatusInterrupted, c.intr
 	case c.batch != nil:
 		end = c.batch
-		msg, isErr := toolUseError(c.batchRes)
-		denial, denied := "", false
+		// The response's text, read once: a denial, a <tool_use_error>,
+		// or what the call answered.
+		msg, isErr, denial, denied := "", false, "", false
 		if text, ok := responseText(c.batchRes); ok {
+			msg, isErr = toolUseErrorText(text)
 			denial, denied = deniedText(text)
 		}
 		switch {
