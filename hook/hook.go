@@ -390,53 +390,41 @@ func Forwardable(url string) bool { return CheckURL(url) == nil }
 // net/url, which the hook does not link (see endpoint.go).
 func CheckURL(url string) error {
 	scheme, rest, ok := strings.Cut(url, "://")
-	switch {
-	case url == "":
-		return urlError(url, "it is empty")
-	case !ok:
-		return urlError(url, "it has no scheme")
-	case !strings.EqualFold(scheme, "https") && !strings.EqualFold(scheme, "http"):
-		return urlError(url, "its scheme is not http or https")
-	}
-	for i := 0; i < len(rest); i++ {
-		if c := rest[i]; c < ' ' || c == 0x7f {
-			return urlError(url, "it holds a control character")
-		}
-	}
 	authority := rest
 	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
 		authority = authority[:i]
 	}
+	shown := url // quoted whole in the error but for its user info, which may hold a password
 	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
-		authority = authority[i+1:] // user info
+		shown, authority = scheme+"://"+rest[i+1:], authority[i+1:]
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("%q is not a collector URL: %s (want http://HOST:PORT or https://HOST, like %s)", shown, why, DefaultURL)
+	}
+	switch {
+	case url == "":
+		return bad("it is empty")
+	case !ok:
+		return bad("it has no scheme")
+	case !strings.EqualFold(scheme, "https") && !strings.EqualFold(scheme, "http"):
+		return bad("its scheme is not http or https")
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; c < ' ' || c == 0x7f {
+			return bad("it holds a control character")
+		}
 	}
 	host, port := authority, ""
 	if i := strings.LastIndexByte(authority, ':'); i >= 0 && i > strings.LastIndexByte(authority, ']') {
 		host, port = authority[:i], authority[i+1:]
 	}
 	if _, ok := parsePort(port); !ok {
-		return urlError(url, fmt.Sprintf("its port %q is not a number up to 65535", port))
+		return bad(fmt.Sprintf("its port %q is not a number up to 65535", port))
 	}
 	if host == "" || host == "[]" {
-		return urlError(url, "it has no host")
+		return bad("it has no host")
 	}
 	return nil
-}
-
-// urlError is CheckURL's error: url, why it is not a collector URL, and
-// what one looks like. url is quoted whole but for its user info, which
-// may hold a password.
-func urlError(url, why string) error {
-	if scheme, rest, ok := strings.Cut(url, "://"); ok {
-		authority := rest
-		if i := strings.IndexAny(authority, "/?#"); i >= 0 {
-			authority = authority[:i]
-		}
-		if i := strings.LastIndexByte(authority, '@'); i >= 0 {
-			url = scheme + "://" + rest[i+1:]
-		}
-	}
-	return fmt.Errorf("%q is not a collector URL: %s (want http://HOST:PORT or https://HOST, like %s)", url, why, DefaultURL)
 }
 
 // drain delivers spooled envelopes while budget is left. Its failures are not
