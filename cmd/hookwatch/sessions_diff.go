@@ -46,10 +46,8 @@ func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	for i, id := range ids {
-		if ids[i], err = sessionByPrefix(ctx, base, token, id); err != nil {
-			return err
-		}
+	if err := sessionsByPrefix(ctx, base, token, ids); err != nil {
+		return err
 	}
 	a, b := ids[0], ids[1]
 	u := base + "/v1/sessions/" + url.PathEscape(a) + "/compare/" + url.PathEscape(b)
@@ -80,19 +78,26 @@ func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Write
 	return nil
 }
 
-// minPrefix is the shortest start of a session id sessionByPrefix looks
+// minPrefix is the shortest start of a session id sessionsByPrefix looks
 // for: the 8 characters sessions diff and sessions print of one.
 const minPrefix = 8
 
-// sessionByPrefix returns the session of the collector at base whose id
-// starts with id, when id is shorter than a whole id (36 characters) but
-// at least minPrefix: the short ids the comparison and the listings print.
-// Any other id, or one no session starts with, is returned as given, for
-// the API to say it is not found; one that several start with is an
-// error naming them.
-func sessionByPrefix(ctx context.Context, base, token, id string) (string, error) {
-	if len(id) < minPrefix || len(id) >= 36 {
-		return id, nil
+// sessionsByPrefix replaces each of ids that is shorter than a whole id
+// (36 characters) but at least minPrefix with the session of the
+// collector at base whose id starts with it: the short ids the comparison
+// and the listings print. The collector's listing is read once, and only
+// when some id is short. Any other id, or one no session starts with, is
+// left as given, for the API to say it is not found; one that several
+// start with is an error naming them.
+func sessionsByPrefix(ctx context.Context, base, token string, ids []string) error {
+	found := map[string][]string{}
+	for _, id := range ids {
+		if len(id) >= minPrefix && len(id) < 36 {
+			found[id] = nil
+		}
+	}
+	if len(found) == 0 {
+		return nil
 	}
 	var page struct {
 		Sessions []struct {
@@ -100,24 +105,28 @@ func sessionByPrefix(ctx context.Context, base, token, id string) (string, error
 		} `json:"sessions"`
 		NextCursor string `json:"next_cursor"`
 	}
-	var found []string
 	if _, err := apiPages(ctx, http.DefaultClient, base, token, base+"/v1/sessions?limit=1000", &page, &page.NextCursor, func() {
 		for _, s := range page.Sessions {
-			if strings.HasPrefix(s.ID, id) {
-				found = append(found, s.ID)
+			for prefix := range found {
+				if strings.HasPrefix(s.ID, prefix) {
+					found[prefix] = append(found[prefix], s.ID)
+				}
 			}
 		}
 		page.Sessions = nil
 	}); err != nil {
-		return "", err
+		return err
 	}
-	switch len(found) {
-	case 0:
-		return id, nil
-	case 1:
-		return found[0], nil
+	for i, id := range ids {
+		switch matches, short := found[id]; {
+		case !short || len(matches) == 0:
+		case len(matches) == 1:
+			ids[i] = matches[0]
+		default:
+			return fmt.Errorf("%w: %d sessions start with %s: %s; give more of its id", errUsage, len(matches), id, strings.Join(matches, ", "))
+		}
 	}
-	return "", fmt.Errorf("%w: %d sessions start with %s: %s; give more of its id", errUsage, len(found), id, strings.Join(found, ", "))
+	return nil
 }
 
 // printComparison prints a comparison as a table: A's column, then B's.
