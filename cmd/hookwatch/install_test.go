@@ -683,7 +683,8 @@ func TestHelpExplains(t *testing.T) {
 	}
 }
 
-// TestBadFlagSaidOnce: a bad flag's error comes once, after the usage.
+// TestBadFlagSaidOnce: a bad flag's error comes once, after the
+// synopsis and where to read the flags, not the whole list of them.
 func TestBadFlagSaidOnce(t *testing.T) {
 	_, errOut, err := hw(t, "", "prune", "--older-than", "xyz")
 	if !errors.Is(err, errUsage) || !strings.HasPrefix(errOut, "Usage: hookwatch prune") || strings.Contains(errOut, "invalid value") {
@@ -702,6 +703,38 @@ func TestBadFlagSaidOnce(t *testing.T) {
 		out, errOut, err := hw(t, "", name, "--no-such-flag")
 		if !errors.Is(err, errUsage) || out != "" || !strings.HasPrefix(errOut, "Usage: hookwatch "+name) {
 			t.Errorf("hookwatch %s --no-such-flag: %v\nstdout:\n%s\nstderr:\n%s", name, err, out, errOut)
+		}
+		// A command of subcommands (policy, token) lists them instead.
+		if strings.Contains(err.Error(), "flag provided but not defined") &&
+			(!strings.HasSuffix(errOut, "Run 'hookwatch "+name+" --help' for its flags.\n") || strings.Contains(errOut, "\n  -")) {
+			t.Errorf("hookwatch %s --no-such-flag printed more than its synopsis:\n%s", name, errOut)
+		}
+	}
+}
+
+// TestBadFlagNearest: a misspelt flag's error names the flag it is a slip
+// of; a flag like none names none.
+func TestBadFlagNearest(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // "" for no suggestion
+	}{
+		{[]string{"serve", "--adr", "127.0.0.1:1"}, "--addr"},
+		{[]string{"serve", "--ADDR", "127.0.0.1:1"}, "--addr"},
+		{[]string{"sessions", "--codx"}, "--codex"},
+		{[]string{"prune", "--older-then", "2d"}, "--older-than"},
+		{[]string{"policy", "test", "--evnets", "e.jsonl"}, "--events"},
+		{[]string{"serve", "--no-such-flag"}, ""},
+		{[]string{"sessions", "--limt", "3"}, ""}, // sessions has no --limit
+	} {
+		_, _, err := hw(t, "", c.args...)
+		if !errors.Is(err, errUsage) {
+			t.Errorf("hookwatch %v: %v, want a usage error", c.args, err)
+			continue
+		}
+		_, got, _ := strings.Cut(err.Error(), "did you mean ")
+		if want := c.want + "?"; c.want == "" && got != "" || c.want != "" && got != want {
+			t.Errorf("hookwatch %v: %v, want the suggestion %q", c.args, err, c.want)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -115,12 +117,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // name), the first in alphabetical order when two are as near, or "" for
 // none.
 func nearestCommand(name string) string {
+	return nearest(name, maps.Keys(commands))
+}
+
+// nearest returns the one of cands that name is a slip of, as
+// nearestCommand, or "" for none.
+func nearest(name string, cands iter.Seq[string]) string {
 	limit := 2
 	if len(name) <= 4 {
 		limit = 1
 	}
 	best, bestD := "", limit+1
-	for cand := range commands {
+	for cand := range cands {
 		if d := editDistance(strings.ToLower(name), cand); d < bestD || d == bestD && cand < best {
 			best, bestD = cand, d
 		}
@@ -211,7 +219,8 @@ func usage(w io.Writer) {
 // (--help: the answer, to page or grep) and to stderr with a usage error.
 func newFlagSet(name, synopsis string, stdout, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	out := &flagOutput{stdout: stdout}
+	out := &flagOutput{stdout: stdout, stderr: stderr}
+	out.synopsis, _, _ = strings.Cut("Usage: hookwatch "+synopsis, "\n\n")
 	out.usage = func(w io.Writer) {
 		fmt.Fprintf(w, "Usage: hookwatch %s\n\n", synopsis)
 		fs.SetOutput(w)
@@ -228,9 +237,18 @@ func newFlagSet(name, synopsis string, stdout, stderr io.Writer) *flag.FlagSet {
 // package writes to it is dropped: a bad flag's error is printed once,
 // after the usage, by the caller of run (exitCode).
 type flagOutput struct {
-	stdout  io.Writer
-	usage   func(io.Writer) // prints the usage
-	trailer string          // what the usage ends with (usageTrailer)
+	stdout   io.Writer
+	stderr   io.Writer
+	synopsis string          // the usage's first paragraph
+	usage    func(io.Writer) // prints the usage
+	trailer  string          // what the usage ends with (usageTrailer)
+	quiet    bool            // a bad flag prints nothing (quietFlagErrors)
+}
+
+// quietFlagErrors makes a bad flag of fs, a flag set of newFlagSet, print
+// nothing: parseFlags still returns its error, and --help still prints.
+func quietFlagErrors(fs *flag.FlagSet) {
+	fs.Output().(*flagOutput).quiet = true
 }
 
 func (*flagOutput) Write(p []byte) (int, error) { return len(p), nil }
@@ -248,8 +266,10 @@ func printHelp(fs *flag.FlagSet) {
 }
 
 // parseFlags parses args and wraps a bad flag as a usage error, after
-// fs.Usage; --help prints the usage to stdout (printHelp) and returns
-// flag.ErrHelp.
+// the synopsis and where to read the flags (the whole list would push
+// the error a screen away from the command that caused it); a flag that
+// is a slip of one of fs's is named in the error. --help prints the
+// usage to stdout (printHelp) and returns flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	usage := fs.Usage
 	fs.Usage = func() {} // printed below, where it belongs
@@ -262,9 +282,27 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		printHelp(fs)
 		return err
 	default:
-		usage()
+		if out := fs.Output().(*flagOutput); !out.quiet {
+			fmt.Fprintf(out.stderr, "%s\nRun 'hookwatch %s --help' for its flags.\n", out.synopsis, fs.Name())
+		}
+		if near := nearestFlag(fs, err); near != "" {
+			return fmt.Errorf("%w: %v; did you mean --%s?", errUsage, err, near)
+		}
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+}
+
+// nearestFlag returns the flag of fs that the undefined flag err reports
+// is a slip of, or "" when err is another error or the flag none's.
+func nearestFlag(fs *flag.FlagSet, err error) string {
+	// The flag package says so only in words.
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return nearest(strings.TrimPrefix(name, "-"), slices.Values(names))
 }
 
 // flagSet reports whether the flag name was given on the command line,

@@ -67,7 +67,7 @@ func runStatusline(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	usageTrailer(fs, statuslineExamples)
 	// A bad flag in the settings must not print errors into the status bar:
 	// flag errors stay quiet, and only --help prints.
-	fs.Usage = func() {}
+	quietFlagErrors(fs)
 	if err := parseFlags(fs, args); errors.Is(err, flag.ErrHelp) {
 		return err
 	}
