@@ -27,11 +27,13 @@ package ingest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,7 +62,7 @@ type Origin struct {
 
 // LocalOrigin returns the origin of payloads read on this machine by this
 // process: the host name ($HOOKWATCH_HOST, else the system's), the user
-// ($USER, else the numeric uid) and version. The hook and the collector's
+// (localUser) and version. The hook and the collector's
 // http hooks from its own machine both stamp it; HOOKWATCH_HOST is what
 // Claude Code's http handlers send a remote collector (claudecode.HostHeader),
 // so that both kinds of hook name the machine alike.
@@ -69,11 +71,23 @@ func LocalOrigin(version string) Origin {
 	if host == "" {
 		host, _ = os.Hostname()
 	}
-	user := os.Getenv("USER")
-	if user == "" {
-		user = strconv.Itoa(os.Getuid())
+	return Origin{Host: host, User: localUser(), Version: version}
+}
+
+// localUser names the user this process runs as: $USER, else $LOGNAME,
+// else the name the password database gives its uid, else the uid. The
+// environment comes first: it is what the user's shell says, and costs
+// the hook no file read; a container or a service often sets neither,
+// and a number would name nobody on a team's dashboard.
+func localUser() string {
+	if u := cmp.Or(os.Getenv("USER"), os.Getenv("LOGNAME")); u != "" {
+		return u
 	}
-	return Origin{Host: host, User: user, Version: version}
+	uid := strconv.Itoa(os.Getuid())
+	if u, err := user.LookupId(uid); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return uid
 }
 
 // runtimeOf names the runtime that sent p: the forced one, else Codex when
