@@ -284,7 +284,20 @@ func conditionMessage(err error) string {
 func exprMessage(err error) string {
 	var fe *file.Error
 	if errors.As(err, &fe) {
-		return fmt.Sprintf("%s (column %d)", fe.Message, fe.Column+1)
+		return fmt.Sprintf("%s (column %d)%s", fe.Message, fe.Column+1, listHint(fe.Message))
 	}
 	return err.Error()
+}
+
+// listHint is what to write instead when msg is expr refusing a string
+// operator on a list — command.reads contains ".env", a natural reading
+// of the lists the policy language gives (docs/policy.md) —; "" for any
+// other message.
+func listHint(msg string) string {
+	for _, op := range []string{"contains", "startsWith", "endsWith", "matches"} {
+		if strings.HasPrefix(msg, "invalid operation: "+op+" (mismatched types []") {
+			return fmt.Sprintf(`: %s tests a string; of a list, write "X" in LIST for a member, or any(LIST, {# %s "X"})`, op, op)
+		}
+	}
+	return ""
 }

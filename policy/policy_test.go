@@ -53,6 +53,11 @@ func TestParseProblems(t *testing.T) {
 	// would fail every evaluation.
 	f("rules:\n  - id: a\n    action: deny\n    when: tool_input.command\n", 1, `:4: rule "a": cannot compile when: a condition must be a boolean, and this gives a value of any type`)
 	f("rules:\n  - id: a\n    action: deny\n    when: len(tool_name)\n", 1, `:4: rule "a": cannot compile when: a condition must be a boolean, and this gives int`)
+	// A string operator on a list says how to test the list.
+	f("rules:\n  - id: a\n    action: deny\n    when: command.reads contains \".env\"\n", 1,
+		`:4: rule "a": cannot compile when: invalid operation: contains (mismatched types []interface {} and string) (column 15): contains tests a string; of a list, write "X" in LIST for a member, or any(LIST, {# contains "X"})`)
+	f("rules:\n  - id: a\n    action: deny\n    when: command.hosts endsWith \".example.com\"\n", 1,
+		`:4: rule "a": cannot compile when: invalid operation: endsWith (mismatched types []interface {} and string) (column 15): endsWith tests a string`)
 	f("rules:\n  - id: a\n    action: deny\n    when: tool_input.force == true\n", 1)
 	f("rules:\n  - id: a\n    action: deny\n    when: tool_input.command matches \"rm\"\n", 1)
 	f("- a\n- b\n", 0, `:1: a policy file is a mapping`)
