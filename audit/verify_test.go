@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -310,5 +311,93 @@ func TestVerifyNotRegular(t *testing.T) {
 	r, err := verify(session)
 	if err != nil || len(r) != 1 || r[0].Problem == nil {
 		t.Fatalf("Verify of a session whose events file is a FIFO: %+v, %v; want its stream failed", r, err)
+	}
+}
+
+// TestWriterCallsOnceAcrossRotations: a collector restarted offers every
+// finished call of a session again, without the outputs only its events
+// gave; a Writer opened then writes none of them a second time, though
+// most of the first records are in rotated segments, and the trail keeps
+// the first records, outputs included.
+func TestWriterCallsOnceAcrossRotations(t *testing.T) {
+	var c capture
+	for _, x := range loadCaptures(t) {
+		if x.name == "claude-code-2.1.332" {
+			c = x
+		}
+	}
+	outputs := audit.Outputs{}
+	for i := range c.events {
+		outputs.Add(&c.events[i])
+	}
+	var session string
+	var first, again []audit.ToolCall
+	for _, s := range c.model.Sessions {
+		if len(s.ToolCalls) > len(first) {
+			session, first, again = s.SessionID, nil, nil
+			for _, tc := range s.ToolCalls {
+				first = append(first, audit.ToolCallOf(tc, outputs[tc.ToolUseID]))
+				again = append(again, audit.ToolCallOf(tc, ""))
+			}
+		}
+	}
+	if len(first) < 10 {
+		t.Fatalf("the capture's largest session has %d calls", len(first))
+	}
+	dir := t.TempDir()
+	write := func(calls []audit.ToolCall) {
+		t.Helper()
+		w, err := audit.NewWriter(dir, audit.WriterOptions{MaxFileBytes: 4 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.WriteToolCalls(session, calls); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < len(first); i += 3 {
+		write(first[i:min(i+3, len(first))])
+	}
+	sdir := filepath.Join(dir, audit.SessionDir(session))
+	if segs, err := audit.Segments(sdir, audit.ToolCallsFile); err != nil || len(segs) < 3 {
+		t.Fatalf("segments %v, %v: want rotations", segs, err)
+	}
+	write(again)
+	var trail []byte
+	segs, _ := audit.Segments(sdir, audit.ToolCallsFile)
+	for _, s := range segs {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trail = append(trail, b...)
+	}
+	if n := bytes.Count(trail, []byte("\n")); n != len(first) {
+		t.Errorf("%d call records in the trail, want the %d calls once each", n, len(first))
+	}
+	kept := map[string]string{} // output previews by tool_use_id
+	for _, l := range bytes.Split(bytes.TrimSpace(trail), []byte("\n")) {
+		var r audit.ToolCall
+		if err := json.Unmarshal(l, &r); err != nil {
+			t.Fatal(err)
+		}
+		kept[r.ToolUseID] = r.OutputPreview
+	}
+	for _, want := range first {
+		if got, ok := kept[want.ToolUseID]; !ok || got != want.OutputPreview {
+			t.Errorf("call %s: the trail keeps output %q, want the first record's %q", want.ToolUseID, got, want.OutputPreview)
+		}
+	}
+	reports, err := audit.Verify(sdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range reports {
+		if r.Problem != nil {
+			t.Errorf("%s", audit.Summary(r))
+		}
 	}
 }

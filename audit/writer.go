@@ -55,9 +55,11 @@ type WriterOptions struct {
 //
 // A Writer writes each tool call of a session once, the first record given
 // for its tool_use_id. It remembers them while the session is open and, on
-// opening a session again, from its active tool_calls file (a call whose
-// record is in a rotated segment only may be written again) — unless
-// WriterOptions.UniqueCalls says the producer sees to it.
+// opening a session again, from its tool_calls files, the rotated segments
+// included — unless WriterOptions.UniqueCalls says the producer sees to
+// it. A collector restarted offers every finished call of a session that
+// has a new event again, the records it makes then lacking what only the
+// events gave (the output's preview): the trail keeps the first.
 //
 // A write is one write(2) per stream and batch, not synced: a crash of the
 // process loses nothing written, a crash of the machine may. A write that
@@ -388,7 +390,8 @@ func (sf *sessionFiles) openEvents(maxSize int64) error {
 }
 
 // openCalls opens the session's tool calls stream if it is not open, and,
-// with ids, reads the ids of the calls in its active file.
+// with ids, reads the ids of the calls in its files: its rotated segments
+// and its active file.
 func (sf *sessionFiles) openCalls(maxSize int64, ids bool) error {
 	if sf.calls != nil {
 		return nil
@@ -402,14 +405,30 @@ func (sf *sessionFiles) openCalls(maxSize int64, ids bool) error {
 		return nil
 	}
 	written := map[string]struct{}{}
-	if err := s.eachLine(func(line []byte) {
+	note := func(line []byte) {
 		var r struct {
 			ToolUseID string `json:"tool_use_id"`
 		}
 		if json.Unmarshal(line, &r) == nil {
 			written[r.ToolUseID] = struct{}{}
 		}
-	}); err != nil {
+	}
+	segs, err := Segments(sf.dir, ToolCallsFile)
+	if err == nil {
+		for _, seg := range segs[:len(segs)-1] { // the last is the active file
+			// A segment removed meanwhile (by hand: the trail is
+			// the user's) has no ids left to keep.
+			if err = eachLineOf(seg, note); errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			} else if err != nil {
+				break
+			}
+		}
+	}
+	if err == nil {
+		err = eachLine(io.NewSectionReader(s.f, 0, s.size), filepath.Join(s.dir, s.name), note)
+	}
+	if err != nil {
 		s.close()
 		return err
 	}
@@ -587,9 +606,19 @@ func (s *stream) rotate() error {
 	return nil
 }
 
-// eachLine calls fn with every complete line of the active file.
-func (s *stream) eachLine(fn func(line []byte)) error {
-	r := bufio.NewReader(io.NewSectionReader(s.f, 0, s.size))
+// eachLineOf calls fn with every complete line of the file at path.
+func eachLineOf(path string, fn func(line []byte)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	defer f.Close()
+	return eachLine(f, path, fn)
+}
+
+// eachLine calls fn with every complete line read from in, the file path.
+func eachLine(in io.Reader, path string, fn func(line []byte)) error {
+	r := bufio.NewReader(in)
 	for {
 		line, err := r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -604,7 +633,7 @@ func (s *stream) eachLine(fn func(line []byte)) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("cannot read %s: %w", filepath.Join(s.dir, s.name), err)
+			return fmt.Errorf("cannot read %s: %w", path, err)
 		}
 	}
 }
