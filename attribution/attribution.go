@@ -94,7 +94,7 @@ const (
 // a virtual session) is not served as it was. Raise it with any change to
 // what Build returns for the same events; TestModelVersion holds it to the
 // golden models of the real captures.
-const ModelVersion = 3
+const ModelVersion = 4
 
 // VirtualPrefix starts the id of a virtual session, which addresses one
 // subagent like a session: VirtualPrefix + session_id + "--" + agent_id
@@ -210,6 +210,11 @@ type Session struct {
 	// EndedAt is set when the session's latest run ended with SessionEnd.
 	EndedAt   *time.Time `json:"ended_at"`
 	EndReason string     `json:"end_reason,omitempty"`
+	// EndSources are what reported the session's ends (its SessionEnd
+	// events): its hooks, a Codex rollout that recorded `codex exec`
+	// ending with its turn, or both — the rollout's end then copies the
+	// hook's (Sources.Copy), and a view shows one.
+	EndSources Sources `json:"end_sources,omitempty"`
 	// Status is SessionRunning, SessionEnded, SessionFailed or
 	// SessionBackground.
 	Status string `json:"status"`

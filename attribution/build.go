@@ -317,6 +317,9 @@ func (b *sessionBuilder) add(r *record) {
 		ag.ownPath = p.TranscriptPath
 	}
 	b.run(r)
+	if r.name == event.SessionEnd {
+		s.EndSources |= SourceHook
+	}
 	if main && (r.name == event.UserPromptSubmit || r.name == event.Stop || r.name == event.StopFailure) {
 		b.turnFailure = r.name == event.StopFailure
 		b.waitingOn = nil
@@ -650,6 +653,7 @@ func (b *sessionBuilder) addTranscript(r *record) {
 		// session no hook saw (settle); the hooks' runs say the rest.
 		if main {
 			b.fileEnd, b.fileEndWhy = r, e.Reason
+			b.s.EndSources |= SourceOf(r.env.Kind)
 		}
 	case *event.SubagentStartInput:
 		ag.a.StartSources |= SourceOf(r.env.Kind)

@@ -114,11 +114,13 @@ const (
 	ToldAgentStop
 	// ToldPrompt: a prompt (its Sources are kept for the main agent's).
 	ToldPrompt
+	// ToldSessionEnd: the session's end (Session.EndSources).
+	ToldSessionEnd
 )
 
 // TellsOf returns what an event of this name tells of: a call's start
 // (PreToolUse) or end (PostToolUse, PostToolUseFailure, PermissionDenied),
-// a subagent's start or stop, a prompt. It is how the Sources the model
+// a subagent's start or stop, a prompt, the session's end. It is how the Sources the model
 // keeps are read for an event (ToolCall.SourcesOf, Agent.SourcesOf).
 func TellsOf(name string) Told {
 	switch name {
@@ -132,6 +134,8 @@ func TellsOf(name string) Told {
 		return ToldAgentStop
 	case event.UserPromptSubmit:
 		return ToldPrompt
+	case event.SessionEnd:
+		return ToldSessionEnd
 	}
 	return ToldNothing
 }

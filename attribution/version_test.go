@@ -16,6 +16,7 @@ var modelSums = map[int]string{
 	2: "2e996f6b9e5751b1eb982799fce2670bf259fe7e63056dbac91e1906798236a7", // Counts.Subagents without the compaction agents
 	// The client's permission denials are denied calls: none in the captures.
 	3: "2e996f6b9e5751b1eb982799fce2670bf259fe7e63056dbac91e1906798236a7",
+	4: "aeb5169405d6a5592abab226201012af4cdb0134193057b048888047a205f2f7", // Session.EndSources
 }
 
 // modelSum is the sha256 of the models Build derives from each of the real

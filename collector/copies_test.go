@@ -177,16 +177,28 @@ func TestEventCopiesIdless(t *testing.T) {
 			if also != 6 || copies != 6 {
 				t.Fatalf("%d hook events also read from the rollout, %d rollout copies: want 6 of each", also, copies)
 			}
+			// `codex exec` ended with its turn: its SessionEnd hook and
+			// its rollout tell of the one end, the hook's event shown.
+			var ends []string
+			for _, e := range all {
+				if e.Event == event.SessionEnd {
+					ends = append(ends, fmt.Sprintf("%s copy=%v also=%v", e.Kind, e.Copy, e.AlsoReadFrom))
+				}
+			}
+			if want := []string{"hook copy=false also=[rollout]", "rollout copy=true also=[]"}; !slices.Equal(ends, want) &&
+				!slices.Equal(ends, []string{want[1], want[0]}) {
+				t.Errorf("the session's ends %q, want %q", ends, want)
+			}
 			once := s.listEvents(t, codexSession, "limit=1000&copies=exclude")
 			if len(once) != len(all)-marked {
 				t.Errorf("copies=exclude lists %d events, want %d", len(once), len(all)-marked)
 			}
 			for _, e := range once {
-				if e.Kind == event.KindRollout && e.ToolUseID != "" {
+				if e.Kind == event.KindRollout && (e.ToolUseID != "" || e.Event == event.SessionEnd) {
 					t.Errorf("copies=exclude lists the rollout's %s %s", e.Event, e.ToolUseID)
 				}
 			}
-			streamsCopies(t, s, codexSession, all)
+			streamsCopiesOf(t, s, codexSession, all)
 		})
 	}
 }

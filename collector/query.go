@@ -38,9 +38,9 @@ type EventView struct {
 	TaskNotification bool `json:"task_notification,omitempty"`
 	// Copy marks an event read from a client's file (kind transcript or
 	// rollout) that tells of a happening a hook delivered too — a call's
-	// start or end, a subagent's start or stop, a prompt —, which the model counts
-	// as the hook's event (attribution.Sources.Copy). The stream of one
-	// session marks it too.
+	// start or end, a subagent's start or stop, a prompt, the session's
+	// end —, which the model counts as the hook's event
+	// (attribution.Sources.Copy). The stream of one session marks it too.
 	Copy bool `json:"copy,omitempty"`
 	// AlsoReadFrom names, on a hook's event, the files that recorded its
 	// happening too ("transcript", "rollout"), whose events are marked
@@ -264,7 +264,8 @@ const maxCopyPages = 8
 
 // markSources marks each of views with what the stored model of session
 // id says of who reported its happening — its calls, its agents, its
-// main agent's prompts (Session.SharedPrompts) —: Copy on a client's
+// main agent's prompts (Session.SharedPrompts), its end
+// (Session.EndSources) —: Copy on a client's
 // file's record of what a hook delivered too, AlsoReadFrom on the hook's
 // event (attribution.Sources). A tool event's call is its tool_use_id's,
 // or, for the events of a call the model matched by content (hook events
@@ -286,9 +287,9 @@ func (s *Server) markSources(ctx context.Context, id string, views []EventView, 
 
 // happening is what an event tells of that the model keeps the Sources
 // of: a call's start or end, an agent's start or stop, a prompt of the
-// main agent. The zero value is none.
+// main agent, the session's end. The zero value is none.
 type happening struct {
-	of  byte // 'c' a call, 'a' an agent, 'p' a prompt
+	of  byte // 'c' a call, 'a' an agent, 'p' a prompt, 'e' the session's end
 	id  string
 	end bool
 }
@@ -312,17 +313,24 @@ func happeningOf(v *EventView) happening {
 		if v.AgentID == "" && v.PromptID != "" {
 			return happening{of: 'p', id: v.PromptID}
 		}
+	case t == attribution.ToldSessionEnd:
+		if v.AgentID == "" {
+			return happening{of: 'e'}
+		}
 	}
 	return happening{}
 }
 
 // happeningIDs are the ids of the calls, agents and prompts events tell
-// of (happeningOf), each once.
-type happeningIDs struct{ calls, agents, prompts []string }
+// of (happeningOf), each once, and whether they tell of the session's end.
+type happeningIDs struct {
+	calls, agents, prompts []string
+	end                    bool
+}
 
 // empty reports whether ids hold none.
 func (ids happeningIDs) empty() bool {
-	return len(ids.calls) == 0 && len(ids.agents) == 0 && len(ids.prompts) == 0
+	return len(ids.calls) == 0 && len(ids.agents) == 0 && len(ids.prompts) == 0 && !ids.end
 }
 
 // without returns the ids of ids that none of events tells of; idless
@@ -348,6 +356,7 @@ func (ids happeningIDs) without(events []store.Event, idless map[string]string) 
 		return kept
 	}
 	out.calls, out.agents, out.prompts = keep('c', ids.calls), keep('a', ids.agents), keep('p', ids.prompts)
+	out.end = ids.end && !told[happening{of: 'e'}]
 	return out
 }
 
@@ -372,6 +381,8 @@ func idsOf(views []EventView, which func(*EventView) bool) happeningIDs {
 			ids.agents = append(ids.agents, h.id)
 		case 'p':
 			ids.prompts = append(ids.prompts, h.id)
+		case 'e':
+			ids.end = true
 		}
 	}
 	return ids
@@ -384,7 +395,7 @@ func (s *Server) eachSources(ctx context.Context, id string, views []EventView, 
 	// Only the calls and agents the views speak of are read: a page costs
 	// its own rows, not the session's.
 	ids := idsOf(views, which)
-	callIDs, agentIDs, needPrompts := ids.calls, ids.agents, len(ids.prompts) > 0
+	callIDs, agentIDs, needSummary := ids.calls, ids.agents, len(ids.prompts) > 0 || ids.end
 	calls := map[string]*attribution.ToolCall{}
 	eachCall := func(ids []string) error {
 		if len(ids) == 0 {
@@ -410,7 +421,7 @@ func (s *Server) eachSources(ctx context.Context, id string, views []EventView, 
 	}
 	var sess *attribution.Session
 	var derived int64 // the last event the model was computed from
-	if needPrompts || matched {
+	if needSummary || matched {
 		ms, err := s.store.SessionModels(ctx, []string{id})
 		if err != nil {
 			return 0, err
@@ -459,6 +470,10 @@ func (s *Server) eachSources(ctx context.Context, id string, views []EventView, 
 		case h.of == 'p':
 			if sess != nil {
 				src = sess.PromptSourcesOf(h.id)
+			}
+		case h.of == 'e':
+			if sess != nil {
+				src = sess.EndSources
 			}
 		case h.of == 'a':
 			if a := agents[h.id]; a != nil {

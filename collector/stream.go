@@ -354,8 +354,8 @@ func copiedHappening(v *EventView, idless map[string]string) happening {
 	return h
 }
 
-// readEach reads with read the hook's events of the calls, prompts and
-// agents of ids, from cursor on.
+// readEach reads with read the hook's events of the calls, prompts,
+// agents and session end of ids, from cursor on.
 func readEach(read func(store.EventFilter) error, ids happeningIDs, cursor string) error {
 	mainAgent := ""
 	filters := []store.EventFilter{}
@@ -364,6 +364,9 @@ func readEach(read func(store.EventFilter) error, ids happeningIDs, cursor strin
 	}
 	for ids := range slices.Chunk(ids.prompts, store.MaxFilterIDs) {
 		filters = append(filters, store.EventFilter{PromptIDs: ids, AgentID: &mainAgent, Event: event.UserPromptSubmit})
+	}
+	if ids.end {
+		filters = append(filters, store.EventFilter{AgentID: &mainAgent, Event: event.SessionEnd})
 	}
 	for _, a := range ids.agents {
 		filters = append(filters,

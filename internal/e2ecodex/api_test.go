@@ -128,7 +128,11 @@ type (
 		SessionID string `json:"session_id"`
 		Event     string `json:"event"`
 		AgentID   string `json:"agent_id"`
-		Envelope  struct {
+		// Copy and AlsoReadFrom: a rollout's record of what a hook
+		// delivered too, and the hook's event it copies.
+		Copy         bool     `json:"copy"`
+		AlsoReadFrom []string `json:"also_read_from"`
+		Envelope     struct {
 			ID      string          `json:"id"`
 			Kind    string          `json:"kind"`
 			Runtime string          `json:"runtime"`

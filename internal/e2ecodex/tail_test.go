@@ -2,6 +2,7 @@ package e2ecodex
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,20 @@ func TestRolloutTail(t *testing.T) {
 	// and the model alike.
 	if s := c.session(t, id); s.EventCount != int64(total) || s.Counts["events"] != total {
 		t.Errorf("session counts %d events (model %d), want the %d hook events", s.EventCount, s.Counts["events"], total)
+	}
+	// What both reported, the events list shows once: each of the
+	// rollout's records of a call's start or success, of the prompt and
+	// of exec's end is a copy of the hook's event (its failures are not:
+	// Codex's PostToolUse fired for them as for a success).
+	for _, e := range evs {
+		switch {
+		case e.Envelope.Kind != "rollout" || e.Event == "TranscriptUsage" || e.Event == "PostToolUseFailure":
+		case !e.Copy:
+			t.Errorf("the rollout's %s is not marked a copy", e.Event)
+		}
+		if e.Envelope.Kind == "hook" && (e.Event == "SessionEnd" || e.Event == "UserPromptSubmit") && !slices.Equal(e.AlsoReadFrom, []string{"rollout"}) {
+			t.Errorf("the hook's %s is also read from %v, want the rollout", e.Event, e.AlsoReadFrom)
+		}
 	}
 	calls := c.toolCalls(t, id)
 	if len(calls) != 3 {
