@@ -424,6 +424,19 @@ func (w *walker) abs(p string) string {
 	return path.Join(w.dir, p)
 }
 
+// absIn makes a path absolute against dir, itself taken against the
+// working directory: a path a program names after changing directory
+// (tar -C DIR). An empty dir is the working directory.
+func (w *walker) absIn(dir, p string) string {
+	if dir == "" {
+		return w.abs(p)
+	}
+	wd := w.dir
+	defer func() { w.dir = wd }()
+	w.dir = w.abs(dir)
+	return w.abs(p)
+}
+
 // add appends a step, within MaxSteps. What a step does that cannot be
 // known counts as the worst it could be: a dynamic step makes the analysis
 // unknown and writes Anywhere; a destructive step always names what it

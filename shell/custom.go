@@ -9,23 +9,43 @@ import (
 
 // The analyses of programs whose meaning the table cannot say.
 
-// optValue returns the value of an option given as `-o v`, `--output v`
-// or `--output=v`.
+// optValue returns the value of the first of the options named (the
+// forms of optValues).
 func optValue(args []string, names ...string) (string, bool) {
-	for i, a := range args {
+	if vs := optValues(args, names...); len(vs) > 0 {
+		return vs[0], true
+	}
+	return "", false
+}
+
+// optValues returns the values of every occurrence of the options named,
+// in the order given: `-o v`, `-ov` (a short option with its value
+// attached, as getopt reads it), `--output v` and `--output=v`. A value
+// in a group of short options (-sSo v) is not seen.
+func optValues(args []string, names ...string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a == "--" {
 			break
 		}
 		for _, n := range names {
-			if a == n && i+1 < len(args) {
-				return args[i+1], true
+			short := len(n) == 2 && n[0] == '-' && n[1] != '-'
+			switch {
+			case a == n && i+1 < len(args):
+				i++
+				out = append(out, args[i])
+			case short && len(a) > 2 && strings.HasPrefix(a, n):
+				out = append(out, a[2:])
+			case strings.HasPrefix(n, "--") && strings.HasPrefix(a, n+"="):
+				out = append(out, a[len(n)+1:])
+			default:
+				continue
 			}
-			if strings.HasPrefix(n, "--") && strings.HasPrefix(a, n+"=") {
-				return a[len(n)+1:], true
-			}
+			break
 		}
 	}
-	return "", false
+	return out
 }
 
 func hasOpt(args []string, names ...string) bool {
@@ -57,6 +77,100 @@ func outputOption(names ...string) func(w *walker, st *Step, args []string) {
 					w.write(st, path.Base(u.Path))
 				}
 			}
+		}
+	}
+}
+
+// curlReads: the files curl reads, most of them to send — -T's upload,
+// data given as @FILE (-d, --data-binary, --json, -H …),
+// --data-urlencode's and --url-query's [NAME]@FILE, -F's NAME=@FILE (a
+// file uploaded) and NAME=<FILE (a field's content) — and -K's
+// configuration. "-" is the standard input, no file.
+func curlReads(w *walker, st *Step, args []string) {
+	var files []string
+	for _, v := range optValues(args, "-T", "--upload-file", "-K", "--config") {
+		if v != "." { // -T .: the standard input, without blocking
+			files = append(files, v)
+		}
+	}
+	for _, v := range optValues(args, "-d", "--data", "--data-binary", "--data-ascii", "--json", "-H", "--header", "--proxy-header") {
+		if f, ok := strings.CutPrefix(v, "@"); ok {
+			files = append(files, f)
+		}
+	}
+	for _, v := range optValues(args, "--data-urlencode", "--url-query") {
+		// [NAME]@FILE; a '=' makes the rest the content itself
+		// (NAME=CONTENT), wherever an '@' is.
+		if !strings.Contains(v, "=") {
+			if _, f, ok := strings.Cut(v, "@"); ok {
+				files = append(files, f)
+			}
+		}
+	}
+	for _, v := range optValues(args, "-F", "--form") {
+		files = append(files, formFiles(v)...)
+	}
+	for _, f := range files {
+		if f != "" && f != "-" {
+			st.Reads = appendNew(st.Reads, w.abs(f))
+		}
+	}
+}
+
+// formFiles returns the files a curl -F NAME=CONTENT reads: after @,
+// files to upload, separated by commas; after <, one file whose text is
+// the field's. A file name ends at the ';' of its parameters (;type=…,
+// ;filename=…) unless it is quoted ("a;b.txt", \" and \\ escaped).
+func formFiles(v string) []string {
+	_, content, _ := strings.Cut(v, "=")
+	if content == "" || content[0] != '@' && content[0] != '<' {
+		return nil
+	}
+	multi, ends := content[0] == '@', ";"
+	if multi {
+		ends = ";,"
+	}
+	var files []string
+	for s := content[1:]; ; {
+		var name string
+		if q, ok := strings.CutPrefix(s, `"`); ok {
+			var b strings.Builder
+			i := 0
+			for ; i < len(q) && q[i] != '"'; i++ {
+				if q[i] == '\\' && i+1 < len(q) && (q[i+1] == '"' || q[i+1] == '\\') {
+					i++
+				}
+				b.WriteByte(q[i])
+			}
+			name, s = b.String(), q[min(i+1, len(q)):]
+		} else {
+			end := strings.IndexAny(s, ends)
+			if end < 0 {
+				end = len(s)
+			}
+			name, s = s[:end], s[end:]
+		}
+		files = append(files, name)
+		// Skip the file's parameters, up to the next file.
+		next := strings.IndexByte(s, ',')
+		if !multi || next < 0 {
+			return files
+		}
+		s = s[next+1:]
+	}
+}
+
+// wgetReads: the files wget reads — what --post-file and --body-file
+// send, the URLs of -i (itself a URL: a host it reaches), --config's
+// settings. "-" is the standard input.
+func wgetReads(w *walker, st *Step, args []string) {
+	for _, v := range optValues(args, "--post-file", "--body-file", "-i", "--input-file", "--config") {
+		switch {
+		case v == "" || v == "-":
+		case strings.Contains(v, "://"):
+			st.Hosts = appendNew(st.Hosts, hostOf(v))
+		default:
+			st.Reads = appendNew(st.Reads, w.abs(v))
 		}
 	}
 }
@@ -164,58 +278,50 @@ func remoteHosts(w *walker, st *Step, args []string) {
 	st.Reads, st.Writes = keep(st.Reads), keep(st.Writes)
 }
 
-// tarMode: tar -c writes the archive, -x writes the files it extracts
-// (into -C or the working directory), -t only reads.
-func tarMode(w *walker, st *Step, args []string) {
-	st.Reads, st.Writes = nil, nil
-	mode, archive := byte(0), ""
-	for i, a := range args {
-		letters := strings.TrimPrefix(a, "-")
-		if strings.HasPrefix(a, "--") {
-			switch {
-			case a == "--create":
-				mode = 'c'
-			case a == "--extract" || a == "--get":
-				mode = 'x'
-			case a == "--list":
-				mode = 't'
-			case a == "--append" || a == "--update":
-				mode = 'c'
-			case strings.HasPrefix(a, "--file="):
-				archive = a[len("--file="):]
-			case a == "--file" && i+1 < len(args):
-				archive = args[i+1]
-			}
-			continue
+// editor: an editor reads the files it opens and may write them; in a
+// read-only mode — the entry's effect is read_only (view), or a flag of
+// readOnly is given (vim -R, nano -v) — it only reads them. valued lists
+// the editor's options that take a value. An operand +N, +/PATTERN or
+// +COMMAND says where to start or what to run: no file; "-" is the
+// standard input.
+func editor(valued string, readOnly ...string) func(w *walker, st *Step, args []string) {
+	return func(w *walker, st *Step, args []string) {
+		if hasOpt(args, readOnly...) {
+			st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
 		}
-		if (i == 0 || strings.HasPrefix(a, "-")) && isLetters(letters) {
-			for j := 0; j < len(letters); j++ {
-				switch letters[j] {
-				case 'c', 'r', 'u':
-					mode = 'c'
-				case 'x':
-					mode = 'x'
-				case 't':
-					mode = 't'
-				case 'f':
-					if i+1 < len(args) {
-						archive = args[i+1]
-					}
-				}
+		for _, o := range splitOperands(args, valued) {
+			if o == "-" || strings.HasPrefix(o, "+") {
+				continue
+			}
+			st.Reads = appendNew(st.Reads, w.abs(o))
+			if st.Effect != ReadOnly {
+				w.write(st, o)
 			}
 		}
 	}
+}
+
+// tarMode: tar -c writes the archive and reads the files it archives,
+// -x reads the archive and writes the files it extracts (into -C or the
+// working directory), -t only reads the archive. The archive "-" is the
+// standard input or output, no file.
+func tarMode(w *walker, st *Step, args []string) {
+	st.Reads, st.Writes = nil, nil
+	t := tarArgs(args)
 	tarRuns(w, st, args)
-	switch mode {
+	archive := t.archive
+	if archive == "-" {
+		archive = ""
+	}
+	switch t.mode {
 	case 'x':
-		dir, ok := optValue(args, "-C", "--directory")
-		if !ok {
-			dir = "."
-		}
 		st.Reads = appendNew(st.Reads, w.abs(archive))
-		w.write(st, dir)
+		w.write(st, cmpOr(t.dir, "."))
 	case 'c':
-		if archive != "" && archive != "-" {
+		for _, m := range t.members {
+			st.Reads = appendNew(st.Reads, w.absIn(m.dir, m.name))
+		}
+		if archive != "" {
 			w.write(st, archive)
 		} else {
 			st.Effect = ReadOnly
@@ -223,10 +329,96 @@ func tarMode(w *walker, st *Step, args []string) {
 		st.Subtype = SubtypeModifyFile
 	default:
 		st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
-		if archive != "" {
-			st.Reads = appendNew(st.Reads, w.abs(archive))
+		st.Reads = appendNew(st.Reads, w.abs(archive))
+	}
+}
+
+// tarCall is what tar's arguments ask for.
+type tarCall struct {
+	mode    byte   // 'c' create, append or update; 'x' extract; 't' list; 0 none given
+	archive string // -f, "" when not given
+	dir     string // the last -C, "" when not given
+	members []tarMember
+}
+
+// tarMember is an operand of tar — a file to archive or a member to
+// extract — with the -C given before it, against which it is named ("":
+// the working directory).
+type tarMember struct{ dir, name string }
+
+// tarArgs reads tar's arguments: long options (--file=A, --file A), groups
+// of short options (-czf A, where a letter taking a value takes the rest
+// of the group or else the next word) and the old style's first word (czf
+// A B, where each letter taking a value takes the next word in turn).
+// The options that take a value are tarValued's.
+func tarArgs(args []string) (t tarCall) {
+	valued := func(opt string) bool { return strings.Contains(" "+tarValued+" ", " "+opt+" ") }
+	set := func(opt, v string) {
+		switch opt {
+		case "-f", "--file":
+			t.archive = v
+		case "-C", "--directory":
+			t.dir = v
 		}
 	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			for _, m := range args[i+1:] {
+				t.members = append(t.members, tarMember{t.dir, m})
+			}
+			return t
+		case strings.HasPrefix(a, "--"):
+			name, v, ok := strings.Cut(a, "=")
+			switch name {
+			case "--create", "--append", "--update":
+				t.mode = 'c'
+			case "--extract", "--get":
+				t.mode = 'x'
+			case "--list":
+				t.mode = 't'
+			}
+			if !ok && valued(name) && i+1 < len(args) {
+				i++
+				v, ok = args[i], true
+			}
+			if ok {
+				set(name, v)
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1, i == 0 && isLetters(a):
+			letters := strings.TrimPrefix(a, "-")
+			old := letters == a
+			for j := 0; j < len(letters); j++ {
+				switch letters[j] {
+				case 'c', 'r', 'u':
+					t.mode = 'c'
+				case 'x':
+					t.mode = 'x'
+				case 't':
+					t.mode = 't'
+				}
+				opt := "-" + letters[j:j+1]
+				if !valued(opt) {
+					continue
+				}
+				if !old && j+1 < len(letters) {
+					set(opt, letters[j+1:])
+					break
+				}
+				if i+1 < len(args) {
+					i++
+					set(opt, args[i])
+				}
+				if !old {
+					break
+				}
+			}
+		default:
+			t.members = append(t.members, tarMember{t.dir, a})
+		}
+	}
+	return t
 }
 
 // tarRuns: tar runs commands given by options — --checkpoint-action=exec=,

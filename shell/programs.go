@@ -97,8 +97,16 @@ func (pr *program) subs(def *program, m map[string]*program) *program {
 	return pr
 }
 
-func (pr *program) with(f func(w *walker, st *Step, args []string)) *program {
-	pr.custom = f
+// with gives an entry the analyses the table cannot say, run in order.
+func (pr *program) with(fs ...func(w *walker, st *Step, args []string)) *program {
+	pr.custom = fs[0]
+	if len(fs) > 1 {
+		pr.custom = func(w *walker, st *Step, args []string) {
+			for _, f := range fs {
+				f(w, st, args)
+			}
+		}
+	}
 	return pr
 }
 
@@ -132,14 +140,58 @@ func buildTable() map[string]*program {
 			t[n] = pr
 		}
 	}
-	// Reading and looking around.
-	set(p(ReadOnly, SubtypeReadFile, opReads).valuedOpts("-n -c --lines --bytes"),
-		"cat", "head", "tail", "less", "more", "bat", "wc", "nl", "od", "xxd", "hexdump", "strings",
-		"file", "stat", "md5sum", "sha1sum", "sha256sum", "cksum", "diff", "cmp", "readlink",
-		"realpath", "jq", "yq", "column", "sort", "uniq", "cut", "tr", "base64", "comm", "paste",
-		"fold", "fmt", "rev", "tac", "expand", "iconv", "zcat", "gzcat")
-	t["sort"] = p(ReadOnly, SubtypeReadFile, opReads).valuedOpts("-k -t -S -T").
-		flag("-o", Write, SubtypeModifyFile).with(outputOption("-o", "--output"))
+	// Reading and looking around. Each reader has its own options taking
+	// a value: one list for all took a file for the value of an option
+	// that has none (cat -n, wc -c, od -c, diff -c, uniq -c). Listed are
+	// the options whose value is no file. One whose value is a file (less
+	// -k, diff -X, file -m) is left to be read as an operand, and so is
+	// one whose meaning differs between versions (column -n, more -n):
+	// wrong the safe way, no file read is dropped.
+	reads := func(valued string) *program { return p(ReadOnly, SubtypeReadFile, opReads).valuedOpts(valued) }
+	set(reads(""), "cat", "more", "md5sum", "sha1sum", "sha256sum", "readlink", "rev", "wc")
+	set(reads("-S --suffix"), "zcat", "gzcat")
+	t["head"] = reads("-n -c --lines --bytes")
+	t["tail"] = reads("-n -c -s --lines --bytes --sleep-interval --pid")
+	t["less"] = reads("-b -h -j -p -P -t -x -y -z -# --buffers --max-back-scroll --jump-target --pattern --prompt " +
+		"--tag --tabs --max-forw-scroll --window --shift")
+	t["bat"] = reads("-l --language -H --highlight-line -r --line-range -m --map-syntax --theme --style --tabs " +
+		"--terminal-width --wrap --color --paging --italic-text --decorations --file-name --diff-context --pager")
+	t["nl"] = reads("-b -d -f -h -i -l -n -s -v -w --body-numbering --section-delimiter --footer-numbering " +
+		"--header-numbering --line-increment --join-blank-lines --number-format --number-separator " +
+		"--starting-line-number --number-width")
+	t["od"] = reads("-A -j -N -S -t --address-radix --skip-bytes --read-bytes --format")
+	t["xxd"] = reads("-c -g -l -n -o -s -R -cols -groupsize -len -name -offset -seek")
+	t["hexdump"] = reads("-e -n -s --format --length --skip")
+	t["strings"] = reads("-e -n -s -t -T --encoding --bytes --output-separator --radix --target")
+	t["file"] = reads("-e -F -P --exclude --exclude-quiet --separator --parameter")
+	t["stat"] = reads("-c --format --printf")
+	t["cksum"] = reads("-a -l --algorithm --length")
+	t["diff"] = reads("-C -D -F -I -L -S -U -W -x --ifdef --show-function-line --ignore-matching-lines " +
+		"--label --starting-file --exclude --line-format --old-line-format --new-line-format " +
+		"--unchanged-line-format --old-group-format --new-group-format --changed-group-format " +
+		"--unchanged-group-format --horizon-lines --tabsize --width")
+	t["cmp"] = reads("-i -n --ignore-initial --bytes")
+	t["realpath"] = reads("--relative-to --relative-base")
+	// A jq or yq filter is listed as a file read, as is the value of
+	// jq's --arg NAME VALUE: the one option takes two words.
+	t["jq"] = reads("--indent --arg --argjson --slurpfile --rawfile")
+	t["yq"] = reads("-I --indent -o --output-format -p --input-format")
+	t["column"] = reads("-c -s -o -E -H -N -R -T -W -l -r --output-width --separator --output-separator " +
+		"--table-columns --table-columns-limit --table-name --table-order --table-right --table-truncate " +
+		"--table-wrap --table-hide --table-noextreme --tree --tree-id --tree-parent")
+	t["uniq"] = reads("-f -s -w --skip-fields --skip-chars --check-chars")
+	t["cut"] = reads("-b -c -d -f --bytes --characters --delimiter --fields --output-delimiter")
+	t["base64"] = reads("-w --wrap")
+	t["comm"] = reads("--output-delimiter")
+	t["paste"] = reads("-d --delimiters")
+	t["fold"] = reads("-w --width")
+	t["fmt"] = reads("-g -p -w --goal --prefix --width")
+	t["tac"] = reads("-s --separator")
+	t["expand"] = reads("-t --tabs")
+	t["iconv"] = reads("-f -t -o --from-code --to-code --output").with(outputOption("-o", "--output"))
+	t["sort"] = reads("-k -t -S -T").flag("-o", Write, SubtypeModifyFile).with(outputOption("-o", "--output"))
+	// tr's operands are sets of characters; it reads its input only.
+	t["tr"] = readOnly(SubtypeReadFile)
 	set(p(ReadOnly, SubtypeListFiles, opReads), "ls", "ll", "tree", "du", "df", "exa", "eza", "pwd", "dirname", "basename")
 	set(p(ReadOnly, SubtypeSearch, opFirstRd).valuedOpts("-e -f -m -A -B -C --include --exclude --exclude-dir -g -t --type --glob"),
 		"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep")
@@ -165,13 +217,25 @@ func buildTable() map[string]*program {
 	t["sed"] = p(ReadOnly, SubtypeReadFile, opNone).with(sedCommand)
 	t["perl"] = p(ExecuteCheck, SubtypeRunCommand, opNone).with(perlCommand)
 	set(p(ReadOnly, SubtypeReadFile, opNone).with(awkCommand), "awk", "gawk", "mawk", "nawk", "busybox-awk")
-	set(p(Write, SubtypeModifyFile, opWrites).valuedOpts("-C -f --file --directory -T --exclude").with(tarMode), "tar", "gtar", "bsdtar")
+	set(p(Write, SubtypeModifyFile, opNone).valuedOpts(tarValued).with(tarMode), "tar", "gtar", "bsdtar")
 	set(p(Write, SubtypeModifyFile, opReads).valuedOpts("-d -x -P"), "unzip", "zip", "gzip", "gunzip", "bzip2", "xz", "unxz", "7z", "zstd")
 	set(p(Write, SubtypeModifyFile, opNone), "patch", "git-apply", "crontab", "systemctl", "service",
 		"kill", "pkill", "killall", "useradd", "usermod", "passwd", "ssh-keygen", "ln", "update-alternatives",
 		"npx", "bunx", "pnpx")
 	t["ln"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(copyValued).with(copyTarget)
 	set(check(SubtypeRunCommand), "npx", "bunx", "pnpx")
+	// Editors read the files they open and may write them.
+	const vimValued = "-c --cmd -S -t -T -u -U -i -w -W --servername --startuptime --log --listen"
+	set(p(Write, SubtypeModifyFile, opNone).with(editor(vimValued, "-R", "-M")), "vim", "vi", "nvim", "vimdiff", "ex")
+	t["view"] = p(ReadOnly, SubtypeReadFile, opNone).with(editor(vimValued))
+	t["nano"] = p(Write, SubtypeModifyFile, opNone).with(editor("-C -f -J -o -Q -r -s -T -X -Y --backupdir --rcfile "+
+		"--guidestripe --operatingdir --quotestr --fill --speller --tabsize --wordchars --syntax", "-v", "--view"))
+	t["pico"] = p(Write, SubtypeModifyFile, opNone).with(editor("-o -Q -s", "-v"))
+	t["emacs"] = p(Write, SubtypeModifyFile, opNone).with(editor("-l --load -load -f --funcall -funcall --eval -eval " +
+		"--execute -execute -L --directory -directory -t --terminal -terminal -d --display -display -u --user -user " +
+		"--chdir -chdir -T --title -title --name -name -fn --font -font --script -script -bg -fg"))
+	t["micro"] = p(Write, SubtypeModifyFile, opNone).with(editor("-config-dir -startpos"))
+	t["ed"] = p(Write, SubtypeModifyFile, opNone).with(editor("-p --prompt"))
 
 	// Destroying.
 	set(p(Destructive, SubtypeDeleteFile, opDeletes).valuedOpts("--interactive"), "rm", "unlink", "shred", "srm", "trash", "rmdir")
@@ -187,8 +251,8 @@ func buildTable() map[string]*program {
 	// Network.
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts(curlValued).
 		flag("-o", Write, SubtypeWebFetch).flag("-O", Write, SubtypeWebFetch).flag("--output", Write, SubtypeWebFetch).
-		flag("--remote-name", Write, SubtypeWebFetch).with(outputOption("-o", "--output")), "curl")
-	t["wget"] = p(Write, SubtypeWebFetch, opHosts).valuedOpts(wgetValued).with(wgetOutput)
+		flag("--remote-name", Write, SubtypeWebFetch).with(outputOption("-o", "--output"), curlReads), "curl")
+	t["wget"] = p(Write, SubtypeWebFetch, opHosts).valuedOpts(wgetValued).with(wgetOutput, wgetReads)
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts("-c -i -W -w -s -t -p -q -l -b"),
 		"ping", "ping6", "dig", "nslookup", "host", "traceroute", "nc", "ncat", "netcat", "telnet", "ftp",
 		"sftp", "whois", "http", "https", "xh", "httpie", "mosh")
@@ -300,8 +364,20 @@ func buildTable() map[string]*program {
 
 // Options taking a value, shared by the table and the programs' funcs.
 const (
-	curlValued = "-H --header -d --data --data-raw --data-binary -X --request -u --user -A --user-agent -e --referer -b --cookie -c --cookie-jar -F --form -w --write-out -m --max-time --connect-timeout -x --proxy -T --upload-file --retry -r --range --cacert --cert --key -K --config -o --output"
-	wgetValued = "-O --output-document -P --directory-prefix -o --output-file -U --user-agent --header -t --tries -T --timeout"
+	curlValued = "-H --header --proxy-header -d --data --data-raw --data-binary --data-ascii --data-urlencode --json --url-query --form-string -X --request -u --user -A --user-agent -e --referer -b --cookie -c --cookie-jar -F --form -w --write-out -m --max-time --connect-timeout -x --proxy -T --upload-file --retry -r --range --cacert --cert --key -K --config -o --output"
+	wgetValued = "-O --output-document -P --directory-prefix -o --output-file -U --user-agent --header -t --tries -T --timeout " +
+		"--post-data --post-file --body-data --body-file --method -i --input-file --config -e --execute"
+	// tarValued: tar's options that take a value, the short ones also in
+	// a group (-czf ARCHIVE). A letter that takes a value in one tar and
+	// not in the other is not listed: GNU tar's -H FORMAT and -L LENGTH
+	// are bsdtar's flags, whose group (-cLf A) would lose its archive;
+	// bsdtar's -s PATTERN is GNU tar's flag.
+	tarValued = "-b -C -f -F -g -I -K -N -T -V -X --file --directory --files-from --exclude --exclude-from " +
+		"--blocking-factor --listed-incremental --format --starting-file --newer --after-date --newer-mtime --label " +
+		"--tape-length --info-script --new-volume-script --use-compress-program --to-command --checkpoint-action " +
+		"--rsh-command --rmt-command --owner --group --mode --mtime --transform --xform --suffix --record-size " +
+		"--strip-components --index-file --volno-file --exclude-tag --exclude-tag-all --exclude-tag-under " +
+		"--quoting-style --sort --pax-option --owner-map --group-map"
 	copyValued = "-t --target-directory -S --suffix"
 	mkfsValued = "-t -L -b -N -O -E -T -U -I -i -m -g -G -C -d -r -e -o -l -n -F -s -S -c -u --type --label"
 )

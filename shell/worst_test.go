@@ -87,6 +87,7 @@ func TestWorstCase(t *testing.T) {
 		{cmd: `aws s3 ls`, effect: Network, noWrites: true},
 		{cmd: `gh repo delete x --yes`, effect: Destructive, writes: []string{"/"}},
 		{cmd: `gh api -X DELETE repos/a/b`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `gh api -XDELETE repos/a/b`, effect: Destructive, writes: []string{"/"}},
 		{cmd: `gh pr create --title x --body y`, effect: Write, noWrites: true},
 		{cmd: `gh pr list`, effect: Network, noWrites: true},
 		{cmd: `psql -c "drop table x"`, effect: Destructive, writes: []string{"/"}},
