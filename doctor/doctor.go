@@ -133,6 +133,7 @@ type env struct {
 	configDir      string
 	url            string
 	token          string
+	tokenSource    hook.TokenSource // where token came from, which says what fixes a refused one
 	settings       []*Settings
 	plugins        []string // enabled hookwatch plugins, from all settings files
 	collector      bool     // the collector answered /healthz and takes the token
@@ -170,7 +171,7 @@ func Run(ctx context.Context, o Options) *Report {
 	// The collector, home and token the hook would use, read as it reads
 	// them.
 	cfg, _ := hook.ConfigFromEnv(e.Getenv)
-	e.home, e.url, e.token = cfg.Home, cfg.Base(), cfg.Token
+	e.home, e.url, e.token, e.tokenSource = cfg.Home, cfg.Base(), cfg.Token, cfg.TokenSource
 	e.userHome = e.Getenv("HOME")
 	if e.userHome == "" {
 		e.userHome, _ = os.UserHomeDir()
@@ -656,14 +657,17 @@ func (e *env) checkCollector(ctx context.Context) Check {
 	e.collector = true
 	// /healthz is open; the rest needs the token the hook sends.
 	if resp, _, err := e.get(ctx, "/v1/sessions?limit=1"); err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		// Named by where the token came from, with the fix that fits it: a
+		// team server's user installs a new token, not HOOKWATCH_TOKEN.
+		what, fix := hook.RefusedToken(e.tokenSource, e.token, e.home)
 		c.Status = Fail
-		c.Message = fmt.Sprintf("%s is up but refuses HOOKWATCH_TOKEN (HTTP %d): the hook's events are refused and stay in the spool", e.url, resp.StatusCode)
-		c.Fix = "export HOOKWATCH_TOKEN=<the token hookwatch serve runs with>   # in the environment of Claude Code too"
+		c.Message = fmt.Sprintf("%s is up but %s (HTTP %d): the hook's events are refused and stay in the spool", e.url, what, resp.StatusCode)
+		c.Fix = fix
 		if hook.SpoolDelivers(e.home, e.url) {
 			// The command hook's events reach it through the spool; only
 			// the API, and http hooks, need the token.
 			c.Status = Warn
-			c.Message = fmt.Sprintf("%s is up but its API refuses HOOKWATCH_TOKEN (HTTP %d): the command hook's events reach it through the spool, but http hooks, hookwatch sessions and the other commands that ask it are refused", e.url, resp.StatusCode)
+			c.Message = fmt.Sprintf("%s is up but its API %s (HTTP %d): the command hook's events reach it through the spool, but http hooks, hookwatch sessions and the other commands that ask it are refused", e.url, what, resp.StatusCode)
 		}
 		e.collector, e.tokenRefused = false, true
 		return c

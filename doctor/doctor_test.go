@@ -347,7 +347,7 @@ func TestTokenRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer detach()
-	if c := check(); c.Status != Warn || !strings.Contains(c.Message, "reach it through the spool") || !strings.Contains(c.Fix, "HOOKWATCH_TOKEN") {
+	if c := check(); c.Status != Warn || !strings.Contains(c.Message, "reach it through the spool") || !strings.Contains(c.Fix, "hookwatch install --token-file") {
 		t.Errorf("the collector attached to the spool: %+v", c)
 	}
 }

@@ -43,10 +43,13 @@ const (
 type Config struct {
 	Home     string        // HOOKWATCH_HOME: hook.log and spool/ live here
 	URL      string        // HOOKWATCH_URL: collector base URL
-	Token    string        // HOOKWATCH_TOKEN: bearer token for the collector
+	Token    string        // HOOKWATCH_TOKEN, else the home's TokenFile: bearer token for the collector
 	Budget   time.Duration // HOOKWATCH_HOOK_BUDGET: wall time the hook may take once its payload is read (which it waits StdinWaitFactor budgets for)
 	SpoolMax int64         // HOOKWATCH_SPOOL_MAX: bytes the spool may hold
 	Runtime  string        // forced runtime; "" detects it from the payload
+	// TokenSource is where Token came from (LookupToken), which says what
+	// to do when the collector refuses it (RefusedToken).
+	TokenSource TokenSource
 	// ProjectDir is CLAUDE_PROJECT_DIR, where project policies are found
 	// when cwd has moved away from the project.
 	ProjectDir string
@@ -88,7 +91,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 	c := Config{
 		Home:        Home(getenv),
 		URL:         getenv("HOOKWATCH_URL"),
-		Token:       Token(getenv, Home(getenv)),
 		ProjectDir:  getenv("CLAUDE_PROJECT_DIR"),
 		Traceparent: getenv("TRACEPARENT"),
 		Autostart:   !envflag.Off(getenv("HOOKWATCH_AUTOSTART")),
@@ -96,6 +98,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 		Now:         time.Now,
 		ArchiveDir:  filepath.Join(Home(getenv), "archive"),
 	}
+	c.Token, c.TokenSource = LookupToken(getenv, c.Home)
 	if c.URL == "" {
 		c.URL = DefaultURL
 	}
@@ -132,15 +135,72 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 // HOOKWATCH_TOKEN is not set, mode 0600.
 const TokenFile = "token"
 
-// Token returns the collector's token: HOOKWATCH_TOKEN, else, when
-// HOOKWATCH_URL names a collector (a team server), the token that
-// 'hookwatch install --token' left in home's TokenFile, since the settings
-// file must never hold it. The local default reads no file.
+// TokenSource is where LookupToken finds the collector's token.
+type TokenSource uint8
+
+const (
+	// TokenNone: HOOKWATCH_TOKEN is unset and HOOKWATCH_URL names no
+	// collector, so the local default collector is sent no token.
+	TokenNone TokenSource = iota
+	// TokenFromEnv: HOOKWATCH_TOKEN, which cannot change under a running
+	// process.
+	TokenFromEnv
+	// TokenFromFile: home's TokenFile, which 'hookwatch install --token'
+	// replaces under a running process; the token is "" while the file
+	// holds none.
+	TokenFromFile
+)
+
+// Token returns LookupToken's token.
 func Token(getenv func(string) string, home string) string {
-	if t := getenv("HOOKWATCH_TOKEN"); t != "" || getenv("HOOKWATCH_URL") == "" {
-		return t
+	t, _ := LookupToken(getenv, home)
+	return t
+}
+
+// LookupToken returns the collector's token and where it found it:
+// HOOKWATCH_TOKEN, else, when HOOKWATCH_URL names a collector (a team
+// server), the token that 'hookwatch install --token' left in home's
+// TokenFile, since the settings file must never hold it. The local default
+// reads no file. It is the one reading of where the token comes from: a
+// process that runs for long (hookwatch forward) calls it again to see a
+// token file replaced since.
+func LookupToken(getenv func(string) string, home string) (string, TokenSource) {
+	if t := getenv("HOOKWATCH_TOKEN"); t != "" {
+		return t, TokenFromEnv
 	}
-	return ReadToken(home)
+	if getenv("HOOKWATCH_URL") == "" {
+		return "", TokenNone
+	}
+	return ReadToken(home), TokenFromFile
+}
+
+// RefusedToken words a collector's refusal of the token (HTTP 401) for
+// whoever sent it, LookupToken's token and source in home: what it refused,
+// named by where the token came from, and what gives it one it takes. A
+// token from the environment is exported anew. One from the token file is
+// a team server user's, revoked or never the collector's: its admin makes
+// a new one ('hookwatch token create'), which install puts in its place;
+// the same goes when the file holds none. With no token at all, on the
+// local default collector, HOOKWATCH_TOKEN gives one, since no file is
+// read there. It is the one wording of a refused token, for the commands
+// that ask a collector, the forwarder and doctor alike.
+//
+// what completes "the collector at URL …" and, but for the file's path,
+// has neither colon nor parenthesis, so that the caller adds the HTTP
+// status after it; fix is what to do, a command at its end.
+func RefusedToken(src TokenSource, token, home string) (what, fix string) {
+	const export = "export HOOKWATCH_TOKEN=<the token hookwatch serve runs with, or one of 'hookwatch token create'>, in the environment Claude Code starts from too"
+	const install = " ('hookwatch token create --user NAME') and install it: hookwatch install --token-file FILE"
+	file := filepath.Join(home, TokenFile)
+	switch {
+	case src == TokenFromEnv:
+		return "refuses HOOKWATCH_TOKEN", export
+	case src == TokenFromFile && token != "":
+		return "refuses the token in " + file, "ask the collector's admin for a new token" + install
+	case src == TokenFromFile:
+		return "requires a token, and none was given, neither HOOKWATCH_TOKEN nor " + file + " holding one", "ask the collector's admin for a token" + install
+	}
+	return "requires a token, and none was given, HOOKWATCH_TOKEN being unset", export
 }
 
 // ReadToken returns the token of TokenFile in home, "" when there is none.

@@ -176,6 +176,56 @@ func TestConfigBase(t *testing.T) {
 	}
 }
 
+// TestTokenSource: the token comes from HOOKWATCH_TOKEN, else, for a
+// collector HOOKWATCH_URL names, from the home's token file, and a
+// refusal of it names that source and the fix that fits: a new token
+// exported, or installed in the file, or one given at all.
+func TestTokenSource(t *testing.T) {
+	home := t.TempDir()
+	file := filepath.Join(home, hook.TokenFile)
+	for _, tc := range []struct {
+		name              string
+		env, url, inFile  string
+		token             string
+		src               hook.TokenSource
+		what, fix, notFix string
+	}{
+		{name: "environment", env: "hwt_env", url: "https://hw.example.com", inFile: "hwt_file", token: "hwt_env", src: hook.TokenFromEnv,
+			what: "refuses HOOKWATCH_TOKEN", fix: "export HOOKWATCH_TOKEN=", notFix: "--token-file"},
+		{name: "file", url: "https://hw.example.com", inFile: "hwt_file", token: "hwt_file", src: hook.TokenFromFile,
+			what: "refuses the token in " + file, fix: "a new token ('hookwatch token create --user NAME') and install it: hookwatch install --token-file FILE", notFix: "export"},
+		{name: "file holds none", url: "https://hw.example.com", src: hook.TokenFromFile,
+			what: "none was given, neither HOOKWATCH_TOKEN nor " + file + " holding one", fix: "hookwatch install --token-file FILE", notFix: "export"},
+		// The local default reads no file: only the environment gives it one.
+		{name: "none", inFile: "hwt_file", src: hook.TokenNone,
+			what: "none was given, HOOKWATCH_TOKEN being unset", fix: "export HOOKWATCH_TOKEN=", notFix: "--token-file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(file)
+			if tc.inFile != "" {
+				if err := os.WriteFile(file, []byte(tc.inFile+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{"HOOKWATCH_HOME": home, "HOOKWATCH_TOKEN": tc.env, "HOOKWATCH_URL": tc.url}
+			cfg, _ := hook.ConfigFromEnv(func(k string) string { return env[k] })
+			if cfg.Token != tc.token || cfg.TokenSource != tc.src {
+				t.Fatalf("token %q from %d, want %q from %d", cfg.Token, cfg.TokenSource, tc.token, tc.src)
+			}
+			what, fix := hook.RefusedToken(cfg.TokenSource, cfg.Token, home)
+			if !strings.Contains(what, tc.what) || !strings.Contains(fix, tc.fix) || strings.Contains(fix, tc.notFix) {
+				t.Errorf("refused: %q, fix %q; want %q, fix with %q and without %q", what, fix, tc.what, tc.fix, tc.notFix)
+			}
+			if strings.ContainsAny(strings.ReplaceAll(what, file, ""), ":()") {
+				t.Errorf("%q has a colon or a parenthesis, which the callers' HTTP status follows", what)
+			}
+			if strings.Contains(what+fix, "hwt_") {
+				t.Errorf("the wording holds the token: %q %q", what, fix)
+			}
+		})
+	}
+}
+
 func TestRunSpoolsThenDrains(t *testing.T) {
 	cfg := config(t, testbin.DeadURL(t))
 	for i := 0; i < 3; i++ {

@@ -190,13 +190,14 @@ func TestDemoNoStart(t *testing.T) {
 	}
 }
 
-// TestDemoTokenRefused: a collector that refuses the shell's token is said
-// so, and no link to a session it will not record is printed.
+// TestDemoTokenRefused: a collector that requires a token the shell does
+// not give is said so, with how to give one, and no link to a session it
+// will not record is printed.
 func TestDemoTokenRefused(t *testing.T) {
 	collectorWithToken(t, filepath.Join(t.TempDir(), "home"))
 	out, _, err := hw(t, "", "demo", "--speed", "1000")
-	if err == nil || !strings.Contains(err.Error(), "refuses HOOKWATCH_TOKEN") {
-		t.Fatalf("demo into a collector that refuses the token: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "requires a token, and none was given") || !strings.Contains(err.Error(), "hookwatch install --token-file FILE") {
+		t.Fatalf("demo into a collector that requires a token: %v", err)
 	}
 	if out != "" {
 		t.Errorf("demo printed, then failed:\n%s", out)

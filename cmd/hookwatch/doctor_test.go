@@ -285,17 +285,53 @@ func TestDoctorEnvironmentProblems(t *testing.T) {
 	wantCheck(t, r, "claude", doctor.Warn, "2.1.100, unsupported", "fix: claude update")
 }
 
+// TestDoctorToken: a collector that refuses the hook's token fails the
+// collector check, which names where the token came from and gives the fix
+// that fits it: HOOKWATCH_TOKEN is exported anew, the token file of a team
+// server's user is replaced by install, and a hook that sends none is
+// given one. With the right token, the round trip stores its event.
 func TestDoctorToken(t *testing.T) {
-	newTestEnv(t)
+	e := newTestEnv(t)
 	newTestCollectorToken(t, "right")
 	mustHW(t, "install")
-	t.Setenv("HOOKWATCH_TOKEN", "wrong")
-	r, err := runDoctorJSON(t)
-	wantExit1(t, err)
-	wantCheck(t, r, "collector", doctor.Fail, "refuses HOOKWATCH_TOKEN", "export HOOKWATCH_TOKEN=")
-	wantCheck(t, r, "round trip", doctor.OK, "refuses the token")
+	tokenPath := filepath.Join(e.hwHome, hook.TokenFile)
+	if err := os.MkdirAll(e.hwHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, env, inFile string
+		want              []string
+		notFix            string
+	}{
+		// HOOKWATCH_TOKEN comes before the file, which the message leaves out.
+		{name: "environment", env: "wrong", inFile: "right",
+			want: []string{"is up but refuses HOOKWATCH_TOKEN (HTTP 401)", "fix: export HOOKWATCH_TOKEN="}, notFix: "--token-file"},
+		// docs/team-server.md's revoked token: a new one is installed.
+		{name: "file", inFile: "wrong",
+			want: []string{"is up but refuses the token in " + tokenPath + " (HTTP 401)", "hookwatch token create --user NAME", "hookwatch install --token-file FILE"}, notFix: "export HOOKWATCH_TOKEN"},
+		{name: "none",
+			want: []string{"requires a token, and none was given, neither HOOKWATCH_TOKEN nor " + tokenPath + " holding one (HTTP 401)", "hookwatch install --token-file FILE"}, notFix: "export HOOKWATCH_TOKEN"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("HOOKWATCH_TOKEN", tc.env)
+			os.Remove(tokenPath)
+			if tc.inFile != "" {
+				if err := os.WriteFile(tokenPath, []byte(tc.inFile+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := runDoctorJSON(t)
+			wantExit1(t, err)
+			wantCheck(t, r, "collector", doctor.Fail, tc.want...)
+			if c := check(t, r, "collector"); strings.Contains(c.Fix, tc.notFix) {
+				t.Errorf("the fix of a token from the %s says %q: %s", tc.name, tc.notFix, c.Fix)
+			}
+			wantCheck(t, r, "round trip", doctor.OK, "refuses the token")
+		})
+	}
+	os.Remove(tokenPath)
 	t.Setenv("HOOKWATCH_TOKEN", "right")
-	r, err = runDoctorJSON(t)
+	r, err := runDoctorJSON(t)
 	if err != nil {
 		t.Fatalf("doctor with the right token: %v: %+v", err, r.Checks)
 	}

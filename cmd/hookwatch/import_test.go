@@ -238,8 +238,13 @@ func TestImportTokenRefused(t *testing.T) {
 	projects := filepath.Join(dir, "projects")
 	copyDir(t, "../../importer/testdata/parallel/projects", projects)
 	out, _, err := hw(t, "", "import", projects)
-	if err == nil || !strings.Contains(err.Error(), "refuses HOOKWATCH_TOKEN (HTTP 401): export HOOKWATCH_TOKEN") {
-		t.Fatalf("import into a collector that refuses the token: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "requires a token, and none was given") || !strings.Contains(err.Error(), "(HTTP 401): ask the collector's admin for a token") {
+		t.Fatalf("import into a collector that requires a token: %v", err)
+	}
+	// A token of the shell's own is named as such.
+	t.Setenv("HOOKWATCH_TOKEN", "wrong")
+	if _, _, err := hw(t, "", "import", projects); err == nil || !strings.Contains(err.Error(), "refuses HOOKWATCH_TOKEN (HTTP 401): export HOOKWATCH_TOKEN") {
+		t.Fatalf("import with a token the collector refuses: %v", err)
 	}
 	if out != "" {
 		t.Errorf("import that failed printed to stdout: %q", out)

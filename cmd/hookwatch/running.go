@@ -140,9 +140,13 @@ func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
 }
 
 // errTokenRefused is the error of a request the collector at base refused
-// for its token (HTTP 401), saying what to do.
+// for the token collectorURL read (HTTP 401), naming where that token came
+// from and what fixes it (hook.RefusedToken).
 func errTokenRefused(base string) error {
-	return fmt.Errorf("the collector at %s refuses HOOKWATCH_TOKEN (HTTP 401): export HOOKWATCH_TOKEN as its own, or one of hookwatch token create", base)
+	home := hook.Home(os.Getenv)
+	token, src := hook.LookupToken(os.Getenv, home)
+	what, fix := hook.RefusedToken(src, token, home)
+	return fmt.Errorf("the collector at %s %s (HTTP 401): %s", base, what, fix)
 }
 
 // apiError is the collector's answer to a request it refused: its HTTP
