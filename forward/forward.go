@@ -17,7 +17,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -51,8 +50,14 @@ type Options struct {
 	Home string
 	// URL is the collector's base URL, as HOOKWATCH_URL names it.
 	URL string
-	// Token is sent as "Authorization: Bearer"; "" sends none.
-	Token string
+	// Token returns the token to send as "Authorization: Bearer" ("" sends
+	// none) and where it comes from (hook.LookupToken), which words the
+	// error when the collector refuses it (hook.RefusedToken). It is asked
+	// before each POST, so that a token file replaced while the forwarder
+	// runs ('hookwatch install --token-file', after an admin revoked the
+	// old token) is sent from the next POST on, without a restart: reading
+	// a small file costs nothing beside the POST. nil sends none.
+	Token func() (string, hook.TokenSource)
 	// Client posts the batches; nil is NewClient("").
 	Client *http.Client
 	// Interval is how often the spool is looked at without a wake-up
@@ -174,6 +179,32 @@ func Run(ctx context.Context, o Options) error {
 type forwarder struct {
 	o    Options
 	base string
+	// sent is the token of the last POST, so that a new one is logged once
+	// (Follow calls deliver from one goroutine).
+	sent    string
+	sentAny bool
+}
+
+// token returns the token to send now and where it comes from, and logs a
+// token that changed since the last POST, by its source, never its value.
+func (f *forwarder) token() (string, hook.TokenSource) {
+	if f.o.Token == nil {
+		return "", hook.TokenNone
+	}
+	tok, src := f.o.Token()
+	if f.sentAny && tok != f.sent {
+		from := "HOOKWATCH_TOKEN"
+		if src == hook.TokenFromFile {
+			from = filepath.Join(f.o.Home, hook.TokenFile)
+		}
+		if tok == "" {
+			f.o.Logger.Warn("the token is gone: sending none from now on", "from", from, "url", f.base)
+		} else {
+			f.o.Logger.Info("the token changed: sending the new one from now on", "from", from, "url", f.base)
+		}
+	}
+	f.sent, f.sentAny = tok, true
+	return tok, src
 }
 
 // send posts a batch the spool hands over: as many records as fit in one
@@ -214,8 +245,9 @@ func (f *forwarder) post(ctx context.Context, recs [][]byte) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "hookwatch-forward")
-	if f.o.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+f.o.Token)
+	tok, src := f.token()
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	resp, err := f.o.Client.Do(req)
 	if err != nil {
@@ -229,7 +261,16 @@ func (f *forwarder) post(ctx context.Context, recs [][]byte) error {
 	case hook.Refused(resp.StatusCode):
 		return hook.StatusError{Code: resp.StatusCode}
 	case resp.StatusCode == http.StatusUnauthorized:
-		return errors.New("the collector refuses the token (HTTP 401): set HOOKWATCH_TOKEN or 'hookwatch install --token'")
+		what, fix := hook.RefusedToken(src, tok, f.o.Home)
+		switch src {
+		case hook.TokenFromFile:
+			// Kept spooled: the POST after the new token is installed
+			// sends it, and them.
+			fix += ", which this forwarder sends from its next attempt on, without a restart"
+		case hook.TokenFromEnv:
+			fix += "; this forwarder keeps the HOOKWATCH_TOKEN it started with until it is restarted"
+		}
+		return fmt.Errorf("the collector %s (HTTP 401): %s", what, fix)
 	}
 	return fmt.Errorf("collector answered HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/forward"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/rejecttest"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store"
@@ -107,7 +108,8 @@ func TestForwardCrashAfterCommit(t *testing.T) {
 	if err := sp.Append(recs...); err != nil {
 		t.Fatal(err)
 	}
-	opts := forward.Options{Home: home, URL: ts.URL, Token: secret, Client: client, Interval: 50 * time.Millisecond}
+	token := func() (string, hook.TokenSource) { return secret, hook.TokenFromEnv }
+	opts := forward.Options{Home: home, URL: ts.URL, Token: token, Client: client, Interval: 50 * time.Millisecond}
 	runOnce := func() error {
 		ctx, cancel := context.WithCancel(context.Background())
 		mu.Lock()

@@ -151,12 +151,6 @@ const (
 	TokenFromFile
 )
 
-// Token returns LookupToken's token.
-func Token(getenv func(string) string, home string) string {
-	t, _ := LookupToken(getenv, home)
-	return t
-}
-
 // LookupToken returns the collector's token and where it found it:
 // HOOKWATCH_TOKEN, else, when HOOKWATCH_URL names a collector (a team
 // server), the token that 'hookwatch install --token' left in home's

@@ -26,12 +26,13 @@ const forwardSynopsis = `forward [--url URL] [--ca-file FILE]
 
 Attaches to the spool of this HOOKWATCH_HOME, as a local collector does, and
 posts what the hooks append to it to the collector at URL, with the hook's
-token (HOOKWATCH_TOKEN, else the file 'hookwatch install --token' wrote):
-batched, retried with backoff while the collector cannot take it, each
-envelope stored once however often it is sent. The hook itself speaks plain
-HTTP to IP addresses only; for an https:// URL or a host name it appends to
-the spool and starts this forwarder in the background when none runs
-(HOOKWATCH_AUTOSTART=0 turns that off). It runs until SIGINT or SIGTERM
+token (HOOKWATCH_TOKEN, else the file 'hookwatch install --token' wrote,
+read again before each POST, so that a token install replaces is sent
+without a restart): batched, retried with backoff while the collector cannot
+take it, each envelope stored once however often it is sent. The hook itself
+speaks plain HTTP to IP addresses only; for an https:// URL or a host name it
+appends to the spool and starts this forwarder in the background when none
+runs (HOOKWATCH_AUTOSTART=0 turns that off). It runs until SIGINT or SIGTERM
 ('hookwatch stop'); 'hookwatch doctor' says whether it runs.`
 
 // runForward is `hookwatch forward`.
@@ -60,10 +61,13 @@ func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	getenv := func(k string) string { return forwardEnv(k, *url) }
 	err = forward.Run(ctx, forward.Options{
-		Home:   home,
-		URL:    *url,
-		Token:  hook.Token(func(k string) string { return forwardEnv(k, *url) }, home),
+		Home: home,
+		URL:  *url,
+		// Asked before each POST: a token 'hookwatch install --token-file'
+		// puts in the file is sent without a restart.
+		Token:  func() (string, hook.TokenSource) { return hook.LookupToken(getenv, home) },
 		Client: client,
 		Logger: log,
 		Ready: func() {

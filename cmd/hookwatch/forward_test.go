@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,5 +200,149 @@ func TestForwardUsage(t *testing.T) {
 		if err := run(t.Context(), []string{"forward"}, nil, &out, &errOut); !errors.Is(err, errUsage) {
 			t.Errorf("forward with HOOKWATCH_URL=%q: %v, want a usage error", url, err)
 		}
+	}
+}
+
+// TestForwardTokenReplaced walks docs/team-server.md's revoked token: a
+// running forwarder delivers with carol's token from the home's token
+// file; the admin revokes it, and the events wait in the spool, refused
+// (401), while the forwarder's log names the file and the fix; carol
+// installs a new token ('hookwatch install --token-file'), and the same
+// forwarder, never restarted, sends it and delivers what waited, saying
+// that it switched tokens without printing either.
+func TestForwardTokenReplaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the hook and forwarder binaries")
+	}
+	dir := t.TempDir()
+	dbURL := pgtest.NewDatabase(t)
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "server"))
+	t.Setenv("HOOKWATCH_DB", dbURL)
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	t.Setenv("HOOKWATCH_CODEX_ROLLOUTS", "off")
+	createToken := func() string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), []string{"token", "create", "--user", "carol"}, nil, &out, &errOut); err != nil {
+			t.Fatalf("token create: %v %s", err, errOut.String())
+		}
+		return strings.TrimSpace(out.String())
+	}
+	old := createToken()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, certFile, _, done := startServeTLS(t, ctx, dir)
+	defer func() { cancel(); <-done }()
+
+	hookBin := testbin.Build(t, "./cmd/hookwatch-hook")
+	bin := testbin.Build(t, "./cmd/hookwatch")
+	home := filepath.Join(dir, "laptop", ".hookwatch")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tokenPath := filepath.Join(home, hook.TokenFile)
+	if err := os.WriteFile(tokenPath, []byte(old+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Autostart off: the one forwarder is the test's, so that a delivery
+	// after the new token is installed is that forwarder's.
+	env := []string{"HOME=" + filepath.Join(dir, "laptop"), "HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url,
+		"HOOKWATCH_CA_FILE=" + certFile, "HOOKWATCH_AUTOSTART=0", "CLAUDE_CONFIG_DIR=" + filepath.Join(dir, "claude"), "PATH=" + os.Getenv("PATH")}
+	fwd := exec.Command(bin, "forward")
+	fwd.Env = env
+	var fwdLog lockedBuffer
+	fwd.Stdout, fwd.Stderr = &fwdLog, &fwdLog
+	if err := fwd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		fwd.Process.Signal(syscall.SIGTERM)
+		fwd.Wait()
+	}()
+
+	const session, n = "forward-token-replaced", 20
+	sendHook := func(i int) {
+		t.Helper()
+		payload := fmt.Sprintf(`{"session_id":%q,"cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo %d"},"tool_use_id":"toolu_%03d"}`, session, i, i)
+		cmd := exec.Command(hookBin)
+		cmd.Env = env
+		cmd.Stdin = strings.NewReader(payload)
+		if out, err := cmd.Output(); err != nil || len(out) > 0 {
+			t.Fatalf("hook %d: %v, stdout %q", i, err, out)
+		}
+	}
+	db := postgres.MustOpenDB(t, dbURL)
+	stored := func() int64 {
+		s, _ := db.Session(t.Context(), session)
+		return s.EventCount
+	}
+	// waitFor polls cond for up to 30 s: far longer than the forwarder's
+	// backoff after the few refusals below.
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not after 30 s (%d events stored); forwarder:\n%s", what, stored(), fwdLog.String())
+			}
+		}
+	}
+
+	sendHook(0)
+	waitFor("the first event is delivered with the first token", func() bool { return stored() == 1 })
+	var list bytes.Buffer
+	if err := run(t.Context(), []string{"token", "list", "--json"}, nil, &list, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var tokens []store.Token
+	if err := json.Unmarshal(list.Bytes(), &tokens); err != nil || len(tokens) != 1 {
+		t.Fatalf("token list: %v %s", err, list.String())
+	}
+	if err := run(t.Context(), []string{"token", "revoke", tokens[0].ID}, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < n; i++ {
+		sendHook(i)
+	}
+	waitFor("the forwarder says the collector refuses the token file's token", func() bool {
+		return strings.Contains(fwdLog.String(), "refuses the token in "+tokenPath+" (HTTP 401)")
+	})
+	if got := stored(); got != 1 {
+		t.Fatalf("stored %d events with a revoked token, want the first alone", got)
+	}
+	if log := fwdLog.String(); !strings.Contains(log, "hookwatch install --token-file") {
+		t.Errorf("the forwarder's refusal does not say how to install a new token:\n%s", log)
+	}
+
+	// As the user does: the new token, installed; the forwarder runs on.
+	newToken := createToken()
+	tokenFile := filepath.Join(dir, "carol2.token")
+	if err := os.WriteFile(tokenFile, []byte(newToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	install := exec.Command(bin, "install", "--url", url, "--token-file", tokenFile)
+	install.Env = env
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("install --token-file: %v\n%s", err, out)
+	}
+	waitFor("the spooled events are delivered with the new token", func() bool { return stored() == n })
+	if fwd.ProcessState != nil {
+		t.Fatalf("the forwarder exited: %v", fwd.ProcessState)
+	}
+	if c, ok := spool.Consumer(filepath.Join(home, "spool")); !ok || c.PID != fwd.Process.Pid {
+		t.Fatalf("the spool's consumer is %+v (%v), want the forwarder %d, never restarted", c, ok, fwd.Process.Pid)
+	}
+	s, err := db.Session(t.Context(), session)
+	if err != nil || s.User != "carol" {
+		t.Errorf("the session is stored as %q's (%v), want the token's user carol", s.User, err)
+	}
+	log := fwdLog.String()
+	if !strings.Contains(log, "the token changed") || !strings.Contains(log, tokenPath) {
+		t.Errorf("the forwarder's log does not say it switched to the token of %s:\n%s", tokenPath, log)
+	}
+	if strings.Contains(log, old) || strings.Contains(log, newToken) {
+		t.Errorf("the forwarder's log holds a token:\n%s", log)
+	}
+	if b, err := os.ReadFile(filepath.Join(home, "rejected.jsonl")); err == nil {
+		t.Errorf("rejected.jsonl holds %s", b)
 	}
 }
