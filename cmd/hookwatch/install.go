@@ -62,51 +62,98 @@ func claudeVersion(ctx context.Context) string {
 	return doctor.ClaudeVersion(ctx, 3*time.Second)
 }
 
+// tokenChange is what installToken did to the home's token file.
+type tokenChange int
+
+const (
+	tokenNone     tokenChange = iota // no token given, and the home holds none
+	tokenKept                        // the home's token stays: none given, or the same one
+	tokenStored                      // the token given, where the home held none
+	tokenReplaced                    // the token given, in place of another
+)
+
 // installToken keeps the token --token or --token-file gives in the home's
 // token file (hook.TokenFile), mode 0600, where the hook reads it: a
 // settings file is shared, synced and committed, a token must not be. It
-// reports whether the home holds a token, given now or before.
-func installToken(flagValue, file string, stdin io.Reader, dryRun bool) (bool, error) {
+// says what it did, or would do in a dry run, to the home's token, which
+// install reports: a token replaced changes what the hooks send even when
+// the settings file stays as it is.
+func installToken(flagValue, file string, stdin io.Reader, dryRun bool) (tokenChange, error) {
 	home := hook.Home(os.Getenv)
 	var secret string
 	switch {
 	case flagValue != "" && file != "":
-		return false, fmt.Errorf("%w: --token and --token-file go alone", errUsage)
+		return tokenNone, fmt.Errorf("%w: --token and --token-file go alone", errUsage)
 	case flagValue == "-":
 		b, err := io.ReadAll(io.LimitReader(stdin, 4096))
 		if err != nil {
-			return false, fmt.Errorf("cannot read the token from stdin: %w", err)
+			return tokenNone, fmt.Errorf("cannot read the token from stdin: %w", err)
 		}
 		secret = string(b)
 	case file != "":
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return false, fmt.Errorf("cannot read the token: %w", err)
+			return tokenNone, fmt.Errorf("cannot read the token: %w", err)
 		}
 		secret = string(b)
 	default:
 		secret = flagValue
 	}
 	secret = strings.TrimSpace(secret)
+	old := hook.ReadToken(home)
 	if secret == "" {
 		if flagValue != "" || file != "" {
-			return false, fmt.Errorf("%w: the token is empty", errUsage)
+			return tokenNone, fmt.Errorf("%w: the token is empty", errUsage)
 		}
-		return hook.ReadToken(home) != "", nil
+		if old == "" {
+			return tokenNone, nil
+		}
+		return tokenKept, nil
 	}
 	if strings.ContainsAny(secret, " \t\r\n") {
-		return false, fmt.Errorf("%w: a token is one word", errUsage)
+		return tokenNone, fmt.Errorf("%w: a token is one word", errUsage)
+	}
+	change := tokenReplaced
+	switch old {
+	case secret:
+		change = tokenKept // written again all the same: mode 0600
+	case "":
+		change = tokenStored
 	}
 	if dryRun {
-		return true, nil
+		return change, nil
 	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return false, fmt.Errorf("cannot create %s: %w", home, err)
+		return tokenNone, fmt.Errorf("cannot create %s: %w", home, err)
 	}
 	if err := writePrivate(home, hook.TokenFile, []byte(secret+"\n")); err != nil {
-		return false, fmt.Errorf("cannot write the token: %w", err)
+		return tokenNone, fmt.Errorf("cannot write the token: %w", err)
 	}
-	return true, nil
+	return change, nil
+}
+
+// tokenReport is what install says it did to the home's token: nothing
+// when it stays, else a line, and for a token replaced, what a forwarder
+// running on this home does about it (it reads the file before each POST,
+// so it sends the new token without a restart).
+func tokenReport(change tokenChange, dryRun bool) []string {
+	home := hook.Home(os.Getenv)
+	path := filepath.Join(home, hook.TokenFile)
+	switch {
+	case change == tokenStored && dryRun:
+		return []string{"Dry run: the token would be stored in " + path + " (nothing was written)."}
+	case change == tokenStored:
+		return []string{"Stored the token in " + path + " (mode 0600)."}
+	case change == tokenReplaced && dryRun:
+		return []string{"Dry run: the token in " + path + " would be replaced by the one given (nothing was written)."}
+	case change != tokenReplaced:
+		return nil
+	}
+	lines := []string{"Replaced the token in " + path + " by the one given."}
+	if c, ok := runningCollector(home); ok && strings.HasPrefix(c.Addr, hook.ForwarderAddr("")) {
+		lines = append(lines, fmt.Sprintf("The running hookwatch forward (pid %d) sends it from its next attempt on, without a restart, with the events waiting in the spool.", c.PID))
+	}
+	return lines
 }
 
 // writePrivate replaces dir/name with data, mode 0600, atomically: a reader
@@ -211,15 +258,16 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if set := claudeOnly(fs); cf.codex && len(set) > 0 {
 		return fmt.Errorf("%w: %s apply to Claude Code's hooks only: Codex runs the command hook, which posts where HOOKWATCH_URL says", errUsage, strings.Join(set, ", "))
 	}
-	hasToken, err := installToken(*tokenFlag, *tokenFile, stdin, sf.dryRun)
+	change, err := installToken(*tokenFlag, *tokenFile, stdin, sf.dryRun)
 	if err != nil {
 		return err
 	}
+	hasToken := change != tokenNone
 	if err := installCA(*caFile, sf.dryRun); err != nil {
 		return err
 	}
 	if cf.codex {
-		return installCodex(ctx, sf, cf, stdout)
+		return installCodex(ctx, sf, cf, stdout, tokenReport(change, sf.dryRun)...)
 	}
 	self, hookBin, err := binaries()
 	if err != nil {
@@ -298,7 +346,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err // it names the file
 	}
 	r.Notes = append(notes, r.Notes...)
-	printResult(stdout, r, "install", sf.dryRun)
+	printResult(stdout, r, "install", sf.dryRun, tokenReport(change, sf.dryRun)...)
 	if !sf.dryRun && r.Changed {
 		how := bin + " hook"
 		if o.Mode == install.ModeHTTP {
@@ -395,10 +443,14 @@ func pidNote(pid int) string {
 }
 
 // printResult tells what Install or Uninstall did: the file, whether it
-// changed (with the diff for a dry run), the backup and the notes.
-func printResult(w io.Writer, r install.Result, verb string, dry bool) {
+// changed (with the diff for a dry run), then done, what else the command
+// did (the token it replaced: "nothing to change" only when nothing did),
+// the backup and the notes.
+func printResult(w io.Writer, r install.Result, verb string, dry bool, done ...string) {
 	var b strings.Builder
 	switch {
+	case !r.Changed && verb == "install" && len(done) > 0:
+		fmt.Fprintf(&b, "hookwatch is already installed in %s: its hooks stay as they are.\n", r.Path)
 	case !r.Changed && verb == "install":
 		fmt.Fprintf(&b, "hookwatch is already installed in %s: nothing to change.\n", r.Path)
 	case !r.Changed:
@@ -413,6 +465,9 @@ func printResult(w io.Writer, r install.Result, verb string, dry bool) {
 		fmt.Fprintf(&b, "Created %s (%s).\n", r.Path, diffStat(r.Diff))
 	default:
 		fmt.Fprintf(&b, "Updated %s (%s).\n", r.Path, diffStat(r.Diff))
+	}
+	for _, d := range done {
+		fmt.Fprintln(&b, d)
 	}
 	if r.Backup != "" {
 		if _, err := os.Stat(r.Backup); err != nil && dry {

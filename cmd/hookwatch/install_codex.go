@@ -71,8 +71,9 @@ func claudeOnly(fs *flag.FlagSet) []string {
 const trustStep = "open Codex and trust hookwatch's hooks with /hooks, or run `hookwatch install --codex --codex-bin PATH` again with Codex's binary"
 
 // installCodex writes the hooks file, then asks Codex for the hooks' trust
-// hashes and records them, as Codex's own /hooks review does.
-func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.Writer) error {
+// hashes and records them, as Codex's own /hooks review does. done is what
+// install did besides, said with the file's result (printResult).
+func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.Writer, done ...string) error {
 	o, err := codexOptions(sf)
 	if err != nil {
 		return err
@@ -82,7 +83,7 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 	if err != nil {
 		return err // it names the file
 	}
-	printResult(stdout, r, "install", sf.dryRun)
+	printResult(stdout, r, "install", sf.dryRun, done...)
 	config, err := install.CodexConfigPath(o)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -146,5 +148,93 @@ func TestInstallHTTPHost(t *testing.T) {
 	out = mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:7421")
 	if settings := string(readFile(t, e.userSettings())); strings.Contains(settings, "X-Hookwatch-Host") || strings.Contains(out, "HOOKWATCH_HOST") {
 		t.Errorf("a local collector's handlers send the host:\n%s\n%s", settings, out)
+	}
+}
+
+// TestInstallTokenReplaced: install says what it did to the home's token
+// even when the settings file stays as it is: a token replaced (after an
+// admin revoked the old one) is said so, and a forwarder running on the
+// home is said to send it without a restart; only when nothing changed
+// does install say so.
+func TestInstallTokenReplaced(t *testing.T) {
+	e := newTestEnv(t)
+	e.fakeClaude(t, "2.1.100")
+	const url = "https://hookwatch.example.com"
+	t.Setenv("HOOKWATCH_URL", url)
+	tokenPath := filepath.Join(e.hwHome, "token")
+	secrets := map[string]string{"carol.token": "hwt_carol_1", "carol2.token": "hwt_carol_2"}
+	for name, secret := range secrets {
+		if err := os.WriteFile(filepath.Join(e.root, name), []byte(secret+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forwarding := false
+	for _, step := range []struct {
+		name      string
+		file      string
+		dryRun    bool
+		forwarder bool // a forwarder runs on the home
+		want      []string
+		notWant   []string
+		holds     string // the token file's token after the step
+	}{
+		{name: "first", file: "carol.token", holds: "hwt_carol_1",
+			want: []string{"Stored the token in " + tokenPath}, notWant: []string{"Replaced the token"}},
+		{name: "same", file: "carol.token", holds: "hwt_carol_1",
+			want: []string{"already installed", "nothing to change"}, notWant: []string{"Replaced the token", "Stored the token"}},
+		{name: "another, dry run", file: "carol2.token", dryRun: true, holds: "hwt_carol_1",
+			want: []string{"the token in " + tokenPath + " would be replaced", "nothing was written"}, notWant: []string{"nothing to change", "Replaced the token"}},
+		{name: "another", file: "carol2.token", forwarder: true, holds: "hwt_carol_2",
+			want: []string{"already installed", "its hooks stay as they are", "Replaced the token in " + tokenPath,
+				fmt.Sprintf("hookwatch forward (pid %d) sends it from its next attempt on, without a restart", os.Getpid())},
+			notWant: []string{"nothing to change"}},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			if step.forwarder && !forwarding {
+				startForwarder(t, e.hwHome, url)
+				forwarding = true
+			}
+			args := []string{"install", "--token-file", filepath.Join(e.root, step.file)}
+			if step.dryRun {
+				args = append(args, "--dry-run")
+			}
+			out := mustHW(t, args...)
+			for _, w := range step.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("install does not say %q:\n%s", w, out)
+				}
+			}
+			for _, w := range step.notWant {
+				if strings.Contains(out, w) {
+					t.Errorf("install says %q:\n%s", w, out)
+				}
+			}
+			for _, secret := range secrets {
+				if strings.Contains(out, secret) {
+					t.Errorf("install prints the token:\n%s", out)
+				}
+			}
+			if got := strings.TrimSpace(string(readFile(t, tokenPath))); got != step.holds {
+				t.Errorf("the token file holds %q, want %q", got, step.holds)
+			}
+		})
+	}
+}
+
+// startForwarder runs a forwarder (forward.Run) on home's spool for url
+// until the test ends, once it is attached.
+func startForwarder(t *testing.T, home, url string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- forward.Run(ctx, forward.Options{Home: home, URL: url, Ready: func() { close(ready) }})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("the forwarder did not start: %v", err)
 	}
 }
