@@ -32,7 +32,7 @@ type Session struct {
 const maxStatusMessage = 512
 
 // TraceID returns the trace id of a session: the first 16 bytes of a
-// SHA-256 of its id, the same on every export.
+// SHA-256 of "trace" and its id (see derive), the same on every export.
 func TraceID(sessionID string) []byte {
 	return derive(16, "trace", sessionID)
 }
@@ -93,8 +93,9 @@ func compactionSpanID(sessionID string, c *attribution.Compaction) []byte {
 	return derive(8, "compaction", sessionID, strconv.FormatInt(c.StartedAt.UnixNano(), 10))
 }
 
-// derive returns n bytes of a SHA-256 over the parts, never all zero (an
-// invalid id in OTLP).
+// derive returns n bytes of a SHA-256 over the parts, each followed by a
+// NUL byte (docs/otlp.md gives the recipe), never all zero (an invalid id
+// in OTLP).
 func derive(n int, parts ...string) []byte {
 	h := sha256.New()
 	for _, p := range parts {
