@@ -106,6 +106,12 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 			return
 		}
 		if err != nil {
+			// Answered 200 all the same: an http hook must never break the
+			// agent. A write into another user's session, which
+			// /v1/events answers 403, is counted, as a 200 hides it.
+			if errors.Is(err, ErrForbidden) {
+				s.metrics.hookRefused.Inc()
+			}
 			s.log.Error("cannot store an http hook event", "event", out.Payload.Name(), "session", out.Payload.SessionID, "err", err)
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -117,3 +117,46 @@ func TestClaudeHookHost(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeHookForeignSession: an http hook writing into another user's
+// session is answered 200 with the policy's answer (an http hook never
+// breaks the agent), stores nothing, and is counted on /metrics, where
+// POST /v1/events would have answered 403.
+func TestClaudeHookForeignSession(t *testing.T) {
+	db := sqlite.MustOpenDB(t)
+	var secrets []string
+	for _, user := range []string{"ann", "bob"} {
+		tok, secret := store.NewToken(user, "", store.RoleUser, time.Now())
+		if err := db.CreateToken(t.Context(), tok); err != nil {
+			t.Fatal(err)
+		}
+		secrets = append(secrets, secret)
+	}
+	const admin = "admin-secret-0123456789"
+	s := newServerOn(t, collector.Config{Token: admin, RequireAuth: true}, db)
+	s.Handle("POST /v1/hooks/claude", s.HandleClaudeHook(collector.ClaudeHookConfig{Home: t.TempDir()}))
+	post := func(secret, prompt string) {
+		t.Helper()
+		payload := `{"session_id":"http-ann","cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":"` + prompt + `"}`
+		code, body := s.do(t, "POST", "/v1/hooks/claude", []byte(payload), "Authorization", "Bearer "+secret)
+		if code != 200 {
+			t.Fatalf("POST /v1/hooks/claude: %d %s, want 200", code, body)
+		}
+	}
+	post(secrets[0], "ann's prompt")
+	if got := metric(t, s, "hookwatch_http_hook_events_refused_total"); got != "0" {
+		t.Fatalf("hookwatch_http_hook_events_refused_total is %s after the owner's event, want 0", got)
+	}
+	post(secrets[1], "bob's prompt")
+	post(secrets[1], "bob's second prompt")
+	if got := metric(t, s, "hookwatch_http_hook_events_refused_total"); got != "2" {
+		t.Errorf("hookwatch_http_hook_events_refused_total is %s, want 2", got)
+	}
+	page, err := db.Events(t.Context(), store.EventFilter{SessionID: "http-ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Events) != 1 || !strings.Contains(string(page.Events[0].Envelope), "ann's prompt") {
+		t.Errorf("session http-ann holds %d events, want ann's alone", len(page.Events))
+	}
+}

@@ -22,6 +22,7 @@ type serverMetrics struct {
 	prunedEvents   *metrics.Counter
 	duplicates     *metrics.Counter
 	rejected       *metrics.Counter
+	hookRefused    *metrics.Counter
 	requestBatch   *metrics.Histogram
 	commitEvents   *metrics.Histogram
 	commitDuration *metrics.Histogram
@@ -43,6 +44,7 @@ func newMetrics() *serverMetrics {
 		prunedEvents:   s.NewCounter(`hookwatch_pruned_events_total`),
 		duplicates:     s.NewCounter(`hookwatch_events_duplicate_total`),
 		rejected:       s.NewCounter(`hookwatch_batches_rejected_total`),
+		hookRefused:    s.NewCounter(`hookwatch_http_hook_events_refused_total`),
 		requestBatch:   s.NewHistogram(`hookwatch_ingest_batch_envelopes`),
 		commitEvents:   s.NewHistogram(`hookwatch_commit_events`),
 		commitDuration: s.NewHistogram(`hookwatch_commit_duration_seconds`),
