@@ -1,0 +1,97 @@
+package otlp
+
+import (
+	"context"
+	"crypto/sha256"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/hookwatch/hookwatch/attribution"
+)
+
+// TestExporterCountsBatches pins what docs/otlp.md says the request
+// metrics count: a batch once however many attempts it takes, an error
+// per batch given up on, and the send's duration with its retries.
+func TestExporterCountsBatches(t *testing.T) {
+	f := func(failures int, wantErrors bool) {
+		t.Helper()
+		var mu sync.Mutex
+		tries := map[[32]byte]int{} // attempts per batch, by body
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			k := sha256.Sum256(body)
+			tries[k]++
+			n := tries[k]
+			mu.Unlock()
+			if n <= failures {
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}
+		}))
+		defer srv.Close()
+		const backoff = 20 * time.Millisecond
+		set := metrics.NewSet()
+		e := NewExporter(&Client{Endpoint: srv.URL, Attempts: 3, Backoff: backoff},
+			ExporterOptions{Metrics: set, FlushInterval: 10 * time.Millisecond})
+		var changes []attribution.SessionChanges
+		for _, s := range attribution.Build(captures(t)["codex-0.169.jsonl"]).Sessions {
+			changes = append(changes, attribution.SessionChanges{Session: s.Summary(), Agents: s.Agents, ToolCalls: s.ToolCalls})
+		}
+		e.Offer(changes)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		e.Stop(ctx)
+
+		var out strings.Builder
+		set.WritePrometheus(&out)
+		text := out.String()
+		mu.Lock()
+		batches, attempts := len(tries), 0
+		for _, n := range tries {
+			attempts += n
+		}
+		mu.Unlock()
+		if batches == 0 || attempts != batches*min(failures+1, 3) {
+			t.Fatalf("%d failures: the receiver had %d attempts of %d batches", failures, attempts, batches)
+		}
+		requests := metricValue(t, text, "hookwatch_otlp_requests_total")
+		errs := metricValue(t, text, "hookwatch_otlp_request_errors_total")
+		sends := metricValue(t, text, "hookwatch_otlp_send_duration_seconds_count")
+		if requests != batches || sends != batches {
+			t.Errorf("%d failures: requests_total %d, send_duration_seconds_count %d, want %d (the batches, not the %d attempts)", failures, requests, sends, batches, attempts)
+		}
+		if want := map[bool]int{false: 0, true: batches}[wantErrors]; errs != want {
+			t.Errorf("%d failures: request_errors_total %d, want %d", failures, errs, want)
+		}
+		sum := metricFloat(t, text, "hookwatch_otlp_send_duration_seconds_sum")
+		if retries := min(failures, 2); retries > 0 && sum < float64(batches)*backoff.Seconds()*float64(retries) {
+			t.Errorf("%d failures: send_duration_seconds_sum %v, want the waits between the attempts in it", failures, sum)
+		}
+	}
+	f(0, false) // accepted at once
+	f(2, false) // accepted at the third attempt
+	f(5, true)  // given up after three
+}
+
+func metricFloat(t *testing.T, text, name string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s in:\n%s", name, text)
+	return 0
+}
