@@ -562,8 +562,9 @@ func (s *stream) flush(w *Writer) error {
 	return err
 }
 
-// write appends lines, which end the chain at at, rotating first when the
-// active file has grown past maxSize.
+// write appends lines, which end the chain at at, rotating first when they
+// would take the active file past maxSize (not an empty one: lines larger
+// than maxSize go whole into a file of their own).
 func (s *stream) write(lines []byte, at link) error {
 	if len(lines) == 0 {
 		return nil

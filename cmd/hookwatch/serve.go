@@ -54,7 +54,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
 	auditDir := fs.String("audit-dir", os.Getenv("HOOKWATCH_AUDIT_DIR"), "write the continuous audit trail here: one directory per session, hash-chained JSONL, see docs/audit.md (env HOOKWATCH_AUDIT_DIR)")
-	auditMax := fs.Int64("audit-max-bytes", audit.DefaultMaxFileBytes, "rotate an audit file past this size")
+	auditMax := fs.Int64("audit-max-bytes", audit.DefaultMaxFileBytes, "rotate an audit file before a write would take it past this size")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without a token")
 	rollouts := fs.String("codex-rollouts", serveEnvOr("HOOKWATCH_CODEX_ROLLOUTS", "auto"), "follow Codex's rollout files for what its hooks miss: auto (Codex's sessions directory, once it exists), off, or the sessions directory (env HOOKWATCH_CODEX_ROLLOUTS)")
 	transcripts := fs.String("watch-transcripts", serveEnvOr("HOOKWATCH_WATCH_TRANSCRIPTS", "auto"), "follow Claude Code's transcripts as they grow, for the tokens of every agent and turn and what its hooks miss: auto (Claude Code's projects directory, once it exists), off, or the projects directory (env HOOKWATCH_WATCH_TRANSCRIPTS)")
