@@ -69,7 +69,7 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	for _, n := range names {
 		fmt.Fprintf(&formats, "\n  %-6s %s", n, exportFormats[n].help)
 	}
-	fs := newFlagSet("export", "export (--session ID | --since TIME) [--format "+strings.Join(names, "|")+"] [--out DIR] [--db PATH]\n\n"+
+	fs := newFlagSet("export", "export (--session ID | --since TIME) [--format "+strings.Join(names, "|")+"] [--out DIR] [--db PATH|URL] [--otlp-endpoint URL [--otlp-header k=v]…]\n\n"+
 		"Reads the database directly; a collector may be running.\nFormats:"+formats.String(), stdout, stderr)
 	session := fs.String("session", "", "the session to export")
 	since := fs.String("since", "", "export every session active since TIME: RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or an age back from now (7d, 2w, 24h)")

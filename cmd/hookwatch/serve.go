@@ -41,10 +41,20 @@ func init() {
 	})
 }
 
+// serveSynopsis groups serve's flags by what they set: where it listens and
+// stores, what it keeps, what it follows, where it exports, the signals.
+const serveSynopsis = `serve [--addr HOST:PORT] [--db PATH|URL] [--tls-cert FILE --tls-key FILE] [--insecure-no-token]
+                       [--retain AGE] [--retain-size SIZE] [--model-cache-mb N] [--prices FILE]
+                       [--watch-transcripts auto|off|DIR] [--codex-rollouts auto|off|DIR]
+                       [--audit-dir DIR [--audit-max-bytes N]] [--otlp-endpoint URL [--otlp-header k=v]…]
+                       [--signal-failed-repeats N] [--signal-read-repeats N] [--signal-thrash-switches N]
+                       [--signal-outlier-factor X] [--signal-outlier-siblings N] [--signal-outlier-calls N]
+                       [--signal-outlier-duration D] [--signal-stalled-after D]`
+
 // runServe is `hookwatch serve`. It returns nil after a clean shutdown on
 // SIGINT/SIGTERM (ctx canceled).
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--db PATH|URL] [--retain AGE] [--retain-size SIZE] [--tls-cert FILE --tls-key FILE] [--audit-dir DIR] [--prices FILE] [--insecure-no-token] [--watch-transcripts auto|off|DIR] [--signal-failed-repeats N] [--signal-read-repeats N] [--signal-thrash-switches N] [--signal-outlier-factor X] [--signal-outlier-siblings N] [--signal-outlier-calls N] [--signal-outlier-duration D] [--signal-stalled-after D]", stdout, stderr)
+	fs := newFlagSet("serve", serveSynopsis, stdout, stderr)
 	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
 	dbFlag := dbFlagVar(fs)
 	var retain duration

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSynopsisNamesFlags: the synopsis of every command a person runs, and
+// of each subcommand, names every flag the command defines, as --name, but
+// for the few left out on purpose; so a flag added is not forgotten there.
+func TestSynopsisNamesFlags(t *testing.T) {
+	// Subcommands with flag sets of their own.
+	subs := map[string][]string{
+		"audit":    {"verify"},
+		"policy":   {"check", "test", "explain"},
+		"sessions": {"diff"},
+		"token":    {"create", "list", "revoke"},
+	}
+	// Flags a synopsis leaves out, with why.
+	omitted := map[string]string{
+		"uninstall --codex-bin": "install's flag, accepted and ignored so that an install's command line can be reused",
+	}
+	flagLine := regexp.MustCompile(`(?m)^  -([A-Za-z][\w-]*)(?: |$)`)
+	var paths [][]string
+	for name := range commands {
+		if name == "hook" { // the hook's arguments are Claude Code's, not a person's
+			continue
+		}
+		paths = append(paths, []string{name})
+		for _, sub := range subs[name] {
+			paths = append(paths, []string{name, sub})
+		}
+	}
+	for _, path := range paths {
+		cmd := strings.Join(path, " ")
+		out, _, err := hw(t, "", append(slices.Clone(path), "--help")...)
+		if err != nil && !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("hookwatch %s --help: %v", cmd, err)
+			continue
+		}
+		synopsis, _, _ := strings.Cut(out, "\n\n")
+		flags := flagLine.FindAllStringSubmatch(out, -1)
+		if cmd == "serve" && len(flags) < 20 {
+			t.Fatalf("found %d flags in serve --help: the test no longer reads the flag list:\n%s", len(flags), out)
+		}
+		for _, m := range flags {
+			name := m[1]
+			if _, ok := omitted[cmd+" --"+name]; ok {
+				continue
+			}
+			if !regexp.MustCompile(`--` + regexp.QuoteMeta(name) + `\b(?:[^-]|$)`).MatchString(synopsis) {
+				t.Errorf("the synopsis of hookwatch %s does not name --%s:\n%s", cmd, name, synopsis)
+			}
+		}
+	}
+}
