@@ -172,15 +172,51 @@ func sessionsSince(ctx context.Context, st store.Store, from time.Time) ([]strin
 }
 
 // exportJSONL writes each session's audit trail into its directory under
-// o.Out, refusing a session whose directory already holds one.
+// o.Out. A session whose directory already holds one is left out, and
+// named on o.Stderr; the others are written, and the error then says how
+// many were left out.
 func exportJSONL(ctx context.Context, st store.Store, ids []string, o exportOptions) error {
+	var todo []string
 	for _, id := range ids {
 		dir := filepath.Join(o.Out, audit.SessionDir(id))
-		for _, name := range []string{audit.EventsFile, audit.ToolCallsFile} {
-			if segs, _ := audit.Segments(dir, name); len(segs) > 0 {
-				return fmt.Errorf("cannot export session %s: %s already holds an audit trail; choose another --out", id, dir)
-			}
+		if !holdsTrail(dir) {
+			todo = append(todo, id)
+			continue
 		}
+		if len(ids) == 1 {
+			return fmt.Errorf("cannot export session %s: %s already holds an audit trail; choose another --out", id, dir)
+		}
+		fmt.Fprintf(o.Stderr, "hookwatch export: session %s not exported: %s already holds an audit trail\n", id, dir)
+	}
+	if err := writeJSONL(ctx, st, todo, o); err != nil {
+		return err
+	}
+	switch left := len(ids) - len(todo); {
+	case left == 0:
+		return nil
+	case len(todo) == 0:
+		return fmt.Errorf("no session exported: the directories of all %d already hold an audit trail; choose another --out", left)
+	default:
+		return fmt.Errorf("%d of %d sessions not exported, their directories already holding an audit trail (the other %d were); choose another --out for them",
+			left, len(ids), len(todo))
+	}
+}
+
+// holdsTrail reports whether the session directory dir holds an audit
+// trail, of events or of tool calls.
+func holdsTrail(dir string) bool {
+	for _, name := range []string{audit.EventsFile, audit.ToolCallsFile} {
+		if segs, _ := audit.Segments(dir, name); len(segs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// writeJSONL writes the audit trails of the sessions ids under o.Out.
+func writeJSONL(ctx context.Context, st store.Store, ids []string, o exportOptions) error {
+	if len(ids) == 0 {
+		return nil
 	}
 	w, err := audit.NewWriter(o.Out, audit.WriterOptions{MaxFileBytes: -1})
 	if err != nil {

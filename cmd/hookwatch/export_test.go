@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -96,6 +97,28 @@ func TestExportAndVerify(t *testing.T) {
 		t.Fatalf("export --since printed %q", got)
 	}
 
+	// --since into a directory holding one of its sessions already: the
+	// others are exported, the one left out is named, the error counts both.
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"export", "--since", "2026-11-21", "--out", out}, nil, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "1 of 3 sessions not exported") || !strings.Contains(err.Error(), "the other 2 were") || exitCode(err, io.Discard) != 1 {
+		t.Fatalf("export --since over an exported session: %v", err)
+	}
+	if strings.Count(stdout.String(), "\n") != 2 || strings.Contains(stdout.String(), mainSession) {
+		t.Fatalf("export --since over an exported session printed %q, want the two others", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "session "+mainSession+" not exported: ") {
+		t.Fatalf("export --since over an exported session did not name it on stderr: %q", stderr.String())
+	}
+	got = runOK("audit", "verify", out)
+	if strings.Count(got, "OK ") != 6 {
+		t.Fatalf("verify after the partial export printed %q, want every stream of the three sessions OK", got)
+	}
+	err = run(context.Background(), []string{"export", "--since", "2026-11-21", "--out", out}, nil, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "no session exported: the directories of all 3 already hold an audit trail") {
+		t.Fatalf("export --since over every exported session: %v", err)
+	}
+
 	// A removed line fails verification with exit status 1.
 	path := filepath.Join(out, mainSession, "tool_calls.jsonl")
 	b, err := os.ReadFile(path)
@@ -106,7 +129,7 @@ func TestExportAndVerify(t *testing.T) {
 	if err := os.WriteFile(path, bytes.Join(append(ls[:3:3], ls[4:]...), nil), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var stdout bytes.Buffer
+	stdout.Reset()
 	err = run(context.Background(), []string{"audit", "verify", path}, nil, &stdout, &bytes.Buffer{})
 	var ee exitError
 	if !errors.As(err, &ee) || ee.code != 1 || !strings.Contains(stdout.String(), "FAIL "+path+":4: removed:") {
