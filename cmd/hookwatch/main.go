@@ -235,7 +235,7 @@ func newFlagSet(name, synopsis string, stdout, stderr io.Writer) *flag.FlagSet {
 
 // flagOutput is the output of a flag set of newFlagSet. What the flag
 // package writes to it is dropped: a bad flag's error is printed once,
-// after the usage, by the caller of run (exitCode).
+// after the synopsis (parseFlags), by the caller of run (exitCode).
 type flagOutput struct {
 	stdout   io.Writer
 	stderr   io.Writer
@@ -272,7 +272,7 @@ func printHelp(fs *flag.FlagSet) {
 // usage to stdout (printHelp) and returns flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	usage := fs.Usage
-	fs.Usage = func() {} // printed below, where it belongs
+	fs.Usage = func() {} // the synopsis is printed below, where it belongs
 	err := fs.Parse(args)
 	fs.Usage = usage
 	switch {
