@@ -354,7 +354,13 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		fmt.Fprintf(stdout, "Hooks run: %s\n", how)
 		base := cmp.Or(o.CollectorURL, collector, install.DefaultCollectorURL)
-		io.WriteString(stdout, nextSteps(base, install.LocalCollector(base) && healthy(ctx, base, time.Second)))
+		// --url with command hooks is the collector once HOOKWATCH_URL
+		// names it where Claude Code starts (the note above).
+		export := ""
+		if *url != "" && o.Mode != install.ModeHTTP && *url != os.Getenv("HOOKWATCH_URL") {
+			export = *url
+		}
+		io.WriteString(stdout, nextSteps(base, export, install.LocalCollector(base) && healthy(ctx, base, time.Second)))
 	}
 	return nil
 }
@@ -362,8 +368,20 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 // nextSteps is what install says to do once the hooks send to the
 // collector at base: a collector on this machine starts with the first
 // hook, unless it runs already (running); a remote one's events go through
-// a forwarder the first hook starts, or straight from the hook.
-func nextSteps(base string, running bool) string {
+// a forwarder the first hook starts, or straight from the hook. export is
+// the HOOKWATCH_URL to export first, for command hooks to send to base
+// ("" when it is set already).
+func nextSteps(base, export string, running bool) string {
+	steps := nextStepsAfter(base, running)
+	if export != "" {
+		steps = "Next: export HOOKWATCH_URL=" + export + " in the profile Claude Code starts from, then open Claude Code." +
+			strings.TrimPrefix(steps, "Next: open Claude Code.")
+	}
+	return steps
+}
+
+// nextStepsAfter is nextSteps once HOOKWATCH_URL names base.
+func nextStepsAfter(base string, running bool) string {
 	const doctor = "Check the setup any time with 'hookwatch doctor'"
 	switch {
 	case install.LocalCollector(base) && running:

@@ -787,14 +787,14 @@ func TestNextSteps(t *testing.T) {
 		"http://10.0.0.5:7421":            "The hooks send the events to http://10.0.0.5:7421",
 		"http://localhost:7999/somewhere": "starts the collector in the background",
 	} {
-		if got := nextSteps(base, false); !strings.Contains(got, want) {
+		if got := nextSteps(base, "", false); !strings.Contains(got, want) {
 			t.Errorf("nextSteps(%q) = %q, want it to say %q", base, got, want)
 		}
 	}
-	if got := nextSteps("http://127.0.0.1:7421", true); !strings.Contains(got, "The collector runs already; the dashboard is at http://127.0.0.1:7421") {
+	if got := nextSteps("http://127.0.0.1:7421", "", true); !strings.Contains(got, "The collector runs already; the dashboard is at http://127.0.0.1:7421") {
 		t.Errorf("with the collector running: %q", got)
 	}
-	if got := nextSteps("https://hooks.example.com", false); !strings.Contains(got, "service install --forward") {
+	if got := nextSteps("https://hooks.example.com", "", false); !strings.Contains(got, "service install --forward") {
 		t.Errorf("a remote collector's next steps do not name the forwarder's service: %q", got)
 	}
 	// What install prints, with no collector and then with one running.
@@ -806,5 +806,12 @@ func TestNextSteps(t *testing.T) {
 	c := newTestCollector(t)
 	if out := mustHW(t, "install"); !strings.Contains(out, "The collector runs already; the dashboard is at "+c.URL) {
 		t.Errorf("install with a collector running:\n%s", out)
+	}
+	// --url with command hooks: the hooks send there once HOOKWATCH_URL
+	// says so, which comes first.
+	mustHW(t, "uninstall")
+	want := "Next: export HOOKWATCH_URL=http://10.0.0.5:7421 in the profile Claude Code starts from, then open Claude Code. The hooks send the events to http://10.0.0.5:7421"
+	if out := mustHW(t, "install", "--url", "http://10.0.0.5:7421"); !strings.Contains(out, want) {
+		t.Errorf("install --url with command hooks:\n%s\nwant it to say %q", out, want)
 	}
 }
