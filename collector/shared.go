@@ -163,7 +163,7 @@ func (m *modeler) takeOver(ctx, lease context.Context) bool {
 
 // standDown makes this collector a standby again when it lost the lease:
 // its groups stay (they hold what the log says), what readers waited for
-// and what it had to store go.
+// and what it had to store go, and so do the sessions it swept for stalls.
 func (m *modeler) standDown() {
 	m.mu.Lock()
 	m.lease = nil
@@ -174,6 +174,8 @@ func (m *modeler) standDown() {
 	m.mu.Unlock()
 	clear(m.restate)
 	clear(m.restateFrom)
+	// The new holder notes what the sessions wait on, and sweeps them.
+	m.stalls.forget()
 }
 
 // readTail queues the events committed after the last one read, by every

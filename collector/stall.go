@@ -84,6 +84,16 @@ func (st *stalls) note(s *attribution.Session, waiting []*attribution.ToolCall) 
 	st.put(s, waiting)
 }
 
+// forget drops what every session waits on: a collector that no longer
+// computes the model (a standby of a shared store) is told nothing more
+// of them, and would take each for stalled at the threshold. The
+// notices told stay.
+func (st *stalls) forget() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	clear(st.waiting)
+}
+
 // put records what s waits on; st.mu is held.
 func (st *stalls) put(s *attribution.Session, waiting []*attribution.ToolCall) {
 	id := s.SessionID
