@@ -340,6 +340,19 @@ func (am *agentMetrics) tool(name string) string {
 	return am.tools.bound(name)
 }
 
+// forgetActive drops the sessions and agents the active gauges count: a
+// collector that stops computing the model (a standby of a shared store)
+// is told nothing more of them, and the new holder counts them. Called
+// by the modeler's goroutine.
+func (am *agentMetrics) forgetActive() {
+	clear(am.roundSessions)
+	clear(am.roundAgents)
+	am.mu.Lock()
+	clear(am.sessions)
+	clear(am.agents)
+	am.mu.Unlock()
+}
+
 // write writes the duration histograms and the active gauges.
 func (am *agentMetrics) write(w io.Writer, now time.Time) {
 	am.mu.Lock()

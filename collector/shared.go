@@ -163,7 +163,8 @@ func (m *modeler) takeOver(ctx, lease context.Context) bool {
 
 // standDown makes this collector a standby again when it lost the lease:
 // its groups stay (they hold what the log says), what readers waited for
-// and what it had to store go, and so do the sessions it swept for stalls.
+// and what it had to store go, and so do the sessions it swept for stalls
+// and counted active.
 func (m *modeler) standDown() {
 	m.mu.Lock()
 	m.lease = nil
@@ -174,8 +175,12 @@ func (m *modeler) standDown() {
 	m.mu.Unlock()
 	clear(m.restate)
 	clear(m.restateFrom)
-	// The new holder notes what the sessions wait on, and sweeps them.
+	// The new holder notes what the sessions wait on, and sweeps them,
+	// and counts them in its active gauges.
 	m.stalls.forget()
+	if m.perAgent != nil {
+		m.perAgent.forgetActive()
+	}
 }
 
 // readTail queues the events committed after the last one read, by every

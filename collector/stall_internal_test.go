@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,5 +37,30 @@ func TestStandDownForgetsStalls(t *testing.T) {
 	st.note(sess, []*attribution.ToolCall{call})
 	if !sweep() {
 		t.Error("the session noted waiting an hour is no stall")
+	}
+}
+
+// TestStandDownForgetsActive: the active gauges of a collector that stands
+// down count none of the sessions and agents it applied while it held the
+// lease: the new holder counts them.
+func TestStandDownForgetsActive(t *testing.T) {
+	m := newModeler(sqlite.MustOpenDB(t), slog.New(slog.DiscardHandler), newHub(), vm.NewSet(), DefaultDeriveWait, 1<<20, true, nil, nil, attribution.Thresholds{}.OrDefault(), newStalls())
+	m.stop()
+	now := time.Now()
+	am := m.perAgent
+	am.roundSessions["s1"] = liveSession{running: true, last: now}
+	am.roundAgents[rowKey{"s1", "a1"}] = liveAgent{agentType: "Explore", last: now}
+	am.flush()
+	active := func() string {
+		var b strings.Builder
+		am.writeActive(&b, now)
+		return b.String()
+	}
+	if got := active(); !strings.Contains(got, "hookwatch_active_sessions 1\n") || !strings.Contains(got, `hookwatch_active_agents{agent_type="Explore"} 1`) {
+		t.Fatalf("while leading:\n%s", got)
+	}
+	m.standDown()
+	if got := active(); !strings.Contains(got, "hookwatch_active_sessions 0\n") || strings.Contains(got, "Explore") {
+		t.Errorf("after standing down:\n%s", got)
 	}
 }
