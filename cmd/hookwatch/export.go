@@ -187,6 +187,9 @@ func exportJSONL(ctx context.Context, st store.Store, ids []string, o exportOpti
 			return fmt.Errorf("cannot export session %s: %s already holds an audit trail; choose another --out", id, dir)
 		}
 		fmt.Fprintf(o.Stderr, "hookwatch export: session %s not exported: %s already holds an audit trail\n", id, dir)
+		if s, err := st.Session(ctx, id); err == nil {
+			o.Progress.skip(s.EventCount) // the bar fills with what is written
+		}
 	}
 	if err := writeJSONL(ctx, st, todo, o); err != nil {
 		return err
@@ -276,6 +279,13 @@ func (p *progress) set(session string, events int64) {
 	}
 	fmt.Fprintf(p.w, "\r[%s] %3.0f%% %d/%d events (%s)\x1b[K", bar, frac*100, events, p.total, session)
 	p.drawn = true
+}
+
+// skip takes events left out from the total; p may be nil.
+func (p *progress) skip(events int64) {
+	if p != nil {
+		p.total -= events
+	}
 }
 
 // clear erases the bar before a line is printed.

@@ -184,3 +184,17 @@ func TestParseSince(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressSkip: the bar of an export that leaves sessions out fills
+// with what it writes: their events leave the total.
+func TestProgressSkip(t *testing.T) {
+	var b strings.Builder
+	p := &progress{w: &b, total: 3000}
+	p.skip(1000)
+	p.set("s2", 2000)
+	if !strings.Contains(b.String(), "100% 2000/2000 events") {
+		t.Errorf("the bar after 2000 of the 2000 events left to write: %q", b.String())
+	}
+	var none *progress
+	none.skip(5) // no bar: nothing to take from
+}
