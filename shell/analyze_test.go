@@ -159,6 +159,44 @@ func TestReads(t *testing.T) {
 		{cmd: "vim -R .env", reads: "/w/.env", effect: ReadOnly},
 		{cmd: "view .env", reads: "/w/.env", effect: ReadOnly},
 		{cmd: "nano -v +3,2 .env", reads: "/w/.env", effect: ReadOnly},
+		// Options are read as getopt reads them: in a group (-fsSLo) the
+		// letters are flags up to one that takes a value, which takes
+		// the rest of the group or else the next word.
+		{cmd: "curl -fsSLo out.tgz https://x.example/a.tgz", writes: "/w/out.tgz", hosts: "x.example", effect: Write},
+		{cmd: "curl -sd @.env https://x", reads: "/w/.env", hosts: "x", effect: Network},
+		{cmd: "curl -sSo- https://x/y", hosts: "x", effect: Network},
+		{cmd: "curl -sSo - https://x/y", hosts: "x", effect: Network},
+		{cmd: "curl -so /dev/null -w '%{http_code}' https://x", hosts: "x", effect: Network},
+		{cmd: "curl -XPOST https://x/api", hosts: "x", effect: Network},
+		{cmd: "wget -qO out https://x", writes: "/w/out", hosts: "x", effect: Write},
+		{cmd: "sort -uo out in", reads: "/w/in", writes: "/w/out", effect: Write},
+		{cmd: "sort -rnk 2 in", reads: "/w/in", effect: ReadOnly},
+		{cmd: "cp -rt dest a b", reads: "/w/a /w/b", writes: "/w/dest", effect: Write},
+		{cmd: "mkdir -pm 700 d", writes: "/w/d", effect: Write},
+		{cmd: "tail -fn 20 log", reads: "/w/log", effect: ReadOnly},
+		{cmd: "bat -pl json f", reads: "/w/f", effect: ReadOnly},
+		{cmd: "ssh -fNL 8080:localhost:80 host", hosts: "host", effect: Network},
+		{cmd: "scp -rP 2222 f host:/x", reads: "/w/f", hosts: "host", effect: Write},
+		{cmd: "psql -Xf s.sql", reads: "/w/s.sql", effect: Write},
+		// -d is unzip's directory, gzip's decompression (a flag); rsync -P
+		// is a flag, scp -P a port.
+		{cmd: "gzip -d f.gz", reads: "/w/f.gz", effect: Write},
+		{cmd: "gzip -cd f.gz", reads: "/w/f.gz", effect: Write},
+		{cmd: "unzip -qd out a.zip", reads: "/w/a.zip", effect: Write},
+		{cmd: "rsync -avzP host:/src dst", writes: "/w/dst", hosts: "host", effect: Write},
+		// Programs whose options are words, not groups: a letter that
+		// takes a value takes no next word.
+		{cmd: "xxd -ps .env", reads: "/w/.env", effect: ReadOnly},
+		{cmd: "mkfs.ext4 -qF /dev/sdb1", writes: "/dev/sdb1", effect: Destructive},
+		{cmd: "emacs -nsl f", reads: "/w/f", writes: "/w/f", effect: Write},
+		// grep's first operand is its pattern, unless -e or -f gives it:
+		// then every operand is a file, and so is -f's.
+		{cmd: "grep -e KEY .env", reads: "/w/.env", effect: ReadOnly},
+		{cmd: "grep --regexp=KEY .env", reads: "/w/.env", effect: ReadOnly},
+		{cmd: "grep -rnie key .", reads: "/w", effect: ReadOnly},
+		{cmd: "grep -f pats.txt .env", reads: "/w/pats.txt /w/.env", effect: ReadOnly},
+		{cmd: "rg -F -e a -e b src", reads: "/w/src", effect: ReadOnly},
+		{cmd: "grep -rn key .", reads: "/w", effect: ReadOnly},
 		// Already known, kept.
 		{cmd: "scp .env host:/tmp", reads: "/w/.env", hosts: "host", effect: Write},
 		{cmd: "cp .env /tmp/x", reads: "/w/.env", writes: "/tmp/x", effect: Write},

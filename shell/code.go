@@ -648,10 +648,10 @@ func sqlClient(inline, file, valued string) func(w *walker, st *Step, args []str
 				sqlText(st, v, w.argKnownIn(known, idx))
 			}
 		}
-		if v, ok := optValue(args, fil...); ok && len(fil) > 0 {
+		if v, ok := optValue(args, valued, fil...); ok && len(fil) > 0 {
 			st.Reads = appendNew(st.Reads, w.abs(v))
 		}
-		if v, ok := optValue(args, "-o", "--output"); ok && strings.Contains(valued, "--output") {
+		if v, ok := optValue(args, valued, "-o", "--output"); ok && strings.Contains(valued, "--output") {
 			w.write(st, v)
 		}
 	}
@@ -688,7 +688,7 @@ func sqlite(w *walker, st *Step, args []string) {
 			ops = append(ops, i)
 		}
 	}
-	readOnly := hasOpt(args, "-readonly", "--readonly")
+	readOnly := hasOpt(args, "", "-readonly", "--readonly")
 	if len(ops) > 0 {
 		if db := args[ops[0]]; readOnly {
 			st.Reads = appendNew(st.Reads, w.abs(db))
@@ -734,7 +734,7 @@ func awsCommand(w *walker, st *Step, args []string) {
 	if !cloudVerb(st, ops[1]) {
 		st.Effect = Write
 	}
-	if ops[0] == "s3" && ops[1] == "sync" && hasOpt(args, "--delete") {
+	if ops[0] == "s3" && ops[1] == "sync" && hasOpt(args, "", "--delete") {
 		st.Effect, st.Subtype, st.Why = Destructive, SubtypeDeleteFile, "s3 sync --delete"
 	}
 	if ops[0] == "s3" && (ops[1] == "cp" || ops[1] == "sync" || ops[1] == "mv") && len(ops) > 3 && !strings.Contains(ops[3], "://") {
@@ -753,18 +753,19 @@ func verbCommand(w *walker, st *Step, args []string) {
 
 // ghCommand: gh (glab) GROUP VERB; gh api by its method.
 func ghCommand(w *walker, st *Step, args []string) {
-	ops := splitOperands(args, "-R --repo -X --method -H --header -f -F --field --raw-field --input -q --jq -t --template -b --body -B --base --head -l --label -a --assignee -m --milestone -L --limit -s --state -w --web -e --env -o --output --hostname")
+	const valued = "-R --repo -X --method -H --header -f -F --field --raw-field --input -q --jq -t --template -b --body -B --base --head -l --label -a --assignee -m --milestone -L --limit -s --state -w --web -e --env -o --output --hostname"
+	ops := splitOperands(args, valued)
 	if len(ops) == 0 {
 		return
 	}
 	if ops[0] == "api" {
-		m, ok := optValue(args, "-X", "--method")
+		m, ok := optValue(args, valued, "-X", "--method")
 		switch m = strings.ToUpper(m); {
 		case m == "DELETE":
 			st.Effect, st.Subtype, st.Why = Destructive, SubtypeDeleteFile, "api DELETE"
 		case ok && m != "GET" && m != "HEAD":
 			st.Effect = Write
-		case !ok && hasOpt(args, "-f", "-F", "--field", "--raw-field", "--input"):
+		case !ok && hasOpt(args, valued, "-f", "-F", "--field", "--raw-field", "--input"):
 			st.Effect = Write // fields make it a POST
 		}
 		return

@@ -11,67 +11,50 @@ import (
 
 // optValue returns the value of the first of the options named (the
 // forms of optValues).
-func optValue(args []string, names ...string) (string, bool) {
-	if vs := optValues(args, names...); len(vs) > 0 {
+func optValue(args []string, valued string, names ...string) (string, bool) {
+	if vs := optValues(args, valued, names...); len(vs) > 0 {
 		return vs[0], true
 	}
 	return "", false
 }
 
 // optValues returns the values of every occurrence of the options named,
-// in the order given: `-o v`, `-ov` (a short option with its value
-// attached, as getopt reads it), `--output v` and `--output=v`. A value
-// in a group of short options (-sSo v) is not seen.
-func optValues(args []string, names ...string) []string {
+// in the order given, reading args as the program does (argReader, with
+// valued its options taking a value; the options named take one too):
+// `-o v`, `-ov`, `-sSo v`, `-sSov`, `--output v` and `--output=v`.
+func optValues(args []string, valued string, names ...string) []string {
 	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		for _, n := range names {
-			short := len(n) == 2 && n[0] == '-' && n[1] != '-'
-			switch {
-			case a == n && i+1 < len(args):
-				i++
-				out = append(out, args[i])
-			case short && len(a) > 2 && strings.HasPrefix(a, n):
-				out = append(out, a[2:])
-			case strings.HasPrefix(n, "--") && strings.HasPrefix(a, n+"="):
-				out = append(out, a[len(n)+1:])
-			default:
-				continue
-			}
-			break
+	r := argReader{args: args, valued: valued, names: names, namesTake: true}
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		if a.hasVal && a.opt != "" && r.named(a) {
+			out = append(out, a.val)
 		}
 	}
 	return out
 }
 
-func hasOpt(args []string, names ...string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		for _, n := range names {
-			if a == n || (strings.HasPrefix(n, "--") && strings.HasPrefix(a, n+"=")) {
-				return true
-			}
-			if len(n) == 2 && n[1] != '-' && len(a) > 2 && a[0] == '-' && a[1] != '-' && isLetters(a[1:]) && strings.IndexByte(a[1:], n[1]) >= 0 {
-				return true
-			}
+// hasOpt reports whether one of the options named is given, reading args
+// as the program does (argReader, with valued its options taking a
+// value): "-f" is also the letter f of a group (-rf). With valued "",
+// every letter of a group is a flag.
+func hasOpt(args []string, valued string, names ...string) bool {
+	r := argReader{args: args, valued: valued, names: names}
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		if a.opt != "" && r.named(a) {
+			return true
 		}
 	}
 	return false
 }
 
-// outputOption records the file an -o/--output option writes (curl, sort).
-func outputOption(names ...string) func(w *walker, st *Step, args []string) {
+// outputOption records the file an -o/--output option writes (curl,
+// sort), valued being the program's options that take a value.
+func outputOption(valued string, names ...string) func(w *walker, st *Step, args []string) {
 	return func(w *walker, st *Step, args []string) {
-		if v, ok := optValue(args, names...); ok {
+		if v, ok := optValue(args, valued, names...); ok {
 			w.write(st, v)
 		}
-		if hasOpt(args, "-O", "--remote-name") {
+		if hasOpt(args, valued, "-O", "--remote-name") {
 			for _, h := range splitOperands(args, curlValued) {
 				if u, err := url.Parse(h); err == nil && u.Host != "" {
 					w.write(st, path.Base(u.Path))
@@ -88,17 +71,17 @@ func outputOption(names ...string) func(w *walker, st *Step, args []string) {
 // configuration. "-" is the standard input, no file.
 func curlReads(w *walker, st *Step, args []string) {
 	var files []string
-	for _, v := range optValues(args, "-T", "--upload-file", "-K", "--config") {
+	for _, v := range optValues(args, curlValued, "-T", "--upload-file", "-K", "--config") {
 		if v != "." { // -T .: the standard input, without blocking
 			files = append(files, v)
 		}
 	}
-	for _, v := range optValues(args, "-d", "--data", "--data-binary", "--data-ascii", "--json", "-H", "--header", "--proxy-header") {
+	for _, v := range optValues(args, curlValued, "-d", "--data", "--data-binary", "--data-ascii", "--json", "-H", "--header", "--proxy-header") {
 		if f, ok := strings.CutPrefix(v, "@"); ok {
 			files = append(files, f)
 		}
 	}
-	for _, v := range optValues(args, "--data-urlencode", "--url-query") {
+	for _, v := range optValues(args, curlValued, "--data-urlencode", "--url-query") {
 		// [NAME]@FILE; a '=' makes the rest the content itself
 		// (NAME=CONTENT), wherever an '@' is.
 		if !strings.Contains(v, "=") {
@@ -107,7 +90,7 @@ func curlReads(w *walker, st *Step, args []string) {
 			}
 		}
 	}
-	for _, v := range optValues(args, "-F", "--form") {
+	for _, v := range optValues(args, curlValued, "-F", "--form") {
 		files = append(files, formFiles(v)...)
 	}
 	for _, f := range files {
@@ -164,7 +147,7 @@ func formFiles(v string) []string {
 // send, the URLs of -i (itself a URL: a host it reaches), --config's
 // settings. "-" is the standard input.
 func wgetReads(w *walker, st *Step, args []string) {
-	for _, v := range optValues(args, "--post-file", "--body-file", "-i", "--input-file", "--config") {
+	for _, v := range optValues(args, wgetValued, "--post-file", "--body-file", "-i", "--input-file", "--config") {
 		switch {
 		case v == "" || v == "-":
 		case strings.Contains(v, "://"):
@@ -177,16 +160,7 @@ func wgetReads(w *walker, st *Step, args []string) {
 
 // wgetOutput: wget writes the file it downloads (-O names it, - is stdout).
 func wgetOutput(w *walker, st *Step, args []string) {
-	v, ok := optValue(args, "-O", "--output-document")
-	for i, a := range args {
-		// -qO- and -Ofile: the value attached to a group of short options.
-		if j := strings.IndexByte(a, 'O'); !ok && j > 0 && a[0] == '-' && a[1] != '-' && isLetters(a[1:j]) {
-			if v, ok = a[j+1:], true; v == "" && i+1 < len(args) {
-				v = args[i+1]
-			}
-		}
-	}
-	if ok {
+	if v, ok := optValue(args, wgetValued, "-O", "--output-document"); ok {
 		if v == "-" {
 			st.Effect = Network
 			return
@@ -194,7 +168,7 @@ func wgetOutput(w *walker, st *Step, args []string) {
 		w.write(st, v)
 		return
 	}
-	dir, _ := optValue(args, "-P", "--directory-prefix")
+	dir, _ := optValue(args, wgetValued, "-P", "--directory-prefix")
 	for _, o := range splitOperands(args, wgetValued) {
 		if u, err := url.Parse(o); err == nil && u.Host != "" {
 			name := path.Base(u.Path)
@@ -211,7 +185,7 @@ func wgetOutput(w *walker, st *Step, args []string) {
 
 // copyTarget: cp, ln and install -t DIR write DIR and read every operand.
 func copyTarget(w *walker, st *Step, args []string) {
-	dir, ok := optValue(args, "-t", "--target-directory")
+	dir, ok := optValue(args, copyValued, "-t", "--target-directory")
 	if !ok {
 		return
 	}
@@ -226,7 +200,7 @@ func copyTarget(w *walker, st *Step, args []string) {
 // destination; mv x /dev/null deletes x.
 func mvSources(w *walker, st *Step, args []string) {
 	copyTarget(w, st, args)
-	if _, ok := optValue(args, "-t", "--target-directory"); !ok {
+	if _, ok := optValue(args, copyValued, "-t", "--target-directory"); !ok {
 		if ops := splitOperands(args, copyValued); len(ops) > 1 && ops[len(ops)-1] == "/dev/null" {
 			st.Effect, st.Subtype, st.Why = Destructive, SubtypeDeleteFile, "mv to /dev/null"
 			st.Writes = st.Reads
@@ -247,19 +221,26 @@ func dropSizes(w *walker, st *Step, args []string) {
 	}
 	switch st.Program {
 	case "fdisk", "sfdisk", "gdisk", "sgdisk", "parted":
-		if hasOpt(args, "-l", "--list", "-p", "--print") {
+		if hasOpt(args, mkfsValued, "-l", "--list", "-p", "--print") {
 			st.Effect, st.Subtype, st.Reads, st.Writes = ReadOnly, SubtypeRunCommand, st.Writes, nil
 		}
 	}
 }
 
 // remoteHosts: scp and rsync operands host:path name a host, not a local
-// file.
-func remoteHosts(w *walker, st *Step, args []string) {
+// file; valued is the program's options taking a value (scp -P PORT is
+// rsync -P, a flag).
+func remoteHosts(valued string) func(w *walker, st *Step, args []string) {
+	return func(w *walker, st *Step, args []string) {
+		remoteOperands(w, st, splitOperands(args, valued))
+	}
+}
+
+func remoteOperands(w *walker, st *Step, ops []string) {
 	// Operands were made absolute against the working directory; look at
 	// the raw ones.
 	remote := map[string]bool{}
-	for _, o := range splitOperands(args, "-e --rsh -P -i -o -F -c -l -S -J --exclude --include --filter") {
+	for _, o := range ops {
 		if i := strings.IndexByte(o, ':'); i > 0 && !strings.Contains(o[:i], "/") {
 			remote[w.abs(o)] = true
 			st.Hosts = appendNew(st.Hosts, hostOf(o))
@@ -286,7 +267,7 @@ func remoteHosts(w *walker, st *Step, args []string) {
 // standard input.
 func editor(valued string, readOnly ...string) func(w *walker, st *Step, args []string) {
 	return func(w *walker, st *Step, args []string) {
-		if hasOpt(args, readOnly...) {
+		if hasOpt(args, valued, readOnly...) {
 			st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
 		}
 		for _, o := range splitOperands(args, valued) {
@@ -501,7 +482,7 @@ func interpreter(inline ...string) func(w *walker, st *Step, args []string) {
 
 // pythonModule: python -m pytest runs tests, -m pip install installs.
 func pythonModule(w *walker, st *Step, args []string) {
-	if m, ok := optValue(args, "-m"); ok {
+	if m, ok := optValue(args, "", "-m"); ok {
 		rest := args[indexOf(args, "-m")+2:]
 		switch m {
 		case "pytest", "unittest", "nose", "nose2", "tox":
@@ -709,12 +690,12 @@ func gitCommand(w *walker, st *Step, args []string) {
 	// host of its URL; another named remote, whose URL is in the
 	// repository's configuration, "<remote NAME>"; none, "<remote>".
 	remote := func(valued string) {
-		if hasOpt(rest, "--receive-pack", "--upload-pack", "--exec") || (sub == "clone" && hasOpt(rest, "-u")) {
+		if hasOpt(rest, "", "--receive-pack", "--upload-pack", "--exec") || (sub == "clone" && hasOpt(rest, "", "-u")) {
 			dynamic(st, "git runs a program named by --receive-pack/--upload-pack")
 			return
 		}
 		ops := splitOperands(rest, valued)
-		r, ok := optValue(rest, "--repo")
+		r, ok := optValue(rest, valued, "--repo")
 		if !ok && len(ops) > 0 {
 			r, ok = ops[0], true
 		}
@@ -750,7 +731,7 @@ func gitCommand(w *walker, st *Step, args []string) {
 		// What a forced push destroys is on the remote: no local path.
 		st.Effect, st.Subtype = Network, SubtypeGitPush
 		remote(fetchValued)
-		if hasOpt(rest, "--force", "-f", "--force-with-lease", "--mirror", "--delete", "-d", "--prune") {
+		if hasOpt(rest, "", "--force", "-f", "--force-with-lease", "--mirror", "--delete", "-d", "--prune") {
 			destroy("push --force", Anywhere)
 		}
 		for _, o := range splitOperands(rest, fetchValued) {
@@ -760,7 +741,7 @@ func gitCommand(w *walker, st *Step, args []string) {
 		}
 	case "fetch", "ls-remote":
 		st.Effect = Network
-		if sub == "fetch" && hasOpt(rest, "--all", "--multiple") {
+		if sub == "fetch" && hasOpt(rest, "", "--all", "--multiple") {
 			st.Hosts = appendNew(st.Hosts, "<remote>")
 			break
 		}
@@ -773,7 +754,7 @@ func gitCommand(w *walker, st *Step, args []string) {
 		}
 	case "clean":
 		st.Effect = Write
-		if hasOpt(rest, "-f", "--force") && !hasOpt(rest, "-n", "--dry-run") {
+		if hasOpt(rest, "", "-f", "--force") && !hasOpt(rest, "", "-n", "--dry-run") {
 			paths := ops
 			if len(paths) == 0 {
 				paths = []string{"."}
@@ -784,7 +765,7 @@ func gitCommand(w *walker, st *Step, args []string) {
 		}
 	case "reset":
 		st.Effect = Write
-		if hasOpt(rest, "--hard", "--merge", "--keep") {
+		if hasOpt(rest, "", "--hard", "--merge", "--keep") {
 			destroy("reset --hard", repo())
 		}
 	case "checkout":
@@ -797,14 +778,14 @@ func gitCommand(w *walker, st *Step, args []string) {
 				paths = []string{"."}
 			}
 			destroy("checkout -- discards changes", paths...)
-		case hasOpt(rest, "-f", "--force"):
+		case hasOpt(rest, "", "-f", "--force"):
 			destroy("checkout --force", repo())
-		case len(ops) == 1 && (ops[0] == "." || strings.ContainsAny(ops[0], "/*")) && !hasOpt(rest, "-b", "-B"):
+		case len(ops) == 1 && (ops[0] == "." || strings.ContainsAny(ops[0], "/*")) && !hasOpt(rest, "", "-b", "-B"):
 			destroy("checkout of paths discards changes", ops...)
 		}
 	case "restore":
 		st.Effect = Write
-		if !hasOpt(rest, "--staged", "-S") || hasOpt(rest, "--worktree", "-W") {
+		if !hasOpt(rest, "", "--staged", "-S") || hasOpt(rest, "", "--worktree", "-W") {
 			paths := ops
 			if len(paths) == 0 {
 				paths = []string{"."}
@@ -813,7 +794,7 @@ func gitCommand(w *walker, st *Step, args []string) {
 		}
 	case "switch":
 		st.Effect = Write
-		if hasOpt(rest, "--discard-changes", "-f", "--force") {
+		if hasOpt(rest, "", "--discard-changes", "-f", "--force") {
 			destroy("switch --discard-changes", repo())
 		}
 	case "rm":
@@ -821,17 +802,17 @@ func gitCommand(w *walker, st *Step, args []string) {
 	case "branch":
 		st.Effect = ReadOnly
 		switch {
-		case hasOpt(rest, "-D", "--delete", "-d") && len(ops) > 0:
+		case hasOpt(rest, "", "-D", "--delete", "-d") && len(ops) > 0:
 			destroy("branch delete", repo())
-		case len(ops) > 0 || hasOpt(rest, "-m", "-M", "-c", "-C"):
+		case len(ops) > 0 || hasOpt(rest, "", "-m", "-M", "-c", "-C"):
 			st.Effect = Write
 		}
 	case "tag":
 		st.Effect = ReadOnly
 		switch {
-		case hasOpt(rest, "-d", "--delete"):
+		case hasOpt(rest, "", "-d", "--delete"):
 			destroy("tag -d", repo())
-		case len(ops) > 0 && !hasOpt(rest, "-l", "--list"):
+		case len(ops) > 0 && !hasOpt(rest, "", "-l", "--list"):
 			st.Effect = Write
 		}
 	case "stash":
@@ -858,7 +839,7 @@ func gitCommand(w *walker, st *Step, args []string) {
 		}
 	case "update-ref":
 		st.Effect = Write
-		if hasOpt(rest, "-d") {
+		if hasOpt(rest, "", "-d") {
 			destroy("update-ref -d", repo())
 		}
 	case "filter-branch", "filter-repo":

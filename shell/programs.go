@@ -50,7 +50,7 @@ const (
 	opCopy         // the last operand is written, the others read (cp, mv, ln)
 	opFirstRW      // the first operand is not a file (a script, a mode); the rest are written (sed -i, chmod)
 	opHosts        // operands are hosts or URLs
-	opFirstRd      // the first operand is not a file (a pattern); the rest are read (grep)
+	opFirstRd      // the first operand is not a file (a pattern) unless -e or -f gives it; the rest are read (grep)
 )
 
 type flagRule struct {
@@ -59,16 +59,9 @@ type flagRule struct {
 	subtype string
 }
 
-func (r flagRule) matches(arg string) bool {
-	if arg == r.flag || strings.HasPrefix(arg, r.flag+"=") {
-		return true
-	}
-	if len(r.flag) == 2 && r.flag[0] == '-' && r.flag[1] != '-' &&
-		len(arg) > 2 && arg[0] == '-' && arg[1] != '-' && isLetters(arg[1:]) {
-		return strings.IndexByte(arg[1:], r.flag[1]) >= 0
-	}
-	return false
-}
+// matches reports whether the rule's flag is the option read: "--force"
+// is also --force=…, a letter "-f" also one of a group (-rf, -fdx).
+func (r flagRule) matches(a arg) bool { return a.is(r.flag) }
 
 func isLetters(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -160,7 +153,7 @@ func buildTable() map[string]*program {
 		"--header-numbering --line-increment --join-blank-lines --number-format --number-separator " +
 		"--starting-line-number --number-width")
 	t["od"] = reads("-A -j -N -S -t --address-radix --skip-bytes --read-bytes --format")
-	t["xxd"] = reads("-c -g -l -n -o -s -R -cols -groupsize -len -name -offset -seek")
+	t["xxd"] = reads(wholeWords + "-c -g -l -n -o -s -R -cols -groupsize -len -name -offset -seek")
 	t["hexdump"] = reads("-e -n -s --format --length --skip")
 	t["strings"] = reads("-e -n -s -t -T --encoding --bytes --output-separator --radix --target")
 	t["file"] = reads("-e -F -P --exclude --exclude-quiet --separator --parameter")
@@ -188,12 +181,15 @@ func buildTable() map[string]*program {
 	t["fmt"] = reads("-g -p -w --goal --prefix --width")
 	t["tac"] = reads("-s --separator")
 	t["expand"] = reads("-t --tabs")
-	t["iconv"] = reads("-f -t -o --from-code --to-code --output").with(outputOption("-o", "--output"))
-	t["sort"] = reads("-k -t -S -T").flag("-o", Write, SubtypeModifyFile).with(outputOption("-o", "--output"))
+	iconvValued := "-f -t -o --from-code --to-code --output"
+	t["iconv"] = reads(iconvValued).with(outputOption(iconvValued, "-o", "--output"))
+	sortValued := "-k -t -S -T -o --key --field-separator --buffer-size --temporary-directory --output --parallel --batch-size --sort"
+	t["sort"] = reads(sortValued).with(outputOption(sortValued, "-o", "--output"))
 	// tr's operands are sets of characters; it reads its input only.
 	t["tr"] = readOnly(SubtypeReadFile)
 	set(p(ReadOnly, SubtypeListFiles, opReads), "ls", "ll", "tree", "du", "df", "exa", "eza", "pwd", "dirname", "basename")
-	set(p(ReadOnly, SubtypeSearch, opFirstRd).valuedOpts("-e -f -m -A -B -C --include --exclude --exclude-dir -g -t --type --glob"),
+	set(p(ReadOnly, SubtypeSearch, opFirstRd).valuedOpts("-e -f -m -A -B -C --regexp --file --max-count --after-context "+
+		"--before-context --context --include --exclude --exclude-dir -g -t --type --glob"),
 		"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep")
 	set(readOnly(SubtypeSearch), "which", "whereis", "type", "locate", "fd", "fzf", "whatis", "apropos", "man", "help")
 	set(readOnly(SubtypeRunCommand), "echo", "printf", "true", "false", ":", "test", "[", "cd", "pushd", "popd",
@@ -209,16 +205,34 @@ func buildTable() map[string]*program {
 		"touch", "mkdir", "mkfifo", "mknod")
 	set(p(Write, SubtypeModifyFile, opCopy).valuedOpts(copyValued).with(copyTarget), "cp", "ln", "install", "rsync", "scp")
 	t["mv"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(copyValued).with(mvSources)
-	t["rsync"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts("-e --rsh --exclude --include --filter").
-		flag("--delete", Destructive, SubtypeDeleteFile).flag("--remove-source-files", Destructive, SubtypeDeleteFile).with(remoteHosts)
-	t["scp"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts("-P -i -o -F -c -l -S -J").with(remoteHosts)
+	// rsync's options whose value is a file it reads or writes
+	// (--files-from, --exclude-from, --password-file, --log-file …) are
+	// left to be read as operands.
+	const rsyncValued = "-e --rsh -f --filter --exclude --include -B --block-size -T --temp-dir -M --remote-option " +
+		"-@ --modify-window --rsync-path --suffix --chmod --chown --usermap --groupmap --timeout --contimeout " +
+		"--port --bwlimit --log-file-format --out-format --max-size --min-size --max-delete --sockopts " +
+		"--checksum-choice --compress-choice --compress-level --skip-compress --info --debug --iconv " +
+		"--stop-after --stop-at --address --protocol --outbuf"
+	const scpValued = "-P -i -o -F -c -l -S -J"
+	t["rsync"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(rsyncValued).
+		flag("--delete", Destructive, SubtypeDeleteFile).flag("--remove-source-files", Destructive, SubtypeDeleteFile).with(remoteHosts(rsyncValued))
+	t["scp"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(scpValued).with(remoteHosts(scpValued))
 	set(p(Write, SubtypeModifyFile, opFirstRW).valuedOpts("--reference"), "chmod", "chown", "chgrp", "setfacl", "chattr")
 	t["tee"] = p(Write, SubtypeModifyFile, opWrites)
 	t["sed"] = p(ReadOnly, SubtypeReadFile, opNone).with(sedCommand)
 	t["perl"] = p(ExecuteCheck, SubtypeRunCommand, opNone).with(perlCommand)
 	set(p(ReadOnly, SubtypeReadFile, opNone).with(awkCommand), "awk", "gawk", "mawk", "nawk", "busybox-awk")
 	set(p(Write, SubtypeModifyFile, opNone).valuedOpts(tarValued).with(tarMode), "tar", "gtar", "bsdtar")
-	set(p(Write, SubtypeModifyFile, opReads).valuedOpts("-d -x -P"), "unzip", "zip", "gzip", "gunzip", "bzip2", "xz", "unxz", "7z", "zstd")
+	// Archivers and compressors, each with its options: -d is unzip's
+	// directory but gzip's, xz's and zstd's decompression, a flag
+	// (gzip -cd f.gz); 7z's switches are words (-oDIR, -pPASS).
+	archiver := func(valued string) *program { return p(Write, SubtypeModifyFile, opReads).valuedOpts(valued) }
+	t["unzip"] = archiver("-d -x -P -O -I")
+	t["zip"] = archiver("-P -b -n -t")
+	set(archiver("-S --suffix"), "gzip", "gunzip")
+	set(archiver("-S --suffix -T --threads -M --memlimit -F --format -C --check"), "xz", "unxz")
+	set(archiver(""), "bzip2", "zstd")
+	t["7z"] = archiver(wholeWords)
 	set(p(Write, SubtypeModifyFile, opNone), "patch", "git-apply", "crontab", "systemctl", "service",
 		"kill", "pkill", "killall", "useradd", "usermod", "passwd", "ssh-keygen", "ln", "update-alternatives",
 		"npx", "bunx", "pnpx")
@@ -231,10 +245,10 @@ func buildTable() map[string]*program {
 	t["nano"] = p(Write, SubtypeModifyFile, opNone).with(editor("-C -f -J -o -Q -r -s -T -X -Y --backupdir --rcfile "+
 		"--guidestripe --operatingdir --quotestr --fill --speller --tabsize --wordchars --syntax", "-v", "--view"))
 	t["pico"] = p(Write, SubtypeModifyFile, opNone).with(editor("-o -Q -s", "-v"))
-	t["emacs"] = p(Write, SubtypeModifyFile, opNone).with(editor("-l --load -load -f --funcall -funcall --eval -eval " +
+	t["emacs"] = p(Write, SubtypeModifyFile, opNone).with(editor(wholeWords + "-l --load -load -f --funcall -funcall --eval -eval " +
 		"--execute -execute -L --directory -directory -t --terminal -terminal -d --display -display -u --user -user " +
 		"--chdir -chdir -T --title -title --name -name -fn --font -font --script -script -bg -fg"))
-	t["micro"] = p(Write, SubtypeModifyFile, opNone).with(editor("-config-dir -startpos"))
+	t["micro"] = p(Write, SubtypeModifyFile, opNone).with(editor(wholeWords + "-config-dir -startpos"))
 	t["ed"] = p(Write, SubtypeModifyFile, opNone).with(editor("-p --prompt"))
 
 	// Destroying.
@@ -250,8 +264,7 @@ func buildTable() map[string]*program {
 
 	// Network.
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts(curlValued).
-		flag("-o", Write, SubtypeWebFetch).flag("-O", Write, SubtypeWebFetch).flag("--output", Write, SubtypeWebFetch).
-		flag("--remote-name", Write, SubtypeWebFetch).with(outputOption("-o", "--output"), curlReads), "curl")
+		flag("-O", Write, SubtypeWebFetch).flag("--remote-name", Write, SubtypeWebFetch).with(outputOption(curlValued, "-o", "--output"), curlReads), "curl")
 	t["wget"] = p(Write, SubtypeWebFetch, opHosts).valuedOpts(wgetValued).with(wgetOutput, wgetReads)
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts("-c -i -W -w -s -t -p -q -l -b"),
 		"ping", "ping6", "dig", "nslookup", "host", "traceroute", "nc", "ncat", "netcat", "telnet", "ftp",
@@ -379,7 +392,7 @@ const (
 		"--strip-components --index-file --volno-file --exclude-tag --exclude-tag-all --exclude-tag-under " +
 		"--quoting-style --sort --pax-option --owner-map --group-map"
 	copyValued = "-t --target-directory -S --suffix"
-	mkfsValued = "-t -L -b -N -O -E -T -U -I -i -m -g -G -C -d -r -e -o -l -n -F -s -S -c -u --type --label"
+	mkfsValued = wholeWords + "-t -L -b -N -O -E -T -U -I -i -m -g -G -C -d -r -e -o -l -n -F -s -S -c -u --type --label"
 )
 
 // argKnown reports whether argument i of the program being applied is
@@ -653,15 +666,18 @@ func (w *walker) apply(st *Step, pr *program, args []string) {
 		}
 	}
 	st.Effect, st.Subtype = pr.effect, pr.subtype
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		for _, f := range pr.flags {
-			if f.matches(a) && f.effect.Rank() >= st.Effect.Rank() {
-				st.Effect, st.Why = f.effect, a
-				if f.subtype != "" {
-					st.Subtype = f.subtype
+	if len(pr.flags) > 0 {
+		r := argReader{args: args, valued: pr.valued}
+		for a, ok := r.next(); ok; a, ok = r.next() {
+			if a.opt == "" {
+				continue
+			}
+			for _, f := range pr.flags {
+				if f.matches(a) && f.effect.Rank() >= st.Effect.Rank() {
+					st.Effect, st.Why = f.effect, args[a.at]
+					if f.subtype != "" {
+						st.Subtype = f.subtype
+					}
 				}
 			}
 		}
@@ -688,7 +704,12 @@ func (w *walker) apply(st *Step, pr *program, args []string) {
 			files(operands[1:], &st.Writes)
 		}
 	case opFirstRd:
-		if len(operands) > 1 {
+		// grep -e PATTERN, -f FILE: the pattern is given, every operand
+		// is a file, and so is -f's.
+		if hasOpt(args, pr.valued, "-e", "--regexp", "-f", "--file") {
+			files(optValues(args, pr.valued, "-f", "--file"), &st.Reads)
+			files(operands, &st.Reads)
+		} else if len(operands) > 1 {
 			files(operands[1:], &st.Reads)
 		}
 	case opHosts:
@@ -711,23 +732,159 @@ func indexOf(list []string, s string) int {
 }
 
 // splitOperands returns the arguments that are not options nor option
-// values; everything after "--" is an operand.
+// values (read by an argReader over valued); everything after "--" is an
+// operand.
 func splitOperands(args []string, valued string) []string {
 	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return append(out, args[i+1:]...)
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-			if valued != "" && !strings.Contains(a, "=") && strings.Contains(" "+valued+" ", " "+a+" ") {
-				i++
-			}
-		default:
-			out = append(out, a)
+	r := argReader{args: args, valued: valued}
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		if a.opt == "" {
+			out = append(out, a.val)
 		}
 	}
 	return out
+}
+
+// wholeWords begins the list of options taking a value of a program
+// that does not read its short options as getopt does: each option is a
+// word of its own, its first letter's value attached at most (xxd -ps,
+// -cols, -c16), or the list mixes programs for which one letter takes a
+// value and another has it for a flag (mkfs.vfat -F 32, mkfs.ext4 -F),
+// where a group would take the device for a value.
+const wholeWords = "(whole-words) "
+
+// argReader reads a program's arguments as getopt_long does: a long
+// option takes its value after '=' or, when it takes one, in the next
+// word (--output=v, --output v); in a group of short options (-abc) the
+// letters are flags up to one that takes a value, which takes the rest
+// of the group (-ofile, -sSo-) or, when none is left, the next word
+// (-fsSLo file). A word that is itself a listed option (-o, -cols) is
+// that option. "--" ends the options: every word after it is an
+// operand; "-" is an operand.
+//
+// Which options take a value is the program's list (valued, the table's
+// form "-o --output"), with the options asked for (names) when
+// namesTake. A letter not listed is read as a flag: with a list that is
+// partial, a group's value may be read as an operand, never an operand
+// as a value.
+type argReader struct {
+	args      []string
+	valued    string
+	names     []string // options asked for: matched as whole words too
+	namesTake bool     // names take a value
+	i         int      // the next word
+	group     string   // the letters of a group not read yet
+	ended     bool     // after "--"
+}
+
+// arg is an option or an operand an argReader read.
+type arg struct {
+	// opt is the option: "--output", a word ("-o", "-cols"), or one
+	// letter of a group ("o", letter set); "" for an operand.
+	opt    string
+	letter bool
+	val    string // the option's value, or the operand
+	hasVal bool
+	at     int // the index of the word in args (of the option's own word)
+}
+
+// is reports whether the option is the one named: "-o" is also the
+// letter o of a group.
+func (a arg) is(name string) bool {
+	if a.letter {
+		return len(name) == 2 && name[0] == '-' && name[1] == a.opt[0]
+	}
+	return a.opt != "" && a.opt == name
+}
+
+// in reports whether the option is in a list of options ("-o --output").
+func (a arg) in(list string) bool {
+	for list != "" {
+		var name string
+		name, list, _ = strings.Cut(list, " ")
+		if a.is(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// takes reports whether an option takes a value.
+func (r *argReader) takes(a arg) bool {
+	return a.in(r.valued) || r.namesTake && r.named(a)
+}
+
+// next returns the next option or operand; ok is false after the last.
+func (r *argReader) next() (a arg, ok bool) {
+	if r.group != "" {
+		return r.letter(), true
+	}
+	if r.i >= len(r.args) {
+		return arg{}, false
+	}
+	w, at := r.args[r.i], r.i
+	r.i++
+	switch {
+	case r.ended || len(w) < 2 || w[0] != '-':
+		return arg{val: w, at: at}, true
+	case w == "--":
+		r.ended = true
+		return r.next()
+	case w[1] == '-':
+		name, v, eq := strings.Cut(w, "=")
+		a = arg{opt: name, val: v, hasVal: eq, at: at}
+		if !eq && r.takes(a) {
+			r.value(&a)
+		}
+		return a, true
+	}
+	if a = (arg{opt: w, at: at}); a.in(r.valued) || r.named(a) {
+		if r.takes(a) {
+			r.value(&a)
+		}
+		return a, true
+	}
+	if strings.HasPrefix(r.valued, wholeWords) {
+		if l := (arg{opt: w[1:2], letter: true, at: at}); len(w) > 2 && r.takes(l) {
+			l.val, l.hasVal = w[2:], true
+			return l, true
+		}
+		return a, true
+	}
+	r.group = w[1:]
+	return r.letter(), true
+}
+
+// named reports whether a is one of the names asked for, as a word.
+func (r *argReader) named(a arg) bool {
+	for _, n := range r.names {
+		if a.is(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// letter reads the next letter of a group.
+func (r *argReader) letter() arg {
+	a := arg{opt: r.group[:1], letter: true, at: r.i - 1}
+	r.group = r.group[1:]
+	if r.takes(a) {
+		if r.group != "" {
+			a.val, a.hasVal, r.group = r.group, true, ""
+		} else {
+			r.value(&a)
+		}
+	}
+	return a
+}
+
+// value takes the next word for the option's value.
+func (r *argReader) value(a *arg) {
+	if r.i < len(r.args) {
+		a.val, a.hasVal = r.args[r.i], true
+		r.i++
+	}
 }
 
 // hostOf returns the host of a URL or of user@host:path, "" when the
