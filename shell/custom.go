@@ -47,19 +47,45 @@ func hasOpt(args []string, valued string, names ...string) bool {
 	return false
 }
 
-// outputOption records the file an -o/--output option writes (curl,
-// sort), valued being the program's options that take a value.
+// outputOption records the files the options named write (sort -o,
+// iconv -o, less -o, wget -o), valued being the program's options that
+// take a value.
 func outputOption(valued string, names ...string) func(w *walker, st *Step, args []string) {
 	return func(w *walker, st *Step, args []string) {
-		if v, ok := optValue(args, valued, names...); ok {
+		for _, v := range optValues(args, valued, names...) {
 			w.write(st, v)
 		}
-		if hasOpt(args, valued, "-O", "--remote-name") {
-			for _, h := range splitOperands(args, curlValued) {
-				if u, err := url.Parse(h); err == nil && u.Host != "" {
-					w.write(st, path.Base(u.Path))
-				}
+	}
+}
+
+// curlOutput: the files curl writes — what it downloads (-o FILE; -O
+// and --remote-name the URL's last segment, in --output-dir) — and
+// what it writes besides: the headers (-D), a trace (--trace,
+// --trace-ascii), its messages (--stderr), the C code of the transfer
+// (--libcurl), the ETag (--etag-save). "-" is the standard output, "%"
+// the standard error: no file.
+func curlOutput(w *walker, st *Step, args []string) {
+	dir, _ := optValue(args, curlValued, "--output-dir")
+	in := func(f string) string {
+		if dir != "" && f != "-" && !path.IsAbs(f) {
+			return path.Join(dir, f)
+		}
+		return f
+	}
+	for _, v := range optValues(args, curlValued, "-o", "--output") {
+		w.write(st, in(v))
+	}
+	if hasOpt(args, curlValued, "-O", "--remote-name", "--remote-name-all") {
+		for _, h := range splitOperands(args, curlValued) {
+			// A URL without a file name is an error: nothing written.
+			if u, err := url.Parse(h); err == nil && u.Host != "" && path.Base(u.Path) != "/" && path.Base(u.Path) != "." {
+				w.write(st, in(path.Base(u.Path)))
 			}
+		}
+	}
+	for _, v := range optValues(args, curlValued, "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save") {
+		if v != "%" {
+			w.write(st, v)
 		}
 	}
 }

@@ -51,6 +51,7 @@ const (
 	opFirstRW      // the first operand is not a file (a script, a mode); the rest are written (sed -i, chmod)
 	opHosts        // operands are hosts or URLs
 	opFirstRd      // the first operand is not a file (a pattern) unless -e or -f gives it; the rest are read (grep)
+	opInOut        // the first operand is read, the second written (uniq IN OUT, xxd IN OUT)
 )
 
 type flagRule struct {
@@ -145,15 +146,20 @@ func buildTable() map[string]*program {
 	set(reads("-S --suffix"), "zcat", "gzcat")
 	t["head"] = reads("-n -c --lines --bytes")
 	t["tail"] = reads("-n -c -s --lines --bytes --sleep-interval --pid")
-	t["less"] = reads("-b -h -j -p -P -t -x -y -z -# --buffers --max-back-scroll --jump-target --pattern --prompt " +
-		"--tag --tabs --max-forw-scroll --window --shift")
+	// less -o LOG and -O LOG copy what it shows into LOG.
+	lessValued := "-b -h -j -p -P -t -x -y -z -# -o -O --buffers --max-back-scroll --jump-target --pattern --prompt " +
+		"--tag --tabs --max-forw-scroll --window --shift --log-file --LOG-FILE"
+	t["less"] = reads(lessValued).with(outputOption(lessValued, "-o", "-O", "--log-file", "--LOG-FILE"))
 	t["bat"] = reads("-l --language -H --highlight-line -r --line-range -m --map-syntax --theme --style --tabs " +
 		"--terminal-width --wrap --color --paging --italic-text --decorations --file-name --diff-context --pager")
 	t["nl"] = reads("-b -d -f -h -i -l -n -s -v -w --body-numbering --section-delimiter --footer-numbering " +
 		"--header-numbering --line-increment --join-blank-lines --number-format --number-separator " +
 		"--starting-line-number --number-width")
 	t["od"] = reads("-A -j -N -S -t --address-radix --skip-bytes --read-bytes --format")
-	t["xxd"] = reads(wholeWords + "-c -g -l -n -o -s -R -cols -groupsize -len -name -offset -seek")
+	// xxd IN OUT and uniq IN OUT write OUT (xxd -r too: the bytes it
+	// rebuilds).
+	inOut := func(valued string) *program { return p(ReadOnly, SubtypeReadFile, opInOut).valuedOpts(valued) }
+	t["xxd"] = inOut(wholeWords + "-c -g -l -n -o -s -R -cols -groupsize -len -name -offset -seek")
 	t["hexdump"] = reads("-e -n -s --format --length --skip")
 	t["strings"] = reads("-e -n -s -t -T --encoding --bytes --output-separator --radix --target")
 	t["file"] = reads("-e -F -P --exclude --exclude-quiet --separator --parameter")
@@ -172,7 +178,7 @@ func buildTable() map[string]*program {
 	t["column"] = reads("-c -s -o -E -H -N -R -T -W -l -r --output-width --separator --output-separator " +
 		"--table-columns --table-columns-limit --table-name --table-order --table-right --table-truncate " +
 		"--table-wrap --table-hide --table-noextreme --tree --tree-id --tree-parent")
-	t["uniq"] = reads("-f -s -w --skip-fields --skip-chars --check-chars")
+	t["uniq"] = inOut("-f -s -w --skip-fields --skip-chars --check-chars")
 	t["cut"] = reads("-b -c -d -f --bytes --characters --delimiter --fields --output-delimiter")
 	t["base64"] = reads("-w --wrap")
 	t["comm"] = reads("--output-delimiter")
@@ -264,8 +270,10 @@ func buildTable() map[string]*program {
 
 	// Network.
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts(curlValued).
-		flag("-O", Write, SubtypeWebFetch).flag("--remote-name", Write, SubtypeWebFetch).with(outputOption(curlValued, "-o", "--output"), curlReads), "curl")
-	t["wget"] = p(Write, SubtypeWebFetch, opHosts).valuedOpts(wgetValued).with(wgetOutput, wgetReads)
+		flag("-O", Write, SubtypeWebFetch).flag("--remote-name", Write, SubtypeWebFetch).with(curlOutput, curlReads), "curl")
+	// wget -o LOG and -a LOG write its messages into LOG.
+	t["wget"] = p(Write, SubtypeWebFetch, opHosts).valuedOpts(wgetValued).
+		with(wgetOutput, wgetReads, outputOption(wgetValued, "-o", "--output-file", "-a", "--append-output"))
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts("-c -i -W -w -s -t -p -q -l -b"),
 		"ping", "ping6", "dig", "nslookup", "host", "traceroute", "nc", "ncat", "netcat", "telnet", "ftp",
 		"sftp", "whois", "http", "https", "xh", "httpie", "mosh")
@@ -377,8 +385,9 @@ func buildTable() map[string]*program {
 
 // Options taking a value, shared by the table and the programs' funcs.
 const (
-	curlValued = "-H --header --proxy-header -d --data --data-raw --data-binary --data-ascii --data-urlencode --json --url-query --form-string -X --request -u --user -A --user-agent -e --referer -b --cookie -c --cookie-jar -F --form -w --write-out -m --max-time --connect-timeout -x --proxy -T --upload-file --retry -r --range --cacert --cert --key -K --config -o --output"
-	wgetValued = "-O --output-document -P --directory-prefix -o --output-file -U --user-agent --header -t --tries -T --timeout " +
+	curlValued = "-H --header --proxy-header -d --data --data-raw --data-binary --data-ascii --data-urlencode --json --url-query --form-string -X --request -u --user -A --user-agent -e --referer -b --cookie -c --cookie-jar -F --form -w --write-out -m --max-time --connect-timeout -x --proxy -T --upload-file --retry -r --range --cacert --cert --key -K --config -o --output " +
+		"-D --dump-header --trace --trace-ascii --stderr --libcurl --etag-save --output-dir"
+	wgetValued = "-O --output-document -P --directory-prefix -o --output-file -a --append-output -U --user-agent --header -t --tries -T --timeout " +
 		"--post-data --post-file --body-data --body-file --method -i --input-file --config -e --execute"
 	// tarValued: tar's options that take a value, the short ones also in
 	// a group (-czf ARCHIVE). A letter that takes a value in one tar and
@@ -711,6 +720,13 @@ func (w *walker) apply(st *Step, pr *program, args []string) {
 			files(operands, &st.Reads)
 		} else if len(operands) > 1 {
 			files(operands[1:], &st.Reads)
+		}
+	case opInOut:
+		if len(operands) > 0 {
+			files(operands[:1], &st.Reads)
+		}
+		if len(operands) > 1 {
+			w.write(st, operands[1])
 		}
 	case opHosts:
 		for _, o := range operands {
