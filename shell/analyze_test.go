@@ -218,6 +218,35 @@ func TestReads(t *testing.T) {
 		{cmd: "curl -O https://x/", hosts: "x", effect: Write},
 		{cmd: "sed -i 's/a/b/' f", writes: "/w/f", effect: Write},
 		{cmd: "sed -ni.bak 's/a/b/p' f", writes: "/w/f", effect: Write},
+		// Hosts: a port is no host (nc HOST PORT, telnet HOST PORT); a
+		// listening nc reaches none; a proxy is one reached.
+		{cmd: "nc x 80", hosts: "x", effect: Network},
+		{cmd: "nc -v x 80", hosts: "x", effect: Network},
+		{cmd: "nc -zv -w 3 x 20-80", hosts: "x", effect: Network},
+		{cmd: "ncat x 80", hosts: "x", effect: Network},
+		{cmd: "netcat x 80", hosts: "x", effect: Network},
+		{cmd: "telnet x 23", hosts: "x", effect: Network},
+		{cmd: "telnet -l user x 23", hosts: "x", effect: Network},
+		{cmd: "nc -lvnp 4444", effect: Network},
+		{cmd: "nc -X 5 -x proxy:1080 host 22", hosts: "host proxy", effect: Network},
+		{cmd: "ncat --proxy p:8080 x 80", hosts: "x p", effect: Network},
+		{cmd: "ping -c 3 -q host", hosts: "host", effect: Network},
+		// curl's options that take a value are all known: none is a
+		// host. The hosts a request is sent to instead (--connect-to,
+		// --resolve, a proxy) are hosts it reaches; -c writes its
+		// cookies, -b FILE reads them.
+		{cmd: "curl -E cert.pem https://x", hosts: "x", effect: Network},
+		{cmd: "curl --resolve x:443:1.2.3.4 https://x", hosts: "x 1.2.3.4", effect: Network},
+		{cmd: "curl --connect-to x:443:y:443 https://x", hosts: "x y", effect: Network},
+		{cmd: "curl -x http://proxy:8080 https://x", hosts: "x proxy", effect: Network},
+		{cmd: "curl --url=https://x/a -o a", writes: "/w/a", hosts: "x", effect: Write},
+		{cmd: "curl -c jar.txt https://x", writes: "/w/jar.txt", hosts: "x", effect: Write},
+		{cmd: "curl --cookie-jar=jar.txt https://x", writes: "/w/jar.txt", hosts: "x", effect: Write},
+		{cmd: "curl -b jar.txt https://x", reads: "/w/jar.txt", hosts: "x", effect: Network},
+		{cmd: "curl -sb jar.txt -c jar.txt https://x", reads: "/w/jar.txt", writes: "/w/jar.txt", hosts: "x", effect: Write},
+		{cmd: "curl -b 'a=b' -c - https://x", hosts: "x", effect: Network},
+		{cmd: "curl --netrc-file .netrc https://x", reads: "/w/.netrc", hosts: "x", effect: Network},
+		{cmd: "curl --variable 'k@.env' https://x", reads: "/w/.env", hosts: "x", effect: Network},
 		// Already known, kept.
 		{cmd: "scp .env host:/tmp", reads: "/w/.env", hosts: "host", effect: Write},
 		{cmd: "cp .env /tmp/x", reads: "/w/.env", writes: "/tmp/x", effect: Write},

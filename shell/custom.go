@@ -62,8 +62,8 @@ func outputOption(valued string, names ...string) func(w *walker, st *Step, args
 // and --remote-name the URL's last segment, in --output-dir) — and
 // what it writes besides: the headers (-D), a trace (--trace,
 // --trace-ascii), its messages (--stderr), the C code of the transfer
-// (--libcurl), the ETag (--etag-save). "-" is the standard output, "%"
-// the standard error: no file.
+// (--libcurl), the ETag (--etag-save), the cookies (-c, --cookie-jar).
+// "-" is the standard output, "%" the standard error: no file.
 func curlOutput(w *walker, st *Step, args []string) {
 	dir, _ := optValue(args, curlValued, "--output-dir")
 	in := func(f string) string {
@@ -83,7 +83,7 @@ func curlOutput(w *walker, st *Step, args []string) {
 			}
 		}
 	}
-	for _, v := range optValues(args, curlValued, "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save") {
+	for _, v := range optValues(args, curlValued, "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "-c", "--cookie-jar") {
 		if v != "%" {
 			w.write(st, v)
 		}
@@ -94,10 +94,12 @@ func curlOutput(w *walker, st *Step, args []string) {
 // data given as @FILE (-d, --data-binary, --json, -H …),
 // --data-urlencode's and --url-query's [NAME]@FILE, -F's NAME=@FILE (a
 // file uploaded) and NAME=<FILE (a field's content) — and -K's
-// configuration. "-" is the standard input, no file.
+// configuration; the cookies of -b FILE (a value without '=', which
+// would be the cookies themselves), the credentials of --netrc-file, a
+// --variable's NAME@FILE. "-" is the standard input, no file.
 func curlReads(w *walker, st *Step, args []string) {
 	var files []string
-	for _, v := range optValues(args, curlValued, "-T", "--upload-file", "-K", "--config") {
+	for _, v := range optValues(args, curlValued, "-T", "--upload-file", "-K", "--config", "--netrc-file") {
 		if v != "." { // -T .: the standard input, without blocking
 			files = append(files, v)
 		}
@@ -107,7 +109,12 @@ func curlReads(w *walker, st *Step, args []string) {
 			files = append(files, f)
 		}
 	}
-	for _, v := range optValues(args, curlValued, "--data-urlencode", "--url-query") {
+	for _, v := range optValues(args, curlValued, "-b", "--cookie") {
+		if !strings.Contains(v, "=") {
+			files = append(files, v)
+		}
+	}
+	for _, v := range optValues(args, curlValued, "--data-urlencode", "--url-query", "--variable") {
 		// [NAME]@FILE; a '=' makes the rest the content itself
 		// (NAME=CONTENT), wherever an '@' is.
 		if !strings.Contains(v, "=") {
@@ -122,6 +129,70 @@ func curlReads(w *walker, st *Step, args []string) {
 	for _, f := range files {
 		if f != "" && f != "-" {
 			st.Reads = appendNew(st.Reads, w.abs(f))
+		}
+	}
+}
+
+// curlHosts: the hosts curl reaches besides its URL operands — the URLs
+// of --url, the proxies (-x, --preproxy, --socks5 …), the DNS-over-HTTPS
+// server, the host --connect-to sends a host's requests to
+// (HOST1:PORT1:HOST2:PORT2) and the addresses --resolve gives a host
+// ([+]HOST:PORT:ADDR[,ADDR]…).
+func curlHosts(w *walker, st *Step, args []string) {
+	for _, v := range optValues(args, curlValued, "--url", "-x", "--proxy", "--preproxy", "--proxy1.0", "--socks4",
+		"--socks4a", "--socks5", "--socks5-hostname", "--doh-url", "--ipfs-gateway") {
+		st.Hosts = appendNew(st.Hosts, hostOf(v))
+	}
+	for _, v := range optValues(args, curlValued, "--connect-to") {
+		if f := splitColons(v); len(f) == 4 {
+			st.Hosts = appendNew(st.Hosts, strings.Trim(f[2], "[]"))
+		}
+	}
+	for _, v := range optValues(args, curlValued, "--resolve") {
+		if f := splitColons(strings.TrimLeft(v, "+-")); len(f) > 2 {
+			for _, addr := range strings.Split(strings.Join(f[2:], ":"), ",") {
+				st.Hosts = appendNew(st.Hosts, strings.Trim(addr, "[]"))
+			}
+		}
+	}
+}
+
+// splitColons splits HOST:PORT:… at the colons that are not within
+// brackets ([::1]:443).
+func splitColons(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ':':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+// hostThenPorts: nc HOST PORT…, telnet HOST [PORT]: the first operand is
+// the host reached, those after it ports. An option of listen (nc -l, a
+// server; -U, a Unix socket) makes it reach no host; the value of an
+// option of proxies is a host reached. The lists are the table's form
+// ("-l --listen").
+func hostThenPorts(valued, proxies, listen string) func(w *walker, st *Step, args []string) {
+	proxy, server := strings.Fields(proxies), strings.Fields(listen)
+	return func(w *walker, st *Step, args []string) {
+		if ops := splitOperands(args, valued); len(ops) > 0 && (len(server) == 0 || !hasOpt(args, valued, server...)) {
+			st.Hosts = appendNew(st.Hosts, hostOf(ops[0]))
+		}
+		if len(proxy) > 0 {
+			for _, v := range optValues(args, valued, proxy...) {
+				st.Hosts = appendNew(st.Hosts, hostOf(v))
+			}
 		}
 	}
 }

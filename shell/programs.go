@@ -270,13 +270,28 @@ func buildTable() map[string]*program {
 
 	// Network.
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts(curlValued).
-		flag("-O", Write, SubtypeWebFetch).flag("--remote-name", Write, SubtypeWebFetch).with(curlOutput, curlReads), "curl")
+		flag("-O", Write, SubtypeWebFetch).flag("--remote-name", Write, SubtypeWebFetch).with(curlOutput, curlReads, curlHosts), "curl")
 	// wget -o LOG and -a LOG write its messages into LOG.
 	t["wget"] = p(Write, SubtypeWebFetch, opHosts).valuedOpts(wgetValued).
 		with(wgetOutput, wgetReads, outputOption(wgetValued, "-o", "--output-file", "-a", "--append-output"))
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts("-c -i -W -w -s -t -p -q -l -b"),
-		"ping", "ping6", "dig", "nslookup", "host", "traceroute", "nc", "ncat", "netcat", "telnet", "ftp",
-		"sftp", "whois", "http", "https", "xh", "httpie", "mosh")
+		"dig", "nslookup", "host", "traceroute", "ftp", "sftp", "whois", "http", "https", "xh", "httpie", "mosh")
+	// ping -q and -b are flags.
+	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts("-c -e -F -i -I -l -m -M -N -p -Q -s -S -t -T -w -W"), "ping", "ping6")
+	// nc HOST PORT: a port is no host. The options are those that take a
+	// value in every netcat (OpenBSD's, the traditional one, ncat): -c and
+	// -d, a value in one and a flag in another, are read as flags, so
+	// that no host is taken for a value. A proxy is a host reached:
+	// ncat's --proxy, OpenBSD nc's -x (ncat's -x names a file: a host
+	// too many, never one missing).
+	const ncValued = "-e -g -G -H -i -I -K -m -M -o -O -p -P -q -R -s -T -V -w -W -x -X -Z " +
+		"--exec --sh-exec --lua-exec --proxy --proxy-type --proxy-auth --proxy-dns --output --hex-dump --source " +
+		"--source-port --wait --idle-timeout --delay --max-conns --allow --allowfile --deny --denyfile " +
+		"--ssl-cert --ssl-key --ssl-trustfile --ssl-ciphers --ssl-servername --ssl-alpn --ssl-crl"
+	set(p(Network, SubtypeWebFetch, opNone).valuedOpts(ncValued).with(hostThenPorts(ncValued, "-x --proxy", "-l --listen -U --unixsock")),
+		"nc", "ncat", "netcat")
+	const telnetValued = "-b -e -k -l -n -X"
+	t["telnet"] = p(Network, SubtypeWebFetch, opNone).valuedOpts(telnetValued).with(hostThenPorts(telnetValued, "", ""))
 	t["ssh"] = p(Network, SubtypeRunCommand, opNone).with(sshRemote)
 
 	// Checking and building.
@@ -385,8 +400,28 @@ func buildTable() map[string]*program {
 
 // Options taking a value, shared by the table and the programs' funcs.
 const (
-	curlValued = "-H --header --proxy-header -d --data --data-raw --data-binary --data-ascii --data-urlencode --json --url-query --form-string -X --request -u --user -A --user-agent -e --referer -b --cookie -c --cookie-jar -F --form -w --write-out -m --max-time --connect-timeout -x --proxy -T --upload-file --retry -r --range --cacert --cert --key -K --config -o --output " +
-		"-D --dump-header --trace --trace-ascii --stderr --libcurl --etag-save --output-dir"
+	// curlValued: every option of curl that takes a value (curl --help
+	// all, and those of curl 8), so that none is taken for a URL.
+	curlValued = "-A -b -c -C -d -D -e -E -F -H -K -m -o -P -Q -r -t -T -u -U -w -x -X -y -Y -z " +
+		"--abstract-unix-socket --alt-svc --aws-sigv4 --cacert --capath --cert --cert-type --ciphers --config " +
+		"--connect-timeout --connect-to --continue-at --cookie --cookie-jar --create-file-mode --crlfile --curves " +
+		"--data --data-ascii --data-binary --data-raw --data-urlencode --delegation --dns-interface --dns-ipv4-addr " +
+		"--dns-ipv6-addr --dns-servers --doh-url --dump-header --ech --egd-file --engine --etag-compare --etag-save " +
+		"--expect100-timeout --form --form-string --ftp-account --ftp-alternative-to-user --ftp-method --ftp-port " +
+		"--ftp-ssl-ccc-mode --happy-eyeballs-timeout-ms --haproxy-clientip --header --hostpubmd5 --hostpubsha256 " +
+		"--hsts --interface --ip-tos --ipfs-gateway --json --keepalive-cnt --keepalive-time --key --key-type " +
+		"--knownhosts --krb --libcurl --limit-rate --local-port --login-options --mail-auth --mail-from --mail-rcpt " +
+		"--max-filesize --max-redirs --max-time --netrc-file --noproxy --oauth2-bearer --output --output-dir " +
+		"--parallel-max --parallel-max-host --pass --pinnedpubkey --preproxy --proto --proto-default --proto-redir " +
+		"--proxy --proxy-cacert --proxy-capath --proxy-cert --proxy-cert-type --proxy-ciphers --proxy-crlfile " +
+		"--proxy-header --proxy-key --proxy-key-type --proxy-pass --proxy-pinnedpubkey --proxy-service-name " +
+		"--proxy-tls13-ciphers --proxy-tlsauthtype --proxy-tlspassword --proxy-tlsuser --proxy-user --proxy1.0 " +
+		"--pubkey --quote --random-file --range --rate --referer --request --request-target --resolve --retry " +
+		"--retry-delay --retry-max-time --sasl-authzid --service-name --sigalgs --socks4 --socks4a --socks5 " +
+		"--socks5-gssapi-service --socks5-hostname --speed-limit --speed-time --ssl-sessions --stderr " +
+		"--telnet-option --tftp-blksize --time-cond --tls-max --tls13-ciphers --tlsauthtype --tlspassword --tlsuser " +
+		"--trace --trace-ascii --trace-config --unix-socket --upload-file --upload-flags --url --url-query --user " +
+		"--user-agent --variable --vlan-priority --write-out"
 	wgetValued = "-O --output-document -P --directory-prefix -o --output-file -a --append-output -U --user-agent --header -t --tries -T --timeout " +
 		"--post-data --post-file --body-data --body-file --method -i --input-file --config -e --execute"
 	// tarValued: tar's options that take a value, the short ones also in
