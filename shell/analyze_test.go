@@ -247,6 +247,34 @@ func TestReads(t *testing.T) {
 		{cmd: "curl -b 'a=b' -c - https://x", hosts: "x", effect: Network},
 		{cmd: "curl --netrc-file .netrc https://x", reads: "/w/.netrc", hosts: "x", effect: Network},
 		{cmd: "curl --variable 'k@.env' https://x", reads: "/w/.env", hosts: "x", effect: Network},
+		// jq's first operand is its filter, no file (-f makes it the
+		// filter's file); --arg takes two words, --slurpfile and
+		// --rawfile read the second; after --args the operands are
+		// values.
+		{cmd: "jq . f.json", reads: "/w/f.json", effect: ReadOnly},
+		{cmd: "jq -r '.a' f.json", reads: "/w/f.json", effect: ReadOnly},
+		{cmd: "jq --arg n v --argjson m 1 '.a' f.json", reads: "/w/f.json", effect: ReadOnly},
+		{cmd: "jq --slurpfile n s.json '.a' f.json", reads: "/w/s.json /w/f.json", effect: ReadOnly},
+		{cmd: "jq -n --rawfile n .env '$n'", reads: "/w/.env", effect: ReadOnly},
+		{cmd: "jq -L lib '.a' f.json", reads: "/w/lib /w/f.json", effect: ReadOnly},
+		{cmd: "jq -n '$ARGS' --args a b", effect: ReadOnly},
+		{cmd: "jq -rf prog.jq in.json", reads: "/w/prog.jq /w/in.json", effect: ReadOnly},
+		// yq's expression is its first operand — read too when it may
+		// name a file, which yq takes it for when one exists (yq .env
+		// prints .env); -i writes the file, -n reads none, --split-exp
+		// writes where the expression says.
+		{cmd: "yq '.a | .b' f.yaml", reads: "/w/f.yaml", effect: ReadOnly},
+		{cmd: "yq e '.a[0]' f.yaml", reads: "/w/f.yaml", effect: ReadOnly},
+		{cmd: "yq -i '.a = 1' f.yaml", reads: "/w/f.yaml", writes: "/w/f.yaml", effect: Write},
+		{cmd: "yq --inplace '.a=1' f.yaml", reads: "/w/f.yaml", writes: "/w/f.yaml", effect: Write},
+		{cmd: "yq eval -i '.a=\"x\"' f.yaml", reads: "/w/f.yaml", writes: "/w/f.yaml", effect: Write},
+		{cmd: "yq -i f.yaml", reads: "/w/f.yaml", writes: "/w/f.yaml", effect: Write},
+		{cmd: "yq -n '.a = 1'", effect: ReadOnly},
+		{cmd: "yq --from-file p.yq f.yaml", reads: "/w/p.yq /w/f.yaml", effect: ReadOnly},
+		{cmd: "yq .env", reads: "/w/.env", effect: ReadOnly},
+		{cmd: "yq .version package.yaml", reads: "/w/.version /w/package.yaml", effect: ReadOnly},
+		{cmd: "yq -s '.name' f.yaml", reads: "/w/f.yaml", writes: "/", effect: Write},
+		{cmd: "yq --security-enable-system-operator '.a' f.yaml", writes: "/", effect: Destructive},
 		// Already known, kept.
 		{cmd: "scp .env host:/tmp", reads: "/w/.env", hosts: "host", effect: Write},
 		{cmd: "cp .env /tmp/x", reads: "/w/.env", writes: "/tmp/x", effect: Write},

@@ -280,6 +280,97 @@ func wgetOutput(w *walker, st *Step, args []string) {
 	}
 }
 
+// jqArgs: jq's first operand is its filter, no file, unless -f
+// (--from-file) makes it the file the filter is read from; the operands
+// after it are files read, except those after --args or --jsonargs,
+// which are values ($ARGS.positional). --arg NAME VALUE and --argjson
+// NAME VALUE take two words; --slurpfile NAME FILE and --rawfile NAME
+// FILE read FILE; -L DIR is where imports are read from (JSON data
+// too: import "x" as $x).
+func jqArgs(w *walker, st *Step, args []string) {
+	var filter string
+	var files []string
+	program, fromFile, values := true, false, false
+	r := argReader{args: args, valued: jqValued}
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		switch {
+		case a.opt == "" && program:
+			filter, program = a.val, false
+		case a.opt == "":
+			if !values {
+				files = append(files, a.val)
+			}
+		case a.is("-f") || a.is("--from-file"):
+			fromFile = true
+		case a.is("-L") || a.is("--library-path"):
+			files = append(files, a.val)
+		case a.is("--arg") || a.is("--argjson"):
+			r.skip()
+		case a.is("--slurpfile") || a.is("--rawfile"):
+			if f, ok := r.skip(); ok {
+				files = append(files, f)
+			}
+		case a.is("--args") || a.is("--jsonargs"):
+			values = true
+		}
+	}
+	if fromFile && !program {
+		files = append([]string{filter}, files...)
+	}
+	for _, f := range files {
+		if f != "-" {
+			st.Reads = appendNew(st.Reads, w.abs(f))
+		}
+	}
+}
+
+// yqArgs: yq [eval|e|eval-all|ea] [EXPRESSION] [FILE…]. The expression is
+// the first operand, unless --expression gives it or --from-file names
+// its file; yq takes the first operand for a file, though, when one by
+// that name exists (`yq f.yaml` prints it, and so does `yq .env x`), so
+// it is read unless it cannot be a file to read: "." or an operand
+// holding what only an expression holds (spaces, | = ( [ { " $ …). -n
+// reads no file. -i (--inplace) writes the first file — the first
+// operand or the second when the first may be either. --split-exp
+// writes files whose names the expression yields: Anywhere. With
+// --security-enable-system-operator the expression may run commands.
+func yqArgs(w *walker, st *Step, args []string) {
+	if hasOpt(args, yqValued, "--security-enable-system-operator") {
+		dynamic(st, "yq's system operator runs commands")
+		return
+	}
+	for _, f := range optValues(args, yqValued, "--from-file", "--split-exp-file") {
+		st.Reads = appendNew(st.Reads, w.abs(f))
+	}
+	files := splitOperands(args, yqValued)
+	if len(files) > 0 && (files[0] == "eval" || files[0] == "e" || files[0] == "eval-all" || files[0] == "ea") {
+		files = files[1:]
+	}
+	first := 1 // how many of the files the first -i writes may be
+	switch {
+	case hasOpt(args, yqValued, "--expression", "--from-file") || len(files) == 0:
+	case hasOpt(args, yqValued, "-n", "--null-input"):
+		files = nil
+	case files[0] == "." || strings.ContainsAny(files[0], " \t\n|=()[]{}\"'$,<>!"):
+		files = files[1:]
+	case len(files) > 1:
+		first = 2
+	}
+	for _, f := range files {
+		if f != "-" {
+			st.Reads = appendNew(st.Reads, w.abs(f))
+		}
+	}
+	if hasOpt(args, yqValued, "-i", "--inplace") {
+		for _, f := range files[:min(first, len(files))] {
+			w.write(st, f)
+		}
+	}
+	if hasOpt(args, yqValued, "-s", "--split-exp", "--split-exp-file") {
+		w.write(st, Anywhere)
+	}
+}
+
 // copyTarget: cp, ln and install -t DIR write DIR and read every operand.
 func copyTarget(w *walker, st *Step, args []string) {
 	dir, ok := optValue(args, copyValued, "-t", "--target-directory")

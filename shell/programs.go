@@ -171,10 +171,9 @@ func buildTable() map[string]*program {
 		"--unchanged-group-format --horizon-lines --tabsize --width")
 	t["cmp"] = reads("-i -n --ignore-initial --bytes")
 	t["realpath"] = reads("--relative-to --relative-base")
-	// A jq or yq filter is listed as a file read, as is the value of
-	// jq's --arg NAME VALUE: the one option takes two words.
-	t["jq"] = reads("--indent --arg --argjson --slurpfile --rawfile")
-	t["yq"] = reads("-I --indent -o --output-format -p --input-format")
+	// jq's and yq's first operand is their program (jqArgs, yqArgs).
+	t["jq"] = p(ReadOnly, SubtypeReadFile, opNone).valuedOpts(jqValued).with(jqArgs)
+	t["yq"] = p(ReadOnly, SubtypeReadFile, opNone).valuedOpts(yqValued).with(yqArgs)
 	t["column"] = reads("-c -s -o -E -H -N -R -T -W -l -r --output-width --separator --output-separator " +
 		"--table-columns --table-columns-limit --table-name --table-order --table-right --table-truncate " +
 		"--table-wrap --table-hide --table-noextreme --tree --tree-id --tree-parent")
@@ -435,6 +434,12 @@ const (
 		"--rsh-command --rmt-command --owner --group --mode --mtime --transform --xform --suffix --record-size " +
 		"--strip-components --index-file --volno-file --exclude-tag --exclude-tag-all --exclude-tag-under " +
 		"--quoting-style --sort --pax-option --owner-map --group-map"
+	// jq's --arg, --argjson, --slurpfile and --rawfile take two words
+	// (jqArgs takes the second).
+	jqValued = "-L --library-path --indent --arg --argjson --slurpfile --rawfile"
+	yqValued = "-o --output-format -p --input-format -I --indent -f --front-matter -s --split-exp --split-exp-file " +
+		"--from-file --expression --xml-attribute-prefix --xml-content-name --xml-proc-inst-prefix " +
+		"--xml-directive-name --csv-separator --lua-prefix --lua-suffix --properties-separator --shell-key-separator"
 	copyValued = "-t --target-directory -S --suffix"
 	mkfsValued = wholeWords + "-t -L -b -N -O -E -T -U -I -i -m -g -G -C -d -r -e -o -l -n -F -s -S -c -u --type --label"
 )
@@ -936,6 +941,16 @@ func (r *argReader) value(a *arg) {
 		a.val, a.hasVal = r.args[r.i], true
 		r.i++
 	}
+}
+
+// skip takes the next word, a value an option takes besides its own
+// (jq --arg NAME VALUE); ok is false when there is none.
+func (r *argReader) skip() (string, bool) {
+	if r.group != "" || r.i >= len(r.args) {
+		return "", false
+	}
+	r.i++
+	return r.args[r.i-1], true
 }
 
 // hostOf returns the host of a URL or of user@host:path, "" when the
