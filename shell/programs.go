@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // The table of programs. Each entry says what a program does by default
@@ -829,8 +830,13 @@ type argReader struct {
 	names     []string // options asked for: matched as whole words too
 	namesTake bool     // names take a value
 	i         int      // the next word
-	group     string   // the letters of a group not read yet
-	ended     bool     // after "--"
+	// letter is the index of the next letter of a group, in the word
+	// before r.i (0: no group being read). The letters are read from
+	// args, not kept apart, so that what next returns comes from args
+	// alone.
+	letter int
+	ended  bool    // after "--"
+	set    *optSet // valued, read
 }
 
 // arg is an option or an operand an argReader read.
@@ -853,27 +859,78 @@ func (a arg) is(name string) bool {
 	return a.opt != "" && a.opt == name
 }
 
-// in reports whether the option is in a list of options ("-o --output").
-func (a arg) in(list string) bool {
-	for list != "" {
-		var name string
-		name, list, _ = strings.Cut(list, " ")
-		if a.is(name) {
-			return true
-		}
-	}
-	return false
-}
-
 // takes reports whether an option takes a value.
 func (r *argReader) takes(a arg) bool {
-	return a.in(r.valued) || r.namesTake && r.named(a)
+	return r.valuedHas(a) || r.namesTake && r.named(a)
+}
+
+// valuedHas reports whether an option is in the list valued.
+func (r *argReader) valuedHas(a arg) bool {
+	if r.valued == "" {
+		return false
+	}
+	if r.set == nil {
+		r.set = optSetOf(r.valued)
+	}
+	return r.set.has(a)
+}
+
+// optSet is a list of options ("-o --output") read for lookups: the
+// letters of its short options, and its other words.
+type optSet struct {
+	short [4]uint64
+	words map[string]bool
+}
+
+func (s *optSet) has(a arg) bool {
+	if c := a.opt[len(a.opt)-1]; a.letter || len(a.opt) == 2 && a.opt[0] == '-' {
+		return s.short[c>>6]&(1<<(c&63)) != 0
+	}
+	return s.words[a.opt]
+}
+
+// optSets holds the lists read so far, each read once: a list is the
+// code's own (the table's, its funcs'), never a command's, so there are
+// a few dozen. Readers load the map; a new list is added to a copy.
+var (
+	optSets   atomic.Pointer[map[string]*optSet]
+	optSetsMu sync.Mutex
+)
+
+// optSetOf returns a list of options read into an optSet.
+func optSetOf(list string) *optSet {
+	if m := optSets.Load(); m != nil {
+		if s := (*m)[list]; s != nil {
+			return s
+		}
+	}
+	// The set keeps a copy: the caller's list is only looked up, so that
+	// it, and the argReader holding it, stay where the caller has them.
+	own := strings.Clone(list)
+	s := &optSet{words: map[string]bool{}}
+	for _, o := range strings.Fields(own) {
+		if len(o) == 2 && o[0] == '-' && o[1] != '-' {
+			s.short[o[1]>>6] |= 1 << (o[1] & 63)
+		} else {
+			s.words[o] = true
+		}
+	}
+	optSetsMu.Lock()
+	defer optSetsMu.Unlock()
+	m := map[string]*optSet{own: s}
+	if old := optSets.Load(); old != nil {
+		for k, v := range *old {
+			m[k] = v
+		}
+	}
+	optSets.Store(&m)
+	return s
 }
 
 // next returns the next option or operand; ok is false after the last.
 func (r *argReader) next() (a arg, ok bool) {
-	if r.group != "" {
-		return r.letter(), true
+	if r.letter > 0 {
+		return r.short(), true
 	}
 	if r.i >= len(r.args) {
 		return arg{}, false
@@ -894,7 +951,7 @@ func (r *argReader) next() (a arg, ok bool) {
 		}
 		return a, true
 	}
-	if a = (arg{opt: w, at: at}); a.in(r.valued) || r.named(a) {
+	if a = (arg{opt: w, at: at}); r.valuedHas(a) || r.named(a) {
 		if r.takes(a) {
 			r.value(&a)
 		}
@@ -907,8 +964,8 @@ func (r *argReader) next() (a arg, ok bool) {
 		}
 		return a, true
 	}
-	r.group = w[1:]
-	return r.letter(), true
+	r.letter = 1
+	return r.short(), true
 }
 
 // named reports whether a is one of the names asked for, as a word.
@@ -921,13 +978,16 @@ func (r *argReader) named(a arg) bool {
 	return false
 }
 
-// letter reads the next letter of a group.
-func (r *argReader) letter() arg {
-	a := arg{opt: r.group[:1], letter: true, at: r.i - 1}
-	r.group = r.group[1:]
+// short reads the next letter of a group.
+func (r *argReader) short() arg {
+	w, j := r.args[r.i-1], r.letter
+	a := arg{opt: w[j : j+1], letter: true, at: r.i - 1}
+	if r.letter++; r.letter == len(w) {
+		r.letter = 0
+	}
 	if r.takes(a) {
-		if r.group != "" {
-			a.val, a.hasVal, r.group = r.group, true, ""
+		if r.letter > 0 {
+			a.val, a.hasVal, r.letter = w[j+1:], true, 0
 		} else {
 			r.value(&a)
 		}
@@ -946,7 +1006,7 @@ func (r *argReader) value(a *arg) {
 // skip takes the next word, a value an option takes besides its own
 // (jq --arg NAME VALUE); ok is false when there is none.
 func (r *argReader) skip() (string, bool) {
-	if r.group != "" || r.i >= len(r.args) {
+	if r.letter > 0 || r.i >= len(r.args) {
 		return "", false
 	}
 	r.i++
