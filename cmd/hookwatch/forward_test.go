@@ -30,20 +30,8 @@ import (
 // half-way, the hooks go on spooling, and a new forwarder delivers the
 // rest. Every event is stored exactly once, as the token's user.
 func TestForwardHTTPS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the hook and forwarder binaries")
-	}
-	dir := t.TempDir()
-	dbURL := pgtest.NewDatabase(t)
-	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "server"))
-	t.Setenv("HOOKWATCH_DB", dbURL)
-	t.Setenv("HOOKWATCH_TOKEN", "")
-	t.Setenv("HOOKWATCH_CODEX_ROLLOUTS", "off")
-	var out, errOut bytes.Buffer
-	if err := run(t.Context(), []string{"token", "create", "--user", "ann"}, nil, &out, &errOut); err != nil {
-		t.Fatalf("token create: %v %s", err, errOut.String())
-	}
-	secret := strings.TrimSpace(out.String())
+	dir, dbURL := teamServerEnv(t)
+	secret := createUserToken(t, "ann")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	url, certFile, _, done := startServeTLS(t, ctx, dir)
@@ -186,6 +174,34 @@ func TestForwardHTTPS(t *testing.T) {
 	}
 }
 
+// teamServerEnv skips in -short mode (the tests run the hook and forwarder
+// binaries), and points serve and the token commands at a PostgreSQL
+// database of the test's, with the server's home under dir, and no
+// HOOKWATCH_TOKEN; it returns the directory and the database's URL.
+func teamServerEnv(t *testing.T) (dir, dbURL string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the hook and forwarder binaries")
+	}
+	dir, dbURL = t.TempDir(), pgtest.NewDatabase(t)
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "server"))
+	t.Setenv("HOOKWATCH_DB", dbURL)
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	t.Setenv("HOOKWATCH_CODEX_ROLLOUTS", "off")
+	return dir, dbURL
+}
+
+// createUserToken makes a token for user with 'hookwatch token create' and
+// returns its secret.
+func createUserToken(t *testing.T, user string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"token", "create", "--user", user}, nil, &out, &errOut); err != nil {
+		t.Fatalf("token create: %v %s", err, errOut.String())
+	}
+	return strings.TrimSpace(out.String())
+}
+
 func readFileString(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
@@ -211,23 +227,8 @@ func TestForwardUsage(t *testing.T) {
 // forwarder, never restarted, sends it and delivers what waited, saying
 // that it switched tokens without printing either.
 func TestForwardTokenReplaced(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the hook and forwarder binaries")
-	}
-	dir := t.TempDir()
-	dbURL := pgtest.NewDatabase(t)
-	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "server"))
-	t.Setenv("HOOKWATCH_DB", dbURL)
-	t.Setenv("HOOKWATCH_TOKEN", "")
-	t.Setenv("HOOKWATCH_CODEX_ROLLOUTS", "off")
-	createToken := func() string {
-		t.Helper()
-		var out, errOut bytes.Buffer
-		if err := run(t.Context(), []string{"token", "create", "--user", "carol"}, nil, &out, &errOut); err != nil {
-			t.Fatalf("token create: %v %s", err, errOut.String())
-		}
-		return strings.TrimSpace(out.String())
-	}
+	dir, dbURL := teamServerEnv(t)
+	createToken := func() string { return createUserToken(t, "carol") }
 	old := createToken()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
