@@ -188,6 +188,27 @@ func TestReads(t *testing.T) {
 		// takes a value takes no next word.
 		{cmd: "xxd -ps .env", reads: "/w/.env", effect: ReadOnly},
 		{cmd: "mkfs.ext4 -qF /dev/sdb1", writes: "/dev/sdb1", effect: Destructive},
+		// Each maker of file systems reads its own options: -F is
+		// mkfs.vfat's FAT size, mkfs.ext4's force (a flag). parted's words
+		// after the device are its commands; a listing reads the device.
+		{cmd: "mkfs.ext4 -F /dev/sdb1", writes: "/dev/sdb1", effect: Destructive},
+		{cmd: "mkfs -t ext4 -F /dev/sdb1", writes: "/dev/sdb1", effect: Destructive},
+		{cmd: "mkfs.ext4 -c -L root /dev/sdb1", writes: "/dev/sdb1", effect: Destructive},
+		{cmd: "mkfs.vfat -F 32 -n BOOT /dev/sdb1", writes: "/dev/sdb1", effect: Destructive},
+		{cmd: "mkfs -t vfat -F 32 /dev/sdb1", writes: "/dev/sdb1", effect: Destructive},
+		{cmd: "mkfs.ext4 -d rootfs img 64M", reads: "/w/rootfs", writes: "/w/img", effect: Destructive},
+		{cmd: "mkfs.f2fs /dev/sdb1", writes: "/dev/sdb1", effect: Destructive},
+		{cmd: "parted -s /dev/sda mklabel gpt", writes: "/dev/sda", effect: Destructive},
+		{cmd: "parted -s /dev/sda -- mkpart primary 1MiB -1", writes: "/dev/sda", effect: Destructive},
+		{cmd: "parted /dev/sda", writes: "/dev/sda", effect: Destructive},
+		{cmd: "parted -l", effect: ReadOnly},
+		{cmd: "parted /dev/sda print", reads: "/dev/sda", effect: ReadOnly},
+		{cmd: "parted -s /dev/sda unit s print free", reads: "/dev/sda", effect: ReadOnly},
+		{cmd: "fdisk -l /dev/sda", reads: "/dev/sda", effect: ReadOnly},
+		{cmd: "sfdisk -d /dev/sda", reads: "/dev/sda", effect: ReadOnly},
+		{cmd: "sgdisk -p /dev/sda", reads: "/dev/sda", effect: ReadOnly},
+		{cmd: "sgdisk -o -n 1:0:0 -p /dev/sda", writes: "/dev/sda", effect: Destructive},
+		{cmd: "sgdisk -b table.bak /dev/sda", reads: "/dev/sda", writes: "/w/table.bak", effect: Write},
 		{cmd: "emacs -nsl f", reads: "/w/f", writes: "/w/f", effect: Write},
 		// grep's first operand is its pattern, unless -e or -f gives it:
 		// then every operand is a file, and so is -f's.

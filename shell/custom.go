@@ -58,6 +58,19 @@ func outputOption(valued string, names ...string) func(w *walker, st *Step, args
 	}
 }
 
+// inputOption records the files the options named read (mke2fs -d DIR,
+// sgdisk -l FILE), valued being the program's options that take a
+// value; "-" is the standard input.
+func inputOption(valued string, names ...string) func(w *walker, st *Step, args []string) {
+	return func(w *walker, st *Step, args []string) {
+		for _, v := range optValues(args, valued, names...) {
+			if v != "" && v != "-" {
+				st.Reads = appendNew(st.Reads, w.abs(v))
+			}
+		}
+	}
+}
+
 // curlOutput: the files curl writes — what it downloads (-o FILE; -O
 // and --remote-name the URL's last segment, in --output-dir) — and
 // what it writes besides: the headers (-D), a trace (--trace,
@@ -399,20 +412,97 @@ func mvSources(w *walker, st *Step, args []string) {
 	st.Writes = appendNew(slices.Clone(st.Reads), st.Writes...)
 }
 
-// dropSizes: mkfs DEVICE [BLOCKS] — a number is a size, not a file.
-func dropSizes(w *walker, st *Step, args []string) {
-	st.Writes = nil
-	for _, o := range splitOperands(args, mkfsValued) {
-		if o != "" && strings.Trim(o, "0123456789kKmMgGtT") != "" {
-			st.Writes = appendNew(st.Writes, w.abs(o))
+// devices: what makes, wipes or partitions a file system writes the
+// devices (or images) it names — mkfs DEVICE [BLOCKS]: a number is a
+// size, not a file. An option of lists (the table's form, "-l --list")
+// makes the run a listing, which reads them. valued is the program's
+// options that take a value.
+func devices(valued, lists string) func(w *walker, st *Step, args []string) {
+	listing := strings.Fields(lists)
+	return func(w *walker, st *Step, args []string) {
+		var devs []string
+		for _, o := range splitOperands(args, valued) {
+			if o != "" && strings.Trim(o, "0123456789kKmMgGtT") != "" {
+				devs = append(devs, o)
+			}
+		}
+		deviceRun(w, st, devs, len(listing) > 0 && hasOpt(args, valued, listing...))
+	}
+}
+
+// deviceRun records the devices a run names: read by a listing, else
+// written (destroyed).
+func deviceRun(w *walker, st *Step, devs []string, listing bool) {
+	if listing {
+		st.Effect, st.Subtype = ReadOnly, SubtypeRunCommand
+	}
+	for _, d := range devs {
+		if listing {
+			st.Reads = appendNew(st.Reads, w.abs(d))
+		} else {
+			st.Writes = appendNew(st.Writes, w.abs(d))
 		}
 	}
-	switch st.Program {
-	case "fdisk", "sfdisk", "gdisk", "sgdisk", "parted":
-		if hasOpt(args, mkfsValued, "-l", "--list", "-p", "--print") {
-			st.Effect, st.Subtype, st.Reads, st.Writes = ReadOnly, SubtypeRunCommand, st.Writes, nil
+}
+
+// mkfsType: mkfs -t TYPE runs mkfs.TYPE with the other arguments, read
+// as that maker reads them; a type the table does not know, or none, is
+// read with the options every maker shares (mkfsValued).
+func mkfsType(w *walker, st *Step, args []string) {
+	if t, ok := optValue(args, mkfsValued, "-t", "--type"); ok {
+		if pr := programTable()["mkfs."+t]; pr != nil {
+			w.apply(st, pr, args)
+			return
 		}
 	}
+	devices(mkfsValued, "")(w, st, args)
+}
+
+// sgdisk: the devices it names are written unless every option given
+// only shows or saves (-p, -v, -i N, -b FILE …, sgdiskShows) or -P
+// (--pretend) keeps the changes from being saved.
+func sgdisk(w *walker, st *Step, args []string) {
+	pretend, shows, changes := false, false, false
+	showing := strings.Fields(sgdiskShows)
+	r := argReader{args: args, valued: sgdiskValued}
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		switch {
+		case a.opt == "":
+		case a.is("-P") || a.is("--pretend"):
+			pretend = true
+		case slices.ContainsFunc(showing, a.is):
+			shows = true
+		default:
+			changes = true
+		}
+	}
+	deviceRun(w, st, splitOperands(args, sgdiskValued), pretend || shows && !changes)
+}
+
+// parted [DEVICE [COMMAND …]]: the words after the device are parted's
+// commands (parted -s /dev/sda mklabel gpt), no files. It writes the
+// device unless it only shows: -l (--list), or commands that show
+// (print, unit, align-check, help); with no command it prompts for
+// commands, which may do anything to the device.
+func parted(w *walker, st *Step, args []string) {
+	ops := splitOperands(args, partedValued)
+	if hasOpt(args, partedValued, "-l", "--list") || len(ops) == 0 {
+		deviceRun(w, st, ops, hasOpt(args, partedValued, "-l", "--list"))
+		return
+	}
+	shows := len(ops) > 1
+	for i := 1; i < len(ops) && shows; i++ {
+		switch ops[i] {
+		case "print", "p", "free", "all", "list", "devices", "help", "version", "quit":
+		case "unit":
+			i++ // the unit
+		case "align-check":
+			i += 2 // the alignment and the partition
+		default:
+			shows = false
+		}
+	}
+	deviceRun(w, st, ops[:1], shows)
 }
 
 // remoteHosts: scp and rsync operands host:path name a host, not a local

@@ -261,10 +261,42 @@ func buildTable() map[string]*program {
 	set(p(Destructive, SubtypeDeleteFile, opDeletes).valuedOpts("--interactive"), "rm", "unlink", "shred", "srm", "trash", "rmdir")
 	t["rmdir"] = p(Write, SubtypeDeleteFile, opDeletes)
 	t["truncate"] = p(Destructive, SubtypeDeleteFile, opWrites).valuedOpts("-s --size -r --reference")
-	// What makes or wipes a file system destroys the device (or image)
-	// it names.
-	set(p(Destructive, SubtypeDeleteFile, opWrites).valuedOpts(mkfsValued).with(dropSizes),
-		"mkfs", "mke2fs", "mkswap", "fdisk", "sfdisk", "parted", "wipefs", "format", "blkdiscard", "sgdisk", "gdisk", "cfdisk")
+	// What makes, wipes or partitions a file system destroys the device
+	// (or image) it names, each program with its options: -F is
+	// mkfs.vfat's FAT size but mkfs.ext4's force, a flag. A listing
+	// (fdisk -l) reads the device. mkfs -t TYPE runs mkfs.TYPE (mkfsType);
+	// a maker not listed is read with the options all share.
+	device := func(valued, lists string, also ...func(*walker, *Step, []string)) *program {
+		return p(Destructive, SubtypeDeleteFile, opNone).valuedOpts(valued).
+			with(append([]func(*walker, *Step, []string){devices(valued, lists)}, also...)...)
+	}
+	// mke2fs -d DIR and mkfs.btrfs -r DIR copy DIR into the new file
+	// system; -l FILE (and mkfs.fat -m FILE) are read; mke2fs -z FILE
+	// saves what it overwrites, and sfdisk -O FILE.
+	const e2fsValued = "-b -C -d -e -E -g -G -i -I -J -l -L -m -M -N -o -O -r -R -s -t -T -U -z"
+	set(device(e2fsValued, "", inputOption(e2fsValued, "-d", "-l"), outputOption(e2fsValued, "-z")),
+		"mke2fs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4")
+	const fatValued = "-b -D -f -F -g -h -i -l -m -M -n -r -R -s -S -t --codepage --offset --variant"
+	set(device(fatValued, "", inputOption(fatValued, "-l", "-m")), "mkfs.fat", "mkfs.vfat", "mkfs.msdos", "mkdosfs")
+	t["mkfs.xfs"] = device("-b -c -d -i -l -L -m -n -p -r -s -t", "")
+	const btrfsValued = "-A -b -d -l -L -m -n -O -r -R -s -t -U -u --alloc-start --byte-count --checksum --csum --data " +
+		"--features --label --leafsize --metadata --nodesize --rootdir --runtime-features --sectorsize --uuid --device-uuid --subvol"
+	t["mkfs.btrfs"] = device(btrfsValued, "", inputOption(btrfsValued, "-r", "--rootdir"))
+	t["mkswap"] = device("-p -L -U -e -o -s --pagesize --label --uuid --endianness --offset --size", "")
+	t["mkfs"] = p(Destructive, SubtypeDeleteFile, opNone).valuedOpts(mkfsValued).with(mkfsType)
+	t["format"] = device(mkfsValued, "")
+	t["fdisk"] = device("-b -C -H -o -S -t -w -W --sector-size --cylinders --heads --output --sectors --type --wipe --wipe-partitions",
+		"-l --list -x --list-details -s --getsz")
+	const sfdiskValued = "-N -o -O -u -w -W -X -Y --partno --output --backup-file --unit --wipe --wipe-partitions --label --label-nested"
+	t["sfdisk"] = device(sfdiskValued, "-l --list -F --list-free -s --show-size -d --dump -J --json -g --show-geometry "+
+		"-V --verify -T --list-types -n --no-act", outputOption(sfdiskValued, "-O", "--backup-file"))
+	t["gdisk"] = device("", "-l")
+	t["cfdisk"] = device("", "")
+	t["sgdisk"] = p(Destructive, SubtypeDeleteFile, opNone).valuedOpts(sgdiskValued).
+		with(sgdisk, outputOption(sgdiskValued, "-b", "--backup", "-R", "--replicate"), inputOption(sgdiskValued, "-l", "--load-backup"))
+	t["parted"] = p(Destructive, SubtypeDeleteFile, opNone).valuedOpts(partedValued).with(parted)
+	t["wipefs"] = device("-o -O -t --offset --output --types", "")
+	t["blkdiscard"] = device("-o -l -p --offset --length --step", "")
 	set(destroy(), "shutdown", "reboot", "halt", "poweroff", "init")
 	t["dd"] = p(ReadOnly, SubtypeReadFile, opNone).with(ddOperands)
 
@@ -442,15 +474,34 @@ const (
 		"--from-file --expression --xml-attribute-prefix --xml-content-name --xml-proc-inst-prefix " +
 		"--xml-directive-name --csv-separator --lua-prefix --lua-suffix --properties-separator --shell-key-separator"
 	copyValued = "-t --target-directory -S --suffix"
-	mkfsValued = wholeWords + "-t -L -b -N -O -E -T -U -I -i -m -g -G -C -d -r -e -o -l -n -F -s -S -c -u --type --label"
+	// mkfsValued: the options of mkfs itself (-t TYPE), and those every
+	// maker gives a value (the label), read as words: the options of a
+	// maker not in the table are not known, and a value not listed is
+	// taken for one more device, never a device for a value.
+	mkfsValued = wholeWords + "-t --type -L --label"
+	// sgdisk -b FILE saves the partition table, -l FILE loads one, -R
+	// DEVICE copies it onto DEVICE.
+	sgdiskValued = "-a -A -b -c -d -h -i -j -l -m -n -N -r -R -t -T -u -U --set-alignment --attributes --backup " +
+		"--change-name --delete --hybrid --info --adjust-main-table --load-backup --gpttombr --new --largest-new " +
+		"--transpose --replicate --typecode --transform-bsd --partition-guid --disk-guid"
+	sgdiskShows = "-p --print -v --verify -i --info -O --print-mbr -L --list-types -D --display-alignment " +
+		"-E --end-of-largest -f --first-in-largest -F --first-aligned-in-largest -a --set-alignment -b --backup"
+	partedValued = "-a --align"
 )
 
 // argKnown reports whether argument i of the program being applied is
 // known statically.
 func (w *walker) argKnown(i int) bool { return i >= 0 && i < len(w.known) && w.known[i] }
 
-// lookup returns the table entry of a program, nil when unknown.
-func lookup(name string) *program { return programTable()[name] }
+// lookup returns the table entry of a program, nil when unknown; a
+// maker of file systems not in the table (mkfs.f2fs) is mkfs's.
+func lookup(name string) *program {
+	t := programTable()
+	if pr := t[name]; pr != nil || !strings.HasPrefix(name, "mkfs.") {
+		return pr
+	}
+	return t["mkfs"]
+}
 
 // resolve fills a step from a command's words: the program through its
 // wrappers, then the table.
@@ -465,9 +516,6 @@ func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 			return
 		}
 		name := path.Base(args[0])
-		if strings.HasPrefix(name, "mkfs.") {
-			name = "mkfs"
-		}
 		if n := wrapped(name, args); n > 0 && n < len(args) {
 			st.Via = append(st.Via, strings.Join(args[:n], " "))
 			if name == "xargs" {
@@ -805,9 +853,9 @@ func splitOperands(args []string, valued string) []string {
 // wholeWords begins the list of options taking a value of a program
 // that does not read its short options as getopt does: each option is a
 // word of its own, its first letter's value attached at most (xxd -ps,
-// -cols, -c16), or the list mixes programs for which one letter takes a
-// value and another has it for a flag (mkfs.vfat -F 32, mkfs.ext4 -F),
-// where a group would take the device for a value.
+// -cols, -c16), or the list is for programs not known one by one (a
+// maker of file systems not in the table), where a group would take the
+// device for a value.
 const wholeWords = "(whole-words) "
 
 // argReader reads a program's arguments as getopt_long does: a long
