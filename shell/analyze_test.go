@@ -184,6 +184,21 @@ func TestReads(t *testing.T) {
 		{cmd: "gzip -cd f.gz", reads: "/w/f.gz", effect: Write},
 		{cmd: "unzip -qd out a.zip", reads: "/w/a.zip", effect: Write},
 		{cmd: "rsync -avzP host:/src dst", writes: "/w/dst", hosts: "host", effect: Write},
+		// 7z's first operand is its command, the archive comes next: a
+		// writes the archive and reads what it adds (all of the working
+		// directory when nothing is named), x writes -oDIR (a switch
+		// whose value is glued) or the working directory, l only reads.
+		{cmd: "7z x archive.7z", reads: "/w/archive.7z", writes: "/w", effect: Write},
+		{cmd: "7z x a.7z -oout -pS3cret -y", reads: "/w/a.7z", writes: "/w/out", effect: Write},
+		{cmd: "7za e -o/tmp/x a.7z f.txt", reads: "/w/a.7z", writes: "/tmp/x", effect: Write},
+		{cmd: "7z e a.7z -so", reads: "/w/a.7z", effect: ReadOnly},
+		{cmd: "7z a out.7z secret.env", reads: "/w/secret.env", writes: "/w/out.7z", effect: Write},
+		{cmd: "7zz a -tzip out.zip", reads: "/w", writes: "/w/out.zip", effect: Write},
+		{cmd: "7z a out.7z src -x!*.log -ir!*.env @more.txt", reads: "/w/src /w/more.txt /w/*.env", writes: "/w/out.7z", effect: Write},
+		{cmd: "7z a -sdel out.7z f", reads: "/w/f", writes: "/w/out.7z /w/f", effect: Write},
+		{cmd: "7z d out.7z f", reads: "/w/out.7z", writes: "/w/out.7z", effect: Write},
+		{cmd: "7z l a.7z", reads: "/w/a.7z", effect: ReadOnly},
+		{cmd: "7zr t a.7z", reads: "/w/a.7z", effect: ReadOnly},
 		// Programs whose options are words, not groups: a letter that
 		// takes a value takes no next word.
 		{cmd: "xxd -ps .env", reads: "/w/.env", effect: ReadOnly},

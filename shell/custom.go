@@ -505,6 +505,93 @@ func parted(w *walker, st *Step, args []string) {
 	deviceRun(w, st, ops[:1], shows)
 }
 
+// sevenZip: 7z COMMAND [SWITCHES] ARCHIVE [FILES] (7za, 7zz, 7zr). a
+// (add) and u (update) write the archive and read the files named — as
+// operands, in @LISTFILE, or by -i!FILE and -i@LISTFILE; none but the
+// archive adds the working directory — and -sdel deletes them once
+// added (written, as mv's sources are). d (delete) and rn (rename)
+// change the archive. x and e read it and write the files they extract
+// into -oDIR, else the working directory (with -so, the standard
+// output: nothing; a or u with -so write no archive, with -si add the
+// standard input). l, t and i read the archive, h hashes the files it
+// names, b reads nothing.
+func sevenZip(w *walker, st *Step, args []string) {
+	ops := splitOperands(args, sevenZipValued)
+	if len(ops) == 0 {
+		st.Effect, st.Subtype = ReadOnly, SubtypeRunCommand
+		return
+	}
+	cmd, ops := strings.ToLower(ops[0]), ops[1:]
+	read := func(fs ...string) {
+		for _, f := range fs {
+			if f != "" {
+				st.Reads = appendNew(st.Reads, w.abs(strings.TrimPrefix(f, "@")))
+			}
+		}
+	}
+	switch cmd {
+	case "a", "u":
+		var files []string
+		if len(ops) > 1 {
+			files = ops[1:]
+		}
+		stdin := false
+		r := argReader{args: args, valued: sevenZipValued}
+		for a, ok := r.next(); ok; a, ok = r.next() {
+			// -i[r[-|0]]{!FILE|@LISTFILE}; -si[NAME] adds the standard
+			// input.
+			if v, ok := strings.CutPrefix(a.opt, "-i"); ok {
+				v = strings.TrimLeft(strings.TrimPrefix(v, "r"), "-0")
+				if len(v) > 1 && (v[0] == '!' || v[0] == '@') {
+					files = append(files, strings.TrimPrefix(v, "!"))
+				}
+			}
+			stdin = stdin || strings.HasPrefix(a.opt, "-si")
+		}
+		if len(files) == 0 && !stdin {
+			files = []string{"."}
+		}
+		read(files...)
+		switch {
+		case hasOpt(args, sevenZipValued, "-so"):
+			st.Effect = ReadOnly
+		case len(ops) > 0:
+			w.write(st, ops[0])
+		}
+		if hasOpt(args, sevenZipValued, "-sdel") {
+			st.Why = "-sdel"
+			for _, f := range files {
+				if !strings.HasPrefix(f, "@") {
+					w.write(st, f)
+				}
+			}
+		}
+	case "d", "rn":
+		if len(ops) > 0 {
+			read(ops[0])
+			w.write(st, ops[0])
+		}
+	case "x", "e":
+		if len(ops) > 0 {
+			read(ops[0])
+		}
+		if hasOpt(args, sevenZipValued, "-so") {
+			st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
+		} else {
+			dir, _ := optValue(args, sevenZipValued, "-o")
+			w.write(st, cmpOr(dir, "."))
+		}
+	case "h":
+		st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
+		read(ops...)
+	default:
+		st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
+		if len(ops) > 0 && cmd != "b" {
+			read(ops[0])
+		}
+	}
+}
+
 // remoteHosts: scp and rsync operands host:path name a host, not a local
 // file; valued is the program's options taking a value (scp -P PORT is
 // rsync -P, a flag).

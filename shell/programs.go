@@ -238,7 +238,7 @@ func buildTable() map[string]*program {
 	set(archiver("-S --suffix"), "gzip", "gunzip")
 	set(archiver("-S --suffix -T --threads -M --memlimit -F --format -C --check"), "xz", "unxz")
 	set(archiver(""), "bzip2", "zstd")
-	t["7z"] = archiver(wholeWords)
+	set(p(Write, SubtypeModifyFile, opNone).valuedOpts(sevenZipValued).with(sevenZip), "7z", "7za", "7zz", "7zr")
 	set(p(Write, SubtypeModifyFile, opNone), "patch", "git-apply", "crontab", "systemctl", "service",
 		"kill", "pkill", "killall", "useradd", "usermod", "passwd", "ssh-keygen", "ln", "update-alternatives",
 		"npx", "bunx", "pnpx")
@@ -487,6 +487,10 @@ const (
 	sgdiskShows = "-p --print -v --verify -i --info -O --print-mbr -L --list-types -D --display-alignment " +
 		"-E --end-of-largest -f --first-in-largest -F --first-aligned-in-largest -a --set-alignment -b --backup"
 	partedValued = "-a --align"
+	// sevenZipValued: 7z's switches are words, their value glued (-oDIR,
+	// -pPASS, -tzip); -p and -w alone are switches of their own (ask for
+	// the password, the temporary directory), -o alone an error.
+	sevenZipValued = wholeWords + "-o"
 )
 
 // argKnown reports whether argument i of the program being applied is
