@@ -87,6 +87,9 @@ type walker struct {
 	// known says which arguments of the program being applied are known
 	// statically (args of program, aligned), for the custom analyses.
 	known []bool
+	// in is what the program being applied reads on its standard input
+	// (a pipe, a heredoc), nil when nothing feeds it.
+	in    *input
 	depth int
 	work  int
 	bytes int

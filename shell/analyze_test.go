@@ -233,6 +233,22 @@ func TestReads(t *testing.T) {
 		{cmd: "grep -f pats.txt .env", reads: "/w/pats.txt /w/.env", effect: ReadOnly},
 		{cmd: "rg -F -e a -e b src", reads: "/w/src", effect: ReadOnly},
 		{cmd: "grep -rn key .", reads: "/w", effect: ReadOnly},
+		// A search that names no file searches the working directory:
+		// grep -r, and rg (ag, ack) unless its input is fed, which it
+		// searches instead. rg -r is --replace.
+		{cmd: "rg TODO", reads: "/w", effect: ReadOnly},
+		{cmd: "cd src && rg -n TODO", reads: "/w/src", effect: ReadOnly},
+		{cmd: "rg -e a -e b", reads: "/w", effect: ReadOnly},
+		{cmd: "rg --files", reads: "/w", effect: ReadOnly},
+		{cmd: "rg --files src", reads: "/w/src", effect: ReadOnly},
+		{cmd: "rg -r X pat src", reads: "/w/src", effect: ReadOnly},
+		{cmd: "rg --ignore-file ign TODO lib", reads: "/w/lib /w/ign", effect: ReadOnly},
+		{cmd: "ag TODO", reads: "/w", effect: ReadOnly},
+		{cmd: "grep -r PATTERN", reads: "/w", effect: ReadOnly},
+		{cmd: "grep -rl -f pats.txt", reads: "/w/pats.txt /w", effect: ReadOnly},
+		{cmd: "grep PATTERN", effect: ReadOnly},
+		{cmd: "cat f | rg TODO", reads: "/w/f", effect: ReadOnly},
+		{cmd: "rg TODO <<< x", effect: ReadOnly},
 		// What a program writes besides its output: xxd's and uniq's
 		// second operand, less's log, wget's messages, curl's headers,
 		// trace and messages ("-" is the standard output, no file).

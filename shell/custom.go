@@ -47,6 +47,35 @@ func hasOpt(args []string, valued string, names ...string) bool {
 	return false
 }
 
+// searchOperands returns the files a search (grep, rg) names among its
+// operands: all but the first, its pattern, unless -e or -f gives the
+// pattern (or rg --files lists files, and needs none).
+func searchOperands(args, operands []string, valued string) []string {
+	switch {
+	case hasOpt(args, valued, "-e", "--regexp", "-f", "--file", "--files"):
+		return operands
+	case len(operands) > 0:
+		return operands[1:]
+	}
+	return nil
+}
+
+// searchDir: a search that names no file searches the working directory
+// — grep when an option of recursive (the table's form) is given, and,
+// with recursive "", rg, ag and ack unless their standard input is fed
+// (a pipe, a heredoc), which they search instead.
+func searchDir(valued, recursive string) func(w *walker, st *Step, args []string) {
+	rec := strings.Fields(recursive)
+	return func(w *walker, st *Step, args []string) {
+		if len(searchOperands(args, splitOperands(args, valued), valued)) > 0 {
+			return
+		}
+		if len(rec) > 0 && hasOpt(args, valued, rec...) || len(rec) == 0 && w.in == nil {
+			st.Reads = appendNew(st.Reads, w.abs("."))
+		}
+	}
+}
+
 // outputOption records the files the options named write (sort -o,
 // iconv -o, less -o, wget -o), valued being the program's options that
 // take a value.

@@ -51,7 +51,7 @@ const (
 	opCopy         // the last operand is written, the others read (cp, mv, ln)
 	opFirstRW      // the first operand is not a file (a script, a mode); the rest are written (sed -i, chmod)
 	opHosts        // operands are hosts or URLs
-	opFirstRd      // the first operand is not a file (a pattern) unless -e or -f gives it; the rest are read (grep)
+	opFirstRd      // the first operand is not a file (a pattern) unless -e or -f gives it (searchOperands); the rest are read (grep)
 	opInOut        // the first operand is read, the second written (uniq IN OUT, xxd IN OUT)
 )
 
@@ -194,9 +194,22 @@ func buildTable() map[string]*program {
 	// tr's operands are sets of characters; it reads its input only.
 	t["tr"] = readOnly(SubtypeReadFile)
 	set(p(ReadOnly, SubtypeListFiles, opReads), "ls", "ll", "tree", "du", "df", "exa", "eza", "pwd", "dirname", "basename")
-	set(p(ReadOnly, SubtypeSearch, opFirstRd).valuedOpts("-e -f -m -A -B -C --regexp --file --max-count --after-context "+
-		"--before-context --context --include --exclude --exclude-dir -g -t --type --glob"),
-		"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep")
+	// A search that names no file searches the working directory: grep
+	// with -r, rg, ag and ack unless their input is fed (searchDir).
+	search := func(valued, recursive string) *program {
+		return p(ReadOnly, SubtypeSearch, opFirstRd).valuedOpts(valued).with(searchDir(valued, recursive))
+	}
+	const grepValued = "-e -f -m -A -B -C --regexp --file --max-count --after-context " +
+		"--before-context --context --include --exclude --exclude-dir -g -t --type --glob"
+	set(search(grepValued, "-r -R --recursive --dereference-recursive"), "grep", "egrep", "fgrep")
+	set(search(grepValued, ""), "ag", "ack", "git-grep")
+	// rg -r is --replace, no recursion; --ignore-file FILE is read.
+	const rgValued = "-A -B -C -d -e -E -f -g -j -m -M -r -t -T --after-context --before-context --context " +
+		"--max-depth --regexp --encoding --file --glob --iglob --threads --max-count --max-columns --replace --type " +
+		"--type-not --type-add --type-clear --engine --sort --sortr --color --colors --context-separator " +
+		"--field-context-separator --field-match-separator --path-separator --pre --pre-glob --max-filesize " +
+		"--dfa-size-limit --regex-size-limit --ignore-file --hostname-bin --hyperlink-format --generate"
+	t["rg"] = p(ReadOnly, SubtypeSearch, opFirstRd).valuedOpts(rgValued).with(searchDir(rgValued, ""), inputOption(rgValued, "--ignore-file"))
 	set(readOnly(SubtypeSearch), "which", "whereis", "type", "locate", "fd", "fzf", "whatis", "apropos", "man", "help")
 	set(readOnly(SubtypeRunCommand), "echo", "printf", "true", "false", ":", "test", "[", "cd", "pushd", "popd",
 		"export", "unset", "set", "shopt", "read", "local", "declare", "typeset", "readonly", "exit", "return",
@@ -735,7 +748,7 @@ func (w *walker) program(st *Step, name string, args []string, known []bool, in 
 		return
 	}
 	pr := lookup(name)
-	w.known = known
+	w.known, w.in = known, in
 	if pr == nil {
 		st.Effect, st.Subtype = ExecuteCheck, SubtypeRunCommand
 		if strings.HasPrefix(name, "test") || strings.HasSuffix(name, "test") || strings.HasSuffix(name, "tests") {
@@ -806,14 +819,9 @@ func (w *walker) apply(st *Step, pr *program, args []string) {
 			files(operands[1:], &st.Writes)
 		}
 	case opFirstRd:
-		// grep -e PATTERN, -f FILE: the pattern is given, every operand
-		// is a file, and so is -f's.
-		if hasOpt(args, pr.valued, "-e", "--regexp", "-f", "--file") {
-			files(optValues(args, pr.valued, "-f", "--file"), &st.Reads)
-			files(operands, &st.Reads)
-		} else if len(operands) > 1 {
-			files(operands[1:], &st.Reads)
-		}
+		// grep -f FILE reads FILE for its patterns.
+		files(optValues(args, pr.valued, "-f", "--file"), &st.Reads)
+		files(searchOperands(args, operands, pr.valued), &st.Reads)
 	case opInOut:
 		if len(operands) > 0 {
 			files(operands[:1], &st.Reads)
