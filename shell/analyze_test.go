@@ -287,7 +287,7 @@ func TestReads(t *testing.T) {
 		// host. The hosts a request is sent to instead (--connect-to,
 		// --resolve, a proxy) are hosts it reaches; -c writes its
 		// cookies, -b FILE reads them.
-		{cmd: "curl -E cert.pem https://x", hosts: "x", effect: Network},
+		{cmd: "curl -E cert.pem https://x", reads: "/w/cert.pem", hosts: "x", effect: Network},
 		{cmd: "curl --resolve x:443:1.2.3.4 https://x", hosts: "x 1.2.3.4", effect: Network},
 		{cmd: "curl --connect-to x:443:y:443 https://x", hosts: "x y", effect: Network},
 		{cmd: "curl -x http://proxy:8080 https://x", hosts: "x proxy", effect: Network},
@@ -299,6 +299,21 @@ func TestReads(t *testing.T) {
 		{cmd: "curl -b 'a=b' -c - https://x", hosts: "x", effect: Network},
 		{cmd: "curl --netrc-file .netrc https://x", reads: "/w/.netrc", hosts: "x", effect: Network},
 		{cmd: "curl --variable 'k@.env' https://x", reads: "/w/.env", hosts: "x", effect: Network},
+		// The client certificate (CERT[:PASSWORD], a backslash escaping a
+		// colon of the name) and key, what it trusts, and its caches
+		// (read and saved) are files; --key-type is no file, nor is a
+		// PKCS#11 URI or a key's hash.
+		{cmd: "curl --cert c.pem --key k.pem https://x.io", reads: "/w/c.pem /w/k.pem", hosts: "x.io", effect: Network},
+		{cmd: "curl -E c.pem:s3cret --key-type PEM https://x.io", reads: "/w/c.pem", hosts: "x.io", effect: Network},
+		{cmd: `curl --cert 'a\:b.pem:pw' https://x`, reads: "/w/a:b.pem", hosts: "x", effect: Network},
+		{cmd: `curl --cert 'a\\b.pem' https://x`, reads: `/w/a\b.pem`, hosts: "x", effect: Network},
+		{cmd: `curl --cert 'C:\c.pem:pw' https://x`, reads: `/w/C /w/C:\c.pem`, hosts: "x", effect: Network},
+		{cmd: "curl -sSE .env:pw https://x", reads: "/w/.env", hosts: "x", effect: Network},
+		{cmd: "curl --cert pkcs11:token=t --key pkcs11:object=k https://x", hosts: "x", effect: Network},
+		{cmd: "curl --cacert ca.pem --capath certs --crlfile crl.pem https://x", reads: "/w/ca.pem /w/certs /w/crl.pem", hosts: "x", effect: Network},
+		{cmd: "curl --pinnedpubkey 'sha256//AbC=' --proxy-cert p.pem https://x", reads: "/w/p.pem", hosts: "x", effect: Network},
+		{cmd: "curl -w @fmt.txt https://x", reads: "/w/fmt.txt", hosts: "x", effect: Network},
+		{cmd: "curl --hsts h.txt https://x", reads: "/w/h.txt", writes: "/w/h.txt", hosts: "x", effect: Write},
 		// jq's first operand is its filter, no file (-f makes it the
 		// filter's file); --arg takes two words, --slurpfile and
 		// --rawfile read the second; after --args the operands are

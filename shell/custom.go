@@ -104,7 +104,9 @@ func inputOption(valued string, names ...string) func(w *walker, st *Step, args 
 // and --remote-name the URL's last segment, in --output-dir) — and
 // what it writes besides: the headers (-D), a trace (--trace,
 // --trace-ascii), its messages (--stderr), the C code of the transfer
-// (--libcurl), the ETag (--etag-save), the cookies (-c, --cookie-jar).
+// (--libcurl), the ETag (--etag-save), the cookies (-c, --cookie-jar),
+// the caches it reads and saves again (--hsts, --alt-svc,
+// --ssl-sessions).
 // "-" is the standard output, "%" the standard error: no file.
 func curlOutput(w *walker, st *Step, args []string) {
 	dir, _ := optValue(args, curlValued, "--output-dir")
@@ -125,7 +127,8 @@ func curlOutput(w *walker, st *Step, args []string) {
 			}
 		}
 	}
-	for _, v := range optValues(args, curlValued, "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "-c", "--cookie-jar") {
+	for _, v := range optValues(args, curlValued, "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "--libcurl",
+		"--etag-save", "-c", "--cookie-jar", "--hsts", "--alt-svc", "--ssl-sessions") {
 		if v != "%" {
 			w.write(st, v)
 		}
@@ -138,7 +141,12 @@ func curlOutput(w *walker, st *Step, args []string) {
 // file uploaded) and NAME=<FILE (a field's content) — and -K's
 // configuration; the cookies of -b FILE (a value without '=', which
 // would be the cookies themselves), the credentials of --netrc-file, a
-// --variable's NAME@FILE. "-" is the standard input, no file.
+// --variable's NAME@FILE; the client certificate and key (-E, --cert
+// CERT[:PASSWORD], --key; --key-type is no file), the certificates it
+// trusts (--cacert, --capath, --crlfile, --pinnedpubkey), the SSH keys
+// (--pubkey, --knownhosts), the format of -w @FILE, the ETag of
+// --etag-compare and its caches (--hsts, --alt-svc, --ssl-sessions).
+// "-" is the standard input, no file.
 func curlReads(w *walker, st *Step, args []string) {
 	var files []string
 	for _, v := range optValues(args, curlValued, "-T", "--upload-file", "-K", "--config", "--netrc-file") {
@@ -168,11 +176,59 @@ func curlReads(w *walker, st *Step, args []string) {
 	for _, v := range optValues(args, curlValued, "-F", "--form") {
 		files = append(files, formFiles(v)...)
 	}
+	for _, v := range optValues(args, curlValued, "-E", "--cert", "--proxy-cert") {
+		files = append(files, certFiles(v)...)
+	}
+	for _, v := range optValues(args, curlValued, "--key", "--proxy-key", "--cacert", "--capath", "--proxy-cacert",
+		"--proxy-capath", "--crlfile", "--proxy-crlfile", "--pinnedpubkey", "--proxy-pinnedpubkey", "--pubkey",
+		"--knownhosts", "--random-file", "--etag-compare", "--hsts", "--alt-svc", "--ssl-sessions") {
+		// A PKCS#11 URI names a key in a token; sha256//HASH a key's hash.
+		if !hasPrefixFold(v, "pkcs11:") && !strings.HasPrefix(v, "sha256//") {
+			files = append(files, v)
+		}
+	}
+	for _, v := range optValues(args, curlValued, "-w", "--write-out") {
+		if f, ok := strings.CutPrefix(v, "@"); ok {
+			files = append(files, f)
+		}
+	}
 	for _, f := range files {
 		if f != "" && f != "-" {
 			st.Reads = appendNew(st.Reads, w.abs(f))
 		}
 	}
+}
+
+// certFiles returns the file of curl's --cert CERT[:PASSWORD]: CERT
+// ends at the first colon that no backslash escapes (\: and \\ stand for
+// : and \). A PKCS#11 URI (pkcs11:…) names no file. A drive letter
+// (C:\cert.pem) is kept by curl on Windows and is a file C with a
+// password elsewhere: both are read.
+func certFiles(v string) []string {
+	if hasPrefixFold(v, "pkcs11:") {
+		return nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '\\' && i+1 < len(v) && (v[i+1] == ':' || v[i+1] == '\\'):
+			i++
+			b.WriteByte(v[i])
+		case c == ':':
+			if i == 1 && len(v) > 2 && (v[2] == '\\' || v[2] == '/') && isLetters(v[:1]) {
+				return []string{b.String(), v[:2] + certFiles(v[2:])[0]}
+			}
+			return []string{b.String()}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return []string{b.String()}
+}
+
+// hasPrefixFold reports whether s begins with prefix, ignoring case.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // curlHosts: the hosts curl reaches besides its URL operands — the URLs
