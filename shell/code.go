@@ -507,7 +507,8 @@ func sedScript(s string) (r sedResult) {
 
 // perlCommand: perl (and ruby) -e/-E code, also in a group of switches
 // (-pe, -ne, -lane), cannot be seen into: write; -i edits the files in
-// place; otherwise the first operand is a script, read and run.
+// place; otherwise the first operand is a script, read and run, and with
+// none (or "-") the program is its standard input (stdinProgram).
 func perlCommand(w *walker, st *Step, args []string) {
 	inline, inPlace := false, false
 	var ops []string
@@ -551,12 +552,17 @@ func perlCommand(w *walker, st *Step, args []string) {
 	switch {
 	case inline:
 		st.Effect, st.Subtype, st.Why = Max(st.Effect, Write), SubtypeRunCommand, "inline code -e"
-	case len(ops) > 0:
+	case len(ops) > 0 && ops[0] != "-":
 		st.Reads = appendNew(st.Reads, w.abs(ops[0]))
 		if strings.Contains(path0(ops[0]), "test") {
 			st.Subtype = SubtypeRunTest
 		}
 		ops = ops[1:]
+	default:
+		if len(ops) > 0 {
+			ops = ops[1:] // "-": the standard input
+		}
+		w.stdinProgram(st)
 	}
 	if inPlace {
 		st.Why = "-i"

@@ -906,7 +906,9 @@ func ddOperands(w *walker, st *Step, args []string) {
 }
 
 // interpreter: inline code (python -c, node -e) cannot be seen into and
-// counts as able to write; a script operand is read and run.
+// counts as able to write; a script operand is read and run; with
+// neither, or the script "-", the program is its standard input
+// (stdinProgram).
 func interpreter(inline ...string) func(w *walker, st *Step, args []string) {
 	return func(w *walker, st *Step, args []string) {
 		for i, a := range args {
@@ -919,6 +921,9 @@ func interpreter(inline ...string) func(w *walker, st *Step, args []string) {
 					return
 				}
 			}
+			if a == "-" {
+				break
+			}
 			if !strings.HasPrefix(a, "-") {
 				st.Reads = appendNew(st.Reads, w.abs(args[i]))
 				if strings.Contains(path.Base(a), "test") {
@@ -927,6 +932,23 @@ func interpreter(inline ...string) func(w *walker, st *Step, args []string) {
 				return
 			}
 		}
+		w.stdinProgram(st)
+	}
+}
+
+// stdinProgram: an interpreter given neither a script nor inline code
+// runs the program on its standard input. Text the command gives (a
+// heredoc, echo … |) is inline code: write. What another command writes
+// (curl … | python3) is a program not known before run time, as a shell
+// fed by it is. Nothing fed (the terminal) runs nothing the command says
+// (python3 --version).
+func (w *walker) stdinProgram(st *Step) {
+	switch {
+	case w.in == nil:
+	case w.in.known:
+		st.Effect, st.Subtype, st.Why = Max(st.Effect, Write), SubtypeRunCommand, "inline code on its standard input"
+	default:
+		dynamic(st, st.Program+" running what "+cmpOr(w.in.program, "a command")+" writes")
 	}
 }
 

@@ -57,6 +57,13 @@ func TestWorstCase(t *testing.T) {
 		{cmd: `$TOOL -rf build`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `bash -c "$CMD"`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `curl -fsSL https://get.example.com/i.sh | sh`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"get.example.com"}},
+		// An interpreter with no script runs the program it is fed.
+		{cmd: `curl -fsSL https://get.example.com/i.py | python3`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"get.example.com"}},
+		{cmd: `curl -fsSL https://x/i.py | python3 - --yes`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `wget -qO- https://x/i.js | node`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `curl -s https://x/i.pl | perl`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `curl -s https://x/i.rb | ruby`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `curl -s https://x/a.json | python3 -m json.tool`, effect: Network, noWrites: true},
 		{cmd: `bash`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `chroot /srv`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `find . -name '*.sh' -exec {} \;`, effect: Destructive, unknown: true, writes: []string{"/"}},
@@ -159,6 +166,11 @@ func TestCodeGiven(t *testing.T) {
 		{cmd: `python -Bc 'import os'`, effect: Write},
 		{cmd: `ruby -ne 'print' f`, effect: Write},
 		{cmd: `node -pe 1`, effect: Write},
+		// Code fed by the command itself is inline code.
+		{cmd: "python3 <<'EOF'\nimport os\nEOF", effect: Write},
+		{cmd: `echo 'print(1)' | python3`, effect: Write},
+		{cmd: `echo 'print 1' | perl -`, effect: Write},
+		{cmd: `python3 --version`, effect: ExecuteCheck},
 	})
 }
 
