@@ -127,7 +127,11 @@ func (w *walker) limit() bool {
 // script parses and walks shell text: the command itself, or a nested
 // one (bash -c, eval, a heredoc fed to a shell). via is prefixed to the
 // Via of every step it yields.
-func (w *walker) script(src string, via []string) {
+func (w *walker) script(src string, via []string) { w.scriptIn(src, via, nil) }
+
+// scriptIn is script with in on the standard input of its commands (nc
+// -c CMD: what the remote end sends).
+func (w *walker) scriptIn(src string, via []string, in *input) {
 	w.bytes += len(src)
 	if w.limit() {
 		return
@@ -142,7 +146,7 @@ func (w *walker) script(src string, via []string) {
 	w.depth++
 	defer func() { w.depth-- }()
 	n := len(w.a.Steps)
-	w.stmts(f.Stmts, nil)
+	w.stmts(f.Stmts, in)
 	if len(via) > 0 {
 		for i := n; i < len(w.a.Steps); i++ {
 			w.a.Steps[i].Via = append(append([]string(nil), via...), w.a.Steps[i].Via...)

@@ -295,6 +295,149 @@ func hostThenPorts(valued, proxies, listen string) func(w *walker, st *Step, arg
 	}
 }
 
+// netExec: nc -e PROG, -c CMD, ncat --exec "PROG ARGS", --sh-exec CMD
+// run a command for the remote end: what it sends is the command's
+// input, what the command writes goes back. The command is analysed with
+// that input (serve): a shell or an interpreter served so runs whatever
+// the remote end sends.
+func netExec(valued string) func(w *walker, st *Step, args []string) {
+	return func(w *walker, st *Step, args []string) {
+		known := w.known
+		r := argReader{args: args, valued: valued}
+		for a, ok := r.next(); ok; a, ok = r.next() {
+			if a.hasVal && (a.is("-e") || a.is("-c") || a.is("--exec") || a.is("--sh-exec")) {
+				at := a.at
+				if a.next {
+					at++
+				}
+				via := st.Program + " " + args[a.at]
+				w.serve(st, a.val, w.argKnownIn(known, at), via, "the remote end of "+via)
+			}
+		}
+	}
+}
+
+// serve analyses a command a program runs for another end (via names
+// it: "nc -e", "socat EXEC"), with what that end sends (from) on its
+// input: a shell or an interpreter it runs with no script runs a program
+// not known before run time.
+func (w *walker) serve(st *Step, cmd string, known bool, via, from string) {
+	if !known {
+		dynamic(st, via+" runs a command not known before run time")
+		return
+	}
+	w.scriptIn(cmd, []string{via}, &input{program: from})
+}
+
+// socatAddresses: socat's two addresses, TYPE:PARAMETERS[,OPTION…] — a
+// host reached (TCP:HOST:PORT, OPENSSL:…, SOCKS4:PROXY:HOST:PORT …), a
+// port listened on (TCP-LISTEN:PORT), a file (OPEN:, GOPEN:, CREATE:, a
+// path), or a command run for the other address (EXEC:, SYSTEM:,
+// SHELL:), analysed with what the other address sends on its input
+// (serve). Data flows both ways unless -u (from the first address to
+// the second) or -U (back): a file is read when data flows out of it,
+// written when into it.
+func socatAddresses(w *walker, st *Step, args []string) {
+	known := w.known
+	var addrs []arg
+	r := argReader{args: args, valued: socatValued}
+	for a, ok := r.next(); ok && len(addrs) < 2; a, ok = r.next() {
+		if a.opt == "" {
+			addrs = append(addrs, a)
+		}
+	}
+	from := "socat's other address"
+	for _, a := range addrs {
+		if typ, _, _ := strings.Cut(a.val, ":"); socatNet(typ) != "" {
+			from = "the remote end of socat"
+		}
+	}
+	// outOf[i], into[i]: the option that stops data flowing out of,
+	// into, address i.
+	outOf, into := [2]string{"-U", "-u"}, [2]string{"-u", "-U"}
+	for i, a := range addrs {
+		typ, params, colon := strings.Cut(a.val, ":")
+		typ, params = strings.ToUpper(typ), socatParam(params)
+		switch net := socatNet(typ); {
+		case net == "listen":
+		case net != "":
+			f := splitColons(params)
+			st.Hosts = appendNew(st.Hosts, strings.Trim(f[0], "[]"))
+			if net == "proxy" && len(f) > 1 {
+				st.Hosts = appendNew(st.Hosts, strings.Trim(f[1], "[]"))
+			}
+		case typ == "EXEC" || typ == "SYSTEM" || typ == "SHELL":
+			w.serve(st, params, w.argKnownIn(known, a.at), "socat "+typ, from)
+		case !colon && strings.Contains(a.val, "/"),
+			typ == "OPEN" || typ == "GOPEN" || typ == "CREATE" || typ == "CREAT" || typ == "PIPE":
+			f := params
+			if !colon {
+				f = socatParam(a.val)
+			}
+			if typ != "CREATE" && typ != "CREAT" && !hasOpt(args, socatValued, outOf[i]) {
+				st.Reads = appendNew(st.Reads, w.abs(f))
+			}
+			if !hasOpt(args, socatValued, into[i]) {
+				w.write(st, f)
+			}
+		}
+	}
+}
+
+// socatNet says what a socat address type reaches: "host" (TCP:HOST:PORT,
+// UDP-SENDTO, OPENSSL …), "proxy" (SOCKS4:PROXY:HOST:PORT, PROXY:…),
+// "listen" (TCP-LISTEN:PORT, UDP-RECV, SSL-L …), "" none (a file, a
+// command, STDIO).
+func socatNet(typ string) string {
+	typ = strings.ToUpper(typ)
+	base, _, _ := strings.Cut(typ, "-")
+	net := "host"
+	switch strings.TrimRight(base, "46") {
+	case "TCP", "UDP", "UDPLITE", "SCTP", "DCCP", "IP", "OPENSSL", "SSL", "VSOCK":
+	case "SOCKS", "SOCKS4A", "SOCKS5", "PROXY":
+		net = "proxy"
+	default:
+		return ""
+	}
+	switch typ[strings.LastIndexByte(typ, '-')+1:] {
+	case "LISTEN", "L", "RECV", "RECVFROM", "SERVER":
+		return "listen"
+	}
+	return net
+}
+
+// socatParam returns a socat address's parameters up to its options (the
+// first comma outside quotes and brackets), socat's quotes and
+// backslashes removed.
+func socatParam(s string) string {
+	var b strings.Builder
+	var quote byte
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+			continue
+		case quote != 0:
+		case c == '\'' || c == '"':
+			quote = c
+			continue
+		case c == '\\' && i+1 < len(s):
+			i++
+			c = s[i]
+		case c == '[' || c == '{' || c == '(':
+			depth++
+		case c == ']' || c == '}' || c == ')':
+			depth--
+		case c == ',' && depth <= 0:
+			return b.String()
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
 // formFiles returns the files a curl -F NAME=CONTENT reads: after @,
 // files to upload, separated by commas; after <, one file whose text is
 // the field's. A file name ends at the ';' of its parameters (;type=…,

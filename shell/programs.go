@@ -324,17 +324,27 @@ func buildTable() map[string]*program {
 	// ping -q and -b are flags.
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts("-c -e -F -i -I -l -m -M -N -p -Q -s -S -t -T -w -W"), "ping", "ping6")
 	// nc HOST PORT: a port is no host. The options are those that take a
-	// value in every netcat (OpenBSD's, the traditional one, ncat): -c and
-	// -d, a value in one and a flag in another, are read as flags, so
-	// that no host is taken for a value. A proxy is a host reached:
-	// ncat's --proxy, OpenBSD nc's -x (ncat's -x names a file: a host
-	// too many, never one missing).
-	const ncValued = "-e -g -G -H -i -I -K -m -M -o -O -p -P -q -R -s -T -V -w -W -x -X -Z " +
+	// value in every netcat (OpenBSD's, the traditional one, ncat): -d, a
+	// value in one and a flag in another, is read as a flag, so that no
+	// host is taken for a value; -c is read as a value, the command the
+	// traditional nc and ncat run (OpenBSD's TLS, macOS's CRLF, a flag):
+	// a port too few, never a command missed. A proxy is a host reached:
+	// ncat's --proxy, OpenBSD nc's -x (ncat's -x names a file: a host too
+	// many, never one missing). The command nc runs for the remote end
+	// (-e, -c, --exec, --sh-exec) is analysed (netExec); -o and ncat's
+	// --output and --hex-dump write what passes.
+	const ncValued = "-c -e -g -G -H -i -I -K -m -M -o -O -p -P -q -R -s -T -V -w -W -x -X -Z " +
 		"--exec --sh-exec --lua-exec --proxy --proxy-type --proxy-auth --proxy-dns --output --hex-dump --source " +
 		"--source-port --wait --idle-timeout --delay --max-conns --allow --allowfile --deny --denyfile " +
 		"--ssl-cert --ssl-key --ssl-trustfile --ssl-ciphers --ssl-servername --ssl-alpn --ssl-crl"
-	set(p(Network, SubtypeWebFetch, opNone).valuedOpts(ncValued).with(hostThenPorts(ncValued, "-x --proxy", "-l --listen -U --unixsock")),
+	set(p(Network, SubtypeWebFetch, opNone).valuedOpts(ncValued).with(hostThenPorts(ncValued, "-x --proxy", "-l --listen -U --unixsock"),
+		netExec(ncValued), outputOption(ncValued, "-o", "--output", "--hex-dump"),
+		inputOption(ncValued, "--lua-exec", "--allowfile", "--denyfile", "--ssl-cert", "--ssl-key", "--ssl-trustfile", "--ssl-crl")),
 		"nc", "ncat", "netcat")
+	// socat ADDRESS ADDRESS: hosts, files, and commands run for the other
+	// address (socatAddresses); -lf, -L, -W, -r and -R write files.
+	t["socat"] = p(Network, SubtypeWebFetch, opNone).valuedOpts(socatValued).
+		with(socatAddresses, outputOption(socatValued, "-lf", "-L", "-W", "-r", "-R"))
 	const telnetValued = "-b -e -k -l -n -X"
 	t["telnet"] = p(Network, SubtypeWebFetch, opNone).valuedOpts(telnetValued).with(hostThenPorts(telnetValued, "", ""))
 	t["ssh"] = p(Network, SubtypeRunCommand, opNone).with(sshRemote)
@@ -500,6 +510,9 @@ const (
 	sgdiskShows = "-p --print -v --verify -i --info -O --print-mbr -L --list-types -D --display-alignment " +
 		"-E --end-of-largest -f --first-in-largest -F --first-aligned-in-largest -a --set-alignment -b --backup"
 	partedValued = "-a --align"
+	// socatValued: socat's options are words (-lf, -lp), a letter's value
+	// glued or the next word (-b8192, -t 5).
+	socatValued = wholeWords + "-b -lf -lp -L -r -R -S -t -T -W"
 	// sevenZipValued: 7z's switches are words, their value glued (-oDIR,
 	// -pPASS, -tzip); -p and -w alone are switches of their own (ask for
 	// the password, the temporary directory), -o alone an error.
@@ -907,7 +920,8 @@ type arg struct {
 	letter bool
 	val    string // the option's value, or the operand
 	hasVal bool
-	at     int // the index of the word in args (of the option's own word)
+	at     int  // the index of the word in args (of the option's own word)
+	next   bool // the value is the next word, at+1
 }
 
 // is reports whether the option is the one named: "-o" is also the
@@ -1058,7 +1072,7 @@ func (r *argReader) short() arg {
 // value takes the next word for the option's value.
 func (r *argReader) value(a *arg) {
 	if r.i < len(r.args) {
-		a.val, a.hasVal = r.args[r.i], true
+		a.val, a.hasVal, a.next = r.args[r.i], true, true
 		r.i++
 	}
 }
