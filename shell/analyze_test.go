@@ -182,7 +182,16 @@ func TestReads(t *testing.T) {
 		// is a flag, scp -P a port.
 		{cmd: "gzip -d f.gz", reads: "/w/f.gz", effect: Write},
 		{cmd: "gzip -cd f.gz", reads: "/w/f.gz", effect: Write},
-		{cmd: "unzip -qd out a.zip", reads: "/w/a.zip", effect: Write},
+		{cmd: "unzip -qd out a.zip", reads: "/w/a.zip", writes: "/w/out", effect: Write},
+		// unzip writes what it extracts into -d DIR, else the working
+		// directory; its other operands are members of the archive. A
+		// listing, a test or an extraction to the output only reads.
+		{cmd: "unzip -o a.zip -d out", reads: "/w/a.zip", writes: "/w/out", effect: Write},
+		{cmd: "unzip a.zip", reads: "/w/a.zip", writes: "/w", effect: Write},
+		{cmd: "unzip -q a.zip 'src/*' -x '*.md' -d/tmp/o", reads: "/w/a.zip", writes: "/tmp/o", effect: Write},
+		{cmd: "unzip -l a.zip", reads: "/w/a.zip", effect: ReadOnly},
+		{cmd: "unzip -tq a.zip", reads: "/w/a.zip", effect: ReadOnly},
+		{cmd: "unzip -p a.zip .env", reads: "/w/a.zip", effect: ReadOnly},
 		{cmd: "rsync -avzP host:/src dst", writes: "/w/dst", hosts: "host", effect: Write},
 		// 7z's first operand is its command, the archive comes next: a
 		// writes the archive and reads what it adds (all of the working

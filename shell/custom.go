@@ -820,6 +820,23 @@ func sevenZip(w *walker, st *Step, args []string) {
 	}
 }
 
+// unzipArgs: unzip ZIPFILE [MEMBER…] [-x MEMBER…] [-d DIR] reads the
+// archive and writes what it extracts into -d DIR, else the working
+// directory; its other operands name members of the archive, no files
+// here. Listing or testing (-l, -v, -t, -z, -Z) and extracting to the
+// standard output (-p, -c) only read.
+func unzipArgs(w *walker, st *Step, args []string) {
+	if ops := splitOperands(args, unzipValued); len(ops) > 0 {
+		st.Reads = appendNew(st.Reads, w.abs(ops[0]))
+	}
+	if hasOpt(args, unzipValued, "-l", "-v", "-t", "-z", "-Z", "-p", "-c") {
+		st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
+		return
+	}
+	dir, _ := optValue(args, unzipValued, "-d")
+	w.write(st, cmpOr(dir, "."))
+}
+
 // remoteHosts: scp and rsync operands host:path name a host, not a local
 // file; valued is the program's options taking a value (scp -P PORT is
 // rsync -P, a flag).

@@ -246,7 +246,7 @@ func buildTable() map[string]*program {
 	// directory but gzip's, xz's and zstd's decompression, a flag
 	// (gzip -cd f.gz); 7z's switches are words (-oDIR, -pPASS).
 	archiver := func(valued string) *program { return p(Write, SubtypeModifyFile, opReads).valuedOpts(valued) }
-	t["unzip"] = archiver("-d -x -P -O -I")
+	t["unzip"] = p(Write, SubtypeModifyFile, opNone).valuedOpts(unzipValued).with(unzipArgs)
 	t["zip"] = archiver("-P -b -n -t")
 	set(archiver("-S --suffix"), "gzip", "gunzip")
 	set(archiver("-S --suffix -T --threads -M --memlimit -F --format -C --check"), "xz", "unxz")
@@ -510,6 +510,7 @@ const (
 	sgdiskShows = "-p --print -v --verify -i --info -O --print-mbr -L --list-types -D --display-alignment " +
 		"-E --end-of-largest -f --first-in-largest -F --first-aligned-in-largest -a --set-alignment -b --backup"
 	partedValued = "-a --align"
+	unzipValued  = "-d -x -P -O -I"
 	// socatValued: socat's options are words (-lf, -lp), a letter's value
 	// glued or the next word (-b8192, -t 5).
 	socatValued = wholeWords + "-b -lf -lp -L -r -R -S -t -T -W"
