@@ -612,17 +612,35 @@ func yqArgs(w *walker, st *Step, args []string) {
 	}
 }
 
-// copyTarget: cp, ln and install -t DIR write DIR and read every operand.
-func copyTarget(w *walker, st *Step, args []string) {
-	dir, ok := optValue(args, copyValued, "-t", "--target-directory")
+// copyTarget: cp and ln -t DIR write DIR and read every operand.
+func copyTarget(w *walker, st *Step, args []string) { copyInto(w, st, args, copyValued) }
+
+// copyInto: -t DIR (--target-directory) makes DIR the directory written
+// and every operand a file read; valued is the program's options that
+// take a value.
+func copyInto(w *walker, st *Step, args []string, valued string) {
+	dir, ok := optValue(args, valued, "-t", "--target-directory")
 	if !ok {
 		return
 	}
 	st.Reads, st.Writes = nil, nil
-	for _, o := range splitOperands(args, copyValued) {
+	for _, o := range splitOperands(args, valued) {
 		st.Reads = appendNew(st.Reads, w.abs(o))
 	}
 	w.write(st, dir)
+}
+
+// installArgs: install's options take their values (-m MODE, -o OWNER,
+// -g GROUP); -t DIR is the directory written, as cp's; -d makes every
+// operand a directory, written.
+func installArgs(w *walker, st *Step, args []string) {
+	copyInto(w, st, args, installValued)
+	if hasOpt(args, installValued, "-d", "--directory") {
+		st.Reads, st.Writes = nil, nil
+		for _, o := range splitOperands(args, installValued) {
+			w.write(st, o)
+		}
+	}
 }
 
 // mvSources: mv removes its sources, so they are written as well as the

@@ -222,7 +222,8 @@ func buildTable() map[string]*program {
 	// Writing.
 	set(p(Write, SubtypeModifyFile, opWrites).valuedOpts("-m --mode -t -d -r --reference"),
 		"touch", "mkdir", "mkfifo", "mknod")
-	set(p(Write, SubtypeModifyFile, opCopy).valuedOpts(copyValued).with(copyTarget), "cp", "ln", "install", "rsync", "scp")
+	set(p(Write, SubtypeModifyFile, opCopy).valuedOpts(copyValued).with(copyTarget), "cp", "ln", "rsync", "scp")
+	t["install"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(installValued).with(installArgs)
 	t["mv"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(copyValued).with(mvSources)
 	// rsync's options whose value is a file it reads or writes
 	// (--files-from, --exclude-from, --password-file, --log-file …) are
@@ -496,7 +497,10 @@ const (
 	yqValued = "-o --output-format -p --input-format -I --indent -f --front-matter -s --split-exp --split-exp-file " +
 		"--from-file --expression --xml-attribute-prefix --xml-content-name --xml-proc-inst-prefix " +
 		"--xml-directive-name --csv-separator --lua-prefix --lua-suffix --properties-separator --shell-key-separator"
-	copyValued = "-t --target-directory -S --suffix"
+	// copyValued: the options of cp, ln and mv that take a value (cp's
+	// --sparse WHEN and --no-preserve LIST too).
+	copyValued    = "-t --target-directory -S --suffix --sparse --no-preserve"
+	installValued = copyValued + " -m --mode -o --owner -g --group --strip-program"
 	// mkfsValued: the options of mkfs itself (-t TYPE), and those every
 	// maker gives a value (the label), read as words: the options of a
 	// maker not in the table are not known, and a value not listed is
