@@ -198,6 +198,17 @@ func TestReads(t *testing.T) {
 		{cmd: "unzip -l a.zip", reads: "/w/a.zip", effect: ReadOnly},
 		{cmd: "unzip -tq a.zip", reads: "/w/a.zip", effect: ReadOnly},
 		{cmd: "unzip -p a.zip .env", reads: "/w/a.zip", effect: ReadOnly},
+		// zip writes its archive (its first operand) and reads what it
+		// adds; the words after -x are patterns; -d changes the archive,
+		// its operands being entries; -m deletes what it added.
+		{cmd: "zip -r out.zip .", reads: "/w", writes: "/w/out.zip", effect: Write},
+		{cmd: "zip -qr out.zip src .env -x '*.log' tmp", reads: "/w/src /w/.env", writes: "/w/out.zip", effect: Write},
+		{cmd: "zip -r out.zip src -x@skip.lst", reads: "/w/src /w/skip.lst", writes: "/w/out.zip", effect: Write},
+		{cmd: "zip -d out.zip f", reads: "/w/out.zip", writes: "/w/out.zip", effect: Write},
+		{cmd: "zip -rm out.zip d", reads: "/w/d", writes: "/w/out.zip /w/d", effect: Write},
+		{cmd: "zip -O new.zip old.zip f", reads: "/w/f /w/old.zip", writes: "/w/new.zip", effect: Write},
+		{cmd: "zip -P pw -r - .env", reads: "/w/.env", effect: ReadOnly},
+		{cmd: "zip -sf out.zip", reads: "/w/out.zip", effect: ReadOnly},
 		{cmd: "rsync -avzP host:/src dst", writes: "/w/dst", hosts: "host", effect: Write},
 		// 7z's first operand is its command, the archive comes next: a
 		// writes the archive and reads what it adds (all of the working

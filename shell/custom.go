@@ -855,6 +855,72 @@ func unzipArgs(w *walker, st *Step, args []string) {
 	w.write(st, cmpOr(dir, "."))
 }
 
+// zipArgs: zip [OPTIONS] ZIPFILE [FILE…] writes the archive ("-": the
+// standard output) and reads the files it adds; -O OUT (--output-file)
+// writes OUT instead, reading the archive. The words after -x or -i are
+// patterns, no files (-x@LIST reads LIST). -d (--delete) removes
+// entries: the archive is changed, the operands are entries; -sf
+// (--show-files) only reads it. -m (--move, also in a group: -rm)
+// deletes the files once added: written, as mv's sources are.
+func zipArgs(w *walker, st *Step, args []string) {
+	var archive string
+	var files, lists []string
+	named, patterns, move := false, false, false
+	r := argReader{args: args, valued: zipValued}
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		switch {
+		case a.opt == "" && patterns:
+		case a.opt == "" && !named:
+			archive, named = a.val, true
+		case a.opt == "":
+			files = append(files, a.val)
+		case a.is("-x") || a.is("-i") || a.is("--exclude") || a.is("--include"):
+			patterns = true
+		default:
+			patterns = false
+			if strings.HasPrefix(a.opt, "-x@") || strings.HasPrefix(a.opt, "-i@") {
+				lists = append(lists, a.opt[3:])
+			}
+			// -m, or m in a group of letters and digits (-rm, -9m).
+			move = move || a.is("--move") ||
+				!a.letter && !strings.HasPrefix(a.opt, "--") && strings.Contains(a.opt, "m") && isLetters(strings.Trim(a.opt[1:], "0123456789"))
+		}
+	}
+	read := func(fs ...string) {
+		for _, f := range fs {
+			if f != "" && f != "-" {
+				st.Reads = appendNew(st.Reads, w.abs(f))
+			}
+		}
+	}
+	switch {
+	case hasOpt(args, zipValued, "-sf", "--show-files"):
+		st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
+		read(archive)
+		return
+	case hasOpt(args, zipValued, "-d", "--delete"):
+		read(archive)
+		w.write(st, archive)
+		return
+	}
+	read(files...)
+	read(lists...)
+	if out, ok := optValue(args, zipValued, "-O", "--output-file", "--out"); ok {
+		read(archive)
+		w.write(st, out)
+	} else if archive != "" && archive != "-" {
+		w.write(st, archive)
+	} else {
+		st.Effect = ReadOnly
+	}
+	if move {
+		st.Why = "-m"
+		for _, f := range files {
+			w.write(st, f)
+		}
+	}
+}
+
 // remoteHosts: scp and rsync operands host:path name a host, not a local
 // file; valued is the program's options taking a value (scp -P PORT is
 // rsync -P, a flag).

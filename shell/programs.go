@@ -248,7 +248,7 @@ func buildTable() map[string]*program {
 	// (gzip -cd f.gz); 7z's switches are words (-oDIR, -pPASS).
 	archiver := func(valued string) *program { return p(Write, SubtypeModifyFile, opReads).valuedOpts(valued) }
 	t["unzip"] = p(Write, SubtypeModifyFile, opNone).valuedOpts(unzipValued).with(unzipArgs)
-	t["zip"] = archiver("-P -b -n -t")
+	t["zip"] = p(Write, SubtypeModifyFile, opNone).valuedOpts(zipValued).with(zipArgs, outputOption(zipValued, "-lf", "--logfile-path"))
 	set(archiver("-S --suffix"), "gzip", "gunzip")
 	set(archiver("-S --suffix -T --threads -M --memlimit -F --format -C --check"), "xz", "unxz")
 	set(archiver(""), "bzip2", "zstd")
@@ -515,6 +515,10 @@ const (
 		"-E --end-of-largest -f --first-in-largest -F --first-aligned-in-largest -a --set-alignment -b --backup"
 	partedValued = "-a --align"
 	unzipValued  = "-d -x -P -O -I"
+	// zipValued: zip's options are words (-sf, -tt, -ds), a letter's value
+	// glued or the next word; -s is not listed, lest -sf be read as -s f.
+	zipValued = wholeWords + "-b -n -t -tt -P -O -Z -ds -lf --temp-path --suffixes --from-date --before-date " +
+		"--password --output-file --out --compression-method --dot-size --logfile-path --split-size"
 	// socatValued: socat's options are words (-lf, -lp), a letter's value
 	// glued or the next word (-b8192, -t 5).
 	socatValued = wholeWords + "-b -lf -lp -L -r -R -S -t -T -W"
