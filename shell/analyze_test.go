@@ -379,6 +379,24 @@ func TestReads(t *testing.T) {
 		{cmd: "yq .version package.yaml", reads: "/w/.version /w/package.yaml", effect: ReadOnly},
 		{cmd: "yq -s '.name' f.yaml", reads: "/w/f.yaml", writes: "/", effect: Write},
 		{cmd: "yq --security-enable-system-operator '.a' f.yaml", writes: "/", effect: Destructive},
+		// gpg reads the files it encrypts, signs or decrypts and writes
+		// -o FILE, else FILE.gpg (.asc armored, .sig detached); the
+		// operands of a command on keys are names.
+		{cmd: "gpg -c .env", reads: "/w/.env", writes: "/w/.env.gpg", effect: Write},
+		{cmd: "gpg -e -r bob .env", reads: "/w/.env", writes: "/w/.env.gpg", effect: Write},
+		{cmd: "gpg --output x -c .env", reads: "/w/.env", writes: "/w/x", effect: Write},
+		{cmd: "gpg -sear bob .env", reads: "/w/.env", writes: "/w/.env.asc", effect: Write},
+		{cmd: "gpg -o - --symmetric --batch --passphrase-file pw .env", reads: "/w/.env /w/pw", effect: ReadOnly},
+		{cmd: "gpg -b f", reads: "/w/f", writes: "/w/f.sig", effect: Write},
+		{cmd: "gpg -d secrets.gpg", reads: "/w/secrets.gpg", effect: ReadOnly},
+		{cmd: "gpg -d -o .env secrets.gpg", reads: "/w/secrets.gpg", writes: "/w/.env", effect: Write},
+		{cmd: "gpg secrets.gpg", reads: "/w/secrets.gpg", writes: "/w/secrets", effect: Write},
+		{cmd: "gpg --verify f.sig f", reads: "/w/f.sig /w/f", effect: ReadOnly},
+		{cmd: "gpg --import key.asc", reads: "/w/key.asc", effect: Write},
+		{cmd: "gpg --list-keys bob", effect: ReadOnly},
+		{cmd: "gpg --export -a -o pub.asc bob", writes: "/w/pub.asc", effect: Write},
+		{cmd: "gpg --keyserver hkps://keys.example --recv-keys ABCD", hosts: "keys.example", effect: Write},
+		{cmd: "gpg --batch --yes --delete-secret-keys bob", writes: "/", effect: Destructive},
 		// Already known, kept.
 		{cmd: "scp .env host:/tmp", reads: "/w/.env", hosts: "host", effect: Write},
 		{cmd: "cp .env /tmp/x", reads: "/w/.env", writes: "/tmp/x", effect: Write},

@@ -921,6 +921,100 @@ func zipArgs(w *walker, st *Step, args []string) {
 	}
 }
 
+// gpgCommand: gpg [OPTIONS] [COMMAND …] [ARGS]. The operands of a
+// command on data (gpgData: -e, -c, -s, -d, --verify, --import …, or of
+// no command: gpg guesses) are files read; those of a command on keys
+// (--list-keys bob, --delete-keys bob) are names. -o FILE (--output) is
+// written ("-" the standard output); without it, what encrypts or signs
+// a file writes it with .gpg (.asc with -a, .sig for a detached
+// signature), what decrypts files (--decrypt-files, or no command)
+// writes them without their extension, and -d writes the standard
+// output. One that reaches a keyserver (gpgNetwork, at --keyserver's
+// host) is network, write when it imports; deleting a key (gpgDeletes)
+// destroys what is no path of the command; the other commands on keys
+// and importing change the keyring: write; the rest write what they
+// write.
+func gpgCommand(w *walker, st *Step, args []string) {
+	all := strings.Fields(gpgData + " " + gpgShows + " " + gpgNetwork + " " + gpgKeys)
+	var cmds []arg
+	armor, out, output := false, "", false
+	r := argReader{args: args, valued: gpgValued}
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		switch {
+		case a.opt == "":
+		case a.is("-a") || a.is("--armor"):
+			armor = true
+		case a.is("-o") || a.is("--output"):
+			out, output = a.val, true
+		case slices.ContainsFunc(all, a.is):
+			cmds = append(cmds, a)
+		}
+	}
+	// given reports whether one of the commands listed is given; every,
+	// whether all those given are.
+	given := func(list string) bool { return gpgCommands(cmds, list, false) }
+	every := func(list string) bool { return len(cmds) > 0 && gpgCommands(cmds, list, true) }
+	ops := splitOperands(args, gpgValued)
+	if len(cmds) == 0 || given(gpgData) {
+		for _, o := range ops {
+			if o != "-" {
+				st.Reads = appendNew(st.Reads, w.abs(o))
+			}
+		}
+	}
+	switch {
+	case given(gpgDeletes):
+		st.Effect, st.Subtype, st.Why = Destructive, SubtypeDeleteFile, "delete a key"
+	case given(gpgNetwork):
+		st.Effect = Network
+		if !every(gpgShows) {
+			st.Effect = Write
+		}
+		if h, ok := optValue(args, gpgValued, "--keyserver"); ok {
+			st.Hosts = appendNew(st.Hosts, hostOf(h))
+		}
+	case given(gpgKeys + " --import --fast-import --import-ownertrust"):
+		st.Effect = Write
+	default:
+		st.Effect = ReadOnly // what it writes follows
+	}
+	if output {
+		w.write(st, out)
+		return
+	}
+	ext := ".gpg"
+	if armor {
+		ext = ".asc"
+	}
+	for _, o := range ops {
+		switch e := path.Ext(o); {
+		case o == "-":
+		case len(cmds) == 0 || given("--decrypt-files"):
+			if e == ".gpg" || e == ".pgp" || e == ".asc" {
+				w.write(st, strings.TrimSuffix(o, e))
+			}
+		case given("--clear-sign --clearsign"):
+			w.write(st, o+".asc")
+		case given("-b --detach-sign") && !armor:
+			w.write(st, o+".sig")
+		case given("-e --encrypt -c --symmetric -s --sign -b --detach-sign --encrypt-files --store"):
+			w.write(st, o+ext)
+		}
+	}
+}
+
+// gpgCommands reports whether one (every false) or every one of the
+// commands given is in list (the table's form).
+func gpgCommands(cmds []arg, list string, every bool) bool {
+	names := strings.Fields(list)
+	for _, c := range cmds {
+		if slices.ContainsFunc(names, c.is) != every {
+			return !every
+		}
+	}
+	return every
+}
+
 // remoteHosts: scp and rsync operands host:path name a host, not a local
 // file; valued is the program's options taking a value (scp -P PORT is
 // rsync -P, a flag).

@@ -314,6 +314,15 @@ func buildTable() map[string]*program {
 	set(destroy(), "shutdown", "reboot", "halt", "poweroff", "init")
 	t["dd"] = p(ReadOnly, SubtypeReadFile, opNone).with(ddOperands)
 
+	// Encrypting and signing: gpg reads the files it encrypts, signs,
+	// decrypts or imports and writes its output (gpgCommand); its
+	// passphrase, recipients and options files are read, its logs
+	// written.
+	set(p(Write, SubtypeRunCommand, opNone).valuedOpts(gpgValued).with(gpgCommand,
+		inputOption(gpgValued, "--passphrase-file", "-f", "--recipient-file", "-F", "--hidden-recipient-file",
+			"--options", "--command-file", "--keyring", "--secret-keyring", "--primary-keyring"),
+		outputOption(gpgValued, "--status-file", "--logger-file", "--log-file", "--attribute-file")), "gpg", "gpg2")
+
 	// Network.
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts(curlValued).
 		flag("-O", Write, SubtypeWebFetch).flag("--remote-name", Write, SubtypeWebFetch).with(curlOutput, curlReads, curlHosts), "curl")
@@ -514,7 +523,42 @@ const (
 	sgdiskShows = "-p --print -v --verify -i --info -O --print-mbr -L --list-types -D --display-alignment " +
 		"-E --end-of-largest -f --first-in-largest -F --first-aligned-in-largest -a --set-alignment -b --backup"
 	partedValued = "-a --align"
-	unzipValued  = "-d -x -P -O -I"
+	// gpgValued: gpg's options that take a value.
+	gpgValued = "-o --output -r --recipient -R --hidden-recipient -u --local-user -f --recipient-file -F " +
+		"--hidden-recipient-file -z --compress-level --bzip2-compress-level --homedir --default-key --default-recipient " +
+		"--encrypt-to --hidden-encrypt-to --passphrase --passphrase-file --passphrase-fd --passphrase-repeat " +
+		"--pinentry-mode --cipher-algo --digest-algo --compress-algo --cert-digest-algo --s2k-cipher-algo " +
+		"--s2k-digest-algo --s2k-mode --s2k-count --keyserver --keyserver-options --keyring --secret-keyring " +
+		"--primary-keyring --trustdb-name --trust-model --options --status-fd --status-file --logger-fd --logger-file " +
+		"--log-file --attribute-fd --attribute-file --command-fd --command-file --set-filename --comment " +
+		"--set-notation --sig-notation --cert-notation --set-policy-url --sig-policy-url --cert-policy-url " +
+		"--sig-keyserver-url --default-cert-level --min-cert-level --max-output --list-options --verify-options " +
+		"--export-options --import-options --import-filter --export-filter --auto-key-locate --keyid-format " +
+		"--compliance --weak-digest --faked-system-time --agent-program --dirmngr-program --default-new-key-algo " +
+		"--personal-cipher-preferences --personal-digest-preferences --personal-compress-preferences " +
+		"--default-preference-list --completes-needed --marginals-needed --max-cert-depth --trusted-key --group " +
+		"--ungroup --display-charset --charset --request-origin --default-sig-expire --default-cert-expire " +
+		"--def-cipher-algo --def-digest-algo --def-compress-algo --tofu-default-policy --photo-viewer --exec-path"
+	// gpg's commands, by what they do (gpgCommand): on data, whose
+	// operands are files; showing; reaching a keyserver; on keys, whose
+	// operands are names (deleting them among them).
+	gpgData = "-s --sign --clear-sign --clearsign -b --detach-sign -e --encrypt -c --symmetric -d --decrypt " +
+		"--verify --encrypt-files --decrypt-files --verify-files --multifile --store --import --fast-import " +
+		"--list-packets --show-keys --import-ownertrust --dearmor --enarmor --print-md --print-mds"
+	gpgShows = "-k --list-keys --list-public-keys -K --list-secret-keys --list-sigs --check-sigs --fingerprint " +
+		"--export --export-secret-keys --export-secret-subkeys --export-ssh-key --export-ownertrust --list-packets " +
+		"--show-keys --verify --verify-files --print-md --print-mds --card-status --version --help -h --list-config " +
+		"--dump-options --gen-random --gen-prime --dearmor --enarmor -d --decrypt --search-keys --send-keys --locate-keys"
+	gpgNetwork = "--send-keys --search-keys --locate-keys --recv-keys --receive-keys --refresh-keys --fetch-keys " +
+		"--locate-external-keys"
+	gpgDeletes = "--delete-keys --delete-key --delete-secret-keys --delete-secret-key --delete-secret-and-public-keys " +
+		"--delete-secret-and-public-key"
+	gpgKeys = gpgDeletes + " --gen-key --generate-key --full-gen-key --full-generate-key --quick-gen-key " +
+		"--quick-generate-key --quick-add-key --quick-add-uid --quick-revoke-uid --quick-revoke-sig --quick-set-expire " +
+		"--quick-set-primary-uid --quick-sign-key --quick-lsign-key --edit-key --sign-key --lsign-key --passwd " +
+		"--change-passphrase --gen-revoke --generate-revocation --desig-revoke --generate-designated-revocation " +
+		"--update-trustdb --check-trustdb --card-edit --edit-card --change-pin --tofu-policy"
+	unzipValued = "-d -x -P -O -I"
 	// zipValued: zip's options are words (-sf, -tt, -ds), a letter's value
 	// glued or the next word; -s is not listed, lest -sf be read as -s f.
 	zipValued = wholeWords + "-b -n -t -tt -P -O -Z -ds -lf --temp-path --suffixes --from-date --before-date " +
