@@ -397,6 +397,21 @@ func TestReads(t *testing.T) {
 		{cmd: "gpg --export -a -o pub.asc bob", writes: "/w/pub.asc", effect: Write},
 		{cmd: "gpg --keyserver hkps://keys.example --recv-keys ABCD", hosts: "keys.example", effect: Write},
 		{cmd: "gpg --batch --yes --delete-secret-keys bob", writes: "/", effect: Destructive},
+		// openssl's options are words naming the files it reads (-in,
+		// -inkey, -key, -cert …) and writes (-out, -keyout), a value after
+		// '=' too; a digest's operands are files.
+		{cmd: "openssl enc -in .env -out x", reads: "/w/.env", writes: "/w/x", effect: Write},
+		{cmd: "openssl enc -aes-256-cbc -pbkdf2 -in .env -out e.bin -pass file:pw", reads: "/w/.env /w/pw", writes: "/w/e.bin", effect: Write},
+		{cmd: "openssl enc -d -in=e.bin -out=.env", reads: "/w/e.bin", writes: "/w/.env", effect: Write},
+		{cmd: "openssl base64 --in .env", reads: "/w/.env", effect: ReadOnly},
+		{cmd: "openssl x509 -noout -issuer -in c.pem", reads: "/w/c.pem", effect: ReadOnly},
+		{cmd: "openssl smime -verify -in msg -CAfile ca.pem", reads: "/w/msg /w/ca.pem", effect: ReadOnly},
+		{cmd: "openssl pkcs12 -export -in c.pem -inkey k.pem -out p.p12", reads: "/w/c.pem /w/k.pem", writes: "/w/p.p12", effect: Write},
+		{cmd: "openssl req -new -newkey rsa:2048 -nodes -keyout k.pem -out r.csr -subj /CN=x", writes: "/w/k.pem /w/r.csr", effect: Write},
+		{cmd: "openssl dgst -sha256 -sign key.pem -out sig data", reads: "/w/key.pem /w/data", writes: "/w/sig", effect: Write},
+		{cmd: "openssl sha256 .env", reads: "/w/.env", effect: ReadOnly},
+		{cmd: "openssl s_client -connect example.com:443 -servername example.com", hosts: "example.com", effect: Network},
+		{cmd: "openssl rand -hex 32", effect: ReadOnly},
 		// Already known, kept.
 		{cmd: "scp .env host:/tmp", reads: "/w/.env", hosts: "host", effect: Write},
 		{cmd: "cp .env /tmp/x", reads: "/w/.env", writes: "/tmp/x", effect: Write},

@@ -1015,6 +1015,64 @@ func gpgCommands(cmds []arg, list string, every bool) bool {
 	return every
 }
 
+// opensslCommand: openssl COMMAND [OPTIONS] [ARGS]. Its options are
+// words whose value is the next word or follows '=' (-in=F), "--in"
+// being "-in". Those of opensslReads name files read, of opensslWrites
+// files written ("-" the standard input or output); -passin, -passout
+// and -pass read file:PATH, -rand reads its files (F1:F2), -newkey
+// ALG:FILE its parameters; -connect, -proxy, -url and -host name the
+// host reached. The operands of a digest and of verify are files read
+// (opensslOperands), rehash's directories written.
+func opensslCommand(w *walker, st *Step, args []string) {
+	if len(args) == 0 {
+		return
+	}
+	cmd := args[0]
+	opts := make([]string, 0, len(args)-1)
+	for _, a := range args[1:] {
+		if len(a) > 2 && strings.HasPrefix(a, "--") {
+			a = a[1:]
+		}
+		opts = append(opts, a)
+	}
+	reads, writes := strings.Fields(opensslReads), strings.Fields(opensslWrites)
+	operands := slices.Contains(strings.Fields(opensslOperands), cmd)
+	read := func(f string) {
+		if f != "" && f != "-" {
+			st.Reads = appendNew(st.Reads, w.abs(f))
+		}
+	}
+	r := argReader{args: opts, valued: opensslValued}
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		switch {
+		case a.opt == "" && cmd == "rehash":
+			w.write(st, a.val)
+		case a.opt == "" && operands:
+			read(a.val)
+		case !a.hasVal:
+		case a.is("-passin") || a.is("-passout") || a.is("-pass"):
+			if f, ok := strings.CutPrefix(a.val, "file:"); ok {
+				read(f)
+			}
+		case a.is("-rand"):
+			for _, f := range strings.Split(a.val, ":") {
+				read(f)
+			}
+		case a.is("-newkey"):
+			if alg, f, ok := strings.Cut(a.val, ":"); ok && alg != "rsa" && alg != "rsa-pss" {
+				read(f)
+			}
+		case a.is("-connect") || a.is("-proxy") || a.is("-url") || a.is("-host"):
+			st.Hosts = appendNew(st.Hosts, hostOf(a.val))
+			st.Effect = Max(st.Effect, Network)
+		case slices.ContainsFunc(writes, a.is):
+			w.write(st, a.val)
+		case slices.ContainsFunc(reads, a.is):
+			read(a.val)
+		}
+	}
+}
+
 // remoteHosts: scp and rsync operands host:path name a host, not a local
 // file; valued is the program's options taking a value (scp -P PORT is
 // rsync -P, a flag).

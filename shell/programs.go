@@ -323,6 +323,11 @@ func buildTable() map[string]*program {
 			"--options", "--command-file", "--keyring", "--secret-keyring", "--primary-keyring"),
 		outputOption(gpgValued, "--status-file", "--logger-file", "--log-file", "--attribute-file")), "gpg", "gpg2")
 
+	// openssl's options are words (-in, -inkey, -out): those naming a
+	// file are read or written, -connect's host reached
+	// (opensslCommand).
+	t["openssl"] = p(ReadOnly, SubtypeRunCommand, opNone).valuedOpts(opensslValued).with(opensslCommand)
+
 	// Network.
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts(curlValued).
 		flag("-O", Write, SubtypeWebFetch).flag("--remote-name", Write, SubtypeWebFetch).with(curlOutput, curlReads, curlHosts), "curl")
@@ -523,6 +528,30 @@ const (
 	sgdiskShows = "-p --print -v --verify -i --info -O --print-mbr -L --list-types -D --display-alignment " +
 		"-E --end-of-largest -f --first-in-largest -F --first-aligned-in-largest -a --set-alignment -b --backup"
 	partedValued = "-a --align"
+	// openssl's options naming files it reads, files it writes, and its
+	// other options that take a value: each a word of every openssl
+	// command. One taking a value in a command and none in another
+	// (-verify, -sign, -issuer, -crl, -startdate) is not listed, lest it
+	// take the next option for its value (smime -verify -in F).
+	opensslReads = "-in -inkey -key -cert -certfile -CAfile -CApath -CAstore -CA -CAkey -CAserial -signkey -config " +
+		"-kfile -sigfile -signature -prverify -untrusted -trusted -CRLfile -peerkey -recip -signer -content -keyfile " +
+		"-paramfile -dcert -dkey -chainCAfile -verifyCAfile -cert_chain -key2 -cert2 -sess_in -extfile -ss_cert " +
+		"-spkac -revoke -reqin -respin -index -rsigner -rkey -rother -verify_other -sign_other -dhparam -early_data " +
+		"-chain -xkey -xcert -xchain -psk_session -genconf"
+	opensslWrites = "-out -keyout -certsout -sess_out -writerand -outdir -msgfile -keylogfile -reqout -respout -dataout"
+	opensslValued = wholeWords + opensslReads + " " + opensslWrites + " -passin -passout -pass -rand -newkey " +
+		"-connect -proxy -url -host -inform -outform -keyform -certform -CAform -CAkeyform -subj -days -pkeyopt " +
+		"-sigopt -vfyopt -md -cipher -ciphers -ciphersuites -port -servername -alpn -name -section -extensions " +
+		"-reqexts -addext -set_serial -iv -iter -bufsize -macopt -mac -kdf -kdfopt -keyopt -digest -engine " +
+		"-provider -provider-path -propquery -nameopt -certopt -reqopt -dateopt -checkend -ext -timeout -nmin " +
+		"-ndays -accept -starttls -xmpphost -purpose -verify_depth -verify_hostname -verify_email -verify_ip " +
+		"-auth_level -attime -policy -keylen -curves -groups -sigalgs -client_sigalgs -psk -psk_identity " +
+		"-srpuser -srppass -nextprotoneg -rsigopt"
+	// opensslOperands: the commands whose operands are files read (a
+	// digest's, verify's certificates); rehash's are directories it
+	// writes.
+	opensslOperands = "dgst verify storeutl ca md4 md5 mdc2 rmd160 ripemd ripemd160 sha1 sha224 sha256 sha384 " +
+		"sha512 sha512-224 sha512-256 sha3-224 sha3-256 sha3-384 sha3-512 shake128 shake256 sm3 blake2b512 blake2s256"
 	// gpgValued: gpg's options that take a value.
 	gpgValued = "-o --output -r --recipient -R --hidden-recipient -u --local-user -f --recipient-file -F " +
 		"--hidden-recipient-file -z --compress-level --bzip2-compress-level --homedir --default-key --default-recipient " +
@@ -930,8 +959,9 @@ func splitOperands(args []string, valued string) []string {
 
 // wholeWords begins the list of options taking a value of a program
 // that does not read its short options as getopt does: each option is a
-// word of its own, its first letter's value attached at most (xxd -ps,
-// -cols, -c16), or the list is for programs not known one by one (a
+// word of its own, its value the next word or after '=' (-cols 16,
+// -cols=16), its first letter's value attached at most (xxd -ps, -c16),
+// or the list is for programs not known one by one (a
 // maker of file systems not in the table), where a group would take the
 // device for a value.
 const wholeWords = "(whole-words) "
@@ -942,7 +972,7 @@ const wholeWords = "(whole-words) "
 // letters are flags up to one that takes a value, which takes the rest
 // of the group (-ofile, -sSo-) or, when none is left, the next word
 // (-fsSLo file). A word that is itself a listed option (-o, -cols) is
-// that option. "--" ends the options: every word after it is an
+// that option; with wholeWords, -cols=16 is too. "--" ends the options: every word after it is an
 // operand; "-" is an operand.
 //
 // Which options take a value is the program's list (valued, the table's
@@ -1085,6 +1115,11 @@ func (r *argReader) next() (a arg, ok bool) {
 		return a, true
 	}
 	if strings.HasPrefix(r.valued, wholeWords) {
+		// -name=value, a word option's value after '=' (openssl 3, Go's
+		// flag package).
+		if name, v, eq := strings.Cut(w, "="); eq && len(name) > 2 && r.takes(arg{opt: name}) {
+			return arg{opt: name, val: v, hasVal: true, at: at}, true
+		}
 		if l := (arg{opt: w[1:2], letter: true, at: at}); len(w) > 2 && r.takes(l) {
 			l.val, l.hasVal = w[2:], true
 			return l, true
