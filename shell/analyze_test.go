@@ -412,6 +412,10 @@ func TestReads(t *testing.T) {
 		{cmd: "openssl sha256 .env", reads: "/w/.env", effect: ReadOnly},
 		{cmd: "openssl s_client -connect example.com:443 -servername example.com", hosts: "example.com", effect: Network},
 		{cmd: "openssl rand -hex 32", effect: ReadOnly},
+		// crontab FILE installs FILE; -r removes the crontab.
+		{cmd: "crontab jobs.txt", reads: "/w/jobs.txt", effect: Write},
+		{cmd: "crontab -u bob -", effect: Write},
+		{cmd: "crontab -r", writes: "/", effect: Destructive},
 		// Already known, kept.
 		{cmd: "scp .env host:/tmp", reads: "/w/.env", hosts: "host", effect: Write},
 		{cmd: "cp .env /tmp/x", reads: "/w/.env", writes: "/tmp/x", effect: Write},

@@ -1073,6 +1073,19 @@ func opensslCommand(w *walker, st *Step, args []string) {
 	}
 }
 
+// crontab: the file it installs is read ("-" the standard input); -l
+// (and cronie's -T, a check) only read.
+func crontab(w *walker, st *Step, args []string) {
+	for _, o := range splitOperands(args, "-u") {
+		if o != "-" {
+			st.Reads = appendNew(st.Reads, w.abs(o))
+		}
+	}
+	if st.Effect != Destructive && hasOpt(args, "-u", "-l", "-T") {
+		st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
+	}
+}
+
 // remoteHosts: scp and rsync operands host:path name a host, not a local
 // file; valued is the program's options taking a value (scp -P PORT is
 // rsync -P, a flag).

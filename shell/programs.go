@@ -253,10 +253,14 @@ func buildTable() map[string]*program {
 	set(archiver("-S --suffix -T --threads -M --memlimit -F --format -C --check"), "xz", "unxz")
 	set(archiver(""), "bzip2", "zstd")
 	set(p(Write, SubtypeModifyFile, opNone).valuedOpts(sevenZipValued).with(sevenZip), "7z", "7za", "7zz", "7zr")
-	set(p(Write, SubtypeModifyFile, opNone), "patch", "git-apply", "crontab", "systemctl", "service",
+	set(p(Write, SubtypeModifyFile, opNone), "patch", "git-apply", "systemctl", "service",
 		"kill", "pkill", "killall", "useradd", "usermod", "passwd", "ssh-keygen", "ln", "update-alternatives",
 		"npx", "bunx", "pnpx")
 	t["ln"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(copyValued).with(copyTarget)
+	// crontab FILE replaces the user's crontab with FILE (read); -r
+	// removes it, as a package removal or docker rm destroys what is no
+	// path of the command; -l only lists it.
+	t["crontab"] = p(Write, SubtypeModifyFile, opNone).valuedOpts("-u").flag("-r", Destructive, SubtypeDeleteFile).with(crontab)
 	set(check(SubtypeRunCommand), "npx", "bunx", "pnpx")
 	// Editors read the files they open and may write them.
 	const vimValued = "-c --cmd -S -t -T -u -U -i -w -W --servername --startuptime --log --listen"

@@ -120,6 +120,9 @@ func TestWorstCase(t *testing.T) {
 		{cmd: `sqlite3 app.db 'drop table x'`, effect: Destructive, writes: []string{"/proj/app.db"}},
 		{cmd: `sqlite3 -readonly app.db 'select 1'`, effect: ReadOnly, noWrites: true},
 		{cmd: `cargo clean`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `crontab -r`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `crontab -u deploy -ir`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `crontab -l`, effect: ReadOnly, noWrites: true},
 	})
 }
 
