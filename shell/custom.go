@@ -149,47 +149,45 @@ func curlOutput(w *walker, st *Step, args []string) {
 // "-" is the standard input, no file.
 func curlReads(w *walker, st *Step, args []string) {
 	var files []string
-	for _, v := range optValues(args, curlValued, "-T", "--upload-file", "-K", "--config", "--netrc-file") {
-		if v != "." { // -T .: the standard input, without blocking
-			files = append(files, v)
+	// One pass over the arguments: curl's list of options is long, and
+	// the command common.
+	r := argReader{args: args, valued: curlValued}
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		if a.opt == "" || !a.hasVal {
+			continue
 		}
-	}
-	for _, v := range optValues(args, curlValued, "-d", "--data", "--data-binary", "--data-ascii", "--json", "-H", "--header", "--proxy-header") {
-		if f, ok := strings.CutPrefix(v, "@"); ok {
-			files = append(files, f)
-		}
-	}
-	for _, v := range optValues(args, curlValued, "-b", "--cookie") {
-		if !strings.Contains(v, "=") {
-			files = append(files, v)
-		}
-	}
-	for _, v := range optValues(args, curlValued, "--data-urlencode", "--url-query", "--variable") {
-		// [NAME]@FILE; a '=' makes the rest the content itself
-		// (NAME=CONTENT), wherever an '@' is.
-		if !strings.Contains(v, "=") {
-			if _, f, ok := strings.Cut(v, "@"); ok {
+		switch v := a.val; a.name() {
+		case "-T", "--upload-file", "-K", "--config", "--netrc-file":
+			if v != "." { // -T .: the standard input, without blocking
+				files = append(files, v)
+			}
+		case "-d", "--data", "--data-binary", "--data-ascii", "--json", "-H", "--header", "--proxy-header", "-w", "--write-out":
+			if f, ok := strings.CutPrefix(v, "@"); ok {
 				files = append(files, f)
 			}
-		}
-	}
-	for _, v := range optValues(args, curlValued, "-F", "--form") {
-		files = append(files, formFiles(v)...)
-	}
-	for _, v := range optValues(args, curlValued, "-E", "--cert", "--proxy-cert") {
-		files = append(files, certFiles(v)...)
-	}
-	for _, v := range optValues(args, curlValued, "--key", "--proxy-key", "--cacert", "--capath", "--proxy-cacert",
-		"--proxy-capath", "--crlfile", "--proxy-crlfile", "--pinnedpubkey", "--proxy-pinnedpubkey", "--pubkey",
-		"--knownhosts", "--random-file", "--etag-compare", "--hsts", "--alt-svc", "--ssl-sessions") {
-		// A PKCS#11 URI names a key in a token; sha256//HASH a key's hash.
-		if !hasPrefixFold(v, "pkcs11:") && !strings.HasPrefix(v, "sha256//") {
-			files = append(files, v)
-		}
-	}
-	for _, v := range optValues(args, curlValued, "-w", "--write-out") {
-		if f, ok := strings.CutPrefix(v, "@"); ok {
-			files = append(files, f)
+		case "-b", "--cookie":
+			if !strings.Contains(v, "=") {
+				files = append(files, v)
+			}
+		case "--data-urlencode", "--url-query", "--variable":
+			// [NAME]@FILE; a '=' makes the rest the content itself
+			// (NAME=CONTENT), wherever an '@' is.
+			if !strings.Contains(v, "=") {
+				if _, f, ok := strings.Cut(v, "@"); ok {
+					files = append(files, f)
+				}
+			}
+		case "-F", "--form":
+			files = append(files, formFiles(v)...)
+		case "-E", "--cert", "--proxy-cert":
+			files = append(files, certFiles(v)...)
+		case "--key", "--proxy-key", "--cacert", "--capath", "--proxy-cacert", "--proxy-capath", "--crlfile",
+			"--proxy-crlfile", "--pinnedpubkey", "--proxy-pinnedpubkey", "--pubkey", "--knownhosts", "--random-file",
+			"--etag-compare", "--hsts", "--alt-svc", "--ssl-sessions":
+			// A PKCS#11 URI names a key in a token; sha256//HASH a key's hash.
+			if !hasPrefixFold(v, "pkcs11:") && !strings.HasPrefix(v, "sha256//") {
+				files = append(files, v)
+			}
 		}
 	}
 	for _, f := range files {

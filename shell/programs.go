@@ -1020,6 +1020,15 @@ func (a arg) is(name string) bool {
 	return a.opt != "" && a.opt == name
 }
 
+// name returns the option as a list names it: "-o" for the letter o of
+// a group.
+func (a arg) name() string {
+	if a.letter {
+		return "-" + a.opt
+	}
+	return a.opt
+}
+
 // takes reports whether an option takes a value.
 func (r *argReader) takes(a arg) bool {
 	return r.valuedHas(a) || r.namesTake && r.named(a)
