@@ -398,6 +398,16 @@ func (w *walker) redirects(st *Step, rs []*syntax.Redirect) {
 	}
 }
 
+// read records the files a step reads; "-" (the standard input) is no
+// file.
+func (w *walker) read(st *Step, paths ...string) {
+	for _, p := range paths {
+		if p != "" && p != "-" {
+			st.Reads = appendNew(st.Reads, w.abs(p))
+		}
+	}
+}
+
 // write records a file the step writes, unless it is a device that keeps
 // nothing.
 func (w *walker) write(st *Step, p string) {

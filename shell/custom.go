@@ -71,7 +71,7 @@ func searchDir(valued, recursive string) func(w *walker, st *Step, args []string
 			return
 		}
 		if len(rec) > 0 && hasOpt(args, valued, rec...) || len(rec) == 0 && w.in == nil {
-			st.Reads = appendNew(st.Reads, w.abs("."))
+			w.read(st, ".")
 		}
 	}
 }
@@ -92,11 +92,7 @@ func outputOption(valued string, names ...string) func(w *walker, st *Step, args
 // value; "-" is the standard input.
 func inputOption(valued string, names ...string) func(w *walker, st *Step, args []string) {
 	return func(w *walker, st *Step, args []string) {
-		for _, v := range optValues(args, valued, names...) {
-			if v != "" && v != "-" {
-				st.Reads = appendNew(st.Reads, w.abs(v))
-			}
-		}
+		w.read(st, optValues(args, valued, names...)...)
 	}
 }
 
@@ -190,11 +186,7 @@ func curlReads(w *walker, st *Step, args []string) {
 			}
 		}
 	}
-	for _, f := range files {
-		if f != "" && f != "-" {
-			st.Reads = appendNew(st.Reads, w.abs(f))
-		}
-	}
+	w.read(st, files...)
 }
 
 // certFiles returns the file of curl's --cert CERT[:PASSWORD]: CERT
@@ -373,7 +365,7 @@ func socatAddresses(w *walker, st *Step, args []string) {
 				f = socatParam(a.val)
 			}
 			if typ != "CREATE" && typ != "CREAT" && !hasOpt(args, socatValued, outOf[i]) {
-				st.Reads = appendNew(st.Reads, w.abs(f))
+				w.read(st, f)
 			}
 			if !hasOpt(args, socatValued, into[i]) {
 				w.write(st, f)
@@ -766,13 +758,6 @@ func sevenZip(w *walker, st *Step, args []string) {
 		return
 	}
 	cmd, ops := strings.ToLower(ops[0]), ops[1:]
-	read := func(fs ...string) {
-		for _, f := range fs {
-			if f != "" {
-				st.Reads = appendNew(st.Reads, w.abs(strings.TrimPrefix(f, "@")))
-			}
-		}
-	}
 	switch cmd {
 	case "a", "u":
 		var files []string
@@ -795,7 +780,9 @@ func sevenZip(w *walker, st *Step, args []string) {
 		if len(files) == 0 && !stdin {
 			files = []string{"."}
 		}
-		read(files...)
+		for _, f := range files {
+			w.read(st, strings.TrimPrefix(f, "@"))
+		}
 		switch {
 		case hasOpt(args, sevenZipValued, "-so"):
 			st.Effect = ReadOnly
@@ -812,12 +799,12 @@ func sevenZip(w *walker, st *Step, args []string) {
 		}
 	case "d", "rn":
 		if len(ops) > 0 {
-			read(ops[0])
+			w.read(st, ops[0])
 			w.write(st, ops[0])
 		}
 	case "x", "e":
 		if len(ops) > 0 {
-			read(ops[0])
+			w.read(st, ops[0])
 		}
 		if hasOpt(args, sevenZipValued, "-so") {
 			st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
@@ -827,11 +814,11 @@ func sevenZip(w *walker, st *Step, args []string) {
 		}
 	case "h":
 		st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
-		read(ops...)
+		w.read(st, ops...)
 	default:
 		st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
 		if len(ops) > 0 && cmd != "b" {
-			read(ops[0])
+			w.read(st, ops[0])
 		}
 	}
 }
@@ -843,7 +830,7 @@ func sevenZip(w *walker, st *Step, args []string) {
 // standard output (-p, -c) only read.
 func unzipArgs(w *walker, st *Step, args []string) {
 	if ops := splitOperands(args, unzipValued); len(ops) > 0 {
-		st.Reads = appendNew(st.Reads, w.abs(ops[0]))
+		w.read(st, ops[0])
 	}
 	if hasOpt(args, unzipValued, "-l", "-v", "-t", "-z", "-Z", "-p", "-c") {
 		st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
@@ -884,27 +871,20 @@ func zipArgs(w *walker, st *Step, args []string) {
 				!a.letter && !strings.HasPrefix(a.opt, "--") && strings.Contains(a.opt, "m") && isLetters(strings.Trim(a.opt[1:], "0123456789"))
 		}
 	}
-	read := func(fs ...string) {
-		for _, f := range fs {
-			if f != "" && f != "-" {
-				st.Reads = appendNew(st.Reads, w.abs(f))
-			}
-		}
-	}
 	switch {
 	case hasOpt(args, zipValued, "-sf", "--show-files"):
 		st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
-		read(archive)
+		w.read(st, archive)
 		return
 	case hasOpt(args, zipValued, "-d", "--delete"):
-		read(archive)
+		w.read(st, archive)
 		w.write(st, archive)
 		return
 	}
-	read(files...)
-	read(lists...)
+	w.read(st, files...)
+	w.read(st, lists...)
 	if out, ok := optValue(args, zipValued, "-O", "--output-file", "--out"); ok {
-		read(archive)
+		w.read(st, archive)
 		w.write(st, out)
 	} else if archive != "" && archive != "-" {
 		w.write(st, archive)
@@ -954,11 +934,7 @@ func gpgCommand(w *walker, st *Step, args []string) {
 	every := func(list string) bool { return len(cmds) > 0 && gpgCommands(cmds, list, true) }
 	ops := splitOperands(args, gpgValued)
 	if len(cmds) == 0 || given(gpgData) {
-		for _, o := range ops {
-			if o != "-" {
-				st.Reads = appendNew(st.Reads, w.abs(o))
-			}
-		}
+		w.read(st, ops...)
 	}
 	switch {
 	case given(gpgDeletes):
@@ -1035,30 +1011,25 @@ func opensslCommand(w *walker, st *Step, args []string) {
 	}
 	reads, writes := strings.Fields(opensslReads), strings.Fields(opensslWrites)
 	operands := slices.Contains(strings.Fields(opensslOperands), cmd)
-	read := func(f string) {
-		if f != "" && f != "-" {
-			st.Reads = appendNew(st.Reads, w.abs(f))
-		}
-	}
 	r := argReader{args: opts, valued: opensslValued}
 	for a, ok := r.next(); ok; a, ok = r.next() {
 		switch {
 		case a.opt == "" && cmd == "rehash":
 			w.write(st, a.val)
 		case a.opt == "" && operands:
-			read(a.val)
+			w.read(st, a.val)
 		case !a.hasVal:
 		case a.is("-passin") || a.is("-passout") || a.is("-pass"):
 			if f, ok := strings.CutPrefix(a.val, "file:"); ok {
-				read(f)
+				w.read(st, f)
 			}
 		case a.is("-rand"):
 			for _, f := range strings.Split(a.val, ":") {
-				read(f)
+				w.read(st, f)
 			}
 		case a.is("-newkey"):
 			if alg, f, ok := strings.Cut(a.val, ":"); ok && alg != "rsa" && alg != "rsa-pss" {
-				read(f)
+				w.read(st, f)
 			}
 		case a.is("-connect") || a.is("-proxy") || a.is("-url") || a.is("-host"):
 			st.Hosts = appendNew(st.Hosts, hostOf(a.val))
@@ -1066,7 +1037,7 @@ func opensslCommand(w *walker, st *Step, args []string) {
 		case slices.ContainsFunc(writes, a.is):
 			w.write(st, a.val)
 		case slices.ContainsFunc(reads, a.is):
-			read(a.val)
+			w.read(st, a.val)
 		}
 	}
 }
@@ -1074,11 +1045,7 @@ func opensslCommand(w *walker, st *Step, args []string) {
 // crontab: the file it installs is read ("-" the standard input); -l
 // (and cronie's -T, a check) only read.
 func crontab(w *walker, st *Step, args []string) {
-	for _, o := range splitOperands(args, "-u") {
-		if o != "-" {
-			st.Reads = appendNew(st.Reads, w.abs(o))
-		}
-	}
+	w.read(st, splitOperands(args, "-u")...)
 	if st.Effect != Destructive && hasOpt(args, "-u", "-l", "-T") {
 		st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
 	}
