@@ -186,8 +186,20 @@ func TestReads(t *testing.T) {
 		{cmd: "psql -Xf s.sql", reads: "/w/s.sql", effect: Write},
 		// -d is unzip's directory, gzip's decompression (a flag); rsync -P
 		// is a flag, scp -P a port.
-		{cmd: "gzip -d f.gz", reads: "/w/f.gz", effect: Write},
-		{cmd: "gzip -cd f.gz", reads: "/w/f.gz", effect: Write},
+		{cmd: "gzip -d f.gz", reads: "/w/f.gz", writes: "/w/f /w/f.gz", effect: Write},
+		{cmd: "gzip -cd f.gz", reads: "/w/f.gz", effect: ReadOnly},
+		// A compressor replaces the file it reads (written, being
+		// removed) with FILE.gz, or FILE for FILE.gz; -k keeps it, zstd
+		// keeps it unless --rm; -c writes the standard output.
+		{cmd: "gzip .env", reads: "/w/.env", writes: "/w/.env.gz /w/.env", effect: Write},
+		{cmd: "gzip -9k a b", reads: "/w/a /w/b", writes: "/w/a.gz /w/b.gz", effect: Write},
+		{cmd: "gunzip -S .z f.z", reads: "/w/f.z", writes: "/w/f /w/f.z", effect: Write},
+		{cmd: "xz -T0 big.tar", reads: "/w/big.tar", writes: "/w/big.tar.xz /w/big.tar", effect: Write},
+		{cmd: "bunzip2 f.bz2", reads: "/w/f.bz2", writes: "/w/f /w/f.bz2", effect: Write},
+		{cmd: "zstd -D dict f", reads: "/w/f /w/dict", writes: "/w/f.zst", effect: Write},
+		{cmd: "zstd --rm -o out.zst f", reads: "/w/f", writes: "/w/out.zst /w/f", effect: Write},
+		{cmd: "xzcat f.xz", reads: "/w/f.xz", effect: ReadOnly},
+		{cmd: "tar cf - . | gzip > a.tgz", reads: "/w", writes: "/w/a.tgz", effect: Write},
 		{cmd: "unzip -qd out a.zip", reads: "/w/a.zip", writes: "/w/out", effect: Write},
 		// unzip writes what it extracts into -d DIR, else the working
 		// directory; its other operands are members of the archive. A

@@ -1051,6 +1051,44 @@ func crontab(w *walker, st *Step, args []string) {
 	}
 }
 
+// compressor: a compressor replaces each file it names with what it
+// makes of it: FILE.EXT (ext, or -S SUFFIX) or, decompressing (-d, or
+// unpack: gunzip), FILE for FILE.EXT. The file it reads is written too,
+// being removed, as mv's sources are, unless -k (--keep) keeps it (keeps:
+// zstd does unless --rm). -o FILE (zstd) names the output. -c (--stdout),
+// -t (--test) and -l (--list) write nothing; "-", or no file, is the
+// standard input, made into the standard output.
+func compressor(valued, ext string, unpack, keeps bool) func(w *walker, st *Step, args []string) {
+	return func(w *walker, st *Step, args []string) {
+		st.Effect = ReadOnly // what it writes follows
+		if hasOpt(args, valued, "-c", "--stdout", "--to-stdout", "-t", "--test", "-l", "--list") {
+			return
+		}
+		suffix := ext
+		if s, ok := optValue(args, valued, "-S", "--suffix"); ok && s != "" {
+			suffix = s
+		}
+		out, named := optValue(args, valued, "-o")
+		decompress := unpack && !hasOpt(args, valued, "-z", "--compress") || hasOpt(args, valued, "-d", "--decompress", "--uncompress")
+		keep := keeps && !hasOpt(args, valued, "--rm") || hasOpt(args, valued, "-k", "--keep")
+		for _, f := range splitOperands(args, valued) {
+			switch {
+			case f == "-":
+				continue
+			case named:
+				w.write(st, out)
+			case !decompress:
+				w.write(st, f+suffix)
+			case strings.HasSuffix(f, suffix):
+				w.write(st, strings.TrimSuffix(f, suffix))
+			}
+			if !keep {
+				w.write(st, f)
+			}
+		}
+	}
+}
+
 // remoteHosts: scp and rsync operands host:path name a host, not a local
 // file; valued is the program's options taking a value (scp -P PORT is
 // rsync -P, a flag).

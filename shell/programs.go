@@ -144,7 +144,7 @@ func buildTable() map[string]*program {
 	// wrong the safe way, no file read is dropped.
 	reads := func(valued string) *program { return p(ReadOnly, SubtypeReadFile, opReads).valuedOpts(valued) }
 	set(reads(""), "cat", "more", "md5sum", "sha1sum", "sha256sum", "readlink", "rev", "wc")
-	set(reads("-S --suffix"), "zcat", "gzcat")
+	set(reads("-S --suffix"), "zcat", "gzcat", "xzcat", "bzcat", "zstdcat")
 	t["head"] = reads("-n -c --lines --bytes")
 	t["tail"] = reads("-n -c -s --lines --bytes --sleep-interval --pid")
 	// less -o LOG and -O LOG copy what it shows into LOG.
@@ -245,13 +245,29 @@ func buildTable() map[string]*program {
 	set(p(Write, SubtypeModifyFile, opNone).valuedOpts(tarValued).with(tarMode), "tar", "gtar", "bsdtar")
 	// Archivers and compressors, each with its options: -d is unzip's
 	// directory but gzip's, xz's and zstd's decompression, a flag
-	// (gzip -cd f.gz); 7z's switches are words (-oDIR, -pPASS).
-	archiver := func(valued string) *program { return p(Write, SubtypeModifyFile, opReads).valuedOpts(valued) }
+	// (gzip -cd f.gz); 7z's switches are words (-oDIR, -pPASS). unzip,
+	// zip and 7z write an archive or what they extract and read what
+	// they add (unzipArgs, zipArgs, sevenZip); a compressor replaces the
+	// files it reads with what it makes of them (compressor).
+	compress := func(valued, ext string, unpack, keeps bool) *program {
+		return p(Write, SubtypeModifyFile, opReads).valuedOpts(valued).with(compressor(valued, ext, unpack, keeps))
+	}
 	t["unzip"] = p(Write, SubtypeModifyFile, opNone).valuedOpts(unzipValued).with(unzipArgs)
 	t["zip"] = p(Write, SubtypeModifyFile, opNone).valuedOpts(zipValued).with(zipArgs, outputOption(zipValued, "-lf", "--logfile-path"))
-	set(archiver("-S --suffix"), "gzip", "gunzip")
-	set(archiver("-S --suffix -T --threads -M --memlimit -F --format -C --check"), "xz", "unxz")
-	set(archiver(""), "bzip2", "zstd")
+	t["gzip"] = compress("-S --suffix", ".gz", false, false)
+	t["gunzip"] = compress("-S --suffix", ".gz", true, false)
+	const xzValued = "-S --suffix -T --threads -M --memlimit -F --format -C --check"
+	t["xz"] = compress(xzValued, ".xz", false, false)
+	t["unxz"] = compress(xzValued, ".xz", true, false)
+	t["bzip2"] = compress("", ".bz2", false, false)
+	t["bunzip2"] = compress("", ".bz2", true, false)
+	// zstd keeps what it compresses unless --rm; -o FILE names its output,
+	// -D FILE is a dictionary, read.
+	const zstdValued = "-o -D -T -M -B --patch-from --output-dir-flat --output-dir-mirror --format --memory " +
+		"--threads --block-size --stream-size --size-hint"
+	t["zstd"] = p(Write, SubtypeModifyFile, opReads).valuedOpts(zstdValued).
+		with(compressor(zstdValued, ".zst", false, true), inputOption(zstdValued, "-D", "--patch-from"))
+	t["unzstd"] = compress(zstdValued, ".zst", true, true)
 	set(p(Write, SubtypeModifyFile, opNone).valuedOpts(sevenZipValued).with(sevenZip), "7z", "7za", "7zz", "7zr")
 	set(p(Write, SubtypeModifyFile, opNone), "patch", "git-apply", "systemctl", "service",
 		"kill", "pkill", "killall", "useradd", "usermod", "passwd", "ssh-keygen", "ln", "update-alternatives",
