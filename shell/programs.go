@@ -981,9 +981,9 @@ func splitOperands(args []string, valued string) []string {
 // that does not read its short options as getopt does: each option is a
 // word of its own, its value the next word or after '=' (-cols 16,
 // -cols=16), its first letter's value attached at most (xxd -ps, -c16),
-// or the list is for programs not known one by one (a
-// maker of file systems not in the table), where a group would take the
-// device for a value.
+// or the list is for programs not known one by one (a maker of file
+// systems not in the table), where a group would take the device for a
+// value.
 const wholeWords = "(whole-words) "
 
 // argReader reads a program's arguments as getopt_long does: a long
@@ -992,8 +992,8 @@ const wholeWords = "(whole-words) "
 // letters are flags up to one that takes a value, which takes the rest
 // of the group (-ofile, -sSo-) or, when none is left, the next word
 // (-fsSLo file). A word that is itself a listed option (-o, -cols) is
-// that option; with wholeWords, -cols=16 is too. "--" ends the options: every word after it is an
-// operand; "-" is an operand.
+// that option, and with wholeWords so is -cols=16. "--" ends the
+// options: every word after it is an operand; "-" is an operand.
 //
 // Which options take a value is the program's list (valued, the table's
 // form "-o --output"), with the options asked for (names) when
