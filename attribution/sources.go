@@ -269,8 +269,7 @@ func (b *sessionBuilder) matched(c *callState, callID string) {
 		b.matchedAt = map[*callState]int{}
 	}
 	var ids []string
-	x := c.rareState()
-	for _, r := range [...]*record{c.pre, c.post, x.failure, x.denied} {
+	for _, r := range [...]*record{c.pre, c.post, c.failure, c.denied} {
 		if r != nil && !evidence(r) && r.id != "" && r.p.Tool().ToolUseID == "" {
 			ids = append(ids, r.id)
 		}
