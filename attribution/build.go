@@ -63,12 +63,11 @@ type callState struct {
 	c     *ToolCall
 	agent *agentState
 	// opened is the call's first event: its start until a PreToolUse.
-	opened *record
-	first  *record
-	pre    *record
-	// post is the call's result: what a delegation call's readers read
-	// of its response (responseOf) is read from it, not kept again.
+	opened   *record
+	first    *record
+	pre      *record
 	post     *record
+	postResp json.RawMessage
 	durMS    *float64
 	failure  *record
 	failErr  string
@@ -426,7 +425,7 @@ func (b *sessionBuilder) add(r *record) {
 		c := b.call(r, &e.ToolCall, false)
 		c.from(r, false)
 		if c.post == nil || evidence(c.post) {
-			c.post, c.durMS = r, e.DurationMS
+			c.post, c.postResp, c.durMS = r, e.ToolResponse, e.DurationMS
 		}
 		if c.failure != nil && evidence(c.failure) && !outcomeBlind(r) {
 			// The hook says the call succeeded: the transcript's error
@@ -524,7 +523,7 @@ func (b *sessionBuilder) callEvidence(r *record) {
 			c.rolloutExit = &x
 		}
 		if c.post == nil {
-			c.post = r
+			c.post, c.postResp = r, e.ToolResponse
 		}
 		b.touch(c)
 	case *event.PostToolUseFailureInput:
@@ -1259,7 +1258,7 @@ func (b *sessionBuilder) resolveParents() {
 			continue
 		}
 		if c.spawned == nil {
-			id := spawnedAgentID(responseOf(c.post.p))
+			id := spawnedAgentID(c.postResp)
 			c.spawned = &id
 		}
 		id := *c.spawned
@@ -1526,19 +1525,10 @@ func (c *callState) launchedAsync() bool {
 		return false
 	}
 	if c.async == nil {
-		v := launchedAsync(responseOf(c.post.p))
+		v := launchedAsync(c.postResp)
 		c.async = &v
 	}
 	return *c.async
-}
-
-// responseOf returns a PostToolUse's tool_response, as its item keeps it
-// (keepsResponse); nil for any other event.
-func responseOf(p *event.Payload) json.RawMessage {
-	if e, ok := p.Event.(*event.PostToolUseInput); ok {
-		return e.ToolResponse
-	}
-	return nil
 }
 
 // resumeStats reads the figures a SessionStart reports about the context
