@@ -60,7 +60,13 @@ func claudeCorpus(t testing.TB) []event.Envelope {
 // events (derived_seq == last_seq), and returns the session list.
 func (s *testServer) settle(t *testing.T) []collector.SessionView {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	// A liveness bound, not a speed one: the test fails when the model
+	// stops making progress (a lost wake-up, a round stuck), not when it
+	// is slow (the race detector, a busy machine), so the deadline moves
+	// on whenever a session's derived_seq or the events applied do.
+	const stall = 30 * time.Second
+	deadline := time.Now().Add(stall)
+	var progress float64 = -1
 	for {
 		var page collector.SessionsResponse
 		code, body := s.do(t, http.MethodGet, "/v1/sessions?limit=1000", nil)
@@ -71,19 +77,25 @@ func (s *testServer) settle(t *testing.T) []collector.SessionView {
 			t.Fatal(err)
 		}
 		fresh := true
+		var derived int64
 		for _, v := range page.Sessions {
 			if v.DerivedSeq != v.LastSeq {
 				fresh = false
 			}
+			derived += v.DerivedSeq
 		}
 		// The rows are readable as soon as they are stored; the round
 		// that stored them has settled (its metrics counted) once no
 		// event is pending.
-		if fresh && s.scrape(t)["hookwatch_model_pending_events"] == 0 {
+		m := s.scrape(t)
+		if fresh && m["hookwatch_model_pending_events"] == 0 {
 			return page.Sessions
 		}
+		if p := float64(derived) + m["hookwatch_model_events_applied_total"]; p != progress {
+			progress, deadline = p, time.Now().Add(stall)
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("sessions not derived after 30 s: %s", body)
+			t.Fatalf("sessions not derived, and no progress for %v: %s", stall, body)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
