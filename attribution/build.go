@@ -122,7 +122,7 @@ func (c *callState) own() *ToolCall {
 // from notes that r reported the call's start (start) or its end, by
 // its source (Sources): a hook, or the client's file it was read from.
 func (c *callState) from(r *record, start bool) {
-	s, have := SourceOf(r.env.Kind), c.c.EndSources
+	s, have := SourceOf(r.common.Kind), c.c.EndSources
 	if start {
 		have = c.c.StartSources
 	}
@@ -271,8 +271,8 @@ func (b *sessionBuilder) agent(id string, r *record) *agentState {
 func (b *sessionBuilder) agentOf(r *record) *agentState {
 	p := r.p
 	ag := b.agent(p.AgentID, r)
-	if p.AgentID != "" && ag.sidecar == nil && r.env.Subagent != nil && r.env.Subagent.ToolUseID != "" {
-		m := *r.env.Subagent
+	if m := r.rareFields().Subagent; p.AgentID != "" && ag.sidecar == nil && m != nil && m.ToolUseID != "" {
+		m := *m
 		ag.sidecar, ag.sidecarFrom = &m, r
 	}
 	if p.AgentType.Set && !ag.typ.Set {
@@ -282,7 +282,7 @@ func (b *sessionBuilder) agentOf(r *record) *agentState {
 }
 
 func (b *sessionBuilder) add(r *record) {
-	switch r.env.Kind {
+	switch r.common.Kind {
 	case event.KindRollout:
 		b.addRollout(r)
 		return
@@ -301,7 +301,7 @@ func (b *sessionBuilder) add(r *record) {
 	s.Counts.Events++
 	ag.a.Events++
 	if ag.a.Traceparent == "" {
-		ag.a.Traceparent = r.env.Traceparent
+		ag.a.Traceparent = r.common.Traceparent
 	}
 	if main {
 		if p.PermissionMode != "" {
@@ -355,12 +355,12 @@ func (b *sessionBuilder) add(r *record) {
 		}
 
 	case *event.SubagentStartInput:
-		ag.a.StartSources |= SourceOf(r.env.Kind)
+		ag.a.StartSources |= SourceOf(r.common.Kind)
 		if ag.start == nil || evidence(ag.start) {
 			ag.start = r
 		}
 	case *event.SubagentStopInput:
-		ag.a.StopSources |= SourceOf(r.env.Kind)
+		ag.a.StopSources |= SourceOf(r.common.Kind)
 		if ag.stop != nil && evidence(ag.stop) {
 			// The transcript's reading of the stop gives way to the hook's.
 			ag.stopPath, ag.a.LastMessage = "", ""
@@ -456,7 +456,7 @@ func (b *sessionBuilder) add(r *record) {
 		s.Counts.PermissionRequests++
 		if c, by := b.matchPermission(p.AgentID, &e.ToolCall); c != nil {
 			c.permReq = r
-			c.own().PermissionRequest = &PermissionRequest{At: r.at(), MatchedBy: by, Decision: validRaw(r.env.Decision)}
+			c.own().PermissionRequest = &PermissionRequest{At: r.at(), MatchedBy: by, Decision: validRaw(r.rareFields().Decision)}
 			b.decide(c, r)
 			b.touch(c)
 		}
@@ -518,8 +518,8 @@ func (b *sessionBuilder) callEvidence(r *record) {
 	case *event.PostToolUseInput:
 		c := b.call(r, tc, false)
 		c.from(r, false)
-		if c.rolloutExit == nil && r.env.ExitCode != nil {
-			x := *r.env.ExitCode
+		if x := r.rareFields().ExitCode; c.rolloutExit == nil && x != nil {
+			x := *x
 			c.rolloutExit = &x
 		}
 		if c.post == nil {
@@ -552,8 +552,8 @@ func (b *sessionBuilder) callEvidence(r *record) {
 func (b *sessionBuilder) place(r *record) (ag *agentState, main bool) {
 	s, p := b.s, r.p
 	s.LastEventAt = lastOf(s.LastEventAt, r.at())
-	if s.Runtime == "" && r.env.Runtime != "" {
-		s.Runtime, b.runtimeFrom = r.env.Runtime, r
+	if s.Runtime == "" && r.common.Runtime != "" {
+		s.Runtime, b.runtimeFrom = r.common.Runtime, r
 	}
 	ag = b.agentOf(r)
 	ag.a.LastEventAt = lastOf(ag.a.LastEventAt, r.at())
@@ -598,11 +598,11 @@ func (b *sessionBuilder) prompt(r *record, e *event.UserPromptSubmitInput, main 
 // the call's outcome: Codex fires PostToolUse whether the call succeeded
 // or not (a command's exit 3 reads as a success there), so that a failure
 // its rollout records stands beside it.
-func outcomeBlind(r *record) bool { return r.env.Runtime == event.RuntimeCodex }
+func outcomeBlind(r *record) bool { return r.common.Runtime == event.RuntimeCodex }
 
 // evidence reports whether r was read from a client's own file
 // (event.IsEvidence).
-func evidence(r *record) bool { return event.IsEvidence(r.env.Kind) }
+func evidence(r *record) bool { return event.IsEvidence(r.common.Kind) }
 
 // newPrompt reports whether the main agent's prompt of this prompt id is
 // seen for the first time, remembering it: a prompt the hook and the
@@ -653,15 +653,15 @@ func (b *sessionBuilder) addTranscript(r *record) {
 		// session no hook saw (settle); the hooks' runs say the rest.
 		if main {
 			b.fileEnd, b.fileEndWhy = r, e.Reason
-			b.s.EndSources |= SourceOf(r.env.Kind)
+			b.s.EndSources |= SourceOf(r.common.Kind)
 		}
 	case *event.SubagentStartInput:
-		ag.a.StartSources |= SourceOf(r.env.Kind)
+		ag.a.StartSources |= SourceOf(r.common.Kind)
 		if ag.start == nil {
 			ag.start = r
 		}
 	case *event.SubagentStopInput:
-		ag.a.StopSources |= SourceOf(r.env.Kind)
+		ag.a.StopSources |= SourceOf(r.common.Kind)
 		if ag.stop == nil || evidence(ag.stop) {
 			ag.stop = r
 			ag.stopPath = cmp.Or(e.AgentTranscriptPath, ag.stopPath)
@@ -724,7 +724,7 @@ func (b *sessionBuilder) run(r *record) {
 func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callState {
 	id, synthetic := tc.ToolUseID, false
 	if id == "" {
-		if pre && r.env.Kind != event.KindRollout {
+		if pre && r.common.Kind != event.KindRollout {
 			if c := b.rolloutCall(r, tc); c != nil {
 				b.idless = append(b.idless, c) // for the hook's outcome
 				b.matched(c, c.c.ToolUseID)
@@ -743,14 +743,14 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 			}
 		}
 		synthetic = true
-		id = "nouse:" + r.env.ID
-		if r.env.ID == "" {
+		id = "nouse:" + r.id
+		if r.id == "" {
 			id = "nouse:#" + strconv.Itoa(r.seq)
 		}
 	}
 	if c, ok := b.calls[id]; ok {
-		if c.c.Traceparent == "" && r.env.Traceparent != "" {
-			c.own().Traceparent = r.env.Traceparent
+		if c.c.Traceparent == "" && r.common.Traceparent != "" {
+			c.own().Traceparent = r.common.Traceparent
 		}
 		return c
 	}
@@ -759,7 +759,7 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 		c: &ToolCall{
 			ToolUseID: id, SyntheticID: synthetic, SessionID: b.s.SessionID, ToolName: tc.ToolName,
 			StartedAt: r.at(), Input: callInput(tc.ToolInput), PromptID: r.p.PromptID,
-			Traceparent: r.env.Traceparent,
+			Traceparent: r.common.Traceparent,
 		},
 		agent: ag, opened: r, first: r, turnID: r.p.TurnID, cwd: r.p.CWD,
 	}
@@ -802,7 +802,7 @@ func (b *sessionBuilder) claimIdless(r *record, tc *event.ToolCall) {
 // to join.
 func (b *sessionBuilder) rolloutCall(r *record, tc *event.ToolCall) *callState {
 	for _, c := range b.callSeq {
-		if c.pre != nil && c.pre.env.Kind == event.KindRollout && !c.c.SyntheticID && sameCallKeys(c, r, tc) {
+		if c.pre != nil && c.pre.common.Kind == event.KindRollout && !c.c.SyntheticID && sameCallKeys(c, r, tc) {
 			return c
 		}
 	}
@@ -811,7 +811,7 @@ func (b *sessionBuilder) rolloutCall(r *record, tc *event.ToolCall) *callState {
 
 // decide records the policy decision an event of the call carried.
 func (b *sessionBuilder) decide(c *callState, r *record) {
-	d := validRaw(r.env.Decision)
+	d := validRaw(r.rareFields().Decision)
 	if d == nil {
 		return
 	}
@@ -1107,8 +1107,8 @@ func (b *sessionBuilder) finishCall(c *callState) {
 	tc.Status, tc.EndedAt, tc.DurationMS, tc.Error, tc.Decision, tc.ExitCode = "", nil, nil, "", nil, nil
 	tc.Files = patchFiles(tc)
 	tc.FileStates = nil
-	if c.post != nil && len(c.post.env.Files) > 0 {
-		tc.FileStates = slices.Clone(c.post.env.Files)
+	if c.post != nil && len(c.post.rareFields().Files) > 0 {
+		tc.FileStates = slices.Clone(c.post.rareFields().Files)
 	}
 	tc.movedFrom = nil
 	if c.pre != nil {
@@ -1130,7 +1130,7 @@ func (b *sessionBuilder) finishCall(c *callState) {
 		}
 	case c.post != nil:
 		tc.Status, end = StatusOK, c.post
-		if x := cmp.Or(c.post.env.ExitCode, c.rolloutExit); x != nil {
+		if x := cmp.Or(c.post.rareFields().ExitCode, c.rolloutExit); x != nil {
 			code := *x
 			tc.ExitCode = &code
 			if code != 0 {

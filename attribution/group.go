@@ -46,7 +46,8 @@ type Group struct {
 	order    []string // sessions by first record
 	raw      map[string]*rawSession
 	preOnly  map[*rawSession]bool
-	strs     strs // the strings the payloads and records kept repeat
+	strs     strs    // the strings the payloads and records kept repeat
+	commons  commons // the envelopes' fields their clients repeat
 
 	touched map[string]bool // sessions changed since Changes
 	redone  map[string]bool // sessions to report whole at the next Changes
@@ -77,7 +78,7 @@ type rawSession struct {
 // NewGroup returns an empty Group.
 func NewGroup() *Group {
 	g := &Group{byID: newIDIndex(), anon: map[string]*item{}, touched: map[string]bool{}, redone: map[string]bool{},
-		prior: map[string]*sessionBuilder{}, strs: strs{}}
+		prior: map[string]*sessionBuilder{}, strs: strs{}, commons: commons{}}
 	g.clear()
 	return g
 }
@@ -141,15 +142,14 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 		if i < len(payloads) {
 			p = payloads[i]
 		}
-		it := newItem(&envs[i], p, g.strs)
-		e := it.env
-		if e.ID == "" {
+		it := newItem(&envs[i], p, g.strs, g.commons)
+		if it.id == "" {
 			k := contentKey(it)
 			if _, ok := g.anon[k]; ok {
 				continue
 			}
 			g.anon[k] = it
-		} else if cur, h := g.byID.get(e.ID); cur != nil {
+		} else if cur, h := g.byID.get(it.id); cur != nil {
 			if compareItems(it, cur) >= 0 {
 				continue
 			}
@@ -754,21 +754,21 @@ func mapsEqual[K, V comparable](a, b map[K]V) bool {
 // contentKey identifies an envelope without an id by everything
 // compareItems compares.
 func contentKey(it *item) string {
-	e := it.env
+	common, rare := it.common, it.rareFields()
 	var b strings.Builder
-	b.WriteString(strconv.FormatInt(e.ReceivedAt.UnixNano(), 10))
+	b.WriteString(strconv.FormatInt(it.received.UnixNano(), 10))
 	b.WriteByte(0)
 	b.WriteString(strconv.FormatUint(it.sum, 16))
-	for _, s := range []string{string(e.Decision), e.Runtime, e.Kind, e.Host, e.User, e.HookwatchVersion, e.ForkOf, e.Traceparent} {
+	for _, s := range []string{string(rare.Decision), common.Runtime, common.Kind, common.Host, common.User, common.HookwatchVersion, rare.ForkOf, common.Traceparent} {
 		b.WriteByte(0)
 		b.WriteString(strconv.Itoa(len(s)))
 		b.WriteByte(':')
 		b.WriteString(s)
 	}
-	for _, f := range e.Files {
+	for _, f := range rare.Files {
 		b.WriteString("\x00file:" + strconv.Quote(f.Path) + strconv.FormatInt(f.MtimeNS, 10) + ":" + strconv.FormatInt(f.Size, 10) + strconv.Quote(f.Hash))
 	}
-	if m := e.Subagent; m != nil {
+	if m := rare.Subagent; m != nil {
 		b.WriteString("\x00meta:" + strconv.Quote(m.ToolUseID) + strconv.Quote(m.AgentType) + strconv.Quote(m.Description) + strconv.Itoa(m.SpawnDepth))
 	}
 	return b.String()

@@ -25,7 +25,7 @@ func newIDIndex() idIndex {
 func (x *idIndex) get(id string) (*item, uint64) {
 	h := idHash(x.seed, id)
 	it := x.byHash[h]
-	if it == nil || it.env.ID == id {
+	if it == nil || it.id == id {
 		return it, h
 	}
 	return x.more[id], h
@@ -33,12 +33,12 @@ func (x *idIndex) get(id string) (*item, uint64) {
 
 // put makes it the item of its envelope's id, whose hash is h.
 func (x *idIndex) put(h uint64, it *item) {
-	if cur := x.byHash[h]; cur == nil || cur.env.ID == it.env.ID {
+	if cur := x.byHash[h]; cur == nil || cur.id == it.id {
 		x.byHash[h] = it
 		return
 	}
 	if x.more == nil {
 		x.more = map[string]*item{}
 	}
-	x.more[it.env.ID] = it
+	x.more[it.id] = it
 }

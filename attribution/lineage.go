@@ -52,7 +52,7 @@ func forkOf(s *linkSession, ix *linkIndex) string {
 		if r.name != event.SessionStart && r.name != event.SessionEnd {
 			continue
 		}
-		if parent = r.env.ForkOf; parent != "" {
+		if parent = r.rareFields().ForkOf; parent != "" {
 			break
 		}
 	}

@@ -15,8 +15,8 @@ import (
 
 // record is one decoded envelope in the derivation order.
 type record struct {
-	// item is the item the record was made of, whose envelope (env) and
-	// typed payload (p) the record reads.
+	// item is the item the record was made of, whose envelope's fields
+	// and typed payload (p) the record reads.
 	*item
 	name string // event name
 	seq  int    // position in the sorted, deduplicated input
@@ -30,7 +30,7 @@ type record struct {
 // at is when the record's envelope was received, in UTC (as its item
 // keeps it): a method rather than a copy, as a group keeps a record for
 // every envelope.
-func (r *record) at() time.Time { return r.env.ReceivedAt }
+func (r *record) at() time.Time { return r.received }
 
 // compareItems is a total order on envelope content: received_at, id,
 // the payload (by its hash: an item does not keep the payload's bytes),
@@ -38,17 +38,18 @@ func (r *record) at() time.Time { return r.env.ReceivedAt }
 // equal only when their payloads' hashes collide, and the choice among
 // same-id duplicates does not depend on input order.
 func compareItems(x, y *item) int {
-	a, b := x.env, y.env
-	if c := a.ReceivedAt.Compare(b.ReceivedAt); c != 0 {
+	if c := x.received.Compare(y.received); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(a.ID, b.ID); c != 0 {
+	if c := cmp.Compare(x.id, y.id); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(x.sum, y.sum); c != 0 {
 		return c
 	}
-	if c := bytes.Compare(a.Decision, b.Decision); c != 0 {
+	a, b := x.common, y.common
+	ra, rb := x.rareFields(), y.rareFields()
+	if c := bytes.Compare(ra.Decision, rb.Decision); c != 0 {
 		return c
 	}
 	for _, c := range [...]int{
@@ -57,17 +58,17 @@ func compareItems(x, y *item) int {
 		strings.Compare(a.Host, b.Host),
 		strings.Compare(a.User, b.User),
 		strings.Compare(a.HookwatchVersion, b.HookwatchVersion),
-		strings.Compare(a.ForkOf, b.ForkOf),
+		strings.Compare(ra.ForkOf, rb.ForkOf),
 		strings.Compare(a.Traceparent, b.Traceparent),
 	} {
 		if c != 0 {
 			return c
 		}
 	}
-	if c := slices.CompareFunc(a.Files, b.Files, compareFileState); c != 0 {
+	if c := slices.CompareFunc(ra.Files, rb.Files, compareFileState); c != 0 {
 		return c
 	}
-	return compareMeta(a.Subagent, b.Subagent)
+	return compareMeta(ra.Subagent, rb.Subagent)
 }
 
 func compareFileState(a, b event.FileState) int {
@@ -100,21 +101,62 @@ func compareMeta(a, b *event.SubagentMeta) int {
 // (sum), not the payload's bytes, which the store keeps. A Group keeps an
 // item for every envelope applied, and a payload holds what the views do
 // not need (its keys, the output of tools that spawn nothing).
+//
+// Of its envelope, an item keeps in itself only what changes with every
+// envelope (the id, the time received); the fields a client repeats from
+// one envelope to the next it shares with the group's other items
+// (common), and those almost every envelope leaves empty it keeps apart
+// (rare), when it has any. The model's cost per event is partly the memory
+// it keeps for the event (each new page a fault, each object one more that
+// every collection marks): so kept, an item fits the 160-byte size class,
+// where one holding its whole envelope took 352 bytes (TestItemSize).
 type item struct {
-	env *event.Envelope
-	p   *event.Payload
-	sum uint64 // the payload's hash (payloadSeed)
+	id       string    // the envelope's id
+	received time.Time // when the envelope was received, in UTC (record.at)
+	common   *envCommon
+	rare     *envRare // nil when the envelope sets none of them: read rareFields
+	p        *event.Payload
+	sum      uint64 // the payload's hash (payloadSeed)
 	// size is what the item keeps of the payload's bytes (Group.Bytes):
 	// a tool event's, those ownTool copied (its envelope's id among
 	// them); any other's, the payload's length, which bounds the strings
 	// its views hold.
 	size    int
 	applied bool // a Group derived from it
-	// own is the envelope env points at, without its payload, and rec the
-	// record newRecord made of the item last: one object per envelope kept
-	// rather than three.
-	own event.Envelope
+	// rec is the record newRecord made of the item last: one object per
+	// envelope kept rather than two.
 	rec record
+}
+
+// envCommon is the fields of an envelope that its client repeats from one
+// envelope to the next (the trace context, from one event of a call or
+// turn to the next): a group keeps one copy of each set (commons), which
+// its items share.
+type envCommon struct {
+	Runtime, Kind, Host, User, HookwatchVersion, Traceparent string
+}
+
+// envRare is the fields of an envelope that almost every envelope leaves
+// empty (a sidecar, a fork's parent, a rollout's exit code, a file tool's
+// file states, a policy decision): an item points to its own only when
+// one is set, and holds no room for them otherwise.
+type envRare struct {
+	Subagent *event.SubagentMeta
+	ForkOf   string
+	ExitCode *int
+	Files    []event.FileState
+	Decision json.RawMessage
+}
+
+// noRare is the rare fields of an item that has none; nothing changes it.
+var noRare envRare
+
+// rareFields returns the item's rare fields, all empty when it has none.
+func (it *item) rareFields() *envRare {
+	if it.rare == nil {
+		return &noRare
+	}
+	return it.rare
 }
 
 // payloadSeed seeds the payloads' hashes: a process's own, so that the
@@ -126,18 +168,24 @@ var payloadSeed = maphash.MakeSeed()
 
 // newItem makes the item of e: its payload decoded, or p when not nil (a
 // payload decoded already, which the item takes, as Group.ApplyDecoded
-// does); the strings it keeps are in's copies.
-func newItem(e *event.Envelope, p *event.Payload, in strs) *item {
-	it := &item{own: *e, sum: maphash.Bytes(payloadSeed, e.Payload), size: len(e.Payload)}
-	it.env = &it.own
-	// In UTC once, for every time derived from it (record.at).
-	it.own.ReceivedAt = it.own.ReceivedAt.UTC()
-	it.own.Payload = nil
+// does); the strings it keeps are in's copies, and its common fields cs's.
+func newItem(e *event.Envelope, p *event.Payload, in strs, cs commons) *item {
+	it := &item{
+		id: e.ID,
+		// In UTC once, for every time derived from it (record.at).
+		received: e.ReceivedAt.UTC(),
+		common:   cs.of(envCommon{e.Runtime, e.Kind, e.Host, e.User, e.HookwatchVersion, e.Traceparent}),
+		sum:      maphash.Bytes(payloadSeed, e.Payload),
+		size:     len(e.Payload),
+	}
+	if e.Subagent != nil || e.ForkOf != "" || e.ExitCode != nil || e.Files != nil || e.Decision != nil {
+		it.rare = &envRare{Subagent: e.Subagent, ForkOf: e.ForkOf, ExitCode: e.ExitCode, Files: e.Files, Decision: e.Decision}
+	}
 	if p == nil {
 		p, _ = event.Decode(e.Payload) // nil when not an object: not attributable
 	}
 	if it.p = kept(p, in); it.p != nil {
-		if n, ok := ownTool(it.p, &it.own.ID, in); ok {
+		if n, ok := ownTool(it.p, &it.id, in); ok {
 			it.size = n
 		}
 	}
@@ -196,6 +244,27 @@ func (in strs) of(s string) string {
 	return s
 }
 
+// commons holds one copy of each envCommon of a group's envelopes, as
+// strs does of strings: most envelopes of a group share one or a few.
+type commons map[envCommon]*envCommon
+
+// of returns the table's copy of c, which a copy of c becomes when the
+// table has none. Past maxStrs sets a copy of c is returned and not kept:
+// the table stays bounded when sets never repeat (a trace context of its
+// own for every event), and each set past it costs what it would
+// unshared.
+func (cs commons) of(c envCommon) *envCommon {
+	if t, ok := cs[c]; ok {
+		return t
+	}
+	t := new(envCommon) // not &c, which would move c to the heap on every call
+	*t = c
+	if len(cs) < maxStrs {
+		cs[c] = t
+	}
+	return t
+}
+
 // canonicalOrder deduplicates items by envelope id (keeping, among same-id
 // envelopes, the least by compareItems; envelopes without an id are
 // deduplicated only when wholly identical) and sorts them by received_at,
@@ -204,12 +273,12 @@ func canonicalOrder(items []*item) []*item {
 	byID := make(map[string]*item, len(items))
 	out := make([]*item, 0, len(items))
 	for _, it := range items {
-		if it.env.ID == "" {
+		if it.id == "" {
 			out = append(out, it)
 			continue
 		}
-		if cur, ok := byID[it.env.ID]; !ok || compareItems(it, cur) < 0 {
-			byID[it.env.ID] = it
+		if cur, ok := byID[it.id]; !ok || compareItems(it, cur) < 0 {
+			byID[it.id] = it
 		}
 	}
 	for _, it := range byID {
@@ -245,10 +314,9 @@ func newRecord(it *item, seq int, in strs) *record {
 	}
 	// The item's record, made again when the group is derived again: by
 	// then nothing holds the one it replaces.
-	e := it.env
 	it.rec = record{
 		item: it, name: p.Name(), seq: seq, session: p.SessionID,
-		group: in.groupKey(e.Host, e.User, p.TranscriptPath, p.CWD),
+		group: in.groupKey(it.common.Host, it.common.User, p.TranscriptPath, p.CWD),
 	}
 	return &it.rec
 }

@@ -200,7 +200,7 @@ func (b *sessionBuilder) promptFrom(r *record) {
 		b.promptSrc = map[string]Sources{}
 	}
 	was := b.promptSrc[id]
-	is := was | SourceOf(r.env.Kind)
+	is := was | SourceOf(r.common.Kind)
 	if is == was {
 		return
 	}
@@ -251,9 +251,9 @@ func (s *Session) CallOf(eventID, toolUseID string) string {
 // of c's: once c is matched, its envelope id is among its MatchedCall's.
 // Before, matched finds it on c.
 func (b *sessionBuilder) idlessFrom(c *callState, r *record) {
-	if i, ok := b.matchedAt[c]; ok && r.env.ID != "" {
+	if i, ok := b.matchedAt[c]; ok && r.id != "" {
 		m := &b.s.MatchedCalls[i]
-		m.EventIDs = append(m.EventIDs, r.env.ID)
+		m.EventIDs = append(m.EventIDs, r.id)
 	}
 }
 
@@ -270,8 +270,8 @@ func (b *sessionBuilder) matched(c *callState, callID string) {
 	}
 	var ids []string
 	for _, r := range [...]*record{c.pre, c.post, c.failure, c.denied} {
-		if r != nil && !evidence(r) && r.env.ID != "" && r.p.Tool().ToolUseID == "" {
-			ids = append(ids, r.env.ID)
+		if r != nil && !evidence(r) && r.id != "" && r.p.Tool().ToolUseID == "" {
+			ids = append(ids, r.id)
 		}
 	}
 	b.matchedAt[c] = len(b.s.MatchedCalls)

@@ -124,7 +124,7 @@ func responseKey(r *record, u *event.TranscriptUsageInput) string {
 	if u.MessageID != "" {
 		return u.MessageID
 	}
-	return "uuid:" + cmp.Or(u.UUID, r.env.ID)
+	return "uuid:" + cmp.Or(u.UUID, r.id)
 }
 
 // usage takes one record of an API response. Records of one response
@@ -182,13 +182,13 @@ func (b *sessionBuilder) commutesLate(r *record) bool {
 	// value came from.
 	same := func(held, given string) bool { return held == "" || given == "" || held == given }
 	kept := func(held, given string, from *record) bool { return same(held, given) || before(from, r) }
-	if m := r.env.Subagent; p.AgentID != "" && m != nil && m.ToolUseID != "" && ag.sidecar != nil && *ag.sidecar != *m && !before(ag.sidecarFrom, r) {
+	if m := r.rareFields().Subagent; p.AgentID != "" && m != nil && m.ToolUseID != "" && ag.sidecar != nil && *ag.sidecar != *m && !before(ag.sidecarFrom, r) {
 		return false
 	}
 	if p.AgentType.Set && ag.typ.Set && ag.typ != p.AgentType && !before(ag.typFrom, r) {
 		return false
 	}
-	if !kept(s.Runtime, r.env.Runtime, b.runtimeFrom) {
+	if !kept(s.Runtime, r.common.Runtime, b.runtimeFrom) {
 		return false
 	}
 	if p.AgentID == "" && (!kept(s.CWD, p.CWD, b.cwdFrom) || !kept(s.TranscriptPath, p.TranscriptPath, b.pathFrom)) {

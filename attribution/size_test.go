@@ -1,0 +1,19 @@
+package attribution
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestItemSize holds an item in the 160-byte size class: a group keeps an
+// item for every envelope applied, so each byte past the class costs a
+// whole next class (176) per event, in memory, page faults and marking
+// (collector's BenchmarkModelHeap).
+func TestItemSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are of 64-bit platforms")
+	}
+	if n := unsafe.Sizeof(item{}); n > 160 {
+		t.Errorf("item is %d bytes, past the 160-byte size class", n)
+	}
+}
