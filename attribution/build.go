@@ -63,11 +63,12 @@ type callState struct {
 	c     *ToolCall
 	agent *agentState
 	// opened is the call's first event: its start until a PreToolUse.
-	opened   *record
-	first    *record
-	pre      *record
+	opened *record
+	first  *record
+	pre    *record
+	// post is the call's result: what a delegation call's readers read
+	// of its response (responseOf) is read from it, not kept again.
 	post     *record
-	postResp json.RawMessage
 	durMS    *float64
 	failure  *record
 	failErr  string
@@ -425,7 +426,7 @@ func (b *sessionBuilder) add(r *record) {
 		c := b.call(r, &e.ToolCall, false)
 		c.from(r, false)
 		if c.post == nil || evidence(c.post) {
-			c.post, c.postResp, c.durMS = r, e.ToolResponse, e.DurationMS
+			c.post, c.durMS = r, e.DurationMS
 		}
 		if c.failure != nil && evidence(c.failure) && !outcomeBlind(r) {
 			// The hook says the call succeeded: the transcript's error
@@ -523,7 +524,7 @@ func (b *sessionBuilder) callEvidence(r *record) {
 			c.rolloutExit = &x
 		}
 		if c.post == nil {
-			c.post, c.postResp = r, e.ToolResponse
+			c.post = r
 		}
 		b.touch(c)
 	case *event.PostToolUseFailureInput:
@@ -1258,7 +1259,7 @@ func (b *sessionBuilder) resolveParents() {
 			continue
 		}
 		if c.spawned == nil {
-			id := spawnedAgentID(c.postResp)
+			id := spawnedAgentID(responseOf(c.post.p))
 			c.spawned = &id
 		}
 		id := *c.spawned
@@ -1525,10 +1526,19 @@ func (c *callState) launchedAsync() bool {
 		return false
 	}
 	if c.async == nil {
-		v := launchedAsync(c.postResp)
+		v := launchedAsync(responseOf(c.post.p))
 		c.async = &v
 	}
 	return *c.async
+}
+
+// responseOf returns a PostToolUse's tool_response, as its item keeps it
+// (keepsResponse); nil for any other event.
+func responseOf(p *event.Payload) json.RawMessage {
+	if e, ok := p.Event.(*event.PostToolUseInput); ok {
+		return e.ToolResponse
+	}
+	return nil
 }
 
 // resumeStats reads the figures a SessionStart reports about the context

@@ -2,7 +2,6 @@ package attribution
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -499,13 +498,6 @@ func TestGroupApplyDecoded(t *testing.T) {
 }
 
 // responseOf is a PostToolUse's tool_response, nil for any other event.
-func responseOf(p *event.Payload) json.RawMessage {
-	if e, ok := p.Event.(*event.PostToolUseInput); ok {
-		return e.ToolResponse
-	}
-	return nil
-}
-
 // within reports whether v's bytes lie in data's.
 func within(v, data []byte) bool {
 	if len(v) == 0 || len(data) == 0 {
