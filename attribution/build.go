@@ -56,9 +56,14 @@ type agentState struct {
 	usage tally
 }
 
-// callState is a tool call while its session is being derived. Its
-// flags are kept together, after the pointers and strings, so that they
-// share one word rather than pad four.
+// callState is a tool call while its session is being derived. The state
+// only some calls need (callRare) is apart, made on first need: a group
+// keeps a callState for every call, and that of an ordinary call, which
+// succeeded, fits the 160-byte size class rather than the 320-byte one
+// (TestCallStateSize). A batch's summary and a rollout's exit code, which
+// whole sessions give every call (a client that fires PostToolBatch, a
+// Codex rollout read), stay here. Its flags are kept together, after the
+// pointers and strings, so that they share one word rather than pad four.
 type callState struct {
 	c     *ToolCall
 	agent *agentState
@@ -70,32 +75,17 @@ type callState struct {
 	// of its response (responseOf) is read from it, not kept again.
 	post     *record
 	durMS    *float64
-	failure  *record
-	failErr  string
-	denied   *record // PermissionDenied
-	deny     *record // event carrying an enforced policy deny
-	denyWhy  string
-	denyRaw  json.RawMessage
 	batch    *record
 	batchRes json.RawMessage
-	intr     *record // Codex Interrupt of the call's turn
-	permReq  *record
 	turnID   string
-	canon    *string
 	counted  string // the status the call is counted under ("" before)
-	// Read once: the agent a delegation call's response names, and what
-	// its input asks for (reset when the input changes).
-	spawned *string
-	asked   *delegation
-	async   *bool // read once: the response says async_launched
-
 	// rolloutExit is the exit code a Codex rollout recorded for the
 	// call's command, for when the hook's PostToolUse has none.
 	rolloutExit *int
 	// cwd is the directory the call ran in.
-	cwd string
+	cwd  string
+	rare *callRare // nil until needed: read rareState, change ownRare
 
-	isIntr   bool // the failure is an interrupt
 	spawner  bool // in sessionBuilder.spawners
 	named    bool // in sessionBuilder.named
 	dirty    bool // in sessionBuilder.dirty
@@ -105,6 +95,57 @@ type callState struct {
 	shared bool
 	// classified: ToolCall.Meta is of the current input.
 	classified bool
+}
+
+// callRare is the state of a call that few calls need: the events that
+// ended it otherwise than with a result or a batch's summary, a
+// permission request, and what was read once of its input and response.
+type callRare struct {
+	failure *record
+	failErr string
+	denied  *record // PermissionDenied
+	deny    *record // event carrying an enforced policy deny
+	denyWhy string
+	denyRaw json.RawMessage
+	intr    *record // Codex Interrupt of the call's turn
+	permReq *record
+	// Read once, and forgotten when the input changes (forgetInput): the
+	// canonical input a permission request is matched against, and what a
+	// delegation call's input asks for.
+	canon *string
+	asked *delegation
+	// Read once of a delegation call's response: the agent it names, and
+	// whether it says async_launched.
+	spawned *string
+	async   *bool
+	isIntr  bool // the failure is an interrupt
+}
+
+// noCallRare is the rare state of a call that has none; nothing changes it.
+var noCallRare callRare
+
+// rareState returns the call's rare state to read, all empty when it has
+// none.
+func (c *callState) rareState() *callRare {
+	if c.rare == nil {
+		return &noCallRare
+	}
+	return c.rare
+}
+
+// ownRare returns the call's rare state to change, made on first need.
+func (c *callState) ownRare() *callRare {
+	if c.rare == nil {
+		c.rare = &callRare{}
+	}
+	return c.rare
+}
+
+// forgetInput forgets what was read of the call's input, which changed.
+func (c *callState) forgetInput() {
+	if c.rare != nil {
+		c.rare.canon, c.rare.asked = nil, nil
+	}
 }
 
 // own returns the call's ToolCall to change: a copy of it when the
@@ -138,15 +179,17 @@ func (c *callState) from(r *record, start bool) {
 
 // done reports whether the call has an outcome.
 func (c *callState) done() bool {
-	return c.post != nil || c.failure != nil || c.denied != nil || c.deny != nil || c.intr != nil || c.batch != nil
+	x := c.rareState()
+	return c.post != nil || x.failure != nil || x.denied != nil || x.deny != nil || x.intr != nil || c.batch != nil
 }
 
 func (c *callState) canonInput() string {
-	if c.canon == nil {
+	x := c.ownRare()
+	if x.canon == nil {
 		s := canonicalJSON(c.c.Input)
-		c.canon = &s
+		x.canon = &s
 	}
-	return *c.canon
+	return *x.canon
 }
 
 // sessionBuilder derives one session from its records, applied in
@@ -418,7 +461,8 @@ func (b *sessionBuilder) add(r *record) {
 			c.agent, c.first = ag, r
 			tc := c.own()
 			tc.ToolName, tc.Input, c.turnID = e.ToolName, callInput(e.ToolInput), p.TurnID
-			c.canon, c.asked, c.classified, c.cwd = nil, nil, false, p.CWD
+			c.classified, c.cwd = false, p.CWD
+			c.forgetInput()
 		}
 		b.decide(c, r)
 		b.touch(c)
@@ -428,27 +472,28 @@ func (b *sessionBuilder) add(r *record) {
 		if c.post == nil || evidence(c.post) {
 			c.post, c.durMS = r, e.DurationMS
 		}
-		if c.failure != nil && evidence(c.failure) && !outcomeBlind(r) {
+		if x := c.rare; x != nil && x.failure != nil && evidence(x.failure) && !outcomeBlind(r) {
 			// The hook says the call succeeded: the transcript's error
 			// result gives way.
-			c.failure, c.failErr, c.isIntr = nil, "", false
+			x.failure, x.failErr, x.isIntr = nil, "", false
 		}
 		b.decide(c, r)
 		b.touch(c)
 	case *event.PostToolUseFailureInput:
 		c := b.call(r, &e.ToolCall, false)
 		c.from(r, false)
-		if c.failure == nil || evidence(c.failure) {
-			c.failure, c.durMS, c.failErr = r, e.DurationMS, e.Error
-			c.isIntr = e.IsInterrupt != nil && *e.IsInterrupt
+		if f := c.rareState().failure; f == nil || evidence(f) {
+			x := c.ownRare()
+			x.failure, c.durMS, x.failErr = r, e.DurationMS, e.Error
+			x.isIntr = e.IsInterrupt != nil && *e.IsInterrupt
 		}
 		b.decide(c, r)
 		b.touch(c)
 	case *event.PermissionDeniedInput:
 		c := b.call(r, &e.ToolCall, false)
 		c.from(r, false)
-		if c.denied == nil {
-			c.denied = r
+		if c.rareState().denied == nil {
+			c.ownRare().denied = r
 			c.own().PermissionDenied = &PermissionDenied{At: r.at(), Reason: e.Reason}
 		}
 		b.decide(c, r)
@@ -456,7 +501,7 @@ func (b *sessionBuilder) add(r *record) {
 	case *event.PermissionRequestInput:
 		s.Counts.PermissionRequests++
 		if c, by := b.matchPermission(p.AgentID, &e.ToolCall); c != nil {
-			c.permReq = r
+			c.ownRare().permReq = r
 			c.own().PermissionRequest = &PermissionRequest{At: r.at(), MatchedBy: by, Decision: validRaw(r.rareFields().Decision)}
 			b.decide(c, r)
 			b.touch(c)
@@ -477,7 +522,7 @@ func (b *sessionBuilder) add(r *record) {
 		// Codex: the turn stopped; its running tools never report back.
 		for _, c := range b.callSeq {
 			if c.pre != nil && !c.done() && c.agent == ag && (p.TurnID == "" || c.turnID == p.TurnID) {
-				c.intr = r
+				c.ownRare().intr = r
 				b.touch(c)
 			}
 		}
@@ -513,7 +558,8 @@ func (b *sessionBuilder) callEvidence(r *record) {
 			c.pre = r
 			tc := c.own()
 			tc.ToolName, tc.Input, c.turnID = e.ToolName, callInput(e.ToolInput), r.p.TurnID
-			c.canon, c.asked, c.classified, c.cwd = nil, nil, false, cmp.Or(r.p.CWD, c.cwd)
+			c.classified, c.cwd = false, cmp.Or(r.p.CWD, c.cwd)
+			c.forgetInput()
 		}
 		b.touch(c)
 	case *event.PostToolUseInput:
@@ -530,16 +576,17 @@ func (b *sessionBuilder) callEvidence(r *record) {
 	case *event.PostToolUseFailureInput:
 		c := b.call(r, tc, false)
 		c.from(r, false)
-		if c.failure == nil && (c.post == nil || evidence(c.post) || outcomeBlind(c.post)) {
-			c.failure, c.failErr = r, e.Error
-			c.isIntr = e.IsInterrupt != nil && *e.IsInterrupt
+		if c.rareState().failure == nil && (c.post == nil || evidence(c.post) || outcomeBlind(c.post)) {
+			x := c.ownRare()
+			x.failure, x.failErr = r, e.Error
+			x.isIntr = e.IsInterrupt != nil && *e.IsInterrupt
 		}
 		b.touch(c)
 	case *event.PermissionDeniedInput: // a hook denied the call
 		c := b.call(r, tc, false)
 		c.from(r, false)
-		if c.denied == nil {
-			c.denied = r
+		if c.rareState().denied == nil {
+			c.ownRare().denied = r
 			c.own().PermissionDenied = &PermissionDenied{At: r.at(), Reason: e.Reason}
 		}
 		b.touch(c)
@@ -818,12 +865,13 @@ func (b *sessionBuilder) decide(c *callState, r *record) {
 	}
 	tc := c.own()
 	tc.Decisions = append(tc.Decisions, DecisionRecord{Event: r.name, At: r.at(), Decision: d})
-	if c.deny != nil || (r.name != event.PreToolUse && r.name != event.PermissionRequest) {
+	if c.rareState().deny != nil || (r.name != event.PreToolUse && r.name != event.PermissionRequest) {
 		return
 	}
 	var a decision.Audit
 	if json.Unmarshal(d, &a) == nil && a.Enforced && a.Action == decision.ActionDeny {
-		c.deny, c.denyWhy, c.denyRaw = r, a.Reason, d
+		x := c.ownRare()
+		x.deny, x.denyWhy, x.denyRaw = r, a.Reason, d
 	}
 }
 
@@ -838,7 +886,7 @@ func (b *sessionBuilder) matchPermission(agentID string, tc *event.ToolCall) (*c
 	var extended, byTool *callState
 	for i := len(b.callSeq) - 1; i >= 0; i-- {
 		c := b.callSeq[i]
-		if c.pre == nil || c.done() || c.permReq != nil || c.agent.a.AgentID != agentID || c.c.ToolName != tc.ToolName {
+		if c.pre == nil || c.done() || c.rareState().permReq != nil || c.agent.a.AgentID != agentID || c.c.ToolName != tc.ToolName {
 			continue
 		}
 		if c.canonInput() == canon {
@@ -1117,16 +1165,17 @@ func (b *sessionBuilder) finishCall(c *callState) {
 		tc.movedFrom = b.formerStarts(c, tc.StartedAt)
 	}
 	var end *record
+	x := c.rareState()
 	switch {
-	case c.denied != nil:
-		tc.Status, end, tc.Error = StatusDenied, c.denied, tc.PermissionDenied.Reason
-	case c.deny != nil:
-		tc.Status, end, tc.Error = StatusDenied, c.deny, c.denyWhy
-	case c.failure != nil:
-		tc.Status, end, tc.Error = StatusError, c.failure, c.failErr
-		if c.isIntr {
+	case x.denied != nil:
+		tc.Status, end, tc.Error = StatusDenied, x.denied, tc.PermissionDenied.Reason
+	case x.deny != nil:
+		tc.Status, end, tc.Error = StatusDenied, x.deny, x.denyWhy
+	case x.failure != nil:
+		tc.Status, end, tc.Error = StatusError, x.failure, x.failErr
+		if x.isIntr {
 			tc.Status = StatusInterrupted
-		} else if msg, ok := deniedText(c.failErr); ok {
+		} else if msg, ok := deniedText(x.failErr); ok {
 			tc.Status, tc.Error = StatusDenied, msg
 		}
 	case c.post != nil:
@@ -1138,8 +1187,8 @@ func (b *sessionBuilder) finishCall(c *callState) {
 				tc.Status, tc.Error = StatusError, "exit code "+strconv.Itoa(code)
 			}
 		}
-	case c.intr != nil:
-		tc.Status, end = StatusInterrupted, c.intr
+	case x.intr != nil:
+		tc.Status, end = StatusInterrupted, x.intr
 	case c.batch != nil:
 		end = c.batch
 		// The response's text, read once: a denial, a <tool_use_error>,
@@ -1181,8 +1230,8 @@ func (b *sessionBuilder) finishCall(c *callState) {
 		tc.DurationMS = &ms
 	}
 	switch {
-	case c.denyRaw != nil:
-		tc.Decision = c.denyRaw
+	case x.denyRaw != nil:
+		tc.Decision = x.denyRaw
 	case len(tc.Decisions) > 0:
 		tc.Decision = tc.Decisions[0].Decision
 		for _, d := range tc.Decisions {
@@ -1258,11 +1307,12 @@ func (b *sessionBuilder) resolveParents() {
 		if c.post == nil {
 			continue
 		}
-		if c.spawned == nil {
+		x := c.ownRare()
+		if x.spawned == nil {
 			id := spawnedAgentID(responseOf(c.post.p))
-			c.spawned = &id
+			x.spawned = &id
 		}
-		id := *c.spawned
+		id := *x.spawned
 		if id == "" {
 			continue
 		}
@@ -1319,8 +1369,8 @@ type delegation struct {
 // requested reads what a delegation call asks for, once per input: a
 // settle resolves every agent's parent again, and inputs do not change.
 func (c *callState) requested() *delegation {
-	if c.asked != nil {
-		return c.asked
+	if d := c.rareState().asked; d != nil {
+		return d
 	}
 	// The members classify reads the agent type from, by their exact names;
 	// a member that is not a string is absent.
@@ -1348,7 +1398,7 @@ func (c *callState) requested() *delegation {
 	case strings.HasSuffix(c.c.ToolName, "spawn_agent"):
 		d.Type = "default"
 	}
-	c.asked = d
+	c.ownRare().asked = d
 	return d
 }
 
@@ -1525,11 +1575,12 @@ func (c *callState) launchedAsync() bool {
 	if c.post == nil {
 		return false
 	}
-	if c.async == nil {
+	x := c.ownRare()
+	if x.async == nil {
 		v := launchedAsync(responseOf(c.post.p))
-		c.async = &v
+		x.async = &v
 	}
-	return *c.async
+	return *x.async
 }
 
 // responseOf returns a PostToolUse's tool_response, as its item keeps it

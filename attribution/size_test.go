@@ -17,3 +17,16 @@ func TestItemSize(t *testing.T) {
 		t.Errorf("item is %d bytes, past the 160-byte size class", n)
 	}
 }
+
+// TestCallStateSize holds a callState in the 160-byte size class: a group
+// keeps one for every call, most of which succeed and need none of its
+// rare state (callRare), which is kept apart so that they pay nothing for
+// it.
+func TestCallStateSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are of 64-bit platforms")
+	}
+	if n := unsafe.Sizeof(callState{}); n > 160 {
+		t.Errorf("callState is %d bytes, past the 160-byte size class", n)
+	}
+}

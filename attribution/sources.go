@@ -269,7 +269,8 @@ func (b *sessionBuilder) matched(c *callState, callID string) {
 		b.matchedAt = map[*callState]int{}
 	}
 	var ids []string
-	for _, r := range [...]*record{c.pre, c.post, c.failure, c.denied} {
+	x := c.rareState()
+	for _, r := range [...]*record{c.pre, c.post, x.failure, x.denied} {
 		if r != nil && !evidence(r) && r.id != "" && r.p.Tool().ToolUseID == "" {
 			ids = append(ids, r.id)
 		}
