@@ -48,6 +48,10 @@ func TestSubtypes(t *testing.T) {
 	f("git add . && git commit -m x", SubtypeGitCommit)
 	f("git push origin main", SubtypeGitPush)
 	f("go build ./... && go vet ./...", SubtypeRunBuild)
+	// A compressor reads until it writes: to the standard output it only reads.
+	f("gzip -cd f.gz | head", SubtypeReadFile)
+	f("zstd -dc f.zst", SubtypeReadFile)
+	f("gzip f.txt", SubtypeModifyFile)
 	f("golangci-lint run", SubtypeRunLint)
 	f("cat main.go", SubtypeReadFile)
 	f("ls -la", SubtypeListFiles)

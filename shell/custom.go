@@ -1060,7 +1060,8 @@ func crontab(w *walker, st *Step, args []string) {
 // standard input, made into the standard output.
 func compressor(valued, ext string, unpack, keeps bool) func(w *walker, st *Step, args []string) {
 	return func(w *walker, st *Step, args []string) {
-		st.Effect = ReadOnly // what it writes follows
+		// A read until it writes (w.write): gzip -cd f.gz only reads.
+		st.Effect, st.Subtype = ReadOnly, SubtypeReadFile
 		if hasOpt(args, valued, "-c", "--stdout", "--to-stdout", "-t", "--test", "-l", "--list") {
 			return
 		}
