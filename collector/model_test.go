@@ -64,8 +64,10 @@ func (s *testServer) settle(t *testing.T) []collector.SessionView {
 	// stops making progress (a lost wake-up, a round stuck), not when it
 	// is slow (the race detector, a busy machine), so the deadline moves
 	// on whenever a session's derived_seq or the events applied do.
-	const stall = 30 * time.Second
-	deadline := time.Now().Add(stall)
+	// The whole wait is capped too: a model that keeps applying and never
+	// settles (a rebuild loop) fails here, not at the package's timeout.
+	const stall, most = 30 * time.Second, 5 * time.Minute
+	deadline, limit := time.Now().Add(stall), time.Now().Add(most)
 	var progress float64 = -1
 	for {
 		var page collector.SessionsResponse
@@ -96,6 +98,9 @@ func (s *testServer) settle(t *testing.T) []collector.SessionView {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("sessions not derived, and no progress for %v: %s", stall, body)
+		}
+		if time.Now().After(limit) {
+			t.Fatalf("sessions not derived after %v: %s", most, body)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
