@@ -402,7 +402,7 @@ func (w *walker) redirects(st *Step, rs []*syntax.Redirect) {
 // file.
 func (w *walker) read(st *Step, paths ...string) {
 	for _, p := range paths {
-		if p != "" && p != "-" {
+		if p != "-" {
 			st.Reads = appendNew(st.Reads, w.abs(p))
 		}
 	}

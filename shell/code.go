@@ -570,11 +570,7 @@ func perlCommand(w *walker, st *Step, args []string) {
 			w.write(st, o)
 		}
 	} else if inline {
-		for _, o := range ops {
-			if o != "-" {
-				st.Reads = appendNew(st.Reads, w.abs(o))
-			}
-		}
+		w.read(st, ops...)
 	}
 }
 

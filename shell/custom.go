@@ -548,11 +548,7 @@ func jqArgs(w *walker, st *Step, args []string) {
 	if fromFile && !program {
 		files = append([]string{filter}, files...)
 	}
-	for _, f := range files {
-		if f != "-" {
-			st.Reads = appendNew(st.Reads, w.abs(f))
-		}
-	}
+	w.read(st, files...)
 }
 
 // yqArgs: yq [eval|e|eval-all|ea] [EXPRESSION] [FILE…]. The expression is
@@ -587,11 +583,7 @@ func yqArgs(w *walker, st *Step, args []string) {
 	case len(files) > 1:
 		first = 2
 	}
-	for _, f := range files {
-		if f != "-" {
-			st.Reads = appendNew(st.Reads, w.abs(f))
-		}
-	}
+	w.read(st, files...)
 	if hasOpt(args, yqValued, "-i", "--inplace") {
 		for _, f := range files[:min(first, len(files))] {
 			w.write(st, f)
