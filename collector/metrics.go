@@ -1,14 +1,19 @@
 package collector
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	runtimemetrics "runtime/metrics"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/hookwatch/hookwatch/docs"
 	"github.com/hookwatch/hookwatch/spool"
 )
 
@@ -119,6 +124,13 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	var b bytes.Buffer
+	s.writeMetrics(&b)
+	writeMetadata(w, b.Bytes())
+}
+
+// writeMetrics writes every sample /metrics serves, without metadata.
+func (s *Server) writeMetrics(w io.Writer) {
 	s.metrics.set.WritePrometheus(w)
 	for _, set := range s.cfg.MetricSets {
 		set.WritePrometheus(w)
@@ -152,3 +164,62 @@ func liveHeapBytes() uint64 {
 	}
 	return s[0].Value.Uint64()
 }
+
+// metricDocs are docs/metrics.md's families by name, and for each
+// histogram (le or vmrange) its _bucket, _sum and _count series too.
+var metricDocs = sync.OnceValue(func() map[string]docs.Metric {
+	byName := map[string]docs.Metric{}
+	for _, m := range docs.Metrics() {
+		byName[m.Name] = m
+		if m.Type == "histogram" || m.Type == "vmrange" {
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				byName[m.Name+suffix] = m
+			}
+		}
+	}
+	return byName
+})
+
+// writeMetadata copies the exposition samples to w with, before the first
+// sample of each family docs/metrics.md describes, its # HELP and # TYPE
+// lines. A vmrange histogram's _bucket, _sum and _count are three untyped
+// families with a # HELP each: Prometheus' histogram type needs le buckets.
+// A family written in two places (two metric sets) gets its metadata once,
+// before the first.
+func writeMetadata(w io.Writer, samples []byte) {
+	byName := metricDocs()
+	done := map[string]bool{}
+	out := make([]byte, 0, len(samples)+len(samples)/4)
+	for line := range bytes.Lines(samples) {
+		name := line
+		if i := bytes.IndexAny(line, "{ "); i >= 0 {
+			name = line[:i]
+		}
+		if m, ok := byName[string(name)]; ok {
+			family := m.Name
+			if m.Type == "vmrange" {
+				family = string(name)
+			}
+			if !done[family] {
+				done[family] = true
+				out = append(out, "# HELP "...)
+				out = append(out, family...)
+				out = append(out, ' ')
+				out = append(out, helpEscaper.Replace(m.Help)...)
+				out = append(out, '\n')
+				if m.Type != "vmrange" {
+					out = append(out, "# TYPE "...)
+					out = append(out, family...)
+					out = append(out, ' ')
+					out = append(out, m.Type...)
+					out = append(out, '\n')
+				}
+			}
+		}
+		out = append(out, line...)
+	}
+	w.Write(out)
+}
+
+// helpEscaper escapes a # HELP text as the text format asks.
+var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)

@@ -85,8 +85,72 @@ func TestPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkDashboard(t, prom, s.scrape(t))
+	_, body := s.do(t, "GET", "/metrics", nil)
+	checkMetadata(t, body)
+	// Prometheus keeps what the # HELP and # TYPE lines say.
+	for name, typ := range map[string]string{"hookwatch_tool_calls_total": "counter",
+		"hookwatch_tool_call_duration_seconds": "histogram", "hookwatch_active_agents": "gauge"} {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			md, err := prom.Metadata(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(md) == 1 && md[0].Type == typ && md[0].Help != "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("Prometheus' metadata of %s: %+v, want one of type %s with a help", name, md, typ)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 	if promtool, err := exec.LookPath("promtool"); err == nil {
 		checkPromtool(t, promtool, s)
+	}
+}
+
+// checkMetadata checks that every hookwatch family of an exposition has a
+// # HELP and a # TYPE before its first sample, but for the vmrange
+// histograms' series, which have a # HELP each and no type.
+func checkMetadata(t *testing.T, exposition []byte) {
+	t.Helper()
+	helps, types := map[string]string{}, map[string]string{}
+	for line := range strings.Lines(string(exposition)) {
+		line = strings.TrimSuffix(line, "\n")
+		if rest, ok := strings.CutPrefix(line, "# HELP "); ok {
+			name, help, _ := strings.Cut(rest, " ")
+			helps[name] = help
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name, typ, _ := strings.Cut(rest, " ")
+			types[name] = typ
+			continue
+		}
+		name, _, _ := strings.Cut(line, " ")
+		name, _, _ = strings.Cut(name, "{")
+		if !strings.HasPrefix(name, "hookwatch_") {
+			continue
+		}
+		family := name
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			if base, ok := strings.CutSuffix(name, suffix); ok && types[base] == "histogram" {
+				family = base
+			}
+		}
+		switch {
+		case helps[family] == "":
+			t.Errorf("%s: no # HELP before its first sample", name)
+		case types[family] == "" && !strings.Contains(line, "vmrange=") && !strings.HasSuffix(name, "_sum") && !strings.HasSuffix(name, "_count"):
+			t.Errorf("%s: no # TYPE before its first sample", name)
+		}
+	}
+	for name, want := range map[string]string{"hookwatch_events_ingested_total": "counter", "hookwatch_sse_clients": "gauge",
+		"hookwatch_tool_call_duration_seconds": "histogram", "hookwatch_commit_duration_seconds_bucket": ""} {
+		if types[name] != want || helps[name] == "" {
+			t.Errorf("%s: # TYPE %q and # HELP %q, want the type %q and a help", name, types[name], helps[name], want)
+		}
 	}
 }
 
@@ -151,9 +215,9 @@ func checkDashboard(t *testing.T, prom *promtest.Server, samples map[string]floa
 	}
 }
 
-// checkPromtool lints the collector's /metrics with promtool. Only the
-// format matters: promtool's naming advice (exit status 3: no HELP lines,
-// which the metrics package does not write) is not an error here.
+// checkPromtool lints the collector's /metrics with promtool. Its advice
+// (exit status 3) may concern only the runtime's go_ and process_
+// families, which the metrics package writes without a # HELP.
 func checkPromtool(t *testing.T, promtool string, s *testServer) {
 	t.Helper()
 	_, body := s.do(t, "GET", "/metrics", nil)
@@ -163,5 +227,10 @@ func checkPromtool(t *testing.T, promtool string, s *testServer) {
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 3) || bytes.Contains(out, []byte("error while linting")) {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+	for line := range strings.Lines(string(out)) {
+		if !strings.HasPrefix(line, "go_") && !strings.HasPrefix(line, "process_") {
+			t.Errorf("promtool check metrics: %s", line)
+		}
 	}
 }

@@ -285,6 +285,31 @@ func (s *Server) WaitValue(tb testing.TB, expr string, want float64) {
 	}
 }
 
+// Metadata is what Prometheus keeps of a family from the # HELP and # TYPE
+// lines of the targets it scraped (/api/v1/metadata).
+type Metadata struct {
+	Type string `json:"type"`
+	Help string `json:"help"`
+}
+
+// Metadata returns what Prometheus keeps of the family name, one entry per
+// distinct # HELP and # TYPE its targets gave; none before a scrape that
+// carried them.
+func (s *Server) Metadata(name string) ([]Metadata, error) {
+	var res struct {
+		Status string                `json:"status"`
+		Error  string                `json:"error"`
+		Data   map[string][]Metadata `json:"data"`
+	}
+	if err := s.get("/api/v1/metadata?metric="+url.QueryEscape(name), &res); err != nil {
+		return nil, err
+	}
+	if res.Status != "success" {
+		return nil, fmt.Errorf("metadata of %s: %s", name, res.Error)
+	}
+	return res.Data[name], nil
+}
+
 func (s *Server) get(path string, v any) error {
 	res, err := http.Get(s.URL + path)
 	if err != nil {
