@@ -48,6 +48,57 @@ func TestHealthz(t *testing.T) {
 	f("secret", http.StatusServiceUnavailable, `{"status":"degraded","version":"1.2.3","db":"`)
 }
 
+// TestSessionsByProject: GET /v1/sessions?project= lists, paged, exactly
+// the sessions whose model names that project, the project each session's
+// view says; a project no session has lists none.
+func TestSessionsByProject(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	envs := corpusEnvelopes(t)
+	s.post(t, envs, len(envs), 0)
+	all := s.sessions(t)
+	ids := map[string]bool{}
+	for _, v := range all {
+		ids[v.ID] = true
+	}
+	waitModeled(t, ids, s)
+	byProject := map[string][]string{}
+	for _, v := range s.sessions(t) {
+		byProject[v.Project] = append(byProject[v.Project], v.ID)
+	}
+	if len(byProject) < 3 {
+		t.Fatalf("the corpus's sessions are in %d projects: %v", len(byProject), byProject)
+	}
+	for project, want := range byProject {
+		if project == "" {
+			continue
+		}
+		var got []string
+		cursor := ""
+		for {
+			var page collector.SessionsResponse
+			s.getJSON(t, "/v1/sessions?limit=2&project="+url.QueryEscape(project)+"&cursor="+url.QueryEscape(cursor), &page)
+			for _, v := range page.Sessions {
+				if v.Project != project {
+					t.Errorf("project %q listed %s, of project %q", project, v.ID, v.Project)
+				}
+				got = append(got, v.ID)
+			}
+			if page.NextCursor == "" {
+				break
+			}
+			cursor = page.NextCursor
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("project %q: %v, want %v", project, got, want)
+		}
+	}
+	var none collector.SessionsResponse
+	s.getJSON(t, "/v1/sessions?project=no-such-project", &none)
+	if len(none.Sessions) != 0 {
+		t.Errorf("an unknown project listed %d sessions", len(none.Sessions))
+	}
+}
+
 func TestIngestAndQuery(t *testing.T) {
 	s := newServer(t, collector.Config{})
 	envs := corpusEnvelopes(t)

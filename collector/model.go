@@ -1464,6 +1464,9 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		return version, len(ready) - deferred, nil
 	}
 	if !batch.Empty() {
+		if err := m.fillProjects(ctx, batch.Sessions); err != nil {
+			return 0, 0, err
+		}
 		m.rows.Add(len(batch.Sessions) + len(batch.Agents) + len(batch.ToolCalls))
 		// A collector alone on its store writes a round's rows whatever
 		// happens meanwhile: stop waits for the write rather than cancel
@@ -1488,6 +1491,27 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		s.Offer(round)
 	}
 	return version, len(ready) - deferred, nil
+}
+
+// fillProjects sets the project of each session model whose model names
+// none to the one it is listed under (listedProject), read from its stored
+// session: the list's project filter selects on the stored models'. Few
+// sessions need it.
+func (m *modeler) fillProjects(ctx context.Context, models []store.SessionModel) error {
+	for i := range models {
+		if models[i].Project != "" {
+			continue
+		}
+		sess, err := m.st.Session(ctx, models[i].SessionID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			continue // pruned meanwhile
+		case err != nil:
+			return err
+		}
+		models[i].Project = listedProject("", sess)
+	}
+	return nil
 }
 
 // ModelSink receives the session model's changes as the collector stores
@@ -1633,6 +1657,9 @@ func (m *modeler) changes(gs *groupState, touched map[string]bool, version int64
 			// Touched without a change to its model: keep the stored
 			// summary, advance what it reflects.
 			sm.Summary = gs.summary(id)
+		}
+		if s := gs.g.Session(cmp.Or(sm.AliasOf, id)); s != nil {
+			sm.Project = s.Project
 		}
 		b.Sessions = append(b.Sessions, *sm)
 	}

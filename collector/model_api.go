@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -124,6 +125,15 @@ func decodeSummary(raw json.RawMessage) *attribution.Session {
 	return &s
 }
 
+// listedProject is the project a session is listed under (SessionView,
+// the list's project filter): the one its model names (an alias's, that of
+// the session it was folded into), else the one the stored session's
+// transcript path and directory give, for a session whose main agent gave
+// neither (a capture of its subagents' events alone).
+func listedProject(modelProject string, sess store.Session) string {
+	return cmp.Or(modelProject, attribution.Project(sess.TranscriptPath, sess.CWD))
+}
+
 // view builds a SessionView from a stored session and its model (zero when
 // none); target is the model of the session an alias was folded into, when
 // sess is one.
@@ -153,9 +163,7 @@ func view(sess store.Session, sm, target store.SessionModel) SessionView {
 			v.Usage, v.Turns, v.Shape, v.Tools = s.Usage, s.Turns, s.Shape, s.Tools
 		}
 	}
-	if v.Project == "" {
-		v.Project = attribution.Project(sess.TranscriptPath, sess.CWD)
-	}
+	v.Project = listedProject(v.Project, sess)
 	v.ProjectName = claudecode.ProjectName(v.Project, sess.CWD)
 	if v.ChildSessionIDs == nil {
 		v.ChildSessionIDs = []string{}

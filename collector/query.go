@@ -144,6 +144,7 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := s.store.Sessions(r.Context(), store.SessionFilter{
 		Runtime: q.Get("runtime"),
+		Project: q.Get("project"),
 		Users:   visibleUsers(r),
 		Cursor:  q.Get("cursor"),
 		Limit:   limit,

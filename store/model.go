@@ -42,6 +42,11 @@ type SessionModel struct {
 	// into that session (a continue, claude -c): the model to show is that
 	// session's.
 	AliasOf string
+	// Project is the project the session is listed under: the one its
+	// model names (attribution.Session.Project; an alias's, that of the
+	// session it was folded into), else the one its events' transcript
+	// path and directory give. SessionFilter.Project selects on it.
+	Project string
 	// Summary is a JSON object, nil when empty.
 	Summary json.RawMessage
 }

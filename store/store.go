@@ -132,6 +132,10 @@ type Session struct {
 type SessionFilter struct {
 	// Runtime, when not empty, keeps only sessions of that runtime.
 	Runtime string
+	// Project, when not empty, keeps only the sessions whose model names
+	// that project (SessionModel.Project): a session not modelled yet is
+	// in no project.
+	Project string
 	// Probes includes the sessions of hookwatch's own checks
 	// (event.IsProbe), which the list leaves out by default.
 	Probes bool

@@ -18,11 +18,12 @@ import (
 
 const (
 	upsertModelSessionsSQL = `
-INSERT INTO model_sessions (session_id, group_key, seq, version, updated_seq, first_event_at, last_event_at, alias_of, summary)
-SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bigint[], $4::integer[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bytea[], $9::bytea[])
+INSERT INTO model_sessions (session_id, group_key, seq, version, updated_seq, first_event_at, last_event_at, alias_of, project, summary)
+SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bigint[], $4::integer[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bytea[], $9::bytea[], $10::bytea[])
 ON CONFLICT (session_id) DO UPDATE SET group_key = excluded.group_key, seq = excluded.seq,
 	version = excluded.version, updated_seq = excluded.updated_seq, first_event_at = excluded.first_event_at,
-	last_event_at = excluded.last_event_at, alias_of = excluded.alias_of, summary = excluded.summary`
+	last_event_at = excluded.last_event_at, alias_of = excluded.alias_of, project = excluded.project,
+	summary = excluded.summary`
 
 	upsertAgentsSQL = `
 INSERT INTO model_agents (session_id, agent_id, parent_agent_id, depth, started_at, updated_seq, doc)
@@ -85,9 +86,10 @@ func putModel(ctx context.Context, tx pgx.Tx, b store.ModelBatch) error {
 		var c columns
 		for _, m := range sessions {
 			c.bytes(0, m.SessionID).bytes(1, m.GroupKey).int(2, m.Seq).int32(3, int32(m.Version)).int(4, m.UpdatedSeq).
-				int(5, sqlq.Nanos(m.FirstEventAt)).int(6, sqlq.Nanos(m.LastEventAt)).bytes(7, m.AliasOf).raw(8, nullDoc(m.Summary))
+				int(5, sqlq.Nanos(m.FirstEventAt)).int(6, sqlq.Nanos(m.LastEventAt)).bytes(7, m.AliasOf).bytes(8, m.Project).
+				raw(9, nullDoc(m.Summary))
 		}
-		if _, err := tx.Exec(ctx, upsertModelSessionsSQL, c.args(9)...); err != nil {
+		if _, err := tx.Exec(ctx, upsertModelSessionsSQL, c.args(10)...); err != nil {
 			return fmt.Errorf("cannot store %d session models: %w", len(sessions), err)
 		}
 	}
@@ -179,7 +181,7 @@ func bytesOf(ss []string) [][]byte {
 func scanModelSession(rows sqlq.Row) (store.SessionModel, error) {
 	var m store.SessionModel
 	var first, last int64
-	err := rows.Scan(str{&m.SessionID}, str{&m.GroupKey}, &m.Seq, &m.Version, &m.UpdatedSeq, &first, &last, str{&m.AliasOf}, doc{&m.Summary})
+	err := rows.Scan(str{&m.SessionID}, str{&m.GroupKey}, &m.Seq, &m.Version, &m.UpdatedSeq, &first, &last, str{&m.AliasOf}, str{&m.Project}, doc{&m.Summary})
 	m.FirstEventAt, m.LastEventAt = sqlq.Time(first), sqlq.Time(last)
 	return m, err
 }

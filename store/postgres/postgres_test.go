@@ -164,12 +164,16 @@ func TestModelVersionMigration(t *testing.T) {
 	db := postgres.MustOpenDB(t, url)
 	ids := storetest.SeedCurrentModels(t, db)
 	db.Close()
-	// Take the migration back, as a database of the schema before it.
+	// Take the migration back, and those after it, as a database of the
+	// schema before it.
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`ALTER TABLE model_sessions DROP COLUMN version`, `DELETE FROM schema_migrations WHERE name = '0008_model_version.sql'`} {
+	for _, q := range []string{
+		`ALTER TABLE model_sessions DROP COLUMN project`, `DELETE FROM schema_migrations WHERE name = '0009_session_project.sql'`,
+		`ALTER TABLE model_sessions DROP COLUMN version`, `DELETE FROM schema_migrations WHERE name = '0008_model_version.sql'`,
+	} {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			t.Fatal(err)
 		}

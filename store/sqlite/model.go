@@ -22,11 +22,12 @@ import (
 const modelChunkRows = 100
 
 const upsertModelSessionSQL = `INSERT INTO model_sessions
-	(session_id, group_key, seq, version, updated_seq, first_event_at, last_event_at, alias_of, summary)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	(session_id, group_key, seq, version, updated_seq, first_event_at, last_event_at, alias_of, project, summary)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (session_id) DO UPDATE SET group_key = excluded.group_key, seq = excluded.seq,
 		version = excluded.version, updated_seq = excluded.updated_seq, first_event_at = excluded.first_event_at,
-		last_event_at = excluded.last_event_at, alias_of = excluded.alias_of, summary = excluded.summary`
+		last_event_at = excluded.last_event_at, alias_of = excluded.alias_of, project = excluded.project,
+		summary = excluded.summary`
 
 // A row of the model mostly changes in a few columns (a call ends: its
 // status, document and updated_seq), and SQLite rewrites the entry of every
@@ -234,7 +235,7 @@ func (db *DB) putModelIn(tx *wtx, b store.ModelBatch) error {
 	}
 	for _, m := range b.Sessions {
 		if _, err := tx.exec(db.model.session, m.SessionID, m.GroupKey, m.Seq, m.Version, m.UpdatedSeq,
-			nanos(m.FirstEventAt), nanos(m.LastEventAt), m.AliasOf, nullJSON(m.Summary)); err != nil {
+			nanos(m.FirstEventAt), nanos(m.LastEventAt), m.AliasOf, m.Project, nullJSON(m.Summary)); err != nil {
 			return fmt.Errorf("session %q: %w", m.SessionID, err)
 		}
 	}
@@ -371,7 +372,7 @@ func scanModelSession(sc sqlq.Row) (store.SessionModel, error) {
 	var m store.SessionModel
 	var first, last int64
 	var summary sql.NullString
-	if err := sc.Scan(&m.SessionID, &m.GroupKey, &m.Seq, &m.Version, &m.UpdatedSeq, &first, &last, &m.AliasOf, &summary); err != nil {
+	if err := sc.Scan(&m.SessionID, &m.GroupKey, &m.Seq, &m.Version, &m.UpdatedSeq, &first, &last, &m.AliasOf, &m.Project, &summary); err != nil {
 		return m, err
 	}
 	m.FirstEventAt, m.LastEventAt, m.Summary = timeOf(first), timeOf(last), rawJSON(summary)

@@ -154,8 +154,13 @@ func TestModelVersionMigration(t *testing.T) {
 	db := sqlite.MustOpenDB(t)
 	path := db.Path()
 	ids := storetest.SeedCurrentModels(t, db)
-	// Take the migration back, as a file of the schema before it.
-	for _, q := range []string{`ALTER TABLE model_sessions DROP COLUMN version`, `DELETE FROM schema_migrations WHERE name = '0012_model_version.sql'`} {
+	// Take the migration back, and those after it, as a file of the schema
+	// before it.
+	for _, q := range []string{
+		`DROP INDEX model_sessions_project`, `ALTER TABLE model_sessions DROP COLUMN project`,
+		`DELETE FROM schema_migrations WHERE name = '0013_session_project.sql'`,
+		`ALTER TABLE model_sessions DROP COLUMN version`, `DELETE FROM schema_migrations WHERE name = '0012_model_version.sql'`,
+	} {
 		if err := db.ExecForTest(q); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -43,6 +44,7 @@ func RunModelStore(t *testing.T, open func(t *testing.T) ModelStore) {
 		{"ModelCursorKinds", testModelCursorKinds},
 		{"ModelFilterErrors", testModelFilterErrors},
 		{"SessionModels", testSessionModels},
+		{"SessionsByProject", testSessionsByProject},
 		{"ChangedSessionModels", testChangedSessionModels},
 		{"GroupSessions", testGroupSessions},
 		{"SubagentSession", testSubagentSession},
@@ -152,7 +154,8 @@ func checkSessionModel(tb testing.TB, got, want store.SessionModel) {
 	got.FirstEventAt, got.LastEventAt, got.Summary = time.Time{}, time.Time{}, nil
 	want.FirstEventAt, want.LastEventAt, want.Summary = time.Time{}, time.Time{}, nil
 	if got.SessionID != want.SessionID || got.GroupKey != want.GroupKey || got.Seq != want.Seq ||
-		got.Version != want.Version || got.UpdatedSeq != want.UpdatedSeq || got.AliasOf != want.AliasOf {
+		got.Version != want.Version || got.UpdatedSeq != want.UpdatedSeq || got.AliasOf != want.AliasOf ||
+		got.Project != want.Project {
 		tb.Errorf("session model read back differs\n got %+v\nwant %+v", got, want)
 	}
 }
@@ -799,6 +802,87 @@ func testSessionModels(t *testing.T, s ModelStore) {
 	}
 	if got, err := s.SessionModels(ctx, nil); err != nil || len(got) != 0 {
 		t.Fatalf("SessionModels(nil) = %v, %v", got, err)
+	}
+}
+
+// testSessionsByProject: the session list's project filter selects on the
+// project of each session's model, pages within it, combines with the
+// other filters, and leaves out the sessions not modelled yet; a model
+// written again with another project moves its session.
+func testSessionsByProject(t *testing.T, s ModelStore) {
+	const p1, p2 = "-home-dev-src-demo", `-tmp-it's "quoted"-%_`
+	var events []store.Event
+	project := map[string]string{}
+	for i := range 12 {
+		id := fmt.Sprintf("s%02d", i)
+		user := "ann"
+		if i%4 == 0 {
+			user = "bob"
+		}
+		env := Envelope(event.RuntimeClaudeCode, At(i*10), P("session_id", id, "hook_event_name", "SessionStart"))
+		env.User = user
+		events = append(events, MustEvent(t, env))
+		switch {
+		case i%3 == 0:
+			project[id] = p1
+		case i%3 == 1:
+			project[id] = p2
+		} // i%3 == 2: not modelled
+	}
+	insert(t, s, events)
+	var b store.ModelBatch
+	for id, p := range project {
+		b.Sessions = append(b.Sessions, store.SessionModel{SessionID: id, GroupKey: "k", Seq: 1, UpdatedSeq: 1,
+			FirstEventAt: At(0), LastEventAt: At(1), Project: p})
+	}
+	putModel(t, s, b)
+	list := func(f store.SessionFilter) []string {
+		t.Helper()
+		var got []string
+		for {
+			page, err := s.Sessions(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page.Sessions) > max(f.Limit, 1) && f.Limit > 0 {
+				t.Fatalf("a page of %d, limit %d", len(page.Sessions), f.Limit)
+			}
+			for _, sess := range page.Sessions {
+				got = append(got, sess.ID)
+			}
+			if page.Next == "" {
+				return got
+			}
+			f.Cursor = page.Next
+		}
+	}
+	if got := list(store.SessionFilter{Project: p1, Limit: 2}); !slices.Equal(got, []string{"s09", "s06", "s03", "s00"}) {
+		t.Errorf("project %q: %v", p1, got)
+	}
+	if got := list(store.SessionFilter{Project: p2}); !slices.Equal(got, []string{"s10", "s07", "s04", "s01"}) {
+		t.Errorf("project %q: %v", p2, got)
+	}
+	if got := list(store.SessionFilter{Project: p1, Users: []string{"bob"}}); !slices.Equal(got, []string{"s00"}) {
+		t.Errorf("project %q of bob: %v", p1, got)
+	}
+	if got := list(store.SessionFilter{Project: p1, Runtime: event.RuntimeCodex}); len(got) != 0 {
+		t.Errorf("project %q of codex: %v", p1, got)
+	}
+	for _, p := range []string{"-home-dev-src-%", "-home-dev-src-demo ", "nope"} {
+		if got := list(store.SessionFilter{Project: p}); len(got) != 0 {
+			t.Errorf("project %q: %v, want none (exact match)", p, got)
+		}
+	}
+	if got := list(store.SessionFilter{}); len(got) != 12 {
+		t.Errorf("no project filter: %d sessions, want 12", len(got))
+	}
+	putModel(t, s, store.ModelBatch{Sessions: []store.SessionModel{{SessionID: "s09", GroupKey: "k", Seq: 2, UpdatedSeq: 2,
+		FirstEventAt: At(0), LastEventAt: At(1), Project: p2}}})
+	if got := list(store.SessionFilter{Project: p1}); !slices.Equal(got, []string{"s06", "s03", "s00"}) {
+		t.Errorf("project %q after s09 moved: %v", p1, got)
+	}
+	if got, err := s.SessionModels(ctx, []string{"s09"}); err != nil || got["s09"].Project != p2 {
+		t.Errorf("SessionModels(s09) = %+v, %v: want project %q", got["s09"], err, p2)
 	}
 }
 

@@ -183,6 +183,9 @@ func Sessions(f store.SessionFilter) (Query, error) {
 	if f.Runtime != "" {
 		w.Add("runtime = ?", f.Runtime)
 	}
+	if f.Project != "" {
+		w.Add("id IN (SELECT session_id FROM model_sessions WHERE project = ?)", f.Project)
+	}
 	if !f.Probes {
 		// A range, not LIKE: '_' would be a wildcard and LIKE ignores case.
 		w.Add("NOT (id >= ? AND id < ?)", event.ProbeSessionPrefix, probeSessionEnd)
@@ -219,7 +222,7 @@ func StaleModels(version int, after string, limit int) Query {
 }
 
 // ModelSessionColumns are the columns of a session model row.
-const ModelSessionColumns = `session_id, group_key, seq, version, updated_seq, first_event_at, last_event_at, alias_of, summary`
+const ModelSessionColumns = `session_id, group_key, seq, version, updated_seq, first_event_at, last_event_at, alias_of, project, summary`
 
 // ChangedSessionModels is the query of store.ModelStore.ChangedSessionModels.
 func ChangedSessionModels(f store.SessionModelFilter) (Query, error) {
