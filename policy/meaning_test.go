@@ -179,6 +179,36 @@ func TestReadsRule(t *testing.T) {
 	}
 }
 
+// TestOptionRunsRule: a rule denying destructive commands denies the
+// commands an option makes a program run (rg --pre, rsync -e, scp -S,
+// ssh -o ProxyCommand), and lets the same programs run without them.
+func TestOptionRunsRule(t *testing.T) {
+	set := loadYAML(t, `rules:
+  - id: no-destruction
+    tool: Bash
+    when: command.effect == "destructive"
+    action: deny
+`)
+	for _, c := range []struct {
+		cmd  string
+		want decision.Verdict
+	}{
+		{"rg --pre rm TODO", decision.Deny},
+		{"rg --pre=./unpack.sh TODO", decision.None},
+		{`rsync -e 'sh -c "rm -rf ~"' a host:b`, decision.Deny},
+		{"scp -S shred a host:b", decision.Deny},
+		{`ssh -o ProxyCommand='rm -rf ~' host`, decision.Deny},
+		{`ssh -o "LocalCommand $CMD" -o PermitLocalCommand=yes host`, decision.Deny},
+		{"ssh -o ProxyCommand=none -p 2222 host uptime", decision.None},
+		{"rsync -az -e 'ssh -p 2222' src host:dst", decision.None},
+		{"rg -n TODO src", decision.None},
+	} {
+		if got := eval(set, bashCall(c.cmd)).Verdict; got != c.want {
+			t.Errorf("%q: %v, want %v", c.cmd, got, c.want)
+		}
+	}
+}
+
 func TestMeaningTypos(t *testing.T) {
 	set := loadYAML(t, `rules:
   - id: typo

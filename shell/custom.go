@@ -1257,6 +1257,85 @@ func tarArgs(args []string) (t tarCall) {
 	return t
 }
 
+// optionRuns: the options named give a command the program runs (rg --pre
+// and --hostname-bin, rsync -e, scp -S): each is analysed as a shell
+// command, or the step is dynamic when it is not known before run time.
+func optionRuns(valued string, names ...string) func(w *walker, st *Step, args []string) {
+	return func(w *walker, st *Step, args []string) {
+		var cmds []string
+		r := argReader{args: args, valued: valued, names: names, namesTake: true}
+		for a, ok := r.next(); ok; a, ok = r.next() {
+			if !a.hasVal || a.opt == "" || !r.named(a) {
+				continue
+			}
+			if !w.argKnownIn(w.known, a.valueAt()) {
+				dynamic(st, st.Program+" runs a command not known before run time")
+				return
+			}
+			cmds = append(cmds, a.val)
+		}
+		for _, c := range cmds {
+			w.script(c, []string{st.Program})
+		}
+	}
+}
+
+// sshValued are ssh's options that take a value.
+const sshValued = "-p -i -l -o -F -J -L -R -D -b -c -E -e -m -O -Q -S -W -w -B"
+
+// sshCommandOptions are the ssh_config keywords whose value is a command
+// ssh runs on this machine (ssh_config(5)); "none" runs nothing.
+var sshCommandOptions = []string{"proxycommand", "localcommand", "knownhostscommand", "remotecommand"}
+
+// sshOptionRuns: ssh -o and scp -o give ssh_config keywords, `-o
+// Key=value` or `-o "Key value"`; those that name a command
+// (sshCommandOptions) run it here, analysed as optionRuns does.
+// RemoteCommand runs on the remote host, as ssh's operands do, so it is
+// read as they are.
+func sshOptionRuns(valued string) func(w *walker, st *Step, args []string) {
+	return func(w *walker, st *Step, args []string) {
+		type run struct{ cmd, key string }
+		var runs []run
+		r := argReader{args: args, valued: valued, names: []string{"-o"}, namesTake: true}
+		for a, ok := r.next(); ok; a, ok = r.next() {
+			if !a.hasVal || a.opt == "" || !r.named(a) {
+				continue
+			}
+			key, val := sshKeyword(a.val)
+			if val == "" || !slices.Contains(sshCommandOptions, key) || strings.EqualFold(val, "none") {
+				continue
+			}
+			if !w.argKnownIn(w.known, a.valueAt()) {
+				dynamic(st, st.Program+" runs a command not known before run time")
+				return
+			}
+			runs = append(runs, run{val, key})
+		}
+		for _, c := range runs {
+			if c.key == "remotecommand" {
+				dir := w.dir
+				w.dir = ""
+				w.script(c.cmd, []string{st.Program + " (remote)"})
+				w.dir = dir
+				continue
+			}
+			w.script(c.cmd, []string{st.Program})
+		}
+	}
+}
+
+// sshKeyword splits an ssh_config line as ssh reads one: the keyword,
+// lowercased, and its value after whitespace or one "=".
+func sshKeyword(line string) (key, val string) {
+	line = strings.TrimSpace(line)
+	i := strings.IndexAny(line, " \t=")
+	if i < 0 {
+		return strings.ToLower(line), ""
+	}
+	rest := strings.TrimPrefix(strings.TrimLeft(line[i:], " \t"), "=")
+	return strings.ToLower(line[:i]), strings.TrimSpace(rest)
+}
+
 // tarRuns: tar runs commands given by options — --checkpoint-action=exec=,
 // --to-command, --use-compress-program (-I), --info-script (-F),
 // --rsh-command: each is analysed as a shell command, or dynamic when it
@@ -1408,7 +1487,7 @@ func npmRun(w *walker, st *Step, args []string) {
 // sshRemote: ssh host cmd runs cmd on the host: it is analysed like any
 // command, so `ssh h rm -rf /` is destructive.
 func sshRemote(w *walker, st *Step, args []string) {
-	ops := splitOperands(args, "-p -i -l -o -F -J -L -R -D -b -c -E -e -m -O -Q -S -W -w -B")
+	ops := splitOperands(args, sshValued)
 	if len(ops) == 0 {
 		return
 	}

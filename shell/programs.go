@@ -209,7 +209,8 @@ func buildTable() map[string]*program {
 		"--type-not --type-add --type-clear --engine --sort --sortr --color --colors --context-separator " +
 		"--field-context-separator --field-match-separator --path-separator --pre --pre-glob --max-filesize " +
 		"--dfa-size-limit --regex-size-limit --ignore-file --hostname-bin --hyperlink-format --generate"
-	t["rg"] = p(ReadOnly, SubtypeSearch, opFirstRd).valuedOpts(rgValued).with(searchDir(rgValued, ""), inputOption(rgValued, "--ignore-file"))
+	t["rg"] = p(ReadOnly, SubtypeSearch, opFirstRd).valuedOpts(rgValued).with(searchDir(rgValued, ""), inputOption(rgValued, "--ignore-file"),
+		optionRuns(rgValued, "--pre", "--hostname-bin"))
 	set(readOnly(SubtypeSearch), "which", "whereis", "type", "locate", "fd", "fzf", "whatis", "apropos", "man", "help")
 	set(readOnly(SubtypeRunCommand), "echo", "printf", "true", "false", ":", "test", "[", "cd", "pushd", "popd",
 		"export", "unset", "set", "shopt", "read", "local", "declare", "typeset", "readonly", "exit", "return",
@@ -235,8 +236,10 @@ func buildTable() map[string]*program {
 		"--stop-after --stop-at --address --protocol --outbuf"
 	const scpValued = "-P -i -o -F -c -l -S -J"
 	t["rsync"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(rsyncValued).
-		flag("--delete", Destructive, SubtypeDeleteFile).flag("--remove-source-files", Destructive, SubtypeDeleteFile).with(remoteHosts(rsyncValued))
-	t["scp"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(scpValued).with(remoteHosts(scpValued))
+		flag("--delete", Destructive, SubtypeDeleteFile).flag("--remove-source-files", Destructive, SubtypeDeleteFile).
+		with(remoteHosts(rsyncValued), optionRuns(rsyncValued, "-e", "--rsh"))
+	t["scp"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(scpValued).
+		with(remoteHosts(scpValued), optionRuns(scpValued, "-S"), sshOptionRuns(scpValued))
 	set(p(Write, SubtypeModifyFile, opFirstRW).valuedOpts("--reference"), "chmod", "chown", "chgrp", "setfacl", "chattr")
 	t["tee"] = p(Write, SubtypeModifyFile, opWrites)
 	t["sed"] = p(ReadOnly, SubtypeReadFile, opNone).with(sedCommand)
@@ -382,7 +385,7 @@ func buildTable() map[string]*program {
 		with(socatAddresses, outputOption(socatValued, "-lf", "-L", "-W", "-r", "-R"))
 	const telnetValued = "-b -e -k -l -n -X"
 	t["telnet"] = p(Network, SubtypeWebFetch, opNone).valuedOpts(telnetValued).with(hostThenPorts(telnetValued, "", ""))
-	t["ssh"] = p(Network, SubtypeRunCommand, opNone).with(sshRemote)
+	t["ssh"] = p(Network, SubtypeRunCommand, opNone).with(sshRemote, sshOptionRuns(sshValued))
 
 	// Checking and building.
 	set(check(SubtypeRunTest), "pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox",
@@ -1025,6 +1028,14 @@ type arg struct {
 	hasVal bool
 	at     int  // the index of the word in args (of the option's own word)
 	next   bool // the value is the next word, at+1
+}
+
+// valueAt is the index in args of the word that holds the option's value.
+func (a arg) valueAt() int {
+	if a.next {
+		return a.at + 1
+	}
+	return a.at
 }
 
 // is reports whether the option is the one named: "-o" is also the
