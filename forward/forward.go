@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hookwatch/hookwatch/hook"
@@ -38,6 +39,10 @@ const (
 	// cannot take a batch.
 	maxBackoff = time.Minute
 	minBackoff = 250 * time.Millisecond
+	// tokenPoll is how often, after the collector refused the token, the
+	// forwarder looks for a new one: a token installed meanwhile is sent
+	// at once, not after the backoff (up to maxBackoff).
+	tokenPoll = time.Second
 	// maxBodyBytes caps one POST, below the collector's default cap on a
 	// body (32 MiB): a batch of records past it is sent in several.
 	maxBodyBytes = 8 << 20
@@ -67,6 +72,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Ready, when set, is called once the forwarder is attached.
 	Ready func()
+	// MinBackoff and MaxBackoff bound the wait between attempts while the
+	// collector cannot take a batch: MinBackoff, doubling up to MaxBackoff
+	// (250 ms and a minute if zero). A refused token that Token replaces
+	// meanwhile cuts the wait short.
+	MinBackoff, MaxBackoff time.Duration
 }
 
 // CAFileName is the file in the hookwatch home that 'hookwatch install
@@ -135,6 +145,12 @@ func Run(ctx context.Context, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = minBackoff
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = maxBackoff
+	}
 	sp, err := spool.Open(filepath.Join(o.Home, "spool"), spool.Options{})
 	if err != nil {
 		return err
@@ -148,12 +164,17 @@ func Run(ctx context.Context, o Options) error {
 		o.Ready()
 	}
 	f := &forwarder{o: o, base: strings.TrimRight(o.URL, "/")}
+	flush := make(chan chan struct{}, 1)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go f.watchToken(watchCtx, flush)
 	err = sp.Follow(ctx, spool.FollowOptions{
 		Interval:   o.Interval,
 		Coalesce:   spool.DefaultCoalesce, // a turn's hooks share one POST
 		Batch:      spool.DefaultBatch,
-		MinBackoff: minBackoff,
-		MaxBackoff: maxBackoff,
+		MinBackoff: o.MinBackoff,
+		MaxBackoff: o.MaxBackoff,
+		Flush:      flush,
 		Passed: func(n int, err error, retryIn time.Duration) {
 			if err != nil {
 				o.Logger.Warn("cannot forward the spool; retrying", "url", f.base, "in", retryIn, "err", err)
@@ -183,6 +204,40 @@ type forwarder struct {
 	// (Follow calls deliver from one goroutine).
 	sent    string
 	sentAny bool
+	// refused is the token the collector refused last (401), nil once a
+	// POST is answered otherwise or watchToken saw it replaced.
+	refused atomic.Pointer[string]
+}
+
+// watchToken, while the collector refuses the token, looks every tokenPoll
+// for another one (Options.Token: a token file replaced by 'hookwatch
+// install --token-file') and asks Follow for a pass at once when there is,
+// instead of waiting out the backoff, until ctx ends.
+func (f *forwarder) watchToken(ctx context.Context, flush chan<- chan struct{}) {
+	if f.o.Token == nil {
+		return
+	}
+	t := time.NewTicker(tokenPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		refused := f.refused.Load()
+		if refused == nil {
+			continue
+		}
+		if tok, _ := f.o.Token(); tok == *refused {
+			continue
+		}
+		f.refused.CompareAndSwap(refused, nil)
+		select {
+		case flush <- make(chan struct{}):
+		default: // a pass is already asked for
+		}
+	}
 }
 
 // token returns the token to send now and where it comes from, and logs a
@@ -254,6 +309,11 @@ func (f *forwarder) post(ctx context.Context, recs [][]byte) error {
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		f.refused.Store(&tok)
+	} else {
+		f.refused.Store(nil)
+	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode <= 299:
@@ -265,8 +325,8 @@ func (f *forwarder) post(ctx context.Context, recs [][]byte) error {
 		switch src {
 		case hook.TokenFromFile:
 			// Kept spooled: the POST after the new token is installed
-			// sends it, and them.
-			fix += ", which this forwarder sends from its next attempt on, without a restart"
+			// sends it, and them; watchToken asks for that POST at once.
+			fix += ", which this forwarder sends within a second of its install, without a restart"
 		case hook.TokenFromEnv:
 			fix += "; this forwarder keeps the HOOKWATCH_TOKEN it started with until it is restarted"
 		}

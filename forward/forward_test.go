@@ -293,3 +293,96 @@ func TestForwardGathersATurn(t *testing.T) {
 		t.Fatalf("%d POSTs for a turn of %d hooks 40 ms apart, want them gathered", n, len(corpus))
 	}
 }
+
+// TestForwardNewTokenCutsBackoff: once the collector refuses the token, a
+// new one written to the token file (as 'hookwatch install --token-file'
+// does) is sent within seconds, with the events that waited, although the
+// backoff after the refusal is an hour: the forwarder looks for a new
+// token while refused, and does not wait the backoff out.
+func TestForwardNewTokenCutsBackoff(t *testing.T) {
+	db := sqlite.MustOpenDB(t)
+	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
+	if err := db.CreateToken(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := collector.New(collector.Config{Store: db, Version: "test", RequireAuth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	var refusals atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, r)
+		if rec.Code == http.StatusUnauthorized {
+			refusals.Add(1)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	}))
+	defer ts.Close()
+
+	home := t.TempDir()
+	tokenPath := filepath.Join(home, hook.TokenFile)
+	if err := os.WriteFile(tokenPath, []byte("hwt_not_a_valid_token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs [][]byte
+	for i, p := range storetest.Corpus(t)[:20] {
+		env := storetest.Envelope(p.Runtime, storetest.At(i), p.JSON)
+		recs = append(recs, env.AppendJSON(nil))
+	}
+	if err := sp.Append(recs...); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string {
+		if k == "HOOKWATCH_URL" {
+			return ts.URL
+		}
+		return ""
+	}
+	token := func() (string, hook.TokenSource) { return hook.LookupToken(getenv, home) }
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- forward.Run(ctx, forward.Options{Home: home, URL: ts.URL, Token: token, Interval: 50 * time.Millisecond,
+			MinBackoff: time.Hour, MaxBackoff: time.Hour})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	for deadline := time.Now().Add(30 * time.Second); refusals.Load() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the collector was never asked with the invalid token")
+		}
+	}
+	// Refused, and backing off for an hour: the new token is installed.
+	time.Sleep(200 * time.Millisecond)
+	if n := storetest.CountEvents(t, db); n != 0 {
+		t.Fatalf("%d events stored with an invalid token", n)
+	}
+	if err := os.WriteFile(tokenPath, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	installed := time.Now()
+	for storetest.CountEvents(t, db) != int64(len(recs)) {
+		if time.Since(installed) > 20*time.Second {
+			t.Fatalf("%d of %d events stored 20 s after the new token was installed (refused %d times)",
+				storetest.CountEvents(t, db), len(recs), refusals.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := refusals.Load(); n != 1 {
+		t.Errorf("the collector refused %d requests, want the one before the new token", n)
+	}
+}

@@ -151,7 +151,7 @@ func tokenReport(change tokenChange, dryRun bool) []string {
 	}
 	lines := []string{"Replaced the token in " + path + " by the one given."}
 	if c, ok := runningCollector(home); ok && strings.HasPrefix(c.Addr, hook.ForwarderAddr("")) {
-		lines = append(lines, fmt.Sprintf("The running hookwatch forward (pid %d) sends it from its next attempt on, without a restart, with the events waiting in the spool.", c.PID))
+		lines = append(lines, fmt.Sprintf("The running hookwatch forward (pid %d) sends it from its next attempt on (within a second when the collector refused the old one), without a restart, with the events waiting in the spool.", c.PID))
 	}
 	return lines
 }

@@ -186,7 +186,7 @@ func TestInstallTokenReplaced(t *testing.T) {
 			want: []string{"the token in " + tokenPath + " would be replaced", "nothing was written"}, notWant: []string{"nothing to change", "Replaced the token"}},
 		{name: "another", file: "carol2.token", forwarder: true, holds: "hwt_carol_2",
 			want: []string{"already installed", "its hooks stay as they are", "Replaced the token in " + tokenPath,
-				fmt.Sprintf("hookwatch forward (pid %d) sends it from its next attempt on, without a restart", os.Getpid())},
+				fmt.Sprintf("hookwatch forward (pid %d) sends it from its next attempt on (within a second when the collector refused the old one), without a restart", os.Getpid())},
 			notWant: []string{"nothing to change"}},
 	} {
 		t.Run(step.name, func(t *testing.T) {
