@@ -34,16 +34,7 @@ import (
 // collector stores every envelope once, as the token's user, and says the
 // repeated ones were duplicates.
 func TestForwardCrashAfterCommit(t *testing.T) {
-	db := sqlite.MustOpenDB(t)
-	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
-	if err := db.CreateToken(t.Context(), tok); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := collector.New(collector.Config{Store: db, Version: "test", RequireAuth: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	db, srv, secret := authCollector(t)
 
 	var (
 		mu         sync.Mutex
@@ -187,6 +178,23 @@ func TestForwardRefusesAttachedSpool(t *testing.T) {
 
 // startCollector returns a collector on a SQLite store of its own, shut
 // down when the test ends, and its store.
+// authCollector starts a collector that requires a token, on a database
+// holding one user token, whose secret it returns.
+func authCollector(t *testing.T) (store.Store, *collector.Server, string) {
+	t.Helper()
+	db := sqlite.MustOpenDB(t)
+	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
+	if err := db.CreateToken(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := collector.New(collector.Config{Store: db, Version: "test", RequireAuth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	return db, srv, secret
+}
+
 func startCollector(t *testing.T) (store.Store, *collector.Server) {
 	t.Helper()
 	db := sqlite.MustOpenDB(t)
@@ -300,16 +308,7 @@ func TestForwardGathersATurn(t *testing.T) {
 // backoff after the refusal is an hour: the forwarder looks for a new
 // token while refused, and does not wait the backoff out.
 func TestForwardNewTokenCutsBackoff(t *testing.T) {
-	db := sqlite.MustOpenDB(t)
-	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
-	if err := db.CreateToken(t.Context(), tok); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := collector.New(collector.Config{Store: db, Version: "test", RequireAuth: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	db, srv, secret := authCollector(t)
 	var refusals atomic.Int64
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()
