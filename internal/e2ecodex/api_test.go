@@ -83,6 +83,8 @@ type (
 		Lineage         string         `json:"lineage"`
 		Counts          map[string]int `json:"counts"`
 		EventCount      int64          `json:"event_count"`
+		LastSeq         int64          `json:"last_seq"`
+		DerivedSeq      int64          `json:"derived_seq"`
 		Runs            []struct {
 			Source string `json:"source"`
 		} `json:"runs"`
@@ -203,11 +205,16 @@ func (c *collector) waitEvents(t *testing.T, id string, n int) []apiEvent {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
+		// What the list says of an event besides the event itself (a copy,
+		// what else reported it) is the model's: the events are read
+		// once the model has applied every one stored.
+		late := time.Now().After(deadline)
 		var evs []apiEvent
-		if c.get(t, "/v1/sessions/"+url.PathEscape(id), nil) == http.StatusOK {
+		var s apiSession
+		if c.get(t, "/v1/sessions/"+url.PathEscape(id), &s) == http.StatusOK && (s.DerivedSeq == s.LastSeq || late) {
 			evs = c.events(t, id)
 		}
-		if len(evs) >= n || time.Now().After(deadline) {
+		if len(evs) >= n || late {
 			return evs
 		}
 		time.Sleep(50 * time.Millisecond)
