@@ -1257,27 +1257,48 @@ func tarArgs(args []string) (t tarCall) {
 	return t
 }
 
-// optionRuns: the options named give a command the program runs (rg --pre
-// and --hostname-bin, rsync -e, scp -S): each is analysed as a shell
-// command, or the step is dynamic when it is not known before run time.
-func optionRuns(valued string, names ...string) func(w *walker, st *Step, args []string) {
+// optionCommands: the options named give a command the program runs;
+// command says which for an option's value: the command ("" none), and
+// whether it runs on the remote host (ssh's RemoteCommand), where it is
+// read as ssh's remote operands are. Each is analysed as a shell command,
+// or the step is dynamic when one is not known before run time.
+func optionCommands(valued string, names []string, command func(val string) (cmd string, remote bool)) func(w *walker, st *Step, args []string) {
 	return func(w *walker, st *Step, args []string) {
-		var cmds []string
+		type run struct {
+			cmd    string
+			remote bool
+		}
+		var runs []run
 		r := argReader{args: args, valued: valued, names: names, namesTake: true}
 		for a, ok := r.next(); ok; a, ok = r.next() {
 			if !a.hasVal || a.opt == "" || !r.named(a) {
+				continue
+			}
+			cmd, remote := command(a.val)
+			if cmd == "" {
 				continue
 			}
 			if !w.argKnownIn(w.known, a.valueAt()) {
 				dynamic(st, st.Program+" runs a command not known before run time")
 				return
 			}
-			cmds = append(cmds, a.val)
+			runs = append(runs, run{cmd, remote})
 		}
-		for _, c := range cmds {
-			w.script(c, []string{st.Program})
+		for _, c := range runs {
+			if c.remote {
+				w.remoteScript(c.cmd, []string{st.Program + " (remote)"})
+			} else {
+				w.script(c.cmd, []string{st.Program})
+			}
 		}
 	}
+}
+
+// optionRuns: the options named give the command the program runs (rg
+// --pre and --hostname-bin, rsync -e, scp -S), analysed as optionCommands
+// does.
+func optionRuns(valued string, names ...string) func(w *walker, st *Step, args []string) {
+	return optionCommands(valued, names, func(val string) (string, bool) { return val, false })
 }
 
 // sshValued are ssh's options that take a value.
@@ -1289,39 +1310,16 @@ var sshCommandOptions = []string{"proxycommand", "localcommand", "knownhostscomm
 
 // sshOptionRuns: ssh -o and scp -o give ssh_config keywords, `-o
 // Key=value` or `-o "Key value"`; those that name a command
-// (sshCommandOptions) run it here, analysed as optionRuns does.
-// RemoteCommand runs on the remote host, as ssh's operands do, so it is
-// read as they are.
+// (sshCommandOptions) run it, analysed as optionCommands does: here, but
+// RemoteCommand, which runs on the remote host.
 func sshOptionRuns(valued string) func(w *walker, st *Step, args []string) {
-	return func(w *walker, st *Step, args []string) {
-		type run struct{ cmd, key string }
-		var runs []run
-		r := argReader{args: args, valued: valued, names: []string{"-o"}, namesTake: true}
-		for a, ok := r.next(); ok; a, ok = r.next() {
-			if !a.hasVal || a.opt == "" || !r.named(a) {
-				continue
-			}
-			key, val := sshKeyword(a.val)
-			if val == "" || !slices.Contains(sshCommandOptions, key) || strings.EqualFold(val, "none") {
-				continue
-			}
-			if !w.argKnownIn(w.known, a.valueAt()) {
-				dynamic(st, st.Program+" runs a command not known before run time")
-				return
-			}
-			runs = append(runs, run{val, key})
+	return optionCommands(valued, []string{"-o"}, func(val string) (string, bool) {
+		key, cmd := sshKeyword(val)
+		if !slices.Contains(sshCommandOptions, key) || strings.EqualFold(cmd, "none") {
+			return "", false
 		}
-		for _, c := range runs {
-			if c.key == "remotecommand" {
-				dir := w.dir
-				w.dir = ""
-				w.script(c.cmd, []string{st.Program + " (remote)"})
-				w.dir = dir
-				continue
-			}
-			w.script(c.cmd, []string{st.Program})
-		}
-	}
+		return cmd, key == "remotecommand"
+	})
 }
 
 // sshKeyword splits an ssh_config line as ssh reads one: the keyword,
@@ -1493,11 +1491,17 @@ func sshRemote(w *walker, st *Step, args []string) {
 	}
 	st.Hosts = appendNew(st.Hosts, hostOf(ops[0]))
 	if len(ops) > 1 {
-		dir := w.dir
-		w.dir = ""
-		w.script(strings.Join(ops[1:], " "), []string{"ssh " + ops[0]})
-		w.dir = dir
+		w.remoteScript(strings.Join(ops[1:], " "), []string{"ssh " + ops[0]})
 	}
+}
+
+// remoteScript analyses a command run on a remote host: its relative paths
+// are not against the working directory here.
+func (w *walker) remoteScript(cmd string, via []string) {
+	dir := w.dir
+	w.dir = ""
+	w.script(cmd, via)
+	w.dir = dir
 }
 
 // find: -delete deletes what it finds, -exec runs a command on it,
