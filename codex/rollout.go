@@ -60,6 +60,51 @@ func ExitCode(path, callID string) (code int, ok bool) {
 	return 0, false
 }
 
+// heads are the windows ForkParent reads from the start of a rollout, one
+// after the other until its first line ends: that line is the
+// session_meta record, ~22 KB with Codex 0.169's base instructions.
+var heads = [...]int64{64 << 10, 1 << 20}
+
+// ForkParent returns the session the rollout at path was forked from
+// (thread/fork, codex fork), as its session_meta record says
+// (forked_from_id), when the rollout is thread sessionID's own: the hook
+// reads it on a fork's SessionStart, whose payload names neither. It is ""
+// when the rollout is not a fork's or not sessionID's, or its first line
+// is not a session_meta record within the file's first MiB.
+func ForkParent(path, sessionID string) string {
+	if sessionID == "" || !IsRollout(path) || !strings.HasSuffix(filepath.Base(path), "-"+sessionID+rolloutExt) {
+		return ""
+	}
+	// The path is the payload's: regfile refuses a FIFO without blocking.
+	f, _, err := regfile.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var line []byte
+	for _, head := range heads {
+		buf := make([]byte, head)
+		n, err := f.ReadAt(buf, 0)
+		if err != nil && err != io.EOF {
+			return ""
+		}
+		var found bool
+		if line, _, found = bytes.Cut(buf[:n], []byte("\n")); found || int64(n) < head {
+			break
+		}
+		line = nil
+	}
+	rec, ok := DecodeRecord(line)
+	if !ok || rec.Type != RecordSessionMeta {
+		return ""
+	}
+	m, ok := DecodeMeta(rec.Payload)
+	if !ok || m.ID != sessionID || m.ForkedFrom == sessionID {
+		return ""
+	}
+	return m.ForkedFrom
+}
+
 // findExitCode looks for the call's record in buf, the latest line first;
 // a line cut by the read's start fails to decode and is skipped. Only a
 // line naming the call and an exit code is decoded.

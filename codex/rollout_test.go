@@ -1,8 +1,10 @@
 package codex
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -95,4 +97,68 @@ func TestCommandEnd(t *testing.T) {
 			t.Errorf("CommandEnd(%s) = %q, %d, %v; want ok %v", line, id, code, ok, want)
 		}
 	}
+}
+
+// forkRollout is a real rollout of Codex 0.169 (paths rewritten): thread
+// 01a23316-3758-… made by the app-server's thread/fork of session
+// 01a23316-345b-… after its first turn, then a turn of its own.
+const (
+	forkRollout = "testdata/rollout-2026-12-01T19-30-23-01a23316-3758-7a81-a9c2-a6bb4415263b.jsonl"
+	forkThread  = "01a23316-3758-7a81-a9c2-a6bb4415263b"
+	forkParent  = "01a23316-345b-74a0-a31e-017bc0d13103"
+)
+
+func TestForkParent(t *testing.T) {
+	f := func(path, id, want string) {
+		t.Helper()
+		if got := ForkParent(path, id); got != want {
+			t.Errorf("ForkParent(%s, %q) = %q; want %q", path, id, got, want)
+		}
+	}
+	f(forkRollout, forkThread, forkParent)
+	f(forkRollout, forkParent, "") // named for another thread
+	f(forkRollout, "", "")
+	f(rollout, "01a2132b-c636-7c31-93a8-aeaecf1768f7", "") // not a fork
+	f("testdata/missing/rollout-x-"+forkThread+".jsonl", forkThread, "")
+
+	real, err := os.ReadFile(forkRollout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, rest, _ := bytes.Cut(real, []byte("\n"))
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	// The file's name must be the thread's rollout's, and its session_meta
+	// the thread's.
+	f(write("notes-"+forkThread+".jsonl", real), forkThread, "")
+	f(write("rollout-2026-12-01T19-30-23-"+forkParent+".jsonl", real), forkParent, "")
+	f(write("rollout-y-"+forkThread+".jsonl", append([]byte("{}\n"), real...)), forkThread, "")
+
+	// A session_meta line longer than the first window is read whole, up
+	// to the last: its instructions may grow.
+	grown := func(pad int) []byte {
+		i := bytes.Index(meta, []byte(`"base_instructions":{"text":"`))
+		if i < 0 {
+			t.Fatal("no base instructions in the fixture")
+		}
+		i += len(`"base_instructions":{"text":"`)
+		line := append(append(append([]byte(nil), meta[:i]...), bytes.Repeat([]byte("x"), pad)...), meta[i:]...)
+		return append(append(line, '\n'), rest...)
+	}
+	f(write("rollout-a-"+forkThread+".jsonl", grown(int(heads[0]))), forkThread, forkParent)
+	f(write("rollout-b-"+forkThread+".jsonl", grown(int(heads[len(heads)-1]))), forkThread, "")
+
+	// A FIFO named like the rollout is refused without blocking.
+	fifo := filepath.Join(dir, "rollout-fifo-"+forkThread+".jsonl")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f(fifo, forkThread, "")
 }

@@ -224,7 +224,7 @@ func (pl *Pipeline) run(ctx context.Context, data []byte, id string, start time.
 		Subagent:         sub,
 	}
 	if kind == event.KindHook && !pl.Remote {
-		env.Subagent, env.ForkOf = ReadSubagentMeta(p), forkOf(p)
+		env.Subagent, env.ForkOf = ReadSubagentMeta(p), forkOf(p, env.Runtime)
 	}
 	if env.Runtime == event.RuntimeCodex && !pl.Remote {
 		env.ExitCode = exitCode(p)

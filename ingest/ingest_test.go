@@ -349,6 +349,48 @@ func TestRunForkParent(t *testing.T) {
 	f(start(y, "fork"), "")
 }
 
+// TestRunCodexForkParent: on a Codex SessionStart(fork), which names only
+// the new thread, the pipeline reads the parent from the fork's rollout
+// (its session_meta's forked_from_id): a real one of Codex 0.169's
+// app-server thread/fork.
+func TestRunCodexForkParent(t *testing.T) {
+	const fork, parent = "01a23316-3758-7a81-a9c2-a6bb4415263b", "01a23316-345b-74a0-a31e-017bc0d13103"
+	real, err := os.ReadFile("../codex/testdata/rollout-2026-12-01T19-30-23-" + fork + ".jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), ".codex", "sessions", "2026", "12", "01")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "rollout-2026-12-01T19-30-23-"+fork+".jsonl")
+	if err := os.WriteFile(path, real, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := func(pl ingest.Pipeline, payload, want string) {
+		t.Helper()
+		out, err := pl.Run(context.Background(), []byte(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Envelope.ForkOf; got != want || out.Envelope.Runtime != event.RuntimeCodex {
+			t.Errorf("ForkOf of %s = %q (runtime %s), want %q", payload, got, out.Envelope.Runtime, want)
+		}
+	}
+	// As Codex sends them.
+	start := `{"cwd":"/home/dev/proj","hook_event_name":"SessionStart","model":"gpt-5.5","permission_mode":"default","session_id":"` + fork +
+		`","source":"fork","transcript_path":"` + path + `"}`
+	end := `{"cwd":"/home/dev/proj","hook_event_name":"SessionEnd","reason":"other","session_id":"` + fork + `","transcript_path":"` + path + `"}`
+	f(ingest.Pipeline{}, start, parent)
+	f(ingest.Pipeline{}, end, parent)
+	f(ingest.Pipeline{Origin: ingest.Origin{Runtime: event.RuntimeCodex}}, start, parent)
+	// Only a fork's SessionStart and a SessionEnd read it.
+	f(ingest.Pipeline{}, strings.Replace(start, `"fork"`, `"resume"`, 1), "")
+	f(ingest.Pipeline{}, strings.Replace(start, "SessionStart", "UserPromptSubmit", 1), "")
+	// Nor does a sender's the collector cannot read.
+	f(ingest.Pipeline{Remote: true}, start, "")
+}
+
 // TestAdmitDecodesWhatItStores: whatever the payload's layout — blanks and
 // line breaks between tokens, invalid UTF-8, a member the rules change —
 // Admit stores it on one line and hands on exactly event.Decode of what it

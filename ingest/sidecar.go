@@ -35,13 +35,15 @@ func ReadSubagentMeta(p *event.Payload) *event.SubagentMeta {
 }
 
 // forkOf returns, on a SessionStart with source "fork" and on SessionEnd
-// only (other events pay nothing for it), the session the transcript was
-// copied from if it is a fork's: see claudecode.ForkParent. 2.1.332 writes
+// only (other events pay nothing for it), the session the session was
+// forked from, which no payload names. For Claude Code, the session its
+// transcript was copied from: see claudecode.ForkParent. 2.1.332 writes
 // nothing to a fork's transcript before its first prompt has been
 // answered, so its SessionStart finds no copied message: SessionEnd, once
 // per run and off the agent's working path, is where the proof is read.
-// A session that is not a fork names none.
-func forkOf(p *event.Payload) string {
+// For Codex (runtime), the one its rollout's first record names: see
+// codex.ForkParent. A session that is not a fork names none.
+func forkOf(p *event.Payload, runtime string) string {
 	switch e := p.Event.(type) {
 	case *event.SessionStartInput:
 		if e.Source != "fork" {
@@ -50,6 +52,9 @@ func forkOf(p *event.Payload) string {
 	case *event.SessionEndInput:
 	default:
 		return ""
+	}
+	if runtime == event.RuntimeCodex {
+		return codex.ForkParent(p.TranscriptPath, p.SessionID)
 	}
 	return claudecode.ForkParent(p.TranscriptPath, p.SessionID)
 }

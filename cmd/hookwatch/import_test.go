@@ -192,7 +192,7 @@ func TestImportCodexDryRun(t *testing.T) {
 	}
 	defer dead.Close()
 	t.Setenv("HOOKWATCH_URL", dead.URL())
-	if out := mustHW(t, "import", "--codex", "--dry-run", rollouts); !strings.HasPrefix(out, "Would import ") || !strings.Contains(out, "from 6 rollout files into") {
+	if out := mustHW(t, "import", "--codex", "--dry-run", rollouts); !strings.HasPrefix(out, "Would import ") || !strings.Contains(out, "from 7 rollout files into") {
 		t.Fatalf("dry run with no collector:\n%s", out)
 	}
 	// A FIFO named as a rollout is skipped, and not counted as read.
@@ -200,7 +200,7 @@ func TestImportCodexDryRun(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out, errOut, err := hw(t, "", "import", "--codex", "--dry-run", rollouts); err != nil || !strings.Contains(out, "from 6 rollout files (1 skipped, said above)") ||
+	if out, errOut, err := hw(t, "", "import", "--codex", "--dry-run", rollouts); err != nil || !strings.Contains(out, "from 7 rollout files (1 skipped, said above)") ||
 		!strings.Contains(errOut, "skipping "+fifo) {
 		t.Fatalf("dry run with a FIFO among the rollouts: %v\n%s%s", err, out, errOut)
 	}

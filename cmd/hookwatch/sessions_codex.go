@@ -137,6 +137,9 @@ func printCodexSessions(w io.Writer, ss []codexSession, known func(id string) *s
 		l := listedSession{id: s.Thread, last: s.LastActivity, title: attribution.Title(s.FirstPrompt),
 			prompts: s.Prompts, subagents: s.subagents, answer: attribution.Title(s.LastAnswer),
 			commands: fmt.Sprintf("continue: codex resume %s    fork: codex fork %s", id, id)}
+		if s.ForkedFrom != "" {
+			l.facts = append(l.facts, "forked from "+s.ForkedFrom)
+		}
 		if s.Model != "" {
 			l.facts = append(l.facts, "model "+s.Model)
 		}

@@ -344,13 +344,15 @@ func TestSessionsCodex(t *testing.T) {
 		os.WriteFile(filepath.Join(day, filepath.Base(f)), []byte(strings.ReplaceAll(string(b), "/home/dev/src/demo", project)), 0o600)
 	}
 	const (
+		fork   = "01a23316-3758-7a81-a9c2-a6bb4415263b" // thread/fork of 01a23316-345b-…
 		newest = "01a229dc-1aa3-7a63-b2bf-bdf2419a639b"
 		patch  = "01a229dc-18be-7000-9cea-a05da2ec00c3"
 		oldest = "01a2132b-c636-7c31-93a8-aeaecf1768f7"
 	)
 	out := mustHW(t, "sessions", "--codex", "--cwd", project)
 	for _, want := range []string{project + " (Codex)\n", patch + "  2026-11-30 ", "  Patch failure\n", "model gpt-5.5, codex exec, 1 prompt, 0 subagents\n",
-		"last answer: Patch failed.\n", "continue: codex resume " + patch + "    fork: codex fork " + patch + "\n"} {
+		"last answer: Patch failed.\n", "continue: codex resume " + patch + "    fork: codex fork " + patch + "\n",
+		"forked from 01a23316-345b-74a0-a31e-017bc0d13103, model gpt-5.5, 1 prompt, 0 subagents\n", "continue: codex resume " + fork + " "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sessions --codex lacks %q:\n%s", want, out)
 		}
@@ -366,7 +368,7 @@ func TestSessionsCodex(t *testing.T) {
 	sub := filepath.Join(project, "sub")
 	out = mustHW(t, "sessions", "--codex", "--cwd", sub)
 	if !strings.Contains(out, "No Codex session was started in "+sub+" (looked in "+sessions+")") ||
-		!strings.Contains(out, project+" (a parent directory, 6 sessions, last ") || !strings.Contains(out, "cd "+project) || strings.Contains(out, "continue: ") {
+		!strings.Contains(out, project+" (a parent directory, 7 sessions, last ") || !strings.Contains(out, "cd "+project) || strings.Contains(out, "continue: ") {
 		t.Errorf("sessions --codex in a child directory:\n%s", out)
 	}
 	if out := mustHW(t, "sessions", "--codex", "--all"); !strings.HasPrefix(out, project+" (Codex)\n") || strings.Count(out, "codex resume ") != len(rollouts) {
@@ -374,13 +376,13 @@ func TestSessionsCodex(t *testing.T) {
 	}
 	// Claude Code's listing names them, and how to list them.
 	if out := mustHW(t, "sessions", "--cwd", project); !strings.Contains(out, "No Claude Code session was started in "+project) ||
-		!strings.Contains(out, "Codex: 6 sessions in "+project+" (hookwatch sessions --codex --cwd "+project+" lists them).") {
+		!strings.Contains(out, "Codex: 7 sessions in "+project+" (hookwatch sessions --codex --cwd "+project+" lists them).") {
 		t.Errorf("sessions in a directory with Codex sessions only:\n%s", out)
 	}
 	if out := mustHW(t, "sessions", "--cwd", sub); strings.Contains(out, "Codex:") {
 		t.Errorf("Codex sessions of another directory named:\n%s", out)
 	}
-	if out := mustHW(t, "sessions", "--all"); !strings.Contains(out, "Codex: 6 sessions (hookwatch sessions --codex --all lists them).") {
+	if out := mustHW(t, "sessions", "--all"); !strings.Contains(out, "Codex: 7 sessions (hookwatch sessions --codex --all lists them).") {
 		t.Errorf("sessions --all:\n%s", out)
 	}
 

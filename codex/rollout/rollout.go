@@ -42,10 +42,8 @@ package rollout
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -56,20 +54,11 @@ import (
 
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/event"
-	"github.com/hookwatch/hookwatch/internal/jsonscan"
 	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
 // maxLine bounds one rollout record; a record past it is skipped.
 const maxLine = 32 << 20
-
-// record is one line of a rollout.
-type record struct {
-	Timestamp time.Time       `json:"timestamp"`
-	Ordinal   *int64          `json:"ordinal"`
-	Type      string          `json:"type"`
-	Payload   json.RawMessage `json:"payload"`
-}
 
 // tokens is a token_count record's usage (the Responses API's).
 type tokens struct {
@@ -102,12 +91,8 @@ type item struct {
 	} `json:"info"`
 	// turn_context
 	Model string `json:"model"`
-	// session_meta
-	ID        string          `json:"id"`
-	SessionID string          `json:"session_id"`
-	CWD       string          `json:"cwd"`
-	Source    json.RawMessage `json:"source"`
-	Parent    string          `json:"parent_thread_id"`
+	// web_search_call
+	ID string `json:"id"`
 	// item_completed: the item (its exit code is read by codex.CommandEnd)
 	Item struct {
 		Type    string `json:"type"`
@@ -123,88 +108,6 @@ type item struct {
 	// task_complete
 	LastAgentMessage string `json:"last_agent_message"`
 }
-
-// A record's envelope and a session_meta's payload are read with
-// jsonscan rather than encoding/json: a session_meta record carries
-// Codex's whole base instructions (some 20 KB) that nothing reads, and a
-// listing of sessions reads the session_meta of every rollout — four
-// passes of encoding/json over them cost ~0.45 ms a rollout, these two
-// ~0.07 ms. Each reads what encoding/json would (the last of a repeated
-// key, null as it treats it) and refuses what it would refuse (a value
-// of the wrong type), but for keys, which must be written as Codex writes
-// them (encoding/json also takes "Type" for "type"); FuzzDecodeRecord
-// holds them to it.
-
-// decodeRecord reads a rollout line's record; its payload is a slice of
-// line.
-func decodeRecord(line []byte) (rec record, ok bool) {
-	ok = true
-	_, valid := jsonscan.Members(line, func(key, val []byte) {
-		null := string(val) == "null"
-		var err error
-		switch string(jsonscan.Name(key)) {
-		case "timestamp":
-			err = rec.Timestamp.UnmarshalJSON(val)
-		case "ordinal":
-			var n int64
-			switch err = json.Unmarshal(val, &n); {
-			case null:
-				rec.Ordinal = nil
-			case err == nil:
-				rec.Ordinal = &n
-			}
-		case "type":
-			if s, good := jsonscan.Unquote(val); good {
-				rec.Type = s
-			} else if !null {
-				err = errNotString
-			}
-		case "payload":
-			rec.Payload = val
-		}
-		if err != nil {
-			ok = false
-		}
-	})
-	return rec, valid && ok
-}
-
-// decodeMeta reads the members of a session_meta payload the Reader
-// uses into it; the others are not read, whatever their type.
-func decodeMeta(payload []byte, it *item) bool {
-	if !bytes.HasPrefix(bytes.TrimLeft(payload, " \t\r\n"), []byte("{")) {
-		return json.Unmarshal(payload, it) == nil // refused as encoding/json refuses it
-	}
-	ok := true
-	_, valid := jsonscan.Members(payload, func(key, val []byte) {
-		var dst *string
-		switch string(jsonscan.Name(key)) {
-		case "id":
-			dst = &it.ID
-		case "session_id":
-			dst = &it.SessionID
-		case "cwd":
-			dst = &it.CWD
-		case "parent_thread_id":
-			dst = &it.Parent
-		case "source":
-			it.Source = append(json.RawMessage(nil), val...)
-			return
-		default:
-			return
-		}
-		if string(val) == "null" {
-			return
-		}
-		s, good := jsonscan.Unquote(val)
-		ok = ok && good
-		*dst = s
-	})
-	return valid && ok
-}
-
-// errNotString is a record's type that is not a string.
-var errNotString = errors.New("not a string")
 
 // call is one tool call whose result has not been read yet.
 type call struct {
@@ -257,6 +160,9 @@ type Summary struct {
 	// Parent is the thread that spawned a subagent's thread; "" for a
 	// session's own.
 	Parent string
+	// ForkedFrom is the session a fork was made of; "" for a thread that
+	// is not a fork.
+	ForkedFrom string
 	// CWD is the directory the thread runs in (session_meta's).
 	CWD string
 	// Source is what started the thread as Codex names it ("cli", "exec",
@@ -325,13 +231,14 @@ func (r *Reader) Session() string { return r.session }
 // again adds nothing to a store. A line that is not a record, or comes
 // before the session_meta record, gives nothing.
 func (r *Reader) Record(line []byte) []event.Envelope {
-	rec, ok := decodeRecord(line)
+	rec, ok := codex.DecodeRecord(line)
 	if !ok {
 		return nil
 	}
 	var it item
-	if rec.Type == "session_meta" {
-		ok = decodeMeta(rec.Payload, &it)
+	var meta codex.Meta
+	if rec.Type == codex.RecordSessionMeta {
+		meta, ok = codex.DecodeMeta(rec.Payload)
 	} else {
 		ok = json.Unmarshal(rec.Payload, &it) == nil
 	}
@@ -341,19 +248,20 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 	if t := cmp.Or(it.TurnID, it.Meta.TurnID); t != "" {
 		r.turn = t
 	}
-	if (r.session != "" || rec.Type == "session_meta") && rec.Timestamp.After(r.sum.LastActivity) {
+	if (r.session != "" || rec.Type == codex.RecordSessionMeta) && rec.Timestamp.After(r.sum.LastActivity) {
 		r.sum.LastActivity = rec.Timestamp
 	}
 	switch {
-	case rec.Type == "session_meta":
+	case rec.Type == codex.RecordSessionMeta:
 		if r.thread == "" {
-			r.thread, r.session, r.cwd = it.ID, it.SessionID, it.CWD
+			r.thread, r.session, r.cwd = meta.ID, meta.SessionID, meta.CWD
 			if r.session == "" {
 				r.session = r.thread
 			}
 			var parent string
-			r.sum.Source, parent = source(it.Source)
-			r.sum.Parent = cmp.Or(it.Parent, parent)
+			r.sum.Source, parent = source(meta.Source)
+			r.sum.Parent = cmp.Or(meta.Parent, parent)
+			r.sum.ForkedFrom = meta.ForkedFrom
 			r.sum.Started = rec.Timestamp
 			r.exec = r.sum.Source == "exec"
 		}
@@ -436,7 +344,7 @@ const (
 // itemCompleted reads an item_completed record: a command's end (its exit
 // code; the call's result when its output came first), a patch's status,
 // a user's prompt.
-func (r *Reader) itemCompleted(rec record, it item, line []byte) []event.Envelope {
+func (r *Reader) itemCompleted(rec codex.Record, it item, line []byte) []event.Envelope {
 	if id, code, ok := codex.CommandEnd(line); ok {
 		c := r.pending[id]
 		switch {
@@ -496,7 +404,7 @@ func itemText(it item) []string {
 // `codex exec` process ends with its turn. A call whose output came but
 // not its end when the turn completed (a Codex that records none) has that
 // output as its result.
-func (r *Reader) turnEnded(rec record, turn, aborted string) []event.Envelope {
+func (r *Reader) turnEnded(rec codex.Record, turn, aborted string) []event.Envelope {
 	var ended []*call
 	for _, c := range r.pending {
 		if (turn == "" || c.turn == turn) && (aborted != "" || c.output != nil) && !running(c.output) {
@@ -582,7 +490,7 @@ const WebSearchTool = "web_search"
 // PostToolUse at the same time once completed (the rollout records the
 // search done, not its start); the input is the search's action
 // ({"type":"search","query":…}).
-func (r *Reader) webSearch(rec record, it item) []event.Envelope {
+func (r *Reader) webSearch(rec codex.Record, it item) []event.Envelope {
 	in := it.Action
 	if !json.Valid(in) {
 		in = json.RawMessage("{}")
@@ -606,7 +514,7 @@ func IsUsage(env event.Envelope) bool { return strings.HasSuffix(env.ID, ":"+Usa
 // repeats the record, unchanged, on rate-limit updates). The Responses
 // API counts cached input inside input_tokens; the envelope, as Claude
 // Code's usage does, counts input_tokens without it.
-func (r *Reader) usage(rec record, it item) []event.Envelope {
+func (r *Reader) usage(rec codex.Record, it item) []event.Envelope {
 	if it.Info == nil || it.Info.Last == nil || it.Info.Total == nil || *it.Info.Total == r.total || rec.Ordinal == nil {
 		return nil
 	}

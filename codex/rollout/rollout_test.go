@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
-	"github.com/hookwatch/hookwatch/internal/jsonscan"
 )
 
 // file is a real rollout of Codex 0.169 (records the reader skips left
@@ -475,80 +474,6 @@ func FuzzRecord(f *testing.F) {
 			t.Fatalf("summary %+v", s)
 		}
 	})
-}
-
-// FuzzDecodeRecord holds decodeRecord and decodeMeta to what
-// encoding/json reads of the same line (of a session_meta, of the members
-// it reads), keys written in another case aside (encoding/json matches
-// them, they do not).
-func FuzzDecodeRecord(f *testing.F) {
-	files, _ := filepath.Glob("../testdata/rollout-*.jsonl")
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, l := range bytes.Split(b, []byte("\n")) {
-			f.Add(l)
-		}
-	}
-	for _, s := range []string{`{"type":null,"ordinal":null,"payload":null}`, `{"ordinal":3,"ordinal":null}`, `{"type":5}`, `{"timestamp":"x"}`,
-		`{"type":"session_meta","payload":{"id":"a","id":null,"cwd":7}}`, `{"type":"session_meta","payload":[1]}`, `{"type":"session_meta","payload":"s"}`,
-		`{"type":"session_meta","payload":{"source":{"subagent":null},"session_id":"\u00e9\ud800"}}`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, line []byte) {
-		var want record
-		wantOK := json.Unmarshal(line, &want) == nil
-		if otherCase(line, "timestamp", "ordinal", "type", "payload") {
-			return
-		}
-		got, ok := decodeRecord(line)
-		// A record without a payload is no record to Record: "null" is
-		// one to encoding/json, not to decodeRecord.
-		wantOK, ok = wantOK && want.Payload != nil, ok && got.Payload != nil
-		if ok != wantOK {
-			t.Fatalf("decodeRecord ok %v, encoding/json %v", ok, wantOK)
-		}
-		if !ok {
-			return
-		}
-		if !got.Timestamp.Equal(want.Timestamp) || got.Type != want.Type || !bytes.Equal(got.Payload, want.Payload) ||
-			(got.Ordinal == nil) != (want.Ordinal == nil) || got.Ordinal != nil && *got.Ordinal != *want.Ordinal {
-			t.Fatalf("decodeRecord %+v, encoding/json %+v", got, want)
-		}
-		if otherCase(got.Payload, "id", "session_id", "cwd", "parent_thread_id", "source") {
-			return
-		}
-		var wi struct {
-			ID        string          `json:"id"`
-			SessionID string          `json:"session_id"`
-			CWD       string          `json:"cwd"`
-			Parent    string          `json:"parent_thread_id"`
-			Source    json.RawMessage `json:"source"`
-		}
-		var gi item
-		wiOK, giOK := json.Unmarshal(got.Payload, &wi) == nil, decodeMeta(got.Payload, &gi)
-		if wiOK != giOK {
-			t.Fatalf("decodeMeta ok %v, encoding/json %v", giOK, wiOK)
-		}
-		if giOK && (gi.ID != wi.ID || gi.SessionID != wi.SessionID || gi.CWD != wi.CWD || gi.Parent != wi.Parent || !bytes.Equal(gi.Source, wi.Source)) {
-			t.Fatalf("decodeMeta %+v, encoding/json %+v", gi, wi)
-		}
-	})
-}
-
-// otherCase reports whether the JSON object data has a key that
-// encoding/json takes for one of keys but is not written as it.
-func otherCase(data []byte, keys ...string) bool {
-	found := false
-	_, _ = jsonscan.Members(data, func(key, _ []byte) {
-		k := string(jsonscan.Name(key))
-		for _, want := range keys {
-			found = found || k != want && strings.EqualFold(k, want)
-		}
-	})
-	return found
 }
 
 // TestReadUsagePrompt: a response's usage names the turn it was spent in,

@@ -81,6 +81,7 @@ type (
 		Model           string         `json:"model"`
 		ParentSessionID string         `json:"parent_session_id"`
 		Lineage         string         `json:"lineage"`
+		ChildSessionIDs []string       `json:"child_session_ids"`
 		Counts          map[string]int `json:"counts"`
 		EventCount      int64          `json:"event_count"`
 		LastSeq         int64          `json:"last_seq"`

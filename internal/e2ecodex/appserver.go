@@ -147,6 +147,22 @@ func (a *AppServer) StartThread() string {
 	return r.Thread.ID
 }
 
+// Fork forks the thread (thread/fork) and returns the new thread's id.
+func (a *AppServer) Fork(thread string) string {
+	a.e.tb.Helper()
+	var r struct {
+		Thread struct {
+			ID           string `json:"id"`
+			ForkedFromID string `json:"forkedFromId"`
+		} `json:"thread"`
+	}
+	raw := a.Call("thread/fork", map[string]any{"threadId": thread})
+	if err := json.Unmarshal(raw, &r); err != nil || r.Thread.ID == "" || r.Thread.ForkedFromID != thread {
+		a.e.tb.Fatalf("thread/fork: %s", raw)
+	}
+	return r.Thread.ID
+}
+
 // StartTurn sends a prompt and returns the turn's id without waiting.
 func (a *AppServer) StartTurn(thread, prompt string) string {
 	a.e.tb.Helper()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +184,48 @@ func TestAppServerPermissionPolicy(t *testing.T) {
 	}
 	if denied.Status != "denied" || denied.PermissionRequest == nil || !strings.Contains(denied.Error, "Nothing outside the project.") {
 		t.Errorf("denied call %v", denied)
+	}
+}
+
+// TestAppServerFork: a thread forked through the app-server (as an IDE
+// forks one, and as codex fork does) is linked to the session it was
+// forked from, though no payload names it: the hook reads it from the
+// fork's rollout.
+func TestAppServerFork(t *testing.T) {
+	c := startCollector(t)
+	e := c.newEnv(t, ModelClassic, fo.Script{
+		"First":  {{fo.Exec("echo one")}, {fo.Text("One.")}},
+		"Second": {{fo.Exec("echo two")}, {fo.Text("Two.")}},
+	})
+	a := e.AppServer()
+	parent := a.StartThread()
+	a.Turn(parent, "First thing")
+	fork := a.Fork(parent)
+	a.Turn(fork, "Second thing")
+	a.Close()
+
+	if p := e.WaitRecorded("SessionStart(fork)", func(p map[string]any) bool {
+		return p["hook_event_name"] == "SessionStart" && p["session_id"] == fork
+	}); p["source"] != "fork" {
+		t.Fatalf("the fork's SessionStart %v", p)
+	}
+	for _, id := range []string{parent, fork} {
+		_, total := fired(e, id)
+		c.waitEvents(t, id, total)
+	}
+	s := c.session(t, fork)
+	if s.ParentSessionID != parent || s.Lineage != "fork" || s.Title != "Second thing" {
+		t.Errorf("fork %+v, want parent %s", s, parent)
+	}
+	if p := c.session(t, parent); !slices.Equal(p.ChildSessionIDs, []string{fork}) || p.ParentSessionID != "" {
+		t.Errorf("parent %+v, want child %s", p, fork)
+	}
+	// Each session has its own call: the fork's rollout does not copy the
+	// parent's.
+	for id, want := range map[string]string{parent: "echo one", fork: "echo two"} {
+		calls := c.toolCalls(t, id)
+		if len(calls) != 1 || !strings.Contains(string(calls[0].Input), want) {
+			t.Errorf("calls of %s: %v, want one of %q", id, calls, want)
+		}
 	}
 }
