@@ -166,15 +166,21 @@ func liveHeapBytes() uint64 {
 }
 
 // metricDocs are docs/metrics.md's families by name, and for each
-// histogram (le or vmrange) its _bucket, _sum and _count series too.
+// histogram (le or vmrange) its _bucket, _sum and _count series too, for
+// each summary its _sum and _count.
 var metricDocs = sync.OnceValue(func() map[string]docs.Metric {
 	byName := map[string]docs.Metric{}
 	for _, m := range docs.Metrics() {
 		byName[m.Name] = m
-		if m.Type == "histogram" || m.Type == "vmrange" {
-			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-				byName[m.Name+suffix] = m
-			}
+		var suffixes []string
+		switch m.Type {
+		case "histogram", "vmrange":
+			suffixes = []string{"_bucket", "_sum", "_count"}
+		case "summary":
+			suffixes = []string{"_sum", "_count"}
+		}
+		for _, suffix := range suffixes {
+			byName[m.Name+suffix] = m
 		}
 	}
 	return byName

@@ -16,8 +16,9 @@ var metricsPage string
 // Metric is one family of a row of metrics.md's tables.
 type Metric struct {
 	Name string
-	// Type is "counter", "gauge", "histogram" (le buckets) or "vmrange"
-	// (VictoriaMetrics' histogram: _bucket{vmrange}, _sum, _count).
+	// Type is "counter", "gauge", "histogram" (le buckets), "summary"
+	// (quantiles, _sum, _count) or "vmrange" (VictoriaMetrics'
+	// histogram: _bucket{vmrange}, _sum, _count).
 	Type string
 	// Help is the row's meaning as plain text: code spans, links and
 	// emphasis reduced to their text.
@@ -26,7 +27,7 @@ type Metric struct {
 
 // Metrics returns the families metrics.md's tables describe, in the page's
 // order. A row that names several families gives each the row's type and
-// meaning; a row without a type (process_*, go_*: the runtime's) gives none.
+// meaning; a row without a type gives none.
 func Metrics() []Metric {
 	var out []Metric
 	for line := range strings.Lines(metricsPage) {
@@ -68,11 +69,11 @@ func tableCells(line string) []string {
 	return append(cells, strings.TrimSpace(line[start:]))
 }
 
-// tableType reads a type cell: "counter", "gauge", "histogram (vmrange)",
-// "histogram (`le` buckets …)".
+// tableType reads a type cell: "counter", "gauge", "summary",
+// "histogram (vmrange)", "histogram (`le` buckets …)".
 func tableType(cell string) string {
 	switch word, rest, _ := strings.Cut(cell, " "); word {
-	case "counter", "gauge":
+	case "counter", "gauge", "summary":
 		return word
 	case "histogram":
 		if strings.Contains(rest, "vmrange") {

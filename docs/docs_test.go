@@ -26,12 +26,14 @@ func TestMetricsParsed(t *testing.T) {
 	for name, want := range map[string]Metric{
 		"hookwatch_events_ingested_total": {Type: "counter", Help: "events stored"},
 		// le buckets, a link reduced to its text, one row of two families.
-		"hookwatch_tool_call_duration_seconds": {Type: "histogram"},
-		"hookwatch_commit_duration_seconds":    {Type: "vmrange", Help: "events per group commit, and its duration"},
-		"hookwatch_commit_events":              {Type: "vmrange", Help: "events per group commit, and its duration"},
-		"hookwatch_sse_clients":                {Type: "gauge", Help: "open /v1/stream connections"},
-		"hookwatch_otlp_queue_spans":           {Type: "gauge", Help: "spans waiting to be sent"},
-		"go_gc_heap_live_bytes":                {Type: "gauge"},
+		"hookwatch_tool_call_duration_seconds":   {Type: "histogram"},
+		"hookwatch_commit_duration_seconds":      {Type: "vmrange", Help: "events per group commit, and its duration"},
+		"hookwatch_commit_events":                {Type: "vmrange", Help: "events per group commit, and its duration"},
+		"hookwatch_sse_clients":                  {Type: "gauge", Help: "open /v1/stream connections"},
+		"hookwatch_otlp_queue_spans":             {Type: "gauge", Help: "spans waiting to be sent"},
+		"go_gc_heap_live_bytes":                  {Type: "gauge"},
+		"go_gc_duration_seconds":                 {Type: "summary"},
+		"process_io_storage_written_bytes_total": {Type: "counter"},
 	} {
 		got, ok := byName[name]
 		switch {
