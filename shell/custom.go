@@ -296,12 +296,8 @@ func netExec(valued string) func(w *walker, st *Step, args []string) {
 		r := argReader{args: args, valued: valued}
 		for a, ok := r.next(); ok; a, ok = r.next() {
 			if a.hasVal && (a.is("-e") || a.is("-c") || a.is("--exec") || a.is("--sh-exec")) {
-				at := a.at
-				if a.next {
-					at++
-				}
 				via := st.Program + " " + args[a.at]
-				w.serve(st, a.val, w.argKnownIn(known, at), via, "the remote end of "+via)
+				w.serve(st, a.val, w.argKnownIn(known, a.valueAt()), via, "the remote end of "+via)
 			}
 		}
 	}
@@ -1182,99 +1178,50 @@ type tarCall struct {
 // the working directory).
 type tarMember struct{ dir, name string }
 
-// tarArgs reads tar's arguments: long options (--file=A, --file A), groups
-// of short options (-czf A, where a letter taking a value takes the rest
-// of the group or else the next word) and the old style's first word (czf
-// A B, where each letter taking a value takes the next word in turn).
-// The options that take a value are tarValued's.
+// tarArgs reads tar's arguments as argReader does, the old style's first
+// word (czf A B) included. The options that take a value are tarValued's.
 func tarArgs(args []string) (t tarCall) {
-	valued := func(opt string) bool { return strings.Contains(" "+tarValued+" ", " "+opt+" ") }
-	set := func(opt, v string) {
-		switch opt {
-		case "-f", "--file":
-			t.archive = v
-		case "-C", "--directory":
-			t.dir = v
-		}
-	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
+	r := argReader{args: args, valued: tarValued, oldStyle: true}
+	for a, ok := r.next(); ok; a, ok = r.next() {
 		switch {
-		case a == "--":
-			for _, m := range args[i+1:] {
-				t.members = append(t.members, tarMember{t.dir, m})
-			}
-			return t
-		case strings.HasPrefix(a, "--"):
-			name, v, ok := strings.Cut(a, "=")
-			switch name {
-			case "--create", "--append", "--update":
-				t.mode = 'c'
-			case "--extract", "--get":
-				t.mode = 'x'
-			case "--list":
-				t.mode = 't'
-			}
-			if !ok && valued(name) && i+1 < len(args) {
-				i++
-				v, ok = args[i], true
-			}
-			if ok {
-				set(name, v)
-			}
-		case strings.HasPrefix(a, "-") && len(a) > 1, i == 0 && isLetters(a):
-			letters := strings.TrimPrefix(a, "-")
-			old := letters == a
-			for j := 0; j < len(letters); j++ {
-				switch letters[j] {
-				case 'c', 'r', 'u':
-					t.mode = 'c'
-				case 'x':
-					t.mode = 'x'
-				case 't':
-					t.mode = 't'
-				}
-				opt := "-" + letters[j:j+1]
-				if !valued(opt) {
-					continue
-				}
-				if !old && j+1 < len(letters) {
-					set(opt, letters[j+1:])
-					break
-				}
-				if i+1 < len(args) {
-					i++
-					set(opt, args[i])
-				}
-				if !old {
-					break
-				}
-			}
-		default:
-			t.members = append(t.members, tarMember{t.dir, a})
+		case a.opt == "":
+			t.members = append(t.members, tarMember{t.dir, a.val})
+		case a.is("-c"), a.is("-r"), a.is("-u"), a.is("--create"), a.is("--append"), a.is("--update"):
+			t.mode = 'c'
+		case a.is("-x"), a.is("--extract"), a.is("--get"):
+			t.mode = 'x'
+		case a.is("-t"), a.is("--list"):
+			t.mode = 't'
+		case !a.hasVal:
+		case a.is("-f"), a.is("--file"):
+			t.archive = a.val
+		case a.is("-C"), a.is("--directory"):
+			t.dir = a.val
 		}
 	}
 	return t
 }
 
-// optionCommands: the options named give a command the program runs;
+// optionCommands: the options named give a command the program runs,
+// its arguments read by an argReader as reader is set (args aside);
 // command says which for an option's value: the command ("" none), and
 // whether it runs on the remote host (ssh's RemoteCommand), where it is
 // read as ssh's remote operands are. Each is analysed as a shell command,
 // or the step is dynamic when one is not known before run time.
-func optionCommands(valued string, names []string, command func(val string) (cmd string, remote bool)) func(w *walker, st *Step, args []string) {
+func optionCommands(reader argReader, command func(opt, val string) (cmd string, remote bool)) func(w *walker, st *Step, args []string) {
 	return func(w *walker, st *Step, args []string) {
 		type run struct {
 			cmd    string
 			remote bool
 		}
 		var runs []run
-		r := argReader{args: args, valued: valued, names: names, namesTake: true}
+		r := reader
+		r.args, r.namesTake = args, true
 		for a, ok := r.next(); ok; a, ok = r.next() {
 			if !a.hasVal || a.opt == "" || !r.named(a) {
 				continue
 			}
-			cmd, remote := command(a.val)
+			cmd, remote := command(a.name(), a.val)
 			if cmd == "" {
 				continue
 			}
@@ -1298,7 +1245,7 @@ func optionCommands(valued string, names []string, command func(val string) (cmd
 // --pre and --hostname-bin, rsync -e, scp -S), analysed as optionCommands
 // does.
 func optionRuns(valued string, names ...string) func(w *walker, st *Step, args []string) {
-	return optionCommands(valued, names, func(val string) (string, bool) { return val, false })
+	return optionCommands(argReader{valued: valued, names: names}, func(_, val string) (string, bool) { return val, false })
 }
 
 // sshValued are ssh's options that take a value.
@@ -1313,7 +1260,7 @@ var sshCommandOptions = []string{"proxycommand", "localcommand", "knownhostscomm
 // (sshCommandOptions) run it, analysed as optionCommands does: here, but
 // RemoteCommand, which runs on the remote host.
 func sshOptionRuns(valued string) func(w *walker, st *Step, args []string) {
-	return optionCommands(valued, []string{"-o"}, func(val string) (string, bool) {
+	return optionCommands(argReader{valued: valued, names: []string{"-o"}}, func(_, val string) (string, bool) {
 		key, cmd := sshKeyword(val)
 		if !slices.Contains(sshCommandOptions, key) || strings.EqualFold(cmd, "none") {
 			return "", false
@@ -1335,43 +1282,28 @@ func sshKeyword(line string) (key, val string) {
 }
 
 // tarRuns: tar runs commands given by options — --checkpoint-action=exec=,
-// --to-command, --use-compress-program (-I), --info-script (-F),
-// --rsh-command: each is analysed as a shell command, or dynamic when it
-// is not known.
+// --to-command, --use-compress-program (-I), --info-script and
+// --new-volume-script (-F), --rsh-command, --rmt-command — analysed as
+// optionCommands does.
 func tarRuns(w *walker, st *Step, args []string) {
-	known := w.known
-	var cmds []string
-	for i := 0; i < len(args); i++ {
-		a, v, idx := args[i], "", -1
-		for _, n := range []string{"--checkpoint-action", "--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "-I", "-F"} {
-			switch {
-			case a == n && i+1 < len(args):
-				v, idx = args[i+1], i+1
-			case strings.HasPrefix(n, "--") && strings.HasPrefix(a, n+"="):
-				v, idx = a[len(n)+1:], i
-			default:
-				continue
-			}
-			if n == "--checkpoint-action" {
-				var ok bool
-				if v, ok = strings.CutPrefix(v, "exec="); !ok {
-					idx = -1 // dot, echo, sleep …: nothing runs
-				}
-			}
-			break
-		}
-		if idx < 0 {
-			continue
-		}
-		if !w.argKnownIn(known, idx) {
-			dynamic(st, "tar runs a command not known before run time")
-			return
-		}
-		cmds = append(cmds, v)
+	optionCommands(argReader{valued: tarValued, oldStyle: true, names: tarCommandOptions}, tarCommand)(w, st, args)
+}
+
+// tarCommandOptions are tar's options whose value is a command.
+var tarCommandOptions = []string{"--checkpoint-action", "--to-command", "--use-compress-program", "-I", "--info-script",
+	"--new-volume-script", "-F", "--rsh-command", "--rmt-command"}
+
+// tarCommand is the command a tarCommandOptions option runs: its value,
+// but --checkpoint-action's, whose actions but exec= (dot, echo, sleep
+// …) run none.
+func tarCommand(opt, val string) (string, bool) {
+	if opt != "--checkpoint-action" {
+		return val, false
 	}
-	for _, c := range cmds {
-		w.script(c, []string{"tar"})
+	if cmd, ok := strings.CutPrefix(val, "exec="); ok {
+		return cmd, false
 	}
+	return "", false
 }
 
 // ddOperands: dd if= reads, of= overwrites.

@@ -1003,19 +1003,25 @@ const wholeWords = "(whole-words) "
 // namesTake. A letter not listed is read as a flag: with a list that is
 // partial, a group's value may be read as an operand, never an operand
 // as a value.
+//
+// With oldStyle, a first word of letters alone (tar czf A B) is a group
+// too, whose letters that take a value take the next words in turn (f
+// takes A).
 type argReader struct {
 	args      []string
 	valued    string
 	names     []string // options asked for: matched as whole words too
 	namesTake bool     // names take a value
-	i         int      // the next word
+	oldStyle  bool
+	i         int // the next word
 	// letter is the index of the next letter of a group, in the word
-	// before r.i (0: no group being read). The letters are read from
+	// args[group] (0: no group being read). The letters are read from
 	// args, not kept apart, so that what next returns comes from args
 	// alone.
-	letter int
-	ended  bool    // after "--"
-	set    *optSet // valued, read
+	letter, group int
+	old           bool    // the group is the old style's first word
+	ended         bool    // after "--"
+	set           *optSet // valued, read
 }
 
 // arg is an option or an operand an argReader read.
@@ -1026,14 +1032,17 @@ type arg struct {
 	letter bool
 	val    string // the option's value, or the operand
 	hasVal bool
-	at     int  // the index of the word in args (of the option's own word)
-	next   bool // the value is the next word, at+1
+	at     int // the index of the word in args (of the option's own word)
+	// next: the value is a word of its own, args[valAt] (the next word,
+	// or for an old style group's letter, the next in turn).
+	next  bool
+	valAt int
 }
 
 // valueAt is the index in args of the word that holds the option's value.
 func (a arg) valueAt() int {
 	if a.next {
-		return a.at + 1
+		return a.valAt
 	}
 	return a.at
 }
@@ -1135,6 +1144,9 @@ func (r *argReader) next() (a arg, ok bool) {
 	w, at := r.args[r.i], r.i
 	r.i++
 	switch {
+	case at == 0 && r.oldStyle && w != "" && isLetters(w):
+		r.letter, r.group, r.old = 0, at, true
+		return r.short(), true
 	case r.ended || len(w) < 2 || w[0] != '-':
 		return arg{val: w, at: at}, true
 	case w == "--":
@@ -1166,7 +1178,7 @@ func (r *argReader) next() (a arg, ok bool) {
 		}
 		return a, true
 	}
-	r.letter = 1
+	r.letter, r.group, r.old = 1, at, false
 	return r.short(), true
 }
 
@@ -1182,13 +1194,13 @@ func (r *argReader) named(a arg) bool {
 
 // short reads the next letter of a group.
 func (r *argReader) short() arg {
-	w, j := r.args[r.i-1], r.letter
-	a := arg{opt: w[j : j+1], letter: true, at: r.i - 1}
+	w, j := r.args[r.group], r.letter
+	a := arg{opt: w[j : j+1], letter: true, at: r.group}
 	if r.letter++; r.letter == len(w) {
 		r.letter = 0
 	}
 	if r.takes(a) {
-		if r.letter > 0 {
+		if r.letter > 0 && !r.old {
 			a.val, a.hasVal, r.letter = w[j+1:], true, 0
 		} else {
 			r.value(&a)
@@ -1200,7 +1212,7 @@ func (r *argReader) short() arg {
 // value takes the next word for the option's value.
 func (r *argReader) value(a *arg) {
 	if r.i < len(r.args) {
-		a.val, a.hasVal, a.next = r.args[r.i], true, true
+		a.val, a.hasVal, a.next, a.valAt = r.args[r.i], true, true, r.i
 		r.i++
 	}
 }

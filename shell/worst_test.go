@@ -229,6 +229,12 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `tar --to-command="$X" -xf a.tar`, effect: Destructive, unknown: true},
 		{cmd: `tar -I 'rm -rf /x' -cf a.tar src`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `tar -cf a.tar --checkpoint=100 --checkpoint-action=dot src`, effect: Write, writes: []string{"/proj/a.tar"}},
+		// The program in a group, and in the old style's first word, whose
+		// letters take the next words in turn.
+		{cmd: `tar -cI'rm -rf /x' -f a.tar src`, effect: Destructive, writes: []string{"/x", "/proj/a.tar"}},
+		{cmd: `tar cfI a.tar 'rm -rf /x' src`, effect: Destructive, writes: []string{"/x", "/proj/a.tar"}},
+		{cmd: `tar cIf "$X" a.tar src`, effect: Destructive, unknown: true},
+		{cmd: `tar --use-compress-program 'rm -rf /x' -cf a.tar src`, effect: Destructive, writes: []string{"/x", "/proj/a.tar"}},
 		// rg runs the --pre program on every file it searches.
 		{cmd: `rg --pre rm foo`, effect: Destructive},
 		{cmd: `rg --pre ./unpack.sh foo`, effect: ExecuteCheck},
