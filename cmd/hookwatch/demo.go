@@ -60,7 +60,7 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	if !healthy(ctx, base, 2*time.Second) {
 		if cfg, _ := hook.ConfigFromEnv(os.Getenv); *noStart || !cfg.Autostart {
-			return fmt.Errorf("no collector answers at %s: start one with 'hookwatch serve' (or run demo without --no-start, with HOOKWATCH_AUTOSTART on)", base)
+			return fmt.Errorf("no collector answers at %s: %s (or run demo without --no-start, with HOOKWATCH_AUTOSTART on)", base, startHint(base))
 		}
 		home := hook.Home(os.Getenv)
 		if err := startCollector(ctx, home, base); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -180,14 +181,34 @@ func TestDemo(t *testing.T) {
 func TestDemoNoStart(t *testing.T) {
 	newTestEnv(t) // HOOKWATCH_URL is a closed port
 	_, _, err := hw(t, "", "demo", "--no-start")
-	if err == nil || !strings.Contains(err.Error(), "start one with 'hookwatch serve'") {
-		t.Fatalf("demo --no-start without a collector: %v", err)
+	addr := strings.TrimPrefix(os.Getenv("HOOKWATCH_URL"), "http://")
+	if err == nil || !strings.Contains(err.Error(), "start one with 'hookwatch serve --addr "+addr+"'") {
+		t.Fatalf("demo --no-start without a collector at %s: %v", addr, err)
 	}
 	for _, speed := range []string{"0", "1e-300", "0.009", "NaN", "1001"} {
 		if _, _, err := hw(t, "", "demo", "--speed", speed); err == nil {
 			t.Errorf("demo --speed %s accepted", speed)
 		}
 	}
+}
+
+// TestStartHint: the command a message gives to start the collector
+// HOOKWATCH_URL names listens where that URL reaches it.
+func TestStartHint(t *testing.T) {
+	f := func(addrEnv, base, want string) {
+		t.Helper()
+		t.Setenv("HOOKWATCH_ADDR", addrEnv)
+		if got := startHint(base); got != want {
+			t.Errorf("HOOKWATCH_ADDR=%q: startHint(%s) = %q, want %q", addrEnv, base, got, want)
+		}
+	}
+	f("", "http://127.0.0.1:7421", "start one with 'hookwatch serve'")
+	f("", "http://127.0.0.1:7499", "start one with 'hookwatch serve --addr 127.0.0.1:7499'")
+	f("127.0.0.1:7499", "http://127.0.0.1:7499", "start one with 'hookwatch serve'")
+	f("127.0.0.1:7499", "http://127.0.0.1:7421", "start one with 'hookwatch serve --addr 127.0.0.1:7421'")
+	f("", "http://[::1]:7421", "start one with 'hookwatch serve --addr [::1]:7421'")
+	f("", "https://hookwatch.example.com", "check that the collector HOOKWATCH_URL names runs, and that the URL is right")
+	f("", "http://10.0.0.5:7421", "check that the collector HOOKWATCH_URL names runs, and that the URL is right")
 }
 
 // TestDemoTokenRefused: a collector that requires a token the shell does

@@ -215,7 +215,7 @@ func importCollector(ctx context.Context, dryRun, noStart bool, stderr io.Writer
 		return base, token, false, nil
 	}
 	if cfg, _ := hook.ConfigFromEnv(os.Getenv); noStart || !cfg.Autostart {
-		return "", "", false, fmt.Errorf("no collector answers at %s: start one with 'hookwatch serve'", base)
+		return "", "", false, fmt.Errorf("no collector answers at %s: %s", base, startHint(base))
 	}
 	if err := startCollector(ctx, hook.Home(os.Getenv), base); err != nil {
 		return "", "", false, err

@@ -93,6 +93,20 @@ func localListenAddr(base string) (string, error) {
 	return u.Host, nil
 }
 
+// startHint says how to start the collector HOOKWATCH_URL=base names:
+// serve with the address base names (serve listens on HOOKWATCH_ADDR, not
+// on HOOKWATCH_URL's), or, for a collector on another machine, to check it.
+func startHint(base string) string {
+	addr, err := localListenAddr(base)
+	switch {
+	case err != nil:
+		return "check that the collector HOOKWATCH_URL names runs, and that the URL is right"
+	case addr == serveEnvOr("HOOKWATCH_ADDR", defaultServeAddr):
+		return "start one with 'hookwatch serve'"
+	}
+	return "start one with 'hookwatch serve --addr " + addr + "'"
+}
+
 // errNotRunning is returned by stopCollector when no collector holds the
 // spool lock of the home.
 var errNotRunning = errors.New("no collector is running")

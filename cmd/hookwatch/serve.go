@@ -55,7 +55,7 @@ const serveSynopsis = `serve [--addr HOST:PORT] [--db PATH|URL] [--tls-cert FILE
 // SIGINT/SIGTERM (ctx canceled).
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", serveSynopsis, stdout, stderr)
-	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", "127.0.0.1:7421"), "listen address (env HOOKWATCH_ADDR)")
+	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", defaultServeAddr), "listen address (env HOOKWATCH_ADDR)")
 	dbFlag := dbFlagVar(fs)
 	var retain duration
 	var retainSize byteSize
@@ -429,6 +429,10 @@ func listenAddr(asked string, addr net.Addr) string {
 	return net.JoinHostPort(host, fmt.Sprint(tcp.Port))
 }
 
+// defaultServeAddr is where serve listens unless told otherwise: where
+// the hook's default URL (hook.DefaultURL) reaches it.
+const defaultServeAddr = "127.0.0.1:7421"
+
 func serveEnvOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
 		return v
@@ -461,7 +465,7 @@ func serveTranscriptsDir(setting string) (string, error) {
 // collector follows: auto (what auto finds, "" when it finds nothing or
 // fails), off, or the directory.
 func serveFollowDir(flag, setting string, auto func() (string, error)) (string, error) {
-	switch setting {
+	switch strings.ToLower(setting) {
 	case "off":
 		return "", nil
 	case "auto":
@@ -470,7 +474,16 @@ func serveFollowDir(flag, setting string, auto func() (string, error)) (string, 
 	case "":
 		return "", fmt.Errorf("%w: %s is auto, off or a directory", errUsage, flag)
 	}
-	return filepath.Abs(setting)
+	dir, err := filepath.Abs(setting)
+	if err != nil {
+		return "", err
+	}
+	// One that is not there yet is followed once it appears (serve warns);
+	// one that is something else never will be.
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return "", fmt.Errorf("%w: %s is auto, off or a directory, and %s is not a directory", errUsage, flag, dir)
+	}
+	return dir, nil
 }
 
 // serveHome returns hookwatch's data directory, the same one the hook uses

@@ -231,6 +231,12 @@ func TestServeRefuses(t *testing.T) {
 	f("flag provided but not defined", "--nope")
 	f("the --signal-* flags take a count from 1 to 1000", "--signal-read-repeats", "0")
 	f("--watch-transcripts is auto, off or a directory", "--watch-transcripts", "")
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f("--codex-rollouts is auto, off or a directory, and "+file+" is not a directory", "--codex-rollouts", file)
+	f("--watch-transcripts is auto, off or a directory, and "+file+" is not a directory", "--watch-transcripts", file)
 	f("--signal-outlier-factor takes a number from 1 to 1000", "--signal-outlier-factor", "0.5")
 	f("take a duration from 1s to 720h", "--signal-stalled-after", "10ms")
 	// A database that cannot be reached stops serve, and the error does
@@ -662,5 +668,16 @@ func TestServeEnvListed(t *testing.T) {
 	slices.Sort(ours)
 	if !slices.Equal(named, ours) {
 		t.Errorf("serve --help names %v\nserveEnv holds %v", named, ours)
+	}
+}
+
+// TestServeFollowDir: auto and off are read in any case; a directory that
+// is not there yet is taken (followed once it appears).
+func TestServeFollowDir(t *testing.T) {
+	auto := func() (string, error) { return "/auto", nil }
+	for setting, want := range map[string]string{"off": "", "OFF": "", "Off": "", "auto": "/auto", "AUTO": "/auto", "/not/yet": "/not/yet"} {
+		if got, err := serveFollowDir("--codex-rollouts", setting, auto); err != nil || got != want {
+			t.Errorf("%q: %q, %v; want %q", setting, got, err, want)
+		}
 	}
 }
