@@ -925,8 +925,10 @@ func TestUnmatchedAPIPathsAnswerJSON(t *testing.T) {
 		msg, allow   string
 	}{
 		{http.MethodGet, "/v1/nope", 404, "no such endpoint: /v1/nope", ""},
-		{http.MethodGet, "/v1/events", 404, "no such endpoint: /v1/events", ""},
-		{http.MethodDelete, "/v1/sessions/x", 405, "/v1/sessions/x does not take DELETE", "GET, HEAD"},
+		{http.MethodGet, "/v1/events", 405, "/v1/events does not take GET (it takes POST)", "POST"},
+		{http.MethodPut, "/v1/events", 405, "/v1/events does not take PUT (it takes POST)", "POST"},
+		{http.MethodDelete, "/v1/sessions/x", 405, "/v1/sessions/x does not take DELETE (it takes GET, HEAD)", "GET, HEAD"},
+		{http.MethodPost, "/v1/sessions/x/nope", 404, "no such endpoint: /v1/sessions/x/nope", ""},
 	} {
 		req, _ := http.NewRequest(c.method, s.http.URL+c.path, nil)
 		res, err := http.DefaultClient.Do(req)

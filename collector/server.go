@@ -15,7 +15,6 @@
 package collector
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -270,47 +269,38 @@ func New(cfg Config) (*Server, error) {
 }
 
 // jsonUnmatched answers a request under /v1/ that no route takes — 404, or
-// 405 for a path whose routes are of other methods — with the API's JSON
-// error body, as every endpoint answers its own errors, instead of
-// net/http's text.
+// 405 for a path whose routes are of other methods, with those methods —
+// with the API's JSON error body, as every endpoint answers its own
+// errors, instead of net/http's text. The dashboard's files take every
+// other GET (HandleAssets), so the mux alone would answer a GET of a POST
+// endpoint 404 and the others 405 naming GET: the methods are asked of
+// the API's routes only.
 func (s *Server) jsonUnmatched() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/v1/") {
 			s.mux.ServeHTTP(w, r)
 			return
 		}
-		// The dashboard's files (HandleAssets) take every other GET.
-		h, pattern := s.mux.Handler(r)
-		if pattern != "" && pattern != s.assetsPattern {
+		if _, pattern := s.mux.Handler(r); pattern != "" && pattern != s.assetsPattern {
 			s.mux.ServeHTTP(w, r)
 			return
 		}
-		// The mux's own answer says which of the two it is, and the
-		// methods the path allows.
-		rec := &unmatched{header: http.Header{}}
-		h.ServeHTTP(rec, r)
-		if allow := rec.header.Get("Allow"); allow != "" {
-			w.Header().Set("Allow", allow)
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != s.assetsPattern {
+				allow = append(allow, m)
+			}
 		}
-		code := cmp.Or(rec.code, http.StatusNotFound)
-		msg := "no such endpoint: " + r.URL.Path
-		if code == http.StatusMethodNotAllowed {
-			msg = fmt.Sprintf("%s does not take %s (it takes %s)", r.URL.Path, r.Method, rec.header.Get("Allow"))
+		if len(allow) == 0 {
+			writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
+			return
 		}
-		writeError(w, code, msg)
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s does not take %s (it takes %s)", r.URL.Path, r.Method, strings.Join(allow, ", ")))
 	})
 }
-
-// unmatched records the status and headers of the mux's answer to a
-// request no route took; its body is dropped.
-type unmatched struct {
-	header http.Header
-	code   int
-}
-
-func (u *unmatched) Header() http.Header         { return u.header }
-func (u *unmatched) Write(b []byte) (int, error) { return len(b), nil }
-func (u *unmatched) WriteHeader(code int)        { u.code = code }
 
 // routes registers the built-in endpoints. Endpoints added later (the
 // policy engine's POST /v1/hooks/claude) use Handle, and Ingest for storage.
