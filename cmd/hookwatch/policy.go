@@ -131,6 +131,9 @@ func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 1 {
 		return fmt.Errorf("%w: policy explain takes one directory, got %q", errUsage, fs.Args())
 	}
+	if *asJSON && *command == "" {
+		return fmt.Errorf("%w: --json goes with --command (the listing of the rules in force is text only)", errUsage)
+	}
 	dir := fs.Arg(0)
 	if dir == "" {
 		dir = "."

@@ -280,6 +280,7 @@ func TestPolicyHelpAndUsage(t *testing.T) {
 	f(0, "Usage: hookwatch policy explain [DIR]", "policy", "explain", "-h")
 	f(2, "missing policy subcommand", "policy")
 	f(2, `unknown policy subcommand "lint" (want check, test or explain)`, "policy", "lint")
+	f(2, "--json goes with --command", "policy", "explain", "--json")
 	f(0, "policy", "--help") // the top-level help lists it
 }
 
