@@ -673,7 +673,7 @@ func TestHelpExplains(t *testing.T) {
 	if usage, _, _ := hw(t, "", "help"); !strings.Contains(usage, "\n  version ") {
 		t.Errorf("the usage does not list version:\n%s", usage)
 	}
-	for _, args := range [][]string{{"version"}, {"--version"}} {
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-v"}} {
 		if out, _, err := hw(t, "", args...); err != nil || out != "hookwatch "+version+"\n" {
 			t.Errorf("hookwatch %s: %q, %v", args[0], out, err)
 		}

@@ -96,7 +96,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case slices.Contains(helpArgs[:], args[0]):
 		usage(stdout)
 		return nil
-	case args[0] == "-version" || args[0] == "--version":
+	case args[0] == "-version" || args[0] == "--version" || args[0] == "-v":
 		return runVersion(ctx, args[1:], stdin, stdout, stderr)
 	}
 	c, ok := commands[args[0]]

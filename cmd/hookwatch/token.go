@@ -124,9 +124,12 @@ func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	var list []store.Token
 	tokens, _, closeDB, err := openTokens(ctx, *dbFlag, false)
+	var none string // why there are none, when the database is not there
 	switch {
 	case errors.Is(err, errNoDatabase):
-		// No database, no tokens: said as for an empty one.
+		// No database, no tokens: said as for an empty one, with where
+		// it looked (a --db that names the wrong file shows).
+		none = ": " + err.Error()
 	case err != nil:
 		return err
 	default:
@@ -146,7 +149,7 @@ func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if len(list) == 0 {
 		// A header alone reads as a failure; without tokens (nor
 		// HOOKWATCH_TOKEN) serve stays on loopback: say what comes next.
-		fmt.Fprintln(stdout, "No tokens. Make one with: hookwatch token create --user NAME")
+		fmt.Fprintf(stdout, "No tokens%s. Make one with: hookwatch token create --user NAME\n", none)
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)

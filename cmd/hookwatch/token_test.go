@@ -41,7 +41,9 @@ func TestTokenCommands(t *testing.T) {
 	if out, _, err := cmd("help"); err != nil || !strings.Contains(out, "Usage: hookwatch token <subcommand>") {
 		t.Errorf("token help: %v\n%s", err, out)
 	}
-	if out, _, err := cmd("list"); err != nil || !strings.Contains(out, "No tokens. Make one with: hookwatch token create --user NAME") {
+	// Without a database: none, and where it looked.
+	if out, _, err := cmd("list"); err != nil || !strings.Contains(out, "No tokens: no database at "+filepath.Join(dir, "hookwatch.db")) ||
+		!strings.Contains(out, ". Make one with: hookwatch token create --user NAME") {
 		t.Errorf("list of no tokens: %v\n%s", err, out)
 	}
 	if out, _, err := cmd("list", "--json"); err != nil || strings.TrimSpace(out) != "[]" {
