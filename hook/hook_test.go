@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -462,6 +463,14 @@ func TestMainRuntimeAfterSubcommand(t *testing.T) {
 	f([]string{"hook", "--runtime", "codex"}, event.RuntimeCodex)
 	f([]string{"--runtime", "codex"}, event.RuntimeCodex)
 	f([]string{"hook"}, event.RuntimeClaudeCode)
+	// A runtime the hook does not know is detected, and said in hook.log.
+	f([]string{"--runtime", "claude"}, event.RuntimeClaudeCode)
+	home := t.TempDir()
+	env := map[string]string{"HOOKWATCH_HOME": home, "HOOKWATCH_URL": newCollector(t).srv.URL}
+	hook.Main(context.Background(), []string{"--runtime", "claude"}, bytes.NewReader(preToolUse(t)), io.Discard, io.Discard, func(k string) string { return env[k] }, "v", nil)
+	if b, _ := os.ReadFile(filepath.Join(home, "hook.log")); !bytes.Contains(b, []byte(`ignoring --runtime \"claude\"`)) && !bytes.Contains(b, []byte(`ignoring --runtime "claude"`)) {
+		t.Errorf("hook.log: %s", b)
+	}
 }
 
 // TestRunFullSpoolAttached: with a collector attached to the spool, a full

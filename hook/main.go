@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/hookwatch/hookwatch/event"
 )
 
 // Main is the whole hook command: flags, configuration, Run, and the output
@@ -41,6 +43,12 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		// A bad flag in the agent's settings must not break the agent.
 		warnings = append(warnings, fmt.Sprintf("ignoring bad hook arguments %q: %v", args, err))
+	}
+	if runtime != "" && runtime != event.RuntimeClaudeCode && runtime != event.RuntimeCodex {
+		// Stored as said, a slip (--runtime claude) would keep the
+		// runtime's policy rules from applying: detected instead.
+		warnings = append(warnings, fmt.Sprintf("ignoring --runtime %q (want claude-code or codex): the runtime is detected from the payload", runtime))
+		runtime = ""
 	}
 	cfg.Runtime = runtime
 	lr := cfg.armLastResort(cfg.now())
