@@ -91,7 +91,8 @@ type Options struct {
 	// Environ is the environment of the hook round trip; default os.Environ().
 	Environ []string
 	// WorkDir is the project directory whose project and local settings and
-	// .hookwatch/policy.yaml are checked; default the working directory.
+	// .hookwatch/policy.yaml are checked; default the working directory. A
+	// relative one is taken from the working directory.
 	WorkDir string
 	// Self is the running hookwatch binary, resolved through symlinks.
 	Self string
@@ -156,8 +157,11 @@ func Run(ctx context.Context, o Options) *Report {
 	if e.Environ == nil {
 		e.Environ = os.Environ()
 	}
-	if e.WorkDir == "" {
-		e.WorkDir, _ = os.Getwd()
+	// Absolute, as Codex keys a project's hooks (and runs in the project,
+	// where a relative path names another directory), and as a hook's
+	// payload names its cwd. "" is the working directory.
+	if d, err := filepath.Abs(e.WorkDir); err == nil {
+		e.WorkDir = d
 	}
 	if e.Timeout <= 0 {
 		e.Timeout = 3 * time.Second

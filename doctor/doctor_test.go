@@ -457,6 +457,50 @@ func TestCodex(t *testing.T) {
 	}
 }
 
+// TestCodexRelativeWorkDir: a WorkDir relative to the working directory
+// is the project's absolute path, the one Codex keys the project's hooks
+// and their trust by: hooks trusted in config.toml are found trusted.
+func TestCodexRelativeWorkDir(t *testing.T) {
+	root := t.TempDir()
+	codexHome, project := filepath.Join(root, "codexhome"), filepath.Join(root, "proj")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": filepath.Join(root, "hw"),
+		"HOOKWATCH_URL": "http://127.0.0.1:1", "HOOKWATCH_AUTOSTART": "0", "CODEX_HOME": codexHome}
+	t.Setenv("CODEX_HOME", codexHome) // where install records the trust
+	self := filepath.Join(root, "hookwatch")
+	if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := install.Options{Runtime: event.RuntimeCodex, Scope: claudecode.ScopeProject, ProjectDir: project, Binary: self}
+	if _, err := install.Install(o); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := install.CodexKeys(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hooks []codex.Hook
+	for _, k := range keys {
+		hooks = append(hooks, codex.Hook{Key: k, CurrentHash: "sha256:x", TrustStatus: "untrusted"})
+	}
+	if _, err := install.TrustCodex(o, hooks); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: "proj", Self: self, HookBinary: self, Version: "test", Timeout: time.Second})
+	for _, c := range r.Checks {
+		if c.Name == "codex hooks (project)" {
+			if c.Status != OK || !strings.HasPrefix(c.Message, filepath.Join(project, ".codex", "hooks.json")+" ") {
+				t.Errorf("project: %+v", c)
+			}
+			return
+		}
+	}
+	t.Fatal("no check of Codex's project hooks file")
+}
+
 // TestCheckClaude runs the claude check against a claude script on PATH:
 // it names the version and what the support rule says of it, and gives
 // up quickly on a claude that is missing, broken or hangs.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
@@ -217,6 +218,23 @@ func (f *scopeFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the change as a diff and write nothing")
 }
 
+// resolve makes the project directory absolute and clean, taken once from
+// the working directory: Codex runs in the project, where a relative path
+// would name another directory, and keys the project's hooks and its trust
+// in config.toml by the absolute path, which the messages then name too.
+// An empty one stays empty: the working directory.
+func (f *scopeFlags) resolve() error {
+	if f.project == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(f.project)
+	if err != nil {
+		return fmt.Errorf("cannot find the project directory: %w", err)
+	}
+	f.project = abs
+	return nil
+}
+
 const installSynopsis = `install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL] [--token SECRET|-] [--token-file FILE] [--ca-file FILE]
        hookwatch install --codex [--scope user|project [--trust-project]] [--codex-bin PATH] [--dry-run] [--project DIR]
 
@@ -255,8 +273,24 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
+	// Flags that do not go together, or name no settings file, are refused
+	// before anything is written or printed: refused half way, install
+	// would leave the token, or hooks nothing trusts, behind.
 	if set := claudeOnly(fs); cf.codex && len(set) > 0 {
 		return fmt.Errorf("%w: %s apply to Claude Code's hooks only: Codex runs the command hook, which posts where HOOKWATCH_URL says", errUsage, strings.Join(set, ", "))
+	}
+	if cf.trustProject && (!cf.codex || sf.scope != claudecode.ScopeProject) {
+		return fmt.Errorf("%w: --trust-project goes with --codex --scope project", errUsage)
+	}
+	if err := sf.resolve(); err != nil {
+		return err
+	}
+	runtime := event.RuntimeClaudeCode
+	if cf.codex {
+		runtime = event.RuntimeCodex
+	}
+	if _, err := install.SettingsPath(install.Options{Runtime: runtime, Scope: sf.scope, Mode: *mode, ProjectDir: sf.project}); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	change, err := installToken(*tokenFlag, *tokenFile, stdin, sf.dryRun)
 	if err != nil {
@@ -297,9 +331,6 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		Statusline:       *statusline,
 		StatuslineBinary: self,
 		DryRun:           sf.dryRun,
-	}
-	if _, err := install.SettingsPath(o); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if o.Mode == "" {
 		// A re-install keeps the mode (and the URL http hooks post to).
@@ -418,6 +449,9 @@ func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	var cf codexFlags
 	cf.register(fs, true)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
+		return err
+	}
+	if err := sf.resolve(); err != nil {
 		return err
 	}
 	uninstall := uninstallClaude

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"slices"
 
-	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/install"
@@ -72,7 +71,8 @@ const trustStep = "open Codex and trust hookwatch's hooks with /hooks, or run `h
 
 // installCodex writes the hooks file, then asks Codex for the hooks' trust
 // hashes and records them, as Codex's own /hooks review does. done is what
-// install did besides, said with the file's result (printResult).
+// install did besides, said with the file's result (printResult). The
+// flags are checked already, and sf resolved (runInstall).
 func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.Writer, done ...string) error {
 	o, err := codexOptions(sf)
 	if err != nil {
@@ -89,9 +89,6 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 		return err
 	}
 	if cf.trustProject {
-		if sf.scope != claudecode.ScopeProject {
-			return fmt.Errorf("%w: --trust-project goes with --scope project", errUsage)
-		}
 		tr, err := install.TrustCodexProject(o)
 		if err != nil {
 			return fmt.Errorf("cannot trust the project in %s: %w", config, err)

@@ -755,6 +755,40 @@ func TestInstallCodexRefusesClaudeFlags(t *testing.T) {
 	}
 }
 
+// TestInstallRefusedBeforeWriting: a command line install refuses is
+// refused before anything is printed (a dry run's diff included) or
+// written (the token given with it included). --trust-project goes with
+// --codex --scope project only.
+func TestInstallRefusedBeforeWriting(t *testing.T) {
+	e := newTestEnv(t)
+	codexHome := filepath.Join(e.root, "codex")
+	t.Setenv("CODEX_HOME", codexHome)
+	for _, c := range []struct {
+		args []string
+		want string // in the error
+	}{
+		{[]string{"--trust-project"}, "--codex --scope project"},
+		{[]string{"--trust-project", "--scope", "project", "--token", "s3cret"}, "--codex --scope project"},
+		{[]string{"--codex", "--trust-project", "--codex-bin", "/nonexistent/codex"}, "--codex --scope project"},
+		{[]string{"--codex", "--trust-project", "--dry-run"}, "--codex --scope project"},
+		{[]string{"--codex", "--scope", "user", "--trust-project", "--token", "s3cret"}, "--codex --scope project"},
+		{[]string{"--scope", "global", "--token", "s3cret"}, "global"},
+		{[]string{"--mode", "smoke", "--token", "s3cret"}, "smoke"},
+		{[]string{"--codex", "--scope", "local", "--token", "s3cret"}, "local"},
+	} {
+		args := append([]string{"install"}, c.args...)
+		out, _, err := hw(t, "", args...)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.want) || out != "" {
+			t.Errorf("hookwatch %s: %v, want a usage error naming %s and nothing printed; printed:\n%s", strings.Join(args, " "), err, c.want, out)
+		}
+	}
+	for _, p := range []string{codexHome, e.userSettings(), filepath.Join(e.project, ".claude"), filepath.Join(e.project, ".codex"), e.hwHome} {
+		if exists(p) {
+			t.Errorf("a refused install wrote %s", p)
+		}
+	}
+}
+
 // TestInstallCodexWithoutCodex: with no Codex binary to ask for the hooks'
 // hashes, the dry run does not promise trust, install fails (the hooks it
 // wrote would never run) naming --codex-bin, and doctor's fix names it

@@ -1,6 +1,7 @@
 package e2ecodex
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,6 +98,48 @@ func TestInstallProject(t *testing.T) {
 	c.sayHello(t, e)
 
 	hw("uninstall", "--codex", "--scope", "project")
+	if got := read(t, config); string(got) != string(before) {
+		t.Errorf("config.toml after uninstall:\n%s\nwant\n%s", got, before)
+	}
+	if _, err := os.Stat(projectHooks); !os.IsNotExist(err) {
+		t.Errorf("the project's hooks file is still there: %v", err)
+	}
+}
+
+// TestInstallRelativeProject: a --project relative to the working
+// directory names the same project as its absolute path, which Codex keys
+// the project's hooks and trust by: install trusts both and says so with
+// that path, doctor finds them trusted, and uninstall gives config.toml
+// back byte for byte.
+func TestInstallRelativeProject(t *testing.T) {
+	CodexBin(t) // skip before building anything
+	e := New(t, ModelClassic, nil)
+	config, projectHooks := filepath.Join(e.CodexHome, "config.toml"), filepath.Join(e.Project, ".codex", "hooks.json")
+	before := read(t, config)
+	bin := testbin.Build(t, "./cmd/hookwatch")
+	rel := "./" + filepath.Base(e.Project) + "/"
+	hw := func(args ...string) (string, error) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		// The project's parent; PATH for doctor, which asks the Codex on it.
+		cmd.Dir, cmd.Env = e.Dir, append(e.Environ(), "PATH="+filepath.Dir(e.Bin)+":/usr/local/bin:/usr/bin:/bin")
+		out, err := cmd.CombinedOutput()
+		t.Logf("hookwatch %s: %v\n%s", strings.Join(args, " "), err, out)
+		return string(out), err
+	}
+	out, err := hw("install", "--codex", "--scope", "project", "--project", rel, "--trust-project", "--codex-bin", e.Bin)
+	if err != nil || !strings.Contains(out, "Created "+projectHooks+" ") || !strings.Contains(out, "Codex runs the hooks") {
+		t.Fatalf("install --project %s: %v\n%s", rel, err, out)
+	}
+	if b := read(t, config); !strings.Contains(string(b), fmt.Sprintf("[projects.%q]", e.Project)) {
+		t.Errorf("config.toml does not trust %s:\n%s", e.Project, b)
+	}
+	if out, _ := hw("doctor", "--no-round-trip", "--project", rel); !strings.Contains(out, projectHooks+" registers") || !strings.Contains(out, "all 12 trusted") {
+		t.Errorf("doctor --project %s:\n%s", rel, out)
+	}
+	if _, err := hw("uninstall", "--codex", "--scope", "project", "--project", rel); err != nil {
+		t.Fatalf("uninstall --project %s: %v", rel, err)
+	}
 	if got := read(t, config); string(got) != string(before) {
 		t.Errorf("config.toml after uninstall:\n%s\nwant\n%s", got, before)
 	}
