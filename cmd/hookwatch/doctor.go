@@ -38,6 +38,15 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
+	if *project != "" {
+		// Checked against settings that cannot be there, a missing or
+		// mistyped directory would read as a broken install.
+		if fi, err := os.Stat(*project); err != nil {
+			return fmt.Errorf("%w: --project %s: %v", errUsage, *project, errors.Unwrap(err))
+		} else if !fi.IsDir() {
+			return fmt.Errorf("%w: --project %s is not a directory", errUsage, *project)
+		}
+	}
 	self, hookBin, err := binaries()
 	if err != nil {
 		return err

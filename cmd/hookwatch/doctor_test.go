@@ -376,6 +376,18 @@ func TestDoctorUsage(t *testing.T) {
 	if _, _, err := hw(t, "", "doctor", "extra"); !errors.Is(err, errUsage) {
 		t.Fatalf("doctor extra: %v, want a usage error", err)
 	}
+	// A --project that is no directory is said so, not checked as one
+	// whose settings are broken.
+	file := filepath.Join(t.TempDir(), "hostname")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{file: file + " is not a directory", file + "-missing": "no such file or directory"} {
+		out, _, err := hw(t, "", "doctor", "--project", dir)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), want) || out != "" {
+			t.Errorf("doctor --project %s: %v, %q; want a usage error with %q and no report", dir, err, out, want)
+		}
+	}
 }
 
 // TestDoctorLosses: lost events make doctor say degraded until the user
