@@ -179,28 +179,35 @@ func writePrivate(dir, name string, data []byte) error {
 	return err
 }
 
-// installCA copies file, the PEM certificates of a team's own certificate
-// authority, to the home's forward.CAFileName, which the forwarder trusts
-// besides the system's roots.
-func installCA(file string, dryRun bool) error {
+// readCA reads file, the PEM certificates of a team's own certificate
+// authority, and checks that the forwarder can use them; nil for no file.
+// It is read before install writes anything, so that a bad one leaves
+// nothing behind.
+func readCA(file string) ([]byte, error) {
 	if file == "" {
-		return nil
+		return nil, nil
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return fmt.Errorf("cannot read the CA file: %w", err)
+		return nil, fmt.Errorf("cannot read the CA file: %w", err)
 	}
 	if _, err := forward.NewClient(file); err != nil {
-		return err
+		return nil, err
 	}
-	if dryRun {
+	return b, nil
+}
+
+// installCA keeps ca (readCA's) as the home's forward.CAFileName, which the
+// forwarder trusts besides the system's roots.
+func installCA(ca []byte, dryRun bool) error {
+	if ca == nil || dryRun {
 		return nil
 	}
 	home := hook.Home(os.Getenv)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return fmt.Errorf("cannot create %s: %w", home, err)
 	}
-	if err := writePrivate(home, forward.CAFileName, b); err != nil {
+	if err := writePrivate(home, forward.CAFileName, ca); err != nil {
 		return fmt.Errorf("cannot install the CA file: %w", err)
 	}
 	return nil
@@ -292,12 +299,16 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if _, err := install.SettingsPath(install.Options{Runtime: runtime, Scope: sf.scope, Mode: *mode, ProjectDir: sf.project}); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	ca, err := readCA(*caFile)
+	if err != nil {
+		return err
+	}
 	change, err := installToken(*tokenFlag, *tokenFile, stdin, sf.dryRun)
 	if err != nil {
 		return err
 	}
 	hasToken := change != tokenNone
-	if err := installCA(*caFile, sf.dryRun); err != nil {
+	if err := installCA(ca, sf.dryRun); err != nil {
 		return err
 	}
 	if cf.codex {

@@ -782,6 +782,15 @@ func TestInstallRefusedBeforeWriting(t *testing.T) {
 			t.Errorf("hookwatch %s: %v, want a usage error naming %s and nothing printed; printed:\n%s", strings.Join(args, " "), err, c.want, out)
 		}
 	}
+	// A CA file that holds no certificate is refused before the token
+	// is kept.
+	notPEM := filepath.Join(e.root, "not-a-cert.pem")
+	if err := os.WriteFile(notPEM, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := hw(t, "", "install", "--token", "s3cret", "--ca-file", notPEM); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Errorf("install --ca-file with no certificate: %v", err)
+	}
 	for _, p := range []string{codexHome, e.userSettings(), filepath.Join(e.project, ".claude"), filepath.Join(e.project, ".codex"), e.hwHome} {
 		if exists(p) {
 			t.Errorf("a refused install wrote %s", p)
