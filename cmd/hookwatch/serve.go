@@ -156,6 +156,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		db.Close()
 		return fmt.Errorf("%w: refusing to listen on %s without authentication: anyone who can reach it could read every prompt and command; create tokens (hookwatch token create), set HOOKWATCH_TOKEN, listen on 127.0.0.1, or pass --insecure-no-token", errUsage, *addr)
 	}
+	if token != "" && len(token) < minAdminToken && !serveIsLoopback(*addr) {
+		db.Close()
+		return fmt.Errorf("%w: refusing to listen on %s with a HOOKWATCH_TOKEN of %d characters: anyone who can reach it could guess it; set one of %d or more (such as: head -c 32 /dev/urandom | base64), or create users' tokens (hookwatch token create)", errUsage, *addr, len(token), minAdminToken)
+	}
 	if _, ok := db.(store.Sizer); retainSize > 0 && !ok {
 		db.Close()
 		return fmt.Errorf("--retain-size needs a SQLite database: PostgreSQL keeps the space deleted rows free in its files, so its size is its operator's to manage; use --retain")
@@ -380,7 +384,8 @@ var serveEnv = []string{
 const serveEnvHelp = `
 Environment:
   HOOKWATCH_TOKEN    admin bearer token every endpoint but /healthz requires (or a token of
-                     'hookwatch token create'); a token is mandatory to listen beyond loopback
+                     'hookwatch token create'); a token is mandatory to listen beyond loopback,
+                     and there this one must have 16 characters or more
                      (read from the environment only: a flag would show it in ps)
   HOOKWATCH_HOME     data directory: database, spool, logs (default ~/.hookwatch)
   HOOKWATCH_ADDR     listen address (default 127.0.0.1:7421)
@@ -428,6 +433,11 @@ func listenAddr(asked string, addr net.Addr) string {
 	}
 	return net.JoinHostPort(host, fmt.Sprint(tcp.Port))
 }
+
+// minAdminToken is the shortest HOOKWATCH_TOKEN serve accepts beyond
+// loopback: one that cannot be guessed by trying (the tokens of
+// hookwatch token create are 43 characters).
+const minAdminToken = 16
 
 // defaultServeAddr is where serve listens unless told otherwise: where
 // the hook's default URL (hook.DefaultURL) reaches it.

@@ -227,6 +227,10 @@ func TestServeRefuses(t *testing.T) {
 	if code := exitCode(run(context.Background(), []string{"serve", "--addr", "0.0.0.0:0"}, nil, io.Discard, io.Discard), io.Discard); code != 2 {
 		t.Errorf("serve --addr 0.0.0.0:0 without a token: exit %d, want 2", code)
 	}
+	// Beyond loopback, an admin token one could guess is refused.
+	t.Setenv("HOOKWATCH_TOKEN", "short")
+	f("refusing to listen on 0.0.0.0:0 with a HOOKWATCH_TOKEN of 5 characters", "--addr", "0.0.0.0:0")
+	t.Setenv("HOOKWATCH_TOKEN", "")
 	f("unexpected argument", "extra")
 	f("flag provided but not defined", "--nope")
 	f("the --signal-* flags take a count from 1 to 1000", "--signal-read-repeats", "0")
