@@ -2,7 +2,9 @@ package install
 
 import (
 	"encoding/xml"
+	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -49,6 +51,121 @@ func TestSystemdQuote(t *testing.T) {
 	f(`/a b/"c"\d`, true, `"/a b/\"c\"\\d"`)
 	f("100%$HOME", true, `"100%%$$HOME"`)
 	f("K=100%$HOME", false, `"K=100%%$HOME"`)
+}
+
+// TestReadServiceUnit: what ServiceUnit and ForwarderUnit write reads back
+// as written, every value that quoting or escaping changes included, and
+// so do the golden units.
+func TestReadServiceUnit(t *testing.T) {
+	env := map[string]string{
+		"HOOKWATCH_DB":    `/home/me/odd "dir"/100%/$HOME/a\b <&>.db`,
+		"HOOKWATCH_TOKEN": "s3cret\ttab\nline 'q'",
+		"EMPTY":           "",
+		"GOGC":            "200",
+	}
+	for _, goos := range []string{"linux", "darwin"} {
+		for command, unit := range map[string]func(string, string, map[string]string) (string, []byte){"serve": ServiceUnit, "forward": ForwarderUnit} {
+			_, content := unit(goos, "/opt/my $bin/100%/hookwatch", env)
+			got, err := ReadServiceUnit(goos, content)
+			if err != nil {
+				t.Fatalf("%s %s: %v\n%s", goos, command, err, content)
+			}
+			want := InstalledService{Binary: "/opt/my $bin/100%/hookwatch", Command: command, Env: env}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %s: read %+v\nwant %+v", goos, command, got, want)
+			}
+		}
+	}
+	for goos, name := range map[string]string{"linux": "hookwatch.service", "darwin": "io.github.hookwatch.serve.plist"} {
+		content, err := os.ReadFile(filepath.Join("testdata", "service", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadServiceUnit(goos, content)
+		if err != nil || got.Binary != "/home/me/go/bin/hookwatch $x" || got.Env["HOOKWATCH_DB"] != `/home/me/odd "dir"/100%/hw.db` || len(got.Env) != 3 {
+			t.Errorf("%s: %+v, %v", name, got, err)
+		}
+	}
+}
+
+// TestReadSystemdUnit: an Environment line as a hand may write it reads as
+// systemd reads it; anything ServiceUnit would not write back as it was
+// is an error.
+func TestReadSystemdUnit(t *testing.T) {
+	_, unit := ServiceUnit("linux", "/usr/bin/hookwatch", map[string]string{"HOOKWATCH_DB": "/a.db"})
+	with := func(lines string) string {
+		return strings.Replace(string(unit), "Restart=", lines+"\nRestart=", 1)
+	}
+	f := func(content string, want map[string]string) {
+		t.Helper()
+		got, err := ReadServiceUnit("linux", []byte(content))
+		if err != nil || !reflect.DeepEqual(got.Env, want) {
+			t.Errorf("read %v, %v; want %v\n%s", got.Env, err, want, content)
+		}
+	}
+	f(string(unit), map[string]string{"HOOKWATCH_DB": "/a.db"})
+	f(with(`Environment=A=1 "B=2 3" 'C=$4' D="5"6 E=%%7 F="\s\\"`), map[string]string{"HOOKWATCH_DB": "/a.db", "A": "1", "B": "2 3", "C": "$4", "D": "56", "E": "%7", "F": ` \`})
+	f(with("Environment=\nEnvironment=A=1"), map[string]string{"A": "1"}) // an empty assignment resets the list
+	f(strings.ReplaceAll(with("Environment = A=1 "), "\n", "\r\n"), map[string]string{"HOOKWATCH_DB": "/a.db", "A": "1"})
+
+	bad := func(content, want string) {
+		t.Helper()
+		if _, err := ReadServiceUnit("linux", []byte(content)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("read: %v, want an error saying %q\n%s", err, want, content)
+		}
+	}
+	bad(strings.Replace(string(unit), "# Written", "# Not written", 1), "not written by hookwatch service install")
+	bad(with("MemoryMax=1G"), `"MemoryMax=1G" is not a setting`)
+	bad(with("[Socket]"), "section [Socket]")
+	bad(strings.Replace(string(unit), "[Unit]\n", "[Unit]\nAfter=network.target\n", 1), "After=network.target")
+	bad(with("Environment=A=%h"), "specifier (%h)")
+	bad(with("Environment=A=100%"), "specifier (%)")
+	bad(with(`Environment="A=1`), "unterminated quote")
+	bad(with(`Environment=A=\q`), `escape \q`)
+	bad(with("Environment=NOVALUE"), `"NOVALUE" is not NAME=value`)
+	bad(with("Environment=A-B=1"), `is not NAME=value`)
+	bad(with("Environment=A=1 \\\nB=2"), "continued")
+	bad(with(`ExecStart="/usr/bin/hookwatch" serve`), "a second ExecStart")
+	bad(strings.Replace(string(unit), `ExecStart="/usr/bin/hookwatch" serve`, `ExecStart=-/usr/bin/hookwatch serve`, 1), "not <binary> serve")
+	bad(strings.Replace(string(unit), `ExecStart="/usr/bin/hookwatch" serve`, `ExecStart=/usr/bin/hookwatch serve --retain 720h`, 1), "not <binary> serve")
+	bad(strings.Replace(string(unit), `ExecStart="/usr/bin/hookwatch" serve`, `ExecStart=$HW serve`, 1), "variable expansion")
+	bad(strings.Replace(string(unit), `ExecStart="/usr/bin/hookwatch" serve`+"\n", "", 1), "no ExecStart")
+	bad(string(unit)+"#"+strings.Repeat("x", MaxServiceUnitSize), "larger than 64 KiB")
+}
+
+// TestReadLaunchdPlist: an entry of EnvironmentVariables as a hand may
+// write it reads back; a key launchdPlist does not write, a value of
+// another type, a binary or malformed plist are errors.
+func TestReadLaunchdPlist(t *testing.T) {
+	_, plist := ServiceUnit("darwin", "/usr/bin/hookwatch", map[string]string{"HOOKWATCH_DB": "/a.db"})
+	replace := func(old, new string) string {
+		t.Helper()
+		if !strings.Contains(string(plist), old) {
+			t.Fatalf("the plist lacks %q", old)
+		}
+		return strings.Replace(string(plist), old, new, 1)
+	}
+	env := "<key>HOOKWATCH_DB</key>\n\t\t<string>/a.db</string>"
+	got, err := ReadServiceUnit("darwin", []byte(replace(env, env+"<key>A</key><string>x &amp; <![CDATA[<y>]]></string>\n<!-- a comment -->")))
+	if err != nil || got.Env["A"] != "x & <y>" || got.Env["HOOKWATCH_DB"] != "/a.db" || got.Command != "serve" {
+		t.Errorf("read %+v, %v", got, err)
+	}
+	bad := func(content, want string) {
+		t.Helper()
+		if _, err := ReadServiceUnit("darwin", []byte(content)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("read: %v, want an error saying %q\n%s", err, want, content)
+		}
+	}
+	bad(replace("<!-- Written by", "<!-- Edited by"), "not written by hookwatch service install")
+	bad(replace("<key>RunAtLoad</key>", "<key>StandardOutPath</key><string>/tmp/x</string><key>RunAtLoad</key>"), "the key StandardOutPath")
+	bad(replace("<string>serve</string>", "<string>serve</string><string>--retain</string>"), "not <binary> serve")
+	bad(replace(env, "<key>HOOKWATCH_DB</key><integer>1</integer>"), "<integer>, not a <string>")
+	bad(replace(env, "<key>HOOKWATCH_DB</key>"), "a key without a value")
+	bad(replace(env, "<key>BAD NAME</key><string>x</string>"), "not a variable name")
+	bad(replace("</dict>\n</plist>", "</dict>\n<dict></dict>\n</plist>"), "<dict> after the <dict>")
+	bad(replace("</plist>", ""), "unexpected EOF")
+	bad("bplist00\x00", "binary property list")
+	bad(string(plist)+"<!--"+strings.Repeat("x", MaxServiceUnitSize)+"-->", "larger than 64 KiB")
 }
 
 func TestUnifiedDiff(t *testing.T) {

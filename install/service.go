@@ -11,6 +11,10 @@ import (
 // ServiceLabel is the launchd label of the collector's agent on macOS.
 const ServiceLabel = "io.github.hookwatch.serve"
 
+// serviceMark begins the comment every unit ServiceUnit and ForwarderUnit
+// write carries: ReadServiceUnit reads back no unit without it.
+const serviceMark = "Written by hookwatch service install"
+
 // ServiceUnit returns the service definition that runs "<binary> serve" for
 // the current user: a systemd user unit on Linux, a launchd agent on macOS.
 // path is relative to the user's home directory
@@ -63,7 +67,7 @@ func validEnvName(s string) bool {
 
 func systemdUnit(binary, command, description string, names []string, env map[string]string) (string, []byte) {
 	var b strings.Builder
-	b.WriteString("# Written by hookwatch service install.\n")
+	b.WriteString("# " + serviceMark + ".\n")
 	b.WriteString("[Unit]\n")
 	b.WriteString("Description=" + description + "\n")
 	b.WriteString("Documentation=https://github.com/hookwatch/hookwatch\n")
@@ -120,7 +124,7 @@ func launchdPlist(binary, command string, names []string, env map[string]string)
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-<!-- Written by hookwatch service install. -->
+<!-- ` + serviceMark + `. -->
 <plist version="1.0">
 <dict>
 	<key>Label</key>

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,6 +18,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/redact"
 	"github.com/hookwatch/hookwatch/store/postgres"
 )
 
@@ -46,6 +49,16 @@ with the HOOKWATCH_* settings of this shell: a systemd user unit,
 ~/Library/LaunchAgents/` + install.ServiceLabel + `.plist. It prints the systemctl or
 launchctl commands that start or stop it, and runs none of them itself.
 
+Run again (after an upgrade, say), install keeps the settings of the unit
+installed that this shell does not set, and lists them (a secret by name only);
+a setting this shell sets replaces the unit's, and one set to the empty string
+drops it, as serve takes an empty value for unset: HOOKWATCH_DB= hookwatch
+service install. Variables added to the unit by hand are kept as they are. It
+keeps a forwarder unless --forward=false; of a unit that runs the other command
+(serve, forward) it keeps no setting. A unit it cannot read back — not written
+by service install, or edited beyond its settings — it leaves as it is and
+reports: move it away or uninstall it first. print writes what install would.
+
 Flags:`
 
 // serviceExamples ends service --help.
@@ -53,16 +66,19 @@ const serviceExamples = `
 Examples:
   hookwatch service install              # then run the systemctl command it prints
   hookwatch service print --os darwin    # the launchd agent, written nowhere
+  HOOKWATCH_DB= hookwatch service install  # again, without the HOOKWATCH_DB the unit had
   HOOKWATCH_URL=https://hookwatch.example.com hookwatch service install --forward
 `
 
 // runService is `hookwatch service`. It writes or removes the unit file and
 // prints the systemctl or launchctl commands to run: starting a long-lived
-// process is the user's call, so it never runs them itself.
+// process is the user's call, so it never runs them itself. install and
+// print read the installed unit back first, to keep its settings: the
+// shell it is run from again, after an upgrade, may no longer set them.
 func runService(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("service", serviceSynopsis, stdout, stderr)
 	goos := fs.String("os", runtime.GOOS, "service manager to write for: linux (systemd user unit) or darwin (launchd agent)")
-	fwd := fs.Bool("forward", false, "run 'hookwatch forward' instead of the collector: for a machine whose hooks send to a remote https:// collector (HOOKWATCH_URL, which must be set)")
+	fwd := fs.Bool("forward", false, "run 'hookwatch forward' instead of the collector: for a machine whose hooks send to a remote https:// collector (HOOKWATCH_URL, set here or kept from the forwarder installed)")
 	usageTrailer(fs, serviceExamples)
 	// The flags may come before the action too: service --os darwin print.
 	rest, err := parseInterleaved(fs, args)
@@ -91,47 +107,198 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if action == "install" && isTemporaryBuild(self) {
 		return fmt.Errorf("%s is a temporary build of 'go run', deleted when it exits: install hookwatch (go install ./cmd/hookwatch), then run that binary's 'hookwatch service install'", self)
 	}
-	names, unit := serviceEnv, install.ServiceUnit
-	if *fwd {
-		names, unit = forwarderEnv, install.ForwarderUnit
-		if err := hook.CheckURL(os.Getenv("HOOKWATCH_URL")); action != "uninstall" && err != nil {
-			return fmt.Errorf("%w: --forward needs HOOKWATCH_URL set to the remote collector's URL: %v", errUsage, err)
-		}
-	}
-	env := map[string]string{}
-	for _, k := range names {
-		if v := os.Getenv(k); v != "" {
-			env[k] = v
-		}
-	}
-	absolutePaths(env)
-	if !*fwd && env["HOOKWATCH_ADDR"] == "" {
-		// The hooks post to HOOKWATCH_URL: a collector on this machine
-		// listens there, not on serve's default address.
-		if addr, err := localListenAddr(os.Getenv("HOOKWATCH_URL")); err == nil {
-			env["HOOKWATCH_ADDR"] = addr
-		}
-	}
-	rel, content := unit(*goos, self, env)
-	if rel == "" {
-		return fmt.Errorf("no service manager support for %s: run 'hookwatch serve' from your own init system", *goos)
-	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return fmt.Errorf("cannot find the home directory: %w", err)
 	}
+	// A collector and a forwarder share the one path.
+	rel, _ := install.ServiceUnit(*goos, self, nil)
+	if rel == "" {
+		return fmt.Errorf("no service manager support for %s: run 'hookwatch serve' from your own init system", *goos)
+	}
 	path := filepath.Join(home, filepath.FromSlash(rel))
-	switch action {
-	case "print":
-		_, err := stdout.Write(content)
-		return err
-	case "install":
-		return serviceInstall(stdout, *goos, path, content, names, env)
-	case "uninstall":
+	if action == "uninstall" {
+		// Whatever the unit holds: uninstall reads none of it.
 		return serviceUninstall(stdout, *goos, home, path)
 	}
-	fs.Usage()
-	return fmt.Errorf("%w: unknown action %q: want install, uninstall or print", errUsage, action)
+	if action != "install" && action != "print" {
+		fs.Usage()
+		return fmt.Errorf("%w: unknown action %q: want install, uninstall or print", errUsage, action)
+	}
+	old, installed, err := readInstalledService(*goos, path)
+	if err != nil {
+		return err
+	}
+	var notes []string
+	if installed != nil && installed.Command == "forward" && !flagSet(fs, "forward") {
+		// Run again without --forward, install keeps the forwarder: a
+		// collector in its place would keep the events it should send.
+		*fwd = true
+		notes = append(notes, "It keeps running 'hookwatch forward', as the installed unit does: --forward=false installs the collector instead.")
+	}
+	names, unit, command := serviceEnv, install.ServiceUnit, "serve"
+	if *fwd {
+		names, unit, command = forwarderEnv, install.ForwarderUnit, "forward"
+	}
+	derived := map[string]string{}
+	addr, urlErr := localListenAddr(os.Getenv("HOOKWATCH_URL"))
+	if !*fwd && urlErr == nil {
+		// The hooks post to HOOKWATCH_URL: a collector on this machine
+		// listens there, not on serve's default address.
+		derived["HOOKWATCH_ADDR"] = addr
+	}
+	set := serviceSettingsOf(command, names, installed, os.LookupEnv, derived)
+	set.notes = notes
+	if *fwd {
+		if err := hook.CheckURL(set.env["HOOKWATCH_URL"]); err != nil {
+			return fmt.Errorf("%w: --forward needs HOOKWATCH_URL set to the remote collector's URL: %v", errUsage, err)
+		}
+	} else if urlErr == nil && slices.Contains(set.kept, "HOOKWATCH_ADDR") && !listensAt(set.env["HOOKWATCH_ADDR"], addr) {
+		set.notes = append(set.notes, fmt.Sprintf("The collector keeps listening on %s, not at HOOKWATCH_URL: HOOKWATCH_ADDR=%s hookwatch service install moves it there.", set.env["HOOKWATCH_ADDR"], addr))
+	}
+	_, content := unit(*goos, self, set.env)
+	if action == "print" {
+		_, err := stdout.Write(content)
+		return err
+	}
+	return serviceInstall(stdout, *goos, path, old, installed, self, content, set)
+}
+
+// serviceSettings is the environment of the unit service install writes,
+// and where its settings come from.
+type serviceSettings struct {
+	env map[string]string
+	// passed are set in this shell; kept are the installed unit's, this
+	// shell not setting them; dropped are the installed unit's, set to
+	// the empty string in this shell; added are the installed unit's
+	// variables that are no setting of hookwatch.
+	passed, kept, dropped, added []string
+	// other is the command the installed unit runs when it is not this
+	// unit's (serve, forward): none of its settings, left, are kept, a
+	// collector's HOOKWATCH_TOKEN not being a forwarder's.
+	other string
+	left  []string
+	// notes are said after the settings.
+	notes []string
+}
+
+// serviceSettingsOf merges the environment of a unit running command:
+// the settings of names that lookup (os.LookupEnv) finds set, a relative
+// path made absolute, and those of the installed unit, when it runs the
+// same command, that lookup does not find; then, of the settings neither
+// sets, those of derived, as from this shell. A setting set to the empty
+// string, which serve and forward take for unset, drops the unit's. A
+// variable of the unit that is none of names, added by hand, is kept as
+// it is: the shell's PATH or HTTPS_PROXY is not meant for the service.
+func serviceSettingsOf(command string, names []string, installed *install.InstalledService, lookup func(string) (string, bool), derived map[string]string) serviceSettings {
+	s := serviceSettings{env: map[string]string{}}
+	var unit map[string]string
+	if installed != nil {
+		if installed.Command == command {
+			unit = installed.Env
+		} else if len(installed.Env) > 0 {
+			s.other = installed.Command
+			s.left = slices.Sorted(maps.Keys(installed.Env))
+		}
+	}
+	shell := map[string]string{}
+	for _, k := range names {
+		if v, ok := lookup(k); ok && v != "" {
+			shell[k] = v
+		}
+	}
+	absolutePaths(shell)
+	for _, k := range names {
+		v, set := lookup(k)
+		was, had := unit[k]
+		switch {
+		case v != "":
+			s.env[k] = shell[k]
+			s.passed = append(s.passed, k)
+		case derived[k] != "" && (set || !had):
+			s.env[k] = derived[k]
+			s.passed = append(s.passed, k)
+		case had && set:
+			s.dropped = append(s.dropped, k)
+		case had:
+			s.env[k] = was
+			s.kept = append(s.kept, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(unit)) {
+		if !slices.Contains(names, k) {
+			s.env[k] = unit[k]
+			s.added = append(s.added, k)
+		}
+	}
+	return s
+}
+
+// readInstalledService reads the unit at path that service install wrote
+// for goos: its content, and what it runs; nil and nil when there is none.
+// A unit it cannot read back whole is an error, never one to write over:
+// its settings would be lost.
+func readInstalledService(goos, path string) ([]byte, *install.InstalledService, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s is not a regular file: move it away, then run service install again", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, install.MaxServiceUnitSize+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	s, err := install.ReadServiceUnit(goos, b)
+	if err != nil {
+		hint := ""
+		if goos == "linux" {
+			hint = " (settings of your own belong in a drop-in: systemctl --user edit hookwatch)"
+		}
+		return nil, nil, fmt.Errorf("%s: %w: service install writes over no unit whose settings it cannot keep; move this one away, or remove it with 'hookwatch service uninstall', then install again%s", path, err, hint)
+	}
+	return b, &s, nil
+}
+
+// listensAt reports whether a collector listening on addr answers at
+// want, a host:port: the same one, or the same port on every address.
+func listensAt(addr, want string) bool {
+	if addr == want {
+		return true
+	}
+	host, port, err := net.SplitHostPort(addr)
+	_, wantPort, err2 := net.SplitHostPort(want)
+	if err != nil || err2 != nil || port != wantPort {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "" || ip != nil && ip.IsUnspecified()
+}
+
+// secretWords mark the name of a variable whose value service install
+// never prints: HOOKWATCH_TOKEN, HOOKWATCH_OTLP_HEADERS and their kin.
+var secretWords = []string{"TOKEN", "SECRET", "PASS", "KEY", "AUTH", "HEADERS", "CREDENTIAL", "COOKIE"}
+
+// shownSetting is how service install lists a setting it keeps: k=v, the
+// secrets redact finds in v replaced (a database URL's password), or k
+// alone when its name says it holds a secret.
+func shownSetting(k, v string) string {
+	for _, w := range secretWords {
+		if strings.Contains(strings.ToUpper(k), w) {
+			return k + " (a secret, not shown)"
+		}
+	}
+	v, _ = redact.String(v)
+	return k + "=" + v
 }
 
 // pathEnv are the settings of serviceEnv and forwarderEnv that name a file
@@ -169,12 +336,11 @@ func isTemporaryBuild(path string) bool {
 	return false
 }
 
-func serviceInstall(w io.Writer, goos, path string, content []byte, names []string, env map[string]string) error {
-	old, err := os.ReadFile(path)
-	existed := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("cannot read %s: %w", path, err)
-	}
+// serviceInstall writes content to path over old, the unit installed
+// there (nil for none), and says what it passes, keeps and drops of the
+// settings.
+func serviceInstall(w io.Writer, goos, path string, old []byte, installed *install.InstalledService, self string, content []byte, set serviceSettings) error {
+	existed := installed != nil
 	var b strings.Builder
 	if existed && bytes.Equal(old, content) {
 		fmt.Fprintf(&b, "%s is already up to date.\n", path)
@@ -195,14 +361,36 @@ func serviceInstall(w io.Writer, goos, path string, content []byte, names []stri
 		}
 		fmt.Fprintf(&b, "%s %s.\n", verb, path)
 	}
-	if len(env) > 0 {
-		var passed []string
-		for _, k := range names {
-			if _, ok := env[k]; ok {
-				passed = append(passed, k)
-			}
+	if existed && installed.Binary != self {
+		fmt.Fprintf(&b, "It runs %s, instead of %s.\n", self, installed.Binary)
+	}
+	if len(set.passed) > 0 {
+		fmt.Fprintf(&b, "It passes %s from this shell to the service.\n", strings.Join(set.passed, ", "))
+	}
+	if len(set.kept) > 0 {
+		again := "hookwatch service install"
+		if installed.Command == "forward" {
+			again += " --forward"
 		}
-		fmt.Fprintf(&b, "It passes %s from this shell to the service.\n", strings.Join(passed, ", "))
+		fmt.Fprintf(&b, "It keeps the installed unit's settings that this shell does not set (to drop one, set it to the empty string: %s= %s):\n", set.kept[0], again)
+		for _, k := range set.kept {
+			fmt.Fprintf(&b, "  %s\n", shownSetting(k, set.env[k]))
+		}
+	}
+	if len(set.added) > 0 {
+		b.WriteString("It keeps the variables added to the installed unit, as they are:\n")
+		for _, k := range set.added {
+			fmt.Fprintf(&b, "  %s\n", shownSetting(k, set.env[k]))
+		}
+	}
+	if len(set.dropped) > 0 {
+		fmt.Fprintf(&b, "It drops %s, set to the empty string in this shell.\n", strings.Join(set.dropped, ", "))
+	}
+	if set.other != "" {
+		fmt.Fprintf(&b, "It keeps none of the settings of the installed unit, which ran 'hookwatch %s': %s.\n", set.other, strings.Join(set.left, ", "))
+	}
+	for _, n := range set.notes {
+		b.WriteString(n + "\n")
 	}
 	b.WriteString("\nTo start the collector now and at every login, run:\n\n")
 	switch goos {
@@ -221,7 +409,7 @@ func serviceInstall(w io.Writer, goos, path string, content []byte, names []stri
 			fmt.Fprintf(&b, "  launchctl load -w %s\n", claudecode.ShellQuote(path))
 		}
 	}
-	_, err = io.WriteString(w, b.String())
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

@@ -200,3 +200,210 @@ func TestServiceArgumentOrder(t *testing.T) {
 		t.Errorf("service print --forward without HOOKWATCH_URL: %v, stdout %q; want a usage error naming HOOKWATCH_URL", err, out)
 	}
 }
+
+// unsetenv unsets k for the rest of the test: a variable set to the empty
+// string is one service install takes as set, to drop it from the unit.
+func unsetenv(t *testing.T, k string) {
+	t.Helper()
+	t.Setenv(k, "") // restores k when the test ends
+	os.Unsetenv(k)
+}
+
+// TestServiceInstallKeepsSettings: service install run again, as after an
+// upgrade, from a shell that no longer sets the settings the unit was
+// installed with, keeps them and lists them, a secret by name only; the
+// shell's value of a setting replaces the unit's, and one set to the empty
+// string drops it. service print writes what install would, and uninstall
+// removes the unit it rewrote.
+func TestServiceInstallKeepsSettings(t *testing.T) {
+	for _, goos := range []string{"linux", "darwin"} {
+		t.Run(goos, func(t *testing.T) {
+			e := newTestEnv(t)
+			unit := filepath.Join(e.home, ".config", "systemd", "user", "hookwatch.service")
+			if goos == "darwin" {
+				unit = filepath.Join(e.home, "Library", "LaunchAgents", install.ServiceLabel+".plist")
+			}
+			db := filepath.Join(e.project, "rel.db")
+			t.Setenv("HOOKWATCH_DB", "rel.db")
+			t.Setenv("HOOKWATCH_TOKEN", "s3cret")
+			t.Setenv("HOOKWATCH_OTLP_HEADERS", "authorization=Bearer%20otlp-s3cret")
+			t.Setenv("HOOKWATCH_AUDIT_DIR", "/var/audit")
+			mustHW(t, "service", "install", "--os", goos)
+			installed := readFile(t, unit)
+
+			for _, k := range []string{"HOOKWATCH_DB", "HOOKWATCH_TOKEN", "HOOKWATCH_OTLP_HEADERS", "HOOKWATCH_AUDIT_DIR"} {
+				unsetenv(t, k)
+			}
+			t.Chdir(e.root) // where rel.db would name another file
+			out := mustHW(t, "service", "install", "--os", goos)
+			if got := readFile(t, unit); string(got) != string(installed) {
+				t.Fatalf("service install again changed the unit:\n%s\nwant:\n%s\noutput:\n%s", got, installed, out)
+			}
+			for _, want := range []string{"already up to date", "HOOKWATCH_DB=" + db + "\n", "HOOKWATCH_AUDIT_DIR=/var/audit\n", "HOOKWATCH_TOKEN (a secret", "HOOKWATCH_OTLP_HEADERS (a secret"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("service install again does not say %q:\n%s", want, out)
+				}
+			}
+			if strings.Contains(out, "s3cret") {
+				t.Errorf("service install printed a secret:\n%s", out)
+			}
+			if got := mustHW(t, "service", "print", "--os", goos); got != string(installed) {
+				t.Errorf("service print:\n%s\nwant what install wrote:\n%s", got, installed)
+			}
+			// An upgrade that moved the binary keeps the settings too.
+			moved := filepath.Join(e.root, "usr", "bin", "hookwatch")
+			executable = func() (string, error) { return moved, nil }
+			out = mustHW(t, "service", "install", "--os", goos)
+			if b := string(readFile(t, unit)); !strings.Contains(out, "It runs "+moved+", instead of "+e.self+".") || !strings.Contains(b, moved) || !strings.Contains(b, db) {
+				t.Errorf("service install from another binary:\n%s\nunit:\n%s", out, b)
+			}
+
+			// The shell's value wins; the empty string drops the unit's.
+			t.Setenv("HOOKWATCH_AUDIT_DIR", "/srv/audit")
+			t.Setenv("HOOKWATCH_DB", "")
+			out = mustHW(t, "service", "install", "--os", goos)
+			b := string(readFile(t, unit))
+			if !strings.Contains(b, "/srv/audit") || strings.Contains(b, "/var/audit") || strings.Contains(b, "HOOKWATCH_DB") || !strings.Contains(b, "s3cret") {
+				t.Errorf("unit after HOOKWATCH_AUDIT_DIR=/srv/audit HOOKWATCH_DB= service install:\n%s", b)
+			}
+			if !strings.Contains(out, "It drops HOOKWATCH_DB, set to the empty string in this shell.") || strings.Contains(out, "HOOKWATCH_DB=") {
+				t.Errorf("service install dropping HOOKWATCH_DB:\n%s", out)
+			}
+			if got := mustHW(t, "service", "print", "--os", goos); got != b {
+				t.Errorf("service print:\n%s\nwant what install wrote:\n%s", got, b)
+			}
+
+			out = mustHW(t, "service", "uninstall", "--os", goos)
+			if exists(unit) || !strings.Contains(out, "Removed "+unit) {
+				t.Fatalf("service uninstall (unit still there: %v):\n%s", exists(unit), out)
+			}
+		})
+	}
+}
+
+// TestServiceInstallKeepsAddress: an address the unit listens on, set by
+// HOOKWATCH_ADDR once, is not replaced by the one of HOOKWATCH_URL; the
+// output says where the hooks post instead.
+func TestServiceInstallKeepsAddress(t *testing.T) {
+	e := newTestEnv(t)
+	unit := filepath.Join(e.home, ".config", "systemd", "user", "hookwatch.service")
+	t.Setenv("HOOKWATCH_ADDR", "0.0.0.0:7999")
+	mustHW(t, "service", "install", "--os", "linux")
+	unsetenv(t, "HOOKWATCH_ADDR")
+	out := mustHW(t, "service", "install", "--os", "linux")
+	if b := string(readFile(t, unit)); !strings.Contains(b, `Environment="HOOKWATCH_ADDR=0.0.0.0:7999"`) {
+		t.Fatalf("service install again dropped HOOKWATCH_ADDR:\n%s", b)
+	}
+	addr := strings.TrimPrefix(os.Getenv("HOOKWATCH_URL"), "http://")
+	if !strings.Contains(out, "HOOKWATCH_ADDR=0.0.0.0:7999\n") || !strings.Contains(out, "HOOKWATCH_ADDR="+addr+" hookwatch service install") {
+		t.Errorf("service install keeping an address HOOKWATCH_URL does not point at:\n%s", out)
+	}
+	// Dropped, the address is HOOKWATCH_URL's again.
+	t.Setenv("HOOKWATCH_ADDR", "")
+	mustHW(t, "service", "install", "--os", "linux")
+	if b := string(readFile(t, unit)); !strings.Contains(b, `Environment="HOOKWATCH_ADDR=`+addr+`"`) {
+		t.Fatalf("HOOKWATCH_ADDR= service install:\n%s", b)
+	}
+}
+
+// TestServiceInstallKeepsHandAdded: a variable added to the unit by hand
+// is kept as it is, the shell's value of it notwithstanding: it is no
+// setting of hookwatch's that the shell passes on.
+func TestServiceInstallKeepsHandAdded(t *testing.T) {
+	e := newTestEnv(t)
+	unit := filepath.Join(e.home, ".config", "systemd", "user", "hookwatch.service")
+	mustHW(t, "service", "install", "--os", "linux")
+	b := strings.Replace(string(readFile(t, unit)), "Restart=", "Environment=HTTPS_PROXY=http://proxy:3128 \"NO_PROXY=a b\"\nRestart=", 1)
+	os.WriteFile(unit, []byte(b), 0o600)
+	t.Setenv("HTTPS_PROXY", "http://other:8080")
+	out := mustHW(t, "service", "install", "--os", "linux")
+	b = string(readFile(t, unit))
+	if !strings.Contains(b, `Environment="HTTPS_PROXY=http://proxy:3128"`) || !strings.Contains(b, `Environment="NO_PROXY=a b"`) || strings.Contains(b, "other") {
+		t.Fatalf("unit after service install again:\n%s", b)
+	}
+	if !strings.Contains(out, "HTTPS_PROXY=http://proxy:3128\n") {
+		t.Errorf("service install does not list the variable it keeps:\n%s", out)
+	}
+}
+
+// TestServiceInstallSwitchCommand: a forwarder installed over a collector
+// keeps none of its settings: the collector's HOOKWATCH_TOKEN, which the
+// forwarder would send to the remote collector, least of all. Run again
+// without --forward, install keeps the forwarder, as it keeps its settings:
+// a collector in its place would keep the events meant for the remote one.
+func TestServiceInstallSwitchCommand(t *testing.T) {
+	e := newTestEnv(t)
+	unit := filepath.Join(e.home, ".config", "systemd", "user", "hookwatch.service")
+	t.Setenv("HOOKWATCH_TOKEN", "local-admin")
+	mustHW(t, "service", "install", "--os", "linux")
+	unsetenv(t, "HOOKWATCH_TOKEN")
+	t.Setenv("HOOKWATCH_URL", "https://hookwatch.example.com")
+	out := mustHW(t, "service", "install", "--os", "linux", "--forward")
+	if b := string(readFile(t, unit)); strings.Contains(b, "local-admin") || !strings.Contains(b, "forward") {
+		t.Fatalf("forwarder unit over a collector's:\n%s", b)
+	}
+	if !strings.Contains(out, "keeps none of the settings of the installed unit, which ran 'hookwatch serve'") || !strings.Contains(out, "HOOKWATCH_TOKEN") {
+		t.Errorf("service install --forward over a collector:\n%s", out)
+	}
+	// Run again without HOOKWATCH_URL, the forwarder keeps its URL; and
+	// without --forward, it stays a forwarder.
+	unsetenv(t, "HOOKWATCH_URL")
+	for _, args := range [][]string{{"--forward"}, nil} {
+		out := mustHW(t, append([]string{"service", "install", "--os", "linux"}, args...)...)
+		if !strings.Contains(out, "already up to date") || !strings.Contains(out, "HOOKWATCH_URL=https://hookwatch.example.com\n") {
+			t.Errorf("service install %v again:\n%s", args, out)
+		}
+		if args == nil && !strings.Contains(out, "It keeps running 'hookwatch forward'") {
+			t.Errorf("service install without --forward over a forwarder does not say it keeps it:\n%s", out)
+		}
+	}
+	if got := mustHW(t, "service", "print", "--os", "linux"); got != string(readFile(t, unit)) {
+		t.Errorf("service print over a forwarder:\n%s", got)
+	}
+	out = mustHW(t, "service", "install", "--os", "linux", "--forward=false")
+	if b := string(readFile(t, unit)); !strings.Contains(b, `" serve`) || strings.Contains(b, "HOOKWATCH_URL") || !strings.Contains(out, "which ran 'hookwatch forward'") {
+		t.Errorf("service install --forward=false over a forwarder:\n%s\nunit:\n%s", out, b)
+	}
+}
+
+// TestServiceInstallUnreadableUnit: a unit service install cannot read
+// back whole (written by someone else, edited beyond its settings, too
+// large) is reported and left as it is, by print too; uninstall still
+// removes it.
+func TestServiceInstallUnreadableUnit(t *testing.T) {
+	e := newTestEnv(t)
+	unit := filepath.Join(e.home, ".config", "systemd", "user", "hookwatch.service")
+	mustHW(t, "service", "install", "--os", "linux")
+	written := string(readFile(t, unit))
+	for _, c := range []struct{ content, want string }{
+		{strings.Replace(written, "Restart=", "MemoryMax=1G\nRestart=", 1), `"MemoryMax=1G" is not a setting service install writes`},
+		{strings.Replace(written, `" serve`, `" serve --retain 720h`, 1), "not <binary> serve"},
+		{strings.Replace(written, "# Written by hookwatch service install.\n", "", 1), "not written by hookwatch service install"},
+		{strings.Replace(written, "Restart=", "Environment=\"HOOKWATCH_DB=%h/hw.db\"\nRestart=", 1), "specifier (%h)"},
+		{written + "#" + strings.Repeat("x", install.MaxServiceUnitSize) + "\n", "larger than"},
+	} {
+		if err := os.WriteFile(unit, []byte(c.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, action := range []string{"install", "print"} {
+			out, _, err := hw(t, "", "service", action, "--os", "linux")
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), unit) || !strings.Contains(err.Error(), "hookwatch service uninstall") {
+				t.Errorf("service %s of a unit it cannot read: %v, want an error saying %q\nstdout:\n%s", action, err, c.want, out)
+			}
+		}
+		if got := string(readFile(t, unit)); got != c.content {
+			t.Fatalf("service install changed a unit it cannot read:\n%s", got)
+		}
+	}
+	os.Remove(unit)
+	os.Mkdir(unit, 0o755)
+	if _, _, err := hw(t, "", "service", "install", "--os", "linux"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("service install over a directory: %v", err)
+	}
+	os.Remove(unit)
+
+	os.WriteFile(unit, []byte("[Service]\nExecStart=/usr/bin/true\n"), 0o600)
+	if out := mustHW(t, "service", "uninstall", "--os", "linux"); exists(unit) || !strings.Contains(out, "Removed") {
+		t.Fatalf("service uninstall of a unit install cannot read (still there: %v):\n%s", exists(unit), out)
+	}
+}
