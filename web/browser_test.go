@@ -79,6 +79,7 @@ func serve(t testing.TB, envs []event.Envelope, token string) string {
 	mux.Handle("/", web.Handler())
 	mux.Handle("/v1/", srv.Handler())
 	mux.Handle("/healthz", srv.Handler())
+	mux.Handle("/metrics", srv.Handler()) // the streams it holds open (hookwatch_sse_clients)
 	gate := &streamGate{open: make(chan struct{}), streams: map[*http.Request]context.CancelFunc{}}
 	close(gate.open)
 	mux.Handle("GET /v1/stream", gate.wrap(srv.Handler()))

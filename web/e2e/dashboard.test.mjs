@@ -421,6 +421,56 @@ test('pages that received nothing catch up with what was stored while their stre
   await list.page.close();
 });
 
+/** sseClients reads the streams the collector holds open (hookwatch_sse_clients). */
+async function sseClients() {
+  const res = await fetch(BASE + '/metrics', { headers: auth });
+  assert.equal(res.status, 200);
+  const m = /^hookwatch_sse_clients (\d+)$/m.exec(await res.text());
+  assert.ok(m, 'no hookwatch_sse_clients on /metrics');
+  return +m[1];
+}
+
+/** setHidden makes the page hidden or shown, as another tab or a minimised window does. */
+const setHidden = (page, hidden) => page.evaluate((hidden) => {
+  Object.defineProperty(document, 'hidden', { configurable: true, get: () => hidden });
+  Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (hidden ? 'hidden' : 'visible') });
+  document.dispatchEvent(new Event('visibilitychange'));
+}, hidden);
+
+test('a page hidden for a while lets go of its stream, and catches up when shown', async () => {
+  // A browser keeps six connections to the collector: tabs left in the
+  // background must not hold them.
+  const sid = newID('c0ffee05');
+  const pre = (n) => ({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_use_id: `toolu_hidden_${n}`, tool_input: { command: `echo ${n}` } });
+  await post([hookEnv(sid, 0, { hook_event_name: 'SessionStart', source: 'startup' }), hookEnv(sid, 1, pre(1))]);
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));
+  await loaded(page);
+  await liveState(page);
+  await page.evaluate(() => { window.__sameDocument = true; });
+  const open0 = await sseClients();
+  await setHidden(page, true);
+  await page.waitForFunction(() => document.querySelector('.live')?.dataset.state === 'paused', null, { timeout: 10000 });
+  for (let i = 0; (await sseClients()) !== open0 - 1; i++) {
+    assert.ok(i < 100, 'the hidden page still holds its stream');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  // What happens while it is hidden comes when it shows again, from where
+  // its stream left off: no reload.
+  await post([hookEnv(sid, 2, pre(2))]);
+  await setHidden(page, false);
+  await liveState(page);
+  await page.waitForFunction(() => window.__hw.model.calls.has('toolu_hidden_2'), null, { timeout: 10000 });
+  assert.equal(await sseClients(), open0);
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no reload');
+  // Hidden for a moment only (a glance at another tab), it keeps it.
+  await setHidden(page, true);
+  await new Promise((r) => setTimeout(r, 500));
+  await setHidden(page, false);
+  assert.equal(await page.evaluate(() => document.querySelector('.live')?.dataset.state), 'live');
+  clean(seen);
+  await page.close();
+});
+
 test('a link to a session the collector does not know yet shows the session once it begins', async () => {
   const sid = newID('c0ffee03');
   const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));

@@ -53,7 +53,7 @@ function LiveBadge({ needToken }) {
   const [st, setS] = useState(liveState());
   useEffect(() => onLiveState(setS), []);
   const s = needToken ? 'unauthorized' : st;
-  const label = { idle: 'offline', connecting: 'connecting', live: 'live', retrying: 'reconnecting', unauthorized: 'token needed' }[s] || s;
+  const label = { idle: 'offline', connecting: 'connecting', live: 'live', retrying: 'reconnecting', paused: 'paused', unauthorized: 'token needed' }[s] || s;
   const title = s === 'unauthorized' ? 'The collector requires a token: nothing is shown or followed until one is given' : 'Event stream from the collector';
   return html`<span class=${'live live-' + s} data-state=${s} title=${title}>${label}</span>`;
 }

@@ -117,8 +117,13 @@ export function sessionPath(id, sub = '') {
  * starting point is fixed; resumed when that point is where an earlier
  * connection left off, rather than what is stored now (the first
  * connection, or one that had no id to send). Refused for want of a token
- * (401), it does not retry: it connects again when the token changes. It
- * returns close().
+ * (401), it does not retry: it connects again when the token changes.
+ * While the page is hidden (another tab, a minimised window) for longer
+ * than PAUSE_HIDDEN it lets go of its connection ('paused'), and when the
+ * page shows again it connects from where it left off: a browser keeps
+ * six connections to a collector over HTTP/1.1, and the tabs left open
+ * in the background would otherwise hold them all, the next tab's
+ * requests waiting behind them. It returns close().
  */
 export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, onModel = () => {}, onSignals = () => {}, onState = () => {} }) {
   let last = lastEventId != null ? String(lastEventId) : '';
@@ -127,6 +132,26 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
   let delay = 250;
   let timer = 0;
   let refused = false;
+  let paused = false;
+  let pauseTimer = 0;
+  const onVisibility = () => {
+    clearTimeout(pauseTimer);
+    if (closed) return;
+    if (document.hidden) {
+      pauseTimer = setTimeout(() => {
+        if (closed || !document.hidden || refused) return;
+        paused = true;
+        clearTimeout(timer);
+        if (ctrl) ctrl.abort();
+        onState('paused', { resumed: false });
+      }, PAUSE_HIDDEN);
+    } else if (paused) {
+      paused = false;
+      delay = 250;
+      connect();
+    }
+  };
+  document.addEventListener('visibilitychange', onVisibility);
   const offToken = (() => {
     const fn = () => {
       if (!refused || closed) return;
@@ -150,7 +175,7 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
   };
 
   async function connect() {
-    if (closed) return;
+    if (closed || paused) return;
     onState('connecting', { resumed: false });
     ctrl = new AbortController();
     try {
@@ -179,9 +204,9 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
         parse(value);
       }
     } catch (e) {
-      if (closed) return;
+      if (closed || paused) return;
     }
-    if (closed) return;
+    if (closed || paused) return;
     onState('retrying', { resumed: false });
     timer = setTimeout(connect, delay);
     delay = Math.min(delay * 2, 5000);
@@ -190,10 +215,15 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
   return () => {
     closed = true;
     offToken();
+    document.removeEventListener('visibilitychange', onVisibility);
     clearTimeout(timer);
+    clearTimeout(pauseTimer);
     if (ctrl) ctrl.abort();
   };
 }
+
+/** PAUSE_HIDDEN is how long a stream keeps its connection while the page is hidden (stream). */
+export const PAUSE_HIDDEN = 3000;
 
 /**
  * sseParser returns a function that takes the text of a text/event-stream

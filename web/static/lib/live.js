@@ -21,7 +21,7 @@ function setState(s) {
 // page shows is then that stream's.
 let shown = null;
 
-/** liveState returns the state of the stream the page shows: idle, connecting, live, retrying or unauthorized. */
+/** liveState returns the state of the stream the page shows: idle, connecting, live, retrying, paused (the page hidden) or unauthorized. */
 export function liveState() { return shown ?? state; }
 
 /** showStreamState makes the page show the state of another stream (a session's), or again the shared one's (null). */
