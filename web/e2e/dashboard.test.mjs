@@ -711,13 +711,22 @@ test('a search that matches no session says so', async () => {
 });
 
 test('narrow screens: the list and the filters fit, and the details can be closed on a phone', async () => {
+  // A project named by a long directory, which the project filter offers.
+  const long = newID('c0ffee06');
+  await post([{ ...hookEnv(long, 0, { hook_event_name: 'SessionStart', source: 'startup' }),
+    payload: { session_id: long, cwd: '/home/dev/src/' + 'a-very-long-directory-name-'.repeat(6), hook_event_name: 'SessionStart', source: 'startup' } }]);
   const { page, seen } = await open('/#/');
   await page.setViewportSize({ width: 800, height: 800 });
   await page.getByTestId('session-count').filter({ hasText: /^[\d,]+ sessions$/ }).waitFor();
+  await page.locator(`[data-session="${long}"]`).waitFor();
   const fits = (sel) => page.$$eval(sel, (els) => els.filter((e) => getComputedStyle(e).display !== 'none')
     .map((e) => ({ sel: e.className || e.tagName, right: Math.round(e.getBoundingClientRect().right) })).filter((r) => r.right > innerWidth));
   assert.deepEqual(await fits('.toolbar > *'), [], 'the list toolbar at 800 px');
   assert.deepEqual(await page.evaluate(() => { const l = document.querySelector('.slist'); return l.scrollWidth - l.clientWidth; }), 0, 'the list scrolls sideways at 800 px');
+  assert.deepEqual(await page.evaluate(() => document.documentElement.scrollWidth - innerWidth), 0, 'the page scrolls sideways at 800 px');
+  await page.setViewportSize({ width: 390, height: 800 });
+  assert.deepEqual(await fits('.toolbar > *'), [], 'the list toolbar at 390 px');
+  await page.setViewportSize({ width: 800, height: 800 });
   await page.goto(BASE + '/#/s/' + encodeURIComponent(REAL));
   await loaded(page);
   assert.deepEqual(await fits('.tabs > *, .filters > *'), [], 'the tabs and filters at 800 px');
