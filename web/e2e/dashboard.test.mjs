@@ -1146,6 +1146,35 @@ test('Back retraces the calls and agents opened from the details, then leaves th
   await page.close();
 });
 
+test('a selected event is in the URL: Back returns to it, a reload and a link open it', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL) + '?tab=events');
+  await loaded(page);
+  const row = page.locator('.erow[data-seq]').nth(3);
+  const seq = await row.getAttribute('data-seq');
+  await row.click();
+  await page.waitForURL(new RegExp(`[?&]seq=${seq}(&|$)`));
+  const insp = page.getByTestId('inspector');
+  await insp.waitFor();
+  const shown = await insp.locator('h3').innerText();
+  // Its agent, from the details, is a step Back undoes.
+  await insp.locator('.kv', { hasText: /^agent/ }).getByRole('button').click();
+  await page.waitForURL(/[?&]inspect=/);
+  await page.goBack();
+  await page.waitForURL(new RegExp(`[?&]seq=${seq}(&|$)`));
+  await page.waitForFunction(([seq]) => document.querySelector('.erow.sel')?.dataset.seq === seq, [seq]);
+  assert.equal(await insp.locator('h3').innerText(), shown);
+  // A reload (or the link, shared) opens the same event.
+  await page.reload();
+  await loaded(page);
+  await page.waitForFunction(([seq]) => document.querySelector('.erow.sel')?.dataset.seq === seq, [seq]);
+  assert.equal(await page.getByTestId('inspector').locator('h3').innerText(), shown);
+  // Closing the details drops it from the URL.
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => !/[?&]seq=/.test(location.hash));
+  clean(seen);
+  await page.close();
+});
+
 test('tool output kept as a preview is shown decoded', async () => {
   const { page, seen, insp } = await openLinked(PREVIEW, 'toolu_preview');
   const events = await all(`/v1/sessions/${PREVIEW}/events`, 'events');

@@ -610,19 +610,21 @@ function NumbersTab({ model, version }) {
 }
 
 // selectionFrom reads the selection of a deep link: a call
-// (call=<tool_use_id>) or an agent (inspect=<agent id>, main for the main
-// agent).
+// (call=<tool_use_id>), an agent (inspect=<agent id>, main for the main
+// agent) or an event (seq=<its seq>).
 function selectionFrom(params) {
   const id = params.get('call');
   if (id) return { kind: 'call', id };
   const agent = params.get('inspect');
   if (agent) return { kind: 'agent', id: agent === 'main' ? MAIN : agent };
+  const seq = params.get('seq');
+  if (seq && /^[1-9]\d{0,15}$/.test(seq)) return { kind: 'event', seq: +seq };
   return null;
 }
 
 const sameSelection = (a, b) => (a === b) || (a && b && a.kind === b.kind && a.id === b.id && a.seq === b.seq);
 
-/** SessionView shows session id; params are the fragment's query (tab, filters and the selected call). */
+/** SessionView shows session id; params are the fragment's query (tab, filters and the selected call, agent or event). */
 export function SessionView({ id, params }) {
   // Thresholds of the signals, from the link (failed_repeats=2,
   // stalled_after=1m): the collector's defaults otherwise.
@@ -657,6 +659,7 @@ export function SessionView({ id, params }) {
     for (const [k, v] of new URLSearchParams(thresholdsKey)) p.set(k, v);
     if (selected && selected.kind === 'call') p.set('call', selected.id);
     if (selected && selected.kind === 'agent') p.set('inspect', selected.id === MAIN ? 'main' : selected.id);
+    if (selected && selected.kind === 'event') p.set('seq', String(selected.seq));
     const h = '#/s/' + encodeURIComponent(id) + (p.toString() ? '?' + p : '');
     // Following a link of the inspector to another call or agent is a
     // step Back undoes; everything else (a click on the timeline, a tab, a
@@ -677,7 +680,7 @@ export function SessionView({ id, params }) {
     setFilters((old) => (JSON.stringify(old) === JSON.stringify(f) ? old : f));
     const call = params.get('call') || '';
     const want = selectionFrom(params);
-    setSelected((old) => (want ? (sameSelection(old, want) ? old : want) : old && (old.kind === 'call' || old.kind === 'agent') ? null : old));
+    setSelected((old) => (want ? (sameSelection(old, want) ? old : want) : null));
     if (call) linked.current = call;
   }, [params]);
 
