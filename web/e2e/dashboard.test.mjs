@@ -774,6 +774,29 @@ test('the keyboard: events open with Enter, and closing the details gives the fo
   await page.keyboard.press('Escape');
   await insp.waitFor({ state: 'detached' });
   assert.equal(await page.evaluate(() => document.activeElement.getAttribute('data-agent')), id, 'focus back on the agent');
+  // The tree's arrows go from agent to agent.
+  const ids = await page.locator('[role=treeitem]').evaluateAll((els) => els.map((e) => e.dataset.agent));
+  const focused = () => page.evaluate(() => document.activeElement.getAttribute('data-agent'));
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await focused(), ids[2], 'arrow down to the next agent');
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('ArrowUp');
+  assert.equal(await focused(), ids[0], 'arrow up to the previous agent');
+  await page.keyboard.press('End');
+  assert.equal(await focused(), ids[ids.length - 1], 'End to the last agent');
+  // The tabs': one stop of the Tab key, the arrows move and show.
+  const tabs = page.getByRole('tab');
+  assert.deepEqual(await tabs.evaluateAll((els) => els.map((e) => e.tabIndex)), await tabs.evaluateAll((els) => els.map((e) => (e.getAttribute('aria-selected') === 'true' ? 0 : -1))));
+  await page.getByRole('tab', { name: 'Timeline' }).focus();
+  await page.keyboard.press('ArrowRight');
+  const second = await tabs.nth(1).innerText();
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-selected')), 'true', 'the focused tab is shown');
+  assert.equal(await page.evaluate(() => document.activeElement.innerText), second);
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('ArrowLeft');
+  assert.equal(await page.evaluate(() => document.activeElement.innerText), await tabs.last().innerText(), 'left from the first tab to the last');
+  await page.keyboard.press('Home');
+  assert.equal(await page.getByRole('tab', { name: 'Timeline' }).getAttribute('aria-selected'), 'true');
   clean(seen);
   await page.close();
 });

@@ -609,6 +609,18 @@ function NumbersTab({ model, version }) {
     </div>`;
 }
 
+// tabKey moves between the tabs as a tab list does: the arrow keys to the
+// next and the previous (round), Home and End to the first and the last,
+// each shown as the focus reaches it.
+function tabKey(e, tab, setTab) {
+  const i = TABS.findIndex(([k]) => k === tab), n = TABS.length;
+  const j = { ArrowRight: (i + 1) % n, ArrowLeft: (i - 1 + n) % n, Home: 0, End: n - 1 }[e.key];
+  if (j === undefined) return;
+  e.preventDefault();
+  setTab(TABS[j][0]);
+  e.currentTarget.parentElement.querySelectorAll('[role=tab]')[j]?.focus();
+}
+
 // selectionFrom reads the selection of a deep link: a call
 // (call=<tool_use_id>), an agent (inspect=<agent id>, main for the main
 // agent) or an event (seq=<its seq>).
@@ -746,8 +758,9 @@ export function SessionView({ id, params }) {
       ${s.error && html`<p class="error">${s.error}</p>`}
       <${Signals} model=${m} version=${s.version} onSelect=${step} />
       <${Archives} id=${id} />
-      <div class="tabs" role="tablist">
-        ${TABS.map(([k, l]) => html`<button type="button" role="tab" aria-selected=${tab === k} class=${tab === k ? 'on' : ''} onClick=${() => setTab(k)}>${l}</button>`)}
+      <div class="tabs" role="tablist" aria-label="Views of the session">
+        ${TABS.map(([k, l]) => html`<button type="button" role="tab" aria-selected=${tab === k} tabIndex=${tab === k ? 0 : -1} class=${tab === k ? 'on' : ''}
+          onClick=${() => setTab(k)} onKeyDown=${(e) => tabKey(e, tab, setTab)}>${l}</button>`)}
         <span class="spacer"></span>
         <${Filters} model=${m} version=${s.version} filters=${filters} setFilters=${setFilters} />
         ${s.loading ? html`<span class="loading">loading…</span>` : s.eventsLoading && html`<span class="loading">loading… ${plural(s.loaded, 'event')}</span>`}

@@ -657,6 +657,23 @@ export function backgroundSpan(a, model) {
   return to > c.end ? [c.end, to] : null;
 }
 
+// treeKey moves in the agent tree as in a tree: Enter or Space opens the
+// agent, the arrow keys go to the next and the previous agent, Home and
+// End to the first and the last.
+function treeKey(e, open) {
+  if (e.key === 'Enter' || e.key === ' ') {
+    e.preventDefault();
+    open();
+    return;
+  }
+  const items = [...e.currentTarget.parentElement.querySelectorAll(':scope > [role=treeitem]')];
+  const i = items.indexOf(e.currentTarget);
+  const j = { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 }[e.key];
+  if (j === undefined || !items[j]) return;
+  e.preventDefault();
+  items[j].focus();
+}
+
 function AgentRow({ lane, model, selected, onSelect, onRows }) {
   const a = lane.a;
   const dur = agentEnd(a, model.t1) - a.start;
@@ -669,7 +686,7 @@ function AgentRow({ lane, model, selected, onSelect, onRows }) {
   return html`
     <div class=${'agent' + (selected ? ' sel' : '')} role="treeitem" aria-level=${a.level + 1} data-agent=${a.id} data-type=${a.type ?? ''} data-calls=${a.calls.length} data-background=${a.background ? 'true' : 'false'}
       style=${{ height: lane.h + 'px', paddingLeft: 8 + a.level * 16 + 'px' }}
-      tabIndex="0" onKeyDown=${(e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); onSelect({ kind: 'agent', id: a.id }); } }}
+      tabIndex="0" onKeyDown=${(e) => treeKey(e, () => onSelect({ kind: 'agent', id: a.id }))}
       onClick=${() => onSelect({ kind: 'agent', id: a.id })} title=${a.id ? `agent ${a.id}` : 'main agent'}>
       ${a.level > 0 && html`<span class="branch" aria-hidden="true" style=${{ left: a.level * 16 - 6 + 'px' }}></span>`}
       <div class="a1">
