@@ -441,6 +441,16 @@ func TestCodex(t *testing.T) {
 		!strings.Contains(strings.Join(c.Details, " "), "no trust") {
 		t.Errorf("untrusted: %+v", c)
 	}
+	trustCodexHooks(t, o)
+	if c := check(); c.Status != OK || !strings.Contains(c.Message, "for 12 of Codex's 12 events") {
+		t.Errorf("trusted: %+v", c)
+	}
+}
+
+// trustCodexHooks records in config.toml the trust of every hook o
+// installs, as Codex's /hooks review does.
+func trustCodexHooks(t *testing.T, o install.Options) {
+	t.Helper()
 	keys, err := install.CodexKeys(o)
 	if err != nil {
 		t.Fatal(err)
@@ -451,9 +461,6 @@ func TestCodex(t *testing.T) {
 	}
 	if _, err := install.TrustCodex(o, hooks); err != nil {
 		t.Fatal(err)
-	}
-	if c := check(); c.Status != OK || !strings.Contains(c.Message, "for 12 of Codex's 12 events") {
-		t.Errorf("trusted: %+v", c)
 	}
 }
 
@@ -477,17 +484,7 @@ func TestCodexRelativeWorkDir(t *testing.T) {
 	if _, err := install.Install(o); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := install.CodexKeys(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hooks []codex.Hook
-	for _, k := range keys {
-		hooks = append(hooks, codex.Hook{Key: k, CurrentHash: "sha256:x", TrustStatus: "untrusted"})
-	}
-	if _, err := install.TrustCodex(o, hooks); err != nil {
-		t.Fatal(err)
-	}
+	trustCodexHooks(t, o)
 	t.Chdir(root)
 	r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: "proj", Self: self, HookBinary: self, Version: "test", Timeout: time.Second})
 	for _, c := range r.Checks {
