@@ -18,6 +18,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/internal/regfile"
 	"github.com/hookwatch/hookwatch/redact"
 	"github.com/hookwatch/hookwatch/store/postgres"
 )
@@ -239,23 +240,13 @@ func serviceSettingsOf(command string, names []string, installed *install.Instal
 // A unit it cannot read back whole is an error, never one to write over:
 // its settings would be lost.
 func readInstalledService(goos, path string) ([]byte, *install.InstalledService, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := regfile.ReadHead(path, install.MaxServiceUnitSize+1)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot read %s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
+	case errors.Is(err, regfile.ErrNotRegular):
 		return nil, nil, fmt.Errorf("%s is not a regular file: move it away, then run service install again", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot read %s: %w", path, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, install.MaxServiceUnitSize+1))
-	if err != nil {
+	case err != nil:
 		return nil, nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}
 	s, err := install.ReadServiceUnit(goos, b)
