@@ -276,10 +276,7 @@ func readLaunchdPlist(content []byte) (InstalledService, error) {
 				if !validEnvName(name) {
 					return s, fmt.Errorf("EnvironmentVariables: %q is not a variable name", name)
 				}
-				e, err := plistNext(d)
-				if err == nil && e == nil {
-					err = errors.New("a key without a value")
-				}
+				e, err := plistValue(d)
 				if err != nil {
 					return s, fmt.Errorf("EnvironmentVariables: %w", err)
 				}
@@ -290,10 +287,7 @@ func readLaunchdPlist(content []byte) (InstalledService, error) {
 		default:
 			// Label, RunAtLoad, KeepAlive, ProcessType: ServiceUnit's to
 			// write whatever they hold.
-			e, err := plistNext(d)
-			if err == nil && e == nil {
-				err = errors.New("a key without a value")
-			}
+			_, err := plistValue(d)
 			if err == nil {
 				err = d.Skip()
 			}
@@ -335,6 +329,16 @@ func plistNext(d *xml.Decoder) (*xml.StartElement, error) {
 			}
 		}
 	}
+}
+
+// plistValue reads the element that follows a <key>: its value, which
+// must be there.
+func plistValue(d *xml.Decoder) (*xml.StartElement, error) {
+	e, err := plistNext(d)
+	if err == nil && e == nil {
+		err = errors.New("a key without a value")
+	}
+	return e, err
 }
 
 // plistExpect reads the next element, which must be a <name>.
