@@ -1033,15 +1033,15 @@ type arg struct {
 	val    string // the option's value, or the operand
 	hasVal bool
 	at     int // the index of the word in args (of the option's own word)
-	// next: the value is a word of its own, args[valAt] (the next word,
-	// or for an old style group's letter, the next in turn).
-	next  bool
+	// valAt is the index in args of the value when it is a word of its
+	// own (the next word, or for an old style group's letter, the next in
+	// turn): always after at, so 0 when the value is in the option's word.
 	valAt int
 }
 
 // valueAt is the index in args of the word that holds the option's value.
 func (a arg) valueAt() int {
-	if a.next {
+	if a.valAt > 0 {
 		return a.valAt
 	}
 	return a.at
@@ -1212,7 +1212,7 @@ func (r *argReader) short() arg {
 // value takes the next word for the option's value.
 func (r *argReader) value(a *arg) {
 	if r.i < len(r.args) {
-		a.val, a.hasVal, a.next, a.valAt = r.args[r.i], true, true, r.i
+		a.val, a.hasVal, a.valAt = r.args[r.i], true, r.i
 		r.i++
 	}
 }
