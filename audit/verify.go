@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
@@ -69,7 +70,7 @@ var streamFile = regexp.MustCompile(`^(events|tool_calls)(\.[0-9]{6})?\.jsonl$`)
 func Verify(path string) ([]StreamReport, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot verify %s: %w", path, err)
+		return nil, fmt.Errorf("cannot verify %s: %w", path, patherr.Strip(err, path))
 	}
 	if !fi.IsDir() {
 		if !fi.Mode().IsRegular() {
@@ -84,7 +85,7 @@ func Verify(path string) ([]StreamReport, error) {
 	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot verify %s: %w", path, err)
+		return nil, fmt.Errorf("cannot verify %s: %w", path, patherr.Strip(err, path))
 	}
 	for _, e := range entries {
 		if e.IsDir() {

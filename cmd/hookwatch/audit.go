@@ -17,7 +17,7 @@ func init() {
 }
 
 // runAudit is `hookwatch audit verify PATH…`: one line per stream, exit
-// status 1 when any stream has a problem.
+// status 1 when any stream has a problem or any path cannot be verified.
 func runAudit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("audit", "audit verify DIR|FILE…\n\n"+
 		"Checks the hash chain of audit trails (an audit directory, a session's directory, or one\n"+
@@ -46,7 +46,11 @@ func runAudit(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	for _, p := range paths {
 		reports, err := audit.Verify(p)
 		if err != nil {
-			return err
+			// A path mistyped or unreadable must not keep the verdict on
+			// the others from being told: it is one more failure.
+			fmt.Fprintf(stderr, "hookwatch: %v\n", err)
+			failed = true
+			continue
 		}
 		for _, r := range reports {
 			fmt.Fprintln(stdout, audit.Summary(r))

@@ -158,8 +158,26 @@ func TestExportAndVerify(t *testing.T) {
 	t.Setenv("HOOKWATCH_DB", "")
 	t.Setenv("HOOKWATCH_HOME", home)
 	f("no database at "+filepath.Join(home, "hookwatch.db"), "export", "--session", mainSession)
-	f("no events.jsonl or tool_calls.jsonl", "audit", "verify", t.TempDir())
 	f("want audit verify", "audit", "check", out)
+
+	// A path that cannot be verified (missing, holding no trail) is told
+	// on stderr, and the trails of the other paths are verified all the
+	// same: the verdict is exit status 1.
+	gone, empty := filepath.Join(t.TempDir(), "gone"), t.TempDir()
+	stdout.Reset()
+	stderr.Reset()
+	err = run(context.Background(), []string{"audit", "verify", gone, all, empty}, nil, &stdout, &stderr)
+	if !errors.As(err, &ee) || ee.code != 1 || exitCode(err, io.Discard) != 1 {
+		t.Fatalf("verify of a missing path, a trail and an empty directory: %v, want exit status 1", err)
+	}
+	if strings.Count(stdout.String(), "OK ") != 6 {
+		t.Fatalf("verify after a missing path printed %q, want every stream of the three sessions after it OK", stdout.String())
+	}
+	wantErr := "hookwatch: cannot verify " + gone + ": no such file or directory\n" +
+		"hookwatch: cannot verify " + empty + ": no events.jsonl or tool_calls.jsonl in it or in its subdirectories\n"
+	if stderr.String() != wantErr {
+		t.Fatalf("verify of paths it cannot verify said %q, want %q", stderr.String(), wantErr)
+	}
 }
 
 // TestParseSince: --since takes a time, a date, or an age as prune's
