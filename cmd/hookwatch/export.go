@@ -216,7 +216,9 @@ func holdsTrail(dir string) bool {
 	return false
 }
 
-// writeJSONL writes the audit trails of the sessions ids under o.Out.
+// writeJSONL writes the audit trails of the sessions ids under o.Out,
+// where their directories hold none. A session whose export fails (a full
+// disk, an interrupt) leaves no trail: what was written of it is removed.
 func writeJSONL(ctx context.Context, st store.Store, ids []string, o exportOptions) error {
 	if len(ids) == 0 {
 		return nil
@@ -228,9 +230,19 @@ func writeJSONL(ctx context.Context, st store.Store, ids []string, o exportOptio
 	defer w.Close()
 	for _, id := range ids {
 		base := o.Progress.events
+		dir := filepath.Join(o.Out, audit.SessionDir(id))
+		_, statErr := os.Stat(dir)
 		stats, err := audit.ExportSession(ctx, st, w, id, func(n int) { o.Progress.set(id, base+int64(n)) })
 		if err != nil {
-			return err
+			// A trail cut short verifies as a whole one (no chain shows
+			// lines missing at its end), and would stop the next export
+			// into o.Out: none is left behind.
+			o.Progress.clear()
+			w.Close()
+			if rmErr := removeTrail(dir, statErr != nil); rmErr != nil {
+				return fmt.Errorf("session %s not exported: %w (and what was written of it stays in %s: %v)", id, err, dir, rmErr)
+			}
+			return fmt.Errorf("session %s not exported, nothing of it kept: %w", id, err)
 		}
 		o.Progress.clear()
 		if stats.ModelBehind {
@@ -239,6 +251,23 @@ func writeJSONL(ctx context.Context, st store.Store, ids []string, o exportOptio
 		fmt.Fprintf(o.Stdout, "%s: %d events, %d tool calls\n", filepath.Join(o.Out, audit.SessionDir(id)), stats.Events, stats.ToolCalls)
 	}
 	return w.Close()
+}
+
+// removeTrail removes the audit trail in the session directory dir, and
+// dir itself when made, empty, for it.
+func removeTrail(dir string, made bool) error {
+	var errs []error
+	for _, name := range []string{audit.EventsFile, audit.ToolCallsFile} {
+		segs, err := audit.Segments(dir, name)
+		errs = append(errs, err)
+		for _, seg := range segs {
+			errs = append(errs, os.Remove(seg))
+		}
+	}
+	if made {
+		os.Remove(dir) // kept when something else was put in it meanwhile
+	}
+	return errors.Join(errs...)
 }
 
 // progress draws a one-line progress bar on a terminal; on anything else

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -177,6 +178,41 @@ func TestExportAndVerify(t *testing.T) {
 		"hookwatch: cannot verify " + empty + ": no events.jsonl or tool_calls.jsonl in it or in its subdirectories\n"
 	if stderr.String() != wantErr {
 		t.Fatalf("verify of paths it cannot verify said %q, want %q", stderr.String(), wantErr)
+	}
+}
+
+// TestExportFailureKeepsNothing: an export that cannot write its trail (a
+// file size limit, as a full disk) says so and leaves nothing of the
+// session behind, so that the same export, run again once there is room,
+// writes it whole into the same --out.
+func TestExportFailureKeepsNothing(t *testing.T) {
+	db := exportDB(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "trail")
+	// 40 KiB (POSIX counts 512-byte blocks): room for the database's
+	// shared memory file (32 KiB), not for the session's events (55 KiB).
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -f 80 && exec "$0" "$@"`, self, "export", "--session", mainSession, "--out", out, "--db", db)
+	cmd.Env = append(os.Environ(), "HOOKWATCH_TEST_MAIN=1", "HOOKWATCH_HOME="+t.TempDir())
+	b, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("export beyond the file size limit: %v, want exit status 1\n%s", err, b)
+	}
+	if !strings.Contains(string(b), "session "+mainSession+" not exported, nothing of it kept: ") || !strings.Contains(string(b), "file too large") {
+		t.Fatalf("export beyond the file size limit said %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(out, mainSession)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("export beyond the file size limit left its session directory: %v", err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"export", "--session", mainSession, "--out", out, "--db", db}, nil, &stdout, &stderr); err != nil {
+		t.Fatalf("export again, without the limit: %v\n%s", err, stderr.String())
+	}
+	if want := filepath.Join(out, mainSession) + ": 52 events, 12 tool calls\n"; stdout.String() != want {
+		t.Fatalf("export again printed %q, want %q", stdout.String(), want)
 	}
 }
 
