@@ -3,6 +3,7 @@ package audit_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/audit"
@@ -99,6 +100,19 @@ func sameTrees(t *testing.T, want, got string) {
 	}
 }
 
+// TestNewWriterOnAFile: an audit directory that is a file is refused,
+// named once.
+func TestNewWriterOnAFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "trail")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := audit.NewWriter(file, audit.WriterOptions{})
+	if want := "cannot create the audit directory " + file + ": not a directory"; err == nil || err.Error() != want {
+		t.Fatalf("NewWriter(a file) = %v, want %q", err, want)
+	}
+}
+
 // TestAppendWriteFails: pending lines whose write fails are reported by
 // Flush, once, and dropped, and the stream's chain goes on from its last
 // written line; a session closed to open another reports its failed write
@@ -149,8 +163,11 @@ func TestAppendWriteFails(t *testing.T) {
 	if err := w.AppendEvent(ev("ok", 3)); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteEvents("full2", []audit.Event{*ev("full2", 0)}); err == nil {
-		t.Fatal("WriteEvents to a full disk did not fail")
+	// The error names the file once: "cannot write …: no space left on
+	// device", not the write's own "write …:" again.
+	full2 := filepath.Join(dir, "full2", audit.EventsFile)
+	if err := w.WriteEvents("full2", []audit.Event{*ev("full2", 0)}); err == nil || strings.Count(err.Error(), full2) != 1 || !strings.HasPrefix(err.Error(), "cannot write "+full2+": ") {
+		t.Fatalf("WriteEvents to a full disk: %v, want an error naming %s once", err, full2)
 	}
 	if err := w.Flush(); err == nil {
 		t.Fatal("the failed write of a closed session was not reported")

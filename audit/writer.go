@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/internal/regfile"
 	"github.com/hookwatch/hookwatch/store"
 )
@@ -94,7 +95,7 @@ type sessionFiles struct {
 // NewWriter returns a Writer into root, created 0700 if needed.
 func NewWriter(root string, o WriterOptions) (*Writer, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
-		return nil, fmt.Errorf("cannot create the audit directory: %w", err)
+		return nil, fmt.Errorf("cannot create the audit directory %s: %w", root, patherr.Strip(err, root))
 	}
 	if o.MaxFileBytes == 0 {
 		o.MaxFileBytes = DefaultMaxFileBytes
@@ -479,13 +480,13 @@ func openStream(dir, name string, maxSize int64) (*stream, error) {
 	path := filepath.Join(dir, name)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open %s: %w", path, err)
+		return nil, fmt.Errorf("cannot open %s: %w", path, patherr.Strip(err, path))
 	}
 	s.f = f
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("cannot open %s: %w", path, err)
+		return nil, fmt.Errorf("cannot open %s: %w", path, patherr.Strip(err, path))
 	}
 	s.size = fi.Size()
 	last, end, err := lastLine(f, s.size)
@@ -496,7 +497,7 @@ func openStream(dir, name string, maxSize int64) (*stream, error) {
 	if end < s.size {
 		if err := f.Truncate(end); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("cannot cut the torn last line of %s: %w", path, err)
+			return nil, fmt.Errorf("cannot cut the torn last line of %s: %w", path, patherr.Strip(err, path))
 		}
 		s.size = end
 	}
@@ -579,7 +580,8 @@ func (s *stream) write(lines []byte, at link) error {
 		if n > 0 {
 			s.f.Truncate(s.size) // best effort: no half line stays
 		}
-		return fmt.Errorf("cannot write %s: %w", filepath.Join(s.dir, s.name), err)
+		path := filepath.Join(s.dir, s.name)
+		return fmt.Errorf("cannot write %s: %w", path, patherr.Strip(err, path))
 	}
 	s.size += int64(n)
 	s.at = link{line: at.line, hash: strings.Clone(at.hash)} // at.hash is in the caller's buffer
@@ -600,7 +602,7 @@ func (s *stream) rotate() error {
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|os.O_EXCL, 0o600)
 	if err != nil {
-		return fmt.Errorf("cannot rotate %s: %w", path, err)
+		return fmt.Errorf("cannot rotate %s: %w", path, patherr.Strip(err, path))
 	}
 	s.f.Close()
 	s.f, s.size = f, 0
@@ -611,7 +613,7 @@ func (s *stream) rotate() error {
 func eachLineOf(path string, fn func(line []byte)) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("cannot read %s: %w", path, err)
+		return fmt.Errorf("cannot read %s: %w", path, patherr.Strip(err, path))
 	}
 	defer f.Close()
 	return eachLine(f, path, fn)
@@ -634,7 +636,7 @@ func eachLine(in io.Reader, path string, fn func(line []byte)) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("cannot read %s: %w", path, err)
+			return fmt.Errorf("cannot read %s: %w", path, patherr.Strip(err, path))
 		}
 	}
 }
