@@ -74,7 +74,7 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	session := fs.String("session", "", "the session to export")
 	since := fs.String("since", "", "export every session active since TIME: RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or an age back from now (7d, 2w, 24h)")
 	format := fs.String("format", "jsonl", "output format: "+strings.Join(names, ", "))
-	out := fs.String("out", ".", "output directory")
+	out := fs.String("out", ".", "output directory of --format jsonl")
 	dbFlag := dbFlagVar(fs)
 	traces := addOTLPFlags(fs)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
@@ -83,6 +83,17 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	f, ok := exportFormats[*format]
 	if !ok {
 		return fmt.Errorf("%w: unknown format %q (want %s)", errUsage, *format, strings.Join(names, ", "))
+	}
+	// A flag of the other format would be ignored: the traces meant for a
+	// receiver written to files in the working directory instead, or
+	// files asked for that are never written.
+	for _, name := range []string{"otlp-endpoint", "otlp-header"} {
+		if *format != "otlp" && flagSet(fs, name) {
+			return fmt.Errorf("%w: --%s goes with --format otlp (the format is %s, which writes files under --out)", errUsage, name, *format)
+		}
+	}
+	if *format == "otlp" && flagSet(fs, "out") {
+		return fmt.Errorf("%w: --out goes with --format jsonl: --format otlp sends the traces to --otlp-endpoint and writes no file", errUsage)
 	}
 	if *session != "" && *since != "" {
 		return fmt.Errorf("%w: --session and --since go one at a time: one session, or every session active since a time", errUsage)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -94,5 +95,41 @@ func TestExportOTLP(t *testing.T) {
 	f("cannot use the OTLP endpoint", "--format", "otlp", "--session", "export-otlp", "--otlp-endpoint", "localhost:4318")
 	if _, _, err := hw(t, "", "export", "--db", path, "--format", "otlp", "--session", "export-otlp", "--otlp-endpoint", srv.URL+"/elsewhere"); !errors.As(err, new(*otlp.StatusError)) {
 		t.Fatalf("a refusing receiver: %v", err)
+	}
+}
+
+// TestExportFlagsOfTheOtherFormat: a flag of the format not asked for is a
+// usage error, rather than ignored: --otlp-endpoint without --format otlp
+// sends nothing and writes nothing (not the trail into --out); --out with
+// --format otlp sends nothing. The receiver in the environment, serve's
+// too, leaves a JSONL export alone.
+func TestExportFlagsOfTheOtherFormat(t *testing.T) {
+	envs := demo.Big(demo.BigSpec{SessionID: "other-format", Start: time.Now().Add(-time.Hour), Events: 200, Agents: 2, Ended: true, Seed: 5})
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	if err := modeled.Store(context.Background(), path, envs, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	rcv := &otlpReceiver{}
+	srv := httptest.NewServer(rcv)
+	defer srv.Close()
+	out := t.TempDir()
+	f := func(wantErr string, args ...string) {
+		t.Helper()
+		_, _, err := hw(t, "", append([]string{"export", "--db", path, "--session", "other-format"}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), wantErr) || exitCode(err, io.Discard) != 2 {
+			t.Fatalf("export %v: %v, want a usage error with %q", args, err, wantErr)
+		}
+		if entries, _ := os.ReadDir(out); len(entries) > 0 || len(rcv.spans) > 0 {
+			t.Fatalf("export %v wrote %d files and sent %d spans", args, len(entries), len(rcv.spans))
+		}
+	}
+	f("--otlp-endpoint goes with --format otlp", "--otlp-endpoint", srv.URL, "--out", out)
+	f("--otlp-header goes with --format otlp", "--format", "jsonl", "--otlp-header", "k=v", "--out", out)
+	f("--out goes with --format jsonl", "--format", "otlp", "--otlp-endpoint", srv.URL, "--out", out)
+
+	t.Setenv("HOOKWATCH_OTLP_ENDPOINT", srv.URL)
+	mustHW(t, "export", "--db", path, "--session", "other-format", "--out", out)
+	if entries, _ := os.ReadDir(out); len(entries) != 1 || len(rcv.spans) > 0 {
+		t.Fatalf("a JSONL export beside HOOKWATCH_OTLP_ENDPOINT wrote %d directories and sent %d spans", len(entries), len(rcv.spans))
 	}
 }
