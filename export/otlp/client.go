@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -161,7 +163,7 @@ func (c *Client) post(ctx context.Context, hc *http.Client, target string, body 
 		}
 		return false, 0, nil
 	}
-	serr := &StatusError{Code: resp.StatusCode, Body: cut(strings.TrimSpace(string(data)), 256)}
+	serr := &StatusError{Code: resp.StatusCode, Body: refusal(resp.Header.Get("Content-Type"), data)}
 	if !retryable(resp.StatusCode) {
 		return false, 0, serr
 	}
@@ -170,6 +172,25 @@ func (c *Client) post(ctx context.Context, hc *http.Client, target string, body 
 		after = time.Duration(s) * time.Second
 	}
 	return true, after, serr
+}
+
+// refusal is what the body of a receiver's refusal says, on one line of at
+// most 256 bytes, for an error message: the message of the google.rpc.Status
+// an OTLP receiver answers in protobuf (not its bytes), else the text (a
+// proxy's HTML page) with each run of spaces and line breaks made one
+// space, control characters dropped.
+func refusal(contentType string, body []byte) string {
+	text := string(body)
+	if mt, _, _ := mime.ParseMediaType(contentType); mt == protobufMediaType {
+		_, text = readPartial(body) // Status: code = 1, message = 2, as a partial success
+	}
+	text = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(text, ""))
+	return cut(strings.Join(strings.Fields(text), " "), 256)
 }
 
 // partialSuccess reads ExportTraceServiceResponse.partial_success (field 1:
@@ -200,6 +221,9 @@ func partialSuccess(b []byte) (rejected int64, msg string) {
 	return rejected, msg
 }
 
+// readPartial reads an ExportTracePartialSuccess (rejected_spans = 1,
+// error_message = 2), or a google.rpc.Status, whose code and message are
+// the same fields.
 func readPartial(b []byte) (rejected int64, msg string) {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)

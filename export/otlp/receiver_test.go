@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/VictoriaMetrics/metrics"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -123,6 +127,18 @@ func TestClientErrors(t *testing.T) {
 		t.Fatalf("wrong path: %v", err)
 	}
 
+	// A span the receiver cannot read (a trace id of 3 bytes): 400, with a
+	// google.rpc.Status in protobuf, whose message the error reads as, on
+	// one line, not its bytes.
+	bad := []*tracepb.ResourceSpans{{ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{{TraceId: []byte{1, 2, 3}, SpanId: one[0].SpanId, Name: "bad"}}}}}}
+	err = (&Client{Endpoint: r.Endpoint}).Send(ctx, bad)
+	if !errors.As(err, &se) || se.Code != 400 || !ErrPermanent(err) {
+		t.Fatalf("a span the receiver cannot read: %v", err)
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "the receiver answered 400: ") || strings.ContainsFunc(msg, unicode.IsControl) || !strings.Contains(msg, "length") {
+		t.Fatalf("a span the receiver cannot read: %q, want the one line of its Status's message", msg)
+	}
+
 	// Nobody listening: retried, then given up.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -157,6 +173,24 @@ func TestClientErrors(t *testing.T) {
 	f("https://otlp.example.com/otlp/v1/traces", "https://otlp.example.com/otlp/v1/traces")
 	f("127.0.0.1:4318", "")
 	f("ftp://example.com", "")
+}
+
+// TestClientRefusalOneLine: a proxy's error page before the receiver (a
+// 404 of HTML, on several lines) reads as one line of its text.
+func TestClientRefusalOneLine(t *testing.T) {
+	page := "<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, page)
+	}))
+	defer srv.Close()
+	one := Spans(sessionOf(attribution.Build(captures(t)["codex-0.169.jsonl"]).Sessions[0]))[:1]
+	err := (&Client{Endpoint: srv.URL}).Send(context.Background(), []*tracepb.ResourceSpans{{ScopeSpans: []*tracepb.ScopeSpans{{Spans: one}}}})
+	want := "the receiver answered 404: <html> <head><title>404 Not Found</title></head> <body> <center><h1>404 Not Found</h1></center> <hr><center>nginx</center> </body> </html>"
+	if err == nil || err.Error() != want {
+		t.Fatalf("a proxy's error page: %q, want %q", err, want)
+	}
 }
 
 // TestExporterLive feeds the exporter the changes of a Group as a real
