@@ -38,7 +38,7 @@ func exportOTLP(ctx context.Context, st store.Store, ids []string, c *otlp.Clien
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "session %s: %d spans (trace %x)\n", id, n, otlp.TraceID(id))
+		fmt.Fprintf(stdout, "session %s: %s (trace %x)\n", id, counted(n, "span"), otlp.TraceID(id))
 		total += n
 	}
 	fmt.Fprintf(stdout, "%s, %s sent to %s\n", counted(len(ids), "session"), counted(total, "span"), url)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/export/otlp"
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/internal/modeled"
@@ -95,6 +97,24 @@ func TestExportOTLP(t *testing.T) {
 	f("cannot use the OTLP endpoint", "--format", "otlp", "--session", "export-otlp", "--otlp-endpoint", "localhost:4318")
 	if _, _, err := hw(t, "", "export", "--db", path, "--format", "otlp", "--session", "export-otlp", "--otlp-endpoint", srv.URL+"/elsewhere"); !errors.As(err, new(*otlp.StatusError)) {
 		t.Fatalf("a refusing receiver: %v", err)
+	}
+}
+
+// TestExportOTLPOneSpan: a session of one span (its own: no call, no
+// subagent) is counted in the singular.
+func TestExportOTLPOneSpan(t *testing.T) {
+	at := time.Now().Add(-time.Hour)
+	payload := `{"hook_event_name":"SessionStart","session_id":"lone","cwd":"/tmp/p","source":"startup"}`
+	envs := []event.Envelope{{ID: event.NewID(at), Runtime: event.RuntimeClaudeCode, Kind: event.KindHook, ReceivedAt: at, Payload: []byte(payload)}}
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	if err := modeled.Store(context.Background(), path, envs, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(&otlpReceiver{})
+	defer srv.Close()
+	out := mustHW(t, "export", "--format", "otlp", "--session", "lone", "--db", path, "--otlp-endpoint", srv.URL)
+	if want := fmt.Sprintf("session lone: 1 span (trace %x)\n1 session, 1 span sent to %s/v1/traces\n", otlp.TraceID("lone"), srv.URL); out != want {
+		t.Fatalf("export of a one-span session printed %q, want %q", out, want)
 	}
 }
 
