@@ -48,6 +48,16 @@ func TestImportGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The goldens name the transcripts relative to this package
+			// (Find makes them absolute, wherever the tree is).
+			wd, err := os.Getwd()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range files {
+				files[i].Path, _ = filepath.Rel(wd, files[i].Path)
+				files[i].MainPath, _ = filepath.Rel(wd, files[i].MainPath)
+			}
 			var got bytes.Buffer
 			n := 0
 			_, err = importer.Run(context.Background(), files, importer.Options{

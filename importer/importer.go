@@ -130,7 +130,10 @@ func (s *Summary) Total() int {
 // a directory walked for *.jsonl files in the client's layout (see
 // claudecode.ParseTranscriptPath), main transcripts before their
 // subagents', in path order. A file named that is not in that layout is an
-// error.
+// error. The files' paths are absolute, whatever the paths given: they key
+// the offsets kept (shared with the collector's follower, which names
+// files by their absolute paths) and are the transcript_path of the
+// envelopes made.
 func Find(paths []string) ([]claudecode.TranscriptFile, error) {
 	var out []claudecode.TranscriptFile
 	seen := map[string]bool{}
@@ -140,14 +143,18 @@ func Find(paths []string) ([]claudecode.TranscriptFile, error) {
 			out = append(out, f)
 		}
 	}
-	for _, root := range paths {
-		info, err := os.Stat(root)
+	for _, given := range paths {
+		info, err := os.Stat(given)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read %s: %w", root, patherr.Strip(err, root))
+			return nil, fmt.Errorf("cannot read %s: %w", given, patherr.Strip(err, given))
+		}
+		root, err := filepath.Abs(given)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", given, err)
 		}
 		if !info.IsDir() {
 			if _, ok := claudecode.ParseTranscriptPath(root); !ok {
-				return nil, fmt.Errorf("%s is not a Claude Code transcript: <session id>.jsonl, or <session id>/subagents/agent-<id>.jsonl, in a project directory", root)
+				return nil, fmt.Errorf("%s is not a Claude Code transcript: <session id>.jsonl, or <session id>/subagents/agent-<id>.jsonl, in a project directory", given)
 			}
 			add(root)
 			continue
@@ -162,7 +169,7 @@ func Find(paths []string) ([]claudecode.TranscriptFile, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("cannot walk %s: %w", root, err)
+			return nil, fmt.Errorf("cannot walk %s: %w", given, err)
 		}
 	}
 	SortFiles(out)

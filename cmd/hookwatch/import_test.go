@@ -115,6 +115,34 @@ func TestImportUsage(t *testing.T) {
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 
+// TestImportRelativePath: transcripts named by a path relative to the
+// current directory are the same files as by their absolute path: the
+// session records the transcript's absolute path (the one its hooks
+// carry), and importing them again by another path reads nothing again.
+func TestImportRelativePath(t *testing.T) {
+	dir := t.TempDir()
+	base := collectorIn(t, filepath.Join(dir, "home"))
+	projects := filepath.Join(dir, "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	t.Chdir(dir)
+	if out := mustHW(t, "import", "projects"); !strings.Contains(out, "from 3 files") {
+		t.Fatalf("import of a relative path:\n%s", out)
+	}
+	id := "04c54c49-9580-4ffd-ac42-925d83960a3b"
+	var s struct {
+		TranscriptPath string `json:"transcript_path"`
+	}
+	getJSON(t, base, "/v1/sessions/"+id, &s)
+	if want := filepath.Join(projects, "-tmp-hc-1665870347-c-demo", id+".jsonl"); s.TranscriptPath != want {
+		t.Errorf("transcript_path %q, want %q", s.TranscriptPath, want)
+	}
+	for _, p := range []string{projects, "./projects/", "projects/../projects"} {
+		if out := mustHW(t, "import", p); !strings.HasPrefix(out, "imported 0 records") {
+			t.Errorf("import of %s after the import of projects:\n%s", p, out)
+		}
+	}
+}
+
 // TestImportNothingYet: on a machine where Claude Code never ran, import
 // says where it looked and how to point it elsewhere.
 func TestImportNothingYet(t *testing.T) {
