@@ -78,10 +78,12 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	dryRun := fs.Bool("dry-run", false, "read and count what would be imported; send and keep nothing")
 	noStart := fs.Bool("no-start", false, "do not start a collector when none answers")
 	usageTrailer(fs, importExamples)
-	if err := parseFlags(fs, args); err != nil {
+	// Flags may follow the paths (import DIR --dry-run), as the shell's
+	// history makes it easy to add one at the end.
+	paths, err := parseInterleaved(fs, args)
+	if err != nil {
 		return err
 	}
-	paths := fs.Args()
 	if *isCodex {
 		return runImportCodex(ctx, paths, *dryRun, *noStart, stdout, stderr)
 	}

@@ -188,6 +188,36 @@ func TestImportNotTranscripts(t *testing.T) {
 	}
 }
 
+// TestImportFlagsAfterPaths: flags given after the paths are flags, not
+// paths to read: a dry run stays a dry run, --codex reads rollouts.
+func TestImportFlagsAfterPaths(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	dead, err := deadport.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dead.Close()
+	t.Setenv("HOOKWATCH_URL", dead.URL())
+	projects := filepath.Join(dir, "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	rollouts := filepath.Join(dir, "sessions")
+	copyDir(t, "../../codex/testdata", rollouts)
+	if out := mustHW(t, "import", projects, "--dry-run"); !strings.HasPrefix(out, "would import 96 records of 1 session from 3 files") {
+		t.Errorf("import DIR --dry-run:\n%s", out)
+	}
+	if out := mustHW(t, "import", rollouts, "--dry-run", "--codex"); !strings.HasPrefix(out, "Would import ") || !strings.Contains(out, "from 7 rollout files") {
+		t.Errorf("import DIR --dry-run --codex:\n%s", out)
+	}
+	if _, _, err := hw(t, "", "import", projects, "--no-start"); err == nil || !strings.Contains(err.Error(), "no collector answers") {
+		t.Errorf("import DIR --no-start with no collector: %v", err)
+	}
+	// After --, a path that looks like a flag is a path.
+	if _, _, err := hw(t, "", "import", "--dry-run", "--", "--codex"); err == nil || !strings.Contains(err.Error(), "cannot read --codex") {
+		t.Errorf("import --dry-run -- --codex: %v", err)
+	}
+}
+
 // TestImportMissingPath: a path that does not exist is named once in the
 // message, with why it cannot be read, and the exit status is 1; for
 // Claude Code's transcripts and for Codex's rollouts alike.
