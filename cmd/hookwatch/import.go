@@ -280,6 +280,15 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	fmt.Fprintf(stdout, "%s %s, %s and %s from %s into %s (events already there are ignored).\n", verb,
 		counted(calls, "tool event"), counted(session, "session event"), counted(usage, "token usage record"),
 		from, base)
+	if len(files) == 0 {
+		// A directory of other files (Claude Code's transcripts, a wrong
+		// one) or an empty one: said, as for transcripts.
+		where := strings.Join(paths, ", ")
+		if len(paths) == 0 {
+			where, _ = codex.SessionsDir(os.Getenv)
+		}
+		fmt.Fprintf(stderr, "hookwatch import: no Codex rollout (rollout-<time>-<id>.jsonl) in %s\n", where)
+	}
 	return nil
 }
 

@@ -218,6 +218,31 @@ func TestImportFlagsAfterPaths(t *testing.T) {
 	}
 }
 
+// TestImportCodexNoRollouts: --codex on a directory that holds no rollout
+// (an empty one, Claude Code's transcripts) says so, as import says it of
+// transcripts, rather than reporting a success that read nothing.
+func TestImportCodexNoRollouts(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:1")
+	empty := filepath.Join(dir, "empty")
+	os.MkdirAll(empty, 0o700)
+	projects := filepath.Join(dir, "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	for _, p := range []string{empty, projects} {
+		out, errOut, err := hw(t, "", "import", "--codex", "--dry-run", p)
+		if err != nil || !strings.Contains(out, "from 0 rollout files") || errOut != "hookwatch import: no Codex rollout (rollout-<time>-<id>.jsonl) in "+p+"\n" {
+			t.Errorf("import --codex of %s: %v\n%s%s", p, err, out, errOut)
+		}
+	}
+	// The default, Codex's sessions directory, when it holds none.
+	t.Setenv("CODEX_HOME", dir)
+	os.MkdirAll(filepath.Join(dir, "sessions"), 0o700)
+	if _, errOut, err := hw(t, "", "import", "--codex", "--dry-run"); err != nil || !strings.Contains(errOut, "no Codex rollout (rollout-<time>-<id>.jsonl) in "+filepath.Join(dir, "sessions")) {
+		t.Errorf("import --codex of an empty sessions directory: %v\n%s", err, errOut)
+	}
+}
+
 // TestImportMissingPath: a path that does not exist is named once in the
 // message, with why it cannot be read, and the exit status is 1; for
 // Claude Code's transcripts and for Codex's rollouts alike.
