@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/deadport"
 )
 
 // serveInProcess runs `hookwatch serve` in this process on a free port,
@@ -189,6 +191,37 @@ func TestDemoNoStart(t *testing.T) {
 		if _, _, err := hw(t, "", "demo", "--speed", speed); err == nil {
 			t.Errorf("demo --speed %s accepted", speed)
 		}
+	}
+}
+
+// TestStartElsewhereDown: when no collector answers at a HOOKWATCH_URL
+// that is not this machine's http:// loopback (a team server down, a
+// wrong URL), the commands that would start one say that none answers
+// there and what to check, and start nothing.
+func TestStartElsewhereDown(t *testing.T) {
+	projects := filepath.Join(t.TempDir(), "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	newTestEnv(t)
+	dead, err := deadport.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dead.Close()
+	base := "https://" + dead.Addr()
+	t.Setenv("HOOKWATCH_URL", base)
+	want := "no collector answers at " + base + " (HOOKWATCH_URL), and only one at http://<loopback address>:<port> can be started here: " +
+		"check that the collector HOOKWATCH_URL names runs, and that the URL is right"
+	for _, args := range [][]string{{"demo", "--speed", "1000"}, {"import", projects}, {"doctor", "--start"}} {
+		out, _, err := hw(t, "", args...)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s with no collector at %s: %v\nwant %s", strings.Join(args, " "), base, err, want)
+		}
+		if out != "" {
+			t.Errorf("%s printed, then failed:\n%s", strings.Join(args, " "), out)
+		}
+	}
+	if exists(filepath.Join(os.Getenv("HOOKWATCH_HOME"), "serve.log")) {
+		t.Error("a collector was started")
 	}
 }
 

@@ -56,11 +56,15 @@ func healthy(ctx context.Context, base string, timeout time.Duration) bool {
 
 // startCollector starts `hookwatch serve` in the background for home,
 // listening at base's address, the way a hook's autostart does, and waits
-// until it answers. It refuses a base that is not on this machine.
+// until it answers. Its callers found none answering at base: for a base
+// that is not on this machine it starts nothing, and its error says that
+// none answers there and what to check.
 func startCollector(ctx context.Context, home, base string) error {
 	addr, err := localListenAddr(base)
 	if err != nil {
-		return fmt.Errorf("cannot start a collector for HOOKWATCH_URL=%s: %w", base, err)
+		// What the user lacks is the collector at base (a team server
+		// down, a wrong URL), not one started here.
+		return fmt.Errorf("no collector answers at %s (HOOKWATCH_URL), and only one at http://<loopback address>:<port> can be started here: %s", base, startHint(base))
 	}
 	self, _, err := binaries()
 	if err != nil {
