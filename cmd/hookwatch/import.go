@@ -249,7 +249,7 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	for _, f := range files {
 		envs, err := rollout.Read(f, origin.Host, origin.User)
 		if err != nil {
-			fmt.Fprintf(stderr, "hookwatch import: skipping %s: %v\n", f, err)
+			fmt.Fprintf(stderr, "hookwatch import: skipping %s: %v\n", f, patherr.Strip(err, f))
 			continue
 		}
 		read++

@@ -243,6 +243,41 @@ func TestImportCodexNoRollouts(t *testing.T) {
 	}
 }
 
+// TestCodexNotRollouts: a file among the rollouts that is none (hook
+// payloads named like a rollout, a FIFO) is skipped by import --codex and
+// sessions --codex with one line that names it once and says why.
+func TestCodexNotRollouts(t *testing.T) {
+	root, _ := sessionsRoot(t)
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(root, "home"))
+	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:1")
+	day := filepath.Join(root, "codexhome", "sessions", "2026", "11", "30")
+	os.MkdirAll(day, 0o755)
+	payloads := filepath.Join(day, "rollout-2026-11-30T00-00-00-payloads.jsonl")
+	os.WriteFile(payloads, []byte(`{"session_id":"01a1fec1-d268-7292-b394-c2a0ea7d215e","hook_event_name":"SessionStart","cwd":"/w","source":"startup"}`+"\n"), 0o600)
+	fifo := filepath.Join(day, "rollout-2026-11-30T00-00-01-fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := func(cmd, errOut string) {
+		t.Helper()
+		want := "hookwatch " + cmd + ": skipping " + payloads + ": no session_meta record: not a Codex rollout\n" +
+			"hookwatch " + cmd + ": skipping " + fifo + ": not a regular file (p---------)\n"
+		if errOut != want {
+			t.Errorf("%s of files that are no rollouts said\n%s\nwant\n%s", cmd, errOut, want)
+		}
+	}
+	_, errOut, err := hw(t, "", "import", "--codex", "--dry-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f("import", errOut)
+	_, errOut, err = hw(t, "", "sessions", "--codex", "--all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f("sessions", errOut)
+}
+
 // TestImportMissingPath: a path that does not exist is named once in the
 // message, with why it cannot be read, and the exit status is 1; for
 // Claude Code's transcripts and for Codex's rollouts alike.

@@ -12,6 +12,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/codex/rollout"
+	"github.com/hookwatch/hookwatch/internal/patherr"
 )
 
 // codexSession is one Codex session as its rollouts tell it: its own
@@ -38,7 +39,7 @@ func readCodexSessions(files []string, keep func(cwd string) bool, stderr io.Wri
 		s, ok, err := rollout.Summarize(f, func(s rollout.Summary) bool { return keep(s.CWD) })
 		switch {
 		case err != nil:
-			fmt.Fprintf(stderr, "hookwatch sessions: skipping %s: %v\n", f, err)
+			fmt.Fprintf(stderr, "hookwatch sessions: skipping %s: %v\n", f, patherr.Strip(err, f))
 		case !ok:
 		case s.Thread != s.Session:
 			subs = append(subs, s)

@@ -44,8 +44,10 @@ import (
 	"bufio"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -559,7 +561,9 @@ func (r *Reader) common(turn string) map[string]any {
 }
 
 // Read reads the rollout at path into envelopes, in the file's order; host
-// and user are the envelopes'. A line that is not a record is skipped.
+// and user are the envelopes'. A line that is not a record is skipped. Its
+// errors are *fs.PathError naming path (patherr.Strip words them for a
+// message that names it), as Summarize's.
 func Read(path, host, user string) ([]event.Envelope, error) {
 	var envs []event.Envelope
 	if _, err := read(path, host, user, func(r *Reader, envs1 []event.Envelope) bool {
@@ -595,7 +599,7 @@ func Summarize(path string, keep func(Summary) bool) (s Summary, ok bool, err er
 func read(path, host, user string, each func(*Reader, []event.Envelope) bool) (*Reader, error) {
 	f, _, err := regfile.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open rollout: %w", err)
+		return nil, err // an *fs.PathError naming path
 	}
 	defer f.Close()
 	r := NewReader(path, host, user)
@@ -607,13 +611,17 @@ func read(path, host, user string, each func(*Reader, []event.Envelope) bool) (*
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("cannot read rollout %s: %w", path, err)
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	if r.session == "" {
-		return nil, fmt.Errorf("rollout %s has no session_meta", path)
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errNoSessionMeta}
 	}
 	return r, nil
 }
+
+// errNoSessionMeta is read's error for a file without the record every
+// rollout starts with.
+var errNoSessionMeta = errors.New("no session_meta record: not a Codex rollout")
 
 func (r *Reader) envelope(p map[string]any, name, callID string, at time.Time, exit *int) event.Envelope {
 	p["hook_event_name"] = name
