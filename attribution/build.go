@@ -357,15 +357,15 @@ func (b *sessionBuilder) add(r *record) {
 		if p.Effort != nil && p.Effort.Level != "" {
 			b.effort = p.Effort.Level
 		}
-	} else if ag.ownPath == "" && r.name != event.SubagentStop {
+	} else if ag.ownPath == "" && r.name() != event.SubagentStop {
 		ag.ownPath = p.TranscriptPath
 	}
 	b.run(r)
-	if r.name == event.SessionEnd {
+	if r.name() == event.SessionEnd {
 		s.EndSources |= SourceHook
 	}
-	if main && (r.name == event.UserPromptSubmit || r.name == event.Stop || r.name == event.StopFailure) {
-		b.turnFailure = r.name == event.StopFailure
+	if main && (r.name() == event.UserPromptSubmit || r.name() == event.Stop || r.name() == event.StopFailure) {
+		b.turnFailure = r.name() == event.StopFailure
 		b.waitingOn = nil
 	}
 
@@ -432,7 +432,7 @@ func (b *sessionBuilder) add(r *record) {
 			}
 		}
 	case *event.CompactInput:
-		switch r.name {
+		switch r.name() {
 		case event.PreCompact:
 			s.Compactions = append(s.Compactions, Compaction{Trigger: e.Trigger, StartedAt: r.at()})
 		case event.PostCompact:
@@ -731,7 +731,7 @@ func (b *sessionBuilder) run(r *record) {
 	s := b.s
 	n := len(s.Runs)
 	switch {
-	case r.name == event.SessionStart:
+	case r.name() == event.SessionStart:
 		src := startSource(r)
 		if src == "compact" {
 			return
@@ -746,7 +746,7 @@ func (b *sessionBuilder) run(r *record) {
 		}
 		b.preRun = false
 		return
-	case r.alias || r.name == event.StatusLine:
+	case r.alias || r.name() == event.StatusLine:
 		return
 	case n == 0 || s.Runs[n-1].EndedAt != nil:
 		src := ""
@@ -757,7 +757,7 @@ func (b *sessionBuilder) run(r *record) {
 		b.preRun = true
 		n++
 	}
-	if !preStart(r.name) {
+	if !preStart(r.name()) {
 		b.preRun = false
 	}
 	if e, ok := r.p.Event.(*event.SessionEndInput); ok && s.Runs[n-1].EndedAt == nil {
@@ -864,8 +864,8 @@ func (b *sessionBuilder) decide(c *callState, r *record) {
 		return
 	}
 	tc := c.own()
-	tc.Decisions = append(tc.Decisions, DecisionRecord{Event: r.name, At: r.at(), Decision: d})
-	if c.rareState().deny != nil || (r.name != event.PreToolUse && r.name != event.PermissionRequest) {
+	tc.Decisions = append(tc.Decisions, DecisionRecord{Event: r.name(), At: r.at(), Decision: d})
+	if c.rareState().deny != nil || (r.name() != event.PreToolUse && r.name() != event.PermissionRequest) {
 		return
 	}
 	var a decision.Audit
@@ -1585,8 +1585,8 @@ func (c *callState) launchedAsync() bool {
 
 // responseOf returns a PostToolUse's tool_response, as its item keeps it
 // (keepsResponse); nil for any other event.
-func responseOf(p *event.Payload) json.RawMessage {
-	if e, ok := p.Event.(*event.PostToolUseInput); ok {
+func responseOf(v view) json.RawMessage {
+	if e, ok := v.Event.(*event.PostToolUseInput); ok {
 		return e.ToolResponse
 	}
 	return nil

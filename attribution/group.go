@@ -46,8 +46,7 @@ type Group struct {
 	order    []string // sessions by first record
 	raw      map[string]*rawSession
 	preOnly  map[*rawSession]bool
-	strs     strs    // the strings the payloads and records kept repeat
-	commons  commons // the envelopes' fields their clients repeat
+	tables   // the values the items share
 
 	touched map[string]bool // sessions changed since Changes
 	redone  map[string]bool // sessions to report whole at the next Changes
@@ -78,7 +77,7 @@ type rawSession struct {
 // NewGroup returns an empty Group.
 func NewGroup() *Group {
 	g := &Group{byID: newIDIndex(), anon: map[string]*item{}, touched: map[string]bool{}, redone: map[string]bool{},
-		prior: map[string]*sessionBuilder{}, strs: strs{}, commons: commons{}}
+		prior: map[string]*sessionBuilder{}, tables: newTables()}
 	g.clear()
 	return g
 }
@@ -127,13 +126,13 @@ func (g *Group) Apply(envs ...event.Envelope) { g.ApplyDecoded(envs, nil) }
 // ApplyDecoded is Apply for envelopes some of whose payloads were decoded
 // already: payloads[i], when not nil, must be event.Decode of
 // envs[i].Payload (or its typed views alone, as event.ViewsOf makes them),
-// and is used instead of decoding it again. The group takes payloads[i]:
-// it keeps it without its map of members, and points the strings and
-// bytes it keeps at copies of its own (a tool event's tool_response only
-// where it reads it), so that no payload's bytes stay alive for the
-// group's sake. The caller must not read payloads[i]'s fields afterwards
-// but Event, which the group does not change (the event it points to
-// it may). envs are not changed.
+// and is used instead of decoding it again. The group reads payloads[i]
+// and neither keeps nor changes it: of a payload it keeps a view whose
+// common fields it shares with the group's other payloads' and whose
+// strings and bytes are copies of its own (a tool event's tool_response
+// only where it reads it), so that no payload's objects or bytes stay
+// alive for the group's sake but an event other than a tool call's or
+// result's (view). envs are not changed.
 func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 	fresh := make([]*item, 0, len(envs))
 	rebuild := false
@@ -142,7 +141,7 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 		if i < len(payloads) {
 			p = payloads[i]
 		}
-		it := newItem(&envs[i], p, g.strs, g.commons)
+		it := newItem(&envs[i], p, &g.tables)
 		if it.id == "" {
 			k := contentKey(it)
 			if _, ok := g.anon[k]; ok {
@@ -363,7 +362,7 @@ func mergeRecords(recs, late []*record) ([]*record, int) {
 // another session after a pre-start-only one, can.
 func (g *Group) changesLineage(r *record) bool {
 	switch {
-	case preStart(r.name), r.name == event.SessionStart, r.name == event.SessionEnd, r.name == event.PreCompact:
+	case preStart(r.name()), r.name() == event.SessionStart, r.name() == event.SessionEnd, r.name() == event.PreCompact:
 		return true
 	}
 	// A session's last record's group matters to lineage only while the
@@ -399,13 +398,13 @@ func (g *Group) note(r *record) {
 	}
 	rs.last, rs.nextSeen = r, false
 	switch {
-	case r.name == event.SessionStart:
+	case r.name() == event.SessionStart:
 		src := startSource(r)
 		rs.orphanCandidate = src == "resume" || src == "fork"
-	case !preStart(r.name):
+	case !preStart(r.name()):
 		rs.orphanCandidate = false
 	}
-	if rs.preOnly && !preStart(r.name) {
+	if rs.preOnly && !preStart(r.name()) {
 		rs.preOnly = false
 		delete(g.preOnly, rs)
 	}

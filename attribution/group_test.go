@@ -439,10 +439,10 @@ func TestGroupRestateRows(t *testing.T) {
 
 // TestGroupApplyDecoded: payloads decoded by the caller (the collector's
 // admission) give the model Build gives, statusLines included. The group
-// takes them as they are given, typed views alone (event.ViewsOf, as the
-// collector's admission makes them) or whole (event.Decode): it keeps each
-// (not a copy), without its map of members, and what it keeps of a tool
-// event points into no payload's bytes.
+// reads them as they are given, typed views alone (event.ViewsOf, as the
+// collector's admission makes them) or whole (event.Decode), and leaves
+// them as they are: what it keeps of one shares none of its objects (but
+// for an event other than a tool's) and points into none of its bytes.
 func TestGroupApplyDecoded(t *testing.T) {
 	decoders := map[string]func([]byte) *event.Payload{
 		"decoded": func(b []byte) *event.Payload {
@@ -474,15 +474,18 @@ func TestGroupApplyDecoded(t *testing.T) {
 					if p == nil || it == nil || it.id != envs[i].ID {
 						continue
 					}
-					if it.p != p {
-						t.Fatalf("payload %d copied rather than kept", i)
+					if (p.Raw != nil) != (how == "decoded") {
+						t.Fatalf("payload %d changed: its map of members is %v", i, p.Raw)
 					}
-					if p.Raw != nil {
-						t.Fatalf("payload %d: its map of members kept", i)
+					if it.p.Common == &p.Common || it.p.Effort != nil && it.p.Effort == p.Effort || it.p.Name() != p.Name() {
+						t.Fatalf("payload %d: its common fields kept, not a copy, or its name lost (%q)", i, it.p.Name())
 					}
-					if tc := p.Tool(); tc != nil {
+					if tc := it.p.Tool(); tc != nil {
 						tools++
-						for _, v := range [][]byte{[]byte(tc.ToolUseID), []byte(tc.ToolName), tc.ToolInput, responseOf(p)} {
+						if _, pre := p.Event.(*event.PreToolUseInput); p.Event == it.p.Event && (pre || p.Name() == event.PostToolUse) {
+							t.Fatalf("payload %d: its tool event kept, not the view's own", i)
+						}
+						for _, v := range [][]byte{[]byte(tc.ToolUseID), []byte(tc.ToolName), tc.ToolInput, responseOf(it.p)} {
 							if within(v, envs[i].Payload) {
 								t.Fatalf("payload %d: a view kept points into the payload's bytes: %.40s", i, v)
 							}
@@ -597,12 +600,14 @@ func TestKeepsResponse(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := strings.Clone("0190b3c2-envelope")
-		ownTool(p, &id, strs{})
-		if got := responseOf(p); (got != nil) != c.keep || c.keep && string(got) != c.resp {
+		ts := newTables()
+		v := ts.view(p)
+		ownTool(&v, &id, ts.strs)
+		if got := responseOf(v); (got != nil) != c.keep || c.keep && string(got) != c.resp {
 			t.Errorf("%s %s: kept %q, want kept %v", c.tool, c.resp, got, c.keep)
 		}
 		// The envelope's id shares the views' bytes: one object, not two.
-		call := p.Event.(*event.PostToolUseInput).ToolCall
+		call := v.Event.(*event.PostToolUseInput).ToolCall
 		if id != "0190b3c2-envelope" || unsafe.Add(unsafe.Pointer(unsafe.StringData(id)), len(id)) != unsafe.Pointer(unsafe.StringData(call.ToolUseID)) {
 			t.Errorf("%s: the id %q is not kept right before the tool_use_id %q", c.tool, id, call.ToolUseID)
 		}

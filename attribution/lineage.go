@@ -49,7 +49,7 @@ func forkOf(s *linkSession, ix *linkIndex) string {
 		// The hook reads it on these two only; any record of them relinks
 		// a Group, so that a late finding is not missed.
 		r := s.recs[i]
-		if r.name != event.SessionStart && r.name != event.SessionEnd {
+		if r.name() != event.SessionStart && r.name() != event.SessionEnd {
 			continue
 		}
 		if parent = r.rareFields().ForkOf; parent != "" {
@@ -104,7 +104,7 @@ func (ix *linkIndex) add(r *record) {
 		ix.sessions[id] = s
 		ix.order = append(ix.order, id)
 	}
-	switch r.name {
+	switch r.name() {
 	case event.SessionStart, event.SessionEnd, event.PreCompact:
 		s.marks = append(s.marks, len(s.recs))
 		ix.marks = append(ix.marks, r)
@@ -129,7 +129,7 @@ func linkSessions(ix *linkIndex) *lineage {
 		s := ix.sessions[id]
 		var openPre []*record
 		for _, i := range s.marks {
-			switch r := s.recs[i]; r.name {
+			switch r := s.recs[i]; r.name() {
 			case event.PreCompact:
 				openPre = append(openPre, r)
 			case event.SessionStart:
@@ -145,10 +145,10 @@ func linkSessions(ix *linkIndex) *lineage {
 				}
 				o := true
 				for _, n := range s.recs[i+1:] {
-					if n.name == event.SessionStart {
+					if n.name() == event.SessionStart {
 						break
 					}
-					if !preStart(n.name) {
+					if !preStart(n.name()) {
 						o = false
 						break
 					}
@@ -169,14 +169,14 @@ func linkSessions(ix *linkIndex) *lineage {
 		switch {
 		case orphan[r]:
 			x.orphans = append(x.orphans, r)
-		case r.name == event.SessionEnd:
+		case r.name() == event.SessionEnd:
 			if e, ok := r.p.Event.(*event.SessionEndInput); ok && e.Reason == "clear" {
 				x.clearEnds = append(x.clearEnds, r)
 			}
-		case r.name == event.PreCompact && !compactStartAfter[r]:
+		case r.name() == event.PreCompact && !compactStartAfter[r]:
 			x.preCompacts = append(x.preCompacts, r)
 		}
-		if r.name == event.SessionStart {
+		if r.name() == event.SessionStart {
 			x.starts = append(x.starts, r)
 		}
 	}
@@ -228,7 +228,7 @@ func linkSessions(ix *linkIndex) *lineage {
 		first, ref := rs[0], rs[0]
 		if !preOnly {
 			for _, r := range rs {
-				if !preStart(r.name) {
+				if !preStart(r.name()) {
 					ref = r
 					break
 				}
@@ -251,7 +251,7 @@ func linkSessions(ix *linkIndex) *lineage {
 		rs := s.recs
 		first, last := rs[0], rs[len(rs)-1]
 		x := idx[first.group]
-		if first.name == event.SessionStart {
+		if first.name() == event.SessionStart {
 			switch startSource(first) {
 			case "clear":
 				if ev := latest(x.clearEnds, first); ev != nil {
@@ -276,14 +276,14 @@ func linkSessions(ix *linkIndex) *lineage {
 
 		preOnly := true
 		for _, r := range rs {
-			if !preStart(r.name) {
+			if !preStart(r.name()) {
 				preOnly = false
 				break
 			}
 		}
 		lx := idx[last.group]
 		if preOnly {
-			if n := next(lx.all, last); n != nil && n.name == event.SessionStart {
+			if n := next(lx.all, last); n != nil && n.name() == event.SessionStart {
 				fold(id, n)
 				continue
 			}
@@ -291,7 +291,7 @@ func linkSessions(ix *linkIndex) *lineage {
 			// throwaway's InstructionsLoaded can be read just after the
 			// continued session's SessionStart. An orphan SessionStart is
 			// left to the fork rule: its session got nothing else.
-			if p := prev(x.all, first); p != nil && p.name == event.SessionStart && !orphan[p] && startSource(p) != "compact" {
+			if p := prev(x.all, first); p != nil && p.name() == event.SessionStart && !orphan[p] && startSource(p) != "compact" {
 				fold(id, p)
 				continue
 			}

@@ -18,8 +18,7 @@ type record struct {
 	// item is the item the record was made of, whose envelope's fields
 	// and typed payload (p) the record reads.
 	*item
-	name string // event name
-	seq  int    // position in the sorted, deduplicated input
+	seq int // position in the sorted, deduplicated input
 	// session is the session the record counts for: the payload's
 	// session_id, or the continued session for a throwaway id.
 	session string
@@ -31,6 +30,10 @@ type record struct {
 // keeps it): a method rather than a copy, as a group keeps a record for
 // every envelope.
 func (r *record) at() time.Time { return r.received }
+
+// name is the record's event name: its view's, which every record of the
+// event shares, rather than a copy in each.
+func (r *record) name() string { return r.p.HookEventName }
 
 // compareItems is a total order on envelope content: received_at, id,
 // the payload (by its hash: an item does not keep the payload's bytes),
@@ -115,8 +118,8 @@ type item struct {
 	received time.Time // when the envelope was received, in UTC (record.at)
 	common   *envCommon
 	rare     *envRare // nil when the envelope sets none of them: read rareFields
-	p        *event.Payload
-	sum      uint64 // the payload's hash (payloadSeed)
+	p        view     // what the item keeps of its payload; p.Common nil: not an object
+	sum      uint64   // the payload's hash (payloadSeed)
 	// size is what the item keeps of the payload's bytes (Group.Bytes):
 	// a tool event's, those ownTool copied (its envelope's id among
 	// them); any other's, the payload's length, which bounds the strings
@@ -130,7 +133,7 @@ type item struct {
 
 // envCommon is the fields of an envelope that its client repeats from one
 // envelope to the next (the trace context, from one event of a call or
-// turn to the next): a group keeps one copy of each set (commons), which
+// turn to the next): a group keeps one copy of each set (tables.envs), which
 // its items share.
 type envCommon struct {
 	Runtime, Kind, Host, User, HookwatchVersion, Traceparent string
@@ -166,15 +169,15 @@ func (it *item) rareFields() *envRare {
 // the same envelopes to another.
 var payloadSeed = maphash.MakeSeed()
 
-// newItem makes the item of e: its payload decoded, or p when not nil (a
-// payload decoded already, which the item takes, as Group.ApplyDecoded
-// does); the strings it keeps are in's copies, and its common fields cs's.
-func newItem(e *event.Envelope, p *event.Payload, in strs, cs commons) *item {
+// newItem makes the item of e: of its payload decoded, or of p when not
+// nil (a payload decoded already, as Group.ApplyDecoded takes, which the
+// item reads and does not keep or change), the view ts.view makes.
+func newItem(e *event.Envelope, p *event.Payload, ts *tables) *item {
 	it := &item{
 		id: e.ID,
 		// In UTC once, for every time derived from it (record.at).
 		received: e.ReceivedAt.UTC(),
-		common:   cs.of(envCommon{e.Runtime, e.Kind, e.Host, e.User, e.HookwatchVersion, e.Traceparent}),
+		common:   ts.envs.of(envCommon{e.Runtime, e.Kind, e.Host, e.User, e.HookwatchVersion, e.Traceparent}),
 		sum:      maphash.Bytes(payloadSeed, e.Payload),
 		size:     len(e.Payload),
 	}
@@ -184,32 +187,70 @@ func newItem(e *event.Envelope, p *event.Payload, in strs, cs commons) *item {
 	if p == nil {
 		p, _ = event.Decode(e.Payload) // nil when not an object: not attributable
 	}
-	if it.p = kept(p, in); it.p != nil {
-		if n, ok := ownTool(it.p, &it.id, in); ok {
+	if it.p = ts.view(p); it.p.Common != nil {
+		if n, ok := ownTool(&it.p, &it.id, ts.strs); ok {
 			it.size = n
 		}
 	}
 	return it
 }
 
-// kept returns what an item keeps of a decoded payload: its typed views
+// view is what an item keeps of a decoded payload: its typed views,
 // without its map of members (Raw), which nothing the model derives reads
 // once the views are built, and which is the largest part of a decoded
-// payload (a map per event, kept for every event of a group); the strings
-// its events repeat (the session, its paths, the agent, the prompt) are
-// in's copies. Its name is kept in HookEventName, as Name reads a
-// statusLine's from Raw. p is the item's own, changed in place.
-func kept(p *event.Payload, in strs) *event.Payload {
+// payload. A group keeps a view for every event, and most of what a
+// payload holds is its common fields, which a session's events repeat
+// but for the prompt, the agent and the event's name: a view points to
+// its group's one copy of them (tables.commons) rather than holding its
+// own. Common.HookEventName is what event.Payload.Name answers.
+type view struct {
+	*event.Common
+	// Event is the payload's typed event; a tool event's is the item's
+	// own (ownTool).
+	Event any
+}
+
+// Name returns the event's name, as event.Payload.Name does.
+func (v view) Name() string { return v.HookEventName }
+
+// Tool returns the tool-call fields of a tool event, as
+// event.Payload.Tool does.
+func (v view) Tool() *event.ToolCall { return event.ToolOf(v.Event) }
+
+// tables are the values a group's items share rather than each keeping
+// its own copy: the strings their payloads repeat (the session, its
+// paths, the agent, the prompt), and the sets of fields their envelopes'
+// clients repeat from one envelope to the next.
+type tables struct {
+	strs    strs
+	envs    table[envCommon]    // the envelopes' common fields
+	commons table[event.Common] // the payloads' (view.Common)
+	efforts table[event.Effort] // what a payload's Common.Effort points to
+}
+
+func newTables() tables {
+	return tables{strs: strs{}, envs: table[envCommon]{}, commons: table[event.Common]{}, efforts: table[event.Effort]{}}
+}
+
+// view returns what an item keeps of the decoded payload p, the zero view
+// when p is nil. p is not changed, and the view points into none of its
+// objects but Event, which ownTool replaces for the events whose Event
+// shares an object with the payload (a tool call's, a tool result's).
+func (ts *tables) view(p *event.Payload) view {
 	if p == nil {
-		return nil
+		return view{}
 	}
-	p.HookEventName = p.Name()
-	p.Raw = nil
-	c := &p.Common
+	in, c := ts.strs, p.Common
+	c.HookEventName = in.of(p.Name())
 	c.SessionID, c.TranscriptPath, c.CWD = in.of(c.SessionID), in.of(c.TranscriptPath), in.of(c.CWD)
 	c.AgentID, c.AgentType.Value, c.PromptID = in.of(c.AgentID), in.of(c.AgentType.Value), in.of(c.PromptID)
 	c.Model, c.TurnID, c.ScratchpadDir = in.of(c.Model), in.of(c.TurnID), in.of(c.ScratchpadDir)
-	return p
+	c.PermissionMode = in.of(c.PermissionMode)
+	if c.Effort != nil {
+		// By value: two payloads' efforts are two objects.
+		c.Effort = ts.efforts.of(*c.Effort)
+	}
+	return view{Common: ts.commons.of(c), Event: p.Event}
 }
 
 // strs holds one copy of each string a group's payloads repeat: a group
@@ -244,25 +285,25 @@ func (in strs) of(s string) string {
 	return s
 }
 
-// commons holds one copy of each envCommon of a group's envelopes, as
-// strs does of strings: most envelopes of a group share one or a few.
-type commons map[envCommon]*envCommon
+// table holds one copy of each value of a kind the items of a group
+// repeat (tables), as strs does of strings.
+type table[K comparable] map[K]*K
 
-// of returns the table's copy of c, which a copy of c becomes when the
-// table has none. Past maxStrs sets a copy of c is returned and not kept:
-// the table stays bounded when sets never repeat (a trace context of its
-// own for every event), and each set past it costs what it would
-// unshared.
-func (cs commons) of(c envCommon) *envCommon {
-	if t, ok := cs[c]; ok {
-		return t
+// of returns the table's copy of k, which a copy of k becomes when the
+// table has none. Past maxStrs values a copy of k is returned and not
+// kept: the table stays bounded when values never repeat (a trace context
+// of its own for every event), and each value past it costs what it
+// would unshared.
+func (t table[K]) of(k K) *K {
+	if c, ok := t[k]; ok {
+		return c
 	}
-	t := new(envCommon) // not &c, which would move c to the heap on every call
-	*t = c
-	if len(cs) < maxStrs {
-		cs[c] = t
+	c := new(K) // not &k, which would move k to the heap on every call
+	*c = k
+	if len(t) < maxStrs {
+		t[k] = c
 	}
-	return t
+	return c
 }
 
 // canonicalOrder deduplicates items by envelope id (keeping, among same-id
@@ -309,13 +350,13 @@ func decodeAll(items []*item, in strs) ([]*record, int) {
 // no session.
 func newRecord(it *item, seq int, in strs) *record {
 	p := it.p
-	if p == nil || p.SessionID == "" {
+	if p.Common == nil || p.SessionID == "" {
 		return nil
 	}
 	// The item's record, made again when the group is derived again: by
 	// then nothing holds the one it replaces.
 	it.rec = record{
-		item: it, name: p.Name(), seq: seq, session: p.SessionID,
+		item: it, seq: seq, session: p.SessionID,
 		group: in.groupKey(it.common.Host, it.common.User, p.TranscriptPath, p.CWD),
 	}
 	return &it.rec
@@ -348,23 +389,31 @@ func (in strs) groupKey(host, user, transcriptPath, cwd string) string {
 	return in.of(string(k))
 }
 
-// ownTool points the views of a tool event (PreToolUse, PostToolUse) at
-// bytes of their own: the decoder may have left them in the payload's
-// (event.ViewsOf), which a view would keep whole. A PostToolUse keeps its
-// tool_response only where the model reads it (keepsResponse). The
-// envelope's id, which no other event shares, moves into the same bytes:
-// one object kept per event rather than two, each of which every
-// collection marks. p and *id are the item's own, changed in place. It
-// returns how many bytes the item now owns, and false when p is no tool
-// event's.
-func ownTool(p *event.Payload, id *string, in strs) (int, bool) {
+// ownTool gives the view of a tool event (PreToolUse, PostToolUse) an
+// event of its own, whose bytes are its own too: the decoder made the
+// event in one object with its payload, and may have left its views in
+// the payload's bytes (event.ViewsOf), either of which a view would keep
+// whole. A PostToolUse keeps its tool_response only where the model reads
+// it (keepsResponse). The envelope's id, which no other event shares,
+// moves into the same bytes: one object kept per event rather than two,
+// each of which every collection marks. *id is the item's own, changed in
+// place. It returns how many bytes the item now owns, and false when v is
+// no tool event's.
+func ownTool(v *view, id *string, in strs) (int, bool) {
 	var call *event.ToolCall
 	var resp *json.RawMessage
-	switch e := p.Event.(type) {
+	switch e := v.Event.(type) {
 	case *event.PreToolUseInput:
-		call = &e.ToolCall
+		own := *e
+		v.Event, call = &own, &own.ToolCall
 	case *event.PostToolUseInput:
-		call, resp = &e.ToolCall, &e.ToolResponse
+		own := new(toolResult)
+		own.PostToolUseInput = *e
+		if e.DurationMS != nil {
+			own.duration = *e.DurationMS
+			own.DurationMS = &own.duration
+		}
+		v.Event, call, resp = &own.PostToolUseInput, &own.ToolCall, &own.ToolResponse
 		if !keepsResponse(e) {
 			*resp = nil
 		}
@@ -392,6 +441,13 @@ func ownTool(p *event.Payload, id *string, in strs) (int, bool) {
 		*resp = buf
 	}
 	return size, true
+}
+
+// toolResult is a PostToolUse's event as a view keeps it: with the
+// duration its DurationMS points to, in one object.
+type toolResult struct {
+	event.PostToolUseInput
+	duration float64
 }
 
 // keepsResponse reports whether the model reads a PostToolUse's

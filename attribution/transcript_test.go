@@ -109,8 +109,9 @@ func TestTranscriptMerge(t *testing.T) {
 // few at a time, and after each batch the transcripts' records stamped
 // before its last event, which sort before events applied already.
 func servedLive(hooks, imported []event.Envelope, per int) [][]event.Envelope {
+	ts := newTables()
 	byOrder := func(a, b event.Envelope) int {
-		return compareItems(newItem(&a, nil, strs{}, commons{}), newItem(&b, nil, strs{}, commons{}))
+		return compareItems(newItem(&a, nil, &ts), newItem(&b, nil, &ts))
 	}
 	hooks, imported = slices.Clone(hooks), slices.Clone(imported)
 	slices.SortFunc(hooks, byOrder)

@@ -380,8 +380,12 @@ func newEvent(name string) any {
 // Tool returns the tool-call fields of a tool event (PreToolUse,
 // PermissionRequest, PermissionDenied, PostToolUse, PostToolUseFailure), or
 // nil for any other event.
-func (p *Payload) Tool() *ToolCall {
-	switch e := p.Event.(type) {
+func (p *Payload) Tool() *ToolCall { return ToolOf(p.Event) }
+
+// ToolOf is Payload.Tool of a payload whose Event is e, for a reader that
+// keeps the typed event apart from its payload.
+func ToolOf(e any) *ToolCall {
+	switch e := e.(type) {
 	case *PreToolUseInput:
 		return &e.ToolCall
 	case *PermissionRequestInput:
