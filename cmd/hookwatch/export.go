@@ -292,12 +292,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, total int64) *progress {
-	f, ok := w.(*os.File)
-	if !ok {
-		return &progress{}
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+	if !isTerminal(w) {
 		return &progress{}
 	}
 	return &progress{w: w, total: total}

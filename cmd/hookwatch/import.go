@@ -36,7 +36,7 @@ func init() {
 	})
 }
 
-const importSynopsis = `import [--dry-run] [--no-start] [PATH…] | import --codex [PATH…]
+const importSynopsis = `import [--codex] [--dry-run] [--no-start] [PATH…]
 
 Reads Claude Code's transcripts — a main transcript <session>.jsonl, its
 subagents' <session>/subagents/agent-<id>.jsonl, or directories holding them
@@ -167,8 +167,9 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return nil
 }
 
-// isTerminal reports whether w is a terminal, where a progress bar is
-// drawn; elsewhere (a pipe, a log) import is quiet until its summary.
+// isTerminal reports whether w is a terminal, where import and export
+// draw a progress bar; elsewhere (a pipe, a log) they are quiet until
+// their summary.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
