@@ -230,7 +230,8 @@ func loadState(path string) (*state, error) {
 		return nil, fmt.Errorf("cannot read import state: %w", err)
 	}
 	if err := json.Unmarshal(b, st); err != nil {
-		return nil, fmt.Errorf("cannot parse import state %s: %w", path, err)
+		// Nothing is lost without it: a record read again is stored once.
+		return nil, fmt.Errorf("cannot parse import state %s: %w; remove it to read the transcripts again from their start (what was imported is not stored twice)", path, err)
 	}
 	if st.Files == nil {
 		st.Files = map[string]fileState{}

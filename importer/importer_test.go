@@ -175,6 +175,30 @@ func TestImportUsage(t *testing.T) {
 // TestImportResumes: a second import reads nothing it read before; a line
 // appended in two writes (torn in between) is imported once, whole; the
 // same record imported again (no state) gets the same envelope id.
+// TestImportStateBroken: a state file that is not the offsets (cut short
+// by a full disk) is refused with what to do, and once removed the
+// transcripts are read again whole.
+func TestImportStateBroken(t *testing.T) {
+	root := copyTree(t, "parallel")
+	state := filepath.Join(t.TempDir(), "import.json")
+	if err := os.WriteFile(state, []byte(`{"files":{"/x":{"off`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files, err := importer.Find([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = importer.Run(context.Background(), files, importer.Options{Pipeline: pipeline(), StatePath: state,
+		Deliver: func(context.Context, []event.Envelope) error { return nil }})
+	if err == nil || !strings.Contains(err.Error(), state) || !strings.Contains(err.Error(), "remove it") {
+		t.Fatalf("a broken state file: %v, want an error naming it and saying to remove it", err)
+	}
+	os.Remove(state)
+	if got, _ := importAll(t, root, state); len(got) == 0 {
+		t.Fatal("nothing imported once the state file was removed")
+	}
+}
+
 func TestImportResumes(t *testing.T) {
 	root := copyTree(t, "parallel")
 	state := filepath.Join(t.TempDir(), "import.json")
