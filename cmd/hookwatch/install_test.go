@@ -704,11 +704,21 @@ func TestBadFlagSaidOnce(t *testing.T) {
 		if !errors.Is(err, errUsage) || out != "" || !strings.HasPrefix(errOut, "Usage: hookwatch "+name) {
 			t.Errorf("hookwatch %s --no-such-flag: %v\nstdout:\n%s\nstderr:\n%s", name, err, out, errOut)
 		}
-		// A command of subcommands (policy, token) lists them instead.
+		// A command of subcommands (policy, token) lists them instead;
+		// one of no flags (stop) says so rather than send to a list of
+		// none.
+		hint := "Run 'hookwatch " + name + " --help' for its flags.\n"
+		if help, _, _ := hw(t, "", name, "--help"); !strings.Contains(help, "\n  -") {
+			hint = "It takes no flags: run 'hookwatch " + name + " --help' for what it does.\n"
+		}
 		if strings.Contains(err.Error(), "flag provided but not defined") &&
-			(!strings.HasSuffix(errOut, "Run 'hookwatch "+name+" --help' for its flags.\n") || strings.Contains(errOut, "\n  -")) {
+			(!strings.HasSuffix(errOut, hint) || strings.Contains(errOut, "\n  -")) {
 			t.Errorf("hookwatch %s --no-such-flag printed more than its synopsis:\n%s", name, errOut)
 		}
+	}
+	// Nor does the help of a command of no flags end on the empty list.
+	if out, _, _ := hw(t, "", "stop", "--help"); !strings.HasSuffix(out, "<its plist>).\n") {
+		t.Errorf("hookwatch stop --help ends %q", out[max(0, len(out)-40):])
 	}
 }
 

@@ -222,6 +222,10 @@ func newFlagSet(name, synopsis string, stdout, stderr io.Writer) *flag.FlagSet {
 	out := &flagOutput{stdout: stdout, stderr: stderr}
 	out.synopsis, _, _ = strings.Cut("Usage: hookwatch "+synopsis, "\n\n")
 	out.usage = func(w io.Writer) {
+		if !hasFlags(fs) {
+			fmt.Fprintf(w, "Usage: hookwatch %s\n%s", synopsis, out.trailer)
+			return
+		}
 		fmt.Fprintf(w, "Usage: hookwatch %s\n\n", synopsis)
 		fs.SetOutput(w)
 		fs.PrintDefaults()
@@ -282,14 +286,23 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		printHelp(fs)
 		return err
 	default:
-		if out := fs.Output().(*flagOutput); !out.quiet {
+		if out := fs.Output().(*flagOutput); !out.quiet && hasFlags(fs) {
 			fmt.Fprintf(out.stderr, "%s\nRun 'hookwatch %s --help' for its flags.\n", out.synopsis, fs.Name())
+		} else if !out.quiet {
+			fmt.Fprintf(out.stderr, "%s\nIt takes no flags: run 'hookwatch %s --help' for what it does.\n", out.synopsis, fs.Name())
 		}
 		if near := nearestFlag(fs, err); near != "" {
 			return fmt.Errorf("%w: %v; did you mean --%s?", errUsage, err, near)
 		}
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+}
+
+// hasFlags reports whether fs defines any flag.
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
 }
 
 // nearestFlag returns the flag of fs that the undefined flag err reports

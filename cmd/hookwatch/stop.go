@@ -31,7 +31,14 @@ const stopWait = collector.DefaultShutdownTimeout + 5*time.Second
 
 // runStop is `hookwatch stop`.
 func runStop(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("stop", "stop\n\nStops the collector, or the forwarder (hookwatch forward), that runs for this\nHOOKWATCH_HOME (the one holding $HOOKWATCH_HOME/spool/consumer.lock, whether a\nhook started it or you did) with SIGTERM, and waits until it has exited: what it accepted is committed first.\nOne that 'hookwatch service install' runs exits cleanly, so the service manager\nleaves it stopped, but starts it again at the next login: to stop it for good,\nsystemctl --user disable --now hookwatch (launchd: launchctl unload -w <its plist>).", stdout, stderr)
+	fs := newFlagSet("stop", "stop\n\n"+
+		"Stops the collector, or the forwarder (hookwatch forward), that runs for this\n"+
+		"HOOKWATCH_HOME (the one holding $HOOKWATCH_HOME/spool/consumer.lock, whether a\n"+
+		"hook started it or you did) with SIGTERM, and waits until it has exited: what it\n"+
+		"accepted is committed first. One that 'hookwatch service install' runs exits\n"+
+		"cleanly, so the service manager leaves it stopped, but starts it again at the\n"+
+		"next login: to stop it for good, systemctl --user disable --now hookwatch\n"+
+		"(launchd: launchctl unload -w <its plist>).", stdout, stderr)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
