@@ -595,7 +595,8 @@ func Summarize(path string, keep func(Summary) bool) (s Summary, ok bool, err er
 }
 
 // read reads the rollout at path record after record, handing each
-// record's envelopes to each until it returns false.
+// record's envelopes to each until it returns false. A last line with no
+// newline is read as a record too: the file is taken as it stands.
 func read(path, host, user string, each func(*Reader, []event.Envelope) bool) (*Reader, error) {
 	f, _, err := regfile.Open(path)
 	if err != nil {
@@ -603,20 +604,74 @@ func read(path, host, user string, each func(*Reader, []event.Envelope) bool) (*
 	}
 	defer f.Close()
 	r := NewReader(path, host, user)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	for sc.Scan() {
-		if !each(r, r.Record(sc.Bytes())) {
+	lr := lines{br: bufio.NewReaderSize(f, 64<<10)}
+	for {
+		line, _, err := lr.next()
+		if err == io.EOF {
+			if len(line) > 0 {
+				each(r, r.Record(line))
+			}
+			break
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if !each(r, r.Record(line)) {
 			return r, nil
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	if r.session == "" {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: errNoSessionMeta}
 	}
 	return r, nil
+}
+
+// lines reads a rollout's lines, passing over each line longer than
+// maxLine without holding it.
+type lines struct {
+	br   *bufio.Reader
+	long []byte // a line longer than br's buffer, so far
+	skip bool   // within a line past maxLine
+}
+
+// next returns the next line, its newline included, and how many bytes
+// of the file it read for it (the lines past maxLine it passed over
+// counted). At the end of the file it returns io.EOF with what follows the
+// last newline, which it has not counted: a line still being written, or
+// the last of a file that does not end with one (nil when it is past
+// maxLine).
+func (l *lines) next() (line []byte, n int64, err error) {
+	for {
+		chunk, err := l.br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			if !l.skip && len(l.long)+len(chunk) <= maxLine {
+				l.long = append(l.long, chunk...)
+				continue
+			}
+			n += int64(len(l.long) + len(chunk)) // nothing of it is kept
+			l.skip, l.long = true, nil
+			continue
+		case err == io.EOF:
+			if l.skip {
+				return nil, n, io.EOF
+			}
+			return append(l.long, chunk...), n, io.EOF
+		case err != nil:
+			return nil, n, err
+		}
+		line := chunk
+		if l.long != nil {
+			line = append(l.long, chunk...)
+			l.long = nil
+		}
+		n += int64(len(line))
+		if l.skip {
+			l.skip = false
+			continue
+		}
+		return line, n, nil
+	}
 }
 
 // errNoSessionMeta is read's error for a file without the record every
@@ -711,34 +766,19 @@ func (t *Tail) Next() ([]event.Envelope, error) {
 	if _, err := f.Seek(t.off, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("cannot read rollout %s: %w", t.r.path, err)
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
+	lr := lines{br: bufio.NewReaderSize(f, 64<<10), skip: t.skip}
 	var envs []event.Envelope
-	var long []byte // a line longer than br's buffer, so far
 	for {
-		chunk, err := br.ReadSlice('\n')
-		switch {
-		case err == bufio.ErrBufferFull:
-			if !t.skip && len(long)+len(chunk) <= maxLine {
-				long = append(long, chunk...)
-				continue
-			}
-			t.off += int64(len(long) + len(chunk)) // nothing of it is kept
-			t.skip, long = true, nil
-			continue
-		case err == io.EOF:
-			return envs, nil // a torn line: read again, whole, next time
-		case err != nil:
+		line, n, err := lr.next()
+		if err == io.EOF {
+			// A torn line: read again, whole, next time; of one past
+			// maxLine, what was passed over is not.
+			t.off, t.skip = t.off+n, lr.skip
+			return envs, nil
+		}
+		t.off += n
+		if err != nil {
 			return envs, fmt.Errorf("cannot read rollout %s: %w", t.r.path, err)
-		}
-		line := chunk
-		if long != nil {
-			line = append(long, chunk...)
-			long = nil
-		}
-		t.off += int64(len(line))
-		if t.skip {
-			t.skip = false
-			continue
 		}
 		envs = append(envs, t.r.Record(line)...)
 	}

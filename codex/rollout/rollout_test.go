@@ -137,7 +137,7 @@ func TestReadDenied(t *testing.T) {
 
 // TestTail: a rollout read as Codex writes it, in pieces cut anywhere
 // (mid-line too), gives the envelopes Read gives, each once; a line past
-// the bound on a record is passed over.
+// the bound on a record is passed over, by Read too.
 func TestTail(t *testing.T) {
 	whole, err := os.ReadFile(file)
 	if err != nil {
@@ -195,6 +195,20 @@ func TestTail(t *testing.T) {
 	rest, err := tail.Next()
 	if first, rest = tools(first), tools(rest); err != nil || len(first) != 1 || len(rest) != 5 {
 		t.Fatalf("with a huge line: %d + %d envelopes, want 1 + 5 (%v)", len(first), len(rest), err)
+	}
+	// Read, of the whole file, passes over it as the tail does.
+	if all, err := Read(path, "h", "u"); err != nil || len(tools(all)) != 6 {
+		t.Fatalf("Read with a huge line: %d envelopes, %v; want 6", len(tools(all)), err)
+	}
+	// And reads a last line that has no newline.
+	cut := filepath.Join(t.TempDir(), filepath.Base(file))
+	appendFile(t, cut, bytes.TrimSuffix(whole, []byte("\n")))
+	ref, err := Read(file, "h", "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all, err := Read(cut, "h", "u"); err != nil || len(all) != len(ref) {
+		t.Fatalf("Read of a file without its last newline: %d envelopes, %v; want %d", len(all), err, len(ref))
 	}
 }
 
