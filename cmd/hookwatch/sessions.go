@@ -26,7 +26,7 @@ func init() {
 	})
 }
 
-const sessionsSynopsis = `sessions [--codex] [--cwd DIR] [--all]
+const sessionsSynopsis = `sessions [--codex] [--cwd DIR | --all]
        hookwatch sessions diff [--json] [--unrelated] A B
 
 Lists the Claude Code sessions of a directory (default: the current one),
@@ -68,6 +68,9 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	all := fs.Bool("all", false, "list the sessions of every project")
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
+	}
+	if *all && *cwdFlag != "" {
+		return fmt.Errorf("%w: --cwd and --all go one at a time: one directory's sessions, or every project's", errUsage)
 	}
 	known := collectorModels(ctx, stderr)
 	var cwd string
@@ -149,6 +152,9 @@ func sessionsDir(dir string) (cwd string, gone bool, err error) {
 	real, err := filepath.EvalSymlinks(cwd)
 	if err == nil {
 		cwd = real
+		if info, err := os.Stat(cwd); err == nil && !info.IsDir() {
+			return "", false, fmt.Errorf("%s is not a directory: --cwd takes the directory the sessions ran in", dir)
+		}
 	}
 	return cwd, errors.Is(err, os.ErrNotExist), nil
 }

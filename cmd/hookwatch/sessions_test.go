@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -114,6 +115,19 @@ func TestSessions(t *testing.T) {
 	const id = parallelSession
 	// No collector: the listing comes from the transcripts alone.
 	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:1")
+
+	// A file is no directory sessions ran in, and --all lists every
+	// project's: neither is taken for something else.
+	file := filepath.Join(root, "notes.txt")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := hw(t, "", "sessions", "--cwd", file); err == nil || !strings.Contains(err.Error(), file+" is not a directory") {
+		t.Errorf("sessions --cwd FILE: %v", err)
+	}
+	if _, _, err := hw(t, "", "sessions", "--all", "--cwd", project); !errors.Is(err, errUsage) {
+		t.Errorf("sessions --all --cwd DIR: %v, want a usage error", err)
+	}
 
 	out := mustHW(t, "sessions", "--cwd", project)
 	for _, want := range []string{id, "[e2e:session] work through the project", "2 subagents", "1 prompt,",
