@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -34,6 +35,9 @@ func migrateUpTo(ctx context.Context, w *sql.DB, path string, upTo int) error {
 		name       TEXT    NOT NULL,
 		applied_at TEXT    NOT NULL
 	)`); err != nil {
+		if notADatabase(err) {
+			return fmt.Errorf("%s is not a SQLite database: name a database hookwatch made, or a file that does not exist yet", path)
+		}
 		return fmt.Errorf("cannot create schema_migrations in %s: %w", path, err)
 	}
 	var current int
@@ -105,4 +109,11 @@ func (e *OlderCollectorError) Error() string {
 		who = fmt.Sprintf("a collector (pid %d)", e.PID)
 	}
 	return fmt.Sprintf("%s of an older hookwatch serves %s (schema version %d; this hookwatch's is %d): nothing was changed; stop it with 'hookwatch stop' and start this one ('hookwatch serve'), then run this again", who, e.Path, e.Schema, e.Latest)
+}
+
+// notADatabase reports whether err is SQLite's SQLITE_NOTADB: the file
+// opened holds something else (a text file, a database encrypted).
+func notADatabase(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 26 // primary code of SQLITE_NOTADB
 }

@@ -94,6 +94,20 @@ func TestOpenErrors(t *testing.T) {
 	f("")
 	f(filepath.Join(t.TempDir(), "missing-dir", "x.db"))
 	f(t.TempDir()) // a directory
+
+	// A file of something else (a --db mistyped for a notes file) is
+	// said to be no database, and is left as it was.
+	notes := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notes, []byte("hello\nworld\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := sqlite.Open(notes)
+	if err == nil || !strings.Contains(err.Error(), notes+" is not a SQLite database") {
+		t.Errorf("Open of a text file: %v", err)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "hello\nworld\n" {
+		t.Errorf("the text file changed: %q", b)
+	}
 }
 
 func TestWALModeAndPermissions(t *testing.T) {
