@@ -157,7 +157,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "hookwatch import: no Claude Code transcript (<session id>.jsonl in a project directory) in %s\n", strings.Join(paths, ", "))
 	}
 	if sum.Records == 0 && sum.Skipped > 0 {
-		fmt.Fprintf(stderr, "hookwatch import: none of the %s read was a transcript record: are these Claude Code's transcripts?\n", counted(sum.Skipped, "line"))
+		fmt.Fprintf(stderr, "hookwatch import: none of the %s read was a transcript record: are these Claude Code's transcripts?%s\n", counted(sum.Skipped, "line"), codexHintOf(files))
 	}
 	if *dryRun {
 		for _, s := range sum.Sessions {
@@ -165,6 +165,18 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		}
 	}
 	return nil
+}
+
+// codexHintOf is what import says of files none of which held a
+// transcript record when one of them is named as Codex names a rollout:
+// which command reads those.
+func codexHintOf(files []claudecode.TranscriptFile) string {
+	for _, f := range files {
+		if codex.IsRollout(f.Path) {
+			return " " + filepath.Base(f.Path) + " is named as a Codex rollout: hookwatch import --codex reads those"
+		}
+	}
+	return ""
 }
 
 // isTerminal reports whether w is a terminal, where import and export

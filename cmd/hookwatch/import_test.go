@@ -186,6 +186,19 @@ func TestImportNotTranscripts(t *testing.T) {
 	if err != nil || !strings.Contains(out, "would import 0 records") || !strings.Contains(errOut, "none of the 3 lines read was a transcript record") {
 		t.Errorf("import of lines that are no records: %v\n%s%s", err, out, errOut)
 	}
+	// Codex's sessions, given without --codex, are pointed to it.
+	const rollout = "rollout-2026-12-01T19-30-23-01a23316-3758-7a81-a9c2-a6bb4415263b.jsonl"
+	b, err := os.ReadFile(filepath.Join("..", "..", "codex", "testdata", rollout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := filepath.Join(dir, "codex", "sessions")
+	os.MkdirAll(filepath.Join(sessions, "2026", "12", "01"), 0o700)
+	os.WriteFile(filepath.Join(sessions, "2026", "12", "01", rollout), b, 0o600)
+	out, errOut, err = hw(t, "", "import", "--dry-run", sessions)
+	if err != nil || !strings.Contains(out, "would import 0 records") || !strings.Contains(errOut, rollout+" is named as a Codex rollout: hookwatch import --codex reads those") {
+		t.Errorf("import of Codex's sessions without --codex: %v\n%s%s", err, out, errOut)
+	}
 }
 
 // TestImportFlagsAfterPaths: flags given after the paths are flags, not
