@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -158,6 +159,14 @@ func (c *Client) post(ctx context.Context, hc *http.Client, target string, body 
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if resp.StatusCode/100 == 2 {
+		// A receiver answers its ExportTraceServiceResponse in protobuf,
+		// or nothing; anything else took the spans for something else (a
+		// health check's port, a web server's page) and keeps none.
+		ct := resp.Header.Get("Content-Type")
+		if mt, _, _ := mime.ParseMediaType(ct); len(data) > 0 && mt != protobufMediaType {
+			return false, 0, &StatusError{Code: resp.StatusCode, Body: fmt.Sprintf("%s; that is not an OTLP response (%s): is %s an OTLP/HTTP receiver's?",
+				refusal(ct, data), cmp.Or(ct, "no Content-Type"), target)}
+		}
 		if n, msg := partialSuccess(data); n > 0 {
 			return false, 0, &PartialError{Rejected: n, Message: msg}
 		}

@@ -175,6 +175,32 @@ func TestClientErrors(t *testing.T) {
 	f("ftp://example.com", "")
 }
 
+// TestClientNotAReceiver: a 2xx answer that is no OTLP response (the page
+// of a web server, a health check's JSON) sent nothing: it is an error
+// that says so, not spans counted as sent.
+func TestClientNotAReceiver(t *testing.T) {
+	for _, c := range []struct{ contentType, body string }{
+		{"application/json", `{"status":"Server available","upSince":"2026-12-01T22:00:00Z"}`},
+		{"text/html; charset=utf-8", "<html><body>It works!</body></html>\n"},
+		{"", "ok"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if c.contentType != "" {
+				w.Header().Set("Content-Type", c.contentType)
+			} else {
+				w.Header()["Content-Type"] = nil // not sniffed
+			}
+			io.WriteString(w, c.body)
+		}))
+		one := Spans(sessionOf(attribution.Build(captures(t)["codex-0.169.jsonl"]).Sessions[0]))[:1]
+		err := (&Client{Endpoint: srv.URL}).Send(context.Background(), []*tracepb.ResourceSpans{{ScopeSpans: []*tracepb.ScopeSpans{{Spans: one}}}})
+		srv.Close()
+		if err == nil || !ErrPermanent(err) || !strings.Contains(err.Error(), "not an OTLP response") {
+			t.Errorf("a 200 of %q: %v, want an error saying it is no OTLP response", c.contentType, err)
+		}
+	}
+}
+
 // TestClientRefusalOneLine: a proxy's error page before the receiver (a
 // 404 of HTML, on several lines) reads as one line of its text.
 func TestClientRefusalOneLine(t *testing.T) {
