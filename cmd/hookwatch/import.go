@@ -112,7 +112,9 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		// A dry run reads from the offsets kept too, and keeps none.
 		StatePath: filepath.Join(home, "import-state.json"),
 	}
-	base, token, up, err := importCollector(ctx, *dryRun, *noStart, stderr)
+	// With nothing to read, nothing is sent: no collector is started for
+	// it, nor its absence made the error rather than the paths'.
+	base, token, up, err := importCollector(ctx, *dryRun || len(files) == 0, *noStart, stderr)
 	if err != nil {
 		return err
 	}
@@ -250,7 +252,7 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	if err != nil {
 		return err
 	}
-	base, token, _, err := importCollector(ctx, dryRun, noStart, stderr)
+	base, token, _, err := importCollector(ctx, dryRun || len(files) == 0, noStart, stderr)
 	if err != nil {
 		return err
 	}

@@ -161,6 +161,22 @@ func TestImportNothingYet(t *testing.T) {
 	}
 }
 
+// TestImportNothingToRead: paths that hold nothing to import need no
+// collector: none answering is no error, and none is started.
+func TestImportNothingToRead(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:1")
+	empty := filepath.Join(dir, "empty")
+	os.MkdirAll(empty, 0o700)
+	for _, args := range [][]string{{"import", "--no-start", empty}, {"import", "--codex", "--no-start", empty}} {
+		out, errOut, err := hw(t, "", args...)
+		if err != nil || !strings.Contains(out, "0 ") || !strings.Contains(errOut, "no ") || strings.Contains(errOut, "collector") {
+			t.Errorf("%v: %v\n%s%s", args, err, out, errOut)
+		}
+	}
+}
+
 // TestImportNotTranscripts: a file named that is not a transcript is an
 // error, and lines that are none of the client's records are said.
 func TestImportNotTranscripts(t *testing.T) {
