@@ -38,7 +38,7 @@ func (e *env) checkCodexFile(ctx context.Context, o install.Options, scope, path
 	c := Check{Name: "codex hooks (" + scope + ")", Status: OK}
 	reinstall := "hookwatch install --codex"
 	if scope != claudecode.ScopeUser {
-		reinstall += " --scope " + scope
+		reinstall += " --scope " + scope + e.projectFlag
 	}
 	s, err := ReadSettings(scope, path)
 	switch {

@@ -145,6 +145,9 @@ type env struct {
 	// could not be built, which every request then reports.
 	client    *http.Client
 	clientErr error
+	// projectFlag is what a fix on a project's settings adds to name
+	// the project (" --project DIR"): "" for the working directory's.
+	projectFlag string
 }
 
 // Run runs every check and returns the report. It never fails: a check that
@@ -162,6 +165,11 @@ func Run(ctx context.Context, o Options) *Report {
 	// payload names its cwd. "" is the working directory.
 	if d, err := filepath.Abs(e.WorkDir); err == nil {
 		e.WorkDir = d
+	}
+	// A fix run from the shell doctor ran in acts on the project there:
+	// for another one it names the project, as it was named to doctor.
+	if wd, err := os.Getwd(); err == nil && wd != e.WorkDir {
+		e.projectFlag = " --project " + claudecode.ShellQuote(e.WorkDir)
 	}
 	if e.Timeout <= 0 {
 		e.Timeout = 3 * time.Second
@@ -294,7 +302,7 @@ func (e *env) fix(verb, scope string, flags ...string) string {
 	}
 	s := "hookwatch " + verb
 	if scope != claudecode.ScopeUser && scope != "" && scope != "plugin" {
-		s += " --scope " + scope
+		s += " --scope " + scope + e.projectFlag
 	}
 	for _, f := range flags {
 		s += " " + f

@@ -766,3 +766,47 @@ func TestHTTPHooksElsewhere(t *testing.T) {
 		t.Errorf("HOOKWATCH_URL naming the http hooks' collector: %+v", c)
 	}
 }
+
+// TestFixNamesTheProject: doctor run on another directory's project
+// (--project) gives fixes that name it, so that they act on that
+// project's settings and not on the working directory's.
+func TestFixNamesTheProject(t *testing.T) {
+	root := t.TempDir()
+	project := filepath.Join(root, "my project")
+	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": filepath.Join(root, "hw"),
+		"HOOKWATCH_URL": "http://127.0.0.1:1", "HOOKWATCH_AUTOSTART": "0", "CLAUDE_CONFIG_DIR": filepath.Join(root, "claude")}
+	if err := os.Mkdir(project, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Installed from a binary since removed: every hook event fails.
+	gone := filepath.Join(root, "gone", "hookwatch")
+	if _, err := install.Install(install.Options{Scope: claudecode.ScopeProject, ProjectDir: project, Binary: gone}); err != nil {
+		t.Fatal(err)
+	}
+	self := filepath.Join(root, "hookwatch")
+	if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fixOf := func(workDir string) string {
+		t.Helper()
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: workDir, Self: self, HookBinary: self, Version: "test", Timeout: time.Second})
+		for _, c := range r.Checks {
+			if c.Name == "settings (project)" {
+				if c.Status != Fail {
+					t.Fatalf("a project registering a removed binary: %+v", c)
+				}
+				return c.Fix
+			}
+		}
+		t.Fatal("no check of the project's settings")
+		return ""
+	}
+	if fix, want := fixOf(project), "hookwatch install --scope project --project '"+project+"'"; fix != want {
+		t.Errorf("fix %q, want %q", fix, want)
+	}
+	// Run in the project itself, the fix needs no --project.
+	t.Chdir(project)
+	if fix, want := fixOf(project), "hookwatch install --scope project"; fix != want {
+		t.Errorf("in the project: fix %q, want %q", fix, want)
+	}
+}
