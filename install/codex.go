@@ -1,6 +1,7 @@
 package install
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -134,7 +135,11 @@ func UntrustCodex(o Options) (Result, error) {
 			after, _ = codex.RemoveProjectTrust(after, dir)
 		}
 	}
-	return commit(r, old, true, after, false, "", false, o.DryRun)
+	// A file left with nothing but blank lines (TrustCodex made it, or
+	// nothing else was set in it) is removed: Codex reads no file as one
+	// that sets nothing.
+	remove := !bytes.Equal(after, old) && len(bytes.TrimSpace(after)) == 0
+	return commit(r, old, true, after, remove, "", false, o.DryRun)
 }
 
 // codexProject returns the project directory o names (project scope), as

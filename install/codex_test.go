@@ -80,3 +80,39 @@ func TestCodexRoundTrip(t *testing.T) {
 		t.Error("http mode accepted")
 	}
 }
+
+// TestCodexUninstallLeavesNothing: on a Codex home that held neither
+// file, install and trust then uninstall leave it as it was: empty, and
+// there. Neither file stays behind empty, and the directory, which the
+// user (or Codex) made, is not removed with them.
+func TestCodexUninstallLeavesNothing(t *testing.T) {
+	home := t.TempDir()
+	o := Options{Runtime: event.RuntimeCodex, ConfigDir: home, Binary: "/opt/hw/hookwatch-hook"}
+	if _, err := Install(o); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := CodexKeys(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hooks []codex.Hook
+	for _, k := range keys {
+		hooks = append(hooks, codex.Hook{Key: k, CurrentHash: "sha256:x", TrustStatus: "untrusted"})
+	}
+	if r, err := TrustCodex(o, hooks); err != nil || !r.Created {
+		t.Fatalf("TrustCodex: %+v %v", r, err)
+	}
+	if r, err := UntrustCodex(Options{Runtime: event.RuntimeCodex, ConfigDir: home, Binary: o.Binary, DryRun: true}); err != nil || !r.Removed {
+		t.Fatalf("UntrustCodex dry: %+v %v", r, err)
+	}
+	if r, err := UntrustCodex(o); err != nil || !r.Removed {
+		t.Fatalf("UntrustCodex: %+v %v", r, err)
+	}
+	if r, err := Uninstall(o); err != nil || !r.Removed {
+		t.Fatalf("Uninstall: %+v %v", r, err)
+	}
+	ents, err := os.ReadDir(home)
+	if err != nil || len(ents) != 0 {
+		t.Fatalf("the Codex home after uninstall: %v %v, want it there and empty", ents, err)
+	}
+}

@@ -103,8 +103,9 @@ type Result struct {
 	Changed bool
 	// Created reports that the file did not exist and Install created it.
 	Created bool
-	// Removed reports that Uninstall deleted the file because Install had
-	// created it and nothing else was added since.
+	// Removed reports that the call deleted the file: Uninstall, because
+	// Install had created it and nothing else was added since;
+	// UntrustCodex, because nothing but the trust it took out was in it.
 	Removed bool
 	// Restored reports that Uninstall wrote the backup back byte for byte.
 	Restored bool
@@ -408,7 +409,15 @@ func Uninstall(o Options) (Result, error) {
 	case before == nil && ugly(nw) == "{}":
 		remove = true
 	}
-	return commit(r, old, true, after, remove, backup, false, o.DryRun)
+	r, err = commit(r, old, true, after, remove, backup, false, o.DryRun)
+	if err == nil && r.Removed && !o.DryRun && o.Scope != claudecode.ScopeUser {
+		// The directory install made for a project's file (its .claude,
+		// its .codex) goes with it when nothing else is in it: os.Remove
+		// leaves a directory that is not empty. A user's configuration
+		// directory is the client's, and stays.
+		_ = os.Remove(filepath.Dir(path))
+	}
+	return r, err
 }
 
 // readFile reads path; a missing file is not an error

@@ -59,10 +59,6 @@ func commit(r Result, old []byte, existed bool, after []byte, remove bool, backu
 		if err := os.Remove(target); err != nil {
 			return r, fmt.Errorf("cannot remove %s: %w", r.Path, err)
 		}
-		// The directory install made for the file (a project's .claude)
-		// goes with it when nothing else is in it: os.Remove leaves a
-		// directory that is not empty.
-		_ = os.Remove(filepath.Dir(target))
 	} else {
 		if !existed {
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {

@@ -200,7 +200,11 @@ func uninstallCodex(sf scopeFlags, stdout io.Writer) error {
 		if sf.dryRun {
 			verb = "Would remove"
 		}
-		fmt.Fprintf(stdout, "%s the hooks' trust from %s (%s).\n", verb, tr.Path, diffStat(tr.Diff))
+		if tr.Removed {
+			fmt.Fprintf(stdout, "%s %s: the hooks' trust was all it held.\n", verb, tr.Path)
+		} else {
+			fmt.Fprintf(stdout, "%s the hooks' trust from %s (%s).\n", verb, tr.Path, diffStat(tr.Diff))
+		}
 		if sf.dryRun {
 			fmt.Fprintf(stdout, "\n%s\n", tr.Diff)
 		}
