@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwatch/hookwatch/internal/deadport"
 )
 
 // serveInProcess runs `hookwatch serve` in this process on a free port,
@@ -202,11 +201,7 @@ func TestStartElsewhereDown(t *testing.T) {
 	projects := filepath.Join(t.TempDir(), "projects")
 	copyDir(t, "../../importer/testdata/parallel/projects", projects)
 	newTestEnv(t)
-	dead, err := deadport.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dead.Close()
+	dead := deadPort(t)
 	base := "https://" + dead.Addr()
 	t.Setenv("HOOKWATCH_URL", base)
 	want := "no collector answers at " + base + " (HOOKWATCH_URL), and only one at http://<loopback address>:<port> can be started here: " +

@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hookwatch/hookwatch/internal/deadport"
 )
 
 // copyDir copies the directory src into dst.
@@ -222,11 +221,7 @@ func TestImportNotTranscripts(t *testing.T) {
 func TestImportFlagsAfterPaths(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
-	dead, err := deadport.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dead.Close()
+	dead := deadPort(t)
 	t.Setenv("HOOKWATCH_URL", dead.URL())
 	projects := filepath.Join(dir, "projects")
 	copyDir(t, "../../importer/testdata/parallel/projects", projects)
@@ -333,11 +328,7 @@ func TestImportCodexDryRun(t *testing.T) {
 	rollouts := filepath.Join(dir, "sessions")
 	copyDir(t, "../../codex/testdata", rollouts)
 	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "down"))
-	dead, err := deadport.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dead.Close()
+	dead := deadPort(t)
 	t.Setenv("HOOKWATCH_URL", dead.URL())
 	if out := mustHW(t, "import", "--codex", "--dry-run", rollouts); !strings.HasPrefix(out, "Would import ") || !strings.Contains(out, "from 7 rollout files into") {
 		t.Fatalf("dry run with no collector:\n%s", out)

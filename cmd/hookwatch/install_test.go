@@ -19,6 +19,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/internal/deadport"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/store"
@@ -107,6 +108,18 @@ func hw(t *testing.T, stdin string, args ...string) (string, string, error) {
 }
 
 // mustHW runs the CLI and fails the test on an error.
+// deadPort returns a loopback port bound for the test's length and
+// listened on by nobody: a collector's URL that nothing answers.
+func deadPort(t *testing.T) *deadport.Port {
+	t.Helper()
+	dead, err := deadport.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dead.Close() })
+	return dead
+}
+
 func mustHW(t *testing.T, args ...string) string {
 	t.Helper()
 	out, errOut, err := hw(t, "", args...)
