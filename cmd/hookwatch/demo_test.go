@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // serveInProcess runs `hookwatch serve` in this process on a free port,

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
 )
 
 // copyDir copies the directory src into dst.
