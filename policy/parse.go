@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
@@ -55,7 +56,7 @@ func readFile(src Source) (parsedFile, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			return parsedFile{}, err
 		}
-		return parsedFile{problems: []Problem{{File: src.Path, Msg: fmt.Sprintf("cannot read policy file: %v", err)}}}, nil
+		return parsedFile{problems: []Problem{{File: src.Path, Msg: fmt.Sprintf("cannot read policy file: %v", patherr.Strip(err, src.Path))}}}, nil
 	}
 	if len(data) > maxFileSize {
 		return parsedFile{problems: []Problem{{File: src.Path, Msg: fmt.Sprintf("policy file is larger than %d bytes", maxFileSize)}}}, nil

@@ -284,7 +284,7 @@ func TestCodexNotRollouts(t *testing.T) {
 	f := func(cmd, errOut string) {
 		t.Helper()
 		want := "hookwatch " + cmd + ": skipping " + payloads + ": no session_meta record: not a Codex rollout\n" +
-			"hookwatch " + cmd + ": skipping " + fifo + ": not a regular file (p---------)\n"
+			"hookwatch " + cmd + ": skipping " + fifo + ": not a regular file (a named pipe)\n"
 		if errOut != want {
 			t.Errorf("%s of files that are no rollouts said\n%s\nwant\n%s", cmd, errOut, want)
 		}

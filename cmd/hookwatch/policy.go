@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/internal/patherr"
+	"github.com/hookwatch/hookwatch/internal/regfile"
 	"github.com/hookwatch/hookwatch/policy"
 )
 
@@ -105,9 +107,13 @@ func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 		fs.Usage()
 		return fmt.Errorf("%w: policy test needs --events EVENTS.jsonl", errUsage)
 	}
-	if _, err := os.Stat(files[0]); err != nil {
-		return fmt.Errorf("cannot read policy file: %w", err)
+	// A file that cannot be read (missing, a directory) is refused before
+	// the dry run, which would otherwise go on without its rules.
+	f, _, err := regfile.Open(files[0])
+	if err != nil {
+		return fmt.Errorf("cannot read policy file %s: %w", files[0], patherr.Strip(err, files[0]))
 	}
+	f.Close()
 	var in io.Reader = stdin
 	if *events != "-" {
 		f, err := os.Open(*events)

@@ -106,6 +106,10 @@ func TestPolicyCheck(t *testing.T) {
 	if exitCodeOf(err) != 1 || !strings.Contains(out, "missing.yaml: no such policy file") {
 		t.Fatalf("check of a missing file: %v\n%s", err, out)
 	}
+	out, _, err = hw(t, "", "policy", "check", e.root)
+	if want := e.root + ": cannot read policy file: not a regular file (a directory)\n"; exitCodeOf(err) != 1 || !strings.HasSuffix(out, want) {
+		t.Fatalf("check of a directory: %v\n%s\nwant it to end with %q", err, out, want)
+	}
 }
 
 func TestPolicyTest(t *testing.T) {
@@ -188,6 +192,12 @@ func TestPolicyTest(t *testing.T) {
 	_, _, err = hw(t, "", "policy", "test", filepath.Join(e.root, "nope.yaml"), "--events", events)
 	if exitCodeOf(err) != 1 {
 		t.Fatalf("test of a missing policy: %v", err)
+	}
+	// A directory is no policy file: refused before the dry run, which
+	// would replay every event with no rule at all, in words.
+	out, _, err = hw(t, "", "policy", "test", e.root, "--events", events)
+	if want := "cannot read policy file " + e.root + ": not a regular file (a directory)"; exitCodeOf(err) != 1 || err.Error() != want || out != "" {
+		t.Fatalf("test of a directory: %v, want %q, and no dry run\n%s", err, want, out)
 	}
 }
 

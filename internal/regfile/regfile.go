@@ -65,7 +65,25 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 }
 
 func notRegular(path string, fi fs.FileInfo) error {
-	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%v)", ErrNotRegular, fi.Mode().Type())}
+	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, typeName(fi.Mode()))}
+}
+
+// typeName names the type of a file that is not a regular one in words:
+// its mode's letters ("d---------") say little to whoever reads the error.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
 }
 
 // ReadHead returns up to limit bytes from the start of the regular file

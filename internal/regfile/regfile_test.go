@@ -67,6 +67,18 @@ func TestOpenRefuses(t *testing.T) {
 	f(dir)
 	f("/dev/zero")
 	f("/dev/null")
+
+	// The error says what the path is in words, not in mode letters.
+	g := func(path, want string) {
+		t.Helper()
+		if _, _, err := regfile.Open(path); err == nil || err.Error() != "open "+path+": not a regular file ("+want+")" {
+			t.Errorf("Open(%s): %v, want it to say %q", path, err, want)
+		}
+	}
+	g(dir, "a directory")
+	g(fifo, "a named pipe")
+	g(link, "a named pipe")
+	g("/dev/null", "a character device")
 }
 
 func TestOpenMissing(t *testing.T) {
