@@ -137,6 +137,11 @@ func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 1 {
 		return fmt.Errorf("%w: policy explain takes one directory, got %q", errUsage, fs.Args())
 	}
+	if *command == "" && flagSet(fs, "command") {
+		// An empty command (an unset shell variable) would otherwise list
+		// the rules in force, as if --command had not been given.
+		return fmt.Errorf("%w: --command is empty: give the shell command to analyse", errUsage)
+	}
 	if *asJSON && *command == "" {
 		return fmt.Errorf("%w: --json goes with --command (the listing of the rules in force is text only)", errUsage)
 	}

@@ -291,6 +291,8 @@ func TestPolicyHelpAndUsage(t *testing.T) {
 	f(2, "missing policy subcommand", "policy")
 	f(2, `unknown policy subcommand "lint" (want check, test or explain)`, "policy", "lint")
 	f(2, "--json goes with --command", "policy", "explain", "--json")
+	f(2, "--command is empty", "policy", "explain", "--command", "")
+	f(2, "--command is empty", "policy", "explain", "--command=", "--json")
 	f(0, "policy", "--help") // the top-level help lists it
 }
 
