@@ -85,17 +85,9 @@ func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 	events := fs.String("events", "", "JSON Lines file of hook events to replay (- for stdin)")
 	asJSON := fs.Bool("json", false, "print one JSON result per event (JSON Lines) instead of a table")
 	// The policy file may come before or after the flags.
-	var files []string
-	rest := args
-	for {
-		if err := parseFlags(fs, rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		rest = fs.Args()[1:]
+	files, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
 	}
 	switch {
 	case len(files) == 0:
@@ -131,11 +123,13 @@ func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("policy explain", "policy explain [DIR] [--command CMD [--json]]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.\nThe project directory is CLAUDE_PROJECT_DIR when DIR is inside it, else\nthe nearest directory from DIR up holding .hookwatch/policy.yaml or .git\n(where a session is commonly started); the output names the one taken.\nWith --command, shows how the rules see a shell command run in DIR: its\nsteps, effect and files (the variables command and subtype) and what the\nrules in force answer to a Bash call of it.", stdout, stderr)
 	command := fs.String("command", "", "a shell command to analyse")
 	asJSON := fs.Bool("json", false, "with --command: write the variables and the answer as JSON")
-	if err := parseFlags(fs, args); err != nil {
+	// The directory may come before the flags, as the usage line has it.
+	dirs, err := parseInterleaved(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 1 {
-		return fmt.Errorf("%w: policy explain takes one directory, got %q", errUsage, fs.Args())
+	if len(dirs) > 1 {
+		return fmt.Errorf("%w: policy explain takes one directory, got %q", errUsage, dirs)
 	}
 	if *command == "" && flagSet(fs, "command") {
 		// An empty command (an unset shell variable) would otherwise list
@@ -145,9 +139,9 @@ func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
 	if *asJSON && *command == "" {
 		return fmt.Errorf("%w: --json goes with --command (the listing of the rules in force is text only)", errUsage)
 	}
-	dir := fs.Arg(0)
-	if dir == "" {
-		dir = "."
+	dir := "."
+	if len(dirs) == 1 {
+		dir = dirs[0]
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

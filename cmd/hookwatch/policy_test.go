@@ -321,6 +321,10 @@ func TestPolicyExplainCommand(t *testing.T) {
 	if !strings.Contains(out, "no rule fires") {
 		t.Fatalf("a deletion under build/ is denied:\n%s", out)
 	}
+	// The directory first, then the flags, as the usage line writes them.
+	if got := mustHW(t, "policy", "explain", e.project, "--command", "rm -rf build/out"); got != out {
+		t.Fatalf("policy explain DIR --command CMD printed\n%s\nwant, as with the flags first,\n%s", got, out)
+	}
 	var v struct {
 		Command struct {
 			Effect string   `json:"effect"`
