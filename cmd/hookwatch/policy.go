@@ -52,10 +52,12 @@ func runPolicy(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 // file:line: rule "id": message, and make the exit status 1.
 func runPolicyCheck(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("policy check", "policy check [FILE…]\n\nValidates and compiles policy files as they would be in force together\n(a rule id defined twice is a problem). Without FILE, checks the files in\nforce for the working directory: managed, $HOOKWATCH_HOME/policy.yaml and\nthe project's .hookwatch/policy.yaml (found as policy explain finds it). Exit status 1 when a file has a problem.", stdout, stderr)
-	if err := parseFlags(fs, args); err != nil {
+	// It takes no flags, but --help (or a slip) after the files is read as
+	// one, not as a file name: a file named "-x" is written after "--".
+	files, err := parseInterleaved(fs, args)
+	if err != nil {
 		return err
 	}
-	files := fs.Args()
 	if len(files) == 0 {
 		cwd, err := os.Getwd()
 		if err != nil {

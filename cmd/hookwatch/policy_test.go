@@ -286,6 +286,8 @@ func TestPolicyHelpAndUsage(t *testing.T) {
 	}
 	f(0, "Usage: hookwatch policy <subcommand>", "policy", "--help")
 	f(0, "Usage: hookwatch policy check [FILE…]", "policy", "check", "--help")
+	f(0, "Usage: hookwatch policy check [FILE…]", "policy", "check", "policy.yaml", "--help")
+	f(2, "flag provided but not defined: -q", "policy", "check", "policy.yaml", "-q")
 	f(0, "Usage: hookwatch policy test FILE --events EVENTS.jsonl [--json]", "policy", "test", "--help")
 	f(0, "Usage: hookwatch policy explain [DIR]", "policy", "explain", "-h")
 	f(2, "missing policy subcommand", "policy")
