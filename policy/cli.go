@@ -138,7 +138,7 @@ func Test(w io.Writer, home, policyFile string, events io.Reader, jsonOut bool) 
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "LINE\tEVENT\tTOOL\tAGENT\tRULE\tACTION\tENFORCED\tREASON")
 	}
-	var total, decided, denied int
+	var total, decided, denied, unreadable int
 	over := map[passedOver]int{}
 	// one tests a line that is not blank.
 	one := func(lineNo int, line []byte) error {
@@ -152,6 +152,7 @@ func Test(w io.Writer, home, policyFile string, events io.Reader, jsonOut bool) 
 		res := TestResult{Line: lineNo}
 		if perr != nil {
 			res.Error = perr.Error()
+			unreadable++
 		} else {
 			total++
 			clock = at
@@ -200,6 +201,14 @@ func Test(w io.Writer, home, policyFile string, events io.Reader, jsonOut bool) 
 		}
 		fmt.Fprintf(w, "%d event%s, %d with a decision, %d denied or blocked", total, plural(total), decided, denied)
 		var notes []string
+		if unreadable > 0 {
+			// Their rows are lost among the events' in a long replay.
+			see := "see its row"
+			if unreadable > 1 {
+				see = "see their rows"
+			}
+			notes = append(notes, fmt.Sprintf("%d unreadable line%s not replayed, %s", unreadable, plural(unreadable), see))
+		}
 		for _, po := range []passedOver{overStatusLine, overTranscript, overRollout, overUsage, overOther} {
 			if n := over[po]; n > 0 {
 				what, why, _ := strings.Cut(string(po), "|")
