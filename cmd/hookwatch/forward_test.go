@@ -207,13 +207,20 @@ func readFileString(path string) string {
 	return string(b)
 }
 
-// TestForwardUsage: forward needs a URL the hook cannot post to itself.
+// TestForwardUsage: forward needs a collector's base URL the hook cannot
+// post to itself.
 func TestForwardUsage(t *testing.T) {
 	t.Setenv("HOOKWATCH_HOME", t.TempDir())
-	for _, url := range []string{"", "ftp://example.com", "http://127.0.0.1:7421", "http://10.0.0.5:7421"} {
+	for _, url := range []string{"", "ftp://example.com", "http://127.0.0.1:7421", "http://10.0.0.5:7421",
+		"https://example.com/v1/events", "https://example.com/hookwatch/v1/events/"} {
 		t.Setenv("HOOKWATCH_URL", url)
 		var out, errOut bytes.Buffer
-		if err := run(t.Context(), []string{"forward"}, nil, &out, &errOut); !errors.Is(err, errUsage) {
+		// Bounded: a forwarder that accepted the URL would run until its
+		// context ends.
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		err := run(ctx, []string{"forward"}, nil, &out, &errOut)
+		cancel()
+		if !errors.Is(err, errUsage) {
 			t.Errorf("forward with HOOKWATCH_URL=%q: %v, want a usage error", url, err)
 		}
 	}
