@@ -164,6 +164,7 @@ func Run(ctx context.Context, o Options) error {
 		o.Ready()
 	}
 	f := &forwarder{o: o, base: strings.TrimRight(o.URL, "/")}
+	f.shown = hook.ShownURL(f.base)
 	flush := make(chan chan struct{}, 1)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -177,11 +178,11 @@ func Run(ctx context.Context, o Options) error {
 		Flush:      flush,
 		Passed: func(n int, err error, retryIn time.Duration) {
 			if err != nil {
-				o.Logger.Warn("cannot forward the spool; retrying", "url", f.base, "in", retryIn, "err", err)
+				o.Logger.Warn("cannot forward the spool; retrying", "url", f.shown, "in", retryIn, "err", err)
 				return
 			}
 			// Debug: a line per drain would grow forward.log with every hook.
-			o.Logger.Debug("forwarded spooled events", "events", n, "url", f.base)
+			o.Logger.Debug("forwarded spooled events", "events", n, "url", f.shown)
 		},
 	}, func(recs [][]byte) error {
 		return hook.SendSpooled(recs, func(recs [][]byte, refuse func([]byte, error)) error {
@@ -200,6 +201,9 @@ func Run(ctx context.Context, o Options) error {
 type forwarder struct {
 	o    Options
 	base string
+	// shown is base as the log shows it: without its user info, which
+	// may hold a password.
+	shown string
 	// sent is the token of the last POST, so that a new one is logged once
 	// (Follow calls deliver from one goroutine).
 	sent    string
@@ -253,9 +257,9 @@ func (f *forwarder) token() (string, hook.TokenSource) {
 			from = filepath.Join(f.o.Home, hook.TokenFile)
 		}
 		if tok == "" {
-			f.o.Logger.Warn("the token is gone: sending none from now on", "from", from, "url", f.base)
+			f.o.Logger.Warn("the token is gone: sending none from now on", "from", from, "url", f.shown)
 		} else {
-			f.o.Logger.Info("the token changed: sending the new one from now on", "from", from, "url", f.base)
+			f.o.Logger.Info("the token changed: sending the new one from now on", "from", from, "url", f.shown)
 		}
 	}
 	f.sent, f.sentAny = tok, true

@@ -444,13 +444,10 @@ func Forwardable(url string) bool { return CheckURL(url) == nil }
 // net/url, which the hook does not link (see endpoint.go).
 func CheckURL(url string) error {
 	scheme, rest, ok := strings.Cut(url, "://")
-	authority := rest
-	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
-		authority = authority[:i]
-	}
-	shown := url // quoted whole in the error but for its user info, which may hold a password
+	authority := urlAuthority(rest)
+	shown := ShownURL(url) // quoted whole in the error but for its user info
 	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
-		shown, authority = scheme+"://"+rest[i+1:], authority[i+1:]
+		authority = authority[i+1:]
 	}
 	bad := func(why string) error {
 		return fmt.Errorf("%q is not a collector URL: %s (want http://HOST:PORT or https://HOST, like %s)", shown, why, DefaultURL)
@@ -479,6 +476,28 @@ func CheckURL(url string) error {
 		return bad("it has no host")
 	}
 	return nil
+}
+
+// ShownURL returns the collector URL url as messages and logs show it:
+// without its user info, which may hold a password, and otherwise as it is.
+func ShownURL(url string) string {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return url
+	}
+	if i := strings.LastIndexByte(urlAuthority(rest), '@'); i >= 0 {
+		return scheme + "://" + rest[i+1:]
+	}
+	return url
+}
+
+// urlAuthority returns the authority (user info, host and port) that
+// starts rest, a URL after its "scheme://".
+func urlAuthority(rest string) string {
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		return rest[:i]
+	}
+	return rest
 }
 
 // drain delivers spooled envelopes while budget is left. Its failures are not

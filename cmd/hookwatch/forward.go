@@ -76,7 +76,7 @@ func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		Client: client,
 		Logger: log,
 		Ready: func() {
-			fmt.Fprintf(stdout, "hookwatch forward: forwarding %s/spool to %s\n", home, *url)
+			fmt.Fprintf(stdout, "hookwatch forward: forwarding %s/spool to %s\n", home, hook.ShownURL(*url))
 		},
 	})
 	if errors.Is(err, spool.ErrAttached) {

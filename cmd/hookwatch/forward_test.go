@@ -354,3 +354,30 @@ func TestForwardTokenReplaced(t *testing.T) {
 		t.Errorf("rejected.jsonl holds %s", b)
 	}
 }
+
+// TestForwardHidesThePassword: a URL's user info may hold a password; the
+// forwarder's output, which the hook that starts it appends to
+// forward.log, names the collector without it.
+func TestForwardHidesThePassword(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", home)
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	t.Setenv("HOOKWATCH_URL", "https://carol:s3cret@127.0.0.1:1") // nothing listens: every POST fails
+	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Append([]byte(`{"id":"0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"}`)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"forward"}, nil, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	all := out.String() + errOut.String()
+	if !strings.Contains(out.String(), "to https://127.0.0.1:1\n") || !strings.Contains(all, `retrying" url=https://127.0.0.1:1 in=`) || strings.Contains(all, "s3cret") {
+		t.Fatalf("forward with a password in its URL printed\n%s", all)
+	}
+}
