@@ -35,6 +35,9 @@ Subcommands:
       with --command, show the analysis of a shell command (its steps,
       effect, files) and what the rules answer to a Bash call of it
 
+Exit status: 0 ok; 1 a problem in a policy file, or a file that cannot be
+read; 2 a usage error.
+
 Run 'hookwatch policy <subcommand> --help' for its flags. See docs/policy.md for the language.
 `
 
