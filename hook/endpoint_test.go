@@ -368,6 +368,11 @@ func TestCheckURL(t *testing.T) {
 		"http://:7421":              "it has no host",
 		"https://u:s3cret@:8443/":   "it has no host",
 		"http://127.0.0.1:7421\n/x": "it holds a control character",
+		// The endpoint pasted for the URL, which hookwatch would post
+		// below: told, with the URL to give instead.
+		"http://127.0.0.1:7421/v1/events":              "it ends with /v1/events, which hookwatch adds itself: give the collector's own URL, http://127.0.0.1:7421",
+		"https://u:s3cret@hw.example.com/v1/events/?x": "give the collector's own URL, https://hw.example.com",
+		"https://hw.example.com/team/v1/events":        "give the collector's own URL, https://hw.example.com/team",
 	} {
 		err := CheckURL(raw)
 		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "like "+DefaultURL) {

@@ -475,8 +475,21 @@ func CheckURL(url string) error {
 	if host == "" || host == "[]" {
 		return bad("it has no host")
 	}
+	path := rest[len(urlAuthority(rest)):]
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	if base, ok := strings.CutSuffix(strings.TrimRight(path, "/"), eventsPath); ok {
+		// The endpoint pasted for the URL: every post would go to
+		// …/v1/events/v1/events and be refused.
+		return bad(fmt.Sprintf("it ends with %s, which hookwatch adds itself: give the collector's own URL, %s", eventsPath,
+			ShownURL(scheme+"://"+urlAuthority(rest)+base)))
+	}
 	return nil
 }
+
+// eventsPath is the collector's endpoint for events, below its URL.
+const eventsPath = "/v1/events"
 
 // ShownURL returns the collector URL url as messages and logs show it:
 // without its user info, which may hold a password, and otherwise as it is.
@@ -627,7 +640,7 @@ func Reject(home string, recs [][]byte, cause error) error {
 // postBatch sends envelopes to POST /v1/events.
 func postBatch(ep endpoint, token string, recs [][]byte, deadline time.Time) error {
 	body := BatchBody(recs)
-	code, err := post(ep, "/v1/events", token, body, deadline)
+	code, err := post(ep, eventsPath, token, body, deadline)
 	if err != nil {
 		return err
 	}

@@ -51,11 +51,6 @@ func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := hook.CheckURL(*url); err != nil {
 		return fmt.Errorf("%w: --url: %v", errUsage, err)
 	}
-	if strings.HasSuffix(*url, "/v1/events") {
-		// The forwarder adds the endpoint itself: it would post to
-		// .../v1/events/v1/events and retry the 404 for ever.
-		return fmt.Errorf("%w: --url (or HOOKWATCH_URL) ends with /v1/events, which the forwarder adds itself: give the collector's base URL, like https://hookwatch.example.com", errUsage)
-	}
 	if !hook.NeedsForwarder(*url) {
 		// The hooks post there themselves and never hand the forwarder
 		// anything, while it would keep a local collector off the spool.
