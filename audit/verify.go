@@ -75,7 +75,7 @@ func Verify(path string) ([]StreamReport, error) {
 	if !fi.IsDir() {
 		if !fi.Mode().IsRegular() {
 			// Opening a FIFO waits for a writer: forever, here.
-			return nil, fmt.Errorf("cannot verify %s: not a regular file or a directory (%v)", path, fi.Mode().Type())
+			return nil, fmt.Errorf("cannot verify %s: not a regular file or a directory (%s)", path, regfile.TypeName(fi.Mode()))
 		}
 		return []StreamReport{verifyFile(path)}, nil
 	}

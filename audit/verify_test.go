@@ -305,7 +305,7 @@ func TestVerifyNotRegular(t *testing.T) {
 			return nil, nil
 		}
 	}
-	if _, err := verify(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := verify(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file or a directory (a named pipe)") {
 		t.Errorf("Verify of a FIFO: %v, want an error saying it is not a regular file", err)
 	}
 	r, err := verify(session)

@@ -65,12 +65,13 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 }
 
 func notRegular(path string, fi fs.FileInfo) error {
-	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, typeName(fi.Mode()))}
+	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, TypeName(fi.Mode()))}
 }
 
-// typeName names the type of a file that is not a regular one in words:
-// its mode's letters ("d---------") say little to whoever reads the error.
-func typeName(m fs.FileMode) string {
+// TypeName names the type of a file that is not a regular one in words,
+// for an error: its mode's letters ("d---------") say little to whoever
+// reads it.
+func TypeName(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"

@@ -26,6 +26,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/hookwatch/hookwatch/internal/lockfile"
+	"github.com/hookwatch/hookwatch/internal/regfile"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/internal/sqlq"
 )
@@ -206,7 +207,7 @@ func checkOwnFile(path string) error {
 	case fi.IsDir():
 		return fmt.Errorf("%s is a directory, not a database file", path)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
+		return fmt.Errorf("%s is not a regular file (%s)", path, regfile.TypeName(fi.Mode()))
 	case fi.Size() == 0:
 		return nil
 	}

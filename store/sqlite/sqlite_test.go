@@ -207,8 +207,8 @@ func TestOpenRefusesFIFO(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
-			t.Fatalf("Open of a FIFO: %v, want an error saying it is not a regular file", err)
+		if err == nil || !strings.Contains(err.Error(), "not a regular file (a named pipe)") {
+			t.Fatalf("Open of a FIFO: %v, want an error saying it is not a regular file but a named pipe", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Open of a FIFO blocks")
