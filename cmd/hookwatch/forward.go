@@ -76,7 +76,7 @@ func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	})
 	if errors.Is(err, spool.ErrAttached) {
 		if c, ok := runningCollector(home); ok {
-			return fmt.Errorf("cannot forward: %s is attached to the spool of %s already (pid %d)", c.Addr, home, c.PID)
+			return fmt.Errorf("cannot forward: %s is attached to the spool of %s already (pid %d)", hook.ShownURL(c.Addr), home, c.PID)
 		}
 	}
 	return err

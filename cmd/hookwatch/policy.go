@@ -17,7 +17,7 @@ import (
 func init() {
 	register(command{
 		name:    "policy",
-		summary: "check, dry-run and explain the policy rules the hook enforces",
+		summary: "check, test (a dry run on recorded events) and explain the policy rules the hook enforces",
 		run:     runPolicy,
 	})
 }
