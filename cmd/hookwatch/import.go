@@ -181,11 +181,12 @@ func codexHintOf(files []claudecode.TranscriptFile) string {
 	return ""
 }
 
-// isTerminal reports whether w is a terminal, where import and export
-// draw a progress bar; elsewhere (a pipe, a log) they are quiet until
-// their summary.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether stream (a reader or a writer) is a
+// terminal: where import and export draw a progress bar (elsewhere, a
+// pipe or a log, they are quiet until their summary), and where a person
+// rather than a client feeds the statusline.
+func isTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
 	if !ok {
 		return false
 	}

@@ -71,6 +71,11 @@ func runStatusline(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if err := parseFlags(fs, args); errors.Is(err, flag.ErrHelp) {
 		return err
 	}
+	if isTerminal(stdin) {
+		// Run by hand: Claude Code pipes its JSON in, a person sees a
+		// command that seems to hang.
+		fmt.Fprintln(stderr, "hookwatch statusline reads the JSON Claude Code gives a statusLine command on stdin: paste one and end it with Ctrl-D (see 'hookwatch statusline --help').")
+	}
 	data, _ := io.ReadAll(io.LimitReader(stdin, statuslineMaxInput))
 	valid := gjson.ValidBytes(data) && gjson.ParseBytes(data).IsObject()
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -153,6 +154,24 @@ func TestStatuslineBadPayload(t *testing.T) {
 	})
 	if err != nil || n != 3 {
 		t.Fatalf("drained %d envelopes (%v), want the 3 statusLine-shaped payloads", n, err)
+	}
+}
+
+// TestStatuslineByHand: run with a terminal (a character device) on
+// stdin, as a person trying it does, the statusline says on stderr what
+// it waits for; fed through a pipe, as Claude Code feeds it, it says
+// nothing there (TestStatuslineBadPayload).
+func TestStatuslineByHand(t *testing.T) {
+	newTestEnv(t)
+	tty, err := os.Open(os.DevNull) // a character device, as a terminal is
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"statusline"}, tty, &out, &errOut); err != nil || out.String() != "\n" ||
+		!strings.Contains(errOut.String(), "reads the JSON Claude Code gives a statusLine command on stdin") {
+		t.Fatalf("statusline at a terminal: stdout %q, stderr %q, %v", out.String(), errOut.String(), err)
 	}
 }
 
