@@ -246,6 +246,48 @@ func TestQueryErrors(t *testing.T) {
 	}
 }
 
+// TestQueryParameters: a read endpoint refuses a parameter it does not
+// take, one given twice and a query it cannot read, rather than ignore it
+// and answer with more, or other, than was asked; what it takes it serves.
+func TestQueryParameters(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	s.post(t, []event.Envelope{
+		synth(0, "session_id", "s1", "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", "t1", "tool_input", map[string]any{"command": "ls"}),
+		synth(1, "session_id", "s1", "hook_event_name", "PostToolUse", "tool_name", "Bash", "tool_use_id", "t1", "tool_input", map[string]any{"command": "ls"}),
+		synth(2, "session_id", "s2", "hook_event_name", "Stop"),
+	}, 3, 0)
+	f := func(path string, wantCode int, wantMsg string) {
+		t.Helper()
+		code, body := s.do(t, http.MethodGet, path, nil)
+		if code != wantCode || !strings.Contains(string(body), wantMsg) {
+			t.Errorf("GET %s: %d %s, want %d %q", path, code, body, wantCode, wantMsg)
+		}
+	}
+	f("/v1/sessions?status=ended", 400, `/v1/sessions takes no parameter \"status\": it takes runtime, project, limit, cursor`)
+	f("/v1/sessions/s1/events?status=error", 400, `takes no parameter \"status\"`)
+	f("/v1/sessions/s1/events?since=2026-01-01T00:00:00Z", 400, `takes no parameter \"since\"`)
+	f("/v1/sessions/s1/tool-calls?agentid=x", 400, `takes no parameter \"agentid\"`)
+	f("/v1/sessions/s1?limit=1", 400, `/v1/sessions/s1 takes no parameters, got \"limit\"`)
+	f("/v1/sessions/s1/tool-calls?status=ok&status=error", 400, "status is given 2 times")
+	f("/v1/sessions/s1/tool-calls?status=%zz", 400, "cannot read the query")
+	f("/v1/sessions/s1/tool-calls?limit=1;status=error", 400, "cannot read the query")
+	// A stream taken would never end: asked with a deadline.
+	c := http.Client{Timeout: 10 * time.Second}
+	if res, err := c.Get(s.http.URL + "/v1/stream?session=s1"); err != nil || res.StatusCode != 400 {
+		t.Errorf("GET /v1/stream?session=s1: %v %v, want 400", res, err)
+	} else {
+		res.Body.Close()
+	}
+	f("/v1/sessions/s1/signals?failed_repeat=2", 400, `takes no parameter \"failed_repeat\"`)
+	// Every parameter documented is taken.
+	f("/v1/sessions?runtime=claude-code&project=&limit=5&cursor=", 200, `"id":"s1"`)
+	f("/v1/sessions/s1/events?agent_id=&event=PreToolUse&tool=Bash&copies=include&limit=5&cursor=", 200, `"tool_use_id":"t1"`)
+	f("/v1/sessions/s1/agents?limit=5&cursor=", 200, `"agent_id":""`)
+	f("/v1/sessions/s1/tool-calls?agent_id=&tool=Bash&status=ok&subtype=list_files&effect=read_only&since=2000-01-01T00:00:00Z&limit=5&cursor=", 200, `"tool_use_id":"t1"`)
+	f("/v1/sessions/s1/signals?failed_repeats=2&read_repeats=2&thrash_switches=2&outlier_siblings=2&outlier_calls=2&outlier_factor=2&outlier_duration=1m&stalled_after=1m", 200, `"thresholds"`)
+	f("/v1/sessions/s1/compare/s2?unrelated=1", 200, `"baseline"`)
+}
+
 func TestMalformedBatches(t *testing.T) {
 	s := newServer(t, collector.Config{})
 	good := string(batch(t, []event.Envelope{synth(0, "session_id", "s1", "hook_event_name", "Stop")}))

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/event"
@@ -101,6 +103,38 @@ func eventViews(events []store.Event) []EventView {
 		out[i] = eventView(e)
 	}
 	return out
+}
+
+// takes answers 400 to a request whose query cannot be read, names a
+// parameter other than params, or names one of them more than once, and
+// passes every other request to h. Ignored, such a parameter would make
+// the answer one to a question not asked: a filter the endpoint does not
+// have (status= on events), a second value dropped (status=ok&status=error)
+// or a value lost to a bad escape (status=%zz) would list more, or other,
+// than the caller meant.
+func takes(h http.HandlerFunc, params ...string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot read the query: %v: escape each value (url-encode it) and separate parameters with &", err))
+			return
+		}
+		for _, name := range slices.Sorted(maps.Keys(q)) {
+			if !slices.Contains(params, name) {
+				if len(params) == 0 {
+					writeError(w, http.StatusBadRequest, fmt.Sprintf("%s takes no parameters, got %q", r.URL.Path, name))
+				} else {
+					writeError(w, http.StatusBadRequest, fmt.Sprintf("%s takes no parameter %q: it takes %s", r.URL.Path, name, strings.Join(params, ", ")))
+				}
+				return
+			}
+			if len(q[name]) > 1 {
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("%s is given %d times: give it once, with one value", name, len(q[name])))
+				return
+			}
+		}
+		h(w, r)
+	})
 }
 
 // parseLimit reads the limit parameter: absent is the store's default, too

@@ -307,16 +307,18 @@ func (s *Server) jsonUnmatched() http.Handler {
 func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.Handle("POST /v1/events", http.HandlerFunc(s.handleEvents))
-	s.Handle("GET /v1/sessions", http.HandlerFunc(s.handleSessions))
-	s.Handle("GET /v1/sessions/{id}", http.HandlerFunc(s.handleSessionView))
-	s.Handle("GET /v1/sessions/{id}/events", http.HandlerFunc(s.handleSessionEvents))
-	s.Handle("GET /v1/sessions/{id}/agents", http.HandlerFunc(s.handleAgents))
-	s.Handle("GET /v1/sessions/{id}/tool-calls", http.HandlerFunc(s.handleToolCalls))
-	s.Handle("GET /v1/sessions/{id}/signals", http.HandlerFunc(s.handleSignals))
-	s.Handle("GET /v1/sessions/{id}/archives", http.HandlerFunc(s.handleArchives))
-	s.Handle("GET /v1/sessions/{id}/files", http.HandlerFunc(s.handleFiles))
-	s.Handle("GET /v1/sessions/{id}/compare/{other}", http.HandlerFunc(s.handleCompare))
-	s.Handle("GET /v1/stream", http.HandlerFunc(s.handleStream))
+	// Each read endpoint names the parameters it takes (takes): any
+	// other is refused rather than ignored.
+	s.Handle("GET /v1/sessions", takes(s.handleSessions, "runtime", "project", "limit", "cursor"))
+	s.Handle("GET /v1/sessions/{id}", takes(s.handleSessionView))
+	s.Handle("GET /v1/sessions/{id}/events", takes(s.handleSessionEvents, "agent_id", "event", "tool", "copies", "limit", "cursor"))
+	s.Handle("GET /v1/sessions/{id}/agents", takes(s.handleAgents, "limit", "cursor"))
+	s.Handle("GET /v1/sessions/{id}/tool-calls", takes(s.handleToolCalls, "agent_id", "tool", "status", "subtype", "effect", "since", "limit", "cursor"))
+	s.Handle("GET /v1/sessions/{id}/signals", takes(s.handleSignals, signalQuery...))
+	s.Handle("GET /v1/sessions/{id}/archives", takes(s.handleArchives))
+	s.Handle("GET /v1/sessions/{id}/files", takes(s.handleFiles))
+	s.Handle("GET /v1/sessions/{id}/compare/{other}", takes(s.handleCompare, "unrelated"))
+	s.Handle("GET /v1/stream", takes(s.handleStream, "session_id"))
 	s.Handle("GET /metrics", adminOnly(s.handleMetrics))
 }
 

@@ -87,6 +87,11 @@ func (s *Server) handleSignals(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, body)
 }
 
+// signalQuery are the parameters signalParams reads, which GET
+// /v1/sessions/{id}/signals takes.
+var signalQuery = []string{"failed_repeats", "read_repeats", "thrash_switches", "outlier_siblings", "outlier_calls",
+	"outlier_factor", "outlier_duration", "stalled_after"}
+
 // signalParams reads the thresholds a query sets over th: counts
 // (failed_repeats, read_repeats, thrash_switches, outlier_siblings,
 // outlier_calls) from 1 to 1000, outlier_factor from 1 to 1000, and
