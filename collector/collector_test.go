@@ -499,6 +499,47 @@ func TestStream(t *testing.T) {
 	}
 }
 
+// TestStreamResumesPastTheEnd: a Last-Event-ID past the last stored event —
+// a client resuming from a collector whose database was since replaced —
+// starts the stream at the last event, rather than pass over every event
+// until the log reaches the client's id.
+func TestStreamResumesPastTheEnd(t *testing.T) {
+	old := newServer(t, collector.Config{})
+	var envs []event.Envelope
+	for i := range 5 {
+		envs = append(envs, synth(i, "session_id", "s1", "hook_event_name", "Notification"))
+	}
+	old.post(t, envs, 5, 0)
+	resume := old.openStream(t, "", "Last-Event-ID", "0").nextEvent().ID
+	for range 4 {
+		resume = old.openStream(t, "", "Last-Event-ID", resume).nextEvent().ID
+	}
+	if !strings.HasPrefix(resume, "5:") {
+		t.Fatalf("last id %q, want 5:…", resume)
+	}
+
+	s := newServer(t, collector.Config{})
+	s.post(t, []event.Envelope{synth(10, "session_id", "s2", "hook_event_name", "SessionStart")}, 1, 0)
+	last := 1 // the last stored event's seq
+	for _, query := range []string{"", "?session_id=s2"} {
+		st := s.openStream(t, query, "Last-Event-ID", resume)
+		if want := strconv.Itoa(last) + ":"; !strings.HasPrefix(st.start, want) {
+			t.Errorf("stream%s from %s starts at %q, want %s…", query, resume, st.start, want)
+		}
+		env := synth(20, "session_id", "s2", "hook_event_name", "Stop")
+		s.post(t, []event.Envelope{env}, 1, 0)
+		var got store.Event
+		if err := json.Unmarshal([]byte(st.nextEvent().Data), &got); err != nil || got.ID != env.ID {
+			t.Fatalf("stream%s from %s: %v %+v, want %s", query, resume, err, got, env.ID)
+		}
+		s.post(t, []event.Envelope{synth(30+len(query), "session_id", "s2", "hook_event_name", "Notification")}, 1, 0)
+		if ev := st.nextEvent(); !strings.Contains(ev.Data, `"event":"Notification"`) {
+			t.Fatalf("stream%s from %s, next: %+v", query, resume, ev)
+		}
+		last += 2
+	}
+}
+
 // TestStreamResumesFromConnect: a stream opens with the id of where it
 // starts, so a client that received nothing before it was cut off (an idle
 // session's page, a collector restarted) resumes from there: what was

@@ -84,7 +84,8 @@ func (h *copyHold) cut(pending, n int, now time.Time) (send int, hold bool) {
 // "<event seq>:<model seq>". Without
 // Last-Event-ID the stream starts with what is stored after the request;
 // with it, it first replays every event after that seq (and, given as
-// "E:M", every model change after M). The first block, sent on connecting
+// "E:M", every model change after M); a seq past the last stored event
+// starts the stream at the last one. The first block, sent on connecting
 // with the ": connected" comment, carries the id of the starting position
 // and no data, so that a client always has an id to resume from. The
 // optional session_id parameter keeps one session's events and model.
@@ -105,19 +106,24 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	}
 	var pos streamPos
 	resumeModel := false
-	if v := strings.TrimSpace(r.Header.Get("Last-Event-ID")); v != "" {
+	resume := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
+	if resume != "" {
 		var err error
-		if pos, resumeModel, err = parseStreamPos(v); err != nil {
+		if pos, resumeModel, err = parseStreamPos(resume); err != nil {
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-	} else {
-		seq, err := s.store.LastSeq(r.Context())
-		if err != nil {
-			s.storeError(w, r, err)
-			return
-		}
-		pos.event = seq
+	}
+	last, err := s.store.LastSeq(r.Context())
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	if resume == "" || pos.event > last {
+		// A position past the last stored event is of no event of this
+		// log (the client's id is of a database since replaced): kept, the
+		// stream would pass over every event until the log reached it.
+		pos.event = last
 	}
 	if !resumeModel {
 		pos.model = s.modeler.currentVersion()
