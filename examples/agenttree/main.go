@@ -4,13 +4,14 @@
 // toolhook.Executor into an audit trail (the events.jsonl and
 // tool_calls.jsonl of `hookwatch export`), where depth and parent
 // tool_use_id show the tree,
-// and, with -collector, to a hookwatch collector, which shows the session
+// and, with -collector, to a hookwatch collector (hookwatch serve, at
+// 127.0.0.1:7421 unless told otherwise), which shows the session
 // and its agents as it shows Claude Code's.
 //
 //	go run ./examples/agenttree -audit /tmp/agenttree
 //	cat /tmp/agenttree/agenttree-demo/tool_calls.jsonl
-//	go run ./examples/agenttree -collector http://127.0.0.1:4318 -spool /tmp/agenttree-spool
-//	curl -s http://127.0.0.1:4318/v1/sessions/agenttree-demo/agents
+//	go run ./examples/agenttree -collector http://127.0.0.1:7421 -spool /tmp/agenttree-spool
+//	curl -s http://127.0.0.1:7421/v1/sessions/agenttree-demo/agents
 package main
 
 import (
