@@ -288,6 +288,30 @@ func TestQueryParameters(t *testing.T) {
 	f("/v1/sessions/s1/compare/s2?unrelated=1", 200, `"baseline"`)
 }
 
+// TestToolCallsSinceFarAway: a since before or after the times the store
+// can hold lists the calls from it on — every call, or none — rather
+// than wrap around to the other end.
+func TestToolCallsSinceFarAway(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	s.post(t, []event.Envelope{
+		synth(0, "session_id", "s1", "hook_event_name", "PreToolUse", "tool_name", "Bash", "tool_use_id", "t1", "tool_input", map[string]any{"command": "ls"}),
+	}, 1, 0)
+	f := func(since string, want int) {
+		t.Helper()
+		var page collector.ToolCallsResponse
+		s.getJSON(t, "/v1/sessions/s1/tool-calls?since="+since, &page)
+		if len(page.ToolCalls) != want {
+			t.Errorf("since=%s: %d calls, want %d", since, len(page.ToolCalls), want)
+		}
+	}
+	f("2000-01-01T00:00:00Z", 1)
+	f("1600-01-01T00:00:00Z", 1)
+	f("0002-01-01T00:00:00Z", 1)
+	f("2999-01-01T00:00:00Z", 0)
+	f("2999-05-01T12:00:00%2B02:00", 0)
+	f("9999-12-31T23:59:59Z", 0)
+}
+
 func TestMalformedBatches(t *testing.T) {
 	s := newServer(t, collector.Config{})
 	good := string(batch(t, []event.Envelope{synth(0, "session_id", "s1", "hook_event_name", "Stop")}))

@@ -15,6 +15,7 @@ package sqlq
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -33,13 +34,25 @@ type Query struct {
 	None bool
 }
 
-// Nanos stores a time as Unix nanoseconds; the zero time is 0.
+// Nanos stores a time as Unix nanoseconds; the zero time is 0. A time
+// before 1678 or after 2262, which Unix nanoseconds cannot hold, is the
+// least or the greatest they can: UnixNano's wrapped value would turn a
+// filter around (since the year 3000 matching every row).
 func Nanos(t time.Time) int64 {
-	if t.IsZero() {
+	switch {
+	case t.IsZero():
 		return 0
+	case t.Before(minNanos):
+		return math.MinInt64
+	case t.After(maxNanos):
+		return math.MaxInt64
 	}
 	return t.UnixNano()
 }
+
+// minNanos and maxNanos are the times Unix nanoseconds hold at the least
+// and the most.
+var minNanos, maxNanos = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
 
 // Time reads back what Nanos stored.
 func Time(ns int64) time.Time {
