@@ -278,6 +278,9 @@ func TestQueryParameters(t *testing.T) {
 	} else {
 		res.Body.Close()
 	}
+	// An offset's + unescaped reads as a space: the answer says so.
+	f("/v1/sessions/s1/tool-calls?since=2026-05-01T12:00:00+02:00", 400, `got \"2026-05-01T12:00:00 02:00\": write a + in a query as %2B`)
+	f("/v1/sessions/s1/tool-calls?since=yesterday", 400, `since must be an RFC 3339 time such as 2026-05-01T12:00:00Z, got \"yesterday\"`)
 	f("/v1/sessions/s1/signals?failed_repeat=2", 400, `takes no parameter \"failed_repeat\"`)
 	// Every parameter documented is taken.
 	f("/v1/sessions?runtime=claude-code&project=&limit=5&cursor=", 200, `"id":"s1"`)

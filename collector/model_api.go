@@ -474,7 +474,13 @@ func (s *Server) handleToolCalls(w http.ResponseWriter, r *http.Request) {
 	}
 	if v := q.Get("since"); v != "" {
 		if f.Since, err = time.Parse(time.RFC3339Nano, v); err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("since must be an RFC 3339 time, got %q", v))
+			msg := fmt.Sprintf("since must be an RFC 3339 time such as 2026-05-01T12:00:00Z, got %q", v)
+			if strings.Contains(v, " ") {
+				// A query reads an unescaped + as a space: that of an
+				// offset (+02:00) is the likeliest.
+				msg += ": write a + in a query as %2B"
+			}
+			writeError(w, http.StatusBadRequest, msg)
 			return
 		}
 	}
