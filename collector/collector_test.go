@@ -235,6 +235,9 @@ func TestQueryErrors(t *testing.T) {
 	f("/v1/sessions?limit=0", 400, "limit")
 	f("/v1/sessions/s1/events?limit=-3", 400, "limit")
 	f("/v1/sessions?limit=100000", 200, `"sessions":[{`)
+	f("/v1/sessions?limit=99999999999999999999", 200, `"sessions":[{`)
+	f("/v1/sessions/s1/events?limit=99999999999999999999", 200, `"events":[{`)
+	f("/v1/sessions?limit=-99999999999999999999", 400, "limit must be a positive integer")
 	f("/v1/nothing", 404, "")
 	code, _ := s.do(t, http.MethodDelete, "/v1/sessions", nil)
 	if code != http.StatusMethodNotAllowed {

@@ -145,6 +145,10 @@ func parseLimit(q url.Values) (int, error) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
+	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-") {
+		// Larger than an int: as large as any, served as the largest.
+		return store.MaxLimit, nil
+	}
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("limit must be a positive integer, got %q", v)
 	}
