@@ -127,7 +127,7 @@ func (db *DB) insert(ctx context.Context, user string, events []store.Event) (in
 			for j, v := range []string{d.ID, d.Runtime, d.Host, d.User, d.CWD, d.TranscriptPath} {
 				s[j] = append(s[j], []byte(v))
 			}
-			for j, v := range []int64{d.FirstEventAt.UnixNano(), d.LastEventAt.UnixNano(), d.Count, d.LastSeq} {
+			for j, v := range []int64{sqlq.Nanos(d.FirstEventAt), sqlq.Nanos(d.LastEventAt), d.Count, d.LastSeq} {
 				n[j] = append(n[j], v)
 			}
 		}
@@ -185,7 +185,7 @@ func (db *DB) insertArgs(events []store.Event, keep []int) [][]byte {
 		case 10:
 			w.begin(int8OID)
 			for _, i := range keep {
-				w.int8(events[i].Time.UnixNano())
+				w.int8(sqlq.Nanos(events[i].Time))
 			}
 		case 11:
 			w.begin(byteaOID)

@@ -219,7 +219,7 @@ func (db *DB) insertIn(tx *wtx, user string, events []store.Event, todo []int) (
 				agentType = subagent.of(*e.AgentType)
 			}
 			args = append(args, e.ID, session.of(e.SessionID), runtime.of(e.Runtime), kind.of(e.Kind), hook.of(e.Event),
-				agent.of(e.AgentID), agentType, tool.of(e.ToolName), e.ToolUseID, prompt.of(e.PromptID), e.Time.UnixNano(),
+				agent.of(e.AgentID), agentType, tool.of(e.ToolName), e.ToolUseID, prompt.of(e.PromptID), sqlq.Nanos(e.Time),
 				boundText(e.Envelope))
 		}
 		res, err := tx.exec(stmt, args...)
@@ -244,7 +244,7 @@ func (db *DB) insertIn(tx *wtx, user string, events []store.Event, todo []int) (
 	if inserted > 0 {
 		for _, d := range store.Summarize(events) {
 			if _, err := tx.exec(db.stmts.session, d.ID, d.Runtime, d.Host, d.User, d.CWD, d.TranscriptPath,
-				d.FirstEventAt.UnixNano(), d.LastEventAt.UnixNano(), d.Count, d.LastSeq); err != nil {
+				sqlq.Nanos(d.FirstEventAt), sqlq.Nanos(d.LastEventAt), d.Count, d.LastSeq); err != nil {
 				return 0, fmt.Errorf("cannot update session %q: %w", d.ID, err)
 			}
 		}

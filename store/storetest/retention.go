@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -20,6 +22,22 @@ type RetentionStore interface {
 func RunRetention(t *testing.T, open func(t *testing.T) RetentionStore) {
 	t.Run("PruneSessions", func(t *testing.T) { testPruneSessions(t, open(t)) })
 	t.Run("PruneBatches", func(t *testing.T) { testPruneBatches(t, open(t)) })
+	t.Run("PruneKeepsFarFuture", func(t *testing.T) { testPruneKeepsFarFuture(t, open(t)) })
+}
+
+// testPruneKeepsFarFuture: an event received, by its sender's clock, past
+// what Unix nanoseconds hold (after 2262) is stored as the latest time
+// there is, not as the wrapped value (the year 1833 for the year 3000),
+// which would make its session the first that retention deletes.
+func testPruneKeepsFarFuture(t *testing.T, s RetentionStore) {
+	far := time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
+	insert(t, s, []store.Event{MustEvent(t, Envelope(event.RuntimeClaudeCode, far, P("session_id", "future", "hook_event_name", "Notification")))})
+	if n, evs, err := s.PruneSessions(ctx, time.Now(), 0); err != nil || n != 0 || evs != 0 {
+		t.Fatalf("PruneSessions before now = %d sessions, %d events, %v; want none", n, evs, err)
+	}
+	if got := sessionIDs(t, s); !slices.Equal(got, []string{"future"}) {
+		t.Fatalf("sessions left: %v", got)
+	}
 }
 
 // retentionFixture stores sessions old-0 … old-2 with events at 0–12 ms,
