@@ -435,8 +435,8 @@ func Forwardable(url string) bool { return CheckURL(url) == nil }
 
 // CheckURL says what is wrong with url as a collector URL, nil when
 // nothing is: an http:// or https:// URL (the scheme in any case) with a
-// host, no control character and, when a port is written, a decimal one
-// up to 65535. It is the one rule: the hook hands such a URL's events to a
+// host, no control character, when a port is written, a decimal one up to
+// 65535, and a path that is not the events endpoint. It is the one rule: the hook hands such a URL's events to a
 // forwarder when it cannot post to it itself, the forwarder and its
 // service accept no other, install accepts no other for Claude Code's
 // http handlers, which post there as a forwarder would, and the commands
@@ -445,6 +445,7 @@ func Forwardable(url string) bool { return CheckURL(url) == nil }
 func CheckURL(url string) error {
 	scheme, rest, ok := strings.Cut(url, "://")
 	authority := urlAuthority(rest)
+	path := rest[len(authority):]
 	shown := ShownURL(url) // quoted whole in the error but for its user info
 	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
 		authority = authority[i+1:]
@@ -475,15 +476,14 @@ func CheckURL(url string) error {
 	if host == "" || host == "[]" {
 		return bad("it has no host")
 	}
-	path := rest[len(urlAuthority(rest)):]
 	if i := strings.IndexAny(path, "?#"); i >= 0 {
 		path = path[:i]
 	}
 	if base, ok := strings.CutSuffix(strings.TrimRight(path, "/"), eventsPath); ok {
 		// The endpoint pasted for the URL: every post would go to
 		// …/v1/events/v1/events and be refused.
-		return bad(fmt.Sprintf("it ends with %s, which hookwatch adds itself: give the collector's own URL, %s", eventsPath,
-			ShownURL(scheme+"://"+urlAuthority(rest)+base)))
+		return bad(fmt.Sprintf("it ends with %s, which hookwatch adds itself: give the collector's own URL, %s://%s%s",
+			eventsPath, scheme, authority, base))
 	}
 	return nil
 }
