@@ -31,9 +31,9 @@ type record struct {
 // every envelope.
 func (r *record) at() time.Time { return r.received }
 
-// name is the record's event name: its view's, which every record of the
-// event shares, rather than a copy in each.
-func (r *record) name() string { return r.p.HookEventName }
+// name is the record's event name: its view's (view.Name), which every
+// record of the event shares, rather than a copy in each.
+func (r *record) name() string { return r.p.Name() }
 
 // compareItems is a total order on envelope content: received_at, id,
 // the payload (by its hash: an item does not keep the payload's bytes),
