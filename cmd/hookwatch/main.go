@@ -286,10 +286,12 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		printHelp(fs)
 		return err
 	default:
-		if out := fs.Output().(*flagOutput); !out.quiet && hasFlags(fs) {
-			fmt.Fprintf(out.stderr, "%s\nRun 'hookwatch %s --help' for its flags.\n", out.synopsis, fs.Name())
-		} else if !out.quiet {
-			fmt.Fprintf(out.stderr, "%s\nIt takes no flags: run 'hookwatch %s --help' for what it does.\n", out.synopsis, fs.Name())
+		if out := fs.Output().(*flagOutput); !out.quiet {
+			hint := "Run 'hookwatch %s --help' for its flags."
+			if !hasFlags(fs) {
+				hint = "It takes no flags: run 'hookwatch %s --help' for what it does."
+			}
+			fmt.Fprintf(out.stderr, "%s\n"+hint+"\n", out.synopsis, fs.Name())
 		}
 		if near := nearestFlag(fs, err); near != "" {
 			return fmt.Errorf("%w: %v; did you mean --%s?", errUsage, err, near)
