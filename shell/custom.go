@@ -1242,8 +1242,8 @@ func optionCommands(reader argReader, command func(opt, val string) (cmd string,
 }
 
 // optionRuns: the options named give the command the program runs (rg
-// --pre and --hostname-bin, rsync -e, scp -S), analysed as optionCommands
-// does.
+// --pre and --hostname-bin, rsync -e, scp -S, gpg --agent-program),
+// analysed as optionCommands does.
 func optionRuns(valued string, names ...string) func(w *walker, st *Step, args []string) {
 	return optionCommands(argReader{valued: valued, names: names}, func(_, val string) (string, bool) { return val, false })
 }

@@ -340,11 +340,14 @@ func buildTable() map[string]*program {
 	// Encrypting and signing: gpg reads the files it encrypts, signs,
 	// decrypts or imports and writes its output (gpgCommand); its
 	// passphrase, recipients and options files are read, its logs
-	// written.
+	// written. The agent, dirmngr and keyboxd it starts when it needs
+	// them, and the photo viewer, run the program the option names,
+	// whatever the command (optionRuns).
 	set(p(Write, SubtypeRunCommand, opNone).valuedOpts(gpgValued).with(gpgCommand,
 		inputOption(gpgValued, "--passphrase-file", "-f", "--recipient-file", "-F", "--hidden-recipient-file",
 			"--options", "--command-file", "--keyring", "--secret-keyring", "--primary-keyring"),
-		outputOption(gpgValued, "--status-file", "--logger-file", "--log-file", "--attribute-file")), "gpg", "gpg2")
+		outputOption(gpgValued, "--status-file", "--logger-file", "--log-file", "--attribute-file"),
+		optionRuns(gpgValued, "--agent-program", "--dirmngr-program", "--keyboxd-program", "--photo-viewer")), "gpg", "gpg2")
 
 	// openssl's options are words (-in, -inkey, -out): those naming a
 	// file are read or written, -connect's host reached
@@ -590,7 +593,8 @@ const (
 		"--personal-cipher-preferences --personal-digest-preferences --personal-compress-preferences " +
 		"--default-preference-list --completes-needed --marginals-needed --max-cert-depth --trusted-key --group " +
 		"--ungroup --display-charset --charset --request-origin --default-sig-expire --default-cert-expire " +
-		"--def-cipher-algo --def-digest-algo --def-compress-algo --tofu-default-policy --photo-viewer --exec-path"
+		"--def-cipher-algo --def-digest-algo --def-compress-algo --tofu-default-policy --photo-viewer --exec-path " +
+		"--keyboxd-program"
 	// gpg's commands, by what they do (gpgCommand): on data, whose
 	// operands are files; showing; reaching a keyserver; on keys, whose
 	// operands are names (deleting them among them).

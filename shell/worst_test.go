@@ -247,6 +247,15 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `rsync --rsh='rm -rf /x' a host:b`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `rsync -az -e 'ssh -p 2222' a host:b`, effect: Write},
 		{cmd: `scp -S 'rm -rf /x' a host:b`, effect: Destructive, writes: []string{"/x"}},
+		// gpg starts the agent, dirmngr and keyboxd it is given, and runs
+		// the photo viewer: the program named runs, whatever gpg does.
+		{cmd: `gpg --agent-program 'rm -rf /x' -d f.gpg`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `gpg --agent-program=/tmp/agent --list-keys`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `gpg --dirmngr-program 'rm -rf /x' --recv-keys ABCD`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `gpg --keyboxd-program 'rm -rf /x' -k`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `gpg --photo-viewer 'rm -rf /x' --list-options show-photos -k`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `gpg --agent-program "$X" -d f.gpg`, effect: Destructive, unknown: true},
+		{cmd: `gpg --homedir /tmp/g --list-keys`, effect: ReadOnly, noWrites: true},
 		{cmd: `ssh -o ProxyCommand='rm -rf /x' host`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `ssh -oProxyCommand='rm -rf /x' host`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `ssh -o 'proxycommand rm -rf /x' host`, effect: Destructive, writes: []string{"/x"}},
