@@ -428,6 +428,13 @@ func TestReads(t *testing.T) {
 		{cmd: "openssl sha256 .env", reads: "/w/.env", effect: ReadOnly},
 		{cmd: "openssl s_client -connect example.com:443 -servername example.com", hosts: "example.com", effect: Network},
 		{cmd: "openssl rand -hex 32", effect: ReadOnly},
+		// The commands openssl reads on its standard input, one a line,
+		// are openssl's commands, read as they are when given as
+		// arguments; quit ends them.
+		{cmd: `echo "enc -d -in e.bin -out .env" | openssl`, reads: "/w/e.bin", writes: "/w/.env", effect: Write},
+		{cmd: `printf 'rand -hex 8\nsha256 a\n' | openssl`, reads: "/w/a", effect: ReadOnly},
+		{cmd: "openssl <<'EOF'\nenc -in 'my file' \\\n -out x\nquit\nenc -in b -out c\nEOF", reads: "/w/my file", writes: "/w/x", effect: Write},
+		{cmd: `openssl <<< "s_client -connect example.com:443"`, hosts: "example.com", effect: Network},
 		// crontab FILE installs FILE; -r removes the crontab.
 		{cmd: "crontab jobs.txt", reads: "/w/jobs.txt", effect: Write},
 		{cmd: "crontab -u bob -", effect: Write},

