@@ -436,6 +436,12 @@ func TestReads(t *testing.T) {
 		{cmd: "openssl <<'EOF'\nenc -in 'my file' \\\n -out x\nquit\nenc -in b -out c\nEOF", reads: "/w/my file", writes: "/w/x", effect: Write},
 		{cmd: `openssl <<< "s_client -connect example.com:443"`, hosts: "example.com", effect: Network},
 		// crontab FILE installs FILE; -r removes the crontab.
+		// wipefs lists the signatures of the devices it reads, erases
+		// them with -a or -o, and -b saves each it erases in the home
+		// directory.
+		{cmd: "wipefs /dev/sdc", reads: "/dev/sdc", effect: ReadOnly},
+		{cmd: "wipefs -a -b /dev/sdc", writes: "/dev/sdc ~/wipefs-sdc-*.bak", effect: Destructive},
+		{cmd: "wipefs -n -ab /dev/sdc", reads: "/dev/sdc", effect: ReadOnly},
 		{cmd: "crontab jobs.txt", reads: "/w/jobs.txt", effect: Write},
 		{cmd: "crontab -u bob -", effect: Write},
 		{cmd: "crontab -r", writes: "/", effect: Destructive},

@@ -644,13 +644,35 @@ func mvSources(w *walker, st *Step, args []string) {
 func devices(valued, lists string) func(w *walker, st *Step, args []string) {
 	listing := strings.Fields(lists)
 	return func(w *walker, st *Step, args []string) {
-		var devs []string
-		for _, o := range splitOperands(args, valued) {
-			if o != "" && strings.Trim(o, "0123456789kKmMgGtT") != "" {
-				devs = append(devs, o)
-			}
+		deviceRun(w, st, deviceOperands(args, valued), len(listing) > 0 && hasOpt(args, valued, listing...))
+	}
+}
+
+// deviceOperands returns the devices (or images) among the operands of
+// a program that writes file systems: a number is a size, not a file.
+func deviceOperands(args []string, valued string) []string {
+	var devs []string
+	for _, o := range splitOperands(args, valued) {
+		if o != "" && strings.Trim(o, "0123456789kKmMgGtT") != "" {
+			devs = append(devs, o)
 		}
-		deviceRun(w, st, devs, len(listing) > 0 && hasOpt(args, valued, listing...))
+	}
+	return devs
+}
+
+// wipefs: wipefs DEVICE… lists the signatures it finds on the devices,
+// which it reads; -a (--all) erases them all and -o OFFSET (--offset)
+// the one at OFFSET, which destroys the devices, unless -n (--no-act)
+// does all but write. Erasing, -b (--backup) saves each signature in
+// ~/wipefs-NAME-OFFSET.bak.
+func wipefs(w *walker, st *Step, args []string) {
+	devs := deviceOperands(args, wipefsValued)
+	erases := hasOpt(args, wipefsValued, "-a", "--all", "-o", "--offset") && !hasOpt(args, wipefsValued, "-n", "--no-act")
+	deviceRun(w, st, devs, !erases)
+	if erases && hasOpt(args, wipefsValued, "-b", "--backup") {
+		for _, d := range devs {
+			w.write(st, "~/wipefs-"+path.Base(d)+"-*.bak")
+		}
 	}
 }
 

@@ -332,7 +332,9 @@ func buildTable() map[string]*program {
 	t["sgdisk"] = p(Destructive, SubtypeDeleteFile, opNone).valuedOpts(sgdiskValued).
 		with(sgdisk, outputOption(sgdiskValued, "-b", "--backup", "-R", "--replicate"), inputOption(sgdiskValued, "-l", "--load-backup"))
 	t["parted"] = p(Destructive, SubtypeDeleteFile, opNone).valuedOpts(partedValued).with(parted)
-	t["wipefs"] = device("-o -O -t --offset --output --types", "")
+	// wipefs only lists the signatures it finds unless -a or -o erases
+	// them (wipefs).
+	t["wipefs"] = p(Destructive, SubtypeDeleteFile, opNone).valuedOpts(wipefsValued).with(wipefs)
 	t["blkdiscard"] = device("-o -l -p --offset --length --step", "")
 	set(destroy(), "shutdown", "reboot", "halt", "poweroff", "init")
 	t["dd"] = p(ReadOnly, SubtypeReadFile, opNone).with(ddOperands)
@@ -554,6 +556,9 @@ const (
 	sgdiskShows = "-p --print -v --verify -i --info -O --print-mbr -L --list-types -D --display-alignment " +
 		"-E --end-of-largest -f --first-in-largest -F --first-aligned-in-largest -a --set-alignment -b --backup"
 	partedValued = "-a --align"
+	// wipefsValued: wipefs's options that take a value (--lock's is
+	// optional: only after '=').
+	wipefsValued = "-o -O -t --offset --output --types"
 	// openssl's options naming files it reads, files it writes, and its
 	// other options that take a value: each a word of every openssl
 	// command. One taking a value in a command and none in another

@@ -96,6 +96,18 @@ func TestWorstCase(t *testing.T) {
 		{cmd: `mkfs.ext4 /dev/sdb1`, effect: Destructive, writes: []string{"/dev/sdb1"}},
 		{cmd: `mkfs -t ext4 /dev/sdb1`, effect: Destructive, writes: []string{"/dev/sdb1"}},
 		{cmd: `wipefs -a /dev/sdc`, effect: Destructive, writes: []string{"/dev/sdc"}},
+		// wipefs erases with -a or -o OFFSET; without them, or with -n
+		// (--no-act), it lists the signatures it finds.
+		{cmd: `wipefs -fa /dev/sdc`, effect: Destructive, writes: []string{"/dev/sdc"}},
+		{cmd: `wipefs --all --backup /dev/sdc`, effect: Destructive, writes: []string{"/dev/sdc"}},
+		{cmd: `wipefs -o 0x1fe /dev/sdc`, effect: Destructive, writes: []string{"/dev/sdc"}},
+		{cmd: `wipefs --offset=0x438 /dev/sdc1 /dev/sdc2`, effect: Destructive, writes: []string{"/dev/sdc1", "/dev/sdc2"}},
+		{cmd: `wipefs -o0x438 -t ext4 /dev/sdc`, effect: Destructive, writes: []string{"/dev/sdc"}},
+		{cmd: `wipefs /dev/sdc`, effect: ReadOnly, noWrites: true},
+		{cmd: `wipefs -J -O DEVICE,OFFSET -t ext4 /dev/sdc`, effect: ReadOnly, noWrites: true},
+		{cmd: `wipefs -n -a /dev/sdc`, effect: ReadOnly, noWrites: true},
+		{cmd: `wipefs -an /dev/sdc`, effect: ReadOnly, noWrites: true},
+		{cmd: `wipefs --no-act --offset 0x1fe /dev/sdc`, effect: ReadOnly, noWrites: true},
 		{cmd: `docker system prune -af`, effect: Destructive, writes: []string{"/"}},
 		{cmd: `kubectl delete namespace prod`, effect: Destructive, writes: []string{"/"}},
 		{cmd: `git push --force origin main`, effect: Destructive, writes: []string{"/"}, hosts: []string{"<remote origin>"}},
