@@ -289,18 +289,60 @@ func hostThenPorts(valued, proxies, listen string) func(w *walker, st *Step, arg
 // run a command for the remote end: what it sends is the command's
 // input, what the command writes goes back. The command is analysed with
 // that input (serve): a shell or an interpreter served so runs whatever
-// the remote end sends.
-func netExec(valued string) func(w *walker, st *Step, args []string) {
+// the remote end sends. The arguments are read with each list of
+// options taking a value given (readings, the table's form: nc's -c a
+// value and a flag), and a command any reading finds is analysed, once.
+func netExec(readings ...string) func(w *walker, st *Step, args []string) {
 	return func(w *walker, st *Step, args []string) {
 		known := w.known
-		r := argReader{args: args, valued: valued}
-		for a, ok := r.next(); ok; a, ok = r.next() {
-			if a.hasVal && (a.is("-e") || a.is("-c") || a.is("--exec") || a.is("--sh-exec")) {
-				via := st.Program + " " + args[a.at]
-				w.serve(st, a.val, w.argKnownIn(known, a.valueAt()), via, "the remote end of "+via)
+		type found struct {
+			at  int
+			val string
+		}
+		var seen []found
+		for _, valued := range readings {
+			r := argReader{args: args, valued: valued}
+			for a, ok := r.next(); ok; a, ok = r.next() {
+				if !a.hasVal || !(a.is("-e") || a.is("-c") || a.is("--exec") || a.is("--sh-exec")) {
+					continue
+				}
+				if f := (found{a.valueAt(), a.val}); !slices.Contains(seen, f) {
+					seen = append(seen, f)
+					via := st.Program + " " + args[a.at]
+					w.serve(st, a.val, w.argKnownIn(known, a.valueAt()), via, "the remote end of "+via)
+				}
 			}
 		}
 	}
+}
+
+// portHost: nc HOST PORT read with another list of options taking a
+// value (valued, the table's form): its first operand is a host reached
+// when the second can be a port — a number, a range (20-80), a
+// service's name (https) — and no option of listen is given. So the
+// host of a reading with nc's -c a flag (nc -c example.com 443) is
+// reached, but not a command of the reading with -c a value taken for a
+// host (nc -c sh example.com 443: example.com is no port).
+func portHost(valued, listen string) func(w *walker, st *Step, args []string) {
+	server := strings.Fields(listen)
+	return func(w *walker, st *Step, args []string) {
+		ops := splitOperands(args, valued)
+		if len(ops) < 2 || !isPort(ops[1]) || strings.ContainsAny(ops[0], " \t\n") || hasOpt(args, valued, server...) {
+			return
+		}
+		st.Hosts = appendNew(st.Hosts, hostOf(ops[0]))
+	}
+}
+
+// isPort reports whether s can be the port nc is given: a number, a
+// range of them, or the name of a service (letters, digits and '-').
+func isPort(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // serve analyses a command a program runs for another end (via names

@@ -367,22 +367,33 @@ func buildTable() map[string]*program {
 	// ping -q and -b are flags.
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts("-c -e -F -i -I -l -m -M -N -p -Q -s -S -t -T -w -W"), "ping", "ping6")
 	// nc HOST PORT: a port is no host. The options are those that take a
-	// value in every netcat (OpenBSD's, the traditional one, ncat): -d, a
-	// value in one and a flag in another, is read as a flag, so that no
-	// host is taken for a value; -c is read as a value, the command the
-	// traditional nc and ncat run (OpenBSD's TLS, macOS's CRLF, a flag):
-	// a port too few, never a command missed. A proxy is a host reached:
-	// ncat's --proxy, OpenBSD nc's -x (ncat's -x names a file: a host too
-	// many, never one missing). The command nc runs for the remote end
-	// (-e, -c, --exec, --sh-exec) is analysed (netExec); -o and ncat's
-	// --output and --hex-dump write what passes.
+	// value in every netcat (OpenBSD's, the traditional one, ncat, GNU's):
+	// -d, a value in one and a flag in another, is read as a flag, so that
+	// no host is taken for a value. -c is both: a command the traditional
+	// nc and ncat run (ncValued), a flag in OpenBSD's nc (TLS), macOS's
+	// (CRLF) and GNU netcat (--close) (ncFlagC). Which nc runs is not
+	// known, so the arguments are read both ways and what either finds is
+	// taken: -c's value is a command run, even when it is the host of the
+	// other reading (a command too many, never one missed); the options
+	// after a -c flag are read (-ce PROG runs PROG in GNU netcat); and the
+	// host the flag reading finds is reached when a port follows it
+	// (portHost). A proxy is a host reached: ncat's --proxy, OpenBSD nc's
+	// -x (ncat's -x names a file: a host too many, never one missing). The
+	// command nc runs for the remote end (-e, -c, --exec, --sh-exec) is
+	// analysed (netExec); -o and ncat's --output and --hex-dump write what
+	// passes.
 	const ncValued = "-c -e -g -G -H -i -I -K -m -M -o -O -p -P -q -R -s -T -V -w -W -x -X -Z " +
 		"--exec --sh-exec --lua-exec --proxy --proxy-type --proxy-auth --proxy-dns --output --hex-dump --source " +
 		"--source-port --wait --idle-timeout --delay --max-conns --allow --allowfile --deny --denyfile " +
 		"--ssl-cert --ssl-key --ssl-trustfile --ssl-ciphers --ssl-servername --ssl-alpn --ssl-crl"
-	set(p(Network, SubtypeWebFetch, opNone).valuedOpts(ncValued).with(hostThenPorts(ncValued, "-x --proxy", "-l --listen -U --unixsock"),
-		netExec(ncValued), outputOption(ncValued, "-o", "--output", "--hex-dump"),
-		inputOption(ncValued, "--lua-exec", "--allowfile", "--denyfile", "--ssl-cert", "--ssl-key", "--ssl-trustfile", "--ssl-crl")),
+	ncFlagC := strings.TrimPrefix(ncValued, "-c ")
+	const ncListen = "-l --listen -U --unixsock"
+	ncOutputs := []string{"-o", "--output", "--hex-dump"}
+	ncInputs := []string{"--lua-exec", "--allowfile", "--denyfile", "--ssl-cert", "--ssl-key", "--ssl-trustfile", "--ssl-crl"}
+	set(p(Network, SubtypeWebFetch, opNone).valuedOpts(ncValued).with(
+		hostThenPorts(ncValued, "-x --proxy", ncListen), portHost(ncFlagC, ncListen), netExec(ncValued, ncFlagC),
+		outputOption(ncValued, ncOutputs...), outputOption(ncFlagC, ncOutputs...),
+		inputOption(ncValued, ncInputs...), inputOption(ncFlagC, ncInputs...)),
 		"nc", "ncat", "netcat")
 	// socat ADDRESS ADDRESS: hosts, files, and commands run for the other
 	// address (socatAddresses); -lf, -L, -W, -r and -R write files.

