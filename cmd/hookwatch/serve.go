@@ -80,6 +80,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	stalledAfter := fs.Duration("signal-stalled-after", attribution.DefaultThresholds.StalledAfter, "how long a session waiting on a pending call with no event is stalled after (1s to 720h)")
 	modelCache := fs.Int("model-cache-mb", collector.DefaultModelCacheBytes>>20, "memory the session model keeps between rounds for idle sessions, in MiB (the sessions with events in the last 10 s are kept beside it, up to 16 times as much); an idle session dropped is read again from the database at its next event")
 	usageTrailer(fs, serveEnvHelp)
+	if err := flagsFromEnv(fs, serveFlagsFromEnv, os.Getenv); err != nil {
+		return err
+	}
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -373,11 +376,57 @@ func openDSN(ctx context.Context, dsn, home string) (store.Store, string, error)
 
 // serveEnv are the variables serve reads, its flags' defaults and the
 // settings no flag has (TestServeEnvListed holds it to serve --help).
-var serveEnv = []string{
+var serveEnv = append([]string{
 	"HOOKWATCH_ADDR", "HOOKWATCH_AUDIT_DIR", "HOOKWATCH_CODEX_ROLLOUTS", "HOOKWATCH_DB", "HOOKWATCH_HOME",
 	"HOOKWATCH_OTLP_ENDPOINT", "HOOKWATCH_OTLP_HEADERS", "HOOKWATCH_STALE_FRESH_ABOVE", "HOOKWATCH_STALE_GUARD",
 	"HOOKWATCH_STALE_MAX_LISTED", "HOOKWATCH_TOKEN", "HOOKWATCH_WATCH_TRANSCRIPTS", privacy.EnvCapture, privacy.EnvRedact,
 	"GOGC", "GOMEMLIMIT",
+}, flagEnvs(serveFlagsFromEnv)...)
+
+// serveFlagsFromEnv are serve's flags that have no variable of their own
+// otherwise: each takes its default from flagEnv's variable
+// (HOOKWATCH_RETAIN for --retain), so that the user service, which passes
+// serve the environment and no flag (service install), can set them all.
+// --insecure-no-token has none: listening open without a token is asked
+// for where serve is started, never inherited from a shell.
+var serveFlagsFromEnv = []string{
+	"retain", "retain-size", "model-cache-mb", "prices", "tls-cert", "tls-key", "audit-max-bytes",
+	"signal-failed-repeats", "signal-read-repeats", "signal-thrash-switches", "signal-outlier-factor",
+	"signal-outlier-siblings", "signal-outlier-calls", "signal-outlier-duration", "signal-stalled-after",
+}
+
+// flagEnv is the variable that sets the flag name's default:
+// HOOKWATCH_ and the name in capitals, '-' as '_'.
+func flagEnv(name string) string {
+	return "HOOKWATCH_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// flagEnvs are the variables of the flags names (flagEnv).
+func flagEnvs(names []string) []string {
+	envs := make([]string, len(names))
+	for i, name := range names {
+		envs[i] = flagEnv(name)
+	}
+	return envs
+}
+
+// flagsFromEnv sets each flag of names (of fs) whose variable (flagEnv)
+// getenv gives a value other than "", before the command line is parsed:
+// a flag given there overrides it. Each flag's usage names its variable.
+// A value the flag refuses is a usage error naming the variable.
+func flagsFromEnv(fs *flag.FlagSet, names []string, getenv func(string) string) error {
+	for _, name := range names {
+		f, env := fs.Lookup(name), flagEnv(name)
+		f.Usage += " (env " + env + ")"
+		v := getenv(env)
+		if v == "" {
+			continue
+		}
+		if err := fs.Set(name, v); err != nil {
+			return fmt.Errorf("%w: %s=%q, the default of --%s: %v", errUsage, env, v, name, err)
+		}
+	}
+	return nil
 }
 
 // serveEnvHelp ends `serve --help`: what the environment sets that no flag does.
@@ -401,6 +450,12 @@ Environment:
                      recommends starting fresh (10)
   HOOKWATCH_OTLP_ENDPOINT  OTLP/HTTP receiver the traces are pushed to (as --otlp-endpoint)
   HOOKWATCH_OTLP_HEADERS   its headers, k=v,k=v with URL-encoded values (authentication)
+  HOOKWATCH_RETAIN, HOOKWATCH_RETAIN_SIZE, HOOKWATCH_MODEL_CACHE_MB, HOOKWATCH_PRICES,
+  HOOKWATCH_TLS_CERT, HOOKWATCH_TLS_KEY, HOOKWATCH_AUDIT_MAX_BYTES, and one for each --signal-*
+                     flag (its name in capitals, - as _, after HOOKWATCH_): the defaults of
+                     those flags, which the user service (hookwatch service install) passes
+                     on as it does every variable listed here; a flag given overrides its
+                     variable
   GOGC, GOMEMLIMIT   the garbage collector's, as for any Go program (serve's defaults: 200,
                      and a limit of 17 times --model-cache-mb plus 1 GiB)
 

@@ -685,3 +685,58 @@ func TestServeFollowDir(t *testing.T) {
 		}
 	}
 }
+
+// TestServeFlagsFromEnv: a flag of serveFlagsFromEnv takes its default from
+// its variable, the command line overrides it, its usage names it, and a
+// value the flag refuses is a usage error that names the variable.
+func TestServeFlagsFromEnv(t *testing.T) {
+	newSet := func() (*flag.FlagSet, *duration, *int) {
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var retain duration
+		fs.Var(&retain, "retain", "delete old sessions")
+		cache := fs.Int("model-cache-mb", 128, "memory")
+		return fs, &retain, cache
+	}
+	env := map[string]string{"HOOKWATCH_RETAIN": "90d", "HOOKWATCH_MODEL_CACHE_MB": "512"}
+	names := []string{"retain", "model-cache-mb"}
+
+	fs, retain, cache := newSet()
+	if err := flagsFromEnv(fs, names, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if time.Duration(*retain) != 90*24*time.Hour || *cache != 512 {
+		t.Errorf("from the environment: --retain %v, --model-cache-mb %d; want 90d and 512", time.Duration(*retain), *cache)
+	}
+	if u := fs.Lookup("retain").Usage; !strings.HasSuffix(u, "(env HOOKWATCH_RETAIN)") {
+		t.Errorf("--retain's usage %q does not name HOOKWATCH_RETAIN", u)
+	}
+
+	fs, retain, cache = newSet()
+	if err := flagsFromEnv(fs, names, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Parse([]string{"--retain", "2w"}); err != nil {
+		t.Fatal(err)
+	}
+	if time.Duration(*retain) != 14*24*time.Hour || *cache != 512 {
+		t.Errorf("--retain 2w over HOOKWATCH_RETAIN=90d: --retain %v, --model-cache-mb %d; want 2w and 512", time.Duration(*retain), *cache)
+	}
+
+	fs, _, _ = newSet()
+	err := flagsFromEnv(fs, names, func(k string) string { return map[string]string{"HOOKWATCH_MODEL_CACHE_MB": "lots"}[k] })
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), `HOOKWATCH_MODEL_CACHE_MB="lots"`) || !strings.Contains(err.Error(), "--model-cache-mb") {
+		t.Errorf("a value the flag refuses: %v; want a usage error naming HOOKWATCH_MODEL_CACHE_MB and --model-cache-mb", err)
+	}
+
+	// serve itself: the variable's value is checked as the flag's.
+	t.Setenv("HOOKWATCH_HOME", t.TempDir())
+	t.Setenv("HOOKWATCH_SIGNAL_FAILED_REPEATS", "0")
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0"}, nil, &out, &out); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--signal-") {
+		t.Errorf("serve with HOOKWATCH_SIGNAL_FAILED_REPEATS=0: %v; want the --signal-* flags' usage error", err)
+	}
+}

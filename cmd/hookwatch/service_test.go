@@ -35,8 +35,11 @@ func TestServicePassesServeSettings(t *testing.T) {
 	t.Setenv("HOOKWATCH_OTLP_ENDPOINT", "http://127.0.0.1:4318")
 	t.Setenv("HOOKWATCH_AUDIT_DIR", "/var/audit")
 	t.Setenv("HOOKWATCH_ADDR", "127.0.0.1:7999")
+	t.Setenv("HOOKWATCH_RETAIN", "90d")
+	t.Setenv("HOOKWATCH_SIGNAL_STALLED_AFTER", "10m")
 	got := mustHW(t, "service", "print", "--os", "linux")
-	for _, want := range []string{`Environment="HOOKWATCH_OTLP_ENDPOINT=http://127.0.0.1:4318"`, `Environment="HOOKWATCH_AUDIT_DIR=/var/audit"`, `Environment="HOOKWATCH_ADDR=127.0.0.1:7999"`} {
+	for _, want := range []string{`Environment="HOOKWATCH_OTLP_ENDPOINT=http://127.0.0.1:4318"`, `Environment="HOOKWATCH_AUDIT_DIR=/var/audit"`, `Environment="HOOKWATCH_ADDR=127.0.0.1:7999"`,
+		`Environment="HOOKWATCH_RETAIN=90d"`, `Environment="HOOKWATCH_SIGNAL_STALLED_AFTER=10m"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the unit lacks %s:\n%s", want, got)
 		}
@@ -149,8 +152,12 @@ func TestServiceAbsolutePaths(t *testing.T) {
 	t.Setenv("HOOKWATCH_DB", "data/hw.db")
 	t.Setenv("HOOKWATCH_AUDIT_DIR", "./audit")
 	t.Setenv("HOOKWATCH_WATCH_TRANSCRIPTS", "auto")
+	t.Setenv("HOOKWATCH_PRICES", "prices.json")
+	t.Setenv("HOOKWATCH_TLS_CERT", "tls/cert.pem")
 	got := mustHW(t, "service", "print", "--os", "linux")
 	for _, want := range []string{
+		`Environment="HOOKWATCH_PRICES=` + filepath.Join(e.project, "prices.json") + `"`,
+		`Environment="HOOKWATCH_TLS_CERT=` + filepath.Join(e.project, "tls", "cert.pem") + `"`,
 		`Environment="HOOKWATCH_HOME=` + filepath.Join(e.project, "hw") + `"`,
 		`Environment="HOOKWATCH_DB=` + filepath.Join(e.project, "data", "hw.db") + `"`,
 		`Environment="HOOKWATCH_AUDIT_DIR=` + filepath.Join(e.project, "audit") + `"`,
