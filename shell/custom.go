@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // The analyses of programs whose meaning the table cannot say.
@@ -287,9 +289,10 @@ func hostThenPorts(valued, proxies, listen string) func(w *walker, st *Step, arg
 
 // netExec: nc -e PROG, -c CMD, ncat --exec "PROG ARGS", --sh-exec CMD
 // run a command for the remote end: what it sends is the command's
-// input, what the command writes goes back. The command is analysed with
-// that input (serve): a shell or an interpreter served so runs whatever
-// the remote end sends. The arguments are read with each list of
+// input, what the command writes goes back; ncat's --lua-exec FILE runs
+// a Lua script so, analysed as lua FILE (luaScript). The command is
+// analysed with that input (serve): a shell or an interpreter served so
+// runs whatever the remote end sends. The arguments are read with each list of
 // options taking a value given (readings, the table's form: nc's -c a
 // value and a flag), and a command any reading finds is analysed, once.
 func netExec(readings ...string) func(w *walker, st *Step, args []string) {
@@ -303,17 +306,29 @@ func netExec(readings ...string) func(w *walker, st *Step, args []string) {
 		for _, valued := range readings {
 			r := argReader{args: args, valued: valued}
 			for a, ok := r.next(); ok; a, ok = r.next() {
-				if !a.hasVal || !(a.is("-e") || a.is("-c") || a.is("--exec") || a.is("--sh-exec")) {
+				lua := a.is("--lua-exec")
+				if !a.hasVal || !(lua || a.is("-e") || a.is("-c") || a.is("--exec") || a.is("--sh-exec")) {
 					continue
 				}
 				if f := (found{a.valueAt(), a.val}); !slices.Contains(seen, f) {
 					seen = append(seen, f)
-					via := st.Program + " " + args[a.at]
-					w.serve(st, a.val, w.argKnownIn(known, a.valueAt()), via, "the remote end of "+via)
+					via, cmd, ok := st.Program+" "+args[a.at], a.val, w.argKnownIn(known, a.valueAt())
+					if lua {
+						cmd, ok = luaScript(a.val, ok)
+					}
+					w.serve(st, cmd, ok, via, "the remote end of "+via)
 				}
 			}
 		}
 	}
+}
+
+// luaScript is the command that runs a Lua script as ncat --lua-exec
+// does, lua FILE, and whether it is known: a file not known before run
+// time, or one no quoting can name, runs code not known.
+func luaScript(file string, known bool) (string, bool) {
+	q, err := syntax.Quote(file, syntax.LangBash)
+	return "lua " + q, known && err == nil
 }
 
 // portHost: nc HOST PORT read with another list of options taking a

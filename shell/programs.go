@@ -379,8 +379,8 @@ func buildTable() map[string]*program {
 	// host the flag reading finds is reached when a port follows it
 	// (portHost). A proxy is a host reached: ncat's --proxy, OpenBSD nc's
 	// -x (ncat's -x names a file: a host too many, never one missing). The
-	// command nc runs for the remote end (-e, -c, --exec, --sh-exec) is
-	// analysed (netExec); -o and ncat's --output and --hex-dump write what
+	// command nc runs for the remote end (-e, -c, --exec, --sh-exec, and
+	// the Lua script of ncat's --lua-exec) is analysed (netExec); -o and ncat's --output and --hex-dump write what
 	// passes.
 	const ncValued = "-c -e -g -G -H -i -I -K -m -M -o -O -p -P -q -R -s -T -V -w -W -x -X -Z " +
 		"--exec --sh-exec --lua-exec --proxy --proxy-type --proxy-auth --proxy-dns --output --hex-dump --source " +

