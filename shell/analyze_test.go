@@ -440,6 +440,30 @@ func TestReads(t *testing.T) {
 		{cmd: "openssl sha256 .env", reads: "/w/.env", effect: ReadOnly},
 		{cmd: "openssl s_client -connect example.com:443 -servername example.com", hosts: "example.com", effect: Network},
 		{cmd: "openssl rand -hex 32", effect: ReadOnly},
+		// An engine or a provider is a shared library whose code openssl
+		// runs: the command runs code, as a script does, and the library
+		// a path names is read. An engine's name alone loads the one
+		// installed; SO_PATH (engine -pre) and a path name a file, and
+		// -provider-path the directory providers are loaded from.
+		{cmd: "openssl req -engine pkcs11 -new -key k.pem -out r.csr", reads: "/w/k.pem", writes: "/w/r.csr", effect: Write},
+		{cmd: "openssl dgst -engine pkcs11 -sha256 f", reads: "/w/f", effect: ExecuteCheck},
+		{cmd: "openssl dgst -engine ./e.so f", reads: "/w/e.so /w/f", effect: ExecuteCheck},
+		{cmd: "openssl dgst --engine=/tmp/e.so f", reads: "/tmp/e.so /w/f", effect: ExecuteCheck},
+		{cmd: "openssl req -new -keygen_engine ./k.so -key k.pem", reads: "/w/k.so /w/k.pem", effect: ExecuteCheck},
+		{cmd: "openssl s_client -ssl_client_engine /tmp/c.so -connect example.com:443", reads: "/tmp/c.so", hosts: "example.com", effect: Network},
+		{cmd: "openssl engine dynamic -pre SO_PATH:/tmp/lib.so -pre LOAD", reads: "/tmp/lib.so", effect: ExecuteCheck},
+		{cmd: "openssl engine -pre SO_PATH:lib/e.so -pre ID:e -pre LOAD dynamic", reads: "/w/lib/e.so", effect: ExecuteCheck},
+		{cmd: "openssl engine -t -pre DIR_ADD:/tmp/e -pre DIR_LOAD:2 -pre ID:x -pre LOAD dynamic", reads: "/tmp/e", effect: ExecuteCheck},
+		{cmd: "openssl engine -t pkcs11", effect: ExecuteCheck},
+		{cmd: "openssl engine /tmp/e.so", reads: "/tmp/e.so", effect: ExecuteCheck},
+		{cmd: "openssl engine -c", effect: ReadOnly},
+		{cmd: "openssl list -provider-path /tmp/p -provider evil", reads: "/tmp/p", effect: ExecuteCheck},
+		{cmd: "openssl list -provider-path p -provider legacy -cipher-algorithms", reads: "/w/p", effect: ExecuteCheck},
+		{cmd: "openssl enc -provider /tmp/p.so -in a -out b", reads: "/w/a /tmp/p.so", writes: "/w/b", effect: Write},
+		{cmd: "openssl dgst -provider ./p.so f", reads: "/w/f", effect: ExecuteCheck},
+		{cmd: "openssl list -provider pkcs11prov", effect: ExecuteCheck},
+		{cmd: "openssl enc -provider legacy -provider default -des -in a -out b", reads: "/w/a", writes: "/w/b", effect: Write},
+		{cmd: "openssl list -providers -provider default -provider-path /tmp/p", effect: ReadOnly},
 		// The commands openssl reads on its standard input, one a line,
 		// are openssl's commands, read as they are when given as
 		// arguments; quit ends them.

@@ -1063,8 +1063,11 @@ func gpgCommands(cmds []arg, list string, every bool) bool {
 // and -pass read file:PATH, -rand reads its files (F1:F2), -newkey
 // ALG:FILE its parameters; -connect, -proxy, -url and -host name the
 // host reached. The operands of a digest and of verify are files read
-// (opensslOperands), rehash's directories written. With no command,
-// openssl runs the commands on its standard input (opensslInput).
+// (opensslOperands), rehash's directories written. The engines and
+// providers it loads run code (opensslEngine, opensslProviders), and so
+// do an engine's control commands (engine -pre, -post), SO_PATH and
+// DIR_ADD naming the library read. With no command, openssl runs the
+// commands on its standard input (opensslInput).
 func opensslCommand(w *walker, st *Step, args []string) {
 	if len(args) == 0 {
 		w.opensslInput(st)
@@ -1080,6 +1083,8 @@ func opensslCommand(w *walker, st *Step, args []string) {
 	}
 	reads, writes := strings.Fields(opensslReads), strings.Fields(opensslWrites)
 	operands := slices.Contains(strings.Fields(opensslOperands), cmd)
+	var providers []string
+	providerPath := ""
 	r := argReader{args: opts, valued: opensslValued}
 	for a, ok := r.next(); ok; a, ok = r.next() {
 		switch {
@@ -1087,7 +1092,23 @@ func opensslCommand(w *walker, st *Step, args []string) {
 			w.write(st, a.val)
 		case a.opt == "" && operands:
 			w.read(st, a.val)
+		case a.opt == "" && cmd == "engine":
+			w.opensslEngine(st, a.val)
 		case !a.hasVal:
+		case a.is("-engine") || a.is("-keygen_engine") || a.is("-ssl_client_engine"):
+			w.opensslEngine(st, a.val)
+		case a.is("-pre") || a.is("-post"):
+			// An engine's control command, run by its code: SO_PATH
+			// names the library loaded, DIR_ADD a directory it is
+			// looked for in.
+			st.Effect = Max(st.Effect, ExecuteCheck)
+			if name, v, ok := strings.Cut(a.val, ":"); ok && (name == "SO_PATH" || name == "DIR_ADD") {
+				w.read(st, v)
+			}
+		case a.is("-provider"):
+			providers = append(providers, a.val)
+		case a.is("-provider-path"):
+			providerPath = a.val
 		case a.is("-passin") || a.is("-passout") || a.is("-pass"):
 			if f, ok := strings.CutPrefix(a.val, "file:"); ok {
 				w.read(st, f)
@@ -1108,6 +1129,42 @@ func opensslCommand(w *walker, st *Step, args []string) {
 		case slices.ContainsFunc(reads, a.is):
 			w.read(st, a.val)
 		}
+	}
+	w.opensslProviders(st, providers, providerPath)
+}
+
+// opensslEngine: an engine openssl loads (-engine ID, req's
+// -keygen_engine, s_client's -ssl_client_engine, engine's operands) is a
+// shared library whose code runs, as a script's does: at least a check.
+// An ID with a '/' is the path of the library (openssl loads it when no
+// engine has that ID), a file read; any other ID is the one installed.
+func (w *walker) opensslEngine(st *Step, id string) {
+	st.Effect = Max(st.Effect, ExecuteCheck)
+	if strings.Contains(id, "/") {
+		w.read(st, id)
+	}
+}
+
+// opensslProviders: a provider openssl loads (-provider NAME) is a
+// shared library whose code runs, as an engine's (opensslEngine), but
+// for those built into OpenSSL (default, base, null) and, unless
+// -provider-path says where to load them from (dir), those it installs
+// (fips, legacy). An absolute NAME is the library, a file read; any
+// other is looked for in dir, read, or else where providers are
+// installed.
+func (w *walker) opensslProviders(st *Step, names []string, dir string) {
+	for _, name := range names {
+		switch {
+		case name == "default" || name == "base" || name == "null":
+			continue
+		case path.IsAbs(name):
+			w.read(st, name)
+		case dir != "":
+			w.read(st, dir)
+		case name == "fips" || name == "legacy":
+			continue
+		}
+		st.Effect = Max(st.Effect, ExecuteCheck)
 	}
 }
 

@@ -352,8 +352,8 @@ func buildTable() map[string]*program {
 		optionRuns(gpgValued, "--agent-program", "--dirmngr-program", "--keyboxd-program", "--photo-viewer")), "gpg", "gpg2")
 
 	// openssl's options are words (-in, -inkey, -out): those naming a
-	// file are read or written, -connect's host reached
-	// (opensslCommand).
+	// file are read or written, -connect's host reached, the engines
+	// and providers it loads run (opensslCommand).
 	t["openssl"] = p(ReadOnly, SubtypeRunCommand, opNone).valuedOpts(opensslValued).with(opensslCommand)
 
 	// Network.
@@ -588,7 +588,7 @@ const (
 		"-provider -provider-path -propquery -nameopt -certopt -reqopt -dateopt -checkend -ext -timeout -nmin " +
 		"-ndays -accept -starttls -xmpphost -purpose -verify_depth -verify_hostname -verify_email -verify_ip " +
 		"-auth_level -attime -policy -keylen -curves -groups -sigalgs -client_sigalgs -psk -psk_identity " +
-		"-srpuser -srppass -nextprotoneg -rsigopt"
+		"-srpuser -srppass -nextprotoneg -rsigopt -keygen_engine -ssl_client_engine -pre -post"
 	// opensslOperands: the commands whose operands are files read (a
 	// digest's, verify's certificates); rehash's are directories it
 	// writes.
