@@ -155,11 +155,21 @@ func (w *walker) scriptIn(src string, via []string, in *input) {
 }
 
 // input is what a command reads on its standard input, when it matters:
-// the text of a heredoc or of echo/printf piped in, or an unknown producer.
+// the text of a heredoc or of echo/printf piped in, an unknown producer,
+// or a file redirected to it (< FILE), whose content is not known.
 type input struct {
 	text    string
 	known   bool
 	program string // the producer in a pipe, for messages
+	file    string // the file redirected, for messages
+}
+
+// what names the input in a message: "what curl writes", "the file f".
+func (in *input) what() string {
+	if in.file != "" {
+		return "the file " + in.file
+	}
+	return "what " + cmpOr(in.program, "a command") + " writes"
 }
 
 func (w *walker) stmts(list []*syntax.Stmt, in *input) {
@@ -186,7 +196,7 @@ func (w *walker) stmt(s *syntax.Stmt, in *input) {
 	if s == nil || w.limit() {
 		return
 	}
-	if hin := w.heredoc(s.Redirs); hin != nil {
+	if hin := w.stdin(s.Redirs); hin != nil {
 		in = hin
 	}
 	switch c := s.Cmd.(type) {
@@ -291,8 +301,11 @@ func (w *walker) producer(s *syntax.Stmt) *input {
 	return &input{program: name}
 }
 
-// heredoc returns the input a heredoc or herestring gives the command.
-func (w *walker) heredoc(rs []*syntax.Redirect) *input {
+// stdin returns the input the redirections give the command: the text
+// of a heredoc or herestring, or a file (< FILE, <> FILE), the last
+// redirection of the standard input winning as in the shell. A file's
+// substitutions are analysed with the redirections' (redirects).
+func (w *walker) stdin(rs []*syntax.Redirect) *input {
 	var in *input
 	for _, r := range rs {
 		var wd *syntax.Word
@@ -301,6 +314,12 @@ func (w *walker) heredoc(rs []*syntax.Redirect) *input {
 			wd = r.Hdoc
 		case syntax.WordHdoc:
 			wd = r.Word
+		case syntax.RdrIn, syntax.RdrInOut:
+			if r.Word != nil && (r.N == nil || r.N.Value == "0") {
+				f, _, _ := w.word(r.Word)
+				in = &input{file: f}
+			}
+			continue
 		default:
 			continue
 		}

@@ -489,6 +489,10 @@ func TestReads(t *testing.T) {
 		{cmd: "less .env", reads: "/w/.env", effect: ReadOnly},
 		{cmd: "od .env", reads: "/w/.env", effect: ReadOnly},
 		{cmd: "source .env", reads: "/w/.env", effect: ExecuteCheck},
+		// A file on the standard input is read; rg searches it, not the
+		// working directory.
+		{cmd: "python3 < s.py", reads: "/w/s.py", writes: "/", effect: Destructive},
+		{cmd: "rg TODO < notes.txt", reads: "/w/notes.txt", effect: ReadOnly},
 	} {
 		a := Analyze(c.cmd, Options{Dir: "/w"})
 		reads, writes, hosts := strings.Join(a.Reads, " "), strings.Join(a.Writes, " "), strings.Join(a.Hosts, " ")

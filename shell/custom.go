@@ -65,7 +65,7 @@ func searchOperands(args, operands []string, valued string) []string {
 // searchDir: a search that names no file searches the working directory
 // — grep when an option of recursive (the table's form) is given, and,
 // with recursive "", rg, ag and ack unless their standard input is fed
-// (a pipe, a heredoc), which they search instead.
+// (a pipe, a heredoc, a file), which they search instead.
 func searchDir(valued, recursive string) func(w *walker, st *Step, args []string) {
 	rec := strings.Fields(recursive)
 	return func(w *walker, st *Step, args []string) {
@@ -1184,7 +1184,7 @@ func (w *walker) opensslInput(st *Step) {
 		dynamic(st, "openssl with no command runs the commands on its standard input")
 		return
 	case !in.known:
-		dynamic(st, "openssl running the commands "+cmpOr(in.program, "a command")+" writes")
+		dynamic(st, "openssl running the commands of "+in.what())
 		return
 	}
 	pr := lookup("openssl")
@@ -1557,16 +1557,16 @@ func interpreter(inline ...string) func(w *walker, st *Step, args []string) {
 // stdinProgram: an interpreter given neither a script nor inline code
 // runs the program on its standard input. Text the command gives (a
 // heredoc, echo … |) is inline code: write. What another command writes
-// (curl … | python3) is a program not known before run time, as a shell
-// fed by it is. Nothing fed (the terminal) runs nothing the command says
-// (python3 --version).
+// (curl … | python3) or a file holds (python3 < f) is a program not
+// known before run time, as a shell fed by it is. Nothing fed (the
+// terminal) runs nothing the command says (python3 --version).
 func (w *walker) stdinProgram(st *Step) {
 	switch {
 	case w.in == nil:
 	case w.in.known:
 		st.Effect, st.Subtype, st.Why = Max(st.Effect, Write), SubtypeRunCommand, "inline code on its standard input"
 	default:
-		dynamic(st, st.Program+" running what "+cmpOr(w.in.program, "a command")+" writes")
+		dynamic(st, st.Program+" running "+w.in.what())
 	}
 }
 

@@ -1340,7 +1340,7 @@ func (w *walker) shellProgram(st *Step, name string, args []string, known []bool
 		st.Effect = ReadOnly
 		w.script(in.text, []string{name + " <<input"})
 	default:
-		dynamic(st, "a shell running what "+cmpOr(in.program, "a command")+" writes")
+		dynamic(st, "a shell running "+in.what())
 	}
 }
 
