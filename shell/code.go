@@ -507,20 +507,29 @@ func sedScript(s string) (r sedResult) {
 
 // perlCommand: perl (and ruby) -e/-E code, also in a group of switches
 // (-pe, -ne, -lane), cannot be seen into: write; -i edits the files in
-// place; otherwise the first operand is a script, read and run, and with
-// none (or "-") the program is its standard input (stdinProgram).
+// place; otherwise the first operand is a script, read and run (the
+// worst when not known before run time, as an interpreter's), and with
+// none (or "-", or the standard input's path) the program is its
+// standard input (stdinProgram).
 func perlCommand(w *walker, st *Step, args []string) {
 	inline, inPlace := false, false
 	var ops []string
+	script := -1 // the index of the first operand in args
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
+			if script < 0 && i+1 < len(args) {
+				script = i + 1
+			}
 			ops = append(ops, args[i+1:]...)
 			break
 		}
 		if !strings.HasPrefix(a, "-") || len(a) == 1 || strings.HasPrefix(a, "--") {
 			if strings.HasPrefix(a, "--") {
 				continue
+			}
+			if script < 0 {
+				script = i
 			}
 			ops = append(ops, a)
 			continue
@@ -552,7 +561,10 @@ func perlCommand(w *walker, st *Step, args []string) {
 	switch {
 	case inline:
 		st.Effect, st.Subtype, st.Why = Max(st.Effect, Write), SubtypeRunCommand, "inline code -e"
-	case len(ops) > 0 && ops[0] != "-":
+	case len(ops) > 0 && !w.argKnown(script):
+		dynamic(st, "a script not known before run time")
+		return
+	case len(ops) > 0 && ops[0] != "-" && !stdinPath(ops[0]):
 		st.Reads = appendNew(st.Reads, w.abs(ops[0]))
 		if strings.Contains(path0(ops[0]), "test") {
 			st.Subtype = SubtypeRunTest
@@ -560,7 +572,7 @@ func perlCommand(w *walker, st *Step, args []string) {
 		ops = ops[1:]
 	default:
 		if len(ops) > 0 {
-			ops = ops[1:] // "-": the standard input
+			ops = ops[1:] // "-", /dev/stdin: the standard input
 		}
 		w.stdinProgram(st)
 	}

