@@ -1044,6 +1044,22 @@ func gpgCommand(w *walker, st *Step, args []string) {
 	}
 }
 
+// gpgConfig: gpg --options FILE reads its configuration from FILE, and
+// --homedir DIR from DIR (gpg.conf, and gpg-agent.conf for the agent it
+// starts). A configuration can name the programs gpg runs
+// (agent-program, dirmngr-program, photo-viewer; the agent's
+// pinentry-program …), which the command does not show: a program not
+// known before run time, as a configuration file git -c include.path
+// includes. --options /dev/null reads none.
+func gpgConfig(w *walker, st *Step, args []string) {
+	for _, f := range optValues(args, gpgValued, "--options", "--homedir") {
+		if f != "/dev/null" {
+			dynamic(st, "gpg reading a configuration, which can name programs it runs, from "+f)
+			return
+		}
+	}
+}
+
 // gpgCommands reports whether one (every false) or every one of the
 // commands given is in list (the table's form).
 func gpgCommands(cmds []arg, list string, every bool) bool {

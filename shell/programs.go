@@ -344,12 +344,14 @@ func buildTable() map[string]*program {
 	// passphrase, recipients and options files are read, its logs
 	// written. The agent, dirmngr and keyboxd it starts when it needs
 	// them, and the photo viewer, run the program the option names,
-	// whatever the command (optionRuns).
+	// whatever the command (optionRuns), or the one a configuration
+	// given (--options, --homedir) names (gpgConfig).
 	set(p(Write, SubtypeRunCommand, opNone).valuedOpts(gpgValued).with(gpgCommand,
 		inputOption(gpgValued, "--passphrase-file", "-f", "--recipient-file", "-F", "--hidden-recipient-file",
 			"--options", "--command-file", "--keyring", "--secret-keyring", "--primary-keyring"),
 		outputOption(gpgValued, "--status-file", "--logger-file", "--log-file", "--attribute-file"),
-		optionRuns(gpgValued, "--agent-program", "--dirmngr-program", "--keyboxd-program", "--photo-viewer")), "gpg", "gpg2")
+		optionRuns(gpgValued, "--agent-program", "--dirmngr-program", "--keyboxd-program", "--photo-viewer"),
+		gpgConfig), "gpg", "gpg2")
 
 	// openssl's options are words (-in, -inkey, -out): those naming a
 	// file are read or written, -connect's host reached, the engines

@@ -323,7 +323,16 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `gpg --keyboxd-program 'rm -rf /x' -k`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `gpg --photo-viewer 'rm -rf /x' --list-options show-photos -k`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `gpg --agent-program "$X" -d f.gpg`, effect: Destructive, unknown: true},
-		{cmd: `gpg --homedir /tmp/g --list-keys`, effect: ReadOnly, noWrites: true},
+		// A configuration gpg is pointed at can name those programs
+		// (agent-program in gpg.conf, pinentry-program in
+		// gpg-agent.conf): a program not known, as a configuration file
+		// git -c include.path includes.
+		{cmd: `gpg --homedir /tmp/g --list-keys`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `gpg --homedir=/tmp/g -d f.gpg`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `gpg --options ./gpg.conf -d f.gpg`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `gpg2 --batch --options "$CONF" -k`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `gpg --options /dev/null --list-keys`, effect: ReadOnly, noWrites: true},
+		{cmd: `gpg --no-options --list-keys`, effect: ReadOnly, noWrites: true},
 		{cmd: `ssh -o ProxyCommand='rm -rf /x' host`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `ssh -oProxyCommand='rm -rf /x' host`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `ssh -o 'proxycommand rm -rf /x' host`, effect: Destructive, writes: []string{"/x"}},
