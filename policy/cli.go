@@ -38,6 +38,8 @@ func Check(w io.Writer, files ...string) error {
 		switch {
 		case !f.Found:
 			// Reported as a problem below.
+		case f.SameAs != "":
+			fmt.Fprintf(w, "%s: the same file as %s, checked once\n", f.Path, f.SameAs)
 		case perFile[f.Path] == 0:
 			fmt.Fprintf(w, "%s: ok, %d rule%s\n", f.Path, f.Rules, plural(f.Rules))
 		default:

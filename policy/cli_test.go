@@ -328,3 +328,48 @@ func TestDryRunWindowsAtTheEventTime(t *testing.T) {
 	// A minute apart: within the window.
 	f(line("time", "2026-11-30T01:00:00Z")+line("time", "2026-11-30T01:01:00Z"), 1)
 }
+
+// TestCheckSameFileTwice checks that a file named twice — the same path,
+// another spelling of it, a symbolic link to it — is read once, while a
+// copy of it (another file defining the same ids) is still refused.
+func TestCheckSameFileTwice(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile("testdata/basic.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(dir, "a.yaml")
+	if err := os.WriteFile(a, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.Symlink("a.yaml", link); err != nil {
+		t.Fatal(err)
+	}
+	f := func(again, want string) {
+		t.Helper()
+		var buf bytes.Buffer
+		if err := Check(&buf, a, again); err != nil {
+			t.Fatalf("Check(%s, %s): %v\n%s", a, again, err, buf.String())
+		}
+		if buf.String() != want {
+			t.Fatalf("Check(%s, %s) output:\n%s\nwant:\n%s", a, again, buf.String(), want)
+		}
+	}
+	f(a, a+": ok, 11 rules\n"+a+": the same file as "+a+", checked once\n")
+	f(dir+"/./a.yaml", a+": ok, 11 rules\n"+dir+"/./a.yaml: the same file as "+a+", checked once\n")
+	f(link, a+": ok, 11 rules\n"+link+": the same file as "+a+", checked once\n")
+
+	copyOf := filepath.Join(dir, "copy.yaml")
+	if err := os.WriteFile(copyOf, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	err = Check(&buf, a, copyOf)
+	if err == nil || err.Error() != "policy check failed: 11 problems" {
+		t.Fatalf("a copy: err %v\n%s", err, buf.String())
+	}
+	if want := copyOf + `:3: rule "no-rm-rf": id already defined by the user policy at ` + a + ":3; a rule cannot be redefined"; !strings.Contains(buf.String(), want) {
+		t.Fatalf("a copy: output lacks %q:\n%s", want, buf.String())
+	}
+}

@@ -3,20 +3,39 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"github.com/hookwatch/hookwatch/policy/policyfile"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/hookwatch/hookwatch/policy/policyfile"
 )
 
 // Load reads the given policy files as user-scope policies, in order. The
 // returned Set is always usable: invalid rules are left out (fail-open) and
 // listed in Set.Problems; the error joins those problems (nil if none) and
 // also reports a file that does not exist.
+//
+// A file named again — the same path twice, or the same file reached by
+// another path (./a.yaml, a symbolic link) — is read once, where first
+// named: its rules are not a second definition of themselves. Its later
+// names are listed in Set.Files with SameAs set, and no rules. Two
+// different files that define the same rule id are still a problem.
 func Load(paths ...string) (*Set, error) {
-	srcs := make([]Source, len(paths))
-	for i, p := range paths {
-		srcs[i] = Source{Path: p, Scope: ScopeUser}
+	var srcs []Source
+	var again []FileStatus
+	var seen []os.FileInfo
+	var seenPath []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err == nil {
+			if i := sameFileIn(seen, fi); i >= 0 {
+				again = append(again, FileStatus{Source: Source{Path: p, Scope: ScopeUser}, Found: true, SameAs: seenPath[i]})
+				continue
+			}
+			seen, seenPath = append(seen, fi), append(seenPath, p)
+		}
+		srcs = append(srcs, Source{Path: p, Scope: ScopeUser})
 	}
 	set := LoadSources(srcs...)
 	for _, f := range set.Files {
@@ -24,7 +43,19 @@ func Load(paths ...string) (*Set, error) {
 			set.Problems = append(set.Problems, Problem{File: f.Path, Msg: "no such policy file"})
 		}
 	}
+	set.Files = append(set.Files, again...)
 	return set, set.Err()
+}
+
+// sameFileIn returns the index of the file in infos that fi is, -1 for
+// none.
+func sameFileIn(infos []os.FileInfo, fi os.FileInfo) int {
+	for i, x := range infos {
+		if os.SameFile(x, fi) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Err joins the set's problems into one error, nil if there are none.

@@ -203,6 +203,9 @@ type FileStatus struct {
 	Rules int
 	// Problems counts the invalid parts of the file.
 	Problems int
+	// SameAs is the path under which this file was already read when
+	// Load was given it twice (see Load); "" otherwise.
+	SameAs string
 }
 
 // Set is the policy in force: rules in precedence order (managed, user,
