@@ -238,8 +238,14 @@ func readFullLine(r *bufio.Reader) ([]byte, error) {
 	return buf, err
 }
 
-// Summary is one line of text per report: "OK <stream>: N lines, head H"
-// or "FAIL <file>:<line>: <kind>: <detail>".
+// Empty reports whether the stream verified holds no line: nothing was
+// verified, which is no evidence of anything (a file emptied looks the
+// same as one never written to).
+func (r StreamReport) Empty() bool { return r.Problem == nil && r.Lines == 0 }
+
+// Summary is one line of text per report: "OK <stream>: N lines, head H",
+// "EMPTY <stream>: no lines to verify", or "FAIL <file>:<line>: <kind>:
+// <detail>".
 func Summary(r StreamReport) string {
 	name := "(empty)"
 	if len(r.Files) > 0 {
@@ -251,9 +257,8 @@ func Summary(r StreamReport) string {
 	if r.Problem != nil {
 		return "FAIL " + r.Problem.Error()
 	}
-	head := r.Head
-	if head == "" {
-		head = "none"
+	if r.Empty() {
+		return "EMPTY " + name + ": no lines to verify"
 	}
-	return strings.TrimSpace(fmt.Sprintf("OK   %s: %d lines, head %s", name, r.Lines, head))
+	return strings.TrimSpace(fmt.Sprintf("OK   %s: %d lines, head %s", name, r.Lines, r.Head))
 }

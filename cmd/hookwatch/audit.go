@@ -17,13 +17,20 @@ func init() {
 }
 
 // runAudit is `hookwatch audit verify PATH…`: one line per stream, exit
-// status 1 when any stream has a problem or any path cannot be verified.
+// status 1 when any stream has a problem, any path cannot be verified, or
+// a path's streams hold no line at all. An empty stream proves nothing (a
+// file emptied looks like one never written to): it is told as EMPTY, and
+// passes only beside a stream of the same path that verified lines (a
+// session that made no tool call has an empty tool_calls.jsonl).
 func runAudit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("audit", "audit verify DIR|FILE…\n\n"+
 		"Checks the hash chain of audit trails (an audit directory, a session's directory, or one\n"+
 		"file) and reports, per stream, the first line altered, removed or reordered, a file cut\n"+
 		"short, or OK with the number of lines and the hash of the last one (keep it elsewhere to\n"+
-		"detect later that lines were cut off at the end).", stdout, stderr)
+		"detect later that lines were cut off at the end). A stream with no line is EMPTY: it\n"+
+		"proves nothing.\n\n"+
+		"Exit status: 0 every stream verified; 1 a stream failed, a path cannot be verified, or\n"+
+		"a path holds no line to verify (only EMPTY streams); 2 a usage error.", stdout, stderr)
 	usageTrailer(fs, "Examples:\n"+
 		"  hookwatch audit verify ~/hookwatch-audit          # every session's trail; exit 1 when a stream fails\n"+
 		"  hookwatch audit verify trail/<session>/events.jsonl\n")
@@ -52,9 +59,15 @@ func runAudit(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			failed = true
 			continue
 		}
+		verified := false
 		for _, r := range reports {
 			fmt.Fprintln(stdout, audit.Summary(r))
 			failed = failed || r.Problem != nil
+			verified = verified || !r.Empty()
+		}
+		if !verified {
+			fmt.Fprintf(stderr, "hookwatch: nothing verified in %s: its audit trail holds no line (an empty file proves nothing: it may have been emptied)\n", p)
+			failed = true
 		}
 	}
 	if failed {

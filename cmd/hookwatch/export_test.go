@@ -112,8 +112,10 @@ func TestExportAndVerify(t *testing.T) {
 		t.Fatalf("export --since over an exported session did not name it on stderr: %q", stderr.String())
 	}
 	got = runOK("audit", "verify", out)
-	if strings.Count(got, "OK ") != 6 {
-		t.Fatalf("verify after the partial export printed %q, want every stream of the three sessions OK", got)
+	// Two of the sessions made no tool call: their tool_calls.jsonl is
+	// empty, told as such, and no failure beside their events.
+	if strings.Count(got, "OK ") != 4 || strings.Count(got, "EMPTY ") != 2 {
+		t.Fatalf("verify after the partial export printed %q, want every stream of the three sessions OK, but two without a line EMPTY", got)
 	}
 	err = run(context.Background(), []string{"export", "--since", "2026-11-21", "--out", out}, nil, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "no session exported: the directories of all 3 already hold an audit trail") {
@@ -171,13 +173,44 @@ func TestExportAndVerify(t *testing.T) {
 	if !errors.As(err, &ee) || ee.code != 1 || exitCode(err, io.Discard) != 1 {
 		t.Fatalf("verify of a missing path, a trail and an empty directory: %v, want exit status 1", err)
 	}
-	if strings.Count(stdout.String(), "OK ") != 6 {
+	if strings.Count(stdout.String(), "OK ") != 4 || strings.Count(stdout.String(), "EMPTY ") != 2 {
 		t.Fatalf("verify after a missing path printed %q, want every stream of the three sessions after it OK", stdout.String())
 	}
 	wantErr := "hookwatch: cannot verify " + gone + ": no such file or directory\n" +
 		"hookwatch: cannot verify " + empty + ": no events.jsonl or tool_calls.jsonl in it or in its subdirectories\n"
 	if stderr.String() != wantErr {
 		t.Fatalf("verify of paths it cannot verify said %q, want %q", stderr.String(), wantErr)
+	}
+
+	// An empty stream proves nothing: an empty file alone, or a session
+	// whose streams are all empty, is no pass; an empty stream beside one
+	// that verified lines (a session without tool calls) is.
+	emptyFile := filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.WriteFile(emptyFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	err = run(context.Background(), []string{"audit", "verify", emptyFile}, nil, &stdout, &stderr)
+	if exitCode(err, io.Discard) != 1 || stdout.String() != "EMPTY "+emptyFile+": no lines to verify\n" ||
+		!strings.Contains(stderr.String(), "nothing verified in "+emptyFile) {
+		t.Fatalf("verify of an empty file: %v, stdout %q, stderr %q; want EMPTY and exit status 1", err, stdout.String(), stderr.String())
+	}
+	session := filepath.Join(all, mainSession)
+	if err := os.WriteFile(filepath.Join(session, "tool_calls.jsonl"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	if err := run(context.Background(), []string{"audit", "verify", session}, nil, &stdout, &bytes.Buffer{}); err != nil ||
+		!strings.Contains(stdout.String(), "OK   "+filepath.Join(session, "events.jsonl")+": 52 lines") ||
+		!strings.Contains(stdout.String(), "EMPTY "+filepath.Join(session, "tool_calls.jsonl")+": no lines to verify") {
+		t.Fatalf("verify of a session with no tool call: %v, %q; want events OK, tool calls EMPTY, exit status 0", err, stdout.String())
+	}
+	if err := os.WriteFile(filepath.Join(session, "events.jsonl"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"audit", "verify", session}, nil, &bytes.Buffer{}, &bytes.Buffer{}); exitCode(err, io.Discard) != 1 {
+		t.Fatalf("verify of a session whose streams are both empty: %v, want exit status 1", err)
 	}
 }
 
