@@ -308,10 +308,14 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	return nil
 }
 
+// errNoCodexSessions is codexRollouts' error when, given no paths,
+// codex.SessionsDir does not exist: Codex has not run as this user.
+var errNoCodexSessions = errors.New("no Codex rollouts")
+
 // codexRollouts returns the rollout files of paths, each a file or a
 // directory searched below, sorted; no paths is every rollout under
-// codex.SessionsDir, and when that does not exist the error says where it
-// looked.
+// codex.SessionsDir, and when that does not exist the error, an
+// errNoCodexSessions, says where it looked.
 func codexRollouts(paths []string) ([]string, error) {
 	if len(paths) == 0 {
 		dir, err := codex.SessionsDir(os.Getenv)
@@ -319,7 +323,7 @@ func codexRollouts(paths []string) ([]string, error) {
 			return nil, err
 		}
 		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("no Codex rollouts: %s does not exist (Codex has not run as this user, or keeps its files elsewhere: set %s)", dir, codex.HomeEnv)
+			return nil, fmt.Errorf("%w: %s does not exist (Codex has not run as this user, or keeps its files elsewhere: set %s)", errNoCodexSessions, dir, codex.HomeEnv)
 		}
 		paths = []string{dir}
 	}

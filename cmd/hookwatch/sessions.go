@@ -55,6 +55,10 @@ Claude Code. What the collector knows of a session is added the same way.
 
 "sessions diff A B" compares two sessions (see sessions diff -h).
 
+Exit status: 0 a listing, of no session too (Claude Code or Codex never
+having run here: it says where it looked); 1 files that cannot be read;
+2 a usage error.
+
 Flags:`
 
 // runSessions is `hookwatch sessions`.

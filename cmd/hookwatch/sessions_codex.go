@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -66,20 +67,26 @@ func readCodexSessions(files []string, keep func(cwd string) bool, stderr io.Wri
 }
 
 // listCodexSessions is `hookwatch sessions --codex`: the Codex sessions
-// of cwd (gone: it does not exist), or of every directory.
+// of cwd (gone: it does not exist), or of every directory. No sessions —
+// and no $CODEX_HOME/sessions at all, Codex never having run — is a
+// listing of none, as for Claude Code's, saying where it looked; a
+// directory that cannot be read is an error.
 func listCodexSessions(cwd string, gone, all bool, known func(id string) *sessionFacts, stdout, stderr io.Writer) error {
-	files, err := codexRollouts(nil)
+	dir, err := codex.SessionsDir(os.Getenv)
 	if err != nil {
 		return err
 	}
-	dir, err := codex.SessionsDir(os.Getenv)
-	if err != nil {
+	files, err := codexRollouts(nil)
+	looked := dir
+	if errors.Is(err, errNoCodexSessions) {
+		looked = fmt.Sprintf("%s, which does not exist: Codex has not run as this user, or keeps its files elsewhere: set %s", dir, codex.HomeEnv)
+	} else if err != nil {
 		return err
 	}
 	if all {
 		ss := readCodexSessions(files, func(string) bool { return true }, stderr)
 		if len(ss) == 0 {
-			fmt.Fprintf(stdout, "No Codex session found in %s.\n", dir)
+			fmt.Fprintf(stdout, "No Codex session found (looked in %s).\n", looked)
 		}
 		// One heading per directory, the most recently active first.
 		var order []string
@@ -120,7 +127,7 @@ func listCodexSessions(cwd string, gone, all bool, known func(id string) *sessio
 		printCodexSessions(stdout, here, known)
 		return nil
 	}
-	fmt.Fprintf(stdout, "No Codex session was started in %s (looked in %s).\n", cwd, dir)
+	fmt.Fprintf(stdout, "No Codex session was started in %s (looked in %s).\n", cwd, looked)
 	if gone {
 		fmt.Fprintf(stdout, "%s does not exist.\n", cwd)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -343,8 +344,24 @@ func TestSessionsCodex(t *testing.T) {
 	codexHome := filepath.Join(root, "codexhome")
 	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:1")
 	sessions := filepath.Join(codexHome, "sessions")
-	if _, _, err := hw(t, "", "sessions", "--codex", "--cwd", project); err == nil || !strings.Contains(err.Error(), sessions+" does not exist") {
-		t.Errorf("no Codex home: %v", err)
+	// No Codex home is no session, not an error: as for Claude Code's
+	// listing, exit status 0 and a line saying where it looked.
+	for _, args := range [][]string{{"--cwd", project}, {"--all"}} {
+		out, errOut, err := hw(t, "", append([]string{"sessions", "--codex"}, args...)...)
+		if err != nil || !strings.Contains(out, "looked in "+sessions+", which does not exist") || errOut != "" {
+			t.Errorf("sessions --codex %v with no Codex home: %v\nstdout:\n%s\nstderr:\n%s", args, err, out, errOut)
+		}
+	}
+	// What cannot be read is an error.
+	if err := os.WriteFile(codexHome, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := hw(t, "", "sessions", "--codex", "--cwd", project); err == nil || exitCode(err, io.Discard) != 1 || !strings.Contains(err.Error(), "cannot read "+sessions) {
+		t.Errorf("sessions --codex with a file for the Codex home: %v, want an error naming %s", err, sessions)
+	}
+	os.Remove(codexHome)
+	if _, _, err := hw(t, "", "sessions", "--codex", "--cwd", project, "--bogus"); exitCode(err, io.Discard) != 2 {
+		t.Errorf("sessions --codex with a bad flag: %v, want exit status 2", err)
 	}
 	if out := mustHW(t, "sessions", "--cwd", project); strings.Contains(out, "Codex:") {
 		t.Errorf("no Codex home, Claude Code's listing:\n%s", out)
