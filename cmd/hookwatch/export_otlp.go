@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"syscall"
 
 	"github.com/hookwatch/hookwatch/export/otlp"
 	"github.com/hookwatch/hookwatch/store"
@@ -19,7 +20,16 @@ func exportOTLPFormat(ctx context.Context, st store.Store, ids []string, o expor
 	if c == nil {
 		return fmt.Errorf("%w: give --otlp-endpoint URL (or HOOKWATCH_OTLP_ENDPOINT) with --format otlp", errUsage)
 	}
-	return exportOTLP(ctx, st, ids, c, o.Stdout)
+	// Nothing listening at the endpoint before the first span went out is
+	// a wrong endpoint or a receiver not started, which retrying will not
+	// mend: said at once. Refused later, the receiver is waited for.
+	c.FailFast = true
+	err = exportOTLP(ctx, st, ids, c, o.Stdout)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		url, _ := c.URL()
+		return fmt.Errorf("cannot export to %s: connection refused, nothing listens there: check --otlp-endpoint (or HOOKWATCH_OTLP_ENDPOINT) and that the OTLP/HTTP receiver is running", url)
+	}
+	return err
 }
 
 // exportOTLP sends the traces of the stored sessions ids to the receiver c

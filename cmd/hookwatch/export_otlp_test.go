@@ -100,6 +100,31 @@ func TestExportOTLP(t *testing.T) {
 	}
 }
 
+// TestExportOTLPNothingListens: an endpoint where nothing listens fails
+// the export at once, in one line naming it and what to check, not after
+// every retry.
+func TestExportOTLPNothingListens(t *testing.T) {
+	envs := demo.Big(demo.BigSpec{SessionID: "export-dead", Start: time.Now().Add(-time.Hour), Events: 200, Agents: 2, Ended: true, Seed: 7})
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	if err := modeled.Store(context.Background(), path, envs, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	dead := deadPort(t)
+	start := time.Now()
+	out, errOut, err := hw(t, "", "export", "--format", "otlp", "--session", "export-dead", "--db", path, "--otlp-endpoint", dead.URL())
+	if d := time.Since(start); d > otlp.DefaultBackoff {
+		t.Errorf("export to a port where nothing listens took %v, want a failure at once", d)
+	}
+	var msg strings.Builder
+	if code := exitCode(err, &msg); code != 1 || out != "" || errOut != "" {
+		t.Fatalf("export to a port where nothing listens: exit status %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	want := "hookwatch: cannot export to " + dead.URL() + "/v1/traces: connection refused, nothing listens there: check --otlp-endpoint (or HOOKWATCH_OTLP_ENDPOINT) and that the OTLP/HTTP receiver is running\n"
+	if msg.String() != want {
+		t.Fatalf("export to a port where nothing listens said %q, want %q", msg.String(), want)
+	}
+}
+
 // TestExportOTLPOneSpan: a session of one span (its own: no call, no
 // subagent) is counted in the singular.
 func TestExportOTLPOneSpan(t *testing.T) {

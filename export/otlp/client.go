@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -49,6 +51,16 @@ type Client struct {
 	// DefaultBackoff).
 	Attempts int
 	Backoff  time.Duration
+	// FailFast makes a refused connection final, not retried, until a
+	// request of this Client has reached the receiver: a one-off export
+	// pointed at a port where nothing listens fails at once (the error
+	// is a syscall.ECONNREFUSED) rather than after every backoff, while
+	// one whose receiver restarts midway still waits for it. serve's
+	// live exporter leaves it off: a receiver started after the collector
+	// is waited for.
+	FailFast bool
+
+	reached atomic.Bool // a request got an answer (FailFast)
 }
 
 // PartialError is a receiver's answer that it accepted the request but
@@ -127,6 +139,9 @@ func (c *Client) Send(ctx context.Context, rs []*tracepb.ResourceSpans) error {
 		if err == nil || !again || try >= attempts {
 			return err
 		}
+		if c.FailFast && !c.reached.Load() && errors.Is(err, syscall.ECONNREFUSED) {
+			return err
+		}
 		if after <= 0 {
 			after = wait
 			wait = min(2*wait, maxBackoff)
@@ -156,6 +171,7 @@ func (c *Client) post(ctx context.Context, hc *http.Client, target string, body 
 	if err != nil {
 		return ctx.Err() == nil, 0, fmt.Errorf("cannot send spans to %s: %w", target, err)
 	}
+	c.reached.Store(true)
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if resp.StatusCode/100 == 2 {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode"
@@ -18,6 +19,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/internal/deadport"
 	"github.com/hookwatch/hookwatch/internal/otelcol"
 )
 
@@ -153,6 +155,36 @@ func TestClientErrors(t *testing.T) {
 	}
 	if d := time.Since(start); d < 150*time.Millisecond {
 		t.Fatalf("three attempts with 50 ms and 100 ms between them took %v", d)
+	}
+
+	// FailFast: refused before any request reached a receiver, final at
+	// once; refused after one did (the receiver restarting midway),
+	// retried as before.
+	port, err := deadport.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer port.Close()
+	c := &Client{Endpoint: port.URL(), Attempts: 3, Backoff: 50 * time.Millisecond, FailFast: true}
+	start = time.Now()
+	err = c.Send(ctx, rs)
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("FailFast, nothing listening: %v, want ECONNREFUSED", err)
+	}
+	if d := time.Since(start); d >= 50*time.Millisecond {
+		t.Fatalf("FailFast, nothing listening: gave up after %v, want at once", d)
+	}
+	c = &Client{Endpoint: r.Endpoint, Attempts: 3, Backoff: 50 * time.Millisecond, FailFast: true}
+	if err := c.Send(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	c.Endpoint = port.URL()
+	start = time.Now()
+	if err := c.Send(ctx, rs); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("FailFast, refused after a request reached the receiver: %v", err)
+	}
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Fatalf("FailFast, refused after a request reached the receiver: three attempts took %v, want them all", d)
 	}
 
 	f := func(endpoint, want string) {
