@@ -50,6 +50,20 @@ type exportOptions struct {
 	Progress *progress
 	// OTLP is the receiver of --format otlp (--otlp-endpoint, --otlp-header).
 	OTLP *otlpFlags
+	// Done is what the format completed, told when a signal stops it.
+	Done *exportDone
+}
+
+// exportDone is what an export completed, for the line that says so when a
+// signal stops it: the sessions written (or sent) whole, and their events
+// (or spans). A format sets unit and where, and cut when it stops inside
+// a session.
+type exportDone struct {
+	sessions int
+	items    int64
+	unit     string // "event", "span"
+	where    string // "written under DIR", "sent to URL"
+	cut      string // what became of the session in progress, "" for none
 }
 
 // exportFormats are the formats by name; a new format is one entry.
@@ -58,8 +72,30 @@ var exportFormats = map[string]exportFormat{
 	"otlp":  {help: "a trace per session, GenAI spans, sent to --otlp-endpoint (docs/otlp.md)", export: exportOTLPFormat},
 }
 
-// runExport is `hookwatch export`.
-func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// runExport is `hookwatch export`. Stopped by a signal, it returns an
+// interruptedError saying how many sessions it completed: an export cut
+// short must not pass for a whole one.
+func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+	done := &exportDone{}
+	total := -1 // sessions to export, once known
+	defer func() {
+		if err == nil || ctx.Err() == nil {
+			return
+		}
+		if total < 0 {
+			err = interruptedError{"nothing exported"}
+			return
+		}
+		msg := fmt.Sprintf("export incomplete: %d of %s %s", done.sessions, counted(total, "session"), done.where)
+		if done.unit != "" {
+			msg += fmt.Sprintf(" (%s)", counted(int(done.items), done.unit))
+		}
+		msg += " before the stop"
+		if done.cut != "" {
+			msg += "; " + done.cut
+		}
+		err = interruptedError{msg}
+	}()
 	names := make([]string, 0, len(exportFormats))
 	for n := range exportFormats {
 		names = append(names, n)
@@ -70,7 +106,9 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(&formats, "\n  %-6s %s", n, exportFormats[n].help)
 	}
 	fs := newFlagSet("export", "export (--session ID | --since TIME) [--format "+strings.Join(names, "|")+"] [--out DIR] [--db PATH|URL] [--otlp-endpoint URL [--otlp-header k=v]…]\n\n"+
-		"Reads the database directly; a collector may be running.\nFormats:"+formats.String(), stdout, stderr)
+		"Reads the database directly; a collector may be running.\n"+
+		"Exit status: 0 every session exported; 1 an error; 2 a usage error; 130 stopped by\n"+
+		"Ctrl-C (or SIGTERM): stderr says how many sessions were exported whole before it.\nFormats:"+formats.String(), stdout, stderr)
 	session := fs.String("session", "", "the session to export")
 	since := fs.String("since", "", "export every session active since TIME: RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or an age back from now (7d, 2w, 24h)")
 	format := fs.String("format", "jsonl", "output format: "+strings.Join(names, ", "))
@@ -130,15 +168,16 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "hookwatch export: no session active since %s\n", from.Format(time.RFC3339))
 		return nil
 	}
-	total := int64(0)
+	events := int64(0)
 	for _, id := range ids {
 		if s, err := db.Session(ctx, id); err == nil {
-			total += s.EventCount
+			events += s.EventCount
 		}
 	}
-	p := newProgress(stderr, total)
+	p := newProgress(stderr, events)
 	defer p.done()
-	return f.export(ctx, db, ids, exportOptions{Out: *out, Stdout: stdout, Stderr: stderr, Progress: p, OTLP: traces})
+	total = len(ids)
+	return f.export(ctx, db, ids, exportOptions{Out: *out, Stdout: stdout, Stderr: stderr, Progress: p, OTLP: traces, Done: done})
 }
 
 // parseSince reads --since: an RFC 3339 time, a date (midnight UTC), or an
@@ -187,6 +226,7 @@ func sessionsSince(ctx context.Context, st store.Store, from time.Time) ([]strin
 // named on o.Stderr; the others are written, and the error then says how
 // many were left out.
 func exportJSONL(ctx context.Context, st store.Store, ids []string, o exportOptions) error {
+	o.Done.unit, o.Done.where = "event", "written under "+o.Out
 	var todo []string
 	for _, id := range ids {
 		dir := filepath.Join(o.Out, audit.SessionDir(id))
@@ -251,8 +291,10 @@ func writeJSONL(ctx context.Context, st store.Store, ids []string, o exportOptio
 			o.Progress.clear()
 			w.Close()
 			if rmErr := removeTrail(dir, statErr != nil); rmErr != nil {
+				o.Done.cut = fmt.Sprintf("what was written of session %s stays in %s, cut short: remove it (%v)", id, dir, rmErr)
 				return fmt.Errorf("session %s not exported: %w (and what was written of it stays in %s: %v)", id, err, dir, rmErr)
 			}
+			o.Done.cut = fmt.Sprintf("session %s was in progress: nothing of it kept", id)
 			return fmt.Errorf("session %s not exported, nothing of it kept: %w", id, err)
 		}
 		o.Progress.clear()
@@ -260,6 +302,8 @@ func writeJSONL(ctx context.Context, st store.Store, ids []string, o exportOptio
 			fmt.Fprintf(o.Stderr, "hookwatch export: the model of session %s is behind its events (no collector has applied the latest); its tool calls are the model's as stored\n", id)
 		}
 		fmt.Fprintf(o.Stdout, "%s: %d events, %d tool calls\n", filepath.Join(o.Out, audit.SessionDir(id)), stats.Events, stats.ToolCalls)
+		o.Done.sessions++
+		o.Done.items += int64(stats.Events)
 	}
 	return w.Close()
 }

@@ -61,6 +61,9 @@ under $CODEX_HOME/sessions): the tool calls hooks missed, their outcomes
 (exit codes, interruptions, refused patches), and the prompts and ends of
 sessions no hook saw.
 
+Exit status: 0 imported; 1 an error; 2 a usage error; 130 stopped by Ctrl-C
+(or SIGTERM): stderr says what was imported before it.
+
 Flags:`
 
 // importExamples ends import --help.
@@ -71,8 +74,16 @@ Examples:
   hookwatch import --codex              # every Codex rollout
 `
 
-// runImport is `hookwatch import`.
-func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// runImport is `hookwatch import`. Stopped by a signal, it returns an
+// interruptedError saying what it imported: an import cut short must not
+// pass for a whole one.
+func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+	defer func() {
+		var ie interruptedError
+		if err != nil && ctx.Err() != nil && !errors.As(err, &ie) {
+			err = interruptedError{"nothing imported"}
+		}
+	}()
 	fs := newFlagSet("import", importSynopsis, stdout, stderr)
 	isCodex := fs.Bool("codex", false, "import Codex rollout files: the PATHs (files or directories), default every rollout under $CODEX_HOME/sessions")
 	dryRun := fs.Bool("dry-run", false, "read and count what would be imported; send and keep nothing")
@@ -133,6 +144,17 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	sum, err := importer.Run(ctx, files, opt)
 	if opt.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if err != nil && ctx.Err() != nil {
+		// sum counts the files whose every record was delivered; the
+		// offsets reached are kept, and a file cut short is read again
+		// from its last kept offset, its records already sent stored once.
+		what := "import incomplete"
+		if *dryRun {
+			what = "dry run incomplete"
+		}
+		return interruptedError{fmt.Sprintf("%s: %s of %s (%s) read from %d of %s before the stop; hookwatch import again goes on from there",
+			what, counted(sum.Total(), "record"), counted(len(sum.Sessions), "session"), megabytes(sum.Bytes), sum.Files, counted(len(files), "file"))}
 	}
 	if err != nil {
 		return err
@@ -262,18 +284,28 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	origin := ingest.LocalOrigin(version)
 	var client http.Client
 	calls, session, usage, read := 0, 0, 0, 0
+	interrupted := func() error {
+		return interruptedError{fmt.Sprintf("import incomplete: %d of %s imported (%s) before the stop; importing again is safe: events already there are ignored",
+			read, counted(len(files), "rollout file"), counted(calls+session+usage, "event"))}
+	}
 	for _, f := range files {
+		if ctx.Err() != nil {
+			return interrupted()
+		}
 		envs, err := rollout.Read(f, origin.Host, origin.User)
 		if err != nil {
 			fmt.Fprintf(stderr, "hookwatch import: skipping %s: %v\n", f, patherr.Strip(err, f))
 			continue
 		}
-		read++
 		for i := 0; i < len(envs) && !dryRun; i += importBatch {
 			if err := postEnvelopes(ctx, &client, base, token, envs[i:min(i+importBatch, len(envs))], "the imported events"); err != nil {
+				if ctx.Err() != nil {
+					return interrupted()
+				}
 				return err
 			}
 		}
+		read++
 		for _, e := range envs {
 			switch p, _ := event.Decode(e.Payload); {
 			case rollout.IsUsage(e):

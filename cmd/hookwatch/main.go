@@ -38,6 +38,15 @@ func register(c command) { commands[c.name] = c }
 // errUsage marks an error caused by bad arguments: exit code 2.
 var errUsage = errors.New("usage error")
 
+// interruptedError is a run a signal (Ctrl-C, SIGTERM) cut short: exit
+// status 130, as a shell reports a process SIGINT ended, so that a script
+// never takes what it did for the whole. Its text says what was done
+// before the stop. A command whose end is the signal (serve, forward)
+// returns context.Canceled instead: exit status 0.
+type interruptedError struct{ done string }
+
+func (e interruptedError) Error() string { return "interrupted: " + e.done }
+
 // exitError carries a specific exit code without printing anything more.
 type exitError struct{ code int }
 
@@ -61,7 +70,11 @@ func main() {
 // exitCode maps the error of a subcommand to the process exit code, printing it.
 func exitCode(err error, stderr io.Writer) int {
 	var ee exitError
+	var ie interruptedError
 	switch {
+	case errors.As(err, &ie):
+		fmt.Fprintf(stderr, "hookwatch: %v\n", err)
+		return 130
 	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ee):
