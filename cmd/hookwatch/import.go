@@ -285,6 +285,10 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	var client http.Client
 	calls, session, usage, read := 0, 0, 0, 0
 	interrupted := func() error {
+		if dryRun {
+			return interruptedError{fmt.Sprintf("dry run incomplete: %d of %s read (%s) before the stop",
+				read, counted(len(files), "rollout file"), counted(calls+session+usage, "event"))}
+		}
 		return interruptedError{fmt.Sprintf("import incomplete: %d of %s imported (%s) before the stop; importing again is safe: events already there are ignored",
 			read, counted(len(files), "rollout file"), counted(calls+session+usage, "event"))}
 	}
