@@ -147,7 +147,9 @@
 // the parent the hook proved from the fork's transcript, the ForkOf of its
 // earliest SessionStart or SessionEnd that has one (clients from 2.1.332
 // send SessionStart(fork) under the new id only, no event names the parent,
-// and the transcript is written only after the first answer), provided
+// and the transcript is written only after the first answer; a Codex
+// fork's rollout is read as the SessionStart(fork) its hook sends, with the
+// same ForkOf, so that a fork no hook saw links too), provided
 // that parent, if it has events, is of the same group and began before the
 // fork;
 // else to the latest unclaimed orphan, else to an unknown parent; compact under a
@@ -155,6 +157,10 @@
 // session did not follow with SessionStart(compact). startup and resume
 // start or keep an id and link nothing: a resume is a new Run of the same
 // session.
+//
+// A SessionStart read from a client's file (a Codex fork's rollout) is the
+// thread's own: it starts its session by the rules above, but is no orphan
+// and nothing folds into it.
 //
 // A parent always begins before its child, so lineage has no cycles. The rules can mislink only when, in one group, a
 // session whose SessionStart was not captured begins after a resume that

@@ -398,7 +398,7 @@ func (g *Group) note(r *record) {
 	}
 	rs.last, rs.nextSeen = r, false
 	switch {
-	case r.name() == event.SessionStart:
+	case clientStart(r):
 		src := startSource(r)
 		rs.orphanCandidate = src == "resume" || src == "fork"
 	case !preStart(r.name()):

@@ -27,6 +27,14 @@ func preStart(name string) bool {
 	return false
 }
 
+// clientStart reports whether r is a SessionStart a hook reported: a
+// client starting a run. One read from a client's file (a Codex fork's
+// rollout, event.IsEvidence) is the thread's own, under its own id: it
+// starts a session as the hook's does (the fork rule), but is no orphan
+// and no SessionStart a throwaway id folds into — after one, the session
+// got a record of its own.
+func clientStart(r *record) bool { return r.name() == event.SessionStart && !evidence(r) }
+
 func startSource(r *record) string {
 	if e, ok := r.p.Event.(*event.SessionStartInput); ok {
 		return e.Source
@@ -133,6 +141,9 @@ func linkSessions(ix *linkIndex) *lineage {
 			case event.PreCompact:
 				openPre = append(openPre, r)
 			case event.SessionStart:
+				if !clientStart(r) {
+					continue
+				}
 				src := startSource(r)
 				if src == "compact" {
 					for _, p := range openPre {
@@ -145,7 +156,7 @@ func linkSessions(ix *linkIndex) *lineage {
 				}
 				o := true
 				for _, n := range s.recs[i+1:] {
-					if n.name() == event.SessionStart {
+					if clientStart(n) {
 						break
 					}
 					if !preStart(n.name()) {
@@ -176,7 +187,7 @@ func linkSessions(ix *linkIndex) *lineage {
 		case r.name() == event.PreCompact && !compactStartAfter[r]:
 			x.preCompacts = append(x.preCompacts, r)
 		}
-		if r.name() == event.SessionStart {
+		if clientStart(r) {
 			x.starts = append(x.starts, r)
 		}
 	}
@@ -283,7 +294,7 @@ func linkSessions(ix *linkIndex) *lineage {
 		}
 		lx := idx[last.group]
 		if preOnly {
-			if n := next(lx.all, last); n != nil && n.name() == event.SessionStart {
+			if n := next(lx.all, last); n != nil && clientStart(n) {
 				fold(id, n)
 				continue
 			}
@@ -291,7 +302,7 @@ func linkSessions(ix *linkIndex) *lineage {
 			// throwaway's InstructionsLoaded can be read just after the
 			// continued session's SessionStart. An orphan SessionStart is
 			// left to the fork rule: its session got nothing else.
-			if p := prev(x.all, first); p != nil && p.name() == event.SessionStart && !orphan[p] && startSource(p) != "compact" {
+			if p := prev(x.all, first); p != nil && clientStart(p) && !orphan[p] && startSource(p) != "compact" {
 				fold(id, p)
 				continue
 			}

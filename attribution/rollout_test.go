@@ -197,7 +197,13 @@ func TestRolloutFallbackKeys(t *testing.T) {
 // rolloutOf reads a real rollout of Codex 0.169 from codex/testdata.
 func rolloutOf(t *testing.T, name string) []event.Envelope {
 	t.Helper()
-	envs, err := rollout.Read("../codex/testdata/"+name, "", "")
+	return rolloutAt(t, "../codex/testdata/"+name)
+}
+
+// rolloutAt reads the rollout at path, as import --codex does.
+func rolloutAt(t *testing.T, path string) []event.Envelope {
+	t.Helper()
+	envs, err := rollout.Read(path, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,4 +344,60 @@ func TestRolloutOnlySession(t *testing.T) {
 		t.Errorf("before its end: %q %v", s.Status, s.EndedAt)
 	}
 	checkOrders(t, imported)
+}
+
+// TestRolloutOnlyFork: a thread forked through the app-server (real
+// rollouts of Codex 0.169, the parent's and the fork's) that no hook saw
+// is linked to the session it was forked from, as the fork's hooks link
+// it: the rollout's first record names the parent (forked_from_id). With
+// the fork's hooks too (its SessionStart(fork), which the hook read the
+// same record for), the link and the runs are the hooks' alone.
+func TestRolloutOnlyFork(t *testing.T) {
+	const parent, fork = "01a23316-345b-74a0-a31e-017bc0d13103", "01a23316-3758-7a81-a9c2-a6bb4415263b"
+	imported := append(rolloutAt(t, "testdata/codex-fork/rollout-2026-12-01T19-30-22-"+parent+".jsonl"),
+		rolloutOf(t, "rollout-2026-12-01T19-30-23-"+fork+".jsonl")...)
+	f := func(name string, envs []event.Envelope, runs int) {
+		t.Helper()
+		r := Build(envs)
+		p, s := r.Session(parent), r.Session(fork)
+		if len(r.Sessions) != 2 || p == nil || s == nil {
+			t.Fatalf("%s: %d sessions", name, len(r.Sessions))
+		}
+		if s.ParentSessionID != parent || s.Lineage != LineageFork || len(s.Runs) != runs || s.Title != "Second thing" {
+			t.Errorf("%s: fork parent %q lineage %q, %d runs, title %q", name, s.ParentSessionID, s.Lineage, len(s.Runs), s.Title)
+		}
+		if p.ParentSessionID != "" || len(p.ChildSessionIDs) != 1 || p.ChildSessionIDs[0] != fork || len(p.Runs) != 0 {
+			t.Errorf("%s: parent's parent %q, children %v, %d runs", name, p.ParentSessionID, p.ChildSessionIDs, len(p.Runs))
+		}
+		// Each has its own call: the fork's rollout copies none of its
+		// parent's records.
+		if c := callOf(t, s, "call_000008"); len(s.ToolCalls) != 1 || c.Status != StatusOK {
+			t.Errorf("%s: fork's calls %+v", name, s.ToolCalls)
+		}
+		if len(p.ToolCalls) != 1 || p.ToolCalls[0].ToolUseID != "call_000003" {
+			t.Errorf("%s: parent's calls %+v", name, p.ToolCalls)
+		}
+		checkOrders(t, envs)
+	}
+	f("rollouts", imported, 0)
+
+	// The fork's SessionStart as its hook sends it (the shape of
+	// Codex 0.169's, the parent read from the fork's rollout).
+	start := codexHook(t, 1, "2026-12-01T19:30:23.760Z", map[string]any{
+		"session_id": fork, "cwd": "/home/dev/src/demo", "hook_event_name": "SessionStart", "model": "gpt-5.5",
+		"permission_mode": "default", "source": "fork",
+		"transcript_path": "/home/dev/.codex/sessions/2026/12/01/rollout-2026-12-01T19-30-23-" + fork + ".jsonl",
+	})
+	start.ForkOf = parent
+	withStart := append([]event.Envelope{start}, imported...)
+	f("rollouts and the fork's SessionStart", withStart, 1)
+
+	// A later session of the same directory that no hook saw began in
+	// no other's process: the rollout's SessionStart, followed by the
+	// hook's, is no orphan a session could be forked from.
+	later := append(withStart, rolloutAt(t, "testdata/codex-subagent/rollout-2026-12-02T01-02-55-01a23446-a8b8-7f03-83b6-760203bd13dd.jsonl")...)
+	if s := Build(later).Session("01a23446-a8b8-7f03-83b6-760203bd13dd"); s == nil || s.ParentSessionID != "" || s.Lineage != "" {
+		t.Errorf("a later session: %+v", s)
+	}
+	checkOrders(t, later)
 }

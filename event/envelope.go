@@ -33,7 +33,10 @@ type Envelope struct {
 	Subagent *SubagentMeta `json:"subagent,omitempty"`
 	// ForkOf is, on a SessionStart with source "fork" or a SessionEnd, the
 	// session the hook found the transcript copied from (clients from
-	// 2.1.332 name a fork's parent in no event); "" when not found. Like
+	// 2.1.332 name a fork's parent in no event), or a Codex fork's rollout
+	// names in its first record (codex.ForkParent for the hook, the
+	// rollout's reader for the SessionStart it reads there); "" when not
+	// found. Like
 	// Subagent, it is read from the agent's files, which the collector may
 	// not see. Lineage reads it only for sessions that began with
 	// SessionStart(fork).

@@ -316,7 +316,7 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 				usage++
 			case p != nil && p.Tool() != nil:
 				calls++
-			default: // a prompt, a run's end
+			default: // a prompt, a run's end, a fork's start
 				session++
 			}
 		}

@@ -35,7 +35,9 @@
 // A user's prompt (item_completed of a UserMessage) is a UserPromptSubmit
 // with the turn's model; the end of a `codex exec` turn (task_complete or
 // turn_aborted of a thread whose source is exec: the process exits with
-// it) is a SessionEnd, as exec's hook reports it.
+// it) is a SessionEnd, as exec's hook reports it; a fork's session_meta
+// (forked_from_id) is its SessionStart with source fork, naming the
+// session it was forked from in Envelope.ForkOf, as the fork's hook does.
 //
 // It is not linked into the hook.
 package rollout
@@ -266,6 +268,7 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 			r.sum.ForkedFrom = meta.ForkedFrom
 			r.sum.Started = rec.Timestamp
 			r.exec = r.sum.Source == "exec"
+			return r.forkStart(rec)
 		}
 	case r.session == "":
 	case rec.Type == "turn_context":
@@ -334,6 +337,24 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 		return r.turnEnded(rec, it.TurnID, "")
 	}
 	return nil
+}
+
+// forkStart returns, for a fork's own thread (its session_meta names the
+// session it was forked from: thread/fork, codex fork), the SessionStart
+// its hook sends (source fork), with that session as the hook reads it
+// from the same record (Envelope.ForkOf, codex.ForkParent): what links a
+// fork no hook saw to its parent, as its hook's links it. Nothing for
+// another thread, nor for a subagent's, which no SessionStart reports.
+func (r *Reader) forkStart(rec codex.Record) []event.Envelope {
+	from := r.sum.ForkedFrom
+	if from == "" || from == r.thread || r.thread != r.session {
+		return nil
+	}
+	p := r.common("")
+	p["source"] = "fork"
+	env := r.envelope(p, event.SessionStart, "fork", rec.Timestamp, nil)
+	env.ForkOf = from
+	return []event.Envelope{env}
 }
 
 // patchTool is the tool that edits files; itemCompleted the status of an

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/event"
 )
 
@@ -17,6 +18,11 @@ import (
 // out, paths rewritten): `echo hello > hi.txt && ls` (call_000004),
 // apply_patch (call_000007), `echo bad; exit 3` (call_000010).
 const file = "../testdata/rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl"
+
+// subagentRollout is a subagent's rollout (real, Codex 0.169, spawned by
+// spawn_agent): this package's alone, as the sessions of the shared
+// fixtures are whole sessions, for the commands' tests.
+var subagentRollout = filepath.Join("testdata", "rollout-2026-12-01T03-54-03-01a22fbc-f7e2-7d32-aa89-c0fb650dcf4f.jsonl")
 
 func TestRead(t *testing.T) {
 	envs, err := Read(file, "h", "u")
@@ -496,10 +502,8 @@ func FuzzRecord(f *testing.F) {
 // of the user's. The subagent's rollout is a real one of Codex 0.169,
 // spawned by spawn_agent.
 func TestReadUsagePrompt(t *testing.T) {
-	// The subagent's rollout is this package's alone: the sessions of
-	// the shared fixtures are whole sessions, for the commands' tests.
 	for name, sub := range map[string]bool{
-		filepath.Join("testdata", "rollout-2026-12-01T03-54-03-01a22fbc-f7e2-7d32-aa89-c0fb650dcf4f.jsonl"):       true,
+		subagentRollout: true,
 		filepath.Join("..", "testdata", "rollout-2026-11-30T00-30-19-01a229dc-18be-7000-9cea-a05da2ec00c3.jsonl"): false,
 	} {
 		envs, err := Read(name, "h", "u")
@@ -522,6 +526,51 @@ func TestReadUsagePrompt(t *testing.T) {
 		}
 		if n == 0 {
 			t.Errorf("%s: no usage read", name)
+		}
+	}
+}
+
+// TestReadFork: a fork's rollout (real, Codex 0.169's thread/fork) starts
+// with the SessionStart its hook sends (source fork), with the session it
+// was forked from as the hook reads it (Envelope.ForkOf, from the same
+// session_meta record); a thread that is no fork, and a subagent's, start
+// with none.
+func TestReadFork(t *testing.T) {
+	const fork, parent = "01a23316-3758-7a81-a9c2-a6bb4415263b", "01a23316-345b-74a0-a31e-017bc0d13103"
+	envs, err := Read("../testdata/rollout-2026-12-01T19-30-23-"+fork+".jsonl", "h", "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []event.Envelope
+	for _, e := range envs {
+		if p, _ := event.Decode(e.Payload); p.Name() == event.SessionStart {
+			starts = append(starts, e)
+		}
+	}
+	if len(starts) != 1 || starts[0].ID != envs[0].ID {
+		t.Fatalf("%d SessionStart, want the first of %d envelopes", len(starts), len(envs))
+	}
+	e := starts[0]
+	p, _ := event.Decode(e.Payload)
+	ss, _ := p.Event.(*event.SessionStartInput)
+	if ss == nil || ss.Source != "fork" || p.SessionID != fork || p.AgentID != "" || p.CWD != "/home/dev/src/demo" || e.ForkOf != parent ||
+		e.Kind != event.KindRollout || e.Host != "h" || e.ReceivedAt.Format(time.RFC3339Nano) != "2026-12-01T19:30:23.73Z" {
+		t.Errorf("fork's start %+v payload %s", e, e.Payload)
+	}
+	// The hook's path reads the same record for the same parent.
+	if got := codex.ForkParent("../testdata/rollout-2026-12-01T19-30-23-"+fork+".jsonl", fork); got != e.ForkOf {
+		t.Errorf("codex.ForkParent %q, the rollout's %q", got, e.ForkOf)
+	}
+
+	for _, name := range []string{file, subagentRollout} {
+		envs, err := Read(name, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range envs {
+			if p, _ := event.Decode(e.Payload); p.Name() == event.SessionStart || e.ForkOf != "" {
+				t.Errorf("%s: %s fork of %q", name, p.Name(), e.ForkOf)
+			}
 		}
 	}
 }
