@@ -255,12 +255,13 @@ type Session struct {
 	// transcript's usage is imported.
 	Usage *Usage      `json:"usage,omitempty"`
 	Turns []TurnUsage `json:"turns,omitempty"`
-	// SharedPrompts are the main agent's prompts (by prompt id) that more
-	// than one source reported — a hook and a transcript or rollout —,
-	// with what reported each, in the order they were first reported
-	// twice: a prompt counts once (Counts.Prompts), and Sources.Copy
-	// tells the events that copy the hook's. Prompts one source alone
-	// reported are left out.
+	// SharedPrompts are the prompts that more than one source reported —
+	// a hook and a transcript or rollout —: the main agent's (by prompt
+	// id) and the subagents' (by agent and turn: a Codex subagent's, its
+	// parent's message), with what reported each, in the order they were
+	// first reported twice: a prompt counts once (Counts.Prompts counts
+	// the main agent's), and Sources.Copy tells the events that copy the
+	// hook's. Prompts one source alone reported are left out.
 	SharedPrompts []PromptSources `json:"shared_prompts,omitempty"`
 	// MatchedCalls are the calls whose hook events carried no tool_use_id
 	// and which a client's file (a Codex rollout) reported with its id,

@@ -258,8 +258,9 @@ type sessionBuilder struct {
 	turns     map[string]*turnTally
 	// prompts are the main agent's prompt ids seen so far (newPrompt).
 	prompts map[string]bool
-	// promptSrc are what reported each of them so far (promptFrom).
-	promptSrc map[string]Sources
+	// promptSrc are what reported each prompt so far, the main agent's
+	// and the subagents' (promptFrom).
+	promptSrc map[promptKey]Sources
 	// matchedAt is the index in Session.MatchedCalls of each call
 	// matched by content (matched); nil before the first.
 	matchedAt map[*callState]int
@@ -618,12 +619,12 @@ func (b *sessionBuilder) place(r *record) (ag *agentState, main bool) {
 
 // prompt takes a prompt: the user's to the main agent counts once per
 // prompt id and may title the session; a <task-notification> the client
-// submits is no prompt of the user's.
+// submits is no prompt of the user's; a subagent's (its parent's, to a
+// Codex subagent) counts in no total. Each is paired, by what names it,
+// with its other reports (promptFrom).
 func (b *sessionBuilder) prompt(r *record, e *event.UserPromptSubmitInput, main bool) {
 	s := b.s
-	if main {
-		b.promptFrom(r)
-	}
+	b.promptFrom(r)
 	if n, ok := parseTaskNotification(e.Prompt); ok {
 		b.notify(r, n)
 		if main && b.newPrompt(r.p.PromptID) {

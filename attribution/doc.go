@@ -83,9 +83,11 @@
 // prompt id, so that a session counts the same whether its transcripts are
 // read before, after or while its hooks report, or never. A Codex
 // rollout's records (its prompts, with the turn's model) are read the same
-// way. A session known only from its files (no hook reported it) therefore
-// has no run: its model is the one its latest prompt names (Codex's), a
-// hook's winning; transcripts record no end, so its status stays running,
+// way; a subagent's prompt, which has no prompt id (event.PromptOf), pairs
+// with the hook's UserPromptSubmit of the same agent and turn. A session
+// known only from its files (no hook reported it) therefore has no run:
+// its model is the one its latest prompt names (Codex's), a hook's
+// winning; transcripts record no end, so its status stays running,
 // and its LastEventAt (the time of its latest record) says how long ago it
 // moved — but a Codex rollout records the end of a `codex exec` run
 // (SessionEnd), after which it is ended until its next prompt.

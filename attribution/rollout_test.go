@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -400,4 +401,72 @@ func TestRolloutOnlyFork(t *testing.T) {
 		t.Errorf("a later session: %+v", s)
 	}
 	checkOrders(t, later)
+}
+
+// codexSubagentRun is one real `codex exec` run of Codex 0.169 that
+// spawned a subagent (spawn_agent, wait_agent), captured twice: its hooks'
+// payloads (testdata/codex-subagent/hooks.jsonl, with the times the hooks
+// ran) and its two rollouts, the session's and the subagent's.
+func codexSubagentRun(t *testing.T) (hooks, imported []event.Envelope) {
+	t.Helper()
+	f, err := os.Open("testdata/codex-subagent/hooks.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var line struct {
+			T       float64         `json:"t"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatal(err)
+		}
+		sec, frac := math.Modf(line.T)
+		hooks = append(hooks, event.Envelope{ID: envID(len(hooks)), Runtime: event.RuntimeCodex, Kind: event.KindHook,
+			ReceivedAt: time.Unix(int64(sec), int64(frac*1e9)).UTC(), Payload: line.Payload})
+	}
+	for _, name := range []string{"2026-12-02T01-02-55-01a23446-a8b8-7f03-83b6-760203bd13dd", "2026-12-02T01-02-56-01a23446-ad70-7ca2-bafc-64796f33e252"} {
+		imported = append(imported, rolloutAt(t, "testdata/codex-subagent/rollout-"+name+".jsonl")...)
+	}
+	return hooks, imported
+}
+
+// TestRolloutSubagentPrompt: a Codex subagent's prompt (its parent's
+// spawn message), which its hook (UserPromptSubmit in the subagent) and
+// its rollout both report, is one prompt reported by both, as the main
+// agent's prompt and every call are: the subagent's turn names it, there
+// being no prompt id. Reported by one alone, it is shared by none.
+func TestRolloutSubagentPrompt(t *testing.T) {
+	const session, sub, subTurn, mainTurn = "01a23446-a8b8-7f03-83b6-760203bd13dd", "01a23446-ad70-7ca2-bafc-64796f33e252",
+		"01a23446-ad80-7481-86ea-9ee12f9c119d", "01a23446-a939-7bf0-a548-94646b3449fe"
+	hooks, imported := codexSubagentRun(t)
+	both := append(append([]event.Envelope(nil), hooks...), imported...)
+	s := only(t, Build(both))
+	want := []PromptSources{
+		{PromptID: mainTurn, Sources: SourceHook | SourceRollout},
+		{AgentID: sub, TurnID: subTurn, Sources: SourceHook | SourceRollout},
+	}
+	if !reflect.DeepEqual(s.SharedPrompts, want) {
+		t.Errorf("shared prompts %+v, want %+v", s.SharedPrompts, want)
+	}
+	if got := s.PromptSourcesOf(sub, "", subTurn); got != SourceHook|SourceRollout {
+		t.Errorf("the subagent's prompt reported by %v", got.Names())
+	}
+	if got := s.PromptSourcesOf("", mainTurn, mainTurn); got != SourceHook|SourceRollout {
+		t.Errorf("the main agent's prompt reported by %v", got.Names())
+	}
+	// Counted once, as before: a subagent's prompt is no prompt of the
+	// user's.
+	if s.Counts.Prompts != 1 || s.Counts.Agents != 2 || s.Counts.ToolCalls != 3 {
+		t.Errorf("counts %+v", s.Counts)
+	}
+	for name, envs := range map[string][]event.Envelope{"hooks": hooks, "rollouts": imported} {
+		if s := only(t, Build(envs)); len(s.SharedPrompts) != 0 || s.PromptSourcesOf(sub, "", subTurn) != 0 {
+			t.Errorf("%s alone: shared prompts %+v", name, s.SharedPrompts)
+		}
+	}
+	checkOrders(t, both)
 }

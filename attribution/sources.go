@@ -112,7 +112,7 @@ const (
 	// ToldAgentStart and ToldAgentStop: a subagent's start, its stop.
 	ToldAgentStart
 	ToldAgentStop
-	// ToldPrompt: a prompt (its Sources are kept for the main agent's).
+	// ToldPrompt: a prompt (Session.PromptSourcesOf).
 	ToldPrompt
 	// ToldSessionEnd: the session's end (Session.EndSources).
 	ToldSessionEnd
@@ -169,53 +169,94 @@ func (a *Agent) SourcesOf(name string) Sources {
 	return 0
 }
 
-// PromptSources is what reported one prompt of the main agent
-// (Session.SharedPrompts).
+// PromptSources is what reported one prompt (Session.SharedPrompts):
+// the main agent's, named by its prompt id, or a subagent's, named by
+// its agent and turn. A Codex subagent's turn is prompted by its parent
+// (the spawn message, a later send_input) and has no prompt id
+// (event.PromptOf); its hook's UserPromptSubmit and its rollout's record
+// of the prompt both name the turn.
 type PromptSources struct {
-	PromptID string  `json:"prompt_id"`
-	Sources  Sources `json:"sources"`
+	// PromptID names a prompt of the main agent; "" for a subagent's.
+	PromptID string `json:"prompt_id"`
+	// AgentID and TurnID name a subagent's prompt; "" for the main
+	// agent's.
+	AgentID string  `json:"agent_id,omitempty"`
+	TurnID  string  `json:"turn_id,omitempty"`
+	Sources Sources `json:"sources"`
 }
 
-// PromptSourcesOf returns what reported the main agent's prompt of this
-// id, as far as SharedPrompts tell: 0 for a prompt one source alone
-// reported, whose event is no copy and has none.
-func (s *Session) PromptSourcesOf(promptID string) Sources {
+// PromptSourcesOf returns what reported the prompt a UserPromptSubmit of
+// agent agentID with these prompt and turn ids tells of (the main agent's
+// by its prompt id, a subagent's by its turn), as far as SharedPrompts
+// tell: 0 for a prompt one source alone reported, whose event is no copy
+// and has none.
+func (s *Session) PromptSourcesOf(agentID, promptID, turnID string) Sources {
+	k, ok := promptKeyOf(agentID, promptID, turnID)
+	if !ok {
+		return 0
+	}
 	for _, p := range s.SharedPrompts {
-		if p.PromptID == promptID {
+		if p.key() == k {
 			return p.Sources
 		}
 	}
 	return 0
 }
 
-// promptFrom notes that r reported the main agent's prompt of its prompt
-// id (a prompt without one pairs with none): once a second source
-// reported it, it is among the session's SharedPrompts.
+// promptKey names one prompt: the main agent's by its prompt id (agent
+// ""), a subagent's by its agent and turn (PromptSources).
+type promptKey struct{ agent, id string }
+
+// promptKeyOf returns the key of the prompt a UserPromptSubmit of agent
+// agentID with these prompt and turn ids tells of; ok is false for one
+// without the id that names it, which pairs with none.
+func promptKeyOf(agentID, promptID, turnID string) (k promptKey, ok bool) {
+	if agentID == "" {
+		return promptKey{id: promptID}, promptID != ""
+	}
+	return promptKey{agentID, turnID}, turnID != ""
+}
+
+// key returns the key of the prompt p names.
+func (p *PromptSources) key() promptKey {
+	if p.AgentID == "" {
+		return promptKey{id: p.PromptID}
+	}
+	return promptKey{p.AgentID, p.TurnID}
+}
+
+// promptFrom notes that r, a UserPromptSubmit, reported its prompt (a
+// prompt without the id that names it pairs with none): once a second
+// source reported it, it is among the session's SharedPrompts.
 func (b *sessionBuilder) promptFrom(r *record) {
-	id := r.p.PromptID
-	if id == "" {
+	k, ok := promptKeyOf(r.p.AgentID, r.p.PromptID, r.p.TurnID)
+	if !ok {
 		return
 	}
 	if b.promptSrc == nil {
-		b.promptSrc = map[string]Sources{}
+		b.promptSrc = map[promptKey]Sources{}
 	}
-	was := b.promptSrc[id]
+	was := b.promptSrc[k]
 	is := was | SourceOf(r.common.Kind)
 	if is == was {
 		return
 	}
-	b.promptSrc[id] = is
+	b.promptSrc[k] = is
 	if was == 0 {
 		return
 	}
 	s := b.s
 	for i := range s.SharedPrompts {
-		if s.SharedPrompts[i].PromptID == id {
+		if s.SharedPrompts[i].key() == k {
 			s.SharedPrompts[i].Sources = is
 			return
 		}
 	}
-	s.SharedPrompts = append(s.SharedPrompts, PromptSources{PromptID: id, Sources: is})
+	ps := PromptSources{PromptID: k.id, Sources: is}
+	if k.agent != "" {
+		ps = PromptSources{AgentID: k.agent, TurnID: k.id, Sources: is}
+	}
+	s.SharedPrompts = append(s.SharedPrompts, ps)
 }
 
 // MatchedCall is a call whose hook events carried no tool_use_id, matched

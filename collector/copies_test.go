@@ -315,3 +315,59 @@ func idlessCodexRun(t *testing.T, shift time.Duration) (hooks, imported []event.
 	}
 	return hooks, imported
 }
+
+// TestEventCopiesCodexSubagent: a real Codex run that spawned a subagent,
+// reported by its hooks and read from its two rollouts: every rollout
+// record of what a hook reported too is a copy — the subagent's prompt
+// (its parent's message, which has no prompt id: its turn names it) as
+// the main agent's prompt and each call — and with copies=exclude each
+// prompt is listed once. The session's stream marks the copies too.
+func TestEventCopiesCodexSubagent(t *testing.T) {
+	const session, sub = "01a23446-a8b8-7f03-83b6-760203bd13dd", "01a23446-ad70-7ca2-bafc-64796f33e252"
+	raw, err := os.ReadFile("../attribution/testdata/codex-subagent/hooks.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hooks, imported []event.Envelope
+	for i, l := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+		var line struct {
+			T       float64         `json:"t"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal(l, &line); err != nil {
+			t.Fatal(err)
+		}
+		sec, frac := math.Modf(line.T)
+		hooks = append(hooks, event.Envelope{ID: fmt.Sprintf("0190f000-0000-7000-8000-%012d", i), Runtime: event.RuntimeCodex,
+			Kind: event.KindHook, ReceivedAt: time.Unix(int64(sec), int64(frac*1e9)).UTC(), Payload: line.Payload})
+	}
+	for _, name := range []string{"2026-12-02T01-02-55-" + session, "2026-12-02T01-02-56-" + sub} {
+		envs, err := rollout.Read("../attribution/testdata/codex-subagent/rollout-"+name+".jsonl", "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		imported = append(imported, envs...)
+	}
+	s, all := hooksThenFiles(t, session, hooks, imported)
+	prompts := map[string]int{} // listed once (copies=exclude), by agent
+	for _, e := range all {
+		if e.Event != event.UserPromptSubmit {
+			continue
+		}
+		switch {
+		case e.Kind == event.KindRollout && !e.Copy:
+			t.Errorf("the rollout's prompt of agent %q not marked a copy", e.AgentID)
+		case e.Kind == event.KindHook && !slices.Equal(e.AlsoReadFrom, []string{event.KindRollout}):
+			t.Errorf("the hook's prompt of agent %q also read from %v", e.AgentID, e.AlsoReadFrom)
+		}
+	}
+	for _, e := range s.listEvents(t, session, "limit=1000&copies=exclude") {
+		if e.Event == event.UserPromptSubmit {
+			prompts[e.AgentID]++
+		}
+	}
+	if prompts[""] != 1 || prompts[sub] != 1 || len(prompts) != 2 {
+		t.Errorf("copies=exclude lists prompts %v, want one of each agent", prompts)
+	}
+	streamsCopiesOf(t, s, session, all)
+}

@@ -56,6 +56,9 @@ type EventView struct {
 	// shows the hook's event updates. Not in the list, whose hook's
 	// events carry their AlsoReadFrom.
 	CopyOf []CopiedEvent `json:"copy_of,omitempty"`
+	// turnID is, on a subagent's UserPromptSubmit, its turn, which names
+	// its prompt (no prompt id does: attribution.PromptSources).
+	turnID string
 }
 
 // CopiedEvent is a hook's event a streamed copy copies (EventView.CopyOf).
@@ -72,9 +75,9 @@ type storedEvent = store.Event
 func (v EventView) Stored() store.Event { return v.storedEvent }
 
 // eventView returns e as the API serves it. Only a UserPromptSubmit's
-// payload is read, for its prompt: as admission decoded it when the event
-// was just committed (the stream), else decoded from the stored envelope.
-// One that cannot be decoded is served unmarked.
+// payload is read, for its prompt and a subagent's turn: as admission
+// decoded it when the event was just committed (the stream), else decoded
+// from the stored envelope. One that cannot be decoded is served unmarked.
 func eventView(e store.Event) EventView {
 	v := EventView{storedEvent: e}
 	if e.Event != event.UserPromptSubmit {
@@ -92,6 +95,9 @@ func eventView(e store.Event) EventView {
 	}
 	if in, ok := p.Event.(*event.UserPromptSubmitInput); ok {
 		v.TaskNotification = attribution.IsTaskNotification(in.Prompt)
+	}
+	if e.AgentID != "" {
+		v.turnID = p.TurnID
 	}
 	return v
 }
@@ -303,7 +309,7 @@ const maxCopyPages = 8
 
 // markSources marks each of views with what the stored model of session
 // id says of who reported its happening — its calls, its agents, its
-// main agent's prompts (Session.SharedPrompts), its end
+// prompts (Session.SharedPrompts), its end
 // (Session.EndSources) —: Copy on a client's
 // file's record of what a hook delivered too, AlsoReadFrom on the hook's
 // event (attribution.Sources). A tool event's call is its tool_use_id's,
@@ -325,12 +331,14 @@ func (s *Server) markSources(ctx context.Context, id string, views []EventView, 
 }
 
 // happening is what an event tells of that the model keeps the Sources
-// of: a call's start or end, an agent's start or stop, a prompt of the
-// main agent, the session's end. The zero value is none.
+// of: a call's start or end, an agent's start or stop, a prompt (the main
+// agent's by its prompt id; a subagent's by its agent and turn), the
+// session's end. The zero value is none.
 type happening struct {
-	of  byte // 'c' a call, 'a' an agent, 'p' a prompt, 'e' the session's end
-	id  string
-	end bool
+	of    byte // 'c' a call, 'a' an agent, 'p' a prompt, 'e' the session's end
+	id    string
+	agent string // a subagent's prompt's agent; its id is the turn's
+	end   bool
 }
 
 // isCallEvent reports whether an event of this name tells of a call's
@@ -352,6 +360,9 @@ func happeningOf(v *EventView) happening {
 		if v.AgentID == "" && v.PromptID != "" {
 			return happening{of: 'p', id: v.PromptID}
 		}
+		if v.AgentID != "" && v.turnID != "" {
+			return happening{of: 'p', id: v.turnID, agent: v.AgentID}
+		}
 	case t == attribution.ToldSessionEnd:
 		if v.AgentID == "" {
 			return happening{of: 'e'}
@@ -361,15 +372,17 @@ func happeningOf(v *EventView) happening {
 }
 
 // happeningIDs are the ids of the calls, agents and prompts events tell
-// of (happeningOf), each once, and whether they tell of the session's end.
+// of (happeningOf), each once, and whether they tell of the session's end:
+// prompts are the main agent's, subPrompts the subagents'.
 type happeningIDs struct {
 	calls, agents, prompts []string
+	subPrompts             []happening
 	end                    bool
 }
 
 // empty reports whether ids hold none.
 func (ids happeningIDs) empty() bool {
-	return len(ids.calls) == 0 && len(ids.agents) == 0 && len(ids.prompts) == 0 && !ids.end
+	return len(ids.calls) == 0 && len(ids.agents) == 0 && len(ids.prompts) == 0 && len(ids.subPrompts) == 0 && !ids.end
 }
 
 // without returns the ids of ids that none of events tells of; idless
@@ -378,9 +391,14 @@ func (ids happeningIDs) empty() bool {
 func (ids happeningIDs) without(events []store.Event, idless map[string]string) happeningIDs {
 	told := map[happening]bool{}
 	for _, e := range events {
-		// What an event tells of is in its columns: its view, which
-		// decodes a prompt's envelope, is not needed.
-		h := copiedHappening(&EventView{storedEvent: e}, idless)
+		// What an event tells of is in its columns, but a subagent's
+		// prompt's turn: only then is its view, which decodes a prompt's
+		// envelope, needed.
+		v := EventView{storedEvent: e}
+		if e.AgentID != "" && e.Event == event.UserPromptSubmit {
+			v = eventView(e)
+		}
+		h := copiedHappening(&v, idless)
 		h.end = false
 		told[h] = true
 	}
@@ -395,6 +413,11 @@ func (ids happeningIDs) without(events []store.Event, idless map[string]string) 
 		return kept
 	}
 	out.calls, out.agents, out.prompts = keep('c', ids.calls), keep('a', ids.agents), keep('p', ids.prompts)
+	for _, h := range ids.subPrompts {
+		if !told[h] {
+			out.subPrompts = append(out.subPrompts, h)
+		}
+	}
 	out.end = ids.end && !told[happening{of: 'e'}]
 	return out
 }
@@ -419,7 +442,11 @@ func idsOf(views []EventView, which func(*EventView) bool) happeningIDs {
 		case 'a':
 			ids.agents = append(ids.agents, h.id)
 		case 'p':
-			ids.prompts = append(ids.prompts, h.id)
+			if h.agent != "" {
+				ids.subPrompts = append(ids.subPrompts, h)
+			} else {
+				ids.prompts = append(ids.prompts, h.id)
+			}
 		case 'e':
 			ids.end = true
 		}
@@ -434,7 +461,7 @@ func (s *Server) eachSources(ctx context.Context, id string, views []EventView, 
 	// Only the calls and agents the views speak of are read: a page costs
 	// its own rows, not the session's.
 	ids := idsOf(views, which)
-	callIDs, agentIDs, needSummary := ids.calls, ids.agents, len(ids.prompts) > 0 || ids.end
+	callIDs, agentIDs, needSummary := ids.calls, ids.agents, len(ids.prompts) > 0 || len(ids.subPrompts) > 0 || ids.end
 	calls := map[string]*attribution.ToolCall{}
 	eachCall := func(ids []string) error {
 		if len(ids) == 0 {
@@ -508,7 +535,7 @@ func (s *Server) eachSources(ctx context.Context, id string, views []EventView, 
 			}
 		case h.of == 'p':
 			if sess != nil {
-				src = sess.PromptSourcesOf(h.id)
+				src = sess.PromptSourcesOf(v.AgentID, v.PromptID, v.turnID)
 			}
 		case h.of == 'e':
 			if sess != nil {

@@ -361,7 +361,8 @@ func copiedHappening(v *EventView, idless map[string]string) happening {
 }
 
 // readEach reads with read the hook's events of the calls, prompts,
-// agents and session end of ids, from cursor on.
+// agents and session end of ids, from cursor on (of a subagent's prompt,
+// every prompt of its agent).
 func readEach(read func(store.EventFilter) error, ids happeningIDs, cursor string) error {
 	mainAgent := ""
 	filters := []store.EventFilter{}
@@ -370,6 +371,17 @@ func readEach(read func(store.EventFilter) error, ids happeningIDs, cursor strin
 	}
 	for ids := range slices.Chunk(ids.prompts, store.MaxFilterIDs) {
 		filters = append(filters, store.EventFilter{PromptIDs: ids, AgentID: &mainAgent, Event: event.UserPromptSubmit})
+	}
+	// A subagent's prompt is named by its turn, which no column holds:
+	// its agent's prompts are read, few (its parent's messages).
+	var subs []string
+	for _, h := range ids.subPrompts {
+		if !slices.Contains(subs, h.agent) {
+			subs = append(subs, h.agent)
+		}
+	}
+	for _, a := range subs {
+		filters = append(filters, store.EventFilter{AgentID: &a, Event: event.UserPromptSubmit})
 	}
 	if ids.end {
 		filters = append(filters, store.EventFilter{AgentID: &mainAgent, Event: event.SessionEnd})
