@@ -94,7 +94,7 @@ const (
 // a virtual session) is not served as it was. Raise it with any change to
 // what Build returns for the same events; TestModelVersion holds it to the
 // golden models of the real captures.
-const ModelVersion = 4
+const ModelVersion = 5
 
 // VirtualPrefix starts the id of a virtual session, which addresses one
 // subagent like a session: VirtualPrefix + session_id + "--" + agent_id
@@ -215,6 +215,12 @@ type Session struct {
 	// ending with its turn, or both — the rollout's end then copies the
 	// hook's (Sources.Copy), and a view shows one.
 	EndSources Sources `json:"end_sources,omitempty"`
+	// ForkSources are what reported the session's start as a fork (its
+	// SessionStart with source fork): its hook, a Codex rollout whose
+	// first record names the session it was forked from, or both — the
+	// rollout's start then copies the hook's (Sources.Copy), and a view
+	// shows one.
+	ForkSources Sources `json:"fork_sources,omitempty"`
 	// Status is SessionRunning, SessionEnded, SessionFailed or
 	// SessionBackground.
 	Status string `json:"status"`

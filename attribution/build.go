@@ -375,6 +375,9 @@ func (b *sessionBuilder) add(r *record) {
 		if b.altTitle == "" {
 			b.altTitle = e.SessionTitle
 		}
+		if e.Source == "fork" {
+			s.ForkSources |= SourceHook
+		}
 		if e.Source != "compact" {
 			b.waitingOn = nil
 		}
@@ -696,6 +699,12 @@ func (b *sessionBuilder) addTranscript(r *record) {
 			// saw has its file's, which a Codex rollout's prompt names.
 			b.fileModel = cmp.Or(p.Model, b.fileModel)
 			b.fileEnd = nil
+		}
+	case *event.SessionStartInput:
+		// A Codex fork's rollout's: its first record names its parent
+		// (lineage reads it); the hook's SessionStart(fork) wins.
+		if main && e.Source == "fork" {
+			b.s.ForkSources |= SourceOf(r.common.Kind)
 		}
 	case *event.SessionEndInput:
 		// A Codex rollout's: `codex exec` ended with its turn. It ends a

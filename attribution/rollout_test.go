@@ -357,15 +357,15 @@ func TestRolloutOnlyFork(t *testing.T) {
 	const parent, fork = "01a23316-345b-74a0-a31e-017bc0d13103", "01a23316-3758-7a81-a9c2-a6bb4415263b"
 	imported := append(rolloutAt(t, "testdata/codex-fork/rollout-2026-12-01T19-30-22-"+parent+".jsonl"),
 		rolloutOf(t, "rollout-2026-12-01T19-30-23-"+fork+".jsonl")...)
-	f := func(name string, envs []event.Envelope, runs int) {
+	f := func(name string, envs []event.Envelope, runs int, from Sources) {
 		t.Helper()
 		r := Build(envs)
 		p, s := r.Session(parent), r.Session(fork)
 		if len(r.Sessions) != 2 || p == nil || s == nil {
 			t.Fatalf("%s: %d sessions", name, len(r.Sessions))
 		}
-		if s.ParentSessionID != parent || s.Lineage != LineageFork || len(s.Runs) != runs || s.Title != "Second thing" {
-			t.Errorf("%s: fork parent %q lineage %q, %d runs, title %q", name, s.ParentSessionID, s.Lineage, len(s.Runs), s.Title)
+		if s.ParentSessionID != parent || s.Lineage != LineageFork || len(s.Runs) != runs || s.Title != "Second thing" || s.ForkSources != from || p.ForkSources != 0 {
+			t.Errorf("%s: fork parent %q lineage %q, %d runs, title %q, fork reported by %v", name, s.ParentSessionID, s.Lineage, len(s.Runs), s.Title, s.ForkSources.Names())
 		}
 		if p.ParentSessionID != "" || len(p.ChildSessionIDs) != 1 || p.ChildSessionIDs[0] != fork || len(p.Runs) != 0 {
 			t.Errorf("%s: parent's parent %q, children %v, %d runs", name, p.ParentSessionID, p.ChildSessionIDs, len(p.Runs))
@@ -380,7 +380,7 @@ func TestRolloutOnlyFork(t *testing.T) {
 		}
 		checkOrders(t, envs)
 	}
-	f("rollouts", imported, 0)
+	f("rollouts", imported, 0, SourceRollout)
 
 	// The fork's SessionStart as its hook sends it (the shape of
 	// Codex 0.169's, the parent read from the fork's rollout).
@@ -391,7 +391,7 @@ func TestRolloutOnlyFork(t *testing.T) {
 	})
 	start.ForkOf = parent
 	withStart := append([]event.Envelope{start}, imported...)
-	f("rollouts and the fork's SessionStart", withStart, 1)
+	f("rollouts and the fork's SessionStart", withStart, 1, SourceHook|SourceRollout)
 
 	// A later session of the same directory that no hook saw began in
 	// no other's process: the rollout's SessionStart, followed by the

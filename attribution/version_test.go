@@ -17,6 +17,9 @@ var modelSums = map[int]string{
 	// The client's permission denials are denied calls: none in the captures.
 	3: "2e996f6b9e5751b1eb982799fce2670bf259fe7e63056dbac91e1906798236a7",
 	4: "aeb5169405d6a5592abab226201012af4cdb0134193057b048888047a205f2f7", // Session.EndSources
+	// Session.ForkSources; a subagent's prompt in SharedPrompts (no
+	// Codex subagent's prompt in the captures).
+	5: "9ca3ace79e4f00b02bcfd2532beac2b7b78c33b1b67fbbbcd5fafb8ba0df61ed",
 }
 
 // modelSum is the sha256 of the models Build derives from each of the real

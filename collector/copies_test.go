@@ -371,3 +371,46 @@ func TestEventCopiesCodexSubagent(t *testing.T) {
 	}
 	streamsCopiesOf(t, s, session, all)
 }
+
+// TestEventCopiesCodexFork: a Codex fork (its real rollout) whose hooks
+// reported its start (SessionStart(fork), in the shape of Codex 0.169's,
+// and later a resume): the rollout's SessionStart, which names the parent
+// as the hook's does, is a copy of the fork's start, the hook's
+// SessionStart(fork) also read from the rollout, the resume neither; the
+// session's stream marks the copy too.
+func TestEventCopiesCodexFork(t *testing.T) {
+	const fork, parent = "01a23316-3758-7a81-a9c2-a6bb4415263b", "01a23316-345b-74a0-a31e-017bc0d13103"
+	path := "/home/dev/.codex/sessions/2026/12/01/rollout-2026-12-01T19-30-23-" + fork + ".jsonl"
+	start := func(n int, at, source string) event.Envelope {
+		p, _ := json.Marshal(map[string]any{"session_id": fork, "transcript_path": path, "cwd": "/home/dev/src/demo",
+			"hook_event_name": "SessionStart", "model": "gpt-5.5", "permission_mode": "default", "source": source})
+		tm, _ := time.Parse(time.RFC3339Nano, at)
+		return event.Envelope{ID: fmt.Sprintf("0190f000-0000-7000-8000-%012d", n), Runtime: event.RuntimeCodex, Kind: event.KindHook, ReceivedAt: tm, Payload: p}
+	}
+	hooks := []event.Envelope{start(1, "2026-12-01T19:30:23.760Z", "fork"), start(2, "2026-12-01T19:40:00Z", "resume")}
+	hooks[0].ForkOf = parent
+	imported, err := rollout.Read("../codex/testdata/rollout-2026-12-01T19-30-23-"+fork+".jsonl", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, all := hooksThenFiles(t, fork, hooks, imported)
+	starts := 0
+	for _, e := range all {
+		if e.Event != event.SessionStart {
+			continue
+		}
+		starts++
+		switch {
+		case e.Kind == event.KindRollout && !e.Copy:
+			t.Errorf("the rollout's SessionStart not marked a copy")
+		case e.ID == hooks[0].ID && !slices.Equal(e.AlsoReadFrom, []string{event.KindRollout}):
+			t.Errorf("the hook's SessionStart(fork) also read from %v", e.AlsoReadFrom)
+		case e.ID == hooks[1].ID && (e.Copy || e.AlsoReadFrom != nil):
+			t.Errorf("the resume's SessionStart: copy %v, also read from %v", e.Copy, e.AlsoReadFrom)
+		}
+	}
+	if starts != 3 {
+		t.Errorf("%d SessionStart listed, want the hooks' 2 and the rollout's", starts)
+	}
+	streamsCopiesOf(t, s, fork, all)
+}

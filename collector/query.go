@@ -41,7 +41,7 @@ type EventView struct {
 	// Copy marks an event read from a client's file (kind transcript or
 	// rollout) that tells of a happening a hook delivered too — a call's
 	// start or end, a subagent's start or stop, a prompt, the session's
-	// end —, which the model counts as the hook's event
+	// end, its start as a fork —, which the model counts as the hook's event
 	// (attribution.Sources.Copy). The stream of one session marks it too.
 	Copy bool `json:"copy,omitempty"`
 	// AlsoReadFrom names, on a hook's event, the files that recorded its
@@ -59,6 +59,9 @@ type EventView struct {
 	// turnID is, on a subagent's UserPromptSubmit, its turn, which names
 	// its prompt (no prompt id does: attribution.PromptSources).
 	turnID string
+	// fork marks a SessionStart with source fork, the start of a fork
+	// (attribution.Session.ForkSources).
+	fork bool
 }
 
 // CopiedEvent is a hook's event a streamed copy copies (EventView.CopyOf).
@@ -74,13 +77,14 @@ type storedEvent = store.Event
 // Stored returns the event as the store holds it.
 func (v EventView) Stored() store.Event { return v.storedEvent }
 
-// eventView returns e as the API serves it. Only a UserPromptSubmit's
-// payload is read, for its prompt and a subagent's turn: as admission
-// decoded it when the event was just committed (the stream), else decoded
-// from the stored envelope. One that cannot be decoded is served unmarked.
+// eventView returns e as the API serves it. Only the payload of a
+// UserPromptSubmit (for its prompt and a subagent's turn) or a
+// SessionStart (for its source) is read: as admission decoded it when the
+// event was just committed (the stream), else decoded from the stored
+// envelope. One that cannot be decoded is served unmarked.
 func eventView(e store.Event) EventView {
 	v := EventView{storedEvent: e}
-	if e.Event != event.UserPromptSubmit {
+	if e.Event != event.UserPromptSubmit && e.Event != event.SessionStart {
 		return v
 	}
 	p := e.Payload
@@ -98,6 +102,9 @@ func eventView(e store.Event) EventView {
 	}
 	if e.AgentID != "" {
 		v.turnID = p.TurnID
+	}
+	if in, ok := p.Event.(*event.SessionStartInput); ok {
+		v.fork = in.Source == "fork"
 	}
 	return v
 }
@@ -310,7 +317,8 @@ const maxCopyPages = 8
 // markSources marks each of views with what the stored model of session
 // id says of who reported its happening — its calls, its agents, its
 // prompts (Session.SharedPrompts), its end
-// (Session.EndSources) —: Copy on a client's
+// (Session.EndSources), its start as a fork (Session.ForkSources) —:
+// Copy on a client's
 // file's record of what a hook delivered too, AlsoReadFrom on the hook's
 // event (attribution.Sources). A tool event's call is its tool_use_id's,
 // or, for the events of a call the model matched by content (hook events
@@ -333,9 +341,9 @@ func (s *Server) markSources(ctx context.Context, id string, views []EventView, 
 // happening is what an event tells of that the model keeps the Sources
 // of: a call's start or end, an agent's start or stop, a prompt (the main
 // agent's by its prompt id; a subagent's by its agent and turn), the
-// session's end. The zero value is none.
+// session's end, its start as a fork. The zero value is none.
 type happening struct {
-	of    byte // 'c' a call, 'a' an agent, 'p' a prompt, 'e' the session's end
+	of    byte // 'c' a call, 'a' an agent, 'p' a prompt, 'e' the session's end, 'f' its start as a fork
 	id    string
 	agent string // a subagent's prompt's agent; its id is the turn's
 	end   bool
@@ -367,22 +375,25 @@ func happeningOf(v *EventView) happening {
 		if v.AgentID == "" {
 			return happening{of: 'e'}
 		}
+	case v.Event == event.SessionStart && v.fork:
+		return happening{of: 'f'}
 	}
 	return happening{}
 }
 
 // happeningIDs are the ids of the calls, agents and prompts events tell
-// of (happeningOf), each once, and whether they tell of the session's end:
-// prompts are the main agent's, subPrompts the subagents'.
+// of (happeningOf), each once, and whether they tell of the session's end
+// and of its start as a fork: prompts are the main agent's, subPrompts
+// the subagents'.
 type happeningIDs struct {
 	calls, agents, prompts []string
 	subPrompts             []happening
-	end                    bool
+	end, fork              bool
 }
 
 // empty reports whether ids hold none.
 func (ids happeningIDs) empty() bool {
-	return len(ids.calls) == 0 && len(ids.agents) == 0 && len(ids.prompts) == 0 && len(ids.subPrompts) == 0 && !ids.end
+	return len(ids.calls) == 0 && len(ids.agents) == 0 && len(ids.prompts) == 0 && len(ids.subPrompts) == 0 && !ids.end && !ids.fork
 }
 
 // without returns the ids of ids that none of events tells of; idless
@@ -392,10 +403,10 @@ func (ids happeningIDs) without(events []store.Event, idless map[string]string) 
 	told := map[happening]bool{}
 	for _, e := range events {
 		// What an event tells of is in its columns, but a subagent's
-		// prompt's turn: only then is its view, which decodes a prompt's
-		// envelope, needed.
+		// prompt's turn and a SessionStart's source: only then is its
+		// view, which decodes their envelope, needed.
 		v := EventView{storedEvent: e}
-		if e.AgentID != "" && e.Event == event.UserPromptSubmit {
+		if e.AgentID != "" && e.Event == event.UserPromptSubmit || e.Event == event.SessionStart {
 			v = eventView(e)
 		}
 		h := copiedHappening(&v, idless)
@@ -419,6 +430,7 @@ func (ids happeningIDs) without(events []store.Event, idless map[string]string) 
 		}
 	}
 	out.end = ids.end && !told[happening{of: 'e'}]
+	out.fork = ids.fork && !told[happening{of: 'f'}]
 	return out
 }
 
@@ -449,6 +461,8 @@ func idsOf(views []EventView, which func(*EventView) bool) happeningIDs {
 			}
 		case 'e':
 			ids.end = true
+		case 'f':
+			ids.fork = true
 		}
 	}
 	return ids
@@ -461,7 +475,7 @@ func (s *Server) eachSources(ctx context.Context, id string, views []EventView, 
 	// Only the calls and agents the views speak of are read: a page costs
 	// its own rows, not the session's.
 	ids := idsOf(views, which)
-	callIDs, agentIDs, needSummary := ids.calls, ids.agents, len(ids.prompts) > 0 || len(ids.subPrompts) > 0 || ids.end
+	callIDs, agentIDs, needSummary := ids.calls, ids.agents, len(ids.prompts) > 0 || len(ids.subPrompts) > 0 || ids.end || ids.fork
 	calls := map[string]*attribution.ToolCall{}
 	eachCall := func(ids []string) error {
 		if len(ids) == 0 {
@@ -540,6 +554,10 @@ func (s *Server) eachSources(ctx context.Context, id string, views []EventView, 
 		case h.of == 'e':
 			if sess != nil {
 				src = sess.EndSources
+			}
+		case h.of == 'f':
+			if sess != nil {
+				src = sess.ForkSources
 			}
 		case h.of == 'a':
 			if a := agents[h.id]; a != nil {

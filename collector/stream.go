@@ -361,8 +361,9 @@ func copiedHappening(v *EventView, idless map[string]string) happening {
 }
 
 // readEach reads with read the hook's events of the calls, prompts,
-// agents and session end of ids, from cursor on (of a subagent's prompt,
-// every prompt of its agent).
+// agents, session end and fork's start of ids, from cursor on (of a
+// subagent's prompt, every prompt of its agent; of the fork's start, every
+// SessionStart).
 func readEach(read func(store.EventFilter) error, ids happeningIDs, cursor string) error {
 	mainAgent := ""
 	filters := []store.EventFilter{}
@@ -385,6 +386,9 @@ func readEach(read func(store.EventFilter) error, ids happeningIDs, cursor strin
 	}
 	if ids.end {
 		filters = append(filters, store.EventFilter{AgentID: &mainAgent, Event: event.SessionEnd})
+	}
+	if ids.fork {
+		filters = append(filters, store.EventFilter{AgentID: &mainAgent, Event: event.SessionStart})
 	}
 	for _, a := range ids.agents {
 		filters = append(filters,
