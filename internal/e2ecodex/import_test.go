@@ -1,8 +1,12 @@
 package e2ecodex
 
 import (
+	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	fo "github.com/hookwatch/hookwatch/internal/fakeopenai"
 )
@@ -59,4 +63,38 @@ func TestImport(t *testing.T) {
 		t.Errorf("unwatched session's calls %v", calls)
 	}
 	checkUnwatched(t, c.session(t, id2), "Unwatched")
+}
+
+// TestImportFork: a thread forked through the app-server while no hook
+// was installed, known from its rollouts alone (import --codex), is linked
+// to the session it was forked from, as its hooks link it
+// (TestAppServerFork): the fork's rollout names its parent.
+func TestImportFork(t *testing.T) {
+	c := startCollector(t)
+	e := New(t, ModelClassic, fo.Script{
+		"First":  {{fo.Exec("echo one")}, {fo.Text("One.")}},
+		"Second": {{fo.Exec("echo two")}, {fo.Text("Two.")}},
+	}, c.vars...)
+	a := e.AppServer()
+	parent := a.StartThread()
+	a.Turn(parent, "First thing")
+	fork := a.Fork(parent)
+	a.Turn(fork, "Second thing")
+	a.Close()
+
+	if out := hookwatch(t, e, "import", "--codex"); !strings.Contains(out, "from 2 rollout files") {
+		t.Fatalf("import: %s", out)
+	}
+	var s apiSession
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if c.get(t, "/v1/sessions/"+url.PathEscape(fork), &s) == http.StatusOK && s.Lineage == "fork" && s.DerivedSeq == s.LastSeq {
+			break
+		}
+	}
+	if s.ParentSessionID != parent || s.Lineage != "fork" || s.Title != "Second thing" || s.Counts["events"] != 0 {
+		t.Errorf("fork %+v, want parent %s", s, parent)
+	}
+	if p := c.session(t, parent); !slices.Equal(p.ChildSessionIDs, []string{fork}) || p.ParentSessionID != "" {
+		t.Errorf("parent %+v, want child %s", p, fork)
+	}
 }
