@@ -375,7 +375,7 @@ func (b *sessionBuilder) add(r *record) {
 		if b.altTitle == "" {
 			b.altTitle = e.SessionTitle
 		}
-		if e.Source == "fork" {
+		if StartsFork(e) {
 			s.ForkSources |= SourceHook
 		}
 		if e.Source != "compact" {
@@ -703,7 +703,7 @@ func (b *sessionBuilder) addTranscript(r *record) {
 	case *event.SessionStartInput:
 		// A Codex fork's rollout's: its first record names its parent
 		// (lineage reads it); the hook's SessionStart(fork) wins.
-		if main && e.Source == "fork" {
+		if main && StartsFork(e) {
 			b.s.ForkSources |= SourceOf(r.common.Kind)
 		}
 	case *event.SessionEndInput:

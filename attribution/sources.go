@@ -140,6 +140,10 @@ func TellsOf(name string) Told {
 	return ToldNothing
 }
 
+// StartsFork reports whether a SessionStart tells of a fork's start, whose
+// Sources the model keeps (Session.ForkSources): its source is fork.
+func StartsFork(e *event.SessionStartInput) bool { return e.Source == "fork" }
+
 // Call reports whether t is a call's start or end.
 func (t Told) Call() bool { return t == ToldCallStart || t == ToldCallEnd }
 

@@ -104,7 +104,7 @@ func eventView(e store.Event) EventView {
 		v.turnID = p.TurnID
 	}
 	if in, ok := p.Event.(*event.SessionStartInput); ok {
-		v.fork = in.Source == "fork"
+		v.fork = attribution.StartsFork(in)
 	}
 	return v
 }
