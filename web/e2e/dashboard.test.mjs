@@ -471,6 +471,61 @@ test('a page hidden for a while lets go of its stream, and catches up when shown
   await page.close();
 });
 
+test('the list lets go of its stream while a session is shown, and resumes it on the way back', async () => {
+  const { page, seen } = await open('/#/');
+  // The stream requests the page sends, with the position each resumes from.
+  const streamReqs = [];
+  const listReads = [];
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    if (u.pathname === '/v1/stream') streamReqs.push({ session: u.searchParams.get('session_id') || '', resume: r.headers()['last-event-id'] || '' });
+    if (u.pathname === '/v1/sessions') listReads.push(r.url());
+  });
+  await page.getByTestId('session-count').filter({ hasText: /^[\d,]+ sessions$/ }).waitFor({ timeout: 15000 });
+  await liveState(page);
+  await page.evaluate(() => { window.__sameDocument = true; });
+  const pageStreams = () => page.evaluate(() => ({ ...(window.__hw?.streams || {}) }));
+  assert.deepEqual(await pageStreams(), { '/v1/stream': 1 }, 'the list holds one stream');
+  const withList = await sseClients();
+  // until waits for the collector to hold want streams open.
+  const until = async (want, what) => {
+    let n;
+    for (let i = 0; (n = await sseClients()) !== want; i++) {
+      assert.ok(i < 100, `${what}: the collector holds ${n} streams, want ${want}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  // Into a session, by its row's link: the session's stream replaces the list's.
+  await page.locator(`[data-session="${REAL}"] a.t1`).click();
+  await loaded(page);
+  await liveState(page);
+  await until(withList, 'a session shown from the list');
+  assert.deepEqual(await pageStreams(), { ['/v1/stream?session_id=' + REAL]: 1 }, 'the page holds the session\'s stream only');
+
+  // A session begins while the list is not shown.
+  const sid = newID('c0ffee06');
+  await post([hookEnv(sid, 0, { hook_event_name: 'SessionStart', source: 'startup', session_title: 'Begun while a session was shown' })]);
+  const reads = listReads.length;
+  const sent = streamReqs.length;
+
+  // Back to the list: its stream opens again from where it stopped, and
+  // brings the session begun meanwhile without reading the list again.
+  await page.goBack();
+  await page.locator(`[data-session="${sid}"]`).waitFor({ timeout: 15000 });
+  assert.match(await page.locator(`[data-session="${sid}"]`).innerText(), /Begun while a session was shown/);
+  await liveState(page);
+  await until(withList, 'back on the list');
+  assert.deepEqual(await pageStreams(), { '/v1/stream': 1 }, 'the page holds the list\'s stream only');
+  const again = streamReqs.slice(sent).filter((r) => !r.session);
+  assert.equal(again.length, 1, 'the list opens one stream: ' + JSON.stringify(again));
+  assert.match(again[0].resume, /^\d+:\d+$/, 'the list\'s stream resumes from where it stopped');
+  assert.equal(listReads.length, reads, 'the list is not read again: ' + listReads.slice(reads).join(' '));
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no reload');
+  clean(seen);
+  await page.close();
+});
+
 test('a link to a session the collector does not know yet shows the session once it begins', async () => {
   const sid = newID('c0ffee03');
   const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));

@@ -123,7 +123,9 @@ export function sessionPath(id, sub = '') {
  * page shows again it connects from where it left off: a browser keeps
  * six connections to a collector over HTTP/1.1, and the tabs left open
  * in the background would otherwise hold them all, the next tab's
- * requests waiting behind them. It returns close().
+ * requests waiting behind them. It returns close(), which ends the stream
+ * and returns the id to resume from ("" when it had none), for a stream
+ * opened again later (lastEventId) to go on where this one stopped.
  */
 export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, onModel = () => {}, onSignals = () => {}, onState = () => {} }) {
   let last = lastEventId != null ? String(lastEventId) : '';
@@ -198,10 +200,15 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
         onEvent: (data, id, type) => { if (id !== null) last = id; dispatch(data, type); },
         onRetry: (ms) => { delay = Math.min(ms, 30000); },
       });
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        parse(value);
+      openStreams(path, 1);
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          parse(value);
+        }
+      } finally {
+        openStreams(path, -1);
       }
     } catch (e) {
       if (closed || paused) return;
@@ -219,7 +226,17 @@ export function stream({ path = '/v1/stream', lastEventId, onEvent = () => {}, o
     clearTimeout(timer);
     clearTimeout(pauseTimer);
     if (ctrl) ctrl.abort();
+    return last;
   };
+}
+
+// openStreams counts the connections the page's streams hold open, by
+// path, in window.__hw.streams: the browser tests read it.
+function openStreams(path, d) {
+  const hw = (window.__hw = window.__hw || {});
+  const open = (hw.streams = hw.streams || {});
+  open[path] = (open[path] || 0) + d;
+  if (!open[path]) delete open[path];
 }
 
 /** PAUSE_HIDDEN is how long a stream keeps its connection while the page is hidden (stream). */

@@ -1,12 +1,25 @@
-// The one connection to /v1/stream that the session list shares, the
-// subscribers it fans model messages out to, and the state the page shows.
+// The one connection to /v1/stream that the session list (and the
+// comparison) shares, the subscribers it fans model messages out to, and
+// the state the page shows. It is open only while a view that shows it
+// holds it (holdLive): a session's page follows its own stream, and the
+// collector would otherwise keep serving the list's to a page that shows
+// none of it.
 import { stream } from './api.js';
 
 const stateListeners = new Set();
 let close = null;
 let state = 'idle';
-// Callers of startLive waiting for the stream to connect.
+// Callers of liveReady waiting for the stream to connect.
 let waiters = [];
+// The views that hold the stream open (holdLive).
+let holders = 0;
+// Where the stream left off when it was last closed ("" before it had a
+// position): it opens again from there, as it reconnects.
+let resumeFrom = '';
+// Connection attempts since the page loaded, over every opening of the
+// stream: any but the first that starts at what is stored (no position to
+// resume from) may have missed what came in between.
+let attempts = 0;
 
 function setState(s) {
   state = s;
@@ -58,26 +71,48 @@ export function subscribeRestart(fn) {
 }
 
 /**
- * startLive opens the stream once, and resolves once it is connected (or
- * after a while if it cannot connect, or at once if the collector wants a
- * token). It starts at what is stored when it connects, events and model
- * changes alike: a caller that waits for the promise before reading its
- * snapshot misses nothing in between.
+ * holdLive keeps the shared stream open until the function it returns is
+ * called (by a view when it goes, say): the stream opens with the first
+ * holder and closes with the last one. Opened again, it resumes from
+ * where it left off (Last-Event-ID), as it does when it reconnects, so its
+ * subscribers receive what changed while it was closed; when it had no
+ * position to resume from, they are told to read again (subscribeRestart).
  */
-export function startLive() {
+export function holdLive() {
+  holders++;
   if (!close) {
-    let attempts = 0;
     close = stream({
+      lastEventId: resumeFrom || undefined,
       onState: (s, { resumed } = {}) => {
         if (s === 'connecting') attempts++;
-        // Connected after a failed attempt, from what is stored now: the
-        // callers read before (or failed to) and missed what came since.
+        // Connected after a failed attempt (or after it was closed), from
+        // what is stored now: the callers read before (or failed to) and
+        // missed what came since.
         if (s === 'live' && attempts > 1 && !resumed) restartSubscribers.forEach((fn) => fn());
         setState(s);
       },
       onModel: (msg) => modelSubscribers.forEach((fn) => fn(msg)),
     });
   }
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    if (--holders > 0 || !close) return;
+    resumeFrom = close() || resumeFrom;
+    close = null;
+    setState('idle');
+  };
+}
+
+/**
+ * liveReady resolves once the stream a view holds (holdLive) is connected
+ * (or after a while if it cannot connect, or at once if the collector
+ * wants a token). The stream starts at what is stored when it connects,
+ * events and model changes alike: a caller that waits for the promise
+ * before reading its snapshot misses nothing in between.
+ */
+export function liveReady() {
   if (state === 'live' || state === 'unauthorized') return Promise.resolve();
   return new Promise((resolve) => {
     waiters.push(resolve);

@@ -5,7 +5,7 @@
 // it; this view only lays it out.
 import { html, useState, useEffect } from '../lib/html.js';
 import { getJSON, sessionPath, withQuery, HTTPError } from '../lib/api.js';
-import { startLive, subscribeModel } from '../lib/live.js';
+import { holdLive, liveReady, subscribeModel } from '../lib/live.js';
 import { ms, fmtDate, fmtNum, shortID, truncate, shapeLabel } from '../lib/format.js';
 import { statusLabel } from './sessions.js';
 
@@ -82,13 +82,15 @@ export function CompareView({ a, b, params }) {
         .catch((e) => { if (!ctl.signal.aborted) setSt({ c: null, error: String(e.detail || e.message || e), status: e instanceof HTTPError ? e.status : 0 }); });
     };
     // The comparison follows the sessions as they change (read again at
-    // most every 2 s), from the stream the session list shares.
+    // most every 2 s), from the stream the session list shares, held
+    // while the comparison shows.
     const off = subscribeModel((msg) => {
       if (!msg || (msg.session_id !== a && msg.session_id !== b) || timer) return;
       timer = setTimeout(() => { timer = 0; if (!ctl.signal.aborted) read(); }, Math.max(0, at + 2000 - Date.now()));
     });
-    startLive().then(() => { if (!ctl.signal.aborted) read(); });
-    return () => { ctl.abort(); off(); clearTimeout(timer); };
+    const release = holdLive();
+    liveReady().then(() => { if (!ctl.signal.aborted) read(); });
+    return () => { ctl.abort(); off(); release(); clearTimeout(timer); };
   }, [a, b, unrelated]);
   const { c } = st;
   if (st.error) return html`<${CompareError} a=${a} b=${b} st=${st} />`;

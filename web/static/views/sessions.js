@@ -2,7 +2,7 @@
 // first, kept live from the event stream, searchable and filterable.
 import { html, useState, useEffect, useMemo, useRef, Select } from '../lib/html.js';
 import { pages } from '../lib/api.js';
-import { subscribeModel, subscribeRestart, startLive } from '../lib/live.js';
+import { subscribeModel, subscribeRestart, holdLive, liveReady } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtAgo, fmtAge, fmtNum, plural, projectOf, projectKey, shortID, truncate } from '../lib/format.js';
 
@@ -128,8 +128,10 @@ export function countOf(s, k) {
   return typeof c === 'number' ? c : typeof s[k] === 'number' ? s[k] : undefined;
 }
 
-// The list outlives the view: going back from a session shows it at once,
-// and it stays live while the user looks at a session.
+// The list outlives the view: going back from a session shows it at once.
+// Its stream is held only while the list shows (a session's page follows
+// its own); opened again, it resumes where it stopped, and the model
+// messages of what changed in between bring the list up to date.
 const store = {
   byID: new Map(),
   list: [],
@@ -177,7 +179,7 @@ async function load() {
   subscribeRestart(reload);
   // The stream first: it starts at what is stored when it connects, and
   // the list read after that misses nothing.
-  await startLive();
+  await liveReady();
   store.reading = true;
   try {
     let first = true;
@@ -235,8 +237,12 @@ function useSessions() {
   useEffect(() => {
     const fn = () => setTick((t) => t + 1);
     store.listeners.add(fn);
+    const release = holdLive();
     load();
-    return () => store.listeners.delete(fn);
+    return () => {
+      store.listeners.delete(fn);
+      release();
+    };
   }, []);
   return store;
 }
