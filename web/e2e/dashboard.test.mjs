@@ -856,6 +856,85 @@ test('the keyboard: events open with Enter, and closing the details gives the fo
   await page.close();
 });
 
+test('the keyboard: the timeline\'s arrows go from call to call, Enter opens the one highlighted', async () => {
+  const want = await expected(REAL);
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL));
+  await loaded(page);
+  const canvas = page.locator('.tl-canvas');
+  const said = page.getByTestId('timeline-said');
+  const highlighted = () => page.evaluate(() => window.__hw.timeline.highlighted());
+  const call = (id) => want.toolCalls.find((c) => c.tool_use_id === id);
+  const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // The Tab key reaches the timeline, after the agent tree (and the
+  // buttons of its lanes).
+  await page.locator('[role=treeitem]').last().focus();
+  for (let i = 0; i < 4 && await page.evaluate(() => document.activeElement.className) !== 'tl-canvas'; i++) await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.className), 'tl-canvas', 'Tab goes from the tree to the timeline');
+  assert.equal(await highlighted(), null);
+  // The first key highlights the first call in view, of the main agent's lane.
+  await page.keyboard.press('ArrowRight');
+  const first = await highlighted();
+  assert.ok(want.calls.get('').has(first), 'a call of the main agent: ' + first);
+  assert.match(await said.innerText(), new RegExp(`^${esc(call(first).tool_name)}, .*main agent.*call 1 of ${want.calls.get('').size} in its lane; Enter opens it$`));
+  // The arrows walk the lane in time, to its every call; End is its last.
+  const seenIDs = [first];
+  for (let i = 1; i < want.calls.get('').size; i++) {
+    await page.keyboard.press('ArrowRight');
+    seenIDs.push(await highlighted());
+  }
+  assert.deepEqual(new Set(seenIDs), want.calls.get(''), 'ArrowRight reaches every call of the lane, once each');
+  const starts = seenIDs.map((id) => Date.parse(call(id).started_at));
+  assert.deepEqual(starts, [...starts].sort((a, b) => a - b), 'in the order they started');
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await highlighted(), seenIDs[seenIDs.length - 1], 'the last call stays highlighted');
+  await page.keyboard.press('Home');
+  assert.equal(await highlighted(), first, 'Home: the lane\'s first call');
+  await page.keyboard.press('End');
+  assert.equal(await highlighted(), seenIDs[seenIDs.length - 1], 'End: the lane\'s last call');
+  // Down to the next lane with calls, a subagent's.
+  await page.keyboard.press('ArrowDown');
+  const sub = await highlighted();
+  assert.ok(call(sub).agent_id, 'ArrowDown goes to a subagent\'s call: ' + sub);
+  assert.match(await said.innerText(), new RegExp(`^${esc(call(sub).tool_name)}, .* agent ${call(sub).agent_id.slice(0, 7)}`));
+  await page.keyboard.press('ArrowUp');
+  assert.equal(call(await highlighted()).agent_id, '', 'ArrowUp goes back to the main agent\'s lane');
+  await page.keyboard.press('ArrowDown');
+  const opened = await highlighted();
+  assert.ok(call(opened).agent_id, 'ArrowDown again: a subagent\'s call, ' + opened);
+  // The highlighted call is drawn in view, its tip shown.
+  const rect = await page.evaluate((id) => window.__hw.timeline.rectOf(id), opened);
+  const box = await canvas.boundingBox();
+  assert.ok(rect && rect.x + rect.w >= box.x && rect.x <= box.x + box.width, 'the call is in view: ' + JSON.stringify({ rect, box }));
+  assert.match(await page.locator('.tip').innerText(), new RegExp(esc(call(opened).tool_name)));
+  // Enter opens it; Escape closes it, the focus back on the timeline.
+  await page.keyboard.press('Enter');
+  const insp = page.getByTestId('inspector');
+  await insp.waitFor();
+  assert.ok((await insp.innerText()).includes(opened), 'the details of the call highlighted');
+  await page.waitForURL(new RegExp('call=' + encodeURIComponent(opened)));
+  await insp.getByRole('button', { name: 'Close details' }).focus();
+  await page.keyboard.press('Escape');
+  await insp.waitFor({ state: 'detached' });
+  assert.equal(await page.evaluate(() => document.activeElement.className), 'tl-canvas', 'focus back on the timeline');
+  assert.equal(await highlighted(), opened, 'the call opened stays highlighted');
+  await page.keyboard.press('ArrowUp');
+  assert.equal(call(await highlighted()).agent_id, '', 'the keys go on from the call opened');
+  // A filter narrows the calls the keys reach to those it shows: the
+  // highlighted call, hidden, gives way to the first shown.
+  const failed = want.toolCalls.filter((c) => c.agent_id === '' && c.status === 'error').map((c) => c.tool_use_id);
+  assert.ok(failed.length > 0, 'the capture has a failed call of the main agent');
+  await page.getByLabel('Status', { exact: true }).selectOption('error');
+  await canvas.focus();
+  const reached = new Set();
+  for (let i = 0; i <= failed.length; i++) {
+    await page.keyboard.press(i ? 'ArrowRight' : 'Home');
+    reached.add(await highlighted());
+  }
+  assert.deepEqual(reached, new Set(failed), 'only the failed calls');
+  clean(seen);
+  await page.close();
+});
+
 /** openLinked opens a session by a link that selects one of its calls; it returns the inspector too. */
 async function openLinked(session, call) {
   const { page, seen } = await open('/#/s/' + encodeURIComponent(session) + '?call=' + encodeURIComponent(call));

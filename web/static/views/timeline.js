@@ -54,6 +54,7 @@ function readTheme() {
     text: cssVar('--text', '#111827'),
     muted: cssVar('--muted', '#6b7280'),
     sel: cssVar('--sel', '#111827'),
+    focus: cssVar('--accent', '#2563eb'),
     prompt: '#2563eb',
     compact: '#9333ea',
     background: 'rgba(124,58,237,0.22)',
@@ -97,6 +98,38 @@ function firstFrom(calls, t0) {
   return lo;
 }
 
+// nextShown returns the index of the first call of calls, from i on going
+// dir (1 or -1), i included, that is drawn (a time) and that the filters
+// keep; -1 when none.
+function nextShown(calls, i, dir, f) {
+  for (; i >= 0 && i < calls.length; i += dir) {
+    const c = calls[i];
+    if (Number.isFinite(c.start) && callMatches(c, f)) return i;
+  }
+  return -1;
+}
+
+// nearestShown returns the index of the call of calls (sorted by start)
+// that nextShown would find whose start is nearest t; -1 when none.
+function nearestShown(calls, t, f) {
+  const i = firstFrom(calls, t);
+  const a = nextShown(calls, i, 1, f), b = nextShown(calls, i - 1, -1, f);
+  if (a < 0 || b < 0) return a < 0 ? b : a;
+  return calls[a].start - t <= t - calls[b].start ? a : b;
+}
+
+// indexOfCall returns the index of c in calls (sorted by start), -1 when
+// absent: a search by its start, not a scan of the lane.
+function indexOfCall(calls, c) {
+  for (let i = firstFrom(calls, c.start); i < calls.length && !(calls[i].start > c.start); i++) if (calls[i] === c) return i;
+  return calls.indexOf(c);
+}
+
+// CALL_KEYS are the keys that move the keyboard's highlight from call to
+// call (Timeline): along a lane, to the lanes above and below, to a lane's
+// ends.
+const CALL_KEYS = new Set(['ArrowRight', 'ArrowLeft', 'ArrowDown', 'ArrowUp', 'Home', 'End']);
+
 const MARKER_GLYPH = { prompt: 'prompt', stop: 'stop', compact: 'compaction', start: 'session start', end: 'session end', notify: 'notification', ask: 'permission asked', stopfail: 'stop failure' };
 
 /**
@@ -114,6 +147,12 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
   const [hover, setHover] = useState(null);
   const [, force] = useState(0);
   const frame = useRef(0);
+  // The call the keyboard highlights (id), drawn with a ring while the
+  // timeline has the focus when the keys put it there (keyed); a click on
+  // a call leaves it there unringed, for the keys to go on from.
+  const kb = useRef({ id: null, keyed: false, focused: false });
+  // What the live region says of the highlighted call.
+  const [said, setSaid] = useState('');
 
   const lay = model.layout();
   const g = laneGeometry(lay.order, filters);
@@ -143,6 +182,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
       canvas.style.height = H + 'px';
     }
     const th = readTheme();
+    const hiID = kb.current.keyed && kb.current.focused ? kb.current.id : null;
     const { t0, t1 } = view.current;
     const scale = W / (t1 - t0);
     const X = (t) => (t - t0) * scale;
@@ -229,7 +269,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
     // Calls.
     ctx.font = '11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
     ctx.textBaseline = 'middle';
-    let selRect = null;
+    let selRect = null, hiRect = null;
     const selID = sel && sel.kind === 'call' ? sel.id : null;
     for (const l of visible) {
       const a = l.a;
@@ -243,14 +283,14 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         // A call stacked over another for want of rows is counted by the
         // lane's +N, and drawn only when it failed or was denied (which must
         // stay in sight) or is selected.
-        if (c.stacked && !c.failed && c.status !== 'denied' && c.status !== 'rejected' && c.id !== selID) continue;
+        if (c.stacked && !c.failed && c.status !== 'denied' && c.status !== 'rejected' && c.id !== selID && c.id !== hiID) continue;
         const e = m.callEnd(c);
         if (e < t0) continue;
         const x = X(c.start);
         const w = Math.max(2, X(e) - x);
         const y = y0 + c.row * (ROW_H + ROW_GAP);
         // Thousands of sub-pixel calls in one spot draw as one.
-        if (w <= 2 && Math.abs(x - lastX) < 0.5 && y === lastRowY && c.status === 'ok' && c.id !== selID) continue;
+        if (w <= 2 && Math.abs(x - lastX) < 0.5 && y === lastRowY && c.status === 'ok' && c.id !== selID && c.id !== hiID) continue;
         lastX = x; lastRowY = y;
         if (c.status === 'denied') {
           ctx.strokeStyle = STATUS_COLORS.denied;
@@ -295,6 +335,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
           }
         }
         if (c.id === selID) selRect = [x, y, w, ROW_H];
+        if (c.id === hiID) hiRect = [x, y, w, ROW_H];
       }
       // Calls stacked over others for want of rows: a "+N" where they
       // are, which opens every row of the lane.
@@ -330,6 +371,14 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
       ctx.strokeStyle = th.sel;
       ctx.lineWidth = 2;
       ctx.strokeRect(selRect[0] - 1.5, selRect[1] - 1.5, selRect[2] + 3, selRect[3] + 3);
+    }
+    if (hiRect) {
+      // The keyboard's highlight: a dashed ring outside the selection's.
+      ctx.strokeStyle = th.focus;
+      ctx.lineWidth = 2;
+      ctx.setLineDash([4, 2]);
+      ctx.strokeRect(hiRect[0] - 4, hiRect[1] - 4, hiRect[2] + 8, hiRect[3] + 8);
+      ctx.setLineDash([]);
     }
 
     // Axis.
@@ -433,6 +482,8 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
   useEffect(() => {
     window.__hw = window.__hw || {};
     window.__hw.timeline = {
+      // The call the keyboard highlights, null when none.
+      highlighted: () => (kb.current.keyed ? kb.current.id : null),
       rectOf(id) {
         const c = model.calls.get(id);
         const canvas = canvasRef.current, scroll = scrollRef.current;
@@ -543,6 +594,11 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         toggleRows(h.agent);
         return;
       }
+      // The keys go on from the call clicked.
+      if (h && h.kind === 'call') {
+        kb.current.id = h.id;
+        kb.current.keyed = false;
+      }
       props.current.onSelect(h ? (h.kind === 'call' ? { kind: 'call', id: h.id } : { kind: 'event', seq: h.seq }) : null);
     }
   };
@@ -563,15 +619,113 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
     el.addEventListener('wheel', onWheel, { passive: false });
     return () => el.removeEventListener('wheel', onWheel);
   }, []);
+  // stepCall returns the call a navigation key (CALL_KEYS) moves the
+  // keyboard's highlight to, among the calls the timeline shows (their
+  // lanes, the filters): ArrowRight and ArrowLeft the next and the
+  // previous call of its lane, ArrowDown and ArrowUp the call nearest in
+  // time in the next lane below or above that has one, Home and End the
+  // first and the last of its lane. With none highlighted that the
+  // timeline shows (none yet, or one a filter has since hidden), it starts
+  // on the selected call, else Home and End on the first and the last call
+  // of the first lane that shows one, the arrows on its first call in
+  // view. The work is a search in a lane or two, per key.
+  const stepCall = (key) => {
+    const { model: m, filters: f, selected: sel } = props.current;
+    const { lanes } = geo.current;
+    const laneOf = (c) => (c && Number.isFinite(c.start) && callMatches(c, f) ? lanes.findIndex((l) => l.a.id === c.agent) : -1);
+    let cur = kb.current.id ? m.calls.get(kb.current.id) : null;
+    if (laneOf(cur) < 0) {
+      cur = sel && sel.kind === 'call' ? m.calls.get(sel.id) : null;
+      if (laneOf(cur) >= 0) return cur;
+      for (const l of lanes) {
+        const calls = l.a.calls;
+        const last = nextShown(calls, calls.length - 1, -1, f);
+        if (last < 0) continue;
+        if (key === 'End') return calls[last];
+        const i = key === 'Home' ? -1 : nextShown(calls, firstFrom(calls, view.current.t0), 1, f);
+        return calls[i >= 0 ? i : nextShown(calls, 0, 1, f)];
+      }
+      return null;
+    }
+    const li = laneOf(cur);
+    const calls = lanes[li].a.calls;
+    const i = indexOfCall(calls, cur);
+    if (key === 'ArrowDown' || key === 'ArrowUp') {
+      const d = key === 'ArrowDown' ? 1 : -1;
+      for (let k = li + d; k >= 0 && k < lanes.length; k += d) {
+        const j = nearestShown(lanes[k].a.calls, cur.start, f);
+        if (j >= 0) return lanes[k].a.calls[j];
+      }
+      return cur;
+    }
+    const j = key === 'ArrowRight' ? nextShown(calls, i + 1, 1, f)
+      : key === 'ArrowLeft' ? nextShown(calls, i - 1, -1, f)
+        : key === 'Home' ? nextShown(calls, 0, 1, f) : nextShown(calls, calls.length - 1, -1, f);
+    return j >= 0 ? calls[j] : cur;
+  };
+
+  // highlight puts the keyboard's highlight on call c: the view pans
+  // (keeping its zoom) and scrolls to show it, the live region describes
+  // it, and its tip shows as on hover.
+  const highlight = (c) => {
+    const { model: m, filters: f } = props.current;
+    kb.current.id = c.id;
+    kb.current.keyed = true;
+    const holder = holderRef.current, scroll = scrollRef.current;
+    const l = geo.current.lanes.find((x) => x.a.id === c.agent);
+    if (!holder || !scroll || !l) return;
+    const { t0, t1 } = view.current;
+    const span = t1 - t0;
+    const e = m.callEnd(c);
+    if (c.start < t0 || c.start > t1 || (e > t1 && e - c.start < span)) {
+      const s0 = c.start - span / 4;
+      view.current = { t0: s0, t1: s0 + span, fit: false };
+    }
+    if (l.y < scroll.scrollTop || l.y + l.h > scroll.scrollTop + scroll.clientHeight) scroll.scrollTop = Math.max(0, l.y - 40);
+    const a = l.a;
+    const y = l.y + Math.max(LANE_PAD, (l.h - (a.rows * ROW_H + (a.rows - 1) * ROW_GAP)) / 2) + (c.row || 0) * (ROW_H + ROW_GAP);
+    const x = (c.start - view.current.t0) * (holder.clientWidth / (view.current.t1 - view.current.t0));
+    setHover({ kind: 'call', id: c.id, call: c, x: Math.max(0, x), y: y + ROW_H, keyed: true });
+    let n = 0, at = 0;
+    for (const o of a.calls) {
+      if (!Number.isFinite(o.start) || !callMatches(o, f)) continue;
+      n++;
+      if (o === c) at = n;
+    }
+    setSaid(describeCall(c, m, a, at, n));
+    request();
+  };
+
+  // onKey: W and S zoom, A and D pan, F fits, the CALL_KEYS move from call
+  // to call, and Enter or Space opens the call highlighted, as Enter and
+  // Space open an agent of the tree and an event of the list.
   const onKey = (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
     const k = e.key.toLowerCase();
     if (k === 'w' || k === '+' || k === '=') zoom(0.7);
     else if (k === 's' || k === '-') zoom(1 / 0.7);
-    else if (k === 'a' || k === 'arrowleft') pan(-80);
-    else if (k === 'd' || k === 'arrowright') pan(80);
+    else if (k === 'a') pan(-80);
+    else if (k === 'd') pan(80);
     else if (k === '0' || k === 'f') { view.current.fit = true; request(); force((x) => x + 1); }
-    else return;
+    else if (CALL_KEYS.has(e.key)) {
+      const c = stepCall(e.key);
+      if (!c) return;
+      highlight(c);
+    } else if (e.key === 'Enter' || e.key === ' ') {
+      const id = kb.current.keyed ? kb.current.id : null;
+      if (!id || !props.current.model.calls.has(id)) return;
+      props.current.onSelect({ kind: 'call', id });
+    } else return;
     e.preventDefault();
+  };
+  const onFocus = () => {
+    kb.current.focused = true;
+    request();
+  };
+  const onBlur = () => {
+    kb.current.focused = false;
+    setHover((h) => (h && h.keyed ? null : h));
+    request();
   };
 
   const sel = selected;
@@ -587,10 +741,11 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         <button type="button" title="Zoom in (W, ctrl+wheel)" aria-label="Zoom in" onClick=${() => zoom(0.5)}>+</button>
         <button type="button" title="Zoom out (S)" aria-label="Zoom out" onClick=${() => zoom(2)}>−</button>
         <button type="button" title="Fit the whole session (F)" aria-label="Fit" class=${view.current.fit ? 'on' : ''} onClick=${() => { view.current.fit = true; request(); force((x) => x + 1); }}>fit</button>
-        <span class="hint">drag: pan · ctrl+wheel: zoom</span>
+        <span class="hint">drag: pan · ctrl+wheel: zoom · arrows: calls, Enter: open</span>
         <span class="spacer"></span>
         <${Legend} model=${model} version=${version} />
       </div>
+      <div class="sr-only" role="status" data-testid="timeline-said">${said}</div>
       <div class="tl-head">
         <div class="tl-corner">agent <span class="muted">· calls · time</span></div>
         <div class="tl-axis"><canvas ref=${axisRef} aria-hidden="true"></canvas></div>
@@ -600,9 +755,11 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
           <div class="tl-tree" role="tree" aria-label="Agents">
             ${g.lanes.map((l) => html`<${AgentRow} key=${l.a.id} lane=${l} model=${model} selected=${sel && sel.kind === 'agent' && sel.id === l.a.id} onSelect=${onSelect} onRows=${toggleRows} />`)}
           </div>
-          <div class="tl-canvas" ref=${holderRef} tabIndex="0" onKeyDown=${onKey}
-            onPointerDown=${onPointerDown} onPointerMove=${onPointerMove} onPointerUp=${onPointerUp} onPointerLeave=${() => setHover(null)}>
-            <canvas ref=${canvasRef} role="img" aria-label="Tool calls per agent over time"></canvas>
+          <div class="tl-canvas" ref=${holderRef} tabIndex="0" onKeyDown=${onKey} onFocus=${onFocus} onBlur=${onBlur}
+            role="application" aria-roledescription="timeline"
+            aria-label="Tool calls per agent over time: the arrow keys move from call to call, Home and End to a lane's first and last, Enter opens the call; W and S zoom, A and D pan, F fits"
+            onPointerDown=${onPointerDown} onPointerMove=${onPointerMove} onPointerUp=${onPointerUp} onPointerLeave=${() => setHover((h) => (h && h.keyed ? h : null))}>
+            <canvas ref=${canvasRef} aria-hidden="true"></canvas>
             ${hover && html`<${Tip} hover=${hover} model=${model} />`}
           </div>
         </div>
@@ -642,6 +799,22 @@ function drawMarker(ctx, kind, x, y, h, th) {
       ctx.fillStyle = '#ca8a04';
       ctx.beginPath(); ctx.arc(x, y + 5, 3, 0, Math.PI * 2); ctx.fill();
   }
+}
+
+/**
+ * describeCall says what the keyboard highlights, for the timeline's live
+ * region: the call's tool, status, duration and start, its agent a, what
+ * it acted on, and its place (at of n) among the calls its lane shows.
+ */
+export function describeCall(c, model, a, at, n) {
+  const parts = [c.tool || 'call', callStatusLabel(c, model)];
+  const d = durationOf(c);
+  if (Number.isFinite(d)) parts.push(fmtDur(d));
+  parts.push('at ' + fmtClock(c.start, true));
+  parts.push(`${agentLabel(a)} agent${a.id ? ' ' + shortID(a.id, 7) : ''}`);
+  if (typeof c.entity === 'string' && c.entity) parts.push(truncate(c.entity, 120));
+  parts.push(`call ${at} of ${n} in its lane; Enter opens it`);
+  return parts.join(', ');
 }
 
 /**
