@@ -430,6 +430,19 @@ async function sseClients() {
   return +m[1];
 }
 
+/**
+ * sseClientsReach waits for the collector to hold want streams open. The
+ * pages of the tests before are closed, but the collector may see their
+ * streams end a moment later: a test counts from what it holds itself.
+ */
+async function sseClientsReach(want, what) {
+  let n;
+  for (let i = 0; (n = await sseClients()) !== want; i++) {
+    assert.ok(i < 100, `${what}: the collector holds ${n} streams, want ${want}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** setHidden makes the page hidden or shown, as another tab or a minimised window does. */
 const setHidden = (page, hidden) => page.evaluate((hidden) => {
   Object.defineProperty(document, 'hidden', { configurable: true, get: () => hidden });
@@ -447,13 +460,11 @@ test('a page hidden for a while lets go of its stream, and catches up when shown
   await loaded(page);
   await liveState(page);
   await page.evaluate(() => { window.__sameDocument = true; });
-  const open0 = await sseClients();
+  const open0 = 1; // the page's stream, the only one
+  await sseClientsReach(open0, 'the page shown');
   await setHidden(page, true);
   await page.waitForFunction(() => document.querySelector('.live')?.dataset.state === 'paused', null, { timeout: 10000 });
-  for (let i = 0; (await sseClients()) !== open0 - 1; i++) {
-    assert.ok(i < 100, 'the hidden page still holds its stream');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await sseClientsReach(open0 - 1, 'the hidden page still holds its stream');
   // What happens while it is hidden comes when it shows again, from where
   // its stream left off: no reload.
   await post([hookEnv(sid, 2, pre(2))]);
@@ -486,21 +497,14 @@ test('the list lets go of its stream while a session is shown, and resumes it on
   await page.evaluate(() => { window.__sameDocument = true; });
   const pageStreams = () => page.evaluate(() => ({ ...(window.__hw?.streams || {}) }));
   assert.deepEqual(await pageStreams(), { '/v1/stream': 1 }, 'the list holds one stream');
-  const withList = await sseClients();
-  // until waits for the collector to hold want streams open.
-  const until = async (want, what) => {
-    let n;
-    for (let i = 0; (n = await sseClients()) !== want; i++) {
-      assert.ok(i < 100, `${what}: the collector holds ${n} streams, want ${want}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  const withList = 1; // the list's stream, the only one
+  await sseClientsReach(withList, 'the list shown');
 
   // Into a session, by its row's link: the session's stream replaces the list's.
   await page.locator(`[data-session="${REAL}"] a.t1`).click();
   await loaded(page);
   await liveState(page);
-  await until(withList, 'a session shown from the list');
+  await sseClientsReach(withList, 'a session shown from the list');
   assert.deepEqual(await pageStreams(), { ['/v1/stream?session_id=' + REAL]: 1 }, 'the page holds the session\'s stream only');
 
   // A session begins while the list is not shown.
@@ -515,7 +519,7 @@ test('the list lets go of its stream while a session is shown, and resumes it on
   await page.locator(`[data-session="${sid}"]`).waitFor({ timeout: 15000 });
   assert.match(await page.locator(`[data-session="${sid}"]`).innerText(), /Begun while a session was shown/);
   await liveState(page);
-  await until(withList, 'back on the list');
+  await sseClientsReach(withList, 'back on the list');
   assert.deepEqual(await pageStreams(), { '/v1/stream': 1 }, 'the page holds the list\'s stream only');
   const again = streamReqs.slice(sent).filter((r) => !r.session);
   assert.equal(again.length, 1, 'the list opens one stream: ' + JSON.stringify(again));
