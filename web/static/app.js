@@ -51,7 +51,12 @@ function useRoute() {
 
 function LiveBadge({ needToken }) {
   const [st, setS] = useState(liveState());
-  useEffect(() => onLiveState(setS), []);
+  useEffect(() => {
+    // The stream may have changed state between the render and now (the
+    // list opens it before the first paint): read it as it is.
+    setS(liveState());
+    return onLiveState(setS);
+  }, []);
   const s = needToken ? 'unauthorized' : st;
   const label = { idle: 'offline', connecting: 'connecting', live: 'live', retrying: 'reconnecting', paused: 'paused', unauthorized: 'token needed' }[s] || s;
   const title = s === 'unauthorized' ? 'The collector requires a token: nothing is shown or followed until one is given' : 'Event stream from the collector';

@@ -1,6 +1,6 @@
 // The session list: every session the collector knows, newest activity
 // first, kept live from the event stream, searchable and filterable.
-import { html, useState, useEffect, useMemo, useRef, Select } from '../lib/html.js';
+import { html, useState, useEffect, useLayoutEffect, useMemo, useRef, Select } from '../lib/html.js';
 import { pages } from '../lib/api.js';
 import { subscribeModel, subscribeRestart, holdLive, liveReady } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
@@ -237,13 +237,13 @@ function useSessions() {
   useEffect(() => {
     const fn = () => setTick((t) => t + 1);
     store.listeners.add(fn);
-    const release = holdLive();
     load();
-    return () => {
-      store.listeners.delete(fn);
-      release();
-    };
+    return () => store.listeners.delete(fn);
   }, []);
+  // Held from before the first paint: back from a session, whose stream
+  // the page showed, the state shown goes straight to the list's stream
+  // connecting, not through "offline" while none is open.
+  useLayoutEffect(() => holdLive(), []);
   return store;
 }
 
