@@ -130,6 +130,9 @@ function indexOfCall(calls, c) {
 // ends.
 const CALL_KEYS = new Set(['ArrowRight', 'ArrowLeft', 'ArrowDown', 'ArrowUp', 'Home', 'End']);
 
+// VIEW_KEYS are the keys that zoom, pan or fit the timeline (lower case).
+const VIEW_KEYS = new Set(['w', '+', '=', 's', '-', 'a', 'd', '0', 'f']);
+
 const MARKER_GLYPH = { prompt: 'prompt', stop: 'stop', compact: 'compaction', start: 'session start', end: 'session end', notify: 'notification', ask: 'permission asked', stopfail: 'stop failure' };
 
 /**
@@ -702,6 +705,9 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
   const onKey = (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     const k = e.key.toLowerCase();
+    // The highlighted call's tip is where the call was: a key that moves
+    // the view puts it away (the ring, drawn each frame, follows).
+    if (VIEW_KEYS.has(k)) setHover((h) => (h && h.keyed ? null : h));
     if (k === 'w' || k === '+' || k === '=') zoom(0.7);
     else if (k === 's' || k === '-') zoom(1 / 0.7);
     else if (k === 'a') pan(-80);
