@@ -489,6 +489,8 @@ func TestReads(t *testing.T) {
 		{cmd: "less .env", reads: "/w/.env", effect: ReadOnly},
 		{cmd: "od .env", reads: "/w/.env", effect: ReadOnly},
 		{cmd: "source .env", reads: "/w/.env", effect: ExecuteCheck},
+		// A configuration an option makes the program read is read.
+		{cmd: "ssh -F cfg host", reads: "/w/cfg", writes: "/", hosts: "host", effect: Destructive},
 		// A file on the standard input is read; rg searches it, not the
 		// working directory.
 		{cmd: "python3 < s.py", reads: "/w/s.py", writes: "/", effect: Destructive},

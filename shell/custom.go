@@ -1489,6 +1489,23 @@ func sshOptionRuns(valued string) func(w *walker, st *Step, args []string) {
 	})
 }
 
+// sshConfig: ssh -F FILE (and scp's) reads its configuration from
+// FILE, which can set the commands ssh runs (ProxyCommand, LocalCommand,
+// KnownHostsCommand …) for any host: a program not known before run
+// time, as a configuration gpg is given (gpgConfig). -F /dev/null reads
+// none.
+func sshConfig(valued string) func(w *walker, st *Step, args []string) {
+	return func(w *walker, st *Step, args []string) {
+		for _, f := range optValues(args, valued, "-F") {
+			if f != "/dev/null" {
+				w.read(st, f)
+				dynamic(st, st.Program+" reading a configuration, which can set commands it runs, from "+f)
+				return
+			}
+		}
+	}
+}
+
 // sshKeyword splits an ssh_config line as ssh reads one: the keyword,
 // lowercased, and its value after whitespace or one "=".
 func sshKeyword(line string) (key, val string) {

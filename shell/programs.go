@@ -239,7 +239,7 @@ func buildTable() map[string]*program {
 		flag("--delete", Destructive, SubtypeDeleteFile).flag("--remove-source-files", Destructive, SubtypeDeleteFile).
 		with(remoteHosts(rsyncValued), optionRuns(rsyncValued, "-e", "--rsh"))
 	t["scp"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(scpValued).
-		with(remoteHosts(scpValued), optionRuns(scpValued, "-S"), sshOptionRuns(scpValued))
+		with(remoteHosts(scpValued), optionRuns(scpValued, "-S"), sshOptionRuns(scpValued), sshConfig(scpValued))
 	set(p(Write, SubtypeModifyFile, opFirstRW).valuedOpts("--reference"), "chmod", "chown", "chgrp", "setfacl", "chattr")
 	t["tee"] = p(Write, SubtypeModifyFile, opWrites)
 	t["sed"] = p(ReadOnly, SubtypeReadFile, opNone).with(sedCommand)
@@ -403,7 +403,7 @@ func buildTable() map[string]*program {
 		with(socatAddresses, outputOption(socatValued, "-lf", "-L", "-W", "-r", "-R"))
 	const telnetValued = "-b -e -k -l -n -X"
 	t["telnet"] = p(Network, SubtypeWebFetch, opNone).valuedOpts(telnetValued).with(hostThenPorts(telnetValued, "", ""))
-	t["ssh"] = p(Network, SubtypeRunCommand, opNone).with(sshRemote, sshOptionRuns(sshValued))
+	t["ssh"] = p(Network, SubtypeRunCommand, opNone).with(sshRemote, sshOptionRuns(sshValued), sshConfig(sshValued))
 
 	// Checking and building.
 	set(check(SubtypeRunTest), "pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox",

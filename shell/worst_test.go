@@ -340,6 +340,11 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `ssh -o ProxyCommand="$X" host`, effect: Destructive, unknown: true},
 		{cmd: `ssh -o RemoteCommand='rm -rf /x' host`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `ssh -o 'KnownHostsCommand = rm -rf /x' host`, effect: Destructive, writes: []string{"/x"}},
+		// An ssh configuration can set those commands.
+		{cmd: `ssh -F /tmp/cfg host`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `ssh -F./cfg host ls`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `scp -F ./cfg a host:b`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `ssh -F /dev/null host`, effect: Network, noWrites: true},
 		{cmd: `ssh -o ProxyCommand=none host`, effect: Network},
 		{cmd: `ssh -o StrictHostKeyChecking=no host`, effect: Network},
 		{cmd: `scp -o ProxyCommand='rm -rf /x' a host:b`, effect: Destructive, writes: []string{"/x"}},
