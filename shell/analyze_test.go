@@ -491,6 +491,7 @@ func TestReads(t *testing.T) {
 		{cmd: "source .env", reads: "/w/.env", effect: ExecuteCheck},
 		// A configuration an option makes the program read is read.
 		{cmd: "ssh -F cfg host", reads: "/w/cfg", writes: "/", hosts: "host", effect: Destructive},
+		{cmd: "openssl req -config x.cnf -new -key k.pem -out r.csr", reads: "/w/x.cnf /w/k.pem", writes: "/w/r.csr /", effect: Destructive},
 		// A file on the standard input is read; rg searches it, not the
 		// working directory.
 		{cmd: "python3 < s.py", reads: "/w/s.py", writes: "/", effect: Destructive},

@@ -1082,7 +1082,8 @@ func gpgCommands(cmds []arg, list string, every bool) bool {
 // (opensslOperands), rehash's directories written. The engines and
 // providers it loads run code (opensslEngine, opensslProviders), and so
 // do an engine's control commands (engine -pre, -post), SO_PATH and
-// DIR_ADD naming the library read. With no command, openssl runs the
+// DIR_ADD naming the library read; a configuration (-config FILE, but
+// /dev/null) can load any, not known before run time. With no command, openssl runs the
 // commands on its standard input (opensslInput).
 func opensslCommand(w *walker, st *Step, args []string) {
 	if len(args) == 0 {
@@ -1121,6 +1122,11 @@ func opensslCommand(w *walker, st *Step, args []string) {
 			if name, v, ok := strings.Cut(a.val, ":"); ok && (name == "SO_PATH" || name == "DIR_ADD") {
 				w.read(st, v)
 			}
+		case a.is("-config") && a.val != "/dev/null":
+			// A configuration can load engines and providers, and run
+			// their code, that the command does not show.
+			w.read(st, a.val)
+			dynamic(st, "openssl reading a configuration, which can load engines and providers, from "+a.val)
 		case a.is("-provider"):
 			providers = append(providers, a.val)
 		case a.is("-provider-path"):

@@ -345,6 +345,10 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `ssh -F./cfg host ls`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `scp -F ./cfg a host:b`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `ssh -F /dev/null host`, effect: Network, noWrites: true},
+		// So can an openssl configuration load engines and providers.
+		{cmd: `openssl req -config /tmp/x.cnf -new -key k.pem -out r.csr`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `openssl ca -config=ca.cnf -in r.csr -out c.pem`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `openssl req -config /dev/null -new -key k.pem -out r.csr -subj /CN=x`, effect: Write, writes: []string{"/proj/r.csr"}},
 		{cmd: `ssh -o ProxyCommand=none host`, effect: Network},
 		{cmd: `ssh -o StrictHostKeyChecking=no host`, effect: Network},
 		{cmd: `scp -o ProxyCommand='rm -rf /x' a host:b`, effect: Destructive, writes: []string{"/x"}},
