@@ -89,11 +89,20 @@ type walker struct {
 	known []bool
 	// in is what the program being applied reads on its standard input
 	// (a pipe, a heredoc), nil when nothing feeds it.
-	in    *input
-	depth int
-	work  int
-	bytes int
-	stop  bool // a bound was hit: no more steps
+	in *input
+	// env is the environment given to the command being resolved and
+	// to what it runs: the NAME=value words before it, its own and
+	// those of the commands running it, and env's; the last of a name
+	// wins. assigned holds the variables the command sets as it goes
+	// (X=v; export X=v), each in the environment when exported or when
+	// it already was: the value, as vars has it when known, else with
+	// what is not known as written ($HOME/bin:$PATH).
+	env      []envAssign
+	assigned map[string]string
+	depth    int
+	work     int
+	bytes    int
+	stop     bool // a bound was hit: no more steps
 }
 
 // unknown marks the analysis as incomplete; the first reason is kept.
@@ -531,10 +540,14 @@ func (w *walker) assign(as *syntax.Assign) {
 		delete(w.vars, as.Name.Value)
 		return
 	}
+	if as.Naked {
+		return // export X: its value does not change
+	}
+	if w.assigned == nil {
+		w.assigned = map[string]string{}
+	}
 	if as.Value == nil {
-		if !as.Naked {
-			w.vars[as.Name.Value] = ""
-		}
+		w.vars[as.Name.Value], w.assigned[as.Name.Value] = "", ""
 		return
 	}
 	w.substitutions(as.Value)
@@ -543,6 +556,7 @@ func (w *walker) assign(as *syntax.Assign) {
 		old, had := w.vars[as.Name.Value]
 		v, ok = old+v, ok && had
 	}
+	w.assigned[as.Name.Value] = v
 	if ok && len(v) <= maxVar {
 		w.vars[as.Name.Value] = v
 	} else {
@@ -555,6 +569,20 @@ func (w *walker) call(c *syntax.CallExpr, rs []*syntax.Redirect, in *input) {
 	for _, as := range c.Assigns {
 		if as.Value != nil && len(c.Args) > 0 {
 			w.substitutions(as.Value) // assign walks them otherwise
+		}
+	}
+	if len(c.Args) > 0 && len(c.Assigns) > 0 {
+		// NAME=value cmd: the environment of cmd and of what it runs.
+		defer func(n int) { w.env = w.env[:n] }(len(w.env))
+		for _, as := range c.Assigns {
+			if as.Name == nil || as.Array != nil {
+				continue
+			}
+			e := envAssign{name: as.Name.Value, known: true}
+			if as.Value != nil {
+				e.val, e.known, _ = w.word(as.Value)
+			}
+			w.env = append(w.env, e)
 		}
 	}
 	for _, a := range c.Args {

@@ -489,9 +489,19 @@ func TestReads(t *testing.T) {
 		{cmd: "less .env", reads: "/w/.env", effect: ReadOnly},
 		{cmd: "od .env", reads: "/w/.env", effect: ReadOnly},
 		{cmd: "source .env", reads: "/w/.env", effect: ExecuteCheck},
-		// A configuration an option makes the program read is read.
+		// A library, a script or a configuration the environment or an
+		// option makes the program load is read.
+		{cmd: "LD_PRELOAD=/tmp/x.so ls", reads: "/tmp/x.so", effect: ExecuteCheck},
+		{cmd: "LD_PRELOAD='a.so /tmp/b.so' LD_AUDIT=c.so:d.so ls", reads: "/w/a.so /tmp/b.so /w/c.so /w/d.so", effect: ExecuteCheck},
+		{cmd: "BASH_ENV=env.sh bash -c 'cat f'", reads: "/w/env.sh /w/f", effect: ExecuteCheck},
+		{cmd: "NODE_OPTIONS='-r ./a.js --require=b.js --import ./c.mjs --loader=d.mjs' node app.js", reads: "/w/app.js /w/a.js /w/b.js /w/c.mjs /w/d.mjs", effect: ExecuteCheck},
+		{cmd: "PYTHONPATH=src:/tmp/evil python3 -m json.tool f", reads: "/w/src /tmp/evil", effect: ExecuteCheck},
+		{cmd: "PYTHONSTARTUP=s.py python3 -V", reads: "/w/s.py", effect: ExecuteCheck},
+		{cmd: "OPENSSL_MODULES=/tmp/m openssl rand 8", reads: "/tmp/m", effect: ExecuteCheck},
 		{cmd: "ssh -F cfg host", reads: "/w/cfg", writes: "/", hosts: "host", effect: Destructive},
 		{cmd: "openssl req -config x.cnf -new -key k.pem -out r.csr", reads: "/w/x.cnf /w/k.pem", writes: "/w/r.csr /", effect: Destructive},
+		{cmd: "GIT_CONFIG_GLOBAL=g.cfg git status", reads: "/w/g.cfg", writes: "/", effect: Destructive},
+		{cmd: "OPENSSL_CONF=o.cnf openssl rand 8", reads: "/w/o.cnf", writes: "/", effect: Destructive},
 		// A file on the standard input is read; rg searches it, not the
 		// working directory.
 		{cmd: "python3 < s.py", reads: "/w/s.py", writes: "/", effect: Destructive},

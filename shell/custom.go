@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -2072,4 +2073,91 @@ func gitConfig(w *walker, st *Step, key, val string, known bool) string {
 		return "git -c " + key + " runs a command"
 	}
 	return ""
+}
+
+// gitEnvCount: GIT_CONFIG_COUNT=N gives git N settings, the keys and
+// values of GIT_CONFIG_KEY_0, GIT_CONFIG_VALUE_0 …, read as git -c's
+// (gitEnvSetting); a count or a key not known is a setting not known.
+func gitEnvCount(w *walker, st *Step, _, val string, known bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(val))
+	if !known || err != nil || n > 100 {
+		dynamic(st, "git settings not known before run time (GIT_CONFIG_COUNT)")
+		return
+	}
+	for i := 0; i < n; i++ {
+		key, kk, _ := w.envValue("GIT_CONFIG_KEY_" + strconv.Itoa(i))
+		v, vk, _ := w.envValue("GIT_CONFIG_VALUE_" + strconv.Itoa(i))
+		if !kk {
+			dynamic(st, "a git setting not known before run time (GIT_CONFIG_KEY_"+strconv.Itoa(i)+")")
+			return
+		}
+		if why := gitEnvSetting(w, st, key, v, vk); why != "" {
+			dynamic(st, why)
+			return
+		}
+	}
+}
+
+// gitEnvParameters: GIT_CONFIG_PARAMETERS holds settings as git writes
+// them for the git it runs, each single-quoted ('key'='value', or
+// 'key=value'), read as git -c's (gitEnvSetting).
+func gitEnvParameters(w *walker, st *Step, _, val string, known bool) {
+	kvs, ok := gitParameters(val)
+	if !known || !ok {
+		dynamic(st, "git settings not known before run time (GIT_CONFIG_PARAMETERS)")
+		return
+	}
+	for _, kv := range kvs {
+		key, v, _ := strings.Cut(kv, "=")
+		if why := gitEnvSetting(w, st, key, v, true); why != "" {
+			dynamic(st, why)
+			return
+		}
+	}
+}
+
+// gitEnvSetting reads a setting the environment gives git as gitConfig
+// reads a -c: why it makes git run a command, "" when it does not. An
+// alias is not followed: one given so counts as a command not known.
+func gitEnvSetting(w *walker, st *Step, key, val string, known bool) string {
+	key = strings.ToLower(key)
+	if strings.HasPrefix(key, "alias.") {
+		return "a git alias given in the environment"
+	}
+	if why := gitConfig(w, st, key, val, known); why != "" {
+		return why + " (set in the environment)"
+	}
+	return ""
+}
+
+// gitParameters splits GIT_CONFIG_PARAMETERS into its key=value
+// settings: single-quoted words (a quote within one closes it, is
+// escaped with a backslash, and opens the rest, as sh quotes it) joined
+// by '=' and separated by spaces; false when it is not so written.
+func gitParameters(s string) ([]string, bool) {
+	var out []string
+	for s = strings.TrimLeft(s, " "); s != ""; s = strings.TrimLeft(s, " ") {
+		var b strings.Builder
+		for s != "" && s[0] != ' ' {
+			switch {
+			case s[0] == '\\' && len(s) > 1:
+				b.WriteByte(s[1])
+				s = s[2:]
+			case s[0] == '=':
+				b.WriteByte('=')
+				s = s[1:]
+			case s[0] == '\'':
+				end := strings.IndexByte(s[1:], '\'')
+				if end < 0 {
+					return nil, false
+				}
+				b.WriteString(s[1 : 1+end])
+				s = s[end+2:]
+			default:
+				return nil, false
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out, true
 }

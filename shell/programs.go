@@ -3,6 +3,7 @@ package shell
 import (
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -509,6 +510,288 @@ func buildTable() map[string]*program {
 	return t
 }
 
+// envAssign is a NAME=value of the environment a program is given; known
+// says whether the value is known statically (else it holds the source
+// text of what is not: $LIB).
+type envAssign struct {
+	name, val string
+	known     bool
+}
+
+// envVar is a variable of the environment that makes a program run code
+// the command does not show. use gives the step what the value makes the
+// program do; programs are those that read the variable, nil for any:
+// the dynamic loader reads LD_PRELOAD for every program, and which
+// programs are scripts of an interpreter (shasum is perl, aws python),
+// or start one, is not known.
+type envVar struct {
+	name     string
+	programs []string
+	use      func(w *walker, st *Step, name, val string, known bool)
+}
+
+// envTable: the variables of the environment that run code, read by
+// environment. Four kinds:
+//
+//   - a command the program runs (GIT_SSH_COMMAND, PAGER, EDITOR) is
+//     analysed as one an option names (optionRuns);
+//   - a library or a script it loads (LD_PRELOAD, BASH_ENV, NODE_OPTIONS
+//     --require, PERL5OPT -M) is code run from a file, as a script's: at
+//     least a check, the file read, the worst when not known;
+//   - directories it loads code from (LD_LIBRARY_PATH, PYTHONPATH) make it
+//     run what they hold: at least a check, the directories read; the
+//     inherited value ($PYTHONPATH) is no directory of the command;
+//   - a configuration that can name the programs it runs
+//     (GIT_CONFIG_GLOBAL, OPENSSL_CONF, GNUPGHOME) is a program not known,
+//     as git -c include.path and gpg --homedir are (gitConfig,
+//     gpgConfig); /dev/null names none. git's settings given one by one
+//     (GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS) are read as git -c's.
+//
+// PATH holds the program run when a directory comes before the inherited
+// ones (PATH=/tmp/x:$PATH ls runs /tmp/x/ls if there is one): the
+// program is then one of that directory's files, at least a check, as a
+// program not in the table; one named with a '/' and a builtin are not
+// looked up. PYTHONSTARTUP and ENV are read by an interactive python or
+// sh only, which the analysis cannot tell (a terminal): they count as
+// loaded. Other variables (LANG, TZ, GIT_DIR, GOFLAGS) change nothing.
+//
+// It is built on first use, as programTable: its analyses walk commands,
+// which read it.
+func envTable() []envVar {
+	envOnce.Do(func() { envVars = buildEnvTable() })
+	return envVars
+}
+
+var (
+	envOnce sync.Once
+	envVars []envVar
+)
+
+func buildEnvTable() []envVar {
+	return []envVar{
+		{"LD_PRELOAD", nil, envLoads(pathList(": "))},
+		{"LD_AUDIT", nil, envLoads(pathList(":"))},
+		{"LD_LIBRARY_PATH", nil, envSearch},
+		{"BASH_ENV", nil, envLoads(oneFile)},
+		{"ENV", nil, envLoads(oneFile)},
+		{"PYTHONSTARTUP", nil, envLoads(oneFile)},
+		{"PYTHONPATH", nil, envSearch},
+		{"PERL5OPT", nil, envLoads(switchCode("-M", "-m", "-d"))},
+		{"PERL5LIB", nil, envSearch},
+		{"RUBYOPT", nil, envLoads(switchCode("-r", "--require"))},
+		{"RUBYLIB", nil, envSearch},
+		{"NODE_OPTIONS", nil, envLoads(nodeOptions)},
+		{"OPENSSL_CONF", nil, envConfig},
+		{"OPENSSL_MODULES", nil, envSearch},
+		{"PATH", nil, envPath},
+		{"GIT_SSH_COMMAND", []string{"git"}, envRuns},
+		{"GIT_SSH", []string{"git"}, envRuns},
+		{"GIT_PROXY_COMMAND", []string{"git"}, envRuns},
+		{"GIT_ASKPASS", []string{"git"}, envRuns},
+		{"GIT_EXTERNAL_DIFF", []string{"git"}, envRuns},
+		{"GIT_PAGER", []string{"git"}, envRuns},
+		{"GIT_EDITOR", []string{"git"}, envRuns},
+		{"GIT_SEQUENCE_EDITOR", []string{"git"}, envRuns},
+		{"PAGER", []string{"git", "man", "psql", "mysql", "gh", "systemctl", "journalctl"}, envRuns},
+		{"MANPAGER", []string{"man"}, envRuns},
+		{"EDITOR", []string{"git", "crontab", "gh", "kubectl", "systemctl", "psql"}, envRuns},
+		{"VISUAL", []string{"git", "crontab", "gh", "kubectl", "systemctl", "psql"}, envRuns},
+		{"GIT_CONFIG_GLOBAL", []string{"git"}, envConfig},
+		{"GIT_CONFIG_SYSTEM", []string{"git"}, envConfig},
+		{"GIT_CONFIG", []string{"git"}, envConfig},
+		{"GIT_CONFIG_PARAMETERS", []string{"git"}, gitEnvParameters},
+		{"GIT_CONFIG_COUNT", []string{"git"}, gitEnvCount},
+		{"GNUPGHOME", []string{"gpg", "gpg2"}, envConfig},
+	}
+}
+
+// environment gives a step what the variables of envTable its program is
+// given make it do; arg0 is the program as the command names it.
+func (w *walker) environment(st *Step, arg0 string) {
+	if len(w.env) == 0 && len(w.assigned) == 0 {
+		return
+	}
+	for _, v := range envTable() {
+		if v.programs != nil && !slices.Contains(v.programs, st.Program) {
+			continue
+		}
+		val, known, ok := w.envValue(v.name)
+		if !ok || v.name == "PATH" && (strings.Contains(arg0, "/") || isBuiltin(st.Program)) {
+			continue
+		}
+		if v.use(w, st, v.name, val, known); st.Dynamic {
+			return
+		}
+	}
+}
+
+// envValue returns a variable of the environment the program being
+// resolved is given: the last NAME=value before it (or env's), else one
+// the command assigned earlier (assigned); ok is false when the command
+// gives none.
+func (w *walker) envValue(name string) (val string, known, ok bool) {
+	for i := len(w.env) - 1; i >= 0; i-- {
+		if w.env[i].name == name {
+			return w.env[i].val, w.env[i].known, true
+		}
+	}
+	if val, ok := w.assigned[name]; ok {
+		_, known = w.vars[name]
+		return val, known, true
+	}
+	return "", false, false
+}
+
+// envRuns: the value is a command the program runs, analysed as
+// optionRuns analyses an option's; "" runs none. The command is analysed
+// without the variable, which the program does not apply again to what
+// it runs (GIT_PAGER='git log' git log pages once).
+func envRuns(w *walker, st *Step, name, val string, known bool) {
+	switch {
+	case !known:
+		dynamic(st, st.Program+" runs a command not known before run time ("+name+")")
+	case strings.TrimSpace(val) != "":
+		n := len(w.env)
+		w.env = append(w.env, envAssign{name: name, known: true})
+		w.script(val, []string{st.Program + " " + name})
+		w.env = w.env[:n]
+	}
+}
+
+// envLoads: the value names code the program loads, files says which:
+// the files (none for a module found by name: PERL5OPT=-Mx) and whether
+// it loads any. That code runs as a script's does: at least a check, the
+// files read; a value not known loads code not known, the worst.
+func envLoads(files func(val string) ([]string, bool)) func(w *walker, st *Step, name, val string, known bool) {
+	return func(w *walker, st *Step, name, val string, known bool) {
+		fs, code := files(val)
+		switch {
+		case !known && (code || val == ""):
+			dynamic(st, name+" loads code not known before run time")
+		case code:
+			if st.Effect.Rank() < ExecuteCheck.Rank() {
+				st.Effect, st.Why = ExecuteCheck, name+" loads code"
+			}
+			w.read(st, fs...)
+		}
+	}
+}
+
+// pathList splits a list of files on any of seps (LD_PRELOAD's colons
+// and spaces).
+func pathList(seps string) func(val string) ([]string, bool) {
+	return func(val string) ([]string, bool) {
+		fs := strings.FieldsFunc(val, func(r rune) bool { return strings.ContainsRune(seps, r) })
+		return fs, len(fs) > 0
+	}
+}
+
+// oneFile is a value naming one file (BASH_ENV).
+func oneFile(val string) ([]string, bool) {
+	if val == "" {
+		return nil, false
+	}
+	return []string{val}, true
+}
+
+// switchCode reads switches (PERL5OPT, RUBYOPT): those named, with their
+// value attached or not, load a module found by name, no file of the
+// command. A word not known ($OPTS) may be any of them.
+func switchCode(names ...string) func(val string) ([]string, bool) {
+	return func(val string) ([]string, bool) {
+		for _, f := range strings.Fields(val) {
+			if strings.HasPrefix(f, "$") || strings.HasPrefix(f, "`") {
+				return nil, true
+			}
+			for _, n := range names {
+				if strings.HasPrefix(f, n) {
+					return nil, true
+				}
+			}
+		}
+		return nil, false
+	}
+}
+
+// nodeOptions reads NODE_OPTIONS: --require (-r), --import and the
+// loaders name modules node loads before the program, files read; a
+// word not known ($OPTS) may be any of them.
+func nodeOptions(val string) (files []string, code bool) {
+	f := strings.Fields(val)
+	for i := 0; i < len(f); i++ {
+		a := f[i]
+		if strings.HasPrefix(a, "$") || strings.HasPrefix(a, "`") {
+			code = true
+			continue
+		}
+		for _, n := range []string{"-r", "--require", "--import", "--loader", "--experimental-loader"} {
+			switch {
+			case a == n && i+1 < len(f):
+				i++
+				files, code = append(files, f[i]), true
+			case strings.HasPrefix(a, n+"="):
+				files, code = append(files, a[len(n)+1:]), true
+			}
+		}
+	}
+	return files, code
+}
+
+// envSearch: the value lists directories the program loads code from
+// (libraries, modules), searched before its own: it runs what they hold,
+// at least a check, and reads them. The inherited value ($PYTHONPATH,
+// ${PYTHONPATH}) is none of the command's.
+func envSearch(w *walker, st *Step, name, val string, known bool) {
+	var dirs []string
+	for _, d := range strings.Split(val, ":") {
+		if d != "" && d != "$"+name && d != "${"+name+"}" {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) == 0 && (known || val != "") {
+		return
+	}
+	if st.Effect.Rank() < ExecuteCheck.Rank() {
+		st.Effect, st.Why = ExecuteCheck, name+" loads code from its directories"
+	}
+	w.read(st, dirs...)
+}
+
+// envPath: a PATH that puts a directory before the inherited ones
+// ($PATH), or none of them, holds the program run: at least a check, as
+// a program not in the table.
+func envPath(w *walker, st *Step, name, val string, known bool) {
+	first, _, _ := strings.Cut(val, ":")
+	if known || first != "$PATH" && first != "${PATH}" {
+		if st.Effect.Rank() < ExecuteCheck.Rank() {
+			st.Effect, st.Why = ExecuteCheck, "PATH names where the program is looked for"
+		}
+	}
+}
+
+// envConfig: the value is a configuration, a file or a directory, that
+// can name the programs the program runs: read, and a program not known
+// before run time; /dev/null (and "") names none.
+func envConfig(w *walker, st *Step, name, val string, known bool) {
+	if known && (val == "/dev/null" || val == "") {
+		return
+	}
+	w.read(st, val)
+	dynamic(st, st.Program+" reading a configuration, which can name programs it runs, from "+name+"="+val)
+}
+
+// isBuiltin reports whether a program the table knows is a shell
+// builtin, which runs without being looked up in PATH.
+func isBuiltin(name string) bool {
+	switch name {
+	case "echo", "printf", "cd", "pwd", "true", "false", "test", "[", "read", "export", "set", "unset", "shift",
+		"exit", "return", "type", "local", "declare", "readonly", "alias", "unalias", "wait", "kill", "ulimit",
+		"umask", "trap", ":":
+		return true
+	}
+	return false
+}
+
 // Options taking a value, shared by the table and the programs' funcs.
 const (
 	// curlValued: every option of curl that takes a value (curl --help
@@ -663,6 +946,7 @@ func lookup(name string) *program {
 // resolve fills a step from a command's words: the program through its
 // wrappers, then the table.
 func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
+	defer func(n int) { w.env = w.env[:n] }(len(w.env)) // env A=1's
 	// rooted: a chroot into another root wraps the command, whose paths
 	// name files under that root, not the ones they name here.
 	rooted := false
@@ -696,6 +980,9 @@ func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 			if name == "env" || name == "sudo" || name == "doas" {
 				w.envChdir(args[:n])
 			}
+			if name == "env" {
+				w.envAssigns(args[:n], known[:n])
+			}
 			if name == "chroot" {
 				root := args[n-1]
 				rooted = rooted || !known[n-1] || path.Clean(root) != "/"
@@ -705,6 +992,7 @@ func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 		}
 		st.Program, st.Args = name, args[1:]
 		w.program(st, name, args[1:], known[1:], in)
+		w.environment(st, args[0])
 		if rooted {
 			dynamic(st, "run in another root (chroot): its paths are not the ones it names")
 		}
@@ -736,6 +1024,23 @@ func xargsReplace(args []string) string {
 		}
 	}
 	return ""
+}
+
+// envAssigns adds the NAME=value words of env (args, known aligned) to
+// the environment of the command it runs.
+func (w *walker) envAssigns(args []string, known []bool) {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-u" || a == "-C" || a == "--unset" || a == "--chdir":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			if name, val, ok := strings.Cut(a, "="); ok && name != "" {
+				w.env = append(w.env, envAssign{name: name, val: val, known: known[i]})
+			}
+		}
+	}
 }
 
 // envChdir follows `env -C dir` / `sudo -D dir`.

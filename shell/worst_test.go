@@ -361,6 +361,107 @@ func TestCommandsRunningCommands(t *testing.T) {
 	})
 }
 
+// TestEnvironmentRunningCode: a variable of the environment can make a
+// program run code the command does not show — a command (GIT_SSH_COMMAND,
+// PAGER), a library or script it loads (LD_PRELOAD, BASH_ENV, NODE_OPTIONS
+// --require), a configuration that can name programs (GIT_CONFIG_GLOBAL,
+// OPENSSL_CONF, GNUPGHOME) — given before the command, with env, or set
+// earlier in the command.
+func TestEnvironmentRunningCode(t *testing.T) {
+	cases := []worstCase{
+		// A command the program runs is analysed.
+		{cmd: `GIT_SSH_COMMAND='rm -rf /x' git fetch`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `GIT_SSH_COMMAND="$X" git fetch`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `GIT_SSH_COMMAND='ssh -i key -o IdentitiesOnly=yes' git fetch origin`, effect: Network, noWrites: true},
+		{cmd: `GIT_SSH='rm -rf /x' git fetch`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `GIT_PAGER='rm -rf /x' git log`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `PAGER='rm -rf /x' git log`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `PAGER='rm -rf /x' man ls`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `MANPAGER='rm -rf /x' man ls`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `PAGER=cat git log`, effect: ReadOnly, noWrites: true},
+		{cmd: `GIT_PAGER='git log' git log`, effect: ReadOnly, noWrites: true},
+		{cmd: `PAGER='rm -rf /x' ls`, effect: ReadOnly, noWrites: true},
+		{cmd: `EDITOR='rm -rf /x' git commit`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `VISUAL='rm -rf /x' crontab -e`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `GIT_EDITOR='rm -rf /x' git commit --amend`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `GIT_SEQUENCE_EDITOR='rm -rf /x' git rebase -i HEAD~2`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `GIT_EXTERNAL_DIFF='rm -rf /x' git diff`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `GIT_ASKPASS='rm -rf /x' git push origin main`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `GIT_PROXY_COMMAND='rm -rf /x' git fetch git://h/r`, effect: Destructive, writes: []string{"/x"}},
+		// Set with env, exported or assigned before, or inherited by what
+		// the program runs.
+		{cmd: `env GIT_SSH_COMMAND='rm -rf /x' git fetch`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `export GIT_SSH_COMMAND='rm -rf /x'; git fetch`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `GIT_PAGER='rm -rf /x'; git log`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `export GIT_PAGER="$(cat p)"; git log`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `X='rm -rf /x'; GIT_PAGER=$X git log`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `GIT_SSH_COMMAND='rm -rf /x' bash -c 'git fetch'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `GIT_SSH_COMMAND='rm -rf /x' true; git fetch`, effect: Network, noWrites: true},
+		// A library or a script loaded runs code from a file: at least a
+		// check; one not known is the worst.
+		{cmd: `LD_PRELOAD=/tmp/x.so ls`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `LD_PRELOAD="$LIB" ls`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `LD_AUDIT=/tmp/a.so cat f`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `env LD_PRELOAD=/tmp/x.so ls`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `export LD_PRELOAD=/tmp/x.so; ls`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `LD_PRELOAD=/tmp/x.so rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `LD_LIBRARY_PATH=/tmp/evil ls`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/opt/lib ls`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `BASH_ENV=/tmp/f bash -c 'ls'`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `BASH_ENV=/tmp/f bash -c 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `BASH_ENV="$F" bash -c ls`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `ENV=/tmp/f sh -c ls`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `PYTHONSTARTUP=/tmp/s.py python3 -V`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `PYTHONPATH=/tmp/evil python3 -m json.tool f`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `PERL5OPT=-Mevil git log`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `PERL5OPT=-w git log`, effect: ReadOnly, noWrites: true},
+		{cmd: `PERL5LIB=/tmp/evil git log`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `RUBYOPT=-revil gem list`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `RUBYLIB=/tmp/evil gem list`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `NODE_OPTIONS='--require /tmp/x.js' npm ls`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `NODE_OPTIONS=--import=./x.mjs npm ls`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `NODE_OPTIONS="-r $H" npm ls`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `NODE_OPTIONS=--max-old-space-size=4096 npm ls`, effect: ReadOnly, noWrites: true},
+		// PATH: a directory before the ones inherited holds the program
+		// run, which is then one of that directory's files.
+		{cmd: `PATH=/tmp/evil:$PATH ls`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `export PATH="$HOME/bin:$PATH"; cat f`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `PATH=/tmp/evil ls`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `PATH=$PATH:/opt/bin ls`, effect: ReadOnly, noWrites: true},
+		{cmd: `export PATH="${PATH}:$HOME/go/bin"; ls`, effect: ReadOnly, noWrites: true},
+		{cmd: `PATH=/tmp/evil:$PATH echo hi`, effect: ReadOnly, noWrites: true},
+		{cmd: `PATH=/tmp/evil:$PATH /bin/ls`, effect: ReadOnly, noWrites: true},
+		// A configuration that can name the programs run: not known.
+		{cmd: `GIT_CONFIG_GLOBAL=/tmp/cfg git status`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `GIT_CONFIG_SYSTEM=./cfg git log`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `GIT_CONFIG=/tmp/cfg git log`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `GIT_CONFIG_GLOBAL=/dev/null git status`, effect: ReadOnly, noWrites: true},
+		{cmd: `GIT_CONFIG_PARAMETERS="'core.pager'='rm -rf /x'" git log`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='rm -rf /x' git log`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=a GIT_CONFIG_KEY_1=core.sshCommand GIT_CONFIG_VALUE_1=x git fetch`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.l GIT_CONFIG_VALUE_0='!rm -rf /x' git l`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=a git log`, effect: ReadOnly, noWrites: true},
+		{cmd: `GIT_CONFIG_COUNT=$N git log`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `GNUPGHOME=/tmp/g gpg -d f.gpg`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `export GNUPGHOME=/tmp/g; gpg --list-keys`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `OPENSSL_CONF=/tmp/x.cnf openssl rand -hex 8`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `OPENSSL_CONF=/tmp/x.cnf curl https://x.example`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `OPENSSL_CONF=/dev/null openssl rand -hex 8`, effect: ReadOnly, noWrites: true},
+		{cmd: `OPENSSL_MODULES=/tmp/m openssl rand -hex 8`, effect: ExecuteCheck, noWrites: true},
+		// Variables that load no code change nothing.
+		{cmd: `LANG=C TZ=UTC ls`, effect: ReadOnly, noWrites: true},
+		{cmd: `GIT_DIR=/tmp/r/.git git status`, effect: ReadOnly, noWrites: true},
+		{cmd: `CGO_ENABLED=0 GOFLAGS=-mod=mod go vet ./...`, effect: ExecuteCheck, noWrites: true},
+	}
+	checkCases(t, cases)
+	// Every variable of the table is held to a case here.
+	for _, v := range envTable() {
+		if !slices.ContainsFunc(cases, func(c worstCase) bool { return strings.Contains(c.cmd, v.name+"=") }) {
+			t.Errorf("%s: no case gives it", v.name)
+		}
+	}
+}
+
 // TestRemoteHosts: a remote set up in the command is its URL's host; a
 // named remote whose URL is not in the command is "<remote NAME>".
 func TestRemoteHosts(t *testing.T) {
