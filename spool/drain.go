@@ -1,7 +1,6 @@
 package spool
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/internal/jsonscan"
+	"github.com/hookwatch/hookwatch/internal/lines"
 )
 
 // DefaultBatch is the batch size Drain uses when max is not positive.
@@ -297,56 +297,36 @@ func valid(rec []byte) bool {
 // during the call. An error from fn stops the read and is returned as is.
 // readSegment copes with any bytes.
 func readSegment(r io.Reader, fn func(rec []byte) error) (corrupt int64, err error) {
-	corrupt, _, err = readLines(bufio.NewReaderSize(r, 64<<10), false, func(rec []byte, _, _ int64) error { return fn(rec) })
+	corrupt, _, err = readLines(lines.NewReader(r, 64<<10, MaxRecordBytes), false, func(rec []byte, _, _ int64) error { return fn(rec) })
 	return corrupt, err
 }
 
-// readLines is readSegment, reading through br, for a reader that may stop inside a line that is
-// still being written. With partial, a last line without its '\n' is neither
-// returned nor counted: consumed, the bytes up to and including the last
-// '\n' read, is where the next read starts. fn also gets end, the offset
-// (from the reader's start) just past rec's '\n', and skipped, the lines
-// counted as corrupt before rec.
-func readLines(br *bufio.Reader, partial bool, fn func(rec []byte, end, skipped int64) error) (corrupt, consumed int64, err error) {
-	var long []byte  // a line longer than the buffer, being assembled
-	tooLong := false // the current line exceeded MaxRecordBytes: skip to its end
-	var pos int64    // bytes read so far
+// readLines is readSegment, reading through lr (of max MaxRecordBytes), for
+// a reader that may stop inside a line that is still being written. With
+// partial, a last line without its '\n' is neither returned nor counted:
+// consumed, the bytes up to and including the last '\n' read, is where the
+// next read starts. fn also gets end, the offset (from the reader's start)
+// just past rec's '\n', and skipped, the lines counted as corrupt before rec.
+func readLines(lr *lines.Reader, partial bool, fn func(rec []byte, end, skipped int64) error) (corrupt, consumed int64, err error) {
 	for {
-		chunk, err := br.ReadSlice('\n')
-		pos += int64(len(chunk))
+		line, f, err := lr.Next()
 		switch {
-		case err == bufio.ErrBufferFull:
-			if !tooLong && len(long)+len(chunk) > MaxRecordBytes {
-				tooLong, long = true, nil
-			}
-			if !tooLong {
-				long = append(long, chunk...)
-			}
-			continue
 		case err == io.EOF:
-			if !partial && (tooLong || len(long)+len(chunk) > 0) {
+			return corrupt, lr.Offset(), nil
+		case err != nil:
+			return corrupt, lr.Offset(), fmt.Errorf("cannot read segment: %w", err)
+		case f&lines.Unterminated != 0:
+			if !partial {
 				corrupt++ // torn: its '\n' never made it to disk
 			}
-			return corrupt, consumed, nil
-		case err != nil:
-			return corrupt, consumed, fmt.Errorf("cannot read segment: %w", err)
-		}
-		consumed = pos
-		line := chunk[:len(chunk)-1]
-		if long != nil {
-			line = append(long, line...)
-			long = long[:0]
-		}
-		switch {
-		case tooLong || len(line) > MaxRecordBytes:
-			tooLong = false
+		case f&lines.Long != 0:
 			corrupt++
 		case len(line) == 0:
 		case !valid(line):
 			corrupt++
 		default:
-			if err := fn(line, pos, corrupt); err != nil {
-				return corrupt, consumed, err
+			if err := fn(line, lr.Offset(), corrupt); err != nil {
+				return corrupt, lr.Offset(), err
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package spool
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/hookwatch/hookwatch/internal/lines"
 )
 
 // readAll returns the records readSegment finds in data and its corrupt count.
@@ -30,7 +31,7 @@ func readAll(t *testing.T, data []byte) ([][]byte, int64) {
 func readPartial(t *testing.T, data []byte) ([][]byte, int64, int64) {
 	t.Helper()
 	var out [][]byte
-	corrupt, consumed, err := readLines(bufio.NewReader(bytes.NewReader(data)), true, func(rec []byte, end, _ int64) error {
+	corrupt, consumed, err := readLines(lines.NewReader(bytes.NewReader(data), 4096, MaxRecordBytes), true, func(rec []byte, end, _ int64) error {
 		if end > int64(len(data)) || data[end-1] != '\n' {
 			t.Fatalf("record %q ends at %d, not past a '\\n'", rec, end)
 		}

@@ -1,7 +1,6 @@
 package spool
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/lines"
 )
 
 // DefaultRotateBytes is the size past which a Tail hands the active segment
@@ -67,7 +68,7 @@ type Tail struct {
 	off      int64  // bytes of it delivered, up to a line's end
 	rotateAt int64
 	listed   time.Time     // when it last looked for leftover segments; zero: at the next pass
-	br       *bufio.Reader // reused from pass to pass
+	lr       *lines.Reader // reused from pass to pass
 	mark     int           // the tail file, open for writing; -1 until needed
 	marked   int64         // the offset last published, -1 if none
 	markedAt uint64        // the inode it was published for
@@ -173,11 +174,11 @@ func (t *Tail) follow(ctx context.Context, max int, deliver func([][]byte) error
 		counted = skipped
 		return err
 	}
-	if t.br == nil {
-		t.br = bufio.NewReaderSize(nil, 64<<10)
+	if t.lr == nil {
+		t.lr = lines.NewReader(nil, 64<<10, MaxRecordBytes)
 	}
-	t.br.Reset(&preader{fd: fd, off: from, end: st.Size})
-	corrupt, consumed, err := readLines(t.br, true, func(rec []byte, e, c int64) error {
+	t.lr.Reset(&preader{fd: fd, off: from, end: st.Size})
+	corrupt, consumed, err := readLines(t.lr, true, func(rec []byte, e, c int64) error {
 		batch = append(batch, slices.Clone(rec))
 		end, skipped = from+e, c
 		if len(batch) < max {
