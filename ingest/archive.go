@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/jsonstr"
+	"github.com/hookwatch/hookwatch/internal/lines"
 	"github.com/hookwatch/hookwatch/internal/regfile"
 	"github.com/hookwatch/hookwatch/privacy"
 	"github.com/hookwatch/hookwatch/redact"
@@ -130,34 +132,32 @@ func copyRedacted(dst, src string, max int64, red bool) (err error) {
 		}
 	}()
 	w := bufio.NewWriterSize(out, 64<<10)
-	r := bufio.NewReaderSize(in, 64<<10)
+	r := lines.NewReader(in, 64<<10, maxArchiveLine)
 	budget := max - int64(len(ArchiveCutMarker)+1)
-	var line []byte
 	for {
-		chunk, isPrefix, rerr := r.ReadLine()
-		line = append(line, chunk...)
-		if rerr == nil && isPrefix && len(line) <= maxArchiveLine {
-			continue
-		}
-		if rerr != nil && !errors.Is(rerr, io.EOF) {
-			return fmt.Errorf("cannot read the transcript: %w", rerr)
-		}
-		if len(line) > 0 {
-			if isPrefix || int64(len(line)+1) > budget {
-				w.WriteString(ArchiveCutMarker + "\n")
-				return w.Flush()
-			}
-			if red {
-				line, _ = redact.JSON(line)
-			}
-			budget -= int64(len(line) + 1)
-			w.Write(line)
-			w.WriteByte('\n')
-		}
-		if rerr != nil {
+		line, f, rerr := r.Next()
+		if errors.Is(rerr, io.EOF) {
 			return w.Flush()
 		}
-		line = line[:0]
+		if rerr != nil {
+			return fmt.Errorf("cannot read the transcript: %w", rerr)
+		}
+		if f&lines.Unterminated == 0 {
+			line = bytes.TrimSuffix(line, []byte{'\r'}) // a "\r\n" ends the line as a '\n' does
+		}
+		if len(line) == 0 && f&lines.Long == 0 {
+			continue
+		}
+		if f&lines.Long != 0 || int64(len(line)+1) > budget {
+			w.WriteString(ArchiveCutMarker + "\n")
+			return w.Flush()
+		}
+		if red {
+			line, _ = redact.JSON(line)
+		}
+		budget -= int64(len(line) + 1)
+		w.Write(line)
+		w.WriteByte('\n')
 	}
 }
 

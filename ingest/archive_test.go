@@ -148,6 +148,29 @@ func TestArchiveCap(t *testing.T) {
 	}
 }
 
+// TestArchiveLineEnds: a "\r\n" ends a line as a '\n' does, empty lines
+// are dropped, and a last line without its newline (the client was writing
+// it) is copied with one.
+func TestArchiveLineEnds(t *testing.T) {
+	projects, dir := t.TempDir(), filepath.Join(t.TempDir(), "archive")
+	pre, _ := compactPayloads(t, projects)
+	line := `{"type":"user","message":{"content":"hello"}}`
+	path := pre["transcript_path"].(string)
+	writeTranscript(t, path) // its directories
+	if err := os.WriteFile(path, []byte(line+"\r\n\r\n"+line+"\n\n"+line[:10]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runPayload(t, &ingest.Pipeline{Privacy: privacy.DefaultOptions(), ArchiveDir: dir}, pre)
+	list, _ := ingest.ListArchives(dir, pre["session_id"].(string))
+	if len(list) != 1 || list[0].Cut {
+		t.Fatalf("archives: %+v", list)
+	}
+	b, _ := os.ReadFile(list[0].Path)
+	if want := line + "\n" + line + "\n" + line[:10] + "\n"; string(b) != want {
+		t.Errorf("archive:\n%q\nwant:\n%q", b, want)
+	}
+}
+
 // TestArchiveRefuses: what a hostile or unwanted payload asks for is not
 // archived, and the event is delivered anyway.
 func TestArchiveRefuses(t *testing.T) {
