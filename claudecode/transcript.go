@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/jsonscan"
+	"github.com/hookwatch/hookwatch/internal/lines"
 )
 
 // TranscriptRecord is what hookwatch reads of one line of a Claude Code
@@ -126,39 +126,20 @@ type TranscriptStats struct {
 // record types and lines that are not JSON are skipped, never an error; an
 // error is r's, or fn's, which stops the read.
 func ReadTranscript(r io.Reader, fn func(rec *TranscriptRecord) error) (consumed int64, st TranscriptStats, err error) {
-	br := bufio.NewReaderSize(r, 256<<10)
-	var (
-		pos     int64
-		long    []byte // a line longer than the reader's buffer, gathered
-		tooLong bool
-	)
+	lr := lines.NewReader(r, 256<<10, MaxTranscriptLine)
 	for {
-		chunk, rerr := br.ReadSlice('\n')
-		pos += int64(len(chunk))
-		if rerr == bufio.ErrBufferFull {
-			if !tooLong {
-				long = append(long, chunk...)
-				if len(long) > MaxTranscriptLine {
-					tooLong, long = true, nil
-				}
-			}
-			continue
-		}
-		if rerr != nil {
-			// No newline: a torn or growing last line, left for the next
-			// read from consumed.
+		line, f, rerr := lr.Next()
+		switch {
+		case rerr != nil:
 			if errors.Is(rerr, io.EOF) {
-				return consumed, st, nil
+				return lr.Offset(), st, nil
 			}
-			return consumed, st, rerr
-		}
-		consumed = pos
-		line := chunk
-		if long != nil {
-			line, long = append(long, chunk...), nil
-		}
-		if tooLong {
-			tooLong = false
+			return lr.Offset(), st, rerr
+		case f&lines.Unterminated != 0:
+			// A torn or growing last line, left for the next read from
+			// consumed.
+			continue
+		case f&lines.Long != 0:
 			st.Skipped++
 			continue
 		}
@@ -169,7 +150,7 @@ func ReadTranscript(r io.Reader, fn func(rec *TranscriptRecord) error) (consumed
 		}
 		st.Records++
 		if err := fn(rec); err != nil {
-			return consumed, st, err
+			return lr.Offset(), st, err
 		}
 	}
 }
