@@ -43,7 +43,6 @@
 package rollout
 
 import (
-	"bufio"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -58,6 +57,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/lines"
 	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
@@ -625,19 +625,19 @@ func read(path, host, user string, each func(*Reader, []event.Envelope) bool) (*
 	}
 	defer f.Close()
 	r := NewReader(path, host, user)
-	lr := lines{br: bufio.NewReaderSize(f, 64<<10)}
+	lr := lines.NewReader(f, 64<<10, maxLine)
 	for {
-		line, _, err := lr.next()
+		line, fl, err := lr.Next()
 		if err == io.EOF {
-			if len(line) > 0 {
-				each(r, r.Record(line))
-			}
 			break
 		}
 		if err != nil {
 			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
-		if !each(r, r.Record(line)) {
+		if fl&lines.Long != 0 {
+			continue
+		}
+		if !each(r, r.Record(line)) && fl&lines.Unterminated == 0 {
 			return r, nil
 		}
 	}
@@ -645,54 +645,6 @@ func read(path, host, user string, each func(*Reader, []event.Envelope) bool) (*
 		return nil, &fs.PathError{Op: "read", Path: path, Err: errNoSessionMeta}
 	}
 	return r, nil
-}
-
-// lines reads a rollout's lines, passing over each line longer than
-// maxLine without holding it.
-type lines struct {
-	br   *bufio.Reader
-	long []byte // a line longer than br's buffer, so far
-	skip bool   // within a line past maxLine
-}
-
-// next returns the next line, its newline included, and how many bytes
-// of the file it read for it (the lines past maxLine it passed over
-// counted). At the end of the file it returns io.EOF with what follows the
-// last newline, which it has not counted: a line still being written, or
-// the last of a file that does not end with one (nil when it is past
-// maxLine).
-func (l *lines) next() (line []byte, n int64, err error) {
-	for {
-		chunk, err := l.br.ReadSlice('\n')
-		switch {
-		case err == bufio.ErrBufferFull:
-			if !l.skip && len(l.long)+len(chunk) <= maxLine {
-				l.long = append(l.long, chunk...)
-				continue
-			}
-			n += int64(len(l.long) + len(chunk)) // nothing of it is kept
-			l.skip, l.long = true, nil
-			continue
-		case err == io.EOF:
-			if l.skip {
-				return nil, n, io.EOF
-			}
-			return append(l.long, chunk...), n, io.EOF
-		case err != nil:
-			return nil, n, err
-		}
-		line := chunk
-		if l.long != nil {
-			line = append(l.long, chunk...)
-			l.long = nil
-		}
-		n += int64(len(line))
-		if l.skip {
-			l.skip = false
-			continue
-		}
-		return line, n, nil
-	}
 }
 
 // errNoSessionMeta is read's error for a file without the record every
@@ -787,20 +739,30 @@ func (t *Tail) Next() ([]event.Envelope, error) {
 	if _, err := f.Seek(t.off, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("cannot read rollout %s: %w", t.r.path, err)
 	}
-	lr := lines{br: bufio.NewReaderSize(f, 64<<10), skip: t.skip}
+	lr := lines.NewReader(f, 64<<10, maxLine)
+	if t.skip {
+		lr.ResumeLong()
+	}
+	from := t.off
 	var envs []event.Envelope
 	for {
-		line, n, err := lr.next()
-		if err == io.EOF {
-			// A torn line: read again, whole, next time; of one past
-			// maxLine, what was passed over is not.
-			t.off, t.skip = t.off+n, lr.skip
+		line, fl, err := lr.Next()
+		switch {
+		case err == io.EOF:
 			return envs, nil
-		}
-		t.off += n
-		if err != nil {
+		case err != nil:
 			return envs, fmt.Errorf("cannot read rollout %s: %w", t.r.path, err)
+		case fl == lines.Long|lines.Unterminated:
+			// Past maxLine and not ended yet: what was read of it is
+			// passed over for good, the rest next time.
+			t.off, t.skip = from+lr.Consumed(), true
+		case fl&lines.Unterminated != 0:
+			// A torn line: read again, whole, next time.
+		default:
+			t.off, t.skip = from+lr.Offset(), false
+			if fl&lines.Long == 0 {
+				envs = append(envs, t.r.Record(line)...)
+			}
 		}
-		envs = append(envs, t.r.Record(line)...)
 	}
 }

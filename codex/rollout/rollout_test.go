@@ -218,6 +218,40 @@ func TestTail(t *testing.T) {
 	}
 }
 
+// TestTailPastMaxLine: the part of a line past maxLine that a Tail has
+// read is passed over for good, and its rest, written later, too.
+func TestTailPastMaxLine(t *testing.T) {
+	whole, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	head := bytes.Join(lines[:4], nil)
+	path := filepath.Join(t.TempDir(), filepath.Base(file))
+	appendFile(t, path, head)
+	tail := NewTail(path, "h", "u")
+	first, _ := tail.Next()
+	appendFile(t, path, bytes.Repeat([]byte("x"), maxLine+1))
+	if envs, err := tail.Next(); len(envs) != 0 || err != nil {
+		t.Fatalf("a line past maxLine, not ended: %v %v", envs, err)
+	}
+	if want := int64(len(head) + maxLine + 1); tail.Offset() != want {
+		t.Errorf("offset %d, want %d: past what was read of the line", tail.Offset(), want)
+	}
+	if envs, err := tail.Next(); len(envs) != 0 || err != nil {
+		t.Fatalf("nothing new: %v %v", envs, err)
+	}
+	appendFile(t, path, []byte("xx\n"))
+	appendFile(t, path, bytes.Join(lines[4:], nil))
+	rest, err := tail.Next()
+	if first, rest = tools(first), tools(rest); err != nil || len(first) != 1 || len(rest) != 5 {
+		t.Fatalf("%d + %d envelopes, want 1 + 5 (%v)", len(first), len(rest), err)
+	}
+	if tail.Offset() != int64(len(whole)+maxLine+1+3) {
+		t.Errorf("offset %d, want the file's size %d", tail.Offset(), len(whole)+maxLine+1+3)
+	}
+}
+
 func appendFile(t *testing.T, path string, b []byte) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
