@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hookwatch/hookwatch/internal/lines"
 	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/internal/regfile"
 	"github.com/hookwatch/hookwatch/store"
@@ -619,24 +619,20 @@ func eachLineOf(path string, fn func(line []byte)) error {
 	return eachLine(f, path, fn)
 }
 
-// eachLine calls fn with every complete line read from in, the file path.
+// eachLine calls fn with every complete line read from in, the file path,
+// however long: the files are the writer's own.
 func eachLine(in io.Reader, path string, fn func(line []byte)) error {
-	r := bufio.NewReader(in)
+	r := lines.NewReader(in, 4096, lines.Unbounded)
 	for {
-		line, err := r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			// A line longer than the buffer: read it whole.
-			rest, err2 := r.ReadBytes('\n')
-			line, err = append(slices.Clone(line), rest...), err2
-		}
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			fn(line[:len(line)-1])
-		}
+		line, f, err := r.Next()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("cannot read %s: %w", path, patherr.Strip(err, path))
+		}
+		if f&lines.Unterminated == 0 {
+			fn(line)
 		}
 	}
 }
