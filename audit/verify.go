@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hookwatch/hookwatch/internal/lines"
 	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/internal/regfile"
 )
@@ -202,40 +202,25 @@ func readHeaders(file string) ([]lineHeader, *Problem) {
 	}
 	defer f.Close()
 	var out []lineHeader
-	r := bufio.NewReaderSize(f, 256<<10)
+	r := lines.NewReader(f, 256<<10, lines.Unbounded)
 	for n := int64(1); ; n++ {
-		line, err := readFullLine(r)
-		if len(line) == 0 && errors.Is(err, io.EOF) {
+		line, fl, err := r.Next()
+		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
+		if err != nil {
 			return out, &Problem{File: file, Line: n, Kind: Malformed, Detail: err.Error()}
 		}
-		if line[len(line)-1] != '\n' {
+		if fl&lines.Unterminated != 0 {
 			return out, &Problem{File: file, Line: n, Kind: Truncated,
 				Detail: fmt.Sprintf("the file ends inside this line (%d bytes without a newline)", len(line))}
 		}
-		h, herr := readLine(line[:len(line)-1])
+		h, herr := readLine(line)
 		if herr != nil {
 			return out, &Problem{File: file, Line: n, Kind: Malformed, Detail: herr.Error()}
 		}
 		out = append(out, h)
 	}
-}
-
-// readFullLine reads up to and including the next newline, however long
-// the line.
-func readFullLine(r *bufio.Reader) ([]byte, error) {
-	line, err := r.ReadSlice('\n')
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		return line, err
-	}
-	buf := slices.Clone(line)
-	for errors.Is(err, bufio.ErrBufferFull) {
-		line, err = r.ReadSlice('\n')
-		buf = append(buf, line...)
-	}
-	return buf, err
 }
 
 // Empty reports whether the stream verified holds no line: nothing was
