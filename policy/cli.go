@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/decision"
 	hookevent "github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/lines"
 	"github.com/hookwatch/hookwatch/policy/policyfile"
 )
 
@@ -182,19 +182,22 @@ func Test(w io.Writer, home, policyFile string, events io.Reader, jsonOut bool) 
 		writeRows(tw, res)
 		return nil
 	}
-	br := bufio.NewReaderSize(events, 64<<10)
+	lr := lines.NewReader(events, 64<<10, lines.Unbounded) // payloads carry whole files
 	for lineNo := 1; ; lineNo++ {
-		line, err := readLine(br)
-		if err != nil && !errors.Is(err, io.EOF) {
+		line, f, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
 			return fmt.Errorf("cannot read events: %w", err)
+		}
+		if f&lines.Unterminated == 0 {
+			line = bytes.TrimSuffix(line, []byte{'\r'}) // a "\r\n" ends the line as a '\n' does
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			if err := one(lineNo, line); err != nil {
 				return err
 			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
 		}
 	}
 	if tw != nil {
@@ -226,18 +229,6 @@ func Test(w io.Writer, home, policyFile string, events io.Reader, jsonOut bool) 
 		return fmt.Errorf("policy %s has %d problem%s (invalid rules were left out of the dry run)", policyFile, len(problems), plural(len(problems)))
 	}
 	return nil
-}
-
-// readLine reads one line of any length (payloads carry whole files).
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, isPrefix, err := br.ReadLine()
-		line = append(line, chunk...)
-		if err != nil || !isPrefix {
-			return line, err
-		}
-	}
 }
 
 // passedOver is payloadOf's answer for a line that holds no hook event: a

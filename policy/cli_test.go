@@ -64,6 +64,32 @@ func TestDryRun(t *testing.T) {
 	}
 }
 
+// TestDryRunLineEnds: events with "\r\n" line ends, a line longer than
+// the reader's buffer and no newline after the last line are replayed as
+// the same events with '\n' ends.
+func TestDryRunLineEnds(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "claude-code-2.1.197.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := `{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"` + strings.Repeat("x", 200<<10) + `"}` + "\n"
+	lf := append([]byte(long), b...)
+	crlf := bytes.TrimSuffix(bytes.ReplaceAll(lf, []byte("\n"), []byte("\r\n")), []byte("\r\n"))
+	var want, got bytes.Buffer
+	if err := Test(&want, "", "testdata/basic.yaml", bytes.NewReader(lf), true); err != nil {
+		t.Fatal(err)
+	}
+	if err := Test(&got, "", "testdata/basic.yaml", bytes.NewReader(crlf), true); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("with \\r\\n ends:\n%s\nwant:\n%s", got.String(), want.String())
+	}
+	if n := bytes.Count(want.Bytes(), []byte("\n")); n != bytes.Count(lf, []byte("\n")) {
+		t.Errorf("%d results for %d lines", n, bytes.Count(lf, []byte("\n")))
+	}
+}
+
 func TestExplain(t *testing.T) {
 	root := t.TempDir()
 	old := managedPath
