@@ -53,7 +53,11 @@ const (
 // Reader reads lines of at most max bytes. It is not safe for concurrent
 // use.
 type Reader struct {
-	br       *bufio.Reader
+	// br is held by value, and NewReader kept small enough to be inlined:
+	// a Reader that does not escape then costs one allocation, its
+	// buffer, as a bufio.Reader does (the spool drains a segment per
+	// event).
+	br       bufio.Reader
 	max      int
 	long     []byte // a line longer than br's buffer, gathered so far
 	skip     bool   // within a Long line: pass over up to its '\n'
@@ -64,10 +68,15 @@ type Reader struct {
 
 // NewReader returns a Reader of src with a buffer of size bytes that
 // returns lines of at most max bytes (Unbounded: any). A line longer than
-// the buffer is gathered in memory up to max, so max, not size, bounds what
-// a Reader holds.
+// the buffer is gathered in memory while it is not longer than max: a
+// Reader holds at most its buffer and max bytes more.
 func NewReader(src io.Reader, size, max int) *Reader {
-	return &Reader{br: bufio.NewReaderSize(src, size), max: max}
+	if b, ok := src.(*bufio.Reader); ok {
+		// Hidden from bufio.NewReaderSize, which returns a large enough
+		// *bufio.Reader itself: r.br, a copy, would share its buffer.
+		src = struct{ io.Reader }{b}
+	}
+	return &Reader{br: *bufio.NewReaderSize(src, size), max: max}
 }
 
 // Reset makes r read src from its start, as a new Reader with the same

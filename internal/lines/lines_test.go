@@ -1,6 +1,7 @@
 package lines
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -165,6 +166,23 @@ func TestReset(t *testing.T) {
 	line, f, err := r.Next()
 	if string(line) != "a" || f != 0 || err != nil || r.Offset() != 2 {
 		t.Errorf("after Reset: %q, %v, %v, offset %d", line, f, err, r.Offset())
+	}
+}
+
+// TestBufioSource reads through a *bufio.Reader that already holds part of
+// the input: the Reader reads from it, as from any source, rather than
+// from a copy of its state that would leave it stale.
+func TestBufioSource(t *testing.T) {
+	br := bufio.NewReaderSize(strings.NewReader("skip\na\nb\n"), 64)
+	if _, err := br.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := readAll(t, br, 16, 10, false)
+	if want := []got{{"a", 0, 2}, {"b", 0, 4}}; !equal(out, want) {
+		t.Errorf("got %v, want %v", out, want)
+	}
+	if n := br.Buffered(); n != 0 {
+		t.Errorf("the source still holds %d bytes the Reader read", n)
 	}
 }
 
