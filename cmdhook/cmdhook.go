@@ -24,7 +24,6 @@
 package cmdhook
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -35,6 +34,7 @@ import (
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/internal/lines"
 )
 
 // Handler answers one hook event. The zero Decision is "no opinion". Event
@@ -137,14 +137,26 @@ type Result struct {
 // testdata/payloads. The handler gets the payload, which is also the
 // Result's Payload. A wrapped record no hook was sent (a statusline,
 // transcript or rollout record) is not answered: its Result has the
-// wrapper's line as Payload and an Err saying why. Blank lines are skipped.
-// It fails only when r cannot be read.
+// wrapper's line as Payload and an Err saying why, and so is a line longer
+// than the hook reads (hook.MaxPayloadBytes), without its bytes. Blank
+// lines are skipped. It fails only when r cannot be read.
 func Replay(ctx context.Context, h Handler, r io.Reader) ([]Result, error) {
 	var results []Result
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), hook.MaxPayloadBytes)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
+	lr := lines.NewReader(r, 64<<10, hook.MaxPayloadBytes)
+	for n := 1; ; n++ {
+		line, flag, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return results, fmt.Errorf("cannot read recorded payloads: %w", err)
+		}
+		if flag&lines.Long != 0 {
+			results = append(results, Result{Line: n,
+				Err: fmt.Errorf("longer than the %d MiB a hook reads: not answered", hook.MaxPayloadBytes>>20)})
+			continue
+		}
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
@@ -168,9 +180,6 @@ func Replay(ctx context.Context, h Handler, r io.Reader) ([]Result, error) {
 			res.Err = fmt.Errorf("%s", bytes.TrimSpace(stderr.Bytes()))
 		}
 		results = append(results, res)
-	}
-	if err := sc.Err(); err != nil {
-		return results, fmt.Errorf("cannot read recorded payloads: %w", err)
 	}
 	return results, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hook"
 )
 
 // guard denies Bash commands that write with a shell redirection.
@@ -134,5 +135,20 @@ func TestReplayUnwraps(t *testing.T) {
 	}
 	if r := results[1]; r.Err == nil || r.Stdout != nil {
 		t.Fatalf("a statusline record: answered %s, %v", r.Stdout, r.Err)
+	}
+
+	// A line longer than a hook reads is not answered, and the lines
+	// after it are.
+	huge := `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + strings.Repeat("x", hook.MaxPayloadBytes) + `"}}`
+	first := strings.SplitN(in, "\n", 2)[0]
+	results, err = Replay(context.Background(), guard, strings.NewReader(huge+"\n"+first+"\n"))
+	if err != nil || len(results) != 2 {
+		t.Fatalf("a line past the hook's limit, then one within: %d results, %v", len(results), err)
+	}
+	if r := results[0]; r.Line != 1 || r.Err == nil || !strings.Contains(r.Err.Error(), "not answered") || r.Stdout != nil || r.Payload != nil {
+		t.Errorf("the line past the limit: line %d, answered %q, payload of %d bytes, %v", r.Line, r.Stdout, len(r.Payload), r.Err)
+	}
+	if r := results[1]; r.Line != 2 || !strings.Contains(string(r.Stdout), `"deny"`) {
+		t.Errorf("the line after it: line %d answered %s, %v", r.Line, r.Stdout, r.Err)
 	}
 }
