@@ -108,7 +108,7 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	fs := newFlagSet("export", "export (--session ID | --since TIME) [--format "+strings.Join(names, "|")+"] [--out DIR] [--db PATH|URL] [--otlp-endpoint URL [--otlp-header k=v]…]\n\n"+
 		"Reads the database directly; a collector may be running.\n"+
 		"Exit status: 0 every session exported; 1 an error; 2 a usage error; 130 stopped by\n"+
-		"Ctrl-C (or SIGTERM): stderr says how many sessions were exported whole before it.\nFormats:"+formats.String(), stdout, stderr)
+		"Ctrl-C (143 by SIGTERM): stderr says how many sessions were exported whole before it.\nFormats:"+formats.String(), stdout, stderr)
 	session := fs.String("session", "", "the session to export")
 	since := fs.String("since", "", "export every session active since TIME: RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or an age back from now (7d, 2w, 24h)")
 	format := fs.String("format", "jsonl", "output format: "+strings.Join(names, ", "))

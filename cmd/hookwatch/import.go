@@ -62,7 +62,7 @@ under $CODEX_HOME/sessions): the tool calls hooks missed, their outcomes
 sessions no hook saw.
 
 Exit status: 0 imported; 1 an error; 2 a usage error; 130 stopped by Ctrl-C
-(or SIGTERM): stderr says what was imported before it.
+(143 by SIGTERM): stderr says what was imported before it.
 
 Flags:`
 

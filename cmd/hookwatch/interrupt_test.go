@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -59,10 +60,20 @@ func TestExportInterrupted(t *testing.T) {
 	}
 }
 
-// TestExportOTLPSIGINT: Ctrl-C (a real SIGINT to the process) while the
+// TestExportOTLPSignal: Ctrl-C (a real SIGINT to the process) while the
 // receiver has not answered ends the export with exit status 130 and a
-// line saying none of its session was sent whole, not exit status 0.
-func TestExportOTLPSIGINT(t *testing.T) {
+// line saying none of its session was sent whole, not exit status 0;
+// SIGTERM (a service manager's, timeout's) with 143, as a shell reports it.
+func TestExportOTLPSignal(t *testing.T) {
+	for _, c := range []struct {
+		sig  os.Signal
+		code int
+	}{{os.Interrupt, 130}, {syscall.SIGTERM, 143}} {
+		t.Run(c.sig.String(), func(t *testing.T) { exportOTLPSignal(t, c.sig, c.code) })
+	}
+}
+
+func exportOTLPSignal(t *testing.T, sig os.Signal, code int) {
 	envs := demo.Big(demo.BigSpec{SessionID: "export-sigint", Start: time.Now().Add(-time.Hour), Events: 200, Agents: 2, Ended: true, Seed: 9})
 	path := filepath.Join(t.TempDir(), "hookwatch.db")
 	if err := modeled.Store(context.Background(), path, envs, time.Minute); err != nil {
@@ -97,17 +108,17 @@ func TestExportOTLPSIGINT(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("the export sent nothing in 30 s; stderr:\n%s", stderr.String())
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	err = cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("export after SIGINT: %v, want exit status 130; stderr:\n%s", err, stderr.String())
+	if !errors.As(err, &ee) || ee.ExitCode() != code {
+		t.Fatalf("export after %v: %v, want exit status %d; stderr:\n%s", sig, err, code, stderr.String())
 	}
 	want := "hookwatch: interrupted: export incomplete: 0 of 1 session sent to " + srv.URL + "/v1/traces (0 spans) before the stop; session export-sigint was in progress"
 	if !strings.HasPrefix(stderr.String(), want) || stdout.Len() != 0 {
-		t.Fatalf("export after SIGINT: stdout %q, stderr %q, want %q…", stdout.String(), stderr.String(), want)
+		t.Fatalf("export after %v: stdout %q, stderr %q, want %q…", sig, stdout.String(), stderr.String(), want)
 	}
 }
 

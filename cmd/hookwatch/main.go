@@ -18,6 +18,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -39,11 +40,25 @@ func register(c command) { commands[c.name] = c }
 var errUsage = errors.New("usage error")
 
 // interruptedError is a run a signal (Ctrl-C, SIGTERM) cut short: exit
-// status 130, as a shell reports a process SIGINT ended, so that a script
-// never takes what it did for the whole. Its text says what was done
-// before the stop. A command whose end is the signal (serve, forward)
-// returns context.Canceled instead: exit status 0.
+// status 128 plus the signal's number (130 for SIGINT, 143 for SIGTERM),
+// as a shell reports a process the signal ended, so that a script never
+// takes what it did for the whole. Its text says what was done before the
+// stop. A command whose end is the signal (serve, forward) returns
+// context.Canceled instead: exit status 0.
 type interruptedError struct{ done string }
+
+// caught is the signal that asked the command to stop, 0 before one did.
+var caught atomic.Int32
+
+// interruptedStatus is the exit status of a run the caught signal cut
+// short: 130 when none was caught (a context canceled otherwise, as
+// Ctrl-C's).
+func interruptedStatus() int {
+	if s := caught.Load(); s != 0 {
+		return 128 + int(s)
+	}
+	return 128 + int(syscall.SIGINT)
+}
 
 func (e interruptedError) Error() string { return "interrupted: " + e.done }
 
@@ -53,17 +68,24 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// The first signal asks the command to end cleanly; the next one
-		// ends the process, as it would have without NotifyContext, should
-		// the command be stuck where ctx does not reach (an open or a read
-		// of a FIFO no one writes).
-		<-ctx.Done()
-		stop()
+		// ends the process, as it would have without Notify, should the
+		// command be stuck where ctx does not reach (an open or a read of
+		// a FIFO no one writes).
+		sig := <-sigs
+		if s, ok := sig.(syscall.Signal); ok {
+			caught.Store(int32(s))
+		}
+		signal.Stop(sigs)
+		cancel()
 	}()
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
+	cancel()
 	os.Exit(exitCode(err, os.Stderr))
 }
 
@@ -74,7 +96,7 @@ func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &ie):
 		fmt.Fprintf(stderr, "hookwatch: %v\n", err)
-		return 130
+		return interruptedStatus()
 	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ee):
