@@ -22,26 +22,8 @@ import (
 // a success to them.
 func codexRun(t *testing.T) (hooks, imported []event.Envelope) {
 	t.Helper()
-	f, err := os.Open("testdata/codex-rollout/hooks.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var line struct {
-			T       float64         `json:"t"`
-			Payload json.RawMessage `json:"payload"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			t.Fatal(err)
-		}
-		sec, frac := math.Modf(line.T)
-		hooks = append(hooks, event.Envelope{ID: envID(len(hooks)), Runtime: event.RuntimeCodex, Kind: event.KindHook,
-			ReceivedAt: time.Unix(int64(sec), int64(frac*1e9)).UTC(), Payload: line.Payload})
-	}
-	imported, err = rollout.Read("../codex/testdata/rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl", "", "")
+	hooks = codexHooks(t, "testdata/codex-rollout/hooks.jsonl")
+	imported, err := rollout.Read("../codex/testdata/rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,25 +391,7 @@ func TestRolloutOnlyFork(t *testing.T) {
 // ran) and its two rollouts, the session's and the subagent's.
 func codexSubagentRun(t *testing.T) (hooks, imported []event.Envelope) {
 	t.Helper()
-	f, err := os.Open("testdata/codex-subagent/hooks.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var line struct {
-			T       float64         `json:"t"`
-			Payload json.RawMessage `json:"payload"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			t.Fatal(err)
-		}
-		sec, frac := math.Modf(line.T)
-		hooks = append(hooks, event.Envelope{ID: envID(len(hooks)), Runtime: event.RuntimeCodex, Kind: event.KindHook,
-			ReceivedAt: time.Unix(int64(sec), int64(frac*1e9)).UTC(), Payload: line.Payload})
-	}
+	hooks = codexHooks(t, "testdata/codex-subagent/hooks.jsonl")
 	for _, name := range []string{"2026-12-02T01-02-55-01a23446-a8b8-7f03-83b6-760203bd13dd", "2026-12-02T01-02-56-01a23446-ad70-7ca2-bafc-64796f33e252"} {
 		imported = append(imported, rolloutAt(t, "testdata/codex-subagent/rollout-"+name+".jsonl")...)
 	}
@@ -469,4 +433,35 @@ func TestRolloutSubagentPrompt(t *testing.T) {
 		}
 	}
 	checkOrders(t, both)
+}
+
+// codexHooks reads the hooks' payloads of a captured Codex run, one
+// {"t": seconds, "payload": …} a line, as the envelopes the hook made of
+// them at those times.
+func codexHooks(t *testing.T, path string) []event.Envelope {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var hooks []event.Envelope
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var line struct {
+			T       float64         `json:"t"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatal(err)
+		}
+		sec, frac := math.Modf(line.T)
+		hooks = append(hooks, event.Envelope{ID: envID(len(hooks)), Runtime: event.RuntimeCodex, Kind: event.KindHook,
+			ReceivedAt: time.Unix(int64(sec), int64(frac*1e9)).UTC(), Payload: line.Payload})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return hooks
 }
