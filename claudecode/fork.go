@@ -55,20 +55,39 @@ const (
 // message yet, or no member of its family qualifies (the parent's
 // transcript deleted).
 func ForkParent(transcriptPath, sessionID string) string {
+	return ReadFork(transcriptPath, sessionID).Parent
+}
+
+// Fork is what a forked session's transcript proves of its fork
+// (ReadFork).
+type Fork struct {
+	// Parent is the session the fork was copied from (ForkParent).
+	Parent string
+	// Started is when the fork started: the time of the transcript's
+	// first timestamped line, the client's own bookkeeping, written then
+	// (the copies after it keep their parent's older times). Zero when
+	// Parent is "".
+	Started time.Time
+}
+
+// ReadFork returns the fork of the session whose transcript is
+// transcriptPath, as ForkParent proves it, and when it started; the zero
+// Fork when ForkParent finds no parent.
+func ReadFork(transcriptPath, sessionID string) Fork {
 	if !safeName(sessionID) || filepath.Base(transcriptPath) != sessionID+".jsonl" {
-		return ""
+		return Fork{}
 	}
 	fork := readHead(transcriptPath, parentHeadBytes)
 	uuid := firstMessageUUID(fork)
 	if uuid == "" || !startsWithCopies(fork) {
-		return ""
+		return Fork{}
 	}
 	dir := filepath.Dir(transcriptPath)
 	// O_DIRECTORY: a FIFO swapped in for the directory fails to open
 	// rather than blocking.
 	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return ""
+		return Fork{}
 	}
 	entries, _ := d.ReadDir(maxDirEntries)
 	d.Close()
@@ -97,6 +116,7 @@ func ForkParent(transcriptPath, sessionID string) string {
 	// Heads first, the rest up to copiesBytes only for a member whose
 	// copies run past its head (a fork of a long transcript): a session
 	// forked once reads no more than its parent's head.
+	started := firstStamp(fork)
 	parent, at, forkWhole, deep := "", -1, false, 0
 	for _, c := range cands[:min(len(cands), maxCandidates)] {
 		path := SessionTranscript(transcriptPath, c.id)
@@ -120,7 +140,22 @@ func ForkParent(transcriptPath, sessionID string) string {
 			parent, at = c.id, i
 		}
 	}
-	return parent
+	if parent == "" {
+		return Fork{}
+	}
+	return Fork{Parent: parent, Started: started}
+}
+
+// firstStamp returns the time of the first timestamped line of a
+// transcript's head, as eachMessage reads it: when a fork's transcript
+// was started.
+func firstStamp(head []byte) time.Time {
+	var first time.Time
+	eachStamp(head, func(s stamp) bool {
+		first = s.at
+		return first.IsZero()
+	})
+	return first
 }
 
 // uuidKey is how a transcript's line names its message uuid: what

@@ -171,3 +171,26 @@ func FuzzForkParent(f *testing.F) {
 		}
 	})
 }
+
+// TestReadFork: real forks (--resume X --fork-session) of both clients
+// name their parent and start at their transcript's first line, written
+// when the fork started; the parent's own transcript is no fork.
+func TestReadFork(t *testing.T) {
+	f := func(dir, parent, fork, started string) {
+		t.Helper()
+		dir = filepath.Join("../attribution/testdata", dir, "projects")
+		matches, _ := filepath.Glob(filepath.Join(dir, "*", fork+".jsonl"))
+		if len(matches) != 1 {
+			t.Fatalf("%s: no transcript of %s", dir, fork)
+		}
+		want, _ := time.Parse(time.RFC3339Nano, started)
+		if got := ReadFork(matches[0], fork); got.Parent != parent || !got.Started.Equal(want) {
+			t.Errorf("%s: ReadFork = %+v, want parent %s started %s", dir, got, parent, want)
+		}
+		if got := ReadFork(SessionTranscript(matches[0], parent), parent); got != (Fork{}) {
+			t.Errorf("%s: the parent read as a fork: %+v", dir, got)
+		}
+	}
+	f("claude-fork-2.1.332", "95f71cd0-68f7-43c7-aa4f-2d4f54f69415", "ade817eb-d549-4f37-8dec-fccc9a21af82", "2026-12-02T01:36:28.115Z")
+	f("claude-fork-2.1.197", "ef495ce9-4e55-4d23-8aab-80eff1bceacd", "7726c990-717e-4482-a085-bca66fb9d688", "2026-12-02T01:36:29.723Z")
+}
