@@ -414,3 +414,34 @@ func TestEventCopiesCodexFork(t *testing.T) {
 	}
 	streamsCopiesOf(t, s, fork, all)
 }
+
+// TestEventCopiesClaudeFork: a real Claude Code 2.1.332 fork reported by
+// its hooks (SessionStart(fork) under the fork's id) and read from its
+// transcript, whose first record is read as that SessionStart: the
+// transcript's is a copy of the hook's, the hook's also read from the
+// transcript; the session's stream marks the copy too.
+func TestEventCopiesClaudeFork(t *testing.T) {
+	const fork = "ade817eb-d549-4f37-8dec-fccc9a21af82"
+	hooks, imported, err := demo.Transcripts("../attribution/testdata/claude-fork-2.1.332")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, all := hooksThenFiles(t, fork, hooks, imported)
+	starts := 0
+	for _, e := range all {
+		if e.Event != event.SessionStart {
+			continue
+		}
+		starts++
+		switch {
+		case e.Kind == event.KindTranscript && !e.Copy:
+			t.Errorf("the transcript's SessionStart not marked a copy")
+		case e.Kind == event.KindHook && !slices.Equal(e.AlsoReadFrom, []string{event.KindTranscript}):
+			t.Errorf("the hook's SessionStart(fork) also read from %v", e.AlsoReadFrom)
+		}
+	}
+	if starts != 2 {
+		t.Errorf("%d SessionStart listed, want the hook's and the transcript's", starts)
+	}
+	streamsCopiesOf(t, s, fork, all)
+}

@@ -35,8 +35,9 @@ type Envelope struct {
 	// session the hook found the transcript copied from (clients from
 	// 2.1.332 name a fork's parent in no event), or a Codex fork's rollout
 	// names in its first record (codex.ForkParent for the hook, the
-	// rollout's reader for the SessionStart it reads there); "" when not
-	// found. Like
+	// rollout's reader for the SessionStart it reads there); the importer
+	// reads a Claude Code fork's transcript as its SessionStart(fork) with
+	// the same parent (claudecode.ReadFork); "" when not found. Like
 	// Subagent, it is read from the agent's files, which the collector may
 	// not see. Lineage reads it only for sessions that began with
 	// SessionStart(fork).

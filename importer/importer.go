@@ -4,7 +4,9 @@
 // stretches of a session no hook saw, its prompts and tool calls.
 //
 // A transcript line becomes a hook-shaped payload (event.TranscriptUsage,
-// or the hook event the client would have fired) and goes through the
+// or the hook event the client would have fired; a fork's first record of
+// its own also its SessionStart(fork), naming the session it was forked
+// from as the hook does: Envelope.ForkOf) and goes through the
 // same ingest pipeline as every hook payload: the subagent's sidecar is
 // read, the privacy rules redact it, and it is wrapped in an envelope of
 // kind event.KindTranscript. Its id is derived from the record, so that
@@ -353,7 +355,7 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 			var fsum Summary // this file's, counted once it is delivered
 			c := &converter{file: f, prompt: fs.Prompt, open: fs.Open, started: fs.Offset > 0, pastCopies: fs.PastCopies, known: k, pl: opt.Pipeline, counts: map[string]int{}}
 			if f.AgentID == "" && !fs.PastCopies {
-				c.copied = forkCopies(f)
+				c.fork, c.copied = forkCopies(f)
 			}
 			if f.AgentID != "" {
 				c.meta = ingest.ReadSubagentMeta(&event.Payload{Common: event.Common{TranscriptPath: f.MainPath, SessionID: f.SessionID, AgentID: f.AgentID}})
@@ -548,6 +550,7 @@ type converter struct {
 	open    map[string]string // calls without a result: tool name by id
 	started bool              // the file was read before: its agent started
 	copied  map[string]bool   // uuids of a fork's records copied from its parent
+	fork    claudecode.Fork   // what a fork's transcript proves of its fork
 	// pastCopies: a record of the file's own was read (fileState.PastCopies).
 	pastCopies bool
 	pending    []event.Envelope
@@ -617,16 +620,23 @@ func (c *converter) readFrom(offset int64, deliver func([]event.Envelope) error,
 // client fired for it, less what the store already has (Known), and its
 // usage.
 func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope, error) {
+	var out []event.Envelope
 	if rec.UUID != "" && !c.pastCopies {
 		if c.copied[rec.UUID] {
 			return nil, nil // the parent's record, imported with the parent
 		}
 		c.pastCopies = true
+		if c.fork.Parent != "" {
+			env, err := c.forkStart(rec)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, env)
+		}
 	}
 	if rec.Type == "user" && rec.PromptID != "" {
 		c.prompt = rec.PromptID
 	}
-	var out []event.Envelope
 	emit := func(p map[string]any, key string) error {
 		env, err := c.wrap(p, rec, key)
 		if err == nil {
@@ -728,18 +738,18 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 	return out, nil
 }
 
-// forkCopies returns, for a forked session's main transcript, the uuids
-// of the records it copied from its parent (claudecode.ForkParent): they
-// are the parent's prompts, calls and responses, not the fork's. Nil for a
-// transcript that is not a fork's.
-func forkCopies(f claudecode.TranscriptFile) map[string]bool {
-	parent := claudecode.ForkParent(f.Path, f.SessionID)
-	if parent == "" {
-		return nil
+// forkCopies returns, for a forked session's main transcript, its fork
+// (claudecode.ReadFork) and the uuids of the records it copied from its
+// parent: they are the parent's prompts, calls and responses, not the
+// fork's. The zero Fork and nil for a transcript that is not a fork's.
+func forkCopies(f claudecode.TranscriptFile) (claudecode.Fork, map[string]bool) {
+	fork := claudecode.ReadFork(f.Path, f.SessionID)
+	if fork.Parent == "" {
+		return fork, nil
 	}
-	pf, _, err := regfile.Open(claudecode.SessionTranscript(f.Path, parent))
+	pf, _, err := regfile.Open(claudecode.SessionTranscript(f.Path, fork.Parent))
 	if err != nil {
-		return nil
+		return fork, nil
 	}
 	defer pf.Close()
 	uuids := map[string]bool{}
@@ -749,7 +759,26 @@ func forkCopies(f claudecode.TranscriptFile) map[string]bool {
 		}
 		return nil
 	})
-	return uuids
+	return fork, uuids
+}
+
+// forkStart makes, for a fork's transcript, the SessionStart its hook
+// sends (source fork), at the time the fork started, with the session it
+// was forked from as the hook reads it from the same transcript
+// (Envelope.ForkOf, claudecode.ReadFork): what links a fork no hook saw
+// to its parent, as its hook's links it. rec is the fork's first record
+// of its own, which follows the copies of its parent's: the fork's cwd.
+func (c *converter) forkStart(rec *claudecode.TranscriptRecord) (event.Envelope, error) {
+	p := c.common(rec, event.SessionStart)
+	delete(p, "prompt_id") // the hook's carries none
+	p["source"] = "fork"
+	env, err := c.wrapAt(p, c.fork.Started, "fork")
+	if err != nil {
+		return env, err
+	}
+	env.ForkOf = c.fork.Parent
+	c.counts[event.SessionStart]++
+	return env, nil
 }
 
 // usageEnvelope makes the TranscriptUsage envelope of the held usage
@@ -836,11 +865,15 @@ func (c *converter) common(rec *claudecode.TranscriptRecord, name string) map[st
 // pipeline (sidecar, privacy), at the record's time, with an id derived
 // from the session, the agent and key.
 func (c *converter) wrap(p map[string]any, rec *claudecode.TranscriptRecord, key string) (event.Envelope, error) {
+	return c.wrapAt(p, rec.Time(), key)
+}
+
+// wrapAt is wrap for a payload made at time at (zero: none known).
+func (c *converter) wrapAt(p map[string]any, at time.Time, key string) (event.Envelope, error) {
 	data, err := marshalPayload(p)
 	if err != nil {
 		return event.Envelope{}, err
 	}
-	at := rec.Time()
 	if at.IsZero() {
 		at = time.Unix(0, 0)
 	}

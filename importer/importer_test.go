@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/event"
@@ -395,5 +396,29 @@ func TestImportForkFollowed(t *testing.T) {
 	}
 	if !maps.Equal(got, want) {
 		t.Fatalf("followed, the fork made %d envelopes; read whole, %d", len(got), len(want))
+	}
+}
+
+// TestImportForkStart: a real fork's transcript (Claude Code 2.1.332,
+// --resume X --fork-session) is read as the SessionStart(fork) its hook
+// sends, once, at the time the fork started, naming X as the hook's does
+// (fork_of); X's own transcript starts nothing.
+func TestImportForkStart(t *testing.T) {
+	const parent, fork = "95f71cd0-68f7-43c7-aa4f-2d4f54f69415", "ade817eb-d549-4f37-8dec-fccc9a21af82"
+	envs, sum := importAll(t, "../attribution/testdata/claude-fork-2.1.332/projects", "")
+	var starts []event.Envelope
+	for _, e := range envs {
+		if p, err := event.Decode(e.Payload); err == nil && p.Name() == event.SessionStart {
+			starts = append(starts, e)
+		}
+	}
+	if len(starts) != 1 || sum.Envelopes[event.SessionStart] != 1 {
+		t.Fatalf("%d SessionStart made (%d counted), want the fork's", len(starts), sum.Envelopes[event.SessionStart])
+	}
+	p, _ := event.Decode(starts[0].Payload)
+	in, _ := p.Event.(*event.SessionStartInput)
+	if p.SessionID != fork || in == nil || in.Source != "fork" || starts[0].ForkOf != parent || p.PromptID != "" ||
+		!starts[0].ReceivedAt.Equal(time.Date(2026, 12, 2, 1, 36, 28, 115e6, time.UTC)) || starts[0].Kind != event.KindTranscript {
+		t.Errorf("the fork's start: %s at %s, fork of %q", starts[0].Payload, starts[0].ReceivedAt, starts[0].ForkOf)
 	}
 }
