@@ -94,7 +94,7 @@ const (
 // a virtual session) is not served as it was. Raise it with any change to
 // what Build returns for the same events; TestModelVersion holds it to the
 // golden models of the real captures.
-const ModelVersion = 5
+const ModelVersion = 6
 
 // VirtualPrefix starts the id of a virtual session, which addresses one
 // subagent like a session: VirtualPrefix + session_id + "--" + agent_id
@@ -217,9 +217,12 @@ type Session struct {
 	EndSources Sources `json:"end_sources,omitempty"`
 	// ForkSources are what reported the session's start as a fork (its
 	// SessionStart with source fork): its hook, a Codex rollout whose
-	// first record names the session it was forked from, or both — the
-	// rollout's start then copies the hook's (Sources.Copy), and a view
-	// shows one.
+	// first record names the session it was forked from, a Claude Code
+	// transcript that starts with copies of its parent's records, or the
+	// hook and the file — the file's start then copies the hook's
+	// (Sources.Copy), and a view shows one. A 2.1.197 client reports a
+	// fork's start under the parent's id, as a resume: no hook reports it
+	// as the fork's.
 	ForkSources Sources `json:"fork_sources,omitempty"`
 	// Status is SessionRunning, SessionEnded, SessionFailed or
 	// SessionBackground.

@@ -701,8 +701,9 @@ func (b *sessionBuilder) addTranscript(r *record) {
 			b.fileEnd = nil
 		}
 	case *event.SessionStartInput:
-		// A Codex fork's rollout's: its first record names its parent
-		// (lineage reads it); the hook's SessionStart(fork) wins.
+		// A Codex fork's rollout's, a Claude Code fork's transcript's:
+		// it names the fork's parent (lineage reads it); the hook's
+		// SessionStart(fork) wins.
 		if main && StartsFork(e) {
 			b.s.ForkSources |= SourceOf(r.common.Kind)
 		}

@@ -150,8 +150,9 @@
 // earliest SessionStart or SessionEnd that has one (clients from 2.1.332
 // send SessionStart(fork) under the new id only, no event names the parent,
 // and the transcript is written only after the first answer; a Codex
-// fork's rollout is read as the SessionStart(fork) its hook sends, with the
-// same ForkOf, so that a fork no hook saw links too), provided
+// fork's rollout and a Claude Code fork's transcript are read as the
+// SessionStart(fork) its hook sends, with the same ForkOf, so that a fork
+// no hook saw links too), provided
 // that parent, if it has events, is of the same group and began before the
 // fork;
 // else to the latest unclaimed orphan, else to an unknown parent; compact under a
@@ -160,9 +161,13 @@
 // start or keep an id and link nothing: a resume is a new Run of the same
 // session.
 //
-// A SessionStart read from a client's file (a Codex fork's rollout) is the
-// thread's own: it starts its session by the rules above, but is no orphan
-// and nothing folds into it.
+// A SessionStart read from a client's file (a Codex fork's rollout, a
+// Claude Code fork's transcript) is the thread's own: it starts its
+// session by the rules above, but is no orphan and nothing folds into it.
+// A fork it starts whose client reported that start under the parent's
+// id (2.1.197: an orphan SessionStart(resume) of the parent) claims the
+// parent's latest unclaimed orphan before the fork's first hook event that
+// is not a pre-start event, as a fork no file reported does.
 //
 // A parent always begins before its child, so lineage has no cycles. The rules can mislink only when, in one group, a
 // session whose SessionStart was not captured begins after a resume that

@@ -29,7 +29,8 @@ func preStart(name string) bool {
 
 // clientStart reports whether r is a SessionStart a hook reported: a
 // client starting a run. One read from a client's file (a Codex fork's
-// rollout, event.IsEvidence) is the thread's own, under its own id: it
+// rollout, a Claude Code fork's transcript: event.IsEvidence) is the
+// thread's own, under its own id: it
 // starts a session as the hook's does (the fork rule), but is no orphan
 // and no SessionStart a throwaway id folds into — after one, the session
 // got a record of its own.
@@ -251,6 +252,27 @@ func linkSessions(ix *linkIndex) *lineage {
 		}
 		return o
 	}
+	// parentOrphan returns, for a fork whose start was read from its
+	// transcript, the orphan its client sent under the parent's id when
+	// it reported that start as a resume (2.1.197): the latest unclaimed
+	// one of the parent before the fork's first event a hook sent that is
+	// not a pre-start event (its last event when it has none), which the
+	// fork took over as the hooks-only fork does (forkOrphan).
+	parentOrphan := func(orphans, rs []*record, parent string) *record {
+		ref := rs[len(rs)-1]
+		for _, r := range rs {
+			if !evidence(r) && !preStart(r.name()) {
+				ref = r
+				break
+			}
+		}
+		for i := sort.Search(len(orphans), func(i int) bool { return orphans[i].seq >= ref.seq }) - 1; i >= 0; i-- {
+			if o := orphans[i]; o.session == parent && !used[o] {
+				return o
+			}
+		}
+		return nil
+	}
 	fork := func(id string, o *record) {
 		used[o] = true
 		l.parent[id], l.kind[id] = o.session, LineageFork
@@ -273,6 +295,9 @@ func linkSessions(ix *linkIndex) *lineage {
 				l.kind[id] = LineageFork
 				if parent := forkOf(s, ix); parent != "" {
 					l.parent[id] = parent
+					if o := parentOrphan(x.orphans, rs, parent); o != nil && !clientStart(first) {
+						fork(id, o)
+					}
 				} else if o := latest(x.orphans, first); o != nil {
 					fork(id, o)
 				}

@@ -204,3 +204,52 @@ func TestTranscriptSources(t *testing.T) {
 	}
 	t.Logf("copies %d, transcript's own %d, hook events also read from the transcript %d", copies, own, also)
 }
+
+// TestTranscriptOnlyFork: a session forked with --resume X --fork-session,
+// by real clients (testdata/claude-fork-<version>: its hooks' envelopes and
+// the transcripts of X and of the fork). Read from its transcripts alone,
+// the fork names X as its hooks do: the transcript's first record is read
+// as the SessionStart(fork) a 2.1.332 hook sends, with the parent the hook
+// proves from the same transcript. Seen both ways, the fork has one start,
+// which both reported (2.1.332); a 2.1.197 client reports the fork's start
+// under X as a resume, and that run of X is still the one the fork took
+// over.
+func TestTranscriptOnlyFork(t *testing.T) {
+	f := func(dir, parent, fork string, hookFork Sources) {
+		t.Helper()
+		hooks, imported, err := demo.Transcripts("testdata/" + dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(name string, envs []event.Envelope, from Sources, runs int) {
+			t.Helper()
+			r := Build(envs)
+			p, s := r.Session(parent), r.Session(fork)
+			if len(r.Sessions) != 2 || p == nil || s == nil {
+				t.Fatalf("%s %s: %d sessions", dir, name, len(r.Sessions))
+			}
+			if s.ParentSessionID != parent || s.Lineage != LineageFork || s.ForkSources != from || p.ForkSources != 0 {
+				t.Errorf("%s %s: fork parent %q lineage %q, fork reported by %v", dir, name, s.ParentSessionID, s.Lineage, s.ForkSources.Names())
+			}
+			if p.ParentSessionID != "" || !slices.Equal(p.ChildSessionIDs, []string{fork}) {
+				t.Errorf("%s %s: parent's parent %q, children %v", dir, name, p.ParentSessionID, p.ChildSessionIDs)
+			}
+			forkedTo := ""
+			for _, run := range p.Runs {
+				forkedTo += run.ForkedTo
+			}
+			if want := map[bool]string{true: fork}[hookFork == 0 && runs > 0]; forkedTo != want {
+				t.Errorf("%s %s: the parent's runs forked to %q, want %q", dir, name, forkedTo, want)
+			}
+			if len(s.Runs) != runs {
+				t.Errorf("%s %s: the fork has %d runs", dir, name, len(s.Runs))
+			}
+			checkOrders(t, envs)
+		}
+		check("transcripts", imported, SourceTranscript, 0)
+		check("hooks", hooks, hookFork, 1)
+		check("hooks and transcripts", append(append([]event.Envelope(nil), hooks...), imported...), hookFork|SourceTranscript, 1)
+	}
+	f("claude-fork-2.1.332", "95f71cd0-68f7-43c7-aa4f-2d4f54f69415", "ade817eb-d549-4f37-8dec-fccc9a21af82", SourceHook)
+	f("claude-fork-2.1.197", "ef495ce9-4e55-4d23-8aab-80eff1bceacd", "7726c990-717e-4482-a085-bca66fb9d688", 0)
+}

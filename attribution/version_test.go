@@ -20,6 +20,9 @@ var modelSums = map[int]string{
 	// Session.ForkSources; a subagent's prompt in SharedPrompts (no
 	// Codex subagent's prompt in the captures).
 	5: "9ca3ace79e4f00b02bcfd2532beac2b7b78c33b1b67fbbbcd5fafb8ba0df61ed",
+	// A fork its file reported claims the orphan its client sent under
+	// the parent's id: no fork read from a file in the captures.
+	6: "9ca3ace79e4f00b02bcfd2532beac2b7b78c33b1b67fbbbcd5fafb8ba0df61ed",
 }
 
 // modelSum is the sha256 of the models Build derives from each of the real
