@@ -172,6 +172,12 @@ func testImportMatchesHooks(t *testing.T, live *collectorProc, cl Client) {
 				}
 				diffKeys(t, id+" agents", keys(notCompaction(live.agents(t, id)), agentKey), keys(imported.agents(t, id), agentKey))
 				diffKeys(t, id+" tool calls", keys(live.toolCalls(t, id), callKey), keys(imported.toolCalls(t, id), callKey))
+				// A fork's transcript names its parent as its hooks do.
+				if l := live.session(t, id); l.Lineage == "fork" {
+					if im := imported.session(t, id); im.Lineage != l.Lineage || im.ParentSessionID != l.ParentSessionID {
+						t.Errorf("session %s: imported as %q of %q, its hooks say %q of %q", id, im.Lineage, im.ParentSessionID, l.Lineage, l.ParentSessionID)
+					}
+				}
 			}
 
 			// Into the collector that saw it live: nothing twice.
