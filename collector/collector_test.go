@@ -692,6 +692,157 @@ func TestStreamModel(t *testing.T) {
 	}
 }
 
+// TestStreamModelOnly: a stream with events=exclude, as the session list
+// follows, carries the model messages of the real capture as it is
+// ingested and no stored event, with ids whose event seq is the last stored
+// at the time: resumed from one after more events, it delivers the model
+// changes after it and still no event, and a full stream resumed from it
+// starts with the first event stored after it, not the first of the log.
+func TestStreamModelOnly(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	envs := corpusEnvelopes(t)
+	half := len(envs) / 2
+	// models reads r's model messages until done says so of one, failing
+	// on any stored event, and returns their ids.
+	models := func(r *sseReader, done func(collector.ModelMessage) bool) []string {
+		t.Helper()
+		var out []string
+		for {
+			ev := r.next()
+			switch {
+			case ev.Comment != "":
+				continue
+			case ev.Type == "":
+				t.Fatalf("events=exclude sent a stored event: %.200s", ev.Data)
+			case ev.Type != "model":
+				continue
+			}
+			out = append(out, ev.ID)
+			var m collector.ModelMessage
+			if err := json.Unmarshal([]byte(ev.Data), &m); err != nil {
+				t.Fatalf("model message %q: %v", ev.Data, err)
+			}
+			if done(m) {
+				return out
+			}
+		}
+	}
+	// sessionOf is the session an envelope's payload names.
+	sessionOf := func(env event.Envelope) string {
+		t.Helper()
+		var p struct {
+			SessionID string `json:"session_id"`
+		}
+		if err := json.Unmarshal(env.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p.SessionID
+	}
+	// latest waits for the model to take what was posted and returns
+	// whether a model message is of the newest change of the stored models
+	// of the sessions envs name, the last a stream sends of them.
+	latest := func() func(collector.ModelMessage) bool {
+		t.Helper()
+		s.settle(t)
+		var ids []string
+		for _, env := range envs {
+			ids = append(ids, sessionOf(env))
+		}
+		ms, err := s.db.SessionModels(context.Background(), ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, m := range ms {
+			n = max(n, m.UpdatedSeq)
+		}
+		return func(m collector.ModelMessage) bool { return m.ModelSeq >= n }
+	}
+	pos := func(id string) (event, model int64) {
+		t.Helper()
+		e, m, ok := strings.Cut(id, ":")
+		event, err1 := strconv.ParseInt(e, 10, 64)
+		model, err2 := strconv.ParseInt(m, 10, 64)
+		if !ok || err1 != nil || err2 != nil {
+			t.Fatalf("id %q, want \"<event seq>:<model seq>\"", id)
+		}
+		return event, model
+	}
+	lastSeq := func() int64 {
+		t.Helper()
+		n, err := s.db.LastSeq(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	// The first half in batches, each read once the model has it: every
+	// batch changes the model and comes with none of its events.
+	live := s.openStream(t, "?events=exclude")
+	var first []string
+	for batch := range slices.Chunk(envs[:half], 40) {
+		s.post(t, batch, len(batch), 0)
+		first = append(first, models(live, latest())...)
+	}
+	stop := first[len(first)-1]
+	if e, _ := pos(stop); e != lastSeq() {
+		t.Fatalf("last model message's id %q, want the last stored event's seq %d", stop, lastSeq())
+	}
+
+	// Away, then back from the last id: what changed since, and no event.
+	s.post(t, envs[half:], len(envs)-half, 0)
+	s.settle(t)
+	_, after := pos(stop)
+	// Every session of the second half changed; the stream, which sends
+	// the changes in order, fails the test on the events it would have
+	// sent first, or ends it at its deadline if one of them never comes.
+	unseen := map[string]bool{}
+	for _, env := range envs[half:] {
+		unseen[sessionOf(env)] = true
+	}
+	resumed := s.openStream(t, "?events=exclude", "Last-Event-ID", stop)
+	models(resumed, func(m collector.ModelMessage) bool {
+		if m.ModelSeq <= after {
+			t.Fatalf("resumed from %q, a change of model seq %d came again: %+v", stop, m.ModelSeq, m)
+		}
+		delete(unseen, m.SessionID)
+		return len(unseen) == 0
+	})
+
+	// The same id resumes a full stream at the events left out after it.
+	full := s.openStream(t, "", "Last-Event-ID", stop)
+	var got store.Event
+	if err := json.Unmarshal([]byte(full.nextEvent().Data), &got); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := pos(stop); got.Seq != e+1 || got.ID != envs[half].ID {
+		t.Fatalf("full stream resumed from %q starts at seq %d (%s), want %d (%s)", stop, got.Seq, got.ID, e+1, envs[half].ID)
+	}
+
+	// A session's stream takes it too: its agents and calls, no event.
+	id := ""
+	for _, v := range s.settle(t) {
+		if v.Counts.ToolCalls > 0 && v.AliasOf == "" {
+			id = v.ID
+		}
+	}
+	one := models(s.openStream(t, "?events=exclude&session_id="+url.QueryEscape(id), "Last-Event-ID", "0:0"), func(m collector.ModelMessage) bool {
+		if m.SessionID != id || m.Session == nil || len(m.ToolCalls) == 0 || len(m.Agents) == 0 {
+			t.Fatalf("session stream's model message: %+v", m)
+		}
+		return true
+	})
+	if e, _ := pos(one[0]); e != lastSeq() {
+		t.Fatalf("session stream's model message id %q, want the last stored event's seq %d", one[0], lastSeq())
+	}
+
+	code, body := s.do(t, http.MethodGet, "/v1/stream?events=none", nil)
+	if code != http.StatusBadRequest || !strings.Contains(string(body), `events must be include or exclude`) {
+		t.Fatalf("events=none: %d %s, want 400 naming the values", code, body)
+	}
+}
+
 func TestStreamHeartbeat(t *testing.T) {
 	s := newServer(t, collector.Config{Heartbeat: 20 * time.Millisecond})
 	r := s.openStream(t, "")

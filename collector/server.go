@@ -318,7 +318,7 @@ func (s *Server) routes() {
 	s.Handle("GET /v1/sessions/{id}/archives", takes(s.handleArchives))
 	s.Handle("GET /v1/sessions/{id}/files", takes(s.handleFiles))
 	s.Handle("GET /v1/sessions/{id}/compare/{other}", takes(s.handleCompare, "unrelated"))
-	s.Handle("GET /v1/stream", takes(s.handleStream, "session_id"))
+	s.Handle("GET /v1/stream", takes(s.handleStream, "session_id", "events"))
 	s.Handle("GET /metrics", adminOnly(s.handleMetrics))
 }
 

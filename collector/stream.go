@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -89,6 +91,10 @@ func (h *copyHold) cut(pending, n int, now time.Time) (send int, hold bool) {
 // with the ": connected" comment, carries the id of the starting position
 // and no data, so that a client always has an id to resume from. The
 // optional session_id parameter keeps one session's events and model.
+// events=exclude (parseStreamEvents) sends no stored event, only the model
+// messages and stall notices: their ids still carry the position of the
+// last stored event at the time, so that the id resumes such a stream, or
+// a full one, from then on rather than from the start of what it left out.
 //
 // An event whose envelope is larger than 64 KiB is sent without its
 // payload: its envelope lacks "payload", and "payload_omitted" holds
@@ -98,6 +104,11 @@ func (h *copyHold) cut(pending, n int, now time.Time) (send int, hold bool) {
 // with Last-Event-ID and loses nothing. See streambound.go.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	users := visibleUsers(r)
+	sendEvents, err := parseStreamEvents(r.URL.Query())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	if id := r.URL.Query().Get("session_id"); id != "" {
 		if err := s.mayRead(r.Context(), id); err != nil {
 			s.storeError(w, r, err)
@@ -108,7 +119,6 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	resumeModel := false
 	resume := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
 	if resume != "" {
-		var err error
 		if pos, resumeModel, err = parseStreamPos(resume); err != nil {
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
@@ -160,9 +170,19 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	for {
 		wake := s.hub.wait()
 		holding := false
+		if !sendEvents {
+			// Read after wake is taken, as the events would be: an
+			// event stored after this read wakes the stream again.
+			if cursor, err = s.store.LastSeq(r.Context()); err != nil {
+				if r.Context().Err() == nil {
+					s.log.Warn("stream cannot read the last seq", "err", err)
+				}
+				return
+			}
+		}
 		// Drain everything stored after cursor, at most streamQueueBytes
 		// at a time (see streambound.go).
-		for {
+		for sendEvents {
 			filter.Cursor = store.EventCursor(cursor)
 			if !s.streamReads.acquire(r.Context(), s.done) {
 				return
@@ -274,6 +294,21 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		case <-s.done:
 			return
 		}
+	}
+}
+
+// parseStreamEvents reads the stream's events parameter: include (the
+// default) sends every stored event, exclude none. A client that follows
+// only the model messages (the dashboard's list of sessions) is then spared
+// the read, the encoding and the kilobytes of every event it would drop.
+func parseStreamEvents(q url.Values) (bool, error) {
+	switch v := q.Get("events"); v {
+	case "", "include":
+		return true, nil
+	case "exclude":
+		return false, nil
+	default:
+		return false, fmt.Errorf("events must be include or exclude (exclude sends the model messages and stall notices only), got %q", v)
 	}
 }
 

@@ -26,7 +26,8 @@ import (
 // for a list of sessions. Every message's id carries both positions, and a
 // stream resumed with Last-Event-ID "E:M" replays the events after seq E
 // and the model changes after M; a plain "E" (or none) starts the model at
-// its current position.
+// its current position. With events=exclude only the model messages (and
+// stall notices) are sent, each id's E the last event stored when it was.
 
 // streamPos is a stream's position: the last event seq and the last model
 // change (store.SessionModel.UpdatedSeq) it sent.
