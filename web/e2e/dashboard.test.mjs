@@ -489,14 +489,14 @@ test('the list lets go of its stream while a session is shown, and resumes it on
   const listReads = [];
   page.on('request', (r) => {
     const u = new URL(r.url());
-    if (u.pathname === '/v1/stream') streamReqs.push({ session: u.searchParams.get('session_id') || '', resume: r.headers()['last-event-id'] || '' });
+    if (u.pathname === '/v1/stream') streamReqs.push({ session: u.searchParams.get('session_id') || '', events: u.searchParams.get('events') || '', resume: r.headers()['last-event-id'] || '' });
     if (u.pathname === '/v1/sessions') listReads.push(r.url());
   });
   await page.getByTestId('session-count').filter({ hasText: /^[\d,]+ sessions$/ }).waitFor({ timeout: 15000 });
   await liveState(page);
   await page.evaluate(() => { window.__sameDocument = true; });
   const pageStreams = () => page.evaluate(() => ({ ...(window.__hw?.streams || {}) }));
-  assert.deepEqual(await pageStreams(), { '/v1/stream': 1 }, 'the list holds one stream');
+  assert.deepEqual(await pageStreams(), { [LIST_STREAM]: 1 }, 'the list holds one stream');
   const withList = 1; // the list's stream, the only one
   await sseClientsReach(withList, 'the list shown');
 
@@ -520,11 +520,41 @@ test('the list lets go of its stream while a session is shown, and resumes it on
   assert.match(await page.locator(`[data-session="${sid}"]`).innerText(), /Begun while a session was shown/);
   await liveState(page);
   await sseClientsReach(withList, 'back on the list');
-  assert.deepEqual(await pageStreams(), { '/v1/stream': 1 }, 'the page holds the list\'s stream only');
+  assert.deepEqual(await pageStreams(), { [LIST_STREAM]: 1 }, 'the page holds the list\'s stream only');
   const again = streamReqs.slice(sent).filter((r) => !r.session);
   assert.equal(again.length, 1, 'the list opens one stream: ' + JSON.stringify(again));
   assert.match(again[0].resume, /^\d+:\d+$/, 'the list\'s stream resumes from where it stopped');
+  assert.equal(again[0].events, 'exclude', 'the list\'s stream asks for no event');
   assert.equal(listReads.length, reads, 'the list is not read again: ' + listReads.slice(reads).join(' '));
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no reload');
+  clean(seen);
+  await page.close();
+});
+
+// LIST_STREAM is the address of the stream the session list follows: the
+// model messages only, for it shows no event.
+const LIST_STREAM = '/v1/stream?events=exclude';
+
+test('the session list follows the model messages only, and still updates live', async () => {
+  const { page, seen } = await open('/#/');
+  await page.getByTestId('session-count').filter({ hasText: /^[\d,]+ sessions$/ }).waitFor({ timeout: 15000 });
+  await liveState(page);
+  await page.evaluate(() => { window.__sameDocument = true; });
+  // The page counts its streams by the address it fetched.
+  assert.deepEqual(await page.evaluate(() => ({ ...(window.__hw?.streams || {}) })), { [LIST_STREAM]: 1 }, 'the list holds its stream, without events');
+
+  // A session begins: its row comes from a model message.
+  const sid = newID('c0ffee07');
+  await post([hookEnv(sid, 0, { hook_event_name: 'SessionStart', source: 'startup', session_title: 'Followed without events' }),
+    hookEnv(sid, 1, { hook_event_name: 'UserPromptSubmit', prompt: 'Followed without events' })]);
+  const row = page.locator(`[data-session="${sid}"]`);
+  await row.waitFor({ timeout: 15000 });
+  assert.match(await row.innerText(), /Followed without events/);
+  assert.equal(await row.locator('[data-status]').getAttribute('data-status'), 'running');
+  // It ends: its status changes in place.
+  await post([hookEnv(sid, 2, { hook_event_name: 'SessionEnd', reason: 'prompt_input_exit' })]);
+  await page.waitForFunction((sid) => document.querySelector(`[data-session="${sid}"] [data-status]`)?.dataset.status === 'ended', sid, { timeout: 15000 });
+
   assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no reload');
   clean(seen);
   await page.close();

@@ -3,8 +3,14 @@
 // the state the page shows. It is open only while a view that shows it
 // holds it (holdLive): a session's page follows its own stream, and the
 // collector would otherwise keep serving the list's to a page that shows
-// none of it.
-import { stream } from './api.js';
+// none of it. It asks for the model messages only (events=exclude): its
+// views show sessions, never an event, and the collector would otherwise
+// send them every event of every session, and replay all those stored
+// while it was closed when it resumes.
+import { stream, withQuery } from './api.js';
+
+// LIST_STREAM is the shared stream's address: every session's model messages, no event.
+const LIST_STREAM = withQuery('/v1/stream', { events: 'exclude' });
 
 const stateListeners = new Set();
 let close = null;
@@ -82,6 +88,7 @@ export function holdLive() {
   holders++;
   if (!close) {
     close = stream({
+      path: LIST_STREAM,
       lastEventId: resumeFrom || undefined,
       onState: (s, { resumed } = {}) => {
         if (s === 'connecting') attempts++;
