@@ -267,14 +267,22 @@ func (s *Server) handleSessionEvents(w http.ResponseWriter, r *http.Request) {
 
 // parseCopies reads the copies parameter: include (the default) lists
 // every event, exclude leaves out those marked Copy.
-func parseCopies(q url.Values) (bool, error) {
-	switch v := q.Get("copies"); v {
+func parseCopies(q url.Values) (bool, error) { return includes(q, "copies", "") }
+
+// includes reads the parameter name, include (the default) or exclude,
+// as whether what it names is included; any other value is an error that
+// says so, and what exclude leaves, when exclusion says.
+func includes(q url.Values, name, exclusion string) (bool, error) {
+	switch v := q.Get(name); v {
 	case "", "include":
 		return true, nil
 	case "exclude":
 		return false, nil
 	default:
-		return false, fmt.Errorf("copies must be include or exclude, got %q", v)
+		if exclusion != "" {
+			exclusion = " (exclude " + exclusion + ")"
+		}
+		return false, fmt.Errorf("%s must be include or exclude%s, got %q", name, exclusion, v)
 	}
 }
 

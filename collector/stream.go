@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -302,14 +301,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 // only the model messages (the dashboard's list of sessions) is then spared
 // the read, the encoding and the kilobytes of every event it would drop.
 func parseStreamEvents(q url.Values) (bool, error) {
-	switch v := q.Get("events"); v {
-	case "", "include":
-		return true, nil
-	case "exclude":
-		return false, nil
-	default:
-		return false, fmt.Errorf("events must be include or exclude (exclude sends the model messages and stall notices only), got %q", v)
-	}
+	return includes(q, "events", "sends the model messages and stall notices only")
 }
 
 // markCopied sets CopyOf on each copy among views (of session id): the
