@@ -56,8 +56,10 @@ func runToken(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 func openTokens(ctx context.Context, dsn string, create bool) (tokens store.TokenStore, name string, close func() error, err error) {
 	var db store.Store
 	if create {
-		home, err := serveHome()
-		if err != nil {
+		// home is declared apart so that openStore's error is the
+		// function's err, not one shadowed inside this block.
+		var home string
+		if home, err = serveHome(); err != nil {
 			return nil, "", nil, err
 		}
 		db, name, err = openStore(ctx, dsn, home)

@@ -126,3 +126,22 @@ func TestTokenCommands(t *testing.T) {
 	get("", 401)
 	get(other, 401) // revoked
 }
+
+// TestTokenCreateUnopenableDatabase: a database that cannot be opened is an
+// error saying why, for create as for list and revoke, not a crash.
+func TestTokenCreateUnopenableDatabase(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", dir)
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A database under a regular file: its directory cannot be made.
+	t.Setenv("HOOKWATCH_DB", filepath.Join(file, "hookwatch.db"))
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"token", "create", "--user", "ann"}, nil, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "cannot open the database") || stdout.Len() != 0 {
+		t.Errorf("token create on a database that cannot be opened: %v, stdout %q", err, stdout.String())
+	}
+}
