@@ -20,8 +20,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hookwatch/hookwatch/store"
@@ -117,9 +119,34 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	}
 	if err := db.migrate(ctx); err != nil {
 		db.pool.Close()
+		if hint := connectHint(err, cfg.ConnConfig); hint != "" {
+			return nil, fmt.Errorf("postgres.Open %s: %w\n%s", db.where, err, hint)
+		}
 		return nil, fmt.Errorf("postgres.Open %s: %w", db.where, err)
 	}
 	return db, nil
+}
+
+// connectHint says what to do about err, a failure to connect to the
+// database cfg names, when it is one a team server's operator meets first:
+// the database not made yet, a user or password PostgreSQL refuses, nothing
+// listening where the URL points. It is "" for any other error. It names
+// the host, port, user and database, never the password: pgx's own message
+// says only that the server refused, not what to change.
+func connectHint(err error, cfg *pgx.ConnConfig) string {
+	where := cfg.Host + ":" + strconv.Itoa(int(cfg.Port))
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "3D000": // invalid_catalog_name
+		return fmt.Sprintf("The database %q does not exist on %s: make it (as PostgreSQL's superuser: createdb --owner %s %s; see docs/team-server.md), or fix its name in the URL (--db or HOOKWATCH_DB).",
+			cfg.Database, where, cfg.User, cfg.Database)
+	case errors.As(err, &pgErr) && (pgErr.Code == "28P01" || pgErr.Code == "28000"): // invalid_password, invalid_authorization_specification
+		return fmt.Sprintf("PostgreSQL on %s refused the user %q: check the user and its password in the URL (--db or HOOKWATCH_DB), that the user exists (createuser --pwprompt %s), and that pg_hba.conf lets it connect from this host.",
+			where, cfg.User, cfg.User)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Sprintf("Nothing accepts connections on %s: start PostgreSQL there, or fix the host and port in the URL (--db or HOOKWATCH_DB).", where)
+	}
+	return ""
 }
 
 // Where names the database: host, port and database name.

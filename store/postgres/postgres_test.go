@@ -2,7 +2,10 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,4 +183,41 @@ func TestModelVersionMigration(t *testing.T) {
 	}
 	conn.Close(ctx)
 	storetest.CheckAllStale(t, postgres.MustOpenDB(t, url), ids)
+}
+
+// TestOpenSaysWhatToDo: the failures an operator meets first when setting
+// up a team server (docs/team-server.md) are answered with what to change,
+// naming the database by host, port, user and name, and never the password.
+func TestOpenSaysWhatToDo(t *testing.T) {
+	s := pgtest.Shared(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	const password = "pw-never-shown"
+	f := func(url string, want ...string) {
+		t.Helper()
+		db, err := postgres.Open(context.Background(), url)
+		if err == nil {
+			db.Close()
+			t.Fatalf("Open(%s): no error", url)
+		}
+		msg := err.Error()
+		for _, w := range want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("Open: %s\nwant it to say %q", msg, w)
+			}
+		}
+		if strings.Contains(msg, password) {
+			t.Errorf("Open: the error shows the password: %s", msg)
+		}
+	}
+	f(fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/hw_not_made?sslmode=disable", password, s.Port),
+		`The database "hw_not_made" does not exist on 127.0.0.1:`, "createdb --owner postgres hw_not_made")
+	f(fmt.Sprintf("postgres://nobody:%s@127.0.0.1:%d/postgres?sslmode=disable", password, s.Port),
+		`refused the user "nobody"`, "createuser --pwprompt nobody", "pg_hba.conf")
+	f(fmt.Sprintf("postgres://hw:%s@127.0.0.1:%d/hw?sslmode=disable&connect_timeout=5", password, closedPort),
+		fmt.Sprintf("Nothing accepts connections on 127.0.0.1:%d: start PostgreSQL there", closedPort))
 }
