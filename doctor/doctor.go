@@ -603,9 +603,10 @@ func (e *env) get(ctx context.Context, path string) (*http.Response, []byte, err
 }
 
 // autostarts reports whether a hook that finds no collector at e.url starts
-// one: on by default, for a loopback URL, with HOOKWATCH_AUTOSTART not off.
+// one: on by default, for a loopback URL, with HOOKWATCH_AUTOSTART not off,
+// unless the hook sends to a team server (hook.ForTeamServer).
 func (e *env) autostarts() bool {
-	if !e.autostartOn() {
+	if !e.autostartOn() || hook.ForTeamServer(e.tokenSource, e.token) {
 		return false
 	}
 	u, err := url.Parse(e.url)
@@ -635,6 +636,12 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		c.Status = Warn
 		c.Message = fmt.Sprintf("%s is not running (%v); the next hook event starts it in the background", e.url, shortErr(err))
 		c.Fix = "hookwatch serve   # to start it now, or keep it running: hookwatch service install"
+		return c
+	case err != nil && hook.ForTeamServer(e.tokenSource, e.token):
+		// A team server's: a collector started here would not be it.
+		c.Status = Fail
+		c.Message = fmt.Sprintf("the team server at %s is not reachable (%v): the hook's events wait in the spool and go to it once it answers", e.url, shortErr(err))
+		c.Fix = "check HOOKWATCH_URL (and the tunnel to the server, if it goes through one), or ask the server's admin whether it runs"
 		return c
 	case err != nil:
 		c.Status = Fail

@@ -170,6 +170,24 @@ func TestCollectorDownAutostarts(t *testing.T) {
 	f("http://127.0.0.1:1", "", Warn)
 	f("http://localhost:1", "1", Warn)
 	f("http://127.0.0.1:1", "0", Fail)
+
+	// A team server's token in the home (install --token): the next hook
+	// starts no collector at that loopback URL (a tunnel to the server), and
+	// the fix is not to run one here.
+	if err := os.MkdirAll(filepath.Join(root, "hw"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "hw", hook.TokenFile), []byte("hwt_0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f("http://127.0.0.1:1", "", Fail)
+	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": filepath.Join(root, "hw"), "HOOKWATCH_URL": "http://127.0.0.1:1"}
+	r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"), Version: "test", Timeout: time.Second})
+	for _, c := range r.Checks {
+		if c.Name == "collector" && (!strings.Contains(c.Message, "team server") || strings.Contains(c.Fix, "hookwatch serve")) {
+			t.Errorf("team server down: %s (fix: %s)", c.Message, c.Fix)
+		}
+	}
 }
 
 // TestCollectorURLRefused: a HOOKWATCH_URL no collector can be reached at

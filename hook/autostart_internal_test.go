@@ -1,0 +1,39 @@
+package hook
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAutostartNotForTeamServer: a hook whose home holds a team server's
+// token (install --token) starts no collector at the loopback URL it finds
+// down, an SSH tunnel to the server say: the spool keeps the events for the
+// server. HOOKWATCH_TOKEN alone, or no token, leaves autostart as it was.
+func TestAutostartNotForTeamServer(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, TokenFile), []byte("hwt_0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const url = "http://127.0.0.1:1"
+	ep, err := parseEndpoint(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(env map[string]string, wantTeam bool) {
+		t.Helper()
+		env["HOOKWATCH_HOME"] = home
+		cfg, _ := ConfigFromEnv(func(k string) string { return env[k] })
+		err := cfg.autostart(ep)
+		if team := err != nil && strings.Contains(err.Error(), "team server"); team != wantTeam {
+			t.Errorf("autostart with %v: %v, want the team server's refusal: %v", env, err, wantTeam)
+		}
+		if ForTeamServer(cfg.TokenSource, cfg.Token) != wantTeam {
+			t.Errorf("ForTeamServer with %v = %v", env, !wantTeam)
+		}
+	}
+	f(map[string]string{"HOOKWATCH_URL": url}, true)
+	f(map[string]string{"HOOKWATCH_URL": url, "HOOKWATCH_TOKEN": "hwt_env"}, false)
+	f(map[string]string{}, false) // the local default reads no token file
+}
