@@ -138,7 +138,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	db, dbName, err := openStore(ctx, *dbFlag, home)
+	db, dbName, err := openServeStore(ctx, *dbFlag, home, stderr)
 	if err != nil {
 		return err
 	}
@@ -286,6 +286,37 @@ func dbFile(dsn, home string) string {
 		return filepath.Join(home, "hookwatch.db")
 	}
 	return dsn
+}
+
+// dbWaitEvery is how often serve tries again to reach a PostgreSQL server
+// that is not up (openServeStore), and dbWaitSay how often it says it still
+// waits.
+var dbWaitEvery, dbWaitSay = time.Second, 30 * time.Second
+
+// openServeStore is openStore for serve, which waits for a PostgreSQL server
+// that is not up yet (postgres.Unreachable) rather than exit: started at
+// boot or beside the database, the collector would otherwise die before it
+// and stay down, and the hooks keep their events in the spool meanwhile. It
+// says on stderr that it waits, and again every dbWaitSay, until ctx ends.
+// Any other error, such as a wrong password, is returned at once.
+func openServeStore(ctx context.Context, flag, home string, stderr io.Writer) (store.Store, string, error) {
+	db, name, err := openStore(ctx, flag, home)
+	start := time.Now()
+	var said time.Time
+	for err != nil && postgres.Unreachable(err) {
+		if time.Since(said) >= dbWaitSay {
+			fmt.Fprintf(stderr, "hookwatch serve: waiting for PostgreSQL (%s so far; Ctrl-C stops): %v\n",
+				time.Since(start).Round(time.Second), err)
+			said = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		case <-time.After(dbWaitEvery):
+		}
+		db, name, err = openStore(ctx, flag, home)
+	}
+	return db, name, err
 }
 
 // openStore opens the store the --db value names (dbDSN): a postgres:// or

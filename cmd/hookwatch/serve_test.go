@@ -740,3 +740,87 @@ func TestServeFlagsFromEnv(t *testing.T) {
 		t.Errorf("serve with HOOKWATCH_SIGNAL_FAILED_REPEATS=0: %v; want the --signal-* flags' usage error", err)
 	}
 }
+
+// TestServeWaitsForPostgres: serve started before its PostgreSQL server
+// accepts connections says it waits, and starts once the server is there;
+// a database that refuses it (one that does not exist) is an error at once.
+func TestServeWaitsForPostgres(t *testing.T) {
+	dbURL := pgtest.NewDatabase(t)
+	freshHome(t)
+	real := pgtest.Shared(t).Port
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close() // nothing listens there until the "server" comes up below
+	url := strings.Replace(dbURL, fmt.Sprintf("127.0.0.1:%d", real), fmt.Sprintf("127.0.0.1:%d", port), 1)
+	defer func(every, say time.Duration) { dbWaitEvery, dbWaitSay = every, say }(dbWaitEvery, dbWaitSay)
+	dbWaitEvery, dbWaitSay = 50*time.Millisecond, time.Hour
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &serveOutput{line: make(chan string, 1)}
+	var stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", url}, nil, out, &stderr) }()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "waiting for PostgreSQL"); {
+		select {
+		case err := <-done:
+			t.Fatalf("serve exited before PostgreSQL was up: %v\n%s", err, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not say it waits:\n%s", stderr.String())
+		}
+	}
+	if strings.Count(stderr.String(), "waiting for PostgreSQL") != 1 {
+		t.Errorf("serve said it waits more than once within dbWaitSay:\n%s", stderr.String())
+	}
+	// PostgreSQL comes up at the port: a proxy to the test's server.
+	l, err = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				s, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", real))
+				if err != nil {
+					return
+				}
+				defer s.Close()
+				go io.Copy(s, c)
+				io.Copy(c, s)
+			}()
+		}
+	}()
+	select {
+	case line := <-out.line:
+		if !strings.Contains(line, fmt.Sprintf("(database postgres 127.0.0.1:%d/", port)) {
+			t.Errorf("serve started with %q", line)
+		}
+	case err := <-done:
+		t.Fatalf("serve exited: %v\n%s", err, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not start once PostgreSQL was up:\n%s", stderr.String())
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("serve: %v", err)
+	}
+
+	// A database that is not there does not come by waiting.
+	missing := strings.Replace(dbURL, "/hookwatch_", "/missing_", 1)
+	var stderr2 bytes.Buffer
+	err = run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--db", missing}, nil, io.Discard, &stderr2)
+	if err == nil || !strings.Contains(err.Error(), "does not exist") || strings.Contains(stderr2.String(), "waiting") {
+		t.Errorf("serve on a missing database: %v\n%s", err, stderr2.String())
+	}
+}

@@ -149,6 +149,17 @@ func connectHint(err error, cfg *pgx.ConnConfig) string {
 	return ""
 }
 
+// Unreachable reports whether err, from Open, says PostgreSQL is not up
+// where the URL points, rather than that it refuses the connection: nothing
+// accepts connections there, or the server is starting up, shutting down or
+// recovering (57P03). A collector started beside its database (at boot, or
+// by one compose file) waits on it (hookwatch serve); anything else, a
+// wrong password or a missing database, will not mend by waiting.
+func Unreachable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &pgErr) && pgErr.Code == "57P03" // cannot_connect_now
+}
+
 // Where names the database: host, port and database name.
 func (db *DB) Where() string { return db.where }
 
