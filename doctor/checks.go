@@ -151,9 +151,14 @@ func (e *env) checkSpool() Check {
 	c.Message = fmt.Sprintf("%s: %s pending, %d dropped, %d corrupt", dir, bytesString(st.PendingBytes), st.Dropped, st.Corrupt)
 	if st.PendingBytes > 0 {
 		c.Status = Warn
-		if e.collector {
+		switch {
+		case e.collector:
 			c.Details = append(c.Details, "the next hook event delivers the backlog")
-		} else {
+		case e.tokenRefused:
+			// Up, so "once it is up" would send the user looking for a
+			// collector that runs already.
+			c.Details = append(c.Details, "the backlog is delivered once the collector takes the hook's token (see the collector check)")
+		default:
 			c.Details = append(c.Details, "the backlog is delivered once the collector is up")
 		}
 	}

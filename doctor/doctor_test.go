@@ -360,6 +360,17 @@ func TestTokenRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What the refused events left in the spool waits for a token, not
+	// for the collector, which is up.
+	if err := sp.Append([]byte(`{"id":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": home, "HOOKWATCH_URL": srv.URL}
+	for _, c := range Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Version: "test", Timeout: time.Second}).Checks {
+		if c.Name == "spool" && (c.Status != Warn || !strings.Contains(strings.Join(c.Details, "\n"), "once the collector takes the hook's token")) {
+			t.Errorf("the spool behind a refused token: %+v", c)
+		}
+	}
 	detach, err := sp.Attach(strings.TrimPrefix(srv.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
