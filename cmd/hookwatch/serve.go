@@ -268,7 +268,7 @@ func claimed(home, dbName string, err error) error {
 // dbFlagVar defines --db, the store of every command that opens one
 // (openStore).
 func dbFlagVar(fs *flag.FlagSet) *string {
-	return fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db)")
+	return fs.String("db", "", "SQLite database path or postgres:// URL (env HOOKWATCH_DB; default $HOOKWATCH_HOME/hookwatch.db); a URL's password here shows in ps to every user of the machine: put such a URL in HOOKWATCH_DB")
 }
 
 // dbDSN is what the --db value flag names: itself, else HOOKWATCH_DB.

@@ -423,7 +423,8 @@ func TestServeHelpNamesTheToken(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("serve --help: %v", err)
 	}
-	for _, want := range []string{"HOOKWATCH_TOKEN", "HOOKWATCH_HOME", "--addr", "hookwatch stop", "--watch-transcripts", "HOOKWATCH_WATCH_TRANSCRIPTS"} {
+	for _, want := range []string{"HOOKWATCH_TOKEN", "HOOKWATCH_HOME", "--addr", "hookwatch stop", "--watch-transcripts", "HOOKWATCH_WATCH_TRANSCRIPTS",
+		"password here shows in ps"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("serve --help does not mention %s:\n%s", want, stdout.String())
 		}
