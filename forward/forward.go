@@ -169,6 +169,7 @@ func Run(ctx context.Context, o Options) error {
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go f.watchToken(watchCtx, flush)
+	failed := 0 // attempts failed in a row; Passed is called by one goroutine
 	err = sp.Follow(ctx, spool.FollowOptions{
 		Interval:   o.Interval,
 		Coalesce:   spool.DefaultCoalesce, // a turn's hooks share one POST
@@ -178,8 +179,15 @@ func Run(ctx context.Context, o Options) error {
 		Flush:      flush,
 		Passed: func(n int, err error, retryIn time.Duration) {
 			if err != nil {
+				failed++
 				o.Logger.Warn("cannot forward the spool; retrying", "url", f.shown, "in", retryIn, "err", err)
 				return
+			}
+			if failed > 0 {
+				// Said once: a log whose last lines are failures reads as a
+				// forwarder that still fails.
+				o.Logger.Info("forwarding again: the collector took the events that waited", "url", f.shown, "failed_attempts", failed)
+				failed = 0
 			}
 			// Debug: a line per drain would grow forward.log with every hook.
 			o.Logger.Debug("forwarded spooled events", "events", n, "url", f.shown)

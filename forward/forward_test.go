@@ -8,10 +8,12 @@ import (
 	"errors"
 	"io"
 	"log"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -384,4 +386,79 @@ func TestForwardNewTokenCutsBackoff(t *testing.T) {
 	if n := refusals.Load(); n != 1 {
 		t.Errorf("the collector refused %d requests, want the one before the new token", n)
 	}
+}
+
+// TestForwardSaysItRecovered: after failed attempts (the collector down,
+// answering 503), the log says once that forwarding works again, so that
+// its last lines are not failures that no longer happen.
+func TestForwardSaysItRecovered(t *testing.T) {
+	db, srv, secret := authCollector(t)
+	var asked atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if asked.Add(1) <= 2 {
+			http.Error(w, `{"error":"cannot store"}`, http.StatusServiceUnavailable)
+			return
+		}
+		srv.Handler().ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	home := t.TempDir()
+	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs [][]byte
+	for i, p := range storetest.Corpus(t)[:5] {
+		env := storetest.Envelope(p.Runtime, storetest.At(i), p.JSON)
+		recs = append(recs, env.AppendJSON(nil))
+	}
+	if err := sp.Append(recs...); err != nil {
+		t.Fatal(err)
+	}
+	var logged syncBuffer
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- forward.Run(ctx, forward.Options{Home: home, URL: ts.URL, Interval: 20 * time.Millisecond,
+			Token:      func() (string, hook.TokenSource) { return secret, hook.TokenFromEnv },
+			MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	}()
+	for deadline := time.Now().Add(20 * time.Second); storetest.CountEvents(t, db) != int64(len(recs)); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d events stored:\n%s", storetest.CountEvents(t, db), len(recs), logged.String())
+		}
+	}
+	// The line follows the pass that stored them: wait for it.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logged.String(), "forwarding again"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+	out := logged.String()
+	if strings.Count(out, "cannot forward the spool") != 2 || strings.Count(out, "forwarding again") != 1 || !strings.Contains(out, "failed_attempts=2") {
+		t.Errorf("forward's log:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
