@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,7 +105,10 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// The parse error may quote the URL, password included.
-		return nil, errors.New("postgres.Open: cannot parse the database URL")
+		return nil, errors.New("postgres.Open: cannot parse the database URL" + encodeHint)
+	}
+	if ambiguous(url, cfg.ConnConfig) {
+		return nil, errors.New("postgres.Open: the database URL reads two ways" + encodeHint)
 	}
 	cfg.MaxConns = max(cfg.MaxConns, 8)
 	cfg.ConnConfig.RuntimeParams["application_name"] = "hookwatch"
@@ -125,6 +129,30 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, fmt.Errorf("postgres.Open %s: %w", db.where, err)
 	}
 	return db, nil
+}
+
+// encodeHint ends the errors of a URL that does not parse as meant: most
+// often a password holding a character a URL reserves.
+const encodeHint = ": if the user name or password holds @, /, #, :, ? or %, percent-encode it there (@ as %40, / as %2F, # as %23, : as %3A, ? as %3F, % as %25)"
+
+// ambiguous reports whether the URL raw names another host, user or
+// database for pgx than for net/url, which happens when the password holds
+// an @ or a / that is not percent-encoded: pgx cuts the URL at the first
+// of them, so that part of the password becomes the host or the database,
+// shown in every error after (a host lookup that fails, the database
+// named). Such a URL is refused before connecting, naming none of its
+// parts. A URL net/url cannot read (several hosts) is left to pgx.
+func ambiguous(raw string, cfg *pgx.ConnConfig) bool {
+	if !IsURL(raw) {
+		return false // a key=value string: no URL syntax to misread
+	}
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return false
+	}
+	return u.Host != "" && u.Hostname() != cfg.Host ||
+		u.User != nil && u.User.Username() != cfg.User ||
+		strings.TrimPrefix(u.Path, "/") != "" && strings.TrimPrefix(u.Path, "/") != cfg.Database
 }
 
 // connectHint says what to do about err, a failure to connect to the

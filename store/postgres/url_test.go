@@ -1,6 +1,12 @@
 package postgres
 
-import "testing"
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
 
 // TestOtherURL: a URL that is not PostgreSQL's is told apart from a path
 // and from PostgreSQL's, by its scheme alone.
@@ -23,5 +29,43 @@ func TestOtherURL(t *testing.T) {
 		if scheme != want || ok != (want != "") {
 			t.Errorf("OtherURL(%q) = %q, %v; want %q", dsn, scheme, ok, want)
 		}
+	}
+}
+
+// TestOpenAmbiguousURL: a password holding a reserved character that is not
+// percent-encoded makes pgx read part of it as the host or the database,
+// which the errors would then show; Open refuses such a URL before
+// connecting, naming none of its parts, and says how to write it. The same
+// password percent-encoded is read as meant.
+func TestOpenAmbiguousURL(t *testing.T) {
+	for _, url := range []string{
+		"postgres://hw:pw@zq9@127.0.0.1:1/hw",
+		"postgres://hw:pw@zq9/vk#xj@127.0.0.1:1/hw",
+		"postgresql://hw:pw/vk7@127.0.0.1:1/hw",
+	} {
+		_, err := Open(context.Background(), url)
+		if err == nil {
+			t.Fatalf("Open(%q): no error", url)
+		}
+		msg := err.Error()
+		for _, part := range []string{"zq9", "vk", "xj"} {
+			if strings.Contains(msg, part) {
+				t.Errorf("Open(%q): the error shows %q, a part of the password: %s", url, part, msg)
+			}
+		}
+		if !strings.Contains(msg, "percent-encode") {
+			t.Errorf("Open(%q): %s, want it to say to percent-encode", url, msg)
+		}
+	}
+	// pgx reads a # in a password as meant: no part of it is shown.
+	if _, err := Open(context.Background(), "postgres://hw:pw#vk7@127.0.0.1:1/hw"); err == nil || strings.Contains(err.Error(), "vk7") {
+		t.Errorf("Open with a # in the password: %v", err)
+	}
+	cfg, err := pgxpool.ParseConfig("postgres://hw:p%40ss%2Fw%23rd@127.0.0.1:1/hw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ambiguous("postgres://hw:p%40ss%2Fw%23rd@127.0.0.1:1/hw", cfg.ConnConfig) || cfg.ConnConfig.Password != "p@ss/w#rd" {
+		t.Errorf("the percent-encoded password: ambiguous, or read as %q", cfg.ConnConfig.Password)
 	}
 }
