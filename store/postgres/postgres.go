@@ -156,9 +156,10 @@ func ambiguous(raw string, cfg *pgx.ConnConfig) bool {
 }
 
 // connectHint says what to do about err, a failure to connect to the
-// database cfg names, when it is one a team server's operator meets first:
-// the database not made yet, a user or password PostgreSQL refuses, nothing
-// listening where the URL points. It is "" for any other error. It names
+// database cfg names or to make its schema, when it is one a team server's
+// operator meets first: the database not made yet, a user or password
+// PostgreSQL refuses, nothing listening where the URL points, a database
+// its user does not own. It is "" for any other error. It names
 // the host, port, user and database, never the password: pgx's own message
 // says only that the server refused, not what to change.
 func connectHint(err error, cfg *pgx.ConnConfig) string {
@@ -173,6 +174,9 @@ func connectHint(err error, cfg *pgx.ConnConfig) string {
 			where, cfg.User, cfg.User)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Sprintf("Nothing accepts connections on %s: start PostgreSQL there, or fix the host and port in the URL (--db or HOOKWATCH_DB).", where)
+	case errors.As(err, &pgErr) && pgErr.Code == "42501": // insufficient_privilege: a database made without --owner
+		return fmt.Sprintf("The user %q may not create hookwatch's tables in the database %q: make it the database's owner (as PostgreSQL's superuser: psql -c 'ALTER DATABASE %s OWNER TO %s'), as createdb --owner does (docs/team-server.md).",
+			cfg.User, cfg.Database, cfg.Database, cfg.User)
 	}
 	return ""
 }

@@ -220,4 +220,24 @@ func TestOpenSaysWhatToDo(t *testing.T) {
 		`refused the user "nobody"`, "createuser --pwprompt nobody", "pg_hba.conf")
 	f(fmt.Sprintf("postgres://hw:%s@127.0.0.1:%d/hw?sslmode=disable&connect_timeout=5", password, closedPort),
 		fmt.Sprintf("Nothing accepts connections on 127.0.0.1:%d: start PostgreSQL there", closedPort))
+
+	// A database made without --owner: its user may connect but not make
+	// the tables (PostgreSQL 15 and later).
+	url := pgtest.NewDatabase(t)
+	c, err := pgx.Connect(context.Background(), s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if _, err := c.Exec(context.Background(), "CREATE ROLE hw_guest LOGIN"); err != nil {
+		t.Fatal(err)
+	}
+	v := c.PgConn().ParameterStatus("server_version")
+	if major, _, _ := strings.Cut(v, "."); len(major) < 2 || major < "15" {
+		t.Skipf("PostgreSQL %s lets every user create tables in public", v)
+	}
+	guest := strings.Replace(url, "postgres://postgres@", "postgres://hw_guest:"+password+"@", 1)
+	db := url[strings.LastIndex(url, "/")+1 : strings.Index(url, "?")]
+	f(guest, fmt.Sprintf(`The user "hw_guest" may not create hookwatch's tables in the database %q`, db),
+		fmt.Sprintf("ALTER DATABASE %s OWNER TO hw_guest", db))
 }
