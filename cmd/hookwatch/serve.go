@@ -289,24 +289,26 @@ func dbFile(dsn, home string) string {
 }
 
 // dbWaitEvery is how often serve tries again to reach a PostgreSQL server
-// that is not up (openServeStore), and dbWaitSay how often it says it still
-// waits.
-var dbWaitEvery, dbWaitSay = time.Second, 30 * time.Second
+// that is not up (openServeStore), dbWaitSay how often it says it still
+// waits, and dbWaitFor how long it waits at most.
+var dbWaitEvery, dbWaitSay, dbWaitFor = time.Second, 30 * time.Second, 2 * time.Minute
 
-// openServeStore is openStore for serve, which waits for a PostgreSQL server
-// that is not up yet (postgres.Unreachable) rather than exit: started at
-// boot or beside the database, the collector would otherwise die before it
-// and stay down, and the hooks keep their events in the spool meanwhile. It
-// says on stderr that it waits, and again every dbWaitSay, until ctx ends.
-// Any other error, such as a wrong password, is returned at once.
+// openServeStore is openStore for serve, which waits up to dbWaitFor for a
+// PostgreSQL server that is not up yet (postgres.Unreachable) rather than
+// exit at once: started at boot or beside the database, the collector would
+// otherwise die before it, and a service manager that restarts it gives up
+// after a few quick failures. The hooks keep their events in the spool
+// meanwhile. It says on stderr that it waits, and again every dbWaitSay.
+// Past dbWaitFor, or on any other error (a wrong password), it returns the
+// error: a database that does not come up stops serve.
 func openServeStore(ctx context.Context, flag, home string, stderr io.Writer) (store.Store, string, error) {
 	db, name, err := openStore(ctx, flag, home)
 	start := time.Now()
 	var said time.Time
-	for err != nil && postgres.Unreachable(err) {
+	for err != nil && postgres.Unreachable(err) && time.Since(start) < dbWaitFor {
 		if time.Since(said) >= dbWaitSay {
-			fmt.Fprintf(stderr, "hookwatch serve: waiting for PostgreSQL (%s so far; Ctrl-C stops): %v\n",
-				time.Since(start).Round(time.Second), err)
+			fmt.Fprintf(stderr, "hookwatch serve: waiting for PostgreSQL (%s so far, %s at most; Ctrl-C stops): %v\n",
+				time.Since(start).Round(time.Second), dbWaitFor, err)
 			said = time.Now()
 		}
 		select {

@@ -243,13 +243,16 @@ func TestServeRefuses(t *testing.T) {
 	f("--watch-transcripts is auto, off or a directory, and "+file+" is not a directory", "--watch-transcripts", file)
 	f("--signal-outlier-factor takes a number from 1 to 1000", "--signal-outlier-factor", "0.5")
 	f("take a duration from 1s to 720h", "--signal-stalled-after", "10ms")
-	// A database that cannot be reached stops serve, and the error does
-	// not repeat the password of the URL.
+	// A database that cannot be reached stops serve once it waited for it
+	// (dbWaitFor), and neither the error nor what it said while waiting
+	// repeats the password of the URL.
+	defer func(every, wait time.Duration) { dbWaitEvery, dbWaitFor = every, wait }(dbWaitEvery, dbWaitFor)
+	dbWaitEvery, dbWaitFor = 20*time.Millisecond, 100*time.Millisecond
 	t.Setenv("HOOKWATCH_DB", "postgresql://hw:s3cr3t@127.0.0.1:1/hw?connect_timeout=5")
 	f("cannot open the database", "--addr", "127.0.0.1:0")
 	var stderr bytes.Buffer
 	if err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0"}, nil, io.Discard, &stderr); err == nil ||
-		strings.Contains(err.Error()+stderr.String(), "s3cr3t") {
+		strings.Contains(err.Error()+stderr.String(), "s3cr3t") || !strings.Contains(stderr.String(), "waiting for PostgreSQL") {
 		t.Errorf("serve on an unreachable database: %v %s", err, stderr.String())
 	}
 }
