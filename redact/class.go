@@ -33,7 +33,7 @@ var class = [256]uint16{
 	'I': cWord | cTok | cAlnum | cB64 | cUpNum | cName | cTrigB,
 	'J': cWord | cTok | cAlnum | cB64 | cUpNum | cName,
 	'K': cWord | cTok | cAlnum | cB64 | cUpNum | cName,
-	'L': cWord | cTok | cAlnum | cB64 | cUpNum | cName,
+	'L': cWord | cTok | cAlnum | cB64 | cUpNum | cName | cTrigB,
 	'M': cWord | cTok | cAlnum | cB64 | cUpNum | cName,
 	'N': cWord | cTok | cAlnum | cB64 | cUpNum | cName,
 	'O': cWord | cTok | cAlnum | cB64 | cUpNum | cName,

@@ -69,6 +69,12 @@ var hostile = []struct{ name, unit string }{
 	{"escaped-json-blanks", `-p a\\ `},
 	{"ps-switches", "-ep x -c net user "},
 	{"vault-login", "vault login "},
+	{"aws-key-ids", "AKIAABCDEFGHIJKLMNOP,"},
+	{"aws-key-id-words", "AKIAABCDEFGHIJKLMNOP " + strings.Repeat("Ab/", 13) + " "},
+	{"base64-pem", "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2UUlCQURBTkJna3Foa2lHOXcw\n    "},
+	{"base64-pem-begin", " LS0tLS1CRUdJTi"},
+	{"netrc", "login a password "},
+	{"netrc-blanks", "login \n password \t"},
 }
 
 func TestStringHostile(t *testing.T) {

@@ -16,7 +16,9 @@
 //	slack_token            xoxb- xoxp- xoxa- xoxr- xoxs- xoxe- xapp-, hooks.slack.com webhook paths
 //	discord_webhook        discord.com/api/webhooks/… paths
 //	aws_access_key_id      AKIA / ASIA / ABIA / ACCA + 16 upper-case letters or digits
-//	aws_secret_access_key  the value of aws_secret_access_key / AWS_SECRET_ACCESS_KEY / SecretAccessKey
+//	aws_secret_access_key  the value of aws_secret_access_key / AWS_SECRET_ACCESS_KEY / SecretAccessKey,
+//	                       and 40 bytes of mixed-case base64 on an access key id's line or the
+//	                       next (the console's CSV, aws configure's prompts)
 //	google_api_key         AIza + 35
 //	stripe_key             sk_live_ sk_test_ rk_live_ rk_test_ whsec_
 //	npm_token              npm_ + 36
@@ -29,7 +31,8 @@
 //	authorization          the credential of an Authorization header (the scheme is kept)
 //	cookie                 the value of a Cookie / Set-Cookie header
 //	private_key            a whole -----BEGIN … PRIVATE KEY----- block, also when cut before
-//	                       its END line or when only its END half is present
+//	                       its END line or when only its END half is present, and such a
+//	                       block in base64 (a kubeconfig's client-key-data)
 //	url_password           the password in scheme://user:password@host (user and host are kept)
 //	password               the value assigned to a name ending in PASSWORD, PASSWD, PASSPHRASE
 //	                       or PASS (DB_PASSWORD=…, --password …, --pass …, password: …,
@@ -46,10 +49,11 @@
 //	                       rabbitmqctl add_user (change_password) user …, Windows' net use
 //	                       \\host\share … and net user name … (also behind cmd /c and
 //	                       powershell -Command, after PowerShell's other switches), keytool
-//	                       (jarsigner) -storepass … -keypass …; a blank or punctuation escaped
+//	                       (jarsigner) -storepass … -keypass …, the password of a .netrc
+//	                       entry (login user password …); a blank or punctuation escaped
 //	                       with a backslash (S3cret\ pass) is part of the password
 //	secret                 the value assigned to a name ending in SECRET, TOKEN, API_KEY,
-//	                       SECRET_KEY, PRIVATE_KEY, SIGNATURE and a few more; openssl -K …,
+//	                       SECRET_KEY, PRIVATE_KEY, SIGNATURE, APP_KEY and a few more; openssl -K …,
 //	                       and the token of vault login when it is one (long, mixed case, digits)
 //
 // A flag is a password only for the commands that read it so: elsewhere -p

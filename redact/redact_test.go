@@ -360,6 +360,10 @@ func TestNameKind(t *testing.T) {
 	f("max_tokens", "")
 	f("tokenizer", "")
 	f("primary_key", "")
+	f("APP_KEY", "secret")
+	f("LARAVEL_APP_KEY", "secret")
+	f("appKey", "")
+	f("APP_key", "")
 	f("password_hint", "")
 	f("", "")
 }
@@ -416,7 +420,7 @@ func TestClassTable(t *testing.T) {
 			{cHex, digit + "abcdef"},
 			{cName, alnum + "_.-"},
 			{cTrig, "=:-,\\$"},
-			{cTrigB, "srwgxAenhSpPiIdv"},
+			{cTrigB, "srwgxAenhSpPiIdvL"},
 		} {
 			if c != 0 && in(c, d.set) {
 				want |= d.bit
@@ -431,7 +435,7 @@ func TestClassTable(t *testing.T) {
 	for _, p := range []string{"sk-", "sk_", "rk_", "whsec_", "ghp_", "gho_", "github_pat_", "glpat-", "gldt-",
 		"glrt-", "glptt-", "xoxb-", "xapp-", "AKIA", "ASIA", "ABIA", "ACCA", "AIza", "eyJ", "npm_", "hf_",
 		"hooks.", "SG.", "pypi-", "dop_", "doo_", "dor_", "dckr_", "discord", "password ", "PASSWORD ",
-		"Password ", "identified by ", "IDENTIFIED BY ", "Identified by ", "htpasswd", "rabbitmqctl", "net", "vault"} {
+		"Password ", "identified by ", "IDENTIFIED BY ", "Identified by ", "htpasswd", "rabbitmqctl", "net", "vault", "LS0tLS1CRUdJTi"} {
 		if class[p[0]]&cTrigB == 0 || second[p[0]]>>(p[1]-64)&1 == 0 {
 			t.Errorf("prefix %q is never tried", p)
 		}

@@ -195,6 +195,7 @@ var second = [256]uint64{
 	'h': 1<<('f'-64) | 1<<('o'-64) | 1<<('t'-64),
 	'v': 1 << ('a' - 64),
 	'S': 1 << ('G' - 64),
+	'L': 1 << ('S' - 64),
 	'p': 1<<('y'-64) | 1<<('a'-64) | 1<<('A'-64),
 	'P': 1<<('a'-64) | 1<<('A'-64),
 	'i': 1<<('d'-64) | 1<<('D'-64),
@@ -293,7 +294,10 @@ func (sc *scanner) at(i int) int {
 		return sc.paramDefault(i)
 	case 'p', 'P':
 		if hasFoldAt(s, i, "password ") {
-			return sc.sqlLiteral(i+9, "password")
+			if end := sc.sqlLiteral(i+9, "password"); end > 0 {
+				return end
+			}
+			return sc.netrc(i + 9)
 		}
 	case 'i', 'I':
 		if hasFoldAt(s, i, "identified by ") {
@@ -305,9 +309,110 @@ func (sc *scanner) at(i int) int {
 		}
 	}
 	if start, end, kind := matchToken(&sc.m, s, i); end > start {
-		return sc.emit(start, end, kind)
+		end = sc.emit(start, end, kind)
+		if kind == "aws_access_key_id" {
+			if e := sc.awsSecretAfter(end); e > 0 {
+				return e
+			}
+		}
+		return end
 	}
 	return 0
+}
+
+// awsSecretAfter redacts the secret access key that follows an access key
+// id on its line or the next, whatever names it or does not: the CSV the
+// AWS console hands out (id,secret), aws configure's prompts, two lines of
+// a note. A secret access key is 40 bytes of base64 with both cases; k is
+// the end of the access key id. It returns the end of the secret, or 0.
+func (sc *scanner) awsSecretAfter(k int) int {
+	s := sc.s
+	lines, start := 0, true // start: s[j] may start a word
+	for j := k; j < len(s) && j-k < 256; j++ {
+		c := s[j]
+		if c == '\\' && j+1 < len(s) && escapeLetter(s[j+1]) {
+			if s[j+1] == 'n' {
+				lines++
+			}
+			j, start = j+1, true // a JSON escape of a line break ends a word
+			continue
+		}
+		if c == '\n' {
+			lines++
+		}
+		if lines > 1 {
+			break
+		}
+		if class[c]&cB64 == 0 {
+			start = true
+			continue
+		}
+		if !start {
+			continue
+		}
+		e := run(s, j, cB64)
+		if e-j == 40 && hasUpperLower(s[j:e]) {
+			return sc.emit(j, e, "aws_secret_access_key")
+		}
+		j, start = e-1, false
+	}
+	return 0
+}
+
+// hasUpperLower reports whether v holds both an upper- and a lower-case
+// letter.
+func hasUpperLower(v string) bool {
+	var up, low bool
+	for i := 0; i < len(v); i++ {
+		up = up || isUpper(v[i])
+		low = low || isLower(v[i])
+	}
+	return up && low
+}
+
+// netrc redacts the password of a .netrc entry, "machine host login user
+// password secret", its tokens on one line or several; k is after
+// "password ". The word "login" and its value must stand before: prose
+// that says "password is" has no login before it.
+func (sc *scanner) netrc(k int) int {
+	s := sc.s
+	p := k - 9 // "password "
+	p = blankBack(s, p)
+	b := p
+	for b > 0 && !isBlank(s[b-1]) && !(b > 1 && s[b-2] == '\\' && escapeLetter(s[b-1])) {
+		b--
+	}
+	if b == p || !hasFoldAt(s, blankBack(s, b)-5, "login") {
+		return 0
+	}
+	if lb := blankBack(s, b) - 5; lb > 0 && !isBlank(s[lb-1]) && !(lb > 1 && s[lb-2] == '\\') {
+		return 0 // "login" ends a longer word
+	}
+	k = skipBlank(s, k)
+	e := k
+	for e < len(s) && !isBlank(s[e]) && s[e] != '"' && s[e] != '\\' {
+		e++
+	}
+	if e == k || skipValue(s[k:e]) || strings.HasPrefix(s[k:], markerPrefix) {
+		return 0
+	}
+	return sc.emit(k, e, "password")
+}
+
+// blankBack returns the index after the word that ends before the blanks
+// (JSON escapes of blanks included) that end before s[p].
+func blankBack(s string, p int) int {
+	for p > 0 {
+		switch {
+		case isBlank(s[p-1]):
+			p--
+		case p > 1 && s[p-2] == '\\' && escapeLetter(s[p-1]):
+			p -= 2
+		default:
+			return p
+		}
+	}
+	return p
 }
 
 // matchToken recognises a token by its prefix at s[i], which the caller knows to
@@ -393,6 +498,10 @@ func matchToken(m *memo, s string, i int) (start, end int, kind string) {
 				}
 			}
 		}
+	case 'L':
+		if hasAt(s, i, "LS0tLS1CRUdJTi") { // "-----BEGIN " in base64
+			return base64PEM(m, s, i)
+		}
 	case 'p':
 		if hasAt(s, i, "pypi-AgE") {
 			return prefixed(m, s, i, 5, cTok, 50, "pypi_token")
@@ -411,6 +520,66 @@ func matchToken(m *memo, s string, i int) (start, end int, kind string) {
 		}
 	}
 	return 0, 0, ""
+}
+
+// base64PEM matches a PEM private key written in base64, as a kubeconfig's
+// client-key-data or a Kubernetes secret's tls.key holds it: the base64
+// whose first line decodes to a BEGIN line that names a private key (a
+// certificate is left), on one line or wrapped at the width base64 tools
+// use.
+func base64PEM(m *memo, s string, i int) (int, int, string) {
+	e := m.run(s, i, cB64)
+	if e-i < 64 {
+		return 0, 0, ""
+	}
+	var head [48]byte
+	for k := 0; k < 16; k++ {
+		var v uint32
+		for _, c := range []byte(s[i+4*k : i+4*k+4]) {
+			v = v<<6 | uint32(b64Value(c))
+		}
+		head[3*k], head[3*k+1], head[3*k+2] = byte(v>>16), byte(v>>8), byte(v)
+	}
+	line := string(head[len("-----BEGIN "):])
+	if le := strings.Index(line, "-----"); le < 0 || !strings.Contains(line[:le], "PRIVATE KEY") {
+		return 0, 0, ""
+	}
+	// A wrapped body goes on while its lines are as long as the first.
+	for width := e - i; e < len(s) && e-i < maxSpan; {
+		next := e + 1
+		if s[e] == '\\' && next < len(s) && s[next] == 'n' {
+			next++
+		} else if s[e] != '\n' {
+			break
+		}
+		next = skipBlank(s, next) // the indentation of a YAML block
+		f := run(s, next, cB64)
+		if f == next || f-next > width {
+			break
+		}
+		e = f
+		if f-next < width {
+			break
+		}
+	}
+	return i, e, "private_key"
+}
+
+// b64Value is the value of the base64 digit c ('=' and others are 0).
+func b64Value(c byte) byte {
+	switch {
+	case 'A' <= c && c <= 'Z':
+		return c - 'A'
+	case 'a' <= c && c <= 'z':
+		return c - 'a' + 26
+	case '0' <= c && c <= '9':
+		return c - '0' + 52
+	case c == '+':
+		return 62
+	case c == '/':
+		return 63
+	}
+	return 0
 }
 
 // prefixed matches a token made of a prefix of length plen followed by at
@@ -2336,6 +2505,10 @@ func nameKind(name string) string {
 		revHas(r, "YEKTERCES"), revHas(r, "YEKETAVIRP"), revHas(r, "YEKTNUOCCA"),
 		revHas(r, "YEKSSECCADERAHS"), revHas(r, "YEKNOITPYRCNE"), revHas(r, "YEKGNINGIS"),
 		revHas(r, "YEKRETSAM"):
+		return "secret"
+	case revHas(r, "YEKPPA") && isUpper(name[pos[0]]) && isUpper(name[pos[5]]):
+		// Laravel's APP_KEY, its encryption key; appKey in code is
+		// more often an app's identifier.
 		return "secret"
 	}
 	return ""
