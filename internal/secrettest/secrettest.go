@@ -8,6 +8,7 @@ package secrettest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -38,6 +39,8 @@ func Samples() []Sample {
 	alnum36 := strings.Repeat("a1B2c3D4e5F6", 3)
 	pemBody := "MIIEowIBAAKCAQEA7bq" + strings.Repeat("x2Zq", 16) + "\n" + strings.Repeat("Qm9vb2", 10) + "==\n"
 	pemKey := "-----BEGIN RSA " + "PRIVATE KEY-----\n" + pemBody + "-----END RSA " + "PRIVATE KEY-----"
+	b64Key := base64.StdEncoding.EncodeToString([]byte(pemKey + "\n"))
+	awsCSV := "Kq7/Xw2" + strings.Repeat("Zr9Lm4", 4) + "Tv+8Np1Qa" // 40 bytes
 	s := func(kind, secret string) Sample { return Sample{kind, secret, secret} }
 	// NTLM hashes (pass the hash): the LM hash of the empty password, and NT hashes.
 	lmHash := strings.Repeat("aad3b435b51404ee", 2)
@@ -112,6 +115,13 @@ func Samples() []Sample {
 		// A command substitution among NetExec's passwords.
 		{"password", "nxc smb srv -u bob -p $(cat pw.txt) Jm6Tz2Wx8Rq4 --shares", "Jm6Tz2Wx8Rq4"},
 		{"secret", "API_TOKEN=Tz5Nq8Xw3Rv6", "Tz5Nq8Xw3Rv6"},
+		// Secrets known by what stands beside them, as files and tools
+		// write them: the CSV of an AWS access key, a .netrc entry, a
+		// kubeconfig's key in base64, Laravel's APP_KEY.
+		{"aws_secret_access_key", "AKIA" + "QUMPMHS49PJ96ARB," + awsCSV, awsCSV},
+		{"password", "machine api.example.com login deploy password Wq7Xr2Zk9Lm4Tv", "Wq7Xr2Zk9Lm4Tv"},
+		{"private_key", "client-key-data: " + b64Key, b64Key[24:88]},
+		{"secret", "APP_KEY=base64:" + "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc=", "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc="},
 	}
 }
 
