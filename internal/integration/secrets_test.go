@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,6 +106,118 @@ func TestNoSecretOnDisk(t *testing.T) {
 		c := testbin.StartCollector(t, serveBin, home, "")
 		postEnvelopes(t, c.URL(), append(alone, joined...))
 		storedWithoutSecrets(t, c, len(alone)+len(joined), home)
+	})
+
+	t.Run("imports, the compaction archive and the exports", func(t *testing.T) {
+		home, out := t.TempDir(), t.TempDir()
+		auditIn(t, home)
+		c := testbin.StartCollector(t, serveBin, home, "")
+		var texts []string
+		for _, s := range secrettest.Samples() {
+			texts = append(texts, s.Text)
+		}
+		all := strings.Join(texts, "\n")
+
+		// A Claude Code session's transcript, its subagents' beside it, with
+		// every secret in the prompt, commands, written files and the
+		// outputs of Bash and Read; and a Codex rollout, with them in the
+		// prompt, the command (JSON text in a string) and its output.
+		src := filepath.Join(testbin.ModuleRoot(), "importer", "testdata", "parallel", "projects")
+		projects := filepath.Join(t.TempDir(), "projects")
+		var transcript string
+		err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(src, path)
+			dst := filepath.Join(projects, rel)
+			if strings.HasSuffix(path, ".jsonl") && !strings.Contains(rel, "subagents") {
+				transcript = dst
+			}
+			return writeFile(dst, plant(t, path, all, "work through the project", "main-0-0", "package main", "# main, turn 0", "a-0-0", "b-0-0", "first half"))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rollout := filepath.Join(t.TempDir(), "rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl")
+		if err := writeFile(rollout, plant(t, filepath.Join(testbin.ModuleRoot(), "codex", "testdata", filepath.Base(rollout)), all, "do it", "echo hello", "hi.txt")); err != nil {
+			t.Fatal(err)
+		}
+		env := []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + c.URL(), "HOOKWATCH_AUTOSTART=0"}
+		hw := func(args ...string) []byte {
+			t.Helper()
+			cmd := exec.Command(serveBin, args...)
+			cmd.Env = append(os.Environ(), env...)
+			b, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("hookwatch %s: %v\n%s", strings.Join(args, " "), err, b)
+			}
+			return b
+		}
+		hw("import", filepath.Dir(transcript))
+		hw("import", "--codex", rollout)
+
+		// The compaction archive: the hook's PreCompact copies the
+		// transcript.
+		claudeID := strings.TrimSuffix(filepath.Base(transcript), ".jsonl")
+		pre, _ := json.Marshal(map[string]string{"session_id": claudeID, "transcript_path": transcript, "cwd": "/tmp/hc-1665870347/c/demo",
+			"hook_event_name": "PreCompact", "trigger": "manual", "custom_instructions": ""})
+		runHooks(t, hookBin, c.URL(), func(int) string { return home }, [][]byte{pre})
+		if !hasFiles(t, filepath.Join(home, "archive")) {
+			t.Fatal("the PreCompact hook archived no transcript: the scan cannot cover the archive")
+		}
+
+		// Both sessions, stored, exported as the audit trail and as OTLP.
+		codexID := "01a2132b-c636-7c31-93a8-aeaecf1768f7"
+		for _, id := range []string{claudeID, codexID} {
+			for deadline := time.Now().Add(30 * time.Second); len(sessionEvents(t, c.URL(), id)) == 0; time.Sleep(100 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("session %s: nothing stored", id)
+				}
+			}
+		}
+		var mu sync.Mutex
+		var spans [][]byte
+		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			spans = append(spans, b)
+			mu.Unlock()
+		}))
+		defer rcv.Close()
+		c.Stop(t) // the exports read what was stored, all of it
+		for _, id := range []string{claudeID, codexID} {
+			hw("export", "--session", id, "--out", out)
+			hw("export", "--session", id, "--format", "otlp", "--otlp-endpoint", rcv.URL)
+		}
+		noSecretUnder(t, home)
+		noSecretUnder(t, out)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range secrettest.Samples() {
+			for _, b := range spans {
+				if secrettest.Leaks(b, s.Secret) {
+					t.Errorf("%s exported in clear in an OTLP span", s.Kind)
+					break
+				}
+			}
+		}
+		// The secrets were stored, redacted, not left out: the exports say
+		// so.
+		for _, id := range []string{claudeID, codexID} {
+			b, err := os.ReadFile(filepath.Join(out, id, "events.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kind := range []string{"github_token", "private_key", "password"} {
+				if !bytes.Contains(b, []byte("[REDACTED:"+kind+"]")) {
+					t.Errorf("session %s: no %s redacted in the exported audit trail", id, kind)
+				}
+			}
+		}
+		if len(spans) == 0 || !bytes.Contains(bytes.Join(spans, nil), []byte("[REDACTED:")) {
+			t.Error("no OTLP span holds a redacted secret: the scan cannot see a leak there")
+		}
 	})
 
 	t.Run("redaction off is caught", func(t *testing.T) {
@@ -320,4 +434,63 @@ func hasFiles(t *testing.T, dir string) bool {
 		return nil
 	})
 	return found
+}
+
+// plant returns the JSON lines of the file at path with text added, after
+// a line break, to every string value that holds one of marks, in strings
+// that hold JSON text too (a Codex call's arguments).
+func plant(t *testing.T, path, text string, marks ...string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case string:
+			if d := json.NewDecoder(strings.NewReader(v)); strings.HasPrefix(v, "{") {
+				d.UseNumber()
+				var inner any
+				if d.Decode(&inner) == nil {
+					q, _ := json.Marshal(walk(inner))
+					return string(q)
+				}
+			}
+			for _, m := range marks {
+				if strings.Contains(v, m) {
+					return v + "\n" + text
+				}
+			}
+		case map[string]any:
+			for k, x := range v {
+				v[k] = walk(x)
+			}
+		case []any:
+			for i, x := range v {
+				v[i] = walk(x)
+			}
+		}
+		return v
+	}
+	var lines [][]byte
+	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		d := json.NewDecoder(bytes.NewReader(l))
+		d.UseNumber()
+		var v any
+		if err := d.Decode(&v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		q, _ := json.Marshal(walk(v))
+		lines = append(lines, q)
+	}
+	return append(bytes.Join(lines, []byte("\n")), '\n')
+}
+
+// writeFile writes b to path, 0600, making its directories.
+func writeFile(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
 }
