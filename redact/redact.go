@@ -50,11 +50,13 @@
 //	                       \\host\share … and net user name … (also behind cmd /c and
 //	                       powershell -Command, after PowerShell's other switches), keytool
 //	                       (jarsigner) -storepass … -keypass …, the password of a .netrc
-//	                       entry (login user password …); a blank or punctuation escaped
-//	                       with a backslash (S3cret\ pass) is part of the password
+//	                       entry (machine host login user password …); a blank or
+//	                       punctuation escaped with a backslash (S3cret\ pass) is part of
+//	                       the password
 //	secret                 the value assigned to a name ending in SECRET, TOKEN, API_KEY,
-//	                       SECRET_KEY, PRIVATE_KEY, SIGNATURE, APP_KEY and a few more; openssl -K …,
-//	                       and the token of vault login when it is one (long, mixed case, digits)
+//	                       SECRET_KEY, PRIVATE_KEY, SIGNATURE, APP_KEY and a few more;
+//	                       openssl -K …, and the token of vault login when it is one (long,
+//	                       mixed case, digits)
 //
 // A flag is a password only for the commands that read it so: elsewhere -p
 // is a port or a path (ssh -p 22, redis-cli -p 6379, mkdir -p), and -a, -k,

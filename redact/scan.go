@@ -371,22 +371,21 @@ func hasUpperLower(v string) bool {
 }
 
 // netrc redacts the password of a .netrc entry, "machine host login user
-// password secret", its tokens on one line or several; k is after
-// "password ". The word "login" and its value must stand before: prose
-// that says "password is" has no login before it.
+// password secret" (or "default login user password secret"), its tokens on
+// one line or several; k is after "password ". The whole entry must stand
+// before: prose has "login" and "password" too ("the login form password
+// field").
 func (sc *scanner) netrc(k int) int {
 	s := sc.s
-	p := k - 9 // "password "
-	p = blankBack(s, p)
-	b := p
-	for b > 0 && !isBlank(s[b-1]) && !(b > 1 && s[b-2] == '\\' && escapeLetter(s[b-1])) {
-		b--
-	}
-	if b == p || !hasFoldAt(s, blankBack(s, b)-5, "login") {
+	ub, _ := prevWord(s, k-len("password "))
+	lb, le := prevWord(s, ub)
+	if !endsWord(s, lb, le, "login") {
 		return 0
 	}
-	if lb := blankBack(s, b) - 5; lb > 0 && !isBlank(s[lb-1]) && !(lb > 1 && s[lb-2] == '\\') {
-		return 0 // "login" ends a longer word
+	if hb, he := prevWord(s, lb); !endsWord(s, hb, he, "default") {
+		if mb, me := prevWord(s, hb); he == hb || !endsWord(s, mb, me, "machine") {
+			return 0
+		}
 	}
 	k = skipBlank(s, k)
 	e := k
@@ -397,6 +396,26 @@ func (sc *scanner) netrc(k int) int {
 		return 0
 	}
 	return sc.emit(k, e, "password")
+}
+
+// endsWord reports whether the word s[b:e] is w, or ends in w after a byte
+// not a letter or digit: grep -n glues its file:line: to a line's first
+// word.
+func endsWord(s string, b, e int, w string) bool {
+	k := e - len(w)
+	return k >= b && s[k:e] == w && (k == b || class[s[k-1]]&cAlnum == 0)
+}
+
+// prevWord returns the bounds of the word of blank-separated tokens that
+// ends before the blanks (JSON escapes of blanks included) before s[p];
+// b == e when there is none.
+func prevWord(s string, p int) (b, e int) {
+	e = blankBack(s, p)
+	b = e
+	for b > 0 && !isBlank(s[b-1]) && !(b > 1 && s[b-2] == '\\' && escapeLetter(s[b-1])) {
+		b--
+	}
+	return b, e
 }
 
 // blankBack returns the index after the word that ends before the blanks
