@@ -343,14 +343,17 @@ func (sc *scanner) awsSecretAfter(k int) int {
 		if lines > 1 {
 			break
 		}
-		if class[c]&cB64 == 0 {
+		if class[c]&cB64 == 0 || c == '=' { // '=' is no padding here: it ends a name
 			start = true
 			continue
 		}
 		if !start {
 			continue
 		}
-		e := run(s, j, cB64)
+		e := j
+		for e < len(s) && class[s[e]]&cB64 != 0 && s[e] != '=' {
+			e++
+		}
 		if e-j == 40 && hasUpperLower(s[j:e]) {
 			return sc.emit(j, e, "aws_secret_access_key")
 		}
