@@ -35,7 +35,7 @@ func (cfg Config) autostart(ep endpoint) error {
 	if ForTeamServer(cfg.TokenSource, cfg.Token) {
 		return errors.New("the collector URL names a team server (the home holds its token): the spool keeps the events for it")
 	}
-	return cfg.startOnce("autostart.lock", func(bin string) error { return StartServe(bin, cfg.Home, ep.addr.String()) })
+	return cfg.startOnce("autostart.lock", "collector", func(bin string) error { return StartServe(bin, cfg.Home, ep.addr.String()) })
 }
 
 // ForTeamServer reports whether the token LookupToken found, from src, is a
@@ -56,15 +56,16 @@ func (cfg Config) autostartForward() error {
 	if !cfg.Autostart {
 		return errors.New("autostart is off (HOOKWATCH_AUTOSTART=0)")
 	}
-	return cfg.startOnce("forward.lock", func(bin string) error {
+	return cfg.startOnce("forward.lock", "forwarder", func(bin string) error {
 		return startDetached(bin, cfg.Home, "forward.log", "forward", "--url", cfg.URL)
 	})
 }
 
 // startOnce calls start with the full binary unless another hook holds the
 // lock file lockName in the home or started something under it within
-// autostartGap.
-func (cfg Config) startOnce(lockName string, start func(bin string) error) error {
+// autostartGap; what names what start starts, for the errors that say why
+// it did not.
+func (cfg Config) startOnce(lockName, what string, start func(bin string) error) error {
 	bin, err := serveBinary()
 	if err != nil {
 		return err
@@ -79,14 +80,14 @@ func (cfg Config) startOnce(lockName string, start func(bin string) error) error
 	}
 	defer syscall.Close(fd)
 	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return errors.New("another hook is starting the collector")
+		return errors.New("another hook is starting the " + what)
 	}
 	fi, err := os.Stat(lockPath)
 	if err != nil {
 		return err
 	}
 	if fi.Size() > 0 && cfg.now().Sub(fi.ModTime()) < autostartGap {
-		return errors.New("a collector was started moments ago")
+		return errors.New("a " + what + " was started moments ago")
 	}
 	// Stamp the start before it happens: a failed start must not be retried
 	// by every hook of the burst either.
