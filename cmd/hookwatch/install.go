@@ -402,19 +402,31 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		if *url != "" && o.Mode != install.ModeHTTP && *url != os.Getenv("HOOKWATCH_URL") {
 			export = *url
 		}
-		io.WriteString(stdout, nextSteps(base, export, install.LocalCollector(base) && healthy(ctx, base, time.Second)))
+		// Whether the hooks will hold a team server's token, read as
+		// they read it, with HOOKWATCH_URL exported as said below.
+		hookEnv := func(k string) string {
+			if k == "HOOKWATCH_URL" && export != "" {
+				return export
+			}
+			return os.Getenv(k)
+		}
+		token, src := hook.LookupToken(hookEnv, hook.Home(os.Getenv))
+		team := hook.ForTeamServer(src, token)
+		io.WriteString(stdout, nextSteps(base, export, install.LocalCollector(base) && healthy(ctx, base, time.Second), team))
 	}
 	return nil
 }
 
 // nextSteps is what install says to do once the hooks send to the
 // collector at base: a collector on this machine starts with the first
-// hook, unless it runs already (running); a remote one's events go through
-// a forwarder the first hook starts, or straight from the hook. export is
-// the HOOKWATCH_URL to export first, for command hooks to send to base
-// ("" when it is set already).
-func nextSteps(base, export string, running bool) string {
-	steps := nextStepsAfter(base, running)
+// hook, unless it runs already (running) or the hooks hold a team server's
+// token (team: base on this machine is the server's tunnel, and no hook
+// starts a collector there); a remote one's events go through a forwarder
+// the first hook starts, or straight from the hook. export is the
+// HOOKWATCH_URL to export first, for command hooks to send to base ("" when
+// it is set already).
+func nextSteps(base, export string, running, team bool) string {
+	steps := nextStepsAfter(base, running, team)
 	if export != "" {
 		steps = "Next: export HOOKWATCH_URL=" + export + " in the profile Claude Code starts from, then open Claude Code." +
 			strings.TrimPrefix(steps, "Next: open Claude Code.")
@@ -423,9 +435,12 @@ func nextSteps(base, export string, running bool) string {
 }
 
 // nextStepsAfter is nextSteps once HOOKWATCH_URL names base.
-func nextStepsAfter(base string, running bool) string {
+func nextStepsAfter(base string, running, team bool) string {
 	const doctor = "Check the setup any time with 'hookwatch doctor'"
 	switch {
+	case install.LocalCollector(base) && team:
+		return "Next: open Claude Code. The hooks send the events to " + base + " with the team server's token; while nothing answers there they wait in the spool, and no collector is started on this machine.\n" +
+			doctor + ".\n"
 	case install.LocalCollector(base) && running:
 		return "Next: open Claude Code. The collector runs already; the dashboard is at " + base + ".\n" +
 			doctor + "; keep the collector running across reboots with 'hookwatch service install'.\n"

@@ -853,14 +853,21 @@ func TestNextSteps(t *testing.T) {
 		"http://10.0.0.5:7421":            "The hooks send the events to http://10.0.0.5:7421",
 		"http://localhost:7999/somewhere": "starts the collector in the background",
 	} {
-		if got := nextSteps(base, "", false); !strings.Contains(got, want) {
+		if got := nextSteps(base, "", false, false); !strings.Contains(got, want) {
 			t.Errorf("nextSteps(%q) = %q, want it to say %q", base, got, want)
 		}
 	}
-	if got := nextSteps("http://127.0.0.1:7421", "", true); !strings.Contains(got, "The collector runs already; the dashboard is at http://127.0.0.1:7421") {
+	if got := nextSteps("http://127.0.0.1:7421", "", true, false); !strings.Contains(got, "The collector runs already; the dashboard is at http://127.0.0.1:7421") {
 		t.Errorf("with the collector running: %q", got)
 	}
-	if got := nextSteps("https://hooks.example.com", "", false); !strings.Contains(got, "service install --forward") {
+	// A team server's token with a URL on this machine (a tunnel to the
+	// server): no hook starts a collector there, and no service is asked for.
+	for _, running := range []bool{false, true} {
+		if got := nextSteps("http://127.0.0.1:7421", "", running, true); !strings.Contains(got, "wait in the spool, and no collector is started on this machine") || strings.Contains(got, "service install") {
+			t.Errorf("a team server's token at a loopback URL (running %v): %q", running, got)
+		}
+	}
+	if got := nextSteps("https://hooks.example.com", "", false, true); !strings.Contains(got, "service install --forward") {
 		t.Errorf("a remote collector's next steps do not name the forwarder's service: %q", got)
 	}
 	// What install prints, with no collector and then with one running.
@@ -879,5 +886,12 @@ func TestNextSteps(t *testing.T) {
 	want := "Next: export HOOKWATCH_URL=http://10.0.0.5:7421 in the profile Claude Code starts from, then open Claude Code. The hooks send the events to http://10.0.0.5:7421"
 	if out := mustHW(t, "install", "--url", "http://10.0.0.5:7421"); !strings.Contains(out, want) {
 		t.Errorf("install --url with command hooks:\n%s\nwant it to say %q", out, want)
+	}
+	// A team server's token, its URL a tunnel on this machine: the hooks
+	// read the token there, and start no collector.
+	mustHW(t, "uninstall")
+	want = "The hooks send the events to " + c.URL + " with the team server's token; while nothing answers there they wait in the spool"
+	if out := mustHW(t, "install", "--url", c.URL, "--token", "hwt_0123456789abcdef"); !strings.Contains(out, want) || strings.Contains(out, "service install") {
+		t.Errorf("install --url on this machine with a team server's token:\n%s\nwant it to say %q", out, want)
 	}
 }
