@@ -211,22 +211,28 @@ func (s *Session) PromptSourcesOf(agentID, promptID, turnID string) Sources {
 // ""), a subagent's by its agent and turn (PromptSources).
 type promptKey struct{ agent, id string }
 
-// promptKeyOf returns the key of the prompt a UserPromptSubmit of agent
-// agentID with these prompt and turn ids tells of; ok is false for one
-// without the id that names it, which pairs with none.
-func promptKeyOf(agentID, promptID, turnID string) (k promptKey, ok bool) {
+// PromptNamed returns what names the prompt a UserPromptSubmit of agent
+// agentID with these prompt and turn ids tells of: the main agent's
+// (agent "") by its prompt id, a subagent's by its agent and turn (id the
+// turn's). ok is false for one without the id that names it, which pairs
+// with none.
+func PromptNamed(agentID, promptID, turnID string) (agent, id string, ok bool) {
 	if agentID == "" {
-		return promptKey{id: promptID}, promptID != ""
+		return "", promptID, promptID != ""
 	}
-	return promptKey{agentID, turnID}, turnID != ""
+	return agentID, turnID, turnID != ""
+}
+
+// promptKeyOf returns the key of the prompt PromptNamed names.
+func promptKeyOf(agentID, promptID, turnID string) (promptKey, bool) {
+	agent, id, ok := PromptNamed(agentID, promptID, turnID)
+	return promptKey{agent, id}, ok
 }
 
 // key returns the key of the prompt p names.
 func (p *PromptSources) key() promptKey {
-	if p.AgentID == "" {
-		return promptKey{id: p.PromptID}
-	}
-	return promptKey{p.AgentID, p.TurnID}
+	k, _ := promptKeyOf(p.AgentID, p.PromptID, p.TurnID)
+	return k
 }
 
 // promptFrom notes that r, a UserPromptSubmit, reported its prompt (a

@@ -373,11 +373,8 @@ func happeningOf(v *EventView) happening {
 	case t == attribution.ToldAgentStart || t == attribution.ToldAgentStop:
 		return happening{of: 'a', id: v.AgentID, end: t == attribution.ToldAgentStop}
 	case t == attribution.ToldPrompt:
-		if v.AgentID == "" && v.PromptID != "" {
-			return happening{of: 'p', id: v.PromptID}
-		}
-		if v.AgentID != "" && v.turnID != "" {
-			return happening{of: 'p', id: v.turnID, agent: v.AgentID}
+		if agent, id, ok := attribution.PromptNamed(v.AgentID, v.PromptID, v.turnID); ok {
+			return happening{of: 'p', id: id, agent: agent}
 		}
 	case t == attribution.ToldSessionEnd:
 		if v.AgentID == "" {
