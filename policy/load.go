@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -24,16 +25,19 @@ import (
 func Load(paths ...string) (*Set, error) {
 	var srcs []Source
 	var again []FileStatus
-	var seen []os.FileInfo
-	var seenPath []string
+	type named struct {
+		path string
+		fi   os.FileInfo
+	}
+	var seen []named // the files read, where first named
 	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err == nil {
-			if i := sameFileIn(seen, fi); i >= 0 {
-				again = append(again, FileStatus{Source: Source{Path: p, Scope: ScopeUser}, Found: true, SameAs: seenPath[i]})
+			if i := slices.IndexFunc(seen, func(n named) bool { return os.SameFile(n.fi, fi) }); i >= 0 {
+				again = append(again, FileStatus{Source: Source{Path: p, Scope: ScopeUser}, Found: true, SameAs: seen[i].path})
 				continue
 			}
-			seen, seenPath = append(seen, fi), append(seenPath, p)
+			seen = append(seen, named{p, fi})
 		}
 		srcs = append(srcs, Source{Path: p, Scope: ScopeUser})
 	}
@@ -45,17 +49,6 @@ func Load(paths ...string) (*Set, error) {
 	}
 	set.Files = append(set.Files, again...)
 	return set, set.Err()
-}
-
-// sameFileIn returns the index of the file in infos that fi is, -1 for
-// none.
-func sameFileIn(infos []os.FileInfo, fi os.FileInfo) int {
-	for i, x := range infos {
-		if os.SameFile(x, fi) {
-			return i
-		}
-	}
-	return -1
 }
 
 // Err joins the set's problems into one error, nil if there are none.
