@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -142,9 +141,7 @@ func copyRedacted(dst, src string, max int64, red bool) (err error) {
 		if rerr != nil {
 			return fmt.Errorf("cannot read the transcript: %w", rerr)
 		}
-		if f&lines.Unterminated == 0 {
-			line = bytes.TrimSuffix(line, []byte{'\r'}) // a "\r\n" ends the line as a '\n' does
-		}
+		line = lines.TrimCR(line, f)
 		if len(line) == 0 && f&lines.Long == 0 {
 			continue
 		}

@@ -191,9 +191,7 @@ func Test(w io.Writer, home, policyFile string, events io.Reader, jsonOut bool) 
 		if err != nil {
 			return fmt.Errorf("cannot read events: %w", err)
 		}
-		if f&lines.Unterminated == 0 {
-			line = bytes.TrimSuffix(line, []byte{'\r'}) // a "\r\n" ends the line as a '\n' does
-		}
+		line = lines.TrimCR(line, f)
 		if len(bytes.TrimSpace(line)) > 0 {
 			if err := one(lineNo, line); err != nil {
 				return err

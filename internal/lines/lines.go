@@ -100,6 +100,17 @@ func (r *Reader) Offset() int64 { return r.off }
 // the bytes of an Unterminated line.
 func (r *Reader) Consumed() int64 { return r.pos }
 
+// TrimCR returns line, which Next returned with f, without the '\r' of a
+// "\r\n" line end, which ends a line as a '\n' does (as
+// bufio.Reader.ReadLine reads it); an Unterminated line keeps its '\r',
+// which no '\n' followed.
+func TrimCR(line []byte, f Flag) []byte {
+	if f&Unterminated == 0 && len(line) > 0 && line[len(line)-1] == '\r' {
+		return line[:len(line)-1]
+	}
+	return line
+}
+
 // Next returns the next line, without its '\n', and its flags. line is nil
 // for a Long line and is valid until the next call. At the end of the input
 // Next returns io.EOF, also when the input ends right after a '\n' or (after

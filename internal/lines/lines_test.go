@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -238,4 +239,21 @@ func FuzzLines(f *testing.F) {
 			t.Fatalf("max %d, buffer %d, reads of %d, cut at %d: got %v, want %v", max, bufSize, n, c, both, want)
 		}
 	})
+}
+
+// TestTrimCR: a "\r\n" ends a line as a '\n' does; the '\r' an
+// Unterminated line ends with is its own.
+func TestTrimCR(t *testing.T) {
+	r := NewReader(strings.NewReader("a\r\nb\n\r\nc\r"), 16, 16)
+	var got []string
+	for {
+		line, f, err := r.Next()
+		if err != nil {
+			break
+		}
+		got = append(got, string(TrimCR(line, f)))
+	}
+	if want := []string{"a", "b", "", "c\r"}; !slices.Equal(got, want) {
+		t.Errorf("lines %q, want %q", got, want)
+	}
 }
