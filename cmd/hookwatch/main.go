@@ -47,6 +47,8 @@ var errUsage = errors.New("usage error")
 // context.Canceled instead: exit status 0.
 type interruptedError struct{ done string }
 
+func (e interruptedError) Error() string { return "interrupted: " + e.done }
+
 // caught is the signal that asked the command to stop, 0 before one did.
 var caught atomic.Int32
 
@@ -59,8 +61,6 @@ func interruptedStatus() int {
 	}
 	return 128 + int(syscall.SIGINT)
 }
-
-func (e interruptedError) Error() string { return "interrupted: " + e.done }
 
 // exitError carries a specific exit code without printing anything more.
 type exitError struct{ code int }
