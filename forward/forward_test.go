@@ -89,18 +89,7 @@ func TestForwardCrashAfterCommit(t *testing.T) {
 	}
 
 	home := t.TempDir()
-	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs [][]byte
-	for i, p := range storetest.Corpus(t) {
-		env := storetest.Envelope(p.Runtime, storetest.At(i), p.JSON)
-		recs = append(recs, env.AppendJSON(nil))
-	}
-	if err := sp.Append(recs...); err != nil {
-		t.Fatal(err)
-	}
+	sp, recs := spoolCorpus(t, home, storetest.Corpus(t))
 	token := func() (string, hook.TokenSource) { return secret, hook.TokenFromEnv }
 	opts := forward.Options{Home: home, URL: ts.URL, Token: token, Client: client, Interval: 50 * time.Millisecond}
 	runOnce := func() error {
@@ -331,18 +320,7 @@ func TestForwardNewTokenCutsBackoff(t *testing.T) {
 	if err := os.WriteFile(tokenPath, []byte("hwt_not_a_valid_token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs [][]byte
-	for i, p := range storetest.Corpus(t)[:20] {
-		env := storetest.Envelope(p.Runtime, storetest.At(i), p.JSON)
-		recs = append(recs, env.AppendJSON(nil))
-	}
-	if err := sp.Append(recs...); err != nil {
-		t.Fatal(err)
-	}
+	_, recs := spoolCorpus(t, home, storetest.Corpus(t)[:20])
 	getenv := func(k string) string {
 		if k == "HOOKWATCH_URL" {
 			return ts.URL
@@ -403,18 +381,7 @@ func TestForwardSaysItRecovered(t *testing.T) {
 	}))
 	defer ts.Close()
 	home := t.TempDir()
-	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs [][]byte
-	for i, p := range storetest.Corpus(t)[:5] {
-		env := storetest.Envelope(p.Runtime, storetest.At(i), p.JSON)
-		recs = append(recs, env.AppendJSON(nil))
-	}
-	if err := sp.Append(recs...); err != nil {
-		t.Fatal(err)
-	}
+	_, recs := spoolCorpus(t, home, storetest.Corpus(t)[:5])
 	var logged syncBuffer
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -443,6 +410,26 @@ func TestForwardSaysItRecovered(t *testing.T) {
 	if strings.Count(out, "cannot forward the spool") != 2 || strings.Count(out, "forwarding again") != 1 || !strings.Contains(out, "failed_attempts=2") {
 		t.Errorf("forward's log:\n%s", out)
 	}
+}
+
+// spoolCorpus opens home's spool and appends the envelopes of payloads to
+// it, as hooks spool them, a millisecond apart; it returns the spool and
+// the records appended.
+func spoolCorpus(t *testing.T, home string, payloads []storetest.Payload) (*spool.Spool, [][]byte) {
+	t.Helper()
+	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs [][]byte
+	for i, p := range payloads {
+		env := storetest.Envelope(p.Runtime, storetest.At(i), p.JSON)
+		recs = append(recs, env.AppendJSON(nil))
+	}
+	if err := sp.Append(recs...); err != nil {
+		t.Fatal(err)
+	}
+	return sp, recs
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
