@@ -187,22 +187,34 @@ func TestAppServerPermissionPolicy(t *testing.T) {
 	}
 }
 
+// forkScript is the model of runFork: a command and an answer in each
+// turn.
+var forkScript = fo.Script{
+	"First":  {{fo.Exec("echo one")}, {fo.Text("One.")}},
+	"Second": {{fo.Exec("echo two")}, {fo.Text("Two.")}},
+}
+
+// runFork plays a turn on a new thread of e's app-server, forks the thread
+// and plays a turn on the fork, then closes the app-server; it returns the
+// two threads.
+func runFork(e *Env) (parent, fork string) {
+	a := e.AppServer()
+	parent = a.StartThread()
+	a.Turn(parent, "First thing")
+	fork = a.Fork(parent)
+	a.Turn(fork, "Second thing")
+	a.Close()
+	return parent, fork
+}
+
 // TestAppServerFork: a thread forked through the app-server (as an IDE
 // forks one, and as codex fork does) is linked to the session it was
 // forked from, though no payload names it: the hook reads it from the
 // fork's rollout.
 func TestAppServerFork(t *testing.T) {
 	c := startCollector(t)
-	e := c.newEnv(t, ModelClassic, fo.Script{
-		"First":  {{fo.Exec("echo one")}, {fo.Text("One.")}},
-		"Second": {{fo.Exec("echo two")}, {fo.Text("Two.")}},
-	})
-	a := e.AppServer()
-	parent := a.StartThread()
-	a.Turn(parent, "First thing")
-	fork := a.Fork(parent)
-	a.Turn(fork, "Second thing")
-	a.Close()
+	e := c.newEnv(t, ModelClassic, forkScript)
+	parent, fork := runFork(e)
 
 	if p := e.WaitRecorded("SessionStart(fork)", func(p map[string]any) bool {
 		return p["hook_event_name"] == "SessionStart" && p["session_id"] == fork

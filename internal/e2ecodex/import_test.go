@@ -71,16 +71,8 @@ func TestImport(t *testing.T) {
 // (TestAppServerFork): the fork's rollout names its parent.
 func TestImportFork(t *testing.T) {
 	c := startCollector(t)
-	e := New(t, ModelClassic, fo.Script{
-		"First":  {{fo.Exec("echo one")}, {fo.Text("One.")}},
-		"Second": {{fo.Exec("echo two")}, {fo.Text("Two.")}},
-	}, c.vars...)
-	a := e.AppServer()
-	parent := a.StartThread()
-	a.Turn(parent, "First thing")
-	fork := a.Fork(parent)
-	a.Turn(fork, "Second thing")
-	a.Close()
+	e := New(t, ModelClassic, forkScript, c.vars...)
+	parent, fork := runFork(e)
 
 	if out := hookwatch(t, e, "import", "--codex"); !strings.Contains(out, "from 2 rollout files") {
 		t.Fatalf("import: %s", out)
