@@ -125,6 +125,18 @@ function indexOfCall(calls, c) {
   return calls.indexOf(c);
 }
 
+// rowsTop is the y of the first row of lane l's calls: its rows centred
+// in the lane, at least LANE_PAD below its top.
+function rowsTop(l) {
+  const a = l.a;
+  return l.y + Math.max(LANE_PAD, (l.h - (a.rows * ROW_H + (a.rows - 1) * ROW_GAP)) / 2);
+}
+
+// callTop is the y of the top of call c's bar in its lane l.
+function callTop(l, c) {
+  return rowsTop(l) + (c.row || 0) * (ROW_H + ROW_GAP);
+}
+
 // CALL_KEYS are the keys that move the keyboard's highlight from call to
 // call (Timeline): along a lane, to the lanes above and below, to a lane's
 // ends.
@@ -277,7 +289,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
     for (const l of visible) {
       const a = l.a;
       const calls = a.calls;
-      const y0 = l.y - top + Math.max(LANE_PAD, (l.h - (a.rows * ROW_H + (a.rows - 1) * ROW_GAP)) / 2);
+      const y0 = rowsTop(l) - top;
       let lastX = -1, lastRowY = -1;
       for (let i = firstFrom(calls, t0 - a.maxDur - 1); i < calls.length; i++) {
         const c = calls[i];
@@ -497,7 +509,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         const W = canvas.clientWidth;
         const { t0, t1 } = view.current;
         const scale = W / (t1 - t0);
-        const y0 = l.y + Math.max(LANE_PAD, (l.h - (a.rows * ROW_H + (a.rows - 1) * ROW_GAP)) / 2) + (c.row || 0) * (ROW_H + ROW_GAP);
+        const y0 = callTop(l, c);
         if (l.y < scroll.scrollTop || l.y + l.h > scroll.scrollTop + scroll.clientHeight) scroll.scrollTop = l.y;
         const box = canvas.getBoundingClientRect();
         const x = (c.start - t0) * scale;
@@ -548,7 +560,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
       if (d < bestD && py - l.y < 12) { best = { kind: 'event', seq: mk.seq, marker: mk }; bestD = d; }
     }
     if (best) return best;
-    const y0 = l.y + Math.max(LANE_PAD, (l.h - (a.rows * ROW_H + (a.rows - 1) * ROW_GAP)) / 2);
+    const y0 = rowsTop(l);
     const row = Math.floor((py - y0) / (ROW_H + ROW_GAP));
     const t = t0 + px / scale;
     const slack = 4 / scale;
@@ -686,7 +698,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
     }
     if (l.y < scroll.scrollTop || l.y + l.h > scroll.scrollTop + scroll.clientHeight) scroll.scrollTop = Math.max(0, l.y - 40);
     const a = l.a;
-    const y = l.y + Math.max(LANE_PAD, (l.h - (a.rows * ROW_H + (a.rows - 1) * ROW_GAP)) / 2) + (c.row || 0) * (ROW_H + ROW_GAP);
+    const y = callTop(l, c);
     const x = (c.start - view.current.t0) * (holder.clientWidth / (view.current.t1 - view.current.t0));
     setHover({ kind: 'call', id: c.id, call: c, x: Math.max(0, x), y: y + ROW_H, keyed: true });
     let n = 0, at = 0;
