@@ -492,6 +492,7 @@ func TestReads(t *testing.T) {
 		// A library, a script or a configuration the environment or an
 		// option makes the program load is read.
 		{cmd: "LD_PRELOAD=/tmp/x.so ls", reads: "/tmp/x.so", effect: ExecuteCheck},
+		{cmd: "sudo -u root LD_PRELOAD=/tmp/x.so ls", reads: "/tmp/x.so", effect: ExecuteCheck},
 		{cmd: "LD_PRELOAD='a.so /tmp/b.so' LD_AUDIT=c.so:d.so ls", reads: "/w/a.so /tmp/b.so /w/c.so /w/d.so", effect: ExecuteCheck},
 		{cmd: "BASH_ENV=env.sh bash -c 'cat f'", reads: "/w/env.sh /w/f", effect: ExecuteCheck},
 		{cmd: "NODE_OPTIONS='-r ./a.js --require=b.js --import ./c.mjs --loader=d.mjs' node app.js", reads: "/w/app.js /w/a.js /w/b.js /w/c.mjs /w/d.mjs", effect: ExecuteCheck},

@@ -980,9 +980,7 @@ func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 			if name == "env" || name == "sudo" || name == "doas" {
 				w.envChdir(args[:n])
 			}
-			if name == "env" {
-				w.envAssigns(args[:n], known[:n])
-			}
+			w.envAssigns(args[:n], known[:n])
 			if name == "chroot" {
 				root := args[n-1]
 				rooted = rooted || !known[n-1] || path.Clean(root) != "/"
@@ -1026,17 +1024,22 @@ func xargsReplace(args []string) string {
 	return ""
 }
 
-// envAssigns adds the NAME=value words of env (args, known aligned) to
-// the environment of the command it runs.
+// envAssigns adds the NAME=value words of a wrapper that gives them (env,
+// sudo; args, known aligned, args[0] the wrapper) to the environment of
+// the command it runs, skipping the values of its options (sudo -u x).
 func (w *walker) envAssigns(args []string, known []bool) {
+	valued, _, assigns, _ := wrapperSpec(path.Base(args[0]))
+	if !assigns {
+		return
+	}
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "-u" || a == "-C" || a == "--unset" || a == "--chdir":
+		case strings.Contains(" "+valued+" ", " "+a+" "):
 			i++
 		case strings.HasPrefix(a, "-"):
-		default:
-			if name, val, ok := strings.Cut(a, "="); ok && name != "" {
+		case isAssignWord(a):
+			if name, val, ok := strings.Cut(a, "="); ok {
 				w.env = append(w.env, envAssign{name: name, val: val, known: known[i]})
 			}
 		}
@@ -1052,17 +1055,18 @@ func (w *walker) envChdir(args []string) {
 	}
 }
 
-// wrapped returns how many words of args belong to a wrapper that runs
-// the command after them (sudo -u x, env A=1, nice -n 5, timeout 10,
-// xargs -0), or 0 when args[0] is not a wrapper or names no command.
-func wrapped(name string, args []string) int {
-	var valued string    // options taking a value
-	positional := 0      // operands before the command (timeout's duration)
-	assigns := false     // NAME=value words before the command (env)
-	runsCommand := false // runuser -u: a command, not a shell
+// wrapperSpec describes the words of a wrapper before the command it
+// runs: options taking a value, operands (timeout's duration), and
+// whether NAME=value words give the command's environment (env, sudo);
+// ok is false when name is no wrapper.
+func wrapperSpec(name string) (valued string, positional int, assigns, ok bool) {
 	switch name {
-	case "sudo", "doas":
-		valued = "-u -g -C -D -h -p -r -t -U -T --user --group --chdir --host --prompt --role --type --other-user --close-from"
+	case "sudo":
+		// sudo VAR=value cmd: cmd's environment, as env's.
+		valued, assigns = "-u -g -C -D -h -p -r -t -U -T --user --group --chdir --host --prompt --role --type --other-user --close-from", true
+	case "doas":
+		// doas runs its first operand: VAR=value is no assignment.
+		valued = "-u -C -a"
 	case "env":
 		valued, assigns = "-u -C -S --unset --chdir --split-string", true
 	case "chroot":
@@ -1099,8 +1103,20 @@ func wrapped(name string, args []string) int {
 	case "strace", "ltrace":
 		valued = "-o -e -p -s -u -E"
 	default:
+		return "", 0, false, false
+	}
+	return valued, positional, assigns, true
+}
+
+// wrapped returns how many words of args belong to a wrapper that runs
+// the command after them (sudo -u x, env A=1, nice -n 5, timeout 10,
+// xargs -0), or 0 when args[0] is not a wrapper or names no command.
+func wrapped(name string, args []string) int {
+	valued, positional, assigns, ok := wrapperSpec(name)
+	if !ok {
 		return 0
 	}
+	runsCommand := false // runuser -u: a command, not a shell
 	i := 1
 	for i < len(args) {
 		a := args[i]
@@ -1108,6 +1124,15 @@ func wrapped(name string, args []string) int {
 			runsCommand = true // runuser -u user cmd: the command itself
 		}
 		switch {
+		case a == "--" && assigns:
+			// env -- A=1 cmd, sudo -- A=1 cmd: the assignments still
+			// come before the command.
+			for i++; i < len(args) && isAssignWord(args[i]); i++ {
+			}
+			if i == len(args) {
+				return 0
+			}
+			return i
 		case a == "--":
 			return i + 1
 		case name == "command" && (a == "-v" || a == "-V"):
@@ -1125,7 +1150,7 @@ func wrapped(name string, args []string) int {
 				// nice -5
 			}
 			i++
-		case assigns && strings.Contains(a, "=") && !strings.HasPrefix(a, "="):
+		case assigns && isAssignWord(a):
 			i++
 		case positional > 0:
 			positional--
@@ -1139,6 +1164,9 @@ func wrapped(name string, args []string) int {
 	}
 	return 0
 }
+
+// isAssignWord reports whether a word of env or sudo is a NAME=value.
+func isAssignWord(a string) bool { return strings.Contains(a, "=") && !strings.HasPrefix(a, "=") }
 
 // isShell reports whether a program is a shell that runs a command string.
 func isShell(name string) bool {
