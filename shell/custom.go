@@ -1475,6 +1475,37 @@ func optionRuns(valued string, names ...string) func(w *walker, st *Step, args [
 	return optionCommands(argReader{valued: valued, names: names}, func(_, val string) (string, bool) { return val, false })
 }
 
+// rsyncRuns: rsync -e (--rsh) names the ssh it runs here, analysed as
+// optionRuns does, and --rsync-path the command it runs on the remote
+// host to start rsync there, read as ssh's remote command is.
+func rsyncRuns(w *walker, st *Step, args []string) {
+	reader := argReader{valued: rsyncValued, names: []string{"-e", "--rsh", "--rsync-path"}}
+	optionCommands(reader, func(opt, val string) (string, bool) { return val, opt == "--rsync-path" })(w, st, args)
+}
+
+// sftpBatch: sftp runs the commands of its batch file (-b FILE) or, with
+// none or -b -, of its standard input, and a "!command" among them runs
+// it in a local shell: a file's commands are not known before run time,
+// the standard input's are as stdinProgram reads them, and when the
+// command gives them (a heredoc, echo … |) each !command is analysed.
+func sftpBatch(w *walker, st *Step, args []string) {
+	if f, ok := optValue(args, sftpValued, "-b"); ok && f != "-" {
+		w.read(st, f)
+		dynamic(st, "sftp running the commands of a batch file, which can run local commands, "+f)
+		return
+	}
+	w.stdinProgram(st)
+	if w.in == nil || !w.in.known {
+		return
+	}
+	for _, line := range strings.Split(w.in.text, "\n") {
+		// A line may start with - (ignore its error) and @ (do not echo it).
+		if cmd, ok := strings.CutPrefix(strings.TrimLeft(strings.TrimSpace(line), "-@"), "!"); ok && strings.TrimSpace(cmd) != "" {
+			w.script(cmd, []string{"sftp !"})
+		}
+	}
+}
+
 // sshValued are ssh's options that take a value.
 const sshValued = "-p -i -l -o -F -J -L -R -D -b -c -E -e -m -O -Q -S -W -w -B"
 

@@ -230,17 +230,13 @@ func buildTable() map[string]*program {
 	// rsync's options whose value is a file it reads or writes
 	// (--files-from, --exclude-from, --password-file, --log-file …) are
 	// left to be read as operands.
-	const rsyncValued = "-e --rsh -f --filter --exclude --include -B --block-size -T --temp-dir -M --remote-option " +
-		"-@ --modify-window --rsync-path --suffix --chmod --chown --usermap --groupmap --timeout --contimeout " +
-		"--port --bwlimit --log-file-format --out-format --max-size --min-size --max-delete --sockopts " +
-		"--checksum-choice --compress-choice --compress-level --skip-compress --info --debug --iconv " +
-		"--stop-after --stop-at --address --protocol --outbuf"
-	const scpValued = "-P -i -o -F -c -l -S -J"
+	const scpValued = "-P -i -o -F -c -l -S -J -D -X"
 	t["rsync"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(rsyncValued).
 		flag("--delete", Destructive, SubtypeDeleteFile).flag("--remove-source-files", Destructive, SubtypeDeleteFile).
-		with(remoteHosts(rsyncValued), optionRuns(rsyncValued, "-e", "--rsh"))
+		with(remoteHosts(rsyncValued), rsyncRuns)
+	// scp -S and -D name the ssh and the SFTP server it runs in turn.
 	t["scp"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(scpValued).
-		with(remoteHosts(scpValued), optionRuns(scpValued, "-S"), sshOptionRuns(scpValued), sshConfig(scpValued))
+		with(remoteHosts(scpValued), optionRuns(scpValued, "-S", "-D"), sshOptionRuns(scpValued), sshConfig(scpValued))
 	set(p(Write, SubtypeModifyFile, opFirstRW).valuedOpts("--reference"), "chmod", "chown", "chgrp", "setfacl", "chattr")
 	t["tee"] = p(Write, SubtypeModifyFile, opWrites)
 	t["sed"] = p(ReadOnly, SubtypeReadFile, opNone).with(sedCommand)
@@ -366,7 +362,11 @@ func buildTable() map[string]*program {
 	t["wget"] = p(Write, SubtypeWebFetch, opHosts).valuedOpts(wgetValued).
 		with(wgetOutput, wgetReads, outputOption(wgetValued, "-o", "--output-file", "-a", "--append-output"))
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts("-c -i -W -w -s -t -p -q -l -b"),
-		"dig", "nslookup", "host", "traceroute", "ftp", "sftp", "whois", "http", "https", "xh", "httpie", "mosh")
+		"dig", "nslookup", "host", "traceroute", "ftp", "whois", "http", "https", "xh", "httpie", "mosh")
+	// sftp runs ssh as scp does (-S, -o, -F), or the SFTP server -D
+	// names, and the commands of its batch file or standard input.
+	t["sftp"] = p(Network, SubtypeWebFetch, opHosts).valuedOpts(sftpValued).
+		with(optionRuns(sftpValued, "-S", "-D"), sshOptionRuns(sftpValued), sshConfig(sftpValued), sftpBatch)
 	// ping -q and -b are flags.
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts("-c -e -F -i -I -l -m -M -N -p -Q -s -S -t -T -w -W"), "ping", "ping6")
 	// nc HOST PORT: a port is no host. The options are those that take a
@@ -794,6 +794,14 @@ func isBuiltin(name string) bool {
 
 // Options taking a value, shared by the table and the programs' funcs.
 const (
+	// rsyncValued: rsync's options that take a value.
+	rsyncValued = "-e --rsh -f --filter --exclude --include -B --block-size -T --temp-dir -M --remote-option " +
+		"-@ --modify-window --rsync-path --suffix --chmod --chown --usermap --groupmap --timeout --contimeout " +
+		"--port --bwlimit --log-file-format --out-format --max-size --min-size --max-delete --sockopts " +
+		"--checksum-choice --compress-choice --compress-level --skip-compress --info --debug --iconv " +
+		"--stop-after --stop-at --address --protocol --outbuf"
+	// sftpValued: sftp's options that take a value.
+	sftpValued = "-B -b -c -D -F -i -J -l -o -P -R -S -s -X"
 	// curlValued: every option of curl that takes a value (curl --help
 	// all, and those of curl 8), so that none is taken for a URL.
 	curlValued = "-A -b -c -C -d -D -e -E -F -H -K -m -o -P -Q -r -t -T -u -U -w -x -X -y -Y -z " +
