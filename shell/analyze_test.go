@@ -503,6 +503,8 @@ func TestReads(t *testing.T) {
 		{cmd: "openssl req -config x.cnf -new -key k.pem -out r.csr", reads: "/w/x.cnf /w/k.pem", writes: "/w/r.csr /", effect: Destructive},
 		{cmd: "GIT_CONFIG_GLOBAL=g.cfg git status", reads: "/w/g.cfg", writes: "/", effect: Destructive},
 		{cmd: "OPENSSL_CONF=o.cnf openssl rand 8", reads: "/w/o.cnf", writes: "/", effect: Destructive},
+		{cmd: "gpg --options g.conf -d f.gpg", reads: "/w/f.gpg /w/g.conf", writes: "/", effect: Destructive},
+		{cmd: "sftp -F s.cfg host", reads: "/w/s.cfg", writes: "/", hosts: "host", effect: Destructive},
 		// A file on the standard input is read; rg searches it, not the
 		// working directory.
 		{cmd: "python3 < s.py", reads: "/w/s.py", writes: "/", effect: Destructive},

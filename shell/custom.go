@@ -1049,16 +1049,32 @@ func gpgCommand(w *walker, st *Step, args []string) {
 // --homedir DIR from DIR (gpg.conf, and gpg-agent.conf for the agent it
 // starts). A configuration can name the programs gpg runs
 // (agent-program, dirmngr-program, photo-viewer; the agent's
-// pinentry-program …), which the command does not show: a program not
-// known before run time, as a configuration file git -c include.path
-// includes. --options /dev/null reads none.
+// pinentry-program …), which the command does not show (config).
 func gpgConfig(w *walker, st *Step, args []string) {
 	for _, f := range optValues(args, gpgValued, "--options", "--homedir") {
-		if f != "/dev/null" {
-			dynamic(st, "gpg reading a configuration, which can name programs it runs, from "+f)
+		if w.config(st, f, f, true) {
 			return
 		}
 	}
+}
+
+// config: a configuration a program is given, a file or a directory
+// (ssh -F, gpg --options and --homedir, openssl -config,
+// GIT_CONFIG_GLOBAL=), can name code the program runs that the command
+// does not show (ssh's ProxyCommand, gpg's agent-program, openssl's
+// engines, git's core.pager): it is read, and the step is a program not
+// known before run time. /dev/null, or "", names none; a value not known
+// (known false) may name any. from says how the command gives it (the
+// file, or NAME=file), for the reason. It reports whether the step was
+// made dynamic, after which the program's other configurations need not
+// be read.
+func (w *walker) config(st *Step, f, from string, known bool) bool {
+	if known && (f == "/dev/null" || f == "") {
+		return false
+	}
+	w.read(st, f)
+	dynamic(st, st.Program+" reading a configuration, which can name code it runs, from "+from)
+	return true
 }
 
 // gpgCommands reports whether one (every false) or every one of the
@@ -1083,9 +1099,9 @@ func gpgCommands(cmds []arg, list string, every bool) bool {
 // (opensslOperands), rehash's directories written. The engines and
 // providers it loads run code (opensslEngine, opensslProviders), and so
 // do an engine's control commands (engine -pre, -post), SO_PATH and
-// DIR_ADD naming the library read; a configuration (-config FILE, but
-// /dev/null) can load any, not known before run time. With no command, openssl runs the
-// commands on its standard input (opensslInput).
+// DIR_ADD naming the library read; a configuration (-config FILE) can
+// load any (config). With no command, openssl runs the commands on its
+// standard input (opensslInput).
 func opensslCommand(w *walker, st *Step, args []string) {
 	if len(args) == 0 {
 		w.opensslInput(st)
@@ -1123,11 +1139,10 @@ func opensslCommand(w *walker, st *Step, args []string) {
 			if name, v, ok := strings.Cut(a.val, ":"); ok && (name == "SO_PATH" || name == "DIR_ADD") {
 				w.read(st, v)
 			}
-		case a.is("-config") && a.val != "/dev/null":
+		case a.is("-config"):
 			// A configuration can load engines and providers, and run
 			// their code, that the command does not show.
-			w.read(st, a.val)
-			dynamic(st, "openssl reading a configuration, which can load engines and providers, from "+a.val)
+			w.config(st, a.val, a.val, true)
 		case a.is("-provider"):
 			providers = append(providers, a.val)
 		case a.is("-provider-path"):
@@ -1529,15 +1544,11 @@ func sshOptionRuns(valued string) func(w *walker, st *Step, args []string) {
 
 // sshConfig: ssh -F FILE (and scp's) reads its configuration from
 // FILE, which can set the commands ssh runs (ProxyCommand, LocalCommand,
-// KnownHostsCommand …) for any host: a program not known before run
-// time, as a configuration gpg is given (gpgConfig). -F /dev/null reads
-// none.
+// KnownHostsCommand …) for any host (config).
 func sshConfig(valued string) func(w *walker, st *Step, args []string) {
 	return func(w *walker, st *Step, args []string) {
 		for _, f := range optValues(args, valued, "-F") {
-			if f != "/dev/null" {
-				w.read(st, f)
-				dynamic(st, st.Program+" reading a configuration, which can set commands it runs, from "+f)
+			if w.config(st, f, f, true) {
 				return
 			}
 		}

@@ -543,8 +543,8 @@ type envVar struct {
 //     inherited value ($PYTHONPATH) is no directory of the command;
 //   - a configuration that can name the programs it runs
 //     (GIT_CONFIG_GLOBAL, OPENSSL_CONF, GNUPGHOME) is a program not known,
-//     as git -c include.path and gpg --homedir are (gitConfig,
-//     gpgConfig); /dev/null names none. git's settings given one by one
+//     as git -c include.path and gpg --homedir are (config); /dev/null
+//     names none. git's settings given one by one
 //     (GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS) are read as git -c's.
 //
 // PATH holds the program run when a directory comes before the inherited
@@ -770,14 +770,9 @@ func envPath(w *walker, st *Step, name, val string, known bool) {
 }
 
 // envConfig: the value is a configuration, a file or a directory, that
-// can name the programs the program runs: read, and a program not known
-// before run time; /dev/null (and "") names none.
+// can name the programs the program runs (config).
 func envConfig(w *walker, st *Step, name, val string, known bool) {
-	if known && (val == "/dev/null" || val == "") {
-		return
-	}
-	w.read(st, val)
-	dynamic(st, st.Program+" reading a configuration, which can name programs it runs, from "+name+"="+val)
+	w.config(st, val, name+"="+val, known)
 }
 
 // isBuiltin reports whether a program the table knows is a shell
