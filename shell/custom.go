@@ -1766,23 +1766,32 @@ func (w *walker) find(st *Step, args []string, in *input) {
 				cmd = append(cmd, strings.ReplaceAll(a, "{}", roots[0]))
 				known = append(known, !strings.Contains(a, "{}") || len(known) > 0 && !isShell(path.Base(cmd[0])))
 			}
-			if len(cmd) > 0 {
-				sub := Step{}
-				n := len(w.a.Steps)
-				w.resolve(&sub, cmd, known, nil)
-				sub.Via = append([]string{"find " + args[i]}, sub.Via...)
-				if sub.Effect.Rank() > st.Effect.Rank() {
-					st.Effect, st.Why = sub.Effect, args[i]+" "+sub.Program
-				}
-				if sub.Subtype == SubtypeDeleteFile {
-					st.Subtype = SubtypeDeleteFile
-				}
-				st.Writes = appendNew(st.Writes, sub.Writes...)
-				w.insert(n, sub)
-			}
+			w.runWords(st, "find", args[i], cmd, known)
 			i = j
 		}
 	}
+}
+
+// runWords analyses the command a program runs from its own words, not
+// through a shell (find -exec, git bisect run): a step of its own, before
+// the program's, whose effect, deletion and writes the program's step
+// takes on; opt names the option or subcommand that gives it.
+func (w *walker) runWords(st *Step, program, opt string, cmd []string, known []bool) {
+	if len(cmd) == 0 {
+		return
+	}
+	sub := Step{}
+	n := len(w.a.Steps)
+	w.resolve(&sub, cmd, known, nil)
+	sub.Via = append([]string{program + " " + opt}, sub.Via...)
+	if sub.Effect.Rank() > st.Effect.Rank() {
+		st.Effect, st.Why = sub.Effect, opt+" "+sub.Program
+	}
+	if sub.Subtype == SubtypeDeleteFile {
+		st.Subtype = SubtypeDeleteFile
+	}
+	st.Writes = appendNew(st.Writes, sub.Writes...)
+	w.insert(n, sub)
 }
 
 // gitCommand analyses git: its global options, then the subcommand.
@@ -1796,6 +1805,7 @@ func gitCommand(w *walker, st *Step, args []string) {
 	dir := w.dir
 	defer func() { w.dir = dir }()
 	aliases := map[string]string{}
+	execPath := "" // --exec-path=DIR
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i], "-") {
 		a := args[i]
@@ -1823,8 +1833,10 @@ func gitCommand(w *walker, st *Step, args []string) {
 			if name, ok := strings.CutPrefix(strings.ToLower(key), "alias."); ok {
 				aliases[name] = val
 			}
-		case a == "--git-dir" || a == "--work-tree" || a == "--namespace" || a == "--exec-path":
+		case a == "--git-dir" || a == "--work-tree" || a == "--namespace":
 			i++
+		case strings.HasPrefix(a, "--exec-path="):
+			execPath = a
 		}
 		i++
 	}
@@ -1833,6 +1845,11 @@ func gitCommand(w *walker, st *Step, args []string) {
 		return
 	}
 	sub, rest := args[i], args[i+1:]
+	defer func() {
+		if !st.Dynamic {
+			w.gitRuns(st, sub, rest, known[min(i+1, len(known)):], execPath)
+		}
+	}()
 	// An alias given with -c runs what it stands for: a shell command
 	// (!…) cannot be bounded, another git command is analysed.
 	for n := 0; n < 8; n++ {
@@ -2031,6 +2048,69 @@ func gitCommand(w *walker, st *Step, args []string) {
 		st.Effect = Write
 	default:
 		st.Effect = Write
+	}
+}
+
+// gitRuns: what a git subcommand runs that its options or operands give
+// (rest, known aligned): difftool -x (--extcmd) and rebase -x (--exec)
+// a shell command, grep -O (--open-files-in-pager) its pager when one
+// is attached, bisect run a command of its words, submodule foreach a
+// shell command, or the command of its words when given several. git
+// --exec-path=DIR runs its helpers and commands not built in from DIR,
+// as GIT_EXEC_PATH says (envSearch).
+func (w *walker) gitRuns(st *Step, sub string, rest []string, known []bool, execPath string) {
+	if dir, ok := strings.CutPrefix(execPath, "--exec-path="); ok {
+		envSearch(w, st, "GIT_EXEC_PATH", dir, true)
+	}
+	saved := w.known
+	defer func() { w.known = saved }()
+	w.known = known
+	switch sub {
+	case "difftool":
+		optionCommands(argReader{valued: "-x --extcmd -t --tool", names: []string{"-x", "--extcmd"}},
+			func(_, val string) (string, bool) { return val, false })(w, st, rest)
+	case "rebase":
+		optionCommands(argReader{valued: "-x --exec --onto -s --strategy -X --strategy-option -C", names: []string{"-x", "--exec"}},
+			func(_, val string) (string, bool) { return val, false })(w, st, rest)
+	case "grep":
+		for j, a := range rest {
+			if a == "--" {
+				break
+			}
+			pager, ok := strings.CutPrefix(a, "--open-files-in-pager=")
+			if !ok && strings.HasPrefix(a, "-O") && len(a) > 2 {
+				pager, ok = a[2:], true
+			}
+			switch {
+			case !ok:
+			case !w.argKnownIn(known, j):
+				dynamic(st, "git grep runs a pager not known before run time")
+				return
+			default:
+				w.script(pager, []string{"git grep -O"})
+			}
+		}
+	case "bisect":
+		if len(rest) > 1 && rest[0] == "run" {
+			w.runWords(st, "git bisect", "run", rest[1:], known[min(1, len(known)):])
+		}
+	case "submodule":
+		j := indexOf(rest, "foreach")
+		if j < 0 {
+			break
+		}
+		cmd, ck := rest[j+1:], known[min(j+1, len(known)):]
+		for len(cmd) > 0 && (cmd[0] == "--recursive" || cmd[0] == "-q" || cmd[0] == "--quiet") {
+			cmd, ck = cmd[1:], ck[min(1, len(ck)):]
+		}
+		switch {
+		case len(cmd) == 1 && !w.argKnownIn(ck, 0):
+			dynamic(st, "git submodule foreach runs a command not known before run time")
+		case len(cmd) == 1:
+			w.script(cmd[0], []string{"git submodule foreach"})
+		default:
+			w.runWords(st, "git submodule", "foreach", cmd, ck)
+		}
 	}
 }
 

@@ -584,6 +584,7 @@ func buildEnvTable() []envVar {
 		{"OPENSSL_CONF", nil, envConfig},
 		{"OPENSSL_MODULES", nil, envSearch},
 		{"PATH", nil, envPath},
+		{"GIT_EXEC_PATH", []string{"git"}, envSearch},
 		{"GIT_SSH_COMMAND", []string{"git"}, envRuns},
 		{"GIT_SSH", []string{"git"}, envRuns},
 		{"GIT_PROXY_COMMAND", []string{"git"}, envRuns},

@@ -292,6 +292,24 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `git -c core.fsmonitor='rm -rf /x' status`, effect: Destructive, unknown: true},
 		{cmd: `git -c user.name=x -c user.email=y commit -m z`, effect: Write, noWrites: true},
 		{cmd: `git push --receive-pack='rm -rf /x' ../repo main`, effect: Destructive, unknown: true},
+		// git subcommands that run a command their options or operands give.
+		{cmd: `git difftool -x 'rm -rf /x' HEAD~1`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git difftool -y --extcmd='rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git difftool -x "$T"`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `git rebase -x 'rm -rf /x' HEAD~2`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git rebase --onto main --exec='make test' HEAD~2`, effect: Write, noWrites: true},
+		{cmd: `git grep -O'rm -rf /x' foo`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git grep --open-files-in-pager='rm -rf /x' foo`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git grep -n -O foo`, effect: ReadOnly, noWrites: true},
+		{cmd: `git bisect run rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git bisect run sh -c 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git bisect run go test ./...`, effect: Write, noWrites: true},
+		{cmd: `git submodule foreach 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git submodule foreach --recursive rm -rf /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git submodule foreach "$C"`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `git submodule foreach git status`, effect: Write, noWrites: true},
+		{cmd: `git --exec-path=/tmp/x status`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `git --exec-path`, effect: ReadOnly, noWrites: true},
 		{cmd: `tar -cf a.tar --checkpoint=1 --checkpoint-action=exec='rm -rf /x' src`, effect: Destructive, writes: []string{"/x", "/proj/a.tar"}},
 		{cmd: `tar -xf a.tar --to-command='sh -c "rm -rf /x"'`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `tar --to-command="$X" -xf a.tar`, effect: Destructive, unknown: true},
@@ -485,6 +503,7 @@ func TestEnvironmentRunningCode(t *testing.T) {
 		// Variables that load no code change nothing.
 		{cmd: `LANG=C TZ=UTC ls`, effect: ReadOnly, noWrites: true},
 		{cmd: `GIT_DIR=/tmp/r/.git git status`, effect: ReadOnly, noWrites: true},
+		{cmd: `GIT_EXEC_PATH=/tmp/x git status`, effect: ExecuteCheck, noWrites: true},
 		{cmd: `CGO_ENABLED=0 GOFLAGS=-mod=mod go vet ./...`, effect: ExecuteCheck, noWrites: true},
 	}
 	checkCases(t, cases)
