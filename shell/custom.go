@@ -1045,15 +1045,15 @@ func gpgCommand(w *walker, st *Step, args []string) {
 	}
 }
 
-// gpgConfig: gpg --options FILE reads its configuration from FILE, and
-// --homedir DIR from DIR (gpg.conf, and gpg-agent.conf for the agent it
-// starts). A configuration can name the programs gpg runs
-// (agent-program, dirmngr-program, photo-viewer; the agent's
-// pinentry-program …), which the command does not show (config).
-func gpgConfig(w *walker, st *Step, args []string) {
-	for _, f := range optValues(args, gpgValued, "--options", "--homedir") {
-		if w.config(st, f, f, true) {
-			return
+// configOption: the options named give a configuration the program
+// reads (ssh -F, gpg --options and --homedir, man -C, less -k), which
+// can name programs it runs that the command does not show (config).
+func configOption(valued string, names ...string) func(w *walker, st *Step, args []string) {
+	return func(w *walker, st *Step, args []string) {
+		for _, f := range optValues(args, valued, names...) {
+			if w.config(st, f, f, true) {
+				return
+			}
 		}
 	}
 }
@@ -1490,6 +1490,28 @@ func optionRuns(valued string, names ...string) func(w *walker, st *Step, args [
 	return optionCommands(argReader{valued: valued, names: names}, func(_, val string) (string, bool) { return val, false })
 }
 
+// manRuns: man -H (--html) runs the browser attached to it (-Hfirefox,
+// --html=firefox; else $BROWSER), analysed as a command.
+func manRuns(w *walker, st *Step, args []string) {
+	for j, a := range args {
+		if a == "--" {
+			break
+		}
+		browser, html := strings.CutPrefix(a, "--html=")
+		if !html && strings.HasPrefix(a, "-H") && len(a) > 2 {
+			browser, html = a[2:], true
+		}
+		switch {
+		case !html:
+		case !w.argKnownIn(w.known, j):
+			dynamic(st, "man runs a browser not known before run time")
+			return
+		default:
+			w.script(browser, []string{"man -H"})
+		}
+	}
+}
+
 // rsyncRuns: rsync -e (--rsh) names the ssh it runs here, analysed as
 // optionRuns does, and --rsync-path the command it runs on the remote
 // host to start rsync there, read as ssh's remote command is.
@@ -1540,19 +1562,6 @@ func sshOptionRuns(valued string) func(w *walker, st *Step, args []string) {
 		}
 		return cmd, key == "remotecommand"
 	})
-}
-
-// sshConfig: ssh -F FILE (and scp's) reads its configuration from
-// FILE, which can set the commands ssh runs (ProxyCommand, LocalCommand,
-// KnownHostsCommand …) for any host (config).
-func sshConfig(valued string) func(w *walker, st *Step, args []string) {
-	return func(w *walker, st *Step, args []string) {
-		for _, f := range optValues(args, valued, "-F") {
-			if w.config(st, f, f, true) {
-				return
-			}
-		}
-	}
 }
 
 // sshKeyword splits an ssh_config line as ssh reads one: the keyword,

@@ -148,10 +148,13 @@ func buildTable() map[string]*program {
 	set(reads("-S --suffix"), "zcat", "gzcat", "xzcat", "bzcat", "zstdcat")
 	t["head"] = reads("-n -c --lines --bytes")
 	t["tail"] = reads("-n -c -s --lines --bytes --sleep-interval --pid")
-	// less -o LOG and -O LOG copy what it shows into LOG.
-	lessValued := "-b -h -j -p -P -t -x -y -z -# -o -O --buffers --max-back-scroll --jump-target --pattern --prompt " +
-		"--tag --tabs --max-forw-scroll --window --shift --log-file --LOG-FILE"
-	t["less"] = reads(lessValued).with(outputOption(lessValued, "-o", "-O", "--log-file", "--LOG-FILE"))
+	// less -o LOG and -O LOG copy what it shows into LOG; its key
+	// bindings (-k, --lesskey-src) can set LESSOPEN, the command it runs
+	// on each file.
+	lessValued := "-b -h -j -p -P -t -x -y -z -# -o -O -k --buffers --max-back-scroll --jump-target --pattern --prompt " +
+		"--tag --tabs --max-forw-scroll --window --shift --log-file --LOG-FILE --lesskey-file --lesskey-src"
+	t["less"] = reads(lessValued).with(outputOption(lessValued, "-o", "-O", "--log-file", "--LOG-FILE"),
+		configOption(lessValued, "-k", "--lesskey-file", "--lesskey-src"))
 	t["bat"] = reads("-l --language -H --highlight-line -r --line-range -m --map-syntax --theme --style --tabs " +
 		"--terminal-width --wrap --color --paging --italic-text --decorations --file-name --diff-context --pager")
 	t["nl"] = reads("-b -d -f -h -i -l -n -s -v -w --body-numbering --section-delimiter --footer-numbering " +
@@ -190,8 +193,9 @@ func buildTable() map[string]*program {
 	t["expand"] = reads("-t --tabs")
 	iconvValued := "-f -t -o --from-code --to-code --output"
 	t["iconv"] = reads(iconvValued).with(outputOption(iconvValued, "-o", "--output"))
-	sortValued := "-k -t -S -T -o --key --field-separator --buffer-size --temporary-directory --output --parallel --batch-size --sort"
-	t["sort"] = reads(sortValued).with(outputOption(sortValued, "-o", "--output"))
+	// sort --compress-program runs a program on its temporary files.
+	sortValued := "-k -t -S -T -o --key --field-separator --buffer-size --temporary-directory --output --parallel --batch-size --sort --compress-program"
+	t["sort"] = reads(sortValued).with(outputOption(sortValued, "-o", "--output"), optionRuns(sortValued, "--compress-program"))
 	// tr's operands are sets of characters; it reads its input only.
 	t["tr"] = readOnly(SubtypeReadFile)
 	set(p(ReadOnly, SubtypeListFiles, opReads), "ls", "ll", "tree", "du", "df", "exa", "eza", "pwd", "dirname", "basename")
@@ -212,7 +216,11 @@ func buildTable() map[string]*program {
 		"--dfa-size-limit --regex-size-limit --ignore-file --hostname-bin --hyperlink-format --generate"
 	t["rg"] = p(ReadOnly, SubtypeSearch, opFirstRd).valuedOpts(rgValued).with(searchDir(rgValued, ""), inputOption(rgValued, "--ignore-file"),
 		optionRuns(rgValued, "--pre", "--hostname-bin"))
-	set(readOnly(SubtypeSearch), "which", "whereis", "type", "locate", "fd", "fzf", "whatis", "apropos", "man", "help")
+	set(readOnly(SubtypeSearch), "which", "whereis", "type", "locate", "fd", "fzf", "whatis", "apropos", "help")
+	// man runs the pager -P gives and the browser -H (--html) does, and
+	// its configuration (-C) can name both.
+	t["man"] = readOnly(SubtypeSearch).valuedOpts(manValued).
+		with(optionRuns(manValued, "-P", "--pager"), manRuns, configOption(manValued, "-C", "--config-file"))
 	set(readOnly(SubtypeRunCommand), "echo", "printf", "true", "false", ":", "test", "[", "cd", "pushd", "popd",
 		"export", "unset", "set", "shopt", "read", "local", "declare", "typeset", "readonly", "exit", "return",
 		"shift", "wait", "sleep", "date", "whoami", "id", "hostname", "uname", "env", "printenv", "ps", "top",
@@ -236,7 +244,7 @@ func buildTable() map[string]*program {
 		with(remoteHosts(rsyncValued), rsyncRuns)
 	// scp -S and -D name the ssh and the SFTP server it runs in turn.
 	t["scp"] = p(Write, SubtypeModifyFile, opCopy).valuedOpts(scpValued).
-		with(remoteHosts(scpValued), optionRuns(scpValued, "-S", "-D"), sshOptionRuns(scpValued), sshConfig(scpValued))
+		with(remoteHosts(scpValued), optionRuns(scpValued, "-S", "-D"), sshOptionRuns(scpValued), configOption(scpValued, "-F"))
 	set(p(Write, SubtypeModifyFile, opFirstRW).valuedOpts("--reference"), "chmod", "chown", "chgrp", "setfacl", "chattr")
 	t["tee"] = p(Write, SubtypeModifyFile, opWrites)
 	t["sed"] = p(ReadOnly, SubtypeReadFile, opNone).with(sedCommand)
@@ -253,7 +261,9 @@ func buildTable() map[string]*program {
 		return p(Write, SubtypeModifyFile, opReads).valuedOpts(valued).with(compressor(valued, ext, unpack, keeps))
 	}
 	t["unzip"] = p(Write, SubtypeModifyFile, opNone).valuedOpts(unzipValued).with(unzipArgs)
-	t["zip"] = p(Write, SubtypeModifyFile, opNone).valuedOpts(zipValued).with(zipArgs, outputOption(zipValued, "-lf", "--logfile-path"))
+	// zip -T tests the archive with unzip, or with the command -TT gives.
+	t["zip"] = p(Write, SubtypeModifyFile, opNone).valuedOpts(zipValued).
+		with(zipArgs, outputOption(zipValued, "-lf", "--logfile-path"), optionRuns(zipValued, "-TT", "--unzip-command"))
 	t["gzip"] = compress("-S --suffix", ".gz", false, false)
 	t["gunzip"] = compress("-S --suffix", ".gz", true, false)
 	const xzValued = "-S --suffix -T --threads -M --memlimit -F --format -C --check"
@@ -342,13 +352,13 @@ func buildTable() map[string]*program {
 	// written. The agent, dirmngr and keyboxd it starts when it needs
 	// them, and the photo viewer, run the program the option names,
 	// whatever the command (optionRuns), or the one a configuration
-	// given (--options, --homedir) names (gpgConfig).
+	// given (--options, --homedir) names (configOption).
 	set(p(Write, SubtypeRunCommand, opNone).valuedOpts(gpgValued).with(gpgCommand,
 		inputOption(gpgValued, "--passphrase-file", "-f", "--recipient-file", "-F", "--hidden-recipient-file",
 			"--options", "--command-file", "--keyring", "--secret-keyring", "--primary-keyring"),
 		outputOption(gpgValued, "--status-file", "--logger-file", "--log-file", "--attribute-file"),
 		optionRuns(gpgValued, "--agent-program", "--dirmngr-program", "--keyboxd-program", "--photo-viewer"),
-		gpgConfig), "gpg", "gpg2")
+		configOption(gpgValued, "--options", "--homedir")), "gpg", "gpg2")
 
 	// openssl's options are words (-in, -inkey, -out): those naming a
 	// file are read or written, -connect's host reached, the engines
@@ -366,7 +376,7 @@ func buildTable() map[string]*program {
 	// sftp runs ssh as scp does (-S, -o, -F), or the SFTP server -D
 	// names, and the commands of its batch file or standard input.
 	t["sftp"] = p(Network, SubtypeWebFetch, opHosts).valuedOpts(sftpValued).
-		with(optionRuns(sftpValued, "-S", "-D"), sshOptionRuns(sftpValued), sshConfig(sftpValued), sftpBatch)
+		with(optionRuns(sftpValued, "-S", "-D"), sshOptionRuns(sftpValued), configOption(sftpValued, "-F"), sftpBatch)
 	// ping -q and -b are flags.
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts("-c -e -F -i -I -l -m -M -N -p -Q -s -S -t -T -w -W"), "ping", "ping6")
 	// nc HOST PORT: a port is no host. The options are those that take a
@@ -404,7 +414,7 @@ func buildTable() map[string]*program {
 		with(socatAddresses, outputOption(socatValued, "-lf", "-L", "-W", "-r", "-R"))
 	const telnetValued = "-b -e -k -l -n -X"
 	t["telnet"] = p(Network, SubtypeWebFetch, opNone).valuedOpts(telnetValued).with(hostThenPorts(telnetValued, "", ""))
-	t["ssh"] = p(Network, SubtypeRunCommand, opNone).with(sshRemote, sshOptionRuns(sshValued), sshConfig(sshValued))
+	t["ssh"] = p(Network, SubtypeRunCommand, opNone).with(sshRemote, sshOptionRuns(sshValued), configOption(sshValued, "-F"))
 
 	// Checking and building.
 	set(check(SubtypeRunTest), "pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox",
@@ -595,6 +605,10 @@ func buildEnvTable() []envVar {
 		{"GIT_SEQUENCE_EDITOR", []string{"git"}, envRuns},
 		{"PAGER", []string{"git", "man", "psql", "mysql", "gh", "systemctl", "journalctl"}, envRuns},
 		{"MANPAGER", []string{"man"}, envRuns},
+		{"LESSOPEN", []string{"less"}, envLessOpen},
+		{"LESSCLOSE", []string{"less"}, envLessOpen},
+		{"LESSKEY", []string{"less"}, envConfig},
+		{"LESSKEYIN", []string{"less"}, envConfig},
 		{"EDITOR", []string{"git", "crontab", "gh", "kubectl", "systemctl", "psql"}, envRuns},
 		{"VISUAL", []string{"git", "crontab", "gh", "kubectl", "systemctl", "psql"}, envRuns},
 		{"GIT_CONFIG_GLOBAL", []string{"git"}, envConfig},
@@ -657,6 +671,18 @@ func envRuns(w *walker, st *Step, name, val string, known bool) {
 		w.script(val, []string{st.Program + " " + name})
 		w.env = w.env[:n]
 	}
+}
+
+// envLessOpen: LESSOPEN and LESSCLOSE are commands less runs on each
+// file it opens (%s its name), written after | or || (less reads what
+// they write) and - (for its standard input too): the command, analysed
+// as envRuns does.
+func envLessOpen(w *walker, st *Step, name, val string, known bool) {
+	cmd := strings.TrimLeft(strings.TrimSpace(val), "|")
+	if len(cmd) < len(strings.TrimSpace(val)) {
+		cmd = strings.TrimPrefix(cmd, "-")
+	}
+	envRuns(w, st, name, cmd, known)
 }
 
 // envLoads: the value names code the program loads, files says which:
@@ -923,7 +949,10 @@ const (
 	// zipValued: zip's options are words (-sf, -tt, -ds), a letter's value
 	// glued or the next word; -s is not listed, lest -sf be read as -s f.
 	zipValued = wholeWords + "-b -n -t -tt -P -O -Z -ds -lf --temp-path --suffixes --from-date --before-date " +
-		"--password --output-file --out --compression-method --dot-size --logfile-path --split-size"
+		"--password --output-file --out --compression-method --dot-size --logfile-path --split-size -TT --unzip-command"
+	// manValued: man's options that take a value (man-db's).
+	manValued = "-C -M -P -r -L -m -S -s -e -p -E -R --config-file --manpath --pager --prompt --locale --systems " +
+		"--sections --extension --preprocessor --encoding --recode"
 	// socatValued: socat's options are words (-lf, -lp), a letter's value
 	// glued or the next word (-b8192, -t 5).
 	socatValued = wholeWords + "-b -lf -lp -L -r -R -S -t -T -W"
@@ -979,6 +1008,11 @@ func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 						}
 					}
 				}
+				continue
+			}
+			if name == "watch" && !slices.Contains(args[1:n], "-x") && !slices.Contains(args[1:n], "--exec") {
+				// watch runs its words joined, through sh -c, but with -x.
+				args, known = []string{"sh", "-c", strings.Join(args[n:], " ")}, []bool{true, true, !slices.Contains(known[n:], false)}
 				continue
 			}
 			if name == "env" || name == "sudo" || name == "doas" {
