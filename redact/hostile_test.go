@@ -75,6 +75,7 @@ var hostile = []struct{ name, unit string }{
 	{"base64-pem-begin", " LS0tLS1CRUdJTi"},
 	{"netrc", "login a password "},
 	{"netrc-blanks", "login \n password \t"},
+	{"netrc-prefixes", "1:\n     2\t\n3-login a password "},
 }
 
 func TestStringHostile(t *testing.T) {

@@ -67,6 +67,12 @@
 // 7z -p, ldapsearch -W, curl -u user, a * to net use) leaves nothing to
 // redact.
 //
+// Files reach a payload through tools that print them line by line, each
+// line behind a prefix: cat -n's and nl's number, grep -n's, rg's and git
+// grep -n's path and number, a diff's mark. A rule that follows a secret
+// across lines (the words of a .netrc entry) passes over such a prefix,
+// which stays in the text.
+//
 // Assignments keep their name and replace only the value, and are skipped when
 // the value is empty, a variable reference ($TOKEN, ${API_KEY}, {{ .x }}), a
 // placeholder (<token>, %s, ***, your_api_key), a name behind a sigil

@@ -140,6 +140,12 @@ func TestString(t *testing.T) {
 	f("-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----", "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----")
 	f("grep -l -- '-----END RSA PRIVATE KEY-----' *.pem", "grep -l -- '-----END RSA PRIVATE KEY-----' *.pem")
 
+	// password of a .netrc entry printed by cat -n, grep -n -A and a diff: the prefix stays
+	f("     1\tmachine h\n     2\t  login u\n     3\t  password Xk93mzPq77", "     1\tmachine h\n     2\t  login u\n     3\t  password "+r("password"))
+	f("1:machine h\n2-login u\n3-password Xk93mzPq77\n", "1:machine h\n2-login u\n3-password "+r("password")+"\n")
+	f("+machine h\n+  login u\n+  password Xk93mzPq77", "+machine h\n+  login u\n+  password "+r("password"))
+	f("     1\tlogin u\n     2\tpassword Xk93mzPq77", "     1\tlogin u\n     2\tpassword Xk93mzPq77") // no machine: no entry
+
 	// url_password
 	f("psql postgres://app:s3cr3t@db.internal:5432/app", "psql postgres://app:"+r("url_password")+"@db.internal:5432/app")
 	f("REDIS_URL=redis://:p%40ss@cache:6379/0", "REDIS_URL=redis://:"+r("url_password")+"@cache:6379/0")

@@ -411,14 +411,100 @@ func endsWord(s string, b, e int, w string) bool {
 
 // prevWord returns the bounds of the word of blank-separated tokens that
 // ends before the blanks (JSON escapes of blanks included) before s[p];
-// b == e when there is none.
+// b == e when there is none. A word that is only the prefix lineBody
+// passes over ("3" of cat -n, "2-" of grep -A, "+" of a diff) is not one
+// of the line's words: the word before it is returned, across at most two
+// such prefixes (a numbered empty line between), so that a run of them
+// costs each call a bounded look.
 func prevWord(s string, p int) (b, e int) {
-	e = blankBack(s, p)
-	b = e
-	for b > 0 && !isBlank(s[b-1]) && !(b > 1 && s[b-2] == '\\' && escapeLetter(s[b-1])) {
-		b--
+	for skips := 0; ; skips++ {
+		e = blankBack(s, p)
+		b = e
+		for b > 0 && !isBlank(s[b-1]) && !(b > 1 && s[b-2] == '\\' && escapeLetter(s[b-1])) {
+			b--
+		}
+		if b == e || skips == 2 {
+			return b, e
+		}
+		ls := b
+		for ls > 0 && b-ls < 8 && s[ls-1] == ' ' { // cat -n's padding
+			ls--
+		}
+		if !lineStartAt(s, ls) || lineBody(s, ls) < e {
+			return b, e
+		}
+		p = b
 	}
-	return b, e
+}
+
+// maxLinePrefix bounds the path that lineBody reads at the start of a
+// line.
+const maxLinePrefix = 256
+
+// lineBody returns where the text of the line that starts at s[ls] begins
+// after the prefix that a tool printing files line by line puts there:
+// cat -n and nl ("     3\t"), grep -n, rg and git grep -n ("3:", "3-" on
+// a context line, after a path or not: "a/.env:3:", "a/.env-3-"; rg
+// --heading prints the path on a line of its own), and the mark of a diff
+// line ("+", "-", " "), alone or after such a number (grep -n in a patch).
+// It returns ls when the line has none.
+//
+// It is the one reading of these prefixes, for the rules that follow a
+// secret from line to line (a .netrc entry's words): a rule that looks within a line sees a prefix glued
+// to the line's first word, which ends at its ':', '-' or '+', as the start
+// of a word. The prefix stays in the text; only what follows is redacted.
+func lineBody(s string, ls int) int {
+	p := ls
+	for p < len(s) && p-ls < 8 && s[p] == ' ' {
+		p++
+	}
+	if d := digitRun(s, p); d > p {
+		switch {
+		case d < len(s) && (s[d] == '\t' || s[d] == ':' || s[d] == '-'):
+			return diffMark(s, d+1)
+		case hasAt(s, d, `\t`): // cat -n's tab in JSON text read as text
+			return diffMark(s, d+2)
+		}
+	}
+	if p == ls {
+		// A path, then the number between two of the same separator.
+		for j := ls + 1; j < len(s) && j-ls < maxLinePrefix && !isBlank(s[j]) && s[j] != '\\'; j++ {
+			if s[j] != ':' && s[j] != '-' {
+				continue
+			}
+			if d := digitRun(s, j+1); d > j+1 && d < len(s) && s[d] == s[j] {
+				return diffMark(s, d+1)
+			}
+		}
+	}
+	return diffMark(s, ls)
+}
+
+// diffMark returns the index after the mark of a diff line at s[p] (+, -
+// or a blank), or p. The first dash of a PEM line's five is not one:
+// a diff's removed BEGIN line has six.
+func diffMark(s string, p int) int {
+	if p < len(s) && (s[p] == '+' || s[p] == ' ' || s[p] == '-' && (!hasAt(s, p, "-----") || hasAt(s, p, "------"))) {
+		return p + 1
+	}
+	return p
+}
+
+// digitRun returns the end of the run of at most 12 decimal digits at s[i]:
+// a line number.
+func digitRun(s string, i int) int {
+	e := i
+	for e < len(s) && e-i < 12 && '0' <= s[e] && s[e] <= '9' {
+		e++
+	}
+	return e
+}
+
+// lineStartAt reports whether a line starts at s[i]: the text's start, or
+// after a line break, raw or as a JSON escape.
+func lineStartAt(s string, i int) bool {
+	return i == 0 || s[i-1] == '\n' || s[i-1] == '\r' ||
+		i > 1 && s[i-2] == '\\' && (s[i-1] == 'n' || s[i-1] == 'r')
 }
 
 // blankBack returns the index after the word that ends before the blanks
