@@ -76,6 +76,9 @@ var hostile = []struct{ name, unit string }{
 	{"netrc", "login a password "},
 	{"netrc-blanks", "login \n password \t"},
 	{"netrc-prefixes", "1:\n     2\t\n3-login a password "},
+	{"pem-begin-prefixes", "a/b.key:1:-----BEGIN RSA PRIVATE KEY-----\na/b.key:2:"},
+	{"pem-end-prefixes", "     1\tQUFBQUFBQUFBQUFBQUFBQUFB\n+-----END RSA PRIVATE KEY-----\n"},
+	{"pem-end-numbers", "1:-----END RSA PRIVATE KEY-----"},
 }
 
 func TestStringHostile(t *testing.T) {

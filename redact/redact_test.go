@@ -140,7 +140,11 @@ func TestString(t *testing.T) {
 	f("-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----", "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----")
 	f("grep -l -- '-----END RSA PRIVATE KEY-----' *.pem", "grep -l -- '-----END RSA PRIVATE KEY-----' *.pem")
 
-	// password of a .netrc entry printed by cat -n, grep -n -A and a diff: the prefix stays
+	// lines as cat -n, grep -n and a diff print them: the prefix stays
+	f("     1\t-----BEGIN OPENSSH PRIVATE KEY-----\n     2\tb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ", "     1\t"+r("private_key"))
+	f("    24\tAAAAB3NzaC1yc2EAAAADAQABAAABAQC7\n    25\tQm9vb2Qm9vb2\n    26\t-----END RSA PRIVATE KEY-----\n", "    24\t"+r("private_key")+"\n")
+	f(" AAAAB3NzaC1yc2EAAAADAQABAAABAQC7\n-Qm9vb2Qm9vb2\n+Qm9vb2Qm9vb3\n -----END RSA PRIVATE KEY-----", " "+r("private_key"))
+	f("a/k.pem:1:-----BEGIN RSA PRIVATE KEY-----\na/k.pem:2:MIIEowIBAAKCAQEA7bq", "a/k.pem:1:"+r("private_key"))
 	f("     1\tmachine h\n     2\t  login u\n     3\t  password Xk93mzPq77", "     1\tmachine h\n     2\t  login u\n     3\t  password "+r("password"))
 	f("1:machine h\n2-login u\n3-password Xk93mzPq77\n", "1:machine h\n2-login u\n3-password "+r("password")+"\n")
 	f("+machine h\n+  login u\n+  password Xk93mzPq77", "+machine h\n+  login u\n+  password "+r("password"))

@@ -50,6 +50,7 @@ type memo struct {
 	steps stepped  // the expansions valueEnd stepped over in value's stretch
 	end   span     // to is the index of the next "-----END " at or after from, or -1
 	cmd   cmdWords // the words before the last flag that may be a password (flagTool)
+	start span     // lineStart: from is where the last look back started, to the line start it found or -1
 }
 
 // stepped lists spans in order: the first few in an array of its own, so
@@ -438,7 +439,7 @@ func prevWord(s string, p int) (b, e int) {
 }
 
 // maxLinePrefix bounds the path that lineBody reads at the start of a
-// line.
+// line, and how far back lineStart looks for one.
 const maxLinePrefix = 256
 
 // lineBody returns where the text of the line that starts at s[ls] begins
@@ -450,7 +451,8 @@ const maxLinePrefix = 256
 // It returns ls when the line has none.
 //
 // It is the one reading of these prefixes, for the rules that follow a
-// secret from line to line (a .netrc entry's words): a rule that looks within a line sees a prefix glued
+// secret from line to line (a .netrc entry's words, a PEM block's body, a
+// base64 key wrapped): a rule that looks within a line sees a prefix glued
 // to the line's first word, which ends at its ':', '-' or '+', as the start
 // of a word. The prefix stays in the text; only what follows is redacted.
 func lineBody(s string, ls int) int {
@@ -500,11 +502,63 @@ func digitRun(s string, i int) int {
 	return e
 }
 
+// mayEndPrefix is the cheap look, before looking back for the line's
+// start, whether s[:b] may end in a prefix that lineBody reads: a tab, a
+// separator or a diff's mark, after a line number, a separator, or at the
+// start of the line. A dash after a dash is left out: it is most often a
+// PEM line's own.
+func mayEndPrefix(s string, b int) bool {
+	p := b - 1
+	if p < 0 {
+		return false
+	}
+	switch c := s[p]; c {
+	case 't':
+		if p == 0 || s[p-1] != '\\' {
+			return false
+		}
+		p-- // cat -n's tab in JSON text read as text
+	case '\t', ':', '-', '+', ' ':
+	default:
+		return false
+	}
+	if lineStartAt(s, p) {
+		return true
+	}
+	c := s[p-1]
+	return '0' <= c && c <= '9' || c == ':' || c == '\t' || c == '-' && s[p] != '-'
+}
+
 // lineStartAt reports whether a line starts at s[i]: the text's start, or
 // after a line break, raw or as a JSON escape.
 func lineStartAt(s string, i int) bool {
 	return i == 0 || s[i-1] == '\n' || s[i-1] == '\r' ||
 		i > 1 && s[i-2] == '\\' && (s[i-1] == 'n' || s[i-1] == 'r')
+}
+
+// lineStart returns the start of the line that holds s[i-1], looking back
+// at most maxLinePrefix bytes, or -1 when it is further. A look from after
+// the last one's start reads only the bytes between them, so that a text
+// of many END lines and no line break costs linear time.
+func (m *memo) lineStart(s string, i int) int {
+	c := &m.start
+	from := max(i-maxLinePrefix, 0)
+	known := c.ok && c.from <= i && c.from >= from
+	if known {
+		from = c.from + 1
+	}
+	for j := i; j >= from; j-- {
+		if lineStartAt(s, j) {
+			*c = span{i, j, true}
+			return j
+		}
+	}
+	ls := -1
+	if known && c.to >= 0 && i-c.to <= maxLinePrefix {
+		ls = c.to
+	}
+	*c = span{i, ls, true}
+	return ls
 }
 
 // blankBack returns the index after the word that ends before the blanks
@@ -660,8 +714,7 @@ func base64PEM(m *memo, s string, i int) (int, int, string) {
 		} else if s[e] != '\n' {
 			break
 		}
-		next = skipBlank(s, next) // the indentation of a YAML block
-		f := run(s, next, cB64)
+		next, f := wrappedLine(s, next, width)
 		if f == next || f-next > width {
 			break
 		}
@@ -671,6 +724,24 @@ func base64PEM(m *memo, s string, i int) (int, int, string) {
 		}
 	}
 	return i, e, "private_key"
+}
+
+// wrappedLine returns the bounds of the base64 on the line that starts at
+// s[ls], a line of a body wrapped at width: after the indentation of a
+// YAML block and the prefix lineBody reads (cat -n, grep -n, a diff's
+// mark). A line of base64 may start with '+', which is then no diff's
+// mark: the reading that makes the line as long as the first wins.
+func wrappedLine(s string, ls, width int) (b, e int) {
+	b = skipBlank(s, lineBody(s, ls))
+	e = run(s, b, cB64)
+	if e-b != width {
+		if b2 := skipBlank(s, ls); b2 < b {
+			if e2 := run(s, b2, cB64); e2-b2 == width {
+				return b2, e2
+			}
+		}
+	}
+	return b, e
 }
 
 // b64Value is the value of the base64 digit c ('=' and others are 0).
@@ -1978,8 +2049,17 @@ func (sc *scanner) pemBegin(i int) int {
 		}
 	}
 	end := body
-	for end < len(s) && end-body < maxSpan && (class[s[end]]&cB64 != 0 || strings.IndexByte("\r\n\t \\:,-", s[end]) >= 0) {
-		end++
+	for end < len(s) && end-body < maxSpan {
+		switch c := s[end]; {
+		case c == '\n':
+			end = lineBody(s, end+1) // grep -rn's path may hold a '.'
+		case c == '\\' && end+1 < len(s) && s[end+1] == 'n':
+			end = lineBody(s, end+2)
+		case class[c]&cB64 != 0 || strings.IndexByte("\r\t \\:,-", c) >= 0:
+			end++
+		default:
+			return sc.emit(i, end, "private_key")
+		}
 	}
 	return sc.emit(i, end, "private_key")
 }
@@ -1994,8 +2074,24 @@ func (sc *scanner) pemEnd(i int) int {
 		return 0
 	}
 	b := i
-	for b > sc.last && i-b < maxSpan && (class[s[b-1]]&cB64 != 0 || s[b-1] == '\n' || s[b-1] == '\r' || s[b-1] == '\\') {
-		b--
+	for b > sc.last && i-b < maxSpan {
+		if c := s[b-1]; class[c]&cB64 != 0 || c == '\n' || c == '\r' || c == '\\' {
+			b--
+			continue
+		}
+		// The body's lines as cat -n, grep -n or a diff print them: go on
+		// before the line's prefix.
+		if !mayEndPrefix(s, b) {
+			break
+		}
+		if ls := sc.m.lineStart(s, b); ls >= sc.last && ls < b && b <= lineBody(s, ls) {
+			b = ls
+			continue
+		}
+		break
+	}
+	if lineStartAt(s, b) {
+		b = min(lineBody(s, b), i) // the first line's prefix stays
 	}
 	if i-b < 16 {
 		return 0 // a lone END line carries no key material
