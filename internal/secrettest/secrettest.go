@@ -40,7 +40,8 @@ func Samples() []Sample {
 	pemBody := "MIIEowIBAAKCAQEA7bq" + strings.Repeat("x2Zq", 16) + "\n" + strings.Repeat("Qm9vb2", 10) + "==\n"
 	pemKey := "-----BEGIN RSA " + "PRIVATE KEY-----\n" + pemBody + "-----END RSA " + "PRIVATE KEY-----"
 	b64Key := base64.StdEncoding.EncodeToString([]byte(pemKey + "\n"))
-	awsCSV := "Kq7/Xw2" + strings.Repeat("Zr9Lm4", 4) + "Tv+8Np1Qa" // 40 bytes
+	pemLine := "Lk4Vr8" + strings.Repeat("Tz2Wq6Hn9Pd3", 4) + "Xc5Jm7Bv1Ns" // a line of a key's body
+	awsCSV := "Kq7/Xw2" + strings.Repeat("Zr9Lm4", 4) + "Tv+8Np1Qa"         // 40 bytes
 	s := func(kind, secret string) Sample { return Sample{kind, secret, secret} }
 	// NTLM hashes (pass the hash): the LM hash of the empty password, and NT hashes.
 	lmHash := strings.Repeat("aad3b435b51404ee", 2)
@@ -121,6 +122,12 @@ func Samples() []Sample {
 		{"aws_secret_access_key", "AKIA" + "QUMPMHS49PJ96ARB," + awsCSV, awsCSV},
 		{"password", "machine api.example.com login deploy password Wq7Xr2Zk9Lm4Tv", "Wq7Xr2Zk9Lm4Tv"},
 		{"private_key", "client-key-data: " + b64Key, b64Key[24:88]},
+		// The same as tools that print files line by line show them: a
+		// .netrc entry under cat -n, a key cut before its END line under
+		// grep -rn, a key's tail under a diff's marks.
+		{"password", "     1\tmachine api.example.com\n     2\t  login deploy\n     3\t  password Hv6Qz3Wx8Kt2Rm", "Hv6Qz3Wx8Kt2Rm"},
+		{"private_key", "certs/tls.key:1:-----BEGIN " + "PRIVATE KEY-----\ncerts/tls.key:2:MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\ncerts/tls.key:3:" + pemLine, pemLine},
+		{"private_key", " MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-" + pemLine + "\n+" + pemLine[1:] + "A\n -----END " + "PRIVATE KEY-----", pemLine},
 		{"secret", "APP_KEY=base64:" + "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc=", "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc="},
 	}
 }
