@@ -11,7 +11,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"iter"
 	"maps"
 	"os"
 	"os/signal"
@@ -20,6 +19,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/hookwatch/hookwatch/internal/nearest"
 )
 
 // command is one subcommand of the hookwatch binary.
@@ -152,53 +153,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // name), the first in alphabetical order when two are as near, or "" for
 // none.
 func nearestCommand(name string) string {
-	return nearest(name, maps.Keys(commands))
-}
-
-// nearest returns the one of cands that name is a slip of, as
-// nearestCommand, or "" for none.
-func nearest(name string, cands iter.Seq[string]) string {
-	limit := 2
-	if len(name) <= 4 {
-		limit = 1
-	}
-	best, bestD := "", limit+1
-	for cand := range cands {
-		if d := editDistance(strings.ToLower(name), cand); d < bestD || d == bestD && cand < best {
-			best, bestD = cand, d
-		}
-	}
-	return best
-}
-
-// editDistance is the optimal string alignment distance between a and b:
-// the insertions, deletions, substitutions and swaps of two neighbouring
-// bytes that turn a into b.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64 // no subcommand is that long: not a slip
-	}
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
+	return nearest.Name(name, maps.Keys(commands))
 }
 
 // helpArgs ask a command with subcommands for its usage.
@@ -352,7 +307,7 @@ func nearestFlag(fs *flag.FlagSet, err error) string {
 	}
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	return nearest(strings.TrimPrefix(name, "-"), slices.Values(names))
+	return nearest.Name(strings.TrimPrefix(name, "-"), slices.Values(names))
 }
 
 // flagSet reports whether the flag name was given on the command line,

@@ -77,17 +77,3 @@ func TestUnknownSubcommand(t *testing.T) {
 		}
 	}
 }
-
-func TestEditDistance(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want int
-	}{
-		{"serve", "serve", 0}, {"srve", "serve", 1}, {"sreve", "serve", 1}, {"servee", "serve", 1},
-		{"sever", "serve", 2}, {"xyzzy", "serve", 5}, {"", "stop", 4}, {"ca", "abc", 3},
-	} {
-		if got := editDistance(c.a, c.b); got != c.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
-		}
-	}
-}
