@@ -3,7 +3,9 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/decision"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/nearest"
 	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/internal/regfile"
 )
@@ -291,7 +294,7 @@ func (p *parser) rule(idx int, n *yaml.Node, fileClosed bool) *Rule {
 			}
 			for _, e := range r.Events {
 				if !knownEvent(e) {
-					bad(v, "unknown event %q", e)
+					bad(v, "unknown event %q%s", e, didYouMean(e, hookEvents))
 				}
 			}
 		case "matcher":
@@ -358,7 +361,7 @@ func (p *parser) rule(idx int, n *yaml.Node, fileClosed bool) *Rule {
 		case "update_input":
 			updateNode = v
 		default:
-			bad(k, "unknown key %q", k.Value)
+			bad(k, "unknown key %q%s", k.Value, didYouMean(k.Value, slices.Values(ruleKeys)))
 		}
 	}
 	if !seen["id"] {
@@ -575,16 +578,37 @@ func (r *Rule) validate(at *yaml.Node, hasEffect bool) []ruleErr {
 	return errs
 }
 
-// knownEvent reports whether name is a Claude Code hook event.
+// knownEvent reports whether name is a hook event: Claude Code's, or
+// Codex's (whose only event of its own is Interrupt).
 func knownEvent(name string) bool {
-	switch name {
-	case "SessionStart", "Setup", "InstructionsLoaded", "UserPromptSubmit", "UserPromptExpansion",
-		"MessageDisplay", "PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUse",
-		"PostToolUseFailure", "PostToolBatch", "Notification", "SubagentStart", "SubagentStop",
-		"TaskCreated", "TaskCompleted", "Stop", "StopFailure", "TeammateIdle", "ConfigChange",
-		"CwdChanged", "DirectoryAdded", "FileChanged", "WorktreeCreate", "WorktreeRemove",
-		"PreCompact", "PostCompact", "SessionEnd", "Elicitation", "ElicitationResult", "Interrupt":
-		return true
+	return slices.Contains(event.ClaudeCodeEvents, name) || slices.Contains(event.CodexEvents, name)
+}
+
+// hookEvents yields the hook events knownEvent knows, for the one a
+// misspelt name was meant to be.
+func hookEvents(yield func(string) bool) {
+	for _, e := range event.ClaudeCodeEvents {
+		if !yield(e) {
+			return
+		}
 	}
-	return false
+	yield(event.Interrupt)
+}
+
+// ruleKeys are the keys of a rule, as rule reads them (aliases included),
+// for the one a misspelt key was meant to be.
+var ruleKeys = []string{
+	"id", "description", "events", "event", "tool", "matcher", "agent", "runtime", "agent_type",
+	"subtype", "when", "action", "reason", "alternative", "context", "system_message", "interrupt",
+	"on_error", "mode", "quota", "transform", "transforms", "update_input",
+}
+
+// didYouMean is `; did you mean "X"?` for the one of cands that name is a
+// slip of, or "" when none is near: a typo reported with what was meant is
+// fixed at once.
+func didYouMean(name string, cands iter.Seq[string]) string {
+	if near := nearest.Name(name, cands); near != "" {
+		return fmt.Sprintf("; did you mean %q?", near)
+	}
+	return ""
 }

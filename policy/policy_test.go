@@ -73,6 +73,15 @@ func TestParseProblems(t *testing.T) {
 		`:4: rule "t1": timestamps options must be a mapping`,
 		`:7: rule "t2": redact options must be a mapping`)
 	f("rulez: []\n", 0, `:1: unknown key "rulez"`)
+	// A misspelt key or event names the one it was meant to be.
+	f("rules:\n  - id: a\n    tool: Bash\n    whne: tool_name == \"Bash\"\n    action: deny\n", 0,
+		`:4: rule "a": unknown key "whne"; did you mean "when"?`)
+	f("rules:\n  - id: a\n    events: pretooluse\n    action: deny\n", 0,
+		`:3: rule "a": unknown event "pretooluse"; did you mean "PreToolUse"?`)
+	f("rules:\n  - id: a\n    events: [PostToolUseFaliure]\n    action: block\n", 0,
+		`:3: rule "a": unknown event "PostToolUseFaliure"; did you mean "PostToolUseFailure"?`)
+	f("rules:\n  - id: a\n    events: [Interupt]\n    action: stop\n", 0,
+		`:3: rule "a": unknown event "Interupt"; did you mean "Interrupt"?`)
 	f("rules: {a: 1}\n", 0, `:1: rules must be a list`)
 	f(`rules:
   - id: ok
@@ -156,6 +165,19 @@ func TestParseProblems(t *testing.T) {
 		`:23: rule "bad-pattern": cannot compile redaction pattern "key"`)
 	f("rules:\n  - id: a\n    action: deny\n  - id: a\n    action: allow\n", 1,
 		`:4: rule "a": id already defined by the user policy at`)
+}
+
+// TestRuleKeysKnown: every key a misspelt one may be taken for is one a
+// rule reads.
+func TestRuleKeysKnown(t *testing.T) {
+	for _, k := range ruleKeys {
+		path := writeFile(t, t.TempDir(), "policy.yaml", "rules:\n  - id: a\n    "+k+": x\n")
+		for _, p := range LoadSources(Source{Path: path, Scope: ScopeUser}).Problems {
+			if strings.Contains(p.Msg, "unknown key") {
+				t.Errorf("key %q: %v", k, p)
+			}
+		}
+	}
 }
 
 func TestPrecedence(t *testing.T) {
