@@ -113,7 +113,25 @@ func yamlError(data []byte, err error) (int, string) {
 			lo = mid
 		}
 	}
-	return hi, msg
+	start := 0
+	if hi > 1 {
+		start = ends[hi-2]
+	}
+	return hi, msg + yamlHint(msg, data[start:ends[hi-1]])
+}
+
+// yamlHint says what to do about the two YAML errors a policy's author
+// makes most, whose messages name the symptom, not the cause: a regular
+// expression in double quotes, where YAML reads "\s" as an escape it does
+// not know, and a tab in the indentation, which YAML forbids.
+func yamlHint(msg string, line []byte) string {
+	switch {
+	case strings.Contains(msg, "unknown escape character"):
+		return ` (in a "double-quoted" YAML string a backslash starts an escape: put the condition in 'single quotes', where YAML keeps every backslash, and write \s as \\s in the condition's own "strings", as the examples of docs/policy.md do)`
+	case strings.HasPrefix(strings.TrimLeft(string(line), " "), "\t") && !strings.Contains(msg, "tab"):
+		return " (the line is indented with a tab: YAML indents with spaces only)"
+	}
+	return ""
 }
 
 // parse reads a policy document. It never fails as a whole unless the YAML

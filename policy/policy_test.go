@@ -49,6 +49,10 @@ func TestParseProblems(t *testing.T) {
 	f("rules:\n  - id: a\n    action: deny\n\n  - id: b\n  action: deny\n", 0, `:6: invalid YAML`)
 	f("rules:\n  - id: a\n    events: [PreToolUse\n    action: deny\n", 0, `:3: invalid YAML: did not find expected ',' or ']'`)
 	f("rules:\n  - id: a\n    reason: *x\n", 0, `:3: invalid YAML: unknown anchor`)
+	// The two YAML slips a policy's author makes most say what to do.
+	f("rules:\n  - id: a\n    tool: Bash\n    when: \"tool_input.command matches 'rm\\s+-rf'\"\n    action: deny\n", 0,
+		`:4: invalid YAML: found unknown escape character (in a "double-quoted" YAML string a backslash starts an escape: put the condition in 'single quotes'`)
+	f("rules:\n\t- id: a\n", 0, `:2: invalid YAML: found character that cannot start any token (the line is indented with a tab: YAML indents with spaces only)`)
 	// A condition must be a boolean by its type: a field of unknown type
 	// would fail every evaluation.
 	f("rules:\n  - id: a\n    action: deny\n    when: tool_input.command\n", 1, `:4: rule "a": cannot compile when: a condition must be a boolean, and this gives a value of any type`)
