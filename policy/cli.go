@@ -557,10 +557,7 @@ func describeAction(r *Rule) string {
 // project directory, see GuessProject) answer to a Bash call of it
 // (PreToolUse). With asJSON it writes the variables as JSON.
 func ExplainCommand(w io.Writer, home, dir string, proj Project, command string, asJSON bool) error {
-	payload := map[string]any{
-		"hook_event_name": "PreToolUse", "session_id": "policy-explain", "cwd": dir, "tool_name": "Bash",
-		"tool_use_id": "toolu_explain", "tool_input": map[string]any{"command": command},
-	}
+	payload := CommandPayload(dir, command)
 	set := Discover(home, dir, proj.Dir)
 	ev := &evaluation{set: set, ctx: context.Background(), name: "PreToolUse", payload: payload}
 	m := ev.meaning()
@@ -626,6 +623,16 @@ func ExplainCommand(w io.Writer, home, dir string, proj Project, command string,
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// CommandPayload is the PreToolUse payload of a Bash call of command run
+// in dir, as Claude Code sends it (less the ids of a real session): what
+// explain --command and test --command evaluate.
+func CommandPayload(dir, command string) map[string]any {
+	return map[string]any{
+		"hook_event_name": "PreToolUse", "session_id": "policy-explain", "cwd": dir, "tool_name": "Bash",
+		"tool_use_id": "toolu_explain", "tool_input": map[string]any{"command": command},
+	}
 }
 
 // foundFiles lists the set's files that exist.

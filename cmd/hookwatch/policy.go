@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -30,6 +32,10 @@ Subcommands:
       problems print as file:line: rule "id": message and exit 1
   test FILE --events EVENTS.jsonl [--json]
       dry-run a policy over recorded hook events
+  test FILE --command CMD [--json]
+      dry-run a policy on a Bash call of CMD run here: try a file before
+      it is in force, then copy it to ~/.hookwatch/policy.yaml (or a
+      project's .hookwatch/policy.yaml)
   explain [DIR] [--command CMD [--json]]
       list the policy files and rules in force for DIR (default: here);
       with --command, show the analysis of a shell command (its steps,
@@ -86,9 +92,10 @@ func runPolicyCheck(args []string, stdout, stderr io.Writer) error {
 
 // runPolicyTest is `hookwatch policy test FILE --events EVENTS.jsonl`.
 func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy test", "policy test FILE --events EVENTS.jsonl [--json]\n\nDry-runs the policy FILE over recorded hook events (one JSON object per\nline: a raw payload, or an envelope with the payload under \"payload\", as\nthe corpus files and exports hold) and prints what each rule would decide.\nQuotas count in memory from zero. Exit status 1 when the policy has problems.", stdout, stderr)
+	fs := newFlagSet("policy test", "policy test FILE --events EVENTS.jsonl [--json]\n       hookwatch policy test FILE --command CMD [--json]\n\nDry-runs the policy FILE over recorded hook events (one JSON object per\nline: a raw payload, or an envelope with the payload under \"payload\", as\nthe corpus files and exports hold), or on the Bash call of one command\nrun in the working directory, and prints what each rule would decide and\nthe reason the agent is given. FILE need not be in force: test it, then\ncopy it where the hook reads it. Quotas count in memory from zero. Exit\nstatus 1 when the policy has problems, whatever it decides.", stdout, stderr)
 	events := fs.String("events", "", "JSON Lines file of hook events to replay (- for stdin)")
-	asJSON := fs.Bool("json", false, "print one JSON result per event (JSON Lines) instead of a table")
+	command := fs.String("command", "", "a shell command: dry-run FILE on a Bash call of it (PreToolUse) in the working directory")
+	asJSON := fs.Bool("json", false, "print one JSON result per event (JSON Lines) instead of a table: the decision, and the\nstdout and exit code the hook answers the agent with")
 	// The policy file may come before or after the flags.
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -100,9 +107,14 @@ func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 		return fmt.Errorf("%w: policy test needs a policy FILE", errUsage)
 	case len(files) > 1:
 		return fmt.Errorf("%w: policy test takes one policy file, got %q", errUsage, files)
-	case *events == "":
+	case *events != "" && flagSet(fs, "command"):
+		return fmt.Errorf("%w: policy test takes --events or --command, not both", errUsage)
+	case *command == "" && flagSet(fs, "command"):
+		// An unset shell variable: dry-running nothing would say nothing.
+		return fmt.Errorf("%w: --command is empty: give the shell command to test", errUsage)
+	case *events == "" && *command == "":
 		fs.Usage()
-		return fmt.Errorf("%w: policy test needs --events EVENTS.jsonl", errUsage)
+		return fmt.Errorf("%w: policy test needs --events EVENTS.jsonl or --command CMD", errUsage)
 	}
 	// A file that cannot be read (missing, a directory) is refused before
 	// the dry run, which would otherwise go on without its rules.
@@ -112,7 +124,18 @@ func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 	}
 	f.Close()
 	var in io.Reader = stdin
-	if *events != "-" {
+	switch {
+	case *command != "":
+		cwd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("cannot get the working directory: %w", err)
+		}
+		b, err := json.Marshal(policy.CommandPayload(cwd, *command))
+		if err != nil {
+			return fmt.Errorf("cannot encode the command's payload: %w", err)
+		}
+		in = bytes.NewReader(b)
+	case *events != "-":
 		f, err := os.Open(*events)
 		if err != nil {
 			return fmt.Errorf("cannot open events: %w", err)
@@ -125,7 +148,7 @@ func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 
 // runPolicyExplain is `hookwatch policy explain [DIR]`.
 func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy explain", "policy explain [DIR] [--command CMD [--json]]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.\nThe project directory is CLAUDE_PROJECT_DIR when DIR is inside it, else\nthe nearest directory from DIR up holding .hookwatch/policy.yaml or .git\n(where a session is commonly started); the output names the one taken.\nWith --command, shows how the rules see a shell command run in DIR: its\nsteps, effect and files (the variables command and subtype) and what the\nrules in force answer to a Bash call of it.", stdout, stderr)
+	fs := newFlagSet("policy explain", "policy explain [DIR] [--command CMD [--json]]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.\nThe project directory is CLAUDE_PROJECT_DIR when DIR is inside it, else\nthe nearest directory from DIR up holding .hookwatch/policy.yaml or .git\n(where a session is commonly started); the output names the one taken.\nWith --command, shows how the rules see a shell command run in DIR: its\nsteps, effect and files (the variables command and subtype) and what the\nrules in force answer to a Bash call of it. To try a file not yet in\nforce: policy test FILE --command CMD.", stdout, stderr)
 	command := fs.String("command", "", "a shell command to analyse")
 	asJSON := fs.Bool("json", false, "with --command: write the variables and the answer as JSON")
 	// The directory may come before the flags, as the usage line has it.

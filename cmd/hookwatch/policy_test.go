@@ -186,7 +186,9 @@ func TestPolicyTest(t *testing.T) {
 		}
 	}
 	f("needs a policy FILE", "--events", events)
-	f("needs --events", pol)
+	f("needs --events EVENTS.jsonl or --command CMD", pol)
+	f("takes --events or --command, not both", pol, "--events", events, "--command", "ls")
+	f("--command is empty", pol, "--command", "")
 	f("takes one policy file", pol, pol, "--events", events)
 	f("flag provided but not defined", pol, "--bogus")
 	_, _, err = hw(t, "", "policy", "test", filepath.Join(e.root, "nope.yaml"), "--events", events)
@@ -198,6 +200,46 @@ func TestPolicyTest(t *testing.T) {
 	out, _, err = hw(t, "", "policy", "test", e.root, "--events", events)
 	if want := "cannot read policy file " + e.root + ": not a regular file (a directory)"; exitCodeOf(err) != 1 || err.Error() != want || out != "" {
 		t.Fatalf("test of a directory: %v, want %q, and no dry run\n%s", err, want, out)
+	}
+}
+
+// TestPolicyTestCommand: a policy file not in force is tried on one
+// command, with the rule that decides, its reason, and what the hook
+// would print.
+func TestPolicyTestCommand(t *testing.T) {
+	e := newTestEnv(t)
+	pol := writePolicy(t, filepath.Join(e.root, "draft.yaml"), userPolicy)
+	out := mustHW(t, "policy", "test", pol, "--command", "rm -rf build")
+	for _, want := range []string{
+		"1     PreToolUse  Bash  main   no-rm-rf  deny    yes       Recursive force deletes are not allowed here.",
+		"1 event, 1 with a decision, 1 denied or blocked\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("policy test --command lacks %q:\n%s", want, out)
+		}
+	}
+	out = mustHW(t, "policy", "test", "--json", "--command", "ls -la", pol)
+	var r struct {
+		Event    string          `json:"event"`
+		ToolName string          `json:"tool_name"`
+		Decision *decision.Audit `json:"decision"`
+		Stdout   string          `json:"stdout"`
+		ExitCode int             `json:"exit_code"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("policy test --command --json: %v\n%s", err, out)
+	}
+	// One event: the quota's first Bash goes through, and no rule has an
+	// opinion of ls.
+	if r.Event != "PreToolUse" || r.ToolName != "Bash" || r.Decision != nil || r.Stdout != "" || r.ExitCode != 0 {
+		t.Fatalf("policy test --command ls --json: %+v", r)
+	}
+	// A broken file is still dry-run, without its invalid rules (its
+	// no-rm-rf, alone here, allows), and exits 1.
+	broken := writePolicy(t, filepath.Join(e.root, "broken.yaml"), brokenPolicy)
+	out, _, err := hw(t, "", "policy", "test", broken, "--command", "rm -rf build")
+	if exitCodeOf(err) != 1 || !strings.Contains(out, `problem: `+broken+`:4: rule "typo"`) || !strings.Contains(out, "no-rm-rf  allow") {
+		t.Fatalf("policy test --command of a broken policy: %v\n%s", err, out)
 	}
 }
 
@@ -289,6 +331,8 @@ func TestPolicyHelpAndUsage(t *testing.T) {
 	f(0, "Usage: hookwatch policy check [FILE…]", "policy", "check", "policy.yaml", "--help")
 	f(2, "flag provided but not defined: -q", "policy", "check", "policy.yaml", "-q")
 	f(0, "Usage: hookwatch policy test FILE --events EVENTS.jsonl [--json]", "policy", "test", "--help")
+	f(0, "hookwatch policy test FILE --command CMD [--json]", "policy", "test", "--help")
+	f(0, "To try a file not yet in\nforce: policy test FILE --command CMD.", "policy", "explain", "--help")
 	f(0, "Usage: hookwatch policy explain [DIR]", "policy", "explain", "-h")
 	f(2, "missing policy subcommand", "policy")
 	f(2, `unknown policy subcommand "lint" (want check, test or explain)`, "policy", "lint")
