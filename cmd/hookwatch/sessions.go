@@ -41,7 +41,7 @@ it. When the directory has none but a neighbouring one does (the same
 directory recorded by another path, a parent or a child directory), it
 says where to cd. Where the collector
 ($HOOKWATCH_URL) knows a session, it adds its decomposition shape and
-outcome. When the directory has Codex sessions too, it says how many and
+outcome, and the calls denied (by a policy) and failed. When the directory has Codex sessions too, it says how many and
 that --codex lists them.
 
 With --codex it lists the directory's Codex sessions instead, newest first,
@@ -213,6 +213,15 @@ func printListed(w io.Writer, l listedSession, m *sessionFacts) {
 			facts = append(facts, m.Shape.String())
 		}
 		facts = append(facts, m.Status)
+		// What went wrong is the first thing looked for in a session: a
+		// policy's denial, or a tool that failed, shows in the listing,
+		// not only in the dashboard.
+		if n := m.Counts.Denials; n > 0 {
+			facts = append(facts, counted(n, "call")+" denied")
+		}
+		if n := m.Counts.Failures; n > 0 {
+			facts = append(facts, counted(n, "call")+" failed")
+		}
 	}
 	fmt.Fprintf(w, "      %s\n", strings.Join(facts, ", "))
 	if l.answer != "" {

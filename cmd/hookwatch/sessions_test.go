@@ -418,12 +418,12 @@ func TestSessionsCodex(t *testing.T) {
 	}
 
 	// A collector that imported the rollouts adds the sessions' shape
-	// and outcome.
+	// and outcome, and the calls that failed.
 	collectorIn(t, filepath.Join(root, "home"))
 	mustHW(t, "import", "--codex")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		out = mustHW(t, "sessions", "--codex", "--cwd", project)
-		if strings.Contains(out, "model gpt-5.5, codex exec, 1 prompt, 0 subagents, single agent, ended\n      last answer: Patch failed.") {
+		if strings.Contains(out, "model gpt-5.5, codex exec, 1 prompt, 0 subagents, single agent, ended, 2 calls failed\n      last answer: Patch failed.") {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -435,4 +435,22 @@ func TestSessionsCodex(t *testing.T) {
 	if out := mustHW(t, "sessions", "diff", "--unrelated", patch, newest); !strings.Contains(out, patch) || !strings.Contains(out, newest) || !strings.Contains(out, "share no baseline") {
 		t.Errorf("sessions diff of two Codex sessions:\n%s", out)
 	}
+}
+
+// TestSessionsListsDenials: a session whose calls a policy denied, or that
+// failed, says so in the listing, from the collector's counts; a session
+// with neither adds nothing.
+func TestSessionsListsDenials(t *testing.T) {
+	f := func(counts attribution.Counts, want string) {
+		t.Helper()
+		var b strings.Builder
+		printListed(&b, listedSession{id: "s1", title: "clean up", commands: "continue: claude --resume s1"},
+			&sessionFacts{Status: "ended", Counts: counts})
+		if !strings.Contains(b.String(), "\n      "+want+"\n") {
+			t.Errorf("counts %+v: listing lacks %q:\n%s", counts, want, b.String())
+		}
+	}
+	f(attribution.Counts{Prompts: 1}, "1 prompt, 0 subagents, ended")
+	f(attribution.Counts{Prompts: 1, Denials: 1}, "1 prompt, 0 subagents, ended, 1 call denied")
+	f(attribution.Counts{Prompts: 2, Denials: 2, Failures: 3}, "2 prompts, 0 subagents, ended, 2 calls denied, 3 calls failed")
 }
