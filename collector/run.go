@@ -120,6 +120,11 @@ func Start(o Options) (*Collector, error) {
 	// on signals read this server's model.
 	hooks := ClaudeHookConfig{Home: o.Home, Policies: policy.NewEvaluator(o.Home), Spool: sp}
 	hooks.Policies.Signals = srv.PolicySignals
+	hooks.Policies.OnProblems = func(problems []policy.Problem) {
+		for _, p := range problems {
+			log.Warn("invalid policy left out (fail-open): fix it and run hookwatch policy check", "problem", p.Error())
+		}
+	}
 	srv.Handle("POST /v1/hooks/claude", srv.HandleClaudeHook(hooks))
 	if o.Assets != nil {
 		srv.HandleAssets("GET /", o.Assets)

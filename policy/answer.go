@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,9 +55,17 @@ type Evaluator struct {
 	// Signals, when set, tells conditions the signals of the event's
 	// session. Set it before the first answer.
 	Signals SignalSource
+	// OnProblems, when set, is told the problems of the policy files an
+	// answer is made with (invalid rules left out, fail-open) when they
+	// are first met, and again only when they change: the collector logs
+	// them. The hook's systemMessage reaches a person only in an
+	// interactive session; a headless run (claude -p, codex exec) shows
+	// it to no one. Set it before the first answer.
+	OnProblems func([]Problem)
 
-	mu   sync.Mutex
-	sets map[string]*Set // by the located files' identity and modification
+	mu       sync.Mutex
+	sets     map[string]*Set // by the located files' identity and modification
+	reported map[string]bool // the problems told OnProblems, by their text
 }
 
 // NewEvaluator returns an Evaluator whose user policy, parse cache and
@@ -105,6 +114,9 @@ func (e *Evaluator) answerSources(ctx context.Context, srcs []Source, data []byt
 	e.mu.Unlock()
 	if !ok {
 		set = loadSources(filepath.Join(e.home, "cache"), srcs)
+		if e.OnProblems != nil {
+			e.report(set)
+		}
 		if !recentlyModified(srcs, 2*time.Second) {
 			e.mu.Lock()
 			if len(e.sets) >= maxCachedSets {
@@ -115,6 +127,34 @@ func (e *Evaluator) answerSources(ctx context.Context, srcs []Source, data []byt
 		}
 	}
 	return answer(ctx, set, e.state, e.Signals, data)
+}
+
+// report tells OnProblems the problems of a set just loaded, all of them
+// (the rules are compiled now, not on their first event, which may never
+// come), unless the same were told already: a file reloaded unchanged, or
+// within two seconds of its change, is not reported again.
+func (e *Evaluator) report(set *Set) {
+	problems := append(slices.Clip(set.Problems), set.compileAll()...)
+	if len(problems) == 0 {
+		return
+	}
+	var text strings.Builder
+	for _, p := range problems {
+		text.WriteString(p.Error())
+		text.WriteByte('\n')
+	}
+	e.mu.Lock()
+	seen := e.reported[text.String()]
+	if !seen {
+		if e.reported == nil || len(e.reported) >= maxCachedSets {
+			e.reported = map[string]bool{}
+		}
+		e.reported[text.String()] = true
+	}
+	e.mu.Unlock()
+	if !seen {
+		e.OnProblems(problems)
+	}
 }
 
 func recentlyModified(srcs []Source, d time.Duration) bool {

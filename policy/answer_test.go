@@ -74,3 +74,49 @@ func TestEvaluatorAnswerProject(t *testing.T) {
 		t.Errorf("after the edit: %s", out)
 	}
 }
+
+// TestEvaluatorOnProblems: the problems of the files in force are told
+// once when first met — a condition that does not compile included, though
+// no event reached its rule — not again while the files stay as they are,
+// again when they change, and not at all for valid files.
+func TestEvaluatorOnProblems(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, "policy.yaml")
+	write := func(content string, age time.Duration) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-age)
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var told []string
+	e := NewEvaluator(home)
+	e.OnProblems = func(problems []Problem) {
+		var s []string
+		for _, p := range problems {
+			s = append(s, strings.TrimPrefix(p.Error(), path))
+		}
+		told = append(told, strings.Join(s, "; "))
+	}
+	prompt := []byte(`{"session_id":"s","hook_event_name":"UserPromptSubmit","cwd":"/p","prompt":"hi"}`)
+	answer := func(want ...string) {
+		t.Helper()
+		told = nil
+		e.Answer(context.Background(), "/p", "", prompt)
+		if strings.Join(told, "|") != strings.Join(want, "|") {
+			t.Fatalf("told %q, want %q", told, want)
+		}
+	}
+	write("rules:\n  - id: a\n    tool: Bash\n    when: 'tool_input.command matches \"(\"'\n    action: deny\n", time.Minute)
+	answer(`:4: rule "a": cannot compile when: error parsing regexp: missing closing ): ` + "`(`" + ` (column 20)`)
+	answer() // the same files: told already
+	// Just written, the file is loaded afresh on every answer: still told once.
+	write("rules:\n  - id: a\n    whne: x\n", 0)
+	answer(`:3: rule "a": unknown key "whne"; did you mean "when"?; :2: rule "a": a rule needs an action, context, system_message, update_input or transform`)
+	answer()
+	write("rules:\n  - {id: a, tool: Bash, action: deny}\n", time.Minute)
+	answer()
+}
