@@ -609,6 +609,11 @@ func (e *env) autostarts() bool {
 	if !e.autostartOn() || hook.ForTeamServer(e.tokenSource, e.token) {
 		return false
 	}
+	return e.localURL()
+}
+
+// localURL reports whether the collector URL is on this machine.
+func (e *env) localURL() bool {
 	u, err := url.Parse(e.url)
 	if err != nil {
 		return false
@@ -653,7 +658,8 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		Status  string `json:"status"`
 		Version string `json:"version"`
 		DB      string `json:"db"`
-		Spool   *struct {
+		// Spool is set by a collector that drains the spool of a home.
+		Spool *struct {
 			Unacknowledged int64 `json:"unacknowledged"`
 		} `json:"spool"`
 	}
@@ -699,6 +705,16 @@ func (e *env) checkCollector(ctx context.Context) Check {
 			c.Status = Warn
 			c.Message += fmt.Sprintf(" (this hookwatch is %s)", e.Version)
 		}
+	}
+	if h.Spool != nil && e.localURL() && !hook.ForTeamServer(e.tokenSource, e.token) && !hook.SpoolDelivers(e.home, e.url) {
+		// A collector of this machine that drains a spool, but not this
+		// home's: another HOOKWATCH_HOME's, or another user's. The hooks
+		// post their events to it, into a database that is not this
+		// home's, and its dashboard shows that home's sessions.
+		c.Status = Warn
+		c.Message = fmt.Sprintf("%s is up, but it is the collector of another HOOKWATCH_HOME, not of %s: this home's hooks send their events to it, into that home's database, and a collector of this home cannot listen there", e.url, e.home)
+		c.Fix = "if that is not meant: stop that collector where it runs ('hookwatch stop' with its HOOKWATCH_HOME), or run this home's elsewhere: hookwatch serve --addr 127.0.0.1:<port>, and export HOOKWATCH_URL=http://127.0.0.1:<port>"
+		return c
 	}
 	if info, attached := spool.Consumer(filepath.Join(e.home, "spool")); attached && "http://"+info.Addr == e.url && replacedBinary(info.PID) {
 		// An upgrade replaced the binary; the collector a hook started

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
+	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/hooksock"
@@ -280,6 +281,17 @@ func TestCollectorDegraded(t *testing.T) {
 	}))
 	defer srv.Close()
 	root := t.TempDir()
+	// The collector drains this home's spool, as a real one that answers
+	// with the spool's figures does.
+	sp, err := spool.Open(filepath.Join(root, "hw", "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := sp.Attach(strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
 	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": filepath.Join(root, "hw"), "HOOKWATCH_URL": srv.URL}
 	r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Version: "test", Timeout: time.Second})
 	for _, c := range r.Checks {
@@ -291,6 +303,44 @@ func TestCollectorDegraded(t *testing.T) {
 		}
 	}
 	t.Fatal("no collector check")
+}
+
+// TestCollectorOfAnotherHome: a collector on this machine that drains
+// another home's spool (another HOOKWATCH_HOME, another user's) is a warning
+// that says where this home's events go and how to run its own collector;
+// the same collector, checked from its own home, is up.
+func TestCollectorOfAnotherHome(t *testing.T) {
+	root := t.TempDir()
+	db, err := sqlite.Open(filepath.Join(root, "other.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(root, "other")
+	c, err := collector.Start(collector.Options{Config: collector.Config{Store: db, Version: "test"}, Addr: "127.0.0.1:0", Home: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop(context.Background())
+	check := func(home string) Check {
+		t.Helper()
+		env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": home, "HOOKWATCH_URL": c.URL()}
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Version: "test", Timeout: 5 * time.Second})
+		for _, c := range r.Checks {
+			if c.Name == "collector" {
+				return c
+			}
+		}
+		t.Fatal("no collector check")
+		return Check{}
+	}
+	mine := filepath.Join(root, "mine")
+	if got := check(mine); got.Status != Warn || !strings.Contains(got.Message, "the collector of another HOOKWATCH_HOME, not of "+mine) ||
+		!strings.Contains(got.Fix, "hookwatch serve --addr") {
+		t.Errorf("checked from another home: %+v", got)
+	}
+	if got := check(other); got.Status != OK {
+		t.Errorf("checked from its own home: %+v", got)
+	}
 }
 
 // TestCollectorNotOK: a /healthz that is not OK fails the check, with a fix

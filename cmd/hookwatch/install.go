@@ -412,9 +412,28 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		token, src := hook.LookupToken(hookEnv, hook.Home(os.Getenv))
 		team := hook.ForTeamServer(src, token)
-		io.WriteString(stdout, nextSteps(base, export, install.LocalCollector(base) && healthy(ctx, base, time.Second), team))
+		running := install.LocalCollector(base) && healthy(ctx, base, time.Second)
+		if running && !team && !hook.SpoolDelivers(hook.Home(os.Getenv), base) {
+			// It answers, but does not drain this home's spool: another
+			// HOOKWATCH_HOME's collector (another user's), which would
+			// take this home's events into its database.
+			io.WriteString(stdout, otherHomeNote(base, hook.Home(os.Getenv)))
+			return nil
+		}
+		io.WriteString(stdout, nextSteps(base, export, running, team))
 	}
 	return nil
+}
+
+// otherHomeNote is what install says when the collector at base, on this
+// machine, is not the collector of home: the hooks would send their events
+// into another home's database, and this home's collector cannot listen
+// there.
+func otherHomeNote(base, home string) string {
+	return "Note: the collector answering at " + base + " is the collector of another HOOKWATCH_HOME (another user's, or a service's), not of " + home + ":\n" +
+		"the hooks would send their events to it, into that home's database, and this home's collector cannot listen there.\n" +
+		"Stop that collector where it runs, or run this home's elsewhere: hookwatch serve --addr 127.0.0.1:<port>, and\n" +
+		"export HOOKWATCH_URL=http://127.0.0.1:<port> in the profile Claude Code starts from. 'hookwatch doctor' checks it.\n"
 }
 
 // nextSteps is what install says to do once the hooks send to the

@@ -22,6 +22,7 @@ import (
 	"github.com/hookwatch/hookwatch/internal/deadport"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/internal/testbin"
+	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -877,9 +878,25 @@ func TestNextSteps(t *testing.T) {
 	}
 	mustHW(t, "uninstall")
 	c := newTestCollector(t)
+	// A collector on this machine that does not drain this home's spool
+	// is another home's: install says so, not that it runs already.
+	if out := mustHW(t, "install"); !strings.Contains(out, "is the collector of another HOOKWATCH_HOME") || strings.Contains(out, "runs already") {
+		t.Errorf("install with another home's collector running:\n%s", out)
+	}
+	mustHW(t, "uninstall")
+	// This home's collector drains its spool.
+	sp, err := spool.Open(filepath.Join(os.Getenv("HOOKWATCH_HOME"), "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := sp.Attach(strings.TrimPrefix(c.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if out := mustHW(t, "install"); !strings.Contains(out, "The collector runs already; the dashboard is at "+c.URL) {
 		t.Errorf("install with a collector running:\n%s", out)
 	}
+	release()
 	// --url with command hooks: the hooks send there once HOOKWATCH_URL
 	// says so, which comes first.
 	mustHW(t, "uninstall")
