@@ -2061,7 +2061,8 @@ func gitCommand(w *walker, st *Step, args []string) {
 }
 
 // gitRuns: what a git subcommand runs that its options or operands give
-// (rest, known aligned): difftool -x (--extcmd) and rebase -x (--exec)
+// (rest, known aligned): config the commands the settings it stores run
+// later (gitConfigSet), difftool -x (--extcmd) and rebase -x (--exec)
 // a shell command, grep -O (--open-files-in-pager) its pager when one
 // is attached, bisect run a command of its words, submodule foreach a
 // shell command, or the command of its words when given several. git
@@ -2075,6 +2076,8 @@ func (w *walker) gitRuns(st *Step, sub string, rest []string, known []bool, exec
 	defer func() { w.known = saved }()
 	w.known = known
 	switch sub {
+	case "config":
+		w.gitConfigSet(st, rest, known)
 	case "difftool":
 		optionCommands(argReader{valued: "-x --extcmd -t --tool", names: []string{"-x", "--extcmd"}},
 			func(_, val string) (string, bool) { return val, false })(w, st, rest)
@@ -2165,9 +2168,9 @@ func gitRemoteURL(w *walker, st *Step, sub string, ops []string) {
 }
 
 // gitConfig reads a `git -c key=value`: it returns why the command is
-// dynamic when the key makes git run a command (an editor, a pager, a
-// hook, a filter, an ssh command, a credential helper, a config file
-// included …), and records the hosts a URL key names.
+// dynamic when the key makes git run a command (gitRunKey: an editor, a
+// pager, a hook, a filter, an ssh command, a credential helper, a config
+// file included …), and records the hosts a URL key names.
 func gitConfig(w *walker, st *Step, key, val string, known bool) string {
 	parts := strings.Split(key, ".")
 	last := parts[len(parts)-1]
@@ -2188,22 +2191,141 @@ func gitConfig(w *walker, st *Step, key, val string, known bool) string {
 		// url.BASE.insteadOf=X: URLs starting with X reach BASE.
 		st.Hosts = appendNew(st.Hosts, gitHost(strings.Join(parts[1:len(parts)-1], ".")))
 		return ""
-	case parts[0] == "include" || parts[0] == "includeif",
-		key == "core.pager", key == "core.editor", key == "core.sshcommand", key == "core.fsmonitor",
-		key == "core.hookspath", key == "core.askpass", key == "core.gitproxy", key == "core.alternaterefscommand",
-		key == "diff.external", key == "sequence.editor", key == "init.templatedir", key == "uploadpack.packobjectshook",
-		key == "gpg.program", key == "credential.helper", key == "sendmail.smtpserver", key == "web.browser",
-		parts[0] == "pager", parts[0] == "filter", parts[0] == "protocol",
-		parts[0] == "difftool" || parts[0] == "mergetool" || parts[0] == "man" || parts[0] == "browser",
-		parts[0] == "credential" && last == "helper",
-		parts[0] == "gpg" && last == "program",
-		parts[0] == "diff" && (last == "textconv" || last == "command"),
-		parts[0] == "merge" && last == "driver",
-		parts[0] == "submodule" && last == "update",
-		parts[0] == "remote" && (last == "uploadpack" || last == "receivepack" || last == "proxy" || last == "vcs"):
+	case gitRunKey(key) != gitRunsNothing:
 		return "git -c " + key + " runs a command"
 	}
 	return ""
+}
+
+// gitRun says what git does with the value of a setting (gitRunKey).
+type gitRun int
+
+const (
+	gitRunsNothing gitRun = iota
+	// gitRunsCommand: the value is a command git runs through a shell
+	// (core.pager, diff.external, filter.NAME.clean, merge.NAME.driver …),
+	// or a program it runs (gpg.program, difftool.NAME.path), or a word
+	// among git's own (pager.CMD=false) that runs none.
+	gitRunsCommand
+	// gitRunsBang: the value runs a shell command when it starts with !
+	// (submodule.NAME.update), else none.
+	gitRunsBang
+	// gitRunsAlias: an alias runs a shell command when it starts with !,
+	// else the git command it stands for.
+	gitRunsAlias
+	// gitRunsHelper: a credential helper runs a shell command when it
+	// starts with !, the program an absolute path names, else git's
+	// credential-NAME.
+	gitRunsHelper
+	// gitRunsNamed: the value names code git runs that the setting does
+	// not show: a configuration included, a directory of hooks or of
+	// templates (core.hooksPath, init.templateDir), the transports
+	// allowed (protocol.allow=always lets ext:: run commands), a remote
+	// helper (remote.NAME.vcs).
+	gitRunsNamed
+)
+
+// gitRunKey says what git does with the value of the setting key (lower
+// case): the one list of the settings that make git run a program, read
+// for git -c (gitConfig), the settings the environment gives
+// (gitEnvSetting) and those git config stores (gitConfigSet).
+func gitRunKey(key string) gitRun {
+	parts := strings.Split(key, ".")
+	last := parts[len(parts)-1]
+	switch {
+	case parts[0] == "alias":
+		return gitRunsAlias
+	case parts[0] == "credential" && last == "helper":
+		return gitRunsHelper
+	case parts[0] == "submodule" && last == "update":
+		return gitRunsBang
+	case parts[0] == "include" || parts[0] == "includeif", parts[0] == "protocol",
+		key == "core.hookspath", key == "init.templatedir",
+		parts[0] == "remote" && last == "vcs":
+		return gitRunsNamed
+	case key == "core.pager", key == "core.editor", key == "core.sshcommand", key == "core.fsmonitor",
+		key == "core.askpass", key == "core.gitproxy", key == "core.alternaterefscommand",
+		key == "diff.external", key == "sequence.editor", key == "uploadpack.packobjectshook",
+		key == "gpg.program", key == "sendmail.smtpserver", key == "web.browser",
+		parts[0] == "pager", parts[0] == "filter",
+		parts[0] == "difftool" || parts[0] == "mergetool" || parts[0] == "man" || parts[0] == "browser",
+		parts[0] == "gpg" && last == "program",
+		parts[0] == "diff" && (last == "textconv" || last == "command"),
+		parts[0] == "merge" && last == "driver",
+		parts[0] == "remote" && (last == "uploadpack" || last == "receivepack" || last == "proxy"):
+		return gitRunsCommand
+	}
+	return gitRunsNothing
+}
+
+// gitConfigSet: git config KEY VALUE (--add, --replace-all, --global,
+// --file F …; git config set KEY VALUE) stores a setting that the git
+// commands run after it read, this command's next ones or another's.
+// What the setting makes git run (gitRunKey) is analysed as a command
+// this one runs: the command the value is, an alias's git command or
+// !shell command, a credential helper; a setting that names code the
+// value does not show (include.path, core.hooksPath), a key or a value
+// not known, is a program not known. rest and known are aligned.
+func (w *walker) gitConfigSet(st *Step, rest []string, known []bool) {
+	const valued = " -f --file --blob --type --default --comment --value "
+	var ops []int
+	for j := 0; j < len(rest); j++ {
+		a := rest[j]
+		switch {
+		case a == "--":
+			for j++; j < len(rest); j++ {
+				ops = append(ops, j)
+			}
+		case strings.Contains(valued, " "+a+" "):
+			j++
+		case a == "-l" || a == "-e" || strings.HasPrefix(a, "--get") || strings.HasPrefix(a, "--unset") ||
+			a == "--list" || a == "--edit" || a == "--rename-section" || a == "--remove-section":
+			return // reads or removes settings, stores none
+		case strings.HasPrefix(a, "-"):
+		default:
+			ops = append(ops, j)
+		}
+	}
+	if len(ops) > 0 && rest[ops[0]] == "set" {
+		ops = ops[1:]
+	}
+	if len(ops) < 2 {
+		return // git config get KEY, unset KEY, list …
+	}
+	k, v := ops[0], ops[1]
+	key, val := strings.ToLower(rest[k]), rest[v]
+	if !w.argKnownIn(known, k) {
+		dynamic(st, "git config stores a setting not known before run time")
+		return
+	}
+	run := gitRunKey(key)
+	switch {
+	case run == gitRunsNothing:
+		return
+	case run == gitRunsNamed:
+		dynamic(st, "git config "+key+" names code git runs later")
+		return
+	case !w.argKnownIn(known, v):
+		dynamic(st, "git config "+key+" sets a command not known before run time")
+		return
+	}
+	cmd, bang := strings.CutPrefix(val, "!")
+	switch {
+	case run == gitRunsCommand:
+		cmd = val
+	case bang:
+	case run == gitRunsAlias:
+		cmd = "git " + val
+	case run == gitRunsHelper && strings.HasPrefix(val, "/"):
+		cmd = val
+	case run == gitRunsHelper:
+		cmd = "git credential-" + val
+	default:
+		return
+	}
+	if strings.TrimSpace(cmd) != "" {
+		w.script(cmd, []string{"git config " + key})
+	}
 }
 
 // gitEnvCount: GIT_CONFIG_COUNT=N gives git N settings, the keys and

@@ -309,6 +309,28 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `git submodule foreach "$C"`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `git submodule foreach git status`, effect: Write, noWrites: true},
 		{cmd: `git --exec-path=/tmp/x status`, effect: ExecuteCheck, noWrites: true},
+		// git config stores a setting a later git reads: a command it
+		// runs is analysed as one the command runs.
+		{cmd: `git config core.pager 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git config --global core.editor 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git config set core.sshCommand 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git config set --append merge.x.driver 'rm -rf /x %A'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git config --file .git/config diff.pdf.textconv 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git config --local filter.a.smudge 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git config --add alias.x '!rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git config alias.p 'push --force'`, effect: Destructive, writes: []string{"/"}},
+		{cmd: `git config credential.helper '!rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git config submodule.s.update '!rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git config core.pager "$P"`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `git config "$K" 'rm -rf /x'`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `git config core.hooksPath /tmp/hooks`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `git config --global include.path /tmp/c`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `git config filter.lfs.clean 'git-lfs clean -- %f'`, effect: Write, noWrites: true},
+		{cmd: `git config credential.helper store`, effect: Write, noWrites: true},
+		{cmd: `git config --global core.pager less`, effect: Write, noWrites: true},
+		{cmd: `git config user.name x`, effect: Write, noWrites: true},
+		{cmd: `git config --get core.pager`, effect: ReadOnly, noWrites: true},
+		{cmd: `git config --get-regexp alias`, effect: ReadOnly, noWrites: true},
 		{cmd: `git --exec-path`, effect: ReadOnly, noWrites: true},
 		// Options of other programs that name a command or a
 		// configuration naming one.
