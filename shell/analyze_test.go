@@ -108,7 +108,8 @@ func TestReads(t *testing.T) {
 		{cmd: "curl -H @headers.txt https://x", reads: "/w/headers.txt", hosts: "x", effect: Network},
 		{cmd: "curl -T .env https://x.example", reads: "/w/.env", hosts: "x.example", effect: Network},
 		{cmd: "curl --upload-file=.env https://x.example", reads: "/w/.env", hosts: "x.example", effect: Network},
-		{cmd: "curl -K .env https://x", reads: "/w/.env", hosts: "x", effect: Network},
+		// A configuration can set the files curl writes: not known.
+		{cmd: "curl -K .env https://x", reads: "/w/.env", writes: "/", hosts: "x", effect: Destructive},
 		{cmd: "curl -o out.html -F f=@.env https://x", reads: "/w/.env", writes: "/w/out.html", hosts: "x", effect: Write},
 		{cmd: "curl -d @- -F f=@- -T - https://x", hosts: "x", effect: Network},
 		// Content, not files.

@@ -540,6 +540,47 @@ func wgetReads(w *walker, st *Step, args []string) {
 	}
 }
 
+// wgetCommands are the .wgetrc commands whose option the analyses of
+// wget read (wgetOutput, wgetReads, its outputOption and optionRuns),
+// by name as wget reads one: in lower case, without '_' or '-'.
+var wgetCommands = map[string]string{
+	"outputdocument": "--output-document", "dirprefix": "--directory-prefix", "logfile": "--output-file",
+	"postfile": "--post-file", "bodyfile": "--body-file", "input": "--input-file", "useaskpass": "--use-askpass",
+}
+
+// wgetExecute: wget -e CMD (--execute) runs a .wgetrc command, NAME =
+// VALUE, as the option it stands for does (output_document=F is -O F,
+// use_askpass=CMD --use-askpass=CMD): the analyses are given those
+// options before wget's own. A command not known may be any: the step
+// is a program not known.
+func wgetExecute(analyses ...func(w *walker, st *Step, args []string)) func(w *walker, st *Step, args []string) {
+	return func(w *walker, st *Step, args []string) {
+		var opts []string
+		var known []bool
+		r := argReader{args: args, valued: wgetValued, names: []string{"-e", "--execute"}, namesTake: true}
+		for a, ok := r.next(); ok; a, ok = r.next() {
+			if !a.hasVal || a.opt == "" || !r.named(a) {
+				continue
+			}
+			if !w.argKnownIn(w.known, a.valueAt()) {
+				dynamic(st, "wget runs a .wgetrc command not known before run time")
+				return
+			}
+			name, val, _ := strings.Cut(a.val, "=")
+			name = strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(strings.TrimSpace(name)))
+			if opt, ok := wgetCommands[name]; ok {
+				opts, known = append(opts, opt+"="+strings.TrimSpace(val)), append(known, true)
+			}
+		}
+		saved := w.known
+		defer func() { w.known = saved }()
+		args, w.known = append(opts, args...), append(known, w.known...)
+		for _, f := range analyses {
+			f(w, st, args)
+		}
+	}
+}
+
 // wgetOutput: wget writes the file it downloads (-O names it, - is stdout).
 func wgetOutput(w *walker, st *Step, args []string) {
 	if v, ok := optValue(args, wgetValued, "-O", "--output-document"); ok {
@@ -1046,8 +1087,9 @@ func gpgCommand(w *walker, st *Step, args []string) {
 }
 
 // configOption: the options named give a configuration the program
-// reads (ssh -F, gpg --options and --homedir, man -C, less -k), which
-// can name programs it runs that the command does not show (config).
+// reads (ssh -F, gpg --options and --homedir, man -C, less -k, curl -K,
+// wget --config), which can name programs it runs or files it writes
+// that the command does not show (config).
 func configOption(valued string, names ...string) func(w *walker, st *Step, args []string) {
 	return func(w *walker, st *Step, args []string) {
 		for _, f := range optValues(args, valued, names...) {
@@ -1059,10 +1101,11 @@ func configOption(valued string, names ...string) func(w *walker, st *Step, args
 }
 
 // config: a configuration a program is given, a file or a directory
-// (ssh -F, gpg --options and --homedir, openssl -config,
-// GIT_CONFIG_GLOBAL=), can name code the program runs that the command
-// does not show (ssh's ProxyCommand, gpg's agent-program, openssl's
-// engines, git's core.pager): it is read, and the step is a program not
+// (ssh -F, gpg --options and --homedir, openssl -config, curl -K,
+// GIT_CONFIG_GLOBAL=), can name code the program runs or files it writes
+// that the command does not show (ssh's ProxyCommand, gpg's
+// agent-program, openssl's engines, git's core.pager, curl's output): it
+// is read, and the step is a program not
 // known before run time. /dev/null, or "", names none; a value not known
 // (known false) may name any. from says how the command gives it (the
 // file, or NAME=file), for the reason. It reports whether the step was
@@ -1073,7 +1116,7 @@ func (w *walker) config(st *Step, f, from string, known bool) bool {
 		return false
 	}
 	w.read(st, f)
-	dynamic(st, st.Program+" reading a configuration, which can name code it runs, from "+from)
+	dynamic(st, st.Program+" reading a configuration, which can name code it runs or files it writes, from "+from)
 	return true
 }
 

@@ -367,10 +367,14 @@ func buildTable() map[string]*program {
 
 	// Network.
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts(curlValued).
-		flag("-O", Write, SubtypeWebFetch).flag("--remote-name", Write, SubtypeWebFetch).with(curlOutput, curlReads, curlHosts), "curl")
-	// wget -o LOG and -a LOG write its messages into LOG.
+		flag("-O", Write, SubtypeWebFetch).flag("--remote-name", Write, SubtypeWebFetch).
+		with(curlOutput, curlReads, curlHosts, configOption(curlValued, "-K", "--config")), "curl")
+	// wget -o LOG and -a LOG write its messages into LOG; --use-askpass
+	// runs a command; -e (--execute) runs a .wgetrc command, read as the
+	// option it stands for (wgetExecute); --config's file can set any.
 	t["wget"] = p(Write, SubtypeWebFetch, opHosts).valuedOpts(wgetValued).
-		with(wgetOutput, wgetReads, outputOption(wgetValued, "-o", "--output-file", "-a", "--append-output"))
+		with(wgetExecute(wgetOutput, wgetReads, outputOption(wgetValued, "-o", "--output-file", "-a", "--append-output"),
+			optionRuns(wgetValued, "--use-askpass")), configOption(wgetValued, "--config"))
 	set(p(Network, SubtypeWebFetch, opHosts).valuedOpts("-c -i -W -w -s -t -p -q -l -b"),
 		"dig", "nslookup", "host", "traceroute", "ftp", "whois", "http", "https", "xh", "httpie", "mosh")
 	// sftp runs ssh as scp does (-S, -o, -F), or the SFTP server -D
@@ -847,7 +851,7 @@ const (
 		"--trace --trace-ascii --trace-config --unix-socket --upload-file --upload-flags --url --url-query --user " +
 		"--user-agent --variable --vlan-priority --write-out"
 	wgetValued = "-O --output-document -P --directory-prefix -o --output-file -a --append-output -U --user-agent --header -t --tries -T --timeout " +
-		"--post-data --post-file --body-data --body-file --method -i --input-file --config -e --execute"
+		"--post-data --post-file --body-data --body-file --method -i --input-file --config -e --execute --use-askpass"
 	// tarValued: tar's options that take a value, the short ones also in
 	// a group (-czf ARCHIVE). A letter that takes a value in one tar and
 	// not in the other is not listed: GNU tar's -H FORMAT and -L LENGTH

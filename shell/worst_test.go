@@ -348,6 +348,22 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `less --lesskey-src=/tmp/keys f`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `sort --compress-program='rm -rf /x' f`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `sort --compress-program=gzip -S 1G f`, effect: ReadOnly, noWrites: true},
+		// A configuration curl or wget is given can set the files they
+		// write (curl's output, upload-file; wget's output_document) and
+		// the command wget runs (use_askpass); wget -e runs one of its
+		// commands, read as the option it stands for.
+		{cmd: `curl -K /tmp/c https://x.example`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `curl --config=/tmp/c https://x.example`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `curl -sK /tmp/c https://x.example`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `curl -K /dev/null https://x.example`, effect: Network, noWrites: true},
+		{cmd: `wget --config=/tmp/w https://x.example/f`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `wget -e output_document=/x https://x.example/f`, effect: Write, writes: []string{"/x"}},
+		{cmd: `wget --execute 'dir_prefix = /tmp/d' https://x.example/f`, effect: Write, writes: []string{"/tmp/d/f"}},
+		{cmd: `wget -e logfile=/tmp/l https://x.example/f`, effect: Write, writes: []string{"/tmp/l", "/proj/f"}},
+		{cmd: `wget -e 'use_askpass=rm -rf /x' https://x.example/f`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `wget --use-askpass='rm -rf /x' https://x.example/f`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `wget -e "$C" https://x.example/f`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `wget -e robots=off https://x.example/f`, effect: Write, writes: []string{"/proj/f"}},
 		// watch runs its words through sh -c, but with -x.
 		{cmd: `watch 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `watch -n 5 'ls; rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
