@@ -1418,6 +1418,77 @@ func editor(valued string, readOnly ...string) func(w *walker, st *Step, args []
 	}
 }
 
+// vimRuns: vim runs the Ex commands -c, --cmd and +CMD give (vimEx),
+// sources the script -S names, takes the keys typed from the file -s
+// names (but in Ex mode, -e, -es or ex, where -s is silent) and its
+// vimrc from -u's (config; NONE, NORC and DEFAULTS name none). A script
+// or typed keys can run any command and write any file: a program not
+// known before run time, the file read.
+func vimRuns(w *walker, st *Step, args []string) {
+	valued := vimValued
+	if st.Program != "ex" && !hasOpt(args, vimValued, "-e", "-E") {
+		valued += " -s"
+	}
+	r := argReader{args: args, valued: valued}
+	for a, ok := r.next(); ok && !st.Dynamic; a, ok = r.next() {
+		switch {
+		case a.opt == "" && strings.HasPrefix(a.val, "+") && !r.ended:
+			w.vimEx(st, a.val[1:], w.argKnown(a.at))
+		case !a.hasVal:
+		case a.is("-c"), a.is("--cmd"):
+			w.vimEx(st, a.val, w.argKnown(a.valueAt()))
+		case a.is("-S"), a.is("-s"):
+			w.read(st, a.val)
+			dynamic(st, st.Program+" running the commands of "+a.val+" ("+a.opt+")")
+		case a.is("-u") && a.val != "NONE" && a.val != "NORC" && a.val != "DEFAULTS":
+			w.config(st, a.val, a.val, w.argKnown(a.valueAt()))
+		}
+	}
+}
+
+// vimEx: an Ex command vim is given. !CMD runs CMD through a shell,
+// analysed as such; a line number, a search, settings, a substitution
+// without an expression (\=), writing and quitting (without a file
+// named), joined by |, do no more than the editor does; any other (a
+// function called, :w FILE, :source, :g//) can run any command or
+// write any file: a program not known before run time, as one not
+// known is.
+func (w *walker) vimEx(st *Step, cmd string, known bool) {
+	c := strings.TrimLeft(cmd, ": \t")
+	switch {
+	case !known:
+		dynamic(st, st.Program+" runs an Ex command not known before run time")
+	case strings.HasPrefix(c, "!"):
+		w.script(c[1:], []string{st.Program + " !"})
+	case !vimPlain(c):
+		dynamic(st, st.Program+" runs the Ex command "+strconv.Quote(cmd)+", which can run commands and write files")
+	}
+}
+
+// vimPlain reports whether the Ex commands c, joined by |, are each one
+// that runs nothing and writes no file but the one edited (vimEx).
+func vimPlain(c string) bool {
+	for _, part := range strings.Split(c, "|") {
+		part = strings.TrimLeft(strings.TrimSpace(part), ":")
+		name := strings.TrimRight(part, "!")
+		word, _, _ := strings.Cut(part, " ")
+		switch {
+		case part == "" || strings.Trim(part, "0123456789$") == "" || part[0] == '/' || part[0] == '?':
+		case slices.Contains([]string{"w", "wq", "x", "q", "qa", "qall", "wa", "wall", "wqa", "wqall", "xa", "xall", "noh", "nohlsearch"}, name):
+		case slices.Contains([]string{"set", "se", "setl", "setlocal", "syntax", "syn", "filetype", "colorscheme", "colo"}, word):
+		case !strings.Contains(part, "\\="):
+			// a substitution: [range]s/pattern/replacement/flags
+			rng := strings.TrimLeft(part, "%0123456789,.$")
+			if !strings.HasPrefix(rng, "s/") && !strings.HasPrefix(rng, "s#") && !strings.HasPrefix(rng, "substitute/") {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // tarMode: tar -c writes the archive and reads the files it archives,
 // -x reads the archive and writes the files it extracts (into -C or the
 // working directory), -t only reads the archive. The archive "-" is the
