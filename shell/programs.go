@@ -996,6 +996,17 @@ func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 			return
 		}
 		name := path.Base(args[0])
+		if name == "parallel" {
+			n := wrapped(name, args)
+			cmd, ck, ok := w.parallelCommand(st, args, known, n)
+			if !ok {
+				return
+			}
+			st.Via = append(st.Via, strings.Join(args[:max(n, 1)], " "))
+			in = &input{program: "parallel"}
+			args, known = cmd, ck
+			continue
+		}
 		if n := wrapped(name, args); n > 0 && n < len(args) {
 			st.Via = append(st.Via, strings.Join(args[:n], " "))
 			if name == "xargs" {
@@ -1066,6 +1077,87 @@ func xargsReplace(args []string) string {
 		}
 	}
 	return ""
+}
+
+// parallelInput stands for an input of GNU parallel in the shell text of
+// its command: a word, "<parallel input>", as xargs's "<xargs input>".
+const parallelInput = `\<parallel\ input\>`
+
+// parallelCommand reads the words of GNU parallel (args, known aligned;
+// args[:n] its options, n from wrapped, 0 when no word follows them):
+// parallel [options] [command] (::: inputs | :::: files)…, the inputs
+// read from the standard input when neither is given. It runs its
+// command through a shell, each input put in place of a replacement
+// string ({}, {.}, {/}, {1} …, -I's, as xargsReplace reads it) or added
+// after it: it returns the words of that shell, sh -c TEXT, the inputs
+// written parallelInput. With no command, each input is a command run,
+// analysed when the ::: words give it, else a program not known; then
+// ok is false and st is filled.
+func (w *walker) parallelCommand(st *Step, args []string, known []bool, n int) (cmd []string, ck []bool, ok bool) {
+	opts, rest, rk := args, []string(nil), []bool(nil)
+	if n > 0 {
+		opts, rest, rk = args[:n], args[n:], known[n:]
+	}
+	end := len(rest)
+	for j, a := range rest {
+		if a == ":::" || a == "::::" || a == ":::+" || a == "::::+" {
+			end = j
+			break
+		}
+	}
+	if end == 0 {
+		st.Program, st.Args = "parallel", args[1:]
+		if end == len(rest) || slices.Contains(rest, "::::") || slices.Contains(rest, "::::+") ||
+			hasOpt(opts[1:], "", "-a", "--arg-file", "--pipe", "--pipepart") {
+			dynamic(st, "parallel runs the commands of its input, not known before run time")
+			return nil, nil, false
+		}
+		for j, a := range rest {
+			switch {
+			case a == ":::" || a == ":::+":
+			case !rk[j]:
+				dynamic(st, "parallel runs a command not known before run time")
+				return nil, nil, false
+			default:
+				w.script(a, []string{"parallel :::"})
+			}
+		}
+		return nil, nil, false
+	}
+	text := strings.Join(rest[:end], " ")
+	if r := xargsReplace(opts); r != "" {
+		text = strings.ReplaceAll(text, r, parallelInput)
+	}
+	text = parallelReplace(text)
+	if !strings.Contains(text, parallelInput) {
+		text += " " + parallelInput
+	}
+	return []string{"sh", "-c", text}, []bool{true, true, !slices.Contains(rk[:end], false)}, true
+}
+
+// parallelReplace writes parallelInput in place of parallel's
+// replacement strings in text: {}, and {N}, {.}, {/}, {//}, {/.}, {#},
+// {%} and their mixes (a number, then . / # %).
+func parallelReplace(text string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(text, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(text[i:], '}')
+		if j < 0 {
+			break
+		}
+		if strings.Trim(text[i+1:i+j], "0123456789./#%") == "" {
+			b.WriteString(text[:i] + parallelInput)
+		} else {
+			b.WriteString(text[:i+1])
+			j = 0
+		}
+		text = text[i+j+1:]
+	}
+	return b.String() + text
 }
 
 // envAssigns adds the NAME=value words of a wrapper that gives them (env,
@@ -1142,6 +1234,14 @@ func wrapperSpec(name string) (valued string, positional int, assigns, ok bool) 
 		valued, positional = "-w -E --timeout --conflict-exit-code", 1
 	case "xargs":
 		valued = "-I -i -n -L -l -P -d -s -a -E -e --max-args --max-lines --max-procs --delimiter --max-chars --arg-file --eof --replace --process-slot-var"
+	case "parallel":
+		// GNU parallel: what follows its options is read by
+		// parallelCommand.
+		valued = "-I -n -N -L -P -j -d -a -E -S -C --jobs --max-args --max-lines --max-procs --delimiter --arg-file " +
+			"--eof --replace --sshlogin --slf --sshloginfile --colsep --results --res --joblog --tmpdir --tagstring " +
+			"--tag-string --delay --timeout --retries --memfree --load --basefile --bf --return --workdir --wd --env " +
+			"--halt --termseq --limit --block --blocksize --recstart --recend --header --transferfile --tf --trc " +
+			"--ssh --sem-timeout --shebang-wrap"
 	case "watch":
 		valued = "-n -d --interval --differences"
 	case "strace", "ltrace":

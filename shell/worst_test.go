@@ -286,6 +286,20 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `find . | xargs rm -rf`, effect: Destructive, writes: []string{"<xargs input>"}},
 		{cmd: `ls | xargs -I % rm %`, effect: Destructive, writes: []string{"<xargs input>"}},
 		{cmd: `git -c alias.x='!rm -rf /x' x`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		// GNU parallel runs its command through a shell for each input
+		// (its ::: words, or the lines of its standard input), as xargs
+		// does; with no command, each input is one.
+		{cmd: `parallel rm -rf ::: a b`, effect: Destructive, writes: []string{"<parallel input>"}},
+		{cmd: `parallel -j4 'rm -rf {}' ::: a b`, effect: Destructive, writes: []string{"<parallel input>"}},
+		{cmd: `ls | parallel rm`, effect: Destructive, writes: []string{"<parallel input>"}},
+		{cmd: `ls | parallel -I @ mv @ @.bak`, effect: Write, writes: []string{"<parallel input>.bak"}},
+		{cmd: `parallel "sh -c 'rm {/}'" :::: list`, effect: Destructive, writes: []string{"<parallel input>"}},
+		{cmd: `parallel ::: 'rm -rf /x' ls`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `cat cmds | parallel -j8`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `parallel ::: "$C"`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `parallel "$C" ::: a`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `parallel gzip -k ::: a b`, effect: Write},
+		{cmd: `parallel echo {} ::: a b`, effect: ReadOnly, noWrites: true},
 		{cmd: `git -c alias.p='push --force' p origin main`, effect: Destructive, writes: []string{"/"}},
 		{cmd: `git -c core.pager='rm -rf /x' log`, effect: Destructive, unknown: true},
 		{cmd: `git -c core.sshCommand='rm -rf /x' fetch`, effect: Destructive, unknown: true},
