@@ -1628,10 +1628,48 @@ func manRuns(w *walker, st *Step, args []string) {
 
 // rsyncRuns: rsync -e (--rsh) names the ssh it runs here, analysed as
 // optionRuns does, and --rsync-path the command it runs on the remote
-// host to start rsync there, read as ssh's remote command is.
+// host to start rsync there, read as ssh's remote command is. -M
+// (--remote-option) gives the rsync run there an option: a daemon
+// parameter (--dparam, when it serves a module over ssh) that is a
+// command it runs (pre-xfer exec, post-xfer exec, early exec) is read as
+// --rsync-path is; a configuration (--config) can name any, a program
+// not known, as one not known; its other options run nothing.
 func rsyncRuns(w *walker, st *Step, args []string) {
-	reader := argReader{valued: rsyncValued, names: []string{"-e", "--rsh", "--rsync-path"}}
-	optionCommands(reader, func(opt, val string) (string, bool) { return val, opt == "--rsync-path" })(w, st, args)
+	r := argReader{args: args, valued: rsyncValued, names: []string{"-M", "--remote-option"}, namesTake: true}
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		switch {
+		case !a.hasVal || a.opt == "" || !r.named(a):
+		case !w.argKnownIn(w.known, a.valueAt()):
+			dynamic(st, "rsync gives the remote rsync an option not known before run time")
+			return
+		case strings.HasPrefix(a.val, "--config"):
+			dynamic(st, "rsync on the remote host reading a configuration, which can name commands it runs, "+a.val)
+			return
+		}
+	}
+	reader := argReader{valued: rsyncValued, names: []string{"-e", "--rsh", "--rsync-path", "-M", "--remote-option"}}
+	optionCommands(reader, func(opt, val string) (string, bool) {
+		if opt != "-M" && opt != "--remote-option" {
+			return val, opt == "--rsync-path"
+		}
+		return rsyncDaemonExec(val), true
+	})(w, st, args)
+}
+
+// rsyncDaemonExec returns the command a daemon parameter given to the
+// remote rsync (--dparam=NAME=VALUE) runs, "" for one that runs none.
+// NAME is read as rsyncd.conf reads it: case, spaces, '-' and '_' aside.
+func rsyncDaemonExec(opt string) string {
+	p, ok := strings.CutPrefix(opt, "--dparam=")
+	if !ok {
+		return ""
+	}
+	name, val, _ := strings.Cut(p, "=")
+	switch strings.NewReplacer(" ", "", "-", "", "_", "").Replace(strings.ToLower(name)) {
+	case "prexferexec", "postxferexec", "earlyexec":
+		return val
+	}
+	return ""
 }
 
 // sftpBatch: sftp runs the commands of its batch file (-b FILE) or, with

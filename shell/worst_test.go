@@ -480,6 +480,15 @@ func TestCommandsRunningCommands(t *testing.T) {
 		// rsync runs --rsync-path on the remote host, and ssh as -e says.
 		{cmd: `rsync --rsync-path='rm -rf /x' a host:b`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `rsync --rsync-path='sudo rsync' -a a host:b`, effect: Write, noWrites: true},
+		// -M (--remote-option) passes an option to the rsync run on the
+		// remote host: a daemon parameter can be a command it runs there
+		// (pre-xfer exec …), a configuration any; rsync's other options
+		// run nothing.
+		{cmd: `rsync -e ssh -M'--dparam=pre-xfer exec=rm -rf /x' a host::m/`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `rsync --remote-option='--dparam=post-xfer exec=rm -rf /x' a host::m/`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `rsync -M --config=/tmp/d.conf a host::m/`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `rsync -M "$O" a host:b`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `rsync -M--fake-super -a a host:b`, effect: Write, noWrites: true},
 		{cmd: `rsync -e "ssh -o ProxyCommand='rm -rf /x'" a host:b`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `rsync --rsh='ssh -F /tmp/cfg' a host:b`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `find . -exec rm -rf {} +`, effect: Destructive, writes: []string{"/proj"}},
