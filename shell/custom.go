@@ -1866,6 +1866,59 @@ func npmRun(w *walker, st *Step, args []string) {
 	}
 }
 
+// makeShell: make's operand SHELL=PROGRAM (SHELL:=, as a makefile
+// sets it) names the program make runs every recipe with (envShell).
+func makeShell(w *walker, st *Step, args []string) {
+	// The last one given is the one make uses.
+	for i := len(args) - 1; i >= 0; i-- {
+		if name, val, ok := strings.Cut(args[i], "="); ok && strings.TrimRight(name, ":") == "SHELL" {
+			envShell(w, st, "SHELL", val, w.argKnown(i))
+			return
+		}
+	}
+}
+
+// npmScriptShell: --script-shell (npm's, pnpm's, yarn's) names the
+// program that runs every script, and config set script-shell stores it
+// for the scripts run later, this command's or another's (envShell).
+func npmScriptShell(w *walker, st *Step, args []string) {
+	type shell struct {
+		val   string
+		known bool
+	}
+	var shells []shell
+	r := argReader{args: args, names: []string{"--script-shell"}, namesTake: true}
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		if a.hasVal && a.opt != "" && r.named(a) {
+			shells = append(shells, shell{a.val, w.argKnown(a.valueAt())})
+		}
+	}
+	if j := indexOf(args, "config"); j >= 0 && j+1 < len(args) && args[j+1] == "set" {
+		for k := j + 2; k < len(args); k++ {
+			if strings.HasPrefix(args[k], "-") {
+				continue
+			}
+			// KEY=VALUE, or KEY VALUE; a word not known holds its
+			// source text, whose key is known when it has no $ or `.
+			key, val, pair := strings.Cut(args[k], "=")
+			keyKnown := w.argKnown(k) || pair && !strings.ContainsAny(key, "$`")
+			at := k
+			if !pair && k+1 < len(args) {
+				k++
+				val, at = args[k], k
+			}
+			if !keyKnown || strings.ReplaceAll(key, "_", "-") == "script-shell" {
+				shells = append(shells, shell{val, keyKnown && w.argKnown(at)})
+			}
+		}
+	}
+	for _, sh := range shells {
+		if envShell(w, st, "script-shell", sh.val, sh.known); st.Dynamic {
+			return
+		}
+	}
+}
+
 // sshRemote: ssh host cmd runs cmd on the host: it is analysed like any
 // command, so `ssh h rm -rf /` is destructive.
 func sshRemote(w *walker, st *Step, args []string) {

@@ -422,7 +422,8 @@ func buildTable() map[string]*program {
 	// Checking and building.
 	set(check(SubtypeRunTest), "pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox",
 		"ctest", "karma", "ava", "tap", "bats", "gotestsum", "playwright", "cypress")
-	set(check(SubtypeRunBuild), "make", "gmake", "cmake", "ninja", "bazel", "bazelisk", "gradle", "gradlew",
+	set(check(SubtypeRunBuild).with(makeShell), "make", "gmake")
+	set(check(SubtypeRunBuild), "cmake", "ninja", "bazel", "bazelisk", "gradle", "gradlew",
 		"mvn", "msbuild", "tsc", "webpack", "vite", "esbuild", "rollup", "javac", "gcc", "g++", "cc", "clang",
 		"rustc", "swiftc", "dotnet", "meson", "scons", "buck", "pants", "sbt", "lein")
 	set(check(SubtypeRunLint), "eslint", "golangci-lint", "staticcheck", "flake8", "pylint", "mypy", "pyright",
@@ -449,7 +450,7 @@ func buildTable() map[string]*program {
 		"view": p(Network, SubtypeRunCommand, opNone), "outdated": p(Network, SubtypeRunCommand, opNone),
 		"audit": p(Network, SubtypeRunLint, opNone), "init": writes(SubtypeModifyFile), "create": install(),
 		"cache": writes(SubtypeRunCommand), "config": writes(SubtypeRunCommand),
-	}).with(npmRun)
+	}).with(npmRun, npmScriptShell)
 	set(npmLike, "npm", "pnpm", "yarn", "bun")
 	pipLike := p(ExecuteCheck, SubtypeRunCommand, opNone).subs(check(SubtypeRunCommand), map[string]*program{
 		"install": install(), "uninstall": install(), "download": install(), "list": readOnly(SubtypeRunCommand),
@@ -547,7 +548,9 @@ type envVar struct {
 // environment. Four kinds:
 //
 //   - a command the program runs (GIT_SSH_COMMAND, PAGER, EDITOR) is
-//     analysed as one an option names (optionRuns);
+//     analysed as one an option names (optionRuns), and so is the shell
+//     it runs its commands with (npm_config_script_shell) but a shell
+//     named alone (envShell);
 //   - a library or a script it loads (LD_PRELOAD, BASH_ENV, NODE_OPTIONS
 //     --require, PERL5OPT -M) is code run from a file, as a script's: at
 //     least a check, the file read, the worst when not known;
@@ -620,6 +623,8 @@ func buildEnvTable() []envVar {
 		{"GIT_CONFIG_PARAMETERS", []string{"git"}, gitEnvParameters},
 		{"GIT_CONFIG_COUNT", []string{"git"}, gitEnvCount},
 		{"GNUPGHOME", []string{"gpg", "gpg2"}, envConfig},
+		{"npm_config_script_shell", []string{"npm", "pnpm", "yarn", "npx"}, envShell},
+		{"NPM_CONFIG_SCRIPT_SHELL", []string{"npm", "pnpm", "yarn", "npx"}, envShell},
 	}
 }
 
@@ -674,6 +679,17 @@ func envRuns(w *walker, st *Step, name, val string, known bool) {
 		w.script(val, []string{st.Program + " " + name})
 		w.env = w.env[:n]
 	}
+}
+
+// envShell: the value is the shell the program runs each of its
+// commands with (npm's script-shell, make's SHELL=): a shell named alone
+// runs them as the program does without it, and adds nothing; another
+// value is a command, analysed as envRuns does.
+func envShell(w *walker, st *Step, name, val string, known bool) {
+	if known && isShell(path.Base(val)) {
+		return
+	}
+	envRuns(w, st, name, val, known)
 }
 
 // envLessOpen: LESSOPEN and LESSCLOSE are commands less runs on each
