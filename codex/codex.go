@@ -91,9 +91,16 @@ func (h Hook) Trusted() bool { return h.TrustStatus == "trusted" || h.IsManaged 
 // well under a second.
 const listTimeout = 20 * time.Second
 
+// ErrHooksOff is what ListHooks returns when Codex's hooks feature is
+// turned off in its configuration: Codex then lists and runs no hook at
+// all, trusted or not, whatever its hooks files say.
+var ErrHooksOff = errors.New("Codex's hooks feature is off ([features] hooks = false, or codex_hooks = false): Codex runs no hook at all")
+
 // ListHooks asks the Codex binary bin (its app-server, over stdio
 // JSON-RPC) which hook handlers apply in cwd and whether each is trusted.
-// env is the environment Codex runs with (CODEX_HOME, HOME).
+// env is the environment Codex runs with (CODEX_HOME, HOME). When Codex
+// lists none it also asks for its features, and returns ErrHooksOff if
+// the hooks feature is off (a Codex that cannot say is taken at its list).
 func ListHooks(ctx context.Context, bin, cwd string, env []string) ([]Hook, error) {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
@@ -123,42 +130,80 @@ func ListHooks(ctx context.Context, bin, cwd string, env []string) ([]Hook, erro
 			return nil, fmt.Errorf("cannot talk to codex app-server: %w", err)
 		}
 	}
-	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": map[string]any{"cwds": []string{cwd}}})
-	if _, err := in.Write(append(req, '\n')); err != nil {
-		return nil, fmt.Errorf("cannot talk to codex app-server: %w", err)
-	}
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var m struct {
-			ID     *int            `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
+	// call sends one request and returns its answer's result (nil with
+	// rpcErr set when Codex answered with an error).
+	call := func(id int, method string, params any) (result, rpcErr json.RawMessage, err error) {
+		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		if _, err := in.Write(append(req, '\n')); err != nil {
+			return nil, nil, fmt.Errorf("cannot talk to codex app-server: %w", err)
 		}
-		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil || *m.ID != 2 {
-			continue
+		for sc.Scan() {
+			var m struct {
+				ID     *int            `json:"id"`
+				Result json.RawMessage `json:"result"`
+				Error  json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil || *m.ID != id {
+				continue
+			}
+			return m.Result, m.Error, nil
 		}
-		if len(m.Error) > 0 {
-			return nil, fmt.Errorf("codex app-server hooks/list: %s", m.Error)
+		if err := ctx.Err(); err != nil {
+			return nil, nil, fmt.Errorf("codex app-server did not answer %s: %w", method, err)
 		}
-		var r struct {
-			Data []struct {
-				Hooks []Hook `json:"hooks"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(m.Result, &r); err != nil {
-			return nil, fmt.Errorf("cannot read codex app-server hooks/list: %w", err)
-		}
-		var hooks []Hook
-		for _, d := range r.Data {
-			hooks = append(hooks, d.Hooks...)
-		}
-		return hooks, nil
+		return nil, nil, fmt.Errorf("codex app-server exited without answering %s", method)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("codex app-server did not answer hooks/list: %w", err)
+	res, rpcErr, err := call(2, "hooks/list", map[string]any{"cwds": []string{cwd}})
+	if err != nil {
+		return nil, err
 	}
-	return nil, errors.New("codex app-server exited without answering hooks/list")
+	if len(rpcErr) > 0 {
+		return nil, fmt.Errorf("codex app-server hooks/list: %s", rpcErr)
+	}
+	var r struct {
+		Data []struct {
+			Hooks []Hook `json:"hooks"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return nil, fmt.Errorf("cannot read codex app-server hooks/list: %w", err)
+	}
+	var hooks []Hook
+	for _, d := range r.Data {
+		hooks = append(hooks, d.Hooks...)
+	}
+	if len(hooks) == 0 && hooksOff(call) {
+		return nil, ErrHooksOff
+	}
+	return hooks, nil
+}
+
+// hooksOff asks Codex for its features (experimentalFeature/list, which
+// reports each as the loaded configuration sets it) and reports whether
+// the one named "hooks" is off. Any failure to tell is false: the caller
+// then goes by the hooks Codex listed.
+func hooksOff(call func(id int, method string, params any) (result, rpcErr json.RawMessage, err error)) bool {
+	res, rpcErr, err := call(3, "experimentalFeature/list", map[string]any{"limit": 1000})
+	if err != nil || len(rpcErr) > 0 {
+		return false
+	}
+	var r struct {
+		Data []struct {
+			Name    string `json:"name"`
+			Enabled *bool  `json:"enabled"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(res, &r) != nil {
+		return false
+	}
+	for _, f := range r.Data {
+		if f.Name == "hooks" && f.Enabled != nil {
+			return !*f.Enabled
+		}
+	}
+	return false
 }
 
 // TrustBlock returns the config.toml tables that record h as trusted, as

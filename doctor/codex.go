@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -103,6 +104,13 @@ func (e *env) checkCodexFile(ctx context.Context, o install.Options, scope, path
 		return c
 	}
 	hooks, err := codex.ListHooks(ctx, bin, e.WorkDir, e.Environ)
+	if errors.Is(err, codex.ErrHooksOff) {
+		// Installing again changes nothing: the setting is the user's.
+		config, _ := install.CodexConfigPath(o)
+		fail(Fail, err.Error())
+		c.Fix = hooksOnFix(config)
+		return c
+	}
 	if err != nil {
 		fail(Warn, fmt.Sprintf("cannot ask Codex which hooks it trusts: %v", err))
 		return c
@@ -128,4 +136,10 @@ func (e *env) checkCodexFile(ctx context.Context, o install.Options, scope, path
 		c.Message += fmt.Sprintf(", all %d trusted", listed)
 	}
 	return c
+}
+
+// hooksOnFix is the step that turns Codex's hooks feature back on in
+// config, its config.toml.
+func hooksOnFix(config string) string {
+	return "$EDITOR " + claudecode.ShellQuote(config) + "   # under [features], set hooks = true (and codex_hooks, if there), or delete the line"
 }

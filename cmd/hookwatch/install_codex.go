@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -129,6 +130,9 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 		cwd, _ = os.Getwd()
 	}
 	hooks, err := codex.ListHooks(ctx, bin, cwd, os.Environ())
+	if errors.Is(err, codex.ErrHooksOff) {
+		return fmt.Errorf("hookwatch's hooks are in %s, but %w: under [features] in %s, set hooks = true (and codex_hooks, if there) or delete the line, then run this again", path, err, config)
+	}
 	if err != nil {
 		return untrusted(fmt.Sprintf("Codex could not be asked which of them it trusts (%v)", err))
 	}

@@ -163,3 +163,33 @@ func (c *collector) sayHello(t *testing.T, e *Env) string {
 	sameCounts(t, "stored events", countEvents(c.waitEvents(t, id, total)), want)
 	return id
 }
+
+// TestInstallHooksOff: with Codex's hooks feature turned off in
+// config.toml (`[features] hooks = false`, or the older `codex_hooks`),
+// Codex runs no hook at all. install --codex fails saying that, and which
+// setting to change, not that a project is untrusted; doctor says the same
+// with a fix that is not install again.
+func TestInstallHooksOff(t *testing.T) {
+	for _, flag := range []string{"hooks", "codex_hooks"} {
+		t.Run(flag, func(t *testing.T) {
+			e := New(t, ModelClassic, nil)
+			config := filepath.Join(e.CodexHome, "config.toml")
+			if err := os.WriteFile(config, append(read(t, config), "\n[features]\n"+flag+" = false\n"...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			bin := testbin.Build(t, "./cmd/hookwatch")
+			cmd := exec.Command(bin, "install", "--codex", "--codex-bin", e.Bin)
+			cmd.Dir, cmd.Env = e.Project, e.Environ()
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "hooks feature is off") || !strings.Contains(string(out), config) || strings.Contains(string(out), "trust-project") {
+				t.Errorf("install --codex with hooks off: %v\n%s", err, out)
+			}
+			doctor := exec.Command(bin, "doctor", "--no-round-trip")
+			doctor.Dir, doctor.Env = e.Project, append(e.Environ(), "PATH="+filepath.Dir(e.Bin)+":/usr/local/bin:/usr/bin:/bin")
+			dout, _ := doctor.CombinedOutput()
+			if !strings.Contains(string(dout), "hooks feature is off") || strings.Contains(string(dout), "fix: hookwatch install --codex\n") {
+				t.Errorf("hookwatch doctor with hooks off:\n%s", dout)
+			}
+		})
+	}
+}
