@@ -284,7 +284,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// before anything is written or printed: refused half way, install
 	// would leave the token, or hooks nothing trusts, behind.
 	if set := claudeOnly(fs); cf.codex && len(set) > 0 {
-		return fmt.Errorf("%w: %s apply to Claude Code's hooks only: Codex runs the command hook, which posts where HOOKWATCH_URL says", errUsage, strings.Join(set, ", "))
+		return fmt.Errorf("%w: %s", errUsage, claudeOnlyRefusal(set))
 	}
 	if cf.trustProject && (!cf.codex || sf.scope != claudecode.ScopeProject) {
 		return fmt.Errorf("%w: --trust-project goes with --codex --scope project", errUsage)

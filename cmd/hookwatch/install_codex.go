@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/event"
@@ -64,6 +65,23 @@ func claudeOnly(fs *flag.FlagSet) []string {
 		}
 	})
 	return set
+}
+
+// claudeOnlyRefusal says why install --codex refuses the flags set (from
+// claudeOnly): each flag's own reason, in a sentence whose verb agrees.
+func claudeOnlyRefusal(set []string) string {
+	verb := "apply"
+	if len(set) == 1 {
+		verb = "applies"
+	}
+	var why []string
+	if slices.Contains(set, "--statusline") {
+		why = append(why, "Codex has no status line")
+	}
+	if slices.Contains(set, "--mode") || slices.Contains(set, "--url") {
+		why = append(why, "Codex runs the command hook, which posts where HOOKWATCH_URL says")
+	}
+	return fmt.Sprintf("%s %s to Claude Code's hooks only: %s", strings.Join(set, ", "), verb, strings.Join(why, "; "))
 }
 
 // trustStep is what the user must do when hookwatch cannot trust the hooks

@@ -774,6 +774,17 @@ func TestInstallCodexRefusesClaudeFlags(t *testing.T) {
 			t.Errorf("install --codex %s: %v, want a usage error naming %s", strings.Join(args, " "), err, args[0])
 		}
 	}
+	// The refusal reads as a sentence, and its reason is the flag's own.
+	for args, want := range map[string]string{
+		"--statusline": "--statusline applies to Claude Code's hooks only: Codex has no status line",
+		"--mode http":  "--mode applies to Claude Code's hooks only: Codex runs the command hook",
+		"--mode http --url http://x:1 --statusline": "--mode, --statusline, --url apply to Claude Code's hooks only",
+	} {
+		_, _, err := hw(t, "", append([]string{"install", "--codex"}, strings.Fields(args)...)...)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("install --codex %s: %v, want %q", args, err, want)
+		}
+	}
 	if exists(filepath.Join(e.root, "codex")) {
 		t.Error("a refused install wrote Codex's files")
 	}
