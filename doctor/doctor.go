@@ -498,8 +498,10 @@ func (e *env) checkRegistration() Check {
 	switch {
 	case len(scopes) == 0 && !plugin && e.codexInstalled:
 		c.Status = Info
-		c.Message = "no settings file registers hookwatch and its plugin is not enabled: only Codex runs it"
-		c.Fix = "hookwatch install"
+		// Nothing is wrong for someone who uses only Codex: the fix is
+		// for watching Claude Code as well.
+		c.Message = "no settings file registers hookwatch and its plugin is not enabled: only Codex runs it, Claude Code does not"
+		c.Fix = "hookwatch install   # only to watch Claude Code too"
 		return c
 	case len(scopes) == 0 && !plugin:
 		c.Status = Fail

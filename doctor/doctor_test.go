@@ -505,7 +505,9 @@ func TestCodex(t *testing.T) {
 					t.Errorf("project: %+v", c)
 				}
 			case "registration":
-				if c.Status != Info {
+				// Not a problem for a Codex user: the fix says it is
+				// for watching Claude Code too.
+				if c.Status != Info || !strings.Contains(c.Message, "Claude Code does not") || !strings.HasSuffix(c.Fix, "# only to watch Claude Code too") {
 					t.Errorf("registration with Codex only: %+v", c)
 				}
 			}
