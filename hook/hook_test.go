@@ -408,6 +408,17 @@ func TestMainHelp(t *testing.T) {
 	if code != 0 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "HOOKWATCH_URL") {
 		t.Errorf("--help: code %d stdout %q stderr %q", code, stdout.String(), stderr.String())
 	}
+	// The help says what the hook prints when a policy answers (a deny the
+	// agent enforces), and that an https:// URL is reached through the
+	// forwarder, not only loopback.
+	for _, want := range []string{"policy", "hookwatch policy explain", "https://", "hookwatch forward"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("--help does not mention %q:\n%s", want, stderr.String())
+		}
+	}
+	if strings.Contains(stderr.String(), "exits 0 with nothing on stdout.") {
+		t.Errorf("--help says the hook never prints, which a policy's answer contradicts:\n%s", stderr.String())
+	}
 }
 
 // TestMainVersion: --version prints the version and exits 0 without

@@ -122,13 +122,20 @@ const helpText = `Usage: hookwatch hook [--runtime claude-code|codex] < payload.
 
 Reads one agent hook payload (Claude Code or Codex) from stdin, records it
 with the collector at $HOOKWATCH_URL (default http://127.0.0.1:7421) and
-exits 0 with nothing on stdout. When the collector is down or slow, the
-event is spooled under $HOOKWATCH_HOME/spool and delivered later. Failures
-are logged to $HOOKWATCH_HOME/hook.log; they never break the agent.
+exits 0. Stdout is empty unless a policy rule answers the event (a deny
+with its reason, context for the model…): then it holds that answer, in
+the JSON the runtime reads; 'hookwatch policy explain' lists the rules in
+force. When the collector is down or slow, the event is spooled under
+$HOOKWATCH_HOME/spool and delivered later. Failures are logged to
+$HOOKWATCH_HOME/hook.log; they never break the agent.
 
 Environment:
   HOOKWATCH_HOME         data directory (default ~/.hookwatch)
-  HOOKWATCH_URL          collector base URL, http:// with an IP or localhost
+  HOOKWATCH_URL          collector base URL: http:// with an IP or localhost
+                         is posted to (on loopback, a collector is started
+                         when none answers); https:// or a host name (a team
+                         server) is spooled for hookwatch forward, which is
+                         started when none runs
   HOOKWATCH_TOKEN        bearer token for the collector
   HOOKWATCH_HOOK_BUDGET  wall time the hook may take once its payload is read
                          (default 1s; it waits five times as long for the payload)
