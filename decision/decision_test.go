@@ -328,6 +328,10 @@ func TestRenderCodex(t *testing.T) {
 	// Verified on Codex 0.169: the deny's reason reaches the model.
 	f(Decision{Event: "PreToolUse", Verdict: Deny, Reasons: []string{"no rm"}, SystemMessages: []string{"warn"}, AdditionalContext: []string{"c"}},
 		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no rm"}}`+"\n")
+	// Codex writes "Command blocked by PreToolUse hook: <reason>. Command:
+	// <cmd>": a reason's own final period would show twice.
+	f(Decision{Event: "PreToolUse", Verdict: Deny, Reasons: []string{"No rm -rf here."}},
+		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"No rm -rf here"}}`+"\n")
 	// No allow in Codex: an allow is no output; ask and defer fail the hook.
 	f(Decision{Event: "PreToolUse", Verdict: Allow, UpdatedInput: map[string]any{"command": "ls"}}, "")
 	f(Decision{Event: "PreToolUse", Verdict: Ask}, "")

@@ -71,6 +71,12 @@ func Render(d Decision) (stdout []byte, exitCode int) {
 		if e.Verdict != None {
 			h.PermissionDecision = e.Verdict.String()
 			h.PermissionDecisionReason = reason
+			if e.Runtime == runtimeCodex {
+				// Codex shows "Command blocked by PreToolUse hook:
+				// <reason>. Command: <cmd>" to the model and the user:
+				// its own period follows the reason.
+				h.PermissionDecisionReason = strings.TrimSuffix(reason, ".")
+			}
 		}
 		if e.UpdatedInput != nil {
 			h.UpdatedInput = e.UpdatedInput

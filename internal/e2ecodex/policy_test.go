@@ -21,7 +21,7 @@ func TestPolicy(t *testing.T) {
     tool: Bash
     when: tool_input.command contains "rm -rf"
     action: deny
-    reason: rm -rf is not allowed here
+    reason: rm -rf is not allowed here.
   - id: checks-first
     runtime: codex
     events: Stop
@@ -66,7 +66,8 @@ func TestPolicy(t *testing.T) {
 	reqs := e.Model.Requests()
 	for _, r := range reqs {
 		text := r.Text()
-		sawReason = sawReason || strings.Contains(text, "rm -rf is not allowed here")
+		// Codex follows the reason with its own period: one, not two.
+		sawReason = sawReason || strings.Contains(text, "rm -rf is not allowed here. Command: ")
 		sawBlock = sawBlock || strings.Contains(text, "Run the checks before you stop.")
 		sawContext = sawContext || strings.Contains(text, "Project rule: answer briefly.")
 	}
