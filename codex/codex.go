@@ -96,11 +96,22 @@ const listTimeout = 20 * time.Second
 // all, trusted or not, whatever its hooks files say.
 var ErrHooksOff = errors.New("Codex's hooks feature is off ([features] hooks = false, or codex_hooks = false): Codex runs no hook at all")
 
+// LoadError is what ListHooks returns when Codex lists no hook and says
+// why: its configuration or a hooks file it could not load (Codex then
+// runs on its defaults, and no hook of those files runs). Messages are
+// Codex's own, each naming the file and line.
+type LoadError struct{ Messages []string }
+
+func (e *LoadError) Error() string {
+	return "Codex cannot load its configuration: " + strings.Join(e.Messages, "; ")
+}
+
 // ListHooks asks the Codex binary bin (its app-server, over stdio
 // JSON-RPC) which hook handlers apply in cwd and whether each is trusted.
 // env is the environment Codex runs with (CODEX_HOME, HOME). When Codex
 // lists none it also asks for its features, and returns ErrHooksOff if
-// the hooks feature is off (a Codex that cannot say is taken at its list).
+// the hooks feature is off (a Codex that cannot say is taken at its list),
+// or a *LoadError when Codex reported errors loading what it would list.
 func ListHooks(ctx context.Context, bin, cwd string, env []string) ([]Hook, error) {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
@@ -164,17 +175,28 @@ func ListHooks(ctx context.Context, bin, cwd string, env []string) ([]Hook, erro
 	}
 	var r struct {
 		Data []struct {
-			Hooks []Hook `json:"hooks"`
+			Hooks  []Hook `json:"hooks"`
+			Errors []struct {
+				Message string `json:"message"`
+			} `json:"errors"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(res, &r); err != nil {
 		return nil, fmt.Errorf("cannot read codex app-server hooks/list: %w", err)
 	}
 	var hooks []Hook
+	var load LoadError
 	for _, d := range r.Data {
 		hooks = append(hooks, d.Hooks...)
+		for _, e := range d.Errors {
+			load.Messages = append(load.Messages, e.Message)
+		}
 	}
-	if len(hooks) == 0 && hooksOff(call) {
+	switch {
+	case len(hooks) > 0:
+	case len(load.Messages) > 0:
+		return nil, &load
+	case hooksOff(call):
 		return nil, ErrHooksOff
 	}
 	return hooks, nil

@@ -111,6 +111,12 @@ func (e *env) checkCodexFile(ctx context.Context, o install.Options, scope, path
 		c.Fix = hooksOnFix(config)
 		return c
 	}
+	if load := (*codex.LoadError)(nil); errors.As(err, &load) {
+		// Codex runs on its defaults then: no hook of these files runs.
+		fail(Fail, err.Error())
+		c.Fix = "hookwatch doctor   # again, once the file and line Codex names above are fixed"
+		return c
+	}
 	if err != nil {
 		fail(Warn, fmt.Sprintf("cannot ask Codex which hooks it trusts: %v", err))
 		return c

@@ -151,6 +151,10 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 	if errors.Is(err, codex.ErrHooksOff) {
 		return fmt.Errorf("hookwatch's hooks are in %s, but %w: under [features] in %s, set hooks = true (and codex_hooks, if there) or delete the line, then run this again", path, err, config)
 	}
+	var load *codex.LoadError
+	if errors.As(err, &load) {
+		return fmt.Errorf("hookwatch's hooks are in %s, but %w: fix that (codex exec reports the same), then run this again", path, err)
+	}
 	if err != nil {
 		return untrusted(fmt.Sprintf("Codex could not be asked which of them it trusts (%v)", err))
 	}

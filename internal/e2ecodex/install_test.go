@@ -168,28 +168,41 @@ func (c *collector) sayHello(t *testing.T, e *Env) string {
 // config.toml (`[features] hooks = false`, or the older `codex_hooks`),
 // Codex runs no hook at all. install --codex fails saying that, and which
 // setting to change, not that a project is untrusted; doctor says the same
-// with a fix that is not install again.
+// with a fix that is not install again. A config.toml Codex cannot load
+// (it then runs on defaults, hooks.json unread) is reported with Codex's
+// own words, which name the line.
 func TestInstallHooksOff(t *testing.T) {
-	for _, flag := range []string{"hooks", "codex_hooks"} {
-		t.Run(flag, func(t *testing.T) {
+	f := func(name, appended string, want ...string) {
+		t.Run(name, func(t *testing.T) {
 			e := New(t, ModelClassic, nil)
 			config := filepath.Join(e.CodexHome, "config.toml")
-			if err := os.WriteFile(config, append(read(t, config), "\n[features]\n"+flag+" = false\n"...), 0o644); err != nil {
+			if err := os.WriteFile(config, append(read(t, config), appended...), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			bin := testbin.Build(t, "./cmd/hookwatch")
 			cmd := exec.Command(bin, "install", "--codex", "--codex-bin", e.Bin)
 			cmd.Dir, cmd.Env = e.Project, e.Environ()
 			out, err := cmd.CombinedOutput()
-			if err == nil || !strings.Contains(string(out), "hooks feature is off") || !strings.Contains(string(out), config) || strings.Contains(string(out), "trust-project") {
-				t.Errorf("install --codex with hooks off: %v\n%s", err, out)
+			if err == nil || strings.Contains(string(out), "trust-project") || strings.Contains(string(out), "Codex runs the hooks") {
+				t.Errorf("install --codex: %v\n%s", err, out)
 			}
 			doctor := exec.Command(bin, "doctor", "--no-round-trip")
 			doctor.Dir, doctor.Env = e.Project, append(e.Environ(), "PATH="+filepath.Dir(e.Bin)+":/usr/local/bin:/usr/bin:/bin")
 			dout, _ := doctor.CombinedOutput()
-			if !strings.Contains(string(dout), "hooks feature is off") || strings.Contains(string(dout), "fix: hookwatch install --codex\n") {
-				t.Errorf("hookwatch doctor with hooks off:\n%s", dout)
+			if strings.Contains(string(dout), "fix: hookwatch install --codex\n") {
+				t.Errorf("hookwatch doctor's fix is to install again:\n%s", dout)
+			}
+			for _, w := range want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("install --codex does not say %q:\n%s", w, out)
+				}
+				if !strings.Contains(string(dout), w) {
+					t.Errorf("hookwatch doctor does not say %q:\n%s", w, dout)
+				}
 			}
 		})
 	}
+	f("hooks", "\n[features]\nhooks = false\n", "hooks feature is off")
+	f("codex_hooks", "\n[features]\ncodex_hooks = false\n", "hooks feature is off")
+	f("unloadable", "\nmodel = \n", "Codex cannot load", "config.toml:12:9: string values must be quoted")
 }
