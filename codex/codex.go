@@ -82,10 +82,39 @@ type Hook struct {
 	// TrustStatus is "trusted" or "untrusted" (Codex skips it).
 	TrustStatus string `json:"trustStatus"`
 	IsManaged   bool   `json:"isManaged"`
+	// Enabled is false for a hook the user turned off (Codex's /hooks
+	// review, or enabled = false in its [hooks.state] table); nil when
+	// Codex did not say.
+	Enabled *bool `json:"enabled"`
 }
 
-// Trusted reports whether Codex runs the hook.
+// Trusted reports whether Codex trusts the hook, which it must to run it.
 func (h Hook) Trusted() bool { return h.TrustStatus == "trusted" || h.IsManaged }
+
+// Off reports whether the hook is turned off: Codex skips it, trusted or
+// not.
+func (h Hook) Off() bool { return h.Enabled != nil && !*h.Enabled }
+
+// Event returns the hook's event as hooks files name it: Codex's
+// hooks/list writes preToolUse for PreToolUse.
+func (h Hook) Event() string {
+	if h.EventName == "" {
+		return ""
+	}
+	return strings.ToUpper(h.EventName[:1]) + h.EventName[1:]
+}
+
+// OffEvents returns the events of the hooks that are turned off, in the
+// order given.
+func OffEvents(hooks []Hook) []string {
+	var out []string
+	for _, h := range hooks {
+		if h.Off() {
+			out = append(out, h.Event())
+		}
+	}
+	return out
+}
 
 // listTimeout bounds one hooks/list round trip: the app-server answers in
 // well under a second.

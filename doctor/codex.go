@@ -122,14 +122,17 @@ func (e *env) checkCodexFile(ctx context.Context, o install.Options, scope, path
 		return c
 	}
 	listed, untrusted := 0, 0
+	var ours []codex.Hook
 	for _, h := range hooks {
 		if slices.Contains(keys, h.Key) {
+			ours = append(ours, h)
 			listed++
 			if !h.Trusted() {
 				untrusted++
 			}
 		}
 	}
+	off := codex.OffEvents(ours)
 	switch {
 	case listed == 0 && scope == claudecode.ScopeProject:
 		fail(Fail, "Codex ignores this file: the project is not trusted (codex exec --trust, or trust_level = \"trusted\" for it in config.toml)")
@@ -138,6 +141,15 @@ func (e *env) checkCodexFile(ctx context.Context, o install.Options, scope, path
 		fail(Fail, "Codex does not list hookwatch's hooks of this file")
 	case untrusted > 0:
 		fail(Fail, fmt.Sprintf("Codex reports %d of hookwatch's %d hooks untrusted: codex exec skips an untrusted hook silently", untrusted, listed))
+	case len(off) > 0:
+		// The user's choice, which installing again leaves alone.
+		config, _ := install.CodexConfigPath(o)
+		which := "the hook of " + off[0]
+		if len(off) > 1 {
+			which = "the hooks of " + strings.Join(off, ", ")
+		}
+		fail(Fail, fmt.Sprintf("Codex has %s turned off: neither recorded nor held to a policy there", which))
+		c.Fix = "$EDITOR " + claudecode.ShellQuote(config) + "   # delete enabled = false from hookwatch's [hooks.state] tables, or turn them on in Codex's /hooks"
 	default:
 		c.Message += fmt.Sprintf(", all %d trusted", listed)
 	}

@@ -186,6 +186,15 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 		if n > 0 {
 			return untrusted(fmt.Sprintf("Codex still reports %d of them untrusted", n))
 		}
+		// Turned off by the user, a hook does not run however trusted:
+		// that is theirs to undo, so said, not changed.
+		if off := codex.OffEvents(listed(hooks, keys)); len(off) > 0 {
+			which, it, line := "the hook of "+off[0], "it", "its enabled = false line"
+			if len(off) > 1 {
+				which, it, line = "the hooks of "+strings.Join(off, ", "), "them", "their enabled = false lines"
+			}
+			return fmt.Errorf("hookwatch's hooks are in %s and trusted, but Codex has %s turned off, so it neither records nor enforces a policy there: turn %s on in Codex's /hooks, or delete %s in %s", path, which, it, line, config)
+		}
 	}
 	fmt.Fprintf(stdout, "Codex runs the hooks: %s hook\n", o.Binary)
 	return nil

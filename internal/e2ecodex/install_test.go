@@ -206,3 +206,39 @@ func TestInstallHooksOff(t *testing.T) {
 	f("codex_hooks", "\n[features]\ncodex_hooks = false\n", "hooks feature is off")
 	f("unloadable", "\nmodel = \n", "Codex cannot load", "config.toml:12:9: string values must be quoted")
 }
+
+// TestInstallHookTurnedOff: a hook of hookwatch's the user turned off in
+// Codex (enabled = false in its [hooks.state] table, as Codex's /hooks
+// review records it) does not run, trusted or not: install and doctor say
+// which, instead of that Codex runs the hooks.
+func TestInstallHookTurnedOff(t *testing.T) {
+	e := New(t, ModelClassic, nil)
+	config := filepath.Join(e.CodexHome, "config.toml")
+	out := hookwatch(t, e, "install", "--codex", "--codex-bin", e.Bin)
+	if !strings.Contains(out, "Codex runs the hooks") {
+		t.Fatalf("install:\n%s", out)
+	}
+	b := string(read(t, config))
+	head := fmt.Sprintf("[hooks.state.%q]\ntrusted_hash = ", filepath.Join(e.CodexHome, "hooks.json")+":pre_tool_use:0:0")
+	i := strings.Index(b, head)
+	if i < 0 {
+		t.Fatalf("no trust of PreToolUse's hook in config.toml:\n%s", b)
+	}
+	i += len(head) + strings.Index(b[i+len(head):], "\n") + 1
+	if err := os.WriteFile(config, []byte(b[:i]+"enabled = false\n"+b[i:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := testbin.Build(t, "./cmd/hookwatch")
+	cmd := exec.Command(bin, "install", "--codex", "--codex-bin", e.Bin)
+	cmd.Dir, cmd.Env = e.Project, e.Environ()
+	iout, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(iout), "turned off") || !strings.Contains(string(iout), "PreToolUse") || strings.Contains(string(iout), "Codex runs the hooks") {
+		t.Errorf("install --codex with PreToolUse's hook turned off: %v\n%s", err, iout)
+	}
+	doctor := exec.Command(bin, "doctor", "--no-round-trip")
+	doctor.Dir, doctor.Env = e.Project, append(e.Environ(), "PATH="+filepath.Dir(e.Bin)+":/usr/local/bin:/usr/bin:/bin")
+	dout, _ := doctor.CombinedOutput()
+	if !strings.Contains(string(dout), "FAIL  codex hooks (user)") || !strings.Contains(string(dout), "turned off") || !strings.Contains(string(dout), "PreToolUse") {
+		t.Errorf("hookwatch doctor with PreToolUse's hook turned off:\n%s", dout)
+	}
+}
