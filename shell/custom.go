@@ -1604,26 +1604,35 @@ func optionRuns(valued string, names ...string) func(w *walker, st *Step, args [
 	return optionCommands(argReader{valued: valued, names: names}, func(_, val string) (string, bool) { return val, false })
 }
 
-// manRuns: man -H (--html) runs the browser attached to it (-Hfirefox,
-// --html=firefox; else $BROWSER), analysed as a command.
-func manRuns(w *walker, st *Step, args []string) {
+// gluedRuns: an option whose value, a command run, is only ever glued
+// to it (-Hfirefox, --html=firefox: optional, so a next word is no
+// value), the short form short and the long one long ("--html="),
+// analysed as a command; known says which words of args are known, and
+// what names the program and option in reasons ("man -H").
+func (w *walker) gluedRuns(st *Step, args []string, known []bool, short, long, what string) {
 	for j, a := range args {
 		if a == "--" {
 			break
 		}
-		browser, html := strings.CutPrefix(a, "--html=")
-		if !html && strings.HasPrefix(a, "-H") && len(a) > 2 {
-			browser, html = a[2:], true
+		cmd, ok := strings.CutPrefix(a, long)
+		if !ok && strings.HasPrefix(a, short) && len(a) > len(short) {
+			cmd, ok = a[len(short):], true
 		}
 		switch {
-		case !html:
-		case !w.argKnownIn(w.known, j):
-			dynamic(st, "man runs a browser not known before run time")
+		case !ok:
+		case !w.argKnownIn(known, j):
+			dynamic(st, what+" runs a command not known before run time")
 			return
 		default:
-			w.script(browser, []string{"man -H"})
+			w.script(cmd, []string{what})
 		}
 	}
+}
+
+// manRuns: man -H (--html) runs the browser attached to it (-Hfirefox,
+// --html=firefox; else $BROWSER), analysed as a command.
+func manRuns(w *walker, st *Step, args []string) {
+	w.gluedRuns(st, args, w.known, "-H", "--html=", "man -H")
 }
 
 // rsyncRuns: rsync -e (--rsh) names the ssh it runs here, analysed as
@@ -2290,23 +2299,8 @@ func (w *walker) gitRuns(st *Step, sub string, rest []string, known []bool, exec
 		optionCommands(argReader{valued: "-x --exec --onto -s --strategy -X --strategy-option -C", names: []string{"-x", "--exec"}},
 			func(_, val string) (string, bool) { return val, false })(w, st, rest)
 	case "grep":
-		for j, a := range rest {
-			if a == "--" {
-				break
-			}
-			pager, ok := strings.CutPrefix(a, "--open-files-in-pager=")
-			if !ok && strings.HasPrefix(a, "-O") && len(a) > 2 {
-				pager, ok = a[2:], true
-			}
-			switch {
-			case !ok:
-			case !w.argKnownIn(known, j):
-				dynamic(st, "git grep runs a pager not known before run time")
-				return
-			default:
-				w.script(pager, []string{"git grep -O"})
-			}
-		}
+		// -O (--open-files-in-pager) runs the pager attached to it.
+		w.gluedRuns(st, rest, known, "-O", "--open-files-in-pager=", "git grep -O")
 	case "bisect":
 		if len(rest) > 1 && rest[0] == "run" {
 			w.runWords(st, "git bisect", "run", rest[1:], known[min(1, len(known)):])
