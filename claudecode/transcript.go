@@ -157,10 +157,14 @@ func ReadTranscript(r io.Reader, fn func(rec *TranscriptRecord) error) (consumed
 
 // decodeRecord decodes a user, assistant or system line. The type is
 // looked for in the raw bytes first: most of a transcript's bytes are
-// attachments and progress records that hookwatch does not read.
+// attachments and progress records that hookwatch does not read. That
+// shortcut holds for the compact JSON the client writes; a line written
+// otherwise (spaces after the colons: a transcript rewritten by a script,
+// say to scrub it, before it is imported) has no compact "type":" at all,
+// and is decoded to learn its type.
 func decodeRecord(line []byte) (*TranscriptRecord, bool) {
 	if !bytes.Contains(line, []byte(`"type":"assistant"`)) && !bytes.Contains(line, []byte(`"type":"user"`)) &&
-		!bytes.Contains(line, []byte(`"type":"system"`)) {
+		!bytes.Contains(line, []byte(`"type":"system"`)) && bytes.Contains(line, []byte(`"type":"`)) {
 		return nil, false
 	}
 	rec := new(TranscriptRecord)

@@ -31,6 +31,10 @@ func TestReadTranscript(t *testing.T) {
 	// Unknown record types, garbage and a type in a nested object only.
 	f(`{"type":"queue-operation"}`+"\nnot json\n"+`{"type":"x","data":{"type":"user"}}`+"\n"+asst,
 		int64(27+9+36+len(asst)), "assistant:a1", 3)
+	// JSON written with spaces (a transcript a script rewrote) is read
+	// as the client's compact JSON is.
+	spaced := `{"type": "user", "uuid": "u3", "message": {"role": "user", "content": "hi"}}` + "\n"
+	f(spaced+`{"type": "progress", "uuid": "p1"}`+"\n", int64(len(spaced)+35), "user:u3", 1)
 	// A wrongly typed field skips the line, not the file.
 	f(`{"type":"user","uuid":7}`+"\n"+user, int64(25+len(user)), "user:u1", 1)
 	// A line longer than the reader's buffer is read whole.
