@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -113,6 +114,10 @@ type Summary struct {
 	// over (other record types, lines that are not JSON).
 	Records int `json:"records"`
 	Skipped int `json:"skipped"`
+	// Stored counts the hook events the records stand for that Known
+	// said were stored already (the hooks', an earlier import's): not
+	// made again.
+	Stored int `json:"stored"`
 	// Envelopes counts the envelopes made (delivered unless DryRun), by
 	// event name; Sessions are the sessions they belong to.
 	Envelopes map[string]int `json:"envelopes"`
@@ -336,12 +341,15 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 		slices.Sort(sum.Sessions)
 	}()
 	convert := func(j *job) error {
-		k := newKnown()
+		k, stored := newKnown(), newKnown()
 		if opt.Known != nil {
 			var err error
 			if k, err = opt.Known(ctx, files[j.files[0]].SessionID); err != nil {
 				return fmt.Errorf("cannot read what is stored of session %s: %w", files[j.files[0]].SessionID, err)
 			}
+			// k grows with what this run makes; stored stays what the
+			// store held, to count what is not sent again for it.
+			stored = &Known{Calls: maps.Clone(k.Calls), Prompts: maps.Clone(k.Prompts), Agents: maps.Clone(k.Agents)}
 		}
 		for _, i := range j.files {
 			if err := ctx.Err(); err != nil {
@@ -353,7 +361,7 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 				fs = fileState{}
 			}
 			var fsum Summary // this file's, counted once it is delivered
-			c := &converter{file: f, prompt: fs.Prompt, open: fs.Open, started: fs.Offset > 0, pastCopies: fs.PastCopies, known: k, pl: opt.Pipeline, counts: map[string]int{}}
+			c := &converter{file: f, prompt: fs.Prompt, open: fs.Open, started: fs.Offset > 0, pastCopies: fs.PastCopies, known: k, stored: stored, pl: opt.Pipeline, counts: map[string]int{}}
 			if f.AgentID == "" && !fs.PastCopies {
 				c.fork, c.copied = forkCopies(f)
 			}
@@ -383,6 +391,7 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 				sum.Bytes += read
 				sum.Records += fsum.Records
 				sum.Skipped += fsum.Skipped
+				sum.Stored += c.storedSkips
 				for name, n := range c.counts {
 					sum.Envelopes[name] += n
 				}
@@ -542,15 +551,20 @@ func (d *deliverer) run(ctx context.Context, jobs []*job, convert func(*job) err
 
 // converter turns the records of one transcript file into envelopes.
 type converter struct {
-	file    claudecode.TranscriptFile
-	pl      *ingest.Pipeline
-	meta    *event.SubagentMeta // a subagent's sidecar
-	known   *Known
-	prompt  string            // the prompt id in force
-	open    map[string]string // calls without a result: tool name by id
-	started bool              // the file was read before: its agent started
-	copied  map[string]bool   // uuids of a fork's records copied from its parent
-	fork    claudecode.Fork   // what a fork's transcript proves of its fork
+	file  claudecode.TranscriptFile
+	pl    *ingest.Pipeline
+	meta  *event.SubagentMeta // a subagent's sidecar
+	known *Known
+	// stored is what Known said the store held before this run;
+	// storedSkips counts the hook events not made because of it.
+	stored      *Known
+	storedSkips int
+	skipped     map[string]bool   // what storedSkips counts, by key: once each
+	prompt      string            // the prompt id in force
+	open        map[string]string // calls without a result: tool name by id
+	started     bool              // the file was read before: its agent started
+	copied      map[string]bool   // uuids of a fork's records copied from its parent
+	fork        claudecode.Fork   // what a fork's transcript proves of its fork
 	// pastCopies: a record of the file's own was read (fileState.PastCopies).
 	pastCopies bool
 	pending    []event.Envelope
@@ -652,9 +666,16 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 			if err := emit(c.common(rec, event.SubagentStart), "start"); err != nil {
 				return nil, err
 			}
+		} else if _, ok := c.stored.Agents[c.file.AgentID]; ok {
+			c.storedSkips++
 		}
 	}
-	if text, ok := rec.Prompt(); ok && c.file.AgentID == "" && rec.PromptID != "" && !clientText(text) && !c.known.Prompts[rec.PromptID] {
+	text, isPrompt := rec.Prompt()
+	isPrompt = isPrompt && c.file.AgentID == "" && rec.PromptID != "" && !clientText(text)
+	if isPrompt && c.stored.Prompts[rec.PromptID] && !c.counted("prompt:"+rec.PromptID) {
+		c.storedSkips++
+	}
+	if isPrompt && !c.known.Prompts[rec.PromptID] {
 		c.known.Prompts[rec.PromptID] = true
 		p := c.common(rec, event.UserPromptSubmit)
 		p["prompt"] = text
@@ -676,6 +697,9 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 			}
 			c.open[b.ID] = b.Name
 			if _, ok := c.known.Calls[b.ID]; ok {
+				if _, ok := c.stored.Calls[b.ID]; ok && !c.counted("pre:"+b.ID) {
+					c.storedSkips++
+				}
 				continue
 			}
 			c.known.Calls[b.ID] = false
@@ -688,6 +712,9 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 			name, ok := c.open[b.ToolUseID]
 			delete(c.open, b.ToolUseID)
 			if done := c.known.Calls[b.ToolUseID]; done || !ok {
+				if ok && c.stored.Calls[b.ToolUseID] && !c.counted("post:"+b.ToolUseID) {
+					c.storedSkips++
+				}
 				continue // stored with its outcome, or its call is not in this file
 			}
 			c.known.Calls[b.ToolUseID] = true
@@ -708,6 +735,9 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 				return nil, err
 			}
 		}
+	}
+	if final && c.file.AgentID != "" && c.stored.Agents[c.file.AgentID] && !c.counted("stop") {
+		c.storedSkips++
 	}
 	if final && c.file.AgentID != "" && !c.known.Agents[c.file.AgentID] {
 		// The subagent's last answer: it stops here.
@@ -736,6 +766,20 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 		c.sessions = append(c.sessions, c.file.SessionID)
 	}
 	return out, nil
+}
+
+// counted reports whether key (the hook event a record stands for) is
+// counted in storedSkips already, and marks it counted: a record the
+// client wrote twice is one event the store held.
+func (c *converter) counted(key string) bool {
+	if c.skipped[key] {
+		return true
+	}
+	if c.skipped == nil {
+		c.skipped = map[string]bool{}
+	}
+	c.skipped[key] = true
+	return false
 }
 
 // forkCopies returns, for a forked session's main transcript, its fork

@@ -422,3 +422,64 @@ func TestImportForkStart(t *testing.T) {
 		t.Errorf("the fork's start: %s at %s, fork of %q", starts[0].Payload, starts[0].ReceivedAt, starts[0].ForkOf)
 	}
 }
+
+// TestImportStoredCounted: the hook events Known says are stored (the
+// hooks', an earlier import's) are not made again, and the summary counts
+// them, each once, so that import can say why it sent less than the
+// transcripts hold.
+func TestImportStoredCounted(t *testing.T) {
+	root := copyTree(t, "parallel")
+	first, sum := importAll(t, root, "")
+	known := &importer.Known{Calls: map[string]bool{}, Prompts: map[string]bool{}, Agents: map[string]bool{}}
+	hookEvents := 0
+	for _, e := range first {
+		p, err := event.Decode(e.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch name := p.Name(); name {
+		case event.PreToolUse:
+			known.Calls[p.Tool().ToolUseID] = known.Calls[p.Tool().ToolUseID] || false
+		case event.PostToolUse, event.PostToolUseFailure:
+			known.Calls[p.Tool().ToolUseID] = true
+		case event.UserPromptSubmit:
+			known.Prompts[p.PromptID] = true
+		case event.SubagentStart:
+			known.Agents[p.AgentID] = known.Agents[p.AgentID] || false
+		case event.SubagentStop:
+			known.Agents[p.AgentID] = true
+		default:
+			continue
+		}
+		hookEvents++
+	}
+	if sum.Stored != 0 || hookEvents == 0 {
+		t.Fatalf("first import: %d stored, %d hook events", sum.Stored, hookEvents)
+	}
+	files, err := importer.Find([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again []string
+	sum, err = importer.Run(context.Background(), files, importer.Options{
+		Pipeline: pipeline(),
+		Known: func(context.Context, string) (*importer.Known, error) {
+			return &importer.Known{Calls: maps.Clone(known.Calls), Prompts: maps.Clone(known.Prompts), Agents: maps.Clone(known.Agents)}, nil
+		},
+		Deliver: func(_ context.Context, envs []event.Envelope) error {
+			for _, e := range envs {
+				p, _ := event.Decode(e.Payload)
+				if p.Name() != event.TranscriptUsage {
+					again = append(again, p.Name())
+				}
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != 0 || sum.Stored != hookEvents {
+		t.Fatalf("import of what is stored made %v and counted %d stored; want none made and %d stored", again, sum.Stored, hookEvents)
+	}
+}
