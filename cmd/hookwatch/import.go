@@ -141,7 +141,9 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if isTerminal(stderr) {
 		opt.Progress = func(p importer.Progress) { drawProgress(stderr, p) }
 	}
+	started := time.Now()
 	sum, err := importer.Run(ctx, files, opt)
+	took := time.Since(started)
 	if opt.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -163,7 +165,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if *dryRun {
 		verb = "would import"
 	}
-	fmt.Fprintf(stdout, "%s %s of %s from %s (%s read)", verb, counted(sum.Total(), "record"), counted(len(sum.Sessions), "session"), counted(sum.Files, "file"), megabytes(sum.Bytes))
+	fmt.Fprintf(stdout, "%s %s of %s from %s (%s read in %s)", verb, counted(sum.Total(), "record"), counted(len(sum.Sessions), "session"), counted(sum.Files, "file"), megabytes(sum.Bytes), seconds(took))
 	names := make([]string, 0, len(sum.Envelopes))
 	for n := range sum.Envelopes {
 		names = append(names, n)
@@ -177,6 +179,26 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stdout, ": %s", strings.Join(parts, ", "))
 	}
 	fmt.Fprintln(stdout)
+	// Why it sent less than the transcripts hold, or nothing at all: a
+	// person importing again, or after the hooks recorded the sessions,
+	// would otherwise take the small count for a loss.
+	if sum.Stored > 0 {
+		were := "were"
+		if sum.Stored == 1 {
+			were = "was"
+		}
+		fmt.Fprintf(stdout, "%s the collector already had (from the hooks or an earlier import) %s not sent again\n", counted(sum.Stored, "event"), were)
+	}
+	if sum.Files > 0 && sum.Bytes == 0 {
+		fmt.Fprintf(stdout, "nothing new: every file was read to its end before (by an earlier import, or by hookwatch serve as it follows the transcripts; the offsets are in %s)\n", opt.StatePath)
+	}
+	switch {
+	case *dryRun:
+	case len(sum.Sessions) == 1:
+		fmt.Fprintf(stdout, "the dashboard: %s/#/s/%s\n", base, url.PathEscape(sum.Sessions[0]))
+	case len(sum.Sessions) > 1:
+		fmt.Fprintf(stdout, "the dashboard: %s/\n", base)
+	}
 	if len(files) == 0 {
 		fmt.Fprintf(stderr, "hookwatch import: no Claude Code transcript (<session id>.jsonl in a project directory) in %s\n", strings.Join(paths, ", "))
 	}
@@ -239,6 +261,9 @@ func drawProgress(w io.Writer, p importer.Progress) {
 }
 
 func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// seconds says how long d took, to a tenth of a second.
+func seconds(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 
 // importCollector returns the collector import sends to and its token, and
 // whether it answers. Unless dryRun, which sends nothing, it starts one in

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,6 +109,100 @@ func TestImportUsage(t *testing.T) {
 	// A dry run after it reads from the offsets kept, as the import would.
 	if dry := mustHW(t, "import", "--dry-run", projects); !strings.HasPrefix(dry, "would import 0 records") {
 		t.Fatalf("dry run after the import:\n%s", dry)
+	}
+}
+
+// TestImportAfterHooks: importing a real session's transcripts after its
+// hooks were recorded adds the tokens and nothing else — the same agents
+// and calls, none counted twice — and says why it sent so little: what
+// the collector had, then, imported again, that nothing was new.
+func TestImportAfterHooks(t *testing.T) {
+	dir := t.TempDir()
+	base := collectorIn(t, filepath.Join(dir, "home"), "--watch-transcripts=off")
+	const src = "../../attribution/testdata/claude-transcript"
+	projects := filepath.Join(dir, "projects")
+	copyDir(t, src+"/projects", projects)
+	b, err := os.ReadFile(src + "/envelopes.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"envelopes":[` + strings.Join(strings.Split(strings.TrimSpace(string(b)), "\n"), ",") + "]}"
+	resp, err := http.Post(base+"/v1/events", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST of the hooks' envelopes: %s", resp.Status)
+	}
+	const id = "b4383b84-90ed-4ee7-986f-80e2b6c88baa"
+	model := func() (string, bool) {
+		t.Helper()
+		var agents, calls, sess map[string]json.RawMessage
+		getJSON(t, base, "/v1/sessions/"+id+"/agents", &agents)
+		getJSON(t, base, "/v1/sessions/"+id+"/tool-calls?limit=1000", &calls)
+		getJSON(t, base, "/v1/sessions/"+id, &sess)
+		var counts struct {
+			Agents    int `json:"agents"`
+			ToolCalls int `json:"tool_calls"`
+			Prompts   int `json:"prompts"`
+		}
+		json.Unmarshal(sess["counts"], &counts)
+		// The calls' and agents' ids, statuses and times, and the counts;
+		// not their usage, which the import adds.
+		var cs []struct {
+			ID, Agent, Status string
+			Start, End        any
+		}
+		var raw struct {
+			ToolCalls []struct {
+				ID     string `json:"tool_use_id"`
+				Agent  string `json:"agent_id"`
+				Status string `json:"status"`
+				Start  any    `json:"started_at"`
+				End    any    `json:"ended_at"`
+			} `json:"tool_calls"`
+			Agents []struct {
+				ID      string `json:"agent_id"`
+				Type    string `json:"agent_type"`
+				Spawn   string `json:"spawn_tool_use_id"`
+				Started any    `json:"started_at"`
+				Stopped any    `json:"stopped_at"`
+			} `json:"agents"`
+		}
+		json.Unmarshal(calls["tool_calls"], &raw.ToolCalls)
+		json.Unmarshal(agents["agents"], &raw.Agents)
+		for _, c := range raw.ToolCalls {
+			cs = append(cs, struct {
+				ID, Agent, Status string
+				Start, End        any
+			}{c.ID, c.Agent, c.Status, c.Start, c.End})
+		}
+		out, _ := json.Marshal([]any{counts, cs, raw.Agents})
+		return string(out), string(sess["usage"]) != "" && string(sess["usage"]) != "null"
+	}
+	before, hadUsage := model()
+	if hadUsage || !strings.Contains(before, `"tool_calls":9`) {
+		t.Fatalf("before the import: usage %v, %s", hadUsage, before)
+	}
+	out := mustHW(t, "import", projects)
+	for _, want := range []string{
+		"imported 8 records of 1 session from 4 files",
+		"\n25 events the collector already had (from the hooks or an earlier import) were not sent again\n",
+		"\nthe dashboard: " + base + "/#/s/" + id + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("import after the hooks said\n%s\nwant %q in it", out, want)
+		}
+	}
+	after, hasUsage := model()
+	if after != before || !hasUsage {
+		t.Errorf("the import changed the hooks' model or added no usage (%v):\nbefore %s\nafter  %s", hasUsage, before, after)
+	}
+	again := mustHW(t, "import", projects)
+	if !strings.HasPrefix(again, "imported 0 records of 0 sessions from 4 files") || !strings.Contains(again, "\nnothing new: every file was read to its end before") ||
+		strings.Contains(again, "dashboard") {
+		t.Errorf("second import said\n%s", again)
 	}
 }
 
