@@ -131,6 +131,14 @@ func (p *demoPlayer) post(ctx context.Context, envs []event.Envelope) error {
 // postEnvelopes sends one batch of envelopes (what names them in errors)
 // to the collector's POST /v1/events.
 func postEnvelopes(ctx context.Context, client *http.Client, base, token string, envs []event.Envelope, what string) error {
+	_, err := postBatch(ctx, client, base, token, envs, what)
+	return err
+}
+
+// postBatch is postEnvelopes that returns how many of the envelopes the
+// collector had already (its answer's duplicates: stored once), so that an
+// import run again can say it added nothing.
+func postBatch(ctx context.Context, client *http.Client, base, token string, envs []event.Envelope, what string) (duplicates int, err error) {
 	// The envelopes' one encoding (what the hook sends), not json.Marshal:
 	// an import posts hundreds of thousands of them.
 	size := 32
@@ -149,7 +157,7 @@ func postEnvelopes(ctx context.Context, client *http.Client, base, token string,
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/events", bytes.NewReader(body))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
@@ -157,17 +165,22 @@ func postEnvelopes(ctx context.Context, client *http.Client, base, token string,
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot send %s to %s: %w", what, base, err)
+		return 0, fmt.Errorf("cannot send %s to %s: %w", what, base, err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
-		return errTokenRefused(base)
+		return 0, errTokenRefused(base)
 	case resp.StatusCode/100 != 2:
-		return fmt.Errorf("the collector at %s refused %s: HTTP %d: %s", base, what, resp.StatusCode, bytes.TrimSpace(msg))
+		return 0, fmt.Errorf("the collector at %s refused %s: HTTP %d: %s", base, what, resp.StatusCode, bytes.TrimSpace(msg))
 	}
-	return nil
+	// An older collector's answer, or one cut at the limit, counts none.
+	var res struct {
+		Duplicates int `json:"duplicates"`
+	}
+	json.Unmarshal(msg, &res)
+	return res.Duplicates, nil
 }
 
 // narrate prints a line for the moments worth watching.

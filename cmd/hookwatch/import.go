@@ -133,9 +133,12 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if up {
 		opt.Known = storedOf(client, base, token)
 	}
+	had := 0 // the delivered envelopes the collector had already
 	if !*dryRun {
 		opt.Deliver = func(ctx context.Context, envs []event.Envelope) error {
-			return postEnvelopes(ctx, client, base, token, envs, "the imported records")
+			dups, err := postBatch(ctx, client, base, token, envs, "the imported records")
+			had += dups
+			return err
 		}
 	}
 	if isTerminal(stderr) {
@@ -188,6 +191,9 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			were = "was"
 		}
 		fmt.Fprintf(stdout, "%s the collector already had (from the hooks or an earlier import) %s not sent again\n", counted(sum.Stored, "event"), were)
+	}
+	if had > 0 {
+		fmt.Fprintf(stdout, "%d of the records sent the collector had already (from an earlier import, or hookwatch serve reading the transcripts as they grow): stored once\n", had)
 	}
 	if sum.Files > 0 && sum.Bytes == 0 {
 		fmt.Fprintf(stdout, "nothing new: every file was read to its end before (by an earlier import, or by hookwatch serve as it follows the transcripts; the offsets are in %s)\n", opt.StatePath)
@@ -308,7 +314,7 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	// hooks recorded (lineage groups by host and user).
 	origin := ingest.LocalOrigin(version)
 	var client http.Client
-	calls, session, usage, read := 0, 0, 0, 0
+	calls, session, usage, read, had := 0, 0, 0, 0, 0
 	interrupted := func() error {
 		if dryRun {
 			return interruptedError{fmt.Sprintf("dry run incomplete: %d of %s read (%s) before the stop",
@@ -327,12 +333,14 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 			continue
 		}
 		for i := 0; i < len(envs) && !dryRun; i += importBatch {
-			if err := postEnvelopes(ctx, &client, base, token, envs[i:min(i+importBatch, len(envs))], "the imported events"); err != nil {
+			dups, err := postBatch(ctx, &client, base, token, envs[i:min(i+importBatch, len(envs))], "the imported events")
+			if err != nil {
 				if ctx.Err() != nil {
 					return interrupted()
 				}
 				return err
 			}
+			had += dups
 		}
 		read++
 		for _, e := range envs {
@@ -357,6 +365,13 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	fmt.Fprintf(stdout, "%s %s, %s and %s from %s into %s (events already there are ignored).\n", verb,
 		counted(calls, "tool event"), counted(session, "session event"), counted(usage, "token usage record"),
 		from, base)
+	// Said, or a run again reads as importing everything again.
+	switch total := calls + session + usage; {
+	case had > 0 && had == total:
+		fmt.Fprintf(stdout, "Nothing new: the collector had all %s already.\n", counted(total, "event"))
+	case had > 0:
+		fmt.Fprintf(stdout, "%d of them the collector had already (from the hooks' rollout reading or an earlier import); %d are new.\n", had, total-had)
+	}
 	if len(files) == 0 {
 		// A directory of other files (Claude Code's transcripts, a wrong
 		// one) or an empty one: said, as for transcripts.

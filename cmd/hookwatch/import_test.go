@@ -204,6 +204,13 @@ func TestImportAfterHooks(t *testing.T) {
 		strings.Contains(again, "dashboard") {
 		t.Errorf("second import said\n%s", again)
 	}
+	// Without its offsets, it reads all again; what it sends the
+	// collector has, and it says so.
+	os.Remove(filepath.Join(dir, "home", "import-state.json"))
+	again = mustHW(t, "import", projects)
+	if !strings.HasPrefix(again, "imported 8 records") || !strings.Contains(again, "\n8 of the records sent the collector had already") {
+		t.Errorf("import without its offsets said\n%s", again)
+	}
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
@@ -459,6 +466,11 @@ func TestImportCodexDryRun(t *testing.T) {
 	getJSON(t, base, "/v1/sessions", &list)
 	if len(list.Sessions) == 0 {
 		t.Fatal("the import stored no session")
+	}
+	// Run again, it says it added nothing, not that it imported it all.
+	if again := mustHW(t, "import", "--codex", rollouts); !strings.HasPrefix(again, "Imported ") || !strings.HasSuffix(again, " events already.\n") ||
+		!strings.Contains(again, "\nNothing new: the collector had all ") {
+		t.Fatalf("import again:\n%s", again)
 	}
 }
 
