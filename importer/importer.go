@@ -183,6 +183,35 @@ func Find(paths []string) ([]claudecode.TranscriptFile, error) {
 	return out, nil
 }
 
+// ActiveSince returns the files of the sessions active at or after since:
+// those one of whose files (its main transcript, a subagent's) was
+// written then or later, every file of such a session kept, in files'
+// order; and how many sessions it left out. A file that cannot be
+// stat'ed is kept, for the import to say why it cannot read it.
+func ActiveSince(files []claudecode.TranscriptFile, since time.Time) (kept []claudecode.TranscriptFile, left int) {
+	active := map[string]bool{}
+	for _, f := range files {
+		if _, seen := active[f.SessionID]; !seen {
+			active[f.SessionID] = false
+		}
+		info, err := os.Stat(f.Path)
+		if err != nil || !info.ModTime().Before(since) {
+			active[f.SessionID] = true
+		}
+	}
+	for _, f := range files {
+		if active[f.SessionID] {
+			kept = append(kept, f)
+		}
+	}
+	for _, a := range active {
+		if !a {
+			left++
+		}
+	}
+	return kept, left
+}
+
 // SortFiles puts transcript files in the order Find returns them: by
 // session (its main transcript's path), a main transcript before its
 // subagents', in path order.

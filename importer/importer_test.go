@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/importer"
 	"github.com/hookwatch/hookwatch/ingest"
@@ -481,5 +482,42 @@ func TestImportStoredCounted(t *testing.T) {
 	}
 	if len(again) != 0 || sum.Stored != hookEvents {
 		t.Fatalf("import of what is stored made %v and counted %d stored; want none made and %d stored", again, sum.Stored, hookEvents)
+	}
+}
+
+// TestActiveSince: a session is kept, all its files, when any of them was
+// written at or after the time; else left out and counted.
+func TestActiveSince(t *testing.T) {
+	root := copyTree(t, "edges")
+	par := copyTree(t, "parallel")
+	files, err := importer.Find([]string{root, par})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, f := range files {
+		os.Chtimes(f.Path, old, old)
+	}
+	since := old.Add(24 * time.Hour)
+	if kept, left := importer.ActiveSince(files, since); len(kept) != 0 || left != 2 {
+		t.Fatalf("every file older: kept %d, left out %d; want 0, 2", len(kept), left)
+	}
+	// One subagent of the parallel session written since: its whole
+	// session is kept, the other left out.
+	var sub claudecode.TranscriptFile
+	for _, f := range files {
+		if f.AgentID != "" && strings.HasPrefix(f.Path, par) {
+			sub = f
+		}
+	}
+	os.Chtimes(sub.Path, since, since)
+	kept, left := importer.ActiveSince(files, since)
+	if left != 1 || len(kept) != 3 {
+		t.Fatalf("kept %d files, left out %d sessions; want the parallel session's 3 files, 1 left out", len(kept), left)
+	}
+	for _, f := range kept {
+		if f.SessionID != sub.SessionID {
+			t.Errorf("kept %s of another session", f.Path)
+		}
 	}
 }
