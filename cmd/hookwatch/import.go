@@ -36,7 +36,7 @@ func init() {
 	})
 }
 
-const importSynopsis = `import [--codex] [--dry-run] [--no-start] [PATH…]
+const importSynopsis = `import [--codex] [--dry-run] [--no-start] [--since TIME] [PATH…]
 
 Reads Claude Code's transcripts — a main transcript <session>.jsonl, its
 subagents' <session>/subagents/agent-<id>.jsonl, or directories holding them
@@ -71,6 +71,7 @@ const importExamples = `
 Examples:
   hookwatch import                      # every transcript under ~/.claude/projects
   hookwatch import --dry-run ~/.claude/projects/-home-ann-src-api
+  hookwatch import --since 2w           # the sessions of the last two weeks
   hookwatch import --codex              # every Codex rollout
 `
 
@@ -88,6 +89,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	isCodex := fs.Bool("codex", false, "import Codex rollout files: the PATHs (files or directories), default every rollout under $CODEX_HOME/sessions")
 	dryRun := fs.Bool("dry-run", false, "read and count what would be imported; send and keep nothing")
 	noStart := fs.Bool("no-start", false, "do not start a collector when none answers")
+	sinceFlag := fs.String("since", "", "import only the sessions active since TIME (a file of theirs written since): RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or an age back from now (7d, 2w, 24h)")
 	usageTrailer(fs, importExamples)
 	// Flags may follow the paths (import DIR --dry-run), as the shell's
 	// history makes it easy to add one at the end.
@@ -95,8 +97,14 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
+	var since time.Time
+	if *sinceFlag != "" {
+		if since, err = parseSince(*sinceFlag, time.Now()); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
 	if *isCodex {
-		return runImportCodex(ctx, paths, *dryRun, *noStart, stdout, stderr)
+		return runImportCodex(ctx, paths, since, *dryRun, *noStart, stdout, stderr)
 	}
 	if len(paths) == 0 {
 		projects, err := claudecode.ProjectsDir(os.Getenv)
@@ -111,6 +119,10 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	files, err := importer.Find(paths)
 	if err != nil {
 		return err
+	}
+	left := 0 // sessions --since leaves out
+	if !since.IsZero() {
+		files, left = importer.ActiveSince(files, since)
 	}
 	priv, err := privacy.OptionsFromEnv(os.Getenv)
 	if err != nil {
@@ -182,6 +194,11 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stdout, ": %s", strings.Join(parts, ", "))
 	}
 	fmt.Fprintln(stdout)
+	if *dryRun {
+		for _, s := range sum.Sessions {
+			fmt.Fprintf(stdout, "  session %s\n", s)
+		}
+	}
 	// Why it sent less than the transcripts hold, or nothing at all: a
 	// person importing again, or after the hooks recorded the sessions,
 	// would otherwise take the small count for a loss.
@@ -198,6 +215,9 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if sum.Files > 0 && sum.Bytes == 0 {
 		fmt.Fprintf(stdout, "nothing new: every file was read to its end before (by an earlier import, or by hookwatch serve as it follows the transcripts; the offsets are in %s)\n", opt.StatePath)
 	}
+	if left > 0 {
+		fmt.Fprintf(stdout, "%s not active since %s left out (--since)\n", counted(left, "session"), since.Local().Format(time.DateTime))
+	}
 	switch {
 	case *dryRun:
 	case len(sum.Sessions) == 1:
@@ -205,16 +225,11 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	case len(sum.Sessions) > 1:
 		fmt.Fprintf(stdout, "the dashboard: %s/\n", base)
 	}
-	if len(files) == 0 {
+	if len(files) == 0 && left == 0 {
 		fmt.Fprintf(stderr, "hookwatch import: no Claude Code transcript (<session id>.jsonl in a project directory) in %s\n", strings.Join(paths, ", "))
 	}
 	if sum.Records == 0 && sum.Skipped > 0 {
 		fmt.Fprintf(stderr, "hookwatch import: none of the %s read was a transcript record: are these Claude Code's transcripts?%s\n", counted(sum.Skipped, "line"), codexHintOf(files))
-	}
-	if *dryRun {
-		for _, s := range sum.Sessions {
-			fmt.Fprintf(stdout, "  session %s\n", s)
-		}
 	}
 	return nil
 }
@@ -300,11 +315,23 @@ func importCollector(ctx context.Context, dryRun, noStart bool, stderr io.Writer
 const importBatch = 500
 
 // runImportCodex imports Codex rollout files: the paths, default every
-// rollout under $CODEX_HOME/sessions.
-func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, stdout, stderr io.Writer) error {
+// rollout under $CODEX_HOME/sessions; with since not zero, only those
+// written since (a rollout is one session's).
+func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun, noStart bool, stdout, stderr io.Writer) error {
 	files, err := codexRollouts(paths)
 	if err != nil {
 		return err
+	}
+	left := 0 // rollouts --since leaves out
+	if !since.IsZero() {
+		files = slices.DeleteFunc(files, func(f string) bool {
+			info, err := os.Stat(f)
+			old := err == nil && info.ModTime().Before(since)
+			if old {
+				left++
+			}
+			return old
+		})
 	}
 	base, token, _, err := importCollector(ctx, dryRun || len(files) == 0, noStart, stderr)
 	if err != nil {
@@ -372,7 +399,10 @@ func runImportCodex(ctx context.Context, paths []string, dryRun, noStart bool, s
 	case had > 0:
 		fmt.Fprintf(stdout, "%d of them the collector had already (from the hooks' rollout reading or an earlier import); %d are new.\n", had, total-had)
 	}
-	if len(files) == 0 {
+	if left > 0 {
+		fmt.Fprintf(stdout, "%s not written since %s left out (--since).\n", counted(left, "rollout file"), since.Local().Format(time.DateTime))
+	}
+	if len(files) == 0 && left == 0 {
 		// A directory of other files (Claude Code's transcripts, a wrong
 		// one) or an empty one: said, as for transcripts.
 		where := strings.Join(paths, ", ")

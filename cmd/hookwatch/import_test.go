@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // copyDir copies the directory src into dst.
@@ -471,6 +472,42 @@ func TestImportCodexDryRun(t *testing.T) {
 	if again := mustHW(t, "import", "--codex", rollouts); !strings.HasPrefix(again, "Imported ") || !strings.HasSuffix(again, " events already.\n") ||
 		!strings.Contains(again, "\nNothing new: the collector had all ") {
 		t.Fatalf("import again:\n%s", again)
+	}
+}
+
+// TestImportSince: --since imports only the sessions with a file written
+// since (a subagent's is enough, and brings its whole session), and the
+// rollouts written since, and says how many it left out; a time it cannot
+// read is a usage error that says what it takes.
+func TestImportSince(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_URL", deadPort(t).URL())
+	projects := filepath.Join(dir, "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	copyDir(t, "../../importer/testdata/edges/projects", projects)
+	rollouts := filepath.Join(dir, "sessions")
+	copyDir(t, "../../codex/testdata", rollouts)
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			os.Chtimes(p, old, old)
+		}
+		return nil
+	})
+	sub := filepath.Join(projects, "-tmp-hc-1665870347-c-demo", "04c54c49-9580-4ffd-ac42-925d83960a3b", "subagents", "agent-ad1841a6fbf32358e.jsonl")
+	os.Chtimes(sub, time.Now(), time.Now())
+	out := mustHW(t, "import", "--dry-run", "--since", "2w", projects)
+	if !strings.HasPrefix(out, "would import 96 records of 1 session from 3 files") || !strings.Contains(out, "\n1 session not active since ") ||
+		!strings.Contains(out, "04c54c49-9580-4ffd-ac42-925d83960a3b") {
+		t.Errorf("import --since 2w:\n%s", out)
+	}
+	out, errOut, err := hw(t, "", "import", "--dry-run", "--since", "2w", "--codex", rollouts)
+	if err != nil || !strings.Contains(out, "from 0 rollout files") || !strings.Contains(out, "\n7 rollout files not written since ") || errOut != "" {
+		t.Errorf("import --codex --since 2w: %v\n%s%s", err, out, errOut)
+	}
+	if _, _, err := hw(t, "", "import", "--since", "yesterday", projects); err == nil || !strings.Contains(err.Error(), "usage error") || !strings.Contains(err.Error(), "7d") {
+		t.Errorf("import --since yesterday: %v", err)
 	}
 }
 
