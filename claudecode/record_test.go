@@ -14,7 +14,7 @@ import (
 // as it does.
 func decodeRecordJSON(line []byte) (*TranscriptRecord, []TranscriptBlock, bool) {
 	if !bytes.Contains(line, []byte(`"type":"assistant"`)) && !bytes.Contains(line, []byte(`"type":"user"`)) &&
-		!bytes.Contains(line, []byte(`"type":"system"`)) {
+		!bytes.Contains(line, []byte(`"type":"system"`)) && bytes.Contains(line, []byte(`"type":"`)) {
 		return nil, nil, false
 	}
 	rec := new(TranscriptRecord)
@@ -99,6 +99,10 @@ func recordCorpus(t testing.TB) [][]byte {
 		`{"type":"user"} trailing`,
 		`["type":"user"]`,
 		`{"type":"user","message":{"content":[{"type":"tool_use","input":{ "a" : [1, 2] }}]}}`,
+		`{"type": "user", "uuid": "spaced", "message": {"content": [{"type": "text", "text": "t"}]}}`,
+		`{"Type" : "assistant", "message" : {"usage" : {"input_tokens" : 2}}}`,
+		`{"type": "progress", "data": {"type": "user"}}`,
+		`not json at all`,
 	} {
 		lines = append(lines, []byte(s))
 	}
