@@ -38,7 +38,7 @@ func decodeRecordJSON(line []byte) (*TranscriptRecord, []TranscriptBlock, bool) 
 func checkDecodeRecord(t *testing.T, line []byte) {
 	t.Helper()
 	want, wantBlocks, wantOK := decodeRecordJSON(line)
-	got, ok := decodeRecord(line)
+	got, ok, _ := decodeRecord(line)
 	if ok != wantOK {
 		t.Fatalf("decodeRecord(%q) ok = %v, encoding/json %v", line, ok, wantOK)
 	}
@@ -115,7 +115,7 @@ func TestDecodeRecordMatchesEncodingJSON(t *testing.T) {
 	n := 0
 	for _, line := range recordCorpus(t) {
 		checkDecodeRecord(t, line)
-		if _, ok := decodeRecord(line); ok {
+		if _, ok, _ := decodeRecord(line); ok {
 			n++
 		}
 	}

@@ -116,6 +116,12 @@ type TranscriptStats struct {
 	// Skipped are complete lines passed over: another record type, a line
 	// that is not JSON, a line above MaxTranscriptLine.
 	Skipped int
+	// Long are the skipped lines above MaxTranscriptLine, and Unreadable
+	// those that are not JSON or not a record of the shape read (a torn
+	// line a crash left, a field of another type): what is lost of the
+	// transcript, which an import says, unlike the record types it has
+	// no use for.
+	Long, Unreadable int
 }
 
 // ReadTranscript reads the transcript r from its current position and
@@ -141,11 +147,15 @@ func ReadTranscript(r io.Reader, fn func(rec *TranscriptRecord) error) (consumed
 			continue
 		case f&lines.Long != 0:
 			st.Skipped++
+			st.Long++
 			continue
 		}
-		rec, ok := decodeRecord(line)
+		rec, ok, bad := decodeRecord(line)
 		if !ok {
 			st.Skipped++
+			if bad {
+				st.Unreadable++
+			}
 			continue
 		}
 		st.Records++
@@ -161,21 +171,22 @@ func ReadTranscript(r io.Reader, fn func(rec *TranscriptRecord) error) (consumed
 // shortcut holds for the compact JSON the client writes; a line written
 // otherwise (spaces after the colons: a transcript rewritten by a script,
 // say to scrub it, before it is imported) has no compact "type":" at all,
-// and is decoded to learn its type.
-func decodeRecord(line []byte) (*TranscriptRecord, bool) {
+// and is decoded to learn its type. bad is true for a line not ok that
+// is not JSON, or not of the record's shape: not a record of another type.
+func decodeRecord(line []byte) (rec *TranscriptRecord, ok, bad bool) {
 	if !bytes.Contains(line, []byte(`"type":"assistant"`)) && !bytes.Contains(line, []byte(`"type":"user"`)) &&
 		!bytes.Contains(line, []byte(`"type":"system"`)) && bytes.Contains(line, []byte(`"type":"`)) {
-		return nil, false
+		return nil, false, false
 	}
-	rec := new(TranscriptRecord)
+	rec = new(TranscriptRecord)
 	if !decodeObject(line, recordFields, rec.decodeField) {
-		return nil, false
+		return nil, false, true
 	}
 	switch rec.Type {
 	case "user", "assistant", "system":
-		return rec, true
+		return rec, true, false
 	}
-	return nil, false
+	return nil, false, false
 }
 
 // TranscriptFile is a transcript file's place in the client's layout.

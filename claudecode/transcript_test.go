@@ -58,3 +58,21 @@ func TestParseTranscriptPath(t *testing.T) {
 	f("/h/p/-w/notes.txt", "", "", "", false)
 	f("/h/p/-w/s1/subagents/agent-.jsonl", "", "", "", false)
 }
+
+// TestReadTranscriptLost: the lines an import loses — above
+// MaxTranscriptLine, not JSON, a record of the wrong shape — are counted
+// apart from the record types it has no use for.
+func TestReadTranscriptLost(t *testing.T) {
+	user := `{"type":"user","uuid":"u1","message":{"role":"user","content":"hi"}}` + "\n"
+	huge := `{"type":"user","uuid":"u2","message":{"content":"` + strings.Repeat("x", claudecode.MaxTranscriptLine) + `"}}` + "\n"
+	in := `{"type":"progress","data":{}}` + "\n" + // of no use: skipped, not lost
+		`{"type":"user","message":{"role":"user","content":"torn` + "\n" + // a crash's torn line
+		"not json\n" +
+		`{"type":"assistant","uuid":7}` + "\n" +
+		huge + user
+	n := 0
+	_, st, err := claudecode.ReadTranscript(strings.NewReader(in), func(*claudecode.TranscriptRecord) error { n++; return nil })
+	if err != nil || n != 1 || st.Skipped != 5 || st.Long != 1 || st.Unreadable != 3 {
+		t.Fatalf("ReadTranscript: %v, %d records, %+v; want 1 record, 5 skipped, 1 long, 3 unreadable", err, n, st)
+	}
+}
