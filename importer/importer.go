@@ -114,6 +114,11 @@ type Summary struct {
 	// over (other record types, lines that are not JSON).
 	Records int `json:"records"`
 	Skipped int `json:"skipped"`
+	// Long and Unreadable are the skipped lines that held what is lost:
+	// above claudecode.MaxTranscriptLine, or not readable as a record
+	// (claudecode.TranscriptStats).
+	Long       int `json:"long,omitempty"`
+	Unreadable int `json:"unreadable,omitempty"`
 	// Stored counts the hook events the records stand for that Known
 	// said were stored already (the hooks', an earlier import's): not
 	// made again.
@@ -420,6 +425,8 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 				sum.Bytes += read
 				sum.Records += fsum.Records
 				sum.Skipped += fsum.Skipped
+				sum.Long += fsum.Long
+				sum.Unreadable += fsum.Unreadable
 				sum.Stored += c.storedSkips
 				for name, n := range c.counts {
 					sum.Envelopes[name] += n
@@ -643,6 +650,8 @@ func (c *converter) readFrom(offset int64, deliver func([]event.Envelope) error,
 	})
 	sum.Records += tst.Records
 	sum.Skipped += tst.Skipped
+	sum.Long += tst.Long
+	sum.Unreadable += tst.Unreadable
 	if err != nil {
 		return offset, n, err
 	}

@@ -228,6 +228,16 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if len(files) == 0 && left == 0 {
 		fmt.Fprintf(stderr, "hookwatch import: no Claude Code transcript (<session id>.jsonl in a project directory) in %s\n", strings.Join(paths, ", "))
 	}
+	// Lines lost are said, not counted with the record types import has
+	// no use for: a prompt or a call in them is missing from the import.
+	if sum.Long > 0 {
+		fmt.Fprintf(stderr, "hookwatch import: passed over %s longer than %d MB (a huge tool result or pasted file): what they record is not imported\n",
+			counted(sum.Long, "transcript line"), claudecode.MaxTranscriptLine>>20)
+	}
+	if sum.Unreadable > 0 && sum.Records > 0 {
+		fmt.Fprintf(stderr, "hookwatch import: passed over %s not JSON or not of a record's shape (torn by a crash, or edited): what they record is not imported\n",
+			counted(sum.Unreadable, "transcript line"))
+	}
 	if sum.Records == 0 && sum.Skipped > 0 {
 		fmt.Fprintf(stderr, "hookwatch import: none of the %s read was a transcript record: are these Claude Code's transcripts?%s\n", counted(sum.Skipped, "line"), codexHintOf(files))
 	}

@@ -318,6 +318,26 @@ func TestImportNotTranscripts(t *testing.T) {
 	}
 }
 
+// TestImportLostLines: lines of a transcript that cannot be read (torn by
+// a crash, not JSON) are said, with the records around them imported.
+func TestImportLostLines(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_URL", deadPort(t).URL())
+	projects := filepath.Join(dir, "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	main := filepath.Join(projects, "-tmp-hc-1665870347-c-demo", "04c54c49-9580-4ffd-ac42-925d83960a3b.jsonl")
+	b := readFile(t, main)
+	cut := bytes.IndexByte(b, '\n') + 1
+	torn := `{"type":"user","message":{"role":"user","content":"half` + "\nnot json\n"
+	os.WriteFile(main, append(append(b[:cut:cut], torn...), b[cut:]...), 0o600)
+	out, errOut, err := hw(t, "", "import", "--dry-run", projects)
+	if err != nil || !strings.HasPrefix(out, "would import 96 records") ||
+		errOut != "hookwatch import: passed over 2 transcript lines not JSON or not of a record's shape (torn by a crash, or edited): what they record is not imported\n" {
+		t.Errorf("import of a transcript with torn lines: %v\n%s%s", err, out, errOut)
+	}
+}
+
 // TestImportFlagsAfterPaths: flags given after the paths are flags, not
 // paths to read: a dry run stays a dry run, --codex reads rollouts.
 func TestImportFlagsAfterPaths(t *testing.T) {
