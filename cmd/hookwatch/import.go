@@ -203,11 +203,14 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	// person importing again, or after the hooks recorded the sessions,
 	// would otherwise take the small count for a loss.
 	if sum.Stored > 0 {
-		were := "were"
-		if sum.Stored == 1 {
-			were = "was"
+		not := "were not"
+		switch {
+		case *dryRun:
+			not = "would not be"
+		case sum.Stored == 1:
+			not = "was not"
 		}
-		fmt.Fprintf(stdout, "%s the collector already had (from the hooks or an earlier import) %s not sent again\n", counted(sum.Stored, "event"), were)
+		fmt.Fprintf(stdout, "%s the collector already had (from the hooks or an earlier import) %s sent again\n", counted(sum.Stored, "event"), not)
 	}
 	if had > 0 {
 		fmt.Fprintf(stdout, "%d of the records sent the collector had already (from an earlier import, or hookwatch serve reading the transcripts as they grow): stored once\n", had)

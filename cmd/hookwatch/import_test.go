@@ -186,6 +186,9 @@ func TestImportAfterHooks(t *testing.T) {
 	if hadUsage || !strings.Contains(before, `"tool_calls":9`) {
 		t.Fatalf("before the import: usage %v, %s", hadUsage, before)
 	}
+	if dry := mustHW(t, "import", "--dry-run", projects); !strings.Contains(dry, "\n25 events the collector already had (from the hooks or an earlier import) would not be sent again\n") {
+		t.Errorf("dry run after the hooks said\n%s", dry)
+	}
 	out := mustHW(t, "import", projects)
 	for _, want := range []string{
 		"imported 8 records of 1 session from 4 files",
