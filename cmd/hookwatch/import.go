@@ -422,7 +422,13 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 		if len(paths) == 0 {
 			where, _ = codex.SessionsDir(os.Getenv)
 		}
-		fmt.Fprintf(stderr, "hookwatch import: no Codex rollout (rollout-<time>-<id>.jsonl) in %s\n", where)
+		hint := ""
+		if len(paths) > 0 {
+			if ts, err := importer.Find(paths); err == nil && len(ts) > 0 {
+				hint = ": it holds Claude Code's transcripts, which hookwatch import without --codex reads"
+			}
+		}
+		fmt.Fprintf(stderr, "hookwatch import: no Codex rollout (rollout-<time>-<id>.jsonl) in %s%s\n", where, hint)
 	}
 	return nil
 }

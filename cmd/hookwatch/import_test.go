@@ -378,9 +378,10 @@ func TestImportCodexNoRollouts(t *testing.T) {
 	os.MkdirAll(empty, 0o700)
 	projects := filepath.Join(dir, "projects")
 	copyDir(t, "../../importer/testdata/parallel/projects", projects)
-	for _, p := range []string{empty, projects} {
+	// Claude Code's transcripts are pointed to the import that reads them.
+	for p, hint := range map[string]string{empty: "", projects: ": it holds Claude Code's transcripts, which hookwatch import without --codex reads"} {
 		out, errOut, err := hw(t, "", "import", "--codex", "--dry-run", p)
-		if err != nil || !strings.Contains(out, "from 0 rollout files") || errOut != "hookwatch import: no Codex rollout (rollout-<time>-<id>.jsonl) in "+p+"\n" {
+		if err != nil || !strings.Contains(out, "from 0 rollout files") || errOut != "hookwatch import: no Codex rollout (rollout-<time>-<id>.jsonl) in "+p+hint+"\n" {
 			t.Errorf("import --codex of %s: %v\n%s%s", p, err, out, errOut)
 		}
 	}
