@@ -210,10 +210,10 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		case sum.Stored == 1:
 			not = "was not"
 		}
-		fmt.Fprintf(stdout, "%s the collector already had (from the hooks or an earlier import) %s sent again\n", counted(sum.Stored, "event"), not)
+		fmt.Fprintf(stdout, "%s the collector already had (from the hooks, an earlier import or hookwatch serve following the transcripts) %s sent again\n", counted(sum.Stored, "event"), not)
 	}
 	if had > 0 {
-		fmt.Fprintf(stdout, "%d of the records sent the collector had already (from an earlier import, or hookwatch serve reading the transcripts as they grow): stored once\n", had)
+		fmt.Fprintf(stdout, "%d of the records sent the collector had already (from an earlier import or hookwatch serve following the transcripts): stored once\n", had)
 	}
 	if sum.Files > 0 && sum.Bytes == 0 {
 		fmt.Fprintf(stdout, "nothing new: every file was read to its end before (by an earlier import, or by hookwatch serve as it follows the transcripts; the offsets are in %s)\n", opt.StatePath)

@@ -186,13 +186,13 @@ func TestImportAfterHooks(t *testing.T) {
 	if hadUsage || !strings.Contains(before, `"tool_calls":9`) {
 		t.Fatalf("before the import: usage %v, %s", hadUsage, before)
 	}
-	if dry := mustHW(t, "import", "--dry-run", projects); !strings.Contains(dry, "\n25 events the collector already had (from the hooks or an earlier import) would not be sent again\n") {
+	if dry := mustHW(t, "import", "--dry-run", projects); !strings.Contains(dry, "\n25 events the collector already had (from the hooks, an earlier import or hookwatch serve following the transcripts) would not be sent again\n") {
 		t.Errorf("dry run after the hooks said\n%s", dry)
 	}
 	out := mustHW(t, "import", projects)
 	for _, want := range []string{
 		"imported 8 records of 1 session from 4 files",
-		"\n25 events the collector already had (from the hooks or an earlier import) were not sent again\n",
+		"\n25 events the collector already had (from the hooks, an earlier import or hookwatch serve following the transcripts) were not sent again\n",
 		"\nthe dashboard: " + base + "/#/s/" + id + "\n",
 	} {
 		if !strings.Contains(out, want) {
