@@ -171,7 +171,11 @@ func Find(paths []string) ([]claudecode.TranscriptFile, error) {
 			add(root)
 			continue
 		}
-		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		// The trailing separator walks through a root that is a symlink
+		// to a directory (~/.claude kept in a dotfiles repository), which
+		// WalkDir does not follow; the files keep their paths through
+		// it, the ones the client writes and its hooks carry.
+		err = filepath.WalkDir(root+string(filepath.Separator), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil // an unreadable directory is passed over
 			}

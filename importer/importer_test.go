@@ -521,3 +521,25 @@ func TestActiveSince(t *testing.T) {
 		}
 	}
 }
+
+// TestFindThroughSymlink: a projects directory that is a symlink (kept in
+// a dotfiles repository) is walked through, and its files named by the
+// path through the link, which the client's hooks carry.
+func TestFindThroughSymlink(t *testing.T) {
+	target := copyTree(t, "parallel")
+	link := filepath.Join(t.TempDir(), "projects")
+	if err := os.Symlink(filepath.Join(target, "projects"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, given := range []string{link, link + string(filepath.Separator)} {
+		files, err := importer.Find([]string{given})
+		if err != nil || len(files) != 3 {
+			t.Fatalf("Find(%s): %d files, %v; want 3", given, len(files), err)
+		}
+		for _, f := range files {
+			if !strings.HasPrefix(f.Path, link+string(filepath.Separator)) || !strings.HasPrefix(f.MainPath, link+string(filepath.Separator)) {
+				t.Errorf("Find(%s) named %s (main %s), not through the link", given, f.Path, f.MainPath)
+			}
+		}
+	}
+}
