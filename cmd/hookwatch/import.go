@@ -454,14 +454,22 @@ func codexRollouts(paths []string) ([]string, error) {
 	}
 	var out []string
 	for _, p := range paths {
-		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil && path == p {
+		// A directory is walked from p with a trailing separator, which
+		// resolves p when it is a symlink (~/.codex kept elsewhere and
+		// linked): WalkDir does not follow one. The rollouts keep their
+		// paths through it.
+		root := p
+		if info, err := os.Stat(p); err == nil && info.IsDir() && !strings.HasSuffix(p, string(filepath.Separator)) {
+			root = p + string(filepath.Separator)
+		}
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil && path == root {
 				return patherr.Strip(err, p) // the message names p
 			}
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && (path == p || codex.IsRollout(path)) {
+			if !d.IsDir() && (path == root || codex.IsRollout(path)) {
 				out = append(out, path)
 			}
 			return nil

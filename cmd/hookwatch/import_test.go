@@ -535,6 +535,29 @@ func TestImportSince(t *testing.T) {
 	}
 }
 
+// TestImportCodexThroughSymlink: Codex's sessions directory kept
+// elsewhere and linked is read through the link, named or the default.
+func TestImportCodexThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_URL", deadPort(t).URL())
+	target := filepath.Join(dir, "elsewhere")
+	copyDir(t, "../../codex/testdata", target)
+	codexHome := filepath.Join(dir, "codex")
+	os.MkdirAll(codexHome, 0o700)
+	sessions := filepath.Join(codexHome, "sessions")
+	if err := os.Symlink(target, sessions); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CODEX_HOME", codexHome)
+	for _, args := range [][]string{{"import", "--codex", "--dry-run", sessions}, {"import", "--codex", "--dry-run"}} {
+		out, errOut, err := hw(t, "", args...)
+		if err != nil || !strings.Contains(out, "from 7 rollout files into") || errOut != "" {
+			t.Errorf("%v: %v\n%s%s", args, err, out, errOut)
+		}
+	}
+}
+
 // TestImportTokenRefused: a collector that requires a token the shell does
 // not give is said so, with what to do, as demo and sessions say it.
 func TestImportTokenRefused(t *testing.T) {
