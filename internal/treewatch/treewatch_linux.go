@@ -73,9 +73,19 @@ func (w *Watcher) Take() Changes {
 	return c
 }
 
-// addTree watches dir and every directory below it.
+// addTree watches dir and every directory below it. A dir that is a
+// symlink to a directory (~/.claude kept elsewhere and linked) is walked
+// through, with a trailing separator, as WalkDir does not follow it; the
+// paths reported keep the link's name.
 func (w *Watcher) addTree(dir string) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	walk := dir
+	if info, err := os.Lstat(dir); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		walk = dir + string(filepath.Separator)
+	}
+	return filepath.WalkDir(walk, func(p string, d fs.DirEntry, err error) error {
+		if p == walk {
+			p = dir
+		}
 		if err != nil {
 			if p == dir {
 				return err

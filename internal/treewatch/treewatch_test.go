@@ -82,3 +82,47 @@ func TestWatch(t *testing.T) {
 		t.Fatal("the watcher did not stop with its context")
 	}
 }
+
+// TestWatchThroughSymlink: a root that is a symlink to a directory is
+// watched through, and a change named by its path through the link.
+func TestWatchThroughSymlink(t *testing.T) {
+	target := t.TempDir()
+	old := filepath.Join(target, "p", "old.jsonl")
+	if err := os.MkdirAll(filepath.Dir(old), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(old, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "projects")
+	if err := os.Symlink(target, root); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := treewatch.New(ctx, root)
+	if errors.Is(err, treewatch.ErrUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(old, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("{}\n"))
+	f.Close()
+	want := filepath.Join(root, "p", "old.jsonl")
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case <-w.Wake():
+		case <-deadline:
+			t.Fatalf("no change named %s", want)
+		}
+		if slices.Contains(w.Take().Paths, want) {
+			return
+		}
+	}
+}
