@@ -126,14 +126,21 @@ func (f *follower) lookAt(ctx context.Context, path string) {
 	}
 }
 
-// walk looks at every file below root.
+// walk looks at every file below root. A root that is a symlink to a
+// directory (~/.claude kept elsewhere and linked) is walked through with
+// a trailing separator, which WalkDir follows; the files keep their paths
+// through it, those the client writes and its hooks carry.
 func (f *follower) walk(ctx context.Context, root string) {
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	walk := root
+	if info, err := os.Lstat(root); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		walk = root + string(filepath.Separator)
+	}
+	err := filepath.WalkDir(walk, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
-			if d != nil && d.IsDir() && path != root {
+			if d != nil && d.IsDir() && path != walk {
 				return fs.SkipDir // unreadable: passed over
 			}
 			return err

@@ -83,3 +83,46 @@ func TestFollowerLooks(t *testing.T) {
 		t.Fatalf("after c grew, looks read %q", looks)
 	}
 }
+
+// TestFollowerThroughSymlink: a directory followed that is a symlink
+// (~/.claude kept elsewhere and linked) is looked through, its files named
+// by their paths through the link, which the client's hooks carry.
+func TestFollowerThroughSymlink(t *testing.T) {
+	target := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(target, "p"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(target, "p", "a.jsonl"), []byte("{}\n"), 0o600)
+	dir := filepath.Join(t.TempDir(), "projects")
+	if err := os.Symlink(target, dir); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []string, 1)
+	f := &follower{
+		dir: dir, interval: 10 * time.Millisecond, warn: func(string, ...any) {}, what: "test files",
+		match: func(p string) bool { return strings.HasSuffix(p, ".jsonl") },
+		read: func(_ context.Context, files []grownFile) []string {
+			var paths []string
+			for _, g := range files {
+				paths = append(paths, g.path)
+			}
+			select {
+			case got <- paths:
+			default:
+			}
+			return nil
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); f.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case paths := <-got:
+		if want := filepath.Join(dir, "p", "a.jsonl"); !slices.Equal(paths, []string{want}) {
+			t.Fatalf("the look read %q, want %q", paths, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no look read the file through the link")
+	}
+}
