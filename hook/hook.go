@@ -248,6 +248,7 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader) (res Result) {
 			res = Result{Err: fmt.Errorf("panic: %v\n%s", r, debug.Stack())}
 		}
 		q.close()
+		q.logProblems(start, name, session)
 		if len(oddities) > 0 {
 			res.Err = errors.Join(res.Err, fmt.Errorf("odd payload: %s", strings.Join(oddities, "; ")))
 		}

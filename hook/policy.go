@@ -21,8 +21,12 @@ import (
 
 // DecideFunc evaluates the policies in force for one hook payload in
 // process: policy.Answer has this signature. It returns what to answer on
-// stdout, the exit code, and the audit record for the envelope.
-type DecideFunc func(ctx context.Context, home, cwd, projectDir string, data []byte) (stdout []byte, code int, audit json.RawMessage)
+// stdout, the exit code, the audit record for the envelope, and the
+// problems of the policy files (invalid rules left out, fail-open) when
+// they changed since a run last returned them — hook.log gets a line for
+// each: a headless run (claude -p, codex exec) shows the answer's
+// systemMessage to no one.
+type DecideFunc func(ctx context.Context, home, cwd, projectDir string, data []byte) (stdout []byte, code int, audit json.RawMessage, problems []error)
 
 // errNoDecision marks a run whose policies could not be evaluated: the hook
 // then stays observe-only, which is fail-open, and says so in hook.log.
@@ -45,6 +49,7 @@ type question struct {
 	deadline time.Time
 	inForce  bool
 	call     *hooksock.Call // the question to the collector; nil when cfg.Decide answers
+	problems []error        // of the policy files, from cfg.Decide, for hook.log
 }
 
 // ask starts answering the event: it finds the policy files in force and,
@@ -78,7 +83,7 @@ func (q *question) answer(ctx context.Context) (v ingest.Verdict, collector stri
 	case !q.inForce:
 		return v, "", nil
 	case q.call == nil:
-		v.Stdout, v.Code, v.Audit = q.cfg.Decide(ctx, q.cfg.Home, q.p.CWD, q.cfg.ProjectDir, q.data)
+		v.Stdout, v.Code, v.Audit, q.problems = q.cfg.Decide(ctx, q.cfg.Home, q.p.CWD, q.cfg.ProjectDir, q.data)
 		return v, "", nil
 	}
 	r, lerr := q.call.Wait()
@@ -95,6 +100,19 @@ func (q *question) answer(ctx context.Context) (v ingest.Verdict, collector stri
 		return v, "", fmt.Errorf("the local collector did not answer (%v); hookwatch hook did", lerr)
 	}
 	return v, "", nil
+}
+
+// logProblems writes a hook.log line for each problem of the policy files
+// the answer was made with, when Decide returned them (once per change of
+// the files). The collector, when it answers, logs them itself; the full
+// binary, when it does, to this hook.log.
+func (q *question) logProblems(start time.Time, name, session string) {
+	if q == nil {
+		return
+	}
+	for _, p := range q.problems {
+		q.cfg.log(start, name, session, fmt.Errorf("invalid policy left out (fail-open): fix it and run hookwatch policy check: %w", p))
+	}
 }
 
 // close abandons a question whose answer is no longer wanted.

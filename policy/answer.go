@@ -23,8 +23,24 @@ import (
 // as a one-shot hook process must; a long-lived process uses an Evaluator.
 // It sees the payload as the agent sent it, before redaction, because a
 // rule about a secret must see the secret.
-func Answer(ctx context.Context, home, cwd, projectDir string, data []byte) (stdout []byte, code int, audit json.RawMessage) {
-	return answer(ctx, Discover(home, cwd, projectDir), OpenState(stateDir(home)), nil, data)
+//
+// problems are what an Evaluator tells OnProblems — the problems of the
+// files in force, conditions that do not compile included — for the one
+// call that parsed a changed user or project file and rebuilt its parse
+// cache entry, and nil for every call after it, which reads the cache: a
+// process per event (the hook) reports each change once, at no cost to an
+// unchanged policy. A change to the managed file alone, which is never
+// cached, is not reported (its problems are, with the next change of
+// another file).
+func Answer(ctx context.Context, home, cwd, projectDir string, data []byte) (stdout []byte, code int, audit json.RawMessage, problems []error) {
+	set := Discover(home, cwd, projectDir)
+	if set.rebuilt {
+		for _, p := range set.allProblems() {
+			problems = append(problems, p)
+		}
+	}
+	stdout, code, audit = answer(ctx, set, OpenState(stateDir(home)), nil, data)
+	return stdout, code, audit, problems
 }
 
 func stateDir(home string) string { return filepath.Join(home, "state") }
@@ -134,7 +150,7 @@ func (e *Evaluator) answerSources(ctx context.Context, srcs []Source, data []byt
 // come), unless the same were told already: a file reloaded unchanged, or
 // within two seconds of its change, is not reported again.
 func (e *Evaluator) report(set *Set) {
-	problems := append(slices.Clip(set.Problems), set.compileAll()...)
+	problems := set.allProblems()
 	if len(problems) == 0 {
 		return
 	}
@@ -155,6 +171,13 @@ func (e *Evaluator) report(set *Set) {
 	if !seen {
 		e.OnProblems(problems)
 	}
+}
+
+// allProblems returns the set's problems and those of every rule's
+// condition and other expressions, all compiled now (Evaluate compiles
+// lazily, and a rule's event may never come): what a log is told.
+func (s *Set) allProblems() []Problem {
+	return append(slices.Clip(s.Problems), s.compileAll()...)
 }
 
 func recentlyModified(srcs []Source, d time.Duration) bool {

@@ -120,3 +120,46 @@ func TestEvaluatorOnProblems(t *testing.T) {
 	write("rules:\n  - {id: a, tool: Bash, action: deny}\n", time.Minute)
 	answer()
 }
+
+// TestAnswerProblemsOncePerChange: a process per event learns the problems
+// of the files only on the call that rebuilt their parse cache entry (a
+// project file's too); the calls after it, reading the cache, are told
+// nothing, and neither is any call while the files are valid.
+func TestAnswerProblemsOncePerChange(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	user, project := filepath.Join(home, "policy.yaml"), filepath.Join(proj, ".hookwatch", "policy.yaml")
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prompt := []byte(`{"session_id":"s","hook_event_name":"UserPromptSubmit","cwd":"` + proj + `","prompt":"hi"}`)
+	answer := func(want ...string) {
+		t.Helper()
+		_, _, _, problems := Answer(context.Background(), home, proj, "", prompt)
+		var got []string
+		for _, p := range problems {
+			got = append(got, filepath.Base(filepath.Dir(p.Error()))+"/"+filepath.Base(p.Error()))
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Fatalf("problems %q, want %q", got, want)
+		}
+	}
+	write(user, "rules:\n  - {id: a, tool: Bash, when: 'tool_input.command matches \"(\"', action: deny}\n")
+	answer(filepath.Base(home) + `/policy.yaml:2: rule "a": cannot compile when: error parsing regexp: missing closing ): ` + "`(`" + ` (column 20)`)
+	answer()
+	write(project, "rules:\n  - {id: b, tool: Bash}\n")
+	// The files' problems first, then those of the conditions.
+	answer(
+		`.hookwatch/policy.yaml:2: rule "b": a rule needs an action, context, system_message, update_input or transform`,
+		filepath.Base(home)+`/policy.yaml:2: rule "a": cannot compile when: error parsing regexp: missing closing ): `+"`(`"+` (column 20)`)
+	answer()
+	write(user, "rules: []\n")
+	write(project, "rules: []\n")
+	answer()
+	answer()
+}

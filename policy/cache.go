@@ -70,15 +70,16 @@ func readFileCached(src Source, dir string) (parsedFile, error) {
 		}
 	}
 	pf := parse(src, data)
-	writeCache(dir, cachePath, hash, pf)
+	pf.rebuilt = writeCache(dir, cachePath, hash, pf)
 	return pf, nil
 }
 
-// writeCache stores a parse; failures only cost the next process a parse.
-func writeCache(dir, path, hash string, pf parsedFile) {
+// writeCache stores a parse and reports whether it did; failures only cost
+// the next process a parse.
+func writeCache(dir, path, hash string, pf parsedFile) bool {
 	for _, r := range pf.rules {
 		if r.invalid != nil {
-			return // only managed rules carry this, and they are not cached
+			return false // only managed rules carry this, and they are not cached
 		}
 	}
 	e := cacheEntry{Version: cacheVersion, Hash: hash, Problems: pf.problems}
@@ -87,24 +88,26 @@ func writeCache(dir, path, hash string, pf parsedFile) {
 	}
 	b, err := json.Marshal(e)
 	if err != nil {
-		return
+		return false
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return
+		return false
 	}
 	tmp, err := os.CreateTemp(dir, "policy-*.tmp")
 	if err != nil {
-		return
+		return false
 	}
 	_, werr := tmp.Write(b)
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp.Name())
-		return
+		return false
 	}
 	if os.Rename(tmp.Name(), path) != nil {
 		os.Remove(tmp.Name())
+		return false
 	}
+	return true
 }
 
 // digest names file contents and cache paths. FNV-128a, not SHA-256: the

@@ -90,6 +90,7 @@ func loadSources(cacheDir string, srcs []Source) *Set {
 			continue
 		}
 		st.Problems = len(pf.problems)
+		set.rebuilt = set.rebuilt || pf.rebuilt
 		set.Problems = append(set.Problems, pf.problems...)
 		for _, r := range pf.rules {
 			if prev := defined[r.ID]; prev != nil {

@@ -49,6 +49,9 @@ func parseDuration(s string) (Duration, error) {
 type parsedFile struct {
 	rules    []*Rule
 	problems []Problem
+	// rebuilt: the file was parsed afresh and its parse cache entry
+	// written, which happens once per change of the file's content.
+	rebuilt bool
 }
 
 // readFile parses the policy file at src.Path. A missing file is reported

@@ -216,6 +216,11 @@ type Set struct {
 	Rules    []*Rule
 	Problems []Problem
 
+	// rebuilt: a user or project file was parsed afresh, its parse
+	// cache entry rebuilt (loadSources with a cache): the files changed
+	// since the cache last saw them.
+	rebuilt bool
+
 	byEvent map[string][]*Rule
 	// order is byEvent with rewrite rules first, project → user → managed,
 	// so that managed rewrites have the last word.

@@ -268,7 +268,7 @@ func TestPolicyAnswersAsTheHook(t *testing.T) {
 				p["transcript_path"] = session.transcript
 			}
 			data, _ := json.Marshal(p)
-			stdout, _, _ := policy.Answer(context.Background(), home, dir, "", data)
+			stdout, _, _, _ := policy.Answer(context.Background(), home, dir, "", data)
 			hookDenies := strings.Contains(string(stdout), `"permissionDecision":"deny"`)
 			_, err := x.Call(context.Background(), c.tool, c.input)
 			var denied *DeniedError

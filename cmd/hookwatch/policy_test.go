@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -386,5 +388,72 @@ func TestPolicyExplainCommand(t *testing.T) {
 	if v.Command.Effect != "destructive" || v.Subtype != "git_operation" || len(v.Command.Writes) != 1 ||
 		v.Decision == nil || v.Decision.Action != decision.ActionDeny || !slices.Equal(v.Decision.RuleIDs, []string{"no-destruction"}) {
 		t.Fatalf("--json: %+v, decision %+v", v, v.Decision)
+	}
+}
+
+// TestHookLogsPolicyProblemsOnce: with the collector down, the hook answers
+// a broken policy alone; a headless run shows its systemMessage to no one,
+// so hook.log must say what is wrong — once per change of the files, not
+// on every event. The hooks are real processes of the binary.
+func TestHookLogsPolicyProblemsOnce(t *testing.T) {
+	e := newTestEnv(t)
+	t.Setenv("HOOKWATCH_AUTOSTART", "0") // the collector stays down
+	writePolicy(t, filepath.Join(e.hwHome, "policy.yaml"), brokenPolicy+"  - id: typo2\n    whne: x\n")
+	logPath := filepath.Join(e.hwHome, "hook.log")
+	hookRun := func(payload string) {
+		t.Helper()
+		cmd := exec.Command(e.lean)
+		cmd.Stdin = strings.NewReader(payload)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("hook: %v; stderr:\n%s", err, stderr.String())
+		}
+		// A policy decided (the warning): its answer, and nothing else.
+		if s := stdout.String(); s != "" && !json.Valid(stdout.Bytes()) {
+			t.Fatalf("hook's stdout is not its answer: %q", s)
+		}
+	}
+	problemLines := func() []string {
+		t.Helper()
+		var out []string
+		for _, l := range strings.Split(readFileString(logPath), "\n") {
+			if strings.Contains(l, "policy.yaml:") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	prompt := `{"session_id":"s1","cwd":"` + e.project + `","hook_event_name":"UserPromptSubmit","prompt":"hi"}`
+	bash := `{"session_id":"s1","cwd":"` + e.project + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t1"}`
+	hookRun(prompt)
+	hookRun(bash)
+	hookRun(prompt)
+	got := problemLines()
+	want := []string{
+		`:4: rule \"typo\": cannot compile when`, // a condition, compiled though no event reached it
+		`:12: rule \"typo2\": a rule needs an action`,
+		`:13: rule \"typo2\": unknown key \"whne\"; did you mean \"when\"?`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("hook.log has %d lines on the policy, want %d (once, not per event):\n%s", len(got), len(want), readFileString(logPath))
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, w) }) {
+			t.Errorf("hook.log has no line with %s:\n%s", w, strings.Join(got, "\n"))
+		}
+	}
+	// An edit is a change: told again, once.
+	writePolicy(t, filepath.Join(e.hwHome, "policy.yaml"), "rules:\n  - id: a\n    whne: x\n")
+	hookRun(prompt)
+	hookRun(prompt)
+	if got := problemLines(); len(got) != len(want)+2 {
+		t.Fatalf("after the edit, hook.log has %d lines on the policy, want %d:\n%s", len(got), len(want)+2, readFileString(logPath))
+	}
+	// Fixed: nothing more.
+	writePolicy(t, filepath.Join(e.hwHome, "policy.yaml"), userPolicy)
+	hookRun(prompt)
+	if got := problemLines(); len(got) != len(want)+2 {
+		t.Fatalf("a valid policy was logged:\n%s", readFileString(logPath))
 	}
 }
