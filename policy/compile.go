@@ -284,7 +284,12 @@ func conditionMessage(err error) string {
 func exprMessage(err error) string {
 	var fe *file.Error
 	if errors.As(err, &fe) {
-		return fmt.Sprintf("%s (column %d)%s", fe.Message, fe.Column+1, listHint(fe.Message))
+		hint := listHint(fe.Message)
+		var ne *nameError
+		if errors.As(err, &ne) {
+			hint = ne.hint
+		}
+		return fmt.Sprintf("%s (column %d)%s", fe.Message, fe.Column+1, hint)
 	}
 	return err.Error()
 }

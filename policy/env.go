@@ -176,7 +176,7 @@ func (x *exprCompiler) compile(src string, asBool bool, globBase string) (*vm.Pr
 	tree, err := checker.ParseCheck(src, c)
 	c.Visitors = shared
 	if err != nil {
-		return nil, err
+		return nil, withNameHint(src, err, c)
 	}
 	if globs.err != nil {
 		return nil, globs.err

@@ -162,7 +162,7 @@ func TestParseProblems(t *testing.T) {
       - redact: {patterns: {key: "("}}
 `, 6,
 		`:3: rule "bad-when": cannot compile when:`,
-		`:6: rule "unknown-var": cannot compile when: unknown name tool_inptu`,
+		`:6: rule "unknown-var": cannot compile when: unknown name tool_inptu (column 1); did you mean "tool_input"?`,
 		`:11: rule "multi-line": cannot compile when: invalid operation`,
 		`:14: rule "bad-matcher": cannot compile matcher "Bash("`,
 		`:19: rule "bad-update": cannot compile update_input.command`,
@@ -680,4 +680,36 @@ func TestLoadNotRegular(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestUnknownNameDidYouMean: a misspelt variable, or field of an object the
+// conditions know (command, its steps, session, agent), names the one meant;
+// a name near none is reported without a guess.
+func TestUnknownNameDidYouMean(t *testing.T) {
+	f := func(src, want string) {
+		t.Helper()
+		_, err := exprs.compile(src, true, "/")
+		if err == nil {
+			t.Fatalf("%s: compiled", src)
+		}
+		if got := exprMessage(err); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", src, got, want)
+		}
+	}
+	f(`tool_inptu.command contains "x"`, `unknown name tool_inptu (column 1); did you mean "tool_input"?`)
+	f(`tol_name == "Bash"`, `unknown name tol_name (column 1); did you mean "tool_name"?`)
+	f(`comand.effect == "write"`, `unknown name comand (column 1); did you mean "command"?`)
+	f(`command.efect == "write"`, `unknown field efect (column 9); did you mean "effect"?`)
+	f(`command.steps[0].progam == "rm"`, `unknown field progam (column 18); did you mean "program"?`)
+	f(`agent.failures_in_a_rw > 2`, `unknown field failures_in_a_rw (column 7); did you mean "failures_in_a_row"?`)
+	// session has no failures_in_a_row: agent's is no guess for it.
+	f(`session.failures_in_a_rw > 2`, `unknown field failures_in_a_rw (column 9)`)
+	f(`session.signals.thrahs`, `unknown field thrahs (column 17); did you mean "thrash"?`)
+	// In a predicate, # is a step.
+	f(`any(command.steps, {#.efect == "write"})`, `unknown field efect (column 23); did you mean "effect"?`)
+	f(`frobnicate == "x"`, `unknown name frobnicate (column 1)`)
+	// A function's name is a function's slip, not a variable's.
+	f(`undr(tool_input.file_path, "/x")`, `unknown name undr (column 1); did you mean "under"?`)
+	f(`lenn(prompt) > 3`, `unknown name lenn (column 1); did you mean "len"?`)
+	f(`globb("*.go", tool_input.file_path)`, `unknown name globb (column 1); did you mean "glob"?`)
 }
