@@ -34,12 +34,23 @@ func Check(w io.Writer, files ...string) error {
 	for _, p := range problems {
 		perFile[p.File]++
 	}
+	var warnings []Problem
+	warnedFile := map[string]int{}
+	for _, r := range set.Rules {
+		for _, w := range r.fieldWarnings() {
+			warnings = append(warnings, w)
+			warnedFile[w.File]++
+		}
+	}
 	for _, f := range set.Files {
 		switch {
 		case !f.Found:
 			// Reported as a problem below.
 		case f.SameAs != "":
 			fmt.Fprintf(w, "%s: the same file as %s, checked once\n", f.Path, f.SameAs)
+		case perFile[f.Path] == 0 && warnedFile[f.Path] > 0:
+			n := warnedFile[f.Path]
+			fmt.Fprintf(w, "%s: ok, %d rule%s, %d warning%s\n", f.Path, f.Rules, plural(f.Rules), n, plural(n))
 		case perFile[f.Path] == 0:
 			fmt.Fprintf(w, "%s: ok, %d rule%s\n", f.Path, f.Rules, plural(f.Rules))
 		default:
@@ -53,6 +64,10 @@ func Check(w io.Writer, files ...string) error {
 		return problems[i].Line < problems[j].Line
 	})
 	for _, p := range problems {
+		fmt.Fprintln(w, p.Error())
+	}
+	// Warnings do not fail the check: a tool may gain the field.
+	for _, p := range warnings {
 		fmt.Fprintln(w, p.Error())
 	}
 	if len(problems) > 0 {

@@ -306,3 +306,78 @@ func listHint(msg string) string {
 	}
 	return ""
 }
+
+// fieldWarnings returns what Check warns about the rule, without failing:
+// each field of tool_input its condition reads that none of the tools it
+// names sends (classify.InputFields, the one list of them), a condition
+// that can never hold. Nothing is said when the rule's tools are not named
+// exactly, or one of them is a tool InputFields does not know (an MCP
+// tool's arguments are its own): it may send anything.
+func (r *Rule) fieldWarnings() []Problem {
+	c := r.compiled()
+	if c.err != nil || c.when == nil || !r.matchesToolNames() || c.matcher.Kind() != matcher.Exact {
+		return nil
+	}
+	tools := c.matcher.Names()
+	sent := make([][]string, len(tools))
+	for i, tool := range tools {
+		fields, known := classify.InputFields(tool)
+		if !known {
+			return nil
+		}
+		sent[i] = fields
+	}
+	var read []string
+	ast.Find(c.when.Node(), func(n ast.Node) bool {
+		m, ok := n.(*ast.MemberNode)
+		if !ok {
+			return false
+		}
+		if v, ok := m.Node.(*ast.IdentifierNode); ok && v.Value == "tool_input" {
+			if p, ok := m.Property.(*ast.StringNode); ok && !slices.Contains(read, p.Value) {
+				read = append(read, p.Value)
+			}
+		}
+		return false
+	})
+	var out []Problem
+	for _, field := range read {
+		if slices.ContainsFunc(sent, func(fields []string) bool { return slices.Contains(fields, field) }) {
+			continue
+		}
+		var msg strings.Builder
+		hint := didYouMean(field, func(yield func(string) bool) {
+			for _, fields := range sent {
+				for _, f := range fields {
+					if !yield(f) {
+						return
+					}
+				}
+			}
+		})
+		run := 0 // tools in a row that send the same fields (Agent, Task): listed once
+		for i, tool := range tools {
+			if i == 0 {
+				fmt.Fprintf(&msg, "warning: %s's tool_input has no field %s", tool, field)
+			} else if hint == "" {
+				fmt.Fprintf(&msg, ", nor %s's", tool)
+			}
+			if run++; hint != "" || i+1 < len(tools) && slices.Equal(sent[i], sent[i+1]) {
+				continue
+			}
+			if run == 1 {
+				fmt.Fprintf(&msg, " (it has %s)", strings.Join(sent[i], ", "))
+			} else {
+				fmt.Fprintf(&msg, " (they have %s)", strings.Join(sent[i], ", "))
+			}
+			run = 0
+		}
+		if hint != "" {
+			msg.WriteString(hint)
+		} else {
+			msg.WriteString(": the condition reads it from no call")
+		}
+		out = append(out, Problem{File: r.File, Line: r.line("when"), RuleID: r.ID, Msg: msg.String(), Events: r.Events})
+	}
+	return out
+}
