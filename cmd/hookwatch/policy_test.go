@@ -457,3 +457,17 @@ func TestHookLogsPolicyProblemsOnce(t *testing.T) {
 		t.Fatalf("a valid policy was logged:\n%s", readFileString(logPath))
 	}
 }
+
+// TestPolicyCheckWarns: a condition on a field the rule's tool never sends
+// is warned about and exits 0.
+func TestPolicyCheckWarns(t *testing.T) {
+	path := writePolicy(t, filepath.Join(t.TempDir(), "policy.yaml"), "rules:\n  - id: env\n    tool: Read\n    when: 'tool_input.command contains \".env\"'\n    action: deny\n")
+	out, _, err := hw(t, "", "policy", "check", path)
+	if err != nil {
+		t.Fatalf("policy check: %v\n%s", err, out)
+	}
+	want := path + ": ok, 1 rule, 1 warning\n" + path + `:4: rule "env": warning: Read's tool_input has no field command (it has file_path, offset, limit, pages): the condition reads it from no call` + "\n"
+	if out != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
