@@ -1437,6 +1437,18 @@ test('the session list has the same columns empty and full', async () => {
   await page.close();
 });
 
+test('an empty collector says how to get sessions in, for either agent', async () => {
+  const page = await browser.ctx.newPage();
+  await page.route(/\/v1\/sessions\?/, (route) => route.fulfill({ status: 200, contentType: 'application/json', body: '{"sessions":[],"next_cursor":""}' }));
+  await page.route(/\/v1\/stream/, (route) => route.fulfill({ status: 200, headers: { 'Content-Type': 'text/event-stream' }, body: 'retry: 60000\n: connected\n\n' }));
+  await page.goto(BASE + '/#/');
+  const text = await page.getByTestId('no-sessions').innerText();
+  for (const cmd of ['hookwatch install', 'hookwatch install --codex', 'hookwatch import', 'hookwatch demo']) {
+    assert.ok(text.includes(cmd), `the empty list names ${cmd}: ${text}`);
+  }
+  await page.close();
+});
+
 test('hostile payloads render as inert text everywhere', async () => {
   const { page, seen } = await open('/#/?q=' + XSS.slice(0, 8));
   const row = page.locator(`[data-session="${XSS}"]`);

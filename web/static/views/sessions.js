@@ -367,7 +367,9 @@ export function SessionList({ params }) {
       </div>
       <div class="sbody">
         ${st.done && !st.error && !st.list.length
-          ? html`<div class="empty"><p>No sessions yet.</p><p class="muted">Install the hook (<code>hookwatch install</code>) and start Claude Code; sessions appear here as they run.</p></div>`
+          ? html`<div class="empty" data-testid="no-sessions"><p>No sessions yet.</p>
+              <p class="muted">Install the hooks (<code>hookwatch install</code> for Claude Code, <code>hookwatch install --codex</code> for Codex) and start the agent: its sessions appear here as they run.</p>
+              <p class="muted">The sessions already on this machine: <code>hookwatch import</code> (<code>--codex</code> for Codex's). A session to look at now: <code>hookwatch demo</code>.</p></div>`
           : st.done && st.list.length && !shown.length
             ? html`<div class="empty" data-testid="no-match"><p>No session matches ${describeFilters({ q, project: projects.find(([k]) => k === project)?.[1] || project, status, range })}.</p>
                 <p><button type="button" onClick=${() => { setQ(''); setProject(''); setStatus(''); setRange(''); searchRef.current?.focus(); }}>Clear the filters</button></p></div>`
