@@ -1449,6 +1449,19 @@ test('an empty collector says how to get sessions in, for either agent', async (
   await page.close();
 });
 
+test('the page is named after the session it shows', async () => {
+  const { body: s } = await api('/v1/sessions/' + encodeURIComponent(PARALLEL));
+  assert.ok(s.title, 'the session has a title');
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(PARALLEL));
+  await page.waitForFunction((t) => document.title.startsWith(t), s.title.slice(0, 40));
+  assert.match(await page.title(), / · hookwatch$/);
+  // Back on the list, the page is the list's again.
+  await page.getByRole('link', { name: 'Sessions' }).click();
+  await page.waitForFunction(() => document.title === 'hookwatch · sessions');
+  clean(seen);
+  await page.close();
+});
+
 test('hostile payloads render as inert text everywhere', async () => {
   const { page, seen } = await open('/#/?q=' + XSS.slice(0, 8));
   const row = page.locator(`[data-session="${XSS}"]`);

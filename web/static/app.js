@@ -109,9 +109,11 @@ function App() {
   const [needToken, setNeedToken] = useState(null);
   const [epoch, setEpoch] = useState(0);
   useEffect(() => onAuthRequired(({ refused }) => setNeedToken({ refused })), []);
+  // The session view names its own page, by the session's title, which
+  // only it knows.
   useEffect(() => {
-    document.title = route.name === 'session' ? `hookwatch · ${route.id.slice(0, 8)}`
-      : route.name === 'compare' ? `hookwatch · ${route.id.slice(0, 8)} vs ${route.other.slice(0, 8)}` : 'hookwatch · sessions';
+    if (route.name === 'session') return;
+    document.title = route.name === 'compare' ? `hookwatch · ${route.id.slice(0, 8)} vs ${route.other.slice(0, 8)}` : 'hookwatch · sessions';
   }, [route.name, route.id, route.other]);
   return html`
     <header class="top">
