@@ -304,11 +304,14 @@ test('filters narrow the timeline and the event list, and survive a reload', asy
   assert.equal(only[0].calls, want.calls.get(explore).size);
 
   await page.getByLabel('Agent', { exact: true }).selectOption('*');
-  // The status filter offers the statuses the collector gave the calls.
+  // The status filter offers the statuses the collector gave the calls,
+  // after failed (its verdict: an error or an interruption).
   const offered = await page.getByLabel('Status', { exact: true }).locator('option').evaluateAll((os) => os.map((o) => o.value).filter(Boolean));
-  assert.deepEqual(offered, [...new Set(want.toolCalls.map((c) => c.status))].sort());
+  assert.deepEqual(offered, ['failed', ...[...new Set(want.toolCalls.map((c) => c.status))].sort()]);
   await page.getByLabel('Status', { exact: true }).selectOption('error');
-  assert.equal(sum(await lanes()), want.toolCalls.filter((c) => c.status === 'error').length, 'failed calls');
+  assert.equal(sum(await lanes()), want.toolCalls.filter((c) => c.status === 'error').length, 'calls that ended in an error');
+  await page.getByLabel('Status', { exact: true }).selectOption('failed');
+  assert.equal(sum(await lanes()), want.toolCalls.filter((c) => c.failed === true).length, 'failed calls');
   await page.getByLabel('Status', { exact: true }).selectOption('rejected');
   assert.ok(sum(await lanes()) >= 1, 'calls the client rejected');
   await page.getByLabel('Status', { exact: true }).selectOption('');
@@ -1460,6 +1463,40 @@ test('the page is named after the session it shows', async () => {
   await page.waitForFunction(() => document.title === 'hookwatch · sessions');
   clean(seen);
   await page.close();
+});
+
+test('the header\'s failed and denied counts list those calls', async () => {
+  // Failed is the collector's verdict (an error or an interruption): the
+  // list shows every event of those calls, and of no other.
+  const shows = async (id, word, want) => {
+    const { page, seen } = await open('/#/s/' + encodeURIComponent(id));
+    await loaded(page);
+    const count = page.getByTestId('count-' + word);
+    assert.equal(Number((await count.locator('b').innerText()).replace(/,/g, '')), want.calls.size, `the header counts the ${word} calls`);
+    await count.click();
+    await page.waitForURL(/[?&]tab=events(&|$)/);
+    assert.equal(await page.getByRole('tab', { selected: true }).innerText(), 'Events');
+    assert.equal(await page.getByLabel('Status', { exact: true }).inputValue(), word === 'failed' ? 'failed' : word);
+    const events = want.events.filter((e) => e.copy !== true && want.calls.has(e.tool_use_id)).map((e) => e.seq).sort((a, b) => a - b);
+    await page.waitForFunction((n) => document.querySelectorAll('.elist .erow').length === n, events.length);
+    assert.deepEqual(await page.$$eval('.elist .erow', (rows) => rows.map((r) => Number(r.dataset.seq)).sort((a, b) => a - b)), events);
+    clean(seen);
+    await page.close();
+  };
+  const of = async (id, pick) => {
+    const e = await expected(id);
+    return { calls: new Set(e.toolCalls.filter(pick).map((c) => c.tool_use_id)), events: e.events };
+  };
+  const failed = await of(REAL, (c) => c.failed === true);
+  assert.ok(failed.calls.size > 0, 'the capture has failed calls');
+  await shows(REAL, 'failed', failed);
+  let denied = null;
+  for (const id of [REAL, PARALLEL, OUTLIER, CODEX, TRANSCRIPT]) {
+    const d = await of(id, (c) => c.status === 'denied');
+    if (d.calls.size) { denied = [id, d]; break; }
+  }
+  assert.ok(denied, 'a fixture has denied calls');
+  await shows(denied[0], 'denied', denied[1]);
 });
 
 test('hostile payloads render as inert text everywhere', async () => {

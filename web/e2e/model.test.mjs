@@ -6,7 +6,7 @@
 //   HOOKWATCH_URL=… HW_REAL=… node --test model.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SessionModel, MAIN, callMatches, callsTouching, emptyFilters, eventMatches, markerMatches, toolSummary, eventSummary, outputOf, contextPoints } from '../static/lib/model.js';
+import { SessionModel, MAIN, FAILED, callMatches, callsTouching, emptyFilters, eventMatches, markerMatches, toolSummary, eventSummary, outputOf, contextPoints } from '../static/lib/model.js';
 import { readable, outputView } from '../static/lib/output.js';
 import { fmtDur, fmtAge, fmtPct, quantile, projectOf, truncate, plural } from '../static/lib/format.js';
 import { sseParser, withQuery } from '../static/lib/api.js';
@@ -371,6 +371,13 @@ test('filters', () => {
   f({ status: 'error' }, false);
   f({ event: 'PreToolUse' }, true);
   f({ event: 'UserPromptSubmit' }, false);
+  f({ status: FAILED }, false);
+  // Failed selects the calls the collector says failed, whatever their
+  // status (an error or an interruption).
+  const cut = { ...c, status: 'interrupted', failed: true };
+  assert.equal(callMatches(cut, { ...emptyFilters(), status: FAILED }), true);
+  assert.equal(callMatches(cut, { ...emptyFilters(), status: 'error' }), false);
+  assert.equal(callMatches(cut, { ...emptyFilters(), status: 'interrupted' }), true);
 });
 
 test('tool output is shown decoded: strings, and previews cut at both ends', () => {

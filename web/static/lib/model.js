@@ -742,9 +742,15 @@ export function durationOf(c) {
 }
 
 /**
+ * FAILED is the status filter of the calls the collector says failed (its
+ * failed: an error or an interruption), which is no status of its own.
+ */
+export const FAILED = 'failed';
+
+/**
  * Filters select what the session view shows. Empty fields select
  * everything: agent is an agent id ('' the main agent, null all), tool a tool
- * name, event a hook event name, status a call status. raw lists every
+ * name, event a hook event name, status a call status or FAILED. raw lists every
  * stored event, the copies too: the records read from a transcript or a
  * rollout of what a hook delivered (the collector marks them copy).
  */
@@ -756,7 +762,7 @@ export function emptyFilters() {
 export function callMatches(c, f) {
   if (f.agent != null && c.agent !== f.agent) return false;
   if (f.tool && c.tool !== f.tool) return false;
-  if (f.status && c.status !== f.status) return false;
+  if (f.status && !(f.status === FAILED ? c.failed : c.status === f.status)) return false;
   if (f.subtype && c.subtype !== f.subtype) return false;
   if (f.effect && c.effect !== f.effect) return false;
   if (f.event && !isToolEvent(f.event)) return false;
@@ -778,7 +784,7 @@ export function eventMatches(ev, f, model) {
   if (f.agent != null && (ev.agent_id || '') !== f.agent) return false;
   if (f.tool && ev.tool_name !== f.tool) return false;
   if (f.event && eventName(ev) !== f.event) return false;
-  if (f.status && model.eventStatus(ev) !== f.status) return false;
+  if (f.status === FAILED ? !model.calls.get(ev.tool_use_id)?.failed : f.status && model.eventStatus(ev) !== f.status) return false;
   if (f.subtype || f.effect) {
     const c = ev.tool_use_id ? model.calls.get(ev.tool_use_id) : null;
     if (!c || (f.subtype && c.subtype !== f.subtype) || (f.effect && c.effect !== f.effect)) return false;

@@ -3,7 +3,7 @@
 // pages and kept live from the event stream.
 import { html, useState, useEffect, useLayoutEffect, useRef, useMemo, Select } from '../lib/html.js';
 import { getJSON, pages, bodies, sessionPath, stream, withQuery, HTTPError } from '../lib/api.js';
-import { SessionModel, MAIN, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
+import { SessionModel, MAIN, FAILED, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
 import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, shapeLabel, EFFECT_COLORS } from '../lib/format.js';
 import { comparePath } from './compare.js';
@@ -328,7 +328,16 @@ function Children({ s }) {
 // seqOr reads a derived_seq, 0 when absent.
 const seqOr = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
-function Header({ model, version, id }) {
+/**
+ * Count is a count of calls of the header, a button listing them when
+ * there are any: the user who reads "3 failed" looks for those three.
+ */
+function Count({ v, cls, word, title, onShow }) {
+  if (!v) return html`<span title=${title}><b>${fmtNum(v)}</b> ${word}</span>`;
+  return html`<button type="button" class=${'link count ' + cls} data-testid=${'count-' + word} title=${title + ': list them'} onClick=${onShow}><b>${fmtNum(v)}</b> ${word}</button>`;
+}
+
+function Header({ model, version, id, onShow }) {
   const s = model.session;
   const status = s ? statusOf(s) : '';
   const first = s ? ms(s.first_event_at) : model.t0;
@@ -357,10 +366,10 @@ function Header({ model, version, id }) {
         <span>${n(s && countOf(s, 'agents'), 'agent')}</span>
         ${s && shapeLabel(s.shape) && html`<span class="tag" data-testid="session-shape" title="how the session split its work among agents">${shapeLabel(s.shape)}</span>`}
         <span>${n(s && countOf(s, 'tool_calls'), 'tool call')}</span>
-        <span class=${failed ? 'bad' : ''} title="calls that ended in an error or were interrupted"><b>${fmtNum(failed)}</b> failed</span>
+        <${Count} v=${failed} cls="bad" word="failed" title="calls that ended in an error or were interrupted" onShow=${() => onShow(FAILED)} />
         ${noOutcome > 0 && html`<span class="warn" data-testid="no-outcome" title="calls whose outcome no event reported before the session ended"><b>${fmtNum(noOutcome)}</b> without outcome</span>`}
-        ${rejected > 0 && html`<span class="bad" title="calls the client refused to run (a malformed call)"><b>${fmtNum(rejected)}</b> rejected</span>`}
-        <span class=${denials ? 'deny' : ''}><b>${fmtNum(denials)}</b> denied</span>
+        ${rejected > 0 && html`<${Count} v=${rejected} cls="bad" word="rejected" title="calls the client refused to run (a malformed call)" onShow=${() => onShow('rejected')} />`}
+        <${Count} v=${denials} cls="deny" word="denied" title="calls a policy or the user denied" onShow=${() => onShow('denied')} />
         <span>${n(events, 'event')}</span>
         ${s && html`<${ResumeFact} s=${s} />`}
         ${lin.map((l) => html`<span class=${'tag tag-' + l.kind.split(' ')[0]} data-testid="session-lineage" title=${lineageTitle(l)}>${l.from ? lineageVerb(l) : l.unknownParent ? l.kind + ' (parent unknown)' : l.kind}${l.n > 1 ? ' ×' + l.n : ''}${l.from && html` <a href=${'#/s/' + encodeURIComponent(l.from)}>${shortID(l.from)}</a>`}</span>`)}
@@ -386,7 +395,13 @@ function Filters({ model, version, filters, setFilters }) {
   };
   const agentValue = filters.agent == null ? '*' : filters.agent === MAIN ? 'main' : filters.agent;
   const subtypes = useMemo(() => withCurrent(callValues('subtype').sort(), filters.subtype), [version, filters.subtype]);
-  const statuses = useMemo(() => withCurrent(callValues('status').sort(), filters.status), [version, filters.status]);
+  // Failed (error or interrupted, the collector's verdict) is offered
+  // first, before the statuses it joins: it is what the header counts.
+  const statuses = useMemo(() => {
+    const list = callValues('status').sort();
+    if ([...model.calls.values()].some((c) => c.failed)) list.unshift(FAILED);
+    return withCurrent(list, filters.status);
+  }, [version, filters.status]);
   // The effects in the order of their colours (harmless to irreversible);
   // one the palette does not know comes last.
   const effects = useMemo(() => {
@@ -761,7 +776,7 @@ export function SessionView({ id, params }) {
   const merge = (f) => { setFilters({ ...filters, ...f }); setTab('timeline'); };
   return html`
     <section class="session">
-      <${Header} model=${m} version=${s.version} id=${id} />
+      <${Header} model=${m} version=${s.version} id=${id} onShow=${(status) => { setFilters({ ...emptyFilters(), status }); setTab('events'); }} />
       ${s.error && html`<p class="error">${s.error}</p>`}
       <${Signals} model=${m} version=${s.version} onSelect=${step} />
       <${Archives} id=${id} />
