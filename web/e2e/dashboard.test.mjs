@@ -1202,6 +1202,29 @@ test('signals: a loop of failing calls shows on the session, the agent and its d
   await plain.page.close();
 });
 
+test('signals: the keyboard folds a long list of signals away and goes on to the views', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(RESUMED) + '?failed_repeats=2');
+  await loaded(page);
+  const list = page.getByTestId('signals');
+  await list.getByRole('button', { name: /^main/ }).waitFor();
+  await list.locator('summary').focus();
+  await page.keyboard.press('Enter');
+  await list.getByRole('button', { name: /^main/ }).waitFor({ state: 'hidden' });
+  assert.match(await list.innerText(), /1 signal/, 'the count stays in sight');
+  // The archives' links come next, then the views.
+  let tab = false;
+  for (let i = 0; i < 10 && !tab; i++) {
+    await page.keyboard.press('Tab');
+    tab = await page.evaluate(() => document.activeElement?.getAttribute('role') === 'tab');
+  }
+  assert.ok(tab, 'Tab reaches the views past the folded signals');
+  // Folded, it stays folded while the view draws again.
+  await page.getByLabel('Status', { exact: true }).selectOption('error');
+  assert.equal(await list.evaluate((d) => d.open), false);
+  clean(seen);
+  await page.close();
+});
+
 test('signals: Back returns from what a signal opened to where the user was', async () => {
   const { page, seen } = await open('/#/');
   await page.locator(`[data-session="${REAL}"]`).waitFor();

@@ -221,15 +221,21 @@ function useSession(id, thresholds) {
   return { model: model.current, version, ...state };
 }
 
-/** Signals lists the signs that an agent of the session is going wrong, each with the calls that raised it. */
+/**
+ * Signals lists the signs that an agent of the session is going wrong,
+ * each with the calls that raised it. The list opens shown and folds
+ * away: a session with hundreds of signals has thousands of links in it,
+ * which the keyboard would otherwise have to cross to reach the views.
+ */
 function Signals({ model, onSelect }) {
+  const [open, setOpen] = useState(true);
   const rows = [];
   for (const [agentId, a] of model.signals) {
     for (const sg of a.signals) rows.push({ agentId, ...sg });
   }
   if (!rows.length) return null;
-  return html`<section class="signals" data-testid="signals" aria-label="Signals">
-    <b class="badge warnb">${plural(rows.length, 'signal')}</b>
+  return html`<details class="signals" data-testid="signals" aria-label="Signals" open=${open} onToggle=${(e) => setOpen(e.currentTarget.open)}>
+    <summary><b class="badge warnb">${plural(rows.length, 'signal')}</b></summary>
     ${rows.map((r, i) => {
       const ag = model.agents.get(r.agentId);
       return html`<div class="signal" key=${i}>
@@ -237,7 +243,7 @@ function Signals({ model, onSelect }) {
         ${r.calls.slice(0, 6).map((c) => html` <button type="button" class="link mono" key=${c} onClick=${() => onSelect({ kind: 'call', id: c })}>${shortID(c, 12)}</button>`)}
       </div>`;
     })}
-  </section>`;
+  </details>`;
 }
 
 /**
