@@ -1325,6 +1325,14 @@ test('a selected call is in the URL, and the URL selects it', async () => {
   await page.close();
 });
 
+test('a link to a call the session does not have says which', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL) + '?call=toolu_nosuchcall');
+  await loaded(page);
+  assert.equal(await page.getByTestId('not-in-session').innerText(), 'This session has no call toolu_nosuchcall.');
+  clean(seen);
+  await page.close();
+});
+
 test('Back retraces the calls and agents opened from the details, then leaves the session', async () => {
   const want = await expected(REAL);
   const child = want.toolCalls.find((c) => c.parent_tool_use_id && want.toolCalls.some((p) => p.tool_use_id === c.parent_tool_use_id));

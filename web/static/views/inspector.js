@@ -188,7 +188,12 @@ function AgentDetails({ model, a, onSelect, onFilter }) {
 
 /** Inspector shows the selection; onSelect moves it, onClose clears it. */
 export function Inspector({ model, loading, eventsLoading, selected, onSelect, onClose, onFilter, onFocus }) {
-  let body = html`<p class="muted">${loading || (selected.kind === 'event' && eventsLoading) ? 'Loading…' : 'Not found.'}</p>`;
+  // A link can name what the session does not have (a mistyped or cut
+  // address): say which, so the reader knows the link, not the page, is wrong.
+  const what = selected.kind === 'call' ? `no call ${selected.id}` : selected.kind === 'event' ? `no event #${selected.seq}`
+    : `no agent ${selected.id === MAIN ? 'main' : selected.id}`;
+  let body = loading || (selected.kind === 'event' && eventsLoading) ? html`<p class="muted">Loading…</p>`
+    : html`<p class="muted" data-testid="not-in-session">This session has ${what}.</p>`;
   if (selected.kind === 'call') {
     const c = model.calls.get(selected.id);
     if (c) body = html`<${CallDetails} model=${model} c=${c} onSelect=${onSelect} onFocus=${onFocus} eventsLoading=${eventsLoading} />`;
