@@ -116,7 +116,7 @@ type callRare struct {
 	asked *delegation
 	// Read once of a delegation call's response: the agent it names, and
 	// whether it says async_launched.
-	spawned *string
+	spawned *spawnResponse
 	async   *bool
 	isIntr  bool // the failure is an interrupt
 }
@@ -1318,12 +1318,7 @@ func (b *sessionBuilder) resolveParents() {
 		if c.post == nil {
 			continue
 		}
-		x := c.ownRare()
-		if x.spawned == nil {
-			id := spawnedAgentID(responseOf(c.post.p))
-			x.spawned = &id
-		}
-		id := *x.spawned
+		id := c.spawned().id
 		if id == "" {
 			continue
 		}
@@ -1375,6 +1370,23 @@ type delegation struct {
 	// agent_type); the client's default when absent.
 	Type        string
 	Description string
+}
+
+// spawnResponse is what a delegation call's response names (spawnedAgentID):
+// the agent it spawned and the agent's nickname.
+type spawnResponse struct{ id, nickname string }
+
+// spawned reads what the call's response names, once it has one.
+func (c *callState) spawned() spawnResponse {
+	if c.post == nil {
+		return spawnResponse{}
+	}
+	x := c.ownRare()
+	if x.spawned == nil {
+		id, nickname := spawnedAgentID(responseOf(c.post.p))
+		x.spawned = &spawnResponse{id, nickname}
+	}
+	return *x.spawned
 }
 
 // requested reads what a delegation call asks for, once per input: a
@@ -1441,12 +1453,15 @@ func (b *sessionBuilder) finishAgents() {
 		if ag.AgentType != nil && *ag.AgentType == "" {
 			ag.Role = RoleCompaction
 		}
-		ag.Description = ""
+		ag.Description, ag.Nickname = "", ""
 		parent := ""
 		if a.spawn != nil {
 			parent = a.spawn.agent.a.AgentID
 			ag.SpawnToolUseID = a.spawn.c.ToolUseID
 			ag.Description = a.spawn.requested().Description
+			if sp := a.spawn.spawned(); sp.id == ag.AgentID {
+				ag.Nickname = sp.nickname
+			}
 		}
 		if a.sidecar != nil && a.sidecar.Description != "" {
 			ag.Description = a.sidecar.Description

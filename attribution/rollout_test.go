@@ -465,3 +465,28 @@ func codexHooks(t *testing.T, path string) []event.Envelope {
 	}
 	return hooks
 }
+
+// TestCodexSubagentNickname: the nickname Codex gives a subagent (its
+// screen's name for it, "Maxwell"), which the spawning call's response
+// carries beside the agent's id, names the agent in the model, whether the
+// hooks or the rollouts reported the call.
+func TestCodexSubagentNickname(t *testing.T) {
+	const sub = "01a23446-ad70-7ca2-bafc-64796f33e252"
+	hooks, imported := codexSubagentRun(t)
+	both := append(append([]event.Envelope(nil), hooks...), imported...)
+	for name, envs := range map[string][]event.Envelope{"hooks": hooks, "rollouts": imported, "both": both} {
+		s := only(t, Build(envs))
+		var got *Agent
+		for _, a := range s.Agents {
+			if a.AgentID == sub {
+				got = a
+			}
+		}
+		if got == nil || got.Nickname != "Maxwell" {
+			t.Errorf("%s: subagent %+v, want nickname Maxwell", name, got)
+		}
+		if main := s.Agents[0]; main.AgentID != "" || main.Nickname != "" {
+			t.Errorf("%s: main agent %+v has a nickname", name, main)
+		}
+	}
+}

@@ -56,47 +56,50 @@ var agentIDKeys = []string{"agentId", "agent_id"}
 // agent_id (Codex); a string holding such an object (Codex sends JSON text);
 // or hookwatch's privacy preview {"hookwatch_capture":"preview",…}, read
 // from an agentId member when the preview kept one, else by scanning its
-// head and tail text for the key.
-func spawnedAgentID(resp json.RawMessage) string {
+// head and tail text for the key. nickname is the name Codex gives the
+// agent on its screen (the object's nickname member, "Maxwell"), read only
+// from a whole object: a preview's may be cut.
+func spawnedAgentID(resp json.RawMessage) (id, nickname string) {
 	resp = bytes.TrimSpace(resp)
 	if len(resp) == 0 {
-		return ""
+		return "", ""
 	}
 	switch resp[0] {
 	case '{':
 		f, ok := agentFieldsOf(resp)
 		if !ok {
-			return ""
+			return "", ""
 		}
 		for _, id := range f.ids {
 			if id != "" {
-				return id
+				return id, f.nickname
 			}
 		}
 		if c, ok := privacy.ReadCapture(resp); ok {
 			// head is the start of the JSON text, tail its end: either may
 			// be cut inside the id.
 			if id := scanAgentID(c.Head, true); id != "" {
-				return id
+				return id, ""
 			}
-			return scanAgentID(c.Tail, false)
+			return scanAgentID(c.Tail, false), ""
 		}
 	case '"':
 		s := jsonString(resp)
 		if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") {
-			if id := spawnedAgentID(json.RawMessage(t)); id != "" {
-				return id
+			if id, nickname := spawnedAgentID(json.RawMessage(t)); id != "" {
+				return id, nickname
 			}
 		}
-		return scanAgentID(s, false)
+		return scanAgentID(s, false), ""
 	}
-	return ""
+	return "", ""
 }
 
 // agentFields are the members of a delegation call's response that name
 // the spawned agent, each "" unless it is a string.
 type agentFields struct {
-	ids [2]string // by agentIDKeys
+	ids      [2]string // by agentIDKeys
+	nickname string    // Codex's nickname
 }
 
 // agentFieldsOf reads the agentFields of a JSON object, and false when
@@ -109,6 +112,8 @@ func agentFieldsOf(resp json.RawMessage) (agentFields, bool) {
 			f.ids[0] = jsonString(val)
 		case agentIDKeys[1]:
 			f.ids[1] = jsonString(val)
+		case "nickname":
+			f.nickname = jsonString(val)
 		}
 	})
 	return f, ok

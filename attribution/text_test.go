@@ -30,10 +30,23 @@ func TestTitle(t *testing.T) {
 func TestSpawnedAgentID(t *testing.T) {
 	f := func(resp, want string) {
 		t.Helper()
-		if got := spawnedAgentID(json.RawMessage(resp)); got != want {
+		if got, _ := spawnedAgentID(json.RawMessage(resp)); got != want {
 			t.Fatalf("spawnedAgentID(%s) = %q, want %q", resp, got, want)
 		}
 	}
+	nick := func(resp, want string) {
+		t.Helper()
+		if _, got := spawnedAgentID(json.RawMessage(resp)); got != want {
+			t.Fatalf("spawnedAgentID(%s) nickname %q, want %q", resp, got, want)
+		}
+	}
+	// Codex 0.169's spawn_agent response, as its PostToolUse sends it.
+	nick(`"{\"agent_id\":\"01a23446-ad70-7ca2-bafc-64796f33e252\",\"nickname\":\"Maxwell\"}"`, "Maxwell")
+	nick(`{"agent_id":"a1","nickname":"Godel"}`, "Godel")
+	nick(`{"nickname":"Godel"}`, "")           // no agent: nothing named
+	nick(`{"agent_id":"a1","nickname":7}`, "") // not a string
+	// A preview's head may be cut inside the nickname.
+	nick(`{"hookwatch_capture":"preview","bytes":80,"head":"\"{\\\"agent_id\\\":\\\"01a1fec1-e859\\\",\\\"nickname\\\":\\\"Go"}`, "")
 	f(`{"status":"completed","agentId":"a0b378cebfb773646","content":[]}`, "a0b378cebfb773646")
 	f(`{"isAsync":true,"status":"async_launched","agentId":"a7f7074a6963e4174"}`, "a7f7074a6963e4174")
 	f(`"{\"agent_id\":\"01a1fec1-e859-7292-8494-bb0d2081b260\",\"nickname\":\"Godel\"}"`, "01a1fec1-e859-7292-8494-bb0d2081b260")
@@ -136,7 +149,7 @@ func TestTextReadersMatchEncodingJSON(t *testing.T) {
 		if f != wantF || ok != wantOK {
 			t.Errorf("agentFieldsOf(%s) = %+v, %v; encoding/json read %+v, %v", r, f, ok, wantF, wantOK)
 		}
-		if spawnedAgentID(r) != "" {
+		if id, _ := spawnedAgentID(r); id != "" {
 			ids++
 		}
 		text, ok := responseText(r)
@@ -160,7 +173,7 @@ func refAgentFields(resp json.RawMessage) (agentFields, bool) {
 	if json.Unmarshal(resp, &obj) != nil {
 		return agentFields{}, false
 	}
-	return agentFields{ids: [2]string{refString(obj[agentIDKeys[0]]), refString(obj[agentIDKeys[1]])}}, true
+	return agentFields{ids: [2]string{refString(obj[agentIDKeys[0]]), refString(obj[agentIDKeys[1]])}, nickname: refString(obj["nickname"])}, true
 }
 
 func refString(raw json.RawMessage) string {

@@ -23,6 +23,7 @@ var modelSums = map[int]string{
 	// A fork its file reported claims the orphan its client sent under
 	// the parent's id: no fork read from a file in the captures.
 	6: "9ca3ace79e4f00b02bcfd2532beac2b7b78c33b1b67fbbbcd5fafb8ba0df61ed",
+	7: "7a6a9bb8ebce533d99fd1aa28d4c8a677c444514a1852557e4dcceb3c6e5c113", // Agent.Nickname
 }
 
 // modelSum is the sha256 of the models Build derives from each of the real
