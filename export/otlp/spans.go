@@ -130,9 +130,14 @@ func Spans(s Session) []*tracepb.Span {
 	return spans
 }
 
-// AgentName is the gen_ai.agent.name of an agent: "main", "compaction", its
-// agent_type, or "subagent" when no event gave its type.
+// AgentName is the gen_ai.agent.name of an agent: "main", "compaction", the
+// name its client shows for it (Codex's nickname: every Codex subagent has
+// type "default", which hookwatch.agent.type keeps), else its agent_type, or
+// "subagent" when no event gave its type.
 func AgentName(a *attribution.Agent) string {
+	if a.AgentID != "" && a.Nickname != "" {
+		return a.Nickname
+	}
 	return attribution.TypeName(a.AgentID, a.AgentType, attribution.RoleSubagent)
 }
 

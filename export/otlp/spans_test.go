@@ -286,3 +286,32 @@ func TestPolicyDenialReason(t *testing.T) {
 		t.Fatalf("call %s %q: span %s denied %q reason %q", c.Status, c.Error, sp.Name, attr(sp, attrToolDenied), attr(sp, attrDeniedReason))
 	}
 }
+
+// TestCodexSubagentSpanName: a Codex subagent's invoke_agent span is named
+// as Codex's screen names the agent, by its nickname (gen_ai.agent.name);
+// its agent type ("default" for every Codex subagent) stays an attribute.
+func TestCodexSubagentSpanName(t *testing.T) {
+	envs := captures(t)["codex-0.169.jsonl"]
+	if len(envs) == 0 {
+		t.Fatal("no Codex capture")
+	}
+	named := 0
+	for _, s := range attribution.Build(envs).Sessions {
+		for _, a := range s.Agents {
+			if a.AgentID == "" || a.Nickname == "" {
+				continue
+			}
+			named++
+			sp := AgentSpan(s, a)
+			if sp.Name != opInvokeAgent+" "+a.Nickname || attr(sp, attrAgentName) != a.Nickname {
+				t.Errorf("agent %s (%s): span %q, %s %q", a.AgentID, a.Nickname, sp.Name, attrAgentName, attr(sp, attrAgentName))
+			}
+			if a.AgentType != nil && attr(sp, attrAgentType) != *a.AgentType {
+				t.Errorf("agent %s: %s %q, want %q", a.AgentID, attrAgentType, attr(sp, attrAgentType), *a.AgentType)
+			}
+		}
+	}
+	if named == 0 {
+		t.Fatal("no Codex subagent with a nickname in the capture")
+	}
+}
