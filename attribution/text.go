@@ -58,7 +58,8 @@ var agentIDKeys = []string{"agentId", "agent_id"}
 // from an agentId member when the preview kept one, else by scanning its
 // head and tail text for the key. nickname is the name Codex gives the
 // agent on its screen (the object's nickname member, "Maxwell"), read only
-// from a whole object: a preview's may be cut.
+// from a whole object: a preview's, unless it kept the whole text, may be
+// cut.
 func spawnedAgentID(resp json.RawMessage) (id, nickname string) {
 	resp = bytes.TrimSpace(resp)
 	if len(resp) == 0 {
@@ -76,6 +77,11 @@ func spawnedAgentID(resp json.RawMessage) (id, nickname string) {
 			}
 		}
 		if c, ok := privacy.ReadCapture(resp); ok {
+			if c.Tail == "" && json.Valid([]byte(c.Head)) {
+				// The text fitted in the head (no tail): it is the whole
+				// response, as a short one (Codex's spawn_agent's) is.
+				return spawnedAgentID(json.RawMessage(c.Head))
+			}
 			// head is the start of the JSON text, tail its end: either may
 			// be cut inside the id.
 			if id := scanAgentID(c.Head, true); id != "" {

@@ -45,6 +45,9 @@ func TestSpawnedAgentID(t *testing.T) {
 	nick(`{"agent_id":"a1","nickname":"Godel"}`, "Godel")
 	nick(`{"nickname":"Godel"}`, "")           // no agent: nothing named
 	nick(`{"agent_id":"a1","nickname":7}`, "") // not a string
+	// The preview the hook makes of it by default: the whole text, in its head.
+	nick(`{"hookwatch_capture":"preview","bytes":83,"head":"\"{\\\"agent_id\\\":\\\"01a23446-ad70-7ca2-bafc-64796f33e252\\\",\\\"nickname\\\":\\\"Maxwell\\\"}\""}`, "Maxwell")
+	f(`{"hookwatch_capture":"preview","bytes":83,"head":"\"{\\\"agent_id\\\":\\\"01a23446-ad70-7ca2-bafc-64796f33e252\\\",\\\"nickname\\\":\\\"Maxwell\\\"}\""}`, "01a23446-ad70-7ca2-bafc-64796f33e252")
 	// A preview's head may be cut inside the nickname.
 	nick(`{"hookwatch_capture":"preview","bytes":80,"head":"\"{\\\"agent_id\\\":\\\"01a1fec1-e859\\\",\\\"nickname\\\":\\\"Go"}`, "")
 	f(`{"status":"completed","agentId":"a0b378cebfb773646","content":[]}`, "a0b378cebfb773646")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/codex/rollout"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
@@ -368,6 +370,19 @@ func TestEventCopiesCodexSubagent(t *testing.T) {
 	}
 	if prompts[""] != 1 || prompts[sub] != 1 || len(prompts) != 2 {
 		t.Errorf("copies=exclude lists prompts %v, want one of each agent", prompts)
+	}
+	// The subagent is named as Codex's screen names it, by the nickname
+	// its spawn's response gave it, through the store to the API.
+	var agents struct {
+		Agents []attribution.Agent `json:"agents"`
+	}
+	s.getJSON(t, "/v1/sessions/"+session+"/agents", &agents)
+	nicknames := map[string]string{}
+	for _, a := range agents.Agents {
+		nicknames[a.AgentID] = a.Nickname
+	}
+	if want := map[string]string{"": "", sub: "Maxwell"}; !maps.Equal(nicknames, want) {
+		t.Errorf("agents' nicknames %v, want %v", nicknames, want)
 	}
 	streamsCopiesOf(t, s, session, all)
 }
