@@ -621,6 +621,24 @@ test('the Turns tab of a Codex session puts its subagent\'s work in the turn tha
   await page.close();
 });
 
+test('a Codex subagent is named by its nickname, as Codex names it, its type beside', async () => {
+  const want = await expected(CODEX);
+  const sub = want.agentList.find((a) => a.agent_id);
+  assert.equal(sub.nickname, 'Godel');
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(CODEX));
+  await loaded(page);
+  const row = page.locator(`[role=treeitem][data-agent="${sub.agent_id}"]`);
+  await row.waitFor();
+  assert.equal(await row.locator('.atype').innerText(), 'Godel');
+  await row.click();
+  const head = page.locator('.ihead h3');
+  await head.filter({ hasText: 'Godel' }).waitFor();
+  const fields = (await page.locator('.isec').first().innerText()).replace(/\s+/g, ' ');
+  assert.match(fields, /\btype default\b/, fields);
+  clean(seen);
+  await page.close();
+});
+
 test('the session list shows a background status whole at every width', async () => {
   const { page, seen } = await open('/#/');
   const pill = page.locator(`[data-session="${BACKGROUND}"] .pill`);

@@ -195,6 +195,10 @@ test('Codex: a subagent\'s events and calls, which carry no prompt id, are in th
   assert.deepEqual(t.calls.map((c) => c.id).sort(), calls.map((c) => c.tool_use_id).sort(), 'every call in the one turn');
   for (const e of subEvents) assert.ok(t.seqs.includes(e.seq), `${e.event} of the subagent in the turn`);
   assert.ok(t.agents.has(sub.agent_id));
+  // Codex names its subagent by a nickname, which the collector's model carries.
+  assert.equal(sub.nickname, 'Godel');
+  assert.equal(m.agents.get(sub.agent_id).nickname, 'Godel');
+  assert.equal(m.agents.get(MAIN).nickname, '');
   // What is left without a prompt is the main agent's start and end.
   const rest = turns.find((x) => x.id === '');
   assert.deepEqual(rest ? rest.seqs.map((s) => m.bySeq.get(s).event) : [], ['SessionStart', 'SessionEnd']);

@@ -138,6 +138,8 @@ function agentFrom(r, old) {
     start: ms(r.started_at),
     stop: ms(r.stopped_at),
     description: str(r.description),
+    // The name the client shows for a subagent (Codex's nickname), '' for none.
+    nickname: str(r.nickname),
     // A subagent that ran on after its spawning call returned (2.1.332
     // background agents), and the client's latest task notification of it.
     background: r.background === true,

@@ -26,9 +26,14 @@ export function laneHeight(a) {
   return Math.max(MIN_LANE, LANE_PAD * 2 + a.rows * ROW_H + (a.rows - 1) * ROW_GAP);
 }
 
-/** agentLabel names an agent for people: main, its type, or the compaction agent. */
+/**
+ * agentLabel names an agent for people: main, the name its client shows for
+ * it (Codex's nickname: every Codex subagent's type is "default"), its type,
+ * or the compaction agent.
+ */
 export function agentLabel(a) {
   if (a.id === MAIN) return 'main';
+  if (a.nickname) return a.nickname;
   if (a.type === '') return 'compaction';
   return a.type || 'subagent';
 }
