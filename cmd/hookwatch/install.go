@@ -289,6 +289,11 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if cf.trustProject && (!cf.codex || sf.scope != claudecode.ScopeProject) {
 		return fmt.Errorf("%w: --trust-project goes with --codex --scope project", errUsage)
 	}
+	if cf.codex {
+		if err := checkCodexBin(cf.bin); err != nil {
+			return err
+		}
+	}
 	if err := sf.resolve(); err != nil {
 		return err
 	}

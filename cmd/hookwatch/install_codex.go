@@ -6,14 +6,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/internal/patherr"
 )
 
 // codexFlags are the flags install and uninstall add for Codex.
@@ -84,6 +87,32 @@ func claudeOnlyRefusal(set []string) string {
 	return fmt.Sprintf("%s %s to Claude Code's hooks only: %s", strings.Join(set, ", "), verb, strings.Join(why, "; "))
 }
 
+// checkCodexBin refuses (errUsage) a --codex-bin that names no program:
+// install would write the hooks, then fail to ask it for their trust. ""
+// (codex on PATH, looked up later) is no mistake; a name without a slash
+// is looked up on PATH, as a command would be.
+func checkCodexBin(bin string) error {
+	if bin == "" {
+		return nil
+	}
+	_, err := exec.LookPath(bin)
+	if err == nil {
+		return nil
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
+	why := patherr.Strip(err, bin).Error()
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		why = "not found on PATH"
+	case errors.Is(err, fs.ErrPermission):
+		why = "not executable"
+	}
+	return fmt.Errorf("%w: --codex-bin %s: %s: pass the path of Codex's binary (command -v codex prints it), or leave --codex-bin out to use the codex on PATH; nothing was written", errUsage, bin, why)
+}
+
 // trustStep is what the user must do when hookwatch cannot trust the hooks
 // itself.
 const trustStep = "open Codex and trust hookwatch's hooks with /hooks, or run `hookwatch install --codex --codex-bin PATH` again with Codex's binary"
@@ -91,8 +120,10 @@ const trustStep = "open Codex and trust hookwatch's hooks with /hooks, or run `h
 // installCodex writes the hooks file, then asks Codex for the hooks' trust
 // hashes and records them, as Codex's own /hooks review does. done is what
 // install did besides, said with the file's result (printResult). The
-// flags are checked already, and sf resolved (runInstall).
-func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.Writer, done ...string) error {
+// flags are checked already, and sf resolved (runInstall). A failure once
+// the hooks file is written says so, and how to take the hooks out: they
+// stay, for the user to trust in Codex's /hooks or to remove.
+func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.Writer, done ...string) (err error) {
 	o, err := codexOptions(sf)
 	if err != nil {
 		return err
@@ -101,6 +132,13 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 	r, err := install.Install(o)
 	if err != nil {
 		return err // it names the file
+	}
+	if !sf.dryRun {
+		defer func() {
+			if err != nil {
+				err = fmt.Errorf("%w; install left %s written: %s takes them out", err, path, uninstallCodexCommand(sf))
+			}
+		}()
 	}
 	printResult(stdout, r, "install", sf.dryRun, done...)
 	config, err := install.CodexConfigPath(o)
@@ -198,6 +236,22 @@ func installCodex(ctx context.Context, sf scopeFlags, cf codexFlags, stdout io.W
 	}
 	fmt.Fprintf(stdout, "Codex runs the hooks: %s hook\n", o.Binary)
 	return nil
+}
+
+// uninstallCodexCommand is the command that takes out the hooks install
+// --codex wrote with sf, quoted for a message.
+func uninstallCodexCommand(sf scopeFlags) string {
+	cmd := "hookwatch uninstall --codex"
+	if sf.scope != claudecode.ScopeUser {
+		cmd += " --scope " + sf.scope
+		if p := sf.project; p != "" {
+			if strings.ContainsAny(p, " \t\n'\"$`\\;&|<>()*?[]{}~#!") {
+				p = "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+			}
+			cmd += " --project " + p
+		}
+	}
+	return "`" + cmd + "`"
 }
 
 // listed returns the hooks whose key is one of keys.

@@ -798,6 +798,10 @@ func TestInstallRefusedBeforeWriting(t *testing.T) {
 	e := newTestEnv(t)
 	codexHome := filepath.Join(e.root, "codex")
 	t.Setenv("CODEX_HOME", codexHome)
+	notExec := filepath.Join(e.root, "codex-not-executable")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string // in the error
@@ -810,6 +814,13 @@ func TestInstallRefusedBeforeWriting(t *testing.T) {
 		{[]string{"--scope", "global", "--token", "s3cret"}, "global"},
 		{[]string{"--mode", "smoke", "--token", "s3cret"}, "smoke"},
 		{[]string{"--codex", "--scope", "local", "--token", "s3cret"}, "local"},
+		// A Codex binary that is not there, or cannot run, is refused
+		// before the hooks it would trust are written.
+		{[]string{"--codex", "--codex-bin", "/nonexistent/codex"}, "--codex-bin /nonexistent/codex: no such file"},
+		{[]string{"--codex", "--codex-bin", "/nonexistent/codex", "--token", "s3cret"}, "pass the path of Codex's binary"},
+		{[]string{"--codex", "--codex-bin", "/nonexistent/codex", "--dry-run"}, "--codex-bin /nonexistent/codex"},
+		{[]string{"--codex", "--codex-bin", notExec}, "not executable"},
+		{[]string{"--codex", "--codex-bin", e.root}, "is a directory"},
 	} {
 		args := append([]string{"install"}, c.args...)
 		out, _, err := hw(t, "", args...)
@@ -835,8 +846,9 @@ func TestInstallRefusedBeforeWriting(t *testing.T) {
 
 // TestInstallCodexWithoutCodex: with no Codex binary to ask for the hooks'
 // hashes, the dry run does not promise trust, install fails (the hooks it
-// wrote would never run) naming --codex-bin, and doctor's fix names it
-// too.
+// wrote would never run) naming --codex-bin, says that it left the hooks
+// file written and which command takes it out, and doctor's fix names
+// --codex-bin too. That command does.
 func TestInstallCodexWithoutCodex(t *testing.T) {
 	e := newTestEnv(t)
 	t.Setenv("CODEX_HOME", filepath.Join(e.root, "codex"))
@@ -848,11 +860,25 @@ func TestInstallCodexWithoutCodex(t *testing.T) {
 		strings.Count(err.Error(), "skips an untrusted hook") != 1 {
 		t.Errorf("install --codex without Codex: %v", err)
 	}
-	if !exists(filepath.Join(e.root, "codex", "hooks.json")) {
+	hooksFile := filepath.Join(e.root, "codex", "hooks.json")
+	if !exists(hooksFile) {
 		t.Error("the hooks file was not written")
+	}
+	if err == nil || !strings.Contains(err.Error(), "install left "+hooksFile+" written") || !strings.Contains(err.Error(), "`hookwatch uninstall --codex` takes them out") {
+		t.Errorf("install --codex without Codex does not say what it left written and how to undo it: %v", err)
 	}
 	r, _ := runDoctorJSON(t, "--no-round-trip")
 	wantCheck(t, r, "codex hooks (user)", doctor.Fail, "records no trust", "--codex-bin")
+	mustHW(t, "uninstall", "--codex")
+	if exists(hooksFile) {
+		t.Error("uninstall --codex left the hooks file")
+	}
+
+	// In a project, the command names the scope and the project.
+	_, _, err = hw(t, "", "install", "--codex", "--scope", "project", "--project", e.project)
+	if want := "`hookwatch uninstall --codex --scope project --project " + e.project + "`"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("install --codex --scope project without Codex: %v, want it to name %s", err, want)
+	}
 }
 
 // TestNextSteps: what install says next names what the first hook starts:
