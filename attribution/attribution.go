@@ -94,7 +94,7 @@ const (
 // a virtual session) is not served as it was. Raise it with any change to
 // what Build returns for the same events; TestModelVersion holds it to the
 // golden models of the real captures.
-const ModelVersion = 7
+const ModelVersion = 8
 
 // VirtualPrefix starts the id of a virtual session, which addresses one
 // subagent like a session: VirtualPrefix + session_id + "--" + agent_id

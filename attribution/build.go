@@ -268,6 +268,14 @@ type sessionBuilder struct {
 	// event and had only pre-start events since: its SessionStart,
 	// stamped after them, takes it over (run).
 	preRun bool
+	// runs are the runs the hooks reported (run). fileFirst, fileEnds
+	// and filePrompts are the session's first Codex rollout record, the
+	// ends and the main agent's prompts they recorded: the runs they
+	// tell of (fileRunsOf) are the session's when no hook reported one.
+	runs        []Run
+	fileFirst   time.Time
+	fileEnds    []fileEnd
+	filePrompts []time.Time
 }
 
 func newSessionBuilder(id string, first *record, lin *lineage) *sessionBuilder {
@@ -689,6 +697,9 @@ func (b *sessionBuilder) newPrompt(id string) bool {
 func (b *sessionBuilder) addTranscript(r *record) {
 	p := r.p
 	ag, main := b.place(r)
+	if r.common.Kind == event.KindRollout {
+		b.fileRun(r)
+	}
 	switch e := p.Event.(type) {
 	case *event.TranscriptUsageInput:
 		b.usage(r, ag, e)
@@ -699,6 +710,9 @@ func (b *sessionBuilder) addTranscript(r *record) {
 			// saw has its file's, which a Codex rollout's prompt names.
 			b.fileModel = cmp.Or(p.Model, b.fileModel)
 			b.fileEnd = nil
+			if r.common.Kind == event.KindRollout {
+				b.filePrompts = append(b.filePrompts, r.at())
+			}
 		}
 	case *event.SessionStartInput:
 		// A Codex fork's rollout's, a Claude Code fork's transcript's:
@@ -713,6 +727,9 @@ func (b *sessionBuilder) addTranscript(r *record) {
 		if main {
 			b.fileEnd, b.fileEndWhy = r, e.Reason
 			b.s.EndSources |= SourceOf(r.common.Kind)
+			if r.common.Kind == event.KindRollout {
+				b.fileEnds = append(b.fileEnds, fileEnd{r.at(), e.Reason})
+			}
 		}
 	case *event.SubagentStartInput:
 		ag.a.StartSources |= SourceOf(r.common.Kind)
@@ -731,7 +748,7 @@ func (b *sessionBuilder) addTranscript(r *record) {
 	}
 }
 
-// run keeps the session's runs: a SessionStart other than compact starts
+// run keeps the runs the hooks report (b.runs): a SessionStart other than compact starts
 // one, SessionEnd ends it, and an event after an ended run (or before any)
 // starts one without a SessionStart. Folded throwaway events and statusLine
 // refreshes do not start runs. The client runs a run's first hooks side by
@@ -740,7 +757,7 @@ func (b *sessionBuilder) addTranscript(r *record) {
 // them, from the first of them.
 func (b *sessionBuilder) run(r *record) {
 	s := b.s
-	n := len(s.Runs)
+	n := len(b.runs)
 	switch {
 	case r.name() == event.SessionStart:
 		src := startSource(r)
@@ -750,31 +767,84 @@ func (b *sessionBuilder) run(r *record) {
 		run := Run{Source: src, StartedAt: r.at(), ForkedTo: b.lin.forkedTo[r], AliasSessionID: b.lin.aliasAt[r],
 			Resume: resumeStats(r)}
 		if b.preRun {
-			run.StartedAt = s.Runs[n-1].StartedAt
-			s.Runs[n-1] = run
+			run.StartedAt = b.runs[n-1].StartedAt
+			b.runs[n-1] = run
 		} else {
-			s.Runs = append(s.Runs, run)
+			b.runs = append(b.runs, run)
 		}
 		b.preRun = false
 		return
 	case r.alias || r.name() == event.StatusLine:
 		return
-	case n == 0 || s.Runs[n-1].EndedAt != nil:
+	case n == 0 || b.runs[n-1].EndedAt != nil:
 		src := ""
 		if n == 0 {
 			src = s.Lineage
 		}
-		s.Runs = append(s.Runs, Run{Source: src, StartedAt: r.at()})
+		b.runs = append(b.runs, Run{Source: src, StartedAt: r.at()})
 		b.preRun = true
 		n++
 	}
 	if !preStart(r.name()) {
 		b.preRun = false
 	}
-	if e, ok := r.p.Event.(*event.SessionEndInput); ok && s.Runs[n-1].EndedAt == nil {
+	if e, ok := r.p.Event.(*event.SessionEndInput); ok && b.runs[n-1].EndedAt == nil {
 		at := r.at()
-		s.Runs[n-1].EndedAt, s.Runs[n-1].EndReason = &at, e.Reason
+		b.runs[n-1].EndedAt, b.runs[n-1].EndReason = &at, e.Reason
 	}
+}
+
+// fileRun notes what a record of a session's Codex rollouts tells of its
+// runs (fileRunsOf): the time of the first, and of each of the main
+// agent's prompts. Kept whatever order the records come in.
+func (b *sessionBuilder) fileRun(r *record) {
+	if at := r.at(); b.fileFirst.IsZero() || at.Before(b.fileFirst) {
+		b.fileFirst = at
+	}
+}
+
+// fileRunsOf returns the runs a session's Codex rollouts record, which
+// are its runs when no hook reported one (settle), as its hooks would
+// have: the first record starts the first (startup, or a fork's start),
+// and, as a `codex exec` run ends with its one turn (the rollout's
+// SessionEnd), a prompt after such an end is another process's, which
+// resumed the session (`codex exec resume`). Codex writes no record of a
+// resume itself, so the resumed process of another client (the TUI, an
+// IDE), which runs many turns, continues the run its rollout began.
+func (b *sessionBuilder) fileRunsOf() []Run {
+	if b.fileFirst.IsZero() {
+		return nil
+	}
+	src := "startup"
+	if b.s.ForkSources&SourceRollout != 0 {
+		src = LineageFork
+	}
+	runs := []Run{{Source: src, StartedAt: b.fileFirst}}
+	ends, prompts := slices.Clone(b.fileEnds), slices.Clone(b.filePrompts)
+	slices.SortFunc(ends, func(x, y fileEnd) int { return x.at.Compare(y.at) })
+	slices.SortFunc(prompts, time.Time.Compare)
+	for len(ends) > 0 || len(prompts) > 0 {
+		cur := &runs[len(runs)-1]
+		if len(ends) > 0 && (len(prompts) == 0 || !prompts[0].Before(ends[0].at)) {
+			if cur.EndedAt == nil {
+				at := ends[0].at
+				cur.EndedAt, cur.EndReason = &at, ends[0].why
+			}
+			ends = ends[1:]
+			continue
+		}
+		if cur.EndedAt != nil {
+			runs = append(runs, Run{Source: "resume", StartedAt: prompts[0]})
+		}
+		prompts = prompts[1:]
+	}
+	return runs
+}
+
+// fileEnd is a session's end a rollout recorded.
+type fileEnd struct {
+	at  time.Time
+	why string
 }
 
 // call returns the call an event is about, creating it. Events without a
@@ -947,6 +1017,15 @@ func (b *sessionBuilder) settle() {
 	s.Model = cmp.Or(b.model, b.fileModel)
 	if o := b.lin.forkFrom[s.SessionID]; o != nil && s.Model == "" {
 		s.Model = o.p.Model // the fork's run began with that SessionStart
+	}
+	// The hooks' runs, else those the client's files recorded: the
+	// runs its hooks would have reported.
+	s.Runs = b.runs
+	if len(b.runs) == 0 {
+		s.Runs = b.fileRunsOf()
+	}
+	if s.Runs == nil {
+		s.Runs = []Run{}
 	}
 	s.EndedAt, s.EndReason = nil, ""
 	for i := len(s.Runs) - 1; i >= 0; i-- {

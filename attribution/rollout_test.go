@@ -334,7 +334,7 @@ func TestRolloutOnlySession(t *testing.T) {
 // is linked to the session it was forked from, as the fork's hooks link
 // it: the rollout's first record names the parent (forked_from_id). With
 // the fork's hooks too (its SessionStart(fork), which the hook read the
-// same record for), the link and the runs are the hooks' alone.
+// same record for), the link and the fork's runs are the hooks' alone.
 func TestRolloutOnlyFork(t *testing.T) {
 	const parent, fork = "01a23316-345b-74a0-a31e-017bc0d13103", "01a23316-3758-7a81-a9c2-a6bb4415263b"
 	imported := append(rolloutAt(t, "testdata/codex-fork/rollout-2026-12-01T19-30-22-"+parent+".jsonl"),
@@ -349,7 +349,7 @@ func TestRolloutOnlyFork(t *testing.T) {
 		if s.ParentSessionID != parent || s.Lineage != LineageFork || len(s.Runs) != runs || s.Title != "Second thing" || s.ForkSources != from || p.ForkSources != 0 {
 			t.Errorf("%s: fork parent %q lineage %q, %d runs, title %q, fork reported by %v", name, s.ParentSessionID, s.Lineage, len(s.Runs), s.Title, s.ForkSources.Names())
 		}
-		if p.ParentSessionID != "" || len(p.ChildSessionIDs) != 1 || p.ChildSessionIDs[0] != fork || len(p.Runs) != 0 {
+		if p.ParentSessionID != "" || len(p.ChildSessionIDs) != 1 || p.ChildSessionIDs[0] != fork || len(p.Runs) != 1 || p.Runs[0].Source != "startup" {
 			t.Errorf("%s: parent's parent %q, children %v, %d runs", name, p.ParentSessionID, p.ChildSessionIDs, len(p.Runs))
 		}
 		// Each has its own call: the fork's rollout copies none of its
@@ -362,7 +362,9 @@ func TestRolloutOnlyFork(t *testing.T) {
 		}
 		checkOrders(t, envs)
 	}
-	f("rollouts", imported, 0, SourceRollout)
+	// Each has the run its rollout records: the parent's startup, the
+	// fork's.
+	f("rollouts", imported, 1, SourceRollout)
 
 	// The fork's SessionStart as its hook sends it (the shape of
 	// Codex 0.169's, the parent read from the fork's rollout).
@@ -488,5 +490,40 @@ func TestCodexSubagentNickname(t *testing.T) {
 		if main := s.Agents[0]; main.AgentID != "" || main.Nickname != "" {
 			t.Errorf("%s: main agent %+v has a nickname", name, main)
 		}
+	}
+}
+
+// TestRolloutRuns: a session known from its rollouts alone has the runs
+// its hooks report — a `codex exec` run's startup, ended with its turn,
+// and (a real exec, then exec resume) the resume's —, and the hooks' runs
+// win when both reported the session.
+func TestRolloutRuns(t *testing.T) {
+	type run struct {
+		source string
+		ended  bool
+	}
+	runsOf := func(s *Session) []run {
+		var out []run
+		for _, r := range s.Runs {
+			out = append(out, run{r.Source, r.EndedAt != nil})
+		}
+		return out
+	}
+	hooks, imported := codexSubagentRun(t)
+	fromHooks, fromFiles := only(t, Build(hooks)), only(t, Build(imported))
+	if got, want := runsOf(fromFiles), runsOf(fromHooks); !reflect.DeepEqual(got, want) || len(want) != 1 {
+		t.Errorf("runs read from the rollouts %+v, the hooks' %+v", got, want)
+	}
+	if !fromFiles.Runs[0].StartedAt.Before(fromFiles.Runs[0].EndedAt.Add(time.Nanosecond)) || fromFiles.EndedAt == nil {
+		t.Errorf("rollouts' run %+v, session ended %v", fromFiles.Runs[0], fromFiles.EndedAt)
+	}
+	both := only(t, Build(append(append([]event.Envelope(nil), hooks...), imported...)))
+	if !reflect.DeepEqual(both.Runs, fromHooks.Runs) {
+		t.Errorf("runs of hooks and rollouts %+v, the hooks' %+v", both.Runs, fromHooks.Runs)
+	}
+
+	resumed := only(t, Build(rolloutAt(t, "testdata/codex-resume/rollout-2026-12-02T04-55-43-01a2351b-cb65-76a1-b806-bfab14d65ef5.jsonl")))
+	if got, want := runsOf(resumed), []run{{"startup", true}, {"resume", true}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("exec, then exec resume: runs %+v, want %+v", got, want)
 	}
 }

@@ -24,6 +24,9 @@ var modelSums = map[int]string{
 	// the parent's id: no fork read from a file in the captures.
 	6: "9ca3ace79e4f00b02bcfd2532beac2b7b78c33b1b67fbbbcd5fafb8ba0df61ed",
 	7: "7a6a9bb8ebce533d99fd1aa28d4c8a677c444514a1852557e4dcceb3c6e5c113", // Agent.Nickname
+	// The runs a session's files record when no hook reported one: no
+	// such session in the captures.
+	8: "7a6a9bb8ebce533d99fd1aa28d4c8a677c444514a1852557e4dcceb3c6e5c113",
 }
 
 // modelSum is the sha256 of the models Build derives from each of the real
