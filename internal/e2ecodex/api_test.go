@@ -101,6 +101,7 @@ type (
 		Depth          int     `json:"depth"`
 		Role           string  `json:"role"`
 		ResolvedBy     string  `json:"resolved_by"`
+		Nickname       string  `json:"nickname"`
 		ToolCount      int     `json:"tool_count"`
 	}
 	apiCall struct {

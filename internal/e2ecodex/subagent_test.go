@@ -1,6 +1,9 @@
 package e2ecodex
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
 	"testing"
 
 	fo "github.com/hookwatch/hookwatch/internal/fakeopenai"
@@ -52,10 +55,40 @@ func TestSubagent(t *testing.T) {
 		a.AgentType == nil || *a.AgentType != "default" || a.Role != "subagent" || a.ResolvedBy != "tool_response" {
 		t.Errorf("subagent %+v (spawned by %s)", a, spawn.ToolUseID)
 	}
+	// Named as Codex names it: the nickname its subagent's rollout records.
+	var nickname string
+	for _, r := range e.Rollouts() {
+		if sessionOf(r) == a.AgentID {
+			nickname = agentNickname(t, r)
+		}
+	}
+	if nickname == "" || a.Nickname != nickname || agents[0].Nickname != "" {
+		t.Errorf("subagent's nickname %q, its rollout's %q; main agent's %q", a.Nickname, nickname, agents[0].Nickname)
+	}
 	if spawn.SpawnedAgentID != a.AgentID || spawn.AgentID != "" || wait.AgentID != "" {
 		t.Errorf("spawn %v spawned %q; wait %v", spawn, spawn.SpawnedAgentID, wait)
 	}
 	if sub.AgentID != a.AgentID || sub.ParentToolUseID != spawn.ToolUseID || sub.Depth != 1 || sub.ExitCode == nil || *sub.ExitCode != 0 {
 		t.Errorf("subagent's call %v parent %q depth %d", sub, sub.ParentToolUseID, sub.Depth)
 	}
+}
+
+// agentNickname returns the agent_nickname of the rollout at path: the
+// name Codex shows for a subagent, in its session_meta record.
+func agentNickname(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := bytes.Cut(b, []byte("\n"))
+	var rec struct {
+		Payload struct {
+			Nickname string `json:"agent_nickname"`
+		} `json:"payload"`
+	}
+	if err := json.Unmarshal(first, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec.Payload.Nickname
 }
