@@ -3,12 +3,14 @@ package e2ecodex
 import (
 	"net/http"
 	"net/url"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	fo "github.com/hookwatch/hookwatch/internal/fakeopenai"
+	"github.com/hookwatch/hookwatch/internal/testbin"
 )
 
 // TestImport: a session captured by hooks and then imported from its
@@ -88,5 +90,66 @@ func TestImportFork(t *testing.T) {
 	}
 	if p := c.session(t, parent); !slices.Equal(p.ChildSessionIDs, []string{fork}) || p.ParentSessionID != "" {
 		t.Errorf("parent %+v, want child %s", p, fork)
+	}
+}
+
+// TestImportRuns: a real `codex exec` session, then `codex exec resume`,
+// has the same runs whether a collector knows it from its hooks alone or
+// from its rollout alone (serve --codex-rollouts=off, then import
+// --codex): a startup run and a resume, each ended with its turn.
+func TestImportRuns(t *testing.T) {
+	hooked := startCollector(t, "HOOKWATCH_CODEX_ROLLOUTS=off")
+	e := hooked.newEnv(t, ModelClassic, fo.Script{
+		"First":    {{fo.Exec("echo hi")}, {fo.Text("Done.")}},
+		"Carry on": {{fo.Text("Carried on.")}},
+	})
+	if run := e.Exec("First"); run.Err != nil {
+		t.Fatalf("codex exec: %v\n%s", run.Err, run.Stderr)
+	}
+	if run := e.Resume("Carry on"); run.Err != nil {
+		t.Fatalf("codex exec resume: %v\n%s", run.Err, run.Stderr)
+	}
+	id := sessionOf(e.Rollouts()[0])
+	_, total := fired(e, id)
+	hooked.waitEvents(t, id, total)
+
+	imported := startCollector(t, "HOOKWATCH_CODEX_ROLLOUTS=off")
+	cmd := exec.Command(testbin.Build(t, "./cmd/hookwatch"), "import", "--codex")
+	cmd.Dir, cmd.Env = e.Project, append(e.Environ(), imported.vars...) // the last of a variable wins
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("import --codex: %v\n%s", err, out)
+	}
+	type run struct{ Source, Ended string }
+	runsOf := func(c *collector) (runs []run, source string) {
+		var s struct {
+			apiSession
+			Source string `json:"source"`
+			Runs   []struct {
+				Source    string     `json:"source"`
+				EndedAt   *time.Time `json:"ended_at"`
+				EndReason string     `json:"end_reason"`
+			} `json:"runs"`
+		}
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if c.get(t, "/v1/sessions/"+url.PathEscape(id), &s) == http.StatusOK && s.DerivedSeq == s.LastSeq && len(s.Runs) == 2 {
+				break
+			}
+		}
+		for _, r := range s.Runs {
+			ended := "running"
+			if r.EndedAt != nil {
+				ended = "ended " + r.EndReason
+			}
+			runs = append(runs, run{r.Source, ended})
+		}
+		return runs, s.Source
+	}
+	fromHooks, hookSource := runsOf(hooked)
+	fromRollout, rolloutSource := runsOf(imported)
+	if want := []run{{"startup", "ended other"}, {"resume", "ended other"}}; !slices.Equal(fromHooks, want) {
+		t.Fatalf("runs the hooks reported %v, want %v", fromHooks, want)
+	}
+	if !slices.Equal(fromRollout, fromHooks) || rolloutSource != hookSource || hookSource != "resume" {
+		t.Errorf("runs read from the rollout %v (source %q), the hooks' %v (source %q)", fromRollout, rolloutSource, fromHooks, hookSource)
 	}
 }
