@@ -311,7 +311,7 @@ func idlessCodexRun(t *testing.T, shift time.Duration) (hooks, imported []event.
 		hooks = append(hooks, event.Envelope{ID: fmt.Sprintf("0190f000-0000-7000-8000-%012d", i), Runtime: event.RuntimeCodex,
 			Kind: event.KindHook, ReceivedAt: time.Unix(int64(sec), int64(frac*1e9)).Add(shift).UTC(), Payload: p})
 	}
-	imported, err = rollout.Read("../codex/testdata/rollout-2026-11-25T14-46-05-"+codexSession+".jsonl", "", "")
+	imported, _, err = rollout.Read("../codex/testdata/rollout-2026-11-25T14-46-05-"+codexSession+".jsonl", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestEventCopiesCodexSubagent(t *testing.T) {
 			Kind: event.KindHook, ReceivedAt: time.Unix(int64(sec), int64(frac*1e9)).UTC(), Payload: line.Payload})
 	}
 	for _, name := range []string{"2026-12-02T01-02-55-" + session, "2026-12-02T01-02-56-" + sub} {
-		envs, err := rollout.Read("../attribution/testdata/codex-subagent/rollout-"+name+".jsonl", "", "")
+		envs, _, err := rollout.Read("../attribution/testdata/codex-subagent/rollout-"+name+".jsonl", "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -404,7 +404,7 @@ func TestEventCopiesCodexFork(t *testing.T) {
 	}
 	hooks := []event.Envelope{start(1, "2026-12-01T19:30:23.760Z", "fork"), start(2, "2026-12-01T19:40:00Z", "resume")}
 	hooks[0].ForkOf = parent
-	imported, err := rollout.Read("../codex/testdata/rollout-2026-12-01T19-30-23-"+fork+".jsonl", "", "")
+	imported, _, err := rollout.Read("../codex/testdata/rollout-2026-12-01T19-30-23-"+fork+".jsonl", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -367,7 +367,7 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 		if ctx.Err() != nil {
 			return interrupted()
 		}
-		envs, err := rollout.Read(f, origin.Host, origin.User)
+		envs, _, err := rollout.Read(f, origin.Host, origin.User)
 		if err != nil {
 			fmt.Fprintf(stderr, "hookwatch import: skipping %s: %v\n", f, patherr.Strip(err, f))
 			continue

@@ -17,7 +17,7 @@ func TestReadFIFO(t *testing.T) {
 	fifo := fifotest.Mkfifo(t, filepath.Join(t.TempDir(), "rollout-2026-01-02T03-04-05-x.jsonl"))
 	done := make(chan [2]error, 1)
 	go func() {
-		_, rerr := rollout.Read(fifo, "host", "user")
+		_, _, rerr := rollout.Read(fifo, "host", "user")
 		_, terr := rollout.NewTail(fifo, "host", "user").Next()
 		done <- [2]error{rerr, terr}
 	}()

@@ -43,6 +43,7 @@
 package rollout
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -61,8 +62,20 @@ import (
 	"github.com/hookwatch/hookwatch/internal/regfile"
 )
 
-// maxLine bounds one rollout record; a record past it is skipped.
-const maxLine = 32 << 20
+// MaxLine bounds one rollout record; a longer line is passed over, and
+// counted (Stats.Long). It bounds the memory a hostile file can make the
+// reader hold.
+const MaxLine = 32 << 20
+
+// Stats counts the lines of a rollout that were lost to a read: Long,
+// above MaxLine (a huge command output), and Unreadable, not JSON or not
+// a record of the shape read (a torn line a crash left, a field of
+// another type). What they held is missing from the envelopes, which an
+// import says; a record of a type no envelope comes of, and a blank line,
+// are not counted: nothing of use is lost with them.
+type Stats struct {
+	Long, Unreadable int
+}
 
 // tokens is a token_count record's usage (the Responses API's).
 type tokens struct {
@@ -151,6 +164,8 @@ type Reader struct {
 	total       tokens
 	// sum is what the rollout says of its thread as a whole (Summary).
 	sum Summary
+	// lost counts the lines Record could not read, and read's long ones.
+	lost Stats
 }
 
 // Summary is what a rollout says of its thread as a whole, as far as it
@@ -229,14 +244,22 @@ func NewReader(path, host, user string) *Reader {
 // session_meta record was read.
 func (r *Reader) Session() string { return r.session }
 
+// Lost returns the lines lost so far: those Record could not read and,
+// for Read's Reader, the lines above MaxLine it passed over.
+func (r *Reader) Lost() Stats { return r.lost }
+
 // Record reads one line of the rollout and returns the envelopes it
 // completes (Runtime codex, Kind rollout, ReceivedAt the record's time).
 // Ids are derived from the thread and call ids, so that reading a record
 // again adds nothing to a store. A line that is not a record, or comes
-// before the session_meta record, gives nothing.
+// before the session_meta record, gives nothing; one that is not JSON or
+// not of a record's shape is counted (Lost).
 func (r *Reader) Record(line []byte) []event.Envelope {
 	rec, ok := codex.DecodeRecord(line)
 	if !ok {
+		if len(bytes.TrimSpace(line)) > 0 {
+			r.lost.Unreadable++
+		}
 		return nil
 	}
 	var it item
@@ -247,6 +270,7 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 		ok = json.Unmarshal(rec.Payload, &it) == nil
 	}
 	if !ok {
+		r.lost.Unreadable++
 		return nil
 	}
 	if t := cmp.Or(it.TurnID, it.Meta.TurnID); t != "" {
@@ -582,18 +606,19 @@ func (r *Reader) common(turn string) map[string]any {
 }
 
 // Read reads the rollout at path into envelopes, in the file's order; host
-// and user are the envelopes'. A line that is not a record is skipped. Its
-// errors are *fs.PathError naming path (patherr.Strip words them for a
-// message that names it), as Summarize's.
-func Read(path, host, user string) ([]event.Envelope, error) {
-	var envs []event.Envelope
-	if _, err := read(path, host, user, func(r *Reader, envs1 []event.Envelope) bool {
+// and user are the envelopes'. A line that is not a record is skipped, and
+// counted in lost when what it held is lost (Stats). Its errors are
+// *fs.PathError naming path (patherr.Strip words them for a message that
+// names it), as Summarize's.
+func Read(path, host, user string) (envs []event.Envelope, lost Stats, err error) {
+	r, err := read(path, host, user, func(r *Reader, envs1 []event.Envelope) bool {
 		envs = append(envs, envs1...)
 		return true
-	}); err != nil {
-		return nil, err
+	})
+	if err != nil {
+		return nil, Stats{}, err
 	}
-	return envs, nil
+	return envs, r.Lost(), nil
 }
 
 // Summarize reads the rollout at path for its Summary. keep is asked once,
@@ -625,7 +650,7 @@ func read(path, host, user string, each func(*Reader, []event.Envelope) bool) (*
 	}
 	defer f.Close()
 	r := NewReader(path, host, user)
-	lr := lines.NewReader(f, 64<<10, maxLine)
+	lr := lines.NewReader(f, 64<<10, MaxLine)
 	for {
 		line, fl, err := lr.Next()
 		if err == io.EOF {
@@ -635,6 +660,7 @@ func read(path, host, user string, each func(*Reader, []event.Envelope) bool) (*
 			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		if fl&lines.Long != 0 {
+			r.lost.Long++
 			continue
 		}
 		if !each(r, r.Record(line)) && fl&lines.Unterminated == 0 {
@@ -716,7 +742,7 @@ func hookView(it item) (string, json.RawMessage) {
 type Tail struct {
 	r    *Reader
 	off  int64
-	skip bool // within a line past maxLine
+	skip bool // within a line past MaxLine
 }
 
 // NewTail returns a Tail of the rollout at path, from its start.
@@ -739,7 +765,7 @@ func (t *Tail) Next() ([]event.Envelope, error) {
 	if _, err := f.Seek(t.off, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("cannot read rollout %s: %w", t.r.path, err)
 	}
-	lr := lines.NewReader(f, 64<<10, maxLine)
+	lr := lines.NewReader(f, 64<<10, MaxLine)
 	if t.skip {
 		lr.ResumeLong()
 	}
@@ -753,7 +779,7 @@ func (t *Tail) Next() ([]event.Envelope, error) {
 		case err != nil:
 			return envs, fmt.Errorf("cannot read rollout %s: %w", t.r.path, err)
 		case fl == lines.Long|lines.Unterminated:
-			// Past maxLine and not ended yet: what was read of it is
+			// Past MaxLine and not ended yet: what was read of it is
 			// passed over for good, the rest next time.
 			t.off, t.skip = from+lr.Consumed(), true
 		case fl&lines.Unterminated != 0:

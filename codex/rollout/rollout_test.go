@@ -25,7 +25,7 @@ const file = "../testdata/rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-ae
 var subagentRollout = filepath.Join("testdata", "rollout-2026-12-01T03-54-03-01a22fbc-f7e2-7d32-aa89-c0fb650dcf4f.jsonl")
 
 func TestRead(t *testing.T) {
-	envs, err := Read(file, "h", "u")
+	envs, _, err := Read(file, "h", "u")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +109,13 @@ func TestRead(t *testing.T) {
 		t.Errorf("usage\n%s\nwant\n%s", strings.Join(usage, "\n"), strings.Join(wantUsage, "\n"))
 	}
 	// Reading again gives the same ids: an import is idempotent.
-	again, _ := Read(file, "h", "u")
+	again, _, _ := Read(file, "h", "u")
 	for i := range envs {
 		if again[i].ID != envs[i].ID {
 			t.Fatalf("id %s then %s", envs[i].ID, again[i].ID)
 		}
 	}
-	if _, err := Read("../testdata/none.jsonl", "", ""); err == nil {
+	if _, _, err := Read("../testdata/none.jsonl", "", ""); err == nil {
 		t.Error("a missing file read")
 	}
 }
@@ -123,7 +123,7 @@ func TestRead(t *testing.T) {
 // TestReadDenied: a call a PreToolUse hook denied (a real rollout) has no
 // result but the refusal, read as a PermissionDenied with the reason.
 func TestReadDenied(t *testing.T) {
-	envs, err := Read("../testdata/rollout-2026-11-25T15-19-47-01a2134a-a05f-7352-b020-bbc5e8c0633b.jsonl", "", "")
+	envs, _, err := Read("../testdata/rollout-2026-11-25T15-19-47-01a2134a-a05f-7352-b020-bbc5e8c0633b.jsonl", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestTail(t *testing.T) {
 			}
 			got = append(got, envs...)
 		}
-		want, err := Read(path, "h", "u")
+		want, _, err := Read(path, "h", "u")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,13 +185,13 @@ func TestTail(t *testing.T) {
 	f(1000)
 	f(97)
 
-	// A line past maxLine, between two records, written in two halves.
+	// A line past MaxLine, between two records, written in two halves.
 	lines := bytes.SplitAfter(whole, []byte("\n"))
 	path := filepath.Join(t.TempDir(), filepath.Base(file))
 	appendFile(t, path, bytes.Join(lines[:4], nil)) // session_meta … the first call
 	tail := NewTail(path, "h", "u")
 	first, _ := tail.Next()
-	huge := bytes.Repeat([]byte("x"), maxLine/2+1)
+	huge := bytes.Repeat([]byte("x"), MaxLine/2+1)
 	appendFile(t, path, huge)
 	if envs, err := tail.Next(); len(envs) != 0 || err != nil {
 		t.Fatalf("half a huge line: %v %v", envs, err)
@@ -203,22 +203,22 @@ func TestTail(t *testing.T) {
 		t.Fatalf("with a huge line: %d + %d envelopes, want 1 + 5 (%v)", len(first), len(rest), err)
 	}
 	// Read, of the whole file, passes over it as the tail does.
-	if all, err := Read(path, "h", "u"); err != nil || len(tools(all)) != 6 {
+	if all, _, err := Read(path, "h", "u"); err != nil || len(tools(all)) != 6 {
 		t.Fatalf("Read with a huge line: %d envelopes, %v; want 6", len(tools(all)), err)
 	}
 	// And reads a last line that has no newline.
 	cut := filepath.Join(t.TempDir(), filepath.Base(file))
 	appendFile(t, cut, bytes.TrimSuffix(whole, []byte("\n")))
-	ref, err := Read(file, "h", "u")
+	ref, _, err := Read(file, "h", "u")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if all, err := Read(cut, "h", "u"); err != nil || len(all) != len(ref) {
+	if all, _, err := Read(cut, "h", "u"); err != nil || len(all) != len(ref) {
 		t.Fatalf("Read of a file without its last newline: %d envelopes, %v; want %d", len(all), err, len(ref))
 	}
 }
 
-// TestTailPastMaxLine: the part of a line past maxLine that a Tail has
+// TestTailPastMaxLine: the part of a line past MaxLine that a Tail has
 // read is passed over for good, and its rest, written later, too.
 func TestTailPastMaxLine(t *testing.T) {
 	whole, err := os.ReadFile(file)
@@ -231,11 +231,11 @@ func TestTailPastMaxLine(t *testing.T) {
 	appendFile(t, path, head)
 	tail := NewTail(path, "h", "u")
 	first, _ := tail.Next()
-	appendFile(t, path, bytes.Repeat([]byte("x"), maxLine+1))
+	appendFile(t, path, bytes.Repeat([]byte("x"), MaxLine+1))
 	if envs, err := tail.Next(); len(envs) != 0 || err != nil {
-		t.Fatalf("a line past maxLine, not ended: %v %v", envs, err)
+		t.Fatalf("a line past MaxLine, not ended: %v %v", envs, err)
 	}
-	if want := int64(len(head) + maxLine + 1); tail.Offset() != want {
+	if want := int64(len(head) + MaxLine + 1); tail.Offset() != want {
 		t.Errorf("offset %d, want %d: past what was read of the line", tail.Offset(), want)
 	}
 	if envs, err := tail.Next(); len(envs) != 0 || err != nil {
@@ -247,8 +247,8 @@ func TestTailPastMaxLine(t *testing.T) {
 	if first, rest = tools(first), tools(rest); err != nil || len(first) != 1 || len(rest) != 5 {
 		t.Fatalf("%d + %d envelopes, want 1 + 5 (%v)", len(first), len(rest), err)
 	}
-	if tail.Offset() != int64(len(whole)+maxLine+1+3) {
-		t.Errorf("offset %d, want the file's size %d", tail.Offset(), len(whole)+maxLine+1+3)
+	if tail.Offset() != int64(len(whole)+MaxLine+1+3) {
+		t.Errorf("offset %d, want the file's size %d", tail.Offset(), len(whole)+MaxLine+1+3)
 	}
 }
 
@@ -279,7 +279,7 @@ func tools(envs []event.Envelope) []event.Envelope {
 // 0.169; no hook fires for it) is a call of its own, and the response's
 // usage names the turn's model.
 func TestReadWebSearch(t *testing.T) {
-	envs, err := Read("../testdata/rollout-2026-11-25T16-00-39-01a2136f-dd18-74f0-84e8-1ce61761151f.jsonl", "", "")
+	envs, _, err := Read("../testdata/rollout-2026-11-25T16-00-39-01a2136f-dd18-74f0-84e8-1ce61761151f.jsonl", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func summary(t *testing.T, envs []event.Envelope) []string {
 
 func readSummary(t *testing.T, path string) []string {
 	t.Helper()
-	envs, err := Read(path, "", "")
+	envs, _, err := Read(path, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +393,7 @@ func TestReadInterrupted(t *testing.T) {
 // with session ID …" is not its end, its item_completed is — exit code -1,
 // after the turn's task_complete.
 func TestReadYielded(t *testing.T) {
-	envs, err := Read("../testdata/rollout-2026-11-30T00-30-20-01a229dc-1aa3-7a63-b2bf-bdf2419a639b.jsonl", "", "")
+	envs, _, err := Read("../testdata/rollout-2026-11-30T00-30-20-01a229dc-1aa3-7a63-b2bf-bdf2419a639b.jsonl", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +540,7 @@ func TestReadUsagePrompt(t *testing.T) {
 		subagentRollout: true,
 		filepath.Join("..", "testdata", "rollout-2026-11-30T00-30-19-01a229dc-18be-7000-9cea-a05da2ec00c3.jsonl"): false,
 	} {
-		envs, err := Read(name, "h", "u")
+		envs, _, err := Read(name, "h", "u")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -571,7 +571,7 @@ func TestReadUsagePrompt(t *testing.T) {
 // with none.
 func TestReadFork(t *testing.T) {
 	const fork, parent = "01a23316-3758-7a81-a9c2-a6bb4415263b", "01a23316-345b-74a0-a31e-017bc0d13103"
-	envs, err := Read("../testdata/rollout-2026-12-01T19-30-23-"+fork+".jsonl", "h", "u")
+	envs, _, err := Read("../testdata/rollout-2026-12-01T19-30-23-"+fork+".jsonl", "h", "u")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -597,7 +597,7 @@ func TestReadFork(t *testing.T) {
 	}
 
 	for _, name := range []string{file, subagentRollout} {
-		envs, err := Read(name, "", "")
+		envs, _, err := Read(name, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -605,6 +605,55 @@ func TestReadFork(t *testing.T) {
 			if p, _ := event.Decode(e.Payload); p.Name() == event.SessionStart || e.ForkOf != "" {
 				t.Errorf("%s: %s fork of %q", name, p.Name(), e.ForkOf)
 			}
+		}
+	}
+}
+
+// TestReadLost: the lines Read loses — above MaxLine, not JSON, torn by
+// a crash, a record of the wrong shape — are counted, apart from the
+// record types no envelope comes of and blank lines, and the records
+// around them read as if they were not there.
+func TestReadLost(t *testing.T) {
+	whole, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	huge := `{"timestamp":"2026-11-25T14:46:10.000Z","type":"response_item","payload":{"type":"message","content":"` + strings.Repeat("x", MaxLine) + `"}}` + "\n"
+	lost := `{"timestamp":"2026-11-25T14:46:10.000Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","call_id":"call_torn` + "\n" + // a crash's torn line
+		"not json\n" +
+		`{"timestamp":7,"type":"event_msg","payload":{}}` + "\n" + // a field of another type
+		`{"timestamp":"2026-11-25T14:46:10.000Z","type":"a_later_record","payload":{"any":[1]}}` + "\n" + // of no use: not lost
+		"\n" + huge
+	path := filepath.Join(t.TempDir(), filepath.Base(file))
+	appendFile(t, path, bytes.Join(lines[:3], nil))
+	appendFile(t, path, []byte(lost))
+	appendFile(t, path, bytes.Join(lines[3:], nil))
+	ref, st, err := Read(file, "h", "u")
+	if err != nil || st != (Stats{}) {
+		t.Fatalf("Read(%s): %+v, %v; want nothing lost", file, st, err)
+	}
+	envs, st, err := Read(path, "h", "u")
+	if err != nil || len(envs) != len(ref) || st != (Stats{Long: 1, Unreadable: 3}) {
+		t.Fatalf("Read with lost lines: %d envelopes, %+v, %v; want %d, 1 long, 3 unreadable", len(envs), st, err, len(ref))
+	}
+}
+
+// TestReadNothingLost: the real rollouts of the fixtures lose no line:
+// every record type Codex writes has a shape Read takes, so that import
+// says nothing of a loss there is not.
+func TestReadNothingLost(t *testing.T) {
+	var paths []string
+	for _, g := range []string{"../testdata/*.jsonl", "testdata/*.jsonl", "../../attribution/testdata/codex-*/rollout-*.jsonl"} {
+		m, _ := filepath.Glob(g)
+		paths = append(paths, m...)
+	}
+	if len(paths) < 8 {
+		t.Fatalf("only %d fixtures found", len(paths))
+	}
+	for _, p := range paths {
+		if _, st, err := Read(p, "", ""); err != nil || st != (Stats{}) {
+			t.Errorf("Read(%s): %+v, %v; want nothing lost", p, st, err)
 		}
 	}
 }
