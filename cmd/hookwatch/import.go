@@ -231,20 +231,31 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if len(files) == 0 && left == 0 {
 		fmt.Fprintf(stderr, "hookwatch import: no Claude Code transcript (<session id>.jsonl in a project directory) in %s\n", strings.Join(paths, ", "))
 	}
-	// Lines lost are said, not counted with the record types import has
-	// no use for: a prompt or a call in them is missing from the import.
-	if sum.Long > 0 {
-		fmt.Fprintf(stderr, "hookwatch import: passed over %s longer than %d MB (a huge tool result or pasted file): what they record is not imported\n",
-			counted(sum.Long, "transcript line"), claudecode.MaxTranscriptLine>>20)
+	unreadable := sum.Unreadable
+	if sum.Records == 0 {
+		unreadable = 0 // said below: not transcripts at all, rather
 	}
-	if sum.Unreadable > 0 && sum.Records > 0 {
-		fmt.Fprintf(stderr, "hookwatch import: passed over %s not JSON or not of a record's shape (torn by a crash, or edited): what they record is not imported\n",
-			counted(sum.Unreadable, "transcript line"))
-	}
+	sayLost(stderr, "transcript line", sum.Long, claudecode.MaxTranscriptLine, unreadable)
 	if sum.Records == 0 && sum.Skipped > 0 {
 		fmt.Fprintf(stderr, "hookwatch import: none of the %s read was a transcript record: are these Claude Code's transcripts?%s\n", counted(sum.Skipped, "line"), codexHintOf(files))
 	}
 	return nil
+}
+
+// sayLost says on stderr how many lines of what (a "transcript line", a
+// "rollout line") import passed over: long ones, above max bytes, and
+// unreadable ones. They are said, not counted with the record types
+// import has no use for: a prompt or a call in them is missing from the
+// import.
+func sayLost(stderr io.Writer, what string, long, max, unreadable int) {
+	if long > 0 {
+		fmt.Fprintf(stderr, "hookwatch import: passed over %s longer than %d MB (a huge tool result or pasted file): what they record is not imported\n",
+			counted(long, what), max>>20)
+	}
+	if unreadable > 0 {
+		fmt.Fprintf(stderr, "hookwatch import: passed over %s not JSON or not of a record's shape (torn by a crash, or edited): what they record is not imported\n",
+			counted(unreadable, what))
+	}
 }
 
 // codexHintOf is what import says of files none of which held a
@@ -355,6 +366,7 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 	origin := ingest.LocalOrigin(version)
 	var client http.Client
 	calls, session, usage, read, had := 0, 0, 0, 0, 0
+	var lost rollout.Stats // the lines of the rollouts read that were passed over
 	interrupted := func() error {
 		if dryRun {
 			return interruptedError{fmt.Sprintf("dry run incomplete: %d of %s read (%s) before the stop",
@@ -367,7 +379,7 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 		if ctx.Err() != nil {
 			return interrupted()
 		}
-		envs, _, err := rollout.Read(f, origin.Host, origin.User)
+		envs, flost, err := rollout.Read(f, origin.Host, origin.User)
 		if err != nil {
 			fmt.Fprintf(stderr, "hookwatch import: skipping %s: %v\n", f, patherr.Strip(err, f))
 			continue
@@ -383,6 +395,8 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 			had += dups
 		}
 		read++
+		lost.Long += flost.Long
+		lost.Unreadable += flost.Unreadable
 		for _, e := range envs {
 			switch p, _ := event.Decode(e.Payload); {
 			case rollout.IsUsage(e):
@@ -415,6 +429,7 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 	if left > 0 {
 		fmt.Fprintf(stdout, "%s not written since %s left out (--since).\n", counted(left, "rollout file"), since.Local().Format(time.DateTime))
 	}
+	sayLost(stderr, "rollout line", lost.Long, rollout.MaxLine, lost.Unreadable)
 	if len(files) == 0 && left == 0 {
 		// A directory of other files (Claude Code's transcripts, a wrong
 		// one) or an empty one: said, as for transcripts.

@@ -341,6 +341,31 @@ func TestImportLostLines(t *testing.T) {
 	}
 }
 
+// TestImportCodexLostLines: lines of a rollout that cannot be read (torn
+// by a crash, not JSON) are said as a transcript's are, with the records
+// around them imported.
+func TestImportCodexLostLines(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_URL", deadPort(t).URL())
+	rollouts := filepath.Join(dir, "sessions")
+	copyDir(t, "../../codex/testdata", rollouts)
+	whole, _, err := hw(t, "", "import", "--codex", "--dry-run", rollouts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(rollouts, "rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl")
+	b := readFile(t, f)
+	cut := bytes.IndexByte(b, '\n') + 1
+	torn := `{"timestamp":"2026-11-25T14:46:10.000Z","type":"response_item","payload":{"type":"function_call","call_id":"c` + "\nnot json\n"
+	os.WriteFile(f, append(append(b[:cut:cut], torn...), b[cut:]...), 0o600)
+	out, errOut, err := hw(t, "", "import", "--codex", "--dry-run", rollouts)
+	if err != nil || out != whole ||
+		errOut != "hookwatch import: passed over 2 rollout lines not JSON or not of a record's shape (torn by a crash, or edited): what they record is not imported\n" {
+		t.Errorf("import --codex of a rollout with torn lines: %v\n%s%s\nwant as without them:\n%s", err, out, errOut, whole)
+	}
+}
+
 // TestImportFlagsAfterPaths: flags given after the paths are flags, not
 // paths to read: a dry run stays a dry run, --codex reads rollouts.
 func TestImportFlagsAfterPaths(t *testing.T) {
