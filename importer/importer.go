@@ -42,6 +42,7 @@ import (
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/internal/regfile"
+	"github.com/hookwatch/hookwatch/internal/treewalk"
 )
 
 // Options configure an import.
@@ -171,11 +172,11 @@ func Find(paths []string) ([]claudecode.TranscriptFile, error) {
 			add(root)
 			continue
 		}
-		// The trailing separator walks through a root that is a symlink
-		// to a directory (~/.claude kept in a dotfiles repository), which
-		// WalkDir does not follow; the files keep their paths through
-		// it, the ones the client writes and its hooks carry.
-		err = filepath.WalkDir(root+string(filepath.Separator), func(p string, d fs.DirEntry, err error) error {
+		// Walked through the directories that are symlinks, the root
+		// (~/.claude kept in a dotfiles repository) or a project kept
+		// elsewhere; the files keep their paths through the links, the
+		// ones the client writes and its hooks carry.
+		err = treewalk.Walk(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil // an unreadable directory is passed over
 			}

@@ -543,3 +543,34 @@ func TestFindThroughSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestFindLinkedProject: a project directory that is itself a symlink in
+// the projects directory (kept elsewhere) is walked through, its files
+// named through the link; one linked twice, or a link to an ancestor,
+// adds nothing.
+func TestFindLinkedProject(t *testing.T) {
+	target := copyTree(t, "parallel")
+	projects := filepath.Join(t.TempDir(), "projects")
+	if err := os.MkdirAll(projects, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(projects, "-tmp-hc-1665870347-c-demo")
+	for l, to := range map[string]string{
+		link:                             filepath.Join(target, "projects", "-tmp-hc-1665870347-c-demo"),
+		filepath.Join(projects, "again"): filepath.Join(target, "projects", "-tmp-hc-1665870347-c-demo"),
+		filepath.Join(projects, "up"):    projects,
+	} {
+		if err := os.Symlink(to, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := importer.Find([]string{projects})
+	if err != nil || len(files) != 3 {
+		t.Fatalf("Find(%s): %d files, %v; want 3", projects, len(files), err)
+	}
+	for _, f := range files {
+		if !strings.HasPrefix(f.Path, link+string(filepath.Separator)) {
+			t.Errorf("Find(%s) named %s, not through %s", projects, f.Path, link)
+		}
+	}
+}
