@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+
+	"github.com/hookwatch/hookwatch/internal/treewalk"
 )
 
 // mask is what is watched in each directory: a file written (appended
@@ -73,19 +75,13 @@ func (w *Watcher) Take() Changes {
 	return c
 }
 
-// addTree watches dir and every directory below it. A dir that is a
-// symlink to a directory (~/.claude kept elsewhere and linked) is walked
-// through, with a trailing separator, as WalkDir does not follow it; the
-// paths reported keep the link's name.
+// addTree watches dir and every directory below it, through those that
+// are symlinks (treewalk): dir itself (~/.claude kept elsewhere and
+// linked) or one below it (a project kept elsewhere). The paths reported
+// keep the links' names. A directory watched already, by another name,
+// keeps the name it was watched by.
 func (w *Watcher) addTree(dir string) error {
-	walk := dir
-	if info, err := os.Lstat(dir); err == nil && info.Mode()&fs.ModeSymlink != 0 {
-		walk = dir + string(filepath.Separator)
-	}
-	return filepath.WalkDir(walk, func(p string, d fs.DirEntry, err error) error {
-		if p == walk {
-			p = dir
-		}
+	return treewalk.Walk(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == dir {
 				return err
@@ -100,8 +96,11 @@ func (w *Watcher) addTree(dir string) error {
 			return fmt.Errorf("cannot watch %s: %w", p, err)
 		}
 		w.mu.Lock()
+		defer w.mu.Unlock()
+		if had, ok := w.dirs[int32(wd)]; ok && had != p {
+			return fs.SkipDir // its tree is watched under its first name
+		}
 		w.dirs[int32(wd)] = p
-		w.mu.Unlock()
 		return nil
 	})
 }
@@ -115,7 +114,7 @@ func (w *Watcher) read() {
 		if err != nil {
 			return
 		}
-		var newDirs []string
+		var newDirs, created []string
 		w.mu.Lock()
 		for off := 0; off+syscall.SizeofInotifyEvent <= n; {
 			// struct inotify_event: wd, mask, cookie, len, then len bytes
@@ -141,13 +140,27 @@ func (w *Watcher) read() {
 				name = name[:i]
 			}
 			p := filepath.Join(dir, string(name))
-			if evMask&syscall.IN_ISDIR != 0 {
+			switch {
+			case evMask&syscall.IN_ISDIR != 0:
 				newDirs = append(newDirs, p) // pending once watched
-			} else {
+			case evMask&(syscall.IN_CREATE|syscall.IN_MOVED_TO) != 0:
+				created = append(created, p) // a file, or a link to a directory
+			default:
 				w.add(p)
 			}
 		}
 		w.mu.Unlock()
+		// A symlink to a directory (a project kept elsewhere, linked in)
+		// is watched through as a directory created.
+		for _, p := range created {
+			if info, err := os.Stat(p); err == nil && info.IsDir() {
+				newDirs = append(newDirs, p)
+				continue
+			}
+			w.mu.Lock()
+			w.add(p)
+			w.mu.Unlock()
+		}
 		// A new directory is reported once it and its subdirectories are
 		// watched: a walk of it then misses nothing.
 		for _, d := range newDirs {

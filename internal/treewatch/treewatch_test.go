@@ -126,3 +126,50 @@ func TestWatchThroughSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchLinkedProject: a directory of the tree that is a symlink (a
+// project kept elsewhere), there at the start or linked later, is
+// watched through, and a change below it named through the link.
+func TestWatchLinkedProject(t *testing.T) {
+	elsewhere := t.TempDir()
+	for _, p := range []string{"p3", "p4"} {
+		if err := os.MkdirAll(filepath.Join(elsewhere, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := t.TempDir()
+	if err := os.Symlink(filepath.Join(elsewhere, "p3"), filepath.Join(root, "p3")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := treewatch.New(ctx, root)
+	if errors.Is(err, treewatch.ErrUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(want string) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			if slices.Contains(w.Take().Paths, want) {
+				return
+			}
+			select {
+			case <-w.Wake():
+			case <-deadline:
+				t.Fatalf("no change named %s", want)
+			}
+		}
+	}
+	os.WriteFile(filepath.Join(elsewhere, "p3", "a.jsonl"), []byte("{}\n"), 0o600)
+	waitFor(filepath.Join(root, "p3", "a.jsonl"))
+	if err := os.Symlink(filepath.Join(elsewhere, "p4"), filepath.Join(root, "p4")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(filepath.Join(root, "p4"))
+	os.WriteFile(filepath.Join(elsewhere, "p4", "b.jsonl"), []byte("{}\n"), 0o600)
+	waitFor(filepath.Join(root, "p4", "b.jsonl"))
+}
