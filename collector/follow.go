@@ -5,10 +5,10 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/treewalk"
 	"github.com/hookwatch/hookwatch/internal/treewatch"
 )
 
@@ -113,9 +113,14 @@ func (f *follower) run(ctx context.Context) {
 }
 
 // lookAt looks at one path a notification named: a file, or a directory
-// created (walked: its files may predate its watch).
+// created or linked (walked: its files may predate its watch).
 func (f *follower) lookAt(ctx context.Context, path string) {
 	info, err := os.Lstat(path)
+	if err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		if target, serr := os.Stat(path); serr == nil && target.IsDir() {
+			info = target // a project linked in: walked through
+		}
+	}
 	switch {
 	case err != nil:
 		return // gone since
@@ -126,21 +131,17 @@ func (f *follower) lookAt(ctx context.Context, path string) {
 	}
 }
 
-// walk looks at every file below root. A root that is a symlink to a
-// directory (~/.claude kept elsewhere and linked) is walked through with
-// a trailing separator, which WalkDir follows; the files keep their paths
-// through it, those the client writes and its hooks carry.
+// walk looks at every file below root, through the directories that are
+// symlinks (treewalk): the root (~/.claude kept elsewhere and linked) or
+// one below it (a project kept elsewhere). The files keep their paths
+// through the links, those the client writes and its hooks carry.
 func (f *follower) walk(ctx context.Context, root string) {
-	walk := root
-	if info, err := os.Lstat(root); err == nil && info.Mode()&fs.ModeSymlink != 0 {
-		walk = root + string(filepath.Separator)
-	}
-	err := filepath.WalkDir(walk, func(path string, d fs.DirEntry, err error) error {
+	err := treewalk.Walk(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
-			if d != nil && d.IsDir() && path != walk {
+			if d != nil && d.IsDir() && path != root {
 				return fs.SkipDir // unreadable: passed over
 			}
 			return err

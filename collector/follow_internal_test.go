@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -125,4 +126,73 @@ func TestFollowerThroughSymlink(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no look read the file through the link")
 	}
+}
+
+// TestFollowerLinkedProject: a project directory that is itself a
+// symlink in the directory followed (kept elsewhere) is looked through,
+// at the start and when it is linked later, and what is written below it
+// is read, named through the link; a link to an ancestor is not followed.
+func TestFollowerLinkedProject(t *testing.T) {
+	elsewhere := t.TempDir()
+	for _, p := range []string{"p3", "p4"} {
+		if err := os.MkdirAll(filepath.Join(elsewhere, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(elsewhere, p, "a.jsonl"), []byte("{}\n"), 0o600)
+	}
+	dir := t.TempDir()
+	for l, to := range map[string]string{"p3": filepath.Join(elsewhere, "p3"), "up": dir} {
+		if err := os.Symlink(to, filepath.Join(dir, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan string, 100)
+	f := &follower{
+		dir: dir, interval: 10 * time.Millisecond, warn: func(string, ...any) {}, what: "test files",
+		match: func(p string) bool { return strings.HasSuffix(p, ".jsonl") },
+		read: func(_ context.Context, files []grownFile) []string {
+			for _, g := range files {
+				got <- fmt.Sprintf("%s %d", g.path, g.size)
+			}
+			return nil
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); f.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	want := func(path string, size int) {
+		t.Helper()
+		w := fmt.Sprintf("%s %d", path, size)
+		for {
+			select {
+			case g := <-got:
+				if g == w {
+					return
+				}
+				if !strings.HasPrefix(g, filepath.Join(dir, "p")) || strings.Contains(g, "/up/") {
+					t.Fatalf("a look read %s, want %s", g, w)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no look read %s", w)
+			}
+		}
+	}
+	want(filepath.Join(dir, "p3", "a.jsonl"), 3)
+	appendTo := func(p string) {
+		fh, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fh.WriteString("{}\n")
+		fh.Close()
+	}
+	appendTo(filepath.Join(elsewhere, "p3", "a.jsonl"))
+	want(filepath.Join(dir, "p3", "a.jsonl"), 6)
+	if err := os.Symlink(filepath.Join(elsewhere, "p4"), filepath.Join(dir, "p4")); err != nil {
+		t.Fatal(err)
+	}
+	want(filepath.Join(dir, "p4", "a.jsonl"), 3)
+	appendTo(filepath.Join(elsewhere, "p4", "a.jsonl"))
+	want(filepath.Join(dir, "p4", "a.jsonl"), 6)
 }
