@@ -25,6 +25,7 @@ import (
 	"github.com/hookwatch/hookwatch/importer"
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/internal/patherr"
+	"github.com/hookwatch/hookwatch/internal/treewalk"
 	"github.com/hookwatch/hookwatch/privacy"
 )
 
@@ -469,22 +470,18 @@ func codexRollouts(paths []string) ([]string, error) {
 	}
 	var out []string
 	for _, p := range paths {
-		// A directory is walked from p with a trailing separator, which
-		// resolves p when it is a symlink (~/.codex kept elsewhere and
-		// linked): WalkDir does not follow one. The rollouts keep their
-		// paths through it.
-		root := p
-		if info, err := os.Stat(p); err == nil && info.IsDir() && !strings.HasSuffix(p, string(filepath.Separator)) {
-			root = p + string(filepath.Separator)
-		}
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil && path == root {
+		// A directory is walked through its directories that are
+		// symlinks (treewalk): p itself (~/.codex kept elsewhere and
+		// linked) or one below it (a month moved to another disk). The
+		// rollouts keep their paths through the links.
+		err := treewalk.Walk(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil && path == p {
 				return patherr.Strip(err, p) // the message names p
 			}
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && (path == root || codex.IsRollout(path)) {
+			if !d.IsDir() && (path == p || codex.IsRollout(path)) {
 				out = append(out, path)
 			}
 			return nil

@@ -583,6 +583,28 @@ func TestImportCodexThroughSymlink(t *testing.T) {
 	}
 }
 
+// TestImportCodexLinkedDay: a directory of Codex's sessions tree that is
+// itself a symlink (a month moved to another disk) is read through, once
+// however often it is linked, and a link to an ancestor is not followed.
+func TestImportCodexLinkedDay(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_URL", deadPort(t).URL())
+	target := filepath.Join(dir, "elsewhere")
+	copyDir(t, "../../codex/testdata", target)
+	sessions := filepath.Join(dir, "sessions")
+	os.MkdirAll(filepath.Join(sessions, "2026"), 0o700)
+	for l, to := range map[string]string{"2026/11": target, "2026/again": target, "2026/up": sessions} {
+		if err := os.Symlink(to, filepath.Join(sessions, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, err := hw(t, "", "import", "--codex", "--dry-run", sessions)
+	if err != nil || !strings.Contains(out, "from 7 rollout files into") || errOut != "" {
+		t.Errorf("import --codex of a linked month: %v\n%s%s", err, out, errOut)
+	}
+}
+
 // TestImportTokenRefused: a collector that requires a token the shell does
 // not give is said so, with what to do, as demo and sessions say it.
 func TestImportTokenRefused(t *testing.T) {
