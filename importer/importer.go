@@ -125,9 +125,11 @@ type Summary struct {
 	// made again.
 	Stored int `json:"stored"`
 	// Envelopes counts the envelopes made (delivered unless DryRun), by
-	// event name; Sessions are the sessions they belong to.
-	Envelopes map[string]int `json:"envelopes"`
-	Sessions  []string       `json:"sessions"`
+	// event name; Sessions are the sessions they belong to, sorted, and
+	// SessionEvents counts them by session (all its files').
+	Envelopes     map[string]int `json:"envelopes"`
+	Sessions      []string       `json:"sessions"`
+	SessionEvents map[string]int `json:"session_events"`
 }
 
 // Total returns the number of envelopes made.
@@ -323,7 +325,7 @@ func (st *state) save(path string) error {
 // (rewritten since) is read again from its start. The offsets reached are
 // saved at most every saveEvery, and when Run returns.
 func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (sum Summary, err error) {
-	sum = Summary{Envelopes: map[string]int{}}
+	sum = Summary{Envelopes: map[string]int{}, SessionEvents: map[string]int{}}
 	st, err := loadState(opt.StatePath)
 	if err != nil {
 		return sum, err
@@ -435,6 +437,7 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 				sum.Stored += c.storedSkips
 				for name, n := range c.counts {
 					sum.Envelopes[name] += n
+					sum.SessionEvents[f.SessionID] += n
 				}
 				for _, s := range c.sessions {
 					sessions[s] = true

@@ -574,3 +574,32 @@ func TestFindLinkedProject(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarySessionEvents: the summary counts the envelopes made for
+// each session, every file of the session's included, which add up to
+// the total.
+func TestSummarySessionEvents(t *testing.T) {
+	root := copyTree(t, "parallel")
+	main := filepath.Join(root, "projects", "-tmp-hc-1665870347-c-demo", "04c54c49-9580-4ffd-ac42-925d83960a3b.jsonl")
+	other := filepath.Join(root, "projects", "-tmp-other", "11111111-2222-4333-8444-555555555555.jsonl")
+	if err := os.MkdirAll(filepath.Dir(other), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(other, b, 0o600)
+	envs, sum := importAll(t, root, "")
+	by := map[string]int{}
+	for _, e := range envs {
+		p, _ := event.Decode(e.Payload)
+		by[p.SessionID]++
+	}
+	if len(sum.SessionEvents) != 2 || sum.SessionEvents["04c54c49-9580-4ffd-ac42-925d83960a3b"]+sum.SessionEvents["11111111-2222-4333-8444-555555555555"] != sum.Total() {
+		t.Fatalf("SessionEvents %v, total %d", sum.SessionEvents, sum.Total())
+	}
+	if sum.SessionEvents["04c54c49-9580-4ffd-ac42-925d83960a3b"] != by["04c54c49-9580-4ffd-ac42-925d83960a3b"] {
+		t.Fatalf("SessionEvents %v, envelopes by session_id %v", sum.SessionEvents, by)
+	}
+}
