@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,7 +38,7 @@ func init() {
 	})
 }
 
-const importSynopsis = `import [--codex] [--dry-run] [--no-start] [--since TIME] [PATH…]
+const importSynopsis = `import [--codex] [--dry-run] [--verbose] [--no-start] [--since TIME] [PATH…]
 
 Reads Claude Code's transcripts — a main transcript <session>.jsonl, its
 subagents' <session>/subagents/agent-<id>.jsonl, or directories holding them
@@ -73,6 +74,7 @@ Examples:
   hookwatch import                      # every transcript under ~/.claude/projects
   hookwatch import --dry-run ~/.claude/projects/-home-ann-src-api
   hookwatch import --since 2w           # the sessions of the last two weeks
+  hookwatch import --dry-run --verbose  # every session it would import, and its project
   hookwatch import --codex              # every Codex rollout
 `
 
@@ -89,6 +91,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	fs := newFlagSet("import", importSynopsis, stdout, stderr)
 	isCodex := fs.Bool("codex", false, "import Codex rollout files: the PATHs (files or directories), default every rollout under $CODEX_HOME/sessions")
 	dryRun := fs.Bool("dry-run", false, "read and count what would be imported; send and keep nothing")
+	verbose := fs.Bool("verbose", false, fmt.Sprintf("list every session of the transcripts read, with its project and records (a dry run lists the first %d without it, and sums them all up by project)", dryRunListed))
 	noStart := fs.Bool("no-start", false, "do not start a collector when none answers")
 	sinceFlag := fs.String("since", "", "import only the sessions active since TIME (a file of theirs written since): RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or an age back from now (7d, 2w, 24h)")
 	usageTrailer(fs, importExamples)
@@ -103,6 +106,9 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if since, err = parseSince(*sinceFlag, time.Now()); err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
+	}
+	if *isCodex && *verbose {
+		return fmt.Errorf("%w: --verbose lists the sessions of Claude Code's transcripts; import --codex lists none (hookwatch sessions --codex --all lists Codex's)", errUsage)
 	}
 	if *isCodex {
 		return runImportCodex(ctx, paths, since, *dryRun, *noStart, stdout, stderr)
@@ -195,10 +201,8 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stdout, ": %s", strings.Join(parts, ", "))
 	}
 	fmt.Fprintln(stdout)
-	if *dryRun {
-		for _, s := range sum.Sessions {
-			fmt.Fprintf(stdout, "  session %s\n", s)
-		}
+	if *dryRun || *verbose {
+		listSessions(stdout, sum, files, *verbose)
 	}
 	// Why it sent less than the transcripts hold, or nothing at all: a
 	// person importing again, or after the hooks recorded the sessions,
@@ -241,6 +245,55 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "hookwatch import: none of the %s read was a transcript record: are these Claude Code's transcripts?%s\n", counted(sum.Skipped, "line"), codexHintOf(files))
 	}
 	return nil
+}
+
+// dryRunListed is how many sessions a dry run lists before it sums them
+// up by project: months of history are thousands of sessions.
+const dryRunListed = 50
+
+// listSessions lists the sessions sum made records of, each with its
+// records and its project (the directory of its transcripts, as in
+// ~/.claude/projects); past dryRunListed, unless all, only the first
+// ones, then every session summed up by project, the projects with the
+// most records first.
+func listSessions(w io.Writer, sum importer.Summary, files []claudecode.TranscriptFile, all bool) {
+	project := map[string]string{}
+	for _, f := range files {
+		project[f.SessionID] = filepath.Base(filepath.Dir(f.MainPath))
+	}
+	for i, s := range sum.Sessions {
+		if i == dryRunListed && !all {
+			break
+		}
+		fmt.Fprintf(w, "  session %s: %s in %s\n", s, counted(sum.SessionEvents[s], "record"), project[s])
+	}
+	if all || len(sum.Sessions) <= dryRunListed {
+		return
+	}
+	type total struct {
+		name              string
+		sessions, records int
+	}
+	by := map[string]*total{}
+	var projects []*total
+	for _, s := range sum.Sessions {
+		p := by[project[s]]
+		if p == nil {
+			p = &total{name: project[s]}
+			by[p.name] = p
+			projects = append(projects, p)
+		}
+		p.sessions++
+		p.records += sum.SessionEvents[s]
+	}
+	slices.SortFunc(projects, func(a, b *total) int {
+		return cmp.Or(b.records-a.records, strings.Compare(a.name, b.name))
+	})
+	fmt.Fprintf(w, "  … %s; all %d by project (hookwatch import --dry-run --verbose lists every session):\n",
+		counted(len(sum.Sessions)-dryRunListed, "more session"), len(sum.Sessions))
+	for _, p := range projects {
+		fmt.Fprintf(w, "  project %s: %s, %s\n", p.name, counted(p.sessions, "session"), counted(p.records, "record"))
+	}
 }
 
 // sayLost says on stderr how many lines of what (a "transcript line", a

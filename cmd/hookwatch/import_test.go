@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -363,6 +365,46 @@ func TestImportCodexLostLines(t *testing.T) {
 	if err != nil || out != whole ||
 		errOut != "hookwatch import: passed over 2 rollout lines not JSON or not of a record's shape (torn by a crash, or edited): what they record is not imported\n" {
 		t.Errorf("import --codex of a rollout with torn lines: %v\n%s%s\nwant as without them:\n%s", err, out, errOut, whole)
+	}
+}
+
+// TestImportDryRunMany: a dry run over many sessions lists the first ones
+// and sums them all up by project, and says how to list every one, which
+// --verbose does; a small one lists each session with its project.
+func TestImportDryRunMany(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOOKWATCH_URL", deadPort(t).URL())
+	projects := filepath.Join(dir, "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	main := readFile(t, filepath.Join(projects, "-tmp-hc-1665870347-c-demo", "04c54c49-9580-4ffd-ac42-925d83960a3b.jsonl"))
+	out := mustHW(t, "import", "--dry-run", projects)
+	if !strings.HasSuffix(out, "\n  session 04c54c49-9580-4ffd-ac42-925d83960a3b: 96 records in -tmp-hc-1665870347-c-demo\n") {
+		t.Errorf("dry run of one session:\n%s", out)
+	}
+	for i := range 60 {
+		project := []string{"-tmp-api", "-tmp-web"}[i%2]
+		os.MkdirAll(filepath.Join(projects, project), 0o700)
+		os.WriteFile(filepath.Join(projects, project, fmt.Sprintf("00000000-0000-4000-8000-%012d.jsonl", i)), main, 0o600)
+	}
+	out = mustHW(t, "import", "--dry-run", projects)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	listed := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "  session ") {
+			listed++
+		}
+	}
+	if listed != 50 || !strings.Contains(out, "\n  … 11 more sessions; all 61 by project (hookwatch import --dry-run --verbose lists every session):\n") ||
+		!strings.HasSuffix(out, "\n  project -tmp-api: 30 sessions, 1380 records\n  project -tmp-web: 30 sessions, 1380 records\n  project -tmp-hc-1665870347-c-demo: 1 session, 96 records\n") {
+		t.Errorf("dry run of 61 sessions: %d listed\n%s", listed, out)
+	}
+	out = mustHW(t, "import", "--dry-run", "--verbose", projects)
+	if n := strings.Count(out, "\n  session "); n != 61 || strings.Contains(out, "project ") {
+		t.Errorf("dry run --verbose of 61 sessions: %d listed\n%s", n, out)
+	}
+	if _, _, err := hw(t, "", "import", "--codex", "--verbose"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "sessions --codex") {
+		t.Errorf("import --codex --verbose: %v", err)
 	}
 }
 
