@@ -28,7 +28,7 @@ import (
 // walk) to reach it. A link to the root, to one of the link's ancestors
 // or the root's (a loop, or the whole disk above) is not followed.
 func Walk(root string, fn fs.WalkDirFunc) error {
-	top, err := filepath.EvalSymlinks(root)
+	top, err := realPath(root)
 	if err != nil {
 		top = filepath.Clean(root)
 	}
@@ -51,7 +51,7 @@ func Walk(root string, fn fs.WalkDirFunc) error {
 // walker is one Walk's state.
 type walker struct {
 	fn    fs.WalkDirFunc
-	top   string          // the root's real path
+	top   string          // the root's real path (realPath)
 	seen  map[string]bool // the real paths of the directories walked
 	links []link          // the links to directories met, to follow
 	stop  bool            // fn returned SkipAll
@@ -83,7 +83,7 @@ func (w *walker) walk(dir, real string, d fs.DirEntry) error {
 				e = d
 			}
 		} else {
-			r = real + p[len(base):]
+			r = filepath.Join(real, below(base, p))
 		}
 		if err != nil || e == nil {
 			return w.call(p, e, err)
@@ -121,7 +121,7 @@ func (w *walker) call(p string, d fs.DirEntry, err error) error {
 // follow walks the directory l links to, unless it was walked already
 // or holds the link or the root.
 func (w *walker) follow(l link) error {
-	target, err := filepath.EvalSymlinks(l.path)
+	target, err := realPath(l.path)
 	if err != nil || w.seen[target] || within(l.in, target) || within(w.top, target) {
 		return nil
 	}
@@ -140,6 +140,25 @@ type linkedDir struct {
 }
 
 func (d linkedDir) Name() string { return d.name }
+
+// realPath returns the absolute path of p with no symlink in it: the
+// key of a directory, whatever the names it is reached by.
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// below returns the path p names below base, relative to it: WalkDir
+// names what is below "." without it.
+func below(base, p string) string {
+	if base == "." {
+		return p
+	}
+	return strings.TrimPrefix(p[len(base):], string(filepath.Separator))
+}
 
 // within reports whether path is dir or below it.
 func within(path, dir string) bool {

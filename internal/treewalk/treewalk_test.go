@@ -139,3 +139,19 @@ func TestWalkSkipAll(t *testing.T) {
 		t.Fatalf("Walk(%s): %v, named %q", file, err, named)
 	}
 }
+
+// TestWalkRelative: a root given as "." names what is below it without
+// it, as WalkDir does, and still walks each directory once.
+func TestWalkRelative(t *testing.T) {
+	dir := t.TempDir()
+	mkfile(t, dir, "ab/x.jsonl")
+	mkfile(t, dir, "b/y.jsonl")
+	mkfile(t, dir, "elsewhere/z.jsonl")
+	symlink(t, filepath.Join(dir, "elsewhere"), filepath.Join(dir, "p3"))
+	t.Chdir(dir)
+	got := files(t, ".")
+	want := []string{"ab/x.jsonl", "b/y.jsonl", "elsewhere/z.jsonl"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Walk(.) named %q, want %q", got, want)
+	}
+}
