@@ -31,28 +31,7 @@ func TestWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// want waits until one of paths is reported.
-	want := func(paths ...string) {
-		t.Helper()
-		var got []string
-		deadline := time.After(10 * time.Second)
-		for {
-			select {
-			case <-w.Wake():
-			case <-deadline:
-				t.Fatalf("changes %q, want %q", got, paths)
-			}
-			c := w.Take()
-			for _, p := range c.Paths {
-				if !slices.Contains(got, p) {
-					got = append(got, p)
-				}
-			}
-			if slices.ContainsFunc(paths, func(p string) bool { return slices.Contains(got, p) }) {
-				return
-			}
-		}
-	}
+	want := func(paths ...string) { t.Helper(); waitFor(t, w, paths...) }
 	f, err := os.OpenFile(old, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -113,18 +92,7 @@ func TestWatchThroughSymlink(t *testing.T) {
 	}
 	f.Write([]byte("{}\n"))
 	f.Close()
-	want := filepath.Join(root, "p", "old.jsonl")
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case <-w.Wake():
-		case <-deadline:
-			t.Fatalf("no change named %s", want)
-		}
-		if slices.Contains(w.Take().Paths, want) {
-			return
-		}
-	}
+	waitFor(t, w, filepath.Join(root, "p", "old.jsonl"))
 }
 
 // TestWatchLinkedProject: a directory of the tree that is a symlink (a
@@ -150,26 +118,35 @@ func TestWatchLinkedProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor := func(want string) {
-		t.Helper()
-		deadline := time.After(10 * time.Second)
-		for {
-			if slices.Contains(w.Take().Paths, want) {
-				return
-			}
-			select {
-			case <-w.Wake():
-			case <-deadline:
-				t.Fatalf("no change named %s", want)
-			}
-		}
-	}
 	os.WriteFile(filepath.Join(elsewhere, "p3", "a.jsonl"), []byte("{}\n"), 0o600)
-	waitFor(filepath.Join(root, "p3", "a.jsonl"))
+	waitFor(t, w, filepath.Join(root, "p3", "a.jsonl"))
 	if err := os.Symlink(filepath.Join(elsewhere, "p4"), filepath.Join(root, "p4")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(filepath.Join(root, "p4"))
+	waitFor(t, w, filepath.Join(root, "p4"))
 	os.WriteFile(filepath.Join(elsewhere, "p4", "b.jsonl"), []byte("{}\n"), 0o600)
-	waitFor(filepath.Join(root, "p4", "b.jsonl"))
+	waitFor(t, w, filepath.Join(root, "p4", "b.jsonl"))
+}
+
+// waitFor waits until w reports a change of one of paths, failing the
+// test after ten seconds.
+func waitFor(t *testing.T, w *treewatch.Watcher, paths ...string) {
+	t.Helper()
+	var got []string
+	deadline := time.After(10 * time.Second)
+	for {
+		for _, p := range w.Take().Paths {
+			if !slices.Contains(got, p) {
+				got = append(got, p)
+			}
+		}
+		if slices.ContainsFunc(paths, func(p string) bool { return slices.Contains(got, p) }) {
+			return
+		}
+		select {
+		case <-w.Wake():
+		case <-deadline:
+			t.Fatalf("changes %q, want %q", got, paths)
+		}
+	}
 }
