@@ -23,7 +23,7 @@ import (
 func codexRun(t *testing.T) (hooks, imported []event.Envelope) {
 	t.Helper()
 	hooks = codexHooks(t, "testdata/codex-rollout/hooks.jsonl")
-	imported, err := rollout.Read("../codex/testdata/rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl", "", "")
+	imported, _, err := rollout.Read("../codex/testdata/rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestRolloutMerge(t *testing.T) {
 
 // TestRolloutDenied: a call a hook denied, known from the rollout alone.
 func TestRolloutDenied(t *testing.T) {
-	envs, err := rollout.Read("../codex/testdata/rollout-2026-11-25T15-19-47-01a2134a-a05f-7352-b020-bbc5e8c0633b.jsonl", "", "")
+	envs, _, err := rollout.Read("../codex/testdata/rollout-2026-11-25T15-19-47-01a2134a-a05f-7352-b020-bbc5e8c0633b.jsonl", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func rolloutOf(t *testing.T, name string) []event.Envelope {
 // rolloutAt reads the rollout at path, as import --codex does.
 func rolloutAt(t *testing.T, path string) []event.Envelope {
 	t.Helper()
-	envs, err := rollout.Read(path, "", "")
+	envs, _, err := rollout.Read(path, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
