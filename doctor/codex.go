@@ -24,15 +24,48 @@ func (e *env) checkCodex(ctx context.Context) []Check {
 	}
 	bin, _ := lookPath("codex")
 	var out []Check
-	for _, scope := range []string{claudecode.ScopeUser, claudecode.ScopeProject} {
-		o := install.Options{Runtime: event.RuntimeCodex, Scope: scope, ConfigDir: home, ProjectDir: e.WorkDir, Binary: e.HookBinary}
-		path, err := install.SettingsPath(o)
-		if err != nil {
-			continue
-		}
-		out = append(out, e.checkCodexFile(ctx, o, scope, path, bin))
+	for _, f := range codexFiles(home, e.WorkDir, e.HookBinary) {
+		out = append(out, e.checkCodexFile(ctx, f.o, f.o.Scope, f.path, bin))
 	}
 	return out
+}
+
+// codexFile is one of Codex's hooks files, with the install options that
+// name it.
+type codexFile struct {
+	o    install.Options
+	path string
+}
+
+// codexFiles are Codex's hooks files: the user's, in home ($CODEX_HOME),
+// and the project's of workDir.
+func codexFiles(home, workDir, hookBinary string) []codexFile {
+	var out []codexFile
+	for _, scope := range []string{claudecode.ScopeUser, claudecode.ScopeProject} {
+		o := install.Options{Runtime: event.RuntimeCodex, Scope: scope, ConfigDir: home, ProjectDir: workDir, Binary: hookBinary}
+		if path, err := install.SettingsPath(o); err == nil {
+			out = append(out, codexFile{o, path})
+		}
+	}
+	return out
+}
+
+// CodexHooked reports whether one of Codex's hooks files — the user's,
+// or the project's of workDir — registers hookwatch's hook, found as the
+// codex checks find it (ReadSettings): where it does, Codex's events are
+// held to hookwatch's policy. A file that cannot be read registers
+// nothing (the codex checks report it).
+func CodexHooked(getenv func(string) string, workDir string) bool {
+	home, err := codex.Home(getenv)
+	if err != nil {
+		return false
+	}
+	for _, f := range codexFiles(home, workDir, "") {
+		if s, err := ReadSettings(f.o.Scope, f.path); err == nil && len(s.Handlers) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *env) checkCodexFile(ctx context.Context, o install.Options, scope, path, bin string) Check {

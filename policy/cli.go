@@ -23,8 +23,23 @@ import (
 // Check validates and compiles the given policy files as they would be in
 // force together (duplicate ids across files are reported), writing one line
 // per file and one per problem ("file:line: rule "id": message") to w. It
-// returns an error when any file has a problem.
-func Check(w io.Writer, files ...string) error {
+// returns an error when any file has a problem. It is CheckWith with no
+// options.
+func Check(w io.Writer, files ...string) error { return CheckWith(w, CheckOptions{}, files...) }
+
+// CheckOptions say what Check is to know of the machine the files are in
+// force on.
+type CheckOptions struct {
+	// Codex is true when Codex's hooks run hookwatch there: a rule for both
+	// runtimes is then warned about for each action or effect Codex does
+	// not carry out (on Codex it does nothing). Without it, a user of
+	// Claude Code alone is told nothing of Codex.
+	Codex bool
+}
+
+// CheckWith is Check with the options o. Warnings are printed after the
+// problems and never make it fail.
+func CheckWith(w io.Writer, o CheckOptions, files ...string) error {
 	if len(files) == 0 {
 		return errors.New("cannot check policy: no files given")
 	}
@@ -37,7 +52,11 @@ func Check(w io.Writer, files ...string) error {
 	var warnings []Problem
 	warnedFile := map[string]int{}
 	for _, r := range set.Rules {
-		for _, w := range r.fieldWarnings() {
+		ws := r.fieldWarnings()
+		if o.Codex {
+			ws = append(ws, r.codexWarnings()...)
+		}
+		for _, w := range ws {
 			warnings = append(warnings, w)
 			warnedFile[w.File]++
 		}
@@ -66,7 +85,8 @@ func Check(w io.Writer, files ...string) error {
 	for _, p := range problems {
 		fmt.Fprintln(w, p.Error())
 	}
-	// Warnings do not fail the check: a tool may gain the field.
+	// Warnings do not fail the check: a tool may gain the field, and a
+	// rule may be meant to hold on Claude Code alone.
 	for _, p := range warnings {
 		fmt.Fprintln(w, p.Error())
 	}

@@ -456,3 +456,59 @@ P:4: rule "both": warning: Read's tool_input has no field url (it has file_path,
   - {id: e, tool: Read, when: 'tool_input.file_path endsWith ".env"', action: deny}
 `, "P: ok, 5 rules\n")
 }
+
+// TestCheckWarnsCodexDrops: where Codex's hooks run hookwatch, a rule for
+// both runtimes whose action or effect Codex does not carry out is warned
+// about, naming what happens on Codex instead; what Codex applies, a rule
+// for Claude Code alone, and an allow (no output on Codex, which goes
+// ahead) are not. Without Codex nothing is said.
+func TestCheckWarnsCodexDrops(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	f := func(codex bool, rules, want string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte("rules:\n"+rules), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := CheckWith(&buf, CheckOptions{Codex: codex}, path); err != nil {
+			t.Fatalf("%v\n%s", err, buf.String())
+		}
+		if got := strings.ReplaceAll(buf.String(), path, "P"); got != want {
+			t.Errorf("got:\n%s\nwant:\n%s", got, want)
+		}
+	}
+	const ask = `  - id: a
+    tool: Bash
+    action: ask
+    reason: check first
+`
+	f(true, ask, `P: ok, 1 rule, 1 warning
+P:4: rule "a": warning: Codex has no ask on PreToolUse: on Codex the call runs; add `+"`runtime: claude-code`"+` if that is meant
+`)
+	f(false, ask, "P: ok, 1 rule\n")
+	f(true, `  - {id: d, tool: Bash, action: defer}
+  - {id: u, tool: Bash, action: allow, update_input: {command: '"ls"'}}
+  - {id: c, tool: Bash, action: deny, context: use ls}
+  - {id: s, events: [UserPromptSubmit], system_message: careful}
+  - {id: t, events: [PostToolUse], tool: Bash, transform: [redact]}
+`, `P: ok, 5 rules, 5 warnings
+P:2: rule "d": warning: Codex has no defer on PreToolUse: on Codex the call runs; add `+"`runtime: claude-code`"+` if that is meant
+P:3: rule "u": warning: Codex has no update_input on PreToolUse: on Codex the call runs with its input unchanged; add `+"`runtime: claude-code`"+` if that is meant
+P:4: rule "c": warning: Codex has no context on PreToolUse: on Codex the model is not told; add `+"`runtime: claude-code`"+` if that is meant
+P:5: rule "s": warning: Codex has no system_message on UserPromptSubmit: on Codex no one is shown it; add `+"`runtime: claude-code`"+` if that is meant
+P:6: rule "t": warning: Codex has no transform on PostToolUse: on Codex the model sees the output unchanged; add `+"`runtime: claude-code`"+` if that is meant
+`)
+	// Codex applies these, the rule is Claude Code's alone, or the event
+	// is not Codex's: nothing to say.
+	f(true, `  - {id: deny, tool: Bash, action: deny, reason: no}
+  - {id: allow, tool: Read, action: allow}
+  - {id: claude, tool: Bash, action: ask, runtime: claude-code}
+  - {id: prompt, events: [UserPromptSubmit], action: block, context: no}
+  - {id: failure, events: [PostToolUseFailure], context: look again}
+`, "P: ok, 5 rules\n")
+	// A stop on PreToolUse denies the call on Codex, but stops nothing.
+	f(true, `  - {id: stop, tool: Bash, action: stop}
+`, `P: ok, 1 rule, 1 warning
+P:2: rule "stop": warning: Codex has no stop on PreToolUse: on Codex the call is denied and the session goes on; add `+"`runtime: claude-code`"+` if that is meant
+`)
+}

@@ -11,6 +11,8 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/hookwatch/hookwatch/classify"
+	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/matcher"
 	"github.com/hookwatch/hookwatch/shell"
 )
@@ -380,4 +382,58 @@ func (r *Rule) fieldWarnings() []Problem {
 		out = append(out, Problem{File: r.File, Line: r.line("when"), RuleID: r.ID, Msg: msg.String(), Events: r.Events})
 	}
 	return out
+}
+
+// codexWarnings returns what Check warns about the rule where Codex's
+// hooks run hookwatch, without failing: each action or effect of a rule
+// for both runtimes that Codex does not carry out on one of its events
+// (decision.EffectsFor, the one contract of it), which hookwatch leaves
+// out of its answer to Codex, so the rule does nothing there. A rule
+// for both runtimes is checked against Claude Code's contract alone (see
+// contract), and a user of both should not learn of the gap from an agent
+// that ran what the rule was meant to hold. An allow is not warned about:
+// on Codex it is no answer, which goes ahead.
+func (r *Rule) codexWarnings() []Problem {
+	if r.Runtime != "" || r.invalid != nil {
+		return nil
+	}
+	var out []Problem
+	for _, ev := range r.Events {
+		if !slices.Contains(event.CodexEvents, ev) || r.contract(ev) == event.RuntimeCodex {
+			continue
+		}
+		caps := decision.EffectsFor(event.RuntimeCodex, ev)
+		for _, a := range r.asks() {
+			if caps&a.effect == a.effect || a.effect == decision.EffectAllow && ev == event.PreToolUse {
+				continue
+			}
+			msg := fmt.Sprintf("warning: Codex has no %s on %s: on Codex %s; add `runtime: %s` if that is meant", a.what, ev, codexDrops(a.effect, ev), event.RuntimeClaudeCode)
+			out = append(out, Problem{File: r.File, Line: r.line(a.key), RuleID: r.ID, Msg: msg, Events: r.Events})
+		}
+	}
+	return out
+}
+
+// codexDrops says what happens on Codex's event ev when a rule's effect e
+// is left out of the answer.
+func codexDrops(e decision.Effect, ev string) string {
+	switch e {
+	case decision.EffectAsk, decision.EffectDefer:
+		return "the call runs"
+	case decision.EffectUpdateInput:
+		return "the call runs with its input unchanged"
+	case decision.EffectUpdateOutput:
+		return "the model sees the output unchanged"
+	case decision.EffectContext:
+		return "the model is not told"
+	case decision.EffectSystemMessage:
+		return "no one is shown it"
+	case decision.EffectStop:
+		if ev == event.PreToolUse || ev == event.PermissionRequest {
+			// decision denies the call a stop answers (see effective).
+			return "the call is denied and the session goes on"
+		}
+		return "the session goes on"
+	}
+	return "the rule does nothing"
 }

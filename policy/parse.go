@@ -512,6 +512,39 @@ func (r *Rule) contractNote(ev string) string {
 	return ""
 }
 
+// ask is one thing a rule asks of the hook's answer: the key it is
+// written under, the effect that carries it, and its name in a message.
+type ask struct {
+	key, what string
+	effect    decision.Effect
+}
+
+// asks lists what the rule asks of the answer (its action and effects,
+// validated), in the order of a rule's keys: the one list validate checks
+// against the rule's contract and codexWarnings against Codex's.
+func (r *Rule) asks() []ask {
+	var out []ask
+	if r.Verdict != decision.None {
+		out = append(out, ask{"action", r.Action, decision.VerdictEffect(r.Verdict)})
+	}
+	if r.Stop {
+		out = append(out, ask{"action", "stop", decision.EffectStop})
+	}
+	if r.Context != "" {
+		out = append(out, ask{"context", "context", decision.EffectContext})
+	}
+	if r.SystemMessage != "" {
+		out = append(out, ask{"system_message", "system_message", decision.EffectSystemMessage})
+	}
+	if len(r.UpdateInput) > 0 {
+		out = append(out, ask{"update_input", "update_input", decision.EffectUpdateInput})
+	}
+	if len(r.Transforms) > 0 {
+		out = append(out, ask{"transform", "transform", decision.EffectUpdateOutput})
+	}
+	return out
+}
+
 // validate checks a rule's action and effects against what its events
 // honour (decision.EffectsFor the rule's runtime), so that a rule never
 // silently does nothing.
@@ -557,20 +590,14 @@ func (r *Rule) validate(at *yaml.Node, hasEffect bool) []ruleErr {
 			}
 		}
 	}
-	if r.Verdict != decision.None {
-		need("action", decision.VerdictEffect(r.Verdict), "action "+r.Action)
-	}
-	if r.Stop {
-		need("action", decision.EffectStop, "action stop")
-	}
-	if r.Context != "" {
-		need("context", decision.EffectContext, "context")
-	}
-	if r.SystemMessage != "" {
-		need("system_message", decision.EffectSystemMessage, "system_message")
+	for _, a := range r.asks() {
+		what := a.what
+		if a.key == "action" {
+			what = "action " + what
+		}
+		need(a.key, a.effect, what)
 	}
 	if len(r.UpdateInput) > 0 {
-		need("update_input", decision.EffectUpdateInput, "update_input")
 		// Claude Code applies updatedInput only together with allow or ask
 		// (PermissionRequest: allow); anything else would silently drop it.
 		ok := r.Verdict == decision.Allow || r.Verdict == decision.Ask
@@ -582,9 +609,6 @@ func (r *Rule) validate(at *yaml.Node, hasEffect bool) []ruleErr {
 		if !ok {
 			bad("update_input", "update_input needs action allow or ask (PermissionRequest: allow)")
 		}
-	}
-	if len(r.Transforms) > 0 {
-		need("transform", decision.EffectUpdateOutput, "transform")
 	}
 	if r.Interrupt {
 		for _, ev := range r.Events {

@@ -72,9 +72,12 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		HookBinary: hookBin,
 		Version:    version,
 		// The database serve would open without --db.
-		Database:    dbFile(dbDSN(""), home),
-		RoundTrip:   !*noTrip,
-		CheckPolicy: policy.Check,
+		Database:  dbFile(dbDSN(""), home),
+		RoundTrip: !*noTrip,
+		// Warned about as policy check warns where Codex's hooks run.
+		CheckPolicy: func(w io.Writer, files ...string) error {
+			return policy.CheckWith(w, policy.CheckOptions{Codex: doctor.CodexHooked(os.Getenv, *project)}, files...)
+		},
 	})
 	if *asJSON {
 		err = r.WriteJSON(stdout)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hookwatch/hookwatch/doctor"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/internal/regfile"
@@ -60,7 +61,7 @@ func runPolicy(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 // find them (managed, user, project). Problems are printed one per line as
 // file:line: rule "id": message, and make the exit status 1.
 func runPolicyCheck(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy check", "policy check [FILE…]\n\nValidates and compiles policy files as they would be in force together\n(a rule id defined twice is a problem). Without FILE, checks the files in\nforce for the working directory: managed, $HOOKWATCH_HOME/policy.yaml and\nthe project's .hookwatch/policy.yaml (found as policy explain finds it).\nWarns, without failing, about a condition on a field of tool_input that\nnone of the rule's tools sends.\nExit status 1 when a file has a problem.", stdout, stderr)
+	fs := newFlagSet("policy check", "policy check [FILE…]\n\nValidates and compiles policy files as they would be in force together\n(a rule id defined twice is a problem). Without FILE, checks the files in\nforce for the working directory: managed, $HOOKWATCH_HOME/policy.yaml and\nthe project's .hookwatch/policy.yaml (found as policy explain finds it).\nWarns, without failing, about a condition on a field of tool_input that\nnone of the rule's tools sends, and, where Codex's hooks run hookwatch\n(its user's or this project's hooks file), about a rule for both runtimes\nwhose action or effect Codex does not carry out.\nExit status 1 when a file has a problem.", stdout, stderr)
 	// It takes no flags, but --help (or a slip) after the files is read as
 	// one, not as a file name: a file named "-x" is written after "--".
 	files, err := parseInterleaved(fs, args)
@@ -87,7 +88,9 @@ func runPolicyCheck(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "policy files in force for %s (project directory %s):\n", cwd, proj)
 	}
-	return policy.Check(stdout, files...) // an error exits 1
+	cwd, _ := os.Getwd()
+	o := policy.CheckOptions{Codex: doctor.CodexHooked(os.Getenv, cwd)}
+	return policy.CheckWith(stdout, o, files...) // an error exits 1
 }
 
 // runPolicyTest is `hookwatch policy test FILE --events EVENTS.jsonl`.

@@ -471,3 +471,34 @@ func TestPolicyCheckWarns(t *testing.T) {
 		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
 	}
 }
+
+// TestPolicyCheckWarnsCodex: an ask rule for both runtimes passes the
+// check either way, and is warned about only once Codex's hooks run
+// hookwatch (a Claude Code user hears nothing of Codex).
+func TestPolicyCheckWarnsCodex(t *testing.T) {
+	e := newTestEnv(t)
+	t.Setenv("CODEX_HOME", filepath.Join(e.root, "codex"))
+	path := writePolicy(t, filepath.Join(e.root, "policy.yaml"), "rules:\n  - id: a\n    tool: Bash\n    action: ask\n")
+	out, _, err := hw(t, "", "policy", "check", path)
+	if want := path + ": ok, 1 rule\n"; err != nil || out != want {
+		t.Fatalf("policy check without Codex's hooks: %v\n%s\nwant:\n%s", err, out, want)
+	}
+	// Installed without a Codex to trust them by: the hooks file is written
+	// all the same, which is what counts here.
+	if _, _, err := hw(t, "", "install", "--codex"); err == nil || !exists(filepath.Join(e.root, "codex", "hooks.json")) {
+		t.Fatalf("install --codex: %v, and no hooks file", err)
+	}
+	out, _, err = hw(t, "", "policy", "check", path)
+	want := path + ": ok, 1 rule, 1 warning\n" + path + ":4: rule \"a\": warning: Codex has no ask on PreToolUse: on Codex the call runs; add `runtime: claude-code` if that is meant\n"
+	if err != nil || out != want {
+		t.Fatalf("policy check with Codex's hooks: %v\n%s\nwant:\n%s", err, out, want)
+	}
+	// Codex's hooks of the project count too.
+	mustHW(t, "uninstall", "--codex")
+	if _, _, err := hw(t, "", "install", "--codex", "--scope", "project"); err == nil {
+		t.Fatal("install --codex --scope project without Codex succeeded")
+	}
+	if out, _, _ = hw(t, "", "policy", "check", path); out != want {
+		t.Fatalf("policy check with Codex's project hooks:\n%s\nwant:\n%s", out, want)
+	}
+}
