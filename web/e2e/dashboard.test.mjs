@@ -424,6 +424,50 @@ test('pages that received nothing catch up with what was stored while their stre
   await list.page.close();
 });
 
+test('a page whose stream stays down says so in a banner, gone when it reconnects; a blip passes unsaid', async () => {
+  const { page, seen } = await open('/#/');
+  await page.locator('[data-session]').first().waitFor();
+  await liveState(page);
+  const first = await page.locator('[data-session]').first().getAttribute('data-session');
+  // Whether the banner ever showed, however briefly.
+  await page.evaluate(() => {
+    window.__downSeen = false;
+    new MutationObserver(() => { if (document.querySelector('[data-testid="stream-down"]')) window.__downSeen = true; })
+      .observe(document.body, { childList: true, subtree: true });
+  });
+  const banner = page.locator('[data-testid="stream-down"]');
+  try {
+    // A blip: cut, and let through again at once.
+    await streams(true);
+    await page.waitForFunction(() => document.querySelector('.live')?.dataset.state !== 'live');
+    await new Promise((r) => setTimeout(r, 300));
+    await streams(false);
+    await liveState(page);
+    await new Promise((r) => setTimeout(r, 2500));
+    assert.equal(await page.evaluate(() => window.__downSeen), false, 'the banner showed on a blip');
+
+    // Down for good: said after a moment, at the top, politely.
+    await streams(true);
+    await page.waitForFunction(() => document.querySelector('.live')?.dataset.state !== 'live');
+    const cut = Date.now();
+    await banner.waitFor({ timeout: 10000 });
+    assert.ok(Date.now() - cut >= 1500, `the banner showed ${Date.now() - cut} ms after the stream went down`);
+    assert.equal(await banner.innerText(), `The collector at ${BASE} does not answer; showing what was loaded. Retrying…`);
+    const region = page.locator('[role="status"]:has([data-testid="stream-down"])');
+    assert.equal(await region.getAttribute('aria-live'), 'polite');
+    const [top, header] = await Promise.all([banner.boundingBox(), page.locator('header.top').boundingBox()]);
+    assert.ok(top.y >= header.y + header.height - 1 && top.y < header.y + header.height + 40, `the banner is not just below the header: ${JSON.stringify({ top, header })}`);
+    // What was loaded stays.
+    assert.equal(await page.locator(`[data-session="${first}"]`).count(), 1);
+  } finally {
+    await streams(false);
+  }
+  await banner.waitFor({ state: 'detached', timeout: 15000 });
+  await liveState(page);
+  clean(seen);
+  await page.close();
+});
+
 /** sseClients reads the streams the collector holds open (hookwatch_sse_clients). */
 async function sseClients() {
   const res = await fetch(BASE + '/metrics', { headers: auth });

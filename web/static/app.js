@@ -63,6 +63,54 @@ function LiveBadge({ needToken }) {
   return html`<span class=${'live live-' + s} data-state=${s} title=${title}>${label}</span>`;
 }
 
+// STREAM_DOWN_AFTER is how long the stream's attempts to connect go
+// unanswered before the page says so: a brief blip (a dropped connection,
+// a collector restarting) passes unsaid, the header's badge alone telling
+// of it.
+const STREAM_DOWN_AFTER = 2000;
+
+/**
+ * StreamDown says, above the page, that the collector does not answer
+ * once the stream has tried to connect for STREAM_DOWN_AFTER without
+ * being live again, and no more as soon as it is (or is let go of:
+ * paused, idle, refused for want of a token, which the page says
+ * otherwise). The wait starts at the first attempt, not when the
+ * connection dropped: the collector asks for 2 s before it (retry:), in
+ * which a restart fits, and the first attempt answers at once when the
+ * collector is back. It blocks nothing: the page keeps what it loaded.
+ * The region is always there, for a screen reader to announce what
+ * appears in it.
+ */
+function StreamDown() {
+  // false, or 'lost' (it was live before) or 'never'.
+  const [down, setDown] = useState(false);
+  useEffect(() => {
+    let timer = 0;
+    let shown = false;
+    let wasLive = false;
+    const on = (s) => {
+      if (s === 'connecting' || s === 'retrying') {
+        // Connecting and retrying alternate while it is down: the first
+        // attempt starts the wait, the rest leave it be.
+        if (s === 'connecting' && !timer && !shown) timer = setTimeout(() => { timer = 0; shown = true; setDown(wasLive ? 'lost' : 'never'); }, STREAM_DOWN_AFTER);
+        return;
+      }
+      if (s === 'live') wasLive = true;
+      clearTimeout(timer);
+      timer = 0;
+      shown = false;
+      setDown(false);
+    };
+    on(liveState());
+    const off = onLiveState(on);
+    return () => { off(); clearTimeout(timer); };
+  }, []);
+  return html`
+    <div class="stream-status" role="status" aria-live="polite">
+      ${down && html`<p class="stream-down" data-testid="stream-down">The collector at ${location.origin} does not answer${down === 'lost' ? '; showing what was loaded' : ''}. Retrying…</p>`}
+    </div>`;
+}
+
 /**
  * TokenPrompt asks for the collector's token. It tries the token given
  * before the page uses it: a refused one is said so, and asked for again.
@@ -126,6 +174,7 @@ function App() {
       <span class="spacer"></span>
       <${LiveBadge} needToken=${Boolean(needToken)} />
     </header>
+    ${!needToken && html`<${StreamDown} />`}
     ${needToken && html`<${TokenPrompt} refused=${needToken.refused} onDone=${() => { setNeedToken(null); setEpoch(epoch + 1); }} />`}
     <main class="main" key=${epoch}>
       ${needToken
