@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -34,6 +33,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/internal/envflag"
 	"github.com/hookwatch/hookwatch/spool"
 )
@@ -614,15 +614,9 @@ func (e *env) autostarts() bool {
 	return e.localURL()
 }
 
-// localURL reports whether the collector URL is on this machine.
-func (e *env) localURL() bool {
-	u, err := url.Parse(e.url)
-	if err != nil {
-		return false
-	}
-	h := u.Hostname()
-	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"
-}
+// localURL reports whether the collector URL is on this machine, as
+// install and the hook's autostart read it (install.LocalCollector).
+func (e *env) localURL() bool { return install.LocalCollector(e.url) }
 
 // autostartOn reports whether HOOKWATCH_AUTOSTART lets hooks start a
 // collector or a forwarder: on unless set off.

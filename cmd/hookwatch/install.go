@@ -415,14 +415,15 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			}
 			return os.Getenv(k)
 		}
-		token, src := hook.LookupToken(hookEnv, hook.Home(os.Getenv))
+		home := hook.Home(os.Getenv)
+		token, src := hook.LookupToken(hookEnv, home)
 		team := hook.ForTeamServer(src, token)
 		running := install.LocalCollector(base) && healthy(ctx, base, time.Second)
-		if running && !team && !hook.SpoolDelivers(hook.Home(os.Getenv), base) {
+		if running && !team && !hook.SpoolDelivers(home, base) {
 			// It answers, but does not drain this home's spool: another
 			// HOOKWATCH_HOME's collector (another user's), which would
 			// take this home's events into its database.
-			io.WriteString(stdout, otherHomeNote(base, hook.Home(os.Getenv)))
+			io.WriteString(stdout, otherHomeNote(base, home))
 			return nil
 		}
 		io.WriteString(stdout, nextSteps(base, export, running, team))
