@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"time"
 
@@ -77,6 +78,7 @@ func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 	pl := &ingest.Pipeline{Origin: s.pipeline.Origin, Privacy: s.pipeline.Privacy}
 	pl.Origin.Host, pl.Origin.User = o.Host, o.User
 	const what = "a Claude Code transcript"
+	busy := false // an import holds the state: said once until it ends
 	f := &follower{
 		dir: dir, interval: o.Interval, since: time.Now().Add(-o.Since),
 		warn: s.log.Warn, what: "Claude Code's transcripts",
@@ -92,7 +94,7 @@ func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 			importer.SortFiles(tfs)
 			var failed []string
 			_, err := importer.Run(ctx, tfs, importer.Options{
-				Pipeline: pl, StatePath: o.StatePath,
+				Pipeline: pl, StatePath: o.StatePath, Holder: "hookwatch serve",
 				Deliver: func(ctx context.Context, envs []event.Envelope) error {
 					return s.storeFollowed(ctx, what, dir, envs)
 				},
@@ -101,12 +103,24 @@ func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 					failed = append(failed, path)
 				},
 			})
+			var held *importer.BusyError
+			if errors.As(err, &held) {
+				// hookwatch import reads these files from the same
+				// offsets: they are read again after it, from where it
+				// left them.
+				if !busy {
+					s.log.Info("Claude Code's transcripts are being read by an import: followed again once it ends", "holder", held.Holder)
+				}
+				busy = true
+			} else {
+				busy = false
+			}
 			if err != nil {
 				// The offsets of the files not imported whole were not
 				// kept: the next look reads again what this one read of
 				// them, which stores nothing twice (and nothing of the
 				// files whose offset was kept).
-				if ctx.Err() == nil {
+				if ctx.Err() == nil && !busy {
 					s.log.Warn("cannot import "+what, "dir", dir, "err", err)
 				}
 				failed = failed[:0]

@@ -17,6 +17,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/lockfile"
 )
 
 // The real run the session model's tests use: Claude Code 2.1.197 with
@@ -320,6 +321,59 @@ func TestFollowTranscriptsDirLater(t *testing.T) {
 	for calls() != 3 { // the main agent's three Agent calls
 		if time.Now().After(deadline) {
 			t.Fatalf("%d calls after the transcript grew (%d before), want 3", calls(), first)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestFollowTranscriptsBesideImport: while hookwatch import holds the
+// import state, the collector reads none of the transcripts it would
+// read from the same offsets; once the import ends, it reads them from
+// where the import left them.
+func TestFollowTranscriptsBesideImport(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	dir := filepath.Join(t.TempDir(), "projects")
+	state := filepath.Join(t.TempDir(), "import-state.json")
+	src := filepath.Join(runDir, "projects", runProject)
+	main, err := os.ReadFile(filepath.Join(src, runSession+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, runProject, runSession+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, main, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	held, err := lockfile.Take(state+".lock", []byte("hookwatch import (pid 1)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.FollowTranscripts(ctx, collector.TranscriptOptions{Dir: dir, StatePath: state,
+			Host: "h", User: "u", Interval: 10 * time.Millisecond})
+	}()
+	defer func() { cancel(); <-done }()
+	prompts := func() int {
+		st, _ := s.sessionState(t, runSession)
+		return st.Counts["prompts"]
+	}
+	time.Sleep(300 * time.Millisecond) // some thirty looks
+	if n := prompts(); n != 0 {
+		t.Fatalf("%d prompts stored while an import held the state", n)
+	}
+	if _, err := os.Stat(state); err == nil {
+		t.Fatal("the state file was written while an import held it")
+	}
+	held.Release()
+	deadline := time.Now().Add(20 * time.Second)
+	for prompts() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the transcript was not read once the import ended")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

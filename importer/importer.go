@@ -20,6 +20,7 @@
 package importer
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -40,6 +41,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/internal/lockfile"
 	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/internal/regfile"
 	"github.com/hookwatch/hookwatch/internal/treewalk"
@@ -58,8 +60,16 @@ type Options struct {
 	// after the other. The batch is Deliver's to keep.
 	Deliver func(ctx context.Context, envs []event.Envelope) error
 	// StatePath is the file that keeps each transcript's offset; "" reads
-	// every file from its start and keeps nothing.
+	// every file from its start and keeps nothing. A Run that delivers
+	// holds StatePath's lock (StatePath + ".lock") from before it reads
+	// the offsets until it has saved them: another such Run on the same
+	// state, the collector following the transcripts or a second import,
+	// would read the same records from the same offsets. It gets a
+	// *BusyError instead of reading.
 	StatePath string
+	// Holder names this Run in the lock, for a Run that finds it held
+	// (BusyError): "hookwatch import", "hookwatch serve".
+	Holder string
 	// DryRun reads (from the offsets StatePath keeps) and converts, but
 	// delivers nothing and keeps no offset.
 	DryRun bool
@@ -326,6 +336,13 @@ func (st *state) save(path string) error {
 // saved at most every saveEvery, and when Run returns.
 func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (sum Summary, err error) {
 	sum = Summary{Envelopes: map[string]int{}, SessionEvents: map[string]int{}}
+	if opt.StatePath != "" && !opt.DryRun {
+		lock, err := lockState(opt.StatePath, opt.Holder)
+		if err != nil {
+			return sum, err
+		}
+		defer lock.Release()
+	}
 	st, err := loadState(opt.StatePath)
 	if err != nil {
 		return sum, err
@@ -488,6 +505,40 @@ func sessionJobs(files []claudecode.TranscriptFile) []*job {
 
 // errDelivery stands for the delivery's error, which Run returns instead.
 var errDelivery = errors.New("a delivery failed")
+
+// ErrBusy is in Run's error when another Run holds the state file's lock.
+var ErrBusy = errors.New("another run is reading the transcripts")
+
+// BusyError is Run's error when another Run delivering from the same
+// state file is under way: Holder is what it wrote in the lock (its
+// Options.Holder and process id), "" when that could not be read.
+type BusyError struct{ Holder string }
+
+func (e *BusyError) Error() string {
+	if e.Holder == "" {
+		return ErrBusy.Error()
+	}
+	return ErrBusy.Error() + ": " + e.Holder
+}
+
+func (e *BusyError) Unwrap() error { return ErrBusy }
+
+// lockState takes the lock of the state file at path, naming holder and
+// this process in it.
+func lockState(path, holder string) (*lockfile.Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("cannot lock the import state: %w", err)
+	}
+	l, err := lockfile.Take(path+".lock", fmt.Appendf(nil, "%s (pid %d)", cmp.Or(holder, "an import"), os.Getpid()))
+	var held *lockfile.HeldError
+	switch {
+	case errors.As(err, &held):
+		return nil, &BusyError{Holder: strings.TrimSpace(string(held.Desc))}
+	case err != nil:
+		return nil, fmt.Errorf("cannot lock the import state: %w", err)
+	}
+	return l, nil
+}
 
 // delivery is one batch to deliver (none: only after), and what to do once
 // it is delivered.

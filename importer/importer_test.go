@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -601,5 +603,56 @@ func TestSummarySessionEvents(t *testing.T) {
 	}
 	if sum.SessionEvents["04c54c49-9580-4ffd-ac42-925d83960a3b"] != by["04c54c49-9580-4ffd-ac42-925d83960a3b"] {
 		t.Fatalf("SessionEvents %v, envelopes by session_id %v", sum.SessionEvents, by)
+	}
+}
+
+// TestImportStateLocked: while a run delivers from a state file, another
+// run on it reads nothing and says who holds it; a dry run is not kept
+// out (it keeps no offset). Once the first run ends, the next reads only
+// what it left.
+func TestImportStateLocked(t *testing.T) {
+	root := copyTree(t, "parallel")
+	state := filepath.Join(t.TempDir(), "import.json")
+	files, err := importer.Find([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inner error
+	var innerGot, dryGot int
+	asked := false
+	_, err = importer.Run(context.Background(), files, importer.Options{
+		Pipeline: pipeline(), StatePath: state, Holder: "hookwatch import",
+		Deliver: func(context.Context, []event.Envelope) error {
+			if asked {
+				return nil
+			}
+			asked = true
+			_, inner = importer.Run(context.Background(), files, importer.Options{
+				Pipeline: pipeline(), StatePath: state, Holder: "hookwatch serve",
+				Deliver: func(_ context.Context, envs []event.Envelope) error { innerGot += len(envs); return nil },
+			})
+			dry, err := importer.Run(context.Background(), files, importer.Options{Pipeline: pipeline(), StatePath: state, DryRun: true})
+			if err != nil {
+				t.Errorf("a dry run beside an import: %v", err)
+			}
+			dryGot = dry.Total()
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var busy *importer.BusyError
+	if !errors.As(inner, &busy) || !errors.Is(inner, importer.ErrBusy) || innerGot != 0 {
+		t.Fatalf("a run beside another: %v, %d envelopes delivered; want a BusyError and none", inner, innerGot)
+	}
+	if want := fmt.Sprintf("hookwatch import (pid %d)", os.Getpid()); busy.Holder != want {
+		t.Fatalf("the holder read %q, want %q", busy.Holder, want)
+	}
+	if dryGot == 0 {
+		t.Fatal("the dry run beside the import read nothing")
+	}
+	if again, sum := importAll(t, root, state); len(again) != 0 || sum.Bytes != 0 {
+		t.Fatalf("after the run, another made %d envelopes from %d bytes: the lock was not released or the offsets not kept", len(again), sum.Bytes)
 	}
 }

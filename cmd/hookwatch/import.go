@@ -56,7 +56,9 @@ kept in $HOOKWATCH_HOME/import-state.json, a second run reads only what was
 appended since, and a record imported twice is stored once. A line still
 being written is left for the next run. hookwatch serve does the same as the
 transcripts grow (serve --watch-transcripts, on by default), sharing these
-offsets: import is for what it did not see.
+offsets: import is for what it did not see. The two never read at once: an
+import waits for the collector's look to end (it says so), and the
+collector reads the transcripts again once the import has.
 
 With --codex it imports Codex rollout files instead (default: every rollout
 under $CODEX_HOME/sessions): the tool calls hooks missed, their outcomes
@@ -141,6 +143,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		DryRun:   *dryRun,
 		// A dry run reads from the offsets kept too, and keeps none.
 		StatePath: filepath.Join(home, "import-state.json"),
+		Holder:    "hookwatch import",
 	}
 	// With nothing to read, nothing is sent: no collector is started for
 	// it, nor its absence made the error rather than the paths'.
@@ -163,9 +166,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if isTerminal(stderr) {
 		opt.Progress = func(p importer.Progress) { drawProgress(stderr, p) }
 	}
-	started := time.Now()
-	sum, err := importer.Run(ctx, files, opt)
-	took := time.Since(started)
+	sum, took, err := importWhenFree(ctx, files, opt, stderr)
 	if opt.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -245,6 +246,36 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "hookwatch import: none of the %s read was a transcript record: are these Claude Code's transcripts?%s\n", counted(sum.Skipped, "line"), codexHintOf(files))
 	}
 	return nil
+}
+
+// importWaitEvery is how often an import that finds the transcripts
+// being read by another run (a look of the collector that follows them,
+// another import) tries again.
+const importWaitEvery = 250 * time.Millisecond
+
+// importWhenFree runs the import once no other run reads the transcripts
+// from the same offsets (importer.BusyError): the collector's looks are
+// short, and after another import this one reads only what it left. It
+// returns the time the import itself took, the wait left out.
+func importWhenFree(ctx context.Context, files []claudecode.TranscriptFile, opt importer.Options, stderr io.Writer) (importer.Summary, time.Duration, error) {
+	waiting := false
+	for {
+		started := time.Now()
+		sum, err := importer.Run(ctx, files, opt)
+		var busy *importer.BusyError
+		if !errors.As(err, &busy) {
+			return sum, time.Since(started), err
+		}
+		if !waiting {
+			waiting = true
+			fmt.Fprintf(stderr, "hookwatch import: waiting for %s, which is reading the transcripts; this import goes on from where it stops\n", cmp.Or(busy.Holder, "another import"))
+		}
+		select {
+		case <-ctx.Done():
+			return sum, 0, ctx.Err()
+		case <-time.After(importWaitEvery):
+		}
+	}
 }
 
 // dryRunListed is how many sessions a dry run lists before it sums them

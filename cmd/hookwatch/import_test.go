@@ -10,9 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/lockfile"
 )
 
 // copyDir copies the directory src into dst.
@@ -666,4 +669,69 @@ func TestImportTokenRefused(t *testing.T) {
 	if out != "" {
 		t.Errorf("import that failed printed to stdout: %q", out)
 	}
+}
+
+// TestImportWaitsForTheFollower: an import that finds the transcripts
+// being read from the same offsets (the collector's look holds the
+// import state) says so and waits, then imports once it is free.
+func TestImportWaitsForTheFollower(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	collectorIn(t, home)
+	projects := filepath.Join(dir, "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	held, err := lockfile.Take(filepath.Join(home, "import-state.json.lock"), []byte("hookwatch serve (pid 1)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		out, errOut string
+		err         error
+	}
+	done := make(chan result, 1)
+	var errb syncBuffer
+	go func() {
+		var out bytes.Buffer
+		err := run(context.Background(), []string{"import", projects}, strings.NewReader(""), &out, &errb)
+		done <- result{out.String(), errb.String(), err}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(errb.String(), "waiting for hookwatch serve (pid 1), which is reading the transcripts") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the import did not say it waits; stderr:\n%s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("the import ended while the state was held: %v\n%s", r.err, r.out)
+	case <-time.After(300 * time.Millisecond):
+	}
+	held.Release()
+	select {
+	case r := <-done:
+		if r.err != nil || !strings.HasPrefix(r.out, "imported ") || !strings.Contains(r.out, "from 3 files") {
+			t.Fatalf("the import after the wait: %v\nstdout:\n%s\nstderr:\n%s", r.err, r.out, r.errOut)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the import did not go on once the state was free")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
