@@ -26,12 +26,11 @@ import (
 //
 // problems are what an Evaluator tells OnProblems — the problems of the
 // files in force, conditions that do not compile included — for the one
-// call that parsed a changed user or project file and rebuilt its parse
-// cache entry, and nil for every call after it, which reads the cache: a
-// process per event (the hook) reports each change once, at no cost to an
-// unchanged policy. A change to the managed file alone, which is never
-// cached, is not reported (its problems are, with the next change of
-// another file).
+// call that saw a file in force changed — a user or project file parsed
+// afresh, its parse cache entry rebuilt, or the managed file (never
+// cached, always parsed) unlike the content the cache last noted — and nil
+// for every call after it: a process per event (the hook) reports each
+// change once, at no cost to an unchanged policy.
 func Answer(ctx context.Context, home, cwd, projectDir string, data []byte) (stdout []byte, code int, audit json.RawMessage, problems []error) {
 	set := Discover(home, cwd, projectDir)
 	if set.rebuilt {

@@ -163,3 +163,48 @@ func TestAnswerProblemsOncePerChange(t *testing.T) {
 	answer()
 	answer()
 }
+
+// TestAnswerProblemsOncePerManagedChange: the managed file, never cached,
+// is a file in force like the others: a change to it alone is reported
+// once, its first sight too, and nothing while it stays as it is.
+func TestAnswerProblemsOncePerManagedChange(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	old := managedPath
+	managedPath = filepath.Join(t.TempDir(), "etc", "hookwatch", "policy.yaml")
+	defer func() { managedPath = old }()
+	write := func(content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(managedPath), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(managedPath, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prompt := []byte(`{"session_id":"s","hook_event_name":"UserPromptSubmit","cwd":"` + proj + `","prompt":"hi"}`)
+	answer := func(want ...string) {
+		t.Helper()
+		_, _, _, problems := Answer(context.Background(), home, proj, "", prompt)
+		var got []string
+		for _, p := range problems {
+			got = append(got, filepath.Base(p.Error()))
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Fatalf("problems %q, want %q", got, want)
+		}
+	}
+	// A valid user file, parsed and cached once: not what is reported.
+	if err := os.WriteFile(filepath.Join(home, "policy.yaml"), []byte("rules: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	answer()
+	write("rules:\n  - {id: m, tool: Bash}\n")
+	answer(`policy.yaml:2: rule "m": a rule needs an action, context, system_message, update_input or transform`)
+	answer()
+	write("rules:\n  - {id: m, tool: Bash, action: deny}\n  - {id: n, tool: Bash}\n")
+	answer(`policy.yaml:3: rule "n": a rule needs an action, context, system_message, update_input or transform`)
+	answer()
+	write("rules: []\n")
+	answer()
+	answer()
+}

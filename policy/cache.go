@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"os"
 	"path/filepath"
@@ -15,7 +16,9 @@ import (
 // in HOOKWATCH_HOME/cache, keyed by the file's path and checked against the
 // FNV-128a hash of its content, so an edit is picked up at once. The managed file is
 // never cached: the cache is writable by the user, and a doctored entry must
-// not be able to change the organisation's rules.
+// not be able to change the organisation's rules. Only the hash of the
+// managed content last parsed is kept there, so that an edit of it is a
+// change as an edit of the others is (parsedFile.rebuilt).
 
 // cacheVersion changes whenever the cached form or the parser's output does.
 const cacheVersion = 1
@@ -38,8 +41,11 @@ type ruleFields Rule
 
 // readFileCached is readFile with a parse cache in dir.
 func readFileCached(src Source, dir string) (parsedFile, error) {
-	if dir == "" || src.Scope == ScopeManaged {
+	if dir == "" {
 		return readFile(src)
+	}
+	if src.Scope == ScopeManaged {
+		return readManaged(src, dir)
 	}
 	data, err := readPolicy(src.Path)
 	if err != nil {
@@ -49,7 +55,7 @@ func readFileCached(src Source, dir string) (parsedFile, error) {
 		return readFile(src)
 	}
 	hash := digest(data)
-	cachePath := filepath.Join(dir, "policy-"+digest([]byte(src.Scope.String() + "\x00" + src.Path))[:24]+".json")
+	cachePath := cacheFile(dir, src)
 	if b, err := os.ReadFile(cachePath); err == nil {
 		var e cacheEntry
 		if json.Unmarshal(b, &e) == nil && e.Version == cacheVersion && e.Hash == hash {
@@ -74,6 +80,30 @@ func readFileCached(src Source, dir string) (parsedFile, error) {
 	return pf, nil
 }
 
+// readManaged reads the managed file at src, always parsed afresh, and
+// reports it rebuilt when its content is not what the note in dir says was
+// last parsed (the note then rewritten): its first sight and each edit
+// are a change, once, as a cached file's are. The note decides only that:
+// a doctored one costs a report, or skips one, never a rule.
+func readManaged(src Source, dir string) (parsedFile, error) {
+	data, err := readPolicy(src.Path)
+	if err != nil || len(data) > maxFileSize {
+		return readFile(src) // reports missing, unreadable or oversized files
+	}
+	pf := parse(src, data)
+	note := fmt.Sprintf("%d %s", cacheVersion, digest(data))
+	notePath := cacheFile(dir, src) + ".seen"
+	if b, err := os.ReadFile(notePath); err != nil || string(b) != note {
+		pf.rebuilt = writeAtomic(dir, notePath, []byte(note))
+	}
+	return pf, nil
+}
+
+// cacheFile is where dir keeps what it knows of the file at src.
+func cacheFile(dir string, src Source) string {
+	return filepath.Join(dir, "policy-"+digest([]byte(src.Scope.String() + "\x00" + src.Path))[:24]+".json")
+}
+
 // writeCache stores a parse and reports whether it did; failures only cost
 // the next process a parse.
 func writeCache(dir, path, hash string, pf parsedFile) bool {
@@ -90,6 +120,12 @@ func writeCache(dir, path, hash string, pf parsedFile) bool {
 	if err != nil {
 		return false
 	}
+	return writeAtomic(dir, path, b)
+}
+
+// writeAtomic replaces the file at path, in dir, with b (a reader sees the
+// old content or the new, whole) and reports whether it did.
+func writeAtomic(dir, path string, b []byte) bool {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false
 	}

@@ -50,7 +50,8 @@ type parsedFile struct {
 	rules    []*Rule
 	problems []Problem
 	// rebuilt: the file was parsed afresh and its parse cache entry
-	// written, which happens once per change of the file's content.
+	// written (the managed file's, its note: see readManaged), which
+	// happens once per change of the file's content.
 	rebuilt bool
 }
 

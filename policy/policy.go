@@ -217,8 +217,9 @@ type Set struct {
 	Problems []Problem
 
 	// rebuilt: a user or project file was parsed afresh, its parse
-	// cache entry rebuilt (loadSources with a cache): the files changed
-	// since the cache last saw them.
+	// cache entry rebuilt, or the managed file's content is not what the
+	// cache last noted (loadSources with a cache): the files changed since
+	// the cache last saw them.
 	rebuilt bool
 
 	byEvent map[string][]*Rule
