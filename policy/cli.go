@@ -27,14 +27,19 @@ import (
 // options.
 func Check(w io.Writer, files ...string) error { return CheckWith(w, CheckOptions{}, files...) }
 
-// CheckOptions say what Check is to know of the machine the files are in
-// force on.
+// CheckOptions say what Check, Test and Explain are to know of the machine
+// the files are in force on, which decides what they warn about, and where
+// to warn beside output in JSON.
 type CheckOptions struct {
 	// Codex is true when Codex's hooks run hookwatch there: a rule for both
 	// runtimes is then warned about for each action or effect Codex does
 	// not carry out (on Codex it does nothing). Without it, a user of
 	// Claude Code alone is told nothing of Codex.
 	Codex bool
+	// Stderr is where Test and ExplainCommand write the warnings when their
+	// output is JSON, which holds results only (nil: not written). Text
+	// output holds them, as Check's does.
+	Stderr io.Writer
 }
 
 // CheckWith is Check with the options o. Warnings are printed after the
@@ -49,17 +54,10 @@ func CheckWith(w io.Writer, o CheckOptions, files ...string) error {
 	for _, p := range problems {
 		perFile[p.File]++
 	}
-	var warnings []Problem
+	warnings := set.warnings(o)
 	warnedFile := map[string]int{}
-	for _, r := range set.Rules {
-		ws := r.fieldWarnings()
-		if o.Codex {
-			ws = append(ws, r.codexWarnings()...)
-		}
-		for _, w := range ws {
-			warnings = append(warnings, w)
-			warnedFile[w.File]++
-		}
+	for _, w := range warnings {
+		warnedFile[w.File]++
 	}
 	for _, f := range set.Files {
 		switch {
@@ -85,15 +83,48 @@ func CheckWith(w io.Writer, o CheckOptions, files ...string) error {
 	for _, p := range problems {
 		fmt.Fprintln(w, p.Error())
 	}
-	// Warnings do not fail the check: a tool may gain the field, and a
-	// rule may be meant to hold on Claude Code alone.
-	for _, p := range warnings {
-		fmt.Fprintln(w, p.Error())
-	}
+	writeWarnings(w, "", warnings)
 	if len(problems) > 0 {
 		return fmt.Errorf("policy check failed: %d problem%s", len(problems), plural(len(problems)))
 	}
 	return nil
+}
+
+// warnings returns what Check, Test and Explain warn about the set's rules,
+// rule by rule: conditions on fields their tools never send
+// (fieldWarnings) and, with o.Codex, what Codex does not carry out
+// (codexWarnings). Warnings never fail a command: a tool may gain the
+// field, and a rule may be meant to hold on Claude Code alone.
+func (s *Set) warnings(o CheckOptions) []Problem {
+	var out []Problem
+	for _, r := range s.Rules {
+		out = append(out, r.fieldWarnings()...)
+		if o.Codex {
+			out = append(out, r.codexWarnings()...)
+		}
+	}
+	return out
+}
+
+// writeWarnings writes each warning on a line of its own, after indent:
+// file:line: rule "id": warning: message. Nothing is written to a nil w.
+func writeWarnings(w io.Writer, indent string, warnings []Problem) {
+	if w == nil {
+		return
+	}
+	for _, p := range warnings {
+		fmt.Fprintf(w, "%s%s\n", indent, p.Error())
+	}
+}
+
+// warningsSection writes the warnings, if any, as a section of explain's
+// text output.
+func warningsSection(w io.Writer, warnings []Problem) {
+	if len(warnings) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nWarnings (these rules are in force, but may not do what is meant):")
+	writeWarnings(w, "  ", warnings)
 }
 
 // compileAll compiles every rule (Evaluate compiles lazily, per event) and
@@ -140,10 +171,11 @@ type TestResult struct {
 // summary. Quotas count in memory, from zero, at the wrapper's
 // "received_at" or "time" when present (else the wall clock). It writes a
 // table of what each rule would decide and the merged answer per event, or,
-// with jsonOut, one TestResult per line (JSON Lines). It returns an error if
-// the policy has problems (after the dry run of its valid rules) or reading
-// events fails.
-func Test(w io.Writer, home, policyFile string, events io.Reader, jsonOut bool) error {
+// with jsonOut, one TestResult per line (JSON Lines). The warnings Check
+// would print (see CheckOptions) come before the table, or go to o.Stderr
+// beside JSON, and do not fail it. It returns an error if the policy has
+// problems (after the dry run of its valid rules) or reading events fails.
+func Test(w io.Writer, home, policyFile string, events io.Reader, jsonOut bool, o CheckOptions) error {
 	set, _ := Load(policyFile)
 	if abs, err := filepath.Abs(policyFile); err == nil && policyfile.ProjectFile(managedPath, filepath.Join(home, "policy.yaml"), abs) {
 		// A project's file is dry-run as the project's: its relative glob
@@ -156,6 +188,7 @@ func Test(w io.Writer, home, policyFile string, events io.Reader, jsonOut bool) 
 		}
 	}
 	problems := append(set.Problems, set.compileAll()...)
+	warnings := set.warnings(o)
 	var clock time.Time
 	st := MemoryState()
 	st.Clock = func() time.Time {
@@ -168,10 +201,13 @@ func Test(w io.Writer, home, policyFile string, events io.Reader, jsonOut bool) 
 	var tw *tabwriter.Writer
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	if !jsonOut {
+	if jsonOut {
+		writeWarnings(o.Stderr, "", warnings)
+	} else {
 		for _, p := range problems {
 			fmt.Fprintf(w, "problem: %s\n", p.Error())
 		}
+		writeWarnings(w, "", warnings)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "LINE\tEVENT\tTOOL\tAGENT\tRULE\tACTION\tENFORCED\tREASON")
 	}
@@ -472,9 +508,9 @@ func projectNote(w io.Writer, set *Set, dir string, proj Project) {
 
 // Explain writes which policy files apply to dir (with home as
 // HOOKWATCH_HOME, and proj as the project directory: see GuessProject),
-// which rules are in force in evaluation order, and which parts are
-// invalid and left out.
-func Explain(w io.Writer, home, dir string, proj Project) error {
+// which rules are in force in evaluation order, which parts are invalid
+// and left out, and what Check would warn about them (see CheckOptions).
+func Explain(w io.Writer, home, dir string, proj Project, o CheckOptions) error {
 	set := Discover(home, dir, proj.Dir)
 	problems := append(set.Problems, set.compileAll()...)
 	fmt.Fprintf(w, "Policy in force for %s\nProject directory: %s\n", dir, proj)
@@ -552,6 +588,7 @@ func Explain(w io.Writer, home, dir string, proj Project) error {
 			fmt.Fprintf(w, "  %s\n", p.Error())
 		}
 	}
+	warningsSection(w, set.warnings(o))
 	return nil
 }
 
@@ -590,8 +627,10 @@ func describeAction(r *Rule) string {
 // its analysis (the variable `command` of conditions, and `subtype`),
 // step by step, and what the rules in force for dir (proj being the
 // project directory, see GuessProject) answer to a Bash call of it
-// (PreToolUse). With asJSON it writes the variables as JSON.
-func ExplainCommand(w io.Writer, home, dir string, proj Project, command string, asJSON bool) error {
+// (PreToolUse), then what Check would warn about those rules (see
+// CheckOptions; beside JSON, to o.Stderr). With asJSON it writes the
+// variables as JSON.
+func ExplainCommand(w io.Writer, home, dir string, proj Project, command string, asJSON bool, o CheckOptions) error {
 	payload := CommandPayload(dir, command)
 	set := Discover(home, dir, proj.Dir)
 	ev := &evaluation{set: set, ctx: context.Background(), name: "PreToolUse", payload: payload}
@@ -605,6 +644,7 @@ func ExplainCommand(w io.Writer, home, dir string, proj Project, command string,
 			return fmt.Errorf("cannot encode the analysis: %w", err)
 		}
 		_, err = fmt.Fprintf(w, "%s\n", b)
+		writeWarnings(o.Stderr, "", set.warnings(o))
 		return err
 	}
 	c := m.command
@@ -657,6 +697,7 @@ func ExplainCommand(w io.Writer, home, dir string, proj Project, command string,
 		}
 		fmt.Fprintln(w)
 	}
+	warningsSection(w, set.warnings(o))
 	return nil
 }
 

@@ -50,19 +50,19 @@ func TestDryRun(t *testing.T) {
 	all := events.Bytes()
 
 	var table bytes.Buffer
-	if err := Test(&table, "", "testdata/basic.yaml", bytes.NewReader(all), false); err != nil {
+	if err := Test(&table, "", "testdata/basic.yaml", bytes.NewReader(all), false, CheckOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "dryrun/table.golden", table.String())
 
 	var js bytes.Buffer
-	if err := Test(&js, "", "testdata/basic.yaml", bytes.NewReader(all), true); err != nil {
+	if err := Test(&js, "", "testdata/basic.yaml", bytes.NewReader(all), true, CheckOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "dryrun/results.jsonl", js.String())
 
 	var bad bytes.Buffer
-	err := Test(&bad, "", "testdata/check/bad.yaml", bytes.NewReader(all), false)
+	err := Test(&bad, "", "testdata/check/bad.yaml", bytes.NewReader(all), false, CheckOptions{})
 	if err == nil || !strings.Contains(err.Error(), "has 13 problems") {
 		t.Fatalf("invalid policy must fail the dry run: %v", err)
 	}
@@ -83,10 +83,10 @@ func TestDryRunLineEnds(t *testing.T) {
 	lf := append([]byte(long), b...)
 	crlf := bytes.TrimSuffix(bytes.ReplaceAll(lf, []byte("\n"), []byte("\r\n")), []byte("\r\n"))
 	var want, got bytes.Buffer
-	if err := Test(&want, "", "testdata/basic.yaml", bytes.NewReader(lf), true); err != nil {
+	if err := Test(&want, "", "testdata/basic.yaml", bytes.NewReader(lf), true, CheckOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Test(&got, "", "testdata/basic.yaml", bytes.NewReader(crlf), true); err != nil {
+	if err := Test(&got, "", "testdata/basic.yaml", bytes.NewReader(crlf), true, CheckOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got.String() != want.String() {
@@ -142,7 +142,7 @@ func TestExplain(t *testing.T) {
     action: deny
 `)
 	var buf bytes.Buffer
-	if err := Explain(&buf, home, proj, GuessProject(home, proj, "")); err != nil {
+	if err := Explain(&buf, home, proj, GuessProject(home, proj, ""), CheckOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The temporary root's length varies, and with it the column widths:
@@ -162,7 +162,7 @@ func TestDryRunPassesOverStatusLines(t *testing.T) {
 {"id":"2","kind":"hook","payload":{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t"}}
 `
 	var out bytes.Buffer
-	if err := Test(&out, "", "testdata/basic.yaml", strings.NewReader(events), false); err != nil {
+	if err := Test(&out, "", "testdata/basic.yaml", strings.NewReader(events), false, CheckOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if s := out.String(); strings.Contains(s, "hook_event_name") || !strings.Contains(s, "1 event, ") || !strings.Contains(s, "(1 statusLine payload passed over") {
@@ -242,7 +242,7 @@ func TestExplainFindsTheProjectAbove(t *testing.T) {
     reason: no secrets
 `)
 	var buf bytes.Buffer
-	if err := ExplainCommand(&buf, home, deep, GuessProject(home, deep, ""), "echo secret; pwd", false); err != nil {
+	if err := ExplainCommand(&buf, home, deep, GuessProject(home, deep, ""), "echo secret; pwd", false, CheckOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -259,7 +259,7 @@ func TestExplainFindsTheProjectAbove(t *testing.T) {
 	// With CLAUDE_PROJECT_DIR, as in a session started in the subdirectory:
 	// the search stops there, as the hook's does.
 	buf.Reset()
-	if err := Explain(&buf, home, deep, GuessProject(home, deep, deep)); err != nil {
+	if err := Explain(&buf, home, deep, GuessProject(home, deep, deep), CheckOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if out := buf.String(); !strings.Contains(out, "No rules in force") || !strings.Contains(out, "Project directory: "+deep+" (CLAUDE_PROJECT_DIR)") {
@@ -307,7 +307,7 @@ func TestDryRunReplaysOnlyHookEvents(t *testing.T) {
 		bash("", "t3") + // an envelope without kind: a hook's
 		`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}` + "\n" // a raw payload
 	var out bytes.Buffer
-	if err := Test(&out, "", pol, strings.NewReader(events), false); err != nil {
+	if err := Test(&out, "", pol, strings.NewReader(events), false, CheckOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
@@ -348,7 +348,7 @@ func TestDryRunWindowsAtTheEventTime(t *testing.T) {
 	f := func(events string, wantDenied int) {
 		t.Helper()
 		var out bytes.Buffer
-		if err := Test(&out, "", pol, strings.NewReader(events), false); err != nil {
+		if err := Test(&out, "", pol, strings.NewReader(events), false, CheckOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if want := fmt.Sprintf("%d denied or blocked", wantDenied); !strings.Contains(out.String(), want) {

@@ -121,7 +121,7 @@ func TestGlobRules(t *testing.T) {
 	// policy test of the project's file takes patterns as the hook does.
 	var out bytes.Buffer
 	ev := `{"hook_event_name":"PreToolUse","session_id":"s","cwd":"` + filepath.Join(proj, "sub") + `","tool_name":"Write","tool_input":{"file_path":"` + filepath.Join(proj, "src", "main.go") + `"}}` + "\n"
-	if err := Test(&out, "", projFile, strings.NewReader(ev), false); err != nil || !strings.Contains(out.String(), "1 denied") {
+	if err := Test(&out, "", projFile, strings.NewReader(ev), false, CheckOptions{}); err != nil || !strings.Contains(out.String(), "1 denied") {
 		t.Errorf("policy test %s: %v\n%s", projFile, err, out.String())
 	}
 	out.Reset()

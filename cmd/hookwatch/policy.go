@@ -89,13 +89,20 @@ func runPolicyCheck(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "policy files in force for %s (project directory %s):\n", cwd, proj)
 	}
 	cwd, _ := os.Getwd()
-	o := policy.CheckOptions{Codex: doctor.CodexHooked(os.Getenv, cwd)}
-	return policy.CheckWith(stdout, o, files...) // an error exits 1
+	return policy.CheckWith(stdout, policyOptions(cwd, stderr), files...) // an error exits 1
+}
+
+// policyOptions is what policy check, test and explain know of the machine
+// when the agent works in dir: whether Codex's hooks (the user's, or dir's
+// project's) run hookwatch, which decides what they warn about. Beside
+// JSON output, which holds results only, they warn on stderr.
+func policyOptions(dir string, stderr io.Writer) policy.CheckOptions {
+	return policy.CheckOptions{Codex: doctor.CodexHooked(os.Getenv, dir), Stderr: stderr}
 }
 
 // runPolicyTest is `hookwatch policy test FILE --events EVENTS.jsonl`.
 func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy test", "policy test FILE --events EVENTS.jsonl [--json]\n       hookwatch policy test FILE --command CMD [--json]\n\nDry-runs the policy FILE over recorded hook events (one JSON object per\nline: a raw payload, or an envelope with the payload under \"payload\", as\nthe corpus files and exports hold), or on the Bash call of one command\nrun in the working directory, and prints what each rule would decide and\nthe reason the agent is given. FILE need not be in force: test it, then\ncopy it where the hook reads it. Quotas count in memory from zero. Exit\nstatus 1 when the policy has problems, whatever it decides.", stdout, stderr)
+	fs := newFlagSet("policy test", "policy test FILE --events EVENTS.jsonl [--json]\n       hookwatch policy test FILE --command CMD [--json]\n\nDry-runs the policy FILE over recorded hook events (one JSON object per\nline: a raw payload, or an envelope with the payload under \"payload\", as\nthe corpus files and exports hold), or on the Bash call of one command\nrun in the working directory, and prints what each rule would decide and\nthe reason the agent is given. FILE need not be in force: test it, then\ncopy it where the hook reads it. Quotas count in memory from zero. The\nwarnings policy check prints come first (on stderr with --json). Exit\nstatus 1 when the policy has problems, whatever it decides; warnings do\nnot fail it.", stdout, stderr)
 	events := fs.String("events", "", "JSON Lines file of hook events to replay (- for stdin)")
 	command := fs.String("command", "", "a shell command: dry-run FILE on a Bash call of it (PreToolUse) in the working directory")
 	asJSON := fs.Bool("json", false, "print one JSON result per event (JSON Lines) instead of a table: the decision, and the\nstdout and exit code the hook answers the agent with")
@@ -126,13 +133,13 @@ func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 		return fmt.Errorf("cannot read policy file %s: %w", files[0], patherr.Strip(err, files[0]))
 	}
 	f.Close()
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("cannot get the working directory: %w", err)
+	}
 	var in io.Reader = stdin
 	switch {
 	case *command != "":
-		cwd, err := os.Getwd()
-		if err != nil {
-			return fmt.Errorf("cannot get the working directory: %w", err)
-		}
 		b, err := json.Marshal(policy.CommandPayload(cwd, *command))
 		if err != nil {
 			return fmt.Errorf("cannot encode the command's payload: %w", err)
@@ -146,12 +153,12 @@ func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 		defer f.Close()
 		in = f
 	}
-	return policy.Test(stdout, hook.Home(os.Getenv), files[0], in, *asJSON) // an error exits 1
+	return policy.Test(stdout, hook.Home(os.Getenv), files[0], in, *asJSON, policyOptions(cwd, stderr)) // an error exits 1
 }
 
 // runPolicyExplain is `hookwatch policy explain [DIR]`.
 func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy explain", "policy explain [DIR] [--command CMD [--json]]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.\nThe project directory is CLAUDE_PROJECT_DIR when DIR is inside it, else\nthe nearest directory from DIR up holding .hookwatch/policy.yaml or .git\n(where a session is commonly started); the output names the one taken.\nWith --command, shows how the rules see a shell command run in DIR: its\nsteps, effect and files (the variables command and subtype) and what the\nrules in force answer to a Bash call of it. To try a file not yet in\nforce: policy test FILE --command CMD.", stdout, stderr)
+	fs := newFlagSet("policy explain", "policy explain [DIR] [--command CMD [--json]]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.\nThe project directory is CLAUDE_PROJECT_DIR when DIR is inside it, else\nthe nearest directory from DIR up holding .hookwatch/policy.yaml or .git\n(where a session is commonly started); the output names the one taken.\nWith --command, shows how the rules see a shell command run in DIR: its\nsteps, effect and files (the variables command and subtype) and what the\nrules in force answer to a Bash call of it. Ends with the warnings policy\ncheck prints (on stderr with --json), which do not fail it. To try a file\nnot yet in force: policy test FILE --command CMD.", stdout, stderr)
 	command := fs.String("command", "", "a shell command to analyse")
 	asJSON := fs.Bool("json", false, "with --command: write the variables and the answer as JSON")
 	// The directory may come before the flags, as the usage line has it.
@@ -185,8 +192,9 @@ func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
 	}
 	home := hook.Home(os.Getenv)
 	proj := policy.GuessProject(home, abs, os.Getenv("CLAUDE_PROJECT_DIR"))
+	o := policyOptions(abs, stderr)
 	if *command != "" {
-		return policy.ExplainCommand(stdout, home, abs, proj, *command, *asJSON)
+		return policy.ExplainCommand(stdout, home, abs, proj, *command, *asJSON, o)
 	}
-	return policy.Explain(stdout, home, abs, proj)
+	return policy.Explain(stdout, home, abs, proj, o)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -334,7 +335,7 @@ func TestPolicyHelpAndUsage(t *testing.T) {
 	f(2, "flag provided but not defined: -q", "policy", "check", "policy.yaml", "-q")
 	f(0, "Usage: hookwatch policy test FILE --events EVENTS.jsonl [--json]", "policy", "test", "--help")
 	f(0, "hookwatch policy test FILE --command CMD [--json]", "policy", "test", "--help")
-	f(0, "To try a file not yet in\nforce: policy test FILE --command CMD.", "policy", "explain", "--help")
+	f(0, "To try a file\nnot yet in force: policy test FILE --command CMD.", "policy", "explain", "--help")
 	f(0, "Usage: hookwatch policy explain [DIR]", "policy", "explain", "-h")
 	f(2, "missing policy subcommand", "policy")
 	f(2, `unknown policy subcommand "lint" (want check, test or explain)`, "policy", "lint")
@@ -500,5 +501,80 @@ func TestPolicyCheckWarnsCodex(t *testing.T) {
 	}
 	if out, _, _ = hw(t, "", "policy", "check", path); out != want {
 		t.Fatalf("policy check with Codex's project hooks:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// TestPolicyTestAndExplainWarn: policy test and policy explain print the
+// warnings policy check prints, in the same words, and still exit 0: in
+// their text output, and on stderr beside JSON output, which holds results
+// only. The Codex warning appears once Codex's hooks run hookwatch, as for
+// check.
+func TestPolicyTestAndExplainWarn(t *testing.T) {
+	e := newTestEnv(t)
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	t.Setenv("CODEX_HOME", filepath.Join(e.root, "codex"))
+	path := writePolicy(t, filepath.Join(e.hwHome, "policy.yaml"), "rules:\n  - id: env\n    tool: Read\n    when: 'tool_input.command contains \".env\"'\n    action: deny\n  - id: a\n    tool: Bash\n    action: ask\n")
+	field := path + `:4: rule "env": warning: Read's tool_input has no field command (it has file_path, offset, limit, pages): the condition reads it from no call`
+	codex := path + ":8: rule \"a\": warning: Codex has no ask on PreToolUse: on Codex the call runs; add `runtime: claude-code` if that is meant"
+	events := `{"session_id":"s1","cwd":"` + e.project + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":".env"}}` + "\n"
+
+	// f runs the command, which must exit 0, and checks that the warnings
+	// want are lines of the stream they belong on (stdout for text, stderr
+	// beside JSON), that the others are not, and that JSON output is JSON.
+	f := func(want []string, asJSON bool, args ...string) {
+		t.Helper()
+		out, errOut, err := hw(t, events, args...)
+		if err != nil {
+			t.Fatalf("hookwatch %s: %v (warnings must not fail it)\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
+		}
+		where, other := out, errOut
+		if asJSON {
+			where, other = errOut, out
+			// One JSON value (explain) or one per line (test).
+			dec := json.NewDecoder(strings.NewReader(out))
+			for {
+				var v any
+				if err := dec.Decode(&v); errors.Is(err, io.EOF) {
+					break
+				} else if err != nil {
+					t.Fatalf("hookwatch %s: stdout is not JSON: %v\n%s", strings.Join(args, " "), err, out)
+				}
+			}
+		}
+		lines := strings.Split(where, "\n")
+		for i := range lines {
+			lines[i] = strings.TrimSpace(lines[i])
+		}
+		for _, w := range []string{field, codex} {
+			if slices.Contains(want, w) != slices.Contains(lines, w) {
+				t.Fatalf("hookwatch %s: want warnings %q, got\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), want, out, errOut)
+			}
+			if strings.Contains(other, w) {
+				t.Fatalf("hookwatch %s: warning %q on the wrong stream:\n%s", strings.Join(args, " "), w, other)
+			}
+		}
+	}
+	check := func(want ...string) {
+		t.Helper()
+		f(want, false, "policy", "test", path, "--command", "ls")
+		f(want, false, "policy", "test", path, "--events", "-")
+		f(want, true, "policy", "test", path, "--events", "-", "--json")
+		f(want, false, "policy", "explain")
+		f(want, false, "policy", "explain", "--command", "ls")
+		f(want, true, "policy", "explain", "--command", "ls", "--json")
+	}
+	check(field)
+	// The warnings policy check prints, word for word.
+	if out := mustHW(t, "policy", "check"); !strings.Contains(out, "\n"+field+"\n") {
+		t.Fatalf("policy check lacks %q:\n%s", field, out)
+	}
+	// Installed without a Codex to trust them by: the hooks file is written
+	// all the same, which is what counts here.
+	if _, _, err := hw(t, "", "install", "--codex"); err == nil || !exists(filepath.Join(e.root, "codex", "hooks.json")) {
+		t.Fatalf("install --codex: %v, and no hooks file", err)
+	}
+	check(field, codex)
+	if out := mustHW(t, "policy", "check"); !strings.Contains(out, "\n"+codex+"\n") {
+		t.Fatalf("policy check lacks %q:\n%s", codex, out)
 	}
 }
