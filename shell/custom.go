@@ -2049,11 +2049,23 @@ func gitCommand(w *walker, st *Step, args []string) {
 				kv = strings.TrimPrefix(a, "--config-env=")
 			}
 			key, val, _ := strings.Cut(kv, "=")
-			if why := gitConfig(w, st, strings.ToLower(key), val, a == "-c" && w.argKnownIn(known, i)); why != "" {
-				dynamic(st, why)
-				return
+			key = strings.ToLower(key)
+			// --config-env's value names a variable, not known.
+			vk := a == "-c" && w.argKnownIn(known, i)
+			switch run := gitRunKey(key); run {
+			case gitRunsCommand, gitRunsBang, gitRunsHelper:
+				// What git would run is analysed whatever the
+				// subcommand, as git config's setting is.
+				if w.gitSettingRuns(st, "git -c", key, val, vk); st.Dynamic {
+					return
+				}
+			default:
+				if why := gitConfig(w, st, key, val, vk); why != "" {
+					dynamic(st, why)
+					return
+				}
 			}
-			if name, ok := strings.CutPrefix(strings.ToLower(key), "alias."); ok {
+			if name, ok := strings.CutPrefix(key, "alias."); ok {
 				aliases[name] = val
 			}
 		case a == "--git-dir" || a == "--work-tree" || a == "--namespace":
@@ -2074,14 +2086,14 @@ func gitCommand(w *walker, st *Step, args []string) {
 		}
 	}()
 	// An alias given with -c runs what it stands for: a shell command
-	// (!…) cannot be bounded, another git command is analysed.
+	// (!…) with the words after it, or another git command, analysed.
 	for n := 0; n < 8; n++ {
 		val, ok := aliases[strings.ToLower(sub)]
 		if !ok {
 			break
 		}
-		if strings.HasPrefix(val, "!") {
-			dynamic(st, "a git alias that runs a shell command")
+		if cmd, ok := strings.CutPrefix(val, "!"); ok {
+			w.gitAliasShell(st, sub, cmd, rest, known[min(i+1, len(known)):])
 			return
 		}
 		f := strings.Fields(val)
@@ -2366,10 +2378,12 @@ func gitRemoteURL(w *walker, st *Step, sub string, ops []string) {
 	w.remotes[name] = h
 }
 
-// gitConfig reads a `git -c key=value`: it returns why the command is
-// dynamic when the key makes git run a command (gitRunKey: an editor, a
-// pager, a hook, a filter, an ssh command, a credential helper, a config
-// file included …), and records the hosts a URL key names.
+// gitConfig reads a setting given to one git (git -c key=value, whose
+// commands gitSettingRuns analyses first, and the environment's,
+// gitEnvSetting): it returns why the command is dynamic when the key makes
+// git run a command (gitRunKey: an editor, a pager, a hook, a filter, an
+// ssh command, a credential helper, a config file included …), and
+// records the hosts a URL key names.
 func gitConfig(w *walker, st *Step, key, val string, known bool) string {
 	parts := strings.Split(key, ".")
 	last := parts[len(parts)-1]
@@ -2497,15 +2511,26 @@ func (w *walker) gitConfigSet(st *Step, rest []string, known []bool) {
 		dynamic(st, "git config stores a setting not known before run time")
 		return
 	}
+	w.gitSettingRuns(st, "git config", key, val, w.argKnownIn(known, v))
+}
+
+// gitSettingRuns analyses what a git setting makes git run (gitRunKey;
+// key in lower case) as a command this one runs: the command the value
+// is, an alias's git command or !shell command, a credential helper. A
+// setting that names code the value does not show (include.path,
+// core.hooksPath), or a value not known (known false), is a program not
+// known. from says how the command gives it ("git config", "git -c"),
+// for Via and reasons.
+func (w *walker) gitSettingRuns(st *Step, from, key, val string, known bool) {
 	run := gitRunKey(key)
 	switch {
 	case run == gitRunsNothing:
 		return
 	case run == gitRunsNamed:
-		dynamic(st, "git config "+key+" names code git runs later")
+		dynamic(st, from+" "+key+" names code git runs later")
 		return
-	case !w.argKnownIn(known, v):
-		dynamic(st, "git config "+key+" sets a command not known before run time")
+	case !known:
+		dynamic(st, from+" "+key+" sets a command not known before run time")
 		return
 	}
 	cmd, bang := strings.CutPrefix(val, "!")
@@ -2523,8 +2548,28 @@ func (w *walker) gitConfigSet(st *Step, rest []string, known []bool) {
 		return
 	}
 	if strings.TrimSpace(cmd) != "" {
-		w.script(cmd, []string{"git config " + key})
+		w.script(cmd, []string{from + " " + key})
 	}
+}
+
+// gitAliasShell: git ALIAS WORDS… with an alias !CMD runs CMD through a
+// shell with the words after it, analysed as that command: a known word
+// quoted, one not known as its source text, still not known.
+func (w *walker) gitAliasShell(st *Step, alias, cmd string, rest []string, known []bool) {
+	text := cmd
+	for j, a := range rest {
+		if !w.argKnownIn(known, j) {
+			text += " " + a
+			continue
+		}
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			dynamic(st, "git "+alias+" is given a word no shell quoting can hold")
+			return
+		}
+		text += " " + q
+	}
+	w.script(text, []string{"git alias " + alias})
 }
 
 // gitEnvCount: GIT_CONFIG_COUNT=N gives git N settings, the keys and

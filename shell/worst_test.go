@@ -285,7 +285,11 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `runuser root -c "rm -rf /x"`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `find . | xargs rm -rf`, effect: Destructive, writes: []string{"<xargs input>"}},
 		{cmd: `ls | xargs -I % rm %`, effect: Destructive, writes: []string{"<xargs input>"}},
-		{cmd: `git -c alias.x='!rm -rf /x' x`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `git -c alias.x='!rm -rf /x' x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git -c alias.x='!rm -rf' x /x`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git -c alias.x='!rm -rf /x' status`, effect: ReadOnly, noWrites: true},
+		{cmd: `git -c alias.x='!echo' x "$F"`, effect: ReadOnly, noWrites: true},
+		{cmd: `git -c alias.x="$A" x`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		// GNU parallel runs its command through a shell for each input
 		// (its ::: words, or the lines of its standard input), as xargs
 		// does; with no command, each input is one.
@@ -301,9 +305,20 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `parallel gzip -k ::: a b`, effect: Write},
 		{cmd: `parallel echo {} ::: a b`, effect: ReadOnly, noWrites: true},
 		{cmd: `git -c alias.p='push --force' p origin main`, effect: Destructive, writes: []string{"/"}},
-		{cmd: `git -c core.pager='rm -rf /x' log`, effect: Destructive, unknown: true},
-		{cmd: `git -c core.sshCommand='rm -rf /x' fetch`, effect: Destructive, unknown: true},
-		{cmd: `git -c core.fsmonitor='rm -rf /x' status`, effect: Destructive, unknown: true},
+		// A -c setting that runs a command (gitRunKey, as git config's)
+		// is analysed as that command.
+		{cmd: `git -c core.pager='rm -rf /x' log`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git -c core.sshCommand='rm -rf /x' fetch`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git -c core.fsmonitor='rm -rf /x' status`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git -c core.editor='rm -rf /x' commit`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git -c diff.external='rm -rf /x' diff`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git -c credential.helper='!rm -rf /x' fetch`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `git -c Core.SSHCommand='ssh -i k' fetch`, effect: Network, noWrites: true},
+		{cmd: `git -c core.pager=less log`, effect: ReadOnly, noWrites: true},
+		{cmd: `git -c credential.helper=store fetch`, effect: Write, noWrites: true},
+		{cmd: `git -c core.pager="$P" log`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `git --config-env=core.pager=P log`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `git -c core.hooksPath=/tmp/h commit -m x`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `git -c user.name=x -c user.email=y commit -m z`, effect: Write, noWrites: true},
 		{cmd: `git push --receive-pack='rm -rf /x' ../repo main`, effect: Destructive, unknown: true},
 		// git subcommands that run a command their options or operands give.
