@@ -1106,7 +1106,8 @@ func configOption(valued string, names ...string) func(w *walker, st *Step, args
 // that the command does not show (ssh's ProxyCommand, gpg's
 // agent-program, openssl's engines, git's core.pager, curl's output): it
 // is read, and the step is a program not
-// known before run time. /dev/null, or "", names none; a value not known
+// known before run time; "-" is the standard input, read from whatever
+// feeds it, not known either. /dev/null, or "", names none; a value not known
 // (known false) may name any. from says how the command gives it (the
 // file, or NAME=file), for the reason. It reports whether the step was
 // made dynamic, after which the program's other configurations need not
@@ -1114,6 +1115,11 @@ func configOption(valued string, names ...string) func(w *walker, st *Step, args
 func (w *walker) config(st *Step, f, from string, known bool) bool {
 	if known && (f == "/dev/null" || f == "") {
 		return false
+	}
+	if known && f == "-" {
+		// curl -K -: what the standard input holds is not known here.
+		dynamic(st, st.Program+" reading a configuration, which can name code it runs or files it writes, from its standard input")
+		return true
 	}
 	w.read(st, f)
 	dynamic(st, st.Program+" reading a configuration, which can name code it runs or files it writes, from "+from)

@@ -557,8 +557,9 @@ type envVar struct {
 //   - directories it loads code from (LD_LIBRARY_PATH, PYTHONPATH) make it
 //     run what they hold: at least a check, the directories read; the
 //     inherited value ($PYTHONPATH) is no directory of the command;
-//   - a configuration that can name the programs it runs
-//     (GIT_CONFIG_GLOBAL, OPENSSL_CONF, GNUPGHOME) is a program not known,
+//   - a configuration that can name the programs it runs or the files it
+//     writes (GIT_CONFIG_GLOBAL, OPENSSL_CONF, GNUPGHOME, CURL_HOME,
+//     WGETRC) is a program not known,
 //     as git -c include.path and gpg --homedir are (config); /dev/null
 //     names none. git's settings given one by one
 //     (GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS) are read as git -c's.
@@ -623,6 +624,8 @@ func buildEnvTable() []envVar {
 		{"GIT_CONFIG_PARAMETERS", []string{"git"}, gitEnvParameters},
 		{"GIT_CONFIG_COUNT", []string{"git"}, gitEnvCount},
 		{"GNUPGHOME", []string{"gpg", "gpg2"}, envConfig},
+		{"CURL_HOME", []string{"curl"}, envStartupConfig},
+		{"WGETRC", []string{"wget"}, envStartupConfig},
 		{"npm_config_script_shell", []string{"npm", "pnpm", "yarn", "npx"}, envShell},
 		{"NPM_CONFIG_SCRIPT_SHELL", []string{"npm", "pnpm", "yarn", "npx"}, envShell},
 	}
@@ -819,6 +822,20 @@ func envPath(w *walker, st *Step, name, val string, known bool) {
 // can name the programs the program runs (config).
 func envConfig(w *walker, st *Step, name, val string, known bool) {
 	w.config(st, val, name+"="+val, known)
+}
+
+// envStartupConfig: CURL_HOME (the directory of curl's .curlrc) and
+// WGETRC (wget's startup file) name the configuration the program reads
+// before its options, as curl -K and wget --config do (envConfig), but
+// when it is told to read none: curl -q (--disable) as its first
+// argument, wget --no-config.
+func envStartupConfig(w *walker, st *Step, name, val string, known bool) {
+	switch {
+	case st.Program == "curl" && len(st.Args) > 0 && (st.Args[0] == "-q" || st.Args[0] == "--disable"):
+	case st.Program == "wget" && hasOpt(st.Args, wgetValued, "--no-config"):
+	default:
+		envConfig(w, st, name, val, known)
+	}
 }
 
 // isBuiltin reports whether a program the table knows is a shell
