@@ -1882,14 +1882,63 @@ func npmRun(w *walker, st *Step, args []string) {
 }
 
 // makeShell: make's operand SHELL=PROGRAM (SHELL:=, as a makefile
-// sets it) names the program make runs every recipe with (envShell).
+// sets it) names the program make runs every recipe with (envShell), and
+// so does the makefile text --eval (-E) gives, read by makeEval.
 func makeShell(w *walker, st *Step, args []string) {
+	r := argReader{args: args, valued: makeValued}
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		if a.hasVal && (a.is("-E") || a.is("--eval")) {
+			if w.makeEval(st, a.val, w.argKnown(a.valueAt())); st.Dynamic {
+				return
+			}
+		}
+	}
 	// The last one given is the one make uses.
 	for i := len(args) - 1; i >= 0; i-- {
 		if name, val, ok := strings.Cut(args[i], "="); ok && strings.TrimRight(name, ":") == "SHELL" {
 			envShell(w, st, "SHELL", val, w.argKnown(i))
 			return
 		}
+	}
+}
+
+// makeAssignment splits a makefile line that only sets a variable to a
+// text with no reference or function in it, NAME = VALUE (:=, ::=,
+// :::=, ?=, +=; not !=, which runs VALUE); ok is false for any other
+// line (a rule, a directive, export NAME = …).
+func makeAssignment(line string) (name, val string, ok bool) {
+	lhs, val, found := strings.Cut(line, "=")
+	if !found || strings.ContainsAny(line, "$\n") {
+		return "", "", false
+	}
+	lhs = strings.TrimSpace(lhs)
+	if l := strings.TrimRight(lhs, ":"); l != lhs && len(lhs)-len(l) <= 3 {
+		lhs = l
+	} else if strings.HasSuffix(lhs, "?") || strings.HasSuffix(lhs, "+") {
+		lhs = lhs[:len(lhs)-1]
+	}
+	name = strings.TrimSpace(lhs)
+	if name == "" || name[0] == '.' || name[0] == '-' || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != "" {
+		return "", "", false
+	}
+	return name, strings.TrimSpace(val), true
+}
+
+// makeEval: make --eval TEXT reads TEXT as a line of the makefile, which
+// can run any command ($(shell …), VAR != CMD, a rule's recipe) or read
+// more makefiles (include, MAKEFILES, MAKEFLAGS += --eval=…): a program
+// not known before run time, as an unknown SHELL= is. Only a plain
+// assignment (makeAssignment) is read: SHELL's names the shell every recipe
+// runs with (envShell), another's runs nothing of itself.
+func (w *walker) makeEval(st *Step, text string, known bool) {
+	name, val, ok := makeAssignment(text)
+	switch {
+	case !known:
+		dynamic(st, st.Program+" --eval reads makefile text not known before run time")
+	case !ok || strings.HasPrefix(name, "MAKE"):
+		dynamic(st, st.Program+" --eval reads makefile text, which can run any command: "+strconv.Quote(text))
+	case name == "SHELL":
+		envShell(w, st, "SHELL", val, true)
 	}
 }
 

@@ -852,6 +852,10 @@ func isBuiltin(name string) bool {
 
 // Options taking a value, shared by the table and the programs' funcs.
 const (
+	// makeValued: GNU make's options that take a value (not -j, -l, -O
+	// and --debug, whose value is optional).
+	makeValued = "-C -f -I -o -W -E --directory --file --makefile --include-dir --old-file --assume-old " +
+		"--what-if --new-file --assume-new --eval"
 	// vimValued: vim's options that take a value; -s too, but in Ex mode
 	// (vimRuns).
 	vimValued = "-c --cmd -S -t -T -u -U -i -w -W --servername --startuptime --log --listen"

@@ -419,6 +419,20 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `make -j4 SHELL:=/tmp/x all`, effect: ExecuteCheck, noWrites: true},
 		{cmd: `make SHELL=/bin/bash test`, effect: ExecuteCheck, noWrites: true},
 		{cmd: `make SHELL="$S"`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		// make --eval (-E) reads makefile text, which can run commands
+		// ($(shell …), recipes, include): but a plain assignment, one of
+		// SHELL read as SHELL=.
+		{cmd: `make --eval='x:=$(shell rm -rf /x)'`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `make -E 'x != rm -rf /x' all`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `make -E'all: ; rm -rf /x' all`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `make -j4 --eval 'include /tmp/x.mk' all`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `make --eval="$E"`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `make --eval='MAKEFLAGS += --eval=x'`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `make --eval='all: SHELL=rm' all`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `make --eval='x = 1'$'\n''all: ; rm -rf /x' all`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `make --eval="SHELL := rm -rf /x"`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `make --eval=SHELL=/bin/bash test`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `make --eval='CFLAGS += -O2' -E V=1 all`, effect: ExecuteCheck, noWrites: true},
 		{cmd: `npm --script-shell='rm -rf /x' run build`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `npm run build --script-shell 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `yarn --script-shell=/tmp/x test`, effect: ExecuteCheck, noWrites: true},
