@@ -1427,13 +1427,18 @@ func editor(valued string, readOnly ...string) func(w *walker, st *Step, args []
 // vimRuns: vim runs the Ex commands -c, --cmd and +CMD give (vimEx),
 // sources the script -S names, takes the keys typed from the file -s
 // names (but in Ex mode, -e, -es or ex, where -s is silent) and its
-// vimrc from -u's (config; NONE, NORC and DEFAULTS name none). A script
-// or typed keys can run any command and write any file: a program not
-// known before run time, the file read.
+// vimrc from -u's (config; NONE, NORC and DEFAULTS name none); nvim
+// runs the Lua script -l (-ll) names, the words after it its arguments
+// (vim's -l is lisp mode, a flag). A script or typed keys can run any
+// command and write any file: a program not known before run time, the
+// file read.
 func vimRuns(w *walker, st *Step, args []string) {
 	valued := vimValued
 	if st.Program != "ex" && !hasOpt(args, vimValued, "-e", "-E") {
 		valued += " -s"
+	}
+	if st.Program == "nvim" {
+		valued += " -l -ll"
 	}
 	r := argReader{args: args, valued: valued}
 	for a, ok := r.next(); ok && !st.Dynamic; a, ok = r.next() {
@@ -1446,6 +1451,9 @@ func vimRuns(w *walker, st *Step, args []string) {
 		case a.is("-S"), a.is("-s"):
 			w.read(st, a.val)
 			dynamic(st, st.Program+" running the commands of "+a.val+" ("+a.opt+")")
+		case st.Program == "nvim" && (a.is("-l") || a.is("-ll")):
+			w.read(st, a.val)
+			dynamic(st, st.Program+" running the Lua script "+a.val+" ("+a.name()+")")
 		case a.is("-u") && a.val != "NONE" && a.val != "NORC" && a.val != "DEFAULTS":
 			w.config(st, a.val, a.val, w.argKnown(a.valueAt()))
 		}

@@ -409,6 +409,13 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `vim -u /tmp/rc f`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `vim -s /tmp/keys f`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `vim -u NONE f`, effect: Write, writes: []string{"/proj/f"}},
+		// nvim -l runs a Lua script (-ll, without the editor's API), as -S
+		// sources one; vim's -l is lisp mode.
+		{cmd: `nvim -l /tmp/s.lua`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `nvim --headless -l s.lua a b`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `nvim -ll s.lua`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `nvim -l "$S"`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `vim -l f.lisp`, effect: Write, writes: []string{"/proj/f.lisp"}},
 		{cmd: `ex -s f`, effect: Write, writes: []string{"/proj/f"}},
 		{cmd: `vim -es -c 'set nu' f`, effect: Write, writes: []string{"/proj/f"}},
 		{cmd: `vim +10 f`, effect: Write, writes: []string{"/proj/f"}},
