@@ -1035,7 +1035,33 @@ func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 		name := path.Base(args[0])
 		if name == "parallel" {
 			n := wrapped(name, args)
+			hosts, local, ok := w.parallelLogins(st, args, known, n)
+			if !ok {
+				st.Program, st.Args = "parallel", args[1:]
+				return
+			}
+			if len(hosts) > 0 {
+				defer func() { st.Hosts, st.Effect = appendNew(st.Hosts, hosts...), Max(st.Effect, Network) }()
+				if !local {
+					// On the remote hosts only: paths are not the
+					// working directory's, as ssh HOST CMD's.
+					defer func(dir string) { w.dir = dir }(w.dir)
+					w.dir = ""
+				}
+			}
 			cmd, ck, ok := w.parallelCommand(st, args, known, n)
+			if len(hosts) > 0 && local && !st.Dynamic {
+				// Here and on the remote hosts: the command is read
+				// as each runs it.
+				if ok {
+					w.remoteScript(cmd[2], []string{"parallel -S " + hosts[0]})
+				} else {
+					dir := w.dir
+					w.dir = ""
+					w.parallelCommand(st, args, known, n)
+					w.dir = dir
+				}
+			}
 			if !ok {
 				return
 			}
@@ -1170,6 +1196,69 @@ func (w *walker) parallelCommand(st *Step, args []string, known []bool, n int) (
 		text += " " + parallelInput
 	}
 	return []string{"sh", "-c", text}, []bool{true, true, !slices.Contains(rk[:end], false)}, true
+}
+
+// parallelLogins reads where GNU parallel runs its commands (args,
+// known aligned; args[:n] its options, n from wrapped, 0 when no word
+// follows them): -S (--sshlogin) LOGIN[,LOGIN…], each [N/]HOST, ":"
+// this machine, or [N/]COMMAND … HOST, an ssh command run here
+// (analysed); --slf (--sshloginfile) FILE and the login ".." read the
+// logins from a file, which can name commands (config); --ssh COMMAND
+// is the ssh it runs, analysed. hosts are the remote hosts, local
+// whether the commands run here too (as without -S); ok is false when
+// st was made dynamic.
+func (w *walker) parallelLogins(st *Step, args []string, known []bool, n int) (hosts []string, local, ok bool) {
+	opts := args[1:]
+	if n > 0 {
+		opts = args[1:n]
+	}
+	valued, _, _, _ := wrapperSpec("parallel")
+	remote := false
+	r := argReader{args: opts, valued: valued}
+	for a, more := r.next(); more; a, more = r.next() {
+		vk := w.argKnownIn(known, a.valueAt()+1)
+		switch {
+		case !a.hasVal:
+		case a.is("--ssh"):
+			if !vk {
+				dynamic(st, "parallel --ssh runs a command not known before run time")
+				return nil, false, false
+			}
+			w.script(a.val, []string{"parallel --ssh"})
+		case a.is("--slf") || a.is("--sshloginfile"):
+			remote = true
+			if w.config(st, a.val, "--sshloginfile "+a.val, vk) {
+				return nil, false, false
+			}
+		case a.is("-S") || a.is("--sshlogin"):
+			if !vk {
+				dynamic(st, "parallel runs its commands on ssh logins not known before run time")
+				return nil, false, false
+			}
+			for _, l := range strings.Split(a.val, ",") {
+				l = strings.TrimSpace(l)
+				if j := strings.IndexByte(l, '/'); j > 0 && strings.Trim(l[:j], "0123456789") == "" {
+					l = l[j+1:] // N/: the number of jobs on the host
+				}
+				switch f := strings.Fields(l); {
+				case len(f) == 0:
+				case l == ":":
+					local = true
+				case l == "..":
+					dynamic(st, "parallel reads its ssh logins, which can name commands, from ~/.parallel/sshloginfile")
+					return nil, false, false
+				case len(f) > 1:
+					remote = true
+					w.script(l, []string{"parallel -S"})
+					hosts = appendNew(hosts, hostOf(f[len(f)-1]))
+				default:
+					remote = true
+					hosts = appendNew(hosts, hostOf(l))
+				}
+			}
+		}
+	}
+	return hosts, local || !remote, true
 }
 
 // parallelReplace writes parallelInput in place of parallel's

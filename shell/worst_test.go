@@ -304,6 +304,22 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `parallel "$C" ::: a`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `parallel gzip -k ::: a b`, effect: Write},
 		{cmd: `parallel echo {} ::: a b`, effect: ReadOnly, noWrites: true},
+		// parallel -S (--sshlogin) runs the command on remote hosts through
+		// ssh, as ssh HOST CMD does; ":" is this machine.
+		{cmd: `parallel -S server1 'rm -rf /x/{}' ::: a`, effect: Destructive, writes: []string{"/x/<parallel input>"}, hosts: []string{"server1"}},
+		{cmd: `parallel --sshlogin=u@s1,2/s2 rm -rf ::: /x`, effect: Destructive, writes: []string{"<parallel input>"}, hosts: []string{"s1", "s2"}},
+		{cmd: `parallel -S s1 rm -rf build ::: a`, effect: Destructive, writes: []string{"build"}, hosts: []string{"s1"}},
+		{cmd: `parallel -S :,s1 rm -rf build ::: a`, effect: Destructive, writes: []string{"build", "/proj/build"}, hosts: []string{"s1"}},
+		{cmd: `parallel -S s1 ::: 'rm -rf /x' ls`, effect: Destructive, writes: []string{"/x"}, hosts: []string{"s1"}},
+		{cmd: `parallel -S s1 echo {} ::: a b`, effect: Network, noWrites: true, hosts: []string{"s1"}},
+		{cmd: `parallel -S : gzip -k ::: a b`, effect: Write, hosts: []string{}},
+		{cmd: `parallel -S '4/ssh -p 2222 s1' echo ::: a`, effect: Network, noWrites: true, hosts: []string{"s1"}},
+		{cmd: `parallel -S 'rm -rf /x; ssh s1' echo ::: a`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `parallel --ssh 'rm -rf /x' -S s1 echo ::: a`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `parallel -S "$H" echo ::: a`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `parallel --slf hosts.txt echo ::: a`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `parallel -S .. echo ::: a`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `ls | parallel -S s1 rm`, effect: Destructive, writes: []string{"<parallel input>"}, hosts: []string{"s1"}},
 		{cmd: `git -c alias.p='push --force' p origin main`, effect: Destructive, writes: []string{"/"}},
 		// A -c setting that runs a command (gitRunKey, as git config's)
 		// is analysed as that command.
