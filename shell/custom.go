@@ -1434,11 +1434,11 @@ func editor(valued string, readOnly ...string) func(w *walker, st *Step, args []
 // file read.
 func vimRuns(w *walker, st *Step, args []string) {
 	valued := vimValued
-	if st.Program != "ex" && !hasOpt(args, vimValued, "-e", "-E") {
-		valued += " -s"
-	}
 	if st.Program == "nvim" {
-		valued += " -l -ll"
+		valued = nvimValued
+	}
+	if st.Program != "ex" && !hasOpt(args, valued, "-e", "-E") {
+		valued += " -s"
 	}
 	r := argReader{args: args, valued: valued}
 	for a, ok := r.next(); ok && !st.Dynamic; a, ok = r.next() {

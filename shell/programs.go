@@ -289,7 +289,8 @@ func buildTable() map[string]*program {
 	t["crontab"] = p(Write, SubtypeModifyFile, opNone).valuedOpts("-u").flag("-r", Destructive, SubtypeDeleteFile).with(crontab)
 	set(check(SubtypeRunCommand), "npx", "bunx", "pnpx")
 	// Editors read the files they open and may write them.
-	set(p(Write, SubtypeModifyFile, opNone).with(editor(vimValued, "-R", "-M"), vimRuns), "vim", "vi", "nvim", "vimdiff", "ex")
+	set(p(Write, SubtypeModifyFile, opNone).with(editor(vimValued, "-R", "-M"), vimRuns), "vim", "vi", "vimdiff", "ex")
+	t["nvim"] = p(Write, SubtypeModifyFile, opNone).with(editor(nvimValued, "-R", "-M"), vimRuns)
 	t["view"] = p(ReadOnly, SubtypeReadFile, opNone).with(editor(vimValued), vimRuns)
 	t["nano"] = p(Write, SubtypeModifyFile, opNone).with(editor("-C -f -J -o -Q -r -s -T -X -Y --backupdir --rcfile "+
 		"--guidestripe --operatingdir --quotestr --fill --speller --tabsize --wordchars --syntax", "-v", "--view"))
@@ -859,6 +860,9 @@ const (
 	// vimValued: vim's options that take a value; -s too, but in Ex mode
 	// (vimRuns).
 	vimValued = "-c --cmd -S -t -T -u -U -i -w -W --servername --startuptime --log --listen"
+	// nvimValued: nvim's, with -l and -ll, the Lua script run (vim's -l
+	// is a flag).
+	nvimValued = vimValued + " -l -ll"
 	// rsyncValued: rsync's options that take a value.
 	rsyncValued = "-e --rsh -f --filter --exclude --include -B --block-size -T --temp-dir -M --remote-option " +
 		"-@ --modify-window --rsync-path --suffix --chmod --chown --usermap --groupmap --timeout --contimeout " +
