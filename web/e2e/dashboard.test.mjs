@@ -1185,6 +1185,41 @@ test('long agent ids and types keep to one line in the agent tree, whole in thei
   await page.close();
 });
 
+test('agent names stay readable in the tree at a phone\'s width, and whole on a wide screen', async () => {
+  // The capture's agents (general-purpose, Explore, the compaction agent,
+  // a failure badge) and a session's background subagents, nested.
+  for (const sid of [REAL, BACKGROUND]) {
+    const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));
+    await loaded(page);
+    for (const width of [1440, 420]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.waitForTimeout(100);
+      const rows = await page.$$eval('[role=treeitem]', (els) => els.map((el) => {
+        const box = el.getBoundingClientRect();
+        const name = el.querySelector('.atype');
+        const nb = name.getBoundingClientRect();
+        const parts = [...el.querySelector('.a1').children].map((e) => ({ cls: e.className, r: e.getBoundingClientRect() }))
+          .filter((p) => p.r.width > 0).map((p) => ({ cls: p.cls, left: p.r.left, right: p.r.right }));
+        return { id: el.dataset.agent, right: box.right, name: name.textContent, title: name.title, shown: nb.width, whole: name.scrollWidth, nameRight: nb.right, parts };
+      }));
+      assert.ok(rows.length >= 3, 'the session has subagents');
+      for (const r of rows) {
+        const at = `${width} px, ${r.name} ${r.id}: ${JSON.stringify(r)}`;
+        assert.equal(r.title, r.name, 'the whole name in its tooltip: ' + at);
+        if (width >= 1000) assert.ok(r.whole <= r.shown + 0.5, 'the name whole: ' + at);
+        // At least ten characters of the name (or all of it), whatever the badges and the id beside.
+        else assert.ok(r.shown + 0.5 >= Math.min(r.whole, 70), 'the name readable: ' + at);
+        for (const [i, p] of r.parts.entries()) {
+          assert.ok(p.right <= r.right + 0.5, 'nothing on the first line cut by the row\'s edge: ' + at);
+          if (i > 0) assert.ok(p.left >= r.parts[i - 1].right - 0.5, 'nothing on the first line over another: ' + at);
+        }
+      }
+    }
+    clean(seen);
+    await page.close();
+  }
+});
+
 test('a call shows its meaning: subtype, effect, the steps of its command, the files it touched and who else did', async () => {
   let { page, seen, insp } = await openLinked(REAL, 'toolu_00000009'); // Bash `go vet ./... 2>&1; exit 3`
   const text = await insp.innerText();

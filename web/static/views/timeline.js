@@ -879,18 +879,21 @@ function AgentRow({ lane, model, selected, onSelect, onRows }) {
   // counts them per agent, calls the client rejected.
   const failed = (a.failures ?? 0) + (a.rejected ?? 0);
   const sig = model.signals.get(a.id);
+  // On a narrow screen the background badge is a swatch (style.css): its
+  // tooltip says whether the agent still runs.
+  const bgDone = Number.isFinite(a.stop) || model.over();
   return html`
     <div class=${'agent' + (selected ? ' sel' : '')} role="treeitem" aria-level=${a.level + 1} data-agent=${a.id} data-type=${a.type ?? ''} data-calls=${a.calls.length} data-background=${a.background ? 'true' : 'false'}
-      style=${{ height: lane.h + 'px', paddingLeft: 8 + a.level * 16 + 'px' }}
+      style=${{ height: lane.h + 'px', '--level': a.level }}
       tabIndex="0" onKeyDown=${(e) => treeKey(e, () => onSelect({ kind: 'agent', id: a.id }))}
       onClick=${() => onSelect({ kind: 'agent', id: a.id })} title=${a.id ? `agent ${a.id}` : 'main agent'}>
-      ${a.level > 0 && html`<span class="branch" aria-hidden="true" style=${{ left: a.level * 16 - 6 + 'px' }}></span>`}
+      ${a.level > 0 && html`<span class="branch" aria-hidden="true"></span>`}
       <div class="a1">
         <span class=${'atype' + (a.id === MAIN ? ' main' : '')} title=${agentLabel(a)}>${agentLabel(a)}</span>
         ${a.id && html`<span class="aid" title=${a.id}>${shortID(a.id, 7)}</span>`}
         <span class="spacer"></span>
         ${failed > 0 && html`<span class="badge bad" title="failed calls">${failed}</span>`}
-        ${a.background && html`<span class="badge bg" title=${'ran on in the background after its call returned' + (a.notificationStatus ? '; the client notified: ' + a.notificationStatus : '')}>${Number.isFinite(a.stop) || model.over() ? 'background' : 'bg running'}</span>`}
+        ${a.background && html`<span class="badge bg" title=${(bgDone ? 'ran' : 'runs') + ' on in the background after its call returned' + (a.notificationStatus ? '; the client notified: ' + a.notificationStatus : '')}>${bgDone ? 'background' : 'bg running'}</span>`}
         ${a.denials > 0 && html`<span class="badge deny" title="denied calls">${a.denials}</span>`}
         ${(a.stacked > 0 || model.expanded.has(a.id)) && html`<button type="button" class="rows" data-testid="lane-rows"
           title=${a.stacked > 0 ? `${plural(a.stacked, 'call')} overlap others and are drawn under them: show every row` : 'show at most 4 rows'}
