@@ -334,6 +334,51 @@ test('filters narrow the timeline and the event list, and survive a reload', asy
   await page.close();
 });
 
+test('a filter hides the lanes it leaves empty, says how many, and shows them on demand', async () => {
+  const want = await expected(REAL);
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL));
+  await loaded(page);
+  const lanes = () => page.evaluate(() => window.__hw.timeline.lanes());
+  const tree = () => page.$$eval('[role=treeitem]', (els) => els.map((e) => e.dataset.agent));
+  const note = page.getByTestId('lanes-hidden');
+  const all = [...want.agents];
+  // Unfiltered, every agent has its lane, the compaction agent's without a call too.
+  assert.ok(all.some((a) => want.calls.get(a).size === 0), 'the capture has an agent without calls');
+  assert.equal((await lanes()).length, all.length);
+  assert.equal(await note.count(), 0);
+
+  const withCalls = (pred) => new Set(want.toolCalls.filter(pred).map((c) => c.agent_id));
+  for (const [label, value, pred] of [['Tool', 'Read', (c) => c.tool_name === 'Read'], ['Status', 'failed', (c) => c.failed === true]]) {
+    await page.getByLabel(label, { exact: true }).selectOption(value);
+    const keep = withCalls(pred);
+    const hidden = all.length - keep.size;
+    assert.ok(hidden > 0 && keep.size > 0, `${label} ${value} leaves some agents without calls`);
+    const ls = await lanes();
+    assert.deepEqual(new Set(ls.map((l) => l.agent)), keep, `${label} ${value}: the lanes of the agents with such calls`);
+    assert.ok(ls.every((l) => l.calls > 0), `${label} ${value}: no empty lane`);
+    assert.deepEqual(await tree(), ls.map((l) => l.agent), 'the tree beside the lanes');
+    assert.match(await note.innerText(), new RegExp(`^${hidden} agents? hidden\\b`));
+    // Shown on demand, and hidden again.
+    await note.getByRole('button').click();
+    assert.equal((await lanes()).length, all.length, `${label} ${value}: every lane on demand`);
+    assert.match(await note.innerText(), new RegExp(`\\b${hidden} agents? with no`));
+    await note.getByRole('button').click();
+    assert.equal((await lanes()).length, keep.size);
+    await page.getByLabel(label, { exact: true }).selectOption('');
+  }
+  // The agent a filter picks keeps its lane, calls or none.
+  const empty = all.find((a) => a !== '' && want.calls.get(a).size === 0);
+  await page.getByLabel('Agent', { exact: true }).selectOption(empty);
+  await page.getByLabel('Tool', { exact: true }).selectOption('Read');
+  assert.deepEqual((await lanes()).map((l) => l.agent), [empty]);
+  assert.equal(await note.count(), 0);
+  await page.getByRole('button', { name: 'clear filters' }).click();
+  assert.equal((await lanes()).length, all.length, 'every lane again once the filters are cleared');
+  assert.equal(await note.count(), 0);
+  clean(seen);
+  await page.close();
+});
+
 test('a new event arriving over the stream shows without a reload', async () => {
   const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL));
   await loaded(page);

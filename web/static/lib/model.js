@@ -771,6 +771,15 @@ export function callMatches(c, f) {
   return true;
 }
 
+/**
+ * narrowsLanes reports whether the filters, the agent filter apart, hide
+ * some of what an agent's lane holds (its calls, its markers): a lane they
+ * leave empty has nothing to show. The raw view only adds copies.
+ */
+export function narrowsLanes(f) {
+  return !!(f.tool || f.event || f.status || f.subtype || f.effect);
+}
+
 /** markerMatches reports whether a marker passes the filters. */
 export function markerMatches(m, f) {
   if (!f.raw && m.copy) return false;

@@ -5,7 +5,7 @@
 // out. Text drawn on a canvas is pixels, so payload text cannot inject
 // anything here either.
 import { html, useEffect, useRef, useState, useLayoutEffect, useMemo } from '../lib/html.js';
-import { MAIN, callMatches, markerMatches, agentEnd, durationOf, callStatusLabel } from '../lib/model.js';
+import { MAIN, callMatches, markerMatches, narrowsLanes, agentEnd, durationOf, callStatusLabel } from '../lib/model.js';
 import { familyColor, fmtDur, fmtClock, plural, shortID, truncate, STATUS_COLORS, EFFECT_COLORS } from '../lib/format.js';
 
 const ROW_H = 12;
@@ -67,17 +67,30 @@ function readTheme() {
   };
 }
 
-// Lanes with their vertical offsets, for drawing and hit testing.
-function laneGeometry(order, filters) {
+// laneGeometry returns the lanes with their vertical offsets, for drawing
+// and hit testing: the agents the agent filter keeps (the agent it picks
+// even when empty). Under a filter that narrows what lanes hold
+// (narrowsLanes), a lane left with no call and no marker to draw is empty;
+// hidden counts those, left out unless showEmpty.
+function laneGeometry(order, filters, markers, showEmpty) {
+  let marked = null;
+  if (filters.agent == null && narrowsLanes(filters)) {
+    marked = new Set();
+    for (const mk of markers) if (markerMatches(mk, filters)) marked.add(mk.agent);
+  }
   const lanes = [];
-  let y = 0;
+  let y = 0, hidden = 0;
   for (const a of order) {
     if (filters.agent != null && a.id !== filters.agent) continue;
+    if (marked && !marked.has(a.id) && nextShown(a.calls, 0, 1, filters) < 0) {
+      hidden++;
+      if (!showEmpty) continue;
+    }
     const h = laneHeight(a);
     lanes.push({ a, y, h });
     y += h;
   }
-  return { lanes, height: y };
+  return { lanes, height: y, hidden };
 }
 
 function laneAt(lanes, y) {
@@ -174,8 +187,12 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
   // What the live region says of the highlighted call.
   const [said, setSaid] = useState('');
 
+  // Whether the lanes a filter leaves empty are shown all the same.
+  const [showEmpty, setShowEmpty] = useState(false);
+
   const lay = model.layout();
-  const g = laneGeometry(lay.order, filters);
+  // A new layout comes with every change of the model (its version).
+  const g = useMemo(() => laneGeometry(lay.order, filters, model.markers, showEmpty), [lay, filters, showEmpty]);
   geo.current = g;
   props.current = { model, filters, selected, onSelect };
 
@@ -773,6 +790,10 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         <div class="tl-corner">agent <span class="muted">· calls · time</span></div>
         <div class="tl-axis"><canvas ref=${axisRef} aria-hidden="true"></canvas></div>
       </div>
+      ${g.hidden > 0 && html`<div class="tl-hidden" data-testid="lanes-hidden">
+        ${showEmpty ? `${plural(g.hidden, 'agent')} with no call or event that matches the filters` : `${plural(g.hidden, 'agent')} hidden: no call or event of theirs matches the filters`}
+        <button type="button" class="link" onClick=${() => { setShowEmpty(!showEmpty); setHover(null); }}>${showEmpty ? 'hide them' : 'show them'}</button>
+      </div>`}
       <div class="tl-scroll" ref=${scrollRef} onScroll=${request}>
         <div class="tl-inner" style=${{ height: g.height + 'px' }}>
           <div class="tl-tree" role="tree" aria-label="Agents">
