@@ -1,13 +1,12 @@
 package classify
 
 import (
-	"bufio"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hookwatch/hookwatch/internal/corpus"
 )
 
 // TestInputFieldsAgreeWithPayloads: every field of a known tool's
@@ -16,10 +15,6 @@ import (
 // the model's typos, not the tool's fields. A client that adds a field
 // fails this test when its payloads join the corpus.
 func TestInputFieldsAgreeWithPayloads(t *testing.T) {
-	files, err := filepath.Glob("../attribution/testdata/*.jsonl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no payload corpus: %v", err)
-	}
 	seen := map[string]int{}
 	var calls func(v any, visit func(map[string]any))
 	calls = func(v any, visit func(map[string]any)) {
@@ -39,39 +34,27 @@ func TestInputFieldsAgreeWithPayloads(t *testing.T) {
 			}
 		}
 	}
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
+	for _, p := range corpus.Load(t) {
+		var v any
+		if err := json.Unmarshal(p.JSON, &v); err != nil {
+			t.Fatalf("%s: %v", p.Label, err)
 		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			var v any
-			if json.Unmarshal(sc.Bytes(), &v) != nil {
-				continue
+		calls(v, func(c map[string]any) {
+			tool := c["tool_name"].(string)
+			fields, known := InputFields(tool)
+			if !known {
+				return
 			}
-			calls(v, func(c map[string]any) {
-				tool := c["tool_name"].(string)
-				fields, known := InputFields(tool)
-				if !known {
-					return
+			if resp, _ := json.Marshal(c["tool_response"]); strings.Contains(string(resp), "InputValidationError") {
+				return
+			}
+			seen[tool]++
+			for k := range c["tool_input"].(map[string]any) {
+				if !slices.Contains(fields, k) {
+					t.Errorf("%s: %s's tool_input has %q, which InputFields does not list", p.Label, tool, k)
 				}
-				if resp, _ := json.Marshal(c["tool_response"]); strings.Contains(string(resp), "InputValidationError") {
-					return
-				}
-				seen[tool]++
-				for k := range c["tool_input"].(map[string]any) {
-					if !slices.Contains(fields, k) {
-						t.Errorf("%s: %s's tool_input has %q, which InputFields does not list", filepath.Base(f), tool, k)
-					}
-				}
-			})
-		}
-		fh.Close()
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
-		}
+			}
+		})
 	}
 	// The corpus holds calls of the common tools: the test reads them.
 	for _, tool := range []string{"Bash", "Read", "Write", "Edit", "Grep", "Glob", "WebFetch", "Agent", "apply_patch"} {
