@@ -702,11 +702,9 @@ func (e *env) checkCollector(ctx context.Context) Check {
 			c.Message += fmt.Sprintf(" (this hookwatch is %s)", e.Version)
 		}
 	}
-	if h.Spool != nil && e.localURL() && !hook.ForTeamServer(e.tokenSource, e.token) && !hook.SpoolDelivers(e.home, e.url) {
-		// A collector of this machine that drains a spool, but not this
-		// home's: another HOOKWATCH_HOME's, or another user's. The hooks
-		// post their events to it, into a database that is not this
-		// home's, and its dashboard shows that home's sessions.
+	if install.CollectorOfAnotherHome(e.home, e.url, h.Spool != nil, hook.ForTeamServer(e.tokenSource, e.token)) {
+		// The hooks post their events to it, into a database that is not
+		// this home's, and its dashboard shows that home's sessions.
 		c.Status = Warn
 		c.Message = fmt.Sprintf("%s is up, but it is the collector of another HOOKWATCH_HOME, not of %s: this home's hooks send their events to it, into that home's database, and a collector of this home cannot listen there", e.url, e.home)
 		c.Fix = "if that is not meant: stop that collector where it runs ('hookwatch stop' with its HOOKWATCH_HOME), or run this home's elsewhere: hookwatch serve --addr 127.0.0.1:<port>, and export HOOKWATCH_URL=http://127.0.0.1:<port>"

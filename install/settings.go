@@ -262,6 +262,20 @@ func LocalCollector(collectorURL string) bool {
 	return h == "localhost"
 }
 
+// CollectorOfAnotherHome reports whether the collector answering at
+// collectorURL is the collector of another HOOKWATCH_HOME than home (another
+// user's, a service's): one on this machine (LocalCollector) that drains a
+// spool (drainsSpool: its /healthz, asked with the hooks' token, reports
+// one) which is not home's (hook.SpoolDelivers). home's hooks would post
+// their events to it, into that home's database, and home's own collector
+// cannot listen there. A collector that reports no spool is not known to be
+// any home's, and is not called another's; nor is the collector at a URL
+// for which home's hooks hold a team server's token (team: a tunnel to the
+// team's server, not a home's collector).
+func CollectorOfAnotherHome(home, collectorURL string, drainsSpool, team bool) bool {
+	return drainsSpool && !team && LocalCollector(collectorURL) && !hook.SpoolDelivers(home, collectorURL)
+}
+
 // group is the matcher group hookwatch registers for e: no matcher (every
 // occurrence), one handler.
 func (o Options) group(e Event) obj {

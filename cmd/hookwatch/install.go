@@ -418,11 +418,12 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		home := hook.Home(os.Getenv)
 		token, src := hook.LookupToken(hookEnv, home)
 		team := hook.ForTeamServer(src, token)
-		running := install.LocalCollector(base) && healthy(ctx, base, time.Second)
-		if running && !team && !hook.SpoolDelivers(home, base) {
-			// It answers, but does not drain this home's spool: another
-			// HOOKWATCH_HOME's collector (another user's), which would
-			// take this home's events into its database.
+		running, drains := false, false
+		if install.LocalCollector(base) {
+			running, drains = health(ctx, base, token, time.Second)
+		}
+		if running && install.CollectorOfAnotherHome(home, base, drains, team) {
+			// It would take this home's events into its database.
 			io.WriteString(stdout, otherHomeNote(base, home))
 			return nil
 		}

@@ -914,11 +914,44 @@ func TestNextSteps(t *testing.T) {
 		t.Errorf("install with no collector running:\n%s", out)
 	}
 	mustHW(t, "uninstall")
-	c := newTestCollector(t)
-	// A collector on this machine that does not drain this home's spool
+	// A collector on this machine that drains a spool, not this home's,
 	// is another home's: install says so, not that it runs already.
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "other.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := collector.Start(collector.Options{Config: collector.Config{Store: db, Version: version}, Addr: "127.0.0.1:0", Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Stop(context.Background())
+	t.Setenv("HOOKWATCH_URL", other.URL())
 	if out := mustHW(t, "install"); !strings.Contains(out, "is the collector of another HOOKWATCH_HOME") || strings.Contains(out, "runs already") {
 		t.Errorf("install with another home's collector running:\n%s", out)
+	}
+	mustHW(t, "uninstall")
+	// One that requires a token tells whether it drains a spool only to a
+	// caller holding it: install asks with the hooks' token.
+	db2, err := sqlite.Open(filepath.Join(t.TempDir(), "other2.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	guarded, err := collector.Start(collector.Options{Config: collector.Config{Store: db2, Version: version, Token: "s3cret-token"}, Addr: "127.0.0.1:0", Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer guarded.Stop(context.Background())
+	t.Setenv("HOOKWATCH_URL", guarded.URL())
+	t.Setenv("HOOKWATCH_TOKEN", "s3cret-token")
+	if out := mustHW(t, "install"); !strings.Contains(out, "is the collector of another HOOKWATCH_HOME") {
+		t.Errorf("install with another home's collector that requires the hooks' token:\n%s", out)
+	}
+	mustHW(t, "uninstall")
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	// One that drains no spool is no home's known: it runs.
+	c := newTestCollector(t)
+	if out := mustHW(t, "install"); !strings.Contains(out, "The collector runs already") || strings.Contains(out, "another HOOKWATCH_HOME") {
+		t.Errorf("install with a collector that drains no spool:\n%s", out)
 	}
 	mustHW(t, "uninstall")
 	// This home's collector drains its spool.

@@ -40,18 +40,34 @@ func runningCollector(home string) (spool.ConsumerInfo, bool) {
 // healthy reports whether a collector answers /healthz at base within
 // timeout.
 func healthy(ctx context.Context, base string, timeout time.Duration) bool {
+	ok, _ := health(ctx, base, "", timeout)
+	return ok
+}
+
+// health asks /healthz at base within timeout, sending token when not "":
+// whether a collector answers OK, and whether it says it drains a spool —
+// which a collector tells only a caller its token admits (or any caller,
+// when it requires none).
+func health(ctx context.Context, base, token string, timeout time.Duration) (ok, drainsSpool bool) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
 	if err != nil {
-		return false
+		return false, false
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return false
+		return false, false
 	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	defer resp.Body.Close()
+	var h struct {
+		Spool json.RawMessage `json:"spool"`
+	}
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&h)
+	return resp.StatusCode == http.StatusOK, len(h.Spool) > 0 && string(h.Spool) != "null"
 }
 
 // startCollector starts `hookwatch serve` in the background for home,
