@@ -216,8 +216,7 @@ func ActiveSince(files []claudecode.TranscriptFile, since time.Time) (kept []cla
 		if _, seen := active[f.SessionID]; !seen {
 			active[f.SessionID] = false
 		}
-		info, err := os.Stat(f.Path)
-		if err != nil || !info.ModTime().Before(since) {
+		if WrittenSince(f.Path, since) {
 			active[f.SessionID] = true
 		}
 	}
@@ -232,6 +231,30 @@ func ActiveSince(files []claudecode.TranscriptFile, since time.Time) (kept []cla
 		}
 	}
 	return kept, left
+}
+
+// FilesSince returns the files written at or after since (WrittenSince),
+// in files' order, and how many it left out: for files each of which is a
+// session of its own (Codex rollouts), where ActiveSince is for a
+// session's several transcripts.
+func FilesSince(files []string, since time.Time) (kept []string, left int) {
+	for _, f := range files {
+		if WrittenSince(f, since) {
+			kept = append(kept, f)
+		} else {
+			left++
+		}
+	}
+	return kept, left
+}
+
+// WrittenSince reports whether the file at path was written at or after
+// since (its modification time): what --since means by active. A file that
+// cannot be stat'ed counts as written, to be kept for the import to say why
+// it cannot read it.
+func WrittenSince(path string, since time.Time) bool {
+	info, err := os.Stat(path)
+	return err != nil || !info.ModTime().Before(since)
 }
 
 // SortFiles puts transcript files in the order Find returns them: by

@@ -524,6 +524,43 @@ func TestActiveSince(t *testing.T) {
 	}
 }
 
+// TestFilesSince: a file is kept when written at or after the time, or
+// when it cannot be stat'ed (the import says why it cannot read it); older
+// ones are left out and counted, the order kept.
+func TestFilesSince(t *testing.T) {
+	dir := t.TempDir()
+	since := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	mtimes := map[string]time.Time{
+		"a-old.jsonl":     since.Add(-time.Second),
+		"b-at.jsonl":      since,
+		"c-new.jsonl":     since.Add(time.Hour),
+		"d-ancient.jsonl": since.AddDate(-1, 0, 0),
+	}
+	var files []string
+	for _, name := range []string{"a-old.jsonl", "b-at.jsonl", "c-new.jsonl", "d-ancient.jsonl", "e-gone.jsonl"} {
+		p := filepath.Join(dir, name)
+		files = append(files, p)
+		if mt, ok := mtimes[name]; ok {
+			if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(p, mt, mt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	kept, left := importer.FilesSince(files, since)
+	want := []string{files[1], files[2], files[4]}
+	if !slices.Equal(kept, want) || left != 2 {
+		t.Errorf("FilesSince = %v, left out %d; want %v, 2", kept, left, want)
+	}
+	for i, want := range []bool{false, true, true, false, true} {
+		if got := importer.WrittenSince(files[i], since); got != want {
+			t.Errorf("WrittenSince(%s) = %v, want %v", filepath.Base(files[i]), got, want)
+		}
+	}
+}
+
 // TestFindThroughSymlink: a projects directory that is a symlink (kept in
 // a dotfiles repository) is walked through, and its files named by the
 // path through the link, which the client's hooks carry.

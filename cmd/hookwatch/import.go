@@ -433,14 +433,7 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 	}
 	left := 0 // rollouts --since leaves out
 	if !since.IsZero() {
-		files = slices.DeleteFunc(files, func(f string) bool {
-			info, err := os.Stat(f)
-			old := err == nil && info.ModTime().Before(since)
-			if old {
-				left++
-			}
-			return old
-		})
+		files, left = importer.FilesSince(files, since)
 	}
 	base, token, _, err := importCollector(ctx, dryRun || len(files) == 0, noStart, stderr)
 	if err != nil {
