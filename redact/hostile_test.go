@@ -77,6 +77,9 @@ var hostile = []struct{ name, unit string }{
 	{"netrc-blanks", "login \n password \t"},
 	{"netrc-prefixes", "1:\n     2\t\n3-login a password "},
 	{"pem-begin-prefixes", "a/b.key:1:-----BEGIN RSA PRIVATE KEY-----\na/b.key:2:"},
+	{"netrc-paths", "a/.netrc:\na/.netrc:login a password "},
+	{"netrc-paths-long-lines", "a:" + strings.Repeat("b", 1000) + "\na:login a password "},
+	{"pem-begin-paths", "a/b.key:-----BEGIN RSA PRIVATE KEY-----\na/b.key:"},
 	{"pem-end-prefixes", "     1\tQUFBQUFBQUFBQUFBQUFBQUFB\n+-----END RSA PRIVATE KEY-----\n"},
 	{"pem-end-numbers", "1:-----END RSA PRIVATE KEY-----"},
 }

@@ -69,10 +69,11 @@
 //
 // Files reach a payload through tools that print them line by line, each
 // line behind a prefix: cat -n's and nl's number, grep -n's, rg's and git
-// grep -n's path and number, a diff's mark. A rule that follows a secret
-// across lines (the words of a .netrc entry, the body of a PEM block, a
-// private key in base64 wrapped) passes over such a prefix, which stays in
-// the text.
+// grep -n's path and number, grep -r's and git grep's path alone (read so
+// where the line before or after starts with the same path), a diff's
+// mark. A rule that follows a secret across lines (the words of a .netrc
+// entry, the body of a PEM block, a private key in base64 wrapped) passes
+// over such a prefix, which stays in the text.
 //
 // Assignments keep their name and replace only the value, and are skipped when
 // the value is empty, a variable reference ($TOKEN, ${API_KEY}, {{ .x }}), a

@@ -482,6 +482,7 @@ func FuzzString(f *testing.F) {
 		"DB_PASSWORD=a${b}c$(d)e`f`g h", "TOKEN=${A:-x${B}}y \"${C}z\" ${D}/e", "password: `a`b$(c",
 		"curl -u a:${P:-" + strings.Repeat("x", 300) + "} https://u:${P:-" + strings.Repeat("y", 300) + "}@h",
 		"a://${U:-" + strings.Repeat("x", 300) + "}:p@h a://${U:-" + strings.Repeat("y:{", 100) + ":p@h/",
+		"a/.netrc:machine h\na/.netrc:login u\na/.netrc:password p", "k.pem:" + pemRSA[:60] + "\r\nk.pem:" + pemRSA[60:],
 	} {
 		f.Add(s)
 	}
@@ -497,4 +498,36 @@ func FuzzString(f *testing.F) {
 			t.Fatalf("not idempotent:\n in  %q\n out %q\n again %q", in, out, again)
 		}
 	})
+}
+
+// TestLineBodyPathAlone: the path grep -r prints before each line of a file
+// is a prefix when the line before or after starts with it too, across
+// the line breaks of text and of JSON text; on a line alone, or between
+// other paths, it is the line's text.
+func TestLineBodyPathAlone(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		ls   int // the line's start
+		want int // where its body starts
+	}{
+		{"a/.netrc:login x\na/.netrc:password y", 17, 26},
+		{"a/.netrc:login x\r\na/.netrc:password y", 18, 27},
+		{`a/.netrc:login x\na/.netrc:password y`, 18, 27},
+		{`a/.netrc:login x\r\na/.netrc:password y`, 20, 29},
+		{"a/.netrc:  password y", 0, 0},
+		{"a/.netrc:machine h\na/.netrc:login x", 0, 9},
+		{"a/.netrc:machine h\r\na/.netrc:login x", 0, 9},
+		{`a/.netrc:machine h\na/.netrc:login x`, 0, 9},
+		{`a/.netrc:machine h\r\na/.netrc:login x`, 0, 9},
+		{"a/.netrc:machine h\nb/.netrc:login x", 0, 0},
+		{"c:x\nb/.netrc:login x\na/.netrc:y", 4, 4},
+		{"b/.netrc:login x\na/.netrc:password y", 17, 17},
+		{"\na/.netrc:password y", 1, 1},
+		{"a/.netrc:\na/.netrc:password y", 10, 19},  // an empty line of the file above
+		{"main.go:x\nmain.go:  password y", 10, 19}, // diff-mark blank, as after a number
+	} {
+		if got := lineBody(tc.text, tc.ls); got != tc.want {
+			t.Errorf("lineBody(%q, %d) = %d, want %d", tc.text, tc.ls, got, tc.want)
+		}
+	}
 }

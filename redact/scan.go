@@ -447,7 +447,10 @@ const maxLinePrefix = 256
 // cat -n and nl ("     3\t"), grep -n, rg and git grep -n ("3:", "3-" on
 // a context line, after a path or not: "a/.env:3:", "a/.env-3-"; rg
 // --heading prints the path on a line of its own), and the mark of a diff
-// line ("+", "-", " "), alone or after such a number (grep -n in a patch).
+// line ("+", "-", " "), alone or after such a number (grep -n in a patch);
+// and the path alone, "a/.netrc:", that grep -r and git grep without -n put
+// on every line of a file, read so when the line before or after starts
+// with it too.
 // It returns ls when the line has none.
 //
 // It is the one reading of these prefixes, for the rules that follow a
@@ -470,6 +473,7 @@ func lineBody(s string, ls int) int {
 	}
 	if p == ls {
 		// A path, then the number between two of the same separator.
+		colon := -1
 		for j := ls + 1; j < len(s) && j-ls < maxLinePrefix && !isBlank(s[j]) && s[j] != '\\'; j++ {
 			if s[j] != ':' && s[j] != '-' {
 				continue
@@ -477,9 +481,75 @@ func lineBody(s string, ls int) int {
 			if d := digitRun(s, j+1); d > j+1 && d < len(s) && s[d] == s[j] {
 				return diffMark(s, d+1)
 			}
+			if colon < 0 && s[j] == ':' {
+				colon = j
+			}
+		}
+		// A path and no number (grep -r, git grep without -n): the
+		// line before or after starts with the same path, as every line
+		// of a file printed so does. One line alone is not read so:
+		// "file.go:text" is as often the text itself.
+		if colon > ls && pathAround(s, ls, s[ls:colon+1]) {
+			return diffMark(s, colon+1)
 		}
 	}
 	return diffMark(s, ls)
+}
+
+// maxLineAround bounds how far pathAround looks for the start of the line
+// before or after.
+const maxLineAround = 4 * maxLinePrefix
+
+// pathAround reports whether the line before or the line after the one
+// that starts at s[ls] starts with w, the path that line starts with:
+// grep -r prints it before every line of a file. Line breaks are raw or
+// JSON escapes; each look goes at most maxLineAround bytes.
+func pathAround(s string, ls int, w string) bool {
+	return lineAboveStartsWith(s, ls, w) || lineBelowStartsWith(s, ls, w)
+}
+
+// lineAboveStartsWith reports whether the line before the one that starts
+// at s[ls] starts with w.
+func lineAboveStartsWith(s string, ls int, w string) bool {
+	e := ls
+	switch {
+	case e > 0 && (s[e-1] == '\n' || s[e-1] == '\r'):
+		e--
+	case e > 1 && s[e-2] == '\\' && (s[e-1] == 'n' || s[e-1] == 'r'):
+		e -= 2
+	default:
+		return false // the text's first line
+	}
+	// The \r of a \r\n is the same break.
+	if e > 0 && s[e-1] == '\r' && s[e] == '\n' {
+		e--
+	} else if e > 1 && hasAt(s, e-2, `\r`) && hasAt(s, e, `\n`) {
+		e -= 2
+	}
+	for b := e; b >= 0 && e-b <= maxLineAround; b-- {
+		if lineStartAt(s, b) {
+			return e-b >= len(w) && hasAt(s, b, w)
+		}
+	}
+	return false
+}
+
+// lineBelowStartsWith reports whether the line after the one that starts at
+// s[ls] starts with w.
+func lineBelowStartsWith(s string, ls int, w string) bool {
+	for i := ls + len(w); i < len(s) && i-ls <= maxLineAround; i++ {
+		switch {
+		case hasAt(s, i, "\r\n"):
+			return hasAt(s, i+2, w)
+		case s[i] == '\n' || s[i] == '\r':
+			return hasAt(s, i+1, w)
+		case hasAt(s, i, `\r\n`):
+			return hasAt(s, i+4, w)
+		case hasAt(s, i, `\n`) || hasAt(s, i, `\r`):
+			return hasAt(s, i+2, w)
+		}
+	}
+	return false
 }
 
 // diffMark returns the index after the mark of a diff line at s[p] (+, -

@@ -128,6 +128,9 @@ func Samples() []Sample {
 		{"password", "     1\tmachine api.example.com\n     2\t  login deploy\n     3\t  password Hv6Qz3Wx8Kt2Rm", "Hv6Qz3Wx8Kt2Rm"},
 		{"private_key", "certs/tls.key:1:-----BEGIN " + "PRIVATE KEY-----\ncerts/tls.key:2:MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\ncerts/tls.key:3:" + pemLine, pemLine},
 		{"private_key", " MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-" + pemLine + "\n+" + pemLine[1:] + "A\n -----END " + "PRIVATE KEY-----", pemLine},
+		// grep -r and git grep without -n: the path alone before each line.
+		{"password", "home/.netrc:machine api.example.com\nhome/.netrc:  login deploy\nhome/.netrc:  password Rk4Wz8Tq2Xn6Hm", "Rk4Wz8Tq2Xn6Hm"},
+		{"private_key", "certs/tls.key:-----BEGIN " + "PRIVATE KEY-----\ncerts/tls.key:MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\ncerts/tls.key:" + pemLine, pemLine},
 		{"secret", "APP_KEY=base64:" + "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc=", "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc="},
 	}
 }
