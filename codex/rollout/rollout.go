@@ -245,7 +245,7 @@ func NewReader(path, host, user string) *Reader {
 func (r *Reader) Session() string { return r.session }
 
 // Lost returns the lines lost so far: those Record could not read and,
-// for Read's Reader, the lines above MaxLine it passed over.
+// for Read's and a Tail's Reader, the lines above MaxLine passed over.
 func (r *Reader) Lost() Stats { return r.lost }
 
 // Record reads one line of the rollout and returns the envelopes it
@@ -755,6 +755,11 @@ func (t *Tail) Offset() int64 { return t.off }
 // record was read.
 func (t *Tail) Session() string { return t.r.Session() }
 
+// Lost returns the lines the Tail has lost so far, as Read counts them: a
+// line above MaxLine counts once it ends, however many calls it spans; a
+// torn last line is not lost, but read whole by a later call.
+func (t *Tail) Lost() Stats { return t.r.Lost() }
+
 // Next reads the lines appended since the last call into envelopes.
 func (t *Tail) Next() ([]event.Envelope, error) {
 	f, _, err := regfile.Open(t.r.path)
@@ -788,6 +793,8 @@ func (t *Tail) Next() ([]event.Envelope, error) {
 			t.off, t.skip = from+lr.Offset(), false
 			if fl&lines.Long == 0 {
 				envs = append(envs, t.r.Record(line)...)
+			} else {
+				t.r.lost.Long++
 			}
 		}
 	}

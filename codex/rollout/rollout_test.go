@@ -202,6 +202,9 @@ func TestTail(t *testing.T) {
 	if first, rest = tools(first), tools(rest); err != nil || len(first) != 1 || len(rest) != 5 {
 		t.Fatalf("with a huge line: %d + %d envelopes, want 1 + 5 (%v)", len(first), len(rest), err)
 	}
+	if st := tail.Lost(); st != (Stats{Long: 1}) {
+		t.Errorf("a huge line written in two halves: %+v lost, want 1 long", st)
+	}
 	// Read, of the whole file, passes over it as the tail does.
 	if all, _, err := Read(path, "h", "u"); err != nil || len(tools(all)) != 6 {
 		t.Fatalf("Read with a huge line: %d envelopes, %v; want 6", len(tools(all)), err)
@@ -235,6 +238,9 @@ func TestTailPastMaxLine(t *testing.T) {
 	if envs, err := tail.Next(); len(envs) != 0 || err != nil {
 		t.Fatalf("a line past MaxLine, not ended: %v %v", envs, err)
 	}
+	if st := tail.Lost(); st != (Stats{}) {
+		t.Errorf("a line past MaxLine, not ended: %+v lost, want none until it ends", st)
+	}
 	if want := int64(len(head) + MaxLine + 1); tail.Offset() != want {
 		t.Errorf("offset %d, want %d: past what was read of the line", tail.Offset(), want)
 	}
@@ -249,6 +255,9 @@ func TestTailPastMaxLine(t *testing.T) {
 	}
 	if tail.Offset() != int64(len(whole)+MaxLine+1+3) {
 		t.Errorf("offset %d, want the file's size %d", tail.Offset(), len(whole)+MaxLine+1+3)
+	}
+	if st := tail.Lost(); st != (Stats{Long: 1}) {
+		t.Errorf("a line past MaxLine read in two calls: %+v lost, want 1 long", st)
 	}
 }
 
@@ -636,6 +645,11 @@ func TestReadLost(t *testing.T) {
 	envs, st, err := Read(path, "h", "u")
 	if err != nil || len(envs) != len(ref) || st != (Stats{Long: 1, Unreadable: 3}) {
 		t.Fatalf("Read with lost lines: %d envelopes, %+v, %v; want %d, 1 long, 3 unreadable", len(envs), st, err, len(ref))
+	}
+	// A Tail (the collector's) loses the same lines, and counts them so.
+	tail := NewTail(path, "h", "u")
+	if tenvs, err := tail.Next(); err != nil || len(tenvs) != len(ref) || tail.Lost() != st {
+		t.Fatalf("Tail with lost lines: %d envelopes, %+v, %v; want %d, %+v", len(tenvs), tail.Lost(), err, len(ref), st)
 	}
 }
 
