@@ -88,6 +88,11 @@ type Options struct {
 	// again. Nil ends the Run at such a file. A failed delivery ends the
 	// Run either way.
 	FileError func(path string, err error)
+	// FileLost, when set, is told once a file is delivered of the lines
+	// of it this Run passed over for what they held (Summary.Long and
+	// Unreadable, that file's), on Run's goroutine; a file that lost
+	// none is not told of.
+	FileLost func(path string, long, unreadable int)
 }
 
 // Known is what the store already holds of one session, by the ids the
@@ -474,6 +479,9 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 				sum.Skipped += fsum.Skipped
 				sum.Long += fsum.Long
 				sum.Unreadable += fsum.Unreadable
+				if opt.FileLost != nil && fsum.Long+fsum.Unreadable > 0 {
+					opt.FileLost(f.Path, fsum.Long, fsum.Unreadable)
+				}
 				sum.Stored += c.storedSkips
 				for name, n := range c.counts {
 					sum.Envelopes[name] += n

@@ -2,6 +2,7 @@ package importer_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -691,5 +692,42 @@ func TestImportStateLocked(t *testing.T) {
 	}
 	if again, sum := importAll(t, root, state); len(again) != 0 || sum.Bytes != 0 {
 		t.Fatalf("after the run, another made %d envelopes from %d bytes: the lock was not released or the offsets not kept", len(again), sum.Bytes)
+	}
+}
+
+// TestImportFileLost: FileLost is told, for each file delivered, of the
+// lines of it passed over for what they held (its share of the Summary's
+// Long and Unreadable), and not of the files that lost none.
+func TestImportFileLost(t *testing.T) {
+	root := copyTree(t, "parallel")
+	files, err := importer.Find([]string{root})
+	if err != nil || len(files) < 2 {
+		t.Fatalf("found %d files: %v", len(files), err)
+	}
+	broken := files[1] // a subagent's, after its main transcript
+	b, err := os.ReadFile(broken.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A record torn by a crash, and a line that is not JSON, before the
+	// file's records.
+	i := bytes.Index(b, []byte(`"type":"assistant"`))
+	if i < 0 {
+		t.Fatalf("%s has no assistant record", broken.Path)
+	}
+	torn := b[bytes.LastIndexByte(b[:i], '\n')+1 : i+len(`"type":"assistant"`)]
+	if err := os.WriteFile(broken.Path, slices.Concat(torn, []byte("\nnot json\n"), b), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	told := map[string][2]int{}
+	sum, err := importer.Run(context.Background(), files, importer.Options{
+		Pipeline: pipeline(), DryRun: true,
+		FileLost: func(path string, long, unreadable int) { told[path] = [2]int{long, unreadable} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(told) != 1 || told[broken.Path] != [2]int{0, 2} || sum.Unreadable != 2 {
+		t.Fatalf("told of %v (summary: %d unreadable), want only %s, 2 unreadable lines", told, sum.Unreadable, broken.Path)
 	}
 }
