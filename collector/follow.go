@@ -192,6 +192,27 @@ func (f *follower) readDue(ctx context.Context) {
 	}
 }
 
+// The sources of hookwatch_followed_lines_lost_total.
+const (
+	lostSourceTranscript = "transcript"
+	lostSourceRollout    = "rollout"
+)
+
+// followedLost counts the lines a follower passed over in one read of the
+// file at path for what they held (what of them, from source: long ones,
+// above the reader's bound on a line, and unreadable ones, not JSON or
+// not of a record's shape), and says so in one warning for the file, not
+// one per line: what they record is missing from the store, as `hookwatch
+// import` says of the lines it passes over.
+func (s *Server) followedLost(source, what, path string, long, unreadable int) {
+	if long+unreadable == 0 {
+		return
+	}
+	s.metrics.followedLost[source].Add(long + unreadable)
+	s.log.Warn("lines of "+what+" passed over: what they record is not stored",
+		"path", path, "long", long, "unreadable", unreadable)
+}
+
 // followBatch is how many envelopes of a followed file one commit stores.
 const followBatch = 500
 

@@ -35,6 +35,9 @@ type serverMetrics struct {
 	sseClients     *metrics.Gauge
 	bodiesRefused  *metrics.Counter
 	streamsStalled *metrics.Counter
+	// followedLost counts the lines the followers passed over for what
+	// they held, by source (lostSource*).
+	followedLost map[string]*metrics.Counter
 	// spool is the local spool the server drains (DrainSpool), nil until
 	// it drains one; its counters are read at each scrape.
 	spool atomic.Pointer[spool.Spool]
@@ -57,6 +60,10 @@ func newMetrics() *serverMetrics {
 		sseClients:     s.NewGauge(`hookwatch_sse_clients`, nil),
 		bodiesRefused:  s.NewCounter(`hookwatch_requests_busy_total`),
 		streamsStalled: s.NewCounter(`hookwatch_sse_stalled_total`),
+		followedLost: map[string]*metrics.Counter{
+			lostSourceTranscript: s.NewCounter(`hookwatch_followed_lines_lost_total{source="transcript"}`),
+			lostSourceRollout:    s.NewCounter(`hookwatch_followed_lines_lost_total{source="rollout"}`),
+		},
 	}
 }
 

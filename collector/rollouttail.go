@@ -44,9 +44,12 @@ type RolloutOptions struct {
 // FollowRollouts follows the rollouts of o.Dir until ctx ends (a
 // follower): at each look it reads what each rollout gained since the last
 // (nothing is read twice; a line still being written waits for the next
-// look) and stores it. Memory is bounded by the number of rollout files (a
-// path and an offset each) and, per followed file, the calls still waiting
-// for their results. Offsets live in memory: a restarted collector reads
+// look) and stores it. A line it passes over for what it held (above
+// rollout.MaxLine, or not a record: rollout.Stats) is counted on /metrics
+// and the rollout named in a warning with the count of its read. Memory is
+// bounded by the number of rollout files (a path, an offset and a count of
+// lost lines each) and, per followed file, the calls still waiting for
+// their results. Offsets live in memory: a restarted collector reads
 // the recent rollouts again, which stores nothing twice (an envelope's id
 // is derived from the record).
 func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
@@ -57,16 +60,27 @@ func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 		o.Since = DefaultRolloutSince
 	}
 	tails := map[string]*rollout.Tail{}
+	// counted are the lost lines of each rollout counted so far: a rollout
+	// read again from its start after a failed store loses the same lines
+	// again, which are not counted twice.
+	counted := map[string]rollout.Stats{}
 	// readOne reads what the rollout at path (size bytes at this look)
 	// gained and stores it; false means it is to be read again.
 	readOne := func(ctx context.Context, path string, size int64) bool {
 		t := tails[path]
 		if t == nil || size < t.Offset() {
 			// New, grown after a while, or rewritten: from its start.
+			if t != nil {
+				delete(counted, path) // rewritten: its lines are new
+			}
 			t = rollout.NewTail(path, o.Host, o.User)
 			tails[path] = t
 		}
 		envs, err := t.Next()
+		lost, seen := t.Lost(), counted[path]
+		s.followedLost(lostSourceRollout, "a Codex rollout", path,
+			max(lost.Long-seen.Long, 0), max(lost.Unreadable-seen.Unreadable, 0))
+		counted[path] = rollout.Stats{Long: max(lost.Long, seen.Long), Unreadable: max(lost.Unreadable, seen.Unreadable)}
 		if err != nil {
 			s.log.Warn("cannot read a Codex rollout", "path", path, "err", err)
 		}

@@ -61,9 +61,11 @@ type TranscriptOptions struct {
 // follower): at each look, each main or subagent transcript that grew is
 // imported from the offset the state file keeps for it, and what it gained
 // is stored. A line still being written waits for the next look; a line
-// above claudecode.MaxTranscriptLine is passed over. A record read twice
-// (a state file lost, or written by a concurrent import) is stored once:
-// an envelope's id is derived from the record.
+// above claudecode.MaxTranscriptLine is passed over, as is one not
+// readable as a record: both are counted on /metrics, and the transcript
+// named in a warning with the count of its read. A record read twice (a
+// state file lost, or written by a concurrent import) is stored once: an
+// envelope's id is derived from the record.
 func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 	if o.Dir == "" || o.StatePath == "" {
 		return
@@ -97,6 +99,9 @@ func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 				Pipeline: pl, StatePath: o.StatePath, Holder: "hookwatch serve",
 				Deliver: func(ctx context.Context, envs []event.Envelope) error {
 					return s.storeFollowed(ctx, what, dir, envs)
+				},
+				FileLost: func(path string, long, unreadable int) {
+					s.followedLost(lostSourceTranscript, what, path, long, unreadable)
 				},
 				FileError: func(path string, err error) {
 					s.log.Warn("cannot import "+what, "path", path, "err", err)
