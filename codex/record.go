@@ -37,6 +37,10 @@ type Meta struct {
 	// Source is what started the thread: a name ("cli", "exec", "vscode",
 	// …) or an object naming a subagent's spawn.
 	Source json.RawMessage `json:"source"`
+	// Nickname is the name Codex shows for a subagent's thread
+	// ("Maxwell"), which the spawn call's response gives too; "" for a
+	// session's own thread. Codex also writes it inside Source.
+	Nickname string `json:"agent_nickname"`
 }
 
 // A record's envelope and a session_meta's payload are read with
@@ -104,6 +108,8 @@ func DecodeMeta(payload []byte) (m Meta, ok bool) {
 			dst = &m.Parent
 		case "forked_from_id":
 			dst = &m.ForkedFrom
+		case "agent_nickname":
+			dst = &m.Nickname
 		case "source":
 			m.Source = append(json.RawMessage(nil), val...)
 			return

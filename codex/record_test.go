@@ -31,7 +31,8 @@ func FuzzDecodeRecord(f *testing.F) {
 	for _, s := range []string{`{"type":null,"ordinal":null,"payload":null}`, `{"ordinal":3,"ordinal":null}`, `{"type":5}`, `{"timestamp":"x"}`,
 		`{"type":"session_meta","payload":{"id":"a","id":null,"cwd":7}}`, `{"type":"session_meta","payload":[1]}`, `{"type":"session_meta","payload":"s"}`,
 		`{"type":"session_meta","payload":{"source":{"subagent":null},"session_id":"\u00e9\ud800"}}`,
-		`{"type":"session_meta","payload":{"forked_from_id":1}}`, `{"type":"session_meta","payload":{"forked_from_id":null,"forked_from_id":"p"}}`} {
+		`{"type":"session_meta","payload":{"forked_from_id":1}}`, `{"type":"session_meta","payload":{"forked_from_id":null,"forked_from_id":"p"}}`,
+		`{"type":"session_meta","payload":{"agent_nickname":["M"]}}`, `{"type":"session_meta","payload":{"agent_nickname":"M","agent_nickname":null}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
@@ -54,7 +55,7 @@ func FuzzDecodeRecord(f *testing.F) {
 			(got.Ordinal == nil) != (want.Ordinal == nil) || got.Ordinal != nil && *got.Ordinal != *want.Ordinal {
 			t.Fatalf("DecodeRecord %+v, encoding/json %+v", got, want)
 		}
-		if otherCase(got.Payload, "id", "session_id", "cwd", "parent_thread_id", "forked_from_id", "source") {
+		if otherCase(got.Payload, "id", "session_id", "cwd", "parent_thread_id", "forked_from_id", "source", "agent_nickname") {
 			return
 		}
 		var wi Meta
@@ -64,7 +65,7 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Fatalf("DecodeMeta ok %v, encoding/json %v", giOK, wiOK)
 		}
 		if giOK && (gi.ID != wi.ID || gi.SessionID != wi.SessionID || gi.CWD != wi.CWD || gi.Parent != wi.Parent ||
-			gi.ForkedFrom != wi.ForkedFrom || !bytes.Equal(gi.Source, wi.Source)) {
+			gi.ForkedFrom != wi.ForkedFrom || !bytes.Equal(gi.Source, wi.Source) || gi.Nickname != wi.Nickname) {
 			t.Fatalf("DecodeMeta %+v, encoding/json %+v", gi, wi)
 		}
 	})

@@ -179,6 +179,9 @@ type Summary struct {
 	// Parent is the thread that spawned a subagent's thread; "" for a
 	// session's own.
 	Parent string
+	// Nickname is the name Codex shows for a subagent's thread
+	// ("Maxwell"); "" for a session's own.
+	Nickname string
 	// ForkedFrom is the session a fork was made of; "" for a thread that
 	// is not a fork.
 	ForkedFrom string
@@ -212,22 +215,24 @@ func (r *Reader) Summary() Summary {
 const sourceSubagent = "subagent"
 
 // source reads session_meta's source: a name, or an object naming a
-// subagent's spawn (its parent thread, when the record has none beside).
-func source(raw json.RawMessage) (name, parent string) {
+// subagent's spawn (its parent thread and nickname, when the record has
+// none beside).
+func source(raw json.RawMessage) (name, parent, nickname string) {
 	if json.Unmarshal(raw, &name) == nil {
-		return name, ""
+		return name, "", ""
 	}
 	var o struct {
 		Subagent *struct {
 			ThreadSpawn struct {
-				Parent string `json:"parent_thread_id"`
+				Parent   string `json:"parent_thread_id"`
+				Nickname string `json:"agent_nickname"`
 			} `json:"thread_spawn"`
 		} `json:"subagent"`
 	}
 	if json.Unmarshal(raw, &o) != nil || o.Subagent == nil {
-		return "", ""
+		return "", "", ""
 	}
-	return sourceSubagent, o.Subagent.ThreadSpawn.Parent
+	return sourceSubagent, o.Subagent.ThreadSpawn.Parent, o.Subagent.ThreadSpawn.Nickname
 }
 
 // NewReader returns a Reader for the rollout at path; host and user are
@@ -286,9 +291,10 @@ func (r *Reader) Record(line []byte) []event.Envelope {
 			if r.session == "" {
 				r.session = r.thread
 			}
-			var parent string
-			r.sum.Source, parent = source(meta.Source)
+			var parent, nickname string
+			r.sum.Source, parent, nickname = source(meta.Source)
 			r.sum.Parent = cmp.Or(meta.Parent, parent)
+			r.sum.Nickname = cmp.Or(meta.Nickname, nickname)
 			r.sum.ForkedFrom = meta.ForkedFrom
 			r.sum.Started = rec.Timestamp
 			r.exec = r.sum.Source == "exec"
@@ -593,7 +599,9 @@ func (r *Reader) payload(c *call) map[string]any {
 
 // common returns the fields every payload the rollout gives carries, as
 // Codex's hooks send them: the session, the rollout, the directory, the
-// turn, and in a subagent's rollout the agent.
+// turn, and in a subagent's rollout the agent — and its nickname, which
+// no hook sends: so that the model names a subagent whose spawn call's
+// response it has not (or that named none).
 func (r *Reader) common(turn string) map[string]any {
 	p := map[string]any{"session_id": r.session, "transcript_path": r.path, "cwd": r.cwd}
 	if turn != "" {
@@ -601,6 +609,9 @@ func (r *Reader) common(turn string) map[string]any {
 	}
 	if r.thread != r.session {
 		p["agent_id"] = r.thread // a subagent's rollout: its thread is the agent
+		if r.sum.Nickname != "" {
+			p["agent_nickname"] = r.sum.Nickname
+		}
 	}
 	return p
 }

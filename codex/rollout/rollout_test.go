@@ -506,8 +506,43 @@ func TestSummarySubagent(t *testing.T) {
 	r := NewReader("x.jsonl", "", "")
 	r.Record([]byte(`{"timestamp":"2026-11-30T00:00:00Z","ordinal":0,"type":"session_meta","payload":{"id":"child","session_id":"root","cwd":"/p",` +
 		`"source":{"subagent":{"thread_spawn":{"parent_thread_id":"root","depth":1,"agent_nickname":"x"}}}}}`))
-	if s := r.Summary(); s.Thread != "child" || s.Session != "root" || s.Parent != "root" || s.Source != "subagent" {
+	if s := r.Summary(); s.Thread != "child" || s.Session != "root" || s.Parent != "root" || s.Source != "subagent" || s.Nickname != "x" {
 		t.Errorf("subagent summary %+v", s)
+	}
+}
+
+// TestReadNickname: a subagent's rollout (real, Codex 0.169) names the
+// agent's nickname in its session_meta, beside its source's; each of the
+// envelopes of the agent carries it (agent_nickname), which no hook does,
+// and a session's own rollout names none.
+func TestReadNickname(t *testing.T) {
+	for name, want := range map[string]string{subagentRollout: "Copernicus", file: ""} {
+		s, _, err := Summarize(name, func(Summary) bool { return true })
+		if err != nil || s.Nickname != want {
+			t.Errorf("%s: summary nickname %q, %v; want %q", name, s.Nickname, err, want)
+		}
+		envs, _, err := Read(name, "h", "u")
+		if err != nil || len(envs) == 0 {
+			t.Fatalf("%s: %d envelopes, %v", name, len(envs), err)
+		}
+		for _, e := range envs {
+			var p struct {
+				AgentNickname *string `json:"agent_nickname"`
+			}
+			if err := json.Unmarshal(e.Payload, &p); err != nil {
+				t.Fatal(err)
+			}
+			if got := p.AgentNickname; want == "" && got != nil || want != "" && (got == nil || *got != want) {
+				t.Errorf("%s: %s of agent_nickname %v, want %q", name, e.ID, got, want)
+			}
+		}
+	}
+	// Both: the session_meta's own wins.
+	r := NewReader("x.jsonl", "", "")
+	r.Record([]byte(`{"timestamp":"2026-11-30T00:00:00Z","ordinal":0,"type":"session_meta","payload":{"id":"child","session_id":"root",` +
+		`"agent_nickname":"Maxwell","source":{"subagent":{"thread_spawn":{"parent_thread_id":"root","agent_nickname":"x"}}}}}`))
+	if s := r.Summary(); s.Nickname != "Maxwell" {
+		t.Errorf("nickname %q, want the session_meta's own, Maxwell", s.Nickname)
 	}
 }
 
