@@ -33,7 +33,7 @@ const slotHookEventName = 3
 // The slots of the keys the code below reads, in a fields' values, after
 // Common's.
 const (
-	slotToolName = 12 + iota
+	slotToolName = 13 + iota
 	slotToolInput
 	slotToolUseID
 	slotToolResponse
@@ -69,6 +69,8 @@ func fieldSlot(k string) int {
 		return 10
 	case "turn_id":
 		return 11
+	case "agent_nickname":
+		return 12
 	case "tool_name":
 		return slotToolName
 	case "tool_input":
@@ -147,8 +149,8 @@ func (fs *fields) value(f fieldRef) (json.RawMessage, bool) {
 
 // commonFields lists Common's fields in struct order (the order the
 // reflective decoder reports mistyped fields in).
-func commonFields(c *Common) [12]fieldRef {
-	return [12]fieldRef{
+func commonFields(c *Common) [13]fieldRef {
+	return [13]fieldRef{
 		{"session_id", 0, &c.SessionID},
 		{"transcript_path", 1, &c.TranscriptPath},
 		{"cwd", 2, &c.CWD},
@@ -161,6 +163,7 @@ func commonFields(c *Common) [12]fieldRef {
 		{"scratchpad_dir", 9, &c.ScratchpadDir},
 		{"model", 10, &c.Model},
 		{"turn_id", 11, &c.TurnID},
+		{"agent_nickname", 12, &c.AgentNickname},
 	}
 }
 

@@ -25,6 +25,10 @@ type Common struct {
 	Model string `json:"model"`
 	// TurnID is Codex's turn identifier.
 	TurnID string `json:"turn_id"`
+	// AgentNickname is the name Codex shows for a subagent ("Maxwell"):
+	// no hook sends it; the envelopes read from a subagent's rollout
+	// carry it (its session_meta's).
+	AgentNickname string `json:"agent_nickname"`
 }
 
 // Effort is the model's effort level.
