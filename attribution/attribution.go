@@ -94,7 +94,7 @@ const (
 // a virtual session) is not served as it was. Raise it with any change to
 // what Build returns for the same events; TestModelVersion holds it to the
 // golden models of the real captures.
-const ModelVersion = 8
+const ModelVersion = 9
 
 // VirtualPrefix starts the id of a virtual session, which addresses one
 // subagent like a session: VirtualPrefix + session_id + "--" + agent_id
@@ -410,7 +410,9 @@ type Agent struct {
 	Description string `json:"description,omitempty"`
 	// Nickname is the name the client shows for a subagent (Codex's
 	// agent_nickname, "Maxwell"), as its spawning call's response gives
-	// it; "" when the client names none (Claude Code).
+	// it, else as its own rollout's events do (a response that names
+	// none, a subagent known from its rollout alone); "" when the client
+	// names none (Claude Code).
 	Nickname string `json:"nickname,omitempty"`
 	// TranscriptPath is the agent's own transcript: SubagentStop's
 	// agent_transcript_path, else the path the client uses for it.

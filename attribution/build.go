@@ -48,6 +48,9 @@ type agentState struct {
 	// calls are the agent's calls, to settle again when its place in the
 	// tree changes.
 	calls []*callState
+	// nickname is the first agent_nickname its events carry (a Codex
+	// subagent's rollout's); the spawning call's response's wins.
+	nickname string
 	// shown is the agent as last reported by changes; nil before.
 	shown *Agent
 	// Counts of the agent's calls by outcome, kept as calls settle.
@@ -330,6 +333,9 @@ func (b *sessionBuilder) agentOf(r *record) *agentState {
 	}
 	if p.AgentType.Set && !ag.typ.Set {
 		ag.typ, ag.typFrom = p.AgentType, r
+	}
+	if p.AgentID != "" && ag.nickname == "" {
+		ag.nickname = p.AgentNickname
 	}
 	return ag
 }
@@ -1541,6 +1547,9 @@ func (b *sessionBuilder) finishAgents() {
 			if sp := a.spawn.spawned(); sp.id == ag.AgentID {
 				ag.Nickname = sp.nickname
 			}
+		}
+		if ag.Nickname == "" {
+			ag.Nickname = a.nickname
 		}
 		if a.sidecar != nil && a.sidecar.Description != "" {
 			ag.Description = a.sidecar.Description

@@ -245,7 +245,7 @@ func (ts *tables) view(p *event.Payload) view {
 	c.SessionID, c.TranscriptPath, c.CWD = in.of(c.SessionID), in.of(c.TranscriptPath), in.of(c.CWD)
 	c.AgentID, c.AgentType.Value, c.PromptID = in.of(c.AgentID), in.of(c.AgentType.Value), in.of(c.PromptID)
 	c.Model, c.TurnID, c.ScratchpadDir = in.of(c.Model), in.of(c.TurnID), in.of(c.ScratchpadDir)
-	c.PermissionMode = in.of(c.PermissionMode)
+	c.PermissionMode, c.AgentNickname = in.of(c.PermissionMode), in.of(c.AgentNickname)
 	if c.Effort != nil {
 		// By value: two payloads' efforts are two objects.
 		c.Effort = ts.efforts.of(*c.Effort)

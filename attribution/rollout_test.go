@@ -2,6 +2,7 @@ package attribution
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -471,12 +472,29 @@ func codexHooks(t *testing.T, path string) []event.Envelope {
 // TestCodexSubagentNickname: the nickname Codex gives a subagent (its
 // screen's name for it, "Maxwell"), which the spawning call's response
 // carries beside the agent's id, names the agent in the model, whether the
-// hooks or the rollouts reported the call.
+// hooks or the rollouts reported the call; when the response names none,
+// or no call is known (the subagent's rollout alone), the subagent's own
+// rollout names it (its session_meta's agent_nickname).
 func TestCodexSubagentNickname(t *testing.T) {
 	const sub = "01a23446-ad70-7ca2-bafc-64796f33e252"
 	hooks, imported := codexSubagentRun(t)
 	both := append(append([]event.Envelope(nil), hooks...), imported...)
-	for name, envs := range map[string][]event.Envelope{"hooks": hooks, "rollouts": imported, "both": both} {
+	subOnly := rolloutAt(t, "testdata/codex-subagent/rollout-2026-12-02T01-02-56-"+sub+".jsonl")
+	// The spawn call's response without the nickname, in the hook's
+	// payload and the parent's rollout.
+	var unnamed []event.Envelope
+	for _, e := range both {
+		e.Payload = bytes.ReplaceAll(e.Payload, []byte(`,\"nickname\":\"Maxwell\"`), nil)
+		if bytes.Contains(e.Payload, []byte(`"spawn_agent"`)) && bytes.Contains(e.Payload, []byte(`Maxwell`)) {
+			t.Fatalf("the spawn call still names the nickname: %s", e.Payload)
+		}
+		unnamed = append(unnamed, e)
+	}
+	if s := only(t, Build(unnamed[:len(hooks)])); len(s.Agents) != 2 || s.Agents[1].Nickname != "" {
+		t.Fatalf("the hooks without the response's nickname: agents %+v, want a subagent without one", s.Agents)
+	}
+	for name, envs := range map[string][]event.Envelope{"hooks": hooks, "rollouts": imported, "both": both,
+		"the subagent's rollout alone": subOnly, "no nickname in the response": unnamed} {
 		s := only(t, Build(envs))
 		var got *Agent
 		for _, a := range s.Agents {
@@ -491,6 +509,7 @@ func TestCodexSubagentNickname(t *testing.T) {
 			t.Errorf("%s: main agent %+v has a nickname", name, main)
 		}
 	}
+	checkOrders(t, unnamed)
 }
 
 // TestRolloutRuns: a session known from its rollouts alone has the runs

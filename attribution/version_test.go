@@ -27,6 +27,9 @@ var modelSums = map[int]string{
 	// The runs a session's files record when no hook reported one: no
 	// such session in the captures.
 	8: "7a6a9bb8ebce533d99fd1aa28d4c8a677c444514a1852557e4dcceb3c6e5c113",
+	// A subagent's nickname from its own rollout's events when the spawn
+	// call's response names none: every capture's response names it.
+	9: "7a6a9bb8ebce533d99fd1aa28d4c8a677c444514a1852557e4dcceb3c6e5c113",
 }
 
 // modelSum is the sha256 of the models Build derives from each of the real
