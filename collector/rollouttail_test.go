@@ -105,3 +105,58 @@ func TestFollowRollouts(t *testing.T) {
 	}
 	wait(oldID, 2)
 }
+
+// TestFollowRolloutsNickname: a Codex subagent known from its own rollout
+// alone (its parent's rollout and hooks not seen) is named by the
+// nickname its rollout's session_meta gives it.
+func TestFollowRolloutsNickname(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	const (
+		session = "01a23446-a8b8-7f03-83b6-760203bd13dd"
+		sub     = "01a23446-ad70-7ca2-bafc-64796f33e252"
+		name    = "rollout-2026-12-02T01-02-56-" + sub + ".jsonl"
+	)
+	b, err := os.ReadFile(filepath.Join("../attribution/testdata/codex-subagent", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "2026", "12", "02", name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.FollowRollouts(ctx, collector.RolloutOptions{Dir: dir, Host: "h", User: "u", Interval: 10 * time.Millisecond})
+	}()
+	defer func() { cancel(); <-done }()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var page struct {
+			Agents []struct {
+				AgentID  string `json:"agent_id"`
+				Nickname string `json:"nickname"`
+			} `json:"agents"`
+		}
+		if code, body := s.do(t, http.MethodGet, "/v1/sessions/"+session+"/agents", nil); code == http.StatusOK {
+			if err := json.Unmarshal(body, &page); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, a := range page.Agents {
+			if a.AgentID == sub && a.Nickname == "Maxwell" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("agents %+v, want %s named Maxwell", page.Agents, sub)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
