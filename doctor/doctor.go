@@ -622,6 +622,23 @@ func (e *env) localURL() bool { return install.LocalCollector(e.url) }
 // collector or a forwarder: on unless set off.
 func (e *env) autostartOn() bool { return !envflag.Off(e.Getenv("HOOKWATCH_AUTOSTART")) }
 
+// Health is what a collector's GET /healthz answers, as far as the
+// commands that ask it read it. A caller its token does not admit (on a
+// collector that requires one) is told the status and version alone.
+type Health struct {
+	Status  string `json:"status"`
+	Version string `json:"version"`
+	DB      string `json:"db"`
+	// Spool is set by a collector that drains the spool of a home.
+	Spool *struct {
+		Unacknowledged int64 `json:"unacknowledged"`
+	} `json:"spool"`
+}
+
+// DrainsSpool reports whether the collector said it drains a home's spool
+// (install.CollectorOfAnotherHome tells whose).
+func (h Health) DrainsSpool() bool { return h.Spool != nil }
+
 // checkCollector asks the collector for /healthz.
 func (e *env) checkCollector(ctx context.Context) Check {
 	c := Check{Name: "collector"}
@@ -650,15 +667,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		c.Fix = "hookwatch serve   # or keep it running: hookwatch service install"
 		return c
 	}
-	var h struct {
-		Status  string `json:"status"`
-		Version string `json:"version"`
-		DB      string `json:"db"`
-		// Spool is set by a collector that drains the spool of a home.
-		Spool *struct {
-			Unacknowledged int64 `json:"unacknowledged"`
-		} `json:"spool"`
-	}
+	var h Health
 	_ = json.Unmarshal(body, &h)
 	if resp.StatusCode != http.StatusOK {
 		c.Status = Fail
@@ -702,7 +711,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 			c.Message += fmt.Sprintf(" (this hookwatch is %s)", e.Version)
 		}
 	}
-	if install.CollectorOfAnotherHome(e.home, e.url, h.Spool != nil, hook.ForTeamServer(e.tokenSource, e.token)) {
+	if install.CollectorOfAnotherHome(e.home, e.url, h.DrainsSpool(), hook.ForTeamServer(e.tokenSource, e.token)) {
 		// The hooks post their events to it, into a database that is not
 		// this home's, and its dashboard shows that home's sessions.
 		c.Status = Warn

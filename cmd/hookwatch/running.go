@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwatch/hookwatch/doctor"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/spool"
 )
@@ -63,11 +64,9 @@ func health(ctx context.Context, base, token string, timeout time.Duration) (ok,
 		return false, false
 	}
 	defer resp.Body.Close()
-	var h struct {
-		Spool json.RawMessage `json:"spool"`
-	}
+	var h doctor.Health
 	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&h)
-	return resp.StatusCode == http.StatusOK, len(h.Spool) > 0 && string(h.Spool) != "null"
+	return resp.StatusCode == http.StatusOK, h.DrainsSpool()
 }
 
 // startCollector starts `hookwatch serve` in the background for home,
