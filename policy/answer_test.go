@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,6 +151,14 @@ func TestAnswerProblemsOncePerChange(t *testing.T) {
 		}
 	}
 	write(user, "rules:\n  - {id: a, tool: Bash, when: 'tool_input.command matches \"(\"', action: deny}\n")
+	// A person explaining the policy first leaves the change the hook's
+	// to report.
+	if err := Explain(io.Discard, home, proj, Project{Dir: proj}, CheckOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ExplainCommand(io.Discard, home, proj, Project{Dir: proj}, "ls", false, CheckOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	answer(filepath.Base(home) + `/policy.yaml:2: rule "a": cannot compile when: error parsing regexp: missing closing ): ` + "`(`" + ` (column 20)`)
 	answer()
 	write(project, "rules:\n  - {id: b, tool: Bash}\n")

@@ -506,12 +506,19 @@ func projectNote(w io.Writer, set *Set, dir string, proj Project) {
 	}
 }
 
+// discoverUncached is Discover without its parse cache, for a person's
+// look at the policy: the cache is the hook's record of what it has seen,
+// and a change read here must still be one the hook reports (Answer).
+func discoverUncached(home, cwd, projectDir string) *Set {
+	return loadSources("", Locate(home, cwd, projectDir))
+}
+
 // Explain writes which policy files apply to dir (with home as
 // HOOKWATCH_HOME, and proj as the project directory: see GuessProject),
 // which rules are in force in evaluation order, which parts are invalid
 // and left out, and what Check would warn about them (see CheckOptions).
 func Explain(w io.Writer, home, dir string, proj Project, o CheckOptions) error {
-	set := Discover(home, dir, proj.Dir)
+	set := discoverUncached(home, dir, proj.Dir)
 	problems := append(set.Problems, set.compileAll()...)
 	fmt.Fprintf(w, "Policy in force for %s\nProject directory: %s\n", dir, proj)
 	projectNote(w, set, dir, proj)
@@ -632,7 +639,7 @@ func describeAction(r *Rule) string {
 // variables as JSON.
 func ExplainCommand(w io.Writer, home, dir string, proj Project, command string, asJSON bool, o CheckOptions) error {
 	payload := CommandPayload(dir, command)
-	set := Discover(home, dir, proj.Dir)
+	set := discoverUncached(home, dir, proj.Dir)
 	ev := &evaluation{set: set, ctx: context.Background(), name: "PreToolUse", payload: payload}
 	m := ev.meaning()
 	d := set.Evaluate(context.Background(), payload, MemoryState())
