@@ -2114,19 +2114,8 @@ func gitCommand(w *walker, st *Step, args []string) {
 			key, val, _ := strings.Cut(kv, "=")
 			key = strings.ToLower(key)
 			// --config-env's value names a variable, not known.
-			vk := a == "-c" && w.argKnownIn(known, i)
-			switch run := gitRunKey(key); run {
-			case gitRunsCommand, gitRunsBang, gitRunsHelper:
-				// What git would run is analysed whatever the
-				// subcommand, as git config's setting is.
-				if w.gitSettingRuns(st, "git -c", key, val, vk); st.Dynamic {
-					return
-				}
-			default:
-				if why := gitConfig(w, st, key, val, vk); why != "" {
-					dynamic(st, why)
-					return
-				}
+			if w.gitSetting(st, "git -c", key, val, a == "-c" && w.argKnownIn(known, i)); st.Dynamic {
+				return
 			}
 			if name, ok := strings.CutPrefix(key, "alias."); ok {
 				aliases[name] = val
@@ -2441,12 +2430,26 @@ func gitRemoteURL(w *walker, st *Step, sub string, ops []string) {
 	w.remotes[name] = h
 }
 
-// gitConfig reads a setting given to one git (git -c key=value, whose
-// commands gitSettingRuns analyses first, and the environment's,
-// gitEnvSetting): it returns why the command is dynamic when the key makes
-// git run a command (gitRunKey: an editor, a pager, a hook, a filter, an
-// ssh command, a credential helper, a config file included …), and
-// records the hosts a URL key names.
+// gitSetting analyses a setting given to one git (key in lower case):
+// git -c key=value, and those the environment gives (gitEnvSetting).
+// What the setting makes git run (gitRunKey) is analysed whatever the
+// subcommand, as git config's setting is (gitSettingRuns); the others are
+// read by gitConfig. from says how the command gives it ("git -c",
+// "GIT_CONFIG_PARAMETERS"), for Via and reasons.
+func (w *walker) gitSetting(st *Step, from, key, val string, known bool) {
+	switch gitRunKey(key) {
+	case gitRunsNothing, gitRunsAlias:
+		if why := gitConfig(w, st, key, val, known); why != "" {
+			dynamic(st, why)
+		}
+	default:
+		w.gitSettingRuns(st, from, key, val, known)
+	}
+}
+
+// gitConfig reads a setting given to one git that runs nothing by
+// itself (gitSetting): it returns why the command is dynamic when an
+// alias is not known, and records the hosts a URL key names.
 func gitConfig(w *walker, st *Step, key, val string, known bool) string {
 	parts := strings.Split(key, ".")
 	last := parts[len(parts)-1]
@@ -2467,8 +2470,6 @@ func gitConfig(w *walker, st *Step, key, val string, known bool) string {
 		// url.BASE.insteadOf=X: URLs starting with X reach BASE.
 		st.Hosts = appendNew(st.Hosts, gitHost(strings.Join(parts[1:len(parts)-1], ".")))
 		return ""
-	case gitRunKey(key) != gitRunsNothing:
-		return "git -c " + key + " runs a command"
 	}
 	return ""
 }
@@ -2503,7 +2504,7 @@ const (
 
 // gitRunKey says what git does with the value of the setting key (lower
 // case): the one list of the settings that make git run a program, read
-// for git -c (gitConfig), the settings the environment gives
+// for git -c (gitSetting), the settings the environment gives
 // (gitEnvSetting) and those git config stores (gitConfigSet).
 func gitRunKey(key string) gitRun {
 	parts := strings.Split(key, ".")
@@ -2637,22 +2638,26 @@ func (w *walker) gitAliasShell(st *Step, alias, cmd string, rest []string, known
 
 // gitEnvCount: GIT_CONFIG_COUNT=N gives git N settings, the keys and
 // values of GIT_CONFIG_KEY_0, GIT_CONFIG_VALUE_0 …, read as git -c's
-// (gitEnvSetting); a count or a key not known is a setting not known.
-func gitEnvCount(w *walker, st *Step, _, val string, known bool) {
+// (gitEnvSetting); "" gives none, as git reads it. A count, a key or a
+// value not known, or one missing, is a setting not known.
+func gitEnvCount(w *walker, st *Step, name, val string, known bool) {
+	if known && strings.TrimSpace(val) == "" {
+		return
+	}
 	n, err := strconv.Atoi(strings.TrimSpace(val))
-	if !known || err != nil || n > 100 {
-		dynamic(st, "git settings not known before run time (GIT_CONFIG_COUNT)")
+	if !known || err != nil || n < 0 || n > 100 {
+		dynamic(st, "git settings not known before run time ("+name+")")
 		return
 	}
 	for i := 0; i < n; i++ {
-		key, kk, _ := w.envValue("GIT_CONFIG_KEY_" + strconv.Itoa(i))
-		v, vk, _ := w.envValue("GIT_CONFIG_VALUE_" + strconv.Itoa(i))
-		if !kk {
-			dynamic(st, "a git setting not known before run time (GIT_CONFIG_KEY_"+strconv.Itoa(i)+")")
+		kn, vn := "GIT_CONFIG_KEY_"+strconv.Itoa(i), "GIT_CONFIG_VALUE_"+strconv.Itoa(i)
+		key, kk, _ := w.envValue(kn)
+		v, vk, ok := w.envValue(vn)
+		if !kk || key == "" {
+			dynamic(st, "a git setting not known before run time ("+kn+")")
 			return
 		}
-		if why := gitEnvSetting(w, st, key, v, vk); why != "" {
-			dynamic(st, why)
+		if gitEnvSetting(w, st, kn, key, v, vk && ok); st.Dynamic {
 			return
 		}
 	}
@@ -2660,34 +2665,38 @@ func gitEnvCount(w *walker, st *Step, _, val string, known bool) {
 
 // gitEnvParameters: GIT_CONFIG_PARAMETERS holds settings as git writes
 // them for the git it runs, each single-quoted ('key'='value', or
-// 'key=value'), read as git -c's (gitEnvSetting).
-func gitEnvParameters(w *walker, st *Step, _, val string, known bool) {
+// 'key=value'), read as git -c's (gitEnvSetting); settings not so
+// written are not known.
+func gitEnvParameters(w *walker, st *Step, name, val string, known bool) {
 	kvs, ok := gitParameters(val)
 	if !known || !ok {
-		dynamic(st, "git settings not known before run time (GIT_CONFIG_PARAMETERS)")
+		dynamic(st, "git settings not known before run time ("+name+")")
 		return
 	}
 	for _, kv := range kvs {
 		key, v, _ := strings.Cut(kv, "=")
-		if why := gitEnvSetting(w, st, key, v, true); why != "" {
-			dynamic(st, why)
+		if gitEnvSetting(w, st, name, key, v, true); st.Dynamic {
 			return
 		}
 	}
 }
 
-// gitEnvSetting reads a setting the environment gives git as gitConfig
-// reads a -c: why it makes git run a command, "" when it does not. An
-// alias is not followed: one given so counts as a command not known.
-func gitEnvSetting(w *walker, st *Step, key, val string, known bool) string {
+// gitEnvSetting analyses a setting the environment gives git as git -c's
+// (gitSetting), from naming the variable. An alias is not followed: one
+// given so counts as a command not known. What the setting runs is
+// analysed without the variables that give git its settings, which git
+// hands on to it: a git it runs does not apply them again
+// (GIT_CONFIG_PARAMETERS="'core.pager'='git log'" git log pages once).
+func gitEnvSetting(w *walker, st *Step, from, key, val string, known bool) {
 	key = strings.ToLower(key)
 	if strings.HasPrefix(key, "alias.") {
-		return "a git alias given in the environment"
+		dynamic(st, "a git alias given in the environment ("+from+")")
+		return
 	}
-	if why := gitConfig(w, st, key, val, known); why != "" {
-		return why + " (set in the environment)"
-	}
-	return ""
+	n := len(w.env)
+	defer func() { w.env = w.env[:n] }()
+	w.env = append(w.env, envAssign{name: "GIT_CONFIG_PARAMETERS", known: true}, envAssign{name: "GIT_CONFIG_COUNT", known: true})
+	w.gitSetting(st, from, key, val, known)
 }
 
 // gitParameters splits GIT_CONFIG_PARAMETERS into its key=value
