@@ -560,7 +560,8 @@ type envVar struct {
 //     inherited value ($PYTHONPATH) is no directory of the command;
 //   - a configuration that can name the programs it runs or the files it
 //     writes (GIT_CONFIG_GLOBAL, OPENSSL_CONF, GNUPGHOME, CURL_HOME,
-//     WGETRC) is a program not known,
+//     WGETRC, and HOME or XDG_CONFIG_HOME where curl, wget and git find
+//     theirs: homeConfig) is a program not known,
 //     as git -c include.path and gpg --homedir are (config); /dev/null
 //     names none. git's settings given one by one
 //     (GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS) are read as git -c's.
@@ -627,6 +628,9 @@ func buildEnvTable() []envVar {
 		{"GNUPGHOME", []string{"gpg", "gpg2"}, envConfig},
 		{"CURL_HOME", []string{"curl"}, envStartupConfig},
 		{"WGETRC", []string{"wget"}, envStartupConfig},
+		homeConfig("HOME", homeFile{"curl", ".curlrc", ""}, homeFile{"wget", ".wgetrc", "WGETRC"},
+			homeFile{"git", ".gitconfig", "GIT_CONFIG_GLOBAL"}),
+		homeConfig("XDG_CONFIG_HOME", homeFile{"curl", "curlrc", ""}, homeFile{"git", "git/config", "GIT_CONFIG_GLOBAL"}),
 		{"npm_config_script_shell", []string{"npm", "pnpm", "yarn", "npx"}, envShell},
 		{"NPM_CONFIG_SCRIPT_SHELL", []string{"npm", "pnpm", "yarn", "npx"}, envShell},
 	}
@@ -831,12 +835,60 @@ func envConfig(w *walker, st *Step, name, val string, known bool) {
 // when it is told to read none: curl -q (--disable) as its first
 // argument, wget --no-config.
 func envStartupConfig(w *walker, st *Step, name, val string, known bool) {
-	switch {
-	case st.Program == "curl" && len(st.Args) > 0 && (st.Args[0] == "-q" || st.Args[0] == "--disable"):
-	case st.Program == "wget" && hasOpt(st.Args, wgetValued, "--no-config"):
-	default:
+	if !noStartupConfig(st) {
 		envConfig(w, st, name, val, known)
 	}
+}
+
+// noStartupConfig reports whether the program is told to read no
+// configuration at start-up: curl -q (--disable) as its first argument,
+// wget --no-config.
+func noStartupConfig(st *Step) bool {
+	switch st.Program {
+	case "curl":
+		return len(st.Args) > 0 && (st.Args[0] == "-q" || st.Args[0] == "--disable")
+	case "wget":
+		return hasOpt(st.Args, wgetValued, "--no-config")
+	}
+	return false
+}
+
+// homeFile is the configuration a program reads in the directory a
+// variable names (homeConfig): file, under it; unless, a variable that
+// names the configuration instead, whose own entry reads it.
+type homeFile struct{ program, file, unless string }
+
+// homeConfig is a variable naming the directory where programs find
+// their configuration at start-up (HOME: curl's .curlrc, wget's .wgetrc,
+// git's .gitconfig; XDG_CONFIG_HOME: curl's curlrc, git's git/config).
+// Given by the command, it is another configuration, which can name the
+// programs run as CURL_HOME's does (config), but when the program is
+// told to read none (noStartupConfig) or the variable unless is given.
+// /dev/null names none; the inherited value ($HOME), and
+// XDG_CONFIG_HOME=$HOME/.config, its default, are no other.
+func homeConfig(name string, files ...homeFile) envVar {
+	var programs []string
+	for _, f := range files {
+		programs = append(programs, f.program)
+	}
+	return envVar{name, programs, func(w *walker, st *Step, name, val string, known bool) {
+		i := slices.IndexFunc(files, func(f homeFile) bool { return f.program == st.Program })
+		switch {
+		case i < 0, noStartupConfig(st):
+			return
+		case known && (val == "/dev/null" || val == ""):
+			return
+		case !known && (val == "$"+name || val == "${"+name+"}"):
+			return
+		case !known && name == "XDG_CONFIG_HOME" && (val == "$HOME/.config" || val == "${HOME}/.config"):
+			return
+		}
+		if _, _, ok := w.envValue(files[i].unless); ok && files[i].unless != "" {
+			return
+		}
+		f := path.Join(val, files[i].file)
+		w.config(st, f, f+" ("+name+"="+val+")", known)
+	}}
 }
 
 // isBuiltin reports whether a program the table knows is a shell
