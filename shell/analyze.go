@@ -676,6 +676,30 @@ func (w *walker) words(ws []*syntax.Word) (args []string, known []bool) {
 	return args, known
 }
 
+// shellWords splits text into words as a shell splits a command's
+// (quotes, backslashes; words evaluated as words does), for a value
+// that holds options (GNU parallel's PARALLEL): ok is false when the
+// text is not one simple command's words (a ;, a redirection, an
+// assignment, text that does not parse). "" holds no words.
+func (w *walker) shellWords(text string) (args []string, known []bool, ok bool) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil, true
+	}
+	p := parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(text), "")
+	parsers.Put(p)
+	if err != nil || len(f.Stmts) != 1 {
+		return nil, nil, false
+	}
+	s := f.Stmts[0]
+	c, isCall := s.Cmd.(*syntax.CallExpr)
+	if !isCall || len(c.Assigns) > 0 || len(s.Redirs) > 0 || s.Negated || s.Background || s.Coprocess {
+		return nil, nil, false
+	}
+	args, known = w.words(c.Args)
+	return args, known, true
+}
+
 // word evaluates a word: its value with quotes removed and known
 // variables substituted, whether all of it is known, and whether an
 // unquoted variable contributed (and so splits into fields).

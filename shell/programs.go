@@ -1090,6 +1090,10 @@ func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 		}
 		name := path.Base(args[0])
 		if name == "parallel" {
+			var ok bool
+			if args, known, ok = w.parallelEnv(st, args, known); !ok {
+				return
+			}
 			n := wrapped(name, args)
 			hosts, local, ok := w.parallelLogins(st, args, known, n)
 			if !ok {
@@ -1252,6 +1256,45 @@ func (w *walker) parallelCommand(st *Step, args []string, known []bool, n int) (
 		text += " " + parallelInput
 	}
 	return []string{"sh", "-c", text}, []bool{true, true, !slices.Contains(rk[:end], false)}, true
+}
+
+// parallelEnv puts before the words of GNU parallel (args, known
+// aligned, args[0] the program) the options its environment gives it:
+// --ssh PARALLEL_SSH, the ssh command it runs, then the words of
+// PARALLEL, its default options, split as a shell splits them (as
+// parallel does), so that they are read as the options written would
+// be. ok is false when st was made dynamic: a value not known, or a
+// PARALLEL that is no list of words (a ;).
+func (w *walker) parallelEnv(st *Step, args []string, known []bool) (_ []string, _ []bool, ok bool) {
+	var pre []string
+	var pk []bool
+	fail := func(why string) ([]string, []bool, bool) {
+		st.Program, st.Args = "parallel", args[1:]
+		dynamic(st, why)
+		return nil, nil, false
+	}
+	if v, k, ok := w.envValue("PARALLEL_SSH"); ok {
+		switch {
+		case !k:
+			return fail("parallel runs an ssh command not known before run time (PARALLEL_SSH)")
+		case strings.TrimSpace(v) != "":
+			pre, pk = append(pre, "--ssh", v), append(pk, true, true)
+		}
+	}
+	if v, k, ok := w.envValue("PARALLEL"); ok {
+		ws, wk, split := w.shellWords(v)
+		switch {
+		case !k:
+			return fail("parallel's default options not known before run time (PARALLEL)")
+		case !split:
+			return fail("parallel's default options (PARALLEL) are not a list of words")
+		}
+		pre, pk = append(pre, ws...), append(pk, wk...)
+	}
+	if len(pre) == 0 {
+		return args, known, true
+	}
+	return append(append([]string{args[0]}, pre...), args[1:]...), append(append([]bool{known[0]}, pk...), known[1:]...), true
 }
 
 // parallelLogins reads where GNU parallel runs its commands (args,

@@ -320,6 +320,23 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `parallel --slf hosts.txt echo ::: a`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `parallel -S .. echo ::: a`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `ls | parallel -S s1 rm`, effect: Destructive, writes: []string{"<parallel input>"}, hosts: []string{"s1"}},
+		// PARALLEL holds parallel's default options, read before its own;
+		// PARALLEL_SSH is the ssh command it runs, as --ssh's.
+		{cmd: `PARALLEL='-S s1' parallel 'rm -rf /x/{}' ::: a`, effect: Destructive, writes: []string{"/x/<parallel input>"}, hosts: []string{"s1"}},
+		{cmd: `export PARALLEL='-j4 -S s1'; parallel rm -rf build ::: a`, effect: Destructive, writes: []string{"build"}, hosts: []string{"s1"}},
+		{cmd: `env PARALLEL='-S s1' parallel echo {} ::: a b`, effect: Network, noWrites: true, hosts: []string{"s1"}},
+		{cmd: `PARALLEL='--ssh "rm -rf /x"' parallel -S s1 echo ::: a`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `PARALLEL='--ssh "rm -rf /x"' parallel echo ::: a`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `PARALLEL='-S rm\ -rf\ /x\;\ ssh\ s1' parallel echo ::: a`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `PARALLEL='--slf hosts.txt' parallel echo ::: a`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `PARALLEL="$P" parallel echo ::: a`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `PARALLEL='-S s1; rm -rf /x' parallel echo ::: a`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `PARALLEL='-j4 -k --tag' parallel echo {} ::: a b`, effect: ReadOnly, noWrites: true, hosts: []string{}},
+		{cmd: `PARALLEL= parallel echo {} ::: a b`, effect: ReadOnly, noWrites: true, hosts: []string{}},
+		{cmd: `PARALLEL='-S s1' ls`, effect: ReadOnly, noWrites: true},
+		{cmd: `PARALLEL_SSH='rm -rf /x' parallel -S s1 echo ::: a`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `PARALLEL_SSH='ssh -p 2222' parallel -S s1 echo ::: a`, effect: Network, noWrites: true, hosts: []string{"s1"}},
+		{cmd: `PARALLEL_SSH="$S" parallel -S s1 echo ::: a`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `git -c alias.p='push --force' p origin main`, effect: Destructive, writes: []string{"/"}},
 		// A -c setting that runs a command (gitRunKey, as git config's)
 		// is analysed as that command.
