@@ -14,35 +14,6 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 )
 
-// logBuffer is a log's text, written by the collector's goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// lines returns the log's lines that contain all of words.
-func (l *logBuffer) lines(words ...string) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-next:
-	for _, line := range strings.Split(l.b.String(), "\n") {
-		for _, w := range words {
-			if !strings.Contains(line, w) {
-				continue next
-			}
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
 // withLostLines returns the real file b with, before its first line that
 // holds marker (a record's type), two lines a reader loses: that record
 // torn by a crash just past marker, and a line that is not JSON.
@@ -68,7 +39,7 @@ func withLostLines(t *testing.T, b []byte, marker string) []byte {
 // one warning with their count, not one per line; the records around
 // them are read.
 func TestFollowersCountLostLines(t *testing.T) {
-	var log logBuffer
+	var log lockedBuffer
 	s := newServer(t, collector.Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if n := count(t, s, `hookwatch_followed_lines_lost_total{source="rollout"}`); n != 0 {
 		t.Fatalf("%d rollout lines lost before any was read", n)

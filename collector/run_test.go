@@ -44,6 +44,21 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// lines returns the log's lines that contain all of words.
+func (l *lockedBuffer) lines(words ...string) []string {
+	var out []string
+next:
+	for _, line := range strings.Split(l.String(), "\n") {
+		for _, w := range words {
+			if !strings.Contains(line, w) {
+				continue next
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
 func openStore(t *testing.T) *sqlite.DB {
 	t.Helper()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hookwatch.db"))

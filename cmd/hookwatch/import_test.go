@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -689,7 +688,7 @@ func TestImportWaitsForTheFollower(t *testing.T) {
 		err         error
 	}
 	done := make(chan result, 1)
-	var errb syncBuffer
+	var errb lockedBuffer
 	go func() {
 		var out bytes.Buffer
 		err := run(context.Background(), []string{"import", projects}, strings.NewReader(""), &out, &errb)
@@ -716,22 +715,4 @@ func TestImportWaitsForTheFollower(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the import did not go on once the state was free")
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
