@@ -122,6 +122,24 @@ func TestEvaluatorOnProblems(t *testing.T) {
 	answer()
 }
 
+// answerProblems returns a check that Answer, for a prompt in proj with
+// home as HOOKWATCH_HOME, reports the problems want, each as short makes
+// it of its text.
+func answerProblems(t *testing.T, home, proj string, short func(string) string) func(want ...string) {
+	prompt := []byte(`{"session_id":"s","hook_event_name":"UserPromptSubmit","cwd":"` + proj + `","prompt":"hi"}`)
+	return func(want ...string) {
+		t.Helper()
+		_, _, _, problems := Answer(context.Background(), home, proj, "", prompt)
+		var got []string
+		for _, p := range problems {
+			got = append(got, short(p.Error()))
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Fatalf("problems %q, want %q", got, want)
+		}
+	}
+}
+
 // TestAnswerProblemsOncePerChange: a process per event learns the problems
 // of the files only on the call that rebuilt their parse cache entry (a
 // project file's too); the calls after it, reading the cache, are told
@@ -138,18 +156,7 @@ func TestAnswerProblemsOncePerChange(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	prompt := []byte(`{"session_id":"s","hook_event_name":"UserPromptSubmit","cwd":"` + proj + `","prompt":"hi"}`)
-	answer := func(want ...string) {
-		t.Helper()
-		_, _, _, problems := Answer(context.Background(), home, proj, "", prompt)
-		var got []string
-		for _, p := range problems {
-			got = append(got, filepath.Base(filepath.Dir(p.Error()))+"/"+filepath.Base(p.Error()))
-		}
-		if strings.Join(got, "|") != strings.Join(want, "|") {
-			t.Fatalf("problems %q, want %q", got, want)
-		}
-	}
+	answer := answerProblems(t, home, proj, func(p string) string { return filepath.Base(filepath.Dir(p)) + "/" + filepath.Base(p) })
 	write(user, "rules:\n  - {id: a, tool: Bash, when: 'tool_input.command matches \"(\"', action: deny}\n")
 	// A person explaining the policy first leaves the change the hook's
 	// to report.
@@ -190,18 +197,7 @@ func TestAnswerProblemsOncePerManagedChange(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	prompt := []byte(`{"session_id":"s","hook_event_name":"UserPromptSubmit","cwd":"` + proj + `","prompt":"hi"}`)
-	answer := func(want ...string) {
-		t.Helper()
-		_, _, _, problems := Answer(context.Background(), home, proj, "", prompt)
-		var got []string
-		for _, p := range problems {
-			got = append(got, filepath.Base(p.Error()))
-		}
-		if strings.Join(got, "|") != strings.Join(want, "|") {
-			t.Fatalf("problems %q, want %q", got, want)
-		}
-	}
+	answer := answerProblems(t, home, proj, filepath.Base)
 	// A valid user file, parsed and cached once: not what is reported.
 	if err := os.WriteFile(filepath.Join(home, "policy.yaml"), []byte("rules: []\n"), 0o600); err != nil {
 		t.Fatal(err)
