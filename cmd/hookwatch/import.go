@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -59,6 +60,12 @@ transcripts grow (serve --watch-transcripts, on by default), sharing these
 offsets: import is for what it did not see. The two never read at once: an
 import waits for the collector's look to end (it says so), and the
 collector reads the transcripts again once the import has.
+
+The collector stores what it is sent at once and works out the calls, agents
+and lineage from it in rounds after: once it has sent, import waits (up to
+30 s, drawing how many sessions are left on a terminal) until the collector
+has, so that the dashboard shows the sessions whole; past that it says the
+collector is still at it, and succeeds.
 
 With --codex it imports Codex rollout files instead (default: every rollout
 under $CODEX_HOME/sessions): the tool calls hooks missed, their outcomes
@@ -227,6 +234,11 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if left > 0 {
 		fmt.Fprintf(stdout, "%s not active since %s left out (--since)\n", counted(left, "session"), since.Local().Format(time.DateTime))
 	}
+	if !*dryRun && sum.Total() > had {
+		// The link below is to be followed now: a session shown before the
+		// collector modelled what was sent has events without their calls.
+		waitModelled(ctx, base, token, sum.Sessions, stdout, stderr)
+	}
 	switch {
 	case *dryRun:
 	case len(sum.Sessions) == 1:
@@ -276,6 +288,92 @@ func importWhenFree(ctx context.Context, files []claudecode.TranscriptFile, opt 
 		case <-time.After(importWaitEvery):
 		}
 	}
+}
+
+// importModelWait bounds how long import waits, after delivering, for the
+// collector to model what it sent. A variable for the tests.
+var importModelWait = 30 * time.Second
+
+// importModelPoll is the pause between two passes over the sessions whose
+// model is still behind.
+const importModelPoll = 100 * time.Millisecond
+
+// waitModelled waits, at most importModelWait, until the collector's model
+// of each of sessions reflects every event it stores of it (derived_seq >=
+// last_seq on GET /v1/sessions/{id}, which itself waits a moment for events
+// being applied): the collector stores a batch first and models it in
+// rounds after, so a session opened before shows its events without (all)
+// its calls and agents. A session the collector does not know is not
+// waited for. On a terminal stderr it draws how many sessions are left.
+// When the bound passes, ctx ends or the collector cannot be read, it
+// stops waiting and says so in one line: the import itself is done, and
+// the model catches up on its own.
+func waitModelled(ctx context.Context, base, token string, sessions []string, stdout, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(ctx, importModelWait)
+	defer cancel()
+	progress := isTerminal(stderr)
+	draw := func(left int) {
+		if progress {
+			fmt.Fprintf(stderr, "\r\033[Kthe collector is modelling what was imported: %s to go", counted(left, "session"))
+		}
+	}
+	behind := sessions
+	var err error
+	for len(behind) > 0 && err == nil && ctx.Err() == nil {
+		draw(len(behind))
+		var still []string
+		for i, id := range behind {
+			var done bool
+			if done, err = modelled(ctx, base, token, id); err != nil {
+				still = append(still, behind[i:]...)
+				break
+			}
+			if !done {
+				still = append(still, id)
+			} else if left := len(still) + len(behind) - i - 1; left > 0 {
+				draw(left) // months of sessions take a while to read through
+			}
+		}
+		if behind = still; len(behind) > 0 && err == nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(importModelPoll):
+			}
+		}
+	}
+	if progress {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if len(behind) == 0 {
+		return
+	}
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "hookwatch import: cannot tell whether the collector has modelled the import: %v\n", err)
+		return
+	}
+	fmt.Fprintf(stdout, "the collector is still modelling %s; the dashboard fills in as it does\n", counted(len(behind), "session"))
+}
+
+// modelled reports whether the collector's model of session id reflects
+// every event it stores of it (true as well for a session it does not
+// know).
+func modelled(ctx context.Context, base, token, id string) (bool, error) {
+	body, err := apiGet(ctx, base, token, base+"/v1/sessions/"+url.PathEscape(id))
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var v struct {
+		LastSeq    int64 `json:"last_seq"`
+		DerivedSeq int64 `json:"derived_seq"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return false, fmt.Errorf("cannot read session %s from %s: %w", id, base, err)
+	}
+	return v.DerivedSeq >= v.LastSeq, nil
 }
 
 // dryRunListed is how many sessions a dry run lists before it sums them
@@ -444,7 +542,8 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 	origin := ingest.LocalOrigin(version)
 	var client http.Client
 	calls, session, usage, read, had := 0, 0, 0, 0, 0
-	var lost rollout.Stats // the lines of the rollouts read that were passed over
+	var lost rollout.Stats    // the lines of the rollouts read that were passed over
+	sent := map[string]bool{} // the sessions of the events delivered
 	interrupted := func() error {
 		if dryRun {
 			return interruptedError{fmt.Sprintf("dry run incomplete: %d of %s read (%s) before the stop",
@@ -476,7 +575,11 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 		lost.Long += flost.Long
 		lost.Unreadable += flost.Unreadable
 		for _, e := range envs {
-			switch p, _ := event.Decode(e.Payload); {
+			p, _ := event.Decode(e.Payload)
+			if p != nil && !dryRun && p.SessionID != "" {
+				sent[p.SessionID] = true
+			}
+			switch {
 			case rollout.IsUsage(e):
 				usage++
 			case p != nil && p.Tool() != nil:
@@ -506,6 +609,9 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 	}
 	if left > 0 {
 		fmt.Fprintf(stdout, "%s not written since %s left out (--since).\n", counted(left, "rollout file"), since.Local().Format(time.DateTime))
+	}
+	if len(sent) > 0 && had < calls+session+usage {
+		waitModelled(ctx, base, token, slices.Sorted(maps.Keys(sent)), stdout, stderr)
 	}
 	sayLost(stderr, "rollout line", lost.Long, rollout.MaxLine, lost.Unreadable)
 	if len(files) == 0 && left == 0 {

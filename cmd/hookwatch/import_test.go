@@ -716,3 +716,70 @@ func TestImportWaitsForTheFollower(t *testing.T) {
 		t.Fatal("the import did not go on once the state was free")
 	}
 }
+
+// modelBehind returns the sessions of the collector at base whose model
+// does not reflect all their stored events yet, read from the session list,
+// which answers without waiting for the model (GET /v1/sessions/{id} would
+// wait for it).
+func modelBehind(t *testing.T, base string) (behind []string, sessions int) {
+	t.Helper()
+	var list struct {
+		Sessions []struct {
+			ID         string `json:"id"`
+			LastSeq    int64  `json:"last_seq"`
+			DerivedSeq int64  `json:"derived_seq"`
+		} `json:"sessions"`
+	}
+	getJSON(t, base, "/v1/sessions", &list)
+	for _, s := range list.Sessions {
+		if s.DerivedSeq < s.LastSeq {
+			behind = append(behind, fmt.Sprintf("%s (derived_seq %d, last_seq %d)", s.ID, s.DerivedSeq, s.LastSeq))
+		}
+	}
+	return behind, len(list.Sessions)
+}
+
+// TestImportWaitsForTheModel: import returns once the collector has
+// modelled what it sent (a model round comes at least 40 ms after the
+// commit: read at once, the model would be behind), so that the dashboard
+// link it prints shows the calls; past its bound it says the collector is
+// still at it, and succeeds. The same for Codex rollouts.
+func TestImportWaitsForTheModel(t *testing.T) {
+	dir := t.TempDir()
+	base := collectorIn(t, filepath.Join(dir, "home"), "--watch-transcripts=off")
+	projects := filepath.Join(dir, "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	out := mustHW(t, "import", projects)
+	if behind, n := modelBehind(t, base); n == 0 || len(behind) > 0 {
+		t.Fatalf("import returned with the model behind on %d of %d sessions: %v\n%s", len(behind), n, behind, out)
+	}
+	if strings.Contains(out, "still modelling") {
+		t.Fatalf("import:\n%s", out)
+	}
+	var calls struct {
+		ToolCalls []json.RawMessage `json:"tool_calls"`
+	}
+	getJSON(t, base, "/v1/sessions/04c54c49-9580-4ffd-ac42-925d83960a3b/tool-calls", &calls)
+	if len(calls.ToolCalls) == 0 {
+		t.Fatal("the imported session has no tool calls")
+	}
+
+	rollouts := filepath.Join(dir, "sessions")
+	copyDir(t, "../../codex/testdata", rollouts)
+	out = mustHW(t, "import", "--codex", rollouts)
+	if behind, _ := modelBehind(t, base); len(behind) > 0 {
+		t.Fatalf("import --codex returned with the model behind on %v\n%s", behind, out)
+	}
+
+	// Past the bound (here at once), it says so and exits 0.
+	defer func(d time.Duration) { importModelWait = d }(importModelWait)
+	importModelWait = time.Nanosecond
+	dir2 := t.TempDir()
+	collectorIn(t, filepath.Join(dir2, "home"), "--watch-transcripts=off")
+	copyDir(t, "../../importer/testdata/parallel/projects", filepath.Join(dir2, "projects"))
+	out = mustHW(t, "import", filepath.Join(dir2, "projects"))
+	want := "the collector is still modelling 1 session; the dashboard fills in as it does\nthe dashboard: "
+	if !strings.Contains(out, want) {
+		t.Fatalf("import past the bound: want %q in\n%s", want, out)
+	}
+}
