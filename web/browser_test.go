@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/demo"
@@ -71,7 +72,11 @@ func serve(t testing.TB, envs []event.Envelope, token string) string {
 	priv.Capture = privacy.CaptureFull
 	// Stalls swept often: a session that stalls with a page open tells it
 	// at once.
-	srv, err := collector.New(collector.Config{Store: db, Version: "test", Token: token, Privacy: priv, ArchiveDir: archiveFixture(t), StallSweep: 200 * time.Millisecond})
+	// The model held back on a session's round (modelGate): the pages see
+	// events the collector has not modelled yet.
+	mg := &modelGate{}
+	srv, err := collector.New(collector.Config{Store: db, Version: "test", Token: token, Privacy: priv, ArchiveDir: archiveFixture(t), StallSweep: 200 * time.Millisecond,
+		ModelSinks: []collector.ModelSink{mg}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +89,10 @@ func serve(t testing.TB, envs []event.Envelope, token string) string {
 	close(gate.open)
 	mux.Handle("GET /v1/stream", gate.wrap(srv.Handler()))
 	mux.HandleFunc("POST /test/streams", gate.set)
+	mux.HandleFunc("POST /test/model", mg.set)
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
+		mg.release() // the collector's stop waits for its model's last round
 		// Shutdown ends the open event streams; only then can the test
 		// server's Close, which waits for them, return.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -155,6 +162,54 @@ func (g *streamGate) set(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// modelGate holds the collector's model back, as a collector busy with a
+// large import does: POST /test/model?hold=<session id> makes the next
+// round that changes that session stop once its rows are stored (a model
+// sink's Offer runs on the modeler's goroutine), so that the events stored
+// after it are not modelled; POST /test/model (no hold) lets the model go
+// on. The round waits at most a minute, should a test forget it.
+type modelGate struct {
+	mu      sync.Mutex
+	session string        // the session whose round is held; "" for none
+	held    chan struct{} // closed to let the held round go
+}
+
+func (g *modelGate) set(w http.ResponseWriter, r *http.Request) {
+	if id := r.URL.Query().Get("hold"); id != "" {
+		g.mu.Lock()
+		g.session, g.held = id, make(chan struct{})
+		g.mu.Unlock()
+	} else {
+		g.release()
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (g *modelGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.held != nil {
+		close(g.held)
+	}
+	g.session, g.held = "", nil
+}
+
+// Offer holds the round when it changed the session held.
+func (g *modelGate) Offer(changes []attribution.SessionChanges) {
+	g.mu.Lock()
+	id, held := g.session, g.held
+	g.mu.Unlock()
+	if held == nil || !slices.ContainsFunc(changes, func(c attribution.SessionChanges) bool { return c.Session != nil && c.Session.SessionID == id }) {
+		return
+	}
+	select {
+	case <-held:
+	case <-time.After(time.Minute):
+	}
+}
+
+func (g *modelGate) Stop(context.Context) {}
 
 // archiveFixture returns an archive directory holding one compaction
 // archive of realSession, as a PreCompact and PostCompact leave it, with

@@ -436,6 +436,47 @@ const hookEnv = (sid, n, payload) => ({ id: `${sid}-${n}`, runtime: 'claude-code
 const newID = (prefix) => prefix + '-0000-4000-8000-' + String(Date.now()).slice(-12).padStart(12, '0');
 const liveState = (page) => page.waitForFunction(() => document.querySelector('.live')?.dataset.state === 'live');
 
+/** holdModel holds the collector's model back from the next round that changes session id on, or lets it go (id empty): see modelGate. */
+async function holdModel(id) {
+  const res = await fetch(BASE + '/test/model' + (id ? '?hold=' + encodeURIComponent(id) : ''), { method: 'POST' });
+  assert.equal(res.status, 204);
+}
+
+test('a session the collector has yet to model says so in its header, until the model catches up', async () => {
+  const sid = newID('5e1d0b1d');
+  const call = 'toolu_behind_' + Date.now();
+  const tool = { tool_name: 'Bash', tool_use_id: call, tool_input: { command: 'go test ./...' } };
+  try {
+    await holdModel(sid);
+    await post([hookEnv(sid, 1, { hook_event_name: 'SessionStart', source: 'startup' })]);
+    // Its first round is stored, and holds the model back.
+    for (let i = 0; ; i++) {
+      const { body } = await api('/v1/sessions/' + sid);
+      if (body && body.derived_seq === body.last_seq) break;
+      assert.ok(i < 100, 'the first event of the session was not modelled');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await post([
+      hookEnv(sid, 2, { hook_event_name: 'UserPromptSubmit', prompt: 'run the tests' }),
+      hookEnv(sid, 3, { hook_event_name: 'PreToolUse', ...tool }),
+      hookEnv(sid, 4, { hook_event_name: 'PostToolUse', ...tool, tool_response: { stdout: 'ok' }, duration_ms: 1200 }),
+    ]);
+    const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));
+    await loaded(page);
+    const note = page.getByTestId('modelling');
+    await note.filter({ hasText: /^modelling… \(3 events to go\)$/ }).waitFor({ timeout: 10000 });
+    assert.equal(await page.evaluate((call) => window.__hw.model.calls.has(call), call), false, 'the call is not modelled yet');
+
+    await holdModel('');
+    await page.waitForFunction((call) => window.__hw.model.calls.get(call)?.status === 'ok', call, { timeout: 10000 });
+    await note.waitFor({ state: 'detached', timeout: 10000 });
+    clean(seen);
+    await page.close();
+  } finally {
+    await holdModel('');
+  }
+});
+
 test('pages that received nothing catch up with what was stored while their stream was down', async () => {
   const sid = newID('c0ffee01');
   const pre = (n) => ({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_use_id: `toolu_down_${n}`, tool_input: { command: `echo ${n}` } });

@@ -241,6 +241,28 @@ test('events are kept once, in seq order whatever the arrival order', { skip: ne
   assert.deepEqual(b.events.map((e) => e.seq), [...events.map((e) => e.seq)].sort((x, y) => x - y));
 });
 
+test('behind: the events past the derived_seq of the collector\'s latest session view', { skip: needAPI }, async () => {
+  const api = await load(REAL);
+  const m = build(api);
+  assert.equal(api.session.derived_seq, api.session.last_seq, 'the capture is modelled');
+  assert.equal(m.behind(), null);
+  // The same view as a collector whose model had yet to take the last three events gives it.
+  const seqs = api.events.map((e) => e.seq).sort((a, b) => a - b);
+  m.applyModel({ session_id: REAL, session: { ...api.session, derived_seq: seqs[seqs.length - 4] } });
+  assert.deepEqual(m.behind(), { events: 3 });
+  // Not yet modelled at all, and before its events are loaded.
+  const fresh = new SessionModel(REAL);
+  fresh.setSession({ ...api.session, derived_seq: 0 });
+  assert.deepEqual(fresh.behind(), { events: 0 });
+  m.applyModel({ session_id: REAL, session: api.session });
+  assert.equal(m.behind(), null, 'a later view that caught up');
+  for (const s of [null, { id: REAL }, { id: REAL, derived_seq: '1', last_seq: 2 }]) {
+    const x = new SessionModel(REAL);
+    x.setSession(s);
+    assert.equal(x.behind(), null, JSON.stringify(s));
+  }
+});
+
 test('model messages upsert agents and calls, and a snapshot older than a change cannot undo it', () => {
   const m = new SessionModel('s');
   m.upsertAgents([{ agent_id: '', agent_type: null, parent_agent_id: null, depth: 0, started_at: '2026-01-01T12:00:00Z' }], 10);

@@ -430,6 +430,24 @@ export class SessionModel {
     return (this.byCall.get(callID) || []).map((s) => this.bySeq.get(s)).filter(Boolean).sort((a, b) => a.seq - b.seq);
   }
 
+  /**
+   * behind returns how far the collector's model of the session is behind
+   * its stored events, as the collector's session view says: null when the
+   * view's derived_seq (the last event the model reflects) has reached its
+   * last_seq (the last event stored), or when no view says; else {events},
+   * the loaded events past derived_seq, which the model has yet to take
+   * (0 while they are not loaded). The collector stores events first and
+   * models them in rounds after: a large import or a busy collector shows
+   * a session's events before its calls and agents.
+   */
+  behind() {
+    const s = this.session;
+    if (!s || typeof s.derived_seq !== 'number' || typeof s.last_seq !== 'number' || s.derived_seq >= s.last_seq) return null;
+    let events = 0;
+    for (const ev of this.events) if (ev.seq > s.derived_seq) events++;
+    return { events };
+  }
+
   /** over reports whether the collector's status says the session is over (ended or failed). */
   over() {
     const st = this.session && this.session.status;

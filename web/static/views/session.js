@@ -343,7 +343,35 @@ function Count({ v, cls, word, title, onShow }) {
   return html`<button type="button" class=${'link count ' + cls} data-testid=${'count-' + word} title=${title + ': list them'} onClick=${onShow}><b>${fmtNum(v)}</b> ${word}</button>`;
 }
 
-function Header({ model, version, id, onShow }) {
+/** BEHIND_SAID is how long the model stays behind before the header says so. */
+const BEHIND_SAID = 1000;
+
+/**
+ * Modelling says, discreetly, that the collector has yet to model some of
+ * the session's events (SessionModel.behind): the calls and agents shown
+ * are not all there yet. It is said once the model has been behind for
+ * BEHIND_SAID, not for the moment every live event takes, and goes as
+ * soon as a session view says the model caught up. The count is given
+ * once the events are loaded.
+ */
+function Modelling({ model, eventsLoading }) {
+  const behind = model.behind();
+  const [said, setSaid] = useState(false);
+  useEffect(() => {
+    if (!behind) {
+      setSaid(false);
+      return;
+    }
+    const t = setTimeout(() => setSaid(true), BEHIND_SAID);
+    return () => clearTimeout(t);
+  }, [!behind]);
+  if (!behind || !said) return null;
+  const togo = !eventsLoading && behind.events > 0 ? ` (${plural(behind.events, 'event')} to go)` : '';
+  return html`<span class="modelling muted" data-testid="modelling" role="status"
+    title="The collector stores events first and works out the calls and agents from them after: some are not shown yet. This goes once it has caught up.">modelling…${togo}</span>`;
+}
+
+function Header({ model, version, id, onShow, eventsLoading }) {
   const s = model.session;
   const status = s ? statusOf(s) : '';
   const first = s ? ms(s.first_event_at) : model.t0;
@@ -362,6 +390,7 @@ function Header({ model, version, id, onShow }) {
       <div class="h1row">
         ${status && html`<${StatusPill} s=${s} testid="session-status" long=${true} />`}
         <h2 title=${s?.title || ''}>${s?.title ? truncate(s.title, 160) : html`<span class="muted">untitled session</span>`}</h2>
+        <${Modelling} model=${model} eventsLoading=${eventsLoading} />
       </div>
       <div class="facts">
         <span title=${s?.cwd || ''}><b>${(s && projectOf(s)) || '–'}</b></span>
@@ -782,7 +811,7 @@ export function SessionView({ id, params }) {
   const merge = (f) => { setFilters({ ...filters, ...f }); setTab('timeline'); };
   return html`
     <section class="session">
-      <${Header} model=${m} version=${s.version} id=${id} onShow=${(status) => { setFilters({ ...emptyFilters(), status }); setTab('events'); }} />
+      <${Header} model=${m} version=${s.version} id=${id} eventsLoading=${s.eventsLoading} onShow=${(status) => { setFilters({ ...emptyFilters(), status }); setTab('events'); }} />
       ${s.error && html`<p class="error">${s.error}</p>`}
       <${Signals} model=${m} version=${s.version} onSelect=${step} />
       <${Archives} id=${id} />
