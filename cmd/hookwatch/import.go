@@ -22,6 +22,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/codex"
 	"github.com/hookwatch/hookwatch/codex/rollout"
+	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/importer"
@@ -366,10 +367,7 @@ func modelled(ctx context.Context, base, token, id string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	var v struct {
-		LastSeq    int64 `json:"last_seq"`
-		DerivedSeq int64 `json:"derived_seq"`
-	}
+	var v collector.SessionView
 	if err := json.Unmarshal(body, &v); err != nil {
 		return false, fmt.Errorf("cannot read session %s from %s: %w", id, base, err)
 	}
