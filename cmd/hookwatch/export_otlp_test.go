@@ -62,7 +62,9 @@ func TestExportOTLP(t *testing.T) {
 	rcv := &otlpReceiver{}
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
-	t.Setenv("HOOKWATCH_OTLP_HEADERS", "X-Tenant=team%20a,Authorization=Bearer%20env")
+	// A key in base64 keeps its '+': values are percent-encoded (as
+	// OTEL_EXPORTER_OTLP_HEADERS' are), not form-encoded.
+	t.Setenv("HOOKWATCH_OTLP_HEADERS", "X-Tenant=team%20a,Authorization=Bearer%20env,X-Api-Key=dG9r+ZW4/a2V5%3D")
 	out := mustHW(t, "export", "--format", "otlp", "--session", "export-otlp", "--db", path,
 		"--otlp-endpoint", srv.URL, "--otlp-header", "Authorization=Bearer flag")
 	if len(rcv.spans) != len(want) || !strings.Contains(out, "1 session, ") {
@@ -78,7 +80,7 @@ func TestExportOTLP(t *testing.T) {
 		}
 	}
 	for _, h := range rcv.headers {
-		if h.Get("Authorization") != "Bearer flag" || h.Get("X-Tenant") != "team a" {
+		if h.Get("Authorization") != "Bearer flag" || h.Get("X-Tenant") != "team a" || h.Get("X-Api-Key") != "dG9r+ZW4/a2V5=" {
 			t.Fatalf("headers %v", h)
 		}
 	}

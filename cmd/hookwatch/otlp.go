@@ -70,7 +70,9 @@ func (f *otlpFlags) exporter(log *slog.Logger) (*otlp.Exporter, *metrics.Set, er
 }
 
 // parseOTLPHeaders reads headers in the form of OTEL_EXPORTER_OTLP_HEADERS:
-// key=value pairs separated by commas, values URL-encoded.
+// key=value pairs separated by commas, values percent-encoded (%20, %2C).
+// A '+' stays a '+', as in the OpenTelemetry SDKs: a token in base64 has
+// them, and a form's decoding would make each a space.
 func parseOTLPHeaders(s string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, kv := range strings.Split(s, ",") {
@@ -81,7 +83,7 @@ func parseOTLPHeaders(s string) (map[string]string, error) {
 		if !ok || strings.TrimSpace(k) == "" {
 			return nil, fmt.Errorf("want key=value, got %q", kv)
 		}
-		val, err := url.QueryUnescape(strings.TrimSpace(v))
+		val, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
 			return nil, fmt.Errorf("header %s: %w", k, err)
 		}
