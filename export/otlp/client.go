@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -91,19 +92,44 @@ func retryable(code int) bool {
 		code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
 }
 
-// URL returns the URL requests go to.
+// URL returns the URL requests go to. An endpoint that is not an http(s)
+// URL is an error that says the form wanted, and the URL likely meant
+// when it is a bare host[:port] (what an OTLP/gRPC exporter takes).
 func (c *Client) URL() (string, error) {
+	const want = "want http(s)://host[:port][/path]"
+	if !strings.Contains(c.Endpoint, "://") {
+		if meant := schemeFor(c.Endpoint); meant != "" {
+			return "", fmt.Errorf("cannot use the OTLP endpoint %q: %s (did you mean %s?)", c.Endpoint, want, meant)
+		}
+	}
 	u, err := url.Parse(c.Endpoint)
 	if err != nil {
-		return "", fmt.Errorf("cannot parse the OTLP endpoint: %w", err)
+		return "", fmt.Errorf("cannot use the OTLP endpoint %q: %s (%w)", c.Endpoint, want, err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return "", fmt.Errorf("cannot use the OTLP endpoint %q: want http(s)://host[:port][/path]", c.Endpoint)
+		return "", fmt.Errorf("cannot use the OTLP endpoint %q: %s", c.Endpoint, want)
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = tracesPath
 	}
 	return u.String(), nil
+}
+
+// schemeFor returns the URL a bare host[:port][/path] likely stands for:
+// http:// for a loopback host or one with a port (a collector in the
+// same network, 4318), https:// for a host alone (a hosted backend); ""
+// when endpoint is no such thing.
+func schemeFor(endpoint string) string {
+	hostport, _, _ := strings.Cut(endpoint, "/")
+	u, err := url.Parse("http://" + endpoint)
+	if hostport == "" || err != nil || u.Host != hostport || u.User != nil {
+		return ""
+	}
+	host := u.Hostname()
+	if u.Port() != "" || host == "localhost" || net.ParseIP(host).IsLoopback() {
+		return u.String()
+	}
+	return "https://" + endpoint
 }
 
 // Send posts the spans in one request, trying again with backoff on a

@@ -207,6 +207,24 @@ func TestClientErrors(t *testing.T) {
 	f("ftp://example.com", "")
 }
 
+// TestClientURLErrors: an endpoint that is no http(s) URL (host:port,
+// as a gRPC exporter takes it) is refused in one line that says the form
+// wanted and, when one can be made, the URL meant.
+func TestClientURLErrors(t *testing.T) {
+	f := func(endpoint, want string) {
+		t.Helper()
+		_, err := (&Client{Endpoint: endpoint}).URL()
+		if err == nil || err.Error() != want {
+			t.Fatalf("%q: %v, want %q", endpoint, err, want)
+		}
+	}
+	f("127.0.0.1:4318", `cannot use the OTLP endpoint "127.0.0.1:4318": want http(s)://host[:port][/path] (did you mean http://127.0.0.1:4318?)`)
+	f("localhost:4318", `cannot use the OTLP endpoint "localhost:4318": want http(s)://host[:port][/path] (did you mean http://localhost:4318?)`)
+	f("otlp.example.com", `cannot use the OTLP endpoint "otlp.example.com": want http(s)://host[:port][/path] (did you mean https://otlp.example.com?)`)
+	f("http://127.0.0.1:4318 ", `cannot use the OTLP endpoint "http://127.0.0.1:4318 ": want http(s)://host[:port][/path] (parse "http://127.0.0.1:4318 ": invalid port ":4318 " after host)`)
+	f("ftp://example.com", `cannot use the OTLP endpoint "ftp://example.com": want http(s)://host[:port][/path]`)
+}
+
 // TestClientNotAReceiver: a 2xx answer that is no OTLP response (the page
 // of a web server, a health check's JSON) sent nothing: it is an error
 // that says so, not spans counted as sent.
