@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
@@ -59,14 +61,33 @@ func (f *otlpFlags) client() (*otlp.Client, error) {
 }
 
 // exporter returns the live exporter of serve and the metrics it counts
-// on, nil when no endpoint is set.
-func (f *otlpFlags) exporter(log *slog.Logger) (*otlp.Exporter, *metrics.Set, error) {
+// on, nil when no endpoint is set. It checks the endpoint in the
+// background and logs the outcome, so that a wrong one (a path, http for
+// https, credentials) shows in the log at start, not only when the first
+// spans go out, which may be long after; the receiver may still come up
+// later, so a failed check stops nothing.
+func (f *otlpFlags) exporter(ctx context.Context, log *slog.Logger) (*otlp.Exporter, *metrics.Set, error) {
 	c, err := f.client()
 	if c == nil || err != nil {
 		return nil, nil, err
 	}
 	set := metrics.NewSet()
-	return otlp.NewExporter(c, otlp.ExporterOptions{Metrics: set, Logger: log}), set, nil
+	exp := otlp.NewExporter(c, otlp.ExporterOptions{Metrics: set, Logger: log})
+	go func() {
+		target, _ := c.URL()
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := c.Check(ctx); err != nil {
+			if ctx.Err() != nil {
+				return // serve stopping, or no answer in 10 s: the sends will say
+			}
+			log.Warn("the OTLP endpoint does not take traces (checked at start): check --otlp-endpoint (HOOKWATCH_OTLP_ENDPOINT) and --otlp-header (HOOKWATCH_OTLP_HEADERS); spans not sent are counted in hookwatch_otlp_spans_dropped_total",
+				"endpoint", target, "err", err)
+			return
+		}
+		log.Info("pushing traces over OTLP/HTTP", "endpoint", target)
+	}()
+	return exp, set, nil
 }
 
 // parseOTLPHeaders reads headers in the form of OTEL_EXPORTER_OTLP_HEADERS:

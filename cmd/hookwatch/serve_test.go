@@ -30,6 +30,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hooksock"
+	"github.com/hookwatch/hookwatch/internal/otelcol"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -827,4 +828,47 @@ func TestServeWaitsForPostgres(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "does not exist") || strings.Contains(stderr2.String(), "waiting") {
 		t.Errorf("serve on a missing database: %v\n%s", err, stderr2.String())
 	}
+}
+
+// TestServeChecksOTLPEndpoint: serve tells at start, in its log, whether
+// the OTLP endpoint takes traces (a real OpenTelemetry Collector), rather
+// than only when the first spans go out; a wrong path is named with what
+// to check, and serve keeps running.
+func TestServeChecksOTLPEndpoint(t *testing.T) {
+	rcv, err := otelcol.Start(t.TempDir())
+	if err != nil {
+		otelcol.Missing(t, err)
+	}
+	defer rcv.Stop()
+	f := func(endpoint string, want ...string) {
+		t.Helper()
+		freshHome(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		out := &serveOutput{line: make(chan string, 1)}
+		var stderr lockedBuffer
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--watch-transcripts", "off", "--codex-rollouts", "off", "--otlp-endpoint", endpoint}, nil, out, &stderr)
+		}()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		}()
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(stderr.String(), want[0]) {
+			if time.Now().After(deadline) {
+				t.Fatalf("--otlp-endpoint %s: no %q in the log:\n%s", endpoint, want[0], stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		for _, w := range want[1:] {
+			if !strings.Contains(stderr.String(), w) {
+				t.Fatalf("--otlp-endpoint %s: no %q in the log:\n%s", endpoint, w, stderr.String())
+			}
+		}
+	}
+	f(rcv.Endpoint, `msg="pushing traces over OTLP/HTTP" endpoint=`+rcv.Endpoint+"/v1/traces")
+	f(rcv.Endpoint+"/v1/trace", "the OTLP endpoint does not take traces", rcv.Endpoint+"/v1/trace answered 404", "check the endpoint's path")
 }

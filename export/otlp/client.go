@@ -77,12 +77,22 @@ func (e *PartialError) Error() string {
 
 // StatusError is a receiver's refusal of a request.
 type StatusError struct {
+	URL  string // where the request went
 	Code int
 	Body string
 }
 
+// Error names the URL and, for the refusals a wrong setting causes (a
+// path the receiver does not serve, credentials refused), what to check.
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("the receiver answered %d: %s", e.Code, e.Body)
+	msg := fmt.Sprintf("%s answered %d: %s", cmp.Or(e.URL, "the receiver"), e.Code, e.Body)
+	switch e.Code {
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		msg += " (an OTLP/HTTP receiver takes traces at " + tracesPath + ": check the endpoint's path)"
+	case http.StatusUnauthorized, http.StatusForbidden:
+		msg += " (the receiver refused the credentials: check the headers sent)"
+	}
+	return msg
 }
 
 // retryable reports whether OTLP/HTTP says a request refused with code may
@@ -182,6 +192,32 @@ func (c *Client) Send(ctx context.Context, rs []*tracepb.ResourceSpans) error {
 	}
 }
 
+// Check sends one request of no spans, not retried, and returns nil when
+// the URL takes OTLP/HTTP (a receiver accepts an empty request: the
+// OpenTelemetry Collector and Jaeger answer 200), else an error that says
+// what is wrong: nothing listening, a path the receiver does not serve,
+// credentials refused, TLS against a plain port, no OTLP receiver at all.
+// It lets a wrong endpoint be told at start rather than at the first
+// batch of spans, which may come long after.
+func (c *Client) Check(ctx context.Context) error {
+	target, err := c.URL()
+	if err != nil {
+		return err
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: defaultTimeout}
+	}
+	_, _, err = c.post(ctx, hc, target, nil)
+	var se *StatusError
+	if u, _ := url.Parse(target); err != nil && !errors.As(err, &se) && u.Port() == "4317" {
+		// The default port of OTLP/gRPC, whose receiver does not speak
+		// HTTP/1.1: the usual slip when a gRPC setting is copied.
+		err = fmt.Errorf("%w (4317 is OTLP/gRPC's port; OTLP/HTTP's is 4318)", err)
+	}
+	return err
+}
+
 // post makes one request. It reports whether a failure may be retried, and
 // after how long the receiver asked (0: not said).
 func (c *Client) post(ctx context.Context, hc *http.Client, target string, body []byte) (bool, time.Duration, error) {
@@ -206,15 +242,15 @@ func (c *Client) post(ctx context.Context, hc *http.Client, target string, body 
 		// health check's port, a web server's page) and keeps none.
 		ct := resp.Header.Get("Content-Type")
 		if mt, _, _ := mime.ParseMediaType(ct); len(data) > 0 && mt != protobufMediaType {
-			return false, 0, &StatusError{Code: resp.StatusCode, Body: fmt.Sprintf("%s; that is not an OTLP response (%s): is %s an OTLP/HTTP receiver's?",
-				refusal(ct, data), cmp.Or(ct, "no Content-Type"), target)}
+			return false, 0, &StatusError{URL: target, Code: resp.StatusCode, Body: fmt.Sprintf("%s; that is not an OTLP response (%s): is it an OTLP/HTTP receiver's URL?",
+				refusal(ct, data), cmp.Or(ct, "no Content-Type"))}
 		}
 		if n, msg := partialSuccess(data); n > 0 {
 			return false, 0, &PartialError{Rejected: n, Message: msg}
 		}
 		return false, 0, nil
 	}
-	serr := &StatusError{Code: resp.StatusCode, Body: refusal(resp.Header.Get("Content-Type"), data)}
+	serr := &StatusError{URL: target, Code: resp.StatusCode, Body: refusal(resp.Header.Get("Content-Type"), data)}
 	if !retryable(resp.StatusCode) {
 		return false, 0, serr
 	}

@@ -128,6 +128,9 @@ func TestClientErrors(t *testing.T) {
 	if !errors.As(err, &se) || se.Code != 404 || !ErrPermanent(err) {
 		t.Fatalf("wrong path: %v", err)
 	}
+	if want := r.Endpoint + "/traces answered 404: 404 page not found (an OTLP/HTTP receiver takes traces at /v1/traces: check the endpoint's path)"; err.Error() != want {
+		t.Fatalf("wrong path: %q, want %q", err, want)
+	}
 
 	// A span the receiver cannot read (a trace id of 3 bytes): 400, with a
 	// google.rpc.Status in protobuf, whose message the error reads as, on
@@ -137,7 +140,7 @@ func TestClientErrors(t *testing.T) {
 	if !errors.As(err, &se) || se.Code != 400 || !ErrPermanent(err) {
 		t.Fatalf("a span the receiver cannot read: %v", err)
 	}
-	if msg := err.Error(); !strings.HasPrefix(msg, "the receiver answered 400: ") || strings.ContainsFunc(msg, unicode.IsControl) || !strings.Contains(msg, "length") {
+	if msg := err.Error(); !strings.HasPrefix(msg, r.Endpoint+"/v1/traces answered 400: ") || strings.ContainsFunc(msg, unicode.IsControl) || !strings.Contains(msg, "length") {
 		t.Fatalf("a span the receiver cannot read: %q, want the one line of its Status's message", msg)
 	}
 
@@ -207,6 +210,42 @@ func TestClientErrors(t *testing.T) {
 	f("ftp://example.com", "")
 }
 
+// TestClientCheck: a request of no spans tells a right endpoint from the
+// wrong ones at once (not after retries), each in an error that says what
+// to check.
+func TestClientCheck(t *testing.T) {
+	r := receiver(t)
+	ctx := context.Background()
+	if err := (&Client{Endpoint: r.Endpoint}).Check(ctx); err != nil {
+		t.Fatalf("the receiver's endpoint: %v", err)
+	}
+	f := func(endpoint string, want ...string) {
+		t.Helper()
+		start := time.Now()
+		err := (&Client{Endpoint: endpoint, Backoff: time.Second}).Check(ctx)
+		if err == nil {
+			t.Fatalf("%s: no error", endpoint)
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Fatalf("%s: %q, want %q in it", endpoint, err, w)
+			}
+		}
+		if d := time.Since(start); d >= time.Second {
+			t.Fatalf("%s: took %v: retried", endpoint, d)
+		}
+	}
+	f(r.Endpoint+"/v1/trace", r.Endpoint+"/v1/trace answered 404", "check the endpoint's path")
+	f(strings.Replace(r.Endpoint, "http:", "https:", 1), "https://", "server gave HTTP response to HTTPS client")
+	port, err := deadport.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer port.Close()
+	f(port.URL(), port.URL()+"/v1/traces", "connection refused")
+	f("127.0.0.1:4318", "did you mean http://127.0.0.1:4318?")
+}
+
 // TestClientURLErrors: an endpoint that is no http(s) URL (host:port,
 // as a gRPC exporter takes it) is refused in one line that says the form
 // wanted and, when one can be made, the URL meant.
@@ -263,7 +302,8 @@ func TestClientRefusalOneLine(t *testing.T) {
 	defer srv.Close()
 	one := Spans(sessionOf(attribution.Build(captures(t)["codex-0.169.jsonl"]).Sessions[0]))[:1]
 	err := (&Client{Endpoint: srv.URL}).Send(context.Background(), []*tracepb.ResourceSpans{{ScopeSpans: []*tracepb.ScopeSpans{{Spans: one}}}})
-	want := "the receiver answered 404: <html> <head><title>404 Not Found</title></head> <body> <center><h1>404 Not Found</h1></center> <hr><center>nginx</center> </body> </html>"
+	want := srv.URL + "/v1/traces answered 404: <html> <head><title>404 Not Found</title></head> <body> <center><h1>404 Not Found</h1></center> <hr><center>nginx</center> </body> </html>" +
+		" (an OTLP/HTTP receiver takes traces at /v1/traces: check the endpoint's path)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("a proxy's error page: %q, want %q", err, want)
 	}
