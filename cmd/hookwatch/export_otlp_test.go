@@ -80,7 +80,8 @@ func TestExportOTLP(t *testing.T) {
 		}
 	}
 	for _, h := range rcv.headers {
-		if h.Get("Authorization") != "Bearer flag" || h.Get("X-Tenant") != "team a" || h.Get("X-Api-Key") != "dG9r+ZW4/a2V5=" {
+		if h.Get("Authorization") != "Bearer flag" || h.Get("X-Tenant") != "team a" || h.Get("X-Api-Key") != "dG9r+ZW4/a2V5=" ||
+			h.Get("User-Agent") != "hookwatch-otlp" {
 			t.Fatalf("headers %v", h)
 		}
 	}

@@ -33,6 +33,7 @@ const (
 	maxResponseBytes  = 64 << 10
 	tracesPath        = "/v1/traces"
 	protobufMediaType = "application/x-protobuf"
+	userAgent         = "hookwatch-otlp"
 )
 
 // Client posts spans to an OTLP/HTTP traces endpoint in protobuf. It is
@@ -226,6 +227,9 @@ func (c *Client) post(ctx context.Context, hc *http.Client, target string, body 
 		return false, 0, fmt.Errorf("cannot make the OTLP request: %w", err)
 	}
 	req.Header.Set("Content-Type", protobufMediaType)
+	// Named, as OTLP asks of exporters, so that a receiver's operator can
+	// tell hookwatch's requests from others' (Headers may say otherwise).
+	req.Header.Set("User-Agent", userAgent)
 	for k, v := range c.Headers {
 		req.Header.Set(k, v)
 	}
