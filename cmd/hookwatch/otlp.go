@@ -77,7 +77,7 @@ func (f *otlpFlags) exporter(ctx context.Context, log *slog.Logger) (*otlp.Expor
 		target, _ := c.URL()
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		if err := c.Check(ctx); err != nil {
+		if err := exp.Check(ctx); err != nil {
 			if ctx.Err() != nil {
 				return // serve stopping, or no answer in 10 s: the sends will say
 			}

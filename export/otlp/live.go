@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -78,6 +79,11 @@ type Exporter struct {
 	sendCtx    context.Context
 	cancelSend context.CancelFunc
 
+	// failing is set while the latest batch (or Check) was not
+	// accepted; target is where batches go, for the log.
+	failing atomic.Bool
+	target  string
+
 	sent, dropped, failed, rejected *metrics.Counter
 	requests, requestErrors         *metrics.Counter
 	sendTime                        *metrics.Histogram
@@ -140,6 +146,7 @@ func NewExporter(c *Client, opt ExporterOptions) *Exporter {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
+	e.target, _ = c.URL()
 	e.sendCtx, e.cancelSend = context.WithCancel(context.Background())
 	set.NewGauge(`hookwatch_otlp_queue_spans`, func() float64 {
 		e.mu.Lock()
@@ -148,6 +155,18 @@ func NewExporter(c *Client, opt ExporterOptions) *Exporter {
 	})
 	go e.run()
 	return e
+}
+
+// Check tells whether the receiver takes spans (Client.Check), without
+// sending any: for a caller to say at start what is wrong with the
+// endpoint. After a failed Check, the first batch the receiver takes is
+// logged as its recovery, as after a batch lost.
+func (e *Exporter) Check(ctx context.Context) error {
+	err := e.client.Check(ctx)
+	if err != nil {
+		e.failing.Store(true)
+	}
+	return err
 }
 
 // Offer takes one round of the model's changes (attribution.Group.Changes
@@ -398,6 +417,11 @@ func (e *Exporter) drain(ctx context.Context) {
 		e.requests.Inc()
 		err := e.client.Send(ctx, rs)
 		e.sendTime.UpdateDuration(start)
+		if e.failing.Swap(err != nil) && err == nil {
+			// Said once, after the warnings of the batches lost (or of
+			// Check): the operator who saw them knows the export is back.
+			e.log.Info("the OTLP receiver takes spans again", "endpoint", e.target)
+		}
 		switch {
 		case err == nil:
 			e.sent.Add(n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -94,4 +95,94 @@ func metricFloat(t *testing.T, text, name string) float64 {
 	}
 	t.Fatalf("no %s in:\n%s", name, text)
 	return 0
+}
+
+// TestExporterSaysRecovered: after batches the receiver did not take, the
+// first one it takes is said once in the log, naming the endpoint, so
+// that the warnings of the losses are not the log's last word.
+func TestExporterSaysRecovered(t *testing.T) {
+	var mu sync.Mutex
+	down := true
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	var log lockedLog
+	e := NewExporter(&Client{Endpoint: srv.URL, Attempts: 1},
+		ExporterOptions{FlushInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	offer := func(s *attribution.Session) {
+		e.Offer([]attribution.SessionChanges{{Session: s.Summary(), Agents: s.Agents, ToolCalls: s.ToolCalls}})
+	}
+	wait := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(log.String(), what) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in the log:\n%s", what, log.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if err := e.Check(context.Background()); err == nil {
+		t.Fatal("Check of a receiver answering 503: no error")
+	}
+	if strings.Contains(log.String(), "again") {
+		t.Fatalf("recovery said before any batch was taken:\n%s", log.String())
+	}
+	offer(attribution.Build(captures(t)["claude-code-2.1.332.jsonl"]).Sessions[0])
+	wait("cannot send spans")
+	if strings.Contains(log.String(), "again") {
+		t.Fatalf("recovery said before any batch was taken:\n%s", log.String())
+	}
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	offer(attribution.Build(captures(t)["claude-code-2.1.197.jsonl"]).Sessions[0])
+	wait(`msg="the OTLP receiver takes spans again" endpoint=` + srv.URL + "/v1/traces")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e.Stop(ctx)
+	if n := strings.Count(log.String(), "again"); n != 1 {
+		t.Fatalf("recovery said %d times:\n%s", n, log.String())
+	}
+
+	// A receiver away at Check only (not up yet at start): its first
+	// batch taken is said too.
+	mu.Lock()
+	down = true
+	mu.Unlock()
+	log = lockedLog{}
+	e = NewExporter(&Client{Endpoint: srv.URL, Attempts: 1},
+		ExporterOptions{FlushInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	defer e.Stop(ctx)
+	if err := e.Check(context.Background()); err == nil {
+		t.Fatal("Check of a receiver answering 503: no error")
+	}
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	offer(attribution.Build(captures(t)["codex-0.169.jsonl"]).Sessions[0])
+	wait("the OTLP receiver takes spans again")
+}
+
+// lockedLog is a log sink safe for the exporter's goroutine and the test.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
