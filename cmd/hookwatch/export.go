@@ -72,6 +72,16 @@ var exportFormats = map[string]exportFormat{
 	"otlp":  {help: "a trace per session, GenAI spans, sent to --otlp-endpoint (docs/otlp.md)", export: exportOTLPFormat},
 }
 
+// exportExamples ends export --help.
+const exportExamples = `
+Examples:
+  hookwatch export --since 24h --out audit && hookwatch audit verify audit
+  jq -c 'select(.status == "error")' audit/*/tool_calls.jsonl
+  hookwatch export --format otlp --since 7d --otlp-endpoint http://127.0.0.1:4318
+  HOOKWATCH_OTLP_HEADERS='Authorization=Bearer%20TOKEN' \
+    hookwatch export --format otlp --session ID --otlp-endpoint https://otlp.example.com
+`
+
 // runExport is `hookwatch export`. Stopped by a signal, it returns an
 // interruptedError saying how many sessions it completed: an export cut
 // short must not pass for a whole one.
@@ -115,6 +125,7 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	out := fs.String("out", ".", "output directory of --format jsonl")
 	dbFlag := dbFlagVar(fs)
 	traces := addOTLPFlags(fs)
+	usageTrailer(fs, exportExamples)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -673,7 +673,7 @@ func TestUninstallHelpCodex(t *testing.T) {
 // past its synopsis and flags, and shows how it is run; version is a
 // command like the others, listed, with a help and no arguments.
 func TestHelpExplains(t *testing.T) {
-	for _, name := range []string{"service", "statusline", "prune", "audit", "import", "demo", "stop", "install", "uninstall"} {
+	for _, name := range []string{"service", "statusline", "prune", "audit", "import", "demo", "stop", "install", "uninstall", "export"} {
 		out, _, _ := hw(t, "", name, "--help")
 		synopsis, rest, _ := strings.Cut(out, "\n\n")
 		explanation, _, _ := strings.Cut(rest, "\n\n")

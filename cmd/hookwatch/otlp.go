@@ -27,8 +27,8 @@ type otlpFlags struct {
 func addOTLPFlags(fs *flag.FlagSet) *otlpFlags {
 	f := &otlpFlags{headers: map[string]string{}}
 	fs.StringVar(&f.endpoint, "otlp-endpoint", os.Getenv("HOOKWATCH_OTLP_ENDPOINT"),
-		"OTLP/HTTP receiver of the traces, e.g. http://127.0.0.1:4318 (env HOOKWATCH_OTLP_ENDPOINT)")
-	fs.Func("otlp-header", "`key=value` header sent to the OTLP receiver, repeatable (env HOOKWATCH_OTLP_HEADERS=k=v,k=v; prefer it for secrets: flags show in ps)",
+		"OTLP/HTTP receiver of the traces (default none: no traces), e.g. http://127.0.0.1:4318 (/v1/traces is added to a URL without a path) or https://otlp.example.com/otlp/v1/traces (used as is) (env HOOKWATCH_OTLP_ENDPOINT)")
+	fs.Func("otlp-header", "`key=value` header sent to the OTLP receiver, repeatable, e.g. X-Scope-OrgID=team-a (env HOOKWATCH_OTLP_HEADERS=k=v,k=v, values percent-encoded: Authorization=Bearer%20TOKEN; prefer it for secrets: flags show in ps)",
 		func(s string) error {
 			k, v, ok := strings.Cut(s, "=")
 			if !ok || strings.TrimSpace(k) == "" {

@@ -482,7 +482,7 @@ Environment:
                      changed files a resume's context names at most (20); above how many it
                      recommends starting fresh (10)
   HOOKWATCH_OTLP_ENDPOINT  OTLP/HTTP receiver the traces are pushed to (as --otlp-endpoint)
-  HOOKWATCH_OTLP_HEADERS   its headers, k=v,k=v with URL-encoded values (authentication)
+  HOOKWATCH_OTLP_HEADERS   its headers, k=v,k=v with percent-encoded values (authentication)
   HOOKWATCH_RETAIN, HOOKWATCH_RETAIN_SIZE, HOOKWATCH_MODEL_CACHE_MB, HOOKWATCH_PRICES,
   HOOKWATCH_TLS_CERT, HOOKWATCH_TLS_KEY, HOOKWATCH_AUDIT_MAX_BYTES, and one for each --signal-*
                      flag (its name in capitals, - as _, after HOOKWATCH_): the defaults of
