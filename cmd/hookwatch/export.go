@@ -115,7 +115,7 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	for _, n := range names {
 		fmt.Fprintf(&formats, "\n  %-6s %s", n, exportFormats[n].help)
 	}
-	fs := newFlagSet("export", "export (--session ID | --since TIME) [--format "+strings.Join(names, "|")+"] [--out DIR] [--db PATH|URL] [--otlp-endpoint URL [--otlp-header k=v]…]\n\n"+
+	fs := newFlagSet("export", "export (--session ID | --since TIME) [--format "+strings.Join(names, "|")+"] [--out DIR] [--db PATH|URL] [--otlp-endpoint URL [--otlp-header k=v]… [--otlp-ca-file FILE]]\n\n"+
 		"Reads the database directly; a collector may be running.\n"+
 		"Exit status: 0 every session exported; 1 an error; 2 a usage error; 130 stopped by\n"+
 		"Ctrl-C (143 by SIGTERM): stderr says how many sessions were exported whole before it.\nFormats:"+formats.String(), stdout, stderr)
@@ -136,7 +136,7 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	// A flag of the other format would be ignored: the traces meant for a
 	// receiver written to files in the working directory instead, or
 	// files asked for that are never written.
-	for _, name := range []string{"otlp-endpoint", "otlp-header"} {
+	for _, name := range []string{"otlp-endpoint", "otlp-header", "otlp-ca-file"} {
 		if *format != "otlp" && flagSet(fs, name) {
 			return fmt.Errorf("%w: --%s goes with --format otlp (the format is %s, which writes files under --out)", errUsage, name, *format)
 		}

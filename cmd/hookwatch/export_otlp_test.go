@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -179,5 +180,37 @@ func TestExportFlagsOfTheOtherFormat(t *testing.T) {
 	mustHW(t, "export", "--db", path, "--session", "other-format", "--out", out)
 	if entries, _ := os.ReadDir(out); len(entries) != 1 || len(rcv.spans) > 0 {
 		t.Fatalf("a JSONL export beside HOOKWATCH_OTLP_ENDPOINT wrote %d directories and sent %d spans", len(entries), len(rcv.spans))
+	}
+}
+
+// TestExportOTLPCAFile: a receiver whose certificate a team's own
+// authority signed is refused as unknown, and taken with --otlp-ca-file
+// (or HOOKWATCH_OTLP_CA_FILE) naming that authority's PEM.
+func TestExportOTLPCAFile(t *testing.T) {
+	envs := demo.Big(demo.BigSpec{SessionID: "export-otlp-ca", Start: time.Now().Add(-time.Hour), Events: 50, Agents: 1, Ended: true, Seed: 5})
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	if err := modeled.Store(context.Background(), path, envs, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	rcv := &otlpReceiver{}
+	srv := httptest.NewTLSServer(rcv)
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "otlp-ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOOKWATCH_OTLP_HEADERS", "")
+	t.Setenv("HOOKWATCH_OTLP_CA_FILE", "")
+	args := []string{"export", "--format", "otlp", "--session", "export-otlp-ca", "--db", path, "--otlp-endpoint", srv.URL}
+	if _, _, err := hw(t, "", args...); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("a receiver of an unknown authority: %v, want a certificate error", err)
+	}
+	if out := mustHW(t, append(args, "--otlp-ca-file", ca)...); !strings.Contains(out, "1 session, ") || len(rcv.spans) == 0 {
+		t.Fatalf("--otlp-ca-file: the receiver got %d spans; output:\n%s", len(rcv.spans), out)
+	}
+	t.Setenv("HOOKWATCH_OTLP_CA_FILE", ca)
+	mustHW(t, args...)
+	if _, _, err := hw(t, "", append(args, "--otlp-ca-file", filepath.Join(t.TempDir(), "none.pem"))...); err == nil || !strings.Contains(err.Error(), "CA file") {
+		t.Fatalf("a CA file that is not there: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/hookwatch/hookwatch/export/otlp"
+	"github.com/hookwatch/hookwatch/forward"
 )
 
 // otlpFlags are the flags that point OTLP traces at a receiver, shared by
@@ -20,6 +21,7 @@ import (
 type otlpFlags struct {
 	endpoint string
 	headers  map[string]string
+	caFile   string
 }
 
 // addOTLPFlags registers --otlp-endpoint and --otlp-header on fs, with
@@ -28,6 +30,8 @@ func addOTLPFlags(fs *flag.FlagSet) *otlpFlags {
 	f := &otlpFlags{headers: map[string]string{}}
 	fs.StringVar(&f.endpoint, "otlp-endpoint", os.Getenv("HOOKWATCH_OTLP_ENDPOINT"),
 		"OTLP/HTTP receiver of the traces (default none: no traces), e.g. http://127.0.0.1:4318 (/v1/traces is added to a URL without a path) or https://otlp.example.com/otlp/v1/traces (used as is) (env HOOKWATCH_OTLP_ENDPOINT)")
+	fs.StringVar(&f.caFile, "otlp-ca-file", os.Getenv("HOOKWATCH_OTLP_CA_FILE"),
+		"PEM certificates to trust besides the system's, for an https:// receiver whose certificate a team's own authority signed (env HOOKWATCH_OTLP_CA_FILE)")
 	fs.Func("otlp-header", "`key=value` header sent to the OTLP receiver, repeatable, e.g. X-Scope-OrgID=team-a (env HOOKWATCH_OTLP_HEADERS=k=v,k=v, values percent-encoded: Authorization=Bearer%20TOKEN; prefer it for secrets: flags show in ps)",
 		func(s string) error {
 			k, v, ok := strings.Cut(s, "=")
@@ -56,6 +60,16 @@ func (f *otlpFlags) client() (*otlp.Client, error) {
 	c := &otlp.Client{Endpoint: f.endpoint, Headers: headers}
 	if _, err := c.URL(); err != nil {
 		return nil, err
+	}
+	if f.caFile != "" {
+		// The forwarder's client: verified against the system's roots
+		// and the file's, never unverified.
+		hc, err := forward.NewClient(f.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--otlp-ca-file: %w", err)
+		}
+		hc.Timeout = otlp.DefaultTimeout
+		c.HTTP = hc
 	}
 	return c, nil
 }

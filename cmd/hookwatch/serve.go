@@ -46,7 +46,7 @@ func init() {
 const serveSynopsis = `serve [--addr HOST:PORT] [--db PATH|URL] [--tls-cert FILE --tls-key FILE] [--insecure-no-token]
                        [--retain AGE] [--retain-size SIZE] [--model-cache-mb N] [--prices FILE]
                        [--watch-transcripts auto|off|DIR] [--codex-rollouts auto|off|DIR]
-                       [--audit-dir DIR [--audit-max-bytes N]] [--otlp-endpoint URL [--otlp-header k=v]…]
+                       [--audit-dir DIR [--audit-max-bytes N]] [--otlp-endpoint URL [--otlp-header k=v]… [--otlp-ca-file FILE]]
                        [--signal-failed-repeats N] [--signal-read-repeats N] [--signal-thrash-switches N]
                        [--signal-outlier-factor X] [--signal-outlier-siblings N] [--signal-outlier-calls N]
                        [--signal-outlier-duration D] [--signal-stalled-after D]`
@@ -411,7 +411,7 @@ func openDSN(ctx context.Context, dsn, home string) (store.Store, string, error)
 // settings no flag has (TestServeEnvListed holds it to serve --help).
 var serveEnv = append([]string{
 	"HOOKWATCH_ADDR", "HOOKWATCH_AUDIT_DIR", "HOOKWATCH_CODEX_ROLLOUTS", "HOOKWATCH_DB", "HOOKWATCH_HOME",
-	"HOOKWATCH_OTLP_ENDPOINT", "HOOKWATCH_OTLP_HEADERS", "HOOKWATCH_STALE_FRESH_ABOVE", "HOOKWATCH_STALE_GUARD",
+	"HOOKWATCH_OTLP_CA_FILE", "HOOKWATCH_OTLP_ENDPOINT", "HOOKWATCH_OTLP_HEADERS", "HOOKWATCH_STALE_FRESH_ABOVE", "HOOKWATCH_STALE_GUARD",
 	"HOOKWATCH_STALE_MAX_LISTED", "HOOKWATCH_TOKEN", "HOOKWATCH_WATCH_TRANSCRIPTS", privacy.EnvCapture, privacy.EnvRedact,
 	"GOGC", "GOMEMLIMIT",
 }, flagEnvs(serveFlagsFromEnv)...)
@@ -483,6 +483,7 @@ Environment:
                      recommends starting fresh (10)
   HOOKWATCH_OTLP_ENDPOINT  OTLP/HTTP receiver the traces are pushed to (as --otlp-endpoint)
   HOOKWATCH_OTLP_HEADERS   its headers, k=v,k=v with percent-encoded values (authentication)
+  HOOKWATCH_OTLP_CA_FILE   PEM certificates it may be signed by besides the system's (as --otlp-ca-file)
   HOOKWATCH_RETAIN, HOOKWATCH_RETAIN_SIZE, HOOKWATCH_MODEL_CACHE_MB, HOOKWATCH_PRICES,
   HOOKWATCH_TLS_CERT, HOOKWATCH_TLS_KEY, HOOKWATCH_AUDIT_MAX_BYTES, and one for each --signal-*
                      flag (its name in capitals, - as _, after HOOKWATCH_): the defaults of

@@ -294,7 +294,7 @@ func shownSetting(k, v string) string {
 
 // pathEnv are the settings of serviceEnv and forwarderEnv that name a file
 // or a directory.
-var pathEnv = []string{"HOOKWATCH_AUDIT_DIR", "HOOKWATCH_CA_FILE", "HOOKWATCH_CODEX_ROLLOUTS", "HOOKWATCH_DB", "HOOKWATCH_HOME", "HOOKWATCH_PRICES", "HOOKWATCH_TLS_CERT", "HOOKWATCH_TLS_KEY", "HOOKWATCH_WATCH_TRANSCRIPTS"}
+var pathEnv = []string{"HOOKWATCH_AUDIT_DIR", "HOOKWATCH_CA_FILE", "HOOKWATCH_CODEX_ROLLOUTS", "HOOKWATCH_DB", "HOOKWATCH_HOME", "HOOKWATCH_OTLP_CA_FILE", "HOOKWATCH_PRICES", "HOOKWATCH_TLS_CERT", "HOOKWATCH_TLS_KEY", "HOOKWATCH_WATCH_TRANSCRIPTS"}
 
 // absolutePaths makes the relative paths of env's pathEnv absolute, from
 // the working directory: the service runs in another (systemd: the home

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -26,10 +28,11 @@ import (
 
 // Client defaults.
 const (
-	DefaultAttempts   = 5
-	DefaultBackoff    = 500 * time.Millisecond
-	maxBackoff        = 30 * time.Second
-	defaultTimeout    = 10 * time.Second
+	DefaultAttempts = 5
+	DefaultBackoff  = 500 * time.Millisecond
+	maxBackoff      = 30 * time.Second
+	// DefaultTimeout bounds one request of a Client whose HTTP is nil.
+	DefaultTimeout    = 10 * time.Second
 	maxResponseBytes  = 64 << 10
 	tracesPath        = "/v1/traces"
 	protobufMediaType = "application/x-protobuf"
@@ -161,7 +164,7 @@ func (c *Client) Send(ctx context.Context, rs []*tracepb.ResourceSpans) error {
 	}
 	hc := c.HTTP
 	if hc == nil {
-		hc = &http.Client{Timeout: defaultTimeout}
+		hc = &http.Client{Timeout: DefaultTimeout}
 	}
 	attempts := c.Attempts
 	if attempts <= 0 {
@@ -207,7 +210,7 @@ func (c *Client) Check(ctx context.Context) error {
 	}
 	hc := c.HTTP
 	if hc == nil {
-		hc = &http.Client{Timeout: defaultTimeout}
+		hc = &http.Client{Timeout: DefaultTimeout}
 	}
 	_, _, err = c.post(ctx, hc, target, nil)
 	var se *StatusError
@@ -235,7 +238,7 @@ func (c *Client) post(ctx context.Context, hc *http.Client, target string, body 
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return ctx.Err() == nil, 0, fmt.Errorf("cannot send spans to %s: %w", target, err)
+		return ctx.Err() == nil && !tlsSetting(err), 0, fmt.Errorf("cannot send spans to %s: %w", target, err)
 	}
 	c.reached.Store(true)
 	defer resp.Body.Close()
@@ -263,6 +266,20 @@ func (c *Client) post(ctx context.Context, hc *http.Client, target string, body 
 		after = time.Duration(s) * time.Second
 	}
 	return true, after, serr
+}
+
+// tlsSetting reports whether err is TLS that the endpoint's setting makes
+// fail whenever it is tried: a certificate not trusted (or not of the
+// host), or https:// against a port that answers plain HTTP. Retrying
+// only delays the error.
+func tlsSetting(err error) bool {
+	var verify *tls.CertificateVerificationError
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	// net/http says the last with no type of its own.
+	return errors.As(err, &verify) || errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid) ||
+		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client")
 }
 
 // refusal is what the body of a receiver's refusal says, on one line of at

@@ -246,6 +246,30 @@ func TestClientCheck(t *testing.T) {
 	f("127.0.0.1:4318", "did you mean http://127.0.0.1:4318?")
 }
 
+// TestClientTLSNotRetried: a receiver whose certificate is not trusted,
+// or https:// against a plain port, will not mend by waiting: the send
+// fails at its first attempt, not after every backoff.
+func TestClientTLSNotRetried(t *testing.T) {
+	r := receiver(t)
+	one := Spans(sessionOf(attribution.Build(captures(t)["codex-0.169.jsonl"]).Sessions[0]))[:1]
+	rs := []*tracepb.ResourceSpans{{ScopeSpans: []*tracepb.ScopeSpans{{Spans: one}}}}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	f := func(endpoint, want string) {
+		t.Helper()
+		start := time.Now()
+		err := (&Client{Endpoint: endpoint, Attempts: 3, Backoff: time.Second}).Send(context.Background(), rs)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: %v, want %q in it", endpoint, err, want)
+		}
+		if d := time.Since(start); d >= time.Second {
+			t.Fatalf("%s: gave up after %v: retried", endpoint, d)
+		}
+	}
+	f(srv.URL, "certificate")
+	f(strings.Replace(r.Endpoint, "http:", "https:", 1), "server gave HTTP response to HTTPS client")
+}
+
 // TestClientURLErrors: an endpoint that is no http(s) URL (host:port,
 // as a gRPC exporter takes it) is refused in one line that says the form
 // wanted and, when one can be made, the URL meant.
