@@ -82,6 +82,8 @@ var hostile = []struct{ name, unit string }{
 	{"pem-begin-paths", "a/b.key:-----BEGIN RSA PRIVATE KEY-----\na/b.key:"},
 	{"pem-end-prefixes", "     1\tQUFBQUFBQUFBQUFBQUFBQUFB\n+-----END RSA PRIVATE KEY-----\n"},
 	{"pem-end-numbers", "1:-----END RSA PRIVATE KEY-----"},
+	{"pem-end-paths", "a/b.key:QUFBQUFBQUFBQUFBQUFBQUFB\na/b.key:-----END RSA PRIVATE KEY-----\n"},
+	{"pem-end-path-runs", "a:-----END RSA PRIVATE KEY-----"},
 }
 
 func TestStringHostile(t *testing.T) {

@@ -572,33 +572,6 @@ func digitRun(s string, i int) int {
 	return e
 }
 
-// mayEndPrefix is the cheap look, before looking back for the line's
-// start, whether s[:b] may end in a prefix that lineBody reads: a tab, a
-// separator or a diff's mark, after a line number, a separator, or at the
-// start of the line. A dash after a dash is left out: it is most often a
-// PEM line's own.
-func mayEndPrefix(s string, b int) bool {
-	p := b - 1
-	if p < 0 {
-		return false
-	}
-	switch c := s[p]; c {
-	case 't':
-		if p == 0 || s[p-1] != '\\' {
-			return false
-		}
-		p-- // cat -n's tab in JSON text read as text
-	case '\t', ':', '-', '+', ' ':
-	default:
-		return false
-	}
-	if lineStartAt(s, p) {
-		return true
-	}
-	c := s[p-1]
-	return '0' <= c && c <= '9' || c == ':' || c == '\t' || c == '-' && s[p] != '-'
-}
-
 // lineStartAt reports whether a line starts at s[i]: the text's start, or
 // after a line break, raw or as a JSON escape.
 func lineStartAt(s string, i int) bool {
@@ -2149,11 +2122,8 @@ func (sc *scanner) pemEnd(i int) int {
 			b--
 			continue
 		}
-		// The body's lines as cat -n, grep -n or a diff print them: go on
-		// before the line's prefix.
-		if !mayEndPrefix(s, b) {
-			break
-		}
+		// The body's lines as cat -n, grep -n, grep -r or a diff print
+		// them: go on before the line's prefix, as lineBody reads it.
 		if ls := sc.m.lineStart(s, b); ls >= sc.last && ls < b && b <= lineBody(s, ls) {
 			b = ls
 			continue
