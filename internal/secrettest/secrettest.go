@@ -131,6 +131,8 @@ func Samples() []Sample {
 		// grep -r and git grep without -n: the path alone before each line.
 		{"password", "home/.netrc:machine api.example.com\nhome/.netrc:  login deploy\nhome/.netrc:  password Rk4Wz8Tq2Xn6Hm", "Rk4Wz8Tq2Xn6Hm"},
 		{"private_key", "certs/tls.key:-----BEGIN " + "PRIVATE KEY-----\ncerts/tls.key:MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\ncerts/tls.key:" + pemLine, pemLine},
+		// A key's tail under its path alone, its BEGIN line not printed.
+		{"private_key", "certs/tls.key:MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\ncerts/tls.key:" + pemLine + "\ncerts/tls.key:-----END " + "PRIVATE KEY-----", pemLine},
 		{"secret", "APP_KEY=base64:" + "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc=", "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc="},
 	}
 }
