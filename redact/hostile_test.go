@@ -84,6 +84,9 @@ var hostile = []struct{ name, unit string }{
 	{"pem-end-numbers", "1:-----END RSA PRIVATE KEY-----"},
 	{"pem-end-paths", "a/b.key:QUFBQUFBQUFBQUFBQUFBQUFB\na/b.key:-----END RSA PRIVATE KEY-----\n"},
 	{"pem-end-path-runs", "a:-----END RSA PRIVATE KEY-----"},
+	{"netrc-path-lines", "a/.netrc:password $X account $Y\n"},
+	{"netrc-path-long-lines", "a/.netrc:" + strings.Repeat("password $X ", 100) + "\n"},
+	{"netrc-path-no-break", "a/.netrc:password $X "},
 }
 
 func TestStringHostile(t *testing.T) {

@@ -50,9 +50,12 @@
 //	                       \\host\share … and net user name … (also behind cmd /c and
 //	                       powershell -Command, after PowerShell's other switches), keytool
 //	                       (jarsigner) -storepass … -keypass …, the password of a .netrc
-//	                       entry (machine host login user password …); a blank or
-//	                       punctuation escaped with a backslash (S3cret\ pass) is part of
-//	                       the password
+//	                       entry (machine host login user password … or passwd …), and
+//	                       on a line of a file named .netrc or _netrc printed behind its
+//	                       path (grep -r password ~: home/u/.netrc:password …) the value
+//	                       of each password, passwd and account token, the entry's
+//	                       other words unseen; a blank or punctuation escaped with a
+//	                       backslash (S3cret\ pass) is part of the password
 //	secret                 the value assigned to a name ending in SECRET, TOKEN, API_KEY,
 //	                       SECRET_KEY, PRIVATE_KEY, SIGNATURE, APP_KEY and a few more;
 //	                       openssl -K …, and the token of vault login when it is one (long,
@@ -70,8 +73,8 @@
 // Files reach a payload through tools that print them line by line, each
 // line behind a prefix: cat -n's and nl's number, grep -n's, rg's and git
 // grep -n's path and number, grep -r's and git grep's path alone (read so
-// where the line before or after starts with the same path), a diff's
-// mark. A rule that follows a secret across lines (the words of a .netrc
+// where the line before or after starts with the same path, or where the
+// path names a .netrc file), a diff's mark. A rule that follows a secret across lines (the words of a .netrc
 // entry, the body of a PEM block, a private key in base64 wrapped) passes
 // over such a prefix, which stays in the text.
 //

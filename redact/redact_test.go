@@ -503,28 +503,35 @@ func FuzzString(f *testing.F) {
 // TestLineBodyPathAlone: the path grep -r prints before each line of a file
 // is a prefix when the line before or after starts with it too, across
 // the line breaks of text and of JSON text; on a line alone, or between
-// other paths, it is the line's text.
+// other paths, it is the line's text, unless the path names a .netrc
+// file (grep -r password ~ prints one line of it).
 func TestLineBodyPathAlone(t *testing.T) {
 	for _, tc := range []struct {
 		text string
 		ls   int // the line's start
 		want int // where its body starts
 	}{
-		{"a/.netrc:login x\na/.netrc:password y", 17, 26},
-		{"a/.netrc:login x\r\na/.netrc:password y", 18, 27},
-		{`a/.netrc:login x\na/.netrc:password y`, 18, 27},
-		{`a/.netrc:login x\r\na/.netrc:password y`, 20, 29},
-		{"a/.netrc:  password y", 0, 0},
-		{"a/.netrc:machine h\na/.netrc:login x", 0, 9},
-		{"a/.netrc:machine h\r\na/.netrc:login x", 0, 9},
-		{`a/.netrc:machine h\na/.netrc:login x`, 0, 9},
-		{`a/.netrc:machine h\r\na/.netrc:login x`, 0, 9},
-		{"a/.netrc:machine h\nb/.netrc:login x", 0, 0},
-		{"c:x\nb/.netrc:login x\na/.netrc:y", 4, 4},
-		{"b/.netrc:login x\na/.netrc:password y", 17, 17},
-		{"\na/.netrc:password y", 1, 1},
-		{"a/.netrc:\na/.netrc:password y", 10, 19},  // an empty line of the file above
+		{"a/.npmrc:login x\na/.npmrc:password y", 17, 26},
+		{"a/.npmrc:login x\r\na/.npmrc:password y", 18, 27},
+		{`a/.npmrc:login x\na/.npmrc:password y`, 18, 27},
+		{`a/.npmrc:login x\r\na/.npmrc:password y`, 20, 29},
+		{"a/.npmrc:  password y", 0, 0},
+		{"a/.npmrc:machine h\na/.npmrc:login x", 0, 9},
+		{"a/.npmrc:machine h\r\na/.npmrc:login x", 0, 9},
+		{`a/.npmrc:machine h\na/.npmrc:login x`, 0, 9},
+		{`a/.npmrc:machine h\r\na/.npmrc:login x`, 0, 9},
+		{"a/.npmrc:machine h\nb/.npmrc:login x", 0, 0},
+		{"c:x\nb/.npmrc:login x\na/.npmrc:y", 4, 4},
+		{"b/.npmrc:login x\na/.npmrc:password y", 17, 17},
+		{"\na/.npmrc:password y", 1, 1},
+		{"a/.npmrc:\na/.npmrc:password y", 10, 19},  // an empty line of the file above
 		{"main.go:x\nmain.go:  password y", 10, 19}, // diff-mark blank, as after a number
+		{"a/.netrc:  password y", 0, 10},
+		{"\na/_netrc:password y", 1, 10},
+		{".netrc:password y", 0, 7},
+		{"a/.netrc.example:password y", 0, 0},
+		{"a/x.netrc:password y", 0, 0},
+		{"README.md:set the password in ~/.netrc", 0, 0},
 	} {
 		if got := lineBody(tc.text, tc.ls); got != tc.want {
 			t.Errorf("lineBody(%q, %d) = %d, want %d", tc.text, tc.ls, got, tc.want)

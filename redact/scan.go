@@ -51,6 +51,7 @@ type memo struct {
 	end   span     // to is the index of the next "-----END " at or after from, or -1
 	cmd   cmdWords // the words before the last flag that may be a password (flagTool)
 	start span     // lineStart: from is where the last look back started, to the line start it found or -1
+	netrc netrcLn  // netrcLine's last line
 }
 
 // stepped lists spans in order: the first few in an array of its own, so
@@ -298,7 +299,16 @@ func (sc *scanner) at(i int) int {
 			if end := sc.sqlLiteral(i+9, "password"); end > 0 {
 				return end
 			}
-			return sc.netrc(i + 9)
+			if end := sc.netrc(i, i+9); end > 0 {
+				return end
+			}
+			return sc.netrcLine(i)
+		}
+		if hasFoldAt(s, i, "passwd ") {
+			if end := sc.netrc(i, i+7); end > 0 {
+				return end
+			}
+			return sc.netrcLine(i)
 		}
 	case 'i', 'I':
 		if hasFoldAt(s, i, "identified by ") {
@@ -375,13 +385,14 @@ func hasUpperLower(v string) bool {
 }
 
 // netrc redacts the password of a .netrc entry, "machine host login user
-// password secret" (or "default login user password secret"), its tokens on
-// one line or several; k is after "password ". The whole entry must stand
+// password secret" (or "default login user password secret"; passwd is
+// password's other name), its tokens on one line or several; s[i] starts
+// the keyword and k is after it and its blank. The whole entry must stand
 // before: prose has "login" and "password" too ("the login form password
 // field").
-func (sc *scanner) netrc(k int) int {
+func (sc *scanner) netrc(i, k int) int {
 	s := sc.s
-	ub, _ := prevWord(s, k-len("password "))
+	ub, _ := prevWord(s, i)
 	lb, le := prevWord(s, ub)
 	if !endsWord(s, lb, le, "login") {
 		return 0
@@ -391,6 +402,14 @@ func (sc *scanner) netrc(k int) int {
 			return 0
 		}
 	}
+	return sc.netrcValue(k)
+}
+
+// netrcValue redacts the value of a .netrc token that holds a secret,
+// the word at s[k] after blanks; it returns its end, or 0 when it is none
+// or no secret.
+func (sc *scanner) netrcValue(k int) int {
+	s := sc.s
 	k = skipBlank(s, k)
 	e := k
 	for e < len(s) && !isBlank(s[e]) && s[e] != '"' && s[e] != '\\' {
@@ -400,6 +419,61 @@ func (sc *scanner) netrc(k int) int {
 		return 0
 	}
 	return sc.emit(k, e, "password")
+}
+
+// netrcLine redacts the secrets of a line of a .netrc file that grep
+// printed behind the file's path ("home/u/.netrc:password s3cr3t",
+// "./.netrc:12:  password s3cr3t", "_netrc:machine h login u password
+// s3cr3t account s3cr3t"), which grep -r password prints without the rest
+// of the entry: the path says what the words are, so the value of each
+// password, passwd and account token on the line is redacted (account is
+// the second password ftp sends). s[i] starts the keyword that brought the
+// scan here. Prose in other files keeps its words ("README.md:set the
+// password in ~/.netrc"), and so does a comment in a .netrc. It returns
+// the end of the last value redacted, or 0.
+func (sc *scanner) netrcLine(i int) int {
+	s := sc.s
+	ln := sc.m.netrcLine(s, i)
+	if ln == nil {
+		return 0
+	}
+	// The line is read once, word by word, whichever keyword asks: a
+	// later one resumes where the last read stopped.
+	end := 0
+	for ln.w < len(s) && !ln.done {
+		w := ln.w
+		switch c := s[w]; {
+		case c == '\\' && w+1 < len(s) && (s[w+1] == 'n' || s[w+1] == 'r'), c == '\n', c == '\r':
+			ln.done = true // the line's end
+			continue
+		case c == ' ' || c == '\t' || c == ',':
+			ln.w++
+			continue
+		case c == '\\' && w+1 < len(s) && escapeLetter(s[w+1]):
+			ln.w += 2
+			continue
+		case c == '#' && ln.words == 0:
+			ln.done = true // a comment
+			continue
+		}
+		e := w
+		for e < len(s) && !isBlank(s[e]) && s[e] != ',' && s[e] != '\\' {
+			e++
+		}
+		if e == w {
+			e++ // a backslash that escapes nothing a line holds
+		}
+		value := false
+		if ln.secret && w >= sc.last {
+			if v := sc.netrcValue(w); v > 0 {
+				end, e, value = v, v, true
+			}
+		}
+		word := s[w:e]
+		ln.secret = !value && (strings.EqualFold(word, "password") || strings.EqualFold(word, "passwd") || strings.EqualFold(word, "account"))
+		ln.w, ln.words = e, ln.words+1
+	}
+	return end
 }
 
 // endsWord reports whether the word s[b:e] is w, or ends in w after a byte
@@ -459,6 +533,14 @@ const maxLinePrefix = 256
 // to the line's first word, which ends at its ':', '-' or '+', as the start
 // of a word. The prefix stays in the text; only what follows is redacted.
 func lineBody(s string, ls int) int {
+	_, body := linePrefix(s, ls)
+	return body
+}
+
+// linePrefix is lineBody, which also returns where the path of the
+// prefix ends: s[ls:pathEnd] is the path grep, rg or git grep printed, and
+// pathEnd is ls when the prefix has none.
+func linePrefix(s string, ls int) (pathEnd, body int) {
 	p := ls
 	for p < len(s) && p-ls < 8 && s[p] == ' ' {
 		p++
@@ -466,9 +548,9 @@ func lineBody(s string, ls int) int {
 	if d := digitRun(s, p); d > p {
 		switch {
 		case d < len(s) && (s[d] == '\t' || s[d] == ':' || s[d] == '-'):
-			return diffMark(s, d+1)
+			return ls, diffMark(s, d+1)
 		case hasAt(s, d, `\t`): // cat -n's tab in JSON text read as text
-			return diffMark(s, d+2)
+			return ls, diffMark(s, d+2)
 		}
 	}
 	if p == ls {
@@ -479,7 +561,7 @@ func lineBody(s string, ls int) int {
 				continue
 			}
 			if d := digitRun(s, j+1); d > j+1 && d < len(s) && s[d] == s[j] {
-				return diffMark(s, d+1)
+				return j, diffMark(s, d+1)
 			}
 			if colon < 0 && s[j] == ':' {
 				colon = j
@@ -488,12 +570,20 @@ func lineBody(s string, ls int) int {
 		// A path and no number (grep -r, git grep without -n): the
 		// line before or after starts with the same path, as every line
 		// of a file printed so does. One line alone is not read so:
-		// "file.go:text" is as often the text itself.
-		if colon > ls && pathAround(s, ls, s[ls:colon+1]) {
-			return diffMark(s, colon+1)
+		// "file.go:text" is as often the text itself; but a path that
+		// names a .netrc is one, whose line grep -r password prints alone.
+		if colon > ls && (netrcFile(s[ls:colon]) || pathAround(s, ls, s[ls:colon+1])) {
+			return colon, diffMark(s, colon+1)
 		}
 	}
-	return diffMark(s, ls)
+	return ls, diffMark(s, ls)
+}
+
+// netrcFile reports whether path names a .netrc file: its last element is
+// .netrc, or _netrc as curl and Git read it on Windows.
+func netrcFile(path string) bool {
+	base := path[strings.LastIndexByte(path, '/')+1:]
+	return base == ".netrc" || base == "_netrc"
 }
 
 // maxLineAround bounds how far pathAround looks for the start of the line
@@ -602,6 +692,35 @@ func (m *memo) lineStart(s string, i int) int {
 	}
 	*c = span{i, ls, true}
 	return ls
+}
+
+// netrcLine returns the read of the line that holds s[i] when its prefix
+// (see linePrefix) is the path of a .netrc file and s[i] is in its text,
+// or nil. The read is kept, so that the keywords of a line read its prefix
+// and its words once.
+func (m *memo) netrcLine(s string, i int) *netrcLn {
+	ls := m.lineStart(s, i)
+	if ls < 0 {
+		return nil
+	}
+	c := &m.netrc
+	if !c.read || c.ls != ls {
+		pe, body := linePrefix(s, ls)
+		*c = netrcLn{ls: ls, body: body, w: body, netrc: netrcFile(s[ls:pe]), read: true}
+	}
+	if !c.netrc || i < c.body {
+		return nil
+	}
+	return c
+}
+
+// netrcLn is the read of a line of a .netrc file that netrcLine
+// resumes: the line starts at ls and its text at body; w is where the
+// read of its words stopped, words how many it read, secret whether the
+// last was a keyword of a secret, done whether it reached the line's end.
+type netrcLn struct {
+	ls, body, w, words        int
+	netrc, read, secret, done bool
 }
 
 // blankBack returns the index after the word that ends before the blanks

@@ -131,7 +131,10 @@ func Samples() []Sample {
 		// grep -r and git grep without -n: the path alone before each line.
 		{"password", "home/.netrc:machine api.example.com\nhome/.netrc:  login deploy\nhome/.netrc:  password Rk4Wz8Tq2Xn6Hm", "Rk4Wz8Tq2Xn6Hm"},
 		{"private_key", "certs/tls.key:-----BEGIN " + "PRIVATE KEY-----\ncerts/tls.key:MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\ncerts/tls.key:" + pemLine, pemLine},
-		// A key's tail under its path alone, its BEGIN line not printed.
+		// grep -r password ~: one line of a .netrc among other files'
+		// lines, known by its path; and a key's tail under its path
+		// alone, its BEGIN line not printed.
+		{"password", "README.md:Set the password in ~/.netrc first.\nhome/.netrc:  password Lx7Tq3Wz9Rk2Vm", "Lx7Tq3Wz9Rk2Vm"},
 		{"private_key", "certs/tls.key:MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\ncerts/tls.key:" + pemLine + "\ncerts/tls.key:-----END " + "PRIVATE KEY-----", pemLine},
 		{"secret", "APP_KEY=base64:" + "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc=", "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc="},
 	}
