@@ -463,8 +463,10 @@ func TestModel(t *testing.T) {
 // was kept as a preview.
 //
 // It runs against the collector as it is, and with a token, which the page
-// asks for. HW_NODE_ARGS is passed on to node in the first case, to run
-// some of the tests: HW_NODE_ARGS=--test-name-pattern=^tool.output.
+// asks for. In the first case, HW_TEST_PATTERN runs the tests whose names
+// match it, spaces and all (node's --test-name-pattern, a regular
+// expression): HW_TEST_PATTERN='^agent names stay'; HW_NODE_ARGS is passed
+// on to node as more arguments, split on spaces.
 func TestBrowser(t *testing.T) {
 	node := browserTools(t)
 	xss, _ := json.Marshal(demo.XSSStrings)
@@ -491,7 +493,14 @@ func TestBrowser(t *testing.T) {
 		}, append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, append(args, "dashboard.test.mjs")...)...)
 		t.Logf("%s", out)
 	}
-	t.Run("collector", func(t *testing.T) { run(t, "", strings.Fields(os.Getenv("HW_NODE_ARGS"))...) })
+	t.Run("collector", func(t *testing.T) {
+		args := strings.Fields(os.Getenv("HW_NODE_ARGS"))
+		// One argument, whatever it holds: a test's name has spaces.
+		if p := os.Getenv("HW_TEST_PATTERN"); p != "" {
+			args = append(args, "--test-name-pattern="+p)
+		}
+		run(t, "", args...)
+	})
 	t.Run("token", func(t *testing.T) { run(t, "s3cret-token", "--test-name-pattern=^with a token") })
 }
 

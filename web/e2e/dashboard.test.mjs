@@ -1,8 +1,9 @@
 // Browser tests of the dashboard in real headless Chromium, against a real
 // collector that browser_test.go starts and fills. Run by `go test ./web`;
 // by hand: HOOKWATCH_URL=… HW_REAL=… HW_XSS=… HW_PARALLEL=… HW_PREVIEW=… node --test dashboard.test.mjs
-// (go test ./web -run Browser/collector passes HW_NODE_ARGS on to node, e.g.
-// HW_NODE_ARGS=--test-name-pattern=^tool.output).
+// (go test ./web -run 'TestBrowser$/collector' runs the tests whose names
+// match HW_TEST_PATTERN, e.g. HW_TEST_PATTERN='^agent names stay', and
+// passes HW_NODE_ARGS on to node).
 //
 // What the API says is the reference: the tests read it over HTTP and check
 // that the page shows the same agents, calls and counts.
