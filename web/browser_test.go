@@ -296,6 +296,7 @@ func fixtures(t testing.TB, now time.Time) []event.Envelope {
 	envs = append(envs, demo.Big(demo.BigSpec{SessionID: parallelSession, Start: now.Add(-12 * time.Minute), Events: 420, Agents: 6, Wave: 3, Seed: 3})...)
 	envs = append(envs, previewed(t, now.Add(-30*time.Minute))...)
 	envs = append(envs, background(t, now.Add(-3*time.Minute))...)
+	envs = append(envs, demo.Story(storySession, now.Add(-100*time.Minute), 1)...)
 	capture, err := os.ReadFile("../testdata/payloads/claude-code-2.1.197.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -384,6 +385,11 @@ const (
 	outlierAgent   = "a0000000000000ed2"
 	stalledSession = "57a11ed0-0000-4000-8000-00000000057a"
 )
+
+// storySession is the session `hookwatch demo` plays: among its agents, a
+// background general-purpose subagent with a denied call, the row of the
+// agent tree with the most beside its name.
+const storySession = "57025000-0000-4000-8000-0000000d3e70"
 
 // previewSession has one Bash call whose long output the privacy rules kept
 // as a preview, as the hook does by default.
@@ -481,6 +487,7 @@ func TestBrowser(t *testing.T) {
 			"HW_PARALLEL=" + parallelSession,
 			"HW_PREVIEW=" + previewSession,
 			"HW_BACKGROUND=" + backgroundSession,
+			"HW_STORY=" + storySession,
 			"HW_RESUMED=" + resumedSession,
 			"HW_FORK=" + orphanFork,
 			"HW_CODEX=" + codexSession,

@@ -17,6 +17,7 @@ const XSS = process.env.HW_XSS;
 const PARALLEL = process.env.HW_PARALLEL;
 const PREVIEW = process.env.HW_PREVIEW;
 const BACKGROUND = process.env.HW_BACKGROUND;
+const STORY = process.env.HW_STORY;
 const RESUMED = process.env.HW_RESUMED;
 const FORK = process.env.HW_FORK;
 const CODEX = process.env.HW_CODEX;
@@ -28,8 +29,8 @@ const TRANSCRIPT_LOST = process.env.HW_TRANSCRIPT_LOST;
 const XSS_STRINGS = JSON.parse(process.env.HW_XSS_STRINGS || '[]');
 const TOKEN = process.env.HW_TOKEN || '';
 const auth = TOKEN ? { Authorization: 'Bearer ' + TOKEN } : {};
-if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND || !RESUMED || !OUTLIER || !OUTLIER_AGENT || !STALLED || !FORK || !CODEX || !TRANSCRIPT || !TRANSCRIPT_LOST) {
-  throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW, HW_BACKGROUND, HW_RESUMED, HW_OUTLIER, HW_OUTLIER_AGENT, HW_STALLED, HW_FORK, HW_CODEX, HW_TRANSCRIPT and HW_TRANSCRIPT_LOST (go test ./web does)');
+if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND || !STORY || !RESUMED || !OUTLIER || !OUTLIER_AGENT || !STALLED || !FORK || !CODEX || !TRANSCRIPT || !TRANSCRIPT_LOST) {
+  throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW, HW_BACKGROUND, HW_STORY, HW_RESUMED, HW_OUTLIER, HW_OUTLIER_AGENT, HW_STALLED, HW_FORK, HW_CODEX, HW_TRANSCRIPT and HW_TRANSCRIPT_LOST (go test ./web does)');
 }
 
 let browser;
@@ -1274,8 +1275,10 @@ test('long agent ids and types keep to one line in the agent tree, whole in thei
 
 test('agent names stay readable in the tree at a phone\'s width, and whole on a wide screen', async () => {
   // The capture's agents (general-purpose, Explore, the compaction agent,
-  // a failure badge) and a session's background subagents, nested.
-  for (const sid of [REAL, BACKGROUND]) {
+  // a failure badge), a session's background subagents, nested, and the
+  // demo's, whose background general-purpose subagent has a denied call:
+  // its name, two badges and its id on one line.
+  for (const sid of [REAL, BACKGROUND, STORY]) {
     const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));
     await loaded(page);
     for (const width of [1440, 420]) {
@@ -1285,14 +1288,21 @@ test('agent names stay readable in the tree at a phone\'s width, and whole on a 
         const box = el.getBoundingClientRect();
         const name = el.querySelector('.atype');
         const nb = name.getBoundingClientRect();
+        const aid = el.querySelector('.aid');
         const parts = [...el.querySelector('.a1').children].map((e) => ({ cls: e.className, r: e.getBoundingClientRect() }))
           .filter((p) => p.r.width > 0).map((p) => ({ cls: p.cls, left: p.r.left, right: p.r.right }));
-        return { id: el.dataset.agent, right: box.right, name: name.textContent, title: name.title, shown: nb.width, whole: name.scrollWidth, nameRight: nb.right, parts };
+        return { id: el.dataset.agent, right: box.right, name: name.textContent, title: name.title, rowTitle: el.title, shown: nb.width, whole: name.scrollWidth, nameRight: nb.right,
+          aidShown: aid ? aid.getBoundingClientRect().width : 0, badges: el.querySelectorAll('.a1 > .badge').length, parts };
       }));
       assert.ok(rows.length >= 3, 'the session has subagents');
+      if (sid === STORY) assert.ok(rows.some((r) => r.badges >= 2 && r.name === 'general-purpose'), 'the demo has a general-purpose subagent with two badges: ' + JSON.stringify(rows));
       for (const r of rows) {
         const at = `${width} px, ${r.name} ${r.id}: ${JSON.stringify(r)}`;
         assert.equal(r.title, r.name, 'the whole name in its tooltip: ' + at);
+        if (r.id) assert.equal(r.rowTitle, 'agent ' + r.id, 'the whole id in the row\'s tooltip: ' + at);
+        // The id gives way first: a name cut beside an id still shown is a
+        // name that lost to the id.
+        if (r.shown + 0.5 < r.whole) assert.ok(r.aidShown < 0.5, 'the id shrinks to nothing before the name is cut: ' + at);
         if (width >= 1000) assert.ok(r.whole <= r.shown + 0.5, 'the name whole: ' + at);
         // At least ten characters of the name (or all of it), whatever the badges and the id beside.
         else assert.ok(r.shown + 0.5 >= Math.min(r.whole, 70), 'the name readable: ' + at);
