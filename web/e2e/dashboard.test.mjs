@@ -336,47 +336,84 @@ test('filters narrow the timeline and the event list, and survive a reload', asy
   await page.close();
 });
 
-test('a filter hides the lanes it leaves empty, says how many, and shows them on demand', async () => {
+test('a filter hides the lanes it leaves empty, keeps their ancestors as context, says how many, and shows them on demand', async () => {
   const want = await expected(REAL);
   const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL));
   await loaded(page);
-  const lanes = () => page.evaluate(() => window.__hw.timeline.lanes());
-  const tree = () => page.$$eval('[role=treeitem]', (els) => els.map((e) => e.dataset.agent));
-  const note = page.getByTestId('lanes-hidden');
+  const lanes = (p) => p.evaluate(() => window.__hw.timeline.lanes());
+  const tree = (p) => p.$$eval('[role=treeitem]', (els) => els.map((e) => ({ agent: e.dataset.agent, level: +e.getAttribute('aria-level'), context: e.dataset.context === 'true', title: e.title })));
   const all = [...want.agents];
   // Unfiltered, every agent has its lane, the compaction agent's without a call too.
   assert.ok(all.some((a) => want.calls.get(a).size === 0), 'the capture has an agent without calls');
-  assert.equal((await lanes()).length, all.length);
-  assert.equal(await note.count(), 0);
+  assert.equal((await lanes(page)).length, all.length);
+  assert.equal(await page.getByTestId('lanes-hidden').count(), 0);
+  assert.ok((await tree(page)).every((r) => !r.context), 'no context lane unfiltered');
 
-  const withCalls = (pred) => new Set(want.toolCalls.filter(pred).map((c) => c.agent_id));
-  for (const [label, value, pred] of [['Tool', 'Read', (c) => c.tool_name === 'Read'], ['Status', 'failed', (c) => c.failed === true]]) {
-    await page.getByLabel(label, { exact: true }).selectOption(value);
-    const keep = withCalls(pred);
-    const hidden = all.length - keep.size;
-    assert.ok(hidden > 0 && keep.size > 0, `${label} ${value} leaves some agents without calls`);
-    const ls = await lanes();
-    assert.deepEqual(new Set(ls.map((l) => l.agent)), keep, `${label} ${value}: the lanes of the agents with such calls`);
-    assert.ok(ls.every((l) => l.calls > 0), `${label} ${value}: no empty lane`);
-    assert.deepEqual(await tree(), ls.map((l) => l.agent), 'the tree beside the lanes');
-    assert.match(await note.innerText(), new RegExp(`^${hidden} agents? hidden\\b`));
-    // Shown on demand, and hidden again.
-    await note.getByRole('button').click();
-    assert.equal((await lanes()).length, all.length, `${label} ${value}: every lane on demand`);
-    assert.match(await note.innerText(), new RegExp(`\\b${hidden} agents? with no`));
-    await note.getByRole('button').click();
-    assert.equal((await lanes()).length, keep.size);
-    await page.getByLabel(label, { exact: true }).selectOption('');
-  }
+  // A filter keeps the lanes of the agents with such calls and, dimmed as
+  // context, those of their ancestors (parent_agent_id; main above the
+  // rest), so that the tree still reads as a tree; the note counts the
+  // others, hidden.
+  let hiddenSeen = 0, contextSeen = 0;
+  const check = async (p, sid, label, value, pred) => {
+    const w = sid === REAL ? want : await expected(sid);
+    const parents = new Map(w.agentList.map((a) => [a.agent_id, a.parent_agent_id]));
+    const parentOf = (id) => (id === '' ? null : parents.has(parents.get(id)) && parents.get(id) !== id ? parents.get(id) : '');
+    const keep = new Set(w.toolCalls.filter(pred).map((c) => c.agent_id));
+    const shown = new Set(keep);
+    for (const a of keep) for (let q = parentOf(a); q != null && !shown.has(q); q = parentOf(q)) shown.add(q);
+    const context = new Set([...shown].filter((a) => !keep.has(a)));
+    const hidden = w.agents.size - shown.size;
+    const at = `${sid} ${label} ${value}`;
+    assert.ok(keep.size > 0, `${at}: some agent has such calls`);
+    await p.getByLabel(label, { exact: true }).selectOption(value);
+    const ls = await lanes(p);
+    assert.deepEqual(new Set(ls.map((l) => l.agent)), shown, `${at}: the lanes of the agents with such calls and of their ancestors`);
+    assert.deepEqual(new Set(ls.filter((l) => l.context).map((l) => l.agent)), context, `${at}: the ancestors without such calls are context`);
+    assert.ok(ls.every((l) => (l.context ? l.calls === 0 : l.calls > 0)), `${at}: no empty lane but context: ${JSON.stringify(ls)}`);
+    const rows = await tree(p);
+    assert.deepEqual(rows.map((r) => r.agent), ls.map((l) => l.agent), `${at}: the tree beside the lanes`);
+    assert.deepEqual(rows.map((r) => r.context), ls.map((l) => l.context === true), `${at}: the tree marks the context rows`);
+    // A tree: the first row at the top, none deeper than one below the row above it.
+    assert.equal(rows[0].level, 1, `${at}: main first`);
+    for (const [k, r] of rows.entries()) if (k > 0) assert.ok(r.level <= rows[k - 1].level + 1, `${at}: ${r.agent} is under its parent: ${JSON.stringify(rows)}`);
+    for (const r of rows.filter((x) => x.context)) assert.match(r.title, /none of its calls or events matches the filters/, `${at}: a context row says why it is there`);
+    const note = p.getByTestId('lanes-hidden');
+    if (hidden === 0) assert.equal(await note.count(), 0, `${at}: nothing hidden, no note`);
+    else {
+      assert.match(await note.innerText(), new RegExp(`^${hidden} agents? hidden\\b`), `${at}: the note counts the lanes hidden, not the context`);
+      // Shown on demand, and hidden again; the context stays context.
+      await note.getByRole('button').click();
+      const every = await lanes(p);
+      assert.equal(every.length, w.agents.size, `${at}: every lane on demand`);
+      assert.deepEqual(new Set(every.filter((l) => l.context).map((l) => l.agent)), context, `${at}: the same context on demand`);
+      assert.match(await note.innerText(), new RegExp(`\\b${hidden} agents? with no`));
+      await note.getByRole('button').click();
+      assert.equal((await lanes(p)).length, shown.size);
+    }
+    hiddenSeen += hidden;
+    contextSeen += context.size;
+    await p.getByLabel(label, { exact: true }).selectOption('');
+  };
+  for (const [label, value, pred] of [['Tool', 'Read', (c) => c.tool_name === 'Read'], ['Status', 'failed', (c) => c.failed === true]]) await check(page, REAL, label, value, pred);
+  // The demo's chain main → general-purpose → test-runner → Explore: the
+  // test runner's failure keeps the agents above it in sight.
+  const story = await open('/#/s/' + encodeURIComponent(STORY));
+  await loaded(story.page);
+  for (const [label, value, pred] of [['Status', 'failed', (c) => c.failed === true], ['Tool', 'Grep', (c) => c.tool_name === 'Grep']]) await check(story.page, STORY, label, value, pred);
+  clean(story.seen);
+  await story.page.close();
+  assert.ok(hiddenSeen > 0, 'some filter hides some lanes');
+  assert.ok(contextSeen > 0, 'some filter keeps an ancestor as context');
+
   // The agent a filter picks keeps its lane, calls or none.
   const empty = all.find((a) => a !== '' && want.calls.get(a).size === 0);
   await page.getByLabel('Agent', { exact: true }).selectOption(empty);
   await page.getByLabel('Tool', { exact: true }).selectOption('Read');
-  assert.deepEqual((await lanes()).map((l) => l.agent), [empty]);
-  assert.equal(await note.count(), 0);
+  assert.deepEqual((await lanes(page)).map((l) => l.agent), [empty]);
+  assert.equal(await page.getByTestId('lanes-hidden').count(), 0);
   await page.getByRole('button', { name: 'clear filters' }).click();
-  assert.equal((await lanes()).length, all.length, 'every lane again once the filters are cleared');
-  assert.equal(await note.count(), 0);
+  assert.equal((await lanes(page)).length, all.length, 'every lane again once the filters are cleared');
+  assert.equal(await page.getByTestId('lanes-hidden').count(), 0);
   clean(seen);
   await page.close();
 });

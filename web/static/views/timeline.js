@@ -70,24 +70,42 @@ function readTheme() {
 // laneGeometry returns the lanes with their vertical offsets, for drawing
 // and hit testing: the agents the agent filter keeps (the agent it picks
 // even when empty). Under a filter that narrows what lanes hold
-// (narrowsLanes), a lane left with no call and no marker to draw is empty;
-// hidden counts those, left out unless showEmpty.
+// (narrowsLanes), a lane left with no call and no marker to draw is empty:
+// an empty agent with a lane shown below it in the tree (its parent,
+// grandparent… in order, the layout's tree) keeps its lane as context
+// (context: true), so that the tree shown is a tree; hidden counts the
+// other empty lanes, left out unless showEmpty.
 function laneGeometry(order, filters, markers, showEmpty) {
   let marked = null;
   if (filters.agent == null && narrowsLanes(filters)) {
     marked = new Set();
     for (const mk of markers) if (markerMatches(mk, filters)) marked.add(mk.agent);
   }
+  const empty = (a) => marked && !marked.has(a.id) && nextShown(a.calls, 0, 1, filters) < 0;
+  // The ancestors of the agents with something to show, by the layout's
+  // tree (parentId).
+  const context = new Set();
+  if (marked) {
+    const byID = new Map(order.map((a) => [a.id, a]));
+    for (const a of order) {
+      if (empty(a)) continue;
+      for (let p = byID.get(a.parentId); p && !context.has(p.id); p = byID.get(p.parentId)) context.add(p.id);
+    }
+  }
   const lanes = [];
   let y = 0, hidden = 0;
   for (const a of order) {
     if (filters.agent != null && a.id !== filters.agent) continue;
-    if (marked && !marked.has(a.id) && nextShown(a.calls, 0, 1, filters) < 0) {
-      hidden++;
-      if (!showEmpty) continue;
+    let kept = false;
+    if (empty(a)) {
+      if (context.has(a.id)) kept = true;
+      else {
+        hidden++;
+        if (!showEmpty) continue;
+      }
     }
     const h = laneHeight(a);
-    lanes.push({ a, y, h });
+    lanes.push(kept ? { a, y, h, context: true } : { a, y, h });
     y += h;
   }
   return { lanes, height: y, hidden };
@@ -239,6 +257,8 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
       const i = lanes.indexOf(l);
       if (i % 2) { ctx.fillStyle = th.alt; ctx.fillRect(0, y, W, l.h); }
       const a = l.a;
+      // A lane kept as context (laneGeometry) draws its life faintly.
+      ctx.globalAlpha = l.context ? 0.4 : 1;
       if (Number.isFinite(a.start)) {
         const s = Math.max(0, X(a.start));
         const e = Math.min(W, X(agentEnd(a, m.t1)));
@@ -273,6 +293,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
           }
         }
       }
+      ctx.globalAlpha = 1;
       ctx.fillStyle = th.grid;
       ctx.fillRect(0, y + l.h - 1, W, 1);
     }
@@ -538,7 +559,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         const w = Math.max(2, (model.callEnd(c) - c.start) * scale);
         return { x: box.left + x, y: box.top + y0 - scroll.scrollTop, w, h: ROW_H };
       },
-      lanes: () => geo.current.lanes.map((l) => ({ agent: l.a.id, type: l.a.type, y: l.y, h: l.h, calls: l.a.calls.filter((c) => callMatches(c, props.current.filters)).length,
+      lanes: () => geo.current.lanes.map((l) => ({ agent: l.a.id, type: l.a.type, context: l.context === true, y: l.y, h: l.h, calls: l.a.calls.filter((c) => callMatches(c, props.current.filters)).length,
         rows: l.a.rows, stacked: l.a.stacked, overflow: l.a.overflow,
         start: l.a.start, end: agentEnd(l.a, model.t1), background: backgroundSpan(l.a, model) })),
       view: () => ({ ...view.current }),
@@ -891,6 +912,9 @@ function treeKey(e, open) {
   items[j].focus();
 }
 
+// CONTEXT_WHY says why a lane kept as context is shown.
+const CONTEXT_WHY = 'shown for the agents below it: none of its calls or events matches the filters';
+
 function AgentRow({ lane, model, selected, onSelect, onRows }) {
   const a = lane.a;
   const dur = agentEnd(a, model.t1) - a.start;
@@ -903,11 +927,16 @@ function AgentRow({ lane, model, selected, onSelect, onRows }) {
   // On a narrow screen the background badge is a swatch (style.css): its
   // tooltip says whether the agent still runs.
   const bgDone = Number.isFinite(a.stop) || model.over();
+  // A lane kept as context (laneGeometry) is dimmed, and says why it is
+  // there: nothing of its own matches the filters.
+  const isContext = lane.context === true;
+  const who = a.id ? `agent ${a.id}` : 'main agent';
   return html`
-    <div class=${'agent' + (selected ? ' sel' : '')} role="treeitem" aria-level=${a.level + 1} data-agent=${a.id} data-type=${a.type ?? ''} data-calls=${a.calls.length} data-background=${a.background ? 'true' : 'false'}
+    <div class=${'agent' + (selected ? ' sel' : '') + (isContext ? ' context' : '')} role="treeitem" aria-level=${a.level + 1} data-agent=${a.id} data-type=${a.type ?? ''} data-calls=${a.calls.length} data-background=${a.background ? 'true' : 'false'}
+      data-context=${isContext ? 'true' : 'false'} aria-description=${isContext ? CONTEXT_WHY : undefined}
       style=${{ height: lane.h + 'px', '--level': a.level }}
       tabIndex="0" onKeyDown=${(e) => treeKey(e, () => onSelect({ kind: 'agent', id: a.id }))}
-      onClick=${() => onSelect({ kind: 'agent', id: a.id })} title=${a.id ? `agent ${a.id}` : 'main agent'}>
+      onClick=${() => onSelect({ kind: 'agent', id: a.id })} title=${isContext ? `${who}: ${CONTEXT_WHY}` : who}>
       ${a.level > 0 && html`<span class="branch" aria-hidden="true"></span>`}
       <div class="a1">
         <span class=${'atype' + (a.id === MAIN ? ' main' : '')} title=${agentLabel(a)}>${agentLabel(a)}</span>
@@ -921,8 +950,8 @@ function AgentRow({ lane, model, selected, onSelect, onRows }) {
           onClick=${(e) => { e.stopPropagation(); onRows(a.id); }} onKeyDown=${(e) => e.stopPropagation()}>${a.stacked > 0 ? `+${a.stacked}` : 'fewer rows'}</button>`}
         ${sig && sig.signals.length > 0 && html`<span class="badge warnb" data-testid="agent-signals" title=${sig.signals.map((x) => x.kind + ': ' + x.detail).join('\n')}>⚠ ${sig.signals.length}</span>`}
       </div>
-      <div class="a2" title=${`${plural(a.toolCount ?? a.calls.length, 'call')} · ${fmtDur(dur)}${spawn ? ` · via ${desc || spawn.tool} (spawned by ${spawn.id})` : ''}`}>
-        ${plural(a.toolCount ?? a.calls.length, 'call')} · ${fmtDur(dur)}${spawn ? html` · <span>via ${truncate(desc || spawn.tool, 28)}</span>` : ''}
+      <div class="a2" title=${`${isContext ? 'context · ' : ''}${plural(a.toolCount ?? a.calls.length, 'call')} · ${fmtDur(dur)}${spawn ? ` · via ${desc || spawn.tool} (spawned by ${spawn.id})` : ''}`}>
+        ${isContext && html`<span class="ctx">context · </span>`}${plural(a.toolCount ?? a.calls.length, 'call')} · ${fmtDur(dur)}${spawn ? html` · <span>via ${truncate(desc || spawn.tool, 28)}</span>` : ''}
       </div>
     </div>`;
 }
