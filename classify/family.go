@@ -38,13 +38,18 @@ var families = map[string]string{
 	"WebFetch": FamilyWebFetch, "WebSearch": FamilyWebFetch, "web_search": FamilyWebFetch,
 
 	"Agent": FamilyDelegation, "Task": FamilyDelegation, "spawn_agent": FamilyDelegation,
-	"SendMessage": FamilyDelegation,
+	// Codex 0.169's wait_agent, prefixed (see Family).
+	"SendMessage": FamilyDelegation, "multi_agent_v1wait_agent": FamilyDelegation,
 
 	"TaskCreate": FamilyTask, "TaskUpdate": FamilyTask, "TaskGet": FamilyTask, "TaskList": FamilyTask,
 	"TaskOutput": FamilyTask, "TaskStop": FamilyTask, "TodoWrite": FamilyTask, "TodoRead": FamilyTask,
 	"update_plan": FamilyTask,
 
 	"ListMcpResourcesTool": FamilyMCPCall, "ReadMcpResourceTool": FamilyMCPCall,
+
+	// Claude Code's own tools of no family above: known by name all the
+	// same (KnownTool).
+	"AskUserQuestion": FamilyOther, "ExitPlanMode": FamilyOther, "EnterPlanMode": FamilyOther,
 }
 
 // ToolNames returns the tools whose family Family knows by name, sorted:
@@ -57,6 +62,35 @@ func ToolNames() []string {
 	slices.Sort(names)
 	return names
 }
+
+// KnownTool reports whether toolName is one of the tools ToolNames lists:
+// a name Claude Code or Codex gives one of its own tools.
+func KnownTool(toolName string) bool {
+	_, ok := families[toolName]
+	return ok
+}
+
+// agentTypes are the types of the subagents Claude Code and Codex ship
+// (their agent_type), read from the clients: Claude Code's built-in agent
+// definitions (2.1.197, 2.1.332) and Codex's agent roles. A user's own
+// agents (.claude/agents/*.md, a plugin's) are not among them.
+var agentTypes = []string{
+	// Claude Code
+	"general-purpose", "Explore", "Plan", "statusline-setup", "claude-code-guide", "claude", "fork",
+	"worker", "workflow-subagent", "comment-thread-analyst",
+	// Codex (and its "worker")
+	"default", "explorer",
+}
+
+// AgentTypes returns the subagent types Claude Code and Codex ship, sorted.
+func AgentTypes() []string {
+	out := slices.Clone(agentTypes)
+	slices.Sort(out)
+	return out
+}
+
+// KnownAgentType reports whether agentType is one AgentTypes lists.
+func KnownAgentType(agentType string) bool { return slices.Contains(agentTypes, agentType) }
 
 // Family classifies a tool by name: mcp__<server>__<tool> is mcp_call, the
 // names in a fixed table map to their family (Read → read_file, Edit →
