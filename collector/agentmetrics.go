@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/label"
 )
 
 // The metrics per agent (docs/metrics.md) are counted from what the
@@ -33,17 +34,10 @@ import (
 // are stored, so a failed round, whose groups are loaded again, counts
 // nothing twice.
 const (
-	// maxAgentTypeLabels and maxToolLabels bound the label values the
-	// metrics take, first come first kept; later ones are "other".
-	// maxMCPToolLabels bounds the MCP tools (mcp__server__tool) among the
-	// tools, so that a server with many tools does not take every place.
-	// maxRuleLabels bounds the policy rule ids.
-	maxAgentTypeLabels = 32
-	maxToolLabels      = 64
-	maxMCPToolLabels   = 16
-	maxRuleLabels      = 64
-	// maxLabelBytes cuts a label value.
-	maxLabelBytes = 64
+	// maxRuleLabels bounds the policy rule ids, first come first kept;
+	// later ones are "other". The agent types and tools are bounded by
+	// package label, which also names the spans.
+	maxRuleLabels = 64
 	// activeWindow is how recent the latest event of a session or agent
 	// still running must be for it to count as active.
 	activeWindow = 10 * time.Minute
@@ -54,11 +48,8 @@ const (
 // Label values of agent_type that are not a subagent's type, and of
 // rule_id for a denial no hookwatch rule made.
 const (
-	labelMain       = attribution.RoleMain
-	labelCompaction = attribution.RoleCompaction
-	labelUnknown    = "unknown"
-	labelOther      = "other"
-	labelClient     = "client"
+	labelMain   = attribution.RoleMain
+	labelClient = "client"
 )
 
 // durationBuckets are the upper bounds (seconds) of the tool call
@@ -110,12 +101,13 @@ type agentMetrics struct {
 	set *metrics.Set
 
 	// Owned by the modeler's goroutine.
-	agentTypes, tools, mcpTools, rules labelSet
-	calls                              map[[3]string]*metrics.Counter
-	started                            map[string]*metrics.Counter
-	denials                            map[string]*metrics.Counter
-	prompts                            *metrics.Counter
-	signals                            map[string]*metrics.Counter
+	agentTypes, rules label.Set
+	tools             label.Tools
+	calls             map[[3]string]*metrics.Counter
+	started           map[string]*metrics.Counter
+	denials           map[string]*metrics.Counter
+	prompts           *metrics.Counter
+	signals           map[string]*metrics.Counter
 	// thresholds are the server's thresholds of the signals.
 	thresholds attribution.Thresholds
 	// The round's counts, added by flush once its rows are stored.
@@ -164,10 +156,9 @@ func (h *leHistogram) write(w io.Writer, name, labels string) {
 func newAgentMetrics(set *metrics.Set) *agentMetrics {
 	return &agentMetrics{
 		set:           set,
-		agentTypes:    newLabelSet(maxAgentTypeLabels),
-		tools:         newLabelSet(maxToolLabels),
-		mcpTools:      newLabelSet(maxMCPToolLabels),
-		rules:         newLabelSet(maxRuleLabels),
+		agentTypes:    label.NewSet(label.MaxAgentTypes, label.Agent),
+		tools:         label.NewTools(),
+		rules:         label.NewSet(maxRuleLabels, ruleLabel),
 		calls:         map[[3]string]*metrics.Counter{},
 		durations:     map[[2]string]*leHistogram{},
 		started:       map[string]*metrics.Counter{},
@@ -184,7 +175,7 @@ func newAgentMetrics(set *metrics.Set) *agentMetrics {
 // agentTypeOf is the agent_type label of an agent or a call's agent,
 // unbounded.
 func agentTypeOf(agentID string, agentType *string) string {
-	return attribution.TypeName(agentID, agentType, labelUnknown)
+	return attribution.TypeName(agentID, agentType, label.Unknown)
 }
 
 // observe notes what one session's changes count, against what c says was
@@ -272,7 +263,7 @@ func (am *agentMetrics) flush() {
 	am.mu.Lock() // for the durations
 	defer am.mu.Unlock()
 	for _, cc := range am.roundCalls {
-		at, tool := am.agentTypes.bound(cc.agentType), am.tool(cc.tool)
+		at, tool := am.agentTypes.Bound(cc.agentType), am.tools.Bound(cc.tool)
 		counter(am.set, am.calls, [3]string{at, tool, cc.status}, `hookwatch_tool_calls_total{agent_type=%q,tool=%q,status=%q}`, at, tool, cc.status).Inc()
 		if cc.durationMS != nil && *cc.durationMS >= 0 { // hook times from skewed clocks
 			dk := [2]string{at, tool}
@@ -284,12 +275,12 @@ func (am *agentMetrics) flush() {
 			h.update(float64(*cc.durationMS) / 1000)
 		}
 		for _, r := range cc.rules {
-			r = am.rules.bound(r)
+			r = am.rules.Bound(r)
 			counter(am.set, am.denials, r, `hookwatch_denials_total{rule_id=%q}`, r).Inc()
 		}
 	}
 	for _, t := range am.roundStarted {
-		t = am.agentTypes.bound(t)
+		t = am.agentTypes.Bound(t)
 		counter(am.set, am.started, t, `hookwatch_subagents_started_total{agent_type=%q}`, t).Inc()
 	}
 	am.prompts.Add(am.roundPrompts)
@@ -304,7 +295,7 @@ func (am *agentMetrics) flush() {
 		}
 	}
 	for k, la := range am.roundAgents {
-		la.agentType = am.agentTypes.bound(la.agentType)
+		la.agentType = am.agentTypes.Bound(la.agentType)
 		if la.stopped {
 			delete(am.agents, k)
 		} else if _, ok := am.agents[k]; ok || len(am.agents) < maxLive {
@@ -330,14 +321,13 @@ func counter[K comparable](set *metrics.Set, m map[K]*metrics.Counter, k K, form
 	return c
 }
 
-// tool bounds a tool name: MCP tools have places of their own.
-func (am *agentMetrics) tool(name string) string {
-	if strings.HasPrefix(name, "mcp__") && !am.tools.has(labelValue(name)) {
-		if am.mcpTools.bound(name) == labelOther {
-			return labelOther
-		}
+// ruleLabel is the fixed vocabulary of the rule ids: labelClient alone,
+// for a denial no hookwatch rule made.
+func ruleLabel(v string) string {
+	if v == labelClient {
+		return v
 	}
-	return am.tools.bound(name)
+	return label.Other
 }
 
 // forgetActive drops the sessions and agents the active gauges count: a
@@ -401,64 +391,6 @@ func (am *agentMetrics) writeActive(w io.Writer, now time.Time) {
 	for _, t := range types {
 		metrics.WriteGaugeUint64(w, fmt.Sprintf(`hookwatch_active_agents{agent_type=%q}`, t), byType[t])
 	}
-}
-
-// labelSet keeps the first max label values seen; others are labelOther.
-type labelSet struct {
-	max  int
-	seen map[string]struct{}
-}
-
-func newLabelSet(max int) labelSet { return labelSet{max: max, seen: map[string]struct{}{}} }
-
-func (s labelSet) has(v string) bool { _, ok := s.seen[v]; return ok }
-
-// bound returns v as a label value: cleaned, and labelOther when max other
-// values were kept first. The built-in agent types are always kept.
-func (s labelSet) bound(v string) string {
-	v = labelValue(v)
-	switch v {
-	case labelMain, labelCompaction, labelUnknown, labelOther, labelClient:
-		return v
-	}
-	if _, ok := s.seen[v]; ok {
-		return v
-	}
-	if len(s.seen) >= s.max {
-		return labelOther
-	}
-	s.seen[v] = struct{}{}
-	return v
-}
-
-// labelValue cleans a label value taken from a payload: at most
-// maxLabelBytes of letters, digits and _ - . : @ /, anything else as _, so
-// that it needs no escaping in any exposition format; "" is labelUnknown.
-func labelValue(v string) string {
-	if v == "" {
-		return labelUnknown
-	}
-	ok := len(v) <= maxLabelBytes
-	for i := 0; ok && i < len(v); i++ {
-		ok = labelByte(v[i])
-	}
-	if ok {
-		return v
-	}
-	b := make([]byte, 0, min(len(v), maxLabelBytes))
-	for i := 0; i < len(v) && len(b) < maxLabelBytes; i++ {
-		c := v[i]
-		if !labelByte(c) {
-			c = '_'
-		}
-		b = append(b, c)
-	}
-	return string(b)
-}
-
-func labelByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '_' || c == '-' || c == '.' || c == ':' || c == '@' || c == '/'
 }
 
 // countedOf is what a standby that takes the lease over counts as counted

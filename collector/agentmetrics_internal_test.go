@@ -9,26 +9,12 @@ import (
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/label"
 	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
-func TestLabelValue(t *testing.T) {
-	f := func(in, want string) {
-		t.Helper()
-		if got := labelValue(in); got != want {
-			t.Errorf("labelValue(%q) = %q, want %q", in, got, want)
-		}
-	}
-	f("Bash", "Bash")
-	f("mcp__github__create_issue", "mcp__github__create_issue")
-	f("my-plugin:code-reviewer", "my-plugin:code-reviewer")
-	f("", "unknown")
-	f(`a"b\c`+"\n", "a_b_c_")
-	f("é", "__")
-	f(strings.Repeat("x", 100), strings.Repeat("x", maxLabelBytes))
-	f(strings.Repeat("\"", 100), strings.Repeat("_", maxLabelBytes))
-}
-
+// TestLabelBounds: the metrics bound their labels by package label (whose
+// tests hold the details); the rule ids, by a set of their own.
 func TestLabelBounds(t *testing.T) {
 	am := newAgentMetrics(metrics.NewSet())
 	f := func(got, want string) {
@@ -37,25 +23,25 @@ func TestLabelBounds(t *testing.T) {
 			t.Errorf("got %q, want %q", got, want)
 		}
 	}
-	for i := range maxAgentTypeLabels {
-		f(am.agentTypes.bound(fmt.Sprint("type-", i)), fmt.Sprint("type-", i))
+	for i := range label.MaxAgentTypes {
+		f(am.agentTypes.Bound(fmt.Sprint("type-", i)), fmt.Sprint("type-", i))
 	}
-	f(am.agentTypes.bound("one-too-many"), labelOther)
-	f(am.agentTypes.bound("type-3"), "type-3") // kept ones stay
-	f(am.agentTypes.bound(labelMain), labelMain)
-	f(am.agentTypes.bound(labelCompaction), labelCompaction)
+	f(am.agentTypes.Bound("one-too-many"), label.Other)
+	f(am.agentTypes.Bound(labelMain), labelMain)
+	f(am.agentTypes.Bound("general-purpose"), "general-purpose")
 
-	for i := range maxMCPToolLabels {
-		f(am.tool(fmt.Sprint("mcp__s__t", i)), fmt.Sprint("mcp__s__t", i))
+	for i := range label.MaxTools {
+		f(am.tools.Bound(fmt.Sprint("Tool", i)), fmt.Sprint("Tool", i))
 	}
-	f(am.tool("mcp__s__more"), labelOther)
-	f(am.tool("mcp__s__t0"), "mcp__s__t0")
-	f(am.tool("Bash"), "Bash") // MCP tools leave room for the others
-	for i := range maxToolLabels - maxMCPToolLabels - 1 {
-		f(am.tool(fmt.Sprint("Tool", i)), fmt.Sprint("Tool", i))
+	f(am.tools.Bound("one-too-many"), label.Other)
+	f(am.tools.Bound("mcp__s__t"), "mcp_call")
+	f(am.tools.Bound("Read"), "Read")
+
+	for i := range maxRuleLabels {
+		f(am.rules.Bound(fmt.Sprint("rule-", i)), fmt.Sprint("rule-", i))
 	}
-	f(am.tool("Read"), labelOther)
-	f(am.tool("Bash"), "Bash")
+	f(am.rules.Bound("one-too-many"), label.Other)
+	f(am.rules.Bound(labelClient), labelClient)
 }
 
 func TestLeHistogram(t *testing.T) {
