@@ -15,6 +15,10 @@
 //	└── compaction                         a compaction, with …
 //	    └── invoke_agent compaction        … the agents that ran it
 //
+// Span names are a bounded set (package label, docs/otlp.md): a tool's or
+// an agent's own name only when Claude Code or Codex ships it, the full
+// name always in gen_ai.tool.name and gen_ai.agent.name.
+//
 // Nothing here derives the model: agents, their parents and depth, calls and
 // their status and times are the model's (attribution.Agent,
 // attribution.ToolCall), already redacted when stored. Tool inputs and

@@ -16,6 +16,7 @@ import (
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/classify"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/label"
 )
 
 // Session is one session of the model, as much of it as a trace is made of:
@@ -141,6 +142,25 @@ func AgentName(a *attribution.Agent) string {
 	return attribution.TypeName(a.AgentID, a.AgentType, attribution.RoleSubagent)
 }
 
+// agentSpanName is the agent part of an agent's invoke_agent span name:
+// its AgentName when label.Agent keeps it (main, compaction, a type Claude
+// Code or Codex ships), else its agent type when label.Agent keeps that (a
+// Codex subagent's "default" behind its nickname), else "subagent" (a
+// user's own agent types: free-form). It depends on the agent alone, so
+// that every export of a session names its spans alike, and the names
+// stay a bounded set; gen_ai.agent.name has the full name.
+func agentSpanName(a *attribution.Agent) string {
+	if n := label.Agent(AgentName(a)); n != label.Other {
+		return n
+	}
+	if a.AgentType != nil {
+		if n := label.Agent(*a.AgentType); n != label.Other {
+			return n
+		}
+	}
+	return attribution.RoleSubagent
+}
+
 // AgentSpans returns the invoke_agent spans of agent a of session s: the
 // main agent's MainSpans, a subagent's AgentSpan.
 func AgentSpans(s *attribution.Session, a *attribution.Agent) []*tracepb.Span {
@@ -212,7 +232,8 @@ func agentDone(s *attribution.Session, a *attribution.Agent) bool {
 	return a.StoppedAt != nil
 }
 
-// AgentSpan returns the invoke_agent span of agent a of session s. Its
+// AgentSpan returns the invoke_agent span of agent a of session s, named
+// by agentSpanName (bounded: gen_ai.agent.name has the full name). Its
 // parent is the execute_tool span of the call that spawned it, else the
 // compaction it ran for, else its parent agent's span. For the main agent
 // it is one span over the whole session: MainSpans splits it by run.
@@ -222,7 +243,7 @@ func AgentSpan(s *attribution.Session, a *attribution.Agent) *tracepb.Span {
 	sp := &tracepb.Span{
 		TraceId: TraceID(id),
 		SpanId:  AgentSpanID(id, a.AgentID),
-		Name:    opInvokeAgent + " " + name,
+		Name:    opInvokeAgent + " " + agentSpanName(a),
 		Kind:    tracepb.Span_SPAN_KIND_INTERNAL,
 	}
 	start, end := a.StartedAt, lastOf(a.StartedAt, a.LastEventAt)
@@ -314,7 +335,10 @@ func compactionOf(s *attribution.Session, agentID string) *attribution.Compactio
 }
 
 // CallSpan returns the execute_tool span of call c of session s, a child of
-// its agent's invoke_agent span. A failed or interrupted call has status
+// its agent's invoke_agent span, named by label.Tool of its tool: the
+// names of the tools Claude Code and Codex ship are kept, any other (an MCP
+// tool's: free-form) folds into a few, the same in every process, and
+// gen_ai.tool.name has the full name. A failed or interrupted call has status
 // ERROR and error.type; a denied or rejected one says so in attributes
 // (the tool never ran: it did not fail).
 func CallSpan(s *attribution.Session, c *attribution.ToolCall) *tracepb.Span {
@@ -323,7 +347,7 @@ func CallSpan(s *attribution.Session, c *attribution.ToolCall) *tracepb.Span {
 		TraceId:      TraceID(id),
 		SpanId:       CallSpanID(id, c.ToolUseID),
 		ParentSpanId: parentAgentSpanID(s, c.AgentID, c.StartedAt),
-		Name:         opExecuteTool + " " + c.ToolName,
+		Name:         opExecuteTool + " " + label.Tool(c.ToolName),
 		Kind:         tracepb.Span_SPAN_KIND_INTERNAL,
 	}
 	end := c.StartedAt

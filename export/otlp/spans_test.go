@@ -17,8 +17,10 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/classify"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/corpus"
+	"github.com/hookwatch/hookwatch/label"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -287,9 +289,10 @@ func TestPolicyDenialReason(t *testing.T) {
 	}
 }
 
-// TestCodexSubagentSpanName: a Codex subagent's invoke_agent span is named
-// as Codex's screen names the agent, by its nickname (gen_ai.agent.name);
-// its agent type ("default" for every Codex subagent) stays an attribute.
+// TestCodexSubagentSpanName: a Codex subagent's nickname (a name Codex
+// picks per agent) is its gen_ai.agent.name, and its span is named by its
+// type, one Codex ships ("default"), which hookwatch.agent.type keeps too:
+// span names stay a bounded set (agentSpanName).
 func TestCodexSubagentSpanName(t *testing.T) {
 	envs := captures(t)["codex-0.169.jsonl"]
 	if len(envs) == 0 {
@@ -303,7 +306,7 @@ func TestCodexSubagentSpanName(t *testing.T) {
 			}
 			named++
 			sp := AgentSpan(s, a)
-			if sp.Name != opInvokeAgent+" "+a.Nickname || attr(sp, attrAgentName) != a.Nickname {
+			if a.AgentType == nil || sp.Name != opInvokeAgent+" "+*a.AgentType || attr(sp, attrAgentName) != a.Nickname {
 				t.Errorf("agent %s (%s): span %q, %s %q", a.AgentID, a.Nickname, sp.Name, attrAgentName, attr(sp, attrAgentName))
 			}
 			if a.AgentType != nil && attr(sp, attrAgentType) != *a.AgentType {
@@ -313,5 +316,78 @@ func TestCodexSubagentSpanName(t *testing.T) {
 	}
 	if named == 0 {
 		t.Fatal("no Codex subagent with a nickname in the capture")
+	}
+}
+
+// TestSpanNamesBounded: payload values name spans, and a payload is
+// hostile input. A session whose calls name 200 distinct tools (half of
+// them MCP tools of one server) made by subagents of 50 distinct types
+// gives at most label.MaxTools execute_tool and label.MaxAgentTypes
+// invoke_agent span names; every span keeps the real name in its
+// attributes.
+func TestSpanNamesBounded(t *testing.T) {
+	const maxTools, maxAgents = label.MaxTools, label.MaxAgentTypes
+	t0 := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
+	var envs []event.Envelope
+	add := func(payload string) {
+		n := len(envs)
+		envs = append(envs, event.Envelope{ID: fmt.Sprintf("0190f000-0000-7000-8000-%012d", n), Runtime: event.RuntimeClaudeCode,
+			Kind: event.KindHook, ReceivedAt: t0.Add(time.Duration(n) * time.Millisecond), Payload: json.RawMessage(payload)})
+	}
+	common := `"session_id":"s1","transcript_path":"/home/u/.claude/projects/-w/s1.jsonl","cwd":"/w"`
+	add(`{` + common + `,"hook_event_name":"SessionStart","source":"startup"}`)
+	for i := range 200 {
+		tool := fmt.Sprintf("Tool%d", i)
+		if i%2 == 0 {
+			tool = fmt.Sprintf("mcp__srv__tool%d", i)
+		}
+		agent := fmt.Sprintf(`"agent_id":"a%d","agent_type":"custom-%d"`, i%50, i%50)
+		if i < 50 {
+			add(`{` + common + `,` + agent + `,"hook_event_name":"SubagentStart"}`)
+		}
+		call := fmt.Sprintf(`,"tool_name":%q,"tool_input":{},"tool_use_id":"toolu_%d"`, tool, i)
+		add(`{` + common + `,` + agent + `,"hook_event_name":"PreToolUse"` + call + `}`)
+		add(`{` + common + `,` + agent + `,"hook_event_name":"PostToolUse"` + call + `,"tool_response":"ok"}`)
+	}
+	s := attribution.Build(envs).Session("s1")
+	if len(s.ToolCalls) != 200 || len(s.Agents) != 51 {
+		t.Fatalf("%d calls, %d agents: the fixture does not say what it should", len(s.ToolCalls), len(s.Agents))
+	}
+	spans := Spans(sessionOf(s))
+	checkTrace(t, s, spans)
+	names := map[string]map[string]bool{opExecuteTool: {}, opInvokeAgent: {}}
+	realTools, realAgents := map[string]bool{}, map[string]bool{}
+	for _, sp := range spans {
+		op := attr(sp, attrOperationName)
+		if op == "" {
+			continue
+		}
+		names[op][sp.Name] = true
+		realTools[attr(sp, attrToolName)] = true
+		realAgents[attr(sp, attrAgentName)] = true
+	}
+	if n := len(names[opExecuteTool]); n > maxTools {
+		t.Errorf("%d execute_tool span names, want at most %d", n, maxTools)
+	}
+	if n := len(names[opInvokeAgent]); n > maxAgents {
+		t.Errorf("%d invoke_agent span names, want at most %d", n, maxAgents)
+	}
+	// Each set also holds "", of the spans that name no tool or no agent.
+	if len(realTools) != 200+1 || len(realAgents) != 51+1 {
+		t.Errorf("%d tool names, %d agent names in the attributes, want 200 and 51", len(realTools)-1, len(realAgents)-1)
+	}
+
+	// The names the clients give their own tools and agents are kept as
+	// they are in the real captures.
+	for file, envs := range captures(t) {
+		for _, s := range attribution.Build(envs).Sessions {
+			for _, sp := range Spans(sessionOf(s)) {
+				tool, agent := attr(sp, attrToolName), attr(sp, attrAgentName)
+				if classify.KnownTool(tool) && sp.Name != opExecuteTool+" "+tool ||
+					classify.KnownAgentType(agent) && sp.Name != opInvokeAgent+" "+agent {
+					t.Errorf("%s: span %q of %s %q", file, sp.Name, tool, agent)
+				}
+			}
+		}
 	}
 }
