@@ -18,6 +18,7 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/internal/syncbuf"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -81,7 +82,7 @@ func testTokens(t *testing.T, db tokenDB) []string {
 		t.Fatal(err)
 	}
 	const envAdmin = "env-admin-secret-0123456789"
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	s := newServerOn(t, collector.Config{Token: envAdmin, RequireAuth: true,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, db)
 	s.tok = ""

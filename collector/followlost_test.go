@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/internal/syncbuf"
 )
 
 // withLostLines returns the real file b with, before its first line that
@@ -39,7 +40,7 @@ func withLostLines(t *testing.T, b []byte, marker string) []byte {
 // one warning with their count, not one per line; the records around
 // them are read.
 func TestFollowersCountLostLines(t *testing.T) {
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	s := newServer(t, collector.Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if n := count(t, s, `hookwatch_followed_lines_lost_total{source="rollout"}`); n != 0 {
 		t.Fatalf("%d rollout lines lost before any was read", n)
@@ -111,7 +112,7 @@ func TestFollowersCountLostLines(t *testing.T) {
 		}
 	}
 	for _, path := range []string{rolloutPath, transcriptPath} {
-		if got := log.lines("WARN", path); len(got) != 1 || !strings.Contains(got[0], "unreadable=2") {
+		if got := log.Lines("WARN", path); len(got) != 1 || !strings.Contains(got[0], "unreadable=2") {
 			t.Errorf("warnings naming %s:\n%s\nwant one, of 2 unreadable lines", path, strings.Join(got, "\n"))
 		}
 	}

@@ -12,52 +12,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hooksock"
+	"github.com/hookwatch/hookwatch/internal/syncbuf"
 	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/store/storetest"
 )
-
-// lockedBuffer is a log sink the collector's goroutines may share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// lines returns the log's lines that contain all of words.
-func (l *lockedBuffer) lines(words ...string) []string {
-	var out []string
-next:
-	for _, line := range strings.Split(l.String(), "\n") {
-		for _, w := range words {
-			if !strings.Contains(line, w) {
-				continue next
-			}
-		}
-		out = append(out, line)
-	}
-	return out
-}
 
 func openStore(t *testing.T) *sqlite.DB {
 	t.Helper()
@@ -95,7 +62,7 @@ func TestStartStop(t *testing.T) {
 	home := t.TempDir()
 	spoolDir := filepath.Join(home, "spool")
 	db := openStore(t)
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	c, err := collector.Start(collector.Options{
 		Config: collector.Config{Store: db, Version: "test", Logger: slog.New(slog.NewTextHandler(&logs, nil))},
 		Addr:   "127.0.0.1:0",

@@ -16,6 +16,7 @@ import (
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/syncbuf"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -297,7 +298,7 @@ func TestModelSpillSessionless(t *testing.T) {
 	want := derivedView(t, ref)
 
 	defer collector.SetModelMaxBacklogForTest(spillBound)()
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	s := newServer(t, collector.Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	postAll(t, s, envs, 100, 1)
 	if got := derivedView(t, s); got != want {

@@ -23,6 +23,7 @@ import (
 	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/rejecttest"
+	"github.com/hookwatch/hookwatch/internal/syncbuf"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -382,7 +383,7 @@ func TestForwardSaysItRecovered(t *testing.T) {
 	defer ts.Close()
 	home := t.TempDir()
 	_, recs := spoolCorpus(t, home, storetest.Corpus(t)[:5])
-	var logged syncBuffer
+	var logged syncbuf.Buffer
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
@@ -430,22 +431,4 @@ func spoolCorpus(t *testing.T, home string, payloads []storetest.Payload) (*spoo
 		t.Fatal(err)
 	}
 	return sp, recs
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/internal/syncbuf"
 	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store"
@@ -258,7 +259,7 @@ func TestForwardTokenReplaced(t *testing.T) {
 		"HOOKWATCH_CA_FILE=" + certFile, "HOOKWATCH_AUTOSTART=0", "CLAUDE_CONFIG_DIR=" + filepath.Join(dir, "claude"), "PATH=" + os.Getenv("PATH")}
 	fwd := exec.Command(bin, "forward")
 	fwd.Env = env
-	var fwdLog lockedBuffer
+	var fwdLog syncbuf.Buffer
 	fwd.Stdout, fwd.Stderr = &fwdLog, &fwdLog
 	if err := fwd.Start(); err != nil {
 		t.Fatal(err)

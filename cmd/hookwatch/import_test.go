@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/internal/lockfile"
+	"github.com/hookwatch/hookwatch/internal/syncbuf"
 )
 
 // copyDir copies the directory src into dst.
@@ -688,7 +689,7 @@ func TestImportWaitsForTheFollower(t *testing.T) {
 		err         error
 	}
 	done := make(chan result, 1)
-	var errb lockedBuffer
+	var errb syncbuf.Buffer
 	go func() {
 		var out bytes.Buffer
 		err := run(context.Background(), []string{"import", projects}, strings.NewReader(""), &out, &errb)

@@ -32,6 +32,7 @@ import (
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/internal/otelcol"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/internal/syncbuf"
 	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -61,7 +62,7 @@ func (o *serveOutput) Write(p []byte) (int, error) {
 func startServe(t *testing.T, ctx context.Context, args ...string) (string, <-chan error) {
 	t.Helper()
 	out := &serveOutput{line: make(chan string, 1)}
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, append([]string{"serve"}, args...), nil, out, &stderr) }()
 	select {
@@ -90,24 +91,6 @@ func freshHome(t *testing.T) string {
 	t.Setenv("HOOKWATCH_DB", "")
 	t.Setenv("HOOKWATCH_TOKEN", "")
 	return home
-}
-
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func TestServeRunsAndShutsDown(t *testing.T) {
@@ -766,7 +749,7 @@ func TestServeWaitsForPostgres(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := &serveOutput{line: make(chan string, 1)}
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", url}, nil, out, &stderr) }()
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "waiting for PostgreSQL"); {
@@ -845,7 +828,7 @@ func TestServeChecksOTLPEndpoint(t *testing.T) {
 		freshHome(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		out := &serveOutput{line: make(chan string, 1)}
-		var stderr lockedBuffer
+		var stderr syncbuf.Buffer
 		done := make(chan error, 1)
 		go func() {
 			done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--watch-transcripts", "off", "--codex-rollouts", "off", "--otlp-endpoint", endpoint}, nil, out, &stderr)

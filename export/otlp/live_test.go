@@ -16,6 +16,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/internal/syncbuf"
 )
 
 // TestExporterCountsBatches pins what docs/otlp.md says the request
@@ -111,7 +112,7 @@ func TestExporterSaysRecovered(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	var log lockedLog
+	var log syncbuf.Buffer
 	e := NewExporter(&Client{Endpoint: srv.URL, Attempts: 1},
 		ExporterOptions{FlushInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	offer := func(s *attribution.Session) {
@@ -155,7 +156,7 @@ func TestExporterSaysRecovered(t *testing.T) {
 	mu.Lock()
 	down = true
 	mu.Unlock()
-	log = lockedLog{}
+	log = syncbuf.Buffer{}
 	e = NewExporter(&Client{Endpoint: srv.URL, Attempts: 1},
 		ExporterOptions{FlushInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	defer e.Stop(ctx)
@@ -167,22 +168,4 @@ func TestExporterSaysRecovered(t *testing.T) {
 	mu.Unlock()
 	offer(attribution.Build(captures(t)["codex-0.169.jsonl"]).Sessions[0])
 	wait("the OTLP receiver takes spans again")
-}
-
-// lockedLog is a log sink safe for the exporter's goroutine and the test.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,12 +10,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hookwatch/hookwatch/internal/fakeclaude"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
+	"github.com/hookwatch/hookwatch/internal/syncbuf"
 	"github.com/hookwatch/hookwatch/internal/testbin"
 )
 
@@ -31,30 +30,12 @@ import (
 // One collector serves every scenario; each scenario has its own project
 // directory, so its sessions form a lineage group of their own.
 
-// syncBuffer is a bytes.Buffer safe for a process's output and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // collectorProc is `hookwatch serve` running for the test.
 type collectorProc struct {
 	url  string // base URL
 	home string // HOOKWATCH_HOME of the collector and of the hooks
 	hook string // the hookwatch-hook binary
-	out  *syncBuffer
+	out  *syncbuf.Buffer
 }
 
 // startCollector starts `hookwatch serve [serveArgs]` on a free loopback port with a
@@ -73,7 +54,7 @@ func startCollectorWith(t *testing.T, env []string, files map[string]string, ser
 	for name, content := range files {
 		writeFile(t, filepath.Join(home, name), content)
 	}
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	p, err := serveproc.Start(serveproc.Options{
 		Bin: bin, Stdout: out, Stderr: out, Args: serveArgs,
 		// A clean environment: nothing of the caller's HOOKWATCH_* applies.
