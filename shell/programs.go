@@ -560,8 +560,9 @@ type envVar struct {
 //     inherited value ($PYTHONPATH) is no directory of the command;
 //   - a configuration that can name the programs it runs or the files it
 //     writes (GIT_CONFIG_GLOBAL, OPENSSL_CONF, GNUPGHOME, CURL_HOME,
-//     WGETRC, and HOME or XDG_CONFIG_HOME where curl, wget and git find
-//     theirs: homeConfig) is a program not known,
+//     WGETRC, PARALLEL_HOME, and HOME or XDG_CONFIG_HOME where curl,
+//     wget, git, npm, less, gpg and parallel find theirs: homeConfig) is
+//     a program not known,
 //     as git -c include.path and gpg --homedir are (config); /dev/null
 //     names none. git's settings given one by one
 //     (GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS) are read as git -c's.
@@ -628,22 +629,30 @@ func buildEnvTable() []envVar {
 		{"GNUPGHOME", []string{"gpg", "gpg2"}, envConfig},
 		{"CURL_HOME", []string{"curl"}, envStartupConfig},
 		{"WGETRC", []string{"wget"}, envStartupConfig},
+		{"PARALLEL_HOME", []string{"parallel"}, envConfig},
 		homeConfig("HOME", homeFile{"curl", ".curlrc", ""}, homeFile{"wget", ".wgetrc", "WGETRC"},
-			homeFile{"git", ".gitconfig", "GIT_CONFIG_GLOBAL"}),
-		homeConfig("XDG_CONFIG_HOME", homeFile{"curl", "curlrc", ""}, homeFile{"git", "git/config", "GIT_CONFIG_GLOBAL"}),
+			homeFile{"git", ".gitconfig", "GIT_CONFIG_GLOBAL"},
+			homeFile{"npm", ".npmrc", ""}, homeFile{"pnpm", ".npmrc", ""}, homeFile{"yarn", ".npmrc", ""},
+			homeFile{"npx", ".npmrc", ""}, homeFile{"less", ".lesskey", ""}, homeFile{"gpg", ".gnupg", "GNUPGHOME"},
+			homeFile{"gpg2", ".gnupg", "GNUPGHOME"}, homeFile{"parallel", ".parallel/config", "PARALLEL_HOME"}),
+		homeConfig("XDG_CONFIG_HOME", homeFile{"curl", "curlrc", ""}, homeFile{"git", "git/config", "GIT_CONFIG_GLOBAL"},
+			homeFile{"pnpm", "pnpm/rc", ""}, homeFile{"less", "lesskey", ""}),
 		{"npm_config_script_shell", []string{"npm", "pnpm", "yarn", "npx"}, envShell},
 		{"NPM_CONFIG_SCRIPT_SHELL", []string{"npm", "pnpm", "yarn", "npx"}, envShell},
 	}
 }
 
 // environment gives a step what the variables of envTable its program is
-// given make it do; arg0 is the program as the command names it.
-func (w *walker) environment(st *Step, arg0 string) {
+// given make it do; arg0 is the program as the command names it. named
+// reads only the variables whose entries name the program: GNU parallel
+// is no step of its own (the commands it runs are), and the variables
+// every program reads (LD_PRELOAD, PATH) are read for those.
+func (w *walker) environment(st *Step, arg0 string, named bool) {
 	if len(w.env) == 0 && len(w.assigned) == 0 {
 		return
 	}
 	for _, v := range envTable() {
-		if v.programs != nil && !slices.Contains(v.programs, st.Program) {
+		if (v.programs != nil || named) && !slices.Contains(v.programs, st.Program) {
 			continue
 		}
 		val, known, ok := w.envValue(v.name)
@@ -860,7 +869,11 @@ type homeFile struct{ program, file, unless string }
 
 // homeConfig is a variable naming the directory where programs find
 // their configuration at start-up (HOME: curl's .curlrc, wget's .wgetrc,
-// git's .gitconfig; XDG_CONFIG_HOME: curl's curlrc, git's git/config).
+// git's .gitconfig, npm's .npmrc (read by pnpm, yarn and npx too: its
+// script-shell), less's .lesskey (its #env LESSOPEN), gpg's .gnupg
+// (its agent program), GNU parallel's .parallel/config (its default
+// options, --ssh); XDG_CONFIG_HOME: curl's curlrc, git's git/config,
+// pnpm's pnpm/rc, less's lesskey).
 // Given by the command, it is another configuration, which can name the
 // programs run as CURL_HOME's does (config), but when the program is
 // told to read none (noStartupConfig) or the variable unless is given.
@@ -1168,7 +1181,7 @@ func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 		}
 		st.Program, st.Args = name, args[1:]
 		w.program(st, name, args[1:], known[1:], in)
-		w.environment(st, args[0])
+		w.environment(st, args[0], false)
 		if rooted {
 			dynamic(st, "run in another root (chroot): its paths are not the ones it names")
 		}
@@ -1271,6 +1284,12 @@ func (w *walker) parallelEnv(st *Step, args []string, known []bool) (_ []string,
 	fail := func(why string) ([]string, []bool, bool) {
 		st.Program, st.Args = "parallel", args[1:]
 		dynamic(st, why)
+		return nil, nil, false
+	}
+	// Its configuration (PARALLEL_HOME, HOME's .parallel/config) can
+	// give any option.
+	st.Program, st.Args = "parallel", args[1:]
+	if w.environment(st, args[0], true); st.Dynamic {
 		return nil, nil, false
 	}
 	if v, k, ok := w.envValue("PARALLEL_SSH"); ok {
