@@ -2090,7 +2090,8 @@ func gitCommand(w *walker, st *Step, args []string) {
 	// -C applies to this git only.
 	dir := w.dir
 	defer func() { w.dir = dir }()
-	aliases := map[string]string{}
+	// The environment's aliases, which -c's replace.
+	aliases := w.gitEnvAliases()
 	execPath := "" // --exec-path=DIR
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i], "-") {
@@ -2137,8 +2138,9 @@ func gitCommand(w *walker, st *Step, args []string) {
 			w.gitRuns(st, sub, rest, known[min(i+1, len(known)):], execPath)
 		}
 	}()
-	// An alias given with -c runs what it stands for: a shell command
-	// (!…) with the words after it, or another git command, analysed.
+	// An alias given with -c, or by the environment, runs what it
+	// stands for: a shell command (!…) with the words after it, or
+	// another git command, analysed.
 	for n := 0; n < 8; n++ {
 		val, ok := aliases[strings.ToLower(sub)]
 		if !ok {
@@ -2636,31 +2638,52 @@ func (w *walker) gitAliasShell(st *Step, alias, cmd string, rest []string, known
 	w.script(text, []string{"git alias " + alias})
 }
 
-// gitEnvCount: GIT_CONFIG_COUNT=N gives git N settings, the keys and
-// values of GIT_CONFIG_KEY_0, GIT_CONFIG_VALUE_0 …, read as git -c's
-// (gitEnvSetting); "" gives none, as git reads it. A count, a key or a
-// value not known, or one missing, is a setting not known.
+// gitEnvPair is a setting the environment gives git: the variable that
+// gives it (from), its key as written, its value and whether that is
+// known.
+type gitEnvPair struct {
+	from, key, val string
+	known          bool
+}
+
+// gitEnvCount: GIT_CONFIG_COUNT=N gives git N settings, read as git -c's
+// (gitEnvSetting); a count or a key not known, or one missing, is a
+// setting not known (gitCountPairs).
 func gitEnvCount(w *walker, st *Step, name, val string, known bool) {
-	if known && strings.TrimSpace(val) == "" {
+	pairs, why := w.gitCountPairs(name, val, known)
+	if why != "" {
+		dynamic(st, why)
 		return
+	}
+	for _, p := range pairs {
+		if gitEnvSetting(w, st, p.from, p.key, p.val, p.known); st.Dynamic {
+			return
+		}
+	}
+}
+
+// gitCountPairs reads the settings GIT_CONFIG_COUNT (name, val, known)
+// gives git: the keys and values of GIT_CONFIG_KEY_0, GIT_CONFIG_VALUE_0
+// …; "" gives none, as git reads it. why is not "" when they are not
+// known: a count not known or not a number, a key not known or missing.
+func (w *walker) gitCountPairs(name, val string, known bool) (pairs []gitEnvPair, why string) {
+	if known && strings.TrimSpace(val) == "" {
+		return nil, ""
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(val))
 	if !known || err != nil || n < 0 || n > 100 {
-		dynamic(st, "git settings not known before run time ("+name+")")
-		return
+		return nil, "git settings not known before run time (" + name + ")"
 	}
 	for i := 0; i < n; i++ {
 		kn, vn := "GIT_CONFIG_KEY_"+strconv.Itoa(i), "GIT_CONFIG_VALUE_"+strconv.Itoa(i)
 		key, kk, _ := w.envValue(kn)
 		v, vk, ok := w.envValue(vn)
 		if !kk || key == "" {
-			dynamic(st, "a git setting not known before run time ("+kn+")")
-			return
+			return nil, "a git setting not known before run time (" + kn + ")"
 		}
-		if gitEnvSetting(w, st, kn, key, v, vk && ok); st.Dynamic {
-			return
-		}
+		pairs = append(pairs, gitEnvPair{kn, key, v, vk && ok})
 	}
+	return pairs, ""
 }
 
 // gitEnvParameters: GIT_CONFIG_PARAMETERS holds settings as git writes
@@ -2681,18 +2704,47 @@ func gitEnvParameters(w *walker, st *Step, name, val string, known bool) {
 	}
 }
 
+// gitEnvAliases returns the aliases the environment gives git (keys in
+// lower case, without "alias."), GIT_CONFIG_COUNT's then
+// GIT_CONFIG_PARAMETERS's, the later winning as in git. Only those whose
+// value is known: the others, and settings not known, make the step a
+// program not known when the environment is read (gitEnvCount,
+// gitEnvParameters).
+func (w *walker) gitEnvAliases() map[string]string {
+	aliases := map[string]string{}
+	add := func(key, val string) {
+		if name, ok := strings.CutPrefix(strings.ToLower(key), "alias."); ok {
+			aliases[name] = val
+		}
+	}
+	if val, known, ok := w.envValue("GIT_CONFIG_COUNT"); ok {
+		if pairs, why := w.gitCountPairs("GIT_CONFIG_COUNT", val, known); why == "" {
+			for _, p := range pairs {
+				if p.known {
+					add(p.key, p.val)
+				}
+			}
+		}
+	}
+	if val, known, ok := w.envValue("GIT_CONFIG_PARAMETERS"); ok && known {
+		if kvs, ok := gitParameters(val); ok {
+			for _, kv := range kvs {
+				key, val, _ := strings.Cut(kv, "=")
+				add(key, val)
+			}
+		}
+	}
+	return aliases
+}
+
 // gitEnvSetting analyses a setting the environment gives git as git -c's
-// (gitSetting), from naming the variable. An alias is not followed: one
-// given so counts as a command not known. What the setting runs is
+// (gitSetting), from naming the variable; an alias is followed where
+// git's command is (gitCommand, gitEnvAliases). What the setting runs is
 // analysed without the variables that give git its settings, which git
 // hands on to it: a git it runs does not apply them again
 // (GIT_CONFIG_PARAMETERS="'core.pager'='git log'" git log pages once).
 func gitEnvSetting(w *walker, st *Step, from, key, val string, known bool) {
 	key = strings.ToLower(key)
-	if strings.HasPrefix(key, "alias.") {
-		dynamic(st, "a git alias given in the environment ("+from+")")
-		return
-	}
 	n := len(w.env)
 	defer func() { w.env = w.env[:n] }()
 	w.env = append(w.env, envAssign{name: "GIT_CONFIG_PARAMETERS", known: true}, envAssign{name: "GIT_CONFIG_COUNT", known: true})
