@@ -1,6 +1,10 @@
 package collector
 
-import "time"
+import (
+	"context"
+	"testing"
+	"time"
+)
 
 // QueuedForTest returns the number of batches waiting for the writer.
 func (s *Server) QueuedForTest() int { return len(s.writer.queue) }
@@ -36,3 +40,18 @@ func SetBeforeSocketForTest(f func()) func() {
 // CopyLookback is copyLookback: how many events before a stream's first
 // copy it looks for the hook's events that copy copies.
 const CopyLookback = copyLookback
+
+// FollowForTest runs a follower (FollowRollouts or FollowTranscripts,
+// which run calls with ctx, or a follower's run) in the background until
+// the test ends, then cancels ctx and waits for it to return, before the
+// cleanups registered earlier (its server's) run.
+func FollowForTest(t testing.TB, run func(ctx context.Context)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}

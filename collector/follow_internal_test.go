@@ -51,10 +51,7 @@ func TestFollowerLooks(t *testing.T) {
 			return nil
 		},
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); f.run(ctx) }()
-	defer func() { cancel(); <-done }()
+	FollowForTest(t, f.run)
 	waitLooks := func(n int) [][]string {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
@@ -114,10 +111,7 @@ func TestFollowerThroughSymlink(t *testing.T) {
 			return nil
 		},
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); f.run(ctx) }()
-	defer func() { cancel(); <-done }()
+	FollowForTest(t, f.run)
 	select {
 	case paths := <-got:
 		if want := filepath.Join(dir, "p", "a.jsonl"); !slices.Equal(paths, []string{want}) {
@@ -157,10 +151,7 @@ func TestFollowerLinkedProject(t *testing.T) {
 			return nil
 		},
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); f.run(ctx) }()
-	defer func() { cancel(); <-done }()
+	FollowForTest(t, f.run)
 	want := func(path string, size int) {
 		t.Helper()
 		w := fmt.Sprintf("%s %d", path, size)

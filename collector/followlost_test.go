@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -77,19 +76,13 @@ func TestFollowersCountLostLines(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
+	collector.FollowForTest(t, func(ctx context.Context) {
 		s.FollowRollouts(ctx, collector.RolloutOptions{Dir: sessions, Host: "h", User: "u", Interval: 10 * time.Millisecond})
-	}()
-	go func() {
-		defer wg.Done()
+	})
+	collector.FollowForTest(t, func(ctx context.Context) {
 		s.FollowTranscripts(ctx, collector.TranscriptOptions{Dir: projects, StatePath: filepath.Join(t.TempDir(), "import-state.json"),
 			Host: "h", User: "u", Interval: 10 * time.Millisecond})
-	}()
-	defer func() { cancel(); wg.Wait() }()
+	})
 
 	deadline := time.Now().Add(20 * time.Second)
 	for count(t, s, `hookwatch_followed_lines_lost_total{source="rollout"}`) < 2 ||

@@ -50,13 +50,9 @@ func TestFollowRollouts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	collector.FollowForTest(t, func(ctx context.Context) {
 		s.FollowRollouts(ctx, collector.RolloutOptions{Dir: dir, Host: "h", User: "u", Interval: 10 * time.Millisecond})
-	}()
-	defer func() { cancel(); <-done }()
+	})
 
 	events := func(sid string) int {
 		code, body := s.do(t, http.MethodGet, "/v1/sessions/"+sid+"/events?limit=1000", nil)
@@ -128,13 +124,9 @@ func TestFollowRolloutsNickname(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	collector.FollowForTest(t, func(ctx context.Context) {
 		s.FollowRollouts(ctx, collector.RolloutOptions{Dir: dir, Host: "h", User: "u", Interval: 10 * time.Millisecond})
-	}()
-	defer func() { cancel(); <-done }()
+	})
 
 	deadline := time.Now().Add(10 * time.Second)
 	for {

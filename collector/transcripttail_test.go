@@ -176,14 +176,10 @@ func TestFollowTranscripts(t *testing.T) {
 	cut := bytes.Index(main, []byte(`"type":"assistant"`)) + 10
 	write(runSession+".jsonl", main[:cut], os.O_TRUNC)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	collector.FollowForTest(t, func(ctx context.Context) {
 		s.FollowTranscripts(ctx, collector.TranscriptOptions{Dir: dir, StatePath: filepath.Join(t.TempDir(), "import-state.json"),
 			Host: hooks[0].Host, User: hooks[0].User, Interval: 10 * time.Millisecond})
-	}()
-	defer func() { cancel(); <-done }()
+	})
 
 	wait := func(what string, ok func(sessionState) bool) sessionState {
 		t.Helper()
@@ -272,14 +268,10 @@ func TestFollowTranscripts(t *testing.T) {
 func TestFollowTranscriptsDirLater(t *testing.T) {
 	s := newServer(t, collector.Config{})
 	dir := filepath.Join(t.TempDir(), "projects")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	collector.FollowForTest(t, func(ctx context.Context) {
 		s.FollowTranscripts(ctx, collector.TranscriptOptions{Dir: dir, StatePath: filepath.Join(t.TempDir(), "import-state.json"),
 			Host: "h", User: "u", Interval: 10 * time.Millisecond})
-	}()
-	defer func() { cancel(); <-done }()
+	})
 	time.Sleep(50 * time.Millisecond) // looks at nothing
 	src := filepath.Join(runDir, "projects", runProject)
 	main, err := os.ReadFile(filepath.Join(src, runSession+".jsonl"))
@@ -350,14 +342,10 @@ func TestFollowTranscriptsBesideImport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	collector.FollowForTest(t, func(ctx context.Context) {
 		s.FollowTranscripts(ctx, collector.TranscriptOptions{Dir: dir, StatePath: state,
 			Host: "h", User: "u", Interval: 10 * time.Millisecond})
-	}()
-	defer func() { cancel(); <-done }()
+	})
 	prompts := func() int {
 		st, _ := s.sessionState(t, runSession)
 		return st.Counts["prompts"]
