@@ -23,6 +23,7 @@ import (
 	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/rejecttest"
+	"github.com/hookwatch/hookwatch/internal/spooltest"
 	"github.com/hookwatch/hookwatch/internal/syncbuf"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store"
@@ -152,17 +153,9 @@ func TestForwardCrashAfterCommit(t *testing.T) {
 // consumer (a local collector) is attached already.
 func TestForwardRefusesAttachedSpool(t *testing.T) {
 	home := t.TempDir()
-	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	release, err := sp.Attach("127.0.0.1:7421")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
+	spooltest.Attach(t, home, "127.0.0.1:7421")
 	var ran atomic.Bool
-	err = forward.Run(t.Context(), forward.Options{Home: home, URL: "https://hookwatch.example", Ready: func() { ran.Store(true) }})
+	err := forward.Run(t.Context(), forward.Options{Home: home, URL: "https://hookwatch.example", Ready: func() { ran.Store(true) }})
 	if !errors.Is(err, spool.ErrAttached) || ran.Load() {
 		t.Fatalf("Run beside an attached collector: %v (ran %v), want spool.ErrAttached", err, ran.Load())
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/internal/spooltest"
 	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/spool"
 )
@@ -575,21 +576,14 @@ func TestRunForwarder(t *testing.T) {
 	if lines := logLines(t, cfg.Home); len(lines) != 1 || !strings.Contains(lines[0], "no forwarder runs") {
 		t.Fatalf("hook.log: %q", lines)
 	}
-	sp, err := spool.Open(filepath.Join(cfg.Home, "spool"), spool.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Another consumer (a local collector) does not take a forwarder's
 	// events as delivered.
-	release, err := sp.Attach("127.0.0.1:7421")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp, release := spooltest.Attach(t, cfg.Home, "127.0.0.1:7421")
 	if res := hook.Run(context.Background(), cfg, bytes.NewReader(rec)); !res.Spooled || res.Delivered {
 		t.Fatalf("Run beside a collector = %+v, want spooled", res)
 	}
 	release()
-	release, err = sp.Attach(hook.ForwarderAddr(url))
+	release, err := sp.Attach(hook.ForwarderAddr(url))
 	if err != nil {
 		t.Fatal(err)
 	}

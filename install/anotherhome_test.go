@@ -1,10 +1,9 @@
 package install
 
 import (
-	"path/filepath"
 	"testing"
 
-	"github.com/hookwatch/hookwatch/spool"
+	"github.com/hookwatch/hookwatch/internal/spooltest"
 )
 
 // TestCollectorOfAnotherHome: a collector is called another home's only on
@@ -13,15 +12,7 @@ import (
 // attached, as a collector attaches it, at 127.0.0.1:7421.
 func TestCollectorOfAnotherHome(t *testing.T) {
 	home := t.TempDir()
-	sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	release, err := sp.Attach("127.0.0.1:7421")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
+	spooltest.Attach(t, home, "127.0.0.1:7421")
 	for _, tc := range []struct {
 		name        string
 		url         string
