@@ -124,7 +124,9 @@ func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 				// The offsets of the files not imported whole were not
 				// kept: the next look reads again what this one read of
 				// them, which stores nothing twice (and nothing of the
-				// files whose offset was kept).
+				// files whose offset was kept), nor counts a lost line
+				// twice (FileLost tells of a file's once its offset is
+				// saved).
 				if ctx.Err() == nil && !busy {
 					s.log.Warn("cannot import "+what, "dir", dir, "err", err)
 				}

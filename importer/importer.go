@@ -88,10 +88,14 @@ type Options struct {
 	// again. Nil ends the Run at such a file. A failed delivery ends the
 	// Run either way.
 	FileError func(path string, err error)
-	// FileLost, when set, is told once a file is delivered of the lines
-	// of it this Run passed over for what they held (Summary.Long and
-	// Unreadable, that file's), on Run's goroutine; a file that lost
-	// none is not told of.
+	// FileLost, when set, is told of the lines of a file this Run passed
+	// over for what they held (Summary.Long and Unreadable, that file's),
+	// on Run's goroutine; a file that lost none is not told of. Where
+	// offsets are kept (StatePath, not DryRun) it is told once the
+	// file's offset past them is saved, and not when the save fails: the
+	// next Run reads those lines again, from the offsets kept before, and
+	// tells of them then, so that each is told of once. Otherwise it is
+	// told once the file is delivered.
 	FileLost func(path string, long, unreadable int)
 }
 
@@ -408,9 +412,25 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 	// after the last save is read again by a run that follows a crash,
 	// and deduplicated by the envelopes' ids.
 	saved, dirty := time.Now(), false
+	// lost are the FileLost reports of the files delivered since the
+	// last save, told once their offsets are saved.
+	type lostLines struct {
+		path             string
+		long, unreadable int
+	}
+	var lost []lostLines
+	keeps := opt.StatePath != "" && !opt.DryRun
 	save := func() error {
 		saved, dirty = time.Now(), false
-		return st.save(opt.StatePath)
+		pending := lost
+		lost = nil
+		if err := st.save(opt.StatePath); err != nil {
+			return err
+		}
+		for _, l := range pending {
+			opt.FileLost(l.path, l.long, l.unreadable)
+		}
+		return nil
 	}
 	sessions := map[string]bool{}
 	d := newDeliverer(ctx, opt)
@@ -480,7 +500,11 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 				sum.Long += fsum.Long
 				sum.Unreadable += fsum.Unreadable
 				if opt.FileLost != nil && fsum.Long+fsum.Unreadable > 0 {
-					opt.FileLost(f.Path, fsum.Long, fsum.Unreadable)
+					if keeps {
+						lost = append(lost, lostLines{f.Path, fsum.Long, fsum.Unreadable})
+					} else {
+						opt.FileLost(f.Path, fsum.Long, fsum.Unreadable)
+					}
 				}
 				sum.Stored += c.storedSkips
 				for name, n := range c.counts {

@@ -699,26 +699,7 @@ func TestImportStateLocked(t *testing.T) {
 // lines of it passed over for what they held (its share of the Summary's
 // Long and Unreadable), and not of the files that lost none.
 func TestImportFileLost(t *testing.T) {
-	root := copyTree(t, "parallel")
-	files, err := importer.Find([]string{root})
-	if err != nil || len(files) < 2 {
-		t.Fatalf("found %d files: %v", len(files), err)
-	}
-	broken := files[1] // a subagent's, after its main transcript
-	b, err := os.ReadFile(broken.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A record torn by a crash, and a line that is not JSON, before the
-	// file's records.
-	i := bytes.Index(b, []byte(`"type":"assistant"`))
-	if i < 0 {
-		t.Fatalf("%s has no assistant record", broken.Path)
-	}
-	torn := b[bytes.LastIndexByte(b[:i], '\n')+1 : i+len(`"type":"assistant"`)]
-	if err := os.WriteFile(broken.Path, slices.Concat(torn, []byte("\nnot json\n"), b), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	files, broken := withLostLines(t)
 	told := map[string][2]int{}
 	sum, err := importer.Run(context.Background(), files, importer.Options{
 		Pipeline: pipeline(), DryRun: true,
@@ -727,7 +708,75 @@ func TestImportFileLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(told) != 1 || told[broken.Path] != [2]int{0, 2} || sum.Unreadable != 2 {
-		t.Fatalf("told of %v (summary: %d unreadable), want only %s, 2 unreadable lines", told, sum.Unreadable, broken.Path)
+	if len(told) != 1 || told[broken] != [2]int{0, 2} || sum.Unreadable != 2 {
+		t.Fatalf("told of %v (summary: %d unreadable), want only %s, 2 unreadable lines", told, sum.Unreadable, broken)
 	}
+}
+
+// TestImportFileLostOnceKept: where offsets are kept, FileLost is told of
+// a file's lost lines once its offset past them is saved: a run whose
+// state cannot be saved (a directory stands where the file goes) tells
+// nothing, and the next run, which reads the same lines again from the
+// offsets kept before, tells of them once.
+func TestImportFileLostOnceKept(t *testing.T) {
+	files, broken := withLostLines(t)
+	state := filepath.Join(t.TempDir(), "import-state.json")
+	told := map[string][2]int{}
+	opt := importer.Options{
+		Pipeline: pipeline(), StatePath: state,
+		Deliver: func(context.Context, []event.Envelope) error { return os.MkdirAll(filepath.Join(state, "x"), 0o700) },
+		FileLost: func(path string, long, unreadable int) {
+			n := told[path]
+			told[path] = [2]int{n[0] + long, n[1] + unreadable}
+		},
+	}
+	if _, err := importer.Run(context.Background(), files, opt); err == nil {
+		t.Fatal("a run whose state is a directory saved it")
+	}
+	if len(told) != 0 {
+		t.Errorf("a run whose offsets were not saved told of %v", told)
+	}
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
+	opt.Deliver = func(context.Context, []event.Envelope) error { return nil }
+	sum, err := importer.Run(context.Background(), files, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Unreadable != 2 {
+		t.Fatalf("the run after a failed save read %d unreadable lines, want the same 2 again", sum.Unreadable)
+	}
+	if len(told) != 1 || told[broken] != [2]int{0, 2} {
+		t.Fatalf("told, over both runs, of %v; want only %s, 2 unreadable lines once", told, broken)
+	}
+}
+
+// withLostLines copies the parallel run's transcripts and puts, in one
+// file (a subagent's, after its main transcript), two lines a reader
+// passes over before its records: a record torn by a crash, and a line
+// that is not JSON. It returns the files and that one's path.
+func withLostLines(t *testing.T) (files []claudecode.TranscriptFile, broken string) {
+	t.Helper()
+	root := copyTree(t, "parallel")
+	files, err := importer.Find([]string{root})
+	if err != nil || len(files) < 2 {
+		t.Fatalf("found %d files: %v", len(files), err)
+	}
+	broken = files[1].Path
+	b, err := os.ReadFile(broken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A record torn by a crash, and a line that is not JSON, before the
+	// file's records.
+	i := bytes.Index(b, []byte(`"type":"assistant"`))
+	if i < 0 {
+		t.Fatalf("%s has no assistant record", broken)
+	}
+	torn := b[bytes.LastIndexByte(b[:i], '\n')+1 : i+len(`"type":"assistant"`)]
+	if err := os.WriteFile(broken, slices.Concat(torn, []byte("\nnot json\n"), b), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return files, broken
 }
