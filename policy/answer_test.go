@@ -3,10 +3,13 @@ package policy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -178,6 +181,50 @@ func TestAnswerProblemsOncePerChange(t *testing.T) {
 	write(project, "rules: []\n")
 	answer()
 	answer()
+}
+
+// TestAnswerProblemsOnceAtOnce: hooks that run at the same moment (those
+// of parallel tool calls), each finding the same change of a file in
+// force, report it once between them, whichever file changed: the user's,
+// the project's or the managed one. Goroutines stand for the processes:
+// each run opens the files itself, and a flock belongs to an open file.
+func TestAnswerProblemsOnceAtOnce(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	old := managedPath
+	managedPath = filepath.Join(t.TempDir(), "etc", "hookwatch", "policy.yaml")
+	defer func() { managedPath = old }()
+	prompt := []byte(`{"session_id":"s","hook_event_name":"UserPromptSubmit","cwd":"` + proj + `","prompt":"hi"}`)
+	const runs = 8
+	for _, path := range []string{filepath.Join(home, "policy.yaml"), filepath.Join(proj, ".hookwatch", "policy.yaml"), managedPath} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for change := range 5 {
+			// A rule without an action: a problem every change reports.
+			rule := fmt.Sprintf("rules:\n  - {id: %s%d, tool: Bash}\n", filepath.Base(filepath.Dir(path)), change)
+			if err := os.WriteFile(path, []byte(rule), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var told atomic.Int32
+			var ready, done sync.WaitGroup
+			ready.Add(1)
+			for range runs {
+				done.Add(1)
+				go func() {
+					defer done.Done()
+					ready.Wait()
+					if _, _, _, problems := Answer(context.Background(), home, proj, "", prompt); len(problems) > 0 {
+						told.Add(1)
+					}
+				}()
+			}
+			ready.Done()
+			done.Wait()
+			if n := told.Load(); n != 1 {
+				t.Errorf("change %d of %s: %d of %d runs at once reported it, want 1", change, path, n, runs)
+			}
+		}
+	}
 }
 
 // TestAnswerProblemsOncePerManagedChange: the managed file, never cached,

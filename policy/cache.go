@@ -18,7 +18,9 @@ import (
 // never cached: the cache is writable by the user, and a doctored entry must
 // not be able to change the organisation's rules. Only the hash of the
 // managed content last parsed is kept there, so that an edit of it is a
-// change as an edit of the others is (parsedFile.rebuilt).
+// change as an edit of the others is (parsedFile.rebuilt). A change is
+// reported by one process, even when several hooks find it at once
+// (claimChange).
 
 // cacheVersion changes whenever the cached form or the parser's output does.
 const cacheVersion = 1
@@ -57,27 +59,67 @@ func readFileCached(src Source, dir string) (parsedFile, error) {
 	hash := digest(data)
 	cachePath := cacheFile(dir, src)
 	if b, err := os.ReadFile(cachePath); err == nil {
-		var e cacheEntry
-		if json.Unmarshal(b, &e) == nil && e.Version == cacheVersion && e.Hash == hash {
-			pf := parsedFile{problems: e.Problems}
-			for _, cr := range e.Rules {
-				if cr.Rule == nil {
-					pf = parsedFile{}
-					break
-				}
-				r := (*Rule)(cr.Rule)
-				r.keyLines = cr.KeyLines
-				r.Scope, r.File = src.Scope, src.Path
-				pf.rules = append(pf.rules, r)
-			}
-			if pf.rules != nil || len(e.Rules) == 0 {
-				return pf, nil
-			}
+		if pf, ok := fromCache(b, hash, src); ok {
+			return pf, nil
 		}
 	}
 	pf := parse(src, data)
-	pf.rebuilt = writeCache(dir, cachePath, hash, pf)
+	pf.rebuilt = claimChange(dir, cachePath,
+		func(b []byte) bool { _, ok := fromCache(b, hash, src); return ok },
+		func() bool { return writeCache(dir, cachePath, hash, pf) })
 	return pf, nil
+}
+
+// fromCache is the parse of the file at src that the cache entry b keeps,
+// if b is whole and of the content whose digest is hash.
+func fromCache(b []byte, hash string, src Source) (parsedFile, bool) {
+	var e cacheEntry
+	if json.Unmarshal(b, &e) != nil || e.Version != cacheVersion || e.Hash != hash {
+		return parsedFile{}, false
+	}
+	pf := parsedFile{problems: e.Problems}
+	for _, cr := range e.Rules {
+		if cr.Rule == nil {
+			return parsedFile{}, false
+		}
+		r := (*Rule)(cr.Rule)
+		r.keyLines = cr.KeyLines
+		r.Scope, r.File = src.Scope, src.Path
+		pf.rules = append(pf.rules, r)
+	}
+	return pf, true
+}
+
+// claimChange records, with write, a change of a policy file's content
+// that the file at path (its parse cache entry, or the managed file's
+// note) does not reflect yet, and reports whether this process is the one
+// to report the change (parsedFile.rebuilt): of the hooks that find the
+// same change at once (those of parallel tool calls), one only. It holds
+// an exclusive lock on path+".lock", taken without waiting, while it reads
+// path again (current: it reflects the change already) and writes it: a
+// process that finds the lock held leaves the change to its holder, one
+// that takes it after finds path current and leaves it too. Only a change
+// pays for the lock; where locks cannot be taken, each process that finds
+// the change reports it, as it would without them.
+func claimChange(dir, path string, current func([]byte) bool, write func() bool) bool {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return false
+	}
+	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return write()
+	}
+	defer f.Close() // drops the lock
+	switch err := lockFile(f, 0); {
+	case errors.Is(err, errLocked):
+		return false // its holder writes the change and reports it
+	case err != nil:
+		return write()
+	}
+	if b, err := os.ReadFile(path); err == nil && current(b) {
+		return false // written since this process read it: reported
+	}
+	return write()
 }
 
 // readManaged reads the managed file at src, always parsed afresh, and
@@ -94,7 +136,9 @@ func readManaged(src Source, dir string) (parsedFile, error) {
 	note := fmt.Sprintf("%d %s", cacheVersion, digest(data))
 	notePath := cacheFile(dir, src) + ".seen"
 	if b, err := os.ReadFile(notePath); err != nil || string(b) != note {
-		pf.rebuilt = writeAtomic(dir, notePath, []byte(note))
+		pf.rebuilt = claimChange(dir, notePath,
+			func(b []byte) bool { return string(b) == note },
+			func() bool { return writeAtomic(dir, notePath, []byte(note)) })
 	}
 	return pf, nil
 }

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// lockFile takes an exclusive flock on f, retrying for at most wait: a hook
-// must never hang on a stuck peer.
+// lockFile takes an exclusive flock on f, retrying for at most wait (0:
+// tried once): a hook must never hang on a stuck peer. It fails with
+// errLocked when another process held it all that time.
 func lockFile(f *os.File, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	for {
@@ -22,7 +23,7 @@ func lockFile(f *os.File, wait time.Duration) error {
 			return err
 		}
 		if time.Now().After(deadline) {
-			return errors.New("quota state is locked by another process")
+			return errLocked
 		}
 		time.Sleep(2 * time.Millisecond)
 	}

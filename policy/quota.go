@@ -12,6 +12,10 @@ import (
 	"time"
 )
 
+// errLocked is lockFile's error when another process held the lock all
+// the wait.
+var errLocked = errors.New("locked by another process")
+
 // State keeps quota counts between hook processes.
 //
 // Design: each `hookwatch hook` process is short-lived, and quotas must hold
