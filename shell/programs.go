@@ -451,7 +451,7 @@ func buildTable() map[string]*program {
 		"view": p(Network, SubtypeRunCommand, opNone), "outdated": p(Network, SubtypeRunCommand, opNone),
 		"audit": p(Network, SubtypeRunLint, opNone), "init": writes(SubtypeModifyFile), "create": install(),
 		"cache": writes(SubtypeRunCommand), "config": writes(SubtypeRunCommand),
-	}).with(npmRun, npmScriptShell)
+	}).with(npmRun, npmScriptShell, configOption("--userconfig --globalconfig", "--userconfig", "--globalconfig"))
 	set(npmLike, "npm", "pnpm", "yarn", "bun")
 	pipLike := p(ExecuteCheck, SubtypeRunCommand, opNone).subs(check(SubtypeRunCommand), map[string]*program{
 		"install": install(), "uninstall": install(), "download": install(), "list": readOnly(SubtypeRunCommand),
@@ -553,16 +553,18 @@ type envVar struct {
 //     it runs its commands with (npm_config_script_shell) but a shell
 //     named alone (envShell);
 //   - a library or a script it loads (LD_PRELOAD, BASH_ENV, NODE_OPTIONS
-//     --require, PERL5OPT -M) is code run from a file, as a script's: at
-//     least a check, the file read, the worst when not known;
+//     --require, PERL5OPT -M, YARN_YARN_PATH, run in yarn's stead) is
+//     code run from a file, as a script's: at least a check, the file
+//     read, the worst when not known;
 //   - directories it loads code from (LD_LIBRARY_PATH, PYTHONPATH) make it
 //     run what they hold: at least a check, the directories read; the
 //     inherited value ($PYTHONPATH) is no directory of the command;
 //   - a configuration that can name the programs it runs or the files it
 //     writes (GIT_CONFIG_GLOBAL, OPENSSL_CONF, GNUPGHOME, CURL_HOME,
-//     WGETRC, PARALLEL_HOME, and HOME or XDG_CONFIG_HOME where curl,
-//     wget, git, npm, less, gpg and parallel find theirs: homeConfig) is
-//     a program not known,
+//     WGETRC, PARALLEL_HOME, LESSKEY_SYSTEM, npm_config_userconfig,
+//     YARN_RC_FILENAME; LESSKEY_CONTENT, a configuration's text; and
+//     HOME or XDG_CONFIG_HOME where curl, wget, git, npm, less, gpg and
+//     parallel find theirs: homeConfig) is a program not known,
 //     as git -c include.path and gpg --homedir are (config); /dev/null
 //     names none. git's settings given one by one
 //     (GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS) are read as git -c's.
@@ -619,6 +621,9 @@ func buildEnvTable() []envVar {
 		{"LESSCLOSE", []string{"less"}, envLessOpen},
 		{"LESSKEY", []string{"less"}, envConfig},
 		{"LESSKEYIN", []string{"less"}, envConfig},
+		{"LESSKEY_SYSTEM", []string{"less"}, envConfig},
+		{"LESSKEYIN_SYSTEM", []string{"less"}, envConfig},
+		{"LESSKEY_CONTENT", []string{"less"}, envConfigText},
 		{"EDITOR", []string{"git", "crontab", "gh", "kubectl", "systemctl", "psql"}, envRuns},
 		{"VISUAL", []string{"git", "crontab", "gh", "kubectl", "systemctl", "psql"}, envRuns},
 		{"GIT_CONFIG_GLOBAL", []string{"git"}, envConfig},
@@ -632,13 +637,19 @@ func buildEnvTable() []envVar {
 		{"PARALLEL_HOME", []string{"parallel"}, envConfig},
 		homeConfig("HOME", homeFile{"curl", ".curlrc", ""}, homeFile{"wget", ".wgetrc", "WGETRC"},
 			homeFile{"git", ".gitconfig", "GIT_CONFIG_GLOBAL"},
-			homeFile{"npm", ".npmrc", ""}, homeFile{"pnpm", ".npmrc", ""}, homeFile{"yarn", ".npmrc", ""},
-			homeFile{"npx", ".npmrc", ""}, homeFile{"less", ".lesskey", ""}, homeFile{"gpg", ".gnupg", "GNUPGHOME"},
+			homeFile{"npm", ".npmrc", npmUserconfig}, homeFile{"pnpm", ".npmrc", npmUserconfig},
+			homeFile{"yarn", ".npmrc", npmUserconfig}, homeFile{"npx", ".npmrc", npmUserconfig}, homeFile{"less", ".lesskey", ""}, homeFile{"gpg", ".gnupg", "GNUPGHOME"},
 			homeFile{"gpg2", ".gnupg", "GNUPGHOME"}, homeFile{"parallel", ".parallel/config", "PARALLEL_HOME"}),
 		homeConfig("XDG_CONFIG_HOME", homeFile{"curl", "curlrc", ""}, homeFile{"git", "git/config", "GIT_CONFIG_GLOBAL"},
 			homeFile{"pnpm", "pnpm/rc", ""}, homeFile{"less", "lesskey", ""}),
 		{"npm_config_script_shell", []string{"npm", "pnpm", "yarn", "npx"}, envShell},
 		{"NPM_CONFIG_SCRIPT_SHELL", []string{"npm", "pnpm", "yarn", "npx"}, envShell},
+		{"npm_config_userconfig", []string{"npm", "pnpm", "yarn", "npx"}, envConfig},
+		{"NPM_CONFIG_USERCONFIG", []string{"npm", "pnpm", "yarn", "npx"}, envConfig},
+		{"npm_config_globalconfig", []string{"npm", "pnpm", "yarn", "npx"}, envConfig},
+		{"NPM_CONFIG_GLOBALCONFIG", []string{"npm", "pnpm", "yarn", "npx"}, envConfig},
+		{"YARN_RC_FILENAME", []string{"yarn"}, envConfig},
+		{"YARN_YARN_PATH", []string{"yarn"}, envLoads(oneFile)},
 	}
 }
 
@@ -838,6 +849,16 @@ func envConfig(w *walker, st *Step, name, val string, known bool) {
 	w.config(st, val, name+"="+val, known)
 }
 
+// envConfigText: the value is the text of a configuration, not a file
+// (less's LESSKEY_CONTENT, lesskey source whose #env section can set
+// LESSOPEN): as a file given, it can name the programs the program
+// runs; "" holds none.
+func envConfigText(w *walker, st *Step, name, val string, known bool) {
+	if !known || strings.TrimSpace(val) != "" {
+		dynamic(st, st.Program+" reading a configuration, which can name code it runs or files it writes, from "+name)
+	}
+}
+
 // envStartupConfig: CURL_HOME (the directory of curl's .curlrc) and
 // WGETRC (wget's startup file) name the configuration the program reads
 // before its options, as curl -K and wget --config do (envConfig), but
@@ -863,9 +884,14 @@ func noStartupConfig(st *Step) bool {
 }
 
 // homeFile is the configuration a program reads in the directory a
-// variable names (homeConfig): file, under it; unless, a variable that
-// names the configuration instead, whose own entry reads it.
+// variable names (homeConfig): file, under it; unless, the variables
+// (separated by blanks) that name the configuration instead, whose own
+// entries read it.
 type homeFile struct{ program, file, unless string }
+
+// npmUserconfig: the variables that name npm's user configuration in
+// ~/.npmrc's stead (npm reads its npm_config_ variables in either case).
+const npmUserconfig = "npm_config_userconfig NPM_CONFIG_USERCONFIG"
 
 // homeConfig is a variable naming the directory where programs find
 // their configuration at start-up (HOME: curl's .curlrc, wget's .wgetrc,
@@ -896,8 +922,10 @@ func homeConfig(name string, files ...homeFile) envVar {
 		case !known && name == "XDG_CONFIG_HOME" && (val == "$HOME/.config" || val == "${HOME}/.config"):
 			return
 		}
-		if _, _, ok := w.envValue(files[i].unless); ok && files[i].unless != "" {
-			return
+		for _, u := range strings.Fields(files[i].unless) {
+			if _, _, ok := w.envValue(u); ok {
+				return
+			}
 		}
 		f := path.Join(val, files[i].file)
 		w.config(st, f, f+" ("+name+"="+val+")", known)

@@ -480,6 +480,12 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `npm config set script-shell 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `npm config set script-shell='rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `yarn config set script-shell /bin/bash`, effect: Write, noWrites: true},
+		// --userconfig and --globalconfig name another .npmrc, which can
+		// set script-shell.
+		{cmd: `npm --userconfig /tmp/x test`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `npm run build --userconfig=/tmp/x`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `pnpm --globalconfig /tmp/g install`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `npm --userconfig /dev/null test`, effect: ExecuteCheck, noWrites: true},
 		{cmd: `npm config set registry https://r.example`, effect: Write, noWrites: true},
 		{cmd: `npm config set //r.example/:_authToken=$NPM_TOKEN`, effect: Write, noWrites: true},
 		{cmd: `npm config set "$K" 'rm -rf /x'`, effect: Destructive, unknown: true, writes: []string{"/"}},
@@ -687,6 +693,26 @@ func TestEnvironmentRunningCode(t *testing.T) {
 		{cmd: `GIT_CONFIG_GLOBAL=/dev/null git status`, effect: ReadOnly, noWrites: true},
 		{cmd: `LESSKEY=/tmp/k less f`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		{cmd: `LESSKEYIN=/tmp/k.src less f`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `LESSKEY_SYSTEM=/tmp/k less f`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `LESSKEYIN_SYSTEM=/tmp/k.src less f`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		// less 643 reads lesskey source text from LESSKEY_CONTENT itself:
+		// its #env section can set LESSOPEN, as a file's can.
+		{cmd: `LESSKEY_CONTENT=$'#env\nLESSOPEN=|rm -rf /x %s' less f`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `LESSKEY_CONTENT="$K" less f`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `LESSKEY_CONTENT= less f`, effect: ReadOnly, noWrites: true},
+		// npm's userconfig and globalconfig are other .npmrc files, whose
+		// script-shell runs every script; yarn berry's rc file is another
+		// .yarnrc.yml (its yarnPath runs), and YARN_YARN_PATH is the
+		// JavaScript file run in yarn's stead.
+		{cmd: `npm_config_userconfig=/tmp/x npm test`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `NPM_CONFIG_USERCONFIG=/tmp/x pnpm install`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `npm_config_globalconfig=/tmp/x yarn build`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `NPM_CONFIG_GLOBALCONFIG=/tmp/x npx eslint .`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `npm_config_userconfig=/dev/null npm test`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `HOME=/tmp/evil npm_config_userconfig=/dev/null npm test`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `YARN_RC_FILENAME=evil.yml yarn build`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `YARN_YARN_PATH=/tmp/x.js yarn build`, effect: ExecuteCheck, noWrites: true},
+		{cmd: `YARN_YARN_PATH="$Y" yarn build`, effect: Destructive, unknown: true, writes: []string{"/"}},
 		// git's settings given one by one are read as git -c's: what they
 		// run is analysed; a malformed or unknown one is not known.
 		{cmd: `GIT_CONFIG_PARAMETERS="'core.pager'='rm -rf /x'" git log`, effect: Destructive, writes: []string{"/x"}},
