@@ -231,6 +231,19 @@ func TestReads(t *testing.T) {
 		{cmd: "zip -P pw -r - .env", reads: "/w/.env", effect: ReadOnly},
 		{cmd: "zip -sf out.zip", reads: "/w/out.zip", effect: ReadOnly},
 		{cmd: "rsync -avzP host:/src dst", writes: "/w/dst", hosts: "host", effect: Write},
+		// GNU parallel with ssh logins copies files between here and the
+		// hosts, as scp does: --transferfile (--tf) and --basefile (--bf)
+		// send a file of here, --return brings one back here, --trc is
+		// --transferfile {} --return FILE; a replacement string stands
+		// for the input. Without a remote login, nothing is copied.
+		{cmd: "parallel -S s1 --return /etc/cron.d/x echo ::: a", writes: "/etc/cron.d/x", hosts: "s1", effect: Write},
+		{cmd: "parallel -S s1 --return out/{.}.txt --cleanup echo ::: a", writes: "/w/out/<parallel input>.txt", hosts: "s1", effect: Write},
+		{cmd: "parallel -S s1 --transferfile .env echo ::: a", reads: "/w/.env", hosts: "s1", effect: Network},
+		{cmd: "parallel -S s1 --tf=.env --bf keys.txt echo ::: a", reads: "/w/.env /w/keys.txt", hosts: "s1", effect: Network},
+		{cmd: "parallel --trc {}.gz -S s1 echo ::: a", reads: "<parallel input>", writes: "<parallel input>.gz", hosts: "s1", effect: Write},
+		{cmd: "parallel -S :,s1 --return r.txt echo ::: a", writes: "/w/r.txt", hosts: "s1", effect: Write},
+		{cmd: "parallel --return r.txt --tf .env echo ::: a", effect: ReadOnly},
+		{cmd: "parallel -S : --return r.txt echo ::: a", effect: ReadOnly},
 		// 7z's first operand is its command, the archive comes next: a
 		// writes the archive and reads what it adds (all of the working
 		// directory when nothing is named), x writes -oDIR (a switch

@@ -1142,7 +1142,13 @@ func (w *walker) resolve(st *Step, args []string, known []bool, in *input) {
 				return
 			}
 			if len(hosts) > 0 {
-				defer func() { st.Hosts, st.Effect = appendNew(st.Hosts, hosts...), Max(st.Effect, Network) }()
+				// The command's program fills the step anew: what the
+				// copies do is added after it, as the hosts are.
+				effect := Network
+				if w.parallelTransfers(st, args, n) {
+					effect = Write
+				}
+				defer func() { st.Hosts, st.Effect = appendNew(st.Hosts, hosts...), Max(st.Effect, effect) }()
 				if !local {
 					// On the remote hosts only: paths are not the
 					// working directory's, as ssh HOST CMD's.
@@ -1405,6 +1411,41 @@ func (w *walker) parallelLogins(st *Step, args []string, known []bool, n int) (h
 		}
 	}
 	return hosts, local || !remote, true
+}
+
+// parallelTransfers reads the files GNU parallel (args; args[:n] its
+// options, n from wrapped, 0 when no word follows them) copies between
+// here and the remote hosts of its ssh logins, which the caller knows it
+// has, as scp's are read: --transferfile (--tf) and --basefile (--bf)
+// FILE send a file of here, read; --return FILE brings the hosts' file
+// back here, written; --trc FILE is --transferfile {} --return FILE.
+// The paths are this machine's, in the working directory; a replacement
+// string in them is the input ("<parallel input>"). It reports whether
+// a file is written.
+func (w *walker) parallelTransfers(st *Step, args []string, n int) (writes bool) {
+	written := len(st.Writes)
+	opts := args[1:]
+	if n > 0 {
+		opts = args[1:n]
+	}
+	valued, _, _, _ := wrapperSpec("parallel")
+	file := func(f string) string {
+		return strings.ReplaceAll(parallelReplace(f), parallelInput, "<parallel input>")
+	}
+	r := argReader{args: opts, valued: valued}
+	for a, more := r.next(); more; a, more = r.next() {
+		switch {
+		case !a.hasVal:
+		case a.is("--transferfile") || a.is("--tf") || a.is("--basefile") || a.is("--bf"):
+			w.read(st, file(a.val))
+		case a.is("--return"):
+			w.write(st, file(a.val))
+		case a.is("--trc"):
+			w.read(st, file("{}"))
+			w.write(st, file(a.val))
+		}
+	}
+	return len(st.Writes) > written
 }
 
 // parallelReplace writes parallelInput in place of parallel's
