@@ -49,7 +49,7 @@ var class = [256]uint16{
 	'Y': cWord | cTok | cAlnum | cB64 | cUpNum | cName,
 	'Z': cWord | cTok | cAlnum | cB64 | cUpNum | cName,
 	'_': cWord | cTok | cName,
-	'a': cWord | cTok | cAlnum | cB64 | cHex | cName,
+	'a': cWord | cTok | cAlnum | cB64 | cHex | cName | cTrigB,
 	'b': cWord | cTok | cAlnum | cB64 | cHex | cName,
 	'c': cWord | cTok | cAlnum | cB64 | cHex | cName,
 	'd': cWord | cTok | cAlnum | cB64 | cHex | cName | cTrigB,

@@ -87,6 +87,9 @@ var hostile = []struct{ name, unit string }{
 	{"netrc-path-lines", "a/.netrc:password $X account $Y\n"},
 	{"netrc-path-long-lines", "a/.netrc:" + strings.Repeat("password $X ", 100) + "\n"},
 	{"netrc-path-no-break", "a/.netrc:password $X "},
+	{"netrc-account", "login a password b account "},
+	{"netrc-accounts", "account "},
+	{"netrc-path-accounts", "a/.netrc:account account \n"},
 }
 
 func TestStringHostile(t *testing.T) {

@@ -149,6 +149,18 @@ func TestString(t *testing.T) {
 	f("1:machine h\n2-login u\n3-password Xk93mzPq77\n", "1:machine h\n2-login u\n3-password "+r("password")+"\n")
 	f("+machine h\n+  login u\n+  password Xk93mzPq77", "+machine h\n+  login u\n+  password "+r("password"))
 	f("     1\tlogin u\n     2\tpassword Xk93mzPq77", "     1\tlogin u\n     2\tpassword Xk93mzPq77") // no machine: no entry
+	// account, the second password ftp sends, in an entry or on a line
+	// of its own; prose has accounts too.
+	f("machine h login u password Hq8Wz3Lm account Zr5Tw2Qn", "machine h login u password "+r("password")+" account "+r("password"))
+	f("machine h login u account Zr5Tw2Qn", "machine h login u account "+r("password"))
+	f("     1\tmachine h\n     2\t  login u\n     3\t  password Hq8Wz3Lm\n     4\t  account Zr5Tw2Qn",
+		"     1\tmachine h\n     2\t  login u\n     3\t  password "+r("password")+"\n     4\t  account "+r("password"))
+	f("home/.netrc:  account Zr5Tw2Qn", "home/.netrc:  account "+r("password"))
+	f("home/.netrc:account Zr5Tw2Qn\n", "home/.netrc:account "+r("password")+"\n")
+	f("Create an account Zr5Tw2Qn first", "Create an account Zr5Tw2Qn first")
+	f("the login form account Zr5Tw2Qn", "the login form account Zr5Tw2Qn")
+	f("README.md:open an account at the bank", "README.md:open an account at the bank")
+	f("accounts accept accurate access", "accounts accept accurate access")
 
 	// url_password
 	f("psql postgres://app:s3cr3t@db.internal:5432/app", "psql postgres://app:"+r("url_password")+"@db.internal:5432/app")
@@ -430,7 +442,7 @@ func TestClassTable(t *testing.T) {
 			{cHex, digit + "abcdef"},
 			{cName, alnum + "_.-"},
 			{cTrig, "=:-,\\$"},
-			{cTrigB, "srwgxAenhSpPiIdvL"},
+			{cTrigB, "srwgxAaenhSpPiIdvL"},
 		} {
 			if c != 0 && in(c, d.set) {
 				want |= d.bit
@@ -445,7 +457,7 @@ func TestClassTable(t *testing.T) {
 	for _, p := range []string{"sk-", "sk_", "rk_", "whsec_", "ghp_", "gho_", "github_pat_", "glpat-", "gldt-",
 		"glrt-", "glptt-", "xoxb-", "xapp-", "AKIA", "ASIA", "ABIA", "ACCA", "AIza", "eyJ", "npm_", "hf_",
 		"hooks.", "SG.", "pypi-", "dop_", "doo_", "dor_", "dckr_", "discord", "password ", "PASSWORD ",
-		"Password ", "identified by ", "IDENTIFIED BY ", "Identified by ", "htpasswd", "rabbitmqctl", "net", "vault", "LS0tLS1CRUdJTi"} {
+		"Password ", "account ", "identified by ", "IDENTIFIED BY ", "Identified by ", "htpasswd", "rabbitmqctl", "net", "vault", "LS0tLS1CRUdJTi"} {
 		if class[p[0]]&cTrigB == 0 || second[p[0]]>>(p[1]-64)&1 == 0 {
 			t.Errorf("prefix %q is never tried", p)
 		}

@@ -189,6 +189,7 @@ var second = [256]uint64{
 	's': 1 << ('k' - 64),
 	'r': 1<<('k'-64) | 1<<('a'-64),
 	'w': 1 << ('h' - 64),
+	'a': 1 << ('c' - 64),
 	'g': 1<<('h'-64) | 1<<('i'-64) | 1<<('l'-64),
 	'x': 1<<('o'-64) | 1<<('a'-64),
 	'A': 1<<('K'-64) | 1<<('S'-64) | 1<<('B'-64) | 1<<('C'-64) | 1<<('I'-64),
@@ -206,10 +207,12 @@ var second = [256]uint64{
 }
 
 // third holds, for a letter that starts the name of a command whose
-// arguments command reads, the name's second letter (high byte) and third
-// (low byte): the second alone would let through words as common as http,
-// range, new and var. TestClassTable checks it against the names.
+// arguments command reads, or a keyword (a .netrc's account), the name's
+// second letter (high byte) and third (low byte): the second alone would
+// let through words as common as http, range, new, var and act.
+// TestClassTable checks it against the names.
 var third = [256]uint16{
+	'a': 'c'<<8 | 'c', // account (.netrc), not act, acme
 	'h': 't'<<8 | 'p', // htpasswd
 	'r': 'a'<<8 | 'b', // rabbitmqctl
 	'n': 'e'<<8 | 't', // net
@@ -310,6 +313,13 @@ func (sc *scanner) at(i int) int {
 			}
 			return sc.netrcLine(i)
 		}
+	case 'a':
+		if hasAt(s, i, "account ") {
+			if end := sc.netrcAccount(i); end > 0 {
+				return end
+			}
+			return sc.netrcLine(i)
+		}
 	case 'i', 'I':
 		if hasFoldAt(s, i, "identified by ") {
 			return sc.sqlLiteral(i+14, "password")
@@ -391,18 +401,44 @@ func hasUpperLower(v string) bool {
 // before: prose has "login" and "password" too ("the login form password
 // field").
 func (sc *scanner) netrc(i, k int) int {
-	s := sc.s
+	if !netrcEntry(sc.s, i) {
+		return 0
+	}
+	return sc.netrcValue(k)
+}
+
+// netrcEntry reports whether the .netrc tokens "machine host login user"
+// (or "default login user") stand before s[i].
+func netrcEntry(s string, i int) bool {
 	ub, _ := prevWord(s, i)
 	lb, le := prevWord(s, ub)
 	if !endsWord(s, lb, le, "login") {
-		return 0
+		return false
 	}
 	if hb, he := prevWord(s, lb); !endsWord(s, hb, he, "default") {
 		if mb, me := prevWord(s, hb); he == hb || !endsWord(s, mb, me, "machine") {
-			return 0
+			return false
 		}
 	}
-	return sc.netrcValue(k)
+	return true
+}
+
+// netrcAccount redacts the value of a .netrc entry's account token, the
+// second password ftp sends; s[i] starts "account ". The entry stands
+// before it as before a password (netrc), or before the password that
+// precedes it ("login user password p account secret"), on one line or
+// several.
+func (sc *scanner) netrcAccount(i int) int {
+	s := sc.s
+	at := i
+	vb, _ := prevWord(s, i)
+	if pb, pe := prevWord(s, vb); pb < pe && (endsWord(s, pb, pe, "password") || endsWord(s, pb, pe, "passwd")) {
+		at = pb
+	}
+	if !netrcEntry(s, at) {
+		return 0
+	}
+	return sc.netrcValue(i + len("account "))
 }
 
 // netrcValue redacts the value of a .netrc token that holds a secret,

@@ -135,6 +135,10 @@ func Samples() []Sample {
 		// lines, known by its path; and a key's tail under its path
 		// alone, its BEGIN line not printed.
 		{"password", "README.md:Set the password in ~/.netrc first.\nhome/.netrc:  password Lx7Tq3Wz9Rk2Vm", "Lx7Tq3Wz9Rk2Vm"},
+		// A .netrc's account, the second password ftp sends, in an entry
+		// and on a line grep -r account prints alone among others.
+		{"password", "machine ftp.example.com login deploy account Vq3Hx8Tz5Wn2Kd", "Vq3Hx8Tz5Wn2Kd"},
+		{"password", "README.md:Open an account first.\nhome/.netrc:  account Pz6Rm2Xk9Lw4Tj", "Pz6Rm2Xk9Lw4Tj"},
 		{"private_key", "certs/tls.key:MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\ncerts/tls.key:" + pemLine + "\ncerts/tls.key:-----END " + "PRIVATE KEY-----", pemLine},
 		{"secret", "APP_KEY=base64:" + "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc=", "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc="},
 	}
