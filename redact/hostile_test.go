@@ -90,6 +90,12 @@ var hostile = []struct{ name, unit string }{
 	{"netrc-account", "login a password b account "},
 	{"netrc-accounts", "account "},
 	{"netrc-path-accounts", "a/.netrc:account account \n"},
+	{"context-dashes", "a.b-"},
+	{"context-dash-lines", "a/b-c-d-e\n"},
+	{"context-dash-json-lines", `a/b-c-d-e\n`},
+	{"windows-paths", `C:\a\n-`},
+	{"windows-path-lines", "C:\\a\\.netrc-password \n"},
+	{"windows-path-breaks", `C:\n\r`},
 }
 
 func TestStringHostile(t *testing.T) {

@@ -162,6 +162,39 @@ func TestString(t *testing.T) {
 	f("README.md:open an account at the bank", "README.md:open an account at the bank")
 	f("accounts accept accurate access", "accounts accept accurate access")
 
+	// grep -r -A/-B/-C prints the lines around a match behind its path
+	// and a '-' (path-NN- with -n): they are the file's lines as the
+	// match's are; ordinary text with hyphens keeps its words.
+	f("home/.netrc:  login u\nhome/.netrc-  password Xk93mzPq77", "home/.netrc:  login u\nhome/.netrc-  password "+r("password"))
+	f("home/.netrc-  password Xk93mzPq77", "home/.netrc-  password "+r("password"))
+	f("home/.netrc-3-  password Xk93mzPq77\nhome/.netrc:4:  account Zr5Tw2Qn",
+		"home/.netrc-3-  password "+r("password")+"\nhome/.netrc:4:  account "+r("password"))
+	f("certs/tls.key-MIIEowIBAAKCAQEA7bqx2Zqx2Zqx2Zq\ncerts/tls.key-Qm9vb2Qm9vb2Qm9vb2Qm9vb2\ncerts/tls.key:-----END RSA PRIVATE KEY-----",
+		"certs/tls.key-"+r("private_key"))
+	f("my-certs/tls-1.key-MIIEowIBAAKCAQEA7bqx2Zqx2Zqx2Zq\nmy-certs/tls-1.key-Qm9vb2Qm9vb2Qm9vb2Qm9vb2\nmy-certs/tls-1.key:-----END RSA PRIVATE KEY-----",
+		"my-certs/tls-1.key-"+r("private_key"))
+	f("certs/tls.key-7-MIIEowIBAAKCAQEA7bqx2Zqx2Zqx2Zq\ncerts/tls.key-8-Qm9vb2Qm9vb2Qm9vb2Qm9vb2\ncerts/tls.key:9:-----END RSA PRIVATE KEY-----",
+		"certs/tls.key-7-"+r("private_key"))
+	f("a/.env-3-AWS_SECRET_ACCESS_KEY="+awsSecret, "a/.env-3-AWS_SECRET_ACCESS_KEY="+r("aws_secret_access_key"))
+	f("a/.env-AWS_SECRET_ACCESS_KEY="+awsSecret+"\na/.env:DEBUG=1", "a/.env-AWS_SECRET_ACCESS_KEY="+r("aws_secret_access_key")+"\na/.env:DEBUG=1")
+	f("well-known password-less\nwell-being password-free", "well-known password-less\nwell-being password-free")
+	f("docs/faq.md-set the password in ~/.netrc\ndocs/faq.md:the login form", "docs/faq.md-set the password in ~/.netrc\ndocs/faq.md:the login form")
+	f("x-machine h\nx-login u", "x-machine h\nx-login u")
+
+	// Windows paths before the line: their backslashes, \n and \r
+	// among them, are the path's.
+	f(`C:\Users\x\.netrc:password Xk93mzPq77`, `C:\Users\x\.netrc:password `+r("password"))
+	f(`C:\Users\name\_netrc:  password Xk93mzPq77`, `C:\Users\name\_netrc:  password `+r("password"))
+	f(`C:\Users\bob\.netrc-3-  account Zr5Tw2Qn`, `C:\Users\bob\.netrc-3-  account `+r("password"))
+	f(`C:\repo\.env:3:API_KEY=abc123`, `C:\repo\.env:3:API_KEY=`+r("secret"))
+	f(`C:\repo\certs\tls.key:1:-----BEGIN RSA PRIVATE KEY-----`+"\n"+`C:\repo\certs\tls.key:2:MIIEowIBAAKCAQEA7bq`,
+		`C:\repo\certs\tls.key:1:`+r("private_key"))
+	f(`C:\repo\certs\tls.key:MIIEowIBAAKCAQEA7bqx2Zqx2Zqx2Zq`+"\r\n"+`C:\repo\certs\tls.key:Qm9vb2Qm9vb2Qm9vb2Qm9vb2`+"\r\n"+`C:\repo\certs\tls.key:-----END RSA PRIVATE KEY-----`,
+		`C:\repo\certs\tls.key:`+r("private_key"))
+	f(`C:\src\my-certs\tls.key-MIIEowIBAAKCAQEA7bqx2Zqx2Zqx2Zq`+"\n"+`C:\src\my-certs\tls.key-Qm9vb2Qm9vb2Qm9vb2Qm9vb2`+"\n"+`C:\src\my-certs\tls.key:-----END RSA PRIVATE KEY-----`,
+		`C:\src\my-certs\tls.key-`+r("private_key"))
+	f(`C:\notes\readme.txt:set the password in C:\Users\x\_netrc`, `C:\notes\readme.txt:set the password in C:\Users\x\_netrc`)
+
 	// url_password
 	f("psql postgres://app:s3cr3t@db.internal:5432/app", "psql postgres://app:"+r("url_password")+"@db.internal:5432/app")
 	f("REDIS_URL=redis://:p%40ss@cache:6379/0", "REDIS_URL=redis://:"+r("url_password")+"@cache:6379/0")
@@ -495,6 +528,8 @@ func FuzzString(f *testing.F) {
 		"curl -u a:${P:-" + strings.Repeat("x", 300) + "} https://u:${P:-" + strings.Repeat("y", 300) + "}@h",
 		"a://${U:-" + strings.Repeat("x", 300) + "}:p@h a://${U:-" + strings.Repeat("y:{", 100) + ":p@h/",
 		"a/.netrc:machine h\na/.netrc:login u\na/.netrc:password p", "k.pem:" + pemRSA[:60] + "\r\nk.pem:" + pemRSA[60:],
+		"a/.netrc:login u\na/.netrc-password p account q", "my-k.pem-" + pemRSA[:60] + "\nmy-k.pem-" + pemRSA[60:],
+		`C:\new\k.pem:` + pemRSA[40:] + "\n" + `C:\new\k.pem-x`, `C:\Users\u\_netrc-3-account a`,
 	} {
 		f.Add(s)
 	}
@@ -544,6 +579,21 @@ func TestLineBodyPathAlone(t *testing.T) {
 		{"a/.netrc.example:password y", 0, 0},
 		{"a/x.netrc:password y", 0, 0},
 		{"README.md:set the password in ~/.netrc", 0, 0},
+		// grep -A, -B, -C: a line of the context behind "path-", its
+		// path the longest the line around shares, of a file.
+		{"a/x.go:m\na/x.go-c", 9, 16},
+		{"a/x.go-c\na/x.go:m", 0, 7},
+		{"a-b.txt-x\na-b.txt-y", 10, 18},
+		{"my-app/a.key-x\nmy-app/a.key:y", 0, 13},
+		{"a/.netrc-  password y", 0, 10},
+		{"a/b.txt-x\nc/d.txt-y", 10, 10},
+		{"well-known\nwell-being", 11, 11},
+		{"x-y\nx-z", 4, 4},
+		// Windows paths, their \n and \r the path's.
+		{`C:\Users\u\_netrc:password y`, 0, 18},
+		{`C:\new\b.txt:x` + "\n" + `C:\new\b.txt:y`, 15, 28},
+		{`C:\new\.netrc-3-password y`, 0, 16},
+		{`C:\x`, 0, 0},
 	} {
 		if got := lineBody(tc.text, tc.ls); got != tc.want {
 			t.Errorf("lineBody(%q, %d) = %d, want %d", tc.text, tc.ls, got, tc.want)

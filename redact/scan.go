@@ -558,9 +558,11 @@ const maxLinePrefix = 256
 // a context line, after a path or not: "a/.env:3:", "a/.env-3-"; rg
 // --heading prints the path on a line of its own), and the mark of a diff
 // line ("+", "-", " "), alone or after such a number (grep -n in a patch);
-// and the path alone, "a/.netrc:", that grep -r and git grep without -n put
-// on every line of a file, read so when the line before or after starts
-// with it too.
+// and the path alone that grep -r and git grep without -n put on every
+// line of a file, "a/.netrc:" on a match, "a/.netrc-" on a line of the
+// context -A, -B and -C print around it, read so when the line before or
+// after starts with it too. A path may be Windows' ("C:\Users\u\_netrc:"),
+// its backslashes the path's.
 // It returns ls when the line has none.
 //
 // It is the one reading of these prefixes, for the rules that follow a
@@ -577,6 +579,16 @@ func lineBody(s string, ls int) int {
 // prefix ends: s[ls:pathEnd] is the path grep, rg or git grep printed, and
 // pathEnd is ls when the prefix has none.
 func linePrefix(s string, ls int) (pathEnd, body int) {
+	if ls > 1 && s[ls-2] == '\\' && (s[ls-1] == 'n' || s[ls-1] == 'r') {
+		// The \n or \r of JSON text read as text, or of a Windows path
+		// that starts the line ("C:\repo\k.pem:"): then the path's
+		// prefix is the line's.
+		if r := driveStart(s, ls); r >= 0 {
+			if pe, body := linePrefix(s, r); body > ls {
+				return pe, body
+			}
+		}
+	}
 	p := ls
 	for p < len(s) && p-ls < 8 && s[p] == ' ' {
 		p++
@@ -591,8 +603,20 @@ func linePrefix(s string, ls int) (pathEnd, body int) {
 	}
 	if p == ls {
 		// A path, then the number between two of the same separator.
-		colon := -1
-		for j := ls + 1; j < len(s) && j-ls < maxLinePrefix && !isBlank(s[j]) && s[j] != '\\'; j++ {
+		// A backslash is the path's in a Windows path, which starts
+		// with its drive; elsewhere, but before the n or r of a line
+		// break in JSON text read as text (lineStartAt), as in the
+		// rest of a Windows path that such a break seemed to cut.
+		drive := ls+2 < len(s) && isLetter(s[ls]) && s[ls+1] == ':' && (s[ls+2] == '\\' || s[ls+2] == '/')
+		first, colon, dashes := ls+1, -1, false
+		if drive {
+			first = ls + 2
+		}
+		j := first
+		for ; j < len(s) && j-ls < maxLinePrefix && !isBlank(s[j]); j++ {
+			if s[j] == '\\' && !drive && j+1 < len(s) && (s[j+1] == 'n' || s[j+1] == 'r') {
+				break
+			}
 			if s[j] != ':' && s[j] != '-' {
 				continue
 			}
@@ -602,49 +626,87 @@ func linePrefix(s string, ls int) (pathEnd, body int) {
 			if colon < 0 && s[j] == ':' {
 				colon = j
 			}
+			dashes = dashes || s[j] == '-'
 		}
 		// A path and no number (grep -r, git grep without -n): the
 		// line before or after starts with the same path, as every line
-		// of a file printed so does. One line alone is not read so:
-		// "file.go:text" is as often the text itself; but a path that
-		// names a .netrc is one, whose line grep -r password prints alone.
-		if colon > ls && (netrcFile(s[ls:colon]) || pathAround(s, ls, s[ls:colon+1])) {
+		// of a file printed so does, a match's or the context's. One
+		// line alone is not read so: "file.go:text" is as often the
+		// text itself; but a path that names a .netrc is one, whose
+		// line grep -r password prints alone.
+		if colon < 0 && !dashes {
+			return ls, diffMark(s, ls)
+		}
+		nb := neighbours(s, ls, j)
+		if colon > ls && (netrcFile(s[ls:colon]) || nb.share(s, ls, colon)) {
 			return colon, diffMark(s, colon+1)
+		}
+		// A context line: its path ends at a '-', and paths hold
+		// dashes too ("my-app/a.key-"): the last that the line around
+		// shares, of a path that names a file (a '.' or a directory),
+		// so that words joined by hyphens are no path.
+		for k := j - 1; k > first && dashes; k-- {
+			if s[k] == '-' && pathLike(s[ls:k]) && (netrcFile(s[ls:k]) || nb.share(s, ls, k)) {
+				return k, diffMark(s, k+1)
+			}
 		}
 	}
 	return ls, diffMark(s, ls)
 }
 
+// driveStart returns the start of the line that holds s[ls-1] when a
+// raw line break (or the text's start) ends before it, no blank comes
+// between, and a Windows drive starts it ("C:\\"), or -1.
+func driveStart(s string, ls int) int {
+	r := ls
+	for r > 0 && ls-r < maxLinePrefix && !isBlank(s[r-1]) {
+		r--
+	}
+	if (r == 0 || s[r-1] == '\n' || s[r-1] == '\r') && r+2 < ls && isLetter(s[r]) && s[r+1] == ':' && s[r+2] == '\\' {
+		return r
+	}
+	return -1
+}
+
+// pathLike reports whether p can be a path grep printed before a line of
+// context: it names a directory or a file with an extension.
+func pathLike(p string) bool { return strings.ContainsAny(p, "./\\") }
+
 // netrcFile reports whether path names a .netrc file: its last element is
 // .netrc, or _netrc as curl and Git read it on Windows.
 func netrcFile(path string) bool {
-	base := path[strings.LastIndexByte(path, '/')+1:]
+	base := path[strings.LastIndexAny(path, "/\\")+1:]
 	return base == ".netrc" || base == "_netrc"
 }
 
-// maxLineAround bounds how far pathAround looks for the start of the line
+// maxLineAround bounds how far neighbours looks for the start of the line
 // before or after.
 const maxLineAround = 4 * maxLinePrefix
 
-// pathAround reports whether the line before or the line after the one
-// that starts at s[ls] starts with w, the path that line starts with:
-// grep -r prints it before every line of a file. Line breaks are raw or
-// JSON escapes; each look goes at most maxLineAround bytes.
-func pathAround(s string, ls int, w string) bool {
-	return lineAboveStartsWith(s, ls, w) || lineBelowStartsWith(s, ls, w)
+// around holds the lines before and after the line that starts at ls:
+// s[above:aboveEnd], and the line that starts at s[below], looked for
+// from s[from] when first asked (belowRead); a start of -1 is none.
+type around struct {
+	ls, from, above, aboveEnd, below int
+	raw, belowRead                   bool
 }
 
-// lineAboveStartsWith reports whether the line before the one that starts
-// at s[ls] starts with w.
-func lineAboveStartsWith(s string, ls int, w string) bool {
-	e := ls
+// neighbours finds the line before the line that starts at s[ls], and
+// will find the one after, looked for from s[from], after what the
+// line's prefix can hold. Line breaks are raw or JSON escapes; each look
+// goes at most maxLineAround bytes. A line a raw break starts is among
+// lines raw breaks part: the \n and \r of a Windows path or of a line's
+// text ("C:\new", printf("a\n")) part none.
+func neighbours(s string, ls, from int) around {
+	nb := around{ls: ls, from: from, above: -1, below: -1}
+	e, raw := ls, false
 	switch {
 	case e > 0 && (s[e-1] == '\n' || s[e-1] == '\r'):
-		e--
+		e, raw = e-1, true
 	case e > 1 && s[e-2] == '\\' && (s[e-1] == 'n' || s[e-1] == 'r'):
 		e -= 2
 	default:
-		return false // the text's first line
+		e = -1 // the text's first line
 	}
 	// The \r of a \r\n is the same break.
 	if e > 0 && s[e-1] == '\r' && s[e] == '\n' {
@@ -653,29 +715,52 @@ func lineAboveStartsWith(s string, ls int, w string) bool {
 		e -= 2
 	}
 	for b := e; b >= 0 && e-b <= maxLineAround; b-- {
-		if lineStartAt(s, b) {
-			return e-b >= len(w) && hasAt(s, b, w)
+		if b == 0 || s[b-1] == '\n' || s[b-1] == '\r' || !raw && lineStartAt(s, b) {
+			nb.above, nb.aboveEnd = b, e
+			break
 		}
 	}
-	return false
+	nb.raw = raw
+	return nb
 }
 
-// lineBelowStartsWith reports whether the line after the one that starts at
-// s[ls] starts with w.
-func lineBelowStartsWith(s string, ls int, w string) bool {
-	for i := ls + len(w); i < len(s) && i-ls <= maxLineAround; i++ {
+// lineBelow returns the start of the line after nb's, or -1.
+func (nb *around) lineBelow(s string) int {
+	if nb.belowRead {
+		return nb.below
+	}
+	nb.belowRead = true
+	ls, raw := nb.ls, nb.raw
+	for i := nb.from; i < len(s) && i-ls <= maxLineAround; i++ {
 		switch {
 		case hasAt(s, i, "\r\n"):
-			return hasAt(s, i+2, w)
+			nb.below = i + 2
 		case s[i] == '\n' || s[i] == '\r':
-			return hasAt(s, i+1, w)
+			nb.below = i + 1
+		case raw:
+			continue
 		case hasAt(s, i, `\r\n`):
-			return hasAt(s, i+4, w)
+			nb.below = i + 4
 		case hasAt(s, i, `\n`) || hasAt(s, i, `\r`):
-			return hasAt(s, i+2, w)
+			nb.below = i + 2
+		default:
+			continue
 		}
+		break
 	}
-	return false
+	return nb.below
+}
+
+// share reports whether the line before or after starts with s[ls:e],
+// the path the line that starts at s[ls] starts with, then ':' or '-':
+// grep -r prints it before every line of a file, a match's and the
+// context's.
+func (nb *around) share(s string, ls, e int) bool {
+	w := s[ls:e]
+	at := func(b, end int) bool {
+		return b >= 0 && end-b > len(w) && hasAt(s, b, w) && (s[b+len(w)] == ':' || s[b+len(w)] == '-')
+	}
+	return at(nb.above, nb.aboveEnd) || at(nb.lineBelow(s), len(s))
 }
 
 // diffMark returns the index after the mark of a diff line at s[p] (+, -

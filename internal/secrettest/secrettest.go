@@ -139,6 +139,11 @@ func Samples() []Sample {
 		// and on a line grep -r account prints alone among others.
 		{"password", "machine ftp.example.com login deploy account Vq3Hx8Tz5Wn2Kd", "Vq3Hx8Tz5Wn2Kd"},
 		{"password", "README.md:Open an account first.\nhome/.netrc:  account Pz6Rm2Xk9Lw4Tj", "Pz6Rm2Xk9Lw4Tj"},
+		// grep -r -A, -B, -C: the lines around a match behind the path
+		// and a '-'; and a Windows path before the line.
+		{"password", "home/.netrc:  login deploy\nhome/.netrc-  password Qw5Zt8Kn3Xr7Vb", "Qw5Zt8Kn3Xr7Vb"},
+		{"private_key", "my-certs/tls.key-MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nmy-certs/tls.key-" + pemLine + "\nmy-certs/tls.key:-----END " + "PRIVATE KEY-----", pemLine},
+		{"password", "README.md:Set the password in _netrc first.\r\nC:\\Users\\dev\\_netrc:  password Tn4Wx9Kq2Zr6Lm", "Tn4Wx9Kq2Zr6Lm"},
 		{"private_key", "certs/tls.key:MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\ncerts/tls.key:" + pemLine + "\ncerts/tls.key:-----END " + "PRIVATE KEY-----", pemLine},
 		{"secret", "APP_KEY=base64:" + "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc=", "lQxmJXKm7d0U4Lxa" + "reAlUx6iyO+opCKW3Ffe6PILpUc="},
 	}
