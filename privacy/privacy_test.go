@@ -267,8 +267,18 @@ func TestPreviewCuts(t *testing.T) {
 			t.Errorf("n=%d: a password read out of its context survived the tail's cut: %s", n, s)
 		}
 	}
-	// A private key cut by the head or tail does not leak its body.
-	for _, text := range []string{strings.Repeat("x", 300) + pem + strings.Repeat("y", 20000), strings.Repeat("y", 20000) + pem + "done"} {
+	// A private key cut by the head or tail does not leak its body; nor
+	// does one with no END line (a cut log, a key printed by halves)
+	// whose BEGIN line is further before the tail than the window around
+	// the tail's cut.
+	noEnd := "-----BEGIN RSA " + "PRIVATE KEY-----\n" + strings.Repeat("MIIEowIBAAKCAQEA7bqx2Zq\n", 400)
+	for _, text := range []string{
+		strings.Repeat("x", 300) + pem + strings.Repeat("y", 20000),
+		strings.Repeat("y", 20000) + pem + "done",
+		strings.Repeat("y", 20000) + noEnd,
+		strings.Repeat("y", 20000) + noEnd + "[output cut]",
+		strings.Repeat("y", 20000) + "\n" + strings.ReplaceAll(strings.TrimSuffix(noEnd, "\n"), "\n", "\ncerts/tls.key:"), // grep -r
+	} {
 		raw, _ := json.Marshal(text)
 		p := map[string]json.RawMessage{"tool_response": raw}
 		Apply(p, d)

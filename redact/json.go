@@ -60,6 +60,7 @@ func redactRange(raw []byte, from, to, nest int) (out []byte, n int) {
 		cs, ce := max(s.Start, from), min(s.End, to)
 		if cs > s.Start {
 			cs = s.Start + jsonscan.CleanStart(raw[s.Start:s.End], cs-s.Start)
+			cs = openKeyStart(raw, s.Start, cs)
 		}
 		if cs >= ce {
 			continue
@@ -101,7 +102,7 @@ func redactRange(raw []byte, from, to, nest int) (out []byte, n int) {
 		if out == nil {
 			out = make([]byte, 0, to-from+32)
 		}
-		out = append(out, raw[last:cs]...)
+		out = append(out, raw[last:max(last, cs)]...) // cs < last: openKeyStart
 		if esc {
 			out = jsonstr.AppendEscaped(out, r)
 		} else {
@@ -115,6 +116,29 @@ func redactRange(raw []byte, from, to, nest int) (out []byte, n int) {
 		return raw[from:to], 0
 	}
 	return append(out, raw[last:to]...), n
+}
+
+// openKeyStart returns where the piece of the string that starts at
+// raw[start] is read from when the piece starts at raw[cs]: at the BEGIN
+// line of a private key whose body the piece's start cuts (no END line
+// between), for the body's rest to be redacted as the key's (its marker
+// then stands for the key's part before cs too); else at cs. It looks
+// back at most maxSpan bytes, as far as a key's body is redacted.
+func openKeyStart(raw []byte, start, cs int) int {
+	lb := max(start, cs-maxSpan)
+	b := bytes.LastIndex(raw[lb:cs], []byte("-----BEGIN "))
+	if b < 0 {
+		return cs
+	}
+	b += lb
+	text := raw[b:cs]
+	if bytes.IndexByte(text, '\\') >= 0 {
+		text = jsonscan.AppendDecoded(nil, text)
+	}
+	if pemOpen(bytesString(text)) {
+		return b
+	}
+	return cs
 }
 
 // redactText redacts the decoded text of a string whose key names no

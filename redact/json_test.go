@@ -326,3 +326,35 @@ func goSource(b *testing.B, size int) string {
 	}
 	return buf.String()[:size]
 }
+
+// TestJSONRangeOpenKey: a piece that starts inside the body of a private
+// key with no END line (a cut log), further from its BEGIN line than any
+// window a caller reads around the piece, is redacted as the key's rest;
+// base64 with no BEGIN line before it, or after a key's END line, is not.
+func TestJSONRangeOpenKey(t *testing.T) {
+	body := strings.Repeat("MIIEowIBAAKCAQEA7bqx2Zq\n", 400)
+	begin := "-----BEGIN RSA " + "PRIVATE KEY-----\n"
+	end := "-----END RSA " + "PRIVATE KEY-----\n"
+	for _, c := range []struct {
+		name, text string
+		redacted   bool
+	}{
+		{"open key", "log\n" + begin + body, true},
+		{"open key, then text", "log\n" + begin + body + "[cut] done", true},
+		{"base64 alone", "log\n" + body, false},
+		{"after a closed key", begin + "MIIE\n" + end + body, false},
+	} {
+		raw, _ := json.Marshal(c.text)
+		from := len(raw) - 2000
+		out, n := JSONRange(raw, from, len(raw))
+		if got := strings.Contains(string(out), "MIIEowIBAAKCAQEA"); got == c.redacted || (n > 0) != c.redacted {
+			t.Errorf("%s: JSONRange = %d redactions, %.120q…", c.name, n, out)
+		}
+		if c.redacted && !strings.HasPrefix(string(out), "[REDACTED:private_key]") {
+			t.Errorf("%s: the piece does not start with the key's marker: %.120q", c.name, out)
+		}
+		if strings.HasSuffix(c.text, "done") && !strings.HasSuffix(string(out), `[cut] done"`) {
+			t.Errorf("%s: the text after the key is lost: %.120q", c.name, out)
+		}
+	}
+}

@@ -2331,6 +2331,13 @@ func (sc *scanner) pemBegin(i int) int {
 			return sc.emit(i, f+5, "private_key")
 		}
 	}
+	return sc.emit(i, pemBodyEnd(s, body), "private_key")
+}
+
+// pemBodyEnd returns where the body of a private key that starts at
+// s[body], after its BEGIN line, ends when no END line closes it: the end
+// of what still looks like the key's body, read for at most maxSpan bytes.
+func pemBodyEnd(s string, body int) int {
 	end := body
 	for end < len(s) && end-body < maxSpan {
 		switch c := s[end]; {
@@ -2341,10 +2348,25 @@ func (sc *scanner) pemBegin(i int) int {
 		case class[c]&cB64 != 0 || strings.IndexByte("\r\t \\:,-", c) >= 0:
 			end++
 		default:
-			return sc.emit(i, end, "private_key")
+			return end
 		}
 	}
-	return sc.emit(i, end, "private_key")
+	return end
+}
+
+// pemOpen reports whether s starts with the BEGIN line of a private key
+// whose body runs to the end of s, with no END line: a piece of text cut
+// from where s ends holds the rest of the key's body without its BEGIN
+// line, which only s tells to be a key's (JSONRange).
+func pemOpen(s string) bool {
+	if !strings.HasPrefix(s, "-----BEGIN ") {
+		return false
+	}
+	le := indexWithin(s, len("-----BEGIN "), "-----", 80)
+	if le < 0 || !strings.Contains(s[:le], "PRIVATE KEY") || strings.Contains(s, "-----END ") {
+		return false
+	}
+	return pemBodyEnd(s, le+5) >= len(s)
 }
 
 // pemEnd redacts the tail of a private key whose BEGIN line is not in the text
