@@ -614,6 +614,15 @@ func (e *env) autostarts() bool {
 	return e.localURL()
 }
 
+// attachedElsewhere is the URL of this home's collector when it runs at
+// another address than e.url (hook.AttachedElsewhere), else "".
+func (e *env) attachedElsewhere() string {
+	if c, ok := hook.AttachedElsewhere(e.home, e.url); ok {
+		return "http://" + c.Addr
+	}
+	return ""
+}
+
 // localURL reports whether the collector URL is on this machine, as
 // install and the hook's autostart read it (install.LocalCollector).
 func (e *env) localURL() bool { return install.LocalCollector(e.url) }
@@ -649,6 +658,15 @@ func (e *env) checkCollector(ctx context.Context) Check {
 	}
 	resp, body, err := e.get(ctx, "/healthz")
 	switch {
+	case err != nil && e.attachedElsewhere() != "":
+		// This home's collector runs, at another address: it drains the
+		// spool the hooks fall back on, and no collector of this home can
+		// start at e.url beside it.
+		addr := e.attachedElsewhere()
+		c.Status = Warn
+		c.Message = fmt.Sprintf("%s is not reachable (%v), but this home's collector runs at %s: the command hooks' events reach it through the spool, after trying %s (hook.log says so each time); http hooks and the commands that ask HOOKWATCH_URL miss it", e.url, shortErr(err), addr, e.url)
+		c.Fix = "export HOOKWATCH_URL=" + addr + "   # in the profile Claude Code starts from too; or 'hookwatch stop', and start it at " + e.url
+		return c
 	case err != nil && e.autostarts():
 		// Not a problem: the next hook starts it (hook.Config.Autostart).
 		c.Status = Warn

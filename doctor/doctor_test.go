@@ -24,6 +24,7 @@ import (
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/internal/deadport"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -340,6 +341,48 @@ func TestCollectorOfAnotherHome(t *testing.T) {
 	}
 	if got := check(other); got.Status != OK {
 		t.Errorf("checked from its own home: %+v", got)
+	}
+}
+
+// TestCollectorOfThisHomeElsewhere: nothing answers at HOOKWATCH_URL, but
+// this home's collector runs at another address (serve --addr without the
+// HOOKWATCH_URL export): the check names where it runs and the URL to
+// export, not "the next hook starts it" or "hookwatch serve", which would
+// only find that a collector runs for this home already.
+func TestCollectorOfThisHomeElsewhere(t *testing.T) {
+	root := t.TempDir()
+	db, err := sqlite.Open(filepath.Join(root, "hw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(root, "hw")
+	c, err := collector.Start(collector.Options{Config: collector.Config{Store: db, Version: "test"}, Addr: "127.0.0.1:0", Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop(context.Background())
+	dead, err := deadport.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dead.Close()
+	for _, autostart := range []string{"", "0"} {
+		env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": home, "HOOKWATCH_URL": dead.URL(), "HOOKWATCH_AUTOSTART": autostart}
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Version: "test", Timeout: 5 * time.Second})
+		found := false
+		for _, got := range r.Checks {
+			if got.Name != "collector" {
+				continue
+			}
+			found = true
+			if got.Status != Warn || !strings.Contains(got.Message, "this home's collector") || !strings.Contains(got.Message, c.URL()) ||
+				!strings.Contains(got.Fix, "export HOOKWATCH_URL="+c.URL()) || strings.Contains(got.Message, "starts it") {
+				t.Errorf("HOOKWATCH_AUTOSTART=%q: %s %q (fix %q)", autostart, got.Status, got.Message, got.Fix)
+			}
+		}
+		if !found {
+			t.Fatal("no collector check")
+		}
 	}
 }
 

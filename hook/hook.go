@@ -328,6 +328,25 @@ func SpoolDelivers(home, url string) bool {
 	return err == nil && drainedBy(filepath.Join(home, "spool"), ep)
 }
 
+// AttachedElsewhere returns the collector attached to the spool of home
+// when it listens at another address than url, a URL the hook posts to
+// itself, names (serve --addr given, HOOKWATCH_URL not exported to match):
+// the hook's events still reach it, through the spool it drains, but only
+// after each hook has tried url (and logged that it could not), and the
+// commands that ask HOOKWATCH_URL, and http hooks, miss it. A forwarder
+// attached to the spool is no such collector.
+func AttachedElsewhere(home, url string) (spool.ConsumerInfo, bool) {
+	ep, err := parseEndpoint(url)
+	if err != nil {
+		return spool.ConsumerInfo{}, false
+	}
+	c, ok := spool.Consumer(filepath.Join(home, "spool"))
+	if !ok || c.Addr == ep.addr.String() || strings.HasPrefix(c.Addr, ForwarderAddr("")) {
+		return spool.ConsumerInfo{}, false
+	}
+	return c, true
+}
+
 // drainedBy reports whether the collector at ep is attached to the spool
 // in dir.
 func drainedBy(dir string, ep endpoint) bool { return spool.AttachedTo(dir, ep.addr.String()) }
