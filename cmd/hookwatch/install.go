@@ -427,7 +427,12 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			io.WriteString(stdout, otherHomeNote(base, home))
 			return nil
 		}
-		io.WriteString(stdout, nextSteps(base, export, running, team))
+		hookCfg, _ := hook.ConfigFromEnv(hookEnv)
+		st := collectorState{running: running, team: team, noAutostart: !hookCfg.Autostart, httpHooks: o.Mode == install.ModeHTTP}
+		if c, ok := hook.AttachedElsewhere(home, base); ok && !running && !team {
+			st.elsewhere = "http://" + c.Addr
+		}
+		io.WriteString(stdout, nextSteps(base, export, st))
 	}
 	return nil
 }
@@ -443,16 +448,34 @@ func otherHomeNote(base, home string) string {
 		"export HOOKWATCH_URL=http://127.0.0.1:<port> in the profile Claude Code starts from. 'hookwatch doctor' checks it.\n"
 }
 
+// collectorState is what install found of the collector the hooks send
+// to, for nextSteps.
+type collectorState struct {
+	// running: a collector answers at the URL.
+	running bool
+	// team: the hooks hold a team server's token.
+	team bool
+	// noAutostart: HOOKWATCH_AUTOSTART is off, so no hook starts a
+	// collector or a forwarder.
+	noAutostart bool
+	// httpHooks: Claude Code posts to the URL itself (--mode http).
+	httpHooks bool
+	// elsewhere is the URL of this home's collector when it runs at another
+	// address than the hooks send to (hook.AttachedElsewhere), else "".
+	elsewhere string
+}
+
 // nextSteps is what install says to do once the hooks send to the
 // collector at base: a collector on this machine starts with the first
-// hook, unless it runs already (running) or the hooks hold a team server's
-// token (team: base on this machine is the server's tunnel, and no hook
-// starts a collector there); a remote one's events go through a forwarder
-// the first hook starts, or straight from the hook. export is the
-// HOOKWATCH_URL to export first, for command hooks to send to base ("" when
-// it is set already).
-func nextSteps(base, export string, running, team bool) string {
-	steps := nextStepsAfter(base, running, team)
+// hook, unless it runs already, the hooks hold a team server's token (base
+// on this machine is the server's tunnel, and no hook starts a collector
+// there), HOOKWATCH_AUTOSTART is off, or this home's collector runs at
+// another address (no hook can start another one, and HOOKWATCH_URL is to
+// name it); a remote one's events go through a forwarder the first hook
+// starts, or straight from the hook. export is the HOOKWATCH_URL to export
+// first, for command hooks to send to base ("" when it is set already).
+func nextSteps(base, export string, st collectorState) string {
+	steps := nextStepsAfter(base, st)
 	if export != "" {
 		steps = "Next: export HOOKWATCH_URL=" + export + " in the profile Claude Code starts from, then open Claude Code." +
 			strings.TrimPrefix(steps, "Next: open Claude Code.")
@@ -461,18 +484,30 @@ func nextSteps(base, export string, running, team bool) string {
 }
 
 // nextStepsAfter is nextSteps once HOOKWATCH_URL names base.
-func nextStepsAfter(base string, running, team bool) string {
+func nextStepsAfter(base string, st collectorState) string {
 	const doctor = "Check the setup any time with 'hookwatch doctor'"
+	const service = "; keep the collector running across reboots with 'hookwatch service install'.\n"
 	switch {
-	case install.LocalCollector(base) && team:
+	case install.LocalCollector(base) && st.team:
 		return "Next: open Claude Code. The hooks send the events to " + base + " with the team server's token; while nothing answers there they wait in the spool, and no collector is started on this machine.\n" +
 			doctor + ".\n"
-	case install.LocalCollector(base) && running:
-		return "Next: open Claude Code. The collector runs already; the dashboard is at " + base + ".\n" +
-			doctor + "; keep the collector running across reboots with 'hookwatch service install'.\n"
+	case install.LocalCollector(base) && st.running:
+		return "Next: open Claude Code. The collector runs already; the dashboard is at " + base + ".\n" + doctor + service
+	case install.LocalCollector(base) && st.elsewhere != "":
+		again := ""
+		if st.httpHooks {
+			again = ", run 'hookwatch install' again"
+		}
+		return "Note: this home's collector runs at " + st.elsewhere + ", not at " + base + " where the hooks send; no hook can start another one.\n" +
+			"Next: export HOOKWATCH_URL=" + st.elsewhere + " in the profile Claude Code starts from" + again + ", then open Claude Code; the dashboard is at " + st.elsewhere + ".\n" +
+			doctor + ".\n"
+	case install.LocalCollector(base) && st.noAutostart:
+		return "Next: HOOKWATCH_AUTOSTART is off, so no hook starts the collector: start it: hookwatch serve, then open Claude Code; the dashboard is at " + base + ".\n" + doctor + service
 	case install.LocalCollector(base):
-		return "Next: open Claude Code. The first hook starts the collector in the background; the dashboard is at " + base + ".\n" +
-			doctor + "; keep the collector running across reboots with 'hookwatch service install'.\n"
+		return "Next: open Claude Code. The first hook starts the collector in the background; the dashboard is at " + base + ".\n" + doctor + service
+	case hook.NeedsForwarder(base) && st.noAutostart:
+		return "Next: HOOKWATCH_AUTOSTART is off, so no hook starts 'hookwatch forward', which sends the events to " + base + " (its dashboard): start it with 'hookwatch forward', or keep it running across reboots with 'HOOKWATCH_URL=" + base + " hookwatch service install --forward'.\n" +
+			doctor + ".\n"
 	case hook.NeedsForwarder(base):
 		return "Next: open Claude Code. The first hook starts 'hookwatch forward' in the background, which sends the events to " + base + " (its dashboard).\n" +
 			doctor + "; keep the forwarder running across reboots with 'HOOKWATCH_URL=" + base + " hookwatch service install --forward'.\n"

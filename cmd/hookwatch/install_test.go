@@ -891,28 +891,52 @@ func TestNextSteps(t *testing.T) {
 		"http://10.0.0.5:7421":            "The hooks send the events to http://10.0.0.5:7421",
 		"http://localhost:7999/somewhere": "starts the collector in the background",
 	} {
-		if got := nextSteps(base, "", false, false); !strings.Contains(got, want) {
+		if got := nextSteps(base, "", collectorState{}); !strings.Contains(got, want) {
 			t.Errorf("nextSteps(%q) = %q, want it to say %q", base, got, want)
 		}
 	}
-	if got := nextSteps("http://127.0.0.1:7421", "", true, false); !strings.Contains(got, "The collector runs already; the dashboard is at http://127.0.0.1:7421") {
+	if got := nextSteps("http://127.0.0.1:7421", "", collectorState{running: true}); !strings.Contains(got, "The collector runs already; the dashboard is at http://127.0.0.1:7421") {
 		t.Errorf("with the collector running: %q", got)
 	}
 	// A team server's token with a URL on this machine (a tunnel to the
 	// server): no hook starts a collector there, and no service is asked for.
 	for _, running := range []bool{false, true} {
-		if got := nextSteps("http://127.0.0.1:7421", "", running, true); !strings.Contains(got, "wait in the spool, and no collector is started on this machine") || strings.Contains(got, "service install") {
+		if got := nextSteps("http://127.0.0.1:7421", "", collectorState{running: running, team: true}); !strings.Contains(got, "wait in the spool, and no collector is started on this machine") || strings.Contains(got, "service install") {
 			t.Errorf("a team server's token at a loopback URL (running %v): %q", running, got)
 		}
 	}
-	if got := nextSteps("https://hooks.example.com", "", false, true); !strings.Contains(got, "service install --forward") {
+	if got := nextSteps("https://hooks.example.com", "", collectorState{team: true}); !strings.Contains(got, "service install --forward") {
 		t.Errorf("a remote collector's next steps do not name the forwarder's service: %q", got)
 	}
+	// With HOOKWATCH_AUTOSTART off no hook starts anything: the next step
+	// is to start it.
+	if got := nextSteps("http://127.0.0.1:7421", "", collectorState{noAutostart: true}); !strings.Contains(got, "start it: hookwatch serve") || strings.Contains(got, "first hook starts") {
+		t.Errorf("HOOKWATCH_AUTOSTART off: %q", got)
+	}
+	if got := nextSteps("https://hooks.example.com", "", collectorState{noAutostart: true}); !strings.Contains(got, "hookwatch forward") || strings.Contains(got, "first hook starts") {
+		t.Errorf("HOOKWATCH_AUTOSTART off, a remote collector: %q", got)
+	}
 	// What install prints, with no collector and then with one running.
-	newTestEnv(t)
+	e := newTestEnv(t)
 	if out := mustHW(t, "install"); !strings.Contains(out, "The first hook starts the collector") {
 		t.Errorf("install with no collector running:\n%s", out)
 	}
+	mustHW(t, "uninstall")
+	// This home's collector, at another address than HOOKWATCH_URL names
+	// (serve --addr, and no export): no hook can start one at the URL, and
+	// the dashboard is where it runs.
+	db0, err := sqlite.Open(filepath.Join(t.TempDir(), "mine.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := collector.Start(collector.Options{Config: collector.Config{Store: db0, Version: version}, Addr: "127.0.0.1:0", Home: e.hwHome})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := mustHW(t, "install"); !strings.Contains(out, "this home's collector runs at "+mine.URL()) || !strings.Contains(out, "export HOOKWATCH_URL="+mine.URL()) || strings.Contains(out, "first hook starts") {
+		t.Errorf("install with this home's collector elsewhere:\n%s", out)
+	}
+	mine.Stop(context.Background())
 	mustHW(t, "uninstall")
 	// A collector on this machine that drains a spool, not this home's,
 	// is another home's: install says so, not that it runs already.
