@@ -107,32 +107,46 @@ func StartServe(bin, home, addr string) error {
 	return startDetached(bin, home, "serve.log", "serve", "--addr", addr)
 }
 
+// StartServeProcess is StartServe for a starter that stays to watch the
+// collector come up (a command of the CLI, not a hook): it returns the
+// process, not released, so that the starter can Wait for it and tell at
+// once that it exited — its address taken, a setting it refuses — rather
+// than wait for an answer that will not come.
+func StartServeProcess(bin, home, addr string) (*os.Process, error) {
+	return spawnDetached(bin, home, "serve.log", "serve", "--addr", addr)
+}
+
 // startDetached starts bin with args in a session of its own, for the data
-// directory home, its output appended to home/logName.
+// directory home, its output appended to home/logName, and lets it go.
 func startDetached(bin, home, logName string, args ...string) error {
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return err
-	}
-	logf, err := os.OpenFile(filepath.Join(home, logName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		return err
-	}
-	defer devnull.Close()
-	env := append(os.Environ(), "HOOKWATCH_HOME="+home)
-	p, err := os.StartProcess(bin, append([]string{bin}, args...), &os.ProcAttr{
-		Env:   env,
-		Files: []*os.File{devnull, logf, logf},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
-	})
+	p, err := spawnDetached(bin, home, logName, args...)
 	if err != nil {
 		return err
 	}
 	return p.Release()
+}
+
+// spawnDetached is startDetached without letting the process go.
+func spawnDetached(bin, home, logName string, args ...string) (*os.Process, error) {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(filepath.Join(home, logName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	defer devnull.Close()
+	env := append(os.Environ(), "HOOKWATCH_HOME="+home)
+	return os.StartProcess(bin, append([]string{bin}, args...), &os.ProcAttr{
+		Env:   env,
+		Files: []*os.File{devnull, logf, logf},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
 }
 
 // serveBinary returns the hookwatch binary that can run `serve`: this one

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -216,6 +217,39 @@ func TestStartElsewhereDown(t *testing.T) {
 	}
 	if exists(filepath.Join(os.Getenv("HOOKWATCH_HOME"), "serve.log")) {
 		t.Error("a collector was started")
+	}
+}
+
+// TestStartFailsAtOnce: a collector the command starts that cannot run
+// (its address taken by another program) is reported at once, with the
+// reason serve gave, not after the wait for an answer with a pointer to a
+// log file.
+func TestStartFailsAtOnce(t *testing.T) {
+	newTestEnv(t)
+	// Another program holds the address: it takes connections and closes
+	// them, so nothing answers /healthz and serve cannot listen there.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	t.Setenv("HOOKWATCH_URL", "http://"+ln.Addr().String())
+	start := time.Now()
+	out, _, err := hw(t, "", "demo", "--speed", "1000")
+	if err == nil || !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), "--addr") {
+		t.Fatalf("demo with the address taken: %v\n%s", err, out)
+	}
+	if took := time.Since(start); took > 8*time.Second {
+		t.Errorf("demo took %v to say that serve could not start", took)
 	}
 }
 

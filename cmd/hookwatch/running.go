@@ -85,17 +85,56 @@ func startCollector(ctx context.Context, home, base string) error {
 	if err != nil {
 		return err
 	}
-	if err := hook.StartServe(self, home, addr); err != nil {
+	logPath := filepath.Join(home, "serve.log")
+	var logStart int64
+	if fi, err := os.Stat(logPath); err == nil {
+		logStart = fi.Size()
+	}
+	p, err := hook.StartServeProcess(self, home, addr)
+	if err != nil {
 		return fmt.Errorf("cannot start hookwatch serve: %w", err)
 	}
+	// A collector that cannot run exits at once, saying why in its log:
+	// waiting for it to answer would only delay that.
+	exited := make(chan struct{})
+	go func() { p.Wait(); close(exited) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for !healthy(ctx, base, time.Second) {
+		select {
+		case <-exited:
+			if why := lastLogLine(logPath, logStart); why != "" {
+				return fmt.Errorf("started hookwatch serve, but it exited: %s", why)
+			}
+			return fmt.Errorf("started hookwatch serve, but it exited: see %s", logPath)
+		default:
+		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("started hookwatch serve, but it does not answer at %s: see %s", base, filepath.Join(home, "serve.log"))
+			return fmt.Errorf("started hookwatch serve, but it does not answer at %s: see %s", base, logPath)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	return nil
+}
+
+// lastLogLine is the last line written to the log at path from offset on
+// (what a collector that exited said last: its error), without the
+// "hookwatch: " its errors start with; "" when it wrote none.
+func lastLogLine(path string, offset int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const maxTail = 4 << 10 // an error is one line; more is not read
+	if fi, err := f.Stat(); err == nil && fi.Size()-offset > maxTail {
+		offset = fi.Size() - maxTail
+	}
+	b, err := io.ReadAll(io.NewSectionReader(f, offset, maxTail))
+	if err != nil && len(b) == 0 {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.TrimPrefix(strings.TrimSpace(lines[len(lines)-1]), "hookwatch: ")
 }
 
 // localListenAddr is the address a collector on this machine listens on
