@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,7 +49,10 @@ runs 'hookwatch serve' at every login — or 'hookwatch forward' with --forward 
 with the HOOKWATCH_* settings of this shell: a systemd user unit,
 ~/.config/systemd/user/hookwatch.service, or a launchd agent,
 ~/Library/LaunchAgents/` + install.ServiceLabel + `.plist. It prints the systemctl or
-launchctl commands that start or stop it, and runs none of them itself.
+launchctl commands that start or stop it, and runs none of them itself; when a
+collector runs for the home already (one hookwatch demo or a hook started),
+the service's could not start beside it, and the command begins with
+'hookwatch stop'.
 
 Run again (after an upgrade, say), install keeps the settings of the unit
 installed that this shell does not set, and lists them (a secret by name only);
@@ -383,25 +387,50 @@ func serviceInstall(w io.Writer, goos, path string, old []byte, installed *insta
 	for _, n := range set.notes {
 		b.WriteString(n + "\n")
 	}
+	stop := runningBeside(set.env["HOOKWATCH_HOME"], &b)
 	b.WriteString("\nTo start the collector now and at every login, run:\n\n")
 	switch goos {
 	case "linux":
 		if existed {
-			b.WriteString("  systemctl --user daemon-reload && systemctl --user enable hookwatch && systemctl --user restart hookwatch\n")
+			b.WriteString("  " + stop + "systemctl --user daemon-reload && systemctl --user enable hookwatch && systemctl --user restart hookwatch\n")
 		} else {
-			b.WriteString("  systemctl --user daemon-reload && systemctl --user enable --now hookwatch\n")
+			b.WriteString("  " + stop + "systemctl --user daemon-reload && systemctl --user enable --now hookwatch\n")
 		}
 		b.WriteString("\nTo keep it running while you are logged out: loginctl enable-linger \"$USER\"\n")
 		b.WriteString("Its log: journalctl --user -u hookwatch\n")
 	case "darwin":
 		if existed {
-			fmt.Fprintf(&b, "  launchctl unload %s; launchctl load -w %s\n", claudecode.ShellQuote(path), claudecode.ShellQuote(path))
+			fmt.Fprintf(&b, "  %slaunchctl unload %s; launchctl load -w %s\n", stop, claudecode.ShellQuote(path), claudecode.ShellQuote(path))
 		} else {
-			fmt.Fprintf(&b, "  launchctl load -w %s\n", claudecode.ShellQuote(path))
+			fmt.Fprintf(&b, "  %slaunchctl load -w %s\n", stop, claudecode.ShellQuote(path))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// runningBeside says, in b, when a collector or a forwarder runs already
+// for the data directory the service is to use (unitHome, else this
+// shell's): one hookwatch demo, a hook or a serve started holds the home's
+// spool, so the service's would exit at once, and its manager would start
+// it again and again. It returns the command that stops that one, to run
+// before the service's start, or "".
+func runningBeside(unitHome string, b *strings.Builder) string {
+	shellHome := hook.Home(os.Getenv)
+	home := cmp.Or(unitHome, shellHome)
+	c, ok := runningCollector(home)
+	if !ok {
+		return ""
+	}
+	what := "a collector listening at http://" + c.Addr
+	if strings.HasPrefix(c.Addr, hook.ForwarderAddr("")) {
+		what = "hookwatch " + c.Addr
+	}
+	fmt.Fprintf(b, "Note: %s runs for %s already (pid %d): the service's cannot start beside it, so the command below stops it first.\n", what, home, c.PID)
+	if home != shellHome {
+		return "HOOKWATCH_HOME=" + claudecode.ShellQuote(home) + " hookwatch stop && "
+	}
+	return "hookwatch stop && "
 }
 
 func serviceUninstall(w io.Writer, goos, home, path string) error {

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
 func TestServicePrint(t *testing.T) {
@@ -85,6 +89,41 @@ func TestServiceInstallUninstallSystemd(t *testing.T) {
 	}
 	if out := mustHW(t, "service", "uninstall", "--os", "linux"); !strings.Contains(out, "nothing to remove") {
 		t.Fatalf("second service uninstall:\n%s", out)
+	}
+}
+
+// TestServiceInstallCollectorRunning: with a collector already running for
+// the home (hookwatch demo, a hook or serve started it), the service's
+// collector could not start beside it: install says so, and the command it
+// gives stops that one first.
+func TestServiceInstallCollectorRunning(t *testing.T) {
+	e := newTestEnv(t)
+	db, err := sqlite.Open(filepath.Join(e.root, "hw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := collector.Start(collector.Options{Config: collector.Config{Store: db, Version: version}, Addr: "127.0.0.1:0", Home: e.hwHome})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop(context.Background())
+	out := mustHW(t, "service", "install", "--os", "linux")
+	if !strings.Contains(out, "hookwatch stop && systemctl --user daemon-reload && systemctl --user enable --now hookwatch") ||
+		!strings.Contains(out, fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Errorf("service install with a collector running:\n%s", out)
+	}
+	out = mustHW(t, "service", "install", "--os", "darwin")
+	if !strings.Contains(out, "hookwatch stop && launchctl load -w") {
+		t.Errorf("service install --os darwin with a collector running:\n%s", out)
+	}
+	// Run for another home, the service does not meet this one.
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(e.root, "other"))
+	if out := mustHW(t, "service", "print", "--os", "linux"); strings.Contains(out, "hookwatch stop") {
+		t.Errorf("service print names a stop:\n%s", out)
+	}
+	mustHW(t, "service", "uninstall", "--os", "linux")
+	if out := mustHW(t, "service", "install", "--os", "linux"); strings.Contains(out, "hookwatch stop") {
+		t.Errorf("service install for a home with no collector:\n%s", out)
 	}
 }
 
