@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/internal/demo"
 )
 
@@ -37,8 +38,9 @@ The events go through the collector's ingest endpoint (POST /v1/events) exactly
 as the hook sends them. When no collector answers, demo starts one in the
 background, as the first hook of a real session would (stop it with
 'hookwatch stop'); with --no-start or HOOKWATCH_AUTOSTART=0 it says how to
-start one instead. Each run
-makes a new session in the project "` + demo.StoryProject + `".
+start one instead; when the collector answering is another HOOKWATCH_HOME's
+(a machine homes share), it says so. Each run makes a new session in the
+project "` + demo.StoryProject + `".
 
 Flags:`
 
@@ -62,8 +64,7 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if cfg, _ := hook.ConfigFromEnv(os.Getenv); *noStart || !cfg.Autostart {
 			return fmt.Errorf("no collector answers at %s: %s (or run demo without --no-start, with HOOKWATCH_AUTOSTART on)", base, startHint(base))
 		}
-		home := hook.Home(os.Getenv)
-		if err := startCollector(ctx, home, base); err != nil {
+		if err := startCollector(ctx, hook.Home(os.Getenv), base); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "No collector answered at %s: started one in the background (stop it with: hookwatch stop).\n", base)
@@ -73,6 +74,15 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	// session it would never record is printed.
 	if _, err := apiGet(ctx, base, token, base+"/v1/sessions?limit=1"); err != nil {
 		return err
+	}
+	// On a machine homes share, the collector answering may be another
+	// home's, as install and doctor warn: the demo would go into its
+	// database, and show on its dashboard.
+	home := hook.Home(os.Getenv)
+	tok, src := hook.LookupToken(os.Getenv, home)
+	if ok, drains := health(ctx, base, tok, 2*time.Second); ok && install.CollectorOfAnotherHome(home, base, drains, hook.ForTeamServer(src, tok)) {
+		fmt.Fprintf(stdout, "Note: the collector at %s is the collector of another HOOKWATCH_HOME, not of %s: the demo session goes into that home's database.\n"+
+			"To run this home's: hookwatch serve --addr 127.0.0.1:<port>, and export HOOKWATCH_URL=http://127.0.0.1:<port>.\n\n", base, home)
 	}
 	id := event.NewID(time.Now()) // a UUID, as Claude Code's session ids are
 	envs := demo.Story(id, time.Now().Add(500*time.Millisecond), *speed)

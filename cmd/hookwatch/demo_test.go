@@ -179,6 +179,24 @@ func TestDemo(t *testing.T) {
 
 // TestDemoNoStart: with no collector and --no-start, demo says how to start
 // one and starts nothing.
+// TestDemoAnotherHome: a collector answering at HOOKWATCH_URL that is
+// another home's takes the demo into that home's database: demo says so,
+// and says how to run this home's; played from that home, it says nothing.
+func TestDemoAnotherHome(t *testing.T) {
+	dir := t.TempDir()
+	theirs := filepath.Join(dir, "theirs")
+	collectorIn(t, theirs)
+	mine := filepath.Join(dir, "mine")
+	t.Setenv("HOOKWATCH_HOME", mine)
+	if out := mustHW(t, "demo", "--speed", "1000"); !strings.Contains(out, "the collector of another HOOKWATCH_HOME, not of "+mine) || !strings.Contains(out, "hookwatch serve --addr") {
+		t.Errorf("demo into another home's collector:\n%s", out)
+	}
+	t.Setenv("HOOKWATCH_HOME", theirs)
+	if out := mustHW(t, "demo", "--speed", "1000"); strings.Contains(out, "another HOOKWATCH_HOME") {
+		t.Errorf("demo into its own home's collector:\n%s", out)
+	}
+}
+
 func TestDemoNoStart(t *testing.T) {
 	newTestEnv(t) // HOOKWATCH_URL is a closed port
 	_, _, err := hw(t, "", "demo", "--no-start")
