@@ -256,6 +256,8 @@ and keeps the mode installed unless --mode says otherwise; 'hookwatch
 uninstall' removes exactly what it added. --codex does the same for OpenAI
 Codex's hooks. For a team server, --token or --token-file keeps its token in
 $HOOKWATCH_HOME/token, never in the settings file (see docs/team-server.md).
+The hooks run the binaries beside this hookwatch: install refuses to run
+from a build of 'go run', which goes away (go install them first).
 
 Examples:
   hookwatch install
@@ -303,6 +305,11 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	if _, err := install.SettingsPath(install.Options{Runtime: runtime, Scope: sf.scope, Mode: *mode, ProjectDir: sf.project}); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	// The hooks run the binary install finds beside itself: one 'go run'
+	// built goes away, and every hook event would fail from then on.
+	if self, _, err := binaries(); err == nil && isTemporaryBuild(self) {
+		return fmt.Errorf("%s is a build of 'go run', deleted when it exits or when the build cache is trimmed, and the hooks would fail from then on: install hookwatch (go install ./cmd/hookwatch ./cmd/hookwatch-hook), then run that binary's 'hookwatch install'", self)
 	}
 	ca, err := readCA(*caFile)
 	if err != nil {

@@ -881,6 +881,29 @@ func TestInstallCodexWithoutCodex(t *testing.T) {
 	}
 }
 
+// TestInstallRefusesTemporaryBuild: the binary of 'go run' is deleted when
+// it exits, or when the build cache is trimmed: hooks naming it would fail
+// from then on.
+func TestInstallRefusesTemporaryBuild(t *testing.T) {
+	e := newTestEnv(t)
+	for _, tmp := range goRunBuilds(t) {
+		executable = func() (string, error) { return tmp, nil }
+		for _, args := range [][]string{{"install"}, {"install", "--codex", "--codex-bin", "/bin/sh"}} {
+			_, _, err := hw(t, "", args...)
+			if err == nil || !strings.Contains(err.Error(), "go install ./cmd/hookwatch ./cmd/hookwatch-hook") {
+				t.Errorf("%s from the go run build %s: %v, want an error saying to install the binaries", strings.Join(args, " "), tmp, err)
+			}
+		}
+		if exists(e.userSettings()) {
+			t.Fatal("install wrote settings naming a temporary build")
+		}
+	}
+	// Not a build of go run: a directory of that name elsewhere in the path.
+	if isTemporaryBuild(filepath.Join(os.TempDir(), "go-build-tools", "bin", "hookwatch")) {
+		t.Error("a go-build-tools directory taken for go run's")
+	}
+}
+
 // TestNextSteps: what install says next names what the first hook starts:
 // the collector on this machine (unless it runs already), a forwarder for a
 // remote https:// collector, nothing for one the hook posts to itself.

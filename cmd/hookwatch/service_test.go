@@ -216,14 +216,28 @@ func TestServiceAbsolutePaths(t *testing.T) {
 // it exits; a unit naming it would fail at the next start.
 func TestServiceRefusesTemporaryBuild(t *testing.T) {
 	e := newTestEnv(t)
-	tmp := filepath.Join(os.TempDir(), "go-build1234567", "b001", "exe", "hookwatch")
-	executable = func() (string, error) { return tmp, nil }
-	_, _, err := hw(t, "", "service", "install", "--os", "linux")
-	if err == nil || !strings.Contains(err.Error(), "go install") {
-		t.Fatalf("service install from a go run build: %v, want an error saying to install the binary", err)
+	for _, tmp := range goRunBuilds(t) {
+		executable = func() (string, error) { return tmp, nil }
+		_, _, err := hw(t, "", "service", "install", "--os", "linux")
+		if err == nil || !strings.Contains(err.Error(), "go install") {
+			t.Errorf("service install from the go run build %s: %v, want an error saying to install the binary", tmp, err)
+		}
+		if exists(filepath.Join(e.home, ".config", "systemd", "user", "hookwatch.service")) {
+			t.Fatal("service install wrote a unit naming a temporary build")
+		}
 	}
-	if exists(filepath.Join(e.home, ".config", "systemd", "user", "hookwatch.service")) {
-		t.Fatal("service install wrote a unit naming a temporary build")
+}
+
+// goRunBuilds are where 'go run' puts the binary it runs: a temporary
+// directory (Go before 1.24), or the build cache, in its default place or
+// where GOCACHE (which it sets) names.
+func goRunBuilds(t *testing.T) []string {
+	cache := t.TempDir()
+	t.Setenv("GOCACHE", cache)
+	return []string{
+		filepath.Join(os.TempDir(), "go-build1234567", "b001", "exe", "hookwatch"),
+		filepath.Join(os.TempDir(), "home", ".cache", "go-build", "aa", "aac9fa07510b84c7876435c732c6a993ca92242f858a6404e005b19f89515834-d", "hookwatch"),
+		filepath.Join(cache, "3f", "3f9b2c0e5d7a41b8c6e2f0a9d8b7c6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9-d", "hookwatch"),
 	}
 }
 
