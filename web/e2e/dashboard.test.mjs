@@ -301,9 +301,11 @@ test('filters narrow the timeline and the event list, and survive a reload', asy
   await page.getByLabel('Tool', { exact: true }).selectOption('');
   const explore = want.agentList.find((a) => a.agent_type === 'Explore').agent_id;
   await page.getByLabel('Agent', { exact: true }).selectOption(explore);
+  // Its lane, under main's as context.
   const only = await lanes();
-  assert.deepEqual(only.map((l) => l.agent), [explore]);
-  assert.equal(only[0].calls, want.calls.get(explore).size);
+  assert.deepEqual(only.map((l) => [l.agent, l.context]), [['', true], [explore, false]]);
+  assert.equal(only[1].calls, want.calls.get(explore).size);
+  assert.equal(only[0].calls, 0);
 
   await page.getByLabel('Agent', { exact: true }).selectOption('*');
   // The status filter offers the statuses the collector gave the calls,
@@ -405,15 +407,55 @@ test('a filter hides the lanes it leaves empty, keeps their ancestors as context
   assert.ok(hiddenSeen > 0, 'some filter hides some lanes');
   assert.ok(contextSeen > 0, 'some filter keeps an ancestor as context');
 
-  // The agent a filter picks keeps its lane, calls or none.
+  // The agent a filter picks keeps its lane, calls or none, under its
+  // ancestors as context.
   const empty = all.find((a) => a !== '' && want.calls.get(a).size === 0);
+  const up = [];
+  for (let p = want.agentList.find((a) => a.agent_id === empty)?.parent_agent_id; p != null && !up.includes(p); p = p === '' ? null : want.agentList.find((a) => a.agent_id === p)?.parent_agent_id) up.unshift(p);
   await page.getByLabel('Agent', { exact: true }).selectOption(empty);
   await page.getByLabel('Tool', { exact: true }).selectOption('Read');
-  assert.deepEqual((await lanes(page)).map((l) => l.agent), [empty]);
+  assert.deepEqual((await lanes(page)).map((l) => [l.agent, l.context]), [...up.map((a) => [a, true]), [empty, false]]);
   assert.equal(await page.getByTestId('lanes-hidden').count(), 0);
   await page.getByRole('button', { name: 'clear filters' }).click();
   assert.equal((await lanes(page)).length, all.length, 'every lane again once the filters are cleared');
   assert.equal(await page.getByTestId('lanes-hidden').count(), 0);
+  clean(seen);
+  await page.close();
+});
+
+test('the Agent filter shows the agent it picks under its ancestors, as context', async () => {
+  // The demo's chain main → general-purpose → test-runner → Explore: the
+  // deepest agent, picked alone, reads as the end of that chain, not as a
+  // row indented under nothing.
+  const want = await expected(STORY);
+  const parents = new Map(want.agentList.map((a) => [a.agent_id, a.parent_agent_id]));
+  const chain = (id) => {
+    const out = [id];
+    for (let p = parents.get(id); id !== '' && p != null && !out.includes(p); p = p === '' ? null : parents.get(p)) out.unshift(p);
+    return out;
+  };
+  const deepest = [...want.agents].reduce((a, b) => (chain(b).length > chain(a).length ? b : a), '');
+  assert.ok(chain(deepest).length >= 4, `a chain three deep: ${chain(deepest)}`);
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(STORY));
+  await loaded(page);
+  const lanes = () => page.evaluate(() => window.__hw.timeline.lanes());
+  const tree = () => page.$$eval('[role=treeitem]', (els) => els.map((e) => ({ agent: e.dataset.agent, level: +e.getAttribute('aria-level'), context: e.dataset.context === 'true', title: e.title })));
+  for (const id of [deepest, parents.get(deepest), '']) {
+    const agent = page.getByLabel('Agent', { exact: true });
+    await agent.selectOption(id === '' ? 'main' : id);
+    const path = chain(id);
+    const ls = await lanes();
+    assert.deepEqual(ls.map((l) => [l.agent, l.context]), path.map((a) => [a, a !== id]), `${id || 'main'}: its lane under its ancestors' as context`);
+    assert.ok(ls.every((l) => (l.context ? l.calls === 0 : true)), `${id || 'main'}: the context lanes draw none of their calls`);
+    const rows = await tree();
+    assert.deepEqual(rows.map((r) => r.agent), path, `${id || 'main'}: the tree beside the lanes`);
+    assert.deepEqual(rows.map((r) => r.level), path.map((_, i) => i + 1), `${id || 'main'}: each row one below the one above`);
+    for (const r of rows.filter((x) => x.context)) assert.match(r.title, /shown for the agents below it/, `${id || 'main'}: a context row says why it is there`);
+    assert.equal(await page.getByTestId('lanes-hidden').count(), 0, `${id || 'main'}: the agents the Agent filter leaves out are not "hidden" lanes`);
+  }
+  await page.getByRole('button', { name: 'clear filters' }).click();
+  assert.equal((await lanes()).length, want.agents.size);
+  assert.ok((await tree()).every((r) => !r.context), 'no context once the filters are cleared');
   clean(seen);
   await page.close();
 });

@@ -68,12 +68,13 @@ function readTheme() {
 }
 
 // laneGeometry returns the lanes with their vertical offsets, for drawing
-// and hit testing: the agents the agent filter keeps (the agent it picks
-// even when empty). Under a filter that narrows what lanes hold
-// (narrowsLanes), a lane left with no call and no marker to draw is empty:
-// an empty agent with a lane shown below it in the tree (its parent,
-// grandparent… in order, the layout's tree) keeps its lane as context
-// (context: true), so that the tree shown is a tree; hidden counts the
+// and hit testing. The agent filter keeps the agent it picks, even empty,
+// and the lanes of its ancestors (its parent, grandparent… by the layout's
+// tree) as context (context: true), so that the agent reads as the end of
+// its chain rather than as a row indented under nothing. Under a filter
+// that narrows what lanes hold (narrowsLanes), a lane left with no call
+// and no marker to draw is empty: an empty agent with a lane shown below it
+// in the tree keeps its lane as context the same way; hidden counts the
 // other empty lanes, left out unless showEmpty.
 function laneGeometry(order, filters, markers, showEmpty) {
   let marked = null;
@@ -85,19 +86,26 @@ function laneGeometry(order, filters, markers, showEmpty) {
   // The ancestors of the agents with something to show, by the layout's
   // tree (parentId).
   const context = new Set();
-  if (marked) {
-    const byID = new Map(order.map((a) => [a.id, a]));
-    for (const a of order) {
-      if (empty(a)) continue;
-      for (let p = byID.get(a.parentId); p && !context.has(p.id); p = byID.get(p.parentId)) context.add(p.id);
-    }
+  const byID = new Map(order.map((a) => [a.id, a]));
+  const above = (a) => {
+    for (let p = byID.get(a.parentId); p && p !== a && !context.has(p.id); p = byID.get(p.parentId)) context.add(p.id);
+  };
+  if (filters.agent != null) {
+    const a = byID.get(filters.agent);
+    if (a) above(a);
+  } else if (marked) {
+    for (const a of order) if (!empty(a)) above(a);
   }
   const lanes = [];
   let y = 0, hidden = 0;
   for (const a of order) {
-    if (filters.agent != null && a.id !== filters.agent) continue;
     let kept = false;
-    if (empty(a)) {
+    if (filters.agent != null) {
+      if (a.id !== filters.agent) {
+        if (!context.has(a.id)) continue;
+        kept = true;
+      }
+    } else if (empty(a)) {
       if (context.has(a.id)) kept = true;
       else {
         hidden++;
