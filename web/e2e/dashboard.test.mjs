@@ -558,6 +558,42 @@ test('a session the collector has yet to model says so in its header, until the 
   }
 });
 
+test('the session list says which sessions the collector has yet to model, until the model catches up', async () => {
+  const sid = newID('5e1d0b2d');
+  const tool = { tool_name: 'Bash', tool_use_id: 'toolu_list_behind_' + Date.now(), tool_input: { command: 'go vet ./...' } };
+  try {
+    await holdModel(sid);
+    await post([hookEnv(sid, 1, { hook_event_name: 'SessionStart', source: 'startup', session_title: 'Modelled late' })]);
+    for (let i = 0; ; i++) {
+      const { body } = await api('/v1/sessions/' + sid);
+      if (body && body.derived_seq === body.last_seq) break;
+      assert.ok(i < 100, 'the first event of the session was not modelled');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await post([
+      hookEnv(sid, 2, { hook_event_name: 'UserPromptSubmit', prompt: 'vet it' }),
+      hookEnv(sid, 3, { hook_event_name: 'PreToolUse', ...tool }),
+      hookEnv(sid, 4, { hook_event_name: 'PostToolUse', ...tool, tool_response: { stdout: '' }, duration_ms: 900 }),
+    ]);
+    const { page, seen } = await open('/#/?q=' + sid);
+    const row = page.locator(`[data-session="${sid}"]`);
+    await row.waitFor();
+    // Its events are counted (the store's), its calls not yet (the model's): the row says why.
+    const note = row.getByTestId('modelling');
+    await note.waitFor({ timeout: 10000 });
+    assert.equal((await note.innerText()).trim(), 'modelling…');
+    assert.match(await note.getAttribute('title'), /works out the calls and agents/);
+    assert.equal(await page.getByTestId('modelling').count(), 1, 'only the session behind says so');
+
+    await holdModel('');
+    await note.waitFor({ state: 'detached', timeout: 10000 });
+    clean(seen);
+    await page.close();
+  } finally {
+    await holdModel('');
+  }
+});
+
 test('pages that received nothing catch up with what was stored while their stream was down', async () => {
   const sid = newID('c0ffee01');
   const pre = (n) => ({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_use_id: `toolu_down_${n}`, tool_input: { command: `echo ${n}` } });

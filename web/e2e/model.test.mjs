@@ -6,7 +6,7 @@
 //   HOOKWATCH_URL=… HW_REAL=… node --test model.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SessionModel, MAIN, FAILED, callMatches, callsTouching, emptyFilters, eventMatches, markerMatches, toolSummary, eventSummary, outputOf, contextPoints } from '../static/lib/model.js';
+import { SessionModel, MAIN, FAILED, modelBehind, callMatches, callsTouching, emptyFilters, eventMatches, markerMatches, toolSummary, eventSummary, outputOf, contextPoints } from '../static/lib/model.js';
 import { readable, outputView } from '../static/lib/output.js';
 import { fmtDur, fmtAge, fmtPct, quantile, projectOf, truncate, plural } from '../static/lib/format.js';
 import { sseParser, withQuery } from '../static/lib/api.js';
@@ -260,7 +260,13 @@ test('behind: the events past the derived_seq of the collector\'s latest session
     const x = new SessionModel(REAL);
     x.setSession(s);
     assert.equal(x.behind(), null, JSON.stringify(s));
+    assert.equal(modelBehind(s), false, JSON.stringify(s));
   }
+  // The session list reads the same of the views it lists.
+  assert.equal(modelBehind(api.session), false);
+  assert.equal(modelBehind({ ...api.session, derived_seq: seqs[seqs.length - 4] }), true);
+  assert.equal(modelBehind({ ...api.session, derived_seq: 0 }), true);
+  for (const v of [undefined, 'x', [], { derived_seq: 1 }, { last_seq: 2 }, { derived_seq: NaN, last_seq: 2 }, { derived_seq: 2, last_seq: '3' }]) assert.equal(modelBehind(v), false, JSON.stringify(v));
 });
 
 test('model messages upsert agents and calls, and a snapshot older than a change cannot undo it', () => {

@@ -37,6 +37,19 @@ export function decisionOf(ev) {
   return d && typeof d === 'object' ? d : null;
 }
 
+/**
+ * modelBehind reports whether a session view (GET /v1/sessions, its
+ * session, a model message's) says the collector has yet to model some of
+ * the session's stored events: its derived_seq (the last event the model
+ * reflects) short of its last_seq (the last event stored). A view without
+ * both says nothing: false. The session page (SessionModel.behind) and the
+ * session list read it from here.
+ */
+export function modelBehind(s) {
+  const v = obj(s);
+  return typeof v.derived_seq === 'number' && typeof v.last_seq === 'number' && v.derived_seq < v.last_seq;
+}
+
 /** toolSummary returns the one line that best says what a tool call did. */
 export function toolSummary(input) {
   if (typeof input === 'string') return input;
@@ -442,7 +455,7 @@ export class SessionModel {
    */
   behind() {
     const s = this.session;
-    if (!s || typeof s.derived_seq !== 'number' || typeof s.last_seq !== 'number' || s.derived_seq >= s.last_seq) return null;
+    if (!modelBehind(s)) return null;
     let events = 0;
     for (const ev of this.events) if (ev.seq > s.derived_seq) events++;
     return { events };

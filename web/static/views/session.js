@@ -10,7 +10,7 @@ import { comparePath } from './compare.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
 import { showStreamState, CONNECT_WAIT } from '../lib/live.js';
-import { statusOf, lineageOf, lineageVerb, lineageTitle, countOf, childrenOf, knownSession, StatusPill } from './sessions.js';
+import { statusOf, lineageOf, lineageVerb, lineageTitle, countOf, childrenOf, knownSession, StatusPill, Modelling } from './sessions.js';
 
 /** SIGNAL_PARAMS are the thresholds of GET …/signals a link can set. */
 const SIGNAL_PARAMS = ['failed_repeats', 'read_repeats', 'thrash_switches', 'outlier_factor', 'outlier_siblings', 'outlier_calls', 'outlier_duration', 'stalled_after'];
@@ -343,34 +343,6 @@ function Count({ v, cls, word, title, onShow }) {
   return html`<button type="button" class=${'link count ' + cls} data-testid=${'count-' + word} title=${title + ': list them'} onClick=${onShow}><b>${fmtNum(v)}</b> ${word}</button>`;
 }
 
-/** BEHIND_SAID is how long the model stays behind before the header says so. */
-const BEHIND_SAID = 1000;
-
-/**
- * Modelling says, discreetly, that the collector has yet to model some of
- * the session's events (SessionModel.behind): the calls and agents shown
- * are not all there yet. It is said once the model has been behind for
- * BEHIND_SAID, not for the moment every live event takes, and goes as
- * soon as a session view says the model caught up. The count is given
- * once the events are loaded.
- */
-function Modelling({ model, eventsLoading }) {
-  const behind = model.behind();
-  const [said, setSaid] = useState(false);
-  useEffect(() => {
-    if (!behind) {
-      setSaid(false);
-      return;
-    }
-    const t = setTimeout(() => setSaid(true), BEHIND_SAID);
-    return () => clearTimeout(t);
-  }, [!behind]);
-  if (!behind || !said) return null;
-  const togo = !eventsLoading && behind.events > 0 ? ` (${plural(behind.events, 'event')} to go)` : '';
-  return html`<span class="modelling muted" data-testid="modelling" role="status"
-    title="The collector stores events first and works out the calls and agents from them after: some are not shown yet. This goes once it has caught up.">modelling…${togo}</span>`;
-}
-
 function Header({ model, version, id, onShow, eventsLoading }) {
   const s = model.session;
   const status = s ? statusOf(s) : '';
@@ -381,6 +353,9 @@ function Header({ model, version, id, onShow, eventsLoading }) {
   const denials = s ? countOf(s, 'denials') : undefined;
   const events = s ? (typeof s.event_count === 'number' ? s.event_count : countOf(s, 'events')) : undefined;
   const lin = s ? lineageOf(s) : [];
+  // The events the collector has yet to model (SessionModel.behind),
+  // counted once they are loaded.
+  const behind = model.behind();
   // Calls the session ended without an outcome of (still pending, as the
   // collector has them): the loaded calls, said apart from the failures.
   const noOutcome = model.over() ? [...model.calls.values()].filter((c) => c.status === 'pending').length : 0;
@@ -390,7 +365,7 @@ function Header({ model, version, id, onShow, eventsLoading }) {
       <div class="h1row">
         ${status && html`<${StatusPill} s=${s} testid="session-status" long=${true} />`}
         <h2 title=${s?.title || ''}>${s?.title ? truncate(s.title, 160) : html`<span class="muted">untitled session</span>`}</h2>
-        <${Modelling} model=${model} eventsLoading=${eventsLoading} />
+        <${Modelling} behind=${!!behind} detail=${!eventsLoading && behind?.events > 0 ? `(${plural(behind.events, 'event')} to go)` : ''} />
       </div>
       <div class="facts">
         <span title=${s?.cwd || ''}><b>${(s && projectOf(s)) || '–'}</b></span>

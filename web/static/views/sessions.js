@@ -4,6 +4,7 @@ import { html, useState, useEffect, useLayoutEffect, useMemo, useRef, Select } f
 import { pages } from '../lib/api.js';
 import { subscribeModel, subscribeRestart, holdLive, liveReady } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
+import { modelBehind } from '../lib/model.js';
 import { ms, fmtDur, fmtDate, fmtAgo, fmtAge, fmtNum, plural, projectOf, projectKey, shortID, truncate } from '../lib/format.js';
 
 /** statusOf returns the collector's status: running, background, ended or failed. */
@@ -52,6 +53,34 @@ export function StatusPill({ s, now = Date.now(), testid, long = false }) {
       title=${`${statusLabel(st)} as the collector has it (no end event), but no event for ${fmtDur(idle)}`}>idle ${fmtAge(idle)}</span>`;
   }
   return html`<span class=${'pill pill-' + st} data-testid=${testid} data-status=${st} title=${statusLabel(st)}>${long || st !== 'background' ? statusLabel(st) : 'background'}</span>`;
+}
+
+/** BEHIND_SAID is how long the model stays behind before a page says so. */
+const BEHIND_SAID = 1000;
+
+/**
+ * Modelling says, discreetly, that the collector has yet to model some of
+ * a session's events (modelBehind: the session page's SessionModel.behind,
+ * a row's session view): the calls and agents shown are not all there yet.
+ * It is said once the model has been behind for BEHIND_SAID, not for the
+ * moment every live event takes, and goes as soon as a session view says
+ * the model caught up. detail follows it ("(3 events to go)") when given.
+ * live makes it a status the screen readers announce: the session page's
+ * one note, not each row of a list that an import keeps behind.
+ */
+export function Modelling({ behind, detail = '', live = true }) {
+  const [said, setSaid] = useState(false);
+  useEffect(() => {
+    if (!behind) {
+      setSaid(false);
+      return;
+    }
+    const t = setTimeout(() => setSaid(true), BEHIND_SAID);
+    return () => clearTimeout(t);
+  }, [behind]);
+  if (!behind || !said) return null;
+  return html`<span class="modelling muted" data-testid="modelling" role=${live ? 'status' : undefined}
+    title="The collector stores events first and works out the calls and agents from them after: some are not shown yet. This goes once it has caught up.">modelling…${detail ? ' ' + detail : ''}</span>`;
 }
 
 /**
@@ -157,6 +186,7 @@ function put(s) {
   s._project = projectOf(s);
   s._projectKey = projectKey(s);
   s._status = statusOf(s);
+  s._behind = modelBehind(s);
   s._search = [s.id, s.title, s._project, s.cwd, s.model, s.user, s.host, s.runtime].filter((x) => typeof x === 'string').join('\n').toLowerCase();
   store.byID.set(s.id, s);
 }
@@ -269,7 +299,7 @@ function Row({ s, now }) {
       <span><${StatusPill} s=${s} now=${now} /></span>
       <span class="title">
         <a class="t1" href=${href(s.id)}>${s.title ? truncate(s.title, 140) : html`<span class="muted">untitled</span>`}</a>
-        <span class="t2">${shortID(s.id, 8)}${s.model ? ' · ' + s.model : ''}${s.user ? ' · ' + s.user : ''}</span>
+        <span class="t2">${shortID(s.id, 8)}${s.model ? ' · ' + s.model : ''}${s.user ? ' · ' + s.user : ''}<${Modelling} behind=${s._behind} live=${false} /></span>
       </span>
       <span class="proj" title=${s.cwd || ''}>${s._project || '–'}</span>
       <span class="rt">${s.runtime || '–'}</span>
