@@ -810,6 +810,68 @@ test('the session list follows the model messages only, and still updates live',
   await page.close();
 });
 
+/** underPointer returns the session of the row at y pixels into the session list, and that row's top. */
+const underPointer = (page, y = 100) => page.evaluate((y) => {
+  const l = document.querySelector('.slist').getBoundingClientRect();
+  const row = document.elementFromPoint(l.left + 200, l.top + y)?.closest('[data-session]');
+  return { id: row?.dataset.session, top: row ? Math.round(row.getBoundingClientRect().top - l.top) : null };
+}, y);
+
+test('the session list scrolled down keeps its rows in place while sessions begin and come alive above them', async () => {
+  const { page, seen } = await open('/#/');
+  const count = page.getByTestId('session-count');
+  await count.filter({ hasText: /^[\d,]+ sessions$/ }).waitFor();
+  await liveState(page);
+  const n = +(await count.innerText()).replace(/\D/g, '');
+  await page.locator('.slist').evaluate((l) => { l.scrollTop = 44 * 20 + 10; });
+  await page.waitForTimeout(200);
+  const before = await underPointer(page);
+  const below = await underPointer(page, 44 * 6);
+  assert.ok(before.id && below.id && before.id !== below.id);
+  // A session begins (above every row), and one below the view comes alive (moves to the top).
+  const sid = newID('5c011ed0');
+  await post([hookEnv(sid, 0, { hook_event_name: 'SessionStart', source: 'startup', session_title: 'Begun above the view' })]);
+  await count.filter({ hasText: new RegExp(`^${(n + 1).toLocaleString('en')} sessions$`) }).waitFor({ timeout: 10000 });
+  await post([hookEnv(below.id, 'alive-' + Date.now(), { hook_event_name: 'UserPromptSubmit', prompt: 'one more thing' })]);
+  // Its model stored, the list has its message a moment later.
+  for (let i = 0; ; i++) {
+    const { body } = await api('/v1/sessions/' + below.id);
+    if (body && body.derived_seq === body.last_seq && body.counts?.prompts > 0 && Date.now() - Date.parse(body.last_event_at) < 60e3) break;
+    assert.ok(i < 100, 'the prompt was not modelled');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await page.waitForTimeout(1000);
+  assert.deepEqual(await underPointer(page), before, 'the row under the pointer stays there');
+  // At the top, the list shows what begins at the top.
+  await page.locator('.slist').evaluate((l) => { l.scrollTop = 0; });
+  const other = newID('5c011ed1');
+  await post([hookEnv(other, 0, { hook_event_name: 'SessionStart', source: 'startup', session_title: 'Begun at the top' })]);
+  await page.waitForFunction((id) => document.querySelector('.slist [data-session]')?.dataset.session === id, other, { timeout: 10000 });
+  assert.equal(await page.locator('.slist').evaluate((l) => l.scrollTop), 0);
+  clean(seen);
+  await page.close();
+});
+
+test('back from a session, the list is where it was, the focus on the session opened', async () => {
+  const { page, seen } = await open('/#/');
+  await page.getByTestId('session-count').filter({ hasText: /^[\d,]+ sessions$/ }).waitFor();
+  await page.locator('.slist').evaluate((l) => { l.scrollTop = 44 * 40; });
+  await page.waitForTimeout(200);
+  const was = await underPointer(page, 200);
+  const link = page.locator(`[data-session="${was.id}"] a.t1`);
+  await link.focus();
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/#\/s\//);
+  await loaded(page);
+  await page.goBack();
+  await page.locator(`[data-session="${was.id}"]`).waitFor();
+  await page.waitForTimeout(200);
+  assert.deepEqual(await underPointer(page, 200), was, 'the row opened is where it was');
+  assert.equal(await page.evaluate(() => document.activeElement?.closest('[data-session]')?.dataset.session), was.id, 'the focus on its link');
+  clean(seen);
+  await page.close();
+});
+
 test('a link to a session the collector does not know yet shows the session once it begins', async () => {
   const sid = newID('c0ffee03');
   const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));

@@ -6,15 +6,43 @@ import { html, useState, useEffect, useRef, useLayoutEffect } from './html.js';
  * VList renders items[i] with row(item, i) in rows of a fixed height.
  * The scroll container fills its parent (give the parent a height).
  * scrollTo, when it changes, brings that index into view.
+ *
+ * keyOf(item), when given, names the items, and the list keeps the rows in
+ * view in place when items change above them, as a live list does: a row
+ * the pointer is on, or the eye reads, stays there rather than sliding down
+ * under it. Scrolled to the top, the list shows what comes in at the top.
+ * place, given with keyOf, is where the list was left: an object the list
+ * keeps up to date ({ key, offset }: the row at the top of the view, and how
+ * far it is scrolled past), and scrolls back to when it is drawn again (back
+ * from another view).
  */
-export function VList({ items, rowHeight, row, overscan = 8, class: cls = '', scrollTo = -1, label = '' }) {
+export function VList({ items, rowHeight, row, overscan = 8, class: cls = '', scrollTo = -1, label = '', keyOf = null, place = null }) {
   const ref = useRef(null);
   const [view, setView] = useState({ top: 0, height: 600 });
+  // The items drawn last, and the scroll position they were drawn at: to
+  // find the rows in view again when the items change.
+  const drawn = useRef({ items: null, top: 0 });
+  const props = useRef({});
+  props.current = { items, rowHeight, keyOf, place };
 
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return;
-    const update = () => setView({ top: el.scrollTop, height: el.clientHeight || 600 });
+    const update = () => {
+      const { items, rowHeight, keyOf, place } = props.current;
+      if (keyOf && place) {
+        const i = Math.floor(el.scrollTop / rowHeight);
+        place.key = el.scrollTop > 0 && i < items.length ? keyOf(items[i]) : '';
+        place.offset = el.scrollTop - i * rowHeight;
+      }
+      setView({ top: el.scrollTop, height: el.clientHeight || 600 });
+    };
+    // Drawn again: back where it was left.
+    const { items, rowHeight, keyOf, place } = props.current;
+    if (keyOf && place && place.key) {
+      const i = items.findIndex((it) => keyOf(it) === place.key);
+      if (i >= 0) el.scrollTop = i * rowHeight + place.offset;
+    }
     update();
     let raf = 0;
     const onScroll = () => {
@@ -31,6 +59,29 @@ export function VList({ items, rowHeight, row, overscan = 8, class: cls = '', sc
     };
   }, []);
 
+  // The items changed while scrolled down: the first row in view that did
+  // not move up (moving up is what a row that came alive does; the others
+  // only slide down, by what came in above them) stays where it was. The
+  // browser's own scroll anchoring is off (overflow-anchor), as it would
+  // move the view a second time for a row it sees drawn again above.
+  useLayoutEffect(() => {
+    const el = ref.current;
+    const prev = drawn.current.items;
+    drawn.current.items = items;
+    if (!el || !keyOf || !prev || prev === items || el.scrollTop <= 0) return;
+    const top = el.scrollTop;
+    const first = Math.floor(top / rowHeight);
+    const last = Math.min(prev.length, Math.ceil((top + el.clientHeight) / rowHeight));
+    const now = new Map();
+    for (let i = 0; i < items.length; i++) now.set(keyOf(items[i]), i);
+    for (let i = first; i < last; i++) {
+      const j = now.get(keyOf(prev[i]));
+      if (j === undefined || j < i) continue;
+      if (j !== i) el.scrollTop = top + (j - i) * rowHeight;
+      break;
+    }
+  }, [items]);
+
   useEffect(() => {
     const el = ref.current;
     if (!el || scrollTo < 0) return;
@@ -46,7 +97,7 @@ export function VList({ items, rowHeight, row, overscan = 8, class: cls = '', sc
   const rows = [];
   for (let i = first; i < last; i++) rows.push(row(items[i], i));
   return html`
-    <div class=${'vlist ' + cls} ref=${ref} role="list" aria-label=${label} data-count=${n}>
+    <div class=${'vlist ' + cls} ref=${ref} role="list" aria-label=${label} data-count=${n} style=${keyOf ? { overflowAnchor: 'none' } : undefined}>
       <div class="vlist-space" style=${{ height: n * rowHeight + 'px' }}>
         <div class="vlist-rows" style=${{ transform: `translateY(${first * rowHeight}px)` }}>${rows}</div>
       </div>

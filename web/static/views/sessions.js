@@ -172,6 +172,11 @@ const store = {
   started: false,
   reading: false,
   again: false,
+  // Where the list was left (VList's place), and the session last opened
+  // from it: back from that session, the list is where it was, the focus
+  // on that session's row.
+  place: { key: '', offset: 0 },
+  opened: '',
 };
 
 function changed() {
@@ -277,6 +282,9 @@ function useSessions() {
   return store;
 }
 
+// sessionKey names a session of the list for VList.
+const sessionKey = (s) => s.id;
+
 const RANGES = [['', 'any time'], ['1h', 'last hour'], ['24h', 'last 24 h'], ['7d', 'last 7 days'], ['30d', 'last 30 days']];
 const RANGE_MS = { '1h': 3600e3, '24h': 86400e3, '7d': 7 * 86400e3, '30d': 30 * 86400e3 };
 
@@ -295,7 +303,10 @@ function Row({ s, now }) {
   const count = (v, cls, title) => html`<span class=${'num ' + (v > 0 ? cls : v === 0 ? 'zero' : '')} title=${title || undefined}>${fmtNum(v)}</span>`;
   const rejected = countOf(s, 'rejected');
   return html`
-    <div class=${'srow st-' + s._status} role="listitem" data-session=${s.id} onClick=${(e) => { if (!e.target.closest('a') && !getSelection().toString()) location.hash = href(s.id); }}>
+    <div class=${'srow st-' + s._status} role="listitem" data-session=${s.id} onClick=${(e) => {
+      store.opened = s.id;
+      if (!e.target.closest('a') && !getSelection().toString()) location.hash = href(s.id);
+    }}>
       <span><${StatusPill} s=${s} now=${now} /></span>
       <span class="title">
         <a class="t1" href=${href(s.id)}>${s.title ? truncate(s.title, 140) : html`<span class="muted">untitled</span>`}</a>
@@ -338,6 +349,22 @@ export function SessionList({ params }) {
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), 15000);
     return () => clearInterval(t);
+  }, []);
+  // Back from a session opened from the list, the focus goes to its row
+  // (VList scrolled it back into place): a keyboard goes on from there.
+  // The row is drawn a frame or two after the list.
+  useEffect(() => {
+    const id = store.opened;
+    store.opened = '';
+    if (!id) return;
+    let raf = 0, tries = 10;
+    const focus = () => {
+      const a = document.querySelector(`.slist [data-session="${CSS.escape(id)}"] a.t1`);
+      if (a) a.focus({ preventScroll: true });
+      else if (--tries > 0) raf = requestAnimationFrame(focus);
+    };
+    raf = requestAnimationFrame(focus);
+    return () => cancelAnimationFrame(raf);
   }, []);
   useEffect(() => {
     // Keep the filters in the URL so a view can be shared and survives reload.
@@ -403,7 +430,8 @@ export function SessionList({ params }) {
           : st.done && st.list.length && !shown.length
             ? html`<div class="empty" data-testid="no-match"><p>No session matches ${describeFilters({ q, project: projects.find(([k]) => k === project)?.[1] || project, status, range })}.</p>
                 <p><button type="button" onClick=${() => { setQ(''); setProject(''); setStatus(''); setRange(''); searchRef.current?.focus(); }}>Clear the filters</button></p></div>`
-            : html`<${VList} label="Sessions" items=${shown} rowHeight=${44} class="slist" row=${(s) => html`<${Row} key=${s.id} s=${s} now=${now} />`} />`}
+            : html`<${VList} label="Sessions" items=${shown} rowHeight=${44} class="slist" keyOf=${sessionKey} place=${store.place}
+                row=${(s) => html`<${Row} key=${s.id} s=${s} now=${now} />`} />`}
       </div>
     </section>`;
 }
