@@ -852,6 +852,22 @@ test('the session list scrolled down keeps its rows in place while sessions begi
   await page.close();
 });
 
+test('a title the session list cuts short is whole in its tooltip', async () => {
+  const { body } = await api('/v1/sessions/' + PARALLEL);
+  const { page, seen } = await open('/#/?q=' + PARALLEL);
+  const link = page.locator(`[data-session="${PARALLEL}"] a.t1`);
+  await link.waitFor();
+  assert.ok(await link.evaluate((a) => a.scrollWidth > a.clientWidth), 'the title is cut short on screen');
+  assert.equal(await link.getAttribute('title'), body.title);
+  // An untitled session's link says nothing more than its row.
+  await page.getByLabel('Search sessions').fill(PREVIEW);
+  const untitled = page.locator(`[data-session="${PREVIEW}"] a.t1`);
+  await untitled.waitFor();
+  assert.equal(await untitled.getAttribute('title'), null);
+  clean(seen);
+  await page.close();
+});
+
 test('back from a session, the list is where it was, the focus on the session opened', async () => {
   const { page, seen } = await open('/#/');
   await page.getByTestId('session-count').filter({ hasText: /^[\d,]+ sessions$/ }).waitFor();

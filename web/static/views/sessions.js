@@ -309,7 +309,7 @@ function Row({ s, now }) {
     }}>
       <span><${StatusPill} s=${s} now=${now} /></span>
       <span class="title">
-        <a class="t1" href=${href(s.id)}>${s.title ? truncate(s.title, 140) : html`<span class="muted">untitled</span>`}</a>
+        <a class="t1" href=${href(s.id)} title=${s.title || undefined}>${s.title ? truncate(s.title, 140) : html`<span class="muted">untitled</span>`}</a>
         <span class="t2">${shortID(s.id, 8)}${s.model ? ' · ' + s.model : ''}${s.user ? ' · ' + s.user : ''}<${Modelling} behind=${s._behind} live=${false} /></span>
       </span>
       <span class="proj" title=${s.cwd || ''}>${s._project || '–'}</span>
