@@ -868,6 +868,20 @@ test('a title the session list cuts short is whole in its tooltip', async () => 
   await page.close();
 });
 
+test('the session list says when a session started and when it was last active, each for what it is', async () => {
+  const { body } = await api('/v1/sessions/' + REAL);
+  const { page, seen } = await open('/#/?q=' + REAL);
+  const when = page.locator(`[data-session="${REAL}"] .when`);
+  await when.waitFor();
+  const [started, last] = (await when.innerText()).split('\n').map((x) => x.trim());
+  assert.match(started, /^\d\d:\d\d$/, 'the start, under the column "started"');
+  // The capture's last event was minutes after its start: the second line is not an age of the start.
+  assert.match(last, /^active (now|\d+[smhd] ago)$/);
+  assert.equal(await when.getAttribute('title'), `started ${body.first_event_at}, last event ${body.last_event_at}`);
+  clean(seen);
+  await page.close();
+});
+
 test('back from a session, the list is where it was, the focus on the session opened', async () => {
   const { page, seen } = await open('/#/');
   await page.getByTestId('session-count').filter({ hasText: /^[\d,]+ sessions$/ }).waitFor();

@@ -314,7 +314,7 @@ function Row({ s, now }) {
       </span>
       <span class="proj" title=${s.cwd || ''}>${s._project || '–'}</span>
       <span class="rt">${s.runtime || '–'}</span>
-      <span class="when" title=${s.first_event_at || ''}>${fmtDate(s._first, now)}<span class="t2">${fmtAgo(s._last, now)}</span></span>
+      <span class="when" title=${`started ${s.first_event_at || '–'}, last event ${s.last_event_at || '–'}`}>${fmtDate(s._first, now)}<span class="t2">active ${fmtAgo(s._last, now)}</span></span>
       <span class="num">${fmtDur(dur)}</span>
       <span class="num">${fmtNum(s.event_count ?? countOf(s, 'events'))}</span>
       <span class="num">${fmtNum(countOf(s, 'agents'))}</span>
