@@ -1951,8 +1951,14 @@ func (w *walker) makeEval(st *Step, text string, known bool) {
 }
 
 // npmScriptShell: --script-shell (npm's, pnpm's, yarn's) names the
-// program that runs every script, and config set script-shell stores it
-// for the scripts run later, this command's or another's (envShell).
+// program that runs every script, and config set script-shell (npm set,
+// its alias) stores it for the scripts run later, this command's or
+// another's (envShell). The settings that name code the program runs
+// later without showing it make the step a program not known, as git
+// config's include.path does: userconfig and globalconfig (another
+// .npmrc, whose script-shell runs the scripts), yarn's yarnPath (the
+// script every yarn run is), and yarn set version (which downloads a
+// release and points yarnPath at it).
 func npmScriptShell(w *walker, st *Step, args []string) {
 	type shell struct {
 		val   string
@@ -1965,8 +1971,23 @@ func npmScriptShell(w *walker, st *Step, args []string) {
 			shells = append(shells, shell{a.val, w.argKnown(a.valueAt())})
 		}
 	}
+	first := slices.IndexFunc(args, func(a string) bool { return !strings.HasPrefix(a, "-") })
+	settings := -1
+	switch {
+	case first < 0:
+	case args[first] == "set" && st.Program == "yarn":
+		if first+1 < len(args) && args[first+1] == "version" {
+			dynamic(st, "yarn set version installs a yarn release that every yarn run after it runs")
+			return
+		}
+	case args[first] == "set":
+		settings = first + 1 // npm set KEY VALUE: npm config set's alias
+	}
 	if j := indexOf(args, "config"); j >= 0 && j+1 < len(args) && args[j+1] == "set" {
-		for k := j + 2; k < len(args); k++ {
+		settings = j + 2
+	}
+	if settings >= 0 {
+		for k := settings; k < len(args); k++ {
 			if strings.HasPrefix(args[k], "-") {
 				continue
 			}
@@ -1979,8 +2000,14 @@ func npmScriptShell(w *walker, st *Step, args []string) {
 				k++
 				val, at = args[k], k
 			}
-			if !keyKnown || strings.ReplaceAll(key, "_", "-") == "script-shell" {
+			switch name := strings.ToLower(strings.ReplaceAll(key, "_", "-")); {
+			case !keyKnown || name == "script-shell":
 				shells = append(shells, shell{val, keyKnown && w.argKnown(at)})
+			case name == "userconfig" || name == "globalconfig" || name == "yarnpath":
+				if !w.argKnown(at) || (val != "/dev/null" && val != "") {
+					dynamic(st, st.Program+" config set "+key+" names code "+st.Program+" runs later")
+					return
+				}
 			}
 		}
 	}

@@ -450,7 +450,7 @@ func buildTable() map[string]*program {
 		"publish": p(Network, SubtypeRunCommand, opNone), "list": readOnly(SubtypeRunCommand), "ls": readOnly(SubtypeRunCommand),
 		"view": p(Network, SubtypeRunCommand, opNone), "outdated": p(Network, SubtypeRunCommand, opNone),
 		"audit": p(Network, SubtypeRunLint, opNone), "init": writes(SubtypeModifyFile), "create": install(),
-		"cache": writes(SubtypeRunCommand), "config": writes(SubtypeRunCommand),
+		"cache": writes(SubtypeRunCommand), "config": writes(SubtypeRunCommand), "set": writes(SubtypeRunCommand),
 	}).with(npmRun, npmScriptShell, configOption("--userconfig --globalconfig", "--userconfig", "--globalconfig"))
 	set(npmLike, "npm", "pnpm", "yarn", "bun")
 	pipLike := p(ExecuteCheck, SubtypeRunCommand, opNone).subs(check(SubtypeRunCommand), map[string]*program{

@@ -489,6 +489,19 @@ func TestCommandsRunningCommands(t *testing.T) {
 		{cmd: `npm config set registry https://r.example`, effect: Write, noWrites: true},
 		{cmd: `npm config set //r.example/:_authToken=$NPM_TOKEN`, effect: Write, noWrites: true},
 		{cmd: `npm config set "$K" 'rm -rf /x'`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		// npm set is config set's alias; userconfig, globalconfig and
+		// yarnPath name code run later, and yarn set version installs it.
+		{cmd: `npm set script-shell 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `npm -g set script-shell='rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `pnpm config set script_shell='rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
+		{cmd: `npm set registry https://r.example`, effect: Write, noWrites: true},
+		{cmd: `npm config set userconfig /tmp/x`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `npm config set globalconfig=/tmp/g`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `npm config set userconfig /dev/null`, effect: Write, noWrites: true},
+		{cmd: `yarn config set yarnPath .yarn/releases/x.cjs`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `yarn config set yarnPath "$P"`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `yarn set version stable`, effect: Destructive, unknown: true, writes: []string{"/"}},
+		{cmd: `yarn config set npmRegistryServer https://r.example`, effect: Write, noWrites: true},
 		// watch runs its words through sh -c, but with -x.
 		{cmd: `watch 'rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
 		{cmd: `watch -n 5 'ls; rm -rf /x'`, effect: Destructive, writes: []string{"/x"}},
