@@ -236,6 +236,12 @@ func (e *env) checkDatabase(ctx context.Context) Check {
 		c.Status, c.Message = Info, "PostgreSQL: not checked here; hookwatch serve reports connection errors"
 		return c
 	}
+	if postgres.KeywordString(path) {
+		c.Status = Fail
+		c.Message = "HOOKWATCH_DB is a PostgreSQL key=value connection string: hookwatch serve refuses it; it names PostgreSQL by a postgres:// URL"
+		c.Fix = "export HOOKWATCH_DB='postgres://USER:PASSWORD@HOST:PORT/DATABASE'"
+		return c
+	}
 	if scheme, ok := postgres.OtherURL(path); ok {
 		c.Status = Fail
 		c.Message = "HOOKWATCH_DB is a " + scheme + ":// URL: hookwatch serve refuses it; it stores in SQLite, named by a file path, or in PostgreSQL, named by a postgres:// URL"

@@ -793,6 +793,12 @@ func TestDatabaseCheck(t *testing.T) {
 			t.Errorf("%s: %+v", url, c)
 		}
 	}
+	// libpq's key=value string: serve refuses it, and so does the check,
+	// without the password.
+	if c := check("host=db port=5432 user=hw password=s3cr3t dbname=hw"); c.Status != Fail ||
+		!strings.Contains(c.Message, "key=value") || !strings.Contains(c.Fix, "postgres://") || strings.Contains(c.Message+c.Fix, "s3cr3t") {
+		t.Errorf("a key=value string: %+v", c)
+	}
 	after, _ := os.ReadDir(root)
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Errorf("doctor changed the directory: %v, then %v", before, after)

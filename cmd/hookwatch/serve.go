@@ -340,8 +340,13 @@ func openStore(ctx context.Context, flag, home string) (store.Store, string, err
 // checkDSN refuses a URL of a database hookwatch does not speak
 // (postgres.OtherURL): taken for a SQLite path, it would become an empty
 // database in a directory named after the scheme, and the collector would
-// start on it as if it were the one meant.
+// start on it as if it were the one meant. So for libpq's key=value string
+// (postgres.KeywordString), whose file would be named after its password.
 func checkDSN(dsn string) error {
+	if postgres.KeywordString(dsn) {
+		return fmt.Errorf("%w: --db (or HOOKWATCH_DB) is a PostgreSQL key=value connection string; hookwatch names PostgreSQL by a URL: postgres://USER:PASSWORD@HOST:PORT/DATABASE?sslmode=… (percent-encode @, /, #, :, ? and %% in the password)",
+			errUsage)
+	}
 	scheme, ok := postgres.OtherURL(dsn)
 	if !ok {
 		return nil

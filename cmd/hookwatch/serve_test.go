@@ -281,6 +281,40 @@ func TestServeDBOtherURL(t *testing.T) {
 	}
 }
 
+// TestServeDBKeywordString: a --db or HOOKWATCH_DB that is libpq's
+// key=value connection string is a usage error that says to write a
+// postgres:// URL, for every command that opens a database: taken for a
+// SQLite path, it became a file named after the string, password
+// included, which serve then served, printing that name.
+func TestServeDBKeywordString(t *testing.T) {
+	freshHome(t)
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	const dsn = "host=127.0.0.1 port=1 user=hw password=s3cr3t dbname=hw"
+	for _, args := range [][]string{
+		{"serve", "--addr", "127.0.0.1:0", "--db", dsn},
+		{"token", "create", "--user", "ann", "--db", dsn},
+		{"export", "--since", "1d", "--db", dsn},
+		{"prune", "--older-than", "1d", "--db", dsn},
+	} {
+		var stdout, stderr bytes.Buffer
+		// A serve that starts after all ends here, and fails the test.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		err := run(ctx, args, nil, &stdout, &stderr)
+		cancel()
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "key=value") || !strings.Contains(err.Error(), "postgres://") ||
+			strings.Contains(err.Error()+stderr.String(), "s3cr3t") {
+			t.Errorf("%v: %v, want a usage error asking for a postgres:// URL and not the password", args[:2], err)
+		}
+		if stdout.Len() > 0 {
+			t.Errorf("%v printed %q", args[:2], stdout.String())
+		}
+	}
+	if made, _ := os.ReadDir(cwd); len(made) > 0 {
+		t.Errorf("the refused strings made %v in the working directory", made)
+	}
+}
+
 // TestServeHomeUnusable: a HOOKWATCH_HOME that is a file, or one under a
 // file, or one serve cannot write in, stops serve before the database is
 // opened, with an error naming the directory, the variable and the way out.

@@ -58,6 +58,32 @@ func OtherURL(dsn string) (scheme string, ok bool) {
 	return scheme, true
 }
 
+// KeywordString reports whether dsn is libpq's key=value connection string
+// ("host=db port=5432 user=hw password=… dbname=hw"): one of its words
+// starts with a keyword of libpq's connection parameters followed by =.
+// hookwatch names PostgreSQL by a URL only, and takes anything else for a
+// SQLite file's path: such a string would become a file named after it,
+// password included, which a collector would serve as if it were the
+// database meant, so a reader of a database's name refuses it instead,
+// without repeating it.
+func KeywordString(dsn string) bool {
+	for i := 0; i < len(dsn); i++ {
+		if i > 0 && dsn[i-1] != ' ' && dsn[i-1] != '\t' {
+			continue // a keyword starts a word
+		}
+		for _, kw := range libpqKeywords {
+			if rest, ok := strings.CutPrefix(dsn[i:], kw); ok && strings.HasPrefix(strings.TrimLeft(rest, " \t"), "=") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// libpqKeywords are the connection parameters a key=value string names
+// its database by, one of which any such string holds.
+var libpqKeywords = []string{"host", "hostaddr", "port", "dbname", "user", "password", "passfile", "service", "sslmode"}
+
 // isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
 // letters, digits, +, - and .), which no path component holding a slash is.
 func isScheme(s string) bool {

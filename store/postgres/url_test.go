@@ -32,6 +32,29 @@ func TestOtherURL(t *testing.T) {
 	}
 }
 
+// TestKeywordString: libpq's key=value connection string, which hookwatch
+// would otherwise take for a SQLite file's path, is told apart from a path
+// by a keyword of libpq's that starts one of its words.
+func TestKeywordString(t *testing.T) {
+	for dsn, want := range map[string]bool{
+		"host=db.internal port=5432 user=hw password=s3cr3t dbname=hw": true,
+		"dbname=hookwatch":                    true,
+		"  host = 127.0.0.1 dbname = hw":      true,
+		"sslmode=verify-full service=hw":      true,
+		"/var/lib/hookwatch/hw.db":            false,
+		"hw.db":                               false,
+		"./host=x.db":                         false,
+		"/srv/data/user=ann.db":               false,
+		"hostname=x.db":                       false,
+		"postgres://hw@db/hw?sslmode=disable": false,
+		"":                                    false,
+	} {
+		if got := KeywordString(dsn); got != want {
+			t.Errorf("KeywordString(%q) = %v, want %v", dsn, got, want)
+		}
+	}
+}
+
 // TestOpenAmbiguousURL: a password holding a reserved character that is not
 // percent-encoded makes pgx read part of it as the host or the database,
 // which the errors would then show; Open refuses such a URL before
