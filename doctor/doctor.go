@@ -212,6 +212,9 @@ func Run(ctx context.Context, o Options) *Report {
 	}
 	r.add(e.checkRegistration())
 	r.add(e.checkCollector(ctx))
+	if c, ok := e.checkTeamURL(); ok {
+		r.add(c)
+	}
 	if hook.NeedsForwarder(e.url) {
 		r.add(e.checkForwarder())
 	}
@@ -755,6 +758,26 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		}
 	}
 	return c
+}
+
+// checkTeamURL fails, and is reported (ok), when the home holds a team
+// server's token (install --token) but HOOKWATCH_URL is unset: the hooks
+// then send the events to the local default collector, which a hook
+// starts, into this machine's database, and read no token
+// (hook.LookupToken), so the team server never sees them. install cannot
+// keep the URL for the command hooks: they read it from the environment
+// Claude Code gives them.
+func (e *env) checkTeamURL() (Check, bool) {
+	if e.tokenSource != hook.TokenNone || hook.ReadToken(e.home) == "" {
+		return Check{}, false
+	}
+	return Check{
+		Name:   "team server",
+		Status: Fail,
+		Message: fmt.Sprintf("a team server's token is installed (%s), but HOOKWATCH_URL is not set here: the hooks send the events to %s, the collector of this machine, not to the team server",
+			filepath.Join(e.home, hook.TokenFile), hook.DefaultURL),
+		Fix: "export HOOKWATCH_URL=<the team server's URL, as given to hookwatch install --url> in the profile Claude Code starts from (and here), then start Claude Code again",
+	}, true
 }
 
 // checkForwarder says whether a forwarder delivers the spool to e.url, one

@@ -192,6 +192,46 @@ func TestCollectorDownAutostarts(t *testing.T) {
 	}
 }
 
+// TestTeamTokenWithoutURL: a team server's token installed in the home
+// (install --token) while HOOKWATCH_URL is unset is a failure: the hooks
+// send their events to the local default collector, into this machine's
+// database, where the team server never sees them, and read no token. The
+// fix exports the URL. Without the token file, or with HOOKWATCH_URL set,
+// there is no such check.
+func TestTeamTokenWithoutURL(t *testing.T) {
+	root := t.TempDir()
+	hw := filepath.Join(root, "hw")
+	teamCheck := func(env map[string]string) (Check, bool) {
+		t.Helper()
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"), Version: "test", Timeout: time.Second})
+		for _, c := range r.Checks {
+			if c.Name == "team server" {
+				return c, true
+			}
+		}
+		return Check{}, false
+	}
+	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": hw, "HOOKWATCH_AUTOSTART": "0"}
+	if c, ok := teamCheck(env); ok {
+		t.Errorf("no token file: %+v", c)
+	}
+	if err := os.MkdirAll(hw, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hw, hook.TokenFile), []byte("hwt_0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, ok := teamCheck(env)
+	if !ok || c.Status != Fail || !strings.Contains(c.Message, filepath.Join(hw, hook.TokenFile)) || !strings.Contains(c.Message, "HOOKWATCH_URL is not set") ||
+		!strings.Contains(c.Message, hook.DefaultURL) || !strings.Contains(c.Fix, "export HOOKWATCH_URL=") || strings.Contains(c.Message+c.Fix, "hwt_0123") {
+		t.Errorf("a team token and no HOOKWATCH_URL: %v %+v", ok, c)
+	}
+	env["HOOKWATCH_URL"] = "http://127.0.0.1:1"
+	if c, ok := teamCheck(env); ok {
+		t.Errorf("HOOKWATCH_URL set: %+v", c)
+	}
+}
+
 // TestCollectorURLRefused: a HOOKWATCH_URL no collector can be reached at
 // fails the collector check, saying what is wrong with it, whether or not
 // hooks would start a collector (they could not start one there): not the
