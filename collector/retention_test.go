@@ -2,11 +2,14 @@ package collector_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
@@ -52,5 +55,41 @@ func TestRetention(t *testing.T) {
 	}
 	if got := metric(t, s, "hookwatch_pruned_events_total"); got != "2" {
 		t.Errorf("hookwatch_pruned_events_total = %s", got)
+	}
+}
+
+// TestFutureTimeClamped: an envelope dated beyond collector.MaxClockAhead
+// of the collector's clock is stored at the time the collector took it,
+// envelope included: a token's holder could otherwise date a session in
+// 2099, which no retention would ever delete and which would head every
+// session list. A laptop whose clock runs a few minutes ahead keeps its
+// times. On PostgreSQL, as a team server runs.
+func TestFutureTimeClamped(t *testing.T) {
+	collector.SetPruneEveryForTest(20 * time.Millisecond)
+	t.Cleanup(func() { collector.SetPruneEveryForTest(time.Minute) })
+	s := newServerOn(t, collector.Config{Retain: 24 * time.Hour}, postgres.MustOpenDB(t, pgtest.NewDatabase(t)))
+	far := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+	skewed := time.Now().Add(collector.MaxClockAhead / 2).UTC().Truncate(time.Microsecond)
+	before := time.Now()
+	s.post(t, []event.Envelope{
+		storetest.Envelope(event.RuntimeClaudeCode, far, storetest.P("session_id", "far", "hook_event_name", "SessionStart", "source", "startup")),
+		storetest.Envelope(event.RuntimeClaudeCode, skewed, storetest.P("session_id", "skewed", "hook_event_name", "SessionStart", "source", "startup")),
+	}, 2, 0)
+	after := time.Now()
+	var v struct {
+		LastEventAt time.Time `json:"last_event_at"`
+	}
+	s.getJSON(t, "/v1/sessions/far", &v)
+	if v.LastEventAt.Before(before.Add(-time.Second)) || v.LastEventAt.After(after.Add(time.Second)) {
+		t.Errorf("the session dated 2099 ends at %s, want the time it was taken (%s)", v.LastEventAt, before.UTC())
+	}
+	if evs := s.listEvents(t, "far", ""); len(evs) != 1 || !evs[0].Time.Equal(v.LastEventAt) {
+		t.Errorf("the events of the session dated 2099: %+v", evs)
+	} else if code, body := s.do(t, http.MethodGet, "/v1/sessions/far/events", nil); code != http.StatusOK || strings.Contains(string(body), "2099") {
+		t.Errorf("its stored envelope keeps the date: %d %s", code, body)
+	}
+	s.getJSON(t, "/v1/sessions/skewed", &v)
+	if !v.LastEventAt.Equal(skewed) {
+		t.Errorf("a clock %s ahead: the session ends at %s, want %s", collector.MaxClockAhead/2, v.LastEventAt, skewed)
 	}
 }

@@ -25,9 +25,10 @@ type IngestResult struct {
 // Ingest validates envelopes, applies the privacy rules (Config.Privacy) to
 // their payloads and stores them through the server's writer, exactly like
 // POST /v1/events: the batch is all or nothing, and Ingest returns once it
-// is committed. An envelope without received_at gets the current time. A
-// bad envelope fails the whole batch with a *BatchError. envs are modified
-// in place.
+// is committed. An envelope without received_at, or with one more than
+// MaxClockAhead ahead of the current time, gets the current time. A bad
+// envelope fails the whole batch with a *BatchError. envs are modified in
+// place.
 //
 // It is how code in the same process (the local spool drainer) stores
 // events without HTTP. When ctx ends while waiting for the commit the
@@ -85,13 +86,16 @@ func (s *Server) commit(ctx context.Context, envs []event.Envelope, decoded []*e
 	return s.writer.submit(ctx, events, owner)
 }
 
-// toEvents validates and converts a batch; now fills a missing received_at.
+// toEvents validates and converts a batch; now fills a missing received_at
+// and replaces one more than MaxClockAhead after it.
 // decoded is as commit's.
 func toEvents(envs []event.Envelope, decoded []*event.Payload, now time.Time) ([]store.Event, error) {
 	events := make([]store.Event, len(envs))
 	for i := range envs {
 		env := envs[i]
-		if env.ReceivedAt.IsZero() {
+		if env.ReceivedAt.IsZero() || env.ReceivedAt.After(now.Add(MaxClockAhead)) {
+			// A time far ahead is a wrong clock's or a forged one: kept,
+			// it would head the session lists and escape retention.
 			env.ReceivedAt = now
 		}
 		var e store.Event
@@ -108,6 +112,11 @@ func toEvents(envs []event.Envelope, decoded []*event.Payload, now time.Time) ([
 	}
 	return events, nil
 }
+
+// MaxClockAhead is how far ahead of the collector's clock an envelope's
+// received_at may be: a later one is replaced by the time the collector
+// takes it (toEvents).
+const MaxClockAhead = time.Hour
 
 // BatchError reports the envelope that made a batch invalid.
 type BatchError struct {
