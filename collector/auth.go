@@ -6,9 +6,12 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hookwatch/hookwatch/store"
@@ -67,7 +70,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="hookwatch"`)
 				writeError(w, code, "missing, wrong or revoked bearer token")
 			} else {
-				writeError(w, code, "cannot check the bearer token")
+				writeError(w, code, "cannot check the bearer token: the database does not answer; retry later")
 			}
 			return
 		}
@@ -103,7 +106,7 @@ func (s *Server) principal(r *http.Request) (principal, int) {
 		return principal{}, http.StatusUnauthorized
 	}
 	if err != nil {
-		s.log.Error("cannot look a token up", "err", err)
+		s.tokensDown.fail(s.log, err)
 		return principal{}, http.StatusServiceUnavailable
 	}
 	p := principal{User: t.User, Role: t.Role}
@@ -112,7 +115,7 @@ func (s *Server) principal(r *http.Request) (principal, int) {
 	case store.RoleTeam:
 		if t.Team != "" {
 			if p.Users, err = s.tokens.TeamUsers(r.Context(), t.Team); err != nil {
-				s.log.Error("cannot list a team's users", "err", err)
+				s.tokensDown.fail(s.log, err)
 				return principal{}, http.StatusServiceUnavailable
 			}
 		}
@@ -122,7 +125,54 @@ func (s *Server) principal(r *http.Request) (principal, int) {
 	default:
 		p.Users = []string{t.User}
 	}
+	s.tokensDown.answered(s.log)
 	return p, 0
+}
+
+// outageRepeat is how often the log says again that the database still
+// fails the token checks.
+const outageRepeat = 30 * time.Second
+
+// outage tells the log of the store failing the token checks: when it
+// starts, every outageRepeat while it lasts, and when it ends. Each request
+// of a team's hooks checks a token, so a log line per failure would bury
+// the log while the database is down.
+type outage struct {
+	down   atomic.Bool // the fast path of answered
+	mu     sync.Mutex
+	since  time.Time // the first failure
+	said   time.Time // the last line about it
+	failed int       // failures since since
+}
+
+// fail counts a failed check, and logs it if it is the first of an outage
+// or the first for outageRepeat.
+func (o *outage) fail(log *slog.Logger, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := time.Now()
+	o.failed++
+	switch {
+	case !o.down.Load():
+		o.down.Store(true)
+		o.since, o.said, o.failed = now, now, 1
+		log.Error("cannot check bearer tokens: the database does not answer; every request that needs a token is answered 503 until it does (the command hooks and forwarders keep their events in their spools meanwhile)", "err", err)
+	case now.Sub(o.said) >= outageRepeat:
+		o.said = now
+		log.Error("cannot check bearer tokens: the database still does not answer", "for", now.Sub(o.since).Round(time.Second), "failed_requests", o.failed, "err", err)
+	}
+}
+
+// answered ends an outage, if one was under way, saying how long it took.
+func (o *outage) answered(log *slog.Logger) {
+	if !o.down.Load() {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.down.Swap(false) {
+		log.Info("the database answers the token checks again", "after", time.Since(o.since).Round(time.Second), "failed_requests", o.failed)
+	}
 }
 
 // tokensRecheck is how often an open collector asks its store whether it

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
@@ -206,7 +208,6 @@ func testTokens(t *testing.T, db tokenDB) []string {
 	get("/v1/sessions/s-bob/events", 200, as(root)...)
 	send(revoked, 401, synth(7, "session_id", "s-ann", "hook_event_name", "Stop"))
 	send("", 401, synth(7, "session_id", "s-ann", "hook_event_name", "Stop"))
-
 	secrets := []string{ann, bob, lead, root, revoked, envAdmin}
 	// Stopped, the collector writes no more to the log or the store.
 	s.stop()
@@ -377,5 +378,81 @@ func testSessionOwnerRace(t *testing.T, db tokenDB, annSrv, bobSrv *testServer) 
 		if u, _ := ids.Load(e.ID); u != winner {
 			t.Errorf("stored %s's event %s in %s's session", u, e.ID, winner)
 		}
+	}
+}
+
+// TestTokenChecksDatabaseDown: while the PostgreSQL database does not
+// answer, every request that needs a token is answered 503 saying so, and
+// the log says it once, not once per request (a team's hooks send many a
+// second); when the database answers again the log says that too, and the
+// token is taken again.
+func TestTokenChecksDatabaseDown(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	db := postgres.MustOpenDB(t, url)
+	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
+	if err := db.CreateToken(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	s := newServerOn(t, collector.Config{RequireAuth: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, db)
+	s.tok = secret
+	if code, body := s.do(t, http.MethodGet, "/v1/sessions", nil); code != http.StatusOK {
+		t.Fatalf("with the database up: %d %s", code, body)
+	}
+
+	// The database refuses connections, and its open ones end.
+	admin, err := pgx.Connect(t.Context(), pgtest.Shared(t).URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(t.Context())
+	name := url[strings.LastIndex(url, "/")+1:]
+	name, _, _ = strings.Cut(name, "?")
+	sqlExec := func(sql string) {
+		t.Helper()
+		if _, err := admin.Exec(t.Context(), sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	sqlExec(`ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS false`)
+	sqlExec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '` + name + `'`)
+	before := logs.String()
+	for range 20 {
+		code, body := s.do(t, http.MethodGet, "/v1/sessions", nil)
+		if code != http.StatusServiceUnavailable || !strings.Contains(string(body), "database") {
+			t.Fatalf("with the database down: %d %s, want 503 naming the database", code, body)
+		}
+	}
+	during := strings.TrimPrefix(logs.String(), before)
+	var tokenErrors []string
+	for _, line := range strings.Split(during, "\n") {
+		if strings.Contains(line, "level=ERROR") && strings.Contains(line, "token") {
+			tokenErrors = append(tokenErrors, line)
+		}
+	}
+	if len(tokenErrors) != 1 || !strings.Contains(tokenErrors[0], "database does not answer") {
+		t.Errorf("20 requests with the database down logged %d token errors, want 1 saying the database does not answer:\n%s", len(tokenErrors), strings.Join(tokenErrors, "\n"))
+	}
+
+	// The model's lease went with its connection: the log says why, and
+	// not that another collector took it, which none may have.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "lease") && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "lease") && (!strings.Contains(line, "connection to the database ended") || strings.Contains(line, "another collector takes it over")) {
+			t.Errorf("the lease lost with the database: %s", line)
+		}
+	}
+	if !strings.Contains(logs.String(), "lease") {
+		t.Errorf("no word of the lease lost with the database:\n%s", logs.String())
+	}
+
+	sqlExec(`ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS true`)
+	if code, body := s.do(t, http.MethodGet, "/v1/sessions", nil); code != http.StatusOK {
+		t.Fatalf("with the database up again: %d %s", code, body)
+	}
+	if !strings.Contains(logs.String(), "the database answers the token checks again") {
+		t.Errorf("no word of the database answering again:\n%s", logs.String())
 	}
 }

@@ -153,8 +153,10 @@ type Server struct {
 	// requireAuth.
 	authOn        atomic.Bool
 	tokensChecked atomic.Int64
-	log           *slog.Logger
-	mux           *http.ServeMux
+	// tokensDown tells of the store failing the token checks (auth.go).
+	tokensDown outage
+	log        *slog.Logger
+	mux        *http.ServeMux
 	// assetsPattern is HandleAssets' route, which takes every GET no
 	// other route takes; "" without one.
 	assetsPattern string

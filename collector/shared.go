@@ -116,7 +116,10 @@ func (m *modeler) waitLease(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		m.log.Warn("lost the session model's lease; another collector takes it over")
+		// The lease ends only with its connection (store.Shared.Lead): the
+		// database stopped answering this collector, or went down for all
+		// of them, so no other collector need be there to take it.
+		m.log.Warn("lost the session model's lease: its connection to the database ended; the first collector to reach the database takes it over, this one included")
 	}
 }
 
