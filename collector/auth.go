@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -64,11 +65,11 @@ var ErrForbidden = errors.New("forbidden")
 // without one.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, code := s.principal(r)
+		p, code, why := s.principal(r)
 		if code != 0 {
 			if code == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="hookwatch"`)
-				writeError(w, code, "missing, wrong or revoked bearer token")
+				writeError(w, code, why)
 			} else {
 				writeError(w, code, "cannot check the bearer token: the database does not answer; retry later")
 			}
@@ -78,36 +79,50 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// principal returns the principal of r, or the status code refusing it.
-// The presented token is compared by its SHA-256: against the admin token
-// in constant time whatever its length, and looked up by it in the store,
-// which keeps nothing else of a token.
-func (s *Server) principal(r *http.Request) (principal, int) {
+// The words of a refused token (401), by what was wrong with it: whoever
+// reads them (a forwarder's log, curl, the dashboard) learns what to do. A
+// revoked token's holder is told so: the secret tells who holds it that it
+// was a token, and a revoked one is replaced, not checked for typos.
+const (
+	refusedNone    = "no bearer token: send Authorization: Bearer <token>"
+	refusedUnknown = "unknown bearer token: a wrong or mistyped one"
+	refusedRevoked = "this bearer token was revoked%s: ask the server's admin for a new one (hookwatch token create), and install it (hookwatch install --token-file FILE)"
+)
+
+// principal returns the principal of r, or the status code refusing it
+// and, for 401, why. The presented token is compared by its SHA-256:
+// against the admin token in constant time whatever its length, and looked
+// up by it in the store, which keeps nothing else of a token.
+func (s *Server) principal(r *http.Request) (principal, int, string) {
 	if s.cfg.Token == "" && !s.requireAuth(r.Context()) {
-		return principal{Role: store.RoleAdmin}, 0
+		return principal{Role: store.RoleAdmin}, 0, ""
 	}
 	scheme, secret, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return principal{}, http.StatusUnauthorized
+		return principal{}, http.StatusUnauthorized, refusedNone
 	}
 	got := sha256.Sum256([]byte(strings.TrimSpace(secret)))
 	if s.cfg.Token != "" {
 		want := sha256.Sum256([]byte(s.cfg.Token))
 		if subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
-			return principal{Role: store.RoleAdmin}, 0
+			return principal{Role: store.RoleAdmin}, 0, ""
 		}
 	}
 	if s.tokens == nil {
-		return principal{}, http.StatusUnauthorized
+		return principal{}, http.StatusUnauthorized, refusedUnknown
 	}
 	hash := hex.EncodeToString(got[:]) // store.HashToken of the secret
 	t, err := s.tokens.TokenByHash(r.Context(), hash)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && subtle.ConstantTimeCompare([]byte(t.Hash), []byte(hash)) != 1) {
-		return principal{}, http.StatusUnauthorized
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrRevoked) && subtle.ConstantTimeCompare([]byte(t.Hash), []byte(hash)) == 1:
+		s.tokensDown.answered(s.log)
+		return principal{}, http.StatusUnauthorized, fmt.Sprintf(refusedRevoked, " at "+t.RevokedAt.UTC().Format(time.RFC3339))
+	case errors.Is(err, store.ErrNotFound) || (err == nil && subtle.ConstantTimeCompare([]byte(t.Hash), []byte(hash)) != 1):
+		s.tokensDown.answered(s.log)
+		return principal{}, http.StatusUnauthorized, refusedUnknown
+	case err != nil:
 		s.tokensDown.fail(s.log, err)
-		return principal{}, http.StatusServiceUnavailable
+		return principal{}, http.StatusServiceUnavailable, ""
 	}
 	p := principal{User: t.User, Role: t.Role}
 	switch t.Role {
@@ -116,7 +131,7 @@ func (s *Server) principal(r *http.Request) (principal, int) {
 		if t.Team != "" {
 			if p.Users, err = s.tokens.TeamUsers(r.Context(), t.Team); err != nil {
 				s.tokensDown.fail(s.log, err)
-				return principal{}, http.StatusServiceUnavailable
+				return principal{}, http.StatusServiceUnavailable, ""
 			}
 		}
 		if !slices.Contains(p.Users, t.User) {
@@ -126,7 +141,7 @@ func (s *Server) principal(r *http.Request) (principal, int) {
 		p.Users = []string{t.User}
 	}
 	s.tokensDown.answered(s.log)
-	return p, 0
+	return p, 0, ""
 }
 
 // outageRepeat is how often the log says again that the database still

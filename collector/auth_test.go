@@ -208,6 +208,22 @@ func testTokens(t *testing.T, db tokenDB) []string {
 	get("/v1/sessions/s-bob/events", 200, as(root)...)
 	send(revoked, 401, synth(7, "session_id", "s-ann", "hook_event_name", "Stop"))
 	send("", 401, synth(7, "session_id", "s-ann", "hook_event_name", "Stop"))
+	// The refusal says which it is, so that whoever reads it (a
+	// forwarder's log, curl) knows what to do: a revoked token is
+	// replaced, not checked for typos.
+	for _, c := range []struct {
+		hdr []string
+		why string
+	}{
+		{nil, "no bearer token"},
+		{as("hwt_0000"), "unknown bearer token"},
+		{as(revoked), "bearer token was revoked"},
+	} {
+		if code, body := s.do(t, http.MethodGet, "/v1/sessions", nil, c.hdr...); code != 401 || !strings.Contains(string(body), c.why) {
+			t.Errorf("GET /v1/sessions %v: %d %s, want 401 saying %q", c.hdr, code, body, c.why)
+		}
+	}
+
 	secrets := []string{ann, bob, lead, root, revoked, envAdmin}
 	// Stopped, the collector writes no more to the log or the store.
 	s.stop()

@@ -64,7 +64,7 @@ type spoolHealth struct {
 // database's error text and the spool's figures describe the server's
 // inside.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	if _, code := s.principal(r); code != 0 {
+	if _, code, _ := s.principal(r); code != 0 {
 		s.handleHealthAnonymous(w, r)
 		return
 	}

@@ -50,6 +50,10 @@ type Token struct {
 	RevokedAt time.Time `json:"revoked_at,omitzero"`
 }
 
+// ErrRevoked is wrapped, beside ErrNotFound, by TokenStore.TokenByHash's
+// error for a token that was revoked.
+var ErrRevoked = errors.New("revoked")
+
 // TokenStore keeps access tokens. Implementations are safe for concurrent
 // use; store/storetest.RunTokenStore pins the contract down.
 type TokenStore interface {
@@ -58,7 +62,10 @@ type TokenStore interface {
 	CreateToken(ctx context.Context, t Token) error
 
 	// TokenByHash returns the token whose Hash is hash and which is not
-	// revoked, or ErrNotFound.
+	// revoked, or ErrNotFound. For a revoked one it returns the token
+	// (RevokedAt says when) and an error wrapping both ErrNotFound and
+	// ErrRevoked: not found among the valid ones, which is all most
+	// callers ask, and revoked, for a refusal that says so.
 	TokenByHash(ctx context.Context, hash string) (Token, error)
 
 	// Tokens returns every token, revoked ones included, by CreatedAt then

@@ -167,8 +167,11 @@ func testTokenRevoke(t *testing.T, s TokenStore) {
 	if err := s.RevokeToken(ctx, "a", at); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.TokenByHash(ctx, a.Hash); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("TokenByHash of a revoked token: %v, want ErrNotFound", err)
+	// Not found, and revoked: the token comes back, for its refusal to
+	// say when.
+	if got, err := s.TokenByHash(ctx, a.Hash); !errors.Is(err, store.ErrNotFound) || !errors.Is(err, store.ErrRevoked) ||
+		got.ID != a.ID || !got.RevokedAt.Equal(at) {
+		t.Errorf("TokenByHash of a revoked token: %+v, %v; want it revoked at %v, and ErrNotFound and ErrRevoked", got, err, at)
 	}
 	// Revoking again keeps the first time.
 	if err := s.RevokeToken(ctx, "a", At(90)); err != nil {

@@ -280,6 +280,8 @@ func (r Reads) TokenByHash(ctx context.Context, hash string) (store.Token, error
 		return store.Token{}, fmt.Errorf("cannot read a token: %w", err)
 	case !found:
 		return store.Token{}, fmt.Errorf("token: %w", store.ErrNotFound)
+	case !t.RevokedAt.IsZero():
+		return t, fmt.Errorf("token: %w (%w)", store.ErrNotFound, store.ErrRevoked)
 	}
 	return t, nil
 }

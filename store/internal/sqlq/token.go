@@ -15,8 +15,8 @@ import (
 const TokenColumns = `id, user_name, team, role, hash, created_at, revoked_at`
 
 const (
-	// TokenByHash selects the valid token of a hash.
-	TokenByHash = `SELECT ` + TokenColumns + ` FROM tokens WHERE hash = ? AND revoked_at = 0`
+	// TokenByHash selects the token of a hash, revoked or not.
+	TokenByHash = `SELECT ` + TokenColumns + ` FROM tokens WHERE hash = ?`
 	// Tokens selects every token.
 	Tokens = `SELECT ` + TokenColumns + ` FROM tokens ORDER BY created_at, id`
 	// TeamUsers selects the users of a team.
