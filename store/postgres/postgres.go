@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	neturl "net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,6 +132,9 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// The parse error may quote the URL, password included.
+		if keys := badParameters(url); keys != "" {
+			return nil, errors.New("postgres.Open: cannot parse the database URL: check the values of its parameters (" + keys + "), e.g. sslmode=disable, require or verify-full")
+		}
 		return nil, errors.New("postgres.Open: cannot parse the database URL" + encodeHint)
 	}
 	if ambiguous(url, cfg.ConnConfig) {
@@ -155,6 +159,27 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, fmt.Errorf("postgres.Open %s: %w", db.where, err)
 	}
 	return db, nil
+}
+
+// badParameters returns the names of the parameters of the URL raw (after
+// its ?), sorted, when they are what pgx cannot parse: the URL without them
+// parses. It is "" otherwise. The names only: a value may be a secret.
+func badParameters(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.RawQuery == "" {
+		return ""
+	}
+	q := u.Query()
+	u.RawQuery = ""
+	if _, err := pgxpool.ParseConfig(u.String()); err != nil {
+		return ""
+	}
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ", ")
 }
 
 // encodeHint ends the errors of a URL that does not parse as meant: most

@@ -92,3 +92,23 @@ func TestOpenAmbiguousURL(t *testing.T) {
 		t.Errorf("the percent-encoded password: ambiguous, or read as %q", cfg.ConnConfig.Password)
 	}
 }
+
+// TestOpenBadParameter: a URL whose parameters pgx refuses (a misspelt
+// sslmode) is refused naming the parameters to check, not with the advice
+// to percent-encode a password that needs none, and without the password.
+func TestOpenBadParameter(t *testing.T) {
+	for _, url := range []string{
+		"postgres://hw:s3cr3t@127.0.0.1:1/hw?sslmode=bogus",
+		"postgres://hw:s3cr3t@127.0.0.1:1/hw?connect_timeout=soon&sslmode=disable",
+	} {
+		_, err := Open(context.Background(), url)
+		if err == nil {
+			t.Fatalf("Open(%q): no error", url)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "percent-encode") || strings.Contains(msg, "s3cr3t") || !strings.Contains(msg, "parameters") ||
+			!strings.Contains(msg, "sslmode") {
+			t.Errorf("Open(%q): %s, want it to name the parameters, not the password", url, msg)
+		}
+	}
+}
