@@ -332,7 +332,7 @@ func SpoolDelivers(home, url string) bool {
 // when it listens at another address than url, a URL the hook posts to
 // itself, names (serve --addr given, HOOKWATCH_URL not exported to match):
 // the hook's events still reach it, through the spool it drains, but only
-// after each hook has tried url (and logged that it could not), and the
+// after each hook has tried url (deliver), and the
 // commands that ask HOOKWATCH_URL, and http hooks, miss it. A forwarder
 // attached to the spool is no such collector.
 func AttachedElsewhere(home, url string) (spool.ConsumerInfo, bool) {
@@ -386,6 +386,17 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, a
 	}
 	if Permanent(err) {
 		return Result{Err: cfg.reject([][]byte{rec}, err)}
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) && spErr == nil {
+		if _, ok := AttachedElsewhere(cfg.Home, cfg.URL); ok {
+			// This home's collector drains the spool from another address
+			// than the URL (serve --addr, HOOKWATCH_URL not exported to
+			// match): appending is delivery to it, no second collector may
+			// start for the home, and doctor says what to export.
+			if serr := sp.Append(rec); serr == nil {
+				return Result{Spooled: true}
+			}
+		}
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		if aerr := cfg.autostart(ep); aerr == nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/internal/deadport"
 	"github.com/hookwatch/hookwatch/internal/spooltest"
 	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/spool"
@@ -601,5 +602,38 @@ func TestRunForwarder(t *testing.T) {
 	}
 	if n != 3 {
 		t.Fatalf("the spool held %d envelopes, want the 3 runs'", n)
+	}
+}
+
+// TestRunAttachedElsewhere: when nothing answers at the hook's URL but
+// this home's collector drains its spool from another address (serve
+// --addr without the matching HOOKWATCH_URL), the spool is how the event
+// reaches that collector: the hook starts no second collector for the home
+// and logs no error for each event (doctor says what to export).
+func TestRunAttachedElsewhere(t *testing.T) {
+	port, err := deadport.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer port.Close()
+	cfg := config(t, port.URL())
+	cfg.Autostart = true
+	sp, _ := spooltest.Attach(t, cfg.Home, "127.0.0.1:7999")
+	res := hook.Run(context.Background(), cfg, bytes.NewReader(preToolUse(t)))
+	if !res.Spooled || res.Err != nil || res.ExitCode != 0 || len(res.Stdout) > 0 {
+		t.Fatalf("Run = %+v, want spooled quietly", res)
+	}
+	if lines := logLines(t, cfg.Home); len(lines) != 0 {
+		t.Errorf("hook.log: %q", lines)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Home, "autostart.lock")); err == nil {
+		t.Error("the hook tried to start a collector beside the home's own")
+	}
+	n := 0
+	if _, err := sp.Drain(context.Background(), 0, func(recs [][]byte) error { n += len(recs); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("the spool held %d envelopes, want 1", n)
 	}
 }
