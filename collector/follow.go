@@ -17,8 +17,9 @@ import (
 // (FollowTranscripts): it hands the files under dir that match accepts and
 // that grew since they were last read to read, all those of a look at
 // once. A file last written before since is left alone until it grows (an
-// old session goes on); a file is read from where its reader stopped, the
-// reader leaving a torn last line for the next look.
+// old session goes on), unless unread says its reader stopped short of its
+// end; a file is read from where its reader stopped, the reader leaving a
+// torn last line for the next look.
 //
 // Where the platform tells which files change (treewatch: inotify on
 // Linux), a look reads only those, at most one look per interval, and an
@@ -30,6 +31,13 @@ type follower struct {
 	match    func(path string) bool
 	interval time.Duration
 	since    time.Time
+	// unread, when set, reports whether the reader of the file at path
+	// stopped short of size, its size now (read up to an offset kept from
+	// an earlier run): a file last written before since is read at once
+	// then. What a client wrote while no collector followed it is read
+	// however long ago that was, as long as the collector had read the
+	// file before; old files it never read are left to hookwatch import.
+	unread func(path string, size int64) bool
 	// read reads what the files of a look gained and stores it, and
 	// returns those of which nothing can be trusted to be stored: they
 	// are handed over again at the next look.
@@ -169,7 +177,7 @@ func (f *follower) check(path string, info fs.FileInfo) {
 	size, ok := f.sizes[path]
 	if !ok {
 		size = -1
-		if info.ModTime().Before(f.since) {
+		if info.ModTime().Before(f.since) && (f.unread == nil || !f.unread(path, info.Size())) {
 			size = info.Size() // old: read only if it grows
 		}
 	}

@@ -187,3 +187,56 @@ func TestFollowerLinkedProject(t *testing.T) {
 	appendTo(filepath.Join(elsewhere, "p4", "a.jsonl"))
 	want(filepath.Join(dir, "p4", "a.jsonl"), 6)
 }
+
+// TestFollowerOldUnread: a file last written before since is left alone
+// until it grows, unless its reader says it stopped short of its end (a
+// session that went on while the collector was down, longer ago than
+// since): that one is read at the first look.
+func TestFollowerOldUnread(t *testing.T) {
+	dir := t.TempDir()
+	past := time.Now().Add(-72 * time.Hour)
+	for _, n := range []string{"old.jsonl", "unread.jsonl", "new.jsonl"} {
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, []byte("{}\n{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if n != "new.jsonl" {
+			if err := os.Chtimes(p, past, past); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	looks := make(chan []string, 10)
+	f := &follower{
+		dir: dir, interval: 10 * time.Millisecond, since: time.Now().Add(-24 * time.Hour),
+		warn: func(string, ...any) {}, what: "test files",
+		match: func(p string) bool { return strings.HasSuffix(p, ".jsonl") },
+		unread: func(p string, size int64) bool {
+			return filepath.Base(p) == "unread.jsonl" && size == 6
+		},
+		read: func(_ context.Context, files []grownFile) []string {
+			var paths []string
+			for _, g := range files {
+				paths = append(paths, filepath.Base(g.path))
+			}
+			slices.Sort(paths)
+			looks <- paths
+			return nil
+		},
+	}
+	FollowForTest(t, f.run)
+	select {
+	case got := <-looks:
+		if !slices.Equal(got, []string{"new.jsonl", "unread.jsonl"}) {
+			t.Fatalf("the first look read %q, want the new file and the old one left unread", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no look read anything")
+	}
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case got := <-looks:
+		t.Fatalf("a later look read %q, with nothing grown", got)
+	default:
+	}
+}

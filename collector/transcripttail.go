@@ -53,15 +53,19 @@ type TranscriptOptions struct {
 	// DefaultTranscriptInterval).
 	Interval time.Duration
 	// Since is how far back a transcript must have been written, from the
-	// first look, to be read (default DefaultTranscriptSince).
+	// first look, to be read (default DefaultTranscriptSince), unless
+	// StatePath keeps an offset for it short of its end: the collector
+	// was following it when it stopped, and the session went on.
 	Since time.Duration
 }
 
 // FollowTranscripts follows the transcripts under o.Dir until ctx ends (a
 // follower): at each look, each main or subagent transcript that grew is
 // imported from the offset the state file keeps for it, and what it gained
-// is stored. A line still being written waits for the next look; a line
-// above claudecode.MaxTranscriptLine is passed over, as is one not
+// is stored; a transcript the state file says was read part way is read
+// on at the first look, however long ago it was written. A line still
+// being written waits for the next look; a line above
+// claudecode.MaxTranscriptLine is passed over, as is one not
 // readable as a record: both are counted on /metrics, and the transcript
 // named in a warning with the count of its read. A record read twice (a
 // state file lost, or written by a concurrent import) is stored once: an
@@ -81,8 +85,20 @@ func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 	pl.Origin.Host, pl.Origin.User = o.Host, o.User
 	const what = "a Claude Code transcript"
 	busy := false // an import holds the state: said once until it ends
+	// The offsets kept when the collector last ran: a transcript it had
+	// read part of and that grew while it was down (an http hook's events
+	// are lost then, and only the transcript has them) is read on, however
+	// long ago it was written.
+	offsets, err := importer.Offsets(o.StatePath)
+	if err != nil {
+		s.log.Warn("cannot read the import state: Claude Code's transcripts untouched for "+o.Since.String()+" are read only if they grow", "err", err)
+	}
 	f := &follower{
 		dir: dir, interval: o.Interval, since: time.Now().Add(-o.Since),
+		unread: func(path string, size int64) bool {
+			off, ok := offsets[path]
+			return ok && off != size
+		},
 		warn: s.log.Warn, what: "Claude Code's transcripts",
 		match: func(path string) bool { _, ok := transcriptOf(dir, path); return ok },
 		// One import of the files a look found grown: the state file is

@@ -329,6 +329,23 @@ func loadState(path string) (*state, error) {
 	return st, nil
 }
 
+// Offsets returns the offset the state file at path keeps for each
+// transcript, by path: how far an import, or the collector following the
+// transcripts, read it. None when the file does not exist. It takes no
+// lock: the state is replaced whole (a rename), so it reads one saved
+// state or the next.
+func Offsets(path string) (map[string]int64, error) {
+	st, err := loadState(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(st.Files))
+	for p, fs := range st.Files {
+		out[p] = fs.Offset
+	}
+	return out, nil
+}
+
 // save writes the state file atomically (a rename), 0600: the paths name
 // the user's projects.
 func (st *state) save(path string) error {
