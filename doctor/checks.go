@@ -579,7 +579,7 @@ func (e *env) checkHTTPRoundTrip(ctx context.Context, h Handler, scope string) C
 	took := time.Since(start)
 	if err != nil {
 		c.Status = Fail
-		c.Message = fmt.Sprintf("POST %s: %v: the http hooks' events are lost while it does not answer (an http hook cannot spool)", h.URL, shortErr(err))
+		c.Message = fmt.Sprintf("POST %s: %v: the http hooks' events are lost while it does not answer (an http hook cannot spool), but for what the transcripts hold (the settings check says what comes back)", h.URL, shortErr(err))
 		c.Fix = "hookwatch serve   # or keep it running: hookwatch service install"
 		return c
 	}

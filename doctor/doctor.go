@@ -425,6 +425,9 @@ func (e *env) checkOneSettings(s *Settings) Check {
 			byCommand = appendNew(byCommand, h.Event)
 		}
 	}
+	if httpTo != "" {
+		c.Details = append(c.Details, install.HTTPDownNote(install.LocalCollector(httpTo)))
+	}
 	if httpTo != "" && len(byCommand) > 0 && strings.TrimRight(httpTo, "/") != strings.TrimRight(e.url, "/") {
 		if c.Status == OK {
 			c.Status = Warn

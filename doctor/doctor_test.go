@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -934,6 +935,10 @@ func TestHTTPHooksElsewhere(t *testing.T) {
 	}
 	if c := check("http://127.0.0.1:7452/"); strings.Contains(strings.Join(c.Details, "\n"), "the http hooks post to") {
 		t.Errorf("HOOKWATCH_URL naming the http hooks' collector: %+v", c)
+	}
+	// Either way, what http hooks lose while the collector is down.
+	if c := check("http://127.0.0.1:7452/"); !slices.Contains(c.Details, install.HTTPDownNote(true)) {
+		t.Errorf("http hooks installed, doctor does not say what they lose while the collector is down: %+v", c)
 	}
 }
 

@@ -9,7 +9,11 @@
 // byte for byte what it was before.
 package install
 
-import "github.com/hookwatch/hookwatch/event"
+import (
+	"strings"
+
+	"github.com/hookwatch/hookwatch/event"
+)
 
 // DefaultTimeout is the timeout, in seconds, of every handler hookwatch
 // registers. The hook answers in milliseconds; the timeout only bounds the
@@ -167,3 +171,38 @@ var codexEvents = func() []Event {
 	}
 	return out
 }()
+
+// CommandOnly returns the names of the events that take no http handler,
+// in the table's order: --mode http registers the command hook for them.
+func CommandOnly() []string {
+	var names []string
+	for _, e := range events {
+		if !e.HTTP {
+			names = append(names, e.Name)
+		}
+	}
+	return names
+}
+
+// HTTPDownNote says what --mode http loses while the collector does not
+// answer, and how it comes back: an http hook cannot spool, so Claude Code
+// drops its event, and no policy answers it; the command hooks
+// (CommandOnly) spool theirs and start the collector. What the transcripts
+// hold comes back — read by a collector on this machine (local) as it
+// follows them, by hookwatch import otherwise — and nothing else. install
+// prints it for --mode http, and doctor for http hooks installed.
+func HTTPDownNote(local bool) string {
+	commands := "spools its event"
+	back := "hookwatch import sends it from this machine"
+	if local {
+		commands = "spools its event and starts the collector (unless HOOKWATCH_AUTOSTART=0)"
+		back = "the collector, once it runs again, reads it from the transcripts on (serve --watch-transcripts, on by default); " +
+			"hookwatch import sends a session it never read that was untouched for a day"
+	}
+	return "while the collector is down, Claude Code's http hooks fail and their events are lost (an http hook cannot spool), and no policy answers them: " +
+		"the tool calls run unchecked. " + strings.Join(CommandOnly(), ", ") + " run the command hook, which " + commands + ". " +
+		"What the transcripts hold comes back — the prompts, the tool calls with their outcome, the subagents and the token usage: " + back + ". " +
+		"The rest does not: Stop and SessionEnd (the session reads running), compactions, notifications and the other events, " +
+		"the policies' decisions and the file states of the stale-context guard. Where that matters (policies, the audit trail), " +
+		"command hooks lose nothing: hookwatch install --mode command"
+}

@@ -251,7 +251,8 @@ keeps a copy of the file as it was (<file>.hookwatch-backup). In command mode,
 the default, Claude Code runs hookwatch-hook for each event, which hands it to
 the collector and keeps it in the spool while the collector is down; in http
 mode Claude Code posts the events to the collector itself, but for the few
-events that take no http handler. Run again, install replaces its own entries
+events that take no http handler: an http hook cannot spool, and install
+says what is lost while the collector is down and what comes back. Run again, install replaces its own entries
 and keeps the mode installed unless --mode says otherwise; 'hookwatch
 uninstall' removes exactly what it added. --codex does the same for OpenAI
 Codex's hooks. For a team server, --token or --token-file keeps its token in
@@ -374,13 +375,10 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		// The events that take no http handler run the command hook, which
 		// posts where HOOKWATCH_URL says: another collector would get part
 		// of each session.
-		var cmds []string
-		for _, e := range install.Events() {
-			if !e.HTTP {
-				cmds = append(cmds, e.Name)
-			}
-		}
-		notes = append(notes, strings.Join(cmds, ", ")+" take no http handler and run the command hook, which posts to $HOOKWATCH_URL: add 'export HOOKWATCH_URL="+httpURL+"' to the profile Claude Code starts from, so that their events reach the same collector")
+		notes = append(notes, strings.Join(install.CommandOnly(), ", ")+" take no http handler and run the command hook, which posts to $HOOKWATCH_URL: add 'export HOOKWATCH_URL="+httpURL+"' to the profile Claude Code starts from, so that their events reach the same collector")
+	}
+	if o.Mode == install.ModeHTTP {
+		notes = append(notes, install.HTTPDownNote(install.LocalCollector(o.CollectorURL)))
 	}
 	if o.Mode == install.ModeHTTP && !install.LocalCollector(o.CollectorURL) {
 		notes = append(notes, "the http hooks send the name of this machine from $"+claudecode.HostEnv+", which Claude Code reads from its environment: add 'export "+claudecode.HostEnv+"=\"$(hostname)\"' to the profile Claude Code starts from (unset, the collector records this machine by its address)")

@@ -19,6 +19,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/internal/deadport"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/internal/testbin"
@@ -570,6 +571,11 @@ func TestInstallHTTPMode(t *testing.T) {
 	t.Setenv("HOOKWATCH_URL", "")
 	if out := mustHW(t, "install", "--mode", "http"); strings.Contains(out, "take no http handler") {
 		t.Errorf("install --mode http to the default URL says:\n%s", out)
+	} else if !strings.Contains(out, install.HTTPDownNote(true)) {
+		t.Errorf("install --mode http does not say what its hooks lose while the collector is down:\n%s", out)
+	}
+	if out := mustHW(t, "install", "--mode", "command"); strings.Contains(out, "cannot spool") {
+		t.Errorf("install --mode command says what http hooks lose:\n%s", out)
 	}
 	mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:9999")
 	s := registered(t, "user", e.userSettings())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/forward"
+	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -143,6 +144,9 @@ func TestInstallHTTPHost(t *testing.T) {
 	}
 	if !strings.Contains(out, "export HOOKWATCH_HOST=") {
 		t.Errorf("install does not say to export HOOKWATCH_HOST:\n%s", out)
+	}
+	if !strings.Contains(out, install.HTTPDownNote(false)) {
+		t.Errorf("install does not say what http hooks to a remote collector lose while it is down:\n%s", out)
 	}
 	os.Remove(filepath.Join(e.hwHome, "token"))
 	out = mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:7421")
