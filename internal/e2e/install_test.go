@@ -81,7 +81,6 @@ func testInstallRealClient(t *testing.T, c Client, hookwatch string) {
 	}
 }
 
-// eventNames counts the stored events of a session by event name.
 // eventNames counts the events of session the hooks sent, by name: what
 // the collector read of the transcripts besides (their kind's) may repeat
 // them, as the follower's look falls.
