@@ -457,11 +457,7 @@ func codexHintOf(files []claudecode.TranscriptFile) string {
 // rather than a client feeds the statusline.
 func isTerminal(stream any) bool {
 	f, ok := stream.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	return ok && f != nil && isTerminalFD(f.Fd())
 }
 
 // drawProgress redraws the progress line: files, bytes, rate and ETA.

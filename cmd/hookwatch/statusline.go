@@ -48,7 +48,8 @@ message with the session's state as JSON on stdin. It sends that snapshot
 to the collector (the context window and cost curves of the dashboard) and
 prints one line: ctx 42% · $0.31 · 3 agents running. Like the hook, it
 never breaks the agent: whatever its input, it prints at most that line
-and exits 0; a bad flag prints nothing. 'hookwatch install --statusline'
+and exits 0; a bad flag is ignored, without an error. Run at a terminal,
+it says on stderr what it waits for. 'hookwatch install --statusline'
 registers it, wrapping the statusLine command already set.
 
 Flags:`

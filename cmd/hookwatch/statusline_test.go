@@ -157,17 +157,29 @@ func TestStatuslineBadPayload(t *testing.T) {
 	}
 }
 
-// TestStatuslineByHand: run with a terminal (a character device) on
-// stdin, as a person trying it does, the statusline says on stderr what
-// it waits for; fed through a pipe, as Claude Code feeds it, it says
-// nothing there (TestStatuslineBadPayload).
+// TestStatuslineByHand: run with a terminal on stdin, as a person trying
+// it does, the statusline says on stderr what it waits for; fed through a
+// pipe, as Claude Code feeds it, it says nothing there
+// (TestStatuslineBadPayload), nor with stdin at /dev/null, as a script or
+// a service may run it, whatever its flags.
 func TestStatuslineByHand(t *testing.T) {
 	newTestEnv(t)
-	tty, err := os.Open(os.DevNull) // a character device, as a terminal is
+	null, err := os.Open(os.DevNull)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tty.Close()
+	defer null.Close()
+	for _, args := range [][]string{{"statusline"}, {"statusline", "--bogus"}} {
+		var out, errOut bytes.Buffer
+		if err := run(context.Background(), args, null, &out, &errOut); err != nil || out.String() != "\n" || errOut.String() != "" {
+			t.Errorf("%v < /dev/null: stdout %q, stderr %q, %v; want one empty line and nothing on stderr", args, out.String(), errOut.String(), err)
+		}
+	}
+	tty, ptmx := openPTY(t)
+	// A person who has nothing to paste ends the input with Ctrl-D.
+	if _, err := ptmx.Write([]byte{4}); err != nil {
+		t.Fatal(err)
+	}
 	var out, errOut bytes.Buffer
 	if err := run(context.Background(), []string{"statusline"}, tty, &out, &errOut); err != nil || out.String() != "\n" ||
 		!strings.Contains(errOut.String(), "reads the JSON Claude Code gives a statusLine command on stdin") {
