@@ -273,7 +273,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	sf.register(fs)
 	mode := fs.String("mode", "", "command: Claude Code runs the hook binary per event (events are spooled while the collector is down); http: Claude Code posts events to the collector where it can (default: the mode already installed in this scope, else command)")
 	statusline := fs.Bool("statusline", false, "also make hookwatch Claude Code's statusLine (wrapping the one already set)")
-	url := fs.String("url", "", "collector base URL for --mode http (default $HOOKWATCH_URL, else "+install.DefaultCollectorURL+")")
+	url := fs.String("url", "", "the collector's base URL (default $HOOKWATCH_URL, else "+install.DefaultCollectorURL+"): http hooks post to it; command hooks send where HOOKWATCH_URL says in Claude Code's environment, so install says to export it there when this shell does not")
 	tokenFlag := fs.String("token", "", "the team server's token (- reads it from stdin): kept in $HOOKWATCH_HOME/token, mode 0600, never in the settings file")
 	tokenFile := fs.String("token-file", "", "read the team server's token from this file instead of --token")
 	caFile := fs.String("ca-file", "", "the PEM certificate of the authority that signed an https:// team server's certificate, when the system does not trust it: kept in $HOOKWATCH_HOME/"+forward.CAFileName+" for the forwarder")
@@ -367,8 +367,13 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			o.CollectorURL = u
 		}
 	}
-	if *url != "" && o.Mode != install.ModeHTTP {
-		notes = append(notes, "--url only applies to --mode http: the command hook reads HOOKWATCH_URL from the environment Claude Code gives it; export HOOKWATCH_URL="+*url+" in the profile Claude Code starts from")
+	// --url with command hooks is the collector once HOOKWATCH_URL names
+	// it where Claude Code starts: export is that URL when this shell does
+	// not export it already.
+	export := ""
+	if *url != "" && o.Mode != install.ModeHTTP && strings.TrimRight(*url, "/") != strings.TrimRight(os.Getenv("HOOKWATCH_URL"), "/") {
+		export = *url
+		notes = append(notes, "the command hook sends to $HOOKWATCH_URL, which it reads from the environment Claude Code gives it: export HOOKWATCH_URL="+*url+" in the profile Claude Code starts from")
 	}
 	httpURL := strings.TrimRight(cmp.Or(o.CollectorURL, install.DefaultCollectorURL), "/")
 	if o.Mode == install.ModeHTTP && httpURL != commandURL {
@@ -406,12 +411,6 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		fmt.Fprintf(stdout, "Hooks run: %s\n", how)
 		base := cmp.Or(o.CollectorURL, collector, install.DefaultCollectorURL)
-		// --url with command hooks is the collector once HOOKWATCH_URL
-		// names it where Claude Code starts (the note above).
-		export := ""
-		if *url != "" && o.Mode != install.ModeHTTP && *url != os.Getenv("HOOKWATCH_URL") {
-			export = *url
-		}
 		// Whether the hooks will hold a team server's token, read as
 		// they read it, with HOOKWATCH_URL exported as said below.
 		hookEnv := func(k string) string {

@@ -1035,3 +1035,21 @@ func TestNextSteps(t *testing.T) {
 		t.Errorf("install --url on this machine with a team server's token:\n%s\nwant it to say %q", out, want)
 	}
 }
+
+// TestInstallURLCommandHooks: --url with command hooks names the collector
+// they send to, which they read from HOOKWATCH_URL: install says to export
+// it where Claude Code starts, and says nothing of it when the shell
+// exports that URL already.
+func TestInstallURLCommandHooks(t *testing.T) {
+	newTestEnv(t)
+	const u = "http://10.0.0.5:7421"
+	out := mustHW(t, "install", "--url", u)
+	if !strings.Contains(out, "export HOOKWATCH_URL="+u) || strings.Contains(out, "only applies to --mode http") {
+		t.Errorf("install --url %s with HOOKWATCH_URL elsewhere:\n%s\nwant it to say to export HOOKWATCH_URL=%s", u, out, u)
+	}
+	mustHW(t, "uninstall")
+	t.Setenv("HOOKWATCH_URL", u)
+	if out := mustHW(t, "install", "--url", u); strings.Contains(out, "export HOOKWATCH_URL") || strings.Contains(out, "only applies") {
+		t.Errorf("install --url %s with HOOKWATCH_URL=%s exported:\n%s\nwant no word of exporting it", u, u, out)
+	}
+}
