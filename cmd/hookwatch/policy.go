@@ -25,7 +25,10 @@ func init() {
 	})
 }
 
-const policyUsage = `Usage: hookwatch policy <subcommand> [flags]
+// policyUsage is policy --help: userFile is this home's policy file, where
+// a tried file goes ($HOOKWATCH_HOME/policy.yaml, as the hook finds it).
+func policyUsage(userFile string) string {
+	return `Usage: hookwatch policy <subcommand> [flags]
 
 Subcommands:
   check [FILE…]
@@ -35,8 +38,8 @@ Subcommands:
       dry-run a policy over recorded hook events
   test FILE --command CMD [--json]
       dry-run a policy on a Bash call of CMD run here: try a file before
-      it is in force, then copy it to ~/.hookwatch/policy.yaml (or a
-      project's .hookwatch/policy.yaml)
+      it is in force, then copy it to ` + userFile + `
+      (or a project's .hookwatch/policy.yaml)
   explain [DIR] [--command CMD [--json]]
       list the policy files and rules in force for DIR (default: here);
       with --command, show the analysis of a shell command (its steps,
@@ -47,10 +50,11 @@ read; 2 a usage error.
 
 Run 'hookwatch policy <subcommand> --help' for its flags. See docs/policy.md for the language.
 `
+}
 
 // runPolicy is `hookwatch policy`: it dispatches to check, test and explain.
 func runPolicy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return runSubcommand("policy", policyUsage, args, stdout, stderr,
+	return runSubcommand("policy", policyUsage(filepath.Join(hook.Home(os.Getenv), "policy.yaml")), args, stdout, stderr,
 		subcommand{"check", func(args []string) error { return runPolicyCheck(args, stdout, stderr) }},
 		subcommand{"test", func(args []string) error { return runPolicyTest(args, stdin, stdout, stderr) }},
 		subcommand{"explain", func(args []string) error { return runPolicyExplain(args, stdout, stderr) }})

@@ -578,3 +578,14 @@ func TestPolicyTestAndExplainWarn(t *testing.T) {
 		t.Fatalf("policy check lacks %q:\n%s", codex, out)
 	}
 }
+
+// TestPolicyHelpNamesHome: policy --help says where this home's policy file
+// is, under HOOKWATCH_HOME, not where it is by default.
+func TestPolicyHelpNamesHome(t *testing.T) {
+	e := newTestEnv(t)
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(e.root, "elsewhere"))
+	out, _, err := hw(t, "", "policy", "--help")
+	if want := filepath.Join(e.root, "elsewhere", "policy.yaml"); err != nil || !strings.Contains(out, want) || strings.Contains(out, "~/.hookwatch") {
+		t.Fatalf("policy --help with HOOKWATCH_HOME=%s (%v):\n%s\nwant it to name %s", filepath.Join(e.root, "elsewhere"), err, out, want)
+	}
+}
