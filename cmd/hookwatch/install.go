@@ -526,7 +526,8 @@ Removes from the settings file of the scope exactly the hooks and status line
 file then says what it said before install, the copy install kept is written
 back byte for byte and deleted; when it does not (it was edited since), the
 copy stays beside it. It says when a collector still runs: 'hookwatch stop'
-stops it.
+stops it. The recorded data in $HOOKWATCH_HOME stays: uninstall says how to
+remove it.
 
 Examples:
   hookwatch uninstall
@@ -552,10 +553,20 @@ func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if err := uninstall(sf, stdout); err != nil {
 		return err
 	}
-	if c, ok := runningCollector(hook.Home(os.Getenv)); ok && !sf.dryRun {
+	if sf.dryRun {
+		return nil
+	}
+	home := hook.Home(os.Getenv)
+	if c, ok := runningCollector(home); ok {
 		// The hooks are gone, the collector is not: say so rather than
 		// leave a server listening that the user believes uninstalled.
 		fmt.Fprintf(stdout, "A collector is still running at http://%s%s; stop it with: hookwatch stop\n", c.Addr, pidNote(c.PID))
+	}
+	if fi, err := os.Stat(home); err == nil && fi.IsDir() {
+		// Uninstall keeps what was recorded (another scope's hooks, or
+		// Codex's, may still write there): say where it is, so that
+		// removing hookwatch for good is one command away.
+		fmt.Fprintf(stdout, "hookwatch's data stays in %s (the database, logs, spool and import state); once hookwatch is uninstalled everywhere and stopped, remove it with: rm -rf %s\n", home, claudecode.ShellQuote(home))
 	}
 	return nil
 }

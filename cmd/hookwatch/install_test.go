@@ -1053,3 +1053,33 @@ func TestInstallURLCommandHooks(t *testing.T) {
 		t.Errorf("install --url %s with HOOKWATCH_URL=%s exported:\n%s\nwant no word of exporting it", u, u, out)
 	}
 }
+
+// TestUninstallSaysWhatStays: uninstall leaves the home's data where it is
+// and says where, and how to remove it; a dry run, or a home never made,
+// says nothing of it.
+func TestUninstallSaysWhatStays(t *testing.T) {
+	e := newTestEnv(t)
+	mustHW(t, "install")
+	want := "rm -rf " + claudecode.ShellQuote(e.hwHome)
+	if out := mustHW(t, "uninstall", "--dry-run"); strings.Contains(out, want) {
+		t.Errorf("uninstall --dry-run:\n%s\nwant no word of the home", out)
+	}
+	if exists(e.hwHome) {
+		if err := os.RemoveAll(e.hwHome); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := mustHW(t, "uninstall", "--dry-run"); strings.Contains(out, "rm -rf") {
+		t.Errorf("uninstall without a home:\n%s\nwant no word of it", out)
+	}
+	if err := os.MkdirAll(filepath.Join(e.hwHome, "spool"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out := mustHW(t, "uninstall")
+	if !strings.Contains(out, e.hwHome) || !strings.Contains(out, want) {
+		t.Errorf("uninstall:\n%s\nwant it to name %s and say %q", out, e.hwHome, want)
+	}
+	if !exists(filepath.Join(e.hwHome, "spool")) {
+		t.Errorf("uninstall removed %s", e.hwHome)
+	}
+}
