@@ -55,7 +55,7 @@ const serveSynopsis = `serve [--addr HOST:PORT] [--db PATH|URL] [--tls-cert FILE
 // SIGINT/SIGTERM (ctx canceled).
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", serveSynopsis, stdout, stderr)
-	addr := fs.String("addr", serveEnvOr("HOOKWATCH_ADDR", defaultServeAddr), "listen address (env HOOKWATCH_ADDR)")
+	addr := fs.String("addr", defaultServeAddr, "listen address")
 	dbFlag := dbFlagVar(fs)
 	var retain duration
 	var retainSize byteSize
@@ -63,11 +63,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.Var(&retainSize, "retain-size", "delete the least recently active sessions while the SQLite database holds more than this (10GB)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
-	auditDir := fs.String("audit-dir", os.Getenv("HOOKWATCH_AUDIT_DIR"), "write the continuous audit trail here: one directory per session, hash-chained JSONL, see docs/audit.md (env HOOKWATCH_AUDIT_DIR)")
+	auditDir := fs.String("audit-dir", "", "write the continuous audit trail here: one directory per session, hash-chained JSONL, see docs/audit.md")
 	auditMax := fs.Int64("audit-max-bytes", audit.DefaultMaxFileBytes, "rotate an audit file before a write would take it past this size")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without a token")
-	rollouts := fs.String("codex-rollouts", serveEnvOr("HOOKWATCH_CODEX_ROLLOUTS", "auto"), "follow Codex's rollout files for what its hooks miss: auto (Codex's sessions directory, once it exists), off, or the sessions directory (env HOOKWATCH_CODEX_ROLLOUTS)")
-	transcripts := fs.String("watch-transcripts", serveEnvOr("HOOKWATCH_WATCH_TRANSCRIPTS", "auto"), "follow Claude Code's transcripts as they grow, for the tokens of every agent and turn and what its hooks miss: auto (Claude Code's projects directory, once it exists), off, or the projects directory (env HOOKWATCH_WATCH_TRANSCRIPTS)")
+	rollouts := fs.String("codex-rollouts", "auto", "follow Codex's rollout files for what its hooks miss: auto (Codex's sessions directory, once it exists), off, or the sessions directory")
+	transcripts := fs.String("watch-transcripts", "auto", "follow Claude Code's transcripts as they grow, for the tokens of every agent and turn and what its hooks miss: auto (Claude Code's projects directory, once it exists), off, or the projects directory")
 	prices := fs.String("prices", "", "price table (JSON: {\"date\":…,\"models\":{\"<model>\":{\"input\":…,\"output\":…,\"cache_read\":…,\"cache_write_5m\":…,\"cache_write_1h\":…}}}, USD per million tokens) replacing the built-in one")
 	traces := addOTLPFlags(fs)
 	failedRepeats := fs.Int("signal-failed-repeats", attribution.DefaultThresholds.FailedRepeats, "failures of the same call that make a loop signal (docs/policy.md)")
@@ -80,7 +80,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	stalledAfter := fs.Duration("signal-stalled-after", attribution.DefaultThresholds.StalledAfter, "how long a session waiting on a pending call with no event is stalled after (1s to 720h)")
 	modelCache := fs.Int("model-cache-mb", collector.DefaultModelCacheBytes>>20, "memory the session model keeps between rounds for idle sessions, in MiB (the sessions with events in the last 10 s are kept beside it, up to 16 times as much); an idle session dropped is read again from the database at its next event")
 	usageTrailer(fs, serveEnvHelp)
-	if err := flagsFromEnv(fs, serveFlagsFromEnv, os.Getenv); err != nil {
+	// The flags' defaults are the built-in ones, which --help shows; the
+	// variables, the shell's or the service's, set them before the command
+	// line.
+	if err := flagsFromEnv(fs, append(serveFlagsOwnEnv[:], serveFlagsFromEnv...), os.Getenv); err != nil {
 		return err
 	}
 	if err := parseFlagsNoArgs(fs, args); err != nil {
@@ -421,6 +424,11 @@ var serveEnv = append([]string{
 	"GOGC", "GOMEMLIMIT",
 }, flagEnvs(serveFlagsFromEnv)...)
 
+// serveFlagsOwnEnv are serve's flags with a variable of their own, named
+// as flagEnv names it (HOOKWATCH_ADDR for --addr), which sets the flag's
+// default as for serveFlagsFromEnv.
+var serveFlagsOwnEnv = [...]string{"addr", "audit-dir", "codex-rollouts", "watch-transcripts"}
+
 // serveFlagsFromEnv are serve's flags that have no variable of their own
 // otherwise: each takes its default from flagEnv's variable
 // (HOOKWATCH_RETAIN for --retain), so that the user service, which passes
@@ -475,7 +483,7 @@ Environment:
                      and there this one must have 16 characters or more
                      (read from the environment only: a flag would show it in ps)
   HOOKWATCH_HOME     data directory: database, spool, logs (default ~/.hookwatch)
-  HOOKWATCH_ADDR     listen address (default 127.0.0.1:7421)
+  HOOKWATCH_ADDR     listen address when --addr is not given (default 127.0.0.1:7421)
   HOOKWATCH_DB       SQLite path (default $HOOKWATCH_HOME/hookwatch.db), or a postgres:// URL
                      for a team server: several collectors may share one PostgreSQL database
   HOOKWATCH_AUDIT_DIR  the continuous audit trail's directory (default: none)

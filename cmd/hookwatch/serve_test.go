@@ -889,3 +889,40 @@ func TestServeChecksOTLPEndpoint(t *testing.T) {
 	f(rcv.Endpoint, `msg="pushing traces over OTLP/HTTP" endpoint=`+rcv.Endpoint+"/v1/traces")
 	f(rcv.Endpoint+"/v1/trace", "the OTLP endpoint does not take traces", rcv.Endpoint+"/v1/trace answered 404", "check the endpoint's path")
 }
+
+// TestServeHelpBuiltInDefaults: serve --help shows the built-in defaults of
+// the flags a variable of their own sets, and names the variable, whatever
+// the shell exports; the variable still sets the flag.
+func TestServeHelpBuiltInDefaults(t *testing.T) {
+	freshHome(t)
+	env := map[string]string{
+		"HOOKWATCH_ADDR":              "127.0.0.1:9",
+		"HOOKWATCH_CODEX_ROLLOUTS":    "off",
+		"HOOKWATCH_WATCH_TRANSCRIPTS": "off",
+		"HOOKWATCH_AUDIT_DIR":         "/nonexistent/audit",
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	out, _, _ := hw(t, "", "serve", "--help")
+	for _, want := range []string{
+		`listen address (env HOOKWATCH_ADDR) (default "127.0.0.1:7421")`,
+		`(env HOOKWATCH_CODEX_ROLLOUTS) (default "auto")`,
+		`(env HOOKWATCH_WATCH_TRANSCRIPTS) (default "auto")`,
+		`(env HOOKWATCH_AUDIT_DIR)`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("serve --help with %v does not say %q:\n%s", env, want, out)
+		}
+	}
+	for _, v := range env {
+		if strings.Contains(out, `(default "`+v+`")`) {
+			t.Errorf("serve --help shows %q, the shell's, as a default", v)
+		}
+	}
+	// The variable sets the flag: HOOKWATCH_ADDR's address is refused.
+	t.Setenv("HOOKWATCH_ADDR", "nonsense")
+	if err := run(context.Background(), []string{"serve"}, nil, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), `"nonsense"`) {
+		t.Errorf("serve with HOOKWATCH_ADDR=nonsense: %v; want the address refused", err)
+	}
+}
