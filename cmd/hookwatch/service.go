@@ -172,7 +172,10 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 // serviceSettings is the environment of the unit service install writes,
 // and where its settings come from.
 type serviceSettings struct {
-	env map[string]string
+	// command is what the unit runs: serve (a collector) or forward (a
+	// forwarder).
+	command string
+	env     map[string]string
 	// passed are set in this shell; kept are the installed unit's, this
 	// shell not setting them; dropped are the installed unit's, set to
 	// the empty string in this shell; added are the installed unit's
@@ -196,7 +199,7 @@ type serviceSettings struct {
 // variable of the unit that is none of names, added by hand, is kept as
 // it is: the shell's PATH or HTTPS_PROXY is not meant for the service.
 func serviceSettingsOf(command string, names []string, installed *install.InstalledService, lookup func(string) (string, bool), derived map[string]string) serviceSettings {
-	s := serviceSettings{env: map[string]string{}}
+	s := serviceSettings{command: command, env: map[string]string{}}
 	var unit map[string]string
 	if installed != nil {
 		if installed.Command == command {
@@ -399,7 +402,11 @@ func serviceInstall(w io.Writer, goos, path string, old []byte, installed *insta
 		b.WriteString(n + "\n")
 	}
 	stop := runningBeside(set.env["HOOKWATCH_HOME"], &b)
-	b.WriteString("\nTo start the collector now and at every login, run:\n\n")
+	what := "collector"
+	if set.command == "forward" {
+		what = "forwarder"
+	}
+	fmt.Fprintf(&b, "\nTo start the %s now and at every login, run:\n\n", what)
 	switch goos {
 	case "linux":
 		if existed {

@@ -170,7 +170,8 @@ func TestServiceForward(t *testing.T) {
 	t.Setenv("HOOKWATCH_CA_FILE", "/etc/ssl/team-ca.pem")
 	t.Setenv("HOOKWATCH_DB", "/not/for/a/forwarder.db")
 	out := mustHW(t, "service", "install", "--os", "linux", "--forward")
-	if !strings.Contains(out, "HOOKWATCH_CA_FILE, HOOKWATCH_HOME, HOOKWATCH_URL") {
+	if !strings.Contains(out, "HOOKWATCH_CA_FILE, HOOKWATCH_HOME, HOOKWATCH_URL") ||
+		!strings.Contains(out, "To start the forwarder now and at every login") || strings.Contains(out, "collector now") {
 		t.Fatalf("service install --forward output:\n%s", out)
 	}
 	b := string(readFile(t, filepath.Join(e.home, ".config", "systemd", "user", "hookwatch.service")))
