@@ -26,15 +26,15 @@ func init() {
 	})
 }
 
-const sessionsSynopsis = `sessions [--codex] [--cwd DIR | --all]
+const sessionsSynopsis = `sessions [--codex] [--project DIR | --all]
        hookwatch sessions diff [--json] [--unrelated] A B
 
-Lists the Claude Code sessions of a directory (default: the current one),
-newest first, from the client's transcripts: Claude Code keeps them under
-$CLAUDE_CONFIG_DIR/projects (else ~/.claude/projects) in a directory named
-after the directory's real path (symlinks followed) with every character
-other than A-Z, a-z and 0-9 replaced by "-", and resumes only sessions of
-the directory it runs in.
+Lists the Claude Code sessions of a directory (--project DIR, or --cwd DIR,
+its other name; default: the current one), newest first, from the client's
+transcripts: Claude Code keeps them under $CLAUDE_CONFIG_DIR/projects
+(else ~/.claude/projects) in a directory named after the directory's real
+path (symlinks followed) with every character other than A-Z, a-z and 0-9
+replaced by "-", and resumes only sessions of the directory it runs in.
 Each session shows its title, last activity, lineage (forked from,
 compactions), subagents and last answer, and the commands that continue
 it. When the directory has none but a neighbouring one does (the same
@@ -68,13 +68,16 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	fs := newFlagSet("sessions", sessionsSynopsis, stdout, stderr)
 	isCodex := fs.Bool("codex", false, "list Codex's sessions (its rollouts under $CODEX_HOME/sessions) instead of Claude Code's")
-	cwdFlag := fs.String("cwd", "", "the directory whose sessions to list (default: the current one)")
+	// --project as install and doctor name a directory; --cwd, its first
+	// name, stays.
+	cwdFlag := fs.String("project", "", "the directory whose sessions to list (default: the current one)")
+	fs.StringVar(cwdFlag, "cwd", "", "the same as --project")
 	all := fs.Bool("all", false, "list the sessions of every project")
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *all && *cwdFlag != "" {
-		return fmt.Errorf("%w: --cwd and --all go one at a time: one directory's sessions, or every project's", errUsage)
+		return fmt.Errorf("%w: --project and --all go one at a time: one directory's sessions, or every project's", errUsage)
 	}
 	known := collectorModels(ctx, stderr)
 	var cwd string
@@ -98,7 +101,7 @@ func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	case *all:
 		codexCmd += " --all"
 	case *cwdFlag != "":
-		codexCmd += " --cwd " + claudecode.ShellQuote(cwd)
+		codexCmd += " --project " + claudecode.ShellQuote(cwd)
 	}
 	if *all {
 		ps := claudecode.Projects(projects)
@@ -157,7 +160,7 @@ func sessionsDir(dir string) (cwd string, gone bool, err error) {
 	if err == nil {
 		cwd = real
 		if info, err := os.Stat(cwd); err == nil && !info.IsDir() {
-			return "", false, fmt.Errorf("%s is not a directory: --cwd takes the directory the sessions ran in", dir)
+			return "", false, fmt.Errorf("%s is not a directory: --project takes the directory the sessions ran in", dir)
 		}
 	}
 	return cwd, errors.Is(err, os.ErrNotExist), nil

@@ -130,12 +130,21 @@ func TestSessions(t *testing.T) {
 		t.Errorf("sessions --all --cwd DIR: %v, want a usage error", err)
 	}
 
-	out := mustHW(t, "sessions", "--cwd", project)
+	if _, _, err := hw(t, "", "sessions", "--all", "--project", project); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--project and --all") {
+		t.Errorf("sessions --all --project DIR: %v, want a usage error", err)
+	}
+
+	// --project, as install and doctor name a directory, and --cwd, its
+	// other name, list the same.
+	out := mustHW(t, "sessions", "--project", project)
 	for _, want := range []string{id, "[e2e:session] work through the project", "2 subagents", "1 prompt,",
 		"claude --resume " + id, "claude --resume " + id + " --fork-session"} {
 		if !strings.Contains(out, want) {
-			t.Errorf("sessions --cwd %s lacks %q:\n%s", project, want, out)
+			t.Errorf("sessions --project %s lacks %q:\n%s", project, want, out)
 		}
+	}
+	if cwdOut := mustHW(t, "sessions", "--cwd", project); cwdOut != out {
+		t.Errorf("sessions --cwd %s:\n%s\nwant what --project lists:\n%s", project, cwdOut, out)
 	}
 	link := filepath.Join(root, "link")
 	if err := os.Symlink(project, link); err != nil {
@@ -407,7 +416,7 @@ func TestSessionsCodex(t *testing.T) {
 	}
 	// Claude Code's listing names them, and how to list them.
 	if out := mustHW(t, "sessions", "--cwd", project); !strings.Contains(out, "No Claude Code session was started in "+project) ||
-		!strings.Contains(out, "Codex: 7 sessions in "+project+" (hookwatch sessions --codex --cwd "+project+" lists them).") {
+		!strings.Contains(out, "Codex: 7 sessions in "+project+" (hookwatch sessions --codex --project "+project+" lists them).") {
 		t.Errorf("sessions in a directory with Codex sessions only:\n%s", out)
 	}
 	if out := mustHW(t, "sessions", "--cwd", sub); strings.Contains(out, "Codex:") {

@@ -23,6 +23,7 @@ func TestSynopsisNamesFlags(t *testing.T) {
 	// Flags a synopsis leaves out, with why.
 	omitted := map[string]string{
 		"uninstall --codex-bin": "install's flag, accepted and ignored so that an install's command line can be reused",
+		"sessions --cwd":        "--project's other name, kept for the command lines that use it",
 	}
 	flagLine := regexp.MustCompile(`(?m)^  -([A-Za-z][\w-]*)(?: |$)`)
 	var paths [][]string
