@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -201,12 +202,20 @@ func bytesString(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// checkHookLog shows the hook's failures of the last day.
+// checkHookLog shows the hook's failures of the last day that came after
+// the last delivery of the spool's consumer (spool.LastDelivered), if there
+// was one: the errors from before a problem was fixed are followed by the
+// events delivered since, and warn no more. A run logs its error once it
+// has handed its event on, and the consumer may take that very event some
+// time later: only an error that ended fixedAfter (ten budgets of the hook)
+// before the delivery counts as followed by it, so an error every run logs
+// still warns.
 func (e *env) checkHookLog() Check {
 	c := Check{Name: "hook log", Status: OK}
 	path := filepath.Join(e.home, "hook.log")
+	since := e.Now().Add(-24 * time.Hour)
 	var lines []string
-	for _, l := range recentLogLines(path, e.Now().Add(-24*time.Hour)) {
+	for _, l := range recentLogLines(path, since) {
 		// Older hooks logged a successful autostart as an error: it is how
 		// a collector normally comes up.
 		if !strings.HasSuffix(l, ` error="started a collector in the background"`) {
@@ -217,10 +226,41 @@ func (e *env) checkHookLog() Check {
 		c.Message = "no hook errors in the last 24 hours"
 		return c
 	}
+	before := 0
+	delivered, ok := spool.LastDelivered(filepath.Join(e.home, "spool"))
+	if ok && delivered.After(since) {
+		cfg, _ := hook.ConfigFromEnv(e.Getenv)
+		fixedAfter := 10 * cmp.Or(cfg.Budget, hook.DefaultBudget)
+		for before < len(lines) && logLineEnd(lines[before]).Add(fixedAfter).Before(delivered) {
+			before++
+		}
+	}
+	if before == len(lines) {
+		c.Message = fmt.Sprintf("no hook errors since the last event delivered, at %s (%d in the last 24 hours before it, in %s)", delivered.Local().Format("15:04:05"), before, path)
+		return c
+	}
+	lines = lines[before:]
 	c.Status = Warn
 	c.Message = fmt.Sprintf("%d hook error%s in the last 24 hours in %s; the latest:", len(lines), plural(len(lines)), path)
+	if before > 0 {
+		c.Message = fmt.Sprintf("%d hook error%s since the last event delivered, at %s, in %s; the latest:", len(lines), plural(len(lines)), delivered.Local().Format("15:04:05"), path)
+	}
 	c.Details = lines[max(0, len(lines)-3):]
 	return c
+}
+
+// logLineEnd returns when the run a hook.log line tells of ended: the time
+// it starts with, plus its took= duration when it has one.
+func logLineEnd(line string) time.Time {
+	ts, rest, _ := strings.Cut(line, " ")
+	t, _ := time.Parse(time.RFC3339Nano, ts)
+	if _, after, ok := strings.Cut(rest, " took="); ok {
+		d, _, _ := strings.Cut(after, " ")
+		if took, err := time.ParseDuration(d); err == nil && took > 0 {
+			t = t.Add(took)
+		}
+	}
+	return t
 }
 
 // checkDatabase checks that the collector could open and write its SQLite

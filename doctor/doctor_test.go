@@ -26,6 +26,7 @@ import (
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/internal/deadport"
+	"github.com/hookwatch/hookwatch/internal/spooltest"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -984,4 +985,71 @@ func TestFixNamesTheProject(t *testing.T) {
 	if fix, want := fixOf(project), "hookwatch install --scope project"; fix != want {
 		t.Errorf("in the project: fix %q, want %q", fix, want)
 	}
+}
+
+// TestHookLogSinceDelivered: the hook's errors warn until an event is
+// delivered after them, not for 24 hours; an error the last run logged
+// still warns although its own event was delivered since.
+func TestHookLogSinceDelivered(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "hw")
+	vars := map[string]string{
+		"HOME":                  filepath.Join(root, "home"),
+		"HOOKWATCH_HOME":        home,
+		"HOOKWATCH_URL":         "http://127.0.0.1:1", // nothing listens there
+		"HOOKWATCH_AUTOSTART":   "0",
+		"HOOKWATCH_HOOK_BUDGET": "20ms", // errors are followed by a delivery 200 ms after them
+	}
+	getenv := func(k string) string { return vars[k] }
+	payload, err := os.ReadFile(filepath.Join("..", "redact", "testdata", "pretooluse-bash.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runHook := func() hook.Result {
+		t.Helper()
+		cfg, _ := hook.ConfigFromEnv(getenv)
+		return hook.Run(context.Background(), cfg, bytes.NewReader(payload))
+	}
+	e := &env{Options: Options{Getenv: getenv, Now: time.Now}, home: home}
+	want := func(status Status, message string) {
+		t.Helper()
+		c := e.checkHookLog()
+		if c.Status != status || !strings.Contains(c.Message, message) {
+			t.Fatalf("hook log check: %s %q %q, want %s saying %q", c.Status, c.Message, c.Details, status, message)
+		}
+	}
+	// The collector is down: the hook spools the event and logs why.
+	if res := runHook(); !res.Spooled || res.Err == nil {
+		t.Fatalf("hook with the collector down: %+v", res)
+	}
+	want(Warn, "1 hook error in the last 24 hours")
+
+	// A collector attaches to the spool: it delivers what waited and what
+	// the hooks hand it from then on, without an error.
+	sp, release := spooltest.Attach(t, home, "127.0.0.1:1")
+	tail := sp.Tail()
+	drain := func() {
+		t.Helper()
+		if _, err := tail.Drain(context.Background(), 0, func([][]byte) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// At once, the delivery may be the logged run's own event's.
+	drain()
+	want(Warn, "1 hook error in the last 24 hours")
+	time.Sleep(250 * time.Millisecond)
+	if res := runHook(); !res.Delivered || res.Err != nil {
+		t.Fatalf("hook with the collector attached: %+v", res)
+	}
+	drain()
+	want(OK, "no hook errors since the last event delivered")
+
+	// Down again: the new error warns, the old one no more.
+	tail.Settle()
+	release()
+	time.Sleep(250 * time.Millisecond)
+	if res := runHook(); res.Err == nil {
+		t.Fatalf("hook with the collector gone: %+v", res)
+	}
+	want(Warn, "1 hook error since the last event delivered")
 }

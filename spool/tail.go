@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -320,6 +321,18 @@ func formatTail(dev, ino uint64, off int64) []byte {
 		b = append(b, " \n"[min(i/2, 1)])
 	}
 	return b
+}
+
+// LastDelivered returns when the consumer of the spool in dir (the collector
+// or forwarder attached to it, following it with a Tail) last published how
+// far it delivered: the last time it took records the hooks wrote, or let
+// go of the spool (Settle). False when no consumer ever followed it.
+func LastDelivered(dir string) (time.Time, bool) {
+	fi, err := os.Stat(filepath.Join(dir, tailName))
+	if err != nil || !fi.Mode().IsRegular() {
+		return time.Time{}, false
+	}
+	return fi.ModTime(), true
 }
 
 // tailOf returns the offset of the segment dev, ino that the tail file says

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // tailIDs drains t once and returns the ids delivered.
@@ -356,5 +357,30 @@ func TestFormatTail(t *testing.T) {
 		if got := tailOf(dir, v[0], v[1]+1); got != 0 {
 			t.Errorf("tailOf for another inode = %d, want 0", got)
 		}
+	}
+}
+
+// TestLastDelivered: a spool no consumer followed tells no delivery; one
+// whose Tail delivered tells when.
+func TestLastDelivered(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := LastDelivered(dir); ok {
+		t.Fatalf("LastDelivered of a spool no consumer followed: %v", at)
+	}
+	if err := s.Append([]byte(`{"id":"1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().Add(-time.Second) // file times may be coarser than the clock
+	tail := s.Tail()
+	defer tail.Settle()
+	if n, err := tail.Drain(context.Background(), 0, func([][]byte) error { return nil }); n != 1 || err != nil {
+		t.Fatalf("Drain: %d, %v", n, err)
+	}
+	if at, ok := LastDelivered(dir); !ok || at.Before(before) || at.After(time.Now().Add(time.Second)) {
+		t.Fatalf("LastDelivered after a delivery: %v, %v", at, ok)
 	}
 }
