@@ -902,6 +902,25 @@ test('back from a session, the list is where it was, the focus on the session op
   await page.close();
 });
 
+test('the session list follows a filter link within the page, whatever filters it had', async () => {
+  const sessions = await all('/v1/sessions', 'sessions');
+  const failed = sessions.filter((s) => s.status === 'failed').length;
+  const { page, seen } = await open('/#/?status=ended&q=zz');
+  const count = page.getByTestId('session-count');
+  await page.getByTestId('no-match').waitFor();
+  // A link followed in the page: the list shows what it names, and only that.
+  await page.evaluate(() => { location.hash = '#/?status=failed'; });
+  assert.equal(await selectedOnceOffered(page, 'Status', 'failed'), 'failed');
+  assert.equal(await page.getByLabel('Search sessions').inputValue(), '');
+  await count.filter({ hasText: new RegExp(`^${failed.toLocaleString('en')} of `) }).waitFor({ timeout: 5000 });
+  // The brand's link to the whole list clears them.
+  await page.locator('a.brand').click();
+  await count.filter({ hasText: /^[\d,]+ sessions$/ }).waitFor({ timeout: 5000 });
+  assert.equal(await page.getByLabel('Status', { exact: true }).inputValue(), '');
+  clean(seen);
+  await page.close();
+});
+
 test('a link to a session the collector does not know yet shows the session once it begins', async () => {
   const sid = newID('c0ffee03');
   const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));

@@ -366,6 +366,20 @@ export function SessionList({ params }) {
     raf = requestAnimationFrame(focus);
     return () => cancelAnimationFrame(raf);
   }, []);
+  // A link followed within the page (#/?status=failed) names the whole
+  // view: the filters are what it says, those it leaves out cleared. The
+  // router hands a new params on each hashchange and popstate only, not
+  // on the replaceState below, so this follows links, not the list's own
+  // writes.
+  const firstParams = useRef(params);
+  useEffect(() => {
+    if (firstParams.current === params) return;
+    firstParams.current = params;
+    setQ(params.get('q') || '');
+    setProject(params.get('project') || '');
+    setStatus(params.get('status') || '');
+    setRange(params.get('range') || '');
+  }, [params]);
   useEffect(() => {
     // Keep the filters in the URL so a view can be shared and survives reload.
     const p = new URLSearchParams();
