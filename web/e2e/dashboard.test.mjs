@@ -921,6 +921,21 @@ test('the session list follows a filter link within the page, whatever filters i
   await page.close();
 });
 
+test('a session leaves the time range it was in as time passes, without a change to the list', async () => {
+  const sid = '1a57c0de-0000-4000-8000-' + String(Date.now()).slice(-12).padStart(12, '0');
+  const t0 = Date.now() - 3600e3 + 40e3; // its last event 59m 20s ago
+  await post([{ id: `range-${sid}`, runtime: 'claude-code', kind: 'hook', received_at: new Date(t0).toISOString(),
+    payload: { session_id: sid, cwd: '/home/dev/src/range', transcript_path: '/t.jsonl', hook_event_name: 'SessionStart', source: 'startup' } }]);
+  const page = await browser.ctx.newPage();
+  await page.clock.install({ time: new Date() });
+  await page.goto(BASE + '/#/?range=1h&q=' + sid);
+  await page.locator(`[data-session="${sid}"]`).waitFor();
+  // A minute later, the list's clock has ticked: the session is out of the last hour.
+  await page.clock.fastForward('01:00');
+  await page.getByTestId('no-match').waitFor({ timeout: 5000 });
+  await page.close();
+});
+
 test('a link to a session the collector does not know yet shows the session once it begins', async () => {
   const sid = newID('c0ffee03');
   const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));

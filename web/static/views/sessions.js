@@ -401,12 +401,16 @@ export function SessionList({ params }) {
   }, [st.list]);
   const shown = useMemo(() => {
     const needle = q.trim().toLowerCase();
-    const since = RANGE_MS[range] ? Date.now() - RANGE_MS[range] : -Infinity;
+    // The cutoff moves with the list's clock (now), as the ages the rows
+    // show do: a session leaves "last hour" when its hour is up, not when
+    // the list next changes. Without a range, a tick filters nothing
+    // again (range && now in the dependencies).
+    const since = RANGE_MS[range] ? now - RANGE_MS[range] : -Infinity;
     return st.list.filter((s) => (!needle || s._search.includes(needle))
       && (!project || s._projectKey === project)
       && (!status || s._status === status)
       && (s._last >= since));
-  }, [st.list, q, project, status, range]);
+  }, [st.list, q, project, status, range, range && now]);
 
   const byStatus = useMemo(() => {
     const c = { running: 0, background: 0, ended: 0, failed: 0, idle: 0 };
