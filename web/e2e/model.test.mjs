@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SessionModel, MAIN, FAILED, modelBehind, callMatches, callsTouching, emptyFilters, eventMatches, markerMatches, toolSummary, eventSummary, outputOf, contextPoints } from '../static/lib/model.js';
 import { readable, outputView } from '../static/lib/output.js';
-import { fmtDur, fmtAge, fmtPct, quantile, projectOf, truncate, plural } from '../static/lib/format.js';
+import { fmtDur, fmtAge, fmtPct, quantile, projectOf, truncate, shortPath, plural } from '../static/lib/format.js';
 import { sseParser, withQuery } from '../static/lib/api.js';
 import { lineageOf, idleFor, IDLE_AFTER } from '../static/views/sessions.js';
 
@@ -468,6 +468,11 @@ test('formatting', () => {
   f(projectOf({ project: 'p' }), 'p');
   f(projectOf({}), '');
   f(truncate('abcdef', 4), 'abc…');
+  f(shortPath('/home/dev/src/demo'), '/home/dev/src/demo');
+  f(shortPath('/tmp/TestImportRun1234567890/001/home/dev/src/demo', 24), '/tmp/TestI…/dev/src/demo');
+  f(shortPath('/tmp/TestImportRun1234567890/001/home/dev/src/demo', 24).length, 24);
+  f(shortPath('C:\\Users\\dev\\AppData\\Local\\Temp\\build\\demo', 24), 'C:\\User…\\Temp\\build\\demo');
+  f(shortPath('/' + 'x'.repeat(60), 10), '/xx…xxxxxx');
   f(toolSummary({ command: 'ls' }), 'ls');
   f(toolSummary({ file_path: '/a' }), '/a');
   f(toolSummary(null), '');

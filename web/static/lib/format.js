@@ -118,6 +118,20 @@ export function truncate(s, n) {
 }
 
 /**
+ * shortPath shortens a path to n characters or fewer by cutting its
+ * middle: the start says where it is, the end — whole names, up to two
+ * thirds of it — which directory it is, the part truncate would cut.
+ */
+export function shortPath(p, n = 48) {
+  p = p == null ? '' : String(p);
+  if (p.length <= n) return p;
+  let tail = p.slice(p.length - Math.ceil((n - 1) * 2 / 3));
+  const sep = tail.search(/[/\\]/);
+  if (sep > 0) tail = tail.slice(sep);
+  return p.slice(0, n - 1 - tail.length) + '…' + tail;
+}
+
+/**
  * projectKey returns what sessions are grouped by: the collector's project
  * (the client's project directory, named by the cwd's slug), else the cwd.
  */

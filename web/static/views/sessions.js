@@ -5,7 +5,7 @@ import { pages } from '../lib/api.js';
 import { subscribeModel, subscribeRestart, holdLive, liveReady } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
 import { modelBehind } from '../lib/model.js';
-import { ms, fmtDur, fmtDate, fmtAgo, fmtAge, fmtNum, plural, projectOf, projectKey, shortID, truncate } from '../lib/format.js';
+import { ms, fmtDur, fmtDate, fmtAgo, fmtAge, fmtNum, plural, projectOf, projectKey, shortID, shortPath, truncate } from '../lib/format.js';
 
 /** statusOf returns the collector's status: running, background, ended or failed. */
 export function statusOf(s) {
@@ -391,13 +391,25 @@ export function SessionList({ params }) {
     if (location.hash !== h && !(location.hash === '' && h === '#/')) history.replaceState(null, '', h);
   }, [q, project, status, range]);
 
-  // Projects by key, labelled for people; a label two projects share shows the key.
+  // Projects by key, labelled for people: by name, and by directory (its
+  // latest session's cwd, shortened) when two projects share the name —
+  // the key, Claude Code's folder name (-home-dev-src-demo), is no
+  // reading for people; it is left only to projects the directory cannot
+  // tell apart.
   const projects = useMemo(() => {
     const byKey = new Map();
-    for (const s of st.list) if (s._projectKey && !byKey.has(s._projectKey)) byKey.set(s._projectKey, s._project || s._projectKey);
-    const labels = new Map();
-    for (const l of byKey.values()) labels.set(l, (labels.get(l) || 0) + 1);
-    return [...byKey.entries()].map(([k, l]) => [k, labels.get(l) > 1 ? k : l]).sort((a, b) => a[1].localeCompare(b[1]));
+    for (const s of st.list) {
+      if (s._projectKey && !byKey.has(s._projectKey)) byKey.set(s._projectKey, { name: s._project || s._projectKey, dir: typeof s.cwd === 'string' ? shortPath(s.cwd) : '' });
+    }
+    const count = (labels) => {
+      const n = new Map();
+      for (const l of labels) n.set(l, (n.get(l) || 0) + 1);
+      return n;
+    };
+    const names = count([...byKey.values()].map((p) => p.name));
+    const dirs = count([...byKey.values()].filter((p) => names.get(p.name) > 1).map((p) => p.dir));
+    const label = (k, p) => (names.get(p.name) === 1 ? p.name : p.dir && dirs.get(p.dir) === 1 ? p.dir : k);
+    return [...byKey.entries()].map(([k, p]) => [k, label(k, p)]).sort((a, b) => a[1].localeCompare(b[1]));
   }, [st.list]);
   const shown = useMemo(() => {
     const needle = q.trim().toLowerCase();
