@@ -955,6 +955,36 @@ test('projects that share a name read as their directories in the Project filter
   await page.close();
 });
 
+test('the Status filter counts as idle the sessions the list marks idle, background work included', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const sid = 'b6c1d1e0-0000-4000-8000-' + String(Date.now()).slice(-12).padStart(12, '0');
+  // The 2.1.332 capture up to its survey agent's launch: the main agent
+  // stopped while the background subagent runs, two hours ago.
+  const capture = (await readFile('../../testdata/payloads/claude-code-2.1.332.jsonl', 'utf8')).split('\n').slice(0, 34);
+  const t0 = Date.now() - 2 * 3600e3 - 60e3;
+  await post(capture.map((line, n) => ({ id: `bgidle-${sid}-${n}`, runtime: 'claude-code', kind: 'hook', received_at: new Date(t0 + n * 1000).toISOString(),
+    payload: JSON.parse(line.replaceAll('74975720-1a50-4d17-9463-df6fabfdeb7c', sid)) })));
+  let want;
+  for (let i = 0; i < 50 && want?.status !== 'background'; i++) {
+    want = (await api('/v1/sessions/' + sid)).body;
+    if (want?.status !== 'background') await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(want.status, 'background');
+  const { page, seen } = await open('/#/?q=' + sid);
+  const pill = page.locator(`[data-session="${sid}"] .pill`);
+  await pill.waitFor();
+  assert.match(await pill.innerText(), /^idle 2h$/);
+  const sessions = await all('/v1/sessions', 'sessions');
+  // A session without a status yet reads running, as statusOf has it.
+  const idle = (st) => sessions.filter((s) => (s.status || 'running') === st && Date.now() - Date.parse(s.last_event_at) >= 3600e3).length;
+  const option = (v) => page.getByLabel('Status', { exact: true }).locator(`option[value=${v}]`).innerText();
+  assert.match(await option('background'), new RegExp(`^background work running \\([\\d,]+, ${idle('background')} idle\\)$`));
+  const running = idle('running');
+  assert.match(await option('running'), running ? new RegExp(`^running \\([\\d,]+, ${running} idle\\)$`) : /^running \([\d,]+\)$/);
+  clean(seen);
+  await page.close();
+});
+
 test('a link to a session the collector does not know yet shows the session once it begins', async () => {
   const sid = newID('c0ffee03');
   const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));

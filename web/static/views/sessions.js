@@ -29,11 +29,16 @@ export function statusLabel(status) {
  * stop), and the collector's stall signal already fires after five
  * minutes on a call without an outcome. An hour of silence is a session
  * nobody works in, not a long call. The status stays the collector's:
- * the list's status filter still counts it as running.
+ * the list's status filter still counts it under it (running, or
+ * background work), saying how many of those are idle.
  */
 export const IDLE_AFTER = 3600e3;
 
-/** idleFor returns how long a running session has had no event, when that is IDLE_AFTER or more; else 0. */
+/**
+ * idleFor returns how long a running session (or one waiting on background
+ * work) has had no event, when that is IDLE_AFTER or more; else 0. It alone
+ * decides what is idle: the pill and the status filter's counts.
+ */
 export function idleFor(s, now = Date.now()) {
   const st = statusOf(s);
   if (st !== 'running' && st !== 'background') return 0;
@@ -424,14 +429,21 @@ export function SessionList({ params }) {
       && (s._last >= since));
   }, [st.list, q, project, status, range, range && now]);
 
+  // Sessions by status, and of those the idle ones: idleFor decides, as
+  // it does for the rows' pills, so the count is the pills the filter shows.
   const byStatus = useMemo(() => {
-    const c = { running: 0, background: 0, ended: 0, failed: 0, idle: 0 };
+    const c = { running: 0, background: 0, ended: 0, failed: 0 };
+    const idle = { running: 0, background: 0 };
     for (const s of st.list) {
       c[s._status] = (c[s._status] || 0) + 1;
-      if (s._status === 'running' && idleFor(s, now)) c.idle++;
+      if (idleFor(s, now)) idle[s._status] = (idle[s._status] || 0) + 1;
     }
-    return c;
+    return { c, idle };
   }, [st.list, now]);
+  const statusOption = (v) => {
+    const idle = byStatus.idle[v];
+    return [v, `${statusLabel(v)} (${fmtNum(byStatus.c[v])}${idle ? `, ${fmtNum(idle)} idle` : ''})`];
+  };
 
   return html`
     <section class="sessions">
@@ -439,8 +451,7 @@ export function SessionList({ params }) {
         <input ref=${searchRef} class="search" type="search" placeholder="Search title, id, project, model…" aria-label="Search sessions"
           value=${q} onInput=${(e) => setQ(e.currentTarget.value)} />
         <${Select} label="Project" value=${project} onChange=${setProject} options=${[['', 'all projects'], ...projects]} />
-        <${Select} label="Status" value=${status} onChange=${setStatus} options=${[['', 'any status'],
-          ['running', `running (${fmtNum(byStatus.running)}${byStatus.idle ? `, ${fmtNum(byStatus.idle)} idle` : ''})`], ['background', `background work running (${fmtNum(byStatus.background)})`], ['ended', `ended (${fmtNum(byStatus.ended)})`], ['failed', `failed (${fmtNum(byStatus.failed)})`]]} />
+        <${Select} label="Status" value=${status} onChange=${setStatus} options=${[['', 'any status'], ...['running', 'background', 'ended', 'failed'].map(statusOption)]} />
         <${Select} label="Time range" value=${range} onChange=${setRange} options=${RANGES} />
         <span class="spacer"></span>
         <span class="count" data-testid="session-count">${shown.length !== st.list.length ? `${fmtNum(shown.length)} of ${plural(st.list.length, 'session')}` : plural(shown.length, 'session')}${st.done ? '' : ' · loading…'}</span>
