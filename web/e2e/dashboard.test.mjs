@@ -985,6 +985,62 @@ test('the Status filter counts as idle the sessions the list marks idle, backgro
   await page.close();
 });
 
+test('the session list sorts by its column headers, from the keyboard, the order kept in the URL', async () => {
+  const sessions = await all('/v1/sessions', 'sessions');
+  const byID = new Map(sessions.map((s) => [s.id, s]));
+  const of = {
+    events: (s) => s.event_count ?? s.counts?.events,
+    calls: (s) => s.counts?.tool_calls,
+    started: (s) => Date.parse(s.first_event_at),
+    active: (s) => Date.parse(s.last_event_at),
+  };
+  const { page, seen } = await open('/#/');
+  await page.getByTestId('session-count').filter({ hasText: /^[\d,]+ sessions$/ }).waitFor();
+  const header = (name) => page.locator('.shead').getByRole('button', { name, exact: true });
+  // The rows drawn, top down, by what the column compares.
+  const drawn = async (k) => (await page.$$eval('.slist [data-session]', (rows) => rows.map((r) => r.dataset.session))).map((id) => of[k](byID.get(id)));
+  const ordered = async (k, asc) => {
+    const v = await drawn(k);
+    assert.ok(v.length > 5, 'rows drawn');
+    for (let i = 1; i < v.length; i++) assert.ok(asc ? v[i - 1] <= v[i] : v[i - 1] >= v[i], `rows in ${asc ? 'ascending' : 'descending'} order of ${k}: ${v.join(' ')}`);
+    const all = sessions.map(of[k]);
+    assert.equal(v[0], asc ? Math.min(...all) : Math.max(...all), `the first row has the ${asc ? 'least' : 'most'} ${k}`);
+  };
+  assert.equal(await header('active').getAttribute('aria-sort'), 'descending', 'last activity, newest first, by default');
+  await ordered('active', false);
+
+  await header('events').focus();
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/[?&]sort=events(&|$)/);
+  assert.equal(await header('events').getAttribute('aria-sort'), 'descending');
+  assert.equal(await header('active').getAttribute('aria-sort'), 'none');
+  await ordered('events', false);
+  // Pressed again, the other way; the focus stays on the header.
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/[?&]sort=events\.asc(&|$)/);
+  assert.equal(await header('events').getAttribute('aria-sort'), 'ascending');
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent.trim()), 'events ▲');
+  await ordered('events', true);
+  // A reload keeps the order, a filter keeps both in the URL.
+  await page.reload();
+  await page.getByTestId('session-count').filter({ hasText: /^[\d,]+ sessions$/ }).waitFor();
+  assert.equal(await header('events').getAttribute('aria-sort'), 'ascending');
+  await ordered('events', true);
+
+  await header('calls').click();
+  await page.waitForURL(/[?&]sort=calls(&|$)/);
+  await ordered('calls', false);
+  await header('started').click();
+  await page.waitForURL(/[?&]sort=started(&|$)/);
+  await ordered('started', false);
+  // Back to the default: nothing in the URL.
+  await header('active').click();
+  await page.waitForURL((u) => !/sort=/.test(u.hash));
+  await ordered('active', false);
+  clean(seen);
+  await page.close();
+});
+
 test('a link to a session the collector does not know yet shows the session once it begins', async () => {
   const sid = newID('c0ffee03');
   const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));

@@ -162,6 +162,56 @@ export function countOf(s, k) {
   return typeof c === 'number' ? c : typeof s[k] === 'number' ? s[k] : undefined;
 }
 
+/** eventsOf reads a session's event count: the store's, else the model's. */
+function eventsOf(s) {
+  return s.event_count ?? countOf(s, 'events');
+}
+
+/**
+ * SORTS are the orders the list's column headers offer, each by the
+ * value of a session it compares (of) and said by label. Each starts
+ * newest or most first, and goes the other way on a second press.
+ */
+const SORTS = {
+  active: { label: 'last activity', of: (s) => s._last },
+  started: { label: 'start', of: (s) => s._first },
+  events: { label: 'events', of: eventsOf },
+  calls: { label: 'tool calls', of: (s) => countOf(s, 'tool_calls') },
+};
+
+/**
+ * parseSort reads the order the URL's sort names, <column> or
+ * <column>.asc: { key, asc }; anything else is the default, the last
+ * activity, newest first.
+ */
+export function parseSort(v) {
+  const [key, dir] = String(v || '').split('.', 2);
+  return Object.hasOwn(SORTS, key) ? { key, asc: dir === 'asc' } : { key: 'active', asc: false };
+}
+
+/** sortParam is the URL's sort for an order: '' for the default. */
+function sortParam({ key, asc }) {
+  return key === 'active' && !asc ? '' : key + (asc ? '.asc' : '');
+}
+
+/**
+ * sortSessions returns sessions in the order sort names; those without
+ * the value compared last, ties by last activity then id as the list's
+ * own order. The default order is the list's already: sessions as given.
+ */
+function sortSessions(sessions, sort) {
+  if (sort.key === 'active' && !sort.asc) return sessions;
+  const of = SORTS[sort.key].of;
+  const dir = sort.asc ? 1 : -1;
+  const keyed = sessions.map((s) => {
+    const v = of(s);
+    return [Number.isFinite(v) ? v : null, s];
+  });
+  keyed.sort(([a, x], [b, y]) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : (a - b) * dir)
+    || (y._last - x._last) || (x.id < y.id ? 1 : -1));
+  return keyed.map(([, s]) => s);
+}
+
 // The list outlives the view: going back from a session shows it at once.
 // Its stream is held only while the list shows (a session's page follows
 // its own); opened again, it resumes where it stopped, and the model
@@ -321,7 +371,7 @@ function Row({ s, now }) {
       <span class="rt">${s.runtime || '–'}</span>
       <span class="when" title=${`started ${s.first_event_at || '–'}, last event ${s.last_event_at || '–'}`}>${fmtDate(s._first, now)}<span class="t2">active ${fmtAgo(s._last, now)}</span></span>
       <span class="num">${fmtDur(dur)}</span>
-      <span class="num">${fmtNum(s.event_count ?? countOf(s, 'events'))}</span>
+      <span class="num">${fmtNum(eventsOf(s))}</span>
       <span class="num">${fmtNum(countOf(s, 'agents'))}</span>
       <span class="num">${fmtNum(countOf(s, 'tool_calls'))}</span>
       ${count(countOf(s, 'failures'), 'bad', rejected > 0 ? `and ${fmtNum(rejected)} rejected: calls the client refused to run` : '')}
@@ -348,6 +398,8 @@ export function SessionList({ params }) {
   const [project, setProject] = useState(params.get('project') || '');
   const [status, setStatus] = useState(params.get('status') || '');
   const [range, setRange] = useState(params.get('range') || '');
+  const [sortBy, setSortBy] = useState(params.get('sort') || '');
+  const sort = parseSort(sortBy);
   const [now, setNow] = useState(Date.now());
   const searchRef = useRef(null);
 
@@ -384,6 +436,7 @@ export function SessionList({ params }) {
     setProject(params.get('project') || '');
     setStatus(params.get('status') || '');
     setRange(params.get('range') || '');
+    setSortBy(params.get('sort') || '');
   }, [params]);
   useEffect(() => {
     // Keep the filters in the URL so a view can be shared and survives reload.
@@ -392,9 +445,10 @@ export function SessionList({ params }) {
     if (project) p.set('project', project);
     if (status) p.set('status', status);
     if (range) p.set('range', range);
+    if (sortParam(sort)) p.set('sort', sortParam(sort));
     const h = '#/' + (p.toString() ? '?' + p : '');
     if (location.hash !== h && !(location.hash === '' && h === '#/')) history.replaceState(null, '', h);
-  }, [q, project, status, range]);
+  }, [q, project, status, range, sort.key, sort.asc]);
 
   // Projects by key, labelled for people: by name, and by directory (its
   // latest session's cwd, shortened) when two projects share the name —
@@ -428,6 +482,17 @@ export function SessionList({ params }) {
       && (!status || s._status === status)
       && (s._last >= since));
   }, [st.list, q, project, status, range, range && now]);
+  const sorted = useMemo(() => sortSessions(shown, sort), [shown, sort.key, sort.asc]);
+
+  // sortButton is a column header that orders the list by SORTS[key]; a
+  // call, not a component, so that a press keeps the focus on it.
+  const sortButton = (key, text) => {
+    const on = sort.key === key;
+    const label = SORTS[key].label;
+    return html`<button type="button" class=${'sort' + (on ? ' sorted' : '')} aria-sort=${on ? (sort.asc ? 'ascending' : 'descending') : 'none'}
+      title=${on ? `Sorted by ${label}, ${sort.asc ? 'least' : 'most'} first: press for ${sort.asc ? 'most' : 'least'} first` : `Sort by ${label}, ${key === 'active' || key === 'started' ? 'newest' : 'most'} first`}
+      onClick=${() => setSortBy(sortParam({ key, asc: on ? !sort.asc : false }))}>${text}${on && html`<span aria-hidden="true">${sort.asc ? ' ▲' : ' ▼'}</span>`}</button>`;
+  };
 
   // Sessions by status, and of those the idle ones: idleFor decides, as
   // it does for the rows' pills, so the count is the pills the filter shows.
@@ -458,9 +523,9 @@ export function SessionList({ params }) {
       </div>
       ${st.error && html`<p class="error">Cannot load sessions: ${st.error}</p>`}
       <div class="shead" role="presentation">
-        <span>status</span><span>session</span><span>project</span><span>runtime</span><span>started</span>
-        <span class="num">duration</span><span class="num">events</span>
-        <span class="num">agents</span><span class="num">calls</span><span class="num">failed</span><span class="num">denied</span>
+        <span>status</span><span>session</span><span>project</span><span>runtime</span><span class="when">${sortButton('started', 'started')}${sortButton('active', 'active')}</span>
+        <span class="num">duration</span><span class="num">${sortButton('events', 'events')}</span>
+        <span class="num">agents</span><span class="num">${sortButton('calls', 'calls')}</span><span class="num">failed</span><span class="num">denied</span>
         <span>lineage</span>
       </div>
       <div class="sbody">
@@ -471,7 +536,7 @@ export function SessionList({ params }) {
           : st.done && st.list.length && !shown.length
             ? html`<div class="empty" data-testid="no-match"><p>No session matches ${describeFilters({ q, project: projects.find(([k]) => k === project)?.[1] || project, status, range })}.</p>
                 <p><button type="button" onClick=${() => { setQ(''); setProject(''); setStatus(''); setRange(''); searchRef.current?.focus(); }}>Clear the filters</button></p></div>`
-            : html`<${VList} label="Sessions" items=${shown} rowHeight=${44} class="slist" keyOf=${sessionKey} place=${store.place}
+            : html`<${VList} label="Sessions" items=${sorted} rowHeight=${44} class="slist" keyOf=${sessionKey} place=${store.place}
                 row=${(s) => html`<${Row} key=${s.id} s=${s} now=${now} />`} />`}
       </div>
     </section>`;
