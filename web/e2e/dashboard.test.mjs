@@ -924,14 +924,20 @@ test('a session leaves the time range it was in as time passes, without a change
   const t0 = Date.now() - 3600e3 + 40e3; // its last event 59m 20s ago
   await post([{ id: `range-${sid}`, runtime: 'claude-code', kind: 'hook', received_at: new Date(t0).toISOString(),
     payload: { session_id: sid, cwd: '/home/dev/src/range', transcript_path: '/t.jsonl', hook_event_name: 'SessionStart', source: 'startup' } }]);
-  const page = await browser.ctx.newPage();
-  await page.clock.install({ time: new Date() });
-  await page.goto(BASE + '/#/?range=1h&q=' + sid);
-  await page.locator(`[data-session="${sid}"]`).waitFor();
-  // A minute later, the list's clock has ticked: the session is out of the last hour.
-  await page.clock.fastForward('01:00');
-  await page.getByTestId('no-match').waitFor({ timeout: 5000 });
-  await page.close();
+  // A browser of its own: the clock a page installs is its context's,
+  // which the other tests' pages share.
+  const own = await launch();
+  try {
+    const page = await own.ctx.newPage();
+    await page.clock.install({ time: new Date() });
+    await page.goto(BASE + '/#/?range=1h&q=' + sid);
+    await page.locator(`[data-session="${sid}"]`).waitFor();
+    // A minute later, the list's clock has ticked: the session is out of the last hour.
+    await page.clock.fastForward('01:00');
+    await page.getByTestId('no-match').waitFor({ timeout: 5000 });
+  } finally {
+    await own.close();
+  }
 });
 
 test('projects that share a name read as their directories in the Project filter', async () => {
@@ -970,17 +976,26 @@ test('the Status filter counts as idle the sessions the list marks idle, backgro
     if (want?.status !== 'background') await new Promise((r) => setTimeout(r, 100));
   }
   assert.equal(want.status, 'background');
+  const opened = Date.now();
   const { page, seen } = await open('/#/?q=' + sid);
   const pill = page.locator(`[data-session="${sid}"] .pill`);
   await pill.waitFor();
   assert.match(await pill.innerText(), /^idle 2h$/);
   const sessions = await all('/v1/sessions', 'sessions');
-  // A session without a status yet reads running, as statusOf has it.
-  const idle = (st) => sessions.filter((s) => (s.status || 'running') === st && Date.now() - Date.parse(s.last_event_at) >= 3600e3).length;
-  const option = (v) => page.getByLabel('Status', { exact: true }).locator(`option[value=${v}]`).innerText();
-  assert.match(await option('background'), new RegExp(`^background work running \\([\\d,]+, ${idle('background')} idle\\)$`));
-  const running = idle('running');
-  assert.match(await option('running'), running ? new RegExp(`^running \\([\\d,]+, ${running} idle\\)$`) : /^running \([\d,]+\)$/);
+  // The sessions idle at a time (a session without a status yet reads
+  // running, as statusOf has it): the page counted at a time between
+  // its opening and now, when a session may have crossed the hour.
+  const idle = (st, t) => sessions.filter((s) => (s.status || 'running') === st && t - Date.parse(s.last_event_at) >= 3600e3).length;
+  const counted = async (st) => {
+    const text = await page.getByLabel('Status', { exact: true }).locator(`option[value=${st}]`).innerText();
+    assert.match(text, /^[a-z ]+ \([\d,]+(, [\d,]+ idle)?\)$/);
+    const m = /, ([\d,]+) idle\)$/.exec(text);
+    const n = m ? Number(m[1].replaceAll(',', '')) : 0;
+    assert.ok(idle(st, opened) <= n && n <= idle(st, Date.now()), `${text}: ${st} sessions idle between ${idle(st, opened)} and ${idle(st, Date.now())}`);
+    return n;
+  };
+  assert.ok(await counted('background') >= 1, 'the background session idle for 2h is counted');
+  await counted('running');
   clean(seen);
   await page.close();
 });
