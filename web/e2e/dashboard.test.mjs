@@ -521,20 +521,30 @@ async function holdModel(id) {
   assert.equal(res.status, 204);
 }
 
+/**
+ * startHeld starts session sid with the SessionStart start (extra fields
+ * of it) and holds the model back from the rounds after that first one,
+ * which it waits to see modelled: the events posted next stay unmodelled
+ * until holdModel('').
+ */
+async function startHeld(sid, start = {}) {
+  await holdModel(sid);
+  await post([hookEnv(sid, 1, { hook_event_name: 'SessionStart', source: 'startup', ...start })]);
+  // Its first round is stored, and holds the model back.
+  for (let i = 0; ; i++) {
+    const { body } = await api('/v1/sessions/' + sid);
+    if (body && body.derived_seq === body.last_seq) break;
+    assert.ok(i < 100, 'the first event of the session was not modelled');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 test('a session the collector has yet to model says so in its header, until the model catches up', async () => {
   const sid = newID('5e1d0b1d');
   const call = 'toolu_behind_' + Date.now();
   const tool = { tool_name: 'Bash', tool_use_id: call, tool_input: { command: 'go test ./...' } };
   try {
-    await holdModel(sid);
-    await post([hookEnv(sid, 1, { hook_event_name: 'SessionStart', source: 'startup' })]);
-    // Its first round is stored, and holds the model back.
-    for (let i = 0; ; i++) {
-      const { body } = await api('/v1/sessions/' + sid);
-      if (body && body.derived_seq === body.last_seq) break;
-      assert.ok(i < 100, 'the first event of the session was not modelled');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await startHeld(sid);
     await post([
       hookEnv(sid, 2, { hook_event_name: 'UserPromptSubmit', prompt: 'run the tests' }),
       hookEnv(sid, 3, { hook_event_name: 'PreToolUse', ...tool }),
@@ -560,14 +570,7 @@ test('the session list says which sessions the collector has yet to model, until
   const sid = newID('5e1d0b2d');
   const tool = { tool_name: 'Bash', tool_use_id: 'toolu_list_behind_' + Date.now(), tool_input: { command: 'go vet ./...' } };
   try {
-    await holdModel(sid);
-    await post([hookEnv(sid, 1, { hook_event_name: 'SessionStart', source: 'startup', session_title: 'Modelled late' })]);
-    for (let i = 0; ; i++) {
-      const { body } = await api('/v1/sessions/' + sid);
-      if (body && body.derived_seq === body.last_seq) break;
-      assert.ok(i < 100, 'the first event of the session was not modelled');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await startHeld(sid, { session_title: 'Modelled late' });
     await post([
       hookEnv(sid, 2, { hook_event_name: 'UserPromptSubmit', prompt: 'vet it' }),
       hookEnv(sid, 3, { hook_event_name: 'PreToolUse', ...tool }),
