@@ -163,11 +163,23 @@ func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		team := "-"
 		if t.Team != "" {
-			team = strconv.Quote(t.Team)
+			team = listName(t.Team)
 		}
-		fmt.Fprintf(tw, "%s\t%q\t%s\t%s\t%s\t%s\n", t.ID, t.User, team, t.Role, t.CreatedAt.Local().Format(time.DateTime), revoked)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, listName(t.User), team, t.Role, t.CreatedAt.Local().Format(time.DateTime), revoked)
 	}
 	return tw.Flush()
+}
+
+// listName is a user's or team's name as token list shows it: bare, so
+// that its text starts where the column's "-" (none) does, and quoted only
+// when it must be to read as one name: a space or a quote in it, or "-"
+// itself, which would read as none. (printableName keeps control
+// characters out of every name.)
+func listName(name string) string {
+	if name == "-" || strings.ContainsAny(name, " \"'\t") || strings.ContainsFunc(name, unicode.IsSpace) {
+		return strconv.Quote(name)
+	}
+	return name
 }
 
 func runTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {

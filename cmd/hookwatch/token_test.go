@@ -71,7 +71,7 @@ func TestTokenCommands(t *testing.T) {
 	other = strings.TrimSpace(other)
 
 	table, _, err := cmd("list")
-	if err != nil || !strings.Contains(table, `"ann"`) || !strings.Contains(table, `"red"`) || !strings.Contains(table, "admin") {
+	if err != nil || !strings.Contains(table, " ann ") || !strings.Contains(table, " red ") || !strings.Contains(table, "admin") {
 		t.Fatalf("list: %v\n%s", err, table)
 	}
 	js, _, err := cmd("list", "--json")
@@ -143,5 +143,36 @@ func TestTokenCreateUnopenableDatabase(t *testing.T) {
 	err := run(context.Background(), []string{"token", "create", "--user", "ann"}, nil, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "cannot open the database") || stdout.Len() != 0 {
 		t.Errorf("token create on a database that cannot be opened: %v, stdout %q", err, stdout.String())
+	}
+}
+
+// TestTokenListAligned: a plain name is listed bare, so that its text starts
+// where the column's "-" (none) does; a name that needs them (a space, a
+// quote, or "-" itself, which would read as none) keeps its quotes.
+func TestTokenListAligned(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", dir)
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	t.Setenv("HOOKWATCH_DB", "")
+	for _, args := range [][]string{{"--user", "ann", "--team", "payments"}, {"--user", "lee"}, {"--user", "Lee Ray", "--team", "-"}} {
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), append([]string{"token", "create"}, args...), nil, &stdout, &stderr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"token", "list"}, nil, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("list:\n%s", stdout.String())
+	}
+	user, team := strings.Index(lines[0], "USER"), strings.Index(lines[0], "TEAM")
+	for i, want := range [][2]string{{"ann ", "payments "}, {"lee ", "- "}, {`"Lee Ray" `, `"-" `}} {
+		l := lines[i+1]
+		if !strings.HasPrefix(l[user:], want[0]) || !strings.HasPrefix(l[team:], want[1]) {
+			t.Errorf("line %q: want user %q and team %q at the columns' start:\n%s", l, want[0], want[1], stdout.String())
+		}
 	}
 }
