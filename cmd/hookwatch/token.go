@@ -29,8 +29,9 @@ func init() {
 const tokenUsage = `Usage: hookwatch token <subcommand> [flags]
 
 Subcommands:
-  create --user NAME [--team TEAM] [--role user|team|admin]
-      make a token and print its secret, once: the database keeps only its hash
+  create --user NAME [--team TEAM] [--role user|team|admin] [--out FILE]
+      make a token and print its secret, once (--out: to a new file of mode
+      0600 instead of stdout): the database keeps only its hash
   list [--json]
       list the tokens, revoked ones included, never their secrets
   revoke ID
@@ -78,10 +79,11 @@ func openTokens(ctx context.Context, dsn string, create bool) (tokens store.Toke
 }
 
 func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("token create", "token create --user NAME [--team TEAM] [--role user|team|admin] [--db PATH|URL]", stdout, stderr)
+	fs := newFlagSet("token create", "token create --user NAME [--team TEAM] [--role user|team|admin] [--out FILE] [--db PATH|URL]", stdout, stderr)
 	user := fs.String("user", "", "the user the token's events are recorded as (required)")
 	team := fs.String("team", "", "the team of the user: a team token sees the sessions of its team's users")
 	role := fs.String("role", store.RoleUser, "user: its own sessions; team: its team's; admin: everything, /metrics included")
+	out := fs.String("out", "", "write the secret to this new `FILE`, readable by its owner only (0600), instead of to stdout")
 	dbFlag := dbFlagVar(fs)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
@@ -103,17 +105,53 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	defer closeDB()
+	// The note that a collector running open closes is true of the
+	// database's first token only: any token, revoked or not, closes it.
+	prior, err := tokens.Tokens(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read the tokens of %s: %w", name, err)
+	}
+	// The file is made before the token, so that a file that cannot be
+	// made leaves no token whose secret nobody holds; O_EXCL keeps a file
+	// that exists, which may hold another token's secret.
+	var file *os.File
+	if *out != "" {
+		if file, err = os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s exists: name a new file for --out (it may hold another token's secret)", *out)
+		} else if err != nil {
+			return fmt.Errorf("cannot make the --out file: %w", err)
+		}
+		defer file.Close()
+	}
 	t, secret := store.NewToken(*user, *team, *role, time.Now())
 	if err := tokens.CreateToken(ctx, t); err != nil {
+		if file != nil {
+			os.Remove(*out)
+		}
 		return fmt.Errorf("cannot create the token in %s: %w", name, err)
 	}
+	where, secretFile := "printed below", "<file holding the secret>"
+	if file != nil {
+		where, secretFile = "in "+*out, *out
+	}
 	fmt.Fprintf(stderr, "hookwatch token: created token %s (user %s, role %s) in %s.\n"+
-		"Its secret is printed below, once; the database keeps only its hash. Give it to %s,\n"+
+		"Its secret is %s, once; the database keeps only its hash. Give it to %s,\n"+
 		"who points a laptop at the server with:\n"+
-		"  hookwatch install --url http://<server>:7421 --token-file <file holding the secret>\n"+
-		"A collector of this database that ran open (no HOOKWATCH_TOKEN, no tokens) requires a\n"+
-		"token of every request from now on, within a second, without a restart.\n", t.ID, t.User, t.Role, name, t.User)
-	fmt.Fprintln(stdout, secret)
+		"  hookwatch install --url http://<server>:7421 --token-file %s\n", t.ID, t.User, t.Role, name, where, t.User, secretFile)
+	if len(prior) == 0 {
+		fmt.Fprintf(stderr, "A collector of this database that ran open (no HOOKWATCH_TOKEN, no tokens) requires a\n"+
+			"token of every request from now on, within a second, without a restart.\n")
+	}
+	if file == nil {
+		fmt.Fprintln(stdout, secret)
+		return nil
+	}
+	if _, err := fmt.Fprintln(file, secret); err != nil {
+		return fmt.Errorf("cannot write the secret to %s: %w (revoke token %s: hookwatch token revoke %s)", *out, err, t.ID, t.ID)
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("cannot write the secret to %s: %w (revoke token %s: hookwatch token revoke %s)", *out, err, t.ID, t.ID)
+	}
 	return nil
 }
 

@@ -146,6 +146,52 @@ func TestTokenCreateUnopenableDatabase(t *testing.T) {
 	}
 }
 
+// TestTokenCreateOutAndNote: --out writes the secret to a new file only its
+// owner may read, refusing one that exists (it may hold another token's
+// secret), and prints nothing on stdout; the note that a collector running
+// open now requires tokens comes with the database's first token only.
+func TestTokenCreateOutAndNote(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", dir)
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	t.Setenv("HOOKWATCH_DB", "")
+	cmd := func(args ...string) (string, string, error) {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), append([]string{"token"}, args...), nil, &stdout, &stderr)
+		return stdout.String(), stderr.String(), err
+	}
+	const note = "ran open"
+	file := filepath.Join(dir, "ann.token")
+	out, errOut, err := cmd("create", "--user", "ann", "--out", file)
+	if err != nil || out != "" || !strings.Contains(errOut, note) || !strings.Contains(errOut, file) {
+		t.Fatalf("create --out: %v, stdout %q, stderr %q", err, out, errOut)
+	}
+	fi, err := os.Stat(file)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the --out file: %v, mode %v, want 0600", err, fi.Mode())
+	}
+	secret, _ := os.ReadFile(file)
+	if s := strings.TrimSpace(string(secret)); !strings.HasPrefix(s, store.TokenPrefix) || len(s) != len(store.TokenPrefix)+64 {
+		t.Fatalf("the --out file holds %q, want one secret", secret)
+	}
+	// An existing file is kept, and no token is made.
+	if _, _, err := cmd("create", "--user", "bob", "--out", file); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("create --out an existing file: %v, want an error saying it exists", err)
+	}
+	if b, _ := os.ReadFile(file); !bytes.Equal(b, secret) {
+		t.Errorf("create --out an existing file replaced it")
+	}
+	// The second token: no note.
+	if out, errOut, err := cmd("create", "--user", "lee"); err != nil || strings.Contains(errOut, note) || !strings.HasPrefix(out, store.TokenPrefix) {
+		t.Errorf("second create: %v, stdout %q, stderr %q, want no note", err, out, errOut)
+	}
+	js, _, _ := cmd("list", "--json")
+	var list []store.Token
+	if json.Unmarshal([]byte(js), &list) != nil || len(list) != 2 {
+		t.Errorf("tokens after create --out of an existing file: %s, want ann's and lee's", js)
+	}
+}
+
 // TestTokenListAligned: a plain name is listed bare, so that its text starts
 // where the column's "-" (none) does; a name that needs them (a space, a
 // quote, or "-" itself, which would read as none) keeps its quotes.
