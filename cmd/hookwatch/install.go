@@ -255,8 +255,10 @@ events that take no http handler: an http hook cannot spool, and install
 says what is lost while the collector is down and what comes back. Run again, install replaces its own entries
 and keeps the mode installed unless --mode says otherwise; 'hookwatch
 uninstall' removes exactly what it added. --codex does the same for OpenAI
-Codex's hooks. For a team server, --token or --token-file keeps its token in
-$HOOKWATCH_HOME/token, never in the settings file (see docs/team-server.md).
+Codex's hooks. For a team server, --token-file FILE or --token - (stdin)
+keeps its token in $HOOKWATCH_HOME/token, never in the settings file (see
+docs/team-server.md); --token SECRET works too, but the secret then shows in
+ps to every user of the machine and stays in the shell's history.
 The hooks run the binaries beside this hookwatch: install refuses to run
 from a build of 'go run', which goes away (go install them first).
 
@@ -274,7 +276,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	mode := fs.String("mode", "", "command: Claude Code runs the hook binary per event (events are spooled while the collector is down); http: Claude Code posts events to the collector where it can (default: the mode already installed in this scope, else command)")
 	statusline := fs.Bool("statusline", false, "also make hookwatch Claude Code's statusLine (wrapping the one already set)")
 	url := fs.String("url", "", "the collector's base URL (default $HOOKWATCH_URL, else "+install.DefaultCollectorURL+"): http hooks post to it; command hooks send where HOOKWATCH_URL says in Claude Code's environment, so install says to export it there when this shell does not")
-	tokenFlag := fs.String("token", "", "the team server's token (- reads it from stdin): kept in $HOOKWATCH_HOME/token, mode 0600, never in the settings file")
+	tokenFlag := fs.String("token", "", "the team server's token; - reads it from stdin, as --token-file reads a file: a secret given here shows in ps and the shell's history. Kept in $HOOKWATCH_HOME/token, mode 0600, never in the settings file")
 	tokenFile := fs.String("token-file", "", "read the team server's token from this file instead of --token")
 	caFile := fs.String("ca-file", "", "the PEM certificate of the authority that signed an https:// team server's certificate, when the system does not trust it: kept in $HOOKWATCH_HOME/"+forward.CAFileName+" for the forwarder")
 	var cf codexFlags
@@ -319,6 +321,11 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	change, err := installToken(*tokenFlag, *tokenFile, stdin, sf.dryRun)
 	if err != nil {
 		return err
+	}
+	if *tokenFlag != "" && *tokenFlag != "-" {
+		// Stored all the same: the secret is out already, and refusing
+		// would only make the user type it again.
+		fmt.Fprintln(stderr, "hookwatch install: warning: the token given as --token's value shows in ps to every user of this machine while install runs, and stays in the shell's history: next time use --token-file FILE, or --token - to read it from stdin")
 	}
 	hasToken := change != tokenNone
 	if err := installCA(ca, sf.dryRun); err != nil {

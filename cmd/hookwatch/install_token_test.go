@@ -242,3 +242,34 @@ func startForwarder(t *testing.T, home, url string) {
 		t.Fatalf("the forwarder did not start: %v", err)
 	}
 }
+
+// TestInstallTokenOnCommandLine: a secret given as --token's value shows in
+// ps and the shell's history, so install warns, naming the ways that keep
+// it off the command line; --token - (stdin) and --token-file store it the
+// same without a warning, and the warning never repeats the secret.
+func TestInstallTokenOnCommandLine(t *testing.T) {
+	e := newTestEnv(t)
+	e.fakeClaude(t, "2.1.100")
+	const secret = "hwt_ann_cmdline"
+	tokenPath := filepath.Join(e.hwHome, "token")
+	_, errOut, err := hw(t, "", "install", "--url", "http://10.0.0.5:7421", "--token", secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "warning") || !strings.Contains(errOut, "--token-file") || !strings.Contains(errOut, "--token -") || strings.Contains(errOut, secret) {
+		t.Errorf("install --token SECRET: stderr %q, want a warning naming --token-file and --token -, without the secret", errOut)
+	}
+	if got := strings.TrimSpace(readFileOr(tokenPath)); got != secret {
+		t.Fatalf("token file holds %q, want %q", got, secret)
+	}
+	if _, errOut, err := hw(t, secret+"2\n", "install", "--url", "http://10.0.0.5:7421", "--token", "-"); err != nil || strings.Contains(errOut, "warning") {
+		t.Errorf("install --token -: %v, stderr %q, want no warning", err, errOut)
+	}
+	if got := strings.TrimSpace(readFileOr(tokenPath)); got != secret+"2" {
+		t.Errorf("token file holds %q after --token -, want %q", got, secret+"2")
+	}
+	out, _, _ := hw(t, "", "install", "--help")
+	if !strings.Contains(out, "--token-file") || !strings.Contains(out, "shows in ps") {
+		t.Errorf("install --help does not recommend --token-file over --token SECRET:\n%s", out)
+	}
+}
