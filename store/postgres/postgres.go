@@ -17,7 +17,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	neturl "net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -140,6 +142,13 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	if ambiguous(url, cfg.ConnConfig) {
 		return nil, errors.New("postgres.Open: the database URL reads two ways" + encodeHint)
 	}
+	if needsTLS(url, cfg.ConnConfig, os.Getenv) {
+		// Parsed again rather than patched: sslmode sets up the TLS
+		// configuration of every host and its fallbacks.
+		if cfg, err = pgxpool.ParseConfig(withParameter(url, "sslmode", "require")); err != nil {
+			return nil, errors.New("postgres.Open: cannot parse the database URL" + encodeHint)
+		}
+	}
 	cfg.MaxConns = max(cfg.MaxConns, 8)
 	cfg.ConnConfig.RuntimeParams["application_name"] = "hookwatch"
 	db := &DB{where: cfg.ConnConfig.Host + ":" + strconv.Itoa(int(cfg.ConnConfig.Port)) + "/" + cfg.ConnConfig.Database}
@@ -159,6 +168,77 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, fmt.Errorf("postgres.Open %s: %w", db.where, err)
 	}
 	return db, nil
+}
+
+// needsTLS reports whether the database dsn names, parsed as cfg, is to be
+// reached with sslmode=require though dsn does not say so: pgx's default
+// (as libpq's) is prefer, which speaks clear text, password included, to a
+// server that refuses TLS, and to anyone on the path who answers as one.
+// That holds for a host beyond this machine only: a Unix socket or
+// loopback never leaves it. An sslmode (or its alias ssl) in dsn, or
+// PGSSLMODE in the environment, is the operator's choice and kept.
+//
+// require, not verify-full: most PostgreSQL servers present a certificate
+// of their own making (Debian's postgresql enables TLS with the machine's
+// self-signed snakeoil one), which no system root verifies. verify-full by
+// default would refuse nearly every server, and the way out an operator
+// takes first, sslmode=disable, would be clear text again; require
+// encrypts against anyone who reads the network. An operator with a
+// certificate authority of their own asks for verification with
+// sslmode=verify-full&sslrootcert=FILE (docs/team-server.md).
+func needsTLS(dsn string, cfg *pgx.ConnConfig, getenv func(string) string) bool {
+	if getenv("PGSSLMODE") != "" || explicitSSLMode(dsn) {
+		return false
+	}
+	if !localHost(cfg.Host) {
+		return true
+	}
+	for _, fb := range cfg.Fallbacks {
+		if !localHost(fb.Host) {
+			return true
+		}
+	}
+	return false
+}
+
+// explicitSSLMode reports whether dsn, a URL or a key=value string, sets
+// sslmode or ssl.
+func explicitSSLMode(dsn string) bool {
+	if !IsURL(dsn) {
+		return strings.Contains(dsn, "sslmode") // key=value: no other keyword holds the word
+	}
+	_, query, _ := strings.Cut(dsn, "?")
+	query, _, _ = strings.Cut(query, "#")
+	q, err := neturl.ParseQuery(query)
+	return err != nil || q.Has("sslmode") || q.Has("ssl") // a query that does not parse: pgx refused it already
+}
+
+// withParameter is dsn, a URL or a key=value string, with the parameter
+// key=value added.
+func withParameter(dsn, key, value string) string {
+	if !IsURL(dsn) {
+		return dsn + " " + key + "=" + value
+	}
+	dsn, frag, hasFrag := strings.Cut(dsn, "#")
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	dsn += sep + key + "=" + neturl.QueryEscape(value)
+	if hasFrag {
+		dsn += "#" + frag
+	}
+	return dsn
+}
+
+// localHost reports whether host, as pgx parsed it, is on this machine: a
+// Unix socket's directory, localhost, or a loopback address.
+func localHost(host string) bool {
+	if strings.HasPrefix(host, "/") || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // badParameters returns the names of the parameters of the URL raw (after
@@ -216,6 +296,7 @@ func ambiguous(raw string, cfg *pgx.ConnConfig) bool {
 func connectHint(err error, cfg *pgx.ConnConfig) string {
 	where := cfg.Host + ":" + strconv.Itoa(int(cfg.Port))
 	var pgErr *pgconn.PgError
+	var dnsErr *net.DNSError
 	switch {
 	case errors.As(err, &pgErr) && pgErr.Code == "3D000": // invalid_catalog_name
 		return fmt.Sprintf("The database %q does not exist on %s: make it (as PostgreSQL's superuser: createdb --owner %s %s; see docs/team-server.md), or fix its name in the URL (--db or HOOKWATCH_DB).",
@@ -225,6 +306,11 @@ func connectHint(err error, cfg *pgx.ConnConfig) string {
 			where, cfg.User, cfg.User)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Sprintf("Nothing accepts connections on %s: start PostgreSQL there, or fix the host and port in the URL (--db or HOOKWATCH_DB).", where)
+	case errors.As(err, &dnsErr):
+		return fmt.Sprintf("The host %q does not resolve (%s): at boot, PostgreSQL's host may not be known yet, and hookwatch serve waits for it; else fix the host in the URL (--db or HOOKWATCH_DB).",
+			dnsErr.Name, dnsReason(dnsErr))
+	case tlsRefused(err):
+		return fmt.Sprintf("PostgreSQL on %s does not accept TLS, which hookwatch requires of a database beyond this machine unless the URL says otherwise: the password would travel in clear. Turn TLS on in PostgreSQL (ssl = on in postgresql.conf, with its certificate), or add ?sslmode=disable to the URL (--db or HOOKWATCH_DB) to accept clear text knowingly.", where)
 	case errors.As(err, &pgErr) && pgErr.Code == "42501": // insufficient_privilege: a database made without --owner
 		return fmt.Sprintf("The user %q may not create hookwatch's tables in the database %q: make it the database's owner (as PostgreSQL's superuser: psql -c 'ALTER DATABASE %s OWNER TO %s'), as createdb --owner does (docs/team-server.md).",
 			cfg.User, cfg.Database, cfg.Database, cfg.User)
@@ -232,15 +318,38 @@ func connectHint(err error, cfg *pgx.ConnConfig) string {
 	return ""
 }
 
+// tlsRefused reports whether err says the server answered that it does
+// not speak TLS, with sslmode require or stricter. pgconn has no error
+// value for it: its message is the one thing to tell it by.
+func tlsRefused(err error) bool {
+	return strings.Contains(err.Error(), "server refused TLS connection")
+}
+
+// dnsReason is why a host did not resolve, without the resolver's address.
+func dnsReason(err *net.DNSError) string {
+	switch {
+	case err.IsNotFound:
+		return "no such host"
+	case err.IsTimeout:
+		return "the lookup timed out"
+	}
+	return err.Err
+}
+
 // Unreachable reports whether err, from Open, says PostgreSQL is not up
 // where the URL points, rather than that it refuses the connection: nothing
-// accepts connections there, or the server is starting up, shutting down or
-// recovering (57P03). A collector started beside its database (at boot, or
-// by one compose file) waits on it (hookwatch serve); anything else, a
-// wrong password or a missing database, will not mend by waiting.
+// accepts connections there, the server is starting up, shutting down or
+// recovering (57P03), or its host name does not resolve, which at boot is
+// most often a database not up yet (a compose service, a DNS record made
+// when its host starts) rather than a typo, which waiting only delays. A
+// collector started beside its database (at boot, or by one compose file)
+// waits on it (hookwatch serve); anything else, a wrong password or a
+// missing database, will not mend by waiting.
 func Unreachable(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &pgErr) && pgErr.Code == "57P03" // cannot_connect_now
+	var dnsErr *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &pgErr) && pgErr.Code == "57P03" || // cannot_connect_now
+		errors.As(err, &dnsErr)
 }
 
 // Where names the database: host, port and database name.

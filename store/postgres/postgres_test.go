@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -240,4 +241,74 @@ func TestOpenSaysWhatToDo(t *testing.T) {
 	db := url[strings.LastIndex(url, "/")+1 : strings.Index(url, "?")]
 	f(guest, fmt.Sprintf(`The user "hw_guest" may not create hookwatch's tables in the database %q`, db),
 		fmt.Sprintf("ALTER DATABASE %s OWNER TO hw_guest", db))
+}
+
+// TestOpenTLSByDefault: a URL without sslmode to a host beyond this machine
+// requires TLS, so that the password never travels in clear to a server
+// without it (pgx's default, prefer, falls back to clear text); such a
+// server's refusal says how to accept clear text knowingly. An explicit
+// sslmode is kept, and loopback keeps the default. The server is a real
+// one without TLS, listening on this machine's own non-loopback address,
+// which its pg_hba.conf (loopback only) refuses in clear text.
+func TestOpenTLSByDefault(t *testing.T) {
+	ip := nonLoopbackIPv4(t)
+	ctx := context.Background()
+	s, err := pgtest.Start(ctx, pgtest.Options{Settings: []string{"listen_addresses=*", "ssl=off"}})
+	if errors.Is(err, pgtest.ErrNotInstalled) && os.Getenv("CI") == "" {
+		t.Skip(err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	const password = "pw-never-shown"
+	remote := fmt.Sprintf("postgres://postgres:%s@%s:%d/postgres", password, ip, s.Port)
+	_, err = postgres.Open(ctx, remote+"?connect_timeout=5")
+	if err == nil || !strings.Contains(err.Error(), "does not accept TLS") || !strings.Contains(err.Error(), "?sslmode=disable") ||
+		strings.Contains(err.Error(), password) {
+		t.Errorf("Open of a remote server without TLS, no sslmode: %v\nwant a refusal to connect in clear text, naming sslmode=disable", err)
+	}
+	// sslmode=disable, given: clear text, which pg_hba.conf refuses.
+	_, err = postgres.Open(ctx, remote+"?sslmode=disable&connect_timeout=5")
+	if err == nil || strings.Contains(err.Error(), "TLS") || !strings.Contains(err.Error(), "pg_hba.conf") {
+		t.Errorf("Open with sslmode=disable: %v\nwant pg_hba.conf's refusal of a clear-text connection", err)
+	}
+	// Loopback, no sslmode: clear text, as before.
+	local, err := s.CreateDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := postgres.Open(ctx, strings.TrimSuffix(local, "?sslmode=disable"))
+	if err != nil {
+		t.Fatalf("Open on loopback without sslmode: %v", err)
+	}
+	db.Close()
+}
+
+// nonLoopbackIPv4 is an IPv4 address of this machine beyond loopback; the
+// test is skipped without one.
+func nonLoopbackIPv4(t *testing.T) net.IP {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP
+		}
+	}
+	t.Skip("no IPv4 address beyond loopback")
+	return nil
+}
+
+// TestOpenUnresolvableHost: a host name that does not resolve is what a
+// database not up yet looks like at boot (its name not registered yet), so
+// a collector waits for it (Unreachable), and the error says which host.
+func TestOpenUnresolvableHost(t *testing.T) {
+	_, err := postgres.Open(context.Background(), "postgres://hw:pw-never-shown@hookwatch-db.invalid:5432/hw?sslmode=disable&connect_timeout=5")
+	if err == nil || !postgres.Unreachable(err) {
+		t.Fatalf("Open of an unresolvable host: %v; Unreachable = %v, want true", err, postgres.Unreachable(err))
+	}
+	if msg := err.Error(); !strings.Contains(msg, `"hookwatch-db.invalid" does not resolve`) || strings.Contains(msg, "pw-never-shown") {
+		t.Errorf("Open of an unresolvable host: %s\nwant it to name the host that does not resolve, without the password", msg)
+	}
 }
