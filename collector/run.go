@@ -250,6 +250,9 @@ func Run(ctx context.Context, o Options, ready func(*Collector)) error {
 		return fmt.Errorf("cannot serve: %w", c.serveErr)
 	case <-ctx.Done():
 	}
+	// Said before the wait, which may take the whole timeout: an operator
+	// who stopped the collector (SIGTERM, Ctrl-C) sees it was heard.
+	c.srv.log.Info("shutting down: finishing the requests in flight and the commits", "within", o.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
 	defer cancel()
 	if err := c.Stop(sctx); err != nil {

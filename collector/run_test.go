@@ -197,8 +197,10 @@ func TestRun(t *testing.T) {
 	db := openStore(t)
 	env := storetest.Envelope(event.RuntimeClaudeCode, storetest.At(0), []byte(`{"session_id":"run-3","hook_event_name":"Stop"}`))
 	done := make(chan error, 1)
+	var logs syncbuf.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
 	go func() {
-		done <- collector.Run(ctx, collector.Options{Config: collector.Config{Store: db}, Addr: "127.0.0.1:0", Home: t.TempDir()}, func(c *collector.Collector) {
+		done <- collector.Run(ctx, collector.Options{Config: collector.Config{Store: db, Logger: log}, Addr: "127.0.0.1:0", Home: t.TempDir()}, func(c *collector.Collector) {
 			b := batch(t, []event.Envelope{env})
 			res, err := http.Post(c.URL()+"/v1/events", "application/json", bytes.NewReader(b))
 			if err == nil {
@@ -214,6 +216,10 @@ func TestRun(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("Run did not return after its context ended")
+	}
+	// The end of its context (SIGTERM, Ctrl-C) is logged, once.
+	if n := strings.Count(logs.String(), "level=INFO msg=\"shutting down"); n != 1 {
+		t.Errorf("the log says %d times that the collector shuts down, want once:\n%s", n, logs.String())
 	}
 	// What was accepted before the stop is in the store, closed now.
 	db2, err := sqlite.Open(db.Path())
