@@ -95,7 +95,9 @@ func (m *modeler) readEnd(ctx context.Context) error {
 // it and when it lost it, until ctx ends.
 func (m *modeler) waitLease(ctx context.Context) {
 	for {
-		lost, err := m.shared.Lead(ctx)
+		lost, err := m.shared.Lead(ctx, func() {
+			m.log.Info("standby: another collector on the database computes the session model; this one follows the events in memory and takes over when that one stops")
+		})
 		if err != nil {
 			return // ctx ended
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/internal/syncbuf"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/storetest"
@@ -573,7 +575,7 @@ func TestSharedRestartAfterCrash(t *testing.T) {
 	// The lease is not free yet when the new collector starts.
 	lctx, release := context.WithCancel(ctx)
 	defer release()
-	if _, err := postgres.MustOpenDB(t, url).Lead(lctx); err != nil {
+	if _, err := postgres.MustOpenDB(t, url).Lead(lctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	s := newServerOn(t, patient, postgres.MustOpenDB(t, url))
@@ -605,4 +607,33 @@ func TestSharedRestartAfterCrash(t *testing.T) {
 // committed events it never modelled.
 func TestSharedStaleThenLive(t *testing.T) {
 	checkStaleThenLive(t, postgres.MustOpenDB(t, pgtest.NewDatabase(t)))
+}
+
+// TestSharedStandbySaysSo: a collector that finds another holding the
+// model's lease logs that it is a standby, once, and the holder does not.
+func TestSharedStandbySaysSo(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	var la, lb syncbuf.Buffer
+	a := newServerOn(t, collector.Config{Logger: slog.New(slog.NewTextHandler(&la, nil))}, postgres.MustOpenDB(t, url))
+	b := newServerOn(t, collector.Config{Logger: slog.New(slog.NewTextHandler(&lb, nil))}, postgres.MustOpenDB(t, url))
+	const standby = "level=INFO msg=\"standby:"
+	deadline := time.Now().Add(30 * time.Second)
+	for metric(t, a, "hookwatch_model_leader") == metric(t, b, "hookwatch_model_leader") ||
+		!strings.Contains(la.String()+lb.String(), standby) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no collector took the model's lease and the other said it waits:\na:\n%s\nb:\n%s", la.String(), lb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(2500 * time.Millisecond) // past a retry of the lease or two
+	holder, other := &la, &lb
+	if leaders(t, a, b) == "b" {
+		holder, other = &lb, &la
+	}
+	if n := strings.Count(other.String(), standby); n != 1 {
+		t.Errorf("the standby said %d times that it is one, want once:\n%s", n, other.String())
+	}
+	if strings.Contains(holder.String(), standby) {
+		t.Errorf("the holder says it is a standby:\n%s", holder.String())
+	}
 }

@@ -300,7 +300,9 @@ type Shared interface {
 	// (then it returns ctx's error). The lease is held until the returned
 	// channel is closed: when ctx ends or the lease cannot be kept (the
 	// connection holding it broke), and then another process may take it.
-	Lead(ctx context.Context) (lost <-chan struct{}, err error)
+	// waiting, when not nil, is called at most once per call, when Lead
+	// finds the lease held by another process and waits for it.
+	Lead(ctx context.Context, waiting func()) (lost <-chan struct{}, err error)
 }
 
 // Retention is implemented by a backend that can forget old data, whole

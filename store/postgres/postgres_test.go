@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,7 +64,8 @@ func TestLease(t *testing.T) {
 	a, b, c := postgres.MustOpenDB(t, url), postgres.MustOpenDB(t, url), postgres.MustOpenDB(t, url)
 	ctxA, stopA := context.WithCancel(context.Background())
 	defer stopA()
-	lostA, err := a.Lead(ctxA)
+	// waiting is called only when another holds the lease: not for a.
+	lostA, err := a.Lead(ctxA, func() { t.Error("a, the first, was told it waits for the lease") })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,10 +73,11 @@ func TestLease(t *testing.T) {
 		lost <-chan struct{}
 		err  error
 	}
+	var waited atomic.Int32
 	wait := func(db *postgres.DB, ctx context.Context) chan lease {
 		got := make(chan lease, 1)
 		go func() {
-			lost, err := db.Lead(ctx)
+			lost, err := db.Lead(ctx, func() { waited.Add(1) })
 			got <- lease{lost, err}
 		}()
 		return got
@@ -97,6 +100,9 @@ func TestLease(t *testing.T) {
 	}
 	if lb.err != nil {
 		t.Fatal(lb.err)
+	}
+	if n := waited.Load(); n != 1 {
+		t.Errorf("b, waiting for a's lease, was told so %d times, want once", n)
 	}
 
 	// The holder's backend ends under it, as when its process is killed:

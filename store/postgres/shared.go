@@ -83,13 +83,24 @@ func (db *DB) dedicated(ctx context.Context) (*pgx.Conn, error) {
 // grants the lock to a waiter as soon as the holder's connection ends, so
 // a takeover after a crash takes as long as PostgreSQL takes to see that
 // connection closed (at once for a process killed on a live host).
-func (db *DB) Lead(ctx context.Context) (<-chan struct{}, error) {
+func (db *DB) Lead(ctx context.Context, waiting func()) (<-chan struct{}, error) {
 	for {
 		conn, err := db.dedicated(ctx)
+		took := false
+		if err == nil && waiting != nil {
+			// Tried first without waiting, to tell whether another holds
+			// it: the wait below is for when one does.
+			if err = conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lockModel).Scan(&took); err == nil && !took {
+				waiting()
+				waiting = nil
+			}
+		}
 		if err == nil {
-			// ctx ending interrupts the wait: pgx closes the connection,
-			// and with it the request for the lock.
-			_, err = conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockModel)
+			if !took {
+				// ctx ending interrupts the wait: pgx closes the
+				// connection, and with it the request for the lock.
+				_, err = conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockModel)
+			}
 			if err == nil {
 				lost := make(chan struct{})
 				go db.hold(ctx, conn, lost)
