@@ -145,14 +145,17 @@ func (s *Server) principal(r *http.Request) (principal, int, string) {
 }
 
 // outageRepeat is how often the log says again that the database still
-// fails the token checks.
+// fails.
 const outageRepeat = 30 * time.Second
 
-// outage tells the log of the store failing the token checks: when it
-// starts, every outageRepeat while it lasts, and when it ends. Each request
-// of a team's hooks checks a token, so a log line per failure would bury
-// the log while the database is down.
+// outage tells the log of the store failing one kind of work (token checks,
+// commits): when it starts, every outageRepeat while it lasts, and when it
+// ends. Each failure is counted, not logged: a team's hooks send many
+// requests a second, and a line for each would bury the log. Its text
+// says what fails; a zero outage is ready for use once text is set.
 type outage struct {
+	text *outageText
+
 	down   atomic.Bool // the fast path of answered
 	mu     sync.Mutex
 	since  time.Time // the first failure
@@ -160,8 +163,32 @@ type outage struct {
 	failed int       // failures since since
 }
 
-// fail counts a failed check, and logs it if it is the first of an outage
-// or the first for outageRepeat.
+// outageText is what an outage's lines say.
+type outageText struct {
+	start string // the first failure
+	still string // every outageRepeat while it lasts
+	end   string // the first success after
+	count string // the attribute that counts the failures
+}
+
+// tokenOutage is the text of the store failing the token checks.
+var tokenOutage = outageText{
+	start: "cannot check bearer tokens: the database does not answer; every request that needs a token is answered 503 until it does (the command hooks and forwarders keep their events in their spools meanwhile)",
+	still: "cannot check bearer tokens: the database still does not answer",
+	end:   "the database answers the token checks again",
+	count: "failed_requests",
+}
+
+// commitOutage is the text of the store failing the writer's commits.
+var commitOutage = outageText{
+	start: "cannot commit events: the database does not answer; the batches are refused until it does (the command hooks and forwarders keep their events in their spools meanwhile, an http hook's event is lost)",
+	still: "cannot commit events: the database still does not answer",
+	end:   "the database takes the commits again",
+	count: "failed_commits",
+}
+
+// fail counts a failure, and logs it if it is the first of an outage or
+// the first for outageRepeat.
 func (o *outage) fail(log *slog.Logger, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -171,10 +198,10 @@ func (o *outage) fail(log *slog.Logger, err error) {
 	case !o.down.Load():
 		o.down.Store(true)
 		o.since, o.said, o.failed = now, now, 1
-		log.Error("cannot check bearer tokens: the database does not answer; every request that needs a token is answered 503 until it does (the command hooks and forwarders keep their events in their spools meanwhile)", "err", err)
+		log.Error(o.text.start, "err", err)
 	case now.Sub(o.said) >= outageRepeat:
 		o.said = now
-		log.Error("cannot check bearer tokens: the database still does not answer", "for", now.Sub(o.since).Round(time.Second), "failed_requests", o.failed, "err", err)
+		log.Error(o.text.still, "for", now.Sub(o.since).Round(time.Second), o.text.count, o.failed, "err", err)
 	}
 }
 
@@ -186,7 +213,7 @@ func (o *outage) answered(log *slog.Logger) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.down.Swap(false) {
-		log.Info("the database answers the token checks again", "after", time.Since(o.since).Round(time.Second), "failed_requests", o.failed)
+		log.Info(o.text.end, "after", time.Since(o.since).Round(time.Second), o.text.count, o.failed)
 	}
 }
 

@@ -472,3 +472,69 @@ func TestTokenChecksDatabaseDown(t *testing.T) {
 		t.Errorf("no word of the database answering again:\n%s", logs.String())
 	}
 }
+
+// TestIngestDatabaseDown: with HOOKWATCH_TOKEN (no token to look up in the
+// database), a batch or an http hook event sent while the database does not
+// answer fails its commit, and the log says so once, not once per request;
+// when the database answers again the log says that too.
+func TestIngestDatabaseDown(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	db := postgres.MustOpenDB(t, url)
+	var logs syncbuf.Buffer
+	const admin = "an-admin-token-long-enough-to-listen-anywhere-0123456789"
+	s := newServerOn(t, collector.Config{Token: admin, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, db)
+	s.tok = admin
+	s.Handle("POST /v1/hooks/claude", s.HandleClaudeHook(collector.ClaudeHookConfig{Home: t.TempDir()}))
+	post := func(i int) int {
+		env := storetest.Envelope(event.RuntimeClaudeCode, storetest.At(i), []byte(fmt.Sprintf(`{"session_id":"down-%d","hook_event_name":"Stop"}`, i)))
+		code, _ := s.do(t, http.MethodPost, "/v1/events", batch(t, []event.Envelope{env}))
+		return code
+	}
+	if code := post(0); code != http.StatusOK {
+		t.Fatalf("with the database up: %d", code)
+	}
+	pg, err := pgx.Connect(t.Context(), pgtest.Shared(t).URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close(t.Context())
+	name := url[strings.LastIndex(url, "/")+1:]
+	name, _, _ = strings.Cut(name, "?")
+	sqlExec := func(sql string) {
+		t.Helper()
+		if _, err := pg.Exec(t.Context(), sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	sqlExec(`ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS false`)
+	sqlExec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '` + name + `'`)
+	before := logs.String()
+	for i := 1; i <= 10; i++ {
+		if code := post(i); code == http.StatusOK {
+			t.Fatalf("batch %d with the database down: 200", i)
+		}
+		hook := fmt.Sprintf(`{"session_id":"down-hook-%d","hook_event_name":"UserPromptSubmit","prompt":"hi","cwd":"/tmp","transcript_path":"/tmp/t.jsonl"}`, i)
+		if code, body := s.do(t, http.MethodPost, "/v1/hooks/claude", []byte(hook)); code != http.StatusOK {
+			t.Fatalf("http hook with the database down: %d %s, want 200 (a hook never breaks the agent)", code, body)
+		}
+	}
+	var errs []string
+	for _, line := range strings.Split(strings.TrimPrefix(logs.String(), before), "\n") {
+		if strings.Contains(line, "level=ERROR") && !strings.Contains(line, "model") { // the modeler's own loop
+			errs = append(errs, line)
+		}
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], "database does not answer") {
+		t.Errorf("20 requests with the database down logged %d errors, want 1 saying the database does not answer:\n%s", len(errs), strings.Join(errs, "\n"))
+	}
+	sqlExec(`ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS true`)
+	for deadline := time.Now().Add(10 * time.Second); post(100) != http.StatusOK; {
+		if time.Now().After(deadline) {
+			t.Fatal("the database up again takes no batch")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "the database takes the commits again") {
+		t.Errorf("no word of the database answering again:\n%s", logs.String())
+	}
+}

@@ -109,10 +109,13 @@ func (s *Server) HandleClaudeHook(cfg ClaudeHookConfig) http.Handler {
 			// Answered 200 all the same: an http hook must never break the
 			// agent. A write into another user's session, which
 			// /v1/events answers 403, is counted, as a 200 hides it.
+			// A failed commit the writer logged, once per outage.
 			if errors.Is(err, ErrForbidden) {
 				s.metrics.hookRefused.Inc()
 			}
-			s.log.Error("cannot store an http hook event", "event", out.Payload.Name(), "session", out.Payload.SessionID, "err", err)
+			if ce := (*commitError)(nil); !errors.As(err, &ce) {
+				s.log.Error("cannot store an http hook event", "event", out.Payload.Name(), "session", out.Payload.SessionID, "err", err)
+			}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)

@@ -234,15 +234,16 @@ func New(cfg Config) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		cfg:      cfg,
-		store:    cfg.Store,
-		tokens:   tokenStore(cfg.Store),
-		log:      log,
-		mux:      http.NewServeMux(),
-		metrics:  newMetrics(),
-		hub:      newHub(),
-		done:     make(chan struct{}),
-		pipeline: ingest.Pipeline{Origin: ingest.LocalOrigin(cfg.Version), Privacy: cfg.Privacy},
+		cfg:        cfg,
+		store:      cfg.Store,
+		tokens:     tokenStore(cfg.Store),
+		log:        log,
+		tokensDown: outage{text: &tokenOutage},
+		mux:        http.NewServeMux(),
+		metrics:    newMetrics(),
+		hub:        newHub(),
+		done:       make(chan struct{}),
+		pipeline:   ingest.Pipeline{Origin: ingest.LocalOrigin(cfg.Version), Privacy: cfg.Privacy},
 	}
 	s.inflight = &inflight{max: cfg.MaxInflightBytes}
 	s.streamReads = newStreamReads()

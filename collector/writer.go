@@ -153,6 +153,9 @@ type writer struct {
 	metrics   *serverMetrics
 	hub       *hub
 	log       *slog.Logger
+	// down logs failed commits once per outage of the store, not once
+	// per request.
+	down outage
 
 	queue chan *commitReq
 	// mu guards closing queue: submitters hold it shared while sending,
@@ -169,12 +172,21 @@ func newWriter(st store.Store, maxEvents int, m *serverMetrics, h *hub, log *slo
 		metrics:   m,
 		hub:       h,
 		log:       log,
+		down:      outage{text: &commitOutage},
 		queue:     make(chan *commitReq, 256),
 		exited:    make(chan struct{}),
 	}
 	go w.run()
 	return w
 }
+
+// commitError is the error of a batch whose commit the store failed (not
+// one it refused, as ErrForbidden): the writer's log says so once per
+// outage of the store, so its callers need not log it again.
+type commitError struct{ Err error }
+
+func (e *commitError) Error() string { return e.Err.Error() }
+func (e *commitError) Unwrap() error { return e.Err }
 
 // submit queues events and waits for their commit. owner, when not "",
 // is the user whose sessions alone they may write into: a batch writing
@@ -307,13 +319,15 @@ func (w *writer) commitOwned(batch []*commitReq, owner string, buf []store.Event
 		return buf[:0]
 	}
 	if err != nil {
-		w.log.Error("cannot commit events", "events", len(events), "requests", len(batch), "err", err)
+		w.down.fail(w.log, err)
 		w.metrics.commitErrors.Inc()
+		err = &commitError{err}
 		for _, req := range batch {
 			req.done <- commitRes{err: err}
 		}
 		return buf[:0]
 	}
+	w.down.answered(w.log)
 	off := 0
 	for _, req := range batch {
 		var res commitRes
