@@ -264,13 +264,19 @@ func logLineEnd(line string) time.Time {
 }
 
 // checkDatabase checks that the collector could open and write its SQLite
-// database (Options.Database).
+// database (Options.Database). On a machine whose hooks send to a team
+// server (HOOKWATCH_URL beyond it, the team's token installed) it checks
+// nothing: the events go to the server's database, and no collector of
+// this machine opens the local one (the hooks start none: see autostarts).
 func (e *env) checkDatabase(ctx context.Context) Check {
 	c := Check{Name: "database", Status: OK}
 	path := e.Database
 	switch {
 	case path == "":
 		c.Status, c.Message = Info, "not checked"
+		return c
+	case !e.localURL() && hook.ForTeamServer(e.tokenSource, e.token):
+		c.Status, c.Message = Info, "not checked: the hooks send the events to the team server at "+e.url+", into its database, not into this machine's"
 		return c
 	case postgres.IsURL(path):
 		c.Status, c.Message = Info, "PostgreSQL: not checked here; hookwatch serve reports connection errors"

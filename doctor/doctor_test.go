@@ -1053,3 +1053,41 @@ func TestHookLogSinceDelivered(t *testing.T) {
 	}
 	want(Warn, "1 hook error since the last event delivered")
 }
+
+// TestDatabaseCheckTeamServer: on a machine whose hooks send to a team
+// server (HOOKWATCH_URL remote, a team token installed), the local SQLite
+// database is not where the events go: the check says so and skips it, a
+// damaged file included. Without the token the same file fails as before.
+func TestDatabaseCheckTeamServer(t *testing.T) {
+	root := t.TempDir()
+	hw := filepath.Join(root, "hw")
+	bad := filepath.Join(root, "bad.db")
+	if err := os.WriteFile(bad, bytes.Repeat([]byte{0xA5, 0x17}, 50000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func() Check {
+		t.Helper()
+		env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": hw, "HOOKWATCH_URL": "http://192.0.2.1:7421", "HOOKWATCH_AUTOSTART": "0"}
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"),
+			Version: "test", Timeout: 200 * time.Millisecond, Database: bad})
+		for _, c := range r.Checks {
+			if c.Name == "database" {
+				return c
+			}
+		}
+		t.Fatal("no database check")
+		return Check{}
+	}
+	if c := check(); c.Status != Fail {
+		t.Errorf("a damaged database, no team token: %+v, want a failure", c)
+	}
+	if err := os.MkdirAll(hw, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hw, hook.TokenFile), []byte("hwt_0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c := check(); c.Status != Info || !strings.Contains(c.Message, "not checked") || !strings.Contains(c.Message, "http://192.0.2.1:7421") {
+		t.Errorf("a team server's machine: %+v, want the local database not checked, naming the server", c)
+	}
+}
