@@ -239,6 +239,14 @@ func TestServeRefuses(t *testing.T) {
 		strings.Contains(err.Error()+stderr.String(), "s3cr3t") || !strings.Contains(stderr.String(), "waiting for PostgreSQL") {
 		t.Errorf("serve on an unreachable database: %v %s", err, stderr.String())
 	}
+	// So for a host name that does not resolve (yet, at boot), named.
+	t.Setenv("HOOKWATCH_DB", "postgresql://hw:s3cr3t@hookwatch-db.invalid:5432/hw?connect_timeout=5")
+	stderr.Reset()
+	if err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0"}, nil, io.Discard, &stderr); err == nil ||
+		strings.Contains(err.Error()+stderr.String(), "s3cr3t") || !strings.Contains(stderr.String(), "waiting for PostgreSQL") ||
+		!strings.Contains(stderr.String(), `"hookwatch-db.invalid" does not resolve`) {
+		t.Errorf("serve on a database host that does not resolve: %v %s", err, stderr.String())
+	}
 }
 
 // TestServeDBOtherURL: a --db or HOOKWATCH_DB URL of a database hookwatch
