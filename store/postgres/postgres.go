@@ -207,10 +207,28 @@ func explicitSSLMode(dsn string) bool {
 	if !IsURL(dsn) {
 		return strings.Contains(dsn, "sslmode") // key=value: no other keyword holds the word
 	}
-	_, query, _ := strings.Cut(dsn, "?")
-	query, _, _ = strings.Cut(query, "#")
-	q, err := neturl.ParseQuery(query)
-	return err != nil || q.Has("sslmode") || q.Has("ssl") // a query that does not parse: pgx refused it already
+	query, ok := urlQuery(dsn)
+	for ok && query != "" {
+		var pair string
+		pair, query, _ = strings.Cut(query, "&")
+		key, _, _ := strings.Cut(pair, "=")
+		if k, err := neturl.PathUnescape(key); err != nil || k == "sslmode" || k == "ssl" {
+			return true // a key that does not decode: pgx refused the URL already
+		}
+	}
+	return false
+}
+
+// urlQuery returns the parameters of the URL dsn (after its ?), as pgx
+// and libpq read them: after the user information, up to the end, a # and
+// all (neither takes a fragment).
+func urlQuery(dsn string) (string, bool) {
+	_, rest, _ := strings.Cut(dsn, "://")
+	if i := strings.IndexAny(rest, "@/"); i >= 0 && rest[i] == '@' {
+		rest = rest[i+1:] // only a / ends the user information, as in pgx
+	}
+	_, query, ok := strings.Cut(rest, "?")
+	return query, ok
 }
 
 // withParameter is dsn, a URL or a key=value string, with the parameter
@@ -219,16 +237,14 @@ func withParameter(dsn, key, value string) string {
 	if !IsURL(dsn) {
 		return dsn + " " + key + "=" + value
 	}
-	dsn, frag, hasFrag := strings.Cut(dsn, "#")
 	sep := "?"
-	if strings.Contains(dsn, "?") {
+	if query, ok := urlQuery(dsn); ok {
 		sep = "&"
+		if query == "" {
+			sep = ""
+		}
 	}
-	dsn += sep + key + "=" + neturl.QueryEscape(value)
-	if hasFrag {
-		dsn += "#" + frag
-	}
-	return dsn
+	return dsn + sep + key + "=" + neturl.QueryEscape(value)
 }
 
 // localHost reports whether host, as pgx parsed it, is on this machine: a

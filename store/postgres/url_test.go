@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -111,4 +113,63 @@ func TestOpenBadParameter(t *testing.T) {
 			t.Errorf("Open(%q): %s, want it to name the parameters, not the password", url, msg)
 		}
 	}
+}
+
+// TestNeedsTLS: which URLs get sslmode=require: a host beyond this machine
+// (any of several) without an sslmode of their own, nor PGSSLMODE.
+func TestNeedsTLS(t *testing.T) {
+	for dsn, want := range map[string]bool{
+		"postgres://hw@db.internal/hw":                         true,
+		"postgres://hw@10.0.0.5:5432/hw?connect_timeout=5":     true,
+		"postgres://hw@127.0.0.1:1,db.internal:2/hw":           true,
+		"postgres://hw@db.internal/hw?sslmode=disable":         false,
+		"postgres://hw@db.internal/hw?sslmode=prefer":          false,
+		"postgres://hw@db.internal/hw?ssl=true":                false,
+		"postgres://hw@127.0.0.1/hw":                           false,
+		"postgres://hw@[::1]:5432/hw":                          false,
+		"postgres://hw@localhost/hw":                           false,
+		"postgres:///hw?host=/var/run/postgresql":              false,
+		"postgres://hw@127.0.0.1:1,localhost:2/hw":             false,
+		"host=db.internal dbname=hw":                           true,
+		"host=db.internal dbname=hw sslmode=verify-full":       false,
+		"postgres://hw@db.internal/hw?application_name=x#frag": true,
+	} {
+		cfg, err := pgxpool.ParseConfig(dsn)
+		if err != nil {
+			t.Fatalf("%s: %v", dsn, err)
+		}
+		if got := needsTLS(dsn, cfg.ConnConfig, func(string) string { return "" }); got != want {
+			t.Errorf("needsTLS(%q) = %v, want %v", dsn, got, want)
+		}
+		if want {
+			// The URL with sslmode=require parses, and requires TLS of
+			// every host: no fallback in clear text.
+			cfg, err := pgxpool.ParseConfig(withParameter(dsn, "sslmode", "require"))
+			if err != nil {
+				t.Fatalf("%s with sslmode=require: %v", dsn, err)
+			}
+			for _, fb := range append([]*pgconn.FallbackConfig{{Host: cfg.ConnConfig.Host, TLSConfig: cfg.ConnConfig.TLSConfig}}, cfg.ConnConfig.Fallbacks...) {
+				if fb.TLSConfig == nil {
+					t.Errorf("%s with sslmode=require: %s in clear text", dsn, fb.Host)
+				}
+			}
+		}
+	}
+	if needsTLS("postgres://hw@db.internal/hw", mustConfig(t, "postgres://hw@db.internal/hw"), func(k string) string {
+		if k == "PGSSLMODE" {
+			return "disable"
+		}
+		return ""
+	}) {
+		t.Error("needsTLS with PGSSLMODE set: true, want PGSSLMODE kept")
+	}
+}
+
+func mustConfig(t *testing.T, dsn string) *pgx.ConnConfig {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.ConnConfig
 }
