@@ -232,10 +232,11 @@ func urlQuery(dsn string) (string, bool) {
 }
 
 // withParameter is dsn, a URL or a key=value string, with the parameter
-// key=value added.
+// key=value added: first in a key=value string, where a last parameter
+// without its value ("dbname=") would take the next one's words as its own.
 func withParameter(dsn, key, value string) string {
 	if !IsURL(dsn) {
-		return dsn + " " + key + "=" + value
+		return key + "=" + value + " " + dsn
 	}
 	sep := "?"
 	if query, ok := urlQuery(dsn); ok {

@@ -173,3 +173,35 @@ func mustConfig(t *testing.T, dsn string) *pgx.ConnConfig {
 	}
 	return cfg.ConnConfig
 }
+
+// FuzzRequireTLS: whatever URL pgx takes, when needsTLS asks for
+// sslmode=require, the URL with it added parses and leaves no host of it
+// in clear text, and names the same hosts, user and database.
+func FuzzRequireTLS(f *testing.F) {
+	for _, s := range []string{"postgres://hw@db.internal/hw", "postgres://hw:p%3Fw@db:1,db2:2/hw?application_name=x#y",
+		"postgresql://db/hw?", "postgres:///hw?host=/tmp", "host=db dbname=hw"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, dsn string) {
+		cfg, err := pgxpool.ParseConfig(dsn)
+		if err != nil || !needsTLS(dsn, cfg.ConnConfig, func(string) string { return "" }) {
+			return
+		}
+		req, err := pgxpool.ParseConfig(withParameter(dsn, "sslmode", "require"))
+		if err != nil {
+			t.Fatalf("%q with sslmode=require: %v", dsn, err)
+		}
+		c, r := cfg.ConnConfig, req.ConnConfig
+		if c.Host != r.Host || c.Port != r.Port || c.User != r.User || c.Database != r.Database {
+			t.Fatalf("%q with sslmode=require names %s@%s:%d/%s, want %s@%s:%d/%s", dsn, r.User, r.Host, r.Port, r.Database, c.User, c.Host, c.Port, c.Database)
+		}
+		if r.TLSConfig == nil && !strings.HasPrefix(r.Host, "/") {
+			t.Fatalf("%q with sslmode=require: %s in clear text", dsn, r.Host)
+		}
+		for _, fb := range r.Fallbacks {
+			if fb.TLSConfig == nil && !strings.HasPrefix(fb.Host, "/") {
+				t.Fatalf("%q with sslmode=require: %s in clear text", dsn, fb.Host)
+			}
+		}
+	})
+}
