@@ -137,7 +137,7 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	fmt.Fprintf(stderr, "hookwatch token: created token %s (user %s, role %s) in %s.\n"+
 		"Its secret is %s, once; the database keeps only its hash. Give it to %s,\n"+
 		"who points a laptop at the server with:\n"+
-		"  hookwatch install --url http://<server>:7421 --token-file %s\n", t.ID, t.User, t.Role, name, where, t.User, secretFile)
+		"  hookwatch install --url <the server's URL: https://… when it serves --tls-cert> --token-file %s\n", t.ID, t.User, t.Role, name, where, t.User, secretFile)
 	if len(prior) == 0 {
 		fmt.Fprintf(stderr, "A collector of this database that ran open (no HOOKWATCH_TOKEN, no tokens) requires a\n"+
 			"token of every request from now on, within a second, without a restart.\n")
