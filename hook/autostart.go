@@ -80,23 +80,64 @@ func (cfg Config) startOnce(lockName, what string, start func(bin string) error)
 	}
 	defer syscall.Close(fd)
 	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return errors.New("another hook is starting the " + what)
+		return comingUp("another hook is starting the " + what)
 	}
 	fi, err := os.Stat(lockPath)
 	if err != nil {
 		return err
 	}
 	if fi.Size() > 0 && cfg.now().Sub(fi.ModTime()) < autostartGap {
-		return errors.New("a " + what + " was started moments ago")
+		stamp := make([]byte, len(stampFailed))
+		if n, _ := syscall.Pread(fd, stamp, 0); string(stamp[:n]) == stampFailed {
+			return errors.New("a " + what + " could not be started moments ago")
+		}
+		return comingUp("a " + what + " was started moments ago")
 	}
 	// Stamp the start before it happens: a failed start must not be retried
 	// by every hook of the burst either.
-	if _, err := syscall.Pwrite(fd, []byte("started\n"), 0); err != nil {
+	if err := stampStart(fd, lockPath, stampStarted, cfg.now()); err != nil {
 		return err
 	}
-	now := cfg.now()
-	_ = os.Chtimes(lockPath, now, now)
-	return start(bin)
+	if err := start(bin); err != nil {
+		// The hooks of the gap say so too, rather than wait quietly for
+		// what will not come up.
+		_ = stampStart(fd, lockPath, stampFailed, cfg.now())
+		return err
+	}
+	return nil
+}
+
+// The contents of a start's lock file: what the last start did.
+const (
+	stampStarted = "started\n"
+	stampFailed  = "failed\n"
+)
+
+// stampStart writes stamp to the lock file open as fd at path and dates
+// it now, the time autostartGap counts from.
+func stampStart(fd int, path, stamp string, now time.Time) error {
+	if err := syscall.Ftruncate(fd, 0); err != nil {
+		return err
+	}
+	if _, err := syscall.Pwrite(fd, []byte(stamp), 0); err != nil {
+		return err
+	}
+	_ = os.Chtimes(path, now, now)
+	return nil
+}
+
+// comingUp is startOnce's answer when another hook started what it would
+// start, or is starting it, moments ago: how a collector or forwarder
+// normally comes up, and no failure (isComingUp).
+type comingUp string
+
+func (e comingUp) Error() string { return string(e) }
+
+// isComingUp reports whether err, from autostart or autostartForward, only
+// says that another hook's start is under way.
+func isComingUp(err error) bool {
+	var c comingUp
+	return errors.As(err, &c)
 }
 
 // StartServe starts `bin serve --addr addr` in the background for the data

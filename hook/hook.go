@@ -429,7 +429,8 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, a
 // spool (hookwatch forward): appending to the spool is delivery then, as
 // with an attached collector. Without a forwarder the envelope is spooled
 // and one is started in the background (autostartForward), which drains
-// what waits.
+// what waits; only a forwarder that cannot start is an error, not one
+// another hook started moments ago.
 func (cfg Config) forward(sp *spool.Spool, spoolDir string, rec []byte, why error) Result {
 	if spool.AttachedTo(spoolDir, ForwarderAddr(cfg.URL)) {
 		if err := sp.Offer(rec); err == nil {
@@ -439,10 +440,12 @@ func (cfg Config) forward(sp *spool.Spool, spoolDir string, rec []byte, why erro
 	if err := sp.Append(rec); err != nil {
 		return Result{Err: fmt.Errorf("%v; and cannot spool, event lost: %w", why, err)}
 	}
-	if err := cfg.autostartForward(); err != nil {
+	if err := cfg.autostartForward(); err != nil && !isComingUp(err) {
 		return Result{Spooled: true, Err: fmt.Errorf("spooled: %w; and no forwarder runs: %v", why, err)}
 	}
-	// Not an error: how a forwarder normally comes up (forward.log).
+	// Not an error: how a forwarder normally comes up (forward.log), the
+	// events of its first moments waiting in the spool it attaches to —
+	// started by this hook, or by another one of the same burst.
 	return Result{Spooled: true}
 }
 

@@ -605,6 +605,88 @@ func TestRunForwarder(t *testing.T) {
 	}
 }
 
+// TestRunForwarderComingUp runs the real hook binary for a team server's
+// https:// URL, as the hooks of a burst run: the first spools its event
+// and starts a forwarder; those after it, before the forwarder attaches,
+// spool theirs too and log nothing, as a forwarder coming up is no
+// failure. A forwarder that cannot start is logged by the hook that tried
+// and by those after it.
+func TestRunForwarderComingUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the hook binary")
+	}
+	built := buildHook(t)
+	payload := preToolUse(t)
+	// beside returns a hookwatch-hook with, beside it, a hookwatch that
+	// exits at once (a forwarder that starts and is not attached yet when
+	// the next hook runs) or, if !runs, one that cannot be executed.
+	beside := func(runs bool) string {
+		dir := t.TempDir()
+		b, err := os.ReadFile(built)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(dir, "hookwatch-hook")
+		if err := os.WriteFile(bin, b, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o600)
+		if runs {
+			mode = 0o700
+		}
+		if err := os.WriteFile(filepath.Join(dir, "hookwatch"), []byte("#!/bin/sh\nexit 0\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+		return bin
+	}
+	run := func(bin, home string) {
+		t.Helper()
+		cmd := exec.Command(bin)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "HOOKWATCH_HOME=" + home,
+			"HOOKWATCH_URL=https://hookwatch.example.com:8443/"}
+		cmd.Stdin = bytes.NewReader(payload)
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		if err := cmd.Run(); err != nil || stdout.Len() > 0 {
+			t.Fatalf("hook: %v, stdout %q", err, stdout.String())
+		}
+	}
+	spooled := func(home string) int {
+		t.Helper()
+		sp, err := spool.Open(filepath.Join(home, "spool"), spool.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		if _, err := sp.Drain(context.Background(), 0, func(recs [][]byte) error { n += len(recs); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	bin, home := beside(true), t.TempDir()
+	for i := 1; i <= 3; i++ {
+		run(bin, home)
+		if lines := logLines(t, home); len(lines) != 0 {
+			t.Fatalf("hook %d, a forwarder coming up: hook.log %q", i, lines)
+		}
+	}
+	if n := spooled(home); n != 3 {
+		t.Fatalf("the spool holds %d envelopes, want the 3 hooks'", n)
+	}
+
+	bin, home = beside(false), t.TempDir()
+	for i := 1; i <= 2; i++ {
+		run(bin, home)
+		if lines := logLines(t, home); len(lines) != i || !strings.Contains(lines[i-1], "no forwarder runs") {
+			t.Fatalf("hook %d, a forwarder that cannot start: hook.log %q", i, lines)
+		}
+	}
+	if lines := logLines(t, home); !strings.Contains(lines[1], "could not be started moments ago") {
+		t.Errorf("the hook after a failed start: hook.log %q", lines[1])
+	}
+}
+
 // TestRunAttachedElsewhere: when nothing answers at the hook's URL but
 // this home's collector drains its spool from another address (serve
 // --addr without the matching HOOKWATCH_URL), the spool is how the event
