@@ -710,12 +710,15 @@ func (e *env) checkCollector(ctx context.Context) Check {
 	}
 	e.collector = true
 	// /healthz is open; the rest needs the token the hook sends.
-	if resp, _, err := e.get(ctx, "/v1/sessions?limit=1"); err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+	if resp, body, err := e.get(ctx, "/v1/sessions?limit=1"); err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		// Named by where the token came from, with the fix that fits it: a
 		// team server's user installs a new token, not HOOKWATCH_TOKEN.
 		what, fix := hook.RefusedToken(e.tokenSource, e.token, e.home)
 		c.Status = Fail
 		c.Message = fmt.Sprintf("%s is up but %s (HTTP %d): the hook's events are refused and stay in the spool", e.url, what, resp.StatusCode)
+		if why := refusalReason(body, e.token); why != "" {
+			c.Details = append(c.Details, `the collector says: "`+why+`"`)
+		}
 		c.Fix = fix
 		if hook.SpoolDelivers(e.home, e.url) {
 			// The command hook's events reach it through the spool; only

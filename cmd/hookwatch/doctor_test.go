@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/doctor"
@@ -15,6 +16,8 @@ import (
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/policy"
 	"github.com/hookwatch/hookwatch/spool"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
 // runDoctorJSON runs `hookwatch doctor --json` and returns the report and the
@@ -369,6 +372,45 @@ func TestDoctorHTTPRoundTrip(t *testing.T) {
 	c.Close()
 	r, _ = runDoctorJSON(t)
 	wantCheck(t, r, "round trip (http)", doctor.Fail, "lost while it does not answer")
+}
+
+// TestDoctorHTTPRoundTripRevoked: a team server refuses the revoked token
+// the http hooks send, and doctor's round trip quotes why, as the server
+// words it (what to do included), without echoing the token.
+func TestDoctorHTTPRoundTripRevoked(t *testing.T) {
+	e := newTestEnv(t)
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "team.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
+	if err := db.CreateToken(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RevokeToken(t.Context(), tok.ID, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	c := newTestCollectorOn(t, db, collector.Config{RequireAuth: true})
+	tokenFile := filepath.Join(e.root, "ann.token")
+	if err := os.WriteFile(tokenFile, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustHW(t, "install", "--mode", "http", "--url", c.URL, "--token-file", tokenFile)
+	t.Setenv("HOOKWATCH_TOKEN", secret)
+	out, _, err := hw(t, "", "doctor", "--json")
+	wantExit1(t, err)
+	if strings.Contains(out, secret) {
+		t.Fatalf("doctor echoes the token:\n%s", out)
+	}
+	r, _ := runDoctorJSON(t)
+	wantCheck(t, r, "round trip (http)", doctor.Fail, "POST "+c.URL+"/v1/hooks/claude answered HTTP 401",
+		`the collector says: "this bearer token was revoked at 2026-11-30T09:00:00Z: ask the server's admin for a new one`,
+		// Exporting the token file's token again would change nothing.
+		"fix: ask the collector's admin for a new token", "hookwatch install --token-file FILE")
+	wantCheck(t, r, "collector", doctor.Fail, "refuses HOOKWATCH_TOKEN (HTTP 401)", `the collector says: "this bearer token was revoked at 2026-11-30T09:00:00Z`)
+	if c := check(t, r, "round trip (http)"); strings.Contains(c.Fix, "export") {
+		t.Errorf("the fix for a revoked token exports it again: %s", c.Fix)
+	}
 }
 
 func TestDoctorUsage(t *testing.T) {

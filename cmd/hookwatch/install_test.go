@@ -169,7 +169,15 @@ func newTestCollectorToken(t *testing.T, token string) *testCollector {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := collector.New(collector.Config{Store: db, Version: version, Token: token})
+	return newTestCollectorOn(t, db, collector.Config{Token: token})
+}
+
+// newTestCollectorOn starts a collector configured by cfg on db, which it
+// closes when the test ends, and points HOOKWATCH_URL at it.
+func newTestCollectorOn(t *testing.T, db *sqlite.DB, cfg collector.Config) *testCollector {
+	t.Helper()
+	cfg.Store, cfg.Version = db, version
+	srv, err := collector.New(cfg)
 	if err != nil {
 		db.Close()
 		t.Fatal(err)
