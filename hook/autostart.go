@@ -66,10 +66,6 @@ func (cfg Config) autostartForward() error {
 // autostartGap; what names what start starts, for the errors that say why
 // it did not.
 func (cfg Config) startOnce(lockName, what string, start func(bin string) error) error {
-	bin, err := serveBinary()
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
 		return err
 	}
@@ -98,7 +94,11 @@ func (cfg Config) startOnce(lockName, what string, start func(bin string) error)
 	if err := stampStart(fd, lockPath, stampStarted, cfg.now()); err != nil {
 		return err
 	}
-	if err := start(bin); err != nil {
+	bin, err := serveBinary()
+	if err == nil {
+		err = start(bin)
+	}
+	if err != nil {
 		// The hooks of the gap say so too, rather than wait quietly for
 		// what will not come up.
 		_ = stampStart(fd, lockPath, stampFailed, cfg.now())

@@ -398,8 +398,11 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, a
 			}
 		}
 	}
+	comingUp := false // another hook of the burst started the collector
 	if errors.Is(err, syscall.ECONNREFUSED) {
-		if aerr := cfg.autostart(ep); aerr == nil {
+		aerr := cfg.autostart(ep)
+		comingUp = isComingUp(aerr)
+		if aerr == nil {
 			// Wait, within the budget, for the new collector to listen: the
 			// events after this one may come from http hooks, which cannot
 			// spool, so the collector should be up when this hook returns.
@@ -420,6 +423,12 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, a
 	}
 	if serr := sp.Append(rec); serr != nil {
 		return Result{Err: fmt.Errorf("%v; and cannot spool, event lost: %w", err, serr)}
+	}
+	if comingUp {
+		// Not an error: the collector another hook started moments ago
+		// attaches to this spool as it comes up, and takes the event
+		// (one that could not start is said by the hooks after it).
+		return Result{Spooled: true}
 	}
 	return Result{Spooled: true, Err: fmt.Errorf("spooled: %w", err)}
 }

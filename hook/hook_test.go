@@ -719,3 +719,35 @@ func TestRunAttachedElsewhere(t *testing.T) {
 		t.Fatalf("the spool held %d envelopes, want 1", n)
 	}
 }
+
+// TestRunCollectorComingUp: a hook that finds no collector at its loopback
+// URL while another hook of the same burst started one moments ago spools
+// its event without logging an error (the collector attaches to the spool
+// as it comes up); one whose start failed moments ago is said.
+func TestRunCollectorComingUp(t *testing.T) {
+	for _, c := range []struct {
+		stamp  string
+		logged string
+	}{{"started\n", ""}, {"failed\n", "could not be started moments ago"}} {
+		port, err := deadport.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := config(t, port.URL())
+		cfg.Autostart = true
+		if err := os.WriteFile(filepath.Join(cfg.Home, "autostart.lock"), []byte(c.stamp), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res := hook.Run(context.Background(), cfg, bytes.NewReader(preToolUse(t)))
+		port.Close()
+		lines := logLines(t, cfg.Home)
+		switch {
+		case !res.Spooled || res.ExitCode != 0 || len(res.Stdout) > 0:
+			t.Errorf("%q: Run = %+v, want spooled", c.stamp, res)
+		case c.logged == "" && (res.Err != nil || len(lines) != 0):
+			t.Errorf("a collector coming up: Run = %+v, hook.log %q, want nothing said", res, lines)
+		case c.logged != "" && (len(lines) != 1 || !strings.Contains(lines[0], "connection refused")):
+			t.Errorf("a collector that could not start: hook.log %q, want the refusal said", lines)
+		}
+	}
+}
