@@ -302,9 +302,14 @@ type fileState struct {
 	PastCopies bool `json:"past_copies,omitempty"`
 }
 
-// state is the state file: offsets by transcript path.
+// state is the state file: offsets by transcript path, and by Codex
+// rollout path those the collector following the rollouts reached.
 type state struct {
 	Files map[string]fileState `json:"files"`
+	// Rollouts are the collector's alone (hookwatch import --codex keeps
+	// no offsets): a rollout's reader state is rebuilt from the file
+	// itself (RolloutOffsets).
+	Rollouts map[string]int64 `json:"rollouts,omitempty"`
 }
 
 func loadState(path string) (*state, error) {
@@ -344,6 +349,45 @@ func Offsets(path string) (map[string]int64, error) {
 		out[p] = fs.Offset
 	}
 	return out, nil
+}
+
+// RolloutOffsets returns the offset the state file at path keeps for each
+// Codex rollout, by path: how far the collector following the rollouts
+// read it and stored what it held. None when the file does not exist.
+// Like Offsets, it takes no lock.
+func RolloutOffsets(path string) (map[string]int64, error) {
+	st, err := loadState(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(st.Rollouts))
+	for p, off := range st.Rollouts {
+		out[p] = off
+	}
+	return out, nil
+}
+
+// SaveRolloutOffsets keeps offsets (by rollout path; the others the state
+// file keeps stay) in the state file at path, under its lock, which holder
+// names: a Run holding it makes it return a *BusyError and keep nothing,
+// as does another SaveRolloutOffsets.
+func SaveRolloutOffsets(path, holder string, offsets map[string]int64) error {
+	lock, err := lockState(path, holder)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	st, err := loadState(path)
+	if err != nil {
+		return err
+	}
+	if st.Rollouts == nil {
+		st.Rollouts = make(map[string]int64, len(offsets))
+	}
+	for p, off := range offsets {
+		st.Rollouts[p] = off
+	}
+	return st.save(path)
 }
 
 // save writes the state file atomically (a rename), 0600: the paths name

@@ -780,3 +780,62 @@ func withLostLines(t *testing.T) (files []claudecode.TranscriptFile, broken stri
 	}
 	return files, broken
 }
+
+// TestRolloutOffsets: the rollouts' offsets are kept in the import state
+// beside the transcripts', each kept by the other's saves; a save while a
+// run holds the state keeps nothing and says who holds it.
+func TestRolloutOffsets(t *testing.T) {
+	root := copyTree(t, "parallel")
+	state := filepath.Join(t.TempDir(), "import.json")
+	if got, err := importer.RolloutOffsets(state); err != nil || len(got) != 0 {
+		t.Fatalf("no state file: %v, %v; want none", got, err)
+	}
+	const a, b = "/r/rollout-a.jsonl", "/r/rollout-b.jsonl"
+	if err := importer.SaveRolloutOffsets(state, "hookwatch serve", map[string]int64{a: 10, b: 20}); err != nil {
+		t.Fatal(err)
+	}
+	importAll(t, root, state) // saves the transcripts' offsets
+	if err := importer.SaveRolloutOffsets(state, "hookwatch serve", map[string]int64{b: 30}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := importer.RolloutOffsets(state); err != nil || !maps.Equal(got, map[string]int64{a: 10, b: 30}) {
+		t.Fatalf("rollout offsets %v, %v; want a at 10 and b at 30", got, err)
+	}
+	if again, sum := importAll(t, root, state); len(again) != 0 || sum.Bytes != 0 {
+		t.Fatalf("the transcripts' offsets were not kept by a save of the rollouts': %d envelopes from %d bytes", len(again), sum.Bytes)
+	}
+	offsets, err := importer.Offsets(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := offsets[a]; ok || len(offsets) == 0 {
+		t.Fatalf("transcript offsets %v: want the transcripts' alone", offsets)
+	}
+
+	files, err := importer.Find([]string{copyTree(t, "parallel")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saveErr error
+	asked := false
+	_, err = importer.Run(context.Background(), files, importer.Options{
+		Pipeline: pipeline(), StatePath: state, Holder: "hookwatch import",
+		Deliver: func(context.Context, []event.Envelope) error {
+			if !asked {
+				asked = true
+				saveErr = importer.SaveRolloutOffsets(state, "hookwatch serve", map[string]int64{a: 99})
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var busy *importer.BusyError
+	if !errors.As(saveErr, &busy) || busy.Holder != fmt.Sprintf("hookwatch import (pid %d)", os.Getpid()) {
+		t.Fatalf("a save while a run holds the state: %v; want a BusyError naming the run", saveErr)
+	}
+	if got, _ := importer.RolloutOffsets(state); got[a] != 10 {
+		t.Fatalf("rollout a at %d after a save refused and the run's own save, want 10 kept", got[a])
+	}
+}
