@@ -771,8 +771,33 @@ func (t *Tail) Session() string { return t.r.Session() }
 // torn last line is not lost, but read whole by a later call.
 func (t *Tail) Lost() Stats { return t.r.Lost() }
 
+// ResumeTail returns a Tail of the rollout at path that goes on from off,
+// an Offset a Tail of it reached before (the collector's, before it
+// restarted): the lines before off are read again for what the Reader
+// keeps (the session's identity, the calls still waiting for their
+// results, the token total), their envelopes dropped, so that Next
+// returns only what the rollout gained since, as the first Tail would
+// have. Lost counts the lines lost before off too. An off that is not
+// where a line ends (the file was rewritten) leaves the Tail at the last
+// line end before it.
+func ResumeTail(path, host, user string, off int64) (*Tail, error) {
+	t := NewTail(path, host, user)
+	if off <= 0 {
+		return t, nil
+	}
+	if _, err := t.next(off); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 // Next reads the lines appended since the last call into envelopes.
-func (t *Tail) Next() ([]event.Envelope, error) {
+func (t *Tail) Next() ([]event.Envelope, error) { return t.next(-1) }
+
+// next reads the lines from the Tail's offset into envelopes to the end of
+// the file; with end not negative, only up to end and for the Reader's
+// state alone, holding no envelope (ResumeTail).
+func (t *Tail) next(end int64) ([]event.Envelope, error) {
 	f, _, err := regfile.Open(t.r.path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open rollout: %w", err)
@@ -781,7 +806,11 @@ func (t *Tail) Next() ([]event.Envelope, error) {
 	if _, err := f.Seek(t.off, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("cannot read rollout %s: %w", t.r.path, err)
 	}
-	lr := lines.NewReader(f, 64<<10, MaxLine)
+	var in io.Reader = f
+	if end >= 0 {
+		in = io.LimitReader(f, max(end-t.off, 0))
+	}
+	lr := lines.NewReader(in, 64<<10, MaxLine)
 	if t.skip {
 		lr.ResumeLong()
 	}
@@ -803,7 +832,9 @@ func (t *Tail) Next() ([]event.Envelope, error) {
 		default:
 			t.off, t.skip = from+lr.Offset(), false
 			if fl&lines.Long == 0 {
-				envs = append(envs, t.r.Record(line)...)
+				if e := t.r.Record(line); end < 0 {
+					envs = append(envs, e...)
+				}
 			} else {
 				t.r.lost.Long++
 			}

@@ -261,6 +261,79 @@ func TestTailPastMaxLine(t *testing.T) {
 	}
 }
 
+// TestResumeTail: a Tail resumed at the offset another reached (a
+// collector restarted) returns what the first would have returned next,
+// the calls started before the offset completed by their results after
+// it, and nothing of before; a Tail stopped within a line past MaxLine is
+// resumed there, the line lost once.
+func TestResumeTail(t *testing.T) {
+	whole, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 0; off <= len(whole); {
+		path := filepath.Join(t.TempDir(), filepath.Base(file))
+		appendFile(t, path, whole[:off])
+		first := NewTail(path, "h", "u")
+		got, err := first.Next()
+		if err != nil || first.Offset() != int64(off) {
+			t.Fatalf("at %d: offset %d, %v", off, first.Offset(), err)
+		}
+		appendFile(t, path, whole[off:])
+		ref, _, err := Read(path, "h", "u")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resumed, err := ResumeTail(path, "h", "u", first.Offset())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resumed.Offset() != int64(off) || resumed.Session() != first.Session() {
+			t.Fatalf("resumed at %d: offset %d, session %q, want %q", off, resumed.Offset(), resumed.Session(), first.Session())
+		}
+		rest, err := resumed.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rest...)
+		if len(got) != len(ref) {
+			t.Fatalf("resumed at %d: %d envelopes in all, want %d", off, len(got), len(ref))
+		}
+		for i := range ref {
+			if got[i].ID != ref[i].ID || string(got[i].Payload) != string(ref[i].Payload) {
+				t.Errorf("resumed at %d: %d: got %s %s, want %s %s", off, i, got[i].ID, got[i].Payload, ref[i].ID, ref[i].Payload)
+			}
+		}
+		if off == len(whole) {
+			break
+		}
+		off += bytes.IndexByte(whole[off:], '\n') + 1
+	}
+
+	// Stopped within a line past MaxLine, not ended yet.
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	path := filepath.Join(t.TempDir(), filepath.Base(file))
+	appendFile(t, path, bytes.Join(lines[:4], nil))
+	appendFile(t, path, bytes.Repeat([]byte("x"), MaxLine+1))
+	first := NewTail(path, "h", "u")
+	if _, err := first.Next(); err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, path, []byte("xx\n"))
+	appendFile(t, path, bytes.Join(lines[4:], nil))
+	resumed, err := ResumeTail(path, "h", "u", first.Offset())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, err := resumed.Next()
+	if rest = tools(rest); err != nil || len(rest) != 5 {
+		t.Fatalf("resumed within a long line: %d envelopes, want 5 (%v)", len(rest), err)
+	}
+	if st := resumed.Lost(); st != (Stats{Long: 1}) {
+		t.Errorf("resumed within a long line: %+v lost, want 1 long", st)
+	}
+}
+
 func appendFile(t *testing.T, path string, b []byte) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
