@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -150,5 +151,105 @@ func TestFollowRolloutsNickname(t *testing.T) {
 			t.Fatalf("agents %+v, want %s named Maxwell", page.Agents, sub)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestFollowRolloutsRestart: a restarted follower reads on from the
+// offsets the import state keeps: a rollout it had read part of, which
+// grew while it was stopped, is read on at its first look however long
+// ago it was written, and a rollout it had read whole is not read again
+// (its lost lines are not counted twice).
+func TestFollowRolloutsRestart(t *testing.T) {
+	s := newServer(t, collector.Config{})
+	const (
+		live = "rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl"
+		done = "rollout-2026-11-25T15-19-47-01a2134a-a05f-7352-b020-bbc5e8c0633b.jsonl"
+	)
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("../codex/testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	dir := t.TempDir()
+	day := filepath.Join(dir, "2026", "11", "25")
+	if err := os.MkdirAll(day, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	donePath, livePath := filepath.Join(day, done), filepath.Join(day, live)
+	if err := os.WriteFile(donePath, withLostLines(t, read(done), `"type":"response_item"`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	whole := read(live)
+	cut := bytes.LastIndex(whole, []byte(`"type":"token_count"`))
+	cut = bytes.LastIndexByte(whole[:cut], '\n') + 1 // before the last usage record
+	if err := os.WriteFile(livePath, whole[:cut], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	statePath := filepath.Join(t.TempDir(), "import-state.json")
+	follow := func() (stop func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		go func() {
+			defer close(stopped)
+			s.FollowRollouts(ctx, collector.RolloutOptions{Dir: dir, StatePath: statePath, Host: "h", User: "u", Interval: 10 * time.Millisecond})
+		}()
+		stop = func() { cancel(); <-stopped }
+		t.Cleanup(stop)
+		return stop
+	}
+	events := func(sid string) int {
+		code, body := s.do(t, http.MethodGet, "/v1/sessions/"+sid+"/events?limit=1000", nil)
+		if code != http.StatusOK {
+			return 0
+		}
+		var page struct{ Events []struct{} }
+		if err := json.Unmarshal(body, &page); err != nil {
+			t.Fatal(err)
+		}
+		return len(page.Events)
+	}
+	const lost = `hookwatch_followed_lines_lost_total{source="rollout"}`
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	const liveID = "01a2132b-c636-7c31-93a8-aeaecf1768f7"
+	stop := follow()
+	until("the rollouts were not read", func() bool { return events(liveID) == 10 && count(t, s, lost) == 2 })
+	until("the offsets reached were not kept in the import state", func() bool {
+		b, _ := os.ReadFile(statePath)
+		return bytes.Contains(b, []byte(strconv.Quote(livePath)+":"+strconv.Itoa(cut))) &&
+			bytes.Contains(b, []byte(strconv.Quote(donePath)))
+	})
+	stop()
+
+	// Codex goes on while no collector runs, and the rollout is not
+	// touched again for three days.
+	f, err := os.OpenFile(livePath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(whole[cut:]); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	past := time.Now().Add(-72 * time.Hour)
+	if err := os.Chtimes(livePath, past, past); err != nil {
+		t.Fatal(err)
+	}
+
+	follow()
+	until("the rollout left part read was not read on", func() bool { return events(liveID) == 12 })
+	time.Sleep(100 * time.Millisecond) // looks that find nothing new
+	if n := count(t, s, lost); n != 2 {
+		t.Errorf("%d rollout lines counted lost after the restart, want the 2 of the rollout read whole before it", n)
 	}
 }

@@ -55,7 +55,8 @@ type Options struct {
 	// DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
 	// Rollouts, when its Dir is set, makes the collector follow Codex's
-	// rollout files (Server.FollowRollouts).
+	// rollout files (Server.FollowRollouts), keeping their offsets in
+	// Home's import-state.json unless its StatePath says otherwise.
 	Rollouts RolloutOptions
 	// Transcripts, when its Dir is set, makes the collector follow Claude
 	// Code's transcripts (Server.FollowTranscripts), keeping their offsets
@@ -161,6 +162,9 @@ func Start(o Options) (*Collector, error) {
 	drainCtx, stopDrain := context.WithCancel(context.Background())
 	c.stopDrain = stopDrain
 	if o.Rollouts.Dir != "" {
+		if o.Rollouts.StatePath == "" {
+			o.Rollouts.StatePath = filepath.Join(o.Home, "import-state.json") // hookwatch import's
+		}
 		c.followed.Add(1)
 		go func() { defer c.followed.Done(); srv.FollowRollouts(drainCtx, o.Rollouts) }()
 	}

@@ -173,6 +173,12 @@ type Server struct {
 	stopBackground context.CancelFunc
 	background     sync.WaitGroup
 	auditor        *auditor // nil without Config.AuditDir
+	// importState is held around each use of the import state's lock by
+	// this collector's followers (an import of the transcripts, a save of
+	// the rollouts' offsets): that lock is taken without waiting, and one
+	// follower taking it while the other holds it would read as an import
+	// running.
+	importState sync.Mutex
 	// inflight counts the request-body bytes held across requests.
 	inflight *inflight
 	// streamReads bounds the streams holding a page of events at once.

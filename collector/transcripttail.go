@@ -111,6 +111,7 @@ func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 			}
 			importer.SortFiles(tfs)
 			var failed []string
+			s.importState.Lock() // a save of the rollouts' offsets is short
 			_, err := importer.Run(ctx, tfs, importer.Options{
 				Pipeline: pl, StatePath: o.StatePath, Holder: "hookwatch serve",
 				Deliver: func(ctx context.Context, envs []event.Envelope) error {
@@ -124,6 +125,7 @@ func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 					failed = append(failed, path)
 				},
 			})
+			s.importState.Unlock()
 			var held *importer.BusyError
 			if errors.As(err, &held) {
 				// hookwatch import reads these files from the same

@@ -508,8 +508,10 @@ Environment:
 
 Codex: once Codex's sessions directory exists ($CODEX_HOME/sessions, default ~/.codex/sessions),
 serve follows its rollout files (sessions/YYYY/MM/DD/rollout-*.jsonl, those written in the
-last 24 hours and on) for what Codex's hooks miss; each call is counted once.
---codex-rollouts=off turns it off; older sessions: hookwatch import --codex.
+last 24 hours and on, and those it had read part of) for what Codex's hooks miss; each call
+is counted once. It keeps its offsets in $HOOKWATCH_HOME/import-state.json, so a restarted
+serve reads on from them. --codex-rollouts=off turns it off; older sessions: hookwatch
+import --codex.
 
 Claude Code: once its projects directory exists ($CLAUDE_CONFIG_DIR/projects, default
 ~/.claude/projects, made by the first session), serve follows its transcripts (those written
