@@ -24,27 +24,16 @@ func TestFollowRollouts(t *testing.T) {
 		live = "rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl"
 		old  = "rollout-2026-11-25T15-19-47-01a2134a-a05f-7352-b020-bbc5e8c0633b.jsonl"
 	)
-	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("../codex/testdata", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	dir := t.TempDir()
-	day := filepath.Join(dir, "2026", "11", "25")
-	if err := os.MkdirAll(day, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, day := sessionsDay(t)
 	oldPath := filepath.Join(day, old)
-	if err := os.WriteFile(oldPath, read(old), 0o600); err != nil {
+	if err := os.WriteFile(oldPath, codexRollout(t, old), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	past := time.Now().Add(-72 * time.Hour)
 	if err := os.Chtimes(oldPath, past, past); err != nil {
 		t.Fatal(err)
 	}
-	whole := read(live)
+	whole := codexRollout(t, live)
 	livePath := filepath.Join(day, live)
 	cut := bytes.LastIndex(whole, []byte(`"type":"token_count"`)) // within the last usage record
 	if err := os.WriteFile(livePath, whole[:cut], 0o600); err != nil {
@@ -97,7 +86,7 @@ func TestFollowRollouts(t *testing.T) {
 		t.Errorf("a rollout older than the window was read: %d events", n)
 	}
 	// It grows (a resumed session): read, from its start.
-	if err := os.WriteFile(oldPath, append(read(old), "{}\n"...), 0o600); err != nil {
+	if err := os.WriteFile(oldPath, append(codexRollout(t, old), "{}\n"...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	wait(oldID, 2)
@@ -165,23 +154,12 @@ func TestFollowRolloutsRestart(t *testing.T) {
 		live = "rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl"
 		done = "rollout-2026-11-25T15-19-47-01a2134a-a05f-7352-b020-bbc5e8c0633b.jsonl"
 	)
-	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("../codex/testdata", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	dir := t.TempDir()
-	day := filepath.Join(dir, "2026", "11", "25")
-	if err := os.MkdirAll(day, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, day := sessionsDay(t)
 	donePath, livePath := filepath.Join(day, done), filepath.Join(day, live)
-	if err := os.WriteFile(donePath, withLostLines(t, read(done), `"type":"response_item"`), 0o600); err != nil {
+	if err := os.WriteFile(donePath, withLostLines(t, codexRollout(t, done), `"type":"response_item"`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	whole := read(live)
+	whole := codexRollout(t, live)
 	cut := bytes.LastIndex(whole, []byte(`"type":"token_count"`))
 	cut = bytes.LastIndexByte(whole[:cut], '\n') + 1 // before the last usage record
 	if err := os.WriteFile(livePath, whole[:cut], 0o600); err != nil {
@@ -252,4 +230,26 @@ func TestFollowRolloutsRestart(t *testing.T) {
 	if n := count(t, s, lost); n != 2 {
 		t.Errorf("%d rollout lines counted lost after the restart, want the 2 of the rollout read whole before it", n)
 	}
+}
+
+// codexRollout returns the Codex rollout name of codex/testdata.
+func codexRollout(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../codex/testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sessionsDay makes a sessions directory holding the day 2026/11/25, as
+// Codex lays its rollouts out, and returns both.
+func sessionsDay(t *testing.T) (dir, day string) {
+	t.Helper()
+	dir = t.TempDir()
+	day = filepath.Join(dir, "2026", "11", "25")
+	if err := os.MkdirAll(day, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, day
 }

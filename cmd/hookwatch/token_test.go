@@ -18,15 +18,7 @@ import (
 // then serves beyond loopback with them: a token in the database is what
 // lets serve listen there, and what every request then needs.
 func TestTokenCommands(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("HOOKWATCH_HOME", dir)
-	t.Setenv("HOOKWATCH_TOKEN", "")
-	t.Setenv("HOOKWATCH_DB", "")
-	cmd := func(args ...string) (string, string, error) {
-		var stdout, stderr bytes.Buffer
-		err := run(context.Background(), append([]string{"token"}, args...), nil, &stdout, &stderr)
-		return stdout.String(), stderr.String(), err
-	}
+	dir, cmd := tokenHome(t)
 	for _, args := range [][]string{{"create"}, {"create", "--user", "a", "--role", "root"}, {"create", "--user", "a", "--role", "team"}, {"revoke"}, {"nope"},
 		{"create", "--user", "ann\nroot"}, {"create", "--user", " ann"}, {"create", "--user", "ann\x1b[2J"}, {"create", "--user", "ann", "--team", "a\tb"}} {
 		if _, _, err := cmd(args...); err == nil {
@@ -151,15 +143,7 @@ func TestTokenCreateUnopenableDatabase(t *testing.T) {
 // secret), and prints nothing on stdout; the note that a collector running
 // open now requires tokens comes with the database's first token only.
 func TestTokenCreateOutAndNote(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("HOOKWATCH_HOME", dir)
-	t.Setenv("HOOKWATCH_TOKEN", "")
-	t.Setenv("HOOKWATCH_DB", "")
-	cmd := func(args ...string) (string, string, error) {
-		var stdout, stderr bytes.Buffer
-		err := run(context.Background(), append([]string{"token"}, args...), nil, &stdout, &stderr)
-		return stdout.String(), stderr.String(), err
-	}
+	dir, cmd := tokenHome(t)
 	const note = "ran open"
 	file := filepath.Join(dir, "ann.token")
 	out, errOut, err := cmd("create", "--user", "ann", "--out", file)
@@ -220,5 +204,20 @@ func TestTokenListAligned(t *testing.T) {
 		if !strings.HasPrefix(l[user:], want[0]) || !strings.HasPrefix(l[team:], want[1]) {
 			t.Errorf("line %q: want user %q and team %q at the columns' start:\n%s", l, want[0], want[1], stdout.String())
 		}
+	}
+}
+
+// tokenHome makes a home of its own for the token commands, with the
+// default database, and returns it with a function that runs
+// `hookwatch token ARGS…` and gives its stdout and stderr.
+func tokenHome(t *testing.T) (dir string, cmd func(args ...string) (string, string, error)) {
+	dir = t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", dir)
+	t.Setenv("HOOKWATCH_TOKEN", "")
+	t.Setenv("HOOKWATCH_DB", "")
+	return dir, func(args ...string) (string, string, error) {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), append([]string{"token"}, args...), nil, &stdout, &stderr)
+		return stdout.String(), stderr.String(), err
 	}
 }
