@@ -310,6 +310,39 @@ type state struct {
 	// no offsets): a rollout's reader state is rebuilt from the file
 	// itself (RolloutOffsets).
 	Rollouts map[string]int64 `json:"rollouts,omitempty"`
+	// Pruned is when the entries of files gone were last dropped (prune).
+	Pruned time.Time `json:"pruned,omitzero"`
+}
+
+// pruneEvery is how often a save drops the entries of the files that are
+// gone: Claude Code deletes its transcripts after cleanupPeriodDays (30 by
+// default), and a state that kept every file ever read would grow without
+// bound, read whole by every look of the collector's followers.
+const pruneEvery = 24 * time.Hour
+
+// prune drops the entries of files that no longer exist, once per
+// pruneEvery: a stat of every file the state names. A file gone for a
+// moment (renamed back later) is read again from its start, and what it
+// holds stored once (the envelopes' ids).
+func (st *state) prune(now time.Time) {
+	if now.Sub(st.Pruned) < pruneEvery {
+		return
+	}
+	gone := func(path string) bool {
+		_, err := os.Lstat(path)
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	for p := range st.Files {
+		if gone(p) {
+			delete(st.Files, p)
+		}
+	}
+	for p := range st.Rollouts {
+		if gone(p) {
+			delete(st.Rollouts, p)
+		}
+	}
+	st.Pruned = now
 }
 
 func loadState(path string) (*state, error) {
@@ -391,11 +424,12 @@ func SaveRolloutOffsets(path, holder string, offsets map[string]int64) error {
 }
 
 // save writes the state file atomically (a rename), 0600: the paths name
-// the user's projects.
+// the user's projects; it drops the entries of files gone (prune).
 func (st *state) save(path string) error {
 	if path == "" {
 		return nil
 	}
+	st.prune(time.Now())
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err

@@ -790,7 +790,14 @@ func TestRolloutOffsets(t *testing.T) {
 	if got, err := importer.RolloutOffsets(state); err != nil || len(got) != 0 {
 		t.Fatalf("no state file: %v, %v; want none", got, err)
 	}
-	const a, b = "/r/rollout-a.jsonl", "/r/rollout-b.jsonl"
+	// Rollouts that exist: a save drops the entries of files gone.
+	rollouts := t.TempDir()
+	a, b := filepath.Join(rollouts, "rollout-a.jsonl"), filepath.Join(rollouts, "rollout-b.jsonl")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := importer.SaveRolloutOffsets(state, "hookwatch serve", map[string]int64{a: 10, b: 20}); err != nil {
 		t.Fatal(err)
 	}
