@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
@@ -26,7 +25,6 @@ import (
 	"github.com/hookwatch/hookwatch/hooksock"
 	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/internal/patherr"
-	"github.com/hookwatch/hookwatch/redact"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -639,7 +637,7 @@ func (e *env) checkHTTPRoundTrip(ctx context.Context, h Handler, scope string) C
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		c.Status = Fail
 		c.Message += ": the collector refuses the token the http hooks send (Authorization: Bearer $" + install.TokenEnv + "), so it drops their events"
-		if why := refusalReason(body, sent); why != "" {
+		if why := hook.Refusal(body, sent); why != "" {
 			c.Message += `; the collector says: "` + why + `"`
 		}
 		c.Fix = "export " + install.TokenEnv + "=\"$(cat " + claudecode.ShellQuote(filepath.Join(e.home, hook.TokenFile)) + ")\"   # in the profile Claude Code starts from"
@@ -669,35 +667,6 @@ func (e *env) checkHTTPRoundTrip(ctx context.Context, h Handler, scope string) C
 	c.Status = Fail
 	c.Message += "; but the collector did not store session " + session
 	return c
-}
-
-// maxReason bounds the collector's words refusalReason quotes: the longest
-// of its own (collector/auth.go) fits.
-const maxReason = 300
-
-// refusalReason returns why the collector refused a request, from the
-// {"error": …} body a hookwatch collector answers with, "" for any other
-// body (a proxy's page, say, whose words doctor cannot vouch for). The
-// text is the server's to choose and the report may be pasted anywhere:
-// it is made one line of printable text of at most maxReason characters,
-// with the token sent, and any secret package redact finds, replaced.
-func refusalReason(body []byte, sent string) string {
-	var b struct {
-		Error string `json:"error"`
-	}
-	if json.Unmarshal(body, &b) != nil {
-		return ""
-	}
-	s := b.Error
-	if sent = strings.TrimSpace(sent); sent != "" {
-		s = strings.ReplaceAll(s, sent, "[REDACTED:token]")
-	}
-	s, _ = redact.String(s)
-	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }), " ")
-	if r := []rune(s); len(r) > maxReason {
-		s = string(r[:maxReason-1]) + "…"
-	}
-	return s
 }
 
 // storedSession polls the collector for the session for up to the timeout:

@@ -716,7 +716,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		what, fix := hook.RefusedToken(e.tokenSource, e.token, e.home)
 		c.Status = Fail
 		c.Message = fmt.Sprintf("%s is up but %s (HTTP %d): the hook's events are refused and stay in the spool", e.url, what, resp.StatusCode)
-		if why := refusalReason(body, e.token); why != "" {
+		if why := hook.Refusal(body, e.token); why != "" {
 			c.Details = append(c.Details, `the collector says: "`+why+`"`)
 		}
 		c.Fix = fix

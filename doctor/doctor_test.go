@@ -1091,30 +1091,3 @@ func TestDatabaseCheckTeamServer(t *testing.T) {
 		t.Errorf("a team server's machine: %+v, want the local database not checked, naming the server", c)
 	}
 }
-
-// TestRefusalReason: what doctor quotes of a refusal is the collector's
-// {"error": …} only, one printable line within maxReason characters, never
-// the token sent nor a secret, whatever a hostile server answers.
-func TestRefusalReason(t *testing.T) {
-	const sent = "hwt_sent-token-0123456789abcdef"
-	long := strings.Repeat("x", 2*maxReason)
-	for _, tc := range []struct {
-		body, want string
-	}{
-		{`{"error":"unknown bearer token: a wrong or mistyped one"}`, "unknown bearer token: a wrong or mistyped one"},
-		{`{"error":"your token ` + sent + ` is revoked"}`, "your token [REDACTED:token] is revoked"},
-		{`{"error":"line one\nline two\u001b[31m\u0007 red"}`, "line one line two [31m red"},
-		{`{"error":"` + long + `"}`, long[:maxReason-1] + "…"},
-		{`<html><body>401 Unauthorized</body></html>`, ""},
-		{`{"error":""}`, ""},
-		{``, ""},
-	} {
-		if got := refusalReason([]byte(tc.body), sent); got != tc.want {
-			t.Errorf("refusalReason(%.60q) = %q, want %q", tc.body, got, tc.want)
-		}
-	}
-	got := refusalReason([]byte(`{"error":"try AKIAIOSFODNN7EXAMPLE with password=hunter2hunter2"}`), sent)
-	if strings.Contains(got, "AKIAIOSFODNN7EXAMPLE") || !strings.Contains(got, "[REDACTED") {
-		t.Errorf("a secret in the answer is quoted as is: %q", got)
-	}
-}

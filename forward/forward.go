@@ -344,5 +344,8 @@ func (f *forwarder) post(ctx context.Context, recs [][]byte) error {
 		}
 		return fmt.Errorf("the collector %s (HTTP 401): %s", what, fix)
 	}
-	return fmt.Errorf("collector answered HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))
+	if why := hook.Refusal(body, tok); why != "" {
+		return fmt.Errorf("collector answered HTTP %d: %s", resp.StatusCode, why)
+	}
+	return fmt.Errorf("collector answered HTTP %d", resp.StatusCode)
 }

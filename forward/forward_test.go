@@ -367,8 +367,12 @@ func TestForwardSaysItRecovered(t *testing.T) {
 	db, srv, secret := authCollector(t)
 	var asked atomic.Int64
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if asked.Add(1) <= 2 {
-			http.Error(w, `{"error":"cannot store"}`, http.StatusServiceUnavailable)
+		switch asked.Add(1) {
+		case 1: // the collector's refusal, its words redacted in the log
+			http.Error(w, `{"error":"cannot store for `+r.Header.Get("Authorization")[len("Bearer "):]+`: password=hunter2hunter2\nretry"}`, http.StatusServiceUnavailable)
+			return
+		case 2: // a proxy's page, not quoted
+			http.Error(w, "<html>\n<h1>502 Bad Gateway</h1></html>", http.StatusBadGateway)
 			return
 		}
 		srv.Handler().ServeHTTP(w, r)
@@ -403,6 +407,12 @@ func TestForwardSaysItRecovered(t *testing.T) {
 	out := logged.String()
 	if strings.Count(out, "cannot forward the spool") != 2 || strings.Count(out, "forwarding again") != 1 || !strings.Contains(out, "failed_attempts=2") {
 		t.Errorf("forward's log:\n%s", out)
+	}
+	// What the collector answered is quoted as hook.Refusal reads it: one
+	// line, the token and secrets redacted; another server's page is not.
+	if !strings.Contains(out, "HTTP 503: cannot store for [REDACTED:token]: password=") || strings.Contains(out, secret) ||
+		strings.Contains(out, "hunter2") || strings.Contains(out, "Bad Gateway") || !strings.Contains(out, "HTTP 502") {
+		t.Errorf("forward's log quotes the answers so:\n%s", out)
 	}
 }
 

@@ -202,13 +202,11 @@ func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
 	case resp.StatusCode == http.StatusUnauthorized:
 		return nil, errTokenRefused(base)
 	}
-	var e struct {
-		Error string `json:"error"`
+	msg := hook.Refusal(body, "")
+	if msg == "" {
+		msg = fmt.Sprintf("the collector at %s answered HTTP %d", base, resp.StatusCode)
 	}
-	if json.Unmarshal(body, &e) != nil || e.Error == "" {
-		e.Error = strings.TrimSpace(string(body))
-	}
-	return nil, &apiError{Status: resp.StatusCode, Message: e.Error}
+	return nil, &apiError{Status: resp.StatusCode, Message: msg}
 }
 
 // errTokenRefused is the error of a request the collector at base refused

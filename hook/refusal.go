@@ -1,0 +1,40 @@
+package hook
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode"
+
+	"github.com/hookwatch/hookwatch/redact"
+)
+
+// maxRefusal bounds the collector's words Refusal gives: the longest of its
+// own (collector/auth.go) fits.
+const maxRefusal = 300
+
+// Refusal returns why a collector refused a request, from the {"error": …}
+// body a hookwatch collector answers every refusal with (collector/http.go),
+// and "" for any other body: a proxy's page, say, whose words no client can
+// vouch for. It is the one reading of that body for the collector's clients
+// (the CLI, doctor, the forwarder). The words are the server's to choose
+// and end up in logs and in reports pasted anywhere: they are made one line
+// of printable text of at most maxRefusal characters, with sent (the token
+// the request carried) and any secret package redact finds replaced.
+func Refusal(body []byte, sent string) string {
+	var b struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return ""
+	}
+	s := b.Error
+	if sent = strings.TrimSpace(sent); sent != "" {
+		s = strings.ReplaceAll(s, sent, "[REDACTED:token]")
+	}
+	s, _ = redact.String(s)
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }), " ")
+	if r := []rune(s); len(r) > maxRefusal {
+		s = string(r[:maxRefusal-1]) + "…"
+	}
+	return s
+}
