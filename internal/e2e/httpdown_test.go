@@ -110,9 +110,12 @@ func testHTTPModeCollectorDown(t *testing.T, c Client, hookwatch string) {
 	var s apiSession
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		calls = nil
-		if col.get(t, "/v1/sessions/"+id, &s) == 200 {
-			calls = col.toolCalls(t, id)
+		// The calls first, then the session: its model, read after,
+		// holds at least those calls once it has applied every event
+		// stored (a look of the follower may store more in between).
+		calls = col.toolCalls(t, id)
+		if col.get(t, "/v1/sessions/"+id, &s) != 200 {
+			calls = nil
 		}
 		ok := 0
 		for _, call := range calls {
