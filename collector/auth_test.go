@@ -416,6 +416,14 @@ func TestTokenChecksDatabaseDown(t *testing.T) {
 		t.Fatalf("with the database up: %d %s", code, body)
 	}
 
+	// The model's lease is taken in the background: held before the
+	// database goes, for its loss to be told.
+	for deadline := time.Now().Add(10 * time.Second); !s.LeadingForTest(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the collector never took the model's lease")
+		}
+	}
+
 	// The database refuses connections, and its open ones end.
 	admin, err := pgx.Connect(t.Context(), pgtest.Shared(t).URL)
 	if err != nil {

@@ -55,3 +55,7 @@ func FollowForTest(t testing.TB, run func(ctx context.Context)) {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 }
+
+// LeadingForTest reports whether the server holds the model lease of its
+// shared store.
+func (s *Server) LeadingForTest() bool { return s.modeler.isLeading() }
