@@ -70,6 +70,8 @@ type Receiver struct {
 	dir      string
 	out      string // the file exporter's output
 	logPath  string
+	bin, cfg string
+	ports    []int
 	cmd      *exec.Cmd
 	exited   chan error
 }
@@ -125,41 +127,61 @@ func start(bin, cfg, dir string) (*Receiver, error) {
 	r := &Receiver{
 		Endpoint: "http://127.0.0.1:" + strconv.Itoa(ports[0]),
 		dir:      dir, out: filepath.Join(dir, "traces.jsonl"), logPath: filepath.Join(dir, "otelcol.log"),
-		exited: make(chan error, 1),
+		bin: bin, cfg: cfg, ports: ports,
 	}
 	os.Remove(r.out)
-	log, err := os.Create(r.logPath)
-	if err != nil {
+	if err := r.run(); err != nil {
 		return nil, err
 	}
+	return r, nil
+}
+
+// run starts the collector's process on r's ports and returns once it is
+// ready.
+func (r *Receiver) run() error {
+	r.exited = make(chan error, 1)
+	log, err := os.OpenFile(r.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
 	defer log.Close()
-	r.cmd = exec.Command(bin, "--config=file:"+cfg)
-	r.cmd.Env = append(os.Environ(), "OTELCOL_OTLP_PORT="+strconv.Itoa(ports[0]),
-		"OTELCOL_HEALTH_PORT="+strconv.Itoa(ports[1]), "OTELCOL_FILE_OUT="+r.out)
+	r.cmd = exec.Command(r.bin, "--config=file:"+r.cfg)
+	r.cmd.Env = append(os.Environ(), "OTELCOL_OTLP_PORT="+strconv.Itoa(r.ports[0]),
+		"OTELCOL_HEALTH_PORT="+strconv.Itoa(r.ports[1]), "OTELCOL_FILE_OUT="+r.out)
 	r.cmd.Stdout, r.cmd.Stderr = log, log
 	if err := r.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cannot start the collector: %w", err)
+		return fmt.Errorf("cannot start the collector: %w", err)
 	}
-	go func() { r.exited <- r.cmd.Wait() }()
-	health := "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/"
+	exited := r.exited
+	cmd := r.cmd
+	go func() { exited <- cmd.Wait() }()
+	health := "http://127.0.0.1:" + strconv.Itoa(r.ports[1]) + "/"
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-r.exited:
 			r.exited <- err
-			return nil, fmt.Errorf("the collector exited before it was ready (%v):\n%s", err, r.Log())
+			return fmt.Errorf("the collector exited before it was ready (%v):\n%s", err, r.Log())
 		default:
 		}
 		if res, err := http.Get(health); err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return r, nil
+				return nil
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	r.Stop()
-	return nil, fmt.Errorf("the collector was not ready within 15 s:\n%s", r.Log())
+	return fmt.Errorf("the collector was not ready within 15 s:\n%s", r.Log())
+}
+
+// Restart starts a stopped collector again at the same Endpoint, its
+// output file kept: a receiver that was away and comes back. The ports
+// were free while it was stopped; another program taking one meanwhile
+// fails the restart.
+func (r *Receiver) Restart() error {
+	return r.run()
 }
 
 // freePorts returns n loopback ports free at the time of the call.
