@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"context"
+	"errors"
 	"hash/maphash"
 	"log/slog"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/store"
 )
 
 // Exporter defaults.
@@ -23,6 +25,9 @@ const (
 	DefaultMaxQueueSpans = 64 << 10
 	DefaultIdleFlush     = 15 * time.Minute
 	DefaultMaxTracked    = 1 << 20
+	DefaultMaxOwed       = 64 << 10
+	DefaultResendSpans   = 4 * DefaultBatchSpans
+	DefaultProbeInterval = 10 * time.Second
 )
 
 // ExporterOptions configure an Exporter; zero values take the defaults.
@@ -42,6 +47,23 @@ type ExporterOptions struct {
 	// beyond it the least recently changed sessions are flushed and
 	// forgotten.
 	MaxTracked int
+	// Rows is the store of the model's rows, whose sessions the spans are
+	// of: the spans the receiver was not given (owed) are sent again from
+	// them (ExportSession) once it takes spans. Nil: not sent again.
+	Rows store.ModelStore
+	// OwedFile keeps the sessions owed across restarts ("": in memory
+	// only). MaxOwed bounds them (beyond it a session is not owed, its
+	// loss only counted).
+	OwedFile string
+	MaxOwed  int
+	// ResendSpans is about how many spans are sent again per
+	// FlushInterval (a session goes whole), so that a receiver back after
+	// long is not sent all it missed at once.
+	ResendSpans int
+	// ProbeInterval is how often, while sessions are owed and the
+	// receiver did not take the latest request, it is asked (a request of
+	// no spans) whether it takes spans again.
+	ProbeInterval time.Duration
 	// Metrics receives the exporter's counters (nil: none registered).
 	Metrics *metrics.Set
 	Logger  *slog.Logger
@@ -58,7 +80,9 @@ type ExporterOptions struct {
 //
 // Offer never blocks on the network: spans wait in a bounded queue that one
 // goroutine sends in batches, with retries; what does not fit, or cannot be
-// sent, is counted.
+// sent, is counted, and its session owed: with Rows, the session's spans
+// are sent again from the model's rows once the receiver takes spans, paced
+// (ResendSpans), the sessions owed kept in OwedFile across restarts.
 type Exporter struct {
 	client *Client
 	opt    ExporterOptions
@@ -84,7 +108,14 @@ type Exporter struct {
 	failing atomic.Bool
 	target  string
 
+	// debts are the sessions owed (nil without Rows); lastProbe when
+	// the receiver was last asked whether it is back.
+	debts      *debts
+	lastProbe  time.Time
+	warnedFull bool
+
 	sent, dropped, failed, rejected *metrics.Counter
+	resent                          *metrics.Counter
 	requests, requestErrors         *metrics.Counter
 	sendTime                        *metrics.Histogram
 }
@@ -101,8 +132,9 @@ type tracked struct {
 
 // batchItem is one session's spans waiting to be sent.
 type batchItem struct {
-	res   *resourcepb.Resource
-	spans []*tracepb.Span
+	session string
+	res     *resourcepb.Resource
+	spans   []*tracepb.Span
 }
 
 // NewExporter returns an Exporter sending with c, and starts its goroutine;
@@ -123,6 +155,15 @@ func NewExporter(c *Client, opt ExporterOptions) *Exporter {
 	if opt.MaxTracked <= 0 {
 		opt.MaxTracked = DefaultMaxTracked
 	}
+	if opt.MaxOwed <= 0 {
+		opt.MaxOwed = DefaultMaxOwed
+	}
+	if opt.ResendSpans <= 0 {
+		opt.ResendSpans = DefaultResendSpans
+	}
+	if opt.ProbeInterval <= 0 {
+		opt.ProbeInterval = DefaultProbeInterval
+	}
 	set := opt.Metrics
 	if set == nil {
 		set = metrics.NewSet()
@@ -142,9 +183,23 @@ func NewExporter(c *Client, opt ExporterOptions) *Exporter {
 		requests:      set.NewCounter(`hookwatch_otlp_requests_total`),
 		requestErrors: set.NewCounter(`hookwatch_otlp_request_errors_total`),
 		sendTime:      set.NewHistogram(`hookwatch_otlp_send_duration_seconds`),
+		resent:        set.NewCounter(`hookwatch_otlp_spans_resent_total`),
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Rows != nil {
+		d, err := loadDebts(opt.OwedFile, opt.MaxOwed)
+		if err != nil {
+			// What the file named is lost; the export goes on.
+			e.log.Warn("the sessions owed to the OTLP receiver before the restart are not sent again: hookwatch export --format otlp --since sends them", "err", err)
+		}
+		e.debts = d
+		set.NewGauge(`hookwatch_otlp_sessions_owed`, func() float64 {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			return float64(len(e.debts.owed))
+		})
 	}
 	e.target, _ = c.URL()
 	e.sendCtx, e.cancelSend = context.WithCancel(context.Background())
@@ -284,13 +339,17 @@ func (e *Exporter) enqueue(s *attribution.Session, spans []*tracepb.Span) {
 	}
 	if room := e.opt.MaxQueueSpans - e.queued; len(spans) > room {
 		e.dropped.Add(len(spans) - max(room, 0))
+		e.owe(s.SessionID)
 		spans = spans[:max(room, 0)]
 		if len(spans) == 0 {
 			return
 		}
 	}
-	e.queue = append(e.queue, batchItem{res: Resource(s), spans: spans})
+	e.queue = append(e.queue, batchItem{session: s.SessionID, res: Resource(s), spans: spans})
 	e.queued += len(spans)
+	if e.debts != nil {
+		e.debts.queue(s.SessionID)
+	}
 	if e.queued >= e.opt.BatchSpans {
 		select {
 		case e.wake <- struct{}{}:
@@ -355,11 +414,13 @@ func (e *Exporter) idle(now time.Time) {
 	}
 }
 
-// take removes up to BatchSpans spans from the queue (at least one item).
-func (e *Exporter) take() []*tracepb.ResourceSpans {
+// take removes up to BatchSpans spans from the queue (at least one item),
+// and returns them with the session of each item.
+func (e *Exporter) take() ([]*tracepb.ResourceSpans, []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []*tracepb.ResourceSpans
+	var sessions []string
 	n := 0
 	for len(e.queue) > 0 && (n == 0 || n+len(e.queue[0].spans) <= e.opt.BatchSpans) {
 		it := e.queue[0]
@@ -371,11 +432,12 @@ func (e *Exporter) take() []*tracepb.ResourceSpans {
 			Resource:   it.res,
 			ScopeSpans: []*tracepb.ScopeSpans{{Scope: scope, Spans: it.spans}},
 		})
+		sessions = append(sessions, it.session)
 	}
 	if len(e.queue) == 0 {
 		e.queue = nil // let the backing array go
 	}
-	return out
+	return out, sessions
 }
 
 func (e *Exporter) run() {
@@ -399,16 +461,22 @@ func (e *Exporter) run() {
 		if stop {
 			return
 		}
+		e.resend(e.sendCtx)
+		e.save(false)
 	}
 }
 
 // drain sends everything queued, batch by batch.
 func (e *Exporter) drain(ctx context.Context) {
 	for {
-		rs := e.take()
+		rs, sessions := e.take()
 		if len(rs) == 0 {
 			return
 		}
+		// The sessions are kept as owed before their spans go: a
+		// collector killed during the request sends them after its
+		// restart.
+		e.save(false)
 		n := 0
 		for _, r := range rs {
 			n += len(r.ScopeSpans[0].Spans)
@@ -417,11 +485,9 @@ func (e *Exporter) drain(ctx context.Context) {
 		e.requests.Inc()
 		err := e.client.Send(ctx, rs)
 		e.sendTime.UpdateDuration(start)
-		if e.failing.Swap(err != nil) && err == nil {
-			// Said once, after the warnings of the batches lost (or of
-			// Check): the operator who saw them knows the export is back.
-			e.log.Info("the OTLP receiver takes spans again", "endpoint", e.target)
-		}
+		e.recovered(err)
+		lost := err != nil && !ErrPermanent(err)
+		e.settle(sessions, lost)
 		switch {
 		case err == nil:
 			e.sent.Add(n)
@@ -451,17 +517,153 @@ func (e *Exporter) drain(ctx context.Context) {
 	}
 }
 
-// drop counts everything queued as lost and empties the queue.
+// recovered records the outcome of a request to the receiver, and says
+// once, after the warnings of the batches lost (or of Check), the first
+// one it takes: the operator who saw them knows the export is back.
+func (e *Exporter) recovered(err error) {
+	if e.failing.Swap(err != nil) && err == nil {
+		e.log.Info("the OTLP receiver takes spans again", "endpoint", e.target)
+	}
+}
+
+// settle records the items of sessions delivered, or lost: their
+// sessions owed.
+func (e *Exporter) settle(sessions []string, lost bool) {
+	if e.debts == nil {
+		return
+	}
+	now := time.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, id := range sessions {
+		e.debts.settle(id, lost, now)
+	}
+}
+
+// owe records session id as owed. The caller holds e.mu.
+func (e *Exporter) owe(id string) {
+	if e.debts != nil {
+		e.debts.owe(id, time.Now())
+	}
+}
+
+// resend sends again, from the model's rows, the spans of the sessions
+// owed the longest, about ResendSpans of them (a session goes whole), when
+// the receiver took the latest request; while it did not, it asks the
+// receiver every ProbeInterval whether it is back. A session the store no
+// longer holds (pruned), or whose spans the receiver refuses for what
+// they are, is not owed any more.
+func (e *Exporter) resend(ctx context.Context) {
+	if e.debts == nil {
+		return
+	}
+	e.mu.Lock()
+	owed := len(e.debts.owed) > 0
+	e.mu.Unlock()
+	if !owed {
+		return
+	}
+	if e.failing.Load() {
+		if time.Since(e.lastProbe) < e.opt.ProbeInterval {
+			return
+		}
+		e.lastProbe = time.Now()
+		err := e.client.Check(ctx)
+		e.recovered(err)
+		if err != nil {
+			return
+		}
+	}
+	var sendErr error
+	send := func(ctx context.Context, rs []*tracepb.ResourceSpans) error {
+		sendErr = e.client.Send(ctx, rs)
+		e.recovered(sendErr)
+		if sendErr == nil {
+			for _, r := range rs {
+				e.resent.Add(len(r.ScopeSpans[0].Spans))
+			}
+		}
+		return sendErr
+	}
+	e.mu.Lock()
+	ids := e.debts.oldest(e.opt.ResendSpans)
+	e.mu.Unlock()
+	budget := e.opt.ResendSpans
+	for _, id := range ids {
+		e.mu.Lock()
+		stopping := e.stopping
+		e.mu.Unlock()
+		if budget <= 0 || stopping {
+			return
+		}
+		sendErr = nil
+		n, err := ExportSession(ctx, e.opt.Rows, id, send, e.opt.BatchSpans)
+		budget -= max(n, 1)
+		switch {
+		case err == nil || errors.Is(err, store.ErrNotFound):
+		case ErrPermanent(err):
+			e.log.Warn("the OTLP receiver refused the spans of a session sent again", "session", id, "err", err)
+		case sendErr == nil:
+			// The store's error: owed still, behind the others, so
+			// that a session that cannot be read holds up none.
+			e.log.Warn("cannot read the spans of a session owed to the OTLP receiver", "session", id, "err", err)
+			e.mu.Lock()
+			e.debts.paid(id)
+			e.debts.owe(id, time.Now())
+			e.mu.Unlock()
+			continue
+		default:
+			// Owed still: the receiver is away again; asked again
+			// every ProbeInterval.
+			e.lastProbe = time.Now()
+			e.log.Warn("cannot send spans again", "session", id, "err", err)
+			return
+		}
+		e.mu.Lock()
+		e.debts.paid(id)
+		e.mu.Unlock()
+	}
+}
+
+// save writes the sessions owed when it is due (always with force).
+func (e *Exporter) save(force bool) {
+	if e.debts == nil {
+		return
+	}
+	e.mu.Lock()
+	f := e.debts.snapshot(time.Now(), force)
+	full := e.debts.full
+	e.mu.Unlock()
+	if full && !e.warnedFull {
+		e.warnedFull = true // once: it would be said at every batch
+		e.log.Warn("too many sessions owed to the OTLP receiver: the spans of the latest are not sent again; hookwatch export --format otlp --since sends them", "max", e.opt.MaxOwed)
+	}
+	if f == nil {
+		return
+	}
+	if err := save(e.opt.OwedFile, f); err != nil {
+		e.log.Warn("the sessions owed to the OTLP receiver are not kept for a restart", "err", err)
+	}
+}
+
+// drop counts everything queued as lost, its sessions owed, and empties
+// the queue.
 func (e *Exporter) drop() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.failed.Add(e.queued)
+	now := time.Now()
+	for _, it := range e.queue {
+		if e.debts != nil {
+			e.debts.settle(it.session, true, now)
+		}
+	}
 	e.queue, e.queued = nil, 0
 }
 
 // Stop sends what is open in every session as it stands and what is
-// queued, until ctx ends; what is left then is counted as dropped. It
-// returns once the goroutine ended.
+// queued, until ctx ends; what is left then is counted as dropped, and
+// owed. It writes the sessions owed and returns once the goroutine ended.
 func (e *Exporter) Stop(ctx context.Context) {
 	e.stopOnce.Do(func() {
 		e.mu.Lock()
@@ -482,5 +684,6 @@ func (e *Exporter) Stop(ctx context.Context) {
 		}
 		e.cancelSend()
 		e.drop() // what was not sent by the deadline
+		e.save(true)
 	})
 }
