@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,7 +15,12 @@ import (
 
 	"github.com/hookwatch/hookwatch/export/otlp"
 	"github.com/hookwatch/hookwatch/forward"
+	"github.com/hookwatch/hookwatch/store"
 )
+
+// owedFileName is the file of the home where serve keeps the sessions
+// whose spans it owes the OTLP receiver.
+const owedFileName = "otlp-owed.json"
 
 // otlpFlags are the flags that point OTLP traces at a receiver, shared by
 // serve (live push) and export --format otlp.
@@ -79,14 +85,17 @@ func (f *otlpFlags) client() (*otlp.Client, error) {
 // background and logs the outcome, so that a wrong one (a path, http for
 // https, credentials) shows in the log at start, not only when the first
 // spans go out, which may be long after; the receiver may still come up
-// later, so a failed check stops nothing.
-func (f *otlpFlags) exporter(ctx context.Context, log *slog.Logger) (*otlp.Exporter, *metrics.Set, error) {
+// later, so a failed check stops nothing. What the receiver is not given
+// is sent again from rows once it takes spans, the sessions owed kept in
+// home's otlp-owed.json across restarts (docs/otlp.md).
+func (f *otlpFlags) exporter(ctx context.Context, log *slog.Logger, rows store.ModelStore, home string) (*otlp.Exporter, *metrics.Set, error) {
 	c, err := f.client()
 	if c == nil || err != nil {
 		return nil, nil, err
 	}
 	set := metrics.NewSet()
-	exp := otlp.NewExporter(c, otlp.ExporterOptions{Metrics: set, Logger: log})
+	exp := otlp.NewExporter(c, otlp.ExporterOptions{Metrics: set, Logger: log,
+		Rows: rows, OwedFile: filepath.Join(home, owedFileName)})
 	go func() {
 		target, _ := c.URL()
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -95,7 +104,7 @@ func (f *otlpFlags) exporter(ctx context.Context, log *slog.Logger) (*otlp.Expor
 			if ctx.Err() != nil {
 				return // serve stopping, or no answer in 10 s: the sends will say
 			}
-			log.Warn("the OTLP endpoint does not take traces (checked at start): check --otlp-endpoint (HOOKWATCH_OTLP_ENDPOINT) and --otlp-header (HOOKWATCH_OTLP_HEADERS); spans not sent are counted in hookwatch_otlp_spans_dropped_total",
+			log.Warn("the OTLP endpoint does not take traces (checked at start): check --otlp-endpoint (HOOKWATCH_OTLP_ENDPOINT) and --otlp-header (HOOKWATCH_OTLP_HEADERS); spans not sent are counted in hookwatch_otlp_spans_dropped_total, and sent again once it takes spans",
 				"endpoint", target, "err", err)
 			return
 		}

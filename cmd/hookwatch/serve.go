@@ -194,7 +194,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			OutlierFactor: *outlierFactor, OutlierSiblings: *outlierSiblings, OutlierCalls: *outlierCalls, OutlierDuration: *outlierDuration,
 			StalledAfter: *stalledAfter},
 		ModelCacheBytes: *modelCache << 20}
-	if exp, set, err := traces.exporter(ctx, log); err != nil {
+	if exp, set, err := traces.exporter(ctx, log, db, home); err != nil {
 		db.Close()
 		return err
 	} else if exp != nil {
