@@ -592,6 +592,9 @@ func (e *Exporter) resend(ctx context.Context) {
 	for _, id := range ids {
 		e.mu.Lock()
 		stopping := e.stopping
+		if !stopping && budget > 0 {
+			e.debts.resending(id)
+		}
 		e.mu.Unlock()
 		if budget <= 0 || stopping {
 			return
@@ -617,6 +620,9 @@ func (e *Exporter) resend(ctx context.Context) {
 			// every ProbeInterval.
 			e.lastProbe = time.Now()
 			e.log.Warn("cannot send spans again", "session", id, "err", err)
+			e.mu.Lock()
+			e.debts.unpaid(id)
+			e.mu.Unlock()
 			return
 		}
 		e.mu.Lock()

@@ -37,6 +37,10 @@ type debts struct {
 	inflight map[string]int
 	// kept is the number of sessions in owed or inflight (or both).
 	kept int
+	// sending holds the sessions being sent again, true for one owed
+	// again meanwhile: spans lost after the rows were read are not paid
+	// by that sending.
+	sending map[string]bool
 	// added is set when a session was added since the last write (to be
 	// written before the next request), removed when one was taken off.
 	added, removed bool
@@ -57,7 +61,7 @@ type debtFile struct {
 // loadDebts reads the debts kept at path ("" keeps them in memory only).
 // A file that cannot be read or decoded is an error, the debts empty.
 func loadDebts(path string, max int) (*debts, error) {
-	d := &debts{path: path, max: max, owed: map[string]time.Time{}, inflight: map[string]int{}}
+	d := &debts{path: path, max: max, owed: map[string]time.Time{}, inflight: map[string]int{}, sending: map[string]bool{}}
 	if path == "" {
 		return d, nil
 	}
@@ -134,6 +138,9 @@ func (d *debts) settle(id string, lost bool, now time.Time) {
 
 // owe records session id as owed since now, unless it was already.
 func (d *debts) owe(id string, now time.Time) {
+	if _, ok := d.sending[id]; ok {
+		d.sending[id] = true
+	}
 	if _, ok := d.owed[id]; ok || !d.room(id) {
 		return
 	}
@@ -144,8 +151,21 @@ func (d *debts) owe(id string, now time.Time) {
 	}
 }
 
-// paid takes session id off the owed.
+// resending records that session id is being sent again; paid or
+// unpaid ends it.
+func (d *debts) resending(id string) { d.sending[id] = false }
+
+// unpaid records that sending session id again failed: owed still.
+func (d *debts) unpaid(id string) { delete(d.sending, id) }
+
+// paid takes session id off the owed, unless it was owed again while it
+// was being sent (resending).
 func (d *debts) paid(id string) {
+	again := d.sending[id]
+	delete(d.sending, id)
+	if again {
+		return
+	}
 	if _, ok := d.owed[id]; ok {
 		delete(d.owed, id)
 		if _, ok := d.inflight[id]; !ok {

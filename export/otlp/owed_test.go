@@ -272,6 +272,13 @@ func TestDebtsBound(t *testing.T) {
 	if got := d.oldest(5); len(got) != 2 || got[0] != "a" {
 		t.Fatalf("oldest %v", got)
 	}
+	// Lost again while being sent again: the sending does not pay it.
+	d.resending("a")
+	d.settle("a", true, now)
+	d.paid("a")
+	if _, ok := d.owed["a"]; !ok || len(d.sending) != 0 {
+		t.Fatalf("a session lost while sent again was paid: owed %v", d.owed)
+	}
 	d.snapshot(now, true) // written
 	d.paid("a")
 	d.paid("c")
