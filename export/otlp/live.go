@@ -113,6 +113,13 @@ type Exporter struct {
 	debts      *debts
 	lastProbe  time.Time
 	warnedFull bool
+	// saveWake wakes the goroutine that writes the debts, as soon as a
+	// session is added: the sender may be waiting out retries. writeMu
+	// keeps a write from replacing a newer one; saverDone ends it.
+	saveWake  chan struct{}
+	saverDone chan struct{}
+	saverEnd  sync.WaitGroup
+	writeMu   sync.Mutex
 
 	sent, dropped, failed, rejected *metrics.Counter
 	resent                          *metrics.Counter
@@ -209,6 +216,11 @@ func NewExporter(c *Client, opt ExporterOptions) *Exporter {
 		return float64(e.queued)
 	})
 	go e.run()
+	if e.debts != nil && opt.OwedFile != "" {
+		e.saveWake, e.saverDone = make(chan struct{}, 1), make(chan struct{})
+		e.saverEnd.Add(1)
+		go e.saver()
+	}
 	return e
 }
 
@@ -349,6 +361,7 @@ func (e *Exporter) enqueue(s *attribution.Session, spans []*tracepb.Span) {
 	e.queued += len(spans)
 	if e.debts != nil {
 		e.debts.queue(s.SessionID)
+		e.wakeSaver()
 	}
 	if e.queued >= e.opt.BatchSpans {
 		select {
@@ -538,12 +551,14 @@ func (e *Exporter) settle(sessions []string, lost bool) {
 	for _, id := range sessions {
 		e.debts.settle(id, lost, now)
 	}
+	e.wakeSaver()
 }
 
 // owe records session id as owed. The caller holds e.mu.
 func (e *Exporter) owe(id string) {
 	if e.debts != nil {
 		e.debts.owe(id, time.Now())
+		e.wakeSaver()
 	}
 }
 
@@ -631,11 +646,41 @@ func (e *Exporter) resend(ctx context.Context) {
 	}
 }
 
+// wakeSaver has the sessions added written at once. The caller holds
+// e.mu.
+func (e *Exporter) wakeSaver() {
+	if e.saveWake != nil && e.debts.added {
+		select {
+		case e.saveWake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// saver writes the debts when a session was added, and those taken off
+// every debtWriteEvery, until Stop.
+func (e *Exporter) saver() {
+	defer e.saverEnd.Done()
+	tick := time.NewTicker(debtWriteEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-e.saveWake:
+		case <-tick.C:
+		case <-e.saverDone:
+			return
+		}
+		e.save(false)
+	}
+}
+
 // save writes the sessions owed when it is due (always with force).
 func (e *Exporter) save(force bool) {
 	if e.debts == nil {
 		return
 	}
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
 	e.mu.Lock()
 	f := e.debts.snapshot(time.Now(), force)
 	full := e.debts.full
@@ -689,6 +734,10 @@ func (e *Exporter) Stop(ctx context.Context) {
 			<-e.done
 		}
 		e.cancelSend()
+		if e.saverDone != nil {
+			close(e.saverDone)
+			e.saverEnd.Wait()
+		}
 		e.drop() // what was not sent by the deadline
 		e.save(true)
 	})

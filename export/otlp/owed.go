@@ -22,7 +22,8 @@ import (
 //
 // Both kinds are written to a file, the sessions in flight as owed: a
 // collector killed with spans queued finds them owed at its restart. A
-// session is written there before a request carries its spans; one whose
+// session is written there as soon as it is added (Exporter.saver), and
+// always before a request carries its spans; one whose
 // spans were delivered is taken off at the next write, at the latest
 // debtWriteEvery later (a kill in between sends it again: harmless, a
 // receiver keys spans by id).

@@ -160,6 +160,18 @@ func TestExporterResendsOwedAfterRestart(t *testing.T) {
 		ExporterOptions{Rows: st, OwedFile: owed, FlushInterval: 10 * time.Millisecond})
 	e.Offer([]attribution.SessionChanges{{Session: s.Summary(), Agents: s.Agents, ToolCalls: s.ToolCalls}})
 	waitFor(t, "the session in the file", func() bool { return len(owedFile(t, owed)) == 1 })
+	// A session queued while the request waits out its retries is in the
+	// file at once, not once the request gives up. (Not in the store: the
+	// next collector takes it off.)
+	other := attribution.Build(captures(t)["codex-0.169.jsonl"]).Sessions[0]
+	e.Offer([]attribution.SessionChanges{{Session: other.Summary(), Agents: other.Agents, ToolCalls: other.ToolCalls}})
+	deadline := time.Now().Add(2 * time.Second)
+	for len(owedFile(t, owed)) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a session queued during a request's retries is not in the file: %v", owedFile(t, owed))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	killed, err := os.ReadFile(owed)
 	if err != nil {
 		t.Fatal(err)
@@ -167,8 +179,8 @@ func TestExporterResendsOwedAfterRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	e.Stop(ctx)
 	cancel()
-	if got := owedFile(t, owed); len(got) != 1 || got[s.SessionID].IsZero() {
-		t.Fatalf("a collector stopped owing spans keeps %v, want session %s", got, s.SessionID)
+	if got := owedFile(t, owed); len(got) != 2 || got[s.SessionID].IsZero() {
+		t.Fatalf("a collector stopped owing spans keeps %v, want session %s and another", got, s.SessionID)
 	}
 	if err := os.WriteFile(owed, killed, 0o600); err != nil {
 		t.Fatal(err)
