@@ -42,11 +42,13 @@ const (
 // Config is the hook's configuration, read from the environment.
 type Config struct {
 	Home     string        // HOOKWATCH_HOME: hook.log and spool/ live here
-	URL      string        // HOOKWATCH_URL: collector base URL
+	URL      string        // HOOKWATCH_URL, else the home's URLFile, else DefaultURL: collector base URL
 	Token    string        // HOOKWATCH_TOKEN, else the home's TokenFile: bearer token for the collector
 	Budget   time.Duration // HOOKWATCH_HOOK_BUDGET: wall time the hook may take once its payload is read (which it waits StdinWaitFactor budgets for)
 	SpoolMax int64         // HOOKWATCH_SPOOL_MAX: bytes the spool may hold
 	Runtime  string        // forced runtime; "" detects it from the payload
+	// URLSource is where URL came from (LookupURL).
+	URLSource URLSource
 	// TokenSource is where Token came from (LookupToken), which says what
 	// to do when the collector refuses it (RefusedToken).
 	TokenSource TokenSource
@@ -90,7 +92,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 	var warn []string
 	c := Config{
 		Home:        Home(getenv),
-		URL:         getenv("HOOKWATCH_URL"),
 		ProjectDir:  getenv("CLAUDE_PROJECT_DIR"),
 		Traceparent: getenv("TRACEPARENT"),
 		Autostart:   !envflag.Off(getenv("HOOKWATCH_AUTOSTART")),
@@ -98,10 +99,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 		Now:         time.Now,
 		ArchiveDir:  filepath.Join(Home(getenv), "archive"),
 	}
-	c.Token, c.TokenSource = LookupToken(getenv, c.Home)
-	if c.URL == "" {
-		c.URL = DefaultURL
-	}
+	c.URL, c.URLSource = LookupURL(getenv, c.Home)
+	c.Token, c.TokenSource = lookupToken(getenv, c.Home, c.URLSource)
 	if envflag.Off(getenv("HOOKWATCH_ARCHIVE")) {
 		c.ArchiveDir = ""
 	}
@@ -131,6 +130,63 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 	return c, warn
 }
 
+// URLFile is the file in the home that keeps the collector's base URL
+// 'hookwatch install --url' was given, one line, mode 0600, for the hooks
+// of an agent started where HOOKWATCH_URL is not exported (an IDE, a
+// desktop launcher, a fresh shell).
+const URLFile = "url"
+
+// URLSource is where LookupURL finds the collector's URL.
+type URLSource uint8
+
+const (
+	// URLDefault: neither HOOKWATCH_URL nor the home's URLFile names a
+	// collector, so the hooks send to DefaultURL, this machine's.
+	URLDefault URLSource = iota
+	// URLFromEnv: HOOKWATCH_URL, which wins over the file.
+	URLFromEnv
+	// URLFromFile: the home's URLFile, which 'hookwatch install --url'
+	// wrote.
+	URLFromFile
+)
+
+// String names the source as doctor, install's notes and the errors of
+// the commands that ask the collector show it.
+func (s URLSource) String() string {
+	switch s {
+	case URLFromEnv:
+		return "HOOKWATCH_URL"
+	case URLFromFile:
+		return "the URL kept by 'hookwatch install --url'"
+	}
+	return "the default URL"
+}
+
+// LookupURL returns the collector's base URL the hooks send to, as given,
+// and where it found it: HOOKWATCH_URL, else the URL 'hookwatch install
+// --url' kept in home's URLFile (read only when HOOKWATCH_URL is unset),
+// else DefaultURL. It is the one reading of where the events go: the hook,
+// the forwarder, doctor, the status line and the commands that ask the
+// collector all call it (through ConfigFromEnv or directly).
+func LookupURL(getenv func(string) string, home string) (string, URLSource) {
+	if u := getenv("HOOKWATCH_URL"); u != "" {
+		return u, URLFromEnv
+	}
+	if u := ReadURL(home); u != "" {
+		return u, URLFromFile
+	}
+	return DefaultURL, URLDefault
+}
+
+// ReadURL returns the URL of URLFile in home, "" when there is none.
+func ReadURL(home string) string {
+	b, err := os.ReadFile(filepath.Join(home, URLFile))
+	if err != nil || len(b) > 4096 {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
 // TokenFile is the file in the home that holds the collector's token when
 // HOOKWATCH_TOKEN is not set, mode 0600.
 const TokenFile = "token"
@@ -139,8 +195,9 @@ const TokenFile = "token"
 type TokenSource uint8
 
 const (
-	// TokenNone: HOOKWATCH_TOKEN is unset and HOOKWATCH_URL names no
-	// collector, so the local default collector is sent no token.
+	// TokenNone: HOOKWATCH_TOKEN is unset and neither HOOKWATCH_URL nor
+	// the URL file names a collector, so the local default collector is
+	// sent no token.
 	TokenNone TokenSource = iota
 	// TokenFromEnv: HOOKWATCH_TOKEN, which cannot change under a running
 	// process.
@@ -152,17 +209,27 @@ const (
 )
 
 // LookupToken returns the collector's token and where it found it:
-// HOOKWATCH_TOKEN, else, when HOOKWATCH_URL names a collector (a team
-// server), the token that 'hookwatch install --token' left in home's
-// TokenFile, since the settings file must never hold it. The local default
-// reads no file. It is the one reading of where the token comes from: a
+// HOOKWATCH_TOKEN, else, when HOOKWATCH_URL or the home's URLFile names a
+// collector (a team server: LookupURL), the token that 'hookwatch install
+// --token' left in home's TokenFile, since the settings file must never
+// hold it. The local default reads no file. It is the one reading of where the token comes from: a
 // process that runs for long (hookwatch forward) calls it again to see a
 // token file replaced since.
 func LookupToken(getenv func(string) string, home string) (string, TokenSource) {
 	if t := getenv("HOOKWATCH_TOKEN"); t != "" {
 		return t, TokenFromEnv
 	}
-	if getenv("HOOKWATCH_URL") == "" {
+	_, src := LookupURL(getenv, home)
+	return lookupToken(getenv, home, src)
+}
+
+// lookupToken is LookupToken with the URL's source known already, so that
+// ConfigFromEnv reads the URL file once.
+func lookupToken(getenv func(string) string, home string, url URLSource) (string, TokenSource) {
+	if t := getenv("HOOKWATCH_TOKEN"); t != "" {
+		return t, TokenFromEnv
+	}
+	if url == URLDefault {
 		return "", TokenNone
 	}
 	return ReadToken(home), TokenFromFile

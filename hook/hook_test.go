@@ -229,6 +229,75 @@ func TestTokenSource(t *testing.T) {
 	}
 }
 
+// TestURLSource: the hooks send where HOOKWATCH_URL says, else where the
+// home's URL file (install --url) says, else to the local default; a URL
+// from the file is a collector's like one from the environment, so the
+// token file is read for it.
+func TestURLSource(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, hook.TokenFile), []byte("hwt_file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, env, inFile string
+		url               string
+		src               hook.URLSource
+		token             string
+	}{
+		{name: "default", url: hook.DefaultURL, src: hook.URLDefault},
+		{name: "file", inFile: "https://team.example:7070\n", url: "https://team.example:7070", src: hook.URLFromFile, token: "hwt_file"},
+		{name: "environment wins", env: "http://127.0.0.1:9999", inFile: "https://team.example:7070\n", url: "http://127.0.0.1:9999", src: hook.URLFromEnv, token: "hwt_file"},
+		{name: "empty file", inFile: "\n", url: hook.DefaultURL, src: hook.URLDefault},
+		{name: "file too large", inFile: "https://" + strings.Repeat("a", 5000), url: hook.DefaultURL, src: hook.URLDefault},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(home, hook.URLFile)
+			os.Remove(file)
+			if tc.inFile != "" {
+				if err := os.WriteFile(file, []byte(tc.inFile), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{"HOOKWATCH_HOME": home, "HOOKWATCH_URL": tc.env}
+			getenv := func(k string) string { return env[k] }
+			cfg, _ := hook.ConfigFromEnv(getenv)
+			if cfg.URL != tc.url || cfg.URLSource != tc.src || cfg.Token != tc.token {
+				t.Fatalf("URL %q from %v, token %q; want %q from %v, token %q", cfg.URL, cfg.URLSource, cfg.Token, tc.url, tc.src, tc.token)
+			}
+			if u, src := hook.LookupURL(getenv, home); u != cfg.URL || src != cfg.URLSource {
+				t.Errorf("LookupURL = %q, %v; ConfigFromEnv said %q, %v", u, src, cfg.URL, cfg.URLSource)
+			}
+			if tok, src := hook.LookupToken(getenv, home); tok != cfg.Token || src != cfg.TokenSource {
+				t.Errorf("LookupToken = %q, %v; ConfigFromEnv said %q, %v", tok, src, cfg.Token, cfg.TokenSource)
+			}
+		})
+	}
+}
+
+// BenchmarkConfigFromEnv is what each hook run pays to read its
+// configuration, with HOOKWATCH_URL unset (the URL file is read then) and
+// set (it is not).
+func BenchmarkConfigFromEnv(b *testing.B) {
+	home := b.TempDir()
+	for _, name := range []string{"env", "no file", "file"} {
+		b.Run(name, func(b *testing.B) {
+			env := map[string]string{"HOOKWATCH_HOME": home}
+			switch name {
+			case "env":
+				env["HOOKWATCH_URL"] = "https://team.example:7070"
+			case "file":
+				if err := os.WriteFile(filepath.Join(home, hook.URLFile), []byte("https://team.example:7070\n"), 0o600); err != nil {
+					b.Fatal(err)
+				}
+			}
+			getenv := func(k string) string { return env[k] }
+			for b.Loop() {
+				hook.ConfigFromEnv(getenv)
+			}
+		})
+	}
+}
+
 func TestRunSpoolsThenDrains(t *testing.T) {
 	cfg := config(t, testbin.DeadURL(t))
 	for i := 0; i < 3; i++ {

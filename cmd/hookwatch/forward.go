@@ -38,15 +38,20 @@ runs (HOOKWATCH_AUTOSTART=0 turns that off). It runs until SIGINT or SIGTERM
 // runForward is `hookwatch forward`.
 func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("forward", forwardSynopsis, stdout, stderr)
-	url := fs.String("url", os.Getenv("HOOKWATCH_URL"), "the collector's base URL (env HOOKWATCH_URL)")
 	home := hook.Home(os.Getenv)
+	// The hooks' URL, but for the local default, which needs no forwarder.
+	hookURL, src := hook.LookupURL(os.Getenv, home)
+	if src == hook.URLDefault {
+		hookURL = ""
+	}
+	url := fs.String("url", hookURL, "the collector's base URL (default $HOOKWATCH_URL, else the URL 'hookwatch install --url' kept in $HOOKWATCH_HOME/"+hook.URLFile+")")
 	caFile := fs.String("ca-file", forward.CAFile(os.Getenv, home), "PEM certificates to trust besides the system's, for a collector whose certificate a team's own authority signed (env HOOKWATCH_CA_FILE; default $HOOKWATCH_HOME/"+forward.CAFileName+" when it exists)")
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
 	*url = strings.TrimRight(*url, "/")
 	if *url == "" {
-		return fmt.Errorf("%w: no collector URL: pass --url or set HOOKWATCH_URL", errUsage)
+		return fmt.Errorf("%w: no collector URL: pass --url, set HOOKWATCH_URL, or keep one with 'hookwatch install --url'", errUsage)
 	}
 	if err := hook.CheckURL(*url); err != nil {
 		return fmt.Errorf("%w: --url: %v", errUsage, err)

@@ -20,14 +20,14 @@ import (
 )
 
 // collectorURL is the collector the hook sends to, and the token it sends,
-// read exactly as the hook reads them (hook.ConfigFromEnv: HOOKWATCH_URL,
-// HOOKWATCH_TOKEN or the home's token file). It fails when HOOKWATCH_URL
-// is no collector URL (hook.CheckURL), saying why: asked there, the
-// collector would seem down.
+// read exactly as the hook reads them (hook.ConfigFromEnv: HOOKWATCH_URL
+// or the URL install kept, HOOKWATCH_TOKEN or the home's token file). It
+// fails when that URL is no collector URL (hook.CheckURL), saying why and
+// where it came from: asked there, the collector would seem down.
 func collectorURL() (base, token string, err error) {
 	cfg, _ := hook.ConfigFromEnv(os.Getenv)
 	if err := hook.CheckURL(cfg.URL); err != nil {
-		return "", "", fmt.Errorf("HOOKWATCH_URL: %w", err)
+		return "", "", fmt.Errorf("%s: %w", cfg.URLSource, err)
 	}
 	return cfg.Base(), cfg.Token, nil
 }

@@ -146,17 +146,24 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		names, unit, command = forwarderEnv, install.ForwarderUnit, "forward"
 	}
 	derived := map[string]string{}
-	addr, urlErr := localListenAddr(os.Getenv("HOOKWATCH_URL"))
+	// Where the hooks send: HOOKWATCH_URL, else the URL install kept.
+	hookURL, urlSrc := hook.LookupURL(os.Getenv, hook.Home(os.Getenv))
+	if urlSrc == hook.URLDefault {
+		hookURL = ""
+	}
+	addr, urlErr := localListenAddr(hookURL)
 	if !*fwd && urlErr == nil {
-		// The hooks post to HOOKWATCH_URL: a collector on this machine
+		// The hooks post to that URL: a collector on this machine
 		// listens there, not on serve's default address.
 		derived["HOOKWATCH_ADDR"] = addr
 	}
 	set := serviceSettingsOf(command, names, installed, os.LookupEnv, derived)
 	set.notes = notes
 	if *fwd {
-		if err := hook.CheckURL(set.env["HOOKWATCH_URL"]); err != nil {
-			return fmt.Errorf("%w: --forward needs HOOKWATCH_URL set to the remote collector's URL: %v", errUsage, err)
+		// Without HOOKWATCH_URL in the unit, the forwarder reads the URL
+		// install kept, as the hooks do.
+		if err := hook.CheckURL(cmp.Or(set.env["HOOKWATCH_URL"], hookURL)); err != nil {
+			return fmt.Errorf("%w: --forward needs the remote collector's URL, set in HOOKWATCH_URL or kept by 'hookwatch install --url': %v", errUsage, err)
 		}
 	} else if urlErr == nil && slices.Contains(set.kept, "HOOKWATCH_ADDR") && !listensAt(set.env["HOOKWATCH_ADDR"], addr) {
 		set.notes = append(set.notes, fmt.Sprintf("The collector keeps listening on %s, not at HOOKWATCH_URL: HOOKWATCH_ADDR=%s hookwatch service install moves it there.", set.env["HOOKWATCH_ADDR"], addr))
