@@ -157,6 +157,94 @@ func tokenReport(change tokenChange, dryRun bool) []string {
 	return lines
 }
 
+// localURLFlag is the --url value that sends the hooks back to this
+// machine's collector: install removes the URL it kept.
+const localURLFlag = "local"
+
+// urlChange is what keepURL did to the home's URL file.
+type urlChange int
+
+const (
+	urlNone     urlChange = iota // no --url, and the home keeps none
+	urlKept                      // the home's URL stays: no --url, or the same one
+	urlStored                    // the URL given, where the home kept none
+	urlReplaced                  // the URL given, in place of another
+	urlRemoved                   // --url local: the URL kept is gone
+)
+
+// keepURL keeps the collector URL --url gives (given: --url was on the
+// command line) in the home's hook.URLFile, mode 0600 like the token's,
+// where the hooks read it when HOOKWATCH_URL is not set: Claude Code or
+// Codex started from an IDE, a launcher or a fresh shell then sends to
+// the collector install was told, not to a local one a hook would start.
+// No --url keeps what the home keeps, so that installing again does not
+// switch a team machine back to local; --url local (or --url ”) removes
+// it. It returns what it did, or would do in a dry run, and the URL the
+// home keeps afterwards ("" for none). The caller has checked url
+// (hook.CheckURL) before writing anything else.
+func keepURL(url string, given, dryRun bool) (urlChange, string, error) {
+	home := hook.Home(os.Getenv)
+	old := hook.ReadURL(home)
+	url = strings.TrimRight(strings.TrimSpace(url), "/")
+	switch {
+	case !given && old == "":
+		return urlNone, "", nil
+	case !given:
+		return urlKept, old, nil
+	case url == "" || url == localURLFlag:
+		if old == "" {
+			return urlNone, "", nil
+		}
+		if !dryRun {
+			if err := os.Remove(filepath.Join(home, hook.URLFile)); err != nil && !os.IsNotExist(err) {
+				return urlNone, old, fmt.Errorf("cannot remove the URL kept: %w", err)
+			}
+		}
+		return urlRemoved, "", nil
+	}
+	change := urlReplaced
+	switch old {
+	case url:
+		change = urlKept // written again all the same: mode 0600
+	case "":
+		change = urlStored
+	}
+	if dryRun {
+		return change, url, nil
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return urlNone, old, fmt.Errorf("cannot create %s: %w", home, err)
+	}
+	if err := writePrivate(home, hook.URLFile, []byte(url+"\n")); err != nil {
+		return urlNone, old, fmt.Errorf("cannot keep the URL: %w", err)
+	}
+	return change, url, nil
+}
+
+// urlReport is what install says it did to the URL the home keeps, and,
+// when HOOKWATCH_URL in install's own environment names another
+// collector, that it wins over the kept one where it is exported.
+func urlReport(change urlChange, kept string, given, dryRun bool) []string {
+	path := filepath.Join(hook.Home(os.Getenv), hook.URLFile)
+	var lines []string
+	switch {
+	case dryRun && (change == urlStored || change == urlReplaced):
+		lines = append(lines, "Dry run: the collector URL "+kept+" would be kept in "+path+" (nothing was written).")
+	case dryRun && change == urlRemoved:
+		lines = append(lines, "Dry run: the collector URL kept in "+path+" would be removed (nothing was written).")
+	case change == urlStored || change == urlReplaced:
+		lines = append(lines, "Kept the collector URL "+kept+" in "+path+" (mode 0600): the hooks send there wherever Claude Code or Codex starts, unless HOOKWATCH_URL says otherwise.")
+	case change == urlRemoved:
+		lines = append(lines, "Removed the collector URL kept in "+path+": the hooks send to this machine's collector ("+hook.DefaultURL+") unless HOOKWATCH_URL says otherwise.")
+	case change == urlKept && !given:
+		lines = append(lines, "The hooks keep sending to "+kept+", the URL kept in "+path+": 'hookwatch install --url "+localURLFlag+"' sends them to this machine's collector again.")
+	}
+	if env := os.Getenv("HOOKWATCH_URL"); env != "" && kept != "" && strings.TrimRight(env, "/") != kept {
+		lines = append(lines, "Note: HOOKWATCH_URL="+env+" in this environment wins over the URL kept ("+kept+"): an agent started from here sends there; unset it to send to "+kept+".")
+	}
+	return lines
+}
+
 // writePrivate replaces dir/name with data, mode 0600, atomically: a reader
 // sees the old file or the new one.
 func writePrivate(dir, name string, data []byte) error {
@@ -275,7 +363,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	sf.register(fs)
 	mode := fs.String("mode", "", "command: Claude Code runs the hook binary per event (events are spooled while the collector is down); http: Claude Code posts events to the collector where it can (default: the mode already installed in this scope, else command)")
 	statusline := fs.Bool("statusline", false, "also make hookwatch Claude Code's statusLine (wrapping the one already set)")
-	url := fs.String("url", "", "the collector's base URL (default $HOOKWATCH_URL, else "+install.DefaultCollectorURL+"): http hooks post to it; command hooks send where HOOKWATCH_URL says in Claude Code's environment, so install says to export it there when this shell does not")
+	url := fs.String("url", "", "the collector's base URL, kept in $HOOKWATCH_HOME/"+hook.URLFile+" for the hooks, which send there when HOOKWATCH_URL is not set where the agent starts; "+localURLFlag+" (or '') removes it, for this machine's collector "+install.DefaultCollectorURL+" (default: $HOOKWATCH_URL, else the URL kept, else that one; HOOKWATCH_URL, where the agent starts, wins over the URL kept)")
 	tokenFlag := fs.String("token", "", "the team server's token; - reads it from stdin, as --token-file reads a file: a secret given here shows in ps and the shell's history. Kept in $HOOKWATCH_HOME/token, mode 0600, never in the settings file")
 	tokenFile := fs.String("token-file", "", "read the team server's token from this file instead of --token")
 	caFile := fs.String("ca-file", "", "the PEM certificate of the authority that signed an https:// team server's certificate, when the system does not trust it: kept in $HOOKWATCH_HOME/"+forward.CAFileName+" for the forwarder")
@@ -318,6 +406,14 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
+	// A --url no collector answers at is refused before anything is
+	// written: the hooks would spool every event for good.
+	urlGiven := flagSet(fs, "url")
+	if u := strings.TrimSpace(*url); urlGiven && u != "" && u != localURLFlag {
+		if err := hook.CheckURL(u); err != nil {
+			return fmt.Errorf("%w: --url: %v (or --url %s for this machine's collector)", errUsage, err, localURLFlag)
+		}
+	}
 	change, err := installToken(*tokenFlag, *tokenFile, stdin, sf.dryRun)
 	if err != nil {
 		return err
@@ -331,25 +427,46 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := installCA(ca, sf.dryRun); err != nil {
 		return err
 	}
+	uchange, kept, err := keepURL(*url, urlGiven, sf.dryRun)
+	if err != nil {
+		return err
+	}
+	reports := append(tokenReport(change, sf.dryRun), urlReport(uchange, kept, urlGiven, sf.dryRun)...)
+	// hookEnv is the environment the hooks will read, with the URL kept
+	// as it is after this install (a dry run writes none).
+	hookEnv := func(k string) string {
+		if k == "HOOKWATCH_URL" && os.Getenv(k) == "" {
+			return kept
+		}
+		return os.Getenv(k)
+	}
 	if cf.codex {
-		return installCodex(ctx, sf, cf, stdout, tokenReport(change, sf.dryRun)...)
+		return installCodex(ctx, sf, cf, stdout, reports...)
 	}
 	self, hookBin, err := binaries()
 	if err != nil {
 		return err
 	}
-	// The command hooks post where HOOKWATCH_URL says: installed with one
-	// no collector answers at, they would spool every event for good.
-	commandURL, _, err := collectorURL()
-	if err != nil {
-		return fmt.Errorf("%w: the hooks would deliver no event; fix it, or unset it for the default %s", err, hook.DefaultURL)
+	// The command hooks post where HOOKWATCH_URL, else the URL kept, says:
+	// installed with one no collector answers at, they would spool every
+	// event for good.
+	hookCfg, _ := hook.ConfigFromEnv(hookEnv)
+	if err := hook.CheckURL(hookCfg.URL); err != nil {
+		return fmt.Errorf("%w: %s: %v: the hooks would deliver no event; fix it, or unset it for the default %s", errUsage, hookCfg.URLSource, err, hook.DefaultURL)
 	}
+	commandURL := hookCfg.Base()
 	var notes []string
 	// The hooks run the lean binary; the statusLine needs hookwatch itself.
 	bin := hookBin
-	collector := *url
-	if collector == "" {
-		collector = os.Getenv("HOOKWATCH_URL")
+	// collector is the URL the http hooks post to: the one given, else
+	// where the command hooks send (HOOKWATCH_URL, else the URL kept);
+	// "" for the default.
+	collector := ""
+	if hookCfg.URLSource != hook.URLDefault {
+		collector = commandURL
+	}
+	if urlGiven && *url != localURLFlag {
+		collector = *url
 	}
 	o := install.Options{
 		Scope:            sf.scope,
@@ -370,24 +487,16 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			return err
 		}
 		o.Mode = cmp.Or(m, install.ModeCommand)
-		if m == install.ModeHTTP && *url == "" && u != "" {
+		if m == install.ModeHTTP && !urlGiven && u != "" {
 			o.CollectorURL = u
 		}
-	}
-	// --url with command hooks is the collector once HOOKWATCH_URL names
-	// it where Claude Code starts: export is that URL when this shell does
-	// not export it already.
-	export := ""
-	if *url != "" && o.Mode != install.ModeHTTP && strings.TrimRight(*url, "/") != strings.TrimRight(os.Getenv("HOOKWATCH_URL"), "/") {
-		export = *url
-		notes = append(notes, "the command hook sends to $HOOKWATCH_URL, which it reads from the environment Claude Code gives it: export HOOKWATCH_URL="+*url+" in the profile Claude Code starts from")
 	}
 	httpURL := strings.TrimRight(cmp.Or(o.CollectorURL, install.DefaultCollectorURL), "/")
 	if o.Mode == install.ModeHTTP && httpURL != commandURL {
 		// The events that take no http handler run the command hook, which
-		// posts where HOOKWATCH_URL says: another collector would get part
-		// of each session.
-		notes = append(notes, strings.Join(install.CommandOnly(), ", ")+" take no http handler and run the command hook, which posts to $HOOKWATCH_URL: add 'export HOOKWATCH_URL="+httpURL+"' to the profile Claude Code starts from, so that their events reach the same collector")
+		// posts where HOOKWATCH_URL, else the URL kept, says: another
+		// collector would get part of each session.
+		notes = append(notes, strings.Join(install.CommandOnly(), ", ")+" take no http handler and run the command hook, which posts to "+commandURL+" ("+hookCfg.URLSource.String()+"): run 'hookwatch install --mode http --url "+httpURL+"' to keep that URL for it too, and unset HOOKWATCH_URL if it names another, so that their events reach the same collector")
 	}
 	if o.Mode == install.ModeHTTP {
 		notes = append(notes, install.HTTPDownNote(install.LocalCollector(o.CollectorURL)))
@@ -396,13 +505,13 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		notes = append(notes, "the http hooks send the name of this machine from $"+claudecode.HostEnv+", which Claude Code reads from its environment: add 'export "+claudecode.HostEnv+"=\"$(hostname)\"' to the profile Claude Code starts from (unset, the collector records this machine by its address)")
 	}
 	if o.Mode != install.ModeHTTP && collector != "" && hook.NeedsForwarder(collector) {
-		notes = append(notes, "the hook posts only plain http:// to an IP address: it hands the events for "+collector+" to 'hookwatch forward', which the first hook starts in the background (keep it running across reboots: HOOKWATCH_URL="+collector+" hookwatch service install --forward; 'hookwatch doctor' says whether it runs)")
+		notes = append(notes, "the hook posts only plain http:// to an IP address: it hands the events for "+collector+" to 'hookwatch forward', which the first hook starts in the background (keep it running across reboots: hookwatch service install --forward; 'hookwatch doctor' says whether it runs)")
 	}
 	if hasToken {
 		if o.Mode == install.ModeHTTP {
 			notes = append(notes, "the http hooks send $HOOKWATCH_TOKEN, which Claude Code reads from its environment: add 'export HOOKWATCH_TOKEN=\"$(cat "+filepath.Join(hook.Home(os.Getenv), hook.TokenFile)+")\"' to the profile Claude Code starts from")
 		} else {
-			notes = append(notes, "the command hook reads the token from "+filepath.Join(hook.Home(os.Getenv), hook.TokenFile)+" when HOOKWATCH_URL names a collector and HOOKWATCH_TOKEN is not set")
+			notes = append(notes, "the command hook reads the token from "+filepath.Join(hook.Home(os.Getenv), hook.TokenFile)+" when HOOKWATCH_TOKEN is not set and it sends to a collector HOOKWATCH_URL or the URL kept names")
 		}
 	}
 	r, err := install.Install(o)
@@ -410,7 +519,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err // it names the file
 	}
 	r.Notes = append(notes, r.Notes...)
-	printResult(stdout, r, "install", sf.dryRun, tokenReport(change, sf.dryRun)...)
+	printResult(stdout, r, "install", sf.dryRun, reports...)
 	if !sf.dryRun && r.Changed {
 		how := bin + " hook"
 		if o.Mode == install.ModeHTTP {
@@ -419,16 +528,10 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintf(stdout, "Hooks run: %s\n", how)
 		base := cmp.Or(o.CollectorURL, collector, install.DefaultCollectorURL)
 		// Whether the hooks will hold a team server's token, read as
-		// they read it, with HOOKWATCH_URL exported as said below.
-		hookEnv := func(k string) string {
-			if k == "HOOKWATCH_URL" && export != "" {
-				return export
-			}
-			return os.Getenv(k)
-		}
+		// they read it, with the URL kept.
 		home := hook.Home(os.Getenv)
-		token, src := hook.LookupToken(hookEnv, home)
-		team := hook.ForTeamServer(src, token)
+		team := hook.ForTeamServer(hookCfg.TokenSource, hookCfg.Token)
+		token := hookCfg.Token
 		running, drains := false, false
 		if install.LocalCollector(base) {
 			running, drains = health(ctx, base, token, time.Second)
@@ -438,12 +541,11 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			io.WriteString(stdout, otherHomeNote(base, home))
 			return nil
 		}
-		hookCfg, _ := hook.ConfigFromEnv(hookEnv)
 		st := collectorState{running: running, team: team, noAutostart: !hookCfg.Autostart, httpHooks: o.Mode == install.ModeHTTP}
 		if c, ok := hook.AttachedElsewhere(home, base); ok && !running && !team {
 			st.elsewhere = "http://" + c.Addr
 		}
-		io.WriteString(stdout, nextSteps(base, export, st))
+		io.WriteString(stdout, nextSteps(base, st))
 	}
 	return nil
 }
@@ -456,7 +558,7 @@ func otherHomeNote(base, home string) string {
 	return "Note: the collector answering at " + base + " is the collector of another HOOKWATCH_HOME (another user's, or a service's), not of " + home + ":\n" +
 		"the hooks would send their events to it, into that home's database, and this home's collector cannot listen there.\n" +
 		"Stop that collector where it runs, or run this home's elsewhere: hookwatch serve --addr 127.0.0.1:<port>, and\n" +
-		"export HOOKWATCH_URL=http://127.0.0.1:<port> in the profile Claude Code starts from. 'hookwatch doctor' checks it.\n"
+		"hookwatch install --url http://127.0.0.1:<port>. 'hookwatch doctor' checks it.\n"
 }
 
 // collectorState is what install found of the collector the hooks send
@@ -481,21 +583,10 @@ type collectorState struct {
 // hook, unless it runs already, the hooks hold a team server's token (base
 // on this machine is the server's tunnel, and no hook starts a collector
 // there), HOOKWATCH_AUTOSTART is off, or this home's collector runs at
-// another address (no hook can start another one, and HOOKWATCH_URL is to
-// name it); a remote one's events go through a forwarder the first hook
-// starts, or straight from the hook. export is the HOOKWATCH_URL to export
-// first, for command hooks to send to base ("" when it is set already).
-func nextSteps(base, export string, st collectorState) string {
-	steps := nextStepsAfter(base, st)
-	if export != "" {
-		steps = "Next: export HOOKWATCH_URL=" + export + " in the profile Claude Code starts from, then open Claude Code." +
-			strings.TrimPrefix(steps, "Next: open Claude Code.")
-	}
-	return steps
-}
-
-// nextStepsAfter is nextSteps once HOOKWATCH_URL names base.
-func nextStepsAfter(base string, st collectorState) string {
+// another address (no hook can start another one, and the hooks are to be
+// pointed at it); a remote one's events go through a forwarder the first
+// hook starts, or straight from the hook.
+func nextSteps(base string, st collectorState) string {
 	const doctor = "Check the setup any time with 'hookwatch doctor'"
 	const service = "; keep the collector running across reboots with 'hookwatch service install'.\n"
 	switch {
@@ -505,23 +596,19 @@ func nextStepsAfter(base string, st collectorState) string {
 	case install.LocalCollector(base) && st.running:
 		return "Next: open Claude Code. The collector runs already; the dashboard is at " + base + ".\n" + doctor + service
 	case install.LocalCollector(base) && st.elsewhere != "":
-		again := ""
-		if st.httpHooks {
-			again = ", run 'hookwatch install' again"
-		}
 		return "Note: this home's collector runs at " + st.elsewhere + ", not at " + base + " where the hooks send; no hook can start another one.\n" +
-			"Next: export HOOKWATCH_URL=" + st.elsewhere + " in the profile Claude Code starts from" + again + ", then open Claude Code; the dashboard is at " + st.elsewhere + ".\n" +
+			"Next: hookwatch install --url " + st.elsewhere + ", then open Claude Code; the dashboard is at " + st.elsewhere + ".\n" +
 			doctor + ".\n"
 	case install.LocalCollector(base) && st.noAutostart:
 		return "Next: HOOKWATCH_AUTOSTART is off, so no hook starts the collector: start it: hookwatch serve, then open Claude Code; the dashboard is at " + base + ".\n" + doctor + service
 	case install.LocalCollector(base):
 		return "Next: open Claude Code. The first hook starts the collector in the background; the dashboard is at " + base + ".\n" + doctor + service
 	case hook.NeedsForwarder(base) && st.noAutostart:
-		return "Next: HOOKWATCH_AUTOSTART is off, so no hook starts 'hookwatch forward', which sends the events to " + base + " (its dashboard): start it with 'hookwatch forward', or keep it running across reboots with 'HOOKWATCH_URL=" + base + " hookwatch service install --forward'.\n" +
+		return "Next: HOOKWATCH_AUTOSTART is off, so no hook starts 'hookwatch forward', which sends the events to " + base + " (its dashboard): start it with 'hookwatch forward', or keep it running across reboots with 'hookwatch service install --forward'.\n" +
 			doctor + ".\n"
 	case hook.NeedsForwarder(base):
 		return "Next: open Claude Code. The first hook starts 'hookwatch forward' in the background, which sends the events to " + base + " (its dashboard).\n" +
-			doctor + "; keep the forwarder running across reboots with 'HOOKWATCH_URL=" + base + " hookwatch service install --forward'.\n"
+			doctor + "; keep the forwarder running across reboots with 'hookwatch service install --forward'.\n"
 	}
 	return "Next: open Claude Code. The hooks send the events to " + base + " (its dashboard).\n" + doctor + ".\n"
 }
@@ -574,6 +661,12 @@ func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		// Codex's, may still write there): say where it is, so that
 		// removing hookwatch for good is one command away.
 		fmt.Fprintf(stdout, "hookwatch's data stays in %s (the database, logs, spool and import state); once hookwatch is uninstalled everywhere and stopped, remove it with: rm -rf %s\n", home, claudecode.ShellQuote(home))
+	}
+	if u := hook.ReadURL(home); u != "" {
+		// Kept like the token, with the data: another scope's hooks, or
+		// Codex's, may still send there, and installing again goes on
+		// sending to the same collector.
+		fmt.Fprintf(stdout, "The collector URL the hooks send to (%s) stays with the data, in %s; 'hookwatch install --url local' removes it.\n", u, filepath.Join(home, hook.URLFile))
 	}
 	return nil
 }

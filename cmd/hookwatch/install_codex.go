@@ -57,7 +57,7 @@ func codexOptions(sf scopeFlags) (install.Options, error) {
 
 // claudeOnlyFlags are install's flags that apply to Claude Code's hooks
 // alone: Codex runs command hooks, and has no statusLine.
-var claudeOnlyFlags = []string{"mode", "statusline", "url"}
+var claudeOnlyFlags = []string{"mode", "statusline"}
 
 // claudeOnly returns the flags of claudeOnlyFlags set in fs.
 func claudeOnly(fs *flag.FlagSet) []string {
@@ -81,8 +81,8 @@ func claudeOnlyRefusal(set []string) string {
 	if slices.Contains(set, "--statusline") {
 		why = append(why, "Codex has no status line")
 	}
-	if slices.Contains(set, "--mode") || slices.Contains(set, "--url") {
-		why = append(why, "Codex runs the command hook, which posts where HOOKWATCH_URL says")
+	if slices.Contains(set, "--mode") {
+		why = append(why, "Codex runs the command hook only")
 	}
 	return fmt.Sprintf("%s %s to Claude Code's hooks only: %s", strings.Join(set, ", "), verb, strings.Join(why, "; "))
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/internal/deadport"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
@@ -565,18 +566,25 @@ func TestInstallOldClaudeGetsShellForm(t *testing.T) {
 
 func TestInstallHTTPMode(t *testing.T) {
 	e := newTestEnv(t)
-	// The events without http handlers post where HOOKWATCH_URL says:
-	// install says to point it at the same collector, once it is not.
-	const note = "SessionStart, Setup, SubagentStart take no http handler and run the command hook, which posts to $HOOKWATCH_URL: add 'export HOOKWATCH_URL=http://127.0.0.1:9999'"
+	// The events without http handlers run the command hook, which posts
+	// where HOOKWATCH_URL, else the URL kept, says: --url keeps the http
+	// hooks' URL for it too, and install says when HOOKWATCH_URL names
+	// another collector.
+	const note = "SessionStart, Setup, SubagentStart take no http handler and run the command hook, which posts to http://127.0.0.1:8888 (HOOKWATCH_URL)"
 	t.Setenv("HOOKWATCH_URL", "")
+	if out := mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:9999"); strings.Contains(out, "take no http handler") || hook.ReadURL(e.hwHome) != "http://127.0.0.1:9999" {
+		t.Errorf("install --mode http to another port, HOOKWATCH_URL unset: the home keeps %q; it says:\n%s", hook.ReadURL(e.hwHome), out)
+	}
+	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:8888")
 	if out := mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:9999"); !strings.Contains(out, note) {
-		t.Errorf("install --mode http to another port, HOOKWATCH_URL unset, says:\n%s", out)
+		t.Errorf("install --mode http to another port, HOOKWATCH_URL elsewhere, says:\n%s", out)
 	}
 	t.Setenv("HOOKWATCH_URL", "http://127.0.0.1:9999/")
 	if out := mustHW(t, "install", "--mode", "http", "--url", "http://127.0.0.1:9999"); strings.Contains(out, "take no http handler") {
 		t.Errorf("install --mode http with HOOKWATCH_URL set to its URL says:\n%s", out)
 	}
 	t.Setenv("HOOKWATCH_URL", "")
+	mustHW(t, "install", "--url", "local")
 	if out := mustHW(t, "install", "--mode", "http"); strings.Contains(out, "take no http handler") {
 		t.Errorf("install --mode http to the default URL says:\n%s", out)
 	} else if !strings.Contains(out, install.HTTPDownNote(true)) {
@@ -782,7 +790,7 @@ func TestBadFlagNearest(t *testing.T) {
 func TestInstallCodexRefusesClaudeFlags(t *testing.T) {
 	e := newTestEnv(t)
 	t.Setenv("CODEX_HOME", filepath.Join(e.root, "codex"))
-	for _, args := range [][]string{{"--mode", "http"}, {"--statusline"}, {"--url", "http://127.0.0.1:7999"}} {
+	for _, args := range [][]string{{"--mode", "http"}, {"--statusline"}} {
 		_, _, err := hw(t, "", append([]string{"install", "--codex"}, args...)...)
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("install --codex %s: %v, want a usage error naming %s", strings.Join(args, " "), err, args[0])
@@ -790,9 +798,9 @@ func TestInstallCodexRefusesClaudeFlags(t *testing.T) {
 	}
 	// The refusal reads as a sentence, and its reason is the flag's own.
 	for args, want := range map[string]string{
-		"--statusline": "--statusline applies to Claude Code's hooks only: Codex has no status line",
-		"--mode http":  "--mode applies to Claude Code's hooks only: Codex runs the command hook",
-		"--mode http --url http://x:1 --statusline": "--mode, --statusline, --url apply to Claude Code's hooks only",
+		"--statusline":             "--statusline applies to Claude Code's hooks only: Codex has no status line",
+		"--mode http":              "--mode applies to Claude Code's hooks only: Codex runs the command hook",
+		"--mode http --statusline": "--mode, --statusline apply to Claude Code's hooks only",
 	} {
 		_, _, err := hw(t, "", append([]string{"install", "--codex"}, strings.Fields(args)...)...)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -928,29 +936,29 @@ func TestNextSteps(t *testing.T) {
 		"http://10.0.0.5:7421":            "The hooks send the events to http://10.0.0.5:7421",
 		"http://localhost:7999/somewhere": "starts the collector in the background",
 	} {
-		if got := nextSteps(base, "", collectorState{}); !strings.Contains(got, want) {
+		if got := nextSteps(base, collectorState{}); !strings.Contains(got, want) {
 			t.Errorf("nextSteps(%q) = %q, want it to say %q", base, got, want)
 		}
 	}
-	if got := nextSteps("http://127.0.0.1:7421", "", collectorState{running: true}); !strings.Contains(got, "The collector runs already; the dashboard is at http://127.0.0.1:7421") {
+	if got := nextSteps("http://127.0.0.1:7421", collectorState{running: true}); !strings.Contains(got, "The collector runs already; the dashboard is at http://127.0.0.1:7421") {
 		t.Errorf("with the collector running: %q", got)
 	}
 	// A team server's token with a URL on this machine (a tunnel to the
 	// server): no hook starts a collector there, and no service is asked for.
 	for _, running := range []bool{false, true} {
-		if got := nextSteps("http://127.0.0.1:7421", "", collectorState{running: running, team: true}); !strings.Contains(got, "wait in the spool, and no collector is started on this machine") || strings.Contains(got, "service install") {
+		if got := nextSteps("http://127.0.0.1:7421", collectorState{running: running, team: true}); !strings.Contains(got, "wait in the spool, and no collector is started on this machine") || strings.Contains(got, "service install") {
 			t.Errorf("a team server's token at a loopback URL (running %v): %q", running, got)
 		}
 	}
-	if got := nextSteps("https://hooks.example.com", "", collectorState{team: true}); !strings.Contains(got, "service install --forward") {
+	if got := nextSteps("https://hooks.example.com", collectorState{team: true}); !strings.Contains(got, "service install --forward") {
 		t.Errorf("a remote collector's next steps do not name the forwarder's service: %q", got)
 	}
 	// With HOOKWATCH_AUTOSTART off no hook starts anything: the next step
 	// is to start it.
-	if got := nextSteps("http://127.0.0.1:7421", "", collectorState{noAutostart: true}); !strings.Contains(got, "start it: hookwatch serve") || strings.Contains(got, "first hook starts") {
+	if got := nextSteps("http://127.0.0.1:7421", collectorState{noAutostart: true}); !strings.Contains(got, "start it: hookwatch serve") || strings.Contains(got, "first hook starts") {
 		t.Errorf("HOOKWATCH_AUTOSTART off: %q", got)
 	}
-	if got := nextSteps("https://hooks.example.com", "", collectorState{noAutostart: true}); !strings.Contains(got, "hookwatch forward") || strings.Contains(got, "first hook starts") {
+	if got := nextSteps("https://hooks.example.com", collectorState{noAutostart: true}); !strings.Contains(got, "hookwatch forward") || strings.Contains(got, "first hook starts") {
 		t.Errorf("HOOKWATCH_AUTOSTART off, a remote collector: %q", got)
 	}
 	// What install prints, with no collector and then with one running.
@@ -970,7 +978,7 @@ func TestNextSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out := mustHW(t, "install"); !strings.Contains(out, "this home's collector runs at "+mine.URL()) || !strings.Contains(out, "export HOOKWATCH_URL="+mine.URL()) || strings.Contains(out, "first hook starts") {
+	if out := mustHW(t, "install"); !strings.Contains(out, "this home's collector runs at "+mine.URL()) || !strings.Contains(out, "hookwatch install --url "+mine.URL()) || strings.Contains(out, "first hook starts") {
 		t.Errorf("install with this home's collector elsewhere:\n%s", out)
 	}
 	mine.Stop(context.Background())
@@ -1028,15 +1036,15 @@ func TestNextSteps(t *testing.T) {
 		t.Errorf("install with a collector running:\n%s", out)
 	}
 	release()
-	// --url with command hooks: the hooks send there once HOOKWATCH_URL
-	// says so, which comes first.
+	// --url with command hooks: the hooks send there, the URL kept.
 	mustHW(t, "uninstall")
-	want := "Next: export HOOKWATCH_URL=http://10.0.0.5:7421 in the profile Claude Code starts from, then open Claude Code. The hooks send the events to http://10.0.0.5:7421"
-	if out := mustHW(t, "install", "--url", "http://10.0.0.5:7421"); !strings.Contains(out, want) {
+	want := "Next: open Claude Code. The hooks send the events to http://10.0.0.5:7421"
+	if out := mustHW(t, "install", "--url", "http://10.0.0.5:7421"); !strings.Contains(out, want) || strings.Contains(out, "export HOOKWATCH_URL") {
 		t.Errorf("install --url with command hooks:\n%s\nwant it to say %q", out, want)
 	}
 	// A team server's token, its URL a tunnel on this machine: the hooks
 	// read the token there, and start no collector.
+	mustHW(t, "install", "--url", "local")
 	mustHW(t, "uninstall")
 	want = "The hooks send the events to " + c.URL + " with the team server's token; while nothing answers there they wait in the spool"
 	if out := mustHW(t, "install", "--url", c.URL, "--token", "hwt_0123456789abcdef"); !strings.Contains(out, want) || strings.Contains(out, "service install") {
@@ -1044,21 +1052,63 @@ func TestNextSteps(t *testing.T) {
 	}
 }
 
-// TestInstallURLCommandHooks: --url with command hooks names the collector
-// they send to, which they read from HOOKWATCH_URL: install says to export
-// it where Claude Code starts, and says nothing of it when the shell
-// exports that URL already.
+// TestInstallURLCommandHooks: --url with command hooks keeps the URL in
+// the home (mode 0600), where the hooks read it without HOOKWATCH_URL;
+// install again without --url keeps it and says so, --url local removes
+// it; a bad URL is refused before anything is written; HOOKWATCH_URL set
+// elsewhere in install's environment is said to win; uninstall leaves it
+// with the token.
 func TestInstallURLCommandHooks(t *testing.T) {
-	newTestEnv(t)
+	e := newTestEnv(t)
+	t.Setenv("HOOKWATCH_URL", "")
 	const u = "http://10.0.0.5:7421"
-	out := mustHW(t, "install", "--url", u)
-	if !strings.Contains(out, "export HOOKWATCH_URL="+u) || strings.Contains(out, "only applies to --mode http") {
-		t.Errorf("install --url %s with HOOKWATCH_URL elsewhere:\n%s\nwant it to say to export HOOKWATCH_URL=%s", u, out, u)
+	file := filepath.Join(e.hwHome, hook.URLFile)
+	kept := func() string {
+		t.Helper()
+		b, err := os.ReadFile(file)
+		if os.IsNotExist(err) {
+			return ""
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", file, fi.Mode().Perm())
+		}
+		return string(b)
 	}
-	mustHW(t, "uninstall")
-	t.Setenv("HOOKWATCH_URL", u)
-	if out := mustHW(t, "install", "--url", u); strings.Contains(out, "export HOOKWATCH_URL") || strings.Contains(out, "only applies") {
-		t.Errorf("install --url %s with HOOKWATCH_URL=%s exported:\n%s\nwant no word of exporting it", u, u, out)
+	out := mustHW(t, "install", "--url", u+"/")
+	if kept() != u+"\n" || strings.Contains(out, "export HOOKWATCH_URL") || !strings.Contains(out, "Kept the collector URL "+u+" in "+file) {
+		t.Fatalf("install --url %s: the home keeps %q; it says:\n%s", u, kept(), out)
+	}
+	if cfg, _ := hook.ConfigFromEnv(os.Getenv); cfg.URL != u || cfg.URLSource != hook.URLFromFile {
+		t.Errorf("the hooks send to %q (%v), want %q from the file", cfg.URL, cfg.URLSource, u)
+	}
+	if out := mustHW(t, "install"); kept() != u+"\n" || !strings.Contains(out, "The hooks keep sending to "+u) || !strings.Contains(out, "--url local") {
+		t.Errorf("install again without --url: the home keeps %q; it says:\n%s", kept(), out)
+	}
+	if _, _, err := hw(t, "", "install", "--url", "ftp://10.0.0.6"); !errors.Is(err, errUsage) || kept() != u+"\n" || !strings.Contains(err.Error(), "--url") {
+		t.Errorf("install --url ftp://: err %v, the home keeps %q", err, kept())
+	}
+	if out := mustHW(t, "install", "--url", "http://10.0.0.7:7421", "--dry-run"); kept() != u+"\n" || !strings.Contains(out, "would be kept") {
+		t.Errorf("install --url --dry-run: the home keeps %q; it says:\n%s", kept(), out)
+	}
+	t.Setenv("HOOKWATCH_URL", "http://10.0.0.9:7421")
+	if out := mustHW(t, "install"); !strings.Contains(out, "HOOKWATCH_URL=http://10.0.0.9:7421 in this environment wins over the URL kept ("+u+")") {
+		t.Errorf("install with HOOKWATCH_URL elsewhere says:\n%s", out)
+	}
+	t.Setenv("HOOKWATCH_URL", "")
+	if out := mustHW(t, "uninstall"); kept() != u+"\n" || !strings.Contains(out, "stays with the data, in "+file) {
+		t.Errorf("uninstall: the home keeps %q; it says:\n%s", kept(), out)
+	}
+	if out := mustHW(t, "install", "--url", "local"); kept() != "" || !strings.Contains(out, "Removed the collector URL") || !strings.Contains(out, "The first hook starts the collector") {
+		t.Errorf("install --url local: the home keeps %q; it says:\n%s", kept(), out)
+	}
+	if cfg, _ := hook.ConfigFromEnv(os.Getenv); cfg.URL != hook.DefaultURL {
+		t.Errorf("after --url local the hooks send to %q", cfg.URL)
+	}
+	// Codex's command hook reads the same file: --url goes with --codex.
+	if _, stderr, err := hw(t, "", "install", "--codex", "--url", u, "--dry-run"); err != nil && strings.Contains(stderr, "--url") {
+		t.Errorf("install --codex --url refused: %v\n%s", err, stderr)
 	}
 }
 

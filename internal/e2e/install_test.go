@@ -113,3 +113,43 @@ func readServeLog(home string) string {
 	b, _ := os.ReadFile(home + "/serve.log")
 	return string(b)
 }
+
+// TestInstallKeepsURL: `hookwatch install --url` keeps the collector's URL
+// in the home, and a real Claude Code started without HOOKWATCH_URL in its
+// environment (from an IDE, a launcher, a fresh shell) delivers its events
+// there. The collector is of another home, as a team server is: the hooks
+// reach it only by its URL, not through their own home's spool, and with
+// HOOKWATCH_AUTOSTART=0 no hook starts a collector of its own.
+func TestInstallKeepsURL(t *testing.T) {
+	Clients(t) // skip (or fail in CI) before building anything
+	hookwatch := testbin.Build(t, "./cmd/hookwatch")
+	testbin.Build(t, "./cmd/hookwatch-hook") // install registers the lean hook beside hookwatch
+	coll := startCollector(t)
+	EachClient(t, func(t *testing.T, c Client) {
+		home := t.TempDir()
+		vars := []string{"HOOKWATCH_HOME=" + home, "HOOKWATCH_AUTOSTART=0"}
+		e := New(t, c, Hook{Command: "/bin/true"}, vars...)
+		for _, kv := range e.Environ() {
+			if strings.HasPrefix(kv, "HOOKWATCH_URL=") {
+				t.Fatalf("the client's environment holds %s", kv)
+			}
+		}
+		cmd := exec.Command(hookwatch, "install", "--scope", "user", "--url", coll.url)
+		cmd.Env = append(e.Environ(), vars...)
+		if out, err := cmd.CombinedOutput(); err != nil || bytes.Contains(out, []byte("export HOOKWATCH_URL")) {
+			t.Fatalf("hookwatch install --url: %v\n%s", err, out)
+		}
+
+		res := e.Play(FailingBash())
+		want := []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUseFailure", "Stop", "SessionEnd"}
+		var got map[string]int
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			if got = eventNames(t, coll.url, res.SessionID); hasAll(got, want) {
+				break
+			}
+		}
+		if !hasAll(got, want) {
+			t.Fatalf("the collector at the URL kept has events %v for session %s, want at least %v; hook.log:\n%s", got, res.SessionID, want, readLog(home))
+		}
+	})
+}
