@@ -580,7 +580,7 @@ func (e *env) checkRoundTrip(ctx context.Context) Check {
 	c.Status = Fail
 	c.Message += "; but the collector did not store session " + session
 	c.Details = append(c.Details, e.logLinesFor(session)...)
-	c.Fix = "export HOOKWATCH_URL=" + e.url + "   # in the environment Claude Code runs hooks with"
+	c.Fix = e.pointFix(e.url) + "   # for the environment Claude Code runs hooks with"
 	return c
 }
 

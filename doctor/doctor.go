@@ -133,6 +133,7 @@ type env struct {
 	userHome       string
 	configDir      string
 	url            string
+	urlSource      hook.URLSource // where url came from: HOOKWATCH_URL, the URL install kept, the default
 	token          string
 	tokenSource    hook.TokenSource // where token came from, which says what fixes a refused one
 	settings       []*Settings
@@ -183,7 +184,7 @@ func Run(ctx context.Context, o Options) *Report {
 	// The collector, home and token the hook would use, read as it reads
 	// them.
 	cfg, _ := hook.ConfigFromEnv(e.Getenv)
-	e.home, e.url, e.token, e.tokenSource = cfg.Home, cfg.Base(), cfg.Token, cfg.TokenSource
+	e.home, e.url, e.urlSource, e.token, e.tokenSource = cfg.Home, cfg.Base(), cfg.URLSource, cfg.Token, cfg.TokenSource
 	e.userHome = e.Getenv("HOME")
 	if e.userHome == "" {
 		e.userHome, _ = os.UserHomeDir()
@@ -211,6 +212,7 @@ func Run(ctx context.Context, o Options) *Report {
 		r.add(c)
 	}
 	r.add(e.checkRegistration())
+	r.add(e.checkHookURL())
 	r.add(e.checkCollector(ctx))
 	if c, ok := e.checkTeamURL(); ok {
 		r.add(c)
@@ -432,9 +434,9 @@ func (e *env) checkOneSettings(s *Settings) Check {
 		if c.Status == OK {
 			c.Status = Warn
 		}
-		c.Details = append(c.Details, fmt.Sprintf("the http hooks post to %s, but %s run the command hook, which posts to %s (HOOKWATCH_URL): each session is split between the two", httpTo, strings.Join(byCommand, ", "), e.url))
+		c.Details = append(c.Details, fmt.Sprintf("the http hooks post to %s, but %s run the command hook, which posts to %s (%s): each session is split between the two", httpTo, strings.Join(byCommand, ", "), e.url, e.urlSource))
 		if c.Fix == "" {
-			c.Fix = "export HOOKWATCH_URL=" + strings.TrimRight(httpTo, "/") + "   # in the profile Claude Code starts from"
+			c.Fix = e.pointFix(strings.TrimRight(httpTo, "/"))
 		}
 	}
 	if d := s.Duplicates(); len(d) > 0 {
@@ -658,8 +660,11 @@ func (h Health) DrainsSpool() bool { return h.Spool != nil }
 func (e *env) checkCollector(ctx context.Context) Check {
 	c := Check{Name: "collector"}
 	if err := hook.CheckURL(e.url); err != nil {
-		c.Status, c.Message = Fail, fmt.Sprintf("HOOKWATCH_URL: %v: every event is spooled and never delivered", err)
+		c.Status, c.Message = Fail, fmt.Sprintf("%s: %v: every event is spooled and never delivered", e.urlSource, err)
 		c.Fix = "export HOOKWATCH_URL=" + hook.DefaultURL + "   # or unset it, for that default"
+		if e.urlSource == hook.URLFromFile {
+			c.Fix = "hookwatch install --url <the collector's URL>   # or --url local, for " + hook.DefaultURL
+		}
 		return c
 	}
 	resp, body, err := e.get(ctx, "/healthz")
@@ -671,7 +676,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		addr := e.attachedElsewhere()
 		c.Status = Warn
 		c.Message = fmt.Sprintf("%s is not reachable (%v), but this home's collector runs at %s: the command hooks' events reach it through the spool, after trying %s (hook.log says so each time); http hooks and the commands that ask HOOKWATCH_URL miss it", e.url, shortErr(err), addr, e.url)
-		c.Fix = "export HOOKWATCH_URL=" + addr + "   # in the profile Claude Code starts from too; or 'hookwatch stop', and start it at " + e.url
+		c.Fix = e.pointFix(addr) + "   # or 'hookwatch stop', and start it at " + e.url
 		return c
 	case err != nil && e.autostarts():
 		// Not a problem: the next hook starts it (hook.Config.Autostart).
@@ -683,7 +688,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		// A team server's: a collector started here would not be it.
 		c.Status = Fail
 		c.Message = fmt.Sprintf("the team server at %s is not reachable (%v): the hook's events wait in the spool and go to it once it answers", e.url, shortErr(err))
-		c.Fix = "check HOOKWATCH_URL (and the tunnel to the server, if it goes through one), or ask the server's admin whether it runs"
+		c.Fix = "check " + e.urlSource.String() + " (and the tunnel to the server, if it goes through one), or ask the server's admin whether it runs"
 		return c
 	case err != nil:
 		c.Status = Fail
@@ -699,7 +704,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		if h.Status == "" {
 			// Not hookwatch's answer: another program holds the address.
 			c.Message += ", which is not a hookwatch collector's answer: another program listens there"
-			c.Fix = "run the collector elsewhere and point the hooks at it: hookwatch serve --addr 127.0.0.1:<port>, and export HOOKWATCH_URL=http://127.0.0.1:<port>"
+			c.Fix = "run the collector elsewhere and point the hooks at it: hookwatch serve --addr 127.0.0.1:<port>, and " + e.pointFix("http://127.0.0.1:<port>")
 			return c
 		}
 		if h.DB != "" && h.DB != "ok" {
@@ -743,7 +748,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		// this home's, and its dashboard shows that home's sessions.
 		c.Status = Warn
 		c.Message = fmt.Sprintf("%s is up, but it is the collector of another HOOKWATCH_HOME, not of %s: this home's hooks send their events to it, into that home's database, and a collector of this home cannot listen there", e.url, e.home)
-		c.Fix = "if that is not meant: stop that collector where it runs ('hookwatch stop' with its HOOKWATCH_HOME), or run this home's elsewhere: hookwatch serve --addr 127.0.0.1:<port>, and export HOOKWATCH_URL=http://127.0.0.1:<port>"
+		c.Fix = "if that is not meant: stop that collector where it runs ('hookwatch stop' with its HOOKWATCH_HOME), or run this home's elsewhere: hookwatch serve --addr 127.0.0.1:<port>, and " + e.pointFix("http://127.0.0.1:<port>")
 		return c
 	}
 	if info, attached := spool.Consumer(filepath.Join(e.home, "spool")); attached && "http://"+info.Addr == e.url && replacedBinary(info.PID) {
@@ -767,12 +772,11 @@ func (e *env) checkCollector(ctx context.Context) Check {
 }
 
 // checkTeamURL fails, and is reported (ok), when the home holds a team
-// server's token (install --token) but HOOKWATCH_URL is unset: the hooks
-// then send the events to the local default collector, which a hook
-// starts, into this machine's database, and read no token
-// (hook.LookupToken), so the team server never sees them. install cannot
-// keep the URL for the command hooks: they read it from the environment
-// Claude Code gives them.
+// server's token (install --token) but neither HOOKWATCH_URL nor a URL
+// install kept names a collector: the hooks then send the events to the
+// local default collector, which a hook starts, into this machine's
+// database, and read no token (hook.LookupToken), so the team server
+// never sees them.
 func (e *env) checkTeamURL() (Check, bool) {
 	if e.tokenSource != hook.TokenNone || hook.ReadToken(e.home) == "" {
 		return Check{}, false
@@ -780,10 +784,47 @@ func (e *env) checkTeamURL() (Check, bool) {
 	return Check{
 		Name:   "team server",
 		Status: Fail,
-		Message: fmt.Sprintf("a team server's token is installed (%s), but HOOKWATCH_URL is not set here: the hooks send the events to %s, the collector of this machine, not to the team server",
-			filepath.Join(e.home, hook.TokenFile), hook.DefaultURL),
-		Fix: "export HOOKWATCH_URL=<the team server's URL, as given to hookwatch install --url> in the profile Claude Code starts from (and here), then start Claude Code again",
+		Message: fmt.Sprintf("a team server's token is installed (%s), but no collector URL is kept (%s) nor set in HOOKWATCH_URL: the hooks send the events to %s, the collector of this machine, not to the team server",
+			filepath.Join(e.home, hook.TokenFile), filepath.Join(e.home, hook.URLFile), hook.DefaultURL),
+		Fix: "hookwatch install --url <the team server's URL>, then start Claude Code again",
 	}, true
+}
+
+// checkHookURL says where the hooks send the events and why: the URL
+// HOOKWATCH_URL gives in doctor's environment, else the one install kept
+// (hook.LookupURL), else the local default. It warns when HOOKWATCH_URL
+// here names another collector than the one kept: an agent started from
+// this environment sends to the first, one started from an IDE, a launcher
+// or another shell to the second.
+func (e *env) checkHookURL() Check {
+	c := Check{Name: "hook URL", Status: OK}
+	file := filepath.Join(e.home, hook.URLFile)
+	kept := hook.ReadURL(e.home)
+	switch e.urlSource {
+	case hook.URLFromFile:
+		c.Message = fmt.Sprintf("the hooks send the events to %s, kept in %s by 'hookwatch install --url'", e.url, file)
+	case hook.URLFromEnv:
+		c.Message = fmt.Sprintf("the hooks send the events to %s, from HOOKWATCH_URL here", e.url)
+	default:
+		c.Message = fmt.Sprintf("the hooks send the events to %s, this machine's collector (the default: no URL kept, HOOKWATCH_URL unset)", e.url)
+	}
+	if e.urlSource == hook.URLFromEnv && kept != "" && strings.TrimRight(kept, "/") != e.url {
+		c.Status = Warn
+		c.Message += fmt.Sprintf(", not to %s, the URL kept in %s: an agent started where HOOKWATCH_URL is not set (an IDE, a launcher, another shell) sends there", kept, file)
+		c.Fix = "unset HOOKWATCH_URL where the agent starts, or keep it for every agent: hookwatch install --url " + e.url
+	}
+	return c
+}
+
+// pointFix is the fix that makes the hooks send to url: install keeps it
+// for every agent, wherever it starts, but HOOKWATCH_URL set here wins
+// over it and is unset first.
+func (e *env) pointFix(url string) string {
+	fix := "hookwatch install --url " + url
+	if e.urlSource == hook.URLFromEnv {
+		fix = "unset HOOKWATCH_URL (in the profile Claude Code starts from too), then " + fix
+	}
+	return fix
 }
 
 // checkForwarder says whether a forwarder delivers the spool to e.url, one

@@ -224,13 +224,66 @@ func TestTeamTokenWithoutURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, ok := teamCheck(env)
-	if !ok || c.Status != Fail || !strings.Contains(c.Message, filepath.Join(hw, hook.TokenFile)) || !strings.Contains(c.Message, "HOOKWATCH_URL is not set") ||
-		!strings.Contains(c.Message, hook.DefaultURL) || !strings.Contains(c.Fix, "export HOOKWATCH_URL=") || strings.Contains(c.Message+c.Fix, "hwt_0123") {
+	if !ok || c.Status != Fail || !strings.Contains(c.Message, filepath.Join(hw, hook.TokenFile)) || !strings.Contains(c.Message, "nor set in HOOKWATCH_URL") ||
+		!strings.Contains(c.Message, hook.DefaultURL) || !strings.Contains(c.Fix, "hookwatch install --url ") || strings.Contains(c.Message+c.Fix, "hwt_0123") {
 		t.Errorf("a team token and no HOOKWATCH_URL: %v %+v", ok, c)
 	}
 	env["HOOKWATCH_URL"] = "http://127.0.0.1:1"
 	if c, ok := teamCheck(env); ok {
 		t.Errorf("HOOKWATCH_URL set: %+v", c)
+	}
+	// The URL install kept does as HOOKWATCH_URL does.
+	delete(env, "HOOKWATCH_URL")
+	if err := os.WriteFile(filepath.Join(hw, hook.URLFile), []byte("http://127.0.0.1:1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := teamCheck(env); ok {
+		t.Errorf("URL kept: %+v", c)
+	}
+}
+
+// TestHookURL: doctor says where the hooks send and from which source —
+// HOOKWATCH_URL here, the URL install kept, or the default — and warns
+// when HOOKWATCH_URL here names another collector than the one kept.
+func TestHookURL(t *testing.T) {
+	root := t.TempDir()
+	hw := filepath.Join(root, "hw")
+	if err := os.MkdirAll(hw, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(hw, hook.URLFile)
+	for _, tc := range []struct {
+		name, env, kept string
+		status          Status
+		says, fix       string
+	}{
+		{name: "default", status: OK, says: "to " + hook.DefaultURL + ", this machine's collector (the default"},
+		{name: "kept", kept: "http://127.0.0.1:2", status: OK, says: "to http://127.0.0.1:2, kept in " + file},
+		{name: "environment", env: "http://127.0.0.1:3", status: OK, says: "to http://127.0.0.1:3, from HOOKWATCH_URL here"},
+		{name: "same in both", env: "http://127.0.0.1:2/", kept: "http://127.0.0.1:2", status: OK, says: "from HOOKWATCH_URL here"},
+		{name: "environment elsewhere", env: "http://127.0.0.1:3", kept: "http://127.0.0.1:2", status: Warn,
+			says: "to http://127.0.0.1:3, from HOOKWATCH_URL here, not to http://127.0.0.1:2, the URL kept in " + file, fix: "hookwatch install --url http://127.0.0.1:3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(file)
+			if tc.kept != "" {
+				if err := os.WriteFile(file, []byte(tc.kept+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": hw, "HOOKWATCH_AUTOSTART": "0", "HOOKWATCH_URL": tc.env}
+			r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"), Version: "test", Timeout: time.Second})
+			for _, c := range r.Checks {
+				if c.Name != "hook URL" {
+					continue
+				}
+				if c.Status != tc.status || !strings.Contains(c.Message, tc.says) || !strings.Contains(c.Fix, tc.fix) {
+					t.Errorf("%s %q (fix %q); want %s, saying %q, fix with %q", c.Status, c.Message, c.Fix, tc.status, tc.says, tc.fix)
+				}
+				return
+			}
+			t.Error("no hook URL check")
+		})
 	}
 }
 
@@ -418,7 +471,7 @@ func TestCollectorOfThisHomeElsewhere(t *testing.T) {
 			}
 			found = true
 			if got.Status != Warn || !strings.Contains(got.Message, "this home's collector") || !strings.Contains(got.Message, c.URL()) ||
-				!strings.Contains(got.Fix, "export HOOKWATCH_URL="+c.URL()) || strings.Contains(got.Message, "starts it") {
+				!strings.Contains(got.Fix, "hookwatch install --url "+c.URL()) || strings.Contains(got.Message, "starts it") {
 				t.Errorf("HOOKWATCH_AUTOSTART=%q: %s %q (fix %q)", autostart, got.Status, got.Message, got.Fix)
 			}
 		}
@@ -436,7 +489,7 @@ func TestCollectorNotOK(t *testing.T) {
 		code           int
 		body, msg, fix string
 	}{
-		{404, "404 page not found", "not a hookwatch collector's answer: another program listens there", "export HOOKWATCH_URL="},
+		{404, "404 page not found", "not a hookwatch collector's answer: another program listens there", "hookwatch install --url http://127.0.0.1:<port>"},
 		{503, `{"status":"degraded","version":"test","db":"disk I/O error"}`, "database: disk I/O error", "hookwatch stop; hookwatch serve"},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -931,7 +984,7 @@ func TestHTTPHooksElsewhere(t *testing.T) {
 		return Check{}
 	}
 	c := check("")
-	if c.Status != Warn || !strings.Contains(strings.Join(c.Details, "\n"), "the http hooks post to http://127.0.0.1:7452, but SessionStart") || c.Fix != "export HOOKWATCH_URL=http://127.0.0.1:7452   # in the profile Claude Code starts from" {
+	if c.Status != Warn || !strings.Contains(strings.Join(c.Details, "\n"), "the http hooks post to http://127.0.0.1:7452, but SessionStart") || c.Fix != "hookwatch install --url http://127.0.0.1:7452" {
 		t.Errorf("http hooks to another collector than the default URL: %+v", c)
 	}
 	if c := check("http://127.0.0.1:7452/"); strings.Contains(strings.Join(c.Details, "\n"), "the http hooks post to") {
