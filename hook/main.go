@@ -121,7 +121,8 @@ func parseArgs(args []string) (runtime string, help, version bool, err error) {
 const helpText = `Usage: hookwatch hook [--runtime claude-code|codex] < payload.json
 
 Reads one agent hook payload (Claude Code or Codex) from stdin, records it
-with the collector at $HOOKWATCH_URL (default http://127.0.0.1:7421) and
+with the collector at $HOOKWATCH_URL (else the URL 'hookwatch install
+--url' kept in $HOOKWATCH_HOME/url, else http://127.0.0.1:7421) and
 exits 0. Stdout is empty unless a policy rule answers the event (a deny
 with its reason, context for the model…): then it holds that answer, in
 the JSON the runtime reads; 'hookwatch policy explain' lists the rules in
@@ -135,7 +136,8 @@ Environment:
                          is posted to (on loopback, a collector is started
                          when none answers); https:// or a host name (a team
                          server) is spooled for hookwatch forward, which is
-                         started when none runs
+                         started when none runs; unset, the URL kept in
+                         $HOOKWATCH_HOME/url by 'hookwatch install --url'
   HOOKWATCH_TOKEN        bearer token for the collector
   HOOKWATCH_HOOK_BUDGET  wall time the hook may take once its payload is read
                          (default 1s; it waits five times as long for the payload)

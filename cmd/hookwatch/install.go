@@ -330,7 +330,7 @@ func (f *scopeFlags) resolve() error {
 	return nil
 }
 
-const installSynopsis = `install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL] [--token SECRET|-] [--token-file FILE] [--ca-file FILE]
+const installSynopsis = `install [--scope user|project|local] [--mode command|http] [--statusline] [--dry-run] [--project DIR] [--url URL|local] [--token SECRET|-] [--token-file FILE] [--ca-file FILE]
        hookwatch install --codex [--scope user|project [--trust-project]] [--codex-bin PATH] [--dry-run] [--project DIR]
 
 Registers hookwatch for every hook event in Claude Code's settings file of the
@@ -345,8 +345,12 @@ and keeps the mode installed unless --mode says otherwise; 'hookwatch
 uninstall' removes exactly what it added. --codex does the same for OpenAI
 Codex's hooks. For a team server, --token-file FILE or --token - (stdin)
 keeps its token in $HOOKWATCH_HOME/token, never in the settings file (see
-docs/team-server.md); --token SECRET works too, but the secret then shows in
-ps to every user of the machine and stays in the shell's history.
+docs/team-server.md), and --url keeps the collector's URL in
+$HOOKWATCH_HOME/url, where the hooks read it when HOOKWATCH_URL is not set
+in the agent's environment: installing again without --url keeps it,
+--url local sends the hooks to this machine's collector again. --token
+SECRET works too, but the secret then shows in ps to every user of the
+machine and stays in the shell's history.
 The hooks run the binaries beside this hookwatch: install refuses to run
 from a build of 'go run', which goes away (go install them first).
 
@@ -355,6 +359,7 @@ Examples:
   hookwatch install --scope project --dry-run
   hookwatch install --mode http
   hookwatch install --url https://hookwatch.example.com --token-file ann.token
+  hookwatch install --url local
   hookwatch install --codex`
 
 func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
