@@ -227,6 +227,24 @@ func TestForwardUsage(t *testing.T) {
 	}
 }
 
+// TestForwardReadsKeptURL: without --url or HOOKWATCH_URL, forward sends
+// to the URL install kept in the home, as the hooks do: here one the hook
+// posts to itself, which forward refuses naming it.
+func TestForwardReadsKeptURL(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOOKWATCH_HOME", home)
+	t.Setenv("HOOKWATCH_URL", "")
+	if err := os.WriteFile(filepath.Join(home, hook.URLFile), []byte("http://10.0.0.5:7421\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	err := run(ctx, []string{"forward"}, nil, io.Discard, io.Discard)
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "http://10.0.0.5:7421") {
+		t.Errorf("forward with the URL kept: %v, want a usage error naming the URL kept", err)
+	}
+}
+
 // TestForwardTokenReplaced walks docs/team-server.md's revoked token: a
 // running forwarder delivers with carol's token from the home's token
 // file; the admin revokes it, and the events wait in the spool, refused
