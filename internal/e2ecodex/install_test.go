@@ -58,6 +58,27 @@ func TestInstall(t *testing.T) {
 	}
 }
 
+// TestInstallKeepsURL: `hookwatch install --codex --url` keeps the
+// collector's URL in the home, and Codex, run without HOOKWATCH_URL in its
+// environment, delivers its events there. The collector is of another
+// home, as a team server is, so the hooks reach it by its URL alone; with
+// HOOKWATCH_AUTOSTART=0 they start no collector of their own.
+func TestInstallKeepsURL(t *testing.T) {
+	c := startCollector(t)
+	e := New(t, ModelClassic, fo.Script{"Say hello": {{fo.Exec("echo hello")}, {fo.Text("Said it.")}}},
+		"HOOKWATCH_HOME="+t.TempDir(), "HOOKWATCH_AUTOSTART=0")
+	e.RegisterHooks() // the recorder, which counts what Codex fired
+	for _, kv := range e.Environ() {
+		if strings.HasPrefix(kv, "HOOKWATCH_URL=") {
+			t.Fatalf("Codex's environment holds %s", kv)
+		}
+	}
+	if out := hookwatch(t, e, "install", "--codex", "--codex-bin", e.Bin, "--url", c.URL()); !strings.Contains(out, "Kept the collector URL "+c.URL()) {
+		t.Fatalf("install --codex --url:\n%s", out)
+	}
+	c.sayHello(t, e)
+}
+
 func read(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
