@@ -72,7 +72,7 @@ Examples:
   hookwatch service install              # then run the systemctl command it prints
   hookwatch service print --os darwin    # the launchd agent, written nowhere
   HOOKWATCH_DB= hookwatch service install  # again, without the HOOKWATCH_DB the unit had
-  HOOKWATCH_URL=https://hookwatch.example.com hookwatch service install --forward
+  hookwatch service install --forward     # to the URL 'hookwatch install --url' kept
 `
 
 // runService is `hookwatch service`. It writes or removes the unit file and
@@ -83,7 +83,7 @@ Examples:
 func runService(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("service", serviceSynopsis, stdout, stderr)
 	goos := fs.String("os", runtime.GOOS, "service manager to write for: linux (systemd user unit) or darwin (launchd agent)")
-	fwd := fs.Bool("forward", false, "run 'hookwatch forward' instead of the collector: for a machine whose hooks send to a remote https:// collector (HOOKWATCH_URL, set here or kept from the forwarder installed)")
+	fwd := fs.Bool("forward", false, "run 'hookwatch forward' instead of the collector: for a machine whose hooks send to a remote https:// collector (HOOKWATCH_URL, set here or kept from the forwarder installed, else the URL 'hookwatch install --url' kept, which the forwarder reads itself)")
 	usageTrailer(fs, serviceExamples)
 	// The flags may come before the action too: service --os darwin print.
 	rest, err := parseInterleaved(fs, args)

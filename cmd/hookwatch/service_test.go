@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
@@ -166,6 +167,19 @@ func TestServiceForward(t *testing.T) {
 	if _, _, err := hw(t, "", "service", "install", "--os", "linux", "--forward"); err == nil || !strings.Contains(err.Error(), "HOOKWATCH_URL") {
 		t.Fatalf("service install --forward without HOOKWATCH_URL: %v", err)
 	}
+	// The URL install kept does: the forwarder reads it itself, as the
+	// hooks do, so the unit does not freeze it.
+	kept := filepath.Join(e.hwHome, hook.URLFile)
+	if err := os.MkdirAll(e.hwHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kept, []byte("https://kept.example.com\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustHW(t, "service", "print", "--os", "linux", "--forward"); !strings.Contains(out, " forward") || strings.Contains(out, "HOOKWATCH_URL=") {
+		t.Errorf("service print --forward with the URL kept:\n%s", out)
+	}
+	os.Remove(kept)
 	t.Setenv("HOOKWATCH_URL", "https://hookwatch.example.com")
 	t.Setenv("HOOKWATCH_CA_FILE", "/etc/ssl/team-ca.pem")
 	t.Setenv("HOOKWATCH_DB", "/not/for/a/forwarder.db")
