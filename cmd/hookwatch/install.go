@@ -546,7 +546,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			io.WriteString(stdout, otherHomeNote(base, home))
 			return nil
 		}
-		st := collectorState{running: running, team: team, noAutostart: !hookCfg.Autostart, httpHooks: o.Mode == install.ModeHTTP}
+		st := collectorState{running: running, team: team, noAutostart: !hookCfg.Autostart}
 		if c, ok := hook.AttachedElsewhere(home, base); ok && !running && !team {
 			st.elsewhere = "http://" + c.Addr
 		}
@@ -576,8 +576,6 @@ type collectorState struct {
 	// noAutostart: HOOKWATCH_AUTOSTART is off, so no hook starts a
 	// collector or a forwarder.
 	noAutostart bool
-	// httpHooks: Claude Code posts to the URL itself (--mode http).
-	httpHooks bool
 	// elsewhere is the URL of this home's collector when it runs at another
 	// address than the hooks send to (hook.AttachedElsewhere), else "".
 	elsewhere string
