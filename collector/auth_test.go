@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
@@ -425,21 +423,7 @@ func TestTokenChecksDatabaseDown(t *testing.T) {
 	}
 
 	// The database refuses connections, and its open ones end.
-	admin, err := pgx.Connect(t.Context(), pgtest.Shared(t).URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(t.Context())
-	name := url[strings.LastIndex(url, "/")+1:]
-	name, _, _ = strings.Cut(name, "?")
-	sqlExec := func(sql string) {
-		t.Helper()
-		if _, err := admin.Exec(t.Context(), sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-	sqlExec(`ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS false`)
-	sqlExec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '` + name + `'`)
+	restore := pgtest.CutDatabase(t, url)
 	before := logs.String()
 	for range 20 {
 		code, body := s.do(t, http.MethodGet, "/v1/sessions", nil)
@@ -472,7 +456,7 @@ func TestTokenChecksDatabaseDown(t *testing.T) {
 		t.Errorf("no word of the lease lost with the database:\n%s", logs.String())
 	}
 
-	sqlExec(`ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS true`)
+	restore()
 	if code, body := s.do(t, http.MethodGet, "/v1/sessions", nil); code != http.StatusOK {
 		t.Fatalf("with the database up again: %d %s", code, body)
 	}
@@ -501,21 +485,7 @@ func TestIngestDatabaseDown(t *testing.T) {
 	if code := post(0); code != http.StatusOK {
 		t.Fatalf("with the database up: %d", code)
 	}
-	pg, err := pgx.Connect(t.Context(), pgtest.Shared(t).URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pg.Close(t.Context())
-	name := url[strings.LastIndex(url, "/")+1:]
-	name, _, _ = strings.Cut(name, "?")
-	sqlExec := func(sql string) {
-		t.Helper()
-		if _, err := pg.Exec(t.Context(), sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-	sqlExec(`ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS false`)
-	sqlExec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '` + name + `'`)
+	restore := pgtest.CutDatabase(t, url)
 	before := logs.String()
 	for i := 1; i <= 10; i++ {
 		if code := post(i); code == http.StatusOK {
@@ -535,7 +505,7 @@ func TestIngestDatabaseDown(t *testing.T) {
 	if len(errs) != 1 || !strings.Contains(errs[0], "database does not answer") {
 		t.Errorf("20 requests with the database down logged %d errors, want 1 saying the database does not answer:\n%s", len(errs), strings.Join(errs, "\n"))
 	}
-	sqlExec(`ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS true`)
+	restore()
 	for deadline := time.Now().Add(10 * time.Second); post(100) != http.StatusOK; {
 		if time.Now().After(deadline) {
 			t.Fatal("the database up again takes no batch")

@@ -44,23 +44,12 @@ func TestFollowRollouts(t *testing.T) {
 		s.FollowRollouts(ctx, collector.RolloutOptions{Dir: dir, Host: "h", User: "u", Interval: 10 * time.Millisecond})
 	})
 
-	events := func(sid string) int {
-		code, body := s.do(t, http.MethodGet, "/v1/sessions/"+sid+"/events?limit=1000", nil)
-		if code != http.StatusOK {
-			return 0
-		}
-		var page struct{ Events []struct{} }
-		if err := json.Unmarshal(body, &page); err != nil {
-			t.Fatal(err)
-		}
-		return len(page.Events)
-	}
 	wait := func(sid string, n int) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
-		for events(sid) != n {
+		for s.eventCount(t, sid) != n {
 			if time.Now().After(deadline) {
-				t.Fatalf("session %s: %d events, want %d", sid, events(sid), n)
+				t.Fatalf("session %s: %d events, want %d", sid, s.eventCount(t, sid), n)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -79,10 +68,10 @@ func TestFollowRollouts(t *testing.T) {
 	f.Close()
 	wait(liveID, 12)                   // the last usage, and the end of the exec run
 	time.Sleep(100 * time.Millisecond) // looks that find nothing new
-	if n := events(liveID); n != 12 {
+	if n := s.eventCount(t, liveID); n != 12 {
 		t.Errorf("%d events after more looks, want 12", n)
 	}
-	if n := events(oldID); n != 0 {
+	if n := s.eventCount(t, oldID); n != 0 {
 		t.Errorf("a rollout older than the window was read: %d events", n)
 	}
 	// It grows (a resumed session): read, from its start.
@@ -177,17 +166,6 @@ func TestFollowRolloutsRestart(t *testing.T) {
 		t.Cleanup(stop)
 		return stop
 	}
-	events := func(sid string) int {
-		code, body := s.do(t, http.MethodGet, "/v1/sessions/"+sid+"/events?limit=1000", nil)
-		if code != http.StatusOK {
-			return 0
-		}
-		var page struct{ Events []struct{} }
-		if err := json.Unmarshal(body, &page); err != nil {
-			t.Fatal(err)
-		}
-		return len(page.Events)
-	}
 	const lost = `hookwatch_followed_lines_lost_total{source="rollout"}`
 	until := func(what string, ok func() bool) {
 		t.Helper()
@@ -201,7 +179,7 @@ func TestFollowRolloutsRestart(t *testing.T) {
 	}
 	const liveID = "01a2132b-c636-7c31-93a8-aeaecf1768f7"
 	stop := follow()
-	until("the rollouts were not read", func() bool { return events(liveID) == 10 && count(t, s, lost) == 2 })
+	until("the rollouts were not read", func() bool { return s.eventCount(t, liveID) == 10 && count(t, s, lost) == 2 })
 	until("the offsets reached were not kept in the import state", func() bool {
 		b, _ := os.ReadFile(statePath)
 		return bytes.Contains(b, []byte(strconv.Quote(livePath)+":"+strconv.Itoa(cut))) &&
@@ -225,7 +203,7 @@ func TestFollowRolloutsRestart(t *testing.T) {
 	}
 
 	follow()
-	until("the rollout left part read was not read on", func() bool { return events(liveID) == 12 })
+	until("the rollout left part read was not read on", func() bool { return s.eventCount(t, liveID) == 12 })
 	time.Sleep(100 * time.Millisecond) // looks that find nothing new
 	if n := count(t, s, lost); n != 2 {
 		t.Errorf("%d rollout lines counted lost after the restart, want the 2 of the rollout read whole before it", n)
@@ -252,4 +230,19 @@ func sessionsDay(t *testing.T) (dir, day string) {
 		t.Fatal(err)
 	}
 	return dir, day
+}
+
+// eventCount is how many events the API lists of session sid (at most
+// 1000), 0 while it knows no such session.
+func (s *testServer) eventCount(t *testing.T, sid string) int {
+	t.Helper()
+	code, body := s.do(t, http.MethodGet, "/v1/sessions/"+sid+"/events?limit=1000", nil)
+	if code != http.StatusOK {
+		return 0
+	}
+	var page struct{ Events []struct{} }
+	if err := json.Unmarshal(body, &page); err != nil {
+		t.Fatal(err)
+	}
+	return len(page.Events)
 }

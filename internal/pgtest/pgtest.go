@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -315,4 +316,50 @@ func Shared(tb testing.TB) *Server {
 	}
 	tb.Skipf("pgtest: %v", startErr)
 	return nil
+}
+
+// CutDatabase makes the database of url (one of NewDatabase's) refuse
+// connections and ends those it has, as a database gone down does for its
+// clients, while its server goes on; restore lets it take connections
+// again. The test's cleanup restores it too, if the test did not.
+func CutDatabase(tb testing.TB, url string) (restore func()) {
+	tb.Helper()
+	admin, name := adminOf(tb, url)
+	exec := func(sql string, args ...any) {
+		tb.Helper()
+		c, err := pgx.Connect(context.Background(), admin)
+		if err != nil {
+			tb.Fatalf("pgtest: cannot connect to the server of %s: %v", name, err)
+		}
+		defer c.Close(context.Background())
+		if _, err := c.Exec(context.Background(), sql, args...); err != nil {
+			tb.Fatalf("pgtest: %s: %v", sql, err)
+		}
+	}
+	ident := pgx.Identifier{name}.Sanitize()
+	exec(`ALTER DATABASE ` + ident + ` ALLOW_CONNECTIONS false`)
+	exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name)
+	var once sync.Once
+	restore = func() {
+		tb.Helper()
+		once.Do(func() { exec(`ALTER DATABASE ` + ident + ` ALLOW_CONNECTIONS true`) })
+	}
+	tb.Cleanup(restore)
+	return restore
+}
+
+// adminOf returns the URL of the "postgres" database on the server of
+// dbURL, as its superuser connects to it, and the name of dbURL's database.
+func adminOf(tb testing.TB, dbURL string) (admin, name string) {
+	tb.Helper()
+	u, err := neturl.Parse(dbURL)
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	name = strings.TrimPrefix(u.Path, "/")
+	if name == "" || name == "postgres" {
+		tb.Fatalf("pgtest: %s names no database of NewDatabase's", dbURL)
+	}
+	u.Path = "/postgres"
+	return u.String(), name
 }
