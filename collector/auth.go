@@ -149,7 +149,7 @@ func (s *Server) principal(r *http.Request) (principal, int, string) {
 const outageRepeat = 30 * time.Second
 
 // outage tells the log of the store failing one kind of work (token checks,
-// commits): when it starts, every outageRepeat while it lasts, and when it
+// commits, the session model's reads and writes): when it starts, every outageRepeat while it lasts, and when it
 // ends. Each failure is counted, not logged: a team's hooks send many
 // requests a second, and a line for each would bury the log. Its text
 // says what fails; a zero outage is ready for use once text is set.
@@ -185,6 +185,15 @@ var commitOutage = outageText{
 	still: "cannot commit events: the database still does not answer",
 	end:   "the database takes the commits again",
 	count: "failed_commits",
+}
+
+// modelOutage is the text of the store failing the modeler's reads and
+// writes, which it retries round after round.
+var modelOutage = outageText{
+	start: "cannot read or store the session model: the database does not answer; the model stays behind the events until it does, then catches up from the events stored",
+	still: "cannot read or store the session model: the database still does not answer",
+	end:   "the database answers the session model again",
+	count: "failures",
 }
 
 // fail counts a failure, and logs it if it is the first of an outage or

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"iter"
 	"log/slog"
@@ -267,6 +268,9 @@ type modeler struct {
 	rederived *metrics.Counter
 	loadsDone *metrics.Counter
 	errors    *metrics.Counter
+	// down logs the store failing the model's reads and writes once per
+	// outage, not once per round that retries them.
+	down      outage
 	roundTime *metrics.Histogram
 	rows      *metrics.Counter
 	lag       *metrics.Histogram
@@ -288,6 +292,7 @@ func newModeler(st store.Store, log *slog.Logger, h *hub, set *metrics.Set, maxW
 	now := time.Now().UnixMicro()
 	m := &modeler{
 		st: st, log: log, hub: h, maxWait: maxWait, audit: a, sinks: sinks, stalls: stalls, signals: signals,
+		down:           outage{text: &modelOutage},
 		pending:        tally{},
 		pendKeys:       tally{},
 		inCommit:       tally{},
@@ -695,10 +700,11 @@ func (m *modeler) markStale(ctx context.Context) {
 		page, err := m.st.StaleModels(ctx, attribution.ModelVersion, after, staleBatch)
 		if err != nil {
 			if ctx.Err() == nil {
-				m.log.Error("cannot list the sessions to model", "err", err)
+				m.down.fail(m.log, fmt.Errorf("cannot list the sessions to model: %w", err))
 			}
 			return
 		}
+		m.down.answered(m.log)
 		if len(page) == 0 {
 			return
 		}
@@ -885,7 +891,7 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 		if err != nil && ctx.Err() == nil {
 			// Retried next round; the events stay in the log, and in
 			// the worst case are applied at the next start (markStale).
-			m.log.Error("cannot read the spilled events to model", "err", err)
+			m.down.fail(m.log, fmt.Errorf("cannot read the spilled events to model: %w", err))
 			m.errors.Inc()
 			moreLog = false
 		}
@@ -980,7 +986,7 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 			m.settled(ready, loads, 0)
 			return time.Millisecond, true
 		}
-		m.log.Error("cannot update the session model", "events", len(ready), "err", err)
+		m.down.fail(m.log, fmt.Errorf("cannot update the session model with %d events: %w", len(ready), err))
 		m.errors.Inc()
 		// What was not stored is stale and is loaded again: forget the
 		// groups, whose state may be ahead of the store.
@@ -1482,6 +1488,7 @@ func (m *modeler) apply(ctx context.Context, ready []pendingEvent, loads []strin
 		if err := m.st.PutModel(wctx, batch); err != nil {
 			return 0, 0, err
 		}
+		m.down.answered(m.log)
 	}
 	if m.perAgent != nil {
 		m.perAgent.flush()

@@ -5,7 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +24,7 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/demo"
+	"github.com/hookwatch/hookwatch/internal/syncbuf"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 	"github.com/hookwatch/hookwatch/store/storetest"
@@ -1073,5 +1077,52 @@ func TestVirtualSessionsOfOneAgentID(t *testing.T) {
 		if code, body := s.do(t, http.MethodGet, "/v1/sessions/"+attribution.VirtualPrefix+id, nil); code != http.StatusNotFound {
 			t.Errorf("%s: %d %s", id, code, body)
 		}
+	}
+}
+
+// modelDownStore is a SQLite store whose model writes fail while down is
+// set, as those of a database that stopped answering do.
+type modelDownStore struct {
+	store.Store
+	down   atomic.Bool
+	failed atomic.Int32
+}
+
+func (d *modelDownStore) PutModel(ctx context.Context, b store.ModelBatch) error {
+	if d.down.Load() {
+		d.failed.Add(1)
+		return errors.New("connection refused")
+	}
+	return d.Store.PutModel(ctx, b)
+}
+
+// TestModelStoreDown: while the store fails the model's writes, which the
+// modeler retries round after round, the log says so once, not once per
+// round; when the store takes them again the log says that too, and the
+// model catches up.
+func TestModelStoreDown(t *testing.T) {
+	st := &modelDownStore{Store: sqlite.MustOpenDB(t)}
+	var logs syncbuf.Buffer
+	s := newServerOn(t, collector.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, st)
+	st.down.Store(true)
+	s.post(t, []event.Envelope{synth(0, "session_id", "s-down", "hook_event_name", "SessionStart")}, 1, 0)
+	for deadline := time.Now().Add(10 * time.Second); st.failed.Load() < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the modeler tried its write %d times in 10 s, want it retried", st.failed.Load())
+		}
+	}
+	var errs []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "level=ERROR") {
+			errs = append(errs, line)
+		}
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], "database does not answer") || !strings.Contains(errs[0], "connection refused") {
+		t.Errorf("%d failed model writes logged %d errors, want 1 saying the database does not answer, and why:\n%s", st.failed.Load(), len(errs), strings.Join(errs, "\n"))
+	}
+	st.down.Store(false)
+	s.settle(t)
+	if !strings.Contains(logs.String(), "the database answers the session model again") {
+		t.Errorf("no word of the database answering again:\n%s", logs.String())
 	}
 }

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -62,9 +63,10 @@ func (m *modeler) lead(ctx context.Context) {
 	for !m.tailRead {
 		err := m.readEnd(ctx)
 		if err == nil {
+			m.down.answered(m.log)
 			break
 		}
-		m.log.Error("cannot read the log's end", "err", err)
+		m.down.fail(m.log, fmt.Errorf("cannot read the log's end: %w", err))
 		select {
 		case <-ctx.Done():
 			return
@@ -153,7 +155,7 @@ func (m *modeler) takeOver(ctx, lease context.Context) bool {
 	if err != nil {
 		// As if none of them were stored: more is written, nothing
 		// lacks.
-		m.log.Error("cannot read the stale sessions' models", "err", err)
+		m.down.fail(m.log, fmt.Errorf("cannot read the stale sessions' models: %w", err))
 	}
 	for _, id := range held {
 		key := m.keys[id]
@@ -213,11 +215,12 @@ func (m *modeler) readTail(ctx context.Context) bool {
 		page, err := m.st.Events(ctx, store.EventFilter{Cursor: store.EventCursor(tail), Limit: limit})
 		if err != nil {
 			if ctx.Err() == nil {
-				m.log.Error("cannot read the events to model", "after", tail, "err", err)
+				m.down.fail(m.log, fmt.Errorf("cannot read the events to model after seq %d: %w", tail, err))
 				m.errors.Inc()
 			}
 			return false
 		}
+		m.down.answered(m.log)
 		read += len(page.Events)
 		now := time.Now()
 		m.mu.Lock()
