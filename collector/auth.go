@@ -71,7 +71,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="hookwatch"`)
 				writeError(w, code, why)
 			} else {
-				writeError(w, code, "cannot check the bearer token: the database does not answer; retry later")
+				writeDatabaseDown(w, "cannot check the bearer token")
 			}
 			return
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/internal/syncbuf"
 	"github.com/hookwatch/hookwatch/store"
@@ -426,9 +427,9 @@ func TestTokenChecksDatabaseDown(t *testing.T) {
 	restore := pgtest.CutDatabase(t, url)
 	before := logs.String()
 	for range 20 {
-		code, body := s.do(t, http.MethodGet, "/v1/sessions", nil)
-		if code != http.StatusServiceUnavailable || !strings.Contains(string(body), "database") {
-			t.Fatalf("with the database down: %d %s, want 503 naming the database", code, body)
+		res, body := s.send(t, http.MethodGet, "/v1/sessions", nil)
+		if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "database") || res.Header.Get("Retry-After") == "" {
+			t.Fatalf("with the database down: %d (Retry-After %q) %s, want 503 with Retry-After naming the database", res.StatusCode, res.Header.Get("Retry-After"), body)
 		}
 	}
 	during := strings.TrimPrefix(logs.String(), before)
@@ -477,19 +478,24 @@ func TestIngestDatabaseDown(t *testing.T) {
 	s := newServerOn(t, collector.Config{Token: admin, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, db)
 	s.tok = admin
 	s.Handle("POST /v1/hooks/claude", s.HandleClaudeHook(collector.ClaudeHookConfig{Home: t.TempDir()}))
-	post := func(i int) int {
+	post := func(i int) (*http.Response, []byte) {
 		env := storetest.Envelope(event.RuntimeClaudeCode, storetest.At(i), []byte(fmt.Sprintf(`{"session_id":"down-%d","hook_event_name":"Stop"}`, i)))
-		code, _ := s.do(t, http.MethodPost, "/v1/events", batch(t, []event.Envelope{env}))
-		return code
+		return s.send(t, http.MethodPost, "/v1/events", batch(t, []event.Envelope{env}))
 	}
-	if code := post(0); code != http.StatusOK {
-		t.Fatalf("with the database up: %d", code)
+	if res, body := post(0); res.StatusCode != http.StatusOK {
+		t.Fatalf("with the database up: %d %s", res.StatusCode, body)
 	}
 	restore := pgtest.CutDatabase(t, url)
 	before := logs.String()
 	for i := 1; i <= 10; i++ {
-		if code := post(i); code == http.StatusOK {
-			t.Fatalf("batch %d with the database down: 200", i)
+		// 503 with Retry-After: the batch is to be kept and sent again,
+		// which every client does (hook.Refused is not 503).
+		res, body := post(i)
+		if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "database") || hook.Refused(res.StatusCode) {
+			t.Fatalf("batch %d with the database down: %d (Retry-After %q) %s, want 503 with Retry-After naming the database", i, res.StatusCode, res.Header.Get("Retry-After"), body)
+		}
+		if strings.Contains(string(body), "127.0.0.1") {
+			t.Errorf("the answer names the database's address: %s", body)
 		}
 		hook := fmt.Sprintf(`{"session_id":"down-hook-%d","hook_event_name":"UserPromptSubmit","prompt":"hi","cwd":"/tmp","transcript_path":"/tmp/t.jsonl"}`, i)
 		if code, body := s.do(t, http.MethodPost, "/v1/hooks/claude", []byte(hook)); code != http.StatusOK {
@@ -513,7 +519,10 @@ func TestIngestDatabaseDown(t *testing.T) {
 		t.Errorf("the modeler logged %d errors with the database down, want at most 1:\n%s", len(modelErrs), strings.Join(modelErrs, "\n"))
 	}
 	restore()
-	for deadline := time.Now().Add(10 * time.Second); post(100) != http.StatusOK; {
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if res, _ := post(100); res.StatusCode == http.StatusOK {
+			break
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("the database up again takes no batch")
 		}

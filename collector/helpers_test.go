@@ -74,6 +74,14 @@ func (s *testServer) stop() {
 // do sends a request and returns the status and body.
 func (s *testServer) do(t *testing.T, method, path string, body []byte, hdr ...string) (int, []byte) {
 	t.Helper()
+	res, b := s.send(t, method, path, body, hdr...)
+	return res.StatusCode, b
+}
+
+// send sends a request as do does and returns the response, its body read
+// and closed, and the body.
+func (s *testServer) send(t *testing.T, method, path string, body []byte, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(method, s.http.URL+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +108,7 @@ func (s *testServer) do(t *testing.T, method, path string, body []byte, hdr ...s
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.StatusCode, b
+	return res, b
 }
 
 // getJSON GETs path, wants 200 and decodes the body into v.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/hookwatch/hookwatch/spool"
@@ -34,6 +35,22 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, errorBody{Error: msg})
+}
+
+// outageRetryAfterSeconds is the Retry-After of a 503 for a database that
+// does not answer: an outage lasts seconds to minutes, and the clients keep
+// what they sent meanwhile, so asking them back sooner only adds load.
+const outageRetryAfterSeconds = 5
+
+// writeDatabaseDown answers 503 with Retry-After for a request the database
+// failed, saying what could not be done (msg). Every client of the
+// collector keeps what a 503 did not take and sends it again (the hook and
+// its spool, hookwatch forward, the Go SDK's forwarder: hook.Refused is not
+// 503), and so do HTTP clients at large. The database's own error is the
+// server's log's, not the client's: it names the database's host and user.
+func writeDatabaseDown(w http.ResponseWriter, msg string) {
+	w.Header().Set("Retry-After", strconv.Itoa(outageRetryAfterSeconds))
+	writeError(w, http.StatusServiceUnavailable, msg+": the database does not answer; retry later")
 }
 
 // healthBody is the reply of GET /healthz.

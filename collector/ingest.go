@@ -50,6 +50,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		// The client went away; nobody reads this.
 		writeError(w, http.StatusServiceUnavailable, "request canceled before the commit was confirmed")
+	case errors.As(err, new(*commitError)):
+		// The writer logs it, once per outage.
+		writeDatabaseDown(w, "cannot store the batch")
 	default:
 		writeError(w, http.StatusInternalServerError, "cannot store the batch: "+err.Error())
 	}
