@@ -229,14 +229,57 @@ func goBuild(ctx context.Context, dir, out, pkg string) error {
 }
 
 // startCollector runs `hookwatch serve` with HOOKWATCH_HOME=home on a free
-// loopback port and waits until it answers /healthz.
+// loopback port and waits until it answers /healthz. Its log stays out of
+// the benchmark's output (startLogged); a stop that finds it exited badly
+// says so on stderr, naming the log.
 func startCollector(bin, home string) (url string, stop func(), err error) {
-	p, err := serveproc.Start(serveproc.Options{
-		Bin: bin, Stderr: os.Stderr, Healthy: 15 * time.Second,
+	p, err := startLogged(serveproc.Options{
+		Bin: bin, Healthy: 15 * time.Second,
 		Env: append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_TOKEN="),
 	})
 	if err != nil {
 		return "", nil, err
 	}
-	return p.URL(), func() { _ = p.Stop(time.Minute) }, nil
+	return p.URL(), func() {
+		if err := p.Stop(time.Minute); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		}
+	}, nil
+}
+
+// loggedProc is a collector whose output goes to a file of its own, Log.
+type loggedProc struct {
+	*serveproc.Proc
+	Log string
+	f   *os.File
+}
+
+// startLogged starts a collector as serveproc.Start does, its stdout and
+// stderr (its log: what it listens on, errors, its shutdown) written to a
+// new temporary file rather than among the benchmark's figures. An error
+// names the file, which is kept to be read.
+func startLogged(o serveproc.Options) (*loggedProc, error) {
+	f, err := os.CreateTemp("", "hookwatch-bench-serve-*.log")
+	if err != nil {
+		return nil, err
+	}
+	o.Stdout, o.Stderr = f, f
+	p, err := serveproc.Start(o)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w (its log: %s)", err, f.Name())
+	}
+	return &loggedProc{Proc: p, Log: f.Name(), f: f}, nil
+}
+
+// Stop stops the collector as serveproc.Proc.Stop does. After a clean exit
+// the log is removed; otherwise it is kept, and the error names it.
+func (p *loggedProc) Stop(wait time.Duration) error {
+	err := p.Proc.Stop(wait)
+	p.f.Close()
+	if err != nil {
+		return fmt.Errorf("%w (its log: %s)", err, p.Log)
+	}
+	os.Remove(p.Log)
+	return nil
 }
