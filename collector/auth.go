@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -86,7 +87,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 const (
 	refusedNone    = "no bearer token: send Authorization: Bearer <token>"
 	refusedUnknown = "unknown bearer token: a wrong or mistyped one"
-	refusedRevoked = "this bearer token was revoked%s: ask the server's admin for a new one (hookwatch token create), and install it (hookwatch install --token-file FILE)"
+	refusedRevoked = hook.RevokedToken + "%s: ask the server's admin for a new one (hookwatch token create), and install it (hookwatch install --token-file FILE)"
 )
 
 // principal returns the principal of r, or the status code refusing it

@@ -644,7 +644,7 @@ func (e *env) checkHTTPRoundTrip(ctx context.Context, h Handler, scope string) C
 		if sent != "" && sent == hook.ReadToken(e.home) {
 			// The token file's token is the one refused: exporting it
 			// again changes nothing; a new one must replace it.
-			_, c.Fix = hook.RefusedToken(hook.TokenFromFile, sent, e.home)
+			_, c.Fix = hook.RefusedToken(hook.TokenFromFile, sent, e.home, hook.Refusal(body, sent))
 		}
 		return c
 	case resp.StatusCode/100 != 2:

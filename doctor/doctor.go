@@ -718,10 +718,11 @@ func (e *env) checkCollector(ctx context.Context) Check {
 	if resp, body, err := e.get(ctx, "/v1/sessions?limit=1"); err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		// Named by where the token came from, with the fix that fits it: a
 		// team server's user installs a new token, not HOOKWATCH_TOKEN.
-		what, fix := hook.RefusedToken(e.tokenSource, e.token, e.home)
+		why := hook.Refusal(body, e.token)
+		what, fix := hook.RefusedToken(e.tokenSource, e.token, e.home, why)
 		c.Status = Fail
 		c.Message = fmt.Sprintf("%s is up but %s (HTTP %d): the hook's events are refused and stay in the spool", e.url, what, resp.StatusCode)
-		if why := hook.Refusal(body, e.token); why != "" {
+		if why != "" {
 			c.Details = append(c.Details, `the collector says: "`+why+`"`)
 		}
 		c.Fix = fix

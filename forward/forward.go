@@ -333,7 +333,7 @@ func (f *forwarder) post(ctx context.Context, recs [][]byte) error {
 	case hook.Refused(resp.StatusCode):
 		return hook.StatusError{Code: resp.StatusCode}
 	case resp.StatusCode == http.StatusUnauthorized:
-		what, fix := hook.RefusedToken(src, tok, f.o.Home)
+		what, fix := hook.RefusedToken(src, tok, f.o.Home, hook.Refusal(body, tok))
 		switch src {
 		case hook.TokenFromFile:
 			// Kept spooled: the POST after the new token is installed

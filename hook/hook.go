@@ -236,9 +236,12 @@ func lookupToken(getenv func(string) string, home string, url URLSource) (string
 }
 
 // RefusedToken words a collector's refusal of the token (HTTP 401) for
-// whoever sent it, LookupToken's token and source in home: what it refused,
-// named by where the token came from, and what gives it one it takes. A
-// token from the environment is exported anew. One from the token file is
+// whoever sent it, LookupToken's token and source in home, and why the
+// collector refused it (Refusal of its answer; "" when not read): what it
+// refused, named by where the token came from, and what gives it one it
+// takes. A token from the environment is exported anew; when revoked
+// (Revoked), a new one from the collector's admin, exported or installed
+// once HOOKWATCH_TOKEN no longer overrides the token file. One from the token file is
 // a team server user's, revoked or never the collector's: its admin makes
 // a new one ('hookwatch token create'), which install puts in its place;
 // the same goes when the file holds none. With no token at all, on the
@@ -249,11 +252,13 @@ func lookupToken(getenv func(string) string, home string, url URLSource) (string
 // what completes "the collector at URL …" and, but for the file's path,
 // has neither colon nor parenthesis, so that the caller adds the HTTP
 // status after it; fix is what to do, a command at its end.
-func RefusedToken(src TokenSource, token, home string) (what, fix string) {
+func RefusedToken(src TokenSource, token, home, why string) (what, fix string) {
 	const export = "export HOOKWATCH_TOKEN=<the token hookwatch serve runs with, or one of 'hookwatch token create'>, in the environment Claude Code starts from too"
 	const install = " ('hookwatch token create --user NAME') and install it: hookwatch install --token-file FILE"
 	file := filepath.Join(home, TokenFile)
 	switch {
+	case src == TokenFromEnv && Revoked(why):
+		return "refuses HOOKWATCH_TOKEN", "ask the collector's admin for a new token ('hookwatch token create --user NAME', where the collector runs), then export HOOKWATCH_TOKEN=<the new token> in the environment Claude Code starts from too, or unset HOOKWATCH_TOKEN and install it: hookwatch install --token-file FILE"
 	case src == TokenFromEnv:
 		return "refuses HOOKWATCH_TOKEN", export
 	case src == TokenFromFile && token != "":

@@ -192,9 +192,18 @@ func TestTokenSource(t *testing.T) {
 		token             string
 		src               hook.TokenSource
 		what, fix, notFix string
+		why               string // the collector's refusal
 	}{
 		{name: "environment", env: "hwt_env", url: "https://hw.example.com", inFile: "hwt_file", token: "hwt_env", src: hook.TokenFromEnv,
 			what: "refuses HOOKWATCH_TOKEN", fix: "export HOOKWATCH_TOKEN=", notFix: "--token-file"},
+		// Revoked: the server's token or one made anywhere but where the
+		// collector runs is no fix; a new one from its admin is.
+		{name: "environment, revoked", env: "hwt_env", url: "https://hw.example.com", token: "hwt_env", src: hook.TokenFromEnv,
+			why:  hook.RevokedToken + " at 2026-11-30T09:00:00Z: ask the server's admin for a new one",
+			what: "refuses HOOKWATCH_TOKEN", fix: "ask the collector's admin for a new token ('hookwatch token create --user NAME', where the collector runs), then export HOOKWATCH_TOKEN=<the new token>", notFix: "serve runs with"},
+		{name: "environment, revoked: unset it for the file", env: "hwt_env", url: "https://hw.example.com", token: "hwt_env", src: hook.TokenFromEnv,
+			why:  hook.RevokedToken + " at 2026-11-30T09:00:00Z",
+			what: "refuses HOOKWATCH_TOKEN", fix: "or unset HOOKWATCH_TOKEN and install it: hookwatch install --token-file FILE", notFix: "serve runs with"},
 		{name: "file", url: "https://hw.example.com", inFile: "hwt_file", token: "hwt_file", src: hook.TokenFromFile,
 			what: "refuses the token in " + file, fix: "a new token ('hookwatch token create --user NAME') and install it: hookwatch install --token-file FILE", notFix: "export"},
 		{name: "file holds none", url: "https://hw.example.com", src: hook.TokenFromFile,
@@ -215,7 +224,7 @@ func TestTokenSource(t *testing.T) {
 			if cfg.Token != tc.token || cfg.TokenSource != tc.src {
 				t.Fatalf("token %q from %d, want %q from %d", cfg.Token, cfg.TokenSource, tc.token, tc.src)
 			}
-			what, fix := hook.RefusedToken(cfg.TokenSource, cfg.Token, home)
+			what, fix := hook.RefusedToken(cfg.TokenSource, cfg.Token, home, tc.why)
 			if !strings.Contains(what, tc.what) || !strings.Contains(fix, tc.fix) || strings.Contains(fix, tc.notFix) {
 				t.Errorf("refused: %q, fix %q; want %q, fix with %q and without %q", what, fix, tc.what, tc.fix, tc.notFix)
 			}

@@ -38,3 +38,13 @@ func Refusal(body []byte, sent string) string {
 	}
 	return s
 }
+
+// RevokedToken begins a hookwatch collector's refusal of a revoked token
+// (collector/auth.go words it from it), which Revoked tells from its other
+// refusals.
+const RevokedToken = "this bearer token was revoked"
+
+// Revoked reports whether why, a collector's refusal as Refusal returns it,
+// says the token was revoked: a token that will never be taken again,
+// which only a new one replaces.
+func Revoked(why string) bool { return strings.HasPrefix(why, RevokedToken) }

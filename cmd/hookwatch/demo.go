@@ -181,7 +181,7 @@ func postBatch(ctx context.Context, client *http.Client, base, token string, env
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
-		return 0, errTokenRefused(base)
+		return 0, errTokenRefused(base, msg)
 	case resp.StatusCode/100 != 2:
 		return 0, fmt.Errorf("the collector at %s refused %s: HTTP %d: %s", base, what, resp.StatusCode, bytes.TrimSpace(msg))
 	}

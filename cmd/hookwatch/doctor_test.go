@@ -407,7 +407,13 @@ func TestDoctorHTTPRoundTripRevoked(t *testing.T) {
 		`the collector says: "this bearer token was revoked at 2026-11-30T09:00:00Z: ask the server's admin for a new one`,
 		// Exporting the token file's token again would change nothing.
 		"fix: ask the collector's admin for a new token", "hookwatch install --token-file FILE")
-	wantCheck(t, r, "collector", doctor.Fail, "refuses HOOKWATCH_TOKEN (HTTP 401)", `the collector says: "this bearer token was revoked at 2026-11-30T09:00:00Z`)
+	// HOOKWATCH_TOKEN, revoked, is replaced by a new token, exported or
+	// installed once HOOKWATCH_TOKEN no longer overrides the file.
+	wantCheck(t, r, "collector", doctor.Fail, "refuses HOOKWATCH_TOKEN (HTTP 401)", `the collector says: "this bearer token was revoked at 2026-11-30T09:00:00Z`,
+		"fix: ask the collector's admin for a new token", "export HOOKWATCH_TOKEN=<the new token>", "unset HOOKWATCH_TOKEN and install it: hookwatch install --token-file FILE")
+	if c := check(t, r, "collector"); strings.Contains(c.Fix, "hookwatch serve runs with") {
+		t.Errorf("the fix for a revoked HOOKWATCH_TOKEN exports the server's: %s", c.Fix)
+	}
 	if c := check(t, r, "round trip (http)"); strings.Contains(c.Fix, "export") {
 		t.Errorf("the fix for a revoked token exports it again: %s", c.Fix)
 	}

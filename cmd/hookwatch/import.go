@@ -749,7 +749,7 @@ func apiPages(ctx context.Context, client *http.Client, base, token, u string, p
 			return false, nil
 		case http.StatusUnauthorized:
 			resp.Body.Close()
-			return false, errTokenRefused(base)
+			return false, errTokenRefused(base, nil)
 		}
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()

@@ -200,7 +200,7 @@ func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
 	case resp.StatusCode == http.StatusOK:
 		return body, nil
 	case resp.StatusCode == http.StatusUnauthorized:
-		return nil, errTokenRefused(base)
+		return nil, errTokenRefused(base, body)
 	}
 	msg := hook.Refusal(body, "")
 	if msg == "" {
@@ -210,12 +210,13 @@ func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
 }
 
 // errTokenRefused is the error of a request the collector at base refused
-// for the token collectorURL read (HTTP 401), naming where that token came
-// from and what fixes it (hook.RefusedToken).
-func errTokenRefused(base string) error {
+// for the token collectorURL read (HTTP 401), with the answer's body (nil
+// when not read), naming where that token came from and what fixes it
+// (hook.RefusedToken).
+func errTokenRefused(base string, body []byte) error {
 	home := hook.Home(os.Getenv)
 	token, src := hook.LookupToken(os.Getenv, home)
-	what, fix := hook.RefusedToken(src, token, home)
+	what, fix := hook.RefusedToken(src, token, home, hook.Refusal(body, token))
 	return fmt.Errorf("the collector at %s %s (HTTP 401): %s", base, what, fix)
 }
 
