@@ -898,7 +898,82 @@ test('back from a session, the list is where it was, the focus on the session op
   await page.locator(`[data-session="${was.id}"]`).waitFor();
   await page.waitForTimeout(200);
   assert.deepEqual(await underPointer(page, 200), was, 'the row opened is where it was');
-  assert.equal(await page.evaluate(() => document.activeElement?.closest('[data-session]')?.dataset.session), was.id, 'the focus on its link');
+  assert.equal(await page.evaluate(() => {
+    const l = document.activeElement;
+    return l?.getAttribute('role') === 'listbox' && document.getElementById(l.getAttribute('aria-activedescendant'))?.dataset.session;
+  }), was.id, 'the focus on the list, its selection on the row');
+  clean(seen);
+  await page.close();
+});
+
+test('the session list from the keyboard: arrows and j/k move the selection, Enter opens, Escape and Backspace come back', async () => {
+  const sessions = (await all('/v1/sessions', 'sessions')).map((s) => s.id);
+  const { page, seen } = await open('/#/');
+  await page.getByTestId('session-count').filter({ hasText: /^[\d,]+ sessions$/ }).waitFor();
+  // selected: the session of the row the list says is selected, and that it is the only one.
+  const selected = () => page.evaluate(() => {
+    const l = document.querySelector('.slist');
+    const rows = [...l.querySelectorAll('[role=option][aria-selected=true]')];
+    const active = document.getElementById(l.getAttribute('aria-activedescendant') || '');
+    return { n: rows.length, id: rows[0]?.dataset.session, active: active?.dataset.session, focused: document.activeElement === l };
+  });
+  // Tab from the last column header reaches the list, one stop, on its first row.
+  await page.getByRole('button', { name: /^calls/ }).focus();
+  await page.keyboard.press('Tab');
+  assert.deepEqual(await selected(), { n: 1, id: sessions[0], active: sessions[0], focused: true }, 'Tab: the list, its first row selected');
+  const steps = [['ArrowDown', 1], ['j', 2], ['j', 3], ['k', 2], ['ArrowUp', 1], ['End', sessions.length - 1], ['Home', 0]];
+  for (const [key, i] of steps) {
+    await page.keyboard.press(key);
+    await page.waitForFunction((id) => document.querySelector('.slist [aria-selected=true]')?.dataset.session === id, sessions[i], { timeout: 2000 }).catch(() => {});
+    assert.deepEqual(await selected(), { n: 1, id: sessions[i], active: sessions[i], focused: true }, `${key}: row ${i}`);
+  }
+  // Past the bottom of the view: the selected row is scrolled into it.
+  for (let i = 0; i < 25; i++) await page.keyboard.press('j');
+  await page.waitForTimeout(100);
+  assert.equal((await selected()).id, sessions[25]);
+  const inView = () => page.evaluate(() => {
+    const l = document.querySelector('.slist').getBoundingClientRect();
+    const r = document.querySelector('.slist [aria-selected=true]').getBoundingClientRect();
+    return r.top >= l.top && r.bottom <= l.bottom;
+  });
+  assert.ok(await inView(), 'the selected row is in view');
+  // The selection is visible while the list has the focus.
+  const row = page.locator(`.slist [data-session="${sessions[25]}"]`);
+  assert.notEqual(await row.evaluate((r) => getComputedStyle(r).outlineStyle), 'none', 'the selected row is outlined');
+  const other = page.locator(`.slist [data-session="${sessions[24]}"]`);
+  assert.equal(await other.evaluate((r) => getComputedStyle(r).outlineStyle), 'none', 'the others are not');
+  const top = await row.evaluate((r) => Math.round(r.getBoundingClientRect().top));
+  // Enter opens it; Escape goes back to the list where it was, the selection on it.
+  await page.keyboard.press('Enter');
+  await page.waitForURL(new RegExp('#/s/' + encodeURIComponent(sessions[25])));
+  await loaded(page);
+  await page.keyboard.press('Escape');
+  await page.waitForURL(/#\/$/);
+  await row.waitFor();
+  await page.waitForFunction((id) => document.activeElement?.getAttribute('aria-activedescendant') && document.querySelector('.slist [aria-selected=true]')?.dataset.session === id, sessions[25], { timeout: 5000 }).catch(() => {});
+  assert.deepEqual(await selected(), { n: 1, id: sessions[25], active: sessions[25], focused: true }, 'Escape: back on the row opened');
+  assert.equal(await row.evaluate((r) => Math.round(r.getBoundingClientRect().top)), top, 'where it was');
+  // Backspace too, from the next one.
+  await page.keyboard.press('j');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(new RegExp('#/s/' + encodeURIComponent(sessions[26])));
+  await loaded(page);
+  await page.keyboard.press('Backspace');
+  await page.waitForURL(/#\/$/);
+  await page.waitForFunction((id) => document.querySelector('.slist [aria-selected=true]')?.dataset.session === id, sessions[26], { timeout: 5000 }).catch(() => {});
+  assert.deepEqual(await selected(), { n: 1, id: sessions[26], active: sessions[26], focused: true }, 'Backspace: back on the row opened');
+  // Typed in the search box, j and k are letters.
+  await page.getByLabel('Search sessions').focus();
+  await page.keyboard.type('jk');
+  assert.equal(await page.getByLabel('Search sessions').inputValue(), 'jk');
+  // Cleared, the list is back, its selection where it was: the next row
+  // is the one after it (brought into view, wherever the list was scrolled).
+  await page.getByLabel('Search sessions').fill('');
+  await page.locator('.slist').focus();
+  await page.keyboard.press('j');
+  await page.waitForFunction((id) => document.querySelector('.slist [aria-selected=true]')?.dataset.session === id, sessions[27], { timeout: 5000 }).catch(() => {});
+  assert.deepEqual(await selected(), { n: 1, id: sessions[27], active: sessions[27], focused: true }, 'the selection stayed, j moves on from it');
+  assert.ok(await inView(), 'the selected row is in view');
   clean(seen);
   await page.close();
 });

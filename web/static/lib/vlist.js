@@ -15,8 +15,15 @@ import { html, useState, useEffect, useRef, useLayoutEffect } from './html.js';
  * keeps up to date ({ key, offset }: the row at the top of the view, and how
  * far it is scrolled past), and scrolls back to when it is drawn again (back
  * from another view).
+ *
+ * reveal, an object { index } made anew for each move (a key pressed),
+ * scrolls that row just into view, at the edge it was past, as a
+ * keyboard's selection moves: unlike scrollTo, it does not centre it, and
+ * the same index asked again is brought into view again. role (list by
+ * default) and attrs (more attributes of the scrolling element: a
+ * listbox's tabindex, aria-activedescendant, onKeyDown) make it a widget.
  */
-export function VList({ items, rowHeight, row, overscan = 8, class: cls = '', scrollTo = -1, label = '', keyOf = null, place = null }) {
+export function VList({ items, rowHeight, row, overscan = 8, class: cls = '', scrollTo = -1, label = '', keyOf = null, place = null, reveal = null, role = 'list', attrs = null }) {
   const ref = useRef(null);
   const [view, setView] = useState({ top: 0, height: 600 });
   // The items drawn last, and the scroll position they were drawn at: to
@@ -91,13 +98,24 @@ export function VList({ items, rowHeight, row, overscan = 8, class: cls = '', sc
     }
   }, [scrollTo, rowHeight]);
 
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el || !reveal || !(reveal.index >= 0)) return;
+    const y = reveal.index * rowHeight;
+    if (y < el.scrollTop) el.scrollTop = y;
+    else if (y + rowHeight > el.scrollTop + el.clientHeight) el.scrollTop = y + rowHeight - el.clientHeight;
+    // Drawn at once, not a frame later from the scroll event: the row
+    // selected is in the page when the focus is told of it.
+    setView({ top: el.scrollTop, height: el.clientHeight || 600 });
+  }, [reveal]);
+
   const n = items.length;
   const first = Math.max(0, Math.floor(view.top / rowHeight) - overscan);
   const last = Math.min(n, Math.ceil((view.top + view.height) / rowHeight) + overscan);
   const rows = [];
   for (let i = first; i < last; i++) rows.push(row(items[i], i));
   return html`
-    <div class=${'vlist ' + cls} ref=${ref} role="list" aria-label=${label} data-count=${n} style=${keyOf ? { overflowAnchor: 'none' } : undefined}>
+    <div class=${'vlist ' + cls} ref=${ref} role=${role} aria-label=${label} ...${attrs || {}} data-count=${n} style=${keyOf ? { overflowAnchor: 'none' } : undefined}>
       <div class="vlist-space" style=${{ height: n * rowHeight + 'px' }}>
         <div class="vlist-rows" style=${{ transform: `translateY(${first * rowHeight}px)` }}>${rows}</div>
       </div>

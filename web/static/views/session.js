@@ -10,7 +10,7 @@ import { comparePath } from './compare.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
 import { showStreamState, CONNECT_WAIT } from '../lib/live.js';
-import { statusOf, lineageOf, lineageVerb, lineageTitle, countOf, childrenOf, knownSession, StatusPill, Modelling } from './sessions.js';
+import { statusOf, lineageOf, lineageVerb, lineageTitle, countOf, childrenOf, knownSession, StatusPill, Modelling, backToList, editable } from './sessions.js';
 
 /** SIGNAL_PARAMS are the thresholds of GET …/signals a link can set. */
 const SIGNAL_PARAMS = ['failed_repeats', 'read_repeats', 'thrash_switches', 'outlier_factor', 'outlier_siblings', 'outlier_calls', 'outlier_duration', 'stalled_after'];
@@ -730,11 +730,26 @@ export function SessionView({ id, params }) {
     }
   }, [s.version, params]);
 
+  // Escape closes the details; with none open, Escape (or Backspace)
+  // goes back to the list, where it was. A key a field or a widget took
+  // (a search, a select, a handler that prevented its default) is left
+  // to it.
+  const isSelected = useRef(false);
+  isSelected.current = Boolean(selected);
   useEffect(() => {
-    const onKey = (e) => { if (e.key === 'Escape') setSelected(null); };
+    const onKey = (e) => {
+      if (e.key !== 'Escape' && e.key !== 'Backspace') return;
+      if (e.key === 'Escape' && isSelected.current) {
+        setSelected(null);
+        return;
+      }
+      if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || editable(e.target)) return;
+      e.preventDefault();
+      backToList(id);
+    };
     addEventListener('keydown', onKey);
     return () => removeEventListener('keydown', onKey);
-  }, []);
+  }, [id]);
 
   // What opened the inspector gets the focus back when it closes, rather
   // than the page's body (where it falls when the focus was inside the

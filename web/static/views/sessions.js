@@ -229,10 +229,41 @@ const store = {
   again: false,
   // Where the list was left (VList's place), and the session last opened
   // from it: back from that session, the list is where it was, the focus
-  // on that session's row.
+  // on that session's row. selected is the session the keyboard's
+  // selection is on ('' for the first row shown).
   place: { key: '', offset: 0 },
   opened: '',
+  selected: '',
 };
+
+/**
+ * backToList goes from the session id shows back to the list: back in the
+ * history when the list opened it (the list's filters, place and selection
+ * are the entry before), else to the list's own page.
+ */
+export function backToList(id) {
+  if (store.opened && store.opened === id) history.back();
+  else location.hash = '#/';
+}
+
+/** openSession shows a session of the list, remembered for the way back. */
+function openSession(id) {
+  store.opened = id;
+  store.selected = id;
+  location.hash = href(id);
+}
+
+/**
+ * editable tells a key typed into a field (a search, a select) from one
+ * for the page: the list's and the session's keys leave the former alone.
+ */
+export function editable(el) {
+  return Boolean(el && el.closest && el.closest('input, textarea, select, [contenteditable=""], [contenteditable=true]'));
+}
+
+// LIST_KEYS are the keys that move the list's selection, by how far: a
+// number of rows, or the first or last row.
+const LIST_KEYS = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1, PageDown: 'page', PageUp: '-page', Home: 'first', End: 'last' };
 
 function changed() {
   store.list = [...store.byID.values()].sort((a, b) => (b._last - a._last) || (a.id < b.id ? 1 : -1));
@@ -348,23 +379,27 @@ function Lineage({ s }) {
   const children = childrenOf(s);
   if (!l.length && !children.length) return null;
   return html`<span class="lineage">${l.map((x) => html`
-    <span class=${'tag tag-' + x.kind.split(' ')[0]} title=${lineageTitle(x)}>${x.from ? lineageVerb(x) : x.kind}${x.n > 1 ? ' ×' + x.n : ''}${x.from && html` <a href=${href(x.from)}>${shortID(x.from)}</a>`}</span>`)}${children.map((g) => html`
-    <span class=${'tag tag-child tag-' + g.kind} data-testid="session-children" title=${g.verb + ' ' + g.ids.join(', ')}>→ ${g.verb} <a href=${href(g.ids[0])}>${shortID(g.ids[0])}</a>${g.ids.length > 1 ? ` +${g.ids.length - 1}` : ''}</span>`)}</span>`;
+    <span class=${'tag tag-' + x.kind.split(' ')[0]} title=${lineageTitle(x)}>${x.from ? lineageVerb(x) : x.kind}${x.n > 1 ? ' ×' + x.n : ''}${x.from && html` <a tabIndex="-1" href=${href(x.from)}>${shortID(x.from)}</a>`}</span>`)}${children.map((g) => html`
+    <span class=${'tag tag-child tag-' + g.kind} data-testid="session-children" title=${g.verb + ' ' + g.ids.join(', ')}>→ ${g.verb} <a tabIndex="-1" href=${href(g.ids[0])}>${shortID(g.ids[0])}</a>${g.ids.length > 1 ? ` +${g.ids.length - 1}` : ''}</span>`)}</span>`;
 }
 
-function Row({ s, now }) {
+/** rowID is the element id of the list's row at index i: its listbox's aria-activedescendant. */
+const rowID = (i) => 'srow-' + i;
+
+function Row({ s, i, now, selected }) {
   const end = s.ended_at ? ms(s.ended_at) : s._last;
   const dur = end - s._first;
   const count = (v, cls, title) => html`<span class=${'num ' + (v > 0 ? cls : v === 0 ? 'zero' : '')} title=${title || undefined}>${fmtNum(v)}</span>`;
   const rejected = countOf(s, 'rejected');
   return html`
-    <div class=${'srow st-' + s._status} role="listitem" data-session=${s.id} onClick=${(e) => {
+    <div class=${'srow st-' + s._status} role="option" id=${rowID(i)} aria-selected=${selected ? 'true' : 'false'} data-session=${s.id} onClick=${(e) => {
       store.opened = s.id;
+      store.selected = s.id;
       if (!e.target.closest('a') && !getSelection().toString()) location.hash = href(s.id);
     }}>
       <span><${StatusPill} s=${s} now=${now} /></span>
       <span class="title">
-        <a class="t1" href=${href(s.id)} title=${s.title || undefined}>${s.title ? truncate(s.title, 140) : html`<span class="muted">untitled</span>`}</a>
+        <a class="t1" tabIndex="-1" href=${href(s.id)} title=${s.title || undefined}>${s.title ? truncate(s.title, 140) : html`<span class="muted">untitled</span>`}</a>
         <span class="t2">${shortID(s.id, 8)}${s.model ? ' · ' + s.model : ''}${s.user ? ' · ' + s.user : ''}<${Modelling} behind=${s._behind} live=${false} /></span>
       </span>
       <span class="proj" title=${s.cwd || ''}>${s._project || '–'}</span>
@@ -402,22 +437,27 @@ export function SessionList({ params }) {
   const sort = parseSort(sortBy);
   const [now, setNow] = useState(Date.now());
   const searchRef = useRef(null);
+  const [selected, setSelected] = useState(store.selected);
+  // reveal is VList's: { index } of the row a key moved the selection to.
+  const [reveal, setReveal] = useState(null);
 
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), 15000);
     return () => clearInterval(t);
   }, []);
-  // Back from a session opened from the list, the focus goes to its row
-  // (VList scrolled it back into place): a keyboard goes on from there.
-  // The row is drawn a frame or two after the list.
+  // Back from a session opened from the list, the focus goes to the list,
+  // its selection on that session's row (VList scrolled it back into
+  // place): a keyboard goes on from there. The list is drawn a frame or
+  // two after the view.
   useEffect(() => {
     const id = store.opened;
     store.opened = '';
     if (!id) return;
+    setSelected(id);
     let raf = 0, tries = 10;
     const focus = () => {
-      const a = document.querySelector(`.slist [data-session="${CSS.escape(id)}"] a.t1`);
-      if (a) a.focus({ preventScroll: true });
+      const l = document.querySelector('.slist');
+      if (l && l.querySelector(`[data-session="${CSS.escape(id)}"]`)) l.focus({ preventScroll: true });
       else if (--tries > 0) raf = requestAnimationFrame(focus);
     };
     raf = requestAnimationFrame(focus);
@@ -483,6 +523,50 @@ export function SessionList({ params }) {
       && (s._last >= since));
   }, [st.list, q, project, status, range, range && now]);
   const sorted = useMemo(() => sortSessions(shown, sort), [shown, sort.key, sort.asc]);
+  // The row selected, by session, so that it stays on its session while
+  // live changes and filters move it; the first row when that session is
+  // not shown (none chosen yet, or filtered out).
+  const selIndex = useMemo(() => {
+    const i = selected ? sorted.findIndex((s) => s.id === selected) : -1;
+    return i >= 0 ? i : 0;
+  }, [sorted, selected]);
+  // onListKey moves the selection (LIST_KEYS) and opens its session
+  // (Enter); a key typed into a field is the field's, and a link of a row
+  // that has the focus follows itself on Enter.
+  const onListKey = (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey || editable(e.target) || !sorted.length) return;
+    if (e.key === 'Enter') {
+      if (e.target.closest('a')) return;
+      e.preventDefault();
+      openSession(sorted[selIndex].id);
+      return;
+    }
+    const by = LIST_KEYS[e.key];
+    if (by === undefined) return;
+    e.preventDefault();
+    const page = Math.max(1, Math.floor((e.currentTarget.clientHeight || 440) / 44) - 1);
+    const to = by === 'first' ? 0 : by === 'last' ? sorted.length - 1
+      : selIndex + (by === 'page' ? page : by === '-page' ? -page : by);
+    const i = Math.max(0, Math.min(sorted.length - 1, to));
+    store.selected = sorted[i].id;
+    setSelected(store.selected);
+    setReveal({ index: i });
+  };
+  // A key for the list pressed while nothing has the focus (the page just
+  // opened, or a click on the background) goes to the list.
+  const listKey = useRef(onListKey);
+  listKey.current = onListKey;
+  useEffect(() => {
+    const on = (e) => {
+      if (e.target !== document.body || !(e.key in LIST_KEYS)) return;
+      const l = document.querySelector('.slist');
+      if (!l) return;
+      l.focus({ preventScroll: true });
+      listKey.current({ key: e.key, target: l, currentTarget: l, altKey: e.altKey, ctrlKey: e.ctrlKey, metaKey: e.metaKey, preventDefault: () => e.preventDefault() });
+    };
+    addEventListener('keydown', on);
+    return () => removeEventListener('keydown', on);
+  }, []);
 
   // sortButton is a column header that orders the list by SORTS[key]; a
   // call, not a component, so that a press keeps the focus on it.
@@ -537,7 +621,8 @@ export function SessionList({ params }) {
             ? html`<div class="empty" data-testid="no-match"><p>No session matches ${describeFilters({ q, project: projects.find(([k]) => k === project)?.[1] || project, status, range })}.</p>
                 <p><button type="button" onClick=${() => { setQ(''); setProject(''); setStatus(''); setRange(''); searchRef.current?.focus(); }}>Clear the filters</button></p></div>`
             : html`<${VList} label="Sessions" items=${sorted} rowHeight=${44} class="slist" keyOf=${sessionKey} place=${store.place}
-                row=${(s) => html`<${Row} key=${s.id} s=${s} now=${now} />`} />`}
+                role="listbox" reveal=${reveal} attrs=${{ tabIndex: 0, 'aria-activedescendant': rowID(selIndex), onKeyDown: onListKey }}
+                row=${(s, i) => html`<${Row} key=${s.id} s=${s} i=${i} now=${now} selected=${i === selIndex} />`} />`}
       </div>
     </section>`;
 }
