@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -583,28 +584,38 @@ func BenchmarkFirstRender(b *testing.B) {
 }
 
 // BenchmarkSessionList measures, in headless Chromium, the time to the
-// first rows and to the whole list of 10,000 sessions, and how long a
-// search over them takes to show.
+// first rows and to the whole list of 10,000 sessions (HW_BENCH_SESSIONS
+// sessions when set: a team server's 50,000), how long a search over them
+// takes to show, and the page's JavaScript heap with the list loaded.
 func BenchmarkSessionList(b *testing.B) {
 	node := browserTools(b)
-	url := serve(b, demo.Sessions(10000, time.Now().UTC(), 9), "")
-	var first, full, search, sessions float64
+	n := 10000
+	if v := os.Getenv("HW_BENCH_SESSIONS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			b.Fatalf("HW_BENCH_SESSIONS=%q: want a number of sessions", v)
+		}
+	}
+	url := serve(b, demo.Sessions(n, time.Now().UTC(), 9), "")
+	var first, full, search, heap, sessions float64
 	b.ResetTimer()
 	for b.Loop() {
 		out := runNode(b, node, []string{"HOOKWATCH_URL=" + url, "HW_RUNS=1"}, "bench.mjs")
-		var r struct{ First, Full, Search, Sessions float64 }
+		var r struct{ First, Full, Search, Heap, Sessions float64 }
 		if err := json.Unmarshal(out[strings.LastIndexByte(strings.TrimSpace(string(out)), '\n')+1:], &r); err != nil {
 			b.Fatalf("cannot read the benchmark's result: %v\n%s", err, out)
 		}
 		first += r.First
 		full += r.Full
 		search += r.Search
+		heap += r.Heap
 		sessions = r.Sessions
 	}
-	n := float64(b.N)
-	b.ReportMetric(first/n, "ms-first-rows")
-	b.ReportMetric(full/n, "ms-all-rows")
-	b.ReportMetric(search/n, "ms-search")
+	runs := float64(b.N)
+	b.ReportMetric(first/runs, "ms-first-rows")
+	b.ReportMetric(full/runs, "ms-all-rows")
+	b.ReportMetric(search/runs, "ms-search")
+	b.ReportMetric(heap/runs/1e6, "MB-heap")
 	b.ReportMetric(sessions, "sessions")
 	b.ReportMetric(0, "ns/op")
 }

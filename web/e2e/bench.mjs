@@ -3,10 +3,12 @@
 //   the timeline with the whole model drawn (every agent and tool call of
 //   the collector), and to every event loaded, for one session;
 //   without HW_SESSION: time to the first rows of the session list and to
-//   the whole list, and how long a search over it takes to show.
+//   the whole list, how long a search over it takes to show, and the
+//   page's JavaScript heap once the list is loaded (after a garbage
+//   collection: what the tab keeps).
 //   HOOKWATCH_URL=http://127.0.0.1:7421 HW_SESSION=<id> HW_RUNS=5 node bench.mjs
 // Prints one line per run and, last, the medians as JSON
-// ({"first", "model", "loaded" (ms), "events"} or {"first", "full", "search" (ms), "sessions"}).
+// ({"first", "model", "loaded" (ms), "events"} or {"first", "full", "search" (ms), "heap" (bytes), "sessions"}).
 // go test ./web -bench . starts a collector with a 20,000-event session or
 // 10,000 sessions and runs this.
 import { launch } from './browser.mjs';
@@ -48,7 +50,7 @@ const median = (xs) => {
 };
 
 const browser = await launch();
-const firsts = [], fulls = [], models = [], searches = [];
+const firsts = [], fulls = [], models = [], searches = [], heaps = [];
 let events = 0;
 try {
   // One warm-up load so that the runs measure the dashboard, not the
@@ -78,12 +80,17 @@ try {
       await page.goto(BASE + '/#/');
       await page.waitForFunction(() => window.__hw && window.__hw.list && window.__hw.list.loaded, null, { timeout: 120000 });
       const r = await page.evaluate(() => ({ first: window.__hw.list.first, full: window.__hw.list.loaded, n: document.querySelector('[aria-label=Sessions]').dataset.count }));
+      const cdp = await browser.ctx.newCDPSession(page);
+      await cdp.send('HeapProfiler.collectGarbage');
+      const { usedSize: heap } = await cdp.send('Runtime.getHeapUsage');
+      await cdp.detach();
       // A search over every session, from the keystroke to the filtered rows.
       const t0 = Date.now();
       await page.getByLabel('Search sessions').fill('refund');
       await page.getByTestId('session-count').filter({ hasText: / of / }).waitFor();
       const search = Date.now() - t0;
-      console.log(`run ${i + 1}: first rows ${r.first.toFixed(0)} ms, all ${r.n} sessions ${r.full.toFixed(0)} ms, search ${search} ms`);
+      console.log(`run ${i + 1}: first rows ${r.first.toFixed(0)} ms, all ${r.n} sessions ${r.full.toFixed(0)} ms, search ${search} ms, heap ${(heap / 1e6).toFixed(1)} MB`);
+      heaps.push(heap);
       firsts.push(r.first);
       fulls.push(r.full);
       searches.push(search);
@@ -96,4 +103,4 @@ try {
 }
 console.log(JSON.stringify(SESSION
   ? { first: Math.round(median(firsts)), model: Math.round(median(models)), loaded: Math.round(median(fulls)), events }
-  : { first: Math.round(median(firsts)), full: Math.round(median(fulls)), search: median(searches), sessions: events }));
+  : { first: Math.round(median(firsts)), full: Math.round(median(fulls)), search: median(searches), heap: median(heaps), sessions: events }));
