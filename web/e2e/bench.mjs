@@ -79,7 +79,9 @@ try {
     } else {
       await page.goto(BASE + '/#/');
       await page.waitForFunction(() => window.__hw && window.__hw.list && window.__hw.list.loaded, null, { timeout: 120000 });
-      const r = await page.evaluate(() => ({ first: window.__hw.list.first, full: window.__hw.list.loaded, n: document.querySelector('[aria-label=Sessions]').dataset.count }));
+      const r = await page.evaluate(() => ({ first: window.__hw.list.first, full: window.__hw.list.loaded, n: document.querySelector('[aria-label=Sessions]').dataset.count,
+        // What the collector took to answer each page of the list, from the request sent to the last byte.
+        pages: performance.getEntriesByType('resource').filter((e) => /\/v1\/sessions\?/.test(e.name)).map((e) => e.responseEnd - e.requestStart) }));
       const cdp = await browser.ctx.newCDPSession(page);
       await cdp.send('HeapProfiler.collectGarbage');
       const { usedSize: heap } = await cdp.send('Runtime.getHeapUsage');
@@ -89,7 +91,7 @@ try {
       await page.getByLabel('Search sessions').fill('refund');
       await page.getByTestId('session-count').filter({ hasText: / of / }).waitFor();
       const search = Date.now() - t0;
-      console.log(`run ${i + 1}: first rows ${r.first.toFixed(0)} ms, all ${r.n} sessions ${r.full.toFixed(0)} ms, search ${search} ms, heap ${(heap / 1e6).toFixed(1)} MB`);
+      console.log(`run ${i + 1}: first rows ${r.first.toFixed(0)} ms, all ${r.n} sessions ${r.full.toFixed(0)} ms, search ${search} ms, heap ${(heap / 1e6).toFixed(1)} MB, ${r.pages.length} pages of the API answered in ${median(r.pages).toFixed(0)} ms each (median), ${r.pages.reduce((a, b) => a + b, 0).toFixed(0)} ms in all`);
       heaps.push(heap);
       firsts.push(r.first);
       fulls.push(r.full);
