@@ -2,13 +2,16 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/store"
 )
 
 // Retention (Config.Retain, Config.RetainBytes) deletes whole sessions
-// (events, summary and model rows) in the background: a pass at start and
+// (events, summary and model rows, and their compaction archive) in the
+// background: a pass at start and
 // every pruneEvery, each in
 // transactions of pruneBatch sessions with a pause between them, so that
 // ingest, which shares the store's writer, waits for one small batch at
@@ -41,6 +44,7 @@ func (s *Server) retain(ctx context.Context, r store.Retention) {
 // prunePass deletes the sessions older than Retain, then the least
 // recently active ones while the store is above RetainBytes.
 func (s *Server) prunePass(ctx context.Context, r store.Retention) {
+	defer s.pruneArchives(ctx)
 	if _, shared := s.store.(store.Shared); shared && !s.modeler.isLeading() {
 		return
 	}
@@ -58,6 +62,35 @@ func (s *Server) prunePass(ctx context.Context, r store.Retention) {
 			// first.
 			return time.Now().Add(24 * time.Hour), used > s.cfg.RetainBytes
 		})
+	}
+}
+
+// pruneArchives deletes the compaction archive (Config.ArchiveDir) of the
+// sessions retention deleted, on every collector, leading or not: the
+// archive is this machine's. What is not stored and was last written
+// before the retention's age (a day, under a size cap alone) is gone: an
+// archive written since may belong to a session whose events are still on
+// their way.
+func (s *Server) pruneArchives(ctx context.Context) {
+	if s.cfg.ArchiveDir == "" || (s.cfg.Retain <= 0 && s.cfg.RetainBytes <= 0) || ctx.Err() != nil {
+		return
+	}
+	age := s.cfg.Retain
+	if age <= 0 {
+		age = 24 * time.Hour
+	}
+	sessions, bytes, err := ingest.PruneArchives(s.cfg.ArchiveDir, time.Now().Add(-age), func(id string) (bool, error) {
+		_, err := s.store.Session(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil && ctx.Err() == nil {
+		s.log.Error("cannot prune the compaction archive", "dir", s.cfg.ArchiveDir, "err", err)
+	}
+	if sessions > 0 {
+		s.log.Info("pruned the compaction archive", "sessions", sessions, "bytes", bytes)
 	}
 }
 

@@ -1,7 +1,11 @@
 package collector_test
 
 import (
+	"errors"
+	"io/fs"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +95,56 @@ func TestFutureTimeClamped(t *testing.T) {
 	s.getJSON(t, "/v1/sessions/skewed", &v)
 	if !v.LastEventAt.Equal(skewed) {
 		t.Errorf("a clock %s ahead: the session ends at %s, want %s", collector.MaxClockAhead/2, v.LastEventAt, skewed)
+	}
+}
+
+// TestRetentionArchives: retention deletes the compaction archive of each
+// session it pruned (a copy of its transcript, up to 64 MiB a compaction,
+// which would otherwise outlive the session for ever), and keeps the
+// archive of a session still stored, and that of a session not stored yet
+// whose archive was written lately (its events may still be on their way).
+func TestRetentionArchives(t *testing.T) {
+	collector.SetPruneEveryForTest(20 * time.Millisecond)
+	t.Cleanup(func() { collector.SetPruneEveryForTest(time.Minute) })
+	dir := t.TempDir()
+	archive := func(session string, ago time.Duration) string {
+		d := filepath.Join(dir, session, "main")
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Join(d, time.Now().Add(-ago).UTC().Format("20060102T150405.000000000Z")+".jsonl")
+		if err := os.WriteFile(name, []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(name, time.Now().Add(-ago), time.Now().Add(-ago)); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(dir, session)
+	}
+	old, spans, coming := archive("old", 60*time.Hour), archive("spans", 47*time.Hour), archive("coming", time.Minute)
+	s := newServer(t, collector.Config{Retain: 24 * time.Hour, ArchiveDir: dir})
+	at := func(ago time.Duration, kv ...any) event.Envelope {
+		return storetest.Envelope(event.RuntimeClaudeCode, time.Now().Add(-ago), storetest.P(kv...))
+	}
+	s.post(t, []event.Envelope{
+		at(72*time.Hour, "session_id", "old", "hook_event_name", "SessionStart", "source", "startup"),
+		at(48*time.Hour, "session_id", "old", "hook_event_name", "Stop"),
+		at(48*time.Hour, "session_id", "spans", "hook_event_name", "SessionStart", "source", "startup"),
+		at(time.Minute, "session_id", "spans", "hook_event_name", "Stop"),
+	}, 4, 0)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(old); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the archive of the pruned session is still there: %s", old)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, d := range []string{spans, coming} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("an archive retention must keep: %v", err)
+		}
 	}
 }

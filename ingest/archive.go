@@ -240,3 +240,66 @@ func fileExists(name string) bool {
 func archiveName(s string) bool {
 	return s != "" && len(s) <= 128 && !strings.HasPrefix(s, ".") && !strings.ContainsAny(s, "/\\\x00")
 }
+
+// PruneArchives deletes, under the archive directory dir, the archive of
+// every session that stored reports is no longer stored (retention deleted
+// it) and whose files were all last written before before, so that an
+// archive whose session's events are still on their way to the store is
+// kept. It returns how many sessions' archives it deleted and their bytes;
+// an error of stored stops it, a file it cannot delete is skipped.
+func PruneArchives(dir string, before time.Time, stored func(session string) (bool, error)) (sessions int, bytes int64, err error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !archiveName(e.Name()) {
+			continue
+		}
+		root := filepath.Join(dir, e.Name())
+		size, newest := archiveTree(root)
+		if !newest.Before(before) {
+			continue
+		}
+		ok, err := stored(e.Name())
+		if err != nil {
+			return sessions, bytes, err
+		}
+		if ok {
+			continue
+		}
+		if os.RemoveAll(root) == nil {
+			sessions, bytes = sessions+1, bytes+size
+		}
+	}
+	return sessions, bytes, nil
+}
+
+// archiveTree returns the bytes of the files under root and the latest
+// time one of them was written; a tree it cannot read is dated now, which
+// keeps it.
+func archiveTree(root string) (size int64, newest time.Time) {
+	err := filepath.WalkDir(root, func(_ string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.Mode().IsRegular() {
+			size += info.Size()
+			if info.ModTime().After(newest) {
+				newest = info.ModTime()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, time.Now()
+	}
+	return size, newest
+}
