@@ -8,11 +8,13 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -31,8 +33,8 @@ const pruneBatch = 100
 const pruneSynopsis = `prune --older-than AGE [--dry-run] [--db PATH|URL]
 
 Deletes from the database, directly, the sessions whose latest event is
-older than AGE, with everything recorded of them, and says how many it
-deleted; a session still active is kept whole. It is what
+older than AGE, with everything recorded of them (their compaction
+archive in $HOOKWATCH_HOME/archive too), and says how many it deleted; a session still active is kept whole. It is what
 'hookwatch serve --retain AGE' does in the background, once; a collector
 may be running on the same database (it waits for one batch of 100
 sessions at most). --dry-run says how many it would delete, and deletes
@@ -66,7 +68,8 @@ func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := age.retention("older-than"); err != nil {
 		return err
 	}
-	db, name, err := openExistingStore(ctx, *dbFlag, hook.Home(os.Getenv))
+	home := hook.Home(os.Getenv)
+	db, name, err := openExistingStore(ctx, *dbFlag, home)
 	if errors.Is(err, errNoDatabase) {
 		return fmt.Errorf("cannot prune: %w", err)
 	}
@@ -99,8 +102,25 @@ func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			break
 		}
 	}
-	fmt.Fprintf(stdout, "hookwatch prune: deleted %s and %s older than %s from %s\n",
+	fmt.Fprintf(stdout, "hookwatch prune: deleted %s and %s older than %s from %s",
 		counted(sessions, "session"), counted(events, "event"), before.UTC().Format(time.RFC3339), name)
+	// The compaction archive of this machine's hooks holds a copy of the
+	// deleted sessions' transcripts: it goes with them.
+	dir := filepath.Join(home, "archive")
+	archived, bytes, err := ingest.PruneArchives(dir, before, func(id string) (bool, error) {
+		_, err := db.Session(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if archived > 0 {
+		fmt.Fprintf(stdout, ", and the compaction archive of %s in %s (%d bytes)", counted(archived, "session"), dir, bytes)
+	}
+	fmt.Fprintln(stdout)
+	if err != nil {
+		return fmt.Errorf("cannot prune the compaction archive %s: %w", dir, err)
+	}
 	return nil
 }
 

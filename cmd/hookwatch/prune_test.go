@@ -189,3 +189,48 @@ func TestPrune(t *testing.T) {
 		t.Errorf("prune changed the empty file %s: %v", empty, err)
 	}
 }
+
+// TestPruneArchives: prune deletes the compaction archive of the sessions
+// it deleted, under the home's archive directory, and keeps the others'.
+func TestPruneArchives(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	t.Setenv("HOOKWATCH_HOME", home)
+	t.Setenv("HOOKWATCH_DB", "")
+	path := filepath.Join(home, "hookwatch.db")
+	os.MkdirAll(home, 0o700)
+	st, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := time.Now().Add(-100 * 24 * time.Hour)
+	old := storetest.MustEvent(t, storetest.Envelope(event.RuntimeClaudeCode, long, storetest.P("session_id", "old", "hook_event_name", "Stop")))
+	recent := storetest.MustEvent(t, storetest.Envelope(event.RuntimeClaudeCode, time.Now(), storetest.P("session_id", "recent", "hook_event_name", "Stop")))
+	if _, err := st.Insert(context.Background(), []store.Event{old, recent}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	archive := func(session string) string {
+		d := filepath.Join(home, "archive", session, "main")
+		os.MkdirAll(d, 0o700)
+		name := filepath.Join(d, long.UTC().Format("20060102T150405.000000000Z")+".jsonl")
+		if err := os.WriteFile(name, []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(name, long, long)
+		return filepath.Join(home, "archive", session)
+	}
+	oldDir, recentDir := archive("old"), archive("recent")
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"prune", "--older-than", "90d"}, nil, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(oldDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the archive of the deleted session is still there: %v", err)
+	}
+	if _, err := os.Stat(recentDir); err != nil {
+		t.Errorf("the archive of the kept session is gone: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "and the compaction archive of 1 session") {
+		t.Errorf("prune printed %q", stdout.String())
+	}
+}
