@@ -31,8 +31,13 @@ const (
 func (s *Server) retain(ctx context.Context, r store.Retention) {
 	t := time.NewTicker(pruneEvery)
 	defer t.Stop()
-	for {
+	for first := true; ; first = false {
 		s.prunePass(ctx, r)
+		if !first {
+			// Not at the start: what the spool holds, drained
+			// meanwhile, may name a session an archive is of.
+			s.pruneArchives(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -44,7 +49,6 @@ func (s *Server) retain(ctx context.Context, r store.Retention) {
 // prunePass deletes the sessions older than Retain, then the least
 // recently active ones while the store is above RetainBytes.
 func (s *Server) prunePass(ctx context.Context, r store.Retention) {
-	defer s.pruneArchives(ctx)
 	if _, shared := s.store.(store.Shared); shared && !s.modeler.isLeading() {
 		return
 	}

@@ -121,7 +121,6 @@ func TestRetentionArchives(t *testing.T) {
 		}
 		return filepath.Join(dir, session)
 	}
-	old, spans, coming := archive("old", 60*time.Hour), archive("spans", 47*time.Hour), archive("coming", time.Minute)
 	s := newServer(t, collector.Config{Retain: 24 * time.Hour, ArchiveDir: dir})
 	at := func(ago time.Duration, kv ...any) event.Envelope {
 		return storetest.Envelope(event.RuntimeClaudeCode, time.Now().Add(-ago), storetest.P(kv...))
@@ -132,6 +131,7 @@ func TestRetentionArchives(t *testing.T) {
 		at(48*time.Hour, "session_id", "spans", "hook_event_name", "SessionStart", "source", "startup"),
 		at(time.Minute, "session_id", "spans", "hook_event_name", "Stop"),
 	}, 4, 0)
+	old, spans, coming := archive("old", 60*time.Hour), archive("spans", 47*time.Hour), archive("coming", time.Minute)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if _, err := os.Stat(old); errors.Is(err, fs.ErrNotExist) {
