@@ -159,6 +159,13 @@ type modeler struct {
 	queue   []pendingEvent
 	loads   []string // sessions to load whole (stale at start)
 	pending tally    // session → events committed, not applied
+
+	// rederiving is how many stale sessions markStale queued, and
+	// rederiveStart when, until the rounds have loaded them all: the log
+	// says when the derivation an upgrade asked for is done. Under mu.
+	rederiving    int
+	rederiveStart time.Time
+
 	// inCommit and inCommitKeys count, by session and by group key, the
 	// events of the commits under way (committing): another connection
 	// sees a commit before the writer learns it is done, and a reader
@@ -693,7 +700,19 @@ func (m *modeler) markStale(ctx context.Context) {
 			m.loads = append(m.loads, s.ID)
 			m.pending.add(s.ID)
 		}
+		if len(stale) > 0 {
+			m.rederiving += len(stale)
+			if m.rederiveStart.IsZero() {
+				m.rederiveStart = time.Now()
+			}
+		}
 		m.mu.Unlock()
+		if len(stale) > 0 && m.shared == nil {
+			// A holder of a shared store's lease says so itself
+			// (takeOver).
+			m.log.Info("deriving the model of stored sessions again, in the background: an upgrade, or events stored while no collector modelled them; the dashboard says modelling… until each is done",
+				"sessions", len(stale))
+		}
 		m.poke()
 	}()
 	for {
@@ -1022,6 +1041,12 @@ func (m *modeler) round(ctx context.Context, all bool) (time.Duration, bool) {
 	}
 	m.settled(ready, loads, version)
 	m.hub.notify()
+	m.mu.Lock()
+	if m.rederiving > 0 && len(m.loads) == 0 {
+		m.log.Info("derived the model of stored sessions again", "sessions", m.rederiving, "took", time.Since(m.rederiveStart).Round(time.Millisecond))
+		m.rederiving, m.rederiveStart = 0, time.Time{}
+	}
+	m.mu.Unlock()
 	if m.standby() && len(m.deferred) > 0 {
 		wait, again = time.Millisecond, true // the next loads (apply)
 	}

@@ -738,6 +738,51 @@ func TestDeriveManyStaleOnStart(t *testing.T) {
 	}
 }
 
+// TestDeriveStaleOnStartLogged: a collector started on sessions whose
+// model is stale (an upgrade, events stored while none ran) says in its
+// log how many it derives again in the background, and when it is done,
+// with the time it took: the dashboard meanwhile reads "modelling…".
+func TestDeriveStaleOnStartLogged(t *testing.T) {
+	const sessions = 40
+	db := sqlite.MustOpenDB(t)
+	var events []store.Event
+	for i := range sessions {
+		sid := fmt.Sprintf("stale-%03d", i)
+		events = append(events,
+			storetest.MustEvent(t, synth(i*10, "session_id", sid, "cwd", "/work/p", "hook_event_name", "SessionStart", "source", "startup")),
+			storetest.MustEvent(t, synth(i*10+1, "session_id", sid, "cwd", "/work/p", "hook_event_name", "Stop")))
+	}
+	if _, err := db.Insert(context.Background(), events); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	s := newServerOn(t, collector.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, db)
+	s.db = db
+	s.settle(t)
+	if got := logs.Lines("deriving the model of stored sessions again", fmt.Sprintf("sessions=%d", sessions)); len(got) != 1 {
+		t.Errorf("no line says the start derives %d sessions again:\n%s", sessions, logs.String())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(logs.Lines("derived the model of stored sessions again", fmt.Sprintf("sessions=%d", sessions), "took=")) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no line says the derivation is done:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A start with nothing stale says nothing of it.
+	s.stop()
+	var again syncbuf.Buffer
+	db2, err := sqlite.Open(db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = newServerOn(t, collector.Config{Logger: slog.New(slog.NewTextHandler(&again, nil))}, db2)
+	s.settle(t)
+	if got := again.Lines("stored sessions again"); len(got) != 0 {
+		t.Errorf("a start with no stale model logged %q", got)
+	}
+}
+
 // TestDerivedWithEviction: with a model cache too small to keep any group
 // beyond the round that applies it, every group is dropped and loaded
 // again from the store round after round, and the model equals the one a

@@ -176,6 +176,7 @@ func (m *modeler) standDown() {
 	m.mu.Lock()
 	m.lease = nil
 	m.loads = nil
+	m.rederiving, m.rederiveStart = 0, time.Time{}
 	clear(m.pending)
 	clear(m.pendKeys)
 	m.wakeReaders()
