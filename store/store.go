@@ -305,6 +305,14 @@ type Shared interface {
 	Lead(ctx context.Context, waiting func()) (lost <-chan struct{}, err error)
 }
 
+// Migrated is implemented by a backend whose Open brings the database's
+// schema up to date, so that a collector can say what an upgrade did.
+type Migrated interface {
+	// Migrated returns the schema version Open found (0: a new
+	// database), the one it left, and how long the migrations took.
+	Migrated() (from, to int, took time.Duration)
+}
+
 // Retention is implemented by a backend that can forget old data, whole
 // sessions at a time: a session's events, its summary and its model rows go
 // together, so that what is left is consistent.

@@ -171,6 +171,13 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("--retain-size needs a SQLite database: PostgreSQL keeps the space deleted rows free in its files, so its size is its operator's to manage; use --retain")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if m, ok := db.(store.Migrated); ok {
+		// An upgrade's only trace otherwise: the log is where a user
+		// looks when the first start after one is slow.
+		if from, to, took := m.Migrated(); from > 0 && to > from {
+			log.Info("brought the database's schema up to date", "from_version", from, "to_version", to, "took", took.Round(time.Millisecond))
+		}
+	}
 	for _, f := range []struct{ flag, setting, dir string }{{"--watch-transcripts", *transcripts, transcriptsDir}, {"--codex-rollouts", *rollouts, rolloutsDir}} {
 		if f.dir != "" && f.setting != "auto" {
 			if _, err := os.Stat(f.dir); err != nil {

@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"database/sql"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -33,8 +34,10 @@ import (
 	"github.com/hookwatch/hookwatch/internal/otelcol"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/internal/syncbuf"
+	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
 	"github.com/hookwatch/hookwatch/store/sqlite"
+	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
 // serveOutput is a stdout the test can read while serve writes it.
@@ -932,5 +935,77 @@ func TestServeHelpBuiltInDefaults(t *testing.T) {
 	t.Setenv("HOOKWATCH_ADDR", "nonsense")
 	if err := run(context.Background(), []string{"serve"}, nil, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), `"nonsense"`) {
 		t.Errorf("serve with HOOKWATCH_ADDR=nonsense: %v; want the address refused", err)
+	}
+}
+
+// TestServeSaysWhatAnUpgradeDid: serve started on a database an older
+// hookwatch left says in its log that it brought the schema up to date,
+// from which version to which and how long it took, and that it derives
+// the stored sessions again in the background; the next start says
+// neither.
+func TestServeSaysWhatAnUpgradeDid(t *testing.T) {
+	home := freshHome(t)
+	path := filepath.Join(home, "hookwatch.db")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := storetest.MustEvent(t, storetest.Envelope(event.RuntimeClaudeCode, time.Now(), storetest.P("session_id", "s1", "hook_event_name", "Stop")))
+	if _, err := db.Insert(context.Background(), []store.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	latest, err := db.SchemaVersion(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	// The file a hookwatch of the schema before 0013 left.
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DROP INDEX model_sessions_project`, `ALTER TABLE model_sessions DROP COLUMN project`,
+		`DELETE FROM schema_migrations WHERE name = '0013_session_project.sql'`} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	serve := func(upgraded bool) *syncbuf.Buffer {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		out := &serveOutput{line: make(chan string, 1)}
+		var stderr syncbuf.Buffer
+		done := make(chan error, 1)
+		go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, nil, out, &stderr) }()
+		select {
+		case <-out.line:
+		case err := <-done:
+			t.Fatalf("serve exited: %v %s", err, stderr.String())
+		case <-time.After(30 * time.Second):
+			t.Fatal("serve printed no address")
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for upgraded && len(stderr.Lines("derived the model of stored sessions again")) == 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		return &stderr
+	}
+	logs := serve(true)
+	if got := logs.Lines("brought the database's schema up to date", fmt.Sprintf("from_version=%d", latest-1), fmt.Sprintf("to_version=%d", latest), "took="); len(got) != 1 {
+		t.Errorf("no line says the schema was migrated:\n%s", logs.String())
+	}
+	if got := logs.Lines("deriving the model of stored sessions again", "sessions=1"); len(got) != 1 {
+		t.Errorf("no line says the stored sessions are derived again:\n%s", logs.String())
+	}
+	if logs = serve(false); strings.Contains(logs.String(), "schema") || strings.Contains(logs.String(), "again") {
+		t.Errorf("a start on a current database:\n%s", logs.String())
 	}
 }

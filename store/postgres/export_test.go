@@ -60,5 +60,6 @@ func MigrateForTest(ctx context.Context, url string, version int) error {
 		return err
 	}
 	defer pool.Close()
-	return migrateUpTo(ctx, pool, version)
+	_, _, err = migrateUpTo(ctx, pool, version)
+	return err
 }

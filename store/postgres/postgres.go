@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -111,6 +112,9 @@ const (
 // several processes on one database.
 type DB struct {
 	pool *pgxpool.Pool
+	// What Open's migrations did (Migrated).
+	migratedFrom, migratedTo int
+	migrateTook              time.Duration
 	// where names the database in errors: its host, port and name, never
 	// the password.
 	where string
@@ -407,23 +411,32 @@ var migrationFS embed.FS
 // has not seen, and refuses a database made by a newer hookwatch. Collectors
 // starting together take turns on an advisory lock.
 func (db *DB) migrate(ctx context.Context) error {
-	return migrateUpTo(ctx, db.pool, math.MaxInt)
+	start := time.Now()
+	from, to, err := migrateUpTo(ctx, db.pool, math.MaxInt)
+	db.migratedFrom, db.migratedTo, db.migrateTook = from, to, time.Since(start)
+	return err
+}
+
+// Migrated implements store.Migrated.
+func (db *DB) Migrated() (from, to int, took time.Duration) {
+	return db.migratedFrom, db.migratedTo, db.migrateTook
 }
 
 // migrateUpTo is migrate on the database of pool, leaving out the
-// migrations after version upTo.
-func migrateUpTo(ctx context.Context, pool *pgxpool.Pool, upTo int) error {
+// migrations after version upTo. It returns the schema version it found
+// and the one it left.
+func migrateUpTo(ctx context.Context, pool *pgxpool.Pool, upTo int) (from, to int, err error) {
 	ms, err := migration.Read(migrationFS, "migrations")
 	if err != nil {
-		return fmt.Errorf("cannot read migrations: %w", err)
+		return 0, 0, fmt.Errorf("cannot read migrations: %w", err)
 	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("cannot connect: %w", err)
+		return 0, 0, fmt.Errorf("cannot connect: %w", err)
 	}
 	defer conn.Release()
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockMigrate); err != nil {
-		return fmt.Errorf("cannot lock the schema: %w", err)
+		return 0, 0, fmt.Errorf("cannot lock the schema: %w", err)
 	}
 	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, lockMigrate)
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -431,14 +444,15 @@ func migrateUpTo(ctx context.Context, pool *pgxpool.Pool, upTo int) error {
 		name       text    NOT NULL,
 		applied_at timestamptz NOT NULL DEFAULT now()
 	)`); err != nil {
-		return fmt.Errorf("cannot create schema_migrations: %w", err)
+		return 0, 0, fmt.Errorf("cannot create schema_migrations: %w", err)
 	}
 	var current int
 	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-		return fmt.Errorf("cannot read the schema version: %w", err)
+		return 0, 0, fmt.Errorf("cannot read the schema version: %w", err)
 	}
-	if latest := ms[len(ms)-1].Version; current > latest {
-		return fmt.Errorf("the database has schema version %d, newer than this hookwatch knows (%d): upgrade hookwatch", current, latest)
+	latest := ms[len(ms)-1].Version
+	if current > latest {
+		return 0, 0, fmt.Errorf("the database has schema version %d, newer than this hookwatch knows (%d): upgrade hookwatch", current, latest)
 	}
 	for _, m := range ms {
 		if m.Version <= current || m.Version > upTo {
@@ -452,10 +466,10 @@ func migrateUpTo(ctx context.Context, pool *pgxpool.Pool, upTo int) error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("cannot apply migration %s: %w", m.Name, err)
+			return 0, 0, fmt.Errorf("cannot apply migration %s: %w", m.Name, err)
 		}
 	}
-	return nil
+	return current, max(current, min(latest, upTo)), nil
 }
 
 // SchemaVersion returns the version of the latest migration applied.

@@ -159,8 +159,14 @@ func TestCallKeyMigration(t *testing.T) {
 	}
 	conn.Close(ctx)
 	db := postgres.MustOpenDB(t, url)
-	if v, err := db.SchemaVersion(ctx); err != nil || v < 4 {
+	v, err := db.SchemaVersion(ctx)
+	if err != nil || v < 4 {
 		t.Fatalf("schema version %d, %v after Open", v, err)
+	}
+	// Open says what it did, for serve to log.
+	var m store.Migrated = db
+	if from, to, took := m.Migrated(); from != 3 || to != v || took <= 0 {
+		t.Errorf("Migrated() = %d, %d, %v; want 3, %d, > 0", from, to, took, v)
 	}
 	storetest.CheckMigratedCalls(t, db)
 }

@@ -40,5 +40,6 @@ func MigrateForTest(path string, version int) error {
 		return err
 	}
 	defer w.Close()
-	return migrateUpTo(context.Background(), w, path, version)
+	_, _, err = migrateUpTo(context.Background(), w, path, version)
+	return err
 }

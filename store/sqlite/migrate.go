@@ -20,15 +20,24 @@ var migrationFS embed.FS
 // migrate applies, each in its own transaction, the migrations the database
 // has not seen, and refuses a database made by a newer hookwatch.
 func (db *DB) migrate(ctx context.Context) error {
-	return migrateUpTo(ctx, db.writer, db.path, math.MaxInt)
+	start := time.Now()
+	from, to, err := migrateUpTo(ctx, db.writer, db.path, math.MaxInt)
+	db.migratedFrom, db.migratedTo, db.migrateTook = from, to, time.Since(start)
+	return err
+}
+
+// Migrated implements store.Migrated.
+func (db *DB) Migrated() (from, to int, took time.Duration) {
+	return db.migratedFrom, db.migratedTo, db.migrateTook
 }
 
 // migrateUpTo is migrate on the database of w at path, leaving out the
-// migrations after version upTo.
-func migrateUpTo(ctx context.Context, w *sql.DB, path string, upTo int) error {
+// migrations after version upTo. It returns the schema version it found
+// and the one it left.
+func migrateUpTo(ctx context.Context, w *sql.DB, path string, upTo int) (from, to int, err error) {
 	ms, err := migration.Read(migrationFS, "migrations")
 	if err != nil {
-		return fmt.Errorf("cannot read migrations: %w", err)
+		return 0, 0, fmt.Errorf("cannot read migrations: %w", err)
 	}
 	if _, err := w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    INTEGER PRIMARY KEY,
@@ -36,17 +45,17 @@ func migrateUpTo(ctx context.Context, w *sql.DB, path string, upTo int) error {
 		applied_at TEXT    NOT NULL
 	)`); err != nil {
 		if notADatabase(err) {
-			return fmt.Errorf("%s is not a SQLite database: name a database hookwatch made, or a file that does not exist yet", path)
+			return 0, 0, fmt.Errorf("%s is not a SQLite database: name a database hookwatch made, or a file that does not exist yet", path)
 		}
-		return fmt.Errorf("cannot create schema_migrations in %s: %w", path, err)
+		return 0, 0, fmt.Errorf("cannot create schema_migrations in %s: %w", path, err)
 	}
 	var current int
 	if err := w.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-		return fmt.Errorf("cannot read the schema version of %s: %w", path, err)
+		return 0, 0, fmt.Errorf("cannot read the schema version of %s: %w", path, err)
 	}
 	latest := ms[len(ms)-1].Version
 	if current > latest {
-		return fmt.Errorf("database %s has schema version %d, newer than this hookwatch knows (%d): upgrade hookwatch", path, current, latest)
+		return 0, 0, fmt.Errorf("database %s has schema version %d, newer than this hookwatch knows (%d): upgrade hookwatch", path, current, latest)
 	}
 	if target := min(latest, upTo); current < target {
 		// A collector serving the database writes it with the schema it
@@ -54,7 +63,7 @@ func migrateUpTo(ctx context.Context, w *sql.DB, path string, upTo int) error {
 		// newer hookwatch (serve refused, export, prune, token) leaves it
 		// as it is while an older collector holds it.
 		if pid, held := claimHolder(path); held {
-			return &OlderCollectorError{Path: path, PID: pid, Schema: current, Latest: target}
+			return 0, 0, &OlderCollectorError{Path: path, PID: pid, Schema: current, Latest: target}
 		}
 	}
 	for _, m := range ms {
@@ -63,22 +72,22 @@ func migrateUpTo(ctx context.Context, w *sql.DB, path string, upTo int) error {
 		}
 		tx, err := w.BeginTx(ctx, nil)
 		if err != nil {
-			return fmt.Errorf("cannot begin migration %s: %w", m.Name, err)
+			return 0, 0, fmt.Errorf("cannot begin migration %s: %w", m.Name, err)
 		}
 		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 			tx.Rollback()
-			return fmt.Errorf("cannot apply migration %s: %w", m.Name, err)
+			return 0, 0, fmt.Errorf("cannot apply migration %s: %w", m.Name, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
 			m.Version, m.Name, time.Now().UTC().Format(time.RFC3339)); err != nil {
 			tx.Rollback()
-			return fmt.Errorf("cannot record migration %s: %w", m.Name, err)
+			return 0, 0, fmt.Errorf("cannot record migration %s: %w", m.Name, err)
 		}
 		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("cannot commit migration %s: %w", m.Name, err)
+			return 0, 0, fmt.Errorf("cannot commit migration %s: %w", m.Name, err)
 		}
 	}
-	return nil
+	return current, max(current, min(latest, upTo)), nil
 }
 
 // SchemaVersion returns the version of the latest migration applied.

@@ -43,6 +43,10 @@ type DB struct {
 	w      *wconn
 	reader *sql.DB // read-only connections
 
+	// What Open's migrations did (Migrated).
+	migratedFrom, migratedTo int
+	migrateTook              time.Duration
+
 	// mu serializes writers (the single connection would anyway, but the
 	// prepared statements and the closed flag are shared state) and guards
 	// Close against in-flight inserts.

@@ -161,6 +161,40 @@ func TestCallKeyMigration(t *testing.T) {
 	storetest.CheckMigratedCalls(t, db)
 }
 
+// TestMigratedReported: Open says which schema it found and which it
+// left, and how long the migrations took, for serve to log; a new database
+// and one already current report nothing done.
+func TestMigratedReported(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hookwatch.db")
+	if err := sqlite.MigrateForTest(path, 7); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest, err := db.SchemaVersion(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m store.Migrated = db
+	if from, to, took := m.Migrated(); from != 7 || to != latest || took <= 0 {
+		t.Errorf("an upgrade from 7: Migrated() = %d, %d, %v; want 7, %d, > 0", from, to, took, latest)
+	}
+	db.Close()
+	db, err = sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if from, to, _ := db.Migrated(); from != latest || to != latest {
+		t.Errorf("a current database: Migrated() = %d, %d; want %d, %d", from, to, latest, latest)
+	}
+	db.Close()
+	if from, to, _ := sqlite.MustOpenDB(t).Migrated(); from != 0 || to != latest {
+		t.Errorf("a new database: Migrated() = %d, %d; want 0, %d", from, to, latest)
+	}
+}
+
 // TestModelVersionMigration: the models stored before they named their
 // version are of version 0, stale for any collector, which derives them
 // again at its start.
