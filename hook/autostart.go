@@ -172,6 +172,9 @@ func spawnDetached(bin, home, logName string, args ...string) (*os.Process, erro
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
+	// The process writes its log for as long as it runs; it is rotated
+	// at each start.
+	rotateLog(filepath.Join(home, logName))
 	logf, err := os.OpenFile(filepath.Join(home, logName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err

@@ -37,3 +37,37 @@ func TestAutostartNotForTeamServer(t *testing.T) {
 	f(map[string]string{"HOOKWATCH_URL": url, "HOOKWATCH_TOKEN": "hwt_env"}, false)
 	f(map[string]string{}, false) // the local default reads no token file
 }
+
+// TestServeLogRotated: a collector started in the background appends to
+// serve.log, which a home months old would grow without bound (every
+// start, every warning of a collector that runs for weeks): past
+// maxLogBytes it is rotated to serve.log.1 first, as hook.log is.
+func TestServeLogRotated(t *testing.T) {
+	home := t.TempDir()
+	log := filepath.Join(home, "serve.log")
+	big := strings.Repeat("x", maxLogBytes+1)
+	if err := os.WriteFile(log, []byte(big), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := func() {
+		t.Helper()
+		p, err := StartServeProcess("/bin/true", home, "127.0.0.1:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Wait()
+	}
+	start()
+	if fi, err := os.Stat(log + ".1"); err != nil || fi.Size() != int64(len(big)) {
+		t.Fatalf("serve.log past %d bytes was not rotated to serve.log.1: %v", maxLogBytes, err)
+	}
+	if fi, err := os.Stat(log); err != nil || fi.Size() != 0 {
+		t.Fatalf("serve.log after the rotation: %v, %v", fi, err)
+	}
+	// A log under the bound is appended to.
+	os.WriteFile(log, []byte("kept\n"), 0o600)
+	start()
+	if b, _ := os.ReadFile(log); string(b) != "kept\n" {
+		t.Errorf("serve.log under the bound: %q", b)
+	}
+}

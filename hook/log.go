@@ -8,17 +8,25 @@ import (
 	"time"
 )
 
-// maxLogBytes is where hook.log is rotated to hook.log.1, so a broken setup
-// that fails on every event cannot fill the disk.
+// maxLogBytes is where a log of the home (hook.log, and serve.log and
+// forward.log of the processes the hook starts) is rotated to <name>.1, so
+// a broken setup that fails on every event, or a collector that runs for
+// months, cannot fill the disk.
 const maxLogBytes = 8 << 20
+
+// rotateLog renames the log at path to path.1, replacing the one before,
+// once it holds more than maxLogBytes. Best effort, as the logs are.
+func rotateLog(path string) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLogBytes {
+		_ = os.Rename(path, path+".1")
+	}
+}
 
 // log appends one line describing a failed or degraded run to hook.log. It
 // is best effort: the hook has nowhere else to report.
 func (cfg Config) log(start time.Time, name, session string, err error) {
 	path := filepath.Join(cfg.Home, "hook.log")
-	if fi, statErr := os.Stat(path); statErr == nil && fi.Size() > maxLogBytes {
-		_ = os.Rename(path, path+".1")
-	}
+	rotateLog(path)
 	if mkErr := os.MkdirAll(cfg.Home, 0o700); mkErr != nil {
 		return
 	}

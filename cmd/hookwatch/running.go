@@ -126,8 +126,13 @@ func lastLogLine(path string, offset int64) string {
 	}
 	defer f.Close()
 	const maxTail = 4 << 10 // an error is one line; more is not read
-	if fi, err := f.Stat(); err == nil && fi.Size()-offset > maxTail {
-		offset = fi.Size() - maxTail
+	if fi, err := f.Stat(); err == nil {
+		if offset > fi.Size() {
+			offset = 0 // rotated by the start (hook.StartServeProcess): all of it is new
+		}
+		if fi.Size()-offset > maxTail {
+			offset = fi.Size() - maxTail
+		}
 	}
 	b, err := io.ReadAll(io.NewSectionReader(f, offset, maxTail))
 	if err != nil && len(b) == 0 {
