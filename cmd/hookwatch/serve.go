@@ -59,7 +59,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	dbFlag := dbFlagVar(fs)
 	var retain duration
 	var retainSize byteSize
-	fs.Var(&retain, "retain", "delete sessions whose latest event is older than this, in the background (90d, 2w; at least 1h: m is minutes; default: keep all)")
+	fs.Var(&retain, "retain", "delete sessions whose latest event is older than this, and their compaction archive, in the background (90d, 2w; at least 1h: m is minutes; default: keep all)")
 	fs.Var(&retainSize, "retain-size", "delete the least recently active sessions while the SQLite database holds more than this (10GB)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
