@@ -1,9 +1,10 @@
 package otlp
 
 // Attribute names and values of the OpenTelemetry semantic conventions for
-// generative AI (semconv v1.41.0, gen-ai-agent-spans.md and the registry),
-// kept as constants rather than imported: the semconv Go module comes with
-// the SDK, which this package does not link (see package doc).
+// generative AI (semconv v1.41.0, gen-ai-agent-spans.md and the registry;
+// the token counts as anthropic.md defines them), kept as constants rather
+// than imported: the semconv Go module comes with the SDK, which this
+// package does not link (see package doc).
 const (
 	attrOperationName    = "gen_ai.operation.name"
 	attrProviderName     = "gen_ai.provider.name"
@@ -12,10 +13,17 @@ const (
 	attrAgentDescription = "gen_ai.agent.description"
 	attrConversationID   = "gen_ai.conversation.id"
 	attrRequestModel     = "gen_ai.request.model"
-	attrToolName         = "gen_ai.tool.name"
-	attrToolCallID       = "gen_ai.tool.call.id"
-	attrToolType         = "gen_ai.tool.type"
-	attrErrorType        = "error.type"
+	attrResponseModel    = "gen_ai.response.model"
+	// gen_ai.usage.input_tokens counts every input token, the cached
+	// ones too; the cache's reads and writes are also given apart.
+	attrInputTokens         = "gen_ai.usage.input_tokens"
+	attrOutputTokens        = "gen_ai.usage.output_tokens"
+	attrCacheReadTokens     = "gen_ai.usage.cache_read.input_tokens"
+	attrCacheCreationTokens = "gen_ai.usage.cache_creation.input_tokens"
+	attrToolName            = "gen_ai.tool.name"
+	attrToolCallID          = "gen_ai.tool.call.id"
+	attrToolType            = "gen_ai.tool.type"
+	attrErrorType           = "error.type"
 
 	attrServiceName    = "service.name"
 	attrServiceVersion = "service.version"
@@ -56,4 +64,8 @@ const (
 	attrSessionParent   = "hookwatch.session.parent_id"
 	attrRuntime         = "hookwatch.runtime"
 	attrLinkKind        = "hookwatch.link"
+	attrUsageResponses  = "hookwatch.usage.responses"
+	attrUsageCost       = "hookwatch.usage.cost_usd"
+	attrUsageUnpriced   = "hookwatch.usage.unpriced"
+	attrUsageModels     = "hookwatch.usage.models"
 )

@@ -198,7 +198,10 @@ func RunSpan(s *attribution.Session, a *attribution.Agent, i int) *tracepb.Span 
 	end, done := runEnd(s, a, i)
 	sp.StartTimeUnixNano, sp.EndTimeUnixNano = unixNano(r.StartedAt), unixNano(lastOf(r.StartedAt, end))
 	sp.Attributes = slices.DeleteFunc(sp.Attributes, func(kv *commonpb.KeyValue) bool {
-		return kv.Key == attrAgentOpen || strings.HasPrefix(kv.Key, "hookwatch.agent.") && kv.Key != attrAgentRole && kv.Key != attrAgentDepth
+		// The model counts usage per agent, not per run: the first run
+		// carries the main agent's, so that it is counted once.
+		return kv.Key == attrAgentOpen || strings.HasPrefix(kv.Key, "hookwatch.agent.") && kv.Key != attrAgentRole && kv.Key != attrAgentDepth ||
+			i > 0 && isUsageAttr(kv.Key)
 	})
 	if r.Source != "" {
 		sp.Attributes = append(sp.Attributes, str(attrRunSource, r.Source))
@@ -297,6 +300,7 @@ func AgentSpan(s *attribution.Session, a *attribution.Agent) *tracepb.Span {
 	if s.Model != "" {
 		sp.Attributes = append(sp.Attributes, str(attrRequestModel, s.Model))
 	}
+	sp.Attributes = appendUsage(sp.Attributes, a.Usage)
 	if a.Description != "" {
 		sp.Attributes = append(sp.Attributes, str(attrAgentDescription, a.Description))
 	}
@@ -316,6 +320,49 @@ func AgentSpan(s *attribution.Session, a *attribution.Agent) *tracepb.Span {
 		sp.Attributes = append(sp.Attributes, boolean(attrAgentOpen, true))
 	}
 	return sp
+}
+
+// appendUsage appends to attrs the token usage u of an agent, as the model
+// read it from the transcripts (nil: none read, nothing appended).
+// gen_ai.usage.input_tokens counts every input token: the model counts the
+// cache's reads and writes apart from the other input tokens (as Anthropic
+// does, and Codex's rollouts are read into), the conventions count them in
+// it. gen_ai.response.model is the model that answered when one did; when
+// several did, hookwatch.usage.models lists them. The cost is
+// hookwatch.usage.cost_usd, what the priced responses cost (none is: no
+// cost), hookwatch.usage.unpriced the responses of models the price table
+// lacks.
+func appendUsage(attrs []*commonpb.KeyValue, u *attribution.Usage) []*commonpb.KeyValue {
+	if u == nil {
+		return attrs
+	}
+	attrs = append(attrs,
+		num64(attrInputTokens, u.InputTokens+u.CacheReadTokens+u.CacheCreationTokens),
+		num64(attrOutputTokens, u.OutputTokens),
+		num64(attrCacheReadTokens, u.CacheReadTokens),
+		num64(attrCacheCreationTokens, u.CacheCreationTokens),
+		num(attrUsageResponses, u.Responses),
+	)
+	switch len(u.Models) {
+	case 0:
+	case 1:
+		attrs = append(attrs, str(attrResponseModel, u.Models[0]))
+	default:
+		attrs = append(attrs, strs(attrUsageModels, u.Models))
+	}
+	if u.Responses > u.Unpriced {
+		attrs = append(attrs, double(attrUsageCost, u.CostUSD))
+	}
+	if u.Unpriced > 0 {
+		attrs = append(attrs, num(attrUsageUnpriced, u.Unpriced))
+	}
+	return attrs
+}
+
+// isUsageAttr reports whether key is one of the attributes appendUsage
+// appends.
+func isUsageAttr(key string) bool {
+	return strings.HasPrefix(key, "gen_ai.usage.") || strings.HasPrefix(key, "hookwatch.usage.") || key == attrResponseModel
 }
 
 // compactionOf returns the compaction agentID ran for, or nil.
@@ -482,6 +529,22 @@ func str(k, v string) *commonpb.KeyValue {
 
 func num(k string, v int) *commonpb.KeyValue {
 	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: int64(v)}}}
+}
+
+func num64(k string, v int64) *commonpb.KeyValue {
+	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: v}}}
+}
+
+func double(k string, v float64) *commonpb.KeyValue {
+	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_DoubleValue{DoubleValue: v}}}
+}
+
+func strs(k string, vs []string) *commonpb.KeyValue {
+	values := make([]*commonpb.AnyValue, len(vs))
+	for i, v := range vs {
+		values[i] = &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}
+	}
+	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: values}}}}
 }
 
 func boolean(k string, v bool) *commonpb.KeyValue {

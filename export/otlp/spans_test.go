@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +172,14 @@ func valueText(v *commonpb.AnyValue) string {
 		return fmt.Sprint(x.IntValue)
 	case *commonpb.AnyValue_BoolValue:
 		return fmt.Sprint(x.BoolValue)
+	case *commonpb.AnyValue_DoubleValue:
+		return strconv.FormatFloat(x.DoubleValue, 'g', -1, 64)
+	case *commonpb.AnyValue_ArrayValue:
+		texts := make([]string, len(x.ArrayValue.Values))
+		for i, v := range x.ArrayValue.Values {
+			texts[i] = valueText(v)
+		}
+		return "[" + strings.Join(texts, " ") + "]"
 	}
 	return fmt.Sprint(v)
 }

@@ -247,11 +247,18 @@ type Span struct {
 // KeyValue is an attribute.
 type KeyValue struct {
 	Key   string `json:"key"`
-	Value struct {
-		String *string `json:"stringValue"`
-		Int    *string `json:"intValue"`
-		Bool   *bool   `json:"boolValue"`
-	} `json:"value"`
+	Value Value  `json:"value"`
+}
+
+// Value is an attribute's value: one of its fields is set.
+type Value struct {
+	String *string  `json:"stringValue"`
+	Int    *string  `json:"intValue"`
+	Bool   *bool    `json:"boolValue"`
+	Double *float64 `json:"doubleValue"`
+	Array  *struct {
+		Values []Value `json:"values"`
+	} `json:"arrayValue"`
 }
 
 // Attr returns an attribute of the span as text, "" when absent.
@@ -259,17 +266,32 @@ func (s Span) Attr(key string) string { return attrOf(s.Attributes, key) }
 
 func attrOf(kvs []KeyValue, key string) string {
 	for _, kv := range kvs {
-		if kv.Key != key {
-			continue
+		if kv.Key == key {
+			return kv.Value.Text()
 		}
-		switch v := kv.Value; {
-		case v.String != nil:
-			return *v.String
-		case v.Int != nil:
-			return *v.Int
-		case v.Bool != nil:
-			return strconv.FormatBool(*v.Bool)
+	}
+	return ""
+}
+
+// Text returns the value as text: a double in the shortest form that
+// reads back the same (strconv 'g'), an array as its values' texts in
+// brackets, separated by spaces.
+func (v Value) Text() string {
+	switch {
+	case v.String != nil:
+		return *v.String
+	case v.Int != nil:
+		return *v.Int
+	case v.Bool != nil:
+		return strconv.FormatBool(*v.Bool)
+	case v.Double != nil:
+		return strconv.FormatFloat(*v.Double, 'g', -1, 64)
+	case v.Array != nil:
+		texts := make([]string, len(v.Array.Values))
+		for i, x := range v.Array.Values {
+			texts[i] = x.Text()
 		}
+		return "[" + strings.Join(texts, " ") + "]"
 	}
 	return ""
 }
