@@ -2,15 +2,18 @@ package otlp
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"hash/maphash"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
@@ -76,7 +79,9 @@ type ExporterOptions struct {
 // a resume began the next). What is still open when
 // its session goes idle, or when the Exporter stops, is sent as it stands.
 // A span already sent is sent again only when it ends later than before
-// (one sent as it stood when its session went idle, that went on).
+// (one sent as it stood when its session went idle, that went on), or
+// carries other token usage (an agent's, read from its transcript after
+// its span went out).
 //
 // Offer never blocks on the network: spans wait in a bounded queue that one
 // goroutine sends in batches, with retries; what does not fit, or cannot be
@@ -130,11 +135,17 @@ type Exporter struct {
 // tracked is what the Exporter remembers of a session.
 type tracked struct {
 	summary *attribution.Session
-	// sent maps a span (kind and id, hashed) to the end it was sent with.
-	sent    map[uint64]uint64
+	// sent maps a span (kind and id, hashed) to what it was sent with.
+	sent    map[uint64]sentSpan
 	open    map[string]*attribution.Agent    // agents not sent yet, by id
 	pending map[string]*attribution.ToolCall // calls without an outcome
 	changed time.Time
+}
+
+// sentSpan is what a span was sent with: its end, and a hash of the
+// token usage it carried (usageSum).
+type sentSpan struct {
+	end, usage uint64
 }
 
 // batchItem is one session's spans waiting to be sent.
@@ -318,29 +329,83 @@ func agentFinal(s *attribution.Session, a *attribution.Agent) bool {
 func (e *Exporter) track(id string) *tracked {
 	t := e.sessions[id]
 	if t == nil {
-		t = &tracked{sent: map[uint64]uint64{}, open: map[string]*attribution.Agent{}, pending: map[string]*attribution.ToolCall{}}
+		t = &tracked{sent: map[uint64]sentSpan{}, open: map[string]*attribution.Agent{}, pending: map[string]*attribution.ToolCall{}}
 		e.sessions[id] = t
 	}
 	return t
 }
 
 // once appends sp to out unless a span of that kind and id was sent with
-// the same end or a later one.
+// the same end or a later one, and the same token usage: an agent's usage
+// is read from its transcript, often after its span went out at its end,
+// and the span is sent again with it (the same id: a backend keeps the
+// latest).
 func (e *Exporter) once(t *tracked, out []*tracepb.Span, kind byte, id string, sp *tracepb.Span) []*tracepb.Span {
 	var h maphash.Hash
 	h.SetSeed(e.seed)
 	h.WriteByte(kind)
 	h.WriteString(id)
 	k := h.Sum64()
-	end, seen := t.sent[k]
-	if seen && end >= sp.EndTimeUnixNano {
+	now := sentSpan{end: sp.EndTimeUnixNano, usage: e.usageSum(sp)}
+	was, seen := t.sent[k]
+	if seen && was.end >= now.end && was.usage == now.usage {
 		return out
 	}
 	if !seen {
 		e.nTracked++
 	}
-	t.sent[k] = sp.EndTimeUnixNano
+	t.sent[k] = now
 	return append(out, sp)
+}
+
+// usageSum hashes the token usage a span carries (its attributes
+// isUsageAttr names, in the order AgentSpan gives them); 0 for none.
+func (e *Exporter) usageSum(sp *tracepb.Span) uint64 {
+	var h maphash.Hash
+	found := false
+	for _, kv := range sp.Attributes {
+		if !isUsageAttr(kv.Key) {
+			continue
+		}
+		if !found {
+			h.SetSeed(e.seed)
+			found = true
+		}
+		h.WriteString(kv.Key)
+		h.WriteByte(0)
+		writeValue(&h, kv.Value)
+	}
+	if !found {
+		return 0
+	}
+	return h.Sum64()
+}
+
+// writeValue writes an attribute's value to h, each kind apart.
+func writeValue(h *maphash.Hash, v *commonpb.AnyValue) {
+	var b [8]byte
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		h.WriteByte('s')
+		h.WriteString(x.StringValue)
+		h.WriteByte(0)
+	case *commonpb.AnyValue_IntValue:
+		h.WriteByte('i')
+		binary.LittleEndian.PutUint64(b[:], uint64(x.IntValue))
+		h.Write(b[:])
+	case *commonpb.AnyValue_DoubleValue:
+		h.WriteByte('d')
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(x.DoubleValue))
+		h.Write(b[:])
+	case *commonpb.AnyValue_ArrayValue:
+		h.WriteByte('a')
+		for _, y := range x.ArrayValue.GetValues() {
+			writeValue(h, y)
+		}
+		h.WriteByte(0)
+	default:
+		h.WriteByte('?')
+	}
 }
 
 // enqueue queues a session's spans, dropping (and counting) what does not

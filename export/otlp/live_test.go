@@ -3,10 +3,12 @@ package otlp
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/internal/otelcol"
 	"github.com/hookwatch/hookwatch/internal/syncbuf"
 )
 
@@ -168,4 +171,92 @@ func TestExporterSaysRecovered(t *testing.T) {
 	mu.Unlock()
 	offer(attribution.Build(captures(t)["codex-0.169.jsonl"]).Sessions[0])
 	wait("the OTLP receiver takes spans again")
+}
+
+// TestExporterResendsUsage: the live push sends each agent's span when it
+// ends, before the transcripts were read; each time the model's usage of
+// the agent changes (here one response at a time), the span is sent again
+// with the same id and the usage. The last version the real collector
+// received of each span is the final model's.
+func TestExporterResendsUsage(t *testing.T) {
+	// A receiver of its own: TestAgentUsageSpans sends the same trace.
+	r := ownReceiver(t)
+	hooks, imported := transcriptRun(t)
+	s, _ := usageSession(t)
+	set := metrics.NewSet()
+	e := NewExporter(&Client{Endpoint: r.Endpoint}, ExporterOptions{Metrics: set, FlushInterval: 20 * time.Millisecond, BatchSpans: 7})
+	g := attribution.NewGroup()
+	for _, env := range hooks {
+		g.Apply(env)
+		e.Offer(g.Changes().Sessions)
+	}
+	// The hooks ended every agent: their spans are out, without usage.
+	traceID := hex.EncodeToString(TraceID(s.SessionID))
+	want := Spans(sessionOf(s))
+	if _, err := r.WaitSpans(traceID, len(want), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range imported {
+		g.Apply(env)
+		e.Offer(g.Changes().Sessions)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e.Stop(ctx)
+
+	// The receiver took every request before Stop returned; its file
+	// exporter may write the latest a little later.
+	var last map[string]otelcol.Span
+	var times map[string]int
+	final := func() bool {
+		got, err := r.Spans(traceID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last, times = map[string]otelcol.Span{}, map[string]int{}
+		for _, sp := range got {
+			last[sp.SpanID] = sp
+			times[sp.SpanID]++
+		}
+		for _, a := range s.Agents {
+			if last[hex.EncodeToString(usageSpanID(s, a))].Attr(attrUsageResponses) != strconv.Itoa(a.Usage.Responses) {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(10 * time.Second); !final() && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	var ids, wantIDs []string
+	for id := range last {
+		ids = append(ids, id)
+	}
+	for _, sp := range want {
+		wantIDs = append(wantIDs, hex.EncodeToString(sp.SpanId))
+	}
+	slices.Sort(ids)
+	slices.Sort(wantIDs)
+	if !slices.Equal(ids, wantIDs) {
+		t.Fatalf("the receiver holds spans %v, want %v", ids, wantIDs)
+	}
+	for _, a := range s.Agents {
+		id := hex.EncodeToString(usageSpanID(s, a))
+		// At its end without usage, then with each response read.
+		if times[id] != 1+a.Usage.Responses {
+			t.Errorf("agent %q: its span was received %d times, want %d", a.AgentID, times[id], 1+a.Usage.Responses)
+		}
+		checkUsage(t, "agent "+a.AgentID, last[id].Attr, wantUsage(a.Usage))
+	}
+	// Calls do not change with usage: each went out once.
+	for _, c := range s.ToolCalls {
+		if n := times[hex.EncodeToString(CallSpanID(s.SessionID, c.ToolUseID))]; n != 1 {
+			t.Errorf("call %s received %d times", c.ToolUseID, n)
+		}
+	}
+	var out strings.Builder
+	set.WritePrometheus(&out)
+	if !strings.Contains(out.String(), `hookwatch_otlp_spans_dropped_total{reason="send_failed"} 0`) {
+		t.Fatalf("spans lost:\n%s", out.String())
+	}
 }
