@@ -14,8 +14,12 @@ const (
 	attrConversationID   = "gen_ai.conversation.id"
 	attrRequestModel     = "gen_ai.request.model"
 	attrResponseModel    = "gen_ai.response.model"
+	// The usage attributes of the invoke_agent internal span.
 	// gen_ai.usage.input_tokens counts every input token, the cached
-	// ones too; the cache's reads and writes are also given apart.
+	// ones too; the cache's reads and writes are also given apart. These
+	// are v1.41's names: a later change of the GenAI conventions renames
+	// cache_creation to cache_write (semantic-conventions-genai,
+	// changelog.d/440.breaking.md).
 	attrInputTokens         = "gen_ai.usage.input_tokens"
 	attrOutputTokens        = "gen_ai.usage.output_tokens"
 	attrCacheReadTokens     = "gen_ai.usage.cache_read.input_tokens"
