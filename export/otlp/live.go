@@ -338,8 +338,7 @@ func (e *Exporter) track(id string) *tracked {
 // once appends sp to out unless a span of that kind and id was sent with
 // the same end or a later one, and the same token usage: an agent's usage
 // is read from its transcript, often after its span went out at its end,
-// and the span is sent again with it (the same id: a backend keeps the
-// latest).
+// and the span is sent again with it, with the same id.
 func (e *Exporter) once(t *tracked, out []*tracepb.Span, kind byte, id string, sp *tracepb.Span) []*tracepb.Span {
 	var h maphash.Hash
 	h.SetSeed(e.seed)
