@@ -41,6 +41,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/internal/atomicfile"
 	"github.com/hookwatch/hookwatch/internal/lockfile"
 	"github.com/hookwatch/hookwatch/internal/patherr"
 	"github.com/hookwatch/hookwatch/internal/regfile"
@@ -437,22 +438,10 @@ func (st *state) save(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("cannot save import state: %w", err)
 	}
-	// A temporary file of its own (0600), so that two imports into one
-	// home at once cannot rename each other's away: the last one's state
-	// wins, and what the other read is read again and deduplicated by id.
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("cannot save import state: %w", err)
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	// Two imports into one home at once cannot rename each other's
+	// temporary file away (atomicfile.Write): the last one's state wins,
+	// and what the other read is read again and deduplicated by id.
+	if err := atomicfile.Write(path, b, atomicfile.Options{}); err != nil {
 		return fmt.Errorf("cannot save import state: %w", err)
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/hookwatch/hookwatch/internal/atomicfile"
 )
 
 // commit writes after to r.Path (or removes the file), keeps the backup, and
@@ -105,28 +107,8 @@ func writableTarget(path string, existed bool) (string, fs.FileMode, error) {
 
 // writeAtomic replaces path with data through a temporary file and a rename,
 // so that Claude Code, which watches its settings files, never reads half a
-// file.
+// file. perm is the mode of the file replaced, kept: a settings file is
+// the user's, not a private file of the home.
 func writeAtomic(path string, data []byte, perm fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return atomicfile.Write(path, data, atomicfile.Options{Perm: perm})
 }

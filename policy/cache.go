@@ -8,6 +8,8 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+
+	"github.com/hookwatch/hookwatch/internal/atomicfile"
 )
 
 // Parsing YAML is the largest cost of a fresh hook process with a big policy
@@ -168,26 +170,13 @@ func writeCache(dir, path, hash string, pf parsedFile) bool {
 }
 
 // writeAtomic replaces the file at path, in dir, with b (a reader sees the
-// old content or the new, whole) and reports whether it did.
+// old content or the new, whole) and reports whether it did. Not synced: a
+// cache entry lost to a crash of the machine is only compiled again.
 func writeAtomic(dir, path string, b []byte) bool {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false
 	}
-	tmp, err := os.CreateTemp(dir, "policy-*.tmp")
-	if err != nil {
-		return false
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return false
-	}
-	if os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
-		return false
-	}
-	return true
+	return atomicfile.Write(path, b, atomicfile.Options{NoSync: true}) == nil
 }
 
 // digest names file contents and cache paths. FNV-128a, not SHA-256: the

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/atomicfile"
 )
 
 // errLocked is lockFile's error when another process held the lock all
@@ -208,22 +210,11 @@ func (s *State) write() error {
 	if err != nil {
 		return fmt.Errorf("cannot encode quota state: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.dir, "quota-*.tmp")
-	if err != nil {
+	// Not synced: the counts are written on the hook's path, at every
+	// call a quota counts, where an fsync would cost more than the last
+	// counts lost to a crash of the machine.
+	if err := atomicfile.Write(filepath.Join(s.dir, "quota.json"), b, atomicfile.Options{NoSync: true}); err != nil {
 		return fmt.Errorf("cannot write quota state: %w", err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("cannot write quota state: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("cannot write quota state: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(s.dir, "quota.json")); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("cannot replace quota state: %w", err)
 	}
 	return nil
 }

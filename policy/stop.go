@@ -2,12 +2,12 @@ package policy
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/hookwatch/hookwatch/decision"
+	"github.com/hookwatch/hookwatch/internal/atomicfile"
 )
 
 // A stop on PreToolUse or PermissionRequest cannot end the run by itself.
@@ -67,20 +67,9 @@ func (s *State) carryStop(key string, c carriedStop) error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(s.dir, "stop-*.tmp")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(b)
-	if err := errors.Join(werr, tmp.Close()); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), s.stopPath(key)); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	// Not synced: it is written on the hook's path, and a stop lost to a
+	// crash of the machine is delivered by the next Stop anyway.
+	return atomicfile.Write(s.stopPath(key), b, atomicfile.Options{NoSync: true})
 }
 
 // takeStop returns and forgets the stop carried for key, if any.

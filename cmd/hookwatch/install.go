@@ -17,6 +17,7 @@ import (
 	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/internal/atomicfile"
 )
 
 func init() {
@@ -246,25 +247,9 @@ func urlReport(change urlChange, kept string, given, dryRun bool) []string {
 }
 
 // writePrivate replaces dir/name with data, mode 0600, atomically: a reader
-// sees the old file or the new one.
+// sees the old file or the new one (atomicfile.Write).
 func writePrivate(dir, name string, data []byte) error {
-	tmp, err := os.CreateTemp(dir, "."+name+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(dir, name))
-	}
-	return err
+	return atomicfile.Write(filepath.Join(dir, name), data, atomicfile.Options{})
 }
 
 // readCA reads file, the PEM certificates of a team's own certificate

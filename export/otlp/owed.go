@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/atomicfile"
 )
 
 // debts are the sessions whose spans the live push owes the receiver: those
@@ -220,22 +221,7 @@ func save(path string, f *debtFile) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("cannot keep the sessions owed to the OTLP receiver: %w", err)
-	}
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.Write(path, b, atomicfile.Options{}); err != nil {
 		return fmt.Errorf("cannot keep the sessions owed to the OTLP receiver: %w", err)
 	}
 	return nil
