@@ -87,7 +87,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 const (
 	refusedNone    = "no bearer token: send Authorization: Bearer <token>"
 	refusedUnknown = "unknown bearer token: a wrong or mistyped one"
-	refusedRevoked = hook.RevokedToken + "%s: ask the server's admin for a new one (hookwatch token create), and install it (hookwatch install --token-file FILE)"
+	refusedRevoked = hook.RevokedToken + "%s: " + hook.RevokedTokenFix
 )
 
 // principal returns the principal of r, or the status code refusing it

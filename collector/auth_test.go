@@ -222,6 +222,12 @@ func testTokens(t *testing.T, db tokenDB) []string {
 			t.Errorf("GET /v1/sessions %v: %d %s, want 401 saying %q", c.hdr, code, body, c.why)
 		}
 	}
+	// A revoked token's holder is told what replaces it wherever it is
+	// kept, HOOKWATCH_TOKEN overriding the token file install writes (as
+	// doctor says: hook.RefusedToken), and the clients give all of it.
+	if _, body := s.do(t, http.MethodGet, "/v1/sessions", nil, as(revoked)...); !strings.HasSuffix(hook.Refusal(body, revoked), ": "+hook.RevokedTokenFix) {
+		t.Errorf("the refusal of a revoked token, as clients read it: %q, want it to end with %q", hook.Refusal(body, revoked), hook.RevokedTokenFix)
+	}
 
 	secrets := []string{ann, bob, lead, root, revoked, envAdmin}
 	// Stopped, the collector writes no more to the log or the store.

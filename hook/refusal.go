@@ -44,6 +44,15 @@ func Refusal(body []byte, sent string) string {
 // refusals.
 const RevokedToken = "this bearer token was revoked"
 
+// RevokedTokenFix is what replaces a revoked token when where the client
+// keeps it is not known: the collector's refusal ends with it (collector/
+// auth.go), for whoever reads that refusal (curl, a forwarder's log).
+// It agrees with RefusedToken, which words it for the token's source:
+// installing a new token changes nothing while HOOKWATCH_TOKEN, which
+// overrides the token file, is set. With the refusal's start it fits
+// maxRefusal.
+const RevokedTokenFix = "ask the collector's admin for a new token ('hookwatch token create --user NAME'), then install it ('hookwatch install --token-file FILE', with HOOKWATCH_TOKEN unset: it overrides the file) or export it as HOOKWATCH_TOKEN"
+
 // Revoked reports whether why, a collector's refusal as Refusal returns it,
 // says the token was revoked: a token that will never be taken again,
 // which only a new one replaces.

@@ -404,7 +404,7 @@ func TestDoctorHTTPRoundTripRevoked(t *testing.T) {
 	}
 	r, _ := runDoctorJSON(t)
 	wantCheck(t, r, "round trip (http)", doctor.Fail, "POST "+c.URL+"/v1/hooks/claude answered HTTP 401",
-		`the collector says: "this bearer token was revoked at 2026-11-30T09:00:00Z: ask the server's admin for a new one`,
+		`the collector says: "this bearer token was revoked at 2026-11-30T09:00:00Z: `+hook.RevokedTokenFix,
 		// Exporting the token file's token again would change nothing.
 		"fix: ask the collector's admin for a new token", "hookwatch install --token-file FILE")
 	// HOOKWATCH_TOKEN, revoked, is replaced by a new token, exported or
