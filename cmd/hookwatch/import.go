@@ -748,8 +748,11 @@ func apiPages(ctx context.Context, client *http.Client, base, token, u string, p
 			resp.Body.Close()
 			return false, nil
 		case http.StatusUnauthorized:
+			// Its words tell a revoked token from a wrong one
+			// (hook.RefusedToken).
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 			resp.Body.Close()
-			return false, errTokenRefused(base, nil)
+			return false, errTokenRefused(base, body)
 		}
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()

@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/internal/lockfile"
 	"github.com/hookwatch/hookwatch/internal/syncbuf"
+	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
 // copyDir copies the directory src into dst.
@@ -668,6 +671,39 @@ func TestImportTokenRefused(t *testing.T) {
 	}
 	if out != "" {
 		t.Errorf("import that failed printed to stdout: %q", out)
+	}
+}
+
+// TestImportTokenRevoked: import asks the collector what it stores with a
+// token it revoked, and is told what replaces a revoked HOOKWATCH_TOKEN
+// (hook.RefusedToken, from the collector's answer), not to export it again.
+func TestImportTokenRevoked(t *testing.T) {
+	testdata, err := filepath.Abs("../../importer/testdata/parallel/projects")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEnv(t)
+	db, err := sqlite.Open(filepath.Join(e.root, "team.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
+	if err := db.CreateToken(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RevokeToken(t.Context(), tok.ID, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	newTestCollectorOn(t, db, collector.Config{RequireAuth: true})
+	t.Setenv("HOOKWATCH_TOKEN", secret)
+	projects := filepath.Join(e.root, "projects")
+	copyDir(t, testdata, projects)
+	_, _, err = hw(t, "", "import", projects)
+	if err == nil || !strings.Contains(err.Error(), "refuses HOOKWATCH_TOKEN (HTTP 401)") || !strings.Contains(err.Error(), "export HOOKWATCH_TOKEN=<the new token>") {
+		t.Fatalf("import with a revoked HOOKWATCH_TOKEN: %v, want the fix of a revoked token", err)
+	}
+	if strings.Contains(err.Error(), "hookwatch serve runs with") || strings.Contains(err.Error(), secret) {
+		t.Errorf("import with a revoked HOOKWATCH_TOKEN: %v", err)
 	}
 }
 
