@@ -89,6 +89,18 @@ func (cfg Config) Base() string { return strings.TrimRight(cfg.URL, "/") }
 // ConfigFromEnv reads the configuration from getenv. Bad values fall back to
 // defaults and are reported as warnings, because the hook must run anyway.
 func ConfigFromEnv(getenv func(string) string) (Config, []string) {
+	return configFrom(getenv, ReadURL)
+}
+
+// ConfigKeepingURL is ConfigFromEnv as it reads once the home's URLFile
+// keeps kept ("" for none), whatever the file keeps now: what 'hookwatch
+// install --url', whose dry run writes nothing, says the hooks will do.
+func ConfigKeepingURL(getenv func(string) string, kept string) (Config, []string) {
+	return configFrom(getenv, func(string) string { return kept })
+}
+
+// configFrom is ConfigFromEnv with readURL, the URL a home keeps.
+func configFrom(getenv func(string) string, readURL func(home string) string) (Config, []string) {
 	var warn []string
 	c := Config{
 		Home:        Home(getenv),
@@ -99,7 +111,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 		Now:         time.Now,
 		ArchiveDir:  filepath.Join(Home(getenv), "archive"),
 	}
-	c.URL, c.URLSource = LookupURL(getenv, c.Home)
+	c.URL, c.URLSource = lookupURL(getenv, c.Home, readURL)
 	c.Token, c.TokenSource = lookupToken(getenv, c.Home, c.URLSource)
 	if envflag.Off(getenv("HOOKWATCH_ARCHIVE")) {
 		c.ArchiveDir = ""
@@ -169,10 +181,15 @@ func (s URLSource) String() string {
 // the forwarder, doctor, the status line and the commands that ask the
 // collector all call it (through ConfigFromEnv or directly).
 func LookupURL(getenv func(string) string, home string) (string, URLSource) {
+	return lookupURL(getenv, home, ReadURL)
+}
+
+// lookupURL is LookupURL with readURL, the URL home keeps.
+func lookupURL(getenv func(string) string, home string, readURL func(home string) string) (string, URLSource) {
 	if u := getenv("HOOKWATCH_URL"); u != "" {
 		return u, URLFromEnv
 	}
-	if u := ReadURL(home); u != "" {
+	if u := readURL(home); u != "" {
 		return u, URLFromFile
 	}
 	return DefaultURL, URLDefault

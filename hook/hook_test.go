@@ -3,6 +3,7 @@ package hook_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -278,6 +279,19 @@ func TestURLSource(t *testing.T) {
 			}
 			if tok, src := hook.LookupToken(getenv, home); tok != cfg.Token || src != cfg.TokenSource {
 				t.Errorf("LookupToken = %q, %v; ConfigFromEnv said %q, %v", tok, src, cfg.Token, cfg.TokenSource)
+			}
+			// ConfigKeepingURL of what the file keeps now reads the
+			// same; of another URL (or none), as if the file kept it.
+			if kc, _ := hook.ConfigKeepingURL(getenv, hook.ReadURL(home)); kc.URL != cfg.URL || kc.URLSource != cfg.URLSource || kc.Token != cfg.Token {
+				t.Errorf("ConfigKeepingURL of the file's URL: %q from %v, token %q; ConfigFromEnv said %q from %v, token %q", kc.URL, kc.URLSource, kc.Token, cfg.URL, cfg.URLSource, cfg.Token)
+			}
+			kc, _ := hook.ConfigKeepingURL(getenv, "")
+			if want := cmp.Or(tc.env, hook.DefaultURL); kc.URL != want {
+				t.Errorf("ConfigKeepingURL of none: %q, want %q", kc.URL, want)
+			}
+			kc, _ = hook.ConfigKeepingURL(getenv, "https://other.example")
+			if want := cmp.Or(tc.env, "https://other.example"); kc.URL != want || (tc.env == "" && kc.URLSource != hook.URLFromFile) {
+				t.Errorf("ConfigKeepingURL of another: %q from %v, want %q", kc.URL, kc.URLSource, want)
 			}
 		})
 	}

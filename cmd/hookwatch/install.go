@@ -422,14 +422,6 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	reports := append(tokenReport(change, sf.dryRun), urlReport(uchange, kept, urlGiven, sf.dryRun)...)
-	// hookEnv is the environment the hooks will read, with the URL kept
-	// as it is after this install (a dry run writes none).
-	hookEnv := func(k string) string {
-		if k == "HOOKWATCH_URL" && os.Getenv(k) == "" {
-			return kept
-		}
-		return os.Getenv(k)
-	}
 	if cf.codex {
 		return installCodex(ctx, sf, cf, stdout, reports...)
 	}
@@ -440,7 +432,10 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// The command hooks post where HOOKWATCH_URL, else the URL kept, says:
 	// installed with one no collector answers at, they would spool every
 	// event for good.
-	hookCfg, _ := hook.ConfigFromEnv(hookEnv)
+	// Read as the hooks will read it, with the URL kept as it is after
+	// this install: a dry run writes none, and says what the real one
+	// would.
+	hookCfg, _ := hook.ConfigKeepingURL(os.Getenv, kept)
 	if err := hook.CheckURL(hookCfg.URL); err != nil {
 		return fmt.Errorf("%w: %s: %v: the hooks would deliver no event; fix it, or unset it for the default %s", errUsage, hookCfg.URLSource, err, hook.DefaultURL)
 	}

@@ -1112,6 +1112,28 @@ func TestInstallURLCommandHooks(t *testing.T) {
 	}
 }
 
+// TestInstallURLDryRunNotes: the notes of a dry run that changes the URL
+// kept are those of the real run: --url local sends the hooks to this
+// machine's collector, with no forwarder for the URL kept before.
+func TestInstallURLDryRunNotes(t *testing.T) {
+	newTestEnv(t)
+	t.Setenv("HOOKWATCH_URL", "")
+	const team = "https://hookwatch.example.com"
+	const forwarder = "hands the events for " + team
+	if out := mustHW(t, "install", "--url", team); !strings.Contains(out, forwarder) {
+		t.Fatalf("install --url %s says nothing of the forwarder:\n%s", team, out)
+	}
+	for _, args := range [][]string{{"--url", "local", "--dry-run"}, {"--url", "local"}} {
+		if out := mustHW(t, append([]string{"install"}, args...)...); strings.Contains(out, forwarder) || strings.Contains(out, "would be kept") {
+			t.Errorf("install %q, after --url %s, says:\n%s", args, team, out)
+		}
+	}
+	// And the other way: a dry run of a URL needing the forwarder says so.
+	if out := mustHW(t, "install", "--url", team, "--dry-run"); !strings.Contains(out, forwarder) {
+		t.Errorf("install --url %s --dry-run says nothing of the forwarder:\n%s", team, out)
+	}
+}
+
 // TestUninstallSaysWhatStays: uninstall leaves the home's data where it is
 // and says where, and how to remove it; a dry run, or a home never made,
 // says nothing of it.
