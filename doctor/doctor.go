@@ -675,7 +675,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		// start at e.url beside it.
 		addr := e.attachedElsewhere()
 		c.Status = Warn
-		c.Message = fmt.Sprintf("%s is not reachable (%v), but this home's collector runs at %s: the command hooks' events reach it through the spool, after trying %s (hook.log says so each time); http hooks and the commands that ask HOOKWATCH_URL miss it", e.url, shortErr(err), addr, e.url)
+		c.Message = fmt.Sprintf("%s is not reachable (%v), but this home's collector runs at %s: the command hooks' events reach it through the spool, after trying %s (hook.log says so each time); http hooks and the commands that ask the collector at %s (%s) miss it", e.url, shortErr(err), addr, e.url, e.url, e.urlSource)
 		c.Fix = e.pointFix(addr) + "   # or 'hookwatch stop', and start it at " + e.url
 		return c
 	case err != nil && e.autostarts():

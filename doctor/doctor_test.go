@@ -471,7 +471,8 @@ func TestCollectorOfThisHomeElsewhere(t *testing.T) {
 			}
 			found = true
 			if got.Status != Warn || !strings.Contains(got.Message, "this home's collector") || !strings.Contains(got.Message, c.URL()) ||
-				!strings.Contains(got.Fix, "hookwatch install --url "+c.URL()) || strings.Contains(got.Message, "starts it") {
+				!strings.Contains(got.Fix, "hookwatch install --url "+c.URL()) || strings.Contains(got.Message, "starts it") ||
+				!strings.Contains(got.Message, "the commands that ask the collector at "+dead.URL()+" (HOOKWATCH_URL) miss it") {
 				t.Errorf("HOOKWATCH_AUTOSTART=%q: %s %q (fix %q)", autostart, got.Status, got.Message, got.Fix)
 			}
 		}

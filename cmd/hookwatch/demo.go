@@ -28,7 +28,8 @@ func init() {
 
 const demoSynopsis = `demo [--speed N] [--no-start]
 
-Plays a realistic Claude Code session into the collector at HOOKWATCH_URL, live,
+Plays a realistic Claude Code session into the collector the hooks send to
+($HOOKWATCH_URL, else the URL 'hookwatch install --url' kept), live,
 in about 20 seconds: a main agent runs three subagents in parallel, one of which
 starts a chain three deep; a test run fails and passes again; a policy denies a
 force push; the context is compacted. Open the dashboard link it prints and

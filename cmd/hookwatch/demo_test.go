@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookwatch/hookwatch/hook"
 )
 
 // serveInProcess runs `hookwatch serve` in this process on a free port,
@@ -211,30 +213,43 @@ func TestDemoNoStart(t *testing.T) {
 	}
 }
 
-// TestStartElsewhereDown: when no collector answers at a HOOKWATCH_URL
-// that is not this machine's http:// loopback (a team server down, a
+// TestStartElsewhereDown: when no collector answers at a URL (HOOKWATCH_URL
+// or the one install kept) that is not this machine's http:// loopback (a team server down, a
 // wrong URL), the commands that would start one say that none answers
 // there and what to check, and start nothing.
 func TestStartElsewhereDown(t *testing.T) {
 	projects := filepath.Join(t.TempDir(), "projects")
 	copyDir(t, "../../importer/testdata/parallel/projects", projects)
-	newTestEnv(t)
+	e := newTestEnv(t)
 	dead := deadPort(t)
 	base := "https://" + dead.Addr()
-	t.Setenv("HOOKWATCH_URL", base)
-	want := "no collector answers at " + base + " (HOOKWATCH_URL), and only one at http://<loopback address>:<port> can be started here: " +
-		"check that the collector HOOKWATCH_URL names runs, and that the URL is right"
-	for _, args := range [][]string{{"demo", "--speed", "1000"}, {"import", projects}, {"doctor", "--start"}} {
-		out, _, err := hw(t, "", args...)
-		if err == nil || err.Error() != want {
-			t.Errorf("%s with no collector at %s: %v\nwant %s", strings.Join(args, " "), base, err, want)
+	// The URL named by where it comes from: HOOKWATCH_URL, else the URL
+	// install kept.
+	for _, kept := range []bool{false, true} {
+		t.Setenv("HOOKWATCH_URL", base)
+		from := "HOOKWATCH_URL"
+		if kept {
+			t.Setenv("HOOKWATCH_URL", "")
+			from = "the URL kept by 'hookwatch install --url'"
+			os.MkdirAll(e.hwHome, 0o700)
+			if err := os.WriteFile(filepath.Join(e.hwHome, hook.URLFile), []byte(base+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if out != "" {
-			t.Errorf("%s printed, then failed:\n%s", strings.Join(args, " "), out)
+		want := "no collector answers at " + base + " (" + from + "), and only one at http://<loopback address>:<port> can be started here: " +
+			"check that the collector at that URL runs, and that the URL is right: " + pointHint
+		for _, args := range [][]string{{"demo", "--speed", "1000"}, {"import", projects}, {"doctor", "--start"}} {
+			out, _, err := hw(t, "", args...)
+			if err == nil || err.Error() != want {
+				t.Errorf("%s with no collector at %s: %v\nwant %s", strings.Join(args, " "), base, err, want)
+			}
+			if out != "" {
+				t.Errorf("%s printed, then failed:\n%s", strings.Join(args, " "), out)
+			}
 		}
-	}
-	if exists(filepath.Join(os.Getenv("HOOKWATCH_HOME"), "serve.log")) {
-		t.Error("a collector was started")
+		if exists(filepath.Join(os.Getenv("HOOKWATCH_HOME"), "serve.log")) {
+			t.Error("a collector was started")
+		}
 	}
 }
 
@@ -286,8 +301,8 @@ func TestStartHint(t *testing.T) {
 	f("127.0.0.1:7499", "http://127.0.0.1:7499", "start one with 'hookwatch serve'")
 	f("127.0.0.1:7499", "http://127.0.0.1:7421", "start one with 'hookwatch serve --addr 127.0.0.1:7421'")
 	f("", "http://[::1]:7421", "start one with 'hookwatch serve --addr [::1]:7421'")
-	f("", "https://hookwatch.example.com", "check that the collector HOOKWATCH_URL names runs, and that the URL is right")
-	f("", "http://10.0.0.5:7421", "check that the collector HOOKWATCH_URL names runs, and that the URL is right")
+	f("", "https://hookwatch.example.com", "check that the collector at that URL runs, and that the URL is right: "+pointHint)
+	f("", "http://10.0.0.5:7421", "check that the collector at that URL runs, and that the URL is right: "+pointHint)
 }
 
 // TestDemoTokenRefused: a collector that requires a token the shell does

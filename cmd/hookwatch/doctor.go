@@ -33,7 +33,7 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	noTrip := fs.Bool("no-round-trip", false, "do not send a synthetic event through the registered hook")
 	project := fs.String("project", "", "project directory whose settings and policy are checked (default: the working directory)")
-	start := fs.Bool("start", false, "start the collector first when none answers at HOOKWATCH_URL, as a hook would")
+	start := fs.Bool("start", false, "start the collector first when none answers where the hooks send (HOOKWATCH_URL, else the URL 'hookwatch install --url' kept), as a hook would")
 	ack := fs.Bool("ack-losses", false, "acknowledge the events lost so far (spool drops and corrupt lines), so that health is no longer degraded by them")
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err

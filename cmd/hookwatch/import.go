@@ -45,7 +45,8 @@ const importSynopsis = `import [--codex] [--dry-run] [--verbose] [--no-start] [-
 Reads Claude Code's transcripts — a main transcript <session>.jsonl, its
 subagents' <session>/subagents/agent-<id>.jsonl, or directories holding them
 (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects) — and sends
-what they record to the collector at HOOKWATCH_URL, through the same privacy
+what they record to the collector the hooks send to ($HOOKWATCH_URL, else
+the URL 'hookwatch install --url' kept), through the same privacy
 rules as every hook event: the user's prompts, every tool call and its
 outcome, the subagents, and the tokens of every API response, priced per
 agent, per turn and per session (hookwatch serve --prices FILE replaces the
@@ -740,8 +741,10 @@ func apiPages(ctx context.Context, client *http.Client, base, token, u string, p
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		resp, err := client.Do(req)
-		if err != nil {
+		if err != nil && ctx.Err() != nil {
 			return false, fmt.Errorf("cannot read %s: %w", u, err)
+		} else if err != nil {
+			return false, unreachable(base, err)
 		}
 		switch resp.StatusCode {
 		case http.StatusNotFound:

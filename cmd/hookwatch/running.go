@@ -79,7 +79,7 @@ func startCollector(ctx context.Context, home, base string) error {
 	if err != nil {
 		// What the user lacks is the collector at base (a team server
 		// down, a wrong URL), not one started here.
-		return fmt.Errorf("no collector answers at %s (HOOKWATCH_URL), and only one at http://<loopback address>:<port> can be started here: %s", base, startHint(base))
+		return fmt.Errorf("no collector answers at %s (%s), and only one at http://<loopback address>:<port> can be started here: %s", base, urlSource(), startHint(base))
 	}
 	self, _, err := binaries()
 	if err != nil {
@@ -156,19 +156,31 @@ func localListenAddr(base string) (string, error) {
 	return u.Host, nil
 }
 
-// startHint says how to start the collector HOOKWATCH_URL=base names:
+// startHint says how to start the collector at base, collectorURL's:
 // serve with the address base names (serve listens on HOOKWATCH_ADDR, not
-// on HOOKWATCH_URL's), or, for a collector on another machine, to check it.
+// on the URL's), or, for a collector on another machine, to check it and
+// where the URL comes from.
 func startHint(base string) string {
 	addr, err := localListenAddr(base)
 	switch {
 	case err != nil:
-		return "check that the collector HOOKWATCH_URL names runs, and that the URL is right"
+		return "check that the collector at that URL runs, and that the URL is right: " + pointHint
 	case addr == serveEnvOr("HOOKWATCH_ADDR", defaultServeAddr):
 		return "start one with 'hookwatch serve'"
 	}
 	return "start one with 'hookwatch serve --addr " + addr + "'"
 }
+
+// urlSource is where collectorURL found the collector's URL, as the hooks
+// find it (hook.LookupURL), for the errors that name it.
+func urlSource() hook.URLSource {
+	_, src := hook.LookupURL(os.Getenv, hook.Home(os.Getenv))
+	return src
+}
+
+// pointHint says how to point the hooks, and the commands that ask the
+// collector, at another collector: HOOKWATCH_URL wins over the URL kept.
+const pointHint = "point the hooks at another with 'hookwatch install --url URL' (or HOOKWATCH_URL, which wins over it)"
 
 // errNotRunning is returned by stopCollector when no collector holds the
 // spool lock of the home.
@@ -179,6 +191,13 @@ const maxAPIBody = 64 << 20
 
 // errUnreachable is apiGet's error when no collector answers.
 var errUnreachable = errors.New("cannot reach the collector")
+
+// unreachable is the error of a request no collector at base answered
+// (err): where base comes from, and what starts one or points the
+// commands at another.
+func unreachable(base string, err error) error {
+	return fmt.Errorf("%w at %s (%s): %v: start it with hookwatch serve, or %s", errUnreachable, base, urlSource(), err, pointHint)
+}
 
 // apiGet GETs u from the collector at base and returns the body of a 200;
 // any other answer is an error that says what the collector said.
@@ -194,7 +213,7 @@ func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w at %s (start it with hookwatch serve, or set HOOKWATCH_URL): %v", errUnreachable, base, err)
+		return nil, unreachable(base, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAPIBody))

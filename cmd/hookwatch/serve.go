@@ -243,9 +243,9 @@ func addrInUse(ctx context.Context, home, addr string, err error) error {
 		return alreadyRuns(home, c)
 	}
 	if healthy(ctx, "http://"+addr, time.Second) {
-		return fmt.Errorf("cannot listen on %s: a hookwatch collector of another HOOKWATCH_HOME answers there; stop it where it runs, or listen elsewhere with --addr (and point the hooks at it with HOOKWATCH_URL)", addr)
+		return fmt.Errorf("cannot listen on %s: a hookwatch collector of another HOOKWATCH_HOME answers there; stop it where it runs, or listen elsewhere with --addr (and point the hooks at it: hookwatch install --url http://HOST:PORT)", addr)
 	}
-	return fmt.Errorf("%w; another program holds that address: listen elsewhere with --addr HOST:PORT or HOOKWATCH_ADDR (and point the hooks at it with HOOKWATCH_URL)", err)
+	return fmt.Errorf("%w; another program holds that address: listen elsewhere with --addr HOST:PORT or HOOKWATCH_ADDR (and point the hooks at it: hookwatch install --url http://HOST:PORT)", err)
 }
 
 // alreadyRuns is the error of a serve that finds c, the collector of

@@ -39,9 +39,10 @@ Each session shows its title, last activity, lineage (forked from,
 compactions), subagents and last answer, and the commands that continue
 it. When the directory has none but a neighbouring one does (the same
 directory recorded by another path, a parent or a child directory), it
-says where to cd. Where the collector
-($HOOKWATCH_URL) knows a session, it adds its decomposition shape and
-outcome, and the calls denied (by a policy) and failed. When the directory has Codex sessions too, it says how many and
+says where to cd. Where the collector the hooks send to ($HOOKWATCH_URL,
+else the URL 'hookwatch install --url' kept) knows a session, it adds its
+decomposition shape and outcome, and the calls denied (by a policy) and
+failed. When the directory has Codex sessions too, it says how many and
 that --codex lists them.
 
 With --codex it lists the directory's Codex sessions instead, newest first,
@@ -310,12 +311,12 @@ type sessionFacts struct {
 	Shape  *attribution.Shape `json:"shape"`
 }
 
-// collectorModels returns a lookup of sessions in the collector at
-// $HOOKWATCH_URL (GET /v1/sessions/{id}, with $HOOKWATCH_TOKEN): nil for a
-// session it does not know. A collector that does not answer within a
-// second is asked nothing more, so the listing never waits on one that is
-// down; nor is one at a HOOKWATCH_URL that is no collector URL, which
-// stderr is told.
+// collectorModels returns a lookup of sessions in the collector the hooks
+// send to (collectorURL: GET /v1/sessions/{id}, with the hooks' token):
+// nil for a session it does not know. A collector that does not answer
+// within a second is asked nothing more, so the listing never waits on one
+// that is down; nor is one at a URL that is no collector URL, which stderr
+// is told.
 func collectorModels(ctx context.Context, stderr io.Writer) func(id string) *sessionFacts {
 	base, token, err := collectorURL()
 	down := err != nil

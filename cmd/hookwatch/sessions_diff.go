@@ -20,7 +20,9 @@ import (
 const sessionsDiffSynopsis = `sessions diff [--json] [--unrelated] A B
 
 Puts two sessions side by side, as the collector's model has them
-(GET /v1/sessions/A/compare/B on $HOOKWATCH_URL, with $HOOKWATCH_TOKEN):
+(GET /v1/sessions/A/compare/B on the collector the hooks send to:
+$HOOKWATCH_URL, else the URL 'hookwatch install --url' kept, with the
+token the hooks send):
 the baseline both were forked from and when each left it, their outcome,
 decomposition shape, turns, agents, failures, denials, tokens and cost,
 and the calls per tool, per subtype and per file. Two sessions that share

@@ -17,6 +17,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/demo"
 )
 
@@ -222,6 +223,26 @@ func captureEnvelopes(t *testing.T, name string, start time.Time) []event.Envelo
 		}
 	}
 	return envs
+}
+
+// TestSessionsDiffUnreachable: a collector that does not answer is named
+// with where its URL comes from, here the one install kept, and how to
+// point the commands elsewhere.
+func TestSessionsDiffUnreachable(t *testing.T) {
+	e := newTestEnv(t)
+	dead := os.Getenv("HOOKWATCH_URL") // newTestEnv's: nothing listens there
+	t.Setenv("HOOKWATCH_URL", "")
+	if err := os.MkdirAll(e.hwHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.hwHome, hook.URLFile), []byte(dead+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := hw(t, "", "sessions", "diff", "aaaaaaaa", "bbbbbbbb")
+	want := "cannot reach the collector at " + dead + " (the URL kept by 'hookwatch install --url'): "
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), pointHint) || strings.Contains(err.Error(), "set HOOKWATCH_URL") {
+		t.Errorf("sessions diff with no collector at the URL kept: %v\nwant %s…%s", err, want, pointHint)
+	}
 }
 
 // TestSessionsDiff compares the real capture's session with its fork
