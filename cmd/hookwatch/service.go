@@ -19,6 +19,7 @@ import (
 	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/internal/atomicfile"
 	"github.com/hookwatch/hookwatch/internal/regfile"
 	"github.com/hookwatch/hookwatch/redact"
 	"github.com/hookwatch/hookwatch/store/postgres"
@@ -364,11 +365,9 @@ func serviceInstall(w io.Writer, goos, path string, old []byte, installed *insta
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return fmt.Errorf("cannot create %s: %w", filepath.Dir(path), err)
 		}
-		// 0600: the unit may carry HOOKWATCH_TOKEN.
-		if err := os.WriteFile(path, content, 0o600); err != nil {
-			return fmt.Errorf("cannot write %s: %w", path, err)
-		}
-		if err := os.Chmod(path, 0o600); err != nil {
+		// 0600 from its first byte, a unit of another mode replaced
+		// whole: the unit may carry HOOKWATCH_TOKEN.
+		if err := atomicfile.Write(path, content, atomicfile.Options{}); err != nil {
 			return fmt.Errorf("cannot write %s: %w", path, err)
 		}
 		verb := "Wrote"

@@ -71,6 +71,21 @@ func TestServiceInstallUninstallSystemd(t *testing.T) {
 	if out := mustHW(t, "service", "install", "--os", "linux"); !strings.Contains(out, "already up to date") {
 		t.Fatalf("second service install:\n%s", out)
 	}
+	// A unit of another mode (edited, say) is replaced by one 0600 from
+	// its first byte, whole, with nothing left beside it.
+	if err := os.Chmod(unit, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOOKWATCH_TOKEN", "s3cret2")
+	mustHW(t, "service", "install", "--os", "linux")
+	if fi, _ := os.Stat(unit); fi.Mode().Perm() != 0o600 || !strings.Contains(string(readFile(t, unit)), "s3cret2") {
+		t.Fatalf("unit replaced: mode %v:\n%s", fi.Mode().Perm(), readFile(t, unit))
+	}
+	if des, _ := os.ReadDir(filepath.Dir(unit)); len(des) != 1 {
+		t.Errorf("beside the unit: %v", des)
+	}
+	t.Setenv("HOOKWATCH_TOKEN", "s3cret")
+	mustHW(t, "service", "install", "--os", "linux")
 	// Enabled: uninstall refuses and names the command to run first.
 	wants := filepath.Join(filepath.Dir(unit), "default.target.wants", "hookwatch.service")
 	os.MkdirAll(filepath.Dir(wants), 0o755)

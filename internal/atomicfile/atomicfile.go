@@ -1,6 +1,9 @@
 // Package atomicfile replaces a file whole: a reader, and a crash, see the
-// old content or the new one, never part of either. It is the one way the
-// project writes the files of its home and the settings it installs.
+// old content or the new one, never part of either. It is the one writer
+// of such files: the home's private files (token, URL, CA, the policy,
+// import and OTLP state), the settings install edits and the service unit.
+// The spool's counters, symlinks renamed over (package spool), are read
+// with one readlink and are not files of this kind.
 //
 // The package links only what the lean hook already links (os, io/fs,
 // path/filepath).
