@@ -64,15 +64,43 @@ func claudeVersion(ctx context.Context) string {
 	return doctor.ClaudeVersion(ctx, 3*time.Second)
 }
 
-// tokenChange is what installToken did to the home's token file.
-type tokenChange int
+// homeChange is what install did, or would do in a dry run, to a file it
+// keeps in the home for the hooks: the token (installToken) or the
+// collector's URL (keepURL).
+type homeChange int
 
 const (
-	tokenNone     tokenChange = iota // no token given, and the home holds none
-	tokenKept                        // the home's token stays: none given, or the same one
-	tokenStored                      // the token given, where the home held none
-	tokenReplaced                    // the token given, in place of another
+	homeNone     homeChange = iota // none given, and the home keeps none
+	homeKept                       // the home's file stays: none given, or the same value
+	homeStored                     // the value given, where the home kept none
+	homeReplaced                   // the value given, in place of another
+	homeRemoved                    // the file is gone (--url local)
 )
+
+// keepInHome writes value (one line) to the home's file name, mode 0600,
+// where old is what the file holds now ("" for none), and says what that
+// changes; a dry run writes nothing and says what it would change. Writing
+// the same value again is homeKept, and written all the same: the file is
+// then 0600 whatever it was.
+func keepInHome(home, name, old, value string, dryRun bool) (homeChange, error) {
+	change := homeReplaced
+	switch old {
+	case value:
+		change = homeKept
+	case "":
+		change = homeStored
+	}
+	if dryRun {
+		return change, nil
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return homeNone, fmt.Errorf("cannot create %s: %w", home, err)
+	}
+	if err := writePrivate(home, name, []byte(value+"\n")); err != nil {
+		return homeNone, err
+	}
+	return change, nil
+}
 
 // installToken keeps the token --token or --token-file gives in the home's
 // token file (hook.TokenFile), mode 0600, where the hook reads it: a
@@ -80,22 +108,22 @@ const (
 // says what it did, or would do in a dry run, to the home's token, which
 // install reports: a token replaced changes what the hooks send even when
 // the settings file stays as it is.
-func installToken(flagValue, file string, stdin io.Reader, dryRun bool) (tokenChange, error) {
+func installToken(flagValue, file string, stdin io.Reader, dryRun bool) (homeChange, error) {
 	home := hook.Home(os.Getenv)
 	var secret string
 	switch {
 	case flagValue != "" && file != "":
-		return tokenNone, fmt.Errorf("%w: --token and --token-file go alone", errUsage)
+		return homeNone, fmt.Errorf("%w: --token and --token-file go alone", errUsage)
 	case flagValue == "-":
 		b, err := io.ReadAll(io.LimitReader(stdin, 4096))
 		if err != nil {
-			return tokenNone, fmt.Errorf("cannot read the token from stdin: %w", err)
+			return homeNone, fmt.Errorf("cannot read the token from stdin: %w", err)
 		}
 		secret = string(b)
 	case file != "":
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return tokenNone, fmt.Errorf("cannot read the token: %w", err)
+			return homeNone, fmt.Errorf("cannot read the token: %w", err)
 		}
 		secret = string(b)
 	default:
@@ -105,31 +133,19 @@ func installToken(flagValue, file string, stdin io.Reader, dryRun bool) (tokenCh
 	old := hook.ReadToken(home)
 	if secret == "" {
 		if flagValue != "" || file != "" {
-			return tokenNone, fmt.Errorf("%w: the token is empty", errUsage)
+			return homeNone, fmt.Errorf("%w: the token is empty", errUsage)
 		}
 		if old == "" {
-			return tokenNone, nil
+			return homeNone, nil
 		}
-		return tokenKept, nil
+		return homeKept, nil
 	}
 	if strings.ContainsAny(secret, " \t\r\n") {
-		return tokenNone, fmt.Errorf("%w: a token is one word", errUsage)
+		return homeNone, fmt.Errorf("%w: a token is one word", errUsage)
 	}
-	change := tokenReplaced
-	switch old {
-	case secret:
-		change = tokenKept // written again all the same: mode 0600
-	case "":
-		change = tokenStored
-	}
-	if dryRun {
-		return change, nil
-	}
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return tokenNone, fmt.Errorf("cannot create %s: %w", home, err)
-	}
-	if err := writePrivate(home, hook.TokenFile, []byte(secret+"\n")); err != nil {
-		return tokenNone, fmt.Errorf("cannot write the token: %w", err)
+	change, err := keepInHome(home, hook.TokenFile, old, secret, dryRun)
+	if err != nil {
+		return homeNone, fmt.Errorf("cannot write the token: %w", err)
 	}
 	return change, nil
 }
@@ -138,17 +154,17 @@ func installToken(flagValue, file string, stdin io.Reader, dryRun bool) (tokenCh
 // when it stays, else a line, and for a token replaced, what a forwarder
 // running on this home does about it (it reads the file before each POST,
 // so it sends the new token without a restart).
-func tokenReport(change tokenChange, dryRun bool) []string {
+func tokenReport(change homeChange, dryRun bool) []string {
 	home := hook.Home(os.Getenv)
 	path := filepath.Join(home, hook.TokenFile)
 	switch {
-	case change == tokenStored && dryRun:
+	case change == homeStored && dryRun:
 		return []string{"Dry run: the token would be stored in " + path + " (nothing was written)."}
-	case change == tokenStored:
+	case change == homeStored:
 		return []string{"Stored the token in " + path + " (mode 0600)."}
-	case change == tokenReplaced && dryRun:
+	case change == homeReplaced && dryRun:
 		return []string{"Dry run: the token in " + path + " would be replaced by the one given (nothing was written)."}
-	case change != tokenReplaced:
+	case change != homeReplaced:
 		return nil
 	}
 	lines := []string{"Replaced the token in " + path + " by the one given."}
@@ -162,17 +178,6 @@ func tokenReport(change tokenChange, dryRun bool) []string {
 // machine's collector: install removes the URL it kept.
 const localURLFlag = "local"
 
-// urlChange is what keepURL did to the home's URL file.
-type urlChange int
-
-const (
-	urlNone     urlChange = iota // no --url, and the home keeps none
-	urlKept                      // the home's URL stays: no --url, or the same one
-	urlStored                    // the URL given, where the home kept none
-	urlReplaced                  // the URL given, in place of another
-	urlRemoved                   // --url local: the URL kept is gone
-)
-
 // keepURL keeps the collector URL --url gives (given: --url was on the
 // command line) in the home's hook.URLFile, mode 0600 like the token's,
 // where the hooks read it when HOOKWATCH_URL is not set: Claude Code or
@@ -183,41 +188,29 @@ const (
 // it. It returns what it did, or would do in a dry run, and the URL the
 // home keeps afterwards ("" for none). The caller has checked url
 // (hook.CheckURL) before writing anything else.
-func keepURL(url string, given, dryRun bool) (urlChange, string, error) {
+func keepURL(url string, given, dryRun bool) (homeChange, string, error) {
 	home := hook.Home(os.Getenv)
 	old := hook.ReadURL(home)
 	url = strings.TrimRight(strings.TrimSpace(url), "/")
 	switch {
 	case !given && old == "":
-		return urlNone, "", nil
+		return homeNone, "", nil
 	case !given:
-		return urlKept, old, nil
+		return homeKept, old, nil
 	case url == "" || url == localURLFlag:
 		if old == "" {
-			return urlNone, "", nil
+			return homeNone, "", nil
 		}
 		if !dryRun {
 			if err := os.Remove(filepath.Join(home, hook.URLFile)); err != nil && !os.IsNotExist(err) {
-				return urlNone, old, fmt.Errorf("cannot remove the URL kept: %w", err)
+				return homeNone, old, fmt.Errorf("cannot remove the URL kept: %w", err)
 			}
 		}
-		return urlRemoved, "", nil
+		return homeRemoved, "", nil
 	}
-	change := urlReplaced
-	switch old {
-	case url:
-		change = urlKept // written again all the same: mode 0600
-	case "":
-		change = urlStored
-	}
-	if dryRun {
-		return change, url, nil
-	}
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return urlNone, old, fmt.Errorf("cannot create %s: %w", home, err)
-	}
-	if err := writePrivate(home, hook.URLFile, []byte(url+"\n")); err != nil {
-		return urlNone, old, fmt.Errorf("cannot keep the URL: %w", err)
+	change, err := keepInHome(home, hook.URLFile, old, url, dryRun)
+	if err != nil {
+		return homeNone, old, fmt.Errorf("cannot keep the URL: %w", err)
 	}
 	return change, url, nil
 }
@@ -225,19 +218,19 @@ func keepURL(url string, given, dryRun bool) (urlChange, string, error) {
 // urlReport is what install says it did to the URL the home keeps, and,
 // when HOOKWATCH_URL in install's own environment names another
 // collector, that it wins over the kept one where it is exported.
-func urlReport(change urlChange, kept string, given, dryRun bool) []string {
+func urlReport(change homeChange, kept string, given, dryRun bool) []string {
 	path := filepath.Join(hook.Home(os.Getenv), hook.URLFile)
 	var lines []string
 	switch {
-	case dryRun && (change == urlStored || change == urlReplaced):
+	case dryRun && (change == homeStored || change == homeReplaced):
 		lines = append(lines, "Dry run: the collector URL "+kept+" would be kept in "+path+" (nothing was written).")
-	case dryRun && change == urlRemoved:
+	case dryRun && change == homeRemoved:
 		lines = append(lines, "Dry run: the collector URL kept in "+path+" would be removed (nothing was written).")
-	case change == urlStored || change == urlReplaced:
+	case change == homeStored || change == homeReplaced:
 		lines = append(lines, "Kept the collector URL "+kept+" in "+path+" (mode 0600): the hooks send there wherever Claude Code or Codex starts, unless HOOKWATCH_URL says otherwise.")
-	case change == urlRemoved:
+	case change == homeRemoved:
 		lines = append(lines, "Removed the collector URL kept in "+path+": the hooks send to this machine's collector ("+hook.DefaultURL+") unless HOOKWATCH_URL says otherwise.")
-	case change == urlKept && !given:
+	case change == homeKept && !given:
 		lines = append(lines, "The hooks keep sending to "+kept+", the URL kept in "+path+": 'hookwatch install --url "+localURLFlag+"' sends them to this machine's collector again.")
 	}
 	if env := os.Getenv("HOOKWATCH_URL"); env != "" && kept != "" && strings.TrimRight(env, "/") != kept {
@@ -413,7 +406,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		// would only make the user type it again.
 		fmt.Fprintln(stderr, "hookwatch install: warning: the token given as --token's value shows in ps to every user of this machine while install runs, and stays in the shell's history: next time use --token-file FILE, or --token - to read it from stdin")
 	}
-	hasToken := change != tokenNone
+	hasToken := change != homeNone
 	if err := installCA(ca, sf.dryRun); err != nil {
 		return err
 	}
