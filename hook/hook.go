@@ -683,8 +683,8 @@ func (cfg Config) drain(ctx context.Context, sp *spool.Spool, ep endpoint, deadl
 // Waiting costs nothing: a retry sends the refused envelopes again anyway
 // (the batch that holds them is refused whole, then sent one envelope at a
 // time), and nothing needs remembering — not across hook processes, which
-// drain the same spool, nor by reading back rejected.jsonl, which grows
-// without bound. An envelope stays spooled until it is set aside; only a
+// drain the same spool, nor by reading back rejected.jsonl, which is
+// rotated away. An envelope stays spooled until it is set aside; only a
 // process killed between the two sets it aside twice.
 func SendSpooled(recs [][]byte, send func(recs [][]byte, refuse func(rec []byte, refusal error)) error, setAside func(rec []byte, refusal error)) error {
 	type refusal struct {
@@ -738,14 +738,22 @@ func Permanent(err error) bool {
 // would block the ones behind it.
 func Refused(code int) bool { return code == 400 || code == 403 || code == 413 || code == 422 }
 
+// RejectedFile is the file of the home that keeps the envelopes a collector
+// refused (rotated to RejectedFile+".1" past 8 MiB).
+const RejectedFile = "rejected.jsonl"
+
 // ErrNotKept is in the error of Reject when the envelopes could not be
 // kept either: they are lost, and the caller counts them so.
 var ErrNotKept = errors.New("cannot keep the rejected event")
 
 // reject keeps envelopes the collector refused in rejected.jsonl, for a human
-// to inspect: nothing is dropped silently.
+// to inspect: nothing is dropped silently. Past maxLogBytes the file is
+// rotated to rejected.jsonl.1 first, as hook.log is, replacing the one
+// before: a collector that refuses every event for months keeps the last
+// 16 MiB of them at most, not the disk's worth.
 func (cfg Config) reject(recs [][]byte, cause error) error {
-	path := filepath.Join(cfg.Home, "rejected.jsonl")
+	path := filepath.Join(cfg.Home, RejectedFile)
+	rotateLog(path)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("%v; and %w: %w", cause, ErrNotKept, err)

@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// maxLogBytes is where a log of the home (hook.log, and serve.log and
-// forward.log of the processes the hook starts) is rotated to <name>.1, so
-// a broken setup that fails on every event, or a collector that runs for
-// months, cannot fill the disk.
+// maxLogBytes is where a log of the home (hook.log, rejected.jsonl, and
+// serve.log and forward.log of the processes the hook starts) is rotated
+// to <name>.1, so a broken setup that fails on every event, or a collector
+// that runs for months, cannot fill the disk.
 const maxLogBytes = 8 << 20
 
 // rotateLog renames the log at path to path.1, replacing the one before,
