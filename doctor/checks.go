@@ -249,6 +249,44 @@ func (e *env) checkHookLog() Check {
 	return c
 }
 
+// checkRejected reports the envelopes a collector refused for what they
+// are, which the hook, the forwarder and the collector set aside in
+// rejected.jsonl (rotated to rejected.jsonl.1) rather than deliver: they are
+// not in the store. Those set aside in the last day warn, naming the file
+// to read; older ones are only counted, so that a refusal the user has
+// dealt with does not keep the setup degraded.
+func (e *env) checkRejected() Check {
+	c := Check{Name: "rejected", Status: OK}
+	path := filepath.Join(e.home, hook.RejectedFile)
+	var n int
+	var last time.Time
+	var files []string
+	for _, p := range []string{path + ".1", path} {
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(p) // at most 8 MiB: rotated past it
+		if err != nil {
+			continue
+		}
+		n += bytes.Count(b, []byte("\n"))
+		last = fi.ModTime()
+		files = append(files, p)
+	}
+	if n == 0 {
+		c.Message = "no envelope refused by the collector"
+		return c
+	}
+	c.Message = fmt.Sprintf("%d envelope%s refused by the collector, set aside in %s, the last at %s", n, plural(n), strings.Join(files, " and "), last.Local().Format(time.DateTime))
+	if last.After(e.Now().Add(-24 * time.Hour)) {
+		c.Status = Warn
+		c.Details = append(c.Details, "they are not stored: read why in the collector's log (serve.log), and the envelopes with jq")
+		c.Fix = "jq -c '{id, received_at, session: .payload.session_id, event: .payload.hook_event_name}' " + claudecode.ShellQuote(path)
+	}
+	return c
+}
+
 // logLineEnd returns when the run a hook.log line tells of ended: the time
 // it starts with, plus its took= duration when it has one.
 func logLineEnd(line string) time.Time {

@@ -222,6 +222,7 @@ func Run(ctx context.Context, o Options) *Report {
 	}
 	r.add(e.checkSpool())
 	r.add(e.checkHookLog())
+	r.add(e.checkRejected())
 	r.add(e.checkDatabase(ctx))
 	r.add(e.checkPolicy())
 	if e.RoundTrip {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -1143,5 +1144,32 @@ func TestDatabaseCheckTeamServer(t *testing.T) {
 	}
 	if c := check(); c.Status != Info || !strings.Contains(c.Message, "not checked") || !strings.Contains(c.Message, "http://192.0.2.1:7421") {
 		t.Errorf("a team server's machine: %+v, want the local database not checked, naming the server", c)
+	}
+}
+
+// TestRejected: envelopes a collector refused, set aside in rejected.jsonl
+// in the last day, warn and name the file; older ones are reported without
+// a warning; none is said so.
+func TestRejected(t *testing.T) {
+	home := t.TempDir()
+	now := time.Now()
+	e := &env{Options: Options{Getenv: func(string) string { return "" }, Now: func() time.Time { return now }}, home: home}
+	if c := e.checkRejected(); c.Status != OK || !strings.Contains(c.Message, "no envelope") {
+		t.Fatalf("no rejected.jsonl: %s %q", c.Status, c.Message)
+	}
+	path := filepath.Join(home, hook.RejectedFile)
+	if err := hook.Reject(home, [][]byte{[]byte(`{"id":"a"}`), []byte(`{"id":"b"}`)}, errors.New("refused")); errors.Is(err, hook.ErrNotKept) {
+		t.Fatal(err)
+	}
+	c := e.checkRejected()
+	if c.Status != Warn || !strings.Contains(c.Message, "2 envelopes") || !strings.Contains(c.Message, path) {
+		t.Fatalf("rejected.jsonl just written: %s %q", c.Status, c.Message)
+	}
+	old := now.Add(-48 * time.Hour)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if c := e.checkRejected(); c.Status != OK || !strings.Contains(c.Message, path) {
+		t.Fatalf("rejected.jsonl of two days ago: %s %q", c.Status, c.Message)
 	}
 }
