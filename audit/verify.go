@@ -54,6 +54,10 @@ type StreamReport struct {
 	// at the end, which no chain can show by itself).
 	Lines int64
 	Head  string
+	// Pruned is the last line of the chain a prune deleted (Writer.Prune;
+	// 0: none): the stream's lines verified as the chain's lines after it,
+	// from the hash the prune recorded.
+	Pruned int64
 	// Problem is the first problem, nil when the stream verified.
 	Problem *Problem
 }
@@ -105,7 +109,21 @@ func verifySessionDir(dir string) []StreamReport {
 		if err != nil || len(segs) == 0 {
 			continue
 		}
-		out = append(out, verifyStream(segs, link{}, true))
+		rec, ok, err := readPruned(dir, name)
+		if err != nil {
+			out = append(out, StreamReport{Files: segs, Problem: &Problem{File: filepath.Join(dir, PrunedFile(name)), Kind: Malformed, Detail: err.Error()}})
+			continue
+		}
+		if !ok {
+			out = append(out, verifyStream(segs, link{}, true))
+			continue
+		}
+		// Segments the record names as pruned, left by a prune that was
+		// interrupted, are passed over: the chain starts after them.
+		segs = slices.DeleteFunc(segs, func(s string) bool { n := segmentNumber(s); return n > 0 && n <= rec.Segment })
+		r := verifyStream(segs, link{line: rec.Line, hash: rec.Hash}, true)
+		r.Pruned = rec.Line
+		out = append(out, r)
 	}
 	return out
 }
@@ -115,9 +133,19 @@ func verifyFile(path string) StreamReport {
 	if m == nil {
 		return verifyStream([]string{path}, link{}, true)
 	}
-	segs, err := Segments(filepath.Dir(path), m[1]+".jsonl")
+	dir, name := filepath.Dir(path), m[1]+".jsonl"
+	segs, err := Segments(dir, name)
 	i := slices.Index(segs, path)
 	if err != nil || i <= 0 {
+		// The first of its stream: the chain starts at line 1, or where
+		// a prune of the segments before it left it.
+		if rec, ok, err := readPruned(dir, name); ok && (segmentNumber(path) == 0 || segmentNumber(path) > rec.Segment) {
+			r := verifyStream([]string{path}, link{line: rec.Line, hash: rec.Hash}, true)
+			r.Pruned = rec.Line
+			return r
+		} else if err != nil {
+			return StreamReport{Files: []string{path}, Problem: &Problem{File: filepath.Join(dir, PrunedFile(name)), Kind: Malformed, Detail: err.Error()}}
+		}
 		return verifyStream([]string{path}, link{}, true)
 	}
 	// The chain comes from the segment before.
@@ -244,6 +272,9 @@ func Summary(r StreamReport) string {
 	}
 	if r.Empty() {
 		return "EMPTY " + name + ": no lines to verify"
+	}
+	if r.Pruned > 0 {
+		return fmt.Sprintf("OK   %s: %d lines, head %s (lines 1 to %d pruned: it starts from the hash the prune recorded)", name, r.Lines, r.Head, r.Pruned)
 	}
 	return strings.TrimSpace(fmt.Sprintf("OK   %s: %d lines, head %s", name, r.Lines, r.Head))
 }

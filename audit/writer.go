@@ -514,6 +514,13 @@ func openStream(dir, name string, maxSize int64) (*stream, error) {
 				return nil, err
 			}
 			last = prev
+		} else if rec, ok, err := readPruned(dir, name); err != nil {
+			f.Close()
+			return nil, err
+		} else if ok {
+			// Every segment was pruned: the chain goes on from the
+			// last line pruned.
+			s.at = link{line: rec.Line, hash: rec.Hash}
 		}
 	}
 	if last != nil {
@@ -588,14 +595,24 @@ func (s *stream) write(lines []byte, at link) error {
 	return nil
 }
 
-// rotate renames the active file to the next segment name and opens a new
-// active file.
+// rotate renames the active file to the next segment name — numbered after
+// the newest segment, or the newest pruned (Prune deletes the oldest) — and
+// opens a new active file.
 func (s *stream) rotate() error {
 	segs, err := Segments(s.dir, s.name)
 	if err != nil {
 		return err
 	}
-	seg := filepath.Join(s.dir, segmentName(s.name, len(segs))) // segs ends with the active file
+	n := 0
+	if len(segs) > 1 { // segs ends with the active file
+		n = segmentNumber(segs[len(segs)-2])
+	}
+	if rec, ok, err := readPruned(s.dir, s.name); err != nil {
+		return fmt.Errorf("cannot rotate %s: %w", filepath.Join(s.dir, s.name), err)
+	} else if ok {
+		n = max(n, rec.Segment)
+	}
+	seg := filepath.Join(s.dir, segmentName(s.name, n+1))
 	path := filepath.Join(s.dir, s.name)
 	if err := os.Rename(path, seg); err != nil {
 		return fmt.Errorf("cannot rotate %s: %w", path, err)
