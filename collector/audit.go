@@ -1,8 +1,10 @@
 package collector
 
 import (
+	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
@@ -183,4 +185,32 @@ func (a *auditor) stop() error {
 	}
 	<-a.exited
 	return a.w.Close()
+}
+
+// auditPruneEvery is how often Config.AuditRetain prunes the trail, after
+// a first pass at start: a file ages by the day, not by the minute.
+var auditPruneEvery = time.Hour
+
+// pruneAudit deletes what of the audit trail was last written before
+// Config.AuditRetain (audit.Writer.Prune) until ctx ends. Every collector
+// prunes its own directory, leading a shared store or not: the trail is
+// this machine's. The Writer's lock keeps a session's files from being
+// written while they are pruned.
+func (s *Server) pruneAudit(ctx context.Context) {
+	t := time.NewTicker(auditPruneEvery)
+	defer t.Stop()
+	for {
+		st, err := s.auditor.w.Prune(time.Now().Add(-s.cfg.AuditRetain))
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("cannot prune the audit trail", "dir", s.cfg.AuditDir, "err", err)
+		}
+		if st.Sessions > 0 || st.Segments > 0 {
+			s.log.Info("pruned the audit trail", "dir", s.cfg.AuditDir, "sessions", st.Sessions, "segments", st.Segments, "bytes", st.Bytes)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -240,3 +240,53 @@ func TestAuditDirLeavesLoadedSessions(t *testing.T) {
 		t.Errorf("the session recorded before the audit directory has a trail: %v", entries)
 	}
 }
+
+// TestAuditRetain: with AuditRetain, a collector deletes at start the
+// sessions of its audit directory last written before it, and keeps the
+// trail of what it writes now.
+func TestAuditRetain(t *testing.T) {
+	dir := t.TempDir()
+	envs := claudeCorpus(t)
+	// A trail a collector wrote long ago.
+	const oldSession = "0e2e0b5d-7136-4322-8086-c38ed16b10ad"
+	w, err := audit.NewWriter(dir, audit.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteEvents(oldSession, []audit.Event{{Schema: audit.EventSchema, SessionID: oldSession, Seq: 1, ID: "old"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-100 * 24 * time.Hour)
+	files, _ := filepath.Glob(filepath.Join(dir, oldSession, "*"))
+	for _, f := range files {
+		if err := os.Chtimes(f, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newServer(t, collector.Config{AuditDir: dir, AuditRetain: 90 * 24 * time.Hour})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, oldSession)); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the trail of 100 days ago is still there")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.post(t, envs, len(envs), 0)
+	s.settle(t)
+	for time.Now().Before(deadline) && count(t, s, `hookwatch_audit_lines_written_total{file="events"}`) < len(envs) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	reports, err := audit.Verify(filepath.Join(dir, oldSession))
+	if err != nil || reports[0].Problem != nil || reports[0].Pruned != 0 {
+		t.Fatalf("the session's new trail: %v %v", reports, err)
+	}
+}

@@ -120,6 +120,11 @@ type Config struct {
 	// AuditMaxFileBytes is the size past which an audit file is rotated
 	// (default audit.DefaultMaxFileBytes).
 	AuditMaxFileBytes int64
+	// AuditRetain, when not 0, is how long the audit trail keeps a file
+	// after its last write: older ones are deleted in the background
+	// (audit.Writer.Prune). 0 keeps the trail: it is evidence, deleted
+	// only when asked.
+	AuditRetain time.Duration
 	// ModelSinks receive the session model's changes as they are stored
 	// (the OTLP trace exporter); Shutdown stops them after the model's
 	// last change, within its context.
@@ -269,6 +274,9 @@ func New(cfg Config) (*Server, error) {
 		s.background.Go(func() { s.watch(ctx, sh) })
 	}
 	s.background.Go(func() { s.sweepStalls(ctx) })
+	if s.auditor != nil && cfg.AuditRetain > 0 {
+		s.background.Go(func() { s.pruneAudit(ctx) })
+	}
 	if r, ok := s.store.(store.Retention); ok && (cfg.Retain > 0 || cfg.RetainBytes > 0) {
 		s.background.Go(func() { s.retain(ctx, r) })
 	}

@@ -234,3 +234,23 @@ func TestPruneArchives(t *testing.T) {
 		t.Errorf("prune printed %q", stdout.String())
 	}
 }
+
+// TestServeAuditRetainRefused: --audit-retain under an hour, or without an
+// audit directory to prune, is a usage error, before anything starts.
+func TestServeAuditRetainRefused(t *testing.T) {
+	t.Setenv("HOOKWATCH_HOME", filepath.Join(t.TempDir(), "home"))
+	path := filepath.Join(t.TempDir(), "hw.db")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--audit-dir", dir, "--audit-retain", "5m", "--db", path, "--addr", "127.0.0.1:0"}, "a month is 30d"},
+		{[]string{"serve", "--audit-retain", "90d", "--db", path, "--addr", "127.0.0.1:0"}, "--audit-dir"},
+	} {
+		err := run(context.Background(), tc.args, nil, io.Discard, io.Discard)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want a usage error saying %q", tc.args, err, tc.want)
+		}
+	}
+}

@@ -46,7 +46,8 @@ func init() {
 const serveSynopsis = `serve [--addr HOST:PORT] [--db PATH|URL] [--tls-cert FILE --tls-key FILE] [--insecure-no-token]
                        [--retain AGE] [--retain-size SIZE] [--model-cache-mb N] [--prices FILE]
                        [--watch-transcripts auto|off|DIR] [--codex-rollouts auto|off|DIR]
-                       [--audit-dir DIR [--audit-max-bytes N]] [--otlp-endpoint URL [--otlp-header k=v]… [--otlp-ca-file FILE]]
+                       [--audit-dir DIR [--audit-max-bytes N] [--audit-retain AGE]]
+                       [--otlp-endpoint URL [--otlp-header k=v]… [--otlp-ca-file FILE]]
                        [--signal-failed-repeats N] [--signal-read-repeats N] [--signal-thrash-switches N]
                        [--signal-outlier-factor X] [--signal-outlier-siblings N] [--signal-outlier-calls N]
                        [--signal-outlier-duration D] [--signal-stalled-after D]`
@@ -65,6 +66,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
 	auditDir := fs.String("audit-dir", "", "write the continuous audit trail here: one directory per session, hash-chained JSONL, see docs/audit.md")
 	auditMax := fs.Int64("audit-max-bytes", audit.DefaultMaxFileBytes, "rotate an audit file before a write would take it past this size")
+	var auditRetain duration
+	fs.Var(&auditRetain, "audit-retain", "delete, at start and hourly, the audit trail's session directories and rotated segments last written longer ago than this (90d, 26w; at least 1h); what is left still verifies (docs/audit.md); default: keep all, which --retain leaves alone")
 	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without a token")
 	rollouts := fs.String("codex-rollouts", "auto", "follow Codex's rollout files for what its hooks miss: auto (Codex's sessions directory, once it exists), off, or the sessions directory")
 	transcripts := fs.String("watch-transcripts", "auto", "follow Claude Code's transcripts as they grow, for the tokens of every agent and turn and what its hooks miss: auto (Claude Code's projects directory, once it exists), off, or the projects directory")
@@ -92,6 +95,14 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if retain > 0 {
 		if err := retain.retention("retain"); err != nil {
 			return err
+		}
+	}
+	if auditRetain > 0 {
+		if err := auditRetain.retention("audit-retain"); err != nil {
+			return err
+		}
+		if *auditDir == "" {
+			return fmt.Errorf("%w: --audit-retain prunes the continuous audit trail: give its directory, --audit-dir (or HOOKWATCH_AUDIT_DIR)", errUsage)
 		}
 	}
 	if err := checkListenAddr(*addr); err != nil {
@@ -196,7 +207,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	cfg := collector.Config{Store: db, Version: version, Token: token, RequireAuth: hasTokens, Logger: log, Privacy: priv,
 		Retain: time.Duration(retain), RetainBytes: int64(retainSize), NoFileStates: guard.Off,
-		AuditDir: *auditDir, AuditMaxFileBytes: *auditMax,
+		AuditDir: *auditDir, AuditMaxFileBytes: *auditMax, AuditRetain: time.Duration(auditRetain),
 		Signals: attribution.Thresholds{FailedRepeats: *failedRepeats, ReadRepeats: *readRepeats, ThrashSwitches: *thrashSwitches,
 			OutlierFactor: *outlierFactor, OutlierSiblings: *outlierSiblings, OutlierCalls: *outlierCalls, OutlierDuration: *outlierDuration,
 			StalledAfter: *stalledAfter},
@@ -443,7 +454,7 @@ var serveFlagsOwnEnv = [...]string{"addr", "audit-dir", "codex-rollouts", "watch
 // --insecure-no-token has none: listening open without a token is asked
 // for where serve is started, never inherited from a shell.
 var serveFlagsFromEnv = []string{
-	"retain", "retain-size", "model-cache-mb", "prices", "tls-cert", "tls-key", "audit-max-bytes",
+	"retain", "retain-size", "model-cache-mb", "prices", "tls-cert", "tls-key", "audit-max-bytes", "audit-retain",
 	"signal-failed-repeats", "signal-read-repeats", "signal-thrash-switches", "signal-outlier-factor",
 	"signal-outlier-siblings", "signal-outlier-calls", "signal-outlier-duration", "signal-stalled-after",
 }
@@ -505,8 +516,9 @@ Environment:
   HOOKWATCH_OTLP_HEADERS   its headers, k=v,k=v with percent-encoded values (authentication)
   HOOKWATCH_OTLP_CA_FILE   PEM certificates it may be signed by besides the system's (as --otlp-ca-file)
   HOOKWATCH_RETAIN, HOOKWATCH_RETAIN_SIZE, HOOKWATCH_MODEL_CACHE_MB, HOOKWATCH_PRICES,
-  HOOKWATCH_TLS_CERT, HOOKWATCH_TLS_KEY, HOOKWATCH_AUDIT_MAX_BYTES, and one for each --signal-*
-                     flag (its name in capitals, - as _, after HOOKWATCH_): the defaults of
+  HOOKWATCH_TLS_CERT, HOOKWATCH_TLS_KEY, HOOKWATCH_AUDIT_MAX_BYTES, HOOKWATCH_AUDIT_RETAIN,
+  and one for each --signal-* flag
+                     (its name in capitals, - as _, after HOOKWATCH_): the defaults of
                      those flags, which the user service (hookwatch service install) passes
                      on as it does every variable listed here; a flag given overrides its
                      variable
