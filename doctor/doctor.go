@@ -224,6 +224,7 @@ func Run(ctx context.Context, o Options) *Report {
 	r.add(e.checkHookLog())
 	r.add(e.checkRejected())
 	r.add(e.checkDatabase(ctx))
+	r.add(e.checkDisk())
 	r.add(e.checkPolicy())
 	if e.RoundTrip {
 		r.add(e.checkRoundTrip(ctx))

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -1171,5 +1172,70 @@ func TestRejected(t *testing.T) {
 	}
 	if c := e.checkRejected(); c.Status != OK || !strings.Contains(c.Message, path) {
 		t.Fatalf("rejected.jsonl of two days ago: %s %q", c.Status, c.Message)
+	}
+}
+
+// TestDisk: the disk check adds up what the home holds — the database and
+// its write-ahead log, the compaction archive, the spool, the logs, the
+// audit directory the collector writes — and warns of a database past
+// diskWarnBytes that no retention prunes, with the flag that sets one; a
+// retention set in the service's unit is one.
+func TestDisk(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "hw")
+	auditDir := filepath.Join(root, "trail")
+	vars := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": home, "HOOKWATCH_AUDIT_DIR": auditDir}
+	getenv := func(k string) string { return vars[k] }
+	db := filepath.Join(home, "hookwatch.db")
+	sizes := map[string]int64{
+		db:          diskWarnBytes + 1,
+		db + "-wal": 4 << 20,
+		filepath.Join(home, "archive", "s", "main", "t.jsonl"): 3 << 20,
+		filepath.Join(home, "spool", "seg-1"):                  2 << 10,
+		filepath.Join(home, "serve.log"):                       5 << 20,
+		filepath.Join(home, "serve.log.1"):                     8 << 20,
+		filepath.Join(auditDir, "s", "events.jsonl"):           7 << 20,
+	}
+	for p, n := range sizes {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(n); err != nil { // sparse: the size is what counts
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	e := &env{Options: Options{Getenv: getenv, Now: time.Now, Database: db}, home: home, userHome: vars["HOME"]}
+	c := e.checkDisk()
+	for _, want := range []string{"database 1.0 GiB", "archive 3.0 MiB", "spool 2.0 KiB", "logs 13.0 MiB", "audit trail 7.0 MiB"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("disk check %q does not say %q", c.Message, want)
+		}
+	}
+	if c.Status != Warn || !strings.Contains(c.Fix, "--retain") || !strings.Contains(strings.Join(c.Details, " "), db) {
+		t.Fatalf("a database past %d bytes with no retention: %s %q %q %q", diskWarnBytes, c.Status, c.Message, c.Details, c.Fix)
+	}
+	if !strings.Contains(strings.Join(c.Details, " "), "--audit-retain") {
+		t.Errorf("the details %q do not say the audit trail is kept whole", c.Details)
+	}
+
+	// The service's unit sets a retention: nothing to warn of.
+	unit, content := install.ServiceUnit(runtime.GOOS, "/usr/local/bin/hookwatch", map[string]string{"HOOKWATCH_RETAIN": "90d", "HOOKWATCH_HOME": home})
+	if unit == "" {
+		t.Skip("no service manager on " + runtime.GOOS)
+	}
+	unit = filepath.Join(vars["HOME"], unit)
+	if err := os.MkdirAll(filepath.Dir(unit), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(unit, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c := e.checkDisk(); c.Status != OK || !strings.Contains(c.Message, "retain 90d") {
+		t.Fatalf("with the service's retention: %s %q %q", c.Status, c.Message, c.Details)
 	}
 }

@@ -1,0 +1,130 @@
+package doctor
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/internal/regfile"
+	"github.com/hookwatch/hookwatch/store/postgres"
+)
+
+// diskWarnBytes is the size of a SQLite database (with its write-ahead
+// log) past which the disk check warns when no retention prunes it: a
+// home's database grows with every session, and at this size it holds
+// months of them, which nothing will ever delete.
+const diskWarnBytes = 1 << 30
+
+// serveSettings are the settings of the collector this home's hooks reach
+// that decide what it deletes: the service's unit's, when one is installed
+// for this home (its Environment lines), else this shell's, which a
+// collector a hook starts inherits from the agent's environment.
+type serveSettings struct {
+	from                                   string // "the service's unit <path>" or "the environment"
+	retain, retainSize, audit, auditRetain string
+	service                                bool
+}
+
+func (e *env) serveSettings() serveSettings {
+	getenv := e.Getenv
+	s := serveSettings{from: "the environment"}
+	if rel, _ := install.ServiceUnit(runtime.GOOS, "", nil); rel != "" && e.userHome != "" {
+		path := filepath.Join(e.userHome, rel)
+		if b, err := regfile.ReadHead(path, install.MaxServiceUnitSize+1); err == nil {
+			if u, err := install.ReadServiceUnit(runtime.GOOS, b); err == nil && u.Command == "serve" {
+				unitEnv := func(k string) string {
+					if k == "HOME" {
+						return e.userHome
+					}
+					return u.Env[k]
+				}
+				if hook.Home(unitEnv) == e.home {
+					getenv, s.from, s.service = func(k string) string { return u.Env[k] }, "the service's unit "+path, true
+				}
+			}
+		}
+	}
+	s.retain, s.retainSize = getenv("HOOKWATCH_RETAIN"), getenv("HOOKWATCH_RETAIN_SIZE")
+	s.audit, s.auditRetain = getenv("HOOKWATCH_AUDIT_DIR"), getenv("HOOKWATCH_AUDIT_RETAIN")
+	return s
+}
+
+// checkDisk reports what the home holds on disk — the database and its
+// write-ahead log, the compaction archive, the spool, the logs (rotated
+// ones included), and the audit trail when the collector writes one — and
+// warns, never fails, when the database is past diskWarnBytes and no
+// retention prunes it, naming the setting that does. The audit trail is
+// kept whole unless asked: it is evidence, so its size is reported, not
+// judged.
+func (e *env) checkDisk() Check {
+	c := Check{Name: "disk", Status: OK}
+	set := e.serveSettings()
+	var parts []string
+	var dbBytes int64
+	db := e.Database
+	if db != "" && !postgres.IsURL(db) && !postgres.KeywordString(db) {
+		for _, p := range []string{db, db + "-wal"} {
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				dbBytes += fi.Size()
+			}
+		}
+		parts = append(parts, "database "+bytesString(dbBytes))
+	}
+	parts = append(parts,
+		"archive "+bytesString(treeBytes(filepath.Join(e.home, "archive"))),
+		"spool "+bytesString(treeBytes(filepath.Join(e.home, "spool"))))
+	var logs int64
+	for _, name := range []string{"hook.log", "serve.log", "forward.log", hook.RejectedFile} {
+		for _, p := range []string{name, name + ".1"} {
+			if fi, err := os.Stat(filepath.Join(e.home, p)); err == nil && fi.Mode().IsRegular() {
+				logs += fi.Size()
+			}
+		}
+	}
+	parts = append(parts, "logs "+bytesString(logs))
+	if set.audit != "" {
+		parts = append(parts, "audit trail "+bytesString(treeBytes(set.audit)))
+	}
+	c.Message = e.home + ": " + strings.Join(parts, ", ")
+	switch {
+	case set.retain != "" || set.retainSize != "":
+		c.Message += fmt.Sprintf(" (retain %s, from %s)", strings.Trim(set.retain+" "+set.retainSize, " "), set.from)
+	case dbBytes > diskWarnBytes:
+		c.Status = Warn
+		c.Details = append(c.Details, fmt.Sprintf("%s and its write-ahead log hold %s, past %s, and no retention is set (in %s): the collector keeps every session, so it only grows",
+			db, bytesString(dbBytes), bytesString(diskWarnBytes), set.from))
+		if set.service {
+			c.Fix = "HOOKWATCH_RETAIN=90d hookwatch service install   # keeps the unit's other settings; or hookwatch prune --older-than 90d once"
+		} else {
+			c.Fix = "export HOOKWATCH_RETAIN=90d   # where the agents start: the collector a hook starts inherits it (or hookwatch serve --retain 90d; hookwatch prune --older-than 90d once)"
+		}
+	}
+	if set.audit != "" && set.auditRetain == "" {
+		c.Details = append(c.Details, "the audit trail in "+claudecode.ShellQuote(set.audit)+" is kept whole, as evidence: --retain leaves it alone; serve --audit-retain AGE (HOOKWATCH_AUDIT_RETAIN) prunes it")
+	}
+	return c
+}
+
+// treeBytes is the size of the regular files under dir (0 when it does not
+// exist), symbolic links not followed.
+func treeBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an unreadable part counts for nothing; the rest still counts
+		}
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
