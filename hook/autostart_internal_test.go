@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestAutostartNotForTeamServer: a hook whose home holds a team server's
@@ -69,5 +70,38 @@ func TestServeLogRotated(t *testing.T) {
 	start()
 	if b, _ := os.ReadFile(log); string(b) != "kept\n" {
 		t.Errorf("serve.log under the bound: %q", b)
+	}
+}
+
+// TestServeLogCopyTruncate: the log of a process the hook starts is opened
+// for appending, so that copying it aside and truncating it while the
+// process runs (logrotate's copytruncate, as docs say) is safe: what the
+// process writes next starts the file again, with no hole of the old
+// size before it.
+func TestServeLogCopyTruncate(t *testing.T) {
+	home := t.TempDir()
+	log := filepath.Join(home, "serve.log")
+	p, err := spawnDetached("/bin/sh", home, "serve.log", "-c",
+		`echo one >&2; while [ ! -e "$HOOKWATCH_HOME/go" ]; do sleep 0.02; done; echo two >&2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for b, _ := os.ReadFile(log); string(b) != "one\n"; b, _ = os.ReadFile(log) {
+		if time.Now().After(deadline) {
+			p.Kill()
+			t.Fatalf("serve.log = %q", b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := os.Truncate(log, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.Wait()
+	if b, _ := os.ReadFile(log); string(b) != "two\n" {
+		t.Fatalf("serve.log after a truncation = %q, want the next line alone", b)
 	}
 }
