@@ -28,7 +28,8 @@ func runAudit(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		"file) and reports, per stream, the first line altered, removed or reordered, a file cut\n"+
 		"short, or OK with the number of lines and the hash of the last one (keep it elsewhere to\n"+
 		"detect later that lines were cut off at the end). A stream with no line is EMPTY: it\n"+
-		"proves nothing.\n\n"+
+		"proves nothing. A stream whose oldest segments serve --audit-retain pruned starts from\n"+
+		"the hash the prune recorded, and OK says which lines were pruned (docs/audit.md).\n\n"+
 		"Exit status: 0 every stream verified; 1 a stream failed, a path cannot be verified, or\n"+
 		"a path holds no line to verify (only EMPTY streams); 2 a usage error.", stdout, stderr)
 	usageTrailer(fs, "Examples:\n"+
