@@ -8,9 +8,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SessionModel, MAIN, FAILED, modelBehind, callMatches, callsTouching, emptyFilters, eventMatches, markerMatches, toolSummary, eventSummary, outputOf, contextPoints } from '../static/lib/model.js';
 import { readable, outputView } from '../static/lib/output.js';
-import { fmtDur, fmtAge, fmtPct, quantile, projectOf, truncate, shortPath, plural } from '../static/lib/format.js';
+import { ms, fmtDur, fmtAge, fmtPct, quantile, projectOf, truncate, shortPath, plural } from '../static/lib/format.js';
 import { sseParser, withQuery } from '../static/lib/api.js';
-import { lineageOf, idleFor, IDLE_AFTER } from '../static/views/sessions.js';
+import { lineageOf, idleFor, IDLE_AFTER, mergeSessions } from '../static/views/sessions.js';
 
 const BASE = process.env.HOOKWATCH_URL;
 const REAL = process.env.HW_REAL;
@@ -227,6 +227,31 @@ test('turns: a nested subagent without a prompt id joins the turn up its chain o
   const byId = new Map(m.turns().map((t) => [t.id, t.calls.map((c) => c.id).sort()]));
   assert.deepEqual(byId.get('p1'), ['c1', 'c2', 'c3']);
   assert.deepEqual(byId.get(''), ['cx', 'cy']);
+});
+
+test('the session list merges each page of the API in its place: the order of one sort, each session once', { skip: needAPI }, async () => {
+  const keyed = (s) => ({ ...s, _last: ms(s.last_event_at) });
+  const all = [];
+  for (let cursor = ''; ;) {
+    const page = await get('/v1/sessions?limit=3' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
+    all.push(page.sessions.map(keyed));
+    if (!(cursor = page.next_cursor)) break;
+  }
+  assert.ok(all.length > 2, 'several pages');
+  const want = all.flat().sort((a, b) => (b._last - a._last) || (a.id < b.id ? 1 : -1)).map((s) => s.id);
+  // Pages as they come, and pages in the reverse order (a read again after
+  // the stream reconnected meets a list that holds them already).
+  let list = [];
+  for (const page of all) list = mergeSessions(list, page, false);
+  assert.deepEqual(list.map((s) => s.id), want);
+  let again = list;
+  for (const page of [...all].reverse()) again = mergeSessions(again, page);
+  assert.deepEqual(again.map((s) => s.id), want);
+  // A live change of the oldest session makes it the latest, once.
+  const oldest = list[list.length - 1];
+  const moved = mergeSessions(list, [{ ...oldest, _last: list[0]._last + 1 }]);
+  assert.deepEqual(moved.map((s) => s.id), [oldest.id, ...want.slice(0, -1)]);
+  assert.equal(list.length, want.length, 'the list merged into is left as it was');
 });
 
 test('events are kept once, in seq order whatever the arrival order', { skip: needAPI }, async () => {

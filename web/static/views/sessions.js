@@ -219,6 +219,10 @@ function sortSessions(sessions, sort) {
 const store = {
   byID: new Map(),
   list: [],
+  // fresh holds the sessions put since the list was last merged (by id:
+  // the latest of each); replaced says whether any was in it already.
+  fresh: new Map(),
+  replaced: false,
   loading: false,
   done: false,
   error: '',
@@ -265,9 +269,50 @@ export function editable(el) {
 // number of rows, or the first or last row.
 const LIST_KEYS = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1, PageDown: 'page', PageUp: '-page', Home: 'first', End: 'last' };
 
+/** byRecent is the list's own order: latest activity first, ties by id, greatest first (the API's). */
+const byRecent = (a, b) => (b._last - a._last) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+/**
+ * mergeSessions returns list, in byRecent order, with the sessions of fresh
+ * in their places: each replaces the session of its id in list, if any
+ * (replaced says whether any may be there). list is left as it was. Only
+ * fresh is sorted: a page of 1,000 costs its own sort and one pass over
+ * the list, not a sort of the 50,000 sessions a team server lists.
+ */
+export function mergeSessions(list, fresh, replaced = true) {
+  if (!fresh.length) return list;
+  fresh = [...fresh].sort(byRecent);
+  if (replaced) {
+    const ids = new Set(fresh.map((s) => s.id));
+    list = list.filter((s) => !ids.has(s.id));
+  }
+  const out = new Array(list.length + fresh.length);
+  let i = 0, j = 0, k = 0;
+  while (i < list.length && j < fresh.length) out[k++] = byRecent(fresh[j], list[i]) < 0 ? fresh[j++] : list[i++];
+  while (i < list.length) out[k++] = list[i++];
+  while (j < fresh.length) out[k++] = fresh[j++];
+  return out;
+}
+
+// changed merges the sessions put since the last change into the list and
+// tells the views, at once: flush for the first rows and the end of a
+// read, otherwise through schedule, once an animation frame however many
+// pages and model messages came in it.
 function changed() {
-  store.list = [...store.byID.values()].sort((a, b) => (b._last - a._last) || (a.id < b.id ? 1 : -1));
+  if (store.changeTimer) {
+    cancelAnimationFrame(store.changeTimer);
+    store.changeTimer = 0;
+  }
+  if (store.fresh.size) {
+    store.list = mergeSessions(store.list, [...store.fresh.values()], store.replaced);
+    store.fresh.clear();
+    store.replaced = false;
+  }
   store.listeners.forEach((fn) => fn());
+}
+
+function schedule() {
+  if (!store.changeTimer) store.changeTimer = requestAnimationFrame(() => { store.changeTimer = 0; changed(); });
 }
 
 function put(s) {
@@ -279,7 +324,9 @@ function put(s) {
   s._status = statusOf(s);
   s._behind = modelBehind(s);
   s._search = [s.id, s.title, s._project, s.cwd, s.model, s.user, s.host, s.runtime].filter((x) => typeof x === 'string').join('\n').toLowerCase();
+  if (store.byID.has(s.id)) store.replaced = true;
   store.byID.set(s.id, s);
+  store.fresh.set(s.id, s);
 }
 
 // A model message carries the session's view as the collector has it now:
@@ -288,7 +335,7 @@ function onModel(msg) {
   if (!msg || typeof msg !== 'object' || !msg.session || typeof msg.session.id !== 'string') return;
   if (msg.session.probe) return; // hookwatch's own check (doctor's round trip): stored, not listed
   put(msg.session);
-  if (!store.changeTimer) store.changeTimer = requestAnimationFrame(() => { store.changeTimer = 0; changed(); });
+  schedule();
 }
 
 async function load() {
@@ -308,9 +355,9 @@ async function load() {
       page.forEach(put);
       if (first) {
         first = false;
+        changed();
         mark('first');
-      }
-      changed();
+      } else schedule();
     }
   } catch (e) {
     // Tried again on the next mount (after a token is given, say).
