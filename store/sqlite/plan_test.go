@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/internal/sqlq"
@@ -55,6 +56,58 @@ func TestToolCallPlans(t *testing.T) {
 		if got := strings.Join(plan, "; "); !strings.Contains(got, "USING INDEX "+c.index+" ") && !strings.HasSuffix(got, "USING INDEX "+c.index) ||
 			strings.Contains(got, "TEMP B-TREE") {
 			t.Errorf("%+v: plan %q, want index %s and no sort", c.f, got, c.index)
+		}
+	}
+}
+
+// TestSessionPlans: a page of the session list, the first or one after a
+// cursor, is a seek in an index in the list's order (latest activity
+// first), whatever its filters: a team server's 50,000 sessions are read
+// in 50 pages, each of which costs its rows, never a sort of the whole
+// table or a scan to the cursor. (A project's page is read through the
+// project's sessions, sorted: it costs the project's size.)
+func TestSessionPlans(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "hookwatch.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cursor := store.SessionCursor(time.Unix(1700000000, 5), "s1")
+	for _, c := range []struct {
+		f     store.SessionFilter
+		index string
+	}{
+		{store.SessionFilter{}, "sessions_recent"},
+		{store.SessionFilter{Cursor: cursor}, "sessions_recent"},
+		{store.SessionFilter{Probes: true, Cursor: cursor}, "sessions_recent"},
+		{store.SessionFilter{Runtime: "codex", Cursor: cursor}, "sessions_runtime_recent"},
+		{store.SessionFilter{Users: []string{"ana"}, Cursor: cursor}, "sessions_user_recent"},
+	} {
+		q, err := sqlq.Sessions(c.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.reader.Query("EXPLAIN QUERY PLAN "+q.SQL, q.Args...)
+		if err != nil {
+			t.Fatalf("%+v: %v", c.f, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		got := strings.Join(plan, "; ")
+		seek := "SEARCH sessions USING INDEX " + c.index + " ("
+		if c.f.Cursor == "" && c.index == "sessions_recent" {
+			seek = "SCAN sessions USING INDEX " + c.index
+		}
+		if !strings.Contains(got, seek) || strings.Contains(got, "TEMP B-TREE") {
+			t.Errorf("%+v: plan %q, want %s… and no sort", c.f, got, seek)
 		}
 	}
 }
