@@ -379,17 +379,7 @@ func TestDoctorHTTPRoundTrip(t *testing.T) {
 // words it (what to do included), without echoing the token.
 func TestDoctorHTTPRoundTripRevoked(t *testing.T) {
 	e := newTestEnv(t)
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "team.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
-	if err := db.CreateToken(t.Context(), tok); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.RevokeToken(t.Context(), tok.ID, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)); err != nil {
-		t.Fatal(err)
-	}
+	db, secret := revokedTokenDB(t, filepath.Join(t.TempDir(), "team.db"))
 	c := newTestCollectorOn(t, db, collector.Config{RequireAuth: true})
 	tokenFile := filepath.Join(e.root, "ann.token")
 	if err := os.WriteFile(tokenFile, []byte(secret+"\n"), 0o600); err != nil {
@@ -482,4 +472,23 @@ func TestDoctorDatabase(t *testing.T) {
 	t.Setenv("HOOKWATCH_DB", "postgres://hookwatch@db.invalid/hookwatch")
 	r, _ = runDoctorJSON(t, "--no-round-trip")
 	wantCheck(t, r, "database", doctor.Info, "PostgreSQL")
+}
+
+// revokedTokenDB opens a SQLite store at path holding one token of user
+// ann, revoked at 2026-11-30 09:00 UTC, and returns its secret; the
+// collector the caller starts on it (newTestCollectorOn) closes it.
+func revokedTokenDB(t *testing.T, path string) (*sqlite.DB, string) {
+	t.Helper()
+	db, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
+	if err := db.CreateToken(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RevokeToken(t.Context(), tok.ID, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	return db, secret
 }

@@ -17,8 +17,6 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/internal/lockfile"
 	"github.com/hookwatch/hookwatch/internal/syncbuf"
-	"github.com/hookwatch/hookwatch/store"
-	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
 // copyDir copies the directory src into dst.
@@ -683,17 +681,7 @@ func TestImportTokenRevoked(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newTestEnv(t)
-	db, err := sqlite.Open(filepath.Join(e.root, "team.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, secret := store.NewToken("ann", "", store.RoleUser, time.Now())
-	if err := db.CreateToken(t.Context(), tok); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.RevokeToken(t.Context(), tok.ID, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)); err != nil {
-		t.Fatal(err)
-	}
+	db, secret := revokedTokenDB(t, filepath.Join(e.root, "team.db"))
 	newTestCollectorOn(t, db, collector.Config{RequireAuth: true})
 	t.Setenv("HOOKWATCH_TOKEN", secret)
 	projects := filepath.Join(e.root, "projects")

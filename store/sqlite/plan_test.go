@@ -39,21 +39,7 @@ func TestToolCallPlans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := db.reader.Query("EXPLAIN QUERY PLAN "+q.SQL, q.Args...)
-		if err != nil {
-			t.Fatalf("%+v: %v", c.f, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		if got := strings.Join(plan, "; "); !strings.Contains(got, "USING INDEX "+c.index+" ") && !strings.HasSuffix(got, "USING INDEX "+c.index) ||
+		if got := queryPlan(t, db, q); !strings.Contains(got, "USING INDEX "+c.index+" ") && !strings.HasSuffix(got, "USING INDEX "+c.index) ||
 			strings.Contains(got, "TEMP B-TREE") {
 			t.Errorf("%+v: plan %q, want index %s and no sort", c.f, got, c.index)
 		}
@@ -87,21 +73,7 @@ func TestSessionPlans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := db.reader.Query("EXPLAIN QUERY PLAN "+q.SQL, q.Args...)
-		if err != nil {
-			t.Fatalf("%+v: %v", c.f, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		got := strings.Join(plan, "; ")
+		got := queryPlan(t, db, q)
 		seek := "SEARCH sessions USING INDEX " + c.index + " ("
 		if c.f.Cursor == "" && c.index == "sessions_recent" {
 			seek = "SCAN sessions USING INDEX " + c.index
@@ -110,4 +82,28 @@ func TestSessionPlans(t *testing.T) {
 			t.Errorf("%+v: plan %q, want %s… and no sort", c.f, got, seek)
 		}
 	}
+}
+
+// queryPlan is SQLite's plan of q on db's readers, its steps joined by
+// "; ".
+func queryPlan(t *testing.T, db *DB, q sqlq.Query) string {
+	t.Helper()
+	rows, err := db.reader.Query("EXPLAIN QUERY PLAN "+q.SQL, q.Args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q.SQL, err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "; ")
 }
