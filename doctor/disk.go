@@ -80,7 +80,7 @@ func (e *env) checkDisk() Check {
 		"archive "+bytesString(treeBytes(filepath.Join(e.home, "archive"))),
 		"spool "+bytesString(treeBytes(filepath.Join(e.home, "spool"))))
 	var logs int64
-	for _, name := range []string{"hook.log", "serve.log", "forward.log", hook.RejectedFile} {
+	for _, name := range []string{"hook.log", hook.ServeLog, hook.ForwardLog, hook.RejectedFile} {
 		for _, p := range []string{name, name + ".1"} {
 			if fi, err := os.Stat(filepath.Join(e.home, p)); err == nil && fi.Mode().IsRegular() {
 				logs += fi.Size()

@@ -712,7 +712,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		if h.DB != "" && h.DB != "ok" {
 			c.Message += ": database: " + h.DB
 		}
-		c.Fix = "read why in the collector's log (" + claudecode.ShellQuote(filepath.Join(e.home, "serve.log")) + " when a hook started it), then restart it: hookwatch stop; hookwatch serve"
+		c.Fix = "read why in the collector's log (" + claudecode.ShellQuote(filepath.Join(e.home, hook.ServeLog)) + " when a hook or the launchd agent started it), then restart it: hookwatch stop; hookwatch serve"
 		return c
 	}
 	e.collector = true

@@ -57,7 +57,7 @@ func (cfg Config) autostartForward() error {
 		return errors.New("autostart is off (HOOKWATCH_AUTOSTART=0)")
 	}
 	return cfg.startOnce("forward.lock", "forwarder", func(bin string) error {
-		return startDetached(bin, cfg.Home, "forward.log", "forward", "--url", cfg.URL)
+		return startDetached(bin, cfg.Home, ForwardLog, "forward", "--url", cfg.URL)
 	})
 }
 
@@ -145,7 +145,7 @@ func isComingUp(err error) bool {
 // waiting for it to listen. The collector runs in a session of its own: it
 // outlives its starter, and the starter's Ctrl-C does not reach it.
 func StartServe(bin, home, addr string) error {
-	return startDetached(bin, home, "serve.log", "serve", "--addr", addr)
+	return startDetached(bin, home, ServeLog, "serve", "--addr", addr)
 }
 
 // StartServeProcess is StartServe for a starter that stays to watch the
@@ -154,7 +154,7 @@ func StartServe(bin, home, addr string) error {
 // once that it exited — its address taken, a setting it refuses — rather
 // than wait for an answer that will not come.
 func StartServeProcess(bin, home, addr string) (*os.Process, error) {
-	return spawnDetached(bin, home, "serve.log", "serve", "--addr", addr)
+	return spawnDetached(bin, home, ServeLog, "serve", "--addr", addr)
 }
 
 // startDetached starts bin with args in a session of its own, for the data

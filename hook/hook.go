@@ -738,6 +738,15 @@ func Permanent(err error) bool {
 // would block the ones behind it.
 func Refused(code int) bool { return code == 400 || code == 403 || code == 413 || code == 422 }
 
+// ServeLog and ForwardLog are the files of the home that take the output of
+// the collector and of the forwarder a hook starts (and of the launchd
+// agent that runs either), appended to; rotated to <name>.1 past 8 MiB at
+// each start by a hook.
+const (
+	ServeLog   = "serve.log"
+	ForwardLog = "forward.log"
+)
+
 // RejectedFile is the file of the home that keeps the envelopes a collector
 // refused (rotated to RejectedFile+".1" past 8 MiB).
 const RejectedFile = "rejected.jsonl"

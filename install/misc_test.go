@@ -31,7 +31,23 @@ func TestServiceUnit(t *testing.T) {
 	f("linux", ".config/systemd/user/hookwatch.service", "hookwatch.service")
 	f("darwin", "Library/LaunchAgents/io.github.hookwatch.serve.plist", "io.github.hookwatch.serve.plist")
 
-	_, plist := ServiceUnit("darwin", "/a&b/<hookwatch>", nil)
+	// launchd keeps no output of its own: the agent's goes to the log
+	// a hook-started collector or forwarder writes, in the unit's home.
+	for _, c := range []struct {
+		unit func(string, string, map[string]string) (string, []byte)
+		log  string
+	}{{ServiceUnit, "/home/me/.hookwatch/serve.log"}, {ForwarderUnit, "/home/me/.hookwatch/forward.log"}} {
+		_, plist := c.unit("darwin", "/usr/local/bin/hookwatch", env)
+		for _, key := range []string{"StandardOutPath", "StandardErrorPath"} {
+			if want := "<key>" + key + "</key>\n\t<string>" + c.log + "</string>"; !strings.Contains(string(plist), want) {
+				t.Errorf("plist lacks %q:\n%s", want, plist)
+			}
+		}
+	}
+	_, plist := ServiceUnit("darwin", "/a&b/<hookwatch>", map[string]string{"HOOKWATCH_HOME": "/a&b"})
+	if !strings.Contains(string(plist), "<string>/a&amp;b/serve.log</string>") {
+		t.Errorf("the log's path is not escaped:\n%s", plist)
+	}
 	if err := xml.Unmarshal(plist, new(struct{})); err != nil {
 		t.Errorf("plist is not XML: %v", err)
 	}
@@ -157,7 +173,7 @@ func TestReadLaunchdPlist(t *testing.T) {
 		}
 	}
 	bad(replace("<!-- Written by", "<!-- Edited by"), "not written by hookwatch service install")
-	bad(replace("<key>RunAtLoad</key>", "<key>StandardOutPath</key><string>/tmp/x</string><key>RunAtLoad</key>"), "the key StandardOutPath")
+	bad(replace("<key>RunAtLoad</key>", "<key>WorkingDirectory</key><string>/tmp/x</string><key>RunAtLoad</key>"), "the key WorkingDirectory")
 	bad(replace("<string>serve</string>", "<string>serve</string><string>--retain</string>"), "not <binary> serve")
 	bad(replace(env, "<key>HOOKWATCH_DB</key><integer>1</integer>"), "<integer>, not a <string>")
 	bad(replace(env, "<key>HOOKWATCH_DB</key>"), "a key without a value")

@@ -1,11 +1,16 @@
 package install
 
 import (
+	"cmp"
 	"encoding/xml"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/hookwatch/hookwatch/hook"
 )
 
 // ServiceLabel is the launchd label of the collector's agent on macOS.
@@ -21,7 +26,10 @@ const serviceMark = "Written by hookwatch service install"
 // (.config/systemd/user/hookwatch.service or
 // Library/LaunchAgents/io.github.hookwatch.serve.plist); env becomes the
 // service's environment (HOOKWATCH_ADDR, HOOKWATCH_DB …), sorted by name.
-// Names that are not valid environment variable names are left out. For
+// Names that are not valid environment variable names are left out. The
+// launchd agent's output is appended to hook.ServeLog in the home env
+// names (HOOKWATCH_HOME, else ~/.hookwatch), as that of a collector a hook
+// starts: launchd keeps none itself; systemd's goes to the journal. For
 // other systems ServiceUnit returns "" and nil.
 func ServiceUnit(goos, binary string, env map[string]string) (path string, content []byte) {
 	return serviceUnit(goos, binary, "serve", "hookwatch collector: Claude Code hook events, dashboard and API", env)
@@ -30,7 +38,7 @@ func ServiceUnit(goos, binary string, env map[string]string) (path string, conte
 // ForwarderUnit is ServiceUnit for a machine whose hooks send to a remote
 // collector through a forwarder: the service runs "<binary> forward", at
 // the same path (a machine's spool has one consumer: a collector or a
-// forwarder).
+// forwarder). The launchd agent's output goes to hook.ForwardLog.
 func ForwarderUnit(goos, binary string, env map[string]string) (path string, content []byte) {
 	return serviceUnit(goos, binary, "forward", "hookwatch forwarder: this machine's hook events to a remote collector", env)
 }
@@ -47,7 +55,14 @@ func serviceUnit(goos, binary, command, description string, env map[string]strin
 	case "linux":
 		return systemdUnit(binary, command, description, names, env)
 	case "darwin":
-		return launchdPlist(binary, command, names, env)
+		logName := hook.ServeLog
+		if command == "forward" {
+			logName = hook.ForwardLog
+		}
+		// launchd gives the agent the user's HOME, which the home
+		// defaults under.
+		home := hook.Home(func(k string) string { return cmp.Or(env[k], os.Getenv(k)) })
+		return launchdPlist(binary, command, filepath.Join(home, logName), names, env)
 	}
 	return "", nil
 }
@@ -115,7 +130,7 @@ func systemdQuote(s string, exec bool) string {
 	return b.String()
 }
 
-func launchdPlist(binary, command string, names []string, env map[string]string) (string, []byte) {
+func launchdPlist(binary, command, logPath string, names []string, env map[string]string) (string, []byte) {
 	esc := func(s string) string {
 		var b strings.Builder
 		_ = xml.EscapeText(&b, []byte(s)) // a strings.Builder never fails
@@ -141,6 +156,11 @@ func launchdPlist(binary, command string, names []string, env map[string]string)
 			fmt.Fprintf(&b, "\t\t<key>%s</key>\n\t\t<string>%s</string>\n", esc(k), esc(env[k]))
 		}
 		b.WriteString("\t</dict>\n")
+	}
+	// launchd opens both for appending, as a hook opens the log of what
+	// it starts, so the log's rotation by copy and truncation is safe.
+	for _, k := range []string{"StandardOutPath", "StandardErrorPath"} {
+		fmt.Fprintf(&b, "\t<key>%s</key>\n\t<string>%s</string>\n", k, esc(logPath))
 	}
 	// KeepAlive/SuccessfulExit=false restarts a crashed collector but not
 	// one that was stopped cleanly.

@@ -195,7 +195,7 @@ func (s *InstalledService) setProgram(args []string) error {
 }
 
 // launchdKeys are the keys of the dictionary launchdPlist writes.
-var launchdKeys = []string{"Label", "ProgramArguments", "EnvironmentVariables", "RunAtLoad", "KeepAlive", "ProcessType"}
+var launchdKeys = []string{"Label", "ProgramArguments", "EnvironmentVariables", "RunAtLoad", "KeepAlive", "ProcessType", "StandardOutPath", "StandardErrorPath"}
 
 func readLaunchdPlist(content []byte) (InstalledService, error) {
 	s := InstalledService{Env: map[string]string{}}
@@ -285,8 +285,8 @@ func readLaunchdPlist(content []byte) (InstalledService, error) {
 				}
 			}
 		default:
-			// Label, RunAtLoad, KeepAlive, ProcessType: ServiceUnit's to
-			// write whatever they hold.
+			// Label, RunAtLoad, KeepAlive, ProcessType and the log's
+			// paths: ServiceUnit's to write whatever they hold.
 			_, err := plistValue(d)
 			if err == nil {
 				err = d.Skip()

@@ -63,7 +63,7 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if err := startCollector(ctx, home, base); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "started a collector at %s (log: %s)\n\n", base, filepath.Join(home, "serve.log"))
+		fmt.Fprintf(stdout, "started a collector at %s (log: %s)\n\n", base, filepath.Join(home, hook.ServeLog))
 	}
 	r := doctor.Run(ctx, doctor.Options{
 		Getenv:     os.Getenv,

@@ -85,7 +85,7 @@ func startCollector(ctx context.Context, home, base string) error {
 	if err != nil {
 		return err
 	}
-	logPath := filepath.Join(home, "serve.log")
+	logPath := filepath.Join(home, hook.ServeLog)
 	var logStart int64
 	if fi, err := os.Stat(logPath); err == nil {
 		logStart = fi.Size()

@@ -49,7 +49,8 @@ Writes (install), removes (uninstall) or prints (print) the user service that
 runs 'hookwatch serve' at every login — or 'hookwatch forward' with --forward —
 with the HOOKWATCH_* settings of this shell: a systemd user unit,
 ~/.config/systemd/user/hookwatch.service, or a launchd agent,
-~/Library/LaunchAgents/` + install.ServiceLabel + `.plist. It prints the systemctl or
+~/Library/LaunchAgents/` + install.ServiceLabel + `.plist, which appends the output to the
+home's ` + hook.ServeLog + ` (` + hook.ForwardLog + `), as a hook does. It prints the systemctl or
 launchctl commands that start or stop it, and runs none of them itself; when a
 collector runs for the home already (one hookwatch demo or a hook started),
 the service's could not start beside it, and the command begins with
