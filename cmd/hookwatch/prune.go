@@ -65,7 +65,7 @@ func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if age <= 0 {
 		return fmt.Errorf("%w: prune needs --older-than AGE (90d, 36h, 2w)", errUsage)
 	}
-	if err := age.retention("older-than"); err != nil {
+	if err := age.retention("older-than", "every session"); err != nil {
 		return err
 	}
 	home := hook.Home(os.Getenv)
@@ -138,18 +138,19 @@ func (d *duration) Set(s string) error {
 	return err
 }
 
-// minRetention is the least age prune and serve --retain take: what is
+// minRetention is the least age prune, serve --retain and --audit-retain take: what is
 // more recent may be a session running now, and an age under an hour is
 // far more often "1m" written for a month, which is a minute, than meant.
 const minRetention = time.Hour
 
-// retention checks d as the age of the sessions to delete, given as
-// --flag: minRetention or more.
-func (d duration) retention(flag string) error {
+// retention checks d as the age of what --flag deletes, named by what
+// ("every session", "the audit trail's files") in its error: minRetention
+// or more.
+func (d duration) retention(flag, what string) error {
 	if time.Duration(d) >= minRetention {
 		return nil
 	}
-	return fmt.Errorf("%w: --%s %v deletes every session older than %v: refused under %v (a month is 30d; m is minutes)", errUsage, flag, time.Duration(d), time.Duration(d), minRetention)
+	return fmt.Errorf("%w: --%s %v deletes %s older than %v: refused under %v (a month is 30d; m is minutes)", errUsage, flag, time.Duration(d), what, time.Duration(d), minRetention)
 }
 
 // parseAge reads "90d", "2w", "36h", "90m"…: positive.

@@ -236,7 +236,8 @@ func TestPruneArchives(t *testing.T) {
 }
 
 // TestServeAuditRetainRefused: --audit-retain under an hour, or without an
-// audit directory to prune, is a usage error, before anything starts.
+// audit directory to prune, is a usage error, before anything starts; so
+// is --retain or prune --older-than under an hour.
 func TestServeAuditRetainRefused(t *testing.T) {
 	t.Setenv("HOOKWATCH_HOME", filepath.Join(t.TempDir(), "home"))
 	path := filepath.Join(t.TempDir(), "hw.db")
@@ -245,7 +246,10 @@ func TestServeAuditRetainRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "--audit-dir", dir, "--audit-retain", "5m", "--db", path, "--addr", "127.0.0.1:0"}, "a month is 30d"},
+		{[]string{"serve", "--audit-dir", dir, "--audit-retain", "5m", "--db", path, "--addr", "127.0.0.1:0"}, "--audit-retain 5m0s deletes the audit trail's files older than 5m0s: refused under 1h0m0s (a month is 30d"},
+		// What each flag deletes is what its error names.
+		{[]string{"serve", "--retain", "5m", "--db", path, "--addr", "127.0.0.1:0"}, "--retain 5m0s deletes every session older than 5m0s"},
+		{[]string{"prune", "--older-than", "5m", "--db", path}, "--older-than 5m0s deletes every session older than 5m0s"},
 		{[]string{"serve", "--audit-retain", "90d", "--db", path, "--addr", "127.0.0.1:0"}, "--audit-dir"},
 	} {
 		err := run(context.Background(), tc.args, nil, io.Discard, io.Discard)

@@ -93,12 +93,12 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	if retain > 0 {
-		if err := retain.retention("retain"); err != nil {
+		if err := retain.retention("retain", "every session"); err != nil {
 			return err
 		}
 	}
 	if auditRetain > 0 {
-		if err := auditRetain.retention("audit-retain"); err != nil {
+		if err := auditRetain.retention("audit-retain", "the audit trail's files"); err != nil {
 			return err
 		}
 		if *auditDir == "" {
