@@ -419,10 +419,11 @@ func SpoolDelivers(home, url string) bool {
 
 // AttachedElsewhere returns the collector attached to the spool of home
 // when it listens at another address than url, a URL the hook posts to
-// itself, names (serve --addr given, HOOKWATCH_URL not exported to match):
-// the hook's events still reach it, through the spool it drains, but only
-// after each hook has tried url (deliver), and the
-// commands that ask HOOKWATCH_URL, and http hooks, miss it. A forwarder
+// itself, names (serve --addr given, and neither HOOKWATCH_URL nor the URL
+// 'hookwatch install --url' kept names that address): the hook's events
+// still reach it, through the spool it drains, but only after each hook has
+// tried url (deliver), and the commands that ask the collector at the URL
+// LookupURL finds, and http hooks, miss it. A forwarder
 // attached to the spool is no such collector.
 func AttachedElsewhere(home, url string) (spool.ConsumerInfo, bool) {
 	ep, err := parseEndpoint(url)
@@ -479,9 +480,10 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, a
 	if errors.Is(err, syscall.ECONNREFUSED) && spErr == nil {
 		if _, ok := AttachedElsewhere(cfg.Home, cfg.URL); ok {
 			// This home's collector drains the spool from another address
-			// than the URL (serve --addr, HOOKWATCH_URL not exported to
-			// match): appending is delivery to it, no second collector may
-			// start for the home, and doctor says what to export.
+			// than the URL (serve --addr, and no HOOKWATCH_URL or URL kept
+			// by install --url to match): appending is delivery to it, no
+			// second collector may start for the home, and doctor says how
+			// to point the hooks at it.
 			if serr := sp.Append(rec); serr == nil {
 				return Result{Spooled: true}
 			}
@@ -572,7 +574,8 @@ func Forwardable(url string) bool { return CheckURL(url) == nil }
 // forwarder when it cannot post to it itself, the forwarder and its
 // service accept no other, install accepts no other for Claude Code's
 // http handlers, which post there as a forwarder would, and the commands
-// that ask the collector refuse any other HOOKWATCH_URL. Written without
+// that ask the collector refuse any other URL LookupURL finds
+// (HOOKWATCH_URL or the one install --url kept). Written without
 // net/url, which the hook does not link (see endpoint.go).
 func CheckURL(url string) error {
 	scheme, rest, ok := strings.Cut(url, "://")
