@@ -17,6 +17,12 @@ import (
 	"github.com/hookwatch/hookwatch/store/storetest"
 )
 
+// envelopeAgo is a Claude Code envelope of the payload kv (storetest.P) received
+// ago before now.
+func envelopeAgo(ago time.Duration, kv ...any) event.Envelope {
+	return storetest.Envelope(event.RuntimeClaudeCode, time.Now().Add(-ago), storetest.P(kv...))
+}
+
 // TestRetention prunes, in the background, the sessions whose latest event
 // is older than Retain, whole, keeps the others, and counts what it pruned
 // on /metrics.
@@ -24,15 +30,12 @@ func TestRetention(t *testing.T) {
 	collector.SetPruneEveryForTest(20 * time.Millisecond)
 	t.Cleanup(func() { collector.SetPruneEveryForTest(time.Minute) })
 	s := newServer(t, collector.Config{Retain: 24 * time.Hour})
-	at := func(ago time.Duration, kv ...any) event.Envelope {
-		return storetest.Envelope(event.RuntimeClaudeCode, time.Now().Add(-ago), storetest.P(kv...))
-	}
 	s.post(t, []event.Envelope{
-		at(72*time.Hour, "session_id", "old", "hook_event_name", "SessionStart", "source", "startup"),
-		at(48*time.Hour, "session_id", "old", "hook_event_name", "Stop"),
-		at(48*time.Hour, "session_id", "spans", "hook_event_name", "SessionStart", "source", "startup"),
-		at(time.Minute, "session_id", "spans", "hook_event_name", "Stop"),
-		at(time.Minute, "session_id", "new", "hook_event_name", "Stop"),
+		envelopeAgo(72*time.Hour, "session_id", "old", "hook_event_name", "SessionStart", "source", "startup"),
+		envelopeAgo(48*time.Hour, "session_id", "old", "hook_event_name", "Stop"),
+		envelopeAgo(48*time.Hour, "session_id", "spans", "hook_event_name", "SessionStart", "source", "startup"),
+		envelopeAgo(time.Minute, "session_id", "spans", "hook_event_name", "Stop"),
+		envelopeAgo(time.Minute, "session_id", "new", "hook_event_name", "Stop"),
 	}, 5, 0)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -122,14 +125,11 @@ func TestRetentionArchives(t *testing.T) {
 		return filepath.Join(dir, session)
 	}
 	s := newServer(t, collector.Config{Retain: 24 * time.Hour, ArchiveDir: dir})
-	at := func(ago time.Duration, kv ...any) event.Envelope {
-		return storetest.Envelope(event.RuntimeClaudeCode, time.Now().Add(-ago), storetest.P(kv...))
-	}
 	s.post(t, []event.Envelope{
-		at(72*time.Hour, "session_id", "old", "hook_event_name", "SessionStart", "source", "startup"),
-		at(48*time.Hour, "session_id", "old", "hook_event_name", "Stop"),
-		at(48*time.Hour, "session_id", "spans", "hook_event_name", "SessionStart", "source", "startup"),
-		at(time.Minute, "session_id", "spans", "hook_event_name", "Stop"),
+		envelopeAgo(72*time.Hour, "session_id", "old", "hook_event_name", "SessionStart", "source", "startup"),
+		envelopeAgo(48*time.Hour, "session_id", "old", "hook_event_name", "Stop"),
+		envelopeAgo(48*time.Hour, "session_id", "spans", "hook_event_name", "SessionStart", "source", "startup"),
+		envelopeAgo(time.Minute, "session_id", "spans", "hook_event_name", "Stop"),
 	}, 4, 0)
 	old, spans, coming := archive("old", 60*time.Hour), archive("spans", 47*time.Hour), archive("coming", time.Minute)
 	deadline := time.Now().Add(20 * time.Second)
