@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -271,5 +272,37 @@ func TestInstallTokenOnCommandLine(t *testing.T) {
 	out, _, _ := hw(t, "", "install", "--help")
 	if !strings.Contains(out, "--token-file") || !strings.Contains(out, "shows in ps") {
 		t.Errorf("install --help does not recommend --token-file over --token SECRET:\n%s", out)
+	}
+}
+
+// TestInstallTokenDryRunNotes: a dry run with a token, to a home that
+// holds none or another, notes what the real run then notes: the notes
+// follow the token given, not the token file the dry run leaves as it is.
+func TestInstallTokenDryRunNotes(t *testing.T) {
+	e := newTestEnv(t)
+	t.Setenv("HOOKWATCH_URL", "")
+	notes := func(out string) []string {
+		var n []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "Note: ") {
+				n = append(n, l)
+			}
+		}
+		return n
+	}
+	for _, tc := range []struct{ mode, url, token string }{
+		{"command", "https://hookwatch.example.com", "hwt_first"},
+		{"http", "https://hookwatch.example.com", "hwt_second"},
+		{"command", "http://127.0.0.1:7421", "hwt_third"},
+	} {
+		args := []string{"install", "--mode", tc.mode, "--url", tc.url, "--token", tc.token}
+		dry := notes(mustHW(t, append(args, "--dry-run")...))
+		real := notes(mustHW(t, args...))
+		if len(real) == 0 || !slices.Equal(dry, real) {
+			t.Errorf("%q: the dry run notes\n%s\nthe real run\n%s", args, strings.Join(dry, "\n"), strings.Join(real, "\n"))
+		}
+		if got := strings.TrimSpace(readFileOr(filepath.Join(e.hwHome, "token"))); got != tc.token {
+			t.Errorf("%q: the token file holds %q", args, got)
+		}
 	}
 }
