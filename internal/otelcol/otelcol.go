@@ -13,14 +13,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -34,20 +30,26 @@ const BinEnv = "HOOKWATCH_OTELCOL_BIN"
 // Bin returns the collector binary: $HOOKWATCH_OTELCOL_BIN, else where
 // scripts/build-otelcol.sh caches it. The error says how to get it.
 func Bin() (string, error) {
-	path := os.Getenv(BinEnv)
+	return cachedBin(BinEnv, "otelcol-"+Version, "otelcol-hookwatch", "OpenTelemetry Collector", "scripts/build-otelcol.sh")
+}
+
+// cachedBin returns $env, else file in dir under where the build scripts
+// cache their binaries; the error names what is missing and how to get it.
+func cachedBin(env, dir, file, what, script string) (string, error) {
+	path := os.Getenv(env)
 	if path == "" {
 		cache := os.Getenv("XDG_CACHE_HOME")
 		if cache == "" {
 			home, err := os.UserHomeDir()
 			if err != nil {
-				return "", fmt.Errorf("cannot find the collector binary: %w", err)
+				return "", fmt.Errorf("cannot find the %s binary: %w", what, err)
 			}
 			cache = filepath.Join(home, ".cache")
 		}
-		path = filepath.Join(cache, "hookwatch", "otelcol-"+Version, "otelcol-hookwatch")
+		path = filepath.Join(cache, "hookwatch", dir, file)
 	}
 	if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("no OpenTelemetry Collector at %s (build it with scripts/build-otelcol.sh, or set %s)", path, BinEnv)
+		return "", fmt.Errorf("no %s at %s (build it with %s, or set %s)", what, path, script, env)
 	}
 	return path, nil
 }
@@ -69,11 +71,8 @@ type Receiver struct {
 	Endpoint string
 	dir      string
 	out      string // the file exporter's output
-	logPath  string
-	bin, cfg string
 	ports    []int
-	cmd      *exec.Cmd
-	exited   chan error
+	proc     process
 }
 
 const config = `receivers:
@@ -126,54 +125,20 @@ func start(bin, cfg, dir string) (*Receiver, error) {
 	}
 	r := &Receiver{
 		Endpoint: "http://127.0.0.1:" + strconv.Itoa(ports[0]),
-		dir:      dir, out: filepath.Join(dir, "traces.jsonl"), logPath: filepath.Join(dir, "otelcol.log"),
-		bin: bin, cfg: cfg, ports: ports,
+		dir:      dir, out: filepath.Join(dir, "traces.jsonl"), ports: ports,
+	}
+	r.proc = process{
+		what: "the collector", logPath: filepath.Join(dir, "otelcol.log"),
+		args: []string{bin, "--config=file:" + cfg},
+		env: []string{"OTELCOL_OTLP_PORT=" + strconv.Itoa(ports[0]),
+			"OTELCOL_HEALTH_PORT=" + strconv.Itoa(ports[1]), "OTELCOL_FILE_OUT=" + r.out},
+		health: "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/",
 	}
 	os.Remove(r.out)
-	if err := r.run(); err != nil {
+	if err := r.proc.run(); err != nil {
 		return nil, err
 	}
 	return r, nil
-}
-
-// run starts the collector's process on r's ports and returns once it is
-// ready.
-func (r *Receiver) run() error {
-	r.exited = make(chan error, 1)
-	log, err := os.OpenFile(r.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	r.cmd = exec.Command(r.bin, "--config=file:"+r.cfg)
-	r.cmd.Env = append(os.Environ(), "OTELCOL_OTLP_PORT="+strconv.Itoa(r.ports[0]),
-		"OTELCOL_HEALTH_PORT="+strconv.Itoa(r.ports[1]), "OTELCOL_FILE_OUT="+r.out)
-	r.cmd.Stdout, r.cmd.Stderr = log, log
-	if err := r.cmd.Start(); err != nil {
-		return fmt.Errorf("cannot start the collector: %w", err)
-	}
-	exited := r.exited
-	cmd := r.cmd
-	go func() { exited <- cmd.Wait() }()
-	health := "http://127.0.0.1:" + strconv.Itoa(r.ports[1]) + "/"
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-r.exited:
-			r.exited <- err
-			return fmt.Errorf("the collector exited before it was ready (%v):\n%s", err, r.Log())
-		default:
-		}
-		if res, err := http.Get(health); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	r.Stop()
-	return fmt.Errorf("the collector was not ready within 15 s:\n%s", r.Log())
 }
 
 // Restart starts a stopped collector again at the same Endpoint, its
@@ -181,44 +146,14 @@ func (r *Receiver) run() error {
 // were free while it was stopped; another program taking one meanwhile
 // fails the restart.
 func (r *Receiver) Restart() error {
-	return r.run()
-}
-
-// freePorts returns n loopback ports free at the time of the call.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
+	return r.proc.run()
 }
 
 // Log returns what the collector wrote to stdout and stderr.
-func (r *Receiver) Log() string {
-	b, _ := os.ReadFile(r.logPath)
-	return string(b)
-}
+func (r *Receiver) Log() string { return r.proc.log() }
 
 // Stop ends the collector: SIGTERM, then SIGKILL after 5 s.
-func (r *Receiver) Stop() error {
-	r.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-r.exited:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return nil // ended by the signal
-		}
-		return err
-	case <-time.After(5 * time.Second):
-		r.cmd.Process.Kill()
-		return errors.New("the collector did not stop within 5 s of SIGTERM")
-	}
-}
+func (r *Receiver) Stop() error { return r.proc.stop() }
 
 // Span is a span as the file exporter wrote it (OTLP-JSON: ids in hex,
 // 64-bit integers as strings).
@@ -315,41 +250,58 @@ func (r *Receiver) Spans(traceID string) ([]Span, error) {
 		if !bytes.Contains(line, []byte(traceID)) {
 			continue
 		}
-		var req struct {
-			ResourceSpans []struct {
-				Resource struct {
-					Attributes []KeyValue `json:"attributes"`
-				} `json:"resource"`
-				ScopeSpans []struct {
-					Spans []Span `json:"spans"`
-				} `json:"scopeSpans"`
-			} `json:"resourceSpans"`
-		}
-		if err := json.Unmarshal(line, &req); err != nil {
+		spans, err := appendSpans(out, line, traceID)
+		if err != nil {
 			// The exporter may be mid-line; the next read sees it whole.
 			continue
 		}
-		for _, rs := range req.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				for _, sp := range ss.Spans {
-					if strings.EqualFold(sp.TraceID, traceID) {
-						sp.Resource = rs.Resource.Attributes
-						out = append(out, sp)
-					}
-				}
-			}
-		}
+		out = spans
 	}
 	return out, sc.Err()
 }
 
+// appendSpans appends to out the spans of trace traceID (hex) in data, an
+// OTLP-JSON TracesData (the file exporter's lines, the body of a Jaeger v3
+// API's answer), each with its resource's attributes.
+func appendSpans(out []Span, data []byte, traceID string) ([]Span, error) {
+	var req struct {
+		ResourceSpans []struct {
+			Resource struct {
+				Attributes []KeyValue `json:"attributes"`
+			} `json:"resource"`
+			ScopeSpans []struct {
+				Spans []Span `json:"spans"`
+			} `json:"scopeSpans"`
+		} `json:"resourceSpans"`
+	}
+	if err := json.Unmarshal(data, &req); err != nil {
+		return out, err
+	}
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			for _, sp := range ss.Spans {
+				if strings.EqualFold(sp.TraceID, traceID) {
+					sp.Resource = rs.Resource.Attributes
+					out = append(out, sp)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
 // WaitSpans polls until trace traceID has at least n spans, or timeout.
 func (r *Receiver) WaitSpans(traceID string, n int, timeout time.Duration) ([]Span, error) {
+	return waitSpans(r.Spans, traceID, n, timeout)
+}
+
+// waitSpans polls spans until trace traceID has at least n, or timeout.
+func waitSpans(spans func(traceID string) ([]Span, error), traceID string, n int, timeout time.Duration) ([]Span, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		spans, err := r.Spans(traceID)
-		if err != nil || len(spans) >= n || time.Now().After(deadline) {
-			return spans, err
+		got, err := spans(traceID)
+		if err != nil || len(got) >= n || time.Now().After(deadline) {
+			return got, err
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
