@@ -1,10 +1,12 @@
 // Package otelcol runs a real OpenTelemetry Collector (built by
 // scripts/build-otelcol.sh: OTLP/HTTP receiver, file exporter, health check)
-// for tests, and reads back the spans it received.
+// and a real Jaeger v2 (scripts/build-jaeger.sh: an OpenTelemetry Collector
+// distribution with in-memory storage and a query API) for tests, and reads
+// back the spans they received.
 //
-// Tests start one Receiver per test package, in TestMain; without the
-// binary they skip, saying how to build it, except in CI (CI=true), where
-// they fail: CI must run them.
+// Tests start one Receiver per test package, in TestMain, and one Jaeger
+// per test binary (SharedJaeger); without the binary they skip, saying how
+// to build it, except in CI (CI=true), where they fail: CI must run them.
 package otelcol
 
 import (
