@@ -22,6 +22,7 @@ import (
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/internal/deadport"
+	"github.com/hookwatch/hookwatch/internal/otelcol"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/internal/testbin"
 	"github.com/hookwatch/hookwatch/spool"
@@ -31,12 +32,15 @@ import (
 
 // TestMain lets the test binary stand in for the hookwatch binaries: the
 // scripts testEnv writes run it with HOOKWATCH_TEST_MAIN=1, so a hook that
-// doctor runs is the real hook code.
+// doctor runs is the real hook code. The PostgreSQL server and the Jaeger
+// the tests started, if any, are stopped after them.
 func TestMain(m *testing.M) {
 	if os.Getenv("HOOKWATCH_TEST_MAIN") == "1" {
 		main()
 	}
-	os.Exit(pgtest.Main(m))
+	code := pgtest.Main(m)
+	otelcol.StopJaeger()
+	os.Exit(code)
 }
 
 // testEnv is a user's machine in a temporary directory: HOME, HOOKWATCH_HOME,
