@@ -87,12 +87,9 @@ func checkJaegerTrace(t *testing.T, j *otelcol.Jaeger, traceID string, want []*t
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]otelcol.Span{}
-	for _, sp := range got {
-		if prev, dup := byID[sp.SpanID]; dup {
-			t.Fatalf("Jaeger holds span %s (%s) twice:\n%+v\n%+v", sp.SpanID, sp.Name, prev, sp)
-		}
-		byID[sp.SpanID] = sp
+	byID, err := otelcol.ByID(got)
+	if err != nil {
+		t.Fatalf("Jaeger: %v", err)
 	}
 	if len(got) != len(want) {
 		t.Fatalf("Jaeger holds %d spans of trace %s, the model makes %d\n%s", len(got), traceID, len(want), j.Log())

@@ -67,12 +67,9 @@ func checkReceived(t *testing.T, r *otelcol.Receiver, want []*tracepb.Span) {
 	if got, err = r.Spans(traceID); err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]otelcol.Span{}
-	for _, sp := range got {
-		if prev, dup := byID[sp.SpanID]; dup {
-			t.Fatalf("span %s (%s) received twice:\n%+v\n%+v", sp.SpanID, sp.Name, prev, sp)
-		}
-		byID[sp.SpanID] = sp
+	byID, err := otelcol.ByID(got)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(got) != len(want) {
 		t.Fatalf("the receiver holds %d spans of trace %s, want %d", len(got), traceID, len(want))

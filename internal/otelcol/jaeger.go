@@ -95,12 +95,7 @@ func StartJaeger(dir string) (*Jaeger, error) {
 	if err := os.WriteFile(cfg, []byte(jaegerConfig), 0o600); err != nil {
 		return nil, err
 	}
-	for try := 0; ; try++ {
-		j, err := startJaeger(bin, cfg, dir)
-		if err == nil || try == 2 {
-			return j, err
-		}
-	}
+	return onFreePorts(func() (*Jaeger, error) { return startJaeger(bin, cfg, dir) })
 }
 
 func startJaeger(bin, cfg, dir string) (*Jaeger, error) {

@@ -112,12 +112,7 @@ func Start(dir string) (*Receiver, error) {
 	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		return nil, err
 	}
-	for try := 0; ; try++ {
-		r, err := start(bin, cfg, dir)
-		if err == nil || try == 2 {
-			return r, err
-		}
-	}
+	return onFreePorts(func() (*Receiver, error) { return start(bin, cfg, dir) })
 }
 
 func start(bin, cfg, dir string) (*Receiver, error) {
@@ -179,6 +174,19 @@ type Span struct {
 	} `json:"links"`
 	// Resource holds the attributes of the resource the span came with.
 	Resource []KeyValue `json:"-"`
+}
+
+// ByID indexes spans by span id; an id held twice is an error that shows
+// both spans, for the checks of a trace each of whose spans was sent once.
+func ByID(spans []Span) (map[string]Span, error) {
+	byID := make(map[string]Span, len(spans))
+	for _, sp := range spans {
+		if prev, dup := byID[sp.SpanID]; dup {
+			return nil, fmt.Errorf("span %s (%s) received twice:\n%+v\n%+v", sp.SpanID, sp.Name, prev, sp)
+		}
+		byID[sp.SpanID] = sp
+	}
+	return byID, nil
 }
 
 // KeyValue is an attribute.

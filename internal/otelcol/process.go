@@ -97,3 +97,15 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+// onFreePorts runs start, which picks free ports and starts a process on
+// them, up to three times: another process may take a port between
+// freePorts' answer and the start binding it.
+func onFreePorts[T any](start func() (T, error)) (T, error) {
+	for try := 0; ; try++ {
+		v, err := start()
+		if err == nil || try == 2 {
+			return v, err
+		}
+	}
+}
