@@ -2378,6 +2378,18 @@ test('a fork beside its baseline: both sides, their shapes and calls as the API 
     assert.deepEqual([await tools.nth(i).locator('th').innerText(), await tools.nth(i).locator('[data-side=a]').innerText(), await tools.nth(i).locator('[data-side=b]').innerText()],
       [r.name, String(r.a), String(r.b)]);
   }
+  // Escape goes back to the session that opened the comparison.
+  await page.keyboard.press('Escape');
+  await page.waitForURL(new RegExp('#/s/' + encodeURIComponent(fork) + '$'));
+  await page.getByTestId('compare-parent').waitFor();
+  // Opened from a link, Backspace goes to the list; a key a field takes does not.
+  await page.goto(`${BASE}/#/compare/${encodeURIComponent(REAL)}/${encodeURIComponent(fork)}`);
+  await page.getByTestId('compare-shape').waitFor();
+  await page.keyboard.press('Control+Backspace');
+  await page.keyboard.press('Shift+Escape');
+  assert.match(page.url(), /#\/compare\//, 'a key with a modifier stays');
+  await page.keyboard.press('Backspace');
+  await page.waitForURL(/#\/$/);
   clean(seen);
   await page.close();
 

@@ -7,11 +7,34 @@ import { html, useState, useEffect } from '../lib/html.js';
 import { getJSON, sessionPath, withQuery, HTTPError } from '../lib/api.js';
 import { holdLive, liveReady, subscribeModel } from '../lib/live.js';
 import { ms, fmtDate, fmtNum, shortID, truncate, shapeLabel } from '../lib/format.js';
-import { statusLabel } from './sessions.js';
+import { statusLabel, editable } from './sessions.js';
 
 /** comparePath is the dashboard route comparing sessions a and b. */
 export function comparePath(a, b, unrelated = false) {
   return `#/compare/${encodeURIComponent(a)}/${encodeURIComponent(b)}${unrelated ? '?unrelated=1' : ''}`;
+}
+
+// opened is the route of the comparison a page of the dashboard opened
+// last (a session's link to its baseline): the way back from it is back in
+// the history, to that page as it was left.
+let opened = '';
+
+/** openedFrom notes that a page of the dashboard opens the comparison at path (comparePath). */
+export function openedFrom(path) {
+  opened = path;
+}
+
+/**
+ * leave goes back from the comparison: to the page that opened it, else
+ * (a link from elsewhere, a reload) to the session list.
+ */
+function leave() {
+  if (opened && opened === location.hash) {
+    opened = '';
+    history.back();
+  } else {
+    location.hash = '#/';
+  }
 }
 
 const sessionLink = (id) => html`<a class="mono" href=${'#/s/' + encodeURIComponent(id)} title=${id}>${shortID(id, 12)}</a>`;
@@ -92,6 +115,18 @@ export function CompareView({ a, b, params }) {
     liveReady().then(() => { if (!ctl.signal.aborted) read(); });
     return () => { ctl.abort(); off(); release(); clearTimeout(timer); };
   }, [a, b, unrelated]);
+  // Escape (or Backspace) goes back, as from a session: a key a field
+  // took, or one with a modifier, is left alone.
+  useEffect(() => {
+    const onKey = (e) => {
+      if (e.key !== 'Escape' && e.key !== 'Backspace') return;
+      if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || editable(e.target)) return;
+      e.preventDefault();
+      leave();
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, []);
   const { c } = st;
   if (st.error) return html`<${CompareError} a=${a} b=${b} st=${st} />`;
   if (!c) return html`<div class="compare" data-testid="compare"><p class="muted">Loading…</p></div>`;

@@ -6,7 +6,7 @@ import { getJSON, pages, bodies, sessionPath, stream, withQuery, HTTPError } fro
 import { SessionModel, MAIN, FAILED, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
 import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, shapeLabel, EFFECT_COLORS } from '../lib/format.js';
-import { comparePath } from './compare.js';
+import { comparePath, openedFrom } from './compare.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
 import { showStreamState, CONNECT_WAIT } from '../lib/live.js';
@@ -384,7 +384,7 @@ function Header({ model, version, id, onShow, eventsLoading }) {
         ${s && html`<${ResumeFact} s=${s} />`}
         ${lin.map((l) => html`<span class=${'tag tag-' + l.kind.split(' ')[0]} data-testid="session-lineage" title=${lineageTitle(l)}>${l.from ? lineageVerb(l) : l.unknownParent ? l.kind + ' (parent unknown)' : l.kind}${l.n > 1 ? ' ×' + l.n : ''}${l.from && html` <a href=${'#/s/' + encodeURIComponent(l.from)}>${shortID(l.from)}</a>`}</span>`)}
         ${s && html`<${Children} s=${s} />`}
-        ${s && s.lineage === 'fork' && s.parent_session_id && html`<a data-testid="compare-parent" href=${comparePath(s.parent_session_id, id)}>compare with the baseline</a>`}
+        ${s && s.lineage === 'fork' && s.parent_session_id && html`<a data-testid="compare-parent" href=${comparePath(s.parent_session_id, id)} onClick=${() => openedFrom(comparePath(s.parent_session_id, id))}>compare with the baseline</a>`}
         <span class="muted mono" title="session id">${id}</span>
       </div>
     </div>`;
