@@ -245,8 +245,13 @@ func archiveName(s string) bool {
 // every session that stored reports is no longer stored (retention deleted
 // it) and whose files were all last written before before, so that an
 // archive whose session's events are still on their way to the store is
-// kept. It returns how many sessions' archives it deleted and their bytes;
-// an error of stored stops it, a file it cannot delete is skipped.
+// kept. A nil stored is a home with no store to ask (a forwarder's, whose
+// collector is elsewhere): every session counts as not stored, and its
+// archive goes once its files are all older than before. A file being
+// written is as recent as its last write, which keeps its session. It
+// returns how many sessions' archives it deleted and their bytes; an error
+// of stored stops it, a file it cannot delete is skipped. Only stored is
+// asked per session: a pass with nothing due costs a stat of each file.
 func PruneArchives(dir string, before time.Time, stored func(session string) (bool, error)) (sessions int, bytes int64, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -264,12 +269,14 @@ func PruneArchives(dir string, before time.Time, stored func(session string) (bo
 		if !newest.Before(before) {
 			continue
 		}
-		ok, err := stored(e.Name())
-		if err != nil {
-			return sessions, bytes, err
-		}
-		if ok {
-			continue
+		if stored != nil {
+			ok, err := stored(e.Name())
+			if err != nil {
+				return sessions, bytes, err
+			}
+			if ok {
+				continue
+			}
 		}
 		if os.RemoveAll(root) == nil {
 			sessions, bytes = sessions+1, bytes+size

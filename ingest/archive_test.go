@@ -225,3 +225,91 @@ func BenchmarkArchive(b *testing.B) {
 		}
 	}
 }
+
+// archiveFile writes n bytes to the archive file rel under dir, last
+// written at mtime.
+func archiveFile(t *testing.T, dir, rel string, n int, mtime time.Time) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Repeat("x", n)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPruneArchives: a session's archive goes when its files are all older
+// than the cutoff and the store no longer has it; with no store to ask
+// (nil), when its files are all older than the cutoff. A session with one
+// recent file — a copy being written into an old session's archive — is
+// kept whole, and so is what is no session's directory.
+func TestPruneArchives(t *testing.T) {
+	now := time.Now()
+	old, recent := now.Add(-40*24*time.Hour), now.Add(-2*24*time.Hour)
+	cutoff := now.Add(-30 * 24 * time.Hour)
+	dir := filepath.Join(t.TempDir(), "archive")
+	archiveFile(t, dir, "old-a/main/20260101T000000.000000000Z.jsonl", 100, old)
+	archiveFile(t, dir, "old-a/main/20260101T000000.000000000Z.summary.json", 10, old)
+	archiveFile(t, dir, "old-a/agent-1/20260101T000001.000000000Z.jsonl", 50, old)
+	archiveFile(t, dir, "old-stored/main/20260101T000000.000000000Z.jsonl", 7, old)
+	archiveFile(t, dir, "recent/main/20260101T000000.000000000Z.jsonl", 5, recent)
+	archiveFile(t, dir, "mixed/main/20260101T000000.000000000Z.jsonl", 5, old)
+	archiveFile(t, dir, "mixed/agent-2/20260101T000000.000000000Z.jsonl", 5, recent)
+	archiveFile(t, dir, "stray.jsonl", 5, old) // no session's: left alone
+	// A copy being written now into a session whose other files are old.
+	archiveFile(t, dir, "writing/main/20260101T000000.000000000Z.jsonl", 5, old)
+	w, err := os.OpenFile(filepath.Join(dir, "writing/main/20260201T000000.000000000Z.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.WriteString("{}\n"); err != nil {
+		t.Fatal(err)
+	}
+
+	var asked []string
+	stored := func(id string) (bool, error) {
+		asked = append(asked, id)
+		return id == "old-stored", nil
+	}
+	sessions, bytes, err := ingest.PruneArchives(dir, cutoff, stored)
+	if err != nil || sessions != 1 || bytes != 160 {
+		t.Fatalf("PruneArchives with a store = %d sessions, %d bytes, %v; want old-a's 1 session, 160 bytes", sessions, bytes, err)
+	}
+	if strings.Join(asked, " ") != "old-a old-stored" {
+		t.Errorf("the store was asked of %q, want only the sessions past the cutoff", asked)
+	}
+	exists := func(rel string) bool {
+		_, err := os.Stat(filepath.Join(dir, rel))
+		return err == nil
+	}
+	if exists("old-a") || !exists("old-stored") || !exists("recent") || !exists("mixed/main") || !exists("stray.jsonl") {
+		t.Fatalf("after the pass with a store: old-a %v, old-stored %v, recent %v, mixed %v, stray %v",
+			exists("old-a"), exists("old-stored"), exists("recent"), exists("mixed/main"), exists("stray.jsonl"))
+	}
+
+	// No store: what is past the cutoff goes, stored or not.
+	sessions, bytes, err = ingest.PruneArchives(dir, cutoff, nil)
+	if err != nil || sessions != 1 || bytes != 7 {
+		t.Fatalf("PruneArchives with no store = %d sessions, %d bytes, %v; want old-stored's 1 session, 7 bytes", sessions, bytes, err)
+	}
+	if exists("old-stored") || !exists("recent") || !exists("mixed/main") || !exists("writing/main/20260101T000000.000000000Z.jsonl") || !exists("stray.jsonl") {
+		t.Fatal("the pass with no store deleted a session with a recent file, or kept one past the cutoff")
+	}
+	// The copy goes on being written where it was.
+	if _, err := w.WriteString("{}\n"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(w.Name()); err != nil || string(b) != "{}\n{}\n" {
+		t.Fatalf("the copy being written: %q, %v", b, err)
+	}
+
+	// No archive directory at all: nothing to do, no error.
+	if n, b, err := ingest.PruneArchives(filepath.Join(t.TempDir(), "none"), cutoff, nil); n != 0 || b != 0 || err != nil {
+		t.Fatalf("PruneArchives of no directory = %d, %d, %v", n, b, err)
+	}
+}
