@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/spool"
 )
 
@@ -46,7 +47,18 @@ const (
 	// maxBodyBytes caps one POST, below the collector's default cap on a
 	// body (32 MiB): a batch of records past it is sent in several.
 	maxBodyBytes = 8 << 20
+	// DefaultArchiveRetain is the age past which a forwarder deletes a
+	// session's compaction archive (Options.ArchiveRetain): 30 days, as
+	// long as Claude Code keeps the transcripts the archive copies
+	// (cleanupPeriodDays' default). No collector reads a forwarder's home:
+	// without it, every laptop of a team would keep its copies forever.
+	DefaultArchiveRetain = 30 * 24 * time.Hour
 )
+
+// archivePruneEvery is how often a forwarder looks for a compaction
+// archive past its age, after the look at its start: a variable for the
+// tests.
+var archivePruneEvery = time.Hour
 
 // Options configures Run.
 type Options struct {
@@ -77,6 +89,15 @@ type Options struct {
 	// (250 ms and a minute if zero). A refused token that Token replaces
 	// meanwhile cuts the wait short.
 	MinBackoff, MaxBackoff time.Duration
+	// ArchiveRetain is the age past which the compaction archive of a
+	// session (Home/archive/<session>, which this machine's hooks write
+	// and no collector reads here) is deleted: the archive of every
+	// session whose files were all last written longer ago, looked for
+	// at the start and hourly while the forwarder runs, in the
+	// background, each pass logged when it deleted anything. 0 keeps the
+	// archive whole; 'hookwatch forward' passes DefaultArchiveRetain
+	// unless told otherwise.
+	ArchiveRetain time.Duration
 }
 
 // CAFileName is the file in the hookwatch home that 'hookwatch install
@@ -169,6 +190,17 @@ func Run(ctx context.Context, o Options) error {
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go f.watchToken(watchCtx, flush)
+	if o.ArchiveRetain > 0 {
+		// Attached: one forwarder per home prunes, never beside a
+		// collector, whose own retention asks its store first. Run
+		// returns once the pass under way is done.
+		pruned := make(chan struct{})
+		go func() {
+			defer close(pruned)
+			pruneArchive(watchCtx, filepath.Join(o.Home, "archive"), o.ArchiveRetain, o.Logger)
+		}()
+		defer func() { stopWatch(); <-pruned }()
+	}
 	failed := 0 // attempts failed in a row; Passed is called by one goroutine
 	err = sp.Follow(ctx, spool.FollowOptions{
 		Interval:   o.Interval,
@@ -348,4 +380,27 @@ func (f *forwarder) post(ctx context.Context, recs [][]byte) error {
 		return fmt.Errorf("collector answered HTTP %d: %s", resp.StatusCode, why)
 	}
 	return fmt.Errorf("collector answered HTTP %d", resp.StatusCode)
+}
+
+// pruneArchive deletes, under dir, the compaction archive of every session
+// whose files were all last written more than retain ago
+// (ingest.PruneArchives, with no store to ask), now and every
+// archivePruneEvery until ctx ends, logging what a pass deleted.
+func pruneArchive(ctx context.Context, dir string, retain time.Duration, log *slog.Logger) {
+	t := time.NewTicker(archivePruneEvery)
+	defer t.Stop()
+	for {
+		sessions, bytes, err := ingest.PruneArchives(dir, time.Now().Add(-retain), nil)
+		if err != nil {
+			log.Error("cannot prune the compaction archive", "dir", dir, "err", err)
+		}
+		if sessions > 0 {
+			log.Info("pruned the compaction archive", "dir", dir, "sessions", sessions, "bytes", bytes, "older_than", retain)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

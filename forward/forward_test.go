@@ -435,3 +435,120 @@ func spoolCorpus(t *testing.T, home string, payloads []storetest.Payload) (*spoo
 	}
 	return sp, recs
 }
+
+// TestForwardPrunesArchive: a forwarder delivering to a real collector
+// deletes the compaction archive of this home's sessions whose files were
+// all last written longer ago than ArchiveRetain — at its start, and at
+// each later look — and logs what a pass deleted; a recent session's is
+// kept, and so is an old session's in which a copy is being written. With
+// no ArchiveRetain, nothing is deleted.
+func TestForwardPrunesArchive(t *testing.T) {
+	defer forward.SetArchivePruneEvery(50 * time.Millisecond)()
+	db, srv := startCollector(t)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	home := t.TempDir()
+	archive := filepath.Join(home, "archive")
+	now := time.Now()
+	old, recent := now.Add(-40*24*time.Hour), now.Add(-29*24*time.Hour)
+	write := func(rel string, n int, mtime time.Time) {
+		t.Helper()
+		p := filepath.Join(archive, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, bytes.Repeat([]byte("x"), n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exists := func(rel string) bool {
+		_, err := os.Stat(filepath.Join(archive, rel))
+		return err == nil
+	}
+	write("old-a/main/20260101T000000.000000000Z.jsonl", 1000, old)
+	write("old-a/main/20260101T000000.000000000Z.summary.json", 24, old)
+	write("old-a/agent-1/20260101T000100.000000000Z.jsonl", 200, old)
+	write("old-b/main/20260102T000000.000000000Z.jsonl", 300, old)
+	write("recent/main/20260103T000000.000000000Z.jsonl", 50, recent)
+	// An old session compacting again: its new copy is being written.
+	write("writing/main/20260101T000000.000000000Z.jsonl", 70, old)
+	copyPath := filepath.Join(archive, "writing/main/20260201T000000.000000000Z.jsonl")
+	copying, err := os.OpenFile(copyPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer copying.Close()
+	if _, err := copying.WriteString(`{"type":"user"}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+
+	var stored int64
+	forwardUntil := func(retain time.Duration, logged *syncbuf.Buffer, done func() bool) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(t.Context())
+		errc := make(chan error, 1)
+		go func() {
+			errc <- forward.Run(ctx, forward.Options{Home: home, URL: ts.URL, Interval: 20 * time.Millisecond,
+				ArchiveRetain: retain, Logger: slog.New(slog.NewTextHandler(logged, nil))})
+		}()
+		deadline := time.Now().Add(20 * time.Second)
+		for !done() && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Without a retention: delivered, nothing deleted.
+	_, recs := spoolCorpus(t, home, storetest.Corpus(t)[:3])
+	var logged syncbuf.Buffer
+	forwardUntil(0, &logged, func() bool { return storetest.CountEvents(t, db) == int64(len(recs)) })
+	if stored = storetest.CountEvents(t, db); stored != int64(len(recs)) {
+		t.Fatalf("stored %d events, want %d", stored, len(recs))
+	}
+	if !exists("old-a") || !exists("old-b") || strings.Contains(logged.String(), "pruned") {
+		t.Fatalf("a forwarder with no ArchiveRetain deleted the archive:\n%s", logged.String())
+	}
+
+	// With 30 days: old-a and old-b at the start, and, at a later look,
+	// a session that turned old meanwhile.
+	more := storetest.Corpus(t)[3:6]
+	_, recs = spoolCorpus(t, home, more)
+	var turnedOld bool
+	logged = syncbuf.Buffer{}
+	forwardUntil(forward.DefaultArchiveRetain, &logged, func() bool {
+		if exists("old-a") || exists("old-b") || storetest.CountEvents(t, db) < stored+int64(len(recs)) {
+			return false
+		}
+		if !turnedOld {
+			write("later/main/20260104T000000.000000000Z.jsonl", 5, old)
+			turnedOld = true
+		}
+		return !exists("later")
+	})
+	if n := storetest.CountEvents(t, db); n != stored+int64(len(recs)) {
+		t.Fatalf("stored %d events, want %d", n, stored+int64(len(recs)))
+	}
+	if exists("old-a") || exists("old-b") || exists("later") {
+		t.Fatalf("archives past 30 days kept: old-a %v, old-b %v, later %v\n%s", exists("old-a"), exists("old-b"), exists("later"), logged.String())
+	}
+	if !exists("recent/main/20260103T000000.000000000Z.jsonl") || !exists("writing/main/20260101T000000.000000000Z.jsonl") {
+		t.Fatal("the forwarder deleted a recent session's archive, or one whose copy is being written")
+	}
+	if _, err := copying.WriteString(`{"type":"assistant"}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(copyPath); err != nil || strings.Count(string(b), "\n") != 2 {
+		t.Fatalf("the copy being written: %q, %v", b, err)
+	}
+	out := logged.String()
+	if !strings.Contains(out, "pruned the compaction archive") || !strings.Contains(out, "sessions=2 bytes=1524") ||
+		!strings.Contains(out, "sessions=1 bytes=5") || !strings.Contains(out, "older_than=720h0m0s") {
+		t.Errorf("forward's log of the passes:\n%s", out)
+	}
+}

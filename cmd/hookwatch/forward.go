@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/internal/envflag"
 	"github.com/hookwatch/hookwatch/spool"
 )
 
@@ -22,7 +25,7 @@ func init() {
 	})
 }
 
-const forwardSynopsis = `forward [--url URL] [--ca-file FILE]
+const forwardSynopsis = `forward [--url URL] [--ca-file FILE] [--archive-retain AGE|off]
 
 Attaches to the spool of this HOOKWATCH_HOME, as a local collector does, and
 posts what the hooks append to it to the collector at URL, with the hook's
@@ -33,7 +36,16 @@ take it, each envelope stored once however often it is sent. The hook itself
 speaks plain HTTP to IP addresses only; for an https:// URL or a host name it
 appends to the spool and starts this forwarder in the background when none
 runs (HOOKWATCH_AUTOSTART=0 turns that off). It runs until SIGINT or SIGTERM
-('hookwatch stop'); 'hookwatch doctor' says whether it runs.`
+('hookwatch stop'); 'hookwatch doctor' says whether it runs.
+
+The hooks still copy a transcript about to be compacted to
+$HOOKWATCH_HOME/archive, which no collector reads on this machine: at its
+start and hourly, the forwarder deletes the archive of every session whose
+files were all last written longer ago than --archive-retain (30 days by
+default, as long as Claude Code keeps the transcripts themselves), and its
+log says what a pass deleted.
+
+Flags:`
 
 // runForward is `hookwatch forward`.
 func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -46,8 +58,21 @@ func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	url := fs.String("url", hookURL, "the collector's base URL (default $HOOKWATCH_URL, else the URL 'hookwatch install --url' kept in $HOOKWATCH_HOME/"+hook.URLFile+")")
 	caFile := fs.String("ca-file", forward.CAFile(os.Getenv, home), "PEM certificates to trust besides the system's, for a collector whose certificate a team's own authority signed (env HOOKWATCH_CA_FILE; default $HOOKWATCH_HOME/"+forward.CAFileName+" when it exists)")
+	archiveRetain := archiveAge(forward.DefaultArchiveRetain)
+	fs.Var(&archiveRetain, "archive-retain", "delete, at start and hourly, the compaction archive ($HOOKWATCH_HOME/archive) of every session whose files were all last written longer ago than this (30d, 2w, 36h; at least 1h: m is minutes), or off to keep it all")
+	// As serve's: the variable sets the default, the command line
+	// overrides it, so that the hook's autostart (the agent's
+	// environment) and the service (its unit's) can set it.
+	if err := flagsFromEnv(fs, []string{"archive-retain"}, os.Getenv); err != nil {
+		return err
+	}
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
+	}
+	if archiveRetain > 0 {
+		if err := duration(archiveRetain).retention("archive-retain", "the compaction archive of every session"); err != nil {
+			return err
+		}
 	}
 	*url = strings.TrimRight(*url, "/")
 	if *url == "" {
@@ -72,9 +97,10 @@ func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		URL:  *url,
 		// Asked before each POST: a token 'hookwatch install --token-file'
 		// puts in the file is sent without a restart.
-		Token:  func() (string, hook.TokenSource) { return hook.LookupToken(getenv, home) },
-		Client: client,
-		Logger: log,
+		Token:         func() (string, hook.TokenSource) { return hook.LookupToken(getenv, home) },
+		Client:        client,
+		Logger:        log,
+		ArchiveRetain: time.Duration(archiveRetain),
 		Ready: func() {
 			fmt.Fprintf(stdout, "hookwatch forward: forwarding %s/spool to %s\n", home, hook.ShownURL(*url))
 		},
@@ -95,4 +121,38 @@ func forwardEnv(key, url string) string {
 		return url
 	}
 	return os.Getenv(key)
+}
+
+// archiveAge is the value of forward's --archive-retain: an age as serve's
+// --retain takes it (parseAge), or a value the HOOKWATCH_* switches read
+// as off (envflag.Off: off, 0, …), 0, which keeps the archive whole.
+type archiveAge time.Duration
+
+var _ flag.Value = (*archiveAge)(nil)
+
+// String shows a whole number of days as the flag takes it (30d), not as
+// 720h0m0s.
+func (a *archiveAge) String() string {
+	const day = 24 * time.Hour
+	switch d := time.Duration(*a); {
+	case d == 0:
+		return "off"
+	case d%day == 0:
+		return fmt.Sprintf("%dd", d/day)
+	default:
+		return d.String()
+	}
+}
+
+func (a *archiveAge) Set(s string) error {
+	if envflag.Off(s) {
+		*a = 0
+		return nil
+	}
+	d, err := parseAge(s)
+	if err != nil {
+		return fmt.Errorf("%v, or off", err)
+	}
+	*a = archiveAge(d)
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/internal/syncbuf"
@@ -51,6 +53,25 @@ func TestForwardHTTPS(t *testing.T) {
 	}
 	env := []string{"HOME=" + dir, "HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url, "HOOKWATCH_CA_FILE=" + certFile, "PATH=" + os.Getenv("PATH")}
 	spoolDir := filepath.Join(home, "spool")
+	// The compaction archive of two sessions, one untouched for 40 days:
+	// the forwarder the hook starts deletes it, by default, and keeps the
+	// other.
+	oldArchive, recentArchive := filepath.Join(home, "archive", "old"), filepath.Join(home, "archive", "recent")
+	for _, d := range []string{oldArchive, recentArchive} {
+		p := filepath.Join(d, "main", "20260101T000000.000000000Z.jsonl")
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(`{"type":"user"}`+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if d == oldArchive {
+			old := time.Now().Add(-40 * 24 * time.Hour)
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	forwarder := func() (spool.ConsumerInfo, bool) {
 		c, ok := spool.Consumer(spoolDir)
 		return c, ok && c.Addr == hook.ForwarderAddr(url)
@@ -96,6 +117,17 @@ func TestForwardHTTPS(t *testing.T) {
 	first, ok := forwarder()
 	if !ok {
 		t.Fatalf("no forwarder attached to %s after the first hook; forward.log:\n%s", spoolDir, readFileString(filepath.Join(home, "forward.log")))
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(readFileString(filepath.Join(home, "forward.log")), "pruned the compaction archive"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the forwarder did not log a pass of the archive; forward.log:\n%s", readFileString(filepath.Join(home, "forward.log")))
+		}
+	}
+	if _, err := os.Stat(oldArchive); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the archive untouched for 40 days is still there (%v)", err)
+	}
+	if _, err := os.Stat(recentArchive); err != nil {
+		t.Errorf("the recent archive: %v", err)
 	}
 	// Half the events through the running forwarder, then SIGKILL it
 	// while they may still be in flight; the rest wait in the spool
@@ -223,6 +255,64 @@ func TestForwardUsage(t *testing.T) {
 		cancel()
 		if !errors.Is(err, errUsage) {
 			t.Errorf("forward with HOOKWATCH_URL=%q: %v, want a usage error", url, err)
+		}
+	}
+}
+
+// TestForwardArchiveRetain: --archive-retain takes an age as serve's
+// --retain does, or off; its variable sets its default; an age under an
+// hour, a negative one or a word is refused naming the flag or the
+// variable, before anything runs; --help says the default.
+func TestForwardArchiveRetain(t *testing.T) {
+	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "2w": 14 * 24 * time.Hour, "36h": 36 * time.Hour,
+		"1.5d": 36 * time.Hour, "off": 0, "OFF": 0, "0": 0} {
+		var a archiveAge
+		if err := a.Set(in); err != nil || time.Duration(a) != want {
+			t.Errorf("--archive-retain %s = %v, %v; want %v", in, time.Duration(a), err, want)
+		}
+	}
+	for d, want := range map[archiveAge]string{archiveAge(forward.DefaultArchiveRetain): "30d", 0: "off", archiveAge(36 * time.Hour): "36h0m0s"} {
+		if got := d.String(); got != want {
+			t.Errorf("%v shown as %q, want %q", time.Duration(d), got, want)
+		}
+	}
+
+	t.Setenv("HOOKWATCH_HOME", t.TempDir())
+	t.Setenv("HOOKWATCH_URL", "https://hookwatch.example")
+	for _, c := range []struct{ env, flag, says string }{
+		{"", "1m", "--archive-retain 1m0s deletes the compaction archive of every session older than 1m0s: refused under 1h0m0s"},
+		{"", "-3d", `"-3d": not a positive number of days or weeks, or off`},
+		{"", "forever", `"forever": not a positive duration (90d, 2w, 36h), or off`},
+		{"a month", "", `HOOKWATCH_ARCHIVE_RETAIN="a month", the default of --archive-retain`},
+		{"30m", "", "--archive-retain 30m0s deletes"},
+	} {
+		t.Setenv("HOOKWATCH_ARCHIVE_RETAIN", c.env)
+		args := []string{"forward"}
+		if c.flag != "" {
+			args = append(args, "--archive-retain", c.flag)
+		}
+		// Bounded: a forwarder that took the value would run until its
+		// context ends.
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		var out, errOut bytes.Buffer
+		err := run(ctx, args, nil, &out, &errOut)
+		cancel()
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error()+errOut.String(), c.says) {
+			t.Errorf("forward --archive-retain %q with HOOKWATCH_ARCHIVE_RETAIN=%q: %v %s; want a usage error saying %q", c.flag, c.env, err, errOut.String(), c.says)
+		}
+		if _, err := os.Stat(filepath.Join(os.Getenv("HOOKWATCH_HOME"), "spool")); err == nil {
+			t.Fatalf("forward --archive-retain %q opened the spool before refusing it", c.flag)
+		}
+	}
+
+	t.Setenv("HOOKWATCH_ARCHIVE_RETAIN", "")
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"forward", "--help"}, nil, &out, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("forward --help: %v", err)
+	}
+	for _, want := range []string{"[--archive-retain AGE|off]", "$HOOKWATCH_HOME/archive", "or off to keep it all (env HOOKWATCH_ARCHIVE_RETAIN) (default 30d)", "30 days by\ndefault"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("forward --help does not say %q:\n%s", want, out.String())
 		}
 	}
 }

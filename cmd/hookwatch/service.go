@@ -39,9 +39,9 @@ func init() {
 var serviceEnv = serveEnv
 
 // forwarderEnv are those of a forwarder's service (--forward): where to
-// send, with what to trust. The token stays in $HOOKWATCH_HOME/token
-// unless HOOKWATCH_TOKEN is set.
-var forwarderEnv = []string{"HOOKWATCH_CA_FILE", "HOOKWATCH_HOME", "HOOKWATCH_TOKEN", "HOOKWATCH_URL"}
+// send, with what to trust, how long the compaction archive is kept. The
+// token stays in $HOOKWATCH_HOME/token unless HOOKWATCH_TOKEN is set.
+var forwarderEnv = []string{"HOOKWATCH_ARCHIVE_RETAIN", "HOOKWATCH_CA_FILE", "HOOKWATCH_HOME", "HOOKWATCH_TOKEN", "HOOKWATCH_URL"}
 
 const serviceSynopsis = `service install|uninstall|print [--os linux|darwin] [--forward]
 

@@ -198,14 +198,16 @@ func TestServiceForward(t *testing.T) {
 	t.Setenv("HOOKWATCH_URL", "https://hookwatch.example.com")
 	t.Setenv("HOOKWATCH_CA_FILE", "/etc/ssl/team-ca.pem")
 	t.Setenv("HOOKWATCH_DB", "/not/for/a/forwarder.db")
+	t.Setenv("HOOKWATCH_ARCHIVE_RETAIN", "90d")
 	out := mustHW(t, "service", "install", "--os", "linux", "--forward")
-	if !strings.Contains(out, "HOOKWATCH_CA_FILE, HOOKWATCH_HOME, HOOKWATCH_URL") ||
+	if !strings.Contains(out, "HOOKWATCH_ARCHIVE_RETAIN, HOOKWATCH_CA_FILE, HOOKWATCH_HOME, HOOKWATCH_URL") ||
 		!strings.Contains(out, "To start the forwarder now and at every login") || strings.Contains(out, "collector now") {
 		t.Fatalf("service install --forward output:\n%s", out)
 	}
 	b := string(readFile(t, filepath.Join(e.home, ".config", "systemd", "user", "hookwatch.service")))
 	if !strings.Contains(b, `ExecStart="`+e.self+`" forward`) || !strings.Contains(b, `Environment="HOOKWATCH_URL=https://hookwatch.example.com"`) ||
-		!strings.Contains(b, `Environment="HOOKWATCH_CA_FILE=/etc/ssl/team-ca.pem"`) || strings.Contains(b, "HOOKWATCH_DB") {
+		!strings.Contains(b, `Environment="HOOKWATCH_CA_FILE=/etc/ssl/team-ca.pem"`) || strings.Contains(b, "HOOKWATCH_DB") ||
+		!strings.Contains(b, `Environment="HOOKWATCH_ARCHIVE_RETAIN=90d"`) {
 		t.Fatalf("forwarder unit:\n%s", b)
 	}
 }
