@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/hookwatch/hookwatch/claudecode"
+	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
+	"github.com/hookwatch/hookwatch/internal/envflag"
 	"github.com/hookwatch/hookwatch/internal/regfile"
 	"github.com/hookwatch/hookwatch/store/postgres"
 )
@@ -32,12 +35,23 @@ type serveSettings struct {
 }
 
 func (e *env) serveSettings() serveSettings {
-	getenv := e.Getenv
-	s := serveSettings{from: "the environment"}
+	getenv, from, service := e.settingsOf("serve")
+	s := serveSettings{from: from, service: service}
+	s.retain, s.retainSize = getenv("HOOKWATCH_RETAIN"), getenv("HOOKWATCH_RETAIN_SIZE")
+	s.audit, s.auditRetain = getenv("HOOKWATCH_AUDIT_DIR"), getenv("HOOKWATCH_AUDIT_RETAIN")
+	return s
+}
+
+// settingsOf returns where the settings of command (serve, forward) for
+// this home are read: the service's unit when one installed for this home
+// runs command (its Environment lines), else this shell's environment,
+// which a process a hook starts inherits from the agent's; and how to name
+// it.
+func (e *env) settingsOf(command string) (getenv func(string) string, from string, service bool) {
 	if rel, _ := install.ServiceUnit(runtime.GOOS, "", nil); rel != "" && e.userHome != "" {
 		path := filepath.Join(e.userHome, rel)
 		if b, err := regfile.ReadHead(path, install.MaxServiceUnitSize+1); err == nil {
-			if u, err := install.ReadServiceUnit(runtime.GOOS, b); err == nil && u.Command == "serve" {
+			if u, err := install.ReadServiceUnit(runtime.GOOS, b); err == nil && u.Command == command {
 				unitEnv := func(k string) string {
 					if k == "HOME" {
 						return e.userHome
@@ -45,18 +59,40 @@ func (e *env) serveSettings() serveSettings {
 					return u.Env[k]
 				}
 				if hook.Home(unitEnv) == e.home {
-					getenv, s.from, s.service = func(k string) string { return u.Env[k] }, "the service's unit "+path, true
+					return func(k string) string { return u.Env[k] }, "the service's unit " + path, true
 				}
 			}
 		}
 	}
-	s.retain, s.retainSize = getenv("HOOKWATCH_RETAIN"), getenv("HOOKWATCH_RETAIN_SIZE")
-	s.audit, s.auditRetain = getenv("HOOKWATCH_AUDIT_DIR"), getenv("HOOKWATCH_AUDIT_RETAIN")
-	return s
+	return e.Getenv, "the environment", false
+}
+
+// archiveKept says how long the compaction archive is kept where the hooks
+// deliver through a forwarder, which prunes it ("" elsewhere: a local
+// collector's retention, which the message names, prunes it with the
+// sessions it deletes).
+func (e *env) archiveKept() string {
+	if !hook.NeedsForwarder(e.url) {
+		return ""
+	}
+	getenv, from, _ := e.settingsOf("forward")
+	// The value as forward --archive-retain reads it: off, or an age it
+	// checks itself (a forwarder refusing it does not start, which the
+	// forwarder's check reports).
+	v := strings.TrimSpace(getenv("HOOKWATCH_ARCHIVE_RETAIN"))
+	switch {
+	case v == "":
+		return fmt.Sprintf(" (the forwarder deletes a session's once untouched for %dd, the default)", forward.DefaultArchiveRetain/(24*time.Hour))
+	case envflag.Off(v):
+		return fmt.Sprintf(" (kept whole: HOOKWATCH_ARCHIVE_RETAIN=%s, from %s)", v, from)
+	}
+	return fmt.Sprintf(" (the forwarder deletes a session's once untouched for %s, from %s)", v, from)
 }
 
 // checkDisk reports what the home holds on disk — the database and its
-// write-ahead log, the compaction archive, the spool, the logs (rotated
+// write-ahead log, the compaction archive (where the hooks deliver through
+// a forwarder, with the age past which it deletes a session's: no
+// collector's retention prunes it there), the spool, the logs (rotated
 // ones included), and the audit trail when the collector writes one — and
 // warns, never fails, when the database is past diskWarnBytes and no
 // retention prunes it, naming the setting that does. The audit trail is
@@ -77,7 +113,7 @@ func (e *env) checkDisk() Check {
 		parts = append(parts, "database "+bytesString(dbBytes))
 	}
 	parts = append(parts,
-		"archive "+bytesString(treeBytes(filepath.Join(e.home, "archive"))),
+		"archive "+bytesString(treeBytes(filepath.Join(e.home, "archive")))+e.archiveKept(),
 		"spool "+bytesString(treeBytes(filepath.Join(e.home, "spool"))))
 	var logs int64
 	for _, name := range []string{"hook.log", hook.ServeLog, hook.ForwardLog, hook.RejectedFile} {

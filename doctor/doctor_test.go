@@ -1239,3 +1239,53 @@ func TestDisk(t *testing.T) {
 		t.Fatalf("with the service's retention: %s %q %q", c.Status, c.Message, c.Details)
 	}
 }
+
+// TestDiskArchiveForwarder: where the hooks deliver through a forwarder, the
+// disk check says how long the forwarder keeps the compaction archive —
+// its default, off, or the age the forwarder's service unit sets — since
+// no collector's retention prunes it there; where a local collector
+// records the events, it says none of that.
+func TestDiskArchiveForwarder(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "hw")
+	vars := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": home}
+	getenv := func(k string) string { return vars[k] }
+	p := filepath.Join(home, "archive", "s", "main", "t.jsonl")
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, make([]byte, 3<<10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{Options: Options{Getenv: getenv, Now: time.Now}, home: home, userHome: vars["HOME"], url: "https://hookwatch.example.com"}
+	says := func(want string) {
+		t.Helper()
+		if c := e.checkDisk(); c.Status != OK || !strings.Contains(c.Message, want) {
+			t.Errorf("disk check %s %q, want it to say %q", c.Status, c.Message, want)
+		}
+	}
+	says("archive 3.0 KiB (the forwarder deletes a session's once untouched for 30d, the default)")
+	vars["HOOKWATCH_ARCHIVE_RETAIN"] = "off"
+	says("archive 3.0 KiB (kept whole: HOOKWATCH_ARCHIVE_RETAIN=off, from the environment)")
+
+	// The forwarder's service unit for this home sets it: its value, not
+	// this shell's.
+	unit, content := install.ForwarderUnit(runtime.GOOS, "/usr/local/bin/hookwatch", map[string]string{"HOOKWATCH_ARCHIVE_RETAIN": "90d", "HOOKWATCH_HOME": home})
+	if unit != "" {
+		unit = filepath.Join(vars["HOME"], unit)
+		if err := os.MkdirAll(filepath.Dir(unit), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(unit, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		says("archive 3.0 KiB (the forwarder deletes a session's once untouched for 90d, from the service's unit " + unit + ")")
+	}
+
+	// A local collector: its retention, which the message names, prunes
+	// the archive with the sessions.
+	e.url = hook.DefaultURL
+	if c := e.checkDisk(); strings.Contains(c.Message, "forwarder") || strings.Contains(c.Message, "kept whole") {
+		t.Errorf("disk check of a local collector's home: %q", c.Message)
+	}
+}
