@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -311,5 +312,31 @@ func TestPruneArchives(t *testing.T) {
 	// No archive directory at all: nothing to do, no error.
 	if n, b, err := ingest.PruneArchives(filepath.Join(t.TempDir(), "none"), cutoff, nil); n != 0 || b != 0 || err != nil {
 		t.Fatalf("PruneArchives of no directory = %d, %d, %v", n, b, err)
+	}
+}
+
+// BenchmarkPruneArchivesNothingDue is a forwarder's hourly look at an
+// archive with nothing past its age: 1,000 sessions of a main agent's and
+// a subagent's copy and a summary, all recent.
+func BenchmarkPruneArchivesNothingDue(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "archive")
+	now := time.Now()
+	for i := range 1000 {
+		s := fmt.Sprintf("session-%04d", i)
+		for _, rel := range []string{"main/20260101T000000.000000000Z.jsonl", "main/20260101T000000.000000000Z.summary.json", "agent-1/20260101T000100.000000000Z.jsonl"} {
+			p := filepath.Join(dir, s, rel)
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	cutoff := now.Add(-30 * 24 * time.Hour)
+	for b.Loop() {
+		if n, _, err := ingest.PruneArchives(dir, cutoff, nil); n != 0 || err != nil {
+			b.Fatal(n, err)
+		}
 	}
 }
