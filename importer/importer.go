@@ -307,9 +307,10 @@ type fileState struct {
 // rollout path those the collector following the rollouts reached.
 type state struct {
 	Files map[string]fileState `json:"files"`
-	// Rollouts are the collector's alone (hookwatch import --codex keeps
-	// no offsets): a rollout's reader state is rebuilt from the file
-	// itself (RolloutOffsets).
+	// Rollouts are how far the collector following the rollouts and
+	// hookwatch import --codex (RolloutState) read and stored each one,
+	// one set for both: a rollout's reader state is rebuilt from the file
+	// itself (rollout.ResumeTail).
 	Rollouts map[string]int64 `json:"rollouts,omitempty"`
 	// Pruned is when the entries of files gone were last dropped (prune).
 	Pruned time.Time `json:"pruned,omitzero"`
@@ -404,24 +405,105 @@ func RolloutOffsets(path string) (map[string]int64, error) {
 // SaveRolloutOffsets keeps offsets (by rollout path; the others the state
 // file keeps stay) in the state file at path, under its lock, which holder
 // names: a Run holding it makes it return a *BusyError and keep nothing,
-// as does another SaveRolloutOffsets.
+// as does another SaveRolloutOffsets or a held RolloutState.
 func SaveRolloutOffsets(path, holder string, offsets map[string]int64) error {
-	lock, err := lockState(path, holder)
+	h, err := HoldRollouts(path, holder, false)
 	if err != nil {
 		return err
-	}
-	defer lock.Release()
-	st, err := loadState(path)
-	if err != nil {
-		return err
-	}
-	if st.Rollouts == nil {
-		st.Rollouts = make(map[string]int64, len(offsets))
 	}
 	for p, off := range offsets {
-		st.Rollouts[p] = off
+		if err := h.Set(p, off); err != nil {
+			h.lock.Release()
+			return err
+		}
 	}
-	return st.save(path)
+	return h.Release()
+}
+
+// RolloutState is the rollout offsets of the state file, read once and
+// held for a reader of many rollouts (hookwatch import --codex): the same
+// offsets the collector following the rollouts keeps, so that what one
+// read the other does not read again.
+type RolloutState struct {
+	path  string
+	lock  *lockfile.Lock // nil: read only
+	st    *state
+	saved time.Time
+	dirty bool
+}
+
+// HoldRollouts reads the rollout offsets the state file at path keeps.
+// Unless readOnly, it first takes the state's lock, naming holder, and
+// holds it until Release, as a Run does: no other Run, RolloutState or
+// SaveRolloutOffsets reads and moves the offsets meanwhile; one holding
+// it already makes HoldRollouts return a *BusyError. A readOnly state (a
+// dry run) takes no lock and keeps nothing.
+func HoldRollouts(path, holder string, readOnly bool) (*RolloutState, error) {
+	h := &RolloutState{path: path, saved: time.Now()}
+	if !readOnly && path != "" {
+		lock, err := lockState(path, holder)
+		if err != nil {
+			return nil, err
+		}
+		h.lock = lock
+	}
+	st, err := loadState(path)
+	if err != nil {
+		if h.lock != nil {
+			h.lock.Release()
+		}
+		return nil, err
+	}
+	if st.Rollouts == nil {
+		st.Rollouts = map[string]int64{}
+	}
+	h.st = st
+	return h, nil
+}
+
+// Offset returns the offset kept for the rollout at path: how far its
+// records were read and stored (0 when none is kept). It is where a Tail
+// of the rollout reached, to be checked against the file as it is now
+// (rollout.ReadOn): it may have shrunk or been replaced since.
+func (h *RolloutState) Offset(path string) int64 { return h.st.Rollouts[path] }
+
+// Set records off as the rollout at path's offset: call it once what was
+// read up to off is stored. Set saves the state when it was last saved
+// saveEvery ago or more, so that an import cut short by a crash reads
+// little again; a readOnly state keeps nothing.
+func (h *RolloutState) Set(path string, off int64) error {
+	if h.lock == nil {
+		return nil
+	}
+	h.st.Rollouts[path] = off
+	h.dirty = true
+	if time.Since(h.saved) >= saveEvery {
+		return h.save()
+	}
+	return nil
+}
+
+func (h *RolloutState) save() error {
+	h.saved, h.dirty = time.Now(), false
+	return h.st.save(h.path)
+}
+
+// Release saves the offsets Set since the last save and releases the
+// lock; the error is the save's. Once released the state is not to be
+// used.
+func (h *RolloutState) Release() error {
+	if h.lock == nil {
+		return nil
+	}
+	var err error
+	if h.dirty {
+		err = h.save()
+	}
+	if rerr := h.lock.Release(); err == nil && rerr != nil {
+		err = fmt.Errorf("cannot unlock the import state: %w", rerr)
+	}
+	h.lock = nil
+	return err
 }
 
 // save writes the state file atomically (a rename), 0600: the paths name

@@ -846,3 +846,81 @@ func TestRolloutOffsets(t *testing.T) {
 		t.Fatalf("rollout a at %d after a save refused and the run's own save, want 10 kept", got[a])
 	}
 }
+
+// TestHoldRollouts: a held RolloutState keeps the rollouts' offsets under
+// the import state's lock until it is released: the collector's saves and
+// an import of the transcripts are refused meanwhile, what was Set is
+// saved at the release with the transcripts' offsets kept, and a read-only
+// one (a dry run) takes no lock and keeps nothing.
+func TestHoldRollouts(t *testing.T) {
+	root := copyTree(t, "parallel")
+	state := filepath.Join(t.TempDir(), "import-state.json")
+	rollouts := t.TempDir()
+	a, b := filepath.Join(rollouts, "rollout-a.jsonl"), filepath.Join(rollouts, "rollout-b.jsonl")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	importAll(t, root, state)
+	if err := importer.SaveRolloutOffsets(state, "hookwatch serve", map[string]int64{a: 10}); err != nil {
+		t.Fatal(err)
+	}
+
+	h, err := importer.HoldRollouts(state, "hookwatch import", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Offset(a) != 10 || h.Offset(b) != 0 {
+		t.Fatalf("held offsets: a %d, b %d; want 10 and 0", h.Offset(a), h.Offset(b))
+	}
+	var busy *importer.BusyError
+	if err := importer.SaveRolloutOffsets(state, "hookwatch serve", map[string]int64{a: 99}); !errors.As(err, &busy) ||
+		busy.Holder != fmt.Sprintf("hookwatch import (pid %d)", os.Getpid()) {
+		t.Fatalf("a save while the rollouts are held: %v; want a BusyError naming the holder", err)
+	}
+	if _, err := importer.HoldRollouts(state, "hookwatch import", false); !errors.As(err, &busy) {
+		t.Fatalf("a second hold: %v; want a BusyError", err)
+	}
+	files, err := importer.Find([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := importer.Run(context.Background(), files, importer.Options{Pipeline: pipeline(), StatePath: state,
+		Deliver: func(context.Context, []event.Envelope) error { return nil }}); !errors.As(err, &busy) {
+		t.Fatalf("an import of the transcripts while the rollouts are held: %v; want a BusyError", err)
+	}
+	if err := h.Set(a, 20); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Set(b, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := importer.RolloutOffsets(state); err != nil || !maps.Equal(got, map[string]int64{a: 20, b: 5}) {
+		t.Fatalf("rollout offsets after the release: %v, %v; want a at 20 and b at 5", got, err)
+	}
+	if again, sum := importAll(t, root, state); len(again) != 0 || sum.Bytes != 0 {
+		t.Fatalf("the transcripts' offsets were not kept by the rollouts' save: %d envelopes from %d bytes", len(again), sum.Bytes)
+	}
+
+	// Read only: no lock, nothing kept.
+	ro, err := importer.HoldRollouts(state, "hookwatch import", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := importer.SaveRolloutOffsets(state, "hookwatch serve", map[string]int64{a: 30}); err != nil {
+		t.Fatalf("a save beside a read-only hold: %v", err)
+	}
+	if err := ro.Set(b, 77); err != nil {
+		t.Fatal(err)
+	}
+	if err := ro.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := importer.RolloutOffsets(state); !maps.Equal(got, map[string]int64{a: 30, b: 5}) {
+		t.Fatalf("rollout offsets after a read-only hold: %v; want a at 30 (the save beside it) and b at 5", got)
+	}
+}
