@@ -791,6 +791,59 @@ func ResumeTail(path, host, user string, off int64) (*Tail, error) {
 	return t, nil
 }
 
+// Reached is what ReadOn read of a rollout.
+type Reached struct {
+	// Offset is where the next ReadOn goes on from: the end of the last
+	// whole line (a last line still being written is left for it).
+	Offset int64
+	// Lost counts the lines passed over after the offset read on from
+	// (Stats): those before it were counted by the read that passed them.
+	Lost Stats
+	// FromStart says the offset given was not trusted, and the file read
+	// from its start: it lies past the file's end or not where a line ends
+	// (the file was truncated or replaced since).
+	FromStart bool
+}
+
+// ReadOn reads the rollout at path on from off, the Offset a Tail of it
+// reached before (an import's, or the collector's as it followed it; 0
+// reads it whole), into the envelopes of the lines after off, as a Tail
+// that had read on would have made them: the lines before off are read
+// again for the Reader's state (ResumeTail), their envelopes dropped. An
+// off past the file's end or not at a line end is the offset of another
+// file (the rollout was truncated or replaced): the file is read from its
+// start, Reached.FromStart set. A replaced file that happens to have a
+// line end at off cannot be told from one that grew. A file without a
+// session_meta record is no rollout: an *fs.PathError naming path, as
+// Read's.
+func ReadOn(path, host, user string, off int64) ([]event.Envelope, Reached, error) {
+	t, fromStart := NewTail(path, host, user), off > 0
+	if off > 0 {
+		rt, err := ResumeTail(path, host, user, off)
+		if err != nil {
+			return nil, Reached{}, err
+		}
+		// ResumeTail stops short of an off past the end or within a line.
+		if rt.Offset() == off {
+			t, fromStart = rt, false
+		}
+	}
+	before := t.Lost()
+	envs, err := t.Next()
+	if err != nil {
+		return nil, Reached{}, err
+	}
+	if t.Session() == "" {
+		return nil, Reached{}, &fs.PathError{Op: "read", Path: path, Err: errNoSessionMeta}
+	}
+	lost := t.Lost()
+	return envs, Reached{
+		Offset:    t.Offset(),
+		Lost:      Stats{Long: lost.Long - before.Long, Unreadable: lost.Unreadable - before.Unreadable},
+		FromStart: fromStart,
+	}, nil
+}
+
 // Next reads the lines appended since the last call into envelopes.
 func (t *Tail) Next() ([]event.Envelope, error) { return t.next(-1) }
 

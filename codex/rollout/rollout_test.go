@@ -779,3 +779,65 @@ func TestReadNothingLost(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOn: ReadOn goes on from an offset a Tail reached as the Tail
+// would have, counting only the lines lost after it; an offset past the
+// end (the file truncated) or within a line (the file replaced) is read
+// from the start, and said so.
+func TestReadOn(t *testing.T) {
+	whole, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	head := bytes.Join(lines[:12], nil)
+	path := filepath.Join(t.TempDir(), filepath.Base(file))
+	appendFile(t, path, head)
+	appendFile(t, path, []byte("not json\n"))
+	first, r, err := ReadOn(path, "h", "u", 0)
+	if err != nil || r.FromStart || r.Offset != int64(len(head)+len("not json\n")) || r.Lost != (Stats{Unreadable: 1}) {
+		t.Fatalf("ReadOn from 0: %+v, %v", r, err)
+	}
+	appendFile(t, path, bytes.Join(lines[12:], nil))
+	appendFile(t, path, []byte(`{"torn":`)) // being written: left
+	rest, r2, err := ReadOn(path, "h", "u", r.Offset)
+	if err != nil || r2.FromStart || r2.Offset != int64(len(head)+len("not json\n")+len(whole)-len(head)) || r2.Lost != (Stats{}) {
+		t.Fatalf("ReadOn on from %d: %+v, %v", r.Offset, r2, err)
+	}
+	ref, _, err := Read(path, "h", "u") // the same file read whole
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := append(first, rest...)
+	if len(got) != len(ref) {
+		t.Fatalf("read in two: %d envelopes, want %d", len(got), len(ref))
+	}
+	for i := range ref {
+		if got[i].ID != ref[i].ID || string(got[i].Payload) != string(ref[i].Payload) {
+			t.Errorf("%d: got %s %s, want %s %s", i, got[i].ID, got[i].Payload, ref[i].ID, ref[i].Payload)
+		}
+	}
+	if none, r3, err := ReadOn(path, "h", "u", r2.Offset); err != nil || len(none) != 0 || r3.Offset != r2.Offset || r3.FromStart {
+		t.Fatalf("ReadOn at the end: %d envelopes, %+v, %v", len(none), r3, err)
+	}
+
+	// Truncated, then replaced by a longer file in which the offset falls
+	// within a line: read from the start each time.
+	for name, content := range map[string][]byte{
+		"truncated": head,
+		"replaced":  append([]byte(" "), whole...),
+	} {
+		os.WriteFile(path, content, 0o600)
+		envs, r, err := ReadOn(path, "h", "u", int64(len(whole))-1)
+		all, _, _ := Read(path, "h", "u")
+		if err != nil || !r.FromStart || r.Offset != int64(len(content)) || len(envs) != len(all) {
+			t.Errorf("%s: %d envelopes, %+v, %v; want all %d from the start", name, len(envs), r, err, len(all))
+		}
+	}
+
+	// No session_meta: no rollout, as Read says.
+	os.WriteFile(path, []byte("{}\n"), 0o600)
+	if _, _, err := ReadOn(path, "h", "u", 0); err == nil || !strings.Contains(err.Error(), "no session_meta record") {
+		t.Errorf("ReadOn of a file that is no rollout: %v", err)
+	}
+}
