@@ -72,7 +72,12 @@ collector is still at it, and succeeds.
 With --codex it imports Codex rollout files instead (default: every rollout
 under $CODEX_HOME/sessions): the tool calls hooks missed, their outcomes
 (exit codes, interruptions, refused patches), and the prompts and ends of
-sessions no hook saw.
+sessions no hook saw. It is resumable as well: each rollout is read on from
+the offset import-state.json keeps for it, the same offsets hookwatch serve
+keeps as it follows the rollouts (serve --codex-rollouts), so that what
+either read the other does not read again; a rollout read to its end is not
+read again until it grows, one that shrank or was replaced is read again
+from its start, and the summary says how many had nothing new.
 
 Exit status: 0 imported; 1 an error; 2 a usage error; 130 stopped by Ctrl-C
 (143 by SIGTERM): stderr says what was imported before it.
@@ -271,22 +276,34 @@ const importWaitEvery = 250 * time.Millisecond
 // from the same offsets (importer.BusyError): the collector's looks are
 // short, and after another import this one reads only what it left. It
 // returns the time the import itself took, the wait left out.
-func importWhenFree(ctx context.Context, files []claudecode.TranscriptFile, opt importer.Options, stderr io.Writer) (importer.Summary, time.Duration, error) {
+func importWhenFree(ctx context.Context, files []claudecode.TranscriptFile, opt importer.Options, stderr io.Writer) (sum importer.Summary, took time.Duration, err error) {
+	err = whenFree(ctx, stderr, "the transcripts", func() error {
+		started := time.Now()
+		sum, err = importer.Run(ctx, files, opt)
+		took = time.Since(started)
+		return err
+	})
+	return sum, took, err
+}
+
+// whenFree calls try until it returns other than an *importer.BusyError:
+// another run holds the import state, whose offsets of what (the
+// transcripts, the rollouts) it reads; said once on stderr.
+func whenFree(ctx context.Context, stderr io.Writer, what string, try func() error) error {
 	waiting := false
 	for {
-		started := time.Now()
-		sum, err := importer.Run(ctx, files, opt)
+		err := try()
 		var busy *importer.BusyError
 		if !errors.As(err, &busy) {
-			return sum, time.Since(started), err
+			return err
 		}
 		if !waiting {
 			waiting = true
-			fmt.Fprintf(stderr, "hookwatch import: waiting for %s, which is reading the transcripts; this import goes on from where it stops\n", cmp.Or(busy.Holder, "another import"))
+			fmt.Fprintf(stderr, "hookwatch import: waiting for %s, which is reading %s; this import goes on from where it stops\n", cmp.Or(busy.Holder, "another import"), what)
 		}
 		select {
 		case <-ctx.Done():
-			return sum, 0, ctx.Err()
+			return ctx.Err()
 		case <-time.After(importWaitEvery):
 		}
 	}
@@ -518,8 +535,13 @@ const importBatch = 500
 
 // runImportCodex imports Codex rollout files: the paths, default every
 // rollout under $CODEX_HOME/sessions; with since not zero, only those
-// written since (a rollout is one session's).
-func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun, noStart bool, stdout, stderr io.Writer) error {
+// written since (a rollout is one session's). Each is read on from the
+// offset the import state keeps for it (importer.RolloutState: the
+// collector following the rollouts keeps the same), and, unless dryRun,
+// the offset of what the collector acknowledged is kept, under the
+// state's lock, held from before the offsets are read until they are
+// saved, as a Claude Code import holds it.
+func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun, noStart bool, stdout, stderr io.Writer) (err error) {
 	files, err := codexRollouts(paths)
 	if err != nil {
 		return err
@@ -532,26 +554,55 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 	if err != nil {
 		return err
 	}
+	statePath := filepath.Join(hook.Home(os.Getenv), "import-state.json")
+	var state *importer.RolloutState
+	if len(files) > 0 {
+		// A dry run reads from the offsets kept too, and keeps none.
+		err := whenFree(ctx, stderr, "Codex's rollouts", func() (err error) {
+			state, err = importer.HoldRollouts(statePath, "hookwatch import", dryRun)
+			return err
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return interruptedError{"nothing imported"}
+			}
+			return err
+		}
+		defer func() {
+			// What was delivered before an error or a stop is kept.
+			if serr := state.Release(); err == nil && serr != nil {
+				err = serr
+			}
+		}()
+	}
 	// The hook's origin, so that imported calls join the sessions the
 	// hooks recorded (lineage groups by host and user).
 	origin := ingest.LocalOrigin(version)
 	var client http.Client
 	calls, session, usage, read, had := 0, 0, 0, 0, 0
+	unchanged, again := 0, 0  // rollouts read to their end before; read again whole
 	var lost rollout.Stats    // the lines of the rollouts read that were passed over
 	sent := map[string]bool{} // the sessions of the events delivered
 	interrupted := func() error {
 		if dryRun {
 			return interruptedError{fmt.Sprintf("dry run incomplete: %d of %s read (%s) before the stop",
-				read, counted(len(files), "rollout file"), counted(calls+session+usage, "event"))}
+				read+unchanged, counted(len(files), "rollout file"), counted(calls+session+usage, "event"))}
 		}
-		return interruptedError{fmt.Sprintf("import incomplete: %d of %s imported (%s) before the stop; importing again is safe: events already there are ignored",
-			read, counted(len(files), "rollout file"), counted(calls+session+usage, "event"))}
+		return interruptedError{fmt.Sprintf("import incomplete: %d of %s imported (%s) before the stop; hookwatch import --codex again goes on from there",
+			read+unchanged, counted(len(files), "rollout file"), counted(calls+session+usage, "event"))}
 	}
 	for _, f := range files {
 		if ctx.Err() != nil {
 			return interrupted()
 		}
-		envs, flost, err := rollout.Read(f, origin.Host, origin.User)
+		off := state.Offset(f)
+		if info, err := os.Stat(f); err == nil && off > 0 && info.Size() == off {
+			// Read to its end before: a file of months of sessions is
+			// not read again for nothing.
+			unchanged++
+			continue
+		}
+		envs, reached, err := rollout.ReadOn(f, origin.Host, origin.User, off)
 		if err != nil {
 			fmt.Fprintf(stderr, "hookwatch import: skipping %s: %v\n", f, patherr.Strip(err, f))
 			continue
@@ -566,9 +617,19 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 			}
 			had += dups
 		}
+		if err := state.Set(f, reached.Offset); err != nil {
+			return err
+		}
+		if reached.Offset == off && !reached.FromStart {
+			unchanged++ // what it gained is a line still being written
+			continue
+		}
 		read++
-		lost.Long += flost.Long
-		lost.Unreadable += flost.Unreadable
+		if reached.FromStart {
+			again++
+		}
+		lost.Long += reached.Lost.Long
+		lost.Unreadable += reached.Lost.Unreadable
 		for _, e := range envs {
 			p, _ := event.Decode(e.Payload)
 			if p != nil && !dryRun && p.SessionID != "" {
@@ -589,7 +650,7 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 		verb = "Would import"
 	}
 	from := counted(read, "rollout file")
-	if skipped := len(files) - read; skipped > 0 {
+	if skipped := len(files) - read - unchanged; skipped > 0 {
 		from += fmt.Sprintf(" (%d skipped, said above)", skipped)
 	}
 	fmt.Fprintf(stdout, "%s %s, %s and %s from %s into %s (events already there are ignored).\n", verb,
@@ -601,6 +662,19 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 		fmt.Fprintf(stdout, "Nothing new: the collector had all %s already.\n", counted(total, "event"))
 	case had > 0:
 		fmt.Fprintf(stdout, "%d of them the collector had already (from the hooks' rollout reading or an earlier import); %d are new.\n", had, total-had)
+	}
+	switch {
+	case unchanged > 0 && unchanged == len(files):
+		each := "each was"
+		if unchanged == 1 {
+			each = "it was"
+		}
+		fmt.Fprintf(stdout, "Nothing new in %s: %s read to its end before (by an earlier import, or by hookwatch serve as it follows the rollouts; the offsets are in %s).\n", counted(unchanged, "rollout file"), each, statePath)
+	case unchanged > 0:
+		fmt.Fprintf(stdout, "%s had nothing new since last read to the end (by an earlier import, or by hookwatch serve as it follows the rollouts; the offsets are in %s).\n", counted(unchanged, "rollout file"), statePath)
+	}
+	if again > 0 {
+		fmt.Fprintf(stdout, "%s shorter than when last read, or replaced, read again from the start.\n", counted(again, "rollout file"))
 	}
 	if left > 0 {
 		fmt.Fprintf(stdout, "%s not written since %s left out (--since).\n", counted(left, "rollout file"), since.Local().Format(time.DateTime))

@@ -563,10 +563,18 @@ func TestImportCodexDryRun(t *testing.T) {
 	if len(list.Sessions) == 0 {
 		t.Fatal("the import stored no session")
 	}
-	// Run again, it says it added nothing, not that it imported it all.
+	// Run again, it reads on from where it stopped, and says it found
+	// nothing new, not that it imported it all.
+	if again := mustHW(t, "import", "--codex", rollouts); !strings.HasPrefix(again, "Imported 0 tool events, 0 session events and 0 token usage records from 0 rollout files") ||
+		!strings.Contains(again, "\nNothing new in 7 rollout files: each was read to its end before") {
+		t.Fatalf("import again:\n%s", again)
+	}
+	// Without the offsets kept, it reads them all again, and says the
+	// collector had every event.
+	os.Remove(filepath.Join(dir, "home", "import-state.json"))
 	if again := mustHW(t, "import", "--codex", rollouts); !strings.HasPrefix(again, "Imported ") || !strings.HasSuffix(again, " events already.\n") ||
 		!strings.Contains(again, "\nNothing new: the collector had all ") {
-		t.Fatalf("import again:\n%s", again)
+		t.Fatalf("import again without the offsets kept:\n%s", again)
 	}
 }
 

@@ -14,8 +14,9 @@ import (
 )
 
 // TestImport: a session captured by hooks and then imported from its
-// rollout (twice) has each call once, with the exit code; a session that
-// ran with no hook installed gets its calls from the rollout alone.
+// rollout (twice: the second reads nothing, and says so) has each call
+// once, with the exit code; a session that ran with no hook installed gets
+// its calls from the rollout alone, the first one's rollout not read again.
 func TestImport(t *testing.T) {
 	c := startCollector(t)
 	e := c.newEnv(t, ModelClassic, fo.Script{
@@ -34,7 +35,10 @@ func TestImport(t *testing.T) {
 	if out := importAll(); !strings.Contains(out, "Imported 4 tool events, 2 session events and 3 token usage records from 1 rollout") {
 		t.Fatalf("import: %s", out)
 	}
-	importAll()
+	// Again: read on from where the first stopped, at the rollout's end.
+	if out := importAll(); !strings.Contains(out, " from 0 rollout files ") || !strings.Contains(out, "Nothing new in 1 rollout file: ") {
+		t.Fatalf("import again: %s", out)
+	}
 	// The import is applied once the collector has it: wait for its events.
 	evs := c.waitEvents(t, id, total+4+2+3)
 	sameCounts(t, "stored hook events", countEvents(evs), want)
@@ -58,7 +62,9 @@ func TestImport(t *testing.T) {
 
 	// No hooks at all: the rollout is all there is.
 	id2 := execUnwatched(t, e, "Unwatched", id)
-	importAll()
+	if out := importAll(); !strings.Contains(out, " from 1 rollout file ") || !strings.Contains(out, "\n1 rollout file had nothing new since last read to the end ") {
+		t.Fatalf("import of a new session beside one imported: %s", out)
+	}
 	c.waitEvents(t, id2, 2+2+2)
 	calls := c.toolCalls(t, id2)
 	if len(calls) != 1 || calls[0].ToolName != "Bash" || calls[0].Status != "ok" || calls[0].ExitCode == nil || *calls[0].ExitCode != 0 {
