@@ -23,7 +23,7 @@ func AppendQuoted(dst []byte, s string) []byte {
 // binary output) replaced by U+FFFD so that stores that insist on valid
 // UTF-8 accept it. '<', '>' and '&' stay as they are: nothing here is
 // embedded in HTML.
-func AppendEscaped(dst []byte, s string) []byte { return appendEscaped(dst, s, false) }
+func AppendEscaped(dst []byte, s string) []byte { return appendEscaped(dst, s, 0) }
 
 // Decoded returns what a JSON string AppendEscaped writes of s decodes to:
 // s with each byte that is not part of valid UTF-8 a U+FFFD. For a caller
@@ -50,7 +50,19 @@ func Decoded(s []byte) string {
 // must stay byte for byte what json.Marshal made of them before.
 func AppendQuotedHTML(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	dst = appendEscaped(dst, s, true)
+	dst = appendEscaped(dst, s, escHTML|escLineSep)
+	return append(dst, '"')
+}
+
+// AppendQuotedNoHTML appends s to dst as a quoted JSON string exactly as an
+// encoding/json Encoder with SetEscapeHTML(false) writes a string (the API's
+// answers): as AppendQuoted does, and U+2028 and U+2029 escaped as \u2028
+// and \u2029, which encoding/json escapes whatever the setting. It is for
+// answers written by hand that must stay byte for byte what the Encoder
+// made of them.
+func AppendQuotedNoHTML(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendEscaped(dst, s, escLineSep)
 	return append(dst, '"')
 }
 
@@ -67,9 +79,16 @@ func AppendArrayHTML(dst []byte, ss []string) []byte {
 	return append(dst, ']')
 }
 
-// appendEscaped is AppendEscaped, with encoding/json's escapes of HTML
-// when html is set.
-func appendEscaped(dst []byte, s string, html bool) []byte {
+// What appendEscaped escapes beyond AppendEscaped's escapes.
+const (
+	escHTML    = 1 << iota // '<', '>' and '&', as json.Marshal does
+	escLineSep             // U+2028 and U+2029, as encoding/json always does
+)
+
+// appendEscaped is AppendEscaped, with encoding/json's further escapes
+// that esc names.
+func appendEscaped(dst []byte, s string, esc int) []byte {
+	html, lineSep := esc&escHTML != 0, esc&escLineSep != 0
 	const hex = "0123456789abcdef"
 	// Bytes that need nothing are copied in runs, not one by one: most
 	// text has no byte to escape at all.
@@ -124,7 +143,7 @@ func appendEscaped(dst []byte, s string, html bool) []byte {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
 			start = i + size
-		case html && (r == '\u2028' || r == '\u2029'):
+		case lineSep && (r == '\u2028' || r == '\u2029'):
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
 			start = i + size

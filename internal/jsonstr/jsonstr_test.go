@@ -1,6 +1,7 @@
 package jsonstr_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -35,6 +36,9 @@ func FuzzAppendQuoted(f *testing.F) {
 		if got, want := jsonstr.AppendQuotedHTML(nil, s), mustMarshal(t, s); string(got) != string(want) {
 			t.Fatalf("AppendQuotedHTML(%q) = %s, json.Marshal %s", s, got, want)
 		}
+		if got, want := jsonstr.AppendQuotedNoHTML(nil, s), mustEncodeNoHTML(t, s); string(got) != string(want) {
+			t.Fatalf("AppendQuotedNoHTML(%q) = %s, the Encoder %s", s, got, want)
+		}
 	})
 }
 
@@ -52,6 +56,9 @@ func TestAppendEscapedWords(t *testing.T) {
 				}
 				if got, want := jsonstr.AppendQuotedHTML(nil, s), mustMarshal(t, s); string(got) != string(want) {
 					t.Fatalf("AppendQuotedHTML(%q) = %s, json.Marshal %s", s, got, want)
+				}
+				if got, want := jsonstr.AppendQuotedNoHTML(nil, s), mustEncodeNoHTML(t, s); string(got) != string(want) {
+					t.Fatalf("AppendQuotedNoHTML(%q) = %s, the Encoder %s", s, got, want)
 				}
 			}
 		}
@@ -97,4 +104,16 @@ func mustMarshal(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// mustEncodeNoHTML is s as an Encoder with SetEscapeHTML(false) writes it.
+func mustEncodeNoHTML(t *testing.T, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
