@@ -2,8 +2,12 @@ package collector
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/hookwatch/hookwatch/store"
 )
 
 // QueuedForTest returns the number of batches waiting for the writer.
@@ -59,3 +63,29 @@ func FollowForTest(t testing.TB, run func(ctx context.Context)) {
 // LeadingForTest reports whether the server holds the model lease of its
 // shared store.
 func (s *Server) LeadingForTest() bool { return s.modeler.isLeading() }
+
+// SessionsPageByReflection is the page of GET /v1/sessions that f selects
+// as writeJSON writes SessionsResponse of the views view makes: what
+// appendSessionsPage must write byte for byte. byHand counts the sessions
+// of the page appendListed writes itself (the others are left to
+// encoding/json).
+func (s *Server) SessionsPageByReflection(ctx context.Context, f store.SessionFilter) (body []byte, byHand int, err error) {
+	page, err := s.store.Sessions(ctx, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.listedModels(ctx, page.Sessions)
+	if err != nil {
+		return nil, 0, err
+	}
+	views := make([]SessionView, len(rows))
+	for i, r := range rows {
+		views[i] = view(r.sess, r.own, r.target)
+		if _, ok := appendListed(nil, r); ok {
+			byHand++
+		}
+	}
+	rec := httptest.NewRecorder()
+	writeJSON(rec, http.StatusOK, SessionsResponse{Sessions: views, NextCursor: page.Next})
+	return rec.Body.Bytes(), byHand, nil
+}

@@ -25,12 +25,21 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	if err := enc.Encode(v); err != nil {
 		code = http.StatusInternalServerError
 		buf.Reset()
-		buf.WriteString(`{"error":"cannot encode the response"}` + "\n")
+		buf.WriteString(encodeFailed)
 	}
+	writeBody(w, code, buf.Bytes())
+}
+
+// encodeFailed is the body of a 500 for an answer encoding/json refused.
+const encodeFailed = `{"error":"cannot encode the response"}` + "\n"
+
+// writeBody answers with body, a JSON document (an answer written by hand,
+// as writeJSON would write it), and writeJSON's headers.
+func writeBody(w http.ResponseWriter, code int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
-	w.Write(buf.Bytes())
+	w.Write(body)
 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {

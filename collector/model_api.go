@@ -24,7 +24,8 @@ import (
 // show it: the store's summary of its events, and the session model
 // (package attribution) computed from them. The model's fields are zero
 // until the session's events are first applied; DerivedSeq says which
-// events they reflect.
+// events they reflect. The session list writes it by hand
+// (appendListed), byte for byte as encoding/json does.
 type SessionView struct {
 	store.Session
 	// Title is the first prompt of the main agent (else the client's
@@ -178,43 +179,6 @@ func view(sess store.Session, sm, target store.SessionModel) SessionView {
 		v.Compactions = []attribution.Compaction{}
 	}
 	return v
-}
-
-// sessionViews adds the model to a page of sessions, without waiting for
-// events not applied yet.
-func (s *Server) sessionViews(ctx context.Context, sessions []store.Session) ([]SessionView, error) {
-	ids := make([]string, len(sessions))
-	for i, sess := range sessions {
-		ids[i] = sess.ID
-	}
-	ms, err := s.store.SessionModels(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	var targets []string
-	for _, m := range ms {
-		if _, ok := ms[m.AliasOf]; m.AliasOf != "" && !ok {
-			targets = append(targets, m.AliasOf)
-		}
-	}
-	if len(targets) > 0 {
-		more, err := s.store.SessionModels(ctx, targets)
-		if err != nil {
-			return nil, err
-		}
-		for id, m := range more {
-			ms[id] = m
-		}
-	}
-	out := make([]SessionView, len(sessions))
-	for i, sess := range sessions {
-		m := ms[sess.ID]
-		if sess, err = s.sessionAsOf(ctx, sess, m); err != nil {
-			return nil, err
-		}
-		out[i] = view(sess, m, ms[m.AliasOf])
-	}
-	return out, nil
 }
 
 // sessionAsOf returns sess read again when its model m reflects events

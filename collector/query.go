@@ -204,12 +204,18 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, r, err)
 		return
 	}
-	views, err := s.sessionViews(r.Context(), page.Sessions)
+	rows, err := s.listedModels(r.Context(), page.Sessions)
 	if err != nil {
 		s.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, SessionsResponse{Sessions: views, NextCursor: page.Next})
+	// SessionsResponse, written by hand (appendSessionsPage).
+	body, err := appendSessionsPage(make([]byte, 0, pageSize(rows)), rows, page.Next)
+	if err != nil {
+		writeBody(w, http.StatusInternalServerError, []byte(encodeFailed))
+		return
+	}
+	writeBody(w, http.StatusOK, body)
 }
 
 func (s *Server) handleSessionEvents(w http.ResponseWriter, r *http.Request) {
