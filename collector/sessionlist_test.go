@@ -18,7 +18,10 @@ import (
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/store"
+	"github.com/hookwatch/hookwatch/store/postgres"
+	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
 // TestSessionListBytes holds the session list, written by hand, to what
@@ -34,7 +37,18 @@ import (
 // hand-written path leaves to encoding/json; the test checks that every
 // other session is written by hand.
 func TestSessionListBytes(t *testing.T) {
-	s := newServer(t, patient)
+	db := sqlite.MustOpenDB(t)
+	testSessionListBytes(t, newServerOn(t, patient, db), db)
+}
+
+// TestSessionListBytesPostgres is TestSessionListBytes on PostgreSQL, which
+// keeps the summaries as bytes too.
+func TestSessionListBytesPostgres(t *testing.T) {
+	db := postgres.MustOpenDB(t, pgtest.NewDatabase(t))
+	testSessionListBytes(t, newServerOn(t, patient, db), db)
+}
+
+func testSessionListBytes(t *testing.T, s *testServer, db store.Store) {
 	envs := corpusEnvelopes(t)
 	envs = append(envs, forkCaptureEnvelopes(t)...)
 	at := len(envs) + 10
@@ -74,13 +88,13 @@ func TestSessionListBytes(t *testing.T) {
 	// A model stored by an older derivation, as the list serves it until
 	// the collector derives it again.
 	ctx := context.Background()
-	ms, err := s.db.SessionModels(ctx, []string{older})
+	ms, err := db.SessionModels(ctx, []string{older})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := ms[older]
 	m.Version = attribution.ModelVersion - 1
-	if err := s.db.PutModel(ctx, store.ModelBatch{Sessions: []store.SessionModel{m}}); err != nil {
+	if err := db.PutModel(ctx, store.ModelBatch{Sessions: []store.SessionModel{m}}); err != nil {
 		t.Fatal(err)
 	}
 
