@@ -172,10 +172,12 @@ func spawnDetached(bin, home, logName string, args ...string) (*os.Process, erro
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
-	// The process writes its log for as long as it runs, and does not
-	// know its path: it is rotated at each start, and opened for
-	// appending, so that a copy and truncation while it runs (logrotate's
-	// copytruncate) leaves no hole of the old size before the next line.
+	// The process writes its log for as long as it runs: it is rotated
+	// at each start, and while the process runs by the process itself
+	// (RotateOwnLog: `hookwatch serve` and `hookwatch forward`), and opened
+	// for appending, so that a copy and truncation while it runs
+	// (logrotate's copytruncate) leaves no hole of the old size before the
+	// next line.
 	rotateLog(filepath.Join(home, logName))
 	logf, err := os.OpenFile(filepath.Join(home, logName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {

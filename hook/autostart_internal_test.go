@@ -1,8 +1,10 @@
 package hook
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +105,109 @@ func TestServeLogCopyTruncate(t *testing.T) {
 	p.Wait()
 	if b, _ := os.ReadFile(log); string(b) != "two\n" {
 		t.Fatalf("serve.log after a truncation = %q, want the next line alone", b)
+	}
+}
+
+// TestRotateOwnLog: a process the hook starts, writing to its log without
+// a pause, has the log rotated under it once it passes maxLogBytes: the
+// log goes to serve.log.1 whole and the process writes on into a new
+// serve.log, standard output too (the test binary's PASS), and not one
+// line is lost or torn across the rotation.
+func TestRotateOwnLog(t *testing.T) {
+	home := t.TempDir()
+	log := filepath.Join(home, "serve.log")
+	t.Setenv("HOOKWATCH_TEST_OWN_LOG", "1")
+	p, err := spawnDetached(os.Args[0], home, "serve.log", "-test.run=^TestRotateOwnLogChild$")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			p.Kill()
+		}
+	}()
+	st, err := p.Wait()
+	close(done)
+	old, _ := os.ReadFile(log + ".1")
+	cur, _ := os.ReadFile(log)
+	if err != nil || !st.Success() {
+		t.Fatalf("child: %v %v\n%s", st, err, cur)
+	}
+	if len(old) <= maxLogBytes || len(cur) >= maxLogBytes || len(cur) == 0 {
+		t.Fatalf("serve.log.1 holds %d bytes, serve.log %d: want the first past %d, the second the rest", len(old), len(cur), maxLogBytes)
+	}
+	if !strings.Contains(string(cur), "PASS") {
+		t.Errorf("standard output, the log too, was not moved to the new serve.log: %q", cur[max(0, len(cur)-200):])
+	}
+	next := 0
+	for _, l := range strings.Split(string(old)+string(cur), "\n") {
+		if !strings.HasPrefix(l, "line ") {
+			continue
+		}
+		if want := ownLogLine(next); l+"\n" != want {
+			t.Fatalf("line %d of the two files: %q, want %q", next, l, want)
+		}
+		next++
+	}
+	if first := strings.SplitN(string(cur), "\n", 2)[0]; first == ownLogLine(0)[:len(ownLogLine(0))-1] || next < 1000 {
+		t.Fatalf("%d lines, serve.log starting %q: the rotation was not while the process wrote", next, first)
+	}
+}
+
+// ownLogLine is the nth line TestRotateOwnLogChild writes.
+func ownLogLine(n int) string {
+	return "line " + strings.Repeat("0", 9-len(strconv.Itoa(n))) + strconv.Itoa(n) + " " + strings.Repeat("x", 80) + "\n"
+}
+
+// TestRotateOwnLogChild is the process of TestRotateOwnLog: it writes
+// numbered lines to standard error, past maxLogBytes, and on until 1000
+// lines after it sees its log rotated.
+func TestRotateOwnLogChild(t *testing.T) {
+	if os.Getenv("HOOKWATCH_TEST_OWN_LOG") != "1" {
+		t.Skip("the process TestRotateOwnLog starts")
+	}
+	ownLogEvery = 5 * time.Millisecond
+	home := os.Getenv("HOOKWATCH_HOME")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go RotateOwnLog(ctx, home, "serve.log")
+	written, after := 0, -1
+	deadline := time.Now().Add(30 * time.Second)
+	for n := 0; after != 0; n++ {
+		line := ownLogLine(n)
+		if _, err := os.Stderr.WriteString(line); err != nil {
+			t.Fatal(err)
+		}
+		written += len(line)
+		switch {
+		case after > 0:
+			after--
+		case written > maxLogBytes && n%100 == 0:
+			if _, err := os.Stat(filepath.Join(home, "serve.log.1")); err == nil {
+				after = 1000
+			} else if time.Now().After(deadline) {
+				t.Fatal("serve.log was not rotated")
+			}
+		}
+	}
+}
+
+// TestRotateOwnLogNotOurs: a log of the home past maxLogBytes that is not
+// the process's standard error (here the test's own, whatever it is) is
+// left alone: it is another process's to rotate.
+func TestRotateOwnLogNotOurs(t *testing.T) {
+	home := t.TempDir()
+	log := filepath.Join(home, "serve.log")
+	if err := os.WriteFile(log, []byte(strings.Repeat("x", maxLogBytes+1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if rotateStderr(log) {
+		t.Fatal("rotateStderr rotated a log that is not standard error")
+	}
+	if _, err := os.Stat(log + ".1"); err == nil {
+		t.Fatal("serve.log.1 exists")
 	}
 }

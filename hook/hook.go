@@ -743,8 +743,9 @@ func Refused(code int) bool { return code == 400 || code == 403 || code == 413 |
 
 // ServeLog and ForwardLog are the files of the home that take the output of
 // the collector and of the forwarder a hook starts (and of the launchd
-// agent that runs either), appended to; rotated to <name>.1 past 8 MiB at
-// each start by a hook.
+// agent that runs either), appended to; rotated to <name>.1 past
+// maxLogBytes at each start by a hook, and while the process runs by the
+// process itself (RotateOwnLog).
 const (
 	ServeLog   = "serve.log"
 	ForwardLog = "forward.log"

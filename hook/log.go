@@ -1,10 +1,12 @@
 package hook
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -15,11 +17,81 @@ import (
 const maxLogBytes = 8 << 20
 
 // rotateLog renames the log at path to path.1, replacing the one before,
-// once it holds more than maxLogBytes. Best effort, as the logs are.
-func rotateLog(path string) {
+// once it holds more than maxLogBytes, and reports whether it did. Best
+// effort, as the logs are.
+func rotateLog(path string) bool {
 	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLogBytes {
-		_ = os.Rename(path, path+".1")
+		return os.Rename(path, path+".1") == nil
 	}
+	return false
+}
+
+// ownLogEvery is how often RotateOwnLog looks at the size of the log: one
+// fstat(2) a minute, and a log grows by far less than maxLogBytes in one.
+var ownLogEvery = time.Minute
+
+// RotateOwnLog keeps the log of a process that runs for months, name in
+// home (ServeLog of `hookwatch serve`, ForwardLog of `hookwatch forward`),
+// rotated as rotateLog rotates the home's other logs, while the process
+// runs: at once, then every ownLogEvery until ctx is done. A hook rotates
+// the log only when it starts the process, and launchd never does.
+//
+// It acts only while the process's standard error is that very file (the
+// same inode), as a hook and the launchd agent set it up: a terminal, a
+// pipe, the journal or a file elsewhere is someone else's to rotate, and a
+// log renamed by someone else is left to them.
+func RotateOwnLog(ctx context.Context, home, name string) {
+	path := filepath.Join(home, name)
+	t := time.NewTicker(ownLogEvery)
+	defer t.Stop()
+	for {
+		rotateStderr(path)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// rotateStderr rotates the log at path with rotateLog when it is this
+// process's standard error, then points standard error, and standard output
+// when it is the log too, at a new file at path, opened for appending as
+// spawnDetached opens it. It reports whether it rotated.
+//
+// The log is renamed, not copied and truncated: each write lands whole in
+// the old file (now path.1) or in the new one, where a line written between
+// a copy and a truncation would be lost, and nothing is copied.
+func rotateStderr(path string) bool {
+	var stderr syscall.Stat_t
+	if syscall.Fstat(2, &stderr) != nil || stderr.Size <= maxLogBytes {
+		return false
+	}
+	if !sameFile(path, stderr) {
+		return false
+	}
+	var stdout syscall.Stat_t
+	stdoutToo := syscall.Fstat(1, &stdout) == nil && stdout.Dev == stderr.Dev && stdout.Ino == stderr.Ino
+	if !rotateLog(path) {
+		return false
+	}
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return true // the process writes on into path.1, as before
+	}
+	defer syscall.Close(fd)
+	// dupOnto is atomic: a write is never without a file to land in.
+	_ = dupOnto(fd, 2)
+	if stdoutToo {
+		_ = dupOnto(fd, 1)
+	}
+	return true
+}
+
+// sameFile reports whether the file at path is the one st describes.
+func sameFile(path string, st syscall.Stat_t) bool {
+	var onDisk syscall.Stat_t
+	return syscall.Stat(path, &onDisk) == nil && onDisk.Dev == st.Dev && onDisk.Ino == st.Ino
 }
 
 // log appends one line describing a failed or degraded run to hook.log. It

@@ -158,7 +158,9 @@ func launchdPlist(binary, command, logPath string, names []string, env map[strin
 		b.WriteString("\t</dict>\n")
 	}
 	// launchd opens both for appending, as a hook opens the log of what
-	// it starts, so the log's rotation by copy and truncation is safe.
+	// it starts, so the log's rotation by copy and truncation is safe; the
+	// process rotates it itself while it runs (hook.RotateOwnLog), since
+	// launchd never does.
 	for _, k := range []string{"StandardOutPath", "StandardErrorPath"} {
 		fmt.Fprintf(&b, "\t<key>%s</key>\n\t<string>%s</string>\n", k, esc(logPath))
 	}

@@ -91,6 +91,11 @@ func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// Its log, when it is the home's (a hook or the launchd agent started
+	// it), is rotated while it runs, as a collector's is.
+	logCtx, stopLog := context.WithCancel(ctx)
+	defer stopLog()
+	go hook.RotateOwnLog(logCtx, home, hook.ForwardLog)
 	getenv := func(k string) string { return forwardEnv(k, *url) }
 	err = forward.Run(ctx, forward.Options{
 		Home: home,

@@ -152,6 +152,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	// A collector runs for months: its log, when it is the home's (a hook
+	// or the launchd agent started it), is rotated while it runs.
+	logCtx, stopLog := context.WithCancel(ctx)
+	defer stopLog()
+	go hook.RotateOwnLog(logCtx, home, hook.ServeLog)
 	db, dbName, err := openServeStore(ctx, *dbFlag, home, stderr)
 	if err != nil {
 		return err
