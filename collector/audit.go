@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -187,6 +188,27 @@ func (a *auditor) stop() error {
 	return a.w.Close()
 }
 
+// auditPruneMetrics count what pruneAudit deleted, the passes that failed
+// in part, and when the last one failed in nothing: a prune that stopped
+// happening shows as that time falling behind.
+type auditPruneMetrics struct {
+	sessions, segments, bytes, errors *metrics.Counter
+	last                              atomic.Int64 // Unix seconds; 0 until a pass succeeds
+}
+
+// newAuditPruneMetrics registers the metrics of --audit-retain in set,
+// before the first pass, so that /metrics has them from the start.
+func newAuditPruneMetrics(set *metrics.Set) *auditPruneMetrics {
+	m := &auditPruneMetrics{
+		sessions: set.NewCounter(`hookwatch_audit_pruned_sessions_total`),
+		segments: set.NewCounter(`hookwatch_audit_pruned_segments_total`),
+		bytes:    set.NewCounter(`hookwatch_audit_pruned_bytes_total`),
+		errors:   set.NewCounter(`hookwatch_audit_prune_errors_total`),
+	}
+	set.NewGauge(`hookwatch_audit_last_prune_timestamp_seconds`, func() float64 { return float64(m.last.Load()) })
+	return m
+}
+
 // auditPruneEvery is how often Config.AuditRetain prunes the trail, after
 // a first pass at start: a file ages by the day, not by the minute.
 var auditPruneEvery = time.Hour
@@ -196,12 +218,20 @@ var auditPruneEvery = time.Hour
 // prunes its own directory, leading a shared store or not: the trail is
 // this machine's. The Writer's lock keeps a session's files from being
 // written while they are pruned.
-func (s *Server) pruneAudit(ctx context.Context) {
+// Each pass is counted in m.
+func (s *Server) pruneAudit(ctx context.Context, m *auditPruneMetrics) {
 	t := time.NewTicker(auditPruneEvery)
 	defer t.Stop()
 	for {
 		st, err := s.auditor.w.Prune(time.Now().Add(-s.cfg.AuditRetain))
-		if err != nil && ctx.Err() == nil {
+		// Prune returns what it deleted with its errors.
+		m.sessions.Add(st.Sessions)
+		m.segments.Add(st.Segments)
+		m.bytes.AddInt64(st.Bytes)
+		if err == nil {
+			m.last.Store(time.Now().Unix())
+		} else if ctx.Err() == nil {
+			m.errors.Inc()
 			s.log.Error("cannot prune the audit trail", "dir", s.cfg.AuditDir, "err", err)
 		}
 		if st.Sessions > 0 || st.Segments > 0 {

@@ -290,3 +290,87 @@ func TestAuditRetain(t *testing.T) {
 		t.Fatalf("the session's new trail: %v %v", reports, err)
 	}
 }
+
+// TestAuditRetainMetrics: the prune's work reads back from /metrics: the
+// session directory it deleted and its bytes, the time of the pass; and a
+// pass that fails (the audit directory gone, a file in its place) is
+// counted, with the time of the last good pass left behind.
+func TestAuditRetainMetrics(t *testing.T) {
+	defer collector.SetAuditPruneEveryForTest(20 * time.Millisecond)()
+	dir := t.TempDir()
+	const oldSession = "0e2e0b5d-7136-4322-8086-c38ed16b10ad"
+	w, err := audit.NewWriter(dir, audit.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteEvents(oldSession, []audit.Event{{Schema: audit.EventSchema, SessionID: oldSession, Seq: 1, ID: "old"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-100 * 24 * time.Hour)
+	files, _ := filepath.Glob(filepath.Join(dir, oldSession, "*"))
+	var size int
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size += int(fi.Size())
+		if err := os.Chtimes(f, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if size == 0 {
+		t.Fatal("the old trail is empty")
+	}
+	start := time.Now().Unix()
+	s := newServer(t, collector.Config{AuditDir: dir, AuditRetain: 90 * 24 * time.Hour})
+	wait := func(name string, want int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); count(t, s, name) < want; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s = %d, want %d", name, count(t, s, name), want)
+			}
+		}
+	}
+	wait("hookwatch_audit_pruned_sessions_total", 1)
+	if _, err := os.Stat(filepath.Join(dir, oldSession)); !os.IsNotExist(err) {
+		t.Fatalf("counted, not deleted: %v", err)
+	}
+	for name, want := range map[string]int{
+		"hookwatch_audit_pruned_sessions_total": 1,
+		"hookwatch_audit_pruned_segments_total": 0,
+		"hookwatch_audit_pruned_bytes_total":    size,
+		"hookwatch_audit_prune_errors_total":    0,
+	} {
+		if n := count(t, s, name); n != want {
+			t.Errorf("%s = %d, want %d", name, n, want)
+		}
+	}
+	if last := count(t, s, "hookwatch_audit_last_prune_timestamp_seconds"); last < int(start) {
+		t.Errorf("hookwatch_audit_last_prune_timestamp_seconds = %d, before the start %d", last, start)
+	}
+
+	// The directory gone: every pass fails, and the last good one's time
+	// stays where it was.
+	if err := os.Rename(dir, dir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wait("hookwatch_audit_prune_errors_total", 1)
+	lastGood := count(t, s, "hookwatch_audit_last_prune_timestamp_seconds")
+	wait("hookwatch_audit_prune_errors_total", count(t, s, "hookwatch_audit_prune_errors_total")+2)
+	if last := count(t, s, "hookwatch_audit_last_prune_timestamp_seconds"); last != lastGood {
+		t.Errorf("the last prune's time moved from %d to %d while every pass failed", lastGood, last)
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dir+".away", dir); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -16,6 +16,14 @@ func (s *Server) QueuedForTest() int { return len(s.writer.queue) }
 // SetPruneEveryForTest sets the interval of the retention passes.
 func SetPruneEveryForTest(d time.Duration) { pruneEvery = d }
 
+// SetAuditPruneEveryForTest sets the interval of the audit trail's prune
+// passes, and returns a function that restores it.
+func SetAuditPruneEveryForTest(d time.Duration) func() {
+	old := auditPruneEvery
+	auditPruneEvery = d
+	return func() { auditPruneEvery = old }
+}
+
 // SetModelMaxBacklogForTest sets the bound of the events committed and not
 // applied yet that the model holds in memory, and returns a function that
 // restores it.

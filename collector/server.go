@@ -275,7 +275,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.background.Go(func() { s.sweepStalls(ctx) })
 	if s.auditor != nil && cfg.AuditRetain > 0 {
-		s.background.Go(func() { s.pruneAudit(ctx) })
+		m := newAuditPruneMetrics(s.metrics.set)
+		s.background.Go(func() { s.pruneAudit(ctx, m) })
 	}
 	if r, ok := s.store.(store.Retention); ok && (cfg.Retain > 0 || cfg.RetainBytes > 0) {
 		s.background.Go(func() { s.retain(ctx, r) })
