@@ -307,6 +307,11 @@ func adminOnly(next http.HandlerFunc) http.HandlerFunc {
 // store.OwnedInserter, which checks the owners in its inserting
 // transaction instead: read before the commit, two users' first batches of
 // one new session can both pass it.
+//
+// A batch it cannot check, the store failing, fails as a failed commit
+// does (a *commitError: 503 with Retry-After, and no word of the
+// database's error to the client), logged once per outage with the
+// commits.
 func (s *Server) claimSessions(ctx context.Context, events []store.Event) error {
 	p, ok := principalOf(ctx)
 	if !ok || p.User == "" {
@@ -324,7 +329,11 @@ func (s *Server) claimSessions(ctx context.Context, events []store.Event) error 
 			continue
 		}
 		if err != nil {
-			return err
+			if ctx.Err() != nil {
+				return ctx.Err() // the client went away: no outage
+			}
+			s.writer.down.fail(s.log, err)
+			return &commitError{err}
 		}
 		if sess.User != p.User {
 			return ErrForbidden

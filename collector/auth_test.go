@@ -538,3 +538,69 @@ func TestIngestDatabaseDown(t *testing.T) {
 		t.Errorf("no word of the database answering again:\n%s", logs.String())
 	}
 }
+
+// unownedStore is a store that is no store.OwnedInserter, whose batches
+// claimSessions checks before their commit: the events and sessions in
+// one store, the users' tokens in another, so that the first can fail
+// while tokens are still checked.
+type unownedStore struct {
+	store.Store
+	store.TokenStore
+}
+
+// TestClaimSessionsDatabaseDown: a user's batch whose sessions' owners the
+// store cannot read (SQLite closed under the collector) is answered as a
+// failed commit is: 503 with Retry-After, no word of the database's error,
+// and one line in the log, not one per batch.
+func TestClaimSessionsDatabaseDown(t *testing.T) {
+	db := sqlite.MustOpenDB(t)
+	testClaimDatabaseDown(t, db, func() {
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestClaimSessionsDatabaseDownPostgres(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	testClaimDatabaseDown(t, postgres.MustOpenDB(t, url), func() { pgtest.CutDatabase(t, url) })
+}
+
+// testClaimDatabaseDown runs a collector on events, no OwnedInserter, takes
+// a user's batch, calls cut to make events fail, and checks the answer to
+// the batches sent then.
+func testClaimDatabaseDown(t *testing.T, events store.Store, cut func()) {
+	tokens := sqlite.MustOpenDB(t)
+	tok, secret := store.NewToken("ann", "red", store.RoleUser, time.Now())
+	if err := tokens.CreateToken(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	s := newServerOn(t, collector.Config{RequireAuth: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, unownedStore{events, tokens})
+	s.tok = secret
+	post := func(i int) (*http.Response, []byte) {
+		env := storetest.Envelope(event.RuntimeClaudeCode, storetest.At(i), []byte(`{"session_id":"claimed","hook_event_name":"Stop"}`))
+		return s.send(t, http.MethodPost, "/v1/events", batch(t, []event.Envelope{env}))
+	}
+	if res, body := post(0); res.StatusCode != http.StatusOK {
+		t.Fatalf("with the database up: %d %s", res.StatusCode, body)
+	}
+	cut()
+	before := logs.String()
+	const want = `{"error":"cannot store the batch: the database does not answer; retry later"}`
+	for i := 1; i <= 10; i++ {
+		res, body := post(i)
+		if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || strings.TrimSpace(string(body)) != want {
+			t.Fatalf("batch %d with the database down: %d (Retry-After %q) %s, want 503 with Retry-After and %s", i, res.StatusCode, res.Header.Get("Retry-After"), body, want)
+		}
+	}
+	var errs []string
+	for _, line := range strings.Split(strings.TrimPrefix(logs.String(), before), "\n") {
+		if strings.Contains(line, "level=ERROR") && !strings.Contains(line, "model") {
+			errs = append(errs, line)
+		}
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], "the database does not answer") {
+		t.Errorf("10 batches with the database down logged %d errors, want 1 saying the database does not answer:\n%s", len(errs), strings.Join(errs, "\n"))
+	}
+}

@@ -181,8 +181,9 @@ func newWriter(st store.Store, maxEvents int, m *serverMetrics, h *hub, log *slo
 }
 
 // commitError is the error of a batch whose commit the store failed (not
-// one it refused, as ErrForbidden): the writer's log says so once per
-// outage of the store, so its callers need not log it again.
+// one it refused, as ErrForbidden), or whose owners it failed to read
+// before (claimSessions): the writer's outage log says so once per outage
+// of the store, so its callers need not log it again.
 type commitError struct{ Err error }
 
 func (e *commitError) Error() string { return e.Err.Error() }
