@@ -30,9 +30,12 @@ type Options struct {
 
 // Proc is a running collector.
 type Proc struct {
-	Addr   string
-	cmd    *exec.Cmd
-	exited chan error
+	Addr string
+	cmd  *exec.Cmd
+	// exited is closed once the process has exited, and exitErr is then
+	// what Wait said: Stop and Kill may each come after the other.
+	exited  chan struct{}
+	exitErr error
 }
 
 // Pid is the collector's process id.
@@ -76,12 +79,12 @@ func start(o Options, addr string) (*Proc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start %s serve: %w", o.Bin, err)
 	}
-	p := &Proc{Addr: addr, cmd: cmd, exited: make(chan error, 1)}
-	go func() { p.exited <- cmd.Wait() }()
+	p := &Proc{Addr: addr, cmd: cmd, exited: make(chan struct{})}
+	go func() { p.exitErr = cmd.Wait(); close(p.exited) }()
 	for deadline := time.Now().Add(o.Healthy); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		select {
-		case err := <-p.exited:
-			return nil, fmt.Errorf("%s serve exited before answering /healthz: %v", o.Bin, err)
+		case <-p.exited:
+			return nil, fmt.Errorf("%s serve exited before answering /healthz: %v", o.Bin, p.exitErr)
 		default:
 		}
 		if res, err := http.Get(p.URL() + "/healthz"); err == nil {
@@ -101,9 +104,9 @@ func start(o Options, addr string) (*Proc, error) {
 func (p *Proc) Stop(wait time.Duration) error {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-p.exited:
-		if err != nil {
-			return fmt.Errorf("hookwatch serve exited with %w", err)
+	case <-p.exited:
+		if p.exitErr != nil {
+			return fmt.Errorf("hookwatch serve exited with %w", p.exitErr)
 		}
 		return nil
 	case <-time.After(wait):
@@ -113,7 +116,8 @@ func (p *Proc) Stop(wait time.Duration) error {
 	}
 }
 
-// Kill ends the process with SIGKILL, as a crash would, and waits for it.
+// Kill ends the process with SIGKILL, as a crash would, and waits for it;
+// after Stop it returns at once.
 func (p *Proc) Kill() {
 	p.cmd.Process.Kill()
 	<-p.exited

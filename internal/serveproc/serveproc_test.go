@@ -34,6 +34,18 @@ func TestStartAndStop(t *testing.T) {
 	if _, err := http.Get(p.URL() + "/healthz"); err == nil {
 		t.Error("still answering after Stop")
 	}
+	// Kill and Stop again after the exit return at once, as a test's
+	// cleanup may call them.
+	done := make(chan error, 1)
+	go func() { p.Kill(); done <- p.Stop(time.Minute) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Stop after the exit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Kill after Stop blocks")
+	}
 }
 
 func TestStartFailsWhenServeExits(t *testing.T) {
