@@ -158,7 +158,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	db := &DB{where: cfg.ConnConfig.Host + ":" + strconv.Itoa(int(cfg.ConnConfig.Port)) + "/" + cfg.ConnConfig.Database}
 	db.Reads = sqlq.NewReads(sqlq.Backend{
 		Rows: db.rows, Session: scanSession, Event: scanEvent, ModelSession: scanModelSession,
-		GroupSession: scanGroupSession, Agent: scanAgent, ToolCall: scanToolCall, Token: scanToken,
+		GroupSession: scanGroupSession, Agent: scanAgent, ToolCall: scanToolCall, Token: scanToken, OTLPDebt: scanOTLPDebt,
 		String: scanString,
 	})
 	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {

@@ -56,6 +56,10 @@ func TestTokenStore(t *testing.T) {
 	storetest.RunTokenStore(t, func(t *testing.T) storetest.TokenStore { return postgres.MustOpenDB(t, pgtest.NewDatabase(t)) })
 }
 
+func TestOTLPDebts(t *testing.T) {
+	storetest.RunOTLPDebts(t, func(t *testing.T) store.OTLPDebtStore { return postgres.MustOpenDB(t, pgtest.NewDatabase(t)) })
+}
+
 // TestLease: one collector at a time holds the model's lease; another
 // waits for it and gets it once the holder's connection ends, whether it
 // let go or its backend was terminated under it (a crashed process).
@@ -187,6 +191,7 @@ func TestModelVersionMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
+		`DROP TABLE otlp_debts`, `DELETE FROM schema_migrations WHERE name = '0010_otlp_debts.sql'`,
 		`ALTER TABLE model_sessions DROP COLUMN project`, `DELETE FROM schema_migrations WHERE name = '0009_session_project.sql'`,
 		`ALTER TABLE model_sessions DROP COLUMN version`, `DELETE FROM schema_migrations WHERE name = '0008_model_version.sql'`,
 	} {

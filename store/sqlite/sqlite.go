@@ -91,7 +91,7 @@ func Open(path string) (*DB, error) {
 	db := &DB{path: abs}
 	db.Reads = sqlq.NewReads(sqlq.Backend{
 		Rows: db.rows, Session: scanSession, Event: scanEvent, ModelSession: scanModelSession,
-		GroupSession: scanGroupSession, Agent: scanAgent, ToolCall: scanToolCall, Token: scanToken,
+		GroupSession: scanGroupSession, Agent: scanAgent, ToolCall: scanToolCall, Token: scanToken, OTLPDebt: scanOTLPDebt,
 		String: scanString, ToolCallsFrom: toolCallsFrom,
 	})
 

@@ -130,6 +130,10 @@ func TestTokenStore(t *testing.T) {
 	storetest.RunTokenStore(t, func(t *testing.T) storetest.TokenStore { return sqlite.MustOpenDB(t) })
 }
 
+func TestOTLPDebts(t *testing.T) {
+	storetest.RunOTLPDebts(t, func(t *testing.T) store.OTLPDebtStore { return sqlite.MustOpenDB(t) })
+}
+
 // TestCallKeyMigration opens a file of the schema before tool calls were
 // keyed by their start (version 7) that holds storetest.PreKeyCalls.
 func TestCallKeyMigration(t *testing.T) {
@@ -205,6 +209,7 @@ func TestModelVersionMigration(t *testing.T) {
 	// Take the migration back, and those after it, as a file of the schema
 	// before it.
 	for _, q := range []string{
+		`DROP TABLE otlp_debts`, `DELETE FROM schema_migrations WHERE name = '0014_otlp_debts.sql'`,
 		`DROP INDEX model_sessions_project`, `ALTER TABLE model_sessions DROP COLUMN project`,
 		`DELETE FROM schema_migrations WHERE name = '0013_session_project.sql'`,
 		`ALTER TABLE model_sessions DROP COLUMN version`, `DELETE FROM schema_migrations WHERE name = '0012_model_version.sql'`,

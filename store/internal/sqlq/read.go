@@ -77,6 +77,7 @@ type Backend struct {
 	Agent        func(Row) (store.AgentRow, error)
 	ToolCall     func(Row) (store.ToolCallRow, error)
 	Token        func(Row) (store.Token, error)
+	OTLPDebt     func(Row) (store.OTLPDebt, error)
 	// String reads a row of one text column: a session id, a user's name.
 	String func(Row) (string, error)
 
