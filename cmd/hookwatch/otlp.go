@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -18,8 +21,9 @@ import (
 	"github.com/hookwatch/hookwatch/store"
 )
 
-// owedFileName is the file of the home where serve keeps the sessions
-// whose spans it owes the OTLP receiver.
+// owedFileName is the file of the home where serve kept the sessions whose
+// spans it owed the OTLP receiver before the database kept them: moved to
+// the database at start (moveOwedFile).
 const owedFileName = "otlp-owed.json"
 
 // otlpFlags are the flags that point OTLP traces at a receiver, shared by
@@ -87,15 +91,20 @@ func (f *otlpFlags) client() (*otlp.Client, error) {
 // spans go out, which may be long after; the receiver may still come up
 // later, so a failed check stops nothing. What the receiver is not given
 // is sent again from rows once it takes spans, the sessions owed kept in
-// home's otlp-owed.json across restarts (docs/otlp.md).
+// the database (store.OTLPDebtStore), where every collector on it reads
+// them (docs/otlp.md); those a collector before the database kept them
+// left in home's otlp-owed.json are moved there first.
 func (f *otlpFlags) exporter(ctx context.Context, log *slog.Logger, rows store.ModelStore, home string) (*otlp.Exporter, *metrics.Set, error) {
 	c, err := f.client()
 	if c == nil || err != nil {
 		return nil, nil, err
 	}
+	debts, _ := rows.(store.OTLPDebtStore)
+	if debts != nil {
+		moveOwedFile(ctx, log, debts, filepath.Join(home, owedFileName))
+	}
 	set := metrics.NewSet()
-	exp := otlp.NewExporter(c, otlp.ExporterOptions{Metrics: set, Logger: log,
-		Rows: rows, OwedFile: filepath.Join(home, owedFileName)})
+	exp := otlp.NewExporter(c, otlp.ExporterOptions{Metrics: set, Logger: log, Rows: rows, Debts: debts})
 	go func() {
 		target, _ := c.URL()
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -111,6 +120,39 @@ func (f *otlpFlags) exporter(ctx context.Context, log *slog.Logger, rows store.M
 		log.Info("pushing traces over OTLP/HTTP", "endpoint", target)
 	}()
 	return exp, set, nil
+}
+
+// moveOwedFile records in debts the sessions that a collector before the
+// database kept them owed in the file at path, then removes the file: once,
+// so that nothing owed is lost by the upgrade. A file that cannot be read
+// or recorded stays, for the next start (a warning says so); one that does
+// not decode is set aside as path.bad, since no start would read it.
+func moveOwedFile(ctx context.Context, log *slog.Logger, debts store.OTLPDebtStore, path string) {
+	owed, err := otlp.ReadOwedFile(path)
+	if err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) || errors.As(err, new(*json.UnmarshalTypeError)) {
+			err = errors.Join(err, os.Rename(path, path+".bad"))
+		}
+		log.Warn("the sessions owed to the OTLP receiver before the upgrade are not sent again: hookwatch export --format otlp --since sends them", "err", err)
+		return
+	}
+	if owed == nil {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			log.Warn("cannot remove the file of sessions owed to the OTLP receiver, now kept in the database", "file", path, "err", err)
+		}
+		return
+	}
+	// The file's owner: the exporter pays them as another collector's.
+	if err := debts.OweOTLP(ctx, owedFileName, owed, time.Now()); err != nil {
+		log.Warn("the sessions owed to the OTLP receiver in the home are not moved to the database yet: moved at the next start", "file", path, "err", err)
+		return
+	}
+	if err := os.Remove(path); err != nil {
+		log.Warn("cannot remove the file of sessions owed to the OTLP receiver, now kept in the database", "file", path, "err", err)
+		return
+	}
+	log.Info("the sessions owed to the OTLP receiver are now kept in the database", "sessions", len(owed), "moved_from", path)
 }
 
 // parseOTLPHeaders reads headers in the form of OTEL_EXPORTER_OTLP_HEADERS:

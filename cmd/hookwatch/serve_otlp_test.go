@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,12 +17,15 @@ import (
 	"github.com/hookwatch/hookwatch/export/otlp"
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/internal/otelcol"
+	"github.com/hookwatch/hookwatch/internal/pgtest"
+	"github.com/hookwatch/hookwatch/internal/testbin"
+	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
 // TestServeResendsOwedSpans: a serve whose OTLP receiver (a real
 // OpenTelemetry Collector) is away when a session's spans go out keeps the
-// session owed in the home; stopped, and started again once the receiver is
-// back, it sends the session's spans, each with its id.
+// session owed in its database; stopped, and started again once the
+// receiver is back, it sends the session's spans, each with its id.
 func TestServeResendsOwedSpans(t *testing.T) {
 	rcv, err := otelcol.Start(t.TempDir())
 	if err != nil {
@@ -49,24 +53,15 @@ func TestServeResendsOwedSpans(t *testing.T) {
 		t.Fatalf("POST: %v %v", res, err)
 	}
 	res.Body.Close()
-	owed := filepath.Join(home, "otlp-owed.json")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, _ := os.ReadFile(owed)
-		if strings.Contains(string(b), `"owed-otlp"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s keeps %q, want the session", owed, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// A request tried: the session was recorded before it.
+	waitMetric(t, url, "hookwatch_otlp_requests_total", "1")
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(owed); !strings.Contains(string(b), `"owed-otlp"`) {
-		t.Fatalf("serve stopped: %s keeps %q, want the session", owed, b)
+	dbPath := filepath.Join(home, "hookwatch.db")
+	if got := owedRecorded(t, dbPath); !got["owed-otlp"] {
+		t.Fatalf("serve stopped: the database records %v as owed, want the session", got)
 	}
 	traceID := hex.EncodeToString(otlp.TraceID("owed-otlp"))
 	if got, _ := rcv.Spans(traceID); len(got) != 0 {
@@ -96,7 +91,222 @@ func TestServeResendsOwedSpans(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(owed); strings.Contains(string(b), `"owed-otlp"`) {
-		t.Fatalf("%s keeps %q once the spans were sent", owed, b)
+	if got := owedRecorded(t, dbPath); len(got) != 0 {
+		t.Fatalf("the database records %v as owed once the spans were sent", got)
+	}
+}
+
+// owedRecorded returns the sessions the SQLite database at path records
+// as owed to the OTLP receiver.
+func owedRecorded(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	db, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.OTLPDebts(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, r := range rows {
+		if r.SessionID != "" { // "": a collector's record that it runs
+			out[r.SessionID] = true
+		}
+	}
+	return out
+}
+
+// TestServeMovesOwedFile: the sessions a collector before the upgrade kept
+// as owed in the home's otlp-owed.json are moved to the database at the
+// first start, the file removed, and their spans sent to the receiver (a
+// real OpenTelemetry Collector).
+func TestServeMovesOwedFile(t *testing.T) {
+	rcv, err := otelcol.Start(t.TempDir())
+	if err != nil {
+		otelcol.Missing(t, err)
+	}
+	defer rcv.Stop()
+	home := freshHome(t)
+	envs := demo.Big(demo.BigSpec{SessionID: "owed-file", Start: time.Now().Add(-time.Hour), Events: 200, Agents: 1, Ended: true, Seed: 3})
+	s := attribution.Build(envs).Session("owed-file")
+	want := otlp.Spans(otlp.Session{Summary: s.Summary(), Agents: s.Agents, ToolCalls: s.ToolCalls})
+	base := []string{"--addr", "127.0.0.1:0", "--watch-transcripts", "off", "--codex-rollouts", "off"}
+	// Stored without an exporter: no span sent.
+	ctx, cancel := context.WithCancel(context.Background())
+	line, done := startServe(t, ctx, base...)
+	body, err := json.Marshal(map[string]any{"envelopes": envs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Post(servedURL(line)+"/v1/events", "application/json", bytes.NewReader(body))
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("POST: %v %v", res, err)
+	}
+	res.Body.Close()
+	waitBody(t, servedURL(line)+"/v1/sessions/owed-file/tool-calls", `"tool_use_id"`)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// What an older collector left in the home.
+	owed := filepath.Join(home, "otlp-owed.json")
+	if err := os.WriteFile(owed, []byte(`{"sessions":{"owed-file":"2026-05-01T10:00:00Z"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	_, done = startServe(t, ctx, append(base, "--otlp-endpoint", rcv.Endpoint)...)
+	traceID := hex.EncodeToString(otlp.TraceID("owed-file"))
+	got, err := rcv.WaitSpans(traceID, len(want), 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, sp := range got {
+		ids[sp.SpanID] = true
+	}
+	for _, w := range want {
+		if !ids[hex.EncodeToString(w.SpanId)] {
+			t.Fatalf("span %s %x not received", w.Name, w.SpanId)
+		}
+	}
+	if _, err := os.Stat(owed); !os.IsNotExist(err) {
+		t.Errorf("%s is still there once moved: %v", owed, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := owedRecorded(t, filepath.Join(home, "hookwatch.db")); len(got) != 0 {
+		t.Fatalf("the database records %v as owed once the spans were sent", got)
+	}
+}
+
+// TestServeTeamOwedSpansSurviveHandover: on a team server (two collectors
+// on one real PostgreSQL database, each with its own home), the holder of
+// the model's lease stores a session while the OTLP receiver (a real
+// OpenTelemetry Collector) is away, and stops; the receiver comes back, the
+// other collector takes the lease over, and the receiver gets the session's
+// spans, each with its id: what the first owed is kept in the database,
+// where the next holder reads it.
+func TestServeTeamOwedSpansSurviveHandover(t *testing.T) {
+	rcv, err := otelcol.Start(t.TempDir())
+	if err != nil {
+		otelcol.Missing(t, err)
+	}
+	defer rcv.Stop()
+	if err := rcv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	dbURL := pgtest.NewDatabase(t)
+	freshHome(t)
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOOKWATCH_TEST_MAIN=1", "HOOKWATCH_DB=" + dbURL, "HOOKWATCH_OTLP_ENDPOINT=" + rcv.Endpoint,
+		"HOOKWATCH_WATCH_TRANSCRIPTS=off", "HOME=" + t.TempDir()}
+	dir := t.TempDir()
+	a := testbin.StartCollector(t, bin, filepath.Join(dir, "a"), "", env...)
+	waitMetric(t, a.URL(), "hookwatch_model_leader", "1")
+	b := testbin.StartCollector(t, bin, filepath.Join(dir, "b"), "", env...)
+	defer b.Stop(t)
+	waitMetric(t, b.URL(), "hookwatch_model_leader", "0")
+
+	envs := demo.Big(demo.BigSpec{SessionID: "owed-team", Start: time.Now().Add(-time.Hour), Events: 300, Agents: 2, Ended: true, Seed: 7})
+	s := attribution.Build(envs).Session("owed-team")
+	want := otlp.Spans(otlp.Session{Summary: s.Summary(), Agents: s.Agents, ToolCalls: s.ToolCalls})
+	body, err := json.Marshal(map[string]any{"envelopes": envs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Post(a.URL()+"/v1/events", "application/json", bytes.NewReader(body))
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("POST: %v %v", res, err)
+	}
+	res.Body.Close()
+	// The holder's live push gives up on the receiver: the session owed.
+	waitMetric(t, a.URL(), "hookwatch_otlp_sessions_owed", "1")
+	a.Stop(t)
+	traceID := hex.EncodeToString(otlp.TraceID("owed-team"))
+	if got, _ := rcv.Spans(traceID); len(got) != 0 {
+		t.Fatalf("the receiver away holds %d spans", len(got))
+	}
+
+	if err := rcv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	waitMetric(t, b.URL(), "hookwatch_model_leader", "1")
+	// Every span, each with its id: the new holder's own push (the rows it
+	// restates) is not enough.
+	missing := want
+	for deadline := time.Now().Add(30 * time.Second); len(missing) > 0; time.Sleep(100 * time.Millisecond) {
+		got, _ := rcv.Spans(traceID)
+		ids := map[string]bool{}
+		for _, sp := range got {
+			ids[sp.SpanID] = true
+		}
+		missing = missing[:0:0]
+		for _, w := range want {
+			if !ids[hex.EncodeToString(w.SpanId)] {
+				missing = append(missing, w)
+			}
+		}
+		if len(missing) > 0 && time.Now().After(deadline) {
+			t.Fatalf("%d of %d spans not received, %s %x among them\nthe second collector's log:\n%s",
+				len(missing), len(want), missing[0].Name, missing[0].SpanId, b.Log())
+		}
+	}
+	waitMetric(t, b.URL(), "hookwatch_otlp_sessions_owed", "0")
+}
+
+// waitMetric waits up to 30 s for the collector at url to report the
+// metric name (without labels) at value on /metrics.
+func waitMetric(t *testing.T, url, name, value string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	last := ""
+	for {
+		res, err := http.Get(url + "/metrics")
+		if err == nil {
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			for _, line := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(line, name+" "); ok {
+					last = v
+				}
+			}
+			if last == value {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s is %q, want %s", url, name, last, value)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitBody waits up to 30 s for GET url to answer a body that holds want.
+func waitBody(t *testing.T, url, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get(url)
+		var b []byte
+		if err == nil {
+			b, _ = io.ReadAll(res.Body)
+			res.Body.Close()
+			if strings.Contains(string(b), want) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s: %q (%v), want %s in it", url, b, err, want)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -2,7 +2,9 @@ package otlp
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"hash/maphash"
 	"log/slog"
@@ -54,11 +56,13 @@ type ExporterOptions struct {
 	// of: the spans the receiver was not given (owed) are sent again from
 	// them (ExportSession) once it takes spans. Nil: not sent again.
 	Rows store.ModelStore
-	// OwedFile keeps the sessions owed across restarts ("": in memory
-	// only). MaxOwed bounds them (beyond it a session is not owed, its
-	// loss only counted).
-	OwedFile string
-	MaxOwed  int
+	// Debts keeps the sessions owed across restarts, where every
+	// collector on the database reads them (nil: in memory only), as
+	// Owner's ("": a name of its own, random). MaxOwed bounds them (beyond
+	// it a session is not owed, its loss only counted).
+	Debts   store.OTLPDebtStore
+	Owner   string
+	MaxOwed int
 	// ResendSpans is about how many spans are sent again per
 	// FlushInterval (a session goes whole), so that a receiver back after
 	// long is not sent all it missed at once.
@@ -87,7 +91,9 @@ type ExporterOptions struct {
 // goroutine sends in batches, with retries; what does not fit, or cannot be
 // sent, is counted, and its session owed: with Rows, the session's spans
 // are sent again from the model's rows once the receiver takes spans, paced
-// (ResendSpans), the sessions owed kept in OwedFile across restarts.
+// (ResendSpans), the sessions owed kept in Debts across restarts, where
+// the other collectors on the database read them too: each sends what the
+// others owe, so that a collector that stopped for good owes nothing.
 type Exporter struct {
 	client *Client
 	opt    ExporterOptions
@@ -114,10 +120,15 @@ type Exporter struct {
 	target  string
 
 	// debts are the sessions owed (nil without Rows); lastProbe when
-	// the receiver was last asked whether it is back.
+	// the receiver was last asked whether it is back; lastRead when
+	// Debts was last read for what the other collectors owe.
 	debts      *debts
 	lastProbe  time.Time
+	lastRead   time.Time
 	warnedFull bool
+	// readFailing and writeFailing are set while reading or writing
+	// Debts fails, so that it is said once.
+	readFailing, writeFailing bool
 	// saveWake wakes the goroutine that writes the debts, as soon as a
 	// session is added: the sender may be waiting out retries. writeMu
 	// keeps a write from replacing a newer one; saverDone ends it.
@@ -206,13 +217,21 @@ func NewExporter(c *Client, opt ExporterOptions) *Exporter {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
+	if opt.Owner == "" {
+		var b [8]byte
+		rand.Read(b[:])
+		e.opt.Owner = hex.EncodeToString(b[:])
+	}
 	if opt.Rows != nil {
-		d, err := loadDebts(opt.OwedFile, opt.MaxOwed)
-		if err != nil {
-			// What the file named is lost; the export goes on.
-			e.log.Warn("the sessions owed to the OTLP receiver before the restart are not sent again: hookwatch export --format otlp --since sends them", "err", err)
+		e.debts = newDebts(opt.MaxOwed, opt.Debts != nil)
+		if opt.Debts != nil {
+			// What this collector, before a restart, and the others on
+			// the database owe: owed from the start.
+			ctx, cancel := context.WithTimeout(context.Background(), debtWriteTimeout)
+			e.read(ctx)
+			cancel()
+			e.lastRead = time.Now()
 		}
-		e.debts = d
 		set.NewGauge(`hookwatch_otlp_sessions_owed`, func() float64 {
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -227,7 +246,7 @@ func NewExporter(c *Client, opt ExporterOptions) *Exporter {
 		return float64(e.queued)
 	})
 	go e.run()
-	if e.debts != nil && opt.OwedFile != "" {
+	if e.debts != nil && opt.Debts != nil {
 		e.saveWake, e.saverDone = make(chan struct{}, 1), make(chan struct{})
 		e.saverEnd.Add(1)
 		go e.saver()
@@ -424,7 +443,7 @@ func (e *Exporter) enqueue(s *attribution.Session, spans []*tracepb.Span) {
 	e.queue = append(e.queue, batchItem{session: s.SessionID, res: Resource(s), spans: spans})
 	e.queued += len(spans)
 	if e.debts != nil {
-		e.debts.queue(s.SessionID)
+		e.debts.queue(s.SessionID, time.Now())
 		e.wakeSaver()
 	}
 	if e.queued >= e.opt.BatchSpans {
@@ -636,6 +655,10 @@ func (e *Exporter) resend(ctx context.Context) {
 	if e.debts == nil {
 		return
 	}
+	if e.opt.Debts != nil && time.Since(e.lastRead) >= e.opt.ProbeInterval {
+		e.lastRead = time.Now()
+		e.read(ctx)
+	}
 	e.mu.Lock()
 	owed := len(e.debts.owed) > 0
 	e.mu.Unlock()
@@ -690,8 +713,7 @@ func (e *Exporter) resend(ctx context.Context) {
 			// that a session that cannot be read holds up none.
 			e.log.Warn("cannot read the spans of a session owed to the OTLP receiver", "session", id, "err", err)
 			e.mu.Lock()
-			e.debts.paid(id)
-			e.debts.owe(id, time.Now())
+			e.debts.behind(id, time.Now())
 			e.mu.Unlock()
 			continue
 		default:
@@ -705,15 +727,50 @@ func (e *Exporter) resend(ctx context.Context) {
 			return
 		}
 		e.mu.Lock()
-		e.debts.paid(id)
+		others := e.debts.paid(id)
 		e.mu.Unlock()
+		if len(others) > 0 {
+			// What other collectors owed of it is paid: their records as
+			// read, not one written since.
+			if err := e.opt.Debts.PaidOTLP(ctx, others); err != nil {
+				e.log.Warn("cannot take a session sent again off those owed to the OTLP receiver: it is sent again later", "session", id, "err", err)
+			}
+		}
 	}
+}
+
+// ownerStale is how long after its last beat an owner's records are
+// another's to pay: it was killed, or its machine is gone. Several
+// ProbeIntervals, for a database slow to answer and clocks a little apart.
+func (e *Exporter) ownerStale() time.Duration { return 6 * e.opt.ProbeInterval }
+
+// read records that this exporter runs (its beat), and owes here too the
+// sessions the other collectors on the database owe (Debts) that do not run
+// any more, the longest owed first, up to MaxOwed in all.
+func (e *Exporter) read(ctx context.Context) {
+	now := time.Now()
+	err := e.opt.Debts.OweOTLP(ctx, e.opt.Owner, map[string]time.Time{beatSession: beatSince}, now)
+	var rows []store.OTLPDebt
+	if err == nil {
+		rows, err = e.opt.Debts.OTLPDebts(ctx, e.opt.MaxOwed)
+	}
+	if err != nil {
+		if !e.readFailing && ctx.Err() == nil {
+			e.readFailing = true
+			e.log.Warn("cannot read the sessions owed to the OTLP receiver: those the collectors on the database owe are sent again once it answers", "err", err)
+		}
+		return
+	}
+	e.readFailing = false
+	e.mu.Lock()
+	e.debts.adopt(rows, e.opt.Owner, now, e.ownerStale())
+	e.mu.Unlock()
 }
 
 // wakeSaver has the sessions added written at once. The caller holds
 // e.mu.
 func (e *Exporter) wakeSaver() {
-	if e.saveWake != nil && e.debts.added {
+	if e.saveWake != nil && len(e.debts.put) > 0 {
 		select {
 		case e.saveWake <- struct{}{}:
 		default:
@@ -745,21 +802,41 @@ func (e *Exporter) save(force bool) {
 	}
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
+	now := time.Now()
 	e.mu.Lock()
-	f := e.debts.snapshot(time.Now(), force)
+	w := e.debts.due(now, force)
 	full := e.debts.full
 	e.mu.Unlock()
 	if full && !e.warnedFull {
 		e.warnedFull = true // once: it would be said at every batch
 		e.log.Warn("too many sessions owed to the OTLP receiver: the spans of the latest are not sent again; hookwatch export --format otlp --since sends them", "max", e.opt.MaxOwed)
 	}
-	if f == nil {
+	if w == nil {
 		return
 	}
-	if err := save(e.opt.OwedFile, f); err != nil {
-		e.log.Warn("the sessions owed to the OTLP receiver are not kept for a restart", "err", err)
+	// Its own deadline: Stop's may have passed, and what is owed at the
+	// stop is what most needs recording.
+	ctx, cancel := context.WithTimeout(context.Background(), debtWriteTimeout)
+	defer cancel()
+	err := e.opt.Debts.OweOTLP(ctx, e.opt.Owner, w.put, now)
+	if err == nil {
+		err = e.opt.Debts.ClearOTLP(ctx, e.opt.Owner, w.clear)
 	}
+	if err != nil {
+		e.mu.Lock()
+		e.debts.retry(w)
+		e.mu.Unlock()
+		if !e.writeFailing {
+			e.writeFailing = true
+			e.log.Warn("the sessions owed to the OTLP receiver are not kept in the database for a restart (written again at the next change)", "err", err)
+		}
+		return
+	}
+	e.writeFailing = false
 }
+
+// debtWriteTimeout bounds one write of the sessions owed.
+const debtWriteTimeout = 10 * time.Second
 
 // drop counts everything queued as lost, its sessions owed, and empties
 // the queue.
@@ -804,5 +881,14 @@ func (e *Exporter) Stop(ctx context.Context) {
 		}
 		e.drop() // what was not sent by the deadline
 		e.save(true)
+		if e.debts != nil && e.opt.Debts != nil {
+			// Stopped: what it owes, another collector on the database
+			// pays at once, without waiting for its beat to go stale.
+			ctx, cancel := context.WithTimeout(context.Background(), debtWriteTimeout)
+			if err := e.opt.Debts.ClearOTLP(ctx, e.opt.Owner, []string{beatSession}); err != nil {
+				e.log.Warn("cannot record that this collector no longer sends spans: the others on the database send what it owes a minute later", "err", err)
+			}
+			cancel()
+		}
 	})
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookwatch/hookwatch/internal/atomicfile"
+	"github.com/hookwatch/hookwatch/store"
 )
 
 // debts are the sessions whose spans the live push owes the receiver: those
@@ -21,18 +21,21 @@ import (
 // again from the model's rows when they are sent (ExportSession), the way
 // the stored export makes them, with the same ids.
 //
-// Both kinds are written to a file, the sessions in flight as owed: a
-// collector killed with spans queued finds them owed at its restart. A
-// session is written there as soon as it is added (Exporter.saver), and
-// always before a request carries its spans; one whose
-// spans were delivered is taken off at the next write, at the latest
+// Both kinds are recorded in the store (store.OTLPDebtStore), as this
+// exporter's (owner's): a collector killed with spans queued leaves them
+// there, where it finds them at its restart, or another collector on the
+// database does. A session is recorded as soon as it is added
+// (Exporter.saver), and always before a request carries its spans; one
+// whose spans were delivered is taken off at the next write, at the latest
 // debtWriteEvery later (a kill in between sends it again: harmless, a
-// receiver keys spans by id).
+// receiver keys spans by id). The records of other owners are read
+// (adopt), owed here too, and taken off as they were read once paid.
 //
-// The caller serialises access (Exporter.mu); only save does I/O.
+// The caller serialises access (Exporter.mu); the Exporter does the I/O.
 type debts struct {
-	path string
-	max  int
+	// persist is set when the debts are recorded in a store.
+	persist bool
+	max     int
 	// owed maps a session to when its spans first were owed.
 	owed map[string]time.Time
 	// inflight counts a session's items queued or in a request.
@@ -43,50 +46,83 @@ type debts struct {
 	// again meanwhile: spans lost after the rows were read are not paid
 	// by that sending.
 	sending map[string]bool
-	// added is set when a session was added since the last write (to be
-	// written before the next request), removed when one was taken off.
-	added, removed bool
-	lastWrite      time.Time
+	// put are the sessions to record at the next write (newly in flight,
+	// or newly owed), with since when; clear those of this owner to take
+	// off (no longer kept).
+	put       map[string]time.Time
+	clear     map[string]bool
+	lastWrite time.Time
+	// others are the records of other owners read (adopt), by session:
+	// what paying the session takes off the store.
+	others map[string][]store.OTLPDebt
 	// full is set once a session was not kept for the bound.
 	full bool
 }
 
 // debtWriteEvery bounds how often sessions taken off the debts alone make
-// the file written again.
+// the store written.
 const debtWriteEvery = 5 * time.Second
 
-// debtFile is the file's form.
-type debtFile struct {
-	Sessions map[string]time.Time `json:"sessions"`
+func newDebts(max int, persist bool) *debts {
+	return &debts{persist: persist, max: max, owed: map[string]time.Time{}, inflight: map[string]int{},
+		sending: map[string]bool{}, put: map[string]time.Time{}, clear: map[string]bool{},
+		others: map[string][]store.OTLPDebt{}}
 }
 
-// loadDebts reads the debts kept at path ("" keeps them in memory only).
-// A file that cannot be read or decoded is an error, the debts empty.
-func loadDebts(path string, max int) (*debts, error) {
-	d := &debts{path: path, max: max, owed: map[string]time.Time{}, inflight: map[string]int{}, sending: map[string]bool{}}
-	if path == "" {
-		return d, nil
-	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return d, nil
-	}
-	if err != nil {
-		return d, fmt.Errorf("cannot read the sessions owed to the OTLP receiver: %w", err)
-	}
-	var f debtFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		return d, fmt.Errorf("cannot decode the sessions owed to the OTLP receiver in %s: %w", path, err)
-	}
-	for id, t := range f.Sessions {
-		if len(d.owed) >= max {
-			d.full = true
-			break
+// beatSession is the session of an owner's record of itself (its beat):
+// Touched says when it last said it runs. Its Since is beatSince, which
+// lists it before the owner's sessions.
+const beatSession = ""
+
+var beatSince = time.Unix(0, 1)
+
+// adopt owes the sessions of the records of other owners read from the
+// store (the longest owed first), as long as there is room, but for those
+// of an owner that runs (its beat touched within stale of now): each pays
+// what it owes itself, and the sessions it has in flight, which it does
+// not owe, would be sent twice. Rows of owner (this exporter's own) are
+// skipped: what it keeps of its own is in memory. The records of each
+// session replace those read before.
+func (d *debts) adopt(rows []store.OTLPDebt, owner string, now time.Time, stale time.Duration) {
+	clear(d.others)
+	running := map[string]bool{}
+	for _, r := range rows {
+		if r.SessionID == beatSession && now.Sub(r.Touched) < stale {
+			running[r.Owner] = true
 		}
-		d.owed[id] = t
 	}
-	d.kept = len(d.owed)
-	return d, nil
+	for _, r := range rows {
+		if r.SessionID == beatSession || r.Owner == owner || running[r.Owner] {
+			continue
+		}
+		if _, ok := d.owed[r.SessionID]; !ok {
+			if !d.room(r.SessionID) {
+				continue
+			}
+			if _, ok := d.inflight[r.SessionID]; !ok {
+				d.kept++
+			}
+			d.owed[r.SessionID] = r.Since
+		} else if r.Since.Before(d.owed[r.SessionID]) {
+			d.owed[r.SessionID] = r.Since
+		}
+		d.others[r.SessionID] = append(d.others[r.SessionID], r)
+	}
+}
+
+// keep records session id kept from now on: to be recorded, no more to
+// be cleared.
+func (d *debts) keep(id string, since time.Time) {
+	d.kept++
+	d.put[id] = since
+	delete(d.clear, id)
+}
+
+// unkeep records session id no longer kept: to be cleared.
+func (d *debts) unkeep(id string) {
+	d.kept--
+	delete(d.put, id)
+	d.clear[id] = true
 }
 
 // room reports whether session id is kept or can be; it sets full when
@@ -105,15 +141,14 @@ func (d *debts) room(id string) bool {
 	return false
 }
 
-// queue records one item of session id queued.
-func (d *debts) queue(id string) {
+// queue records one item of session id queued at now.
+func (d *debts) queue(id string, now time.Time) {
 	if !d.room(id) {
 		return
 	}
 	if d.inflight[id] == 0 {
 		if _, owed := d.owed[id]; !owed {
-			d.added = true
-			d.kept++
+			d.keep(id, now)
 		}
 	}
 	d.inflight[id]++
@@ -126,8 +161,7 @@ func (d *debts) settle(id string, lost bool, now time.Time) {
 		if n <= 1 {
 			delete(d.inflight, id)
 			if _, owed := d.owed[id]; !owed {
-				d.removed = true
-				d.kept--
+				d.unkeep(id)
 			}
 		} else {
 			d.inflight[id] = n - 1
@@ -148,8 +182,11 @@ func (d *debts) owe(id string, now time.Time) {
 	}
 	d.owed[id] = now
 	if _, ok := d.inflight[id]; !ok {
-		d.added = true
-		d.kept++
+		d.keep(id, now)
+	} else {
+		// Recorded while in flight; recorded again, so that a record
+		// another collector took off when it paid the session is back.
+		d.put[id] = now
 	}
 }
 
@@ -161,19 +198,31 @@ func (d *debts) resending(id string) { d.sending[id] = false }
 func (d *debts) unpaid(id string) { delete(d.sending, id) }
 
 // paid takes session id off the owed, unless it was owed again while it
-// was being sent (resending).
-func (d *debts) paid(id string) {
+// was being sent (resending). It returns the records of other owners the
+// sending paid, to take off the store.
+func (d *debts) paid(id string) []store.OTLPDebt {
 	again := d.sending[id]
 	delete(d.sending, id)
 	if again {
-		return
+		return nil
 	}
 	if _, ok := d.owed[id]; ok {
 		delete(d.owed, id)
 		if _, ok := d.inflight[id]; !ok {
-			d.removed = true
-			d.kept--
+			d.unkeep(id)
 		}
+	}
+	others := d.others[id]
+	delete(d.others, id)
+	return others
+}
+
+// behind keeps session id owed, as if since now: a session that cannot be
+// read holds up none of the others.
+func (d *debts) behind(id string, now time.Time) {
+	delete(d.sending, id)
+	if _, ok := d.owed[id]; ok {
+		d.owed[id] = now
 	}
 }
 
@@ -192,37 +241,74 @@ func (d *debts) oldest(n int) []string {
 	return ids[:min(n, len(ids))]
 }
 
-// snapshot returns what save writes when the file is due: sessions added
-// (or force), or sessions taken off and debtWriteEvery passed; nil when
-// no write is due. It marks the debts written.
-func (d *debts) snapshot(now time.Time, force bool) *debtFile {
-	if d.path == "" {
-		return nil
-	}
-	if !force && !d.added && !(d.removed && now.Sub(d.lastWrite) >= debtWriteEvery) {
-		return nil
-	}
-	f := &debtFile{Sessions: make(map[string]time.Time, len(d.owed)+len(d.inflight))}
-	for id := range d.inflight {
-		f.Sessions[id] = now
-	}
-	for id, t := range d.owed {
-		f.Sessions[id] = t
-	}
-	d.added, d.removed, d.lastWrite = false, false, now
-	return f
+// debtWrite is what one write of the debts records and clears.
+type debtWrite struct {
+	put   map[string]time.Time
+	clear []string
 }
 
-// save writes f to path atomically (a file of its own renamed over it,
-// synced first: a crash leaves the old list or the new one), readable by
-// its owner only.
-func save(path string, f *debtFile) error {
-	b, err := json.Marshal(f)
+// due returns the write to make when one is due: sessions to record (or
+// force), or sessions to clear and debtWriteEvery passed; nil when none
+// is due. It takes them from the debts: a write that fails gives them
+// back (retry).
+func (d *debts) due(now time.Time, force bool) *debtWrite {
+	if !d.persist {
+		return nil
+	}
+	if len(d.put) == 0 && len(d.clear) == 0 {
+		return nil
+	}
+	if !force && len(d.put) == 0 && now.Sub(d.lastWrite) < debtWriteEvery {
+		return nil
+	}
+	w := &debtWrite{put: d.put}
+	for id := range d.clear {
+		w.clear = append(w.clear, id)
+	}
+	d.put, d.clear, d.lastWrite = map[string]time.Time{}, map[string]bool{}, now
+	return w
+}
+
+// retry gives back a write that failed, but for what changed meanwhile: a
+// session recorded that is no longer kept, one cleared that is kept
+// again.
+func (d *debts) retry(w *debtWrite) {
+	for id, t := range w.put {
+		_, owed := d.owed[id]
+		_, inflight := d.inflight[id]
+		if _, again := d.put[id]; (owed || inflight) && !again && !d.clear[id] {
+			d.put[id] = t
+		}
+	}
+	for _, id := range w.clear {
+		_, owed := d.owed[id]
+		_, inflight := d.inflight[id]
+		if _, again := d.put[id]; !owed && !inflight && !again {
+			d.clear[id] = true
+		}
+	}
+}
+
+// owedFile is the form of the file in which collectors before the store
+// kept the sessions they owed ($HOOKWATCH_HOME/otlp-owed.json).
+type owedFile struct {
+	Sessions map[string]time.Time `json:"sessions"`
+}
+
+// ReadOwedFile reads the sessions a file of collectors before the store
+// kept as owed (session id → since when), for a caller to record them in
+// the store once. A file that does not exist holds none.
+func ReadOwedFile(path string) (map[string]time.Time, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("cannot read the sessions owed to the OTLP receiver: %w", err)
 	}
-	if err := atomicfile.Write(path, b, atomicfile.Options{}); err != nil {
-		return fmt.Errorf("cannot keep the sessions owed to the OTLP receiver: %w", err)
+	var f owedFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("cannot decode the sessions owed to the OTLP receiver in %s: %w", path, err)
 	}
-	return nil
+	return f.Sessions, nil
 }

@@ -3,10 +3,10 @@ package otlp
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,22 +44,28 @@ func owedSession(t *testing.T) (store.Store, *attribution.Session, []*tracepb.Sp
 	return st, s, Spans(sessionOf(s))
 }
 
-// owedFile reads the sessions the file keeps as owed.
-func owedFile(t *testing.T, path string) map[string]time.Time {
+// recorded returns the sessions the store records as owed, each once,
+// with the earliest since of its records.
+func recorded(t *testing.T, st store.Store) map[string]time.Time {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
+	rows, err := st.(store.OTLPDebtStore).OTLPDebts(context.Background(), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f debtFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatalf("%s: %v", b, err)
+	out := map[string]time.Time{}
+	for _, r := range rows {
+		if r.SessionID == beatSession {
+			continue
+		}
+		if was, ok := out[r.SessionID]; !ok || r.Since.Before(was) {
+			out[r.SessionID] = r.Since
+		}
 	}
-	return f.Sessions
+	return out
 }
+
+// debtsOf is the store's store.OTLPDebtStore.
+func debtsOf(st store.Store) store.OTLPDebtStore { return st.(store.OTLPDebtStore) }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -89,11 +95,10 @@ func TestExporterResendsOwed(t *testing.T) {
 	if err := r.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	owed := filepath.Join(t.TempDir(), "otlp-owed.json")
 	set := metrics.NewSet()
 	var log syncbuf.Buffer
 	e := NewExporter(&Client{Endpoint: r.Endpoint, Attempts: 1}, ExporterOptions{
-		Rows: st, OwedFile: owed, Metrics: set, FlushInterval: 10 * time.Millisecond,
+		Rows: st, Debts: debtsOf(st), Metrics: set, FlushInterval: 10 * time.Millisecond,
 		ProbeInterval: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	defer e.Stop(context.Background())
 	e.Offer([]attribution.SessionChanges{{Session: s.Summary(), Agents: s.Agents, ToolCalls: s.ToolCalls}})
@@ -103,8 +108,8 @@ func TestExporterResendsOwed(t *testing.T) {
 			metricValue(t, text, `hookwatch_otlp_spans_dropped_total{reason="send_failed"}`) > 0 &&
 			metricValue(t, text, "hookwatch_otlp_sessions_owed") == 1
 	})
-	if got := owedFile(t, owed); len(got) != 1 || got[s.SessionID].IsZero() {
-		t.Fatalf("the file keeps %v, want session %s", got, s.SessionID)
+	if got := recorded(t, st); len(got) != 1 || got[s.SessionID].IsZero() {
+		t.Fatalf("the store records %v, want session %s", got, s.SessionID)
 	}
 	// Asked while away: still owed.
 	time.Sleep(200 * time.Millisecond)
@@ -126,8 +131,8 @@ func TestExporterResendsOwed(t *testing.T) {
 		t.Errorf("no recovery in the log:\n%s", log.String())
 	}
 	e.Stop(context.Background())
-	if got := owedFile(t, owed); len(got) != 0 {
-		t.Fatalf("the file keeps %v once they were sent", got)
+	if got := recorded(t, st); len(got) != 0 {
+		t.Fatalf("the store records %v once they were sent", got)
 	}
 	// /metrics has their # HELP from docs/metrics.md.
 	documented := map[string]string{}
@@ -143,47 +148,57 @@ func TestExporterResendsOwed(t *testing.T) {
 
 // TestExporterResendsOwedAfterRestart: a collector killed while its spans
 // wait (in the queue, or in a request to a receiver that is away) leaves
-// their session in the file, before any request carried them; the next
-// collector reads it and sends the session's spans once the receiver is
-// back. And one stopped while it owes spans keeps them in the file alike.
+// their session recorded in the store, before any request carried them;
+// the next collector (another exporter, on the same database) reads it and
+// sends the session's spans once the receiver is back. And one stopped
+// while it owes spans leaves them recorded alike.
 func TestExporterResendsOwedAfterRestart(t *testing.T) {
 	r := ownReceiver(t)
 	st, s, want := owedSession(t)
 	if err := r.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	owed := filepath.Join(dir, "otlp-owed.json")
 	// Retries long enough that the first request is still under way when
-	// the file is read: what a SIGKILL then leaves.
+	// the store is read: what a SIGKILL then leaves.
 	e := NewExporter(&Client{Endpoint: r.Endpoint, Attempts: 100, Backoff: 50 * time.Millisecond},
-		ExporterOptions{Rows: st, OwedFile: owed, FlushInterval: 10 * time.Millisecond})
+		ExporterOptions{Rows: st, Debts: debtsOf(st), FlushInterval: 10 * time.Millisecond})
 	e.Offer([]attribution.SessionChanges{{Session: s.Summary(), Agents: s.Agents, ToolCalls: s.ToolCalls}})
-	waitFor(t, "the session in the file", func() bool { return len(owedFile(t, owed)) == 1 })
-	// A session queued while the request waits out its retries is in the
-	// file at once, not once the request gives up. (Not in the store: the
-	// next collector takes it off.)
+	waitFor(t, "the session recorded", func() bool { return len(recorded(t, st)) == 1 })
+	// A session queued while the request waits out its retries is
+	// recorded at once, not once the request gives up. (Not in the store:
+	// the next collector takes it off.)
 	other := attribution.Build(captures(t)["codex-0.169.jsonl"]).Sessions[0]
 	e.Offer([]attribution.SessionChanges{{Session: other.Summary(), Agents: other.Agents, ToolCalls: other.ToolCalls}})
 	deadline := time.Now().Add(2 * time.Second)
-	for len(owedFile(t, owed)) != 2 {
+	for len(recorded(t, st)) != 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("a session queued during a request's retries is not in the file: %v", owedFile(t, owed))
+			t.Fatalf("a session queued during a request's retries is not recorded: %v", recorded(t, st))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	killed, err := os.ReadFile(owed)
+	killed, err := debtsOf(st).OTLPDebts(context.Background(), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	e.Stop(ctx)
 	cancel()
-	if got := owedFile(t, owed); len(got) != 2 || got[s.SessionID].IsZero() {
-		t.Fatalf("a collector stopped owing spans keeps %v, want session %s and another", got, s.SessionID)
+	if got := recorded(t, st); len(got) != 2 || got[s.SessionID].IsZero() {
+		t.Fatalf("a collector stopped owing spans leaves %v, want session %s and another", got, s.SessionID)
 	}
-	if err := os.WriteFile(owed, killed, 0o600); err != nil {
+	// What the kill would have left: the records as they were, its beat
+	// gone stale (killed a while ago).
+	now, _ := debtsOf(st).OTLPDebts(context.Background(), 10)
+	if err := debtsOf(st).PaidOTLP(context.Background(), now); err != nil {
 		t.Fatal(err)
+	}
+	for _, k := range killed {
+		if k.SessionID == beatSession {
+			k.Touched = k.Touched.Add(-time.Hour)
+		}
+		if err := debtsOf(st).OweOTLP(context.Background(), k.Owner, map[string]time.Time{k.SessionID: k.Since}, k.Touched); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	if err := r.Restart(); err != nil {
@@ -191,16 +206,12 @@ func TestExporterResendsOwedAfterRestart(t *testing.T) {
 	}
 	set := metrics.NewSet()
 	e = NewExporter(&Client{Endpoint: r.Endpoint},
-		ExporterOptions{Rows: st, OwedFile: owed, Metrics: set, FlushInterval: 10 * time.Millisecond})
+		ExporterOptions{Rows: st, Debts: debtsOf(st), Metrics: set, FlushInterval: 10 * time.Millisecond})
 	defer e.Stop(context.Background())
 	checkReceived(t, r, want)
-	waitFor(t, "the file emptied", func() bool {
-		return metricValue(t, metricsText(set), "hookwatch_otlp_sessions_owed") == 0
+	waitFor(t, "the records taken off", func() bool {
+		return metricValue(t, metricsText(set), "hookwatch_otlp_sessions_owed") == 0 && len(recorded(t, st)) == 0
 	})
-	e.Stop(context.Background())
-	if got := owedFile(t, owed); len(got) != 0 {
-		t.Fatalf("the file keeps %v once they were sent", got)
-	}
 }
 
 // TestExporterResendPaced: a receiver back after long is sent what it
@@ -214,19 +225,18 @@ func TestExporterResendPaced(t *testing.T) {
 	if len(sessions) < 3 {
 		t.Fatalf("%d sessions in the capture", len(sessions))
 	}
-	f := &debtFile{Sessions: map[string]time.Time{"pruned-meanwhile": time.Unix(0, 0)}}
+	owed := map[string]time.Time{"pruned-meanwhile": time.Unix(0, 1)}
 	t0 := time.Now().Add(-time.Hour)
 	for i, s := range sessions {
-		f.Sessions[s.SessionID] = t0.Add(time.Duration(i) * time.Minute)
+		owed[s.SessionID] = t0.Add(time.Duration(i) * time.Minute)
 	}
-	owed := filepath.Join(t.TempDir(), "otlp-owed.json")
-	if err := save(owed, f); err != nil {
+	if err := debtsOf(st).OweOTLP(context.Background(), "another", owed, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	set := metrics.NewSet()
 	const interval = 300 * time.Millisecond
 	e := NewExporter(&Client{Endpoint: r.Endpoint},
-		ExporterOptions{Rows: st, OwedFile: owed, Metrics: set, FlushInterval: interval, ResendSpans: 1})
+		ExporterOptions{Rows: st, Debts: debtsOf(st), Metrics: set, FlushInterval: interval, ResendSpans: 1})
 	defer e.Stop(context.Background())
 	// One session a turn (each has more than one span), the unknown one
 	// (owed the longest) first, then the oldest.
@@ -242,37 +252,33 @@ func TestExporterResendPaced(t *testing.T) {
 	for _, s := range sessions {
 		checkReceived(t, r, Spans(sessionOf(s)))
 	}
-	waitFor(t, "all paid", func() bool {
-		return metricValue(t, metricsText(set), "hookwatch_otlp_sessions_owed") == 0
+	waitFor(t, "all paid, the records taken off", func() bool {
+		return metricValue(t, metricsText(set), "hookwatch_otlp_sessions_owed") == 0 && len(recorded(t, st)) == 0
 	})
 }
 
 // TestDebtsBound: the sessions kept, in flight or owed, each counted once,
 // stay within the bound; what is beyond is not kept and said; a session
-// delivered makes room; a file written and read back keeps the owed and
-// those in flight, as owed.
+// delivered makes room; a write records the owed and those in flight, and
+// clears those no longer kept; a write that failed is made again.
 func TestDebtsBound(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "otlp-owed.json")
-	d, err := loadDebts(path, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newDebts(2, true)
 	now := time.Now()
-	d.queue("a")
-	d.queue("a")
+	d.queue("a", now)
+	d.queue("a", now)
 	d.owe("a", now) // in flight and owed: one session
-	d.queue("b")
-	d.queue("c") // beyond the bound
+	d.queue("b", now)
+	d.queue("c", now) // beyond the bound
 	d.owe("c", now)
 	if d.kept != 2 || !d.full || len(d.owed) != 1 || d.inflight["c"] != 0 {
 		t.Fatalf("kept %d, full %v, owed %v, in flight %v", d.kept, d.full, d.owed, d.inflight)
 	}
-	if err := save(path, d.snapshot(now, true)); err != nil {
-		t.Fatal(err)
+	w := d.due(now, false)
+	if w == nil || len(w.put) != 2 || w.put["a"].IsZero() || w.put["b"].IsZero() || len(w.clear) != 0 {
+		t.Fatalf("the first write is %+v, want a and b recorded", w)
 	}
-	back, err := loadDebts(path, 10)
-	if err != nil || len(back.owed) != 2 || back.kept != 2 || back.owed["a"].IsZero() || back.owed["b"].IsZero() {
-		t.Fatalf("read back %v (%v)", back.owed, err)
+	if d.due(now, false) != nil {
+		t.Fatal("a write due with nothing changed")
 	}
 	d.settle("b", false, now) // delivered: room for c
 	d.owe("c", now)
@@ -281,6 +287,18 @@ func TestDebtsBound(t *testing.T) {
 	if d.kept != 2 || len(d.owed) != 2 || len(d.inflight) != 0 {
 		t.Fatalf("kept %d, owed %v, in flight %v", d.kept, d.owed, d.inflight)
 	}
+	// The write fails: made again, with what changed meanwhile.
+	w = d.due(now, false)
+	if w == nil || len(w.put) != 1 || w.put["c"].IsZero() || !slices.Equal(w.clear, []string{"b"}) {
+		t.Fatalf("the second write is %+v, want c recorded and b cleared", w)
+	}
+	d.max = 3
+	d.queue("b", now) // kept again: not to be cleared
+	d.retry(w)
+	if w = d.due(now, true); w == nil || len(w.put) != 2 || len(w.clear) != 0 {
+		t.Fatalf("the write made again is %+v, want b and c recorded, none cleared", w)
+	}
+	d.settle("b", false, now)
 	if got := d.oldest(5); len(got) != 2 || got[0] != "a" {
 		t.Fatalf("oldest %v", got)
 	}
@@ -291,17 +309,58 @@ func TestDebtsBound(t *testing.T) {
 	if _, ok := d.owed["a"]; !ok || len(d.sending) != 0 {
 		t.Fatalf("a session lost while sent again was paid: owed %v", d.owed)
 	}
-	d.snapshot(now, true) // written
 	d.paid("a")
 	d.paid("c")
-	// Taken off alone: written again debtWriteEvery after the last write.
-	if d.kept != 0 || d.snapshot(now, false) != nil || len(d.snapshot(now.Add(debtWriteEvery), false).Sessions) != 0 {
-		t.Fatalf("kept %d once all paid", d.kept)
+	// Taken off alone: written debtWriteEvery after the last write.
+	if d.kept != 0 || d.due(now, false) != nil {
+		t.Fatalf("kept %d once all paid, or a write due at once", d.kept)
+	}
+	if w := d.due(now.Add(debtWriteEvery), false); w == nil || len(w.clear) != 3 {
+		t.Fatalf("the write after all paid is %+v, want a, b and c cleared", w)
+	}
+	// Another collector's records: owed here too, within the bound, and
+	// given back to take off when paid; but not those of a collector that
+	// runs (its beat fresh), which pays them itself.
+	theirs := []store.OTLPDebt{{SessionID: "x", Owner: "them", Since: now}, {SessionID: "y", Owner: "me", Since: now},
+		{SessionID: "x", Owner: "others", Since: now.Add(-time.Second)}, {SessionID: "z", Owner: "them", Since: now}}
+	d.max = 2
+	d.queue("q", now)
+	beats := []store.OTLPDebt{{SessionID: beatSession, Owner: "running", Touched: now.Add(-time.Second)},
+		{SessionID: beatSession, Owner: "them", Touched: now.Add(-time.Hour)}}
+	theirs = append(theirs, store.OTLPDebt{SessionID: "r", Owner: "running", Since: now.Add(-time.Hour)})
+	d.adopt(append(beats, theirs...), "me", now, time.Minute)
+	_, y := d.owed["y"]
+	_, z := d.owed["z"] // beyond the bound
+	_, running := d.owed["r"]
+	if d.kept != 2 || y || z || running || !d.owed["x"].Equal(now.Add(-time.Second)) {
+		t.Fatalf("adopted: kept %d, owed %v", d.kept, d.owed)
+	}
+	if got := d.paid("x"); len(got) != 2 || d.kept != 1 {
+		t.Fatalf("paying x gives %v to take off, kept %d", got, d.kept)
+	}
+	// Of x this one clears only its own records (it has none).
+	if w := d.due(now, true); w == nil || len(w.put) != 1 || w.put["x"] != (time.Time{}) || !slices.Equal(w.clear, []string{"x"}) {
+		t.Fatalf("another's session was recorded as this one's: %+v", w)
+	}
+}
+
+// TestReadOwedFile: the file of the collectors before the store is read
+// back; a missing file holds none; one that does not decode is an error.
+func TestReadOwedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "otlp-owed.json")
+	if got, err := ReadOwedFile(path); got != nil || err != nil {
+		t.Fatalf("no file: %v, %v", got, err)
+	}
+	if err := os.WriteFile(path, []byte(`{"sessions":{"s1":"2026-05-01T10:00:00.5Z"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadOwedFile(path); err != nil || len(got) != 1 || !got["s1"].Equal(time.Date(2026, 5, 1, 10, 0, 0, 5e8, time.UTC)) {
+		t.Fatalf("read %v, %v", got, err)
 	}
 	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := loadDebts(path, 2); err == nil || d == nil || d.kept != 0 {
-		t.Fatalf("a file that does not decode: %v", err)
+	if _, err := ReadOwedFile(path); err == nil {
+		t.Fatal("a file that does not decode read without an error")
 	}
 }
