@@ -962,12 +962,14 @@ func TestServeSaysWhatAnUpgradeDid(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	// The file a hookwatch of the schema before 0013 left.
+	// The file a hookwatch of the schema before 0013 left (and so before
+	// 0014, the otlp_debts after it).
 	raw, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`DROP INDEX model_sessions_project`, `ALTER TABLE model_sessions DROP COLUMN project`,
+	for _, q := range []string{`DROP TABLE otlp_debts`, `DELETE FROM schema_migrations WHERE name = '0014_otlp_debts.sql'`,
+		`DROP INDEX model_sessions_project`, `ALTER TABLE model_sessions DROP COLUMN project`,
 		`DELETE FROM schema_migrations WHERE name = '0013_session_project.sql'`} {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatal(err)
@@ -999,7 +1001,7 @@ func TestServeSaysWhatAnUpgradeDid(t *testing.T) {
 		return &stderr
 	}
 	logs := serve(true)
-	if got := logs.Lines("brought the database's schema up to date", fmt.Sprintf("from_version=%d", latest-1), fmt.Sprintf("to_version=%d", latest), "took="); len(got) != 1 {
+	if got := logs.Lines("brought the database's schema up to date", fmt.Sprintf("from_version=%d", latest-2), fmt.Sprintf("to_version=%d", latest), "took="); len(got) != 1 {
 		t.Errorf("no line says the schema was migrated:\n%s", logs.String())
 	}
 	if got := logs.Lines("deriving the model of stored sessions again", "sessions=1"); len(got) != 1 {
