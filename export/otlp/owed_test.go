@@ -364,3 +364,32 @@ func TestReadOwedFile(t *testing.T) {
 		t.Fatal("a file that does not decode read without an error")
 	}
 }
+
+// TestExporterPaysStoppedOwners: two collectors on one database; what the
+// one that runs has in flight or owes is its own to send, not the other's
+// (which would send it twice); once it stopped, the other owes it.
+func TestExporterPaysStoppedOwners(t *testing.T) {
+	r := ownReceiver(t)
+	st, s, _ := owedSession(t)
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	a := NewExporter(&Client{Endpoint: r.Endpoint, Attempts: 1},
+		ExporterOptions{Rows: st, Debts: debtsOf(st), FlushInterval: 10 * time.Millisecond, ProbeInterval: 50 * time.Millisecond})
+	defer a.Stop(context.Background())
+	setB := metrics.NewSet()
+	b := NewExporter(&Client{Endpoint: r.Endpoint, Attempts: 1},
+		ExporterOptions{Rows: st, Debts: debtsOf(st), Metrics: setB, FlushInterval: 10 * time.Millisecond, ProbeInterval: 50 * time.Millisecond})
+	defer b.Stop(context.Background())
+	a.Offer([]attribution.SessionChanges{{Session: s.Summary(), Agents: s.Agents, ToolCalls: s.ToolCalls}})
+	waitFor(t, "the session recorded", func() bool { return len(recorded(t, st)) == 1 })
+	// Several of b's reads while a runs.
+	time.Sleep(300 * time.Millisecond)
+	if n := metricValue(t, metricsText(setB), "hookwatch_otlp_sessions_owed"); n != 0 {
+		t.Fatalf("b owes %d sessions of a collector that runs, want none", n)
+	}
+	a.Stop(context.Background())
+	waitFor(t, "b owing what a owed", func() bool {
+		return metricValue(t, metricsText(setB), "hookwatch_otlp_sessions_owed") == 1
+	})
+}
