@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -104,7 +106,7 @@ func (f *otlpFlags) exporter(ctx context.Context, log *slog.Logger, rows store.M
 		moveOwedFile(ctx, log, debts, filepath.Join(home, owedFileName))
 	}
 	set := metrics.NewSet()
-	exp := otlp.NewExporter(c, otlp.ExporterOptions{Metrics: set, Logger: log, Rows: rows, Debts: debts})
+	exp := otlp.NewExporter(c, otlp.ExporterOptions{Metrics: set, Logger: log, Rows: rows, Debts: debts, Owner: debtOwner(home)})
 	go func() {
 		target, _ := c.URL()
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -120,6 +122,16 @@ func (f *otlpFlags) exporter(ctx context.Context, log *slog.Logger, rows store.M
 		log.Info("pushing traces over OTLP/HTTP", "endpoint", target)
 	}()
 	return exp, set, nil
+}
+
+// debtOwner is the name under which serve records the sessions it owes the
+// OTLP receiver: the same for a collector restarted on the same home and
+// machine, which sends at once what it owed when it was killed, and another
+// for each collector of a team server. A hash: the database keeps no path.
+func debtOwner(home string) string {
+	host, _ := os.Hostname()
+	sum := sha256.Sum256([]byte("otlp-owner\x00" + host + "\x00" + home + "\x00"))
+	return hex.EncodeToString(sum[:8])
 }
 
 // moveOwedFile records in debts the sessions that a collector before the

@@ -58,7 +58,9 @@ type ExporterOptions struct {
 	Rows store.ModelStore
 	// Debts keeps the sessions owed across restarts, where every
 	// collector on the database reads them (nil: in memory only), as
-	// Owner's ("": a name of its own, random). MaxOwed bounds them (beyond
+	// Owner's: a name the same collector takes again when it restarts,
+	// unique on the database ("": a name of its own, random, so that
+	// what it owed at a kill is paid only once its beat is stale). MaxOwed bounds them (beyond
 	// it a session is not owed, its loss only counted).
 	Debts   store.OTLPDebtStore
 	Owner   string
@@ -125,6 +127,7 @@ type Exporter struct {
 	debts      *debts
 	lastProbe  time.Time
 	lastRead   time.Time
+	readOnce   bool // Debts was read once: own records are in memory
 	warnedFull bool
 	// readFailing and writeFailing are set while reading or writing
 	// Debts fails, so that it is said once.
@@ -763,7 +766,8 @@ func (e *Exporter) read(ctx context.Context) {
 	}
 	e.readFailing = false
 	e.mu.Lock()
-	e.debts.adopt(rows, e.opt.Owner, now, e.ownerStale())
+	e.debts.adopt(rows, e.opt.Owner, now, e.ownerStale(), !e.readOnce)
+	e.readOnce = true
 	e.mu.Unlock()
 }
 

@@ -81,9 +81,11 @@ var beatSince = time.Unix(0, 1)
 // of an owner that runs (its beat touched within stale of now): each pays
 // what it owes itself, and the sessions it has in flight, which it does
 // not owe, would be sent twice. Rows of owner (this exporter's own) are
-// skipped: what it keeps of its own is in memory. The records of each
-// session replace those read before.
-func (d *debts) adopt(rows []store.OTLPDebt, owner string, now time.Time, stale time.Duration) {
+// skipped, what it keeps of its own being in memory, but at the first read
+// (first): those a collector of the same name left (the same home,
+// restarted) are owed at once. The records of each session replace those
+// read before.
+func (d *debts) adopt(rows []store.OTLPDebt, owner string, now time.Time, stale time.Duration, first bool) {
 	clear(d.others)
 	running := map[string]bool{}
 	for _, r := range rows {
@@ -92,7 +94,7 @@ func (d *debts) adopt(rows []store.OTLPDebt, owner string, now time.Time, stale 
 		}
 	}
 	for _, r := range rows {
-		if r.SessionID == beatSession || r.Owner == owner || running[r.Owner] {
+		if r.SessionID == beatSession || r.Owner == owner && !first || r.Owner != owner && running[r.Owner] {
 			continue
 		}
 		if _, ok := d.owed[r.SessionID]; !ok {

@@ -328,7 +328,7 @@ func TestDebtsBound(t *testing.T) {
 	beats := []store.OTLPDebt{{SessionID: beatSession, Owner: "running", Touched: now.Add(-time.Second)},
 		{SessionID: beatSession, Owner: "them", Touched: now.Add(-time.Hour)}}
 	theirs = append(theirs, store.OTLPDebt{SessionID: "r", Owner: "running", Since: now.Add(-time.Hour)})
-	d.adopt(append(beats, theirs...), "me", now, time.Minute)
+	d.adopt(append(beats, theirs...), "me", now, time.Minute, false)
 	_, y := d.owed["y"]
 	_, z := d.owed["z"] // beyond the bound
 	_, running := d.owed["r"]
@@ -341,6 +341,16 @@ func TestDebtsBound(t *testing.T) {
 	// Of x this one clears only its own records (it has none).
 	if w := d.due(now, true); w == nil || len(w.put) != 1 || w.put["x"] != (time.Time{}) || !slices.Equal(w.clear, []string{"x"}) {
 		t.Fatalf("another's session was recorded as this one's: %+v", w)
+	}
+	// At the first read, what a collector of the same name left (the same
+	// home, killed and restarted) is owed at once; at the later reads its
+	// own records are what it keeps in memory.
+	for _, first := range []bool{true, false} {
+		d := newDebts(10, true)
+		d.adopt([]store.OTLPDebt{{SessionID: beatSession, Owner: "me", Touched: now}, {SessionID: "k", Owner: "me", Since: now}}, "me", now, time.Minute, first)
+		if _, k := d.owed["k"]; k != first || d.kept != len(d.owed) {
+			t.Fatalf("first read %v: owed %v, kept %d", first, d.owed, d.kept)
+		}
 	}
 }
 
