@@ -47,33 +47,52 @@ log says what a pass deleted.
 
 Flags:`
 
-// runForward is `hookwatch forward`.
-func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// forwardFlags are forward's flags, as forwardFlagSet defines them.
+type forwardFlags struct {
+	url, caFile   *string
+	archiveRetain archiveAge
+}
+
+// forwardEnvFlags are forward's flags whose variables set their defaults
+// (flagsFromEnv), as serve's do: so that the hook's autostart (the agent's
+// environment) and the service (its unit's) can set them.
+var forwardEnvFlags = []string{"archive-retain"}
+
+// forwardFlagSet defines forward's flags, their defaults read from getenv:
+// the one definition runForward parses and doctor checks the environment
+// with (settingRefusals).
+func forwardFlagSet(stdout, stderr io.Writer, getenv func(string) string) (*flag.FlagSet, *forwardFlags) {
 	fs := newFlagSet("forward", forwardSynopsis, stdout, stderr)
-	home := hook.Home(os.Getenv)
+	f := &forwardFlags{archiveRetain: archiveAge(forward.DefaultArchiveRetain)}
+	home := hook.Home(getenv)
 	// The hooks' URL, but for the local default, which needs no forwarder.
-	hookURL, src := hook.LookupURL(os.Getenv, home)
+	hookURL, src := hook.LookupURL(getenv, home)
 	if src == hook.URLDefault {
 		hookURL = ""
 	}
-	url := fs.String("url", hookURL, "the collector's base URL (default $HOOKWATCH_URL, else the URL 'hookwatch install --url' kept in $HOOKWATCH_HOME/"+hook.URLFile+")")
-	caFile := fs.String("ca-file", forward.CAFile(os.Getenv, home), "PEM certificates to trust besides the system's, for a collector whose certificate a team's own authority signed (env HOOKWATCH_CA_FILE; default $HOOKWATCH_HOME/"+forward.CAFileName+" when it exists)")
-	archiveRetain := archiveAge(forward.DefaultArchiveRetain)
-	fs.Var(&archiveRetain, "archive-retain", "delete, at start and hourly, the compaction archive ($HOOKWATCH_HOME/archive) of every session whose files were all last written longer ago than this (30d, 2w, 36h; at least 1h: m is minutes), or off to keep it all")
-	// As serve's: the variable sets the default, the command line
-	// overrides it, so that the hook's autostart (the agent's
-	// environment) and the service (its unit's) can set it.
-	if err := flagsFromEnv(fs, []string{"archive-retain"}, os.Getenv); err != nil {
+	f.url = fs.String("url", hookURL, "the collector's base URL (default $HOOKWATCH_URL, else the URL 'hookwatch install --url' kept in $HOOKWATCH_HOME/"+hook.URLFile+")")
+	f.caFile = fs.String("ca-file", forward.CAFile(getenv, home), "PEM certificates to trust besides the system's, for a collector whose certificate a team's own authority signed (env HOOKWATCH_CA_FILE; default $HOOKWATCH_HOME/"+forward.CAFileName+" when it exists)")
+	fs.Var(&f.archiveRetain, "archive-retain", "delete, at start and hourly, the compaction archive ($HOOKWATCH_HOME/archive) of every session whose files were all last written longer ago than this (30d, 2w, 36h; at least 1h: m is minutes), or off to keep it all")
+	return fs, f
+}
+
+// check refuses what forward refuses of its flags' values once parsed,
+// each refusal a *flagRefusal naming the flag it is about.
+func (f *forwardFlags) check() error {
+	if f.archiveRetain > 0 {
+		return duration(f.archiveRetain).retention("archive-retain", "the compaction archive of every session")
+	}
+	return nil
+}
+
+// runForward is `hookwatch forward`.
+func runForward(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs, f := forwardFlagSet(stdout, stderr, os.Getenv)
+	home := hook.Home(os.Getenv)
+	if err := parseEnvFlags(fs, forwardEnvFlags, args, os.Getenv, f.check); err != nil {
 		return err
 	}
-	if err := parseFlagsNoArgs(fs, args); err != nil {
-		return err
-	}
-	if archiveRetain > 0 {
-		if err := duration(archiveRetain).retention("archive-retain", "the compaction archive of every session"); err != nil {
-			return err
-		}
-	}
+	url, caFile, archiveRetain := f.url, f.caFile, f.archiveRetain
 	*url = strings.TrimRight(*url, "/")
 	if *url == "" {
 		return fmt.Errorf("%w: no collector URL: pass --url, set HOOKWATCH_URL, or keep one with 'hookwatch install --url'", errUsage)

@@ -103,10 +103,10 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "hookwatch: %v\n", err)
+		fmt.Fprintln(stderr, errorLine(err))
 		return 2
 	default:
-		fmt.Fprintf(stderr, "hookwatch: %v\n", err)
+		fmt.Fprintln(stderr, errorLine(err))
 		return 1
 	}
 }

@@ -145,12 +145,12 @@ const minRetention = time.Hour
 
 // retention checks d as the age of what --flag deletes, named by what
 // ("every session", "the audit trail's files") in its error: minRetention
-// or more.
+// or more. The error is a *flagRefusal of flag.
 func (d duration) retention(flag, what string) error {
 	if time.Duration(d) >= minRetention {
 		return nil
 	}
-	return fmt.Errorf("%w: --%s %v deletes %s older than %v: refused under %v (a month is 30d; m is minutes)", errUsage, flag, time.Duration(d), what, time.Duration(d), minRetention)
+	return refuse(flag, fmt.Sprintf("--%s %v deletes %s older than %v: refused under %v (a month is 30d; m is minutes)", flag, time.Duration(d), what, time.Duration(d), minRetention))
 }
 
 // parseAge reads "90d", "2w", "36h", "90m"…: positive.

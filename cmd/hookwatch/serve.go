@@ -52,100 +52,145 @@ const serveSynopsis = `serve [--addr HOST:PORT] [--db PATH|URL] [--tls-cert FILE
                        [--signal-outlier-factor X] [--signal-outlier-siblings N] [--signal-outlier-calls N]
                        [--signal-outlier-duration D] [--signal-stalled-after D]`
 
+// serveFlags are serve's flags, as serveFlagSet defines them, and what
+// check made of them.
+type serveFlags struct {
+	addr, db, tlsCert, tlsKey, auditDir, rollouts, transcripts, prices *string
+	retain, auditRetain                                                duration
+	retainSize                                                         byteSize
+	auditMax                                                           *int64
+	insecure                                                           *bool
+	traces                                                             *otlpFlags
+	failedRepeats, readRepeats, thrashSwitches                         *int
+	outlierSiblings, outlierCalls, modelCache                          *int
+	outlierFactor                                                      *float64
+	outlierDuration, stalledAfter                                      *time.Duration
+
+	// Set by check: the directories followed, the price table read.
+	rolloutsDir, transcriptsDir string
+	priceTable                  *pricing.Table
+}
+
+// serveFlagSet defines serve's flags: the one definition runServe parses
+// and doctor checks the environment with (settingRefusals).
+func serveFlagSet(stdout, stderr io.Writer) (*flag.FlagSet, *serveFlags) {
+	fs := newFlagSet("serve", serveSynopsis, stdout, stderr)
+	f := &serveFlags{}
+	f.addr = fs.String("addr", defaultServeAddr, "listen address")
+	f.db = dbFlagVar(fs)
+	fs.Var(&f.retain, "retain", "delete sessions whose latest event is older than this, and their compaction archive, in the background (90d, 2w; at least 1h: m is minutes; default: keep all)")
+	fs.Var(&f.retainSize, "retain-size", "delete the least recently active sessions while the SQLite database holds more than this (10GB)")
+	f.tlsCert = fs.String("tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
+	f.tlsKey = fs.String("tls-key", "", "PEM private key file of --tls-cert")
+	f.auditDir = fs.String("audit-dir", "", "write the continuous audit trail here: one directory per session, hash-chained JSONL, see docs/audit.md")
+	f.auditMax = fs.Int64("audit-max-bytes", audit.DefaultMaxFileBytes, "rotate an audit file before a write would take it past this size")
+	fs.Var(&f.auditRetain, "audit-retain", "delete, at start and hourly, the audit trail's session directories and rotated segments last written longer ago than this (90d, 26w; at least 1h); what is left still verifies (docs/audit.md); default: keep all, which --retain leaves alone")
+	f.insecure = fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without a token")
+	f.rollouts = fs.String("codex-rollouts", "auto", "follow Codex's rollout files for what its hooks miss: auto (Codex's sessions directory, once it exists), off, or the sessions directory")
+	f.transcripts = fs.String("watch-transcripts", "auto", "follow Claude Code's transcripts as they grow, for the tokens of every agent and turn and what its hooks miss: auto (Claude Code's projects directory, once it exists), off, or the projects directory")
+	f.prices = fs.String("prices", "", "price table (JSON: {\"date\":…,\"models\":{\"<model>\":{\"input\":…,\"output\":…,\"cache_read\":…,\"cache_write_5m\":…,\"cache_write_1h\":…}}}, USD per million tokens) replacing the built-in one")
+	f.traces = addOTLPFlags(fs)
+	f.failedRepeats = fs.Int("signal-failed-repeats", attribution.DefaultThresholds.FailedRepeats, "failures of the same call that make a loop signal (docs/policy.md)")
+	f.readRepeats = fs.Int("signal-read-repeats", attribution.DefaultThresholds.ReadRepeats, "reads of the same file that make a loop signal")
+	f.thrashSwitches = fs.Int("signal-thrash-switches", attribution.DefaultThresholds.ThrashSwitches, "changes of the agent writing a file that make a thrash signal")
+	f.outlierFactor = fs.Float64("signal-outlier-factor", attribution.DefaultThresholds.OutlierFactor, "how many times its stopped siblings' median of calls or duration makes a subagent an outlier (1 to 1000)")
+	f.outlierSiblings = fs.Int("signal-outlier-siblings", attribution.DefaultThresholds.OutlierSiblings, "stopped siblings (same parent, same agent type) a subagent needs to be compared with")
+	f.outlierCalls = fs.Int("signal-outlier-calls", attribution.DefaultThresholds.OutlierCalls, "calls below which no subagent is an outlier by calls")
+	f.outlierDuration = fs.Duration("signal-outlier-duration", attribution.DefaultThresholds.OutlierDuration, "duration below which no subagent is an outlier by duration (1s to 720h)")
+	f.stalledAfter = fs.Duration("signal-stalled-after", attribution.DefaultThresholds.StalledAfter, "how long a session waiting on a pending call with no event is stalled after (1s to 720h)")
+	f.modelCache = fs.Int("model-cache-mb", collector.DefaultModelCacheBytes>>20, "memory the session model keeps between rounds for idle sessions, in MiB (the sessions with events in the last 10 s are kept beside it, up to 16 times as much); an idle session dropped is read again from the database at its next event")
+	usageTrailer(fs, serveEnvHelp)
+	return fs, f
+}
+
+// serveEnvFlags are serve's flags whose variables set their defaults
+// (flagsFromEnv), the shell's or the service's, before the command line.
+func serveEnvFlags() []string { return append(serveFlagsOwnEnv[:], serveFlagsFromEnv...) }
+
+// check refuses what serve refuses of its flags' values once parsed, each
+// refusal a *flagRefusal naming the flag it is about; it reads the price
+// table and resolves the directories followed.
+func (f *serveFlags) check() error {
+	if f.retain > 0 {
+		if err := f.retain.retention("retain", "every session"); err != nil {
+			return err
+		}
+	}
+	if f.auditRetain > 0 {
+		if err := f.auditRetain.retention("audit-retain", "the audit trail's files"); err != nil {
+			return err
+		}
+		if *f.auditDir == "" {
+			return refuse("audit-retain", "--audit-retain prunes the continuous audit trail: give its directory, --audit-dir (or HOOKWATCH_AUDIT_DIR)")
+		}
+	}
+	if err := checkListenAddr(*f.addr); err != nil {
+		return refuse("addr", fmt.Sprintf("--addr %q (or HOOKWATCH_ADDR): %v", *f.addr, err))
+	}
+	if *f.modelCache < 1 || *f.modelCache > 1<<20 {
+		return refuse("model-cache-mb", "--model-cache-mb must be between 1 and 1048576")
+	}
+	if (*f.tlsCert == "") != (*f.tlsKey == "") {
+		given := "tls-cert"
+		if *f.tlsKey != "" {
+			given = "tls-key"
+		}
+		return refuse(given, "--tls-cert and --tls-key go together")
+	}
+	for _, c := range []struct {
+		flag string
+		n    int
+	}{{"signal-failed-repeats", *f.failedRepeats}, {"signal-read-repeats", *f.readRepeats}, {"signal-thrash-switches", *f.thrashSwitches},
+		{"signal-outlier-siblings", *f.outlierSiblings}, {"signal-outlier-calls", *f.outlierCalls}} {
+		if c.n < 1 || c.n > 1000 {
+			return refuse(c.flag, fmt.Sprintf("--%s %d: the --signal-* flags take a count from 1 to 1000", c.flag, c.n))
+		}
+	}
+	if !(*f.outlierFactor >= 1 && *f.outlierFactor <= 1000) {
+		return refuse("signal-outlier-factor", "--signal-outlier-factor takes a number from 1 to 1000")
+	}
+	for _, c := range []struct {
+		flag string
+		d    time.Duration
+	}{{"signal-outlier-duration", *f.outlierDuration}, {"signal-stalled-after", *f.stalledAfter}} {
+		if c.d < time.Second || c.d > 30*24*time.Hour {
+			return refuse(c.flag, fmt.Sprintf("--%s %v: --signal-outlier-duration and --signal-stalled-after take a duration from 1s to 720h", c.flag, c.d))
+		}
+	}
+	var err error
+	if f.rolloutsDir, err = serveRolloutsDir(*f.rollouts); err != nil {
+		return refused("codex-rollouts", err)
+	}
+	if f.transcriptsDir, err = serveTranscriptsDir(*f.transcripts); err != nil {
+		return refused("watch-transcripts", err)
+	}
+	if *f.prices != "" {
+		if f.priceTable, err = pricing.Load(*f.prices); err != nil {
+			return refused("prices", err)
+		}
+	}
+	return nil
+}
+
 // runServe is `hookwatch serve`. It returns nil after a clean shutdown on
 // SIGINT/SIGTERM (ctx canceled).
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", serveSynopsis, stdout, stderr)
-	addr := fs.String("addr", defaultServeAddr, "listen address")
-	dbFlag := dbFlagVar(fs)
-	var retain duration
-	var retainSize byteSize
-	fs.Var(&retain, "retain", "delete sessions whose latest event is older than this, and their compaction archive, in the background (90d, 2w; at least 1h: m is minutes; default: keep all)")
-	fs.Var(&retainSize, "retain-size", "delete the least recently active sessions while the SQLite database holds more than this (10GB)")
-	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
-	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
-	auditDir := fs.String("audit-dir", "", "write the continuous audit trail here: one directory per session, hash-chained JSONL, see docs/audit.md")
-	auditMax := fs.Int64("audit-max-bytes", audit.DefaultMaxFileBytes, "rotate an audit file before a write would take it past this size")
-	var auditRetain duration
-	fs.Var(&auditRetain, "audit-retain", "delete, at start and hourly, the audit trail's session directories and rotated segments last written longer ago than this (90d, 26w; at least 1h); what is left still verifies (docs/audit.md); default: keep all, which --retain leaves alone")
-	insecure := fs.Bool("insecure-no-token", false, "allow listening on a non-loopback address without a token")
-	rollouts := fs.String("codex-rollouts", "auto", "follow Codex's rollout files for what its hooks miss: auto (Codex's sessions directory, once it exists), off, or the sessions directory")
-	transcripts := fs.String("watch-transcripts", "auto", "follow Claude Code's transcripts as they grow, for the tokens of every agent and turn and what its hooks miss: auto (Claude Code's projects directory, once it exists), off, or the projects directory")
-	prices := fs.String("prices", "", "price table (JSON: {\"date\":…,\"models\":{\"<model>\":{\"input\":…,\"output\":…,\"cache_read\":…,\"cache_write_5m\":…,\"cache_write_1h\":…}}}, USD per million tokens) replacing the built-in one")
-	traces := addOTLPFlags(fs)
-	failedRepeats := fs.Int("signal-failed-repeats", attribution.DefaultThresholds.FailedRepeats, "failures of the same call that make a loop signal (docs/policy.md)")
-	readRepeats := fs.Int("signal-read-repeats", attribution.DefaultThresholds.ReadRepeats, "reads of the same file that make a loop signal")
-	thrashSwitches := fs.Int("signal-thrash-switches", attribution.DefaultThresholds.ThrashSwitches, "changes of the agent writing a file that make a thrash signal")
-	outlierFactor := fs.Float64("signal-outlier-factor", attribution.DefaultThresholds.OutlierFactor, "how many times its stopped siblings' median of calls or duration makes a subagent an outlier (1 to 1000)")
-	outlierSiblings := fs.Int("signal-outlier-siblings", attribution.DefaultThresholds.OutlierSiblings, "stopped siblings (same parent, same agent type) a subagent needs to be compared with")
-	outlierCalls := fs.Int("signal-outlier-calls", attribution.DefaultThresholds.OutlierCalls, "calls below which no subagent is an outlier by calls")
-	outlierDuration := fs.Duration("signal-outlier-duration", attribution.DefaultThresholds.OutlierDuration, "duration below which no subagent is an outlier by duration (1s to 720h)")
-	stalledAfter := fs.Duration("signal-stalled-after", attribution.DefaultThresholds.StalledAfter, "how long a session waiting on a pending call with no event is stalled after (1s to 720h)")
-	modelCache := fs.Int("model-cache-mb", collector.DefaultModelCacheBytes>>20, "memory the session model keeps between rounds for idle sessions, in MiB (the sessions with events in the last 10 s are kept beside it, up to 16 times as much); an idle session dropped is read again from the database at its next event")
-	usageTrailer(fs, serveEnvHelp)
+	fs, f := serveFlagSet(stdout, stderr)
 	// The flags' defaults are the built-in ones, which --help shows; the
 	// variables, the shell's or the service's, set them before the command
 	// line.
-	if err := flagsFromEnv(fs, append(serveFlagsOwnEnv[:], serveFlagsFromEnv...), os.Getenv); err != nil {
+	if err := parseEnvFlags(fs, serveEnvFlags(), args, os.Getenv, f.check); err != nil {
 		return err
 	}
-	if err := parseFlagsNoArgs(fs, args); err != nil {
-		return err
-	}
-	if retain > 0 {
-		if err := retain.retention("retain", "every session"); err != nil {
-			return err
-		}
-	}
-	if auditRetain > 0 {
-		if err := auditRetain.retention("audit-retain", "the audit trail's files"); err != nil {
-			return err
-		}
-		if *auditDir == "" {
-			return fmt.Errorf("%w: --audit-retain prunes the continuous audit trail: give its directory, --audit-dir (or HOOKWATCH_AUDIT_DIR)", errUsage)
-		}
-	}
-	if err := checkListenAddr(*addr); err != nil {
-		return fmt.Errorf("%w: --addr %q (or HOOKWATCH_ADDR): %v", errUsage, *addr, err)
-	}
-	if *modelCache < 1 || *modelCache > 1<<20 {
-		return fmt.Errorf("%w: --model-cache-mb must be between 1 and 1048576", errUsage)
-	}
-	serveGC(os.Getenv, int64(*modelCache)<<20)
-	if (*tlsCert == "") != (*tlsKey == "") {
-		return fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
-	}
-	for _, n := range []int{*failedRepeats, *readRepeats, *thrashSwitches, *outlierSiblings, *outlierCalls} {
-		if n < 1 || n > 1000 {
-			return fmt.Errorf("%w: the --signal-* flags take a count from 1 to 1000", errUsage)
-		}
-	}
-	if !(*outlierFactor >= 1 && *outlierFactor <= 1000) {
-		return fmt.Errorf("%w: --signal-outlier-factor takes a number from 1 to 1000", errUsage)
-	}
-	for _, d := range []time.Duration{*outlierDuration, *stalledAfter} {
-		if d < time.Second || d > 30*24*time.Hour {
-			return fmt.Errorf("%w: --signal-outlier-duration and --signal-stalled-after take a duration from 1s to 720h", errUsage)
-		}
-	}
+	addr, dbFlag, tlsCert, tlsKey, auditDir, auditMax := f.addr, f.db, f.tlsCert, f.tlsKey, f.auditDir, f.auditMax
+	retain, retainSize, auditRetain, insecure, traces := f.retain, f.retainSize, f.auditRetain, f.insecure, f.traces
+	rollouts, transcripts, rolloutsDir, transcriptsDir := f.rollouts, f.transcripts, f.rolloutsDir, f.transcriptsDir
+	serveGC(os.Getenv, int64(*f.modelCache)<<20)
 	// The token comes from the environment only: a flag would show it to
 	// every user of the machine in ps.
 	token := os.Getenv("HOOKWATCH_TOKEN")
-
-	rolloutsDir, err := serveRolloutsDir(*rollouts)
-	if err != nil {
-		return err
-	}
-	transcriptsDir, err := serveTranscriptsDir(*transcripts)
-	if err != nil {
-		return err
-	}
-	if *prices != "" {
-		t, err := pricing.Load(*prices)
-		if err != nil {
-			return err
-		}
-		pricing.SetDefault(t)
+	if f.priceTable != nil {
+		pricing.SetDefault(f.priceTable)
 	}
 
 	home, err := serveHome()
@@ -213,10 +258,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	cfg := collector.Config{Store: db, Version: version, Token: token, RequireAuth: hasTokens, Logger: log, Privacy: priv,
 		Retain: time.Duration(retain), RetainBytes: int64(retainSize), NoFileStates: guard.Off,
 		AuditDir: *auditDir, AuditMaxFileBytes: *auditMax, AuditRetain: time.Duration(auditRetain),
-		Signals: attribution.Thresholds{FailedRepeats: *failedRepeats, ReadRepeats: *readRepeats, ThrashSwitches: *thrashSwitches,
-			OutlierFactor: *outlierFactor, OutlierSiblings: *outlierSiblings, OutlierCalls: *outlierCalls, OutlierDuration: *outlierDuration,
-			StalledAfter: *stalledAfter},
-		ModelCacheBytes: *modelCache << 20}
+		Signals: attribution.Thresholds{FailedRepeats: *f.failedRepeats, ReadRepeats: *f.readRepeats, ThrashSwitches: *f.thrashSwitches,
+			OutlierFactor: *f.outlierFactor, OutlierSiblings: *f.outlierSiblings, OutlierCalls: *f.outlierCalls, OutlierDuration: *f.outlierDuration,
+			StalledAfter: *f.stalledAfter},
+		ModelCacheBytes: *f.modelCache << 20}
 	if exp, set, err := traces.exporter(ctx, log, db, home); err != nil {
 		db.Close()
 		return err
@@ -482,7 +527,8 @@ func flagEnvs(names []string) []string {
 // flagsFromEnv sets each flag of names (of fs) whose variable (flagEnv)
 // getenv gives a value other than "", before the command line is parsed:
 // a flag given there overrides it. Each flag's usage names its variable.
-// A value the flag refuses is a usage error naming the variable.
+// A value the flag refuses is a usage error naming the variable, a
+// *flagRefusal.
 func flagsFromEnv(fs *flag.FlagSet, names []string, getenv func(string) string) error {
 	for _, name := range names {
 		f, env := fs.Lookup(name), flagEnv(name)
@@ -492,7 +538,7 @@ func flagsFromEnv(fs *flag.FlagSet, names []string, getenv func(string) string) 
 			continue
 		}
 		if err := fs.Set(name, v); err != nil {
-			return fmt.Errorf("%w: %s=%q, the default of --%s: %v", errUsage, env, v, name, err)
+			return &flagRefusal{flag: name, env: env, value: v, err: fmt.Errorf("%w: %v", errUsage, err)}
 		}
 	}
 	return nil
