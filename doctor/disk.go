@@ -48,10 +48,19 @@ func (e *env) serveSettings() serveSettings {
 // which a process a hook starts inherits from the agent's; and how to name
 // it.
 func (e *env) settingsOf(command string) (getenv func(string) string, from string, service bool) {
+	if u, path, ok := e.serviceUnit(); ok && u.Command == command {
+		return func(k string) string { return u.Env[k] }, "the service's unit " + path, true
+	}
+	return e.Getenv, "the environment", false
+}
+
+// serviceUnit returns the user service's unit installed for this home,
+// and its path; false when there is none, or it is another home's.
+func (e *env) serviceUnit() (install.InstalledService, string, bool) {
 	if rel, _ := install.ServiceUnit(runtime.GOOS, "", nil); rel != "" && e.userHome != "" {
 		path := filepath.Join(e.userHome, rel)
 		if b, err := regfile.ReadHead(path, install.MaxServiceUnitSize+1); err == nil {
-			if u, err := install.ReadServiceUnit(runtime.GOOS, b); err == nil && u.Command == command {
+			if u, err := install.ReadServiceUnit(runtime.GOOS, b); err == nil {
 				unitEnv := func(k string) string {
 					if k == "HOME" {
 						return e.userHome
@@ -59,12 +68,12 @@ func (e *env) settingsOf(command string) (getenv func(string) string, from strin
 					return u.Env[k]
 				}
 				if hook.Home(unitEnv) == e.home {
-					return func(k string) string { return u.Env[k] }, "the service's unit " + path, true
+					return u, path, true
 				}
 			}
 		}
 	}
-	return e.Getenv, "the environment", false
+	return install.InstalledService{}, "", false
 }
 
 // archiveKept says how long the compaction archive is kept where the hooks
@@ -78,7 +87,7 @@ func (e *env) archiveKept() string {
 	getenv, from, _ := e.settingsOf("forward")
 	// The value as forward --archive-retain reads it: off, or an age it
 	// checks itself (a forwarder refusing it does not start, which the
-	// forwarder's check reports).
+	// forwarder's settings check reports: checkStartSettings).
 	v := strings.TrimSpace(getenv("HOOKWATCH_ARCHIVE_RETAIN"))
 	switch {
 	case v == "":

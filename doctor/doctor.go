@@ -1,7 +1,9 @@
 // Package doctor checks a hookwatch setup end to end and explains what is
 // wrong: which Claude Code settings files register hookwatch and whether the
 // binaries they name exist, duplicate registrations (events arriving twice),
-// the collector, the spool backlog, recent hook failures, the database
+// the collector, the settings serve and forward read from the environment
+// (this shell's and the service's unit's) and would refuse to start on, the
+// spool backlog, recent hook failures, the database
 // directory, policy files, a live hook round trip and the Claude Code version
 // with what the support rule (install.ClientSupport) says of it; and Codex's
 // hooks files: present, pointing at this hookwatch, trusted.
@@ -118,6 +120,11 @@ type Options struct {
 	// CheckPolicy validates policy files, writing one line per problem to
 	// w; nil skips the policy check. policy.Check fits.
 	CheckPolicy func(w io.Writer, files ...string) error
+	// CheckSettings returns the variables of getenv that command (serve,
+	// forward), started with args, refuses to start on, read as the
+	// command reads them; nil skips the check of the settings serve and
+	// forward read from the environment (checkStartSettings).
+	CheckSettings func(command string, args []string, getenv func(string) string) []Refusal
 	// Timeout bounds each network request and command; default 3 s.
 	Timeout time.Duration
 	// Now is the clock; default time.Now.
@@ -219,6 +226,9 @@ func Run(ctx context.Context, o Options) *Report {
 	}
 	if hook.NeedsForwarder(e.url) {
 		r.add(e.checkForwarder())
+	}
+	for _, c := range e.checkStartSettings() {
+		r.add(c)
 	}
 	r.add(e.checkSpool())
 	r.add(e.checkHookLog())

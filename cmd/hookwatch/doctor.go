@@ -74,6 +74,8 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		// The database serve would open without --db.
 		Database:  dbFile(dbDSN(""), home),
 		RoundTrip: !*noTrip,
+		// serve's and forward's own reading of their settings.
+		CheckSettings: settingRefusals,
 		// Warned about as policy check warns where Codex's hooks run.
 		CheckPolicy: func(w io.Writer, files ...string) error {
 			return policy.CheckWith(w, policy.CheckOptions{Codex: doctor.CodexHooked(os.Getenv, *project)}, files...)

@@ -7,11 +7,14 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/hookwatch/hookwatch/doctor"
 )
 
 // flagRefusal is a value a command refuses of one of its flags, naming the
 // flag: so that a value its variable set (flagsFromEnv) is named by that
-// variable in the command's error.
+// variable, in the command's error and in doctor's report of the
+// environment (settingRefusals), which say the same.
 type flagRefusal struct {
 	flag string
 	// err is the refusal: errUsage's, or the reading's (a price table
@@ -88,6 +91,75 @@ type probeValue bool
 func (probeValue) String() string     { return "" }
 func (probeValue) Set(string) error   { return nil }
 func (p probeValue) IsBoolFlag() bool { return bool(p) }
+
+// envCommand is a command whose flags take their defaults from the
+// environment: its flag set, as the command defines it, the environment
+// read from getenv, with the check it runs once they are parsed; and the
+// flags whose variables set them.
+type envCommand struct {
+	flags func(getenv func(string) string) (*flag.FlagSet, func() error)
+	names []string
+}
+
+// envCommands are serve and forward, the commands a hook or the user
+// service starts with an environment of their own.
+var envCommands = map[string]envCommand{
+	"serve": {
+		flags: func(func(string) string) (*flag.FlagSet, func() error) {
+			fs, f := serveFlagSet(io.Discard, io.Discard)
+			return fs, f.check
+		},
+		names: serveEnvFlags(),
+	},
+	"forward": {
+		flags: func(getenv func(string) string) (*flag.FlagSet, func() error) {
+			fs, f := forwardFlagSet(io.Discard, io.Discard, getenv)
+			return fs, f.check
+		},
+		names: forwardEnvFlags,
+	},
+}
+
+// envExamples are values the flags of envCommands take, for the flags whose
+// default (which is the example otherwise) is none to give: a variable
+// doctor finds refused is fixed by unsetting it or by such a value.
+var envExamples = map[string]string{
+	"retain": "90d", "retain-size": "10GB", "audit-retain": "90d", "archive-retain": "30d",
+}
+
+// settingRefusals returns each variable of command (envCommands) that
+// getenv sets to a value the command refuses to start on, given args, as
+// parseEnvFlags reads them for the command itself: what it says is what it
+// would print as it exits. Those after the first are found with the ones
+// before unset.
+func settingRefusals(command string, args []string, getenv func(string) string) []doctor.Refusal {
+	c, ok := envCommands[command]
+	if !ok {
+		return nil
+	}
+	dropped := map[string]bool{}
+	env := func(k string) string {
+		if dropped[k] {
+			return ""
+		}
+		return getenv(k)
+	}
+	var out []doctor.Refusal
+	for range len(c.names) {
+		fs, check := c.flags(env)
+		var r *flagRefusal
+		if err := parseEnvFlags(fs, c.names, args, env, check); !errors.As(err, &r) || r.env == "" {
+			break
+		}
+		example := envExamples[r.flag]
+		if example == "" {
+			example = fs.Lookup(r.flag).DefValue
+		}
+		out = append(out, doctor.Refusal{Var: r.env, Value: r.value, Says: errorLine(r), Example: example})
+		dropped[r.env] = true
+	}
+	return out
+}
 
 // errorLine is the line a command's error is printed as, as it exits
 // (exitCode).
