@@ -690,6 +690,11 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		c.Message = fmt.Sprintf("%s is not reachable (%v), but this home's collector runs at %s: the command hooks' events reach it through the spool, after trying %s (hook.log says so each time); http hooks and the commands that ask the collector at %s (%s) miss it", e.url, shortErr(err), addr, e.url, e.url, e.urlSource)
 		c.Fix = e.pointFix(addr) + "   # or 'hookwatch stop', and start it at " + e.url
 		return c
+	case err != nil && e.autostarts() && e.autostartRefused():
+		c.Status = Fail
+		c.Message = fmt.Sprintf("%s is not running (%v), and the collector the next hook event starts refuses a setting of this environment (collector settings says which): events wait in the spool", e.url, shortErr(err))
+		c.Fix = "mend the setting collector settings names, then: hookwatch serve   # or let the next hook event start it"
+		return c
 	case err != nil && e.autostarts():
 		// Not a problem: the next hook starts it (hook.Config.Autostart).
 		c.Status = Warn

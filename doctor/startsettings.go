@@ -68,12 +68,7 @@ func (e *env) checkStartSettings() []Check {
 		if !e.autostarts() {
 			who = "hookwatch serve started from this environment"
 		}
-		var args []string
-		if u, err := url.Parse(e.url); err == nil && u.Port() != "" {
-			// As the hook starts it (hook.StartServe).
-			args = []string{"--addr", u.Host}
-		}
-		starters = append(starters, starter{command: "serve", args: args, getenv: e.Getenv, who: who})
+		starters = append(starters, starter{command: "serve", args: e.hookServeArgs(), getenv: e.Getenv, who: who})
 	}
 	if u, path, ok := e.serviceUnit(); ok && (u.Command == "serve" || u.Command == "forward") {
 		// The unit runs the command with no flag: its environment sets them all.
@@ -113,6 +108,22 @@ func (e *env) checkStartSettings() []Check {
 		}
 	}
 	return out
+}
+
+// hookServeArgs are the arguments a hook starts serve with for e.url
+// (hook.StartServe).
+func (e *env) hookServeArgs() []string {
+	if u, err := url.Parse(e.url); err == nil && u.Port() != "" {
+		return []string{"--addr", u.Host}
+	}
+	return nil
+}
+
+// autostartRefused reports whether the collector the next hook starts
+// would refuse a setting of this environment (checkStartSettings says
+// which).
+func (e *env) autostartRefused() bool {
+	return e.CheckSettings != nil && len(e.CheckSettings("serve", e.hookServeArgs(), e.Getenv)) > 0
 }
 
 // settingsName is the name of the check of command's settings.

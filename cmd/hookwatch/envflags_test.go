@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hookwatch/hookwatch/doctor"
@@ -128,6 +129,10 @@ func TestDoctorStartSettings(t *testing.T) {
 			Fix:     "unset " + c.want.Var + ", or set a value it takes, such as " + c.want.Var + "=" + c.want.Example + ", where the agents start (their profile too)"}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("doctor with %v:\n got %+v\nwant %+v", c.env, got, want)
+		}
+		// The collector check does not promise the start that refuses.
+		if col := check(t, r, "collector"); c.command == "serve" && (col.Status != doctor.Fail || !strings.Contains(col.Message, "the collector the next hook event starts refuses a setting of this environment (collector settings says which)")) {
+			t.Errorf("doctor with %v: collector check %+v", c.env, col)
 		}
 		for k := range c.env {
 			t.Setenv(k, "")
