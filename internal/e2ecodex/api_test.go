@@ -208,15 +208,21 @@ func (c *collector) waitEvents(t *testing.T, id string, n int) []apiEvent {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		// What the list says of an event besides the event itself (a copy,
-		// what else reported it) is the model's: the events are read
-		// once the model has applied every one stored.
+		// what else reported it) is the model's: the events are taken
+		// once the model had applied every one of them before they were
+		// read (the session read first: an event stored between the two
+		// reads may be listed before the model applied it).
 		late := time.Now().After(deadline)
 		var evs []apiEvent
 		var s apiSession
-		if c.get(t, "/v1/sessions/"+url.PathEscape(id), &s) == http.StatusOK && (s.DerivedSeq == s.LastSeq || late) {
+		if c.get(t, "/v1/sessions/"+url.PathEscape(id), &s) == http.StatusOK {
 			evs = c.events(t, id)
 		}
-		if len(evs) >= n || late {
+		modelled := true
+		for _, e := range evs {
+			modelled = modelled && e.Seq <= s.DerivedSeq
+		}
+		if len(evs) >= n && modelled || late {
 			return evs
 		}
 		time.Sleep(50 * time.Millisecond)
