@@ -837,9 +837,15 @@ func (e *env) checkHookURL() Check {
 // pointFix is the fix that makes the hooks send to url: install keeps it
 // for every agent, wherever it starts, but HOOKWATCH_URL set here wins
 // over it and is unset first.
-func (e *env) pointFix(url string) string {
+func (e *env) pointFix(url string) string { return PointFix(e.urlSource, url) }
+
+// PointFix is the command that points the hooks, and the commands that ask
+// the collector, at the collector at url, where the URL they use now came
+// from src: 'hookwatch install --url' keeps it, but a HOOKWATCH_URL, which
+// wins over the URL kept, must be unset first.
+func PointFix(src hook.URLSource, url string) string {
 	fix := "hookwatch install --url " + url
-	if e.urlSource == hook.URLFromEnv {
+	if src == hook.URLFromEnv {
 		fix = "unset HOOKWATCH_URL (in the profile Claude Code starts from too), then " + fix
 	}
 	return fix

@@ -62,6 +62,9 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return err
 	}
 	if !healthy(ctx, base, 2*time.Second) {
+		if err := errHomeCollectorElsewhere(base); err != nil {
+			return err
+		}
 		if cfg, _ := hook.ConfigFromEnv(os.Getenv); *noStart || !cfg.Autostart {
 			return fmt.Errorf("no collector answers at %s: %s (or run demo without --no-start, with HOOKWATCH_AUTOSTART on)", base, startHint(base))
 		}

@@ -253,6 +253,37 @@ func TestStartElsewhereDown(t *testing.T) {
 	}
 }
 
+// TestHomeCollectorElsewhere: when nothing answers at the URL the hooks
+// send to (HOOKWATCH_URL mistyped, say) while this home's collector runs at
+// another address, the commands that would start one, or ask it, say where
+// it runs and how to point them at it — no collector of the home can start
+// beside it, so "start one" would only fail.
+func TestHomeCollectorElsewhere(t *testing.T) {
+	projects := filepath.Join(t.TempDir(), "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	newTestEnv(t)
+	running := serveInProcess(t)
+	dead := deadPort(t)
+	t.Setenv("HOOKWATCH_URL", dead.URL())
+	want := "this home's collector runs at " + running
+	fix := "unset HOOKWATCH_URL (in the profile Claude Code starts from too), then hookwatch install --url " + running
+	for _, args := range [][]string{
+		{"demo", "--speed", "1000"}, {"demo", "--no-start"},
+		{"import", projects}, {"import", "--no-start", projects},
+		{"doctor", "--start"},
+		{"sessions", "diff", "a", "b"},
+	} {
+		out, _, err := hw(t, "", args...)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), fix) ||
+			strings.Contains(err.Error(), "start one with") || strings.Contains(err.Error(), "then hookwatch serve") {
+			t.Errorf("%s with this home's collector at %s and HOOKWATCH_URL %s: %v\nwant it to say %q and %q", strings.Join(args, " "), running, dead.URL(), err, want, fix)
+		}
+		if out != "" {
+			t.Errorf("%s printed, then failed:\n%s", strings.Join(args, " "), out)
+		}
+	}
+}
+
 // TestStartFailsAtOnce: a collector the command starts that cannot run
 // (its address taken by another program) is reported at once, with the
 // reason serve gave, not after the wait for an answer with a pointer to a

@@ -519,6 +519,9 @@ func importCollector(ctx context.Context, dryRun, noStart bool, stderr io.Writer
 	if dryRun {
 		return base, token, false, nil
 	}
+	if err := errHomeCollectorElsewhere(base); err != nil {
+		return "", "", false, err
+	}
 	if cfg, _ := hook.ConfigFromEnv(os.Getenv); noStart || !cfg.Autostart {
 		return "", "", false, fmt.Errorf("no collector answers at %s: %s", base, startHint(base))
 	}

@@ -75,6 +75,11 @@ func health(ctx context.Context, base, token string, timeout time.Duration) (ok,
 // that is not on this machine it starts nothing, and its error says that
 // none answers there and what to check.
 func startCollector(ctx context.Context, home, base string) error {
+	if err := errHomeCollectorElsewhere(base); err != nil {
+		// serve would exit at once, saying that this home's collector
+		// runs: what is wrong is the URL, not a collector missing.
+		return err
+	}
 	addr, err := localListenAddr(base)
 	if err != nil {
 		// What the user lacks is the collector at base (a team server
@@ -142,6 +147,27 @@ func lastLogLine(path string, offset int64) string {
 	return strings.TrimPrefix(strings.TrimSpace(lines[len(lines)-1]), "hookwatch: ")
 }
 
+// errHomeCollectorElsewhere is the error of a command that found no
+// collector answering at base, the URL the hooks send to, while this home's
+// collector runs at another address (hook.AttachedElsewhere: HOOKWATCH_URL
+// mistyped, or serve started with another --addr): where it runs, and how
+// to point the hooks and the commands at it, since no other collector of
+// the home can start beside it. nil when the home's collector is not
+// running elsewhere.
+func errHomeCollectorElsewhere(base string) error {
+	c, ok := hook.AttachedElsewhere(hook.Home(os.Getenv), base)
+	if !ok {
+		return nil
+	}
+	at := "http://" + c.Addr
+	pid := ""
+	if c.PID > 0 {
+		pid = fmt.Sprintf(" (pid %d)", c.PID)
+	}
+	return fmt.Errorf("%w at %s (%s), but this home's collector runs at %s%s, and no other can start beside it: %s, or 'hookwatch stop' and start it at %s",
+		errUnreachable, base, urlSource(), at, pid, doctor.PointFix(urlSource(), at), base)
+}
+
 // localListenAddr is the address a collector on this machine listens on
 // to answer at base, an http:// URL of a loopback host with a port.
 func localListenAddr(base string) (string, error) {
@@ -196,6 +222,9 @@ var errUnreachable = errors.New("cannot reach the collector")
 // (err): where base comes from, and what starts one or points the
 // commands at another.
 func unreachable(base string, err error) error {
+	if err := errHomeCollectorElsewhere(base); err != nil {
+		return err
+	}
 	return fmt.Errorf("%w at %s (%s): %v: start it with hookwatch serve, or %s", errUnreachable, base, urlSource(), err, pointHint)
 }
 
