@@ -284,6 +284,30 @@ func TestHomeCollectorElsewhere(t *testing.T) {
 	}
 }
 
+// TestStartHomeUnusable: a command that starts a collector for a
+// HOOKWATCH_HOME it cannot create says which directory, the variable and
+// the way out, as serve does, before starting anything.
+func TestStartHomeUnusable(t *testing.T) {
+	newTestEnv(t)
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(file, "home")
+	t.Setenv("HOOKWATCH_HOME", home)
+	for _, args := range [][]string{{"demo", "--speed", "1000"}, {"doctor", "--start"}} {
+		out, _, err := hw(t, "", args...)
+		for _, w := range []string{"cannot create the data directory " + home + " (HOOKWATCH_HOME)", "set HOOKWATCH_HOME to a directory you can write in"} {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s with HOOKWATCH_HOME=%s: %v, want an error saying %q", strings.Join(args, " "), home, err, w)
+			}
+		}
+		if out != "" {
+			t.Errorf("%s printed, then failed:\n%s", strings.Join(args, " "), out)
+		}
+	}
+}
+
 // TestStartFailsAtOnce: a collector the command starts that cannot run
 // (its address taken by another program) is reported at once, with the
 // reason serve gave, not after the wait for an answer with a pointer to a

@@ -90,6 +90,11 @@ func startCollector(ctx context.Context, home, base string) error {
 	if err != nil {
 		return err
 	}
+	// serve would refuse a home it cannot write in, but only in its log,
+	// which lives there.
+	if err := makeHome(home); err != nil {
+		return err
+	}
 	logPath := filepath.Join(home, hook.ServeLog)
 	var logStart int64
 	if fi, err := os.Stat(logPath); err == nil {

@@ -677,20 +677,31 @@ func serveFollowDir(flag, setting string, auto func() (string, error)) (string, 
 // and how to name another, not with an error of the database or the spool.
 func serveHome() (string, error) {
 	home := hook.Home(os.Getenv)
+	if err := makeHome(home); err != nil {
+		return "", err
+	}
+	return home, nil
+}
+
+// makeHome creates the data directory home, 0700, and checks that it can
+// be written in; its error names the directory and how to name another.
+// It is what serve checks first, and what a command that starts a
+// collector for home checks before starting it.
+func makeHome(home string) error {
 	const fix = "set HOOKWATCH_HOME to a directory you can write in (default ~/.hookwatch)"
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		if fi, serr := os.Stat(home); serr == nil && !fi.IsDir() {
-			return "", fmt.Errorf("the data directory %s (HOOKWATCH_HOME) is a file: move it away, or %s", home, fix)
+			return fmt.Errorf("the data directory %s (HOOKWATCH_HOME) is a file: move it away, or %s", home, fix)
 		}
-		return "", fmt.Errorf("cannot create the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err, home), fix)
+		return fmt.Errorf("cannot create the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err, home), fix)
 	}
 	f, err := os.CreateTemp(home, ".hookwatch-probe-*")
 	if err != nil {
-		return "", fmt.Errorf("cannot write in the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err, home), fix)
+		return fmt.Errorf("cannot write in the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err, home), fix)
 	}
 	f.Close()
 	os.Remove(f.Name())
-	return home, nil
+	return nil
 }
 
 // serveHasTokens reports whether db keeps any access token, revoked ones
