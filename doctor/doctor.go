@@ -769,13 +769,16 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		c.Fix = "if that is not meant: stop that collector where it runs ('hookwatch stop' with its HOOKWATCH_HOME), or run this home's elsewhere: hookwatch serve --addr 127.0.0.1:<port>, and " + e.pointFix("http://127.0.0.1:<port>")
 		return c
 	}
-	if info, attached := spool.Consumer(filepath.Join(e.home, "spool")); attached && "http://"+info.Addr == e.url && replacedBinary(info.PID) {
-		// An upgrade replaced the binary; the collector a hook started
-		// before it still runs the old one, and this home's hooks ask it
-		// for their policies' answers.
-		c.Status = Warn
-		c.Message += fmt.Sprintf("; it (pid %d) runs a hookwatch binary replaced since it started: its policies, model and schema are the old version's", info.PID)
-		c.Fix = "hookwatch stop   # the next hook starts the new one (or: hookwatch serve; a service: hookwatch service install again)"
+	if info, attached := spool.Consumer(filepath.Join(e.home, "spool")); attached && "http://"+info.Addr == e.url {
+		if exe, replaced := replacedBinary(info.PID); replaced {
+			// An upgrade replaced the binary; the collector a hook started
+			// before it still runs the old one, and this home's hooks ask it
+			// for their policies' answers.
+			c.Status = Warn
+			msg, fix := replacedMessage(info.PID, exe)
+			c.Message += msg
+			c.Fix = fix
+		}
 	}
 	if h.Status == "degraded" {
 		c.Status = Warn
@@ -918,11 +921,30 @@ func recentLogLines(path string, since time.Time) []string {
 
 // replacedBinary reports whether process pid runs an executable that was
 // replaced (deleted or renamed over) since it started, as an upgrade
-// does: Linux names it "… (deleted)". Elsewhere, or without a pid, false.
-func replacedBinary(pid int) bool {
+// does, or the removal of a build of 'go run': Linux names it "…
+// (deleted)". exe is the path it ran from. Elsewhere, or without a pid,
+// false.
+func replacedBinary(pid int) (exe string, replaced bool) {
 	if pid <= 0 || runtime.GOOS != "linux" {
-		return false
+		return "", false
 	}
 	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-	return err == nil && strings.HasSuffix(exe, " (deleted)")
+	if err != nil || !strings.HasSuffix(exe, " (deleted)") {
+		return "", false
+	}
+	return strings.TrimSuffix(exe, " (deleted)"), true
+}
+
+// replacedMessage is what the collector check adds, and its fix, for the
+// collector pid whose binary exe is gone since it started. A build of 'go
+// run' (README's first 'go run ./cmd/hookwatch demo' starts one in the
+// background) was removed, not upgraded: said so, since nothing was
+// installed over it.
+func replacedMessage(pid int, exe string) (msg, fix string) {
+	if install.IsTemporaryBuild(exe) {
+		return fmt.Sprintf("; it (pid %d) runs a build of 'go run' that is gone (%s), started by a 'go run ./cmd/hookwatch' demo or serve: not the hookwatch installed here", pid, exe),
+			"hookwatch stop   # the next hook starts the installed one (or: hookwatch serve)"
+	}
+	return fmt.Sprintf("; it (pid %d) runs a hookwatch binary replaced since it started: its policies, model and schema are the old version's", pid),
+		"hookwatch stop   # the next hook starts the new one (or: hookwatch serve; a service: hookwatch service install again)"
 }

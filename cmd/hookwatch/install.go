@@ -382,7 +382,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	// The hooks run the binary install finds beside itself: one 'go run'
 	// built goes away, and every hook event would fail from then on.
-	if self, _, err := binaries(); err == nil && isTemporaryBuild(self) {
+	if self, _, err := binaries(); err == nil && install.IsTemporaryBuild(self) {
 		return fmt.Errorf("%s is a build of 'go run', deleted when it exits or when the build cache is trimmed, and the hooks would fail from then on: install hookwatch (go install ./cmd/hookwatch ./cmd/hookwatch-hook), then run that binary's 'hookwatch install'", self)
 	}
 	ca, err := readCA(*caFile)

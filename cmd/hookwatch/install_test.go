@@ -925,7 +925,7 @@ func TestInstallRefusesTemporaryBuild(t *testing.T) {
 		}
 	}
 	// Not a build of go run: a directory of that name elsewhere in the path.
-	if isTemporaryBuild(filepath.Join(os.TempDir(), "go-build-tools", "bin", "hookwatch")) {
+	if install.IsTemporaryBuild(filepath.Join(os.TempDir(), "go-build-tools", "bin", "hookwatch")) {
 		t.Error("a go-build-tools directory taken for go run's")
 	}
 }

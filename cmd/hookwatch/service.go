@@ -111,7 +111,7 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	if action == "install" && isTemporaryBuild(self) {
+	if action == "install" && install.IsTemporaryBuild(self) {
 		return fmt.Errorf("%s is a build of 'go run', deleted when it exits or when the build cache is trimmed: install hookwatch (go install ./cmd/hookwatch), then run that binary's 'hookwatch service install'", self)
 	}
 	home, err := os.UserHomeDir()
@@ -326,32 +326,6 @@ func absolutePaths(env map[string]string) {
 			env[k] = abs
 		}
 	}
-}
-
-// isTemporaryBuild reports whether path is a binary 'go run' built: in
-// <temp>/go-build…/…/exe/<name>, removed when it exits (Go before 1.24), or
-// in the build cache, <cache>/<2 hex digits>/<hash>-d/<name>, removed by
-// 'go clean -cache' and by the cache's trim of what it has not used for a
-// few days — the cache being <user cache dir>/go-build, or GOCACHE. A unit
-// or a hook naming such a binary fails from then on.
-func isTemporaryBuild(path string) bool {
-	dir := filepath.Dir(path)
-	if filepath.Base(dir) == "exe" {
-		for d := filepath.Dir(dir); d != filepath.Dir(d); d = filepath.Dir(d) {
-			if strings.HasPrefix(filepath.Base(d), "go-build") {
-				return true
-			}
-		}
-	}
-	entry, shard := filepath.Base(dir), filepath.Dir(dir)
-	prefix := filepath.Base(shard)
-	if len(prefix) != 2 || !strings.HasPrefix(entry, prefix) || !strings.HasSuffix(entry, "-d") ||
-		strings.Trim(strings.TrimSuffix(entry, "-d"), "0123456789abcdef") != "" {
-		return false
-	}
-	cache := filepath.Dir(shard)
-	gocache := os.Getenv("GOCACHE")
-	return filepath.Base(cache) == "go-build" || (gocache != "" && filepath.Clean(gocache) == cache)
 }
 
 // serviceInstall writes content to path over old, the unit installed
