@@ -119,7 +119,7 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		"Reads the database directly; a collector may be running.\n"+
 		"Exit status: 0 every session exported; 1 an error; 2 a usage error; 130 stopped by\n"+
 		"Ctrl-C (143 by SIGTERM): stderr says how many sessions were exported whole before it.\nFormats:"+formats.String(), stdout, stderr)
-	session := fs.String("session", "", "the session to export")
+	session := fs.String("session", "", "the session to export: its id, or the start of it (8 characters at least) as sessions diff takes it")
 	since := fs.String("since", "", "export every session active since TIME: RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or an age back from now (7d, 2w, 24h)")
 	format := fs.String("format", "jsonl", "output format: "+strings.Join(names, ", "))
 	out := fs.String("out", ".", "output directory of --format jsonl")
@@ -168,7 +168,16 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 
 	ids := []string{*session}
 	if *session != "" {
-		if _, err := db.Session(ctx, *session); errors.Is(err, store.ErrNotFound) {
+		_, err := db.Session(ctx, *session)
+		if errors.Is(err, store.ErrNotFound) && isPrefix(*session) {
+			// The start of an id, as sessions diff and the listings
+			// print one.
+			if ids[0], err = sessionByPrefix(ctx, db, *session); err != nil {
+				return err
+			}
+			_, err = db.Session(ctx, ids[0])
+		}
+		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("cannot export: no session %q in %s", *session, dbName)
 		} else if err != nil {
 			return fmt.Errorf("cannot export: %w", err)
@@ -230,6 +239,22 @@ func sessionsSince(ctx context.Context, st store.Store, from time.Time) ([]strin
 		}
 		f.Cursor = page.Next
 	}
+}
+
+// sessionByPrefix is the session of st whose id starts with prefix, as
+// pickPrefixed picks it.
+func sessionByPrefix(ctx context.Context, st store.Store, prefix string) (string, error) {
+	all, err := sessionsSince(ctx, st, time.Time{})
+	if err != nil {
+		return "", fmt.Errorf("cannot export: %w", err)
+	}
+	var matches []string
+	for _, id := range all {
+		if strings.HasPrefix(id, prefix) {
+			matches = append(matches, id)
+		}
+	}
+	return pickPrefixed(prefix, matches)
 }
 
 // exportJSONL writes each session's audit trail into its directory under

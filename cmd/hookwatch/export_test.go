@@ -285,3 +285,23 @@ func TestProgressSkip(t *testing.T) {
 	var none *progress
 	none.skip(5) // no bar: nothing to take from
 }
+
+// TestExportSessionPrefix: --session takes the start of an id, at least
+// the 8 characters that sessions diff and the listings print, as sessions
+// diff takes it; a shorter one is no session.
+func TestExportSessionPrefix(t *testing.T) {
+	t.Setenv("HOOKWATCH_HOME", t.TempDir())
+	t.Setenv("HOOKWATCH_DB", exportDB(t))
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"export", "--session", mainSession[:8], "--out", out}, nil, &stdout, &stderr); err != nil {
+		t.Fatalf("export --session %s: %v\n%s", mainSession[:8], err, stderr.String())
+	}
+	if want := filepath.Join(out, mainSession) + ": 52 events, 12 tool calls\n"; stdout.String() != want {
+		t.Fatalf("export --session %s printed %q, want %q", mainSession[:8], stdout.String(), want)
+	}
+	err := run(context.Background(), []string{"export", "--session", mainSession[:7], "--out", t.TempDir()}, nil, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), `no session "`+mainSession[:7]+`"`) {
+		t.Fatalf("export --session %s: %v, want no such session", mainSession[:7], err)
+	}
+}

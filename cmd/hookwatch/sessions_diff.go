@@ -94,7 +94,7 @@ const minPrefix = 8
 func sessionsByPrefix(ctx context.Context, base, token string, ids []string) error {
 	found := map[string][]string{}
 	for _, id := range ids {
-		if len(id) >= minPrefix && len(id) < 36 {
+		if isPrefix(id) {
 			found[id] = nil
 		}
 	}
@@ -120,15 +120,31 @@ func sessionsByPrefix(ctx context.Context, base, token string, ids []string) err
 		return err
 	}
 	for i, id := range ids {
-		switch matches, short := found[id]; {
-		case !short || len(matches) == 0:
-		case len(matches) == 1:
-			ids[i] = matches[0]
-		default:
-			return fmt.Errorf("%w: %d sessions start with %s: %s; give more of its id", errUsage, len(matches), id, strings.Join(matches, ", "))
+		if matches, short := found[id]; short {
+			var err error
+			if ids[i], err = pickPrefixed(id, matches); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// isPrefix reports whether id is shorter than a whole session id but at
+// least minPrefix long: the start of one, to look for.
+func isPrefix(id string) bool { return len(id) >= minPrefix && len(id) < 36 }
+
+// pickPrefixed is the session of matches, the ids that start with prefix:
+// the one there is, prefix itself when there is none (for the caller to
+// say it is not found), and an error naming them when there are several.
+func pickPrefixed(prefix string, matches []string) (string, error) {
+	switch len(matches) {
+	case 0:
+		return prefix, nil
+	case 1:
+		return matches[0], nil
+	}
+	return "", fmt.Errorf("%w: %d sessions start with %s: %s; give more of its id", errUsage, len(matches), prefix, strings.Join(matches, ", "))
 }
 
 // printComparison prints a comparison as a table: A's column, then B's.
