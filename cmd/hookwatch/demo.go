@@ -71,7 +71,7 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if err := startCollector(ctx, hook.Home(os.Getenv), base); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "No collector answered at %s: started one in the background (stop it with: hookwatch stop).\n", base)
+		fmt.Fprintf(stdout, "No collector answered at %s: started one in the background (stop it with: %s stop).\n", base, selfName())
 	}
 
 	// A collector that refuses the token says so before the link to a

@@ -528,7 +528,7 @@ func importCollector(ctx context.Context, dryRun, noStart bool, stderr io.Writer
 	if err := startCollector(ctx, hook.Home(os.Getenv), base); err != nil {
 		return "", "", false, err
 	}
-	fmt.Fprintf(stderr, "No collector answered at %s: started one in the background (stop it with: hookwatch stop).\n", base)
+	fmt.Fprintf(stderr, "No collector answered at %s: started one in the background (stop it with: %s stop).\n", base, selfName())
 	return base, token, true, nil
 }
 

@@ -59,6 +59,17 @@ func binaries() (self, hookBin string, err error) {
 	return exe, exe, nil
 }
 
+// selfName is how the user runs this hookwatch, for the commands a
+// message gives to run next: "go run ./cmd/hookwatch" from a build of 'go
+// run' (the README's first lines run it so, before anything is installed:
+// no hookwatch is on PATH yet), else "hookwatch".
+func selfName() string {
+	if self, _, err := binaries(); err == nil && install.IsTemporaryBuild(self) {
+		return "go run ./cmd/hookwatch"
+	}
+	return "hookwatch"
+}
+
 // claudeVersion is what "claude --version" says, "" when it cannot tell.
 func claudeVersion(ctx context.Context) string {
 	return doctor.ClaudeVersion(ctx, 3*time.Second)

@@ -316,7 +316,8 @@ func alreadyRuns(home string, c spool.ConsumerInfo) error {
 	if c.PID > 0 {
 		pid = fmt.Sprintf(" (pid %d)", c.PID)
 	}
-	return fmt.Errorf("a collector already runs for %s at http://%s%s, started by a hookwatch serve in another shell, by a hook, hookwatch demo or a service; its dashboard is there. To run one in the foreground instead: hookwatch stop, then hookwatch serve", home, c.Addr, pid)
+	hw := selfName()
+	return fmt.Errorf("a collector already runs for %s at http://%s%s, started by a hookwatch serve in another shell, by a hook, hookwatch demo or a service; its dashboard is there. To run one in the foreground instead: %s stop, then %s serve", home, c.Addr, pid, hw, hw)
 }
 
 // claimed explains a database another collector serves (sqlite.Claim): the

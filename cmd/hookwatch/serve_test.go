@@ -1011,3 +1011,29 @@ func TestServeSaysWhatAnUpgradeDid(t *testing.T) {
 		t.Errorf("a start on a current database:\n%s", logs.String())
 	}
 }
+
+// TestServeAlreadyRunsFromGoRun: run as a build of 'go run' (the README's
+// first lines, before anything is installed), the second serve names the
+// commands as the user runs them, since no hookwatch is on PATH yet.
+func TestServeAlreadyRunsFromGoRun(t *testing.T) {
+	home := freshHome(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	line, _ := startServe(t, ctx, "--addr", "127.0.0.1:0")
+	t.Setenv("HOOKWATCH_URL", servedURL(line))
+	old := executable
+	t.Cleanup(func() { executable = old })
+	for _, tmp := range goRunBuilds(t) {
+		executable = func() (string, error) { return tmp, nil }
+		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, nil, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "a collector already runs for "+home) ||
+			!strings.Contains(err.Error(), "go run ./cmd/hookwatch stop, then go run ./cmd/hookwatch serve") {
+			t.Errorf("second serve from the go run build %s: %v", tmp, err)
+		}
+	}
+	executable = func() (string, error) { return filepath.Join(t.TempDir(), "hookwatch"), nil }
+	err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, nil, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "To run one in the foreground instead: hookwatch stop, then hookwatch serve") {
+		t.Errorf("second serve from an installed binary: %v", err)
+	}
+}
