@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,15 +48,7 @@ func TestJaegerTrace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	line, done := startServe(t, ctx, "--addr", "127.0.0.1:0", "--watch-transcripts", "off", "--codex-rollouts", "off", "--otlp-endpoint", j.Endpoint)
-	body, err := json.Marshal(map[string]any{"envelopes": envs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := http.Post(servedURL(line)+"/v1/events", "application/json", bytes.NewReader(body))
-	if err != nil || res.StatusCode != 200 {
-		t.Fatalf("POST: %v %v", res, err)
-	}
-	res.Body.Close()
+	mustPost(t, servedURL(line), envs)
 	// Every span is final once the events are in: the live push sends
 	// them all before serve stops (which would send what is open).
 	if _, err := j.WaitSpans(traceID, len(want), 30*time.Second); err != nil {

@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
 	"github.com/hookwatch/hookwatch/attribution"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/export/otlp"
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/internal/otelcol"
@@ -44,15 +47,7 @@ func TestServeResendsOwedSpans(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	line, done := startServe(t, ctx, args...)
 	url := servedURL(line)
-	body, err := json.Marshal(map[string]any{"envelopes": envs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := http.Post(url+"/v1/events", "application/json", bytes.NewReader(body))
-	if err != nil || res.StatusCode != 200 {
-		t.Fatalf("POST: %v %v", res, err)
-	}
-	res.Body.Close()
+	mustPost(t, url, envs)
 	// A request tried: the session was recorded before it.
 	waitMetric(t, url, "hookwatch_otlp_requests_total", "1")
 	cancel()
@@ -78,14 +73,8 @@ func TestServeResendsOwedSpans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := map[string]bool{}
-	for _, sp := range got {
-		ids[sp.SpanID] = true
-	}
-	for _, w := range want {
-		if !ids[hex.EncodeToString(w.SpanId)] {
-			t.Fatalf("span %s %x not received", w.Name, w.SpanId)
-		}
+	if missing := missingSpans(want, got); len(missing) > 0 {
+		t.Fatalf("span %s %x not received", missing[0].Name, missing[0].SpanId)
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -136,15 +125,7 @@ func TestServeMovesOwedFile(t *testing.T) {
 	// Stored without an exporter: no span sent.
 	ctx, cancel := context.WithCancel(context.Background())
 	line, done := startServe(t, ctx, base...)
-	body, err := json.Marshal(map[string]any{"envelopes": envs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := http.Post(servedURL(line)+"/v1/events", "application/json", bytes.NewReader(body))
-	if err != nil || res.StatusCode != 200 {
-		t.Fatalf("POST: %v %v", res, err)
-	}
-	res.Body.Close()
+	mustPost(t, servedURL(line), envs)
 	waitBody(t, servedURL(line)+"/v1/sessions/owed-file/tool-calls", `"tool_use_id"`)
 	cancel()
 	if err := <-done; err != nil {
@@ -164,14 +145,8 @@ func TestServeMovesOwedFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := map[string]bool{}
-	for _, sp := range got {
-		ids[sp.SpanID] = true
-	}
-	for _, w := range want {
-		if !ids[hex.EncodeToString(w.SpanId)] {
-			t.Fatalf("span %s %x not received", w.Name, w.SpanId)
-		}
+	if missing := missingSpans(want, got); len(missing) > 0 {
+		t.Fatalf("span %s %x not received", missing[0].Name, missing[0].SpanId)
 	}
 	if _, err := os.Stat(owed); !os.IsNotExist(err) {
 		t.Errorf("%s is still there once moved: %v", owed, err)
@@ -219,15 +194,7 @@ func TestServeTeamOwedSpansSurviveHandover(t *testing.T) {
 	envs := demo.Big(demo.BigSpec{SessionID: "owed-team", Start: time.Now().Add(-time.Hour), Events: 300, Agents: 2, Ended: true, Seed: 7})
 	s := attribution.Build(envs).Session("owed-team")
 	want := otlp.Spans(otlp.Session{Summary: s.Summary(), Agents: s.Agents, ToolCalls: s.ToolCalls})
-	body, err := json.Marshal(map[string]any{"envelopes": envs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := http.Post(a.URL()+"/v1/events", "application/json", bytes.NewReader(body))
-	if err != nil || res.StatusCode != 200 {
-		t.Fatalf("POST: %v %v", res, err)
-	}
-	res.Body.Close()
+	mustPost(t, a.URL(), envs)
 	// The holder's live push gives up on the receiver: the session owed.
 	waitMetric(t, a.URL(), "hookwatch_otlp_sessions_owed", "1")
 	a.Stop(t)
@@ -245,16 +212,7 @@ func TestServeTeamOwedSpansSurviveHandover(t *testing.T) {
 	missing := want
 	for deadline := time.Now().Add(30 * time.Second); len(missing) > 0; time.Sleep(100 * time.Millisecond) {
 		got, _ := rcv.Spans(traceID)
-		ids := map[string]bool{}
-		for _, sp := range got {
-			ids[sp.SpanID] = true
-		}
-		missing = missing[:0:0]
-		for _, w := range want {
-			if !ids[hex.EncodeToString(w.SpanId)] {
-				missing = append(missing, w)
-			}
-		}
+		missing = missingSpans(want, got)
 		if len(missing) > 0 && time.Now().After(deadline) {
 			t.Fatalf("%d of %d spans not received, %s %x among them\nthe second collector's log:\n%s",
 				len(missing), len(want), missing[0].Name, missing[0].SpanId, b.Log())
@@ -309,4 +267,34 @@ func waitBody(t *testing.T, url, want string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// mustPost POSTs envs to the collector at url in one batch, failing
+// the test unless it is stored.
+func mustPost(t *testing.T, url string, envs []event.Envelope) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"envelopes": envs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Post(url+"/v1/events", "application/json", bytes.NewReader(body))
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("POST: %v %v", res, err)
+	}
+	res.Body.Close()
+}
+
+// missingSpans returns the spans of want no span of got has the id of.
+func missingSpans(want []*tracepb.Span, got []otelcol.Span) []*tracepb.Span {
+	ids := make(map[string]bool, len(got))
+	for _, sp := range got {
+		ids[sp.SpanID] = true
+	}
+	var missing []*tracepb.Span
+	for _, w := range want {
+		if !ids[hex.EncodeToString(w.SpanId)] {
+			missing = append(missing, w)
+		}
+	}
+	return missing
 }
