@@ -249,23 +249,7 @@ func TestAuditRetain(t *testing.T) {
 	envs := claudeCorpus(t)
 	// A trail a collector wrote long ago.
 	const oldSession = "0e2e0b5d-7136-4322-8086-c38ed16b10ad"
-	w, err := audit.NewWriter(dir, audit.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteEvents(oldSession, []audit.Event{{Schema: audit.EventSchema, SessionID: oldSession, Seq: 1, ID: "old"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-100 * 24 * time.Hour)
-	files, _ := filepath.Glob(filepath.Join(dir, oldSession, "*"))
-	for _, f := range files {
-		if err := os.Chtimes(f, old, old); err != nil {
-			t.Fatal(err)
-		}
-	}
+	oldAuditTrail(t, dir, oldSession)
 	s := newServer(t, collector.Config{AuditDir: dir, AuditRetain: 90 * 24 * time.Hour})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -299,32 +283,7 @@ func TestAuditRetainMetrics(t *testing.T) {
 	defer collector.SetAuditPruneEveryForTest(20 * time.Millisecond)()
 	dir := t.TempDir()
 	const oldSession = "0e2e0b5d-7136-4322-8086-c38ed16b10ad"
-	w, err := audit.NewWriter(dir, audit.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteEvents(oldSession, []audit.Event{{Schema: audit.EventSchema, SessionID: oldSession, Seq: 1, ID: "old"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-100 * 24 * time.Hour)
-	files, _ := filepath.Glob(filepath.Join(dir, oldSession, "*"))
-	var size int
-	for _, f := range files {
-		fi, err := os.Stat(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		size += int(fi.Size())
-		if err := os.Chtimes(f, old, old); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if size == 0 {
-		t.Fatal("the old trail is empty")
-	}
+	size := oldAuditTrail(t, dir, oldSession)
 	start := time.Now().Unix()
 	s := newServer(t, collector.Config{AuditDir: dir, AuditRetain: 90 * 24 * time.Hour})
 	wait := func(name string, want int) {
@@ -373,4 +332,37 @@ func TestAuditRetainMetrics(t *testing.T) {
 	if err := os.Rename(dir+".away", dir); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// oldAuditTrail writes in dir an audit trail of session, one event, last
+// written 100 days ago, and returns its files' size in bytes.
+func oldAuditTrail(t *testing.T, dir, session string) int {
+	t.Helper()
+	w, err := audit.NewWriter(dir, audit.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteEvents(session, []audit.Event{{Schema: audit.EventSchema, SessionID: session, Seq: 1, ID: "old"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-100 * 24 * time.Hour)
+	files, _ := filepath.Glob(filepath.Join(dir, session, "*"))
+	size := 0
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size += int(fi.Size())
+		if err := os.Chtimes(f, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if size == 0 {
+		t.Fatal("the old trail is empty")
+	}
+	return size
 }

@@ -1228,13 +1228,7 @@ func TestDisk(t *testing.T) {
 	if unit == "" {
 		t.Skip("no service manager on " + runtime.GOOS)
 	}
-	unit = filepath.Join(vars["HOME"], unit)
-	if err := os.MkdirAll(filepath.Dir(unit), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(unit, content, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	unit = writeUnit(t, vars["HOME"], unit, content)
 	if c := e.checkDisk(); c.Status != OK || !strings.Contains(c.Message, "retain 90d") {
 		t.Fatalf("with the service's retention: %s %q %q", c.Status, c.Message, c.Details)
 	}
@@ -1272,13 +1266,7 @@ func TestDiskArchiveForwarder(t *testing.T) {
 	// this shell's.
 	unit, content := install.ForwarderUnit(runtime.GOOS, "/usr/local/bin/hookwatch", map[string]string{"HOOKWATCH_ARCHIVE_RETAIN": "90d", "HOOKWATCH_HOME": home})
 	if unit != "" {
-		unit = filepath.Join(vars["HOME"], unit)
-		if err := os.MkdirAll(filepath.Dir(unit), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(unit, content, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		unit = writeUnit(t, vars["HOME"], unit, content)
 		says("archive 3.0 KiB (the forwarder deletes a session's once untouched for 90d, from the service's unit " + unit + ")")
 	}
 
@@ -1288,4 +1276,18 @@ func TestDiskArchiveForwarder(t *testing.T) {
 	if c := e.checkDisk(); strings.Contains(c.Message, "forwarder") || strings.Contains(c.Message, "kept whole") {
 		t.Errorf("disk check of a local collector's home: %q", c.Message)
 	}
+}
+
+// writeUnit writes a service unit (install.ServiceUnit's path, relative to
+// home) where the service manager of home reads it, and returns its path.
+func writeUnit(t *testing.T, home, unit string, content []byte) string {
+	t.Helper()
+	unit = filepath.Join(home, unit)
+	if err := os.MkdirAll(filepath.Dir(unit), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(unit, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return unit
 }

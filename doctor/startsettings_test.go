@@ -53,13 +53,7 @@ func TestStartSettingsAsked(t *testing.T) {
 	if unit == "" {
 		t.Skip("no service manager on " + runtime.GOOS)
 	}
-	unit = filepath.Join(vars["HOME"], unit)
-	if err := os.MkdirAll(filepath.Dir(unit), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(unit, content, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	unit = writeUnit(t, vars["HOME"], unit, content)
 	got = nil
 	e.checkStartSettings()
 	if want := []asked{{"forward", []string{"--url", "https://hookwatch.example.com"}, "shell"}, {"forward", nil, "unit"}}; !reflect.DeepEqual(got, want) {
