@@ -1,7 +1,8 @@
 // Package doctor checks a hookwatch setup end to end and explains what is
 // wrong: which Claude Code settings files register hookwatch and whether the
 // binaries they name exist, duplicate registrations (events arriving twice),
-// the collector, the settings serve and forward read from the environment
+// the collector, a HOOKWATCH_ADDR that is not the address of the hooks'
+// URL, the settings serve and forward read from the environment
 // (this shell's and the service's unit's) and would refuse to start on, the
 // spool backlog, recent hook failures, the database
 // directory, policy files, a live hook round trip and the Claude Code version
@@ -26,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -220,6 +222,9 @@ func Run(ctx context.Context, o Options) *Report {
 	}
 	r.add(e.checkRegistration())
 	r.add(e.checkHookURL())
+	if c, ok := e.checkServeAddr(); ok {
+		r.add(c)
+	}
 	r.add(e.checkCollector(ctx))
 	if c, ok := e.checkTeamURL(); ok {
 		r.add(c)
@@ -835,6 +840,29 @@ func (e *env) checkHookURL() Check {
 		c.Fix = "unset HOOKWATCH_URL where the agent starts, or keep it for every agent: hookwatch install --url " + e.url
 	}
 	return c
+}
+
+// checkServeAddr warns, and is reported (ok), when HOOKWATCH_ADDR is set
+// to another address than the hooks' URL's, a collector on this machine's
+// (http://, a loopback host, a port). HOOKWATCH_ADDR is the address of
+// 'hookwatch serve' run without --addr; the collector a hook, demo, import
+// or doctor --start starts for the hooks listens where they send,
+// whatever it says. A serve started by hand there gets no events from
+// the hooks, and the collector the hooks start is not where the user
+// looks for it.
+func (e *env) checkServeAddr() (Check, bool) {
+	set := e.Getenv("HOOKWATCH_ADDR")
+	u, err := url.Parse(e.url)
+	if set == "" || err != nil || u.Scheme != "http" || u.Port() == "" || !e.localURL() || install.ListensAt(set, u.Host) {
+		return Check{}, false
+	}
+	return Check{
+		Name:   "HOOKWATCH_ADDR",
+		Status: Warn,
+		Message: fmt.Sprintf("HOOKWATCH_ADDR=%s here, but the hooks send to %s (%s): the collector a hook, demo, import or doctor --start starts listens on %s; HOOKWATCH_ADDR sets only where 'hookwatch serve' run without --addr listens, where the hooks do not send",
+			set, e.url, e.urlSource, u.Host),
+		Fix: e.pointFix("http://"+set) + "   # or unset HOOKWATCH_ADDR",
+	}, true
 }
 
 // pointFix is the fix that makes the hooks send to url: install keeps it

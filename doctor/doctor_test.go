@@ -289,6 +289,66 @@ func TestHookURL(t *testing.T) {
 	}
 }
 
+// TestServeAddr: a HOOKWATCH_ADDR set to another address than the hooks'
+// URL's, a collector on this machine's, is a warning naming both and the
+// two ways out, in the words of where the URL comes from; none when it is
+// unset, listens there (the same address, or the port on every address),
+// or the hooks send to another machine, where no collector here is
+// started for them.
+func TestServeAddr(t *testing.T) {
+	root := t.TempDir()
+	hw := filepath.Join(root, "hw")
+	if err := os.MkdirAll(hw, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(hw, hook.URLFile)
+	for _, tc := range []struct {
+		name, addr, env, kept string
+		says, fix             string // "" for no check
+	}{
+		{name: "unset"},
+		{name: "the default's", addr: "127.0.0.1:7421"},
+		{name: "every address", addr: "0.0.0.0:7421"},
+		{name: "default URL", addr: "127.0.0.1:47421",
+			says: "HOOKWATCH_ADDR=127.0.0.1:47421 here, but the hooks send to http://127.0.0.1:7421 (the default URL): the collector a hook, demo, import or doctor --start starts listens on 127.0.0.1:7421; HOOKWATCH_ADDR sets only where 'hookwatch serve' run without --addr listens, where the hooks do not send",
+			fix:  "hookwatch install --url http://127.0.0.1:47421   # or unset HOOKWATCH_ADDR"},
+		{name: "URL kept", addr: "127.0.0.1:47421", kept: "http://127.0.0.1:2",
+			says: "HOOKWATCH_ADDR=127.0.0.1:47421 here, but the hooks send to http://127.0.0.1:2 (the URL kept by 'hookwatch install --url'): the collector a hook, demo, import or doctor --start starts listens on 127.0.0.1:2;",
+			fix:  "hookwatch install --url http://127.0.0.1:47421   # or unset HOOKWATCH_ADDR"},
+		{name: "HOOKWATCH_URL", addr: "127.0.0.1:47421", env: "http://localhost:3",
+			says: "HOOKWATCH_ADDR=127.0.0.1:47421 here, but the hooks send to http://localhost:3 (HOOKWATCH_URL): the collector a hook, demo, import or doctor --start starts listens on localhost:3;",
+			fix:  "unset HOOKWATCH_URL (in the profile Claude Code starts from too), then hookwatch install --url http://127.0.0.1:47421   # or unset HOOKWATCH_ADDR"},
+		{name: "same as HOOKWATCH_URL", addr: "127.0.0.1:3", env: "http://127.0.0.1:3/"},
+		{name: "another machine", addr: "0.0.0.0:47421", env: "http://10.0.0.7:7421"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(file)
+			if tc.kept != "" {
+				if err := os.WriteFile(file, []byte(tc.kept+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": hw, "HOOKWATCH_AUTOSTART": "0", "HOOKWATCH_URL": tc.env, "HOOKWATCH_ADDR": tc.addr}
+			r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: filepath.Join(root, "hookwatch"), Version: "test", Timeout: time.Second})
+			var got []Check
+			for _, c := range r.Checks {
+				if c.Name == "HOOKWATCH_ADDR" {
+					got = append(got, c)
+				}
+			}
+			switch {
+			case tc.says == "" && len(got) > 0:
+				t.Errorf("HOOKWATCH_ADDR=%q, URL %q, kept %q: %+v, want no check", tc.addr, tc.env, tc.kept, got)
+			case tc.says == "":
+			case len(got) != 1:
+				t.Errorf("%d HOOKWATCH_ADDR checks, want 1: %+v", len(got), got)
+			case got[0].Status != Warn || !strings.HasPrefix(got[0].Message, tc.says) || got[0].Fix != tc.fix:
+				t.Errorf("%s %q (fix %q); want a warning saying %q, fixed with %q", got[0].Status, got[0].Message, got[0].Fix, tc.says, tc.fix)
+			}
+		})
+	}
+}
+
 // TestCollectorURLRefused: a HOOKWATCH_URL no collector can be reached at
 // fails the collector check, saying what is wrong with it, whether or not
 // hooks would start a collector (they could not start one there): not the

@@ -220,3 +220,26 @@ func TestDetectStyle(t *testing.T) {
 	f(`{ "a": 1, "b": 2 }`, style{nl: "\n", unit: "  ", colon: ": ", comma: ", ", oneLine: true})
 	f("{\n\"a\": 1\n}", style{nl: "\n", unit: "", colon: ": ", comma: ", "})
 }
+
+// TestListensAt: a collector listening on an address answers at the same
+// one, and at any address of its port when it listens on all of them.
+func TestListensAt(t *testing.T) {
+	for _, tc := range []struct {
+		addr, want string
+		ok         bool
+	}{
+		{"127.0.0.1:7421", "127.0.0.1:7421", true},
+		{"0.0.0.0:7421", "127.0.0.1:7421", true},
+		{"[::]:7421", "localhost:7421", true},
+		{":7421", "[::1]:7421", true},
+		{"127.0.0.1:47421", "127.0.0.1:7421", false},
+		{"0.0.0.0:47421", "127.0.0.1:7421", false},
+		{"10.0.0.5:7421", "127.0.0.1:7421", false},
+		{"localhost:7421", "127.0.0.1:7421", false},
+		{"127.0.0.1", "127.0.0.1:7421", false},
+	} {
+		if got := ListensAt(tc.addr, tc.want); got != tc.ok {
+			t.Errorf("ListensAt(%q, %q) = %v, want %v", tc.addr, tc.want, got, tc.ok)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -260,6 +261,22 @@ func LocalCollector(collectorURL string) bool {
 		return ip.Unmap().IsLoopback()
 	}
 	return h == "localhost"
+}
+
+// ListensAt reports whether a collector listening on addr, a host:port
+// (serve's --addr, HOOKWATCH_ADDR), answers at want, a host:port: the same
+// one, or the same port on every address (":7421", "0.0.0.0:7421").
+func ListensAt(addr, want string) bool {
+	if addr == want {
+		return true
+	}
+	host, port, err := net.SplitHostPort(addr)
+	_, wantPort, err2 := net.SplitHostPort(want)
+	if err != nil || err2 != nil || port != wantPort {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "" || ip != nil && ip.IsUnspecified()
 }
 
 // CollectorOfAnotherHome reports whether the collector answering at

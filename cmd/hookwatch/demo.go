@@ -68,7 +68,7 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if cfg, _ := hook.ConfigFromEnv(os.Getenv); *noStart || !cfg.Autostart {
 			return fmt.Errorf("no collector answers at %s: %s (or run demo without --no-start, with HOOKWATCH_AUTOSTART on)", base, startHint(base))
 		}
-		if err := startCollector(ctx, hook.Home(os.Getenv), base); err != nil {
+		if err := startCollector(ctx, hook.Home(os.Getenv), base, stdout); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "No collector answered at %s: started one in the background (stop it with: %s stop).\n", base, selfName())

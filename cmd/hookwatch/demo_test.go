@@ -341,6 +341,55 @@ func TestStartFailsAtOnce(t *testing.T) {
 	}
 }
 
+// TestStartIgnoresAddr: demo, import and doctor --start, starting a
+// collector for the hooks, say in one line that it listens at the hooks'
+// URL's address, not at a HOOKWATCH_ADDR set to another, and how to use
+// that one; nothing when HOOKWATCH_ADDR is the URL's address. The
+// collector cannot start here (another program holds the address), which
+// shows the line is said before the start, whatever comes of it.
+func TestStartIgnoresAddr(t *testing.T) {
+	projects := filepath.Join(t.TempDir(), "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	newTestEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().String()
+	t.Setenv("HOOKWATCH_URL", "http://"+addr)
+	want := "HOOKWATCH_ADDR=127.0.0.1:1 is not used: the collector started for the hooks listens on " + addr + ", the address of their URL (HOOKWATCH_URL); " +
+		"to have them send to 127.0.0.1:1 instead: unset HOOKWATCH_URL (in the profile Claude Code starts from too), then hookwatch install --url http://127.0.0.1:1, or unset HOOKWATCH_ADDR\n"
+	for _, set := range []string{"127.0.0.1:1", addr} {
+		t.Setenv("HOOKWATCH_ADDR", set)
+		for _, args := range [][]string{{"demo", "--speed", "1000"}, {"import", projects}, {"doctor", "--start"}} {
+			out, errOut, err := hw(t, "", args...)
+			if err == nil || !strings.Contains(err.Error(), "address already in use") {
+				t.Fatalf("%s with the address taken: %v\n%s", strings.Join(args, " "), err, out)
+			}
+			said := out
+			if args[0] == "import" {
+				said = errOut // where it says it started one
+			}
+			switch {
+			case set == addr && strings.Contains(out+errOut, "HOOKWATCH_ADDR"):
+				t.Errorf("%s with HOOKWATCH_ADDR=%s, the URL's address: said\n%s%s", strings.Join(args, " "), set, out, errOut)
+			case set != addr && said != want:
+				t.Errorf("%s with HOOKWATCH_ADDR=%s: said\n%q\nwant\n%q", strings.Join(args, " "), set, said, want)
+			}
+		}
+	}
+}
+
 // TestStartHint: the command a message gives to start the collector
 // HOOKWATCH_URL names listens where that URL reaches it.
 func TestStartHint(t *testing.T) {

@@ -60,7 +60,7 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	// A HOOKWATCH_URL that is no collector URL starts nothing: the report
 	// says what is wrong with it.
 	if base, _, err := collectorURL(); *start && err == nil && !healthy(ctx, base, time.Second) {
-		if err := startCollector(ctx, home, base); err != nil {
+		if err := startCollector(ctx, home, base, stdout); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "started a collector at %s (log: %s)\n\n", base, filepath.Join(home, hook.ServeLog))

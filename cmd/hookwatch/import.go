@@ -525,7 +525,7 @@ func importCollector(ctx context.Context, dryRun, noStart bool, stderr io.Writer
 	if cfg, _ := hook.ConfigFromEnv(os.Getenv); noStart || !cfg.Autostart {
 		return "", "", false, fmt.Errorf("no collector answers at %s: %s", base, startHint(base))
 	}
-	if err := startCollector(ctx, hook.Home(os.Getenv), base); err != nil {
+	if err := startCollector(ctx, hook.Home(os.Getenv), base, stderr); err != nil {
 		return "", "", false, err
 	}
 	fmt.Fprintf(stderr, "No collector answered at %s: started one in the background (stop it with: %s stop).\n", base, selfName())

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/doctor"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/spool"
 )
 
@@ -73,8 +74,10 @@ func health(ctx context.Context, base, token string, timeout time.Duration) (ok,
 // listening at base's address, the way a hook's autostart does, and waits
 // until it answers. Its callers found none answering at base: for a base
 // that is not on this machine it starts nothing, and its error says that
-// none answers there and what to check.
-func startCollector(ctx context.Context, home, base string) error {
+// none answers there and what to check. Before it starts one, it writes
+// to w the line addrIgnored says, if any: the address is base's, whatever
+// HOOKWATCH_ADDR says.
+func startCollector(ctx context.Context, home, base string, w io.Writer) error {
 	if err := errHomeCollectorElsewhere(base); err != nil {
 		// serve would exit at once, saying that this home's collector
 		// runs: what is wrong is the URL, not a collector missing.
@@ -94,6 +97,9 @@ func startCollector(ctx context.Context, home, base string) error {
 	// which lives there.
 	if err := makeHome(home); err != nil {
 		return err
+	}
+	if line := addrIgnored(addr); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	logPath := filepath.Join(home, hook.ServeLog)
 	var logStart int64
@@ -124,6 +130,22 @@ func startCollector(ctx context.Context, home, base string) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return nil
+}
+
+// addrIgnored is what a command that starts a collector for the hooks,
+// listening on addr, the address of their URL, says of a HOOKWATCH_ADDR
+// set to another address (install.ListensAt): that it is not used, and
+// how to make the hooks send there. HOOKWATCH_ADDR is serve's listen
+// address only when serve is run without --addr; a collector started for
+// the hooks is started with --addr, or the hooks could not reach it. ""
+// when HOOKWATCH_ADDR is unset or listens at addr.
+func addrIgnored(addr string) string {
+	set := os.Getenv("HOOKWATCH_ADDR")
+	if set == "" || install.ListensAt(set, addr) {
+		return ""
+	}
+	return fmt.Sprintf("HOOKWATCH_ADDR=%s is not used: the collector started for the hooks listens on %s, the address of their URL (%s); to have them send to %s instead: %s, or unset HOOKWATCH_ADDR",
+		set, addr, urlSource(), set, doctor.PointFix(urlSource(), "http://"+set))
 }
 
 // lastLogLine is the last line written to the log at path from offset on

@@ -553,7 +553,10 @@ Environment:
                      and there this one must have 16 characters or more
                      (read from the environment only: a flag would show it in ps)
   HOOKWATCH_HOME     data directory: database, spool, logs (default ~/.hookwatch)
-  HOOKWATCH_ADDR     listen address when --addr is not given (default 127.0.0.1:7421)
+  HOOKWATCH_ADDR     listen address when --addr is not given (default 127.0.0.1:7421); the
+                     collector a hook, demo, import or doctor --start starts listens at the
+                     address of the hooks' URL instead ('hookwatch doctor' says which): to
+                     move both, hookwatch install --url http://ADDR
   HOOKWATCH_DB       SQLite path (default $HOOKWATCH_HOME/hookwatch.db), or a postgres:// URL
                      for a team server: several collectors may share one PostgreSQL database
   HOOKWATCH_AUDIT_DIR  the continuous audit trail's directory (default: none)

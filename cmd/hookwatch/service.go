@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -167,7 +166,7 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		if err := hook.CheckURL(cmp.Or(set.env["HOOKWATCH_URL"], hookURL)); err != nil {
 			return fmt.Errorf("%w: --forward needs the remote collector's URL, set in HOOKWATCH_URL or kept by 'hookwatch install --url': %v", errUsage, err)
 		}
-	} else if urlErr == nil && slices.Contains(set.kept, "HOOKWATCH_ADDR") && !listensAt(set.env["HOOKWATCH_ADDR"], addr) {
+	} else if urlErr == nil && slices.Contains(set.kept, "HOOKWATCH_ADDR") && !install.ListensAt(set.env["HOOKWATCH_ADDR"], addr) {
 		set.notes = append(set.notes, fmt.Sprintf("The collector keeps listening on %s, not at HOOKWATCH_URL: HOOKWATCH_ADDR=%s hookwatch service install moves it there.", set.env["HOOKWATCH_ADDR"], addr))
 	}
 	_, content := unit(*goos, self, set.env)
@@ -274,21 +273,6 @@ func readInstalledService(goos, path string) ([]byte, *install.InstalledService,
 		return nil, nil, fmt.Errorf("%s: %w: service install writes over no unit whose settings it cannot keep; move this one away, or remove it with 'hookwatch service uninstall', then install again%s", path, err, hint)
 	}
 	return b, &s, nil
-}
-
-// listensAt reports whether a collector listening on addr answers at
-// want, a host:port: the same one, or the same port on every address.
-func listensAt(addr, want string) bool {
-	if addr == want {
-		return true
-	}
-	host, port, err := net.SplitHostPort(addr)
-	_, wantPort, err2 := net.SplitHostPort(want)
-	if err != nil || err2 != nil || port != wantPort {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return host == "" || ip != nil && ip.IsUnspecified()
 }
 
 // secretWords mark the name of a variable whose value service install
