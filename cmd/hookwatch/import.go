@@ -151,7 +151,10 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return fmt.Errorf("cannot read the privacy settings: %w", err)
 	}
-	home := hook.Home(os.Getenv)
+	home, err := importHome(*dryRun || len(files) == 0)
+	if err != nil {
+		return err
+	}
 	opt := importer.Options{
 		Pipeline: &ingest.Pipeline{Origin: ingest.LocalOrigin(version), Privacy: priv},
 		DryRun:   *dryRun,
@@ -532,6 +535,23 @@ func importCollector(ctx context.Context, dryRun, noStart bool, stderr io.Writer
 	return base, token, true, nil
 }
 
+// importHome is the data directory whose import state an import reads
+// and keeps, refused as serve refuses it when it cannot be created
+// (makeHome), rather than with the state's open error. An import that
+// keeps nothing (a dry run, or one with nothing to read) creates nothing:
+// it checks only that the home could be made (checkHome).
+func importHome(keepsNothing bool) (string, error) {
+	home := hook.Home(os.Getenv)
+	check := makeHome
+	if keepsNothing {
+		check = checkHome
+	}
+	if err := check(home); err != nil {
+		return "", err
+	}
+	return home, nil
+}
+
 // importBatch is how many envelopes one POST of Codex rollout events
 // carries.
 const importBatch = 500
@@ -553,11 +573,15 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 	if !since.IsZero() {
 		files, left = importer.FilesSince(files, since)
 	}
+	home, err := importHome(dryRun || len(files) == 0)
+	if err != nil {
+		return err
+	}
 	base, token, _, err := importCollector(ctx, dryRun || len(files) == 0, noStart, stderr)
 	if err != nil {
 		return err
 	}
-	statePath := filepath.Join(hook.Home(os.Getenv), "import-state.json")
+	statePath := filepath.Join(home, "import-state.json")
 	var state *importer.RolloutState
 	if len(files) > 0 {
 		// A dry run reads from the offsets kept too, and keeps none.

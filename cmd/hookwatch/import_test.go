@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -814,5 +815,52 @@ func TestImportWaitsForTheModel(t *testing.T) {
 	want := "the collector is still modelling 1 session; the dashboard fills in as it does\nthe dashboard: "
 	if !strings.Contains(out, want) {
 		t.Fatalf("import past the bound: want %q in\n%s", want, out)
+	}
+}
+
+// TestImportHomeUnusable: an import, a dry run too, whose HOOKWATCH_HOME
+// cannot be created (a file where a directory of its path should be, or in
+// its place) is refused with serve's words, naming the variable and the
+// way out, not the import state's open error. A dry run creates no home:
+// one that does not exist yet reads as keeping no offsets.
+func TestImportHomeUnusable(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKWATCH_URL", deadPort(t).URL())
+	projects := filepath.Join(dir, "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	rollouts := filepath.Join(dir, "sessions")
+	copyDir(t, "../../codex/testdata", rollouts)
+	file := filepath.Join(dir, "afile")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const fix = "; set HOOKWATCH_HOME to a directory you can write in (default ~/.hookwatch)"
+	for _, tc := range []struct{ home, want string }{
+		{filepath.Join(file, "hw"), "cannot create the data directory " + filepath.Join(file, "hw") + " (HOOKWATCH_HOME): mkdir " + file + ": not a directory" + fix},
+		{filepath.Join(file, "a", "hw"), "cannot create the data directory " + filepath.Join(file, "a", "hw") + " (HOOKWATCH_HOME): mkdir " + file + ": not a directory" + fix},
+		{file, "the data directory " + file + " (HOOKWATCH_HOME) is a file: move it away, or set HOOKWATCH_HOME to a directory you can write in (default ~/.hookwatch)"},
+	} {
+		t.Setenv("HOOKWATCH_HOME", tc.home)
+		for _, args := range [][]string{
+			{"import", "--dry-run", projects}, {"import", projects},
+			{"import", "--codex", "--dry-run", rollouts}, {"import", "--codex", rollouts},
+		} {
+			out, errOut, err := hw(t, "", args...)
+			if err == nil || err.Error() != tc.want || out != "" || errOut != "" {
+				t.Errorf("%s with HOOKWATCH_HOME=%s: %v\n%s%s\nwant the error %q alone", strings.Join(args, " "), tc.home, err, out, errOut, tc.want)
+			}
+		}
+	}
+	// A home to be: the dry run reads, and leaves it uncreated.
+	home := filepath.Join(dir, "new", "hw")
+	t.Setenv("HOOKWATCH_HOME", home)
+	if out := mustHW(t, "import", "--dry-run", projects); !strings.HasPrefix(out, "would import 96 records") {
+		t.Errorf("import --dry-run with HOOKWATCH_HOME=%s, not yet made:\n%s", home, out)
+	}
+	if out := mustHW(t, "import", "--codex", "--dry-run", rollouts); !strings.HasPrefix(out, "Would import ") {
+		t.Errorf("import --codex --dry-run with HOOKWATCH_HOME=%s, not yet made:\n%s", home, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a dry run made %s: %v", filepath.Join(dir, "new"), err)
 	}
 }

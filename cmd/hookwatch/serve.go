@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -692,20 +693,60 @@ func serveHome() (string, error) {
 // It is what serve checks first, and what a command that starts a
 // collector for home checks before starting it.
 func makeHome(home string) error {
-	const fix = "set HOOKWATCH_HOME to a directory you can write in (default ~/.hookwatch)"
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		if fi, serr := os.Stat(home); serr == nil && !fi.IsDir() {
-			return fmt.Errorf("the data directory %s (HOOKWATCH_HOME) is a file: move it away, or %s", home, fix)
-		}
-		return fmt.Errorf("cannot create the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err, home), fix)
+		return errHomeUnmade(home, err)
 	}
 	f, err := os.CreateTemp(home, ".hookwatch-probe-*")
 	if err != nil {
-		return fmt.Errorf("cannot write in the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err, home), fix)
+		return fmt.Errorf("cannot write in the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err, home), homeFix)
 	}
 	f.Close()
 	os.Remove(f.Name())
 	return nil
+}
+
+// checkHome returns the error makeHome would return for a data directory
+// home that cannot be created, and creates nothing: for a command that
+// only reads what home keeps (import --dry-run), where a home that does
+// not exist yet keeps nothing to read. A home that exists as a directory
+// passes, whether or not it can be written in.
+func checkHome(home string) error {
+	fi, err := os.Stat(home)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil:
+		return errHomeUnmade(home, nil)
+	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return errHomeUnmade(home, err)
+	}
+	// MkdirAll would create the missing directories below the nearest
+	// that exists, and fail on a file there as this says.
+	for dir := filepath.Dir(home); ; dir = filepath.Dir(dir) {
+		fi, err := os.Stat(dir)
+		switch {
+		case err == nil && fi.IsDir():
+			return nil
+		case err == nil:
+			return errHomeUnmade(home, &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR})
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return errHomeUnmade(home, err)
+		case dir == filepath.Dir(dir):
+			return nil
+		}
+	}
+}
+
+// homeFix is how the errors of an unusable data directory end.
+const homeFix = "set HOOKWATCH_HOME to a directory you can write in (default ~/.hookwatch)"
+
+// errHomeUnmade is the error of the data directory home that cannot be
+// created, err saying why: a file in its place is said to be one.
+func errHomeUnmade(home string, err error) error {
+	if fi, serr := os.Stat(home); serr == nil && !fi.IsDir() {
+		return fmt.Errorf("the data directory %s (HOOKWATCH_HOME) is a file: move it away, or %s", home, homeFix)
+	}
+	return fmt.Errorf("cannot create the data directory %s (HOOKWATCH_HOME): %v; %s", home, patherr.Strip(err, home), homeFix)
 }
 
 // serveHasTokens reports whether db keeps any access token, revoked ones
