@@ -6,12 +6,17 @@ import (
 	"strings"
 )
 
-// IsTemporaryBuild reports whether path is a binary 'go run' built: in
-// <temp>/go-build…/…/exe/<name>, removed when it exits (Go before 1.24), or
-// in the build cache, <cache>/<2 hex digits>/<hash>-d/<name>, removed by
-// 'go clean -cache' and by the cache's trim of what it has not used for a
-// few days — the cache being <user cache dir>/go-build, or GOCACHE. A unit
-// or a hook naming such a binary fails from then on.
+// IsTemporaryBuild reports whether path is a binary 'go run' built. 'go
+// run' runs the binary it links from its work directory,
+// <temp>/go-build…/b001/exe/<name> (GOTMPDIR for <temp> where set), which
+// it removes when it exits, whatever the Go version: a process it started
+// that outlives it (a collector started in the background) runs a deleted
+// file. Since Go 1.24 it also copies that binary into the build cache, and
+// a later 'go run' of the same build runs the copy, at
+// <cache>/<2 hex digits>/<hash>-d/<name>, removed by 'go clean -cache' and
+// by the cache's trim of what it has not used for a few days — the cache
+// being <user cache dir>/go-build, or GOCACHE. A unit or a hook naming
+// such a binary fails from then on.
 func IsTemporaryBuild(path string) bool {
 	dir := filepath.Dir(path)
 	if filepath.Base(dir) == "exe" {

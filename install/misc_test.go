@@ -2,11 +2,16 @@ package install
 
 import (
 	"encoding/xml"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestServiceUnit(t *testing.T) {
@@ -240,6 +245,59 @@ func TestListensAt(t *testing.T) {
 	} {
 		if got := ListensAt(tc.addr, tc.want); got != tc.ok {
 			t.Errorf("ListensAt(%q, %q) = %v, want %v", tc.addr, tc.want, got, tc.ok)
+		}
+	}
+}
+
+// TestIsTemporaryBuildGoRun: what 'go run' runs is a temporary build, both
+// the binary it links, in its work directory, removed once it exits, and
+// the copy of the build cache a second run of the same build runs. Real
+// runs of the go command on PATH, on a program new to the build cache.
+func TestIsTemporaryBuildGoRun(t *testing.T) {
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command on PATH: %v", err)
+	}
+	dir := t.TempDir()
+	// A constant no earlier run built: the first run links it anew.
+	src := fmt.Sprintf("package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nconst run = %d\n\nfunc main() {\n\texe, err := os.Executable()\n\tif err != nil {\n\t\tpanic(err)\n\t}\n\tfmt.Print(exe)\n}\n", time.Now().UnixNano())
+	for name, body := range map[string]string{"go.mod": "module gorun\n\ngo 1.22\n", "main.go": src} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goRun := func() string {
+		t.Helper()
+		cmd := exec.Command(gocmd, "run", ".")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go run: %v", err)
+		}
+		return string(out)
+	}
+	linked, cached := goRun(), goRun()
+	if !IsTemporaryBuild(linked) || !IsTemporaryBuild(cached) {
+		t.Errorf("IsTemporaryBuild(%s) = %v, IsTemporaryBuild(%s) = %v; want both true", linked, IsTemporaryBuild(linked), cached, IsTemporaryBuild(cached))
+	}
+	// What the doc comment says of each.
+	if filepath.Base(filepath.Dir(linked)) != "exe" {
+		t.Errorf("the first go run ran %s, not a binary of its work directory", linked)
+	}
+	if _, err := os.Stat(linked); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s, run by the first go run, after it exited: %v, want it removed", linked, err)
+	}
+	if cached == linked || !strings.HasSuffix(filepath.Base(filepath.Dir(cached)), "-d") {
+		t.Errorf("the second go run ran %s, not a copy of the build cache", cached)
+	}
+	if _, err := os.Stat(cached); err != nil {
+		t.Errorf("%s, run by the second go run, after it exited: %v, want it kept", cached, err)
+	}
+	// Not one: a binary installed, or built where the user said.
+	for _, p := range []string{filepath.Join(dir, "bin", "hookwatch"), filepath.Join(os.TempDir(), "go-build-tools", "bin", "hookwatch")} {
+		if IsTemporaryBuild(p) {
+			t.Errorf("IsTemporaryBuild(%s) = true", p)
 		}
 	}
 }
