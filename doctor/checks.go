@@ -479,7 +479,7 @@ func (e *env) policyAnswerer(c *Check) {
 	}
 	c.Status = Warn
 	c.Details = append(c.Details, fmt.Sprintf("no collector answers on %s (%v): each event a policy covers starts `hookwatch hook` for its answer, several milliseconds instead of under one", sock, err))
-	c.Fix = "hookwatch serve   # or keep it running: hookwatch service install"
+	c.Fix = e.serveCmd() + "   # or keep it running: hookwatch service install"
 }
 
 // hookCommand is the registered hook the round trip runs.
@@ -667,7 +667,7 @@ func (e *env) checkHTTPRoundTrip(ctx context.Context, h Handler, scope string) C
 	if err != nil {
 		c.Status = Fail
 		c.Message = fmt.Sprintf("POST %s: %v: the http hooks' events are lost while it does not answer (an http hook cannot spool), but for what the transcripts hold (the settings check says what comes back)", h.URL, shortErr(err))
-		c.Fix = "hookwatch serve   # or keep it running: hookwatch service install"
+		c.Fix = e.serveCmd() + "   # or keep it running: hookwatch service install"
 		return c
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))

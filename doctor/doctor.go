@@ -698,13 +698,13 @@ func (e *env) checkCollector(ctx context.Context) Check {
 	case err != nil && e.autostarts() && e.autostartRefused():
 		c.Status = Fail
 		c.Message = fmt.Sprintf("%s is not running (%v), and the collector the next hook event starts refuses a setting of this environment (collector settings says which): events wait in the spool", e.url, shortErr(err))
-		c.Fix = "mend the setting collector settings names, then: hookwatch serve   # or let the next hook event start it"
+		c.Fix = "mend the setting collector settings names, then: " + e.serveCmd() + "   # or let the next hook event start it"
 		return c
 	case err != nil && e.autostarts():
 		// Not a problem: the next hook starts it (hook.Config.Autostart).
 		c.Status = Warn
 		c.Message = fmt.Sprintf("%s is not running (%v); the next hook event starts it in the background", e.url, shortErr(err))
-		c.Fix = "hookwatch serve   # to start it now, or keep it running: hookwatch service install"
+		c.Fix = e.serveCmd() + "   # to start it now, or keep it running: hookwatch service install"
 		return c
 	case err != nil && hook.ForTeamServer(e.tokenSource, e.token):
 		// A team server's: a collector started here would not be it.
@@ -715,7 +715,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 	case err != nil:
 		c.Status = Fail
 		c.Message = fmt.Sprintf("%s is not reachable (%v): events wait in the spool", e.url, shortErr(err))
-		c.Fix = "hookwatch serve   # or keep it running: hookwatch service install"
+		c.Fix = e.serveCmd() + "   # or keep it running: hookwatch service install"
 		return c
 	}
 	var h Health
@@ -732,7 +732,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		if h.DB != "" && h.DB != "ok" {
 			c.Message += ": database: " + h.DB
 		}
-		c.Fix = "read why in the collector's log (" + claudecode.ShellQuote(filepath.Join(e.home, hook.ServeLog)) + " when a hook or the launchd agent started it), then restart it: hookwatch stop; hookwatch serve"
+		c.Fix = "read why in the collector's log (" + claudecode.ShellQuote(filepath.Join(e.home, hook.ServeLog)) + " when a hook or the launchd agent started it), then restart it: hookwatch stop; " + e.serveCmd()
 		return c
 	}
 	e.collector = true
@@ -840,6 +840,25 @@ func (e *env) checkHookURL() Check {
 		c.Fix = "unset HOOKWATCH_URL where the agent starts, or keep it for every agent: hookwatch install --url " + e.url
 	}
 	return c
+}
+
+// serveCmd is the command that starts, from this environment, the
+// collector the hooks send to: 'hookwatch serve', with --addr their URL's
+// address where serve would listen elsewhere without it (HOOKWATCH_ADDR
+// set to another address, or a URL not at serve's default address).
+func (e *env) serveCmd() string {
+	args := e.hookServeArgs()
+	if len(args) == 0 || !strings.HasPrefix(e.url, "http://") || !e.localURL() {
+		return "hookwatch serve"
+	}
+	own := e.Getenv("HOOKWATCH_ADDR")
+	if own == "" {
+		own = strings.TrimPrefix(hook.DefaultURL, "http://") // serve's default address
+	}
+	if own == args[1] {
+		return "hookwatch serve"
+	}
+	return "hookwatch serve " + strings.Join(args, " ")
 }
 
 // checkServeAddr warns, and is reported (ok), when HOOKWATCH_ADDR is set

@@ -294,7 +294,9 @@ func TestHookURL(t *testing.T) {
 // two ways out, in the words of where the URL comes from; none when it is
 // unset, listens there (the same address, or the port on every address),
 // or the hooks send to another machine, where no collector here is
-// started for them.
+// started for them. The collector check's fix, with none answering,
+// starts serve where the hooks send: with --addr where HOOKWATCH_ADDR, or
+// serve's default address, is another.
 func TestServeAddr(t *testing.T) {
 	root := t.TempDir()
 	hw := filepath.Join(root, "hw")
@@ -305,6 +307,7 @@ func TestServeAddr(t *testing.T) {
 	for _, tc := range []struct {
 		name, addr, env, kept string
 		says, fix             string // "" for no check
+		serve                 string // the collector check's fix, "" when not asserted (a collector may answer at the default URL)
 	}{
 		{name: "unset"},
 		{name: "the default's", addr: "127.0.0.1:7421"},
@@ -313,12 +316,15 @@ func TestServeAddr(t *testing.T) {
 			says: "HOOKWATCH_ADDR=127.0.0.1:47421 here, but the hooks send to http://127.0.0.1:7421 (the default URL): the collector a hook, demo, import or doctor --start starts listens on 127.0.0.1:7421; HOOKWATCH_ADDR sets only where 'hookwatch serve' run without --addr listens, where the hooks do not send",
 			fix:  "hookwatch install --url http://127.0.0.1:47421   # or unset HOOKWATCH_ADDR"},
 		{name: "URL kept", addr: "127.0.0.1:47421", kept: "http://127.0.0.1:2",
-			says: "HOOKWATCH_ADDR=127.0.0.1:47421 here, but the hooks send to http://127.0.0.1:2 (the URL kept by 'hookwatch install --url'): the collector a hook, demo, import or doctor --start starts listens on 127.0.0.1:2;",
-			fix:  "hookwatch install --url http://127.0.0.1:47421   # or unset HOOKWATCH_ADDR"},
+			says:  "HOOKWATCH_ADDR=127.0.0.1:47421 here, but the hooks send to http://127.0.0.1:2 (the URL kept by 'hookwatch install --url'): the collector a hook, demo, import or doctor --start starts listens on 127.0.0.1:2;",
+			fix:   "hookwatch install --url http://127.0.0.1:47421   # or unset HOOKWATCH_ADDR",
+			serve: "hookwatch serve --addr 127.0.0.1:2   # or keep it running: hookwatch service install"},
 		{name: "HOOKWATCH_URL", addr: "127.0.0.1:47421", env: "http://localhost:3",
-			says: "HOOKWATCH_ADDR=127.0.0.1:47421 here, but the hooks send to http://localhost:3 (HOOKWATCH_URL): the collector a hook, demo, import or doctor --start starts listens on localhost:3;",
-			fix:  "unset HOOKWATCH_URL (in the profile Claude Code starts from too), then hookwatch install --url http://127.0.0.1:47421   # or unset HOOKWATCH_ADDR"},
-		{name: "same as HOOKWATCH_URL", addr: "127.0.0.1:3", env: "http://127.0.0.1:3/"},
+			says:  "HOOKWATCH_ADDR=127.0.0.1:47421 here, but the hooks send to http://localhost:3 (HOOKWATCH_URL): the collector a hook, demo, import or doctor --start starts listens on localhost:3;",
+			fix:   "unset HOOKWATCH_URL (in the profile Claude Code starts from too), then hookwatch install --url http://127.0.0.1:47421   # or unset HOOKWATCH_ADDR",
+			serve: "hookwatch serve --addr localhost:3   # or keep it running: hookwatch service install"},
+		{name: "same as HOOKWATCH_URL", addr: "127.0.0.1:3", env: "http://127.0.0.1:3/", serve: "hookwatch serve   # or keep it running: hookwatch service install"},
+		{name: "URL off serve's default", env: "http://127.0.0.1:3", serve: "hookwatch serve --addr 127.0.0.1:3   # or keep it running: hookwatch service install"},
 		{name: "another machine", addr: "0.0.0.0:47421", env: "http://10.0.0.7:7421"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -334,6 +340,9 @@ func TestServeAddr(t *testing.T) {
 			for _, c := range r.Checks {
 				if c.Name == "HOOKWATCH_ADDR" {
 					got = append(got, c)
+				}
+				if c.Name == "collector" && tc.serve != "" && c.Fix != tc.serve {
+					t.Errorf("collector %s %q, fixed with %q; want %q", c.Status, c.Message, c.Fix, tc.serve)
 				}
 			}
 			switch {
