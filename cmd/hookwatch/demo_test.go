@@ -343,10 +343,11 @@ func TestStartFailsAtOnce(t *testing.T) {
 
 // TestStartIgnoresAddr: demo, import and doctor --start, starting a
 // collector for the hooks, say in one line that it listens at the hooks'
-// URL's address, not at a HOOKWATCH_ADDR set to another, and how to use
-// that one; nothing when HOOKWATCH_ADDR is the URL's address. The
-// collector cannot start here (another program holds the address), which
-// shows the line is said before the start, whatever comes of it.
+// URL's address, not at a HOOKWATCH_ADDR set to another (or to the port
+// on every address), and how to use that one; nothing when HOOKWATCH_ADDR
+// is the URL's address. The collector cannot start here (another program
+// holds the address), which shows the line is said before the start,
+// whatever comes of it.
 func TestStartIgnoresAddr(t *testing.T) {
 	projects := filepath.Join(t.TempDir(), "projects")
 	copyDir(t, "../../importer/testdata/parallel/projects", projects)
@@ -369,7 +370,11 @@ func TestStartIgnoresAddr(t *testing.T) {
 	t.Setenv("HOOKWATCH_URL", "http://"+addr)
 	want := "HOOKWATCH_ADDR=127.0.0.1:1 is not used: the collector started for the hooks listens on " + addr + ", the address of their URL (HOOKWATCH_URL); " +
 		"to have them send to 127.0.0.1:1 instead: unset HOOKWATCH_URL (in the profile Claude Code starts from too), then hookwatch install --url http://127.0.0.1:1, or unset HOOKWATCH_ADDR\n"
-	for _, set := range []string{"127.0.0.1:1", addr} {
+	_, port, _ := net.SplitHostPort(addr)
+	every := "0.0.0.0:" + port
+	wantEvery := "HOOKWATCH_ADDR=" + every + " is not used: the collector started for the hooks listens on " + addr + " only, the address of their URL (HOOKWATCH_URL); " +
+		"to listen on " + every + ": hookwatch stop, then hookwatch serve\n"
+	for _, set := range []string{"127.0.0.1:1", every, addr} {
 		t.Setenv("HOOKWATCH_ADDR", set)
 		for _, args := range [][]string{{"demo", "--speed", "1000"}, {"import", projects}, {"doctor", "--start"}} {
 			out, errOut, err := hw(t, "", args...)
@@ -383,7 +388,9 @@ func TestStartIgnoresAddr(t *testing.T) {
 			switch {
 			case set == addr && strings.Contains(out+errOut, "HOOKWATCH_ADDR"):
 				t.Errorf("%s with HOOKWATCH_ADDR=%s, the URL's address: said\n%s%s", strings.Join(args, " "), set, out, errOut)
-			case set != addr && said != want:
+			case set == every && said != wantEvery:
+				t.Errorf("%s with HOOKWATCH_ADDR=%s: said\n%q\nwant\n%q", strings.Join(args, " "), set, said, wantEvery)
+			case set == "127.0.0.1:1" && said != want:
 				t.Errorf("%s with HOOKWATCH_ADDR=%s: said\n%q\nwant\n%q", strings.Join(args, " "), set, said, want)
 			}
 		}

@@ -134,15 +134,21 @@ func startCollector(ctx context.Context, home, base string, w io.Writer) error {
 
 // addrIgnored is what a command that starts a collector for the hooks,
 // listening on addr, the address of their URL, says of a HOOKWATCH_ADDR
-// set to another address (install.ListensAt): that it is not used, and
-// how to make the hooks send there. HOOKWATCH_ADDR is serve's listen
-// address only when serve is run without --addr; a collector started for
-// the hooks is started with --addr, or the hooks could not reach it. ""
-// when HOOKWATCH_ADDR is unset or listens at addr.
+// set to another address: that it is not used, and how to use it. The
+// hooks send to a collector on that port of every address too
+// (install.ListensAt), which serve started by hand gives; to another, the
+// hooks are pointed there. HOOKWATCH_ADDR is serve's listen address only
+// when serve is run without --addr; a collector started for the hooks is
+// started with --addr, or the hooks could not reach it. "" when
+// HOOKWATCH_ADDR is unset or addr.
 func addrIgnored(addr string) string {
 	set := os.Getenv("HOOKWATCH_ADDR")
-	if set == "" || install.ListensAt(set, addr) {
+	switch {
+	case set == "" || set == addr:
 		return ""
+	case install.ListensAt(set, addr):
+		return fmt.Sprintf("HOOKWATCH_ADDR=%s is not used: the collector started for the hooks listens on %s only, the address of their URL (%s); to listen on %s: hookwatch stop, then hookwatch serve",
+			set, addr, urlSource(), set)
 	}
 	return fmt.Sprintf("HOOKWATCH_ADDR=%s is not used: the collector started for the hooks listens on %s, the address of their URL (%s); to have them send to %s instead: %s, or unset HOOKWATCH_ADDR",
 		set, addr, urlSource(), set, doctor.PointFix(urlSource(), "http://"+set))
