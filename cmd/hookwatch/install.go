@@ -360,7 +360,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	url := fs.String("url", "", "the collector's base URL, kept in $HOOKWATCH_HOME/"+hook.URLFile+" for the hooks, which send there when HOOKWATCH_URL is not set where the agent starts; "+localURLFlag+" (or '') removes it, for this machine's collector "+install.DefaultCollectorURL+" (default: $HOOKWATCH_URL, else the URL kept, else that one; HOOKWATCH_URL, where the agent starts, wins over the URL kept)")
 	tokenFlag := fs.String("token", "", "the team server's token; - reads it from stdin, as --token-file reads a file: a secret given here shows in ps and the shell's history. Kept in $HOOKWATCH_HOME/token, mode 0600, never in the settings file")
 	tokenFile := fs.String("token-file", "", "read the team server's token from this file instead of --token")
-	caFile := fs.String("ca-file", "", "the PEM certificate of the authority that signed an https:// team server's certificate, when the system does not trust it: kept in $HOOKWATCH_HOME/"+forward.CAFileName+" for the forwarder")
+	caFile := fs.String("ca-file", "", "the PEM certificate of the authority that signed an https:// team server's certificate, when the system does not trust it: kept in $HOOKWATCH_HOME/"+forward.CAFileName+" for the forwarder and the commands that ask the server")
 	var cf codexFlags
 	cf.register(fs, false)
 	fs.BoolVar(&cf.trustProject, "trust-project", false, "with --codex --scope project: also trust the project in $CODEX_HOME/config.toml (Codex loads a project's .codex/ hooks only then; it trusts all of the project's Codex configuration)")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/doctor"
+	"github.com/hookwatch/hookwatch/forward"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/spool"
@@ -31,6 +32,22 @@ func collectorURL() (base, token string, err error) {
 		return "", "", fmt.Errorf("%s: %w", cfg.URLSource, err)
 	}
 	return cfg.Base(), cfg.Token, nil
+}
+
+// collectorClient is the client the commands ask the collector with. It
+// trusts what the forwarder trusts (forward.CAFile: HOOKWATCH_CA_FILE, else
+// the ca.pem 'install --ca-file' kept in the home) besides the system's
+// roots, so that an https:// team server whose certificate a team's own
+// authority signed answers the commands as it answers the forwarder,
+// rather than seem down. A CA file it cannot use is an error naming it. The
+// callers' contexts bound its requests.
+func collectorClient() (*http.Client, error) {
+	c, err := forward.NewClient(forward.CAFile(os.Getenv, hook.Home(os.Getenv)))
+	if err != nil {
+		return nil, fmt.Errorf("%w (HOOKWATCH_CA_FILE, else %s in HOOKWATCH_HOME)", err, forward.CAFileName)
+	}
+	c.Timeout = 0
+	return c, nil
 }
 
 // runningCollector returns the collector attached to the spool of home, as
@@ -60,7 +77,11 @@ func health(ctx context.Context, base, token string, timeout time.Duration) (ok,
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client, err := collectorClient()
+	if err != nil {
+		return false, false
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return false, false
 	}
@@ -273,7 +294,11 @@ func apiGet(ctx context.Context, base, token, u string) ([]byte, error) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client, err := collectorClient()
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, unreachable(base, err)
 	}

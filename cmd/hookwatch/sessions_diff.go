@@ -107,7 +107,11 @@ func sessionsByPrefix(ctx context.Context, base, token string, ids []string) err
 		} `json:"sessions"`
 		NextCursor string `json:"next_cursor"`
 	}
-	if _, err := apiPages(ctx, http.DefaultClient, base, token, base+"/v1/sessions?limit=1000", &page, &page.NextCursor, func() {
+	client, err := collectorClient()
+	if err != nil {
+		return err
+	}
+	if _, err := apiPages(ctx, client, base, token, base+"/v1/sessions?limit=1000", &page, &page.NextCursor, func() {
 		for _, s := range page.Sessions {
 			for prefix := range found {
 				if strings.HasPrefix(s.ID, prefix) {
