@@ -560,7 +560,12 @@ func (e *env) checkRoundTrip(ctx context.Context) Check {
 	// The check starts nothing: a hook that finds no collector would start
 	// one (doctor --start does, when asked).
 	cmd.Env = append(slices.Clip(e.Environ), "HOOKWATCH_AUTOSTART=0")
-	if !e.collector {
+	// Where the hooks deliver through a forwarder, none running, the
+	// event would wait in the spool for the one the next hook starts (the
+	// forwarder check says so), and hook.log would keep its failure to be
+	// delivered, as for a collector down.
+	unforwarded := hook.NeedsForwarder(e.url) && !e.forwarderRuns()
+	if !e.collector || unforwarded {
 		// Nothing would take the event: it would stay in the spool, and
 		// its failure to be delivered in hook.log. A scratch home keeps
 		// both; the hook's behaviour is the same.
@@ -611,6 +616,9 @@ func (e *env) checkRoundTrip(ctx context.Context) Check {
 		return c
 	case !e.collector:
 		c.Message += "; the collector is down, so the hook spooled the event (in a scratch home)"
+		return c
+	case unforwarded:
+		c.Message += "; no forwarder runs to deliver it, so the hook spooled the event (in a scratch home): the forwarder check says what starts one"
 		return c
 	}
 	if e.storedSession(ctx, session) {

@@ -901,6 +901,13 @@ func PointFix(src hook.URLSource, url string) string {
 	return fix
 }
 
+// forwarderRuns reports whether the consumer attached to the home's spool
+// is the forwarder to e.url, the one the hook hands its events to.
+func (e *env) forwarderRuns() bool {
+	info, attached := spool.Consumer(filepath.Join(e.home, "spool"))
+	return attached && info.Addr == hook.ForwarderAddr(e.url)
+}
+
 // checkForwarder says whether a forwarder delivers the spool to e.url, one
 // the hook cannot post to itself (an https:// URL, a host name): without
 // one, the events wait in the spool.
@@ -909,7 +916,7 @@ func (e *env) checkForwarder() Check {
 	dir := filepath.Join(e.home, "spool")
 	info, attached := spool.Consumer(dir)
 	switch {
-	case attached && info.Addr == hook.ForwarderAddr(e.url):
+	case e.forwarderRuns():
 		c.Status = OK
 		c.Message = fmt.Sprintf("hookwatch forward (pid %d) delivers the hooks' events to %s", info.PID, e.url)
 	case attached:

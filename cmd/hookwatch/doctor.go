@@ -29,7 +29,8 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	fs := newFlagSet("doctor", "doctor [--json] [--no-round-trip] [--project DIR] [--start] [--ack-losses]\n\n"+
 		"Checks the installation and changes nothing, unless --start or --ack-losses asks it to.\n"+
 		"The round trip sends one synthetic event through the registered hook; it is stored\n"+
-		"in a probe session that the session list leaves out, and starts no collector.", stdout, stderr)
+		"in a probe session that the session list leaves out, and starts no collector nor\n"+
+		"forwarder: with none to take it, the event waits in a scratch home's spool.", stdout, stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	noTrip := fs.Bool("no-round-trip", false, "do not send a synthetic event through the registered hook")
 	project := fs.String("project", "", "project directory whose settings and policy are checked (default: the working directory)")

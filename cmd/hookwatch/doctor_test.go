@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -491,4 +494,49 @@ func revokedTokenDB(t *testing.T, path string) (*sqlite.DB, string) {
 		t.Fatal(err)
 	}
 	return db, secret
+}
+
+// TestDoctorRoundTripWithoutForwarder: right after 'install --url https://…',
+// before any hook started the forwarder, the round trip runs the hook and
+// says that no forwarder delivers its event — the forwarder check's to
+// report — rather than fail with a fix to install again what is installed.
+// The probe waits in a scratch home: nothing of it is left in the home's
+// spool, for the forwarder to deliver later, nor in its hook.log.
+func TestDoctorRoundTripWithoutForwarder(t *testing.T) {
+	e := newTestEnv(t)
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "collector.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	srv, err := collector.New(collector.Config{Store: db, Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewTLSServer(srv.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		srv.Shutdown(context.Background())
+	})
+	ca := filepath.Join(e.root, "team-ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOOKWATCH_URL", "")
+	mustHW(t, "install", "--url", ts.URL, "--ca-file", ca)
+
+	r, _ := runDoctorJSON(t)
+	wantCheck(t, r, "collector", doctor.OK, ts.URL)
+	wantCheck(t, r, "forwarder", doctor.Warn, "no forwarder runs")
+	wantCheck(t, r, "round trip", doctor.OK, "no forwarder runs", "scratch home")
+	if n, err := os.ReadDir(filepath.Join(e.hwHome, "spool")); err == nil {
+		for _, f := range n {
+			if b, _ := os.ReadFile(filepath.Join(e.hwHome, "spool", f.Name())); strings.Contains(string(b), event.ProbeSessionPrefix) {
+				t.Errorf("the probe was left in the home's spool, in %s", f.Name())
+			}
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.hwHome, "hook.log")); strings.Contains(string(b), event.ProbeSessionPrefix) {
+		t.Errorf("the probe's failure was left in the home's hook.log:\n%s", b)
+	}
 }
