@@ -357,6 +357,14 @@ func (e *env) checkSettings() []Check {
 			out = append(out, Check{Name: name, Status: Fail, Message: err.Error()})
 			continue
 		}
+		if scope == claudecode.ScopeProject && e.userSettingsFile(path) {
+			// Run from the home, the project's settings file is the
+			// user's: one file, checked once, whose handlers registered
+			// twice would be a duplicate that is not there.
+			out = append(out, Check{Name: name, Status: Info,
+				Message: path + " is the user settings file (the working directory is the home): checked as the user's"})
+			continue
+		}
 		s, err := ReadSettings(scope, path)
 		if err != nil {
 			out = append(out, Check{Name: name, Status: Fail,
@@ -369,6 +377,21 @@ func (e *env) checkSettings() []Check {
 		out = append(out, e.checkOneSettings(s))
 	}
 	return out
+}
+
+// userSettingsFile reports whether path is the user scope's settings file,
+// by name or as the same file.
+func (e *env) userSettingsFile(path string) bool {
+	user, err := claudecode.SettingsPath(claudecode.ScopeUser, e.configDir, e.WorkDir)
+	if err != nil {
+		return false
+	}
+	if filepath.Clean(user) == filepath.Clean(path) {
+		return true
+	}
+	a, errA := os.Stat(user)
+	b, errB := os.Stat(path)
+	return errA == nil && errB == nil && os.SameFile(a, b)
 }
 
 func (e *env) checkOneSettings(s *Settings) Check {

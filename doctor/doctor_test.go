@@ -1360,3 +1360,48 @@ func writeUnit(t *testing.T, home, unit string, content []byte) string {
 	}
 	return unit
 }
+
+// TestDoctorRunFromHome: run from the home, the project's settings file is
+// the user's (~/.claude/settings.json): one file, checked once, not two
+// scopes registering the same handler that uninstalling one would leave.
+// A real project beside it that registers hookwatch again still warns.
+func TestDoctorRunFromHome(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	self := filepath.Join(root, "hookwatch")
+	if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := install.Install(install.Options{Scope: claudecode.ScopeUser, ConfigDir: filepath.Join(home, ".claude"), Binary: self}); err != nil {
+		t.Fatal(err)
+	}
+	checks := func(workDir string) map[string]Check {
+		t.Helper()
+		env := map[string]string{"HOME": home, "HOOKWATCH_HOME": filepath.Join(root, "hw"), "HOOKWATCH_URL": "http://127.0.0.1:1", "HOOKWATCH_AUTOSTART": "0"}
+		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: workDir, Self: self, HookBinary: self,
+			Version: "test", Timeout: 200 * time.Millisecond})
+		m := map[string]Check{}
+		for _, c := range r.Checks {
+			m[c.Name] = c
+		}
+		return m
+	}
+	c := checks(home)
+	if p := c["settings (project)"]; p.Status != Info || !strings.Contains(p.Message, "is the user settings file") {
+		t.Errorf("project settings from the home: %s (%s)", p.Status, p.Message)
+	}
+	if r := c["registration"]; r.Status != OK || r.Message != "hookwatch is registered in the user settings" {
+		t.Errorf("registration from the home: %s (%s)", r.Status, r.Message)
+	}
+
+	project := filepath.Join(root, "project")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := install.Install(install.Options{Scope: claudecode.ScopeProject, ProjectDir: project, Binary: self}); err != nil {
+		t.Fatal(err)
+	}
+	if r := checks(project)["registration"]; r.Status != Warn || !strings.Contains(r.Message, "user and project settings register the same") {
+		t.Errorf("registration in a project that registers it again: %s (%s)", r.Status, r.Message)
+	}
+}
