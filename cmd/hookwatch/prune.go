@@ -47,7 +47,7 @@ const pruneExamples = `
 Examples:
   hookwatch prune --older-than 90d --dry-run
   hookwatch prune --older-than 90d
-  hookwatch prune --older-than 2w --db "$HOOKWATCH_DB"   # a PostgreSQL database
+  hookwatch prune --older-than 2w   # HOOKWATCH_DB exported as postgres://…: a team server's database, its password kept out of ps
 `
 
 // runPrune is `hookwatch prune --older-than AGE`: the background retention

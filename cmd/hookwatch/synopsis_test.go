@@ -59,3 +59,26 @@ func TestSynopsisNamesFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpKeepsTheDatabaseURLOffTheCommandLine: no example of any --help
+// passes the database by --db from HOOKWATCH_DB or as a postgres:// URL:
+// such a URL holds the password, which an argument shows in ps to every
+// user of the machine, while the commands read HOOKWATCH_DB themselves.
+func TestHelpKeepsTheDatabaseURLOffTheCommandLine(t *testing.T) {
+	leak := regexp.MustCompile(`--db[ =]+["']?(?:\$\{?HOOKWATCH_DB|postgres(?:ql)?://)`)
+	for name := range commands {
+		if name == "hook" {
+			continue
+		}
+		out, _, err := hw(t, "", name, "--help")
+		if err != nil && !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("hookwatch %s --help: %v", name, err)
+			continue
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if leak.MatchString(line) {
+				t.Errorf("hookwatch %s --help shows the database URL passed on the command line:\n%s", name, line)
+			}
+		}
+	}
+}
