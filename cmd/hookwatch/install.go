@@ -244,6 +244,19 @@ func urlReport(change homeChange, kept string, given, dryRun bool) []string {
 	case change == homeKept && !given:
 		lines = append(lines, "The hooks keep sending to "+kept+", the URL kept in "+path+": 'hookwatch install --url "+localURLFlag+"' sends them to this machine's collector again.")
 	}
+	if change == homeReplaced && !dryRun {
+		// A forwarder sends the spool to the URL it started with and
+		// holds the spool: the hooks' events for the new URL would wait
+		// there for it, and no forwarder to the new one could start.
+		if c, ok := runningCollector(hook.Home(os.Getenv)); ok && strings.HasPrefix(c.Addr, hook.ForwarderAddr("")) && c.Addr != hook.ForwarderAddr(kept) {
+			old := strings.TrimPrefix(c.Addr, hook.ForwarderAddr(""))
+			then := "the next hook starts the forwarder to " + kept
+			if !hook.NeedsForwarder(kept) {
+				then = "else the events a hook spools while " + kept + " does not answer go to " + old
+			}
+			lines = append(lines, fmt.Sprintf("Note: the running hookwatch forward (pid %d) sends this home's spool to %s, not to %s: run 'hookwatch stop'; %s.", c.PID, old, kept, then))
+		}
+	}
 	if env := os.Getenv("HOOKWATCH_URL"); env != "" && kept != "" && strings.TrimRight(env, "/") != kept {
 		lines = append(lines, "Note: HOOKWATCH_URL="+env+" in this environment wins over the URL kept ("+kept+"): an agent started from here sends there; unset it to send to "+kept+".")
 	}

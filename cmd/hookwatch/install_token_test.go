@@ -306,3 +306,27 @@ func TestInstallTokenDryRunNotes(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallURLReplacedForwarderRuns: 'install --url' to another server
+// while a forwarder to the first one runs says that it holds the spool and
+// sends it to the old URL, and that 'hookwatch stop' lets the next hook
+// start the new one; a forwarder to the URL kept is no news.
+func TestInstallURLReplacedForwarderRuns(t *testing.T) {
+	e := newTestEnv(t)
+	e.fakeClaude(t, "2.1.100")
+	t.Setenv("HOOKWATCH_URL", "")
+	const first, second = "https://one.example.com", "https://two.example.com"
+	if err := os.WriteFile(filepath.Join(e.root, "ann.token"), []byte("hwt_ann\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustHW(t, "install", "--url", first, "--token-file", filepath.Join(e.root, "ann.token"))
+	startForwarder(t, e.hwHome, first)
+	if out := mustHW(t, "install", "--url", first); strings.Contains(out, "hookwatch stop") {
+		t.Errorf("install to the URL the forwarder sends to asks to stop it:\n%s", out)
+	}
+	out := mustHW(t, "install", "--url", second)
+	want := fmt.Sprintf("the running hookwatch forward (pid %d) sends this home's spool to %s, not to %s: run 'hookwatch stop'; the next hook starts the forwarder to %s", os.Getpid(), first, second, second)
+	if !strings.Contains(out, want) {
+		t.Errorf("install to another URL while a forwarder runs does not say %q:\n%s", want, out)
+	}
+}
