@@ -521,8 +521,18 @@ func (cfg Config) deliver(ctx context.Context, rec []byte, deadline time.Time, a
 		// (one that could not start is said by the hooks after it).
 		return Result{Spooled: true}
 	}
+	if se := (StatusError{}); errors.As(err, &se) && se.Code == http401 {
+		// hook.log is where a developer whose token was revoked looks
+		// first: it names the token refused, where it came from, and
+		// where the collector's reason and the fix are told.
+		what, _ := RefusedToken(cfg.TokenSource, cfg.Token, cfg.Home, "")
+		err = fmt.Errorf("%w: the collector %s; the events wait in the spool until it takes a token ('hookwatch doctor' says why, and what gives it one)", err, what)
+	}
 	return Result{Spooled: true, Err: fmt.Errorf("spooled: %w", err)}
 }
+
+// http401 is HTTP's Unauthorized: the hook links no net/http.
+const http401 = 401
 
 // forward delivers rec to a collector the hook cannot reach itself (an
 // https:// URL, a host name) through the forwarder attached to this home's

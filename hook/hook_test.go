@@ -372,6 +372,40 @@ func TestRunCollectorErrors(t *testing.T) {
 	f(403, false, true) // another user's session: it never becomes this user's
 }
 
+// TestRunTokenRefusedLog: a collector that refuses the token (a revoked
+// one) leaves in hook.log which token it refused, where it came from, and
+// where to read why and what replaces it, not a bare status.
+func TestRunTokenRefusedLog(t *testing.T) {
+	c := newCollector(t)
+	c.status = 401
+	cfg := config(t, c.srv.URL)
+	if err := os.WriteFile(filepath.Join(cfg.Home, hook.TokenFile), []byte("hwt_revoked\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Token, cfg.TokenSource = hook.LookupToken(func(k string) string {
+		if k == "HOOKWATCH_URL" {
+			return c.srv.URL
+		}
+		return ""
+	}, cfg.Home)
+	res := hook.Run(context.Background(), cfg, bytes.NewReader(preToolUse(t)))
+	if !res.Spooled {
+		t.Fatalf("Run = %+v, want spooled", res)
+	}
+	lines := logLines(t, cfg.Home)
+	if len(lines) != 1 {
+		t.Fatalf("hook.log has %d lines, want 1: %q", len(lines), lines)
+	}
+	for _, want := range []string{"collector answered HTTP 401", "refuses the token in " + filepath.Join(cfg.Home, hook.TokenFile), "wait in the spool", "hookwatch doctor"} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("hook.log lacks %q:\n%s", want, lines[0])
+		}
+	}
+	if strings.Contains(lines[0], "hwt_revoked") {
+		t.Errorf("hook.log shows the token:\n%s", lines[0])
+	}
+}
+
 // TestRunHungCollector: a collector that accepts connections and never
 // answers costs the hook its budget, not the agent's patience.
 func TestRunHungCollector(t *testing.T) {
