@@ -168,7 +168,10 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
-	client := &http.Client{}
+	client, err := collectorClient()
+	if err != nil {
+		return err
+	}
 	if up {
 		opt.Known = storedOf(client, base, token)
 	}
@@ -605,7 +608,10 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 	// The hook's origin, so that imported calls join the sessions the
 	// hooks recorded (lineage groups by host and user).
 	origin := ingest.LocalOrigin(version)
-	var client http.Client
+	client, err := collectorClient()
+	if err != nil {
+		return err
+	}
 	calls, session, usage, read, had := 0, 0, 0, 0, 0
 	unchanged, again := 0, 0  // rollouts read to their end before; read again whole
 	var lost rollout.Stats    // the lines of the rollouts read that were passed over
@@ -635,7 +641,7 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 			continue
 		}
 		for i := 0; i < len(envs) && !dryRun; i += importBatch {
-			dups, err := postBatch(ctx, &client, base, token, envs[i:min(i+importBatch, len(envs))], "the imported events")
+			dups, err := postBatch(ctx, client, base, token, envs[i:min(i+importBatch, len(envs))], "the imported events")
 			if err != nil {
 				if ctx.Err() != nil {
 					return interrupted()

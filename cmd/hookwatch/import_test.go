@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/internal/lockfile"
 	"github.com/hookwatch/hookwatch/internal/syncbuf"
+	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
 // copyDir copies the directory src into dst.
@@ -862,5 +865,53 @@ func TestImportHomeUnusable(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "new")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a dry run made %s: %v", filepath.Join(dir, "new"), err)
+	}
+}
+
+// TestImportToTeamServerOverTLS: a developer whose hooks send to an
+// https:// team server that the team's own authority certified (install
+// --ca-file) imports the transcripts into it, trusting that authority as
+// the forwarder does, rather than call the server unreachable.
+func TestImportToTeamServerOverTLS(t *testing.T) {
+	testdata, err := filepath.Abs("../../importer/testdata/parallel/projects")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEnv(t)
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "collector.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	srv, err := collector.New(collector.Config{Store: db, Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewTLSServer(srv.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		srv.Shutdown(context.Background())
+	})
+	ca := filepath.Join(e.root, "team-ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOOKWATCH_URL", "")
+	mustHW(t, "install", "--url", ts.URL, "--ca-file", ca)
+	projects := filepath.Join(e.root, "projects")
+	copyDir(t, testdata, projects)
+
+	out := mustHW(t, "import", projects)
+	if !strings.HasPrefix(out, "imported ") {
+		t.Fatalf("import:\n%s", out)
+	}
+	const id = "04c54c49-9580-4ffd-ac42-925d83960a3b"
+	resp, err := ts.Client().Get(ts.URL + "/v1/sessions/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the team server answers HTTP %d for the imported session %s", resp.StatusCode, id)
 	}
 }
