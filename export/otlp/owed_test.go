@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/hex"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/docs"
+	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/internal/otelcol"
 	"github.com/hookwatch/hookwatch/internal/syncbuf"
 	"github.com/hookwatch/hookwatch/store"
@@ -402,4 +405,66 @@ func TestExporterPaysStoppedOwners(t *testing.T) {
 	waitFor(t, "b owing what a owed", func() bool {
 		return metricValue(t, metricsText(setB), "hookwatch_otlp_sessions_owed") == 1
 	})
+}
+
+// writeCounter is a store's OTLPDebtStore that counts, per session, the
+// writes that record it.
+type writeCounter struct {
+	store.OTLPDebtStore
+	mu     sync.Mutex
+	writes map[string]int
+}
+
+func (c *writeCounter) OweOTLP(ctx context.Context, owner string, sessions map[string]time.Time, at time.Time) error {
+	c.mu.Lock()
+	for id := range sessions {
+		c.writes[id]++
+	}
+	c.mu.Unlock()
+	return c.OTLPDebtStore.OweOTLP(ctx, owner, sessions, at)
+}
+
+// TestExporterRecordsOwedSessionOnce: while the receiver is down, a session
+// whose spans keep coming is written to the store as owed a bounded number
+// of times (when its first spans are queued, and when they are lost), not
+// once per batch lost: on SQLite those writes share the one writer with
+// ingest, and a receiver away for a day must not make them grow with the
+// events.
+func TestExporterRecordsOwedSessionOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens: every request refused
+	st, _, _ := owedSession(t)
+	counted := &writeCounter{OTLPDebtStore: debtsOf(st), writes: map[string]int{}}
+	set := metrics.NewSet()
+	e := NewExporter(&Client{Endpoint: down, Attempts: 1}, ExporterOptions{
+		Rows: st, Debts: counted, Metrics: set, FlushInterval: time.Millisecond, BatchSpans: 16})
+	defer e.Stop(context.Background())
+
+	const id = "session-down"
+	envs := demo.Big(demo.BigSpec{SessionID: id, Start: time.Now().Add(-time.Hour), Events: 5000, Agents: 10, Ended: true, Seed: 3})
+	g := attribution.NewGroup()
+	for chunk := range slices.Chunk(envs, 50) {
+		g.Apply(chunk...)
+		e.Offer(g.Changes().Sessions)
+		time.Sleep(time.Millisecond) // let batches fail between rounds
+	}
+	e.Stop(context.Background())
+	text := metricsText(set)
+	failed := metricValue(t, text, `hookwatch_otlp_spans_dropped_total{reason="send_failed"}`)
+	requests := metricValue(t, text, "hookwatch_otlp_requests_total")
+	if failed == 0 || requests < 20 {
+		t.Fatalf("%d spans lost in %d requests: want many batches lost", failed, requests)
+	}
+	counted.mu.Lock()
+	defer counted.mu.Unlock()
+	if n := counted.writes[id]; n == 0 || n > 2 {
+		t.Errorf("the session owed was written %d times for %d requests lost, want 1 or 2", n, requests)
+	}
+	if got := recorded(t, st); got[id].IsZero() {
+		t.Errorf("the store records %v, want session %s owed", got, id)
+	}
 }
