@@ -107,6 +107,11 @@ type IngestOptions struct {
 	// ModelSinks receive the model's changes (collector.Config.ModelSinks):
 	// the OTLP push, to measure what it costs.
 	ModelSinks []collector.ModelSink
+	// StoreSinks, when set, returns more ModelSinks built on the
+	// collector's store once it is open: the OTLP push with the store's
+	// rows and debts, as serve wires it. The collector stops them before
+	// it closes the store.
+	StoreSinks func(db *sqlite.DB) []collector.ModelSink
 }
 
 // IngestResult is what Ingest measured.
@@ -176,7 +181,11 @@ func Ingest(ctx context.Context, w io.Writer, o IngestOptions) (IngestResult, er
 	if err != nil {
 		return IngestResult{}, err
 	}
-	srv, err := collector.New(collector.Config{Store: db, Version: "bench", NoAgentMetrics: o.NoAgentMetrics, AuditDir: o.AuditDir, ModelSinks: o.ModelSinks})
+	sinks := o.ModelSinks
+	if o.StoreSinks != nil {
+		sinks = append(append([]collector.ModelSink(nil), sinks...), o.StoreSinks(db)...)
+	}
+	srv, err := collector.New(collector.Config{Store: db, Version: "bench", NoAgentMetrics: o.NoAgentMetrics, AuditDir: o.AuditDir, ModelSinks: sinks})
 	if err != nil {
 		db.Close()
 		return IngestResult{}, err

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/internal/modeled"
 	"github.com/hookwatch/hookwatch/internal/otelcol"
+	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
@@ -44,7 +46,12 @@ type OTLPOptions struct {
 // rate with the live push off and on, side by side in one run. The push
 // goes to a receiver on loopback that reads and discards each request, and
 // also to a real OpenTelemetry Collector when scripts/build-otelcol.sh has
-// built one (its own CPU then competes with the collector's).
+// built one (its own CPU then competes with the collector's), as serve runs
+// it: the sessions owed kept in the collector's store (otlp_debts), whose
+// writes, reads and their wall time it counts; once more to a port where
+// nothing listens (a receiver down the whole run: every session owed); and
+// to the discarding receiver with the sessions owed in memory only, the
+// push as measured before the store kept them.
 func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 	if o.Events <= 0 {
 		o.Events = 100_000
@@ -92,14 +99,33 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 		"  sending to the discarding receiver: %d spans, %.1f µs of CPU per event (median of %d, runs %s)\n",
 		o.Events, spans, median(cost), o.Rounds, formatRates(cost, 1))
 
-	// Ingest with the push off and on, interleaved.
-	variants := []struct {
-		name     string
-		endpoint string
-	}{{"off", ""}}
-	for _, r := range receivers {
-		variants = append(variants, struct{ name, endpoint string }{"on, to the " + r.name, r.endpoint})
+	// The table's own cost, without ingest waiting for the writer or
+	// holding it.
+	perWrite, err := debtWriteCost(ctx, dir)
+	if err != nil {
+		return err
 	}
+	fmt.Fprintf(w, "otlp sessions owed, the table's own cost: %d writes recording or clearing %d sessions each on an idle database: %.0f µs of CPU per write\n",
+		2*debtCostRounds, debtCostSessions, perWrite)
+
+	// Ingest with the push off and on, interleaved. The push as serve
+	// runs it keeps the sessions owed in the collector's store (Rows,
+	// Debts, Owner), whose writes share SQLite's one writer with ingest;
+	// the push in memory only (no Rows, no Debts) is the variant of the
+	// figures before the store kept them, kept to compare with those.
+	down, err := closedPort()
+	if err != nil {
+		return err
+	}
+	type variant struct {
+		name, endpoint string
+		debts          bool
+	}
+	variants := []variant{{name: "off"}, {"on, to the discarding receiver, sessions owed in memory only (as before the table)", sink.URL, false}}
+	for _, r := range receivers {
+		variants = append(variants, variant{"on, to the " + r.name + ", sessions owed in the store (as serve)", r.endpoint, true})
+	}
+	variants = append(variants, variant{"on, the receiver down (a closed port) for the whole run, sessions owed in the store (as serve)", down, true})
 	// Per variant and run: events/s to the last reply, events/s until the
 	// model applied every event (the push runs in the model's rounds), the
 	// rounds' wall time per event, and the µs of this process's CPU per
@@ -108,6 +134,7 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 	type figures struct{ rate, modelled, roundUS, cpuUS []float64 }
 	figs := make([]figures, len(variants))
 	lost, sent := make([]int64, len(variants)), make([]int64, len(variants))
+	writes := make([]debtCounts, len(variants))
 	for r := range o.Rounds {
 		// Rotate which goes first, so that none always runs on a warmer
 		// machine.
@@ -116,9 +143,17 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 			opts := IngestOptions{Events: o.IngestEvents, WaitModel: true, Quiet: true}
 			var exp *otlp.Exporter
 			set := metrics.NewSet()
-			if v := variants[i]; v.endpoint != "" {
+			counted := &countedDebts{}
+			if v := variants[i]; v.endpoint != "" && !v.debts {
 				exp = otlp.NewExporter(&otlp.Client{Endpoint: v.endpoint}, otlp.ExporterOptions{Metrics: set})
 				opts.ModelSinks = []collector.ModelSink{exp}
+			} else if v.endpoint != "" {
+				// As cmd/hookwatch wires serve's exporter.
+				opts.StoreSinks = func(db *sqlite.DB) []collector.ModelSink {
+					counted.OTLPDebtStore = db
+					exp = otlp.NewExporter(&otlp.Client{Endpoint: v.endpoint}, otlp.ExporterOptions{Metrics: set, Rows: db, Debts: counted, Owner: "bench"})
+					return []collector.ModelSink{exp}
+				}
 			}
 			cpu0, err := processCPU()
 			if err != nil {
@@ -143,9 +178,11 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 				lost[i] += metricSum(b.String(), "hookwatch_otlp_spans_dropped_total{")
 				sent[i] += metricSum(b.String(), "hookwatch_otlp_spans_sent_total ")
 			}
+			writes[i].add(counted.counts())
 		}
 	}
-	fmt.Fprintf(w, "otlp ingest: %d events per run, %d runs of each, interleaved; medians, and the change from push off:\n", o.IngestEvents, o.Rounds)
+	fmt.Fprintf(w, "otlp ingest: %d events per run, %d runs of each, interleaved; medians, and the change from push off.\n"+
+		"  The push in memory only is the variant measured before the store kept the sessions owed; the others run as serve does.\n", o.IngestEvents, o.Rounds)
 	for i, v := range variants {
 		row := func(name, unit string, x, base []float64, prec int) {
 			m := median(x)
@@ -160,8 +197,168 @@ func OTLP(ctx context.Context, w io.Writer, o OTLPOptions) error {
 		row("rate until modelled", "events/s", figs[i].modelled, figs[0].modelled, 0)
 		row("model rounds (wall)", "µs/event", figs[i].roundUS, figs[0].roundUS, 1)
 		row("CPU of the process", "µs/event", figs[i].cpuUS, figs[0].cpuUS, 1)
+		if v.debts {
+			c := writes[i]
+			n := int64(o.Rounds)
+			fmt.Fprintf(w, "    the table, per run:        %d writes recording %d sessions (%d distinct; its beat among them), %d writes clearing %d, %d reads;\n"+
+				"                               %.1f writes per 1,000 events; the calls took %v (wall, waits for SQLite's writer included), %.2f µs per event\n",
+				c.oweWrites/n, c.owed/n, c.distinct/n, c.clearWrites/n, c.cleared/n, c.reads/n,
+				1000*float64(c.oweWrites+c.clearWrites+c.paidWrites)/float64(n*int64(o.IngestEvents)),
+				(c.took / time.Duration(n)).Round(time.Millisecond), float64(c.took.Microseconds())/float64(n*int64(o.IngestEvents)))
+			fmt.Fprintf(w, "                               at the table's own cost per write, %.2f µs of CPU per event (%.1f %% of the push off's)\n",
+				perWrite*float64(c.oweWrites+c.clearWrites+c.paidWrites)/float64(n*int64(o.IngestEvents)),
+				100*perWrite*float64(c.oweWrites+c.clearWrites+c.paidWrites)/float64(n*int64(o.IngestEvents))/median(figs[0].cpuUS))
+		}
 	}
 	return nil
+}
+
+// debtCostRounds and debtCostSessions size debtWriteCost: about as many
+// sessions per write as an ingest run's writes carry.
+const debtCostRounds, debtCostSessions = 200, 100
+
+// debtWriteCost records and clears debtCostSessions sessions owed,
+// debtCostRounds times, in a new SQLite database in dir, and returns the
+// process's µs of CPU per write: the table's own cost, apart from the
+// waits for SQLite's one writer that an ingest run adds to the calls'
+// wall time.
+func debtWriteCost(ctx context.Context, dir string) (float64, error) {
+	db, err := sqlite.Open(filepath.Join(dir, "debts.db"))
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	ids := make([]string, debtCostSessions)
+	owed := make(map[string]time.Time, len(ids))
+	for i := range ids {
+		ids[i] = fmt.Sprintf("bench-%02d-%015d", i%4, i) // as Ingest names them
+		owed[ids[i]] = time.Now()
+	}
+	runtime.GC()
+	cpu0, err := processCPU()
+	if err != nil {
+		return 0, err
+	}
+	for range debtCostRounds {
+		if err := db.OweOTLP(ctx, "bench", owed, time.Now()); err != nil {
+			return 0, err
+		}
+		if err := db.ClearOTLP(ctx, "bench", ids); err != nil {
+			return 0, err
+		}
+	}
+	cpu1, err := processCPU()
+	if err != nil {
+		return 0, err
+	}
+	return float64((cpu1 - cpu0).Microseconds()) / (2 * debtCostRounds), nil
+}
+
+// closedPort returns the URL of a port on loopback where nothing listens:
+// a receiver down, every request refused.
+func closedPort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	url := "http://" + ln.Addr().String()
+	return url, ln.Close()
+}
+
+// countedDebts is a store's OTLPDebtStore that counts the writes and reads
+// the exporter makes of it, the distinct sessions it records, and the
+// wall time the calls take; a write of nothing (no sessions) touches no
+// table and is not counted.
+type countedDebts struct {
+	store.OTLPDebtStore
+	mu  sync.Mutex
+	n   debtCounts
+	ids map[string]bool
+}
+
+func (c *countedDebts) count(start time.Time, f func(n *debtCounts)) {
+	took := time.Since(start)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n.took += took
+	f(&c.n)
+}
+
+func (c *countedDebts) OweOTLP(ctx context.Context, owner string, sessions map[string]time.Time, at time.Time) error {
+	start := time.Now()
+	err := c.OTLPDebtStore.OweOTLP(ctx, owner, sessions, at)
+	c.count(start, func(n *debtCounts) {
+		if len(sessions) == 0 {
+			return
+		}
+		if c.ids == nil {
+			c.ids = map[string]bool{}
+		}
+		n.oweWrites++
+		n.owed += int64(len(sessions))
+		for id := range sessions {
+			if !c.ids[id] {
+				c.ids[id] = true
+				n.distinct++
+			}
+		}
+	})
+	return err
+}
+
+func (c *countedDebts) ClearOTLP(ctx context.Context, owner string, ids []string) error {
+	start := time.Now()
+	err := c.OTLPDebtStore.ClearOTLP(ctx, owner, ids)
+	c.count(start, func(n *debtCounts) {
+		if len(ids) > 0 {
+			n.clearWrites++
+			n.cleared += int64(len(ids))
+		}
+	})
+	return err
+}
+
+func (c *countedDebts) PaidOTLP(ctx context.Context, debts []store.OTLPDebt) error {
+	start := time.Now()
+	err := c.OTLPDebtStore.PaidOTLP(ctx, debts)
+	c.count(start, func(n *debtCounts) {
+		if len(debts) > 0 {
+			n.paidWrites++
+		}
+	})
+	return err
+}
+
+func (c *countedDebts) OTLPDebts(ctx context.Context, limit int) ([]store.OTLPDebt, error) {
+	start := time.Now()
+	rows, err := c.OTLPDebtStore.OTLPDebts(ctx, limit)
+	c.count(start, func(n *debtCounts) { n.reads++ })
+	return rows, err
+}
+
+func (c *countedDebts) counts() debtCounts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// debtCounts are countedDebts' counts, summed over runs: writes (and the
+// sessions they record, distinct ones, and clear), reads, and the wall
+// time of every call.
+type debtCounts struct {
+	oweWrites, owed, distinct, clearWrites, cleared, paidWrites, reads int64
+	took                                                               time.Duration
+}
+
+func (d *debtCounts) add(x debtCounts) {
+	d.oweWrites += x.oweWrites
+	d.owed += x.owed
+	d.distinct += x.distinct
+	d.clearWrites += x.clearWrites
+	d.cleared += x.cleared
+	d.paidWrites += x.paidWrites
+	d.reads += x.reads
+	d.took += x.took
 }
 
 func formatRates(v []float64, prec int) string {
