@@ -3,12 +3,18 @@ package bench
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/export/otlp"
+	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
 func TestSamplePayloads(t *testing.T) {
@@ -87,5 +93,36 @@ func TestFigures(t *testing.T) {
 		if _, err := Query(ctx, os.Stdout, QueryOptions{Path: os.Getenv("HOOKWATCH_BENCH_QUERY_DB")}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestIngestStoreSinks: the sinks StoreSinks builds get the collector's
+// store, receive the model's changes and are stopped before the store
+// closes: the OTLP push as serve wires it writes its sessions owed to the
+// table, records them while in flight and clears them once delivered, all
+// counted.
+func TestIngestStoreSinks(t *testing.T) {
+	sink := newDiscardReceiver()
+	defer sink.Close()
+	set := metrics.NewSet()
+	counted := &countedDebts{}
+	_, err := Ingest(context.Background(), io.Discard, IngestOptions{Dir: t.TempDir(), Events: 4000, WaitModel: true, Quiet: true,
+		StoreSinks: func(db *sqlite.DB) []collector.ModelSink {
+			counted.OTLPDebtStore = db
+			return []collector.ModelSink{otlp.NewExporter(&otlp.Client{Endpoint: sink.URL},
+				otlp.ExporterOptions{Metrics: set, Rows: db, Debts: counted, Owner: "bench"})}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	set.WritePrometheus(&b)
+	if sent := metricSum(b.String(), "hookwatch_otlp_spans_sent_total "); sent == 0 {
+		t.Fatalf("no span sent:\n%s", b.String())
+	}
+	c := counted.counts()
+	// The beat is one distinct session; the benchmark's sessions are more.
+	if c.oweWrites == 0 || c.distinct < 2 || c.cleared == 0 || c.reads == 0 || c.took <= 0 {
+		t.Fatalf("the table's calls: %+v", c)
 	}
 }
