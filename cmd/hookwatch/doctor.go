@@ -30,8 +30,10 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		"Checks the installation and changes nothing, unless --start or --ack-losses asks it to.\n"+
 		"The round trip sends one synthetic event through the registered hook; it is stored\n"+
 		"in a probe session that the session list leaves out, and starts no collector nor\n"+
-		"forwarder: with none to take it, the event waits in a scratch home's spool.", stdout, stderr)
-	asJSON := fs.Bool("json", false, "print the report as JSON")
+		"forwarder: with none to take it, the event waits in a scratch home's spool.\n"+
+		"With --json, standard output is the report alone: what --start and --ack-losses\n"+
+		"did is said on standard error.", stdout, stderr)
+	asJSON := fs.Bool("json", false, "print the report as JSON, and nothing else on standard output")
 	noTrip := fs.Bool("no-round-trip", false, "do not send a synthetic event through the registered hook")
 	project := fs.String("project", "", "project directory whose settings and policy are checked (default: the working directory)")
 	start := fs.Bool("start", false, "start the collector first when none answers where the hooks send (HOOKWATCH_URL, else the URL 'hookwatch install --url' kept), as a hook would")
@@ -53,18 +55,23 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return err
 	}
 	home := hook.Home(os.Getenv)
+	// A script reading the JSON report parses standard output whole.
+	said := stdout
+	if *asJSON {
+		said = stderr
+	}
 	if *ack {
-		if err := ackLosses(home, stdout); err != nil {
+		if err := ackLosses(home, said); err != nil {
 			return err
 		}
 	}
 	// A HOOKWATCH_URL that is no collector URL starts nothing: the report
 	// says what is wrong with it.
 	if base, _, err := collectorURL(); *start && err == nil && !healthy(ctx, base, time.Second) {
-		if err := startCollector(ctx, home, base, stdout); err != nil {
+		if err := startCollector(ctx, home, base, said); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "started a collector at %s (log: %s)\n\n", base, filepath.Join(home, hook.ServeLog))
+		fmt.Fprintf(said, "started a collector at %s (log: %s)\n\n", base, filepath.Join(home, hook.ServeLog))
 	}
 	r := doctor.Run(ctx, doctor.Options{
 		Getenv:     os.Getenv,
@@ -96,11 +103,12 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return nil
 }
 
-// ackLosses acknowledges the losses the spool of home has counted.
-func ackLosses(home string, stdout io.Writer) error {
+// ackLosses acknowledges the losses the spool of home has counted, and
+// says so on w.
+func ackLosses(home string, w io.Writer) error {
 	dir := filepath.Join(home, "spool")
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintln(stdout, "no events were lost: there is no spool yet")
+		fmt.Fprintln(w, "no events were lost: there is no spool yet")
 		return nil
 	}
 	sp, err := spool.Open(dir, spool.Options{})
@@ -111,6 +119,6 @@ func ackLosses(home string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "acknowledged %d lost event(s): %d dropped, %d corrupt; only new losses make hookwatch degraded again\n\n", st.Dropped+st.Corrupt, st.Dropped, st.Corrupt)
+	fmt.Fprintf(w, "acknowledged %d lost event(s): %d dropped, %d corrupt; only new losses make hookwatch degraded again\n\n", st.Dropped+st.Corrupt, st.Dropped, st.Corrupt)
 	return nil
 }

@@ -457,6 +457,16 @@ func TestDoctorLosses(t *testing.T) {
 	sp.Append([]byte(`{"id":"y"}`))
 	r, _ = runDoctorJSON(t, "--no-round-trip")
 	wantCheck(t, r, "spool", doctor.Warn, "4 dropped", "degraded, 1 lost event not acknowledged")
+
+	// With --json, what --ack-losses did is said on stderr: standard
+	// output is the report alone, which already reads the losses as
+	// acknowledged.
+	_, errOut, _ := hw(t, "", "doctor", "--json", "--ack-losses", "--no-round-trip")
+	if !strings.Contains(errOut, "acknowledged 4 lost event(s): 4 dropped, 0 corrupt") {
+		t.Errorf("doctor --json --ack-losses said on stderr:\n%s", errOut)
+	}
+	r, _ = runDoctorJSON(t, "--ack-losses", "--no-round-trip")
+	wantCheck(t, r, "spool", doctor.OK, "4 dropped, 0 corrupt (acknowledged)")
 }
 
 // TestDoctorDatabase: the database check looks at the database serve would

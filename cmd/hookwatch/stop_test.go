@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/doctor"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/testbin"
 )
@@ -68,9 +70,14 @@ func TestStartAndStop(t *testing.T) {
 		}
 	}
 
-	out = mustHW(t, "doctor", "--start", "--no-round-trip")
-	if !strings.Contains(out, "started a collector at "+base) {
-		t.Fatalf("doctor --start: %s", out)
+	// With --json, standard output is the report alone: what --start did
+	// is said on standard error.
+	out, errOut, _ := hw(t, "", "doctor", "--start", "--json", "--no-round-trip")
+	if !strings.Contains(errOut, "started a collector at "+base) {
+		t.Fatalf("doctor --start --json said on stderr:\n%s", errOut)
+	}
+	if r := new(doctor.Report); json.Unmarshal([]byte(out), r) != nil || len(r.Checks) == 0 {
+		t.Fatalf("doctor --start --json printed no report alone on stdout:\n%s", out)
 	}
 	c, ok := runningCollector(e.hwHome)
 	if !ok || c.PID <= 0 || "http://"+c.Addr != base {
