@@ -115,10 +115,21 @@ func ackLosses(home string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The counters count every loss since the spool was made: the ones
+	// acknowledged before are not news.
+	before, err := sp.Stats()
+	if err != nil {
+		return err
+	}
 	st, err := sp.Acknowledge()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "acknowledged %d lost event(s): %d dropped, %d corrupt; only new losses make hookwatch degraded again\n\n", st.Dropped+st.Corrupt, st.Dropped, st.Corrupt)
+	newly := max(0, st.Acknowledged-before.Acknowledged)
+	if newly == 0 {
+		fmt.Fprintf(w, "no new lost events to acknowledge (%d in all, acknowledged before: %d dropped, %d corrupt)\n\n", st.Acknowledged, st.Dropped, st.Corrupt)
+		return nil
+	}
+	fmt.Fprintf(w, "acknowledged %d lost event(s) (%d in all: %d dropped, %d corrupt); only new losses make hookwatch degraded again\n\n", newly, st.Acknowledged, st.Dropped, st.Corrupt)
 	return nil
 }

@@ -448,7 +448,7 @@ func TestDoctorLosses(t *testing.T) {
 	wantCheck(t, r, "spool", doctor.Warn, "3 dropped", "degraded, 3 lost events not acknowledged", "HOOKWATCH_SPOOL_MAX", "fix: hookwatch doctor --ack-losses")
 
 	out := mustHW(t, "doctor", "--ack-losses", "--no-round-trip")
-	if !strings.Contains(out, "acknowledged 3 lost event(s): 3 dropped, 0 corrupt") {
+	if !strings.Contains(out, "acknowledged 3 lost event(s) (3 in all: 3 dropped, 0 corrupt)") {
 		t.Fatalf("doctor --ack-losses:\n%s", out)
 	}
 	r, _ = runDoctorJSON(t, "--no-round-trip")
@@ -462,8 +462,12 @@ func TestDoctorLosses(t *testing.T) {
 	// output is the report alone, which already reads the losses as
 	// acknowledged.
 	_, errOut, _ := hw(t, "", "doctor", "--json", "--ack-losses", "--no-round-trip")
-	if !strings.Contains(errOut, "acknowledged 4 lost event(s): 4 dropped, 0 corrupt") {
+	if !strings.Contains(errOut, "acknowledged 1 lost event(s) (4 in all: 4 dropped, 0 corrupt)") {
 		t.Errorf("doctor --json --ack-losses said on stderr:\n%s", errOut)
+	}
+	// Acknowledged again, nothing is news.
+	if out := mustHW(t, "doctor", "--ack-losses", "--no-round-trip"); !strings.Contains(out, "no new lost events to acknowledge (4 in all, acknowledged before: 4 dropped, 0 corrupt)") {
+		t.Errorf("doctor --ack-losses with nothing new:\n%s", out)
 	}
 	r, _ = runDoctorJSON(t, "--ack-losses", "--no-round-trip")
 	wantCheck(t, r, "spool", doctor.OK, "4 dropped, 0 corrupt (acknowledged)")
