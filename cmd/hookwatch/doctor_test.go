@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -518,26 +515,7 @@ func revokedTokenDB(t *testing.T, path string) (*sqlite.DB, string) {
 // spool, for the forwarder to deliver later, nor in its hook.log.
 func TestDoctorRoundTripWithoutForwarder(t *testing.T) {
 	e := newTestEnv(t)
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "collector.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	srv, err := collector.New(collector.Config{Store: db, Version: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewTLSServer(srv.Handler())
-	t.Cleanup(func() {
-		ts.Close()
-		srv.Shutdown(context.Background())
-	})
-	ca := filepath.Join(e.root, "team-ca.pem")
-	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HOOKWATCH_URL", "")
-	mustHW(t, "install", "--url", ts.URL, "--ca-file", ca)
+	ts := installTLSTeamServer(t, e)
 
 	r, _ := runDoctorJSON(t)
 	wantCheck(t, r, "collector", doctor.OK, ts.URL)

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +18,6 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/internal/lockfile"
 	"github.com/hookwatch/hookwatch/internal/syncbuf"
-	"github.com/hookwatch/hookwatch/store/sqlite"
 )
 
 // copyDir copies the directory src into dst.
@@ -878,26 +875,7 @@ func TestImportToTeamServerOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newTestEnv(t)
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "collector.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	srv, err := collector.New(collector.Config{Store: db, Version: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewTLSServer(srv.Handler())
-	t.Cleanup(func() {
-		ts.Close()
-		srv.Shutdown(context.Background())
-	})
-	ca := filepath.Join(e.root, "team-ca.pem")
-	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HOOKWATCH_URL", "")
-	mustHW(t, "install", "--url", ts.URL, "--ca-file", ca)
+	ts := installTLSTeamServer(t, e)
 	projects := filepath.Join(e.root, "projects")
 	copyDir(t, testdata, projects)
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"io"
@@ -207,6 +208,35 @@ func newTestCollectorOn(t *testing.T, db *sqlite.DB, cfg collector.Config) *test
 	})
 	t.Setenv("HOOKWATCH_URL", c.URL)
 	return c
+}
+
+// installTLSTeamServer starts a collector on a fresh SQLite file behind
+// https://, whose certificate stands for the team's own authority, and
+// installs the hooks of e as a developer of that team server does:
+// 'install --url <https URL> --ca-file <the authority>', HOOKWATCH_URL unset.
+func installTLSTeamServer(t *testing.T, e *testEnv) *httptest.Server {
+	t.Helper()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "collector.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	srv, err := collector.New(collector.Config{Store: db, Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewTLSServer(srv.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		srv.Shutdown(context.Background())
+	})
+	ca := filepath.Join(e.root, "team-ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOOKWATCH_URL", "")
+	mustHW(t, "install", "--url", ts.URL, "--ca-file", ca)
+	return ts
 }
 
 // setAgents sets the body of GET /v1/sessions/{id}/agents.
