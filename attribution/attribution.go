@@ -94,7 +94,7 @@ const (
 // a virtual session) is not served as it was. Raise it with any change to
 // what Build returns for the same events; TestModelVersion holds it to the
 // golden models of the real captures.
-const ModelVersion = 9
+const ModelVersion = 10
 
 // VirtualPrefix starts the id of a virtual session, which addresses one
 // subagent like a session: VirtualPrefix + session_id + "--" + agent_id
@@ -455,6 +455,16 @@ type Agent struct {
 	// Usage is the agent's own tokens and cost (not its subagents'); nil
 	// until a transcript's usage is imported.
 	Usage *Usage `json:"usage,omitempty"`
+	// Model is the one model the agent ran: for the main agent the
+	// session's Model; for a subagent the last model its own hook events
+	// named (Codex names the thread's on each); else the one model its
+	// responses came from (Usage.Models: Claude Code's hooks name no
+	// subagent's model, and a subagent often runs another than the main
+	// agent, Explore a smaller one). "" when none of these names one: a
+	// subagent whose responses were not read yet, or came from several
+	// models. The session's model is never a subagent's: it is what the
+	// main agent asked for, not what a subagent was started with.
+	Model string `json:"model,omitempty"`
 }
 
 // ToolCall is one tool call, keyed by tool_use_id within its session.

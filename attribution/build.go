@@ -48,6 +48,9 @@ type agentState struct {
 	// calls are the agent's calls, to settle again when its place in the
 	// tree changes.
 	calls []*callState
+	// model is the last model the subagent's own hook events named
+	// (Codex's, on each event of its thread).
+	model string
 	// nickname is the first agent_nickname its events carry (a Codex
 	// subagent's rollout's); the spawning call's response's wins.
 	nickname string
@@ -372,8 +375,13 @@ func (b *sessionBuilder) add(r *record) {
 		if p.Effort != nil && p.Effort.Level != "" {
 			b.effort = p.Effort.Level
 		}
-	} else if ag.ownPath == "" && r.name() != event.SubagentStop {
-		ag.ownPath = p.TranscriptPath
+	} else {
+		if ag.ownPath == "" && r.name() != event.SubagentStop {
+			ag.ownPath = p.TranscriptPath
+		}
+		if p.Model != "" {
+			ag.model = p.Model
+		}
 	}
 	b.run(r)
 	if r.name() == event.SessionEnd {

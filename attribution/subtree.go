@@ -28,14 +28,14 @@ func Subtree(agents []*Agent, root string) []*Agent {
 // VirtualSession returns subagent a of session parent as a session of its
 // own (its VirtualSessionID), for viewers that show each subagent as a child
 // session: its lineage is "subagent" under parent, its title the spawning
-// call's description (else its type), its span and status its own, its
-// counts those of its own calls, with Agents counting the subtree of agents
+// call's description (else its type), its span, status and model
+// (Agent.Model, not the parent's) its own, its counts those of its own calls, with Agents counting the subtree of agents
 // (its own subagents, at any depth) among agents.
 func VirtualSession(parent *Session, agents []*Agent, a *Agent) *Session {
 	tree := Subtree(agents, a.AgentID)
 	v := &Session{
 		SessionID: a.VirtualSessionID, Runtime: parent.Runtime, CWD: parent.CWD, Project: parent.Project,
-		Title: a.Description, Model: parent.Model, TranscriptPath: a.TranscriptPath,
+		Title: a.Description, Model: a.Model, TranscriptPath: a.TranscriptPath,
 		StartedAt: a.StartedAt, LastEventAt: a.LastEventAt, EndedAt: a.StoppedAt,
 		ParentSessionID: parent.SessionID, Lineage: LineageSubagent, Runs: []Run{},
 		Status: SessionRunning,

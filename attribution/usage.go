@@ -216,11 +216,13 @@ func (b *sessionBuilder) countResponse(r *response, n int) {
 	}
 }
 
-// finishUsage sets the usage of the agents, the session and its turns.
+// finishUsage sets the usage of the agents (and the model each ran), the
+// session and its turns. It runs after the session's Model is settled.
 func (b *sessionBuilder) finishUsage() {
 	var total tally
 	for _, a := range b.agentSeq {
 		a.a.Usage = a.usage.usage()
+		a.a.Model = agentModel(b.s, a)
 		total.merge(&a.usage)
 	}
 	b.s.Usage = total.usage()
@@ -236,6 +238,21 @@ func (b *sessionBuilder) finishUsage() {
 		}
 		return cmp.Compare(x.PromptID, y.PromptID)
 	})
+}
+
+// agentModel is the one model agent a of session s ran (Agent.Model): the
+// model its events named, else the only model that answered it: a
+// response names the model its request asked for (at most a dated version
+// of an alias), so one answering model is the model asked for too.
+func agentModel(s *Session, a *agentState) string {
+	named := a.model
+	if a.a.AgentID == "" {
+		named = s.Model
+	}
+	if named == "" && a.a.Usage != nil && len(a.a.Usage.Models) == 1 {
+		return a.a.Usage.Models[0]
+	}
+	return named
 }
 
 // sameUsage reports whether two usages are equal.

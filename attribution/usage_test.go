@@ -86,3 +86,73 @@ func TestUsageFromRollout(t *testing.T) {
 		t.Fatalf("turns %+v, events %d", s.Turns, s.Counts.Events)
 	}
 }
+
+// TestAgentModel: each agent names the one model it ran. In the real run
+// of Claude Code (testdata/claude-transcript) one Explore subagent
+// answered with Haiku while the main agent and the other two ran Opus:
+// its hooks name no subagent's model, its transcripts do. The main agent
+// has the session's model; a subagent never does: without a model of its
+// own (no response read yet, or several models) it names none.
+func TestAgentModel(t *testing.T) {
+	const haikuAgent = "aefc1976db18e23bf"
+	hooks, imported := claudeRun(t)
+	both := only(t, Build(append(append([]event.Envelope(nil), hooks...), imported...)))
+	for _, a := range both.Agents {
+		want := "claude-opus-4-8"
+		if a.AgentID == haikuAgent {
+			want = "claude-haiku-4-5-20251001"
+		}
+		if a.Model != want || a.Usage == nil || len(a.Usage.Models) != 1 || a.Usage.Models[0] != want {
+			t.Errorf("hooks and transcripts: agent %q model %q (usage %+v), want %q", a.AgentID, a.Model, a.Usage, want)
+		}
+	}
+	h := only(t, Build(hooks))
+	for _, a := range h.Agents {
+		if want := map[bool]string{true: h.Model}[a.AgentID == ""]; a.Model != want {
+			t.Errorf("hooks alone: agent %q model %q, want %q (session's %q)", a.AgentID, a.Model, want, h.Model)
+		}
+	}
+	if v := VirtualSession(both, both.Agents, agentOf(t, both, haikuAgent)); v.Model != "claude-haiku-4-5-20251001" {
+		t.Errorf("the Haiku subagent as a session has model %q", v.Model)
+	}
+
+	envs := stream(t,
+		sessionStart("startup").with("model", "claude-opus-4-8"),
+		prompt("first").with("prompt_id", "p1"),
+		usageRec("m1", "claude-opus-4-8", 10, 1, 0, 0).with("prompt_id", "p1"),
+		usageRec("m2", "claude-sonnet-4-5", 10, 1, 0, 0).with("prompt_id", "p1"),
+		spawn("toolu_1", "Explore"),
+		subStart("a1", "Explore"),
+		usageRec("m3", "claude-haiku-4-5-20251001", 7, 3, 0, 0).with("prompt_id", "p1").in("a1", "Explore"),
+		usageRec("m4", "claude-sonnet-4-5", 7, 3, 0, 0).with("prompt_id", "p1").in("a1", "Explore"),
+		subStop("a1", "Explore"),
+		spawn("toolu_2", "Plan"),
+		subStart("a2", "Plan"),
+		subStop("a2", "Plan"),
+		// Codex names a subagent's own model on its events: no response
+		// needs reading.
+		subStart("a3", "default").with("model", "gpt-5.5-mini"),
+		sessionEnd("other"),
+	)
+	s := only(t, Build(envs))
+	for id, want := range map[string]string{
+		"":   "claude-opus-4-8", // the session's, though two models answered it
+		"a1": "",                // two models answered, no event named one
+		"a2": "",                // no response read: not the session's
+		"a3": "gpt-5.5-mini",
+	} {
+		if got := agentOf(t, s, id).Model; got != want {
+			t.Errorf("agent %q model %q, want %q", id, got, want)
+		}
+	}
+	// Without the session's model, the main agent's one answering model.
+	noModel := stream(t, sessionStart("startup"), prompt("first").with("prompt_id", "p1"),
+		usageRec("m1", "claude-opus-4-8", 10, 1, 0, 0).with("prompt_id", "p1"))
+	if got := agentOf(t, only(t, Build(noModel)), "").Model; got != "claude-opus-4-8" {
+		t.Errorf("main agent without a session model: %q", got)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	for i := range 20 {
+		checkGroup(t, fmt.Sprintf("shuffled %d", i), envs, batches(rng, shuffled(rng, envs), 1+rng.IntN(len(envs))))
+	}
+}

@@ -29,7 +29,8 @@ var modelSums = map[int]string{
 	8: "7a6a9bb8ebce533d99fd1aa28d4c8a677c444514a1852557e4dcceb3c6e5c113",
 	// A subagent's nickname from its own rollout's events when the spawn
 	// call's response names none: every capture's response names it.
-	9: "7a6a9bb8ebce533d99fd1aa28d4c8a677c444514a1852557e4dcceb3c6e5c113",
+	9:  "7a6a9bb8ebce533d99fd1aa28d4c8a677c444514a1852557e4dcceb3c6e5c113",
+	10: "42e19ca5588ecd8b7914cefca9bb8098e874c75c8f5a0c1e46a8435bd6c5fbb3", // Agent.Model
 }
 
 // modelSum is the sha256 of the models Build derives from each of the real
