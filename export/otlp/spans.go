@@ -297,8 +297,16 @@ func AgentSpan(s *attribution.Session, a *attribution.Agent) *tracepb.Span {
 		num(attrAgentDenials, a.Denials),
 		num(attrAgentRejected, a.Rejected),
 	}
-	if s.Model != "" {
-		sp.Attributes = append(sp.Attributes, str(attrRequestModel, s.Model))
+	// gen_ai.request.model is the model the agent's requests asked for
+	// (the conventions' invoke_agent spans have it, "if available"): the
+	// one model the agent ran (Agent.Model), the session's for the main
+	// agent alone. A subagent often runs another model than the main
+	// agent (Claude Code's Explore a smaller one), so a subagent whose
+	// model is not known yet, or that several models answered, has none
+	// rather than the session's; hookwatch.usage.models then lists what
+	// answered it (appendUsage).
+	if a.Model != "" {
+		sp.Attributes = append(sp.Attributes, str(attrRequestModel, a.Model))
 	}
 	sp.Attributes = appendUsage(sp.Attributes, a.Usage)
 	if a.Description != "" {
@@ -327,8 +335,11 @@ func AgentSpan(s *attribution.Session, a *attribution.Agent) *tracepb.Span {
 // gen_ai.usage.input_tokens counts every input token: the model counts the
 // cache's reads and writes apart from the other input tokens (as Anthropic
 // does, and Codex's rollouts are read into), the conventions count them in
-// it. gen_ai.response.model is the model that answered when one did; when
-// several did, hookwatch.usage.models lists them. The cost is
+// it. gen_ai.response.model is the model that answered when one did (the
+// conventions' name of the model that generated a response; their
+// invoke_agent spans do not list it, since an agent's responses may come
+// from several); when several did, no one name is true of the agent's
+// responses and hookwatch.usage.models lists them. The cost is
 // hookwatch.usage.cost_usd, what the priced responses cost (none is: no
 // cost), hookwatch.usage.unpriced the responses of models the price table
 // lacks.

@@ -102,7 +102,9 @@ func checkUsage(t *testing.T, what string, got func(key string) string, want map
 
 // TestAgentUsageSpans: each agent's invoke_agent span carries the usage
 // the model read from the transcripts, as the real collector receives it;
-// the main agent's on its first run's span, and no other span any.
+// the main agent's on its first run's span, and no other span any. Each
+// names the model the agent ran: the Explore subagent that Haiku answered
+// is not given the main agent's Opus.
 func TestAgentUsageSpans(t *testing.T) {
 	r := receiver(t)
 	s, _ := usageSession(t)
@@ -127,6 +129,13 @@ func TestAgentUsageSpans(t *testing.T) {
 		id := hex.EncodeToString(usageSpanID(s, a))
 		carriers[id] = true
 		checkUsage(t, "agent "+a.AgentID, byID[id].Attr, wantUsage(a.Usage))
+		want := "claude-opus-4-8"
+		if a.AgentID == "aefc1976db18e23bf" {
+			want = "claude-haiku-4-5-20251001"
+		}
+		if got := byID[id].Attr(attrRequestModel); got != want {
+			t.Errorf("agent %q: %s = %q, want %q", a.AgentID, attrRequestModel, got, want)
+		}
 	}
 	for id, sp := range byID {
 		if !carriers[id] {
@@ -204,5 +213,43 @@ func TestExportSessionUsage(t *testing.T) {
 	for _, a := range s.Agents {
 		sp := sent[string(usageSpanID(s, a))]
 		checkUsage(t, "agent "+a.AgentID, func(k string) string { return attr(sp, k) }, wantUsage(a.Usage))
+	}
+}
+
+// TestAgentRequestModel: an agent's span names the model the agent ran as
+// its request model, and, when the agent's responses were read, the one
+// that answered as its response model; a subagent without a model of its
+// own (none read yet, or several) names none, not the session's.
+func TestAgentRequestModel(t *testing.T) {
+	s, _ := usageSession(t)
+	sum := s.Summary()
+	sum.Model = "claude-opus-4-8"
+	var haiku *attribution.Agent
+	for _, a := range s.Agents {
+		if a.AgentID == "aefc1976db18e23bf" {
+			haiku = a
+		}
+	}
+	if haiku == nil {
+		t.Fatal("no Haiku subagent in the run")
+	}
+	sp := AgentSpan(sum, haiku)
+	if got, got2 := attr(sp, attrRequestModel), attr(sp, attrResponseModel); got != "claude-haiku-4-5-20251001" || got2 != got {
+		t.Fatalf("the Haiku subagent: request model %q, response model %q", got, got2)
+	}
+	// The same subagent before its transcript was read, then answered by
+	// two models.
+	unread := *haiku
+	unread.Usage, unread.Model = nil, ""
+	mixed := unread
+	mixed.Usage = &attribution.Usage{Responses: 2, Models: []string{"claude-haiku-4-5-20251001", "claude-opus-4-8"}}
+	for name, a := range map[string]*attribution.Agent{"unread": &unread, "two models": &mixed} {
+		sp := AgentSpan(sum, a)
+		if got, got2 := attr(sp, attrRequestModel), attr(sp, attrResponseModel); got != "" || got2 != "" {
+			t.Errorf("%s: request model %q, response model %q, want none (the session's is %q)", name, got, got2, sum.Model)
+		}
+	}
+	if got := attr(AgentSpan(sum, &mixed), attrUsageModels); got != "[claude-haiku-4-5-20251001 claude-opus-4-8]" {
+		t.Errorf("two models: %s = %q", attrUsageModels, got)
 	}
 }
