@@ -722,7 +722,7 @@ func sameAgent(x, y *Agent) bool {
 		x.SpawnToolUseID == y.SpawnToolUseID && x.Depth == y.Depth && x.StartedAt.Equal(y.StartedAt) &&
 		x.LastEventAt.Equal(y.LastEventAt) &&
 		(x.StoppedAt == nil) == (y.StoppedAt == nil) && (x.StoppedAt == nil || x.StoppedAt.Equal(*y.StoppedAt)) &&
-		x.Role == y.Role && x.ResolvedBy == y.ResolvedBy && x.Description == y.Description &&
+		x.Role == y.Role && x.ResolvedBy == y.ResolvedBy && x.Description == y.Description && x.Nickname == y.Nickname &&
 		x.TranscriptPath == y.TranscriptPath && x.LastMessage == y.LastMessage &&
 		x.VirtualSessionID == y.VirtualSessionID && x.Events == y.Events && x.ToolCount == y.ToolCount &&
 		x.Failures == y.Failures && x.Denials == y.Denials && x.Rejected == y.Rejected &&
