@@ -248,13 +248,7 @@ func sessionByPrefix(ctx context.Context, st store.Store, prefix string) (string
 	if err != nil {
 		return "", fmt.Errorf("cannot export: %w", err)
 	}
-	var matches []string
-	for _, id := range all {
-		if strings.HasPrefix(id, prefix) {
-			matches = append(matches, id)
-		}
-	}
-	return pickPrefixed(prefix, matches)
+	return pickPrefixed("sessions", prefix, prefixed(all, prefix))
 }
 
 // exportJSONL writes each session's audit trail into its directory under

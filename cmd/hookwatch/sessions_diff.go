@@ -80,10 +80,6 @@ func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Write
 	return nil
 }
 
-// minPrefix is the shortest start of a session id sessionsByPrefix looks
-// for: the 8 characters sessions diff and sessions print of one.
-const minPrefix = 8
-
 // sessionsByPrefix replaces each of ids that is shorter than a whole id
 // (36 characters) but at least minPrefix with the session of the
 // collector at base whose id starts with it: the short ids the comparison
@@ -126,29 +122,12 @@ func sessionsByPrefix(ctx context.Context, base, token string, ids []string) err
 	for i, id := range ids {
 		if matches, short := found[id]; short {
 			var err error
-			if ids[i], err = pickPrefixed(id, matches); err != nil {
+			if ids[i], err = pickPrefixed("sessions", id, matches); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
-}
-
-// isPrefix reports whether id is shorter than a whole session id but at
-// least minPrefix long: the start of one, to look for.
-func isPrefix(id string) bool { return len(id) >= minPrefix && len(id) < 36 }
-
-// pickPrefixed is the session of matches, the ids that start with prefix:
-// the one there is, prefix itself when there is none (for the caller to
-// say it is not found), and an error naming them when there are several.
-func pickPrefixed(prefix string, matches []string) (string, error) {
-	switch len(matches) {
-	case 0:
-		return prefix, nil
-	case 1:
-		return matches[0], nil
-	}
-	return "", fmt.Errorf("%w: %d sessions start with %s: %s; give more of its id", errUsage, len(matches), prefix, strings.Join(matches, ", "))
 }
 
 // printComparison prints a comparison as a table: A's column, then B's.

@@ -35,7 +35,8 @@ Subcommands:
   list [--json]
       list the tokens, revoked ones included, never their secrets
   revoke ID
-      revoke a token: the collectors refuse it from its next request
+      revoke a token: the collectors refuse it from its next request; ID is
+      its whole ID or its first 8 characters or more, as token list shows it
 
 Each takes --db PATH|URL (env HOOKWATCH_DB) like 'hookwatch serve'. A user
 token sees its user's sessions, a team token its team's, an admin token all.
@@ -227,7 +228,7 @@ func runTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: token revoke takes one token ID (see hookwatch token list)", errUsage)
+		return fmt.Errorf("%w: token revoke takes one token ID, or its first %d characters or more (see hookwatch token list)", errUsage, minPrefix)
 	}
 	id := fs.Arg(0)
 	tokens, name, closeDB, err := openTokens(ctx, *dbFlag, false)
@@ -242,19 +243,55 @@ func runTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	for _, t := range all {
-		if t.ID == id && !t.RevokedAt.IsZero() {
-			fmt.Fprintf(stdout, "hookwatch token: %s was revoked already, at %s\n", id, t.RevokedAt.Local().Format(time.DateTime))
-			return nil
-		}
+	t, found, err := tokenByID(all, id)
+	if err != nil {
+		return err
 	}
-	if err := tokens.RevokeToken(ctx, id, time.Now()); errors.Is(err, store.ErrNotFound) {
+	if !found {
+		hint := ""
+		if len(id) < minPrefix {
+			hint = fmt.Sprintf(": give its whole ID, or its first %d characters or more", minPrefix)
+		}
+		return fmt.Errorf("no token %q in %s%s (see hookwatch token list)", id, name, hint)
+	}
+	if !t.RevokedAt.IsZero() {
+		// Nothing to do, and not an error: the token is refused already.
+		fmt.Fprintf(stdout, "hookwatch token: %s (user %s) was revoked already, at %s: nothing changed\n", t.ID, listName(t.User), t.RevokedAt.Local().Format(time.DateTime))
+		return nil
+	}
+	if err := tokens.RevokeToken(ctx, t.ID, time.Now()); errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("no token %q in %s (see hookwatch token list)", id, name)
 	} else if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "hookwatch token: revoked %s\n", id)
+	fmt.Fprintf(stdout, "hookwatch token: revoked %s (user %s, role %s)\n", t.ID, listName(t.User), t.Role)
 	return nil
+}
+
+// tokenByID is the token of all whose ID is id, else the one whose ID
+// starts with id when id is minPrefix characters or more (pickPrefixed):
+// found is false when there is none, and several are an error naming them.
+func tokenByID(all []store.Token, id string) (t store.Token, found bool, err error) {
+	ids := make([]string, len(all))
+	for i, t := range all {
+		if t.ID == id {
+			return t, true, nil
+		}
+		ids[i] = t.ID
+	}
+	if len(id) < minPrefix {
+		return store.Token{}, false, nil
+	}
+	full, err := pickPrefixed("tokens", id, prefixed(ids, id))
+	if err != nil {
+		return store.Token{}, false, err
+	}
+	for _, t := range all {
+		if t.ID == full {
+			return t, true, nil
+		}
+	}
+	return store.Token{}, false, nil
 }
 
 // printableName reports whether a user's or a team's name is one line of

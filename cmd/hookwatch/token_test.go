@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -85,7 +87,7 @@ func TestTokenCommands(t *testing.T) {
 		t.Fatalf("revoke: %v %s", err, out)
 	}
 	// Revoked again: said so, and the first time is kept.
-	if out, _, err := cmd("revoke", list[1].ID); err != nil || !strings.Contains(out, list[1].ID+" was revoked already, at ") {
+	if out, _, err := cmd("revoke", list[1].ID); err != nil || !strings.Contains(out, list[1].ID+" (user bob) was revoked already, at ") {
 		t.Errorf("revoke of a revoked token: %v %s", err, out)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "hookwatch.db"))
@@ -219,5 +221,92 @@ func tokenHome(t *testing.T) (dir string, cmd func(args ...string) (string, stri
 		var stdout, stderr bytes.Buffer
 		err := run(context.Background(), append([]string{"token"}, args...), nil, &stdout, &stderr)
 		return stdout.String(), stderr.String(), err
+	}
+}
+
+// TestTokenRevokePrefix revokes tokens by the start of their ids, in a
+// SQLite file and in PostgreSQL: the one id that starts so is revoked and
+// named whole, a start several ids share is refused naming them all and
+// revoking none, an unknown one or one too short to look for says so, and
+// a token revoked already is said to be, its first time kept.
+func TestTokenRevokePrefix(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			dir, cmd := tokenHome(t)
+			dsn := filepath.Join(dir, "hookwatch.db")
+			if backend == "postgres" {
+				dsn = pgtest.NewDatabase(t)
+				t.Setenv("HOOKWATCH_DB", dsn)
+			}
+			ctx := context.Background()
+			db, _, err := openStore(ctx, dsn, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			created := time.Now().Add(-time.Hour)
+			for _, id := range []string{"abcd1234ef01", "abcd1234ef02", "5e5e5e5e0001"} {
+				tok, _ := store.NewToken("ann", "", store.RoleUser, created)
+				tok.ID = id
+				if err := db.(store.TokenStore).CreateToken(ctx, tok); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db.Close()
+			revoked := func() map[string]time.Time {
+				t.Helper()
+				js, _, err := cmd("list", "--json")
+				var list []store.Token
+				if err != nil || json.Unmarshal([]byte(js), &list) != nil {
+					t.Fatalf("list --json: %v\n%s", err, js)
+				}
+				m := map[string]time.Time{}
+				for _, tok := range list {
+					if !tok.RevokedAt.IsZero() {
+						m[tok.ID] = tok.RevokedAt
+					}
+				}
+				return m
+			}
+
+			if _, _, err := cmd("revoke", "abcd1234"); err == nil || !errors.Is(err, errUsage) ||
+				!strings.Contains(err.Error(), "2 tokens start with abcd1234: abcd1234ef01, abcd1234ef02; give more of its id") {
+				t.Errorf("revoke of a start two ids share: %v", err)
+			}
+			for _, id := range []string{"abcd1234ff", "0000000000000000"} {
+				if _, _, err := cmd("revoke", id); err == nil || !strings.Contains(err.Error(), `no token "`+id+`"`) {
+					t.Errorf("revoke %s: %v, want no such token", id, err)
+				}
+			}
+			if _, _, err := cmd("revoke", "5e5e5e"); err == nil || !strings.Contains(err.Error(), "first 8 characters or more") {
+				t.Errorf("revoke of a start shorter than 8 characters: %v, want it named too short", err)
+			}
+			if r := revoked(); len(r) != 0 {
+				t.Fatalf("revoked after refusals: %v, want none", r)
+			}
+
+			out, _, err := cmd("revoke", "5e5e5e5e")
+			if err != nil || !strings.Contains(out, "revoked 5e5e5e5e0001 (user ann, role user)") {
+				t.Fatalf("revoke by a start of 8: %v %s", err, out)
+			}
+			first := revoked()
+			if _, ok := first["5e5e5e5e0001"]; len(first) != 1 || !ok {
+				t.Fatalf("revoked: %v, want 5e5e5e5e0001 alone", first)
+			}
+			out, _, err = cmd("revoke", "abcd1234ef0")
+			if err == nil {
+				t.Fatalf("revoke of a start two ids share: %s", out)
+			}
+			if out, _, err = cmd("revoke", "abcd1234ef02"); err != nil || !strings.Contains(out, "revoked abcd1234ef02") {
+				t.Fatalf("revoke by the whole id: %v %s", err, out)
+			}
+			// Again, by its start: said so, and the first time is kept.
+			out, _, err = cmd("revoke", "5e5e5e5e00")
+			if err != nil || !strings.Contains(out, "5e5e5e5e0001 (user ann) was revoked already, at ") || !strings.Contains(out, "nothing changed") {
+				t.Errorf("revoke of a revoked token: %v %s", err, out)
+			}
+			if r := revoked(); !r["5e5e5e5e0001"].Equal(first["5e5e5e5e0001"]) || len(r) != 2 {
+				t.Errorf("revoked: %v, want the first time kept and abcd1234ef02 besides", r)
+			}
+		})
 	}
 }
