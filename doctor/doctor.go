@@ -22,10 +22,12 @@ package doctor
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -663,12 +665,34 @@ func (e *env) autostarts() bool {
 }
 
 // attachedElsewhere is the URL of this home's collector when it runs at
-// another address than e.url (hook.AttachedElsewhere), else "".
+// another address than e.url (hook.AttachedElsewhere), else "": with
+// e.url's scheme, https:// for hooks that send to a collector serving TLS,
+// since the spool's lock names the address alone.
 func (e *env) attachedElsewhere() string {
 	if c, ok := hook.AttachedElsewhere(e.home, e.url); ok {
-		return "http://" + c.Addr
+		return e.scheme() + "://" + c.Addr
 	}
 	return ""
+}
+
+// scheme is the scheme of e.url, lower case: "https" for a collector that
+// serves TLS (serve --tls-cert) or a team server behind a proxy that does,
+// else "http".
+func (e *env) scheme() string {
+	if u, err := url.Parse(e.url); err == nil && u.Scheme == "https" {
+		return "https"
+	}
+	return "http"
+}
+
+// runElsewhereFix is the fix that runs this home's collector at another
+// address of this machine and points the hooks at it, serving TLS as the
+// collector at e.url does when its URL is https://.
+func (e *env) runElsewhereFix() string {
+	if e.scheme() == "https" {
+		return "hookwatch serve --addr 127.0.0.1:<port> --tls-cert <cert.pem> --tls-key <key.pem>, and " + e.pointFix("https://127.0.0.1:<port>")
+	}
+	return "hookwatch serve --addr 127.0.0.1:<port>, and " + e.pointFix("http://127.0.0.1:<port>")
 }
 
 // localURL reports whether the collector URL is on this machine, as
@@ -749,7 +773,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		if h.Status == "" {
 			// Not hookwatch's answer: another program holds the address.
 			c.Message += ", which is not a hookwatch collector's answer: another program listens there"
-			c.Fix = "run the collector elsewhere and point the hooks at it: hookwatch serve --addr 127.0.0.1:<port>, and " + e.pointFix("http://127.0.0.1:<port>")
+			c.Fix = "run the collector elsewhere and point the hooks at it: " + e.runElsewhereFix()
 			return c
 		}
 		if h.DB != "" && h.DB != "ok" {
@@ -794,10 +818,13 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		// this home's, and its dashboard shows that home's sessions.
 		c.Status = Warn
 		c.Message = fmt.Sprintf("%s is up, but it is the collector of another HOOKWATCH_HOME, not of %s: this home's hooks send their events to it, into that home's database, and a collector of this home cannot listen there", e.url, e.home)
-		c.Fix = "if that is not meant: stop that collector where it runs ('hookwatch stop' with its HOOKWATCH_HOME), or run this home's elsewhere: hookwatch serve --addr 127.0.0.1:<port>, and " + e.pointFix("http://127.0.0.1:<port>")
+		c.Fix = "if that is not meant: stop that collector where it runs ('hookwatch stop' with its HOOKWATCH_HOME), or run this home's elsewhere: " + e.runElsewhereFix()
 		return c
 	}
-	if info, attached := spool.Consumer(filepath.Join(e.home, "spool")); attached && "http://"+info.Addr == e.url {
+	// The spool's lock names the collector draining it by its address, with
+	// no scheme: it is the one at e.url, http:// or https://, when it listens
+	// at e.url's (a forwarder's replaced binary is the forwarder check's).
+	if info, attached := spool.Consumer(filepath.Join(e.home, "spool")); attached && hook.SpoolDelivers(e.home, e.url) {
 		if exe, replaced := replacedBinary(info.PID); replaced {
 			// An upgrade replaced the binary; the collector a hook started
 			// before it still runs the old one, and this home's hooks ask it
@@ -868,10 +895,19 @@ func (e *env) checkHookURL() Check {
 // serveCmd is the command that starts, from this environment, the
 // collector the hooks send to: 'hookwatch serve', with --addr their URL's
 // address where serve would listen elsewhere without it (HOOKWATCH_ADDR
-// set to another address, or a URL not at serve's default address).
+// set to another address, or a URL not at serve's default address), and
+// for an https:// URL on this machine, which no hook starts a collector
+// for, with its address and the certificate it serves TLS with.
 func (e *env) serveCmd() string {
+	if e.scheme() == "https" && e.localURL() {
+		addr := "<host:port>"
+		if u, err := url.Parse(e.url); err == nil {
+			addr = net.JoinHostPort(u.Hostname(), cmp.Or(u.Port(), "443"))
+		}
+		return "hookwatch serve --addr " + addr + " --tls-cert <cert.pem> --tls-key <key.pem>"
+	}
 	args := e.hookServeArgs()
-	if len(args) == 0 || !strings.HasPrefix(e.url, "http://") || !e.localURL() {
+	if len(args) == 0 || !e.localURL() {
 		return "hookwatch serve"
 	}
 	own := e.Getenv("HOOKWATCH_ADDR")
@@ -903,7 +939,7 @@ func (e *env) checkServeAddr() (Check, bool) {
 		Status: Warn,
 		Message: fmt.Sprintf("HOOKWATCH_ADDR=%s here, but the hooks send to %s (%s): the collector a hook, demo, import or doctor --start starts listens on %s; HOOKWATCH_ADDR sets only where 'hookwatch serve' run without --addr listens, where the hooks do not send",
 			set, e.url, e.urlSource, u.Host),
-		Fix: e.pointFix("http://"+set) + "   # or unset HOOKWATCH_ADDR",
+		Fix: e.pointFix(u.Scheme+"://"+set) + "   # or unset HOOKWATCH_ADDR",
 	}, true
 }
 
@@ -942,6 +978,13 @@ func (e *env) checkForwarder() Check {
 	case e.forwarderRuns():
 		c.Status = OK
 		c.Message = fmt.Sprintf("hookwatch forward (pid %d) delivers the hooks' events to %s", info.PID, e.url)
+		if exe, replaced := replacedBinary(info.PID); replaced {
+			// An upgrade replaced the binary: the forwarder still runs the
+			// old one, and delivers as the old version did.
+			c.Status = Warn
+			c.Message += fmt.Sprintf(", but it runs a hookwatch binary replaced since it started (%s): it delivers as the old version did", exe)
+			c.Fix = "hookwatch stop   # the next hook starts the new one (or: hookwatch forward; a service: hookwatch service install --forward again)"
+		}
 	case attached:
 		c.Status = Fail
 		c.Message = fmt.Sprintf("%s is attached to %s: the hooks' events for %s wait there, and it takes them", info.Addr, dir, e.url)

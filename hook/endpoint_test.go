@@ -388,3 +388,29 @@ func TestCheckURL(t *testing.T) {
 		}
 	}
 }
+
+// TestListenAddr: the address a collector at a URL attaches to a spool
+// under, whether it serves plain HTTP or TLS: the port each scheme
+// defaults to, localhost as 127.0.0.1; none for a host name or another
+// scheme.
+func TestListenAddr(t *testing.T) {
+	for url, want := range map[string]string{
+		"http://127.0.0.1:7421":         "127.0.0.1:7421",
+		"HTTP://127.0.0.1:7421/":        "127.0.0.1:7421",
+		"http://127.0.0.1":              "127.0.0.1:80",
+		"https://127.0.0.1:8443":        "127.0.0.1:8443",
+		"https://127.0.0.1":             "127.0.0.1:443",
+		"https://127.0.0.1:/base":       "127.0.0.1:443",
+		"https://localhost:8443/base":   "127.0.0.1:8443",
+		"https://[::1]":                 "[::1]:443",
+		"https://[::1]:8443":            "[::1]:8443",
+		"https://hookwatch.example.com": "",
+		"ftp://127.0.0.1:21":            "",
+		"127.0.0.1:7421":                "",
+	} {
+		got, ok := ListenAddr(url)
+		if got != want || ok != (want != "") {
+			t.Errorf("ListenAddr(%q) = %q, %v; want %q", url, got, ok, want)
+		}
+	}
+}

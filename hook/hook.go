@@ -410,11 +410,39 @@ func (cfg Config) origin() ingest.Origin {
 
 // SpoolDelivers reports whether the hook of home hands its events for the
 // collector at url to the home's spool, which that collector drains as it
-// is written (it is attached at url's address): such events need no token
-// and no request.
+// is written (it is attached at url's address, ListenAddr): such events
+// need no token and no request. So for an https:// URL too: the hook
+// appends its events to the spool for a forwarder, and a collector
+// serving TLS attached there takes them instead.
 func SpoolDelivers(home, url string) bool {
-	ep, err := parseEndpoint(url)
-	return err == nil && drainedBy(filepath.Join(home, "spool"), ep)
+	addr, ok := ListenAddr(url)
+	return ok && spool.AttachedTo(filepath.Join(home, "spool"), addr)
+}
+
+// ListenAddr is the address a collector at url names itself by in the
+// consumer lock of the spool it attaches to, its listen address: url's IP
+// address (localhost's is 127.0.0.1) and port, 80 by default for http://
+// and 443 for https://, whether it serves plain HTTP or TLS. ok is false
+// for a URL that names its host otherwise, or is not http(s)://.
+func ListenAddr(url string) (addr string, ok bool) {
+	scheme, rest, found := strings.Cut(url, "://")
+	switch {
+	case !found:
+		return "", false
+	case strings.EqualFold(scheme, "https"):
+		authority := urlAuthority(rest)
+		host := strings.TrimSuffix(authority, ":")
+		if i := strings.LastIndexByte(host, ']'); !strings.Contains(host[i+1:], ":") {
+			rest = host + ":443" + rest[len(authority):]
+		}
+	case !strings.EqualFold(scheme, "http"):
+		return "", false
+	}
+	ep, err := parseEndpoint("http://" + rest)
+	if err != nil {
+		return "", false
+	}
+	return ep.addr.String(), true
 }
 
 // AttachedElsewhere returns the collector attached to the spool of home
@@ -426,12 +454,12 @@ func SpoolDelivers(home, url string) bool {
 // LookupURL finds, and http hooks, miss it. A forwarder
 // attached to the spool is no such collector.
 func AttachedElsewhere(home, url string) (spool.ConsumerInfo, bool) {
-	ep, err := parseEndpoint(url)
-	if err != nil {
+	addr, ok := ListenAddr(url)
+	if !ok {
 		return spool.ConsumerInfo{}, false
 	}
 	c, ok := spool.Consumer(filepath.Join(home, "spool"))
-	if !ok || c.Addr == ep.addr.String() || strings.HasPrefix(c.Addr, ForwarderAddr("")) {
+	if !ok || c.Addr == addr || strings.HasPrefix(c.Addr, ForwarderAddr("")) {
 		return spool.ConsumerInfo{}, false
 	}
 	return c, true
