@@ -303,11 +303,20 @@ func logLineEnd(line string) time.Time {
 	return t
 }
 
+// teamMachine reports whether the hooks send the events to a team server
+// beyond this machine, with a token: a URL not on this machine
+// (localURL), HOOKWATCH_URL's or the one install --url kept, and the
+// token the hooks send, installed by install --token (which the command
+// hooks read) or exported in HOOKWATCH_TOKEN (which http hooks send, from
+// the profile install tells to export it from the token file). No hook
+// starts a collector of this machine for such a URL, so no collector
+// writes the local database there.
+func (e *env) teamMachine() bool { return !e.localURL() && e.token != "" }
+
 // checkDatabase checks that the collector could open and write its SQLite
 // database (Options.Database). On a machine whose hooks send to a team
-// server (HOOKWATCH_URL beyond it, the team's token installed) it checks
-// nothing: the events go to the server's database, and no collector of
-// this machine opens the local one (the hooks start none: see autostarts).
+// server (teamMachine) it checks nothing: the events go to the server's
+// database, and no collector of this machine opens the local one.
 func (e *env) checkDatabase(ctx context.Context) Check {
 	c := Check{Name: "database", Status: OK}
 	path := e.Database
@@ -315,7 +324,7 @@ func (e *env) checkDatabase(ctx context.Context) Check {
 	case path == "":
 		c.Status, c.Message = Info, "not checked"
 		return c
-	case !e.localURL() && hook.ForTeamServer(e.tokenSource, e.token):
+	case e.teamMachine():
 		c.Status, c.Message = Info, "not checked: the hooks send the events to the team server at "+e.url+", into its database, not into this machine's"
 		return c
 	case postgres.IsURL(path):

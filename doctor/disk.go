@@ -104,7 +104,8 @@ func (e *env) archiveKept() string {
 // collector's retention prunes it there), the spool, the logs (rotated
 // ones included), and the audit trail when the collector writes one — and
 // warns, never fails, when the database is past diskWarnBytes and no
-// retention prunes it, naming the setting that does. The audit trail is
+// retention prunes it, naming the setting that does, unless the hooks send
+// to a team server (teamMachine), and no collector writes it. The audit trail is
 // kept whole unless asked: it is evidence, so its size is reported, not
 // judged.
 func (e *env) checkDisk() Check {
@@ -140,7 +141,9 @@ func (e *env) checkDisk() Check {
 	switch {
 	case set.retain != "" || set.retainSize != "":
 		c.Message += fmt.Sprintf(" (retain %s, from %s)", strings.Trim(set.retain+" "+set.retainSize, " "), set.from)
-	case dbBytes > diskWarnBytes:
+	case dbBytes > diskWarnBytes && !e.teamMachine():
+		// On a team server's developer machine the database is left
+		// from before: it no longer grows, and its size is said alone.
 		c.Status = Warn
 		c.Details = append(c.Details, fmt.Sprintf("%s and its write-ahead log hold %s, past %s, and no retention is set (in %s): the collector keeps every session, so it only grows",
 			db, bytesString(dbBytes), bytesString(diskWarnBytes), set.from))

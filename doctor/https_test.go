@@ -19,6 +19,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/hook"
+	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/internal/lockfile"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -194,5 +195,90 @@ func TestHTTPSForwarderReplaced(t *testing.T) {
 	if got := forwarder(); got.Status != Warn || !strings.Contains(got.Message, "pid "+strconv.Itoa(pid)) || !strings.Contains(got.Message, "replaced since it started ("+exe+")") ||
 		!strings.HasPrefix(got.Fix, "hookwatch stop") {
 		t.Errorf("a forwarder of a replaced binary: %s %q (fix %q)", got.Status, got.Message, got.Fix)
+	}
+}
+
+// TestTeamMachineLocalDatabase: on a developer's machine whose hooks send
+// to a team server (its URL kept by install --url, its token installed),
+// the laptop's own database is no collector's: neither the database check
+// nor the disk check judges it, whether the hooks are command hooks, which
+// read the token file, or http hooks, which send the HOOKWATCH_TOKEN the
+// profile exports from it (as install tells) and so read it from there.
+// The same damaged, oversized file of a machine with its own collector
+// fails and warns.
+func TestTeamMachineLocalDatabase(t *testing.T) {
+	// Beyond the machine (TEST-NET-1: nothing answers), as a team
+	// server is: the checks that ask it say so, these do not.
+	const server, secret = "https://192.0.2.1:8443", "hwt_0123"
+	for _, tc := range []struct {
+		name   string
+		mode   string
+		export bool // HOOKWATCH_TOKEN exported from the token file
+	}{
+		{"command", install.ModeCommand, false},
+		{"command, HOOKWATCH_TOKEN exported", install.ModeCommand, true},
+		{"http", install.ModeHTTP, true},
+		{"http, HOOKWATCH_TOKEN not exported here", install.ModeHTTP, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			hw := filepath.Join(root, "hw")
+			if err := os.MkdirAll(hw, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			// A file of zeros past the size the disk check warns of: no
+			// SQLite database, as one left from before would be damaged.
+			db := filepath.Join(hw, "hookwatch.db")
+			if err := os.WriteFile(db, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(db, diskWarnBytes+1); err != nil {
+				t.Fatal(err)
+			}
+			self := filepath.Join(root, "hookwatch")
+			if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			o := install.Options{Scope: "user", ConfigDir: filepath.Join(root, "home", ".claude"), Mode: tc.mode, Binary: self}
+			if tc.mode == install.ModeHTTP {
+				o.CollectorURL, o.TokenHeader = server, true
+			}
+			if _, err := install.Install(o); err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": hw, "HOOKWATCH_AUTOSTART": "0"}
+			checks := func() map[string]Check {
+				t.Helper()
+				r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: self, HookBinary: self,
+					Version: "test", Timeout: 200 * time.Millisecond, Database: db})
+				m := map[string]Check{}
+				for _, c := range r.Checks {
+					m[c.Name] = c
+				}
+				return m
+			}
+			// This machine's collector: the file is judged.
+			c := checks()
+			if c["database"].Status != Fail || c["disk"].Status != Warn {
+				t.Errorf("a machine of its own collector: database %s %q, disk %s %q; want a failure and a warning", c["database"].Status, c["database"].Message, c["disk"].Status, c["disk"].Message)
+			}
+
+			// A team server's developer machine.
+			for name, content := range map[string]string{hook.URLFile: server + "\n", hook.TokenFile: secret + "\n"} {
+				if err := os.WriteFile(filepath.Join(hw, name), []byte(content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.export {
+				env["HOOKWATCH_TOKEN"] = secret
+			}
+			c = checks()
+			if d := c["database"]; d.Status != Info || !strings.Contains(d.Message, "not checked: the hooks send the events to the team server at "+server) {
+				t.Errorf("database: %s %q, want it not checked, naming the team server", d.Status, d.Message)
+			}
+			if d := c["disk"]; d.Status != OK || len(d.Details) != 0 || d.Fix != "" {
+				t.Errorf("disk: %s %q %q (fix %q), want the size said, no retention asked of a database no collector writes", d.Status, d.Message, d.Details, d.Fix)
+			}
+		})
 	}
 }
