@@ -68,8 +68,9 @@ type Options struct {
 // attached to the spool of Options.Home and answering its hook socket.
 // Create it with Start and stop it with Stop.
 type Collector struct {
-	srv *Server
-	ln  net.Listener
+	srv    *Server
+	ln     net.Listener
+	scheme string // "https" when it serves TLS, else "http"
 
 	served   chan struct{} // closed when Serve returns
 	serveErr error         // Serve's result, set before served closes
@@ -147,7 +148,11 @@ func Start(o Options) (*Collector, error) {
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
-	c := &Collector{srv: srv, ln: ln, served: make(chan struct{}), drained: make(chan struct{}), release: func() {}}
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+	}
+	c := &Collector{srv: srv, ln: ln, scheme: scheme, served: make(chan struct{}), drained: make(chan struct{}), release: func() {}}
 	// Served last, on every return from here: a hook that ran between a
 	// healthy answer and the socket would have found no collector to ask
 	// its policy and answered nothing.
@@ -211,8 +216,9 @@ func (c *Collector) Server() *Server { return c.srv }
 // Addr returns the address the collector listens on.
 func (c *Collector) Addr() net.Addr { return c.ln.Addr() }
 
-// URL returns the collector's base URL, http://<Addr>.
-func (c *Collector) URL() string { return "http://" + c.ln.Addr().String() }
+// URL returns the collector's base URL: https://<Addr> when it serves TLS,
+// else http://<Addr>.
+func (c *Collector) URL() string { return c.scheme + "://" + c.ln.Addr().String() }
 
 // Stop takes the collector down in the reverse order of Start: it closes the
 // hook socket and detaches from the spool first, so that hooks post (or

@@ -94,8 +94,10 @@ func TestHTTPSCollectorOfThisHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Stop(context.Background())
-	addr := strings.TrimPrefix(c.URL(), "http://")
-	url := "https://" + addr
+	addr, url := c.Addr().String(), c.URL()
+	if url != "https://"+addr {
+		t.Fatalf("a collector serving TLS gives its URL as %s", url)
+	}
 	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": hw, "HOOKWATCH_URL": url, "HOOKWATCH_CA_FILE": certFile}
 	check := func() Check {
 		t.Helper()
