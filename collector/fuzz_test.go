@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/internal/jsonscan"
@@ -377,4 +378,92 @@ func admitAlike(t *testing.T, pl *ingest.Pipeline, i int, env event.Envelope, ms
 		t.Fatalf("envelope %d: AdmitSplit stored %s (%+v), Admit %s (%+v)", i, a.Payload, da, b.Payload, db)
 	}
 	return a, da
+}
+
+// FuzzSessionListEntry holds the session list's entry written by hand
+// (appendListed) to what encoding/json writes of the same stored row
+// (view), for any stored summary: the rows of a database anyone with its
+// password can write, whose titles and runs hold what hook payloads
+// carried. appendListed either writes encoding/json's bytes or refuses,
+// leaving the entry to encoding/json; the page is JSON either way, and
+// what the hand writes is bounded by what it copies. Seeds: the summaries
+// derived from every capture, and malformed ones.
+func FuzzSessionListEntry(f *testing.F) {
+	envs := make([]event.Envelope, 0, 512)
+	for i, p := range storetest.Corpus(f) {
+		envs = append(envs, storetest.Envelope(p.Runtime, storetest.At(i), p.JSON))
+	}
+	for _, s := range attribution.Build(envs).Sessions {
+		sum, err := json.Marshal(s.Summary())
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(sum, s.SessionID, s.CWD, s.TranscriptPath, false)
+	}
+	const ok = `{"session_id":"s","started_at":"2026-11-21T15:00:00Z","last_event_at":"2026-11-21T15:00:00Z","ended_at":null,"status":"running","parent_session_id":"","lineage":"","runs":[],"counts":{}}`
+	for _, sum := range []string{
+		ok,
+		ok[:len(ok)-9],
+		`{"status":"running","status":"ended","ended_at":null,"parent_session_id":"","lineage":"","runs":[],"counts":{}}`,
+		`{"Status":"x","status":"running","ended_at":null,"parent_session_id":"","lineage":"","runs":[],"counts":{}}`,
+		`{"st\u0061tus":"ended","status":"running","ended_at":null,"parent_session_id":"","lineage":"","runs":[],"counts":{}}`,
+		`{"title":"<a> & \u2028 \u2029 \ud800 \u0000","status":"running","ended_at":null,"parent_session_id":"","lineage":"","runs":[],"counts":{}}`,
+		"{\"title\":\"\xff\xfe <b>\u2028\",\"status\":\"running\",\"ended_at\":null,\"parent_session_id\":\"\",\"lineage\":\"\",\"runs\":[],\"counts\":{}}",
+		`{"status":"running","ended_at":"2026-11-21T15:00:00.000+01:00","parent_session_id":"","lineage":"","runs":[],"counts":{}}`,
+		`{"status":"running","ended_at":null,"parent_session_id":"","lineage":"","runs":[{"source":{"x":[1]}}],"counts":{"prompts":1e400}}`,
+		`{"status":"running","ended_at":null,"parent_session_id":"","lineage":"","runs":[{"junk":1}],"counts":{ "prompts" : 1 }}`,
+		`{"status":"running","ended_at":null,"parent_session_id":"","lineage":"","runs":[],"counts":{"prompts":1},"counts":{"tool_calls":2}}`,
+		`{"status":7,"ended_at":null,"parent_session_id":"","lineage":"","runs":[],"counts":{},"shape":{"kind":99999999999999999999999}}`,
+		`[1,2]`, `null`, ``, `{}`,
+	} {
+		f.Add([]byte(sum), "s", "/work/a & <b>", "", false)
+		f.Add([]byte(sum), "s", "/work/p", "", true)
+	}
+	at := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, sum []byte, id, cwd, transcript string, alias bool) {
+		r := listed{
+			sess: store.Session{ID: id, Runtime: event.RuntimeClaudeCode, CWD: cwd, TranscriptPath: transcript, Host: "h<", User: "u&",
+				FirstEventAt: at, LastEventAt: at.Add(time.Second), EventCount: 3, LastSeq: 9},
+			own: store.SessionModel{SessionID: id, Version: attribution.ModelVersion, Summary: sum, Seq: 9, UpdatedSeq: 4},
+		}
+		if alias {
+			r.own.Summary, r.own.AliasOf = nil, "target"
+			r.target = store.SessionModel{SessionID: "target", Version: attribution.ModelVersion, Summary: sum, Seq: 7, UpdatedSeq: 5}
+		}
+		want, err := newViewEncoder().encode(view(r.sess, r.own, r.target))
+		if err != nil {
+			t.Fatalf("encoding/json refuses the view: %v", err)
+		}
+		const prefix = `{"sessions":[`
+		got, ok := appendListed([]byte(prefix), r)
+		if !bytes.HasPrefix(got, []byte(prefix)) {
+			t.Fatalf("appendListed wrote over what precedes the entry: %q", got)
+		}
+		if ok {
+			entry := got[len(prefix):]
+			if !bytes.Equal(entry, want) {
+				t.Fatalf("stored summary %q\nby hand:\n%s\nencoding/json:\n%s", sum, entry, want)
+			}
+			// What the hand writes is the summary's parts, the stored
+			// session's strings escaped (at most 6 bytes a byte) and a
+			// constant frame.
+			if limit := len(sum) + 6*(2*len(id)+len(cwd)+len(transcript)+4) + 2048; len(entry) > limit {
+				t.Fatalf("an entry of %d bytes from a summary of %d", len(entry), len(sum))
+			}
+		}
+		page, err := appendSessionsPage(nil, []listed{r, r}, "c<")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantPage bytes.Buffer
+		enc := json.NewEncoder(&wantPage)
+		enc.SetEscapeHTML(false)
+		v := view(r.sess, r.own, r.target)
+		if err := enc.Encode(SessionsResponse{Sessions: []SessionView{v, v}, NextCursor: "c<"}); err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(page) || !bytes.Equal(page, wantPage.Bytes()) {
+			t.Fatalf("stored summary %q\npage:\n%s\nencoding/json:\n%s", sum, page, wantPage.Bytes())
+		}
+	})
 }
