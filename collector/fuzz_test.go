@@ -400,26 +400,48 @@ func FuzzSessionListEntry(f *testing.F) {
 		}
 		f.Add(sum, s.SessionID, s.CWD, s.TranscriptPath, false)
 	}
-	const ok = `{"session_id":"s","started_at":"2026-11-21T15:00:00Z","last_event_at":"2026-11-21T15:00:00Z","ended_at":null,"status":"running","parent_session_id":"","lineage":"","runs":[],"counts":{}}`
+	// Malformed rows: each a well-formed summary but for one defect.
+	at := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
+	good, err := json.Marshal(&attribution.Session{SessionID: "s", Title: "t", StartedAt: at, LastEventAt: at, Status: attribution.SessionEnded,
+		Runs: []attribution.Run{{Source: "startup", StartedAt: at}}, Counts: attribution.Counts{Prompts: 1}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	ok := string(good)
+	edit := func(old, new string) string {
+		if !strings.Contains(ok, old) {
+			f.Fatalf("%s is not in %s", old, ok)
+		}
+		return strings.Replace(ok, old, new, 1)
+	}
+	end := func(members string) string { return ok[:len(ok)-1] + "," + members + "}" }
 	for _, sum := range []string{
 		ok,
-		ok[:len(ok)-9],
-		`{"status":"running","status":"ended","ended_at":null,"parent_session_id":"","lineage":"","runs":[],"counts":{}}`,
-		`{"Status":"x","status":"running","ended_at":null,"parent_session_id":"","lineage":"","runs":[],"counts":{}}`,
-		`{"st\u0061tus":"ended","status":"running","ended_at":null,"parent_session_id":"","lineage":"","runs":[],"counts":{}}`,
-		`{"title":"<a> & \u2028 \u2029 \ud800 \u0000","status":"running","ended_at":null,"parent_session_id":"","lineage":"","runs":[],"counts":{}}`,
-		"{\"title\":\"\xff\xfe <b>\u2028\",\"status\":\"running\",\"ended_at\":null,\"parent_session_id\":\"\",\"lineage\":\"\",\"runs\":[],\"counts\":{}}",
-		`{"status":"running","ended_at":"2026-11-21T15:00:00.000+01:00","parent_session_id":"","lineage":"","runs":[],"counts":{}}`,
-		`{"status":"running","ended_at":null,"parent_session_id":"","lineage":"","runs":[{"source":{"x":[1]}}],"counts":{"prompts":1e400}}`,
-		`{"status":"running","ended_at":null,"parent_session_id":"","lineage":"","runs":[{"junk":1}],"counts":{ "prompts" : 1 }}`,
-		`{"status":"running","ended_at":null,"parent_session_id":"","lineage":"","runs":[],"counts":{"prompts":1},"counts":{"tool_calls":2}}`,
-		`{"status":7,"ended_at":null,"parent_session_id":"","lineage":"","runs":[],"counts":{},"shape":{"kind":99999999999999999999999}}`,
-		`[1,2]`, `null`, ``, `{}`,
+		ok[:len(ok)-9],                        // truncated
+		end(`"status":"failed"`),              // a duplicate key, the last wins
+		end(`"Status":"failed"`),              // a key encoding/json matches without regard to case
+		end(`"st\u0061tus":"failed"`),         // an escaped key
+		end(`"counts":{"tool_calls":2}`),      // a duplicate object, merged
+		end(`"cwd":7`),                        // a value of the wrong type where the list does not look
+		end(`"unknown":{"x":[1,{"y":null}]}`), // a member no field takes
+		edit(`"title":"t"`, `"title":"<a> & \u003c \u2028 \u2029 \ud800 \u0000 \/"`), // escapes
+		edit(`"title":"t"`, "\"title\":\"\xff\xfe <b>\u2028\x00\""),                  // invalid UTF-8, a raw U+2028, a NUL
+		edit(`"title":"t"`, `"title":{"x":"t"}`),                                     // junk where a string is expected
+		edit(`"ended_at":null`, `"ended_at":"2026-11-21T15:00:00.000+01:00"`),
+		edit(`"ended_at":null`, `"ended_at":""`),
+		edit(`"source":"startup"`, `"source":"startup","junk":1`),
+		edit(`"source":"startup"`, `"source":{"x":[1]}`),
+		edit(`"prompts":1`, `"prompts":1e400`),
+		edit(`"prompts":1`, `"prompts":99999999999999999999999`),
+		edit(`"prompts":1`, `"prompts":1.0`),
+		edit(`"prompts":1`, ` "prompts" : 1 `),
+		edit(`"runs":[`, `"runs":[{},`),
+		edit(`"status":"ended"`, `"status":7`),
+		`{}`, `[1,2]`, `null`, ``,
 	} {
 		f.Add([]byte(sum), "s", "/work/a & <b>", "", false)
 		f.Add([]byte(sum), "s", "/work/p", "", true)
 	}
-	at := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, sum []byte, id, cwd, transcript string, alias bool) {
 		r := listed{
 			sess: store.Session{ID: id, Runtime: event.RuntimeClaudeCode, CWD: cwd, TranscriptPath: transcript, Host: "h<", User: "u&",

@@ -50,7 +50,7 @@ func summaryCanon(sum []byte, copied map[string]bool) bool {
 	if !ok {
 		return false
 	}
-	return canonStruct(sum, fields, func(key string) bool { return copied[key] })
+	return canonStruct(sum, fields, false, func(key string) bool { return copied[key] })
 }
 
 // listCopied are the members of a summary the list copies unchanged.
@@ -72,13 +72,15 @@ var sessionFields = sync.OnceValues(func() ([]canonField, bool) {
 // canonStruct checks an object of fields: each key exactly one of fields,
 // in their order (no duplicate, no other), none missing that Marshal
 // always writes, none present that it leaves out when empty; strict(key)
-// tells whether the member's value is held to its form.
-func canonStruct(val []byte, fields []canonField, strict func(key string) bool) bool {
+// tells whether the member's value is held to its form, compact whether
+// the object is (no blank between its tokens).
+func canonStruct(val []byte, fields []canonField, compact bool, strict func(key string) bool) bool {
 	if len(val) == 0 || val[0] != '{' {
 		return false
 	}
-	next, good := 0, true
+	next, good, size := 0, true, 1
 	_, ok := jsonscan.Members(val, func(key, v []byte) {
+		size += len(key) + 1 + len(v) + 1
 		if !good {
 			return
 		}
@@ -100,7 +102,7 @@ func canonStruct(val []byte, fields []canonField, strict func(key string) bool) 
 			good = false
 		}
 	})
-	if !ok || !good {
+	if !ok || !good || compact && max(size, 2) != len(val) {
 		return false
 	}
 	for ; next < len(fields); next++ {
@@ -255,7 +257,7 @@ func (b *canonBuilder) make(t reflect.Type) canonFunc {
 			return refuse
 		}
 		return func(val []byte, strict bool) (bool, bool) {
-			return canonStruct(val, fields, func(string) bool { return strict }), false
+			return canonStruct(val, fields, strict, func(string) bool { return strict }), false
 		}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -270,14 +272,16 @@ func (b *canonBuilder) make(t reflect.Type) canonFunc {
 			if val[0] != '[' {
 				return false, false
 			}
-			good, n := true, 0
+			good, n, size := true, 0, 1
 			_, ok := jsonscan.Elements(val, func(e []byte) {
 				n++
+				size += len(e) + 1
 				if good {
 					good, _ = (*elem)(e, strict)
 				}
 			})
-			return ok && good, n == 0
+			// Strict, no blank between its tokens.
+			return ok && good && (!strict || max(size, 2) == len(val)), n == 0
 		}
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String || t.Key().Implements(reflect.TypeFor[interface{ MarshalText() ([]byte, error) }]()) {
@@ -295,8 +299,9 @@ func (b *canonBuilder) make(t reflect.Type) canonFunc {
 			// Marshal writes the keys in order: one out of order or twice
 			// is not what it wrote (and the last of two wins).
 			var last string
-			good, first := true, true
+			good, first, size := true, true, 1
 			_, ok := jsonscan.Members(val, func(key, v []byte) {
+				size += len(key) + 1 + len(v) + 1
 				if !good {
 					return
 				}
@@ -307,7 +312,7 @@ func (b *canonBuilder) make(t reflect.Type) canonFunc {
 				}
 				last, first = k, false
 			})
-			return ok && good, first
+			return ok && good && (!strict || max(size, 2) == len(val)), first
 		}
 	case reflect.String:
 		return func(val []byte, strict bool) (bool, bool) {
