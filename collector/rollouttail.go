@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"errors"
+	"os"
 	"time"
 
 	"github.com/hookwatch/hookwatch/codex"
@@ -61,14 +62,24 @@ type RolloutOptions struct {
 // lost lines each) and, per followed file, the calls still waiting for
 // their results.
 //
-// The offsets of what was stored are kept in o.StatePath, saved once per
-// look that moved one, under the import state's lock (an import holding
-// it: saved at a later look). A restarted collector reads on from them: a
-// rollout it had read part of is read on at its first look however long
-// ago it was written (rollout.ResumeTail reads its lines before the offset
-// again for the reader's state, storing nothing of them, nor counting
-// their lost lines again); one read to its end is not read until it grows.
-// What was stored after the last save is read again, and stored once: an
+// The offsets of what was stored are kept in o.StatePath, the ones
+// hookwatch import --codex reads on from and moves. Each look holds the
+// import state's lock from before it reads the offsets until it has saved
+// those it moved (importer.HoldRollouts), as each look of the
+// transcripts' follower does: one reader of a rollout at a time, so that
+// a record is read and stored by the follower or by an import, never by
+// both, and no offset kept moves back. A look finds the offset kept for a
+// rollout past where its Tail stopped when an import read on since: the
+// Tail skips what the import stored (rollout.Tail.SkipTo). An import
+// holding the lock makes the look read nothing: the files are looked at
+// again at the next look, on from where the import left them.
+//
+// A restarted collector reads on from the offsets kept: a rollout it had
+// read part of is read on at its first look however long ago it was
+// written (rollout.ResumeTail reads its lines before the offset again for
+// the reader's state, storing nothing of them, nor counting their lost
+// lines again); one read to its end is not read until it grows. What was
+// stored after the last save is read again, and stored once: an
 // envelope's id is derived from the record.
 func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 	if o.Interval <= 0 {
@@ -77,9 +88,9 @@ func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 	if o.Since <= 0 {
 		o.Since = DefaultRolloutSince
 	}
-	// stored is how far each rollout's records are stored: the offsets
-	// kept when the collector last ran, then those reached here; moved are
-	// those not saved yet.
+	// stored is how far each rollout's records are stored, as last seen in
+	// the state (the offsets kept when the collector last ran, then at
+	// each look): what the follower asks of a file it meets (unread).
 	stored := map[string]int64{}
 	if o.StatePath != "" {
 		var err error
@@ -88,28 +99,57 @@ func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 			stored = map[string]int64{}
 		}
 	}
+	// moved are the offsets reached and not saved yet: kept as the look
+	// releases the state, or at a later look when that save fails.
 	moved := map[string]int64{}
+	// shared says the look's offsets are the import state's: not so
+	// without a StatePath, or with one that cannot be read, where they are
+	// stored's alone, kept nowhere.
+	shared := false
 	tails := map[string]*rollout.Tail{}
 	// counted are the lost lines of each rollout counted so far: a rollout
 	// read again after a failed store loses the same lines again, which
-	// are not counted twice.
+	// are not counted twice, nor are those of lines an import read.
 	counted := map[string]rollout.Stats{}
+	countLost := func(path string, t *rollout.Tail) {
+		lost, seen := t.Lost(), counted[path]
+		s.followedLost(lostSourceRollout, "a Codex rollout", path,
+			max(lost.Long-seen.Long, 0), max(lost.Unreadable-seen.Unreadable, 0))
+		counted[path] = rollout.Stats{Long: max(lost.Long, seen.Long), Unreadable: max(lost.Unreadable, seen.Unreadable)}
+	}
 	// readOne reads what the rollout at path (size bytes at this look)
-	// gained and stores it; false means it is to be read again.
-	readOne := func(ctx context.Context, path string, size int64) bool {
+	// gained past the offset h keeps for it and stores it; false means it
+	// is to be read again.
+	readOne := func(ctx context.Context, h *importer.RolloutState, path string, size int64) bool {
+		kept := stored[path]
+		if shared {
+			kept = h.Offset(path)
+			stored[path] = kept
+		}
 		t := tails[path]
 		if t != nil && size < t.Offset() {
 			t = nil // rewritten: from its start
 		}
+		if t != nil && kept > t.Offset() && kept <= size {
+			// An import read on past this Tail and stored what it read:
+			// skipped, read for the reader's state alone, its lost lines
+			// told of by the import.
+			if err := t.SkipTo(kept); err != nil {
+				s.log.Warn("cannot read a Codex rollout", "path", path, "err", err)
+				delete(tails, path)
+				return false
+			}
+			counted[path] = rollout.Stats{Long: max(t.Lost().Long, counted[path].Long), Unreadable: max(t.Lost().Unreadable, counted[path].Unreadable)}
+		}
 		if t == nil {
-			off, ok := stored[path]
 			switch {
-			case ok && off == size:
+			case kept > 0 && kept == size:
 				return true // read to its end before: nothing gained
-			case ok && off < size:
+			case kept > 0 && kept < size:
 				// Read part way before (by this collector, before a
-				// failed store or a restart): on from there.
-				rt, err := rollout.ResumeTail(path, o.Host, o.User, off)
+				// failed store or a restart, or by an import): on from
+				// there.
+				rt, err := rollout.ResumeTail(path, o.Host, o.User, kept)
 				if err != nil {
 					s.log.Warn("cannot read a Codex rollout", "path", path, "err", err)
 					return false
@@ -121,18 +161,12 @@ func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 			default:
 				// New, or rewritten: from its start, its lines new.
 				delete(counted, path)
-				if ok {
-					stored[path], moved[path] = 0, 0
-				}
 				t = rollout.NewTail(path, o.Host, o.User)
 			}
 			tails[path] = t
 		}
 		envs, err := t.Next()
-		lost, seen := t.Lost(), counted[path]
-		s.followedLost(lostSourceRollout, "a Codex rollout", path,
-			max(lost.Long-seen.Long, 0), max(lost.Unreadable-seen.Unreadable, 0))
-		counted[path] = rollout.Stats{Long: max(lost.Long, seen.Long), Unreadable: max(lost.Unreadable, seen.Unreadable)}
+		countLost(path, t)
 		if err != nil {
 			s.log.Warn("cannot read a Codex rollout", "path", path, "err", err)
 		}
@@ -145,32 +179,52 @@ func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 			}
 			return false
 		}
-		if off := t.Offset(); stored[path] != off {
-			stored[path], moved[path] = off, off
+		// Past the offset kept, or another file's (rewritten): an offset
+		// the Tail stopped short of is an import's, read on from at the
+		// next look.
+		if off := t.Offset(); off > kept || kept > size {
+			stored[path] = off
+			if shared {
+				moved[path] = off
+			}
 		}
 		return true
 	}
 	busy := false // an import holds the state: said once until it ends
-	save := func() {
-		if o.StatePath == "" || len(moved) == 0 || !s.importState.TryLock() {
-			return // the transcripts' follower holds the state: next look
-		}
-		err := importer.SaveRolloutOffsets(o.StatePath, "hookwatch serve", moved)
-		s.importState.Unlock()
+	// hold takes the import state for a look (nil: an import holds it).
+	hold := func() *importer.RolloutState {
+		h, err := importer.HoldRollouts(o.StatePath, "hookwatch serve", false)
 		var held *importer.BusyError
 		switch {
 		case errors.As(err, &held):
 			if !busy {
-				s.log.Info("the import state is held by an import: Codex's rollouts' offsets are kept once it ends", "holder", held.Holder)
+				s.log.Info("Codex's rollouts are being read by an import: followed again once it ends", "holder", held.Holder)
 			}
 			busy = true
+			return nil
 		case err != nil:
-			busy = false
-			s.log.Warn("cannot keep Codex's rollouts' offsets: a restarted collector reads them again", "err", err)
-		default:
-			busy = false
-			clear(moved)
+			s.log.Warn("cannot read the import state: Codex's rollouts' offsets are not kept", "err", err)
+			h, _ = importer.HoldRollouts("", "", true)
 		}
+		busy, shared = false, err == nil && o.StatePath != ""
+		return h
+	}
+	// keep records in h the offsets reached (and those of earlier looks a
+	// save failed to keep, unless an import moved them on since), and
+	// saves them as it releases the state.
+	keep := func(h *importer.RolloutState) {
+		for p, off := range moved {
+			if kept := h.Offset(p); off > kept || kept > sizeOf(p) {
+				if err := h.Set(p, off); err != nil {
+					break // Release saves again
+				}
+			}
+		}
+		if err := h.Release(); err != nil {
+			s.log.Warn("cannot keep Codex's rollouts' offsets: a restarted collector reads them again", "err", err)
+			return
+		}
+		clear(moved)
 	}
 	f := &follower{
 		dir: o.Dir, match: codex.IsRollout, interval: o.Interval, since: time.Now().Add(-o.Since),
@@ -180,15 +234,42 @@ func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 		},
 		warn: s.log.Warn, what: "Codex's rollouts",
 		read: func(ctx context.Context, files []grownFile) (failed []string) {
+			// The transcripts' follower takes the same lock in this
+			// process: one of them at a time.
+			s.importState.Lock()
+			defer s.importState.Unlock()
+			h := hold()
+			if h == nil {
+				for _, g := range files {
+					failed = append(failed, g.path)
+				}
+				return failed
+			}
 			for _, g := range files {
-				if ctx.Err() != nil || !readOne(ctx, g.path, g.size) {
+				if ctx.Err() != nil || !readOne(ctx, h, g.path, g.size) {
 					failed = append(failed, g.path)
 				}
 			}
-			save()
+			keep(h)
 			return failed
 		},
 	}
 	f.run(ctx)
-	save() // what the last looks stored, when their saves found the state held
+	if len(moved) > 0 {
+		// What the last looks stored, when their saves failed.
+		s.importState.Lock()
+		if h := hold(); h != nil {
+			keep(h)
+		}
+		s.importState.Unlock()
+	}
+}
+
+// sizeOf is the size of the file at path, -1 when it cannot be told.
+func sizeOf(path string) int64 {
+	info, err := os.Stat(path)
+	if err != nil {
+		return -1
+	}
+	return info.Size()
 }

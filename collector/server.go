@@ -179,8 +179,8 @@ type Server struct {
 	background     sync.WaitGroup
 	auditor        *auditor // nil without Config.AuditDir
 	// importState is held around each use of the import state's lock by
-	// this collector's followers (an import of the transcripts, a save of
-	// the rollouts' offsets): that lock is taken without waiting, and one
+	// this collector's followers (a look of the transcripts, one of the
+	// rollouts): that lock is taken without waiting, and one
 	// follower taking it while the other holds it would read as an import
 	// running.
 	importState sync.Mutex

@@ -111,7 +111,7 @@ func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 			}
 			importer.SortFiles(tfs)
 			var failed []string
-			s.importState.Lock() // a save of the rollouts' offsets is short
+			s.importState.Lock() // a look of the rollouts is short
 			_, err := importer.Run(ctx, tfs, importer.Options{
 				Pipeline: pl, StatePath: o.StatePath, Holder: "hookwatch serve",
 				Deliver: func(ctx context.Context, envs []event.Envelope) error {

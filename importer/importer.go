@@ -402,28 +402,11 @@ func RolloutOffsets(path string) (map[string]int64, error) {
 	return out, nil
 }
 
-// SaveRolloutOffsets keeps offsets (by rollout path; the others the state
-// file keeps stay) in the state file at path, under its lock, which holder
-// names: a Run holding it makes it return a *BusyError and keep nothing,
-// as does another SaveRolloutOffsets or a held RolloutState.
-func SaveRolloutOffsets(path, holder string, offsets map[string]int64) error {
-	h, err := HoldRollouts(path, holder, false)
-	if err != nil {
-		return err
-	}
-	for p, off := range offsets {
-		if err := h.Set(p, off); err != nil {
-			h.lock.Release()
-			return err
-		}
-	}
-	return h.Release()
-}
-
 // RolloutState is the rollout offsets of the state file, read once and
-// held for a reader of many rollouts (hookwatch import --codex): the same
-// offsets the collector following the rollouts keeps, so that what one
-// read the other does not read again.
+// held by a reader of rollouts for as long as it reads them (hookwatch
+// import --codex, and each look of the collector following the rollouts):
+// one set of offsets for both, so that what one read the other does not
+// read again.
 type RolloutState struct {
 	path  string
 	lock  *lockfile.Lock // nil: read only
@@ -434,8 +417,8 @@ type RolloutState struct {
 
 // HoldRollouts reads the rollout offsets the state file at path keeps.
 // Unless readOnly, it first takes the state's lock, naming holder, and
-// holds it until Release, as a Run does: no other Run, RolloutState or
-// SaveRolloutOffsets reads and moves the offsets meanwhile; one holding
+// holds it until Release, as a Run does: no other Run or RolloutState
+// reads and moves the offsets meanwhile; one holding
 // it already makes HoldRollouts return a *BusyError. A readOnly state (a
 // dry run) takes no lock and keeps nothing.
 func HoldRollouts(path, holder string, readOnly bool) (*RolloutState, error) {

@@ -798,11 +798,11 @@ func TestRolloutOffsets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := importer.SaveRolloutOffsets(state, "hookwatch serve", map[string]int64{a: 10, b: 20}); err != nil {
+	if err := saveRollouts(state, "hookwatch serve", map[string]int64{a: 10, b: 20}); err != nil {
 		t.Fatal(err)
 	}
 	importAll(t, root, state) // saves the transcripts' offsets
-	if err := importer.SaveRolloutOffsets(state, "hookwatch serve", map[string]int64{b: 30}); err != nil {
+	if err := saveRollouts(state, "hookwatch serve", map[string]int64{b: 30}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := importer.RolloutOffsets(state); err != nil || !maps.Equal(got, map[string]int64{a: 10, b: 30}) {
@@ -830,7 +830,7 @@ func TestRolloutOffsets(t *testing.T) {
 		Deliver: func(context.Context, []event.Envelope) error {
 			if !asked {
 				asked = true
-				saveErr = importer.SaveRolloutOffsets(state, "hookwatch serve", map[string]int64{a: 99})
+				saveErr = saveRollouts(state, "hookwatch serve", map[string]int64{a: 99})
 			}
 			return nil
 		},
@@ -845,6 +845,22 @@ func TestRolloutOffsets(t *testing.T) {
 	if got, _ := importer.RolloutOffsets(state); got[a] != 10 {
 		t.Fatalf("rollout a at %d after a save refused and the run's own save, want 10 kept", got[a])
 	}
+}
+
+// saveRollouts keeps offsets in the state file at path as the collector
+// following the rollouts keeps those of a look: held, Set, released.
+func saveRollouts(path, holder string, offsets map[string]int64) error {
+	h, err := importer.HoldRollouts(path, holder, false)
+	if err != nil {
+		return err
+	}
+	for p, off := range offsets {
+		if err := h.Set(p, off); err != nil {
+			h.Release()
+			return err
+		}
+	}
+	return h.Release()
 }
 
 // TestHoldRollouts: a held RolloutState keeps the rollouts' offsets under
@@ -863,7 +879,7 @@ func TestHoldRollouts(t *testing.T) {
 		}
 	}
 	importAll(t, root, state)
-	if err := importer.SaveRolloutOffsets(state, "hookwatch serve", map[string]int64{a: 10}); err != nil {
+	if err := saveRollouts(state, "hookwatch serve", map[string]int64{a: 10}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -875,7 +891,7 @@ func TestHoldRollouts(t *testing.T) {
 		t.Fatalf("held offsets: a %d, b %d; want 10 and 0", h.Offset(a), h.Offset(b))
 	}
 	var busy *importer.BusyError
-	if err := importer.SaveRolloutOffsets(state, "hookwatch serve", map[string]int64{a: 99}); !errors.As(err, &busy) ||
+	if err := saveRollouts(state, "hookwatch serve", map[string]int64{a: 99}); !errors.As(err, &busy) ||
 		busy.Holder != fmt.Sprintf("hookwatch import (pid %d)", os.Getpid()) {
 		t.Fatalf("a save while the rollouts are held: %v; want a BusyError naming the holder", err)
 	}
@@ -911,7 +927,7 @@ func TestHoldRollouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := importer.SaveRolloutOffsets(state, "hookwatch serve", map[string]int64{a: 30}); err != nil {
+	if err := saveRollouts(state, "hookwatch serve", map[string]int64{a: 30}); err != nil {
 		t.Fatalf("a save beside a read-only hold: %v", err)
 	}
 	if err := ro.Set(b, 77); err != nil {

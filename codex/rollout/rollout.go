@@ -782,13 +782,26 @@ func (t *Tail) Lost() Stats { return t.r.Lost() }
 // line end before it.
 func ResumeTail(path, host, user string, off int64) (*Tail, error) {
 	t := NewTail(path, host, user)
-	if off <= 0 {
-		return t, nil
-	}
-	if _, err := t.next(off); err != nil {
+	if err := t.SkipTo(off); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// SkipTo moves the Tail on to off, past lines another reader read and
+// stored since the Tail's last Next (an import of the rollout, reading on
+// from the offset the Tail reached): they are read for what the Reader
+// keeps, their envelopes dropped, as ResumeTail reads the lines before
+// its offset, so that Next returns only what follows them. Lost counts
+// the lines lost among them too. An off at or before the Tail's Offset
+// changes nothing; one not where a line ends leaves the Tail at the last
+// line end before it.
+func (t *Tail) SkipTo(off int64) error {
+	if off <= t.off {
+		return nil
+	}
+	_, err := t.next(off)
+	return err
 }
 
 // Reached is what ReadOn read of a rollout.

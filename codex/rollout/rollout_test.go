@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -360,6 +361,66 @@ func tools(envs []event.Envelope) []event.Envelope {
 // TestReadWebSearch: a web search the model ran (a real rollout of Codex
 // 0.169; no hook fires for it) is a call of its own, and the response's
 // usage names the turn's model.
+// TestTailSkipTo: a Tail moved on past lines another reader read (an
+// import, on from the Tail's offset kept) returns, from its next Next,
+// the envelopes of what follows them, as a Tail that had read them would
+// have; none of the lines skipped.
+func TestTailSkipTo(t *testing.T) {
+	whole, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends []int64 // every line end
+	for off := 0; off < len(whole); {
+		off += bytes.IndexByte(whole[off:], '\n') + 1
+		ends = append(ends, int64(off))
+	}
+	path := filepath.Join(t.TempDir(), filepath.Base(file))
+	appendFile(t, path, whole)
+	// What a Tail that had read on past each line end returns after it
+	// (ReadOn, held to ResumeTail's and Read's by the tests above).
+	after := map[int64][]string{}
+	for _, end := range ends {
+		envs, _, err := ReadOn(path, "h", "u", end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range envs {
+			after[end] = append(after[end], e.ID+" "+string(e.Payload))
+		}
+	}
+	for i, from := range ends {
+		for _, to := range ends[i:] {
+			tl, err := ResumeTail(path, "h", "u", from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tl.SkipTo(to); err != nil || tl.Offset() != to {
+				t.Fatalf("from %d, skipped to %d: offset %d, %v", from, to, tl.Offset(), err)
+			}
+			if err := tl.SkipTo(from); err != nil || tl.Offset() != to {
+				t.Fatalf("skipped back to %d from %d: offset %d, %v; want it left at %d", from, to, tl.Offset(), err, to)
+			}
+			got, err := tl.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, e := range got {
+				ids = append(ids, e.ID+" "+string(e.Payload))
+			}
+			if !slices.Equal(ids, after[to]) {
+				t.Errorf("from %d, skipped to %d: %d envelopes, want %d", from, to, len(ids), len(after[to]))
+			}
+		}
+	}
+	// An offset within a line: the Tail stops at the line end before it.
+	tl := NewTail(path, "h", "u")
+	if err := tl.SkipTo(ends[2] + 3); err != nil || tl.Offset() != ends[2] {
+		t.Fatalf("skipped to within a line: offset %d, %v; want %d", tl.Offset(), err, ends[2])
+	}
+}
+
 func TestReadWebSearch(t *testing.T) {
 	envs, _, err := Read("../testdata/rollout-2026-11-25T16-00-39-01a2136f-dd18-74f0-84e8-1ce61761151f.jsonl", "", "")
 	if err != nil {
