@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/codex/rollout"
 	"github.com/hookwatch/hookwatch/collector"
+	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/importer"
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -70,20 +72,30 @@ func ingestCounts(t *testing.T, base string) (ingested, duplicates int) {
 }
 
 // storedEvents are the ids of the events the collector at base stores of
-// session sid, each with how many times it is stored.
-func storedEvents(t *testing.T, base, sid string) map[string]int {
+// session sid, each with how many times it is stored, and the message ids
+// of its TranscriptUsage events, each with how many of them give its usage.
+func storedEvents(t *testing.T, base, sid string) (ids, usage map[string]int) {
 	t.Helper()
 	var page struct {
 		Events []struct {
-			ID string `json:"id"`
+			ID       string `json:"id"`
+			Envelope struct {
+				Payload struct {
+					Name      string `json:"hook_event_name"`
+					MessageID string `json:"message_id"`
+				} `json:"payload"`
+			} `json:"envelope"`
 		} `json:"events"`
 	}
 	getJSON(t, base, "/v1/sessions/"+sid+"/events?limit=1000", &page)
-	ids := map[string]int{}
+	ids, usage = map[string]int{}, map[string]int{}
 	for _, e := range page.Events {
 		ids[e.ID]++
+		if p := e.Envelope.Payload; p.Name == event.TranscriptUsage {
+			usage[p.MessageID]++
+		}
 	}
-	return ids
+	return ids, usage
 }
 
 // offsetWatch reads the offsets the import state at path keeps every
@@ -334,7 +346,7 @@ func TestImportCodexWhileFollowed(t *testing.T) {
 		want += len(ids)
 		sum, _, _ := rollout.Summarize(f, func(rollout.Summary) bool { return true })
 		sid = sum.Thread
-		stored := storedEvents(t, c.URL(), sid)
+		stored, _ := storedEvents(t, c.URL(), sid)
 		for id, n := range stored {
 			if n != 1 {
 				t.Errorf("session %s: event %s stored %d times", sid, id, n)
@@ -356,6 +368,263 @@ func TestImportCodexWhileFollowed(t *testing.T) {
 		imports, ingested, dups, inHeld, dupsHeld, inAfter, dupsAfter, in2, dups2, in3, dups3)
 	if all := ingested + inHeld + inAfter + in2 + in3; all != want {
 		t.Errorf("%d events stored in all, want %d", all, want)
+	}
+	if all := dups + dupsHeld + dupsAfter + dups2 + dups3; all != 0 {
+		t.Errorf("%d events given to the store again (%d by the first collector with the imports, %d with an import while the follower looks, %d with an import between two looks, %d by the import with no follower, %d by the restarted collector): the same records read twice", all, dups, dupsHeld, dupsAfter, dups2, dups3)
+	}
+	if in3 != 0 {
+		t.Errorf("the restarted collector stored %d events", in3)
+	}
+	if back := watch.end(); len(back) > 0 {
+		t.Errorf("offsets kept moved back: %v", back)
+	}
+}
+
+// TestImportWhileFollowingTranscripts: hookwatch import run while the
+// collector follows the same transcripts, as they grow, shares the
+// offsets with it (each look of the follower is an importer.Run under the
+// import state's lock, reading the offsets afresh): each record is read
+// and stored by one of them, once, none is missed, and no offset kept
+// moves back — with the follower running before the import, imports while
+// the transcripts grow, an import under way when the follower looks, one
+// between two looks, and the collector restarted after an import.
+func TestImportWhileFollowingTranscripts(t *testing.T) {
+	dir := t.TempDir()
+	projects := filepath.Join(dir, "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	home := filepath.Join(dir, "home")
+	t.Setenv("HOOKWATCH_HOME", home)
+	for _, k := range []string{"HOOKWATCH_DB", "HOOKWATCH_TOKEN", "HOOKWATCH_ADDR"} {
+		t.Setenv(k, "")
+	}
+	db := filepath.Join(dir, "hookwatch.db")
+	statePath := filepath.Join(home, "import-state.json")
+	files, err := importer.Find([]string{projects})
+	if err != nil || len(files) < 2 {
+		t.Fatalf("transcripts %v, %v", files, err)
+	}
+
+	// What the transcripts hold, read whole: by session, the events' ids
+	// (but their usage's) and the messages whose usage they give. A read
+	// that ends between two records of one message gives its usage as far
+	// as the first (that record's id), and the next read as far as the
+	// second: what a read of the files as they grow gives of it depends
+	// on where each read ends, whichever reader reads them.
+	want := map[string]map[string]bool{}
+	wantUsage := map[string]map[string]bool{}
+	_, err = importer.Run(context.Background(), files, importer.Options{
+		Pipeline: &ingest.Pipeline{Origin: ingest.LocalOrigin(version)},
+		Deliver: func(_ context.Context, envs []event.Envelope) error {
+			for _, e := range envs {
+				p, err := event.Decode(e.Payload)
+				if err != nil {
+					return err
+				}
+				if want[p.SessionID] == nil {
+					want[p.SessionID], wantUsage[p.SessionID] = map[string]bool{}, map[string]bool{}
+				}
+				if p.HookEventName == event.TranscriptUsage {
+					var u struct {
+						MessageID string `json:"message_id"`
+					}
+					json.Unmarshal(e.Payload, &u)
+					wantUsage[p.SessionID][u.MessageID] = true
+					continue
+				}
+				want[p.SessionID][e.ID] = true
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Each transcript starts with its first 3 lines; the others are
+	// appended one at a time, the files in turn, as a session's agents
+	// write them.
+	type line struct {
+		path string
+		b    []byte
+	}
+	var rest []line
+	left := map[string][][]byte{}
+	for _, f := range files {
+		lines := linesOf(readFile(t, f.Path))
+		if err := os.WriteFile(f.Path, bytes.Join(lines[:3], nil), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		left[f.Path] = lines[3:]
+	}
+	for more := true; more; {
+		more = false
+		for _, f := range files {
+			if l := left[f.Path]; len(l) > 0 {
+				rest = append(rest, line{f.Path, l[0]})
+				left[f.Path], more = l[1:], true
+			}
+		}
+	}
+	grow := func(ls []line) {
+		for _, l := range ls {
+			appendTo(t, l.path, l.b)
+		}
+	}
+	// An import's summary says so when it met records the collector had.
+	importOnce := func() {
+		t.Helper()
+		out := mustHW(t, "import", projects)
+		if strings.Contains(out, "already had") || strings.Contains(out, "had already") {
+			t.Errorf("an import read again what the follower read:\n%s", out)
+		}
+	}
+	waitFollowed := func() {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			offs, err := importer.Offsets(statePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := 0
+			for _, f := range files {
+				if info, err := os.Stat(f.Path); err == nil && offs[f.Path] == info.Size() {
+					done++
+				}
+			}
+			if done == len(files) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d transcripts read to their end", done, len(files))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	watch := watchOffsets(t, statePath, false)
+	n := len(rest)
+	if n < 12 {
+		t.Fatalf("%d lines to grow", n)
+	}
+
+	// The follower first: an import after it reads nothing.
+	c := followingCollector(t, home, db, "", projects, 5*time.Millisecond)
+	waitFollowed()
+	importOnce()
+
+	// Imports while the transcripts grow and the follower reads them.
+	grown := make(chan struct{})
+	go func() {
+		defer close(grown)
+		for _, l := range rest[:n-8] {
+			appendTo(t, l.path, l.b)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	imports := 0
+	for done := false; !done; imports++ {
+		select {
+		case <-grown:
+			done = true
+		default:
+		}
+		importOnce()
+	}
+	waitFollowed()
+	ingested, dups := ingestCounts(t, c.URL())
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	// An import under way (its hold of the state) when the follower,
+	// which has read the transcripts, looks at them grown, and what they
+	// gained after that look read by the import, the collector stopped
+	// before its next look.
+	const slow = 600 * time.Millisecond
+	c = followingCollector(t, home, db, "", projects, slow)
+	time.Sleep(slow / 6)
+	grow(rest[n-8 : n-7])
+	time.Sleep(slow)
+	held, err := importer.HoldRollouts(statePath, "hookwatch import", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grow(rest[n-7 : n-6])
+	time.Sleep(slow)
+	grow(rest[n-6 : n-5])
+	if err := held.Release(); err != nil {
+		t.Fatal(err)
+	}
+	importOnce()
+	inHeld, dupsHeld := ingestCounts(t, c.URL())
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	// An import of what they gained after the follower read them, before
+	// the follower's next look.
+	c = followingCollector(t, home, db, "", projects, slow)
+	time.Sleep(slow / 6)
+	grow(rest[n-5 : n-4])
+	time.Sleep(slow)
+	grow(rest[n-4 : n-3])
+	importOnce()
+	time.Sleep(slow)
+	inAfter, dupsAfter := ingestCounts(t, c.URL())
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	// The collector restarted after an import of what they gained while
+	// none followed them: it reads nothing again.
+	grow(rest[n-3:])
+	c = followingCollector(t, home, db, "", "", time.Second)
+	importOnce()
+	in2, dups2 := ingestCounts(t, c.URL())
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c = followingCollector(t, home, db, "", projects, 5*time.Millisecond)
+	defer c.Stop(context.Background())
+	waitFollowed()
+	time.Sleep(100 * time.Millisecond) // looks that would read again
+	in3, dups3 := ingestCounts(t, c.URL())
+
+	// Every record stored once, none missed.
+	total := 0
+	for sid, ids := range want {
+		stored, usage := storedEvents(t, c.URL(), sid)
+		for id, n := range stored {
+			total += n
+			if n != 1 {
+				t.Errorf("session %s: event %s stored %d times", sid, id, n)
+			}
+		}
+		for id := range ids {
+			if stored[id] == 0 {
+				t.Errorf("session %s: event %s of the transcripts not stored", sid, id)
+			}
+		}
+		usageEvents := 0
+		for m, n := range usage {
+			usageEvents += n
+			if !wantUsage[sid][m] {
+				t.Errorf("session %s: the usage of message %s stored, not of the transcripts", sid, m)
+			}
+		}
+		for m := range wantUsage[sid] {
+			if usage[m] == 0 {
+				t.Errorf("session %s: the usage of message %s not stored", sid, m)
+			}
+		}
+		if len(stored)-usageEvents != len(ids) {
+			t.Errorf("session %s: %d events stored besides the usage, want %d", sid, len(stored)-usageEvents, len(ids))
+		}
+	}
+	t.Logf("%d imports while the transcripts grew, first collector: %d stored, %d again; import while the follower looks: %d stored, %d again; import between two looks: %d stored, %d again; import with no follower: %d stored, %d again; restarted collector: %d stored, %d again",
+		imports, ingested, dups, inHeld, dupsHeld, inAfter, dupsAfter, in2, dups2, in3, dups3)
+	if all := ingested + inHeld + inAfter + in2 + in3; all != total {
+		t.Errorf("%d events stored in all, want %d", all, total)
 	}
 	if all := dups + dupsHeld + dupsAfter + dups2 + dups3; all != 0 {
 		t.Errorf("%d events given to the store again (%d by the first collector with the imports, %d with an import while the follower looks, %d with an import between two looks, %d by the import with no follower, %d by the restarted collector): the same records read twice", all, dups, dupsHeld, dupsAfter, dups2, dups3)
