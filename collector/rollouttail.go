@@ -35,7 +35,8 @@ type RolloutOptions struct {
 	Dir string
 	// StatePath is the import state file (hookwatch import's,
 	// $HOOKWATCH_HOME/import-state.json), where the offset reached in each
-	// rollout is kept, so that a restarted collector reads on from it.
+	// rollout is kept, so that a restarted collector, and hookwatch import
+	// --codex, read on from it (and the follower on from an import's).
 	// Start sets it to the one in its Home; "" keeps the offsets in
 	// memory only.
 	StatePath string
