@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,7 +92,9 @@ func serve(t testing.TB, envs []event.Envelope, token string) string {
 	mux.Handle("GET /v1/stream", gate.wrap(srv.Handler()))
 	mux.HandleFunc("POST /test/streams", gate.set)
 	mux.HandleFunc("POST /test/model", mg.set)
-	hs := httptest.NewServer(mux)
+	down := &downGate{streams: gate}
+	mux.HandleFunc("POST /test/down", down.set)
+	hs := httptest.NewServer(down.wrap(mux))
 	t.Cleanup(func() {
 		mg.release() // the collector's stop waits for its model's last round
 		// Shutdown ends the open event streams; only then can the test
@@ -160,6 +163,42 @@ func (g *streamGate) set(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("hold") == "0" {
 			close(g.open)
 		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// downGate stands for a collector that stopped while the pages stay open:
+// POST /test/down?down=1 cuts the open streams and closes the connection
+// of every API request without an answer, as a stopped collector's
+// refused connection reads to a page (its fetch fails, with no status);
+// ?down=0 brings it back. The dashboard's own files are still served:
+// the pages loaded them before.
+type downGate struct {
+	down    atomic.Bool
+	streams *streamGate
+}
+
+func (g *downGate) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.down.Load() && (strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/healthz") {
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close()
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (g *downGate) set(w http.ResponseWriter, r *http.Request) {
+	down := r.URL.Query().Get("down") == "1"
+	g.down.Store(down)
+	if down {
+		g.streams.mu.Lock()
+		for _, cancel := range g.streams.streams {
+			cancel()
+		}
+		g.streams.mu.Unlock()
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

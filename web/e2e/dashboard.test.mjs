@@ -672,6 +672,48 @@ test('a page whose stream stays down says so in a banner, gone when it reconnect
   await page.close();
 });
 
+/** collectorDown stops the collector answering the pages (true) or brings it back (false): see downGate in browser_test.go. */
+async function collectorDown(down) {
+  const res = await fetch(BASE + '/test/down?down=' + (down ? 1 : 0), { method: 'POST' });
+  assert.equal(res.status, 204);
+}
+
+test('pages opened while the collector does not answer say so in words, and load once it answers', async () => {
+  const fork = (await api('/v1/sessions/' + encodeURIComponent(REAL))).body.child_session_ids[0];
+  const want = await api('/v1/sessions/' + encodeURIComponent(PARALLEL));
+  let list, session, compare;
+  await collectorDown(true);
+  try {
+    list = await open('/#/');
+    session = await open('/#/s/' + encodeURIComponent(PARALLEL));
+    compare = await open(`/#/compare/${encodeURIComponent(REAL)}/${encodeURIComponent(fork)}`);
+    for (const [p, id, words] of [
+      [list.page, 'sessions-error', 'Cannot load sessions: the collector does not answer. They are read again as soon as it answers.'],
+      [session.page, 'session-error', 'Cannot load this session: the collector does not answer. It is read again as soon as the collector answers.'],
+      [compare.page, 'compare-error', 'Cannot compare these sessions: the collector does not answer. They are compared as soon as it answers.'],
+    ]) {
+      const said = p.getByTestId(id);
+      await said.waitFor({ timeout: 10000 });
+      assert.equal(await said.innerText(), words);
+    }
+  } finally {
+    await collectorDown(false);
+  }
+  // Back: each page reads what it could not, without a reload.
+  await list.page.locator(`[data-session="${REAL}"]`).waitFor({ timeout: 15000 });
+  assert.equal(await list.page.getByTestId('sessions-error').count(), 0);
+  await session.page.getByTestId('session-error').waitFor({ state: 'detached', timeout: 15000 });
+  await loaded(session.page);
+  assert.match(await session.page.locator('.facts').innerText(), new RegExp(`\\b${want.body.counts.tool_calls.toLocaleString("en")} tool calls\\b`));
+  await compare.page.getByTestId('compare-shape').waitFor({ timeout: 15000 });
+  for (const { page, seen } of [list, session, compare]) {
+    // The refused requests, as the browser logs them.
+    seen.console = seen.console.filter((m) => !/net::ERR_EMPTY_RESPONSE/.test(m));
+    clean(seen);
+    await page.close();
+  }
+});
+
 /** sseClients reads the streams the collector holds open (hookwatch_sse_clients). */
 async function sseClients() {
   const res = await fetch(BASE + '/metrics', { headers: auth });

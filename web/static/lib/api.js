@@ -5,6 +5,9 @@ const TOKEN_KEY = 'hookwatch.token';
 /**
  * HTTPError carries the status of a failed API call, and in detail the
  * collector's own words (its JSON error) without the path and status.
+ * Status 0 is a call the collector did not answer at all (it is stopped,
+ * or the network is down), detail NO_ANSWER: the browser's own words for
+ * it ("Failed to fetch") tell a reader nothing.
  */
 export class HTTPError extends Error {
   constructor(status, message, detail = '') {
@@ -40,10 +43,23 @@ const authListeners = new Set();
 export function onAuthRequired(fn) { authListeners.add(fn); return () => authListeners.delete(fn); }
 const authRequired = (sent) => authListeners.forEach((fn) => fn({ refused: Boolean(sent.Authorization) }));
 
-/** getJSON fetches an API path and decodes its JSON body. */
+/** NO_ANSWER is the detail of an HTTPError of status 0. */
+export const NO_ANSWER = 'the collector does not answer';
+
+/**
+ * getJSON fetches an API path and decodes its JSON body. It throws an
+ * HTTPError for a status other than 2xx, and one of status 0 when the
+ * collector does not answer; an abort is thrown as fetch throws it.
+ */
 export async function getJSON(path, { signal } = {}) {
   const h = headers();
-  const res = await fetch(path, { headers: h, signal, credentials: 'same-origin' });
+  let res;
+  try {
+    res = await fetch(path, { headers: h, signal, credentials: 'same-origin' });
+  } catch (e) {
+    if (signal?.aborted || e?.name === 'AbortError') throw e;
+    throw new HTTPError(0, `${path}: ${NO_ANSWER}`, NO_ANSWER);
+  }
   if (!res.ok) {
     if (res.status === 401) authRequired(h);
     let msg = res.statusText;

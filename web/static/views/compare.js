@@ -4,8 +4,8 @@
 // and the calls per tool, subtype and file. The collector computes all of
 // it; this view only lays it out.
 import { html, useState, useEffect } from '../lib/html.js';
-import { getJSON, sessionPath, withQuery, HTTPError } from '../lib/api.js';
-import { holdLive, liveReady, subscribeModel } from '../lib/live.js';
+import { getJSON, sessionPath, withQuery, HTTPError, NO_ANSWER } from '../lib/api.js';
+import { holdLive, liveReady, subscribeModel, onLiveState } from '../lib/live.js';
 import { ms, fmtDate, fmtNum, shortID, truncate, shapeLabel } from '../lib/format.js';
 import { statusLabel, editable } from './sessions.js';
 
@@ -81,7 +81,7 @@ function CompareError({ a, b, st }) {
   } else if (st.status === 404) {
     body = html`<p data-testid="compare-error">One of the two sessions is not known to the collector: ${st.error}.</p>`;
   } else {
-    body = html`<p class="error" data-testid="compare-error">Cannot compare these sessions: ${st.error}</p>`;
+    body = html`<p class="error" data-testid="compare-error">Cannot compare these sessions: ${st.error}${st.status === 0 && st.error === NO_ANSWER ? '. They are compared as soon as it answers.' : ''}</p>`;
   }
   return html`<div class="compare compare-msg" data-testid="compare">${body}<p><a href="#/">Back to the sessions</a></p></div>`;
 }
@@ -97,13 +97,23 @@ export function CompareView({ a, b, params }) {
       setSt({ c: null, error: 'same', status: 400 });
       return () => {};
     }
-    let timer = 0, at = 0;
+    // unanswered: the last read got no answer from the collector; it is
+    // read again once the stream is live again, which is when the
+    // collector answers.
+    let timer = 0, at = 0, unanswered = false;
     const read = () => {
       at = Date.now();
+      unanswered = false;
       getJSON(withQuery(sessionPath(a, 'compare/' + encodeURIComponent(b)), { unrelated: unrelated ? 1 : '' }), { signal: ctl.signal })
         .then((c) => setSt({ c, error: '', status: 200 }))
-        .catch((e) => { if (!ctl.signal.aborted) setSt({ c: null, error: String(e.detail || e.message || e), status: e instanceof HTTPError ? e.status : 0 }); });
+        .catch((e) => {
+          if (ctl.signal.aborted) return;
+          const status = e instanceof HTTPError ? e.status : 0;
+          unanswered = status === 0;
+          setSt({ c: null, error: String(e.detail || e.message || e), status });
+        });
     };
+    const offLive = onLiveState((s) => { if (s === 'live' && unanswered && !ctl.signal.aborted) read(); });
     // The comparison follows the sessions as they change (read again at
     // most every 2 s), from the stream the session list shares, held
     // while the comparison shows.
@@ -113,7 +123,7 @@ export function CompareView({ a, b, params }) {
     });
     const release = holdLive();
     liveReady().then(() => { if (!ctl.signal.aborted) read(); });
-    return () => { ctl.abort(); off(); release(); clearTimeout(timer); };
+    return () => { ctl.abort(); off(); offLive(); release(); clearTimeout(timer); };
   }, [a, b, unrelated]);
   // Escape (or Backspace) goes back, as from a session: a key a field
   // took, or one with a modifier, is left alone.

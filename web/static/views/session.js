@@ -2,7 +2,7 @@
 // numbers tabs, with the inspector beside them. Loaded from the API in
 // pages and kept live from the event stream.
 import { html, useState, useEffect, useLayoutEffect, useRef, useMemo, Select } from '../lib/html.js';
-import { getJSON, pages, bodies, sessionPath, stream, withQuery, HTTPError } from '../lib/api.js';
+import { getJSON, pages, bodies, sessionPath, stream, withQuery, HTTPError, NO_ANSWER } from '../lib/api.js';
 import { SessionModel, MAIN, FAILED, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
 import { VList } from '../lib/vlist.js';
 import { ms, fmtDur, fmtDate, fmtClock, fmtNum, fmtPct, plural, projectOf, shortID, truncate, shapeLabel, EFFECT_COLORS } from '../lib/format.js';
@@ -67,13 +67,19 @@ function useSession(id, thresholds) {
     };
     // waiting: the collector has no such session (yet); the stream stays
     // open, and what it brings of the session has it read again.
-    let waiting = false;
+    // unanswered: the collector did not answer the last read; it is read
+    // again when the stream is live, which is when the collector answers,
+    // even when the stream resumes where it was.
+    let waiting = false, unanswered = false;
     const fail = (e, signal) => {
       if (!alive || signal.aborted) return;
       if (e instanceof HTTPError && e.status === 404) {
         waiting = true;
         setState((st) => ({ ...st, notFound: true, loading: false, eventsLoading: false }));
-      } else setState((st) => ({ ...st, error: String(e.message || e), loading: false, eventsLoading: false }));
+      } else {
+        unanswered = e instanceof HTTPError && e.status === 0;
+        setState((st) => ({ ...st, error: String(e.detail || e.message || e), loading: false, eventsLoading: false }));
+      }
     };
 
     // The model as the collector has it now: the session view, its agents
@@ -112,6 +118,7 @@ function useSession(id, thresholds) {
       const lc = (loadCtrl = new AbortController());
       const signal = lc.signal;
       waiting = false;
+      unanswered = false;
       try {
         await loadModel(signal);
       } catch (e) {
@@ -197,7 +204,7 @@ function useSession(id, thresholds) {
         if (s === 'connecting') attempts++;
         if (s === 'live') {
           connected();
-          if (started && attempts > 1 && !resumed && alive) load();
+          if (started && ((attempts > 1 && !resumed) || unanswered) && alive) load();
         }
         if (alive) setState((st) => (st.live === s ? st : { ...st, live: s }));
       },
@@ -802,7 +809,7 @@ export function SessionView({ id, params }) {
   return html`
     <section class="session">
       <${Header} model=${m} version=${s.version} id=${id} eventsLoading=${s.eventsLoading} onShow=${(status) => { setFilters({ ...emptyFilters(), status }); setTab('events'); }} />
-      ${s.error && html`<p class="error">${s.error}</p>`}
+      ${s.error && html`<p class="error" data-testid="session-error">Cannot load this session: ${s.error}${s.error === NO_ANSWER ? '. It is read again as soon as the collector answers.' : ''}</p>`}
       <${Signals} model=${m} version=${s.version} onSelect=${step} />
       <${Archives} id=${id} />
       <div class="tabs" role="tablist" aria-label="Views of the session">

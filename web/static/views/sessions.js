@@ -1,8 +1,8 @@
 // The session list: every session the collector knows, newest activity
 // first, kept live from the event stream, searchable and filterable.
 import { html, useState, useEffect, useLayoutEffect, useMemo, useRef, Select } from '../lib/html.js';
-import { pages } from '../lib/api.js';
-import { subscribeModel, subscribeRestart, holdLive, liveReady } from '../lib/live.js';
+import { pages, NO_ANSWER } from '../lib/api.js';
+import { subscribeModel, subscribeRestart, holdLive, liveReady, onLiveState } from '../lib/live.js';
 import { VList } from '../lib/vlist.js';
 import { modelBehind } from '../lib/model.js';
 import { ms, fmtDur, fmtDate, fmtAgo, fmtAge, fmtNum, plural, projectOf, projectKey, shortID, shortPath, truncate } from '../lib/format.js';
@@ -345,6 +345,7 @@ async function load() {
   store.error = '';
   subscribeModel(onModel);
   subscribeRestart(reload);
+  onLiveState(retryFailed);
   // The stream first: it starts at what is stored when it connects, and
   // the list read after that misses nothing.
   await liveReady();
@@ -361,7 +362,7 @@ async function load() {
     }
   } catch (e) {
     // Tried again on the next mount (after a token is given, say).
-    store.error = String(e.message || e);
+    store.error = String(e.detail || e.message || e);
     store.started = false;
   }
   store.loading = false;
@@ -373,6 +374,13 @@ async function load() {
     store.again = false;
     reload();
   }
+}
+
+// retryFailed reads the list again when the stream is live after a read
+// that failed: a stream that resumed where it was (Last-Event-ID) brings
+// what changed, not what the failed read missed.
+function retryFailed(s) {
+  if (s === 'live' && store.error) reload();
 }
 
 // reload reads the list again when the stream connected afresh, without
@@ -652,7 +660,7 @@ export function SessionList({ params }) {
         <span class="spacer"></span>
         <span class="count" data-testid="session-count">${shown.length !== st.list.length ? `${fmtNum(shown.length)} of ${plural(st.list.length, 'session')}` : plural(shown.length, 'session')}${st.done ? '' : ' · loading…'}</span>
       </div>
-      ${st.error && html`<p class="error">Cannot load sessions: ${st.error}</p>`}
+      ${st.error && html`<p class="error" data-testid="sessions-error">Cannot load sessions: ${st.error}${st.error === NO_ANSWER ? '. They are read again as soon as it answers.' : ''}</p>`}
       <div class="shead" role="presentation">
         <span>status</span><span>session</span><span>project</span><span>runtime</span><span class="when">${sortButton('started', 'started')}${sortButton('active', 'active')}</span>
         <span class="num">duration</span><span class="num">${sortButton('events', 'events')}</span>
