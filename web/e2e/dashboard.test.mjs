@@ -2269,6 +2269,37 @@ test('hostile payloads render as inert text everywhere', async () => {
   await page.close();
 });
 
+test('bidi controls in a payload show as code points, never reordering the text around them', async () => {
+  // "cat \u2067txt.exe\u2069" would read "cat exe.txt", the title "gub eht xif exe.png".
+  const sid = newID('b1d10000');
+  const cwd = '/home/dev/src/\u202Eevil-proj';
+  await post([
+    hookEnv(sid, 0, { hook_event_name: 'SessionStart', source: 'startup', cwd }),
+    hookEnv(sid, 1, { hook_event_name: 'UserPromptSubmit', prompt: '\u202Egnp.exe fix the bug', prompt_id: 'b1', cwd }),
+    hookEnv(sid, 2, { hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_use_id: 'toolu_bidi', prompt_id: 'b1', cwd,
+      tool_input: { command: 'cat \u2067txt.exe\u2069 # שלום\u200F' } }),
+  ]);
+  const controls = /[\u202A-\u202E\u2066-\u2069]/;
+  const { page, seen } = await open(`/#/s/${sid}?call=toolu_bidi&tab=events`);
+  await loaded(page);
+  const insp = page.getByTestId('inspector');
+  await insp.waitFor();
+  const text = await page.locator('body').innerText();
+  assert.doesNotMatch(text, controls, 'a bidi control is on the page as it came');
+  assert.ok(text.includes('⟨U+202E⟩gnp.exe fix the bug'), 'the title: ' + text.slice(0, 300));
+  assert.ok(text.includes('⟨U+202E⟩evil-proj'), 'the project');
+  assert.ok((await insp.innerText()).includes('cat ⟨U+2067⟩txt.exe⟨U+2069⟩ # שלום\u200F'), 'the command, its right-to-left mark kept: ' + await insp.innerText());
+  assert.ok((await page.title()).startsWith('⟨U+202E⟩gnp.exe fix the bug'), 'the tab: ' + await page.title());
+  // The list too.
+  await page.goto(BASE + '/#/');
+  const row = page.locator(`[data-session="${sid}"]`);
+  await row.waitFor({ timeout: 15000 });
+  assert.doesNotMatch(await row.innerText(), controls);
+  assert.ok((await row.innerText()).includes('⟨U+202E⟩gnp.exe fix the bug'));
+  clean(seen);
+  await page.close();
+});
+
 test('a session with parallel subagents: timeline, inspector and the context curve', async () => {
   const { page, seen } = await open('/#/s/' + encodeURIComponent(PARALLEL));
   await loaded(page);

@@ -4,7 +4,44 @@
 import { h, render, Fragment, createRef } from '../vendor/preact.mjs';
 import htm from '../vendor/htm.mjs';
 
-export const html = htm.bind(h);
+// BIDI_CONTROLS are the characters that reorder the text after them
+// (embeddings, overrides, isolates) and are not seen themselves: in a
+// command, a path or a title they make the text on screen differ from the
+// text the agent ran ("cat \u202Etxt.exe" reads "cat exe.txt"). The
+// marks U+200E and U+200F, which move no letter of the text around them,
+// are left to the right-to-left text that needs them.
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+const HAS_BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/;
+
+/** revealBidi writes each bidi control of s (BIDI_CONTROLS) as its code point, ⟨U+202E⟩. */
+export function revealBidi(s) {
+  return HAS_BIDI_CONTROL.test(s) ? s.replace(BIDI_CONTROLS, (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase()}⟩`) : s;
+}
+
+// revealed returns child with the text it holds, in arrays at any depth,
+// passed through revealBidi; child itself when there is nothing to reveal.
+function revealed(child) {
+  if (typeof child === 'string') return revealBidi(child);
+  if (!Array.isArray(child)) return child;
+  let out = child;
+  for (let i = 0; i < child.length; i++) {
+    const r = revealed(child[i]);
+    if (r !== child[i]) {
+      if (out === child) out = child.slice();
+      out[i] = r;
+    }
+  }
+  return out;
+}
+
+// hShown is h for the views: every text child is revealed, so no view can
+// show a payload's text reordered by a control it hides.
+function hShown(type, props, ...children) {
+  for (let i = 0; i < children.length; i++) children[i] = revealed(children[i]);
+  return h(type, props, ...children);
+}
+
+export const html = htm.bind(hShown);
 export { h, render, Fragment, createRef };
 import { useRef, useLayoutEffect } from '../vendor/preact-hooks.mjs';
 export { useState, useEffect, useLayoutEffect, useMemo, useRef, useCallback, useReducer } from '../vendor/preact-hooks.mjs';

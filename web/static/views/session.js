@@ -1,7 +1,7 @@
 // One session: header, filters, and the timeline, turns, events and
 // numbers tabs, with the inspector beside them. Loaded from the API in
 // pages and kept live from the event stream.
-import { html, useState, useEffect, useLayoutEffect, useRef, useMemo, Select } from '../lib/html.js';
+import { html, useState, useEffect, useLayoutEffect, useRef, useMemo, Select, revealBidi } from '../lib/html.js';
 import { getJSON, pages, bodies, sessionPath, stream, withQuery, HTTPError, NO_ANSWER } from '../lib/api.js';
 import { SessionModel, MAIN, FAILED, emptyFilters, eventMatches, eventSummary, eventName, contextPoints } from '../lib/model.js';
 import { VList } from '../lib/vlist.js';
@@ -796,7 +796,7 @@ export function SessionView({ id, params }) {
   // until the title is known (or when the session has none).
   const title = s.model.session?.title || '';
   useEffect(() => {
-    document.title = title ? `${truncate(title, 60)} · hookwatch` : `hookwatch · ${id.slice(0, 8)}`;
+    document.title = title ? `${revealBidi(truncate(title, 60))} · hookwatch` : `hookwatch · ${id.slice(0, 8)}`;
   }, [title, id]);
 
   if (s.notFound) {
