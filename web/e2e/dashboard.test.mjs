@@ -2273,11 +2273,16 @@ test('bidi controls in a payload show as code points, never reordering the text 
   // "cat \u2067txt.exe\u2069" would read "cat exe.txt", the title "gub eht xif exe.png".
   const sid = newID('b1d10000');
   const cwd = '/home/dev/src/\u202Eevil-proj';
+  const t0 = Date.now() - 10000;
+  const at = (env, s) => ({ ...env, received_at: new Date(t0 + s * 1000).toISOString() });
+  const tool = { tool_name: '\u202Edaer', tool_use_id: 'toolu_bidi_tool', prompt_id: 'b1', cwd, tool_input: {} };
   await post([
-    hookEnv(sid, 0, { hook_event_name: 'SessionStart', source: 'startup', cwd }),
-    hookEnv(sid, 1, { hook_event_name: 'UserPromptSubmit', prompt: '\u202Egnp.exe fix the bug', prompt_id: 'b1', cwd }),
-    hookEnv(sid, 2, { hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_use_id: 'toolu_bidi', prompt_id: 'b1', cwd,
-      tool_input: { command: 'cat \u2067txt.exe\u2069 # שלום\u200F' } }),
+    at(hookEnv(sid, 0, { hook_event_name: 'SessionStart', source: 'startup', cwd }), 0),
+    at(hookEnv(sid, 1, { hook_event_name: 'UserPromptSubmit', prompt: '\u202Egnp.exe fix the bug', prompt_id: 'b1', cwd }), 1),
+    at(hookEnv(sid, 2, { hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_use_id: 'toolu_bidi', prompt_id: 'b1', cwd,
+      tool_input: { command: 'cat \u2067txt.exe\u2069 # שלום\u200F' } }), 2),
+    at(hookEnv(sid, 3, { hook_event_name: 'PreToolUse', ...tool }), 3),
+    at(hookEnv(sid, 4, { hook_event_name: 'PostToolUse', ...tool, tool_response: {} }), 9),
   ]);
   const controls = /[\u202A-\u202E\u2066-\u2069]/;
   const { page, seen } = await open(`/#/s/${sid}?call=toolu_bidi&tab=events`);
@@ -2296,6 +2301,20 @@ test('bidi controls in a payload show as code points, never reordering the text 
   await row.waitFor({ timeout: 15000 });
   assert.doesNotMatch(await row.innerText(), controls);
   assert.ok((await row.innerText()).includes('⟨U+202E⟩gnp.exe fix the bug'));
+  // The timeline draws its calls' names on a canvas, which honours the
+  // controls as the page does: what it draws is recorded.
+  await page.addInitScript(() => {
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    window.__drawn = [];
+    CanvasRenderingContext2D.prototype.fillText = function (t, ...rest) { window.__drawn.push(String(t)); return fill.call(this, t, ...rest); };
+  });
+  await page.goto(`${BASE}/#/s/${sid}`);
+  await page.reload();
+  await loaded(page);
+  await page.waitForFunction(() => window.__drawn.some((t) => t.includes('daer')), null, { timeout: 10000 });
+  const drawn = await page.evaluate(() => window.__drawn);
+  assert.deepEqual(drawn.filter((t) => controls.test(t)), [], 'drawn with its bidi controls');
+  assert.ok(drawn.includes('⟨U+202E⟩daer'), 'the call\'s name drawn: ' + JSON.stringify(drawn.filter((t) => t.includes('daer'))));
   clean(seen);
   await page.close();
 });

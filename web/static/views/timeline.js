@@ -4,7 +4,7 @@
 // milliseconds per frame, where as many DOM nodes would take seconds to lay
 // out. Text drawn on a canvas is pixels, so payload text cannot inject
 // anything here either.
-import { html, useEffect, useRef, useState, useLayoutEffect, useMemo } from '../lib/html.js';
+import { html, useEffect, useRef, useState, useLayoutEffect, useMemo, revealBidi } from '../lib/html.js';
 import { MAIN, callMatches, markerMatches, narrowsLanes, agentEnd, durationOf, callStatusLabel } from '../lib/model.js';
 import { familyColor, fmtDur, fmtClock, plural, shortID, truncate, STATUS_COLORS, EFFECT_COLORS } from '../lib/format.js';
 
@@ -397,7 +397,8 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
           if (w > 34 && !c.stacked) {
             const chars = Math.floor((w - 6) / 6.3);
             ctx.fillStyle = '#fff';
-            ctx.fillText(truncate(c.tool, Math.max(2, chars)), x + 4, y + ROW_H / 2 + 0.5);
+            // Drawn, not rendered by a view: its bidi controls revealed here.
+            ctx.fillText(truncate(revealBidi(c.tool), Math.max(2, chars)), x + 4, y + ROW_H / 2 + 0.5);
           }
         }
         if (c.id === selID) selRect = [x, y, w, ROW_H];
