@@ -301,6 +301,26 @@ type fileState struct {
 	// client writes them one by one, so a file followed as it grows can
 	// be read in the middle of them) are all behind Offset.
 	PastCopies bool `json:"past_copies,omitempty"`
+	// Sent is the response whose usage was sent at the end of the read
+	// that reached Offset: its later records, read on from Offset, are
+	// not sent again when they repeat what was sent (sentUsage).
+	Sent *sentUsage `json:"sent,omitempty"`
+}
+
+// sentUsage is the usage of a response (a message id) as sent at the end
+// of a read. The client writes a response as one record per content
+// block, each repeating the response's usage; a read that ends between
+// two of them (a transcript followed as it grows) sends the usage of the
+// last record it read, since no later read may come (the file's last
+// response stays last). The records read on from there are sent again
+// only when their figures differ from these (grown): the session model
+// keeps the largest figure of each kind of a response, however many
+// records show it, so the totals are those of the whole file, and the
+// store keeps a response's usage once per figure read rather than once
+// per read that ended inside it.
+type sentUsage struct {
+	MessageID string      `json:"message_id"`
+	Usage     event.Usage `json:"usage"`
 }
 
 // state is the state file: offsets by transcript path, and by Codex
@@ -616,7 +636,7 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 				fs = fileState{}
 			}
 			var fsum Summary // this file's, counted once it is delivered
-			c := &converter{file: f, prompt: fs.Prompt, open: fs.Open, started: fs.Offset > 0, pastCopies: fs.PastCopies, known: k, stored: stored, pl: opt.Pipeline, counts: map[string]int{}}
+			c := &converter{file: f, prompt: fs.Prompt, open: fs.Open, started: fs.Offset > 0, pastCopies: fs.PastCopies, sent: fs.Sent, known: k, stored: stored, pl: opt.Pipeline, counts: map[string]int{}}
 			if f.AgentID == "" && !fs.PastCopies {
 				c.fork, c.copied = forkCopies(f)
 			}
@@ -640,7 +660,7 @@ func Run(ctx context.Context, files []claudecode.TranscriptFile, opt Options) (s
 				}
 				continue
 			}
-			done := fileState{Offset: n, Prompt: c.prompt, Open: c.open, PastCopies: c.pastCopies}
+			done := fileState{Offset: n, Prompt: c.prompt, Open: c.open, PastCopies: c.pastCopies, Sent: c.sent}
 			err = d.send(j, delivery{path: f.Path, after: func() error {
 				sum.Files++
 				sum.Bytes += read
@@ -874,6 +894,9 @@ type converter struct {
 	// id in force at it.
 	usage       *claudecode.TranscriptRecord
 	usagePrompt string
+	// sent is the response whose usage a read that ended inside it sent
+	// (fileState.Sent), until another response's is sent.
+	sent *sentUsage
 }
 
 // readFrom reads the file from offset, handing envelopes to deliver in
@@ -919,11 +942,15 @@ func (c *converter) readFrom(offset int64, deliver func([]event.Envelope) error,
 		return offset, n, err
 	}
 	if c.usage != nil {
-		env, err := c.usageEnvelope()
+		rec := c.usage
+		envs, err := c.usageEnvelope()
 		if err != nil {
 			return offset, n, err
 		}
-		c.pending = append(c.pending, env)
+		c.pending = append(c.pending, envs...)
+		if rec.Message.ID != "" {
+			c.sent = &sentUsage{MessageID: rec.Message.ID, Usage: *rec.Message.Usage}
+		}
 	}
 	if err := flush(); err != nil {
 		return offset, n, err
@@ -1053,13 +1080,15 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 	}
 	if rec.Type == "assistant" && rec.Message.Usage != nil {
 		// The records of one response follow each other, each repeating
-		// its usage as it grows: only the last of them is sent.
+		// its usage as it grows: only the last of them a read reaches is
+		// sent, and not again by a later read when it repeats what an
+		// earlier read ending inside the response sent (sentUsage).
 		if c.usage != nil && (c.usage.Message.ID != rec.Message.ID || rec.Message.ID == "") {
-			env, err := c.usageEnvelope()
+			envs, err := c.usageEnvelope()
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, env)
+			out = append(out, envs...)
 		}
 		c.usage, c.usagePrompt = rec, c.prompt
 	}
@@ -1127,9 +1156,15 @@ func (c *converter) forkStart(rec *claudecode.TranscriptRecord) (event.Envelope,
 }
 
 // usageEnvelope makes the TranscriptUsage envelope of the held usage
-// record, and forgets it.
-func (c *converter) usageEnvelope() (event.Envelope, error) {
+// record, and forgets it: none when the record repeats the usage an
+// earlier read sent of its response (c.sent).
+func (c *converter) usageEnvelope() ([]event.Envelope, error) {
 	rec := c.usage
+	if s := c.sent; s != nil && s.MessageID == rec.Message.ID && s.Usage == *rec.Message.Usage {
+		c.usage = nil
+		return nil, nil
+	}
+	c.sent = nil
 	prompt := c.prompt
 	c.prompt = c.usagePrompt
 	p := c.common(rec, event.TranscriptUsage)
@@ -1141,10 +1176,11 @@ func (c *converter) usageEnvelope() (event.Envelope, error) {
 	p["usage"] = rec.Message.Usage
 	c.usage = nil
 	env, err := c.wrap(p, rec, "usage:"+rec.UUID)
-	if err == nil {
-		c.counts[event.TranscriptUsage]++
+	if err != nil {
+		return nil, err
 	}
-	return env, err
+	c.counts[event.TranscriptUsage]++
+	return []event.Envelope{env}, nil
 }
 
 // clientText reports whether a user record's text is the client's own (a
