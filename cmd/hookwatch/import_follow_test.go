@@ -407,9 +407,10 @@ func TestImportWhileFollowingTranscripts(t *testing.T) {
 	// What the transcripts hold, read whole: by session, the events' ids
 	// (but their usage's) and the messages whose usage they give. A read
 	// that ends between two records of one message gives its usage as far
-	// as the first (that record's id), and the next read as far as the
-	// second: what a read of the files as they grow gives of it depends
-	// on where each read ends, whichever reader reads them.
+	// as the first (that record's id), and the records read on from there
+	// repeat it (the import state keeps what was sent): the id of a
+	// message's usage depends on where the read ended inside it, whichever
+	// reader read it, but the message's usage is stored once.
 	want := map[string]map[string]bool{}
 	wantUsage := map[string]map[string]bool{}
 	_, err = importer.Run(context.Background(), files, importer.Options{
@@ -610,6 +611,9 @@ func TestImportWhileFollowingTranscripts(t *testing.T) {
 			usageEvents += n
 			if !wantUsage[sid][m] {
 				t.Errorf("session %s: the usage of message %s stored, not of the transcripts", sid, m)
+			}
+			if n != 1 {
+				t.Errorf("session %s: the usage of message %s stored %d times", sid, m, n)
 			}
 		}
 		for m := range wantUsage[sid] {
