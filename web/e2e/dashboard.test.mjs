@@ -2295,12 +2295,18 @@ test('bidi controls in a payload show as code points, never reordering the text 
   assert.ok(text.includes('⟨U+202E⟩evil-proj'), 'the project');
   assert.ok((await insp.innerText()).includes('cat ⟨U+2067⟩txt.exe⟨U+2069⟩ # שלום\u200F'), 'the command, its right-to-left mark kept: ' + await insp.innerText());
   assert.ok((await page.title()).startsWith('⟨U+202E⟩gnp.exe fix the bug'), 'the tab: ' + await page.title());
+  // The tooltips as the text.
+  const tooltips = () => page.evaluate(() => [...document.querySelectorAll('[title]')].map((e) => e.title));
+  assert.deepEqual((await tooltips()).filter((t) => controls.test(t)), [], 'a tooltip with a bidi control as it came');
+  assert.ok((await tooltips()).includes('⟨U+202E⟩gnp.exe fix the bug'), 'the title\'s tooltip');
   // The list too.
   await page.goto(BASE + '/#/');
   const row = page.locator(`[data-session="${sid}"]`);
   await row.waitFor({ timeout: 15000 });
   assert.doesNotMatch(await row.innerText(), controls);
   assert.ok((await row.innerText()).includes('⟨U+202E⟩gnp.exe fix the bug'));
+  assert.equal(await row.locator('.t1').getAttribute('title'), '⟨U+202E⟩gnp.exe fix the bug');
+  assert.deepEqual((await tooltips()).filter((t) => controls.test(t)), [], 'a tooltip of the list with a bidi control as it came');
   // The timeline draws its calls' names on a canvas, which honours the
   // controls as the page does: what it draws is recorded.
   await page.addInitScript(() => {

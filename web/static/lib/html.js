@@ -34,10 +34,12 @@ function revealed(child) {
   return out;
 }
 
-// hShown is h for the views: every text child is revealed, so no view can
-// show a payload's text reordered by a control it hides.
+// hShown is h for the views: every text child is revealed, and so is a
+// title attribute (the tooltip), so no view can show a payload's text
+// reordered by a control it hides.
 function hShown(type, props, ...children) {
   for (let i = 0; i < children.length; i++) children[i] = revealed(children[i]);
+  if (props && typeof props.title === 'string' && HAS_BIDI_CONTROL.test(props.title)) props = { ...props, title: revealBidi(props.title) };
   return h(type, props, ...children);
 }
 
