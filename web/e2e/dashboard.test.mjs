@@ -2501,6 +2501,44 @@ test('a fork beside its baseline: both sides, their shapes and calls as the API 
   await other.page.close();
 });
 
+test('the timeline keeps its axis labels inside the canvas, the last one included', async () => {
+  // A session of exactly 10 s from a whole ten seconds: a tick falls at its
+  // end, a few pixels before the canvas's right edge.
+  const sid = newID('a8150000');
+  const t0 = Math.floor((Date.now() - 60000) / 10000) * 10000;
+  const at = (env, s) => ({ ...env, received_at: new Date(t0 + s * 1000).toISOString() });
+  const call = { tool_name: 'Bash', tool_use_id: 'toolu_axis', prompt_id: 'x1', tool_input: { command: 'ls' } };
+  await post([
+    at(hookEnv(sid, 0, { hook_event_name: 'SessionStart', source: 'startup' }), 0),
+    at(hookEnv(sid, 1, { hook_event_name: 'UserPromptSubmit', prompt: 'axis', prompt_id: 'x1' }), 1),
+    at(hookEnv(sid, 2, { hook_event_name: 'PreToolUse', ...call }), 2),
+    at(hookEnv(sid, 3, { hook_event_name: 'PostToolUse', ...call, tool_response: {} }), 8),
+    at(hookEnv(sid, 4, { hook_event_name: 'Stop', prompt_id: 'x1' }), 9),
+    at(hookEnv(sid, 5, { hook_event_name: 'SessionEnd', reason: 'other' }), 10),
+  ]);
+  const page = await browser.ctx.newPage();
+  await page.addInitScript(() => {
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    window.__axis = [];
+    CanvasRenderingContext2D.prototype.fillText = function (t, x, ...rest) {
+      if (this.canvas.closest?.('.tl-axis')) {
+        window.__axis.push({ t: String(t), x, w: this.measureText(t).width, W: this.canvas.width / (window.devicePixelRatio || 1) });
+      }
+      return fill.call(this, t, x, ...rest);
+    };
+  });
+  await page.goto(`${BASE}/#/s/${sid}`);
+  await loaded(page);
+  await page.waitForFunction(() => window.__axis.length > 0);
+  await new Promise((r) => setTimeout(r, 200));
+  const drawn = await page.evaluate(() => { const a = window.__axis; const W = a[a.length - 1].W; return a.filter((l) => l.W === W).slice(-20); });
+  const W = drawn[drawn.length - 1].W;
+  const out = drawn.filter((l) => l.x < 0 || l.x + l.w > W);
+  assert.deepEqual(out, [], `labels cut by the canvas's edge (width ${W})`);
+  assert.ok(drawn.some((l) => l.x + l.w > W - 60), 'no label near the end: ' + JSON.stringify(drawn));
+  await page.close();
+});
+
 test('with a token, the dashboard asks for it, then loads and follows the stream', { skip: !TOKEN && 'the collector has no token' }, async () => {
   const sessions = await all('/v1/sessions', 'sessions');
   const { page, seen } = await open('/#/');

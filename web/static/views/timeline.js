@@ -465,12 +465,21 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
       ax.fillRect(0, AXIS_H - 1, W, 1);
       ax.font = '11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
       ax.textBaseline = 'middle';
+      // A label starts just after its tick, or ends at the canvas's edge
+      // when it would run past it (a tick near the end of the view); one
+      // that would then run into the label before it is left out.
+      let labelEnd = -Infinity;
       for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
         const x = Math.round(X(t));
         ax.fillStyle = th.grid;
         ax.fillRect(x, AXIS_H - 7, 1, 6);
+        const label = fmtClock(t, step < 1000);
+        const w = ax.measureText(label).width;
+        const lx = Math.max(0, Math.min(x + 3, W - w - 2));
+        if (lx < labelEnd + 6) continue;
         ax.fillStyle = th.muted;
-        ax.fillText(fmtClock(t, step < 1000), x + 3, AXIS_H / 2 - 2);
+        ax.fillText(label, lx, AXIS_H / 2 - 2);
+        labelEnd = lx + w;
       }
     }
     // Render milestones, read by the browser tests and the benchmark.
