@@ -2501,6 +2501,21 @@ test('a fork beside its baseline: both sides, their shapes and calls as the API 
   await other.page.close();
 });
 
+test('an unknown session is named so in the tab, its page linking back to the list', async () => {
+  const { page, seen } = await open('/#/s/does-not-exist-anywhere');
+  const nf = page.getByTestId('not-found');
+  await nf.waitFor();
+  assert.match(await nf.innerText(), /^No such session yet\n+does-not-exist-anywhere\n/);
+  await page.waitForFunction(() => document.title === 'No such session · hookwatch', null, { timeout: 5000 }).catch(() => {});
+  assert.equal(await page.title(), 'No such session · hookwatch');
+  await nf.getByRole('link', { name: 'Back to the sessions' }).click();
+  await page.locator('[data-session]').first().waitFor();
+  assert.equal(await page.title(), 'hookwatch · sessions');
+  assert.deepEqual(seen.errors, []);
+  assert.deepEqual(seen.console.filter((m) => !/404 \(Not Found\)/.test(m)), []);
+  await page.close();
+});
+
 test('the timeline keeps its axis labels inside the canvas, the last one included', async () => {
   // A session of exactly 10 s from a whole ten seconds: a tick falls at its
   // end, a few pixels before the canvas's right edge.

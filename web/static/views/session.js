@@ -793,11 +793,13 @@ export function SessionView({ id, params }) {
   useEffect(() => { document.body.dataset.loading = s.loading || s.eventsLoading ? '1' : '0'; });
   // The page is named after the session's title, first, so that a tab
   // among others of hookwatch says which session it shows; by its id
-  // until the title is known (or when the session has none).
+  // until the title is known (or when the session has none); one the
+  // collector does not have is said to be none.
   const title = s.model.session?.title || '';
   useEffect(() => {
-    document.title = title ? `${revealBidi(truncate(title, 60))} · hookwatch` : `hookwatch · ${id.slice(0, 8)}`;
-  }, [title, id]);
+    document.title = s.notFound ? 'No such session · hookwatch'
+      : title ? `${revealBidi(truncate(title, 60))} · hookwatch` : `hookwatch · ${id.slice(0, 8)}`;
+  }, [title, id, s.notFound]);
 
   if (s.notFound) {
     return html`<section class="notfound" data-testid="not-found"><h2>No such session yet</h2><p class="muted mono">${id}</p>
