@@ -2516,6 +2516,26 @@ test('an unknown session is named so in the tab, its page linking back to the li
   await page.close();
 });
 
+test('an address that is no page of the dashboard says so, with a link to the list', async () => {
+  const { page, seen } = await open('/#/garbage/path');
+  const said = page.getByTestId('no-page');
+  await said.waitFor({ timeout: 10000 });
+  assert.match(await said.innerText(), /^No such page\n+#\/garbage\/path is not a page of the dashboard\.\n/);
+  assert.equal(await page.locator('[data-session]').count(), 0, 'the list shown instead');
+  assert.equal(await page.title(), 'No such page · hookwatch');
+  await said.getByRole('link', { name: 'Go to the sessions' }).click();
+  await page.locator('[data-session]').first().waitFor();
+  assert.equal(await said.count(), 0);
+  // The list's own addresses are still the list.
+  for (const hash of ['', '#', '#/', '#/?status=running']) {
+    await page.goto(BASE + '/' + hash);
+    await page.getByTestId('session-count').waitFor();
+    assert.equal(await said.count(), 0, hash);
+  }
+  clean(seen);
+  await page.close();
+});
+
 test('the timeline keeps its axis labels inside the canvas, the last one included', async () => {
   // A session of exactly 10 s from a whole ten seconds: a tick falls at its
   // end, a few pixels before the canvas's right edge.

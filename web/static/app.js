@@ -12,8 +12,11 @@ import { SessionView } from './views/session.js';
 import { CompareView } from './views/compare.js';
 
 /**
- * parseRoute reads the fragment: { name: 'list' | 'session' | 'compare',
- * id, params }, and other for compare (#/compare/<a>/<b>).
+ * parseRoute reads the fragment: { name: 'list' | 'session' | 'compare' |
+ * 'unknown', id, params }, and other for compare (#/compare/<a>/<b>). The
+ * list is #/ (or no fragment); any other path is unknown, said so rather
+ * than shown as the list, which would pass a mistyped link off as
+ * followed.
  */
 export function parseRoute(hash) {
   const h = (hash || '').replace(/^#/, '');
@@ -30,7 +33,8 @@ export function parseRoute(hash) {
     try { id = decodeURIComponent(m[1]); } catch { id = m[1]; }
     return { name: 'session', id, params };
   }
-  return { name: 'list', id: '', params };
+  if (path === '' || path === '/') return { name: 'list', id: '', params };
+  return { name: 'unknown', id: '', params };
 }
 
 function useRoute() {
@@ -161,7 +165,8 @@ function App() {
   // only it knows.
   useEffect(() => {
     if (route.name === 'session') return;
-    document.title = route.name === 'compare' ? `hookwatch · ${route.id.slice(0, 8)} vs ${route.other.slice(0, 8)}` : 'hookwatch · sessions';
+    document.title = route.name === 'compare' ? `hookwatch · ${route.id.slice(0, 8)} vs ${route.other.slice(0, 8)}`
+      : route.name === 'unknown' ? 'No such page · hookwatch' : 'hookwatch · sessions';
   }, [route.name, route.id, route.other]);
   return html`
     <header class="top">
@@ -183,7 +188,10 @@ function App() {
           ? html`<${SessionView} key=${route.id} id=${route.id} params=${route.params} />`
           : route.name === 'compare'
             ? html`<${CompareView} key=${route.id + '/' + route.other} a=${route.id} b=${route.other} params=${route.params} />`
-            : html`<${SessionList} params=${route.params} />`}
+            : route.name === 'unknown'
+              ? html`<section class="notfound" data-testid="no-page"><h2>No such page</h2><p><span class="mono">${location.hash}</span> is not a page of the dashboard.</p>
+                  <p><a href="#/">Go to the sessions</a></p></section>`
+              : html`<${SessionList} params=${route.params} />`}
     </main>`;
 }
 
