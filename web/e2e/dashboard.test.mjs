@@ -2501,6 +2501,37 @@ test('a fork beside its baseline: both sides, their shapes and calls as the API 
   await other.page.close();
 });
 
+test('a session opened while the collector does not answer shows its error alone, and the banner claims no page loaded', async () => {
+  const { page, seen } = await open('/#/');
+  await page.locator('[data-session]').first().waitFor();
+  await liveState(page);
+  let direct;
+  await collectorDown(true);
+  try {
+    // From the list, whose stream was live: the session's page loads nothing.
+    await page.evaluate((id) => { location.hash = '#/s/' + encodeURIComponent(id); }, PARALLEL);
+    direct = await open('/#/s/' + encodeURIComponent(PARALLEL));
+    for (const p of [page, direct.page]) {
+      await p.getByTestId('session-error').waitFor({ timeout: 10000 });
+      const banner = p.getByTestId('stream-down');
+      await banner.waitFor({ timeout: 10000 });
+      assert.equal(await banner.innerText(), `The collector at ${BASE} does not answer. Retrying…`);
+      assert.equal(await p.locator('.shdr').count(), 0, 'a header of a session not loaded');
+      assert.doesNotMatch(await p.locator('main').innerText(), /untitled session/);
+    }
+  } finally {
+    await collectorDown(false);
+  }
+  for (const { page: p, seen: s } of [{ page, seen }, direct]) {
+    await p.getByTestId('session-error').waitFor({ state: 'detached', timeout: 15000 });
+    await loaded(p);
+    await p.locator('.shdr h2').waitFor();
+    s.console = s.console.filter((m) => !/net::ERR_EMPTY_RESPONSE/.test(m));
+    clean(s);
+    await p.close();
+  }
+});
+
 test('an unknown session is named so in the tab, its page linking back to the list', async () => {
   const { page, seen } = await open('/#/s/does-not-exist-anywhere');
   const nf = page.getByTestId('not-found');

@@ -82,10 +82,12 @@ const STREAM_DOWN_AFTER = 2000;
  * connection dropped: the collector asks for 2 s before it (retry:), in
  * which a restart fits, and the first attempt answers at once when the
  * collector is back. It blocks nothing: the page keeps what it loaded.
- * The region is always there, for a screen reader to announce what
- * appears in it.
+ * It says it shows what was loaded only when the stream of the page in
+ * view (page) was live: a page opened while the collector was down
+ * loaded nothing, whatever the page before it had. The region is always
+ * there, for a screen reader to announce what appears in it.
  */
-function StreamDown() {
+function StreamDown({ page }) {
   // false, or 'lost' (it was live before) or 'never'.
   const [down, setDown] = useState(false);
   useEffect(() => {
@@ -107,8 +109,8 @@ function StreamDown() {
     };
     on(liveState());
     const off = onLiveState(on);
-    return () => { off(); clearTimeout(timer); };
-  }, []);
+    return () => { off(); clearTimeout(timer); setDown(false); };
+  }, [page]);
   return html`
     <div class="stream-status" role="status" aria-live="polite">
       ${down && html`<p class="stream-down" data-testid="stream-down">The collector at ${location.origin} does not answer${down === 'lost' ? '; showing what was loaded' : ''}. Retrying…</p>`}
@@ -179,7 +181,7 @@ function App() {
       <span class="spacer"></span>
       <${LiveBadge} needToken=${Boolean(needToken)} />
     </header>
-    ${!needToken && html`<${StreamDown} />`}
+    ${!needToken && html`<${StreamDown} page=${route.name + '/' + route.id + '/' + (route.other || '')} />`}
     ${needToken && html`<${TokenPrompt} refused=${needToken.refused} onDone=${() => { setNeedToken(null); setEpoch(epoch + 1); }} />`}
     <main class="main" key=${epoch}>
       ${needToken

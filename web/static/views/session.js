@@ -807,11 +807,14 @@ export function SessionView({ id, params }) {
       <p><a href="#/">Back to the sessions</a></p></section>`;
   }
   const m = s.model;
+  const error = s.error && html`<p class="error" data-testid="session-error">Cannot load this session: ${s.error}${s.error === NO_ANSWER ? '. It is read again as soon as the collector answers.' : ''}</p>`;
+  // Nothing of the session loaded: its error alone, not a header of dashes.
+  if (s.error && !m.session) return html`<section class="session">${error}</section>`;
   const merge = (f) => { setFilters({ ...filters, ...f }); setTab('timeline'); };
   return html`
     <section class="session">
       <${Header} model=${m} version=${s.version} id=${id} eventsLoading=${s.eventsLoading} onShow=${(status) => { setFilters({ ...emptyFilters(), status }); setTab('events'); }} />
-      ${s.error && html`<p class="error" data-testid="session-error">Cannot load this session: ${s.error}${s.error === NO_ANSWER ? '. It is read again as soon as the collector answers.' : ''}</p>`}
+      ${error}
       <${Signals} model=${m} version=${s.version} onSelect=${step} />
       <${Archives} id=${id} />
       <div class="tabs" role="tablist" aria-label="Views of the session">
