@@ -2013,6 +2013,26 @@ test('a link to a call the session does not have says which', async () => {
   await page.close();
 });
 
+test('a filter on an agent the session does not have says so, and clears', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(PARALLEL) + '?agent=agent-not-here');
+  await loaded(page);
+  const said = page.getByTestId('no-such-agent');
+  await said.waitFor({ timeout: 10000 });
+  assert.equal(await said.innerText(), 'This session has no agent agent-not-here.');
+  await page.getByRole('button', { name: 'clear filters' }).click();
+  await said.waitFor({ state: 'detached' });
+  await page.locator('[role=treeitem]').first().waitFor();
+  // An agent it has is no such news.
+  const agent = (await api(`/v1/sessions/${encodeURIComponent(PARALLEL)}/agents`)).body.agents.find((a) => a.agent_id);
+  await page.goto(`${BASE}/#/s/${encodeURIComponent(PARALLEL)}?agent=${encodeURIComponent(agent.agent_id)}`);
+  await page.reload();
+  await loaded(page);
+  await page.locator(`[role=treeitem][data-agent="${agent.agent_id}"]`).waitFor();
+  assert.equal(await said.count(), 0);
+  clean(seen);
+  await page.close();
+});
+
 test('Back retraces the calls and agents opened from the details, then leaves the session', async () => {
   const want = await expected(REAL);
   const child = want.toolCalls.find((c) => c.parent_tool_use_id && want.toolCalls.some((p) => p.tool_use_id === c.parent_tool_use_id));

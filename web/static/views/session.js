@@ -811,6 +811,8 @@ export function SessionView({ id, params }) {
   // Nothing of the session loaded: its error alone, not a header of dashes.
   if (s.error && !m.session) return html`<section class="session">${error}</section>`;
   const merge = (f) => { setFilters({ ...filters, ...f }); setTab('timeline'); };
+  // An agent filter the loaded session has no agent for (a link's ?agent=).
+  const noAgent = !s.loading && filters.agent != null && filters.agent !== MAIN && !m.agents.has(filters.agent);
   return html`
     <section class="session">
       <${Header} model=${m} version=${s.version} id=${id} eventsLoading=${s.eventsLoading} onShow=${(status) => { setFilters({ ...emptyFilters(), status }); setTab('events'); }} />
@@ -824,6 +826,7 @@ export function SessionView({ id, params }) {
         <${Filters} model=${m} version=${s.version} filters=${filters} setFilters=${setFilters} />
         ${s.loading ? html`<span class="loading">loading…</span>` : s.eventsLoading && html`<span class="loading">loading… ${plural(s.loaded, 'event')}</span>`}
       </div>
+      ${noAgent && html`<p class="muted" data-testid="no-such-agent">This session has no agent ${filters.agent}.</p>`}
       <div class=${'sbodyx' + (selected ? ' with-insp' : '')}>
         <div class="pane">
           ${tab === 'timeline' && html`<${Timeline} model=${m} version=${s.version} filters=${filters} selected=${selected} onSelect=${setSelected} focusOn=${focusOn} />`}
