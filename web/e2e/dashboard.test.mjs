@@ -2587,6 +2587,21 @@ test('an address that is no page of the dashboard says so, with a link to the li
   await page.close();
 });
 
+test('the browser finds the dashboard\'s icon where the page names it, and asks for no /favicon.ico', async () => {
+  const page = await browser.ctx.newPage();
+  const asked = [];
+  page.on('request', (r) => asked.push(new URL(r.url()).pathname));
+  await page.goto(BASE + '/#/');
+  await page.locator('[data-session]').first().waitFor();
+  await new Promise((r) => setTimeout(r, 500));
+  const href = await page.locator('link[rel=icon]').getAttribute('href');
+  const res = await fetch(new URL(href, BASE));
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'image/svg+xml');
+  assert.ok(!asked.includes('/favicon.ico'), 'asked for ' + JSON.stringify(asked.filter((p) => !p.startsWith('/assets/'))));
+  await page.close();
+});
+
 test('the timeline keeps its axis labels inside the canvas, the last one included', async () => {
   // A session of exactly 10 s from a whole ten seconds: a tick falls at its
   // end, a few pixels before the canvas's right edge.
