@@ -20,6 +20,7 @@ import (
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/importer"
 	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/internal/testtree"
 	"github.com/hookwatch/hookwatch/privacy"
 )
 
@@ -27,25 +28,14 @@ import (
 // can append to the transcripts.
 func copyTree(t *testing.T, name string) string {
 	t.Helper()
+	return copyDir(t, filepath.Join("testdata", name))
+}
+
+// copyDir copies the tree at src into a temporary directory.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
 	dst := t.TempDir()
-	src := filepath.Join("testdata", name)
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testtree.Copy(t, src, dst, nil)
 	return dst
 }
 

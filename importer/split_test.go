@@ -26,30 +26,6 @@ var splitFixtures = []string{
 	"../attribution/testdata/claude-transcript/projects",
 }
 
-// copyDir copies the tree at src into a temporary directory.
-func copyDir(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // storeRun imports root's transcripts, from the offsets state keeps, into
 // db as the collector's follower stores them.
 func storeRun(t *testing.T, db *sqlite.DB, root, state string) {

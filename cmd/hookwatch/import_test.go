@@ -18,28 +18,13 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/internal/lockfile"
 	"github.com/hookwatch/hookwatch/internal/syncbuf"
+	"github.com/hookwatch/hookwatch/internal/testtree"
 )
 
 // copyDir copies the directory src into dst.
 func copyDir(t *testing.T, src, dst string) {
 	t.Helper()
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testtree.Copy(t, src, dst, nil)
 }
 
 // TestImportUsage imports a real session's transcripts (a main agent and

@@ -19,6 +19,7 @@ import (
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/internal/demo"
+	"github.com/hookwatch/hookwatch/internal/testtree"
 )
 
 // sessionsRoot returns a fresh directory by its real path, with a project
@@ -51,23 +52,7 @@ func copyParallel(t *testing.T, config, project string, oldnew ...string) {
 	src := "../../importer/testdata/parallel/projects/-tmp-hc-1665870347-c-demo"
 	dst := filepath.Join(config, "projects", claudecode.Slug(project))
 	r := strings.NewReplacer(oldnew...)
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), []byte(r.Replace(string(b))), 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testtree.Copy(t, src, dst, func(b []byte) []byte { return []byte(r.Replace(string(b))) })
 }
 
 // TestSessionsTitleIsTheModels: a long first prompt over several lines is
