@@ -364,20 +364,7 @@ func TestImportCodexWhileFollowed(t *testing.T) {
 	// Each record read and given to the store by one reader: none given
 	// twice (the store's duplicates), and the restarted collector reads
 	// nothing the import read.
-	t.Logf("%d imports while the rollout grew, first collector: %d stored, %d again; import while the follower looks: %d stored, %d again; import between two looks: %d stored, %d again; import with no follower: %d stored, %d again; restarted collector: %d stored, %d again",
-		imports, ingested, dups, inHeld, dupsHeld, inAfter, dupsAfter, in2, dups2, in3, dups3)
-	if all := ingested + inHeld + inAfter + in2 + in3; all != want {
-		t.Errorf("%d events stored in all, want %d", all, want)
-	}
-	if all := dups + dupsHeld + dupsAfter + dups2 + dups3; all != 0 {
-		t.Errorf("%d events given to the store again (%d by the first collector with the imports, %d with an import while the follower looks, %d with an import between two looks, %d by the import with no follower, %d by the restarted collector): the same records read twice", all, dups, dupsHeld, dupsAfter, dups2, dups3)
-	}
-	if in3 != 0 {
-		t.Errorf("the restarted collector stored %d events", in3)
-	}
-	if back := watch.end(); len(back) > 0 {
-		t.Errorf("offsets kept moved back: %v", back)
-	}
+	checkPhases(t, "rollout", imports, want, watch, [5][2]int{{ingested, dups}, {inHeld, dupsHeld}, {inAfter, dupsAfter}, {in2, dups2}, {in3, dups3}})
 }
 
 // TestImportWhileFollowingTranscripts: hookwatch import run while the
@@ -625,15 +612,35 @@ func TestImportWhileFollowingTranscripts(t *testing.T) {
 			t.Errorf("session %s: %d events stored besides the usage, want %d", sid, len(stored)-usageEvents, len(ids))
 		}
 	}
-	t.Logf("%d imports while the transcripts grew, first collector: %d stored, %d again; import while the follower looks: %d stored, %d again; import between two looks: %d stored, %d again; import with no follower: %d stored, %d again; restarted collector: %d stored, %d again",
-		imports, ingested, dups, inHeld, dupsHeld, inAfter, dupsAfter, in2, dups2, in3, dups3)
-	if all := ingested + inHeld + inAfter + in2 + in3; all != total {
-		t.Errorf("%d events stored in all, want %d", all, total)
+	checkPhases(t, "transcripts", imports, total, watch, [5][2]int{{ingested, dups}, {inHeld, dupsHeld}, {inAfter, dupsAfter}, {in2, dups2}, {in3, dups3}})
+}
+
+// checkPhases checks what the five phases of a test of import beside the
+// follower stored, counted in phases as {stored, given to the store
+// again} in the order: the first collector with the imports while what
+// grew, an import while the follower looks, an import between two looks,
+// the import with no follower, the restarted collector. Each record is
+// read and given to the store by one reader: want events in all, none
+// given twice (the store's duplicates), none by the restarted collector,
+// and no offset kept moved back.
+func checkPhases(t *testing.T, what string, imports, want int, watch *offsetWatch, phases [5][2]int) {
+	t.Helper()
+	names := [5]string{"the first collector with the imports", "an import while the follower looks", "an import between two looks", "the import with no follower", "the restarted collector"}
+	var stored, again int
+	var says []string
+	for i, p := range phases {
+		stored += p[0]
+		again += p[1]
+		says = append(says, fmt.Sprintf("%s: %d stored, %d again", names[i], p[0], p[1]))
 	}
-	if all := dups + dupsHeld + dupsAfter + dups2 + dups3; all != 0 {
-		t.Errorf("%d events given to the store again (%d by the first collector with the imports, %d with an import while the follower looks, %d with an import between two looks, %d by the import with no follower, %d by the restarted collector): the same records read twice", all, dups, dupsHeld, dupsAfter, dups2, dups3)
+	t.Logf("%d imports while the %s grew; %s", imports, what, strings.Join(says, "; "))
+	if stored != want {
+		t.Errorf("%d events stored in all, want %d", stored, want)
 	}
-	if in3 != 0 {
+	if again != 0 {
+		t.Errorf("%d events given to the store again (%s): the same records read twice", again, strings.Join(says, "; "))
+	}
+	if in3 := phases[4][0]; in3 != 0 {
 		t.Errorf("the restarted collector stored %d events", in3)
 	}
 	if back := watch.end(); len(back) > 0 {
