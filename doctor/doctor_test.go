@@ -830,14 +830,7 @@ func TestCheckClaude(t *testing.T) {
 // TLS with HOOKWATCH_CA_FILE.
 func TestForwarderCheck(t *testing.T) {
 	root := t.TempDir()
-	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"status":"ok","version":"test","db":"ok"}`))
-	}))
-	defer ts.Close()
-	ca := filepath.Join(root, "ca.pem")
-	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ts, ca := healthyTLSCollector(t, root)
 	hw := filepath.Join(root, "hw")
 	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": hw, "HOOKWATCH_URL": ts.URL, "HOOKWATCH_CA_FILE": ca}
 	checks := func() map[string]Check {

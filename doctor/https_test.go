@@ -164,14 +164,7 @@ func TestHTTPSCollectorOfThisHome(t *testing.T) {
 // with the fix that starts the new one.
 func TestHTTPSForwarderReplaced(t *testing.T) {
 	root := t.TempDir()
-	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"status":"ok","version":"test","db":"ok"}`))
-	}))
-	defer ts.Close()
-	ca := filepath.Join(root, "ca.pem")
-	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ts, ca := healthyTLSCollector(t, root)
 	hw := filepath.Join(root, "hw")
 	env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": hw, "HOOKWATCH_URL": ts.URL, "HOOKWATCH_CA_FILE": ca}
 	forwarder := func() Check {
@@ -283,4 +276,21 @@ func TestTeamMachineLocalDatabase(t *testing.T) {
 			}
 		})
 	}
+}
+
+// healthyTLSCollector serves, over TLS, a collector's healthy answer, and
+// writes its certificate into root as the authority that signed it
+// (ca.pem, as install --ca-file keeps one); it returns the server and that
+// file.
+func healthyTLSCollector(t *testing.T, root string) (*httptest.Server, string) {
+	t.Helper()
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"status":"ok","version":"test","db":"ok"}`))
+	}))
+	t.Cleanup(ts.Close)
+	ca := filepath.Join(root, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return ts, ca
 }

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -13,37 +12,20 @@ import (
 // started (an upgrade's go install renames the new one over it) is told
 // apart from one whose executable is still there.
 func TestReplacedBinary(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("read from /proc")
-	}
+	pid, copied := replacedProcess(t)
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
 		t.Skip("no sleep")
 	}
-	b, err := os.ReadFile(sleep)
-	if err != nil {
+	same := exec.Command(sleep, "30")
+	if err := same.Start(); err != nil {
 		t.Fatal(err)
 	}
-	copied := filepath.Join(t.TempDir(), "old-sleep")
-	if err := os.WriteFile(copied, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	start := func(path string) *exec.Cmd {
-		cmd := exec.Command(path, "30")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd
-	}
-	same, old := start(sleep), start(copied)
-	if err := os.Remove(copied); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { same.Process.Kill(); same.Wait() })
 	if _, replaced := replacedBinary(same.Process.Pid); replaced {
 		t.Error("a process of a binary still there reads as replaced")
 	}
-	if exe, replaced := replacedBinary(old.Process.Pid); !replaced || exe != copied {
+	if exe, replaced := replacedBinary(pid); !replaced || exe != copied {
 		t.Errorf("a process of a removed binary %s: replaced %v, ran %q", copied, replaced, exe)
 	}
 	if _, replaced := replacedBinary(0); replaced {
