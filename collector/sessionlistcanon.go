@@ -3,7 +3,6 @@ package collector
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"reflect"
 	"strconv"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/internal/jsonscan"
+	"github.com/hookwatch/hookwatch/internal/jsonstr"
 )
 
 // The list copies parts of a stored summary into its answer as they are
@@ -351,7 +351,8 @@ func (b *canonBuilder) make(t reflect.Type) canonFunc {
 			}
 			f, err := strconv.ParseFloat(string(val), bits)
 			var a [32]byte
-			return err == nil && bytes.Equal(appendJSONFloat(a[:0], f, bits), val), f == 0
+			w, werr := jsonstr.AppendFloat(a[:0], f, bits)
+			return err == nil && werr == nil && bytes.Equal(w, val), f == 0
 		}
 	}
 	b.ok = false // interfaces, arrays, channels …: not in a summary
@@ -393,24 +394,4 @@ func canonString(val []byte, strict bool) bool {
 		}
 	}
 	return ascii || utf8.Valid(val) && !bytes.Contains(val, []byte("\u2028")) && !bytes.Contains(val, []byte("\u2029"))
-}
-
-// appendJSONFloat appends f as encoding/json writes a float of bits bits.
-func appendJSONFloat(b []byte, f float64, bits int) []byte {
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 {
-		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
-			format = 'e'
-		}
-	}
-	b = strconv.AppendFloat(b, f, format, -1, bits)
-	if format == 'e' {
-		// clean up e-09 to e-9
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
 }

@@ -3,8 +3,6 @@ package toolhook
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"math"
 	"slices"
 	"strconv"
 
@@ -26,8 +24,6 @@ func appendValue(b []byte, v any) ([]byte, error) {
 // encoding/json, which detects cycles.
 const maxDepth = 64
 
-var errFloat = errors.New("unsupported value: NaN or infinite number")
-
 func appendDepth(b []byte, v any, depth int) ([]byte, error) {
 	if depth > maxDepth {
 		return appendMarshal(b, v)
@@ -41,9 +37,9 @@ func appendDepth(b []byte, v any, depth int) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(b, v), nil
 	case float64:
-		return appendFloat(b, v, 64)
+		return jsonstr.AppendFloat(b, v, 64)
 	case float32:
-		return appendFloat(b, float64(v), 32)
+		return jsonstr.AppendFloat(b, float64(v), 32)
 	case int:
 		return strconv.AppendInt(b, int64(v), 10), nil
 	case int64:
@@ -112,27 +108,4 @@ func appendMarshal(b []byte, v any) ([]byte, error) {
 		return b, err
 	}
 	return bytes.TrimSuffix(w.Bytes(), []byte("\n")), nil
-}
-
-// appendFloat writes a number as encoding/json does: no exponent between
-// 1e-6 and 1e21, the shortest form that reads back the same.
-func appendFloat(b []byte, f float64, bits int) ([]byte, error) {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return b, errFloat
-	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 {
-		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
-			format = 'e'
-		}
-	}
-	b = strconv.AppendFloat(b, f, format, -1, bits)
-	if format == 'e' {
-		// e-09 is written e-9.
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, nil
 }

@@ -1,4 +1,5 @@
-// Package jsonstr writes Go strings as JSON strings without reflection, for
+// Package jsonstr writes Go strings as JSON strings, and floats as JSON
+// numbers, as encoding/json writes them but without reflection, for
 // the code that builds JSON by hand on hot paths (the hook's envelope, the
 // redactor and the privacy previews).
 package jsonstr

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -116,4 +117,38 @@ func mustEncodeNoHTML(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// FuzzAppendFloat: AppendFloat writes every float64 and float32 as
+// encoding/json does, and refuses what encoding/json refuses.
+func FuzzAppendFloat(f *testing.F) {
+	for _, v := range []float64{0, -0.0, 1, -1.5, 1e-6, 9.99e-7, 1e20, 1e21, 1e-9, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.NaN(), 3.4e38, 1.17e-38} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		for _, bits := range []int{64, 32} {
+			var want []byte
+			var err error
+			if bits == 32 {
+				if v32 := float32(v); !math.IsInf(float64(v32), 0) || math.IsInf(v, 0) {
+					want, err = json.Marshal(v32)
+					v = float64(v32)
+				} else {
+					continue // out of float32's range: no float32 to write
+				}
+			} else {
+				want, err = json.Marshal(v)
+			}
+			got, gotErr := jsonstr.AppendFloat([]byte("x"), v, bits)
+			if (err != nil) != (gotErr != nil) {
+				t.Fatalf("%v as float%d: error %v, encoding/json's %v", v, bits, gotErr, err)
+			}
+			if err == nil && string(got) != "x"+string(want) {
+				t.Fatalf("%v as float%d: %s, encoding/json writes %s", v, bits, got[1:], want)
+			}
+			if err != nil && string(got) != "x" {
+				t.Fatalf("%v as float%d: wrote %q with the error", v, bits, got)
+			}
+		}
+	})
 }
