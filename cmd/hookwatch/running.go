@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hookwatch/hookwatch/doctor"
@@ -42,13 +43,27 @@ func collectorURL() (base, token string, err error) {
 // rather than seem down. A CA file it cannot use is an error naming it. The
 // callers' contexts bound its requests.
 func collectorClient() (*http.Client, error) {
-	c, err := forward.NewClient(forward.CAFile(os.Getenv, hook.Home(os.Getenv)))
+	ca := forward.CAFile(os.Getenv, hook.Home(os.Getenv))
+	if ca == "" {
+		return systemRootsClient(), nil
+	}
+	c, err := forward.NewClient(ca)
 	if err != nil {
 		return nil, fmt.Errorf("%w (HOOKWATCH_CA_FILE, else %s in HOOKWATCH_HOME)", err, forward.CAFileName)
 	}
 	c.Timeout = 0
 	return c, nil
 }
+
+// systemRootsClient is collectorClient's client when no CA file is set:
+// one for the process, so that its requests share their connections (a
+// command waiting for the collector it started asks every 50 ms) rather
+// than each build a transport and leave its connection idle.
+var systemRootsClient = sync.OnceValue(func() *http.Client {
+	c, _ := forward.NewClient("") // no file to read: no error
+	c.Timeout = 0
+	return c
+})
 
 // runningCollector returns the collector attached to the spool of home, as
 // its lock names it.
