@@ -112,11 +112,16 @@ func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 	// read again after a failed store loses the same lines again, which
 	// are not counted twice, nor are those of lines an import read.
 	counted := map[string]rollout.Stats{}
+	// seen records the lost lines of t as counted, the most of each kind.
+	seen := func(path string, t *rollout.Tail) {
+		lost, was := t.Lost(), counted[path]
+		counted[path] = rollout.Stats{Long: max(lost.Long, was.Long), Unreadable: max(lost.Unreadable, was.Unreadable)}
+	}
 	countLost := func(path string, t *rollout.Tail) {
-		lost, seen := t.Lost(), counted[path]
+		lost, was := t.Lost(), counted[path]
 		s.followedLost(lostSourceRollout, "a Codex rollout", path,
-			max(lost.Long-seen.Long, 0), max(lost.Unreadable-seen.Unreadable, 0))
-		counted[path] = rollout.Stats{Long: max(lost.Long, seen.Long), Unreadable: max(lost.Unreadable, seen.Unreadable)}
+			max(lost.Long-was.Long, 0), max(lost.Unreadable-was.Unreadable, 0))
+		seen(path, t)
 	}
 	// readOne reads what the rollout at path (size bytes at this look)
 	// gained past the offset h keeps for it and stores it; false means it
@@ -140,7 +145,7 @@ func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 				delete(tails, path)
 				return false
 			}
-			counted[path] = rollout.Stats{Long: max(t.Lost().Long, counted[path].Long), Unreadable: max(t.Lost().Unreadable, counted[path].Unreadable)}
+			seen(path, t)
 		}
 		if t == nil {
 			switch {
