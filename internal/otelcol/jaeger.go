@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/freeport"
 )
 
 // JaegerVersion is the version of the module github.com/jaegertracing/jaeger
@@ -99,7 +101,7 @@ func StartJaeger(dir string) (*Jaeger, error) {
 }
 
 func startJaeger(bin, cfg, dir string) (*Jaeger, error) {
-	ports, err := freePorts(4)
+	ports, err := freeport.Ports(4)
 	if err != nil {
 		return nil, err
 	}

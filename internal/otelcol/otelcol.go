@@ -21,6 +21,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/freeport"
 )
 
 // Version is the collector version scripts/build-otelcol.sh builds.
@@ -116,7 +118,7 @@ func Start(dir string) (*Receiver, error) {
 }
 
 func start(bin, cfg, dir string) (*Receiver, error) {
-	ports, err := freePorts(2)
+	ports, err := freeport.Ports(2)
 	if err != nil {
 		return nil, err
 	}

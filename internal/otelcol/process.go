@@ -3,7 +3,6 @@ package otelcol
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -82,20 +81,6 @@ func (p *process) stop() error {
 		p.cmd.Process.Kill()
 		return fmt.Errorf("%s did not stop within 5 s of SIGTERM", p.what)
 	}
-}
-
-// freePorts returns n loopback ports free at the time of the call.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // onFreePorts runs start, which picks free ports and starts a process on

@@ -22,7 +22,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	neturl "net/url"
 	"os"
 	"os/exec"
@@ -39,6 +38,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookwatch/hookwatch/internal/freeport"
 )
 
 // Install says how to get PostgreSQL's server binaries.
@@ -96,7 +97,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("cannot initdb: %w\n%s", err, out)
 	}
-	if s.Port, err = freePort(); err != nil {
+	if s.Port, err = freeport.Port(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -251,16 +252,6 @@ func runAs(dir string) (*syscall.Credential, error) {
 		return nil, fmt.Errorf("cannot give %s to the user postgres: %w", dir, err)
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-}
-
-// freePort returns a loopback TCP port nothing listens on now.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("cannot find a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // The server of a test binary, started by the first test that asks for it

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -23,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/freeport"
 )
 
 // Bin is the binary Get runs, found on $PATH.
@@ -94,7 +95,7 @@ func start() (*Server, error) {
 	if err := os.Mkdir(filepath.Join(dir, "targets"), 0o700); err != nil {
 		return nil, fmt.Errorf("cannot make the targets directory: %w", err)
 	}
-	port, err := freePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}
@@ -132,15 +133,6 @@ func start() (*Server, error) {
 			return nil, errors.New("prometheus was not ready after 20 s")
 		}
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("cannot find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // stop ends Prometheus (SIGTERM, then SIGKILL after 5 s) and removes its

@@ -9,11 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/hookwatch/hookwatch/internal/freeport"
 )
 
 // Options describe a collector process.
@@ -60,7 +61,7 @@ func Start(o Options) (*Proc, error) {
 	for range attempts {
 		addr := o.Addr
 		if addr == "" {
-			if addr, err = freeAddr(); err != nil {
+			if addr, err = freeport.Addr(); err != nil {
 				return nil, err
 			}
 		}
@@ -121,13 +122,4 @@ func (p *Proc) Stop(wait time.Duration) error {
 func (p *Proc) Kill() {
 	p.cmd.Process.Kill()
 	<-p.exited
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/internal/deadport"
+	"github.com/hookwatch/hookwatch/internal/freeport"
 	"github.com/hookwatch/hookwatch/internal/lockfile"
 	"github.com/hookwatch/hookwatch/internal/serveproc"
 )
@@ -139,15 +139,15 @@ func DeadURL(tb testing.TB) string {
 	return p.URL()
 }
 
-// FreeAddr returns a loopback address nothing listens on right now.
+// FreeAddr returns a loopback address nothing listens on right now, which
+// no ":0" listener can be handed (see freeport).
 func FreeAddr(tb testing.TB) string {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // Collector is a running `hookwatch serve` process.
