@@ -93,11 +93,15 @@ func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 	// the state (the offsets kept when the collector last ran, then at
 	// each look): what the follower asks of a file it meets (unread).
 	stored := map[string]int64{}
+	// unreadable is why the import state could not be read, as last said:
+	// a state that stays unreadable is warned of once, not at every look,
+	// and its end is said.
+	unreadable := ""
 	if o.StatePath != "" {
 		var err error
 		if stored, err = importer.RolloutOffsets(o.StatePath); err != nil {
 			s.log.Warn("cannot read the import state: Codex's rollouts untouched for "+o.Since.String()+" are read only if they grow, the others from their start", "err", err)
-			stored = map[string]int64{}
+			stored, unreadable = map[string]int64{}, err.Error()
 		}
 	}
 	// moved are the offsets reached and not saved yet: kept as the look
@@ -209,8 +213,14 @@ func (s *Server) FollowRollouts(ctx context.Context, o RolloutOptions) {
 			busy = true
 			return nil
 		case err != nil:
-			s.log.Warn("cannot read the import state: Codex's rollouts' offsets are not kept", "err", err)
+			if err.Error() != unreadable {
+				s.log.Warn("cannot read the import state: Codex's rollouts' offsets are not kept until it can be", "err", err)
+				unreadable = err.Error()
+			}
 			h, _ = importer.HoldRollouts("", "", true)
+		case unreadable != "":
+			s.log.Info("the import state is read again: Codex's rollouts' offsets are kept", "path", o.StatePath)
+			unreadable = ""
 		}
 		busy, shared = false, err == nil && o.StatePath != ""
 		return h

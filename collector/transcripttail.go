@@ -90,8 +90,13 @@ func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 	// are lost then, and only the transcript has them) is read on, however
 	// long ago it was written.
 	offsets, err := importer.Offsets(o.StatePath)
+	// failing is why the last look could not import, as last said: a cause
+	// that stays (an import state that cannot be read) is warned of once,
+	// not at every look, and its end is said.
+	failing := ""
 	if err != nil {
-		s.log.Warn("cannot read the import state: Claude Code's transcripts untouched for "+o.Since.String()+" are read only if they grow", "err", err)
+		failing = err.Error()
+		s.log.Warn("cannot read the import state: Claude Code's transcripts are not imported until it can be; each is then read on from where it was", "err", err)
 	}
 	f := &follower{
 		dir: dir, interval: o.Interval, since: time.Now().Add(-o.Since),
@@ -138,6 +143,10 @@ func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 			} else {
 				busy = false
 			}
+			if err == nil && failing != "" {
+				s.log.Info("Claude Code's transcripts are imported again", "dir", dir)
+				failing = ""
+			}
 			if err != nil {
 				// The offsets of the files not imported whole were not
 				// kept: the next look reads again what this one read of
@@ -145,8 +154,9 @@ func (s *Server) FollowTranscripts(ctx context.Context, o TranscriptOptions) {
 				// files whose offset was kept), nor counts a lost line
 				// twice (FileLost tells of a file's once its offset is
 				// saved).
-				if ctx.Err() == nil && !busy {
-					s.log.Warn("cannot import "+what, "dir", dir, "err", err)
+				if ctx.Err() == nil && !busy && err.Error() != failing {
+					s.log.Warn("cannot import Claude Code's transcripts: tried again at each look that finds one grown, and said again if the cause changes", "dir", dir, "err", err)
+					failing = err.Error()
 				}
 				failed = failed[:0]
 				for _, g := range files {

@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/hookwatch/hookwatch/collector"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/lockfile"
+	"github.com/hookwatch/hookwatch/internal/syncbuf"
 )
 
 // The real run the session model's tests use: Claude Code 2.1.197 with
@@ -365,4 +368,103 @@ func TestFollowTranscriptsBesideImport(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestFollowUnreadableState: an import state that cannot be parsed stops
+// the transcripts' import and is warned of once, not at every look; once
+// it is mended (removed, as the warning says), the next look imports and
+// says so. The rollouts' follower, which goes on with offsets in memory,
+// warns once too and says when the state is read again.
+func TestFollowUnreadableState(t *testing.T) {
+	var logs syncbuf.Buffer
+	s := newServer(t, collector.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	state := filepath.Join(t.TempDir(), "import-state.json")
+	if err := os.WriteFile(state, []byte(`{"files":{"/x":{"offset":1`), 0o600); err != nil { // cut short
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "projects")
+	main, err := os.ReadFile(filepath.Join(runDir, "projects", runProject, runSession+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, runProject, runSession+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, main, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rollouts, day := sessionsDay(t)
+	const rollout = "rollout-2026-11-25T14-46-05-01a2132b-c636-7c31-93a8-aeaecf1768f7.jsonl"
+	whole := codexRollout(t, rollout)
+	cut := bytes.LastIndex(whole, []byte(`"type":"token_count"`))
+	cut = bytes.LastIndexByte(whole[:cut], '\n') + 1 // before the last usage record
+	rolloutPath := filepath.Join(day, rollout)
+	if err := os.WriteFile(rolloutPath, whole[:cut], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	collector.FollowForTest(t, func(ctx context.Context) {
+		s.FollowTranscripts(ctx, collector.TranscriptOptions{Dir: dir, StatePath: state,
+			Host: "h", User: "u", Interval: 10 * time.Millisecond})
+	})
+	collector.FollowForTest(t, func(ctx context.Context) {
+		s.FollowRollouts(ctx, collector.RolloutOptions{Dir: rollouts, StatePath: state,
+			Host: "h", User: "u", Interval: 10 * time.Millisecond})
+	})
+	prompts := func() int {
+		st, _ := s.sessionState(t, runSession)
+		return st.Counts["prompts"]
+	}
+	const rolloutID = "01a2132b-c636-7c31-93a8-aeaecf1768f7"
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s; the log:\n%s", what, logs.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	// The rollout is read with offsets in memory.
+	until("the rollout was not read beside an unreadable state", func() bool { return s.eventCount(t, rolloutID) > 0 })
+	time.Sleep(300 * time.Millisecond) // some thirty looks of each
+	if n := prompts(); n != 0 {
+		t.Fatalf("%d prompts imported with offsets the state could not give", n)
+	}
+	said := func(msg string) int { return strings.Count(logs.String(), msg) }
+	// Said once each as the followers start; the looks after, which meet
+	// the same cause, say nothing more.
+	for _, w := range []string{"Claude Code's transcripts are not imported until it can be", "Codex's rollouts untouched for"} {
+		if n := said(w); n != 1 {
+			t.Errorf("%q said %d times in some thirty looks, want once; the log:\n%s", w, n, logs.String())
+		}
+	}
+	for _, w := range []string{"cannot import Claude Code's transcripts", "Codex's rollouts' offsets are not kept until it can be"} {
+		if n := said(w); n != 0 {
+			t.Errorf("the cause already said was warned of again %d times: %q", n, w)
+		}
+	}
+
+	if err := os.Remove(state); err != nil {
+		t.Fatal(err)
+	}
+	until("the transcript was not imported once the state was removed", func() bool { return prompts() == 1 })
+	// The rollout grows: its look reads the state again, and keeps its
+	// offset there.
+	f, err := os.OpenFile(rolloutPath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(whole[cut:]); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	until("the end of the outage was not said", func() bool {
+		return said("Claude Code's transcripts are imported again") == 1 && said("the import state is read again") == 1
+	})
+	until("the rollout's offset was not kept once the state could be read", func() bool {
+		b, _ := os.ReadFile(state)
+		return bytes.Contains(b, []byte(strconv.Quote(rolloutPath)+":"+strconv.Itoa(len(whole))))
+	})
 }
