@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookwatch/hookwatch/hooksock"
+	"github.com/hookwatch/hookwatch/importer"
 	"github.com/hookwatch/hookwatch/policy"
 	"github.com/hookwatch/hookwatch/spool"
 )
@@ -168,14 +169,14 @@ func Start(o Options) (*Collector, error) {
 	c.stopDrain = stopDrain
 	if o.Rollouts.Dir != "" {
 		if o.Rollouts.StatePath == "" {
-			o.Rollouts.StatePath = filepath.Join(o.Home, "import-state.json") // hookwatch import's
+			o.Rollouts.StatePath = filepath.Join(o.Home, importer.StateFile) // hookwatch import's
 		}
 		c.followed.Add(1)
 		go func() { defer c.followed.Done(); srv.FollowRollouts(drainCtx, o.Rollouts) }()
 	}
 	if o.Transcripts.Dir != "" {
 		if o.Transcripts.StatePath == "" {
-			o.Transcripts.StatePath = filepath.Join(o.Home, "import-state.json") // hookwatch import's
+			o.Transcripts.StatePath = filepath.Join(o.Home, importer.StateFile) // hookwatch import's
 		}
 		c.followed.Add(1)
 		go func() { defer c.followed.Done(); srv.FollowTranscripts(drainCtx, o.Transcripts) }()

@@ -240,6 +240,9 @@ func Run(ctx context.Context, o Options) *Report {
 	r.add(e.checkSpool())
 	r.add(e.checkHookLog())
 	r.add(e.checkRejected())
+	if c, ok := e.checkImportState(); ok {
+		r.add(c)
+	}
 	r.add(e.checkDatabase(ctx))
 	r.add(e.checkDisk())
 	r.add(e.checkPolicy())

@@ -26,6 +26,7 @@ import (
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/hook"
 	"github.com/hookwatch/hookwatch/hooksock"
+	"github.com/hookwatch/hookwatch/importer"
 	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/internal/deadport"
 	"github.com/hookwatch/hookwatch/internal/spooltest"
@@ -1396,5 +1397,29 @@ func TestDoctorRunFromHome(t *testing.T) {
 	}
 	if r := checks(project)["registration"]; r.Status != Warn || !strings.Contains(r.Message, "user and project settings register the same") {
 		t.Errorf("registration in a project that registers it again: %s (%s)", r.Status, r.Message)
+	}
+}
+
+// TestImportState: an import state that cannot be parsed fails, naming the
+// file and how to mend it; none, or one that reads, is not reported.
+func TestImportState(t *testing.T) {
+	home := t.TempDir()
+	e := &env{Options: Options{Getenv: func(string) string { return "" }, Now: time.Now}, home: home}
+	if c, ok := e.checkImportState(); ok {
+		t.Fatalf("no import state reported: %+v", c)
+	}
+	path := filepath.Join(home, importer.StateFile)
+	if err := os.WriteFile(path, []byte(`{"files":{}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := e.checkImportState(); ok {
+		t.Fatalf("a readable import state reported: %+v", c)
+	}
+	if err := os.WriteFile(path, []byte(`{"files":{"/x":{"offset":1`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, ok := e.checkImportState()
+	if !ok || c.Status != Fail || !strings.Contains(c.Fix, "rm "+path) || len(c.Details) != 1 || !strings.Contains(c.Details[0], path) {
+		t.Fatalf("an import state cut short: %v %+v", ok, c)
 	}
 }

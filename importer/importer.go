@@ -367,6 +367,10 @@ func (st *state) prune(now time.Time) {
 	st.Pruned = now
 }
 
+// StateFile is the import state's name in the home: the offsets an import,
+// and the collector following the transcripts and rollouts, read to.
+const StateFile = "import-state.json"
+
 func loadState(path string) (*state, error) {
 	st := &state{Files: map[string]fileState{}}
 	if path == "" {

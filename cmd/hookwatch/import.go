@@ -159,7 +159,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		Pipeline: &ingest.Pipeline{Origin: ingest.LocalOrigin(version), Privacy: priv},
 		DryRun:   *dryRun,
 		// A dry run reads from the offsets kept too, and keeps none.
-		StatePath: filepath.Join(home, "import-state.json"),
+		StatePath: filepath.Join(home, importer.StateFile),
 		Holder:    "hookwatch import",
 	}
 	// With nothing to read, nothing is sent: no collector is started for
@@ -584,7 +584,7 @@ func runImportCodex(ctx context.Context, paths []string, since time.Time, dryRun
 	if err != nil {
 		return err
 	}
-	statePath := filepath.Join(home, "import-state.json")
+	statePath := filepath.Join(home, importer.StateFile)
 	var state *importer.RolloutState
 	if len(files) > 0 {
 		// A dry run reads from the offsets kept too, and keeps none.
