@@ -64,14 +64,7 @@ func TestFollowersCountLostLines(t *testing.T) {
 	}
 	// A Claude Code transcript.
 	projects := t.TempDir()
-	tb, err := os.ReadFile(filepath.Join(runDir, "projects", runProject, runSession+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	transcriptPath := filepath.Join(projects, runProject, runSession+".jsonl")
-	if err := os.MkdirAll(filepath.Dir(transcriptPath), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	tb, transcriptPath := runTranscript(t, projects)
 	if err := os.WriteFile(transcriptPath, withLostLines(t, tb, `"type":"assistant"`), 0o600); err != nil {
 		t.Fatal(err)
 	}

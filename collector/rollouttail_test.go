@@ -58,14 +58,7 @@ func TestFollowRollouts(t *testing.T) {
 	// The prompt, 6 tool events and 3 responses' usage; the torn last
 	// line is the last usage record, before the turn's end.
 	wait(liveID, 10)
-	f, err := os.OpenFile(livePath, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write(whole[cut:]); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	appendTo(t, livePath, whole[cut:])
 	wait(liveID, 12)                   // the last usage, and the end of the exec run
 	time.Sleep(100 * time.Millisecond) // looks that find nothing new
 	if n := s.eventCount(t, liveID); n != 12 {
@@ -189,14 +182,7 @@ func TestFollowRolloutsRestart(t *testing.T) {
 
 	// Codex goes on while no collector runs, and the rollout is not
 	// touched again for three days.
-	f, err := os.OpenFile(livePath, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write(whole[cut:]); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	appendTo(t, livePath, whole[cut:])
 	past := time.Now().Add(-72 * time.Hour)
 	if err := os.Chtimes(livePath, past, past); err != nil {
 		t.Fatal(err)

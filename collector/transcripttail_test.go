@@ -51,6 +51,34 @@ func runHooks(t *testing.T) []event.Envelope {
 	return out
 }
 
+// runTranscript returns the real run's main transcript, and the path it
+// has under the projects directory dir, whose directories it makes.
+func runTranscript(t *testing.T, dir string) (content []byte, path string) {
+	t.Helper()
+	content, err := os.ReadFile(filepath.Join(runDir, "projects", runProject, runSession+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(dir, runProject, runSession+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return content, path
+}
+
+// appendTo appends b to the file at path, as a client writing on does.
+func appendTo(t *testing.T, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // sessionState is what the API shows of a session that the hooks and the
 // transcripts must agree on.
 type sessionState struct {
@@ -276,16 +304,8 @@ func TestFollowTranscriptsDirLater(t *testing.T) {
 			Host: "h", User: "u", Interval: 10 * time.Millisecond})
 	})
 	time.Sleep(50 * time.Millisecond) // looks at nothing
-	src := filepath.Join(runDir, "projects", runProject)
-	main, err := os.ReadFile(filepath.Join(src, runSession+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	main, p := runTranscript(t, dir)
 	half := bytes.LastIndexByte(main[:len(main)/2], '\n') + 1
-	p := filepath.Join(dir, runProject, runSession+".jsonl")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.WriteFile(p, main[:half], 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -305,14 +325,7 @@ func TestFollowTranscriptsDirLater(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	first := calls()
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write(main[half:]); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	appendTo(t, p, main[half:])
 	for calls() != 3 { // the main agent's three Agent calls
 		if time.Now().After(deadline) {
 			t.Fatalf("%d calls after the transcript grew (%d before), want 3", calls(), first)
@@ -329,15 +342,7 @@ func TestFollowTranscriptsBesideImport(t *testing.T) {
 	s := newServer(t, collector.Config{})
 	dir := filepath.Join(t.TempDir(), "projects")
 	state := filepath.Join(t.TempDir(), "import-state.json")
-	src := filepath.Join(runDir, "projects", runProject)
-	main, err := os.ReadFile(filepath.Join(src, runSession+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, runProject, runSession+".jsonl")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	main, p := runTranscript(t, dir)
 	if err := os.WriteFile(p, main, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -383,14 +388,7 @@ func TestFollowUnreadableState(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "projects")
-	main, err := os.ReadFile(filepath.Join(runDir, "projects", runProject, runSession+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, runProject, runSession+".jsonl")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	main, p := runTranscript(t, dir)
 	if err := os.WriteFile(p, main, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -452,14 +450,7 @@ func TestFollowUnreadableState(t *testing.T) {
 	until("the transcript was not imported once the state was removed", func() bool { return prompts() == 1 })
 	// The rollout grows: its look reads the state again, and keeps its
 	// offset there.
-	f, err := os.OpenFile(rolloutPath, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write(whole[cut:]); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	appendTo(t, rolloutPath, whole[cut:])
 	until("the end of the outage was not said", func() bool {
 		return said("Claude Code's transcripts are imported again") == 1 && said("the import state is read again") == 1
 	})
