@@ -66,6 +66,13 @@ func runTranscript(t *testing.T, dir string) (content []byte, path string) {
 	return content, path
 }
 
+// runPrompts is the prompts the API counts of the real run's session.
+func (s *testServer) runPrompts(t *testing.T) int {
+	t.Helper()
+	st, _ := s.sessionState(t, runSession)
+	return st.Counts["prompts"]
+}
+
 // appendTo appends b to the file at path, as a client writing on does.
 func appendTo(t *testing.T, path string, b []byte) {
 	t.Helper()
@@ -313,10 +320,7 @@ func TestFollowTranscriptsDirLater(t *testing.T) {
 		st, _ := s.sessionState(t, runSession)
 		return len(st.Calls)
 	}
-	prompts := func() int {
-		st, _ := s.sessionState(t, runSession)
-		return st.Counts["prompts"]
-	}
+	prompts := func() int { return s.runPrompts(t) }
 	deadline := time.Now().Add(20 * time.Second)
 	for prompts() != 1 {
 		if time.Now().After(deadline) {
@@ -354,10 +358,7 @@ func TestFollowTranscriptsBesideImport(t *testing.T) {
 		s.FollowTranscripts(ctx, collector.TranscriptOptions{Dir: dir, StatePath: state,
 			Host: "h", User: "u", Interval: 10 * time.Millisecond})
 	})
-	prompts := func() int {
-		st, _ := s.sessionState(t, runSession)
-		return st.Counts["prompts"]
-	}
+	prompts := func() int { return s.runPrompts(t) }
 	time.Sleep(300 * time.Millisecond) // some thirty looks
 	if n := prompts(); n != 0 {
 		t.Fatalf("%d prompts stored while an import held the state", n)
@@ -409,10 +410,7 @@ func TestFollowUnreadableState(t *testing.T) {
 		s.FollowRollouts(ctx, collector.RolloutOptions{Dir: rollouts, StatePath: state,
 			Host: "h", User: "u", Interval: 10 * time.Millisecond})
 	})
-	prompts := func() int {
-		st, _ := s.sessionState(t, runSession)
-		return st.Counts["prompts"]
-	}
+	prompts := func() int { return s.runPrompts(t) }
 	const rolloutID = "01a2132b-c636-7c31-93a8-aeaecf1768f7"
 	until := func(what string, ok func() bool) {
 		t.Helper()
