@@ -304,14 +304,23 @@ func logLineEnd(line string) time.Time {
 }
 
 // teamMachine reports whether the hooks send the events to a team server
-// beyond this machine, with a token: a URL not on this machine
-// (localURL), HOOKWATCH_URL's or the one install --url kept, and the
-// token the hooks send, installed by install --token (which the command
-// hooks read) or exported in HOOKWATCH_TOKEN (which http hooks send, from
-// the profile install tells to export it from the token file). No hook
-// starts a collector of this machine for such a URL, so no collector
-// writes the local database there.
-func (e *env) teamMachine() bool { return !e.localURL() && e.token != "" }
+// with its token, so that no collector of this machine writes the local
+// database: a URL beyond this machine (localURL), HOOKWATCH_URL's or the
+// one install --url kept, with the token the hooks send, installed by
+// install --token (which the command hooks read) or exported in
+// HOOKWATCH_TOKEN (which http hooks send, from the profile install tells
+// to export it from the token file); or a URL on this machine for which
+// the hooks hold a team server's token (hook.ForTeamServer, the rule the
+// hook's autostart and install follow): a tunnel to the server (ssh -L),
+// at which no hook starts a collector.
+func (e *env) teamMachine() bool {
+	return (!e.localURL() && e.token != "") || e.forTeamServer()
+}
+
+// forTeamServer reports whether the hooks hold a team server's token
+// (hook.ForTeamServer): at a URL on this machine, it is a tunnel to the
+// server, not this home's collector.
+func (e *env) forTeamServer() bool { return hook.ForTeamServer(e.tokenSource, e.token, e.home) }
 
 // checkDatabase checks that the collector could open and write its SQLite
 // database (Options.Database). On a machine whose hooks send to a team
@@ -484,6 +493,13 @@ func (e *env) policyAnswerer(c *Check) {
 	r, err := hooksock.Ask(sock, hooksock.Request{}, time.Now().Add(e.Timeout))
 	if err == nil {
 		c.Details = append(c.Details, fmt.Sprintf("answered by the collector at %s on %s, with the rules kept compiled", r.Addr, sock))
+		return
+	}
+	if e.tunnel() {
+		// The hooks send to a team server through a tunnel: a collector
+		// of this home would drain the spool into this machine's database
+		// instead of the server's, so none is asked for.
+		c.Details = append(c.Details, fmt.Sprintf("no collector answers on %s: each event a policy covers starts `hookwatch hook` for its answer, as the hooks send to a team server through a tunnel and no collector of this home is to run", sock))
 		return
 	}
 	c.Status = Warn
@@ -685,6 +701,9 @@ func (e *env) checkHTTPRoundTrip(ctx context.Context, h Handler, scope string) C
 		c.Status = Fail
 		c.Message = fmt.Sprintf("POST %s: %v: the http hooks' events are lost while it does not answer (an http hook cannot spool), but for what the transcripts hold (the settings check says what comes back)", h.URL, shortErr(err))
 		c.Fix = e.serveCmd() + "   # or keep it running: hookwatch service install"
+		if e.tunnel() {
+			c.Fix = e.teamServerFix()
+		}
 		return c
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))

@@ -659,9 +659,9 @@ func (e *env) get(ctx context.Context, path string) (*http.Response, []byte, err
 
 // autostarts reports whether a hook that finds no collector at e.url starts
 // one: on by default, for a loopback URL, with HOOKWATCH_AUTOSTART not off,
-// unless the hook sends to a team server (hook.ForTeamServer).
+// unless the hook sends to a team server (forTeamServer).
 func (e *env) autostarts() bool {
-	if !e.autostartOn() || hook.ForTeamServer(e.tokenSource, e.token) {
+	if !e.autostartOn() || e.forTeamServer() {
 		return false
 	}
 	return e.localURL()
@@ -696,6 +696,16 @@ func (e *env) runElsewhereFix() string {
 		return "hookwatch serve --addr 127.0.0.1:<port> --tls-cert <cert.pem> --tls-key <key.pem>, and " + e.pointFix("https://127.0.0.1:<port>")
 	}
 	return "hookwatch serve --addr 127.0.0.1:<port>, and " + e.pointFix("http://127.0.0.1:<port>")
+}
+
+// tunnel reports whether the hooks send to a team server through a URL on
+// this machine, a tunnel to it (ssh -L): the collector answering there, or
+// not, is the server, not this home's, and no fix starts one here.
+func (e *env) tunnel() bool { return e.localURL() && e.forTeamServer() }
+
+// teamServerFix is the fix for a team server the hooks cannot deliver to.
+func (e *env) teamServerFix() string {
+	return "check " + e.urlSource.String() + " (and the tunnel to the server, if it goes through one), or ask the server's admin whether it runs"
 }
 
 // localURL reports whether the collector URL is on this machine, as
@@ -736,7 +746,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 	}
 	resp, body, err := e.get(ctx, "/healthz")
 	switch {
-	case err != nil && e.attachedElsewhere() != "":
+	case err != nil && e.attachedElsewhere() != "" && !e.tunnel():
 		// This home's collector runs, at another address: it drains the
 		// spool the hooks fall back on, and no collector of this home can
 		// start at e.url beside it.
@@ -756,11 +766,11 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		c.Message = fmt.Sprintf("%s is not running (%v); the next hook event starts it in the background", e.url, shortErr(err))
 		c.Fix = e.serveCmd() + "   # to start it now, or keep it running: hookwatch service install"
 		return c
-	case err != nil && hook.ForTeamServer(e.tokenSource, e.token):
+	case err != nil && e.forTeamServer():
 		// A team server's: a collector started here would not be it.
 		c.Status = Fail
 		c.Message = fmt.Sprintf("the team server at %s is not reachable (%v): the hook's events wait in the spool and go to it once it answers", e.url, shortErr(err))
-		c.Fix = "check " + e.urlSource.String() + " (and the tunnel to the server, if it goes through one), or ask the server's admin whether it runs"
+		c.Fix = e.teamServerFix()
 		return c
 	case err != nil:
 		c.Status = Fail
@@ -773,6 +783,13 @@ func (e *env) checkCollector(ctx context.Context) Check {
 	if resp.StatusCode != http.StatusOK {
 		c.Status = Fail
 		c.Message = fmt.Sprintf("%s/healthz answered HTTP %d", e.url, resp.StatusCode)
+		if h.Status == "" && e.tunnel() {
+			// The tunnel's address, held by another program than the
+			// tunnel to the server: no collector of this home belongs there.
+			c.Message += ", which is not a hookwatch collector's answer: another program than the tunnel to the team server listens there"
+			c.Fix = e.teamServerFix()
+			return c
+		}
 		if h.Status == "" {
 			// Not hookwatch's answer: another program holds the address.
 			c.Message += ", which is not a hookwatch collector's answer: another program listens there"
@@ -781,6 +798,12 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		}
 		if h.DB != "" && h.DB != "ok" {
 			c.Message += ": database: " + h.DB
+		}
+		if e.tunnel() {
+			// The team server's own trouble, for its admin to mend.
+			c.Message += ": the team server's trouble; the hook's events wait in the spool"
+			c.Fix = "ask the team server's admin: its log says why"
+			return c
 		}
 		c.Fix = "read why in the collector's log (" + claudecode.ShellQuote(filepath.Join(e.home, hook.ServeLog)) + " when a hook or the launchd agent started it), then restart it: hookwatch stop; " + e.serveCmd()
 		return c
@@ -816,7 +839,7 @@ func (e *env) checkCollector(ctx context.Context) Check {
 			c.Message += fmt.Sprintf(" (this hookwatch is %s)", e.Version)
 		}
 	}
-	if install.CollectorOfAnotherHome(e.home, e.url, h.DrainsSpool(), hook.ForTeamServer(e.tokenSource, e.token)) {
+	if install.CollectorOfAnotherHome(e.home, e.url, h.DrainsSpool(), e.forTeamServer()) {
 		// The hooks post their events to it, into a database that is not
 		// this home's, and its dashboard shows that home's sessions.
 		c.Status = Warn
@@ -925,16 +948,17 @@ func (e *env) serveCmd() string {
 
 // checkServeAddr warns, and is reported (ok), when HOOKWATCH_ADDR is set
 // to another address than the hooks' URL's, a collector on this machine's
-// (http://, a loopback host, a port). HOOKWATCH_ADDR is the address of
-// 'hookwatch serve' run without --addr; the collector a hook, demo, import
-// or doctor --start starts for the hooks listens where they send,
-// whatever it says. A serve started by hand there gets no events from
+// (http://, a loopback host, a port), unless it is a tunnel to a team
+// server (tunnel), where no collector of this machine runs. HOOKWATCH_ADDR
+// is the address of 'hookwatch serve' run without --addr; the collector a
+// hook, demo, import or doctor --start starts for the hooks listens where
+// they send, whatever it says. A serve started by hand there gets no events from
 // the hooks, and the collector the hooks start is not where the user
 // looks for it.
 func (e *env) checkServeAddr() (Check, bool) {
 	set := e.Getenv("HOOKWATCH_ADDR")
 	u, err := url.Parse(e.url)
-	if set == "" || err != nil || u.Scheme != "http" || u.Port() == "" || !e.localURL() || install.ListensAt(set, u.Host) {
+	if set == "" || err != nil || u.Scheme != "http" || u.Port() == "" || !e.localURL() || e.tunnel() || install.ListensAt(set, u.Host) {
 		return Check{}, false
 	}
 	return Check{

@@ -294,3 +294,140 @@ func healthyTLSCollector(t *testing.T, root string) (*httptest.Server, string) {
 	}
 	return ts, ca
 }
+
+// TestTunnelToTeamServer: a developer who reaches the team server through
+// an SSH tunnel sends the hooks' events to a URL on this machine with the
+// team server's token installed (hook.ForTeamServer). The laptop's own
+// database is then no collector's, as on a machine that sends beyond
+// itself: neither the database nor the disk check judges it, in either hook
+// mode, the token read from the file or from HOOKWATCH_TOKEN exported from
+// it. The collector answering at the tunnel is the server, not another
+// home's; and whether it answers or not, no check asks for a 'hookwatch
+// serve' here (a HOOKWATCH_ADDR of another address included), which would
+// keep the events on the laptop. The same machine with the token file
+// removed judges the damaged file, as a machine of its own collector does.
+func TestTunnelToTeamServer(t *testing.T) {
+	const secret = "hwt_0123456789abcdef"
+	for _, tc := range []struct {
+		name   string
+		mode   string
+		export bool // HOOKWATCH_TOKEN exported from the token file
+	}{
+		{"command", install.ModeCommand, false},
+		{"command, HOOKWATCH_TOKEN exported", install.ModeCommand, true},
+		{"http", install.ModeHTTP, true},
+		{"http, HOOKWATCH_TOKEN not exported here", install.ModeHTTP, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			// The server's end of the tunnel: a collector of its own home
+			// and database, requiring the token.
+			st, err := sqlite.Open(filepath.Join(root, "server.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			srv, err := collector.Start(collector.Options{Config: collector.Config{Store: st, Version: "test", Token: secret}, Addr: "127.0.0.1:0", Home: filepath.Join(root, "server")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Stop(context.Background())
+			url := srv.URL()
+
+			hw := filepath.Join(root, "hw")
+			if err := os.MkdirAll(hw, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			// A damaged file past the size the disk check warns of.
+			db := filepath.Join(hw, "hookwatch.db")
+			if err := os.WriteFile(db, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(db, diskWarnBytes+1); err != nil {
+				t.Fatal(err)
+			}
+			self := filepath.Join(root, "hookwatch")
+			if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			o := install.Options{Scope: "user", ConfigDir: filepath.Join(root, "home", ".claude"), Mode: tc.mode, Binary: self}
+			if tc.mode == install.ModeHTTP {
+				o.CollectorURL, o.TokenHeader = url, true
+			}
+			if _, err := install.Install(o); err != nil {
+				t.Fatal(err)
+			}
+			for name, content := range map[string]string{hook.URLFile: url + "\n", hook.TokenFile: secret + "\n"} {
+				if err := os.WriteFile(filepath.Join(hw, name), []byte(content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": hw, "HOOKWATCH_ADDR": "127.0.0.1:47421"}
+			if tc.export {
+				env["HOOKWATCH_TOKEN"] = secret
+			}
+			run := func() map[string]Check {
+				t.Helper()
+				r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: self, HookBinary: self,
+					Version: "test", Timeout: 2 * time.Second, Database: db, RoundTrip: tc.mode == install.ModeHTTP,
+					CheckSettings: func(string, []string, func(string) string) []Refusal { return nil }})
+				m := map[string]Check{}
+				for _, c := range r.Checks {
+					m[c.Name] = c
+					if strings.Contains(c.Fix, "hookwatch serve") {
+						t.Errorf("%s: %s %q, fixed with %q: a collector started here would not be the team server", c.Name, c.Status, c.Message, c.Fix)
+					}
+				}
+				return m
+			}
+			judged := func(c map[string]Check) {
+				t.Helper()
+				if d := c["database"]; d.Status != Info || !strings.Contains(d.Message, "not checked: the hooks send the events to the team server at "+url) {
+					t.Errorf("database: %s %q, want it not checked, naming the team server", d.Status, d.Message)
+				}
+				if d := c["disk"]; d.Status != OK || len(d.Details) != 0 || d.Fix != "" {
+					t.Errorf("disk: %s %q %q (fix %q), want the size said, no retention asked of a database no collector writes", d.Status, d.Message, d.Details, d.Fix)
+				}
+				if d, ok := c["HOOKWATCH_ADDR"]; ok {
+					t.Errorf("HOOKWATCH_ADDR: %s %q: no collector of this machine is started for a tunnel", d.Status, d.Message)
+				}
+				if d, ok := c["collector settings"]; ok {
+					t.Errorf("collector settings: %s %q: no hook starts a collector at a tunnel", d.Status, d.Message)
+				}
+			}
+			c := run()
+			judged(c)
+			if got := c["collector"]; got.Status != OK || got.Message != url+" is up, version test" {
+				t.Errorf("the team server through the tunnel: %s %q (fix %q), want it up, not another home's", got.Status, got.Message, got.Fix)
+			}
+			if tc.mode == install.ModeHTTP && tc.export {
+				if got := c["round trip (http)"]; got.Status != OK {
+					t.Errorf("round trip (http): %s %q (fix %q), want the probe taken", got.Status, got.Message, got.Fix)
+				}
+			}
+
+			// The tunnel closed: the server is unreachable, not a
+			// collector for the next hook to start.
+			srv.Stop(context.Background())
+			c = run()
+			judged(c)
+			if got := c["collector"]; got.Status != Fail || !strings.Contains(got.Message, "the team server at "+url+" is not reachable") || !strings.Contains(got.Fix, "the tunnel to the server") {
+				t.Errorf("the tunnel closed: %s %q (fix %q), want the team server unreachable", got.Status, got.Message, got.Fix)
+			}
+
+			// Without the team server's token this is a machine of its own
+			// collector at that URL: its database is judged.
+			if err := os.Remove(filepath.Join(hw, hook.TokenFile)); err != nil {
+				t.Fatal(err)
+			}
+			delete(env, "HOOKWATCH_TOKEN")
+			r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: self, HookBinary: self,
+				Version: "test", Timeout: 2 * time.Second, Database: db})
+			for _, got := range r.Checks {
+				if got.Name == "database" && got.Status != Fail {
+					t.Errorf("a machine of its own collector: database %s %q, want the damaged file failed", got.Status, got.Message)
+				}
+			}
+		})
+	}
+}

@@ -55,7 +55,9 @@ func (e *env) checkStartSettings() []Check {
 		return nil
 	}
 	var starters []starter
-	local := e.localURL() && !hook.NeedsForwarder(e.url)
+	// Through a tunnel to a team server no hook starts a collector here,
+	// and none is to be started by hand: nothing of serve's to check.
+	local := e.localURL() && !hook.NeedsForwarder(e.url) && !e.tunnel()
 	switch {
 	case hook.NeedsForwarder(e.url):
 		who := "the forwarder this home's hooks start (with the agent's environment)"

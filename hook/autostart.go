@@ -32,22 +32,33 @@ func (cfg Config) autostart(ep endpoint) error {
 	if !ep.addr.IsLoopback() {
 		return errors.New("the collector URL is not on this machine")
 	}
-	if ForTeamServer(cfg.TokenSource, cfg.Token) {
+	if ForTeamServer(cfg.TokenSource, cfg.Token, cfg.Home) {
 		return errors.New("the collector URL names a team server (the home holds its token): the spool keeps the events for it")
 	}
 	return cfg.startOnce("autostart.lock", "collector", func(bin string) error { return StartServe(bin, cfg.Home, ep.addr.String()) })
 }
 
 // ForTeamServer reports whether the token LookupToken found, from src, is a
-// team server user's: one that 'hookwatch install --token' put in the
-// home's TokenFile. A hook holding one starts no collector at a loopback URL
-// it finds down (an SSH tunnel to the server, say, while it is closed): that
-// collector would answer at the server's address with a database of its own,
-// open to anyone on the machine, and the events would stay in it instead of
-// waiting in the spool for the server. doctor asks it too, to say what the
-// next hook does.
-func ForTeamServer(src TokenSource, token string) bool {
-	return src == TokenFromFile && token != ""
+// team server user's: one that 'hookwatch install --token' put in home's
+// TokenFile, read from there or from HOOKWATCH_TOKEN exported with the same
+// token (as install tells http hooks' users to, from the file: the command
+// hooks of the same profile then read it from the environment). A hook
+// holding one starts no collector at a loopback URL it finds down (an SSH
+// tunnel to the server, say, while it is closed): that collector would
+// answer at the server's address with a database of its own, open to anyone
+// on the machine, and the events would stay in it instead of waiting in the
+// spool for the server. install and doctor ask it too, to say what the next
+// hook does and to judge such a machine as the server's developer's. A
+// HOOKWATCH_TOKEN of its own, another than the file's, is no team server's
+// known to this home: a local collector may require it.
+func ForTeamServer(src TokenSource, token, home string) bool {
+	switch {
+	case token == "":
+		return false
+	case src == TokenFromFile:
+		return true
+	}
+	return src == TokenFromEnv && token == ReadToken(home)
 }
 
 // autostartForward starts `hookwatch forward` in the background for a hook

@@ -13,7 +13,9 @@ import (
 // TestAutostartNotForTeamServer: a hook whose home holds a team server's
 // token (install --token) starts no collector at the loopback URL it finds
 // down, an SSH tunnel to the server say: the spool keeps the events for the
-// server. HOOKWATCH_TOKEN alone, or no token, leaves autostart as it was.
+// server, whether the hook reads the token from the file or from
+// HOOKWATCH_TOKEN exported from it (the profile of http hooks' users does).
+// HOOKWATCH_TOKEN of another token, or no token, leaves autostart as it was.
 func TestAutostartNotForTeamServer(t *testing.T) {
 	home := t.TempDir()
 	if err := os.WriteFile(filepath.Join(home, TokenFile), []byte("hwt_0123\n"), 0o600); err != nil {
@@ -32,11 +34,12 @@ func TestAutostartNotForTeamServer(t *testing.T) {
 		if team := err != nil && strings.Contains(err.Error(), "team server"); team != wantTeam {
 			t.Errorf("autostart with %v: %v, want the team server's refusal: %v", env, err, wantTeam)
 		}
-		if ForTeamServer(cfg.TokenSource, cfg.Token) != wantTeam {
+		if ForTeamServer(cfg.TokenSource, cfg.Token, cfg.Home) != wantTeam {
 			t.Errorf("ForTeamServer with %v = %v", env, !wantTeam)
 		}
 	}
 	f(map[string]string{"HOOKWATCH_URL": url}, true)
+	f(map[string]string{"HOOKWATCH_URL": url, "HOOKWATCH_TOKEN": "hwt_0123"}, true)
 	f(map[string]string{"HOOKWATCH_URL": url, "HOOKWATCH_TOKEN": "hwt_env"}, false)
 	f(map[string]string{}, false) // the local default reads no token file
 }

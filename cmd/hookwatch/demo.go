@@ -84,7 +84,7 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	// database, and show on its dashboard.
 	home := hook.Home(os.Getenv)
 	tok, src := hook.LookupToken(os.Getenv, home)
-	if ok, drains := health(ctx, base, tok, 2*time.Second); ok && install.CollectorOfAnotherHome(home, base, drains, hook.ForTeamServer(src, tok)) {
+	if ok, drains := health(ctx, base, tok, 2*time.Second); ok && install.CollectorOfAnotherHome(home, base, drains, hook.ForTeamServer(src, tok, home)) {
 		fmt.Fprintf(stdout, "Note: the collector at %s is the collector of another HOOKWATCH_HOME, not of %s: the demo session goes into that home's database.\n"+
 			"To run this home's: hookwatch serve --addr 127.0.0.1:<port>, and hookwatch install --url http://127.0.0.1:<port>.\n\n", base, home)
 	}

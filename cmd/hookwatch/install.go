@@ -532,7 +532,7 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		// Whether the hooks will hold a team server's token, read as
 		// they read it, with the URL kept.
 		home := hook.Home(os.Getenv)
-		team := hook.ForTeamServer(hookCfg.TokenSource, hookCfg.Token)
+		team := hook.ForTeamServer(hookCfg.TokenSource, hookCfg.Token, home)
 		token := hookCfg.Token
 		running, drains := false, false
 		if install.LocalCollector(base) {
