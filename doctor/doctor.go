@@ -948,26 +948,53 @@ func (e *env) serveCmd() string {
 
 // checkServeAddr warns, and is reported (ok), when HOOKWATCH_ADDR is set
 // to another address than the hooks' URL's, a collector on this machine's
-// (http://, a loopback host, a port), unless it is a tunnel to a team
-// server (tunnel), where no collector of this machine runs. HOOKWATCH_ADDR
-// is the address of 'hookwatch serve' run without --addr; the collector a
-// hook, demo, import or doctor --start starts for the hooks listens where
-// they send, whatever it says. A serve started by hand there gets no events from
-// the hooks, and the collector the hooks start is not where the user
-// looks for it.
+// (a loopback host; an https:// URL without a port is at 443), unless it
+// is a tunnel to a team server (tunnel), where no collector of this
+// machine runs. HOOKWATCH_ADDR is the address of 'hookwatch serve' run
+// without --addr. For an http:// URL the collector a hook, demo, import or
+// doctor --start starts for the hooks listens where they send, whatever
+// it says: a serve started by hand there gets no events from the hooks,
+// and the collector the hooks start is not where the user looks for it.
+// For an https:// URL no hook starts one (serveCmd): the serve the user
+// starts by hand with --tls-cert and --tls-key, without --addr, listens at
+// HOOKWATCH_ADDR, where the hooks do not send.
 func (e *env) checkServeAddr() (Check, bool) {
 	set := e.Getenv("HOOKWATCH_ADDR")
 	u, err := url.Parse(e.url)
-	if set == "" || err != nil || u.Scheme != "http" || u.Port() == "" || !e.localURL() || e.tunnel() || install.ListensAt(set, u.Host) {
+	if set == "" || err != nil || !e.localURL() || e.tunnel() {
 		return Check{}, false
 	}
-	return Check{
+	var host string
+	switch {
+	case u.Scheme == "http" && u.Port() != "":
+		host = u.Host
+	case u.Scheme == "https":
+		host = net.JoinHostPort(u.Hostname(), cmp.Or(u.Port(), "443"))
+	default:
+		return Check{}, false
+	}
+	if install.ListensAt(set, host) {
+		return Check{}, false
+	}
+	c := Check{
 		Name:   "HOOKWATCH_ADDR",
 		Status: Warn,
 		Message: fmt.Sprintf("HOOKWATCH_ADDR=%s here, but the hooks send to %s (%s): the collector a hook, demo, import or doctor --start starts listens on %s; HOOKWATCH_ADDR sets only where 'hookwatch serve' run without --addr listens, where the hooks do not send",
-			set, e.url, e.urlSource, u.Host),
+			set, e.url, e.urlSource, host),
 		Fix: e.pointFix(u.Scheme+"://"+set) + "   # or unset HOOKWATCH_ADDR",
-	}, true
+	}
+	if u.Scheme == "https" {
+		c.Message = fmt.Sprintf("HOOKWATCH_ADDR=%s here, but the hooks send to %s (%s): no hook starts a collector serving TLS, and 'hookwatch serve --tls-cert … --tls-key …' run by hand without --addr listens at HOOKWATCH_ADDR, where the hooks do not send",
+			set, e.url, e.urlSource)
+		// Unset, serve listens at its default address: a way out only
+		// when the hooks send there.
+		or := "   # or point the hooks there: "
+		if install.ListensAt(strings.TrimPrefix(hook.DefaultURL, "http://"), host) {
+			or = "   # or unset HOOKWATCH_ADDR, or point the hooks there: "
+		}
+		c.Fix = "hookwatch serve --addr " + host + " --tls-cert <cert.pem> --tls-key <key.pem>" + or + e.pointFix("https://"+set)
+	}
+	return c, true
 }
 
 // pointFix is the fix that makes the hooks send to url: install keeps it

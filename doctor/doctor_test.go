@@ -295,9 +295,12 @@ func TestHookURL(t *testing.T) {
 // two ways out, in the words of where the URL comes from; none when it is
 // unset, listens there (the same address, or the port on every address),
 // or the hooks send to another machine, where no collector here is
-// started for them. The collector check's fix, with none answering,
-// starts serve where the hooks send: with --addr where HOOKWATCH_ADDR, or
-// serve's default address, is another.
+// started for them. For an https:// URL (443 without a port), which no
+// hook starts a collector for, the warning says so, and its fix runs serve
+// with --addr and the certificate, unsetting HOOKWATCH_ADDR only where
+// serve's default address is the URL's. The collector check's fix, with
+// none answering, starts serve where the hooks send: with --addr where
+// HOOKWATCH_ADDR, or serve's default address, is another.
 func TestServeAddr(t *testing.T) {
 	root := t.TempDir()
 	hw := filepath.Join(root, "hw")
@@ -327,6 +330,21 @@ func TestServeAddr(t *testing.T) {
 		{name: "same as HOOKWATCH_URL", addr: "127.0.0.1:3", env: "http://127.0.0.1:3/", serve: "hookwatch serve   # or keep it running: hookwatch service install"},
 		{name: "URL off serve's default", env: "http://127.0.0.1:3", serve: "hookwatch serve --addr 127.0.0.1:3   # or keep it running: hookwatch service install"},
 		{name: "another machine", addr: "0.0.0.0:47421", env: "http://10.0.0.7:7421"},
+		// For an https:// URL no hook starts a collector: the serve run by
+		// hand with its certificate listens at HOOKWATCH_ADDR without --addr.
+		{name: "https URL kept", addr: "127.0.0.1:47421", kept: "https://127.0.0.1:2",
+			says:  "HOOKWATCH_ADDR=127.0.0.1:47421 here, but the hooks send to https://127.0.0.1:2 (the URL kept by 'hookwatch install --url'): no hook starts a collector serving TLS, and 'hookwatch serve --tls-cert … --tls-key …' run by hand without --addr listens at HOOKWATCH_ADDR, where the hooks do not send",
+			fix:   "hookwatch serve --addr 127.0.0.1:2 --tls-cert <cert.pem> --tls-key <key.pem>   # or point the hooks there: hookwatch install --url https://127.0.0.1:47421",
+			serve: "hookwatch serve --addr 127.0.0.1:2 --tls-cert <cert.pem> --tls-key <key.pem>   # or keep it running: hookwatch service install"},
+		{name: "https URL without a port", addr: "127.0.0.1:47421", env: "https://localhost",
+			says: "HOOKWATCH_ADDR=127.0.0.1:47421 here, but the hooks send to https://localhost (HOOKWATCH_URL): no hook starts a collector serving TLS,",
+			fix:  "hookwatch serve --addr localhost:443 --tls-cert <cert.pem> --tls-key <key.pem>   # or point the hooks there: unset HOOKWATCH_URL (in the profile Claude Code starts from too), then hookwatch install --url https://127.0.0.1:47421"},
+		{name: "https URL at serve's default address", addr: "127.0.0.1:47421", env: "https://127.0.0.1:7421",
+			says: "HOOKWATCH_ADDR=127.0.0.1:47421 here, but the hooks send to https://127.0.0.1:7421 (HOOKWATCH_URL): no hook starts",
+			fix:  "hookwatch serve --addr 127.0.0.1:7421 --tls-cert <cert.pem> --tls-key <key.pem>   # or unset HOOKWATCH_ADDR, or point the hooks there: unset HOOKWATCH_URL (in the profile Claude Code starts from too), then hookwatch install --url https://127.0.0.1:47421"},
+		{name: "https URL, port 443 on every address", addr: "0.0.0.0:443", env: "https://localhost/"},
+		{name: "https URL there", addr: "127.0.0.1:8443", env: "https://127.0.0.1:8443"},
+		{name: "https URL of another machine", addr: "127.0.0.1:47421", env: "https://hooks.example.com"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			os.Remove(file)
