@@ -253,6 +253,46 @@ func TestStartElsewhereDown(t *testing.T) {
 	}
 }
 
+// TestStartTunnelDown: a home holding a team server's token, whose hooks
+// send to a URL on this machine (an SSH tunnel to the server) that nothing
+// answers: the commands that would start a collector there start none, as
+// the hooks start none, and say the address is the team server's, whether
+// the token is read from the file or from HOOKWATCH_TOKEN exported from it.
+func TestStartTunnelDown(t *testing.T) {
+	projects := filepath.Join(t.TempDir(), "projects")
+	copyDir(t, "../../importer/testdata/parallel/projects", projects)
+	e := newTestEnv(t) // HOOKWATCH_URL is a closed port on loopback
+	base := os.Getenv("HOOKWATCH_URL")
+	if err := os.MkdirAll(e.hwHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.hwHome, hook.TokenFile), []byte("hwt_team\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, exported := range []string{"", "hwt_team"} {
+		t.Setenv("HOOKWATCH_TOKEN", exported)
+		for _, args := range [][]string{{"demo", "--speed", "1000"}, {"import", projects}, {"doctor", "--start"}} {
+			out, _, err := hw(t, "", args...)
+			if err == nil || !strings.Contains(err.Error(), "no collector answers at "+base) || !strings.Contains(err.Error(), "open the tunnel to the server") ||
+				strings.Contains(err.Error(), "hookwatch serve") {
+				t.Errorf("%s with a team server's token (HOOKWATCH_TOKEN %q) and nothing at %s: %v", strings.Join(args, " "), exported, base, err)
+			}
+			if out != "" {
+				t.Errorf("%s printed, then failed:\n%s", strings.Join(args, " "), out)
+			}
+		}
+		if exists(filepath.Join(e.hwHome, "serve.log")) {
+			t.Fatal("a collector was started at the team server's address")
+		}
+	}
+	// A token of its own in HOOKWATCH_TOKEN is no team server's: a local
+	// collector may require it, and the hint starts one.
+	t.Setenv("HOOKWATCH_TOKEN", "hwt_mine")
+	if got := startHint(base); !strings.Contains(got, "start one with 'hookwatch serve") {
+		t.Errorf("startHint with a token of its own: %q", got)
+	}
+}
+
 // TestHomeCollectorElsewhere: when nothing answers at the URL the hooks
 // send to (HOOKWATCH_URL mistyped, say) while this home's collector runs at
 // another address, the commands that would start one, or ask it, say where

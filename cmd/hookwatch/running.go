@@ -125,6 +125,12 @@ func startCollector(ctx context.Context, home, base string, w io.Writer) error {
 		// down, a wrong URL), not one started here.
 		return fmt.Errorf("no collector answers at %s (%s), and only one at http://<loopback address>:<port> can be started here: %s", base, urlSource(), startHint(base))
 	}
+	if teamTunnel() {
+		// As the hooks start none there: one would answer at the team
+		// server's address with a database of its own, and keep the
+		// events the spool keeps for the server.
+		return fmt.Errorf("no collector answers at %s (%s), and none is started there: %s", base, urlSource(), startHint(base))
+	}
 	self, _, err := binaries()
 	if err != nil {
 		return err
@@ -253,17 +259,29 @@ func localListenAddr(base string) (string, error) {
 
 // startHint says how to start the collector at base, collectorURL's:
 // serve with the address base names (serve listens on HOOKWATCH_ADDR, not
-// on the URL's), or, for a collector on another machine, to check it and
-// where the URL comes from.
+// on the URL's), or, for a collector on another machine, or the team
+// server's a tunnel reaches (teamTunnel), to check it and where the URL
+// comes from.
 func startHint(base string) string {
 	addr, err := localListenAddr(base)
 	switch {
 	case err != nil:
 		return "check that the collector at that URL runs, and that the URL is right: " + pointHint
+	case teamTunnel():
+		return "this home holds a team server's token, so that address is the team server's on this machine (an SSH tunnel, say): open the tunnel to the server, or " + pointHint
 	case addr == serveEnvOr("HOOKWATCH_ADDR", defaultServeAddr):
 		return "start one with 'hookwatch serve'"
 	}
 	return "start one with 'hookwatch serve --addr " + addr + "'"
+}
+
+// teamTunnel reports whether the hooks hold a team server's token
+// (hook.ForTeamServer, the rule the hooks follow): then a collector URL on
+// this machine is the server's, reached through a tunnel, and no collector
+// is started there, by the hooks or by a command.
+func teamTunnel() bool {
+	cfg, _ := hook.ConfigFromEnv(os.Getenv)
+	return hook.ForTeamServer(cfg.TokenSource, cfg.Token, cfg.Home)
 }
 
 // urlSource is where collectorURL found the collector's URL, as the hooks
