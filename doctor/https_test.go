@@ -217,30 +217,7 @@ func TestTeamMachineLocalDatabase(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			hw := filepath.Join(root, "hw")
-			if err := os.MkdirAll(hw, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			// A file of zeros past the size the disk check warns of: no
-			// SQLite database, as one left from before would be damaged.
-			db := filepath.Join(hw, "hookwatch.db")
-			if err := os.WriteFile(db, nil, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Truncate(db, diskWarnBytes+1); err != nil {
-				t.Fatal(err)
-			}
-			self := filepath.Join(root, "hookwatch")
-			if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			o := install.Options{Scope: "user", ConfigDir: filepath.Join(root, "home", ".claude"), Mode: tc.mode, Binary: self}
-			if tc.mode == install.ModeHTTP {
-				o.CollectorURL, o.TokenHeader = server, true
-			}
-			if _, err := install.Install(o); err != nil {
-				t.Fatal(err)
-			}
+			hw, db, self := teamDeveloperHome(t, root, tc.mode, server)
 			env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": hw, "HOOKWATCH_AUTOSTART": "0"}
 			checks := func() map[string]Check {
 				t.Helper()
@@ -334,29 +311,7 @@ func TestTunnelToTeamServer(t *testing.T) {
 			defer srv.Stop(context.Background())
 			url := srv.URL()
 
-			hw := filepath.Join(root, "hw")
-			if err := os.MkdirAll(hw, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			// A damaged file past the size the disk check warns of.
-			db := filepath.Join(hw, "hookwatch.db")
-			if err := os.WriteFile(db, nil, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Truncate(db, diskWarnBytes+1); err != nil {
-				t.Fatal(err)
-			}
-			self := filepath.Join(root, "hookwatch")
-			if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			o := install.Options{Scope: "user", ConfigDir: filepath.Join(root, "home", ".claude"), Mode: tc.mode, Binary: self}
-			if tc.mode == install.ModeHTTP {
-				o.CollectorURL, o.TokenHeader = url, true
-			}
-			if _, err := install.Install(o); err != nil {
-				t.Fatal(err)
-			}
+			hw, db, self := teamDeveloperHome(t, root, tc.mode, url)
 			for name, content := range map[string]string{hook.URLFile: url + "\n", hook.TokenFile: secret + "\n"} {
 				if err := os.WriteFile(filepath.Join(hw, name), []byte(content), 0o600); err != nil {
 					t.Fatal(err)
@@ -430,4 +385,36 @@ func TestTunnelToTeamServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// teamDeveloperHome makes, under root, a team server's developer's
+// machine whose hooks send to url in mode: its home (returned), a damaged
+// database file there past the size the disk check warns of (no SQLite
+// database: one left from before would be damaged), and a hookwatch binary
+// installed in the user's Claude Code settings.
+func teamDeveloperHome(t *testing.T, root, mode, url string) (hw, db, self string) {
+	t.Helper()
+	hw = filepath.Join(root, "hw")
+	if err := os.MkdirAll(hw, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db = filepath.Join(hw, "hookwatch.db")
+	if err := os.WriteFile(db, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(db, diskWarnBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	self = filepath.Join(root, "hookwatch")
+	if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := install.Options{Scope: "user", ConfigDir: filepath.Join(root, "home", ".claude"), Mode: mode, Binary: self}
+	if mode == install.ModeHTTP {
+		o.CollectorURL, o.TokenHeader = url, true
+	}
+	if _, err := install.Install(o); err != nil {
+		t.Fatal(err)
+	}
+	return hw, db, self
 }
