@@ -94,7 +94,9 @@ func serve(t testing.TB, envs []event.Envelope, token string) string {
 	mux.HandleFunc("POST /test/model", mg.set)
 	down := &downGate{streams: gate}
 	mux.HandleFunc("POST /test/down", down.set)
-	hs := httptest.NewServer(down.wrap(mux))
+	icons := &faviconLog{}
+	mux.HandleFunc("GET /test/favicon", icons.get)
+	hs := httptest.NewServer(icons.wrap(down.wrap(mux)))
 	t.Cleanup(func() {
 		mg.release() // the collector's stop waits for its model's last round
 		// Shutdown ends the open event streams; only then can the test
@@ -201,6 +203,46 @@ func (g *downGate) set(w http.ResponseWriter, r *http.Request) {
 		g.streams.mu.Unlock()
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// faviconLog records the answers to the browser's requests for
+// /favicon.ico, which Playwright leaves out of a page's requests: GET
+// /test/favicon returns their statuses, as a JSON array.
+type faviconLog struct {
+	mu       sync.Mutex
+	statuses []int
+}
+
+func (l *faviconLog) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/favicon.ico" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		l.mu.Lock()
+		l.statuses = append(l.statuses, rec.status)
+		l.mu.Unlock()
+	})
+}
+
+func (l *faviconLog) get(w http.ResponseWriter, r *http.Request) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(append([]int{}, l.statuses...))
+}
+
+// statusRecorder keeps the status a handler answered with.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
 }
 
 // modelGate holds the collector's model back, as a collector busy with a

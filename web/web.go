@@ -49,6 +49,14 @@ const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 // AssetPrefix is the path under which Handler serves the embedded files.
 const AssetPrefix = "/assets/"
 
+// faviconPath is where a browser asks for a site's icon when the page it
+// shows names none; Handler answers it with the dashboard's icon.
+const faviconPath = "/favicon.ico"
+
+// favicon is the embedded file of the dashboard's icon, the one index.html
+// names.
+const favicon = "favicon.svg"
+
 // versionPlaceholder is replaced in index.html by the asset path of the
 // running binary's assets.
 const versionPlaceholder = "/assets/_/"
@@ -109,7 +117,7 @@ func build(fsys fs.FS) (*bundle, error) {
 	}
 	b.version = hex.EncodeToString(h.Sum(nil))[:12]
 	idx, ok := b.files["index.html"]
-	if !ok {
+	if !ok || b.files[favicon] == nil {
 		return nil, fs.ErrNotExist
 	}
 	page := bytes.ReplaceAll(idx.body, []byte(versionPlaceholder), []byte(AssetPrefix+b.version+"/"))
@@ -167,9 +175,12 @@ func compressible(ctype string) bool {
 // current asset version) and the embedded files under
 // /assets/<version>/ (cached for a year as immutable when the version is
 // the current one, revalidated by ETag otherwise), gzip-compressed when the
-// client accepts it. Every response carries ContentSecurityPolicy and
-// related headers. Other paths are 404 and methods other than GET and HEAD
-// are 405.
+// client accepts it. It serves the dashboard's icon at /favicon.ico too,
+// where a browser asks for one on a page that names none (a JSON answer of
+// the API opened in a tab), cached for a day and revalidated by ETag since
+// that address names no version. Every response carries
+// ContentSecurityPolicy and related headers. Other paths are 404 and
+// methods other than GET and HEAD are 405.
 func Handler() http.Handler {
 	return http.HandlerFunc(serve)
 }
@@ -193,6 +204,12 @@ func serve(w http.ResponseWriter, r *http.Request) {
 	case p == "/" || p == "/index.html":
 		h.Set("Cache-Control", "no-cache")
 		write(w, r, &b.index)
+		return
+	case p == faviconPath:
+		// The page's own icon, the file index.html names: one icon for the
+		// dashboard and for the addresses a browser shows outside it.
+		h.Set("Cache-Control", "public, max-age=86400")
+		write(w, r, b.files[favicon])
 		return
 	case strings.HasPrefix(p, AssetPrefix):
 		version, name, ok := strings.Cut(strings.TrimPrefix(p, AssetPrefix), "/")

@@ -124,6 +124,47 @@ func TestAssetCaching(t *testing.T) {
 	}
 }
 
+// TestFavicon: a browser showing an address of the collector that names no
+// icon (a JSON answer of the API) asks for /favicon.ico; it gets the icon
+// the dashboard's page names, as an SVG, cacheable and revalidated by ETag
+// since the address names no version.
+func TestFavicon(t *testing.T) {
+	want, err := fs.ReadFile(static, "static/favicon.svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body(t, get(t, "/")), `href="`+AssetPrefix+load().version+`/favicon.svg"`) {
+		t.Fatal("the page does not name static/favicon.svg as its icon")
+	}
+	res := get(t, "/favicon.ico")
+	if res.StatusCode != 200 {
+		t.Fatalf("GET /favicon.ico = %d", res.StatusCode)
+	}
+	if got := res.Header.Get("Content-Type"); got != "image/svg+xml" {
+		t.Errorf("Content-Type = %q, want image/svg+xml", got)
+	}
+	if got := res.Header.Get("Cache-Control"); got != "public, max-age=86400" {
+		t.Errorf("Cache-Control = %q, want public, max-age=86400", got)
+	}
+	if res.Header.Get("X-Content-Type-Options") != "nosniff" || res.Header.Get("Content-Security-Policy") != ContentSecurityPolicy {
+		t.Errorf("missing hardening headers: %v", res.Header)
+	}
+	if got := body(t, res); got != string(want) {
+		t.Errorf("body is not static/favicon.svg: %q", got)
+	}
+	etag := res.Header.Get("ETag")
+	if etag == "" {
+		t.Fatal("no ETag")
+	}
+	if got := get(t, "/favicon.ico", "If-None-Match", etag); got.StatusCode != http.StatusNotModified {
+		t.Errorf("If-None-Match with the ETag = %d, want 304", got.StatusCode)
+	}
+	// Only that address: no other file of the dashboard outside its version.
+	if got := get(t, "/favicon.svg"); got.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /favicon.svg = %d, want 404", got.StatusCode)
+	}
+}
+
 func TestGzip(t *testing.T) {
 	path := AssetPrefix + load().version + "/vendor/uPlot.esm.js"
 	plain := get(t, path)

@@ -2587,10 +2587,18 @@ test('an address that is no page of the dashboard says so, with a link to the li
   await page.close();
 });
 
-test('the browser finds the dashboard\'s icon where the page names it, and asks for no /favicon.ico', async () => {
+/** faviconAnswers returns the statuses the collector answered the browser's requests for /favicon.ico with: see faviconLog in browser_test.go. */
+async function faviconAnswers() {
+  const res = await fetch(BASE + '/test/favicon');
+  assert.equal(res.status, 200);
+  return res.json();
+}
+
+test('the browser finds the dashboard\'s icon where the page names it, asks for no /favicon.ico there, and gets the icon there from an answer of the API', async () => {
+  // Playwright leaves the requests for /favicon.ico out of a page's: the
+  // test's collector counts them.
+  const before = (await faviconAnswers()).length;
   const page = await browser.ctx.newPage();
-  const asked = [];
-  page.on('request', (r) => asked.push(new URL(r.url()).pathname));
   await page.goto(BASE + '/#/');
   await page.locator('[data-session]').first().waitFor();
   await new Promise((r) => setTimeout(r, 500));
@@ -2598,7 +2606,20 @@ test('the browser finds the dashboard\'s icon where the page names it, and asks 
   const res = await fetch(new URL(href, BASE));
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-type'), 'image/svg+xml');
-  assert.ok(!asked.includes('/favicon.ico'), 'asked for ' + JSON.stringify(asked.filter((p) => !p.startsWith('/assets/'))));
+  assert.deepEqual((await faviconAnswers()).slice(before), [], 'the dashboard asked for /favicon.ico');
+  // An answer of the API opened in a tab names no icon: the browser asks
+  // for /favicon.ico, and gets the dashboard's.
+  await page.goto(BASE + '/v1/sessions?limit=1');
+  await page.waitForFunction(() => document.body?.innerText.includes('sessions'));
+  let asked = [];
+  for (let i = 0; i < 50 && !asked.length; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    asked = (await faviconAnswers()).slice(before);
+  }
+  assert.deepEqual(asked, [200], 'the answers to /favicon.ico');
+  const icon = await fetch(BASE + '/favicon.ico');
+  assert.equal(icon.headers.get('content-type'), 'image/svg+xml');
+  assert.equal(await icon.text(), await res.text(), 'not the icon the page names');
   await page.close();
 });
 
@@ -2668,6 +2689,11 @@ test('with a token, the dashboard asks for it, then loads and follows the stream
   await post([{ id: 'token-' + sid, runtime: 'claude-code', kind: 'hook', received_at: new Date().toISOString(),
     payload: { session_id: sid, cwd: '/home/dev/src/live', hook_event_name: 'SessionStart', source: 'startup' } }]);
   await page.locator(`[data-session="${sid}"]`).waitFor({ timeout: 10000 });
+  // The icon is the dashboard's as its other files: asked for by a tab of an API answer refused for want of the token.
+  assert.equal((await fetch(BASE + '/v1/sessions')).status, 401);
+  const icon = await fetch(BASE + '/favicon.ico');
+  assert.equal(icon.status, 200);
+  assert.equal(icon.headers.get('content-type'), 'image/svg+xml');
   clean(seen);
   await page.close();
 });
