@@ -2319,6 +2319,21 @@ test('bidi controls in a payload show as code points, never reordering the text 
   const tooltips = () => page.evaluate(() => [...document.querySelectorAll('[title]')].map((e) => e.title));
   assert.deepEqual((await tooltips()).filter((t) => controls.test(t)), [], 'a tooltip with a bidi control as it came');
   assert.ok((await tooltips()).includes('⟨U+202E⟩gnp.exe fix the bug'), 'the title\'s tooltip');
+  // What a screen reader speaks (or the page shows) of an attribute, as
+  // the text: none of the page's, and any a view would set from a payload.
+  const TEXT_ATTRIBUTES = ['aria-label', 'aria-description', 'aria-roledescription', 'aria-valuetext', 'aria-placeholder', 'placeholder', 'alt'];
+  const spoken = await page.evaluate((names) => [...document.querySelectorAll(names.map((a) => `[${a}]`).join(', '))]
+    .flatMap((e) => names.map((a) => e.getAttribute(a)).filter((v) => v !== null)), TEXT_ATTRIBUTES);
+  assert.deepEqual(spoken.filter((t) => controls.test(t)), [], 'an attribute read as text with a bidi control as it came');
+  const rendered = await page.evaluate(async ({ names, value }) => {
+    const app = document.querySelector('script[type=module][src$="/app.js"]').src;
+    const { html, render } = await import(new URL('lib/html.js', app).href);
+    const el = document.createElement('div');
+    render(html`<p ...${Object.fromEntries(names.map((a) => [a, value]))}>x</p><input placeholder=${value} /><img alt=${value} />`, el);
+    return [...el.children].flatMap((e) => names.map((a) => e.getAttribute(a)).filter((v) => v !== null));
+  }, { names: TEXT_ATTRIBUTES, value: `${cwd} cat \u2067txt.exe\u2069` });
+  assert.equal(rendered.length, TEXT_ATTRIBUTES.length + 2);
+  for (const v of rendered) assert.equal(v, '/home/dev/src/⟨U+202E⟩evil-proj cat ⟨U+2067⟩txt.exe⟨U+2069⟩', 'an attribute as a view sets it');
   // The list too.
   await page.goto(BASE + '/#/');
   const row = page.locator(`[data-session="${sid}"]`);

@@ -34,12 +34,26 @@ function revealed(child) {
   return out;
 }
 
-// hShown is h for the views: every text child is revealed, and so is a
-// title attribute (the tooltip), so no view can show a payload's text
-// reordered by a control it hides.
+// TEXT_ATTRIBUTES are the attributes whose value is read as text: shown
+// (the tooltip of title, a placeholder, an image's alt) or spoken by a
+// screen reader (the aria- names and descriptions). A bidi control in one
+// reorders what is read as it would in a text node.
+const TEXT_ATTRIBUTES = ['title', 'aria-label', 'aria-description', 'aria-roledescription', 'aria-valuetext', 'aria-placeholder', 'placeholder', 'alt'];
+
+// hShown is h for the views: every text child is revealed, and so is every
+// attribute read as text (TEXT_ATTRIBUTES), so no view can show or speak a
+// payload's text reordered by a control it hides.
 function hShown(type, props, ...children) {
   for (let i = 0; i < children.length; i++) children[i] = revealed(children[i]);
-  if (props && typeof props.title === 'string' && HAS_BIDI_CONTROL.test(props.title)) props = { ...props, title: revealBidi(props.title) };
+  if (props) {
+    for (const name of TEXT_ATTRIBUTES) {
+      const v = props[name];
+      if (typeof v === 'string' && HAS_BIDI_CONTROL.test(v)) {
+        // A copy: the props object is the caller's.
+        props = { ...props, [name]: revealBidi(v) };
+      }
+    }
+  }
   return h(type, props, ...children);
 }
 
