@@ -678,6 +678,46 @@ async function collectorDown(down) {
   assert.equal(res.status, 204);
 }
 
+test('the banner of a collector that does not answer stays while moving between pages, and goes on a page that follows no stream', async () => {
+  const { page, seen } = await open('/#/');
+  await page.locator('[data-session]').first().waitFor();
+  await liveState(page);
+  const banner = page.getByTestId('stream-down');
+  await collectorDown(true);
+  try {
+    await banner.waitFor({ timeout: 10000 });
+    assert.equal(await banner.innerText(), `The collector at ${BASE} does not answer; showing what was loaded. Retrying…`);
+    // Whether the banner is ever gone, however briefly.
+    await page.evaluate(() => {
+      window.__bannerGone = false;
+      new MutationObserver(() => { if (!document.querySelector('[data-testid="stream-down"]')) window.__bannerGone = true; })
+        .observe(document.body, { childList: true, subtree: true });
+    });
+    // A page opened now loads nothing: the banner no longer says it shows what was loaded.
+    for (const hash of ['#/s/' + encodeURIComponent(PARALLEL), '#/s/' + encodeURIComponent(REAL), '#/']) {
+      await page.evaluate((h) => { location.hash = h; }, hash);
+      await page.waitForFunction((h) => location.hash === h, hash);
+      assert.equal(await banner.count(), 1, 'no banner right after moving to ' + hash);
+      await page.waitForTimeout(300);
+      assert.equal(await page.evaluate(() => window.__bannerGone), false, 'the banner went on moving to ' + hash);
+      assert.equal(await banner.innerText(), `The collector at ${BASE} does not answer. Retrying…`, hash);
+    }
+    // A page that follows no stream retries nothing.
+    await page.evaluate(() => { location.hash = '#/no/such/page'; });
+    await page.getByTestId('no-page').waitFor();
+    await banner.waitFor({ state: 'detached', timeout: 2000 });
+  } finally {
+    await collectorDown(false);
+  }
+  await page.evaluate(() => { location.hash = '#/'; });
+  await page.locator('[data-session]').first().waitFor();
+  await liveState(page);
+  assert.equal(await banner.count(), 0);
+  seen.console = seen.console.filter((m) => !/net::ERR_EMPTY_RESPONSE/.test(m));
+  clean(seen);
+  await page.close();
+});
+
 test('pages opened while the collector does not answer say so in words, and load once it answers', async () => {
   const fork = (await api('/v1/sessions/' + encodeURIComponent(REAL))).body.child_session_ids[0];
   const want = await api('/v1/sessions/' + encodeURIComponent(PARALLEL));

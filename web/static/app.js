@@ -82,38 +82,61 @@ const STREAM_DOWN_AFTER = 2000;
  * connection dropped: the collector asks for 2 s before it (retry:), in
  * which a restart fits, and the first attempt answers at once when the
  * collector is back. It blocks nothing: the page keeps what it loaded.
- * It says it shows what was loaded only when the stream of the page in
- * view (page) was live: a page opened while the collector was down
- * loaded nothing, whatever the page before it had. The region is always
- * there, for a screen reader to announce what appears in it.
+ *
+ * What it says is of the collector, not of a page: moving to another page
+ * neither hides it nor starts the wait again. Between two pages the
+ * stream of the one that goes is closed before that of the one that comes
+ * is opened (idle, then connecting): only an idle state that outlasts the
+ * change of page lets go. It says it shows what was loaded only when the
+ * stream of the page in view (page) was live: a page opened while the
+ * collector was down loaded nothing, whatever the page before it had. The
+ * region is always there, for a screen reader to announce what appears in
+ * it.
  */
 function StreamDown({ page }) {
-  // false, or 'lost' (it was live before) or 'never'.
   const [down, setDown] = useState(false);
+  // The page in view, and whether its stream was live: read by the state
+  // listener, which outlives any page. A page that comes has loaded
+  // nothing yet, whatever the one before it had.
+  const inView = useRef(page);
+  const liveOn = useRef(false);
+  if (inView.current !== page) {
+    inView.current = page;
+    liveOn.current = false;
+  }
   useEffect(() => {
     let timer = 0;
     let shown = false;
-    let wasLive = false;
-    const on = (s) => {
-      if (s === 'connecting' || s === 'retrying') {
-        // Connecting and retrying alternate while it is down: the first
-        // attempt starts the wait, the rest leave it be.
-        if (s === 'connecting' && !timer && !shown) timer = setTimeout(() => { timer = 0; shown = true; setDown(wasLive ? 'lost' : 'never'); }, STREAM_DOWN_AFTER);
-        return;
-      }
-      if (s === 'live') wasLive = true;
+    const clear = () => {
       clearTimeout(timer);
       timer = 0;
       shown = false;
       setDown(false);
     };
+    const on = (s) => {
+      if (s === 'connecting' || s === 'retrying') {
+        // Connecting and retrying alternate while it is down: the first
+        // attempt starts the wait, the rest leave it be.
+        if (s === 'connecting' && !timer && !shown) timer = setTimeout(() => { timer = 0; shown = true; setDown(true); }, STREAM_DOWN_AFTER);
+        return;
+      }
+      if (s === 'idle') {
+        // The views open their streams in the same commit as the one
+        // before closed its own (in layout effects and unmounts): idle
+        // still, once that is done, no view follows the collector.
+        queueMicrotask(() => { if (liveState() === 'idle') clear(); });
+        return;
+      }
+      if (s === 'live') liveOn.current = true;
+      clear();
+    };
     on(liveState());
     const off = onLiveState(on);
-    return () => { off(); clearTimeout(timer); setDown(false); };
-  }, [page]);
+    return () => { off(); clearTimeout(timer); };
+  }, []);
   return html`
     <div class="stream-status" role="status" aria-live="polite">
-      ${down && html`<p class="stream-down" data-testid="stream-down">The collector at ${location.origin} does not answer${down === 'lost' ? '; showing what was loaded' : ''}. Retrying…</p>`}
+      ${down && html`<p class="stream-down" data-testid="stream-down">The collector at ${location.origin} does not answer${liveOn.current ? '; showing what was loaded' : ''}. Retrying…</p>`}
     </div>`;
 }
 

@@ -37,15 +37,23 @@ function setState(s) {
 }
 
 // The state of the stream of the session in view, when one is: what the
-// page shows is then that stream's.
+// page shows is then that stream's. shownBy is the view that set it.
 let shown = null;
+let shownBy = null;
 
 /** liveState returns the state of the stream the page shows: idle, connecting, live, retrying, paused (the page hidden) or unauthorized. */
 export function liveState() { return shown ?? state; }
 
-/** showStreamState makes the page show the state of another stream (a session's), or again the shared one's (null). */
-export function showStreamState(s) {
+/**
+ * showStreamState makes the page show s, the state of another stream (a
+ * session's) that the view by holds, or again the shared one's (s null)
+ * when by is still the view shown: a view that goes may be let go of
+ * after the one that comes has shown its own stream, which stays shown.
+ */
+export function showStreamState(s, by) {
+  if (s === null && by !== shownBy) return;
   shown = s;
+  shownBy = s === null ? null : by;
   stateListeners.forEach((fn) => fn(liveState()));
 }
 

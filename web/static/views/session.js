@@ -781,8 +781,12 @@ export function SessionView({ id, params }) {
     }
   }, [selected]);
 
-  useEffect(() => { showStreamState(s.live); }, [s.live]);
-  useEffect(() => () => showStreamState(null), []);
+  // In the commit that mounts the page, as the shared stream is held: the
+  // banner (StreamDown) reads a page that shows no stream's state once
+  // that commit is done as one that follows none.
+  const streamOwner = useRef({});
+  useLayoutEffect(() => { showStreamState(s.live, streamOwner.current); }, [s.live]);
+  useEffect(() => () => showStreamState(null, streamOwner.current), []);
 
   // Test and benchmark hooks, set while rendering so the timeline's next
   // frame sees them.
