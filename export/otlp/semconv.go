@@ -16,14 +16,17 @@ const (
 	attrResponseModel    = "gen_ai.response.model"
 	// The usage attributes of the invoke_agent internal span.
 	// gen_ai.usage.input_tokens counts every input token, the cached
-	// ones too; the cache's reads and writes are also given apart. These
-	// are v1.41's names: a later change of the GenAI conventions renames
-	// cache_creation to cache_write (semantic-conventions-genai,
-	// changelog.d/440.breaking.md).
+	// ones too; the cache's reads and writes are also given apart. The
+	// tokens written to the cache go under both the name of v1.41,
+	// cache_creation, and the one the GenAI conventions renamed it to
+	// after (semantic-conventions-genai #440), cache_write: the backends
+	// and their dashboards read one or the other, and which depends on
+	// their version.
 	attrInputTokens         = "gen_ai.usage.input_tokens"
 	attrOutputTokens        = "gen_ai.usage.output_tokens"
 	attrCacheReadTokens     = "gen_ai.usage.cache_read.input_tokens"
 	attrCacheCreationTokens = "gen_ai.usage.cache_creation.input_tokens"
+	attrCacheWriteTokens    = "gen_ai.usage.cache_write.input_tokens"
 	attrToolName            = "gen_ai.tool.name"
 	attrToolCallID          = "gen_ai.tool.call.id"
 	attrToolType            = "gen_ai.tool.type"

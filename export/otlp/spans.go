@@ -352,6 +352,7 @@ func appendUsage(attrs []*commonpb.KeyValue, u *attribution.Usage) []*commonpb.K
 		num64(attrOutputTokens, u.OutputTokens),
 		num64(attrCacheReadTokens, u.CacheReadTokens),
 		num64(attrCacheCreationTokens, u.CacheCreationTokens),
+		num64(attrCacheWriteTokens, u.CacheCreationTokens),
 		num(attrUsageResponses, u.Responses),
 	)
 	switch len(u.Models) {

@@ -58,7 +58,8 @@ func wantUsage(u *attribution.Usage) map[string]string {
 	w := map[string]string{
 		"gen_ai.usage.input_tokens": "", "gen_ai.usage.output_tokens": "",
 		"gen_ai.usage.cache_read.input_tokens": "", "gen_ai.usage.cache_creation.input_tokens": "",
-		"gen_ai.response.model": "", "hookwatch.usage.responses": "", "hookwatch.usage.cost_usd": "",
+		"gen_ai.usage.cache_write.input_tokens": "",
+		"gen_ai.response.model":                 "", "hookwatch.usage.responses": "", "hookwatch.usage.cost_usd": "",
 		"hookwatch.usage.unpriced": "",
 	}
 	if u == nil {
@@ -70,6 +71,7 @@ func wantUsage(u *attribution.Usage) map[string]string {
 	w["gen_ai.usage.output_tokens"] = strconv.FormatInt(u.OutputTokens, 10)
 	w["gen_ai.usage.cache_read.input_tokens"] = strconv.FormatInt(u.CacheReadTokens, 10)
 	w["gen_ai.usage.cache_creation.input_tokens"] = strconv.FormatInt(u.CacheCreationTokens, 10)
+	w["gen_ai.usage.cache_write.input_tokens"] = strconv.FormatInt(u.CacheCreationTokens, 10)
 	if len(u.Models) == 1 {
 		w["gen_ai.response.model"] = u.Models[0]
 	}
