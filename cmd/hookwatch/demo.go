@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -45,11 +46,26 @@ project "` + demo.StoryProject + `".
 
 Flags:`
 
+// demoFlags are the values of demo's flags.
+type demoFlags struct {
+	speed   *float64
+	noStart *bool
+}
+
+// demoFlagSet defines demo's flags: the one definition runDemo parses and
+// the docs' command lines are checked against.
+func demoFlagSet(stdout, stderr io.Writer) (*flag.FlagSet, demoFlags) {
+	fs := newFlagSet("demo", demoSynopsis, stdout, stderr)
+	return fs, demoFlags{
+		speed:   fs.Float64("speed", 1, "play faster (2 = twice as fast) or slower (0.5)"),
+		noStart: fs.Bool("no-start", false, "do not start a collector when none answers"),
+	}
+}
+
 // runDemo is `hookwatch demo`.
 func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("demo", demoSynopsis, stdout, stderr)
-	speed := fs.Float64("speed", 1, "play faster (2 = twice as fast) or slower (0.5)")
-	noStart := fs.Bool("no-start", false, "do not start a collector when none answers")
+	fs, f := demoFlagSet(stdout, stderr)
+	speed, noStart := f.speed, f.noStart
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}

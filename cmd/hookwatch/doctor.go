@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -24,8 +25,15 @@ func init() {
 	})
 }
 
-// runDoctor is `hookwatch doctor`: exit status 1 when a check failed.
-func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// doctorFlags are the values of doctor's flags.
+type doctorFlags struct {
+	asJSON, noTrip, start, ack *bool
+	project                    *string
+}
+
+// doctorFlagSet defines doctor's flags: the one definition runDoctor
+// parses and the docs' command lines are checked against.
+func doctorFlagSet(stdout, stderr io.Writer) (*flag.FlagSet, doctorFlags) {
 	fs := newFlagSet("doctor", "doctor [--json] [--no-round-trip] [--project DIR] [--start] [--ack-losses]\n\n"+
 		"Checks the installation and changes nothing, unless --start or --ack-losses asks it to.\n"+
 		"The round trip sends one synthetic event through the registered hook; it is stored\n"+
@@ -33,11 +41,19 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		"forwarder: with none to take it, the event waits in a scratch home's spool.\n"+
 		"With --json, standard output is the report alone: what --start and --ack-losses\n"+
 		"did is said on standard error.", stdout, stderr)
-	asJSON := fs.Bool("json", false, "print the report as JSON, and nothing else on standard output")
-	noTrip := fs.Bool("no-round-trip", false, "do not send a synthetic event through the registered hook")
-	project := fs.String("project", "", "project directory whose settings and policy are checked (default: the working directory)")
-	start := fs.Bool("start", false, "start the collector first when none answers where the hooks send (HOOKWATCH_URL, else the URL 'hookwatch install --url' kept), as a hook would")
-	ack := fs.Bool("ack-losses", false, "acknowledge the events lost so far (spool drops and corrupt lines), so that health is no longer degraded by them")
+	return fs, doctorFlags{
+		asJSON:  fs.Bool("json", false, "print the report as JSON, and nothing else on standard output"),
+		noTrip:  fs.Bool("no-round-trip", false, "do not send a synthetic event through the registered hook"),
+		project: fs.String("project", "", "project directory whose settings and policy are checked (default: the working directory)"),
+		start:   fs.Bool("start", false, "start the collector first when none answers where the hooks send (HOOKWATCH_URL, else the URL 'hookwatch install --url' kept), as a hook would"),
+		ack:     fs.Bool("ack-losses", false, "acknowledge the events lost so far (spool drops and corrupt lines), so that health is no longer degraded by them"),
+	}
+}
+
+// runDoctor is `hookwatch doctor`: exit status 1 when a check failed.
+func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs, f := doctorFlagSet(stdout, stderr)
+	asJSON, noTrip, project, start, ack := f.asJSON, f.noTrip, f.project, f.start, f.ack
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -94,6 +95,26 @@ Examples:
   hookwatch import --codex              # every Codex rollout
 `
 
+// importFlags are the values of import's flags.
+type importFlags struct {
+	codex, dryRun, verbose, noStart *bool
+	since                           *string
+}
+
+// importFlagSet defines import's flags: the one definition runImport
+// parses and the docs' command lines are checked against.
+func importFlagSet(stdout, stderr io.Writer) (*flag.FlagSet, importFlags) {
+	fs := newFlagSet("import", importSynopsis, stdout, stderr)
+	usageTrailer(fs, importExamples)
+	return fs, importFlags{
+		codex:   fs.Bool("codex", false, "import Codex rollout files: the PATHs (files or directories), default every rollout under $CODEX_HOME/sessions"),
+		dryRun:  fs.Bool("dry-run", false, "read and count what would be imported; send and keep nothing"),
+		verbose: fs.Bool("verbose", false, fmt.Sprintf("list every session of the transcripts read, with its project and records (a dry run lists the first %d without it, and sums them all up by project)", dryRunListed)),
+		noStart: fs.Bool("no-start", false, "do not start a collector when none answers"),
+		since:   fs.String("since", "", "import only the sessions active since TIME (a file of theirs written since): RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or an age back from now (7d, 2w, 24h)"),
+	}
+}
+
 // runImport is `hookwatch import`. Stopped by a signal, it returns an
 // interruptedError saying what it imported: an import cut short must not
 // pass for a whole one.
@@ -104,13 +125,8 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			err = interruptedError{"nothing imported"}
 		}
 	}()
-	fs := newFlagSet("import", importSynopsis, stdout, stderr)
-	isCodex := fs.Bool("codex", false, "import Codex rollout files: the PATHs (files or directories), default every rollout under $CODEX_HOME/sessions")
-	dryRun := fs.Bool("dry-run", false, "read and count what would be imported; send and keep nothing")
-	verbose := fs.Bool("verbose", false, fmt.Sprintf("list every session of the transcripts read, with its project and records (a dry run lists the first %d without it, and sums them all up by project)", dryRunListed))
-	noStart := fs.Bool("no-start", false, "do not start a collector when none answers")
-	sinceFlag := fs.String("since", "", "import only the sessions active since TIME (a file of theirs written since): RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or an age back from now (7d, 2w, 24h)")
-	usageTrailer(fs, importExamples)
+	fs, f := importFlagSet(stdout, stderr)
+	isCodex, dryRun, verbose, noStart, sinceFlag := f.codex, f.dryRun, f.verbose, f.noStart, f.since
 	// Flags may follow the paths (import DIR --dry-run), as the shell's
 	// history makes it easy to add one at the end.
 	paths, err := parseInterleaved(fs, args)

@@ -364,22 +364,38 @@ Examples:
   hookwatch install --url local
   hookwatch install --codex`
 
-func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// installFlags are the values of install's flags.
+type installFlags struct {
+	sf                                  scopeFlags
+	cf                                  codexFlags
+	mode, url, token, tokenFile, caFile *string
+	statusline                          *bool
+}
+
+// installFlagSet defines install's flags: the one definition runInstall
+// parses and the docs' command lines are checked against.
+func installFlagSet(stdout, stderr io.Writer) (*flag.FlagSet, *installFlags) {
 	fs := newFlagSet("install", installSynopsis, stdout, stderr)
-	var sf scopeFlags
-	sf.register(fs)
-	mode := fs.String("mode", "", "command: Claude Code runs the hook binary per event (events are spooled while the collector is down); http: Claude Code posts events to the collector where it can (default: the mode already installed in this scope, else command)")
-	statusline := fs.Bool("statusline", false, "also make hookwatch Claude Code's statusLine (wrapping the one already set)")
-	url := fs.String("url", "", "the collector's base URL, kept in $HOOKWATCH_HOME/"+hook.URLFile+" for the hooks, which send there when HOOKWATCH_URL is not set where the agent starts; "+localURLFlag+" (or '') removes it, for this machine's collector "+install.DefaultCollectorURL+" (default: $HOOKWATCH_URL, else the URL kept, else that one; HOOKWATCH_URL, where the agent starts, wins over the URL kept)")
-	tokenFlag := fs.String("token", "", "the team server's token; - reads it from stdin, as --token-file reads a file: a secret given here shows in ps and the shell's history. Kept in $HOOKWATCH_HOME/token, mode 0600, never in the settings file")
-	tokenFile := fs.String("token-file", "", "read the team server's token from this file instead of --token")
-	caFile := fs.String("ca-file", "", "the PEM certificate of the authority that signed an https:// team server's certificate, when the system does not trust it: kept in $HOOKWATCH_HOME/"+forward.CAFileName+" for the forwarder and the commands that ask the server")
-	var cf codexFlags
-	cf.register(fs, false)
-	fs.BoolVar(&cf.trustProject, "trust-project", false, "with --codex --scope project: also trust the project in $CODEX_HOME/config.toml (Codex loads a project's .codex/ hooks only then; it trusts all of the project's Codex configuration)")
+	f := new(installFlags)
+	f.sf.register(fs)
+	f.mode = fs.String("mode", "", "command: Claude Code runs the hook binary per event (events are spooled while the collector is down); http: Claude Code posts events to the collector where it can (default: the mode already installed in this scope, else command)")
+	f.statusline = fs.Bool("statusline", false, "also make hookwatch Claude Code's statusLine (wrapping the one already set)")
+	f.url = fs.String("url", "", "the collector's base URL, kept in $HOOKWATCH_HOME/"+hook.URLFile+" for the hooks, which send there when HOOKWATCH_URL is not set where the agent starts; "+localURLFlag+" (or '') removes it, for this machine's collector "+install.DefaultCollectorURL+" (default: $HOOKWATCH_URL, else the URL kept, else that one; HOOKWATCH_URL, where the agent starts, wins over the URL kept)")
+	f.token = fs.String("token", "", "the team server's token; - reads it from stdin, as --token-file reads a file: a secret given here shows in ps and the shell's history. Kept in $HOOKWATCH_HOME/token, mode 0600, never in the settings file")
+	f.tokenFile = fs.String("token-file", "", "read the team server's token from this file instead of --token")
+	f.caFile = fs.String("ca-file", "", "the PEM certificate of the authority that signed an https:// team server's certificate, when the system does not trust it: kept in $HOOKWATCH_HOME/"+forward.CAFileName+" for the forwarder and the commands that ask the server")
+	f.cf.register(fs, false)
+	fs.BoolVar(&f.cf.trustProject, "trust-project", false, "with --codex --scope project: also trust the project in $CODEX_HOME/config.toml (Codex loads a project's .codex/ hooks only then; it trusts all of the project's Codex configuration)")
+	return fs, f
+}
+
+func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs, f := installFlagSet(stdout, stderr)
+	mode, statusline, url, tokenFlag, tokenFile, caFile := f.mode, f.statusline, f.url, f.token, f.tokenFile, f.caFile
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
+	sf, cf := f.sf, f.cf // as parsed
 	// Flags that do not go together, or name no settings file, are refused
 	// before anything is written or printed: refused half way, install
 	// would leave the token, or hooks nothing trusts, behind.

@@ -50,18 +50,34 @@ Examples:
   hookwatch prune --older-than 2w   # HOOKWATCH_DB exported as postgres://…: a team server's database, its password kept out of ps
 `
 
+// pruneFlags are the values of prune's flags.
+type pruneFlags struct {
+	age    *duration
+	dryRun *bool
+	db     *string
+}
+
+// pruneFlagSet defines prune's flags: the one definition runPrune parses
+// and the docs' command lines are checked against.
+func pruneFlagSet(stdout, stderr io.Writer) (*flag.FlagSet, pruneFlags) {
+	fs := newFlagSet("prune", pruneSynopsis, stdout, stderr)
+	f := pruneFlags{age: new(duration)}
+	fs.Var(f.age, "older-than", "delete the sessions whose latest event is older than this (90d, 36h, 2w; at least 1h: m is minutes)")
+	f.dryRun = fs.Bool("dry-run", false, "say how many sessions and events would be deleted, and delete nothing")
+	f.db = dbFlagVar(fs)
+	usageTrailer(fs, pruneExamples)
+	return fs, f
+}
+
 // runPrune is `hookwatch prune --older-than AGE`: the background retention
 // of `serve --retain`, once, by hand.
 func runPrune(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("prune", pruneSynopsis, stdout, stderr)
-	var age duration
-	fs.Var(&age, "older-than", "delete the sessions whose latest event is older than this (90d, 36h, 2w; at least 1h: m is minutes)")
-	dryRun := fs.Bool("dry-run", false, "say how many sessions and events would be deleted, and delete nothing")
-	dbFlag := dbFlagVar(fs)
-	usageTrailer(fs, pruneExamples)
+	fs, f := pruneFlagSet(stdout, stderr)
+	dryRun, dbFlag := f.dryRun, f.db
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
+	age := *f.age
 	if age <= 0 {
 		return fmt.Errorf("%w: prune needs --older-than AGE (90d, 36h, 2w)", errUsage)
 	}

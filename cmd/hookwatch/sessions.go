@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -62,18 +63,34 @@ having run here: it says where it looked); 1 files that cannot be read;
 
 Flags:`
 
+// sessionsFlags are the values of the flags of sessions (not of sessions
+// diff: sessionsDiffFlagSet).
+type sessionsFlags struct {
+	codex, all *bool
+	project    *string
+}
+
+// sessionsFlagSet defines the flags of sessions: the one definition
+// runSessions parses and the docs' command lines are checked against.
+func sessionsFlagSet(stdout, stderr io.Writer) (*flag.FlagSet, sessionsFlags) {
+	fs := newFlagSet("sessions", sessionsSynopsis, stdout, stderr)
+	var f sessionsFlags
+	f.codex = fs.Bool("codex", false, "list Codex's sessions (its rollouts under $CODEX_HOME/sessions) instead of Claude Code's")
+	// --project as install and doctor name a directory; --cwd, its first
+	// name, stays.
+	f.project = fs.String("project", "", "the directory whose sessions to list (default: the current one)")
+	fs.StringVar(f.project, "cwd", "", "the same as --project")
+	f.all = fs.Bool("all", false, "list the sessions of every project")
+	return fs, f
+}
+
 // runSessions is `hookwatch sessions`.
 func runSessions(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "diff" {
 		return runSessionsDiff(ctx, args[1:], stdout, stderr)
 	}
-	fs := newFlagSet("sessions", sessionsSynopsis, stdout, stderr)
-	isCodex := fs.Bool("codex", false, "list Codex's sessions (its rollouts under $CODEX_HOME/sessions) instead of Claude Code's")
-	// --project as install and doctor name a directory; --cwd, its first
-	// name, stays.
-	cwdFlag := fs.String("project", "", "the directory whose sessions to list (default: the current one)")
-	fs.StringVar(cwdFlag, "cwd", "", "the same as --project")
-	all := fs.Bool("all", false, "list the sessions of every project")
+	fs, f := sessionsFlagSet(stdout, stderr)
+	isCodex, cwdFlag, all := f.codex, f.project, f.all
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,11 +33,19 @@ comparison and 'hookwatch sessions' print them.
 
 Flags:`
 
+// sessionsDiffFlagSet defines the flags of sessions diff, --json and
+// --unrelated: the one definition runSessionsDiff parses and the docs'
+// command lines are checked against.
+func sessionsDiffFlagSet(stdout, stderr io.Writer) (fs *flag.FlagSet, asJSON, unrelated *bool) {
+	fs = newFlagSet("sessions diff", sessionsDiffSynopsis, stdout, stderr)
+	asJSON = fs.Bool("json", false, "print the collector's answer as JSON")
+	unrelated = fs.Bool("unrelated", false, "compare two sessions even when they share no baseline")
+	return fs, asJSON, unrelated
+}
+
 // runSessionsDiff is `hookwatch sessions diff`.
 func runSessionsDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("sessions diff", sessionsDiffSynopsis, stdout, stderr)
-	asJSON := fs.Bool("json", false, "print the collector's answer as JSON")
-	unrelated := fs.Bool("unrelated", false, "compare two sessions even when they share no baseline")
+	fs, asJSON, unrelated := sessionsDiffFlagSet(stdout, stderr)
 	ids, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -29,9 +30,10 @@ func init() {
 // itself gives in-flight requests collector.DefaultShutdownTimeout.
 const stopWait = collector.DefaultShutdownTimeout + 5*time.Second
 
-// runStop is `hookwatch stop`.
-func runStop(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("stop", "stop\n\n"+
+// stopFlagSet defines stop's flags, none: the one definition runStop parses
+// and the docs' command lines are checked against.
+func stopFlagSet(stdout, stderr io.Writer) *flag.FlagSet {
+	return newFlagSet("stop", "stop\n\n"+
 		"Stops the collector, or the forwarder (hookwatch forward), that runs for this\n"+
 		"HOOKWATCH_HOME (the one holding $HOOKWATCH_HOME/spool/consumer.lock, whether a\n"+
 		"hook started it or you did) with SIGTERM, and waits until it has exited: what it\n"+
@@ -39,6 +41,11 @@ func runStop(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		"cleanly, so the service manager leaves it stopped, but starts it again at the\n"+
 		"next login: to stop it for good, systemctl --user disable --now hookwatch\n"+
 		"(launchd: launchctl unload -w <its plist>).", stdout, stderr)
+}
+
+// runStop is `hookwatch stop`.
+func runStop(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := stopFlagSet(stdout, stderr)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -79,13 +80,25 @@ func openTokens(ctx context.Context, dsn string, create bool) (tokens store.Toke
 	return t, name, db.Close, nil
 }
 
-func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// tokenCreateFlags are the values of token create's flags.
+type tokenCreateFlags struct{ user, team, role, out, db *string }
+
+// tokenCreateFlagSet defines token create's flags: the one definition
+// runTokenCreate parses and the docs' command lines are checked against.
+func tokenCreateFlagSet(stdout, stderr io.Writer) (*flag.FlagSet, tokenCreateFlags) {
 	fs := newFlagSet("token create", "token create --user NAME [--team TEAM] [--role user|team|admin] [--out FILE] [--db PATH|URL]", stdout, stderr)
-	user := fs.String("user", "", "the user the token's events are recorded as (required)")
-	team := fs.String("team", "", "the team of the user: a team token sees the sessions of its team's users")
-	role := fs.String("role", store.RoleUser, "user: its own sessions; team: its team's; admin: everything, /metrics included")
-	out := fs.String("out", "", "write the secret to this new `FILE`, readable by its owner only (0600), instead of to stdout")
-	dbFlag := dbFlagVar(fs)
+	return fs, tokenCreateFlags{
+		user: fs.String("user", "", "the user the token's events are recorded as (required)"),
+		team: fs.String("team", "", "the team of the user: a team token sees the sessions of its team's users"),
+		role: fs.String("role", store.RoleUser, "user: its own sessions; team: its team's; admin: everything, /metrics included"),
+		out:  fs.String("out", "", "write the secret to this new `FILE`, readable by its owner only (0600), instead of to stdout"),
+		db:   dbFlagVar(fs),
+	}
+}
+
+func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, f := tokenCreateFlagSet(stdout, stderr)
+	user, team, role, out, dbFlag := f.user, f.team, f.role, f.out, f.db
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -156,10 +169,16 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	return nil
 }
 
+// tokenListFlagSet defines token list's flags, --json and --db: the one
+// definition runTokenList parses and the docs' command lines are checked
+// against.
+func tokenListFlagSet(stdout, stderr io.Writer) (fs *flag.FlagSet, asJSON *bool, db *string) {
+	fs = newFlagSet("token list", "token list [--json] [--db PATH|URL]", stdout, stderr)
+	return fs, fs.Bool("json", false, "print a JSON array"), dbFlagVar(fs)
+}
+
 func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("token list", "token list [--json] [--db PATH|URL]", stdout, stderr)
-	asJSON := fs.Bool("json", false, "print a JSON array")
-	dbFlag := dbFlagVar(fs)
+	fs, asJSON, dbFlag := tokenListFlagSet(stdout, stderr)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -221,9 +240,15 @@ func listName(name string) string {
 	return name
 }
 
+// tokenRevokeFlagSet defines token revoke's flag, --db: the one definition
+// runTokenRevoke parses and the docs' command lines are checked against.
+func tokenRevokeFlagSet(stdout, stderr io.Writer) (fs *flag.FlagSet, db *string) {
+	fs = newFlagSet("token revoke", "token revoke [--db PATH|URL] ID", stdout, stderr)
+	return fs, dbFlagVar(fs)
+}
+
 func runTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("token revoke", "token revoke [--db PATH|URL] ID", stdout, stderr)
-	dbFlag := dbFlagVar(fs)
+	fs, dbFlag := tokenRevokeFlagSet(stdout, stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
