@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 
@@ -16,13 +17,9 @@ func init() {
 	})
 }
 
-// runAudit is `hookwatch audit verify PATH…`: one line per stream, exit
-// status 1 when any stream has a problem, any path cannot be verified, or
-// a path's streams hold no line at all. An empty stream proves nothing (a
-// file emptied looks like one never written to): it is told as EMPTY, and
-// passes only beside a stream of the same path that verified lines (a
-// session that made no tool call has an empty tool_calls.jsonl).
-func runAudit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// auditFlagSet defines the flags of audit verify, none: the one definition
+// runAudit parses and the docs' command lines are checked against.
+func auditFlagSet(stdout, stderr io.Writer) *flag.FlagSet {
 	fs := newFlagSet("audit", "audit verify DIR|FILE…\n\n"+
 		"Checks the hash chain of audit trails (an audit directory, a session's directory, or one\n"+
 		"file) and reports, per stream, the first line altered, removed or reordered, a file cut\n"+
@@ -35,6 +32,17 @@ func runAudit(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	usageTrailer(fs, "Examples:\n"+
 		"  hookwatch audit verify ~/hookwatch-audit          # every session's trail; exit 1 when a stream fails\n"+
 		"  hookwatch audit verify trail/<session>/events.jsonl\n")
+	return fs
+}
+
+// runAudit is `hookwatch audit verify PATH…`: one line per stream, exit
+// status 1 when any stream has a problem, any path cannot be verified, or
+// a path's streams hold no line at all. An empty stream proves nothing (a
+// file emptied looks like one never written to): it is told as EMPTY, and
+// passes only beside a stream of the same path that verified lines (a
+// session that made no tool call has an empty tool_calls.jsonl).
+func runAudit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := auditFlagSet(stdout, stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -82,6 +83,45 @@ Examples:
     hookwatch export --format otlp --session ID --otlp-endpoint https://otlp.example.com
 `
 
+// exportFlags are the values of export's flags.
+type exportFlags struct {
+	session, since, format, out, db *string
+	traces                          *otlpFlags
+}
+
+// exportFormatNames are the names of exportFormats, sorted.
+func exportFormatNames() []string {
+	names := make([]string, 0, len(exportFormats))
+	for n := range exportFormats {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// exportFlagSet defines export's flags: the one definition runExport
+// parses and the docs' command lines are checked against.
+func exportFlagSet(stdout, stderr io.Writer) (*flag.FlagSet, exportFlags) {
+	names := exportFormatNames()
+	var formats strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&formats, "\n  %-6s %s", n, exportFormats[n].help)
+	}
+	fs := newFlagSet("export", "export (--session ID | --since TIME) [--format "+strings.Join(names, "|")+"] [--out DIR] [--db PATH|URL] [--otlp-endpoint URL [--otlp-header k=v]… [--otlp-ca-file FILE]]\n\n"+
+		"Reads the database directly; a collector may be running.\n"+
+		"Exit status: 0 every session exported; 1 an error; 2 a usage error; 130 stopped by\n"+
+		"Ctrl-C (143 by SIGTERM): stderr says how many sessions were exported whole before it.\nFormats:"+formats.String(), stdout, stderr)
+	f := exportFlags{}
+	f.session = fs.String("session", "", "the session to export: its id, or the start of it (8 characters at least) as sessions diff takes it")
+	f.since = fs.String("since", "", "export every session active since TIME: RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or an age back from now (7d, 2w, 24h)")
+	f.format = fs.String("format", "jsonl", "output format: "+strings.Join(names, ", "))
+	f.out = fs.String("out", ".", "output directory of --format jsonl")
+	f.db = dbFlagVar(fs)
+	f.traces = addOTLPFlags(fs)
+	usageTrailer(fs, exportExamples)
+	return fs, f
+}
+
 // runExport is `hookwatch export`. Stopped by a signal, it returns an
 // interruptedError saying how many sessions it completed: an export cut
 // short must not pass for a whole one.
@@ -106,30 +146,14 @@ func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		}
 		err = interruptedError{msg}
 	}()
-	names := make([]string, 0, len(exportFormats))
-	for n := range exportFormats {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	var formats strings.Builder
-	for _, n := range names {
-		fmt.Fprintf(&formats, "\n  %-6s %s", n, exportFormats[n].help)
-	}
-	fs := newFlagSet("export", "export (--session ID | --since TIME) [--format "+strings.Join(names, "|")+"] [--out DIR] [--db PATH|URL] [--otlp-endpoint URL [--otlp-header k=v]… [--otlp-ca-file FILE]]\n\n"+
-		"Reads the database directly; a collector may be running.\n"+
-		"Exit status: 0 every session exported; 1 an error; 2 a usage error; 130 stopped by\n"+
-		"Ctrl-C (143 by SIGTERM): stderr says how many sessions were exported whole before it.\nFormats:"+formats.String(), stdout, stderr)
-	session := fs.String("session", "", "the session to export: its id, or the start of it (8 characters at least) as sessions diff takes it")
-	since := fs.String("since", "", "export every session active since TIME: RFC 3339 (2026-11-21T15:00:00Z), a date (2026-11-21) or an age back from now (7d, 2w, 24h)")
-	format := fs.String("format", "jsonl", "output format: "+strings.Join(names, ", "))
-	out := fs.String("out", ".", "output directory of --format jsonl")
-	dbFlag := dbFlagVar(fs)
-	traces := addOTLPFlags(fs)
-	usageTrailer(fs, exportExamples)
+	fs, ef := exportFlagSet(stdout, stderr)
+	session, since, format, out, dbFlag, traces := ef.session, ef.since, ef.format, ef.out, ef.db, ef.traces
+	names := exportFormatNames()
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
 	f, ok := exportFormats[*format]
+
 	if !ok {
 		return fmt.Errorf("%w: unknown format %q (want %s)", errUsage, *format, strings.Join(names, ", "))
 	}

@@ -644,15 +644,22 @@ Examples:
   hookwatch uninstall --scope project --dry-run
   hookwatch uninstall --codex`
 
-func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// uninstallFlagSet defines uninstall's flags: the one definition
+// runUninstall parses and the docs' command lines are checked against.
+func uninstallFlagSet(stdout, stderr io.Writer) (*flag.FlagSet, *scopeFlags, *codexFlags) {
 	fs := newFlagSet("uninstall", uninstallSynopsis, stdout, stderr)
-	var sf scopeFlags
+	sf, cf := new(scopeFlags), new(codexFlags)
 	sf.register(fs)
-	var cf codexFlags
 	cf.register(fs, true)
+	return fs, sf, cf
+}
+
+func runUninstall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs, sfp, cfp := uninstallFlagSet(stdout, stderr)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
+	sf, cf := *sfp, *cfp // as parsed
 	if err := sf.resolve(); err != nil {
 		return err
 	}

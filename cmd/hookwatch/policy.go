@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -60,12 +61,19 @@ func runPolicy(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		subcommand{"explain", func(args []string) error { return runPolicyExplain(args, stdout, stderr) }})
 }
 
+// policyCheckFlagSet defines policy check's flags, none: the one
+// definition runPolicyCheck parses and the docs' command lines are checked
+// against.
+func policyCheckFlagSet(stdout, stderr io.Writer) *flag.FlagSet {
+	return newFlagSet("policy check", "policy check [FILE…]\n\nValidates and compiles policy files as they would be in force together\n(a rule id defined twice is a problem). Without FILE, checks the files in\nforce for the working directory: managed, $HOOKWATCH_HOME/policy.yaml and\nthe project's .hookwatch/policy.yaml (found as policy explain finds it).\nWarns, without failing, about a condition on a field of tool_input that\nnone of the rule's tools sends, and, where Codex's hooks run hookwatch\n(its user's or this project's hooks file), about a rule for both runtimes\nwhose action or effect Codex does not carry out.\nExit status 1 when a file has a problem.", stdout, stderr)
+}
+
 // runPolicyCheck is `hookwatch policy check [FILE…]`. Without files it
 // checks the files in force for the working directory, as the hook would
 // find them (managed, user, project). Problems are printed one per line as
 // file:line: rule "id": message, and make the exit status 1.
 func runPolicyCheck(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy check", "policy check [FILE…]\n\nValidates and compiles policy files as they would be in force together\n(a rule id defined twice is a problem). Without FILE, checks the files in\nforce for the working directory: managed, $HOOKWATCH_HOME/policy.yaml and\nthe project's .hookwatch/policy.yaml (found as policy explain finds it).\nWarns, without failing, about a condition on a field of tool_input that\nnone of the rule's tools sends, and, where Codex's hooks run hookwatch\n(its user's or this project's hooks file), about a rule for both runtimes\nwhose action or effect Codex does not carry out.\nExit status 1 when a file has a problem.", stdout, stderr)
+	fs := policyCheckFlagSet(stdout, stderr)
 	// It takes no flags, but --help (or a slip) after the files is read as
 	// one, not as a file name: a file named "-x" is written after "--".
 	files, err := parseInterleaved(fs, args)
@@ -104,12 +112,20 @@ func policyOptions(dir string, stderr io.Writer) policy.CheckOptions {
 	return policy.CheckOptions{Codex: doctor.CodexHooked(os.Getenv, dir), Stderr: stderr}
 }
 
+// policyTestFlagSet defines policy test's flags, --events, --command and
+// --json: the one definition runPolicyTest parses and the docs' command
+// lines are checked against.
+func policyTestFlagSet(stdout, stderr io.Writer) (fs *flag.FlagSet, events, command *string, asJSON *bool) {
+	fs = newFlagSet("policy test", "policy test FILE --events EVENTS.jsonl [--json]\n       hookwatch policy test FILE --command CMD [--json]\n\nDry-runs the policy FILE over recorded hook events (one JSON object per\nline: a raw payload, or an envelope with the payload under \"payload\", as\nthe corpus files and exports hold), or on the Bash call of one command\nrun in the working directory, and prints what each rule would decide and\nthe reason the agent is given. FILE need not be in force: test it, then\ncopy it where the hook reads it. Quotas count in memory from zero. The\nwarnings policy check prints come first (on stderr with --json). Exit\nstatus 1 when the policy has problems, whatever it decides; warnings do\nnot fail it.", stdout, stderr)
+	events = fs.String("events", "", "JSON Lines file of hook events to replay (- for stdin)")
+	command = fs.String("command", "", "a shell command: dry-run FILE on a Bash call of it (PreToolUse) in the working directory")
+	asJSON = fs.Bool("json", false, "print one JSON result per event (JSON Lines) instead of a table: the decision, and the\nstdout and exit code the hook answers the agent with")
+	return fs, events, command, asJSON
+}
+
 // runPolicyTest is `hookwatch policy test FILE --events EVENTS.jsonl`.
 func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy test", "policy test FILE --events EVENTS.jsonl [--json]\n       hookwatch policy test FILE --command CMD [--json]\n\nDry-runs the policy FILE over recorded hook events (one JSON object per\nline: a raw payload, or an envelope with the payload under \"payload\", as\nthe corpus files and exports hold), or on the Bash call of one command\nrun in the working directory, and prints what each rule would decide and\nthe reason the agent is given. FILE need not be in force: test it, then\ncopy it where the hook reads it. Quotas count in memory from zero. The\nwarnings policy check prints come first (on stderr with --json). Exit\nstatus 1 when the policy has problems, whatever it decides; warnings do\nnot fail it.", stdout, stderr)
-	events := fs.String("events", "", "JSON Lines file of hook events to replay (- for stdin)")
-	command := fs.String("command", "", "a shell command: dry-run FILE on a Bash call of it (PreToolUse) in the working directory")
-	asJSON := fs.Bool("json", false, "print one JSON result per event (JSON Lines) instead of a table: the decision, and the\nstdout and exit code the hook answers the agent with")
+	fs, events, command, asJSON := policyTestFlagSet(stdout, stderr)
 	// The policy file may come before or after the flags.
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -160,11 +176,17 @@ func runPolicyTest(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 	return policy.Test(stdout, hook.Home(os.Getenv), files[0], in, *asJSON, policyOptions(cwd, stderr)) // an error exits 1
 }
 
+// policyExplainFlagSet defines policy explain's flags, --command and
+// --json: the one definition runPolicyExplain parses and the docs' command
+// lines are checked against.
+func policyExplainFlagSet(stdout, stderr io.Writer) (fs *flag.FlagSet, command *string, asJSON *bool) {
+	fs = newFlagSet("policy explain", "policy explain [DIR] [--command CMD [--json]]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.\nThe project directory is CLAUDE_PROJECT_DIR when DIR is inside it, else\nthe nearest directory from DIR up holding .hookwatch/policy.yaml or .git\n(where a session is commonly started); the output names the one taken.\nWith --command, shows how the rules see a shell command run in DIR: its\nsteps, effect and files (the variables command and subtype) and what the\nrules in force answer to a Bash call of it. Ends with the warnings policy\ncheck prints (on stderr with --json), which do not fail it. To try a file\nnot yet in force: policy test FILE --command CMD.", stdout, stderr)
+	return fs, fs.String("command", "", "a shell command to analyse"), fs.Bool("json", false, "with --command: write the variables and the answer as JSON")
+}
+
 // runPolicyExplain is `hookwatch policy explain [DIR]`.
 func runPolicyExplain(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("policy explain", "policy explain [DIR] [--command CMD [--json]]\n\nLists the policy files that apply to DIR (default: the working directory),\nthe rules in force in evaluation order, and the invalid parts left out.\nThe project directory is CLAUDE_PROJECT_DIR when DIR is inside it, else\nthe nearest directory from DIR up holding .hookwatch/policy.yaml or .git\n(where a session is commonly started); the output names the one taken.\nWith --command, shows how the rules see a shell command run in DIR: its\nsteps, effect and files (the variables command and subtype) and what the\nrules in force answer to a Bash call of it. Ends with the warnings policy\ncheck prints (on stderr with --json), which do not fail it. To try a file\nnot yet in force: policy test FILE --command CMD.", stdout, stderr)
-	command := fs.String("command", "", "a shell command to analyse")
-	asJSON := fs.Bool("json", false, "with --command: write the variables and the answer as JSON")
+	fs, command, asJSON := policyExplainFlagSet(stdout, stderr)
 	// The directory may come before the flags, as the usage line has it.
 	dirs, err := parseInterleaved(fs, args)
 	if err != nil {

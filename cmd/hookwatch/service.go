@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -76,16 +77,27 @@ Examples:
   hookwatch service install --forward     # to the URL 'hookwatch install --url' kept
 `
 
+// serviceActions are the actions service takes, its one argument.
+var serviceActions = [...]string{"install", "uninstall", "print"}
+
+// serviceFlagSet defines service's flags, --os and --forward, which come
+// before or after its action: the one definition runService parses and the
+// docs' command lines are checked against.
+func serviceFlagSet(stdout, stderr io.Writer) (fs *flag.FlagSet, goos *string, fwd *bool) {
+	fs = newFlagSet("service", serviceSynopsis, stdout, stderr)
+	goos = fs.String("os", runtime.GOOS, "service manager to write for: linux (systemd user unit) or darwin (launchd agent)")
+	fwd = fs.Bool("forward", false, "run 'hookwatch forward' instead of the collector: for a machine whose hooks send to a remote https:// collector (HOOKWATCH_URL, set here or kept from the forwarder installed, else the URL 'hookwatch install --url' kept, which the forwarder reads itself)")
+	usageTrailer(fs, serviceExamples)
+	return fs, goos, fwd
+}
+
 // runService is `hookwatch service`. It writes or removes the unit file and
 // prints the systemctl or launchctl commands to run: starting a long-lived
 // process is the user's call, so it never runs them itself. install and
 // print read the installed unit back first, to keep its settings: the
 // shell it is run from again, after an upgrade, may no longer set them.
 func runService(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("service", serviceSynopsis, stdout, stderr)
-	goos := fs.String("os", runtime.GOOS, "service manager to write for: linux (systemd user unit) or darwin (launchd agent)")
-	fwd := fs.Bool("forward", false, "run 'hookwatch forward' instead of the collector: for a machine whose hooks send to a remote https:// collector (HOOKWATCH_URL, set here or kept from the forwarder installed, else the URL 'hookwatch install --url' kept, which the forwarder reads itself)")
-	usageTrailer(fs, serviceExamples)
+	fs, goos, fwd := serviceFlagSet(stdout, stderr)
 	// The flags may come before the action too: service --os darwin print.
 	rest, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -105,6 +117,10 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	if len(rest) > 1 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, rest[1])
+	}
+	if !slices.Contains(serviceActions[:], action) {
+		fs.Usage()
+		return fmt.Errorf("%w: unknown action %q: want install, uninstall or print", errUsage, action)
 	}
 	self, _, err := binaries()
 	if err != nil {
@@ -126,10 +142,6 @@ func runService(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if action == "uninstall" {
 		// Whatever the unit holds: uninstall reads none of it.
 		return serviceUninstall(stdout, *goos, home, path)
-	}
-	if action != "install" && action != "print" {
-		fs.Usage()
-		return fmt.Errorf("%w: unknown action %q: want install, uninstall or print", errUsage, action)
 	}
 	old, installed, err := readInstalledService(*goos, path)
 	if err != nil {

@@ -60,12 +60,19 @@ Example, in ~/.claude/settings.json (--wrap keeps the status line you had):
   "statusLine": {"type": "command", "command": "hookwatch statusline --wrap '~/bin/status.sh'"}
 `
 
+// statuslineFlagSet defines statusline's flag, --wrap: the one definition
+// runStatusline parses and the docs' command lines are checked against.
+func statuslineFlagSet(stdout, stderr io.Writer) (fs *flag.FlagSet, wrap *string) {
+	fs = newFlagSet("statusline", statuslineSynopsis, stdout, stderr)
+	wrap = fs.String("wrap", "", "run this statusLine command (with sh -c, on the same input) and print its output above hookwatch's line")
+	usageTrailer(fs, statuslineExamples)
+	return fs, wrap
+}
+
 // runStatusline is `hookwatch statusline`. Like the hook, it never breaks
 // the agent: whatever the input, it prints at most a line and exits 0.
 func runStatusline(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("statusline", statuslineSynopsis, stdout, stderr)
-	wrap := fs.String("wrap", "", "run this statusLine command (with sh -c, on the same input) and print its output above hookwatch's line")
-	usageTrailer(fs, statuslineExamples)
+	fs, wrap := statuslineFlagSet(stdout, stderr)
 	// A bad flag in the settings must not print errors into the status bar:
 	// flag errors stay quiet, and only --help prints.
 	quietFlagErrors(fs)

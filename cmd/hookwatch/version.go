@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 )
@@ -18,9 +19,15 @@ func init() {
 	})
 }
 
+// versionFlagSet defines version's flags, none: the one definition
+// runVersion parses and the docs' command lines are checked against.
+func versionFlagSet(stdout, stderr io.Writer) *flag.FlagSet {
+	return newFlagSet("version", "version\n\nPrints the version of this hookwatch binary: hookwatch "+version+".", stdout, stderr)
+}
+
 // runVersion is `hookwatch version` (and --version, -version).
 func runVersion(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("version", "version\n\nPrints the version of this hookwatch binary: hookwatch "+version+".", stdout, stderr)
+	fs := versionFlagSet(stdout, stderr)
 	if err := parseFlagsNoArgs(fs, args); err != nil {
 		return err
 	}
