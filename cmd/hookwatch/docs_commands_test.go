@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -194,12 +195,56 @@ func nArgs(n int) argsParse {
 	}
 }
 
+// upTo is the parse of a command whose flags may follow its arguments,
+// taking n of them at most.
+func upTo(n int) argsParse {
+	return func(fs *flag.FlagSet, args []string) error {
+		rest, err := parseInterleaved(fs, args)
+		if err == nil && len(rest) > n {
+			err = fmt.Errorf("takes %s at most, got %d", counted(n, "argument"), len(rest))
+		}
+		return err
+	}
+}
+
 // docParsers are the flag set each command, and each subcommand, the docs
 // may show parses (its ...FlagSet function, the one the command calls) and
 // how it parses its arguments, as its run function does.
 var docParsers = map[string]func() (*flag.FlagSet, argsParse){
-	"demo":   func() (*flag.FlagSet, argsParse) { fs, _ := demoFlagSet(devNull, devNull); return fs, noArgs },
-	"doctor": func() (*flag.FlagSet, argsParse) { fs, _ := doctorFlagSet(devNull, devNull); return fs, noArgs },
+	"audit verify": func() (*flag.FlagSet, argsParse) {
+		return auditFlagSet(devNull, devNull), func(fs *flag.FlagSet, args []string) error {
+			err := parseFlags(fs, args)
+			if err == nil && fs.NArg() == 0 { // as runAudit refuses
+				err = errors.New("audit verify needs a directory or a file")
+			}
+			return err
+		}
+	},
+	"export":       func() (*flag.FlagSet, argsParse) { fs, _ := exportFlagSet(devNull, devNull); return fs, noArgs },
+	"policy check": func() (*flag.FlagSet, argsParse) { return policyCheckFlagSet(devNull, devNull), nArgs(-1) },
+	"policy test": func() (*flag.FlagSet, argsParse) {
+		fs, _, _, _ := policyTestFlagSet(devNull, devNull)
+		return fs, nArgs(1)
+	},
+	"policy explain": func() (*flag.FlagSet, argsParse) {
+		fs, _, _ := policyExplainFlagSet(devNull, devNull)
+		return fs, upTo(1)
+	},
+	"service": func() (*flag.FlagSet, argsParse) {
+		fs, _, _ := serviceFlagSet(devNull, devNull)
+		return fs, func(fs *flag.FlagSet, args []string) error {
+			rest, err := parseInterleaved(fs, args)
+			if err == nil && (len(rest) != 1 || !slices.Contains(serviceActions[:], rest[0])) {
+				err = fmt.Errorf("takes one action of %q, got %q", serviceActions, rest)
+			}
+			return err
+		}
+	},
+	"statusline": func() (*flag.FlagSet, argsParse) { fs, _ := statuslineFlagSet(devNull, devNull); return fs, noArgs },
+	"uninstall":  func() (*flag.FlagSet, argsParse) { fs, _, _ := uninstallFlagSet(devNull, devNull); return fs, noArgs },
+	"version":    func() (*flag.FlagSet, argsParse) { return versionFlagSet(devNull, devNull), noArgs },
+	"demo":       func() (*flag.FlagSet, argsParse) { fs, _ := demoFlagSet(devNull, devNull); return fs, noArgs },
+	"doctor":     func() (*flag.FlagSet, argsParse) { fs, _ := doctorFlagSet(devNull, devNull); return fs, noArgs },
 	"forward": func() (*flag.FlagSet, argsParse) {
 		fs, _ := forwardFlagSet(devNull, devNull, os.Getenv)
 		return fs, noArgs
@@ -242,6 +287,8 @@ func checkDocCommand(c docCommand) error {
 	key, args := name, c.args[1:]
 	if len(args) > 0 && docParsers[name+" "+args[0]] != nil {
 		key, args = name+" "+args[0], args[1:]
+	} else if subs := subcommandsOf(name); subs != nil && docParsers[name] == nil {
+		return fmt.Errorf("%s takes a subcommand, one of %q", name, subs)
 	}
 	flags := docParsers[key]
 	if flags == nil {
@@ -252,6 +299,19 @@ func checkDocCommand(c docCommand) error {
 		return err
 	}
 	return valuesGiven(fs, args)
+}
+
+// subcommandsOf returns the subcommands of name that docParsers knows, nil
+// for a command without any.
+func subcommandsOf(name string) []string {
+	var subs []string
+	for key := range docParsers {
+		if sub, ok := strings.CutPrefix(key, name+" "); ok {
+			subs = append(subs, sub)
+		}
+	}
+	slices.Sort(subs)
+	return subs
 }
 
 // valuesGiven reports a flag of fs that takes a value given another flag
@@ -293,6 +353,68 @@ func TestDocsCommands(t *testing.T) {
 		if err := checkDocCommand(c); err != nil {
 			t.Errorf("%v: %v", c, err)
 		}
+	}
+}
+
+// TestDocParsersCoverEveryCommand: every command a person runs (the hook's
+// arguments are the agent's) has its flags in docParsers, so that a doc
+// line of any is checked; and every subcommand of theirs is one the
+// command runs.
+func TestDocParsersCoverEveryCommand(t *testing.T) {
+	for name := range commands {
+		if name != "hook" && docParsers[name] == nil && subcommandsOf(name) == nil {
+			t.Errorf("hookwatch %s: not in docParsers", name)
+		}
+	}
+	for key := range docParsers {
+		path := strings.Fields(key)
+		if _, ok := commands[path[0]]; !ok {
+			t.Errorf("docParsers: %q is not a subcommand", path[0])
+			continue
+		}
+		// The command answers --help of a subcommand it has, and refuses
+		// one it has not.
+		if _, _, err := hw(t, "", append(path, "--help")...); err != nil && !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("hookwatch %s --help: %v", key, err)
+		}
+	}
+	if _, _, err := hw(t, "", "token", "nonesuch"); err == nil {
+		t.Error("hookwatch token nonesuch: no error")
+	}
+}
+
+// TestHelpExamplesAccepted: the examples of each command's --help are, as
+// the docs' command lines are, command lines the command accepts.
+func TestHelpExamplesAccepted(t *testing.T) {
+	seen := 0
+	for key := range docParsers {
+		help, _, err := hw(t, "", append(strings.Fields(key), "--help")...)
+		if err != nil && !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("hookwatch %s --help: %v", key, err)
+		}
+		examples := false // in the examples, indented under a line "Example…:"
+		for i, line := range strings.Split(help, "\n") {
+			switch {
+			case strings.HasPrefix(line, "Example"):
+				examples = true
+				continue
+			case line != "" && !strings.HasPrefix(line, " "):
+				examples = false
+			}
+			if !examples {
+				continue
+			}
+			for _, args := range shellCommands(strings.TrimSpace(line)) {
+				seen++
+				c := docCommand{"hookwatch " + key + " --help", i + 1, args}
+				if err := checkDocCommand(c); err != nil {
+					t.Errorf("%v: %v", c, err)
+				}
+			}
+		}
+	}
+	if seen < 10 {
+		t.Fatalf("found %d command lines in the examples of --help: the reader no longer reads them", seen)
 	}
 }
 
