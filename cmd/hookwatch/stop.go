@@ -21,7 +21,7 @@ import (
 func init() {
 	register(command{
 		name:    "stop",
-		summary: "stop the collector running for this HOOKWATCH_HOME",
+		summary: "stop the collector (or the forwarder) running for this HOOKWATCH_HOME",
 		run:     runStop,
 	})
 }
