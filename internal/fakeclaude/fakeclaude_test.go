@@ -293,6 +293,65 @@ func TestTurnFunc(t *testing.T) {
 	}
 }
 
+// TestAPIError checks that a turn answering an API error fails the request
+// as the Messages API does, streamed or not, and that the conversation goes
+// on with the next turn once the client asks again.
+func TestAPIError(t *testing.T) {
+	srv := New(Script{"fail": {
+		Reply(Text("dropped"), APIError(http.StatusBadRequest, "invalid_request_error", "prompt is too long"), ToolUse("Bash", nil)),
+		Reply(APIError(http.StatusTooManyRequests, "", "slow down")),
+	}})
+	url := srv.Start(t)
+	f := func(stream bool, msgs []map[string]any, status int, errType, message string) {
+		t.Helper()
+		body := conversation(tools, msgs...)
+		body["stream"] = stream
+		raw, _ := json.Marshal(body)
+		resp, err := http.Post(url+"/v1/messages", "application/json", bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("cannot post: %s", err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != status {
+			t.Fatalf("status %d, want %d", resp.StatusCode, status)
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+			t.Fatalf("Content-Type %q", ct)
+		}
+		if resp.Header.Get("Request-Id") == "" {
+			t.Fatal("no Request-Id")
+		}
+		var e struct {
+			Type  string `json:"type"`
+			Error struct {
+				Type, Message string
+			} `json:"error"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+			t.Fatalf("cannot decode the error: %s", err)
+		}
+		if e.Type != "error" || e.Error.Type != errType || e.Error.Message != message {
+			t.Fatalf("error body %+v, want %s %q", e, errType, message)
+		}
+	}
+	f(true, []map[string]any{user("fail")}, http.StatusBadRequest, "invalid_request_error", "prompt is too long")
+	f(false, []map[string]any{user("fail")}, http.StatusBadRequest, "invalid_request_error", "prompt is too long")
+	// An error with no type given says api_error, the API's generic one.
+	f(true, []map[string]any{user("fail"), assistant("a"), user("b")}, http.StatusTooManyRequests, "api_error", "slow down")
+	if a := post(t, url, "/v1/messages", conversation(tools, user("fail"), assistant("a"), user("b"), assistant("c"), user("d"))); a.content[0].Text != DoneText {
+		t.Fatalf("after the errors: answered %+v", a)
+	}
+
+	reqs := srv.Requests()
+	want := APIError(http.StatusBadRequest, "invalid_request_error", "prompt is too long")
+	if len(reqs[0].Reply) != 1 || reqs[0].Reply[0] != want || !reqs[0].Reply[0].IsAPIError() || reqs[0].Reply[0].IsToolUse() {
+		t.Fatalf("recorded reply %+v, want the error alone", reqs[0].Reply)
+	}
+	if reqs[0].Answered.IsZero() {
+		t.Fatal("the error's answer time is not recorded")
+	}
+}
+
 func TestSetScriptAndReset(t *testing.T) {
 	srv := New(nil)
 	url := srv.Start(t)

@@ -55,7 +55,8 @@ type Request struct {
 	// Turn is the number of assistant messages already present: the index
 	// of the turn played.
 	Turn int
-	// Reply is what the fake answered, with generated tool_use ids filled in.
+	// Reply is what the fake answered, with generated tool_use ids filled in;
+	// a request answered with an API error holds that error block alone.
 	Reply []Block
 	// Received is when the request arrived, Answered when its answer was
 	// written (zero for a request answered without a message): the time

@@ -14,9 +14,11 @@ package fakeclaude
 import "strings"
 
 // Block is one content block of a scripted assistant message: a text block
-// when Tool is empty, a tool_use block otherwise.
+// when Tool is empty, a tool_use block otherwise; or, when Status is set,
+// an API error in place of the whole message (see [APIError]).
 type Block struct {
-	// Text is the text of a text block. It is ignored for tool_use blocks.
+	// Text is the text of a text block, or the message of an API error. It
+	// is ignored for tool_use blocks.
 	Text string
 	// Tool is the name of the tool to call, e.g. "Bash" or "Agent".
 	Tool string
@@ -25,10 +27,28 @@ type Block struct {
 	// ID is the tool_use id. Empty means a fresh id of the form "toolu_…",
 	// unique across all servers of the process.
 	ID string
+	// Status, when not zero, makes the block an API error: the HTTP status
+	// the request is answered with. ErrorType is the error's type in the
+	// body, e.g. "invalid_request_error".
+	Status    int
+	ErrorType string
 }
 
 // IsToolUse reports whether b is a tool_use block.
-func (b Block) IsToolUse() bool { return b.Tool != "" }
+func (b Block) IsToolUse() bool { return b.Tool != "" && b.Status == 0 }
+
+// IsAPIError reports whether b is an API error (see [APIError]).
+func (b Block) IsAPIError() bool { return b.Status != 0 }
+
+// APIError returns a block that makes its turn fail as the Messages API
+// fails: the request is answered with the HTTP status and the body
+// {"type":"error","error":{"type":errType,"message":message}}, not with a
+// message; the turn's other blocks are dropped. The client retries a 429,
+// a 529 and a 5xx with backoff, and gives up at once on a 400, so a test
+// that wants no wait answers 400 "invalid_request_error".
+func APIError(status int, errType, message string) Block {
+	return Block{Status: status, ErrorType: errType, Text: message}
+}
 
 // Text returns a text block.
 func Text(s string) Block { return Block{Text: s} }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -167,6 +168,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	if len(blocks) == 0 {
 		blocks = []Block{Text(DoneText)}
 	}
+	if i := slices.IndexFunc(blocks, Block.IsAPIError); i >= 0 {
+		s.mu.Lock()
+		r.Reply = []Block{blocks[i]}
+		s.mu.Unlock()
+		writeError(w, blocks[i])
+		s.mu.Lock()
+		r.Answered = time.Now()
+		s.mu.Unlock()
+		return
+	}
 	reply, content := render(blocks)
 
 	s.mu.Lock()
@@ -252,6 +263,24 @@ func writeJSON(w http.ResponseWriter, v any) {
 	b, _ := json.Marshal(v)
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)
+}
+
+// writeError answers with the API error b, in the form of the Messages
+// API's errors; a streaming request gets it as plain JSON too, as the API
+// sends an error found before the stream starts.
+func writeError(w http.ResponseWriter, b Block) {
+	errType := b.ErrorType
+	if errType == "" {
+		errType = "api_error"
+	}
+	raw, _ := json.Marshal(map[string]any{
+		"type":  "error",
+		"error": map[string]any{"type": errType, "message": b.Text},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", newID("req"))
+	w.WriteHeader(b.Status)
+	_, _ = w.Write(raw)
 }
 
 // writeMessage answers a non-streaming request with the whole message.
