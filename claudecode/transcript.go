@@ -51,6 +51,19 @@ type TranscriptRecord struct {
 	} `json:"message"`
 }
 
+// SyntheticModel is the model of the assistant records the client writes
+// itself, which no model produced and no API request answered: an API
+// error ("API Error: 400 …", a usage limit reached; the record carries
+// isApiErrorMessage and the error), "No response requested." and the like.
+// Such a record carries a usage of zeros; it is no response of a model.
+const SyntheticModel = "<synthetic>"
+
+// Synthetic reports whether r is an assistant record the client wrote
+// itself rather than a model's response (SyntheticModel).
+func (r *TranscriptRecord) Synthetic() bool {
+	return r.Type == "assistant" && r.Message.Model == SyntheticModel
+}
+
 // TranscriptBlock is one block of a message's content array: a tool_use
 // (ID, Name, Input) in an assistant record, a tool_result (ToolUseID,
 // IsError, Content) or text in a user record.

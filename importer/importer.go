@@ -1082,7 +1082,9 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 			return nil, err
 		}
 	}
-	if rec.Type == "assistant" && rec.Message.Usage != nil {
+	if rec.Type == "assistant" && rec.Message.Usage != nil && !rec.Synthetic() {
+		// A record the client wrote itself (an API error) is no response:
+		// its usage of zeros is no request's, and its model none.
 		// The records of one response follow each other, each repeating
 		// its usage as it grows: only the last of them a read reaches is
 		// sent, and not again by a later read when it repeats what an

@@ -21,6 +21,7 @@ import (
 	"github.com/hookwatch/hookwatch/importer"
 	"github.com/hookwatch/hookwatch/ingest"
 	"github.com/hookwatch/hookwatch/internal/testtree"
+	"github.com/hookwatch/hookwatch/pricing"
 	"github.com/hookwatch/hookwatch/privacy"
 )
 
@@ -270,6 +271,91 @@ func TestImportShape(t *testing.T) {
 	s := attribution.Build(envs).Sessions[0]
 	if s.Shape == nil || s.Shape.String() != "fan-out of 2" || s.Shape.Turns != 1 {
 		t.Fatalf("shape %+v, want a fan-out of 2 in one turn", s.Shape)
+	}
+}
+
+// TestImportAPIError: the assistant records the client writes itself when
+// the API fails a turn (model claudecode.SyntheticModel, a usage of zeros;
+// real transcripts of 2.1.197 and 2.1.332 whose main agent and subagent
+// each met a 400) are no responses: no TranscriptUsage is made of them, so
+// each agent counts its real responses only (those of a model the price
+// table has all priced) and ran the one real model. Neither makes a SubagentStop (its stop_reason is not
+// end_turn), as the hooks report none: the client fires StopFailure.
+func TestImportAPIError(t *testing.T) {
+	root := copyTree(t, "apierror")
+	envs, sum := importAll(t, root, "")
+	// The real responses per session and agent: distinct message ids.
+	real := map[string]map[string]bool{}
+	model := map[string]string{}
+	synthetic := 0
+	filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || filepath.Ext(p) != ".jsonl" {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		claudecode.ReadTranscript(f, func(r *claudecode.TranscriptRecord) error {
+			switch {
+			case r.Type != "assistant" || r.Message.Usage == nil:
+			case r.Synthetic():
+				synthetic++
+			default:
+				k := r.SessionID + "/" + r.AgentID
+				if real[k] == nil {
+					real[k] = map[string]bool{}
+				}
+				real[k][r.Message.ID] = true
+				model[k] = r.Message.Model
+			}
+			return nil
+		})
+		return nil
+	})
+	if synthetic != 6 || len(real) != 4 {
+		t.Fatalf("the fixture holds %d records of the client's own and responses of %d agents, want 6 and 4", synthetic, len(real))
+	}
+	responses := 0
+	for _, ids := range real {
+		responses += len(ids)
+	}
+	if n := sum.Envelopes[event.TranscriptUsage]; n != responses {
+		t.Errorf("%d usage envelopes for %d responses", n, responses)
+	}
+	res := attribution.Build(envs)
+	if len(res.Sessions) != 2 {
+		t.Fatalf("%d sessions", len(res.Sessions))
+	}
+	for _, s := range res.Sessions {
+		if len(s.Agents) != 2 {
+			t.Fatalf("session %s: %d agents", s.SessionID, len(s.Agents))
+		}
+		for _, a := range s.Agents {
+			u := a.Usage
+			if u == nil {
+				t.Fatalf("session %s agent %q: no usage", s.SessionID, a.AgentID)
+			}
+			// 2.1.197's default model then (claude-opus-4-8) is not in the
+			// price table: its responses are all unpriced, none else.
+			k := s.SessionID + "/" + a.AgentID
+			n, unpriced := len(real[k]), 0
+			if _, ok := pricing.Default().Lookup(model[k]); !ok {
+				unpriced = n
+			}
+			if u.Responses != n || u.Unpriced != unpriced {
+				t.Errorf("session %s agent %q: %d responses, %d unpriced; the transcript holds %d of %s, %d unpriced",
+					s.SessionID, a.AgentID, u.Responses, u.Unpriced, n, model[k], unpriced)
+			}
+			if len(u.Models) != 1 || u.Models[0] != model[k] || a.Model != model[k] {
+				t.Errorf("session %s agent %q: model %q, usage models %q", s.SessionID, a.AgentID, a.Model, u.Models)
+			}
+			if a.AgentID != "" && (a.StoppedAt != nil || a.LastMessage != "") {
+				t.Errorf("session %s agent %q: stopped at %v with %q; the hooks report no SubagentStop",
+					s.SessionID, a.AgentID, a.StoppedAt, a.LastMessage)
+			}
+		}
 	}
 }
 

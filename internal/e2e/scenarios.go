@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/hookwatch/hookwatch/internal/fakeclaude"
 )
@@ -402,4 +403,56 @@ func Traces(project string) Scenario {
 		fakeclaude.Reply(fakeclaude.Text("deepest level done")),
 	}
 	return Scenario{Name: "Traces", Prompt: "[e2e:traces] trace everything", Script: script}
+}
+
+// The messages of the API errors APIErrors answers.
+const (
+	SubagentAPIError = "scripted failure of the subagent"
+	MainAPIError     = "scripted failure of the main agent"
+)
+
+// ResumedAfterErrorText is the main agent's answer to the prompt "go on"
+// after APIErrors failed.
+const ResumedAfterErrorText = "Resumed after the error."
+
+// APIErrors spawns a subagent that runs Bash and whose next request fails
+// with an API error (400 invalid_request_error: the client gives up at
+// once), then runs Bash in the main agent, whose next request fails the
+// same way. A later prompt containing "go on" (a resume) is answered
+// ResumedAfterErrorText. The client writes each error to the transcript as an
+// assistant record of its own (claudecode.SyntheticModel) and fires
+// StopFailure for the agent.
+func APIErrors() Scenario {
+	fail := func(msg string) fakeclaude.Block {
+		return fakeclaude.APIError(400, "invalid_request_error", msg)
+	}
+	// Whether the resume's request holds the client's own records differs
+	// between clients (2.1.332 sends none back): it holds two or three
+	// assistant messages.
+	afterBash := func(r *fakeclaude.Request) []fakeclaude.Block {
+		if strings.Contains(r.LastUserText(), "go on") {
+			return []fakeclaude.Block{fakeclaude.Text(ResumedAfterErrorText)}
+		}
+		return []fakeclaude.Block{fail(MainAPIError)}
+	}
+	return Scenario{
+		Name:   "APIErrors",
+		Prompt: "[e2e:api-error] delegate, then fail",
+		Script: fakeclaude.Script{
+			"[e2e:api-error]": {
+				func(r *fakeclaude.Request) []fakeclaude.Block {
+					return []fakeclaude.Block{
+						fakeclaude.Text("Delegating."),
+						spawn(r, "general-purpose", "fail inside", "[e2e:api-error-sub] fail inside"),
+					}
+				},
+				fakeclaude.Reply(fakeclaude.ToolUse("Bash", input{"command": "echo main", "description": "Say main"})),
+				afterBash, afterBash,
+			},
+			"[e2e:api-error-sub]": {
+				fakeclaude.Reply(fakeclaude.ToolUse("Bash", input{"command": "echo sub", "description": "Say sub"})),
+				fakeclaude.Reply(fail(SubagentAPIError)),
+			},
+		},
+	}
 }
