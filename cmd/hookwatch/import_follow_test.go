@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -282,10 +283,7 @@ func TestImportCodexWhileFollowed(t *testing.T) {
 	time.Sleep(slow / 6) // its first look: nothing grown
 	appendTo(t, path, rest[8])
 	time.Sleep(slow) // read by the follower
-	held, err := importer.HoldRollouts(statePath, "hookwatch import", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := holdAsImport(t, statePath)
 	appendTo(t, path, rest[9])
 	time.Sleep(slow) // the follower's next look
 	appendTo(t, path, rest[10])
@@ -533,10 +531,7 @@ func TestImportWhileFollowingTranscripts(t *testing.T) {
 	time.Sleep(slow / 6)
 	grow(rest[n-8 : n-7])
 	time.Sleep(slow)
-	held, err := importer.HoldRollouts(statePath, "hookwatch import", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := holdAsImport(t, statePath)
 	grow(rest[n-7 : n-6])
 	time.Sleep(slow)
 	grow(rest[n-6 : n-5])
@@ -646,4 +641,18 @@ func checkPhases(t *testing.T, what string, imports, want int, watch *offsetWatc
 	if back := watch.end(); len(back) > 0 {
 		t.Errorf("offsets kept moved back: %v", back)
 	}
+}
+
+// holdAsImport takes the import state at statePath as an import does,
+// waiting while a look of the collector's follower holds it (whenFree).
+func holdAsImport(t *testing.T, statePath string) *importer.RolloutState {
+	t.Helper()
+	var held *importer.RolloutState
+	if err := whenFree(context.Background(), io.Discard, "the import state", func() (err error) {
+		held, err = importer.HoldRollouts(statePath, "hookwatch import", false)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return held
 }
